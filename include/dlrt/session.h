@@ -1,0 +1,101 @@
+// dlrt::Session: load an ONNX model once, run it many times.
+//
+// Thread-safety: create() is not shared state; run() may be called from many
+// threads at once on one Session (each call has its own intermediate buffers).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dlrt/export.h"
+#include "dlrt/status.h"
+#include "dlrt/tensor.h"
+
+namespace dlrt {
+
+struct SessionOptions {
+  // Intra-op threads for the CPU backend; 0 means one per core.
+  int threads = 0;
+  // Device spec: auto, cpu, gpu, npu, a backend name or backend:device,
+  // comma-separated as a priority list. Empty means DLRT_DEVICE, else auto.
+  std::string device;
+  // Turn every fallback into an error. Also set by DLRT_STRICT=1.
+  bool strict = false;
+  // Run graph optimisations (constant folding, fusion) at create time.
+  bool optimize = true;
+};
+
+// One model input or output as the model declares it. Dynamic dims are -1
+// and named in dim_names (empty string where the model names none).
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  std::vector<int64_t> shape;
+  std::vector<std::string> dim_names;
+  // False for values that are not tensors (sequences, optionals).
+  bool is_tensor = true;
+};
+
+// Where one part of the graph ran and how that went.
+struct PartitionReport {
+  std::string backend;  // "cpu"
+  std::string device;   // "cpu:0"
+  int node_count = 0;
+  bool degraded = false;  // true when it was meant for another device
+  std::string reason;     // why it degraded (empty otherwise)
+  double time_ms = 0;
+};
+
+struct RunReport {
+  std::vector<PartitionReport> partitions;
+  double run_ms = 0;
+};
+
+class SessionImpl;
+
+class DLRT_API Session {
+ public:
+  // Loads, checks and prepares the model at `path`; external data is read
+  // relative to the model's folder. Errors: kIoError (unreadable),
+  // kInvalidModel (not ONNX, broken graph), kUnsupported (op or opset).
+  static Result<std::unique_ptr<Session>> create(const std::string& path,
+                                                 const SessionOptions& options = {});
+  // Same from serialized bytes; external data, if any, is resolved relative
+  // to `base_dir` (empty: external data is rejected).
+  static Result<std::unique_ptr<Session>> create_from_bytes(const std::string& bytes,
+                                                            const SessionOptions& options = {},
+                                                            const std::string& base_dir = "");
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const std::vector<TensorInfo>& inputs() const;
+  const std::vector<TensorInfo>& outputs() const;
+
+  // Runs the model. `inputs` maps input names to tensors (views are fine);
+  // every graph input without an initializer must be present. Returns the
+  // outputs in the model's output order. Errors: kInvalidArgument for an
+  // unknown input name, a missing input, a wrong dtype or rank or a
+  // conflicting dim; kRuntimeError when a kernel fails.
+  Result<std::vector<Tensor>> run(const std::map<std::string, Tensor>& inputs,
+                                  RunReport* report = nullptr) const;
+
+  // As above, writing into caller-provided outputs: each entry of `outputs`
+  // names a model output; a valid tensor there must have the right dtype and
+  // shape and receives the values, an invalid (empty) one is replaced.
+  Status run_into(const std::map<std::string, Tensor>& inputs,
+                  std::map<std::string, Tensor>& outputs, RunReport* report = nullptr) const;
+
+  // The report of how the session was placed (before any run).
+  RunReport placement() const;
+
+ private:
+  explicit Session(std::unique_ptr<SessionImpl> impl);
+  std::unique_ptr<SessionImpl> impl_;
+};
+
+}  // namespace dlrt

@@ -1,0 +1,141 @@
+// The CPU backend's kernel interface.
+//
+// A kernel is created once per node when a session is prepared (create may
+// validate attributes and pre-compute; it must fail with a Status, never
+// abort) and then computed on every run. compute() must be thread-safe: one
+// kernel object serves concurrent runs of the same session, so per-run state
+// lives on the stack or in the context, never in members.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/run_value.h"
+#include "core/thread_pool.h"
+#include "dlrt/status.h"
+#include "dlrt/tensor.h"
+#include "ir/graph.h"
+
+namespace dlrt::cpu {
+
+class KernelContext;
+
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  virtual Status compute(KernelContext& ctx) const = 0;
+};
+
+// Runs a subgraph (an If branch, a Loop body) with the given inputs; values
+// it captures from enclosing graphs are resolved by the executor.
+using SubgraphRunner =
+    std::function<Result<std::vector<RunValue>>(const ir::Graph& graph, std::vector<RunValue> inputs)>;
+
+// Per-call view of one node's inputs and outputs. Owned by the executor.
+class KernelContext {
+ public:
+  KernelContext(const ir::Node& node, std::vector<const RunValue*> inputs, std::vector<RunValue>& outputs,
+                ThreadPool& pool, SubgraphRunner subgraph_runner)
+      : node_(node), inputs_(std::move(inputs)), outputs_(outputs), pool_(pool),
+        subgraph_runner_(std::move(subgraph_runner)) {}
+
+  const ir::Node& node() const { return node_; }
+  int opset() const { return node_.opset; }
+  ThreadPool& pool() { return pool_; }
+
+  size_t num_inputs() const { return inputs_.size(); }
+  // The i-th input tensor, or nullptr when the input is omitted (optional),
+  // out of range, or not a tensor.
+  const Tensor* input(size_t i) const {
+    if (i >= inputs_.size() || !inputs_[i] || inputs_[i]->kind != RunValue::Kind::kTensor) return nullptr;
+    return &inputs_[i]->tensor;
+  }
+  // The i-th input as a RunValue (sequences, optionals), or nullptr when omitted.
+  const RunValue* input_value(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  bool has_input(size_t i) const { return input(i) != nullptr; }
+
+  size_t num_outputs() const { return outputs_.size(); }
+  // False when the model omits this optional output (the kernel may skip it).
+  bool output_requested(size_t i) const {
+    return i < node_.outputs.size() && node_.outputs[i] != ir::kNoValue;
+  }
+  // Allocates output i (zero-filled) and returns it for the kernel to fill.
+  Result<Tensor*> allocate_output(size_t i, DType dtype, Shape shape) {
+    if (i >= outputs_.size()) return Internal(node_.describe() + ": output index " + std::to_string(i) + " out of range");
+    DLRT_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, std::move(shape)));
+    outputs_[i] = RunValue::of(std::move(t));
+    return &outputs_[i].tensor;
+  }
+  // Sets output i to an existing tensor (e.g. a reshaped view of an input).
+  void set_output(size_t i, Tensor t) {
+    if (i < outputs_.size()) outputs_[i] = RunValue::of(std::move(t));
+  }
+  void set_output_value(size_t i, RunValue v) {
+    if (i < outputs_.size()) outputs_[i] = std::move(v);
+  }
+
+  Result<std::vector<RunValue>> run_subgraph(const ir::Graph& g, std::vector<RunValue> inputs) {
+    if (!subgraph_runner_) return Internal("no subgraph runner available for " + node_.describe());
+    return subgraph_runner_(g, std::move(inputs));
+  }
+
+  // An error that names this node: "node 'x' (Op): message".
+  Status error(StatusCode code, const std::string& message) const {
+    return Status(code, node_.describe() + ": " + message);
+  }
+  Status invalid(const std::string& message) const { return error(StatusCode::kInvalidArgument, message); }
+  Status unsupported(const std::string& message) const { return error(StatusCode::kUnsupported, message); }
+
+ private:
+  const ir::Node& node_;
+  std::vector<const RunValue*> inputs_;
+  std::vector<RunValue>& outputs_;
+  ThreadPool& pool_;
+  SubgraphRunner subgraph_runner_;
+};
+
+// A kernel that is a plain function of the context.
+using KernelFn = Status (*)(KernelContext&);
+
+class FnKernel final : public OpKernel {
+ public:
+  explicit FnKernel(KernelFn fn) : fn_(fn) {}
+  Status compute(KernelContext& ctx) const override { return fn_(ctx); }
+
+ private:
+  KernelFn fn_;
+};
+
+// Creates the kernel for a node; may reject attributes it cannot handle.
+using KernelFactory = std::function<Result<std::unique_ptr<OpKernel>>(const ir::Node& node)>;
+
+struct KernelDef {
+  std::string op_type;
+  std::string domain;  // "" for ONNX
+  int min_opset = 1;    // inclusive range of opset versions this kernel implements
+  int max_opset = 1000;
+  KernelFactory factory;
+};
+
+class KernelRegistry {
+ public:
+  // Adds a kernel. A second registration for an overlapping opset range of the
+  // same op and domain is an error (kInternal), reported at backend start.
+  Status add(KernelDef def);
+  Status add_fn(const std::string& op_type, KernelFn fn, int min_opset = 1, int max_opset = 1000,
+                const std::string& domain = "");
+  // The kernel for op/domain at `opset`, or nullptr.
+  const KernelDef* find(const std::string& op_type, const std::string& domain, int opset) const;
+  std::vector<std::string> op_types() const;
+
+  // The registry holding every built-in CPU kernel (built once, thread-safe).
+  static const KernelRegistry& builtin();
+
+ private:
+  std::vector<KernelDef> defs_;
+};
+
+}  // namespace dlrt::cpu

@@ -1,0 +1,30 @@
+// One registration function per op-family file in this folder.
+#pragma once
+
+#include "backends/cpu/kernel.h"
+
+namespace dlrt::cpu {
+
+Status register_elementwise_kernels(KernelRegistry& r);     // elementwise.cpp: binary arithmetic, comparison, logic, Where
+Status register_unary_kernels(KernelRegistry& r);           // unary.cpp: unary math
+Status register_activation_kernels(KernelRegistry& r);      // activation.cpp
+Status register_cast_kernels(KernelRegistry& r);            // cast.cpp: Cast, CastLike
+Status register_matmul_kernels(KernelRegistry& r);          // matmul.cpp: MatMul, Gemm
+Status register_conv_kernels(KernelRegistry& r);            // conv.cpp: Conv, ConvTranspose
+Status register_pool_kernels(KernelRegistry& r);            // pool.cpp
+Status register_normalization_kernels(KernelRegistry& r);   // normalization.cpp
+Status register_shape_kernels(KernelRegistry& r);           // shape.cpp: Reshape, Shape, Squeeze, ...
+Status register_layout_kernels(KernelRegistry& r);          // layout.cpp: Transpose, Concat, Slice, Pad, ...
+Status register_gather_scatter_kernels(KernelRegistry& r);  // gather_scatter.cpp
+Status register_reduce_kernels(KernelRegistry& r);          // reduce.cpp: Reduce*, ArgMax, ArgMin
+Status register_softmax_kernels(KernelRegistry& r);         // softmax.cpp: Softmax, LogSoftmax, Hardmax, losses
+Status register_sort_kernels(KernelRegistry& r);            // sort.cpp: TopK, CumSum, Unique, NonZero...
+Status register_einsum_kernels(KernelRegistry& r);          // einsum.cpp
+Status register_resize_kernels(KernelRegistry& r);          // resize.cpp: Resize, Upsample, GridSample
+Status register_detection_kernels(KernelRegistry& r);       // detection.cpp: NonMaxSuppression, RoiAlign
+Status register_rnn_kernels(KernelRegistry& r);             // rnn.cpp: RNN, GRU, LSTM
+Status register_control_flow_kernels(KernelRegistry& r);    // control_flow.cpp: If, Loop, Scan
+Status register_sequence_kernels(KernelRegistry& r);        // sequence.cpp: Sequence*, Optional*
+Status register_quantize_kernels(KernelRegistry& r);        // quantize.cpp
+
+}  // namespace dlrt::cpu

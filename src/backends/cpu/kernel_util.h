@@ -1,0 +1,83 @@
+// Small helpers every CPU kernel family uses: dtype dispatch and axis handling.
+#pragma once
+
+#include <string>
+#include <type_traits>
+
+#include "backends/cpu/kernel.h"
+
+namespace dlrt::cpu {
+
+// Calls f(std::type_identity<T>{}) with the C++ type of `t`.
+// Returns kUnsupported for dtypes outside the set.
+template <typename F>
+Status dispatch_float(DType t, F&& f) {
+  switch (t) {
+    case DType::kFloat32: return f(std::type_identity<float>{});
+    case DType::kFloat64: return f(std::type_identity<double>{});
+    case DType::kFloat16: return f(std::type_identity<Float16>{});
+    case DType::kBFloat16: return f(std::type_identity<BFloat16>{});
+    default: return Unsupported(std::string("dtype ") + dtype_name(t) + " is not supported here (expected a float type)");
+  }
+}
+
+template <typename F>
+Status dispatch_int(DType t, F&& f) {
+  switch (t) {
+    case DType::kInt8: return f(std::type_identity<int8_t>{});
+    case DType::kInt16: return f(std::type_identity<int16_t>{});
+    case DType::kInt32: return f(std::type_identity<int32_t>{});
+    case DType::kInt64: return f(std::type_identity<int64_t>{});
+    case DType::kUInt8: return f(std::type_identity<uint8_t>{});
+    case DType::kUInt16: return f(std::type_identity<uint16_t>{});
+    case DType::kUInt32: return f(std::type_identity<uint32_t>{});
+    case DType::kUInt64: return f(std::type_identity<uint64_t>{});
+    default: return Unsupported(std::string("dtype ") + dtype_name(t) + " is not supported here (expected an integer type)");
+  }
+}
+
+// Floats and integers (not bool, not string).
+template <typename F>
+Status dispatch_numeric(DType t, F&& f) {
+  if (dtype_is_float(t)) return dispatch_float(t, f);
+  if (dtype_is_int(t)) return dispatch_int(t, f);
+  return Unsupported(std::string("dtype ") + dtype_name(t) + " is not supported here (expected a numeric type)");
+}
+
+// Every dtype, bool and string included.
+template <typename F>
+Status dispatch_all(DType t, F&& f) {
+  if (t == DType::kBool) return f(std::type_identity<bool>{});
+  if (t == DType::kString) return f(std::type_identity<std::string>{});
+  return dispatch_numeric(t, f);
+}
+
+// Maps a possibly negative axis into [0, rank); error when out of range.
+inline Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const KernelContext& ctx) {
+  int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank)
+    return ctx.invalid("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return a;
+}
+
+// Fetches a required input or returns a clear error.
+inline Result<const Tensor*> required_input(const KernelContext& ctx, size_t i) {
+  const Tensor* t = ctx.input(i);
+  if (!t) return ctx.invalid("required input " + std::to_string(i) + " is missing");
+  return t;
+}
+
+// Reads an integer tensor (int32 or int64) into a vector.
+inline Result<std::vector<int64_t>> read_int_tensor(const Tensor& t, const KernelContext& ctx) {
+  std::vector<int64_t> v(static_cast<size_t>(t.size()));
+  if (t.dtype() == DType::kInt64) {
+    for (int64_t i = 0; i < t.size(); ++i) v[i] = t.data<int64_t>()[i];
+  } else if (t.dtype() == DType::kInt32) {
+    for (int64_t i = 0; i < t.size(); ++i) v[i] = t.data<int32_t>()[i];
+  } else {
+    return ctx.invalid(std::string("expected an int32 or int64 tensor, got ") + dtype_name(t.dtype()));
+  }
+  return v;
+}
+
+}  // namespace dlrt::cpu

@@ -1,0 +1,42 @@
+#include "core/logging.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace dlrt {
+
+namespace {
+LogLevel level_from_env() {
+  const char* v = std::getenv("DLRT_LOG_LEVEL");
+  if (!v) return LogLevel::kWarn;
+  if (!std::strcmp(v, "debug")) return LogLevel::kDebug;
+  if (!std::strcmp(v, "info")) return LogLevel::kInfo;
+  if (!std::strcmp(v, "error")) return LogLevel::kError;
+  if (!std::strcmp(v, "off")) return LogLevel::kOff;
+  return LogLevel::kWarn;
+}
+const char* level_name(LogLevel l) {
+  switch (l) {
+    case LogLevel::kDebug: return "debug";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kWarn: return "warn";
+    case LogLevel::kError: return "error";
+    default: return "";
+  }
+}
+}  // namespace
+
+bool log_enabled(LogLevel level) {
+  static const LogLevel threshold = level_from_env();
+  return level >= threshold && level != LogLevel::kOff;
+}
+
+void log_message(LogLevel level, const std::string& message) {
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lk(mu);
+  std::fprintf(stderr, "dlrt %s: %s\n", level_name(level), message.c_str());
+}
+
+}  // namespace dlrt
