@@ -94,6 +94,7 @@ class DLRT_API Session {
   RunReport placement() const;
 
  private:
+  friend const SessionImpl& session_impl(const Session& session);  // for dlrt's own tools
   explicit Session(std::unique_ptr<SessionImpl> impl);
   std::unique_ptr<SessionImpl> impl_;
 };

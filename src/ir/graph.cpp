@@ -1,5 +1,6 @@
 #include "ir/graph.h"
 
+#include <algorithm>
 #include <queue>
 
 namespace dlrt::ir {
@@ -22,6 +23,30 @@ ValueId Graph::find_value(const std::string& n) const {
   return it == by_name_.end() ? kNoValue : it->second;
 }
 
+namespace {
+void collect_capture_names(const Node& node, std::vector<std::string>& names) {
+  auto visit = [&](const Graph& g) {
+    for (ValueId c : g.captures) names.push_back(g.values[c].name);
+    for (const auto& n : g.nodes) collect_capture_names(n, names);
+  };
+  for (const auto& [k, a] : node.attributes) {
+    if (a.g) visit(*a.g);
+    for (const auto& g : a.graphs) visit(*g);
+  }
+}
+}  // namespace
+
+std::vector<ValueId> Graph::implicit_inputs(const Node& node) const {
+  std::vector<std::string> names;
+  collect_capture_names(node, names);
+  std::vector<ValueId> ids;
+  for (const auto& n : names) {
+    ValueId id = find_value(n);
+    if (id != kNoValue && std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  }
+  return ids;
+}
+
 Status Graph::topological_sort() {
   const size_t n = nodes.size();
   std::vector<int> producer(values.size(), -1);
@@ -37,7 +62,9 @@ Status Graph::topological_sort() {
   std::vector<int> pending(n, 0);
   std::vector<std::vector<int>> users(n);
   for (size_t i = 0; i < n; ++i) {
-    for (ValueId in : nodes[i].inputs) {
+    std::vector<ValueId> deps = nodes[i].inputs;
+    for (ValueId c : implicit_inputs(nodes[i])) deps.push_back(c);
+    for (ValueId in : deps) {
       if (in == kNoValue || producer[in] < 0) continue;
       ++pending[i];
       users[producer[in]].push_back(static_cast<int>(i));

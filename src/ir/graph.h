@@ -127,6 +127,10 @@ class Graph {
   // InvalidModel when there is a cycle or a value has two producers.
   Status topological_sort();
 
+  // Values of this graph that `node`'s subgraphs (at any depth) read by name:
+  // dependencies that do not appear in node.inputs.
+  std::vector<ValueId> implicit_inputs(const Node& node) const;
+
   // Number of nodes here and in every nested subgraph.
   size_t total_node_count() const;
 

@@ -1,0 +1,416 @@
+// ONNX ModelProto -> ir::Model: parsing, libonnx's checker and shape
+// inference, external data, subgraphs with outer-scope captures.
+#include "ir/onnx_import.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "core/logging.h"
+#include "ir/onnx_tensor.h"
+
+namespace dlrt::ir {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The newest default-domain opset the installed libonnx has schemas for;
+// newer models skip its checker and shape inference (dlrt's kernels check).
+constexpr int kLibOnnxMaxOpset = 17;
+
+std::string normalize_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
+
+Result<std::string> read_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return IoError("model file '" + path + "' does not exist");
+  if (fs::is_directory(path, ec)) return IoError("'" + path + "' is a folder, not a model file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("cannot open model file '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return IoError("reading model file '" + path + "' failed");
+  return ss.str();
+}
+
+Status parse_proto(google::protobuf::MessageLite& msg, const std::string& bytes, const std::string& what) {
+  if (bytes.empty()) return InvalidModel(what + " is empty (0 bytes)");
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  in.SetTotalBytesLimit(INT32_MAX);
+  if (!msg.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
+    return InvalidModel(what + " is not a valid ONNX protobuf (truncated or not an ONNX file)");
+  return Status::Ok();
+}
+
+TypeInfo type_from_proto(const onnx::TypeProto& tp) {
+  TypeInfo t;
+  const onnx::TypeProto* inner = &tp;
+  if (tp.has_sequence_type()) {
+    t.kind = ValueKind::kSequence;
+    inner = &tp.sequence_type().elem_type();
+  } else if (tp.has_optional_type()) {
+    t.kind = ValueKind::kOptional;
+    inner = &tp.optional_type().elem_type();
+    if (inner->has_sequence_type()) inner = &inner->sequence_type().elem_type();
+  } else if (!tp.has_tensor_type()) {
+    t.kind = tp.value_case() == onnx::TypeProto::VALUE_NOT_SET ? ValueKind::kTensor : ValueKind::kUnknown;
+  }
+  if (inner->has_tensor_type()) {
+    const auto& tt = inner->tensor_type();
+    if (dtype_is_valid(tt.elem_type())) t.dtype = static_cast<DType>(tt.elem_type());
+    if (tt.has_shape() && t.kind == ValueKind::kTensor) {
+      std::vector<Dim> dims;
+      for (const auto& d : tt.shape().dim()) {
+        Dim dim;
+        if (d.has_dim_value()) dim.size = d.dim_value();
+        else if (d.has_dim_param()) dim.symbol = d.dim_param();
+        dims.push_back(dim);
+      }
+      t.shape = std::move(dims);
+    }
+  }
+  return t;
+}
+
+// Holds the state of one graph being converted and a link to the enclosing one.
+struct Scope {
+  Graph* graph;
+  const Scope* parent;
+};
+
+class Importer {
+ public:
+  Importer(const std::map<std::string, int>& opsets, std::string base_dir)
+      : opsets_(opsets), base_dir_(std::move(base_dir)) {}
+
+  Result<std::shared_ptr<Graph>> convert_graph(onnx::GraphProto& gp, const Scope* parent);
+
+ private:
+  Status convert_attribute(onnx::AttributeProto& ap, const Node& node, Attribute& out, const Scope& scope);
+  Result<ValueId> resolve_input(const std::string& name, Graph& g, const Scope& scope, const onnx::NodeProto& np);
+  Result<Tensor> load_tensor(onnx::TensorProto& tp, const std::string& what) {
+    if (tp.data_location() == onnx::TensorProto::EXTERNAL)
+      DLRT_RETURN_IF_ERROR(inline_external_data(tp, base_dir_, what));
+    return tensor_from_proto(tp, what);
+  }
+  Status fold_constant(const onnx::NodeProto& np, Node& node, Graph& g);
+
+  const std::map<std::string, int>& opsets_;
+  std::string base_dir_;
+};
+
+bool defined_in_chain(const std::string& name, const Scope* s) {
+  for (; s; s = s->parent)
+    if (s->graph->find_value(name) != kNoValue) return true;
+  return false;
+}
+
+Result<ValueId> Importer::resolve_input(const std::string& name, Graph& g, const Scope& scope,
+                                        const onnx::NodeProto& np) {
+  if (name.empty()) return kNoValue;
+  ValueId id = g.find_value(name);
+  if (id != kNoValue) return id;
+  if (defined_in_chain(name, scope.parent)) {
+    id = g.add_value(name);
+    g.captures.push_back(id);
+    return id;
+  }
+  return id;  // resolved after all nodes are seen (outputs of later nodes)
+}
+
+Status Importer::convert_attribute(onnx::AttributeProto& ap, const Node& node, Attribute& a, const Scope& scope) {
+  using K = Attribute::Kind;
+  const std::string what = node.describe() + " attribute '" + ap.name() + "'";
+  switch (ap.type()) {
+    case onnx::AttributeProto::FLOAT: a.kind = K::kFloat; a.f = ap.f(); break;
+    case onnx::AttributeProto::INT: a.kind = K::kInt; a.i = ap.i(); break;
+    case onnx::AttributeProto::STRING: a.kind = K::kString; a.s = ap.s(); break;
+    case onnx::AttributeProto::FLOATS: a.kind = K::kFloats; a.floats.assign(ap.floats().begin(), ap.floats().end()); break;
+    case onnx::AttributeProto::INTS: a.kind = K::kInts; a.ints.assign(ap.ints().begin(), ap.ints().end()); break;
+    case onnx::AttributeProto::STRINGS: a.kind = K::kStrings; a.strings.assign(ap.strings().begin(), ap.strings().end()); break;
+    case onnx::AttributeProto::TENSOR: {
+      a.kind = K::kTensor;
+      DLRT_ASSIGN_OR_RETURN(a.t, load_tensor(*ap.mutable_t(), what));
+      break;
+    }
+    case onnx::AttributeProto::TENSORS:
+      a.kind = K::kTensors;
+      for (auto& tp : *ap.mutable_tensors()) {
+        DLRT_ASSIGN_OR_RETURN(Tensor t, load_tensor(tp, what));
+        a.tensors.push_back(std::move(t));
+      }
+      break;
+    case onnx::AttributeProto::GRAPH: {
+      a.kind = K::kGraph;
+      DLRT_ASSIGN_OR_RETURN(a.g, convert_graph(*ap.mutable_g(), &scope));
+      break;
+    }
+    case onnx::AttributeProto::GRAPHS:
+      a.kind = K::kGraphs;
+      for (auto& gp : *ap.mutable_graphs()) {
+        DLRT_ASSIGN_OR_RETURN(auto g, convert_graph(gp, &scope));
+        a.graphs.push_back(std::move(g));
+      }
+      break;
+    case onnx::AttributeProto::TYPE_PROTO:
+      a.kind = K::kTypeProto;
+      a.type = type_from_proto(ap.tp());
+      break;
+    default:
+      return Unsupported(what + " has attribute type " + std::to_string(ap.type()) + ", which dlrt does not support");
+  }
+  return Status::Ok();
+}
+
+// Constant nodes become constant values: no kernel runs for them.
+Status Importer::fold_constant(const onnx::NodeProto& np, Node& node, Graph& g) {
+  if (np.output_size() != 1 || np.output(0).empty()) return InvalidModel(node.describe() + " must have exactly one output");
+  Tensor t;
+  const auto& attrs = node.attributes;
+  if (attrs.size() != 1)
+    return InvalidModel(node.describe() + " must have exactly one value attribute, has " + std::to_string(attrs.size()));
+  const auto& [key, a] = *attrs.begin();
+  if (key == "value") t = a.t;
+  else if (key == "value_float") t = Tensor::scalar<float>(a.f);
+  else if (key == "value_int") t = Tensor::scalar<int64_t>(a.i);
+  else if (key == "value_floats") t = Tensor::from_vector<float>({static_cast<int64_t>(a.floats.size())}, a.floats);
+  else if (key == "value_ints") t = Tensor::from_vector<int64_t>({static_cast<int64_t>(a.ints.size())}, a.ints);
+  else if (key == "value_string") t = Tensor::scalar<std::string>(a.s);
+  else if (key == "value_strings") t = Tensor::from_vector<std::string>({static_cast<int64_t>(a.strings.size())}, a.strings);
+  else return Unsupported(node.describe() + ": Constant attribute '" + key + "' (sparse tensors) is not supported");
+  if (!t.valid()) return InvalidModel(node.describe() + ": Constant has no valid value");
+  ValueId id = g.find_value(np.output(0));
+  if (id == kNoValue) id = g.add_value(np.output(0));
+  Value& v = g.values[id];
+  if (v.constant || v.producer_node != -1) return InvalidModel("value '" + np.output(0) + "' is defined twice");
+  v.type.kind = ValueKind::kTensor;
+  v.type.dtype = t.dtype();
+  std::vector<Dim> dims;
+  for (int64_t d : t.shape()) dims.push_back(Dim{d, ""});
+  v.type.shape = dims;
+  v.constant = std::move(t);
+  v.producer_node = -2;  // marks "defined" until topological_sort resets producers
+  return Status::Ok();
+}
+
+Result<std::shared_ptr<Graph>> Importer::convert_graph(onnx::GraphProto& gp, const Scope* parent) {
+  auto g = std::make_shared<Graph>();
+  g->name = gp.name();
+  g->opsets = opsets_;
+  Scope scope{g.get(), parent};
+
+  std::map<std::string, TypeInfo> types;
+  for (const auto& vi : gp.value_info()) types[vi.name()] = type_from_proto(vi.type());
+  for (const auto& vi : gp.output()) types[vi.name()] = type_from_proto(vi.type());
+
+  for (auto& init : *gp.mutable_initializer()) {
+    if (init.name().empty()) return InvalidModel("an initializer has no name");
+    if (g->find_value(init.name()) != kNoValue) return InvalidModel("initializer '" + init.name() + "' is defined twice");
+    DLRT_ASSIGN_OR_RETURN(Tensor t, load_tensor(init, "initializer '" + init.name() + "'"));
+    TypeInfo ti;
+    ti.dtype = t.dtype();
+    std::vector<Dim> dims;
+    for (int64_t d : t.shape()) dims.push_back(Dim{d, ""});
+    ti.shape = dims;
+    ValueId id = g->add_value(init.name(), ti);
+    g->values[id].constant = std::move(t);
+    init.clear_raw_data();  // the tensor owns the bytes now
+  }
+  if (gp.sparse_initializer_size() > 0) return Unsupported("sparse initializers are not supported");
+
+  for (const auto& in : gp.input()) {
+    if (in.name().empty()) return InvalidModel("a graph input has no name");
+    ValueId id = g->find_value(in.name());
+    if (id != kNoValue && g->values[id].constant) continue;  // an initializer's default: treated as a constant
+    if (id != kNoValue) return InvalidModel("graph input '" + in.name() + "' is listed twice");
+    id = g->add_value(in.name(), type_from_proto(in.type()));
+    g->inputs.push_back(id);
+  }
+
+  // Nodes: create all outputs first so inputs can refer to values produced later
+  // (unsorted graphs are sorted below; true cycles are rejected there).
+  for (const auto& np : gp.node())
+    for (const auto& out : np.output()) {
+      if (out.empty()) continue;
+      ValueId id = g->find_value(out);
+      if (id != kNoValue && (g->values[id].constant || std::find(g->inputs.begin(), g->inputs.end(), id) != g->inputs.end()))
+        return InvalidModel("value '" + out + "' is both an input/initializer and the output of node '" + np.name() + "'");
+      if (id == kNoValue) g->add_value(out, types.count(out) ? types[out] : TypeInfo{});
+    }
+
+  for (auto& np : *gp.mutable_node()) {
+    Node node;
+    node.name = np.name();
+    node.op_type = np.op_type();
+    node.domain = normalize_domain(np.domain());
+    if (node.name.empty() && np.output_size() > 0) node.name = np.output(0);
+    auto op = opsets_.find(node.domain);
+    if (op == opsets_.end())
+      return InvalidModel(node.describe() + " uses domain '" + node.domain + "', which the model does not import (opset_import)");
+    node.opset = op->second;
+    for (auto& ap : *np.mutable_attribute()) {
+      if (!ap.ref_attr_name().empty()) continue;  // only meaningful inside functions
+      Attribute a;
+      DLRT_RETURN_IF_ERROR(convert_attribute(ap, node, a, scope));
+      node.attributes[ap.name()] = std::move(a);
+    }
+    if (node.domain.empty() && node.op_type == "Constant") {
+      DLRT_RETURN_IF_ERROR(fold_constant(np, node, *g));
+      continue;
+    }
+    for (const auto& in : np.input()) {
+      DLRT_ASSIGN_OR_RETURN(ValueId id, resolve_input(in, *g, scope, np));
+      if (id == kNoValue && !in.empty())
+        return InvalidModel(node.describe() + " reads value '" + in + "', which no node, graph input or initializer defines");
+      node.inputs.push_back(id);
+    }
+    for (const auto& out : np.output()) node.outputs.push_back(out.empty() ? kNoValue : g->find_value(out));
+    g->nodes.push_back(std::move(node));
+  }
+
+  for (const auto& out : gp.output()) {
+    ValueId id = g->find_value(out.name());
+    if (id == kNoValue && defined_in_chain(out.name(), parent)) {
+      id = g->add_value(out.name());
+      g->captures.push_back(id);
+    }
+    if (id == kNoValue) return InvalidModel("graph output '" + out.name() + "' is not produced by any node or input");
+    TypeInfo declared = type_from_proto(out.type());
+    if (g->values[id].type.dtype == DType::kUndefined) g->values[id].type = declared;
+    g->outputs.push_back(id);
+  }
+  DLRT_RETURN_IF_ERROR(g->topological_sort());
+  return g;
+}
+
+int default_opset(const onnx::ModelProto& m) {
+  for (const auto& o : m.opset_import())
+    if (normalize_domain(o.domain()).empty()) return static_cast<int>(o.version());
+  return 0;
+}
+
+// libonnx's checker and shape inference know opsets up to kLibOnnxMaxOpset.
+// Errors that only say an op is unknown are left to the runtime, which names
+// the op, domain, opset and node.
+Status run_libonnx_checks(onnx::ModelProto& m) {
+  if (default_opset(m) > kLibOnnxMaxOpset) {
+    DLRT_LOG(kDebug, "opset newer than libonnx knows: skipping its checker and shape inference");
+    return Status::Ok();
+  }
+  try {
+    onnx::checker::check_model(m);
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    bool only_unknown_op = msg.find("No Op registered") != std::string::npos ||
+                           msg.find("No opset import for domain") != std::string::npos ||
+                           msg.find("is under development") != std::string::npos;
+    bool unsorted = msg.find("topologically sorted") != std::string::npos;
+    if (!only_unknown_op && !unsorted) return InvalidModel("the ONNX checker rejected the model: " + msg);
+    DLRT_LOG(kDebug, std::string("ONNX checker (ignored): ") + msg);
+  }
+  try {
+    onnx::ShapeInferenceOptions opts(false, 0, false);
+    onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), opts);
+  } catch (const std::exception& e) {
+    DLRT_LOG(kDebug, std::string("ONNX shape inference failed (ignored): ") + e.what());
+  }
+  return Status::Ok();
+}
+
+Result<Model> import_model(onnx::ModelProto& m, const std::string& base_dir) {
+  if (!m.has_graph() || (m.ir_version() <= 0 && m.opset_import_size() == 0))
+    return InvalidModel("the data parsed as protobuf but is not an ONNX model (no graph, no ir_version, no opset_import)");
+  Model model;
+  model.ir_version = m.ir_version();
+  model.producer_name = m.producer_name();
+  model.producer_version = m.producer_version();
+  model.base_dir = base_dir;
+  for (const auto& o : m.opset_import()) model.opsets[normalize_domain(o.domain())] = static_cast<int>(o.version());
+  if (m.opset_import_size() == 0) model.opsets[""] = 1;  // IR v1/v2 models imply opset 1
+  int op = model.opsets.count("") ? model.opsets[""] : 0;
+  if (model.opsets.count("") && (op < 1 || op > kMaxOpset))
+    return Unsupported("the model uses ONNX opset " + std::to_string(op) + "; dlrt supports opsets " +
+                       std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
+                       " (older ones back to 1 where the ops are unchanged); convert it with onnx.version_converter");
+
+  // External data is loaded first so that libonnx's checks see inline tensors.
+  Importer importer(model.opsets, base_dir);
+  for (auto& init : *m.mutable_graph()->mutable_initializer())
+    if (init.data_location() == onnx::TensorProto::EXTERNAL)
+      DLRT_RETURN_IF_ERROR(inline_external_data(init, base_dir, "initializer '" + init.name() + "'"));
+  DLRT_RETURN_IF_ERROR(run_libonnx_checks(m));
+  DLRT_ASSIGN_OR_RETURN(model.graph, importer.convert_graph(*m.mutable_graph(), nullptr));
+  return model;
+}
+
+}  // namespace
+
+Result<Model> import_onnx_bytes(const std::string& bytes, const std::string& base_dir) {
+  onnx::ModelProto m;
+  DLRT_RETURN_IF_ERROR(parse_proto(m, bytes, "the model data"));
+  return import_model(m, base_dir);
+}
+
+Result<Model> import_onnx_file(const std::string& path) {
+  DLRT_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  onnx::ModelProto m;
+  DLRT_RETURN_IF_ERROR(parse_proto(m, bytes, "model file '" + path + "'"));
+  bytes.clear();
+  bytes.shrink_to_fit();
+  std::string base = fs::path(path).parent_path().string();
+  if (base.empty()) base = ".";
+  auto r = import_model(m, base);
+  if (!r.ok()) return r.status().with_context(path);
+  return r;
+}
+
+Result<RunValue> load_test_data_file(const std::string& path, ValueKind kind) {
+  DLRT_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  const std::string what = "test data '" + path + "'";
+  if (kind == ValueKind::kSequence) {
+    onnx::SequenceProto sp;
+    DLRT_RETURN_IF_ERROR(parse_proto(sp, bytes, what));
+    std::vector<Tensor> items;
+    DType elem = DType::kUndefined;
+    for (const auto& tp : sp.tensor_values()) {
+      DLRT_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, what));
+      elem = t.dtype();
+      items.push_back(std::move(t));
+    }
+    return RunValue::of_sequence(std::move(items), elem);
+  }
+  if (kind == ValueKind::kOptional) {
+    onnx::OptionalProto op;
+    DLRT_RETURN_IF_ERROR(parse_proto(op, bytes, what));
+    if (op.has_tensor_value()) {
+      DLRT_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(op.tensor_value(), what));
+      return RunValue::of(std::move(t));
+    }
+    if (op.has_sequence_value()) {
+      std::vector<Tensor> items;
+      DType elem = DType::kUndefined;
+      for (const auto& tp : op.sequence_value().tensor_values()) {
+        DLRT_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, what));
+        elem = t.dtype();
+        items.push_back(std::move(t));
+      }
+      return RunValue::of_sequence(std::move(items), elem);
+    }
+    return RunValue::optional_none(dtype_is_valid(op.elem_type()) ? static_cast<DType>(op.elem_type()) : DType::kUndefined);
+  }
+  onnx::TensorProto tp;
+  if (bytes.empty()) {
+    // An empty file is a valid serialization of a TensorProto with no fields.
+    return InvalidModel(what + " is empty");
+  }
+  DLRT_RETURN_IF_ERROR(parse_proto(tp, bytes, what));
+  DLRT_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, what));
+  return RunValue::of(std::move(t));
+}
+
+}  // namespace dlrt::ir

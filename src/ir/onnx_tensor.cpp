@@ -1,0 +1,145 @@
+#include "ir/onnx_tensor.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace dlrt::ir {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+template <typename Dst, typename Src>
+void copy_field(Tensor& t, const Src& field) {
+  Dst* d = t.data<Dst>();
+  for (int i = 0; i < field.size(); ++i) d[i] = static_cast<Dst>(field.Get(i));
+}
+
+// float16/bfloat16 are stored as their 16-bit patterns in int32_data.
+template <typename H>
+void copy_bits16(Tensor& t, const google::protobuf::RepeatedField<int32_t>& field) {
+  H* d = t.data<H>();
+  for (int i = 0; i < field.size(); ++i) d[i] = H::from_bits(static_cast<uint16_t>(field.Get(i)));
+}
+
+int64_t typed_field_count(const onnx::TensorProto& p, DType dt) {
+  switch (dt) {
+    case DType::kFloat32: return p.float_data_size();
+    case DType::kFloat64: return p.double_data_size();
+    case DType::kInt64: return p.int64_data_size();
+    case DType::kUInt32: case DType::kUInt64: return p.uint64_data_size();
+    case DType::kString: return p.string_data_size();
+    default: return p.int32_data_size();
+  }
+}
+
+}  // namespace
+
+Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& what) {
+  if (!dtype_is_valid(p.data_type()))
+    return Unsupported(what + " has data type " + std::to_string(p.data_type()) +
+                       ", which dlrt does not support (supported: float32/16/64, bfloat16, int8-64, uint8-64, bool, string)");
+  DType dt = static_cast<DType>(p.data_type());
+  Shape shape(p.dims().begin(), p.dims().end());
+  auto count = checked_element_count(shape);
+  if (!count.ok()) return InvalidModel(what + ": " + count.status().message());
+  if (p.data_location() == onnx::TensorProto::EXTERNAL)
+    return Internal(what + " still refers to external data after loading");
+  if (dt != DType::kString && static_cast<uint64_t>(*count) > (uint64_t{1} << 40))
+    return InvalidModel(what + " declares " + std::to_string(*count) + " elements, more than any model file can hold");
+
+  if (p.has_raw_data()) {
+    if (dt == DType::kString) return InvalidModel(what + ": string tensors cannot use raw_data");
+    const std::string& raw = p.raw_data();
+    uint64_t need = static_cast<uint64_t>(*count) * dtype_size(dt);
+    if (raw.size() != need)
+      return InvalidModel(what + " has " + std::to_string(raw.size()) + " bytes of data but its shape " +
+                          shape_to_string(shape) + " of " + dtype_name(dt) + " needs " + std::to_string(need));
+    DLRT_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dt, std::move(shape)));
+    if (need) std::memcpy(t.raw_data(), raw.data(), need);  // ONNX raw data is little-endian, as is x86/arm64
+    return t;
+  }
+  int64_t have = typed_field_count(p, dt);
+  if (have != *count)
+    return InvalidModel(what + " has " + std::to_string(have) + " values but its shape " + shape_to_string(shape) +
+                        " needs " + std::to_string(*count));
+  DLRT_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dt, std::move(shape)));
+  switch (dt) {
+    case DType::kFloat32: copy_field<float>(t, p.float_data()); break;
+    case DType::kFloat64: copy_field<double>(t, p.double_data()); break;
+    case DType::kInt64: copy_field<int64_t>(t, p.int64_data()); break;
+    case DType::kUInt32: copy_field<uint32_t>(t, p.uint64_data()); break;
+    case DType::kUInt64: copy_field<uint64_t>(t, p.uint64_data()); break;
+    case DType::kInt32: copy_field<int32_t>(t, p.int32_data()); break;
+    case DType::kInt16: copy_field<int16_t>(t, p.int32_data()); break;
+    case DType::kInt8: copy_field<int8_t>(t, p.int32_data()); break;
+    case DType::kUInt16: copy_field<uint16_t>(t, p.int32_data()); break;
+    case DType::kUInt8: copy_field<uint8_t>(t, p.int32_data()); break;
+    case DType::kBool: {
+      bool* d = t.data<bool>();
+      for (int i = 0; i < p.int32_data_size(); ++i) d[i] = p.int32_data(i) != 0;
+      break;
+    }
+    case DType::kFloat16: copy_bits16<Float16>(t, p.int32_data()); break;
+    case DType::kBFloat16: copy_bits16<BFloat16>(t, p.int32_data()); break;
+    case DType::kString: {
+      std::string* d = t.data<std::string>();
+      for (int i = 0; i < p.string_data_size(); ++i) d[i] = p.string_data(i);
+      break;
+    }
+    case DType::kUndefined: return Internal("undefined dtype");
+  }
+  return t;
+}
+
+Status inline_external_data(onnx::TensorProto& p, const std::string& base_dir, const std::string& what) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : p.external_data()) {
+    try {
+      if (kv.key() == "location") location = kv.value();
+      else if (kv.key() == "offset") offset = std::stoll(kv.value());
+      else if (kv.key() == "length") length = std::stoll(kv.value());
+    } catch (...) {
+      return InvalidModel(what + ": external data " + kv.key() + " '" + kv.value() + "' is not a number");
+    }
+  }
+  if (location.empty()) return InvalidModel(what + " uses external data but names no location");
+  if (base_dir.empty())
+    return InvalidModel(what + " uses external data ('" + location +
+                        "') but the model was loaded from memory without a base folder; load it from its file instead");
+  if (offset < 0 || length < -1) return InvalidModel(what + ": negative external data offset or length");
+  fs::path rel(location);
+  if (rel.is_absolute())
+    return InvalidModel(what + ": external data location '" + location + "' is absolute; it must be relative to the model's folder");
+  std::error_code ec;
+  fs::path base = fs::weakly_canonical(fs::path(base_dir), ec);
+  fs::path full = fs::weakly_canonical(fs::path(base_dir) / rel, ec);
+  auto [bend, fit] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
+  if (ec || bend != base.end())
+    return InvalidModel(what + ": external data location '" + location + "' escapes the model's folder " + base.string());
+  if (!fs::is_regular_file(full, ec))
+    return InvalidModel(what + ": external data file '" + full.string() + "' does not exist; copy it next to the model");
+  uint64_t file_size = fs::file_size(full, ec);
+  if (ec) return IoError(what + ": cannot stat external data file '" + full.string() + "': " + ec.message());
+  if (static_cast<uint64_t>(offset) > file_size)
+    return InvalidModel(what + ": external data offset " + std::to_string(offset) + " is past the end of '" +
+                        full.string() + "' (" + std::to_string(file_size) + " bytes)");
+  uint64_t len = length < 0 ? file_size - static_cast<uint64_t>(offset) : static_cast<uint64_t>(length);
+  if (len > file_size - static_cast<uint64_t>(offset))
+    return InvalidModel(what + ": external data range offset " + std::to_string(offset) + " + length " +
+                        std::to_string(len) + " is past the end of '" + full.string() + "' (" + std::to_string(file_size) + " bytes)");
+  std::ifstream in(full, std::ios::binary);
+  if (!in) return IoError(what + ": cannot open external data file '" + full.string() + "'");
+  std::string data(len, '\0');
+  in.seekg(offset);
+  if (len && !in.read(data.data(), static_cast<std::streamsize>(len)))
+    return IoError(what + ": reading " + std::to_string(len) + " bytes from '" + full.string() + "' failed");
+  p.clear_external_data();
+  p.set_data_location(onnx::TensorProto::DEFAULT);
+  p.set_raw_data(std::move(data));
+  return Status::Ok();
+}
+
+}  // namespace dlrt::ir

@@ -1,0 +1,74 @@
+#include "runtime/device_spec.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace dlrt {
+
+namespace {
+
+const char* kKnownBackends[] = {"cpu", "openvino", "opencl", "cuda"};
+
+std::string trim_lower(std::string s) {
+  auto ns = [](unsigned char c) { return !std::isspace(c); };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), ns));
+  s.erase(std::find_if(s.rbegin(), s.rend(), ns).base(), s.end());
+  return s;
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+Result<DeviceSpec> parse_device_spec(const std::string& text) {
+  DeviceSpec spec;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = trim_lower(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
+    if (item.empty()) return InvalidArgument("device spec '" + text + "' has an empty entry");
+    DeviceChoice c;
+    c.text = item;
+    std::string head = item, tail;
+    if (auto colon = item.find(':'); colon != std::string::npos) {
+      head = item.substr(0, colon);
+      tail = item.substr(colon + 1);
+    }
+    head = lower(head);
+    if (head == "auto" && tail.empty()) c.kind = DeviceChoice::Kind::kAuto;
+    else if (head == "gpu" && tail.empty()) c.kind = DeviceChoice::Kind::kGpu;
+    else if (head == "npu" && tail.empty()) c.kind = DeviceChoice::Kind::kNpu;
+    else if (head == "cpu" && tail.empty()) c.kind = DeviceChoice::Kind::kCpu;
+    else if (std::find(std::begin(kKnownBackends), std::end(kKnownBackends), head) != std::end(kKnownBackends)) {
+      c.kind = head == "cpu" ? DeviceChoice::Kind::kCpu : DeviceChoice::Kind::kBackend;
+      c.backend = head;
+      c.device = tail;
+    } else {
+      return InvalidArgument("unknown device '" + item + "' in spec '" + text +
+                             "'; use auto, cpu, gpu, npu, a backend (openvino, opencl, cuda) or backend:device, "
+                             "comma-separated as a priority list");
+    }
+    spec.choices.push_back(c);
+  }
+  return spec;
+}
+
+std::string explain_cpu_only(const DeviceSpec& spec) {
+  std::string why;
+  for (const auto& c : spec.choices) {
+    if (c.kind == DeviceChoice::Kind::kAuto || c.kind == DeviceChoice::Kind::kCpu) return "";
+    if (!why.empty()) why += "; ";
+    switch (c.kind) {
+      case DeviceChoice::Kind::kGpu: why += "no GPU backend is available in this build"; break;
+      case DeviceChoice::Kind::kNpu: why += "no NPU backend is available in this build"; break;
+      default: why += "backend '" + c.backend + "' is not available in this build"; break;
+    }
+  }
+  return why + " (only the built-in cpu backend is present; use --device cpu)";
+}
+
+}  // namespace dlrt

@@ -1,0 +1,31 @@
+// Parsing of device specs: auto | cpu | gpu | npu | BACKEND | BACKEND:DEVICE,
+// comma-separated as a priority list.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dlrt/status.h"
+
+namespace dlrt {
+
+struct DeviceChoice {
+  enum class Kind { kAuto, kCpu, kGpu, kNpu, kBackend };
+  Kind kind = Kind::kAuto;
+  std::string backend;  // for kBackend: "openvino", "opencl", "cuda", "cpu"
+  std::string device;   // optional device after ':' ("NPU", "0")
+  std::string text;     // as written
+};
+
+struct DeviceSpec {
+  std::vector<DeviceChoice> choices;
+};
+
+// kInvalidArgument for an empty entry or an unknown name, listing the valid forms.
+Result<DeviceSpec> parse_device_spec(const std::string& text);
+
+// With only the CPU backend present: empty when `spec` is satisfied by the
+// CPU (it lists cpu or auto), otherwise why the requested devices cannot be used.
+std::string explain_cpu_only(const DeviceSpec& spec);
+
+}  // namespace dlrt

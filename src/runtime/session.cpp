@@ -1,0 +1,222 @@
+#include "dlrt/session.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/logging.h"
+#include "core/thread_pool.h"
+#include "ir/onnx_import.h"
+#include "runtime/device_spec.h"
+#include "runtime/executor.h"
+#include "runtime/session_internal.h"
+
+namespace dlrt {
+
+class SessionImpl {
+ public:
+  ir::Model model;
+  std::unique_ptr<ThreadPool> pool;
+  std::unique_ptr<Executor> executor;
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+  RunReport placement;
+
+  Status validate_inputs(const std::map<std::string, RunValue>& given, std::vector<RunValue>& ordered) const;
+  Result<std::vector<RunValue>> run(const std::map<std::string, RunValue>& given, RunReport* report) const;
+};
+
+namespace {
+
+TensorInfo info_of(const ir::Value& v) {
+  TensorInfo t;
+  t.name = v.name;
+  t.dtype = v.type.dtype;
+  t.is_tensor = v.type.kind == ir::ValueKind::kTensor;
+  if (v.type.shape) {
+    for (const auto& d : *v.type.shape) {
+      t.shape.push_back(d.size);
+      t.dim_names.push_back(d.symbol);
+    }
+  }
+  return t;
+}
+
+std::string names_of(const std::vector<TensorInfo>& infos) {
+  std::string s;
+  for (const auto& i : infos) s += (s.empty() ? "" : ", ") + i.name;
+  return s.empty() ? "(none)" : s;
+}
+
+bool env_strict() {
+  const char* v = std::getenv("DLRT_STRICT");
+  return v && (std::string(v) == "1" || std::string(v) == "true");
+}
+
+Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const SessionOptions& options) {
+  if (!model.ok()) return model.status();
+  auto impl = std::make_unique<SessionImpl>();
+  impl->model = std::move(model).value();
+  const ir::Graph& g = *impl->model.graph;
+
+  std::string spec_text = options.device;
+  if (spec_text.empty()) {
+    const char* env = std::getenv("DLRT_DEVICE");
+    spec_text = env && *env ? env : "auto";
+  }
+  DLRT_ASSIGN_OR_RETURN(DeviceSpec spec, parse_device_spec(spec_text));
+  bool strict = options.strict || env_strict();
+  PartitionReport part;
+  part.backend = "cpu";
+  part.device = "cpu:0";
+  part.node_count = static_cast<int>(g.total_node_count());
+  std::string why_not = explain_cpu_only(spec);
+  if (!why_not.empty()) {
+    if (strict)
+      return Status(StatusCode::kDeviceUnavailable,
+                    "device '" + spec_text + "' is unavailable and strict mode forbids falling back to the CPU: " + why_not);
+    part.degraded = true;
+    part.reason = why_not;
+    DLRT_LOG(kWarn, "device '" + spec_text + "' unavailable, running on cpu: " + why_not);
+  }
+  impl->placement.partitions.push_back(part);
+
+  impl->pool = std::make_unique<ThreadPool>(options.threads);
+  DLRT_ASSIGN_OR_RETURN(impl->executor, Executor::create(impl->model.graph, *impl->pool));
+  for (ir::ValueId id : g.inputs) impl->inputs.push_back(info_of(g.values[id]));
+  for (ir::ValueId id : g.outputs) impl->outputs.push_back(info_of(g.values[id]));
+  return impl;
+}
+
+}  // namespace
+
+Status SessionImpl::validate_inputs(const std::map<std::string, RunValue>& given, std::vector<RunValue>& ordered) const {
+  const ir::Graph& g = *model.graph;
+  for (const auto& [name, v] : given) {
+    bool known = false;
+    for (const auto& i : inputs) known = known || i.name == name;
+    if (!known) return InvalidArgument("the model has no input named '" + name + "'; its inputs are: " + names_of(inputs));
+  }
+  std::map<std::string, int64_t> bound;  // symbolic dim -> size seen
+  ordered.clear();
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const TensorInfo& info = inputs[k];
+    auto it = given.find(info.name);
+    if (it == given.end()) {
+      const auto& type = g.values[g.inputs[k]].type;
+      if (type.kind == ir::ValueKind::kOptional) {
+        ordered.push_back(RunValue::optional_none(type.dtype));
+        continue;
+      }
+      return InvalidArgument("input '" + info.name + "' is missing; the model's inputs are: " + names_of(inputs));
+    }
+    const RunValue& v = it->second;
+    if (v.kind == RunValue::Kind::kTensor) {
+      const Tensor& t = v.tensor;
+      if (!t.valid()) return InvalidArgument("input '" + info.name + "' is an empty tensor");
+      if (info.dtype != DType::kUndefined && t.dtype() != info.dtype)
+        return InvalidArgument("input '" + info.name + "' must be " + dtype_name(info.dtype) + ", got " + dtype_name(t.dtype()));
+      const auto& type = g.values[g.inputs[k]].type;
+      if (type.shape && type.kind == ir::ValueKind::kTensor) {
+        if (t.rank() != info.shape.size())
+          return InvalidArgument("input '" + info.name + "' must have rank " + std::to_string(info.shape.size()) +
+                                 ", got shape " + shape_to_string(t.shape()));
+        for (size_t d = 0; d < t.rank(); ++d) {
+          if (info.shape[d] >= 0 && info.shape[d] != t.dim(d))
+            return InvalidArgument("input '" + info.name + "' dim " + std::to_string(d) + " must be " +
+                                   std::to_string(info.shape[d]) + ", got shape " + shape_to_string(t.shape()));
+          const std::string& sym = info.dim_names[d];
+          if (info.shape[d] < 0 && !sym.empty()) {
+            auto [b, fresh] = bound.emplace(sym, t.dim(d));
+            if (!fresh && b->second != t.dim(d))
+              return InvalidArgument("dim '" + sym + "' is " + std::to_string(b->second) + " in one input but " +
+                                     std::to_string(t.dim(d)) + " in input '" + info.name + "'");
+          }
+        }
+      }
+    }
+    ordered.push_back(v);
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<RunValue>> SessionImpl::run(const std::map<std::string, RunValue>& given, RunReport* report) const {
+  std::vector<RunValue> ordered;
+  DLRT_RETURN_IF_ERROR(validate_inputs(given, ordered));
+  auto t0 = std::chrono::steady_clock::now();
+  auto out = executor->run(std::move(ordered));
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (report) {
+    *report = placement;
+    report->run_ms = ms;
+    if (!report->partitions.empty()) report->partitions[0].time_ms = ms;
+  }
+  return out;
+}
+
+Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+Result<std::unique_ptr<Session>> Session::create(const std::string& path, const SessionOptions& options) {
+  DLRT_ASSIGN_OR_RETURN(auto impl, build(ir::import_onnx_file(path), options));
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+Result<std::unique_ptr<Session>> Session::create_from_bytes(const std::string& bytes, const SessionOptions& options,
+                                                            const std::string& base_dir) {
+  DLRT_ASSIGN_OR_RETURN(auto impl, build(ir::import_onnx_bytes(bytes, base_dir), options));
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
+const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
+RunReport Session::placement() const { return impl_->placement; }
+
+Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs, RunReport* report) const {
+  std::map<std::string, RunValue> values;
+  for (const auto& [k, t] : inputs) values[k] = RunValue::of(t);
+  DLRT_ASSIGN_OR_RETURN(auto out, impl_->run(values, report));
+  std::vector<Tensor> tensors;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].kind != RunValue::Kind::kTensor)
+      return Unsupported("output '" + impl_->outputs[i].name + "' is a sequence or optional, which Session::run cannot return");
+    tensors.push_back(std::move(out[i].tensor));
+  }
+  return tensors;
+}
+
+Status Session::run_into(const std::map<std::string, Tensor>& inputs, std::map<std::string, Tensor>& outputs,
+                         RunReport* report) const {
+  for (const auto& [name, t] : outputs) {
+    bool known = false;
+    for (const auto& o : impl_->outputs) known = known || o.name == name;
+    if (!known) return InvalidArgument("the model has no output named '" + name + "'; its outputs are: " + names_of(impl_->outputs));
+  }
+  DLRT_ASSIGN_OR_RETURN(auto result, run(inputs, report));
+  for (size_t i = 0; i < result.size(); ++i) {
+    auto it = outputs.find(impl_->outputs[i].name);
+    if (it == outputs.end()) continue;
+    Tensor& dst = it->second;
+    if (!dst.valid()) {
+      dst = std::move(result[i]);
+      continue;
+    }
+    if (dst.dtype() != result[i].dtype() || dst.shape() != result[i].shape())
+      return InvalidArgument("output buffer '" + it->first + "' is " + dtype_name(dst.dtype()) + " " +
+                             shape_to_string(dst.shape()) + " but the output is " + dtype_name(result[i].dtype()) + " " +
+                             shape_to_string(result[i].shape()));
+    DLRT_RETURN_IF_ERROR(dst.copy_from(result[i]));
+  }
+  return Status::Ok();
+}
+
+const SessionImpl& session_impl(const Session& session) { return *session.impl_; }
+
+Result<std::vector<RunValue>> run_session_values(const Session& session, const std::map<std::string, RunValue>& inputs,
+                                                 RunReport* report) {
+  return session_impl(session).run(inputs, report);
+}
+
+const ir::Graph& session_graph(const Session& session) { return *session_impl(session).model.graph; }
+
+}  // namespace dlrt
