@@ -1,0 +1,140 @@
+#include <cmath>
+#include <limits>
+
+#include "kernel_test_util.h"
+
+namespace dlrt::cpu::testing {
+namespace {
+
+Tensor iota_f(Shape s) {
+  std::vector<float> v(static_cast<size_t>(element_count(s)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i + 1);
+  return Tensor::from_vector<float>(s, v);
+}
+
+TEST(Reduce, SumAxesAttributeKeepdims) {
+  // [[1,2,3],[4,5,6]] summed over axis 1 -> [[6],[15]]
+  auto r = run_op("ReduceSum", {iota_f({2, 3})}, {{"axes", attr_ints({1})}}, 1, 11);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].shape(), (Shape{2, 1}));
+  expect_near((*r)[0], {6, 15});
+}
+
+TEST(Reduce, SumAxesInputOpset13NoKeepdims) {
+  auto r = run_op("ReduceSum", {iota_f({2, 3}), Tensor::from_vector<int64_t>({1}, {0})}, {{"keepdims", attr_int(0)}}, 1, 13);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].shape(), (Shape{3}));
+  expect_near((*r)[0], {5, 7, 9});
+}
+
+TEST(Reduce, NoopWithEmptyAxes) {
+  auto r = run_op("ReduceSum", {iota_f({2, 2}), Tensor::from_vector<int64_t>({0}, {})}, {{"noop_with_empty_axes", attr_int(1)}}, 1, 13);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  expect_near((*r)[0], {1, 2, 3, 4});
+  // Without noop: everything is reduced.
+  auto all = run_op("ReduceSum", {iota_f({2, 2})}, {}, 1, 13);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ((*all)[0].shape(), (Shape{1, 1}));
+  expect_near((*all)[0], {10});
+}
+
+TEST(Reduce, NonAdjacentAxes) {
+  // shape [2,3,2]; reduce axes 0 and 2 -> [3]: values x[a,b,c] = 1 + a*6 + b*2 + c
+  auto r = run_op("ReduceSum", {iota_f({2, 3, 2})}, {{"axes", attr_ints({0, -1})}, {"keepdims", attr_int(0)}}, 1, 11);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  // b=0: 1+2+7+8 = 18, b=1: 3+4+9+10 = 26, b=2: 5+6+11+12 = 34
+  expect_near((*r)[0], {18, 26, 34});
+  auto mx = run_op("ReduceMax", {iota_f({2, 3, 2})}, {{"axes", attr_ints({0, 2})}, {"keepdims", attr_int(0)}}, 1, 13);
+  ASSERT_TRUE(mx.ok());
+  expect_near((*mx)[0], {8, 10, 12});
+}
+
+TEST(Reduce, AllOps) {
+  Tensor x = Tensor::from_vector<float>({2, 2}, {1, -2, 3, 4});
+  auto run = [&](const char* op) {
+    auto r = run_op(op, {x}, {{"axes", attr_ints({1})}, {"keepdims", attr_int(0)}}, 1, 13);
+    EXPECT_TRUE(r.ok()) << op << ": " << r.status().to_string();
+    return r.ok() ? (*r)[0] : Tensor();
+  };
+  expect_near(run("ReduceMean"), {-0.5f, 3.5f});
+  expect_near(run("ReduceMin"), {-2, 3});
+  expect_near(run("ReduceProd"), {-2, 12});
+  expect_near(run("ReduceL1"), {3, 7});
+  expect_near(run("ReduceL2"), {std::sqrt(5.f), 5});
+  expect_near(run("ReduceSumSquare"), {5, 25});
+  expect_near(run("ReduceLogSumExp"), {std::log(std::exp(1.f) + std::exp(-2.f)), std::log(std::exp(3.f) + std::exp(4.f))});
+  auto ls = run_op("ReduceLogSum", {Tensor::from_vector<float>({2}, {1, 2})}, {}, 1, 13);
+  ASSERT_TRUE(ls.ok());
+  expect_near((*ls)[0], {std::log(3.f)});
+}
+
+TEST(Reduce, AxesInputOpset18) {
+  auto r = run_op("ReduceMax", {iota_f({2, 3}), Tensor::from_vector<int64_t>({1}, {1})}, {{"keepdims", attr_int(0)}}, 1, 18);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  expect_near((*r)[0], {3, 6});
+}
+
+TEST(Reduce, LogSumExpLargeValues) {
+  auto r = run_op("ReduceLogSumExp", {Tensor::from_vector<float>({2}, {1000, 1000})}, {}, 1, 13);
+  ASSERT_TRUE(r.ok());
+  expect_near((*r)[0], {1000 + std::log(2.f)});
+}
+
+TEST(Reduce, EmptySet) {
+  Tensor x = Tensor::from_vector<float>({2, 0, 4}, {});
+  auto ax = Tensor::from_vector<int64_t>({1}, {1});
+  auto sum = run_op("ReduceSum", {x, ax}, {}, 1, 18);
+  ASSERT_TRUE(sum.ok()) << sum.status().to_string();
+  EXPECT_EQ((*sum)[0].shape(), (Shape{2, 1, 4}));
+  expect_near((*sum)[0], std::vector<float>(8, 0.f));
+  auto prod = run_op("ReduceProd", {x, ax}, {}, 1, 18);
+  ASSERT_TRUE(prod.ok());
+  expect_near((*prod)[0], std::vector<float>(8, 1.f));
+  auto mx = run_op("ReduceMax", {x, ax}, {}, 1, 18);
+  ASSERT_TRUE(mx.ok());
+  EXPECT_EQ((*mx)[0].data<float>()[0], -std::numeric_limits<float>::infinity());
+  auto lse = run_op("ReduceLogSumExp", {x, ax}, {}, 1, 18);
+  ASSERT_TRUE(lse.ok());
+  EXPECT_EQ((*lse)[0].data<float>()[0], -std::numeric_limits<float>::infinity());
+}
+
+TEST(Reduce, IntegerTypes) {
+  auto r = run_op("ReduceSum", {Tensor::from_vector<int32_t>({3}, {1, 2, 3})}, {{"keepdims", attr_int(0)}}, 1, 13);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)[0].data<int32_t>()[0], 6);
+  auto m = run_op("ReduceMean", {Tensor::from_vector<int64_t>({2}, {3, 4})}, {}, 1, 13);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ((*m)[0].data<int64_t>()[0], 3);
+}
+
+TEST(Reduce, Errors) {
+  auto r = run_op("ReduceSum", {iota_f({2, 3})}, {{"axes", attr_ints({2})}}, 1, 11);
+  EXPECT_FALSE(r.ok());
+  auto d = run_op("ReduceSum", {iota_f({2, 3})}, {{"axes", attr_ints({1, -1})}}, 1, 11);
+  EXPECT_FALSE(d.ok());
+  auto s = run_op("ReduceSum", {Tensor::from_vector<std::string>({1}, {"a"})}, {}, 1, 13);
+  EXPECT_FALSE(s.ok());
+}
+
+TEST(ArgMax, KeepdimsAndLastIndex) {
+  Tensor x = Tensor::from_vector<float>({2, 3}, {1, 5, 5, 7, 2, 7});
+  auto r = run_op("ArgMax", {x}, {{"axis", attr_int(1)}}, 1, 13);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)[0].shape(), (Shape{2, 1}));
+  EXPECT_EQ((*r)[0].data<int64_t>()[0], 1);
+  EXPECT_EQ((*r)[0].data<int64_t>()[1], 0);
+  auto l = run_op("ArgMax", {x}, {{"axis", attr_int(-1)}, {"keepdims", attr_int(0)}, {"select_last_index", attr_int(1)}}, 1, 13);
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ((*l)[0].shape(), (Shape{2}));
+  EXPECT_EQ((*l)[0].data<int64_t>()[0], 2);
+  EXPECT_EQ((*l)[0].data<int64_t>()[1], 2);
+  auto mn = run_op("ArgMin", {x}, {{"axis", attr_int(0)}, {"keepdims", attr_int(0)}}, 1, 13);
+  ASSERT_TRUE(mn.ok());
+  EXPECT_EQ((*mn)[0].data<int64_t>()[0], 0);
+  EXPECT_EQ((*mn)[0].data<int64_t>()[1], 1);
+  EXPECT_EQ((*mn)[0].data<int64_t>()[2], 0);
+  EXPECT_FALSE(run_op("ArgMax", {x}, {{"axis", attr_int(2)}}, 1, 13).ok());
+}
+
+}  // namespace
+}  // namespace dlrt::cpu::testing
