@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace dlrt {
 
@@ -15,6 +16,104 @@ const RunValue* lookup_capture(const std::string& name, const Frame* f) {
     if (id != ir::kNoValue && f->values[id].present()) return &f->values[id];
   }
   return nullptr;
+}
+
+bool points_into(const Tensor& t, const void* base, size_t bytes) {
+  auto p = static_cast<const uint8_t*>(t.raw_data());
+  auto b = static_cast<const uint8_t*>(base);
+  return t.nbytes() > 0 && p >= b && p < b + bytes;
+}
+
+// Input shapes and dtypes, the key of an arena plan; empty when not plannable.
+std::string shape_signature(const std::vector<RunValue>& inputs) {
+  std::string key;
+  for (const auto& v : inputs) {
+    if (v.kind != RunValue::Kind::kTensor) return "";
+    key += std::to_string(static_cast<int>(v.tensor.dtype())) + ":" + shape_to_string(v.tensor.shape()) + ";";
+  }
+  return key;
+}
+
+}  // namespace
+
+// Memory state of one run of the main graph: recording sizes, or placing
+// planned intermediates in an arena.
+struct RunMemory {
+  bool recording = false;
+  std::vector<ValueRecord> record;
+  ArenaPlan* plan = nullptr;
+  uint8_t* arena = nullptr;
+  size_t arena_bytes = 0;
+};
+
+namespace {
+
+class NodeAllocator final : public cpu::OutputAllocator {
+ public:
+  NodeAllocator(RunMemory& mem, const ir::Node& node, int index)
+      : mem_(mem), node_(node), index_(index), used_(node.outputs.size(), false) {}
+
+  Result<Tensor> allocate(size_t i, DType dtype, Shape shape) override {
+    ir::ValueId id = i < node_.outputs.size() ? node_.outputs[i] : ir::kNoValue;
+    if (id != ir::kNoValue) used_[i] = true;
+    if (mem_.plan && id != ir::kNoValue && dtype != DType::kString && mem_.plan->offset(id) != ArenaPlan::kUnplanned) {
+      auto n = checked_element_count(shape);
+      if (n.ok() && static_cast<size_t>(*n) * dtype_size(dtype) == mem_.plan->bytes(id)) {
+        void* p = mem_.arena + mem_.plan->offset(id);
+        std::memset(p, 0, mem_.plan->bytes(id));
+        return Tensor::view(dtype, std::move(shape), p);
+      }
+    }
+    auto t = Tensor::allocate(dtype, std::move(shape));
+    if (mem_.recording && id != ir::kNoValue && t.ok() && dtype != DType::kString) {
+      mem_.record[id].bytes = t->nbytes();
+      mem_.record[id].allocated = true;
+    }
+    return t;
+  }
+  bool used(size_t i) const { return used_[i]; }
+
+ private:
+  RunMemory& mem_;
+  const ir::Node& node_;
+  int index_;
+  std::vector<bool> used_;
+};
+
+// After a node ran: note views (recording) or move unexpected arena views to
+// the heap (planned run), so no value outlives the arena slot it points into.
+Status settle_outputs(RunMemory& mem, const ir::Node& node, int index, const NodeAllocator& alloc,
+                      const std::vector<const RunValue*>& inputs, std::vector<RunValue>& outs) {
+  for (size_t o = 0; o < node.outputs.size(); ++o) {
+    ir::ValueId id = node.outputs[o];
+    if (id == ir::kNoValue) continue;
+    RunValue& v = outs[o];
+    if (mem.recording) {
+      mem.record[id].producer = index;
+      if (alloc.used(o) || v.kind != RunValue::Kind::kTensor) continue;
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        const RunValue* in = inputs[k];
+        if (in && in->kind == RunValue::Kind::kTensor && node.inputs[k] != ir::kNoValue &&
+            points_into(v.tensor, in->tensor.raw_data(), in->tensor.nbytes())) {
+          mem.record[id].alias_of = node.inputs[k];
+          break;
+        }
+      }
+      continue;
+    }
+    if (!mem.arena) continue;
+    if (v.kind == RunValue::Kind::kTensor) {
+      if (!alloc.used(o) && !mem.plan->expects_alias(id) && points_into(v.tensor, mem.arena, mem.arena_bytes)) {
+        DLRT_ASSIGN_OR_RETURN(v.tensor, v.tensor.clone());
+      }
+    } else {
+      for (auto& t : v.sequence)
+        if (points_into(t, mem.arena, mem.arena_bytes)) {
+          DLRT_ASSIGN_OR_RETURN(t, t.clone());
+        }
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -40,6 +139,7 @@ Status Executor::plan_graph(const ir::Graph& g) {
       if (out != ir::kNoValue && last_use[out] < static_cast<int>(i)) last_use[out] = static_cast<int>(i);
   }
   for (ir::ValueId o : g.outputs) last_use[o] = -1;
+  plan.last_use = last_use;
   plan.nodes.resize(g.nodes.size());
   for (size_t v = 0; v < g.values.size(); ++v)
     if (last_use[v] >= 0 && !g.values[v].constant) plan.nodes[last_use[v]].release_after.push_back(static_cast<ir::ValueId>(v));
@@ -67,12 +167,50 @@ Status Executor::plan_graph(const ir::Graph& g) {
   return Status::Ok();
 }
 
+std::shared_ptr<ArenaPlan> Executor::find_arena_plan(const std::string& key) const {
+  std::lock_guard<std::mutex> lk(arena_mu_);
+  for (const auto& [k, p] : arena_plans_)
+    if (k == key) return p;
+  return nullptr;
+}
+
+void Executor::store_arena_plan(const std::string& key, std::shared_ptr<ArenaPlan> plan) const {
+  std::lock_guard<std::mutex> lk(arena_mu_);
+  for (const auto& [k, p] : arena_plans_)
+    if (k == key) return;  // another run planned it first
+  if (arena_plans_.size() >= kMaxArenaPlans) arena_plans_.erase(arena_plans_.begin());
+  arena_plans_.emplace_back(key, std::move(plan));
+}
+
+std::optional<ir::MemoryPlan> Executor::memory_stats() const {
+  std::lock_guard<std::mutex> lk(arena_mu_);
+  if (arena_plans_.empty()) return std::nullopt;
+  return arena_plans_.back().second->stats();
+}
+
 Result<std::vector<RunValue>> Executor::run(std::vector<RunValue> inputs) const {
-  return run_graph(*graph_, std::move(inputs), nullptr);
+  std::string key = shape_signature(inputs);
+  if (key.empty()) return run_graph(*graph_, std::move(inputs), nullptr, nullptr);
+  RunMemory mem;
+  std::shared_ptr<ArenaPlan> plan = find_arena_plan(key);
+  if (!plan) {
+    mem.recording = true;
+    mem.record.resize(graph_->values.size());
+    auto out = run_graph(*graph_, std::move(inputs), nullptr, &mem);
+    if (out.ok()) store_arena_plan(key, ArenaPlan::build(mem.record, plans_.at(graph_.get()).last_use));
+    return out;
+  }
+  mem.plan = plan.get();
+  mem.arena_bytes = plan->stats().arena_bytes;
+  mem.arena = static_cast<uint8_t*>(plan->acquire());
+  if (!mem.arena) return Status(StatusCode::kOutOfMemory, "cannot allocate the " + std::to_string(mem.arena_bytes) + "-byte arena for a run");
+  auto out = run_graph(*graph_, std::move(inputs), nullptr, &mem);
+  plan->release(mem.arena);
+  return out;
 }
 
 Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vector<RunValue> inputs,
-                                                  const Frame* parent) const {
+                                                  const Frame* parent, RunMemory* memory) const {
   auto pit = plans_.find(&g);
   if (pit == plans_.end()) return Internal("graph '" + g.name + "' was not planned");
   const GraphPlan& plan = pit->second;
@@ -94,7 +232,7 @@ Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vecto
   }
 
   cpu::SubgraphRunner runner = [this, &frame](const ir::Graph& sub, std::vector<RunValue> in) {
-    return run_graph(sub, std::move(in), &frame);
+    return run_graph(sub, std::move(in), &frame, nullptr);
   };
   std::vector<const RunValue*> in_ptrs;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -110,12 +248,15 @@ Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vecto
       in_ptrs.push_back(v);
     }
     std::vector<RunValue> outs(node.outputs.size());
-    cpu::KernelContext ctx(node, in_ptrs, outs, pool_, runner);
+    std::optional<NodeAllocator> alloc;
+    if (memory) alloc.emplace(*memory, node, static_cast<int>(i));
+    cpu::KernelContext ctx(node, in_ptrs, outs, pool_, runner, alloc ? &*alloc : nullptr);
     Status s = plan.nodes[i].kernel->compute(ctx);
     if (!s.ok()) {
       if (s.message().find(node.describe()) == std::string::npos) s = s.with_context(node.describe());
       return s;
     }
+    if (memory) DLRT_RETURN_IF_ERROR(settle_outputs(*memory, node, static_cast<int>(i), *alloc, in_ptrs, outs));
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       ir::ValueId id = node.outputs[o];
       if (id == ir::kNoValue) continue;
@@ -136,6 +277,11 @@ Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vecto
       result.push_back(*cap);
     } else {
       result.push_back(v);
+    }
+    // Nothing handed back may point into this run's arena.
+    if (memory && memory->arena && result.back().kind == RunValue::Kind::kTensor &&
+        points_into(result.back().tensor, memory->arena, memory->arena_bytes)) {
+      DLRT_ASSIGN_OR_RETURN(result.back().tensor, result.back().tensor.clone());
     }
   }
   return result;

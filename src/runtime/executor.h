@@ -7,6 +7,8 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,8 @@
 #include "core/run_value.h"
 #include "core/thread_pool.h"
 #include "ir/graph.h"
+#include "ir/memory_plan.h"
+#include "runtime/arena.h"
 
 namespace dlrt {
 
@@ -25,9 +29,7 @@ struct Frame {
   const Frame* parent = nullptr;
 };
 
-struct NodeTiming {
-  double ms = 0;
-};
+struct RunMemory;
 
 class Executor {
  public:
@@ -40,6 +42,10 @@ class Executor {
 
   const ir::Graph& graph() const { return *graph_; }
 
+  // Statistics of the arena plan of the most recent input shapes, if any run
+  // has been planned yet: arena size, lower bound, bytes without reuse.
+  std::optional<ir::MemoryPlan> memory_stats() const;
+
  private:
   struct NodePlan {
     std::unique_ptr<cpu::OpKernel> kernel;
@@ -47,15 +53,24 @@ class Executor {
   };
   struct GraphPlan {
     std::vector<NodePlan> nodes;
+    std::vector<int> last_use;  // per value: last reading node, -1 for graph outputs and unread values
   };
 
   Executor(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool) : graph_(std::move(graph)), pool_(pool) {}
   Status plan_graph(const ir::Graph& g);
-  Result<std::vector<RunValue>> run_graph(const ir::Graph& g, std::vector<RunValue> inputs, const Frame* parent) const;
+  Result<std::vector<RunValue>> run_graph(const ir::Graph& g, std::vector<RunValue> inputs, const Frame* parent,
+                                          RunMemory* memory) const;
+  std::shared_ptr<ArenaPlan> find_arena_plan(const std::string& key) const;
+  void store_arena_plan(const std::string& key, std::shared_ptr<ArenaPlan> plan) const;
 
   std::shared_ptr<const ir::Graph> graph_;
   ThreadPool& pool_;
   std::map<const ir::Graph*, GraphPlan> plans_;
+
+  // Arena plans by input-shape signature; a few are kept, oldest evicted.
+  static constexpr size_t kMaxArenaPlans = 8;
+  mutable std::mutex arena_mu_;
+  mutable std::vector<std::pair<std::string, std::shared_ptr<ArenaPlan>>> arena_plans_;
 };
 
 }  // namespace dlrt

@@ -34,13 +34,21 @@ class OpKernel {
 using SubgraphRunner =
     std::function<Result<std::vector<RunValue>>(const ir::Graph& graph, std::vector<RunValue> inputs)>;
 
+// Where allocate_output gets memory: the executor plugs in its planned arena.
+// Must return a zero-filled tensor of exactly the requested dtype and shape.
+class OutputAllocator {
+ public:
+  virtual ~OutputAllocator() = default;
+  virtual Result<Tensor> allocate(size_t output_index, DType dtype, Shape shape) = 0;
+};
+
 // Per-call view of one node's inputs and outputs. Owned by the executor.
 class KernelContext {
  public:
   KernelContext(const ir::Node& node, std::vector<const RunValue*> inputs, std::vector<RunValue>& outputs,
-                ThreadPool& pool, SubgraphRunner subgraph_runner)
+                ThreadPool& pool, SubgraphRunner subgraph_runner, OutputAllocator* allocator = nullptr)
       : node_(node), inputs_(std::move(inputs)), outputs_(outputs), pool_(pool),
-        subgraph_runner_(std::move(subgraph_runner)) {}
+        subgraph_runner_(std::move(subgraph_runner)), allocator_(allocator) {}
 
   const ir::Node& node() const { return node_; }
   int opset() const { return node_.opset; }
@@ -65,7 +73,8 @@ class KernelContext {
   // Allocates output i (zero-filled) and returns it for the kernel to fill.
   Result<Tensor*> allocate_output(size_t i, DType dtype, Shape shape) {
     if (i >= outputs_.size()) return Internal(node_.describe() + ": output index " + std::to_string(i) + " out of range");
-    DLRT_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dtype, std::move(shape)));
+    DLRT_ASSIGN_OR_RETURN(Tensor t, allocator_ ? allocator_->allocate(i, dtype, std::move(shape))
+                                               : Tensor::allocate(dtype, std::move(shape)));
     outputs_[i] = RunValue::of(std::move(t));
     return &outputs_[i].tensor;
   }
@@ -95,6 +104,7 @@ class KernelContext {
   std::vector<RunValue>& outputs_;
   ThreadPool& pool_;
   SubgraphRunner subgraph_runner_;
+  OutputAllocator* allocator_;
 };
 
 // A kernel that is a plain function of the context.

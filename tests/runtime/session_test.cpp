@@ -1,0 +1,232 @@
+// Session: loading from bytes, input validation, running, reports.
+// Models are built here with ONNX's protobuf classes (test code only).
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include "dlrt/session.h"
+#include "ir/onnx_import.h"
+#include "runtime/session_internal.h"
+
+namespace dlrt {
+namespace {
+
+void add_io(onnx::ValueInfoProto* vi, const std::string& name, int elem, std::vector<std::string> dims) {
+  vi->set_name(name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elem);
+  auto* sh = tt->mutable_shape();
+  for (const auto& d : dims) {
+    auto* dim = sh->add_dim();
+    if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0]))) dim->set_dim_value(std::stoll(d));
+    else dim->set_dim_param(d);
+  }
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
+                          std::vector<std::string> out, const std::string& name = "") {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(name.empty() ? op + "_" + out[0] : name);
+  for (auto& i : in) n->add_input(i);
+  for (auto& o : out) n->add_output(o);
+  return n;
+}
+
+// y = Relu(x + b), x: float[batch, 3], b initializer [3].
+onnx::ModelProto add_relu_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("add_relu");
+  add_io(g->add_input(), "x", onnx::TensorProto::FLOAT, {"batch", "3"});
+  add_io(g->add_output(), "y", onnx::TensorProto::FLOAT, {"batch", "3"});
+  auto* b = g->add_initializer();
+  b->set_name("b");
+  b->set_data_type(onnx::TensorProto::FLOAT);
+  b->add_dims(3);
+  for (float v : {1.0f, -2.0f, 0.5f}) b->add_float_data(v);
+  add_node(g, "Add", {"x", "b"}, {"s"});
+  add_node(g, "Relu", {"s"}, {"y"});
+  return m;
+}
+
+std::unique_ptr<Session> make_session(const onnx::ModelProto& m, SessionOptions opts = {}) {
+  auto r = Session::create_from_bytes(m.SerializeAsString(), opts);
+  EXPECT_TRUE(r.ok()) << r.status().to_string();
+  return r.ok() ? std::move(r).value() : nullptr;
+}
+
+TEST(Session, RunsAddRelu) {
+  auto s = make_session(add_relu_model());
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->inputs().size(), 1u);
+  EXPECT_EQ(s->inputs()[0].name, "x");
+  EXPECT_EQ(s->inputs()[0].shape, (std::vector<int64_t>{-1, 3}));
+  EXPECT_EQ(s->inputs()[0].dim_names[0], "batch");
+  Tensor x = Tensor::from_vector<float>({2, 3}, {1, 1, 1, -5, 5, -5});
+  RunReport report;
+  auto out = s->run({{"x", x}}, &report);
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  const float* y = (*out)[0].data<float>();
+  std::vector<float> want = {2, 0, 1.5, 0, 3, 0};
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(y[i], want[i]);
+  ASSERT_EQ(report.partitions.size(), 1u);
+  EXPECT_EQ(report.partitions[0].backend, "cpu");
+  EXPECT_FALSE(report.partitions[0].degraded);
+}
+
+TEST(Session, RejectsBadInputs) {
+  auto s = make_session(add_relu_model());
+  ASSERT_TRUE(s);
+  Tensor good = Tensor::from_vector<float>({1, 3}, {1, 2, 3});
+  auto wrong_name = s->run({{"z", good}});
+  ASSERT_FALSE(wrong_name.ok());
+  EXPECT_NE(wrong_name.status().message().find("no input named 'z'"), std::string::npos);
+  EXPECT_FALSE(s->run({}).ok());
+  auto wrong_dtype = s->run({{"x", Tensor::from_vector<int64_t>({1, 3}, {1, 2, 3})}});
+  ASSERT_FALSE(wrong_dtype.ok());
+  EXPECT_NE(wrong_dtype.status().message().find("float32"), std::string::npos);
+  auto wrong_rank = s->run({{"x", Tensor::from_vector<float>({3}, {1, 2, 3})}});
+  ASSERT_FALSE(wrong_rank.ok());
+  EXPECT_NE(wrong_rank.status().message().find("rank"), std::string::npos);
+  auto wrong_dim = s->run({{"x", Tensor::from_vector<float>({1, 4}, {1, 2, 3, 4})}});
+  EXPECT_FALSE(wrong_dim.ok());
+  EXPECT_EQ(wrong_dim.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Session, RunIntoCallerBuffers) {
+  auto s = make_session(add_relu_model());
+  ASSERT_TRUE(s);
+  float buf[3] = {9, 9, 9};
+  std::map<std::string, Tensor> outs{{"y", Tensor::view(DType::kFloat32, {1, 3}, buf)}};
+  ASSERT_TRUE(s->run_into({{"x", Tensor::from_vector<float>({1, 3}, {0, 0, 0})}}, outs).ok());
+  EXPECT_FLOAT_EQ(buf[0], 1);
+  EXPECT_FLOAT_EQ(buf[1], 0);
+  std::map<std::string, Tensor> wrong{{"y", Tensor::view(DType::kFloat32, {3}, buf)}};
+  EXPECT_FALSE(s->run_into({{"x", Tensor::from_vector<float>({1, 3}, {0, 0, 0})}}, wrong).ok());
+}
+
+TEST(Session, UnsupportedOpNamesOpDomainOpsetAndNode) {
+  onnx::ModelProto m = add_relu_model();
+  m.mutable_graph()->mutable_node(1)->set_op_type("FancyOp");
+  m.mutable_graph()->mutable_node(1)->set_name("my_node");
+  auto r = Session::create_from_bytes(m.SerializeAsString());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnsupported);
+  const std::string& msg = r.status().message();
+  EXPECT_NE(msg.find("FancyOp"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("ai.onnx"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("opset 17"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("my_node"), std::string::npos) << msg;
+}
+
+TEST(Session, CycleIsInvalidModel) {
+  onnx::ModelProto m = add_relu_model();
+  auto* g = m.mutable_graph();
+  g->mutable_node(0)->set_input(1, "y");  // Add reads Relu's output, which reads Add's
+  auto r = Session::create_from_bytes(m.SerializeAsString());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidModel);
+  EXPECT_NE(r.status().message().find("cycle"), std::string::npos) << r.status().message();
+}
+
+TEST(Session, UnsortedNodesAreSorted) {
+  onnx::ModelProto m = add_relu_model();
+  m.mutable_graph()->mutable_node()->SwapElements(0, 1);
+  auto s = make_session(m);
+  ASSERT_TRUE(s);
+  auto out = s->run({{"x", Tensor::from_vector<float>({1, 3}, {0, 0, 0})}});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+}
+
+TEST(Session, NotOnnxAndEmptyAndOpsetErrors) {
+  auto empty = Session::create_from_bytes("");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().code(), StatusCode::kInvalidModel);
+  auto junk = Session::create_from_bytes("this is plainly not a protobuf \xff\xff\xff");
+  ASSERT_FALSE(junk.ok());
+  EXPECT_EQ(junk.status().code(), StatusCode::kInvalidModel);
+  std::string bytes = add_relu_model().SerializeAsString();
+  auto truncated = Session::create_from_bytes(bytes.substr(0, bytes.size() / 2));
+  ASSERT_FALSE(truncated.ok());
+  onnx::ModelProto m = add_relu_model();
+  m.mutable_opset_import(0)->set_version(99);
+  auto opset = Session::create_from_bytes(m.SerializeAsString());
+  ASSERT_FALSE(opset.ok());
+  EXPECT_EQ(opset.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(opset.status().message().find("opset 99"), std::string::npos);
+}
+
+TEST(Session, ShortInitializerIsRejected) {
+  onnx::ModelProto m = add_relu_model();
+  m.mutable_graph()->mutable_initializer(0)->mutable_float_data()->RemoveLast();
+  auto r = Session::create_from_bytes(m.SerializeAsString());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("initializer 'b'"), std::string::npos) << r.status().message();
+}
+
+TEST(Session, StrictModeRefusesMissingDevice) {
+  SessionOptions opts;
+  opts.device = "npu";
+  auto s = make_session(add_relu_model(), opts);
+  ASSERT_TRUE(s);
+  auto placement = s->placement();
+  ASSERT_EQ(placement.partitions.size(), 1u);
+  EXPECT_TRUE(placement.partitions[0].degraded);
+  EXPECT_NE(placement.partitions[0].reason.find("NPU"), std::string::npos);
+  opts.strict = true;
+  auto strict = Session::create_from_bytes(add_relu_model().SerializeAsString(), opts);
+  ASSERT_FALSE(strict.ok());
+  EXPECT_EQ(strict.status().code(), StatusCode::kDeviceUnavailable);
+  opts.device = "warp-drive";
+  auto bad = Session::create_from_bytes(add_relu_model().SerializeAsString(), opts);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Session, IfBranchReadsOuterScope) {
+  // y = If(cond) then { x + b } else { x }
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("if_model");
+  add_io(g->add_input(), "cond", onnx::TensorProto::BOOL, {});
+  add_io(g->add_input(), "x", onnx::TensorProto::FLOAT, {"3"});
+  add_io(g->add_output(), "y", onnx::TensorProto::FLOAT, {"3"});
+  auto* b = g->add_initializer();
+  b->set_name("b");
+  b->set_data_type(onnx::TensorProto::FLOAT);
+  b->add_dims(3);
+  for (float v : {10.0f, 20.0f, 30.0f}) b->add_float_data(v);
+  auto* node = add_node(g, "If", {"cond"}, {"y"}, "the_if");
+  auto* then_attr = node->add_attribute();
+  then_attr->set_name("then_branch");
+  then_attr->set_type(onnx::AttributeProto::GRAPH);
+  auto* tg = then_attr->mutable_g();
+  tg->set_name("then");
+  add_node(tg, "Add", {"x", "b"}, {"t_out"});
+  add_io(tg->add_output(), "t_out", onnx::TensorProto::FLOAT, {"3"});
+  auto* else_attr = node->add_attribute();
+  else_attr->set_name("else_branch");
+  else_attr->set_type(onnx::AttributeProto::GRAPH);
+  auto* eg = else_attr->mutable_g();
+  eg->set_name("else");
+  add_node(eg, "Identity", {"x"}, {"e_out"});
+  add_io(eg->add_output(), "e_out", onnx::TensorProto::FLOAT, {"3"});
+
+  auto s = make_session(m);
+  ASSERT_TRUE(s);
+  Tensor x = Tensor::from_vector<float>({3}, {1, 2, 3});
+  auto yes = s->run({{"cond", Tensor::scalar<bool>(true)}, {"x", x}});
+  ASSERT_TRUE(yes.ok()) << yes.status().to_string();
+  EXPECT_FLOAT_EQ((*yes)[0].data<float>()[2], 33.0f);
+  auto no = s->run({{"cond", Tensor::scalar<bool>(false)}, {"x", x}});
+  ASSERT_TRUE(no.ok()) << no.status().to_string();
+  EXPECT_FLOAT_EQ((*no)[0].data<float>()[2], 3.0f);
+}
+
+}  // namespace
+}  // namespace dlrt
