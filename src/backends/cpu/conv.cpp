@@ -1,10 +1,375 @@
+// Conv and ConvTranspose over 1-D, 2-D and 3-D inputs (NC + spatial).
+//
+// Conv lowers each (image, group) to one GEMM: W_g [M/g, C/g*k] times the
+// im2col matrix [C/g*k, out]; 1x1 stride-1 unpadded convs use the input as
+// that matrix directly, and depthwise convs (one input channel per group) run
+// a direct loop instead. ConvTranspose is the adjoint: W_g^T times X_g, then
+// col2im scatters the columns into the output. Spatial dims are handled as
+// 3-D internally (missing leading dims have size 1).
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/gemm.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/nn_util.h"
 
 namespace dlrt::cpu {
+namespace {
+
+template <typename T>
+void gemm_t(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
+            T beta, T* C, int64_t ldc, ThreadPool* pool) {
+  if constexpr (std::is_same_v<T, float>) sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc, pool);
+  else dgemm(ta, tb, M, N, K, 1.0, A, lda, B, ldb, beta, C, ldc, pool);
+}
+
+// Window geometry padded to exactly 3 spatial dims.
+struct Geo3 {
+  int64_t in[3], out[3], k[3], s[3], d[3], p[3];
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+  int64_t k_size() const { return k[0] * k[1] * k[2]; }
+};
+
+Geo3 to_geo3(const nn::WindowGeometry& g) {
+  Geo3 r;
+  const int off = 3 - g.nd;
+  for (int i = 0; i < 3; ++i) {
+    const bool real = i >= off;
+    r.in[i] = real ? g.in[i - off] : 1;
+    r.out[i] = real ? g.out[i - off] : 1;
+    r.k[i] = real ? g.kernel[i - off] : 1;
+    r.s[i] = real ? g.stride[i - off] : 1;
+    r.d[i] = real ? g.dilation[i - off] : 1;
+    r.p[i] = real ? g.pad_begin[i - off] : 0;
+  }
+  return r;
+}
+
+// col[(c*K + kk), o] = x[c, pos(o, kk)] or 0 in the padding. `x` holds `channels` planes.
+template <typename T>
+void im2col(const T* x, int64_t channels, const Geo3& g, T* col) {
+  const int64_t in_plane = g.in_size(), out_plane = g.out_size();
+  int64_t row = 0;
+  for (int64_t c = 0; c < channels; ++c) {
+    const T* xc = x + c * in_plane;
+    for (int64_t kd = 0; kd < g.k[0]; ++kd)
+      for (int64_t kh = 0; kh < g.k[1]; ++kh)
+        for (int64_t kw = 0; kw < g.k[2]; ++kw, ++row) {
+          T* dst = col + row * out_plane;
+          // Output columns whose input column is inside the image: ow in [w0, w1).
+          const int64_t off_w = kw * g.d[2] - g.p[2];
+          int64_t w0 = off_w >= 0 ? 0 : (-off_w + g.s[2] - 1) / g.s[2];
+          int64_t w1 = g.in[2] - off_w > 0 ? (g.in[2] - off_w + g.s[2] - 1) / g.s[2] : 0;
+          w1 = std::min(w1, g.out[2]);
+          w0 = std::min(w0, w1);
+          for (int64_t od = 0; od < g.out[0]; ++od) {
+            const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+            for (int64_t oh = 0; oh < g.out[1]; ++oh, dst += g.out[2]) {
+              const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+              if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
+                std::fill(dst, dst + g.out[2], T(0));
+                continue;
+              }
+              const T* src = xc + (id * g.in[1] + ih) * g.in[2];
+              std::fill(dst, dst + w0, T(0));
+              if (g.s[2] == 1) {
+                if (w1 > w0) std::memcpy(dst + w0, src + w0 + off_w, static_cast<size_t>(w1 - w0) * sizeof(T));
+              } else {
+                for (int64_t ow = w0; ow < w1; ++ow) dst[ow] = src[ow * g.s[2] + off_w];
+              }
+              std::fill(dst + w1, dst + g.out[2], T(0));
+            }
+          }
+        }
+  }
+}
+
+// The adjoint of im2col: y[c, pos(o, kk)] += col[(c*K + kk), o]. Here `g.in`
+// is ConvTranspose's output extent (the "image") and `g.out` its input extent.
+template <typename T>
+void col2im(const T* col, int64_t channels, const Geo3& g, T* y) {
+  const int64_t img = g.in_size(), cols = g.out_size();
+  int64_t row = 0;
+  for (int64_t c = 0; c < channels; ++c) {
+    T* yc = y + c * img;
+    for (int64_t kd = 0; kd < g.k[0]; ++kd)
+      for (int64_t kh = 0; kh < g.k[1]; ++kh)
+        for (int64_t kw = 0; kw < g.k[2]; ++kw, ++row) {
+          const T* src = col + row * cols;
+          const int64_t off_w = kw * g.d[2] - g.p[2];
+          int64_t w0 = off_w >= 0 ? 0 : (-off_w + g.s[2] - 1) / g.s[2];
+          int64_t w1 = g.in[2] - off_w > 0 ? (g.in[2] - off_w + g.s[2] - 1) / g.s[2] : 0;
+          w1 = std::min(w1, g.out[2]);
+          for (int64_t od = 0; od < g.out[0]; ++od) {
+            const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+            for (int64_t oh = 0; oh < g.out[1]; ++oh, src += g.out[2]) {
+              const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+              if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) continue;
+              T* dst = yc + (id * g.in[1] + ih) * g.in[2];
+              for (int64_t ow = w0; ow < w1; ++ow) dst[ow * g.s[2] + off_w] += src[ow];
+            }
+          }
+        }
+  }
+}
+
+// Depthwise: one input plane, one filter, one output plane.
+template <typename T>
+void depthwise_plane(const T* x, const T* w, const Geo3& g, T* y) {
+  const int64_t out_w = g.out[2];
+  for (int64_t kd = 0; kd < g.k[0]; ++kd)
+    for (int64_t kh = 0; kh < g.k[1]; ++kh)
+      for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+        const T wv = w[(kd * g.k[1] + kh) * g.k[2] + kw];
+        const int64_t off_w = kw * g.d[2] - g.p[2];
+        int64_t w0 = off_w >= 0 ? 0 : (-off_w + g.s[2] - 1) / g.s[2];
+        int64_t w1 = g.in[2] - off_w > 0 ? (g.in[2] - off_w + g.s[2] - 1) / g.s[2] : 0;
+        w1 = std::min(w1, out_w);
+        for (int64_t od = 0; od < g.out[0]; ++od) {
+          const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+          if (id < 0 || id >= g.in[0]) continue;
+          for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+            const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+            if (ih < 0 || ih >= g.in[1]) continue;
+            const T* src = x + (id * g.in[1] + ih) * g.in[2];
+            T* dst = y + (od * g.out[1] + oh) * out_w;
+            if (g.s[2] == 1) {
+              for (int64_t ow = w0; ow < w1; ++ow) dst[ow] += wv * src[ow + off_w];
+            } else {
+              for (int64_t ow = w0; ow < w1; ++ow) dst[ow] += wv * src[ow * g.s[2] + off_w];
+            }
+          }
+        }
+      }
+}
+
+// Shared attribute checks: kernel shape from the attribute or W.
+Result<std::vector<int64_t>> kernel_shape_of(const KernelContext& ctx, const Tensor& w, int nd) {
+  std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
+  if (ctx.node().has_attr("kernel_shape")) {
+    std::vector<int64_t> attr = ctx.node().attr_ints("kernel_shape");
+    if (attr != k)
+      return ctx.invalid("kernel_shape " + shape_to_string(attr) + " does not match W's spatial dims " +
+                         shape_to_string(k));
+  }
+  if (static_cast<int>(k.size()) != nd) return ctx.invalid("W's rank does not match X's");
+  return k;
+}
+
+Status conv_compute(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* w, required_input(ctx, 1));
+  const Tensor* bias = ctx.input(2);
+  if (nn::is_half(x->dtype())) return nn::run_as_float32(ctx, conv_compute);
+  if (x->dtype() != DType::kFloat32 && x->dtype() != DType::kFloat64)
+    return ctx.unsupported(std::string("Conv on ") + dtype_name(x->dtype()) + " is not supported");
+  if (w->dtype() != x->dtype() || (bias && bias->dtype() != x->dtype()))
+    return ctx.invalid("X, W and B must have the same dtype");
+  if (x->rank() < 3 || x->rank() > 5) return ctx.unsupported("Conv supports 1-D, 2-D and 3-D inputs only");
+  if (w->rank() != x->rank()) return ctx.invalid("W must have the same rank as X");
+  const int nd = static_cast<int>(x->rank()) - 2;
+  const int64_t N = x->dim(0), C = x->dim(1), M = w->dim(0);
+  const int64_t group = ctx.node().attr_int("group", 1);
+  if (group <= 0 || C % group != 0 || M % group != 0)
+    return ctx.invalid("group " + std::to_string(group) + " must divide the channel counts (" + std::to_string(C) +
+                       " in, " + std::to_string(M) + " out)");
+  const int64_t Cg = C / group, Mg = M / group;
+  if (w->dim(1) != Cg)
+    return ctx.invalid("W has " + std::to_string(w->dim(1)) + " input channels per group, expected " +
+                       std::to_string(Cg));
+  if (bias && (bias->rank() != 1 || bias->dim(0) != M)) return ctx.invalid("B must have shape [M]");
+  DLRT_ASSIGN_OR_RETURN(std::vector<int64_t> kshape, kernel_shape_of(ctx, *w, nd));
+  std::vector<int64_t> in_sp(x->shape().begin() + 2, x->shape().end());
+  DLRT_ASSIGN_OR_RETURN(nn::WindowGeometry wg, nn::resolve_window(ctx, in_sp, kshape, false));
+  Shape out_shape = {N, M};
+  out_shape.insert(out_shape.end(), wg.out.begin(), wg.out.end());
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out_shape));
+  if (y->size() == 0) return Status::Ok();
+  const Geo3 g = to_geo3(wg);
+
+  auto run = [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* X = x->data<T>();
+    const T* W = w->data<T>();
+    const T* Bv = bias ? bias->data<T>() : nullptr;
+    T* Y = y->data<T>();
+    const int64_t in_plane = g.in_size(), out_plane = g.out_size(), ks = g.k_size();
+    ThreadPool& pool = ctx.pool();
+
+    // Start from the bias (or zero) so every path can accumulate into Y.
+    if (Bv) {
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t m = 0; m < M; ++m) std::fill_n(Y + (n * M + m) * out_plane, out_plane, Bv[m]);
+    }
+
+    if (Cg == 1 && Mg == 1 && group > 1) {  // depthwise
+      pool.parallel_for(N * M, 1, [&](int64_t b, int64_t e) {
+        for (int64_t t = b; t < e; ++t) {
+          const int64_t n = t / M, m = t % M;
+          depthwise_plane<T>(X + (n * C + m) * in_plane, W + m * ks, g, Y + t * out_plane);
+        }
+      });
+      return Status::Ok();
+    }
+
+    const bool pointwise = ks == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && g.p[0] == 0 && g.p[1] == 0 &&
+                           g.p[2] == 0 && out_plane == in_plane;
+    const int64_t col_rows = Cg * ks;
+    const T beta = Bv ? T(1) : T(0);
+    // One (image, group) product: Y_g = W_g * col.
+    auto one = [&](int64_t n, int64_t gi, T* col, ThreadPool* p) {
+      const T* xg = X + (n * C + gi * Cg) * in_plane;
+      const T* b = xg;
+      if (!pointwise) {
+        im2col<T>(xg, Cg, g, col);
+        b = col;
+      }
+      gemm_t<T>(false, false, Mg, out_plane, col_rows, W + gi * Mg * col_rows, col_rows, b, out_plane, beta,
+                Y + (n * M + gi * Mg) * out_plane, out_plane, p);
+    };
+    const int64_t tasks = N * group;
+    const size_t col_elems = pointwise ? 0 : static_cast<size_t>(col_rows * out_plane);
+    if (tasks >= 2 * pool.num_threads() && Mg * out_plane * col_rows < (int64_t{1} << 22)) {
+      // Many small products (grouped convs, batches of small images): one per task.
+      pool.parallel_for(tasks, 1, [&](int64_t b, int64_t e) {
+        std::vector<T> col(col_elems);
+        for (int64_t t = b; t < e; ++t) one(t / group, t % group, col.data(), nullptr);
+      });
+    } else {
+      std::vector<T> col(col_elems);
+      for (int64_t t = 0; t < tasks; ++t) one(t / group, t % group, col.data(), &pool);
+    }
+    return Status::Ok();
+  };
+  if (x->dtype() == DType::kFloat32) return run(std::type_identity<float>{});
+  return run(std::type_identity<double>{});
+}
+
+Status conv_transpose_compute(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* w, required_input(ctx, 1));
+  const Tensor* bias = ctx.input(2);
+  if (nn::is_half(x->dtype())) return nn::run_as_float32(ctx, conv_transpose_compute);
+  if (x->dtype() != DType::kFloat32 && x->dtype() != DType::kFloat64)
+    return ctx.unsupported(std::string("ConvTranspose on ") + dtype_name(x->dtype()) + " is not supported");
+  if (w->dtype() != x->dtype() || (bias && bias->dtype() != x->dtype()))
+    return ctx.invalid("X, W and B must have the same dtype");
+  if (x->rank() < 3 || x->rank() > 5) return ctx.unsupported("ConvTranspose supports 1-D, 2-D and 3-D inputs only");
+  if (w->rank() != x->rank()) return ctx.invalid("W must have the same rank as X");
+  const ir::Node& node = ctx.node();
+  const int nd = static_cast<int>(x->rank()) - 2;
+  const int64_t N = x->dim(0), C = x->dim(1);
+  const int64_t group = node.attr_int("group", 1);
+  if (group <= 0 || C % group != 0) return ctx.invalid("group must divide the input channels");
+  if (w->dim(0) != C) return ctx.invalid("W's first dim must equal X's channels");
+  const int64_t Cg = C / group, Mg = w->dim(1), M = Mg * group;
+  if (bias && (bias->rank() != 1 || bias->dim(0) != M)) return ctx.invalid("B must have shape [M]");
+  DLRT_ASSIGN_OR_RETURN(std::vector<int64_t> kshape, kernel_shape_of(ctx, *w, nd));
+
+  std::vector<int64_t> stride = node.attr_ints("strides", std::vector<int64_t>(nd, 1));
+  std::vector<int64_t> dil = node.attr_ints("dilations", std::vector<int64_t>(nd, 1));
+  std::vector<int64_t> outpad = node.attr_ints("output_padding", std::vector<int64_t>(nd, 0));
+  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
+  std::vector<int64_t> out_attr = node.attr_ints("output_shape");
+  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  if (static_cast<int>(stride.size()) != nd || static_cast<int>(dil.size()) != nd ||
+      static_cast<int>(outpad.size()) != nd || static_cast<int>(pads.size()) != 2 * nd)
+    return ctx.invalid("strides, dilations, output_padding and pads must have one value (two for pads) per spatial dim");
+  if (!out_attr.empty()) {
+    if (static_cast<int>(out_attr.size()) == nd + 2) out_attr.erase(out_attr.begin(), out_attr.begin() + 2);
+    if (static_cast<int>(out_attr.size()) != nd) return ctx.invalid("output_shape must have one value per spatial dim");
+  }
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
+    return ctx.invalid("unknown auto_pad '" + auto_pad + "'");
+
+  nn::WindowGeometry wg;  // in = ConvTranspose's output ("image"), out = its input (columns)
+  wg.nd = nd;
+  wg.in.resize(nd);
+  wg.out.assign(x->shape().begin() + 2, x->shape().end());
+  wg.kernel = kshape;
+  wg.stride = stride;
+  wg.dilation = dil;
+  wg.pad_begin.resize(nd);
+  wg.pad_end.resize(nd);
+  auto floor_half = [](int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); };
+  for (int i = 0; i < nd; ++i) {
+    if (stride[i] <= 0 || dil[i] <= 0 || kshape[i] <= 0) return ctx.invalid("strides, dilations and kernel dims must be positive");
+    if (outpad[i] < 0) return ctx.invalid("output_padding must be non-negative");
+    const int64_t in = wg.out[i];
+    const int64_t full = stride[i] * (in - 1) + outpad[i] + (kshape[i] - 1) * dil[i] + 1;
+    int64_t target = -1;
+    if (!out_attr.empty()) target = out_attr[i];
+    else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") target = in * stride[i];
+    if (target >= 0) {
+      const int64_t total = full - target;
+      if (auto_pad == "SAME_UPPER") {
+        wg.pad_begin[i] = floor_half(total);
+        wg.pad_end[i] = total - floor_half(total);
+      } else {
+        wg.pad_begin[i] = total - floor_half(total);
+        wg.pad_end[i] = floor_half(total);
+      }
+      wg.in[i] = target;
+    } else {
+      if (auto_pad == "VALID") pads[i] = pads[i + nd] = 0;
+      if (pads[i] < 0 || pads[i + nd] < 0) return ctx.invalid("pads must be non-negative");
+      wg.pad_begin[i] = pads[i];
+      wg.pad_end[i] = pads[i + nd];
+      wg.in[i] = full - pads[i] - pads[i + nd];
+    }
+    if (wg.in[i] < 0) return ctx.invalid("the computed output size is negative");
+  }
+  Shape out_shape = {N, M};
+  out_shape.insert(out_shape.end(), wg.in.begin(), wg.in.end());
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out_shape));
+  if (y->size() == 0) return Status::Ok();
+  const Geo3 g = to_geo3(wg);
+
+  auto run = [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* X = x->data<T>();
+    const T* W = w->data<T>();
+    T* Y = y->data<T>();
+    const int64_t img = g.in_size(), cols = g.out_size(), ks = g.k_size();
+    const int64_t col_rows = Mg * ks;
+    ThreadPool& pool = ctx.pool();
+    // Per (image, group): col = W_g^T X_g, then scatter into Y (zero-initialised).
+    auto one = [&](int64_t n, int64_t gi, T* col, ThreadPool* p) {
+      gemm_t<T>(true, false, col_rows, cols, Cg, W + gi * Cg * col_rows, col_rows, X + (n * C + gi * Cg) * cols, cols,
+                T(0), col, cols, p);
+      col2im<T>(col, Mg, g, Y + (n * M + gi * Mg) * img);
+    };
+    const int64_t tasks = N * group;
+    if (tasks >= 2 * pool.num_threads()) {
+      pool.parallel_for(tasks, 1, [&](int64_t b, int64_t e) {
+        std::vector<T> col(static_cast<size_t>(col_rows * cols));
+        for (int64_t t = b; t < e; ++t) one(t / group, t % group, col.data(), nullptr);
+      });
+    } else {
+      std::vector<T> col(static_cast<size_t>(col_rows * cols));
+      for (int64_t t = 0; t < tasks; ++t) one(t / group, t % group, col.data(), &pool);
+    }
+    if (bias) {
+      const T* Bv = bias->data<T>();
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t m = 0; m < M; ++m) {
+          T* yp = Y + (n * M + m) * img;
+          for (int64_t i = 0; i < img; ++i) yp[i] += Bv[m];
+        }
+    }
+    return Status::Ok();
+  };
+  if (x->dtype() == DType::kFloat32) return run(std::type_identity<float>{});
+  return run(std::type_identity<double>{});
+}
+
+}  // namespace
 
 Status register_conv_kernels(KernelRegistry& r) {
-  (void)r;
+  DLRT_RETURN_IF_ERROR(r.add_fn("Conv", conv_compute, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ConvTranspose", conv_transpose_compute, 1));
   return Status::Ok();
 }
 

@@ -1,10 +1,296 @@
+// Pooling: MaxPool (with Indices), AveragePool, LpPool, their Global forms,
+// and MaxUnpool. Inputs are [N, C, spatial...] with 1 to 3 spatial dims,
+// handled as 3-D (missing leading dims have size 1); each (n, c) plane is a
+// task of the thread pool.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/nn_util.h"
 
 namespace dlrt::cpu {
+namespace {
+
+struct Geo3 {
+  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+  int nd = 0;  // real spatial dims
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+};
+
+Geo3 to_geo3(const nn::WindowGeometry& g) {
+  Geo3 r;
+  r.nd = g.nd;
+  const int off = 3 - g.nd;
+  for (int i = 0; i < 3; ++i) {
+    const bool real = i >= off;
+    r.in[i] = real ? g.in[i - off] : 1;
+    r.out[i] = real ? g.out[i - off] : 1;
+    r.k[i] = real ? g.kernel[i - off] : 1;
+    r.s[i] = real ? g.stride[i - off] : 1;
+    r.d[i] = real ? g.dilation[i - off] : 1;
+    r.pb[i] = real ? g.pad_begin[i - off] : 0;
+    r.pe[i] = real ? g.pad_end[i - off] : 0;
+  }
+  return r;
+}
+
+// Calls visit(flat input index within the plane, d, h, w) for each window tap
+// of output (od, oh, ow) inside the input; returns the number of taps inside
+// the padded input (for count_include_pad).
+template <typename F>
+int64_t for_window(const Geo3& g, int64_t od, int64_t oh, int64_t ow, F&& visit) {
+  int64_t padded = 0;
+  for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+    const int64_t id = od * g.s[0] - g.pb[0] + kd * g.d[0];
+    if (id >= g.in[0] + g.pe[0]) break;
+    for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+      const int64_t ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
+      if (ih >= g.in[1] + g.pe[1]) break;
+      for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+        const int64_t iw = ow * g.s[2] - g.pb[2] + kw * g.d[2];
+        if (iw >= g.in[2] + g.pe[2]) break;
+        ++padded;
+        if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1] || iw < 0 || iw >= g.in[2]) continue;
+        visit((id * g.in[1] + ih) * g.in[2] + iw, id, ih, iw);
+      }
+    }
+  }
+  return padded;
+}
+
+Result<nn::WindowGeometry> pool_geometry(const KernelContext& ctx, const Tensor& x, bool allow_ceil) {
+  if (x.rank() < 3 || x.rank() > 5) return ctx.unsupported("pooling supports 1-D, 2-D and 3-D inputs only");
+  std::vector<int64_t> kernel = ctx.node().attr_ints("kernel_shape");
+  if (kernel.empty()) return ctx.invalid("kernel_shape is required");
+  const bool ceil_mode = allow_ceil && ctx.node().attr_int("ceil_mode", 0) != 0;
+  std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
+  return nn::resolve_window(ctx, in, kernel, ceil_mode);
+}
+
+Shape pooled_shape(const Tensor& x, const nn::WindowGeometry& g) {
+  Shape s = {x.dim(0), x.dim(1)};
+  s.insert(s.end(), g.out.begin(), g.out.end());
+  return s;
+}
+
+Status max_pool_compute(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  if (nn::is_half(x->dtype())) return nn::run_as_float32(ctx, max_pool_compute);
+  DLRT_ASSIGN_OR_RETURN(nn::WindowGeometry wg, pool_geometry(ctx, *x, true));
+  const Geo3 g = to_geo3(wg);
+  const int64_t storage_order = ctx.node().attr_int("storage_order", 0);
+  const Shape out_shape = pooled_shape(*x, wg);
+  const bool want_idx = ctx.num_outputs() > 1 && ctx.output_requested(1);
+  return dispatch_numeric(x->dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
+      return Internal("unreachable");
+    } else {
+      DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out_shape));
+      Tensor* ind = nullptr;
+      if (want_idx) {
+        DLRT_ASSIGN_OR_RETURN(ind, ctx.allocate_output(1, DType::kInt64, out_shape));
+      }
+      const T* X = x->data<T>();
+      T* Y = y->data<T>();
+      int64_t* I = ind ? ind->data<int64_t>() : nullptr;
+      const int64_t in_plane = g.in_size(), out_plane = g.out_size();
+      ctx.pool().parallel_for(x->dim(0) * x->dim(1), 1, [&](int64_t b, int64_t e) {
+        for (int64_t plane = b; plane < e; ++plane) {
+          const T* xp = X + plane * in_plane;
+          int64_t o = plane * out_plane;
+          for (int64_t od = 0; od < g.out[0]; ++od)
+            for (int64_t oh = 0; oh < g.out[1]; ++oh)
+              for (int64_t ow = 0; ow < g.out[2]; ++ow, ++o) {
+                T best = std::numeric_limits<T>::lowest();
+                int64_t best_i = -1, bd = 0, bh = 0, bw = 0;
+                for_window(g, od, oh, ow, [&](int64_t i, int64_t d, int64_t h, int64_t w) {
+                  if (best_i < 0 || xp[i] > best) {
+                    best = xp[i];
+                    best_i = i;
+                    bd = d, bh = h, bw = w;
+                  }
+                });
+                Y[o] = best;
+                if (I) {
+                  int64_t local = best_i;
+                  if (storage_order == 1 && best_i >= 0) {
+                    // Column-major over the real spatial dims.
+                    local = g.nd == 1 ? bw : g.nd == 2 ? bh + bw * g.in[1] : bd + bh * g.in[0] + bw * g.in[0] * g.in[1];
+                  }
+                  I[o] = best_i < 0 ? -1 : plane * in_plane + local;
+                }
+              }
+        }
+      });
+      return Status::Ok();
+    }
+  });
+}
+
+// AveragePool and LpPool share the window walk; `lp` = 0 selects the average.
+template <typename T>
+void avg_lp_pool(const T* X, T* Y, int64_t planes, const Geo3& g, bool count_include_pad, double lp, ThreadPool& pool) {
+  const int64_t in_plane = g.in_size(), out_plane = g.out_size();
+  pool.parallel_for(planes, 1, [&](int64_t b, int64_t e) {
+    for (int64_t plane = b; plane < e; ++plane) {
+      const T* xp = X + plane * in_plane;
+      int64_t o = plane * out_plane;
+      for (int64_t od = 0; od < g.out[0]; ++od)
+        for (int64_t oh = 0; oh < g.out[1]; ++oh)
+          for (int64_t ow = 0; ow < g.out[2]; ++ow, ++o) {
+            double sum = 0;
+            int64_t valid = 0;
+            const int64_t padded = for_window(g, od, oh, ow, [&](int64_t i, int64_t, int64_t, int64_t) {
+              const double v = static_cast<double>(xp[i]);
+              if (lp == 0) sum += v;
+              else if (lp == 1) sum += std::fabs(v);
+              else if (lp == 2) sum += v * v;
+              else sum += std::pow(std::fabs(v), lp);
+              ++valid;
+            });
+            if (lp == 0) {
+              const int64_t div = count_include_pad ? padded : valid;
+              Y[o] = static_cast<T>(div > 0 ? sum / static_cast<double>(div) : 0.0);
+            } else {
+              Y[o] = static_cast<T>(lp == 1 ? sum : lp == 2 ? std::sqrt(sum) : std::pow(sum, 1.0 / lp));
+            }
+          }
+    }
+  });
+}
+
+Status avg_or_lp_pool(KernelContext& ctx, bool lp_pool, bool global) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  if (x->dtype() != DType::kFloat32 && x->dtype() != DType::kFloat64)
+    return ctx.unsupported(std::string(ctx.node().op_type) + " on " + dtype_name(x->dtype()) + " is not supported");
+  nn::WindowGeometry wg;
+  if (global) {
+    if (x->rank() < 3 || x->rank() > 5) return ctx.unsupported("pooling supports 1-D, 2-D and 3-D inputs only");
+    wg.nd = static_cast<int>(x->rank()) - 2;
+    wg.in.assign(x->shape().begin() + 2, x->shape().end());
+    wg.kernel = wg.in;
+    wg.out.assign(wg.nd, 1);
+    wg.stride.assign(wg.nd, 1);
+    wg.dilation.assign(wg.nd, 1);
+    wg.pad_begin.assign(wg.nd, 0);
+    wg.pad_end.assign(wg.nd, 0);
+  } else {
+    DLRT_ASSIGN_OR_RETURN(wg, pool_geometry(ctx, *x, true));
+  }
+  double p = 0;
+  if (lp_pool) {
+    const ir::Attribute* pa = ctx.node().attr("p");
+    p = 2;
+    if (pa) p = pa->kind == ir::Attribute::Kind::kFloat ? pa->f : static_cast<double>(pa->i);
+    if (!(p > 0)) return ctx.invalid("p must be positive");
+  }
+  const bool include_pad = ctx.node().attr_int("count_include_pad", 0) != 0;
+  const Geo3 g = to_geo3(wg);
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), pooled_shape(*x, wg)));
+  const int64_t planes = x->dim(0) * x->dim(1);
+  if (x->dtype() == DType::kFloat32) avg_lp_pool<float>(x->data<float>(), y->data<float>(), planes, g, include_pad, p, ctx.pool());
+  else avg_lp_pool<double>(x->data<double>(), y->data<double>(), planes, g, include_pad, p, ctx.pool());
+  return Status::Ok();
+}
+
+Status average_pool_compute(KernelContext& ctx) {
+  if (ctx.input(0) && nn::is_half(ctx.input(0)->dtype())) return nn::run_as_float32(ctx, average_pool_compute);
+  return avg_or_lp_pool(ctx, false, false);
+}
+Status lp_pool_compute(KernelContext& ctx) {
+  if (ctx.input(0) && nn::is_half(ctx.input(0)->dtype())) return nn::run_as_float32(ctx, lp_pool_compute);
+  return avg_or_lp_pool(ctx, true, false);
+}
+Status global_average_pool_compute(KernelContext& ctx) {
+  if (ctx.input(0) && nn::is_half(ctx.input(0)->dtype())) return nn::run_as_float32(ctx, global_average_pool_compute);
+  return avg_or_lp_pool(ctx, false, true);
+}
+Status global_lp_pool_compute(KernelContext& ctx) {
+  if (ctx.input(0) && nn::is_half(ctx.input(0)->dtype())) return nn::run_as_float32(ctx, global_lp_pool_compute);
+  return avg_or_lp_pool(ctx, true, true);
+}
+
+Status global_max_pool_compute(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  if (nn::is_half(x->dtype())) return nn::run_as_float32(ctx, global_max_pool_compute);
+  if (x->rank() < 3) return ctx.invalid("GlobalMaxPool needs an [N, C, spatial...] input");
+  Shape out_shape(x->rank(), 1);
+  out_shape[0] = x->dim(0);
+  out_shape[1] = x->dim(1);
+  const int64_t planes = x->dim(0) * x->dim(1);
+  const int64_t plane = planes > 0 ? x->size() / planes : 0;
+  if (plane == 0 && planes > 0) return ctx.invalid("GlobalMaxPool over an empty spatial extent");
+  auto run = [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out_shape));
+    const T* X = x->data<T>();
+    T* Y = y->data<T>();
+    for (int64_t p = 0; p < planes; ++p) {
+      const T* xp = X + p * plane;
+      T m = xp[0];
+      for (int64_t i = 1; i < plane; ++i) m = xp[i] > m ? xp[i] : m;
+      Y[p] = m;
+    }
+    return Status::Ok();
+  };
+  if (x->dtype() == DType::kFloat32) return run(std::type_identity<float>{});
+  if (x->dtype() == DType::kFloat64) return run(std::type_identity<double>{});
+  return ctx.unsupported(std::string("GlobalMaxPool on ") + dtype_name(x->dtype()) + " is not supported");
+}
+
+Status max_unpool_compute(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* ind, required_input(ctx, 1));
+  if (nn::is_half(x->dtype())) return nn::run_as_float32(ctx, max_unpool_compute);
+  if (ind->dtype() != DType::kInt64) return ctx.invalid("I must be int64");
+  if (ind->shape() != x->shape()) return ctx.invalid("I must have the same shape as X");
+  if (x->rank() < 3) return ctx.invalid("MaxUnpool needs an [N, C, spatial...] input");
+  const ir::Node& node = ctx.node();
+  const int nd = static_cast<int>(x->rank()) - 2;
+  std::vector<int64_t> kernel = node.attr_ints("kernel_shape");
+  std::vector<int64_t> stride = node.attr_ints("strides", std::vector<int64_t>(nd, 1));
+  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
+  if (static_cast<int>(kernel.size()) != nd || static_cast<int>(stride.size()) != nd ||
+      static_cast<int>(pads.size()) != 2 * nd)
+    return ctx.invalid("kernel_shape, strides and pads must have one value (two for pads) per spatial dim");
+  Shape out_shape = {x->dim(0), x->dim(1)};
+  for (int i = 0; i < nd; ++i) out_shape.push_back((x->dim(2 + i) - 1) * stride[i] + kernel[i] - pads[i] - pads[i + nd]);
+  if (const Tensor* os = ctx.input(2)) {
+    DLRT_ASSIGN_OR_RETURN(std::vector<int64_t> v, read_int_tensor(*os, ctx));
+    if (v.size() != x->rank()) return ctx.invalid("output_shape must have one value per dim of X");
+    out_shape = v;
+  }
+  for (int64_t d : out_shape)
+    if (d < 0) return ctx.invalid("the output shape " + shape_to_string(out_shape) + " has a negative dim");
+  return dispatch_numeric(x->dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out_shape));
+    const T* X = x->data<T>();
+    const int64_t* I = ind->data<int64_t>();
+    T* Y = y->data<T>();
+    for (int64_t i = 0; i < x->size(); ++i) {
+      if (I[i] < 0 || I[i] >= y->size())
+        return ctx.invalid("index " + std::to_string(I[i]) + " is out of range for output " + shape_to_string(out_shape));
+      Y[I[i]] = X[i];
+    }
+    return Status::Ok();
+  });
+}
+
+}  // namespace
 
 Status register_pool_kernels(KernelRegistry& r) {
-  (void)r;
+  DLRT_RETURN_IF_ERROR(r.add_fn("MaxPool", max_pool_compute, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("AveragePool", average_pool_compute, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("LpPool", lp_pool_compute, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("GlobalAveragePool", global_average_pool_compute, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("GlobalMaxPool", global_max_pool_compute, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("GlobalLpPool", global_lp_pool_compute, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("MaxUnpool", max_unpool_compute, 9));
   return Status::Ok();
 }
 

@@ -1,0 +1,494 @@
+// Blocked GEMM (BLIS-style loop nest): for each KC slice of K, op(A) is packed
+// into MR-row panels and op(B) into NR-column panels; each task of the
+// parallel loop takes one MC x (part of NC) block of C and sweeps the packed
+// panels with a register-tiled microkernel that keeps an MR x NR tile of C in
+// registers.
+#include "backends/cpu/gemm.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <type_traits>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define DLRT_GEMM_X86 1
+#endif
+
+namespace dlrt::cpu {
+namespace {
+
+struct AlignedFree {
+  void operator()(void* p) const { ::operator delete(p, std::align_val_t(64)); }
+};
+template <typename T>
+using Buffer = std::unique_ptr<T, AlignedFree>;
+template <typename T>
+Buffer<T> make_buffer(size_t n) {
+  return Buffer<T>(static_cast<T*>(::operator new(std::max<size_t>(n, 1) * sizeof(T), std::align_val_t(64))));
+}
+
+inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+inline int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
+
+// Microkernel contract: a is a packed MR x kc panel (column p at a + p*MR),
+// b a packed kc x NR panel (row p at b + p*NR); writes the full MR x NR tile
+// c = alpha * a*b + beta * c (c not read when beta == 0).
+template <typename T>
+using MicroKernel = void (*)(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, T alpha, T beta);
+
+// Portable microkernel; the compiler vectorises the j loops. Inlined into
+// per-target wrappers below so the same source yields SSE2 and AVX2 code.
+template <typename T, int MR, int NR>
+__attribute__((always_inline)) inline void micro_generic(int64_t kc, const T* __restrict a, const T* __restrict b,
+                                                         T* __restrict c, int64_t ldc, T alpha, T beta) {
+  T acc[MR][NR];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) acc[i][j] = T(0);
+  for (int64_t p = 0; p < kc; ++p) {
+    const T* bp = b + p * NR;
+    const T* ap = a + p * MR;
+    for (int i = 0; i < MR; ++i) {
+      const T av = ap[i];
+      for (int j = 0; j < NR; ++j) acc[i][j] += av * bp[j];
+    }
+  }
+  for (int i = 0; i < MR; ++i) {
+    T* ci = c + i * ldc;
+    if (beta == T(0)) {
+      for (int j = 0; j < NR; ++j) ci[j] = alpha * acc[i][j];
+    } else {
+      for (int j = 0; j < NR; ++j) ci[j] = alpha * acc[i][j] + beta * ci[j];
+    }
+  }
+}
+
+constexpr int kSMR = 6, kSNR = 16;  // float tile: 6 x 16 = 12 AVX registers of accumulators
+constexpr int kDMR = 4, kDNR = 8;   // double tile
+
+void skernel_generic(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta) {
+  micro_generic<float, kSMR, kSNR>(kc, a, b, c, ldc, alpha, beta);
+}
+void dkernel_generic(int64_t kc, const double* a, const double* b, double* c, int64_t ldc, double alpha,
+                     double beta) {
+  micro_generic<double, kDMR, kDNR>(kc, a, b, c, ldc, alpha, beta);
+}
+
+#ifdef DLRT_GEMM_X86
+__attribute__((target("avx2,fma"))) void skernel_avx2(int64_t kc, const float* a, const float* b, float* c,
+                                                      int64_t ldc, float alpha, float beta) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+  __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+  __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+  __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+  __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+  __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m256 b0 = _mm256_load_ps(b);
+    const __m256 b1 = _mm256_load_ps(b + 8);
+    __m256 av = _mm256_broadcast_ss(a + 0);
+    c00 = _mm256_fmadd_ps(av, b0, c00);
+    c01 = _mm256_fmadd_ps(av, b1, c01);
+    av = _mm256_broadcast_ss(a + 1);
+    c10 = _mm256_fmadd_ps(av, b0, c10);
+    c11 = _mm256_fmadd_ps(av, b1, c11);
+    av = _mm256_broadcast_ss(a + 2);
+    c20 = _mm256_fmadd_ps(av, b0, c20);
+    c21 = _mm256_fmadd_ps(av, b1, c21);
+    av = _mm256_broadcast_ss(a + 3);
+    c30 = _mm256_fmadd_ps(av, b0, c30);
+    c31 = _mm256_fmadd_ps(av, b1, c31);
+    av = _mm256_broadcast_ss(a + 4);
+    c40 = _mm256_fmadd_ps(av, b0, c40);
+    c41 = _mm256_fmadd_ps(av, b1, c41);
+    av = _mm256_broadcast_ss(a + 5);
+    c50 = _mm256_fmadd_ps(av, b0, c50);
+    c51 = _mm256_fmadd_ps(av, b1, c51);
+    a += kSMR;
+    b += kSNR;
+  }
+  const __m256 va = _mm256_set1_ps(alpha);
+  if (beta == 0.0f) {
+#define DLRT_STORE_ROW(r, x0, x1)                                 \
+  _mm256_storeu_ps(c + (r) * ldc, _mm256_mul_ps(va, x0));         \
+  _mm256_storeu_ps(c + (r) * ldc + 8, _mm256_mul_ps(va, x1));
+    DLRT_STORE_ROW(0, c00, c01) DLRT_STORE_ROW(1, c10, c11) DLRT_STORE_ROW(2, c20, c21)
+    DLRT_STORE_ROW(3, c30, c31) DLRT_STORE_ROW(4, c40, c41) DLRT_STORE_ROW(5, c50, c51)
+#undef DLRT_STORE_ROW
+  } else {
+    const __m256 vb = _mm256_set1_ps(beta);
+#define DLRT_STORE_ROW(r, x0, x1)                                                                      \
+  _mm256_storeu_ps(c + (r) * ldc, _mm256_fmadd_ps(va, x0, _mm256_mul_ps(vb, _mm256_loadu_ps(c + (r) * ldc)))); \
+  _mm256_storeu_ps(c + (r) * ldc + 8,                                                                  \
+                   _mm256_fmadd_ps(va, x1, _mm256_mul_ps(vb, _mm256_loadu_ps(c + (r) * ldc + 8))));
+    DLRT_STORE_ROW(0, c00, c01) DLRT_STORE_ROW(1, c10, c11) DLRT_STORE_ROW(2, c20, c21)
+    DLRT_STORE_ROW(3, c30, c31) DLRT_STORE_ROW(4, c40, c41) DLRT_STORE_ROW(5, c50, c51)
+#undef DLRT_STORE_ROW
+  }
+}
+
+__attribute__((target("avx2,fma"))) void dkernel_avx2(int64_t kc, const double* a, const double* b, double* c,
+                                                      int64_t ldc, double alpha, double beta) {
+  micro_generic<double, kDMR, kDNR>(kc, a, b, c, ldc, alpha, beta);
+}
+
+bool cpu_has_avx2_fma() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return has;
+}
+#endif
+
+MicroKernel<float> pick_skernel() {
+#ifdef DLRT_GEMM_X86
+  if (cpu_has_avx2_fma()) return skernel_avx2;
+#endif
+  return skernel_generic;
+}
+MicroKernel<double> pick_dkernel() {
+#ifdef DLRT_GEMM_X86
+  if (cpu_has_avx2_fma()) return dkernel_avx2;
+#endif
+  return dkernel_generic;
+}
+
+// Packs rows [i0, i0+mc) x cols [p0, p0+kc) of op(A) into MR-row panels,
+// zero-padding the last panel.
+template <typename T, int MR>
+void pack_a(bool trans, const T* A, int64_t lda, int64_t i0, int64_t mc, int64_t p0, int64_t kc, T* dst) {
+  for (int64_t ir = 0; ir < mc; ir += MR) {
+    const int64_t mr = std::min<int64_t>(MR, mc - ir);
+    T* d = dst + ir * kc;
+    if (!trans) {
+      // op(A)(i, p) = A[i*lda + p]: read each row contiguously.
+      if (mr < MR) std::fill(d, d + MR * kc, T(0));
+      for (int64_t r = 0; r < mr; ++r) {
+        const T* src = A + (i0 + ir + r) * lda + p0;
+        for (int64_t p = 0; p < kc; ++p) d[p * MR + r] = src[p];
+      }
+    } else {
+      // op(A)(i, p) = A[p*lda + i]: each packed column is contiguous in A.
+      for (int64_t p = 0; p < kc; ++p) {
+        const T* src = A + (p0 + p) * lda + i0 + ir;
+        T* dp = d + p * MR;
+        int64_t r = 0;
+        for (; r < mr; ++r) dp[r] = src[r];
+        for (; r < MR; ++r) dp[r] = T(0);
+      }
+    }
+  }
+}
+
+// Packs rows [p0, p0+kc) x cols [j0, j0+nc) of op(B) into NR-column panels,
+// panel by panel in [panel_begin, panel_end).
+template <typename T, int NR>
+void pack_b(bool trans, const T* B, int64_t ldb, int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst,
+            int64_t panel_begin, int64_t panel_end) {
+  for (int64_t panel = panel_begin; panel < panel_end; ++panel) {
+    const int64_t jr = panel * NR;
+    const int64_t nr = std::min<int64_t>(NR, nc - jr);
+    T* d = dst + jr * kc;
+    if (!trans) {
+      // op(B)(p, j) = B[p*ldb + j]: rows are contiguous.
+      for (int64_t p = 0; p < kc; ++p) {
+        const T* src = B + (p0 + p) * ldb + j0 + jr;
+        T* dp = d + p * NR;
+        if (nr == NR) {
+          for (int j = 0; j < NR; ++j) dp[j] = src[j];
+        } else {
+          int64_t j = 0;
+          for (; j < nr; ++j) dp[j] = src[j];
+          for (; j < NR; ++j) dp[j] = T(0);
+        }
+      }
+    } else {
+      // op(B)(p, j) = B[j*ldb + p]: read each B row contiguously.
+      if (nr < NR) std::fill(d, d + NR * kc, T(0));
+      for (int64_t j = 0; j < nr; ++j) {
+        const T* src = B + (j0 + jr + j) * ldb + p0;
+        for (int64_t p = 0; p < kc; ++p) d[p * NR + j] = src[p];
+      }
+    }
+  }
+}
+
+template <typename T>
+void scale_c(int64_t M, int64_t N, T beta, T* C, int64_t ldc) {
+  for (int64_t i = 0; i < M; ++i) {
+    T* c = C + i * ldc;
+    if (beta == T(0)) {
+      std::fill(c, c + N, T(0));
+    } else if (beta != T(1)) {
+      for (int64_t j = 0; j < N; ++j) c[j] *= beta;
+    }
+  }
+}
+
+template <typename T, int MR, int NR>
+void gemm_blocked(MicroKernel<T> kernel, bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
+                  int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc, ThreadPool* pool) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0 || alpha == T(0)) {
+    scale_c(M, N, beta, C, ldc);
+    return;
+  }
+  // Block sizes: an MC x KC block of A stays in L2, a KC x NR sliver of B in L1.
+  constexpr int64_t kKC = sizeof(T) == 4 ? 256 : 192;
+  constexpr int64_t kMC = MR * (sizeof(T) == 4 ? 24 : 24);
+  constexpr int64_t kNC = NR * 256;
+  // Balance the KC slices so the last one is not tiny.
+  const int64_t kslices = ceil_div(K, kKC);
+  const int64_t KC = round_up(ceil_div(K, kslices), 8);
+  const int64_t NC = std::min<int64_t>(kNC, round_up(N, NR));
+  const int64_t Mp = round_up(M, MR);
+
+  const double flops = 2.0 * static_cast<double>(M) * N * K;
+  ThreadPool* tp = (pool && pool->num_threads() > 1 && flops > 2.0e5) ? pool : nullptr;
+  const int threads = tp ? tp->num_threads() : 1;
+
+  Buffer<T> apack = make_buffer<T>(static_cast<size_t>(Mp * KC));
+  Buffer<T> bpack = make_buffer<T>(static_cast<size_t>(NC * KC));
+  T* ap = apack.get();
+  T* bp = bpack.get();
+
+  const int64_t mblocks = ceil_div(M, kMC);
+  for (int64_t p0 = 0; p0 < K; p0 += KC) {
+    const int64_t kc = std::min(KC, K - p0);
+    const T beta_eff = p0 == 0 ? beta : T(1);
+    // Pack all of op(A)[:, p0:p0+kc] once per slice; tasks share it.
+    const int64_t apanels = ceil_div(M, MR);
+    auto pack_a_range = [&](int64_t b, int64_t e) {
+      const int64_t i0 = b * MR, i1 = std::min(M, e * MR);
+      pack_a<T, MR>(ta, A, lda, i0, i1 - i0, p0, kc, ap + i0 * kc);
+    };
+    if (tp && apanels >= 8) tp->parallel_for(apanels, 4, pack_a_range);
+    else pack_a_range(0, apanels);
+
+    for (int64_t j0 = 0; j0 < N; j0 += NC) {
+      const int64_t nc = std::min(NC, N - j0);
+      const int64_t bpanels = ceil_div(nc, NR);
+      auto pack_b_range = [&](int64_t b, int64_t e) { pack_b<T, NR>(tb, B, ldb, p0, kc, j0, nc, bp, b, e); };
+      if (tp && bpanels >= 8) tp->parallel_for(bpanels, 4, pack_b_range);
+      else pack_b_range(0, bpanels);
+
+      // Split the N range into sub-blocks when M alone gives too few tasks.
+      int64_t nsplit = 1;
+      if (threads > 1) {
+        const int64_t want = static_cast<int64_t>(threads) * 3;
+        nsplit = std::clamp<int64_t>(ceil_div(want, mblocks), 1, std::max<int64_t>(1, bpanels / 4));
+      }
+      const int64_t panels_per_split = ceil_div(bpanels, nsplit);
+      nsplit = ceil_div(bpanels, panels_per_split);
+
+      auto task = [&](int64_t tb_, int64_t te_) {
+        alignas(64) T tile[MR * NR];
+        for (int64_t t = tb_; t < te_; ++t) {
+          const int64_t mb = t / nsplit, ns = t % nsplit;
+          const int64_t i_begin = mb * kMC, i_end = std::min(M, i_begin + kMC);
+          const int64_t pb = ns * panels_per_split, pe = std::min(bpanels, pb + panels_per_split);
+          for (int64_t panel = pb; panel < pe; ++panel) {
+            const int64_t jr = panel * NR;
+            const int64_t nr = std::min<int64_t>(NR, nc - jr);
+            const T* bpanel = bp + jr * kc;
+            for (int64_t i = i_begin; i < i_end; i += MR) {
+              const int64_t mr = std::min<int64_t>(MR, M - i);
+              const T* apanel = ap + i * kc;
+              T* cblk = C + i * ldc + j0 + jr;
+              if (mr == MR && nr == NR) {
+                kernel(kc, apanel, bpanel, cblk, ldc, alpha, beta_eff);
+              } else {
+                kernel(kc, apanel, bpanel, tile, NR, alpha, T(0));
+                for (int64_t r = 0; r < mr; ++r) {
+                  T* crow = cblk + r * ldc;
+                  const T* trow = tile + r * NR;
+                  if (beta_eff == T(0)) {
+                    for (int64_t j = 0; j < nr; ++j) crow[j] = trow[j];
+                  } else {
+                    for (int64_t j = 0; j < nr; ++j) crow[j] = trow[j] + beta_eff * crow[j];
+                  }
+                }
+              }
+            }
+          }
+        }
+      };
+      const int64_t ntasks = mblocks * nsplit;
+      if (tp && ntasks > 1) tp->parallel_for(ntasks, 1, task);
+      else task(0, ntasks);
+    }
+  }
+}
+
+// Matrix-vector products (M == 1 or N == 1) are memory bound: a packed
+// microkernel would waste most of its tile, so stream the matrix once.
+template <typename T>
+__attribute__((always_inline)) inline void gemv_rows_impl(int64_t rows, int64_t cols, T alpha, const T* A, int64_t lda, const T* x, int64_t incx, T beta, T* y,
+               int64_t incy) {
+  // y[r] = alpha * dot(A[r, :], x) + beta * y[r]
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* a = A + r * lda;
+    T acc[8] = {};
+    int64_t c = 0;
+    if (incx == 1) {
+      for (; c + 8 <= cols; c += 8)
+        for (int u = 0; u < 8; ++u) acc[u] += a[c + u] * x[c + u];
+    }
+    T s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; c < cols; ++c) s += a[c] * x[c * incx];
+    T& out = y[r * incy];
+    out = beta == T(0) ? alpha * s : alpha * s + beta * out;
+  }
+}
+
+template <typename T>
+__attribute__((always_inline)) inline void gemv_cols_impl(int64_t rows, int64_t cols, T alpha, const T* A, int64_t lda, const T* x, int64_t incx, T beta, T* y,
+               int64_t incy, T* scratch) {
+  // y[c] = alpha * sum_r x[r] * A[r, c] + beta * y[c]
+  std::fill(scratch, scratch + cols, T(0));
+  for (int64_t r = 0; r < rows; ++r) {
+    const T xv = x[r * incx];
+    const T* a = A + r * lda;
+    for (int64_t c = 0; c < cols; ++c) scratch[c] += xv * a[c];
+  }
+  for (int64_t c = 0; c < cols; ++c) {
+    T& out = y[c * incy];
+    out = beta == T(0) ? alpha * scratch[c] : alpha * scratch[c] + beta * out;
+  }
+}
+
+template <typename T>
+struct GemvFns {
+  void (*rows)(int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, int64_t);
+  void (*cols)(int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, int64_t, T*);
+};
+
+#define DLRT_GEMV_FNS(T, suffix, attr)                                                                            \
+  attr void gemv_rows_##suffix(int64_t rows, int64_t cols, T alpha, const T* A, int64_t lda, const T* x,          \
+                               int64_t incx, T beta, T* y, int64_t incy) {                                        \
+    gemv_rows_impl<T>(rows, cols, alpha, A, lda, x, incx, beta, y, incy);                                         \
+  }                                                                                                               \
+  attr void gemv_cols_##suffix(int64_t rows, int64_t cols, T alpha, const T* A, int64_t lda, const T* x,          \
+                               int64_t incx, T beta, T* y, int64_t incy, T* scratch) {                            \
+    gemv_cols_impl<T>(rows, cols, alpha, A, lda, x, incx, beta, y, incy, scratch);                                \
+  }
+DLRT_GEMV_FNS(float, f_generic, )
+DLRT_GEMV_FNS(double, d_generic, )
+#ifdef DLRT_GEMM_X86
+DLRT_GEMV_FNS(float, f_avx2, __attribute__((target("avx2,fma"))))
+DLRT_GEMV_FNS(double, d_avx2, __attribute__((target("avx2,fma"))))
+#endif
+#undef DLRT_GEMV_FNS
+
+GemvFns<float> pick_sgemv() {
+#ifdef DLRT_GEMM_X86
+  if (cpu_has_avx2_fma()) return {gemv_rows_f_avx2, gemv_cols_f_avx2};
+#endif
+  return {gemv_rows_f_generic, gemv_cols_f_generic};
+}
+GemvFns<double> pick_dgemv() {
+#ifdef DLRT_GEMM_X86
+  if (cpu_has_avx2_fma()) return {gemv_rows_d_avx2, gemv_cols_d_avx2};
+#endif
+  return {gemv_rows_d_generic, gemv_cols_d_generic};
+}
+
+template <typename T>
+bool try_gemv(const GemvFns<T>& fns, bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
+              int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc, ThreadPool* pool) {
+  if (K <= 0 || alpha == T(0)) return false;
+  if (M == 1) {
+    // C[0, j] = sum_p opA(0, p) * opB(p, j); opA's row has stride lda when transposed.
+    const int64_t incx = ta ? lda : 1;
+    if (tb) {
+      // opB(p, j) = B[j*ldb + p]: one dot product per j, split over N.
+      auto body = [&](int64_t b, int64_t e) { fns.rows(e - b, K, alpha, B + b * ldb, ldb, A, incx, beta, C + b, 1); };
+      if (pool && N * K > 65536) pool->parallel_for(N, 64, body);
+      else body(0, N);
+    } else {
+      auto body = [&](int64_t b, int64_t e) {
+        Buffer<T> scratch = make_buffer<T>(static_cast<size_t>(e - b));
+        fns.cols(K, e - b, alpha, B + b, ldb, A, incx, beta, C + b, 1, scratch.get());
+      };
+      if (pool && N * K > 65536) pool->parallel_for(N, 256, body);
+      else body(0, N);
+    }
+    return true;
+  }
+  if (N == 1) {
+    const int64_t incx = tb ? 1 : ldb;  // opB(p, 0)
+    if (!ta) {
+      auto body = [&](int64_t b, int64_t e) {
+        fns.rows(e - b, K, alpha, A + b * lda, lda, B, incx, beta, C + b * ldc, ldc);
+      };
+      if (pool && M * K > 65536) pool->parallel_for(M, 64, body);
+      else body(0, M);
+    } else {
+      Buffer<T> scratch = make_buffer<T>(static_cast<size_t>(M));
+      fns.cols(K, M, alpha, A, lda, B, incx, beta, C, ldc, scratch.get());
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* sgemm_kernel_name() { return pick_skernel() == skernel_generic ? "generic" : "avx2-fma"; }
+
+void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+           const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool) {
+  static const MicroKernel<float> kernel = pick_skernel();
+  static const GemvFns<float> gemv = pick_sgemv();
+  if (try_gemv<float>(gemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool)) return;
+  gemm_blocked<float, kSMR, kSNR>(kernel, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool);
+}
+
+void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
+           const double* B, int64_t ldb, double beta, double* C, int64_t ldc, ThreadPool* pool) {
+  static const MicroKernel<double> kernel = pick_dkernel();
+  static const GemvFns<double> gemv = pick_dgemv();
+  if (try_gemv<double>(gemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool)) return;
+  gemm_blocked<double, kDMR, kDNR>(kernel, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool);
+}
+
+template <typename T>
+void igemm(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
+           bool accumulate, ThreadPool* pool) {
+  // Signed overflow is UB in C++; compute in the unsigned type of the same width (wraps like numpy).
+  using U = std::make_unsigned_t<T>;
+  using W = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, U>;
+  auto rows = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      T* c = C + i * ldc;
+      if (!accumulate) std::fill(c, c + N, T(0));
+      for (int64_t p = 0; p < K; ++p) {
+        const W a = static_cast<W>(static_cast<U>(A[i * lda + p]));
+        const T* brow = B + p * ldb;
+        for (int64_t j = 0; j < N; ++j)
+          c[j] = static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(c[j])) +
+                                               a * static_cast<W>(static_cast<U>(brow[j]))));
+      }
+    }
+  };
+  if (pool && M > 1 && M * N * K > 65536) pool->parallel_for(M, 1, rows);
+  else rows(0, M);
+}
+
+#define DLRT_INSTANTIATE_IGEMM(T)                                                                          \
+  template void igemm<T>(int64_t, int64_t, int64_t, const T*, int64_t, const T*, int64_t, T*, int64_t, bool, \
+                         ThreadPool*);
+DLRT_INSTANTIATE_IGEMM(int8_t)
+DLRT_INSTANTIATE_IGEMM(uint8_t)
+DLRT_INSTANTIATE_IGEMM(int16_t)
+DLRT_INSTANTIATE_IGEMM(uint16_t)
+DLRT_INSTANTIATE_IGEMM(int32_t)
+DLRT_INSTANTIATE_IGEMM(uint32_t)
+DLRT_INSTANTIATE_IGEMM(int64_t)
+DLRT_INSTANTIATE_IGEMM(uint64_t)
+#undef DLRT_INSTANTIATE_IGEMM
+
+}  // namespace dlrt::cpu
