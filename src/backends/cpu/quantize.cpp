@@ -1,10 +1,577 @@
+// Linear quantization: QuantizeLinear, DequantizeLinear (per tensor, per axis,
+// blocked), DynamicQuantizeLinear, and the integer products MatMulInteger,
+// ConvInteger, QLinearMatMul, QLinearConv.
+//
+// Integer products subtract zero points while widening to 32 bits and then
+// run the shared blocked GEMM in uint32 arithmetic: the low 32 bits equal the
+// int32 result, and wrap-around on overflow is defined behaviour.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/simple_gemm_impl.h"
 
 namespace dlrt::cpu {
+namespace {
+
+bool is_quant_type(DType t) {
+  return t == DType::kUInt8 || t == DType::kInt8 || t == DType::kUInt16 || t == DType::kInt16;
+}
+
+// Reads element i of an 8/16/32-bit integer tensor.
+inline int32_t int_at(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kUInt8: return t.data<uint8_t>()[i];
+    case DType::kInt8: return t.data<int8_t>()[i];
+    case DType::kUInt16: return t.data<uint16_t>()[i];
+    case DType::kInt16: return t.data<int16_t>()[i];
+    case DType::kInt32: return t.data<int32_t>()[i];
+    default: return 0;
+  }
+}
+
+inline float float_at(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kFloat32: return t.data<float>()[i];
+    case DType::kFloat16: return static_cast<float>(t.data<Float16>()[i]);
+    case DType::kBFloat16: return static_cast<float>(t.data<BFloat16>()[i]);
+    case DType::kFloat64: return static_cast<float>(t.data<double>()[i]);
+    default: return 0;
+  }
+}
+
+template <typename Q>
+Q saturate_round(double v) {
+  // nearbyint rounds half to even in the default rounding mode.
+  const double r = std::nearbyint(v);
+  constexpr double lo = static_cast<double>(std::numeric_limits<Q>::lowest());
+  constexpr double hi = static_cast<double>(std::numeric_limits<Q>::max());
+  if (!(r >= lo)) return std::isnan(r) ? Q(0) : std::numeric_limits<Q>::lowest();
+  if (r > hi) return std::numeric_limits<Q>::max();
+  return static_cast<Q>(r);
+}
+
+// Calls f(std::type_identity<Q>{}) for a quantized storage type.
+template <typename F>
+Status dispatch_quant(DType t, const KernelContext& ctx, F&& f) {
+  switch (t) {
+    case DType::kUInt8: return f(std::type_identity<uint8_t>{});
+    case DType::kInt8: return f(std::type_identity<int8_t>{});
+    case DType::kUInt16: return f(std::type_identity<uint16_t>{});
+    case DType::kInt16: return f(std::type_identity<int16_t>{});
+    default: return ctx.unsupported(std::string("quantized type ") + dtype_name(t) + " is not supported");
+  }
+}
+
+// How a scale/zero-point pair maps onto the elements of x.
+struct QuantParams {
+  int64_t outer = 1, axis_dim = 1, inner = 1;
+  int64_t block = 0;        // 0: per tensor or per axis
+  bool per_tensor = true;
+  int64_t scale_axis = 1;   // scale's extent along the axis (blocked case)
+};
+
+Result<QuantParams> quant_params(const KernelContext& ctx, const Tensor& x, const Tensor& scale, const Tensor* zp) {
+  QuantParams p;
+  if (zp && zp->shape() != scale.shape()) return ctx.invalid("zero point and scale must have the same shape");
+  const int64_t block = ctx.opset() >= 21 ? ctx.node().attr_int("block_size", 0) : 0;
+  if (block < 0) return ctx.invalid("block_size must be non-negative");
+  if (block == 0 && scale.size() == 1 && scale.rank() <= 1) return p;
+  if (scale.rank() == 0) return p;
+  if (ctx.opset() < 13) return ctx.invalid("scale must be a scalar before opset 13");
+  const int64_t rank = static_cast<int64_t>(x.rank());
+  DLRT_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 1), rank, ctx));
+  p.per_tensor = false;
+  p.axis_dim = x.dim(axis);
+  for (int64_t i = 0; i < axis; ++i) p.outer *= x.dim(i);
+  for (int64_t i = axis + 1; i < rank; ++i) p.inner *= x.dim(i);
+  if (block == 0) {
+    if (scale.rank() != 1 || scale.dim(0) != p.axis_dim)
+      return ctx.invalid("per-axis scale has shape " + shape_to_string(scale.shape()) + ", expected [" +
+                         std::to_string(p.axis_dim) + "]");
+    return p;
+  }
+  p.block = block;
+  p.scale_axis = (p.axis_dim + block - 1) / block;
+  Shape want = x.shape();
+  want[axis] = p.scale_axis;
+  if (scale.shape() != want)
+    return ctx.invalid("blocked scale has shape " + shape_to_string(scale.shape()) + ", expected " +
+                       shape_to_string(want));
+  return p;
+}
+
+// Calls f(element_index, param_index) over every element of x.
+template <typename F>
+void for_each_param(const QuantParams& p, int64_t n, F&& f) {
+  if (p.per_tensor) {
+    for (int64_t i = 0; i < n; ++i) f(i, 0);
+    return;
+  }
+  int64_t e = 0;
+  for (int64_t o = 0; o < p.outer; ++o)
+    for (int64_t a = 0; a < p.axis_dim; ++a) {
+      const int64_t base = p.block ? (o * p.scale_axis + a / p.block) * p.inner : a;
+      for (int64_t in = 0; in < p.inner; ++in, ++e) f(e, p.block ? base + in : base);
+    }
+}
+
+Status quantize_linear(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* scale, required_input(ctx, 1));
+  const Tensor* zp = ctx.input(2);
+  if (!dtype_is_float(x->dtype()) && x->dtype() != DType::kInt32)
+    return ctx.unsupported(std::string("input dtype ") + dtype_name(x->dtype()) + " is not supported");
+  if (!dtype_is_float(scale->dtype())) return ctx.invalid("y_scale must be a float tensor");
+  DType out = DType::kUInt8;
+  if (zp) {
+    out = zp->dtype();
+  } else if (ctx.opset() >= 21 && ctx.node().has_attr("output_dtype")) {
+    out = static_cast<DType>(ctx.node().attr_int("output_dtype", 2));
+  }
+  if (!is_quant_type(out)) return ctx.unsupported(std::string("output type ") + dtype_name(out) + " is not supported");
+  DLRT_ASSIGN_OR_RETURN(QuantParams p, quant_params(ctx, *x, *scale, zp));
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out, x->shape()));
+  const bool int_input = x->dtype() == DType::kInt32;
+  return dispatch_quant(out, ctx, [&](auto tag) -> Status {
+    using Q = typename decltype(tag)::type;
+    Q* dst = y->data<Q>();
+    for_each_param(p, x->size(), [&](int64_t e, int64_t k) {
+      const float s = float_at(*scale, k);
+      const int32_t z = zp ? int_at(*zp, k) : 0;
+      // Division in the input's precision, as the ONNX reference does.
+      const double q = int_input ? static_cast<double>(x->data<int32_t>()[e]) / static_cast<double>(s)
+                                 : static_cast<double>(float_at(*x, e) / s);
+      dst[e] = saturate_round<Q>(std::nearbyint(q) + z);
+    });
+    return Status::Ok();
+  });
+}
+
+Status dequantize_linear(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* scale, required_input(ctx, 1));
+  const Tensor* zp = ctx.input(2);
+  if (!is_quant_type(x->dtype()) && x->dtype() != DType::kInt32)
+    return ctx.unsupported(std::string("input dtype ") + dtype_name(x->dtype()) + " is not supported");
+  if (zp && zp->dtype() != x->dtype()) return ctx.invalid("x_zero_point must have x's dtype");
+  if (!dtype_is_float(scale->dtype()) || scale->dtype() == DType::kFloat64)
+    return ctx.invalid("x_scale must be float32, float16 or bfloat16");
+  DLRT_ASSIGN_OR_RETURN(QuantParams p, quant_params(ctx, *x, *scale, zp));
+  const DType out = ctx.opset() >= 19 ? scale->dtype() : DType::kFloat32;
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out, x->shape()));
+  return dispatch_float(out, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    T* dst = y->data<T>();
+    for_each_param(p, x->size(), [&](int64_t e, int64_t k) {
+      const float z = zp ? static_cast<float>(int_at(*zp, k)) : 0.0f;
+      dst[e] = T((static_cast<float>(int_at(*x, e)) - z) * float_at(*scale, k));
+    });
+    return Status::Ok();
+  });
+}
+
+Status dynamic_quantize_linear(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  if (x->dtype() != DType::kFloat32) return ctx.unsupported("only float32 input is supported");
+  const float* xs = x->data<float>();
+  float lo = 0, hi = 0;  // the range always includes 0
+  for (int64_t i = 0; i < x->size(); ++i) {
+    if (std::isnan(xs[i])) return ctx.invalid("input contains NaN");
+    lo = std::min(lo, xs[i]);
+    hi = std::max(hi, xs[i]);
+  }
+  const float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+  const float zp_f = std::min(255.0f, std::max(0.0f, 0.0f - lo / scale));
+  const uint8_t zp = saturate_round<uint8_t>(zp_f);
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kUInt8, x->shape()));
+  uint8_t* dst = y->data<uint8_t>();
+  for (int64_t i = 0; i < x->size(); ++i) dst[i] = saturate_round<uint8_t>(std::nearbyint(xs[i] / scale) + zp);
+  if (ctx.output_requested(1)) {
+    DLRT_ASSIGN_OR_RETURN(Tensor * s, ctx.allocate_output(1, DType::kFloat32, {}));
+    s->data<float>()[0] = scale;
+  }
+  if (ctx.output_requested(2)) {
+    DLRT_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(2, DType::kUInt8, {}));
+    z->data<uint8_t>()[0] = zp;
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Integer matrix products.
+
+bool is_8bit(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
+
+// Broadcast geometry of a numpy-style matmul.
+struct MatMulGeometry {
+  int64_t M = 1, K = 1, N = 1;
+  Shape out_shape;
+  int64_t batch = 1;
+  std::vector<int64_t> a_offsets, b_offsets;  // per output batch, in matrices
+  int64_t a_batch = 1, b_batch = 1;           // number of matrices in each input
+};
+
+Result<MatMulGeometry> matmul_geometry(const KernelContext& ctx, const Tensor& a, const Tensor& b) {
+  if (a.rank() < 1 || b.rank() < 1) return ctx.invalid("MatMul inputs must have rank >= 1");
+  MatMulGeometry g;
+  Shape as = a.shape(), bs = b.shape();
+  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  if (a_vec) as.insert(as.begin(), 1);
+  if (b_vec) bs.push_back(1);
+  g.M = as[as.size() - 2];
+  g.K = as.back();
+  g.N = bs.back();
+  if (bs[bs.size() - 2] != g.K)
+    return ctx.invalid("inner dimensions differ: " + shape_to_string(a.shape()) + " x " + shape_to_string(b.shape()));
+  const Shape ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
+  const size_t r = std::max(ab.size(), bb.size());
+  Shape batch(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i + ab.size() >= r ? ab[i + ab.size() - r] : 1;
+    const int64_t db = i + bb.size() >= r ? bb[i + bb.size() - r] : 1;
+    if (da != db && da != 1 && db != 1)
+      return ctx.invalid("batch dimensions do not broadcast: " + shape_to_string(a.shape()) + " x " +
+                         shape_to_string(b.shape()));
+    batch[i] = da == 1 ? db : da;
+  }
+  g.batch = element_count(batch);
+  g.a_batch = element_count(ab);
+  g.b_batch = element_count(bb);
+  g.a_offsets.resize(static_cast<size_t>(g.batch));
+  g.b_offsets.resize(static_cast<size_t>(g.batch));
+  for (int64_t idx = 0; idx < g.batch; ++idx) {
+    int64_t rem = idx, ao = 0, bo = 0, astride = 1, bstride = 1;
+    for (size_t i = r; i-- > 0;) {
+      const int64_t coord = rem % batch[i];
+      rem /= batch[i];
+      if (i + ab.size() >= r) {
+        const int64_t d = ab[i + ab.size() - r];
+        if (d != 1) ao += coord * astride;
+        astride *= d;
+      }
+      if (i + bb.size() >= r) {
+        const int64_t d = bb[i + bb.size() - r];
+        if (d != 1) bo += coord * bstride;
+        bstride *= d;
+      }
+    }
+    g.a_offsets[idx] = ao;
+    g.b_offsets[idx] = bo;
+  }
+  g.out_shape = batch;
+  if (!a_vec) g.out_shape.push_back(g.M);
+  if (!b_vec) g.out_shape.push_back(g.N);
+  return g;
+}
+
+// Where zero points (or scales) of A live: one, per row of every A matrix, or per row shared by all.
+enum class RowMode { kTensor, kRow, kBatchRow };
+
+Result<RowMode> row_mode(const KernelContext& ctx, const Tensor& t, const MatMulGeometry& g, const char* what) {
+  if (t.size() == 1 && t.rank() <= 1) return RowMode::kTensor;
+  if (t.rank() == 1 && t.dim(0) == g.M) return RowMode::kRow;
+  if (t.size() == g.a_batch * g.M && t.rank() >= 2 && t.shape().back() == 1) return RowMode::kBatchRow;
+  return ctx.invalid(std::string(what) + " has unsupported shape " + shape_to_string(t.shape()));
+}
+Result<RowMode> col_mode(const KernelContext& ctx, const Tensor& t, const MatMulGeometry& g, const char* what) {
+  if (t.size() == 1 && t.rank() <= 1) return RowMode::kTensor;
+  if (t.rank() == 1 && t.dim(0) == g.N) return RowMode::kRow;
+  if (t.size() == g.b_batch * g.N && t.rank() >= 2 && t.dim(t.rank() - 2) == 1) return RowMode::kBatchRow;
+  return ctx.invalid(std::string(what) + " has unsupported shape " + shape_to_string(t.shape()));
+}
+inline int64_t mode_index(RowMode m, int64_t matrix, int64_t i, int64_t extent) {
+  return m == RowMode::kTensor ? 0 : (m == RowMode::kRow ? i : matrix * extent + i);
+}
+
+// acc[batch][M][N] = sum_k (A - a_zp)(B - b_zp), with zero points per tensor/row/column.
+Status integer_matmul(KernelContext& ctx, const Tensor& a, const Tensor* a_zp, const Tensor& b, const Tensor* b_zp,
+                      const MatMulGeometry& g, std::vector<int32_t>& acc) {
+  RowMode am = RowMode::kTensor, bm = RowMode::kTensor;
+  if (a_zp) {
+    if (a_zp->dtype() != a.dtype()) return ctx.invalid("a_zero_point must have A's dtype");
+    DLRT_ASSIGN_OR_RETURN(am, row_mode(ctx, *a_zp, g, "a_zero_point"));
+  }
+  if (b_zp) {
+    if (b_zp->dtype() != b.dtype()) return ctx.invalid("b_zero_point must have B's dtype");
+    DLRT_ASSIGN_OR_RETURN(bm, col_mode(ctx, *b_zp, g, "b_zero_point"));
+  }
+  const int64_t M = g.M, K = g.K, N = g.N;
+  // Widen every input matrix once (they may be shared across broadcast batches).
+  std::vector<uint32_t> aw(static_cast<size_t>(g.a_batch * M * K)), bw(static_cast<size_t>(g.b_batch * K * N));
+  for (int64_t m = 0; m < g.a_batch; ++m)
+    for (int64_t i = 0; i < M; ++i) {
+      const int32_t z = a_zp ? int_at(*a_zp, mode_index(am, m, i, M)) : 0;
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t e = (m * M + i) * K + k;
+        aw[e] = static_cast<uint32_t>(int_at(a, e) - z);
+      }
+    }
+  for (int64_t m = 0; m < g.b_batch; ++m)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < N; ++j) {
+        const int64_t e = (m * K + k) * N + j;
+        const int32_t z = b_zp ? int_at(*b_zp, mode_index(bm, m, j, N)) : 0;
+        bw[e] = static_cast<uint32_t>(int_at(b, e) - z);
+      }
+  std::vector<uint32_t> cw(static_cast<size_t>(g.batch * M * N), 0u);
+  for (int64_t bi = 0; bi < g.batch; ++bi)
+    detail::gemm_acc<uint32_t>(M, N, K, aw.data() + g.a_offsets[bi] * M * K, K, bw.data() + g.b_offsets[bi] * K * N, N,
+                               cw.data() + bi * M * N, N, &ctx.pool());
+  acc.resize(cw.size());
+  for (size_t i = 0; i < cw.size(); ++i) acc[i] = static_cast<int32_t>(cw[i]);
+  return Status::Ok();
+}
+
+Status matmul_integer(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
+  if (!is_8bit(a->dtype()) || !is_8bit(b->dtype())) return ctx.unsupported("A and B must be uint8 or int8");
+  DLRT_ASSIGN_OR_RETURN(MatMulGeometry g, matmul_geometry(ctx, *a, *b));
+  std::vector<int32_t> acc;
+  DLRT_RETURN_IF_ERROR(integer_matmul(ctx, *a, ctx.input(2), *b, ctx.input(3), g, acc));
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kInt32, g.out_shape));
+  std::copy(acc.begin(), acc.end(), y->data<int32_t>());
+  return Status::Ok();
+}
+
+// Output zero point / dtype of the QLinear ops.
+Result<DType> qlinear_out_type(const KernelContext& ctx, const Tensor* y_zp, DType fallback) {
+  const DType t = y_zp ? y_zp->dtype() : fallback;
+  if (!is_8bit(t)) return ctx.unsupported(std::string("output type ") + dtype_name(t) + " is not supported");
+  if (y_zp && y_zp->size() != 1) return ctx.invalid("y_zero_point must be a scalar");
+  return t;
+}
+
+Status qlinear_matmul(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* a_scale, required_input(ctx, 1));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 3));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* b_scale, required_input(ctx, 4));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* y_scale, required_input(ctx, 6));
+  const Tensor* y_zp = ctx.input(7);
+  if (!is_8bit(a->dtype()) || !is_8bit(b->dtype())) return ctx.unsupported("a and b must be uint8 or int8");
+  for (const Tensor* s : {a_scale, b_scale, y_scale})
+    if (!dtype_is_float(s->dtype())) return ctx.invalid("scales must be float tensors");
+  if (y_scale->size() != 1) return ctx.invalid("y_scale must be a scalar");
+  DLRT_ASSIGN_OR_RETURN(DType out, qlinear_out_type(ctx, y_zp, a->dtype()));
+  DLRT_ASSIGN_OR_RETURN(MatMulGeometry g, matmul_geometry(ctx, *a, *b));
+  DLRT_ASSIGN_OR_RETURN(RowMode asm_, row_mode(ctx, *a_scale, g, "a_scale"));
+  DLRT_ASSIGN_OR_RETURN(RowMode bsm, col_mode(ctx, *b_scale, g, "b_scale"));
+  std::vector<int32_t> acc;
+  DLRT_RETURN_IF_ERROR(integer_matmul(ctx, *a, ctx.input(2), *b, ctx.input(5), g, acc));
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out, g.out_shape));
+  const float ys = float_at(*y_scale, 0);
+  const int32_t yz = y_zp ? int_at(*y_zp, 0) : 0;
+  return dispatch_quant(out, ctx, [&](auto tag) -> Status {
+    using Q = typename decltype(tag)::type;
+    Q* dst = y->data<Q>();
+    for (int64_t bi = 0; bi < g.batch; ++bi)
+      for (int64_t i = 0; i < g.M; ++i) {
+        const float as = float_at(*a_scale, mode_index(asm_, g.a_offsets[bi], i, g.M));
+        for (int64_t j = 0; j < g.N; ++j) {
+          const float bs = float_at(*b_scale, mode_index(bsm, g.b_offsets[bi], j, g.N));
+          const int64_t e = (bi * g.M + i) * g.N + j;
+          dst[e] = saturate_round<Q>(std::nearbyint(static_cast<float>(acc[e]) * (as * bs / ys)) + yz);
+        }
+      }
+    return Status::Ok();
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Integer convolution (im2col + GEMM).
+
+struct ConvGeometry {
+  int64_t N = 0, C = 0, M = 0, group = 1;
+  Shape in, kernel, out, stride, dilation, pad_begin;
+  int64_t in_size = 1, kernel_size = 1, out_size = 1;
+};
+
+Result<ConvGeometry> conv_geometry(const KernelContext& ctx, const Tensor& x, const Tensor& w) {
+  const ir::Node& n = ctx.node();
+  if (x.rank() < 3 || w.rank() != x.rank()) return ctx.invalid("x and w must have the same rank >= 3");
+  ConvGeometry g;
+  const size_t sd = x.rank() - 2;
+  g.N = x.dim(0);
+  g.C = x.dim(1);
+  g.M = w.dim(0);
+  g.group = n.attr_int("group", 1);
+  if (g.group <= 0 || g.C % g.group != 0 || g.M % g.group != 0 || w.dim(1) * g.group != g.C)
+    return ctx.invalid("channels do not match: x " + shape_to_string(x.shape()) + ", w " + shape_to_string(w.shape()) +
+                       ", group " + std::to_string(g.group));
+  g.in.assign(x.shape().begin() + 2, x.shape().end());
+  g.kernel.assign(w.shape().begin() + 2, w.shape().end());
+  const std::vector<int64_t> ks = n.attr_ints("kernel_shape");
+  if (!ks.empty() && ks != g.kernel) return ctx.invalid("kernel_shape does not match w's shape");
+  g.stride = n.attr_ints("strides", Shape(sd, 1));
+  g.dilation = n.attr_ints("dilations", Shape(sd, 1));
+  Shape pads = n.attr_ints("pads", Shape(2 * sd, 0));
+  if (g.stride.size() != sd || g.dilation.size() != sd || pads.size() != 2 * sd)
+    return ctx.invalid("strides, dilations or pads have the wrong length");
+  const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+  g.out.resize(sd);
+  g.pad_begin.resize(sd);
+  for (size_t i = 0; i < sd; ++i) {
+    if (g.stride[i] <= 0 || g.dilation[i] <= 0 || pads[i] < 0 || pads[i + sd] < 0)
+      return ctx.invalid("strides and dilations must be positive and pads non-negative");
+    const int64_t span = (g.kernel[i] - 1) * g.dilation[i] + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t o = (g.in[i] + g.stride[i] - 1) / g.stride[i];
+      const int64_t total = std::max<int64_t>(0, (o - 1) * g.stride[i] + span - g.in[i]);
+      pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[i + sd] = total - pads[i];
+    } else if (auto_pad == "VALID") {
+      pads[i] = pads[i + sd] = 0;
+    } else if (auto_pad != "NOTSET") {
+      return ctx.invalid("unknown auto_pad '" + auto_pad + "'");
+    }
+    const int64_t padded = g.in[i] + pads[i] + pads[i + sd];
+    if (padded < span) return ctx.invalid("kernel is larger than the padded input");
+    g.out[i] = (padded - span) / g.stride[i] + 1;
+    g.pad_begin[i] = pads[i];
+    g.in_size *= g.in[i];
+    g.kernel_size *= g.kernel[i];
+    g.out_size *= g.out[i];
+  }
+  return g;
+}
+
+// col[(c*K + k) * out_size + o] = x[c, in(o, k)] - x_zp, or 0 in the padding.
+void im2col(const ConvGeometry& g, const Tensor& x, int64_t x_offset, int64_t channels, int32_t x_zp,
+            std::vector<uint32_t>& col) {
+  const size_t sd = g.in.size();
+  std::vector<int64_t> kidx(sd), oidx(sd);
+  for (int64_t c = 0; c < channels; ++c) {
+    const int64_t xc = x_offset + c * g.in_size;
+    for (int64_t k = 0; k < g.kernel_size; ++k) {
+      int64_t rem = k;
+      for (size_t d = sd; d-- > 0;) {
+        kidx[d] = rem % g.kernel[d];
+        rem /= g.kernel[d];
+      }
+      uint32_t* dst = col.data() + (c * g.kernel_size + k) * g.out_size;
+      std::fill(oidx.begin(), oidx.end(), 0);
+      for (int64_t o = 0; o < g.out_size; ++o) {
+        int64_t off = 0;
+        bool inside = true;
+        for (size_t d = 0; d < sd; ++d) {
+          const int64_t pos = oidx[d] * g.stride[d] - g.pad_begin[d] + kidx[d] * g.dilation[d];
+          if (pos < 0 || pos >= g.in[d]) {
+            inside = false;
+            break;
+          }
+          off = off * g.in[d] + pos;
+        }
+        dst[o] = inside ? static_cast<uint32_t>(int_at(x, xc + off) - x_zp) : 0u;
+        for (size_t d = sd; d-- > 0;) {
+          if (++oidx[d] < g.out[d]) break;
+          oidx[d] = 0;
+        }
+      }
+    }
+  }
+}
+
+// acc[N][M][out] for x, w with per-tensor x zero point and per-tensor/per-channel w zero point.
+Status integer_conv(KernelContext& ctx, const Tensor& x, const Tensor* x_zp, const Tensor& w, const Tensor* w_zp,
+                    const ConvGeometry& g, std::vector<int32_t>& acc) {
+  if (x_zp && (x_zp->size() != 1 || x_zp->dtype() != x.dtype()))
+    return ctx.invalid("x_zero_point must be a scalar of x's dtype");
+  if (w_zp && ((w_zp->size() != 1 && w_zp->size() != g.M) || w_zp->dtype() != w.dtype()))
+    return ctx.invalid("w_zero_point must be a scalar or have one value per output channel, in w's dtype");
+  const int32_t xz = x_zp ? int_at(*x_zp, 0) : 0;
+  const int64_t Cg = g.C / g.group, Mg = g.M / g.group, CK = Cg * g.kernel_size;
+  std::vector<uint32_t> ww(static_cast<size_t>(g.M * CK));
+  for (int64_t m = 0; m < g.M; ++m) {
+    const int32_t z = w_zp ? int_at(*w_zp, w_zp->size() == 1 ? 0 : m) : 0;
+    for (int64_t i = 0; i < CK; ++i) ww[m * CK + i] = static_cast<uint32_t>(int_at(w, m * CK + i) - z);
+  }
+  std::vector<uint32_t> col(static_cast<size_t>(CK * g.out_size));
+  std::vector<uint32_t> out(static_cast<size_t>(g.N * g.M * g.out_size), 0u);
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t grp = 0; grp < g.group; ++grp) {
+      im2col(g, x, (n * g.C + grp * Cg) * g.in_size, Cg, xz, col);
+      detail::gemm_acc<uint32_t>(Mg, g.out_size, CK, ww.data() + grp * Mg * CK, CK, col.data(), g.out_size,
+                                 out.data() + (n * g.M + grp * Mg) * g.out_size, g.out_size, &ctx.pool());
+    }
+  acc.resize(out.size());
+  for (size_t i = 0; i < out.size(); ++i) acc[i] = static_cast<int32_t>(out[i]);
+  return Status::Ok();
+}
+
+Shape conv_out_shape(const ConvGeometry& g) {
+  Shape s{g.N, g.M};
+  s.insert(s.end(), g.out.begin(), g.out.end());
+  return s;
+}
+
+Status conv_integer(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* w, required_input(ctx, 1));
+  if (!is_8bit(x->dtype()) || !is_8bit(w->dtype())) return ctx.unsupported("x and w must be uint8 or int8");
+  DLRT_ASSIGN_OR_RETURN(ConvGeometry g, conv_geometry(ctx, *x, *w));
+  std::vector<int32_t> acc;
+  DLRT_RETURN_IF_ERROR(integer_conv(ctx, *x, ctx.input(2), *w, ctx.input(3), g, acc));
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kInt32, conv_out_shape(g)));
+  std::copy(acc.begin(), acc.end(), y->data<int32_t>());
+  return Status::Ok();
+}
+
+Status qlinear_conv(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x_scale, required_input(ctx, 1));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* w, required_input(ctx, 3));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* w_scale, required_input(ctx, 4));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* y_scale, required_input(ctx, 6));
+  const Tensor* y_zp = ctx.input(7);
+  const Tensor* bias = ctx.input(8);
+  if (!is_8bit(x->dtype()) || !is_8bit(w->dtype())) return ctx.unsupported("x and w must be uint8 or int8");
+  for (const Tensor* s : {x_scale, w_scale, y_scale})
+    if (!dtype_is_float(s->dtype())) return ctx.invalid("scales must be float tensors");
+  if (x_scale->size() != 1 || y_scale->size() != 1) return ctx.invalid("x_scale and y_scale must be scalars");
+  DLRT_ASSIGN_OR_RETURN(DType out, qlinear_out_type(ctx, y_zp, x->dtype()));
+  DLRT_ASSIGN_OR_RETURN(ConvGeometry g, conv_geometry(ctx, *x, *w));
+  if (w_scale->size() != 1 && w_scale->size() != g.M)
+    return ctx.invalid("w_scale must be a scalar or have one value per output channel");
+  if (bias && (bias->dtype() != DType::kInt32 || bias->size() != g.M))
+    return ctx.invalid("B must be an int32 vector with one value per output channel");
+  std::vector<int32_t> acc;
+  DLRT_RETURN_IF_ERROR(integer_conv(ctx, *x, ctx.input(2), *w, ctx.input(5), g, acc));
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out, conv_out_shape(g)));
+  const float xs = float_at(*x_scale, 0), ys = float_at(*y_scale, 0);
+  const int32_t yz = y_zp ? int_at(*y_zp, 0) : 0;
+  return dispatch_quant(out, ctx, [&](auto tag) -> Status {
+    using Q = typename decltype(tag)::type;
+    Q* dst = y->data<Q>();
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t m = 0; m < g.M; ++m) {
+        const float mult = xs * float_at(*w_scale, w_scale->size() == 1 ? 0 : m) / ys;
+        const int64_t b = bias ? bias->data<int32_t>()[m] : 0;
+        const int64_t base = (n * g.M + m) * g.out_size;
+        for (int64_t o = 0; o < g.out_size; ++o)
+          dst[base + o] = saturate_round<Q>(
+              std::nearbyint(static_cast<float>(static_cast<int64_t>(acc[base + o]) + b) * mult) + yz);
+      }
+    return Status::Ok();
+  });
+}
+
+}  // namespace
 
 Status register_quantize_kernels(KernelRegistry& r) {
-  (void)r;
+  DLRT_RETURN_IF_ERROR(r.add_fn("QuantizeLinear", quantize_linear, 10));
+  DLRT_RETURN_IF_ERROR(r.add_fn("DequantizeLinear", dequantize_linear, 10));
+  DLRT_RETURN_IF_ERROR(r.add_fn("DynamicQuantizeLinear", dynamic_quantize_linear, 11));
+  DLRT_RETURN_IF_ERROR(r.add_fn("MatMulInteger", matmul_integer, 10));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ConvInteger", conv_integer, 10));
+  DLRT_RETURN_IF_ERROR(r.add_fn("QLinearMatMul", qlinear_matmul, 10));
+  DLRT_RETURN_IF_ERROR(r.add_fn("QLinearConv", qlinear_conv, 10));
   return Status::Ok();
 }
 
