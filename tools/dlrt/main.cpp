@@ -1,2 +1,42 @@
+// dlrt: command-line front end of the dlrt runtime.
 #include <cstdio>
-int main() { std::puts("dlrt: under construction"); return 0; }
+#include <cstring>
+#include <string>
+
+#include "cli_args.h"
+#include "commands.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: dlrt COMMAND [OPTIONS]\n"
+    "\n"
+    "commands:\n"
+    "  run MODEL          run a model once; print outputs, where each part ran and timings\n"
+    "  inspect MODEL      inputs, outputs, opsets, op histogram, parameter count and bytes\n"
+    "  conformance DIR... run ONNX backend-test cases and compare with their expected outputs\n"
+    "\n"
+    "'dlrt COMMAND --help' describes a command's options.\n"
+    "\n"
+    "exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid or unsupported model,\n"
+    "            4 requested device unavailable in strict mode\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace dlrt::cli;
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return kExitUsage;
+  }
+  std::string cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (cmd == "run") return cmd_run(argc, argv);
+  if (cmd == "inspect") return cmd_inspect(argc, argv);
+  if (cmd == "conformance") return cmd_conformance(argc, argv);
+  std::fprintf(stderr, "dlrt: error: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
+  return kExitUsage;
+}

@@ -1,0 +1,106 @@
+#include "cli_args.h"
+
+#include <cstdio>
+
+namespace dlrt::cli {
+
+std::string Args::get(const std::string& flag, const std::string& def) const {
+  auto it = values.find(flag);
+  return it == values.end() || it->second.empty() ? def : it->second.back();
+}
+
+std::vector<std::string> Args::all(const std::string& flag) const {
+  auto it = values.find(flag);
+  return it == values.end() ? std::vector<std::string>{} : it->second;
+}
+
+Result<Args> parse_args(int argc, char** argv, int first, const std::vector<FlagSpec>& specs) {
+  Args out;
+  bool flags_done = false;
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (flags_done || a.size() < 2 || a[0] != '-') {
+      out.positional.push_back(a);
+      continue;
+    }
+    if (a == "--") {
+      flags_done = true;
+      continue;
+    }
+    if (a == "-h" || a == "--help") {
+      out.values["help"].push_back("");
+      continue;
+    }
+    if (a.rfind("--", 0) != 0) return InvalidArgument("unknown option '" + a + "' (options are spelled --name)");
+    std::string name = a.substr(2);
+    std::string value;
+    bool has_inline = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_inline = true;
+    }
+    const FlagSpec* spec = nullptr;
+    for (const auto& s : specs)
+      if (s.name == name) spec = &s;
+    if (!spec) return InvalidArgument("unknown option '--" + name + "'");
+    if (spec->takes_value) {
+      if (!has_inline) {
+        if (i + 1 >= argc) return InvalidArgument("option '--" + name + "' needs a value");
+        value = argv[++i];
+      }
+    } else if (has_inline) {
+      return InvalidArgument("option '--" + name + "' takes no value");
+    }
+    auto& vals = out.values[name];
+    if (!spec->repeatable && !vals.empty()) return InvalidArgument("option '--" + name + "' given more than once");
+    vals.push_back(value);
+  }
+  return out;
+}
+
+Result<int64_t> parse_nonnegative_int(const std::string& text, const std::string& what) {
+  if (text.empty() || text.size() > 18) return InvalidArgument(what + " must be a non-negative integer, got '" + text + "'");
+  int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return InvalidArgument(what + " must be a non-negative integer, got '" + text + "'");
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+Status split_assignment(const std::string& text, const std::string& flag, std::string& name, std::string& value) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    return InvalidArgument("--" + flag + " expects NAME=VALUE, got '" + text + "'");
+  name = text.substr(0, eq);
+  value = text.substr(eq + 1);
+  return Status::Ok();
+}
+
+int usage_error(const std::string& command, const std::string& message) {
+  std::fprintf(stderr, "dlrt %s: error: %s\n(see 'dlrt %s --help')\n", command.c_str(), message.c_str(), command.c_str());
+  return kExitUsage;
+}
+
+int exit_code_for_model_status(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kOk: return kExitOk;
+    case StatusCode::kInvalidModel:
+    case StatusCode::kUnsupported:
+    case StatusCode::kIoError: return kExitBadModel;
+    case StatusCode::kDeviceUnavailable: return kExitDeviceUnavailable;
+    case StatusCode::kInvalidArgument: return kExitUsage;  // e.g. a malformed --device spec
+    default: return kExitRuntimeError;
+  }
+}
+
+int exit_code_for_run_status(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kOk: return kExitOk;
+    case StatusCode::kDeviceUnavailable: return kExitDeviceUnavailable;
+    default: return kExitRuntimeError;
+  }
+}
+
+}  // namespace dlrt::cli

@@ -1,0 +1,60 @@
+// Command-line parsing shared by every dlrt command: long flags only
+// (--name VALUE or --name=VALUE), `--` ends the flags, anything else is
+// positional. Unknown flags and missing values are usage errors.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dlrt/status.h"
+
+namespace dlrt::cli {
+
+// Exit codes of the dlrt binary (README "Exit codes").
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitRuntimeError = 1,
+  kExitUsage = 2,
+  kExitBadModel = 3,
+  kExitDeviceUnavailable = 4,
+};
+
+struct FlagSpec {
+  std::string name;          // without the leading "--"
+  bool takes_value = false;
+  bool repeatable = false;
+};
+
+struct Args {
+  std::vector<std::string> positional;
+  std::map<std::string, std::vector<std::string>> values;  // flag -> values ("" for switches)
+
+  bool has(const std::string& flag) const { return values.count(flag) != 0; }
+  // The flag's (last) value, or `def` when absent.
+  std::string get(const std::string& flag, const std::string& def = "") const;
+  // Every value of a repeatable flag, in order.
+  std::vector<std::string> all(const std::string& flag) const;
+};
+
+// Parses argv[first..] against `specs`; "--help" and "-h" are always accepted
+// (as flag "help"). Errors: kInvalidArgument with a message for the user.
+Result<Args> parse_args(int argc, char** argv, int first, const std::vector<FlagSpec>& specs);
+
+// A whole non-negative decimal number ("4"); kInvalidArgument otherwise.
+Result<int64_t> parse_nonnegative_int(const std::string& text, const std::string& what);
+
+// Splits "NAME=VALUE" at the first '='. kInvalidArgument when there is no
+// '=' or either side is empty.
+Status split_assignment(const std::string& text, const std::string& flag, std::string& name, std::string& value);
+
+// Prints "dlrt CMD: error: MESSAGE" and a pointer to --help on stderr; returns kExitUsage.
+int usage_error(const std::string& command, const std::string& message);
+
+// Exit code for a Status from loading a model (session create, import).
+int exit_code_for_model_status(const Status& s);
+// Exit code for a Status from running a model.
+int exit_code_for_run_status(const Status& s);
+
+}  // namespace dlrt::cli

@@ -1,0 +1,282 @@
+// dlrt run MODEL: run a model once and show outputs, placement and timings.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "core/npy.h"
+#include "dlrt/session.h"
+#include "tensor_format.h"
+
+namespace dlrt::cli {
+namespace {
+
+constexpr const char* kRunHelp =
+    "usage: dlrt run MODEL [options]\n"
+    "\n"
+    "Runs MODEL once and prints each output (dtype, shape, first values, min/max/mean),\n"
+    "where each partition of the graph ran, and the session-create and run times.\n"
+    "Inputs not given with --input get random values of the right dtype and shape\n"
+    "(floats in [-1, 1), integers 0 or 1); dynamic dims default to 1.\n"
+    "\n"
+    "options:\n"
+    "  --device SPEC         auto, cpu, gpu, npu, a backend or backend:device; comma-separated\n"
+    "                        priority list (default: $DLRT_DEVICE, else auto)\n"
+    "  --strict              fail instead of falling back to another device (also DLRT_STRICT=1)\n"
+    "  --input NAME=FILE     feed input NAME from a .npy file (repeatable)\n"
+    "  --shape NAME=DIMS     shape of a random input, e.g. --shape input_ids=1x128 (repeatable)\n"
+    "  --output-dir DIR      write each output to DIR/<output name>.npy (characters outside\n"
+    "                        [A-Za-z0-9._-] replaced by '_')\n"
+    "  --threads N           intra-op threads (default 0: one per core)\n"
+    "  --seed N              seed of the random inputs (default 0)\n"
+    "  --json                print one JSON object: inputs, outputs, report, timings_ms\n"
+    "  -h, --help            this help\n"
+    "\n"
+    "exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid or unsupported model,\n"
+    "            4 requested device unavailable in strict mode\n";
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string declared_shape(const TensorInfo& info) {
+  std::string s = "[";
+  for (size_t i = 0; i < info.shape.size(); ++i) {
+    if (i) s += ", ";
+    if (info.shape[i] >= 0) s += std::to_string(info.shape[i]);
+    else if (i < info.dim_names.size() && !info.dim_names[i].empty()) s += info.dim_names[i];
+    else s += "?";
+  }
+  return s + "]";
+}
+
+int fail(const std::string& message, int code) {
+  std::fprintf(stderr, "dlrt run: error: %s\n", message.c_str());
+  return code;
+}
+
+struct InputPlan {
+  std::string source;  // "random" or the .npy path
+  Tensor tensor;
+};
+
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+  const std::vector<FlagSpec> specs = {
+      {"device", true, false}, {"strict", false, false}, {"input", true, true},   {"shape", true, true},
+      {"output-dir", true, false}, {"threads", true, false}, {"seed", true, false}, {"json", false, false},
+  };
+  auto parsed = parse_args(argc, argv, 2, specs);
+  if (!parsed.ok()) return usage_error("run", parsed.status().message());
+  const Args& args = *parsed;
+  if (args.has("help")) {
+    std::fputs(kRunHelp, stdout);
+    return kExitOk;
+  }
+  if (args.positional.size() != 1)
+    return usage_error("run", args.positional.empty() ? "missing MODEL" : "expected one MODEL, got " +
+                                                                              std::to_string(args.positional.size()) +
+                                                                              " positional arguments");
+  const std::string model_path = args.positional[0];
+  const bool json = args.has("json");
+
+  SessionOptions options;
+  options.device = args.get("device");
+  options.strict = args.has("strict");
+  if (args.has("threads")) {
+    auto n = parse_nonnegative_int(args.get("threads"), "--threads");
+    if (!n.ok()) return usage_error("run", n.status().message());
+    if (*n > 4096) return usage_error("run", "--threads must be at most 4096");
+    options.threads = static_cast<int>(*n);
+  }
+  uint64_t seed = 0;
+  if (args.has("seed")) {
+    auto n = parse_nonnegative_int(args.get("seed"), "--seed");
+    if (!n.ok()) return usage_error("run", n.status().message());
+    seed = static_cast<uint64_t>(*n);
+  }
+  std::map<std::string, std::string> input_files;
+  for (const auto& a : args.all("input")) {
+    std::string name, file;
+    Status s = split_assignment(a, "input", name, file);
+    if (!s.ok()) return usage_error("run", s.message());
+    if (input_files.count(name)) return usage_error("run", "input '" + name + "' given twice");
+    input_files[name] = file;
+  }
+  std::map<std::string, Shape> input_shapes;
+  for (const auto& a : args.all("shape")) {
+    std::string name, dims;
+    Status s = split_assignment(a, "shape", name, dims);
+    if (!s.ok()) return usage_error("run", s.message());
+    auto shape = parse_shape(dims);
+    if (!shape.ok()) return usage_error("run", "--shape " + name + ": " + shape.status().message());
+    input_shapes[name] = *shape;
+  }
+
+  // Create the session.
+  auto t0 = std::chrono::steady_clock::now();
+  auto session_r = Session::create(model_path, options);
+  double create_ms = ms_since(t0);
+  if (!session_r.ok()) {
+    const Status& s = session_r.status();
+    return fail("cannot load model " + model_path + ": " + s.to_string(), exit_code_for_model_status(s));
+  }
+  const Session& session = **session_r;
+
+  // Every name given must be an input of the model.
+  std::string names;
+  for (const auto& in : session.inputs()) names += (names.empty() ? "" : ", ") + in.name;
+  auto has_input = [&](const std::string& name) {
+    for (const auto& in : session.inputs())
+      if (in.name == name) return true;
+    return false;
+  };
+  for (const auto& [name, file] : input_files)
+    if (!has_input(name))
+      return usage_error("run", "--input " + name + ": the model has no input '" + name + "' (inputs: " + names + ")");
+  for (const auto& [name, shape] : input_shapes) {
+    if (!has_input(name)) return usage_error("run", "--shape " + name + ": the model has no input '" + name + "' (inputs: " + names + ")");
+    if (input_files.count(name)) return usage_error("run", "--shape " + name + ": the input is also given with --input");
+  }
+
+  // Prepare inputs: from .npy files, else random.
+  std::mt19937_64 rng(seed);
+  std::map<std::string, Tensor> feeds;
+  std::vector<std::pair<std::string, InputPlan>> plans;
+  for (const auto& info : session.inputs()) {
+    InputPlan plan;
+    if (!info.is_tensor) return fail("input '" + info.name + "' is not a tensor (sequence or optional); dlrt run feeds tensors only", kExitRuntimeError);
+    if (auto it = input_files.find(info.name); it != input_files.end()) {
+      auto t = read_npy_file(it->second);
+      if (!t.ok()) return fail("input '" + info.name + "': " + t.status().message(), kExitRuntimeError);
+      if (info.dtype != DType::kUndefined && t->dtype() != info.dtype)
+        return fail("input '" + info.name + "' expects " + dtype_name(info.dtype) + " " + declared_shape(info) + ", but " +
+                        it->second + " holds " + dtype_name(t->dtype()) + " " + shape_to_string(t->shape()) +
+                        " (convert it with numpy: arr.astype('" + dtype_name(info.dtype) + "'))",
+                    kExitRuntimeError);
+      if (!info.shape.empty() && t->rank() != info.shape.size())
+        return fail("input '" + info.name + "' expects rank " + std::to_string(info.shape.size()) + " " +
+                        declared_shape(info) + ", but " + it->second + " has shape " + shape_to_string(t->shape()),
+                    kExitRuntimeError);
+      plan.source = it->second;
+      plan.tensor = std::move(t).value();
+    } else {
+      Shape shape;
+      if (auto sit = input_shapes.find(info.name); sit != input_shapes.end()) {
+        shape = sit->second;
+        if (!info.shape.empty()) {
+          if (shape.size() != info.shape.size())
+            return usage_error("run", "--shape " + info.name + ": the input has rank " + std::to_string(info.shape.size()) +
+                                          " " + declared_shape(info) + ", got " + shape_to_string(shape));
+          for (size_t i = 0; i < shape.size(); ++i)
+            if (info.shape[i] >= 0 && info.shape[i] != shape[i])
+              return usage_error("run", "--shape " + info.name + ": dim " + std::to_string(i) + " is fixed to " +
+                                            std::to_string(info.shape[i]) + " by the model " + declared_shape(info));
+        }
+      } else {
+        for (int64_t d : info.shape) shape.push_back(d >= 0 ? d : 1);
+      }
+      auto t = random_tensor(info.dtype, shape, rng);
+      if (!t.ok()) return fail("input '" + info.name + "': " + t.status().message(), kExitRuntimeError);
+      plan.source = "random";
+      plan.tensor = std::move(t).value();
+    }
+    feeds[info.name] = plan.tensor;
+    plans.emplace_back(info.name, std::move(plan));
+  }
+
+  // Run.
+  RunReport report;
+  t0 = std::chrono::steady_clock::now();
+  auto outputs_r = session.run(feeds, &report);
+  double run_ms = ms_since(t0);
+  if (!outputs_r.ok()) {
+    const Status& s = outputs_r.status();
+    return fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
+  }
+  const std::vector<Tensor>& outputs = *outputs_r;
+  const auto& out_infos = session.outputs();
+  auto output_name = [&](size_t i) { return i < out_infos.size() ? out_infos[i].name : "output_" + std::to_string(i); };
+
+  // Write outputs.
+  std::vector<std::string> written;
+  if (args.has("output-dir")) {
+    std::filesystem::path dir = args.get("output-dir");
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return fail("cannot create output folder " + dir.string() + ": " + ec.message(), kExitRuntimeError);
+    std::map<std::string, std::string> used;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      std::string file = sanitize_file_name(output_name(i));
+      if (used.count(file))
+        return fail("outputs '" + used[file] + "' and '" + output_name(i) + "' map to the same file name " + file + ".npy",
+                    kExitRuntimeError);
+      used[file] = output_name(i);
+      std::string path = (dir / (file + ".npy")).string();
+      Status s = write_npy_file(path, outputs[i]);
+      if (!s.ok()) return fail("cannot write output '" + output_name(i) + "': " + s.message(), kExitRuntimeError);
+      written.push_back(path);
+    }
+  }
+
+  if (json) {
+    nlohmann::json j;
+    j["model"] = model_path;
+    j["inputs"] = nlohmann::json::array();
+    for (const auto& [name, plan] : plans)
+      j["inputs"].push_back({{"name", name}, {"dtype", dtype_name(plan.tensor.dtype())}, {"shape", plan.tensor.shape()},
+                             {"source", plan.source}});
+    j["outputs"] = nlohmann::json::array();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      nlohmann::json o = tensor_summary_json(output_name(i), outputs[i]);
+      if (i < written.size()) o["file"] = written[i];
+      j["outputs"].push_back(o);
+    }
+    j["report"] = nlohmann::json::array();
+    for (const auto& p : report.partitions)
+      j["report"].push_back({{"backend", p.backend}, {"device", p.device}, {"node_count", p.node_count},
+                             {"degraded", p.degraded}, {"reason", p.reason}, {"time_ms", p.time_ms}});
+    j["timings_ms"] = {{"session_create", create_ms}, {"run", run_ms}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return kExitOk;
+  }
+
+  std::printf("model: %s\n", model_path.c_str());
+  std::printf("inputs:\n");
+  for (const auto& [name, plan] : plans)
+    std::printf("  %s: %s %s (%s)\n", name.c_str(), dtype_name(plan.tensor.dtype()), shape_to_string(plan.tensor.shape()).c_str(),
+                plan.source.c_str());
+  std::printf("outputs:\n");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& t = outputs[i];
+    std::printf("  %s: %s %s\n", output_name(i).c_str(), dtype_name(t.dtype()), shape_to_string(t.shape()).c_str());
+    std::printf("    values: %s\n", value_preview(t).c_str());
+    TensorStats st = tensor_stats(t);
+    if (st.numeric && t.size() > 0) {
+      std::printf("    min %.6g  max %.6g  mean %.6g", st.min, st.max, st.mean);
+      if (st.nan_count) std::printf("  nan %lld", static_cast<long long>(st.nan_count));
+      if (st.inf_count) std::printf("  inf %lld", static_cast<long long>(st.inf_count));
+      std::printf("\n");
+    }
+    if (i < written.size()) std::printf("    written to %s\n", written[i].c_str());
+  }
+  std::printf("placement:\n");
+  if (report.partitions.empty()) std::printf("  (the session reported no partitions)\n");
+  for (size_t i = 0; i < report.partitions.size(); ++i) {
+    const auto& p = report.partitions[i];
+    std::printf("  partition %zu: %d nodes on %s (%s), %s ms%s%s\n", i, p.node_count, p.backend.c_str(), p.device.c_str(),
+                format_ms(p.time_ms).c_str(), p.degraded ? ", DEGRADED: " : "", p.degraded ? p.reason.c_str() : "");
+  }
+  std::printf("timings: session_create %s ms, run %s ms\n", format_ms(create_ms).c_str(), format_ms(run_ms).c_str());
+  return kExitOk;
+}
+
+}  // namespace dlrt::cli

@@ -1,0 +1,11 @@
+// The dlrt commands. Each takes the whole argv (argv[1] is the command name)
+// and returns the process exit code (cli_args.h ExitCode).
+#pragma once
+
+namespace dlrt::cli {
+
+int cmd_run(int argc, char** argv);
+int cmd_inspect(int argc, char** argv);
+int cmd_conformance(int argc, char** argv);
+
+}  // namespace dlrt::cli
