@@ -1,0 +1,219 @@
+// Unit tests for the layout family (src/backends/cpu/layout.cpp). Expected
+// values are computed by hand or with numpy (noted where non-obvious).
+#include <gtest/gtest.h>
+
+#include "kernel_test_util.h"
+
+namespace dlrt::cpu::testing {
+namespace {
+
+template <typename T = float>
+Tensor iota(Shape shape) {
+  std::vector<T> v(static_cast<size_t>(element_count(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<T>(i);
+  return Tensor::from_vector<T>(std::move(shape), v);
+}
+Tensor i64(std::vector<int64_t> v) { return Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v); }
+Tensor i32(std::vector<int32_t> v) { return Tensor::from_vector<int32_t>({static_cast<int64_t>(v.size())}, v); }
+
+template <typename T>
+std::vector<T> values(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.size());
+}
+
+Tensor run1(const std::string& op, std::vector<Tensor> in, std::map<std::string, ir::Attribute> attrs = {},
+            int opset = 17) {
+  auto r = run_op(op, std::move(in), std::move(attrs), 1, opset);
+  EXPECT_TRUE(r.ok()) << r.status().to_string();
+  return r.ok() ? (*r)[0] : Tensor();
+}
+
+// Reference transpose by explicit index arithmetic.
+std::vector<float> transpose_ref(const Shape& s, const std::vector<int64_t>& perm) {
+  const size_t r = s.size();
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) out[i] = s[perm[i]];
+  std::vector<int64_t> in_str(r, 1);
+  for (size_t i = r - 1; i > 0; --i) in_str[i - 1] = in_str[i] * s[i];
+  std::vector<float> res;
+  std::vector<int64_t> idx(r, 0);
+  for (int64_t n = 0; n < element_count(out); ++n) {
+    int64_t off = 0;
+    for (size_t i = 0; i < r; ++i) off += idx[i] * in_str[perm[i]];
+    res.push_back(static_cast<float>(off));
+    for (size_t i = r; i-- > 0;) {
+      if (++idx[i] < out[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return res;
+}
+
+TEST(LayoutOps, TransposeSmallAndLargeAllPaths) {
+  Tensor y = run1("Transpose", {iota({2, 3})});
+  EXPECT_EQ(y.shape(), (Shape{3, 2}));
+  EXPECT_EQ(values<float>(y), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  // Large enough for the tiled and parallel paths; each permutation type.
+  const Shape s = {3, 40, 50, 7};
+  for (auto perm : std::vector<std::vector<int64_t>>{{0, 2, 1, 3}, {0, 3, 1, 2}, {3, 2, 1, 0}, {1, 0, 2, 3}, {0, 1, 2, 3}}) {
+    Tensor t = run1("Transpose", {iota(s)}, {{"perm", attr_ints(perm)}});
+    EXPECT_EQ(values<float>(t), transpose_ref(s, perm)) << "perm " << shape_to_string(perm);
+  }
+  EXPECT_FALSE(run_op("Transpose", {iota({2, 3})}, {{"perm", attr_ints({0, 0})}}).ok());
+}
+
+TEST(LayoutOps, TransposeStrings) {
+  Tensor s = Tensor::from_vector<std::string>({2, 2}, {"a", "b", "c", "d"});
+  Tensor y = run1("Transpose", {s});
+  EXPECT_EQ(values<std::string>(y), (std::vector<std::string>{"a", "c", "b", "d"}));
+}
+
+TEST(LayoutOps, Concat) {
+  Tensor a = iota({2, 2});
+  Tensor b = Tensor::from_vector<float>({2, 1}, {9, 8});
+  Tensor y = run1("Concat", {a, b}, {{"axis", attr_int(-1)}});
+  EXPECT_EQ(y.shape(), (Shape{2, 3}));
+  EXPECT_EQ(values<float>(y), (std::vector<float>{0, 1, 9, 2, 3, 8}));
+  Tensor e = Tensor::from_vector<float>({0, 2}, {});
+  y = run1("Concat", {a, e, a}, {{"axis", attr_int(0)}});
+  EXPECT_EQ(values<float>(y), (std::vector<float>{0, 1, 2, 3, 0, 1, 2, 3}));
+  EXPECT_FALSE(run_op("Concat", {a, b}, {{"axis", attr_int(0)}}).ok());
+  EXPECT_FALSE(run_op("Concat", {a, iota<int32_t>({2, 2})}, {{"axis", attr_int(0)}}).ok());
+}
+
+TEST(LayoutOps, SplitAllStyles) {
+  Tensor x = iota({2, 6});
+  auto r = run_op("Split", {x, i64({2, 4})}, {{"axis", attr_int(1)}}, 2, 13);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{0, 1, 6, 7}));
+  EXPECT_EQ(values<float>((*r)[1]), (std::vector<float>{2, 3, 4, 5, 8, 9, 10, 11}));
+  r = run_op("Split", {x}, {{"axis", attr_int(1)}, {"split", attr_ints({1, 5})}}, 2, 11);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)[1].shape(), (Shape{2, 5}));
+  r = run_op("Split", {x}, {{"axis", attr_int(1)}}, 3, 13);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(values<float>((*r)[2]), (std::vector<float>{4, 5, 10, 11}));
+  // Opset 18: 5 into 3 -> chunks of 2, 2, 1.
+  r = run_op("Split", {iota({5})}, {{"num_outputs", attr_int(3)}}, 3, 18);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(values<float>((*r)[2]), (std::vector<float>{4}));
+  EXPECT_FALSE(run_op("Split", {x, i64({2, 3})}, {{"axis", attr_int(1)}}, 2, 13).ok());
+  EXPECT_FALSE(run_op("Split", {iota({5})}, {}, 2, 13).ok());
+}
+
+TEST(LayoutOps, SliceStepsAndClamping) {
+  Tensor x = iota({3, 4});
+  // x[0:2, 1:1000]
+  Tensor y = run1("Slice", {x, i64({0, 1}), i64({2, 1000})});
+  EXPECT_EQ(values<float>(y), (std::vector<float>{1, 2, 3, 5, 6, 7}));
+  // x[::-1, -1:0:-2] with int32 indices
+  y = run1("Slice", {x, i32({-1, -1}), i32({INT32_MIN, 0}), i32({0, 1}), i32({-1, -2})});
+  EXPECT_EQ(y.shape(), (Shape{3, 2}));
+  EXPECT_EQ(values<float>(y), (std::vector<float>{11, 9, 7, 5, 3, 1}));
+  // axes only on dim 1, INT64_MAX end
+  y = run1("Slice", {x, i64({2}), i64({INT64_MAX}), i64({-1})});
+  EXPECT_EQ(values<float>(y), (std::vector<float>{2, 3, 6, 7, 10, 11}));
+  // Opset 1 attributes.
+  y = run1("Slice", {x}, {{"starts", attr_ints({1})}, {"ends", attr_ints({2})}, {"axes", attr_ints({0})}}, 1);
+  EXPECT_EQ(values<float>(y), (std::vector<float>{4, 5, 6, 7}));
+  // Empty result.
+  y = run1("Slice", {x, i64({3}), i64({1}), i64({0})});
+  EXPECT_EQ(y.shape(), (Shape{0, 4}));
+  EXPECT_FALSE(run_op("Slice", {x, i64({0}), i64({1}), i64({0}), i64({0})}).ok());
+  EXPECT_FALSE(run_op("Slice", {x, i64({0, 0}), i64({1, 1}), i64({1, 1})}).ok());
+}
+
+TEST(LayoutOps, ExpandAndTile) {
+  Tensor x = Tensor::from_vector<float>({3, 1}, {1, 2, 3});
+  Tensor y = run1("Expand", {x, i64({2, 1, 2})});
+  EXPECT_EQ(y.shape(), (Shape{2, 3, 2}));
+  EXPECT_EQ(values<float>(y), (std::vector<float>{1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3}));
+  EXPECT_FALSE(run_op("Expand", {x, i64({2, 2})}).ok());
+
+  // numpy.tile([[0,1],[2,3]], (2,3))
+  y = run1("Tile", {iota({2, 2}), i64({2, 3})});
+  EXPECT_EQ(y.shape(), (Shape{4, 6}));
+  EXPECT_EQ(values<float>(y), (std::vector<float>{0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3,
+                                                  0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3}));
+  EXPECT_FALSE(run_op("Tile", {iota({2, 2}), i64({2})}).ok());
+}
+
+TEST(LayoutOps, PadModes) {
+  Tensor x = iota({2, 3});  // [[0,1,2],[3,4,5]]
+  Tensor y = run1("Pad", {x, i64({0, 2, 0, 1}), Tensor::scalar<float>(9)});
+  EXPECT_EQ(values<float>(y), (std::vector<float>{9, 9, 0, 1, 2, 9, 9, 9, 3, 4, 5, 9}));
+  // numpy.pad(x, ((0,0),(2,1)), 'reflect')
+  y = run1("Pad", {x, i64({0, 2, 0, 1})}, {{"mode", attr_string("reflect")}});
+  EXPECT_EQ(values<float>(y), (std::vector<float>{2, 1, 0, 1, 2, 1, 5, 4, 3, 4, 5, 4}));
+  y = run1("Pad", {x, i64({1, 1, 0, 0})}, {{"mode", attr_string("edge")}});
+  EXPECT_EQ(values<float>(y), (std::vector<float>{0, 0, 1, 2, 0, 0, 1, 2, 3, 3, 4, 5}));
+  // numpy.pad(x, ((0,0),(2,1)), 'wrap')
+  y = run1("Pad", {x, i64({0, 2, 0, 1})}, {{"mode", attr_string("wrap")}}, 19);
+  EXPECT_EQ(values<float>(y), (std::vector<float>{1, 2, 0, 1, 2, 0, 4, 5, 3, 4, 5, 3}));
+  // Negative pads crop; opset 2 attributes.
+  y = run1("Pad", {x}, {{"pads", attr_ints({0, -1, 1, 0})}, {"value", attr_float(7)}}, 2);
+  EXPECT_EQ(values<float>(y), (std::vector<float>{1, 2, 4, 5, 7, 7}));
+  // Opset 18 axes.
+  y = run1("Pad", {x, i64({1, 1}), Tensor(), i64({-1})}, {}, 18);
+  EXPECT_EQ(values<float>(y), (std::vector<float>{0, 0, 1, 2, 0, 0, 3, 4, 5, 0}));
+  EXPECT_FALSE(run_op("Pad", {x, i64({0, 1})}).ok());
+  EXPECT_FALSE(run_op("Pad", {x, i64({0, -4, 0, 0})}).ok());
+  EXPECT_FALSE(run_op("Pad", {x, i64({0, 1, 0, 0})}, {{"mode", attr_string("mirror")}}).ok());
+}
+
+TEST(LayoutOps, DepthToSpaceAndBack) {
+  // numpy: x = arange(8).reshape(1,8,1,1); DCR with b=2 -> (1,2,2,2)
+  Tensor x = iota({1, 8, 1, 1});
+  Tensor dcr = run1("DepthToSpace", {x}, {{"blocksize", attr_int(2)}});
+  EXPECT_EQ(dcr.shape(), (Shape{1, 2, 2, 2}));
+  EXPECT_EQ(values<float>(dcr), (std::vector<float>{0, 2, 4, 6, 1, 3, 5, 7}));
+  Tensor crd = run1("DepthToSpace", {x}, {{"blocksize", attr_int(2)}, {"mode", attr_string("CRD")}});
+  EXPECT_EQ(values<float>(crd), (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7}));
+  // SpaceToDepth inverts DCR DepthToSpace.
+  Tensor big = iota({2, 12, 3, 4});
+  Tensor d2s = run1("DepthToSpace", {big}, {{"blocksize", attr_int(2)}});
+  EXPECT_EQ(d2s.shape(), (Shape{2, 3, 6, 8}));
+  Tensor back = run1("SpaceToDepth", {d2s}, {{"blocksize", attr_int(2)}});
+  EXPECT_EQ(values<float>(back), values<float>(big));
+  EXPECT_FALSE(run_op("DepthToSpace", {iota({1, 6, 1, 1})}, {{"blocksize", attr_int(2)}}).ok());
+  EXPECT_FALSE(run_op("SpaceToDepth", {iota({1, 1, 3, 3})}, {{"blocksize", attr_int(2)}}).ok());
+}
+
+TEST(LayoutOps, Trilu) {
+  Tensor x = iota({3, 3});
+  Tensor y = run1("Trilu", {x});
+  EXPECT_EQ(values<float>(y), (std::vector<float>{0, 1, 2, 0, 4, 5, 0, 0, 8}));
+  y = run1("Trilu", {x, Tensor::scalar<int64_t>(-1)}, {{"upper", attr_int(0)}});
+  EXPECT_EQ(values<float>(y), (std::vector<float>{0, 0, 0, 3, 0, 0, 6, 7, 0}));
+  y = run1("Trilu", {x, Tensor::scalar<int64_t>(INT64_MAX)}, {{"upper", attr_int(0)}});
+  EXPECT_EQ(values<float>(y), values<float>(x));
+  y = run1("Trilu", {x, Tensor::scalar<int64_t>(INT64_MIN)});
+  EXPECT_EQ(values<float>(y), values<float>(x));
+}
+
+TEST(LayoutOps, ReverseSequence) {
+  // time-major [4 steps, 2 batch], lens [3, 1]
+  Tensor x = iota({4, 2});
+  Tensor y = run1("ReverseSequence", {x, i64({3, 1})});
+  EXPECT_EQ(values<float>(y), (std::vector<float>{4, 1, 2, 3, 0, 5, 6, 7}));
+  // batch-major
+  y = run1("ReverseSequence", {iota({2, 3}), i64({2, 3})}, {{"batch_axis", attr_int(0)}, {"time_axis", attr_int(1)}});
+  EXPECT_EQ(values<float>(y), (std::vector<float>{1, 0, 2, 5, 4, 3}));
+  EXPECT_FALSE(run_op("ReverseSequence", {x, i64({5, 1})}).ok());
+}
+
+TEST(LayoutOps, Compress) {
+  Tensor x = iota({3, 2});
+  Tensor cond = Tensor::from_vector<bool>({2}, {false, true});
+  Tensor y = run1("Compress", {x, cond}, {{"axis", attr_int(1)}});
+  EXPECT_EQ(values<float>(y), (std::vector<float>{1, 3, 5}));
+  Tensor c3 = Tensor::from_vector<bool>({3}, {true, false, true});
+  y = run1("Compress", {x, c3});  // flattened
+  EXPECT_EQ(values<float>(y), (std::vector<float>{0, 2}));
+  y = run1("Compress", {x, c3}, {{"axis", attr_int(0)}});
+  EXPECT_EQ(values<float>(y), (std::vector<float>{0, 1, 4, 5}));
+  EXPECT_FALSE(run_op("Compress", {x, c3}, {{"axis", attr_int(1)}}).ok());
+}
+
+}  // namespace
+}  // namespace dlrt::cpu::testing
