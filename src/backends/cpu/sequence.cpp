@@ -1,5 +1,5 @@
 // Sequences of tensors and optionals: Sequence*, SplitToSequence,
-// ConcatFromSequence, Optional, OptionalHasElement, OptionalGetElement.
+// ConcatFromSequence, SequenceMap, Optional, OptionalHasElement, OptionalGetElement.
 //
 // A sequence holds Tensors that may share storage with the tensors they came
 // from: values are immutable once produced, so no copy is needed.
@@ -229,6 +229,46 @@ Status optional_get_element(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// Runs the body once per element of the first (sequence) input; further
+// sequence inputs are indexed alongside it, tensor inputs are passed whole.
+Status sequence_map(KernelContext& ctx) {
+  const ir::Attribute* a = ctx.node().attr("body");
+  if (!a || a->kind != ir::Attribute::Kind::kGraph || !a->g) return ctx.invalid("attribute 'body' must be a graph");
+  const ir::Graph& body = *a->g;
+  DLRT_ASSIGN_OR_RETURN(const RunValue* first, sequence_input(ctx, 0));
+  const size_t n = first->sequence.size();
+  std::vector<const RunValue*> inputs;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    const RunValue* v = ctx.input_value(i);
+    if (!v || (v->kind != RunValue::Kind::kSequence && v->kind != RunValue::Kind::kTensor))
+      return ctx.invalid("input " + std::to_string(i) + " must be a sequence or a tensor");
+    if (v->kind == RunValue::Kind::kSequence && v->sequence.size() != n)
+      return ctx.invalid("input sequences have different lengths");
+    inputs.push_back(v);
+  }
+  if (body.inputs.size() != inputs.size()) return ctx.invalid("body input count does not match the node's inputs");
+  const size_t K = ctx.num_outputs();
+  if (body.outputs.size() != K) return ctx.invalid("body output count does not match the node's outputs");
+  std::vector<std::vector<Tensor>> outs(K);
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<RunValue> in;
+    for (const RunValue* v : inputs)
+      in.push_back(v->kind == RunValue::Kind::kSequence ? RunValue::of(v->sequence[i]) : *v);
+    DLRT_ASSIGN_OR_RETURN(std::vector<RunValue> res, ctx.run_subgraph(body, std::move(in)));
+    if (res.size() != K) return ctx.invalid("body returned the wrong number of outputs");
+    for (size_t k = 0; k < K; ++k) {
+      if (res[k].kind != RunValue::Kind::kTensor) return ctx.unsupported("body outputs must be tensors");
+      outs[k].push_back(std::move(res[k].tensor));
+    }
+  }
+  for (size_t k = 0; k < K; ++k) {
+    DType dt = body.values[body.outputs[k]].type.dtype;
+    if (!outs[k].empty()) dt = outs[k][0].dtype();
+    ctx.set_output_value(k, RunValue::of_sequence(std::move(outs[k]), dt));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status register_sequence_kernels(KernelRegistry& r) {
@@ -240,6 +280,7 @@ Status register_sequence_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("SequenceLength", sequence_length, 11));
   DLRT_RETURN_IF_ERROR(r.add_fn("SplitToSequence", split_to_sequence, 11));
   DLRT_RETURN_IF_ERROR(r.add_fn("ConcatFromSequence", concat_from_sequence, 11));
+  DLRT_RETURN_IF_ERROR(r.add_fn("SequenceMap", sequence_map, 17));
   DLRT_RETURN_IF_ERROR(r.add_fn("Optional", optional_construct, 15));
   DLRT_RETURN_IF_ERROR(r.add_fn("OptionalHasElement", optional_has_element, 15));
   DLRT_RETURN_IF_ERROR(r.add_fn("OptionalGetElement", optional_get_element, 15));
