@@ -257,15 +257,21 @@ Status max_unpool_compute(KernelContext& ctx) {
   if (static_cast<int>(kernel.size()) != nd || static_cast<int>(stride.size()) != nd ||
       static_cast<int>(pads.size()) != 2 * nd)
     return ctx.invalid("kernel_shape, strides and pads must have one value (two for pads) per spatial dim");
-  Shape out_shape = {x->dim(0), x->dim(1)};
-  for (int i = 0; i < nd; ++i) out_shape.push_back((x->dim(2 + i) - 1) * stride[i] + kernel[i] - pads[i] - pads[i + nd]);
+  // Indices are flat positions in the shape MaxPool's input had (the default
+  // output); an explicit output_shape re-places each position by coordinates.
+  Shape pooled_from = {x->dim(0), x->dim(1)};
+  for (int i = 0; i < nd; ++i) pooled_from.push_back((x->dim(2 + i) - 1) * stride[i] + kernel[i] - pads[i] - pads[i + nd]);
+  Shape out_shape = pooled_from;
   if (const Tensor* os = ctx.input(2)) {
     DLRT_ASSIGN_OR_RETURN(std::vector<int64_t> v, read_int_tensor(*os, ctx));
     if (v.size() != x->rank()) return ctx.invalid("output_shape must have one value per dim of X");
     out_shape = v;
   }
-  for (int64_t d : out_shape)
-    if (d < 0) return ctx.invalid("the output shape " + shape_to_string(out_shape) + " has a negative dim");
+  for (size_t d = 0; d < out_shape.size(); ++d)
+    if (out_shape[d] < 0 || pooled_from[d] < 0)
+      return ctx.invalid("the output shape " + shape_to_string(out_shape) + " has a negative dim");
+  const bool remap = out_shape != pooled_from;
+  const int64_t from_size = element_count(pooled_from);
   return dispatch_numeric(x->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out_shape));
@@ -273,9 +279,22 @@ Status max_unpool_compute(KernelContext& ctx) {
     const int64_t* I = ind->data<int64_t>();
     T* Y = y->data<T>();
     for (int64_t i = 0; i < x->size(); ++i) {
-      if (I[i] < 0 || I[i] >= y->size())
+      int64_t dst = I[i];
+      bool ok = dst >= 0 && dst < from_size;
+      if (ok && remap) {
+        int64_t rest = dst, stride_out = 1;
+        dst = 0;
+        for (size_t d = pooled_from.size(); d-- > 0 && ok;) {
+          const int64_t coord = rest % pooled_from[d];
+          rest /= pooled_from[d];
+          ok = coord < out_shape[d];
+          dst += coord * stride_out;
+          stride_out *= out_shape[d];
+        }
+      }
+      if (!ok)
         return ctx.invalid("index " + std::to_string(I[i]) + " is out of range for output " + shape_to_string(out_shape));
-      Y[I[i]] = X[i];
+      Y[dst] = X[i];
     }
     return Status::Ok();
   });
