@@ -94,11 +94,11 @@ void softmax_slab(SoftmaxKind kind, const T* in, T* out, int64_t n, int64_t inne
         o[i] = from_d<T>(std::exp(to_d(row[i]) - mx[i]) * sum[i]);
     }
   } else {
-    for (int64_t i = 0; i < inner; ++i) sum[i] = mx[i] + std::log(sum[i]);
+    for (int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
     for (int64_t r = 0; r < n; ++r) {
       const T* row = in + r * inner;
       T* o = out + r * inner;
-      for (int64_t i = 0; i < inner; ++i) o[i] = from_d<T>(to_d(row[i]) - sum[i]);
+      for (int64_t i = 0; i < inner; ++i) o[i] = from_d<T>((to_d(row[i]) - mx[i]) - sum[i]);
     }
   }
 }
@@ -118,8 +118,9 @@ void softmax_rows_f32(SoftmaxKind kind, const float* in, float* out, int64_t n) 
     for (int64_t r = 0; r < n; ++r) out[r] *= inv;
   } else {
     for (int64_t r = 0; r < n; ++r) sum += std::exp(static_cast<double>(in[r] - mx));
-    const float shift = mx + static_cast<float>(std::log(sum));
-    for (int64_t r = 0; r < n; ++r) out[r] = in[r] - shift;
+    // (x - max) - log(sum): folding max into the shift would lose precision for large inputs.
+    const float lse = static_cast<float>(std::log(sum));
+    for (int64_t r = 0; r < n; ++r) out[r] = (in[r] - mx) - lse;
   }
 }
 
