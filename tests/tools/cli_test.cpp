@@ -1,0 +1,294 @@
+// The dlrt CLI as a user sees it: exit codes, messages, JSON, files written.
+// Drives the built binary (target dlrt_cli) on models from
+// tests/models/make_test_models.py.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_test_util.h"
+#include "core/npy.h"
+
+namespace dlrt {
+namespace {
+
+using testing::CommandResult;
+using testing::quote;
+using testing::run_command;
+
+namespace fs = std::filesystem;
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(testing::dlrt_binary()))
+      GTEST_FAIL() << testing::dlrt_binary() << " is missing: build the dlrt_cli target (ninja dlrt_cli)";
+    std::string err;
+    models_ = testing::test_models_dir(&err);
+    ASSERT_FALSE(models_.empty()) << err;
+    tmp_ = fs::temp_directory_path() / ("dlrt_cli_test_" + std::to_string(::getpid()) + "_" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(tmp_);
+    fs::create_directories(tmp_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(tmp_, ec);
+  }
+
+  CommandResult dlrt(const std::string& args) { return run_command(quote(testing::dlrt_binary()) + " " + args); }
+  std::string model(const std::string& name) { return quote(models_ + "/" + name); }
+
+  std::string models_;
+  fs::path tmp_;
+};
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// Non-zero exit with `code`, no crash, and every word of `needles` in the message.
+void expect_clean_error(const CommandResult& r, int code, const std::vector<std::string>& needles) {
+  EXPECT_FALSE(r.signaled) << "crashed with signal " << r.signal << ":\n" << r.output;
+  EXPECT_EQ(r.exit_code, code) << r.output;
+  EXPECT_EQ(r.output.find("core dumped"), std::string::npos) << r.output;
+  for (const auto& n : needles) EXPECT_NE(lower(r.output).find(lower(n)), std::string::npos) << "no '" << n << "' in:\n" << r.output;
+}
+
+TEST_F(CliTest, HelpAndUsageErrors) {
+  auto r = dlrt("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("usage: dlrt"), std::string::npos);
+  for (const char* cmd : {"run", "inspect", "conformance"}) {
+    r = dlrt(std::string(cmd) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << cmd;
+    EXPECT_NE(r.output.find(std::string("usage: dlrt ") + cmd), std::string::npos) << r.output;
+  }
+  expect_clean_error(dlrt(""), 2, {"usage"});
+  expect_clean_error(dlrt("frobnicate"), 2, {"unknown command 'frobnicate'"});
+  expect_clean_error(dlrt("run"), 2, {"missing MODEL"});
+  expect_clean_error(dlrt("run " + model("mlp.onnx") + " --bogus"), 2, {"unknown option '--bogus'"});
+  expect_clean_error(dlrt("run " + model("mlp.onnx") + " --threads abc"), 2, {"--threads"});
+  expect_clean_error(dlrt("run " + model("mlp.onnx") + " --input"), 2, {"needs a value"});
+  expect_clean_error(dlrt("run " + model("mlp.onnx") + " --input x"), 2, {"NAME=VALUE"});
+  expect_clean_error(dlrt("run " + model("mlp.onnx") + " --json=yes"), 2, {"takes no value"});
+  expect_clean_error(dlrt("inspect"), 2, {"missing MODEL"});
+  expect_clean_error(dlrt("inspect " + model("mlp.onnx") + " --nope"), 2, {"--nope"});
+  expect_clean_error(dlrt("conformance"), 2, {"missing DIR"});
+  expect_clean_error(dlrt("conformance /nonexistent/folder"), 2, {"not a folder"});
+  expect_clean_error(dlrt("run " + model("mlp.onnx") + " --device bogus"), 2, {"bogus"});
+}
+
+TEST_F(CliTest, RunPrintsOutputsPlacementAndTimings) {
+  auto r = dlrt("run " + model("conv_net.onnx"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* s : {"logits: float32 [1, 10]", "values: [", "min ", "mean ", "placement:", "partition 0:", "cpu",
+                        "timings: session_create", " run "})
+    EXPECT_NE(r.output.find(s), std::string::npos) << "no '" << s << "' in:\n" << r.output;
+}
+
+TEST_F(CliTest, RunWithInputFileMatchesNumpy) {
+  auto r = dlrt("run " + model("mlp.onnx") + " --input x=" + model("mlp_input.npy") + " --output-dir " + quote(tmp_.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto got = read_npy_file((tmp_ / "probs.npy").string());
+  auto want = read_npy_file(models_ + "/mlp_expected.npy");
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  ASSERT_EQ(got->shape(), want->shape());
+  for (int64_t i = 0; i < want->size(); ++i) EXPECT_NEAR(got->data<float>()[i], want->data<float>()[i], 1e-5) << i;
+}
+
+TEST_F(CliTest, RunJsonHasOutputsReportAndTimings) {
+  auto r = dlrt("run " + model("mlp.onnx") + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << "not JSON:\n" << r.output;
+  ASSERT_TRUE(j["outputs"].is_array());
+  ASSERT_EQ(j["outputs"].size(), 1u);
+  EXPECT_EQ(j["outputs"][0]["name"], "probs");
+  EXPECT_EQ(j["outputs"][0]["dtype"], "float32");
+  EXPECT_EQ(j["outputs"][0]["shape"], nlohmann::json::array({2, 3}));
+  ASSERT_TRUE(j["report"].is_array());
+  ASSERT_GE(j["report"].size(), 1u);
+  for (const char* k : {"backend", "device", "node_count", "degraded", "reason"})
+    EXPECT_TRUE(j["report"][0].contains(k)) << k << " missing in " << j["report"].dump();
+  EXPECT_EQ(j["report"][0]["backend"], "cpu");
+  EXPECT_EQ(j["report"][0]["node_count"], 6);
+  EXPECT_TRUE(j["timings_ms"]["session_create"].is_number());
+  EXPECT_TRUE(j["timings_ms"]["run"].is_number());
+}
+
+TEST_F(CliTest, OutputDirSanitisesNames) {
+  auto r = dlrt("run " + model("dynamic_batch.onnx") + " --output-dir " + quote((tmp_ / "out").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(tmp_ / "out" / "scores_out_0.npy")) << r.output;
+  EXPECT_FALSE(fs::exists(tmp_ / "out" / "scores"));
+}
+
+TEST_F(CliTest, ShapeFlagSetsDynamicDims) {
+  auto r = dlrt("run " + model("dynamic_batch.onnx") + " --shape x=1x128 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j["outputs"][0]["shape"], nlohmann::json::array({1, 128}));
+  EXPECT_EQ(j["inputs"][0]["shape"], nlohmann::json::array({1, 128}));
+  // Without --shape, dynamic dims default to 1.
+  r = dlrt("run " + model("dynamic_batch.onnx") + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(r.output)["outputs"][0]["shape"], nlohmann::json::array({1, 1}));
+  expect_clean_error(dlrt("run " + model("dynamic_batch.onnx") + " --shape x=1x2x3"), 2, {"rank 2"});
+  expect_clean_error(dlrt("run " + model("dynamic_batch.onnx") + " --shape y=4"), 2, {"no input 'y'"});
+  expect_clean_error(dlrt("run " + model("dynamic_batch.onnx") + " --shape x=1xz"), 2, {"bad shape"});
+  expect_clean_error(dlrt("run " + model("mlp.onnx") + " --shape x=3x4"), 2, {"fixed to 2"});
+}
+
+TEST_F(CliTest, SubgraphsAndExternalDataRun) {
+  auto r = dlrt("run " + model("external_data.onnx") + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = dlrt("inspect " + model("if_model.onnx") + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  // Subgraph nodes are counted in the histogram.
+  EXPECT_EQ(j["op_histogram"]["If"], 1);
+  EXPECT_EQ(j["op_histogram"]["Add"], 1);
+  EXPECT_EQ(j["op_histogram"]["Neg"], 1);
+  EXPECT_EQ(j["node_count"], 3);
+}
+
+TEST_F(CliTest, InspectReportsOpsetsHistogramAndParameters) {
+  auto r = dlrt("inspect " + model("mlp.onnx") + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j["opsets"]["ai.onnx"], 17);
+  EXPECT_EQ(j["op_histogram"]["MatMul"], 2);
+  EXPECT_EQ(j["op_histogram"]["Softmax"], 1);
+  EXPECT_EQ(j["parameter_count"], 4 * 8 + 8 + 8 * 3 + 3);
+  EXPECT_EQ(j["parameter_bytes"], 4 * (4 * 8 + 8 + 8 * 3 + 3));
+  EXPECT_EQ(j["inputs"][0]["name"], "x");
+  EXPECT_EQ(j["outputs"][0]["name"], "probs");
+  r = dlrt("inspect " + model("dynamic_batch.onnx"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("x: float32 [batch, seq]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("parameters: 1 (4 bytes"), std::string::npos) << r.output;
+}
+
+struct BadModel {
+  const char* file;
+  int exit_code;
+  std::vector<std::string> needles;
+};
+
+class CliBadModelTest : public CliTest, public ::testing::WithParamInterface<BadModel> {};
+
+TEST_P(CliBadModelTest, RunFailsCleanlyNamingTheProblem) {
+  const BadModel& b = GetParam();
+  expect_clean_error(dlrt("run " + model(std::string("bad/") + b.file)), b.exit_code, b.needles);
+}
+
+TEST_P(CliBadModelTest, InspectFailsCleanly) {
+  const BadModel& b = GetParam();
+  auto r = dlrt("inspect " + model(std::string("bad/") + b.file));
+  EXPECT_FALSE(r.signaled) << r.output;
+  // Some problems (an op without a kernel, a shape too large to feed) only show when running.
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BadModels, CliBadModelTest,
+    ::testing::Values(BadModel{"truncated.onnx", 3, {"truncated.onnx", "not a valid onnx"}},
+                      BadModel{"not_onnx.onnx", 3, {"not_onnx.onnx", "not a valid onnx"}},
+                      BadModel{"empty.onnx", 3, {"empty.onnx", "empty"}},
+                      BadModel{"custom_op.onnx", 3, {"FancyCustomOp", "com.example", "opset 1", "my_custom_node"}},
+                      BadModel{"opset22.onnx", 3, {"opset 22"}},
+                      BadModel{"opset99.onnx", 3, {"opset 99"}},
+                      BadModel{"external_escape.onnx", 3, {"../x.bin", "escapes"}},
+                      BadModel{"external_absolute.onnx", 3, {"/etc/passwd", "absolute"}},
+                      BadModel{"external_missing.onnx", 3, {"missing.bin"}},
+                      BadModel{"external_length_past_end.onnx", 3, {"short.bin", "past the end"}},
+                      BadModel{"external_offset_past_end.onnx", 3, {"short.bin", "past the end"}},
+                      BadModel{"short_initializer.onnx", 3, {"initializer 'w'", "8 bytes"}},
+                      BadModel{"overflow_initializer.onnx", 3, {"overflows 64 bits"}},
+                      BadModel{"overflow_input.onnx", 1, {"input 'x'", "overflows 64 bits"}},
+                      BadModel{"cycle.onnx", 3, {"cycle"}}),
+    [](const ::testing::TestParamInfo<BadModel>& info) {
+      std::string n = info.param.file;
+      return n.substr(0, n.find('.'));
+    });
+
+TEST_F(CliTest, BadInputsFailCleanly) {
+  const std::string mlp = "run " + model("mlp.onnx");
+  expect_clean_error(dlrt(mlp + " --input y=" + model("mlp_input.npy")), 2, {"no input 'y'", "inputs: x"});
+  expect_clean_error(dlrt(mlp + " --input x=" + model("bad/wrong_dtype.npy")), 1, {"input 'x'", "float32", "int64"});
+  expect_clean_error(dlrt(mlp + " --input x=" + model("bad/wrong_rank.npy")), 1, {"input 'x'", "rank 2", "[8]"});
+  expect_clean_error(dlrt(mlp + " --input x=" + model("bad/malformed.npy")), 1, {"malformed.npy", "truncated"});
+  expect_clean_error(dlrt(mlp + " --input x=" + model("bad/fortran.npy")), 1, {"fortran.npy", "Fortran"});
+  expect_clean_error(dlrt(mlp + " --input x=" + model("bad/empty.onnx")), 1, {"empty.onnx", "bad magic"});
+  expect_clean_error(dlrt(mlp + " --input x=/nonexistent.npy"), 1, {"/nonexistent.npy", "cannot open"});
+  expect_clean_error(dlrt("run /nonexistent/model.onnx"), 3, {"/nonexistent/model.onnx"});
+}
+
+TEST_F(CliTest, StrictModeWithUnavailableDeviceExits4) {
+  expect_clean_error(dlrt("run " + model("mlp.onnx") + " --device npu --strict"), 4, {"npu"});
+  // Without --strict it falls back to the CPU and says so.
+  auto r = dlrt("run " + model("mlp.onnx") + " --device npu --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+}
+
+TEST_F(CliTest, ConformanceLinesTotalsAndExitCode) {
+  const std::string cases = model("conformance_cases");
+  auto r = dlrt("conformance " + cases);
+  EXPECT_FALSE(r.signaled);
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // mlp_wrong fails
+  for (const char* s : {"PASS conformance_cases/mlp_ok\n", "FAIL conformance_cases/mlp_wrong: ",
+                        "UNSUPPORTED conformance_cases/custom_op: ", "SKIP conformance_cases/test_momentum_case: training-only\n",
+                        "conformance: 1 passed, 1 failed, 1 unsupported\n"})
+    EXPECT_NE(r.output.find(s), std::string::npos) << "no '" << s << "' in:\n" << r.output;
+
+  r = dlrt("conformance " + model("conformance_cases/mlp_ok"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("conformance: 1 passed, 0 failed, 0 unsupported"), std::string::npos) << r.output;
+
+  r = dlrt("conformance " + cases + " --json");
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j["passed"], 1);
+  EXPECT_EQ(j["failed"], 1);
+  EXPECT_EQ(j["unsupported"], 1);
+  EXPECT_EQ(j["skipped"], 1);
+  EXPECT_EQ(j["cases"].size(), 4u);
+}
+
+TEST_F(CliTest, ConformanceListPassingAndExpect) {
+  const std::string cases = model("conformance_cases");
+  const std::string list = (tmp_ / "passing.txt").string();
+  auto r = dlrt("conformance " + cases + " --list-passing " + quote(list));
+  std::ifstream f(list);
+  std::string content((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "conformance_cases/mlp_ok\n");
+
+  // Everything expected passes: exit 0 even though another case fails.
+  r = dlrt("conformance " + cases + " --expect " + quote(list));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+
+  // An expected case that fails, and one that does not exist: exit 1, both named.
+  const std::string expect = (tmp_ / "expect.txt").string();
+  std::ofstream(expect) << "# comment\nconformance_cases/mlp_ok\nconformance_cases/mlp_wrong\n\nconformance_cases/gone\n";
+  r = dlrt("conformance " + cases + " --expect " + quote(expect));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("REGRESSION conformance_cases/mlp_wrong: FAIL"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("REGRESSION conformance_cases/gone: not run"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("REGRESSION conformance_cases/mlp_ok"), std::string::npos) << r.output;
+  expect_clean_error(dlrt("conformance " + cases + " --expect /nonexistent.txt"), 2, {"/nonexistent.txt"});
+}
+
+}  // namespace
+}  // namespace dlrt

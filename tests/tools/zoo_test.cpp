@@ -1,0 +1,185 @@
+// The model-zoo check: every model and sample case of $DLRT_ZOO_DIR runs
+// through `dlrt run --input ... --output-dir ...` and its outputs must match
+// the expected ones within rtol 1e-3 / atol 1e-4.
+//
+// Layout (as shared/models): <model>.onnx, <model>/<case>/<input>.npy,
+// <model>/<case>/expected/<output>.npy; manifest.json, when present, lists
+// the models and cases (otherwise they are discovered from the folders).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_test_util.h"
+#include "core/npy.h"
+
+namespace dlrt {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::quote;
+
+constexpr double kRtol = 1e-3;
+constexpr double kAtol = 1e-4;
+
+struct ZooCase {
+  std::string model;  // name
+  std::string name;   // case name
+  fs::path onnx;
+  std::map<std::string, fs::path> inputs;    // input name -> .npy
+  std::map<std::string, fs::path> expected;  // output name -> .npy
+};
+
+std::map<std::string, fs::path> npy_files(const fs::path& dir) {
+  std::map<std::string, fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file() && e.path().extension() == ".npy") out[e.path().stem().string()] = e.path();
+  return out;
+}
+
+// From manifest.json: {"models": {name: {"file"?: ..., "cases": {case: {"inputs": {...}, "expected": {...}}}}}}.
+std::vector<ZooCase> from_manifest(const fs::path& root, std::string& error) {
+  std::vector<ZooCase> cases;
+  std::ifstream f(root / "manifest.json");
+  auto j = nlohmann::json::parse(f, nullptr, false);
+  if (j.is_discarded() || !j.contains("models") || !j["models"].is_object()) {
+    error = "manifest.json is not valid JSON with a \"models\" object";
+    return cases;
+  }
+  for (const auto& [model, m] : j["models"].items()) {
+    fs::path onnx = root / (m.contains("file") && m["file"].is_string() ? m["file"].get<std::string>() : model + ".onnx");
+    if (!m.contains("cases") || !m["cases"].is_object()) continue;
+    for (const auto& [name, c] : m["cases"].items()) {
+      ZooCase zc{model, name, onnx, {}, {}};
+      if (c.contains("inputs") && c["inputs"].is_object())
+        for (const auto& [k, v] : c["inputs"].items()) zc.inputs[k] = root / v.get<std::string>();
+      if (c.contains("expected") && c["expected"].is_object())
+        for (const auto& [k, v] : c["expected"].items()) zc.expected[k] = root / v.get<std::string>();
+      cases.push_back(std::move(zc));
+    }
+  }
+  return cases;
+}
+
+std::vector<ZooCase> discover(const fs::path& root) {
+  std::vector<ZooCase> cases;
+  std::vector<fs::path> models;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec))
+    if (e.is_regular_file() && e.path().extension() == ".onnx") models.push_back(e.path());
+  std::sort(models.begin(), models.end());
+  for (const auto& onnx : models) {
+    std::string model = onnx.stem().string();
+    std::vector<fs::path> dirs;
+    for (const auto& e : fs::directory_iterator(root / model, ec))
+      if (e.is_directory() && fs::is_directory(e.path() / "expected")) dirs.push_back(e.path());
+    std::sort(dirs.begin(), dirs.end());
+    for (const auto& d : dirs) cases.push_back({model, d.filename().string(), onnx, npy_files(d), npy_files(d / "expected")});
+  }
+  return cases;
+}
+
+std::string sanitize(const std::string& name) {
+  std::string out;
+  for (char c : name)
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
+  return out;
+}
+
+double as_double(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kFloat32: return t.data<float>()[i];
+    case DType::kFloat64: return t.data<double>()[i];
+    case DType::kFloat16: return static_cast<float>(t.data<Float16>()[i]);
+    case DType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
+    case DType::kInt32: return t.data<int32_t>()[i];
+    case DType::kBool: return static_cast<const uint8_t*>(t.raw_data())[i];
+    default: return std::nan("");
+  }
+}
+
+TEST(Zoo, EveryModelMatchesExpectedOutputs) {
+  const char* env = std::getenv("DLRT_ZOO_DIR");
+  if (!env || !*env)
+    GTEST_SKIP() << "DLRT_ZOO_DIR is not set, so the model-zoo check did not run. Set it to a folder laid out like "
+                    "shared/models (<model>.onnx, <model>/<case>/<input>.npy, <model>/<case>/expected/<output>.npy); "
+                    ".ci/run sets it to ../shared/models when that folder exists.";
+  const fs::path root(env);
+  ASSERT_TRUE(fs::is_directory(root)) << "DLRT_ZOO_DIR=" << env << " is not a folder";
+  ASSERT_TRUE(fs::exists(testing::dlrt_binary())) << testing::dlrt_binary() << " is missing: build the dlrt_cli target";
+
+  std::string error;
+  std::vector<ZooCase> cases = fs::exists(root / "manifest.json") ? from_manifest(root, error) : discover(root);
+  ASSERT_TRUE(error.empty()) << root / "manifest.json" << ": " << error;
+  ASSERT_FALSE(cases.empty()) << "no models with cases found in " << root;
+
+  const fs::path tmp = fs::temp_directory_path() / ("dlrt_zoo_test_" + std::to_string(::getpid()));
+  int passed = 0;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.model + "/" + c.name);
+    const fs::path out = tmp / c.model / c.name;
+    fs::remove_all(out);
+    std::string cmd = quote(testing::dlrt_binary()) + " run " + quote(c.onnx.string()) + " --output-dir " + quote(out.string());
+    for (const auto& [name, path] : c.inputs) cmd += " --input " + quote(name + "=" + path.string());
+    auto r = testing::run_command(cmd);
+    EXPECT_FALSE(r.signaled) << "crashed: " << cmd << "\n" << r.output;
+    if (r.exit_code != 0) {
+      ADD_FAILURE() << "exit code " << r.exit_code << ": " << cmd << "\n" << r.output;
+      continue;
+    }
+    bool case_ok = !c.expected.empty();
+    for (const auto& [name, path] : c.expected) {
+      auto want = read_npy_file(path.string());
+      auto got = read_npy_file((out / (sanitize(name) + ".npy")).string());
+      if (!want.ok() || !got.ok()) {
+        ADD_FAILURE() << "output '" << name << "': " << (want.ok() ? got.status() : want.status()).to_string();
+        case_ok = false;
+        continue;
+      }
+      if (got->shape() != want->shape()) {
+        ADD_FAILURE() << "output '" << name << "': shape " << shape_to_string(got->shape()) << ", expected "
+                      << shape_to_string(want->shape());
+        case_ok = false;
+        continue;
+      }
+      double max_abs = 0, max_rel = 0;
+      int64_t bad = 0;
+      for (int64_t i = 0; i < want->size(); ++i) {
+        double e = as_double(*want, i), a = as_double(*got, i);
+        double d = std::fabs(a - e);
+        if (std::isnan(e) && std::isnan(a)) continue;
+        if (!(d <= kAtol + kRtol * std::fabs(e))) ++bad;
+        if (!std::isnan(d)) {
+          max_abs = std::max(max_abs, d);
+          max_rel = std::max(max_rel, d / (std::fabs(e) + 1e-3));
+        }
+      }
+      std::printf("zoo: %s/%s output %s %s: max abs error %.3g, max rel error %.3g (|a-e|/(|e|+1e-3)) -> %s\n",
+                  c.model.c_str(), c.name.c_str(), name.c_str(), shape_to_string(want->shape()).c_str(), max_abs, max_rel,
+                  bad ? "MISMATCH" : "ok");
+      std::fflush(stdout);
+      if (bad) {
+        ADD_FAILURE() << "output '" << name << "': " << bad << " of " << want->size() << " elements outside rtol " << kRtol
+                      << " / atol " << kAtol << " (max abs error " << max_abs << ")";
+        case_ok = false;
+      }
+    }
+    passed += case_ok;
+  }
+  std::printf("zoo: %d of %zu cases match\n", passed, cases.size());
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+}
+
+}  // namespace
+}  // namespace dlrt
