@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes the small ONNX models dlrt's own tests (and `make demo`) use.
 
-Usage: /usr/bin/python3 tests/models/make_test_models.py OUT_DIR
+Usage: /usr/bin/python3 tests/models/make_test_models.py [--if-missing] OUT_DIR
+  --if-missing: do nothing when OUT_DIR/STAMP exists (tests use this)
 
 Needs Debian's python3-onnx and python3-numpy. Weights come from fixed seeds,
 so reruns write identical files. The folder is written next to OUT_DIR and
@@ -265,20 +266,28 @@ def write_conformance_cases(out, mlp, x, y, custom_graph):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: make_test_models.py OUT_DIR")
-    out = os.path.abspath(sys.argv[1])
+    args = sys.argv[1:]
+    if_missing = "--if-missing" in args
+    args = [a for a in args if a != "--if-missing"]
+    if len(args) != 1:
+        sys.exit("usage: make_test_models.py [--if-missing] OUT_DIR")
+    out = os.path.abspath(args[0])
+    if if_missing and os.path.exists(os.path.join(out, "STAMP")):
+        return
     parent = os.path.dirname(out)
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=".test_models.", dir=parent)
     try:
         write_all(tmp)
+        if if_missing and os.path.exists(os.path.join(out, "STAMP")):
+            shutil.rmtree(tmp, ignore_errors=True)  # another run finished first; its files are identical
+            return
         if os.path.isdir(out):
             shutil.rmtree(out, ignore_errors=True)
         try:
             os.rename(tmp, out)
         except OSError:
-            # Another run put it in place first: theirs is identical.
+            # Another run put it in place first: its files are identical.
             shutil.rmtree(tmp, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

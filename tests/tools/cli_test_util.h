@@ -63,7 +63,7 @@ inline std::string test_models_dir(std::string* error = nullptr) {
     const char* env = std::getenv("DLRT_TEST_MODELS");
     dir = env && *env ? env : std::string(DLRT_BINARY_DIR) + "/test_models";
     if (std::filesystem::exists(dir + "/STAMP")) return;
-    std::string cmd = "/usr/bin/python3 " + quote(std::string(DLRT_TEST_DIR) + "/models/make_test_models.py") + " " + quote(dir);
+    std::string cmd = "/usr/bin/python3 " + quote(std::string(DLRT_TEST_DIR) + "/models/make_test_models.py") + " --if-missing " + quote(dir);
     CommandResult r = run_command(cmd);
     if (r.exit_code != 0 || !std::filesystem::exists(dir + "/STAMP")) {
       err = "cannot generate test models with `" + cmd + "` (needs python3-onnx, python3-numpy: run scripts/install_deps.sh):\n" + r.output;

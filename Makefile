@@ -1,0 +1,58 @@
+# dlrt: two-command quick start (`make demo`, `make test`) and build helpers.
+# Builds go to build/ (Release) and build-asan/ (ASan + UBSan); warnings are
+# errors (WERROR=OFF to relax).
+
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+JOBS       ?= $(shell nproc)
+WERROR     ?= ON
+PYTHON     ?= /usr/bin/python3
+TESTDATA   ?= /usr/share/libonnx-testdata/data
+DEMO_MODEL := $(BUILD)/test_models/conv_net.onnx
+
+.PHONY: all deps build demo test test-asan update-expected clean
+
+all: build
+
+deps:
+	@bash scripts/install_deps.sh
+
+# Configure (once) and build everything in Release.
+build:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLRT_WERROR=$(WERROR)
+	cmake --build $(BUILD) -j $(JOBS)
+
+$(BUILD)/test_models/STAMP: tests/models/make_test_models.py
+	$(PYTHON) tests/models/make_test_models.py $(BUILD)/test_models
+
+# Install what is missing, build, generate a small CNN and run it once on the
+# default device: outputs, where each partition ran, timings.
+demo: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLRT_WERROR=$(WERROR)
+	cmake --build $(BUILD) -j $(JOBS) --target dlrt_cli
+	$(MAKE) --no-print-directory $(BUILD)/test_models/STAMP
+	$(BUILD)/dlrt run $(DEMO_MODEL)
+
+# Install, build with warnings as errors, run unit tests, ONNX conformance
+# (against tests/conformance/expected_passing.txt) and the zoo test.
+test: deps
+	$(MAKE) --no-print-directory build WERROR=ON
+	$(MAKE) --no-print-directory $(BUILD)/test_models/STAMP
+	JOBS=$(JOBS) DLRT_ONNX_TESTDATA=$(TESTDATA) bash scripts/run_tests.sh $(BUILD)
+
+# The same under AddressSanitizer and UndefinedBehaviorSanitizer.
+test-asan: deps
+	cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDLRT_SANITIZE=ON -DDLRT_WERROR=ON
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	$(MAKE) --no-print-directory $(BUILD_ASAN)/test_models/STAMP BUILD=$(BUILD_ASAN)
+	JOBS=$(JOBS) DLRT_ONNX_TESTDATA=$(TESTDATA) bash scripts/run_tests.sh $(BUILD_ASAN)
+
+# Rewrites tests/conformance/expected_passing.txt from a fresh conformance run.
+update-expected: build
+	$(BUILD)/dlrt conformance $(TESTDATA)/node $(TESTDATA)/pytorch-converted $(TESTDATA)/pytorch-operator \
+	  $(TESTDATA)/simple --list-passing tests/conformance/expected_passing.txt > $(BUILD)/conformance.log || true
+	@tail -1 $(BUILD)/conformance.log
+	@echo "wrote tests/conformance/expected_passing.txt ($$(wc -l < tests/conformance/expected_passing.txt) cases)"
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN)

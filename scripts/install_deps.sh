@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages dlrt needs to build and test. Idempotent:
+# installs only what is missing, runs `apt-get update` only when a missing
+# package is unknown to apt, and uses sudo only when not root.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build ccache
+  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
+  libgtest-dev nlohmann-json3-dev
+  python3-onnx python3-numpy
+)
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  installed "$p" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install_deps: all ${#PACKAGES[@]} packages are installed"
+  exit 0
+fi
+echo "install_deps: missing: ${missing[*]}"
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "install_deps: apt-get not found; install these packages with your package manager: ${missing[*]}" >&2
+  exit 1
+fi
+SUDO=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO=(sudo)
+  else
+    echo "install_deps: not root and sudo is not available; as root run: apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+# Refresh the package lists only when apt does not know a missing package.
+need_update=0
+for p in "${missing[@]}"; do
+  candidate=$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ {print $2}')
+  if [ -z "$candidate" ] || [ "$candidate" = "(none)" ]; then need_update=1; fi
+done
+if [ $need_update -eq 1 ]; then
+  "${SUDO[@]}" apt-get update
+fi
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+echo "install_deps: done"

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Runs every test against a built build folder (default: build):
+#   1. the unit and CLI tests (ctest, all but the zoo test),
+#   2. `dlrt conformance` over ONNX's backend test data, compared with
+#      tests/conformance/expected_passing.txt (any expected case that does not
+#      pass is a failure; the full log is in BUILD/conformance.log),
+#   3. the model-zoo test (ctest -R Zoo; skipped unless DLRT_ZOO_DIR is set).
+# Then prints the totals. Exit status 0 only when all three pass.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(cd "${1:-$ROOT/build}" && pwd)
+JOBS=${JOBS:-$(nproc)}
+TESTDATA=${DLRT_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
+EXPECTED=${DLRT_CONFORMANCE_EXPECTED:-$ROOT/tests/conformance/expected_passing.txt}
+export DLRT_TEST_MODELS="$BUILD/test_models"
+
+if [ ! -x "$BUILD/dlrt" ]; then
+  echo "run_tests: $BUILD/dlrt is missing; build first (make build)" >&2
+  exit 1
+fi
+if [ ! -f "$DLRT_TEST_MODELS/STAMP" ]; then
+  /usr/bin/python3 "$ROOT/tests/models/make_test_models.py" "$DLRT_TEST_MODELS" || exit 1
+fi
+
+echo "== unit tests (ctest)"
+ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" -E '^Zoo\.'
+unit_rc=$?
+
+echo
+echo "== ONNX conformance ($TESTDATA/{node,pytorch-converted,pytorch-operator,simple})"
+dirs=()
+for d in node pytorch-converted pytorch-operator simple; do
+  [ -d "$TESTDATA/$d" ] && dirs+=("$TESTDATA/$d")
+done
+conf_line="not run"
+if [ ${#dirs[@]} -eq 0 ]; then
+  echo "no ONNX backend test data under $TESTDATA (install libonnx-testdata)"
+  conf_rc=1
+else
+  args=(conformance "${dirs[@]}" --list-passing "$BUILD/conformance_passing.txt")
+  if [ -f "$EXPECTED" ]; then
+    args+=(--expect "$EXPECTED")
+  else
+    echo "note: $EXPECTED does not exist; nothing is checked for regressions (create it with 'make update-expected')"
+  fi
+  "$BUILD/dlrt" "${args[@]}" > "$BUILD/conformance.log"
+  conf_rc=$?
+  if [ $conf_rc -ge 128 ]; then
+    echo "dlrt conformance crashed (exit $conf_rc); last lines of $BUILD/conformance.log:"
+    tail -5 "$BUILD/conformance.log"
+  fi
+  # Without an expected list, failing cases are reported but not fatal.
+  if [ ! -f "$EXPECTED" ] && [ $conf_rc -eq 1 ]; then conf_rc=0; fi
+  conf_line=$(grep '^conformance:' "$BUILD/conformance.log" | tail -1)
+  skipped=$(grep -c '^SKIP ' "$BUILD/conformance.log")
+  echo "${conf_line:-no totals (see $BUILD/conformance.log)}; $skipped training-only cases skipped"
+  echo "(per-case results: $BUILD/conformance.log; passing cases: $BUILD/conformance_passing.txt)"
+fi
+
+echo
+echo "== model zoo (DLRT_ZOO_DIR=${DLRT_ZOO_DIR:-unset})"
+zoo_out=$(ctest --test-dir "$BUILD" --output-on-failure -V -R '^Zoo\.' 2>&1)
+zoo_rc=$?
+echo "$zoo_out" | grep -E 'zoo:|Skipped|DLRT_ZOO_DIR is not set|Failure|MISMATCH|exit code' | sed -E 's/^[0-9]+: //'
+if echo "$zoo_out" | grep -q 'DLRT_ZOO_DIR is not set'; then zoo_state="skipped (DLRT_ZOO_DIR not set)"
+elif [ $zoo_rc -eq 0 ]; then zoo_state="ok ($(echo "$zoo_out" | grep -oE '[0-9]+ of [0-9]+ cases match' | tail -1))"
+else zoo_state="FAILED"; fi
+
+echo
+echo "== totals"
+if [ $unit_rc -eq 0 ]; then echo "unit tests:  ok"; else echo "unit tests:  FAILED"; fi
+if [ $conf_rc -eq 0 ]; then echo "conformance: ok -- $conf_line"; else echo "conformance: FAILED -- $conf_line"; fi
+echo "zoo:         $zoo_state"
+[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ]
