@@ -188,24 +188,29 @@ void pack_a(bool trans, const T* A, int64_t lda, int64_t i0, int64_t mc, int64_t
 template <typename T, int NR>
 void pack_b(bool trans, const T* B, int64_t ldb, int64_t p0, int64_t kc, int64_t j0, int64_t nc, T* dst,
             int64_t panel_begin, int64_t panel_end) {
+  if (!trans) {
+    // op(B)(p, j) = B[p*ldb + j]: walk each row of B once, left to right (rows
+    // are far apart; reading a row sequentially lets the prefetcher stream it).
+    const int64_t full_end = std::min(panel_end, nc / NR);
+    for (int64_t p = 0; p < kc; ++p) {
+      const T* src = B + (p0 + p) * ldb + j0;
+      for (int64_t panel = panel_begin; panel < full_end; ++panel)
+        std::memcpy(dst + panel * NR * kc + p * NR, src + panel * NR, NR * sizeof(T));
+      if (full_end < panel_end) {  // the ragged last panel
+        const int64_t jr = full_end * NR, nr = nc - jr;
+        T* dp = dst + jr * kc + p * NR;
+        int64_t j = 0;
+        for (; j < nr; ++j) dp[j] = src[jr + j];
+        for (; j < NR; ++j) dp[j] = T(0);
+      }
+    }
+    return;
+  }
   for (int64_t panel = panel_begin; panel < panel_end; ++panel) {
     const int64_t jr = panel * NR;
     const int64_t nr = std::min<int64_t>(NR, nc - jr);
     T* d = dst + jr * kc;
-    if (!trans) {
-      // op(B)(p, j) = B[p*ldb + j]: rows are contiguous.
-      for (int64_t p = 0; p < kc; ++p) {
-        const T* src = B + (p0 + p) * ldb + j0 + jr;
-        T* dp = d + p * NR;
-        if (nr == NR) {
-          for (int j = 0; j < NR; ++j) dp[j] = src[j];
-        } else {
-          int64_t j = 0;
-          for (; j < nr; ++j) dp[j] = src[j];
-          for (; j < NR; ++j) dp[j] = T(0);
-        }
-      }
-    } else {
+    {
       // op(B)(p, j) = B[j*ldb + p]: read each B row contiguously.
       if (nr < NR) std::fill(d, d + NR * kc, T(0));
       for (int64_t j = 0; j < nr; ++j) {
