@@ -8,7 +8,7 @@
 #include "core/thread_pool.h"
 #include "ir/onnx_import.h"
 #include "runtime/device_spec.h"
-#include "runtime/executor.h"
+#include "backends/cpu/executor.h"
 #include "runtime/session_internal.h"
 
 namespace dlrt {

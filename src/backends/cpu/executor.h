@@ -5,6 +5,7 @@
 // in its own frame. Kernels are shared and are const.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,7 +18,7 @@
 #include "core/thread_pool.h"
 #include "ir/graph.h"
 #include "ir/memory_plan.h"
-#include "runtime/arena.h"
+#include "backends/cpu/arena.h"
 
 namespace dlrt {
 
@@ -31,11 +32,16 @@ struct Frame {
 
 struct RunMemory;
 
+// Makes the kernel for nodes the CPU registry does not cover (the runtime's
+// partition nodes); returns nullptr for nodes it does not handle either.
+using CustomKernelFactory = std::function<Result<std::unique_ptr<cpu::OpKernel>>(const ir::Node& node)>;
+
 class Executor {
  public:
   // Creates a kernel for every node of `graph` and of its subgraphs.
   // kUnsupported names the first op without a CPU kernel (op, domain, opset, node).
-  static Result<std::unique_ptr<Executor>> create(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool);
+  static Result<std::unique_ptr<Executor>> create(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool,
+                                                  CustomKernelFactory custom = nullptr);
 
   // Runs the main graph; `inputs` are in graph->inputs order.
   Result<std::vector<RunValue>> run(std::vector<RunValue> inputs) const;
@@ -56,7 +62,8 @@ class Executor {
     std::vector<int> last_use;  // per value: last reading node, -1 for graph outputs and unread values
   };
 
-  Executor(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool) : graph_(std::move(graph)), pool_(pool) {}
+  Executor(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool, CustomKernelFactory custom)
+      : graph_(std::move(graph)), pool_(pool), custom_(std::move(custom)) {}
   Status plan_graph(const ir::Graph& g);
   Result<std::vector<RunValue>> run_graph(const ir::Graph& g, std::vector<RunValue> inputs, const Frame* parent,
                                           RunMemory* memory) const;
@@ -65,6 +72,7 @@ class Executor {
 
   std::shared_ptr<const ir::Graph> graph_;
   ThreadPool& pool_;
+  CustomKernelFactory custom_;
   std::map<const ir::Graph*, GraphPlan> plans_;
 
   // Arena plans by input-shape signature; a few are kept, oldest evicted.

@@ -1,4 +1,4 @@
-#include "runtime/arena.h"
+#include "backends/cpu/arena.h"
 
 #include <cstdlib>
 

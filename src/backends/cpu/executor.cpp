@@ -1,4 +1,4 @@
-#include "runtime/executor.h"
+#include "backends/cpu/executor.h"
 
 #include <algorithm>
 #include <cstring>
@@ -118,8 +118,9 @@ Status settle_outputs(RunMemory& mem, const ir::Node& node, int index, const Nod
 
 }  // namespace
 
-Result<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool) {
-  std::unique_ptr<Executor> ex(new Executor(std::move(graph), pool));
+Result<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool,
+                                                  CustomKernelFactory custom) {
+  std::unique_ptr<Executor> ex(new Executor(std::move(graph), pool, std::move(custom)));
   DLRT_RETURN_IF_ERROR(ex->plan_graph(*ex->graph_));
   return ex;
 }
@@ -146,6 +147,13 @@ Status Executor::plan_graph(const ir::Graph& g) {
 
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
+    if (custom_) {
+      DLRT_ASSIGN_OR_RETURN(auto k, custom_(node));
+      if (k) {
+        plan.nodes[i].kernel = std::move(k);
+        continue;
+      }
+    }
     const cpu::KernelDef* def = registry.find(node.op_type, node.domain, node.opset);
     if (!def)
       return Unsupported("op '" + node.op_type + "' (domain '" + domain_name(node.domain) + "', opset " +

@@ -1,0 +1,13 @@
+// The one place built-in backends are registered. Constructing a backend
+// object runs no vendor code; each loads its runtime lazily in is_available().
+#include "backend/registry.h"
+#include "backends/cpu/cpu_backend.h"
+
+namespace dlrt::backend {
+
+Status register_builtin_backends(BackendRegistry& registry) {
+  DLRT_RETURN_IF_ERROR(registry.add(cpu::make_cpu_backend()));
+  return Status::Ok();
+}
+
+}  // namespace dlrt::backend
