@@ -187,6 +187,9 @@ struct BadModel {
   std::vector<std::string> needles;
 };
 
+// Keeps test names readable (gtest would print the struct's bytes).
+void PrintTo(const BadModel& b, std::ostream* os) { *os << b.file; }
+
 class CliBadModelTest : public CliTest, public ::testing::WithParamInterface<BadModel> {};
 
 TEST_P(CliBadModelTest, RunFailsCleanlyNamingTheProblem) {
