@@ -27,6 +27,10 @@ struct SessionOptions {
   bool strict = false;
   // Run graph optimisations (constant folding, fusion) at create time.
   bool optimize = true;
+  // Serve on the CPU at once while accelerator partitions compile in the
+  // background; switch once an accelerator's first result agrees with the
+  // CPU's. Ignored in strict mode (which compiles before returning).
+  bool warm_start = false;
 };
 
 // One model input or output as the model declares it. Dynamic dims are -1

@@ -57,18 +57,4 @@ Result<DeviceSpec> parse_device_spec(const std::string& text) {
   return spec;
 }
 
-std::string explain_cpu_only(const DeviceSpec& spec) {
-  std::string why;
-  for (const auto& c : spec.choices) {
-    if (c.kind == DeviceChoice::Kind::kAuto || c.kind == DeviceChoice::Kind::kCpu) return "";
-    if (!why.empty()) why += "; ";
-    switch (c.kind) {
-      case DeviceChoice::Kind::kGpu: why += "no GPU backend is available in this build"; break;
-      case DeviceChoice::Kind::kNpu: why += "no NPU backend is available in this build"; break;
-      default: why += "backend '" + c.backend + "' is not available in this build"; break;
-    }
-  }
-  return why + " (only the built-in cpu backend is present; use --device cpu)";
-}
-
 }  // namespace dlrt

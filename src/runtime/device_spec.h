@@ -24,8 +24,4 @@ struct DeviceSpec {
 // kInvalidArgument for an empty entry or an unknown name, listing the valid forms.
 Result<DeviceSpec> parse_device_spec(const std::string& text);
 
-// With only the CPU backend present: empty when `spec` is satisfied by the
-// CPU (it lists cpu or auto), otherwise why the requested devices cannot be used.
-std::string explain_cpu_only(const DeviceSpec& spec);
-
 }  // namespace dlrt

@@ -7,8 +7,12 @@
 #include "core/logging.h"
 #include "core/thread_pool.h"
 #include "ir/onnx_import.h"
-#include "runtime/device_spec.h"
+#include "backend/registry.h"
 #include "backends/cpu/executor.h"
+#include "dlrt/device.h"
+#include "runtime/device_spec.h"
+#include "runtime/partition_kernel.h"
+#include "runtime/placement.h"
 #include "runtime/session_internal.h"
 
 namespace dlrt {
@@ -16,7 +20,10 @@ namespace dlrt {
 class SessionImpl {
  public:
   ir::Model model;
+  std::shared_ptr<ir::Graph> run_graph;  // the model's graph with accelerator partitions as dlrt.Partition nodes
   std::unique_ptr<ThreadPool> pool;
+  std::vector<std::shared_ptr<PartitionState>> accelerated;  // by report index (null for CPU partitions)
+  std::vector<int> node_partition;  // run_graph node -> report index
   std::unique_ptr<Executor> executor;
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
@@ -24,6 +31,7 @@ class SessionImpl {
 
   Status validate_inputs(const std::map<std::string, RunValue>& given, std::vector<RunValue>& ordered) const;
   Result<std::vector<RunValue>> run(const std::map<std::string, RunValue>& given, RunReport* report) const;
+  RunReport current_placement() const;
 };
 
 namespace {
@@ -53,6 +61,20 @@ bool env_strict() {
   return v && (std::string(v) == "1" || std::string(v) == "true");
 }
 
+const std::vector<Device>& hardware() {
+  static const std::vector<Device> devices = discover_devices();
+  return devices;
+}
+
+std::string join_unavailable(const std::vector<Unavailable>& u, bool with_fix) {
+  std::string s;
+  for (const auto& x : u) {
+    s += (s.empty() ? "" : "; ") + x.requested + ": " + x.reason;
+    if (with_fix && !x.fix.empty()) s += " (fix: " + x.fix + ")";
+  }
+  return s;
+}
+
 Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const SessionOptions& options) {
   if (!model.ok()) return model.status();
   auto impl = std::make_unique<SessionImpl>();
@@ -66,23 +88,100 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   }
   DLRT_ASSIGN_OR_RETURN(DeviceSpec spec, parse_device_spec(spec_text));
   bool strict = options.strict || env_strict();
-  PartitionReport part;
-  part.backend = "cpu";
-  part.device = "cpu:0";
-  part.node_count = static_cast<int>(g.total_node_count());
-  std::string why_not = explain_cpu_only(spec);
-  if (!why_not.empty()) {
+  Resolution res = resolve_devices(spec, backend::BackendRegistry::global(), hardware());
+  if (!res.unavailable.empty()) {
     if (strict)
-      return Status(StatusCode::kDeviceUnavailable,
-                    "device '" + spec_text + "' is unavailable and strict mode forbids falling back to the CPU: " + why_not);
-    part.degraded = true;
-    part.reason = why_not;
-    DLRT_LOG(kWarn, "device '" + spec_text + "' unavailable, running on cpu: " + why_not);
+      return Status(StatusCode::kDeviceUnavailable, "device '" + spec_text +
+                                                        "' is unavailable and strict mode forbids falling back: " +
+                                                        join_unavailable(res.unavailable, true));
+    DLRT_LOG(kWarn, "device '" + spec_text + "': " + join_unavailable(res.unavailable, true) +
+                        (res.candidates.empty() ? "; running on cpu" : ""));
   }
-  impl->placement.partitions.push_back(part);
 
   impl->pool = std::make_unique<ThreadPool>(options.threads);
-  DLRT_ASSIGN_OR_RETURN(impl->executor, Executor::create(impl->model.graph, *impl->pool));
+  PartitionPlan plan = plan_partitions(g, res.candidates);
+  backend::CompileOptions copts;
+  copts.values["threads"] = std::to_string(impl->pool->num_threads());
+
+  // The graph the session runs: CPU nodes as they are, each accelerator
+  // partition folded into one dlrt.Partition node.
+  auto rg = std::make_shared<ir::Graph>(g);
+  rg->nodes.clear();
+  rg->opsets["dlrt"] = 1;
+  for (size_t p = 0; p < plan.partitions.size(); ++p) {
+    const PlannedPartition& part = plan.partitions[p];
+    PartitionReport rep;
+    for (int i : part.nodes) {
+      const ir::Node& n = g.nodes[i];
+      size_t count = 1;
+      for (const auto& [k, a] : n.attributes) {
+        if (a.g) count += a.g->total_node_count();
+        for (const auto& sg : a.graphs) count += sg->total_node_count();
+      }
+      rep.node_count += static_cast<int>(count);
+    }
+    if (part.candidate < 0) {
+      rep.backend = "cpu";
+      rep.device = "cpu:0";
+      if (!res.unavailable.empty()) {
+        rep.degraded = true;
+        rep.reason = join_unavailable(res.unavailable, false);
+      } else {
+        for (int i : part.nodes)
+          if (!plan.cpu_reasons[i].empty()) {
+            rep.reason = "not taken by an accelerator: " + g.nodes[i].describe() + ": " + plan.cpu_reasons[i];
+            break;
+          }
+      }
+      for (int i : part.nodes) {
+        rg->nodes.push_back(g.nodes[i]);
+        impl->node_partition.push_back(static_cast<int>(p));
+      }
+      impl->accelerated.push_back(nullptr);
+      impl->placement.partitions.push_back(rep);
+      continue;
+    }
+    auto sub = extract_partition(g, part.nodes);
+    auto state = std::make_shared<PartitionState>(static_cast<int>(p), res.candidates[part.candidate], sub, strict, copts);
+    DLRT_RETURN_IF_ERROR(state->prepare_cpu(*impl->pool));
+    if (options.warm_start && !strict) {
+      state->prepare_in_background();
+    } else {
+      Status s = state->prepare();
+      if (!s.ok() && strict)
+        return Status(StatusCode::kDeviceUnavailable, "partition " + std::to_string(p) + " on " +
+                                                          res.candidates[part.candidate].device.spec() +
+                                                          " failed and strict mode forbids falling back: " + s.message());
+    }
+    ir::Node pn;
+    pn.name = "dlrt_partition_" + std::to_string(p);
+    pn.op_type = "Partition";
+    pn.domain = "dlrt";
+    pn.opset = 1;
+    for (ir::ValueId v : sub->inputs) pn.inputs.push_back(g.find_value(sub->values[v].name));
+    for (ir::ValueId v : sub->outputs) pn.outputs.push_back(g.find_value(sub->values[v].name));
+    ir::Attribute idx;
+    idx.kind = ir::Attribute::Kind::kInt;
+    idx.i = static_cast<int64_t>(p);
+    pn.attributes["partition"] = idx;
+    rg->nodes.push_back(std::move(pn));
+    impl->node_partition.push_back(static_cast<int>(p));
+    impl->accelerated.push_back(state);
+    impl->placement.partitions.push_back(state->placement());
+    impl->placement.partitions.back().node_count = rep.node_count;
+  }
+  DLRT_RETURN_IF_ERROR(rg->topological_sort());
+  impl->run_graph = rg;
+
+  auto* states = &impl->accelerated;
+  auto custom = [states](const ir::Node& n) -> Result<std::unique_ptr<cpu::OpKernel>> {
+    if (n.domain != "dlrt" || n.op_type != "Partition") return std::unique_ptr<cpu::OpKernel>();
+    int64_t p = n.attr_int("partition", -1);
+    if (p < 0 || p >= static_cast<int64_t>(states->size()) || !(*states)[p])
+      return Internal("partition node '" + n.name + "' refers to no accelerator partition");
+    return std::unique_ptr<cpu::OpKernel>(std::make_unique<PartitionKernel>((*states)[p]));
+  };
+  DLRT_ASSIGN_OR_RETURN(impl->executor, Executor::create(impl->run_graph, *impl->pool, custom));
   for (ir::ValueId id : g.inputs) impl->inputs.push_back(info_of(g.values[id]));
   for (ir::ValueId id : g.outputs) impl->outputs.push_back(info_of(g.values[id]));
   return impl;
@@ -143,15 +242,33 @@ Status SessionImpl::validate_inputs(const std::map<std::string, RunValue>& given
 Result<std::vector<RunValue>> SessionImpl::run(const std::map<std::string, RunValue>& given, RunReport* report) const {
   std::vector<RunValue> ordered;
   DLRT_RETURN_IF_ERROR(validate_inputs(given, ordered));
+  RunReport local = current_placement();
+  for (auto& p : local.partitions) p.time_ms = 0;
+  RunReportSink sink{&local.partitions};
+  RunReportSink* previous = RunReportSink::current();
+  RunReportSink::current() = &sink;
+  std::vector<double> node_ms;
   auto t0 = std::chrono::steady_clock::now();
-  auto out = executor->run(std::move(ordered));
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  auto out = executor->run(std::move(ordered), report ? &node_ms : nullptr);
+  RunReportSink::current() = previous;
   if (report) {
-    *report = placement;
-    report->run_ms = ms;
-    if (!report->partitions.empty()) report->partitions[0].time_ms = ms;
+    local.run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    for (size_t i = 0; i < node_ms.size() && i < node_partition.size(); ++i)
+      if (!accelerated[node_partition[i]]) local.partitions[node_partition[i]].time_ms += node_ms[i];
+    *report = std::move(local);
   }
   return out;
+}
+
+RunReport SessionImpl::current_placement() const {
+  RunReport r = placement;
+  for (size_t p = 0; p < accelerated.size() && p < r.partitions.size(); ++p)
+    if (accelerated[p]) {
+      int count = r.partitions[p].node_count;
+      r.partitions[p] = accelerated[p]->placement();
+      r.partitions[p].node_count = count;
+    }
+  return r;
 }
 
 Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
@@ -170,7 +287,7 @@ Result<std::unique_ptr<Session>> Session::create_from_bytes(const std::string& b
 
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
-RunReport Session::placement() const { return impl_->placement; }
+RunReport Session::placement() const { return impl_->current_placement(); }
 
 Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs, RunReport* report) const {
   std::map<std::string, RunValue> values;

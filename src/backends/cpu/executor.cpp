@@ -1,6 +1,7 @@
 #include "backends/cpu/executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 namespace dlrt {
@@ -196,15 +197,15 @@ std::optional<ir::MemoryPlan> Executor::memory_stats() const {
   return arena_plans_.back().second->stats();
 }
 
-Result<std::vector<RunValue>> Executor::run(std::vector<RunValue> inputs) const {
+Result<std::vector<RunValue>> Executor::run(std::vector<RunValue> inputs, std::vector<double>* node_ms) const {
   std::string key = shape_signature(inputs);
-  if (key.empty()) return run_graph(*graph_, std::move(inputs), nullptr, nullptr);
+  if (key.empty()) return run_graph(*graph_, std::move(inputs), nullptr, nullptr, node_ms);
   RunMemory mem;
   std::shared_ptr<ArenaPlan> plan = find_arena_plan(key);
   if (!plan) {
     mem.recording = true;
     mem.record.resize(graph_->values.size());
-    auto out = run_graph(*graph_, std::move(inputs), nullptr, &mem);
+    auto out = run_graph(*graph_, std::move(inputs), nullptr, &mem, node_ms);
     if (out.ok()) store_arena_plan(key, ArenaPlan::build(mem.record, plans_.at(graph_.get()).last_use));
     return out;
   }
@@ -212,13 +213,14 @@ Result<std::vector<RunValue>> Executor::run(std::vector<RunValue> inputs) const 
   mem.arena_bytes = plan->stats().arena_bytes;
   mem.arena = static_cast<uint8_t*>(plan->acquire());
   if (!mem.arena) return Status(StatusCode::kOutOfMemory, "cannot allocate the " + std::to_string(mem.arena_bytes) + "-byte arena for a run");
-  auto out = run_graph(*graph_, std::move(inputs), nullptr, &mem);
+  auto out = run_graph(*graph_, std::move(inputs), nullptr, &mem, node_ms);
   plan->release(mem.arena);
   return out;
 }
 
 Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vector<RunValue> inputs,
-                                                  const Frame* parent, RunMemory* memory) const {
+                                                  const Frame* parent, RunMemory* memory,
+                                                  std::vector<double>* node_ms) const {
   auto pit = plans_.find(&g);
   if (pit == plans_.end()) return Internal("graph '" + g.name + "' was not planned");
   const GraphPlan& plan = pit->second;
@@ -243,8 +245,10 @@ Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vecto
     return run_graph(sub, std::move(in), &frame, nullptr);
   };
   std::vector<const RunValue*> in_ptrs;
+  if (node_ms) node_ms->assign(g.nodes.size(), 0.0);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
+    auto t0 = node_ms ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     in_ptrs.clear();
     for (ir::ValueId in : node.inputs) {
       const RunValue* v = in == ir::kNoValue ? nullptr : &frame.values[in];
@@ -273,6 +277,7 @@ Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vecto
       frame.values[id] = std::move(outs[o]);
     }
     for (ir::ValueId r : plan.nodes[i].release_after) frame.values[r] = RunValue{};
+    if (node_ms) (*node_ms)[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
 
   std::vector<RunValue> result;

@@ -43,8 +43,9 @@ class Executor {
   static Result<std::unique_ptr<Executor>> create(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool,
                                                   CustomKernelFactory custom = nullptr);
 
-  // Runs the main graph; `inputs` are in graph->inputs order.
-  Result<std::vector<RunValue>> run(std::vector<RunValue> inputs) const;
+  // Runs the main graph; `inputs` are in graph->inputs order. With
+  // `node_ms`, also returns the wall time of each main-graph node.
+  Result<std::vector<RunValue>> run(std::vector<RunValue> inputs, std::vector<double>* node_ms = nullptr) const;
 
   const ir::Graph& graph() const { return *graph_; }
 
@@ -66,7 +67,7 @@ class Executor {
       : graph_(std::move(graph)), pool_(pool), custom_(std::move(custom)) {}
   Status plan_graph(const ir::Graph& g);
   Result<std::vector<RunValue>> run_graph(const ir::Graph& g, std::vector<RunValue> inputs, const Frame* parent,
-                                          RunMemory* memory) const;
+                                          RunMemory* memory, std::vector<double>* node_ms = nullptr) const;
   std::shared_ptr<ArenaPlan> find_arena_plan(const std::string& key) const;
   void store_arena_plan(const std::string& key, std::shared_ptr<ArenaPlan> plan) const;
 
