@@ -7,5 +7,6 @@ namespace dlrt::cli {
 int cmd_run(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
 int cmd_conformance(int argc, char** argv);
+int cmd_devices(int argc, char** argv);
 
 }  // namespace dlrt::cli

@@ -15,6 +15,7 @@ constexpr const char* kUsage =
     "  run MODEL          run a model once; print outputs, where each part ran and timings\n"
     "  inspect MODEL      inputs, outputs, opsets, op histogram, parameter count and bytes\n"
     "  conformance DIR... run ONNX backend-test cases and compare with their expected outputs\n"
+    "  devices            hardware found, backends (available or why not) and their devices\n"
     "\n"
     "'dlrt COMMAND --help' describes a command's options.\n"
     "\n"
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return cmd_run(argc, argv);
   if (cmd == "inspect") return cmd_inspect(argc, argv);
   if (cmd == "conformance") return cmd_conformance(argc, argv);
+  if (cmd == "devices") return cmd_devices(argc, argv);
   std::fprintf(stderr, "dlrt: error: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return kExitUsage;
 }

@@ -1,0 +1,199 @@
+// dlrt devices: the hardware dlrt found, each backend and whether it can be
+// used (and if not, why and how to fix it), and the devices backends offer.
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/registry.h"
+#include "cli_args.h"
+#include "commands.h"
+#include "dlrt/device.h"
+
+namespace dlrt::cli {
+namespace {
+
+constexpr const char* kDevicesHelp =
+    "usage: dlrt devices [options]\n"
+    "\n"
+    "Lists the hardware dlrt discovered (CPU from cpuid and /proc, GPUs and NPUs from\n"
+    "/sys/class/drm, /sys/class/accel and PCI; no vendor runtime is needed), then every\n"
+    "backend: available or not, the vendor library and version it loaded, or the reason\n"
+    "it cannot be used and the fix; then the devices each backend offers (BACKEND:DEVICE,\n"
+    "usable with --device), virtual ones (compile only) marked.\n"
+    "\n"
+    "options:\n"
+    "  --json          print one JSON object {\"hardware\", \"backends\", \"backend_devices\"}\n"
+    "  --refresh       retry backends whose runtime failed to load earlier\n"
+    "  --root DIR      read /proc and /sys under DIR instead of / (testing)\n"
+    "  -h, --help      this help\n";
+
+std::string hex_id(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "0x%04x", v);
+  return buf;
+}
+
+// "17163091968" -> "16.0 GiB"; "" when not a number.
+std::string human_bytes(const std::string& bytes) {
+  char* end = nullptr;
+  double v = std::strtod(bytes.c_str(), &end);
+  if (bytes.empty() || !end || *end != '\0' || v < 0) return "";
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f %s", v, units[u]);
+  return buf;
+}
+
+std::string metadata_line(const std::map<std::string, std::string>& meta) {
+  std::string s;
+  for (const auto& [k, v] : meta) {
+    if (!s.empty()) s += ' ';
+    s += k + "=";
+    s += v.find(' ') != std::string::npos || v.empty() ? "\"" + v + "\"" : v;
+    if (k == "memory_bytes") {
+      std::string h = human_bytes(v);
+      if (!h.empty()) s += " (" + h + ")";
+    }
+  }
+  return s;
+}
+
+struct BackendInfo {
+  std::string name;
+  backend::Availability availability;
+};
+
+nlohmann::json device_json(const Device& d) {
+  nlohmann::json j;
+  j["id"] = d.id;
+  j["type"] = device_type_name(d.type);
+  j["vendor"] = d.vendor;
+  j["name"] = d.name;
+  if (d.vendor_id != 0 || d.device_id != 0) {
+    j["vendor_id"] = hex_id(d.vendor_id);
+    j["device_id"] = hex_id(d.device_id);
+  }
+  j["metadata"] = d.metadata;
+  return j;
+}
+
+nlohmann::json to_json(const std::vector<Device>& hardware, const std::vector<BackendInfo>& backends,
+                       const std::vector<backend::BackendDevice>& bdevs) {
+  nlohmann::json j;
+  j["hardware"] = nlohmann::json::array();
+  for (const Device& d : hardware) j["hardware"].push_back(device_json(d));
+  j["backends"] = nlohmann::json::array();
+  for (const BackendInfo& b : backends) {
+    const backend::Availability& a = b.availability;
+    nlohmann::json e;
+    e["name"] = b.name;
+    e["available"] = a.available;
+    if (a.available) {
+      e["library_path"] = a.library_path;
+      e["version"] = a.version;
+    } else {
+      e["reason"] = a.reason;
+      e["fix"] = a.fix;
+    }
+    e["tried"] = a.tried;
+    j["backends"].push_back(std::move(e));
+  }
+  j["backend_devices"] = nlohmann::json::array();
+  for (const backend::BackendDevice& d : bdevs) {
+    nlohmann::json e;
+    e["spec"] = d.spec();
+    e["backend"] = d.backend;
+    e["name"] = d.name;
+    e["type"] = device_type_name(d.type);
+    e["is_virtual"] = d.is_virtual;
+    e["hardware"] = d.hardware ? nlohmann::json(d.hardware->id) : nlohmann::json(nullptr);
+    e["metadata"] = d.metadata;
+    j["backend_devices"].push_back(std::move(e));
+  }
+  return j;
+}
+
+void print_text(const std::vector<Device>& hardware, const std::vector<BackendInfo>& backends,
+                const std::vector<backend::BackendDevice>& bdevs) {
+  std::printf("Hardware\n");
+  for (const Device& d : hardware) {
+    std::string ids = d.vendor_id || d.device_id ? " " + hex_id(d.vendor_id).substr(2) + ":" + hex_id(d.device_id).substr(2) : "";
+    std::printf("  %-14s %-4s %s (%s%s)\n", d.id.c_str(), device_type_name(d.type), d.name.c_str(), d.vendor.c_str(),
+                ids.c_str());
+    if (!d.metadata.empty()) std::printf("  %-14s      %s\n", "", metadata_line(d.metadata).c_str());
+  }
+
+  std::printf("\nBackends\n");
+  if (backends.empty()) std::printf("  (none registered)\n");
+  for (const BackendInfo& b : backends) {
+    const backend::Availability& a = b.availability;
+    if (a.available) {
+      std::string where = a.library_path.empty() ? "built in" : a.library_path;
+      std::string version = a.version.empty() ? "" : "  version " + a.version;
+      std::printf("  %-14s available    %s%s\n", b.name.c_str(), where.c_str(), version.c_str());
+    } else {
+      std::printf("  %-14s unavailable  %s\n", b.name.c_str(), a.reason.empty() ? "(no reason given)" : a.reason.c_str());
+      if (!a.fix.empty()) std::printf("  %-14s   fix: %s\n", "", a.fix.c_str());
+      if (!a.tried.empty()) {
+        std::printf("  %-14s   tried:", "");
+        for (const std::string& p : a.tried) std::printf(" %s", p.c_str());
+        std::printf("\n");
+      }
+    }
+  }
+
+  std::printf("\nBackend devices\n");
+  if (bdevs.empty()) std::printf("  (none)\n");
+  for (const backend::BackendDevice& d : bdevs) {
+    std::string hw = d.hardware ? d.hardware->id : "-";
+    std::printf("  %-22s %-4s %-8s hardware %s\n", d.spec().c_str(), device_type_name(d.type), d.is_virtual ? "virtual" : "",
+                hw.c_str());
+    if (!d.metadata.empty()) std::printf("  %-22s      %s\n", "", metadata_line(d.metadata).c_str());
+  }
+}
+
+}  // namespace
+
+int cmd_devices(int argc, char** argv) {
+  const std::vector<FlagSpec> specs = {{"json", false, false}, {"refresh", false, false}, {"root", true, false}};
+  auto parsed = parse_args(argc, argv, 2, specs);
+  if (!parsed.ok()) return usage_error("devices", parsed.status().message());
+  const Args& args = *parsed;
+  if (args.has("help")) {
+    std::fputs(kDevicesHelp, stdout);
+    return kExitOk;
+  }
+  if (!args.positional.empty()) return usage_error("devices", "unexpected argument '" + args.positional[0] + "'");
+
+  DiscoveryOptions options;
+  options.root = args.get("root");
+  const std::vector<Device> hardware = discover_devices(options);
+
+  std::vector<BackendInfo> backends;
+  std::vector<backend::BackendDevice> bdevs;
+  for (const std::shared_ptr<backend::Backend>& b : backend::BackendRegistry::global().all()) {
+    BackendInfo info{b->name(), b->is_available(args.has("refresh"))};
+    if (info.availability.available)
+      for (backend::BackendDevice& d : b->devices(hardware)) bdevs.push_back(std::move(d));
+    backends.push_back(std::move(info));
+  }
+
+  if (args.has("json")) {
+    std::printf("%s\n", to_json(hardware, backends, bdevs).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else {
+    print_text(hardware, backends, bdevs);
+  }
+  return kExitOk;
+}
+
+}  // namespace dlrt::cli
