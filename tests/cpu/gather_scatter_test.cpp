@@ -2,6 +2,8 @@
 // Expected values are computed by hand or with numpy (noted where non-obvious).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu::testing {
@@ -145,6 +147,52 @@ TEST(GatherScatterOps, NonZero) {
   Tensor b = Tensor::from_vector<bool>({3}, {false, false, false});
   y = run1("NonZero", {b});
   EXPECT_EQ(y.shape(), (Shape{1, 0}));
+}
+
+}  // namespace
+}  // namespace dlrt::cpu::testing
+
+namespace dlrt::cpu::testing {
+namespace {
+
+TEST(GatherScatterOps, HalfFloatReductionsAndBools) {
+  Tensor d = Tensor::from_vector<Float16>({2}, {Float16(1.5f), Float16(2.0f)});
+  Tensor y = run1("ScatterElements", {d, i64({2}, {0, 0}), Tensor::from_vector<Float16>({2}, {Float16(1.0f), Float16(0.5f)})},
+                  {{"reduction", attr_string("add")}});
+  EXPECT_EQ(static_cast<float>(y.data<Float16>()[0]), 3.0f);
+  EXPECT_EQ(static_cast<float>(y.data<Float16>()[1]), 2.0f);
+  Tensor b = Tensor::from_vector<bool>({3}, {true, false, true});
+  y = run1("Gather", {b, i64({2}, {1, 2})});
+  EXPECT_EQ(values<bool>(y), (std::vector<bool>{false, true}));
+  auto r = run_op("ScatterND", {Tensor::from_vector<std::string>({2}, {"a", "b"}), i64({1, 1}, {0}),
+                                Tensor::from_vector<std::string>({1}, {"z"})},
+                  {{"reduction", attr_string("add")}}, 1, 18);
+  EXPECT_FALSE(r.ok());
+}
+
+TEST(GatherScatterOps, HostileInputs) {
+  // NaN / huge float indices in OneHot select nothing.
+  Tensor y = run1("OneHot", {Tensor::from_vector<float>({2}, {std::nanf(""), 1e30f}), Tensor::scalar<int64_t>(2),
+                             Tensor::from_vector<float>({2}, {0, 1})});
+  EXPECT_EQ(values<float>(y), (std::vector<float>{0, 0, 0, 0}));
+  EXPECT_FALSE(run_op("Gather", {Tensor::from_vector<float>({0}, {}), i64({1}, {0})}).ok());
+  EXPECT_FALSE(run_op("Gather", {iota({2}), i64({1}, {INT64_MIN})}).ok());
+  EXPECT_FALSE(run_op("GatherND", {iota({2, 2}), i64({2, 1}, {0, 0})}, {{"batch_dims", attr_int(2)}}).ok());
+  EXPECT_FALSE(run_op("GatherElements", {iota({2, 2}), i64({1, 3}, {0, 0, 0})}).ok());
+  EXPECT_FALSE(run_op("ScatterElements", {iota({2, 2}), i64({1, 1}, {0}), iota({1, 2})}).ok());
+  EXPECT_FALSE(run_op("ScatterND", {iota({2, 2}), i64({1, 1}, {0}), iota({1, 2})}, {{"reduction", attr_string("xor")}}).ok());
+  // Empty indices give empty outputs.
+  y = run1("Gather", {iota({3, 2}), i64({0}, {})});
+  EXPECT_EQ(y.shape(), (Shape{0, 2}));
+}
+
+TEST(GatherScatterOps, LargeGatherUsesThePool) {
+  Tensor x = iota({1000, 70});
+  std::vector<int64_t> idx(500);
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>((i * 37) % 1000);
+  Tensor y = run1("Gather", {x, i64({500}, idx)});
+  for (size_t i = 0; i < idx.size(); ++i)
+    for (int64_t j = 0; j < 70; j += 13) ASSERT_EQ(y.data<float>()[i * 70 + j], static_cast<float>(idx[i] * 70 + j));
 }
 
 }  // namespace

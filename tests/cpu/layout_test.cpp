@@ -217,3 +217,69 @@ TEST(LayoutOps, Compress) {
 
 }  // namespace
 }  // namespace dlrt::cpu::testing
+
+namespace dlrt::cpu::testing {
+namespace {
+
+// Strings go through every copy path element-wise.
+TEST(LayoutOps, StringsThroughEveryOp) {
+  Tensor s = Tensor::from_vector<std::string>({2, 2}, {"a", "bb", "ccc", "dddd"});
+  auto strs = [](const Tensor& t) { return std::vector<std::string>(t.data<std::string>(), t.data<std::string>() + t.size()); };
+  Tensor y = run1("Concat", {s, s}, {{"axis", attr_int(1)}});
+  EXPECT_EQ(strs(y), (std::vector<std::string>{"a", "bb", "a", "bb", "ccc", "dddd", "ccc", "dddd"}));
+  y = run1("Slice", {s, i64({1}), i64({2}), i64({1})});
+  EXPECT_EQ(strs(y), (std::vector<std::string>{"bb", "dddd"}));
+  y = run1("Tile", {s, i64({1, 2})});
+  EXPECT_EQ(strs(y)[2], "a");
+  y = run1("Pad", {s, i64({0, 1, 0, 0}), Tensor::scalar<std::string>("x")});
+  EXPECT_EQ(strs(y), (std::vector<std::string>{"x", "a", "bb", "x", "ccc", "dddd"}));
+  y = run1("Expand", {Tensor::from_vector<std::string>({1}, {"q"}), i64({3})});
+  EXPECT_EQ(strs(y), (std::vector<std::string>{"q", "q", "q"}));
+  auto r = run_op("Split", {s}, {{"axis", attr_int(0)}}, 2, 13);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(strs((*r)[1]), (std::vector<std::string>{"ccc", "dddd"}));
+}
+
+TEST(LayoutOps, HostileParametersAreErrorsOrEmpty) {
+  Tensor x = iota({3, 4});
+  // Extreme steps and bounds must not overflow.
+  Tensor y = run1("Slice", {x, i64({INT64_MAX}), i64({INT64_MIN}), i64({1}), i64({INT64_MIN})});
+  EXPECT_EQ(y.shape(), (Shape{3, 1}));
+  EXPECT_EQ(values<float>(y), (std::vector<float>{3, 7, 11}));
+  y = run1("Slice", {x, i64({INT64_MIN}), i64({INT64_MAX}), i64({0}), i64({INT64_MAX})});
+  EXPECT_EQ(y.shape(), (Shape{1, 4}));
+  EXPECT_FALSE(run_op("Pad", {x, i64({0, INT64_MAX, 0, 0})}).ok());
+  EXPECT_FALSE(run_op("Tile", {x, i64({-1, 1})}).ok());
+  EXPECT_FALSE(run_op("Expand", {x, i64({-3, 4})}).ok());
+  EXPECT_FALSE(run_op("Transpose", {x}, {{"perm", attr_ints({0, 5})}}).ok());
+  EXPECT_FALSE(run_op("DepthToSpace", {x}, {{"blocksize", attr_int(2)}}).ok());
+  EXPECT_FALSE(run_op("Pad", {Tensor::from_vector<float>({0}, {}), i64({1, 1})}, {{"mode", attr_string("edge")}}).ok());
+  // Zero-size outputs.
+  y = run1("Tile", {x, i64({0, 2})});
+  EXPECT_EQ(y.shape(), (Shape{0, 8}));
+  y = run1("Expand", {x, i64({0, 1, 1})});
+  EXPECT_EQ(y.shape(), (Shape{0, 3, 4}));
+  y = run1("Transpose", {Tensor::from_vector<float>({0, 5}, {})});
+  EXPECT_EQ(y.shape(), (Shape{5, 0}));
+}
+
+TEST(LayoutOps, LargeCopiesUseThePoolCorrectly) {
+  const Shape s = {64, 33, 65};
+  Tensor x = iota(s);
+  Tensor c = run1("Concat", {x, x}, {{"axis", attr_int(1)}});
+  for (int64_t i = 0; i < 64; ++i)
+    for (int64_t j = 0; j < 66; ++j)
+      for (int64_t k = 0; k < 65; k += 16)
+        ASSERT_EQ(c.data<float>()[(i * 66 + j) * 65 + k], static_cast<float>((i * 33 + j % 33) * 65 + k));
+  auto r = run_op("Split", {c}, {{"axis", attr_int(1)}}, 2, 13);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(values<float>((*r)[1]), values<float>(x));
+  Tensor p = run1("Pad", {x, i64({1, 0, 2, 0, 1, 0})}, {{"mode", attr_string("reflect")}});
+  EXPECT_EQ(p.shape(), (Shape{65, 34, 67}));
+  // p[0, 0, 0] reflects x[1, 0, 2]; p[64, 33, 66] reflects x[63, 31, 64]
+  EXPECT_EQ(p.data<float>()[0], static_cast<float>((1 * 33 + 0) * 65 + 2));
+  EXPECT_EQ(p.data<float>()[p.size() - 1], static_cast<float>((63 * 33 + 31) * 65 + 64));
+}
+
+}  // namespace
+}  // namespace dlrt::cpu::testing
