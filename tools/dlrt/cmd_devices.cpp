@@ -73,8 +73,8 @@ struct BackendInfo {
   backend::Availability availability;
 };
 
-nlohmann::json device_json(const Device& d) {
-  nlohmann::json j;
+nlohmann::ordered_json device_json(const Device& d) {
+  nlohmann::ordered_json j;
   j["id"] = d.id;
   j["type"] = device_type_name(d.type);
   j["vendor"] = d.vendor;
@@ -87,15 +87,15 @@ nlohmann::json device_json(const Device& d) {
   return j;
 }
 
-nlohmann::json to_json(const std::vector<Device>& hardware, const std::vector<BackendInfo>& backends,
+nlohmann::ordered_json to_json(const std::vector<Device>& hardware, const std::vector<BackendInfo>& backends,
                        const std::vector<backend::BackendDevice>& bdevs) {
-  nlohmann::json j;
-  j["hardware"] = nlohmann::json::array();
+  nlohmann::ordered_json j;
+  j["hardware"] = nlohmann::ordered_json::array();
   for (const Device& d : hardware) j["hardware"].push_back(device_json(d));
-  j["backends"] = nlohmann::json::array();
+  j["backends"] = nlohmann::ordered_json::array();
   for (const BackendInfo& b : backends) {
     const backend::Availability& a = b.availability;
-    nlohmann::json e;
+    nlohmann::ordered_json e;
     e["name"] = b.name;
     e["available"] = a.available;
     if (a.available) {
@@ -108,15 +108,15 @@ nlohmann::json to_json(const std::vector<Device>& hardware, const std::vector<Ba
     e["tried"] = a.tried;
     j["backends"].push_back(std::move(e));
   }
-  j["backend_devices"] = nlohmann::json::array();
+  j["backend_devices"] = nlohmann::ordered_json::array();
   for (const backend::BackendDevice& d : bdevs) {
-    nlohmann::json e;
+    nlohmann::ordered_json e;
     e["spec"] = d.spec();
     e["backend"] = d.backend;
     e["name"] = d.name;
     e["type"] = device_type_name(d.type);
     e["is_virtual"] = d.is_virtual;
-    e["hardware"] = d.hardware ? nlohmann::json(d.hardware->id) : nlohmann::json(nullptr);
+    e["hardware"] = d.hardware ? nlohmann::ordered_json(d.hardware->id) : nlohmann::ordered_json(nullptr);
     e["metadata"] = d.metadata;
     j["backend_devices"].push_back(std::move(e));
   }
@@ -189,7 +189,7 @@ int cmd_devices(int argc, char** argv) {
   }
 
   if (args.has("json")) {
-    std::printf("%s\n", to_json(hardware, backends, bdevs).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", to_json(hardware, backends, bdevs).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
   } else {
     print_text(hardware, backends, bdevs);
   }
