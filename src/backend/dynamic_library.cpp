@@ -1,0 +1,191 @@
+#include "backend/dynamic_library.h"
+
+#include <dlfcn.h>
+#include <glob.h>
+#include <link.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace dlrt::backend {
+namespace {
+
+bool is_folder(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+// Paths matching a glob pattern, newest version first ("lib.so.12" before "lib.so.9").
+std::vector<std::string> glob_newest_first(const std::string& pattern) {
+  std::vector<std::string> out;
+  glob_t g{};
+  if (::glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g) == 0)
+    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+  ::globfree(&g);
+  std::sort(out.begin(), out.end(),
+            [](const std::string& a, const std::string& b) { return ::strverscmp(a.c_str(), b.c_str()) > 0; });
+  return out;
+}
+
+// "path: reason"; dlerror() usually starts with the path already.
+std::string outcome(const std::string& path, const std::string& reason) {
+  return reason.rfind(path, 0) == 0 ? reason : path + ": " + reason;
+}
+
+class Searcher {
+ public:
+  explicit Searcher(const LibrarySearch& s) : s_(s) {}
+
+  // Tries one file or bare soname; true when it loaded.
+  bool try_path(const std::string& path) {
+    auto r = DynamicLibrary::open_file(path);
+    if (r.ok()) {
+      loaded = std::move(r).value();
+      tried.push_back(loaded->path() + ": loaded");
+      return true;
+    }
+    tried.push_back(outcome(path, r.status().message()));
+    return false;
+  }
+
+  // Tries each name in `folder`, then its versioned sonames found there.
+  bool try_folder(const std::string& folder) {
+    bool any = false;
+    for (const auto& name : s_.names) {
+      std::string base = folder + "/" + name;
+      std::vector<std::string> candidates;
+      if (exists(base)) candidates.push_back(base);
+      for (auto& v : glob_newest_first(base + ".*")) candidates.push_back(std::move(v));
+      for (const auto& c : candidates) {
+        any = true;
+        if (try_path(c)) return true;
+      }
+    }
+    if (!any) tried.push_back(folder + ": no " + join_names() + " there");
+    return false;
+  }
+
+  std::string join_names() const {
+    std::string s;
+    for (const auto& n : s_.names) s += (s.empty() ? "" : " or ") + n;
+    return s;
+  }
+
+  std::vector<std::string> tried;
+  std::shared_ptr<DynamicLibrary> loaded;
+
+ private:
+  const LibrarySearch& s_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<DynamicLibrary>> DynamicLibrary::open_file(const std::string& path) {
+  ::dlerror();
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) {
+    const char* e = ::dlerror();
+    return Status(StatusCode::kDeviceUnavailable, e ? e : path + ": dlopen failed");
+  }
+  std::string resolved = path;
+  struct link_map* lm = nullptr;
+  if (::dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm != nullptr && lm->l_name != nullptr && lm->l_name[0] != '\0')
+    resolved = lm->l_name;
+  return std::shared_ptr<DynamicLibrary>(new DynamicLibrary(h, std::move(resolved)));
+}
+
+Result<std::shared_ptr<DynamicLibrary>> DynamicLibrary::open(const LibrarySearch& search,
+                                                             std::vector<std::string>* tried) {
+  Searcher s(search);
+  bool ok = false;
+  if (!search.env_var.empty()) {
+    const char* v = std::getenv(search.env_var.c_str());
+    if (v == nullptr || v[0] == '\0') {
+      s.tried.push_back("$" + search.env_var + ": not set");
+    } else {
+      std::string value = v;
+      size_t before = s.tried.size();
+      ok = is_folder(value) ? s.try_folder(value) : s.try_path(value);
+      for (size_t i = before; i < s.tried.size(); ++i) s.tried[i] = "$" + search.env_var + " -> " + s.tried[i];
+    }
+  }
+  for (size_t i = 0; !ok && i < search.names.size(); ++i) ok = s.try_path(search.names[i]);
+  for (size_t i = 0; !ok && i < search.folders.size(); ++i) {
+    const std::string& pattern = search.folders[i];
+    bool matched = false;
+    for (const auto& folder : glob_newest_first(pattern)) {
+      if (!is_folder(folder)) continue;
+      matched = true;
+      if ((ok = s.try_folder(folder))) break;
+    }
+    if (!matched) s.tried.push_back(pattern + ": no such folder");
+  }
+  if (tried != nullptr) *tried = s.tried;
+  if (ok) return s.loaded;
+
+  std::string msg = search.what + " not found or not loadable. Tried: ";
+  for (size_t i = 0; i < s.tried.size(); ++i) msg += (i ? "; " : "") + s.tried[i];
+  if (!search.fix.empty()) msg += ". Fix: " + search.fix;
+  return Status(StatusCode::kDeviceUnavailable, msg);
+}
+
+DynamicLibrary::~DynamicLibrary() {
+  if (unload_on_destroy_ && handle_ != nullptr) ::dlclose(handle_);
+}
+
+void* DynamicLibrary::symbol(const char* name) const { return ::dlsym(handle_, name); }
+
+Status DynamicLibrary::missing_symbols(const std::vector<std::string>& names) const {
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  return Status(StatusCode::kDeviceUnavailable, (names.size() == 1 ? "symbol " : "symbols ") + list +
+                                                    " missing from " + path_ +
+                                                    " (an incompatible or incomplete library)");
+}
+
+LazyLibrary::LazyLibrary(LibrarySearch search, OnLoad on_load)
+    : search_(std::move(search)), on_load_(std::move(on_load)) {}
+
+Availability LazyLibrary::get(bool refresh) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (attempted_ && (availability_.available || !refresh)) return availability_;
+  attempted_ = true;
+  ++attempts_;
+  Availability a;
+  a.checked_at = std::chrono::system_clock::now();
+  auto lib = DynamicLibrary::open(search_, &a.tried);
+  Status st = lib.status();
+  if (lib.ok()) {
+    a.library_path = lib.value()->path();
+    Result<std::string> version = on_load_ ? on_load_(*lib.value()) : Result<std::string>(std::string());
+    st = version.status();
+    if (version.ok()) a.version = std::move(version).value();
+  }
+  if (st.ok()) {
+    a.available = true;
+    library_ = std::move(lib).value();
+  } else {
+    a.reason = st.message();
+    a.fix = search_.fix;
+  }
+  availability_ = std::move(a);
+  return availability_;
+}
+
+std::shared_ptr<const DynamicLibrary> LazyLibrary::library() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return library_;
+}
+
+int LazyLibrary::load_attempts() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return attempts_;
+}
+
+}  // namespace dlrt::backend
