@@ -16,15 +16,16 @@ enum class DeviceType { kCpu, kGpu, kNpu, kAccelerator };
 DLRT_API const char* device_type_name(DeviceType t);  // "cpu", "gpu", "npu", "accelerator"
 
 // One piece of hardware. Metadata keys (all values are strings):
-//   discovered_by   who found it: "cpuid", "sysfs", or a backend name ("openvino")
+//   discovered_by   who found it: "cpuid", "procfs" (CPU off x86), "sysfs", or a backend name ("openvino")
 //   is_virtual      "1" for a device that exists only to compile for (never runs)
 //   pci_bus_id      "0000:00:02.0"
 //   driver          kernel driver ("i915", "xe", "intel_vpu", "amdgpu", "nvidia")
 //   driver_version  as the driver reports it, where it does
-//   memory_bytes    device-local memory, where known
+//   memory_bytes    device-local memory, where known (host RAM for the CPU)
+//   numa_node       NUMA node of a PCI device, where the platform has one
 //   cores, threads, isa (cpu)  e.g. isa = "sse4_2 avx avx2 fma avx512f avx512_bf16 amx_tile"
 struct Device {
-  std::string id;  // stable within a process: "cpu:0", "gpu:0", "npu:0"
+  std::string id;  // stable within a process: "cpu:0", "gpu:0", "npu:0", "accelerator:0"
   DeviceType type = DeviceType::kCpu;
   std::string vendor;  // "Intel", "AMD", "NVIDIA", ...
   std::string name;
@@ -47,6 +48,9 @@ struct DiscoveryOptions {
 
 // CPU from cpuid and /proc/cpuinfo, GPUs and NPUs from /sys/class/drm,
 // /sys/class/accel and PCI ids. Never fails: what cannot be read is left out.
+// Order: the CPU, then drm cards, accel nodes, other PCI display/accelerator
+// functions (each physical device once); ids count per type in that order.
+// Thread-safe; reads the filesystem on every call.
 DLRT_API std::vector<Device> discover_devices(const DiscoveryOptions& options = {});
 
 }  // namespace dlrt
