@@ -161,9 +161,28 @@ std::vector<std::string> numbered_entries(const std::string& dir, const std::str
   return out;
 }
 
-// Reads one device directory (the "device" link of a drm/accel node, or a
-// /sys/bus/pci/devices entry). Returns nothing for what is not a GPU/NPU.
-std::optional<Device> probe(const std::string& root, const std::string& dev_dir, Source source, std::string& key) {
+// Device-local memory as the driver publishes it, 0 when it does not:
+// amdgpu mem_info_vram_total, i915 lmem_total_bytes (on the PCI device or the
+// drm card), xe per-tile physical_vram_size_bytes (summed).
+uint64_t local_memory_bytes(const std::string& dev_dir, const std::string& node_dir) {
+  for (const std::string& path : {dev_dir + "/mem_info_vram_total", dev_dir + "/lmem_total_bytes",
+                                  node_dir.empty() ? std::string() : node_dir + "/lmem_total_bytes"}) {
+    if (path.empty()) continue;
+    if (auto bytes = read_uint(path); bytes && *bytes > 0 && *bytes < (1ull << 50)) return *bytes;
+  }
+  uint64_t total = 0;
+  for (const std::string& tile : numbered_entries(dev_dir, "tile")) {
+    auto bytes = read_uint(dev_dir + "/" + tile + "/physical_vram_size_bytes");
+    if (!bytes) bytes = read_uint(dev_dir + "/" + tile + "/memory/physical_vram_size_bytes");
+    if (bytes && *bytes < (1ull << 50)) total += *bytes;
+  }
+  return total;
+}
+
+// Reads one device directory (the "device" link of a drm/accel node
+// `node_dir`, or a /sys/bus/pci/devices entry). Returns nothing for what is not a GPU/NPU.
+std::optional<Device> probe(const std::string& root, const std::string& dev_dir, const std::string& node_dir, Source source,
+                            std::string& key) {
   struct stat st {};
   if (::stat(dev_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
 
@@ -231,12 +250,7 @@ std::optional<Device> probe(const std::string& root, const std::string& dev_dir,
 
   if (auto numa = read_uint(dev_dir + "/numa_node"); numa && *numa < 4096)  // "-1" (no NUMA) is left out
     d.metadata["numa_node"] = std::to_string(*numa);
-  for (const char* attr : {"mem_info_vram_total", "lmem_total_bytes"}) {
-    if (auto bytes = read_uint(dev_dir + "/" + attr); bytes && *bytes > 0) {
-      d.metadata["memory_bytes"] = std::to_string(*bytes);
-      break;
-    }
-  }
+  if (uint64_t bytes = local_memory_bytes(dev_dir, node_dir)) d.metadata["memory_bytes"] = std::to_string(bytes);
   // The module may be named differently from the driver; the driver's
   // "module" link says which.
   std::string module = link_target_name(dev_dir + "/driver/module");
@@ -255,19 +269,19 @@ std::optional<Device> probe(const std::string& root, const std::string& dev_dir,
 std::vector<Device> discover_bus_devices(const std::string& root) {
   std::vector<Device> out;
   std::set<std::string> seen;  // "pci:<bus id>" or a resolved path
-  auto take = [&](const std::string& dev_dir, Source source) {
+  auto take = [&](const std::string& node_dir, const std::string& dev_dir, Source source) {
     std::string key;
-    std::optional<Device> d = probe(root, dev_dir, source, key);
+    std::optional<Device> d = probe(root, dev_dir, node_dir, source, key);
     if (d && seen.insert(key).second) out.push_back(std::move(*d));
   };
 
   const std::string drm = under_root(root, "/sys/class/drm");
-  for (const std::string& card : numbered_entries(drm, "card")) take(drm + "/" + card + "/device", Source::kDrm);
+  for (const std::string& card : numbered_entries(drm, "card")) take(drm + "/" + card, drm + "/" + card + "/device", Source::kDrm);
   const std::string accel = under_root(root, "/sys/class/accel");
-  for (const std::string& node : numbered_entries(accel, "accel")) take(accel + "/" + node + "/device", Source::kAccel);
+  for (const std::string& node : numbered_entries(accel, "accel")) take(accel + "/" + node, accel + "/" + node + "/device", Source::kAccel);
   const std::string pci = under_root(root, "/sys/bus/pci/devices");
   for (const std::string& fn : list_dir(pci))
-    if (is_pci_address(fn)) take(pci + "/" + fn, Source::kPci);
+    if (is_pci_address(fn)) take("", pci + "/" + fn, Source::kPci);
   return out;
 }
 

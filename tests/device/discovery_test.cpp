@@ -80,7 +80,7 @@ TEST(DeviceDiscovery, FindsGpuNpuAndNvidiaInFakeSysfs) {
   EXPECT_EQ(nv->metadata.count("memory_bytes"), 0u);
 }
 
-TEST(DeviceDiscovery, UnknownDevicesGetGenericNamesAndAmdNpuIsFoundThroughPci) {
+TEST(DeviceDiscovery, GenericNamesAmdNpuThroughPciAndDriverMemoryLayouts) {
   FakeTree t;
   t.add_pci("0000:c3:00.0", "0x8086", "0x1234", "0x038000", "xe");
   t.add_pci("0000:c4:00.1", "0x1022", "0x1502", "0x118000", "amdxdna");  // signal-processing class
@@ -89,23 +89,36 @@ TEST(DeviceDiscovery, UnknownDevicesGetGenericNamesAndAmdNpuIsFoundThroughPci) {
   t.write("sys/devices/pci0000:00/0000:c6:00.0/mem_info_vram_total", "17163091968\n");
   t.add_class_node("drm", "card1", "0000:c6:00.0");
   t.add_pci("0000:c7:00.0", "0x1022", "0x14e8", "0x118000", "");  // other AMD signal processing: not an NPU
+  t.add_pci("0000:c8:00.0", "0x8086", "0xe20b", "0x030000", "xe");  // two tiles of VRAM
+  t.write("sys/devices/pci0000:00/0000:c8:00.0/tile0/physical_vram_size_bytes", "8000000000\n");
+  t.write("sys/devices/pci0000:00/0000:c8:00.0/tile1/physical_vram_size_bytes", "4000000000\n");
+  t.add_pci("0000:c9:00.0", "0x8086", "0x56a1", "0x030000", "i915");  // lmem on the drm card
+  t.add_class_node("drm", "card2", "0000:c9:00.0");
+  t.write("sys/class/drm/card2/lmem_total_bytes", "8589934592\n");
 
   std::vector<Device> devs = discover_devices({t.root()});
-  ASSERT_EQ(devs.size(), 5u);
+  ASSERT_EQ(devs.size(), 7u);
   // drm first, then PCI in address order.
   EXPECT_EQ(devs[1].id, "gpu:0");
   EXPECT_EQ(devs[1].name, "AMD GPU 0x73bf");
   EXPECT_EQ(devs[1].meta("memory_bytes"), "17163091968");
   EXPECT_EQ(devs[2].id, "gpu:1");
-  EXPECT_EQ(devs[2].name, "Intel GPU 0x1234");
-  EXPECT_EQ(devs[2].meta("driver"), "xe");
-  EXPECT_EQ(devs[3].id, "npu:0");
-  EXPECT_EQ(devs[3].vendor, "AMD");
-  EXPECT_EQ(devs[3].name, "AMD NPU (Phoenix)");
-  EXPECT_EQ(devs[4].id, "accelerator:0");
-  EXPECT_EQ(devs[4].type, DeviceType::kAccelerator);
-  EXPECT_EQ(devs[4].vendor, "PCI vendor 0x1eef");
-  EXPECT_EQ(devs[4].name, "PCI vendor 0x1eef accelerator 0x0042");
+  EXPECT_EQ(devs[2].name, "Intel Arc A750");
+  EXPECT_EQ(devs[2].meta("memory_bytes"), "8589934592");
+  EXPECT_EQ(devs[3].id, "gpu:2");
+  EXPECT_EQ(devs[3].name, "Intel GPU 0x1234");
+  EXPECT_EQ(devs[3].meta("driver"), "xe");
+  EXPECT_EQ(devs[3].metadata.count("memory_bytes"), 0u);
+  EXPECT_EQ(devs[4].id, "npu:0");
+  EXPECT_EQ(devs[4].vendor, "AMD");
+  EXPECT_EQ(devs[4].name, "AMD NPU (Phoenix)");
+  EXPECT_EQ(devs[5].id, "accelerator:0");
+  EXPECT_EQ(devs[5].type, DeviceType::kAccelerator);
+  EXPECT_EQ(devs[5].vendor, "PCI vendor 0x1eef");
+  EXPECT_EQ(devs[5].name, "PCI vendor 0x1eef accelerator 0x0042");
+  EXPECT_EQ(devs[6].id, "gpu:3");
+  EXPECT_EQ(devs[6].name, "Intel Arc B580");
+  EXPECT_EQ(devs[6].meta("memory_bytes"), "12000000000");
 }
 
 TEST(DeviceDiscovery, PlatformGpuAndNpuWithoutPciIds) {
