@@ -103,28 +103,35 @@ void copy_rows(const T* in, T* out, const StridedCopy& c, int64_t row_begin, int
   }
 }
 
-// A transpose of the last two dims (input stride 1 on the second-to-last
-// dim), done in square tiles so both sides stay in cache.
+// A copy whose input-contiguous dim `k` is not the output's last dim (a
+// transpose): blocks of (dim k) x (last dim) are copied in square tiles so
+// that both the reads and the writes stay in cache.
 template <typename T>
-void copy_tiled(const T* in, T* out, const StridedCopy& c, int64_t mat_begin, int64_t mat_end) {
+void copy_tiled(const T* in, T* out, const StridedCopy& c, size_t k, int64_t block_begin, int64_t block_end) {
   constexpr int64_t kTile = 32;
   const size_t r = c.out_shape.size();
-  const int64_t rows = c.out_shape[r - 2], cols = c.out_shape[r - 1];
+  const int64_t rows = c.out_shape[k], cols = c.out_shape[r - 1];
   const int64_t col_stride = c.in_strides[r - 1];  // input stride of the output's last dim
-  for (int64_t m = mat_begin; m < mat_end; ++m) {
-    int64_t off = c.in_offset;
-    for (int64_t rem = m, k = static_cast<int64_t>(r) - 3; k >= 0; --k) {
-      off += (rem % c.out_shape[k]) * c.in_strides[k];
-      rem /= c.out_shape[k];
+  const std::vector<int64_t> out_strides = contiguous_strides(c.out_shape);
+  const int64_t out_row_stride = out_strides[k];
+  for (int64_t blk = block_begin; blk < block_end; ++blk) {
+    // Decompose the block index over every dim except k and the last.
+    int64_t in_off = c.in_offset, out_off = 0;
+    for (int64_t rem = blk, d = static_cast<int64_t>(r) - 2; d >= 0; --d) {
+      if (static_cast<size_t>(d) == k) continue;
+      const int64_t i = rem % c.out_shape[d];
+      rem /= c.out_shape[d];
+      in_off += i * c.in_strides[d];
+      out_off += i * out_strides[d];
     }
-    const T* src = in + off;
-    T* dst = out + m * rows * cols;
+    const T* src = in + in_off;
+    T* dst = out + out_off;
     for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
       const int64_t i1 = std::min(rows, i0 + kTile);
       for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
         const int64_t j1 = std::min(cols, j0 + kTile);
         for (int64_t i = i0; i < i1; ++i)
-          for (int64_t j = j0; j < j1; ++j) dst[i * cols + j] = src[i + j * col_stride];
+          for (int64_t j = j0; j < j1; ++j) dst[i * out_row_stride + j] = src[i + j * col_stride];
       }
     }
   }
@@ -143,15 +150,18 @@ void strided_copy(const T* in, T* out, StridedCopy c, ThreadPool& pool) {
   const size_t r = c.out_shape.size();
   const int64_t total = element_count(c.out_shape);
   if (total == 0) return;
-  if (r >= 2 && c.in_strides[r - 2] == 1 && c.in_strides[r - 1] != 1 && c.in_strides[r - 1] != 0 && c.out_shape[r - 1] >= 4 &&
-      c.out_shape[r - 2] >= 4) {
-    const int64_t mat = c.out_shape[r - 2] * c.out_shape[r - 1];
-    const int64_t mats = total / mat;
-    if (mats == 1 || total < kCopyGrain) {
-      detail::copy_tiled(in, out, c, 0, mats);
+  // A transpose: some dim other than the last is contiguous in the input.
+  size_t k = r;
+  for (size_t d = 0; d + 1 < r; ++d)
+    if (c.in_strides[d] == 1 && c.out_shape[d] >= 2) k = d;
+  if (k < r && c.in_strides[r - 1] != 0 && c.in_strides[r - 1] != 1) {
+    const int64_t block = c.out_shape[k] * c.out_shape[r - 1];
+    const int64_t blocks = total / block;
+    if (blocks == 1 || total < kCopyGrain) {
+      detail::copy_tiled(in, out, c, k, 0, blocks);
     } else {
-      pool.parallel_for(mats, std::max<int64_t>(1, kCopyGrain / mat),
-                        [&](int64_t b, int64_t e) { detail::copy_tiled(in, out, c, b, e); });
+      pool.parallel_for(blocks, std::max<int64_t>(1, kCopyGrain / block),
+                        [&](int64_t b, int64_t e) { detail::copy_tiled(in, out, c, k, b, e); });
     }
     return;
   }
