@@ -8,6 +8,7 @@
 // 3-D internally (missing leading dims have size 1).
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernel_families.h"
@@ -83,6 +84,47 @@ void im2col(const T* x, int64_t channels, const Geo3& g, T* col) {
             }
           }
         }
+  }
+}
+
+// Columns [j0, j0+n) of im2col row p = (c, kd, kh, kw), for the GEMM's
+// packing to read directly (no im2col matrix in memory).
+template <typename T>
+void im2col_row(const T* x, const Geo3& g, int64_t p, int64_t j0, int64_t n, T* dst) {
+  const int64_t ks = g.k_size();
+  const int64_t c = p / ks;
+  int64_t r = p % ks;
+  const int64_t kw = r % g.k[2];
+  r /= g.k[2];
+  const int64_t kh = r % g.k[1], kd = r / g.k[1];
+  const T* xc = x + c * g.in_size();
+  const int64_t off_w = kw * g.d[2] - g.p[2];
+  int64_t w0 = off_w >= 0 ? 0 : (-off_w + g.s[2] - 1) / g.s[2];
+  int64_t w1 = g.in[2] - off_w > 0 ? (g.in[2] - off_w + g.s[2] - 1) / g.s[2] : 0;
+  w1 = std::min(w1, g.out[2]);
+  w0 = std::min(w0, w1);
+  const int64_t end = j0 + n;
+  for (int64_t j = j0; j < end;) {
+    const int64_t row = j / g.out[2], ow0 = j % g.out[2];
+    const int64_t ow1 = std::min(g.out[2], ow0 + (end - j));
+    const int64_t oh = row % g.out[1], od = row / g.out[1];
+    T* d = dst + (j - j0);  // d[ow - ow0] is output column ow of this row
+    const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+    const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+    if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
+      for (int64_t ow = ow0; ow < ow1; ++ow) d[ow - ow0] = T(0);
+    } else {
+      const T* src = xc + (id * g.in[1] + ih) * g.in[2];
+      const int64_t lo = std::clamp(w0, ow0, ow1), hi = std::clamp(w1, lo, ow1);
+      for (int64_t ow = ow0; ow < lo; ++ow) d[ow - ow0] = T(0);
+      if (g.s[2] == 1) {
+        for (int64_t ow = lo; ow < hi; ++ow) d[ow - ow0] = src[ow + off_w];
+      } else {
+        for (int64_t ow = lo; ow < hi; ++ow) d[ow - ow0] = src[ow * g.s[2] + off_w];
+      }
+      for (int64_t ow = hi; ow < ow1; ++ow) d[ow - ow0] = T(0);
+    }
+    j += ow1 - ow0;
   }
 }
 
@@ -218,28 +260,35 @@ Status conv_compute(KernelContext& ctx) {
                            g.p[2] == 0 && out_plane == in_plane;
     const int64_t col_rows = Cg * ks;
     const T beta = Bv ? T(1) : T(0);
-    // One (image, group) product: Y_g = W_g * col.
+    // One (image, group) product: Y_g = W_g * col. float32 reads the im2col
+    // matrix straight from the image while packing; float64 materialises it.
+    constexpr bool kImplicit = std::is_same_v<T, float>;
     auto one = [&](int64_t n, int64_t gi, T* col, ThreadPool* p) {
       const T* xg = X + (n * C + gi * Cg) * in_plane;
-      const T* b = xg;
-      if (!pointwise) {
+      const T* wg = W + gi * Mg * col_rows;
+      T* yg = Y + (n * M + gi * Mg) * out_plane;
+      if (pointwise) {
+        gemm_t<T>(false, false, Mg, out_plane, col_rows, wg, col_rows, xg, out_plane, beta, yg, out_plane, p);
+      } else if constexpr (kImplicit) {
+        sgemm_rows(false, Mg, out_plane, col_rows, 1.0f, wg, col_rows,
+                   [&](int64_t row, int64_t j0, int64_t cnt, float* dst) { im2col_row<float>(xg, g, row, j0, cnt, dst); },
+                   beta, yg, out_plane, p);
+      } else {
         im2col<T>(xg, Cg, g, col);
-        b = col;
+        gemm_t<T>(false, false, Mg, out_plane, col_rows, wg, col_rows, col, out_plane, beta, yg, out_plane, p);
       }
-      gemm_t<T>(false, false, Mg, out_plane, col_rows, W + gi * Mg * col_rows, col_rows, b, out_plane, beta,
-                Y + (n * M + gi * Mg) * out_plane, out_plane, p);
     };
     const int64_t tasks = N * group;
-    const size_t col_elems = pointwise ? 0 : static_cast<size_t>(col_rows * out_plane);
+    const size_t col_elems = pointwise || kImplicit ? 0 : static_cast<size_t>(col_rows * out_plane);
     if (tasks >= 2 * pool.num_threads() && Mg * out_plane * col_rows < (int64_t{1} << 22)) {
       // Many small products (grouped convs, batches of small images): one per task.
       pool.parallel_for(tasks, 1, [&](int64_t b, int64_t e) {
-        std::vector<T> col(col_elems);
-        for (int64_t t = b; t < e; ++t) one(t / group, t % group, col.data(), nullptr);
+        auto col = std::make_unique_for_overwrite<T[]>(col_elems);
+        for (int64_t t = b; t < e; ++t) one(t / group, t % group, col.get(), nullptr);
       });
     } else {
-      std::vector<T> col(col_elems);
-      for (int64_t t = 0; t < tasks; ++t) one(t / group, t % group, col.data(), &pool);
+      auto col = std::make_unique_for_overwrite<T[]>(col_elems);
+      for (int64_t t = 0; t < tasks; ++t) one(t / group, t % group, col.get(), &pool);
     }
     return Status::Ok();
   };
@@ -344,12 +393,12 @@ Status conv_transpose_compute(KernelContext& ctx) {
     const int64_t tasks = N * group;
     if (tasks >= 2 * pool.num_threads()) {
       pool.parallel_for(tasks, 1, [&](int64_t b, int64_t e) {
-        std::vector<T> col(static_cast<size_t>(col_rows * cols));
-        for (int64_t t = b; t < e; ++t) one(t / group, t % group, col.data(), nullptr);
+        auto col = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(col_rows * cols));
+        for (int64_t t = b; t < e; ++t) one(t / group, t % group, col.get(), nullptr);
       });
     } else {
-      std::vector<T> col(static_cast<size_t>(col_rows * cols));
-      for (int64_t t = 0; t < tasks; ++t) one(t / group, t % group, col.data(), &pool);
+      auto col = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(col_rows * cols));
+      for (int64_t t = 0; t < tasks; ++t) one(t / group, t % group, col.get(), &pool);
     }
     if (bias) {
       const T* Bv = bias->data<T>();

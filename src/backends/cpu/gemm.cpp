@@ -165,10 +165,18 @@ void pack_a(bool trans, const T* A, int64_t lda, int64_t i0, int64_t mc, int64_t
     T* d = dst + ir * kc;
     if (!trans) {
       // op(A)(i, p) = A[i*lda + p]: read each row contiguously.
-      if (mr < MR) std::fill(d, d + MR * kc, T(0));
-      for (int64_t r = 0; r < mr; ++r) {
-        const T* src = A + (i0 + ir + r) * lda + p0;
-        for (int64_t p = 0; p < kc; ++p) d[p * MR + r] = src[p];
+      if (mr == MR) {
+        // MR row streams in step, contiguous stores.
+        const T* src[MR];
+        for (int r = 0; r < MR; ++r) src[r] = A + (i0 + ir + r) * lda + p0;
+        for (int64_t p = 0; p < kc; ++p)
+          for (int r = 0; r < MR; ++r) d[p * MR + r] = src[r][p];
+      } else {
+        std::fill(d, d + MR * kc, T(0));
+        for (int64_t r = 0; r < mr; ++r) {
+          const T* src = A + (i0 + ir + r) * lda + p0;
+          for (int64_t p = 0; p < kc; ++p) d[p * MR + r] = src[p];
+        }
       }
     } else {
       // op(A)(i, p) = A[p*lda + i]: each packed column is contiguous in A.
@@ -233,9 +241,26 @@ void scale_c(int64_t M, int64_t N, T beta, T* C, int64_t ldc) {
   }
 }
 
-template <typename T, int MR, int NR>
-void gemm_blocked(MicroKernel<T> kernel, bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
-                  int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc, ThreadPool* pool) {
+// Packs op(B) supplied row by row by a BRowSource: each row segment lands in a
+// small contiguous buffer first, then is split into the NR-column panels.
+template <int NR>
+void pack_b_rows(const BRowSource& src, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst,
+                 int64_t panel_begin, int64_t panel_end) {
+  const int64_t jb = panel_begin * NR, je = std::min(nc, panel_end * NR);
+  Buffer<float> row = make_buffer<float>(static_cast<size_t>(round_up(je - jb, NR)));
+  float* r = row.get();
+  std::fill(r + (je - jb), r + round_up(je - jb, NR), 0.0f);
+  for (int64_t p = 0; p < kc; ++p) {
+    src(p0 + p, j0 + jb, je - jb, r);
+    for (int64_t panel = panel_begin; panel < panel_end; ++panel)
+      std::memcpy(dst + panel * NR * kc + p * NR, r + (panel - panel_begin) * NR, NR * sizeof(float));
+  }
+}
+
+// `pack_b(p0, kc, j0, nc, dst, panel_begin, panel_end)` packs that block of op(B).
+template <typename T, int MR, int NR, typename PackB>
+void gemm_blocked(MicroKernel<T> kernel, bool ta, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
+                  const PackB& pack_b_block, T beta, T* C, int64_t ldc, ThreadPool* pool) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0 || alpha == T(0)) {
     scale_c(M, N, beta, C, ldc);
@@ -276,7 +301,7 @@ void gemm_blocked(MicroKernel<T> kernel, bool ta, bool tb, int64_t M, int64_t N,
     for (int64_t j0 = 0; j0 < N; j0 += NC) {
       const int64_t nc = std::min(NC, N - j0);
       const int64_t bpanels = ceil_div(nc, NR);
-      auto pack_b_range = [&](int64_t b, int64_t e) { pack_b<T, NR>(tb, B, ldb, p0, kc, j0, nc, bp, b, e); };
+      auto pack_b_range = [&](int64_t b, int64_t e) { pack_b_block(p0, kc, j0, nc, bp, b, e); };
       if (tp && bpanels >= 8) tp->parallel_for(bpanels, 4, pack_b_range);
       else pack_b_range(0, bpanels);
 
@@ -449,7 +474,19 @@ void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float al
   static const MicroKernel<float> kernel = pick_skernel();
   static const GemvFns<float> gemv = pick_sgemv();
   if (try_gemv<float>(gemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool)) return;
-  gemm_blocked<float, kSMR, kSNR>(kernel, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool);
+  auto pack = [&](int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst, int64_t pb, int64_t pe) {
+    pack_b<float, kSNR>(trans_b, B, ldb, p0, kc, j0, nc, dst, pb, pe);
+  };
+  gemm_blocked<float, kSMR, kSNR>(kernel, trans_a, M, N, K, alpha, A, lda, pack, beta, C, ldc, pool);
+}
+
+void sgemm_rows(bool trans_a, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                const BRowSource& b_rows, float beta, float* C, int64_t ldc, ThreadPool* pool) {
+  static const MicroKernel<float> kernel = pick_skernel();
+  auto pack = [&](int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst, int64_t pb, int64_t pe) {
+    pack_b_rows<kSNR>(b_rows, p0, kc, j0, nc, dst, pb, pe);
+  };
+  gemm_blocked<float, kSMR, kSNR>(kernel, trans_a, M, N, K, alpha, A, lda, pack, beta, C, ldc, pool);
 }
 
 void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
@@ -457,7 +494,10 @@ void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double a
   static const MicroKernel<double> kernel = pick_dkernel();
   static const GemvFns<double> gemv = pick_dgemv();
   if (try_gemv<double>(gemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool)) return;
-  gemm_blocked<double, kDMR, kDNR>(kernel, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool);
+  auto pack = [&](int64_t p0, int64_t kc, int64_t j0, int64_t nc, double* dst, int64_t pb, int64_t pe) {
+    pack_b<double, kDNR>(trans_b, B, ldb, p0, kc, j0, nc, dst, pb, pe);
+  };
+  gemm_blocked<double, kDMR, kDNR>(kernel, trans_a, M, N, K, alpha, A, lda, pack, beta, C, ldc, pool);
 }
 
 template <typename T>

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "core/thread_pool.h"
 
@@ -21,6 +22,14 @@ namespace dlrt::cpu {
 
 void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
            const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool);
+
+// Supplies op(B) without materialising it (e.g. Conv's im2col matrix): fills
+// dst[0, n) with op(B)(p, j0 .. j0+n). Called concurrently from pool threads.
+using BRowSource = std::function<void(int64_t p, int64_t j0, int64_t n, float* dst)>;
+
+// sgemm with op(B) (K x N) read through `b_rows` while packing.
+void sgemm_rows(bool trans_a, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                const BRowSource& b_rows, float beta, float* C, int64_t ldc, ThreadPool* pool);
 
 void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
            const double* B, int64_t ldb, double beta, double* C, int64_t ldc, ThreadPool* pool);
