@@ -7,8 +7,6 @@ namespace dlrt {
 
 namespace {
 
-const char* kKnownBackends[] = {"cpu", "openvino", "opencl", "cuda"};
-
 std::string trim_lower(std::string s) {
   auto ns = [](unsigned char c) { return !std::isspace(c); };
   s.erase(s.begin(), std::find_if(s.begin(), s.end(), ns));
@@ -43,13 +41,16 @@ Result<DeviceSpec> parse_device_spec(const std::string& text) {
     else if (head == "gpu" && tail.empty()) c.kind = DeviceChoice::Kind::kGpu;
     else if (head == "npu" && tail.empty()) c.kind = DeviceChoice::Kind::kNpu;
     else if (head == "cpu" && tail.empty()) c.kind = DeviceChoice::Kind::kCpu;
-    else if (std::find(std::begin(kKnownBackends), std::end(kKnownBackends), head) != std::end(kKnownBackends)) {
+    else if (!head.empty() && std::all_of(head.begin(), head.end(), [](char ch) {
+               return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+             })) {
+      // A backend name; whether this build has it is checked against the registry.
       c.kind = head == "cpu" ? DeviceChoice::Kind::kCpu : DeviceChoice::Kind::kBackend;
       c.backend = head;
       c.device = tail;
     } else {
-      return InvalidArgument("unknown device '" + item + "' in spec '" + text +
-                             "'; use auto, cpu, gpu, npu, a backend (openvino, opencl, cuda) or backend:device, "
+      return InvalidArgument("malformed device '" + item + "' in spec '" + text +
+                             "'; use auto, cpu, gpu, npu, a backend name (openvino, opencl, ...) or backend:device, "
                              "comma-separated as a priority list");
     }
     spec.choices.push_back(c);

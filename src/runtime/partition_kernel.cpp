@@ -99,11 +99,12 @@ void PartitionState::prepare_in_background() {
   });
 }
 
-void PartitionState::degrade(const std::string& reason) {
+void PartitionState::degrade(const std::string& reason, bool permanent) {
   bool first;
   {
     std::lock_guard<std::mutex> lk(mu_);
     reason_ = reason;
+    never_probe_ = never_probe_ || permanent;
     next_probe_ = Clock::now() + backoff_;
     backoff_ = std::min(backoff_ * 2, kMaxBackoff);
     first = !logged_;
@@ -115,7 +116,7 @@ void PartitionState::degrade(const std::string& reason) {
 
 bool PartitionState::probe_due() {
   std::lock_guard<std::mutex> lk(mu_);
-  return Clock::now() >= next_probe_;
+  return !never_probe_ && Clock::now() >= next_probe_;
 }
 
 PartitionReport PartitionState::placement() const {
@@ -177,7 +178,8 @@ Status PartitionState::run(std::span<const Tensor> inputs, std::vector<Tensor>& 
       degrade("first run on " + candidate_.device.spec() + " failed: " + acc.status().message());
     } else if (double err = max_relative_error(*acc, ref); err > kAgreeTolerance) {
       degrade("first result on " + candidate_.device.spec() + " differs from cpu (max relative error " +
-              std::to_string(err) + ")");
+                  std::to_string(err) + "); not retried",
+              /*permanent=*/true);
     } else {
       mode_.store(Mode::kAccelerator);
       DLRT_LOG(kInfo, "partition " + std::to_string(report_index_) + " switched to " + candidate_.device.spec());

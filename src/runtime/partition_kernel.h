@@ -52,7 +52,8 @@ class PartitionState {
  private:
   Result<std::vector<Tensor>> run_on_cpu(std::span<const Tensor> inputs);
   Result<backend::Executable*> compile_and_init();
-  void degrade(const std::string& reason);
+  // Moves runs to the CPU; `permanent` stops probing (wrong results, not a fault).
+  void degrade(const std::string& reason, bool permanent = false);
   bool probe_due();
   void report(bool on_accelerator, double ms);
 
@@ -73,6 +74,7 @@ class PartitionState {
   std::chrono::steady_clock::time_point next_probe_{};
   std::chrono::milliseconds backoff_{500};
   bool logged_ = false;
+  bool never_probe_ = false;
 
   // Limits concurrent execute() calls when the backend asks for it.
   std::mutex slots_mu_;

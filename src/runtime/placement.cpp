@@ -97,8 +97,7 @@ Resolution resolve_devices(const DeviceSpec& spec, backend::BackendRegistry& reg
       case DeviceChoice::Kind::kBackend: {
         auto it = std::find_if(offers.begin(), offers.end(), [&](const Offer& o) { return o.backend->name() == c.backend; });
         if (it == offers.end()) {
-          res.unavailable.push_back({c.text, "backend '" + c.backend + "' is not part of this build",
-                                     "see `dlrt devices` for the backends this build has"});
+          res.unknown_backends.push_back(c.backend);
           break;
         }
         if (!it->availability.available) {

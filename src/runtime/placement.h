@@ -30,6 +30,7 @@ struct Resolution {
   std::vector<Candidate> candidates;  // accelerators in priority order (the CPU is implicit)
   std::vector<Unavailable> unavailable;
   bool cpu_requested = false;  // the spec names cpu or auto
+  std::vector<std::string> unknown_backends;  // names in the spec no registered backend has
 };
 
 // Resolves a spec against the registry and the discovered hardware. `auto`

@@ -89,6 +89,13 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   DLRT_ASSIGN_OR_RETURN(DeviceSpec spec, parse_device_spec(spec_text));
   bool strict = options.strict || env_strict();
   Resolution res = resolve_devices(spec, backend::BackendRegistry::global(), hardware());
+  if (!res.unknown_backends.empty()) {
+    std::string known;
+    for (const auto& b : backend::BackendRegistry::global().all()) known += (known.empty() ? "" : ", ") + b->name();
+    return InvalidArgument("unknown device '" + res.unknown_backends.front() + "' in spec '" + spec_text +
+                           "'; use auto, cpu, gpu, npu, a backend of this build (" + known +
+                           ") or backend:device, comma-separated as a priority list");
+  }
   if (!res.unavailable.empty()) {
     if (strict)
       return Status(StatusCode::kDeviceUnavailable, "device '" + spec_text +

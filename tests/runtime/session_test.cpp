@@ -180,7 +180,7 @@ TEST(Session, StrictModeRefusesMissingDevice) {
   auto strict = Session::create_from_bytes(add_relu_model().SerializeAsString(), opts);
   ASSERT_FALSE(strict.ok());
   EXPECT_EQ(strict.status().code(), StatusCode::kDeviceUnavailable);
-  opts.device = "warp-drive";
+  opts.device = "warp_drive";
   auto bad = Session::create_from_bytes(add_relu_model().SerializeAsString(), opts);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
