@@ -1,5 +1,6 @@
 #include <cmath>
 #include <limits>
+#include <random>
 
 #include "kernel_test_util.h"
 
@@ -114,6 +115,43 @@ TEST(Reduce, Errors) {
   EXPECT_FALSE(d.ok());
   auto s = run_op("ReduceSum", {Tensor::from_vector<std::string>({1}, {"a"})}, {}, 1, 13);
   EXPECT_FALSE(s.ok());
+}
+
+// Every subset of axes of a 4-D tensor against a naive reference.
+TEST(Reduce, AxisSubsetsMatchNaive) {
+  const Shape shape{3, 1, 4, 5};
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-2, 2);
+  std::vector<float> v(static_cast<size_t>(element_count(shape)));
+  for (auto& e : v) e = dist(rng);
+  Tensor x = Tensor::from_vector<float>(shape, v);
+  for (int mask = 1; mask < 16; ++mask) {
+    std::vector<int64_t> axes;
+    for (int d = 0; d < 4; ++d)
+      if (mask & (1 << d)) axes.push_back(d);
+    Shape out_shape;
+    for (int d = 0; d < 4; ++d) out_shape.push_back((mask & (1 << d)) ? 1 : shape[d]);
+    std::vector<float> sum(static_cast<size_t>(element_count(out_shape)), 0.f);
+    std::vector<float> mx(sum.size(), -1e30f);
+    for (int64_t a = 0; a < shape[0]; ++a)
+      for (int64_t b = 0; b < shape[1]; ++b)
+        for (int64_t c = 0; c < shape[2]; ++c)
+          for (int64_t d = 0; d < shape[3]; ++d) {
+            int64_t idx[4] = {a, b, c, d};
+            int64_t o = 0;
+            for (int k = 0; k < 4; ++k) o = o * out_shape[k] + ((mask & (1 << k)) ? 0 : idx[k]);
+            float e = v[((a * shape[1] + b) * shape[2] + c) * shape[3] + d];
+            sum[o] += e;
+            mx[o] = std::max(mx[o], e);
+          }
+    auto rs = run_op("ReduceSum", {x, Tensor::from_vector<int64_t>({static_cast<int64_t>(axes.size())}, axes)}, {}, 1, 13);
+    ASSERT_TRUE(rs.ok()) << rs.status().to_string();
+    EXPECT_EQ((*rs)[0].shape(), out_shape) << "mask " << mask;
+    expect_near((*rs)[0], sum, 1e-5f);
+    auto rm = run_op("ReduceMax", {x}, {{"axes", attr_ints(axes)}}, 1, 13);
+    ASSERT_TRUE(rm.ok());
+    expect_near((*rm)[0], mx);
+  }
 }
 
 TEST(ArgMax, KeepdimsAndLastIndex) {

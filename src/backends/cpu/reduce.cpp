@@ -5,6 +5,7 @@
 // (kept axes first, reduced axes last), so the inner loop always walks memory
 // contiguously.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -106,8 +107,11 @@ inline bool is_nan_value(T x) {
   else return false;
 }
 
-// Reduces a [outer, n, inner] block into out[outer, inner]. `inner_begin..inner_end`
-// selects a column range, so large inner extents split across threads.
+// Columns one reduce_block call handles; its accumulators live on the stack.
+constexpr int64_t kReduceBlock = 512;
+
+// Reduces a [outer, n, inner] block into out[outer, inner]. `ib..ie` (at most
+// kReduceBlock wide) selects a column range, so large inner extents split across threads.
 template <typename T>
 void reduce_block(ReduceOp op, const T* in, T* out, int64_t n, int64_t inner, int64_t o, int64_t ib, int64_t ie) {
   using A = typename AccOf<T>::type;
@@ -120,7 +124,8 @@ void reduce_block(ReduceOp op, const T* in, T* out, int64_t n, int64_t inner, in
   }
   if (op == ReduceOp::kMax || op == ReduceOp::kMin) {
     const bool is_max = op == ReduceOp::kMax;
-    std::vector<T> m(base + ib, base + ie);
+    std::array<T, kReduceBlock> m;
+    std::copy(base + ib, base + ie, m.begin());
     for (int64_t r = 1; r < n; ++r) {
       const T* row = base + r * inner + ib;
       for (int64_t i = 0; i < w; ++i) {
@@ -129,19 +134,21 @@ void reduce_block(ReduceOp op, const T* in, T* out, int64_t n, int64_t inner, in
         if ((take || is_nan_value(x)) && !is_nan_value(m[i])) m[i] = x;
       }
     }
-    std::copy(m.begin(), m.end(), dst + ib);
+    std::copy(m.begin(), m.begin() + w, dst + ib);
     return;
   }
   {
-    std::vector<A> acc(static_cast<size_t>(w));
+    std::array<A, kReduceBlock> acc;
     if (op == ReduceOp::kLogSumExp) {
       // max-shifted so large inputs do not overflow exp().
-      std::vector<double> mx(static_cast<size_t>(w), -std::numeric_limits<double>::infinity());
+      std::array<double, kReduceBlock> mx;
+      std::fill(mx.begin(), mx.begin() + w, -std::numeric_limits<double>::infinity());
       for (int64_t r = 0; r < n; ++r) {
         const T* row = base + r * inner + ib;
         for (int64_t i = 0; i < w; ++i) mx[i] = std::max(mx[i], static_cast<double>(to_acc<T, double>(row[i])));
       }
-      std::vector<double> s(static_cast<size_t>(w), 0.0);
+      std::array<double, kReduceBlock> s;
+      std::fill(s.begin(), s.begin() + w, 0.0);
       for (int64_t r = 0; r < n; ++r) {
         const T* row = base + r * inner + ib;
         for (int64_t i = 0; i < w; ++i) {
@@ -156,7 +163,7 @@ void reduce_block(ReduceOp op, const T* in, T* out, int64_t n, int64_t inner, in
       return;
     }
     const A init = op == ReduceOp::kProd ? A(1) : A(0);
-    std::fill(acc.begin(), acc.end(), init);
+    std::fill(acc.begin(), acc.begin() + w, init);
     for (int64_t r = 0; r < n; ++r) {
       const T* row = base + r * inner + ib;
       switch (op) {
@@ -329,7 +336,7 @@ Status run_reduce(KernelContext& ctx, ReduceOp op, const Tensor& x, const Reduce
   }
   T* dst = y.data<T>();
   if (outer * inner == 0) return Status::Ok();
-  constexpr int64_t kBlock = 512;
+  constexpr int64_t kBlock = kReduceBlock;
   const int64_t blocks = (inner + kBlock - 1) / kBlock;
   const int64_t units = outer * blocks;
   const int64_t work_per_unit = std::max<int64_t>(1, n * std::min(inner, kBlock));
