@@ -52,6 +52,17 @@ TEST(LayerNormalization, AxisAndStatOutputs) {
   EXPECT_FALSE(run_op("LayerNormalization", {x, Tensor::from_vector<float>({2}, {1, 1})}, {{"axis", attr_int(2)}}).ok());
 }
 
+TEST(LayerNormalization, Float16KeepsFloatStatistics) {
+  auto x = Tensor::from_vector<Float16>({1, 2}, {Float16(1.0f), Float16(3.0f)});
+  auto s = Tensor::from_vector<Float16>({2}, {Float16(1.0f), Float16(1.0f)});
+  auto r = run_op("LayerNormalization", {x, s}, {{"epsilon", attr_float(0)}}, 2);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ((*r)[0].dtype(), DType::kFloat16);
+  EXPECT_EQ(static_cast<float>((*r)[0].data<Float16>()[1]), 1.0f);
+  ASSERT_EQ((*r)[1].dtype(), DType::kFloat32);
+  EXPECT_EQ((*r)[1].data<float>()[0], 2.0f);
+}
+
 TEST(GroupNormalization, Opset18And21) {
   auto x = Tensor::from_vector<float>({1, 4, 1}, {1, 3, 4, 8});
   auto r = run_op("GroupNormalization", {x, Tensor::from_vector<float>({2}, {1, 1}), Tensor::from_vector<float>({2}, {0, 1})},

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -45,8 +46,10 @@ inline Result<Tensor> float_to_half(const Tensor& f, DType dtype) {
 // node whose float inputs are float16/bfloat16: converts those inputs to
 // float32, runs the float32 kernel on a shadow context, converts its float
 // outputs back. Integer inputs (e.g. indices, shapes) pass through unchanged.
+// Outputs from index `float_outputs_from` on stay float32 (LayerNormalization's
+// Mean/InvStdDev are float32 whatever X is).
 template <typename Body>
-Status run_as_float32(KernelContext& ctx, Body&& body) {
+Status run_as_float32(KernelContext& ctx, Body&& body, size_t float_outputs_from = SIZE_MAX) {
   DType half = DType::kUndefined;
   std::vector<RunValue> in_values(ctx.num_inputs());
   std::vector<const RunValue*> in_ptrs(ctx.num_inputs(), nullptr);
@@ -70,7 +73,7 @@ Status run_as_float32(KernelContext& ctx, Body&& body) {
   DLRT_RETURN_IF_ERROR(body(inner));
   for (size_t i = 0; i < outs.size(); ++i) {
     if (outs[i].kind != RunValue::Kind::kTensor) continue;
-    if (outs[i].tensor.dtype() == DType::kFloat32 && half != DType::kUndefined) {
+    if (outs[i].tensor.dtype() == DType::kFloat32 && half != DType::kUndefined && i < float_outputs_from) {
       DLRT_ASSIGN_OR_RETURN(Tensor h, float_to_half(outs[i].tensor, half));
       ctx.set_output(i, std::move(h));
     } else {

@@ -13,15 +13,16 @@ namespace dlrt::cpu {
 namespace {
 
 // Runs body<T> for float32/float64 inputs, converting float16/bfloat16 via float32.
-#define DLRT_FLOAT_KERNEL(name, impl)                                                          \
+#define DLRT_FLOAT_KERNEL_EX(name, impl, float_outputs_from)                                  \
   Status name(KernelContext& ctx) {                                                            \
     DLRT_ASSIGN_OR_RETURN(const Tensor* x_, required_input(ctx, 0));                           \
-    if (nn::is_half(x_->dtype())) return nn::run_as_float32(ctx, name);                        \
+    if (nn::is_half(x_->dtype())) return nn::run_as_float32(ctx, name, float_outputs_from);    \
     if (x_->dtype() == DType::kFloat32) return impl<float>(ctx);                               \
     if (x_->dtype() == DType::kFloat64) return impl<double>(ctx);                              \
     return ctx.unsupported(std::string(ctx.node().op_type) + " on " + dtype_name(x_->dtype()) + \
                            " is not supported");                                               \
   }
+#define DLRT_FLOAT_KERNEL(name, impl) DLRT_FLOAT_KERNEL_EX(name, impl, SIZE_MAX)
 
 // A per-channel parameter vector of length C (read as T), or an error.
 template <typename T>
@@ -182,7 +183,7 @@ Status layer_norm_impl(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), x->shape()));
   Shape stat_shape = x->shape();
   for (int64_t d = axis; d < rank; ++d) stat_shape[d] = 1;
-  // Mean and InvStdDev are float32 unless stash_type says otherwise; we keep X's type for doubles.
+  // Mean and InvStdDev: float32 for float32/half X (computed here in float32), float64 for float64 X.
   T* mean_out = nullptr;
   T* inv_out = nullptr;
   if (ctx.num_outputs() > 1 && ctx.output_requested(1)) {
@@ -215,7 +216,7 @@ Status layer_norm_impl(KernelContext& ctx) {
   });
   return Status::Ok();
 }
-DLRT_FLOAT_KERNEL(layer_norm_compute, layer_norm_impl)
+DLRT_FLOAT_KERNEL_EX(layer_norm_compute, layer_norm_impl, 1)
 
 template <typename T>
 Status group_norm_impl(KernelContext& ctx) {
@@ -373,6 +374,7 @@ Status lrn_impl(KernelContext& ctx) {
 DLRT_FLOAT_KERNEL(lrn_compute, lrn_impl)
 
 #undef DLRT_FLOAT_KERNEL
+#undef DLRT_FLOAT_KERNEL_EX
 
 }  // namespace
 
