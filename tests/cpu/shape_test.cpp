@@ -76,6 +76,9 @@ TEST(ShapeOps, SqueezeAndUnsqueezeBothOpsetStyles) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)[0].shape(), (Shape{3, 1, 2}));
   EXPECT_FALSE(run_op("Squeeze", {x, i64({1})}, {}, 1, 13).ok());  // dim 1 has size 3
+  r = run_op("Squeeze", {x, i64({})}, {}, 1, 13);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)[0].shape(), (Shape{3, 2}));
 
   Tensor y = iota_f({3, 4});
   r = run_op("Unsqueeze", {y, i64({0, 3})}, {}, 1, 13);

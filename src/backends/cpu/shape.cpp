@@ -118,7 +118,7 @@ Status squeeze(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(auto axes, axes_of(ctx));
   const int64_t r = static_cast<int64_t>(x->rank());
   std::vector<bool> drop(r, false);
-  if (!axes) {
+  if (!axes || axes->empty()) {  // empty axes squeeze every size-1 dim, as onnxruntime does
     for (int64_t i = 0; i < r; ++i) drop[i] = x->dim(i) == 1;
   } else {
     for (int64_t a : *axes) {
