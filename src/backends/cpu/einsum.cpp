@@ -220,8 +220,7 @@ void batched_matmul(KernelContext& ctx, const C* a, const C* b, C* c, int64_t ba
       for (int64_t k0 = 0; k0 < k; k0 += kBlockK) {
         const int64_t k1 = std::min(k, k0 + kBlockK);
         for (int64_t kk = k0; kk < k1; ++kk) {
-          const C av = arow[kk];
-          if (av == C(0)) continue;
+          const C av = arow[kk];  // no zero skip: 0 * inf must stay NaN
           const C* brow = bmat + kk * n;
           for (int64_t j = 0; j < n; ++j) crow[j] += av * brow[j];
         }
