@@ -98,6 +98,14 @@ TEST(Elementwise, LargeGeneralBroadcastMatchesNaive) {
       for (int64_t c = 0; c < C; ++c)
         ASSERT_EQ(o.data<float>()[(a * B + b) * C + c], x[a * C + c] + y[b]) << a << "," << b << "," << c;
 
+  // Long rows are split into blocks.
+  const int64_t R = 3, L = 50001;
+  std::vector<float> rows(R * L), col{1000, 2000, 3000};
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<float>(i % 1013);
+  auto rr = run_op("Sub", {f32({R, L}, rows), f32({R, 1}, col)});
+  ASSERT_TRUE(rr.ok());
+  for (int64_t i = 0; i < R * L; ++i) ASSERT_EQ((*rr)[0].data<float>()[i], rows[i] - col[i / L]) << i;
+
   std::vector<int64_t> big(70000), one{3};
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<int64_t>(i);
   auto m = run_op("Mul", {Tensor::from_vector<int64_t>({70000}, big), Tensor::from_vector<int64_t>({1}, one)});

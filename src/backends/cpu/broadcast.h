@@ -131,41 +131,47 @@ Result<BroadcastPlan<N>> make_broadcast_plan(const Shape& out_shape, const std::
 // Calls run(out_offset, in_offsets, count, in_inner_strides) for contiguous
 // runs of output elements covering the whole output; input k's elements for
 // the run are at in_offsets[k] + i * in_inner_strides[k] (stride 0 or 1).
-// Splits over `pool` when the output is big; `run` must then be thread-safe.
+// Splits over `pool` when the output is big (long rows are cut into blocks so
+// that [2, 1M]-like shapes still spread over every thread); `run` must then
+// be thread-safe.
 template <size_t N, typename Run>
 void for_each_run(const BroadcastPlan<N>& p, ThreadPool* pool, Run&& run) {
   if (p.total <= 0) return;
-  const size_t nd = p.dims.size();
+  const size_t od = p.dims.size() - 1;  // outer dims
   const int64_t inner = p.dims.back();
-  std::array<int64_t, N> istr;
-  for (size_t k = 0; k < N; ++k) istr[k] = p.strides[k][nd - 1];
-  const bool parallel = pool && pool->num_threads() > 1 && p.total >= kParallelElements;
-
-  if (nd == 1) {
-    auto body = [&](int64_t b, int64_t e) {
-      std::array<int64_t, N> off;
-      for (size_t k = 0; k < N; ++k) off[k] = b * istr[k];
-      run(b, off, e - b, istr);
-    };
-    if (parallel) pool->parallel_for(inner, kParallelGrain, body);
-    else body(0, inner);
-    return;
-  }
-
   const int64_t rows = p.total / inner;
-  // Rows [rb, re): decompose rb once, then step the odometer.
-  auto body = [&](int64_t rb, int64_t re) {
-    const size_t od = nd - 1;  // outer dims
+  std::array<int64_t, N> istr;
+  for (size_t k = 0; k < N; ++k) istr[k] = p.strides[k][od];
+  const bool parallel = pool && pool->num_threads() > 1 && p.total >= kParallelElements;
+  // Work units: blocks of at most `blk` elements within one row.
+  const int64_t blk = parallel ? std::min(inner, kParallelGrain) : inner;
+  const int64_t nblk = (inner + blk - 1) / blk;
+
+  auto body = [&](int64_t ub, int64_t ue) {
+    int64_t row = ub / nblk, b = ub % nblk;
+    // Decompose the first row once, then step the odometer.
     std::array<int64_t, N> off{};
-    std::vector<int64_t> idx(od, 0);
-    int64_t r = rb;
+    std::array<int64_t, 8> small_idx{};
+    std::vector<int64_t> big_idx;
+    int64_t* idx = small_idx.data();
+    if (od > small_idx.size()) {
+      big_idx.assign(od, 0);
+      idx = big_idx.data();
+    }
+    int64_t r = row;
     for (size_t d = od; d-- > 0;) {
       idx[d] = r % p.dims[d];
       r /= p.dims[d];
       for (size_t k = 0; k < N; ++k) off[k] += idx[d] * p.strides[k][d];
     }
-    for (int64_t row = rb; row < re; ++row) {
-      run(row * inner, off, inner, istr);
+    for (int64_t u = ub; u < ue; ++u) {
+      const int64_t start = b * blk;
+      std::array<int64_t, N> o;
+      for (size_t k = 0; k < N; ++k) o[k] = off[k] + start * istr[k];
+      run(row * inner + start, o, std::min(blk, inner - start), istr);
+      if (++b < nblk) continue;
+      b = 0;
+      ++row;
       for (size_t d = od; d-- > 0;) {
         if (++idx[d] < p.dims[d]) {
           for (size_t k = 0; k < N; ++k) off[k] += p.strides[k][d];
@@ -176,8 +182,9 @@ void for_each_run(const BroadcastPlan<N>& p, ThreadPool* pool, Run&& run) {
       }
     }
   };
-  if (parallel) pool->parallel_for(rows, std::max<int64_t>(1, kParallelGrain / inner), body);
-  else body(0, rows);
+  const int64_t units = rows * nblk;
+  if (parallel) pool->parallel_for(units, std::max<int64_t>(1, kParallelGrain / blk), body);
+  else body(0, units);
 }
 
 // out[i] = op(a[i], b[i]) under broadcasting, with the four stride cases of
