@@ -1,5 +1,6 @@
 // The one place built-in backends are registered. Constructing a backend
 // object runs no vendor code; each loads its runtime lazily in is_available().
+#include "backend/plugin_backend.h"
 #include "backend/registry.h"
 #include "backends/cpu/cpu_backend.h"
 
@@ -7,7 +8,7 @@ namespace dlrt::backend {
 
 Status register_builtin_backends(BackendRegistry& registry) {
   DLRT_RETURN_IF_ERROR(registry.add(cpu::make_cpu_backend()));
-  return Status::Ok();
+  return register_plugin_backends_from_env(registry);
 }
 
 }  // namespace dlrt::backend
