@@ -11,8 +11,11 @@
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/layout_impl.h"
 
 namespace dlrt::cpu {
+
+using layout::copy_elements;
 namespace {
 
 Result<const RunValue*> sequence_input(const KernelContext& ctx, size_t i) {
@@ -31,19 +34,6 @@ Result<std::optional<int64_t>> position_input(const KernelContext& ctx, size_t i
   return std::optional<int64_t>(v[0]);
 }
 
-// Copies `n` elements (strings included) between tensors of the same dtype.
-void copy_elements(const Tensor& src, int64_t src_off, Tensor& dst, int64_t dst_off, int64_t n) {
-  if (n <= 0) return;
-  if (src.dtype() == DType::kString) {
-    const std::string* s = src.data<std::string>() + src_off;
-    std::string* d = dst.data<std::string>() + dst_off;
-    for (int64_t i = 0; i < n; ++i) d[i] = s[i];
-    return;
-  }
-  const size_t es = dtype_size(src.dtype());
-  std::memcpy(static_cast<char*>(dst.raw_data()) + dst_off * es, static_cast<const char*>(src.raw_data()) + src_off * es,
-              static_cast<size_t>(n) * es);
-}
 
 Status sequence_empty(KernelContext& ctx) {
   const int64_t d = ctx.node().attr_int("dtype", static_cast<int64_t>(DType::kFloat32));
