@@ -7,8 +7,11 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build ccache
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
-  libgtest-dev nlohmann-json3-dev
-  python3-onnx python3-numpy
+  libgtest-dev nlohmann-json3-dev libtomlplusplus-dev libcpp-httplib-dev
+  python3-onnx python3-numpy python3-venv
+  # Run-time only, for the OpenCL backend's tests: the ICD loader and PoCL
+  # (OpenCL on the CPU). dlrt never links them; the backend dlopens them.
+  ocl-icd-libopencl1 pocl-opencl-icd
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
