@@ -8,5 +8,9 @@ int cmd_run(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
 int cmd_conformance(int argc, char** argv);
 int cmd_devices(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
+int cmd_compile(int argc, char** argv);
+int cmd_embed(int argc, char** argv);
+int cmd_serve(int argc, char** argv);
 
 }  // namespace dlrt::cli

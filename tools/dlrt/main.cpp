@@ -16,6 +16,10 @@ constexpr const char* kUsage =
     "  inspect MODEL      inputs, outputs, opsets, op histogram, parameter count and bytes\n"
     "  conformance DIR... run ONNX backend-test cases and compare with their expected outputs\n"
     "  devices            hardware found, backends (available or why not) and their devices\n"
+    "  bench MODEL        latency, throughput, session-create time and peak memory\n"
+    "  compile MODEL      compile partitions ahead of time into a model with embedded blobs\n"
+    "  embed --model DIR  sentence embeddings of texts with a sentence-transformers folder\n"
+    "  serve --model DIR  embedding server (OpenAI-compatible /v1/embeddings)\n"
     "\n"
     "'dlrt COMMAND --help' describes a command's options.\n"
     "\n"
@@ -39,6 +43,10 @@ int main(int argc, char** argv) {
   if (cmd == "inspect") return cmd_inspect(argc, argv);
   if (cmd == "conformance") return cmd_conformance(argc, argv);
   if (cmd == "devices") return cmd_devices(argc, argv);
+  if (cmd == "bench") return cmd_bench(argc, argv);
+  if (cmd == "compile") return cmd_compile(argc, argv);
+  if (cmd == "embed") return cmd_embed(argc, argv);
+  if (cmd == "serve") return cmd_serve(argc, argv);
   std::fprintf(stderr, "dlrt: error: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return kExitUsage;
 }

@@ -1,0 +1,14 @@
+// dlrt serve: placeholder until the command lands (being written now).
+#include <cstdio>
+
+#include "cli_args.h"
+#include "commands.h"
+
+namespace dlrt::cli {
+
+int cmd_serve(int argc, char** argv) {
+  std::fputs("dlrt serve: error: not implemented in this build yet\n", stderr);
+  return kExitRuntimeError;
+}
+
+}  // namespace dlrt::cli
