@@ -113,6 +113,18 @@ TEST(Activation, PReluBroadcastsSlope) {
   EXPECT_FALSE(run_op("PRelu", {f32({3}, {1, 2, 3}), f32({2, 3}, {1, 2, 3, 4, 5, 6})}).ok());  // not unidirectional
 }
 
+TEST(Activation, PReluBeforeOpset7SlopeIsPerChannel) {
+  // X [1, 2, 2]: channel 0 = {-1, -2}, channel 1 = {-3, 4}; slope per channel {0.5, 0.25}.
+  auto x = f32({1, 2, 2}, {-1, -2, -3, 4});
+  auto r = run_op("PRelu", {x, f32({2}, {0.5f, 0.25f})}, {}, 1, 6);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  expect_near((*r)[0], {-0.5f, -1, -0.75f, 4});
+  // From opset 7 the same slope broadcasts numpy-style along the last axis.
+  r = run_op("PRelu", {x, f32({2}, {0.5f, 0.25f})}, {}, 1, 7);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  expect_near((*r)[0], {-0.5f, -0.5f, -1.5f, 4});
+}
+
 TEST(Activation, ClipOpset6Attributes) {
   auto x = f32({4}, {-5, 0.5f, 5, NAN});
   Tensor r = run1("Clip", x, {{"min", attr_float(-1)}, {"max", attr_float(1)}}, 6);

@@ -132,13 +132,23 @@ Status Shrink(KernelContext& ctx) {
   });
 }
 
-// PRelu: slope broadcasts to X's shape (unidirectionally).
+// PRelu: slope broadcasts to X's shape (unidirectionally). Before opset 7 a
+// 1-D slope of X's channel count (dim 1) is per channel, as exporters of that
+// era (PyTorch) wrote it; it is viewed as [C, 1, ..., 1].
 Status PRelu(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* slope, required_input(ctx, 1));
   if (x->dtype() != slope->dtype())
     return ctx.invalid(std::string("X and slope must have the same dtype, got ") + dtype_name(x->dtype()) + " and " +
                        dtype_name(slope->dtype()));
+  Tensor per_channel;
+  if (ctx.opset() < 7 && slope->rank() == 1 && x->rank() >= 2 && slope->size() > 1 &&
+      slope->shape()[0] == x->shape()[1]) {
+    Shape dims(x->rank() - 1, 1);
+    dims[0] = slope->shape()[0];
+    DLRT_ASSIGN_OR_RETURN(per_channel, slope->reshaped(dims));
+    slope = &per_channel;
+  }
   auto plan = make_broadcast_plan<2>(x->shape(), {&x->shape(), &slope->shape()});
   if (!plan.ok()) return ctx.invalid("slope: " + plan.status().message());
   return node_status(ctx, dispatch_numeric(x->dtype(), [&](auto tag) -> Status {
