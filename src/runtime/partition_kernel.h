@@ -1,4 +1,4 @@
-// An accelerator partition inside the main graph: one "dlrt.Partition" node
+// An accelerator partition inside the main graph: one "com.dlrt.Partition" node
 // whose kernel runs the partition on its backend, and on the CPU when the
 // backend is missing, failed, or is still compiling (warm start).
 //
@@ -84,7 +84,7 @@ class PartitionState {
   std::thread warm_thread_;
 };
 
-// The kernel the executor runs for a "dlrt.Partition" node.
+// The kernel the executor runs for a "com.dlrt.Partition" node.
 class PartitionKernel final : public cpu::OpKernel {
  public:
   explicit PartitionKernel(std::shared_ptr<PartitionState> state) : state_(std::move(state)) {}

@@ -20,7 +20,7 @@ namespace dlrt {
 class SessionImpl {
  public:
   ir::Model model;
-  std::shared_ptr<ir::Graph> run_graph;  // the model's graph with accelerator partitions as dlrt.Partition nodes
+  std::shared_ptr<ir::Graph> run_graph;  // the model's graph with accelerator partitions as com.dlrt.Partition nodes
   std::unique_ptr<ThreadPool> pool;
   std::vector<std::shared_ptr<PartitionState>> accelerated;  // by report index (null for CPU partitions)
   std::vector<int> node_partition;  // run_graph node -> report index
@@ -111,10 +111,10 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   copts.values["threads"] = std::to_string(impl->pool->num_threads());
 
   // The graph the session runs: CPU nodes as they are, each accelerator
-  // partition folded into one dlrt.Partition node.
+  // partition folded into one com.dlrt.Partition node.
   auto rg = std::make_shared<ir::Graph>(g);
   rg->nodes.clear();
-  rg->opsets["dlrt"] = 1;
+  rg->opsets["com.dlrt"] = 1;
   for (size_t p = 0; p < plan.partitions.size(); ++p) {
     const PlannedPartition& part = plan.partitions[p];
     PartitionReport rep;
@@ -163,7 +163,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
     ir::Node pn;
     pn.name = "dlrt_partition_" + std::to_string(p);
     pn.op_type = "Partition";
-    pn.domain = "dlrt";
+    pn.domain = "com.dlrt";
     pn.opset = 1;
     for (ir::ValueId v : sub->inputs) pn.inputs.push_back(g.find_value(sub->values[v].name));
     for (ir::ValueId v : sub->outputs) pn.outputs.push_back(g.find_value(sub->values[v].name));
@@ -182,7 +182,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
 
   auto* states = &impl->accelerated;
   auto custom = [states](const ir::Node& n) -> Result<std::unique_ptr<cpu::OpKernel>> {
-    if (n.domain != "dlrt" || n.op_type != "Partition") return std::unique_ptr<cpu::OpKernel>();
+    if (n.domain != "com.dlrt" || n.op_type != "Partition") return std::unique_ptr<cpu::OpKernel>();
     int64_t p = n.attr_int("partition", -1);
     if (p < 0 || p >= static_cast<int64_t>(states->size()) || !(*states)[p])
       return Internal("partition node '" + n.name + "' refers to no accelerator partition");
