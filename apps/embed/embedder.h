@@ -1,0 +1,84 @@
+// dlrt::embed::Embedder: a sentence-transformers / Hugging Face ONNX export
+// folder turned into text -> vector. Uses only dlrt's public API.
+//
+// A model folder holds model.onnx (or onnx/model.onnx), tokenizer.json and/or
+// vocab.txt, and optionally tokenizer_config.json, config.json, modules.json
+// and 1_Pooling/config.json (pooling mode; default mean + L2 normalise).
+//
+// Thread-safety: create() builds an immutable object; tokenize() and embed*()
+// may be called from many threads at once (dlrt::Session::run is thread-safe).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlrt/session.h"
+#include "dlrt/status.h"
+
+namespace dlrt::embed {
+
+// One tokenized text: unpadded, with [CLS] ... [SEP].
+struct Encoding {
+  std::vector<int64_t> ids, type_ids, attention_mask;
+};
+
+enum class Pooling { kMean, kCls, kMax };
+
+// "mean", "cls", "max".
+const char* pooling_name(Pooling pooling);
+
+struct EmbedderOptions {
+  std::string device;     // dlrt device spec ("" = DLRT_DEVICE / auto)
+  bool strict = false;
+  int threads = 0;
+  bool warm_start = false;
+  size_t max_length = 0;  // 0 = the folder's (tokenizer_config/model max), capped at model positions
+};
+
+struct EmbedResult {
+  std::vector<std::vector<float>> vectors;  // one per input, in input order
+  size_t total_tokens = 0;                  // non-padding tokens, [CLS]/[SEP] included
+  dlrt::RunReport report;
+};
+
+class Tokenizer;
+
+class Embedder {
+ public:
+  // Loads the folder and creates the session. Errors: kNotFound (no folder,
+  // no model or no vocabulary), kInvalidModel (broken json, a model without
+  // input_ids or without a 3-D output), kUnsupported (a tokenizer other than
+  // BERT WordPiece), and the errors of dlrt::Session::create.
+  static dlrt::Result<std::unique_ptr<Embedder>> create(const std::string& model_dir,
+                                                        const EmbedderOptions& options);
+  ~Embedder();
+  Embedder(const Embedder&) = delete;
+  Embedder& operator=(const Embedder&) = delete;
+
+  // Tokenizes one text, truncated to max_length() tokens ([CLS]/[SEP] included).
+  dlrt::Result<Encoding> tokenize(std::string_view text) const;
+  // Pads the batch to its longest encoding, runs the model, pools and (when
+  // the folder says so) L2-normalises. An empty batch gives an empty result.
+  dlrt::Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch) const;
+  // tokenize + embed_encoded.
+  dlrt::Result<EmbedResult> embed(const std::vector<std::string>& texts) const;
+
+  size_t dimension() const;         // vector length
+  std::string model_name() const;   // the folder's name (or config's _name_or_path)
+  size_t max_length() const;        // tokens per text, [CLS]/[SEP] included
+  Pooling pooling() const;
+  bool normalize() const;           // L2-normalised output
+  dlrt::RunReport placement() const;  // where the session was placed (for /health)
+  const Tokenizer& tokenizer() const;
+
+ private:
+  struct Impl;
+  explicit Embedder(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dlrt::embed
