@@ -13,6 +13,7 @@
 
 #include "core/logging.h"
 #include "ir/onnx_export.h"
+#include "runtime/config.h"
 
 namespace dlrt {
 
@@ -75,6 +76,7 @@ BlobCache BlobCache::from_env() {
   if (off && std::string(off) == "0") return BlobCache("", 0);
   std::string dir;
   if (const char* d = std::getenv("DLRT_CACHE_DIR"); d && *d) dir = d;
+  else if (auto cfg = load_runtime_config(); cfg.ok() && cfg->cache_dir) dir = *cfg->cache_dir;
   else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = std::string(x) + "/dlrt";
   else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.cache/dlrt";
   uint64_t max_mb = 2048;

@@ -1,5 +1,6 @@
-// On-disk cache of compiled blobs under DLRT_CACHE_DIR (default
-// $XDG_CACHE_HOME/dlrt or ~/.cache/dlrt; DLRT_CACHE=0 turns it off), keyed by
+// On-disk cache of compiled blobs under DLRT_CACHE_DIR (else the config
+// file's cache_dir, else $XDG_CACHE_HOME/dlrt or ~/.cache/dlrt; DLRT_CACHE=0
+// turns it off), keyed by
 // the subgraph's content (which includes the model's weights), backend,
 // backend runtime version, device and driver version, and compile options.
 // Entries are written atomically (temp file + rename) and verified when read

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "core/logging.h"
 #include "core/thread_pool.h"
@@ -10,6 +11,8 @@
 #include "backend/registry.h"
 #include "backends/cpu/executor.h"
 #include "dlrt/device.h"
+#include "runtime/config.h"
+#include "runtime/compiled_model.h"
 #include "runtime/device_spec.h"
 #include "runtime/partition_kernel.h"
 #include "runtime/placement.h"
@@ -28,6 +31,7 @@ class SessionImpl {
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   RunReport placement;
+  CompiledPartitions compiled;  // com.dlrt.CompiledPartition nodes (dlrt compile), runtime/compiled_model.h
 
   Status validate_inputs(const std::map<std::string, RunValue>& given, std::vector<RunValue>& ordered) const;
   Result<std::vector<RunValue>> run(const std::map<std::string, RunValue>& given, RunReport* report) const;
@@ -56,9 +60,12 @@ std::string names_of(const std::vector<TensorInfo>& infos) {
   return s.empty() ? "(none)" : s;
 }
 
-bool env_strict() {
+// DLRT_STRICT when set ("1"/"true" or "0"/"false"), else nothing.
+std::optional<bool> env_strict() {
   const char* v = std::getenv("DLRT_STRICT");
-  return v && (std::string(v) == "1" || std::string(v) == "true");
+  if (!v || !*v) return std::nullopt;
+  const std::string s(v);
+  return s == "1" || s == "true" || s == "yes" || s == "on";
 }
 
 const std::vector<Device>& hardware() {
@@ -81,13 +88,17 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   impl->model = std::move(model).value();
   const ir::Graph& g = *impl->model.graph;
 
+  // Precedence: options (the CLI's flags), then environment, then config file.
+  DLRT_ASSIGN_OR_RETURN(RuntimeConfig config, load_runtime_config());
   std::string spec_text = options.device;
   if (spec_text.empty()) {
     const char* env = std::getenv("DLRT_DEVICE");
-    spec_text = env && *env ? env : "auto";
+    if (env && *env) spec_text = env;
+    else spec_text = config.device.value_or("auto");
   }
   DLRT_ASSIGN_OR_RETURN(DeviceSpec spec, parse_device_spec(spec_text));
-  bool strict = options.strict || env_strict();
+  const bool strict = options.strict || env_strict().value_or(config.strict.value_or(false));
+  const int threads = options.threads > 0 ? options.threads : config.threads.value_or(0);
   Resolution res = resolve_devices(spec, backend::BackendRegistry::global(), hardware());
   if (!res.unknown_backends.empty()) {
     std::string known;
@@ -105,8 +116,8 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
                         (res.candidates.empty() ? "; running on cpu" : ""));
   }
 
-  impl->pool = std::make_unique<ThreadPool>(options.threads);
-  PartitionPlan plan = plan_partitions(g, res.candidates);
+  impl->pool = std::make_unique<ThreadPool>(threads);
+  DLRT_ASSIGN_OR_RETURN(PartitionPlan plan, impl->compiled.plan(g, impl->model.base_dir, res, hardware()));
   backend::CompileOptions copts;
   copts.values["threads"] = std::to_string(impl->pool->num_threads());
 
@@ -148,7 +159,9 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
       impl->placement.partitions.push_back(rep);
       continue;
     }
-    auto sub = extract_partition(g, part.nodes);
+    auto sub = CompiledPartitions::subgraph_of(g, part);
+    if (!sub) sub = extract_partition(g, part.nodes);
+    impl->compiled.track(static_cast<int>(p), res.candidates[part.candidate]);
     auto state = std::make_shared<PartitionState>(static_cast<int>(p), res.candidates[part.candidate], sub, strict, copts);
     DLRT_RETURN_IF_ERROR(state->prepare_cpu(*impl->pool));
     if (options.warm_start && !strict) {
@@ -262,6 +275,7 @@ Result<std::vector<RunValue>> SessionImpl::run(const std::map<std::string, RunVa
     local.run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     for (size_t i = 0; i < node_ms.size() && i < node_partition.size(); ++i)
       if (!accelerated[node_partition[i]]) local.partitions[node_partition[i]].time_ms += node_ms[i];
+    compiled.annotate(local);
     *report = std::move(local);
   }
   return out;
@@ -275,6 +289,7 @@ RunReport SessionImpl::current_placement() const {
       r.partitions[p] = accelerated[p]->placement();
       r.partitions[p].node_count = count;
     }
+  compiled.annotate(r);
   return r;
 }
 

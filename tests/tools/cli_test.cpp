@@ -246,6 +246,40 @@ TEST_F(CliTest, StrictModeWithUnavailableDeviceExits4) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
 }
 
+// Issue 3's acceptance check, through the environment as a user would do it.
+TEST_F(CliTest, EnvDeviceNpuFallsBackVisiblyOrExits4WhenStrict) {
+  auto r = run_command("env -u DLRT_STRICT -u DLRT_CONFIG DLRT_DEVICE=npu " + quote(testing::dlrt_binary()) + " run " +
+                       model("mlp.onnx") + " --json 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  ASSERT_EQ(j["report"].size(), 1u);
+  EXPECT_EQ(j["report"][0]["backend"], "cpu");
+  EXPECT_EQ(j["report"][0]["degraded"], true);
+  EXPECT_NE(j["report"][0]["reason"].get<std::string>().find("npu"), std::string::npos) << j["report"].dump();
+  auto strict = run_command("env -u DLRT_CONFIG DLRT_DEVICE=npu DLRT_STRICT=1 " + quote(testing::dlrt_binary()) +
+                            " run " + model("mlp.onnx"));
+  expect_clean_error(strict, 4, {"npu", "strict", "fix:"});
+}
+
+// --config FILE: the file's settings apply, flags and environment win over it.
+TEST_F(CliTest, ConfigFileSettingsAndPrecedence) {
+  const std::string cfg = (tmp_ / "dlrt.toml").string();
+  std::ofstream(cfg) << "device = \"npu\"\nstrict = true\n";
+  const std::string env = "env -u DLRT_DEVICE -u DLRT_STRICT -u DLRT_CONFIG ";
+  const std::string bin = quote(testing::dlrt_binary());
+  expect_clean_error(run_command(env + bin + " run " + model("mlp.onnx") + " --config " + quote(cfg)), 4, {"npu"});
+  EXPECT_EQ(run_command(env + bin + " run " + model("mlp.onnx") + " --config " + quote(cfg) + " --device cpu").exit_code, 0);
+  EXPECT_EQ(run_command(env + "DLRT_DEVICE=cpu " + bin + " run " + model("mlp.onnx") + " --config " + quote(cfg)).exit_code, 0);
+  EXPECT_EQ(run_command(env + "DLRT_STRICT=0 " + bin + " run " + model("mlp.onnx") + " --config " + quote(cfg)).exit_code, 0);
+  // DLRT_CONFIG is the same as --config.
+  expect_clean_error(run_command(env + "DLRT_CONFIG=" + quote(cfg) + " " + bin + " run " + model("mlp.onnx")), 4, {"npu"});
+  expect_clean_error(dlrt("run " + model("mlp.onnx") + " --config " + quote((tmp_ / "missing.toml").string())), 2,
+                     {"missing.toml", "does not exist"});
+  std::ofstream(cfg) << "devcie = \"cpu\"\n";
+  expect_clean_error(run_command(env + bin + " run " + model("mlp.onnx") + " --config " + quote(cfg)), 2, {"devcie"});
+}
+
 TEST_F(CliTest, ConformanceLinesTotalsAndExitCode) {
   const std::string cases = model("conformance_cases");
   auto r = dlrt("conformance " + cases);

@@ -1,6 +1,8 @@
 #include "cli_args.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 namespace dlrt::cli {
 
@@ -40,7 +42,8 @@ Result<Args> parse_args(int argc, char** argv, int first, const std::vector<Flag
       name = name.substr(0, eq);
       has_inline = true;
     }
-    const FlagSpec* spec = nullptr;
+    static const FlagSpec kConfig{"config", true, false};  // every command takes --config FILE
+    const FlagSpec* spec = name == kConfig.name ? &kConfig : nullptr;
     for (const auto& s : specs)
       if (s.name == name) spec = &s;
     if (!spec) return InvalidArgument("unknown option '--" + name + "'");
@@ -55,6 +58,15 @@ Result<Args> parse_args(int argc, char** argv, int first, const std::vector<Flag
     auto& vals = out.values[name];
     if (!spec->repeatable && !vals.empty()) return InvalidArgument("option '--" + name + "' given more than once");
     vals.push_back(value);
+  }
+  if (out.has("config")) {
+    // The runtime reads its config file from DLRT_CONFIG (runtime/config.h):
+    // the flag wins over an inherited variable, and applications see it too.
+    const std::string path = out.get("config");
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+      return InvalidArgument("config file '" + path + "' given with --config does not exist or is not a file");
+    setenv("DLRT_CONFIG", path.c_str(), 1);
   }
   return out;
 }

@@ -39,7 +39,10 @@ struct Args {
 };
 
 // Parses argv[first..] against `specs`; "--help" and "-h" are always accepted
-// (as flag "help"). Errors: kInvalidArgument with a message for the user.
+// (as flag "help"), and so is "--config FILE", which must name an existing
+// file and is exported as DLRT_CONFIG for the runtime (and stays in the
+// returned values for commands with their own settings in that file).
+// Errors: kInvalidArgument with a message for the user.
 Result<Args> parse_args(int argc, char** argv, int first, const std::vector<FlagSpec>& specs);
 
 // A whole non-negative decimal number ("4"); kInvalidArgument otherwise.

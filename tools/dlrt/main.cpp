@@ -21,7 +21,9 @@ constexpr const char* kUsage =
     "  embed --model DIR  sentence embeddings of texts with a sentence-transformers folder\n"
     "  serve --model DIR  embedding server (OpenAI-compatible /v1/embeddings)\n"
     "\n"
-    "'dlrt COMMAND --help' describes a command's options.\n"
+    "'dlrt COMMAND --help' describes a command's options. Every command also takes\n"
+    "--config FILE: a TOML file with device, strict, threads and cache_dir (default\n"
+    "~/.config/dlrt/config.toml; flags override environment variables, which override it).\n"
     "\n"
     "exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid or unsupported model,\n"
     "            4 requested device unavailable in strict mode\n";

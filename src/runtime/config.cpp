@@ -1,0 +1,86 @@
+#include "runtime/config.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+namespace dlrt {
+
+namespace fs = std::filesystem;
+
+std::string runtime_config_path(bool* required) {
+  if (required) *required = false;
+  if (const char* p = std::getenv("DLRT_CONFIG"); p && *p) {
+    if (required) *required = true;
+    return p;
+  }
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return std::string(x) + "/dlrt/config.toml";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.config/dlrt/config.toml";
+  return "";
+}
+
+Result<RuntimeConfig> parse_runtime_config(const std::string& text, const std::string& path) {
+  RuntimeConfig cfg;
+  cfg.path = path;
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream msg;
+    msg << "config file " << path << ": line " << e.source().begin.line << ", column " << e.source().begin.column
+        << ": " << e.description();
+    return InvalidArgument(msg.str());
+  }
+  auto bad = [&](const std::string& key, const std::string& want) {
+    return InvalidArgument("config file " + path + ": '" + key + "' must be " + want);
+  };
+  for (const auto& [key, node] : root) {
+    const std::string k(key.str());
+    if (node.is_table()) continue;  // an application's section, e.g. [serve]
+    if (k == "device") {
+      auto v = node.value<std::string>();
+      if (!v) return bad(k, "a string such as \"auto\" or \"openvino:NPU,cpu\"");
+      cfg.device = *v;
+    } else if (k == "strict") {
+      auto v = node.value<bool>();
+      if (!v) return bad(k, "true or false");
+      cfg.strict = *v;
+    } else if (k == "threads") {
+      auto v = node.value<int64_t>();
+      if (!v || *v < 0 || *v > 4096) return bad(k, "an integer from 0 (one per core) to 4096");
+      cfg.threads = static_cast<int>(*v);
+    } else if (k == "cache_dir") {
+      auto v = node.value<std::string>();
+      if (!v || v->empty()) return bad(k, "a non-empty path string");
+      cfg.cache_dir = *v;
+    } else {
+      return InvalidArgument("config file " + path + ": unknown key '" + k +
+                             "' (known: device, strict, threads, cache_dir; application settings go in a table "
+                             "such as [serve])");
+    }
+  }
+  return cfg;
+}
+
+Result<RuntimeConfig> load_runtime_config() {
+  bool required = false;
+  const std::string path = runtime_config_path(&required);
+  if (path.empty()) return RuntimeConfig{};
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    if (required)
+      return InvalidArgument("config file " + path + " (from DLRT_CONFIG or --config) does not exist; fix the path "
+                             "or unset DLRT_CONFIG");
+    return RuntimeConfig{};
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(StatusCode::kIoError, "config file " + path + " cannot be read");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_runtime_config(ss.str(), path);
+}
+
+}  // namespace dlrt

@@ -1,0 +1,44 @@
+// The runtime's config file: TOML, read on every session create so edits and
+// in-process environment changes take effect without a restart.
+//
+// Where: $DLRT_CONFIG (set by the CLI's --config FILE; a missing file is an
+// error), else $XDG_CONFIG_HOME/dlrt/config.toml, else
+// ~/.config/dlrt/config.toml (a missing default file is fine: no settings).
+//
+// Keys (top level; tables such as [serve] belong to applications and are
+// ignored here; any other top-level key is an error, so a typo is caught):
+//   device    = "openvino:NPU,cpu"   device spec, as for --device
+//   strict    = true                 fallback becomes an error
+//   threads   = 4                    CPU intra-op threads (0 = one per core)
+//   cache_dir = "/var/cache/dlrt"    blob cache folder
+//
+// Precedence, everywhere: API option or CLI flag, then environment variable
+// (DLRT_DEVICE, DLRT_STRICT, DLRT_CACHE_DIR), then this file, then defaults.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "dlrt/status.h"
+
+namespace dlrt {
+
+struct RuntimeConfig {
+  std::string path;   // the file read; empty when none was found
+  std::optional<std::string> device;
+  std::optional<bool> strict;
+  std::optional<int> threads;
+  std::optional<std::string> cache_dir;
+};
+
+// The path the config is read from and whether it must exist ($DLRT_CONFIG).
+std::string runtime_config_path(bool* required = nullptr);
+
+// Reads the config file. Errors (kInvalidArgument) name the file and, for a
+// parse error, the line and column; for a bad key or value, the key.
+Result<RuntimeConfig> load_runtime_config();
+
+// Same from TOML text (for tests); `path` only labels messages.
+Result<RuntimeConfig> parse_runtime_config(const std::string& text, const std::string& path);
+
+}  // namespace dlrt
