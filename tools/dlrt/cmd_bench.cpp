@@ -1,14 +1,421 @@
-// dlrt bench: placeholder until the command lands (being written now).
-#include <cstdio>
+// dlrt bench MODEL: session-create time, run latency statistics, throughput,
+// peak RSS and (with --profile) where the time goes, per op type and node.
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/cpu/executor.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "core/run_value.h"
+#include "core/thread_pool.h"
+#include "dlrt/session.h"
+#include "run_inputs.h"
+#include "runtime/session_internal.h"
+#include "tensor_format.h"
 
 namespace dlrt::cli {
+namespace {
+
+constexpr const char* kBenchHelp =
+    "usage: dlrt bench MODEL [options]\n"
+    "\n"
+    "Measures MODEL: the session-create time (cold, then warm: a second create in the\n"
+    "same process), the latency of each run (min, median, p90, max, mean), throughput,\n"
+    "and the process's peak resident memory. Runs --warmup untimed runs, then\n"
+    "--iterations timed runs (a fixed count, not a time budget). Inputs not given with\n"
+    "--input get random values as in 'dlrt run' (dynamic dims 1 unless --shape).\n"
+    "\n"
+    "options:\n"
+    "  --device SPEC         auto, cpu, gpu, npu, a backend or backend:device; comma-separated\n"
+    "                        priority list (default: $DLRT_DEVICE, else auto)\n"
+    "  --strict              fail instead of falling back to another device (also DLRT_STRICT=1)\n"
+    "  --threads N           intra-op threads (default 0: one per core)\n"
+    "  --warmup K            untimed runs before timing (default 3)\n"
+    "  --iterations N        timed runs (default 20, at least 1)\n"
+    "  --input NAME=FILE     feed input NAME from a .npy file (repeatable)\n"
+    "  --shape NAME=DIMS     shape of a random input, e.g. --shape input_ids=1x128 (repeatable)\n"
+    "  --seed N              seed of the random inputs (default 0)\n"
+    "  --profile             also time every node on the CPU executor (--iterations more runs):\n"
+    "                        time per op type and the 20 slowest nodes\n"
+    "  --json                print one JSON object: session_create_ms, session_create_warm_ms,\n"
+    "                        latency_ms {min, median, p90, max, mean}, iterations,\n"
+    "                        throughput_per_s, peak_rss_mb, threads, report (as 'dlrt run\n"
+    "                        --json'), inputs, and profile with --profile\n"
+    "  -h, --help            this help\n"
+    "\n"
+    "A progress bar goes to stderr when stderr is a terminal.\n"
+    "\n"
+    "exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid or unsupported model,\n"
+    "            4 requested device unavailable in strict mode\n";
+
+constexpr int64_t kMaxIterations = 10'000'000;
+constexpr int kTopNodes = 20;
+
+int fail(const std::string& message, int code) { return command_error("bench", message, code); }
+
+// Peak resident set of this process so far, in MiB (getrusage: KiB on Linux).
+double peak_rss_mb() {
+  struct rusage ru {};
+  if (::getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+// A one-line progress bar on stderr, drawn only when stderr is a terminal.
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled) {}
+  ~Progress() { clear(); }
+  void show(const char* phase, int64_t done, int64_t total) {
+    if (!enabled_ || total <= 0) return;
+    constexpr int kWidth = 30;
+    int filled = static_cast<int>(kWidth * done / total);
+    std::string bar(static_cast<size_t>(filled), '#');
+    bar.append(static_cast<size_t>(kWidth - filled), '.');
+    std::fprintf(stderr, "\r\033[Kdlrt bench: %-8s [%s] %lld/%lld", phase, bar.c_str(), static_cast<long long>(done),
+                 static_cast<long long>(total));
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+  void clear() {
+    if (drawn_) {
+      std::fputs("\r\033[K", stderr);
+      std::fflush(stderr);
+      drawn_ = false;
+    }
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+};
+
+struct LatencyStats {
+  double min = 0, median = 0, p90 = 0, max = 0, mean = 0, stddev = 0;
+};
+
+// Percentile `p` in [0, 1] of sorted values, interpolating between ranks.
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  double pos = p * static_cast<double>(sorted.size() - 1);
+  size_t lo = static_cast<size_t>(pos);
+  size_t hi = std::min(lo + 1, sorted.size() - 1);
+  double frac = pos - static_cast<double>(lo);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+}
+
+LatencyStats stats_of(std::vector<double> v) {
+  LatencyStats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.min = v.front();
+  s.max = v.back();
+  s.median = percentile(v, 0.5);
+  s.p90 = percentile(v, 0.9);
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  double sq = 0;
+  for (double x : v) sq += (x - s.mean) * (x - s.mean);
+  s.stddev = v.size() > 1 ? std::sqrt(sq / static_cast<double>(v.size() - 1)) : 0;
+  return s;
+}
+
+struct NodeTime {
+  std::string name;
+  std::string op_type;
+  double ms = 0;  // mean per run
+};
+
+struct OpTypeTime {
+  std::string op_type;
+  int count = 0;
+  double ms = 0;  // mean per run, all nodes of the type
+};
+
+struct Profile {
+  int runs = 0;
+  double total_ms = 0;  // mean per run, sum over nodes
+  std::vector<OpTypeTime> op_types;  // slowest first
+  std::vector<NodeTime> nodes;       // slowest first, at most kTopNodes
+  int node_count = 0;
+};
+
+// Times every main-graph node: runs the session's graph on a CPU executor of
+// its own (same thread count) with per-node timing. Accelerator placement is
+// not reflected: this is the CPU backend's profile.
+Result<Profile> profile_nodes(const Session& session, const std::map<std::string, Tensor>& feeds, int threads,
+                              int64_t runs) {
+  auto graph = std::make_shared<const ir::Graph>(session_graph(session));
+  ThreadPool pool(threads);
+  DLRT_ASSIGN_OR_RETURN(auto executor, Executor::create(graph, pool));
+  std::vector<RunValue> ordered;
+  for (ir::ValueId id : graph->inputs) {
+    const ir::Value& v = graph->values[id];
+    auto it = feeds.find(v.name);
+    if (it != feeds.end()) ordered.push_back(RunValue::of(it->second));
+    else if (v.type.kind == ir::ValueKind::kOptional) ordered.push_back(RunValue::optional_none(v.type.dtype));
+    else return InvalidArgument("input '" + v.name + "' is missing");
+  }
+  const size_t n = graph->nodes.size();
+  std::vector<double> sum(n, 0.0);
+  // One untimed run first, so lazily prepared state does not count.
+  for (int64_t r = -1; r < runs; ++r) {
+    std::vector<double> node_ms;
+    DLRT_ASSIGN_OR_RETURN(auto out, executor->run(ordered, &node_ms));
+    (void)out;
+    if (r < 0) continue;
+    for (size_t i = 0; i < n && i < node_ms.size(); ++i) sum[i] += node_ms[i];
+  }
+  Profile p;
+  p.runs = static_cast<int>(runs);
+  p.node_count = static_cast<int>(n);
+  std::map<std::string, OpTypeTime> by_type;
+  std::vector<NodeTime> nodes;
+  for (size_t i = 0; i < n; ++i) {
+    const ir::Node& node = graph->nodes[i];
+    double ms = sum[i] / static_cast<double>(runs);
+    std::string type = node.domain.empty() || node.domain == "ai.onnx" ? node.op_type : node.domain + "." + node.op_type;
+    auto& t = by_type[type];
+    t.op_type = type;
+    t.count += 1;
+    t.ms += ms;
+    p.total_ms += ms;
+    nodes.push_back({node.name.empty() ? "#" + std::to_string(i) : node.name, type, ms});
+  }
+  for (auto& [k, t] : by_type) p.op_types.push_back(t);
+  std::stable_sort(p.op_types.begin(), p.op_types.end(), [](const OpTypeTime& a, const OpTypeTime& b) { return a.ms > b.ms; });
+  std::stable_sort(nodes.begin(), nodes.end(), [](const NodeTime& a, const NodeTime& b) { return a.ms > b.ms; });
+  if (nodes.size() > static_cast<size_t>(kTopNodes)) nodes.resize(kTopNodes);
+  p.nodes = std::move(nodes);
+  return p;
+}
+
+double percent(double part, double total) { return total > 0 ? 100.0 * part / total : 0.0; }
+
+nlohmann::json profile_json(const Profile& p) {
+  nlohmann::json j;
+  j["runs"] = p.runs;
+  j["node_count"] = p.node_count;
+  j["total_ms"] = p.total_ms;
+  j["op_types"] = nlohmann::json::array();
+  for (const auto& t : p.op_types)
+    j["op_types"].push_back({{"op_type", t.op_type}, {"count", t.count}, {"ms", t.ms}, {"percent", percent(t.ms, p.total_ms)}});
+  j["nodes"] = nlohmann::json::array();
+  for (const auto& n : p.nodes)
+    j["nodes"].push_back({{"name", n.name}, {"op_type", n.op_type}, {"ms", n.ms}, {"percent", percent(n.ms, p.total_ms)}});
+  return j;
+}
+
+void print_profile(const Profile& p) {
+  std::printf("profile (CPU executor, mean of %d runs, %d nodes, %s ms in nodes):\n", p.runs, p.node_count,
+              format_ms(p.total_ms).c_str());
+  std::printf("  %-28s %6s %12s %7s\n", "op type", "nodes", "ms", "%");
+  for (const auto& t : p.op_types)
+    std::printf("  %-28s %6d %12s %6.1f%%\n", t.op_type.c_str(), t.count, format_ms(t.ms).c_str(), percent(t.ms, p.total_ms));
+  std::printf("  slowest %zu nodes:\n", p.nodes.size());
+  std::printf("  %-40s %-20s %12s %7s\n", "node", "op type", "ms", "%");
+  for (const auto& n : p.nodes)
+    std::printf("  %-40s %-20s %12s %6.1f%%\n", n.name.c_str(), n.op_type.c_str(), format_ms(n.ms).c_str(),
+                percent(n.ms, p.total_ms));
+}
+
+}  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  std::fputs("dlrt bench: error: not implemented in this build yet\n", stderr);
-  return kExitRuntimeError;
+  const std::vector<FlagSpec> specs = {
+      {"device", true, false},     {"strict", false, false}, {"threads", true, false}, {"warmup", true, false},
+      {"iterations", true, false}, {"input", true, true},    {"shape", true, true},    {"seed", true, false},
+      {"profile", false, false},   {"json", false, false},
+  };
+  auto parsed = parse_args(argc, argv, 2, specs);
+  if (!parsed.ok()) return usage_error("bench", parsed.status().message());
+  const Args& args = *parsed;
+  if (args.has("help")) {
+    std::fputs(kBenchHelp, stdout);
+    return kExitOk;
+  }
+  if (args.positional.size() != 1)
+    return usage_error("bench", args.positional.empty() ? "missing MODEL"
+                                                        : "expected one MODEL, got " + std::to_string(args.positional.size()) +
+                                                              " positional arguments");
+  const std::string model_path = args.positional[0];
+  const bool json = args.has("json");
+  const bool profile = args.has("profile");
+
+  SessionOptions options;
+  options.device = args.get("device");
+  options.strict = args.has("strict");
+  if (args.has("threads")) {
+    auto n = parse_nonnegative_int(args.get("threads"), "--threads");
+    if (!n.ok()) return usage_error("bench", n.status().message());
+    if (*n > 4096) return usage_error("bench", "--threads must be at most 4096");
+    options.threads = static_cast<int>(*n);
+  }
+  int64_t warmup = 3, iterations = 20;
+  if (args.has("warmup")) {
+    auto n = parse_nonnegative_int(args.get("warmup"), "--warmup");
+    if (!n.ok()) return usage_error("bench", n.status().message());
+    if (*n > kMaxIterations) return usage_error("bench", "--warmup must be at most " + std::to_string(kMaxIterations));
+    warmup = *n;
+  }
+  if (args.has("iterations")) {
+    auto n = parse_nonnegative_int(args.get("iterations"), "--iterations");
+    if (!n.ok()) return usage_error("bench", n.status().message());
+    if (*n < 1 || *n > kMaxIterations)
+      return usage_error("bench", "--iterations must be between 1 and " + std::to_string(kMaxIterations) + ", got " +
+                                      args.get("iterations"));
+    iterations = *n;
+  }
+  uint64_t seed = 0;
+  if (args.has("seed")) {
+    auto n = parse_nonnegative_int(args.get("seed"), "--seed");
+    if (!n.ok()) return usage_error("bench", n.status().message());
+    seed = static_cast<uint64_t>(*n);
+  }
+  InputFlags input_flags;
+  if (int rc = parse_input_flags(args, "bench", input_flags); rc != kExitOk) return rc;
+  const int threads = options.threads > 0 ? options.threads : ThreadPool::hardware_threads();
+
+  // Cold create: the first in this process (device discovery, registries,
+  // file reads and kernel preparation all count).
+  auto t0 = std::chrono::steady_clock::now();
+  auto session_r = Session::create(model_path, options);
+  const double create_ms = ms_since(t0);
+  if (!session_r.ok()) {
+    const Status& s = session_r.status();
+    return fail("cannot load model " + model_path + ": " + s.to_string(), exit_code_for_model_status(s));
+  }
+  std::unique_ptr<Session> session = std::move(session_r).value();
+
+  std::mt19937_64 rng(seed);
+  std::vector<PreparedInput> inputs;
+  if (int rc = prepare_inputs(*session, input_flags, rng, "bench", inputs); rc != kExitOk) return rc;
+  const std::map<std::string, Tensor> feeds = feeds_of(inputs);
+
+  Progress progress(::isatty(STDERR_FILENO) == 1);
+  auto run_once = [&](RunReport* report) -> Status {
+    auto out = session->run(feeds, report);
+    return out.ok() ? Status::Ok() : out.status();
+  };
+
+  // Warm-up runs (the first one timed on its own: it includes lazy planning).
+  double first_run_ms = 0;
+  for (int64_t i = 0; i < warmup; ++i) {
+    progress.show("warmup", i, warmup);
+    auto t = std::chrono::steady_clock::now();
+    Status s = run_once(nullptr);
+    if (i == 0) first_run_ms = ms_since(t);
+    if (!s.ok()) {
+      progress.clear();
+      return fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
+    }
+  }
+  // Timed runs.
+  std::vector<double> latencies;
+  latencies.reserve(static_cast<size_t>(iterations));
+  auto timed_start = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < iterations; ++i) {
+    progress.show("timing", i, iterations);
+    auto t = std::chrono::steady_clock::now();
+    Status s = run_once(nullptr);
+    double ms = ms_since(t);
+    if (!s.ok()) {
+      progress.clear();
+      return fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
+    }
+    if (warmup == 0 && i == 0) first_run_ms = ms;
+    latencies.push_back(ms);
+  }
+  const double timed_total_ms = ms_since(timed_start);
+  progress.clear();
+  // Peak RSS of one session and its runs (read before anything else is created).
+  const double rss_mb = peak_rss_mb();
+
+  // One more run for the placement report (per-partition times).
+  RunReport report;
+  if (Status s = run_once(&report); !s.ok()) return fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
+
+  std::optional<Profile> prof;
+  if (profile) {
+    progress.show("profile", 0, 1);
+    auto p = profile_nodes(*session, feeds, threads, iterations);
+    progress.clear();
+    if (!p.ok()) return fail("profile failed: " + p.status().to_string(), kExitRuntimeError);
+    prof = std::move(p).value();
+  }
+
+  // Warm create: the same model again in this process (file cache, blob
+  // cache and one-time initialisation now warm).
+  session.reset();
+  t0 = std::chrono::steady_clock::now();
+  auto warm_r = Session::create(model_path, options);
+  const double warm_create_ms = ms_since(t0);
+  if (!warm_r.ok()) {
+    const Status& s = warm_r.status();
+    return fail("second create of " + model_path + " failed: " + s.to_string(), exit_code_for_model_status(s));
+  }
+  warm_r->reset();
+
+  const LatencyStats st = stats_of(latencies);
+  const double throughput = timed_total_ms > 0 ? 1000.0 * static_cast<double>(iterations) / timed_total_ms : 0;
+
+  if (json) {
+    nlohmann::json j;
+    j["model"] = model_path;
+    j["device"] = options.device.empty() ? "default" : options.device;
+    j["threads"] = threads;
+    j["warmup"] = warmup;
+    j["iterations"] = iterations;
+    j["session_create_ms"] = create_ms;
+    j["session_create_warm_ms"] = warm_create_ms;
+    j["first_run_ms"] = first_run_ms;
+    j["latency_ms"] = {{"min", st.min},   {"median", st.median}, {"p90", st.p90},
+                       {"max", st.max},   {"mean", st.mean},     {"stddev", st.stddev}};
+    j["throughput_per_s"] = throughput;
+    j["peak_rss_mb"] = rss_mb;
+    j["inputs"] = inputs_json(inputs);
+    j["report"] = report_json(report);
+    if (prof) j["profile"] = profile_json(*prof);
+    std::printf("%s\n", j.dump(2).c_str());
+    return kExitOk;
+  }
+
+  std::printf("model: %s\n", model_path.c_str());
+  std::printf("threads: %d\n", threads);
+  std::printf("inputs:\n");
+  for (const auto& in : inputs)
+    std::printf("  %s: %s %s (%s)\n", in.name.c_str(), dtype_name(in.tensor.dtype()), shape_to_string(in.tensor.shape()).c_str(),
+                in.source.c_str());
+  std::printf("placement:\n");
+  for (size_t i = 0; i < report.partitions.size(); ++i) {
+    const auto& p = report.partitions[i];
+    std::printf("  partition %zu: %d nodes on %s (%s)%s%s\n", i, p.node_count, p.backend.c_str(), p.device.c_str(),
+                p.degraded ? ", DEGRADED: " : "", p.degraded ? p.reason.c_str() : "");
+  }
+  std::printf("session create: %s ms cold, %s ms warm (second create in this process)\n", format_ms(create_ms).c_str(),
+              format_ms(warm_create_ms).c_str());
+  std::printf("first run: %s ms\n", format_ms(first_run_ms).c_str());
+  std::printf("latency over %lld runs (after %lld warm-up): min %s  median %s  p90 %s  max %s  mean %s ms (stddev %s)\n",
+              static_cast<long long>(iterations), static_cast<long long>(warmup), format_ms(st.min).c_str(),
+              format_ms(st.median).c_str(), format_ms(st.p90).c_str(), format_ms(st.max).c_str(), format_ms(st.mean).c_str(),
+              format_ms(st.stddev).c_str());
+  std::printf("throughput: %.2f runs/s\n", throughput);
+  std::printf("peak RSS: %.1f MiB\n", rss_mb);
+  if (prof) print_profile(*prof);
+  return kExitOk;
 }
 
 }  // namespace dlrt::cli

@@ -12,6 +12,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "core/npy.h"
+#include "run_inputs.h"
 #include "dlrt/session.h"
 #include "tensor_format.h"
 
@@ -42,30 +43,7 @@ constexpr const char* kRunHelp =
     "exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid or unsupported model,\n"
     "            4 requested device unavailable in strict mode\n";
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-std::string declared_shape(const TensorInfo& info) {
-  std::string s = "[";
-  for (size_t i = 0; i < info.shape.size(); ++i) {
-    if (i) s += ", ";
-    if (info.shape[i] >= 0) s += std::to_string(info.shape[i]);
-    else if (i < info.dim_names.size() && !info.dim_names[i].empty()) s += info.dim_names[i];
-    else s += "?";
-  }
-  return s + "]";
-}
-
-int fail(const std::string& message, int code) {
-  std::fprintf(stderr, "dlrt run: error: %s\n", message.c_str());
-  return code;
-}
-
-struct InputPlan {
-  std::string source;  // "random" or the .npy path
-  Tensor tensor;
-};
+int fail(const std::string& message, int code) { return command_error("run", message, code); }
 
 }  // namespace
 
@@ -103,23 +81,8 @@ int cmd_run(int argc, char** argv) {
     if (!n.ok()) return usage_error("run", n.status().message());
     seed = static_cast<uint64_t>(*n);
   }
-  std::map<std::string, std::string> input_files;
-  for (const auto& a : args.all("input")) {
-    std::string name, file;
-    Status s = split_assignment(a, "input", name, file);
-    if (!s.ok()) return usage_error("run", s.message());
-    if (input_files.count(name)) return usage_error("run", "input '" + name + "' given twice");
-    input_files[name] = file;
-  }
-  std::map<std::string, Shape> input_shapes;
-  for (const auto& a : args.all("shape")) {
-    std::string name, dims;
-    Status s = split_assignment(a, "shape", name, dims);
-    if (!s.ok()) return usage_error("run", s.message());
-    auto shape = parse_shape(dims);
-    if (!shape.ok()) return usage_error("run", "--shape " + name + ": " + shape.status().message());
-    input_shapes[name] = *shape;
-  }
+  InputFlags input_flags;
+  if (int rc = parse_input_flags(args, "run", input_flags); rc != kExitOk) return rc;
 
   // Create the session.
   auto t0 = std::chrono::steady_clock::now();
@@ -131,67 +94,11 @@ int cmd_run(int argc, char** argv) {
   }
   const Session& session = **session_r;
 
-  // Every name given must be an input of the model.
-  std::string names;
-  for (const auto& in : session.inputs()) names += (names.empty() ? "" : ", ") + in.name;
-  auto has_input = [&](const std::string& name) {
-    for (const auto& in : session.inputs())
-      if (in.name == name) return true;
-    return false;
-  };
-  for (const auto& [name, file] : input_files)
-    if (!has_input(name))
-      return usage_error("run", "--input " + name + ": the model has no input '" + name + "' (inputs: " + names + ")");
-  for (const auto& [name, shape] : input_shapes) {
-    if (!has_input(name)) return usage_error("run", "--shape " + name + ": the model has no input '" + name + "' (inputs: " + names + ")");
-    if (input_files.count(name)) return usage_error("run", "--shape " + name + ": the input is also given with --input");
-  }
-
   // Prepare inputs: from .npy files, else random.
   std::mt19937_64 rng(seed);
-  std::map<std::string, Tensor> feeds;
-  std::vector<std::pair<std::string, InputPlan>> plans;
-  for (const auto& info : session.inputs()) {
-    InputPlan plan;
-    if (!info.is_tensor) return fail("input '" + info.name + "' is not a tensor (sequence or optional); dlrt run feeds tensors only", kExitRuntimeError);
-    if (auto it = input_files.find(info.name); it != input_files.end()) {
-      auto t = read_npy_file(it->second);
-      if (!t.ok()) return fail("input '" + info.name + "': " + t.status().message(), kExitRuntimeError);
-      if (info.dtype != DType::kUndefined && t->dtype() != info.dtype)
-        return fail("input '" + info.name + "' expects " + dtype_name(info.dtype) + " " + declared_shape(info) + ", but " +
-                        it->second + " holds " + dtype_name(t->dtype()) + " " + shape_to_string(t->shape()) +
-                        " (convert it with numpy: arr.astype('" + dtype_name(info.dtype) + "'))",
-                    kExitRuntimeError);
-      if (!info.shape.empty() && t->rank() != info.shape.size())
-        return fail("input '" + info.name + "' expects rank " + std::to_string(info.shape.size()) + " " +
-                        declared_shape(info) + ", but " + it->second + " has shape " + shape_to_string(t->shape()),
-                    kExitRuntimeError);
-      plan.source = it->second;
-      plan.tensor = std::move(t).value();
-    } else {
-      Shape shape;
-      if (auto sit = input_shapes.find(info.name); sit != input_shapes.end()) {
-        shape = sit->second;
-        if (!info.shape.empty()) {
-          if (shape.size() != info.shape.size())
-            return usage_error("run", "--shape " + info.name + ": the input has rank " + std::to_string(info.shape.size()) +
-                                          " " + declared_shape(info) + ", got " + shape_to_string(shape));
-          for (size_t i = 0; i < shape.size(); ++i)
-            if (info.shape[i] >= 0 && info.shape[i] != shape[i])
-              return usage_error("run", "--shape " + info.name + ": dim " + std::to_string(i) + " is fixed to " +
-                                            std::to_string(info.shape[i]) + " by the model " + declared_shape(info));
-        }
-      } else {
-        for (int64_t d : info.shape) shape.push_back(d >= 0 ? d : 1);
-      }
-      auto t = random_tensor(info.dtype, shape, rng);
-      if (!t.ok()) return fail("input '" + info.name + "': " + t.status().message(), kExitRuntimeError);
-      plan.source = "random";
-      plan.tensor = std::move(t).value();
-    }
-    feeds[info.name] = plan.tensor;
-    plans.emplace_back(info.name, std::move(plan));
-  }
+  std::vector<PreparedInput> plans;
+  if (int rc = prepare_inputs(session, input_flags, rng, "run", plans); rc != kExitOk) return rc;
+  std::map<std::string, Tensor> feeds = feeds_of(plans);
 
   // Run.
   RunReport report;
@@ -230,20 +137,14 @@ int cmd_run(int argc, char** argv) {
   if (json) {
     nlohmann::json j;
     j["model"] = model_path;
-    j["inputs"] = nlohmann::json::array();
-    for (const auto& [name, plan] : plans)
-      j["inputs"].push_back({{"name", name}, {"dtype", dtype_name(plan.tensor.dtype())}, {"shape", plan.tensor.shape()},
-                             {"source", plan.source}});
+    j["inputs"] = inputs_json(plans);
     j["outputs"] = nlohmann::json::array();
     for (size_t i = 0; i < outputs.size(); ++i) {
       nlohmann::json o = tensor_summary_json(output_name(i), outputs[i]);
       if (i < written.size()) o["file"] = written[i];
       j["outputs"].push_back(o);
     }
-    j["report"] = nlohmann::json::array();
-    for (const auto& p : report.partitions)
-      j["report"].push_back({{"backend", p.backend}, {"device", p.device}, {"node_count", p.node_count},
-                             {"degraded", p.degraded}, {"reason", p.reason}, {"time_ms", p.time_ms}});
+    j["report"] = report_json(report);
     j["timings_ms"] = {{"session_create", create_ms}, {"run", run_ms}};
     std::printf("%s\n", j.dump(2).c_str());
     return kExitOk;
@@ -251,8 +152,8 @@ int cmd_run(int argc, char** argv) {
 
   std::printf("model: %s\n", model_path.c_str());
   std::printf("inputs:\n");
-  for (const auto& [name, plan] : plans)
-    std::printf("  %s: %s %s (%s)\n", name.c_str(), dtype_name(plan.tensor.dtype()), shape_to_string(plan.tensor.shape()).c_str(),
+  for (const auto& plan : plans)
+    std::printf("  %s: %s %s (%s)\n", plan.name.c_str(), dtype_name(plan.tensor.dtype()), shape_to_string(plan.tensor.shape()).c_str(),
                 plan.source.c_str());
   std::printf("outputs:\n");
   for (size_t i = 0; i < outputs.size(); ++i) {

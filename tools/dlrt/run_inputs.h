@@ -1,0 +1,65 @@
+// Inputs and reports shared by the commands that run a model (dlrt run,
+// dlrt bench): the --input/--shape flags, feeds from .npy files or random
+// values, and the JSON form of a RunReport.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_args.h"
+#include "dlrt/session.h"
+#include "dlrt/tensor.h"
+
+namespace dlrt::cli {
+
+// Milliseconds since t0.
+double ms_since(std::chrono::steady_clock::time_point t0);
+
+// "[1, sequence, 384]": the model's declared shape, dynamic dims by name or "?".
+std::string declared_shape(const TensorInfo& info);
+
+// Prints "dlrt COMMAND: error: MESSAGE" on stderr; returns `code`.
+int command_error(const std::string& command, const std::string& message, int code);
+
+// What --input NAME=FILE and --shape NAME=DIMS asked for.
+struct InputFlags {
+  std::map<std::string, std::string> files;  // input name -> .npy path
+  std::map<std::string, Shape> shapes;       // input name -> shape of its random value
+};
+
+// Reads the repeatable --input and --shape flags of `args`. Returns kExitOk,
+// or prints a usage error for `command` and returns kExitUsage.
+int parse_input_flags(const Args& args, const std::string& command, InputFlags& out);
+
+struct PreparedInput {
+  std::string name;
+  std::string source;  // "random" or the .npy path
+  Tensor tensor;
+};
+
+// Checks every name in `flags` against the session's inputs and makes one
+// tensor per model input: from its .npy file, else random (dynamic dims 1
+// unless --shape gives them). Returns kExitOk, or prints the error for
+// `command` and returns its exit code (kExitUsage for a bad flag,
+// kExitRuntimeError for an unreadable or mismatched file).
+int prepare_inputs(const Session& session, const InputFlags& flags, std::mt19937_64& rng, const std::string& command,
+                   std::vector<PreparedInput>& out);
+
+// The feeds of Session::run for prepared inputs.
+std::map<std::string, Tensor> feeds_of(const std::vector<PreparedInput>& inputs);
+
+// [{"name","dtype","shape","source"}] as `dlrt run --json` prints its inputs.
+nlohmann::json inputs_json(const std::vector<PreparedInput>& inputs);
+
+// [{"backend","device","node_count","degraded","reason","time_ms"}], one per
+// partition: the "report" of `dlrt run --json`.
+nlohmann::json report_json(const RunReport& report);
+
+}  // namespace dlrt::cli
