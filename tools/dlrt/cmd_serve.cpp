@@ -1,14 +1,180 @@
-// dlrt serve: placeholder until the command lands (being written now).
+// dlrt serve --model DIR: the embedding server (apps/embed/server.h).
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "cli_args.h"
 #include "commands.h"
+#include "embed/embedder.h"
+#include "embed/server.h"
+#include "embed/service_config.h"
 
 namespace dlrt::cli {
+namespace {
+
+using embed::ServiceConfig;
+
+std::string help_text() {
+  std::string s =
+      "usage: dlrt serve --model DIR [--device SPEC] [--host 127.0.0.1] [--port 8080] [--config FILE] [options]\n"
+      "\n"
+      "Serves sentence embeddings of a sentence-transformers / Hugging Face ONNX export folder over HTTP/1.1:\n"
+      "  POST /v1/embeddings  OpenAI-compatible {\"input\": \"text\" | [\"text\", ...]}\n"
+      "  POST /embed          TEI-style {\"inputs\": \"text\" | [...]} -> [[...], ...]\n"
+      "  GET  /health         {status, backend, device, degraded, since, reason}\n"
+      "  GET  /metrics        Prometheus text\n"
+      "The model is loaded, compiled and run once before the server reports ready (with --warm-start\n"
+      "it serves on the CPU while the accelerator compiles). SIGTERM or SIGINT stops it gracefully:\n"
+      "new requests are refused, in-flight ones finish; a second signal exits at once.\n"
+      "\n"
+      "Settings come from the TOML file (--config FILE, else $DLRT_CONFIG when set; top-level device,\n"
+      "strict, threads, cache_dir and a [serve] table with the other keys), then environment variables,\n"
+      "then these flags (each overrides the one before). See docs/serve.md.\n"
+      "\n"
+      "options (flag, env var, meaning):\n"
+      "  --config FILE         TOML settings file\n";
+  for (const auto& k : embed::service_config_keys()) {
+    std::string flag = "  --" + k.flag + (k.is_switch ? "" : " V");
+    if (flag.size() < 24) flag.resize(24, ' ');
+    else flag += ' ';
+    s += flag + k.env + ": " + k.help + "\n";
+  }
+  s += "  -h, --help            this help\n"
+       "\n"
+       "exit codes: 0 ok (stopped by a signal), 1 runtime error (cannot listen, load failed), 2 usage error,\n"
+       "            3 invalid or unsupported model, 4 requested device unavailable in strict mode\n";
+  return s;
+}
+
+int fail(const std::string& message, int code) {
+  std::fprintf(stderr, "dlrt serve: error: %s\n", message.c_str());
+  return code;
+}
+
+}  // namespace
 
 int cmd_serve(int argc, char** argv) {
-  std::fputs("dlrt serve: error: not implemented in this build yet\n", stderr);
-  return kExitRuntimeError;
+  std::vector<FlagSpec> specs = {{"config", true, false}};
+  for (const auto& k : embed::service_config_keys()) specs.push_back({k.flag, !k.is_switch, false});
+  auto parsed = parse_args(argc, argv, 2, specs);
+  if (!parsed.ok()) return usage_error("serve", parsed.status().message());
+  const Args& args = *parsed;
+  if (args.has("help")) {
+    std::fputs(help_text().c_str(), stdout);
+    return kExitOk;
+  }
+  if (!args.positional.empty())
+    return usage_error("serve", "unexpected argument '" + args.positional[0] + "' (the model folder goes after --model)");
+
+  std::string config_file = args.get("config");
+  if (config_file.empty()) {
+    if (const char* c = std::getenv("DLRT_CONFIG"); c && *c) config_file = c;
+  } else {
+    setenv("DLRT_CONFIG", config_file.c_str(), 1);  // the runtime reads the same file
+  }
+  std::vector<std::pair<std::string, std::string>> flags;
+  for (const auto& k : embed::service_config_keys())
+    if (args.has(k.flag)) flags.emplace_back(k.key, k.is_switch ? "true" : args.get(k.flag));
+  auto resolved = embed::resolve_service_config(config_file, [](const char* n) { return std::getenv(n); }, flags);
+  if (!resolved.ok()) {
+    if (resolved.status().code() == StatusCode::kIoError) return fail(resolved.status().message(), kExitUsage);
+    return usage_error("serve", resolved.status().message());
+  }
+  const ServiceConfig config = *resolved;
+  if (!config.cache_dir.empty()) setenv("DLRT_CACHE_DIR", config.cache_dir.c_str(), 1);
+
+  // Signals go to one thread (sigwait); block them before any thread starts.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  embed::EmbedServer server(config);
+  if (Status s = server.bind(); !s.ok()) return fail(s.message(), kExitRuntimeError);
+  std::printf("dlrt serve: listening on http://%s:%d (loading %s)\n", config.host.c_str(), server.port(),
+              config.model.c_str());
+  std::fflush(stdout);
+
+  std::atomic<bool> done{false};
+  std::thread signal_thread([&] {
+    timespec slice{0, 200'000'000};
+    bool draining = false;
+    auto drain_start = std::chrono::steady_clock::now();
+    while (!done.load()) {
+      int sig = sigtimedwait(&sigs, nullptr, &slice);
+      if (sig == SIGTERM || sig == SIGINT) {
+        if (draining) {
+          std::fputs("dlrt serve: second signal: exiting now\n", stderr);
+          std::_Exit(kExitRuntimeError);
+        }
+        draining = true;
+        drain_start = std::chrono::steady_clock::now();
+        std::fprintf(stderr, "dlrt serve: %s: finishing in-flight requests, refusing new ones\n",
+                     sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        server.shutdown();
+      }
+      if (draining && std::chrono::steady_clock::now() - drain_start >
+                          std::chrono::milliseconds(config.drain_timeout_ms)) {
+        std::fprintf(stderr, "dlrt serve: requests still running after %d ms (drain_timeout_ms): exiting\n",
+                     config.drain_timeout_ms);
+        std::_Exit(kExitRuntimeError);
+      }
+    }
+  });
+  std::thread http_thread([&] { server.run(); });
+  auto finish = [&](int code) {
+    server.shutdown();
+    http_thread.join();
+    done.store(true);
+    signal_thread.join();
+    return code;
+  };
+
+  embed::EmbedderOptions eo;
+  eo.device = config.device;
+  eo.strict = config.strict;
+  eo.threads = config.threads;
+  eo.warm_start = config.warm_start;
+  auto t0 = std::chrono::steady_clock::now();
+  auto embedder = embed::Embedder::create(config.model, eo);
+  if (!embedder.ok()) {
+    server.set_load_error(embedder.status().message());
+    fail("cannot load " + config.model + ": " + embedder.status().to_string(), 0);
+    return finish(exit_code_for_model_status(embedder.status()));
+  }
+  std::shared_ptr<const embed::Embedder> shared(std::move(embedder).value());
+  auto model = embed::embedder_model(shared);
+  if (Status s = embed::warm_up(*model); !s.ok()) {
+    server.set_load_error(s.message());
+    fail("warm-up run failed: " + s.to_string(), 0);
+    return finish(exit_code_for_run_status(s));
+  }
+  if (server.draining()) return finish(kExitOk);  // stopped while loading
+  double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  server.set_model(model);
+  embed::HealthInfo h = server.health();
+  std::printf("dlrt serve: ready in %.0f ms: model %s (dimension %zu, max %zu tokens) on %s (%s)%s%s\n", load_ms,
+              model->model_name().c_str(), model->dimension(), model->max_length(), h.device.c_str(), h.status.c_str(),
+              h.reason.empty() ? "" : ": ", h.reason.c_str());
+  std::fflush(stdout);
+
+  http_thread.join();
+  done.store(true);
+  signal_thread.join();
+  std::printf("dlrt serve: stopped (%llu requests, %llu errors)\n",
+              static_cast<unsigned long long>(server.metrics().requests_total()),
+              static_cast<unsigned long long>(server.metrics().errors_total()));
+  return kExitOk;
 }
 
 }  // namespace dlrt::cli

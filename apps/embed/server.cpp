@@ -1,0 +1,521 @@
+#include "embed/server.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+namespace dlrt::embed {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// ---- the Embedder behind the server ----------------------------------------
+
+class EmbedderModel final : public EmbedModel {
+ public:
+  explicit EmbedderModel(std::shared_ptr<const Embedder> e) : e_(std::move(e)) {}
+  Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
+    auto enc = e_->tokenize(text);
+    // The tokenizer truncates to max_length(); an encoding that fills it may
+    // have been longer (an exactly max_length() input counts as truncated).
+    if (truncated) *truncated = enc.ok() && enc->ids.size() >= e_->max_length();
+    return enc;
+  }
+  Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch) const override {
+    return e_->embed_encoded(batch);
+  }
+  size_t dimension() const override { return e_->dimension(); }
+  std::string model_name() const override { return e_->model_name(); }
+  size_t max_length() const override { return e_->max_length(); }
+  dlrt::RunReport placement() const override { return e_->placement(); }
+
+ private:
+  std::shared_ptr<const Embedder> e_;
+};
+
+// ---- JSON writing -----------------------------------------------------------
+
+void append_float(std::string& out, float v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buf[32];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, ec == std::errc() ? p : buf);
+}
+
+void append_vector(std::string& out, const std::vector<float>& v) {
+  out += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    append_float(out, v[i]);
+  }
+  out += ']';
+}
+
+void append_base64(std::string& out, const std::vector<float>& v) {
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string bytes(v.size() * sizeof(float), '\0');
+  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());  // little-endian float32 (x86, arm)
+  out += '"';
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    uint32_t n = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
+    out += kAlphabet[n >> 18];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (size_t rest = bytes.size() - i) {
+    uint32_t n = uint8_t(bytes[i]) << 16;
+    if (rest == 2) n |= uint8_t(bytes[i + 1]) << 8;
+    out += kAlphabet[n >> 18];
+    out += kAlphabet[(n >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  out += '"';
+}
+
+std::string json_string(const std::string& s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string iso_time(std::chrono::system_clock::time_point t) {
+  std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Keeps [CLS] ... [SEP]: cuts the middle, keeps the last token.
+void truncate_encoding(Encoding& e, size_t limit) {
+  if (e.ids.size() <= limit || limit < 2) return;
+  auto cut = [limit](std::vector<int64_t>& v) {
+    if (v.size() <= limit) return;
+    int64_t last = v.back();
+    v.resize(limit - 1);
+    v.push_back(last);
+  };
+  cut(e.ids);
+  cut(e.type_ids);
+  cut(e.attention_mask);
+}
+
+bool is_device_failure(StatusCode c) { return c == StatusCode::kBackendError || c == StatusCode::kDeviceUnavailable; }
+
+// Start of the request being handled on this thread (pre-routing -> logger).
+thread_local Clock::time_point t_request_start;
+
+std::string route_label(const std::string& path) {
+  for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/health", "/metrics"})
+    if (path == r) return r;
+  return "other";
+}
+
+}  // namespace
+
+std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder> embedder) {
+  return std::make_shared<EmbedderModel>(std::move(embedder));
+}
+
+Status warm_up(const EmbedModel& model) {
+  bool truncated = false;
+  DLRT_ASSIGN_OR_RETURN(Encoding enc, model.tokenize("warm up the model before serving", &truncated));
+  DLRT_ASSIGN_OR_RETURN(EmbedResult r, model.embed_encoded({enc}));
+  if (r.vectors.size() != 1 || r.vectors[0].size() != model.dimension())
+    return Internal("warm-up run returned " + std::to_string(r.vectors.size()) + " vectors");
+  return Status::Ok();
+}
+
+std::string report_device(const dlrt::RunReport& report) {
+  for (const auto& p : report.partitions)
+    if (p.backend != "cpu") return p.device;
+  return "cpu:0";
+}
+
+EmbedServer::EmbedServer(ServiceConfig config) : config_(std::move(config)), http_(std::make_unique<httplib::Server>()) {
+  health_since_ = std::chrono::system_clock::now();
+  install_routes();
+}
+
+EmbedServer::~EmbedServer() {
+  shutdown();
+  std::unique_ptr<Batcher> b;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    b = std::move(batcher_);
+  }
+  if (b) b->stop();
+}
+
+std::shared_ptr<const EmbedModel> EmbedServer::model() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return model_;
+}
+
+Batcher* EmbedServer::batcher() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return batcher_.get();
+}
+
+void EmbedServer::set_model(std::shared_ptr<const EmbedModel> model) {
+  BatcherOptions o;
+  o.max_batch_size = config_.max_batch_size;
+  o.max_batch_tokens = config_.max_batch_tokens;
+  o.max_wait = std::chrono::milliseconds(config_.max_wait_ms);
+  o.max_queue = config_.max_queue;
+  o.workers = config_.pool_size;
+  const EmbedModel* m = model.get();
+  auto b = std::make_unique<Batcher>([m](const std::vector<Encoding>& batch) { return m->embed_encoded(batch); }, o,
+                                     [this](const BatchInfo& info) { on_batch(info); });
+  std::lock_guard<std::mutex> lk(mu_);
+  model_ = std::move(model);
+  batcher_ = std::move(b);
+}
+
+void EmbedServer::set_load_error(const std::string& reason) {
+  std::lock_guard<std::mutex> lk(mu_);
+  load_error_ = reason;
+}
+
+void EmbedServer::on_batch(const BatchInfo& info) {
+  std::string device;
+  if (info.report) {
+    device = report_device(*info.report);
+  } else if (auto m = model()) {
+    device = report_device(m->placement());
+  }
+  metrics_.observe_batch(info.inputs, info.padded_tokens, info.tokens, device, info.seconds, info.status.ok());
+  std::lock_guard<std::mutex> lk(mu_);
+  if (info.status.ok()) device_error_.clear();
+  else if (is_device_failure(info.status.code())) device_error_ = info.status.message();
+}
+
+HealthInfo EmbedServer::health() const {
+  HealthInfo h;
+  std::shared_ptr<const EmbedModel> m;
+  std::string device_error, load_error;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    m = model_;
+    device_error = device_error_;
+    load_error = load_error_;
+  }
+  if (m) {
+    dlrt::RunReport p = m->placement();
+    h.backend = "cpu";
+    h.device = "cpu:0";
+    for (const auto& part : p.partitions) {
+      if (part.backend != "cpu") {
+        h.backend = part.backend;
+        h.device = part.device;
+      }
+      if (part.degraded && !h.degraded) {
+        h.degraded = true;
+        h.reason = part.reason;
+      }
+    }
+    if (!device_error.empty() && !h.degraded) {
+      h.degraded = true;
+      h.reason = "strict mode: the last batch failed: " + device_error;
+    }
+  }
+  if (draining_.load()) {
+    h.status = "draining";
+    h.http_status = 503;
+    if (h.reason.empty()) h.reason = "shutting down: finishing in-flight requests, refusing new ones";
+  } else if (!m && !load_error.empty()) {
+    h.status = "failed";
+    h.http_status = 503;
+    h.reason = load_error;
+  } else if (!m) {
+    h.status = "loading";
+    h.http_status = 503;
+    h.reason = "loading and compiling the model";
+  } else if (h.degraded) {
+    h.status = h.reason.rfind("warm start", 0) == 0 ? "warming" : "degraded";
+  } else {
+    h.status = "ok";
+  }
+  std::lock_guard<std::mutex> lk(mu_);
+  std::string key = h.status + "|" + h.backend + "|" + h.device + "|" + h.reason;
+  if (key != health_key_) {
+    health_key_ = key;
+    health_since_ = std::chrono::system_clock::now();
+  }
+  h.since = iso_time(health_since_);
+  return h;
+}
+
+Status EmbedServer::bind() {
+  if (config_.port == 0) {
+    int p = http_->bind_to_any_port(config_.host);
+    if (p <= 0) return IoError("cannot listen on " + config_.host + " (any port)");
+    port_ = p;
+  } else {
+    if (!http_->bind_to_port(config_.host, config_.port))
+      return IoError("cannot listen on " + config_.host + ":" + std::to_string(config_.port) +
+                     " (in use, or not an address of this machine)");
+    port_ = config_.port;
+  }
+  bound_.store(true);
+  return Status::Ok();
+}
+
+void EmbedServer::run() {
+  run_state_.store(1);
+  if (bound_.load() && !draining_.load()) http_->listen_after_bind();
+  run_state_.store(2);
+  std::unique_ptr<Batcher> b;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    b = std::move(batcher_);
+    model_.reset();
+  }
+  if (b) b->stop();
+}
+
+void EmbedServer::shutdown() {
+  if (draining_.exchange(true)) return;
+  // run() may be between its draining_ check and listening: wait for it to
+  // listen (or end) so stop() is not lost.
+  if (run_state_.load() == 1) {
+    auto until = Clock::now() + std::chrono::seconds(2);
+    while (run_state_.load() == 1 && !http_->is_running() && Clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // Closes the listening socket: listen_after_bind() returns once the
+  // connections being served have finished.
+  http_->stop();
+}
+
+EmbedServer::Reply EmbedServer::error_reply(Api api, int status, const std::string& type,
+                                            const std::string& message) const {
+  Reply r;
+  r.status = status;
+  if (api == Api::kTei) {
+    r.body = "{\"error\":" + json_string(message) + ",\"error_type\":" + json_string(type) + "}";
+  } else {
+    r.body = "{\"error\":{\"message\":" + json_string(message) + ",\"type\":" + json_string(type) +
+             ",\"code\":" + std::to_string(status) + "}}";
+  }
+  return r;
+}
+
+EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api api) {
+  if (draining_.load()) return error_reply(api, 503, "unavailable", "the server is shutting down");
+  auto m = model();
+  Batcher* b = batcher();
+  if (!m || !b) {
+    std::lock_guard<std::mutex> lk(mu_);
+    return error_reply(api, 503, "unavailable",
+                       load_error_.empty() ? "the model is still loading; retry shortly" : "the model failed to load: " + load_error_);
+  }
+  json req = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (req.is_discarded()) return error_reply(api, 400, "invalid_request_error", "the body is not valid JSON (UTF-8)");
+  if (!req.is_object()) return error_reply(api, 422, "invalid_request_error", "the body must be a JSON object");
+
+  const char* field = api == Api::kOpenAI ? "input" : "inputs";
+  auto it = req.find(field);
+  if (it == req.end())
+    return error_reply(api, 422, "invalid_request_error", std::string("missing field '") + field + "'");
+  std::vector<std::string> texts;
+  if (it->is_string()) {
+    texts.push_back(it->get<std::string>());
+  } else if (it->is_array()) {
+    if (it->empty()) return error_reply(api, 422, "invalid_request_error", std::string("'") + field + "' is empty");
+    if (it->size() > config_.max_inputs_per_request)
+      return error_reply(api, 413, "invalid_request_error",
+                         std::to_string(it->size()) + " inputs in one request; the limit is " +
+                             std::to_string(config_.max_inputs_per_request) + " (max_inputs_per_request)");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& e = (*it)[i];
+      if (!e.is_string())
+        return error_reply(api, 422, "invalid_request_error",
+                           std::string("'") + field + "'[" + std::to_string(i) + "] is not a string" +
+                               (e.is_number_integer() || e.is_array() ? " (token-id input is not supported: send text)" : ""));
+      texts.push_back(e.get<std::string>());
+    }
+  } else {
+    return error_reply(api, 422, "invalid_request_error",
+                       std::string("'") + field + "' must be a string or an array of strings");
+  }
+
+  bool base64 = false;
+  bool truncate = config_.truncate;
+  if (api == Api::kOpenAI) {
+    if (auto f = req.find("encoding_format"); f != req.end() && !f->is_null()) {
+      if (!f->is_string() || (*f != "float" && *f != "base64"))
+        return error_reply(api, 422, "invalid_request_error", "'encoding_format' must be \"float\" or \"base64\"");
+      base64 = *f == "base64";
+    }
+    if (auto d = req.find("dimensions"); d != req.end() && !d->is_null()) {
+      if (!d->is_number_integer() || d->get<int64_t>() != static_cast<int64_t>(m->dimension()))
+        return error_reply(api, 422, "invalid_request_error",
+                           "'dimensions' must be " + std::to_string(m->dimension()) + " for this model (if given)");
+    }
+  } else if (auto t = req.find("truncate"); t != req.end() && !t->is_null()) {
+    if (!t->is_boolean()) return error_reply(api, 422, "invalid_request_error", "'truncate' must be a boolean");
+    truncate = t->get<bool>();
+  }
+
+  size_t limit = m->max_length();
+  if (config_.max_input_tokens > 0) limit = std::min(limit, config_.max_input_tokens);
+  std::vector<Encoding> encodings;
+  encodings.reserve(texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    bool truncated = false;
+    auto enc = m->tokenize(texts[i], &truncated);
+    if (!enc.ok())
+      return error_reply(api, 422, "invalid_request_error",
+                         "input " + std::to_string(i) + " cannot be tokenized: " + enc.status().message());
+    bool over = truncated || enc->ids.size() > limit;
+    if (over && !truncate)
+      return error_reply(api, 422, "invalid_request_error",
+                         "input " + std::to_string(i) + " has more than " + std::to_string(limit) +
+                             " tokens (the limit per input); shorten it or send \"truncate\": true");
+    truncate_encoding(*enc, limit);
+    encodings.push_back(std::move(enc).value());
+  }
+
+  auto fut = b->submit(std::move(encodings));
+  if (!fut.ok()) {
+    if (fut.status().code() == StatusCode::kOutOfRange) {
+      metrics_.observe_rejected();
+      Reply r = error_reply(api, 429, "rate_limit_error", "server busy: " + fut.status().message() + "; retry later");
+      r.retry_after_s = 1;
+      return r;
+    }
+    return error_reply(api, 503, "unavailable", fut.status().message());
+  }
+  if (fut->wait_for(std::chrono::milliseconds(config_.request_timeout_ms)) != std::future_status::ready)
+    return error_reply(api, 504, "timeout",
+                       "the batch did not finish within " + std::to_string(config_.request_timeout_ms) + " ms");
+  const Result<RequestResult>& res = fut->get();
+  if (!res.ok()) {
+    const Status& s = res.status();
+    if (is_device_failure(s.code()))
+      return error_reply(api, 503, "device_unavailable",
+                         "the accelerator failed and strict mode forbids falling back to the CPU: " + s.message());
+    return error_reply(api, 500, "internal_error", "embedding failed: " + s.to_string());
+  }
+
+  Reply r;
+  std::string& out = r.body;
+  size_t dim = res->vectors.empty() ? 0 : res->vectors[0].size();
+  out.reserve(64 + res->vectors.size() * (base64 ? dim * 4 / 3 + 64 : dim * 12 + 64));
+  if (api == Api::kTei) {
+    out += '[';
+    for (size_t i = 0; i < res->vectors.size(); ++i) {
+      if (i) out += ',';
+      append_vector(out, res->vectors[i]);
+    }
+    out += ']';
+    return r;
+  }
+  out += "{\"object\":\"list\",\"data\":[";
+  for (size_t i = 0; i < res->vectors.size(); ++i) {
+    if (i) out += ',';
+    out += "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
+    if (base64) append_base64(out, res->vectors[i]);
+    else append_vector(out, res->vectors[i]);
+    out += '}';
+  }
+  std::string name = config_.model_name.empty() ? m->model_name() : config_.model_name;
+  out += "],\"model\":" + json_string(name) + ",\"usage\":{\"prompt_tokens\":" + std::to_string(res->tokens) +
+         ",\"total_tokens\":" + std::to_string(res->tokens) + "}}";
+  return r;
+}
+
+void EmbedServer::install_routes() {
+  httplib::Server& s = *http_;
+  s.new_task_queue = [n = config_.http_threads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
+  s.set_payload_max_length(config_.max_body_bytes);
+  s.set_keep_alive_max_count(100000);
+  s.set_keep_alive_timeout(5);
+  s.set_read_timeout(30, 0);
+  s.set_tcp_nodelay(true);
+
+  auto send = [](httplib::Response& res, const Reply& r) {
+    res.status = r.status;
+    if (r.retry_after_s > 0) res.set_header("Retry-After", std::to_string(r.retry_after_s));
+    res.set_content(r.body, r.content_type.c_str());
+  };
+  auto embeddings = [this, send](Api api) {
+    return [this, send, api](const httplib::Request& req, httplib::Response& res) {
+      ++in_flight_;
+      Reply r = handle_embeddings(req.body, api);
+      --in_flight_;
+      if (draining_.load()) res.set_header("Connection", "close");
+      send(res, r);
+    };
+  };
+  s.Post("/v1/embeddings", embeddings(Api::kOpenAI));
+  s.Post("/embeddings", embeddings(Api::kOpenAI));
+  s.Post("/embed", embeddings(Api::kTei));
+  s.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    HealthInfo h = health();
+    json j = {{"status", h.status},   {"backend", h.backend}, {"device", h.device},
+              {"degraded", h.degraded}, {"since", h.since},   {"reason", h.reason}};
+    if (auto m = model()) {
+      j["model"] = config_.model_name.empty() ? m->model_name() : config_.model_name;
+      j["dimension"] = m->dimension();
+      j["max_tokens"] = m->max_length();
+    }
+    res.status = h.http_status;
+    res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+  });
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    MetricsGauges g;
+    if (Batcher* b = batcher()) {
+      g.queue_depth = b->queue_depth();
+      g.batches_running = b->batches_running();
+    }
+    g.requests_in_flight = in_flight_.load();
+    HealthInfo h = health();
+    g.degraded = h.degraded;
+    g.ready = model() != nullptr;
+    g.draining = draining_.load();
+    res.set_content(metrics_.render(g), "text/plain; version=0.0.4");
+  });
+
+  s.set_pre_routing_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response&) {
+    t_request_start = Clock::now();
+    return httplib::Server::HandlerResponse::Unhandled;
+  }));
+  // Errors httplib answers itself (404, 405, 413 body too large, 400 bad request): a JSON body.
+  s.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    std::string message;
+    if (res.status == 413)
+      message = "the request body is larger than " + std::to_string(config_.max_body_bytes) + " bytes (max_body_bytes)";
+    else if (res.status == 404)
+      message = "no route " + req.method + " " + req.path +
+                "; routes: POST /v1/embeddings, POST /embed, GET /health, GET /metrics";
+    else
+      message = "HTTP " + std::to_string(res.status) + (res.status == 400 ? ": malformed request" : "");
+    res.set_content("{\"error\":{\"message\":" + json_string(message) + ",\"type\":\"invalid_request_error\",\"code\":" +
+                        std::to_string(res.status) + "}}",
+                    "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    double seconds = t_request_start == Clock::time_point{}
+                         ? 0.0
+                         : std::chrono::duration<double>(Clock::now() - t_request_start).count();
+    t_request_start = Clock::time_point{};
+    metrics_.observe_request(route_label(req.path), res.status, seconds);
+  });
+}
+
+}  // namespace dlrt::embed

@@ -1,0 +1,136 @@
+// The embedding HTTP server behind `dlrt serve` (cpp-httplib):
+//
+//   POST /v1/embeddings  OpenAI-compatible: {"input": str | [str], "encoding_format"?: "float"|"base64",
+//                        "model"?, "dimensions"?} -> {"object":"list","data":[{"object":"embedding",
+//                        "embedding":[...],"index":0}],"model":...,"usage":{"prompt_tokens","total_tokens"}}
+//   POST /embed          TEI-style: {"inputs": str | [str], "truncate"?: bool} -> [[...], ...]
+//   GET  /health         {status, backend, device, degraded, since, reason, ...}; 200 while serving
+//                        (ok, warming, degraded), 503 while loading or draining
+//   GET  /metrics        Prometheus text
+//
+// Requests are tokenized on the HTTP thread (so limits answer at once), then
+// queued for dynamic batching (batcher.h). Errors are JSON: 400 bad JSON,
+// 413 body or input count over the limit, 422 bad fields or an input over
+// the token limit, 429 + Retry-After when the queue is full, 503 while
+// loading/draining or when strict mode forbids the CPU fallback, 504 when a
+// batch takes longer than request_timeout_ms.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlrt/session.h"
+#include "dlrt/status.h"
+#include "embed/batcher.h"
+#include "embed/embedder.h"
+#include "embed/metrics.h"
+#include "embed/service_config.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace dlrt::embed {
+
+// The model behind the server: the Embedder (embedder_model()) or a test double.
+// Every method is called from many threads at once.
+class EmbedModel {
+ public:
+  virtual ~EmbedModel() = default;
+  // One text, truncated to max_length(); *truncated says whether it was longer.
+  virtual Result<Encoding> tokenize(std::string_view text, bool* truncated) const = 0;
+  virtual Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch) const = 0;
+  virtual size_t dimension() const = 0;
+  virtual std::string model_name() const = 0;
+  virtual size_t max_length() const = 0;
+  virtual dlrt::RunReport placement() const = 0;
+};
+
+std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder> embedder);
+
+// Runs one short batch so the first request does not pay for first-run costs.
+Status warm_up(const EmbedModel& model);
+
+struct HealthInfo {
+  std::string status;   // loading, ok, warming, degraded, draining, failed
+  std::string backend;  // where the model runs now (the accelerator's backend, or cpu)
+  std::string device;   // "cpu:0", "openvino:GPU.0"
+  bool degraded = false;
+  std::string since;    // ISO 8601 UTC: when this status (and reason) began
+  std::string reason;   // why degraded / warming / failed; empty when ok
+  int http_status = 200;
+};
+
+// The device a run's report says did the work: the first partition not on
+// the CPU, else cpu:0.
+std::string report_device(const dlrt::RunReport& report);
+
+class EmbedServer {
+ public:
+  explicit EmbedServer(ServiceConfig config);
+  ~EmbedServer();  // shutdown()
+  EmbedServer(const EmbedServer&) = delete;
+  EmbedServer& operator=(const EmbedServer&) = delete;
+
+  // Binds host:port (port 0: any free port). kIoError when it cannot.
+  Status bind();
+  int port() const { return port_; }
+  // Serves until shutdown(), then stops the batcher. Call after bind(), once.
+  void run();
+  // From now on embedding routes are served by `model` (loading until then).
+  void set_model(std::shared_ptr<const EmbedModel> model);
+  // The model could not be loaded: /health answers 503 "failed" with the reason.
+  void set_load_error(const std::string& reason);
+  // Graceful stop: new connections are refused and requests on open ones get
+  // 503; requests already queued or running finish. Any thread; idempotent.
+  void shutdown();
+  bool draining() const { return draining_.load(); }
+
+  HealthInfo health() const;
+  const Metrics& metrics() const { return metrics_; }
+  const ServiceConfig& config() const { return config_; }
+
+ private:
+  struct Reply {
+    int status = 200;
+    std::string body;
+    std::string content_type = "application/json";
+    int retry_after_s = 0;
+  };
+  enum class Api { kOpenAI, kTei };
+
+  void install_routes();
+  Reply handle_embeddings(const std::string& body, Api api);
+  Reply error_reply(Api api, int status, const std::string& type, const std::string& message) const;
+  void on_batch(const BatchInfo& info);
+  std::shared_ptr<const EmbedModel> model() const;
+  Batcher* batcher() const;
+
+  ServiceConfig config_;
+  std::unique_ptr<httplib::Server> http_;
+  int port_ = 0;
+  Metrics metrics_;
+
+  mutable std::mutex mu_;
+  std::shared_ptr<const EmbedModel> model_;
+  std::unique_ptr<Batcher> batcher_;
+  std::string load_error_;
+  // The latest batch failure on the device (strict mode), cleared by a good batch.
+  std::string device_error_;
+  // /health "since": the status/reason last seen and when it began.
+  mutable std::string health_key_;
+  mutable std::chrono::system_clock::time_point health_since_;
+
+  std::atomic<bool> draining_{false};
+  std::atomic<bool> bound_{false};
+  std::atomic<int> run_state_{0};  // 0 not started, 1 in run(), 2 run() done
+  std::atomic<size_t> in_flight_{0};
+};
+
+}  // namespace dlrt::embed

@@ -1,0 +1,204 @@
+#include "embed/service_config.h"
+
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+namespace dlrt::embed {
+namespace {
+
+std::string upper_env(const std::string& key) {
+  std::string s = "DLRT_SERVE_";
+  for (char c : key) s += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string dashed(std::string key) {
+  for (auto& c : key)
+    if (c == '_') c = '-';
+  return key;
+}
+
+ServiceConfigKey serve_key(const std::string& key, const std::string& help, bool is_switch = false) {
+  return {key, false, is_switch, upper_env(key), dashed(key), help};
+}
+
+Status bad_value(const std::string& source, const std::string& value, const std::string& want) {
+  return InvalidArgument(source + ": '" + value + "' is not " + want);
+}
+
+Status parse_bool(const std::string& source, const std::string& v, bool& out) {
+  std::string s;
+  for (char c : v) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s == "1" || s == "true" || s == "yes" || s == "on") return (out = true), Status::Ok();
+  if (s == "0" || s == "false" || s == "no" || s == "off") return (out = false), Status::Ok();
+  return bad_value(source, v, "a boolean (true/false/1/0)");
+}
+
+template <typename T>
+Status parse_number(const std::string& source, const std::string& v, T min, T max, T& out) {
+  T x{};
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || p != v.data() + v.size() || v.empty() || x < min || x > max)
+    return bad_value(source, v, "a whole number in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+  out = x;
+  return Status::Ok();
+}
+
+Status parse_int(const std::string& source, const std::string& v, int min, int max, int& out) {
+  return parse_number<int>(source, v, min, max, out);
+}
+Status parse_size(const std::string& source, const std::string& v, size_t min, size_t& out) {
+  return parse_number<size_t>(source, v, min, size_t{1} << 40, out);
+}
+
+// TOML scalar -> the text set_service_config_value takes.
+bool toml_to_text(const toml::node& n, std::string& out) {
+  if (auto s = n.as_string()) return (out = s->get()), true;
+  if (auto i = n.as_integer()) return (out = std::to_string(i->get())), true;
+  if (auto b = n.as_boolean()) return (out = b->get() ? "true" : "false"), true;
+  return false;
+}
+
+}  // namespace
+
+const std::vector<ServiceConfigKey>& service_config_keys() {
+  static const std::vector<ServiceConfigKey> keys = {
+      {"device", true, false, "DLRT_DEVICE", "device", "device spec: auto, cpu, gpu, npu, backend[:device], comma list"},
+      {"strict", true, true, "DLRT_STRICT", "strict", "no CPU fallback: failed accelerator runs answer 503"},
+      {"threads", true, false, "DLRT_THREADS", "threads", "intra-op threads per run (0 = one per core)"},
+      {"cache_dir", true, false, "DLRT_CACHE_DIR", "cache-dir", "compiled-blob cache folder"},
+      serve_key("model", "model folder (sentence-transformers / Hugging Face ONNX export)"),
+      serve_key("model_name", "model name in responses (default: the folder's)"),
+      serve_key("host", "address to listen on (default 127.0.0.1)"),
+      serve_key("port", "port (default 8080; 0 = any free port, printed at startup)"),
+      serve_key("warm_start", "serve on CPU while the accelerator compiles", true),
+      serve_key("pool_size", "batches running at once (default 2)"),
+      serve_key("http_threads", "connections served at once (default 64)"),
+      serve_key("max_batch_size", "inputs per batch (default 32)"),
+      serve_key("max_batch_tokens", "padded tokens per batch (default 8192)"),
+      serve_key("max_wait_ms", "how long a batch waits to fill up (default 2)"),
+      serve_key("max_queue", "inputs waiting before requests get 429 (default 1024)"),
+      serve_key("max_body_bytes", "largest request body; beyond it 413 (default 2 MiB)"),
+      serve_key("max_inputs_per_request", "inputs per request; beyond it 413 (default 256)"),
+      serve_key("max_input_tokens", "tokens per input; beyond it 422 or truncation (0 = model maximum)"),
+      serve_key("truncate", "truncate inputs longer than the limit instead of 422 (default true)"),
+      serve_key("request_timeout_ms", "how long a request waits for its batch; beyond it 504 (default 60000)"),
+      serve_key("drain_timeout_ms", "graceful shutdown: time in-flight requests get (default 30000)"),
+  };
+  return keys;
+}
+
+Status set_service_config_value(ServiceConfig& c, const std::string& key, const std::string& v,
+                                const std::string& source) {
+  constexpr int kIntMax = std::numeric_limits<int>::max();
+  if (key == "device") return (c.device = v), Status::Ok();
+  if (key == "strict") return parse_bool(source, v, c.strict);
+  if (key == "threads") return parse_int(source, v, 0, 4096, c.threads);
+  if (key == "cache_dir") return (c.cache_dir = v), Status::Ok();
+  if (key == "model") return (c.model = v), Status::Ok();
+  if (key == "model_name") return (c.model_name = v), Status::Ok();
+  if (key == "host") {
+    if (v.empty()) return bad_value(source, v, "a host name or address");
+    return (c.host = v), Status::Ok();
+  }
+  if (key == "port") return parse_int(source, v, 0, 65535, c.port);
+  if (key == "warm_start") return parse_bool(source, v, c.warm_start);
+  if (key == "pool_size") return parse_int(source, v, 1, 1024, c.pool_size);
+  if (key == "http_threads") return parse_int(source, v, 1, 4096, c.http_threads);
+  if (key == "max_batch_size") return parse_size(source, v, 1, c.max_batch_size);
+  if (key == "max_batch_tokens") return parse_size(source, v, 1, c.max_batch_tokens);
+  if (key == "max_wait_ms") return parse_int(source, v, 0, 60000, c.max_wait_ms);
+  if (key == "max_queue") return parse_size(source, v, 1, c.max_queue);
+  if (key == "max_body_bytes") return parse_size(source, v, 64, c.max_body_bytes);
+  if (key == "max_inputs_per_request") return parse_size(source, v, 1, c.max_inputs_per_request);
+  if (key == "max_input_tokens") return parse_size(source, v, 0, c.max_input_tokens);
+  if (key == "truncate") return parse_bool(source, v, c.truncate);
+  if (key == "request_timeout_ms") return parse_int(source, v, 1, kIntMax, c.request_timeout_ms);
+  if (key == "drain_timeout_ms") return parse_int(source, v, 0, kIntMax, c.drain_timeout_ms);
+  return InvalidArgument(source + ": unknown setting '" + key + "'");
+}
+
+Status apply_service_config_toml(ServiceConfig& config, const std::string& text, const std::string& path) {
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    const auto& b = e.source().begin;
+    return InvalidArgument(path + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) + ": " +
+                           std::string(e.description()));
+  }
+  auto key_info = [](const std::string& key, bool top) -> const ServiceConfigKey* {
+    for (const auto& k : service_config_keys())
+      if (k.key == key && k.top_level == top) return &k;
+    return nullptr;
+  };
+  for (const auto& [k, node] : root) {
+    std::string key(k.str());
+    if (node.is_table()) {
+      if (key != "serve") continue;  // another application's table
+      for (const auto& [sk, snode] : *node.as_table()) {
+        std::string skey(sk.str());
+        std::string where = path + ": serve." + skey;
+        if (!key_info(skey, false)) return InvalidArgument(where + ": unknown setting");
+        std::string text_value;
+        if (!toml_to_text(snode, text_value)) return InvalidArgument(where + ": must be a string, integer or boolean");
+        DLRT_RETURN_IF_ERROR(set_service_config_value(config, skey, text_value, where));
+      }
+      continue;
+    }
+    std::string where = path + ": " + key;
+    if (!key_info(key, true))
+      return InvalidArgument(where + ": unknown top-level setting (server settings go in the [serve] table)");
+    std::string text_value;
+    if (!toml_to_text(node, text_value)) return InvalidArgument(where + ": must be a string, integer or boolean");
+    DLRT_RETURN_IF_ERROR(set_service_config_value(config, key, text_value, where));
+  }
+  return Status::Ok();
+}
+
+Status apply_service_config_file(ServiceConfig& config, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("cannot read config file " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return apply_service_config_toml(config, ss.str(), path);
+}
+
+Status apply_service_config_env(ServiceConfig& config, const GetEnv& getenv) {
+  for (const auto& k : service_config_keys()) {
+    const char* v = getenv(k.env.c_str());
+    if (v == nullptr || *v == '\0') continue;
+    DLRT_RETURN_IF_ERROR(set_service_config_value(config, k.key, v, k.env));
+  }
+  return Status::Ok();
+}
+
+Status validate_service_config(const ServiceConfig& c) {
+  if (c.model.empty()) return InvalidArgument("no model folder: give --model DIR (or serve.model, DLRT_SERVE_MODEL)");
+  if (c.max_inputs_per_request > c.max_queue)
+    return InvalidArgument("max_inputs_per_request (" + std::to_string(c.max_inputs_per_request) +
+                           ") must not exceed max_queue (" + std::to_string(c.max_queue) +
+                           "): such a request could never be queued");
+  if (c.http_threads < 2) return InvalidArgument("http_threads must be at least 2");
+  return Status::Ok();
+}
+
+Result<ServiceConfig> resolve_service_config(const std::string& file, const GetEnv& getenv,
+                                             const std::vector<std::pair<std::string, std::string>>& flags) {
+  ServiceConfig c;
+  if (!file.empty()) DLRT_RETURN_IF_ERROR(apply_service_config_file(c, file));
+  DLRT_RETURN_IF_ERROR(apply_service_config_env(c, getenv));
+  for (const auto& [key, value] : flags) {
+    std::string flag = "--" + dashed(key);
+    DLRT_RETURN_IF_ERROR(set_service_config_value(c, key, value, flag));
+  }
+  DLRT_RETURN_IF_ERROR(validate_service_config(c));
+  return c;
+}
+
+}  // namespace dlrt::embed

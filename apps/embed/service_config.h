@@ -1,0 +1,92 @@
+// Settings of `dlrt serve`: a TOML file, then environment variables, then
+// command-line flags (each overrides the one before), then validation.
+//
+// File layout (the top-level keys are the runtime's own, see
+// src/runtime/config.h; the [serve] table belongs to this server):
+//
+//   device    = "gpu,cpu"        # dlrt device spec            env DLRT_DEVICE     flag --device
+//   strict    = false            # no CPU fallback: 503 instead env DLRT_STRICT     flag --strict
+//   threads   = 0                # intra-op threads (0 = cores) env DLRT_THREADS    flag --threads
+//   cache_dir = "/var/cache/dlrt"                               env DLRT_CACHE_DIR  flag --cache-dir
+//   [serve]
+//   model = "/models/all-MiniLM-L6-v2"                          env DLRT_SERVE_MODEL flag --model
+//   host = "127.0.0.1"
+//   port = 8080
+//   ...every ServiceConfig field below, env DLRT_SERVE_<KEY>, flag --<key with '-'>.
+//
+// An unknown key at the top level or in [serve] is an error (typos are
+// caught); other tables are left to other applications.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dlrt/status.h"
+
+namespace dlrt::embed {
+
+struct ServiceConfig {
+  // Runtime (top-level keys).
+  std::string device;     // "" = DLRT_DEVICE / auto
+  bool strict = false;    // accelerator failure -> 503 instead of CPU fallback
+  int threads = 0;        // intra-op threads per run, 0 = one per core
+  std::string cache_dir;  // compiled-blob cache ("" = dlrt's default)
+  // [serve]
+  std::string model;       // model folder (sentence-transformers / HF ONNX export)
+  std::string model_name;  // name reported in responses ("" = the folder's)
+  std::string host = "127.0.0.1";
+  int port = 8080;              // 0 = any free port (printed at startup)
+  bool warm_start = false;      // serve on CPU while the accelerator compiles
+  int pool_size = 2;            // batches running at once
+  int http_threads = 64;        // connections served at once (keep-alive clients hold one each)
+  size_t max_batch_size = 32;   // inputs per batch
+  size_t max_batch_tokens = 8192;  // padded tokens per batch (inputs x longest)
+  int max_wait_ms = 2;          // how long a batch waits to fill up
+  size_t max_queue = 1024;      // inputs waiting; beyond it requests get 429
+  size_t max_body_bytes = 2 << 20;       // request body; beyond it 413
+  size_t max_inputs_per_request = 256;   // beyond it 413
+  size_t max_input_tokens = 0;  // per input, [CLS]/[SEP] included; 0 = the model's maximum
+  bool truncate = true;         // truncate long inputs to the model's maximum instead of 422
+  int request_timeout_ms = 60000;  // waiting for a batch; beyond it 504
+  int drain_timeout_ms = 30000;    // graceful shutdown: in-flight requests get this long
+};
+
+// Every settable key: its name in the file ("port"), whether it is a
+// top-level (runtime) key or a [serve] key, and its env var and flag.
+struct ServiceConfigKey {
+  std::string key;
+  bool top_level = false;
+  bool is_switch = false;  // a bool: the flag takes no value
+  std::string env;         // DLRT_SERVE_PORT
+  std::string flag;        // "port" (for --port)
+  std::string help;
+};
+const std::vector<ServiceConfigKey>& service_config_keys();
+
+// Sets one key from text ("8080", "true", "gpu"); `source` labels errors
+// ("DLRT_SERVE_PORT", "--port", "serve.toml: serve.port"). kInvalidArgument
+// for an unknown key or a bad value.
+Status set_service_config_value(ServiceConfig& config, const std::string& key, const std::string& value,
+                                const std::string& source);
+
+// Applies a TOML document (text; `path` labels messages) on top of `config`.
+Status apply_service_config_toml(ServiceConfig& config, const std::string& text, const std::string& path);
+// Same from a file (kIoError when unreadable).
+Status apply_service_config_file(ServiceConfig& config, const std::string& path);
+
+// Applies every environment variable of service_config_keys() that `getenv`
+// returns non-empty.
+using GetEnv = std::function<const char*(const char*)>;
+Status apply_service_config_env(ServiceConfig& config, const GetEnv& getenv);
+
+// Consistency checks (ranges, max_inputs_per_request <= max_queue, ...).
+Status validate_service_config(const ServiceConfig& config);
+
+// file (when non-empty) -> env -> flags (key -> value; "true" for switches) -> validate.
+Result<ServiceConfig> resolve_service_config(const std::string& file, const GetEnv& getenv,
+                                             const std::vector<std::pair<std::string, std::string>>& flags);
+
+}  // namespace dlrt::embed

@@ -1,0 +1,125 @@
+// A test double of the embedding model for the server tests: whitespace
+// "tokenizer", vectors that encode the input, and switches for delay,
+// blocking (a gate), failure and placement.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "embed/server.h"
+
+namespace dlrt::embed::testing {
+
+class FakeModel final : public EmbedModel {
+ public:
+  static constexpr size_t kDim = 4;
+
+  explicit FakeModel(size_t max_length = 16) : max_length_(max_length) {}
+
+  // ids: 101, one per word (1000 + word length), 102.
+  Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
+    Encoding e;
+    e.ids.push_back(101);
+    size_t i = 0;
+    while (i < text.size()) {
+      while (i < text.size() && text[i] == ' ') ++i;
+      size_t j = i;
+      while (j < text.size() && text[j] != ' ') ++j;
+      if (j > i) e.ids.push_back(1000 + static_cast<int64_t>(j - i));
+      i = j;
+    }
+    e.ids.push_back(102);
+    if (truncated) *truncated = e.ids.size() > max_length_;
+    if (e.ids.size() > max_length_) {
+      e.ids.resize(max_length_ - 1);
+      e.ids.push_back(102);
+    }
+    e.type_ids.assign(e.ids.size(), 0);
+    e.attention_mask.assign(e.ids.size(), 1);
+    return e;
+  }
+
+  // vector = {tokens, second id, batch size, 1}
+  Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch) const override {
+    int now = ++running_;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      batch_sizes_.push_back(batch.size());
+      max_running_ = std::max(max_running_, now);
+    }
+    entered_cv_.notify_all();
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      gate_cv_.wait(lk, [&] { return gate_open_; });
+    }
+    if (int ms = delay_ms.load(); ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    --running_;
+    if (StatusCode c = fail_code.load(); c != StatusCode::kOk) return Status(c, "fake device failure");
+    EmbedResult r;
+    for (const auto& e : batch) {
+      r.vectors.push_back({static_cast<float>(e.ids.size()), static_cast<float>(e.ids.size() > 1 ? e.ids[1] : 0),
+                           static_cast<float>(batch.size()), 1.f});
+      r.total_tokens += e.ids.size();
+    }
+    r.report = placement();
+    return r;
+  }
+
+  size_t dimension() const override { return kDim; }
+  std::string model_name() const override { return "fake-model"; }
+  size_t max_length() const override { return max_length_; }
+  dlrt::RunReport placement() const override {
+    std::lock_guard<std::mutex> lk(mu_);
+    return placement_;
+  }
+
+  void set_placement(dlrt::RunReport r) {
+    std::lock_guard<std::mutex> lk(mu_);
+    placement_ = std::move(r);
+  }
+  void close_gate() {
+    std::lock_guard<std::mutex> lk(mu_);
+    gate_open_ = false;
+  }
+  void open_gate() {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      gate_open_ = true;
+    }
+    gate_cv_.notify_all();
+  }
+  // Waits until `n` batches have started (true) or the timeout passed.
+  bool wait_batches(size_t n, int timeout_ms = 5000) const {
+    std::unique_lock<std::mutex> lk(mu_);
+    return entered_cv_.wait_for(lk, std::chrono::milliseconds(timeout_ms), [&] { return batch_sizes_.size() >= n; });
+  }
+  std::vector<size_t> batch_sizes() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return batch_sizes_;
+  }
+  int max_running() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return max_running_;
+  }
+
+  std::atomic<int> delay_ms{0};
+  std::atomic<StatusCode> fail_code{StatusCode::kOk};
+
+ private:
+  size_t max_length_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable gate_cv_, entered_cv_;
+  bool gate_open_ = true;
+  mutable std::vector<size_t> batch_sizes_;
+  mutable int max_running_ = 0;
+  mutable std::atomic<int> running_{0};
+  dlrt::RunReport placement_;
+};
+
+}  // namespace dlrt::embed::testing

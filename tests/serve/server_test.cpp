@@ -1,0 +1,399 @@
+// The embedding server's HTTP surface over the fake model, on loopback:
+// routes, response shapes, error cases, batching, back-pressure, health,
+// metrics, strict-mode failures and graceful shutdown.
+#include "embed/server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "fake_model.h"
+
+namespace dlrt::embed {
+namespace {
+
+using json = nlohmann::json;
+using testing::FakeModel;
+
+// A server on 127.0.0.1:<any port> with the fake model, serving on a thread.
+struct TestServer {
+  explicit TestServer(ServiceConfig c = {}, bool with_model = true) {
+    c.host = "127.0.0.1";
+    c.port = 0;
+    if (c.model.empty()) c.model = "fake";
+    server = std::make_unique<EmbedServer>(c);
+    Status s = server->bind();
+    EXPECT_TRUE(s.ok()) << s.to_string();
+    model = std::make_shared<FakeModel>();
+    if (with_model) server->set_model(model);
+    thread = std::thread([this] { server->run(); });
+  }
+  ~TestServer() { stop(); }
+  void stop() {
+    if (!thread.joinable()) return;
+    model->open_gate();
+    server->shutdown();
+    thread.join();
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", server->port());
+    c.set_read_timeout(20, 0);
+    c.set_connection_timeout(5, 0);
+    return c;
+  }
+  httplib::Result post(const std::string& path, const std::string& body) const {
+    return client().Post(path.c_str(), body, "application/json");
+  }
+  httplib::Result get(const std::string& path) const { return client().Get(path.c_str()); }
+
+  std::unique_ptr<EmbedServer> server;
+  std::shared_ptr<FakeModel> model;
+  std::thread thread;
+};
+
+json body_json(const httplib::Result& r) {
+  json j = json::parse(r->body, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << "not JSON: " << r->body;
+  return j;
+}
+
+// An OpenAI-style error object with a message containing `part`.
+void expect_openai_error(const httplib::Result& r, int status, const std::string& part) {
+  ASSERT_TRUE(r) << "no response: " << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, status) << r->body;
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+  json j = body_json(r);
+  ASSERT_TRUE(j.contains("error") && j["error"].is_object()) << r->body;
+  EXPECT_EQ(j["error"]["code"], status);
+  EXPECT_NE(j["error"]["message"].get<std::string>().find(part), std::string::npos) << r->body;
+}
+
+TEST(ServeRoutes, OpenAIEmbeddingsSingleString) {
+  TestServer t;
+  auto r = t.post("/v1/embeddings", R"({"model":"x","input":"hello big world"})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json j = body_json(r);
+  EXPECT_EQ(j["object"], "list");
+  EXPECT_EQ(j["model"], "fake-model");
+  ASSERT_EQ(j["data"].size(), 1u);
+  EXPECT_EQ(j["data"][0]["object"], "embedding");
+  EXPECT_EQ(j["data"][0]["index"], 0);
+  ASSERT_EQ(j["data"][0]["embedding"].size(), FakeModel::kDim);
+  EXPECT_EQ(j["data"][0]["embedding"][0], 5.0);  // [CLS] hello big world [SEP]
+  EXPECT_EQ(j["data"][0]["embedding"][1], 1005.0);
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 5);
+  EXPECT_EQ(j["usage"]["total_tokens"], 5);
+}
+
+TEST(ServeRoutes, OpenAIEmbeddingsArrayKeepsOrder) {
+  TestServer t;
+  auto r = t.post("/v1/embeddings", R"({"input":["a","bb bb","ccc ccc ccc",""]})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json j = body_json(r);
+  ASSERT_EQ(j["data"].size(), 4u);
+  const float tokens[] = {3, 4, 5, 2};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(j["data"][i]["index"], i);
+    EXPECT_EQ(j["data"][i]["embedding"][0], tokens[i]) << i;
+  }
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 14);
+}
+
+TEST(ServeRoutes, OpenAIBase64IsLittleEndianFloat32) {
+  TestServer t;
+  auto r = t.post("/v1/embeddings", R"({"input":"one two","encoding_format":"base64"})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  std::string b64 = body_json(r)["data"][0]["embedding"];
+  // Decode by hand.
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+  };
+  std::string bytes;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : b64) {
+    if (c == '=') break;
+    acc = (acc << 6) | static_cast<uint32_t>(val(c));
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  ASSERT_EQ(bytes.size(), FakeModel::kDim * 4);
+  float v[FakeModel::kDim];
+  std::memcpy(v, bytes.data(), bytes.size());
+  EXPECT_EQ(v[0], 4.f);
+  EXPECT_EQ(v[1], 1003.f);
+  EXPECT_EQ(v[3], 1.f);
+}
+
+TEST(ServeRoutes, TeiEmbed) {
+  TestServer t;
+  auto r = t.post("/embed", R"({"inputs":"hi there"})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json j = body_json(r);
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 1u);
+  ASSERT_EQ(j[0].size(), FakeModel::kDim);
+  EXPECT_EQ(j[0][0], 4.0);
+
+  r = t.post("/embed", R"({"inputs":["a","b c"]})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  j = body_json(r);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0][0], 3.0);
+  EXPECT_EQ(j[1][0], 4.0);
+}
+
+TEST(ServeRoutes, HealthAndMetrics) {
+  TestServer t;
+  auto h = t.get("/health");
+  ASSERT_TRUE(h);
+  ASSERT_EQ(h->status, 200) << h->body;
+  json j = body_json(h);
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_EQ(j["device"], "cpu:0");
+  EXPECT_EQ(j["degraded"], false);
+  EXPECT_EQ(j["reason"], "");
+  EXPECT_EQ(j["since"].get<std::string>().size(), 20u);  // 2024-01-01T00:00:00Z
+  EXPECT_EQ(j["dimension"], FakeModel::kDim);
+
+  ASSERT_EQ(t.post("/v1/embeddings", R"({"input":["a","b"]})")->status, 200);
+  ASSERT_EQ(t.post("/v1/embeddings", R"(nope)")->status, 400);
+  auto m = t.get("/metrics");
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->status, 200);
+  EXPECT_NE(m->get_header_value("Content-Type").find("text/plain"), std::string::npos);
+  for (const char* line : {"dlrt_http_requests_total{route=\"/v1/embeddings\",code=\"200\"} 1",
+                           "dlrt_http_requests_total{route=\"/v1/embeddings\",code=\"400\"} 1",
+                           "dlrt_http_errors_total{route=\"/v1/embeddings\",code=\"400\"} 1",
+                           "dlrt_http_request_duration_seconds_bucket{route=\"/v1/embeddings\",le=\"+Inf\"} 2",
+                           "dlrt_http_request_duration_seconds_count{route=\"/v1/embeddings\"} 2",
+                           "dlrt_batch_size_count 1", "dlrt_inputs_total 2", "dlrt_queue_depth 0",
+                           "dlrt_device_batches_total{device=\"cpu:0\"} 1",
+                           "dlrt_device_inputs_total{device=\"cpu:0\"} 2", "dlrt_degraded 0", "dlrt_ready 1",
+                           "# TYPE dlrt_batch_size histogram", "dlrt_requests_in_flight 0"})
+    EXPECT_NE(m->body.find(line), std::string::npos) << "missing: " << line << "\n" << m->body;
+}
+
+TEST(ServeErrors, BadRequests) {
+  ServiceConfig c;
+  c.max_inputs_per_request = 4;
+  TestServer t(c);
+  expect_openai_error(t.post("/v1/embeddings", "{\"input\": "), 400, "not valid JSON");
+  expect_openai_error(t.post("/v1/embeddings", "[1,2]"), 422, "JSON object");
+  expect_openai_error(t.post("/v1/embeddings", R"({"text":"x"})"), 422, "missing field 'input'");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":5})"), 422, "string or an array of strings");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":[]})"), 422, "is empty");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":["a",7]})"), 422, "'input'[1] is not a string");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":[[101,102]]})"), 422, "token-id input");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":["a","b","c","d","e"]})"), 413, "limit is 4");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":"a","encoding_format":"int8"})"), 422, "encoding_format");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":"a","dimensions":3})"), 422, "'dimensions' must be 4");
+  EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"a","dimensions":4})")->status, 200);
+  expect_openai_error(t.get("/nope"), 404, "no route GET /nope");
+  // Invalid UTF-8 in a string.
+  expect_openai_error(t.post("/v1/embeddings", "{\"input\":\"\xff\xfe\"}"), 400, "not valid JSON");
+  // TEI errors use TEI's shape.
+  auto r = t.post("/embed", R"({"inputs":7})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 422);
+  json j = body_json(r);
+  EXPECT_TRUE(j["error"].is_string()) << r->body;
+  EXPECT_TRUE(j.contains("error_type"));
+  // The server still works after all that.
+  EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"fine"})")->status, 200);
+}
+
+TEST(ServeErrors, BodyTooLarge) {
+  ServiceConfig c;
+  c.max_body_bytes = 1024;
+  TestServer t(c);
+  std::string big = "{\"input\":\"" + std::string(2000, 'a') + "\"}";
+  expect_openai_error(t.post("/v1/embeddings", big), 413, "larger than 1024 bytes");
+  EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"small"})")->status, 200);
+}
+
+TEST(ServeErrors, TokenLimitPerInput) {
+  ServiceConfig c;
+  c.truncate = false;
+  c.max_input_tokens = 6;
+  TestServer t(c);
+  EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"one two three four"})")->status, 200);  // 6 tokens
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":["ok","one two three four five"]})"), 422,
+                      "input 1 has more than 6 tokens");
+  // TEI's per-request truncate overrides the config.
+  auto r = t.post("/embed", R"({"inputs":"one two three four five six","truncate":true})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)[0][0], 6.0);  // truncated to the limit
+  // Past the model's own maximum (16) with truncation on: cut to 6.
+  ServiceConfig c2;
+  c2.max_input_tokens = 6;
+  TestServer t2(c2);
+  r = t2.post("/v1/embeddings", R"({"input":"a b c d e f g h i j k l m n o p q r s t"})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)["data"][0]["embedding"][0], 6.0);
+  EXPECT_EQ(body_json(r)["usage"]["prompt_tokens"], 6);
+}
+
+TEST(ServeRoutes, LoadingUntilTheModelIsSet) {
+  TestServer t({}, /*with_model=*/false);
+  auto h = t.get("/health");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 503);
+  EXPECT_EQ(body_json(h)["status"], "loading");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":"a"})"), 503, "still loading");
+  t.server->set_model(t.model);
+  EXPECT_EQ(t.get("/health")->status, 200);
+  EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"a"})")->status, 200);
+}
+
+TEST(ServeBatching, ConcurrentRequestsShareBatches) {
+  ServiceConfig c;
+  c.max_wait_ms = 300;
+  c.max_batch_size = 8;
+  c.pool_size = 1;
+  TestServer t(c);
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&] {
+      auto r = t.post("/v1/embeddings", R"({"input":"x y"})");
+      if (r && r->status == 200) ++ok;
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ok.load(), 8);
+  auto sizes = t.model->batch_sizes();
+  EXPECT_LT(sizes.size(), 8u) << "requests were not batched together";
+  EXPECT_GE(*std::max_element(sizes.begin(), sizes.end()), 4u);
+}
+
+TEST(ServeBackPressure, FullQueueAnswers429WithRetryAfter) {
+  ServiceConfig c;
+  c.pool_size = 1;
+  c.max_batch_size = 1;
+  c.max_wait_ms = 0;
+  c.max_queue = 2;
+  c.max_inputs_per_request = 2;
+  TestServer t(c);
+  t.model->close_gate();
+  std::thread running([&] { EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"a"})")->status, 200); });
+  ASSERT_TRUE(t.model->wait_batches(1));
+  std::thread queued([&] { EXPECT_EQ(t.post("/v1/embeddings", R"({"input":["b","c"]})")->status, 200); });
+  // Wait until the second request's inputs are queued.
+  bool full = false;
+  for (int i = 0; i < 500 && !full; ++i) {
+    full = t.get("/metrics")->body.find("dlrt_queue_depth 2") != std::string::npos;
+    if (!full) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(full);
+  auto r = t.post("/v1/embeddings", R"({"input":"d"})");
+  expect_openai_error(r, 429, "queue is full");
+  EXPECT_EQ(r->get_header_value("Retry-After"), "1");
+  EXPECT_NE(t.get("/metrics")->body.find("dlrt_queue_rejected_total 1"), std::string::npos);
+  t.model->open_gate();
+  running.join();
+  queued.join();
+  EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"d"})")->status, 200);
+}
+
+TEST(ServeFaults, StrictDeviceFailureIs503AndShowsInHealth) {
+  TestServer t;
+  t.model->fail_code = StatusCode::kBackendError;
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":"a"})"), 503, "strict mode forbids falling back");
+  json h = body_json(t.get("/health"));
+  EXPECT_EQ(h["status"], "degraded");
+  EXPECT_EQ(h["degraded"], true);
+  EXPECT_NE(h["reason"].get<std::string>().find("fake device failure"), std::string::npos);
+  EXPECT_NE(t.get("/metrics")->body.find("dlrt_device_batch_failures_total{device=\"cpu:0\"} 1"), std::string::npos);
+  // Other failures are 500.
+  t.model->fail_code = StatusCode::kInternal;
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":"a"})"), 500, "embedding failed");
+  // Recovered.
+  t.model->fail_code = StatusCode::kOk;
+  EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"a"})")->status, 200);
+  EXPECT_EQ(body_json(t.get("/health"))["status"], "ok");
+}
+
+TEST(ServeFaults, HealthReportsPlacement) {
+  TestServer t;
+  dlrt::RunReport on_gpu;
+  on_gpu.partitions.push_back({"cpu", "cpu:0", 3, false, "", 0});
+  on_gpu.partitions.push_back({"good", "good:0", 40, false, "", 0});
+  t.model->set_placement(on_gpu);
+  json h = body_json(t.get("/health"));
+  EXPECT_EQ(h["status"], "ok");
+  EXPECT_EQ(h["backend"], "good");
+  EXPECT_EQ(h["device"], "good:0");
+  std::string since_ok = h["since"];
+
+  dlrt::RunReport warming;
+  warming.partitions.push_back({"cpu", "cpu:0", 40, true, "warm start: compiling for good:0; serving on cpu meanwhile", 0});
+  t.model->set_placement(warming);
+  h = body_json(t.get("/health"));
+  EXPECT_EQ(h["status"], "warming");
+  EXPECT_EQ(h["degraded"], true);
+  EXPECT_EQ(h["backend"], "cpu");
+
+  dlrt::RunReport degraded;
+  degraded.partitions.push_back({"cpu", "cpu:0", 40, true, "execute on good:0 failed: boom", 0});
+  t.model->set_placement(degraded);
+  auto r = t.get("/health");
+  EXPECT_EQ(r->status, 200);
+  h = body_json(r);
+  EXPECT_EQ(h["status"], "degraded");
+  EXPECT_EQ(h["reason"], "execute on good:0 failed: boom");
+  EXPECT_NE(t.get("/metrics")->body.find("dlrt_degraded 1"), std::string::npos);
+  // The vectors still come (the session fell back to the CPU).
+  EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"a"})")->status, 200);
+  EXPECT_NE(t.get("/metrics")->body.find("dlrt_device_batches_total{device=\"cpu:0\"} 1"), std::string::npos);
+}
+
+TEST(ServeShutdown, FinishesInFlightAndRefusesNew) {
+  TestServer t;
+  t.model->close_gate();
+  int in_flight_status = 0;
+  std::thread in_flight([&] {
+    auto r = t.post("/v1/embeddings", R"({"input":"slow one"})");
+    in_flight_status = r ? r->status : -1;
+  });
+  ASSERT_TRUE(t.model->wait_batches(1));
+  std::thread stopper([&] {
+    t.server->shutdown();
+    t.thread.join();  // run() returns once the in-flight request is answered
+  });
+  // New connections are refused once the listening socket is closed.
+  bool refused = false;
+  for (int i = 0; i < 200 && !refused; ++i) {
+    auto r = t.get("/health");
+    refused = !r || r->status == 503;
+    if (!refused) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(refused);
+  EXPECT_TRUE(t.server->draining());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(in_flight_status, 0) << "the in-flight request finished before its batch did";
+  t.model->open_gate();
+  in_flight.join();
+  stopper.join();
+  EXPECT_EQ(in_flight_status, 200);
+  auto r = t.get("/health");
+  EXPECT_FALSE(r) << "still accepting connections after shutdown";
+}
+
+}  // namespace
+}  // namespace dlrt::embed
