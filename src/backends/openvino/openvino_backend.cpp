@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -46,15 +47,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
     pos = e + 1;
   }
   return out;
-}
-
-std::string exe_dir() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  std::string p(buf, static_cast<size_t>(n));
-  size_t slash = p.rfind('/');
-  return slash == std::string::npos ? "" : p.substr(0, slash);
 }
 
 // Runs `cmd` through /bin/sh and returns its stdout lines (empty on any failure).
@@ -825,7 +817,13 @@ class OpenVinoBackend final : public Backend {
 
 std::vector<std::string> python_site_packages() {
   if (env_or("DLRT_OPENVINO_NO_PYTHON") == "1") return {};
-  return command_lines(
+  // Asked once per (PATH, VIRTUAL_ENV): a failed load is retried at every session create.
+  static std::mutex mu;
+  static std::map<std::string, std::vector<std::string>> answers;
+  std::string key = env_or("PATH") + "\n" + env_or("VIRTUAL_ENV");
+  std::lock_guard<std::mutex> lk(mu);
+  if (auto it = answers.find(key); it != answers.end()) return it->second;
+  return answers[key] = command_lines(
       "command -v python3 >/dev/null 2>&1 && timeout 5 python3 -c "
       "'import site, sysconfig; p = sysconfig.get_paths(); print(p[\"purelib\"]); print(p[\"platlib\"]); "
       "print(site.getusersitepackages())' 2>/dev/null");
@@ -844,12 +842,6 @@ LibrarySearch openvino_library_search(bool with_python) {
   const std::string py = "/lib/python3*/site-packages";
   for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"})
     if (std::string v = env_or(var); !v.empty()) add_site(v + py);
-  if (std::string d = exe_dir(); !d.empty()) {
-    add_site(d + "/venv" + py);
-    add_site(d + "/../venv" + py);
-  }
-  add_site("venv" + py);
-  add_site(".venv" + py);
   if (std::string home = env_or("HOME"); !home.empty()) {
     add_site(home + "/.local" + py);
     add_site(home + "/venv" + py);

@@ -43,9 +43,12 @@ namespace dlrt::backend::openvino {
 //   2. the loader path: libopenvino_c.so (LD_LIBRARY_PATH, ld.so.cache), then each LD_LIBRARY_PATH
 //      folder for the versioned sonames a pip wheel ships (libopenvino_c.so.2541);
 //   3. pip wheel layouts: <site-packages>/openvino/libs of the python3 on PATH (asked with
-//      `python3 -c`, bounded by a 5 s timeout; DLRT_OPENVINO_NO_PYTHON=1 skips it), then of
-//      $VIRTUAL_ENV, $CONDA_PREFIX, the venv next to the running executable (dlrt's BUILD/venv),
-//      ./venv, ./.venv, ~/.local, ~/.pyenv/versions/*, /usr/local and /usr;
+//      `python3 -c` once per PATH, bounded by a 5 s timeout, and only when every cheaper place
+//      failed; DLRT_OPENVINO_NO_PYTHON=1 skips it), then of $VIRTUAL_ENV, $CONDA_PREFIX,
+//      ~/.local, ~/venv, ~/.venv, ~/.pyenv/versions/*, /usr/local and /usr. Neither dlrt's own
+//      BUILD/venv (where the test suite installs the wheel) nor ./venv is searched: with them,
+//      every `auto` session run from the build folder would start using OpenVINO's CPU device;
+//      activate the venv (VIRTUAL_ENV) or point OPENVINO_LIB_PATH at it instead;
 //   4. /opt/intel/openvino*/runtime/lib/intel64, /usr/lib/x86_64-linux-gnu, /usr/local/lib.
 // `with_python` false leaves out the python3 query (it costs a process start).
 LibrarySearch openvino_library_search(bool with_python = true);
