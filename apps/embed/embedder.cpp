@@ -1,7 +1,22 @@
-// Temporary stub: the implementation lands next.
+// Embedder: model folder -> tokenizer + dlrt::Session + pooling (see embedder.h).
 #include "embed/embedder.h"
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "embed/json_util.h"
+#include "embed/tokenizer.h"
+
 namespace dlrt::embed {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
 
 const char* pooling_name(Pooling pooling) {
   switch (pooling) {
@@ -12,21 +27,330 @@ const char* pooling_name(Pooling pooling) {
   return "mean";
 }
 
-struct Embedder::Impl {};
+namespace {
+
+// Reads an optional JSON file: a null json when absent, an error when unreadable or broken.
+Result<json> read_json(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return json();
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return IoError("cannot read " + path.string());
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  json j = json::parse(ss.str(), nullptr, false);
+  if (j.is_discarded()) return InvalidModel(path.string() + ": not valid JSON");
+  return j;
+}
+
+enum class InputKind { kIds, kMask, kTypes, kPositions };
+
+struct ModelInput {
+  std::string name;
+  InputKind kind;
+  DType dtype;
+};
+
+// Pooling and normalisation from modules.json / 1_Pooling/config.json.
+Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize) {
+  pooling = Pooling::kMean;
+  normalize = true;
+  fs::path pooling_config = dir / "1_Pooling" / "config.json";
+  DLRT_ASSIGN_OR_RETURN(json modules, read_json(dir / "modules.json"));
+  if (!modules.is_null()) {
+    if (!modules.is_array()) return InvalidModel((dir / "modules.json").string() + ": expected a list of modules");
+    normalize = false;
+    for (const json& m : modules) {
+      std::string type = jsonu::get_string(m, "type", "");
+      if (type.size() >= 9 && type.compare(type.size() - 9, 9, "Normalize") == 0) normalize = true;
+      if (type.size() >= 7 && type.compare(type.size() - 7, 7, "Pooling") == 0) {
+        std::string path = jsonu::get_string(m, "path", "1_Pooling");
+        if (path.find("..") != std::string::npos) return InvalidModel("modules.json: bad Pooling path \"" + path + "\"");
+        pooling_config = dir / path / "config.json";
+      }
+    }
+  }
+  DLRT_ASSIGN_OR_RETURN(json pc, read_json(pooling_config));
+  if (pc.is_null()) return Status::Ok();
+  if (!pc.is_object()) return InvalidModel(pooling_config.string() + ": expected a JSON object");
+  std::vector<Pooling> modes;
+  std::string mode = jsonu::get_string(pc, "pooling_mode", "");
+  if (mode == "mean") modes.push_back(Pooling::kMean);
+  if (mode == "cls") modes.push_back(Pooling::kCls);
+  if (mode == "max") modes.push_back(Pooling::kMax);
+  if (jsonu::get_bool(pc, "pooling_mode_cls_token", false)) modes.push_back(Pooling::kCls);
+  if (jsonu::get_bool(pc, "pooling_mode_mean_tokens", false)) modes.push_back(Pooling::kMean);
+  if (jsonu::get_bool(pc, "pooling_mode_max_tokens", false)) modes.push_back(Pooling::kMax);
+  for (const char* other : {"pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens",
+                            "pooling_mode_lasttoken"}) {
+    if (jsonu::get_bool(pc, other, false)) {
+      return Unsupported(pooling_config.string() + ": " + other + " is not supported (mean, cls or max)");
+    }
+  }
+  if (!mode.empty() && modes.empty()) {
+    return Unsupported(pooling_config.string() + ": pooling_mode \"" + mode + "\" is not supported (mean, cls or max)");
+  }
+  std::sort(modes.begin(), modes.end());
+  modes.erase(std::unique(modes.begin(), modes.end()), modes.end());
+  if (modes.size() > 1) {
+    return Unsupported(pooling_config.string() + ": several pooling modes at once (concatenated) are not supported");
+  }
+  if (!modes.empty()) pooling = modes[0];
+  return Status::Ok();
+}
+
+}  // namespace
+
+struct Embedder::Impl {
+  std::string name;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<Session> session;
+  std::vector<ModelInput> inputs;
+  size_t output_index = 0;
+  DType output_dtype = DType::kFloat32;
+  size_t dimension = 0;
+  size_t max_length = 512;
+  Pooling pooling = Pooling::kMean;
+  bool normalize = true;
+};
+
 Embedder::Embedder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Embedder::~Embedder() = default;
-dlrt::Result<std::unique_ptr<Embedder>> Embedder::create(const std::string&, const EmbedderOptions&) {
-  return Status(StatusCode::kUnsupported, "dlrt embed: not implemented yet");
-}
-dlrt::Result<Encoding> Embedder::tokenize(std::string_view) const { return Internal("stub"); }
-dlrt::Result<EmbedResult> Embedder::embed_encoded(const std::vector<Encoding>&) const { return Internal("stub"); }
-dlrt::Result<EmbedResult> Embedder::embed(const std::vector<std::string>&) const { return Internal("stub"); }
-size_t Embedder::dimension() const { return 0; }
-std::string Embedder::model_name() const { return ""; }
-size_t Embedder::max_length() const { return 0; }
-Pooling Embedder::pooling() const { return Pooling::kMean; }
-bool Embedder::normalize() const { return true; }
-dlrt::RunReport Embedder::placement() const { return {}; }
 
+Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir, const EmbedderOptions& options) {
+  std::error_code ec;
+  fs::path dir(model_dir);
+  if (model_dir.empty() || !fs::is_directory(dir, ec)) {
+    return NotFound("model folder \"" + model_dir + "\" does not exist or is not a folder");
+  }
+  auto impl = std::make_unique<Impl>();
+  fs::path canonical = fs::weakly_canonical(dir, ec);
+  impl->name = (ec ? dir : canonical).filename().string();
+  if (impl->name.empty() || impl->name == ".") impl->name = "model";
+
+  fs::path model_path;
+  for (const char* candidate : {"model.onnx", "onnx/model.onnx"}) {
+    if (fs::is_regular_file(dir / candidate, ec)) {
+      model_path = dir / candidate;
+      break;
+    }
+  }
+  if (model_path.empty()) return NotFound(model_dir + ": no model.onnx or onnx/model.onnx in the model folder");
+
+  auto tok = Tokenizer::from_folder(model_dir);
+  if (!tok.ok()) return tok.status();
+  impl->tokenizer = std::make_unique<Tokenizer>(std::move(tok).value());
+
+  DLRT_ASSIGN_OR_RETURN(json config, read_json(dir / "config.json"));
+  DLRT_ASSIGN_OR_RETURN(json st_config, read_json(dir / "sentence_bert_config.json"));
+  DLRT_RETURN_IF_ERROR(read_pooling(dir, impl->pooling, impl->normalize));
+
+  // Length: option, else sentence-transformers' max_seq_length, else the tokenizer's, else 512;
+  // never beyond the model's position embeddings.
+  size_t max_len = options.max_length;
+  if (max_len == 0) max_len = static_cast<size_t>(std::max<int64_t>(0, jsonu::get_int(st_config, "max_seq_length", 0)));
+  if (max_len == 0) max_len = impl->tokenizer->configured_max_length();
+  if (max_len == 0) max_len = 512;
+  int64_t positions = jsonu::get_int(config, "max_position_embeddings", 0);
+  if (positions > 0) max_len = std::min(max_len, static_cast<size_t>(positions));
+  impl->max_length = std::max<size_t>(max_len, 2);
+
+  SessionOptions so;
+  so.device = options.device;
+  so.strict = options.strict;
+  so.threads = options.threads;
+  so.warm_start = options.warm_start;
+  auto session = Session::create(model_path.string(), so);
+  if (!session.ok()) return session.status().with_context(model_path.string());
+  impl->session = std::move(session).value();
+
+  bool has_ids = false;
+  for (const TensorInfo& in : impl->session->inputs()) {
+    ModelInput mi{in.name, InputKind::kIds, in.dtype};
+    if (in.name == "input_ids") mi.kind = InputKind::kIds, has_ids = true;
+    else if (in.name == "attention_mask") mi.kind = InputKind::kMask;
+    else if (in.name == "token_type_ids") mi.kind = InputKind::kTypes;
+    else if (in.name == "position_ids") mi.kind = InputKind::kPositions;
+    else {
+      return InvalidModel(model_path.string() + ": model input \"" + in.name +
+                          "\" is not one of input_ids, attention_mask, token_type_ids, position_ids");
+    }
+    if (in.dtype != DType::kInt64 && in.dtype != DType::kInt32) {
+      return InvalidModel(model_path.string() + ": model input \"" + in.name + "\" must be int64 or int32, not " +
+                          dtype_name(in.dtype));
+    }
+    impl->inputs.push_back(mi);
+  }
+  if (!has_ids) return InvalidModel(model_path.string() + ": the model has no \"input_ids\" input");
+
+  const auto& outs = impl->session->outputs();
+  size_t found = outs.size();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (outs[i].name == "last_hidden_state" || outs[i].name == "token_embeddings") {
+      found = i;
+      break;
+    }
+  }
+  if (found == outs.size()) {
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (outs[i].is_tensor && outs[i].shape.size() == 3) {
+        found = i;
+        break;
+      }
+    }
+  }
+  if (found == outs.size()) {
+    return InvalidModel(model_path.string() + ": no last_hidden_state (or other 3-D [batch, sequence, hidden]) output");
+  }
+  impl->output_index = found;
+  impl->output_dtype = outs[found].dtype;
+  if (impl->output_dtype != DType::kFloat32 && impl->output_dtype != DType::kFloat16 &&
+      impl->output_dtype != DType::kBFloat16) {
+    return InvalidModel(model_path.string() + ": output \"" + outs[found].name + "\" must be float, not " +
+                        dtype_name(impl->output_dtype));
+  }
+  if (outs[found].shape.size() == 3 && outs[found].shape[2] > 0) {
+    impl->dimension = static_cast<size_t>(outs[found].shape[2]);
+  }
+  auto embedder = std::unique_ptr<Embedder>(new Embedder(std::move(impl)));
+  if (embedder->impl_->dimension == 0) {
+    // Unknown statically: one tiny run tells (and warms the session up).
+    auto probe = embedder->embed({std::string()});
+    if (!probe.ok()) return probe.status().with_context("probing the embedding size");
+    embedder->impl_->dimension = probe->vectors.empty() ? 0 : probe->vectors[0].size();
+  }
+  return embedder;
+}
+
+Result<Encoding> Embedder::tokenize(std::string_view text) const {
+  return impl_->tokenizer->encode(text, impl_->max_length);
+}
+
+Result<EmbedResult> Embedder::embed_encoded(const std::vector<Encoding>& batch) const {
+  EmbedResult result;
+  if (batch.empty()) return result;
+  const size_t b = batch.size();
+  size_t len = 0;
+  for (size_t i = 0; i < b; ++i) {
+    const Encoding& e = batch[i];
+    if (e.ids.empty()) return InvalidArgument("encoding " + std::to_string(i) + " has no ids");
+    if ((!e.attention_mask.empty() && e.attention_mask.size() != e.ids.size()) ||
+        (!e.type_ids.empty() && e.type_ids.size() != e.ids.size())) {
+      return InvalidArgument("encoding " + std::to_string(i) + ": ids, type_ids and attention_mask differ in length");
+    }
+    if (e.ids.size() > impl_->max_length) {
+      return InvalidArgument("encoding " + std::to_string(i) + " has " + std::to_string(e.ids.size()) +
+                             " tokens, more than the model's " + std::to_string(impl_->max_length));
+    }
+    for (int64_t id : e.ids) {
+      if (id < 0 || static_cast<size_t>(id) >= impl_->tokenizer->vocab_size()) {
+        return InvalidArgument("encoding " + std::to_string(i) + " has token id " + std::to_string(id) +
+                               " outside the vocabulary");
+      }
+    }
+    len = std::max(len, e.ids.size());
+  }
+  const size_t n = b * len;
+  std::vector<int64_t> ids(n, impl_->tokenizer->pad_id()), mask(n, 0), types(n, 0), positions(n, 0);
+  for (size_t i = 0; i < b; ++i) {
+    const Encoding& e = batch[i];
+    for (size_t t = 0; t < e.ids.size(); ++t) {
+      ids[i * len + t] = e.ids[t];
+      mask[i * len + t] = e.attention_mask.empty() ? 1 : e.attention_mask[t];
+      types[i * len + t] = e.type_ids.empty() ? 0 : e.type_ids[t];
+    }
+    for (size_t t = 0; t < len; ++t) positions[i * len + t] = static_cast<int64_t>(t);
+  }
+  for (int64_t m : mask) result.total_tokens += m != 0;
+
+  Shape shape{static_cast<int64_t>(b), static_cast<int64_t>(len)};
+  std::map<std::string, Tensor> feeds;
+  std::vector<std::vector<int32_t>> narrow;  // int32 copies, kept alive for the views
+  narrow.reserve(impl_->inputs.size());
+  for (const ModelInput& in : impl_->inputs) {
+    std::vector<int64_t>* src = in.kind == InputKind::kIds    ? &ids
+                                : in.kind == InputKind::kMask  ? &mask
+                                : in.kind == InputKind::kTypes ? &types
+                                                               : &positions;
+    if (in.dtype == DType::kInt64) {
+      feeds[in.name] = Tensor::view(DType::kInt64, shape, src->data());
+    } else {
+      narrow.emplace_back(src->begin(), src->end());
+      feeds[in.name] = Tensor::view(DType::kInt32, shape, narrow.back().data());
+    }
+  }
+  auto outputs = impl_->session->run(feeds, &result.report);
+  if (!outputs.ok()) return outputs.status();
+  if (impl_->output_index >= outputs->size()) return Internal("the model returned too few outputs");
+  const Tensor& hidden = (*outputs)[impl_->output_index];
+  if (hidden.rank() != 3 || hidden.dim(0) != static_cast<int64_t>(b) || hidden.dim(1) != static_cast<int64_t>(len) ||
+      hidden.dim(2) <= 0) {
+    return RuntimeError("the model output has shape " + shape_to_string(hidden.shape()) + ", expected [" +
+                        std::to_string(b) + ", " + std::to_string(len) + ", hidden]");
+  }
+  const size_t h = static_cast<size_t>(hidden.dim(2));
+  std::vector<float> converted;
+  const float* x = nullptr;
+  if (hidden.dtype() == DType::kFloat32) {
+    x = hidden.data<float>();
+  } else if (hidden.dtype() == DType::kFloat16 || hidden.dtype() == DType::kBFloat16) {
+    converted.resize(static_cast<size_t>(hidden.size()));
+    for (size_t i = 0; i < converted.size(); ++i) {
+      converted[i] = hidden.dtype() == DType::kFloat16 ? static_cast<float>(hidden.data<Float16>()[i])
+                                                      : static_cast<float>(hidden.data<BFloat16>()[i]);
+    }
+    x = converted.data();
+  } else {
+    return RuntimeError(std::string("the model output is ") + dtype_name(hidden.dtype()) + ", expected float");
+  }
+
+  result.vectors.assign(b, std::vector<float>(h, 0.0f));
+  for (size_t i = 0; i < b; ++i) {
+    std::vector<float>& v = result.vectors[i];
+    const float* rows = x + i * len * h;
+    const int64_t* m = mask.data() + i * len;
+    if (impl_->pooling == Pooling::kCls) {
+      std::copy(rows, rows + h, v.begin());
+    } else if (impl_->pooling == Pooling::kMean) {
+      std::vector<double> acc(h, 0.0);
+      double count = 0;
+      for (size_t t = 0; t < len; ++t) {
+        if (m[t] == 0) continue;
+        count += 1;
+        for (size_t k = 0; k < h; ++k) acc[k] += rows[t * h + k];
+      }
+      double denom = std::max(count, 1e-9);  // as sentence-transformers (clamp min 1e-9)
+      for (size_t k = 0; k < h; ++k) v[k] = static_cast<float>(acc[k] / denom);
+    } else {
+      // Masked positions count as -1e9, as sentence-transformers does.
+      std::fill(v.begin(), v.end(), -1e9f);
+      for (size_t t = 0; t < len; ++t) {
+        if (m[t] == 0) continue;
+        for (size_t k = 0; k < h; ++k) v[k] = std::max(v[k], rows[t * h + k]);
+      }
+    }
+    if (impl_->normalize) {
+      double sq = 0;
+      for (float f : v) sq += static_cast<double>(f) * f;
+      double norm = std::max(std::sqrt(sq), 1e-12);  // torch.nn.functional.normalize's eps
+      for (float& f : v) f = static_cast<float>(f / norm);
+    }
+  }
+  return result;
+}
+
+Result<EmbedResult> Embedder::embed(const std::vector<std::string>& texts) const {
+  std::vector<Encoding> batch;
+  batch.reserve(texts.size());
+  for (const std::string& t : texts) batch.push_back(impl_->tokenizer->encode(t, impl_->max_length));
+  return embed_encoded(batch);
+}
+
+size_t Embedder::dimension() const { return impl_->dimension; }
+std::string Embedder::model_name() const { return impl_->name; }
+size_t Embedder::max_length() const { return impl_->max_length; }
+Pooling Embedder::pooling() const { return impl_->pooling; }
+bool Embedder::normalize() const { return impl_->normalize; }
+RunReport Embedder::placement() const { return impl_->session->placement(); }
+const Tokenizer& Embedder::tokenizer() const { return *impl_->tokenizer; }
 
 }  // namespace dlrt::embed
