@@ -372,47 +372,30 @@ class OpenVinoBackend final : public Backend {
     props.emplace_back("PERFORMANCE_HINT", options.get("performance_hint", "LATENCY"));
     std::string precision = options.get("inference_precision", device.type == DeviceType::kCpu ? "f32" : "");
     if (!precision.empty()) props.emplace_back("INFERENCE_PRECISION_HINT", precision);
-    if (!device.is_virtual) {
-      BlobCache cache = BlobCache::from_env();
-      if (cache.enabled()) props.emplace_back("CACHE_DIR", cache.dir() + "/openvino");
-    }
     for (const auto& [k, v] : options.values)
       if (k.rfind("ov.", 0) == 0 && k.size() > 3) props.emplace_back(k.substr(3), v);
-    if (props.size() > kMaxProperties)
-      return InvalidArgument("openvino: at most " + std::to_string(kMaxProperties) + " compile properties");
-    const char* a[2 * kMaxProperties] = {};
-    for (size_t i = 0; i < props.size(); ++i) {
-      a[2 * i] = props[i].first.c_str();
-      a[2 * i + 1] = props[i].second.c_str();
+    // OpenVINO's CACHE_DIR inside dlrt's cache. Off on the CPU by default: dlrt's blob cache
+    // already keeps the compiled model, and (2025.4) a model OpenVINO loaded from its own cache
+    // exports a blob ov_core_import_model rejects. Elsewhere the export is checked by importing
+    // it, and compiled again without CACHE_DIR when that fails.
+    std::string cache_dir;
+    std::string want_cache = options.get("openvino_cache_dir", device.type == DeviceType::kCpu ? "0" : "1");
+    if (!device.is_virtual && want_cache == "1") {
+      BlobCache cache = BlobCache::from_env();
+      if (cache.enabled()) cache_dir = cache.dir() + "/openvino";
     }
-    ov_compiled_model_t* compiled = nullptr;
-    // Unused trailing slots are never read: the callee reads property_args_size values.
-    st = s.ov_core_compile_model(rt->core, model, device.name.c_str(), 2 * props.size(), &compiled, a[0], a[1], a[2],
-                                 a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15]);
-    if (st != OV_STATUS_OK || compiled == nullptr)
-      return rt->error(StatusCode::kBackendError, "OpenVINO compile for " + device.spec() + " failed", st);
-    struct CompiledGuard {
-      const OvSymbols& s;
-      ov_compiled_model_t* c;
-      ~CompiledGuard() { s.ov_compiled_model_free(c); }
-    } compiled_guard{s, compiled};
-
-    // Export to a temporary file (the C API exports to a path), then read it back.
-    std::string tmpl = env_or("TMPDIR", "/tmp") + "/dlrt-openvino-XXXXXX";
-    std::vector<char> path(tmpl.begin(), tmpl.end());
-    path.push_back('\0');
-    int fd = ::mkstemp(path.data());
-    if (fd < 0) return IoError("openvino: cannot create a temporary file in " + env_or("TMPDIR", "/tmp"));
-    ::close(fd);
-    st = s.ov_compiled_model_export_model(compiled, path.data());
     std::vector<uint8_t> exported;
-    if (st == OV_STATUS_OK) {
-      std::ifstream f(path.data(), std::ios::binary);
-      exported.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    if (!cache_dir.empty()) {
+      auto with_cache = props;
+      with_cache.emplace_back("CACHE_DIR", cache_dir);
+      auto e = compile_export(*rt, model, device, with_cache);
+      if (e.ok() && imports(*rt, *e, device.name)) exported = std::move(e).value();
+      else DLRT_LOG(kInfo, "openvino: compiling " + device.spec() + " again without CACHE_DIR (" +
+                               (e.ok() ? std::string("its export did not import") : e.status().message()) + ")");
     }
-    ::unlink(path.data());
-    if (st != OV_STATUS_OK) return rt->error(StatusCode::kBackendError, "OpenVINO export for " + device.spec(), st);
-    if (exported.empty()) return Status(StatusCode::kBackendError, "OpenVINO exported an empty model");
+    if (exported.empty()) {
+      DLRT_ASSIGN_OR_RETURN(exported, compile_export(*rt, model, device, props));
+    }
 
     Blob blob;
     blob.format = kBlobFormat;
@@ -594,19 +577,19 @@ class OpenVinoBackend final : public Backend {
       LibrarySearch search = openvino_library_search(with_python);
       if (with_python) {
         search.env_var.clear();
-        search.names.clear();
-        // Only what the first pass did not already try.
+        // Only the folders the first pass did not already try (names stay: folders are searched for them).
         LibrarySearch first = openvino_library_search(false);
         std::set<std::string> seen(first.folders.begin(), first.folders.end());
         std::vector<std::string> rest;
         for (auto& f : search.folders)
-          if (!seen.count(f)) rest.push_back(f);
+          if (seen.insert(f).second) rest.push_back(f);
         search.folders = rest;
         if (search.folders.empty()) break;
       }
       std::vector<std::string> t;
       auto r = DynamicLibrary::open(search, &t);
-      tried.insert(tried.end(), t.begin(), t.end());
+      for (auto& entry : t)
+        if (std::find(tried.begin(), tried.end(), entry) == tried.end()) tried.push_back(std::move(entry));
       if (r.ok()) {
         lib = std::move(r).value();
         break;
@@ -722,6 +705,57 @@ class OpenVinoBackend final : public Backend {
   std::string availability_reason() {
     Availability a = is_available(false);
     return a.reason + (a.fix.empty() ? "" : ". Fix: " + a.fix);
+  }
+
+  // Compiles `model` for `device` with `props` and returns OpenVINO's export of it.
+  static Result<std::vector<uint8_t>> compile_export(const Runtime& rt, ov_model_t* model, const BackendDevice& device,
+                                                    const std::vector<std::pair<std::string, std::string>>& props) {
+    const OvSymbols& s = rt.s;
+    if (props.size() > kMaxProperties)
+      return InvalidArgument("openvino: at most " + std::to_string(kMaxProperties) + " compile properties");
+    const char* a[2 * kMaxProperties] = {};
+    for (size_t i = 0; i < props.size(); ++i) {
+      a[2 * i] = props[i].first.c_str();
+      a[2 * i + 1] = props[i].second.c_str();
+    }
+    ov_compiled_model_t* compiled = nullptr;
+    // Unused trailing slots are never read: the callee reads property_args_size values.
+    ov_status_e st =
+        s.ov_core_compile_model(rt.core, model, device.name.c_str(), 2 * props.size(), &compiled, a[0], a[1], a[2],
+                                a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15]);
+    if (st != OV_STATUS_OK || compiled == nullptr)
+      return rt.error(StatusCode::kBackendError, "OpenVINO compile for " + device.spec() + " failed", st);
+    struct CompiledGuard {
+      const OvSymbols& s;
+      ov_compiled_model_t* c;
+      ~CompiledGuard() { s.ov_compiled_model_free(c); }
+    } compiled_guard{s, compiled};
+
+    // Export to a temporary file (the C API exports to a path), then read it back.
+    std::string tmpl = env_or("TMPDIR", "/tmp") + "/dlrt-openvino-XXXXXX";
+    std::vector<char> path(tmpl.begin(), tmpl.end());
+    path.push_back('\0');
+    int fd = ::mkstemp(path.data());
+    if (fd < 0) return IoError("openvino: cannot create a temporary file in " + env_or("TMPDIR", "/tmp"));
+    ::close(fd);
+    st = s.ov_compiled_model_export_model(compiled, path.data());
+    std::vector<uint8_t> exported;
+    if (st == OV_STATUS_OK) {
+      std::ifstream f(path.data(), std::ios::binary);
+      exported.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    }
+    ::unlink(path.data());
+    if (st != OV_STATUS_OK) return rt.error(StatusCode::kBackendError, "OpenVINO export for " + device.spec(), st);
+    if (exported.empty()) return Status(StatusCode::kBackendError, "OpenVINO exported an empty model");
+    return exported;
+  }
+
+  static bool imports(const Runtime& rt, const std::vector<uint8_t>& exported, const std::string& device) {
+    ov_compiled_model_t* c = nullptr;
+    ov_status_e st = rt.s.ov_core_import_model(rt.core, reinterpret_cast<const char*>(exported.data()), exported.size(),
+                                               device.c_str(), &c);
+    if (c) rt.s.ov_compiled_model_free(c);
+    return st == OV_STATUS_OK && c != nullptr;
   }
 
   // Fixes the model's inputs to the partition's static shapes, where every one is known.

@@ -13,7 +13,8 @@
 // reshaped to the static input shapes when they are known, compiled with
 // PERFORMANCE_HINT (option performance_hint, LATENCY by default), exported
 // (ov_compiled_model_export_model) as the blob. init imports the blob
-// (ov_core_import_model). OpenVINO's CACHE_DIR is <dlrt blob cache>/openvino.
+// (ov_core_import_model). OpenVINO's CACHE_DIR is <dlrt blob cache>/openvino (off on the CPU by
+// default, see openvino_cache_dir).
 //
 // Compile options read (CompileOptions::values):
 //   performance_hint     LATENCY (default) | THROUGHPUT | CUMULATIVE_THROUGHPUT
@@ -22,7 +23,11 @@
 //   infer_requests       size of each executable's infer-request pool (default: the compiled
 //                        model's OPTIMAL_NUMBER_OF_INFER_REQUESTS; env DLRT_OPENVINO_INFER_REQUESTS)
 //   request_timeout_ms   how long execute() waits for a free infer request (default 60000; env
-//                        DLRT_OPENVINO_REQUEST_TIMEOUT_MS); then kResourceExhausted... see .cpp
+//                        DLRT_OPENVINO_REQUEST_TIMEOUT_MS); then execute() fails with kBackendError
+//   openvino_cache_dir   1: compile with CACHE_DIR=<dlrt cache>/openvino (default off on CPU,
+//                        where dlrt's blob cache already keeps the model and OpenVINO 2025.4's
+//                        export of a model loaded from its own cache does not import; on
+//                        elsewhere, with the export checked by importing it)
 //   ov.<KEY>             passed to ov_core_compile_model as property KEY (e.g. ov.NPU_PLATFORM)
 //
 // Thread-safety: every method may be called from any thread; execute() on one
