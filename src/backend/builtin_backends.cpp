@@ -3,12 +3,14 @@
 #include "backend/plugin_backend.h"
 #include "backend/registry.h"
 #include "backends/cpu/cpu_backend.h"
+#include "backends/opencl/opencl_backend.h"
 #include "backends/openvino/openvino_backend.h"
 
 namespace dlrt::backend {
 
 Status register_builtin_backends(BackendRegistry& registry) {
   DLRT_RETURN_IF_ERROR(registry.add(cpu::make_cpu_backend()));
+  DLRT_RETURN_IF_ERROR(registry.add(opencl::make_opencl_backend()));
   DLRT_RETURN_IF_ERROR(registry.add(openvino::make_openvino_backend()));
   return register_plugin_backends_from_env(registry);
 }
