@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/tokenizer.h"
+
 namespace dlrt::embed {
 namespace {
 
@@ -23,11 +25,13 @@ class EmbedderModel final : public EmbedModel {
  public:
   explicit EmbedderModel(std::shared_ptr<const Embedder> e) : e_(std::move(e)) {}
   Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
-    auto enc = e_->tokenize(text);
-    // The tokenizer truncates to max_length(); an encoding that fills it may
-    // have been longer (an exactly max_length() input counts as truncated).
-    if (truncated) *truncated = enc.ok() && enc->ids.size() >= e_->max_length();
-    return enc;
+    // One id more than the limit tells whether the text was longer.
+    size_t max = e_->max_length();
+    Encoding probe = e_->tokenizer().encode(text, max + 1);
+    bool over = probe.ids.size() > max;
+    if (truncated) *truncated = over;
+    if (!over) return probe;
+    return e_->tokenize(text);
   }
   Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch) const override {
     return e_->embed_encoded(batch);
