@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 
+#include "backends/cpu/conv_impl.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
@@ -187,6 +188,62 @@ void depthwise_plane(const T* x, const T* w, const Geo3& g, T* y) {
       }
 }
 
+// Depthwise, row by row: each output row stays in L1 while every tap adds
+// its shifted input row. Compiled for AVX2 where the CPU has it.
+template <typename T>
+__attribute__((always_inline)) inline void depthwise_rows(const T* __restrict x, const T* __restrict w, const Geo3& g,
+                                                          T* __restrict y) {
+  const int64_t out_w = g.out[2];
+  for (int64_t od = 0; od < g.out[0]; ++od)
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      T* dst = y + (od * g.out[1] + oh) * out_w;
+      for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+        const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+        if (id < 0 || id >= g.in[0]) continue;
+        for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+          const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+          if (ih < 0 || ih >= g.in[1]) continue;
+          const T* src = x + (id * g.in[1] + ih) * g.in[2];
+          const T* wk = w + (kd * g.k[1] + kh) * g.k[2];
+          for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+            const T wv = wk[kw];
+            const int64_t off_w = kw * g.d[2] - g.p[2];
+            int64_t w0 = off_w >= 0 ? 0 : (-off_w + g.s[2] - 1) / g.s[2];
+            int64_t w1 = g.in[2] - off_w > 0 ? (g.in[2] - off_w + g.s[2] - 1) / g.s[2] : 0;
+            w1 = std::min(w1, out_w);
+            if (g.s[2] == 1) {
+              const T* sp = src + off_w;
+              for (int64_t ow = w0; ow < w1; ++ow) dst[ow] += wv * sp[ow];
+            } else if (g.s[2] == 2) {
+              const T* sp = src + off_w;
+              for (int64_t ow = w0; ow < w1; ++ow) dst[ow] += wv * sp[2 * ow];
+            } else {
+              for (int64_t ow = w0; ow < w1; ++ow) dst[ow] += wv * src[ow * g.s[2] + off_w];
+            }
+          }
+        }
+      }
+    }
+}
+
+void depthwise_generic_f32(const float* x, const float* w, const Geo3& g, float* y) { depthwise_rows<float>(x, w, g, y); }
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2,fma"))) void depthwise_avx2_f32(const float* x, const float* w, const Geo3& g, float* y) {
+  depthwise_rows<float>(x, w, g, y);
+}
+#endif
+
+void depthwise_plane_f32(const float* x, const float* w, const Geo3& g, float* y) {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool avx2 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  if (avx2) return depthwise_avx2_f32(x, w, g, y);
+#endif
+  depthwise_generic_f32(x, w, g, y);
+}
+
 // Shared attribute checks: kernel shape from the attribute or W.
 Result<std::vector<int64_t>> kernel_shape_of(const KernelContext& ctx, const Tensor& w, int nd) {
   std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
@@ -200,15 +257,20 @@ Result<std::vector<int64_t>> kernel_shape_of(const KernelContext& ctx, const Ten
   return k;
 }
 
-Status conv_compute(KernelContext& ctx) {
+}  // namespace
+
+// Conv with an optional fused stage (see conv_impl.h).
+Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& fuse) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* w, required_input(ctx, 1));
   const Tensor* bias = ctx.input(2);
-  if (nn::is_half(x->dtype())) return nn::run_as_float32(ctx, conv_compute);
+  const Tensor* z = fuse.residual_input >= 0 ? ctx.input(static_cast<size_t>(fuse.residual_input)) : nullptr;
+  if (nn::is_half(x->dtype()))
+    return nn::run_as_float32(ctx, [&](KernelContext& c) { return conv_run(c, nullptr, fuse); });
   if (x->dtype() != DType::kFloat32 && x->dtype() != DType::kFloat64)
     return ctx.unsupported(std::string("Conv on ") + dtype_name(x->dtype()) + " is not supported");
-  if (w->dtype() != x->dtype() || (bias && bias->dtype() != x->dtype()))
-    return ctx.invalid("X, W and B must have the same dtype");
+  if (w->dtype() != x->dtype() || (bias && bias->dtype() != x->dtype()) || (z && z->dtype() != x->dtype()))
+    return ctx.invalid("X, W, B (and Z) must have the same dtype");
   if (x->rank() < 3 || x->rank() > 5) return ctx.unsupported("Conv supports 1-D, 2-D and 3-D inputs only");
   if (w->rank() != x->rank()) return ctx.invalid("W must have the same rank as X");
   const int nd = static_cast<int>(x->rank()) - 2;
@@ -227,74 +289,173 @@ Status conv_compute(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(nn::WindowGeometry wg, nn::resolve_window(ctx, in_sp, kshape, false));
   Shape out_shape = {N, M};
   out_shape.insert(out_shape.end(), wg.out.begin(), wg.out.end());
+  if (z && z->shape() != out_shape)
+    return ctx.invalid("Z has shape " + shape_to_string(z->shape()) + ", expected the output shape " +
+                       shape_to_string(out_shape));
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out_shape));
   if (y->size() == 0) return Status::Ok();
   const Geo3 g = to_geo3(wg);
+  // The packed weights apply only to the very tensor they were packed from.
+  if (pre && (x->dtype() != DType::kFloat32 || pre->source.raw_data() != w->raw_data() ||
+              pre->source.shape() != w->shape() || static_cast<int64_t>(pre->groups.size()) != group))
+    pre = nullptr;
 
-  auto run = [&](auto tag) -> Status {
-    using T = typename decltype(tag)::type;
+  const int64_t in_plane = g.in_size(), out_plane = g.out_size(), ks = g.k_size();
+  ThreadPool& pool = ctx.pool();
+  const bool depthwise = Cg == 1 && Mg == 1 && group > 1;
+  const bool pointwise = ks == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && g.p[0] == 0 && g.p[1] == 0 &&
+                         g.p[2] == 0 && out_plane == in_plane;
+  const int64_t col_rows = Cg * ks;
+
+  if (x->dtype() == DType::kFloat32) {
+    const float* X = x->data<float>();
+    const float* W = w->data<float>();
+    const float* Bv = bias ? bias->data<float>() : nullptr;
+    const float* Z = z ? z->data<float>() : nullptr;
+    float* Y = y->data<float>();
+    GemmEpilogue ep;
+    ep.act = fuse.act;
+
+    if (depthwise) {
+      ep.row_bias = Bv;
+      ep.ldr = out_plane;
+      auto body = [&](int64_t b, int64_t e) {
+        for (int64_t t = b; t < e; ++t) {
+          const int64_t n = t / M, m = t % M;
+          float* yp = Y + t * out_plane;
+          depthwise_plane_f32(X + (n * C + m) * in_plane, W + m * ks, g, yp);
+          GemmEpilogue pe = ep;
+          pe.residual = Z ? Z + n * M * out_plane : nullptr;
+          apply_epilogue(pe, yp, out_plane, m, 0, 1, out_plane);
+        }
+      };
+      pool.parallel_for(N * M, 1, body);
+      return Status::Ok();
+    }
+
+    // One (image, group) product: Y_g = epilogue(W_g * col). General convs
+    // read the im2col matrix straight from the image while packing.
+    auto one = [&](int64_t n, int64_t gi, ThreadPool* p) {
+      const float* xg = X + (n * C + gi * Cg) * in_plane;
+      float* yg = Y + (n * M + gi * Mg) * out_plane;
+      GemmEpilogue e = ep;
+      e.row_bias = Bv ? Bv + gi * Mg : nullptr;
+      e.residual = Z ? Z + (n * M + gi * Mg) * out_plane : nullptr;
+      e.ldr = out_plane;
+      SgemmOperand a;
+      if (pre) {
+        a.packed = pre->groups[static_cast<size_t>(gi)].get();
+      } else {
+        a.data = W + gi * Mg * col_rows;
+        a.ld = col_rows;
+      }
+      if (pointwise) {
+        SgemmOperand b{xg, out_plane, false, nullptr, nullptr};
+        sgemm_ex(Mg, out_plane, col_rows, 1.0f, a, b, 0.0f, yg, out_plane, &e, p);
+      } else {
+        BRowSource rows = [&](int64_t row, int64_t j0, int64_t cnt, float* dst) {
+          im2col_row<float>(xg, g, row, j0, cnt, dst);
+        };
+        SgemmOperand b{nullptr, 0, false, nullptr, &rows};
+        sgemm_ex(Mg, out_plane, col_rows, 1.0f, a, b, 0.0f, yg, out_plane, &e, p);
+      }
+    };
+    const int64_t tasks = N * group;
+    if (tasks >= 2 * pool.num_threads() && Mg * out_plane * col_rows < (int64_t{1} << 22)) {
+      // Many small products (grouped convs, batches of small images): one per task.
+      auto body = [&](int64_t b, int64_t e) {
+        for (int64_t t = b; t < e; ++t) one(t / group, t % group, nullptr);
+      };
+      pool.parallel_for(tasks, 1, body);
+    } else {
+      for (int64_t t = 0; t < tasks; ++t) one(t / group, t % group, &pool);
+    }
+    return Status::Ok();
+  }
+
+  // float64: bias first, GEMM accumulates, then the fused stage element-wise.
+  {
+    using T = double;
     const T* X = x->data<T>();
     const T* W = w->data<T>();
     const T* Bv = bias ? bias->data<T>() : nullptr;
     T* Y = y->data<T>();
-    const int64_t in_plane = g.in_size(), out_plane = g.out_size(), ks = g.k_size();
-    ThreadPool& pool = ctx.pool();
-
-    // Start from the bias (or zero) so every path can accumulate into Y.
     if (Bv) {
       for (int64_t n = 0; n < N; ++n)
         for (int64_t m = 0; m < M; ++m) std::fill_n(Y + (n * M + m) * out_plane, out_plane, Bv[m]);
     }
-
-    if (Cg == 1 && Mg == 1 && group > 1) {  // depthwise
+    if (depthwise) {
       pool.parallel_for(N * M, 1, [&](int64_t b, int64_t e) {
         for (int64_t t = b; t < e; ++t) {
           const int64_t n = t / M, m = t % M;
           depthwise_plane<T>(X + (n * C + m) * in_plane, W + m * ks, g, Y + t * out_plane);
         }
       });
-      return Status::Ok();
-    }
-
-    const bool pointwise = ks == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && g.p[0] == 0 && g.p[1] == 0 &&
-                           g.p[2] == 0 && out_plane == in_plane;
-    const int64_t col_rows = Cg * ks;
-    const T beta = Bv ? T(1) : T(0);
-    // One (image, group) product: Y_g = W_g * col. float32 reads the im2col
-    // matrix straight from the image while packing; float64 materialises it.
-    constexpr bool kImplicit = std::is_same_v<T, float>;
-    auto one = [&](int64_t n, int64_t gi, T* col, ThreadPool* p) {
-      const T* xg = X + (n * C + gi * Cg) * in_plane;
-      const T* wg = W + gi * Mg * col_rows;
-      T* yg = Y + (n * M + gi * Mg) * out_plane;
-      if (pointwise) {
-        gemm_t<T>(false, false, Mg, out_plane, col_rows, wg, col_rows, xg, out_plane, beta, yg, out_plane, p);
-      } else if constexpr (kImplicit) {
-        sgemm_rows(false, Mg, out_plane, col_rows, 1.0f, wg, col_rows,
-                   [&](int64_t row, int64_t j0, int64_t cnt, float* dst) { im2col_row<float>(xg, g, row, j0, cnt, dst); },
-                   beta, yg, out_plane, p);
-      } else {
-        im2col<T>(xg, Cg, g, col);
-        gemm_t<T>(false, false, Mg, out_plane, col_rows, wg, col_rows, col, out_plane, beta, yg, out_plane, p);
-      }
-    };
-    const int64_t tasks = N * group;
-    const size_t col_elems = pointwise || kImplicit ? 0 : static_cast<size_t>(col_rows * out_plane);
-    if (tasks >= 2 * pool.num_threads() && Mg * out_plane * col_rows < (int64_t{1} << 22)) {
-      // Many small products (grouped convs, batches of small images): one per task.
-      pool.parallel_for(tasks, 1, [&](int64_t b, int64_t e) {
-        auto col = std::make_unique_for_overwrite<T[]>(col_elems);
-        for (int64_t t = b; t < e; ++t) one(t / group, t % group, col.get(), nullptr);
-      });
     } else {
-      auto col = std::make_unique_for_overwrite<T[]>(col_elems);
-      for (int64_t t = 0; t < tasks; ++t) one(t / group, t % group, col.get(), &pool);
+      const T beta = Bv ? T(1) : T(0);
+      auto one = [&](int64_t n, int64_t gi, T* col, ThreadPool* p) {
+        const T* xg = X + (n * C + gi * Cg) * in_plane;
+        const T* wg = W + gi * Mg * col_rows;
+        T* yg = Y + (n * M + gi * Mg) * out_plane;
+        if (pointwise) {
+          gemm_t<T>(false, false, Mg, out_plane, col_rows, wg, col_rows, xg, out_plane, beta, yg, out_plane, p);
+        } else {
+          im2col<T>(xg, Cg, g, col);
+          gemm_t<T>(false, false, Mg, out_plane, col_rows, wg, col_rows, col, out_plane, beta, yg, out_plane, p);
+        }
+      };
+      const int64_t tasks = N * group;
+      const size_t col_elems = pointwise ? 0 : static_cast<size_t>(col_rows * out_plane);
+      if (tasks >= 2 * pool.num_threads() && Mg * out_plane * col_rows < (int64_t{1} << 22)) {
+        pool.parallel_for(tasks, 1, [&](int64_t b, int64_t e) {
+          auto col = std::make_unique_for_overwrite<T[]>(col_elems);
+          for (int64_t t = b; t < e; ++t) one(t / group, t % group, col.get(), nullptr);
+        });
+      } else {
+        auto col = std::make_unique_for_overwrite<T[]>(col_elems);
+        for (int64_t t = 0; t < tasks; ++t) one(t / group, t % group, col.get(), &pool);
+      }
     }
-    return Status::Ok();
-  };
-  if (x->dtype() == DType::kFloat32) return run(std::type_identity<float>{});
-  return run(std::type_identity<double>{});
+    if (z || !fuse.act.none()) {
+      const T* Z = z ? z->data<T>() : nullptr;
+      for (int64_t i = 0; i < y->size(); ++i) {
+        double v = Y[i] + (Z ? Z[i] : 0.0);
+        Y[i] = fuse.act.none() ? v : static_cast<double>(activate(fuse.act, static_cast<float>(v)));
+      }
+    }
+  }
+  return Status::Ok();
 }
+
+Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w) {
+  if (!w || w->dtype() != DType::kFloat32 || w->rank() < 3 || w->rank() > 5) return std::shared_ptr<const ConvPrepacked>();
+  const int64_t group = node.attr_int("group", 1);
+  const int64_t M = w->dim(0);
+  if (group <= 0 || M % group != 0) return std::shared_ptr<const ConvPrepacked>();
+  const int64_t Mg = M / group;
+  int64_t K = 1;
+  for (size_t i = 1; i < w->rank(); ++i) K *= w->dim(i);
+  if (Mg == 1 && w->dim(1) == 1 && group > 1) return std::shared_ptr<const ConvPrepacked>();  // depthwise: direct loop
+  auto pre = std::make_shared<ConvPrepacked>();
+  pre->source = *w;
+  for (int64_t gi = 0; gi < group; ++gi)
+    pre->groups.push_back(PackedMatrix::pack_a(false, Mg, K, w->data<float>() + gi * Mg * K, K));
+  return std::shared_ptr<const ConvPrepacked>(std::move(pre));
+}
+
+namespace {
+
+class ConvKernel final : public OpKernel {
+ public:
+  ConvKernel(std::shared_ptr<const ConvPrepacked> pre, ConvFusion fuse) : pre_(std::move(pre)), fuse_(fuse) {}
+  Status compute(KernelContext& ctx) const override { return conv_run(ctx, pre_.get(), fuse_); }
+
+ private:
+  std::shared_ptr<const ConvPrepacked> pre_;
+  ConvFusion fuse_;
+};
+
+Status conv_compute(KernelContext& ctx) { return conv_run(ctx, nullptr, ConvFusion{}); }
 
 Status conv_transpose_compute(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
@@ -417,7 +578,18 @@ Status conv_transpose_compute(KernelContext& ctx) {
 }  // namespace
 
 Status register_conv_kernels(KernelRegistry& r) {
-  DLRT_RETURN_IF_ERROR(r.add_fn("Conv", conv_compute, 1));
+  KernelDef conv;
+  conv.op_type = "Conv";
+  conv.min_opset = 1;
+  conv.factory = [](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
+    return std::unique_ptr<OpKernel>(new FnKernel(conv_compute));
+  };
+  conv.factory_with_constants = [](const ir::Node& node,
+                                   const ConstantInputs& constants) -> Result<std::unique_ptr<OpKernel>> {
+    DLRT_ASSIGN_OR_RETURN(auto pre, prepack_conv_weights(node, constants(1)));
+    return std::unique_ptr<OpKernel>(new ConvKernel(std::move(pre), ConvFusion{}));
+  };
+  DLRT_RETURN_IF_ERROR(r.add(std::move(conv)));
   DLRT_RETURN_IF_ERROR(r.add_fn("ConvTranspose", conv_transpose_compute, 1));
   return Status::Ok();
 }

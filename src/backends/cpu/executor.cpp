@@ -160,7 +160,16 @@ Status Executor::plan_graph(const ir::Graph& g) {
       return Unsupported("op '" + node.op_type + "' (domain '" + domain_name(node.domain) + "', opset " +
                          std::to_string(node.opset) + ") of node '" + node.name +
                          "' is not supported by the CPU backend");
-    auto kernel = def->factory(node);
+    auto kernel = [&]() -> Result<std::unique_ptr<cpu::OpKernel>> {
+      if (!def->factory_with_constants) return def->factory(node);
+      // Initializers and folded constants of this graph (a subgraph's own constants work the same way).
+      cpu::ConstantInputs constants = [&g, &node](size_t k) -> const Tensor* {
+        if (k >= node.inputs.size() || node.inputs[k] == ir::kNoValue) return nullptr;
+        const auto& c = g.values[node.inputs[k]].constant;
+        return c && c->valid() ? &*c : nullptr;
+      };
+      return def->factory_with_constants(node, constants);
+    }();
     if (!kernel.ok()) {
       const Status& s = kernel.status();
       if (s.message().find(node.describe()) != std::string::npos) return s;

@@ -20,18 +20,50 @@
 namespace dlrt::cpu {
 namespace {
 
-struct AlignedFree {
-  void operator()(void* p) const { ::operator delete(p, std::align_val_t(64)); }
-};
-template <typename T>
-using Buffer = std::unique_ptr<T, AlignedFree>;
-template <typename T>
-Buffer<T> make_buffer(size_t n) {
-  return Buffer<T>(static_cast<T*>(::operator new(std::max<size_t>(n, 1) * sizeof(T), std::align_val_t(64))));
-}
-
 inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 inline int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
+
+// Per-thread packing buffers that only grow, so steady-state calls allocate
+// nothing. Slot kScratchA/kScratchB belong to the thread driving a GEMM (its
+// tasks only read them); kScratchRow is used inside pack tasks. The pool runs
+// one job's chunks at a time on each thread and nested work inline, so a
+// slot is never used by two GEMMs on one thread at once.
+enum ScratchSlot { kScratchA = 0, kScratchB = 1, kScratchRow = 2, kScratchSlots = 3 };
+template <typename T>
+T* scratch(int slot, size_t n) {
+  struct Slot {
+    void* p = nullptr;
+    size_t bytes = 0;
+    ~Slot() {
+      if (p) ::operator delete(p, std::align_val_t(64));
+    }
+  };
+  thread_local Slot slots[kScratchSlots];
+  Slot& s = slots[slot];
+  const size_t need = std::max<size_t>(n, 1) * sizeof(T);
+  if (s.bytes < need) {
+    if (s.p) ::operator delete(s.p, std::align_val_t(64));
+    const size_t grow = std::max(need, s.bytes + s.bytes / 2);
+    s.p = ::operator new(grow, std::align_val_t(64));
+    s.bytes = grow;
+  }
+  return static_cast<T*>(s.p);
+}
+
+// parallel_for through a one-pointer closure (fits std::function's inline
+// storage: no heap allocation per call).
+template <typename F>
+void par_for(ThreadPool& pool, int64_t n, int64_t grain, const F& f) {
+  pool.parallel_for(n, grain, [pf = &f](int64_t b, int64_t e) { (*pf)(b, e); });
+}
+
+// Depth of the K slices for a K-long product (same rule for packed operands and on-the-fly packing).
+template <typename T>
+int64_t kc_for(int64_t K) {
+  constexpr int64_t kKC = sizeof(T) == 4 ? 256 : 192;
+  const int64_t kslices = ceil_div(K, kKC);
+  return round_up(ceil_div(K, kslices), 8);
+}
 
 // Microkernel contract: a is a packed MR x kc panel (column p at a + p*MR),
 // b a packed kc x NR panel (row p at b + p*NR); writes the full MR x NR tile
@@ -247,8 +279,7 @@ template <int NR>
 void pack_b_rows(const BRowSource& src, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst,
                  int64_t panel_begin, int64_t panel_end) {
   const int64_t jb = panel_begin * NR, je = std::min(nc, panel_end * NR);
-  Buffer<float> row = make_buffer<float>(static_cast<size_t>(round_up(je - jb, NR)));
-  float* r = row.get();
+  float* r = scratch<float>(kScratchRow, static_cast<size_t>(round_up(je - jb, NR)));
   std::fill(r + (je - jb), r + round_up(je - jb, NR), 0.0f);
   for (int64_t p = 0; p < kc; ++p) {
     src(p0 + p, j0 + jb, je - jb, r);
@@ -257,53 +288,44 @@ void pack_b_rows(const BRowSource& src, int64_t p0, int64_t kc, int64_t j0, int6
   }
 }
 
-// `pack_b(p0, kc, j0, nc, dst, panel_begin, panel_end)` packs that block of op(B).
-template <typename T, int MR, int NR, typename PackB>
-void gemm_blocked(MicroKernel<T> kernel, bool ta, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
-                  const PackB& pack_b_block, T beta, T* C, int64_t ldc, ThreadPool* pool) {
+// `a_slice(p0, kc, tp)` returns op(A)[:, p0:p0+kc] packed in MR-row panels
+// (packing it if needed, with tp's help); `b_block(p0, kc, j0, nc, tp)`
+// returns that block of op(B) packed in NR-column panels. `ep` (float only)
+// is applied to each tile after its last K slice.
+template <typename T, int MR, int NR, typename ASlice, typename BBlock>
+void gemm_blocked(MicroKernel<T> kernel, int64_t M, int64_t N, int64_t K, T alpha, const ASlice& a_slice,
+                  const BBlock& b_block, T beta, T* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0 || alpha == T(0)) {
     scale_c(M, N, beta, C, ldc);
+    if constexpr (std::is_same_v<T, float>) {
+      if (ep) apply_epilogue(*ep, C, ldc, 0, 0, M, N);
+    }
     return;
   }
   // Block sizes: an MC x KC block of A stays in L2, a KC x NR sliver of B in L1.
-  constexpr int64_t kKC = sizeof(T) == 4 ? 256 : 192;
-  constexpr int64_t kMC = MR * (sizeof(T) == 4 ? 24 : 24);
+  constexpr int64_t kMC = MR * 24;
   constexpr int64_t kNC = NR * 256;
-  // Balance the KC slices so the last one is not tiny.
-  const int64_t kslices = ceil_div(K, kKC);
-  const int64_t KC = round_up(ceil_div(K, kslices), 8);
+  const int64_t KC = kc_for<T>(K);
   const int64_t NC = std::min<int64_t>(kNC, round_up(N, NR));
-  const int64_t Mp = round_up(M, MR);
 
   const double flops = 2.0 * static_cast<double>(M) * N * K;
   ThreadPool* tp = (pool && pool->num_threads() > 1 && flops > 2.0e5) ? pool : nullptr;
   const int threads = tp ? tp->num_threads() : 1;
 
-  Buffer<T> apack = make_buffer<T>(static_cast<size_t>(Mp * KC));
-  Buffer<T> bpack = make_buffer<T>(static_cast<size_t>(NC * KC));
-  T* ap = apack.get();
-  T* bp = bpack.get();
-
   const int64_t mblocks = ceil_div(M, kMC);
   for (int64_t p0 = 0; p0 < K; p0 += KC) {
     const int64_t kc = std::min(KC, K - p0);
     const T beta_eff = p0 == 0 ? beta : T(1);
-    // Pack all of op(A)[:, p0:p0+kc] once per slice; tasks share it.
-    const int64_t apanels = ceil_div(M, MR);
-    auto pack_a_range = [&](int64_t b, int64_t e) {
-      const int64_t i0 = b * MR, i1 = std::min(M, e * MR);
-      pack_a<T, MR>(ta, A, lda, i0, i1 - i0, p0, kc, ap + i0 * kc);
-    };
-    if (tp && apanels >= 8) tp->parallel_for(apanels, 4, pack_a_range);
-    else pack_a_range(0, apanels);
+    const bool last = p0 + kc >= K;
+    const GemmEpilogue* tile_ep = nullptr;
+    if constexpr (std::is_same_v<T, float>) tile_ep = last && ep && !ep->empty() ? ep : nullptr;
+    const T* ap = a_slice(p0, kc, tp);
 
     for (int64_t j0 = 0; j0 < N; j0 += NC) {
       const int64_t nc = std::min(NC, N - j0);
       const int64_t bpanels = ceil_div(nc, NR);
-      auto pack_b_range = [&](int64_t b, int64_t e) { pack_b_block(p0, kc, j0, nc, bp, b, e); };
-      if (tp && bpanels >= 8) tp->parallel_for(bpanels, 4, pack_b_range);
-      else pack_b_range(0, bpanels);
+      const T* bp = b_block(p0, kc, j0, nc, tp);
 
       // Split the N range into sub-blocks when M alone gives too few tasks.
       int64_t nsplit = 1;
@@ -342,15 +364,44 @@ void gemm_blocked(MicroKernel<T> kernel, bool ta, int64_t M, int64_t N, int64_t 
                   }
                 }
               }
+              if constexpr (std::is_same_v<T, float>) {
+                if (tile_ep) apply_epilogue(*tile_ep, cblk, ldc, i, j0 + jr, mr, nr);
+              }
             }
           }
         }
       };
       const int64_t ntasks = mblocks * nsplit;
-      if (tp && ntasks > 1) tp->parallel_for(ntasks, 1, task);
+      if (tp && ntasks > 1) par_for(*tp, ntasks, 1, task);
       else task(0, ntasks);
     }
   }
+}
+
+// Packs op(A)[:, p0:p0+kc] into the calling thread's A scratch.
+template <typename T, int MR>
+const T* pack_a_slice(bool ta, const T* A, int64_t lda, int64_t M, int64_t K, int64_t p0, int64_t kc,
+                      ThreadPool* tp) {
+  T* ap = scratch<T>(kScratchA, static_cast<size_t>(round_up(M, MR) * kc_for<T>(K)));
+  const int64_t apanels = ceil_div(M, MR);
+  auto pack_a_range = [&](int64_t b, int64_t e) {
+    const int64_t i0 = b * MR, i1 = std::min(M, e * MR);
+    pack_a<T, MR>(ta, A, lda, i0, i1 - i0, p0, kc, ap + i0 * kc);
+  };
+  if (tp && apanels >= 8) par_for(*tp, apanels, 4, pack_a_range);
+  else pack_a_range(0, apanels);
+  return ap;
+}
+
+// Packs a block of op(B) (panels from `pack(dst, panel_begin, panel_end)`) into the B scratch.
+template <typename T, int NR, typename Pack>
+const T* pack_b_block(int64_t K, int64_t N, int64_t nc, ThreadPool* tp, const Pack& pack) {
+  T* bp = scratch<T>(kScratchB, static_cast<size_t>(std::min<int64_t>(NR * 256, round_up(N, NR)) * kc_for<T>(K)));
+  const int64_t bpanels = ceil_div(nc, NR);
+  auto pack_b_range = [&](int64_t b, int64_t e) { pack(bp, b, e); };
+  if (tp && bpanels >= 8) par_for(*tp, bpanels, 4, pack_b_range);
+  else pack_b_range(0, bpanels);
+  return bp;
 }
 
 // Matrix-vector products (M == 1 or N == 1) are memory bound: a packed
@@ -436,14 +487,14 @@ bool try_gemv(const GemvFns<T>& fns, bool ta, bool tb, int64_t M, int64_t N, int
     if (tb) {
       // opB(p, j) = B[j*ldb + p]: one dot product per j, split over N.
       auto body = [&](int64_t b, int64_t e) { fns.rows(e - b, K, alpha, B + b * ldb, ldb, A, incx, beta, C + b, 1); };
-      if (pool && N * K > 65536) pool->parallel_for(N, 64, body);
+      if (pool && N * K > 65536) par_for(*pool, N, 64, body);
       else body(0, N);
     } else {
       auto body = [&](int64_t b, int64_t e) {
-        Buffer<T> scratch = make_buffer<T>(static_cast<size_t>(e - b));
-        fns.cols(K, e - b, alpha, B + b, ldb, A, incx, beta, C + b, 1, scratch.get());
+        T* buf = scratch<T>(kScratchRow, static_cast<size_t>(e - b));
+        fns.cols(K, e - b, alpha, B + b, ldb, A, incx, beta, C + b, 1, buf);
       };
-      if (pool && N * K > 65536) pool->parallel_for(N, 256, body);
+      if (pool && N * K > 65536) par_for(*pool, N, 256, body);
       else body(0, N);
     }
     return true;
@@ -454,11 +505,11 @@ bool try_gemv(const GemvFns<T>& fns, bool ta, bool tb, int64_t M, int64_t N, int
       auto body = [&](int64_t b, int64_t e) {
         fns.rows(e - b, K, alpha, A + b * lda, lda, B, incx, beta, C + b * ldc, ldc);
       };
-      if (pool && M * K > 65536) pool->parallel_for(M, 64, body);
+      if (pool && M * K > 65536) par_for(*pool, M, 64, body);
       else body(0, M);
     } else {
-      Buffer<T> scratch = make_buffer<T>(static_cast<size_t>(M));
-      fns.cols(K, M, alpha, A, lda, B, incx, beta, C, ldc, scratch.get());
+      T* buf = scratch<T>(kScratchRow, static_cast<size_t>(M));
+      fns.cols(K, M, alpha, A, lda, B, incx, beta, C, ldc, buf);
     }
     return true;
   }
@@ -469,24 +520,86 @@ bool try_gemv(const GemvFns<T>& fns, bool ta, bool tb, int64_t M, int64_t N, int
 
 const char* sgemm_kernel_name() { return pick_skernel() == skernel_generic ? "generic" : "avx2-fma"; }
 
-void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-           const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool) {
+void PackedMatrix::Free::operator()(float* p) const { ::operator delete(p, std::align_val_t(64)); }
+
+std::shared_ptr<const PackedMatrix> PackedMatrix::pack_a(bool trans, int64_t M, int64_t K, const float* A,
+                                                         int64_t lda) {
+  auto pm = std::make_shared<PackedMatrix>();
+  pm->is_a_ = true;
+  pm->rows_ = M;
+  pm->cols_ = K;
+  const int64_t Mp = round_up(std::max<int64_t>(M, 1), kSMR);
+  pm->bytes_ = static_cast<size_t>(Mp * std::max<int64_t>(K, 1)) * sizeof(float);
+  pm->data_.reset(static_cast<float*>(::operator new(pm->bytes_, std::align_val_t(64))));
+  if (M > 0 && K > 0) {
+    const int64_t KC = kc_for<float>(K);
+    for (int64_t p0 = 0; p0 < K; p0 += KC) {
+      const int64_t kc = std::min(KC, K - p0);
+      cpu::pack_a<float, kSMR>(trans, A, lda, 0, M, p0, kc, pm->data_.get() + Mp * p0);
+    }
+  }
+  return pm;
+}
+
+std::shared_ptr<const PackedMatrix> PackedMatrix::pack_b(bool trans, int64_t K, int64_t N, const float* B,
+                                                         int64_t ldb) {
+  auto pm = std::make_shared<PackedMatrix>();
+  pm->is_a_ = false;
+  pm->rows_ = K;
+  pm->cols_ = N;
+  const int64_t Np = round_up(std::max<int64_t>(N, 1), kSNR);
+  pm->bytes_ = static_cast<size_t>(Np * std::max<int64_t>(K, 1)) * sizeof(float);
+  pm->data_.reset(static_cast<float*>(::operator new(pm->bytes_, std::align_val_t(64))));
+  if (N > 0 && K > 0) {
+    const int64_t KC = kc_for<float>(K);
+    for (int64_t p0 = 0; p0 < K; p0 += KC) {
+      const int64_t kc = std::min(KC, K - p0);
+      // The whole N range as one block: NC blocks of a GEMM are runs of its panels.
+      cpu::pack_b<float, kSNR>(trans, B, ldb, p0, kc, 0, N, pm->data_.get() + Np * p0, 0, ceil_div(N, kSNR));
+    }
+  }
+  return pm;
+}
+
+void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& a, const SgemmOperand& b, float beta,
+              float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool) {
   static const MicroKernel<float> kernel = pick_skernel();
   static const GemvFns<float> gemv = pick_sgemv();
-  if (try_gemv<float>(gemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool)) return;
-  auto pack = [&](int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst, int64_t pb, int64_t pe) {
-    pack_b<float, kSNR>(trans_b, B, ldb, p0, kc, j0, nc, dst, pb, pe);
+  if (M <= 0 || N <= 0) return;
+  if (ep && ep->empty()) ep = nullptr;
+  if (a.data && b.data && !b.rows &&
+      try_gemv<float>(gemv, a.trans, b.trans, M, N, K, alpha, a.data, a.ld, b.data, b.ld, beta, C, ldc, pool)) {
+    if (ep) apply_epilogue(*ep, C, ldc, 0, 0, M, N);
+    return;
+  }
+  auto a_slice = [&](int64_t p0, int64_t kc, ThreadPool* tp) -> const float* {
+    if (a.packed) return a.packed->data() + round_up(M, kSMR) * p0;
+    return pack_a_slice<float, kSMR>(a.trans, a.data, a.ld, M, K, p0, kc, tp);
   };
-  gemm_blocked<float, kSMR, kSNR>(kernel, trans_a, M, N, K, alpha, A, lda, pack, beta, C, ldc, pool);
+  auto b_block = [&](int64_t p0, int64_t kc, int64_t j0, int64_t nc, ThreadPool* tp) -> const float* {
+    if (b.packed) return b.packed->data() + round_up(N, kSNR) * p0 + j0 * kc;
+    if (b.rows) {
+      return pack_b_block<float, kSNR>(K, N, nc, tp, [&](float* dst, int64_t pb, int64_t pe) {
+        pack_b_rows<kSNR>(*b.rows, p0, kc, j0, nc, dst, pb, pe);
+      });
+    }
+    return pack_b_block<float, kSNR>(K, N, nc, tp, [&](float* dst, int64_t pb, int64_t pe) {
+      pack_b<float, kSNR>(b.trans, b.data, b.ld, p0, kc, j0, nc, dst, pb, pe);
+    });
+  };
+  gemm_blocked<float, kSMR, kSNR>(kernel, M, N, K, alpha, a_slice, b_block, beta, C, ldc, ep, pool);
+}
+
+void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+           const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool) {
+  SgemmOperand a{A, lda, trans_a, nullptr, nullptr}, b{B, ldb, trans_b, nullptr, nullptr};
+  sgemm_ex(M, N, K, alpha, a, b, beta, C, ldc, nullptr, pool);
 }
 
 void sgemm_rows(bool trans_a, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                 const BRowSource& b_rows, float beta, float* C, int64_t ldc, ThreadPool* pool) {
-  static const MicroKernel<float> kernel = pick_skernel();
-  auto pack = [&](int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst, int64_t pb, int64_t pe) {
-    pack_b_rows<kSNR>(b_rows, p0, kc, j0, nc, dst, pb, pe);
-  };
-  gemm_blocked<float, kSMR, kSNR>(kernel, trans_a, M, N, K, alpha, A, lda, pack, beta, C, ldc, pool);
+  SgemmOperand a{A, lda, trans_a, nullptr, nullptr}, b{nullptr, 0, false, nullptr, &b_rows};
+  sgemm_ex(M, N, K, alpha, a, b, beta, C, ldc, nullptr, pool);
 }
 
 void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
@@ -494,10 +607,15 @@ void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double a
   static const MicroKernel<double> kernel = pick_dkernel();
   static const GemvFns<double> gemv = pick_dgemv();
   if (try_gemv<double>(gemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool)) return;
-  auto pack = [&](int64_t p0, int64_t kc, int64_t j0, int64_t nc, double* dst, int64_t pb, int64_t pe) {
-    pack_b<double, kDNR>(trans_b, B, ldb, p0, kc, j0, nc, dst, pb, pe);
+  auto a_slice = [&](int64_t p0, int64_t kc, ThreadPool* tp) -> const double* {
+    return pack_a_slice<double, kDMR>(trans_a, A, lda, M, K, p0, kc, tp);
   };
-  gemm_blocked<double, kDMR, kDNR>(kernel, trans_a, M, N, K, alpha, A, lda, pack, beta, C, ldc, pool);
+  auto b_block = [&](int64_t p0, int64_t kc, int64_t j0, int64_t nc, ThreadPool* tp) -> const double* {
+    return pack_b_block<double, kDNR>(K, N, nc, tp, [&](double* dst, int64_t pb, int64_t pe) {
+      pack_b<double, kDNR>(trans_b, B, ldb, p0, kc, j0, nc, dst, pb, pe);
+    });
+  };
+  gemm_blocked<double, kDMR, kDNR>(kernel, M, N, K, alpha, a_slice, b_block, beta, C, ldc, nullptr, pool);
 }
 
 template <typename T>

@@ -15,7 +15,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 
+#include "backends/cpu/activation_epilogue.h"
 #include "core/thread_pool.h"
 
 namespace dlrt::cpu {
@@ -39,6 +41,64 @@ void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double a
 template <typename T>
 void igemm(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
            bool accumulate, ThreadPool* pool);
+
+// ---- Fused output stage and pre-packed operands (float32) ----
+
+// Applied to every element of C once its final value is known, while the
+// tile is still in cache: C[i, j] = act(C[i, j] + row_bias[i] + col_bias[j]
+// + residual[i * ldr + j]). Null pointers are skipped.
+struct GemmEpilogue {
+  const float* row_bias = nullptr;
+  const float* col_bias = nullptr;
+  const float* residual = nullptr;
+  int64_t ldr = 0;
+  Activation act;
+  bool empty() const { return !row_bias && !col_bias && !residual && act.none(); }
+};
+
+// Applies `ep` to the rows x cols block at c (element (0, 0) is C[i0, j0]).
+void apply_epilogue(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
+                    int64_t cols);
+
+// op(A) (M x K) or op(B) (K x N) packed once, in the layout the blocked GEMM
+// consumes, e.g. a constant weight matrix packed when a kernel is created.
+// Immutable after packing; safe to share between concurrent calls.
+class PackedMatrix {
+ public:
+  // Packs op(A) = A (M x K, row stride lda) or A^T when trans.
+  static std::shared_ptr<const PackedMatrix> pack_a(bool trans, int64_t M, int64_t K, const float* A, int64_t lda);
+  // Packs op(B) = B (K x N, row stride ldb) or B^T when trans.
+  static std::shared_ptr<const PackedMatrix> pack_b(bool trans, int64_t K, int64_t N, const float* B, int64_t ldb);
+
+  bool is_a() const { return is_a_; }
+  int64_t rows() const { return rows_; }  // M for A, K for B
+  int64_t cols() const { return cols_; }  // K for A, N for B
+  const float* data() const { return data_.get(); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  struct Free {
+    void operator()(float* p) const;
+  };
+  bool is_a_ = true;
+  int64_t rows_ = 0, cols_ = 0;
+  size_t bytes_ = 0;
+  std::unique_ptr<float[], Free> data_;
+};
+
+// One GEMM operand: a plain row-major matrix (data, ld, trans), a packed one,
+// or (B only) rows supplied by a BRowSource.
+struct SgemmOperand {
+  const float* data = nullptr;
+  int64_t ld = 0;
+  bool trans = false;
+  const PackedMatrix* packed = nullptr;
+  const BRowSource* rows = nullptr;
+};
+
+// C = epilogue(alpha * op(A) op(B) + beta * C). `ep` may be null.
+void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& a, const SgemmOperand& b, float beta,
+              float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool);
 
 // Name of the float kernel picked for this CPU ("avx2-fma" or "generic"), for logs and benchmarks.
 const char* sgemm_kernel_name();

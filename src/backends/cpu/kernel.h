@@ -122,12 +122,25 @@ class FnKernel final : public OpKernel {
 // Creates the kernel for a node; may reject attributes it cannot handle.
 using KernelFactory = std::function<Result<std::unique_ptr<OpKernel>>(const ir::Node& node)>;
 
+// The constant (initializer) tensor feeding input i of the node being
+// created, or nullptr when that input is computed at run time or omitted.
+using ConstantInputs = std::function<const Tensor*(size_t input_index)>;
+
+// A factory that may pre-process constant inputs once (e.g. pack weights).
+// The kernel must still check, in compute(), that the input it gets is the
+// tensor it pre-processed (same data pointer) and fall back otherwise.
+using ConstantKernelFactory =
+    std::function<Result<std::unique_ptr<OpKernel>>(const ir::Node& node, const ConstantInputs& constants)>;
+
 struct KernelDef {
   std::string op_type;
   std::string domain;  // "" for ONNX
   int min_opset = 1;    // inclusive range of opset versions this kernel implements
   int max_opset = 1000;
   KernelFactory factory;
+  // Optional: used instead of `factory` where the caller knows the graph's
+  // constants (the executor); `factory` must still work without them.
+  ConstantKernelFactory factory_with_constants = nullptr;
 };
 
 class KernelRegistry {

@@ -29,5 +29,6 @@ Status register_quantize_kernels(KernelRegistry& r);        // quantize.cpp
 Status register_signal_kernels(KernelRegistry& r);          // signal.cpp: DFT, STFT, windows, MelWeightMatrix
 Status register_linalg_kernels(KernelRegistry& r);          // linalg.cpp: Det
 Status register_text_kernels(KernelRegistry& r);            // text.cpp: StringNormalizer, TfIdfVectorizer
+Status register_fused_kernels(KernelRegistry& r);           // fused.cpp: com.dlrt FusedConv, FusedMatMul, FusedGemm
 
 }  // namespace dlrt::cpu

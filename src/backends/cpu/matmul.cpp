@@ -5,6 +5,7 @@
 
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernel_families.h"
+#include "backends/cpu/matmul_impl.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/nn_util.h"
 
@@ -21,117 +22,196 @@ void gemm_typed(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, cons
   }
 }
 
-// One M x K by K x N product of the batch, for every supported element type.
-template <typename T>
-void matmul_one(int64_t M, int64_t N, int64_t K, const T* A, const T* B, T* C, ThreadPool* pool) {
-  if constexpr (std::is_floating_point_v<T>) {
-    gemm_typed<T>(false, false, M, N, K, T(1), A, K, B, N, T(0), C, N, pool);
-  } else {
-    igemm<T>(M, N, K, A, K, B, N, C, N, false, pool);
-  }
+// Calls f(b, e) over [0, n) on the pool through a one-pointer closure (no
+// std::function heap allocation per call).
+template <typename F>
+void par_for(ThreadPool& pool, int64_t n, int64_t grain, const F& f) {
+  pool.parallel_for(n, grain, [pf = &f](int64_t b, int64_t e) { (*pf)(b, e); });
 }
 
-Status matmul_compute(KernelContext& ctx) {
+}  // namespace
+
+Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFusion& fuse) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
-  if (a->dtype() != b->dtype()) return ctx.invalid("A and B must have the same dtype");
-  if (nn::is_half(a->dtype())) return nn::run_as_float32(ctx, matmul_compute);
+  const Tensor* bias = fuse.bias_input >= 0 ? ctx.input(static_cast<size_t>(fuse.bias_input)) : nullptr;
+  if (a->dtype() != b->dtype() || (bias && bias->dtype() != a->dtype()))
+    return ctx.invalid("A and B (and the bias) must have the same dtype");
+  if (nn::is_half(a->dtype()))
+    return nn::run_as_float32(ctx, [&](KernelContext& c) { return matmul_run(c, nullptr, fuse); });
   if (a->rank() == 0 || b->rank() == 0) return ctx.invalid("MatMul operands must have rank >= 1");
+  if (fuse.fused() && a->dtype() != DType::kFloat32 && a->dtype() != DType::kFloat64)
+    return ctx.unsupported(std::string("FusedMatMul on ") + dtype_name(a->dtype()) + " is not supported");
 
   // numpy: a 1-D A is a row vector, a 1-D B a column vector; the added dim is dropped from the result.
-  Shape as = a->shape(), bs = b->shape();
-  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
-  if (a_vec) as.insert(as.begin(), 1);
-  if (b_vec) bs.push_back(1);
-  const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
-  if (bs[bs.size() - 2] != K)
-    return ctx.invalid("inner dimensions differ: A " + shape_to_string(a->shape()) + ", B " + shape_to_string(b->shape()));
+  const Shape& a_shape = a->shape();
+  const Shape& b_shape = b->shape();
+  const bool a_vec = a_shape.size() == 1, b_vec = b_shape.size() == 1;
+  const size_t ar = a_vec ? 2 : a_shape.size(), br = b_vec ? 2 : b_shape.size();
+  auto adim = [&](size_t i) -> int64_t { return a_vec ? (i == 0 ? 1 : a_shape[0]) : a_shape[i]; };
+  auto bdim = [&](size_t i) -> int64_t { return b_vec ? (i == 0 ? b_shape[0] : 1) : b_shape[i]; };
+  const int64_t M = adim(ar - 2), K = adim(ar - 1), N = bdim(br - 1);
+  if (bdim(br - 2) != K)
+    return ctx.invalid("inner dimensions differ: A " + shape_to_string(a_shape) + ", B " + shape_to_string(b_shape));
 
-  // Broadcast the batch dims.
-  const size_t ab = as.size() - 2, bb = bs.size() - 2, rb = std::max(ab, bb);
-  Shape batch(rb);
+  // Broadcast the batch dims (at most 8 here; more falls back to a slower index walk below).
+  const size_t ab = ar - 2, bb = br - 2, rb = std::max(ab, bb);
+  Shape out_shape(rb);
+  int64_t nbatch = 1;
   for (size_t i = 0; i < rb; ++i) {
-    const int64_t da = i + ab >= rb ? as[i + ab - rb] : 1;
-    const int64_t db = i + bb >= rb ? bs[i + bb - rb] : 1;
+    const int64_t da = i + ab >= rb ? adim(i + ab - rb) : 1;
+    const int64_t db = i + bb >= rb ? bdim(i + bb - rb) : 1;
     if (da != db && da != 1 && db != 1)
-      return ctx.invalid("batch dims do not broadcast: A " + shape_to_string(a->shape()) + ", B " +
-                         shape_to_string(b->shape()));
-    batch[i] = da == 1 ? db : da;
+      return ctx.invalid("batch dims do not broadcast: A " + shape_to_string(a_shape) + ", B " +
+                         shape_to_string(b_shape));
+    out_shape[i] = da == 1 ? db : da;
+    nbatch *= out_shape[i];
   }
-  Shape out_shape = batch;
   if (!a_vec) out_shape.push_back(M);
   if (!b_vec) out_shape.push_back(N);
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, a->dtype(), out_shape));
-  const int64_t nbatch = element_count(batch);
+  if (bias) {
+    if (bias->size() != N || (bias->rank() > 0 && bias->dim(bias->rank() - 1) != N))
+      return ctx.invalid("the bias must have N = " + std::to_string(N) + " elements along the last dim, got " +
+                         shape_to_string(bias->shape()));
+  }
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, a->dtype(), std::move(out_shape)));
   if (y->size() == 0) return Status::Ok();
+  if (pre_b && (a->dtype() != DType::kFloat32 || pre_b->source.raw_data() != b->raw_data() || b_vec ||
+                pre_b->source.shape() != b_shape || pre_b->packed->rows() != K || pre_b->packed->cols() != N))
+    pre_b = nullptr;
 
-  // Element offsets of each batch's A and B matrix (0 along broadcast dims).
-  std::vector<int64_t> a_off(nbatch), b_off(nbatch);
-  {
-    std::vector<int64_t> idx(rb, 0);
-    for (int64_t t = 0; t < nbatch; ++t) {
-      int64_t ao = 0, bo = 0, astride = M * K, bstride = K * N;
-      for (size_t d = rb; d-- > 0;) {
-        if (d + ab >= rb) {
-          const int64_t da = as[d + ab - rb];
-          if (da != 1) ao += idx[d] * astride;
-          astride *= da;
-        }
-        if (d + bb >= rb) {
-          const int64_t db = bs[d + bb - rb];
-          if (db != 1) bo += idx[d] * bstride;
-          bstride *= db;
-        }
+  // Element offset of batch t's A and B matrix (0 along broadcast dims).
+  auto offsets = [&](int64_t t, int64_t& ao, int64_t& bo) {
+    ao = 0;
+    bo = 0;
+    int64_t astride = M * K, bstride = K * N;
+    for (size_t d = rb; d-- > 0;) {
+      const int64_t extent = std::max(d + ab >= rb ? adim(d + ab - rb) : 1, d + bb >= rb ? bdim(d + bb - rb) : 1);
+      const int64_t idx = t % extent;
+      t /= extent;
+      if (d + ab >= rb) {
+        const int64_t da = adim(d + ab - rb);
+        if (da != 1) ao += idx * astride;
+        astride *= da;
       }
-      a_off[t] = ao;
-      b_off[t] = bo;
-      for (size_t d = rb; d-- > 0;) {
-        if (++idx[d] < batch[d]) break;
-        idx[d] = 0;
+      if (d + bb >= rb) {
+        const int64_t db = bdim(d + bb - rb);
+        if (db != 1) bo += idx * bstride;
+        bstride *= db;
       }
     }
-  }
+  };
   // When B is shared by every batch and A's batches are contiguous, the whole
   // batch is one (nbatch*M) x K by K x N product: the common Linear layer case.
-  bool fold = nbatch > 1;
-  for (int64_t t = 0; t < nbatch && fold; ++t) fold = b_off[t] == 0 && a_off[t] == t * M * K;
+  bool b_shared = true, a_contig = true;
+  for (size_t d = 0; d < rb && (b_shared || a_contig); ++d) {
+    const int64_t da = d + ab >= rb ? adim(d + ab - rb) : 1;
+    const int64_t db = d + bb >= rb ? bdim(d + bb - rb) : 1;
+    const int64_t extent = std::max(da, db);
+    if (db != 1 && extent > 1) b_shared = false;
+    if (da != extent) a_contig = false;
+  }
+  const bool fold = nbatch > 1 && b_shared && a_contig;
+
+  if (a->dtype() == DType::kFloat32) {
+    const float* A = a->data<float>();
+    const float* B = b->data<float>();
+    float* C = y->data<float>();
+    GemmEpilogue ep;
+    ep.col_bias = bias ? bias->data<float>() : nullptr;
+    ep.act = fuse.act;
+    auto one = [&](int64_t rows, const float* Ab, const float* Bb, float* Cb, ThreadPool* p) {
+      SgemmOperand oa{Ab, K, false, nullptr, nullptr};
+      SgemmOperand ob{Bb, N, false, pre_b ? pre_b->packed.get() : nullptr, nullptr};
+      sgemm_ex(rows, N, K, fuse.alpha, oa, ob, 0.0f, Cb, N, &ep, p);
+    };
+    if (nbatch == 1 || fold) {
+      one(nbatch * M, A, B, C, &ctx.pool());
+      return Status::Ok();
+    }
+    const bool per_batch = nbatch >= 2 * ctx.pool().num_threads() && M * N * K < (1 << 21);
+    if (per_batch) {
+      auto body = [&](int64_t b0, int64_t b1) {
+        for (int64_t t = b0; t < b1; ++t) {
+          int64_t ao, bo;
+          offsets(t, ao, bo);
+          one(M, A + ao, B + bo, C + t * M * N, nullptr);
+        }
+      };
+      par_for(ctx.pool(), nbatch, 1, body);
+    } else {
+      for (int64_t t = 0; t < nbatch; ++t) {
+        int64_t ao, bo;
+        offsets(t, ao, bo);
+        one(M, A + ao, B + bo, C + t * M * N, &ctx.pool());
+      }
+    }
+    return Status::Ok();
+  }
 
   return dispatch_numeric(a->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16> || std::is_same_v<T, int8_t> ||
-                  std::is_same_v<T, uint8_t> || std::is_same_v<T, int16_t> || std::is_same_v<T, uint16_t>) {
+                  std::is_same_v<T, uint8_t> || std::is_same_v<T, int16_t> || std::is_same_v<T, uint16_t> ||
+                  std::is_same_v<T, float>) {
       return ctx.unsupported(std::string("MatMul on ") + dtype_name(a->dtype()) + " is not supported");
     } else {
       const T* A = a->data<T>();
       const T* B = b->data<T>();
       T* C = y->data<T>();
-      if (fold) {
-        matmul_one<T>(nbatch * M, N, K, A, B, C, &ctx.pool());
-        return Status::Ok();
-      }
-      // Many small products: one per task. Few large ones: parallelise inside each.
-      const bool per_batch = nbatch >= 2 * ctx.pool().num_threads() && M * N * K < (1 << 20);
-      if (per_batch) {
-        ctx.pool().parallel_for(nbatch, 1, [&](int64_t b0, int64_t b1) {
-          for (int64_t t = b0; t < b1; ++t) matmul_one<T>(M, N, K, A + a_off[t], B + b_off[t], C + t * M * N, nullptr);
-        });
+      const T alpha = static_cast<T>(fuse.alpha);
+      auto one = [&](int64_t rows, const T* Ab, const T* Bb, T* Cb, ThreadPool* p) {
+        if constexpr (std::is_floating_point_v<T>) {
+          gemm_typed<T>(false, false, rows, N, K, alpha, Ab, K, Bb, N, T(0), Cb, N, p);
+        } else {
+          igemm<T>(rows, N, K, Ab, K, Bb, N, Cb, N, false, p);
+        }
+      };
+      if (nbatch == 1 || fold) {
+        one(nbatch * M, A, B, C, &ctx.pool());
       } else {
-        for (int64_t t = 0; t < nbatch; ++t)
-          matmul_one<T>(M, N, K, A + a_off[t], B + b_off[t], C + t * M * N, &ctx.pool());
+        // Many small products: one per task. Few large ones: parallelise inside each.
+        const bool per_batch = nbatch >= 2 * ctx.pool().num_threads() && M * N * K < (1 << 20);
+        if (per_batch) {
+          auto body = [&](int64_t b0, int64_t b1) {
+            for (int64_t t = b0; t < b1; ++t) {
+              int64_t ao, bo;
+              offsets(t, ao, bo);
+              one(M, A + ao, B + bo, C + t * M * N, nullptr);
+            }
+          };
+          par_for(ctx.pool(), nbatch, 1, body);
+        } else {
+          for (int64_t t = 0; t < nbatch; ++t) {
+            int64_t ao, bo;
+            offsets(t, ao, bo);
+            one(M, A + ao, B + bo, C + t * M * N, &ctx.pool());
+          }
+        }
+      }
+      if constexpr (std::is_same_v<T, double>) {
+        if (fuse.fused()) {
+          const T* bv = bias ? bias->data<T>() : nullptr;
+          for (int64_t i = 0; i < y->size(); ++i) {
+            double v = C[i] + (bv ? bv[i % N] : 0.0);
+            C[i] = fuse.act.none() ? v : static_cast<double>(activate(fuse.act, static_cast<float>(v)));
+          }
+        }
       }
       return Status::Ok();
     }
   });
 }
 
-Status gemm_compute(KernelContext& ctx) {
+Status gemm_run(KernelContext& ctx, const PackedOperand* pre_b, const Activation& act) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
   const Tensor* c = ctx.input(2);
-  if (nn::is_half(a->dtype())) return nn::run_as_float32(ctx, gemm_compute);
+  if (nn::is_half(a->dtype()))
+    return nn::run_as_float32(ctx, [&](KernelContext& k) { return gemm_run(k, nullptr, act); });
   if (a->dtype() != b->dtype() || (c && c->dtype() != a->dtype()))
     return ctx.invalid("A, B and C must have the same dtype");
-  if (!c && ctx.opset() < 11) return ctx.invalid("input C is required before opset 11");
+  if (!c && ctx.opset() < 11 && ctx.node().domain.empty()) return ctx.invalid("input C is required before opset 11");
   if (a->rank() != 2 || b->rank() != 2) return ctx.invalid("A and B must be 2-D");
   const ir::Node& n = ctx.node();
   const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
@@ -153,31 +233,107 @@ Status gemm_compute(KernelContext& ctx) {
   }
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, a->dtype(), {M, N}));
   if (y->size() == 0) return Status::Ok();
-  auto run = [&](auto tag) -> Status {
-    using T = typename decltype(tag)::type;
-    T* Y = y->data<T>();
-    const bool use_c = c && beta != 0.0f;
-    if (use_c) {
-      const T* C = c->data<T>();
-      for (int64_t i = 0; i < M; ++i)
-        for (int64_t j = 0; j < N; ++j) Y[i * N + j] = C[(c_rows == 1 ? 0 : i) * c_cols + (c_cols == 1 ? 0 : j)];
-    }
-    gemm_typed<T>(ta, tb, M, N, K, static_cast<T>(alpha), a->data<T>(), a->dim(1), b->data<T>(), b->dim(1),
-                  use_c ? static_cast<T>(beta) : T(0), Y, N, &ctx.pool());
-    return Status::Ok();
+  if (pre_b && (a->dtype() != DType::kFloat32 || pre_b->source.raw_data() != b->raw_data() ||
+                pre_b->source.shape() != b->shape() || pre_b->packed->rows() != K || pre_b->packed->cols() != N))
+    pre_b = nullptr;
+  const bool use_c = c && beta != 0.0f;
+  auto fill_c = [&](auto* Y, const auto* C) {
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) Y[i * N + j] = C[(c_rows == 1 ? 0 : i) * c_cols + (c_cols == 1 ? 0 : j)];
   };
-  switch (a->dtype()) {
-    case DType::kFloat32: return run(std::type_identity<float>{});
-    case DType::kFloat64: return run(std::type_identity<double>{});
-    default: return ctx.unsupported(std::string("Gemm on ") + dtype_name(a->dtype()) + " is not supported");
+  if (a->dtype() == DType::kFloat32) {
+    float* Y = y->data<float>();
+    GemmEpilogue ep;
+    ep.act = act;
+    float beta_eff = 0.0f;
+    if (use_c) {
+      const float* C = c->data<float>();
+      if (beta == 1.0f && c_cols == N && c_rows == M && c->size() == M * N && M > 1) {
+        ep.residual = C;
+        ep.ldr = N;
+      } else if (beta == 1.0f && c_cols == N && c_rows == 1) {
+        ep.col_bias = C;
+      } else if (beta == 1.0f && c_cols == 1 && c_rows == M && M > 1) {
+        ep.row_bias = C;
+      } else {
+        fill_c(Y, C);
+        beta_eff = beta;
+      }
+    }
+    SgemmOperand oa{a->data<float>(), a->dim(1), ta, nullptr, nullptr};
+    SgemmOperand ob{b->data<float>(), b->dim(1), tb, pre_b ? pre_b->packed.get() : nullptr, nullptr};
+    sgemm_ex(M, N, K, alpha, oa, ob, beta_eff, Y, N, &ep, &ctx.pool());
+    return Status::Ok();
   }
+  if (a->dtype() == DType::kFloat64) {
+    double* Y = y->data<double>();
+    if (use_c) fill_c(Y, c->data<double>());
+    gemm_typed<double>(ta, tb, M, N, K, alpha, a->data<double>(), a->dim(1), b->data<double>(), b->dim(1),
+                       use_c ? static_cast<double>(beta) : 0.0, Y, N, &ctx.pool());
+    if (!act.none())
+      for (int64_t i = 0; i < y->size(); ++i) Y[i] = static_cast<double>(activate(act, static_cast<float>(Y[i])));
+    return Status::Ok();
+  }
+  return ctx.unsupported(std::string("Gemm on ") + dtype_name(a->dtype()) + " is not supported");
 }
+
+Result<std::shared_ptr<const PackedOperand>> prepack_b(const Tensor* b, bool trans) {
+  if (!b || b->dtype() != DType::kFloat32 || b->rank() != 2) return std::shared_ptr<const PackedOperand>();
+  auto p = std::make_shared<PackedOperand>();
+  p->source = *b;
+  const int64_t K = trans ? b->dim(1) : b->dim(0), N = trans ? b->dim(0) : b->dim(1);
+  p->packed = PackedMatrix::pack_b(trans, K, N, b->data<float>(), b->dim(1));
+  return std::shared_ptr<const PackedOperand>(std::move(p));
+}
+
+namespace {
+
+class MatMulKernel final : public OpKernel {
+ public:
+  MatMulKernel(std::shared_ptr<const PackedOperand> pre, MatMulFusion fuse) : pre_(std::move(pre)), fuse_(fuse) {}
+  Status compute(KernelContext& ctx) const override { return matmul_run(ctx, pre_.get(), fuse_); }
+
+ private:
+  std::shared_ptr<const PackedOperand> pre_;
+  MatMulFusion fuse_;
+};
+
+class GemmKernel final : public OpKernel {
+ public:
+  GemmKernel(std::shared_ptr<const PackedOperand> pre, Activation act) : pre_(std::move(pre)), act_(act) {}
+  Status compute(KernelContext& ctx) const override { return gemm_run(ctx, pre_.get(), act_); }
+
+ private:
+  std::shared_ptr<const PackedOperand> pre_;
+  Activation act_;
+};
+
+Status matmul_compute(KernelContext& ctx) { return matmul_run(ctx, nullptr, MatMulFusion{}); }
+Status gemm_compute(KernelContext& ctx) { return gemm_run(ctx, nullptr, Activation{}); }
 
 }  // namespace
 
 Status register_matmul_kernels(KernelRegistry& r) {
-  DLRT_RETURN_IF_ERROR(r.add_fn("MatMul", matmul_compute, 1));
-  DLRT_RETURN_IF_ERROR(r.add_fn("Gemm", gemm_compute, 1));
+  KernelDef mm;
+  mm.op_type = "MatMul";
+  mm.factory = [](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
+    return std::unique_ptr<OpKernel>(new FnKernel(matmul_compute));
+  };
+  mm.factory_with_constants = [](const ir::Node&, const ConstantInputs& k) -> Result<std::unique_ptr<OpKernel>> {
+    DLRT_ASSIGN_OR_RETURN(auto pre, prepack_b(k(1), false));
+    return std::unique_ptr<OpKernel>(new MatMulKernel(std::move(pre), MatMulFusion{}));
+  };
+  DLRT_RETURN_IF_ERROR(r.add(std::move(mm)));
+  KernelDef gemm;
+  gemm.op_type = "Gemm";
+  gemm.factory = [](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
+    return std::unique_ptr<OpKernel>(new FnKernel(gemm_compute));
+  };
+  gemm.factory_with_constants = [](const ir::Node& node, const ConstantInputs& k) -> Result<std::unique_ptr<OpKernel>> {
+    DLRT_ASSIGN_OR_RETURN(auto pre, prepack_b(k(1), node.attr_int("transB", 0) != 0));
+    return std::unique_ptr<OpKernel>(new GemmKernel(std::move(pre), Activation{}));
+  };
+  DLRT_RETURN_IF_ERROR(r.add(std::move(gemm)));
   return Status::Ok();
 }
 

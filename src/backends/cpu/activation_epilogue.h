@@ -1,0 +1,107 @@
+// Activations applied in kernel epilogues (the com.dlrt Fused* ops and the
+// GEMM's output stage): parsed once from a node's `activation` /
+// `activation_params` attributes, applied to a tile while it is in cache.
+//
+// Semantics match the unfused ONNX ops: Relu, Clip [min, max], Sigmoid, Tanh,
+// LeakyRelu [alpha], HardSigmoid [alpha, beta], HardSwish, Gelu (erf form)
+// and Gelu_tanh (the tanh approximation). NaN inputs stay NaN, except where
+// the ONNX op itself maps them (Clip/Relu follow max/min like the ONNX kernels).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "dlrt/status.h"
+#include "ir/graph.h"
+
+namespace dlrt::cpu {
+
+enum class ActKind : uint8_t {
+  kNone,
+  kRelu,
+  kClip,
+  kSigmoid,
+  kTanh,
+  kLeakyRelu,
+  kHardSigmoid,
+  kHardSwish,
+  kGelu,
+  kGeluTanh,
+};
+
+struct Activation {
+  ActKind kind = ActKind::kNone;
+  float p0 = 0.0f;  // Clip min, LeakyRelu alpha, HardSigmoid alpha
+  float p1 = 0.0f;  // Clip max, HardSigmoid beta
+  bool none() const { return kind == ActKind::kNone; }
+};
+
+// Builds an activation from its name and parameters (the Fused* attribute
+// values); missing parameters take the ONNX op's defaults.
+inline Result<Activation> make_activation(const std::string& name, const std::vector<float>& params) {
+  Activation a;
+  auto param = [&](size_t i, float def) { return i < params.size() ? params[i] : def; };
+  if (name.empty() || name == "None" || name == "Identity") {
+    a.kind = ActKind::kNone;
+  } else if (name == "Relu") {
+    a.kind = ActKind::kRelu;
+  } else if (name == "Clip") {
+    a.kind = ActKind::kClip;
+    a.p0 = param(0, -std::numeric_limits<float>::infinity());
+    a.p1 = param(1, std::numeric_limits<float>::infinity());
+  } else if (name == "Sigmoid") {
+    a.kind = ActKind::kSigmoid;
+  } else if (name == "Tanh") {
+    a.kind = ActKind::kTanh;
+  } else if (name == "LeakyRelu") {
+    a.kind = ActKind::kLeakyRelu;
+    a.p0 = param(0, 0.01f);
+  } else if (name == "HardSigmoid") {
+    a.kind = ActKind::kHardSigmoid;
+    a.p0 = param(0, 0.2f);
+    a.p1 = param(1, 0.5f);
+  } else if (name == "HardSwish") {
+    a.kind = ActKind::kHardSwish;
+  } else if (name == "Gelu") {
+    a.kind = ActKind::kGelu;
+  } else if (name == "Gelu_tanh" || name == "GeluTanh") {
+    a.kind = ActKind::kGeluTanh;
+  } else {
+    return InvalidArgument("unknown fused activation '" + name + "'");
+  }
+  return a;
+}
+
+// The activation named by a node's `activation` and `activation_params` attributes.
+inline Result<Activation> activation_of(const ir::Node& node) {
+  auto a = make_activation(node.attr_string("activation", ""), node.attr_floats("activation_params"));
+  if (!a.ok()) return InvalidArgument(node.describe() + ": " + a.status().message());
+  return a;
+}
+
+// One element (the reference the vector code is tested against).
+inline float activate(const Activation& a, float x) {
+  switch (a.kind) {
+    case ActKind::kNone: return x;
+    case ActKind::kRelu: return x < 0.0f ? 0.0f : x;
+    case ActKind::kClip: return x < a.p0 ? a.p0 : (x > a.p1 ? a.p1 : x);
+    case ActKind::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
+    case ActKind::kTanh: return std::tanh(x);
+    case ActKind::kLeakyRelu: return x < 0.0f ? a.p0 * x : x;
+    case ActKind::kHardSigmoid: return std::max(0.0f, std::min(1.0f, a.p0 * x + a.p1));
+    case ActKind::kHardSwish: return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f));
+    case ActKind::kGelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    case ActKind::kGeluTanh:
+      return 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+  }
+  return x;
+}
+
+// Applies `a` to x[0, n) in place (vectorised where the CPU allows; defined in gemm_epilogue.cpp).
+void apply_activation(const Activation& a, float* x, int64_t n);
+
+}  // namespace dlrt::cpu

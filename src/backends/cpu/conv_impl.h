@@ -1,0 +1,31 @@
+// Conv internals shared by conv.cpp (Conv) and fused.cpp (com.dlrt FusedConv).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "backends/cpu/activation_epilogue.h"
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/kernel.h"
+
+namespace dlrt::cpu {
+
+// Weights packed once per group (op(A) = W_g, Mg x Cg*k) for the float32 GEMM.
+struct ConvPrepacked {
+  Tensor source;  // the constant W they were packed from (kept alive; compared by data pointer)
+  std::vector<std::shared_ptr<const PackedMatrix>> groups;
+};
+
+// The fused stage: Y = act(conv(X, W) + B + Z), Z being input `residual_input` (-1: none).
+struct ConvFusion {
+  Activation act;
+  int residual_input = -1;
+};
+
+// Packs a constant float32 W for a (non-depthwise) Conv; null when W is not worth or able to pack.
+Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w);
+
+// Conv / FusedConv. `pre` may be null (or stale: it is then ignored).
+Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& fuse);
+
+}  // namespace dlrt::cpu

@@ -1,0 +1,236 @@
+// The GEMM/Conv output stage: bias, residual and activation applied to a
+// block of C in place. An AVX2 version (vector exp/erf approximations, within
+// a few float ulps of the scalar reference for Sigmoid/Tanh/Gelu) is picked at
+// run time where the CPU has it; the portable version uses <cmath>.
+#include <cmath>
+
+#include "backends/cpu/activation_epilogue.h"
+#include "backends/cpu/gemm.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define DLRT_EPI_X86 1
+#endif
+
+namespace dlrt::cpu {
+namespace {
+
+using EpilogueFn = void (*)(const GemmEpilogue&, float*, int64_t, int64_t, int64_t, int64_t, int64_t);
+using ActFn = void (*)(const Activation&, float*, int64_t);
+
+void epilogue_generic(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
+                      int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* cr = c + r * ldc;
+    const float rb = ep.row_bias ? ep.row_bias[i0 + r] : 0.0f;
+    const float* cb = ep.col_bias ? ep.col_bias + j0 : nullptr;
+    const float* res = ep.residual ? ep.residual + (i0 + r) * ep.ldr + j0 : nullptr;
+    for (int64_t j = 0; j < cols; ++j) {
+      float v = cr[j] + rb;
+      if (cb) v += cb[j];
+      if (res) v += res[j];
+      cr[j] = activate(ep.act, v);
+    }
+  }
+}
+
+void act_generic(const Activation& a, float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = activate(a, x[i]);
+}
+
+#ifdef DLRT_EPI_X86
+#define DLRT_AVX2 __attribute__((target("avx2,fma")))
+
+// exp(x) for x in float range (Cephes-style: 2^n * polynomial on the reduced argument).
+DLRT_AVX2 inline __m256 exp_ps(__m256 x) {
+  x = _mm256_min_ps(_mm256_set1_ps(88.3f), _mm256_max_ps(_mm256_set1_ps(-87.3f), x));  // NaN passes through
+  const __m256 fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  const __m256 r2 = _mm256_mul_ps(r, r);
+  p = _mm256_fmadd_ps(p, r2, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i n = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fx), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(n));
+}
+
+DLRT_AVX2 inline __m256 sigmoid_ps(__m256 x) {
+  const __m256 e = exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), x));
+  return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
+// tanh(x) = sign(x) * (1 - e) / (1 + e), e = exp(-2|x|); small |x| uses the odd series (no cancellation).
+DLRT_AVX2 inline __m256 tanh_ps(__m256 x) {
+  const __m256 sign = _mm256_and_ps(x, _mm256_set1_ps(-0.0f));
+  const __m256 ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+  const __m256 e = exp_ps(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0f)));
+  __m256 big = _mm256_div_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), e), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+  const __m256 x2 = _mm256_mul_ps(ax, ax);
+  // tanh(x) ~ x - x^3/3 + 2x^5/15 - 17x^7/315 + 62x^9/2835 for |x| < 0.25
+  __m256 p = _mm256_set1_ps(62.0f / 2835.0f);
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-17.0f / 315.0f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(2.0f / 15.0f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-1.0f / 3.0f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(1.0f));
+  const __m256 small = _mm256_mul_ps(p, ax);
+  const __m256 use_small = _mm256_cmp_ps(ax, _mm256_set1_ps(0.25f), _CMP_LT_OQ);
+  const __m256 r = _mm256_blendv_ps(big, small, use_small);
+  // keep NaN: (NaN < 0.25) is false, big is NaN
+  return _mm256_or_ps(r, sign);
+}
+
+// erf(x), Abramowitz-Stegun 7.1.26 refined: |error| < 2e-7 (absolute).
+DLRT_AVX2 inline __m256 erf_ps(__m256 x) {
+  const __m256 sign = _mm256_and_ps(x, _mm256_set1_ps(-0.0f));
+  const __m256 ax = _mm256_min_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(6.0f));
+  const __m256 t = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(ax, _mm256_set1_ps(0.3275911f), _mm256_set1_ps(1.0f)));
+  __m256 p = _mm256_set1_ps(1.061405429f);
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
+  p = _mm256_mul_ps(p, t);
+  const __m256 e = exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(ax, ax)));
+  const __m256 big = _mm256_fnmadd_ps(p, e, _mm256_set1_ps(1.0f));
+  // Near 0 the formula above loses relative accuracy: use the Taylor series there.
+  const __m256 x2 = _mm256_mul_ps(ax, ax);
+  __m256 s = _mm256_set1_ps(1.0f / 216.0f);  // 2/sqrt(pi) * (1 - x^2/3 + x^4/10 - x^6/42 + x^8/216)
+  s = _mm256_fmadd_ps(s, x2, _mm256_set1_ps(-1.0f / 42.0f));
+  s = _mm256_fmadd_ps(s, x2, _mm256_set1_ps(1.0f / 10.0f));
+  s = _mm256_fmadd_ps(s, x2, _mm256_set1_ps(-1.0f / 3.0f));
+  s = _mm256_fmadd_ps(s, x2, _mm256_set1_ps(1.0f));
+  const __m256 small = _mm256_mul_ps(_mm256_mul_ps(s, ax), _mm256_set1_ps(1.1283791670955126f));
+  const __m256 r = _mm256_blendv_ps(big, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.3f), _CMP_LT_OQ));
+  const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+  return _mm256_blendv_ps(_mm256_or_ps(r, sign), x, nan);
+}
+
+template <ActKind K>
+DLRT_AVX2 inline __m256 act_ps(__m256 v, __m256 p0, __m256 p1) {
+  if constexpr (K == ActKind::kNone) {
+    return v;
+  } else if constexpr (K == ActKind::kRelu) {
+    return _mm256_max_ps(_mm256_setzero_ps(), v);  // NaN stays NaN
+  } else if constexpr (K == ActKind::kClip) {
+    return _mm256_min_ps(p1, _mm256_max_ps(p0, v));  // NaN stays NaN
+  } else if constexpr (K == ActKind::kSigmoid) {
+    return sigmoid_ps(v);
+  } else if constexpr (K == ActKind::kTanh) {
+    return tanh_ps(v);
+  } else if constexpr (K == ActKind::kLeakyRelu) {
+    return _mm256_blendv_ps(v, _mm256_mul_ps(v, p0), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ));
+  } else if constexpr (K == ActKind::kHardSigmoid) {
+    return _mm256_max_ps(_mm256_setzero_ps(), _mm256_min_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(v, p0, p1)));
+  } else if constexpr (K == ActKind::kHardSwish) {
+    const __m256 h = _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f));
+    return _mm256_mul_ps(v, _mm256_max_ps(_mm256_setzero_ps(), _mm256_min_ps(_mm256_set1_ps(1.0f), h)));
+  } else if constexpr (K == ActKind::kGelu) {
+    const __m256 e = erf_ps(_mm256_mul_ps(v, _mm256_set1_ps(0.70710678118654752f)));
+    return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+  } else {  // kGeluTanh
+    const __m256 v3 = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
+    const __m256 in = _mm256_mul_ps(_mm256_set1_ps(0.7978845608028654f), _mm256_fmadd_ps(v3, _mm256_set1_ps(0.044715f), v));
+    return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v), _mm256_add_ps(_mm256_set1_ps(1.0f), tanh_ps(in)));
+  }
+}
+
+template <ActKind K>
+DLRT_AVX2 void epilogue_avx2_t(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
+                               int64_t cols) {
+  const __m256 p0 = _mm256_set1_ps(ep.act.p0), p1 = _mm256_set1_ps(ep.act.p1);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* cr = c + r * ldc;
+    const float rbs = ep.row_bias ? ep.row_bias[i0 + r] : 0.0f;
+    const __m256 rb = _mm256_set1_ps(rbs);
+    const float* cb = ep.col_bias ? ep.col_bias + j0 : nullptr;
+    const float* res = ep.residual ? ep.residual + (i0 + r) * ep.ldr + j0 : nullptr;
+    int64_t j = 0;
+    for (; j + 8 <= cols; j += 8) {
+      __m256 v = _mm256_add_ps(_mm256_loadu_ps(cr + j), rb);
+      if (cb) v = _mm256_add_ps(v, _mm256_loadu_ps(cb + j));
+      if (res) v = _mm256_add_ps(v, _mm256_loadu_ps(res + j));
+      _mm256_storeu_ps(cr + j, act_ps<K>(v, p0, p1));
+    }
+    if (j < cols) {
+      alignas(32) float tmp[8] = {};
+      const int64_t n = cols - j;
+      for (int64_t t = 0; t < n; ++t) {
+        float v = cr[j + t] + rbs;
+        if (cb) v += cb[j + t];
+        if (res) v += res[j + t];
+        tmp[t] = v;
+      }
+      const __m256 v = act_ps<K>(_mm256_load_ps(tmp), p0, p1);
+      _mm256_store_ps(tmp, v);
+      for (int64_t t = 0; t < n; ++t) cr[j + t] = tmp[t];
+    }
+  }
+}
+
+template <ActKind K>
+DLRT_AVX2 void act_avx2_t(const Activation& a, float* x, int64_t n) {
+  GemmEpilogue ep;
+  ep.act = a;
+  epilogue_avx2_t<K>(ep, x, n, 0, 0, 1, n);
+}
+
+bool has_avx2_fma() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return has;
+}
+
+template <template <ActKind> class Pick>
+auto by_kind(ActKind k) {
+  switch (k) {
+    case ActKind::kNone: return Pick<ActKind::kNone>::fn;
+    case ActKind::kRelu: return Pick<ActKind::kRelu>::fn;
+    case ActKind::kClip: return Pick<ActKind::kClip>::fn;
+    case ActKind::kSigmoid: return Pick<ActKind::kSigmoid>::fn;
+    case ActKind::kTanh: return Pick<ActKind::kTanh>::fn;
+    case ActKind::kLeakyRelu: return Pick<ActKind::kLeakyRelu>::fn;
+    case ActKind::kHardSigmoid: return Pick<ActKind::kHardSigmoid>::fn;
+    case ActKind::kHardSwish: return Pick<ActKind::kHardSwish>::fn;
+    case ActKind::kGelu: return Pick<ActKind::kGelu>::fn;
+    case ActKind::kGeluTanh: return Pick<ActKind::kGeluTanh>::fn;
+  }
+  return Pick<ActKind::kNone>::fn;
+}
+template <ActKind K>
+struct PickEpilogue {
+  static constexpr EpilogueFn fn = epilogue_avx2_t<K>;
+};
+template <ActKind K>
+struct PickAct {
+  static constexpr ActFn fn = act_avx2_t<K>;
+};
+#endif
+
+}  // namespace
+
+void apply_epilogue(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
+                    int64_t cols) {
+  if (ep.empty() || rows <= 0 || cols <= 0) return;
+#ifdef DLRT_EPI_X86
+  if (has_avx2_fma()) return by_kind<PickEpilogue>(ep.act.kind)(ep, c, ldc, i0, j0, rows, cols);
+#endif
+  epilogue_generic(ep, c, ldc, i0, j0, rows, cols);
+}
+
+void apply_activation(const Activation& a, float* x, int64_t n) {
+  if (a.none() || n <= 0) return;
+#ifdef DLRT_EPI_X86
+  if (has_avx2_fma()) return by_kind<PickAct>(a.kind)(a, x, n);
+#endif
+  act_generic(a, x, n);
+}
+
+}  // namespace dlrt::cpu
