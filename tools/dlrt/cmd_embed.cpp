@@ -1,14 +1,193 @@
-// dlrt embed: placeholder until the command lands (being written now).
+// dlrt embed --model DIR [TEXT... | --file LINES.txt]: text -> embedding vectors
+// with a sentence-transformers / Hugging Face model folder (apps/embed).
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_args.h"
 #include "commands.h"
+#include "embed/embedder.h"
 
 namespace dlrt::cli {
+namespace {
+
+constexpr const char* kEmbedHelp =
+    "usage: dlrt embed --model DIR [options] [TEXT...]\n"
+    "\n"
+    "Embeds each TEXT (or each line of --file) with the model folder DIR: a\n"
+    "sentence-transformers / Hugging Face ONNX export (model.onnx or onnx/model.onnx,\n"
+    "tokenizer.json or vocab.txt, optional tokenizer_config.json, config.json,\n"
+    "modules.json, 1_Pooling/config.json). Prints one vector per line (space-separated)\n"
+    "unless --json or --npy is given.\n"
+    "\n"
+    "options:\n"
+    "  --model DIR        the model folder (required)\n"
+    "  --device SPEC      auto, cpu, gpu, npu, a backend or backend:device (default: DLRT_DEVICE, else auto)\n"
+    "  --strict           fail instead of falling back to another device\n"
+    "  --threads N        CPU threads (0: one per core)\n"
+    "  --file PATH        read the texts from PATH, one per line ('-': standard input)\n"
+    "  --batch N          texts per model run (default 32)\n"
+    "  --max-length N     tokens per text, [CLS]/[SEP] included (default: the folder's)\n"
+    "  --json             print one JSON object {model, dimension, pooling, normalized, data: [{index, tokens, embedding}]}\n"
+    "  --npy OUT.npy      write the vectors as a float32 [count, dimension] .npy file\n"
+    "  -h, --help         this help\n"
+    "\n"
+    "exit codes: 0 ok, 1 run error, 2 usage, 3 bad model folder, 4 device unavailable\n";
+
+int folder_exit_code(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kNotFound:
+    case StatusCode::kInvalidModel:
+    case StatusCode::kUnsupported:
+    case StatusCode::kIoError: return kExitBadModel;
+    default: return exit_code_for_model_status(s);
+  }
+}
+
+bool write_npy(const std::string& path, const std::vector<std::vector<float>>& rows, size_t dim) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows.size()) + ", " +
+                       std::to_string(dim) + "), }";
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header.push_back('\n');
+  std::ofstream f(path, std::ios::binary);
+  if (!f) return false;
+  f.write("\x93NUMPY\x01\x00", 8);
+  uint16_t len = static_cast<uint16_t>(header.size());
+  char le[2] = {static_cast<char>(len & 0xFF), static_cast<char>(len >> 8)};
+  f.write(le, 2);
+  f.write(header.data(), static_cast<std::streamsize>(header.size()));
+  for (const auto& r : rows) f.write(reinterpret_cast<const char*>(r.data()), static_cast<std::streamsize>(r.size() * sizeof(float)));
+  return static_cast<bool>(f);
+}
+
+}  // namespace
 
 int cmd_embed(int argc, char** argv) {
-  std::fputs("dlrt embed: error: not implemented in this build yet\n", stderr);
-  return kExitRuntimeError;
+  auto parsed = parse_args(argc, argv, 2,
+                           {{"model", true}, {"device", true}, {"strict"}, {"threads", true}, {"file", true},
+                            {"batch", true}, {"max-length", true}, {"json"}, {"npy", true}});
+  if (!parsed.ok()) return usage_error("embed", parsed.status().message());
+  const Args& args = *parsed;
+  if (args.has("help")) {
+    std::fputs(kEmbedHelp, stdout);
+    return kExitOk;
+  }
+  if (!args.has("model") || args.get("model").empty()) return usage_error("embed", "missing --model DIR");
+  if (args.has("json") && args.has("npy")) return usage_error("embed", "--json and --npy exclude each other");
+  if (args.has("file") && !args.positional.empty()) return usage_error("embed", "give TEXT arguments or --file, not both");
+
+  embed::EmbedderOptions opt;
+  opt.device = args.get("device");
+  opt.strict = args.has("strict");
+  size_t batch = 32;
+  for (const char* flag : {"threads", "batch", "max-length"}) {
+    if (!args.has(flag)) continue;
+    auto v = parse_nonnegative_int(args.get(flag), std::string("--") + flag);
+    if (!v.ok()) return usage_error("embed", v.status().message());
+    if (std::strcmp(flag, "threads") == 0) opt.threads = static_cast<int>(std::min<int64_t>(*v, 1024));
+    if (std::strcmp(flag, "batch") == 0) {
+      if (*v == 0) return usage_error("embed", "--batch must be at least 1");
+      batch = static_cast<size_t>(*v);
+    }
+    if (std::strcmp(flag, "max-length") == 0) {
+      if (*v == 1) return usage_error("embed", "--max-length must be 0 (the folder's) or at least 2");
+      opt.max_length = static_cast<size_t>(*v);
+    }
+  }
+
+  std::vector<std::string> texts = args.positional;
+  if (args.has("file")) {
+    std::string path = args.get("file");
+    std::ifstream file;
+    std::istream* in = &std::cin;
+    if (path != "-") {
+      file.open(path, std::ios::binary);
+      if (!file) {
+        std::fprintf(stderr, "dlrt embed: error: cannot read %s\n", path.c_str());
+        return kExitUsage;
+      }
+      in = &file;
+    }
+    std::string line;
+    while (std::getline(*in, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      texts.push_back(line);
+    }
+  }
+  if (texts.empty() && !args.has("file")) return usage_error("embed", "no TEXT given (or use --file PATH)");
+
+  auto created = embed::Embedder::create(args.get("model"), opt);
+  if (!created.ok()) {
+    std::fprintf(stderr, "dlrt embed: error: %s\n", created.status().to_string().c_str());
+    return folder_exit_code(created.status());
+  }
+  const embed::Embedder& embedder = **created;
+
+  std::vector<std::vector<float>> vectors;
+  std::vector<size_t> tokens;
+  vectors.reserve(texts.size());
+  for (size_t start = 0; start < texts.size(); start += batch) {
+    std::vector<embed::Encoding> encodings;
+    for (size_t i = start; i < std::min(texts.size(), start + batch); ++i) {
+      auto e = embedder.tokenize(texts[i]);
+      if (!e.ok()) {
+        std::fprintf(stderr, "dlrt embed: error: %s\n", e.status().to_string().c_str());
+        return kExitRuntimeError;
+      }
+      tokens.push_back(e->ids.size());
+      encodings.push_back(std::move(e).value());
+    }
+    auto r = embedder.embed_encoded(encodings);
+    if (!r.ok()) {
+      std::fprintf(stderr, "dlrt embed: error: %s\n", r.status().to_string().c_str());
+      return exit_code_for_run_status(r.status());
+    }
+    for (auto& v : r->vectors) vectors.push_back(std::move(v));
+  }
+
+  if (args.has("npy")) {
+    if (!write_npy(args.get("npy"), vectors, embedder.dimension())) {
+      std::fprintf(stderr, "dlrt embed: error: cannot write %s\n", args.get("npy").c_str());
+      return kExitRuntimeError;
+    }
+    return kExitOk;
+  }
+  if (args.has("json")) {
+    nlohmann::ordered_json j;
+    j["model"] = embedder.model_name();
+    j["dimension"] = embedder.dimension();
+    j["pooling"] = embed::pooling_name(embedder.pooling());
+    j["normalized"] = embedder.normalize();
+    j["max_length"] = embedder.max_length();
+    nlohmann::ordered_json data = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < vectors.size(); ++i) {
+      nlohmann::ordered_json item;
+      item["index"] = i;
+      item["tokens"] = tokens[i];
+      item["embedding"] = vectors[i];
+      data.push_back(std::move(item));
+    }
+    j["data"] = std::move(data);
+    std::puts(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    return kExitOk;
+  }
+  std::string out;
+  char buf[32];
+  for (const auto& v : vectors) {
+    for (size_t k = 0; k < v.size(); ++k) {
+      std::snprintf(buf, sizeof buf, k ? " %.7g" : "%.7g", static_cast<double>(v[k]));
+      out += buf;
+    }
+    out += '\n';
+  }
+  std::fputs(out.c_str(), stdout);
+  return kExitOk;
 }
 
 }  // namespace dlrt::cli

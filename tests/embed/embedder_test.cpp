@@ -1,0 +1,336 @@
+// Embedder: model folders (the committed tiny BERT-like folder from
+// make_tiny_model.py, and the zoo's minilm_l6 with the shared vocab when
+// DLRT_ZOO_DIR is set), pooling modes and normalisation against numpy's
+// vectors or an independent computation, broken folders, thread safety.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "dlrt/session.h"
+#include "embed/embedder.h"
+#include "embed/tokenizer.h"
+#include "embed_test_util.h"
+
+namespace dlrt::embed {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kTiny = fs::path(DLRT_EMBED_TEST_DATA) / "tiny_bert";
+
+json expected() { return json::parse(testing::slurp(fs::path(DLRT_EMBED_TEST_DATA) / "tiny_bert_expected.json")); }
+
+EmbedderOptions cpu() {
+  EmbedderOptions o;
+  o.device = "cpu";
+  o.threads = 1;
+  return o;
+}
+
+std::vector<float> l2(std::vector<double> v) {
+  double n = 0;
+  for (double x : v) n += x * x;
+  n = std::sqrt(n);
+  std::vector<float> out;
+  for (double x : v) out.push_back(static_cast<float>(x / n));
+  return out;
+}
+
+void expect_near(const std::vector<float>& got, const std::vector<float>& want, double tol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << what << " [" << i << "]";
+}
+
+// A copy of the tiny folder in the build dir, for variants.
+fs::path copy_tiny(const std::string& name) {
+  fs::path dir = fs::path(DLRT_BINARY_DIR) / "embed_test" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir.parent_path());
+  fs::copy(kTiny, dir, fs::copy_options::recursive);
+  return dir;
+}
+
+void write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+TEST(EmbedEmbedder, TinyFolderMeanNormalized) {
+  auto e = Embedder::create(kTiny.string(), cpu());
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  const Embedder& emb = **e;
+  EXPECT_EQ(emb.dimension(), 8u);
+  EXPECT_EQ(emb.max_length(), 16u);  // model_max_length 512 capped by max_position_embeddings
+  EXPECT_EQ(emb.pooling(), Pooling::kMean);
+  EXPECT_TRUE(emb.normalize());
+  EXPECT_EQ(emb.model_name(), "tiny_bert");
+  EXPECT_FALSE(emb.placement().partitions.empty());
+  json ex = expected();
+  std::vector<std::string> texts = ex["texts"].get<std::vector<std::string>>();
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto enc = emb.tokenize(texts[i]);
+    ASSERT_TRUE(enc.ok());
+    EXPECT_EQ(enc->ids, ex["ids"][i].get<std::vector<int64_t>>()) << texts[i];
+  }
+  // One padded batch == numpy on each unpadded sequence (padding masked right).
+  auto r = emb.embed(texts);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->vectors.size(), texts.size());
+  size_t tokens = 0;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    expect_near(r->vectors[i], l2(ex["mean"][i].get<std::vector<double>>()), 2e-5, texts[i]);
+    tokens += ex["ids"][i].size();
+  }
+  EXPECT_EQ(r->total_tokens, tokens);
+  EXPECT_FALSE(r->report.partitions.empty());
+  // Each text alone gives the same vector.
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto one = emb.embed({texts[i]});
+    ASSERT_TRUE(one.ok());
+    expect_near(one->vectors[0], r->vectors[i], 1e-5, "alone: " + texts[i]);
+  }
+  auto empty = emb.embed({});
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->vectors.empty());
+}
+
+TEST(EmbedEmbedder, PoolingModesAndNoNormalize) {
+  json ex = expected();
+  std::vector<std::string> texts = ex["texts"].get<std::vector<std::string>>();
+  struct Case {
+    std::string name, pooling_json, mode;
+    bool normalize;
+  } cases[] = {
+      {"cls", R"({"pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false})", "cls", true},
+      {"max", R"({"pooling_mode_max_tokens": true, "pooling_mode_mean_tokens": false})", "max", true},
+      {"mean_raw", R"({"pooling_mode_mean_tokens": true})", "mean", false},
+      {"max_raw", R"({"pooling_mode": "max"})", "max", false},
+  };
+  for (const Case& c : cases) {
+    fs::path dir = copy_tiny("pool_" + c.name);
+    write(dir / "1_Pooling" / "config.json", c.pooling_json);
+    if (!c.normalize) {
+      write(dir / "modules.json",
+            R"([{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},
+                {"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.models.Pooling"}])");
+    }
+    auto e = Embedder::create(dir.string(), cpu());
+    ASSERT_TRUE(e.ok()) << c.name << ": " << e.status().to_string();
+    EXPECT_EQ(pooling_name((*e)->pooling()), c.mode);
+    EXPECT_EQ((*e)->normalize(), c.normalize);
+    auto r = (*e)->embed(texts);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    for (size_t i = 0; i < texts.size(); ++i) {
+      auto want = ex[c.mode][i].get<std::vector<double>>();
+      std::vector<float> w = c.normalize ? l2(want) : std::vector<float>(want.begin(), want.end());
+      expect_near(r->vectors[i], w, 2e-5, c.name + ": " + texts[i]);
+    }
+  }
+}
+
+TEST(EmbedEmbedder, FolderLayoutsAndTokenizerJson) {
+  // onnx/model.onnx, no modules.json (defaults: mean + normalize), tokenizer.json instead of vocab.txt.
+  fs::path dir = copy_tiny("layout");
+  fs::create_directories(dir / "onnx");
+  fs::rename(dir / "model.onnx", dir / "onnx" / "model.onnx");
+  fs::remove(dir / "modules.json");
+  fs::remove_all(dir / "1_Pooling");
+  json vocab = json::object();
+  auto lines = testing::read_lines(kTiny / "vocab.txt");
+  for (size_t i = 0; i < lines.size(); ++i) vocab[lines[i]] = i;
+  json tj = {
+      {"version", "1.0"},
+      {"added_tokens", json::array({{{"id", 0}, {"content", "[PAD]"}, {"special", true}},
+                                    {{"id", 1}, {"content", "[UNK]"}, {"special", true}},
+                                    {{"id", 2}, {"content", "[CLS]"}, {"special", true}},
+                                    {{"id", 3}, {"content", "[SEP]"}, {"special", true}},
+                                    {{"id", 4}, {"content", "[MASK]"}, {"special", true}}})},
+      {"normalizer", {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true},
+                      {"strip_accents", nullptr}, {"lowercase", true}}},
+      {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+      {"post_processor", {{"type", "BertProcessing"}, {"sep", {"[SEP]", 3}}, {"cls", {"[CLS]", 2}}}},
+      {"model", {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},
+                 {"max_input_chars_per_word", 100}, {"vocab", vocab}}}};
+  write(dir / "tokenizer.json", tj.dump());
+  fs::remove(dir / "vocab.txt");
+  auto e = Embedder::create(dir.string(), cpu());
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  json ex = expected();
+  auto texts = ex["texts"].get<std::vector<std::string>>();
+  auto r = (*e)->embed(texts);
+  ASSERT_TRUE(r.ok());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    EXPECT_EQ((*e)->tokenize(texts[i])->ids, ex["ids"][i].get<std::vector<int64_t>>());
+    expect_near(r->vectors[i], l2(ex["mean"][i].get<std::vector<double>>()), 2e-5, texts[i]);
+  }
+  // max_length option below the folder's.
+  EmbedderOptions o = cpu();
+  o.max_length = 4;
+  auto short_e = Embedder::create(dir.string(), o);
+  ASSERT_TRUE(short_e.ok());
+  EXPECT_EQ((*short_e)->tokenize("the cat sat on the mat")->ids, (std::vector<int64_t>{2, 5, 6, 3}));
+}
+
+TEST(EmbedEmbedder, BrokenFoldersGiveClearErrors) {
+  auto code = [](const fs::path& dir) { return Embedder::create(dir.string(), cpu()).status(); };
+  Status s = code("/nonexistent/model/folder");
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("does not exist"), std::string::npos) << s.message();
+
+  fs::path no_model = copy_tiny("no_model");
+  fs::remove(no_model / "model.onnx");
+  s = code(no_model);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("model.onnx"), std::string::npos) << s.message();
+
+  fs::path no_vocab = copy_tiny("no_vocab");
+  fs::remove(no_vocab / "vocab.txt");
+  s = code(no_vocab);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("vocab.txt"), std::string::npos) << s.message();
+
+  fs::path bad_json = copy_tiny("bad_modules");
+  write(bad_json / "modules.json", "[{");
+  s = code(bad_json);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidModel);
+  EXPECT_NE(s.message().find("modules.json"), std::string::npos) << s.message();
+
+  fs::path sqrt_len = copy_tiny("sqrt_len");
+  write(sqrt_len / "1_Pooling" / "config.json", R"({"pooling_mode_mean_sqrt_len_tokens": true})");
+  EXPECT_EQ(code(sqrt_len).code(), StatusCode::kUnsupported);
+
+  fs::path two_modes = copy_tiny("two_modes");
+  write(two_modes / "1_Pooling" / "config.json", R"({"pooling_mode_cls_token": true, "pooling_mode_mean_tokens": true})");
+  EXPECT_EQ(code(two_modes).code(), StatusCode::kUnsupported);
+
+  fs::path not_onnx = copy_tiny("not_onnx");
+  write(not_onnx / "model.onnx", "this is not a model");
+  s = code(not_onnx);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("model.onnx"), std::string::npos) << s.message();
+
+  fs::path bpe = copy_tiny("bpe");
+  write(bpe / "tokenizer.json", R"({"model": {"type": "BPE", "vocab": {}, "merges": []}})");
+  EXPECT_EQ(code(bpe).code(), StatusCode::kUnsupported);
+}
+
+TEST(EmbedEmbedder, EncodedBatchValidation) {
+  auto e = Embedder::create(kTiny.string(), cpu());
+  ASSERT_TRUE(e.ok());
+  const Embedder& emb = **e;
+  EXPECT_EQ(emb.embed_encoded({Encoding{}}).status().code(), StatusCode::kInvalidArgument);
+  Encoding mismatch{{2, 5, 3}, {0, 0}, {1, 1, 1}};
+  EXPECT_EQ(emb.embed_encoded({mismatch}).status().code(), StatusCode::kInvalidArgument);
+  Encoding too_long{std::vector<int64_t>(17, 5), {}, {}};
+  EXPECT_EQ(emb.embed_encoded({too_long}).status().code(), StatusCode::kInvalidArgument);
+  Encoding bad_id{{2, 999, 3}, {}, {}};
+  EXPECT_EQ(emb.embed_encoded({bad_id}).status().code(), StatusCode::kInvalidArgument);
+  Encoding neg_id{{2, -1, 3}, {}, {}};
+  EXPECT_EQ(emb.embed_encoded({neg_id}).status().code(), StatusCode::kInvalidArgument);
+  // Type ids and mask may be left empty (all 0 / all 1).
+  Encoding bare{{2, 5, 6, 3}, {}, {}};
+  auto r = emb.embed_encoded({bare});
+  ASSERT_TRUE(r.ok());
+  expect_near(r->vectors[0], emb.embed({"the cat"})->vectors[0], 1e-6, "bare");
+}
+
+TEST(EmbedEmbedder, ConcurrentCallersGetTheSameVectors) {
+  auto e = Embedder::create(kTiny.string(), cpu());
+  ASSERT_TRUE(e.ok());
+  const Embedder& emb = **e;
+  json ex = expected();
+  auto texts = ex["texts"].get<std::vector<std::string>>();
+  auto want = emb.embed(texts);
+  ASSERT_TRUE(want.ok());
+  std::vector<std::thread> threads;
+  std::vector<int> failures(8, 0);
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < 20; ++k) {
+        size_t i = static_cast<size_t>(t + k) % texts.size();
+        auto r = emb.embed({texts[i], texts[(i + 1) % texts.size()]});
+        if (!r.ok() || r->vectors[0] != want->vectors[i]) ++failures[t];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int f : failures) EXPECT_EQ(f, 0);
+}
+
+// ------------------------------------------------- the zoo's minilm_l6 folder
+
+TEST(EmbedEmbedder, ZooMiniLmFolder) {
+  const char* zoo = std::getenv("DLRT_ZOO_DIR");
+  if (!zoo || !*zoo) GTEST_SKIP() << "DLRT_ZOO_DIR is not set, so the minilm_l6 model folder test did not run";
+  fs::path onnx = fs::path(zoo) / "minilm_l6.onnx";
+  fs::path vocab_path = testing::shared_dir() / "data" / "bert-uncased-vocab.txt";
+  if (!fs::exists(onnx)) GTEST_SKIP() << onnx << " is absent";
+  if (!fs::exists(vocab_path)) GTEST_SKIP() << vocab_path << " is absent (set DLRT_SHARED_DIR)";
+  // A complete sentence-transformers folder, built in the build tree.
+  fs::path dir = fs::path(DLRT_BINARY_DIR) / "embed_test" / "minilm_l6";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "1_Pooling");
+  fs::create_symlink(fs::absolute(onnx), dir / "model.onnx");
+  {
+    std::ofstream v(dir / "vocab.txt");
+    for (const auto& t : testing::bert_layout(testing::read_lines(vocab_path))) v << t << "\n";
+  }
+  write(dir / "tokenizer_config.json", R"({"do_lower_case": true, "model_max_length": 512})");
+  write(dir / "config.json", R"({"model_type": "bert", "hidden_size": 384, "max_position_embeddings": 512})");
+  write(dir / "sentence_bert_config.json", R"({"max_seq_length": 256, "do_lower_case": false})");
+  write(dir / "modules.json",
+        R"([{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},
+            {"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.models.Pooling"},
+            {"idx":2,"name":"2","path":"2_Normalize","type":"sentence_transformers.models.Normalize"}])");
+  write(dir / "1_Pooling" / "config.json", R"({"word_embedding_dimension": 384, "pooling_mode_mean_tokens": true})");
+  EmbedderOptions o = cpu();
+  o.threads = 2;
+  auto e = Embedder::create(dir.string(), o);
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  const Embedder& emb = **e;
+  EXPECT_EQ(emb.dimension(), 384u);
+  EXPECT_EQ(emb.max_length(), 256u);
+  std::vector<std::string> texts = {"A man is eating food.", "Ein Mann isst Essen.", "",
+                                    "Semantic search with sentence embeddings on the CPU, GPU or NPU."};
+  auto r = emb.embed(texts);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  // Independent: run the ONNX model with the public API on each text alone, mean-pool, normalise.
+  SessionOptions so;
+  so.device = "cpu";
+  so.threads = 2;
+  auto s = Session::create(onnx.string(), so);
+  ASSERT_TRUE(s.ok());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    Encoding enc = *emb.tokenize(texts[i]);
+    int64_t n = static_cast<int64_t>(enc.ids.size());
+    std::map<std::string, Tensor> feeds = {
+        {"input_ids", Tensor::from_vector<int64_t>({1, n}, enc.ids)},
+        {"attention_mask", Tensor::from_vector<int64_t>({1, n}, std::vector<int64_t>(n, 1))},
+        {"token_type_ids", Tensor::from_vector<int64_t>({1, n}, std::vector<int64_t>(n, 0))}};
+    auto out = (*s)->run(feeds);
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    const float* h = (*out)[0].data<float>();
+    std::vector<double> mean(384, 0.0);
+    for (int64_t t = 0; t < n; ++t)
+      for (int k = 0; k < 384; ++k) mean[k] += h[t * 384 + k] / static_cast<double>(n);
+    auto want = l2(mean);
+    double dot = 0, norm = 0;
+    for (int k = 0; k < 384; ++k) {
+      dot += static_cast<double>(want[k]) * r->vectors[i][k];
+      norm += static_cast<double>(r->vectors[i][k]) * r->vectors[i][k];
+    }
+    EXPECT_NEAR(norm, 1.0, 1e-5);
+    EXPECT_GT(dot, 0.99999) << texts[i];
+    expect_near(r->vectors[i], want, 1e-4, texts[i]);
+  }
+  std::printf("minilm_l6 folder: %zu texts, %zu tokens, dimension %zu\n", texts.size(), r->total_tokens, emb.dimension());
+}
+
+}  // namespace
+}  // namespace dlrt::embed
