@@ -9,6 +9,10 @@
 #include <ctime>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <nlohmann/json.hpp>
 
 #include "embed/tokenizer.h"
@@ -119,11 +123,32 @@ bool is_device_failure(StatusCode c) { return c == StatusCode::kBackendError || 
 
 // Start of the request being handled on this thread (pre-routing -> logger).
 thread_local Clock::time_point t_request_start;
+// Set when a route handler counted its request itself (the logger skips it).
+thread_local bool t_request_counted = false;
 
 std::string route_label(const std::string& path) {
   for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/health", "/metrics"})
     if (path == r) return r;
   return "other";
+}
+
+// cpp-httplib 0.11 listens with a backlog of 5 (compiled into Debian's
+// library): a burst of new clients overflows it and some of their first
+// requests fail. listen() again on the bound socket raises the backlog; the
+// socket is found as the listening TCP socket of this process on `port`.
+void widen_listen_backlog(int port) {
+  for (int fd = 0; fd < 4096; ++fd) {
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) continue;
+    sockaddr_storage addr{};
+    socklen_t alen = sizeof addr;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) continue;
+    int p = addr.ss_family == AF_INET    ? ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port)
+            : addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
+                                         : -1;
+    if (p == port) ::listen(fd, SOMAXCONN);
+  }
 }
 
 }  // namespace
@@ -272,6 +297,7 @@ Status EmbedServer::bind() {
                      " (in use, or not an address of this machine)");
     port_ = config_.port;
   }
+  widen_listen_backlog(port_);
   bound_.store(true);
   return Status::Ok();
 }
@@ -460,6 +486,13 @@ void EmbedServer::install_routes() {
       ++in_flight_;
       Reply r = handle_embeddings(req.body, api);
       --in_flight_;
+      // Counted before the response goes out, so a client that reads
+      // /metrics right after sees its own request.
+      double seconds = t_request_start == Clock::time_point{}
+                           ? 0.0
+                           : std::chrono::duration<double>(Clock::now() - t_request_start).count();
+      metrics_.observe_request(route_label(req.path), r.status, seconds);
+      t_request_counted = true;
       if (draining_.load()) res.set_header("Connection", "close");
       send(res, r);
     };
@@ -495,6 +528,7 @@ void EmbedServer::install_routes() {
 
   s.set_pre_routing_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response&) {
     t_request_start = Clock::now();
+    t_request_counted = false;
     return httplib::Server::HandlerResponse::Unhandled;
   }));
   // Errors httplib answers itself (404, 405, 413 body too large, 400 bad request): a JSON body.
@@ -514,6 +548,11 @@ void EmbedServer::install_routes() {
     return httplib::Server::HandlerResponse::Handled;
   }));
   s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    if (t_request_counted) {
+      t_request_counted = false;
+      t_request_start = Clock::time_point{};
+      return;
+    }
     double seconds = t_request_start == Clock::time_point{}
                          ? 0.0
                          : std::chrono::duration<double>(Clock::now() - t_request_start).count();

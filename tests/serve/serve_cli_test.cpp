@@ -1,0 +1,294 @@
+// `dlrt serve` as a process on loopback with a real model folder: SIGTERM
+// (graceful shutdown), the accelerator-failure path with the test plugin
+// backends (execfail: CPU fallback, degraded /health, same vectors; strict:
+// 503), usage errors. Needs the built dlrt binary and a working Embedder.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "embed/embedder.h"
+#include "serve_model_folder.h"
+
+extern char** environ;
+
+namespace dlrt::embed {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string dlrt_binary() { return std::string(DLRT_BINARY_DIR) + "/dlrt"; }
+
+// Why the real-model tests cannot run here ("" when they can).
+std::string real_model_skip_reason(const std::string& folder) {
+  if (!fs::exists(dlrt_binary())) return dlrt_binary() + " is not built (ninja dlrt_cli)";
+  EmbedderOptions o;
+  o.device = "cpu";
+  auto e = Embedder::create(folder, o);
+  if (!e.ok()) return "the Embedder cannot load the test folder: " + e.status().to_string();
+  return "";
+}
+
+class ServeProcess {
+ public:
+  ServeProcess(std::vector<std::string> args, std::map<std::string, std::string> env) {
+    int fds[2];
+    if (::pipe(fds) != 0) return;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    std::vector<std::string> argv_s = {dlrt_binary(), "serve"};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::map<std::string, std::string> all;
+    for (char** e = environ; *e; ++e) {
+      std::string kv = *e;
+      auto eq = kv.find('=');
+      if (eq != std::string::npos) all[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    for (auto& [k, v] : env) all[k] = v;
+    std::vector<std::string> env_s;
+    for (auto& [k, v] : all) env_s.push_back(k + "=" + v);
+    std::vector<char*> envp;
+    for (auto& e : env_s) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    if (posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), envp.data()) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(fds[1]);
+    out_ = fds[0];
+  }
+  ~ServeProcess() {
+    if (pid_ > 0 && !exited_) {
+      ::kill(pid_, SIGKILL);
+      int st;
+      ::waitpid(pid_, &st, 0);
+    }
+    if (out_ >= 0) ::close(out_);
+  }
+
+  // Reads stdout until the "listening on http://HOST:PORT" line; the port or -1.
+  int wait_port(int timeout_ms = 20000) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (std::chrono::steady_clock::now() < until) {
+      read_some(100);
+      auto p = stdout_.find("listening on http://");
+      if (p != std::string::npos) {
+        auto colon = stdout_.find(':', p + 20);
+        auto end = stdout_.find(' ', colon);
+        if (colon != std::string::npos && end != std::string::npos)
+          return port_ = std::atoi(stdout_.substr(colon + 1, end - colon - 1).c_str());
+      }
+      if (exited()) return -1;
+    }
+    return -1;
+  }
+  // Polls /health until 200 (ready) or the timeout.
+  bool wait_ready(int timeout_ms = 60000) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (std::chrono::steady_clock::now() < until) {
+      auto r = client().Get("/health");
+      if (r && r->status == 200) return true;
+      if (exited()) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(30, 0);
+    c.set_connection_timeout(5, 0);
+    return c;
+  }
+  void signal(int sig) { ::kill(pid_, sig); }
+  // Exit code, or -1 if it did not exit in time.
+  int wait_exit(int timeout_ms = 30000) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (std::chrono::steady_clock::now() < until) {
+      if (exited()) return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
+      read_some(50);
+    }
+    return -1;
+  }
+  bool exited() {
+    if (exited_) return true;
+    if (pid_ <= 0) return exited_ = true;
+    if (::waitpid(pid_, &status_, WNOHANG) == pid_) exited_ = true;
+    return exited_;
+  }
+  const std::string& output() {
+    read_some(0);
+    return stdout_;
+  }
+  bool started() const { return pid_ > 0; }
+
+ private:
+  void read_some(int timeout_ms) {
+    pollfd p{out_, POLLIN, 0};
+    while (::poll(&p, 1, timeout_ms) > 0 && (p.revents & (POLLIN | POLLHUP))) {
+      char buf[4096];
+      ssize_t n = ::read(out_, buf, sizeof buf);
+      if (n <= 0) break;
+      stdout_.append(buf, static_cast<size_t>(n));
+      timeout_ms = 0;
+    }
+  }
+  pid_t pid_ = -1;
+  int out_ = -1;
+  int port_ = -1;
+  int status_ = 0;
+  bool exited_ = false;
+  std::string stdout_;
+};
+
+std::vector<float> embedding(const httplib::Result& r) {
+  json j = json::parse(r->body, nullptr, false);
+  if (j.is_discarded() || !j.contains("data")) return {};
+  return j["data"][0]["embedding"].get<std::vector<float>>();
+}
+
+double cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) ab += a[i] * b[i], aa += a[i] * a[i], bb += b[i] * b[i];
+  return ab / (std::sqrt(aa * bb) + 1e-30);
+}
+
+class ServeCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::serve_temp_dir("cli");
+    ASSERT_TRUE(testing::make_tiny_model_folder(dir_ / "tiny"));
+    std::string why = real_model_skip_reason((dir_ / "tiny").string());
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::map<std::string, std::string> plugin_env(int fail_after) const {
+    return {{"DLRT_PLUGINS", "execfail"},
+            {"DLRT_PLUGIN_EXECFAIL_LIB", DLRT_TEST_PLUGIN_DIR},
+            {"DLRT_TEST_FAIL_AFTER", std::to_string(fail_after)},
+            {"DLRT_CACHE_DIR", (dir_ / "cache").string()},
+            {"DLRT_DEVICE", ""}};
+  }
+  std::string model() const { return (dir_ / "tiny").string(); }
+  fs::path dir_;
+};
+
+TEST_F(ServeCli, SigtermFinishesInFlightRequestsAndExitsZero) {
+  ServeProcess p({"--model", model(), "--port", "0", "--device", "cpu", "--max-wait-ms", "600"}, {});
+  ASSERT_TRUE(p.started());
+  ASSERT_GT(p.wait_port(), 0) << p.output();
+  ASSERT_TRUE(p.wait_ready()) << p.output();
+  // A request waits ~600 ms for its batch to fill; SIGTERM arrives meanwhile.
+  int status = 0;
+  std::thread in_flight([&] {
+    auto r = p.client().Post("/v1/embeddings", R"({"input":"the quick brown fox"})", "application/json");
+    status = r ? r->status : -1;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  p.signal(SIGTERM);
+  in_flight.join();
+  EXPECT_EQ(status, 200) << "the in-flight request was not finished";
+  EXPECT_EQ(p.wait_exit(), 0) << p.output();
+  EXPECT_NE(p.output().find("stopped"), std::string::npos) << p.output();
+  EXPECT_FALSE(p.client().Get("/health")) << "still accepting connections";
+}
+
+TEST_F(ServeCli, AcceleratorFailureFallsBackToCpuWithTheSameVectors) {
+  // execfail executes twice (warm-up, first request), then fails from call 3 on.
+  ServeProcess p({"--model", model(), "--port", "0", "--device", "execfail,cpu", "--max-wait-ms", "0"},
+                 plugin_env(3));
+  ASSERT_GT(p.wait_port(), 0) << p.output();
+  ASSERT_TRUE(p.wait_ready()) << p.output();
+  json h = json::parse(p.client().Get("/health")->body);
+  EXPECT_EQ(h["status"], "ok") << h.dump();
+  EXPECT_EQ(h["backend"], "execfail") << h.dump();
+  EXPECT_EQ(h["degraded"], false);
+
+  const std::string body = R"({"input":"the river bank at night"})";
+  auto on_accel = p.client().Post("/v1/embeddings", body, "application/json");
+  ASSERT_TRUE(on_accel);
+  ASSERT_EQ(on_accel->status, 200) << on_accel->body;
+  auto after_failure = p.client().Post("/v1/embeddings", body, "application/json");  // call 3 fails -> cpu
+  ASSERT_TRUE(after_failure);
+  ASSERT_EQ(after_failure->status, 200) << after_failure->body;
+  auto a = embedding(on_accel), b = embedding(after_failure);
+  ASSERT_EQ(a.size(), 8u);
+  ASSERT_EQ(b.size(), 8u);
+  EXPECT_GE(cosine(a, b), 0.999);
+
+  h = json::parse(p.client().Get("/health")->body);
+  EXPECT_EQ(h["status"], "degraded") << h.dump();
+  EXPECT_EQ(h["degraded"], true);
+  EXPECT_EQ(h["backend"], "cpu");
+  EXPECT_NE(h["reason"].get<std::string>().find("execute fails on purpose"), std::string::npos) << h.dump();
+  // It keeps answering (and re-probing the plugin in the background of runs).
+  for (int i = 0; i < 5; ++i) {
+    auto r = p.client().Post("/v1/embeddings", body, "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+    EXPECT_GE(cosine(a, embedding(r)), 0.999);
+  }
+  std::string metrics = p.client().Get("/metrics")->body;
+  EXPECT_NE(metrics.find("dlrt_degraded 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("dlrt_device_batches_total{device=\"cpu:0\"}"), std::string::npos) << metrics;
+  p.signal(SIGTERM);
+  EXPECT_EQ(p.wait_exit(), 0);
+}
+
+TEST_F(ServeCli, StrictModeAnswers503WhenTheAcceleratorFails) {
+  ServeProcess p({"--model", model(), "--port", "0", "--device", "execfail", "--strict", "--max-wait-ms", "0"},
+                 plugin_env(3));
+  ASSERT_GT(p.wait_port(), 0) << p.output();
+  ASSERT_TRUE(p.wait_ready()) << p.output();
+  const std::string body = R"({"input":"green light"})";
+  auto ok = p.client().Post("/v1/embeddings", body, "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200) << ok->body;
+  auto failed = p.client().Post("/v1/embeddings", body, "application/json");
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->status, 503) << failed->body;
+  EXPECT_NE(failed->body.find("strict mode"), std::string::npos) << failed->body;
+  json h = json::parse(p.client().Get("/health")->body);
+  EXPECT_EQ(h["degraded"], true) << h.dump();
+  EXPECT_NE(h["reason"].get<std::string>().find("fails on purpose"), std::string::npos) << h.dump();
+  p.signal(SIGTERM);
+  EXPECT_EQ(p.wait_exit(), 0);
+}
+
+TEST_F(ServeCli, UsageErrors) {
+  {
+    ServeProcess p({"--bogus"}, {});
+    EXPECT_EQ(p.wait_exit(), 2);
+  }
+  {
+    ServeProcess p({"--port", "0"}, {{"DLRT_SERVE_MODEL", ""}});
+    EXPECT_EQ(p.wait_exit(), 2);  // no model
+  }
+  {
+    ServeProcess p({"--model", model(), "--port", "99999"}, {});
+    EXPECT_EQ(p.wait_exit(), 2);
+  }
+  {
+    ServeProcess p({"--model", (dir_ / "missing").string(), "--port", "0"}, {});
+    int code = p.wait_exit();
+    EXPECT_NE(code, 0);
+    EXPECT_NE(code, -1);
+  }
+}
+
+}  // namespace
+}  // namespace dlrt::embed
