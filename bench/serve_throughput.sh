@@ -63,7 +63,7 @@ echo "raw:    $(printf '%.1f' "$RAW") inputs/s (dlrt bench, median run $RAW_MED 
 # ---- server --------------------------------------------------------------------------------------
 "$DLRT" serve --model "$MODEL_DIR" --port 0 --device "$DEVICE" --threads "$THREADS" --pool-size "$POOL" \
   --max-batch-size "$BATCH" --max-batch-tokens $((BATCH * SEQ)) --max-wait-ms "$WAIT" \
-  --max-queue $((CLIENTS * PER_REQ * 4 + BATCH)) --http-threads $((CLIENTS + 8)) > "$TMP/serve.out" 2> "$TMP/serve.err" &
+  --max-queue $((CLIENTS * PER_REQ * 4 + BATCH)) --max-inputs-per-request "$PER_REQ" --http-threads $((CLIENTS + 8)) > "$TMP/serve.out" 2> "$TMP/serve.err" &
 SERVER_PID=$!
 PORT=
 for _ in $(seq 1 200); do
