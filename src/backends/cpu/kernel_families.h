@@ -30,5 +30,6 @@ Status register_signal_kernels(KernelRegistry& r);          // signal.cpp: DFT, 
 Status register_linalg_kernels(KernelRegistry& r);          // linalg.cpp: Det
 Status register_text_kernels(KernelRegistry& r);            // text.cpp: StringNormalizer, TfIdfVectorizer
 Status register_fused_kernels(KernelRegistry& r);           // fused.cpp: com.dlrt FusedConv, FusedMatMul, FusedGemm
+Status register_transformer_kernels(KernelRegistry& r);     // transformer.cpp: com.dlrt Attention
 
 }  // namespace dlrt::cpu

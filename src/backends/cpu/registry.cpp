@@ -58,6 +58,7 @@ const KernelRegistry& KernelRegistry::builtin() {
         register_control_flow_kernels, register_sequence_kernels, register_quantize_kernels,
         register_signal_kernels,      register_linalg_kernels,  register_text_kernels,
         register_fused_kernels,
+        register_transformer_kernels,
     };
     for (Register f : families) {
       Status s = f(*r);

@@ -1,0 +1,449 @@
+// Fused transformer kernels (domain com.dlrt, opset 1), emitted by the graph
+// optimiser (src/ir/passes/cpu_fusions.cpp).
+//
+// Attention: Y = softmax(scale * Q·Kᵀ + mask) · V per batch and head.
+//   Inputs: Q, K, V, optional mask (float32, additive, broadcastable to
+//   [B, H, Sq, Skv]). Layout attributes say how each operand is stored:
+//     q_layout / v_layout: "bshd" ([B, S, H, D], the Reshape before the
+//       exporter's Transpose) or "bhsd" ([B, H, S, D]);
+//     k_layout: "bshd", "bhsd" or "bhds" (Kᵀ as [B, H, D, S]);
+//     qkv_layout "packed": input 0 is one [B, S, 3, H, D] tensor (a fused
+//       QKV projection reshaped), inputs 1 and 2 omitted, and
+//       packed_indices [iq, ik, iv] pick Q, K and V along dim 2.
+//   output_layout: "bshd" ([B, Sq, H, Dv], what the exporter's Transpose
+//   back produced) or "bhsd". scale: float (default 1).
+//
+// Work is split over batch x head x blocks of query rows; each task packs
+// Kᵀ for its head once, then runs 4 query rows at a time through Q·Kᵀ
+// (vectorised along the keys), a fused scale/mask/softmax, and P·V
+// (vectorised along the head dim). AVX2+FMA is picked at run time.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include <immintrin.h>
+
+#include "backends/cpu/kernel_families.h"
+
+namespace dlrt::cpu {
+
+namespace {
+
+struct View {
+  const float* base = nullptr;
+  int64_t sb = 0, sh = 0, ss = 0, sd = 0;  // element strides for batch, head, sequence, dim
+};
+
+struct Problem {
+  int64_t B = 0, H = 0, Sq = 0, Skv = 0, D = 0, Dv = 0;
+  View q, k, v;
+  const float* mask = nullptr;
+  int64_t mb = 0, mh = 0, mq = 0, mk = 0;
+  float* out = nullptr;
+  int64_t ob = 0, oh = 0, os = 0;
+  float scale = 1;
+};
+
+constexpr int kRows = 4;  // query rows per inner block
+
+// Per-thread scratch: grows to the largest problem seen, then stays.
+float* scratch(size_t n) {
+  thread_local std::vector<float> buf;
+  if (buf.size() < n) buf.resize(n);
+  return buf.data();
+}
+
+int64_t round8(int64_t n) { return (n + 7) / 8 * 8; }
+
+// Kᵀ of head (b, h) into kt [D][ldk] (ldk = Skv rounded up to 8, zero-padded).
+void pack_kt(const Problem& p, int64_t b, int64_t h, float* kt, int64_t ldk) {
+  const float* k = p.k.base + b * p.k.sb + h * p.k.sh;
+  for (int64_t c = 0; c < p.D; ++c) {
+    float* dst = kt + c * ldk;
+    const float* src = k + c * p.k.sd;
+    if (p.k.ss == 1) std::memcpy(dst, src, sizeof(float) * p.Skv);
+    else
+      for (int64_t j = 0; j < p.Skv; ++j) dst[j] = src[j * p.k.ss];
+    for (int64_t j = p.Skv; j < ldk; ++j) dst[j] = 0;
+  }
+}
+
+// Adds scale/mask to rows of scores and turns them into softmax numerators;
+// returns 1/sum per row in inv. Generic version.
+void softmax_rows_generic(const Problem& p, int64_t b, int64_t h, int64_t i0, int rows, float* s, int64_t lds,
+                          float* inv) {
+  for (int r = 0; r < rows; ++r) {
+    float* row = s + r * lds;
+    const float* m = p.mask ? p.mask + b * p.mb + h * p.mh + (i0 + r) * p.mq : nullptr;
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < p.Skv; ++j) {
+      float x = row[j] * p.scale + (m ? m[j * p.mk] : 0.0f);
+      row[j] = x;
+      mx = std::max(mx, x);
+    }
+    if (mx == -std::numeric_limits<float>::infinity()) mx = 0;  // fully masked row: NaN-free, as unfused
+    float sum = 0;
+    for (int64_t j = 0; j < p.Skv; ++j) {
+      float e = std::exp(row[j] - mx);
+      row[j] = e;
+      sum += e;
+    }
+    inv[r] = 1.0f / sum;
+  }
+}
+
+void attend_generic(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1) {
+  const int64_t ldk = round8(p.Skv);
+  float* kt = scratch(static_cast<size_t>(p.D * ldk + kRows * ldk + kRows * p.Dv));
+  float* s = kt + p.D * ldk;
+  float* acc = s + kRows * ldk;
+  pack_kt(p, b, h, kt, ldk);
+  const float* q = p.q.base + b * p.q.sb + h * p.q.sh;
+  const float* v = p.v.base + b * p.v.sb + h * p.v.sh;
+  for (int64_t i0 = r0; i0 < r1; i0 += kRows) {
+    int rows = static_cast<int>(std::min<int64_t>(kRows, r1 - i0));
+    for (int r = 0; r < rows; ++r) {
+      float* srow = s + r * ldk;
+      std::fill(srow, srow + p.Skv, 0.0f);
+      const float* qr = q + (i0 + r) * p.q.ss;
+      for (int64_t c = 0; c < p.D; ++c) {
+        float qc = qr[c * p.q.sd];
+        const float* kr = kt + c * ldk;
+        for (int64_t j = 0; j < p.Skv; ++j) srow[j] += qc * kr[j];
+      }
+    }
+    float inv[kRows];
+    softmax_rows_generic(p, b, h, i0, rows, s, ldk, inv);
+    for (int r = 0; r < rows; ++r) {
+      float* a = acc + r * p.Dv;
+      std::fill(a, a + p.Dv, 0.0f);
+      const float* srow = s + r * ldk;
+      for (int64_t j = 0; j < p.Skv; ++j) {
+        const float* vr = v + j * p.v.ss;
+        float pj = srow[j];
+        for (int64_t c = 0; c < p.Dv; ++c) a[c] += pj * vr[c * p.v.sd];
+      }
+      float* o = p.out + b * p.ob + h * p.oh + (i0 + r) * p.os;
+      for (int64_t c = 0; c < p.Dv; ++c) o[c] = a[c] * inv[r];
+    }
+  }
+}
+
+#if defined(__x86_64__)
+#define DLRT_AVX2 __attribute__((target("avx2,fma")))
+
+DLRT_AVX2 inline __m256 exp256(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
+  __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 y = _mm256_set1_ps(1.0f / 720);
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.0f / 120));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.0f / 24));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.0f / 6));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(0.5f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.0f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.0f));
+  __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+}
+
+DLRT_AVX2 inline float hmax256(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+  return _mm_cvtss_f32(m);
+}
+
+DLRT_AVX2 inline float hsum256(__m256 v) {
+  __m128 m = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_add_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_add_ss(m, _mm_shuffle_ps(m, m, 1));
+  return _mm_cvtss_f32(m);
+}
+
+DLRT_AVX2 void softmax_rows_avx2(const Problem& p, int64_t b, int64_t h, int64_t i0, int rows, float* s,
+                                 int64_t lds, float* inv) {
+  const int64_t n8 = p.Skv / 8 * 8;
+  const __m256 sc = _mm256_set1_ps(p.scale);
+  for (int r = 0; r < rows; ++r) {
+    float* row = s + r * lds;
+    const float* m = p.mask ? p.mask + b * p.mb + h * p.mh + (i0 + r) * p.mq : nullptr;
+    __m256 vmx = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    int64_t j = 0;
+    if (m && p.mk == 1) {
+      for (; j < n8; j += 8) {
+        __m256 x = _mm256_fmadd_ps(_mm256_loadu_ps(row + j), sc, _mm256_loadu_ps(m + j));
+        _mm256_storeu_ps(row + j, x);
+        vmx = _mm256_max_ps(vmx, x);
+      }
+    } else {
+      __m256 add = _mm256_set1_ps(m ? m[0] : 0.0f);
+      for (; j < n8; j += 8) {
+        __m256 x = _mm256_fmadd_ps(_mm256_loadu_ps(row + j), sc, add);
+        _mm256_storeu_ps(row + j, x);
+        vmx = _mm256_max_ps(vmx, x);
+      }
+    }
+    float mx = hmax256(vmx);
+    for (; j < p.Skv; ++j) {
+      float x = row[j] * p.scale + (m ? m[j * p.mk] : 0.0f);
+      row[j] = x;
+      mx = std::max(mx, x);
+    }
+    if (mx == -std::numeric_limits<float>::infinity()) mx = 0;
+    __m256 vm = _mm256_set1_ps(mx), vs = _mm256_setzero_ps();
+    for (j = 0; j < n8; j += 8) {
+      __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(row + j), vm));
+      _mm256_storeu_ps(row + j, e);
+      vs = _mm256_add_ps(vs, e);
+    }
+    float sum = hsum256(vs);
+    for (; j < p.Skv; ++j) {
+      float e = std::exp(row[j] - mx);
+      row[j] = e;
+      sum += e;
+    }
+    inv[r] = 1.0f / sum;
+  }
+}
+
+DLRT_AVX2 void attend_avx2(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1) {
+  const int64_t ldk = round8(p.Skv);
+  const bool v_contig = p.v.sd == 1;
+  const int64_t vsize = v_contig ? 0 : p.Skv * p.Dv;
+  float* kt = scratch(static_cast<size_t>(p.D * ldk + kRows * ldk + kRows * p.D + vsize));
+  float* s = kt + p.D * ldk;
+  float* qbuf = s + kRows * ldk;
+  float* vbuf = qbuf + kRows * p.D;
+  pack_kt(p, b, h, kt, ldk);
+  const float* q = p.q.base + b * p.q.sb + h * p.q.sh;
+  const float* v = p.v.base + b * p.v.sb + h * p.v.sh;
+  int64_t vss = p.v.ss;
+  if (!v_contig) {
+    for (int64_t j = 0; j < p.Skv; ++j)
+      for (int64_t c = 0; c < p.Dv; ++c) vbuf[j * p.Dv + c] = v[j * p.v.ss + c * p.v.sd];
+    v = vbuf;
+    vss = p.Dv;
+  }
+  for (int64_t i0 = r0; i0 < r1; i0 += kRows) {
+    const int rows = static_cast<int>(std::min<int64_t>(kRows, r1 - i0));
+    for (int r = 0; r < kRows; ++r) {
+      const float* qr = q + (i0 + std::min(r, rows - 1)) * p.q.ss;
+      for (int64_t c = 0; c < p.D; ++c) qbuf[r * p.D + c] = qr[c * p.q.sd];
+    }
+    // Scores: 4 rows x 8 keys per step, K from the packed Kᵀ.
+    for (int64_t j = 0; j < ldk; j += 8) {
+      __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+      const float* kc = kt + j;
+      for (int64_t c = 0; c < p.D; ++c) {
+        __m256 kv = _mm256_loadu_ps(kc + c * ldk);
+        a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(qbuf + c), kv, a0);
+        a1 = _mm256_fmadd_ps(_mm256_broadcast_ss(qbuf + p.D + c), kv, a1);
+        a2 = _mm256_fmadd_ps(_mm256_broadcast_ss(qbuf + 2 * p.D + c), kv, a2);
+        a3 = _mm256_fmadd_ps(_mm256_broadcast_ss(qbuf + 3 * p.D + c), kv, a3);
+      }
+      _mm256_storeu_ps(s + j, a0);
+      _mm256_storeu_ps(s + ldk + j, a1);
+      _mm256_storeu_ps(s + 2 * ldk + j, a2);
+      _mm256_storeu_ps(s + 3 * ldk + j, a3);
+    }
+    float inv[kRows];
+    softmax_rows_avx2(p, b, h, i0, rows, s, ldk, inv);
+    for (int r = rows; r < kRows; ++r) std::fill(s + r * ldk, s + r * ldk + p.Skv, 0.0f);
+    // P·V: 4 rows x 16 dims per step.
+    float* o[kRows];
+    for (int r = 0; r < kRows; ++r) o[r] = p.out + b * p.ob + h * p.oh + (i0 + std::min(r, rows - 1)) * p.os;
+    int64_t c0 = 0;
+    for (; c0 + 16 <= p.Dv; c0 += 16) {
+      __m256 a[kRows][2];
+      for (auto& x : a) x[0] = x[1] = _mm256_setzero_ps();
+      for (int64_t j = 0; j < p.Skv; ++j) {
+        const float* vr = v + j * vss + c0;
+        __m256 v0 = _mm256_loadu_ps(vr), v1 = _mm256_loadu_ps(vr + 8);
+        for (int r = 0; r < kRows; ++r) {
+          __m256 pr = _mm256_broadcast_ss(s + r * ldk + j);
+          a[r][0] = _mm256_fmadd_ps(pr, v0, a[r][0]);
+          a[r][1] = _mm256_fmadd_ps(pr, v1, a[r][1]);
+        }
+      }
+      for (int r = 0; r < rows; ++r) {
+        __m256 sc = _mm256_set1_ps(inv[r]);
+        _mm256_storeu_ps(o[r] + c0, _mm256_mul_ps(a[r][0], sc));
+        _mm256_storeu_ps(o[r] + c0 + 8, _mm256_mul_ps(a[r][1], sc));
+      }
+    }
+    for (; c0 < p.Dv; ++c0)
+      for (int r = 0; r < rows; ++r) {
+        float acc = 0;
+        for (int64_t j = 0; j < p.Skv; ++j) acc += s[r * ldk + j] * v[j * vss + c0];
+        o[r][c0] = acc * inv[r];
+      }
+  }
+}
+#endif
+
+bool use_avx2() {
+#if defined(__x86_64__)
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return ok;
+#else
+  return false;
+#endif
+}
+
+// Dims and strides of a Q/K/V operand stored in `layout`; dims out as B,H,S,D.
+bool view_of(const Tensor& t, const std::string& layout, View& v, int64_t dims[4]) {
+  if (t.rank() != 4) return false;
+  const auto& s = t.shape();
+  v.base = t.data<float>();
+  if (layout == "bshd") {
+    dims[0] = s[0], dims[1] = s[2], dims[2] = s[1], dims[3] = s[3];
+    v.sb = s[1] * s[2] * s[3], v.ss = s[2] * s[3], v.sh = s[3], v.sd = 1;
+  } else if (layout == "bhsd") {
+    dims[0] = s[0], dims[1] = s[1], dims[2] = s[2], dims[3] = s[3];
+    v.sb = s[1] * s[2] * s[3], v.sh = s[2] * s[3], v.ss = s[3], v.sd = 1;
+  } else if (layout == "bhds") {
+    dims[0] = s[0], dims[1] = s[1], dims[2] = s[3], dims[3] = s[2];
+    v.sb = s[1] * s[2] * s[3], v.sh = s[2] * s[3], v.sd = s[3], v.ss = 1;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+class AttentionKernel final : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> create(const ir::Node& n) {
+    auto k = std::make_unique<AttentionKernel>();
+    k->scale_ = n.attr_float("scale", 1.0f);
+    k->packed_ = n.attr_string("qkv_layout", "") == "packed";
+    k->q_layout_ = n.attr_string("q_layout", "bhsd");
+    k->k_layout_ = n.attr_string("k_layout", "bhsd");
+    k->v_layout_ = n.attr_string("v_layout", "bhsd");
+    k->out_bshd_ = n.attr_string("output_layout", "bhsd") == "bshd";
+    std::string ol = n.attr_string("output_layout", "bhsd");
+    if (ol != "bshd" && ol != "bhsd") return InvalidArgument(n.describe() + ": output_layout must be bshd or bhsd");
+    if (k->packed_) {
+      k->packed_idx_ = n.attr_ints("packed_indices", {0, 1, 2});
+      if (k->packed_idx_.size() != 3) return InvalidArgument(n.describe() + ": packed_indices needs 3 values");
+      for (int64_t i : k->packed_idx_)
+        if (i < 0) return InvalidArgument(n.describe() + ": packed_indices must be non-negative");
+    } else {
+      for (const auto* l : {&k->q_layout_, &k->v_layout_})
+        if (*l != "bshd" && *l != "bhsd") return InvalidArgument(n.describe() + ": q/v layout must be bshd or bhsd, got " + *l);
+      if (k->k_layout_ != "bshd" && k->k_layout_ != "bhsd" && k->k_layout_ != "bhds")
+        return InvalidArgument(n.describe() + ": k_layout must be bshd, bhsd or bhds");
+    }
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  Status compute(KernelContext& ctx) const override {
+    Problem p;
+    p.scale = scale_;
+    int64_t qd[4], kd[4], vd[4];
+    const Tensor* q = ctx.input(0);
+    if (!q || q->dtype() != DType::kFloat32) return ctx.invalid("Q must be a float32 tensor");
+    size_t mask_index = 3;
+    if (packed_) {
+      if (q->rank() != 5) return ctx.invalid("packed QKV must be [B, S, n, H, D], got " + shape_to_string(q->shape()));
+      const auto& s = q->shape();
+      for (int64_t i : packed_idx_)
+        if (i >= s[2]) return ctx.invalid("packed index " + std::to_string(i) + " out of range for " + shape_to_string(s));
+      View base;
+      base.sb = s[1] * s[2] * s[3] * s[4], base.ss = s[2] * s[3] * s[4], base.sh = s[4], base.sd = 1;
+      p.q = p.k = p.v = base;
+      p.q.base = q->data<float>() + packed_idx_[0] * s[3] * s[4];
+      p.k.base = q->data<float>() + packed_idx_[1] * s[3] * s[4];
+      p.v.base = q->data<float>() + packed_idx_[2] * s[3] * s[4];
+      qd[0] = kd[0] = vd[0] = s[0];
+      qd[1] = kd[1] = vd[1] = s[3];
+      qd[2] = kd[2] = vd[2] = s[1];
+      qd[3] = kd[3] = vd[3] = s[4];
+    } else {
+      const Tensor* k = ctx.input(1);
+      const Tensor* v = ctx.input(2);
+      if (!k || !v || k->dtype() != DType::kFloat32 || v->dtype() != DType::kFloat32)
+        return ctx.invalid("K and V must be float32 tensors");
+      if (!view_of(*q, q_layout_, p.q, qd) || !view_of(*k, k_layout_, p.k, kd) || !view_of(*v, v_layout_, p.v, vd))
+        return ctx.invalid("Q, K, V must be rank 4, got " + shape_to_string(q->shape()) + ", " +
+                           shape_to_string(k->shape()) + ", " + shape_to_string(v->shape()));
+    }
+    if (qd[0] != kd[0] || qd[0] != vd[0] || qd[1] != kd[1] || qd[1] != vd[1] || qd[3] != kd[3] || kd[2] != vd[2])
+      return ctx.invalid("Q/K/V dims disagree: Q (B,H,S,D) = " + shape_to_string(std::vector<int64_t>(qd, qd + 4)) +
+                         ", K = " + shape_to_string(std::vector<int64_t>(kd, kd + 4)) +
+                         ", V = " + shape_to_string(std::vector<int64_t>(vd, vd + 4)));
+    p.B = qd[0], p.H = qd[1], p.Sq = qd[2], p.D = qd[3], p.Skv = kd[2], p.Dv = vd[3];
+    const int64_t target[4] = {p.B, p.H, p.Sq, p.Skv};
+    if (const Tensor* m = ctx.input(mask_index)) {
+      if (m->dtype() != DType::kFloat32 || m->rank() > 4) return ctx.invalid("mask must be float32 of rank <= 4");
+      int64_t md[4] = {1, 1, 1, 1};
+      for (size_t i = 0; i < m->rank(); ++i) md[4 - m->rank() + i] = m->dim(i);
+      int64_t stride = 1, st[4];
+      for (int i = 3; i >= 0; --i) {
+        if (md[i] != 1 && md[i] != target[i])
+          return ctx.invalid("mask " + shape_to_string(m->shape()) + " does not broadcast to scores " +
+                             shape_to_string(std::vector<int64_t>(target, target + 4)));
+        st[i] = md[i] == 1 ? 0 : stride;
+        stride *= md[i];
+      }
+      p.mask = m->data<float>();
+      p.mb = st[0], p.mh = st[1], p.mq = st[2], p.mk = st[3];
+      if (p.mk != 0 && p.mk != 1) return ctx.invalid("mask layout not supported");
+    }
+    Shape out_shape = out_bshd_ ? Shape{p.B, p.Sq, p.H, p.Dv} : Shape{p.B, p.H, p.Sq, p.Dv};
+    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, DType::kFloat32, out_shape));
+    if (out->size() == 0) return Status::Ok();
+    if (p.Skv == 0) return Status::Ok();  // softmax over nothing: zeros (as an empty MatMul gives)
+    p.out = out->data<float>();
+    if (out_bshd_) p.ob = p.Sq * p.H * p.Dv, p.oh = p.Dv, p.os = p.H * p.Dv;
+    else p.ob = p.H * p.Sq * p.Dv, p.oh = p.Sq * p.Dv, p.os = p.Dv;
+    // Tasks: (b, h, row block); enough blocks to keep every thread busy.
+    const int64_t heads = p.B * p.H;
+    int64_t threads = ctx.pool().num_threads();
+    int64_t blocks = std::max<int64_t>(1, std::min<int64_t>((p.Sq + 15) / 16, (4 * threads + heads - 1) / heads));
+    int64_t rows_per = (p.Sq + blocks - 1) / blocks;
+    rows_per = (rows_per + kRows - 1) / kRows * kRows;
+    blocks = (p.Sq + rows_per - 1) / rows_per;
+    const bool avx2 = use_avx2();
+    ctx.pool().parallel_for(heads * blocks, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        int64_t bh = t / blocks, blk = t % blocks;
+        int64_t r0 = blk * rows_per, r1 = std::min(p.Sq, r0 + rows_per);
+        if (r0 >= r1) continue;
+#if defined(__x86_64__)
+        if (avx2) {
+          attend_avx2(p, bh / p.H, bh % p.H, r0, r1);
+          continue;
+        }
+#endif
+        attend_generic(p, bh / p.H, bh % p.H, r0, r1);
+      }
+    });
+    return Status::Ok();
+  }
+
+ private:
+  float scale_ = 1;
+  bool packed_ = false;
+  std::vector<int64_t> packed_idx_;
+  std::string q_layout_, k_layout_, v_layout_;
+  bool out_bshd_ = false;
+};
+
+}  // namespace
+
+Status register_transformer_kernels(KernelRegistry& r) {
+  KernelDef def;
+  def.op_type = "Attention";
+  def.domain = "com.dlrt";
+  def.min_opset = 1;
+  def.max_opset = 1;
+  def.factory = [](const ir::Node& n) { return AttentionKernel::create(n); };
+  return r.add(std::move(def));
+}
+
+}  // namespace dlrt::cpu

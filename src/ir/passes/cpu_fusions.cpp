@@ -1,0 +1,420 @@
+// Fusions into ops only the CPU backend runs: Gelu (opset 20), com.dlrt
+// Attention, FusedMatMul, FusedGemm, FusedConv.
+#include <cmath>
+
+#include "ir/passes/rewriter.h"
+
+namespace dlrt::ir::passes {
+
+namespace {
+
+ValueId other_input(const Node& n, ValueId v) {
+  if (n.inputs.size() != 2) return kNoValue;
+  if (n.inputs[0] == v) return n.inputs[1];
+  if (n.inputs[1] == v) return n.inputs[0];
+  return kNoValue;
+}
+
+int sole_consumer(Rewriter& rw, ValueId v, const char* op) {
+  if (!rw.single_use(v)) return -1;
+  int c = rw.consumers(v)[0];
+  return is_op(rw.node(c), op) ? c : -1;
+}
+
+bool is_float32(const Graph& g, ValueId v) {
+  DType d = g.values[v].type.dtype;
+  return d == DType::kFloat32;
+}
+
+// Transpose perm of node p, if it is a Transpose with an explicit perm.
+std::optional<std::vector<int64_t>> perm_of(Rewriter& rw, int p) {
+  if (p < 0 || !is_op(rw.node(p), "Transpose") || !rw.node(p).has_attr("perm")) return std::nullopt;
+  return rw.node(p).attr_ints("perm");
+}
+
+}  // namespace
+
+int fuse_gelu(Graph& g, PassContext& ctx) {
+  if (!ctx.can_run("Gelu", "", 20)) return 0;
+  Rewriter rw(g, ctx);
+  int fired = 0;
+  for (int e = 0; e < rw.size(); ++e) {
+    if (rw.dead(e) || !is_op(rw.node(e), "Erf")) continue;
+    // u = x / sqrt(2) or x * (1 / sqrt(2))
+    ValueId u = rw.node(e).inputs[0];
+    int pu = rw.producer(u);
+    if (pu < 0 || !rw.single_use(u) || rw.node(pu).inputs.size() != 2) continue;
+    const Node& un = rw.node(pu);
+    ValueId x = kNoValue;
+    if (is_op(un, "Div")) {
+      auto c = rw.scalar(un.inputs[1]);
+      if (c && near(*c, std::sqrt(2.0))) x = un.inputs[0];
+    } else if (is_op(un, "Mul")) {
+      for (int k = 0; k < 2 && x == kNoValue; ++k) {
+        auto c = rw.scalar(un.inputs[k]);
+        if (c && near(*c, std::sqrt(0.5))) x = un.inputs[1 - k];
+      }
+    }
+    if (x == kNoValue || !is_float32(g, x)) continue;
+    int add = sole_consumer(rw, rw.node(e).outputs[0], "Add");
+    if (add < 0) continue;
+    auto one = rw.scalar(other_input(rw.node(add), rw.node(e).outputs[0]));
+    if (!one || *one != 1.0) continue;
+    ValueId a = rw.node(add).outputs[0];
+    int m = sole_consumer(rw, a, "Mul");
+    if (m < 0) continue;
+    ValueId o = other_input(rw.node(m), a);
+    std::vector<int> chain = {pu, e, add, m};
+    int last = -1;
+    auto half = rw.scalar(o);
+    if (o == x) {  // (x * a) * 0.5
+      int m2 = sole_consumer(rw, rw.node(m).outputs[0], "Mul");
+      if (m2 < 0) continue;
+      auto h = rw.scalar(other_input(rw.node(m2), rw.node(m).outputs[0]));
+      if (!h || !near(*h, 0.5)) continue;
+      chain.push_back(m2);
+      last = m2;
+    } else if (half && near(*half, 0.5)) {  // x * (a * 0.5)
+      int m2 = sole_consumer(rw, rw.node(m).outputs[0], "Mul");
+      if (m2 < 0 || other_input(rw.node(m2), rw.node(m).outputs[0]) != x) continue;
+      chain.push_back(m2);
+      last = m2;
+    } else if (int ph = rw.producer_op(o, "Mul"); ph >= 0 && rw.single_use(o)) {  // (x * 0.5) * a
+      ValueId hv = other_input(rw.node(ph), x);
+      auto h = rw.scalar(hv);
+      if (hv == kNoValue || !h || !near(*h, 0.5)) continue;
+      chain.push_back(ph);
+      last = m;
+    } else {
+      continue;
+    }
+    Node gelu;
+    gelu.name = rw.node(e).name + "_gelu";
+    gelu.op_type = "Gelu";
+    gelu.opset = 20;
+    gelu.inputs = {x};
+    gelu.outputs = {rw.node(last).outputs[0]};
+    gelu.attributes["approximate"] = make_attr_string("none");
+    log_fired("gelu", "fused " + std::to_string(chain.size()) + " nodes around " + rw.node(e).describe());
+    for (int k : chain)
+      if (k != last) rw.remove(k);
+    rw.replace(last, std::move(gelu));
+    ++fired;
+  }
+  rw.commit();
+  ctx.count("gelu", fired);
+  return fired;
+}
+
+namespace {
+
+// Where Q, K or V comes from: the tensor the kernel reads and its layout.
+struct Source {
+  ValueId value = kNoValue;
+  std::string layout;      // "bshd", "bhsd", "bhds" (K only: already transposed)
+  std::vector<int> nodes;  // nodes absorbed into the fusion
+  int64_t packed_index = -1;  // >= 0: value is a packed [B,S,3,H,D] tensor
+  ValueId packed = kNoValue;
+};
+
+// A [B,H,S,D] operand (`kt` false) or Kᵀ [B,H,D,S] (`kt` true) read through
+// the Transposes / packed-QKV Gather in front of it.
+std::optional<Source> trace_operand(Rewriter& rw, ValueId v, bool kt) {
+  Source s;
+  int p = rw.producer(v);
+  auto perm = perm_of(rw, p);
+  if (perm && perm->size() == 4 && rw.single_use(v)) {
+    const std::vector<int64_t>& q = *perm;
+    ValueId in = rw.node(p).inputs[0];
+    if (!kt && q == std::vector<int64_t>{0, 2, 1, 3}) return Source{in, "bshd", {p}};
+    if (kt && q == std::vector<int64_t>{0, 2, 3, 1}) return Source{in, "bshd", {p}};
+    if (kt && q == std::vector<int64_t>{0, 1, 3, 2}) {
+      // Kᵀ of a [B,H,S,D] tensor: trace that one further.
+      auto inner = trace_operand(rw, in, false);
+      if (inner) {
+        inner->nodes.push_back(p);
+        return inner;
+      }
+      return Source{in, "bhsd", {p}};
+    }
+    return std::nullopt;
+  }
+  // Packed QKV: Gather(Transpose(x5, [2,0,3,1,4]), i, axis 0) with x5 [B,S,3,H,D].
+  if (int gth = rw.producer_op(v, "Gather"); gth >= 0 && rw.single_use(v) && !kt) {
+    const Node& gn = rw.node(gth);
+    auto idx = rw.scalar(gn.inputs[1]);
+    const Tensor* it = rw.constant(gn.inputs[1]);
+    if (gn.attr_int("axis", 0) == 0 && idx && it && it->rank() == 0 && *idx >= 0 && *idx < 3) {
+      int tp = rw.producer(gn.inputs[0]);
+      auto tperm = perm_of(rw, tp);
+      if (tperm && *tperm == std::vector<int64_t>{2, 0, 3, 1, 4}) {
+        Source r;
+        r.value = rw.node(tp).inputs[0];
+        r.layout = "packed";
+        r.nodes = {gth};
+        r.packed_index = static_cast<int64_t>(*idx);
+        r.packed = gn.inputs[0];
+        return r;
+      }
+    }
+  }
+  // Plain operand, no layout change known: only with a known rank 4.
+  const auto& shape = rw.graph().values[v].type.shape;
+  if (shape && shape->size() == 4) return Source{v, kt ? "bhds" : "bhsd", {}};
+  return std::nullopt;
+}
+
+}  // namespace
+
+int fuse_attention(Graph& g, PassContext& ctx) {
+  if (!ctx.can_run("Attention", "com.dlrt", 1)) return 0;
+  Rewriter rw(g, ctx);
+  int fired = 0;
+  for (int sm = 0; sm < rw.size(); ++sm) {
+    if (rw.dead(sm) || !is_op(rw.node(sm), "Softmax")) continue;
+    const Node& smn = rw.node(sm);
+    int64_t axis = smn.attr_int("axis", smn.opset >= 13 ? -1 : 1);
+    if (axis != -1 && axis != 3) continue;
+    if (axis == 3 && smn.opset < 13) continue;
+    ValueId probs = smn.outputs[0];
+    int mm2 = sole_consumer(rw, probs, "MatMul");
+    if (mm2 < 0 || rw.node(mm2).inputs[0] != probs) continue;
+    std::vector<int> chain = {sm, mm2};
+    // Scores: [Add(mask)] <- [Div/Mul scale] <- MatMul(Q, Kᵀ)
+    ValueId s = smn.inputs[0];
+    ValueId mask = kNoValue;
+    double scale = 1.0;
+    int mm1 = -1;
+    auto trace_scores = [&](ValueId v, std::vector<int>& nodes, double& sc) -> int {
+      if (!rw.single_use(v)) return -1;
+      int p = rw.producer(v);
+      if (p < 0) return -1;
+      const Node& n = rw.node(p);
+      if (is_op(n, "MatMul")) return p;
+      if (is_op(n, "Div")) {
+        auto c = rw.scalar(n.inputs[1]);
+        int q = rw.producer_op(n.inputs[0], "MatMul");
+        if (!c || *c == 0 || q < 0 || !rw.single_use(n.inputs[0])) return -1;
+        sc = 1.0 / *c;
+        nodes.push_back(p);
+        return q;
+      }
+      if (is_op(n, "Mul")) {
+        for (int k = 0; k < 2; ++k) {
+          auto c = rw.scalar(n.inputs[k]);
+          int q = rw.producer_op(n.inputs[1 - k], "MatMul");
+          if (c && q >= 0 && rw.single_use(n.inputs[1 - k])) {
+            sc = *c;
+            nodes.push_back(p);
+            return q;
+          }
+        }
+      }
+      return -1;
+    };
+    std::vector<int> score_nodes;
+    if (int add = rw.producer_op(s, "Add"); add >= 0 && rw.single_use(s)) {
+      for (int k = 0; k < 2 && mm1 < 0; ++k) {
+        std::vector<int> nodes;
+        double sc = 1.0;
+        int q = trace_scores(rw.node(add).inputs[k], nodes, sc);
+        if (q >= 0) {
+          mm1 = q;
+          mask = rw.node(add).inputs[1 - k];
+          scale = sc;
+          score_nodes = nodes;
+          score_nodes.push_back(add);
+        }
+      }
+    } else {
+      mm1 = trace_scores(s, score_nodes, scale);
+    }
+    if (mm1 < 0) continue;
+    chain.push_back(mm1);
+    chain.insert(chain.end(), score_nodes.begin(), score_nodes.end());
+    if (mask != kNoValue && !is_float32(g, mask)) continue;
+    auto q = trace_operand(rw, rw.node(mm1).inputs[0], false);
+    auto k = trace_operand(rw, rw.node(mm1).inputs[1], true);
+    auto v = trace_operand(rw, rw.node(mm2).inputs[1], false);
+    if (!q || !k || !v) continue;
+    bool packed = q->layout == "packed" || k->layout == "packed" || v->layout == "packed";
+    if (packed) {
+      // All three from the same packed tensor, through the same Transpose.
+      if (q->layout != "packed" || k->layout != "packed" || v->layout != "packed" || q->value != k->value ||
+          q->value != v->value || q->packed != k->packed || q->packed != v->packed)
+        continue;
+      auto users = rw.consumers(q->packed);
+      if (users.size() != 3 || rw.escapes(q->packed)) continue;
+      chain.push_back(rw.producer(q->packed));
+    }
+    if (!is_float32(g, packed ? q->value : q->value)) {
+      // Types may be unknown where shape inference did not reach: accept
+      // when the Softmax input is known float32 instead.
+      if (!is_float32(g, s) && !is_float32(g, probs)) continue;
+    }
+    for (auto* src : {&*q, &*k, &*v}) chain.insert(chain.end(), src->nodes.begin(), src->nodes.end());
+    // Output: absorb Transpose(0,2,1,3) back to [B,S,H,D] when it is the only reader.
+    ValueId out = rw.node(mm2).outputs[0];
+    std::string out_layout = "bhsd";
+    int last = mm2;
+    if (int ot = sole_consumer(rw, out, "Transpose"); ot >= 0) {
+      auto p = perm_of(rw, ot);
+      if (p && *p == std::vector<int64_t>{0, 2, 1, 3}) {
+        out = rw.node(ot).outputs[0];
+        out_layout = "bshd";
+        chain.push_back(ot);
+        last = ot;
+      }
+    }
+    Node att;
+    att.name = rw.node(mm1).name + "_attention";
+    att.op_type = "Attention";
+    att.domain = "com.dlrt";
+    att.opset = 1;
+    att.attributes["scale"] = make_attr_float(static_cast<float>(scale));
+    att.attributes["output_layout"] = make_attr_string(out_layout);
+    if (packed) {
+      att.inputs = {q->value, kNoValue, kNoValue};
+      att.attributes["qkv_layout"] = make_attr_string("packed");
+      att.attributes["packed_indices"] = make_attr_ints({q->packed_index, k->packed_index, v->packed_index});
+    } else {
+      att.inputs = {q->value, k->value, v->value};
+      att.attributes["q_layout"] = make_attr_string(q->layout);
+      att.attributes["k_layout"] = make_attr_string(k->layout);
+      att.attributes["v_layout"] = make_attr_string(v->layout);
+    }
+    if (mask != kNoValue) att.inputs.push_back(mask);
+    att.outputs = {out};
+    log_fired("attention", "fused " + std::to_string(chain.size()) + " nodes into " + att.name + " (scale " +
+                               std::to_string(scale) + (mask != kNoValue ? ", masked" : "") + ", " +
+                               (packed ? std::string("packed qkv") : q->layout + "/" + k->layout + "/" + v->layout) + ")");
+    for (int n : chain)
+      if (n != last) rw.remove(n);
+    rw.replace(last, std::move(att));
+    ++fired;
+  }
+  rw.commit();
+  ctx.count("attention", fired);
+  return fired;
+}
+
+namespace {
+
+// Activation node -> (name, params) for the fused kernels.
+std::optional<std::pair<std::string, std::vector<float>>> activation_of(Rewriter& rw, const Node& n) {
+  if (!n.domain.empty()) return std::nullopt;
+  const std::string& op = n.op_type;
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh") return std::make_pair(op, std::vector<float>{});
+  if (op == "LeakyRelu") return std::make_pair(op, std::vector<float>{n.attr_float("alpha", 0.01f)});
+  if (op == "HardSigmoid")
+    return std::make_pair(op, std::vector<float>{n.attr_float("alpha", 0.2f), n.attr_float("beta", 0.5f)});
+  if (op == "HardSwish") return std::make_pair(op, std::vector<float>{});
+  if (op == "Gelu" && n.opset >= 20) {
+    std::string a = n.attr_string("approximate", "none");
+    return std::make_pair(std::string(a == "tanh" ? "Gelu_tanh" : "Gelu"), std::vector<float>{});
+  }
+  if (op == "Clip") {
+    float lo = -INFINITY, hi = INFINITY;
+    if (n.opset < 11) {
+      lo = n.attr_float("min", -3.4028234663852886e+38f);
+      hi = n.attr_float("max", 3.4028234663852886e+38f);
+    } else {
+      if (n.inputs.size() > 1 && n.inputs[1] != kNoValue) {
+        auto c = rw.scalar(n.inputs[1]);
+        if (!c) return std::nullopt;
+        lo = static_cast<float>(*c);
+      }
+      if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+        auto c = rw.scalar(n.inputs[2]);
+        if (!c) return std::nullopt;
+        hi = static_cast<float>(*c);
+      }
+    }
+    return std::make_pair(std::string("Clip"), std::vector<float>{lo, hi});
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int fuse_bias_activation(Graph& g, PassContext& ctx) {
+  Rewriter rw(g, ctx);
+  int fired = 0;
+  for (int i = 0; i < rw.size(); ++i) {
+    if (rw.dead(i)) continue;
+    const Node& n = rw.node(i);
+    bool conv = is_op(n, "Conv"), gemm = is_op(n, "Gemm"), matmul = is_op(n, "MatMul");
+    if (!conv && !gemm && !matmul) continue;
+    const char* fused_op = conv ? "FusedConv" : gemm ? "FusedGemm" : "FusedMatMul";
+    if (!ctx.can_run(fused_op, "com.dlrt", 1)) continue;
+    if (n.outputs.size() != 1 || n.inputs.size() < 2) continue;
+    if (!is_float32(g, n.inputs[0]) && !(rw.constant(n.inputs[1]) && rw.constant(n.inputs[1])->dtype() == DType::kFloat32))
+      continue;
+    Node fused = n;
+    fused.name = n.name + "_fused";
+    fused.op_type = fused_op;
+    fused.domain = "com.dlrt";
+    fused.opset = 1;
+    ValueId out = n.outputs[0];
+    std::vector<int> chain = {i};
+    int last = i;
+    // Bias: MatMul + Add(constant 1-D of N) (N from a constant 2-D B).
+    if (matmul) {
+      const Tensor* b = rw.constant(n.inputs[1]);
+      if (int ad = sole_consumer(rw, out, "Add"); ad >= 0 && b && b->rank() == 2) {
+        ValueId bias = other_input(rw.node(ad), out);
+        const Tensor* bt = rw.constant(bias);
+        if (bt && bt->rank() == 1 && bt->size() == b->dim(1) && bt->dtype() == DType::kFloat32) {
+          fused.inputs = {n.inputs[0], n.inputs[1], bias};
+          out = rw.node(ad).outputs[0];
+          chain.push_back(ad);
+          last = ad;
+        }
+      }
+    }
+    // Conv: residual Add of a same-shape tensor (Z), only when shapes are known equal.
+    if (conv) {
+      if (int ad = sole_consumer(rw, out, "Add"); ad >= 0) {
+        ValueId z = other_input(rw.node(ad), out);
+        const auto& zs = g.values[z].type.shape;
+        const auto& ys = g.values[out].type.shape;
+        bool same = zs && ys && zs->size() == ys->size();
+        if (same)
+          for (size_t k = 0; k < zs->size(); ++k) same = same && (*zs)[k].is_static() && (*ys)[k].is_static() && (*zs)[k].size == (*ys)[k].size;
+        if (same && z != kNoValue && rw.producer(z) != i) {
+          while (fused.inputs.size() < 3) fused.inputs.push_back(kNoValue);
+          fused.inputs.resize(3);
+          fused.inputs.push_back(z);
+          out = rw.node(ad).outputs[0];
+          chain.push_back(ad);
+          last = ad;
+        }
+      }
+    }
+    // Activation.
+    if (rw.single_use(out)) {
+      int a = rw.consumers(out)[0];
+      const Node& an = rw.node(a);
+      auto act = activation_of(rw, an);
+      if (act && !an.inputs.empty() && an.inputs[0] == out) {
+        fused.attributes["activation"] = make_attr_string(act->first);
+        if (!act->second.empty()) fused.attributes["activation_params"] = make_attr_floats(act->second);
+        out = an.outputs[0];
+        chain.push_back(a);
+        last = a;
+      }
+    }
+    if (chain.size() == 1) continue;
+    fused.outputs = {out};
+    log_fired("bias-activation", "fused " + std::to_string(chain.size()) + " nodes into " + fused.describe());
+    for (int k : chain)
+      if (k != last) rw.remove(k);
+    rw.replace(last, std::move(fused));
+    ++fired;
+  }
+  rw.commit();
+  ctx.count("bias-activation", fired);
+  return fired;
+}
+
+}  // namespace dlrt::ir::passes

@@ -1,0 +1,103 @@
+// Graph optimisation passes on dlrt's IR.
+//
+// Every pass rewrites one Graph in place (the top-level graph; subgraphs are
+// left alone) and returns how many rewrites it made. Passes never remove or
+// rename graph inputs or outputs, and never drop a value a subgraph captures
+// by name. The ir layer does not know any backend: constant folding runs
+// nodes through an Evaluator supplied by the caller (runtime/optimize.cpp
+// plugs in the CPU kernels).
+//
+// Two families (see runtime/optimize.h for the order they run in):
+//  - standard passes keep standard ONNX ops and may run before placement:
+//    constant folding, dead-node elimination, shape inference + shape-subgraph
+//    folding, Conv+BatchNormalization folding, transpose elimination,
+//    decomposed LayerNorm -> LayerNormalization;
+//  - fusions emit com.dlrt ops (FusedConv, FusedGemm, FusedMatMul, Attention)
+//    or Gelu (opset 20) that only the CPU backend runs: they run on CPU-placed
+//    nodes only.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dlrt/status.h"
+#include "dlrt/tensor.h"
+#include "ir/graph.h"
+
+namespace dlrt::ir::passes {
+
+// Computes one node on constant inputs (nullptr for an omitted input).
+using Evaluator = std::function<Result<std::vector<Tensor>>(const Node& node, const std::vector<const Tensor*>& inputs)>;
+
+struct PassContext {
+  Evaluator evaluate;  // may be empty: constant folding then only folds shapes
+  // Whether the target runs op/domain/opset (fusions emit only ops it has);
+  // empty means everything is available.
+  std::function<bool(const std::string& op, const std::string& domain, int opset)> supports;
+  bool can_run(const std::string& op, const std::string& domain, int opset) const {
+    return !supports || supports(op, domain, opset);
+  }
+  // Constant folding leaves nodes whose outputs would exceed this many bytes
+  // (e.g. a ConstantOfShape of a huge size) to run time.
+  int64_t max_fold_bytes = 16 << 20;
+  // Optional per-node tags (e.g. the session's partition index) kept aligned
+  // with graph.nodes as passes remove and replace nodes; a fused node keeps
+  // the tag of the node it replaced.
+  std::vector<int>* node_tags = nullptr;
+  // Rewrites per pass name, for logs and tests.
+  std::map<std::string, int> fired;
+  void count(const std::string& pass, int n = 1) {
+    if (n > 0) fired[pass] += n;
+  }
+};
+
+// Nodes whose outputs nobody reads (not a graph output, no node input, no
+// subgraph capture) are removed; constants nobody reads any more are freed.
+int eliminate_dead_nodes(Graph& g, PassContext& ctx);
+
+// Nodes whose inputs are all constants are computed once (through
+// ctx.evaluate) and become constants. Nondeterministic ops are skipped.
+int fold_constants(Graph& g, PassContext& ctx);
+
+// Propagates dtypes and (symbolic) shapes through the graph, writing them into
+// Value::type where the model left them unknown, and tracks the values of
+// small int64 shape tensors (Shape -> Gather/Slice/Concat/Unsqueeze/...).
+// Every such value that turns out fully known becomes a constant (the node
+// that produced it is then dead). `input_shapes` optionally pins graph
+// inputs to concrete shapes (by input name).
+int fold_shapes(Graph& g, PassContext& ctx, const std::map<std::string, Shape>& input_shapes = {});
+
+// Conv (constant W, B) followed by BatchNormalization (constant params,
+// inference mode) -> one Conv with scaled weights and bias.
+int fold_conv_batchnorm(Graph& g, PassContext& ctx);
+
+// Transpose(Transpose(x)) -> one Transpose (or nothing when the perms
+// cancel); identity Transposes disappear.
+int eliminate_transposes(Graph& g, PassContext& ctx);
+
+// The decomposed LayerNorm (ReduceMean, Sub, Pow 2, ReduceMean, Add eps,
+// Sqrt, Div, optional Mul gamma / Add beta over the last axis) -> one
+// LayerNormalization (opset 17).
+int fuse_layer_norm(Graph& g, PassContext& ctx);
+
+// --- CPU-only fusions (emit ops only the CPU backend knows) ---
+
+// x * 0.5 * (1 + erf(x / sqrt(2))) in any of its usual arrangements -> Gelu
+// (ONNX opset 20, approximate "none").
+int fuse_gelu(Graph& g, PassContext& ctx);
+
+// MatMul/Softmax attention -> com.dlrt Attention (see backends/cpu/transformer.cpp):
+//   Q·Kᵀ (MatMul), scale (Div or Mul by a constant scalar, either side of the
+//   MatMul), optional additive mask (Add), Softmax over the last axis,
+//   ·V (MatMul); Q/K/V read through the Transposes (and the Gathers of a
+//   packed QKV tensor) the exporters put in front, and the output Transpose
+//   back to [batch, seq, heads, dim] absorbed when present.
+int fuse_attention(Graph& g, PassContext& ctx);
+
+// Conv/Gemm/MatMul + bias (Add of a constant row vector) + activation, and
+// Conv + residual Add -> com.dlrt FusedConv / FusedGemm / FusedMatMul.
+int fuse_bias_activation(Graph& g, PassContext& ctx);
+
+}  // namespace dlrt::ir::passes

@@ -1,0 +1,235 @@
+// Rewrites that keep standard ONNX ops: Conv+BatchNormalization folding,
+// transpose elimination, decomposed LayerNorm -> LayerNormalization.
+#include <cmath>
+#include <numeric>
+
+#include "ir/passes/rewriter.h"
+
+namespace dlrt::ir::passes {
+
+namespace {
+
+std::vector<double> as_doubles(const Tensor& t) {
+  std::vector<double> r(static_cast<size_t>(t.size()));
+  for (int64_t i = 0; i < t.size(); ++i) r[i] = element_as_double(t, i);
+  return r;
+}
+
+// The other input of a two-input node, given one of them.
+ValueId other_input(const Node& n, ValueId v) {
+  if (n.inputs.size() != 2) return kNoValue;
+  if (n.inputs[0] == v) return n.inputs[1];
+  if (n.inputs[1] == v) return n.inputs[0];
+  return kNoValue;
+}
+
+// The single live consumer of v when it is `op`, else -1.
+int sole_consumer(const Rewriter& rw, ValueId v, const char* op) {
+  if (!rw.single_use(v)) return -1;
+  int c = rw.consumers(v)[0];
+  return is_op(const_cast<Rewriter&>(rw).node(c), op) ? c : -1;
+}
+
+std::optional<int> value_rank(const Graph& g, ValueId v) {
+  const auto& s = g.values[v].type.shape;
+  if (!s) return std::nullopt;
+  return static_cast<int>(s->size());
+}
+
+}  // namespace
+
+int fold_conv_batchnorm(Graph& g, PassContext& ctx) {
+  Rewriter rw(g, ctx);
+  int fired = 0;
+  for (int i = 0; i < rw.size(); ++i) {
+    if (rw.dead(i) || !is_op(rw.node(i), "BatchNormalization")) continue;
+    const Node bn = rw.node(i);
+    if (bn.inputs.size() < 5 || bn.attr_int("training_mode", 0) != 0) continue;
+    bool extra_outputs = false;
+    for (size_t k = 1; k < bn.outputs.size(); ++k) extra_outputs = extra_outputs || bn.outputs[k] != kNoValue;
+    if (extra_outputs) continue;
+    int c = rw.producer_op(bn.inputs[0], "Conv");
+    if (c < 0 || !rw.single_use(bn.inputs[0])) continue;
+    const Node conv = rw.node(c);
+    if (conv.inputs.size() < 2) continue;
+    const Tensor* w = rw.constant(conv.inputs[1]);
+    const Tensor* b = conv.inputs.size() > 2 && conv.inputs[2] != kNoValue ? rw.constant(conv.inputs[2]) : nullptr;
+    if (!w || (conv.inputs.size() > 2 && conv.inputs[2] != kNoValue && !b)) continue;
+    if (w->dtype() != DType::kFloat32 || w->rank() < 3) continue;
+    const Tensor *scale = rw.constant(bn.inputs[1]), *bias = rw.constant(bn.inputs[2]), *mean = rw.constant(bn.inputs[3]),
+                 *var = rw.constant(bn.inputs[4]);
+    if (!scale || !bias || !mean || !var) continue;
+    int64_t m = w->dim(0);
+    if (scale->size() != m || bias->size() != m || mean->size() != m || var->size() != m || (b && b->size() != m)) continue;
+    double eps = bn.attr_float("epsilon", 1e-5f);
+    auto sc = as_doubles(*scale), bi = as_doubles(*bias), mu = as_doubles(*mean), va = as_doubles(*var);
+    auto nw = Tensor::allocate(DType::kFloat32, w->shape());
+    auto nb = Tensor::allocate(DType::kFloat32, {m});
+    if (!nw.ok() || !nb.ok()) continue;
+    int64_t per = w->size() / m;
+    for (int64_t o = 0; o < m; ++o) {
+      double f = sc[o] / std::sqrt(va[o] + eps);
+      for (int64_t k = 0; k < per; ++k) nw->data<float>()[o * per + k] = static_cast<float>(w->data<float>()[o * per + k] * f);
+      double b0 = b ? element_as_double(*b, o) : 0.0;
+      nb->data<float>()[o] = static_cast<float>((b0 - mu[o]) * f + bi[o]);
+    }
+    Node fused = conv;
+    fused.inputs = {conv.inputs[0], rw.new_constant(conv.name + "_bn_W", std::move(nw).value()),
+                    rw.new_constant(conv.name + "_bn_B", std::move(nb).value())};
+    fused.outputs = {bn.outputs[0]};
+    log_fired("conv-bn", "folded " + bn.describe() + " into " + conv.describe());
+    rw.remove(c);
+    rw.replace(i, std::move(fused));
+    ++fired;
+  }
+  rw.commit();
+  ctx.count("conv-bn", fired);
+  return fired;
+}
+
+int eliminate_transposes(Graph& g, PassContext& ctx) {
+  Rewriter rw(g, ctx);
+  int fired = 0;
+  for (int i = 0; i < rw.size(); ++i) {
+    if (rw.dead(i) || !is_op(rw.node(i), "Transpose")) continue;
+    Node& t = rw.node(i);
+    if (t.inputs.empty() || t.outputs.empty() || !t.has_attr("perm")) continue;
+    std::vector<int64_t> perm = t.attr_ints("perm");
+    // Transpose of a Transpose: compose the perms and read the inner input.
+    int inner = rw.producer_op(t.inputs[0], "Transpose");
+    if (inner >= 0 && rw.node(inner).has_attr("perm")) {
+      std::vector<int64_t> p1 = rw.node(inner).attr_ints("perm");
+      if (p1.size() == perm.size()) {
+        std::vector<int64_t> c(perm.size());
+        bool ok = true;
+        for (size_t k = 0; k < perm.size(); ++k) {
+          if (perm[k] < 0 || perm[k] >= static_cast<int64_t>(p1.size())) ok = false;
+          else c[k] = p1[perm[k]];
+        }
+        if (ok) {
+          ValueId mid = t.inputs[0];
+          Node merged = t;
+          merged.inputs[0] = rw.node(inner).inputs[0];
+          merged.attributes["perm"] = make_attr_ints(c);
+          perm = c;
+          rw.replace(i, std::move(merged));
+          log_fired("transpose", "merged two Transposes into " + rw.node(i).describe());
+          if (rw.consumers(mid).empty() && !rw.escapes(mid)) rw.remove(inner);
+          ++fired;
+        }
+      }
+    }
+    Node& cur = rw.node(i);
+    bool identity = true;
+    for (size_t k = 0; k < perm.size(); ++k) identity = identity && perm[k] == static_cast<int64_t>(k);
+    if (identity && !perm.empty() && rw.replace_uses(cur.outputs[0], cur.inputs[0])) {
+      log_fired("transpose", "removed identity " + cur.describe());
+      rw.remove(i);
+      ++fired;
+    }
+  }
+  rw.commit();
+  ctx.count("transpose", fired);
+  return fired;
+}
+
+int fuse_layer_norm(Graph& g, PassContext& ctx) {
+  Rewriter rw(g, ctx);
+  int fired = 0;
+  auto last_axis = [&](int node) -> bool {
+    const Node& n = rw.node(node);
+    if (n.attr_int("keepdims", 1) != 1) return false;
+    std::vector<int64_t> axes;
+    if (n.opset >= 18) {
+      if (n.inputs.size() < 2 || n.inputs[1] == kNoValue) return false;
+      const Tensor* a = rw.constant(n.inputs[1]);
+      if (!a) return false;
+      for (int64_t k = 0; k < a->size(); ++k) axes.push_back(static_cast<int64_t>(element_as_double(*a, k)));
+    } else {
+      axes = n.attr_ints("axes");
+    }
+    if (axes.size() != 1) return false;
+    if (axes[0] == -1) return true;
+    auto r = value_rank(rw.graph(), n.inputs[0]);
+    return r && axes[0] == *r - 1;
+  };
+  for (int i = 0; i < rw.size(); ++i) {
+    if (rw.dead(i) || !is_op(rw.node(i), "ReduceMean") || !last_axis(i)) continue;
+    ValueId x = rw.node(i).inputs[0];
+    ValueId mean = rw.node(i).outputs[0];
+    int sub = sole_consumer(rw, mean, "Sub");
+    if (sub < 0 || rw.node(sub).inputs[0] != x || rw.node(sub).inputs[1] != mean) continue;
+    ValueId d = rw.node(sub).outputs[0];
+    auto users = rw.consumers(d);
+    if (users.size() != 2 || rw.escapes(d)) continue;
+    int pw = -1, dv = -1;
+    for (int u : users) {
+      if (is_op(rw.node(u), "Pow") && rw.node(u).inputs[0] == d) pw = u;
+      else if (is_op(rw.node(u), "Div") && rw.node(u).inputs[0] == d) dv = u;
+    }
+    if (pw < 0 || dv < 0) continue;
+    auto two = rw.scalar(rw.node(pw).inputs[1]);
+    if (!two || *two != 2.0) continue;
+    int rm2 = sole_consumer(rw, rw.node(pw).outputs[0], "ReduceMean");
+    if (rm2 < 0 || !last_axis(rm2)) continue;
+    int add = sole_consumer(rw, rw.node(rm2).outputs[0], "Add");
+    if (add < 0) continue;
+    auto eps = rw.scalar(other_input(rw.node(add), rw.node(rm2).outputs[0]));
+    if (!eps) continue;
+    int sq = sole_consumer(rw, rw.node(add).outputs[0], "Sqrt");
+    if (sq < 0 || rw.node(dv).inputs[1] != rw.node(sq).outputs[0] || !rw.single_use(rw.node(sq).outputs[0])) continue;
+    // Optional affine: Mul by gamma, Add beta (either operand order).
+    std::vector<int> chain = {i, sub, pw, rm2, add, sq, dv};
+    ValueId out = rw.node(dv).outputs[0];
+    ValueId gamma = kNoValue, beta = kNoValue;
+    int last = dv;
+    if (int mul = sole_consumer(rw, out, "Mul"); mul >= 0) {
+      ValueId gm = other_input(rw.node(mul), out);
+      const Tensor* gt = rw.constant(gm);
+      if (gt && gt->rank() == 1) {
+        gamma = gm;
+        chain.push_back(mul);
+        out = rw.node(mul).outputs[0];
+        last = mul;
+        if (int ad = sole_consumer(rw, out, "Add"); ad >= 0) {
+          ValueId bv = other_input(rw.node(ad), out);
+          const Tensor* bt = rw.constant(bv);
+          if (bt && bt->rank() == 1 && bt->size() == gt->size() && bt->dtype() == gt->dtype()) {
+            beta = bv;
+            chain.push_back(ad);
+            out = rw.node(ad).outputs[0];
+            last = ad;
+          }
+        }
+      }
+    }
+    if (gamma == kNoValue) {
+      // LayerNormalization needs a scale: ones of the last dim's size.
+      const auto& s = g.values[x].type.shape;
+      if (!s || s->empty() || !s->back().is_static() || g.values[x].type.dtype != DType::kFloat32) continue;
+      auto ones = Tensor::allocate(DType::kFloat32, {s->back().size});
+      if (!ones.ok()) continue;
+      for (int64_t k = 0; k < ones->size(); ++k) ones->data<float>()[k] = 1.0f;
+      gamma = rw.new_constant(rw.node(i).name + "_ln_scale", std::move(ones).value());
+    }
+    Node ln;
+    ln.name = rw.node(i).name + "_layernorm";
+    ln.op_type = "LayerNormalization";
+    ln.opset = 17;
+    ln.inputs = {x, gamma};
+    if (beta != kNoValue) ln.inputs.push_back(beta);
+    ln.outputs = {out};
+    ln.attributes["axis"] = make_attr_int(-1);
+    ln.attributes["epsilon"] = make_attr_float(static_cast<float>(*eps));
+    log_fired("layer-norm", "fused " + std::to_string(chain.size()) + " nodes from " + rw.node(i).describe());
+    for (int k : chain)
+      if (k != last) rw.remove(k);
+    rw.replace(last, std::move(ln));
+    ++fired;
+  }
+  rw.commit();
+  ctx.count("layer-norm", fired);
+  return fired;
+}
+
+}  // namespace dlrt::ir::passes

@@ -1,0 +1,109 @@
+#include "runtime/optimize.h"
+
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+#include "backends/cpu/kernel.h"
+#include "core/logging.h"
+#include "core/run_value.h"
+#include "ir/passes/passes.h"
+
+namespace dlrt {
+
+namespace {
+
+std::set<std::string> disabled_passes() {
+  std::set<std::string> r;
+  const char* env = std::getenv("DLRT_DISABLE_PASSES");
+  if (!env) return r;
+  std::stringstream ss(env);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) r.insert(item);
+  return r;
+}
+
+// Runs one node on the CPU kernels (constant folding).
+ir::passes::Evaluator cpu_evaluator(ThreadPool& pool) {
+  return [&pool](const ir::Node& node, const std::vector<const Tensor*>& inputs) -> Result<std::vector<Tensor>> {
+    const cpu::KernelDef* def = cpu::KernelRegistry::builtin().find(node.op_type, node.domain, node.opset);
+    if (!def) return Unsupported("no CPU kernel for " + node.describe());
+    DLRT_ASSIGN_OR_RETURN(auto kernel, def->factory(node));
+    std::vector<RunValue> in_values(inputs.size());
+    std::vector<const RunValue*> in_ptrs(inputs.size(), nullptr);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i]) {
+        in_values[i] = RunValue::of(*inputs[i]);
+        in_ptrs[i] = &in_values[i];
+      }
+    std::vector<RunValue> outs(node.outputs.size());
+    cpu::KernelContext ctx(node, in_ptrs, outs, pool, nullptr);
+    DLRT_RETURN_IF_ERROR(kernel->compute(ctx));
+    std::vector<Tensor> result;
+    for (auto& o : outs) {
+      if (o.kind != RunValue::Kind::kTensor) return Unsupported("non-tensor output");
+      result.push_back(std::move(o.tensor));
+    }
+    return result;
+  };
+}
+
+void log_summary(const char* stage, const std::map<std::string, int>& fired, size_t before, size_t after) {
+  if (!log_enabled(LogLevel::kDebug)) return;
+  std::string s;
+  for (const auto& [k, v] : fired) s += (s.empty() ? "" : ", ") + k + " x" + std::to_string(v);
+  log_message(LogLevel::kDebug, std::string("opt: ") + stage + ": " + std::to_string(before) + " -> " +
+                                    std::to_string(after) + " nodes" + (s.empty() ? "" : " (" + s + ")"));
+}
+
+bool has_kernel(const std::string& op, const std::string& domain, int opset) {
+  return cpu::KernelRegistry::builtin().find(op, domain, opset) != nullptr;
+}
+
+}  // namespace
+
+bool optimize_enabled_by_env() {
+  const char* env = std::getenv("DLRT_OPTIMIZE");
+  return !(env && (std::string(env) == "0" || std::string(env) == "false" || std::string(env) == "off"));
+}
+
+Result<std::map<std::string, int>> optimize_standard(ir::Graph& graph, ThreadPool& pool, const OptimizeOptions& options) {
+  namespace p = ir::passes;
+  p::PassContext ctx;
+  ctx.evaluate = cpu_evaluator(pool);
+  ctx.node_tags = options.node_tags;
+  auto off = disabled_passes();
+  size_t before = graph.nodes.size();
+  auto on = [&](const char* name) { return !off.count(name); };
+  for (int round = 0; round < 8; ++round) {
+    int changes = 0;
+    if (on("shape-folding")) changes += p::fold_shapes(graph, ctx, options.input_shapes);
+    if (on("constant-folding")) changes += p::fold_constants(graph, ctx);
+    if (on("dead-nodes")) changes += p::eliminate_dead_nodes(graph, ctx);
+    if (on("conv-bn")) changes += p::fold_conv_batchnorm(graph, ctx);
+    if (on("transpose")) changes += p::eliminate_transposes(graph, ctx);
+    if (on("layer-norm") && has_kernel("LayerNormalization", "", 17)) changes += p::fuse_layer_norm(graph, ctx);
+    if (changes == 0) break;
+  }
+  log_summary("standard passes", ctx.fired, before, graph.nodes.size());
+  return ctx.fired;
+}
+
+Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const OptimizeOptions& options) {
+  namespace p = ir::passes;
+  p::PassContext ctx;
+  ctx.node_tags = options.node_tags;
+  ctx.supports = has_kernel;
+  auto off = disabled_passes();
+  size_t before = graph.nodes.size();
+  auto on = [&](const char* name) { return !off.count(name); };
+  if (on("gelu")) p::fuse_gelu(graph, ctx);
+  if (on("attention")) p::fuse_attention(graph, ctx);
+  if (on("bias-activation")) p::fuse_bias_activation(graph, ctx);
+  if (on("dead-nodes")) p::eliminate_dead_nodes(graph, ctx);
+  log_summary("cpu fusions", ctx.fired, before, graph.nodes.size());
+  return ctx.fired;
+}
+
+}  // namespace dlrt

@@ -1,0 +1,143 @@
+// com.dlrt Attention against a straightforward reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "kernel_test_util.h"
+
+namespace dlrt::cpu::testing {
+namespace {
+
+Tensor rnd(Shape s, uint32_t seed, float lo = -1, float hi = 1) {
+  auto t = Tensor::allocate(DType::kFloat32, s).value();
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  for (int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = d(rng);
+  return t;
+}
+
+// Reference on [B,H,S,D] inputs, mask [B,1,1,Skv] or empty; out [B,H,Sq,Dv].
+std::vector<float> reference(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                             const std::vector<float>* mask, int64_t B, int64_t H, int64_t Sq, int64_t Skv, int64_t D,
+                             int64_t Dv, float scale) {
+  std::vector<float> out(B * H * Sq * Dv);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < Sq; ++i) {
+        std::vector<double> s(Skv);
+        double mx = -1e300;
+        for (int64_t j = 0; j < Skv; ++j) {
+          double acc = 0;
+          for (int64_t c = 0; c < D; ++c) acc += double(q[((b * H + h) * Sq + i) * D + c]) * k[((b * H + h) * Skv + j) * D + c];
+          s[j] = acc * scale + (mask ? (*mask)[b * Skv + j] : 0.0);
+          mx = std::max(mx, s[j]);
+        }
+        double sum = 0;
+        for (auto& x : s) sum += (x = std::exp(x - mx));
+        for (int64_t c = 0; c < Dv; ++c) {
+          double acc = 0;
+          for (int64_t j = 0; j < Skv; ++j) acc += s[j] / sum * v[((b * H + h) * Skv + j) * Dv + c];
+          out[((b * H + h) * Sq + i) * Dv + c] = static_cast<float>(acc);
+        }
+      }
+  return out;
+}
+
+std::vector<float> values(const Tensor& t) { return std::vector<float>(t.data<float>(), t.data<float>() + t.size()); }
+
+// [B,H,S,D] -> [B,S,H,D] (the same permutation both ways).
+Tensor swap12(const Tensor& t) {
+  const auto& s = t.shape();
+  auto r = Tensor::allocate(DType::kFloat32, {s[0], s[2], s[1], s[3]}).value();
+  for (int64_t a = 0; a < s[0]; ++a)
+    for (int64_t b = 0; b < s[1]; ++b)
+      for (int64_t c = 0; c < s[2]; ++c)
+        for (int64_t d = 0; d < s[3]; ++d)
+          r.data<float>()[((a * s[2] + c) * s[1] + b) * s[3] + d] = t.data<float>()[((a * s[1] + b) * s[2] + c) * s[3] + d];
+  return r;
+}
+
+std::map<std::string, ir::Attribute> layouts(const char* q, const char* k, const char* v, const char* out, float scale) {
+  return {{"q_layout", attr_string(q)}, {"k_layout", attr_string(k)}, {"v_layout", attr_string(v)},
+          {"output_layout", attr_string(out)}, {"scale", attr_float(scale)}};
+}
+
+TEST(Attention, BhsdMatchesReferenceAcrossSizes) {
+  // Odd sizes exercise the row-block, key-tail and head-dim tails.
+  for (auto [B, H, Sq, Skv, D, Dv] : std::vector<std::array<int64_t, 6>>{
+           {1, 1, 1, 1, 1, 1}, {2, 3, 5, 7, 8, 8}, {1, 12, 33, 33, 32, 32}, {2, 2, 17, 9, 20, 19}, {1, 2, 64, 130, 64, 64}}) {
+    auto q = rnd({B, H, Sq, D}, 1), k = rnd({B, H, Skv, D}, 2), v = rnd({B, H, Skv, Dv}, 3);
+    float scale = 1.0f / std::sqrt(static_cast<float>(D));
+    auto out = run_op("Attention", {q, k, v}, layouts("bhsd", "bhsd", "bhsd", "bhsd", scale), 1, 1, "com.dlrt");
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    expect_near((*out)[0], reference(values(q), values(k), values(v), nullptr, B, H, Sq, Skv, D, Dv, scale), 1e-5f);
+  }
+}
+
+TEST(Attention, BshdLayoutsAndMask) {
+  const int64_t B = 2, H = 3, S = 19, D = 16;
+  auto q = rnd({B, H, S, D}, 4), k = rnd({B, H, S, D}, 5), v = rnd({B, H, S, D}, 6);
+  auto mask = Tensor::allocate(DType::kFloat32, {B, 1, 1, S}).value();
+  std::vector<float> mv(B * S, 0.0f);
+  for (int64_t j = 11; j < S; ++j) mv[S + j] = -3.4028e38f;  // second batch row padded
+  for (int64_t i = 0; i < B * S; ++i) mask.data<float>()[i] = mv[i];
+  auto want = reference(values(q), values(k), values(v), &mv, B, H, S, S, D, D, 0.25f);
+  // Q, V as [B,S,H,D]; K as Kᵀ [B,H,D,S]; output [B,S,H,D].
+  auto kt = Tensor::allocate(DType::kFloat32, {B, H, D, S}).value();
+  for (int64_t bh = 0; bh < B * H; ++bh)
+    for (int64_t j = 0; j < S; ++j)
+      for (int64_t c = 0; c < D; ++c) kt.data<float>()[(bh * D + c) * S + j] = k.data<float>()[(bh * S + j) * D + c];
+  auto out = run_op("Attention", {swap12(q), kt, swap12(v), mask}, layouts("bshd", "bhds", "bshd", "bshd", 0.25f), 1,
+                    1, "com.dlrt");
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  ASSERT_EQ((*out)[0].shape(), (Shape{B, S, H, D}));
+  expect_near(swap12((*out)[0]), want, 1e-5f);
+}
+
+TEST(Attention, PackedQkv) {
+  const int64_t B = 2, N = 10, H = 2, D = 8;
+  auto x = rnd({B, N, 3, H, D}, 7, -2, 2);
+  // Unpack to [B,H,N,D] for the reference: slot 2 is Q, 0 is K, 1 is V here.
+  auto unpack = [&](int64_t slot) {
+    std::vector<float> r(B * H * N * D);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t d = 0; d < D; ++d)
+            r[((b * H + h) * N + n) * D + d] = x.data<float>()[(((b * N + n) * 3 + slot) * H + h) * D + d];
+    return r;
+  };
+  auto want = reference(unpack(2), unpack(0), unpack(1), nullptr, B, H, N, N, D, D, 0.3f);
+  auto out = run_op("Attention", {x, Tensor(), Tensor()},
+                    {{"qkv_layout", attr_string("packed")}, {"packed_indices", attr_ints({2, 0, 1})},
+                     {"output_layout", attr_string("bhsd")}, {"scale", attr_float(0.3f)}},
+                    1, 1, "com.dlrt");
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  expect_near((*out)[0], want, 1e-5f);
+}
+
+TEST(Attention, BadInputsAreErrors) {
+  auto q = rnd({1, 2, 4, 8}, 8);
+  auto bad_k = rnd({1, 2, 4, 7}, 9);
+  auto a = layouts("bhsd", "bhsd", "bhsd", "bhsd", 1.0f);
+  EXPECT_FALSE(run_op("Attention", {q, bad_k, q}, a, 1, 1, "com.dlrt").ok());
+  EXPECT_FALSE(run_op("Attention", {q, q, rnd({2, 4, 8}, 10)}, a, 1, 1, "com.dlrt").ok());
+  EXPECT_FALSE(run_op("Attention", {q, q, q, rnd({1, 3, 1, 4}, 11)}, a, 1, 1, "com.dlrt").ok());  // mask H=3
+  EXPECT_FALSE(run_op("Attention", {q, q, q}, layouts("bshd", "nope", "bhsd", "bhsd", 1.0f), 1, 1, "com.dlrt").ok());
+  auto x = rnd({1, 4, 2, 2, 8}, 12);  // only 2 slots: index 2 is out of range
+  EXPECT_FALSE(run_op("Attention", {x, Tensor(), Tensor()},
+                      {{"qkv_layout", attr_string("packed")}, {"packed_indices", attr_ints({0, 1, 2})}}, 1, 1, "com.dlrt")
+                   .ok());
+}
+
+TEST(Attention, FullyMaskedRowGivesUniformAverageNotNaN) {
+  auto q = rnd({1, 1, 2, 4}, 13), k = rnd({1, 1, 3, 4}, 14), v = rnd({1, 1, 3, 4}, 15);
+  auto mask = Tensor::from_vector<float>({1, 1, 1, 3}, {-3.4028e38f, -3.4028e38f, -3.4028e38f});
+  auto out = run_op("Attention", {q, k, v, mask}, layouts("bhsd", "bhsd", "bhsd", "bhsd", 1.0f), 1, 1, "com.dlrt");
+  ASSERT_TRUE(out.ok());
+  for (int64_t i = 0; i < (*out)[0].size(); ++i) EXPECT_FALSE(std::isnan((*out)[0].data<float>()[i]));
+}
+
+}  // namespace
+}  // namespace dlrt::cpu::testing

@@ -1,0 +1,332 @@
+// Each optimisation pass: it fires on its pattern, leaves near-misses alone,
+// and the graph computes the same values afterwards.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ir/passes/passes.h"
+#include "runtime/optimize.h"
+#include "graph_builder.h"
+#include "backends/cpu/kernel.h"
+
+namespace dlrt::testing {
+namespace {
+
+using ir::Attribute;
+namespace p = ir::passes;
+
+Attribute ai(int64_t v) { Attribute a; a.kind = Attribute::Kind::kInt; a.i = v; return a; }
+Attribute af(float v) { Attribute a; a.kind = Attribute::Kind::kFloat; a.f = v; return a; }
+Attribute ais(std::vector<int64_t> v) { Attribute a; a.kind = Attribute::Kind::kInts; a.ints = std::move(v); return a; }
+
+ThreadPool& pool() {
+  static ThreadPool p(2);
+  return p;
+}
+
+// Context with the CPU kernels as evaluator and as the supported-op oracle.
+p::PassContext cpu_context() {
+  p::PassContext ctx;
+  ctx.evaluate = [](const ir::Node& n, const std::vector<const Tensor*>& in) -> Result<std::vector<Tensor>> {
+    const cpu::KernelDef* def = cpu::KernelRegistry::builtin().find(n.op_type, n.domain, n.opset);
+    if (!def) return Unsupported("no kernel");
+    DLRT_ASSIGN_OR_RETURN(auto k, def->factory(n));
+    std::vector<RunValue> vals(in.size());
+    std::vector<const RunValue*> ptrs(in.size(), nullptr);
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i]) vals[i] = RunValue::of(*in[i]), ptrs[i] = &vals[i];
+    std::vector<RunValue> outs(n.outputs.size());
+    cpu::KernelContext c(n, ptrs, outs, pool(), nullptr);
+    DLRT_RETURN_IF_ERROR(k->compute(c));
+    std::vector<Tensor> r;
+    for (auto& o : outs) r.push_back(o.tensor);
+    return r;
+  };
+  ctx.supports = [](const std::string& op, const std::string& domain, int opset) {
+    return cpu::KernelRegistry::builtin().find(op, domain, opset) != nullptr;
+  };
+  return ctx;
+}
+
+// Runs the graph before and after `pass`, compares outputs.
+template <typename Pass>
+std::shared_ptr<ir::Graph> check_pass(std::shared_ptr<ir::Graph> g, const std::vector<Tensor>& inputs, Pass pass,
+                                      const std::string& name, int expect_fired, float tol = 1e-5f) {
+  auto before = run_graph(g, inputs);
+  auto opt = std::make_shared<ir::Graph>(*g);
+  p::PassContext ctx = cpu_context();
+  int n = pass(*opt, ctx);
+  EXPECT_EQ(n, expect_fired) << name;
+  EXPECT_EQ(ctx.fired[name], expect_fired);
+  EXPECT_TRUE(opt->topological_sort().ok());
+  auto after = run_graph(opt, inputs);
+  EXPECT_EQ(before.size(), after.size());
+  for (size_t i = 0; i < before.size() && i < after.size(); ++i) expect_close(after[i], before[i], tol);
+  return opt;
+}
+
+TEST(Passes, ConstantFoldingFoldsConstantSubgraphs) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 3});
+  auto c = b.node("Add", {b.scalar("a", 1.5f), b.scalar("b", 2.0f)});
+  auto d = b.node("Sqrt", {c});
+  b.output(b.node("Mul", {x, d}));
+  auto opt = check_pass(b.graph(), {random_tensor({2, 3}, 1)}, p::fold_constants, "constant-folding", 2);
+  EXPECT_EQ(opt->nodes.size(), 1u);
+  EXPECT_EQ(opt->nodes[0].op_type, "Mul");
+}
+
+TEST(Passes, ConstantFoldingLeavesRandomOpsAndGraphInputs) {
+  GraphBuilder b;
+  auto x = b.input("x", {2});
+  b.output(b.node("RandomUniformLike", {b.scalar("s", 1.0f)}));
+  b.output(b.node("Neg", {x}));
+  auto g = b.graph();
+  p::PassContext ctx = cpu_context();
+  EXPECT_EQ(p::fold_constants(*g, ctx), 0);
+  EXPECT_EQ(g->nodes.size(), 2u);
+}
+
+TEST(Passes, DeadNodesRemovedInputsKept) {
+  GraphBuilder b;
+  auto x = b.input("x", {4});
+  auto unused_in = b.input("unused", {4});
+  b.node("Exp", {b.node("Neg", {unused_in})});  // nobody reads it
+  b.output(b.node("Relu", {x}));
+  auto g = b.graph();
+  auto opt = check_pass(g, {random_tensor({4}, 2), random_tensor({4}, 3)}, p::eliminate_dead_nodes, "dead-nodes", 2);
+  EXPECT_EQ(opt->nodes.size(), 1u);
+  EXPECT_EQ(opt->inputs.size(), 2u);
+}
+
+TEST(Passes, ShapeFoldingWithSymbolicDims) {
+  // x: [batch, 6, 4]; Reshape(x, Concat(Shape(x)[0:1], [-1])) -> [batch, 24];
+  // Gather(Shape(x), 2) = 4 is static although batch is not.
+  GraphBuilder b;
+  auto x = b.input("x", {-1, 6, 4}, DType::kFloat32, {"batch"});
+  auto shape = b.node("Shape", {x});
+  auto head = b.node("Slice", {shape, b.ints("s0", {0}), b.ints("s1", {1})}, {}, 13);
+  auto target = b.node("Concat", {head, b.ints("m1", {-1})}, {{"axis", ai(0)}});
+  auto flat = b.node("Reshape", {x, target});
+  auto last = b.node("Gather", {b.node("Shape", {flat}), b.constant("i1", Tensor::scalar<int64_t>(1))}, {{"axis", ai(0)}});
+  auto lastf = b.node("Cast", {last}, {{"to", ai(1)}});
+  b.output(b.node("Div", {flat, lastf}));
+  auto g = b.graph();
+  auto opt = check_pass(g, {random_tensor({3, 6, 4}, 4)}, [](ir::Graph& gr, p::PassContext& c) {
+    return p::fold_shapes(gr, c);
+  }, "shape-folding", 1);
+  // The second Shape -> Gather (24) folds; the Reshape target depends on batch and stays.
+  EXPECT_EQ(count_ops(*opt, "Reshape"), 1);
+  p::PassContext ctx = cpu_context();
+  p::fold_constants(*opt, ctx);
+  p::eliminate_dead_nodes(*opt, ctx);
+  EXPECT_EQ(count_ops(*opt, "Cast"), 0);
+  EXPECT_EQ(count_ops(*opt, "Gather"), 0);
+  const auto& fs = opt->values[flat].type.shape;
+  ASSERT_TRUE(fs.has_value());
+  ASSERT_EQ(fs->size(), 2u);
+  EXPECT_EQ((*fs)[0].symbol, "batch");
+  EXPECT_EQ((*fs)[1].size, 24);
+  expect_close(run_graph(opt, {random_tensor({3, 6, 4}, 4)})[0], run_graph(g, {random_tensor({3, 6, 4}, 4)})[0]);
+}
+
+TEST(Passes, ShapeFoldingWithPinnedInputShapes) {
+  GraphBuilder b;
+  auto x = b.input("x", {-1, 8}, DType::kFloat32, {"batch"});
+  auto target = b.node("Concat", {b.node("Shape", {x}), b.ints("one", {1})}, {{"axis", ai(0)}});
+  b.output(b.node("Reshape", {x, target}));
+  auto g = b.graph();
+  auto opt = check_pass(g, {random_tensor({5, 8}, 5)}, [](ir::Graph& gr, p::PassContext& c) {
+    return p::fold_shapes(gr, c, {{"x", {5, 8}}});
+  }, "shape-folding", 2);
+  p::PassContext ctx = cpu_context();
+  p::eliminate_dead_nodes(*opt, ctx);
+  EXPECT_EQ(opt->nodes.size(), 1u);
+}
+
+TEST(Passes, ConvBatchNormFolds) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 3, 6, 6});
+  auto conv = b.node("Conv", {x, b.constant("w", random_tensor({4, 3, 3, 3}, 6)), b.constant("cb", random_tensor({4}, 7))},
+                     {{"pads", ais({1, 1, 1, 1})}});
+  auto bn = b.node("BatchNormalization", {conv, b.constant("s", random_tensor({4}, 8, 0.5f, 1.5f)),
+                                          b.constant("bb", random_tensor({4}, 9)), b.constant("m", random_tensor({4}, 10)),
+                                          b.constant("v", random_tensor({4}, 11, 0.5f, 2.0f))},
+                   {{"epsilon", af(1e-3f)}});
+  b.output(b.node("Relu", {bn}));
+  auto opt = check_pass(b.graph(), {random_tensor({1, 3, 6, 6}, 12)}, p::fold_conv_batchnorm, "conv-bn", 1, 1e-4f);
+  EXPECT_EQ(count_ops(*opt, "BatchNormalization"), 0);
+  EXPECT_EQ(count_ops(*opt, "Conv"), 1);
+}
+
+TEST(Passes, TransposePairsMergeOrVanish) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 3, 4, 5});
+  auto t1 = b.node("Transpose", {x}, {{"perm", ais({0, 2, 1, 3})}});
+  auto t2 = b.node("Transpose", {t1}, {{"perm", ais({0, 2, 1, 3})}});  // cancels t1
+  auto t3 = b.node("Transpose", {b.node("Neg", {t2})}, {{"perm", ais({0, 2, 1, 3})}});
+  auto t4 = b.node("Transpose", {t3}, {{"perm", ais({0, 1, 3, 2})}});  // merges with t3
+  b.output(t4);
+  auto opt = check_pass(b.graph(), {random_tensor({2, 3, 4, 5}, 13)}, p::eliminate_transposes, "transpose", 3);
+  EXPECT_EQ(count_ops(*opt, "Transpose"), 1);
+  EXPECT_EQ(opt->nodes.size(), 2u);
+}
+
+TEST(Passes, DecomposedLayerNormFuses) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 5, 8});
+  auto mean = b.node("ReduceMean", {x}, {{"axes", ais({-1})}});
+  auto d = b.node("Sub", {x, mean});
+  auto var = b.node("ReduceMean", {b.node("Pow", {d, b.scalar("two", 2.0f)})}, {{"axes", ais({-1})}});
+  auto den = b.node("Sqrt", {b.node("Add", {var, b.scalar("eps", 1e-5f)})});
+  auto n = b.node("Div", {d, den});
+  auto y = b.node("Add", {b.node("Mul", {n, b.constant("gamma", random_tensor({8}, 14))}),
+                          b.constant("beta", random_tensor({8}, 15))});
+  b.output(y);
+  auto opt = check_pass(b.graph(), {random_tensor({2, 5, 8}, 16)}, p::fuse_layer_norm, "layer-norm", 1, 1e-4f);
+  ASSERT_EQ(opt->nodes.size(), 1u);
+  EXPECT_EQ(opt->nodes[0].op_type, "LayerNormalization");
+}
+
+TEST(Passes, LayerNormNearMissLeftAlone) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 8});
+  auto mean = b.node("ReduceMean", {x}, {{"axes", ais({0})}});  // not the last axis
+  auto d = b.node("Sub", {x, mean});
+  auto var = b.node("ReduceMean", {b.node("Pow", {d, b.scalar("two", 2.0f)})}, {{"axes", ais({0})}});
+  b.output(b.node("Div", {d, b.node("Sqrt", {b.node("Add", {var, b.scalar("eps", 1e-5f)})})}));
+  check_pass(b.graph(), {random_tensor({2, 8}, 17)}, p::fuse_layer_norm, "layer-norm", 0);
+}
+
+TEST(Passes, GeluFusesAllArrangements) {
+  for (int form = 0; form < 3; ++form) {
+    GraphBuilder b;
+    auto x = b.input("x", {3, 16});
+    auto a = b.node("Add", {b.node("Erf", {b.node("Div", {x, b.scalar("r2", 1.4142135f)})}), b.scalar("one", 1.0f)});
+    ir::ValueId y;
+    if (form == 0) y = b.node("Mul", {b.node("Mul", {x, a}), b.scalar("h", 0.5f)});
+    else if (form == 1) y = b.node("Mul", {x, b.node("Mul", {a, b.scalar("h", 0.5f)})});
+    else y = b.node("Mul", {b.node("Mul", {x, b.scalar("h", 0.5f)}), a});
+    b.output(y);
+    auto opt = check_pass(b.graph(), {random_tensor({3, 16}, 18, -4, 4)}, p::fuse_gelu, "gelu", 1, 1e-5f);
+    ASSERT_EQ(opt->nodes.size(), 1u) << "form " << form;
+    EXPECT_EQ(opt->nodes[0].op_type, "Gelu");
+  }
+}
+
+TEST(Passes, GeluNotFusedWhenIntermediateIsAlsoRead) {
+  GraphBuilder b;
+  auto x = b.input("x", {8});
+  auto e = b.node("Erf", {b.node("Div", {x, b.scalar("r2", 1.4142135f)})});
+  auto a = b.node("Add", {e, b.scalar("one", 1.0f)});
+  b.output(b.node("Mul", {b.node("Mul", {x, a}), b.scalar("h", 0.5f)}));
+  b.output(e);  // escapes
+  check_pass(b.graph(), {random_tensor({8}, 19)}, p::fuse_gelu, "gelu", 0);
+}
+
+// BERT-style attention: [B,S,H*D] projections reshaped to [B,S,H,D], transposed.
+std::shared_ptr<ir::Graph> bert_attention(GraphBuilder& b, int64_t B, int64_t S, int64_t H, int64_t D, bool mask) {
+  auto q = b.input("q", {B, S, H, D});
+  auto k = b.input("k", {B, S, H, D});
+  auto v = b.input("v", {B, S, H, D});
+  auto m = mask ? b.input("mask", {B, 1, 1, S}) : ir::kNoValue;
+  auto qt = b.node("Transpose", {q}, {{"perm", ais({0, 2, 1, 3})}});
+  auto kt = b.node("Transpose", {k}, {{"perm", ais({0, 2, 3, 1})}});
+  auto vt = b.node("Transpose", {v}, {{"perm", ais({0, 2, 1, 3})}});
+  auto s = b.node("Div", {b.node("MatMul", {qt, kt}), b.scalar("sqrt_d", std::sqrt(static_cast<float>(D)))});
+  if (mask) s = b.node("Add", {s, m});
+  auto pr = b.node("Softmax", {s}, {{"axis", ai(-1)}});
+  auto o = b.node("Transpose", {b.node("MatMul", {pr, vt})}, {{"perm", ais({0, 2, 1, 3})}});
+  b.output(o);
+  return b.graph();
+}
+
+TEST(Passes, AttentionFusesBertPattern) {
+  GraphBuilder b;
+  const int64_t B = 2, S = 13, H = 3, D = 8;
+  auto g = bert_attention(b, B, S, H, D, true);
+  auto mask = Tensor::allocate(DType::kFloat32, {B, 1, 1, S}).value();
+  for (int64_t j = 0; j < S; ++j) mask.data<float>()[S + j] = j >= 9 ? -3.4e38f : 0.0f;  // second row padded
+  std::vector<Tensor> in = {random_tensor({B, S, H, D}, 20), random_tensor({B, S, H, D}, 21),
+                            random_tensor({B, S, H, D}, 22), mask};
+  auto opt = check_pass(g, in, p::fuse_attention, "attention", 1, 1e-5f);
+  ASSERT_EQ(opt->nodes.size(), 1u);
+  EXPECT_EQ(opt->nodes[0].op_type, "Attention");
+  EXPECT_EQ(opt->nodes[0].attr_string("output_layout", ""), "bshd");
+}
+
+TEST(Passes, AttentionFusesPackedQkvWithMulScale) {
+  // ViT-style: qkv [B,N,3,H,D] -> Transpose(2,0,3,1,4) -> Gather 0/1/2.
+  const int64_t B = 1, N = 11, H = 3, D = 16;
+  GraphBuilder b;
+  auto x = b.input("qkv", {B, N, 3, H, D});
+  auto t = b.node("Transpose", {x}, {{"perm", ais({2, 0, 3, 1, 4})}});
+  auto q = b.node("Gather", {t, b.constant("i0", Tensor::scalar<int64_t>(0))}, {{"axis", ai(0)}});
+  auto k = b.node("Gather", {t, b.constant("i1", Tensor::scalar<int64_t>(1))}, {{"axis", ai(0)}});
+  auto v = b.node("Gather", {t, b.constant("i2", Tensor::scalar<int64_t>(2))}, {{"axis", ai(0)}});
+  auto kt = b.node("Transpose", {k}, {{"perm", ais({0, 1, 3, 2})}});
+  auto s = b.node("Mul", {b.node("MatMul", {q, kt}), b.scalar("scale", 0.25f)});
+  auto o = b.node("MatMul", {b.node("Softmax", {s}, {{"axis", ai(-1)}}), v});
+  b.output(b.node("Transpose", {o}, {{"perm", ais({0, 2, 1, 3})}}));
+  auto opt = check_pass(b.graph(), {random_tensor({B, N, 3, H, D}, 23, -2, 2)}, p::fuse_attention, "attention", 1, 1e-5f);
+  ASSERT_EQ(opt->nodes.size(), 1u);
+  EXPECT_EQ(opt->nodes[0].attr_string("qkv_layout", ""), "packed");
+}
+
+TEST(Passes, AttentionNotFusedWhenScoresAreRead) {
+  GraphBuilder b;
+  auto q = b.input("q", {1, 2, 4, 8});
+  auto k = b.input("k", {1, 2, 4, 8});
+  auto v = b.input("v", {1, 2, 4, 8});
+  auto kt = b.node("Transpose", {k}, {{"perm", ais({0, 1, 3, 2})}});
+  auto s = b.node("MatMul", {q, kt});
+  auto pr = b.node("Softmax", {s}, {{"axis", ai(-1)}});
+  b.output(b.node("MatMul", {pr, v}));
+  b.output(s);
+  check_pass(b.graph(), {random_tensor({1, 2, 4, 8}, 24), random_tensor({1, 2, 4, 8}, 25), random_tensor({1, 2, 4, 8}, 26)},
+             p::fuse_attention, "attention", 0);
+}
+
+TEST(Passes, BiasActivationFusesMatMulAddGelu) {
+  if (!cpu::KernelRegistry::builtin().find("FusedMatMul", "com.dlrt", 1)) GTEST_SKIP() << "no FusedMatMul kernel in this build";
+  GraphBuilder b;
+  auto x = b.input("x", {2, 5, 16});
+  auto mm = b.node("MatMul", {x, b.constant("w", random_tensor({16, 24}, 27))});
+  auto y = b.node("Add", {b.constant("bias", random_tensor({24}, 28)), mm});
+  b.output(b.node("Gelu", {y}, {}, 20));
+  auto opt = check_pass(b.graph(), {random_tensor({2, 5, 16}, 29)}, p::fuse_bias_activation, "bias-activation", 1, 1e-4f);
+  ASSERT_EQ(opt->nodes.size(), 1u);
+  EXPECT_EQ(opt->nodes[0].op_type, "FusedMatMul");
+}
+
+TEST(Passes, BiasActivationFusesConvClipAndGemmRelu) {
+  if (!cpu::KernelRegistry::builtin().find("FusedConv", "com.dlrt", 1) ||
+      !cpu::KernelRegistry::builtin().find("FusedGemm", "com.dlrt", 1))
+    GTEST_SKIP() << "no FusedConv/FusedGemm kernel in this build";
+  GraphBuilder b;
+  auto x = b.input("x", {1, 3, 8, 8});
+  auto c = b.node("Conv", {x, b.constant("w", random_tensor({4, 3, 3, 3}, 30)), b.constant("cb", random_tensor({4}, 31))},
+                  {{"pads", ais({1, 1, 1, 1})}});
+  auto r = b.node("Clip", {c, b.scalar("lo", 0.0f), b.scalar("hi", 0.5f)}, {}, 13);
+  auto f = b.node("Flatten", {r});
+  auto gm = b.node("Gemm", {f, b.constant("gw", random_tensor({10, 256}, 32)), b.constant("gb", random_tensor({10}, 33))},
+                   {{"transB", ai(1)}});
+  b.output(b.node("Relu", {gm}));
+  auto opt = check_pass(b.graph(), {random_tensor({1, 3, 8, 8}, 34)}, p::fuse_bias_activation, "bias-activation", 2, 1e-4f);
+  EXPECT_EQ(count_ops(*opt, "FusedConv"), 1);
+  EXPECT_EQ(count_ops(*opt, "FusedGemm"), 1);
+}
+
+TEST(Passes, FusionsKeepNodeTagsAligned) {
+  GraphBuilder b;
+  auto g = bert_attention(b, 1, 4, 2, 8, false);
+  std::vector<int> tags;
+  for (size_t i = 0; i < g->nodes.size(); ++i) tags.push_back(static_cast<int>(i));
+  p::PassContext ctx = cpu_context();
+  ctx.node_tags = &tags;
+  EXPECT_EQ(p::fuse_attention(*g, ctx), 1);
+  ASSERT_EQ(tags.size(), g->nodes.size());
+}
+
+}  // namespace
+}  // namespace dlrt::testing
