@@ -100,6 +100,7 @@ INPUTS=$BUILD/bench_inputs
 "$PY" "$REPO/bench/make_inputs.py" "$INPUTS"
 
 STAMP=$(date -u +%Y%m%d-%H%M%S)
+COMMIT=$(git -C "$REPO" rev-parse --short HEAD)
 OUT=$BUILD/bench_results/$STAMP
 mkdir -p "$OUT"
 log "results in $OUT"
@@ -122,7 +123,7 @@ for c in $CASES; do
 done
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 isa=$(grep -o -w 'avx512f\|avx2\|fma\|avx512_bf16\|avx512_vnni\|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')
-"$PY" - "$OUT/meta.json" "$cpu" "$(nproc)" "$isa" "$(git -C "$REPO" rev-parse --short HEAD)" \
+"$PY" - "$OUT/meta.json" "$cpu" "$(nproc)" "$isa" "$COMMIT" \
   "$(git -C "$REPO" status --porcelain --untracked-files=no | wc -l)" "$ROUNDS" "$THREADS" "$WARMUP" "$(uptime)" <<'PYEOF'
 import json, sys, datetime
 out, cpu, cores, isa, commit, dirty, rounds, threads, warmup, uptime = sys.argv[1:]
@@ -168,5 +169,5 @@ log "comparison took $(( $(date +%s) - start )) s"
 
 "$PY" "$REPO/bench/summarize.py" "$OUT"
 echo
-echo "Machine: $cpu, $(nproc) cores; onnxruntime $ORT_VERSION (Python, CPU EP); dlrt $(git -C "$REPO" rev-parse --short HEAD); $(date -u +%Y-%m-%d)."
+echo "Machine: $cpu, $(nproc) cores; onnxruntime $ORT_VERSION (Python, CPU EP); dlrt $COMMIT (working tree at the start; the binary as built then); $(date -u +%Y-%m-%d)."
 echo "Raw reports: $OUT"
