@@ -1,7 +1,11 @@
 #include "backends/opencl/executable.h"
 
+#include "core/logging.h"
+
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <numeric>
@@ -578,9 +582,19 @@ Result<std::vector<Tensor>> ClExecutable::run(std::span<const Tensor> inputs) {
     api.clFinish(queue_);
     return Status(StatusCode::kBackendError, "opencl: " + what + " failed: " + cl_error(err));
   };
+  // DLRT_OPENCL_PROFILE=1: finish after every step and log time per kernel (slow; for tuning).
+  static const bool profile = std::getenv("DLRT_OPENCL_PROFILE") != nullptr;
+  std::map<std::string, std::pair<double, int>> prof;
   for (size_t i = 0; i < low.steps.size(); ++i) {
     const Step& st = low.steps[i];
     cl_int err = CL_SUCCESS;
+    auto t0 = std::chrono::steady_clock::now();
+    if (profile) {
+      auto& e = prof[st.kind == Step::Kind::kUpload ? std::string("upload") : st.launch.kernel];
+      api.clFinish(queue_);
+      t0 = std::chrono::steady_clock::now();
+      e.second++;
+    }
     if (st.kind == Step::Kind::kUpload) {
       const Tensor& t = *low.host_[st.value];
       if (t.nbytes())
@@ -593,6 +607,16 @@ Result<std::vector<Tensor>> ClExecutable::run(std::span<const Tensor> inputs) {
                                        l.lws[0] ? l.lws : nullptr, 0, nullptr, nullptr);
       if (err != CL_SUCCESS) return fail("launching " + l.kernel, err);
     }
+    if (profile) {
+      api.clFinish(queue_);
+      prof[st.kind == Step::Kind::kUpload ? std::string("upload") : st.launch.kernel].first +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
+  }
+  if (profile) {
+    std::string msg = "opencl profile:";
+    for (auto& [k, v] : prof) msg += " " + k + "=" + std::to_string(v.first) + "ms/" + std::to_string(v.second);
+    DLRT_LOG(kWarn, msg);
   }
   std::vector<Tensor> outputs;
   for (auto v : g.outputs) {

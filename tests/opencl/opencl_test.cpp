@@ -1,0 +1,556 @@
+// OpenCL backend (issue 4), run for real on whatever OpenCL driver the machine
+// has (PoCL in CI). Every test skips, saying why, when no OpenCL platform is
+// installed. Program binaries are cached under the build folder, so only the
+// first test process pays for PoCL's kernel build.
+#include <gtest/gtest.h>
+
+// Test tables use brace-initialised structs with trailing defaults.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#include <onnx/onnx_pb.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/registry.h"
+#include "backends/opencl/opencl_backend.h"
+#include "core/npy.h"
+#include "dlrt/session.h"
+
+namespace dlrt {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Keeps DLRT_CACHE_DIR on a cache in the build folder for the test's duration.
+class OpenClTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* old = std::getenv("DLRT_CACHE_DIR");
+    had_cache_ = old != nullptr;
+    if (old) old_cache_ = old;
+    setenv("DLRT_CACHE_DIR", (std::string(DLRT_BINARY_DIR) + "/opencl-test-cache").c_str(), 1);
+    auto be = backend::BackendRegistry::global().find("opencl");
+    ASSERT_NE(be, nullptr) << "opencl is not registered";
+    auto a = be->is_available();
+    if (!a.available) GTEST_SKIP() << "no usable OpenCL here: " << a.reason << " (fix: " << a.fix << ")";
+  }
+  void TearDown() override {
+    if (had_cache_) setenv("DLRT_CACHE_DIR", old_cache_.c_str(), 1);
+    else unsetenv("DLRT_CACHE_DIR");
+  }
+  bool had_cache_ = false;
+  std::string old_cache_;
+};
+
+// ---- building small models ----
+
+struct In {
+  std::string name;
+  Shape shape;
+  int dtype = onnx::TensorProto::FLOAT;
+  bool initializer = false;         // else a graph input
+  std::vector<int64_t> int_values;  // for int64 initializers/inputs
+  std::vector<float> float_values;  // explicit float data (else random)
+};
+
+struct Case {
+  std::string label;
+  std::string op;
+  std::vector<In> inputs;
+  std::map<std::string, std::function<void(onnx::AttributeProto*)>> attrs;
+  int opset = 17;
+  int outputs = 1;
+};
+
+std::function<void(onnx::AttributeProto*)> ai(int64_t v) {
+  return [v](onnx::AttributeProto* a) { a->set_type(onnx::AttributeProto::INT); a->set_i(v); };
+}
+std::function<void(onnx::AttributeProto*)> af(float v) {
+  return [v](onnx::AttributeProto* a) { a->set_type(onnx::AttributeProto::FLOAT); a->set_f(v); };
+}
+std::function<void(onnx::AttributeProto*)> as(std::string v) {
+  return [v](onnx::AttributeProto* a) { a->set_type(onnx::AttributeProto::STRING); a->set_s(v); };
+}
+std::function<void(onnx::AttributeProto*)> ais(std::vector<int64_t> v) {
+  return [v](onnx::AttributeProto* a) {
+    a->set_type(onnx::AttributeProto::INTS);
+    for (auto x : v) a->add_ints(x);
+  };
+}
+
+In f(std::string name, Shape s) { return In{std::move(name), std::move(s)}; }
+In w(std::string name, Shape s) { In i{std::move(name), std::move(s)}; i.initializer = true; return i; }
+In ints(std::string name, std::vector<int64_t> v) {
+  In i{std::move(name), {static_cast<int64_t>(v.size())}, onnx::TensorProto::INT64, true, v};
+  return i;
+}
+In fconst(std::string name, std::vector<float> v, Shape s = {}) {
+  In i{std::move(name), s, onnx::TensorProto::FLOAT, true};
+  i.float_values = std::move(v);
+  return i;
+}
+
+std::vector<float> random_floats(int64_t n, std::mt19937& rng, float lo = -2.0f, float hi = 2.0f) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+std::vector<float> seeded_floats(int64_t n, unsigned seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  return random_floats(n, rng, lo, hi);
+}
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (auto d : s) n *= d;
+  return n;
+}
+
+// One-node model; graph inputs are fed the tensors returned in `feeds`.
+std::string one_node_model(const Case& c, std::mt19937& rng, std::map<std::string, Tensor>& feeds) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(c.opset);
+  auto* g = m.mutable_graph();
+  g->set_name(c.label);
+  auto* n = g->add_node();
+  n->set_op_type(c.op);
+  n->set_name(c.op);
+  for (const auto& in : c.inputs) {
+    n->add_input(in.name);
+    if (in.name.empty()) continue;
+    if (in.initializer) {
+      auto* t = g->add_initializer();
+      t->set_name(in.name);
+      t->set_data_type(in.dtype);
+      for (auto d : in.shape) t->add_dims(d);
+      if (in.dtype == onnx::TensorProto::INT64)
+        for (auto v : in.int_values) t->add_int64_data(v);
+      else
+        for (auto v : in.float_values.empty() ? random_floats(numel(in.shape), rng) : in.float_values)
+          t->add_float_data(v);
+      continue;
+    }
+    auto* vi = g->add_input();
+    vi->set_name(in.name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(in.dtype);
+    for (auto d : in.shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
+    if (in.dtype == onnx::TensorProto::INT64) {
+      feeds[in.name] = Tensor::from_vector<int64_t>(in.shape, in.int_values);
+    } else if (in.dtype == onnx::TensorProto::BOOL) {
+      auto t = Tensor::allocate(DType::kBool, in.shape).value();
+      for (int64_t i = 0; i < t.size(); ++i) static_cast<uint8_t*>(t.raw_data())[i] = (rng() & 1);
+      feeds[in.name] = t;
+    } else {
+      feeds[in.name] = Tensor::from_vector<float>(in.shape, random_floats(numel(in.shape), rng));
+    }
+  }
+  for (int i = 0; i < c.outputs; ++i) {
+    std::string o = "y" + std::to_string(i);
+    n->add_output(o);
+    auto* vo = g->add_output();
+    vo->set_name(o);
+    bool cmp = c.op == "Greater" || c.op == "Less" || c.op == "Equal";
+    vo->mutable_type()->mutable_tensor_type()->set_elem_type(cmp ? onnx::TensorProto::BOOL : onnx::TensorProto::FLOAT);
+    vo->mutable_type()->mutable_tensor_type()->mutable_shape();
+  }
+  for (const auto& [k, fn] : c.attrs) {
+    auto* a = n->add_attribute();
+    a->set_name(k);
+    fn(a);
+  }
+  return m.SerializeAsString();
+}
+
+// Largest |a - b| over max|b| (as the runtime's warm-start check); +inf on a
+// shape or dtype mismatch, a NaN in only one of them, or any non-float difference.
+double max_rel_error(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return INFINITY;
+  if (a.dtype() != DType::kFloat32)
+    return a.nbytes() == b.nbytes() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0 ? 0 : INFINITY;
+  double scale = 1e-6, err = 0;
+  for (int64_t i = 0; i < a.size(); ++i) {
+    double x = a.data<float>()[i], y = b.data<float>()[i];
+    if (std::isnan(x) != std::isnan(y)) return INFINITY;
+    if (std::isnan(x) || (std::isinf(x) && x == y)) continue;
+    scale = std::max(scale, std::abs(y));
+    err = std::max(err, std::abs(x - y));
+  }
+  return err / scale;
+}
+
+Result<std::vector<Tensor>> run_on(const std::string& model, const std::map<std::string, Tensor>& feeds,
+                                   const std::string& device, RunReport* report) {
+  SessionOptions o;
+  o.device = device;
+  o.strict = device != "cpu";
+  o.threads = 1;
+  DLRT_ASSIGN_OR_RETURN(auto s, Session::create_from_bytes(model, o));
+  return s->run(feeds, report);
+}
+
+// ---- loading and devices ----
+
+TEST_F(OpenClTest, ListsDevicesWithMetadata) {
+  auto be = backend::BackendRegistry::global().find("opencl");
+  auto a = be->is_available();
+  EXPECT_FALSE(a.library_path.empty());
+  EXPECT_NE(a.version.find("OpenCL"), std::string::npos) << a.version;
+  auto devs = be->devices({});
+  ASSERT_FALSE(devs.empty());
+  for (const auto& d : devs) {
+    EXPECT_EQ(d.backend, "opencl");
+    EXPECT_FALSE(d.is_virtual);
+    for (const char* k : {"device_name", "vendor", "compute_units", "memory_bytes", "opencl_version", "driver_version"})
+      EXPECT_TRUE(d.metadata.count(k)) << "missing metadata " << k;
+    EXPECT_EQ(d.metadata.at("discovered_by"), "opencl");
+  }
+  EXPECT_EQ(devs[0].name, "0");
+}
+
+// An explicit DLRT_OPENCL_LIB that does not load makes the backend unavailable
+// (never a silent other libOpenCL), with the paths tried and the fix; fixing
+// the variable in-process and refreshing recovers.
+TEST_F(OpenClTest, MissingLibraryOverrideIsUnavailableAndRetryRecovers) {
+  const char* old = std::getenv("DLRT_OPENCL_LIB");
+  std::string saved = old ? old : "";
+  setenv("DLRT_OPENCL_LIB", "/nonexistent/dlrt-test/libOpenCL.so.1", 1);
+  auto be = opencl::make_opencl_backend();
+  auto a = be->is_available();
+  EXPECT_FALSE(a.available);
+  EXPECT_NE(a.reason.find("DLRT_OPENCL_LIB"), std::string::npos) << a.reason;
+  EXPECT_NE(a.fix.find("DLRT_OPENCL_LIB"), std::string::npos) << a.fix;
+  bool tried_override = false;
+  for (const auto& t : a.tried) tried_override = tried_override || t.find("/nonexistent/dlrt-test") != std::string::npos;
+  EXPECT_TRUE(tried_override);
+  EXPECT_TRUE(be->devices({}).empty());
+  if (old) setenv("DLRT_OPENCL_LIB", saved.c_str(), 1);
+  else unsetenv("DLRT_OPENCL_LIB");
+  EXPECT_TRUE(be->is_available(/*refresh=*/true).available);
+}
+
+// ---- every kernel against the CPU backend ----
+
+std::vector<Case> op_cases() {
+  std::vector<Case> c;
+  // Unary and activations, odd sizes.
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Erf", "Floor", "Ceil", "Softplus", "Sin",
+                         "HardSwish", "Softsign", "Round", "Sign"})
+    c.push_back({op, op, {f("x", {3, 7, 5})}});
+  c.push_back({"Sqrt", "Sqrt", {fconst("x", seeded_floats(35, 1, 0.1f, 4.0f), {5, 7})}});
+  c.push_back({"Log", "Log", {fconst("x", seeded_floats(35, 2, 0.1f, 4.0f), {5, 7})}});
+  c.push_back({"Reciprocal", "Reciprocal", {fconst("x", seeded_floats(35, 3, 0.5f, 4.0f), {5, 7})}});
+  c.push_back({"LeakyRelu", "LeakyRelu", {f("x", {2, 9})}, {{"alpha", af(0.13f)}}});
+  c.push_back({"Elu", "Elu", {f("x", {2, 9})}, {{"alpha", af(0.7f)}}});
+  c.push_back({"HardSigmoid", "HardSigmoid", {f("x", {11})}, {{"alpha", af(0.3f)}, {"beta", af(0.4f)}}});
+  c.push_back({"Gelu", "Gelu", {f("x", {4, 13})}, {}, 20});
+  c.push_back({"Clip11", "Clip", {f("x", {6, 5}), fconst("lo", {-0.5f}), fconst("hi", {0.75f})}});
+  c.push_back({"Clip6", "Clip", {f("x", {6, 5})}, {{"min", af(-1.0f)}, {"max", af(0.5f)}}, 6});
+  // Binary with broadcasting.
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
+    c.push_back({std::string(op) + "_same", op, {f("a", {3, 5, 7}), f("b", {3, 5, 7})}});
+    c.push_back({std::string(op) + "_bcast", op, {f("a", {2, 1, 7}), f("b", {3, 1})}});
+    c.push_back({std::string(op) + "_scalar", op, {f("a", {4, 3}), w("b", {})}});
+  }
+  c.push_back({"Pow", "Pow", {fconst("a", seeded_floats(15, 4, 0.2f, 3.0f), {3, 5}), f("b", {5})}});
+  c.push_back({"PRelu", "PRelu", {f("x", {2, 3, 4, 5}), w("slope", {3, 1, 1})}});
+  c.push_back({"Where", "Where", {In{"c", {3, 1, 5}, onnx::TensorProto::BOOL}, f("x", {4, 5}), f("z", {3, 4, 1})}});
+  c.push_back({"Greater", "Greater", {f("a", {3, 4}), f("b", {4})}});
+  // GEMM family.
+  c.push_back({"MatMul_odd", "MatMul", {f("a", {37, 29}), f("b", {29, 67})}});
+  c.push_back({"MatMul_batched_bcast", "MatMul", {f("a", {2, 3, 17, 9}), f("b", {3, 9, 5})}});
+  c.push_back({"MatMul_vec", "MatMul", {f("a", {9}), f("b", {2, 9, 6})}});
+  c.push_back({"MatMul_5d", "MatMul", {f("a", {2, 2, 2, 3, 4}), f("b", {2, 1, 2, 4, 3})}});
+  c.push_back({"Gemm_tt_bias", "Gemm", {f("a", {13, 7}), w("b", {66, 13}), w("c", {66})},
+               {{"transA", ai(1)}, {"transB", ai(1)}, {"alpha", af(0.5f)}, {"beta", af(2.0f)}}});
+  c.push_back({"Gemm_colbias", "Gemm", {f("a", {5, 70}), w("b", {70, 3}), w("c", {5, 1})}});
+  // Convolution and pooling.
+  c.push_back({"Conv_3x3_pad_stride", "Conv", {f("x", {2, 3, 11, 9}), w("w", {5, 3, 3, 3}), w("b", {5})},
+               {{"pads", ais({1, 1, 1, 1})}, {"strides", ais({2, 1})}}});
+  c.push_back({"Conv_1x1", "Conv", {f("x", {1, 8, 5, 7}), w("w", {6, 8, 1, 1})}});
+  c.push_back({"Conv_group_dil", "Conv", {f("x", {1, 4, 9, 9}), w("w", {6, 2, 3, 3})},
+               {{"group", ai(2)}, {"dilations", ais({2, 2})}, {"auto_pad", as("SAME_UPPER")}}});
+  c.push_back({"Conv_depthwise", "Conv", {f("x", {2, 6, 8, 7}), w("w", {6, 1, 3, 3}), w("b", {6})},
+               {{"group", ai(6)}, {"pads", ais({1, 0, 1, 2})}, {"strides", ais({2, 2})}}});
+  c.push_back({"MaxPool", "MaxPool", {f("x", {1, 3, 10, 9})},
+               {{"kernel_shape", ais({3, 3})}, {"strides", ais({2, 2})}, {"pads", ais({1, 1, 1, 1})}, {"ceil_mode", ai(1)}}});
+  c.push_back({"AveragePool", "AveragePool", {f("x", {2, 2, 7, 8})},
+               {{"kernel_shape", ais({3, 2})}, {"pads", ais({1, 0, 1, 1})}, {"count_include_pad", ai(1)}}});
+  c.push_back({"GlobalAveragePool", "GlobalAveragePool", {f("x", {2, 5, 3, 7})}});
+  c.push_back({"GlobalMaxPool", "GlobalMaxPool", {f("x", {1, 5, 4, 3})}});
+  // Normalisation, reductions.
+  c.push_back({"Softmax_last", "Softmax", {f("x", {3, 4, 37})}});
+  c.push_back({"Softmax_mid", "Softmax", {f("x", {3, 5, 6})}, {{"axis", ai(1)}}});
+  c.push_back({"Softmax_v11", "Softmax", {f("x", {3, 5, 6})}, {{"axis", ai(1)}}, 11});
+  c.push_back({"LogSoftmax", "LogSoftmax", {f("x", {7, 300})}});
+  c.push_back({"LayerNorm", "LayerNormalization", {f("x", {2, 5, 33}), w("s", {33}), w("b", {33})},
+               {{"epsilon", af(1e-5f)}}});
+  c.push_back({"LayerNorm_axis1", "LayerNormalization", {f("x", {3, 4, 5}), w("s", {4, 5})}, {{"axis", ai(1)}}});
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL2", "ReduceLogSumExp"})
+    c.push_back({op, op, {f("x", {3, 4, 5, 6}), ints("axes", {1, -1})}, {{"keepdims", ai(0)}}, 18});
+  c.push_back({"ReduceMean_v13_attr", "ReduceMean", {f("x", {3, 4, 5})}, {{"axes", ais({0, 2})}}, 13});
+  c.push_back({"ReduceSum_all", "ReduceSum", {f("x", {3, 7})}, {}, 13});
+  // Data movement (Reshape-likes alias the input).
+  c.push_back({"Transpose", "Transpose", {f("x", {2, 3, 4, 5})}, {{"perm", ais({3, 1, 0, 2})}}});
+  c.push_back({"Concat", "Concat", {f("a", {2, 3, 5}), f("b", {2, 1, 5}), f("c", {2, 4, 5})}, {{"axis", ai(1)}}});
+  c.push_back({"Slice_steps", "Slice", {f("x", {6, 7, 8}), ints("s", {5, 1}), ints("e", {-100, 7}), ints("a", {0, 2}),
+                                         ints("st", {-2, 3})}});
+  c.push_back({"Split", "Split", {f("x", {4, 9}), ints("sp", {2, 7})}, {{"axis", ai(1)}}, 17, 2});
+  c.push_back({"Expand", "Expand", {f("x", {3, 1}), ints("s", {2, 3, 4})}});
+  c.push_back({"Gather_axis1", "Gather", {f("x", {3, 5, 4}), ints("i", {4, 0, -1, 2})}, {{"axis", ai(1)}}});
+  c.push_back({"Gather_embed", "Gather", {w("x", {50, 8}), In{"i", {2, 3}, onnx::TensorProto::INT64, false, {1, 49, 7, 0, 3, 3}}}});
+  c.push_back({"Reshape", "Reshape", {f("x", {2, 3, 4}), ints("s", {0, -1})}});
+  c.push_back({"Flatten", "Flatten", {f("x", {2, 3, 4})}, {{"axis", ai(2)}}});
+  c.push_back({"Squeeze", "Squeeze", {f("x", {2, 1, 4}), ints("a", {1})}});
+  c.push_back({"Unsqueeze", "Unsqueeze", {f("x", {2, 4}), ints("a", {0, 3})}});
+  c.push_back({"Resize_nearest", "Resize", {f("x", {1, 2, 3, 4}), In{"", {}}, fconst("sc", {1, 1, 2, 1.5f}, {4})},
+               {{"mode", as("nearest")}}, 13});
+  c.push_back({"Resize_linear_sizes", "Resize", {f("x", {1, 2, 5, 4}), In{"", {}}, In{"", {}}, ints("sz", {1, 2, 3, 9})},
+               {{"mode", as("linear")}, {"coordinate_transformation_mode", as("align_corners")}}, 13});
+  return c;
+}
+
+TEST_F(OpenClTest, EveryKernelMatchesCpu) {
+  std::mt19937 rng(1234);
+  int checked = 0;
+  for (const Case& c : op_cases()) {
+    SCOPED_TRACE(c.label);
+    std::map<std::string, Tensor> feeds;
+    std::string model = one_node_model(c, rng, feeds);
+    RunReport report;
+    auto cl = run_on(model, feeds, "opencl", &report);
+    ASSERT_TRUE(cl.ok()) << cl.status().to_string();
+    for (const auto& p : report.partitions) EXPECT_EQ(p.backend, "opencl") << c.label << " ran on " << p.device;
+    auto ref = run_on(model, feeds, "cpu", nullptr);
+    ASSERT_TRUE(ref.ok()) << ref.status().to_string();
+    ASSERT_EQ(cl->size(), ref->size());
+    for (size_t i = 0; i < ref->size(); ++i) EXPECT_LE(max_rel_error((*cl)[i], (*ref)[i]), 1e-4) << c.label;
+    ++checked;
+  }
+  EXPECT_GT(checked, 80);
+}
+
+// A two-layer MLP with fused bias/activation, run twice with different batch
+// sizes (two plans) and again with the first (plan reused).
+TEST_F(OpenClTest, FusedChainsAndPlanReuse) {
+  std::mt19937 rng(7);
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("mlp");
+  auto* vi = g->add_input();
+  vi->set_name("x");
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param("batch");
+  vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(19);
+  auto add_w = [&](const std::string& name, Shape s) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (auto d : s) t->add_dims(d);
+    for (float v : random_floats(numel(s), rng, -0.5f, 0.5f)) t->add_float_data(v);
+  };
+  add_w("w1", {19, 33});
+  add_w("b1", {33});
+  add_w("w2", {33, 7});
+  auto node = [&](const std::string& op, std::vector<std::string> in, std::string out) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(out);
+    for (auto& i : in) n->add_input(i);
+    n->add_output(out);
+  };
+  node("MatMul", {"x", "w1"}, "h");
+  node("Add", {"h", "b1"}, "hb");
+  node("Relu", {"hb"}, "r");
+  node("MatMul", {"r", "w2"}, "o");
+  node("Sigmoid", {"o"}, "y");
+  auto* vy = g->add_output();
+  vy->set_name("y");
+  vy->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  vy->mutable_type()->mutable_tensor_type()->mutable_shape();
+  std::string model = m.SerializeAsString();
+  SessionOptions o;
+  o.device = "opencl";
+  o.strict = true;
+  auto cl = Session::create_from_bytes(model, o);
+  ASSERT_TRUE(cl.ok()) << cl.status().to_string();
+  o.device = "cpu";
+  o.strict = false;
+  auto cpu = Session::create_from_bytes(model, o);
+  ASSERT_TRUE(cpu.ok());
+  for (int64_t batch : {3, 8, 3}) {
+    std::map<std::string, Tensor> feeds{{"x", Tensor::from_vector<float>({batch, 19}, random_floats(batch * 19, rng))}};
+    auto a = (*cl)->run(feeds);
+    auto b = (*cpu)->run(feeds);
+    ASSERT_TRUE(a.ok()) << a.status().to_string();
+    ASSERT_TRUE(b.ok());
+    EXPECT_LE(max_rel_error((*a)[0], (*b)[0]), 1e-4) << "batch " << batch;
+  }
+}
+
+// A node OpenCL lacks (CumSum) splits the graph: opencl, cpu, opencl; the
+// report names both devices and the result matches the CPU.
+TEST_F(OpenClTest, MixedPartitionsReportBothDevices) {
+  std::mt19937 rng(3);
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("mixed");
+  auto* vi = g->add_input();
+  vi->set_name("x");
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int d : {4, 6}) vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  auto* ax = g->add_initializer();
+  ax->set_name("axis");
+  ax->set_data_type(onnx::TensorProto::INT64);
+  ax->add_int64_data(1);
+  auto node = [&](const std::string& op, std::vector<std::string> in, std::string out) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(out);
+    for (auto& i : in) n->add_input(i);
+    n->add_output(out);
+  };
+  node("Relu", {"x"}, "r");
+  node("CumSum", {"r", "axis"}, "c");
+  node("Sigmoid", {"c"}, "y");
+  auto* vy = g->add_output();
+  vy->set_name("y");
+  vy->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  vy->mutable_type()->mutable_tensor_type()->mutable_shape();
+  std::map<std::string, Tensor> feeds{{"x", Tensor::from_vector<float>({4, 6}, random_floats(24, rng))}};
+  RunReport report;
+  auto a = run_on(m.SerializeAsString(), feeds, "opencl", &report);
+  ASSERT_TRUE(a.ok()) << a.status().to_string();
+  auto b = run_on(m.SerializeAsString(), feeds, "cpu", nullptr);
+  ASSERT_TRUE(b.ok());
+  EXPECT_LE(max_rel_error((*a)[0], (*b)[0]), 1e-4);
+  std::set<std::string> backends;
+  for (const auto& p : report.partitions) backends.insert(p.backend);
+  EXPECT_TRUE(backends.count("opencl") && backends.count("cpu")) << report.partitions.size() << " partitions";
+}
+
+// ---- the CLI: fallback with a missing library, strict-mode failure ----
+
+int run_cli(const std::string& args, std::string* out) {
+  std::string cmd = std::string(DLRT_BINARY_DIR) + "/dlrt " + args + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
+  int rc = pclose(p);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+TEST_F(OpenClTest, CliFallsBackWhenLibraryMissingAndStrictExits4) {
+  fs::path dir = fs::path(DLRT_BINARY_DIR) / "opencl-test-tmp";
+  fs::create_directories(dir);
+  std::mt19937 rng(5);
+  std::map<std::string, Tensor> feeds;
+  std::string model = one_node_model({"relu", "Relu", {f("x", {2, 3})}}, rng, feeds);
+  fs::path path = dir / "relu.onnx";
+  std::ofstream(path, std::ios::binary) << model;
+  std::string env = "env -u DLRT_STRICT DLRT_OPENCL_LIB=/nonexistent/dlrt-test/libOpenCL.so.1 ";
+  std::string out;
+  int rc = run_cli("run " + path.string() + " --device opencl --json", &out);  // sanity: works normally
+  ASSERT_EQ(rc, 0) << out;
+  out.clear();
+  rc = std::system(("true; " + env + std::string(DLRT_BINARY_DIR) + "/dlrt run " + path.string() +
+                    " --device opencl --json > " + (dir / "fallback.json").string() + " 2>/dev/null").c_str());
+  ASSERT_EQ(WEXITSTATUS(rc), 0);
+  std::ifstream jf(dir / "fallback.json");
+  auto j = nlohmann::json::parse(jf, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  std::string dump = j.dump();
+  EXPECT_NE(dump.find("\"degraded\":true"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("DLRT_OPENCL_LIB"), std::string::npos) << dump;
+  rc = std::system((env + "DLRT_STRICT=1 " + std::string(DLRT_BINARY_DIR) + "/dlrt run " + path.string() +
+                    " --device opencl > /dev/null 2>&1").c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 4);
+}
+
+}  // namespace
+
+// ---- the model zoo (ctest -R ^Zoo; skipped unless DLRT_ZOO_DIR is set) ----
+
+TEST(Zoo, OpenClMatchesCpu) {
+  const char* root = std::getenv("DLRT_ZOO_DIR");
+  if (!root || !*root) GTEST_SKIP() << "DLRT_ZOO_DIR is not set";
+  auto be = backend::BackendRegistry::global().find("opencl");
+  if (!be || !be->is_available().available) GTEST_SKIP() << "no usable OpenCL here";
+  if (!std::getenv("DLRT_CACHE_DIR")) setenv("DLRT_CACHE_DIR", (std::string(DLRT_BINARY_DIR) + "/opencl-test-cache").c_str(), 1);
+  std::vector<fs::path> models;
+  for (const auto& e : fs::directory_iterator(root))
+    if (e.path().extension() == ".onnx") models.push_back(e.path());
+  std::sort(models.begin(), models.end());
+  ASSERT_FALSE(models.empty()) << "no .onnx in " << root;
+  for (const auto& onnx_path : models) {
+    // The case with the smallest inputs keeps PoCL's time down.
+    fs::path best;
+    uintmax_t best_size = UINTMAX_MAX;
+    for (const auto& d : fs::directory_iterator(onnx_path.parent_path() / onnx_path.stem())) {
+      if (!d.is_directory()) continue;
+      uintmax_t total = 0;
+      for (const auto& e : fs::directory_iterator(d.path()))
+        if (e.path().extension() == ".npy") total += fs::file_size(e.path());
+      if (total < best_size) best_size = total, best = d.path();
+    }
+    ASSERT_FALSE(best.empty()) << "no case for " << onnx_path;
+    std::map<std::string, Tensor> feeds;
+    for (const auto& e : fs::directory_iterator(best))
+      if (e.path().extension() == ".npy") {
+        auto t = read_npy_file(e.path().string());
+        ASSERT_TRUE(t.ok()) << t.status().to_string();
+        feeds[e.path().stem().string()] = *t;
+      }
+    SessionOptions o;
+    o.device = "opencl";
+    o.strict = true;
+    auto cl = Session::create(onnx_path.string(), o);
+    ASSERT_TRUE(cl.ok()) << cl.status().to_string();
+    RunReport report;
+    auto a = (*cl)->run(feeds, &report);
+    ASSERT_TRUE(a.ok()) << onnx_path << ": " << a.status().to_string();
+    o.device = "cpu";
+    o.strict = false;
+    auto cpu = Session::create(onnx_path.string(), o);
+    ASSERT_TRUE(cpu.ok());
+    auto b = (*cpu)->run(feeds);
+    ASSERT_TRUE(b.ok());
+    ASSERT_EQ(a->size(), b->size());
+    int on_cl = 0;
+    for (const auto& p : report.partitions) on_cl += p.backend == "opencl" ? p.node_count : 0;
+    for (size_t i = 0; i < b->size(); ++i) {
+      double err = max_rel_error((*a)[i], (*b)[i]);
+      std::printf("zoo: opencl %s/%s output %zu max rel err %.2e (%d nodes on opencl)\n", onnx_path.stem().c_str(),
+                  best.filename().c_str(), i, err, on_cl);
+      EXPECT_LE(err, 1e-3) << onnx_path.stem();
+    }
+    EXPECT_GT(on_cl, 0);
+  }
+}
+
+}  // namespace dlrt
