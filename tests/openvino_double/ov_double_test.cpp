@@ -324,6 +324,12 @@ TEST_F(OvDouble, CompileForAVirtualNpuThenRunWhereThereIsOne) {
   EXPECT_TRUE(j["partitions"][0]["virtual"].get<bool>()) << c.output;
   EXPECT_TRUE(j["partitions"][0]["compiled"].get<bool>()) << c.output;
 
+  // A device OpenVINO does not have (not even virtually): exit 4.
+  auto none = run_command(dlrt(kDoubleDir, "", "compile " + quote(model("mlp.onnx")) + " --device openvino:GPU.7 -o " +
+                                                   quote((tmp_ / "none.onnx").string())));
+  EXPECT_EQ(none.exit_code, 4) << none.output;
+  EXPECT_FALSE(fs::exists(tmp_ / "none.onnx"));
+
   // On a machine with an NPU and the same OpenVINO: the blob is imported, not recompiled.
   const fs::path stats = tmp_ / "stats";
   auto r = run_mlp(kDoubleDir, "OV_DOUBLE_STATS=" + quote(stats.string()), "openvino:NPU", 0, out);
