@@ -33,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -283,11 +284,29 @@ OV_API const char* ov_get_error_info(ov_status_e status) {
   }
 }
 
-OV_API void ov_free(const char* content) { delete[] content; }
+// Copies handed out by ov_get_last_err_msg that the caller has not ov_free'd yet. OpenVINO
+// allocates them too (the caller must ov_free them); the double keeps them reachable so a
+// caller that forgets does not fail LeakSanitizer runs.
+std::set<const char*>& outstanding_messages() {
+  static auto* s = new std::set<const char*>;
+  return *s;
+}
+
+OV_API void ov_free(const char* content) {
+  if (!content) return;
+  {
+    std::lock_guard<std::mutex> lk(g_err_mu);
+    outstanding_messages().erase(content);
+  }
+  delete[] content;
+}
 
 OV_API const char* ov_get_last_err_msg() {
   std::lock_guard<std::mutex> lk(g_err_mu);
-  return g_last_error.empty() ? nullptr : dup(g_last_error);
+  if (g_last_error.empty()) return nullptr;
+  char* copy = dup(g_last_error);
+  outstanding_messages().insert(copy);
+  return copy;
 }
 
 // ---- Core ----
