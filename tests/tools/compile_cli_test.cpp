@@ -204,6 +204,10 @@ TEST_F(CompileCli, UsageAndModelErrors) {
   EXPECT_FALSE(r.signaled);
   r = run_command(dlrt("compile " + quote(model("bad/cycle.onnx")) + " --device cpu -o " + quote(out)));
   EXPECT_EQ(r.exit_code, 3) << r.output;
+  r = run_command(dlrt("compile " + quote(model("mlp.onnx")) + " --device cpu -o " + quote((tmp_ / "no/such/dir/x.onnx").string())));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = run_command(dlrt("compile " + quote(model("mlp.onnx")) + " --device cpu -o" + quote(out) + " --embed-limit-mb 5000"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   r = run_command(dlrt("compile --help"));
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("CompiledPartition"), std::string::npos);

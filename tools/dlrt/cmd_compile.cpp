@@ -2,6 +2,7 @@
 // partition the spec's backend takes (virtual devices included) into an ONNX
 // model of com.dlrt.CompiledPartition nodes (src/runtime/compiled_model.h).
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,13 @@ int cmd_compile(int argc, char** argv) {
   }
   const std::string model = args.positional[0];
   const std::string out = args.get("output");
+  {
+    std::error_code ec;
+    std::filesystem::path dir = std::filesystem::path(out).parent_path();
+    if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+      return usage_error("compile", "the output folder " + dir.string() + " does not exist");
+    if (std::filesystem::is_directory(out, ec)) return usage_error("compile", "-o " + out + " is a folder; name the output file");
+  }
 
   auto r = compile_model_file(model, out, options);
   if (!r.ok()) {
