@@ -73,6 +73,7 @@ Result<std::map<std::string, int>> optimize_standard(ir::Graph& graph, ThreadPoo
   p::PassContext ctx;
   ctx.evaluate = cpu_evaluator(pool);
   ctx.node_tags = options.node_tags;
+  ctx.supports = has_kernel;
   auto off = disabled_passes();
   size_t before = graph.nodes.size();
   auto on = [&](const char* name) { return !off.count(name); };
@@ -83,7 +84,7 @@ Result<std::map<std::string, int>> optimize_standard(ir::Graph& graph, ThreadPoo
     if (on("dead-nodes")) changes += p::eliminate_dead_nodes(graph, ctx);
     if (on("conv-bn")) changes += p::fold_conv_batchnorm(graph, ctx);
     if (on("transpose")) changes += p::eliminate_transposes(graph, ctx);
-    if (on("layer-norm") && has_kernel("LayerNormalization", "", 17)) changes += p::fuse_layer_norm(graph, ctx);
+    if (on("layer-norm")) changes += p::fuse_layer_norm(graph, ctx);
     if (changes == 0) break;
   }
   log_summary("standard passes", ctx.fired, before, graph.nodes.size());
@@ -98,6 +99,7 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   auto off = disabled_passes();
   size_t before = graph.nodes.size();
   auto on = [&](const char* name) { return !off.count(name); };
+  if (on("layer-norm")) p::fuse_layer_norm(graph, ctx, true);
   if (on("gelu")) p::fuse_gelu(graph, ctx);
   if (on("attention")) p::fuse_attention(graph, ctx);
   if (on("bias-activation")) p::fuse_bias_activation(graph, ctx);

@@ -130,6 +130,28 @@ TEST(Passes, ShapeFoldingWithSymbolicDims) {
   expect_close(run_graph(opt, {random_tensor({3, 6, 4}, 4)})[0], run_graph(g, {random_tensor({3, 6, 4}, 4)})[0]);
 }
 
+TEST(Passes, ShapeFoldingSharesEqualSymbolicShapeValues) {
+  // Gather(Shape(a), 0) and Gather(Shape(Relu(a)), 0) are both `batch`:
+  // the second reads the first, and its Shape/Gather die.
+  GraphBuilder b;
+  auto a = b.input("a", {-1, 4}, DType::kFloat32, {"batch"});
+  auto r = b.node("Relu", {a});
+  auto g0 = b.node("Gather", {b.node("Shape", {a}), b.constant("i0", Tensor::scalar<int64_t>(0))}, {{"axis", ai(0)}});
+  auto g1 = b.node("Gather", {b.node("Shape", {r}), b.constant("j0", Tensor::scalar<int64_t>(0))}, {{"axis", ai(0)}});
+  auto t0 = b.node("Concat", {b.node("Unsqueeze", {g0, b.ints("u0", {0})}), b.ints("m1", {-1})}, {{"axis", ai(0)}});
+  auto t1 = b.node("Concat", {b.node("Unsqueeze", {g1, b.ints("u1", {0})}), b.ints("m2", {-1})}, {{"axis", ai(0)}});
+  b.output(b.node("Add", {b.node("Reshape", {a, t0}), b.node("Reshape", {r, t1})}));
+  auto g = b.graph();
+  auto opt = check_pass(g, {random_tensor({3, 4}, 40)}, [](ir::Graph& gr, p::PassContext& c) {
+    return p::fold_shapes(gr, c);
+  }, "shape-folding", 4);  // Shape, Gather, Unsqueeze, Concat of the second chain
+  p::PassContext ctx = cpu_context();
+  p::eliminate_dead_nodes(*opt, ctx);
+  EXPECT_EQ(count_ops(*opt, "Shape"), 1);
+  EXPECT_EQ(count_ops(*opt, "Concat"), 1);
+  expect_close(run_graph(opt, {random_tensor({2, 4}, 41)})[0], run_graph(g, {random_tensor({2, 4}, 41)})[0]);
+}
+
 TEST(Passes, ShapeFoldingWithPinnedInputShapes) {
   GraphBuilder b;
   auto x = b.input("x", {-1, 8}, DType::kFloat32, {"batch"});
@@ -183,7 +205,7 @@ TEST(Passes, DecomposedLayerNormFuses) {
   auto y = b.node("Add", {b.node("Mul", {n, b.constant("gamma", random_tensor({8}, 14))}),
                           b.constant("beta", random_tensor({8}, 15))});
   b.output(y);
-  auto opt = check_pass(b.graph(), {random_tensor({2, 5, 8}, 16)}, p::fuse_layer_norm, "layer-norm", 1, 1e-4f);
+  auto opt = check_pass(b.graph(), {random_tensor({2, 5, 8}, 16)}, [](ir::Graph& gr, p::PassContext& c) { return p::fuse_layer_norm(gr, c); }, "layer-norm", 1, 1e-4f);
   ASSERT_EQ(opt->nodes.size(), 1u);
   EXPECT_EQ(opt->nodes[0].op_type, "LayerNormalization");
 }
@@ -195,7 +217,7 @@ TEST(Passes, LayerNormNearMissLeftAlone) {
   auto d = b.node("Sub", {x, mean});
   auto var = b.node("ReduceMean", {b.node("Pow", {d, b.scalar("two", 2.0f)})}, {{"axes", ais({0})}});
   b.output(b.node("Div", {d, b.node("Sqrt", {b.node("Add", {var, b.scalar("eps", 1e-5f)})})}));
-  check_pass(b.graph(), {random_tensor({2, 8}, 17)}, p::fuse_layer_norm, "layer-norm", 0);
+  check_pass(b.graph(), {random_tensor({2, 8}, 17)}, [](ir::Graph& gr, p::PassContext& c) { return p::fuse_layer_norm(gr, c); }, "layer-norm", 0);
 }
 
 TEST(Passes, GeluFusesAllArrangements) {

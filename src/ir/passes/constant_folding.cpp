@@ -1,4 +1,6 @@
 // Dead-node elimination and constant folding.
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "ir/passes/rewriter.h"
@@ -23,6 +25,31 @@ bool foldable(const Node& n) {
       "SplitToSequence", "ConcatFromSequence", "SequenceAt", "SequenceLength", "SequenceMap", "Optional",
       "OptionalGetElement", "OptionalHasElement"};
   return !never.count(n.op_type) && !has_subgraph(n);
+}
+
+// Ops whose output can be far larger than their inputs: fold only when the
+// output size, computed from the inputs, stays under the limit.
+bool small_enough(const Node& n, const std::vector<const Tensor*>& in, int64_t max_bytes) {
+  const std::string& op = n.op_type;
+  auto product = [](const Tensor* t) -> double {
+    double p = 1;
+    for (int64_t i = 0; t && i < t->size(); ++i) p *= std::max(1.0, element_as_double(*t, i));
+    return p;
+  };
+  double elems = 0;
+  if (op == "ConstantOfShape") elems = in.empty() ? 1 : product(in[0]);
+  else if (op == "Expand") elems = in.size() > 1 && in[0] ? std::max<double>(product(in[1]), static_cast<double>(in[0]->size())) * 2 : 0;
+  else if (op == "Tile") elems = in.size() > 1 && in[0] ? product(in[1]) * static_cast<double>(in[0]->size()) : 0;
+  else if (op == "Range") {
+    if (in.size() < 3 || !in[0] || !in[1] || !in[2] || in[0]->size() != 1) return false;
+    double d = element_as_double(*in[2]);
+    elems = d == 0 ? 0 : std::abs((element_as_double(*in[1]) - element_as_double(*in[0])) / d);
+  } else if (op == "Resize" || op == "Upsample" || op == "Pad" || op == "OneHot" || op == "EyeLike") {
+    return false;
+  } else {
+    return true;
+  }
+  return elems * 8 <= static_cast<double>(max_bytes);
 }
 
 }  // namespace
@@ -93,6 +120,7 @@ int fold_constants(Graph& g, PassContext& ctx) {
       inputs.push_back(t);
     }
     if (!all_const) continue;
+    if (!small_enough(n, inputs, ctx.max_fold_bytes)) continue;
     // Nodes without inputs other than Constant (handled by the importer) are
     // generators (e.g. EyeLike needs an input anyway); skip them.
     if (n.inputs.empty()) continue;

@@ -380,7 +380,10 @@ int fuse_bias_activation(Graph& g, PassContext& ctx) {
         const auto& ys = g.values[out].type.shape;
         bool same = zs && ys && zs->size() == ys->size();
         if (same)
-          for (size_t k = 0; k < zs->size(); ++k) same = same && (*zs)[k].is_static() && (*ys)[k].is_static() && (*zs)[k].size == (*ys)[k].size;
+          for (size_t k = 0; k < zs->size(); ++k) {
+            const Dim &a = (*zs)[k], &c = (*ys)[k];
+            same = same && (a.is_static() ? c.is_static() && a.size == c.size : !a.symbol.empty() && a.symbol == c.symbol);
+          }
         if (same && z != kNoValue && rw.producer(z) != i) {
           while (fused.inputs.size() < 3) fused.inputs.push_back(kNoValue);
           fused.inputs.resize(3);

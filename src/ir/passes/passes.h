@@ -79,8 +79,9 @@ int eliminate_transposes(Graph& g, PassContext& ctx);
 
 // The decomposed LayerNorm (ReduceMean, Sub, Pow 2, ReduceMean, Add eps,
 // Sqrt, Div, optional Mul gamma / Add beta over the last axis) -> one
-// LayerNormalization (opset 17).
-int fuse_layer_norm(Graph& g, PassContext& ctx);
+// LayerNormalization (opset 17). Standard only in models of opset >= 17;
+// `any_opset` (the CPU stage) fuses in older models too.
+int fuse_layer_norm(Graph& g, PassContext& ctx, bool any_opset = false);
 
 // --- CPU-only fusions (emit ops only the CPU backend knows) ---
 

@@ -487,27 +487,78 @@ class ShapeInference {
     if (all_sval && axis == 0) set_sval(n, v, false);
   }
 
+  // Constant-or-symbolic list held by input k.
+  std::optional<Dims> svals_of(const Node& n, size_t k) const {
+    if (k >= n.inputs.size() || n.inputs[k] < 0) return std::nullopt;
+    return info_[n.inputs[k]].sval;
+  }
+
   void infer_slice(const Node& n) {
-    // Only the 1-D shape-value case (and the 1-D shape) is tracked.
     const Info* d = in(n, 0);
-    if (!d || !d->sval || d->sval_scalar || n.opset < 10) return set(n, 0, dtype_of_in(n, 0), std::nullopt);
-    auto starts = ints_of(n, 1), ends = ints_of(n, 2);
-    std::optional<std::vector<int64_t>> axes = std::vector<int64_t>{0}, steps = std::vector<int64_t>{1};
-    if (n.inputs.size() > 3 && n.inputs[3] >= 0) axes = ints_of(n, 3);
-    if (n.inputs.size() > 4 && n.inputs[4] >= 0) steps = ints_of(n, 4);
-    if (!starts || !ends || !axes || !steps || starts->size() != 1 || ends->size() != 1 || axes->size() != 1 ||
-        steps->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1) || (*steps)[0] != 1)
+    if (!d) return;
+    std::optional<Dims> starts, ends;
+    std::optional<std::vector<int64_t>> axes, steps;
+    if (n.opset < 10) {
+      Dims s, e;
+      for (int64_t x : n.attr_ints("starts")) s.push_back(literal(x));
+      for (int64_t x : n.attr_ints("ends")) e.push_back(literal(x));
+      starts = s, ends = e;
+      axes = n.attr_ints("axes");
+    } else {
+      starts = svals_of(n, 1), ends = svals_of(n, 2);
+      axes = n.inputs.size() > 3 && n.inputs[3] >= 0 ? ints_of(n, 3) : std::vector<int64_t>{};
+      steps = n.inputs.size() > 4 && n.inputs[4] >= 0 ? ints_of(n, 4) : std::vector<int64_t>{};
+    }
+    if (!starts || !ends || !axes || !steps || starts->size() != ends->size())
       return set(n, 0, dtype_of_in(n, 0), std::nullopt);
-    int64_t len = static_cast<int64_t>(d->sval->size());
-    int64_t s = (*starts)[0], e = (*ends)[0];
-    if (s < 0) s += len;
-    if (e < 0) e += len;
-    s = std::clamp<int64_t>(s, 0, len);
-    e = std::clamp<int64_t>(e, 0, len);
-    Dims v;
-    for (int64_t i = s; i < e; ++i) v.push_back((*d->sval)[i]);
-    set(n, 0, dtype_of_in(n, 0), std::nullopt);
-    set_sval(n, v, false);
+    if (axes->empty())
+      for (size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<int64_t>(i));
+    if (steps->empty()) steps->assign(starts->size(), 1);
+    if (axes->size() != starts->size() || steps->size() != starts->size()) return set(n, 0, dtype_of_in(n, 0), std::nullopt);
+    // The 1-D shape-value case: slice the tracked value.
+    if (d->sval && !d->sval_scalar && starts->size() == 1 && ((*axes)[0] == 0 || (*axes)[0] == -1) && (*steps)[0] == 1 &&
+        known((*starts)[0]) && known((*ends)[0])) {
+      int64_t len = static_cast<int64_t>(d->sval->size());
+      int64_t s = (*starts)[0].size, e = (*ends)[0].size;
+      if (s < 0) s += len;
+      if (e < 0) e += len;
+      s = std::clamp<int64_t>(s, 0, len);
+      e = std::clamp<int64_t>(e, 0, len);
+      Dims v;
+      for (int64_t i = s; i < e; ++i) v.push_back((*d->sval)[i]);
+      return set_sval(n, v, false);
+    }
+    if (!d->shape) return set(n, 0, dtype_of_in(n, 0), std::nullopt);
+    Dims out = *d->shape;
+    const int64_t r = static_cast<int64_t>(out.size());
+    for (size_t k = 0; k < axes->size(); ++k) {
+      int64_t a = (*axes)[k] < 0 ? (*axes)[k] + r : (*axes)[k];
+      if (a < 0 || a >= r) return set(n, 0, dtype_of_in(n, 0), std::nullopt);
+      const Dim dim = out[a];
+      const Dim& sd = (*starts)[k];
+      const Dim& ed = (*ends)[k];
+      int64_t step = (*steps)[k];
+      if (step == 0) return set(n, 0, dtype_of_in(n, 0), std::nullopt);
+      if (dim.is_static() && known(sd) && known(ed)) {
+        int64_t len = dim.size, s = sd.size, e = ed.size;
+        if (step > 0) {
+          s = s < 0 ? std::max<int64_t>(0, s + len) : std::min(s, len);
+          e = e < 0 ? std::max<int64_t>(0, e + len) : std::min(e, len);
+          out[a] = static_dim(e > s ? (e - s + step - 1) / step : 0);
+        } else {
+          s = s < 0 ? std::max<int64_t>(-1, s + len) : std::min(s, len - 1);
+          e = e < 0 ? std::max<int64_t>(-1, e + len) : std::min(e, len - 1);
+          out[a] = static_dim(s > e ? (s - e - step - 1) / -step : 0);
+        }
+      } else if (step == 1 && known(sd) && sd.size == 0 && !known(ed) && !ed.symbol.empty()) {
+        out[a] = ed;  // x[:n] with a named n (a sequence length within the table)
+      } else if (step == 1 && known(sd) && sd.size == 0 && known(ed) && ed.size >= (int64_t{1} << 31)) {
+        out[a] = dim;  // x[0:]
+      } else {
+        out[a] = unknown_dim();
+      }
+    }
+    set(n, 0, dtype_of_in(n, 0), out);
   }
 
   Rewriter& rw_;
@@ -522,6 +573,7 @@ int fold_shapes(Graph& g, PassContext& ctx, const std::map<std::string, Shape>& 
   ShapeInference si(rw, input_shapes);
   si.run();
   int folded = 0;
+  std::map<std::string, ValueId> canonical;  // shape value with symbolic dims -> first value holding it
   for (int i = 0; i < rw.size(); ++i) {
     Node& n = rw.node(i);
     // Record what was learnt where the model left it open.
@@ -535,7 +587,25 @@ int fold_shapes(Graph& g, PassContext& ctx, const std::map<std::string, Shape>& 
     }
     if (n.outputs.size() != 1 || n.outputs[0] < 0 || rw.constant(n.outputs[0])) continue;
     const Info& inf = si.info(n.outputs[0]);
-    if (!inf.sval || !fully_static(*inf.sval)) continue;
+    if (!inf.sval) continue;
+    if (!fully_static(*inf.sval)) {
+      // Shape values made of static and named dims (batch, sequence) are equal
+      // wherever they are computed: keep the first, read it everywhere.
+      bool named = true;
+      std::string key = std::to_string(static_cast<int>(inf.dtype)) + (inf.sval_scalar ? "s:" : "v:");
+      for (const Dim& d : *inf.sval) {
+        if (known(d)) key += std::to_string(d.size) + ",";
+        else if (!d.symbol.empty()) key += "$" + d.symbol + ",";
+        else named = false;
+      }
+      if (!named || inf.dtype == DType::kUndefined) continue;
+      auto [it, fresh] = canonical.emplace(key, n.outputs[0]);
+      if (!fresh && rw.replace_uses(n.outputs[0], it->second)) {
+        log_fired("shape-folding", "reused an equal shape value for " + n.describe());
+        ++folded;
+      }
+      continue;
+    }
     DType dt = g.values[n.outputs[0]].type.dtype;
     if (dt == DType::kUndefined) dt = inf.dtype;
     if (dt != DType::kInt64 && dt != DType::kInt32) continue;

@@ -45,6 +45,7 @@ int fold_conv_batchnorm(Graph& g, PassContext& ctx) {
     if (rw.dead(i) || !is_op(rw.node(i), "BatchNormalization")) continue;
     const Node bn = rw.node(i);
     if (bn.inputs.size() < 5 || bn.attr_int("training_mode", 0) != 0) continue;
+    if (bn.opset < 9 && bn.attr_int("spatial", 1) == 0) continue;  // per-element statistics
     bool extra_outputs = false;
     for (size_t k = 1; k < bn.outputs.size(); ++k) extra_outputs = extra_outputs || bn.outputs[k] != kNoValue;
     if (extra_outputs) continue;
@@ -133,7 +134,10 @@ int eliminate_transposes(Graph& g, PassContext& ctx) {
   return fired;
 }
 
-int fuse_layer_norm(Graph& g, PassContext& ctx) {
+int fuse_layer_norm(Graph& g, PassContext& ctx, bool any_opset) {
+  if (!ctx.can_run("LayerNormalization", "", 17)) return 0;
+  auto opset = g.opsets.find("");
+  if (!any_opset && (opset == g.opsets.end() || opset->second < 17)) return 0;
   Rewriter rw(g, ctx);
   int fired = 0;
   auto last_axis = [&](int node) -> bool {
