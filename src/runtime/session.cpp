@@ -14,6 +14,7 @@
 #include "runtime/config.h"
 #include "runtime/compiled_model.h"
 #include "runtime/device_spec.h"
+#include "runtime/optimize.h"
 #include "runtime/partition_kernel.h"
 #include "runtime/placement.h"
 #include "runtime/session_internal.h"
@@ -117,6 +118,8 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   }
 
   impl->pool = std::make_unique<ThreadPool>(threads);
+  const bool optimize = options.optimize && optimize_enabled_by_env();
+  if (optimize) DLRT_RETURN_IF_ERROR(optimize_standard(*impl->model.graph, *impl->pool).status());  // standard ONNX ops only
   DLRT_ASSIGN_OR_RETURN(PartitionPlan plan, impl->compiled.plan(g, impl->model.base_dir, res, hardware()));
   backend::CompileOptions copts;
   copts.values["threads"] = std::to_string(impl->pool->num_threads());
@@ -191,6 +194,11 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
     impl->placement.partitions.back().node_count = rep.node_count;
   }
   DLRT_RETURN_IF_ERROR(rg->topological_sort());
+  if (optimize) {  // fusions into CPU-only ops: Partition nodes are never matched
+    OptimizeOptions oo;
+    oo.node_tags = &impl->node_partition;
+    DLRT_RETURN_IF_ERROR(optimize_cpu_fusions(*rg, oo).status());
+  }
   impl->run_graph = rg;
 
   auto* states = &impl->accelerated;
