@@ -235,7 +235,7 @@ class CompiledPartitionBackend final : public backend::Backend {
 
   Result<backend::Blob> compile(const ir::Graph&, const backend::BackendDevice& device,
                                 const backend::CompileOptions& options) override {
-    if (unusable_.empty() && stored_.blob) return *stored_.blob;
+    if (unusable_.empty() && stored_.blob && refused().empty()) return *stored_.blob;
     return real_->compile(*stored_.subgraph, device, merged(options));
   }
 
@@ -244,20 +244,24 @@ class CompiledPartitionBackend final : public backend::Backend {
     const bool embedded = stored_.blob && blob.format == stored_.blob->format && blob.data == stored_.blob->data;
     auto exe = real_->init(blob, merged(options), device);
     if (exe.ok()) {
+      const std::string why_not = unusable_.empty() ? refused() : unusable_;
       if (on_cpu_instead_) set_note(unusable_);
       else if (embedded) set_note("compiled blob used (" + stored_.backend + " " + stored_.runtime_version + ", compiled for " +
                                   stored_.spec() + (stored_.device_virtual ? " on a virtual device" : "") + ")");
-      else if (!unusable_.empty()) set_note("compiled blob not used: " + unusable_ + "; recompiled from the kept subgraph");
+      else if (!why_not.empty()) set_note("compiled blob not used: " + why_not + "; recompiled from the kept subgraph");
       else set_note("compiled from the kept subgraph (blob cache entry)");
       return exe;
     }
     if (!embedded) return exe.status();
-    // The runtime refused the blob (e.g. built by another version): recompile.
-    std::string why = "the runtime refused the compiled blob: " + exe.status().message();
-    DLRT_LOG(kWarn, "compiled partition for " + stored_.spec() + ": " + why + "; recompiling from the kept subgraph");
+    // The runtime refused the blob (e.g. built by another version): recompile, now and later.
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      refused_ = "the runtime refused the compiled blob: " + exe.status().message();
+    }
+    DLRT_LOG(kWarn, "compiled partition for " + stored_.spec() + ": " + refused() + "; recompiling from the kept subgraph");
     DLRT_ASSIGN_OR_RETURN(backend::Blob fresh, real_->compile(*stored_.subgraph, device, merged(options)));
     auto again = real_->init(fresh, merged(options), device);
-    if (again.ok()) set_note("compiled blob not used: " + why + "; recompiled from the kept subgraph");
+    if (again.ok()) set_note("compiled blob not used: " + refused() + "; recompiled from the kept subgraph");
     return again;
   }
 
@@ -282,6 +286,10 @@ class CompiledPartitionBackend final : public backend::Backend {
     for (const auto& [k, v] : session.values) o.values[k] = v;
     return o;
   }
+  std::string refused() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return refused_;
+  }
   void set_note(std::string s) {
     std::lock_guard<std::mutex> lk(mu_);
     note_ = std::move(s);
@@ -293,6 +301,7 @@ class CompiledPartitionBackend final : public backend::Backend {
   const bool on_cpu_instead_;   // the compiled device is not used by this run: the subgraph runs on the CPU
   mutable std::mutex mu_;
   std::string note_;
+  std::string refused_;  // why the runtime refused the blob at init ("" = it did not)
 };
 
 Result<PartitionPlan> CompiledPartitions::plan(const ir::Graph& graph, const std::string& base_dir, Resolution& res,
