@@ -4,7 +4,8 @@
 # (dlrt_cli, dlrt_tests) link after it.
 find_package(PkgConfig REQUIRED)
 find_package(nlohmann_json REQUIRED)
-pkg_check_modules(DLRT_TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)
+# toml++ is used header-only, as by the runtime's config file (src/runtime/config.cpp): one
+# mode per binary, and no run-time dependency on libtomlplusplus.
 pkg_check_modules(DLRT_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
 file(GLOB DLRT_EMBED_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/apps/embed/*.cpp)
@@ -12,7 +13,7 @@ add_library(dlrt_embed STATIC ${DLRT_EMBED_SOURCES})
 target_include_directories(dlrt_embed PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/apps)
 target_compile_options(dlrt_embed PRIVATE ${DLRT_WARNINGS})
 target_link_libraries(dlrt_embed
-  PUBLIC nlohmann_json::nlohmann_json PkgConfig::DLRT_TOMLPP PkgConfig::DLRT_HTTPLIB Threads::Threads
+  PUBLIC nlohmann_json::nlohmann_json PkgConfig::DLRT_HTTPLIB Threads::Threads
   # Link-only: dlrt_embed must not see src/ headers, but its users link dlrt after it.
   INTERFACE $<LINK_ONLY:dlrt_internal>)
 

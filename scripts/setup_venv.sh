@@ -21,7 +21,7 @@ need=()
 for spec in "$@"; do
   name=${spec%%[=<>]*}
   want=${spec#*==}
-  have=$("$VENV/bin/python" -m pip show "$name" 2>/dev/null | awk '/^Version:/ {print $2}')
+  have=$("$VENV/bin/python" -m pip show "$name" 2>/dev/null | awk '/^Version:/ {print $2}' || true)
   if [ "$spec" != "$name" ] && [ "$have" = "$want" ]; then continue; fi
   if [ "$spec" = "$name" ] && [ -n "$have" ]; then continue; fi
   need+=("$spec")

@@ -41,10 +41,22 @@ Resolution resolve_devices(const DeviceSpec& spec, backend::BackendRegistry& reg
     backend::Availability availability;
     std::vector<backend::BackendDevice> devices;
   };
+  // Only the backends the spec can use are asked (loading a vendor runtime
+  // costs time and memory): none for "cpu", the named ones for backend names,
+  // all of them for auto, gpu and npu.
+  bool want_all = false;
+  std::set<std::string> wanted;
+  for (const auto& c : spec.choices) {
+    if (c.kind == DeviceChoice::Kind::kBackend) wanted.insert(c.backend);
+    else if (c.kind != DeviceChoice::Kind::kCpu) want_all = true;
+  }
   std::vector<Offer> offers;
   for (const auto& b : registry.all()) {
-    if (b->name() == "cpu") continue;
+    if (b->name() == "cpu" || (!want_all && !wanted.count(b->name()))) continue;
+    // A remembered failure is retried at every session create, so fixing the
+    // environment (installing the runtime, setting its variable) needs no restart.
     Offer o{b, b->is_available(), {}};
+    if (!o.availability.available) o.availability = b->is_available(/*refresh=*/true);
     if (o.availability.available) o.devices = b->devices(hardware);
     offers.push_back(std::move(o));
   }
@@ -58,9 +70,12 @@ Resolution resolve_devices(const DeviceSpec& spec, backend::BackendRegistry& reg
       case DeviceChoice::Kind::kAuto: {
         res.cpu_requested = true;
         std::vector<std::pair<int, Candidate>> all;
+        // Accelerators only: a backend's CPU device (openvino:CPU, an OpenCL
+        // CPU driver) is never chosen implicitly over dlrt's own CPU backend;
+        // name it (--device openvino:CPU) to use it.
         for (const auto& o : offers)
           for (const auto& d : o.devices)
-            if (!d.is_virtual) all.push_back({type_rank(d.type), {o.backend, d}});
+            if (!d.is_virtual && d.type != DeviceType::kCpu) all.push_back({type_rank(d.type), {o.backend, d}});
         std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
         for (const auto& [r, cand] : all) add(cand.backend, cand.device);
         break;

@@ -32,6 +32,7 @@ class SessionImpl {
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
   RunReport placement;
+  std::vector<NodePlacement> node_placement;  // per node of model.graph, in plan order
   CompiledPartitions compiled;  // com.dlrt.CompiledPartition nodes (dlrt compile), runtime/compiled_model.h
 
   Status validate_inputs(const std::map<std::string, RunValue>& given, std::vector<RunValue>& ordered) const;
@@ -131,6 +132,13 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   rg->opsets["com.dlrt"] = 1;
   for (size_t p = 0; p < plan.partitions.size(); ++p) {
     const PlannedPartition& part = plan.partitions[p];
+    for (int i : part.nodes) {
+      const ir::Node& n = g.nodes[i];
+      std::string why = plan.cpu_reasons[i];
+      if (part.candidate < 0 && why.empty() && !res.unavailable.empty()) why = join_unavailable(res.unavailable, false);
+      impl->node_placement.push_back({n.name, n.domain.empty() ? n.op_type : n.domain + "." + n.op_type,
+                                      static_cast<int>(p), std::move(why)});
+    }
     PartitionReport rep;
     for (int i : part.nodes) {
       const ir::Node& n = g.nodes[i];
@@ -365,5 +373,9 @@ Result<std::vector<RunValue>> run_session_values(const Session& session, const s
 }
 
 const ir::Graph& session_graph(const Session& session) { return *session_impl(session).model.graph; }
+
+const std::vector<NodePlacement>& session_node_placement(const Session& session) {
+  return session_impl(session).node_placement;
+}
 
 }  // namespace dlrt

@@ -19,4 +19,14 @@ Result<std::vector<RunValue>> run_session_values(const Session& session, const s
 // The imported graph the session runs.
 const ir::Graph& session_graph(const Session& session);
 
+// Where one node of the model's graph was placed and, when it stayed on the
+// CPU although an accelerator was asked for, why (for `dlrt inspect --device`).
+struct NodePlacement {
+  std::string node;       // node name (may be empty in the model)
+  std::string op_type;    // with domain prefix when not ai.onnx
+  int partition = 0;      // index into Session::placement().partitions
+  std::string cpu_reason; // empty when placed on an accelerator or nothing else was asked for
+};
+const std::vector<NodePlacement>& session_node_placement(const Session& session);
+
 }  // namespace dlrt

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "dlrt/session.h"
 #include "ir/onnx_import.h"
+#include "runtime/session_internal.h"
 #include "tensor_format.h"
 
 namespace dlrt::cli {
@@ -83,6 +84,22 @@ std::string type_string(const ir::TypeInfo& type) {
   return s + "]";
 }
 
+// Nodes kept on the CPU although an accelerator was asked for, grouped by op
+// type and reason (a model has hundreds of nodes; --json lists every one).
+void print_cpu_reasons(const std::vector<NodePlacement>& nodes) {
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> groups;
+  for (const auto& n : nodes)
+    if (!n.cpu_reason.empty()) groups[{n.op_type, n.cpu_reason}].push_back(n.node.empty() ? "(unnamed)" : n.node);
+  if (groups.empty()) return;
+  std::printf("on cpu, and why:\n");
+  for (const auto& [key, names] : groups) {
+    std::string list;
+    for (size_t i = 0; i < names.size() && i < 3; ++i) list += (i ? ", " : "") + names[i];
+    if (names.size() > 3) list += ", ...";
+    std::printf("  %zu x %s (%s): %s\n", names.size(), key.first.c_str(), list.c_str(), key.second.c_str());
+  }
+}
+
 nlohmann::json value_json(const ir::Value& v) {
   nlohmann::json j;
   j["name"] = v.name;
@@ -136,6 +153,7 @@ int cmd_inspect(int argc, char** argv) {
   std::stable_sort(hist.begin(), hist.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
 
   RunReport placement;
+  std::vector<NodePlacement> nodes_placed;
   bool have_placement = false;
   if (args.has("device")) {
     SessionOptions options;
@@ -148,6 +166,7 @@ int cmd_inspect(int argc, char** argv) {
       return exit_code_for_model_status(s.status());
     }
     placement = (*s)->placement();
+    nodes_placed = session_node_placement(**s);
     have_placement = true;
   }
 
@@ -173,6 +192,14 @@ int cmd_inspect(int argc, char** argv) {
       for (const auto& p : placement.partitions)
         j["placement"].push_back({{"backend", p.backend}, {"device", p.device}, {"node_count", p.node_count},
                                   {"degraded", p.degraded}, {"reason", p.reason}});
+      j["nodes"] = nlohmann::json::array();
+      for (const auto& n : nodes_placed) {
+        const auto& p = placement.partitions[static_cast<size_t>(n.partition)];
+        nlohmann::json e = {{"node", n.node}, {"op_type", n.op_type}, {"partition", n.partition},
+                            {"backend", p.backend}, {"device", p.device}};
+        if (!n.cpu_reason.empty()) e["cpu_reason"] = n.cpu_reason;
+        j["nodes"].push_back(std::move(e));
+      }
     }
     std::printf("%s\n", j.dump(2).c_str());
     return kExitOk;
@@ -205,6 +232,7 @@ int cmd_inspect(int argc, char** argv) {
       std::printf("  partition %zu: %d nodes on %s (%s)%s%s\n", i, p.node_count, p.backend.c_str(), p.device.c_str(),
                   p.degraded ? ", DEGRADED: " : "", p.degraded ? p.reason.c_str() : "");
     }
+    print_cpu_reasons(nodes_placed);
   }
   return kExitOk;
 }
