@@ -76,6 +76,15 @@ TEST(Passes, ConstantFoldingFoldsConstantSubgraphs) {
   EXPECT_EQ(opt->nodes[0].op_type, "Mul");
 }
 
+TEST(Passes, ConstantFoldingOfAGraphOutput) {
+  GraphBuilder b;
+  auto x = b.input("x", {2});
+  b.output(b.node("Neg", {x}));
+  b.output(b.node("Add", {b.scalar("a", 1.0f), b.scalar("b", 2.0f)}));
+  auto opt = check_pass(b.graph(), {random_tensor({2}, 42)}, p::fold_constants, "constant-folding", 1);
+  EXPECT_EQ(opt->nodes.size(), 1u);
+}
+
 TEST(Passes, ConstantFoldingLeavesRandomOpsAndGraphInputs) {
   GraphBuilder b;
   auto x = b.input("x", {2});
