@@ -36,7 +36,8 @@ class SessionImpl {
   CompiledPartitions compiled;  // com.dlrt.CompiledPartition nodes (dlrt compile), runtime/compiled_model.h
 
   Status validate_inputs(const std::map<std::string, RunValue>& given, std::vector<RunValue>& ordered) const;
-  Result<std::vector<RunValue>> run(const std::map<std::string, RunValue>& given, RunReport* report) const;
+  Result<std::vector<RunValue>> run(const std::map<std::string, RunValue>& given, RunReport* report,
+                                    std::vector<double>* node_ms_out = nullptr) const;
   RunReport current_placement() const;
 };
 
@@ -275,7 +276,8 @@ Status SessionImpl::validate_inputs(const std::map<std::string, RunValue>& given
   return Status::Ok();
 }
 
-Result<std::vector<RunValue>> SessionImpl::run(const std::map<std::string, RunValue>& given, RunReport* report) const {
+Result<std::vector<RunValue>> SessionImpl::run(const std::map<std::string, RunValue>& given, RunReport* report,
+                                               std::vector<double>* node_ms_out) const {
   std::vector<RunValue> ordered;
   DLRT_RETURN_IF_ERROR(validate_inputs(given, ordered));
   RunReport local = current_placement();
@@ -285,8 +287,9 @@ Result<std::vector<RunValue>> SessionImpl::run(const std::map<std::string, RunVa
   RunReportSink::current() = &sink;
   std::vector<double> node_ms;
   auto t0 = std::chrono::steady_clock::now();
-  auto out = executor->run(std::move(ordered), report ? &node_ms : nullptr);
+  auto out = executor->run(std::move(ordered), report || node_ms_out ? &node_ms : nullptr);
   RunReportSink::current() = previous;
+  if (node_ms_out) *node_ms_out = node_ms;
   if (report) {
     local.run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     for (size_t i = 0; i < node_ms.size() && i < node_partition.size(); ++i)
@@ -373,6 +376,13 @@ Result<std::vector<RunValue>> run_session_values(const Session& session, const s
 }
 
 const ir::Graph& session_graph(const Session& session) { return *session_impl(session).model.graph; }
+
+const ir::Graph& session_run_graph(const Session& session) { return *session_impl(session).run_graph; }
+
+Result<std::vector<RunValue>> run_session_profiled(const Session& session, const std::map<std::string, RunValue>& inputs,
+                                                   std::vector<double>& node_ms, RunReport* report) {
+  return session_impl(session).run(inputs, report, &node_ms);
+}
 
 const std::vector<NodePlacement>& session_node_placement(const Session& session) {
   return session_impl(session).node_placement;

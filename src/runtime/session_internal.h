@@ -19,6 +19,15 @@ Result<std::vector<RunValue>> run_session_values(const Session& session, const s
 // The imported graph the session runs.
 const ir::Graph& session_graph(const Session& session);
 
+// The graph the executor actually runs: after optimisation and fusion, with
+// each accelerator partition as one com.dlrt.Partition node.
+const ir::Graph& session_run_graph(const Session& session);
+
+// Like run_session_values, also returning the wall time of every node of
+// session_run_graph() (for `dlrt bench --profile`).
+Result<std::vector<RunValue>> run_session_profiled(const Session& session, const std::map<std::string, RunValue>& inputs,
+                                                   std::vector<double>& node_ms, RunReport* report = nullptr);
+
 // Where one node of the model's graph was placed and, when it stayed on the
 // CPU although an accelerator was asked for, why (for `dlrt inspect --device`).
 struct NodePlacement {

@@ -48,7 +48,8 @@ constexpr const char* kBenchHelp =
     "  --input NAME=FILE     feed input NAME from a .npy file (repeatable)\n"
     "  --shape NAME=DIMS     shape of a random input, e.g. --shape input_ids=1x128 (repeatable)\n"
     "  --seed N              seed of the random inputs (default 0)\n"
-    "  --profile             also time every node on the CPU executor (--iterations more runs):\n"
+    "  --profile             also time every node the session runs (--iterations more runs,\n"
+    "                        fused nodes as fused, an accelerator partition as one node):\n"
     "                        time per op type and the 20 slowest nodes\n"
     "  --json                print one JSON object: session_create_ms, session_create_warm_ms,\n"
     "                        latency_ms {min, median, p90, max, mean}, iterations,\n"
@@ -153,28 +154,21 @@ struct Profile {
   int node_count = 0;
 };
 
-// Times every main-graph node: runs the session's graph on a CPU executor of
-// its own (same thread count) with per-node timing. Accelerator placement is
-// not reflected: this is the CPU backend's profile.
+// Times every node of the graph the session runs (after optimisation and
+// fusion; an accelerator partition is one com.dlrt.Partition node), through
+// the session itself, so the profile shows what `run` does.
 Result<Profile> profile_nodes(const Session& session, const std::map<std::string, Tensor>& feeds, int threads,
                               int64_t runs) {
-  auto graph = std::make_shared<const ir::Graph>(session_graph(session));
-  ThreadPool pool(threads);
-  DLRT_ASSIGN_OR_RETURN(auto executor, Executor::create(graph, pool));
-  std::vector<RunValue> ordered;
-  for (ir::ValueId id : graph->inputs) {
-    const ir::Value& v = graph->values[id];
-    auto it = feeds.find(v.name);
-    if (it != feeds.end()) ordered.push_back(RunValue::of(it->second));
-    else if (v.type.kind == ir::ValueKind::kOptional) ordered.push_back(RunValue::optional_none(v.type.dtype));
-    else return InvalidArgument("input '" + v.name + "' is missing");
-  }
+  (void)threads;  // the session's own pool
+  const ir::Graph* graph = &session_run_graph(session);
+  std::map<std::string, RunValue> values;
+  for (const auto& [name, t] : feeds) values[name] = RunValue::of(t);
   const size_t n = graph->nodes.size();
   std::vector<double> sum(n, 0.0);
   // One untimed run first, so lazily prepared state does not count.
   for (int64_t r = -1; r < runs; ++r) {
     std::vector<double> node_ms;
-    DLRT_ASSIGN_OR_RETURN(auto out, executor->run(ordered, &node_ms));
+    DLRT_ASSIGN_OR_RETURN(auto out, run_session_profiled(session, values, node_ms));
     (void)out;
     if (r < 0) continue;
     for (size_t i = 0; i < n && i < node_ms.size(); ++i) sum[i] += node_ms[i];
@@ -220,7 +214,7 @@ nlohmann::json profile_json(const Profile& p) {
 }
 
 void print_profile(const Profile& p) {
-  std::printf("profile (CPU executor, mean of %d runs, %d nodes, %s ms in nodes):\n", p.runs, p.node_count,
+  std::printf("profile (mean of %d runs, %d nodes, %s ms in nodes):\n", p.runs, p.node_count,
               format_ms(p.total_ms).c_str());
   std::printf("  %-28s %6s %12s %7s\n", "op type", "nodes", "ms", "%");
   for (const auto& t : p.op_types)
