@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,8 +87,25 @@ TEST_F(BenchCliTest, JsonHasEveryKeyAndSaneValues) {
   EXPECT_EQ(j["inputs"][0]["source"], "random");
 }
 
-TEST_F(BenchCliTest, ProfileCoversEveryNodeAndOpType) {
+// The profile times the graph the session runs: with the optimiser on, the
+// fused nodes; with it off (checked first), every node of the model.
+TEST_F(BenchCliTest, ProfileShowsTheFusedGraphTheSessionRuns) {
   auto r = bench_stdout(model("mlp.onnx") + " --threads 1 --warmup 0 --iterations 3 --profile --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  const auto& p = j["profile"];
+  // MatMul + Add (+ Relu) -> FusedMatMul twice, then Softmax.
+  EXPECT_EQ(p["node_count"], 3) << p.dump();
+  std::set<std::string> types;
+  for (const auto& t : p["op_types"]) types.insert(t["op_type"].get<std::string>());
+  EXPECT_EQ(types, (std::set<std::string>{"com.dlrt.FusedMatMul", "Softmax"})) << p.dump();
+}
+
+TEST_F(BenchCliTest, ProfileCoversEveryNodeAndOpType) {
+  setenv("DLRT_OPTIMIZE", "0", 1);  // inherited by the dlrt process
+  auto r = bench_stdout(model("mlp.onnx") + " --threads 1 --warmup 0 --iterations 3 --profile --json");
+  unsetenv("DLRT_OPTIMIZE");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.output;
