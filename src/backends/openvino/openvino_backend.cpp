@@ -154,8 +154,13 @@ struct Runtime {
   Status error(StatusCode code, const std::string& what, ov_status_e st) const {
     std::string msg = what + ": OpenVINO status " + std::to_string(static_cast<int>(st));
     if (const char* info = s.ov_get_error_info(st)) msg += std::string(" (") + info + ")";
-    if (opt.ov_get_last_err_msg)
-      if (const char* last = opt.ov_get_last_err_msg(); last && *last) msg += ": " + std::string(last);
+    if (opt.ov_get_last_err_msg) {
+      // OpenVINO allocates the message for the caller, who frees it with ov_free.
+      if (const char* last = opt.ov_get_last_err_msg()) {
+        if (*last) msg += ": " + std::string(last);
+        s.ov_free(last);
+      }
+    }
     return Status(code, msg);
   }
 
