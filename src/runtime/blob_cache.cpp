@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/logging.h"
+#include "core/hash.h"
 #include "ir/onnx_export.h"
 #include "runtime/config.h"
 
@@ -23,21 +24,6 @@ namespace {
 
 constexpr char kMagic[8] = {'D', 'L', 'R', 'T', 'B', 'L', 'O', 'B'};
 constexpr uint32_t kEntryVersion = 1;
-
-uint64_t fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-std::string hex64(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 void put_u32(std::string& s, uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); }
 void put_u64(std::string& s, uint64_t v) { s.append(reinterpret_cast<const char*>(&v), 8); }

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "backend/registry.h"
+#include "core/hash.h"
 #include "core/logging.h"
 #include "dlrt/device.h"
 #include "ir/onnx_export.h"
@@ -42,22 +43,6 @@ constexpr const char* kAttrBlobFile = "blob_file";
 constexpr const char* kAttrBlobSize = "blob_size";
 constexpr const char* kAttrBlobChecksum = "blob_checksum";
 constexpr const char* kAttrSubgraph = "subgraph";
-
-uint64_t fnv1a(const void* data, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  const auto* p = static_cast<const uint8_t*>(data);
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-std::string hex64(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

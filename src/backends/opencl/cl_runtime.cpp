@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "core/hash.h"
 #include "core/logging.h"
 #include "runtime/blob_cache.h"
 
@@ -13,21 +14,6 @@ namespace dlrt::opencl {
 namespace {
 
 constexpr const char* kProgramFormat = "dlrt-opencl-program-v1";
-
-uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-std::string hex64(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 backend::LibrarySearch opencl_search() {
   backend::LibrarySearch s;
