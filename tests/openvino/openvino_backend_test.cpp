@@ -361,7 +361,9 @@ TEST_F(RealOpenVino, EightCallersShareAPoolOfTwoRequests) {
   auto dev = cpu_device(*be);
   backend::CompileOptions opts;
   opts.values["infer_requests"] = "2";
-  opts.values["performance_hint"] = "THROUGHPUT";
+  // LATENCY: with THROUGHPUT, importing the exported blob aborts inside OpenVINO 2025.4.1
+  // (free(): invalid pointer in the IR frontend) in this process; see docs/openvino.md.
+  opts.values["performance_hint"] = "LATENCY";
   auto blob = be->compile(*m.graph, dev, opts);
   ASSERT_TRUE(blob.ok()) << blob.status().to_string();
   auto exe = be->init(*blob, opts, dev);
