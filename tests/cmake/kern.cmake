@@ -4,7 +4,8 @@
 add_executable(dlrt_kern_tests EXCLUDE_FROM_ALL
   ${CMAKE_CURRENT_SOURCE_DIR}/cpu/matmul_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/cpu/conv_test.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/cpu/fused_test.cpp)
+  ${CMAKE_CURRENT_SOURCE_DIR}/cpu/fused_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/tools/zoo_test.cpp)
 if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/cpu/executor_test.cpp)
   target_sources(dlrt_kern_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cpu/executor_test.cpp)
 endif()

@@ -9,6 +9,11 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <new>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "backends/cpu/conv_impl.h"
 #include "backends/cpu/gemm.h"
@@ -226,6 +231,94 @@ __attribute__((always_inline)) inline void depthwise_rows(const T* __restrict x,
     }
 }
 
+// Fast 2-D depthwise (no dilation, width stride 1 or 2): the plane is first
+// copied into a zero-padded scratch (for stride 2, each row split into its
+// even and odd columns), so every tap is a contiguous 8-wide load with no
+// bounds checks. Writes every output element (y need not be zeroed).
+bool depthwise_fast_ok(const Geo3& g) {
+  return g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 && (g.s[2] == 1 || g.s[2] == 2) &&
+         g.k[1] <= 16 && g.k[2] <= 16 && g.p[1] >= 0 && g.p[2] >= 0;
+}
+
+float* dw_scratch(size_t n) {
+  struct Buf {
+    float* p = nullptr;
+    size_t n = 0;
+    ~Buf() { ::operator delete(p, std::align_val_t(64)); }
+  };
+  thread_local Buf b;
+  if (b.n < n) {
+    ::operator delete(b.p, std::align_val_t(64));
+    b.p = static_cast<float*>(::operator new(n * sizeof(float), std::align_val_t(64)));
+    b.n = n;
+  }
+  return b.p;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2,fma"))) void depthwise_fast_avx2(const float* x, const float* w, const Geo3& g, float* y) {
+  const int64_t kh = g.k[1], kw = g.k[2], sh = g.s[1], sw = g.s[2];
+  const int64_t in_h = g.in[1], in_w = g.in[2], out_h = g.out[1], out_w = g.out[2];
+  const int64_t ow8 = (out_w + 7) / 8 * 8;
+  const int64_t Hp = (out_h - 1) * sh + kh;
+  // Padded row: stride 1 -> Wp columns; stride 2 -> even half then odd half.
+  const int64_t half = ow8 + kw;
+  const int64_t Wp = sw == 1 ? ow8 + kw : 2 * half;
+  float* buf = dw_scratch(static_cast<size_t>(Hp * Wp + 8));
+  std::memset(buf, 0, static_cast<size_t>(Hp * Wp) * sizeof(float));
+  for (int64_t ih = 0; ih < in_h; ++ih) {
+    const int64_t r = ih + g.p[1];
+    if (r < 0 || r >= Hp) continue;
+    const float* src = x + ih * in_w;
+    float* dst = buf + r * Wp;
+    if (sw == 1) {
+      const int64_t n = std::min(in_w, Wp - g.p[2]);
+      if (n > 0) std::memcpy(dst + g.p[2], src, static_cast<size_t>(n) * sizeof(float));
+    } else {
+      for (int64_t i = 0; i < in_w; ++i) {
+        const int64_t col = i + g.p[2];
+        const int64_t pos = (col & 1) * half + (col >> 1);
+        if ((col >> 1) < half) dst[pos] = src[i];
+      }
+    }
+  }
+  __m256 wv[16 * 16];
+  for (int64_t t = 0; t < kh * kw; ++t) wv[t] = _mm256_set1_ps(w[t]);
+  for (int64_t oh = 0; oh < out_h; ++oh) {
+    float* yr = y + oh * out_w;
+    for (int64_t ow = 0; ow < ow8; ow += 8) {
+      __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+      for (int64_t i = 0; i < kh; ++i) {
+        const float* row = buf + (oh * sh + i) * Wp;
+        const __m256* wr = wv + i * kw;
+        if (sw == 1) {
+          int64_t j = 0;
+          for (; j + 1 < kw; j += 2) {
+            acc0 = _mm256_fmadd_ps(wr[j], _mm256_loadu_ps(row + ow + j), acc0);
+            acc1 = _mm256_fmadd_ps(wr[j + 1], _mm256_loadu_ps(row + ow + j + 1), acc1);
+          }
+          if (j < kw) acc0 = _mm256_fmadd_ps(wr[j], _mm256_loadu_ps(row + ow + j), acc0);
+        } else {
+          for (int64_t j = 0; j < kw; ++j) {
+            const float* p = row + (j & 1) * half + (j >> 1) + ow;
+            if (j & 1) acc1 = _mm256_fmadd_ps(wr[j], _mm256_loadu_ps(p), acc1);
+            else acc0 = _mm256_fmadd_ps(wr[j], _mm256_loadu_ps(p), acc0);
+          }
+        }
+      }
+      const __m256 acc = _mm256_add_ps(acc0, acc1);
+      if (ow + 8 <= out_w) {
+        _mm256_storeu_ps(yr + ow, acc);
+      } else {
+        alignas(32) float tmp[8];
+        _mm256_store_ps(tmp, acc);
+        for (int64_t t = 0; ow + t < out_w; ++t) yr[ow + t] = tmp[t];
+      }
+    }
+  }
+}
+#endif
+
 void depthwise_generic_f32(const float* x, const float* w, const Geo3& g, float* y) { depthwise_rows<float>(x, w, g, y); }
 #if defined(__x86_64__) || defined(__i386__)
 __attribute__((target("avx2,fma"))) void depthwise_avx2_f32(const float* x, const float* w, const Geo3& g, float* y) {
@@ -233,12 +326,26 @@ __attribute__((target("avx2,fma"))) void depthwise_avx2_f32(const float* x, cons
 }
 #endif
 
+bool depthwise_writes_all(const Geo3& g) {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool avx2 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return avx2 && depthwise_fast_ok(g);
+#else
+  return false;
+#endif
+}
+
+// y must be zero-filled unless depthwise_fast_ok(g) holds on an AVX2 CPU (then every element is written).
 void depthwise_plane_f32(const float* x, const float* w, const Geo3& g, float* y) {
 #if defined(__x86_64__) || defined(__i386__)
   static const bool avx2 = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   }();
+  if (avx2 && depthwise_fast_ok(g)) return depthwise_fast_avx2(x, w, g, y);
   if (avx2) return depthwise_avx2_f32(x, w, g, y);
 #endif
   depthwise_generic_f32(x, w, g, y);
@@ -292,9 +399,13 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
   if (z && z->shape() != out_shape)
     return ctx.invalid("Z has shape " + shape_to_string(z->shape()) + ", expected the output shape " +
                        shape_to_string(out_shape));
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out_shape));
-  if (y->size() == 0) return Status::Ok();
   const Geo3 g = to_geo3(wg);
+  const bool depthwise = Cg == 1 && Mg == 1 && group > 1;
+  // The float32 paths write every element except the slow depthwise fallback.
+  const bool writes_all = x->dtype() == DType::kFloat32 && (!depthwise || depthwise_writes_all(g));
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, writes_all ? ctx.allocate_output_uninitialized(0, x->dtype(), out_shape)
+                                               : ctx.allocate_output(0, x->dtype(), out_shape));
+  if (y->size() == 0) return Status::Ok();
   // The packed weights apply only to the very tensor they were packed from.
   if (pre && (x->dtype() != DType::kFloat32 || pre->source.raw_data() != w->raw_data() ||
               pre->source.shape() != w->shape() || static_cast<int64_t>(pre->groups.size()) != group))
@@ -302,7 +413,6 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
 
   const int64_t in_plane = g.in_size(), out_plane = g.out_size(), ks = g.k_size();
   ThreadPool& pool = ctx.pool();
-  const bool depthwise = Cg == 1 && Mg == 1 && group > 1;
   const bool pointwise = ks == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && g.p[0] == 0 && g.p[1] == 0 &&
                          g.p[2] == 0 && out_plane == in_plane;
   const int64_t col_rows = Cg * ks;

@@ -54,14 +54,19 @@ class NodeAllocator final : public cpu::OutputAllocator {
   NodeAllocator(RunMemory& mem, const ir::Node& node, int index)
       : mem_(mem), node_(node), index_(index), used_(node.outputs.size(), false) {}
 
-  Result<Tensor> allocate(size_t i, DType dtype, Shape shape) override {
+  Result<Tensor> allocate(size_t i, DType dtype, Shape shape) override { return place(i, dtype, std::move(shape), true); }
+  Result<Tensor> allocate_uninitialized(size_t i, DType dtype, Shape shape) override {
+    return place(i, dtype, std::move(shape), false);
+  }
+
+  Result<Tensor> place(size_t i, DType dtype, Shape shape, bool zero) {
     ir::ValueId id = i < node_.outputs.size() ? node_.outputs[i] : ir::kNoValue;
     if (id != ir::kNoValue) used_[i] = true;
     if (mem_.plan && id != ir::kNoValue && dtype != DType::kString && mem_.plan->offset(id) != ArenaPlan::kUnplanned) {
       auto n = checked_element_count(shape);
       if (n.ok() && static_cast<size_t>(*n) * dtype_size(dtype) == mem_.plan->bytes(id)) {
         void* p = mem_.arena + mem_.plan->offset(id);
-        std::memset(p, 0, mem_.plan->bytes(id));
+        if (zero) std::memset(p, 0, mem_.plan->bytes(id));
         return Tensor::view(dtype, std::move(shape), p);
       }
     }

@@ -40,6 +40,11 @@ class OutputAllocator {
  public:
   virtual ~OutputAllocator() = default;
   virtual Result<Tensor> allocate(size_t output_index, DType dtype, Shape shape) = 0;
+  // Like allocate, but the contents may be garbage: for kernels that write
+  // every element. The default zero-fills anyway.
+  virtual Result<Tensor> allocate_uninitialized(size_t output_index, DType dtype, Shape shape) {
+    return allocate(output_index, dtype, std::move(shape));
+  }
 };
 
 // Per-call view of one node's inputs and outputs. Owned by the executor.
@@ -74,6 +79,15 @@ class KernelContext {
   Result<Tensor*> allocate_output(size_t i, DType dtype, Shape shape) {
     if (i >= outputs_.size()) return Internal(node_.describe() + ": output index " + std::to_string(i) + " out of range");
     DLRT_ASSIGN_OR_RETURN(Tensor t, allocator_ ? allocator_->allocate(i, dtype, std::move(shape))
+                                               : Tensor::allocate(dtype, std::move(shape)));
+    outputs_[i] = RunValue::of(std::move(t));
+    return &outputs_[i].tensor;
+  }
+  // Allocates output i without zero-filling it (where the allocator can):
+  // only for kernels that then write every element.
+  Result<Tensor*> allocate_output_uninitialized(size_t i, DType dtype, Shape shape) {
+    if (i >= outputs_.size()) return Internal(node_.describe() + ": output index " + std::to_string(i) + " out of range");
+    DLRT_ASSIGN_OR_RETURN(Tensor t, allocator_ ? allocator_->allocate_uninitialized(i, dtype, std::move(shape))
                                                : Tensor::allocate(dtype, std::move(shape)));
     outputs_[i] = RunValue::of(std::move(t));
     return &outputs_[i].tensor;

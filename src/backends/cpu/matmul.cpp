@@ -74,7 +74,10 @@ Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFu
       return ctx.invalid("the bias must have N = " + std::to_string(N) + " elements along the last dim, got " +
                          shape_to_string(bias->shape()));
   }
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, a->dtype(), std::move(out_shape)));
+  // The float32 GEMM writes every element; integer paths accumulate into zeros.
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, a->dtype() == DType::kFloat32
+                                        ? ctx.allocate_output_uninitialized(0, a->dtype(), std::move(out_shape))
+                                        : ctx.allocate_output(0, a->dtype(), std::move(out_shape)));
   if (y->size() == 0) return Status::Ok();
   if (pre_b && (a->dtype() != DType::kFloat32 || pre_b->source.raw_data() != b->raw_data() || b_vec ||
                 pre_b->source.shape() != b_shape || pre_b->packed->rows() != K || pre_b->packed->cols() != N))
@@ -231,7 +234,9 @@ Status gemm_run(KernelContext& ctx, const PackedOperand* pre_b, const Activation
       return ctx.invalid("C of shape " + shape_to_string(c->shape()) + " does not broadcast to [" + std::to_string(M) +
                          ", " + std::to_string(N) + "]");
   }
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, a->dtype(), {M, N}));
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, a->dtype() == DType::kFloat32
+                                        ? ctx.allocate_output_uninitialized(0, a->dtype(), {M, N})
+                                        : ctx.allocate_output(0, a->dtype(), {M, N}));
   if (y->size() == 0) return Status::Ok();
   if (pre_b && (a->dtype() != DType::kFloat32 || pre_b->source.raw_data() != b->raw_data() ||
                 pre_b->source.shape() != b->shape() || pre_b->packed->rows() != K || pre_b->packed->cols() != N))
