@@ -124,7 +124,7 @@ void im2col_row(const T* x, const Geo3& g, int64_t p, int64_t j0, int64_t n, T* 
       const int64_t lo = std::clamp(w0, ow0, ow1), hi = std::clamp(w1, lo, ow1);
       for (int64_t ow = ow0; ow < lo; ++ow) d[ow - ow0] = T(0);
       if (g.s[2] == 1) {
-        for (int64_t ow = lo; ow < hi; ++ow) d[ow - ow0] = src[ow + off_w];
+        if (hi > lo) std::memcpy(d + (lo - ow0), src + lo + off_w, static_cast<size_t>(hi - lo) * sizeof(T));
       } else {
         for (int64_t ow = lo; ow < hi; ++ow) d[ow - ow0] = src[ow * g.s[2] + off_w];
       }
