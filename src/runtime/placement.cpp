@@ -44,10 +44,16 @@ Resolution resolve_devices(const DeviceSpec& spec, backend::BackendRegistry& reg
   // Only the backends the spec can use are asked (loading a vendor runtime
   // costs time and memory): none for "cpu", the named ones for backend names,
   // all of them for auto, gpu and npu.
+  // `auto` on a machine whose discovery found no GPU, NPU or other
+  // accelerator asks no backend either: it could only offer CPU devices,
+  // which auto never picks, so the CPU runs without loading any runtime.
+  const bool have_accelerator_hardware = std::any_of(
+      hardware.begin(), hardware.end(), [](const Device& d) { return d.type != DeviceType::kCpu; });
   bool want_all = false;
   std::set<std::string> wanted;
   for (const auto& c : spec.choices) {
     if (c.kind == DeviceChoice::Kind::kBackend) wanted.insert(c.backend);
+    else if (c.kind == DeviceChoice::Kind::kAuto) want_all = want_all || have_accelerator_hardware || for_compile;
     else if (c.kind != DeviceChoice::Kind::kCpu) want_all = true;
   }
   std::vector<Offer> offers;
