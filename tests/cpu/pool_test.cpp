@@ -1,5 +1,8 @@
 #include <cmath>
+#include <limits>
+#include <random>
 
+#include "backends/cpu/pool_impl.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {
@@ -122,6 +125,206 @@ TEST(MaxUnpool, ScattersAndChecksIndices) {
   EXPECT_EQ((*r)[0].shape(), (Shape{1, 1, 5, 5}));
   auto bad = Tensor::from_vector<int64_t>({1, 1, 2, 2}, {0, 1, 2, 99});
   EXPECT_FALSE(run_op("MaxUnpool", {(*pooled)[0], bad}, a).ok());
+}
+
+// ---- Fast float32 path vs the reference window walk ----------------------
+
+Tensor random_tensor(const Shape& shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-10.0f, 10.0f);
+  std::vector<float> v(static_cast<size_t>(element_count(shape)));
+  for (auto& x : v) x = dist(rng);
+  // Some ties and negative values everywhere so a zero padding would show.
+  for (size_t i = 0; i < v.size(); i += 7) v[i] = -20.0f;
+  for (size_t i = 3; i < v.size(); i += 11) v[i] = v[i - 1];
+  return Tensor::from_vector<float>(shape, v);
+}
+
+struct Case2D {
+  int64_t h, w, kh, kw, sh, sw, pt, pl, pb, pr;
+  int ceil;
+};
+
+std::vector<Case2D> fast_cases() {
+  std::vector<Case2D> cases;
+  for (int64_t k : {1, 2, 3, 5})
+    for (int64_t s : {1, 2, 3})
+      for (int64_t pad = 0; pad < std::min<int64_t>(k, 3); ++pad)
+        for (int ceil : {0, 1}) {
+          cases.push_back({13, 29, k, k, s, s, pad, pad, pad, pad, ceil});  // odd sizes, tails of 8-wide vectors
+          cases.push_back({7, 8 + k, k, k, s, s, pad, pad, 0, pad, ceil});
+        }
+  cases.push_back({112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 0});  // resnet's MaxPool
+  cases.push_back({9, 40, 2, 3, 1, 2, 1, 0, 0, 2, 1});     // asymmetric kernel, strides and pads
+  cases.push_back({5, 33, 3, 1, 3, 1, 2, 0, 1, 0, 0});
+  cases.push_back({6, 37, 1, 4, 2, 3, 0, 3, 0, 1, 1});
+  return cases;
+}
+
+std::map<std::string, ir::Attribute> attrs_2d(const Case2D& c) {
+  return {{"kernel_shape", attr_ints({c.kh, c.kw})},
+          {"strides", attr_ints({c.sh, c.sw})},
+          {"pads", attr_ints({c.pt, c.pl, c.pb, c.pr})},
+          {"ceil_mode", attr_int(c.ceil)}};
+}
+
+std::string describe(const Case2D& c) {
+  return "in " + std::to_string(c.h) + "x" + std::to_string(c.w) + " k " + std::to_string(c.kh) + "x" +
+         std::to_string(c.kw) + " s " + std::to_string(c.sh) + "x" + std::to_string(c.sw) + " pads " +
+         std::to_string(c.pt) + "," + std::to_string(c.pl) + "," + std::to_string(c.pb) + "," + std::to_string(c.pr) +
+         " ceil " + std::to_string(c.ceil);
+}
+
+// AveragePool computed independently (double sums) for explicit pads.
+std::vector<float> naive_avg(const Tensor& x, const Shape& out, const Case2D& c, bool include_pad) {
+  const int64_t planes = x.dim(0) * x.dim(1), oh_n = out[2], ow_n = out[3];
+  const float* X = x.data<float>();
+  std::vector<float> y;
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < oh_n; ++oh)
+      for (int64_t ow = 0; ow < ow_n; ++ow) {
+        double sum = 0;
+        int64_t valid = 0, padded = 0;
+        for (int64_t i = 0; i < c.kh; ++i)
+          for (int64_t j = 0; j < c.kw; ++j) {
+            const int64_t ih = oh * c.sh - c.pt + i, iw = ow * c.sw - c.pl + j;
+            if (ih >= c.h + c.pb || iw >= c.w + c.pr) continue;
+            ++padded;
+            if (ih < 0 || iw < 0 || ih >= c.h || iw >= c.w) continue;
+            ++valid;
+            sum += X[(p * c.h + ih) * c.w + iw];
+          }
+        y.push_back(static_cast<float>(sum / static_cast<double>(include_pad ? padded : valid)));
+      }
+  return y;
+}
+
+TEST(PoolFastPath, MaxPoolMatchesReferenceWalk) {
+  uint32_t seed = 1;
+  for (const Case2D& c : fast_cases()) {
+    SCOPED_TRACE(describe(c));
+    const Tensor x = random_tensor({2, 3, c.h, c.w}, seed++);
+    auto fast = run_op("MaxPool", {x}, attrs_2d(c));      // Y only: fast path
+    auto ref = run_op("MaxPool", {x}, attrs_2d(c), 2);    // Y and Indices: reference walk
+    ASSERT_TRUE(fast.ok()) << fast.status().to_string();
+    ASSERT_TRUE(ref.ok()) << ref.status().to_string();
+    ASSERT_EQ((*fast)[0].shape(), (*ref)[0].shape());
+    const float* a = (*fast)[0].data<float>();
+    const float* b = (*ref)[0].data<float>();
+    for (int64_t i = 0; i < (*ref)[0].size(); ++i) ASSERT_EQ(a[i], b[i]) << "at " << i;
+  }
+}
+
+TEST(PoolFastPath, AveragePoolMatchesNaive) {
+  uint32_t seed = 100;
+  for (const Case2D& c : fast_cases()) {
+    for (int include_pad : {0, 1}) {
+      SCOPED_TRACE(describe(c) + " count_include_pad " + std::to_string(include_pad));
+      const Tensor x = random_tensor({1, 3, c.h, c.w}, seed++);
+      auto a = attrs_2d(c);
+      a["count_include_pad"] = attr_int(include_pad);
+      auto r = run_op("AveragePool", {x}, a);
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      expect_near((*r)[0], naive_avg(x, (*r)[0].shape(), c, include_pad != 0), 1e-5f);
+    }
+  }
+}
+
+TEST(PoolFastPath, OneDAndThreeDMaxPoolMatchReference) {
+  const Tensor x1 = random_tensor({2, 2, 31}, 7);
+  for (int64_t s : {1, 2, 3}) {
+    std::map<std::string, ir::Attribute> a = {
+        {"kernel_shape", attr_ints({3})}, {"strides", attr_ints({s})}, {"pads", attr_ints({1, 2})}, {"ceil_mode", attr_int(1)}};
+    auto fast = run_op("MaxPool", {x1}, a);
+    auto ref = run_op("MaxPool", {x1}, a, 2);
+    ASSERT_TRUE(fast.ok() && ref.ok());
+    expect_near((*fast)[0], std::vector<float>((*ref)[0].data<float>(), (*ref)[0].data<float>() + (*ref)[0].size()), 0);
+  }
+  const Tensor x3 = random_tensor({1, 2, 5, 6, 19}, 8);
+  std::map<std::string, ir::Attribute> a = {{"kernel_shape", attr_ints({2, 3, 3})},
+                                            {"strides", attr_ints({2, 1, 2})},
+                                            {"pads", attr_ints({1, 1, 1, 0, 1, 1})}};
+  auto fast = run_op("MaxPool", {x3}, a);
+  auto ref = run_op("MaxPool", {x3}, a, 2);
+  ASSERT_TRUE(fast.ok() && ref.ok());
+  EXPECT_EQ((*fast)[0].shape(), (*ref)[0].shape());
+  expect_near((*fast)[0], std::vector<float>((*ref)[0].data<float>(), (*ref)[0].data<float>() + (*ref)[0].size()), 0);
+}
+
+TEST(PoolFastPath, AllNegativeInfinityAndPadding) {
+  // Every tap of the corner windows is -inf or padding: the result is -inf
+  // (the reference keeps the first real tap), never the padding.
+  const float inf = std::numeric_limits<float>::infinity();
+  auto x = Tensor::from_vector<float>({1, 1, 2, 2}, {-inf, -inf, -inf, 5});
+  std::map<std::string, ir::Attribute> a = {{"kernel_shape", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 1, 1})}};
+  auto r = run_op("MaxPool", {x}, a);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)[0].data<float>()[0], -inf);
+  EXPECT_EQ((*r)[0].data<float>()[4], 5.0f);
+  // Pads >= kernel leave windows wholly in the padding: the reference walk
+  // handles those (lowest float), and its result is unchanged.
+  a = {{"kernel_shape", attr_ints({2, 2})}, {"pads", attr_ints({2, 2, 0, 0})}};
+  r = run_op("MaxPool", {x}, a);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)[0].data<float>()[0], std::numeric_limits<float>::lowest());
+}
+
+TEST(PoolFastPath, Avx2AndPortableKernelsAgree) {
+  if (!pool_impl::have_avx2()) GTEST_SKIP() << "this CPU has no AVX2+FMA; only the portable kernels run";
+  uint32_t seed = 500;
+  for (const Case2D& c : fast_cases()) {
+    SCOPED_TRACE(describe(c));
+    pool_impl::Window3 w{};
+    const int64_t oh = c.ceil ? (c.h + c.pt + c.pb - c.kh + c.sh - 1) / c.sh + 1 : (c.h + c.pt + c.pb - c.kh) / c.sh + 1;
+    const int64_t ow = c.ceil ? (c.w + c.pl + c.pr - c.kw + c.sw - 1) / c.sw + 1 : (c.w + c.pl + c.pr - c.kw) / c.sw + 1;
+    const int64_t in[3] = {1, c.h, c.w}, out[3] = {1, oh, ow}, k[3] = {1, c.kh, c.kw}, s[3] = {1, c.sh, c.sw},
+                  pb[3] = {0, c.pt, c.pl}, pe[3] = {0, c.pb, c.pr};
+    for (int i = 0; i < 3; ++i) {
+      w.in[i] = in[i], w.out[i] = out[i], w.k[i] = k[i], w.s[i] = s[i], w.pb[i] = pb[i], w.pe[i] = pe[i];
+    }
+    if (!pool_impl::fast_window_ok(w)) continue;  // a ceil_mode window starting past the input
+    const Tensor x = random_tensor({3, c.h, c.w}, seed++);
+    const size_t n = static_cast<size_t>(3 * oh * ow);
+    for (int mode = 0; mode < 3; ++mode) {
+      std::vector<float> y0(n), y1(n);
+      pool_impl::pool_planes_f32(mode == 0, mode == 2, w, x.data<float>(), y0.data(), 0, 3, false);
+      pool_impl::pool_planes_f32(mode == 0, mode == 2, w, x.data<float>(), y1.data(), 0, 3, true);
+      for (size_t i = 0; i < n; ++i) ASSERT_NEAR(y0[i], y1[i], mode == 0 ? 0.0f : 1e-5f) << "mode " << mode << " at " << i;
+    }
+  }
+  for (int64_t size : {1, 5, 8, 49, 50, 3137}) {
+    const Tensor x = random_tensor({4, size}, seed++);
+    for (bool is_max : {true, false}) {
+      std::vector<float> y0(4), y1(4);
+      pool_impl::global_pool_planes_f32(is_max, x.data<float>(), y0.data(), size, 0, 4, false);
+      pool_impl::global_pool_planes_f32(is_max, x.data<float>(), y1.data(), size, 0, 4, true);
+      for (int i = 0; i < 4; ++i) EXPECT_NEAR(y0[i], y1[i], 1e-5f) << size;
+    }
+  }
+}
+
+TEST(PoolFastPath, GlobalPoolsMatchNaive) {
+  for (int64_t hw : {1, 7, 9, 56}) {
+    const Tensor x = random_tensor({2, 5, hw, hw + 2}, static_cast<uint32_t>(hw));
+    auto avg = run_op("GlobalAveragePool", {x});
+    auto mx = run_op("GlobalMaxPool", {x});
+    ASSERT_TRUE(avg.ok() && mx.ok());
+    const int64_t plane = hw * (hw + 2);
+    std::vector<float> want_avg, want_max;
+    for (int64_t p = 0; p < 10; ++p) {
+      double sum = 0;
+      float m = -std::numeric_limits<float>::infinity();
+      for (int64_t i = 0; i < plane; ++i) {
+        const float v = x.data<float>()[p * plane + i];
+        sum += v;
+        m = std::max(m, v);
+      }
+      want_avg.push_back(static_cast<float>(sum / static_cast<double>(plane)));
+      want_max.push_back(m);
+    }
+    expect_near((*avg)[0], want_avg, 1e-5f);
+    expect_near((*mx)[0], want_max, 0);
+  }
 }
 
 }  // namespace
