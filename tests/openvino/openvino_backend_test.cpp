@@ -394,6 +394,20 @@ TEST_F(RealOpenVino, EightCallersShareAPoolOfTwoRequests) {
   be->destroy(*exe);
 }
 
+// A throughput hint on the CPU is refused with a clear error (docs/openvino.md, Known problem),
+// never handed to OpenVINO, whose import of such a blob aborts the process.
+TEST_F(RealOpenVino, ThroughputHintOnCpuIsRefusedClearly) {
+  auto be = loaded_backend();
+  ir::Model m = load_model("mlp.onnx");
+  ASSERT_TRUE(m.graph);
+  backend::CompileOptions opts;
+  opts.values["performance_hint"] = "THROUGHPUT";
+  auto blob = be->compile(*m.graph, cpu_device(*be), opts);
+  ASSERT_FALSE(blob.ok());
+  EXPECT_EQ(blob.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(blob.status().message().find("refused"), std::string::npos) << blob.status().message();
+}
+
 // `dlrt run --device openvino:CPU` (strict) runs the whole model through OpenVINO and says so.
 TEST_F(RealOpenVino, CliRunReportsOpenVino) {
   std::string dir = testing::test_models_dir();

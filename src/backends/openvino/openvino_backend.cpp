@@ -343,6 +343,14 @@ class OpenVinoBackend final : public Backend {
   Result<Blob> compile(const ir::Graph& subgraph, const BackendDevice& device,
                        const CompileOptions& options) override {
     DLRT_ASSIGN_OR_RETURN(const Runtime* rt, loaded());
+    // Known problem (docs/openvino.md): a CPU blob compiled with a throughput
+    // hint aborts OpenVINO 2025.4.1 when imported in dlrt's process. Refuse it
+    // with a clear error rather than crash later.
+    if (const std::string hint = options.get("performance_hint", "LATENCY");
+        device.type == DeviceType::kCpu && hint != "LATENCY")
+      return InvalidArgument("performance_hint=" + hint + " is refused on " + device.spec() +
+                             ": importing such a blob crashes OpenVINO 2025.4.1 in this process (see "
+                             "docs/openvino.md, Known problem); use the default LATENCY");
     const OvSymbols& s = rt->s;
     if (device.name.empty()) return InvalidArgument("openvino: no device named for compile");
     for (auto id : subgraph.inputs) {
