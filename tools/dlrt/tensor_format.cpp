@@ -4,26 +4,9 @@
 #include <cstdio>
 #include <limits>
 
-namespace dlrt::cli {
+#include "core/tensor_values.h"
 
-double element_as_double(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DType::kFloat32: return t.data<float>()[i];
-    case DType::kFloat64: return t.data<double>()[i];
-    case DType::kFloat16: return static_cast<float>(t.data<Float16>()[i]);
-    case DType::kBFloat16: return static_cast<float>(t.data<BFloat16>()[i]);
-    case DType::kInt8: return t.data<int8_t>()[i];
-    case DType::kInt16: return t.data<int16_t>()[i];
-    case DType::kInt32: return t.data<int32_t>()[i];
-    case DType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
-    case DType::kUInt8: return t.data<uint8_t>()[i];
-    case DType::kUInt16: return t.data<uint16_t>()[i];
-    case DType::kUInt32: return t.data<uint32_t>()[i];
-    case DType::kUInt64: return static_cast<double>(t.data<uint64_t>()[i]);
-    case DType::kBool: return static_cast<const uint8_t*>(t.raw_data())[i] ? 1.0 : 0.0;
-    default: return 0.0;
-  }
-}
+namespace dlrt::cli {
 
 TensorStats tensor_stats(const Tensor& t) {
   TensorStats s;

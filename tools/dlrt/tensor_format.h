@@ -10,6 +10,7 @@
 
 #include "dlrt/status.h"
 #include "dlrt/tensor.h"
+#include "core/tensor_values.h"  // element_as_double
 
 namespace dlrt::cli {
 
@@ -19,8 +20,6 @@ struct TensorStats {
   int64_t nan_count = 0, inf_count = 0;
 };
 
-// Element i of a numeric or bool tensor as double (strings: 0).
-double element_as_double(const Tensor& t, int64_t i);
 TensorStats tensor_stats(const Tensor& t);
 // "[0.1, 0.2, ..., 0.9]": the first `n` values, then "..." when there are more.
 std::string value_preview(const Tensor& t, int n = 6);

@@ -10,6 +10,7 @@
 
 #include "ir/graph.h"
 #include "ir/passes/passes.h"
+#include "core/tensor_values.h"
 
 namespace dlrt::ir::passes {
 
@@ -72,8 +73,8 @@ class Rewriter {
   std::vector<std::pair<int, Node>> inserted_;
 };
 
-// Float value of element 0 of a numeric tensor.
-double element_as_double(const Tensor& t, int64_t i = 0);
+// element_as_double (core/tensor_values.h) reads constants' values.
+using dlrt::element_as_double;
 
 // "Op" with the ONNX domain.
 inline bool is_op(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }

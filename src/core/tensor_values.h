@@ -1,0 +1,15 @@
+// Reading single elements of a tensor of any numeric dtype as a double (for
+// tools, attribute-like constants and comparisons; not for kernels' hot loops).
+#pragma once
+
+#include <cstdint>
+
+#include "dlrt/tensor.h"
+
+namespace dlrt {
+
+// Element `i` (flat, C order) of a numeric or bool tensor as double; 0 for
+// strings and undefined dtypes. The caller checks 0 <= i < t.size().
+double element_as_double(const Tensor& t, int64_t i = 0);
+
+}  // namespace dlrt
