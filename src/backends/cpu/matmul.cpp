@@ -116,6 +116,31 @@ Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFu
   }
   const bool fold = nbatch > 1 && b_shared && a_contig;
 
+  // Runs one(rows, A_t, B_t, C_t, pool) over the batch: one folded product when
+  // possible; many small products (under `small_work` multiply-adds) one per
+  // task; few large ones one after the other, each parallel inside.
+  auto for_each_batch = [&](const auto* A, const auto* B, auto* C, int64_t small_work, auto&& one) {
+    if (nbatch == 1 || fold) {
+      one(nbatch * M, A, B, C, &ctx.pool());
+      return;
+    }
+    if (nbatch >= 2 * ctx.pool().num_threads() && M * N * K < small_work) {
+      par_for(ctx.pool(), nbatch, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t t = b0; t < b1; ++t) {
+          int64_t ao, bo;
+          offsets(t, ao, bo);
+          one(M, A + ao, B + bo, C + t * M * N, nullptr);
+        }
+      });
+      return;
+    }
+    for (int64_t t = 0; t < nbatch; ++t) {
+      int64_t ao, bo;
+      offsets(t, ao, bo);
+      one(M, A + ao, B + bo, C + t * M * N, &ctx.pool());
+    }
+  };
+
   if (a->dtype() == DType::kFloat32) {
     const float* A = a->data<float>();
     const float* B = b->data<float>();
@@ -128,27 +153,7 @@ Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFu
       SgemmOperand ob{Bb, N, false, pre_b ? pre_b->packed.get() : nullptr, nullptr};
       sgemm_ex(rows, N, K, fuse.alpha, oa, ob, 0.0f, Cb, N, &ep, p);
     };
-    if (nbatch == 1 || fold) {
-      one(nbatch * M, A, B, C, &ctx.pool());
-      return Status::Ok();
-    }
-    const bool per_batch = nbatch >= 2 * ctx.pool().num_threads() && M * N * K < (1 << 21);
-    if (per_batch) {
-      auto body = [&](int64_t b0, int64_t b1) {
-        for (int64_t t = b0; t < b1; ++t) {
-          int64_t ao, bo;
-          offsets(t, ao, bo);
-          one(M, A + ao, B + bo, C + t * M * N, nullptr);
-        }
-      };
-      par_for(ctx.pool(), nbatch, 1, body);
-    } else {
-      for (int64_t t = 0; t < nbatch; ++t) {
-        int64_t ao, bo;
-        offsets(t, ao, bo);
-        one(M, A + ao, B + bo, C + t * M * N, &ctx.pool());
-      }
-    }
+    for_each_batch(A, B, C, int64_t{1} << 21, one);
     return Status::Ok();
   }
 
@@ -170,28 +175,7 @@ Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFu
           igemm<T>(rows, N, K, Ab, K, Bb, N, Cb, N, false, p);
         }
       };
-      if (nbatch == 1 || fold) {
-        one(nbatch * M, A, B, C, &ctx.pool());
-      } else {
-        // Many small products: one per task. Few large ones: parallelise inside each.
-        const bool per_batch = nbatch >= 2 * ctx.pool().num_threads() && M * N * K < (1 << 20);
-        if (per_batch) {
-          auto body = [&](int64_t b0, int64_t b1) {
-            for (int64_t t = b0; t < b1; ++t) {
-              int64_t ao, bo;
-              offsets(t, ao, bo);
-              one(M, A + ao, B + bo, C + t * M * N, nullptr);
-            }
-          };
-          par_for(ctx.pool(), nbatch, 1, body);
-        } else {
-          for (int64_t t = 0; t < nbatch; ++t) {
-            int64_t ao, bo;
-            offsets(t, ao, bo);
-            one(M, A + ao, B + bo, C + t * M * N, &ctx.pool());
-          }
-        }
-      }
+      for_each_batch(A, B, C, int64_t{1} << 20, one);
       if constexpr (std::is_same_v<T, double>) {
         if (fuse.fused()) {
           const T* bv = bias ? bias->data<T>() : nullptr;
