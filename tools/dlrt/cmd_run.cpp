@@ -173,8 +173,11 @@ int cmd_run(int argc, char** argv) {
   if (report.partitions.empty()) std::printf("  (the session reported no partitions)\n");
   for (size_t i = 0; i < report.partitions.size(); ++i) {
     const auto& p = report.partitions[i];
+    // The reason is printed for every partition that has one: why it degraded, or a note such as
+    // which compiled blob was used or why a CPU partition was not taken by an accelerator.
     std::printf("  partition %zu: %d nodes on %s (%s), %s ms%s%s\n", i, p.node_count, p.backend.c_str(), p.device.c_str(),
-                format_ms(p.time_ms).c_str(), p.degraded ? ", DEGRADED: " : "", p.degraded ? p.reason.c_str() : "");
+                format_ms(p.time_ms).c_str(), p.degraded ? ", DEGRADED: " : (p.reason.empty() ? "" : ": "),
+                p.reason.c_str());
   }
   std::printf("timings: session_create %s ms, run %s ms\n", format_ms(create_ms).c_str(), format_ms(run_ms).c_str());
   return kExitOk;
