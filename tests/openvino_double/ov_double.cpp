@@ -183,7 +183,8 @@ bool has_device(const std::string& d) {
 // ---- Opaque objects ----
 
 struct ov_core {
-  int unused = 0;
+  std::mutex mu;
+  std::map<std::string, std::map<std::string, std::string>> properties;  // device -> key -> value
 };
 
 struct ov_model {
@@ -585,6 +586,24 @@ OV_API ov_status_e ov_compiled_model_output_by_index(const ov_compiled_model_t* 
   const auto& g = *compiled_model->graph;
   if (index >= g.outputs.size()) return fail(kOutOfBounds, "no output " + std::to_string(index));
   return make_port(g, g.outputs[index], output_port);
+}
+
+// As OpenVINO 2023.1+: exactly one key/value pair after the device name.
+OV_API ov_status_e ov_core_set_property(const ov_core_t* core, const char* device_name, ...) {
+  if (!core) return fail(kInvalidCParam, "ov_core_set_property: null core");
+  va_list args;
+  va_start(args, device_name);
+  const char* key = va_arg(args, const char*);
+  const char* value = va_arg(args, const char*);
+  va_end(args);
+  if (!key || !value) return fail(kInvalidCParam, "ov_core_set_property: null key or value");
+  std::string dev = device_name ? device_name : "";
+  if (!dev.empty() && !has_device(dev))
+    return fail(kGeneralError, "Device with \"" + dev + "\" name is not registered in the OpenVINO Runtime");
+  auto* c = const_cast<ov_core_t*>(core);
+  std::lock_guard<std::mutex> lk(c->mu);
+  c->properties[dev][key] = value;
+  return kOk;
 }
 
 OV_API ov_status_e ov_compiled_model_get_property(const ov_compiled_model_t* compiled_model, const char* property_key,

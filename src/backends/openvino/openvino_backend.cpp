@@ -144,6 +144,8 @@ struct Runtime {
   OvNumbering numbering = OvNumbering::k2025;
   OvVersion version;
   ov_core_t* core = nullptr;  // one per process, never freed (the library is never unloaded)
+  // Held across "set the core's precision, import": the core's settings are process-wide.
+  mutable std::mutex import_mu;
   struct Dev {
     std::string name, full_name;
   };
@@ -383,7 +385,7 @@ class OpenVinoBackend final : public Backend {
     // Properties: key/value pairs for the variadic ov_core_compile_model.
     std::vector<std::pair<std::string, std::string>> props;
     props.emplace_back("PERFORMANCE_HINT", options.get("performance_hint", "LATENCY"));
-    std::string precision = options.get("inference_precision", device.type == DeviceType::kCpu ? "f32" : "");
+    std::string precision = inference_precision(options, device);
     if (!precision.empty()) props.emplace_back("INFERENCE_PRECISION_HINT", precision);
     for (const auto& [k, v] : options.values)
       if (k.rfind("ov.", 0) == 0 && k.size() > 3) props.emplace_back(k.substr(3), v);
@@ -443,10 +445,31 @@ class OpenVinoBackend final : public Backend {
     exe->rt = rt;
     exe->device = device.spec();
     const char* payload = reinterpret_cast<const char*>(blob.data.data()) + h.payload_at;
-    ov_status_e st = s.ov_core_import_model(rt->core, payload, blob.data.size() - h.payload_at, device.name.c_str(),
-                                            &exe->compiled);
+    // An exported model does not carry the inference precision it was compiled with: imported
+    // as is, OpenVINO's CPU plugin runs it at the device default, bf16 on CPUs with AMX or
+    // AVX512-BF16. The precision is a core setting at import time, so set it first, and check
+    // what the imported model reports.
+    const std::string precision = inference_precision(options, device);
+    ov_status_e st = OV_STATUS_OK;
+    {
+      std::lock_guard<std::mutex> lk(rt->import_mu);
+      if (!precision.empty()) {
+        st = s.ov_core_set_property(rt->core, device.name.c_str(), "INFERENCE_PRECISION_HINT", precision.c_str());
+        if (st != OV_STATUS_OK)
+          return rt->error(StatusCode::kBackendError,
+                           "OpenVINO refused inference precision '" + precision + "' on " + device.spec(), st);
+      }
+      st = s.ov_core_import_model(rt->core, payload, blob.data.size() - h.payload_at, device.name.c_str(),
+                                  &exe->compiled);
+    }
     if (st != OV_STATUS_OK || exe->compiled == nullptr)
       return rt->error(StatusCode::kBackendError, "OpenVINO import of the blob on " + device.spec() + " failed", st);
+    if (!precision.empty()) {
+      std::string got = compiled_property(*rt, exe->compiled, "INFERENCE_PRECISION_HINT");
+      if (!got.empty() && got != precision)
+        return Status(StatusCode::kBackendError, "OpenVINO imported the blob on " + device.spec() + " at precision " +
+                                                     got + ", not the requested " + precision);
+    }
 
     size_t n_in = 0, n_out = 0;
     if ((st = s.ov_compiled_model_inputs_size(exe->compiled, &n_in)) != OV_STATUS_OK ||
@@ -761,6 +784,22 @@ class OpenVinoBackend final : public Backend {
     if (st != OV_STATUS_OK) return rt.error(StatusCode::kBackendError, "OpenVINO export for " + device.spec(), st);
     if (exported.empty()) return Status(StatusCode::kBackendError, "OpenVINO exported an empty model");
     return exported;
+  }
+
+  // The INFERENCE_PRECISION_HINT for a compile or an import: the `inference_precision` option,
+  // else f32 on the CPU (OpenVINO's own default there is bf16 where the CPU has it), else the
+  // device's default.
+  static std::string inference_precision(const CompileOptions& options, const BackendDevice& device) {
+    return options.get("inference_precision", device.type == DeviceType::kCpu ? "f32" : "");
+  }
+
+  // A compiled model's property as text; empty when OpenVINO does not report it.
+  static std::string compiled_property(const Runtime& rt, const ov_compiled_model_t* compiled, const char* key) {
+    char* v = nullptr;
+    if (rt.s.ov_compiled_model_get_property(compiled, key, &v) != OV_STATUS_OK || v == nullptr) return "";
+    std::string out(v);
+    rt.s.ov_free(v);
+    return out;
   }
 
   static bool imports(const Runtime& rt, const std::vector<uint8_t>& exported, const std::string& device) {

@@ -114,6 +114,8 @@ typedef struct ov_partial_shape {
   X(ov_available_devices_free, void, (ov_available_devices_t*))                                              \
   /* (core, device_name, property_key, property_value out; free it with ov_free) */                          \
   X(ov_core_get_property, ov_status_e, (const ov_core_t*, const char*, const char*, char**))                 \
+  /* (core, device_name, key, value): exactly one key/value pair per call */                                  \
+  X(ov_core_set_property, ov_status_e, (const ov_core_t*, const char*, ...))                                  \
   /* (core, model bytes, byte count, weights (nullptr for ONNX), model out) */                                \
   X(ov_core_read_model_from_memory_buffer, ov_status_e,                                                      \
     (const ov_core_t*, const char*, const size_t, const ov_tensor_t*, ov_model_t**))                         \
