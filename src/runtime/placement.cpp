@@ -125,13 +125,16 @@ Resolution resolve_devices(const DeviceSpec& spec, backend::BackendRegistry& reg
           res.unavailable.push_back({c.text, unavailable_reason(it->availability), it->availability.fix});
           break;
         }
-        bool found = false;
-        for (const auto& d : it->devices) {
-          if (!c.device.empty() && lower(d.name) != lower(c.device)) continue;
-          if (!usable(d)) continue;
-          add(it->backend, d);
-          found = true;
-        }
+        // A bare backend name takes its devices accelerators first (GPU, NPU, others, then
+        // its CPU devices), whatever order the vendor runtime lists them in: `--device opencl`
+        // on a machine with PoCL and a GPU driver means the GPU.
+        std::vector<const backend::BackendDevice*> matching;
+        for (const auto& d : it->devices)
+          if ((c.device.empty() || lower(d.name) == lower(c.device)) && usable(d)) matching.push_back(&d);
+        std::stable_sort(matching.begin(), matching.end(),
+                         [](const auto* a, const auto* b) { return type_rank(a->type) < type_rank(b->type); });
+        for (const auto* d : matching) add(it->backend, *d);
+        const bool found = !matching.empty();
         if (!found) {
           std::string names;
           for (const auto& d : it->devices) names += (names.empty() ? "" : ", ") + d.name + (d.is_virtual ? " (virtual)" : "");

@@ -12,6 +12,7 @@
 #include "backend/registry.h"
 #include "backends/cpu/cpu_backend.h"
 #include "dlrt/session.h"
+#include "runtime/placement.h"
 
 namespace dlrt {
 namespace {
@@ -27,6 +28,7 @@ class FakeBackend final : public backend::Backend {
   std::atomic<int> compile_ms{0};
   std::atomic<float> perturb{0};  // added to every output element
   std::atomic<int> executes{0};
+  std::vector<DeviceType> device_types{DeviceType::kNpu};  // devices "0", "1", ... in this order
 
   std::string name() const override { return name_; }
   backend::Availability is_available(bool) override {
@@ -39,11 +41,15 @@ class FakeBackend final : public backend::Backend {
     return a;
   }
   std::vector<backend::BackendDevice> devices(const std::vector<Device>&) override {
-    backend::BackendDevice d;
-    d.backend = name_;
-    d.name = "0";
-    d.type = DeviceType::kNpu;
-    return {d};
+    std::vector<backend::BackendDevice> out;
+    for (size_t i = 0; i < device_types.size(); ++i) {
+      backend::BackendDevice d;
+      d.backend = name_;
+      d.name = std::to_string(i);
+      d.type = device_types[i];
+      out.push_back(d);
+    }
+    return out;
   }
   std::vector<backend::NodeSupport> supports(const ir::Graph& g, const backend::BackendDevice&) override {
     std::vector<backend::NodeSupport> r;
@@ -310,6 +316,26 @@ TEST_F(Fallback, DuplicateBackendNameIsAnError) {
   register_fake("fake_dup");
   auto again = std::make_shared<FakeBackend>("fake_dup", std::set<std::string>{});
   EXPECT_FALSE(backend::BackendRegistry::global().add(again).ok());
+}
+
+// A bare backend name takes that backend's accelerators before its CPU devices, whatever
+// order the backend lists them in (PoCL's CPU device is listed before an NVIDIA GPU).
+TEST_F(Fallback, BareBackendNamePrefersItsGpuOverItsCpuDevice) {
+  auto fake = register_fake("fakecl");
+  fake->device_types = {DeviceType::kCpu, DeviceType::kGpu};
+  auto spec = parse_device_spec("fakecl");
+  ASSERT_TRUE(spec.ok());
+  Resolution r = resolve_devices(*spec, backend::BackendRegistry::global(), {});
+  ASSERT_EQ(r.candidates.size(), 2u);
+  EXPECT_EQ(r.candidates[0].device.type, DeviceType::kGpu);
+  EXPECT_EQ(r.candidates[0].device.name, "1");
+  EXPECT_EQ(r.candidates[1].device.type, DeviceType::kCpu);
+  // Naming the device still gets exactly that one.
+  auto one = parse_device_spec("fakecl:0");
+  ASSERT_TRUE(one.ok());
+  Resolution r0 = resolve_devices(*one, backend::BackendRegistry::global(), {});
+  ASSERT_EQ(r0.candidates.size(), 1u);
+  EXPECT_EQ(r0.candidates[0].device.type, DeviceType::kCpu);
 }
 
 }  // namespace
