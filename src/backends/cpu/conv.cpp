@@ -8,6 +8,7 @@
 // 3-D internally (missing leading dims have size 1).
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 
@@ -17,6 +18,8 @@
 
 #include "backends/cpu/conv_impl.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/isa.h"
+#include "backends/cpu/vec_avx512.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/nn_util.h"
@@ -319,6 +322,124 @@ __attribute__((target("avx2,fma"))) void depthwise_fast_avx2(const float* x, con
 }
 #endif
 
+#ifdef DLRT_HAVE_AVX512_PATHS
+// AVX-512 fast depthwise (same conditions as depthwise_fast_ok). The plane is
+// copied into a zero-padded scratch as in the AVX2 version (stride 2: each
+// row split into even and odd columns with two permutes per 32 inputs). Each
+// step computes R output rows x NV 16-wide vectors in registers (loads of an
+// input row are shared by the output rows that use it), then applies the
+// bias, residual and Relu/Clip before the (tail-masked) store.
+struct DwOutput {
+  float bias = 0.0f;
+  const float* residual = nullptr;  // this plane's residual, or null
+  bool clamp = false;
+  float lo = 0.0f, hi = 0.0f;
+};
+
+template <int R, int NV, bool kS2>
+DLRT_AVX512 inline void dw512_step(const float* buf, int64_t Wp, int64_t half, const float* w, int64_t kh, int64_t kw,
+                                   int64_t sh, int64_t oh, int64_t ow, int64_t out_w, float* y, const DwOutput& o) {
+  __m512 acc[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_setzero_ps();
+  const int64_t nrows = (R - 1) * sh + kh;
+  for (int64_t ii = 0; ii < nrows; ++ii) {
+    const float* row = buf + (oh * sh + ii) * Wp + ow;
+    for (int64_t j = 0; j < kw; ++j) {
+      const float* p = kS2 ? row + (j & 1) * half + (j >> 1) : row + j;
+      __m512 v[NV];
+      for (int q = 0; q < NV; ++q) v[q] = _mm512_loadu_ps(p + 16 * q);
+      for (int r = 0; r < R; ++r) {
+        const int64_t i = ii - r * sh;
+        if (i < 0 || i >= kh) continue;
+        const __m512 wv = _mm512_set1_ps(w[i * kw + j]);
+        for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_fmadd_ps(wv, v[q], acc[r][q]);
+      }
+    }
+  }
+  const __m512 bias = _mm512_set1_ps(o.bias), lo = _mm512_set1_ps(o.lo), hi = _mm512_set1_ps(o.hi);
+  for (int r = 0; r < R; ++r) {
+    float* yr = y + (oh + r) * out_w;
+    const float* rr = o.residual ? o.residual + (oh + r) * out_w : nullptr;
+    for (int q = 0; q < NV; ++q) {
+      const int64_t c = ow + 16 * q;
+      const __mmask16 m = avx512::tail_mask(out_w - c);
+      __m512 v = _mm512_add_ps(acc[r][q], bias);
+      if (rr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, rr + c));
+      if (o.clamp) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+      _mm512_mask_storeu_ps(yr + c, m, v);
+    }
+  }
+}
+
+template <int R, bool kS2>
+DLRT_AVX512 inline void dw512_rows(const float* buf, int64_t Wp, int64_t half, const float* w, int64_t kh, int64_t kw,
+                                   int64_t sh, int64_t oh, int64_t out_w, float* y, const DwOutput& o) {
+  const int64_t nv = (out_w + 15) / 16;
+  int64_t v = 0;
+  for (; v + 4 <= nv; v += 4) dw512_step<R, 4, kS2>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o);
+  switch (nv - v) {
+    case 3: dw512_step<R, 3, kS2>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o); break;
+    case 2: dw512_step<R, 2, kS2>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o); break;
+    case 1: dw512_step<R, 1, kS2>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o); break;
+    default: break;
+  }
+}
+
+// Writes every element of y: conv + bias (+ residual) (+ clamp) per `o`.
+DLRT_AVX512 void depthwise_fast_avx512(const float* x, const float* w, const Geo3& g, float* y, const DwOutput& o) {
+  const int64_t kh = g.k[1], kw = g.k[2], sh = g.s[1], sw = g.s[2];
+  const int64_t in_h = g.in[1], in_w = g.in[2], out_h = g.out[1], out_w = g.out[2];
+  const int64_t ow16 = (out_w + 15) / 16 * 16;
+  const int64_t Hp = (out_h - 1) * sh + kh;
+  // Stride 1: Wp columns; stride 2: the even half then the odd half, `half` each.
+  const int64_t half = ow16 + kw;
+  const int64_t Wp = sw == 1 ? ow16 + kw : 2 * half;
+  float* buf = dw_scratch(static_cast<size_t>(Hp * Wp + 16));
+  const int64_t pl = g.p[2];
+  for (int64_t r = 0; r < Hp; ++r) {
+    float* dst = buf + r * Wp;
+    const int64_t ih = r - g.p[1];
+    if (ih < 0 || ih >= in_h) {
+      std::memset(dst, 0, static_cast<size_t>(Wp) * sizeof(float));
+      continue;
+    }
+    const float* src = x + ih * in_w;
+    if (sw == 1) {
+      const int64_t lead = std::min(pl, Wp), n = std::max<int64_t>(0, std::min(in_w, Wp - lead));
+      std::memset(dst, 0, static_cast<size_t>(lead) * sizeof(float));
+      std::memcpy(dst + lead, src, static_cast<size_t>(n) * sizeof(float));
+      std::memset(dst + lead + n, 0, static_cast<size_t>(Wp - lead - n) * sizeof(float));
+      continue;
+    }
+    // Stride 2: padded column c = i + pl goes to half (c & 1) at c >> 1, so the
+    // even inputs start at (pl & 1, pl >> 1) and the odd ones at ((pl + 1) & 1, (pl + 1) >> 1).
+    std::memset(dst, 0, static_cast<size_t>(Wp) * sizeof(float));
+    float* ev = dst + (pl & 1) * half + (pl >> 1);
+    float* od = dst + ((pl + 1) & 1) * half + ((pl + 1) >> 1);
+    const int64_t n_ev = std::min((in_w + 1) / 2, half - (pl >> 1));
+    const int64_t n_od = std::min(in_w / 2, half - ((pl + 1) >> 1));
+    const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    for (int64_t k = 0; k < std::max(n_ev, n_od); k += 16) {
+      const int64_t i = 2 * k;  // first input of this step
+      const __m512 a = _mm512_maskz_loadu_ps(avx512::tail_mask(in_w - i), src + i);
+      const __m512 b = _mm512_maskz_loadu_ps(avx512::tail_mask(in_w - i - 16), src + i + 16);
+      if (k < n_ev) _mm512_mask_storeu_ps(ev + k, avx512::tail_mask(n_ev - k), _mm512_permutex2var_ps(a, ie, b));
+      if (k < n_od) _mm512_mask_storeu_ps(od + k, avx512::tail_mask(n_od - k), _mm512_permutex2var_ps(a, io, b));
+    }
+  }
+  int64_t oh = 0;
+  if (sw == 1) {
+    for (; oh + 2 <= out_h; oh += 2) dw512_rows<2, false>(buf, Wp, half, w, kh, kw, sh, oh, out_w, y, o);
+    if (oh < out_h) dw512_rows<1, false>(buf, Wp, half, w, kh, kw, sh, oh, out_w, y, o);
+  } else {
+    for (; oh + 2 <= out_h; oh += 2) dw512_rows<2, true>(buf, Wp, half, w, kh, kw, sh, oh, out_w, y, o);
+    if (oh < out_h) dw512_rows<1, true>(buf, Wp, half, w, kh, kw, sh, oh, out_w, y, o);
+  }
+}
+#endif
+
 void depthwise_generic_f32(const float* x, const float* w, const Geo3& g, float* y) { depthwise_rows<float>(x, w, g, y); }
 #if defined(__x86_64__) || defined(__i386__)
 __attribute__((target("avx2,fma"))) void depthwise_avx2_f32(const float* x, const float* w, const Geo3& g, float* y) {
@@ -326,29 +447,42 @@ __attribute__((target("avx2,fma"))) void depthwise_avx2_f32(const float* x, cons
 }
 #endif
 
-bool depthwise_writes_all(const Geo3& g) {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool avx2 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return avx2 && depthwise_fast_ok(g);
-#else
-  return false;
-#endif
-}
+bool depthwise_writes_all(const Geo3& g) { return cpu_has_avx2() && depthwise_fast_ok(g); }
 
-// y must be zero-filled unless depthwise_fast_ok(g) holds on an AVX2 CPU (then every element is written).
+// y must be zero-filled unless depthwise_writes_all(g).
 void depthwise_plane_f32(const float* x, const float* w, const Geo3& g, float* y) {
 #if defined(__x86_64__) || defined(__i386__)
-  static const bool avx2 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  if (avx2 && depthwise_fast_ok(g)) return depthwise_fast_avx2(x, w, g, y);
-  if (avx2) return depthwise_avx2_f32(x, w, g, y);
+  const CpuIsa isa = cpu_isa();
+  if (isa >= CpuIsa::kAvx2 && depthwise_fast_ok(g)) return depthwise_fast_avx2(x, w, g, y);
+  if (isa >= CpuIsa::kAvx2) return depthwise_avx2_f32(x, w, g, y);
 #endif
   depthwise_generic_f32(x, w, g, y);
+}
+
+// Output plane m of image n: the depthwise conv followed by the epilogue `ep`
+// (row_bias indexed by m; residual already offset to image n, ldr = plane size).
+void depthwise_plane_with_epilogue_f32(const float* x, const float* w, const Geo3& g, float* y, const GemmEpilogue& ep,
+                                       int64_t m) {
+  const int64_t out_plane = g.out_size();
+#ifdef DLRT_HAVE_AVX512_PATHS
+  const ActKind k = ep.act.kind;
+  if (cpu_has_avx512() && depthwise_fast_ok(g) && !ep.col_bias &&
+      (k == ActKind::kNone || k == ActKind::kRelu || k == ActKind::kClip)) {
+    DwOutput o;
+    o.bias = ep.row_bias ? ep.row_bias[m] : 0.0f;
+    o.residual = ep.residual ? ep.residual + m * ep.ldr : nullptr;
+    o.clamp = k != ActKind::kNone;
+    o.lo = k == ActKind::kClip ? ep.act.p0 : 0.0f;
+    o.hi = k == ActKind::kClip ? ep.act.p1 : std::numeric_limits<float>::infinity();
+    return depthwise_fast_avx512(x, w, g, y, o);
+  }
+  if (cpu_has_avx512() && depthwise_fast_ok(g)) {
+    depthwise_fast_avx512(x, w, g, y, DwOutput{});
+    return apply_epilogue(ep, y, out_plane, m, 0, 1, out_plane);
+  }
+#endif
+  depthwise_plane_f32(x, w, g, y);
+  apply_epilogue(ep, y, out_plane, m, 0, 1, out_plane);
 }
 
 // Shared attribute checks: kernel shape from the attribute or W.
@@ -432,11 +566,9 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       auto body = [&](int64_t b, int64_t e) {
         for (int64_t t = b; t < e; ++t) {
           const int64_t n = t / M, m = t % M;
-          float* yp = Y + t * out_plane;
-          depthwise_plane_f32(X + (n * C + m) * in_plane, W + m * ks, g, yp);
           GemmEpilogue pe = ep;
           pe.residual = Z ? Z + n * M * out_plane : nullptr;
-          apply_epilogue(pe, yp, out_plane, m, 0, 1, out_plane);
+          depthwise_plane_with_epilogue_f32(X + (n * C + m) * in_plane, W + m * ks, g, Y + t * out_plane, pe, m);
         }
       };
       pool.parallel_for(N * M, 1, body);

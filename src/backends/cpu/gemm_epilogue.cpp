@@ -1,11 +1,14 @@
 // The GEMM/Conv output stage: bias, residual and activation applied to a
-// block of C in place. An AVX2 version (vector exp/erf approximations, within
-// a few float ulps of the scalar reference for Sigmoid/Tanh/Gelu) is picked at
-// run time where the CPU has it; the portable version uses <cmath>.
+// block of C in place. AVX-512 and AVX2 versions (vector exp/erf
+// approximations, within a few float ulps of the scalar reference for
+// Sigmoid/Tanh/Gelu) are picked at run time (isa.h) where the CPU has them;
+// the portable version uses <cmath>.
 #include <cmath>
 
 #include "backends/cpu/activation_epilogue.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/isa.h"
+#include "backends/cpu/vec_avx512.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -180,12 +183,31 @@ DLRT_AVX2 void act_avx2_t(const Activation& a, float* x, int64_t n) {
   epilogue_avx2_t<K>(ep, x, n, 0, 0, 1, n);
 }
 
-bool has_avx2_fma() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return has;
+// 16 lanes per step; the row's tail is one masked step.
+template <ActKind K>
+DLRT_AVX512 void epilogue_avx512_t(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0,
+                                   int64_t rows, int64_t cols) {
+  const __m512 p0 = _mm512_set1_ps(ep.act.p0), p1 = _mm512_set1_ps(ep.act.p1);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* cr = c + r * ldc;
+    const __m512 rb = _mm512_set1_ps(ep.row_bias ? ep.row_bias[i0 + r] : 0.0f);
+    const float* cb = ep.col_bias ? ep.col_bias + j0 : nullptr;
+    const float* res = ep.residual ? ep.residual + (i0 + r) * ep.ldr + j0 : nullptr;
+    for (int64_t j = 0; j < cols; j += 16) {
+      const __mmask16 m = avx512::tail_mask(cols - j);
+      __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, cr + j), rb);
+      if (cb) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, cb + j));
+      if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, res + j));
+      _mm512_mask_storeu_ps(cr + j, m, avx512::act_ps<K>(v, p0, p1));
+    }
+  }
+}
+
+template <ActKind K>
+DLRT_AVX512 void act_avx512_t(const Activation& a, float* x, int64_t n) {
+  GemmEpilogue ep;
+  ep.act = a;
+  epilogue_avx512_t<K>(ep, x, n, 0, 0, 1, n);
 }
 
 template <template <ActKind> class Pick>
@@ -212,6 +234,14 @@ template <ActKind K>
 struct PickAct {
   static constexpr ActFn fn = act_avx2_t<K>;
 };
+template <ActKind K>
+struct PickEpilogue512 {
+  static constexpr EpilogueFn fn = epilogue_avx512_t<K>;
+};
+template <ActKind K>
+struct PickAct512 {
+  static constexpr ActFn fn = act_avx512_t<K>;
+};
 #endif
 
 }  // namespace
@@ -220,7 +250,9 @@ void apply_epilogue(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, i
                     int64_t cols) {
   if (ep.empty() || rows <= 0 || cols <= 0) return;
 #ifdef DLRT_EPI_X86
-  if (has_avx2_fma()) return by_kind<PickEpilogue>(ep.act.kind)(ep, c, ldc, i0, j0, rows, cols);
+  const CpuIsa isa = cpu_isa();
+  if (isa >= CpuIsa::kAvx512) return by_kind<PickEpilogue512>(ep.act.kind)(ep, c, ldc, i0, j0, rows, cols);
+  if (isa >= CpuIsa::kAvx2) return by_kind<PickEpilogue>(ep.act.kind)(ep, c, ldc, i0, j0, rows, cols);
 #endif
   epilogue_generic(ep, c, ldc, i0, j0, rows, cols);
 }
@@ -228,7 +260,9 @@ void apply_epilogue(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, i
 void apply_activation(const Activation& a, float* x, int64_t n) {
   if (a.none() || n <= 0) return;
 #ifdef DLRT_EPI_X86
-  if (has_avx2_fma()) return by_kind<PickAct>(a.kind)(a, x, n);
+  const CpuIsa isa = cpu_isa();
+  if (isa >= CpuIsa::kAvx512) return by_kind<PickAct512>(a.kind)(a, x, n);
+  if (isa >= CpuIsa::kAvx2) return by_kind<PickAct>(a.kind)(a, x, n);
 #endif
   act_generic(a, x, n);
 }

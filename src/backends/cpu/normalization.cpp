@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/nn_util.h"
+#include "backends/cpu/vec_avx512.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -97,6 +99,47 @@ void moments(const T* x, int64_t n, double eps, double* mean_out, double* inv_st
   *mean_out = mean;
   *inv_std_out = 1.0 / std::sqrt(var + eps);
 }
+
+#ifdef DLRT_HAVE_AVX512_PATHS
+// moments() for a float32 row, 16 lanes at a time (the tail masked), still
+// accumulating in double (two 8-lane halves per step).
+DLRT_AVX512 void moments_avx512(const float* x, int64_t n, double eps, double* mean_out, double* inv_std_out) {
+  __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __m512 v = _mm512_maskz_loadu_ps(avx512::tail_mask(n - i), x + i);
+    s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+    s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+  }
+  const double mean = n > 0 ? _mm512_reduce_add_pd(_mm512_add_pd(s0, s1)) / static_cast<double>(n) : 0;
+  const __m512d vm = _mm512_set1_pd(mean);
+  __m512d v0 = _mm512_setzero_pd(), v1 = _mm512_setzero_pd();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = avx512::tail_mask(n - i);
+    const __m512 v = _mm512_maskz_loadu_ps(k, x + i);
+    // Masked-off lanes must add nothing: zero their differences.
+    const __m512d d0 = _mm512_maskz_sub_pd(static_cast<__mmask8>(k), _mm512_cvtps_pd(_mm512_castps512_ps256(v)), vm);
+    const __m512d d1 = _mm512_maskz_sub_pd(static_cast<__mmask8>(k >> 8), _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)), vm);
+    v0 = _mm512_fmadd_pd(d0, d0, v0);
+    v1 = _mm512_fmadd_pd(d1, d1, v1);
+  }
+  const double var = n > 0 ? _mm512_reduce_add_pd(_mm512_add_pd(v0, v1)) / static_cast<double>(n) : 0;
+  *mean_out = mean;
+  *inv_std_out = 1.0 / std::sqrt(var + eps);
+}
+
+// One LayerNormalization row with Scale (and B) covering it: y = (x - mean) * inv * s + b.
+DLRT_AVX512 void layer_norm_row_avx512(const float* x, const float* s, const float* b, int64_t n, double eps, float* y,
+                                       double* mean, double* inv) {
+  moments_avx512(x, n, eps, mean, inv);
+  const __m512 m = _mm512_set1_ps(static_cast<float>(*mean)), iv = _mm512_set1_ps(static_cast<float>(*inv));
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = avx512::tail_mask(n - i);
+    const __m512 t = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), m), iv);
+    const __m512 bv = b ? _mm512_maskz_loadu_ps(k, b + i) : _mm512_setzero_ps();
+    _mm512_mask_storeu_ps(y + i, k, _mm512_fmadd_ps(t, _mm512_maskz_loadu_ps(k, s + i), bv));
+  }
+}
+#endif
 
 template <typename T>
 Status instance_norm_impl(KernelContext& ctx) {
@@ -198,11 +241,24 @@ Status layer_norm_impl(KernelContext& ctx) {
   const T* S = scale_t->data<T>();
   const T* B = bias_t ? bias_t->data<T>() : nullptr;
   T* Y = y->data<T>();
+#ifdef DLRT_HAVE_AVX512_PATHS
+  const bool vec = std::is_same_v<T, float> && s_full && b_full && cpu_has_avx512();
+#endif
   ctx.pool().parallel_for(outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1)), [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       const T* xr = X + r * inner;
       T* yr = Y + r * inner;
       double mean, inv;
+#ifdef DLRT_HAVE_AVX512_PATHS
+      if constexpr (std::is_same_v<T, float>) {
+        if (vec) {
+          layer_norm_row_avx512(xr, S, B, inner, eps, yr, &mean, &inv);
+          if (mean_out) mean_out[r] = static_cast<T>(mean);
+          if (inv_out) inv_out[r] = static_cast<T>(inv);
+          continue;
+        }
+      }
+#endif
       moments(xr, inner, eps, &mean, &inv);
       if (mean_out) mean_out[r] = static_cast<T>(mean);
       if (inv_out) inv_out[r] = static_cast<T>(inv);

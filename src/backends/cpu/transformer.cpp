@@ -16,7 +16,8 @@
 // Work is split over batch x head x blocks of query rows; each task packs
 // Kᵀ for its head once, then runs 4 query rows at a time through Q·Kᵀ
 // (vectorised along the keys), a fused scale/mask/softmax, and P·V
-// (vectorised along the head dim). AVX2+FMA is picked at run time.
+// (vectorised along the head dim). AVX-512 or AVX2+FMA is picked at run time
+// (isa.h).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -25,7 +26,9 @@
 
 #include <immintrin.h>
 
+#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_families.h"
+#include "backends/cpu/vec_avx512.h"
 
 namespace dlrt::cpu {
 
@@ -286,10 +289,113 @@ DLRT_AVX2 void attend_avx2(const Problem& p, int64_t b, int64_t h, int64_t r0, i
 }
 #endif
 
+#ifdef DLRT_HAVE_AVX512_PATHS
+// Scale, mask and exponentiate rows of scores, 16 keys per step (the tail masked).
+DLRT_AVX512 void softmax_rows_avx512(const Problem& p, int64_t b, int64_t h, int64_t i0, int rows, float* s,
+                                     int64_t lds, float* inv) {
+  const __m512 sc = _mm512_set1_ps(p.scale);
+  for (int r = 0; r < rows; ++r) {
+    float* row = s + r * lds;
+    const float* m = p.mask ? p.mask + b * p.mb + h * p.mh + (i0 + r) * p.mq : nullptr;
+    const bool mask_row = m && p.mk == 1;
+    const __m512 add = _mm512_set1_ps(m && !mask_row ? m[0] : 0.0f);
+    __m512 vmx = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    for (int64_t j = 0; j < p.Skv; j += 16) {
+      const __mmask16 k = avx512::tail_mask(p.Skv - j);
+      const __m512 a = mask_row ? _mm512_maskz_loadu_ps(k, m + j) : add;
+      const __m512 x = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, row + j), sc, a);
+      _mm512_mask_storeu_ps(row + j, k, x);
+      vmx = _mm512_mask_max_ps(vmx, k, vmx, x);
+    }
+    float mx = avx512::hmax(vmx);
+    if (mx == -std::numeric_limits<float>::infinity()) mx = 0;  // fully masked row: NaN-free, as unfused
+    const __m512 vm = _mm512_set1_ps(mx);
+    __m512 vs = _mm512_setzero_ps();
+    for (int64_t j = 0; j < p.Skv; j += 16) {
+      const __mmask16 k = avx512::tail_mask(p.Skv - j);
+      const __m512 e = avx512::exp_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, row + j), vm));
+      _mm512_mask_storeu_ps(row + j, k, e);
+      vs = _mm512_mask_add_ps(vs, k, vs, e);
+    }
+    inv[r] = 1.0f / avx512::hsum(vs);
+  }
+}
+
+// As attend_avx2 with 16-lane vectors: scores 4 rows x 32 keys per step (Kᵀ
+// packed with ldk a multiple of 32), P·V 4 rows x 32 dims per step, masked at
+// the head dim's tail.
+DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1) {
+  const int64_t ldk = (p.Skv + 31) / 32 * 32;
+  const bool v_contig = p.v.sd == 1;
+  const int64_t vsize = v_contig ? 0 : p.Skv * p.Dv;
+  float* kt = scratch(static_cast<size_t>(p.D * ldk + kRows * ldk + kRows * p.D + vsize));
+  float* s = kt + p.D * ldk;
+  float* qbuf = s + kRows * ldk;
+  float* vbuf = qbuf + kRows * p.D;
+  pack_kt(p, b, h, kt, ldk);
+  const float* q = p.q.base + b * p.q.sb + h * p.q.sh;
+  const float* v = p.v.base + b * p.v.sb + h * p.v.sh;
+  int64_t vss = p.v.ss;
+  if (!v_contig) {
+    for (int64_t j = 0; j < p.Skv; ++j)
+      for (int64_t c = 0; c < p.Dv; ++c) vbuf[j * p.Dv + c] = v[j * p.v.ss + c * p.v.sd];
+    v = vbuf;
+    vss = p.Dv;
+  }
+  for (int64_t i0 = r0; i0 < r1; i0 += kRows) {
+    const int rows = static_cast<int>(std::min<int64_t>(kRows, r1 - i0));
+    for (int r = 0; r < kRows; ++r) {
+      const float* qr = q + (i0 + std::min(r, rows - 1)) * p.q.ss;
+      for (int64_t c = 0; c < p.D; ++c) qbuf[r * p.D + c] = qr[c * p.q.sd];
+    }
+    for (int64_t j = 0; j < ldk; j += 32) {
+      __m512 a[kRows][2];
+      for (auto& x : a) x[0] = x[1] = _mm512_setzero_ps();
+      const float* kc = kt + j;
+      for (int64_t c = 0; c < p.D; ++c) {
+        const __m512 k0 = _mm512_loadu_ps(kc + c * ldk), k1 = _mm512_loadu_ps(kc + c * ldk + 16);
+        for (int r = 0; r < kRows; ++r) {
+          const __m512 qv = _mm512_set1_ps(qbuf[r * p.D + c]);
+          a[r][0] = _mm512_fmadd_ps(qv, k0, a[r][0]);
+          a[r][1] = _mm512_fmadd_ps(qv, k1, a[r][1]);
+        }
+      }
+      for (int r = 0; r < kRows; ++r) {
+        _mm512_storeu_ps(s + r * ldk + j, a[r][0]);
+        _mm512_storeu_ps(s + r * ldk + j + 16, a[r][1]);
+      }
+    }
+    float inv[kRows];
+    softmax_rows_avx512(p, b, h, i0, rows, s, ldk, inv);
+    for (int r = rows; r < kRows; ++r) std::fill(s + r * ldk, s + r * ldk + p.Skv, 0.0f);
+    float* o[kRows];
+    for (int r = 0; r < kRows; ++r) o[r] = p.out + b * p.ob + h * p.oh + (i0 + std::min(r, rows - 1)) * p.os;
+    for (int64_t c0 = 0; c0 < p.Dv; c0 += 32) {
+      const __mmask16 m0 = avx512::tail_mask(p.Dv - c0), m1 = avx512::tail_mask(std::max<int64_t>(0, p.Dv - c0 - 16));
+      __m512 a[kRows][2];
+      for (auto& x : a) x[0] = x[1] = _mm512_setzero_ps();
+      for (int64_t j = 0; j < p.Skv; ++j) {
+        const float* vr = v + j * vss + c0;
+        const __m512 v0 = _mm512_maskz_loadu_ps(m0, vr), v1 = _mm512_maskz_loadu_ps(m1, vr + 16);
+        for (int r = 0; r < kRows; ++r) {
+          const __m512 pr = _mm512_set1_ps(s[r * ldk + j]);
+          a[r][0] = _mm512_fmadd_ps(pr, v0, a[r][0]);
+          a[r][1] = _mm512_fmadd_ps(pr, v1, a[r][1]);
+        }
+      }
+      for (int r = 0; r < rows; ++r) {
+        const __m512 sc = _mm512_set1_ps(inv[r]);
+        _mm512_mask_storeu_ps(o[r] + c0, m0, _mm512_mul_ps(a[r][0], sc));
+        _mm512_mask_storeu_ps(o[r] + c0 + 16, m1, _mm512_mul_ps(a[r][1], sc));
+      }
+    }
+  }
+}
+#endif
+
 bool use_avx2() {
 #if defined(__x86_64__)
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return ok;
+  return cpu_has_avx2();
 #else
   return false;
 #endif
@@ -409,11 +515,20 @@ class AttentionKernel final : public OpKernel {
     rows_per = (rows_per + kRows - 1) / kRows * kRows;
     blocks = (p.Sq + rows_per - 1) / rows_per;
     const bool avx2 = use_avx2();
+#ifdef DLRT_HAVE_AVX512_PATHS
+    const bool avx512 = cpu_has_avx512();
+#endif
     ctx.pool().parallel_for(heads * blocks, 1, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         int64_t bh = t / blocks, blk = t % blocks;
         int64_t r0 = blk * rows_per, r1 = std::min(p.Sq, r0 + rows_per);
         if (r0 >= r1) continue;
+#ifdef DLRT_HAVE_AVX512_PATHS
+        if (avx512) {
+          attend_avx512(p, bh / p.H, bh % p.H, r0, r1);
+          continue;
+        }
+#endif
 #if defined(__x86_64__)
         if (avx2) {
           attend_avx2(p, bh / p.H, bh % p.H, r0, r1);

@@ -1,0 +1,69 @@
+// Run-time ISA selection for the CPU kernels (see isa.h).
+#include "backends/cpu/isa.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace dlrt::cpu {
+namespace {
+
+CpuIsa detect() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma"))
+    return CpuIsa::kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CpuIsa::kAvx2;
+#endif
+  return CpuIsa::kGeneric;
+}
+
+// The hardware's ISA capped by DLRT_CPU_ISA; an unknown value is reported once and ignored.
+CpuIsa from_environment() {
+  const CpuIsa hw = detected_cpu_isa();
+  const char* env = std::getenv("DLRT_CPU_ISA");
+  if (!env || !*env) return hw;
+  CpuIsa want;
+  if (std::strcmp(env, "generic") == 0) want = CpuIsa::kGeneric;
+  else if (std::strcmp(env, "avx2") == 0) want = CpuIsa::kAvx2;
+  else if (std::strcmp(env, "avx512") == 0) want = CpuIsa::kAvx512;
+  else {
+    std::fprintf(stderr, "dlrt: ignoring DLRT_CPU_ISA='%s' (expected generic, avx2 or avx512)\n", env);
+    return hw;
+  }
+  return std::min(hw, want);
+}
+
+std::atomic<uint8_t>& current() {
+  static std::atomic<uint8_t> isa{static_cast<uint8_t>(from_environment())};
+  return isa;
+}
+
+}  // namespace
+
+CpuIsa detected_cpu_isa() {
+  static const CpuIsa hw = detect();
+  return hw;
+}
+
+CpuIsa cpu_isa() { return static_cast<CpuIsa>(current().load(std::memory_order_relaxed)); }
+
+const char* cpu_isa_name(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::kGeneric: return "generic";
+    case CpuIsa::kAvx2: return "avx2";
+    case CpuIsa::kAvx512: return "avx512";
+  }
+  return "unknown";
+}
+
+ScopedCpuIsa::ScopedCpuIsa(CpuIsa limit) : previous_(cpu_isa()) {
+  current().store(static_cast<uint8_t>(std::min(limit, detected_cpu_isa())), std::memory_order_relaxed);
+}
+
+ScopedCpuIsa::~ScopedCpuIsa() { current().store(static_cast<uint8_t>(previous_), std::memory_order_relaxed); }
+
+}  // namespace dlrt::cpu

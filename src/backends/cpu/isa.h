@@ -1,0 +1,44 @@
+// Which x86 vector ISA the CPU kernels may use, decided at run time: the
+// hardware's (cpuid) capped by the DLRT_CPU_ISA environment variable
+// (generic | avx2 | avx512, read once) and by a test's ScopedCpuIsa. One binary
+// runs on SSE2-only, AVX2 and AVX-512 CPUs; the vector paths live in functions
+// compiled with __attribute__((target(...))) and are chosen through cpu_isa().
+#pragma once
+
+#include <cstdint>
+
+namespace dlrt::cpu {
+
+enum class CpuIsa : uint8_t {
+  kGeneric = 0,  // portable C++ (whatever the baseline target vectorises)
+  kAvx2 = 1,     // AVX2 + FMA
+  kAvx512 = 2,   // AVX-512 F/BW/DQ/VL (+ FMA)
+};
+
+// What the hardware supports (generic on non-x86 builds).
+CpuIsa detected_cpu_isa();
+
+// The ISA kernels should use now: detected_cpu_isa() capped by DLRT_CPU_ISA and
+// any ScopedCpuIsa in effect. Cheap (one relaxed atomic load).
+CpuIsa cpu_isa();
+
+inline bool cpu_has_avx2() { return cpu_isa() >= CpuIsa::kAvx2; }
+inline bool cpu_has_avx512() { return cpu_isa() >= CpuIsa::kAvx512; }
+
+const char* cpu_isa_name(CpuIsa isa);
+
+// Caps cpu_isa() at `limit` (never above the hardware) while alive; for tests
+// that compare a vector path against the portable one. Not thread-safe against
+// kernels running concurrently on other threads.
+class ScopedCpuIsa {
+ public:
+  explicit ScopedCpuIsa(CpuIsa limit);
+  ~ScopedCpuIsa();
+  ScopedCpuIsa(const ScopedCpuIsa&) = delete;
+  ScopedCpuIsa& operator=(const ScopedCpuIsa&) = delete;
+
+ private:
+  CpuIsa previous_;
+};
+
+}  // namespace dlrt::cpu
