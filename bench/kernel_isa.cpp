@@ -130,10 +130,12 @@ int main(int argc, char** argv) {
                std::to_string(d.s),
            make_call("FusedConv", "com.dlrt", 1, {rnd({1, d.c, d.hw, d.hw}, 1), rnd({d.c, 1, 3, 3}, 2), rnd({d.c}, 3)}, at));
   }
-  // Attention: minilm_l6 (12 heads x 32, 128 tokens, key mask) and tiny_vit-like (3 heads x 64, 197 tokens).
+  // Attention: minilm_l6 (12 heads x 32, 128 tokens, key mask: the exporter's finfo.min on 28 padded
+  // keys) and tiny_vit-like (3 heads x 64, 197 tokens).
+  Tensor key_mask = rnd({1, 1, 1, 128}, 7, -1.0f, 0.0f);
+  for (int64_t j = 100; j < 128; ++j) key_mask.data<float>()[j] = -3.4028235e38f;
   add_op("attention minilm 12x128x32", make_call("Attention", "com.dlrt", 1,
-                                                 {rnd({1, 128, 12, 32}, 4), rnd({1, 128, 12, 32}, 5), rnd({1, 128, 12, 32}, 6),
-                                                  rnd({1, 1, 1, 128}, 7, -1.0f, 0.0f)},
+                                                 {rnd({1, 128, 12, 32}, 4), rnd({1, 128, 12, 32}, 5), rnd({1, 128, 12, 32}, 6), key_mask},
                                                  {{"scale", a_float(0.17677669f)}, {"q_layout", a_str("bshd")},
                                                   {"k_layout", a_str("bshd")}, {"v_layout", a_str("bshd")},
                                                   {"output_layout", a_str("bshd")}}));

@@ -219,6 +219,7 @@ TEST(CpuIsa, AttentionMatchesGeneric) {
       // Per-key mask, one row fully masked (-1e30, as exporters write finfo.min).
       Tensor mask = rnd({B, 1, Sq, skv}, seed++, -4, 0);
       for (int64_t j = 0; j < skv; ++j) mask.data<float>()[2 * skv + j] = -1e30f;
+      for (int64_t r = 0; r < Sq && skv > 1; ++r) mask.data<float>()[r * skv + skv - 1] = -3.4028235e38f;  // padded key
       in.push_back(mask);
       want = run_with(CpuIsa::kGeneric, "Attention", in, at, 1, 1, "com.dlrt");
       for (CpuIsa isa : vector_isas()) expect_same(run_with(isa, "Attention", in, at, 1, 1, "com.dlrt"), want, 2e-5f);

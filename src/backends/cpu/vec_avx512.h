@@ -5,8 +5,8 @@
 // the same attribute, reached after cpu_has_avx512() (isa.h) said yes.
 //
 // Accuracy (checked against <cmath> in tests/cpu/isa_kernels_test.cpp): exp
-// within a few float ulps over its whole range (0 below -104, inf above 88.73,
-// NaN stays NaN); sigmoid/tanh within 2e-7 absolute; erf within 3e-7 absolute.
+// within a few float ulps down to ln(FLT_MIN) (0 below it: no denormals), inf
+// above 88.73, NaN stays NaN; sigmoid/tanh within 2e-7 absolute; erf within 3e-7 absolute.
 #pragma once
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -33,8 +33,11 @@ DLRT_AVX512 inline __mmask16 tail_mask(int64_t n) {
 
 DLRT_AVX512 inline __m512 exp_ps(__m512 x) {
   // exp(x) = 2^n * e^r with n = round(x / ln 2), |r| <= ln(2)/2; scalef applies 2^n
-  // (overflows to inf, underflows through the denormals to 0). NaN passes the clamps.
-  x = _mm512_min_ps(_mm512_set1_ps(88.7228394f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
+  // (overflowing to inf above 88.72). Below ln(FLT_MIN) the result is 0, not a
+  // denormal: denormal results (and later products with them) cost microcode
+  // assists, e.g. on every masked key of an attention row. NaN passes the clamps.
+  const __mmask16 normal = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.33f), _CMP_NLT_UQ);
+  x = _mm512_min_ps(_mm512_set1_ps(88.7228394f), _mm512_max_ps(_mm512_set1_ps(-87.33f), x));
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
@@ -46,7 +49,7 @@ DLRT_AVX512 inline __m512 exp_ps(__m512 x) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
   p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  return _mm512_scalef_ps(p, n);
+  return _mm512_maskz_scalef_ps(normal, p, n);
 }
 
 DLRT_AVX512 inline __m512 sigmoid_ps(__m512 x) {
