@@ -130,6 +130,11 @@ int main(int argc, char** argv) {
                std::to_string(d.s),
            make_call("FusedConv", "com.dlrt", 1, {rnd({1, d.c, d.hw, d.hw}, 1), rnd({d.c, 1, 3, 3}, 2), rnd({d.c}, 3)}, at));
   }
+  // mobilenet_v2's first conv (3x3 stride 2 over 3 channels): the GEMM reads its im2col rows through a stride-2 gather.
+  add_op("conv 3->32 224x224 s2 (im2col)",
+         make_call("FusedConv", "com.dlrt", 1, {rnd({1, 3, 224, 224}, 20), rnd({32, 3, 3, 3}, 21), rnd({32}, 22)},
+                   {{"kernel_shape", a_ints({3, 3})}, {"pads", a_ints({1, 1, 1, 1})}, {"strides", a_ints({2, 2})},
+                    {"activation", a_str("Clip")}, {"activation_params", a_floats({0, 6})}}));
   // Attention: minilm_l6 (12 heads x 32, 128 tokens, key mask: the exporter's finfo.min on 28 padded
   // keys) and tiny_vit-like (3 heads x 64, 197 tokens).
   Tensor key_mask = rnd({1, 1, 1, 128}, 7, -1.0f, 0.0f);

@@ -127,12 +127,16 @@ TEST(CpuIsa, ActivationsMatchScalarIncludingExtremes) {
   }
 }
 
-// The epilogue on a block with row bias, column bias and residual, widths 1..33.
+// The epilogue on a block with row bias, column bias and residual, widths 1..33 and 63..97.
 TEST(CpuIsa, EpilogueTailsMatchGeneric) {
   if (vector_isas().empty()) GTEST_SKIP() << "this CPU has no AVX2/AVX-512: nothing but the scalar path to compare";
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(-3.0f, 3.0f);
-  for (int64_t cols = 1; cols <= 33; ++cols) {
+  // Widths below 64 take 8-lane vectors (GEMM tiles), from 64 on 16-lane ones where the CPU has them.
+  std::vector<int64_t> widths;
+  for (int64_t w = 1; w <= 33; ++w) widths.push_back(w);
+  for (int64_t w = 63; w <= 97; ++w) widths.push_back(w);
+  for (int64_t cols : widths) {
     const int64_t rows = 3, ldc = cols + 5;
     std::vector<float> c(static_cast<size_t>(rows * ldc)), rb(static_cast<size_t>(rows + 2)), cb(static_cast<size_t>(cols + 4)),
         res(static_cast<size_t>((rows + 2) * (cols + 7)));

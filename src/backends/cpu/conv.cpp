@@ -96,6 +96,21 @@ void im2col(const T* x, int64_t channels, const Geo3& g, T* col) {
   }
 }
 
+#ifdef DLRT_HAVE_AVX512_PATHS
+// dst[i] = src[2 i] for i in [0, n): 32 inputs -> 16 outputs per permute; reads
+// nothing past src[2 (n - 1)].
+DLRT_AVX512 void gather_stride2_avx512(const float* src, int64_t n, float* dst) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const int64_t span = 2 * n - 1;  // inputs that may be read
+  for (int64_t i = 0; i < n; i += 16) {
+    const int64_t at = 2 * i;
+    const __m512 a = _mm512_maskz_loadu_ps(avx512::tail_mask(span - at), src + at);
+    const __m512 b = _mm512_maskz_loadu_ps(avx512::tail_mask(std::max<int64_t>(0, span - at - 16)), src + at + 16);
+    _mm512_mask_storeu_ps(dst + i, avx512::tail_mask(n - i), _mm512_permutex2var_ps(a, even, b));
+  }
+}
+#endif
+
 // Columns [j0, j0+n) of im2col row p = (c, kd, kh, kw), for the GEMM's
 // packing to read directly (no im2col matrix in memory).
 template <typename T>
@@ -128,6 +143,11 @@ void im2col_row(const T* x, const Geo3& g, int64_t p, int64_t j0, int64_t n, T* 
       for (int64_t ow = ow0; ow < lo; ++ow) d[ow - ow0] = T(0);
       if (g.s[2] == 1) {
         if (hi > lo) std::memcpy(d + (lo - ow0), src + lo + off_w, static_cast<size_t>(hi - lo) * sizeof(T));
+#ifdef DLRT_HAVE_AVX512_PATHS
+      } else if (std::is_same_v<T, float> && g.s[2] == 2 && hi - lo >= 16 && cpu_has_avx512()) {
+        gather_stride2_avx512(reinterpret_cast<const float*>(src) + lo * 2 + off_w, hi - lo,
+                              reinterpret_cast<float*>(d) + (lo - ow0));
+#endif
       } else {
         for (int64_t ow = lo; ow < hi; ++ow) d[ow - ow0] = src[ow * g.s[2] + off_w];
       }
@@ -466,7 +486,9 @@ void depthwise_plane_with_epilogue_f32(const float* x, const float* w, const Geo
   const int64_t out_plane = g.out_size();
 #ifdef DLRT_HAVE_AVX512_PATHS
   const ActKind k = ep.act.kind;
-  if (cpu_has_avx512() && depthwise_fast_ok(g) && !ep.col_bias &&
+  // Rows of at most 8 outputs at stride 1 fill an AVX2 vector but not half an AVX-512 one: keep AVX2 there.
+  const bool narrow = g.s[2] == 1 && g.out[2] <= 8;
+  if (cpu_has_avx512() && depthwise_fast_ok(g) && !narrow && !ep.col_bias &&
       (k == ActKind::kNone || k == ActKind::kRelu || k == ActKind::kClip)) {
     DwOutput o;
     o.bias = ep.row_bias ? ep.row_bias[m] : 0.0f;
@@ -476,7 +498,7 @@ void depthwise_plane_with_epilogue_f32(const float* x, const float* w, const Geo
     o.hi = k == ActKind::kClip ? ep.act.p1 : std::numeric_limits<float>::infinity();
     return depthwise_fast_avx512(x, w, g, y, o);
   }
-  if (cpu_has_avx512() && depthwise_fast_ok(g)) {
+  if (cpu_has_avx512() && depthwise_fast_ok(g) && !narrow) {
     depthwise_fast_avx512(x, w, g, y, DwOutput{});
     return apply_epilogue(ep, y, out_plane, m, 0, 1, out_plane);
   }
