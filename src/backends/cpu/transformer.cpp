@@ -321,17 +321,18 @@ DLRT_AVX512 void softmax_rows_avx512(const Problem& p, int64_t b, int64_t h, int
   }
 }
 
-// As attend_avx2 with 16-lane vectors: scores 4 rows x 32 keys per step (Kᵀ
-// packed with ldk a multiple of 32), P·V 4 rows x 32 dims per step, masked at
-// the head dim's tail.
+// As attend_avx2 with 16-lane vectors and 8 query rows per block: scores 8
+// rows x 32 keys per step (Kᵀ packed with ldk a multiple of 32), P·V 8 rows x
+// 32 dims per step (masked at the head dim's tail); 16 accumulators each.
+constexpr int kRows512 = 8;
 DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1) {
   const int64_t ldk = (p.Skv + 31) / 32 * 32;
   const bool v_contig = p.v.sd == 1;
   const int64_t vsize = v_contig ? 0 : p.Skv * p.Dv;
-  float* kt = scratch(static_cast<size_t>(p.D * ldk + kRows * ldk + kRows * p.D + vsize));
+  float* kt = scratch(static_cast<size_t>(p.D * ldk + kRows512 * ldk + kRows512 * p.D + vsize));
   float* s = kt + p.D * ldk;
-  float* qbuf = s + kRows * ldk;
-  float* vbuf = qbuf + kRows * p.D;
+  float* qbuf = s + kRows512 * ldk;
+  float* vbuf = qbuf + kRows512 * p.D;
   pack_kt(p, b, h, kt, ldk);
   const float* q = p.q.base + b * p.q.sb + h * p.q.sh;
   const float* v = p.v.base + b * p.v.sb + h * p.v.sh;
@@ -342,42 +343,42 @@ DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r
     v = vbuf;
     vss = p.Dv;
   }
-  for (int64_t i0 = r0; i0 < r1; i0 += kRows) {
-    const int rows = static_cast<int>(std::min<int64_t>(kRows, r1 - i0));
-    for (int r = 0; r < kRows; ++r) {
+  for (int64_t i0 = r0; i0 < r1; i0 += kRows512) {
+    const int rows = static_cast<int>(std::min<int64_t>(kRows512, r1 - i0));
+    for (int r = 0; r < kRows512; ++r) {
       const float* qr = q + (i0 + std::min(r, rows - 1)) * p.q.ss;
       for (int64_t c = 0; c < p.D; ++c) qbuf[r * p.D + c] = qr[c * p.q.sd];
     }
     for (int64_t j = 0; j < ldk; j += 32) {
-      __m512 a[kRows][2];
+      __m512 a[kRows512][2];
       for (auto& x : a) x[0] = x[1] = _mm512_setzero_ps();
       const float* kc = kt + j;
       for (int64_t c = 0; c < p.D; ++c) {
         const __m512 k0 = _mm512_loadu_ps(kc + c * ldk), k1 = _mm512_loadu_ps(kc + c * ldk + 16);
-        for (int r = 0; r < kRows; ++r) {
+        for (int r = 0; r < kRows512; ++r) {
           const __m512 qv = _mm512_set1_ps(qbuf[r * p.D + c]);
           a[r][0] = _mm512_fmadd_ps(qv, k0, a[r][0]);
           a[r][1] = _mm512_fmadd_ps(qv, k1, a[r][1]);
         }
       }
-      for (int r = 0; r < kRows; ++r) {
+      for (int r = 0; r < kRows512; ++r) {
         _mm512_storeu_ps(s + r * ldk + j, a[r][0]);
         _mm512_storeu_ps(s + r * ldk + j + 16, a[r][1]);
       }
     }
-    float inv[kRows];
+    float inv[kRows512];
     softmax_rows_avx512(p, b, h, i0, rows, s, ldk, inv);
-    for (int r = rows; r < kRows; ++r) std::fill(s + r * ldk, s + r * ldk + p.Skv, 0.0f);
-    float* o[kRows];
-    for (int r = 0; r < kRows; ++r) o[r] = p.out + b * p.ob + h * p.oh + (i0 + std::min(r, rows - 1)) * p.os;
+    for (int r = rows; r < kRows512; ++r) std::fill(s + r * ldk, s + r * ldk + p.Skv, 0.0f);
+    float* o[kRows512];
+    for (int r = 0; r < kRows512; ++r) o[r] = p.out + b * p.ob + h * p.oh + (i0 + std::min(r, rows - 1)) * p.os;
     for (int64_t c0 = 0; c0 < p.Dv; c0 += 32) {
       const __mmask16 m0 = avx512::tail_mask(p.Dv - c0), m1 = avx512::tail_mask(std::max<int64_t>(0, p.Dv - c0 - 16));
-      __m512 a[kRows][2];
+      __m512 a[kRows512][2];
       for (auto& x : a) x[0] = x[1] = _mm512_setzero_ps();
       for (int64_t j = 0; j < p.Skv; ++j) {
         const float* vr = v + j * vss + c0;
         const __m512 v0 = _mm512_maskz_loadu_ps(m0, vr), v1 = _mm512_maskz_loadu_ps(m1, vr + 16);
-        for (int r = 0; r < kRows; ++r) {
+        for (int r = 0; r < kRows512; ++r) {
           const __m512 pr = _mm512_set1_ps(s[r * ldk + j]);
           a[r][0] = _mm512_fmadd_ps(pr, v0, a[r][0]);
           a[r][1] = _mm512_fmadd_ps(pr, v1, a[r][1]);
