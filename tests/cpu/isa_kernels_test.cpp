@@ -205,6 +205,23 @@ TEST(CpuIsa, DepthwiseConvMatchesGeneric) {
   }
 }
 
+// A general Conv at width stride 2: its im2col rows come from the AVX-512 stride-2 gather.
+TEST(CpuIsa, StridedConvRowsMatchGeneric) {
+  SKIP_WITHOUT_AVX512();
+  uint32_t seed = 200;
+  for (int64_t w : {31, 32, 33, 34, 35, 47, 64, 65, 97}) {
+    for (int64_t pad : {0, 1, 2}) {
+      SCOPED_TRACE("width " + std::to_string(w) + " pad " + std::to_string(pad));
+      std::vector<Tensor> in = {rnd({1, 3, 9, w}, seed++), rnd({5, 3, 3, 3}, seed++), rnd({5}, seed++)};
+      std::map<std::string, ir::Attribute> at = {{"kernel_shape", attr_ints({3, 3})},
+                                                 {"pads", attr_ints({pad, pad, pad, pad})},
+                                                 {"strides", attr_ints({2, 2})}};
+      const auto want = run_with(CpuIsa::kGeneric, "Conv", in, at);
+      expect_same(run_with(CpuIsa::kAvx512, "Conv", in, at), want, 2e-6f);
+    }
+  }
+}
+
 // Attention: key counts 1..33 (and 40, 67), head dims with odd tails, per-key and scalar masks, a fully masked row.
 TEST(CpuIsa, AttentionMatchesGeneric) {
   SKIP_WITHOUT_AVX512();
