@@ -273,7 +273,9 @@ DLRT_AVX2 void attend_avx2(const Problem& p, int64_t b, int64_t h, int64_t r0, i
           a[r][1] = _mm256_fmadd_ps(pr, v1, a[r][1]);
         }
       }
-      for (int r = 0; r < rows; ++r) {
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) {  // constant indices keep `a` in registers
+        if (r >= rows) continue;
         __m256 sc = _mm256_set1_ps(inv[r]);
         _mm256_storeu_ps(o[r] + c0, _mm256_mul_ps(a[r][0], sc));
         _mm256_storeu_ps(o[r] + c0 + 8, _mm256_mul_ps(a[r][1], sc));
@@ -384,7 +386,10 @@ DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r
           a[r][1] = _mm512_fmadd_ps(pr, v1, a[r][1]);
         }
       }
-      for (int r = 0; r < rows; ++r) {
+      // Constant indices only (a runtime bound on r would put `a` in memory).
+#pragma GCC unroll 8
+      for (int r = 0; r < kRows512; ++r) {
+        if (r >= rows) continue;
         const __m512 sc = _mm512_set1_ps(inv[r]);
         _mm512_mask_storeu_ps(o[r] + c0, m0, _mm512_mul_ps(a[r][0], sc));
         _mm512_mask_storeu_ps(o[r] + c0 + 16, m1, _mm512_mul_ps(a[r][1], sc));
