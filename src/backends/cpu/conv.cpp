@@ -356,15 +356,18 @@ struct DwOutput {
   float lo = 0.0f, hi = 0.0f;
 };
 
-template <int R, int NV, bool kS2>
-DLRT_AVX512 inline void dw512_step(const float* buf, int64_t Wp, int64_t half, const float* w, int64_t kh, int64_t kw,
+// KW > 0: the kernel width as a constant (the tap loop unrolled); 0: kw at run time.
+template <int R, int NV, bool kS2, int KW>
+DLRT_AVX512 inline void dw512_step(const float* buf, int64_t Wp, int64_t half, const float* w, int64_t kh, int64_t kw_rt,
                                    int64_t sh, int64_t oh, int64_t ow, int64_t out_w, float* y, const DwOutput& o) {
+  const int64_t kw = KW > 0 ? KW : kw_rt;
   __m512 acc[R][NV];
   for (int r = 0; r < R; ++r)
     for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_setzero_ps();
   const int64_t nrows = (R - 1) * sh + kh;
   for (int64_t ii = 0; ii < nrows; ++ii) {
     const float* row = buf + (oh * sh + ii) * Wp + ow;
+#pragma GCC unroll 8
     for (int64_t j = 0; j < kw; ++j) {
       const float* p = kS2 ? row + (j & 1) * half + (j >> 1) : row + j;
       __m512 v[NV];
@@ -392,18 +395,26 @@ DLRT_AVX512 inline void dw512_step(const float* buf, int64_t Wp, int64_t half, c
   }
 }
 
-template <int R, bool kS2>
+template <int R, bool kS2, int KW>
 DLRT_AVX512 inline void dw512_rows(const float* buf, int64_t Wp, int64_t half, const float* w, int64_t kh, int64_t kw,
                                    int64_t sh, int64_t oh, int64_t out_w, float* y, const DwOutput& o) {
   const int64_t nv = (out_w + 15) / 16;
   int64_t v = 0;
-  for (; v + 4 <= nv; v += 4) dw512_step<R, 4, kS2>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o);
+  for (; v + 4 <= nv; v += 4) dw512_step<R, 4, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o);
   switch (nv - v) {
-    case 3: dw512_step<R, 3, kS2>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o); break;
-    case 2: dw512_step<R, 2, kS2>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o); break;
-    case 1: dw512_step<R, 1, kS2>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o); break;
+    case 3: dw512_step<R, 3, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o); break;
+    case 2: dw512_step<R, 2, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o); break;
+    case 1: dw512_step<R, 1, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o); break;
     default: break;
   }
+}
+
+template <bool kS2, int KW>
+DLRT_AVX512 void dw512_plane(const float* buf, int64_t Wp, int64_t half, const float* w, int64_t kh, int64_t kw,
+                             int64_t sh, int64_t out_h, int64_t out_w, float* y, const DwOutput& o) {
+  int64_t oh = 0;
+  for (; oh + 2 <= out_h; oh += 2) dw512_rows<2, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, out_w, y, o);
+  if (oh < out_h) dw512_rows<1, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, out_w, y, o);
 }
 
 // Writes every element of y: conv + bias (+ residual) (+ clamp) per `o`.
@@ -426,10 +437,17 @@ DLRT_AVX512 void depthwise_fast_avx512(const float* x, const float* w, const Geo
     }
     const float* src = x + ih * in_w;
     if (sw == 1) {
+      // [0, lead) zeros, then the row, then zeros to Wp: short rows, so inline masked moves (no libc calls).
       const int64_t lead = std::min(pl, Wp), n = std::max<int64_t>(0, std::min(in_w, Wp - lead));
-      std::memset(dst, 0, static_cast<size_t>(lead) * sizeof(float));
-      std::memcpy(dst + lead, src, static_cast<size_t>(n) * sizeof(float));
-      std::memset(dst + lead + n, 0, static_cast<size_t>(Wp - lead - n) * sizeof(float));
+      for (int64_t c = 0; c < lead; c += 16) _mm512_mask_storeu_ps(dst + c, avx512::tail_mask(lead - c), _mm512_setzero_ps());
+      float* body = dst + lead;
+      for (int64_t c = 0; c < n; c += 16) {
+        const __mmask16 k = avx512::tail_mask(n - c);
+        _mm512_mask_storeu_ps(body + c, k, _mm512_maskz_loadu_ps(k, src + c));
+      }
+      float* rest = body + n;
+      const int64_t nz = Wp - lead - n;
+      for (int64_t c = 0; c < nz; c += 16) _mm512_mask_storeu_ps(rest + c, avx512::tail_mask(nz - c), _mm512_setzero_ps());
       continue;
     }
     // Stride 2: padded column c = i + pl goes to half (c & 1) at c >> 1, so the
@@ -449,14 +467,12 @@ DLRT_AVX512 void depthwise_fast_avx512(const float* x, const float* w, const Geo
       if (k < n_od) _mm512_mask_storeu_ps(od + k, avx512::tail_mask(n_od - k), _mm512_permutex2var_ps(a, io, b));
     }
   }
-  int64_t oh = 0;
   if (sw == 1) {
-    for (; oh + 2 <= out_h; oh += 2) dw512_rows<2, false>(buf, Wp, half, w, kh, kw, sh, oh, out_w, y, o);
-    if (oh < out_h) dw512_rows<1, false>(buf, Wp, half, w, kh, kw, sh, oh, out_w, y, o);
-  } else {
-    for (; oh + 2 <= out_h; oh += 2) dw512_rows<2, true>(buf, Wp, half, w, kh, kw, sh, oh, out_w, y, o);
-    if (oh < out_h) dw512_rows<1, true>(buf, Wp, half, w, kh, kw, sh, oh, out_w, y, o);
+    if (kw == 3) return dw512_plane<false, 3>(buf, Wp, half, w, kh, kw, sh, out_h, out_w, y, o);
+    return dw512_plane<false, 0>(buf, Wp, half, w, kh, kw, sh, out_h, out_w, y, o);
   }
+  if (kw == 3) return dw512_plane<true, 3>(buf, Wp, half, w, kh, kw, sh, out_h, out_w, y, o);
+  dw512_plane<true, 0>(buf, Wp, half, w, kh, kw, sh, out_h, out_w, y, o);
 }
 #endif
 
