@@ -1,7 +1,7 @@
 // dlrt_kernel_isa: the non-GEMM float32 CPU kernels on their AVX2 and AVX-512
 // paths (issue 5), on one thread, with shapes from the zoo models: depthwise
 // FusedConv (mobilenet_v2), Attention (minilm_l6, tiny_vit),
-// LayerNormalization, and the GEMM epilogue's activations (Gelu, Clip).
+// LayerNormalization, Softmax, and the epilogue's activations (Gelu, Sigmoid, Clip).
 //
 //   dlrt_kernel_isa [--reps R] [--filter SUBSTRING]
 //
@@ -153,6 +153,7 @@ int main(int argc, char** argv) {
                                         {{"axis", a_int(-1)}, {"epsilon", a_float(1e-12f)}}));
   add_op("layernorm 197x192", make_call("LayerNormalization", "", 17, {rnd({1, 197, 192}, 14), rnd({192}, 15), rnd({192}, 16)},
                                         {{"axis", a_int(-1)}, {"epsilon", a_float(1e-6f)}}));
+  add_op("softmax 1536x128 (rows)", make_call("Softmax", "", 13, {rnd({12, 128, 128}, 17, -8.0f, 8.0f)}, {{"axis", a_int(-1)}}));
   // The GEMM epilogue's activation on a minilm intermediate output (128 x 1536).
   auto buf = std::make_shared<std::vector<float>>(128 * 1536);
   for (const char* act : {"Gelu", "Sigmoid", "Clip"}) {

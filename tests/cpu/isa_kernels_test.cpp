@@ -1,6 +1,6 @@
 // The AVX-512 (and AVX2) paths of the non-GEMM float kernels against the
 // portable ones, selected in-process with ScopedCpuIsa (isa.h): depthwise
-// FusedConv, Attention, LayerNormalization and the epilogue activations, on
+// FusedConv, Attention, LayerNormalization, Softmax and the epilogue activations, on
 // odd sizes so every vector tail (1..33 elements) is exercised, and the
 // activations against <cmath> over a range including extremes, NaN and +-inf.
 #include <gtest/gtest.h>
@@ -266,6 +266,33 @@ TEST(CpuIsa, LayerNormMatchesGeneric) {
       const auto want = run_with(CpuIsa::kGeneric, "LayerNormalization", in, at, 3);
       for (CpuIsa isa : vector_isas()) expect_same(run_with(isa, "LayerNormalization", in, at, 3), want, 2e-5f);
     }
+  }
+}
+
+// Softmax over rows of 1..40 elements (and one of 1000), with +-inf and NaN rows.
+TEST(CpuIsa, SoftmaxRowsMatchGeneric) {
+  SKIP_WITHOUT_AVX512();
+  uint32_t seed = 400;
+  std::vector<int64_t> lengths;
+  for (int64_t n = 1; n <= 40; ++n) lengths.push_back(n);
+  lengths.push_back(1000);
+  for (int64_t n : lengths) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    Tensor x = rnd({6, n}, seed++, -30.0f, 30.0f);
+    float* d = x.data<float>();
+    if (n > 1) d[n] = -std::numeric_limits<float>::infinity();  // row 1: one -inf (alone it is NaN)
+    if (n > 2) d[2 * n + 2] = -1e30f;                 // row 2: a huge negative (exp underflows to 0)
+    for (int64_t j = 0; j < n; ++j) d[3 * n + j] = -1e30f;  // row 3: all equal
+    const auto want = run_with(CpuIsa::kGeneric, "Softmax", {x}, {{"axis", attr_int(-1)}}, 1, 13);
+    expect_same(run_with(CpuIsa::kAvx512, "Softmax", {x}, {{"axis", attr_int(-1)}}, 1, 13), want, 1e-6f);
+    // A NaN or +inf makes the row NaN on both paths.
+    d[4 * n + n / 2] = std::numeric_limits<float>::quiet_NaN();
+    d[5 * n + n - 1] = std::numeric_limits<float>::infinity();
+    const auto got = run_with(CpuIsa::kAvx512, "Softmax", {x}, {{"axis", attr_int(-1)}}, 1, 13);
+    const auto ref = run_with(CpuIsa::kGeneric, "Softmax", {x}, {{"axis", attr_int(-1)}}, 1, 13);
+    ASSERT_EQ(got.size(), 1u);
+    for (int64_t i = 4 * n; i < 6 * n; ++i)
+      EXPECT_EQ(std::isnan(got[0].data<float>()[i]), std::isnan(ref[0].data<float>()[i])) << "at " << i;
   }
 }
 

@@ -9,8 +9,10 @@
 #include <limits>
 #include <vector>
 
+#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/vec_avx512.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -124,6 +126,34 @@ void softmax_rows_f32(SoftmaxKind kind, const float* in, float* out, int64_t n) 
   }
 }
 
+#ifdef DLRT_HAVE_AVX512_PATHS
+// softmax_rows_f32 (kSoftmax) on 16 lanes: max, exp and sum (the sum in
+// double, one 8-lane half per step, as the scalar version), then the scale.
+DLRT_AVX512 void softmax_row_avx512(const float* in, float* out, int64_t n) {
+  __m512 vmx = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int64_t r = 0; r < n; r += 16) {
+    const __mmask16 k = avx512::tail_mask(n - r);
+    vmx = _mm512_mask_max_ps(vmx, k, vmx, _mm512_maskz_loadu_ps(k, in + r));
+  }
+  // A NaN input may drop out of the max, but its exp is NaN, so the sum and every output are NaN (as scalar).
+  const float mx = avx512::hmax(vmx);
+  const __m512 vm = _mm512_set1_ps(mx);
+  __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+  for (int64_t r = 0; r < n; r += 16) {
+    const __mmask16 k = avx512::tail_mask(n - r);
+    const __m512 e = _mm512_maskz_mov_ps(k, avx512::exp_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, in + r), vm)));
+    _mm512_mask_storeu_ps(out + r, k, e);
+    s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+    s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
+  }
+  const __m512 inv = _mm512_set1_ps(static_cast<float>(1.0 / _mm512_reduce_add_pd(_mm512_add_pd(s0, s1))));
+  for (int64_t r = 0; r < n; r += 16) {
+    const __mmask16 k = avx512::tail_mask(n - r);
+    _mm512_mask_storeu_ps(out + r, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, out + r), inv));
+  }
+}
+#endif
+
 template <SoftmaxKind kKind>
 Status softmax_kernel(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
@@ -136,10 +166,19 @@ Status softmax_kernel(KernelContext& ctx) {
     T* dst = y->data<T>();
     const int64_t slab = v.n * v.inner;
     const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, slab));
+#ifdef DLRT_HAVE_AVX512_PATHS
+    const bool avx512 = cpu_has_avx512();
+#endif
     ctx.pool().parallel_for(v.outer, grain, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
         if constexpr (std::is_same_v<T, float>) {
           if (v.inner == 1 && kKind != SoftmaxKind::kHardmax) {
+#ifdef DLRT_HAVE_AVX512_PATHS
+            if (kKind == SoftmaxKind::kSoftmax && avx512) {
+              softmax_row_avx512(src + o * slab, dst + o * slab, v.n);
+              continue;
+            }
+#endif
             softmax_rows_f32(kKind, src + o * slab, dst + o * slab, v.n);
             continue;
           }
