@@ -154,6 +154,10 @@ int main(int argc, char** argv) {
   add_op("layernorm 197x192", make_call("LayerNormalization", "", 17, {rnd({1, 197, 192}, 14), rnd({192}, 15), rnd({192}, 16)},
                                         {{"axis", a_int(-1)}, {"epsilon", a_float(1e-6f)}}));
   add_op("softmax 1536x128 (rows)", make_call("Softmax", "", 13, {rnd({12, 128, 128}, 17, -8.0f, 8.0f)}, {{"axis", a_int(-1)}}));
+  // minilm's intermediate projection with its Gelu in the GEMM's tile epilogue (the GEMM itself is not ISA-switched here).
+  add_op("fusedmatmul 128x384x1536 gelu", make_call("FusedMatMul", "com.dlrt", 1,
+                                                    {rnd({1, 128, 384}, 18), rnd({384, 1536}, 19, -0.1f, 0.1f), rnd({1536}, 23)},
+                                                    {{"activation", a_str("Gelu")}}));
   // The GEMM epilogue's activation on a minilm intermediate output (128 x 1536).
   auto buf = std::make_shared<std::vector<float>>(128 * 1536);
   for (const char* act : {"Gelu", "Sigmoid", "Clip"}) {
