@@ -7,18 +7,20 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "device/cpu_features.h"
+
 namespace dlrt::cpu {
 namespace {
 
+// device::cpu_features() also checks that the OS saves the AVX/ZMM state (XCR0).
 CpuIsa detect() {
+  const device::CpuFeatures& f = device::cpu_features();
+  if (!f.avx2 || !f.fma) return CpuIsa::kGeneric;
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma"))
-    return CpuIsa::kAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CpuIsa::kAvx2;
+  if (f.avx512f && f.avx512bw && f.avx512vl && __builtin_cpu_supports("avx512dq")) return CpuIsa::kAvx512;
 #endif
-  return CpuIsa::kGeneric;
+  return CpuIsa::kAvx2;
 }
 
 // The hardware's ISA capped by DLRT_CPU_ISA; an unknown value is reported once and ignored.

@@ -14,11 +14,11 @@
 #define DLRT_POOL_X86 1
 #endif
 
+#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/pool_impl.h"
-#include "device/cpu_features.h"
 
 namespace dlrt::cpu::pool_impl {
 namespace {
@@ -236,8 +236,7 @@ void pool_planes(bool count_include_pad, const Window3& g, const float* X, float
 
 bool have_avx2() {
 #ifdef DLRT_POOL_X86
-  static const bool ok = device::cpu_features().avx2 && device::cpu_features().fma;
-  return ok;
+  return cpu_has_avx2();  // honours DLRT_CPU_ISA
 #else
   return false;
 #endif
