@@ -292,6 +292,20 @@ DLRT_AVX2 void attend_avx2(const Problem& p, int64_t b, int64_t h, int64_t r0, i
 #endif
 
 #ifdef DLRT_HAVE_AVX512_PATHS
+// pack_kt for K stored with its dims contiguous (bshd/bhsd): 16 keys per gather.
+DLRT_AVX512 void pack_kt_avx512(const Problem& p, int64_t b, int64_t h, float* kt, int64_t ldk) {
+  if (p.k.sd != 1 || p.k.ss == 1 || p.k.ss > (int64_t{1} << 26)) return pack_kt(p, b, h, kt, ldk);
+  const float* k = p.k.base + b * p.k.sb + h * p.k.sh;
+  const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                         _mm512_set1_epi32(static_cast<int>(p.k.ss)));
+  for (int64_t j = 0; j < ldk; j += 16) {
+    const __mmask16 m = avx512::tail_mask(std::max<int64_t>(0, p.Skv - j));
+    const float* src = k + std::min(j, p.Skv - 1) * p.k.ss;  // in bounds even when every lane is masked
+    for (int64_t c = 0; c < p.D; ++c)
+      _mm512_storeu_ps(kt + c * ldk + j, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, src + c, 4));
+  }
+}
+
 // Scale, mask and exponentiate rows of scores, 16 keys per step (the tail masked).
 DLRT_AVX512 void softmax_rows_avx512(const Problem& p, int64_t b, int64_t h, int64_t i0, int rows, float* s,
                                      int64_t lds, float* inv) {
@@ -335,7 +349,7 @@ DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r
   float* s = kt + p.D * ldk;
   float* qbuf = s + kRows512 * ldk;
   float* vbuf = qbuf + kRows512 * p.D;
-  pack_kt(p, b, h, kt, ldk);
+  pack_kt_avx512(p, b, h, kt, ldk);
   const float* q = p.q.base + b * p.q.sb + h * p.q.sh;
   const float* v = p.v.base + b * p.v.sb + h * p.v.sh;
   int64_t vss = p.v.ss;
