@@ -90,10 +90,11 @@ Resolution resolve_devices(const DeviceSpec& spec, backend::BackendRegistry& reg
       case DeviceChoice::Kind::kNpu: {
         DeviceType want = c.kind == DeviceChoice::Kind::kGpu ? DeviceType::kGpu : DeviceType::kNpu;
         bool found = false;
-        std::string why;
+        std::string why, fixes;
         for (const auto& o : offers) {
           if (!o.availability.available) {
             why += (why.empty() ? "" : "; ") + o.backend->name() + ": " + unavailable_reason(o.availability);
+            if (!o.availability.fix.empty()) fixes += (fixes.empty() ? "" : "; ") + o.backend->name() + ": " + o.availability.fix;
             continue;
           }
           for (const auto& d : o.devices)
@@ -109,8 +110,11 @@ Resolution resolve_devices(const DeviceSpec& spec, backend::BackendRegistry& reg
           if (!hw) u.reason = "no " + type + " was found on this machine";
           else u.reason = "a " + type + " is present but no available backend can drive it";
           if (!why.empty()) u.reason += " (" + why + ")";
-          u.fix = offers.empty() ? "this build has no accelerator backend"
-                                 : "install a runtime for it (see `dlrt devices`), or use --device cpu";
+          // Name each unavailable backend's own fix (which library, which variable), so
+          // a strict-mode failure says exactly what to install.
+          if (offers.empty()) u.fix = "this build has no accelerator backend";
+          else if (!fixes.empty()) u.fix = fixes + "; or use --device cpu";
+          else u.fix = "install a runtime for it (see `dlrt devices`), or use --device cpu";
           res.unavailable.push_back(u);
         }
         break;

@@ -198,6 +198,23 @@ TEST_F(Fallback, MissingBackendRunsOnCpuAndSaysWhy) {
   EXPECT_NE(strict.status().message().find("install fake"), std::string::npos) << strict.status().message();
 }
 
+// `--device npu` with no usable backend: the strict error names each missing
+// runtime's own fix (which library to install, which variable to set).
+TEST_F(Fallback, StrictDeviceTypeErrorNamesEachBackendsFix) {
+  auto fake = register_fake("fake_npu_missing");
+  fake->available = false;
+  SessionOptions o;
+  o.device = "npu";
+  o.strict = true;
+  auto strict = Session::create_from_bytes(model_bytes(), o);
+  ASSERT_FALSE(strict.ok());
+  EXPECT_EQ(strict.status().code(), StatusCode::kDeviceUnavailable);
+  const std::string& m = strict.status().message();
+  EXPECT_NE(m.find("libfake.so not found"), std::string::npos) << m;
+  EXPECT_NE(m.find("fake_npu_missing: install fake"), std::string::npos) << m;
+  EXPECT_NE(m.find("--device cpu"), std::string::npos) << m;
+}
+
 TEST_F(Fallback, InitFailureDegradesOrFailsInStrictMode) {
   auto fake = register_fake("fake_init");
   fake->init_fails = true;
