@@ -5,8 +5,9 @@
 #include <fstream>
 #include <limits>
 #include <optional>
-#include <sstream>
 #include <vector>
+
+#include "core/file_io.h"
 
 namespace dlrt {
 
@@ -247,13 +248,9 @@ Result<Tensor> parse_npy(std::string_view bytes, const std::string& what) {
 }
 
 Result<Tensor> read_npy_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return IoError(path + ": cannot open .npy file: " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (f.bad()) return IoError(path + ": error reading .npy file");
-  std::string bytes = ss.str();
-  return parse_npy(bytes, path);
+  auto bytes = read_whole_file(path);
+  if (!bytes.ok()) return IoError(".npy file: " + bytes.status().message());
+  return parse_npy(bytes.value(), path);
 }
 
 Result<std::string> serialize_npy(const Tensor& t) {

@@ -3,14 +3,14 @@
 #include "ir/onnx_import.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <string_view>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "core/file_io.h"
 #include "core/logging.h"
 #include "ir/onnx_tensor.h"
 
@@ -26,19 +26,19 @@ constexpr int kLibOnnxMaxOpset = 17;
 
 std::string normalize_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 
-Result<std::string> read_file(const std::string& path) {
+Status check_model_path(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return IoError("model file '" + path + "' does not exist");
   if (fs::is_directory(path, ec)) return IoError("'" + path + "' is a folder, not a model file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot open model file '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return IoError("reading model file '" + path + "' failed");
-  return ss.str();
+  return Status::Ok();
 }
 
-Status parse_proto(google::protobuf::MessageLite& msg, const std::string& bytes, const std::string& what) {
+Result<std::string> read_file(const std::string& path) {
+  DLRT_RETURN_IF_ERROR(check_model_path(path));
+  return read_whole_file(path);
+}
+
+Status parse_proto(google::protobuf::MessageLite& msg, std::string_view bytes, const std::string& what) {
   if (bytes.empty()) return InvalidModel(what + " is empty (0 bytes)");
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
   in.SetTotalBytesLimit(INT32_MAX);
@@ -357,11 +357,13 @@ Result<Model> import_onnx_bytes(const std::string& bytes, const std::string& bas
 }
 
 Result<Model> import_onnx_file(const std::string& path) {
-  DLRT_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  DLRT_RETURN_IF_ERROR(check_model_path(path));
   onnx::ModelProto m;
-  DLRT_RETURN_IF_ERROR(parse_proto(m, bytes, "model file '" + path + "'"));
-  bytes.clear();
-  bytes.shrink_to_fit();
+  {
+    // Parsed straight from the mapped file: no copy of the whole file first.
+    DLRT_ASSIGN_OR_RETURN(FileView file, FileView::open(path));
+    DLRT_RETURN_IF_ERROR(parse_proto(m, file.bytes(), "model file '" + path + "'"));
+  }
   std::string base = fs::path(path).parent_path().string();
   if (base.empty()) base = ".";
   auto r = import_model(m, base);

@@ -8,11 +8,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
-#include "core/logging.h"
+#include "core/file_io.h"
 #include "core/hash.h"
+#include "core/logging.h"
 #include "ir/onnx_export.h"
 #include "runtime/config.h"
 
@@ -85,11 +85,9 @@ std::optional<backend::Blob> BlobCache::load(const std::string& key, std::string
   };
   if (!enabled()) return fail("the cache is disabled");
   const std::string path = entry_path(key);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail("no entry");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string data = ss.str();
+  auto read = read_whole_file(path);
+  if (!read.ok()) return fail("no entry");
+  const std::string data = std::move(read).value();
   auto reject = [&](const std::string& why) {
     std::error_code ec;
     fs::remove(path, ec);

@@ -1,0 +1,88 @@
+// read_whole_file and FileView: contents, empty and special files, errors.
+#include "core/file_io.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace dlrt {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FileIo : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("dlrt_file_io_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& bytes) {
+    std::string p = (dir_ / name).string();
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p;
+  }
+
+  fs::path dir_;
+};
+
+std::string pattern(size_t n) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + 7) & 0xff);  // includes NUL bytes
+  return s;
+}
+
+TEST_F(FileIo, ReadsWholeFilesOfManySizes) {
+  for (size_t n : {size_t{0}, size_t{1}, size_t{4095}, size_t{65536}, size_t{3} << 20}) {
+    const std::string want = pattern(n);
+    const std::string p = write("f" + std::to_string(n), want);
+    auto got = read_whole_file(p);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_EQ(got.value(), want) << n << " bytes";
+    auto view = FileView::open(p);
+    ASSERT_TRUE(view.ok()) << view.status().to_string();
+    EXPECT_EQ(view.value().bytes(), want) << n << " bytes";
+  }
+}
+
+TEST_F(FileIo, SpecialFilesWithoutASizeAreReadToTheEnd) {
+  // /proc files report size 0 and cannot be mapped; both paths still read them.
+  auto got = read_whole_file("/proc/self/status");
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_NE(got.value().find("Pid:"), std::string::npos);
+  auto view = FileView::open("/proc/self/status");
+  ASSERT_TRUE(view.ok()) << view.status().to_string();
+  EXPECT_NE(view.value().bytes().find("Pid:"), std::string_view::npos);
+}
+
+TEST_F(FileIo, MissingFilesAndFoldersAreIoErrorsNamingThePath) {
+  const std::string missing = (dir_ / "nope.onnx").string();
+  auto a = read_whole_file(missing);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.status().code(), StatusCode::kIoError);
+  EXPECT_NE(a.status().message().find(missing), std::string::npos) << a.status().message();
+  auto b = FileView::open(dir_.string());
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), StatusCode::kIoError);
+  EXPECT_NE(b.status().message().find("folder"), std::string::npos) << b.status().message();
+}
+
+TEST_F(FileIo, MovedViewsKeepTheirBytes) {
+  const std::string big = pattern(100000), small = "tiny";
+  auto a = FileView::open(write("big", big));
+  auto b = FileView::open(write("small", small));
+  auto c = FileView::open("/proc/self/status");  // the read fallback
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  FileView moved = std::move(a).value();
+  EXPECT_EQ(moved.bytes(), big);
+  moved = std::move(b).value();
+  EXPECT_EQ(moved.bytes(), small);
+  FileView from_fallback(std::move(c).value());
+  EXPECT_NE(from_fallback.bytes().find("Pid:"), std::string_view::npos);
+}
+
+}  // namespace
+}  // namespace dlrt
