@@ -39,6 +39,10 @@ class DLRT_API Tensor {
   // A view over `data`, which the caller keeps alive and unchanged in size for
   // the lifetime of the view and of every copy of it.
   static Tensor view(DType dtype, Shape shape, void* data);
+  // A tensor over `data` (at least 16-byte aligned, sized for `shape`), kept
+  // alive by `owner`, which every copy of the tensor shares: a buffer the
+  // caller hands over without a copy.
+  static Tensor adopt(DType dtype, Shape shape, std::shared_ptr<void> owner, void* data);
   // Copies a host vector into a new tensor (convenient in tests and tools).
   template <typename T>
   static Tensor from_vector(Shape shape, const std::vector<T>& values);

@@ -78,6 +78,12 @@ Tensor Tensor::view(DType dtype, Shape shape, void* data) {
   return t;
 }
 
+Tensor Tensor::adopt(DType dtype, Shape shape, std::shared_ptr<void> owner, void* data) {
+  Tensor t = view(dtype, std::move(shape), data);
+  t.owner_ = std::move(owner);
+  return t;
+}
+
 Result<Tensor> Tensor::reshaped(Shape shape) const {
   DLRT_ASSIGN_OR_RETURN(int64_t n, checked_element_count(shape));
   if (n != size_)

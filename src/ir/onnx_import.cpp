@@ -96,7 +96,7 @@ class Importer {
   Result<Tensor> load_tensor(onnx::TensorProto& tp, const std::string& what) {
     if (tp.data_location() == onnx::TensorProto::EXTERNAL)
       DLRT_RETURN_IF_ERROR(inline_external_data(tp, base_dir_, what));
-    return tensor_from_proto(tp, what);
+    return take_tensor_from_proto(tp, what);
   }
   Status fold_constant(const onnx::NodeProto& np, Node& node, Graph& g);
 

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 namespace dlrt::ir {
 
@@ -36,7 +37,13 @@ int64_t typed_field_count(const onnx::TensorProto& p, DType dt) {
 
 }  // namespace
 
-Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& what) {
+namespace {
+
+// Below this, raw data is copied (a short string's bytes live inside the
+// string object, without the heap buffer's 16-byte alignment).
+constexpr size_t kAdoptMinBytes = 4096;
+
+Result<Tensor> convert(const onnx::TensorProto& p, const std::string& what, onnx::TensorProto* take) {
   if (!dtype_is_valid(p.data_type()))
     return Unsupported(what + " has data type " + std::to_string(p.data_type()) +
                        ", which dlrt does not support (supported: float32/16/64, bfloat16, int8-64, uint8-64, bool, string)");
@@ -56,8 +63,14 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& 
     if (raw.size() != need)
       return InvalidModel(what + " has " + std::to_string(raw.size()) + " bytes of data but its shape " +
                           shape_to_string(shape) + " of " + dtype_name(dt) + " needs " + std::to_string(need));
+    // ONNX raw data is little-endian, as is x86/arm64: the bytes are the values.
+    if (take && need >= kAdoptMinBytes) {
+      auto owner = std::make_shared<std::string>(std::move(*take->mutable_raw_data()));
+      void* data = owner->data();
+      return Tensor::adopt(dt, std::move(shape), std::move(owner), data);
+    }
     DLRT_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dt, std::move(shape)));
-    if (need) std::memcpy(t.raw_data(), raw.data(), need);  // ONNX raw data is little-endian, as is x86/arm64
+    if (need) std::memcpy(t.raw_data(), raw.data(), need);
     return t;
   }
   int64_t have = typed_field_count(p, dt);
@@ -92,6 +105,12 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& 
   }
   return t;
 }
+
+}  // namespace
+
+Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& what) { return convert(p, what, nullptr); }
+
+Result<Tensor> take_tensor_from_proto(onnx::TensorProto& p, const std::string& what) { return convert(p, what, &p); }
 
 Status inline_external_data(onnx::TensorProto& p, const std::string& base_dir, const std::string& what) {
   std::string location;

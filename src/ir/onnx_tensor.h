@@ -13,6 +13,10 @@ namespace dlrt::ir {
 // Converts a TensorProto whose data is inline (raw_data or typed fields).
 // `what` names the tensor in messages ("initializer 'w'").
 Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& what);
+// The same, but a large raw_data buffer moves into the tensor instead of being
+// copied (the proto's raw_data is left empty): for weights, which would
+// otherwise be held twice while a model loads.
+Result<Tensor> take_tensor_from_proto(onnx::TensorProto& proto, const std::string& what);
 
 // Replaces external data in `proto` by inline raw_data read from a file under
 // `base_dir`. Rejects absolute locations, locations escaping base_dir, missing
