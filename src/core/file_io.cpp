@@ -1,13 +1,11 @@
 #include "core/file_io.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <utility>
 
 namespace dlrt {
 
@@ -61,49 +59,6 @@ Result<std::string> read_whole_file(const std::string& path) {
   // One spare byte so that a file of exactly st_size bytes ends with one read
   // returning 0 instead of a doubling of the buffer.
   return read_fd(f.fd, S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) + 1 : 0, path);
-}
-
-Result<FileView> FileView::open(const std::string& path) {
-  Fd f;
-  struct stat st {};
-  DLRT_RETURN_IF_ERROR(open_regular(path, f, st));
-  FileView v;
-  if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, f.fd, 0);
-    if (p != MAP_FAILED) {
-      v.map_ = p;
-      v.data_ = static_cast<const char*>(p);
-      v.size_ = static_cast<size_t>(st.st_size);
-      return v;
-    }
-  }
-  DLRT_ASSIGN_OR_RETURN(v.fallback_, read_fd(f.fd, S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) + 1 : 0, path));
-  v.data_ = v.fallback_.data();
-  v.size_ = v.fallback_.size();
-  return v;
-}
-
-FileView::FileView(FileView&& o) noexcept { *this = std::move(o); }
-
-FileView& FileView::operator=(FileView&& o) noexcept {
-  if (this == &o) return *this;
-  release();
-  map_ = std::exchange(o.map_, nullptr);
-  size_ = std::exchange(o.size_, 0);
-  fallback_ = std::move(o.fallback_);
-  data_ = map_ ? static_cast<const char*>(map_) : fallback_.data();
-  o.data_ = nullptr;
-  return *this;
-}
-
-FileView::~FileView() { release(); }
-
-void FileView::release() {
-  if (map_) ::munmap(map_, size_);
-  map_ = nullptr;
-  data_ = nullptr;
-  size_ = 0;
-  fallback_.clear();
 }
 
 }  // namespace dlrt

@@ -2,10 +2,16 @@
 // inference, external data, subgraphs with outer-scope captures.
 #include "ir/onnx_import.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <string_view>
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
@@ -44,6 +50,36 @@ Status parse_proto(google::protobuf::MessageLite& msg, std::string_view bytes, c
   in.SetTotalBytesLimit(INT32_MAX);
   if (!msg.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
     return InvalidModel(what + " is not a valid ONNX protobuf (truncated or not an ONNX file)");
+  return Status::Ok();
+}
+
+// Parses a model file through a 1 MiB read buffer: the file is never held
+// whole beside the parsed message (which holds the weights), so a 90 MB model
+// peaks at ~90 MB, not 180, while loading.
+Status parse_proto_file(google::protobuf::MessageLite& msg, const std::string& path) {
+  const std::string what = "model file '" + path + "'";
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError("cannot open " + what + ": " + std::strerror(errno));
+  bool ok = false, empty = false;
+  {
+    google::protobuf::io::FileInputStream file(fd, 1 << 20);
+    const void* probe = nullptr;
+    int n = 0;
+    empty = !file.Next(&probe, &n) || n == 0;
+    if (!empty) {
+      file.BackUp(n);
+      google::protobuf::io::CodedInputStream in(&file);
+      in.SetTotalBytesLimit(INT32_MAX);
+      ok = msg.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+    }
+    if (file.GetErrno() != 0) {
+      ::close(fd);
+      return IoError("reading " + what + " failed: " + std::strerror(file.GetErrno()));
+    }
+  }
+  ::close(fd);
+  if (empty) return InvalidModel(what + " is empty (0 bytes)");
+  if (!ok) return InvalidModel(what + " is not a valid ONNX protobuf (truncated or not an ONNX file)");
   return Status::Ok();
 }
 
@@ -359,11 +395,7 @@ Result<Model> import_onnx_bytes(const std::string& bytes, const std::string& bas
 Result<Model> import_onnx_file(const std::string& path) {
   DLRT_RETURN_IF_ERROR(check_model_path(path));
   onnx::ModelProto m;
-  {
-    // Parsed straight from the mapped file: no copy of the whole file first.
-    DLRT_ASSIGN_OR_RETURN(FileView file, FileView::open(path));
-    DLRT_RETURN_IF_ERROR(parse_proto(m, file.bytes(), "model file '" + path + "'"));
-  }
+  DLRT_RETURN_IF_ERROR(parse_proto_file(m, path));
   std::string base = fs::path(path).parent_path().string();
   if (base.empty()) base = ".";
   auto r = import_model(m, base);

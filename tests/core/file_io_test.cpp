@@ -1,4 +1,4 @@
-// read_whole_file and FileView: contents, empty and special files, errors.
+// read_whole_file: contents, empty and special files, errors.
 #include "core/file_io.h"
 
 #include <gtest/gtest.h>
@@ -42,20 +42,14 @@ TEST_F(FileIo, ReadsWholeFilesOfManySizes) {
     auto got = read_whole_file(p);
     ASSERT_TRUE(got.ok()) << got.status().to_string();
     EXPECT_EQ(got.value(), want) << n << " bytes";
-    auto view = FileView::open(p);
-    ASSERT_TRUE(view.ok()) << view.status().to_string();
-    EXPECT_EQ(view.value().bytes(), want) << n << " bytes";
   }
 }
 
 TEST_F(FileIo, SpecialFilesWithoutASizeAreReadToTheEnd) {
-  // /proc files report size 0 and cannot be mapped; both paths still read them.
+  // /proc files report size 0; they are still read to the end.
   auto got = read_whole_file("/proc/self/status");
   ASSERT_TRUE(got.ok()) << got.status().to_string();
   EXPECT_NE(got.value().find("Pid:"), std::string::npos);
-  auto view = FileView::open("/proc/self/status");
-  ASSERT_TRUE(view.ok()) << view.status().to_string();
-  EXPECT_NE(view.value().bytes().find("Pid:"), std::string_view::npos);
 }
 
 TEST_F(FileIo, MissingFilesAndFoldersAreIoErrorsNamingThePath) {
@@ -64,24 +58,10 @@ TEST_F(FileIo, MissingFilesAndFoldersAreIoErrorsNamingThePath) {
   ASSERT_FALSE(a.ok());
   EXPECT_EQ(a.status().code(), StatusCode::kIoError);
   EXPECT_NE(a.status().message().find(missing), std::string::npos) << a.status().message();
-  auto b = FileView::open(dir_.string());
+  auto b = read_whole_file(dir_.string());
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), StatusCode::kIoError);
   EXPECT_NE(b.status().message().find("folder"), std::string::npos) << b.status().message();
-}
-
-TEST_F(FileIo, MovedViewsKeepTheirBytes) {
-  const std::string big = pattern(100000), small = "tiny";
-  auto a = FileView::open(write("big", big));
-  auto b = FileView::open(write("small", small));
-  auto c = FileView::open("/proc/self/status");  // the read fallback
-  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
-  FileView moved = std::move(a).value();
-  EXPECT_EQ(moved.bytes(), big);
-  moved = std::move(b).value();
-  EXPECT_EQ(moved.bytes(), small);
-  FileView from_fallback(std::move(c).value());
-  EXPECT_NE(from_fallback.bytes().find("Pid:"), std::string_view::npos);
 }
 
 }  // namespace
