@@ -5,6 +5,8 @@
 // registers.
 #include "backends/cpu/gemm.h"
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -12,9 +14,19 @@
 #include <new>
 #include <type_traits>
 
+#include "backends/cpu/gemm_kernels.h"
+#include "backends/cpu/isa.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define DLRT_GEMM_X86 1
+#endif
+
+#ifndef DLRT_KC32
+#define DLRT_KC32 256
+#endif
+#ifndef DLRT_MCP
+#define DLRT_MCP 24
 #endif
 
 namespace dlrt::cpu {
@@ -57,10 +69,18 @@ void par_for(ThreadPool& pool, int64_t n, int64_t grain, const F& f) {
   pool.parallel_for(n, grain, [pf = &f](int64_t b, int64_t e) { (*pf)(b, e); });
 }
 
+// Deepest K slice for a tile NR columns wide: a kc x NR sliver of packed B
+// stays in L1 (48 KiB on Sapphire Rapids) beside the streamed A panel.
+template <typename T, int NR>
+constexpr int64_t kc_max() {
+  if constexpr (sizeof(T) == 8) return 192;
+  return NR >= 32 ? DLRT_KC32 : 256;
+}
+
 // Depth of the K slices for a K-long product (same rule for packed operands and on-the-fly packing).
-template <typename T>
+template <typename T, int NR>
 int64_t kc_for(int64_t K) {
-  constexpr int64_t kKC = sizeof(T) == 4 ? 256 : 192;
+  constexpr int64_t kKC = kc_max<T, NR>();
   const int64_t kslices = ceil_div(K, kKC);
   return round_up(ceil_div(K, kslices), 8);
 }
@@ -70,6 +90,15 @@ int64_t kc_for(int64_t K) {
 // c = alpha * a*b + beta * c (c not read when beta == 0).
 template <typename T>
 using MicroKernel = void (*)(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, T alpha, T beta);
+// Same, writing only rows [0, mr) x columns [0, nr) of c (edge tiles without a scratch tile).
+template <typename T>
+using EdgeKernel = void (*)(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, T alpha, T beta, int mr, int nr);
+
+template <typename T>
+struct Kernels {
+  MicroKernel<T> full = nullptr;
+  EdgeKernel<T> edge = nullptr;  // null: edge tiles go through a scratch tile
+};
 
 // Portable microkernel; the compiler vectorises the j loops. Inlined into
 // per-target wrappers below so the same source yields SSE2 and AVX2 code.
@@ -102,6 +131,12 @@ constexpr int kDMR = 4, kDNR = 8;   // double tile
 
 void skernel_generic(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta) {
   micro_generic<float, kSMR, kSNR>(kc, a, b, c, ldc, alpha, beta);
+}
+// The AVX-512 tile in portable code: runs operands packed for that layout
+// when cpu_isa() has been capped below AVX-512 after they were packed.
+void skernel_generic_wide(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
+                          float beta) {
+  micro_generic<float, kSgemmAvx512MR, kSgemmAvx512NR>(kc, a, b, c, ldc, alpha, beta);
 }
 void dkernel_generic(int64_t kc, const double* a, const double* b, double* c, int64_t ldc, double alpha,
                      double beta) {
@@ -166,21 +201,39 @@ __attribute__((target("avx2,fma"))) void dkernel_avx2(int64_t kc, const double* 
   micro_generic<double, kDMR, kDNR>(kc, a, b, c, ldc, alpha, beta);
 }
 
-bool cpu_has_avx2_fma() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return has;
+void skernel_avx512_full(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
+                         float beta) {
+  sgemm_kernel_avx512(kc, a, b, c, ldc, alpha, beta, kSgemmAvx512MR, kSgemmAvx512NR);
 }
 #endif
 
-MicroKernel<float> pick_skernel() {
+bool cpu_has_avx2_fma() { return cpu_has_avx2(); }
+
+// Packed-operand layouts of the float GEMM: the tile (MR x NR) the panels were built for.
+enum class SLayout : uint8_t { k6x16, k14x32 };
+
+// The layout the float GEMM packs for under the current cpu_isa().
+SLayout pick_slayout() {
 #ifdef DLRT_GEMM_X86
-  if (cpu_has_avx2_fma()) return skernel_avx2;
+  if (cpu_has_avx512()) return SLayout::k14x32;
 #endif
-  return skernel_generic;
+  return SLayout::k6x16;
 }
+
+// The fastest kernel the current cpu_isa() allows for a layout.
+Kernels<float> skernels_for(SLayout layout) {
+  if (layout == SLayout::k14x32) {
+#ifdef DLRT_GEMM_X86
+    if (cpu_has_avx512()) return {skernel_avx512_full, sgemm_kernel_avx512};
+#endif
+    return {skernel_generic_wide, nullptr};
+  }
+#ifdef DLRT_GEMM_X86
+  if (cpu_has_avx2_fma()) return {skernel_avx2, nullptr};
+#endif
+  return {skernel_generic, nullptr};
+}
+
 MicroKernel<double> pick_dkernel() {
 #ifdef DLRT_GEMM_X86
   if (cpu_has_avx2_fma()) return dkernel_avx2;
@@ -293,7 +346,7 @@ void pack_b_rows(const BRowSource& src, int64_t p0, int64_t kc, int64_t j0, int6
 // returns that block of op(B) packed in NR-column panels. `ep` (float only)
 // is applied to each tile after its last K slice.
 template <typename T, int MR, int NR, typename ASlice, typename BBlock>
-void gemm_blocked(MicroKernel<T> kernel, int64_t M, int64_t N, int64_t K, T alpha, const ASlice& a_slice,
+void gemm_blocked(Kernels<T> kernels, int64_t M, int64_t N, int64_t K, T alpha, const ASlice& a_slice,
                   const BBlock& b_block, T beta, T* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0 || alpha == T(0)) {
@@ -304,9 +357,9 @@ void gemm_blocked(MicroKernel<T> kernel, int64_t M, int64_t N, int64_t K, T alph
     return;
   }
   // Block sizes: an MC x KC block of A stays in L2, a KC x NR sliver of B in L1.
-  constexpr int64_t kMC = MR * 24;
+  constexpr int64_t kMC = MR * (NR >= 32 ? DLRT_MCP : 24);
   constexpr int64_t kNC = NR * 256;
-  const int64_t KC = kc_for<T>(K);
+  const int64_t KC = kc_for<T, NR>(K);
   const int64_t NC = std::min<int64_t>(kNC, round_up(N, NR));
 
   const double flops = 2.0 * static_cast<double>(M) * N * K;
@@ -351,9 +404,12 @@ void gemm_blocked(MicroKernel<T> kernel, int64_t M, int64_t N, int64_t K, T alph
               const T* apanel = ap + i * kc;
               T* cblk = C + i * ldc + j0 + jr;
               if (mr == MR && nr == NR) {
-                kernel(kc, apanel, bpanel, cblk, ldc, alpha, beta_eff);
+                kernels.full(kc, apanel, bpanel, cblk, ldc, alpha, beta_eff);
+              } else if (kernels.edge) {
+                kernels.edge(kc, apanel, bpanel, cblk, ldc, alpha, beta_eff, static_cast<int>(mr),
+                             static_cast<int>(nr));
               } else {
-                kernel(kc, apanel, bpanel, tile, NR, alpha, T(0));
+                kernels.full(kc, apanel, bpanel, tile, NR, alpha, T(0));
                 for (int64_t r = 0; r < mr; ++r) {
                   T* crow = cblk + r * ldc;
                   const T* trow = tile + r * NR;
@@ -379,10 +435,10 @@ void gemm_blocked(MicroKernel<T> kernel, int64_t M, int64_t N, int64_t K, T alph
 }
 
 // Packs op(A)[:, p0:p0+kc] into the calling thread's A scratch.
-template <typename T, int MR>
+template <typename T, int MR, int NR>
 const T* pack_a_slice(bool ta, const T* A, int64_t lda, int64_t M, int64_t K, int64_t p0, int64_t kc,
                       ThreadPool* tp) {
-  T* ap = scratch<T>(kScratchA, static_cast<size_t>(round_up(M, MR) * kc_for<T>(K)));
+  T* ap = scratch<T>(kScratchA, static_cast<size_t>(round_up(M, MR) * kc_for<T, NR>(K)));
   const int64_t apanels = ceil_div(M, MR);
   auto pack_a_range = [&](int64_t b, int64_t e) {
     const int64_t i0 = b * MR, i1 = std::min(M, e * MR);
@@ -396,7 +452,8 @@ const T* pack_a_slice(bool ta, const T* A, int64_t lda, int64_t M, int64_t K, in
 // Packs a block of op(B) (panels from `pack(dst, panel_begin, panel_end)`) into the B scratch.
 template <typename T, int NR, typename Pack>
 const T* pack_b_block(int64_t K, int64_t N, int64_t nc, ThreadPool* tp, const Pack& pack) {
-  T* bp = scratch<T>(kScratchB, static_cast<size_t>(std::min<int64_t>(NR * 256, round_up(N, NR)) * kc_for<T>(K)));
+  T* bp =
+      scratch<T>(kScratchB, static_cast<size_t>(std::min<int64_t>(NR * 256, round_up(N, NR)) * kc_for<T, NR>(K)));
   const int64_t bpanels = ceil_div(nc, NR);
   auto pack_b_range = [&](int64_t b, int64_t e) { pack(bp, b, e); };
   if (tp && bpanels >= 8) par_for(*tp, bpanels, 4, pack_b_range);
@@ -461,11 +518,13 @@ DLRT_GEMV_FNS(double, d_generic, )
 #ifdef DLRT_GEMM_X86
 DLRT_GEMV_FNS(float, f_avx2, __attribute__((target("avx2,fma"))))
 DLRT_GEMV_FNS(double, d_avx2, __attribute__((target("avx2,fma"))))
+DLRT_GEMV_FNS(float, f_avx512, __attribute__((target("avx512f"))))
 #endif
 #undef DLRT_GEMV_FNS
 
 GemvFns<float> pick_sgemv() {
 #ifdef DLRT_GEMM_X86
+  if (cpu_has_avx512()) return {gemv_rows_f_avx512, gemv_cols_f_avx512};
   if (cpu_has_avx2_fma()) return {gemv_rows_f_avx2, gemv_cols_f_avx2};
 #endif
   return {gemv_rows_f_generic, gemv_cols_f_generic};
@@ -516,27 +575,82 @@ bool try_gemv(const GemvFns<T>& fns, bool ta, bool tb, int64_t M, int64_t N, int
   return false;
 }
 
+// The tile of a packed operand.
+SLayout layout_of(const PackedMatrix& pm) {
+  if (pm.mr() == kSgemmAvx512MR && pm.nr() == kSgemmAvx512NR) return SLayout::k14x32;
+  if (pm.mr() == kSMR && pm.nr() == kSNR) return SLayout::k6x16;
+  throw std::invalid_argument("sgemm_ex: packed operand has an unknown tile layout");
+}
+
+// Blocked float GEMM on an MR x NR tile (packed operands must use that layout).
+template <int MR, int NR>
+void sgemm_tiled(Kernels<float> kernels, int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& a,
+                 const SgemmOperand& b, float beta, float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool) {
+  auto a_slice = [&](int64_t p0, int64_t kc, ThreadPool* tp) -> const float* {
+    if (a.packed) return a.packed->data() + round_up(M, MR) * p0;
+    return pack_a_slice<float, MR, NR>(a.trans, a.data, a.ld, M, K, p0, kc, tp);
+  };
+  auto b_block = [&](int64_t p0, int64_t kc, int64_t j0, int64_t nc, ThreadPool* tp) -> const float* {
+    if (b.packed) return b.packed->data() + round_up(N, NR) * p0 + j0 * kc;
+    if (b.rows) {
+      return pack_b_block<float, NR>(K, N, nc, tp, [&](float* dst, int64_t pb, int64_t pe) {
+        pack_b_rows<NR>(*b.rows, p0, kc, j0, nc, dst, pb, pe);
+      });
+    }
+    return pack_b_block<float, NR>(K, N, nc, tp, [&](float* dst, int64_t pb, int64_t pe) {
+      pack_b<float, NR>(b.trans, b.data, b.ld, p0, kc, j0, nc, dst, pb, pe);
+    });
+  };
+  gemm_blocked<float, MR, NR>(kernels, M, N, K, alpha, a_slice, b_block, beta, C, ldc, ep, pool);
+}
+
+template <int MR, int NR>
+void pack_a_whole(bool trans, int64_t M, int64_t K, const float* A, int64_t lda, float* dst) {
+  const int64_t Mp = round_up(M, MR);
+  const int64_t KC = kc_for<float, NR>(K);
+  for (int64_t p0 = 0; p0 < K; p0 += KC) {
+    const int64_t kc = std::min(KC, K - p0);
+    cpu::pack_a<float, MR>(trans, A, lda, 0, M, p0, kc, dst + Mp * p0);
+  }
+}
+
+template <int NR>
+void pack_b_whole(bool trans, int64_t K, int64_t N, const float* B, int64_t ldb, float* dst) {
+  const int64_t Np = round_up(N, NR);
+  const int64_t KC = kc_for<float, NR>(K);
+  for (int64_t p0 = 0; p0 < K; p0 += KC) {
+    const int64_t kc = std::min(KC, K - p0);
+    // The whole N range as one block: NC blocks of a GEMM are runs of its panels.
+    cpu::pack_b<float, NR>(trans, B, ldb, p0, kc, 0, N, dst + Np * p0, 0, ceil_div(N, NR));
+  }
+}
+
 }  // namespace
 
-const char* sgemm_kernel_name() { return pick_skernel() == skernel_generic ? "generic" : "avx2-fma"; }
+const char* sgemm_kernel_name() {
+  const SLayout layout = pick_slayout();
+  const Kernels<float> k = skernels_for(layout);
+  if (layout == SLayout::k14x32) return k.edge ? "avx512-14x32" : "generic-14x32";
+  return k.full == skernel_generic ? "generic" : "avx2-fma";
+}
 
 void PackedMatrix::Free::operator()(float* p) const { ::operator delete(p, std::align_val_t(64)); }
 
 std::shared_ptr<const PackedMatrix> PackedMatrix::pack_a(bool trans, int64_t M, int64_t K, const float* A,
                                                          int64_t lda) {
   auto pm = std::make_shared<PackedMatrix>();
+  const bool wide = pick_slayout() == SLayout::k14x32;
   pm->is_a_ = true;
   pm->rows_ = M;
   pm->cols_ = K;
-  const int64_t Mp = round_up(std::max<int64_t>(M, 1), kSMR);
+  pm->mr_ = wide ? kSgemmAvx512MR : kSMR;
+  pm->nr_ = wide ? kSgemmAvx512NR : kSNR;
+  const int64_t Mp = round_up(std::max<int64_t>(M, 1), pm->mr_);
   pm->bytes_ = static_cast<size_t>(Mp * std::max<int64_t>(K, 1)) * sizeof(float);
   pm->data_.reset(static_cast<float*>(::operator new(pm->bytes_, std::align_val_t(64))));
   if (M > 0 && K > 0) {
-    const int64_t KC = kc_for<float>(K);
-    for (int64_t p0 = 0; p0 < K; p0 += KC) {
-      const int64_t kc = std::min(KC, K - p0);
-      cpu::pack_a<float, kSMR>(trans, A, lda, 0, M, p0, kc, pm->data_.get() + Mp * p0);
-    }
+    if (wide) pack_a_whole<kSgemmAvx512MR, kSgemmAvx512NR>(trans, M, K, A, lda, pm->data_.get());
+    else pack_a_whole<kSMR, kSNR>(trans, M, K, A, lda, pm->data_.get());
   }
   return pm;
 }
@@ -544,50 +658,45 @@ std::shared_ptr<const PackedMatrix> PackedMatrix::pack_a(bool trans, int64_t M, 
 std::shared_ptr<const PackedMatrix> PackedMatrix::pack_b(bool trans, int64_t K, int64_t N, const float* B,
                                                          int64_t ldb) {
   auto pm = std::make_shared<PackedMatrix>();
+  const bool wide = pick_slayout() == SLayout::k14x32;
   pm->is_a_ = false;
   pm->rows_ = K;
   pm->cols_ = N;
-  const int64_t Np = round_up(std::max<int64_t>(N, 1), kSNR);
+  pm->mr_ = wide ? kSgemmAvx512MR : kSMR;
+  pm->nr_ = wide ? kSgemmAvx512NR : kSNR;
+  const int64_t Np = round_up(std::max<int64_t>(N, 1), pm->nr_);
   pm->bytes_ = static_cast<size_t>(Np * std::max<int64_t>(K, 1)) * sizeof(float);
   pm->data_.reset(static_cast<float*>(::operator new(pm->bytes_, std::align_val_t(64))));
   if (N > 0 && K > 0) {
-    const int64_t KC = kc_for<float>(K);
-    for (int64_t p0 = 0; p0 < K; p0 += KC) {
-      const int64_t kc = std::min(KC, K - p0);
-      // The whole N range as one block: NC blocks of a GEMM are runs of its panels.
-      cpu::pack_b<float, kSNR>(trans, B, ldb, p0, kc, 0, N, pm->data_.get() + Np * p0, 0, ceil_div(N, kSNR));
-    }
+    if (wide) pack_b_whole<kSgemmAvx512NR>(trans, K, N, B, ldb, pm->data_.get());
+    else pack_b_whole<kSNR>(trans, K, N, B, ldb, pm->data_.get());
   }
   return pm;
 }
 
 void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& a, const SgemmOperand& b, float beta,
               float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool) {
-  static const MicroKernel<float> kernel = pick_skernel();
-  static const GemvFns<float> gemv = pick_sgemv();
   if (M <= 0 || N <= 0) return;
   if (ep && ep->empty()) ep = nullptr;
+  // Pre-packed operands fix the tile; otherwise the current ISA picks it.
+  SLayout layout = pick_slayout();
+  if (a.packed) layout = layout_of(*a.packed);
+  if (b.packed) {
+    const SLayout lb = layout_of(*b.packed);
+    if (a.packed && lb != layout)
+      throw std::invalid_argument("sgemm_ex: A and B were packed for different tile layouts (CPU ISA changed between)");
+    layout = lb;
+  }
   if (a.data && b.data && !b.rows &&
-      try_gemv<float>(gemv, a.trans, b.trans, M, N, K, alpha, a.data, a.ld, b.data, b.ld, beta, C, ldc, pool)) {
+      try_gemv<float>(pick_sgemv(), a.trans, b.trans, M, N, K, alpha, a.data, a.ld, b.data, b.ld, beta, C, ldc, pool)) {
     if (ep) apply_epilogue(*ep, C, ldc, 0, 0, M, N);
     return;
   }
-  auto a_slice = [&](int64_t p0, int64_t kc, ThreadPool* tp) -> const float* {
-    if (a.packed) return a.packed->data() + round_up(M, kSMR) * p0;
-    return pack_a_slice<float, kSMR>(a.trans, a.data, a.ld, M, K, p0, kc, tp);
-  };
-  auto b_block = [&](int64_t p0, int64_t kc, int64_t j0, int64_t nc, ThreadPool* tp) -> const float* {
-    if (b.packed) return b.packed->data() + round_up(N, kSNR) * p0 + j0 * kc;
-    if (b.rows) {
-      return pack_b_block<float, kSNR>(K, N, nc, tp, [&](float* dst, int64_t pb, int64_t pe) {
-        pack_b_rows<kSNR>(*b.rows, p0, kc, j0, nc, dst, pb, pe);
-      });
-    }
-    return pack_b_block<float, kSNR>(K, N, nc, tp, [&](float* dst, int64_t pb, int64_t pe) {
-      pack_b<float, kSNR>(b.trans, b.data, b.ld, p0, kc, j0, nc, dst, pb, pe);
-    });
-  };
-  gemm_blocked<float, kSMR, kSNR>(kernel, M, N, K, alpha, a_slice, b_block, beta, C, ldc, ep, pool);
+  const Kernels<float> kernels = skernels_for(layout);
+  if (layout == SLayout::k14x32)
+    sgemm_tiled<kSgemmAvx512MR, kSgemmAvx512NR>(kernels, M, N, K, alpha, a, b, beta, C, ldc, ep, pool);
+  else
+    sgemm_tiled<kSMR, kSNR>(kernels, M, N, K, alpha, a, b, beta, C, ldc, ep, pool);
 }
 
 void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
@@ -604,18 +713,18 @@ void sgemm_rows(bool trans_a, int64_t M, int64_t N, int64_t K, float alpha, cons
 
 void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
            const double* B, int64_t ldb, double beta, double* C, int64_t ldc, ThreadPool* pool) {
-  static const MicroKernel<double> kernel = pick_dkernel();
-  static const GemvFns<double> gemv = pick_dgemv();
+  const MicroKernel<double> kernel = pick_dkernel();
+  const GemvFns<double> gemv = pick_dgemv();
   if (try_gemv<double>(gemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool)) return;
   auto a_slice = [&](int64_t p0, int64_t kc, ThreadPool* tp) -> const double* {
-    return pack_a_slice<double, kDMR>(trans_a, A, lda, M, K, p0, kc, tp);
+    return pack_a_slice<double, kDMR, kDNR>(trans_a, A, lda, M, K, p0, kc, tp);
   };
   auto b_block = [&](int64_t p0, int64_t kc, int64_t j0, int64_t nc, ThreadPool* tp) -> const double* {
     return pack_b_block<double, kDNR>(K, N, nc, tp, [&](double* dst, int64_t pb, int64_t pe) {
       pack_b<double, kDNR>(trans_b, B, ldb, p0, kc, j0, nc, dst, pb, pe);
     });
   };
-  gemm_blocked<double, kDMR, kDNR>(kernel, M, N, K, alpha, a_slice, b_block, beta, C, ldc, nullptr, pool);
+  gemm_blocked<double, kDMR, kDNR>(Kernels<double>{kernel, nullptr}, M, N, K, alpha, a_slice, b_block, beta, C, ldc, nullptr, pool);
 }
 
 template <typename T>

@@ -6,8 +6,9 @@
 // written, never read (it may hold garbage or NaN).
 //
 // The float path packs A and B panels into contiguous buffers and runs a
-// register-tiled microkernel; an AVX2/FMA kernel is chosen at run time where
-// the CPU has it, a portable one otherwise. Work is split over M/N blocks on
+// register-tiled microkernel chosen at run time through cpu_isa() (isa.h, so
+// DLRT_CPU_ISA and ScopedCpuIsa apply): a 14x32 AVX-512F tile, a 6x16
+// AVX2/FMA tile, or portable code. Work is split over M/N blocks on
 // `pool` (may be null for a single-threaded call). Thread-safety: every
 // function here may be called concurrently from any thread; a call from
 // inside a pool task runs single-threaded (the pool runs nested work inline).
@@ -73,6 +74,10 @@ class PackedMatrix {
   bool is_a() const { return is_a_; }
   int64_t rows() const { return rows_; }  // M for A, K for B
   int64_t cols() const { return cols_; }  // K for A, N for B
+  // The register tile (MR x NR) the panels were packed for: picked from
+  // cpu_isa() when packing; sgemm_ex runs a kernel for this tile.
+  int mr() const { return mr_; }
+  int nr() const { return nr_; }
   const float* data() const { return data_.get(); }
   size_t bytes() const { return bytes_; }
 
@@ -82,6 +87,7 @@ class PackedMatrix {
   };
   bool is_a_ = true;
   int64_t rows_ = 0, cols_ = 0;
+  int mr_ = 0, nr_ = 0;
   size_t bytes_ = 0;
   std::unique_ptr<float[], Free> data_;
 };
@@ -100,7 +106,7 @@ struct SgemmOperand {
 void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& a, const SgemmOperand& b, float beta,
               float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool);
 
-// Name of the float kernel picked for this CPU ("avx2-fma" or "generic"), for logs and benchmarks.
+// Name of the float kernel cpu_isa() picks now ("avx512-14x32", "avx2-fma" or "generic"), for logs and benchmarks.
 const char* sgemm_kernel_name();
 
 }  // namespace dlrt::cpu

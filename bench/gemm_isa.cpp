@@ -1,0 +1,126 @@
+// dlrt_gemm_isa: the float GEMM (sgemm_ex) on its AVX2 and AVX-512 kernels
+// (issue 5), one thread, on shapes of the zoo models: resnet18's im2col
+// convolutions (weights pre-packed as A, as Conv does), minilm's projections
+// and tiny_vit-sized MLP layers (weights pre-packed as B, as MatMul does).
+//
+//   dlrt_gemm_isa [--peak GFLOPS] [--reps R] [--filter SUBSTRING]
+//
+// Each shape runs under ScopedCpuIsa(avx2) and ScopedCpuIsa(avx512)
+// alternately (R rounds, each timing a batch of calls; weights packed under
+// the same cap, as a kernel created under it would). Prints the median
+// GFLOP/s per ISA, the ratio avx512/avx2 (> 1: AVX-512 faster) and, with
+// --peak (the 1-thread figure of dlrt_fma_peak), each as % of that peak.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/isa.h"
+
+namespace {
+
+using namespace dlrt::cpu;
+
+struct Shape {
+  const char* name;
+  int64_t M, N, K;
+  bool packed_a;  // true: A is the packed weight (Conv); false: B is (MatMul)
+};
+
+const Shape kShapes[] = {
+    {"resnet18 conv1 7x7/2", 64, 12544, 147, true},
+    {"resnet18 layer1 3x3", 64, 3136, 576, true},
+    {"resnet18 layer2 3x3", 128, 784, 1152, true},
+    {"resnet18 layer3 3x3", 256, 196, 2304, true},
+    {"resnet18 layer4 3x3", 512, 49, 4608, true},
+    {"minilm qkv/out proj", 128, 384, 384, false},
+    {"minilm ffn up", 128, 1536, 384, false},
+    {"minilm ffn down", 128, 384, 1536, false},
+    {"tiny_vit s1 mlp", 784, 512, 128, false},
+    {"tiny_vit s2 mlp", 196, 640, 160, false},
+    {"tiny_vit s3 mlp", 49, 1280, 320, false},
+};
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// GFLOP/s of one timed batch of sgemm_ex calls under `isa`.
+double run_batch(const Shape& s, CpuIsa isa, const std::vector<float>& a, const std::vector<float>& b,
+                 std::vector<float>& c, int calls) {
+  ScopedCpuIsa cap(isa);
+  std::shared_ptr<const PackedMatrix> pa, pb;
+  SgemmOperand oa{a.data(), s.K, false, nullptr, nullptr}, ob{b.data(), s.N, false, nullptr, nullptr};
+  if (s.packed_a) {
+    pa = PackedMatrix::pack_a(false, s.M, s.K, a.data(), s.K);
+    oa = SgemmOperand{nullptr, 0, false, pa.get(), nullptr};
+  } else {
+    pb = PackedMatrix::pack_b(false, s.K, s.N, b.data(), s.N);
+    ob = SgemmOperand{nullptr, 0, false, pb.get(), nullptr};
+  }
+  sgemm_ex(s.M, s.N, s.K, 1.0f, oa, ob, 0.0f, c.data(), s.N, nullptr, nullptr);  // warm
+  const double t0 = now_s();
+  for (int i = 0; i < calls; ++i) sgemm_ex(s.M, s.N, s.K, 1.0f, oa, ob, 0.0f, c.data(), s.N, nullptr, nullptr);
+  const double t = now_s() - t0;
+  return 2.0 * s.M * s.N * s.K * calls / t * 1e-9;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double peak = 0;
+  int reps = 7;
+  const char* filter = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--peak") && i + 1 < argc) peak = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: dlrt_gemm_isa [--peak GFLOPS] [--reps R] [--filter SUBSTRING]\n");
+      return 2;
+    }
+  }
+  const bool has512 = detected_cpu_isa() >= CpuIsa::kAvx512;
+  {
+    ScopedCpuIsa c2(CpuIsa::kAvx2);
+    std::printf("# kernels: avx2 = %s", sgemm_kernel_name());
+  }
+  std::printf(", avx512 = %s%s; 1 thread, %d alternating rounds, median\n", sgemm_kernel_name(),
+              has512 ? "" : " (no AVX-512 on this CPU: both columns run AVX2)", reps);
+  std::printf("%-24s %5s %6s %5s %10s %10s %7s", "shape", "M", "N", "K", "avx2 GF/s", "a512 GF/s", "ratio");
+  if (peak > 0) std::printf(" %7s %7s", "avx2 %", "a512 %");
+  std::printf("\n");
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (const Shape& s : kShapes) {
+    if (filter && !std::strstr(s.name, filter)) continue;
+    std::vector<float> a(s.M * s.K), b(s.K * s.N), c(s.M * s.N);
+    for (auto& x : a) x = u(rng);
+    for (auto& x : b) x = u(rng);
+    // About 40 ms per batch at 100 GFLOP/s.
+    const int calls = std::max(1, static_cast<int>(4e9 / (2.0 * s.M * s.N * s.K)));
+    std::vector<double> g2, g5;
+    for (int r = 0; r < reps; ++r) {
+      g2.push_back(run_batch(s, CpuIsa::kAvx2, a, b, c, calls));
+      g5.push_back(run_batch(s, CpuIsa::kAvx512, a, b, c, calls));
+    }
+    const double m2 = median(g2), m5 = median(g5);
+    std::printf("%-24s %5lld %6lld %5lld %10.1f %10.1f %7.2f", s.name, static_cast<long long>(s.M),
+                static_cast<long long>(s.N), static_cast<long long>(s.K), m2, m5, m5 / m2);
+    if (peak > 0) std::printf(" %6.1f%% %6.1f%%", 100 * m2 / peak, 100 * m5 / peak);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  return 0;
+}

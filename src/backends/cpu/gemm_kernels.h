@@ -1,0 +1,24 @@
+// Float GEMM microkernels shared between gemm.cpp (the packing/blocking
+// driver) and the per-ISA files that define them (gemm_avx512.cpp).
+//
+// Contract: a is a packed MR x kc panel (column p at a + p*MR), b a packed
+// kc x NR panel (row p at b + p*NR, 64-byte aligned); the kernel writes
+// rows [0, mr) x columns [0, nr) of c = alpha * a*b + beta * c (c is not read
+// when beta == 0) and touches nothing else. Rows/columns past mr/nr in the
+// panels are zero padding.
+#pragma once
+
+#include <cstdint>
+
+namespace dlrt::cpu {
+
+// AVX-512F tile: 14 rows x 32 columns (two zmm per row, 28 accumulators).
+constexpr int kSgemmAvx512MR = 14;
+constexpr int kSgemmAvx512NR = 32;
+
+// Full or partial (mr <= MR, nr <= NR; edge columns through k-masks) tile.
+// Defined only on x86 builds; call only when cpu_isa() >= kAvx512.
+void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
+                         int mr, int nr);
+
+}  // namespace dlrt::cpu
