@@ -1,48 +1,77 @@
 // A fixed pool of worker threads for intra-op parallelism.
 //
-// Thread-safety: parallel_for may be called from any thread, including from
-// inside a parallel_for body (the nested call then runs inline on the caller,
-// so nesting never deadlocks).
+// Waiting: after each parallel section a worker spins (polls, with the CPU's
+// pause hint) for up to `spin_us` microseconds for the next one, then sleeps
+// on a condition variable. A model run is a chain of parallel sections with
+// short single-threaded ops between them; the spin saves the wake-up (a
+// futex syscall plus the scheduler's latency, tens of microseconds) that a
+// small op could not earn back. An idle pool spins at most spin_us after its
+// last work and then uses no CPU.
+//
+// A parallel section allocates nothing: its job lives on the caller's stack
+// and the callable is passed by reference (FunctionRef).
+//
+// Thread-safety: parallel_for may be called from any thread, from several at
+// once (their jobs queue and workers help each in turn), and from inside a
+// parallel_for body (the nested call then runs inline on the caller, so
+// nesting never deadlocks).
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <functional>
-#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "core/function_ref.h"
 
 namespace dlrt {
 
 class ThreadPool {
  public:
   // `threads` counts the caller: 1 means no workers, 0 means one per core.
-  explicit ThreadPool(int threads);
+  // `spin_us` < 0 means default_spin_us().
+  explicit ThreadPool(int threads, int spin_us = -1);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+  int spin_us() const { return spin_us_; }
 
-  // Calls fn(begin, end) on disjoint chunks covering [0, n). Chunks hold at
-  // least `grain` items. Returns when every chunk is done.
-  void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+  // Calls fn(begin, end) on disjoint chunks covering [0, n), on the workers
+  // and the calling thread. Every chunk but the last holds at least `grain`
+  // items; a range of one chunk runs inline with no dispatch. Returns when every chunk is done. If a
+  // chunk throws, chunks not yet started are skipped and the first exception
+  // is rethrown on the caller once the others have finished.
+  void parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn);
 
   // Cores of this machine (at least 1).
   static int hardware_threads();
 
+  // $DLRT_SPIN_US when it is a number in [0, 100000], else 100.
+  static int default_spin_us();
+
  private:
   struct Job;
   void worker_loop();
+  Job* claimable_locked() const;
+  void unlink_locked(Job* job);
+  // Polls until `epoch_` differs from `seen` or stop_ is set (true), or
+  // spin_us_ passes (false).
+  bool spin_for_work(uint64_t seen) const;
 
   std::vector<std::thread> workers_;
+  int spin_us_ = 0;
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::shared_ptr<Job>> queue_;
-  bool stop_ = false;
+  std::condition_variable work_cv_;  // workers sleep here
+  std::condition_variable done_cv_;  // callers whose chunks outlast their spin sleep here
+  Job* head_ = nullptr;              // queued jobs, oldest first (under mu_)
+  Job* tail_ = nullptr;
+  int sleepers_ = 0;                       // workers in work_cv_.wait (under mu_)
+  std::atomic<uint64_t> epoch_{0};         // bumped (under mu_) when a job is queued
+  std::atomic<bool> stop_{false};
 };
 
 }  // namespace dlrt
