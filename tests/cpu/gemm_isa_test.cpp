@@ -1,5 +1,5 @@
 // The float GEMM on every microkernel this CPU can run (generic, AVX2 6x16,
-// AVX-512 14x32), forced in-process with ScopedCpuIsa, against a plain
+// AVX-512 8x48), forced in-process with ScopedCpuIsa, against a plain
 // double-precision reference: sizes 1..70 around the tile edges, transposes,
 // beta 0/1/other, fused epilogues, pre-packed operands (and the tile layout
 // they record), BRowSource operands, and operands packed under one ISA
@@ -89,9 +89,9 @@ std::string describe(CpuIsa isa, int64_t M, int64_t N, int64_t K, bool ta, bool 
          " tb=" + std::to_string(tb) + " beta=" + std::to_string(beta);
 }
 
-// Sizes around both tiles' edges (6, 14, 16, 32) plus random ones in 1..70.
+// Sizes around both tiles' edges (6, 8, 16, 48) plus random ones in 1..70.
 std::vector<int64_t> edge_sizes(std::mt19937& rng) {
-  std::vector<int64_t> s{1, 5, 6, 7, 13, 14, 15, 16, 17, 28, 31, 32, 33, 64, 70};
+  std::vector<int64_t> s{1, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 64, 70};
   for (int i = 0; i < 4; ++i) s.push_back(1 + static_cast<int64_t>(rng() % 70));
   return s;
 }
@@ -106,9 +106,9 @@ TEST(SgemmIsa, KernelNameFollowsTheIsaCap) {
     ScopedCpuIsa cap(CpuIsa::kAvx2);
     EXPECT_STREQ(sgemm_kernel_name(), "avx2-fma");
   }
-  if (detected_cpu_isa() < CpuIsa::kAvx512) GTEST_SKIP() << "CPU has no AVX-512: the 14x32 kernel cannot run here";
+  if (detected_cpu_isa() < CpuIsa::kAvx512) GTEST_SKIP() << "CPU has no AVX-512: the 8x48 kernel cannot run here";
   ScopedCpuIsa cap(CpuIsa::kAvx512);
-  EXPECT_STREQ(sgemm_kernel_name(), "avx512-14x32");
+  EXPECT_STREQ(sgemm_kernel_name(), "avx512-8x48");
 }
 
 TEST(SgemmIsa, EveryKernelMatchesReferenceOnEdgeSizes) {
@@ -173,7 +173,7 @@ TEST(SgemmIsa, EveryKernelWithPackedOperandsAndEpilogue) {
 
       auto pa = PackedMatrix::pack_a(ta, M, K, a.v.data(), a.ld);
       auto pb = PackedMatrix::pack_b(tb, K, N, b.v.data(), b.ld);
-      const int want_mr = isa == CpuIsa::kAvx512 ? 14 : 6, want_nr = isa == CpuIsa::kAvx512 ? 32 : 16;
+      const int want_mr = isa == CpuIsa::kAvx512 ? 8 : 6, want_nr = isa == CpuIsa::kAvx512 ? 48 : 16;
       ASSERT_EQ(pa->mr(), want_mr);
       ASSERT_EQ(pa->nr(), want_nr);
       ASSERT_EQ(pb->mr(), want_mr);
@@ -221,7 +221,7 @@ TEST(SgemmIsa, EveryKernelWithRowSource) {
 }
 
 TEST(SgemmIsa, OperandsPackedForAvx512RunWhenTheIsaIsCappedLater) {
-  if (detected_cpu_isa() < CpuIsa::kAvx512) GTEST_SKIP() << "CPU has no AVX-512: nothing is packed for the 14x32 tile";
+  if (detected_cpu_isa() < CpuIsa::kAvx512) GTEST_SKIP() << "CPU has no AVX-512: nothing is packed for the 8x48 tile";
   std::mt19937 rng(14);
   const int64_t M = 37, N = 45, K = 300;
   const Mat a = random_mat(M, K, 0, rng), b = random_mat(K, N, 0, rng);
@@ -245,11 +245,11 @@ TEST(SgemmIsa, OperandsPackedForAvx512RunWhenTheIsaIsCappedLater) {
     std::vector<float> c = c0;
     sgemm_ex(M, N, K, 1.0f, SgemmOperand{nullptr, 0, false, pa.get(), nullptr},
              SgemmOperand{nullptr, 0, false, pb.get(), nullptr}, 0.0f, c.data(), N, nullptr, nullptr);
-    expect_matches(c, want, c0, M, N, K, N, std::string("14x32 operands under ") + cpu_isa_name(isa));
+    expect_matches(c, want, c0, M, N, K, N, std::string("8x48 operands under ") + cpu_isa_name(isa));
     c = c0;
     sgemm_ex(M, N, K, 1.0f, plain_a, SgemmOperand{nullptr, 0, false, pb.get(), nullptr}, 0.0f, c.data(), N, nullptr,
              nullptr);
-    expect_matches(c, want, c0, M, N, K, N, std::string("14x32 B under ") + cpu_isa_name(isa));
+    expect_matches(c, want, c0, M, N, K, N, std::string("8x48 B under ") + cpu_isa_name(isa));
   }
   {  // and a 6x16-packed B under AVX-512
     std::vector<float> c = c0;

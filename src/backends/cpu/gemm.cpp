@@ -22,13 +22,6 @@
 #define DLRT_GEMM_X86 1
 #endif
 
-#ifndef DLRT_KC32
-#define DLRT_KC32 256
-#endif
-#ifndef DLRT_MCP
-#define DLRT_MCP 24
-#endif
-
 namespace dlrt::cpu {
 namespace {
 
@@ -74,7 +67,13 @@ void par_for(ThreadPool& pool, int64_t n, int64_t grain, const F& f) {
 template <typename T, int NR>
 constexpr int64_t kc_max() {
   if constexpr (sizeof(T) == 8) return 192;
-  return NR >= 32 ? DLRT_KC32 : 256;
+  return NR >= 32 ? 192 : 256;  // 8x48 tile: 192 x 48 floats = 36 KiB of B
+}
+
+// Widest block of op(B) packed at once (see gemm_blocked).
+template <int NR>
+constexpr int64_t nc_max() {
+  return NR * (NR >= 32 ? 64 : 256);
 }
 
 // Depth of the K slices for a K-long product (same rule for packed operands and on-the-fly packing).
@@ -134,7 +133,7 @@ void skernel_generic(int64_t kc, const float* a, const float* b, float* c, int64
 }
 // The AVX-512 tile in portable code: runs operands packed for that layout
 // when cpu_isa() has been capped below AVX-512 after they were packed.
-void skernel_generic_wide(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
+void skernel_generic_avx512_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                           float beta) {
   micro_generic<float, kSgemmAvx512MR, kSgemmAvx512NR>(kc, a, b, c, ldc, alpha, beta);
 }
@@ -210,23 +209,23 @@ void skernel_avx512_full(int64_t kc, const float* a, const float* b, float* c, i
 bool cpu_has_avx2_fma() { return cpu_has_avx2(); }
 
 // Packed-operand layouts of the float GEMM: the tile (MR x NR) the panels were built for.
-enum class SLayout : uint8_t { k6x16, k14x32 };
+enum class SLayout : uint8_t { k6x16, kAvx512 };
 
 // The layout the float GEMM packs for under the current cpu_isa().
 SLayout pick_slayout() {
 #ifdef DLRT_GEMM_X86
-  if (cpu_has_avx512()) return SLayout::k14x32;
+  if (cpu_has_avx512()) return SLayout::kAvx512;
 #endif
   return SLayout::k6x16;
 }
 
 // The fastest kernel the current cpu_isa() allows for a layout.
 Kernels<float> skernels_for(SLayout layout) {
-  if (layout == SLayout::k14x32) {
+  if (layout == SLayout::kAvx512) {
 #ifdef DLRT_GEMM_X86
     if (cpu_has_avx512()) return {skernel_avx512_full, sgemm_kernel_avx512};
 #endif
-    return {skernel_generic_wide, nullptr};
+    return {skernel_generic_avx512_tile, nullptr};
   }
 #ifdef DLRT_GEMM_X86
   if (cpu_has_avx2_fma()) return {skernel_avx2, nullptr};
@@ -356,9 +355,11 @@ void gemm_blocked(Kernels<T> kernels, int64_t M, int64_t N, int64_t K, T alpha, 
     }
     return;
   }
-  // Block sizes: an MC x KC block of A stays in L2, a KC x NR sliver of B in L1.
-  constexpr int64_t kMC = MR * (NR >= 32 ? DLRT_MCP : 24);
-  constexpr int64_t kNC = NR * 256;
+  // Block sizes: an MC x KC block of A stays in L2, a KC x NR sliver of B in
+  // L1. For the AVX-512 tile (tuned with bench/gemm_isa.cpp) a packed B block
+  // of at most 3072 columns (2.3 MiB at kc 192) is consumed soon after packing.
+  constexpr int64_t kMC = NR >= 32 ? 336 : MR * 24;
+  constexpr int64_t kNC = nc_max<NR>();
   const int64_t KC = kc_for<T, NR>(K);
   const int64_t NC = std::min<int64_t>(kNC, round_up(N, NR));
 
@@ -453,7 +454,7 @@ const T* pack_a_slice(bool ta, const T* A, int64_t lda, int64_t M, int64_t K, in
 template <typename T, int NR, typename Pack>
 const T* pack_b_block(int64_t K, int64_t N, int64_t nc, ThreadPool* tp, const Pack& pack) {
   T* bp =
-      scratch<T>(kScratchB, static_cast<size_t>(std::min<int64_t>(NR * 256, round_up(N, NR)) * kc_for<T, NR>(K)));
+      scratch<T>(kScratchB, static_cast<size_t>(std::min<int64_t>(nc_max<NR>(), round_up(N, NR)) * kc_for<T, NR>(K)));
   const int64_t bpanels = ceil_div(nc, NR);
   auto pack_b_range = [&](int64_t b, int64_t e) { pack(bp, b, e); };
   if (tp && bpanels >= 8) par_for(*tp, bpanels, 4, pack_b_range);
@@ -577,9 +578,16 @@ bool try_gemv(const GemvFns<T>& fns, bool ta, bool tb, int64_t M, int64_t N, int
 
 // The tile of a packed operand.
 SLayout layout_of(const PackedMatrix& pm) {
-  if (pm.mr() == kSgemmAvx512MR && pm.nr() == kSgemmAvx512NR) return SLayout::k14x32;
+  if (pm.mr() == kSgemmAvx512MR && pm.nr() == kSgemmAvx512NR) return SLayout::kAvx512;
   if (pm.mr() == kSMR && pm.nr() == kSNR) return SLayout::k6x16;
   throw std::invalid_argument("sgemm_ex: packed operand has an unknown tile layout");
+}
+
+void set_tile(SLayout layout, int& mr, int& nr) {
+  switch (layout) {
+    case SLayout::kAvx512: mr = kSgemmAvx512MR; nr = kSgemmAvx512NR; return;
+    default: mr = kSMR; nr = kSNR; return;
+  }
 }
 
 // Blocked float GEMM on an MR x NR tile (packed operands must use that layout).
@@ -630,7 +638,7 @@ void pack_b_whole(bool trans, int64_t K, int64_t N, const float* B, int64_t ldb,
 const char* sgemm_kernel_name() {
   const SLayout layout = pick_slayout();
   const Kernels<float> k = skernels_for(layout);
-  if (layout == SLayout::k14x32) return k.edge ? "avx512-14x32" : "generic-14x32";
+  if (layout == SLayout::kAvx512) return k.edge ? "avx512-8x48" : "generic-8x48";
   return k.full == skernel_generic ? "generic" : "avx2-fma";
 }
 
@@ -639,17 +647,16 @@ void PackedMatrix::Free::operator()(float* p) const { ::operator delete(p, std::
 std::shared_ptr<const PackedMatrix> PackedMatrix::pack_a(bool trans, int64_t M, int64_t K, const float* A,
                                                          int64_t lda) {
   auto pm = std::make_shared<PackedMatrix>();
-  const bool wide = pick_slayout() == SLayout::k14x32;
+  const SLayout layout = pick_slayout();
   pm->is_a_ = true;
   pm->rows_ = M;
   pm->cols_ = K;
-  pm->mr_ = wide ? kSgemmAvx512MR : kSMR;
-  pm->nr_ = wide ? kSgemmAvx512NR : kSNR;
+  set_tile(layout, pm->mr_, pm->nr_);
   const int64_t Mp = round_up(std::max<int64_t>(M, 1), pm->mr_);
   pm->bytes_ = static_cast<size_t>(Mp * std::max<int64_t>(K, 1)) * sizeof(float);
   pm->data_.reset(static_cast<float*>(::operator new(pm->bytes_, std::align_val_t(64))));
   if (M > 0 && K > 0) {
-    if (wide) pack_a_whole<kSgemmAvx512MR, kSgemmAvx512NR>(trans, M, K, A, lda, pm->data_.get());
+    if (layout == SLayout::kAvx512) pack_a_whole<kSgemmAvx512MR, kSgemmAvx512NR>(trans, M, K, A, lda, pm->data_.get());
     else pack_a_whole<kSMR, kSNR>(trans, M, K, A, lda, pm->data_.get());
   }
   return pm;
@@ -658,17 +665,16 @@ std::shared_ptr<const PackedMatrix> PackedMatrix::pack_a(bool trans, int64_t M, 
 std::shared_ptr<const PackedMatrix> PackedMatrix::pack_b(bool trans, int64_t K, int64_t N, const float* B,
                                                          int64_t ldb) {
   auto pm = std::make_shared<PackedMatrix>();
-  const bool wide = pick_slayout() == SLayout::k14x32;
+  const SLayout layout = pick_slayout();
   pm->is_a_ = false;
   pm->rows_ = K;
   pm->cols_ = N;
-  pm->mr_ = wide ? kSgemmAvx512MR : kSMR;
-  pm->nr_ = wide ? kSgemmAvx512NR : kSNR;
+  set_tile(layout, pm->mr_, pm->nr_);
   const int64_t Np = round_up(std::max<int64_t>(N, 1), pm->nr_);
   pm->bytes_ = static_cast<size_t>(Np * std::max<int64_t>(K, 1)) * sizeof(float);
   pm->data_.reset(static_cast<float*>(::operator new(pm->bytes_, std::align_val_t(64))));
   if (N > 0 && K > 0) {
-    if (wide) pack_b_whole<kSgemmAvx512NR>(trans, K, N, B, ldb, pm->data_.get());
+    if (layout == SLayout::kAvx512) pack_b_whole<kSgemmAvx512NR>(trans, K, N, B, ldb, pm->data_.get());
     else pack_b_whole<kSNR>(trans, K, N, B, ldb, pm->data_.get());
   }
   return pm;
@@ -693,7 +699,7 @@ void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& 
     return;
   }
   const Kernels<float> kernels = skernels_for(layout);
-  if (layout == SLayout::k14x32)
+  if (layout == SLayout::kAvx512)
     sgemm_tiled<kSgemmAvx512MR, kSgemmAvx512NR>(kernels, M, N, K, alpha, a, b, beta, C, ldc, ep, pool);
   else
     sgemm_tiled<kSMR, kSNR>(kernels, M, N, K, alpha, a, b, beta, C, ldc, ep, pool);

@@ -7,7 +7,7 @@
 //
 // The float path packs A and B panels into contiguous buffers and runs a
 // register-tiled microkernel chosen at run time through cpu_isa() (isa.h, so
-// DLRT_CPU_ISA and ScopedCpuIsa apply): a 14x32 AVX-512F tile, a 6x16
+// DLRT_CPU_ISA and ScopedCpuIsa apply): an 8x48 AVX-512F tile, a 6x16
 // AVX2/FMA tile, or portable code. Work is split over M/N blocks on
 // `pool` (may be null for a single-threaded call). Thread-safety: every
 // function here may be called concurrently from any thread; a call from
@@ -106,7 +106,7 @@ struct SgemmOperand {
 void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& a, const SgemmOperand& b, float beta,
               float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool);
 
-// Name of the float kernel cpu_isa() picks now ("avx512-14x32", "avx2-fma" or "generic"), for logs and benchmarks.
+// Name of the float kernel cpu_isa() picks now ("avx512-8x48", "avx2-fma" or "generic"), for logs and benchmarks.
 const char* sgemm_kernel_name();
 
 }  // namespace dlrt::cpu

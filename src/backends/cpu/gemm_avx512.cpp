@@ -1,8 +1,10 @@
-// AVX-512F float GEMM microkernel (see gemm_kernels.h for the contract).
-// Each k step loads one 32-wide row of the packed B panel (two zmm) and
-// broadcasts MR values of the packed A column into 2*MR FMAs; the MR x 32
-// tile of C stays in zmm registers for the whole kc loop. Edge tiles store
-// through k-masks (columns) and skip rows past mr, so they need no scratch.
+// AVX-512F float GEMM microkernels (see gemm_kernels.h for the contract).
+// Each k step loads one NR-wide row of the packed B panel (NR/16 zmm) and
+// broadcasts MR values of the packed A column into MR*NR/16 FMAs; the
+// MR x NR tile of C stays in zmm registers for the whole kc loop. Edge tiles
+// store through k-masks (columns) and skip rows past mr, so they need no
+// scratch tile; a narrow edge (nr <= NR - 16) also skips the FMAs of the
+// all-padding zmm columns.
 #include "backends/cpu/gemm_kernels.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -13,71 +15,85 @@ namespace {
 
 #define DLRT_AVX512 __attribute__((target("avx512f")))
 
-template <int MR>
+// MR x (16*NV) tile of a panel whose rows are NR floats apart (NV*16 <= NR).
+template <int MR, int NV, int NR>
 DLRT_AVX512 __attribute__((always_inline)) inline void tile_avx512(int64_t kc, const float* __restrict a,
                                                                   const float* __restrict b, float* c, int64_t ldc,
-                                                                  float alpha, float beta, int mr, __mmask16 m0,
-                                                                  __mmask16 m1) {
-  __m512 acc0[MR], acc1[MR];
+                                                                  float alpha, float beta, int mr,
+                                                                  const __mmask16* mask) {
+  __m512 acc[MR][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
+  // The C rows are read (beta != 0) or written after the loop: start their lines moving now.
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
-    acc0[i] = _mm512_setzero_ps();
-    acc1[i] = _mm512_setzero_ps();
+    if (i >= mr) break;
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16 * NV - 1), _MM_HINT_T0);
   }
   for (int64_t p = 0; p < kc; ++p) {
-    const __m512 b0 = _mm512_load_ps(b);
-    const __m512 b1 = _mm512_load_ps(b + 16);
+    __m512 bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(b + 16 * v);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
       const __m512 av = _mm512_set1_ps(a[i]);
-      acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
-      acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
     }
     a += MR;
-    b += 32;
+    b += NR;
   }
   const __m512 va = _mm512_set1_ps(alpha);
-  if (beta == 0.0f) {
+  const __m512 vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      if (i >= mr) break;
-      float* ci = c + i * ldc;
-      _mm512_mask_storeu_ps(ci, m0, _mm512_mul_ps(va, acc0[i]));
-      _mm512_mask_storeu_ps(ci + 16, m1, _mm512_mul_ps(va, acc1[i]));
-    }
-  } else if (beta == 1.0f) {
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      if (i >= mr) break;
-      float* ci = c + i * ldc;
-      _mm512_mask_storeu_ps(ci, m0, _mm512_fmadd_ps(va, acc0[i], _mm512_maskz_loadu_ps(m0, ci)));
-      _mm512_mask_storeu_ps(ci + 16, m1, _mm512_fmadd_ps(va, acc1[i], _mm512_maskz_loadu_ps(m1, ci + 16)));
-    }
-  } else {
-    const __m512 vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      if (i >= mr) break;
-      float* ci = c + i * ldc;
-      _mm512_mask_storeu_ps(ci, m0, _mm512_fmadd_ps(va, acc0[i], _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m0, ci))));
-      _mm512_mask_storeu_ps(ci + 16, m1,
-                            _mm512_fmadd_ps(va, acc1[i], _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m1, ci + 16))));
+  for (int i = 0; i < MR; ++i) {
+    if (i >= mr) break;
+    float* ci = c + i * ldc;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      __m512 r = _mm512_mul_ps(va, acc[i][v]);
+      if (beta == 1.0f) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(mask[v], ci + 16 * v));
+      else if (beta != 0.0f) r = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mask[v], ci + 16 * v), r);
+      _mm512_mask_storeu_ps(ci + 16 * v, mask[v], r);
     }
   }
+}
+
+template <int MR, int NR>
+DLRT_AVX512 inline void kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
+                                      float beta, int mr, int nr) {
+  constexpr int NV = NR / 16;
+  static_assert(NR % 16 == 0 && NV >= 1 && NV <= 4, "NR: 16, 32, 48 or 64");
+  __mmask16 mask[NV];
+  for (int v = 0; v < NV; ++v) {
+    const int left = nr - 16 * v;
+    mask[v] = left >= 16 ? __mmask16(0xFFFF) : left <= 0 ? __mmask16(0) : static_cast<__mmask16>((1u << left) - 1u);
+  }
+  if (mr == MR && nr == NR) {
+    tile_avx512<MR, NV, NR>(kc, a, b, c, ldc, alpha, beta, MR, mask);
+    return;
+  }
+  const int nv = (nr + 15) / 16;  // zmm columns holding real output
+  if constexpr (NV >= 2) {
+    if (nv == 1) return tile_avx512<MR, 1, NR>(kc, a, b, c, ldc, alpha, beta, mr, mask);
+  }
+  if constexpr (NV >= 3) {
+    if (nv == 2) return tile_avx512<MR, 2, NR>(kc, a, b, c, ldc, alpha, beta, mr, mask);
+  }
+  if constexpr (NV >= 4) {
+    if (nv == 3) return tile_avx512<MR, 3, NR>(kc, a, b, c, ldc, alpha, beta, mr, mask);
+  }
+  tile_avx512<MR, NV, NR>(kc, a, b, c, ldc, alpha, beta, mr, mask);
 }
 
 }  // namespace
 
 DLRT_AVX512 void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                                      float beta, int mr, int nr) {
-  static_assert(kSgemmAvx512NR == 32, "two zmm per row");
-  if (mr == kSgemmAvx512MR && nr == kSgemmAvx512NR) {
-    tile_avx512<kSgemmAvx512MR>(kc, a, b, c, ldc, alpha, beta, kSgemmAvx512MR, 0xFFFF, 0xFFFF);
-    return;
-  }
-  const __mmask16 m0 = nr >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << nr) - 1u);
-  const __mmask16 m1 = nr <= 16 ? __mmask16(0) : static_cast<__mmask16>((1u << (nr - 16)) - 1u);
-  tile_avx512<kSgemmAvx512MR>(kc, a, b, c, ldc, alpha, beta, mr, m0, m1);
+  kernel_avx512<kSgemmAvx512MR, kSgemmAvx512NR>(kc, a, b, c, ldc, alpha, beta, mr, nr);
 }
 
 }  // namespace dlrt::cpu
