@@ -89,9 +89,9 @@ std::string describe(CpuIsa isa, int64_t M, int64_t N, int64_t K, bool ta, bool 
          " tb=" + std::to_string(tb) + " beta=" + std::to_string(beta);
 }
 
-// Sizes around both tiles' edges (6, 8, 16, 48) plus random ones in 1..70.
+// Sizes around both tiles' edges (6, 8, 16, 48; 48 + 1..7 for the AVX-512 narrow last panel) plus random ones in 1..70.
 std::vector<int64_t> edge_sizes(std::mt19937& rng) {
-  std::vector<int64_t> s{1, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 64, 70};
+  std::vector<int64_t> s{1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 50, 51, 52, 53, 54, 55, 64, 70};
   for (int i = 0; i < 4; ++i) s.push_back(1 + static_cast<int64_t>(rng() % 70));
   return s;
 }

@@ -70,10 +70,13 @@ constexpr int64_t kc_max() {
   return NR >= 32 ? 192 : 256;  // 8x48 tile: 192 x 48 floats = 36 KiB of B
 }
 
-// Widest block of op(B) packed at once (see gemm_blocked).
+// Widest block of op(B) packed at once (see gemm_blocked). For the AVX-512
+// tile, 16 panels (768 columns, 576 KiB at kc 192): a block is still in L2
+// when the tiles read it (conv1/layer1 of resnet18 in bench/gemm_isa.cpp:
+// x1.55 -> x1.78 vs AVX2 against 64 panels).
 template <int NR>
 constexpr int64_t nc_max() {
-  return NR * (NR >= 32 ? 64 : 256);
+  return NR * (NR >= 32 ? 16 : 256);
 }
 
 // Depth of the K slices for a K-long product (same rule for packed operands and on-the-fly packing).
@@ -355,9 +358,7 @@ void gemm_blocked(Kernels<T> kernels, int64_t M, int64_t N, int64_t K, T alpha, 
     }
     return;
   }
-  // Block sizes: an MC x KC block of A stays in L2, a KC x NR sliver of B in
-  // L1. For the AVX-512 tile (tuned with bench/gemm_isa.cpp) a packed B block
-  // of at most 3072 columns (2.3 MiB at kc 192) is consumed soon after packing.
+  // Block sizes: an MC x KC block of A stays in L2, a KC x NR sliver of B in L1.
   constexpr int64_t kMC = NR >= 32 ? 336 : MR * 24;
   constexpr int64_t kNC = nc_max<NR>();
   const int64_t KC = kc_for<T, NR>(K);

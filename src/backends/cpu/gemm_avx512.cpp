@@ -13,7 +13,7 @@
 namespace dlrt::cpu {
 namespace {
 
-#define DLRT_AVX512 __attribute__((target("avx512f")))
+#define DLRT_AVX512 __attribute__((target("avx512f,avx2,fma")))
 
 // MR x (16*NV) tile of a panel whose rows are NR floats apart (NV*16 <= NR).
 template <int MR, int NV, int NR>
@@ -62,6 +62,49 @@ DLRT_AVX512 __attribute__((always_inline)) inline void tile_avx512(int64_t kc, c
   }
 }
 
+// A last panel with NC < 8 real columns (N = 49 leaves 1, N = 196 leaves 4):
+// vectorised over the 8 rows of the A panel instead of over columns, so each
+// k step costs NC 8-lane FMAs instead of 8 zmm FMAs. Column j's accumulators
+// are U partial sums over k (enough independent chains to hide FMA latency).
+template <int NC, int NR>
+DLRT_AVX512 __attribute__((always_inline)) inline void narrow_edge(int64_t kc, const float* __restrict a,
+                                                                      const float* __restrict b, float* c,
+                                                                      int64_t ldc, float alpha, float beta, int mr) {
+  constexpr int U = NC == 1 ? 4 : NC <= 3 ? 3 : 2;
+  __m256 acc[NC][U];
+#pragma GCC unroll 8
+  for (int j = 0; j < NC; ++j)
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) acc[j][u] = _mm256_setzero_ps();
+  int64_t p = 0;
+  for (; p + U <= kc; p += U) {
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) {
+      const __m256 av = _mm256_load_ps(a + (p + u) * 8);
+#pragma GCC unroll 8
+      for (int j = 0; j < NC; ++j)
+        acc[j][u] = _mm256_fmadd_ps(av, _mm256_broadcast_ss(b + (p + u) * NR + j), acc[j][u]);
+    }
+  }
+  for (; p < kc; ++p) {
+    const __m256 av = _mm256_load_ps(a + p * 8);
+#pragma GCC unroll 8
+    for (int j = 0; j < NC; ++j) acc[j][0] = _mm256_fmadd_ps(av, _mm256_broadcast_ss(b + p * NR + j), acc[j][0]);
+  }
+  alignas(32) float col[NC][8];
+#pragma GCC unroll 8
+  for (int j = 0; j < NC; ++j) {
+    __m256 s = acc[j][0];
+#pragma GCC unroll 4
+    for (int u = 1; u < U; ++u) s = _mm256_add_ps(s, acc[j][u]);
+    _mm256_store_ps(col[j], _mm256_mul_ps(_mm256_set1_ps(alpha), s));
+  }
+  for (int i = 0; i < mr; ++i) {
+    float* ci = c + i * ldc;
+    for (int j = 0; j < NC; ++j) ci[j] = beta == 0.0f ? col[j][i] : col[j][i] + beta * ci[j];
+  }
+}
+
 template <int MR, int NR>
 DLRT_AVX512 inline void kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                                       float beta, int mr, int nr) {
@@ -75,6 +118,17 @@ DLRT_AVX512 inline void kernel_avx512(int64_t kc, const float* a, const float* b
   if (mr == MR && nr == NR) {
     tile_avx512<MR, NV, NR>(kc, a, b, c, ldc, alpha, beta, MR, mask);
     return;
+  }
+  if constexpr (MR == 8) {
+    switch (nr) {
+      case 1: return narrow_edge<1, NR>(kc, a, b, c, ldc, alpha, beta, mr);
+      case 2: return narrow_edge<2, NR>(kc, a, b, c, ldc, alpha, beta, mr);
+      case 3: return narrow_edge<3, NR>(kc, a, b, c, ldc, alpha, beta, mr);
+      case 4: return narrow_edge<4, NR>(kc, a, b, c, ldc, alpha, beta, mr);
+      case 5: return narrow_edge<5, NR>(kc, a, b, c, ldc, alpha, beta, mr);
+      case 6: return narrow_edge<6, NR>(kc, a, b, c, ldc, alpha, beta, mr);
+      default: break;
+    }
   }
   const int nv = (nr + 15) / 16;  // zmm columns holding real output
   if constexpr (NV >= 2) {
