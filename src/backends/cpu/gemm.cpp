@@ -100,6 +100,8 @@ template <typename T>
 struct Kernels {
   MicroKernel<T> full = nullptr;
   EdgeKernel<T> edge = nullptr;  // null: edge tiles go through a scratch tile
+  // Fused output stage for a finished tile (float only).
+  void (*epilogue)(const GemmEpilogue&, float*, int64_t, int64_t, int64_t, int64_t, int64_t) = apply_epilogue;
 };
 
 // Portable microkernel; the compiler vectorises the j loops. Inlined into
@@ -226,7 +228,7 @@ SLayout pick_slayout() {
 Kernels<float> skernels_for(SLayout layout) {
   if (layout == SLayout::kAvx512) {
 #ifdef DLRT_GEMM_X86
-    if (cpu_has_avx512()) return {skernel_avx512_full, sgemm_kernel_avx512};
+    if (cpu_has_avx512()) return {skernel_avx512_full, sgemm_kernel_avx512, apply_epilogue_zmm_tile};
 #endif
     return {skernel_generic_avx512_tile, nullptr};
   }
@@ -423,7 +425,7 @@ void gemm_blocked(Kernels<T> kernels, int64_t M, int64_t N, int64_t K, T alpha, 
                 }
               }
               if constexpr (std::is_same_v<T, float>) {
-                if (tile_ep) apply_epilogue(*tile_ep, cblk, ldc, i, j0 + jr, mr, nr);
+                if (tile_ep) kernels.epilogue(*tile_ep, cblk, ldc, i, j0 + jr, mr, nr);
               }
             }
           }

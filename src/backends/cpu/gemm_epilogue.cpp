@@ -7,6 +7,7 @@
 
 #include "backends/cpu/activation_epilogue.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm_kernels.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/vec_avx512.h"
 
@@ -260,6 +261,17 @@ void apply_epilogue(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, i
   if (isa >= CpuIsa::kAvx2) return by_kind<PickEpilogue>(ep.act.kind)(ep, c, ldc, i0, j0, rows, cols);
 #endif
   epilogue_generic(ep, c, ldc, i0, j0, rows, cols);
+}
+
+void apply_epilogue_zmm_tile(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
+                             int64_t cols) {
+  if (ep.empty() || rows <= 0 || cols <= 0) return;
+#ifdef DLRT_EPI_X86
+  // The AVX-512 micro-kernel stored this tile in 16-lane vectors from its
+  // first column: 16-lane loads at the same offsets forward from those stores.
+  if (cpu_isa() >= CpuIsa::kAvx512) return by_kind<PickEpilogue512>(ep.act.kind)(ep, c, ldc, i0, j0, rows, cols);
+#endif
+  apply_epilogue(ep, c, ldc, i0, j0, rows, cols);
 }
 
 void apply_activation(const Activation& a, float* x, int64_t n) {

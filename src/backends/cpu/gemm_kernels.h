@@ -25,4 +25,11 @@ constexpr int kSgemmAvx512NR = 48;
 void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
                          int mr, int nr);
 
+struct GemmEpilogue;
+// apply_epilogue for a tile the AVX-512 kernel has just stored (16-lane
+// vectors from its first column): runs the epilogue's AVX-512 version (the
+// generic apply_epilogue keeps narrow blocks on 8 lanes for AVX2-stored tiles).
+void apply_epilogue_zmm_tile(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
+                             int64_t cols);
+
 }  // namespace dlrt::cpu
