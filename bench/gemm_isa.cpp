@@ -1,15 +1,16 @@
 // dlrt_gemm_isa: the float GEMM (sgemm_ex) on its AVX2 and AVX-512 kernels
-// (issue 5), one thread, on shapes of the zoo models: resnet18's im2col
+// (issue 5), one thread by default, on shapes of the zoo models: resnet18's im2col
 // convolutions (weights pre-packed as A, as Conv does), minilm's projections
 // and tiny_vit-sized MLP layers (weights pre-packed as B, as MatMul does).
 //
-//   dlrt_gemm_isa [--peak GFLOPS] [--reps R] [--filter SUBSTRING]
+//   dlrt_gemm_isa [--peak GFLOPS] [--reps R] [--filter SUBSTRING] [--threads N]
 //
 // Each shape runs under ScopedCpuIsa(avx2) and ScopedCpuIsa(avx512)
 // alternately (R rounds, each timing a batch of calls; weights packed under
 // the same cap, as a kernel created under it would). Prints the median
 // GFLOP/s per ISA, the ratio avx512/avx2 (> 1: AVX-512 faster) and, with
-// --peak (the 1-thread figure of dlrt_fma_peak), each as % of that peak.
+// --peak (the 1-thread figure of dlrt_fma_peak), each as % of that peak
+// (with --threads N > 1 the GEMM runs on an N-thread pool: give the N-thread peak).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -53,7 +54,7 @@ double now_s() {
 
 // GFLOP/s of one timed batch of sgemm_ex calls under `isa`.
 double run_batch(const Shape& s, CpuIsa isa, const std::vector<float>& a, const std::vector<float>& b,
-                 std::vector<float>& c, int calls) {
+                 std::vector<float>& c, int calls, dlrt::ThreadPool* pool) {
   ScopedCpuIsa cap(isa);
   std::shared_ptr<const PackedMatrix> pa, pb;
   SgemmOperand oa{a.data(), s.K, false, nullptr, nullptr}, ob{b.data(), s.N, false, nullptr, nullptr};
@@ -64,9 +65,9 @@ double run_batch(const Shape& s, CpuIsa isa, const std::vector<float>& a, const 
     pb = PackedMatrix::pack_b(false, s.K, s.N, b.data(), s.N);
     ob = SgemmOperand{nullptr, 0, false, pb.get(), nullptr};
   }
-  sgemm_ex(s.M, s.N, s.K, 1.0f, oa, ob, 0.0f, c.data(), s.N, nullptr, nullptr);  // warm
+  sgemm_ex(s.M, s.N, s.K, 1.0f, oa, ob, 0.0f, c.data(), s.N, nullptr, pool);  // warm
   const double t0 = now_s();
-  for (int i = 0; i < calls; ++i) sgemm_ex(s.M, s.N, s.K, 1.0f, oa, ob, 0.0f, c.data(), s.N, nullptr, nullptr);
+  for (int i = 0; i < calls; ++i) sgemm_ex(s.M, s.N, s.K, 1.0f, oa, ob, 0.0f, c.data(), s.N, nullptr, pool);
   const double t = now_s() - t0;
   return 2.0 * s.M * s.N * s.K * calls / t * 1e-9;
 }
@@ -82,22 +83,26 @@ int main(int argc, char** argv) {
   double peak = 0;
   int reps = 7;
   const char* filter = nullptr;
+  int threads = 1;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--peak") && i + 1 < argc) peak = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
+    else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
     else {
-      std::fprintf(stderr, "usage: dlrt_gemm_isa [--peak GFLOPS] [--reps R] [--filter SUBSTRING]\n");
+      std::fprintf(stderr, "usage: dlrt_gemm_isa [--peak GFLOPS] [--reps R] [--filter SUBSTRING] [--threads N]\n");
       return 2;
     }
   }
   const bool has512 = detected_cpu_isa() >= CpuIsa::kAvx512;
+  std::unique_ptr<dlrt::ThreadPool> pool;
+  if (threads > 1) pool = std::make_unique<dlrt::ThreadPool>(threads);
   {
     ScopedCpuIsa c2(CpuIsa::kAvx2);
     std::printf("# kernels: avx2 = %s", sgemm_kernel_name());
   }
-  std::printf(", avx512 = %s%s; 1 thread, %d alternating rounds, median\n", sgemm_kernel_name(),
-              has512 ? "" : " (no AVX-512 on this CPU: both columns run AVX2)", reps);
+  std::printf(", avx512 = %s%s; %d thread(s), %d alternating rounds, median\n", sgemm_kernel_name(),
+              has512 ? "" : " (no AVX-512 on this CPU: both columns run AVX2)", threads, reps);
   std::printf("%-24s %5s %6s %5s %10s %10s %7s", "shape", "M", "N", "K", "avx2 GF/s", "a512 GF/s", "ratio");
   if (peak > 0) std::printf(" %7s %7s", "avx2 %", "a512 %");
   std::printf("\n");
@@ -112,8 +117,8 @@ int main(int argc, char** argv) {
     const int calls = std::max(1, static_cast<int>(4e9 / (2.0 * s.M * s.N * s.K)));
     std::vector<double> g2, g5;
     for (int r = 0; r < reps; ++r) {
-      g2.push_back(run_batch(s, CpuIsa::kAvx2, a, b, c, calls));
-      g5.push_back(run_batch(s, CpuIsa::kAvx512, a, b, c, calls));
+      g2.push_back(run_batch(s, CpuIsa::kAvx2, a, b, c, calls, pool.get()));
+      g5.push_back(run_batch(s, CpuIsa::kAvx512, a, b, c, calls, pool.get()));
     }
     const double m2 = median(g2), m5 = median(g5);
     std::printf("%-24s %5lld %6lld %5lld %10.1f %10.1f %7.2f", s.name, static_cast<long long>(s.M),

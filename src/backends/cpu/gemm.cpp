@@ -370,7 +370,8 @@ void gemm_blocked(Kernels<T> kernels, int64_t M, int64_t N, int64_t K, T alpha, 
   ThreadPool* tp = (pool && pool->num_threads() > 1 && flops > 2.0e5) ? pool : nullptr;
   const int threads = tp ? tp->num_threads() : 1;
 
-  const int64_t mblocks = ceil_div(M, kMC);
+  // Rows per M block: at most kMC, balanced (512 rows: 2 x 256, not 336 + 176).
+  const int64_t mc_default = round_up(ceil_div(M, ceil_div(M, kMC)), MR);
   for (int64_t p0 = 0; p0 < K; p0 += KC) {
     const int64_t kc = std::min(KC, K - p0);
     const T beta_eff = p0 == 0 ? beta : T(1);
@@ -386,9 +387,19 @@ void gemm_blocked(Kernels<T> kernels, int64_t M, int64_t N, int64_t K, T alpha, 
 
       // Split the N range into sub-blocks when M alone gives too few tasks.
       int64_t nsplit = 1;
+      int64_t mc = mc_default;
+      int64_t mblocks = ceil_div(M, mc);
       if (threads > 1) {
         const int64_t want = static_cast<int64_t>(threads) * 3;
         nsplit = std::clamp<int64_t>(ceil_div(want, mblocks), 1, std::max<int64_t>(1, bpanels / 4));
+        if (mblocks * nsplit < threads) {
+          // Fewer tasks than threads (few columns, e.g. 256 x 196): smaller M
+          // blocks so every thread gets work. Only then: a B panel read by
+          // several M blocks on different cores crosses between their caches.
+          const int64_t mb = std::min(ceil_div(M, MR), ceil_div(want, nsplit));
+          mc = round_up(ceil_div(M, mb), MR);
+          mblocks = ceil_div(M, mc);
+        }
       }
       const int64_t panels_per_split = ceil_div(bpanels, nsplit);
       nsplit = ceil_div(bpanels, panels_per_split);
@@ -397,7 +408,7 @@ void gemm_blocked(Kernels<T> kernels, int64_t M, int64_t N, int64_t K, T alpha, 
         alignas(64) T tile[MR * NR];
         for (int64_t t = tb_; t < te_; ++t) {
           const int64_t mb = t / nsplit, ns = t % nsplit;
-          const int64_t i_begin = mb * kMC, i_end = std::min(M, i_begin + kMC);
+          const int64_t i_begin = mb * mc, i_end = std::min(M, i_begin + mc);
           const int64_t pb = ns * panels_per_split, pe = std::min(bpanels, pb + panels_per_split);
           for (int64_t panel = pb; panel < pe; ++panel) {
             const int64_t jr = panel * NR;
