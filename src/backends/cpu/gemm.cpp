@@ -254,6 +254,14 @@ void pack_a(bool trans, const T* A, int64_t lda, int64_t i0, int64_t mc, int64_t
     T* d = dst + ir * kc;
     if (!trans) {
       // op(A)(i, p) = A[i*lda + p]: read each row contiguously.
+#ifdef DLRT_GEMM_X86
+      if constexpr (std::is_same_v<T, float> && MR == 8) {
+        if (mr == MR && cpu_has_avx512()) {  // 8 x 8 transposes
+          sgemm_pack_a8_avx512(A + (i0 + ir) * lda + p0, lda, kc, d);
+          continue;
+        }
+      }
+#endif
       if (mr == MR) {
         // MR row streams in step, contiguous stores.
         const T* src[MR];

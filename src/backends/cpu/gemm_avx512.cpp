@@ -150,6 +150,38 @@ DLRT_AVX512 void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b,
   kernel_avx512<kSgemmAvx512MR, kSgemmAvx512NR>(kc, a, b, c, ldc, alpha, beta, mr, nr);
 }
 
+DLRT_AVX512 void sgemm_pack_a8_avx512(const float* A, int64_t lda, int64_t kc, float* dst) {
+  const float* r[8];
+  for (int i = 0; i < 8; ++i) r[i] = A + i * lda;
+  int64_t p = 0;
+  for (; p + 8 <= kc; p += 8) {
+    // 8 x 8 transpose: rows i of A (8 columns p..p+7) -> packed columns p..p+7 (8 rows each).
+    const __m256 x0 = _mm256_loadu_ps(r[0] + p), x1 = _mm256_loadu_ps(r[1] + p);
+    const __m256 x2 = _mm256_loadu_ps(r[2] + p), x3 = _mm256_loadu_ps(r[3] + p);
+    const __m256 x4 = _mm256_loadu_ps(r[4] + p), x5 = _mm256_loadu_ps(r[5] + p);
+    const __m256 x6 = _mm256_loadu_ps(r[6] + p), x7 = _mm256_loadu_ps(r[7] + p);
+    const __m256 t0 = _mm256_unpacklo_ps(x0, x1), t1 = _mm256_unpackhi_ps(x0, x1);
+    const __m256 t2 = _mm256_unpacklo_ps(x2, x3), t3 = _mm256_unpackhi_ps(x2, x3);
+    const __m256 t4 = _mm256_unpacklo_ps(x4, x5), t5 = _mm256_unpackhi_ps(x4, x5);
+    const __m256 t6 = _mm256_unpacklo_ps(x6, x7), t7 = _mm256_unpackhi_ps(x6, x7);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    float* d = dst + p * 8;
+    _mm256_storeu_ps(d + 0, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(d + 8, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(d + 16, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(d + 24, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(d + 32, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(d + 40, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(d + 48, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(d + 56, _mm256_permute2f128_ps(u3, u7, 0x31));
+  }
+  for (; p < kc; ++p)
+    for (int i = 0; i < 8; ++i) dst[p * 8 + i] = r[i][p];
+}
+
 }  // namespace dlrt::cpu
 
 #endif

@@ -25,6 +25,10 @@ constexpr int kSgemmAvx512NR = 48;
 void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
                          int mr, int nr);
 
+// Packs 8 rows of a row-major A (row stride lda), columns [0, kc), into one
+// 8-row panel (column p at dst + 8p). Call only when cpu_isa() >= kAvx512.
+void sgemm_pack_a8_avx512(const float* A, int64_t lda, int64_t kc, float* dst);
+
 struct GemmEpilogue;
 // apply_epilogue for a tile the AVX-512 kernel has just stored (16-lane
 // vectors from its first column): runs the epilogue's AVX-512 version (the
