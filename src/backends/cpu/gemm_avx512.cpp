@@ -33,7 +33,13 @@ DLRT_AVX512 __attribute__((always_inline)) inline void tile_avx512(int64_t kc, c
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16 * NV - 1), _MM_HINT_T0);
   }
+  // The next A panel (contiguous after this one in the packed A) is what the
+  // next tile reads: pull it in while this tile computes (pre-packed weights
+  // that serve few columns, e.g. 512 x 49, otherwise stream from DRAM at the
+  // kernel's pace).
+  const float* a_next = a + MR * kc;
   for (int64_t p = 0; p < kc; ++p) {
+    _mm_prefetch(reinterpret_cast<const char*>(a_next + p * MR), _MM_HINT_T1);
     __m512 bv[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(b + 16 * v);
