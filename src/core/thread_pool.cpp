@@ -51,23 +51,16 @@ struct ThreadPool::Job {
   const int64_t n;
   const int64_t chunk;
   const int64_t chunks;
-  std::atomic<int64_t> next{0};  // next chunk to claim
-  std::atomic<int64_t> done{0};  // chunks finished or skipped
-  std::atomic<int> active{0};    // workers that joined and have not left (changed under mu_)
+  alignas(64) std::atomic<int64_t> next{0};  // next chunk to claim (its own cache line: every claim writes it)
+  alignas(64) std::atomic<int64_t> done{0};  // chunks finished or skipped, added once per thread
   std::atomic<bool> failed{false};
-  std::exception_ptr error;     // written once, by the thread that set `failed`
-  bool caller_waiting = false;  // the caller sleeps on done_cv_ (under mu_)
-  Job* prev = nullptr;          // queue links (under mu_)
-  Job* next_job = nullptr;
-
-  bool finished() const {
-    return active.load(std::memory_order_acquire) == 0 && done.load(std::memory_order_acquire) == chunks;
-  }
+  std::exception_ptr error;  // written once, by the thread that set `failed`
 
   void run_chunks() {
+    int64_t ran = 0;
     for (;;) {
       const int64_t c = next.fetch_add(1, std::memory_order_relaxed);
-      if (c >= chunks) return;
+      if (c >= chunks) break;
       if (!failed.load(std::memory_order_relaxed)) {
         const int64_t b = c * chunk;
         try {
@@ -77,8 +70,9 @@ struct ThreadPool::Job {
           if (failed.compare_exchange_strong(expected, true)) error = std::current_exception();
         }
       }
-      done.fetch_add(1, std::memory_order_release);
+      ++ran;
     }
+    if (ran) done.fetch_add(ran, std::memory_order_release);
   }
 };
 
@@ -97,31 +91,19 @@ int ThreadPool::default_spin_us() {
   return static_cast<int>(v);
 }
 
-ThreadPool::ThreadPool(int threads, int spin_us) : spin_us_(spin_us < 0 ? default_spin_us() : spin_us) {
-  if (threads <= 0) threads = hardware_threads();
-  workers_.reserve(static_cast<size_t>(threads - 1));
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+ThreadPool::ThreadPool(int threads, int spin_us)
+    : hazards_(static_cast<size_t>(std::max(threads <= 0 ? hardware_threads() : threads, 1) - 1)),
+      spin_us_(spin_us < 0 ? default_spin_us() : spin_us) {
+  workers_.reserve(hazards_.size());
+  for (size_t i = 0; i < hazards_.size(); ++i) workers_.emplace_back([this, i] { worker_loop(static_cast<int>(i)); });
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    stop_.store(true);
-  }
+  stop_.store(true);
+  epoch_.fetch_add(1);
+  { std::lock_guard<std::mutex> lk(mu_); }
   work_cv_.notify_all();
   for (auto& t : workers_) t.join();
-}
-
-ThreadPool::Job* ThreadPool::claimable_locked() const {
-  for (Job* j = head_; j; j = j->next_job)
-    if (j->next.load(std::memory_order_relaxed) < j->chunks) return j;
-  return nullptr;
-}
-
-void ThreadPool::unlink_locked(Job* job) {
-  (job->prev ? job->prev->next_job : head_) = job->next_job;
-  (job->next_job ? job->next_job->prev : tail_) = job->prev;
-  job->prev = job->next_job = nullptr;
 }
 
 bool ThreadPool::spin_for_work(uint64_t seen) const {
@@ -130,39 +112,62 @@ bool ThreadPool::spin_for_work(uint64_t seen) const {
   });
 }
 
-void ThreadPool::worker_loop() {
-  t_in_pool = true;
-  std::unique_lock<std::mutex> lk(mu_);
-  for (;;) {
-    if (Job* job = claimable_locked()) {
-      // Joining under mu_: the caller unlinks its job under mu_ and then waits
-      // for `active` to drop, so the job outlives our use of it.
-      job->active.fetch_add(1, std::memory_order_relaxed);
-      lk.unlock();
-      job->run_chunks();
-      lk.lock();
-      const bool wake = job->caller_waiting;
-      job->active.fetch_sub(1, std::memory_order_release);  // last touch of *job
-      if (wake) done_cv_.notify_all();
-      continue;
+bool ThreadPool::help(Hazard& hazard) {
+  bool ran = false;
+  for (bool found = true; found;) {
+    found = false;
+    for (auto& slot : slots_) {
+      Job* job = slot.load();
+      if (!job) continue;
+      // Announce, then check the job is still published: a caller empties its
+      // slot before it scans the hazards, so either it sees ours or we see
+      // the slot changed. (If the same address was published again, that is
+      // a live job and ours to help.)
+      hazard.job.store(job);
+      const bool joined = slot.load() == job && job->next.load(std::memory_order_relaxed) < job->chunks;
+      if (joined) job->run_chunks();
+      hazard.job.store(nullptr);  // last touch of *job
+      // Even a look without joining may have held up a caller's hazard scan.
+      if (waiters_.load() > 0) {
+        { std::lock_guard<std::mutex> lk(mu_); }
+        done_cv_.notify_all();
+      }
+      if (joined) found = ran = true;
     }
-    if (stop_.load()) return;
-    const uint64_t seen = epoch_.load(std::memory_order_relaxed);
-    lk.unlock();
-    const bool posted = spin_for_work(seen);
-    lk.lock();
-    if (posted) continue;
-    ++sleepers_;
-    work_cv_.wait(lk, [&] { return stop_.load() || epoch_.load(std::memory_order_relaxed) != seen; });
-    --sleepers_;
   }
+  return ran;
+}
+
+void ThreadPool::worker_loop(int index) {
+  t_in_pool = true;
+  Hazard& hazard = hazards_[static_cast<size_t>(index)];
+  for (;;) {
+    // Read the epoch before looking: a job published after the look bumps it.
+    const uint64_t seen = epoch_.load();
+    if (help(hazard)) continue;
+    if (stop_.load()) return;
+    if (spin_for_work(seen)) continue;
+    std::unique_lock<std::mutex> lk(mu_);
+    sleepers_.fetch_add(1);
+    work_cv_.wait(lk, [&] { return stop_.load() || epoch_.load() != seen; });
+    sleepers_.fetch_sub(1);
+  }
+}
+
+bool ThreadPool::job_finished(const Job& job) const {
+  if (job.done.load(std::memory_order_acquire) != job.chunks) return false;
+  for (const Hazard& h : hazards_)
+    if (h.job.load() == &job) return false;
+  return true;
 }
 
 void ThreadPool::parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   const int64_t max_chunks = std::max<int64_t>(1, n / grain);  // floor: chunks of at least `grain`
-  const int64_t want = std::min<int64_t>(max_chunks, static_cast<int64_t>(num_threads()) * 4);
+  // Up to 8 chunks per thread: equal tasks (heads, tiles) still split evenly,
+  // and a worker that starts late (woken, or preempted) leaves little behind.
+  const int64_t want = std::min<int64_t>(max_chunks, static_cast<int64_t>(num_threads()) * 8);
   if (workers_.empty() || want <= 1 || t_in_pool) {
     fn(0, n);
     return;
@@ -170,31 +175,40 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t
   const int64_t chunk = (n + want - 1) / want;
   Job job(fn, n, chunk, (n + chunk - 1) / chunk);
 
-  int wake = 0;
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    job.prev = tail_;
-    (tail_ ? tail_->next_job : head_) = &job;
-    tail_ = &job;
-    epoch_.fetch_add(1, std::memory_order_relaxed);
-    // Spinning workers see the epoch; sleeping ones need a notify, one per
-    // chunk beyond the caller's first.
-    wake = static_cast<int>(std::min<int64_t>(sleepers_, job.chunks - 1));
+  std::atomic<Job*>* slot = nullptr;
+  for (auto& s : slots_) {
+    Job* expected = nullptr;
+    if (s.compare_exchange_strong(expected, &job)) {
+      slot = &s;
+      break;
+    }
   }
-  for (int i = 0; i < wake; ++i) work_cv_.notify_one();
+  if (!slot) {  // kSlots callers already share the workers: this one runs alone
+    fn(0, n);
+    return;
+  }
+  epoch_.fetch_add(1);
+  // Spinning workers see the epoch; sleeping ones need a notify, one per
+  // chunk beyond the caller's first. Taking mu_ orders the notify after a
+  // worker's check of the epoch in work_cv_.wait.
+  const int64_t wake = std::min<int64_t>(sleepers_.load(), job.chunks - 1);
+  if (wake > 0) {
+    { std::lock_guard<std::mutex> lk(mu_); }
+    for (int64_t i = 0; i < wake; ++i) work_cv_.notify_one();
+  }
 
   t_in_pool = true;  // nested calls from our own chunks run inline
   job.run_chunks();
   t_in_pool = false;
 
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    unlink_locked(&job);  // every chunk is claimed: no worker may join now
-  }
-  if (!spin_until(spin_us_, [&] { return job.finished(); })) {
-    std::unique_lock<std::mutex> lk(mu_);
-    job.caller_waiting = true;
-    done_cv_.wait(lk, [&] { return job.finished(); });
+  slot->store(nullptr);  // every chunk is claimed: no worker may join now
+  if (!spin_until(spin_us_, [&] { return job_finished(job); })) {
+    waiters_.fetch_add(1);
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      done_cv_.wait(lk, [&] { return job_finished(job); });
+    }
+    waiters_.fetch_sub(1);
   }
   if (job.error) std::rethrow_exception(job.error);
 }

@@ -8,13 +8,16 @@
 // small op could not earn back. An idle pool spins at most spin_us after its
 // last work and then uses no CPU.
 //
-// A parallel section allocates nothing: its job lives on the caller's stack
-// and the callable is passed by reference (FunctionRef).
+// Dispatch takes no lock while workers are awake: the caller publishes its
+// job (on its stack; the callable passed by reference as a FunctionRef, so
+// nothing is allocated) in a free slot, workers announce the job they join in
+// a per-worker hazard pointer, and the caller, once every chunk is claimed,
+// empties its slot and waits until no hazard points at its job.
 //
 // Thread-safety: parallel_for may be called from any thread, from several at
-// once (their jobs queue and workers help each in turn), and from inside a
-// parallel_for body (the nested call then runs inline on the caller, so
-// nesting never deadlocks).
+// once (up to kSlots jobs run on the workers together; further callers run
+// their range inline), and from inside a parallel_for body (the nested call
+// then runs inline on the caller, so nesting never deadlocks).
 #pragma once
 
 #include <atomic>
@@ -55,23 +58,30 @@ class ThreadPool {
 
  private:
   struct Job;
-  void worker_loop();
-  Job* claimable_locked() const;
-  void unlink_locked(Job* job);
+  static constexpr int kSlots = 8;
+  struct alignas(64) Hazard {
+    std::atomic<Job*> job{nullptr};
+  };
+
+  void worker_loop(int index);
+  // Joins jobs in the slots until none has unclaimed chunks; true if it ran any.
+  bool help(Hazard& hazard);
   // Polls until `epoch_` differs from `seen` or stop_ is set (true), or
   // spin_us_ passes (false).
   bool spin_for_work(uint64_t seen) const;
+  bool job_finished(const Job& job) const;
 
   std::vector<std::thread> workers_;
+  std::vector<Hazard> hazards_;  // one per worker
   int spin_us_ = 0;
-  std::mutex mu_;
-  std::condition_variable work_cv_;  // workers sleep here
-  std::condition_variable done_cv_;  // callers whose chunks outlast their spin sleep here
-  Job* head_ = nullptr;              // queued jobs, oldest first (under mu_)
-  Job* tail_ = nullptr;
-  int sleepers_ = 0;                       // workers in work_cv_.wait (under mu_)
-  std::atomic<uint64_t> epoch_{0};         // bumped (under mu_) when a job is queued
+  alignas(64) std::atomic<Job*> slots_[kSlots] = {};
+  alignas(64) std::atomic<uint64_t> epoch_{0};  // bumped after a job is published
   std::atomic<bool> stop_{false};
+  std::atomic<int> sleepers_{0};  // workers in (or entering) work_cv_.wait
+  std::atomic<int> waiters_{0};   // callers in (or entering) done_cv_.wait
+  std::mutex mu_;                 // only for the two condition variables
+  std::condition_variable work_cv_;
+  std::condition_variable done_cv_;
 };
 
 }  // namespace dlrt

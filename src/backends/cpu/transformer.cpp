@@ -527,10 +527,11 @@ class AttentionKernel final : public OpKernel {
     p.out = out->data<float>();
     if (out_bshd_) p.ob = p.Sq * p.H * p.Dv, p.oh = p.Dv, p.os = p.H * p.Dv;
     else p.ob = p.H * p.Sq * p.Dv, p.oh = p.Sq * p.Dv, p.os = p.Dv;
-    // Tasks: (b, h, row block); enough blocks to keep every thread busy.
+    // Tasks: (b, h, row block); enough blocks (8 tasks per thread) that few
+    // heads (tiny_vit: 3) still split evenly over the threads.
     const int64_t heads = p.B * p.H;
     int64_t threads = ctx.pool().num_threads();
-    int64_t blocks = std::max<int64_t>(1, std::min<int64_t>((p.Sq + 15) / 16, (4 * threads + heads - 1) / heads));
+    int64_t blocks = std::max<int64_t>(1, std::min<int64_t>((p.Sq + 15) / 16, (8 * threads + heads - 1) / heads));
     int64_t rows_per = (p.Sq + blocks - 1) / blocks;
     rows_per = (rows_per + kRows - 1) / kRows * kRows;
     blocks = (p.Sq + rows_per - 1) / rows_per;
@@ -538,7 +539,11 @@ class AttentionKernel final : public OpKernel {
 #ifdef DLRT_HAVE_AVX512_PATHS
     const bool avx512 = cpu_has_avx512();
 #endif
-    ctx.pool().parallel_for(heads * blocks, 1, [&](int64_t t0, int64_t t1) {
+    // Chunks of at least ~128K multiply-adds: short sequences (a few us per
+    // head) run on one thread rather than pay for a dispatch.
+    const int64_t task_work = std::max<int64_t>(1, rows_per * p.Skv * (p.D + p.Dv));
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 17) / task_work);
+    ctx.pool().parallel_for(heads * blocks, grain, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         int64_t bh = t / blocks, blk = t % blocks;
         int64_t r0 = blk * rows_per, r1 = std::min(p.Sq, r0 + rows_per);
