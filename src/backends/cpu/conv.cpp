@@ -609,7 +609,8 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
           depthwise_plane_with_epilogue_f32(X + (n * C + m) * in_plane, W + m * ks, g, Y + t * out_plane, pe, m);
         }
       };
-      pool.parallel_for(N * M, 1, body);
+      // Planes per chunk: at least ~16K multiply-adds (late 7x7 planes are tiny).
+      pool.parallel_for(N * M, std::max<int64_t>(1, 16384 / std::max<int64_t>(out_plane * ks, 1)), body);
       return Status::Ok();
     }
 

@@ -67,7 +67,8 @@ Status batch_norm_impl(KernelContext& ctx) {
   }
   const T* X = x->data<T>();
   T* Y = y->data<T>();
-  ctx.pool().parallel_for(N * C, 4, [&](int64_t lo, int64_t hi) {
+  // Planes per chunk: at least ~16K elements (small planes would not pay for a dispatch).
+  ctx.pool().parallel_for(N * C, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), [&](int64_t lo, int64_t hi) {
     for (int64_t p = lo; p < hi; ++p) {
       const T* xp = X + p * inner;
       T* yp = Y + p * inner;
@@ -153,7 +154,7 @@ Status instance_norm_impl(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), x->shape()));
   const T* X = x->data<T>();
   T* Y = y->data<T>();
-  ctx.pool().parallel_for(N * C, 1, [&](int64_t lo, int64_t hi) {
+  ctx.pool().parallel_for(N * C, std::max<int64_t>(1, 8192 / std::max<int64_t>(inner, 1)), [&](int64_t lo, int64_t hi) {
     for (int64_t p = lo; p < hi; ++p) {
       double mean, inv;
       moments(X + p * inner, inner, eps, &mean, &inv);
@@ -296,7 +297,7 @@ Status group_norm_impl(KernelContext& ctx) {
   const T* X = x->data<T>();
   T* Y = y->data<T>();
   const int64_t block = cpg * spatial;
-  ctx.pool().parallel_for(N * groups, 1, [&](int64_t lo, int64_t hi) {
+  ctx.pool().parallel_for(N * groups, std::max<int64_t>(1, 8192 / std::max<int64_t>(block, 1)), [&](int64_t lo, int64_t hi) {
     for (int64_t t = lo; t < hi; ++t) {
       const int64_t g = t % groups;
       double mean, inv;
@@ -411,7 +412,7 @@ Status lrn_impl(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), x->shape()));
   const T* X = x->data<T>();
   T* Y = y->data<T>();
-  ctx.pool().parallel_for(N * C, 1, [&](int64_t lo, int64_t hi) {
+  ctx.pool().parallel_for(N * C, std::max<int64_t>(1, 8192 / std::max<int64_t>(inner * size, 1)), [&](int64_t lo, int64_t hi) {
     std::vector<double> sq(static_cast<size_t>(inner));
     for (int64_t p = lo; p < hi; ++p) {
       const int64_t nn = p / C, c = p % C;

@@ -400,7 +400,8 @@ Status max_pool_compute(KernelContext& ctx) {
       T* Y = y->data<T>();
       int64_t* I = ind ? ind->data<int64_t>() : nullptr;
       const int64_t in_plane = g.in_size(), out_plane = g.out_size();
-      ctx.pool().parallel_for(x->dim(0) * x->dim(1), 1, [&](int64_t b, int64_t e) {
+      const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(out_plane, 1));
+      ctx.pool().parallel_for(x->dim(0) * x->dim(1), grain, [&](int64_t b, int64_t e) {
         for (int64_t plane = b; plane < e; ++plane) {
           const T* xp = X + plane * in_plane;
           int64_t o = plane * out_plane;
@@ -437,7 +438,7 @@ Status max_pool_compute(KernelContext& ctx) {
 template <typename T>
 void avg_lp_pool(const T* X, T* Y, int64_t planes, const Geo3& g, bool count_include_pad, double lp, ThreadPool& pool) {
   const int64_t in_plane = g.in_size(), out_plane = g.out_size();
-  pool.parallel_for(planes, 1, [&](int64_t b, int64_t e) {
+  pool.parallel_for(planes, std::max<int64_t>(1, 8192 / std::max<int64_t>(out_plane, 1)), [&](int64_t b, int64_t e) {
     for (int64_t plane = b; plane < e; ++plane) {
       const T* xp = X + plane * in_plane;
       int64_t o = plane * out_plane;
