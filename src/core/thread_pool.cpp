@@ -26,18 +26,27 @@ inline void cpu_relax() {
 
 using Clock = std::chrono::steady_clock;
 
-// Polls `done()` with the pause hint until it holds (true) or `us`
-// microseconds pass (false). The clock is read every 64 polls.
+// Polls `done()` until it holds (true) or `us` microseconds pass (false):
+// with the pause hint for the first few microseconds, then yielding the core
+// between polls, so that on an oversubscribed machine a spinning thread lets
+// the thread it waits for (or any other) run on its core. The clock is read
+// every 64 pauses or 4 yields.
 template <typename Done>
 bool spin_until(int us, const Done& done) {
   if (us <= 0) return done();
-  const auto deadline = Clock::now() + std::chrono::microseconds(us);
+  const auto start = Clock::now();
+  const auto yield_after = start + std::chrono::microseconds(std::min(us / 4, 10));
+  const auto deadline = start + std::chrono::microseconds(us);
+  bool yielding = false;
   for (;;) {
-    for (int i = 0; i < 64; ++i) {
+    for (int i = 0, polls = yielding ? 4 : 64; i < polls; ++i) {
       if (done()) return true;
-      cpu_relax();
+      if (yielding) std::this_thread::yield();
+      else cpu_relax();
     }
-    if (Clock::now() >= deadline) return done();
+    const auto now = Clock::now();
+    if (now >= deadline) return done();
+    yielding = now >= yield_after;
   }
 }
 
