@@ -9,6 +9,8 @@ WERROR     ?= ON
 PYTHON     ?= /usr/bin/python3
 TESTDATA   ?= /usr/share/libonnx-testdata/data
 DEMO_MODEL := $(BUILD)/test_models/conv_net.onnx
+# The model zoo for the zoo tests: $DLRT_ZOO_DIR, else ../shared/models when it is there.
+ZOO_DIR    ?= $(or $(DLRT_ZOO_DIR),$(if $(wildcard ../shared/models/.),$(abspath ../shared/models)))
 
 .PHONY: all deps build demo test test-asan update-expected clean
 
@@ -34,18 +36,18 @@ demo: deps
 	$(BUILD)/dlrt run $(DEMO_MODEL)
 
 # Install, build with warnings as errors, run unit tests, ONNX conformance
-# (against tests/conformance/expected_passing.txt) and the zoo test.
+# (against tests/conformance/expected_passing.txt) and the zoo test (ZOO_DIR).
 test: deps
 	$(MAKE) --no-print-directory build WERROR=ON
 	$(MAKE) --no-print-directory $(BUILD)/test_models/STAMP
-	JOBS=$(JOBS) DLRT_ONNX_TESTDATA=$(TESTDATA) bash scripts/run_tests.sh $(BUILD)
+	JOBS=$(JOBS) DLRT_ONNX_TESTDATA=$(TESTDATA) DLRT_ZOO_DIR=$(ZOO_DIR) bash scripts/run_tests.sh $(BUILD)
 
 # The same under AddressSanitizer and UndefinedBehaviorSanitizer.
 test-asan: deps
 	cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDLRT_SANITIZE=ON -DDLRT_WERROR=ON
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	$(MAKE) --no-print-directory $(BUILD_ASAN)/test_models/STAMP BUILD=$(BUILD_ASAN)
-	JOBS=$(JOBS) DLRT_ONNX_TESTDATA=$(TESTDATA) bash scripts/run_tests.sh $(BUILD_ASAN)
+	JOBS=$(JOBS) DLRT_ONNX_TESTDATA=$(TESTDATA) DLRT_ZOO_DIR=$(ZOO_DIR) bash scripts/run_tests.sh $(BUILD_ASAN)
 
 # Rewrites tests/conformance/expected_passing.txt from a fresh conformance run.
 update-expected: build

@@ -4,7 +4,8 @@
 #   2. `dlrt conformance` over ONNX's backend test data, compared with
 #      tests/conformance/expected_passing.txt (any expected case that does not
 #      pass is a failure; the full log is in BUILD/conformance.log),
-#   3. the model-zoo test (ctest -R Zoo; skipped unless DLRT_ZOO_DIR is set).
+#   3. the model-zoo test (ctest -R Zoo; skipped unless DLRT_ZOO_DIR is set),
+#   and the real-OpenVINO tests a second time against a 2024.x wheel.
 # Then prints the totals. Exit status 0 only when all three pass.
 set -uo pipefail
 
@@ -26,6 +27,23 @@ fi
 echo "== unit tests (ctest)"
 ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" -E '^Zoo\.'
 unit_rc=$?
+
+# The real-OpenVINO tests once more against a 2024.x wheel (the element-type
+# numbering before 2025.1), in a venv of its own; skipped with the reason when
+# pip cannot install it. DLRT_OPENVINO_OLD_VERSION= (empty) leaves it out.
+OV_OLD=${DLRT_OPENVINO_OLD_VERSION-2024.6.0}
+ov_old_state="not run (DLRT_OPENVINO_OLD_VERSION is empty)"
+if [ -n "$OV_OLD" ] && [ -z "${DLRT_OPENVINO_TEST_VERSION:-}" ]; then
+  echo
+  echo "== real OpenVINO $OV_OLD (ctest -R RealOpenVino, DLRT_OPENVINO_TEST_VERSION=$OV_OLD)"
+  ov_out=$(DLRT_OPENVINO_TEST_VERSION=$OV_OLD ctest --test-dir "$BUILD" --output-on-failure -R '^RealOpenVino\.' 2>&1)
+  ov_rc=$?
+  echo "$ov_out" | grep -E 'Passed|Failed|Skipped|tests passed|Failure' | sed -E 's/ +\.\.\.+ */ /'
+  [ $ov_rc -ne 0 ] && echo "$ov_out" | tail -40
+  if [ $ov_rc -ne 0 ]; then ov_old_state="FAILED"; unit_rc=1
+  elif echo "$ov_out" | grep -q 'Skipped'; then ov_old_state="skipped (see the reasons above)"
+  else ov_old_state="ok"; fi
+fi
 
 echo
 echo "== ONNX conformance ($TESTDATA/{node,pytorch-converted,pytorch-operator,simple})"
@@ -72,4 +90,5 @@ echo "== totals"
 if [ $unit_rc -eq 0 ]; then echo "unit tests:  ok"; else echo "unit tests:  FAILED"; fi
 if [ $conf_rc -eq 0 ]; then echo "conformance: ok -- $conf_line"; else echo "conformance: FAILED -- $conf_line"; fi
 echo "zoo:         $zoo_state"
+echo "openvino $OV_OLD: $ov_old_state"
 [ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ]
