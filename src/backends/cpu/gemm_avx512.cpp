@@ -15,20 +15,21 @@ namespace {
 
 #define DLRT_AVX512 __attribute__((target("avx512f,avx2,fma")))
 
-// MR x (16*NV) tile of a panel whose rows are NR floats apart (NV*16 <= NR).
-template <int MR, int NV, int NR>
+// R x (16*NV) tile (R <= AS rows of an A panel whose columns are AS floats
+// apart; B panel rows NR floats apart, NV*16 <= NR).
+template <int R, int NV, int NR, int AS>
 DLRT_AVX512 __attribute__((always_inline)) inline void tile_avx512(int64_t kc, const float* __restrict a,
                                                                   const float* __restrict b, float* c, int64_t ldc,
                                                                   float alpha, float beta, int mr,
                                                                   const __mmask16* mask) {
-  __m512 acc[MR][NV];
+  __m512 acc[R][NV];
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
+  for (int i = 0; i < R; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
   // The C rows are read (beta != 0) or written after the loop: start their lines moving now.
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i) {
+  for (int i = 0; i < R; ++i) {
     if (i >= mr) break;
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16 * NV - 1), _MM_HINT_T0);
@@ -37,25 +38,25 @@ DLRT_AVX512 __attribute__((always_inline)) inline void tile_avx512(int64_t kc, c
   // next tile reads: pull it in while this tile computes (pre-packed weights
   // that serve few columns, e.g. 512 x 49, otherwise stream from DRAM at the
   // kernel's pace).
-  const float* a_next = a + MR * kc;
+  const float* a_next = a + AS * kc;
   for (int64_t p = 0; p < kc; ++p) {
-    _mm_prefetch(reinterpret_cast<const char*>(a_next + p * MR), _MM_HINT_T1);
+    _mm_prefetch(reinterpret_cast<const char*>(a_next + p * AS), _MM_HINT_T1);
     __m512 bv[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(b + 16 * v);
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < R; ++i) {
       const __m512 av = _mm512_set1_ps(a[i]);
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
     }
-    a += MR;
+    a += AS;
     b += NR;
   }
   const __m512 va = _mm512_set1_ps(alpha);
   const __m512 vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i) {
+  for (int i = 0; i < R; ++i) {
     if (i >= mr) break;
     float* ci = c + i * ldc;
 #pragma GCC unroll 4
@@ -111,6 +112,21 @@ DLRT_AVX512 __attribute__((always_inline)) inline void narrow_edge(int64_t kc, c
   }
 }
 
+// Edge tile of R <= 4 real rows (M = 49: one row in the last panel): only
+// R rows of FMAs, on the zmm columns that hold output.
+template <int R, int MR, int NR>
+DLRT_AVX512 inline void short_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
+                                   float beta, int mr, int nv, const __mmask16* mask) {
+  constexpr int NV = NR / 16;
+  if constexpr (NV >= 2) {
+    if (nv == 1) return tile_avx512<R, 1, NR, MR>(kc, a, b, c, ldc, alpha, beta, mr, mask);
+  }
+  if constexpr (NV >= 3) {
+    if (nv == 2) return tile_avx512<R, 2, NR, MR>(kc, a, b, c, ldc, alpha, beta, mr, mask);
+  }
+  tile_avx512<R, NV, NR, MR>(kc, a, b, c, ldc, alpha, beta, mr, mask);
+}
+
 template <int MR, int NR>
 DLRT_AVX512 inline void kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                                       float beta, int mr, int nr) {
@@ -122,7 +138,7 @@ DLRT_AVX512 inline void kernel_avx512(int64_t kc, const float* a, const float* b
     mask[v] = left >= 16 ? __mmask16(0xFFFF) : left <= 0 ? __mmask16(0) : static_cast<__mmask16>((1u << left) - 1u);
   }
   if (mr == MR && nr == NR) {
-    tile_avx512<MR, NV, NR>(kc, a, b, c, ldc, alpha, beta, MR, mask);
+    tile_avx512<MR, NV, NR, MR>(kc, a, b, c, ldc, alpha, beta, MR, mask);
     return;
   }
   if constexpr (MR == 8) {
@@ -137,16 +153,21 @@ DLRT_AVX512 inline void kernel_avx512(int64_t kc, const float* a, const float* b
     }
   }
   const int nv = (nr + 15) / 16;  // zmm columns holding real output
+  if constexpr (MR == 8 && NR / 16 <= 3) {
+    if (mr == 1) return short_tile<1, MR, NR>(kc, a, b, c, ldc, alpha, beta, mr, nv, mask);
+    if (mr == 2) return short_tile<2, MR, NR>(kc, a, b, c, ldc, alpha, beta, mr, nv, mask);
+    if (mr <= 4) return short_tile<4, MR, NR>(kc, a, b, c, ldc, alpha, beta, mr, nv, mask);
+  }
   if constexpr (NV >= 2) {
-    if (nv == 1) return tile_avx512<MR, 1, NR>(kc, a, b, c, ldc, alpha, beta, mr, mask);
+    if (nv == 1) return tile_avx512<MR, 1, NR, MR>(kc, a, b, c, ldc, alpha, beta, mr, mask);
   }
   if constexpr (NV >= 3) {
-    if (nv == 2) return tile_avx512<MR, 2, NR>(kc, a, b, c, ldc, alpha, beta, mr, mask);
+    if (nv == 2) return tile_avx512<MR, 2, NR, MR>(kc, a, b, c, ldc, alpha, beta, mr, mask);
   }
   if constexpr (NV >= 4) {
-    if (nv == 3) return tile_avx512<MR, 3, NR>(kc, a, b, c, ldc, alpha, beta, mr, mask);
+    if (nv == 3) return tile_avx512<MR, 3, NR, MR>(kc, a, b, c, ldc, alpha, beta, mr, mask);
   }
-  tile_avx512<MR, NV, NR>(kc, a, b, c, ldc, alpha, beta, mr, mask);
+  tile_avx512<MR, NV, NR, MR>(kc, a, b, c, ldc, alpha, beta, mr, mask);
 }
 
 }  // namespace
