@@ -159,6 +159,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
   so.strict = options.strict;
   so.threads = options.threads;
   so.warm_start = options.warm_start;
+  so.backend_options = options.backend_options;
   auto session = Session::create(model_path.string(), so);
   if (!session.ok()) return session.status().with_context(model_path.string());
   impl->session = std::move(session).value();

@@ -37,6 +37,8 @@ struct EmbedderOptions {
   int threads = 0;
   bool warm_start = false;
   size_t max_length = 0;  // 0 = the folder's (tokenizer_config/model max), capped at model positions
+  // Accelerator compile options for the session (SessionOptions::backend_options).
+  std::map<std::string, std::string> backend_options;
 };
 
 struct EmbedResult {

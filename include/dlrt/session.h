@@ -31,6 +31,12 @@ struct SessionOptions {
   // background; switch once an accelerator's first result agrees with the
   // CPU's. Ignored in strict mode (which compiles before returning).
   bool warm_start = false;
+  // Options handed to accelerator backends when they compile a partition (part
+  // of the blob-cache key); keys a backend does not know are ignored. OpenVINO:
+  // performance_hint (LATENCY/THROUGHPUT), default_performance_hint (a
+  // preference the backend may decline, see docs/openvino.md),
+  // inference_precision, infer_requests, ov.<PROPERTY>.
+  std::map<std::string, std::string> backend_options;
 };
 
 // One model input or output as the model declares it. Dynamic dims are -1

@@ -124,6 +124,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   if (optimize) DLRT_RETURN_IF_ERROR(optimize_standard(*impl->model.graph, *impl->pool).status());  // standard ONNX ops only
   DLRT_ASSIGN_OR_RETURN(PartitionPlan plan, impl->compiled.plan(g, impl->model.base_dir, res, hardware()));
   backend::CompileOptions copts;
+  copts.values = options.backend_options;
   copts.values["threads"] = std::to_string(impl->pool->num_threads());
 
   // The graph the session runs: CPU nodes as they are, each accelerator

@@ -17,8 +17,9 @@
 //   OV_DOUBLE_INFER_FAIL_FROM=N  every infer call from the Nth on fails
 //   OV_DOUBLE_IMPORT_INCOMPATIBLE=1  ov_core_import_model refuses every blob as incompatible
 //   OV_DOUBLE_OPTIMAL_REQUESTS=N OPTIMAL_NUMBER_OF_INFER_REQUESTS (default 2)
-//   OV_DOUBLE_STATS=FILE         rewrites FILE with counters (cores, compiles, imports,
-//                                infer requests, infers, max parallel infers, busy errors)
+//   OV_DOUBLE_STATS=FILE         rewrites FILE with counters (cores, compiles, THROUGHPUT-hinted
+//                                compiles, imports, infer requests, infers, max parallel
+//                                infers, busy errors)
 // A blob exported by one version/device is refused on import by another, as
 // OpenVINO does. Build variant OV_DOUBLE_OMIT_SYMBOL leaves ov_core_import_model out.
 #include <unistd.h>
@@ -137,7 +138,7 @@ ov_element_type_e dtype_to_element(DType t) {
 
 struct Stats {
   std::mutex mu;
-  long cores = 0, compiles = 0, imports = 0, exports = 0, requests = 0, infers = 0, busy = 0;
+  long cores = 0, compiles = 0, throughput_compiles = 0, imports = 0, exports = 0, requests = 0, infers = 0, busy = 0;
   long parallel = 0, max_parallel = 0;
   void write() {  // with mu held
     std::string path = env("OV_DOUBLE_STATS");
@@ -145,7 +146,7 @@ struct Stats {
     std::string tmp = path + ".tmp" + std::to_string(::getpid());
     {
       std::ofstream f(tmp);
-      f << "cores=" << cores << "\ncompiles=" << compiles << "\nimports=" << imports << "\nexports=" << exports
+      f << "cores=" << cores << "\ncompiles=" << compiles << "\nthroughput_compiles=" << throughput_compiles << "\nimports=" << imports << "\nexports=" << exports
         << "\ninfer_requests=" << requests << "\ninfers=" << infers << "\nmax_parallel_infers=" << max_parallel
         << "\nbusy_errors=" << busy << "\n";
     }
@@ -497,8 +498,9 @@ OV_API ov_status_e ov_core_compile_model(const ov_core_t* core, const ov_model_t
     if (std::find(std::begin(known), std::end(known), k) == std::end(known))
       return fail(kNotFound, "Unsupported property " + k + " by " + dev + " plugin");
   auto graph = std::make_shared<dlrt::ir::Graph>(*model->model.graph);
-  ov_status_e st = finish_compiled(graph, dev, props.count("PERFORMANCE_HINT") ? props["PERFORMANCE_HINT"] : "LATENCY", compiled_model);
-  if (st == kOk) count([](Stats& s) { ++s.compiles; });
+  const std::string hint = props.count("PERFORMANCE_HINT") ? props["PERFORMANCE_HINT"] : "LATENCY";
+  ov_status_e st = finish_compiled(graph, dev, hint, compiled_model);
+  if (st == kOk) count([&](Stats& s) { ++s.compiles; s.throughput_compiles += hint == "THROUGHPUT"; });
   return st;
 }
 

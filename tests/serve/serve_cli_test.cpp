@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -247,6 +248,35 @@ TEST_F(ServeCli, AcceleratorFailureFallsBackToCpuWithTheSameVectors) {
   EXPECT_NE(metrics.find("dlrt_device_batches_total{device=\"cpu:0\"}"), std::string::npos) << metrics;
   p.signal(SIGTERM);
   EXPECT_EQ(p.wait_exit(), 0);
+}
+
+// The server compiles accelerator partitions for throughput: through the OpenVINO double
+// (tests/openvino_double/) on its NPU, every compile carries PERFORMANCE_HINT=THROUGHPUT.
+TEST_F(ServeCli, CompilesForThroughputOnAnAccelerator) {
+  const std::string lib_dir = DLRT_OV_DOUBLE_DIR;
+  if (!fs::exists(lib_dir + "/libopenvino_c.so")) GTEST_SKIP() << "the OpenVINO double was not built: " << lib_dir;
+  const fs::path stats = dir_ / "ov_stats";
+  ServeProcess p({"--model", model(), "--port", "0", "--device", "openvino:NPU", "--strict", "--max-wait-ms", "0"},
+                 {{"OPENVINO_LIB_PATH", lib_dir},
+                  {"DLRT_OPENVINO_NO_PYTHON", "1"},
+                  {"OV_DOUBLE_STATS", stats.string()},
+                  {"DLRT_CACHE", "0"},
+                  {"DLRT_DEVICE", ""}});
+  ASSERT_GT(p.wait_port(), 0) << p.output();
+  ASSERT_TRUE(p.wait_ready()) << p.output();
+  json h = json::parse(p.client().Get("/health")->body);
+  EXPECT_EQ(h["backend"], "openvino") << h.dump();
+  auto r = p.client().Post("/v1/embeddings", R"({"input":"the river bank"})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  p.signal(SIGTERM);
+  EXPECT_EQ(p.wait_exit(), 0) << p.output();
+  std::ifstream f(stats);
+  std::map<std::string, long> st;
+  for (std::string line; std::getline(f, line);)
+    if (auto eq = line.find('='); eq != std::string::npos) st[line.substr(0, eq)] = std::atol(line.c_str() + eq + 1);
+  EXPECT_GE(st["compiles"], 1) << p.output();
+  EXPECT_EQ(st["throughput_compiles"], st["compiles"]) << p.output();
 }
 
 TEST_F(ServeCli, StrictModeAnswers503WhenTheAcceleratorFails) {

@@ -145,6 +145,10 @@ int cmd_serve(int argc, char** argv) {
   eo.strict = config.strict;
   eo.threads = config.threads;
   eo.warm_start = config.warm_start;
+  // The server batches concurrent requests: ask accelerators to compile for
+  // throughput (OpenVINO's PERFORMANCE_HINT; declined on OpenVINO's CPU device,
+  // see docs/openvino.md).
+  eo.backend_options["default_performance_hint"] = "THROUGHPUT";
   auto t0 = std::chrono::steady_clock::now();
   auto embedder = embed::Embedder::create(config.model, eo);
   if (!embedder.ok()) {

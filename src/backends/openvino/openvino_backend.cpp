@@ -384,7 +384,7 @@ class OpenVinoBackend final : public Backend {
 
     // Properties: key/value pairs for the variadic ov_core_compile_model.
     std::vector<std::pair<std::string, std::string>> props;
-    props.emplace_back("PERFORMANCE_HINT", options.get("performance_hint", "LATENCY"));
+    props.emplace_back("PERFORMANCE_HINT", performance_hint(options, device));
     std::string precision = inference_precision(options, device);
     if (!precision.empty()) props.emplace_back("INFERENCE_PRECISION_HINT", precision);
     for (const auto& [k, v] : options.values)
@@ -791,6 +791,15 @@ class OpenVinoBackend final : public Backend {
   // device's default.
   static std::string inference_precision(const CompileOptions& options, const BackendDevice& device) {
     return options.get("inference_precision", device.type == DeviceType::kCpu ? "f32" : "");
+  }
+
+  // The PERFORMANCE_HINT: `performance_hint` when given (a non-LATENCY one is refused on the CPU
+  // before this), else `default_performance_hint` (the server's THROUGHPUT) except on the CPU
+  // device, where such blobs crash OpenVINO 2025.4.1 on import (docs/openvino.md), else LATENCY.
+  static std::string performance_hint(const CompileOptions& options, const BackendDevice& device) {
+    if (std::string h = options.get("performance_hint"); !h.empty()) return h;
+    if (std::string h = options.get("default_performance_hint"); !h.empty() && device.type != DeviceType::kCpu) return h;
+    return "LATENCY";
   }
 
   // A compiled model's property as text; empty when OpenVINO does not report it.
