@@ -1,7 +1,8 @@
 // dlrt_gemm_isa: the float GEMM (sgemm_ex) on its AVX2 and AVX-512 kernels
 // (issue 5), one thread by default, on shapes of the zoo models: resnet18's im2col
 // convolutions (weights pre-packed as A, as Conv does), minilm's projections
-// and tiny_vit-sized MLP layers (weights pre-packed as B, as MatMul does).
+// and tiny_vit-sized MLP layers (weights pre-packed as B, as MatMul does),
+// and resnet18's classifier (one row against transposed weights: a GEMV).
 //
 //   dlrt_gemm_isa [--peak GFLOPS] [--reps R] [--filter SUBSTRING] [--threads N]
 //
@@ -32,6 +33,7 @@ struct Shape {
   const char* name;
   int64_t M, N, K;
   bool packed_a;  // true: A is the packed weight (Conv); false: B is (MatMul)
+  bool plain_bt = false;  // plain operands, B stored transposed (Gemm transB=1 on one row: a GEMV)
 };
 
 const Shape kShapes[] = {
@@ -46,6 +48,7 @@ const Shape kShapes[] = {
     {"tiny_vit s1 mlp", 784, 512, 128, false},
     {"tiny_vit s2 mlp", 196, 640, 160, false},
     {"tiny_vit s3 mlp", 49, 1280, 320, false},
+    {"resnet18 fc (M=1)", 1, 1000, 512, false, true},
 };
 
 double now_s() {
@@ -58,7 +61,9 @@ double run_batch(const Shape& s, CpuIsa isa, const std::vector<float>& a, const 
   ScopedCpuIsa cap(isa);
   std::shared_ptr<const PackedMatrix> pa, pb;
   SgemmOperand oa{a.data(), s.K, false, nullptr, nullptr}, ob{b.data(), s.N, false, nullptr, nullptr};
-  if (s.packed_a) {
+  if (s.plain_bt) {
+    ob = SgemmOperand{b.data(), s.K, true, nullptr, nullptr};  // B holds N x K
+  } else if (s.packed_a) {
     pa = PackedMatrix::pack_a(false, s.M, s.K, a.data(), s.K);
     oa = SgemmOperand{nullptr, 0, false, pa.get(), nullptr};
   } else {
@@ -113,8 +118,8 @@ int main(int argc, char** argv) {
     std::vector<float> a(s.M * s.K), b(s.K * s.N), c(s.M * s.N);
     for (auto& x : a) x = u(rng);
     for (auto& x : b) x = u(rng);
-    // About 40 ms per batch at 100 GFLOP/s.
-    const int calls = std::max(1, static_cast<int>(4e9 / (2.0 * s.M * s.N * s.K)));
+    // About 40 ms per batch at 100 GFLOP/s (4 ms for the memory-bound GEMV).
+    const int calls = std::max(1, static_cast<int>((s.M == 1 ? 4e8 : 4e9) / (2.0 * s.M * s.N * s.K)));
     std::vector<double> g2, g5;
     for (int r = 0; r < reps; ++r) {
       g2.push_back(run_batch(s, CpuIsa::kAvx2, a, b, c, calls, pool.get()));

@@ -177,6 +177,55 @@ DLRT_AVX512 void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b,
   kernel_avx512<kSgemmAvx512MR, kSgemmAvx512NR>(kc, a, b, c, ldc, alpha, beta, mr, nr);
 }
 
+namespace {
+DLRT_AVX512 inline float hsum(__m512 v) {
+  // Through memory: GCC 12's lane-extract intrinsics trip -Wuninitialized.
+  alignas(64) float t[16];
+  _mm512_store_ps(t, v);
+  float s8[8];
+  for (int i = 0; i < 8; ++i) s8[i] = t[i] + t[i + 8];
+  return ((s8[0] + s8[4]) + (s8[1] + s8[5])) + ((s8[2] + s8[6]) + (s8[3] + s8[7]));
+}
+
+// y[r] for R rows: 2R independent accumulator chains over 32 columns per step.
+template <int R>
+DLRT_AVX512 inline void dot_rows(int64_t cols, float alpha, const float* A, int64_t lda, const float* x, float beta,
+                                 float* y, int64_t incy) {
+  __m512 acc0[R], acc1[R];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
+  int64_t c = 0;
+  for (; c + 32 <= cols; c += 32) {
+    const __m512 x0 = _mm512_loadu_ps(x + c), x1 = _mm512_loadu_ps(x + c + 16);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      acc0[r] = _mm512_fmadd_ps(_mm512_loadu_ps(A + r * lda + c), x0, acc0[r]);
+      acc1[r] = _mm512_fmadd_ps(_mm512_loadu_ps(A + r * lda + c + 16), x1, acc1[r]);
+    }
+  }
+  for (; c < cols; c += 16) {
+    const int64_t left = cols - c;
+    const __mmask16 m = left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
+    const __m512 xv = _mm512_maskz_loadu_ps(m, x + c);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) acc0[r] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, A + r * lda + c), xv, acc0[r]);
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    const float s = hsum(_mm512_add_ps(acc0[r], acc1[r]));
+    float& out = y[r * incy];
+    out = beta == 0.0f ? alpha * s : alpha * s + beta * out;
+  }
+}
+}  // namespace
+
+DLRT_AVX512 void sgemv_rows_avx512(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda,
+                                   const float* x, float beta, float* y, int64_t incy) {
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) dot_rows<4>(cols, alpha, A + r * lda, lda, x, beta, y + r * incy, incy);
+  for (; r < rows; ++r) dot_rows<1>(cols, alpha, A + r * lda, lda, x, beta, y + r * incy, incy);
+}
+
 DLRT_AVX512 void sgemm_pack_a8_avx512(const float* A, int64_t lda, int64_t kc, float* dst) {
   const float* r[8];
   for (int i = 0; i < 8; ++i) r[i] = A + i * lda;

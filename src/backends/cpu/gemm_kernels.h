@@ -29,6 +29,12 @@ void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, i
 // 8-row panel (column p at dst + 8p). Call only when cpu_isa() >= kAvx512.
 void sgemm_pack_a8_avx512(const float* A, int64_t lda, int64_t kc, float* dst);
 
+// y[r * incy] = alpha * dot(A[r, :cols], x[:cols]) + beta * y[r * incy] for
+// r < rows (x contiguous; y not read when beta == 0). Call only when
+// cpu_isa() >= kAvx512.
+void sgemv_rows_avx512(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda, const float* x,
+                       float beta, float* y, int64_t incy);
+
 struct GemmEpilogue;
 // apply_epilogue for a tile the AVX-512 kernel has just stored (16-lane
 // vectors from its first column): runs the epilogue's AVX-512 version (the
