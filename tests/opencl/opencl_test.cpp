@@ -492,6 +492,46 @@ TEST_F(OpenClTest, CliFallsBackWhenLibraryMissingAndStrictExits4) {
   EXPECT_EQ(WEXITSTATUS(rc), 4);
 }
 
+// The program cache: a process with an empty cache builds the program and stores its binary;
+// the next process loads it (the info log says which), and `dlrt bench` reports both creates.
+TEST_F(OpenClTest, ProgramBinaryIsCachedAcrossProcesses) {
+  fs::path dir = fs::path(DLRT_BINARY_DIR) / "opencl-test-tmp";
+  fs::path cache = dir / "program-cache";
+  fs::remove_all(cache);
+  fs::create_directories(dir);
+  std::mt19937 rng(7);
+  std::map<std::string, Tensor> feeds;
+  std::string model = one_node_model({"relu", "Relu", {f("x", {2, 3})}}, rng, feeds);
+  fs::path path = dir / "relu_cache.onnx";
+  std::ofstream(path, std::ios::binary) << model;
+  auto run = [&]() {
+    std::string cmd = "env DLRT_CACHE_DIR=" + cache.string() + " DLRT_LOG_LEVEL=info " + std::string(DLRT_BINARY_DIR) +
+                      "/dlrt bench " + path.string() + " --device opencl --strict --warmup 0 --iterations 1 --json 2>&1";
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return out;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    EXPECT_EQ(pclose(p), 0) << out;
+    return out;
+  };
+  std::string first = run();
+  EXPECT_NE(first.find("opencl: program for"), std::string::npos) << first;
+  EXPECT_NE(first.find("built in"), std::string::npos) << first;
+  EXPECT_EQ(first.find("loaded from cache"), std::string::npos) << first;
+  EXPECT_FALSE(fs::is_empty(cache)) << "no program binary was cached";
+  std::string second = run();
+  EXPECT_NE(second.find("loaded from cache"), std::string::npos) << second;
+  for (const std::string* out : {&first, &second}) {
+    auto j = nlohmann::json::parse(out->substr(std::min(out->find('{'), out->size())), nullptr, false);
+    ASSERT_TRUE(j.is_object()) << *out;
+    EXPECT_GT(j["session_create_ms"].get<double>(), 0) << *out;
+    EXPECT_GT(j["session_create_warm_ms"].get<double>(), 0) << *out;
+  }
+  fs::remove_all(cache);
+}
+
 }  // namespace
 
 // ---- the model zoo (ctest -R ^Zoo; skipped unless DLRT_ZOO_DIR is set) ----
