@@ -279,6 +279,44 @@ TEST_F(ServeCli, CompilesForThroughputOnAnAccelerator) {
   EXPECT_EQ(st["throughput_compiles"], st["compiles"]) << p.output();
 }
 
+// --warm-start with a slowly compiling accelerator (the "slow" test plugin): /health says
+// "warming" on the CPU while it compiles, then "ok" on the accelerator once its first result
+// agreed with the CPU's; requests are answered throughout.
+TEST_F(ServeCli, WarmStartServesOnCpuThenHealthShowsTheAccelerator) {
+  ServeProcess p({"--model", model(), "--port", "0", "--device", "slow,cpu", "--warm-start", "--max-wait-ms", "0"},
+                 {{"DLRT_PLUGINS", "slow"},
+                  {"DLRT_PLUGIN_SLOW_LIB", DLRT_TEST_PLUGIN_DIR},
+                  {"DLRT_TEST_COMPILE_MS", "1500"},
+                  {"DLRT_CACHE", "0"},
+                  {"DLRT_DEVICE", ""}});
+  ASSERT_GT(p.wait_port(), 0) << p.output();
+  ASSERT_TRUE(p.wait_ready()) << p.output();
+  json h = json::parse(p.client().Get("/health")->body);
+  EXPECT_EQ(h["status"], "warming") << h.dump();
+  EXPECT_EQ(h["backend"], "cpu") << h.dump();
+  EXPECT_EQ(h["reason"].get<std::string>().rfind("warm start", 0), 0u) << h.dump();
+
+  const std::string body = R"({"input":"the river bank at night"})";
+  auto first = p.client().Post("/v1/embeddings", body, "application/json");
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->status, 200) << first->body;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < until) {
+    auto r = p.client().Post("/v1/embeddings", body, "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    EXPECT_GE(cosine(embedding(first), embedding(r)), 0.999);
+    h = json::parse(p.client().Get("/health")->body);
+    if (h["backend"] == "slow") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(h["backend"], "slow") << h.dump();
+  EXPECT_EQ(h["status"], "ok") << h.dump();
+  EXPECT_EQ(h["degraded"], false) << h.dump();
+  p.signal(SIGTERM);
+  EXPECT_EQ(p.wait_exit(), 0) << p.output();
+}
+
 TEST_F(ServeCli, StrictModeAnswers503WhenTheAcceleratorFails) {
   ServeProcess p({"--model", model(), "--port", "0", "--device", "execfail", "--strict", "--max-wait-ms", "0"},
                  plugin_env(3));
