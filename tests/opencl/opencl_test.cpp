@@ -454,8 +454,10 @@ TEST_F(OpenClTest, MixedPartitionsReportBothDevices) {
 
 // ---- the CLI: fallback with a missing library, strict-mode failure ----
 
-int run_cli(const std::string& args, std::string* out) {
-  std::string cmd = std::string(DLRT_BINARY_DIR) + "/dlrt " + args + " 2>/dev/null";
+// Runs `ENV dlrt ARGS` (stderr to /dev/null unless ARGS redirects it); stdout into *out.
+int run_cli(const std::string& args, std::string* out, const std::string& env = "") {
+  std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(DLRT_BINARY_DIR) + "/dlrt " + args +
+                    (args.find("2>&1") == std::string::npos ? " 2>/dev/null" : "");
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return -1;
   char buf[4096];
@@ -505,15 +507,10 @@ TEST_F(OpenClTest, ProgramBinaryIsCachedAcrossProcesses) {
   fs::path path = dir / "relu_cache.onnx";
   std::ofstream(path, std::ios::binary) << model;
   auto run = [&]() {
-    std::string cmd = "env DLRT_CACHE_DIR=" + cache.string() + " DLRT_LOG_LEVEL=info " + std::string(DLRT_BINARY_DIR) +
-                      "/dlrt bench " + path.string() + " --device opencl --strict --warmup 0 --iterations 1 --json 2>&1";
     std::string out;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return out;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    EXPECT_EQ(pclose(p), 0) << out;
+    int rc = run_cli("bench " + path.string() + " --device opencl --strict --warmup 0 --iterations 1 --json 2>&1", &out,
+                     "DLRT_CACHE_DIR=" + cache.string() + " DLRT_LOG_LEVEL=info");
+    EXPECT_EQ(rc, 0) << out;
     return out;
   };
   std::string first = run();
