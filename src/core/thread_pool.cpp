@@ -174,14 +174,16 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   const int64_t max_chunks = std::max<int64_t>(1, n / grain);  // floor: chunks of at least `grain`
-  // Up to 8 chunks per thread: equal tasks (heads, tiles) still split evenly,
-  // and a worker that starts late (woken, or preempted) leaves little behind.
-  const int64_t want = std::min<int64_t>(max_chunks, static_cast<int64_t>(num_threads()) * 8);
+  // About 8 chunks per thread: a worker that starts late (woken, or
+  // preempted) leaves little behind.
+  const int64_t want = std::min<int64_t>(max_chunks, int64_t{8} * num_threads());
   if (workers_.empty() || want <= 1 || t_in_pool) {
     fn(0, n);
     return;
   }
-  const int64_t chunk = (n + want - 1) / want;
+  // Rounded down (so still >= grain): a few equal tasks split evenly, e.g.
+  // 18 heads x blocks in 18 chunks, not 9 chunks of 2 (5 against 4).
+  const int64_t chunk = n / want;
   Job job(fn, n, chunk, (n + chunk - 1) / chunk);
 
   std::atomic<Job*>* slot = nullptr;
