@@ -128,10 +128,11 @@ void im2col_row(const T* x, const Geo3& g, int64_t p, int64_t j0, int64_t n, T* 
   w1 = std::min(w1, g.out[2]);
   w0 = std::min(w0, w1);
   const int64_t end = j0 + n;
-  for (int64_t j = j0; j < end;) {
-    const int64_t row = j / g.out[2], ow0 = j % g.out[2];
+  // The output position of column j0, then stepped row by row (no divisions per row).
+  const int64_t row0 = j0 / g.out[2];
+  int64_t ow0 = j0 % g.out[2], oh = row0 % g.out[1], od = row0 / g.out[1];
+  for (int64_t j = j0; j < end; ow0 = 0, oh = oh + 1 == g.out[1] ? 0 : oh + 1, od += oh == 0) {
     const int64_t ow1 = std::min(g.out[2], ow0 + (end - j));
-    const int64_t oh = row % g.out[1], od = row / g.out[1];
     T* d = dst + (j - j0);  // d[ow - ow0] is output column ow of this row
     const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
     const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
