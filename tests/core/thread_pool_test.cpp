@@ -153,7 +153,7 @@ TEST(ThreadPool, FirstExceptionReachesTheCallerAndThePoolStaysUsable) {
 TEST(ThreadPool, ManyConcurrentCallersLoseNoWork) {
   for (int spin : {0, 100}) {
     ThreadPool pool(3, spin);
-    constexpr int kCallers = 6, kRounds = 300;
+    constexpr int kCallers = 12, kRounds = 300;  // more callers than the pool has job slots (8)
     std::vector<int64_t> totals(kCallers, 0);
     std::vector<std::thread> callers;
     for (int c = 0; c < kCallers; ++c) {
