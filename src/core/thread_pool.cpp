@@ -176,14 +176,20 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t
   const int64_t max_chunks = std::max<int64_t>(1, n / grain);  // floor: chunks of at least `grain`
   // About 8 chunks per thread: a worker that starts late (woken, or
   // preempted) leaves little behind.
-  const int64_t want = std::min<int64_t>(max_chunks, int64_t{8} * num_threads());
+  const int64_t threads = num_threads();
+  int64_t want = std::min<int64_t>(max_chunks, 8 * threads);
+  // Few chunks: a multiple of the thread count, so a range of 3 grains runs
+  // as 2 halves rather than 2 grains against 1.
+  if (want > threads && want < 4 * threads) want -= want % threads;
   if (workers_.empty() || want <= 1 || t_in_pool) {
     fn(0, n);
     return;
   }
-  // Rounded down (so still >= grain): a few equal tasks split evenly, e.g.
-  // 18 heads x blocks in 18 chunks, not 9 chunks of 2 (5 against 4).
-  const int64_t chunk = n / want;
+  // `want` chunks of n / want rounded up; where that leaves fewer chunks
+  // (18 tasks, want 16: 9 chunks of 2, 5 against 4), rounded down (18 of 1).
+  // Either is >= grain.
+  int64_t chunk = (n + want - 1) / want;
+  if ((n + chunk - 1) / chunk < want) chunk = n / want;
   Job job(fn, n, chunk, (n + chunk - 1) / chunk);
 
   std::atomic<Job*>* slot = nullptr;

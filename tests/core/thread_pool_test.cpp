@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -62,6 +63,29 @@ TEST(ThreadPool, CoversEveryIndexOnceForManyShapes) {
       for (int64_t n : {-3, 0, 1, 2, 7, 64, 1000, 100003})
         for (int64_t grain : {0, 1, 3, 64, 5000}) expect_exact_cover(pool, n, grain);
     }
+  }
+}
+
+// A range of a few grains splits into equal parts, one per thread: 3 grains
+// on 2 threads as 2 halves (not 2 grains against 1), 9 on 4 threads as 8.
+TEST(ThreadPool, FewGrainsSplitEvenlyOverTheThreads) {
+  struct Case {
+    int threads;
+    int64_t n, grain, chunks;
+  };
+  for (const Case& c : {Case{2, 49152, 16384, 2}, Case{2, 5 * 1000, 1000, 4}, Case{4, 9 * 100, 100, 8},
+                        Case{2, 16384 * 40 + 7, 16384, 16}}) {
+    ThreadPool pool(c.threads);
+    std::mutex mu;
+    std::vector<int64_t> sizes;
+    pool.parallel_for(c.n, c.grain, [&](int64_t b, int64_t e) {
+      std::lock_guard<std::mutex> lk(mu);
+      sizes.push_back(e - b);
+    });
+    ASSERT_EQ(static_cast<int64_t>(sizes.size()), c.chunks) << c.n << " on " << c.threads;
+    const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
+    EXPECT_GE(*lo, c.grain) << c.n << " on " << c.threads;
+    EXPECT_LT(*hi - *lo, c.grain / 10) << c.n << " on " << c.threads;
   }
 }
 
