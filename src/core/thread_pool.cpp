@@ -81,7 +81,7 @@ struct ThreadPool::Job {
       }
       ++ran;
     }
-    if (ran) done.fetch_add(ran, std::memory_order_release);
+    if (ran) done.fetch_add(ran);  // seq_cst, like the hazards: see job_finished
   }
 };
 
@@ -163,8 +163,11 @@ void ThreadPool::worker_loop(int index) {
   }
 }
 
+// seq_cst loads: paired with a worker's done.fetch_add, hazard clear and
+// waiters_ check, a caller that registered in waiters_ and then reads a
+// stale `done` is always notified.
 bool ThreadPool::job_finished(const Job& job) const {
-  if (job.done.load(std::memory_order_acquire) != job.chunks) return false;
+  if (job.done.load() != job.chunks) return false;
   for (const Hazard& h : hazards_)
     if (h.job.load() == &job) return false;
   return true;
