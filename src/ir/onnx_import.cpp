@@ -60,25 +60,19 @@ Status parse_proto_file(google::protobuf::MessageLite& msg, const std::string& p
   const std::string what = "model file '" + path + "'";
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return IoError("cannot open " + what + ": " + std::strerror(errno));
-  bool ok = false, empty = false;
+  google::protobuf::io::FileInputStream file(fd, 1 << 20);
+  file.SetCloseOnDelete(true);
+  bool ok = false;
+  int consumed = 0;
   {
-    google::protobuf::io::FileInputStream file(fd, 1 << 20);
-    const void* probe = nullptr;
-    int n = 0;
-    empty = !file.Next(&probe, &n) || n == 0;
-    if (!empty) {
-      file.BackUp(n);
-      google::protobuf::io::CodedInputStream in(&file);
-      in.SetTotalBytesLimit(INT32_MAX);
-      ok = msg.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
-    }
-    if (file.GetErrno() != 0) {
-      ::close(fd);
-      return IoError("reading " + what + " failed: " + std::strerror(file.GetErrno()));
-    }
+    google::protobuf::io::CodedInputStream in(&file);
+    in.SetTotalBytesLimit(INT32_MAX);
+    ok = msg.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+    consumed = in.CurrentPosition();
   }
-  ::close(fd);
-  if (empty) return InvalidModel(what + " is empty (0 bytes)");
+  if (file.GetErrno() != 0) return IoError("reading " + what + " failed: " + std::strerror(file.GetErrno()));
+  // An empty input parses as an empty message: refuse it as parse_proto does.
+  if (consumed == 0) return InvalidModel(what + " is empty (0 bytes)");
   if (!ok) return InvalidModel(what + " is not a valid ONNX protobuf (truncated or not an ONNX file)");
   return Status::Ok();
 }
