@@ -84,6 +84,8 @@ TEST(Activation, Basic) {
   expect_near(run1("Celu", x, {{"alpha", attr_float(2.0f)}}), {2 * std::expm1(-1.0f), 2 * std::expm1(-0.25f), 0, 3});
   expect_near(run1("Sigmoid", f32({3}, {0, -100, 100})), {0.5f, 0, 1});
   expect_near(run1("HardSigmoid", x), {0.1f, 0.4f, 0.5f, 1});
+  // A NaN input stays NaN (clamping with the bounds first would turn it into 1).
+  EXPECT_TRUE(std::isnan(values<float>(run1("HardSigmoid", f32({1}, {NAN})))[0]));
   expect_near(run1("HardSwish", x), {-2 * (1.0f / 6 * -2 + 0.5f), -0.5f * (-0.5f / 6 + 0.5f), 0, 3});
   expect_near(run1("Tanh", f32({1}, {0.5f})), {std::tanh(0.5f)});
   expect_near(run1("Softplus", f32({3}, {0, 100, -100})), {std::log(2.0f), 100, 0});

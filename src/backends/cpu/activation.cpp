@@ -70,7 +70,7 @@ Status HardSigmoid(KernelContext& ctx) {
   const float alpha = attr_f(ctx, "alpha", 0.2f), beta = attr_f(ctx, "beta", 0.5f);
   return float_unary(ctx, [alpha, beta](auto x) {
     using C = decltype(x);
-    return std::max(C(0), std::min(C(1), C(alpha) * x + C(beta)));
+    return std::max(std::min(C(alpha) * x + C(beta), C(1)), C(0));  // argument order keeps NaN
   });
 }
 

@@ -92,7 +92,7 @@ inline float activate(const Activation& a, float x) {
     case ActKind::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
     case ActKind::kTanh: return std::tanh(x);
     case ActKind::kLeakyRelu: return x < 0.0f ? a.p0 * x : x;
-    case ActKind::kHardSigmoid: return std::max(0.0f, std::min(1.0f, a.p0 * x + a.p1));
+    case ActKind::kHardSigmoid: return std::max(std::min(a.p0 * x + a.p1, 1.0f), 0.0f);  // NaN stays NaN
     case ActKind::kHardSwish: return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f));
     case ActKind::kGelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
     case ActKind::kGeluTanh:
