@@ -1,5 +1,7 @@
 #include <random>
 
+#include "backends/cpu/depthwise_flat.h"
+#include "backends/cpu/isa.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {
@@ -114,6 +116,47 @@ TEST(Conv, PointwiseDepthwiseAndLarge) {
   run_conv_case({2, 2, 4, 4, 4, {7, 9}, {3, 2}, {1, 3}, {2, 1}, {2, 0}, {0, 1}}, rng, false);
   // Big enough for several GEMM blocks.
   run_conv_case({2, 1, 32, 40, 1, {20, 18}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, rng, true);
+}
+
+// Depthwise, stride 1, output rows of at most 16: the flat-grid kernel
+// (depthwise_flat.h) where the CPU has AVX-512, the row kernels elsewhere.
+TEST(Conv, DepthwiseShortRowsMatchReference) {
+  std::mt19937 rng(9);
+  const std::vector<std::vector<int64_t>> kernels = {{1, 1}, {3, 3}, {5, 5}, {3, 1}, {1, 4}, {7, 7}};
+  int it = 0;
+  for (const auto& k : kernels) {
+    for (int rep = 0; rep < 4; ++rep, ++it) {
+      ConvCase c;
+      c.nd = 2;
+      c.N = 1 + it % 2;
+      c.C = c.M = c.group = 3 + it % 5;
+      c.k = k;
+      c.s = {1, 1};
+      c.d = {1, 1};
+      c.pb = {static_cast<int64_t>(rng() % 4), static_cast<int64_t>(rng() % 4)};
+      c.pe = {static_cast<int64_t>(rng() % 4), static_cast<int64_t>(rng() % 4)};
+      // Output widths from 1 to 16 (the kernel's limit) and one past it.
+      const int64_t out_w = rep == 3 ? 17 : 1 + static_cast<int64_t>(rng() % 16);
+      c.in = {std::max<int64_t>(1, static_cast<int64_t>(1 + rng() % 12) + k[0] - 1 - c.pb[0] - c.pe[0]),
+              std::max<int64_t>(1, out_w + k[1] - 1 - c.pb[1] - c.pe[1])};
+      SCOPED_TRACE("case " + std::to_string(it));
+      run_conv_case(c, rng, it % 3 != 0);
+    }
+  }
+}
+
+TEST(DepthwiseFlat, PlanAcceptsMobilenetPlanesAndRejectsWhatItCannotDo) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "this CPU (or DLRT_CPU_ISA) has no AVX-512: the flat-grid kernel is never used";
+  DepthwiseFlatPlan p;
+  // mobilenet_v2's 7x7 plane, 3x3 pad 1: rows of 9, 63 grid floats rounded to 64.
+  ASSERT_TRUE(depthwise_flat_plan({7, 7, 7, 7, 3, 3, 1, 1}, &p));
+  EXPECT_EQ(p.wq, 9);
+  EXPECT_EQ(p.hq, 9);
+  EXPECT_EQ(p.grid, 64);
+  EXPECT_EQ(p.taps, 9);
+  EXPECT_EQ(p.off[4], 9 + 1);  // tap (1, 1): one row and one column down the padded plane
+  EXPECT_FALSE(depthwise_flat_plan({20, 20, 12, 12, 9, 9, 0, 0}, &p));      // 81 taps
+  EXPECT_FALSE(depthwise_flat_plan({400, 400, 400, 400, 3, 3, 1, 1}, &p));  // plane too large
 }
 
 TEST(Conv, AutoPadAndKernelShape) {

@@ -17,6 +17,7 @@
 #endif
 
 #include "backends/cpu/conv_impl.h"
+#include "backends/cpu/depthwise_flat.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/vec_avx512.h"
@@ -602,9 +603,24 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     if (depthwise) {
       ep.row_bias = Bv;
       ep.ldr = out_plane;
+      // Stride 1 with output rows of at most 16 (mobilenet's 14x14 and 7x7
+      // planes): the flat-grid kernel (depthwise_flat.h).
+      DepthwiseFlatPlan flat;
+      const bool use_flat = g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 &&
+                            g.s[1] == 1 && g.s[2] == 1 && g.out[2] <= 16 &&
+                            depthwise_flat_plan({g.in[1], g.in[2], g.out[1], g.out[2], g.k[1], g.k[2], g.p[1], g.p[2]},
+                                                &flat);
       auto body = [&](int64_t b, int64_t e) {
         for (int64_t t = b; t < e; ++t) {
           const int64_t n = t / M, m = t % M;
+          if (use_flat) {
+            DepthwiseFlatOutput o;
+            o.bias = Bv ? Bv[m] : 0.0f;
+            o.residual = Z ? Z + t * out_plane : nullptr;
+            o.act = fuse.act;
+            depthwise_flat_avx512(X + (n * C + m) * in_plane, W + m * ks, flat, Y + t * out_plane, o);
+            continue;
+          }
           GemmEpilogue pe = ep;
           pe.residual = Z ? Z + n * M * out_plane : nullptr;
           depthwise_plane_with_epilogue_f32(X + (n * C + m) * in_plane, W + m * ks, g, Y + t * out_plane, pe, m);
