@@ -220,6 +220,60 @@ TEST(SgemmIsa, EveryKernelWithRowSource) {
   }
 }
 
+// A row-major op(A) against a pre-packed B on the AVX-512 tile reads A in
+// place (one parallel section per product, tasks over row blocks x runs of
+// B panels): shapes with several row blocks (M > 336), column blocks (N >
+// 768) and K slices (K > 192), M tails 1..7, 1-3 threads, alpha/beta and
+// every epilogue part. The A rows end exactly at the end of their buffer.
+TEST(SgemmIsa, InPlaceAAgainstPackedBMatchesReference) {
+  if (detected_cpu_isa() < CpuIsa::kAvx512) GTEST_SKIP() << "CPU has no AVX-512: the in-place A path needs the 8x48 tile";
+  ScopedCpuIsa cap(CpuIsa::kAvx512);
+  std::mt19937 rng(15);
+  ThreadPool pool2(2), pool3(3);
+  struct Case {
+    int64_t M, N, K;
+  };
+  std::vector<Case> cases{{16, 384, 384}, {16, 1536, 384}, {345, 1000, 450}, {700, 100, 200}, {9, 49, 1536},
+                          {2, 800, 70},   {5, 48, 193},    {64, 96, 384}};
+  for (int i = 0; i < 24; ++i)
+    cases.push_back({2 + static_cast<int64_t>(rng() % 70), 2 + static_cast<int64_t>(rng() % 120),
+                     1 + static_cast<int64_t>(rng() % 420)});
+  int it = 0;
+  for (const Case& cs : cases) {
+    ++it;
+    const int64_t M = cs.M, N = cs.N, K = cs.K;
+    Mat a = random_mat(M, K, it % 3, rng);
+    a.v.resize(static_cast<size_t>((M - 1) * a.ld + K));  // nothing after the last row's K values
+    const Mat b = random_mat(K, N, 0, rng);
+    const Mat col_bias = random_mat(1, N, 0, rng), residual = random_mat(M, N, 1, rng);
+    GemmEpilogue ep;
+    if (it % 2) ep.col_bias = col_bias.v.data();
+    if (it % 3 == 0) {
+      ep.residual = residual.v.data();
+      ep.ldr = residual.ld;
+    }
+    ep.act.kind = it % 4 == 1 ? ActKind::kRelu : ActKind::kNone;
+    const float beta = it % 5 == 0 ? 1.0f : it % 5 == 1 ? -0.5f : 0.0f;
+    const float alpha = it % 4 == 2 ? 0.25f : 1.0f;
+    const int64_t ldc = N + (it % 2);
+    std::vector<float> c0 = random_mat(M, ldc, 0, rng).v;
+    if (beta == 0.0f)
+      for (auto& x : c0) x = std::numeric_limits<float>::quiet_NaN();
+    const auto want = reference(M, N, K, alpha, a, false, b, false, beta, c0, ldc, &ep);
+    auto pb = PackedMatrix::pack_b(false, K, N, b.v.data(), b.ld);
+    ThreadPool* pools[] = {nullptr, &pool2, &pool3};
+    for (ThreadPool* p : pools) {
+      std::vector<float> c = c0;
+      sgemm_ex(M, N, K, alpha, SgemmOperand{a.v.data(), a.ld, false, nullptr, nullptr},
+               SgemmOperand{nullptr, 0, false, pb.get(), nullptr}, beta, c.data(), ldc, &ep, p);
+      expect_matches(c, want, c0, M, N, K, ldc,
+                     describe(CpuIsa::kAvx512, M, N, K, false, false, beta) + " in-place A, threads " +
+                         std::to_string(p ? p->num_threads() : 1));
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 TEST(SgemmIsa, OperandsPackedForAvx512RunWhenTheIsaIsCappedLater) {
   if (detected_cpu_isa() < CpuIsa::kAvx512) GTEST_SKIP() << "CPU has no AVX-512: nothing is packed for the 8x48 tile";
   std::mt19937 rng(14);

@@ -213,6 +213,16 @@ void skernel_avx512_full(int64_t kc, const float* a, const float* b, float* c, i
 
 bool cpu_has_avx2_fma() { return cpu_has_avx2(); }
 
+// DLRT_GEMM_PACK_A=1: pack op(A) even against a pre-packed B (the blocked
+// path), to compare the two in one build.
+bool rows_a_disabled() {
+  static const bool off = [] {
+    const char* e = std::getenv("DLRT_GEMM_PACK_A");
+    return e && e[0] == '1';
+  }();
+  return off;
+}
+
 // Packed-operand layouts of the float GEMM: the tile (MR x NR) the panels were built for.
 enum class SLayout : uint8_t { k6x16, kAvx512 };
 
@@ -641,6 +651,72 @@ void sgemm_tiled(Kernels<float> kernels, int64_t M, int64_t N, int64_t K, float 
   gemm_blocked<float, MR, NR>(kernels, M, N, K, alpha, a_slice, b_block, beta, C, ldc, ep, pool);
 }
 
+#ifdef DLRT_GEMM_X86
+// op(A) row-major in place (no A packing) against a pre-packed B on the
+// AVX-512 tile (a Linear layer: activations times constant weights). One
+// parallel section for the whole product: each task owns a block of C (rows
+// x a run of B panels) and sweeps every K slice itself, so there is no
+// barrier per K slice and no shared packed A; tasks split N before M, since
+// splitting N costs nothing here (no A block is packed twice).
+void sgemm_rows_a_packed_b(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                           const PackedMatrix& packed_b, float beta, float* C, int64_t ldc,
+                           const GemmEpilogue* ep, ThreadPool* pool) {
+  constexpr int64_t MR = kSgemmAvx512MR, NR = kSgemmAvx512NR;
+  constexpr int64_t kMC = 336;                       // rows of A per block (kept in L2 across panels)
+  constexpr int64_t kPC = nc_max<NR>() / NR;         // panels per block (a KC x NC block of B in L2)
+  const int64_t KC = kc_for<float, NR>(K);           // the slices pack_b_whole used
+  const int64_t Np = round_up(N, NR), bpanels = Np / NR;
+  const double flops = 2.0 * static_cast<double>(M) * N * K;
+  ThreadPool* tp = (pool && pool->num_threads() > 1 && flops > 2.0e5) ? pool : nullptr;
+  const int64_t threads = tp ? tp->num_threads() : 1;
+
+  int64_t mblocks = ceil_div(M, kMC), nblocks = ceil_div(bpanels, kPC);
+  if (threads > 1) {
+    // At least 4 tasks per thread where the shape allows (a late or
+    // preempted thread leaves little behind): narrower column runs first.
+    const int64_t want = 4 * threads;
+    if (mblocks * nblocks < want) nblocks = std::min(bpanels, ceil_div(want, mblocks));
+    if (mblocks * nblocks < want) mblocks = std::min(ceil_div(M, MR), ceil_div(want, nblocks));
+  }
+  const int64_t mc = round_up(ceil_div(M, mblocks), MR);
+  mblocks = ceil_div(M, mc);
+  const int64_t pc = ceil_div(bpanels, nblocks);
+  nblocks = ceil_div(bpanels, pc);
+  const bool use_ep = ep && !ep->empty();
+
+  auto task = [&](int64_t tb, int64_t te) {
+    for (int64_t t = tb; t < te; ++t) {
+      // Column-block major: consecutive tasks (one thread's chunk) share their B block.
+      const int64_t nb = t / mblocks, mb = t % mblocks;
+      const int64_t i_begin = mb * mc, i_end = std::min(M, i_begin + mc);
+      const int64_t pb = nb * pc, pe = std::min(bpanels, pb + pc);
+      for (int64_t p0 = 0; p0 < K; p0 += KC) {
+        const int64_t kc = std::min(KC, K - p0);
+        const float beta_eff = p0 == 0 ? beta : 1.0f;
+        const bool last = p0 + kc >= K;
+        const float* bslice = packed_b.data() + Np * p0;
+        for (int64_t panel = pb; panel < pe; ++panel) {
+          const int64_t jr = panel * NR;
+          const int nr = static_cast<int>(std::min<int64_t>(NR, N - jr));
+          const float* bpanel = bslice + jr * kc;
+          for (int64_t i = i_begin; i < i_end; i += MR) {
+            const int mr = static_cast<int>(std::min<int64_t>(MR, M - i));
+            float* cblk = C + i * ldc + jr;
+            // The last row block of this panel pulls the next panel toward L2.
+            const float* next = i + MR >= i_end && panel + 1 < pe ? bpanel + NR * kc : nullptr;
+            sgemm_kernel_avx512_rows(kc, A + i * lda + p0, lda, bpanel, cblk, ldc, alpha, beta_eff, mr, nr, next);
+            if (last && use_ep) apply_epilogue_zmm_tile(*ep, cblk, ldc, i, jr, mr, nr);
+          }
+        }
+      }
+    }
+  };
+  const int64_t ntasks = mblocks * nblocks;
+  if (tp && ntasks > 1) par_for(*tp, ntasks, 1, task);
+  else task(0, ntasks);
+}
+#endif
+
 template <int MR, int NR>
 void pack_a_whole(bool trans, int64_t M, int64_t K, const float* A, int64_t lda, float* dst) {
   const int64_t Mp = round_up(M, MR);
@@ -733,6 +809,14 @@ void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& 
   else
     sgemm_tiled<kSMR, kSNR>(kernels, M, N, K, alpha, a, b, beta, C, ldc, ep, pool);
 }
+#ifdef DLRT_GEMM_X86
+  // A plain row-major op(A) against a pre-packed B: A is read in place.
+  if (layout == SLayout::kAvx512 && b.packed && !a.packed && a.data && !a.trans && cpu_has_avx512() && K > 0 &&
+      alpha != 0.0f && !rows_a_disabled()) {
+    sgemm_rows_a_packed_b(M, N, K, alpha, a.data, a.ld, *b.packed, beta, C, ldc, ep, pool);
+    return;
+  }
+#endif
 
 void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
            const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool) {

@@ -15,13 +15,79 @@ namespace {
 
 #define DLRT_AVX512 __attribute__((target("avx512f,avx2,fma")))
 
+// R x (16*NV) tile with A read in place: row i from ar[i] (k step 1), B a
+// packed panel (rows NR floats apart). Writes rows [0, mr) through `mask`.
+template <int R, int NV, int NR>
+DLRT_AVX512 __attribute__((always_inline)) inline void tile_rows_avx512(int64_t kc, const float* const* ar,
+                                                                       const float* __restrict b, float* c,
+                                                                       int64_t ldc, float alpha, float beta, int mr,
+                                                                       const __mmask16* mask, const float* pf) {
+  __m512 acc[R][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) {
+    if (i >= mr) break;
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16 * NV - 1), _MM_HINT_T0);
+  }
+  const float* r[R];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) r[i] = ar[i];
+  for (int64_t p = 0; p < kc; ++p) {
+    __m512 bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(b + 16 * v);
+    if (pf) {
+      // Same rate as b: one kc x NR panel over the kc steps.
+#pragma GCC unroll 4
+      for (int v = 0; v < NR / 16; ++v) _mm_prefetch(reinterpret_cast<const char*>(pf + 16 * v), _MM_HINT_T1);
+      pf += NR;
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      const __m512 av = _mm512_set1_ps(r[i][p]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
+    }
+    b += NR;
+  }
+  const __m512 va = _mm512_set1_ps(alpha);
+  const __m512 vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) {
+    if (i >= mr) break;
+    float* ci = c + i * ldc;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      __m512 x = _mm512_mul_ps(va, acc[i][v]);
+      if (beta == 1.0f) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], ci + 16 * v));
+      else if (beta != 0.0f) x = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mask[v], ci + 16 * v), x);
+      _mm512_mask_storeu_ps(ci + 16 * v, mask[v], x);
+    }
+  }
+}
+
 // R x (16*NV) tile (R <= AS rows of an A panel whose columns are AS floats
-// apart; B panel rows NR floats apart, NV*16 <= NR).
-template <int R, int NV, int NR, int AS>
+// apart; B panel rows NR floats apart, NV*16 <= NR). With ROWS, A is not
+// packed: row i of the tile is A's row-major row a + i*lda (k step 1); rows
+// at or past mr read row mr-1 (computed, never stored), so nothing past A's
+// last row is touched.
+template <int R, int NV, int NR, int AS, bool ROWS = false>
 DLRT_AVX512 __attribute__((always_inline)) inline void tile_avx512(int64_t kc, const float* __restrict a,
                                                                   const float* __restrict b, float* c, int64_t ldc,
                                                                   float alpha, float beta, int mr,
-                                                                  const __mmask16* mask) {
+                                                                  const __mmask16* mask, int64_t lda = 0,
+                                                                  const float* pf = nullptr) {
+  if constexpr (ROWS) {
+    const float* ar[R];
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) ar[i] = a + static_cast<int64_t>(i < mr ? i : mr - 1) * lda;
+    tile_rows_avx512<R, NV, NR>(kc, ar, b, c, ldc, alpha, beta, mr, mask, pf);
+    return;
+  }
   __m512 acc[R][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
@@ -175,6 +241,36 @@ DLRT_AVX512 inline void kernel_avx512(int64_t kc, const float* a, const float* b
 DLRT_AVX512 void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                                      float beta, int mr, int nr) {
   kernel_avx512<kSgemmAvx512MR, kSgemmAvx512NR>(kc, a, b, c, ldc, alpha, beta, mr, nr);
+}
+
+namespace {
+// R rows (A in place) on the nv zmm columns that hold output.
+template <int R, int NR>
+DLRT_AVX512 inline void rows_tile(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
+                                  float alpha, float beta, int mr, int nv, const __mmask16* mask, const float* pf) {
+  if (nv == 1) return tile_avx512<R, 1, NR, kSgemmAvx512MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf);
+  if (nv == 2) return tile_avx512<R, 2, NR, kSgemmAvx512MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf);
+  tile_avx512<R, NR / 16, NR, kSgemmAvx512MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf);
+}
+}  // namespace
+
+DLRT_AVX512 void sgemm_kernel_avx512_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c,
+                                          int64_t ldc, float alpha, float beta, int mr, int nr,
+                                          const float* prefetch) {
+  constexpr int MR = kSgemmAvx512MR, NR = kSgemmAvx512NR, NV = NR / 16;
+  __mmask16 mask[NV];
+  for (int v = 0; v < NV; ++v) {
+    const int left = nr - 16 * v;
+    mask[v] = left >= 16 ? __mmask16(0xFFFF) : left <= 0 ? __mmask16(0) : static_cast<__mmask16>((1u << left) - 1u);
+  }
+  const int nv = (nr + 15) / 16;  // zmm columns holding real output
+  const float* pf = prefetch;
+  if (mr == MR && nv == NV)
+    return tile_avx512<MR, NV, NR, MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf);
+  if (mr == 1) return rows_tile<1, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf);
+  if (mr == 2) return rows_tile<2, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf);
+  if (mr <= 4) return rows_tile<4, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf);
+  rows_tile<MR, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf);
 }
 
 namespace {
