@@ -768,6 +768,12 @@ std::shared_ptr<const PackedMatrix> PackedMatrix::pack_a(bool trans, int64_t M, 
 }
 
 std::shared_ptr<const PackedMatrix> PackedMatrix::pack_b(bool trans, int64_t K, int64_t N, const float* B,
+int64_t packed_kc(const PackedMatrix& pm) {
+  const int64_t K = pm.is_a() ? pm.cols() : pm.rows();
+  if (layout_of(pm) == SLayout::kAvx512) return kc_for<float, kSgemmAvx512NR>(K);
+  return kc_for<float, kSNR>(K);
+}
+
                                                          int64_t ldb) {
   auto pm = std::make_shared<PackedMatrix>();
   const SLayout layout = pick_slayout();

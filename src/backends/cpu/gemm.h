@@ -92,6 +92,11 @@ class PackedMatrix {
   std::unique_ptr<float[], Free> data_;
 };
 
+// Depth of the K slices a PackedMatrix is cut into: packed op(A) column p of
+// the slice starting at p0 (kc = min(packed_kc(pm), K - p0) columns) lies at
+// data() + round_up(M, mr) * p0 + panel * mr * kc + (p - p0) * mr.
+int64_t packed_kc(const PackedMatrix& pm);
+
 // One GEMM operand: a plain row-major matrix (data, ld, trans), a packed one,
 // or (B only) rows supplied by a BRowSource.
 struct SgemmOperand {

@@ -1,0 +1,94 @@
+// Geometry, offset table and on/off switch of the direct convolution (conv_direct.h).
+#include "backends/cpu/conv_direct.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "backends/cpu/isa.h"
+
+namespace dlrt::cpu {
+
+bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan) {
+  const int S = ConvDirectPlan::kMaxStride;
+  if (g.channels < 1 || g.in_h < 1 || g.in_w < 1 || g.out_h < 1 || g.out_w < 1 || g.kh < 1 || g.kw < 1) return false;
+  if (g.sh < 1 || g.sw < 1 || g.sh > S || g.sw > S || g.dh < 1 || g.dw < 1 || g.pad_top < 0 || g.pad_left < 0)
+    return false;
+  ConvDirectPlan p;
+  p.g = g;
+  p.k = g.channels * g.kh * g.kw;
+  for (int8_t& s : p.phase_slot) s = -1;
+  p.copy = !(g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0 &&
+             g.out_h == g.in_h && g.out_w == g.in_w);
+  if (!p.copy) {
+    p.hq = g.in_h;
+    p.wq = g.in_w;
+    p.nphase = 1;
+    p.phase_slot[0] = 0;
+    p.grid = g.out_h * g.out_w;
+    p.src_floats = 0;
+    *plan = p;
+    return true;
+  }
+  // Phase rows/columns the taps reach: output row oh with tap row r = i*dh
+  // reads phase row oh + r / sh, so hq = out_h + max(r) / sh (same for columns).
+  p.hq = g.out_h + (g.kh - 1) * g.dh / g.sh;
+  p.wq = g.out_w + (g.kw - 1) * g.dw / g.sw;
+  for (int64_t i = 0; i < g.kh; ++i)
+    for (int64_t j = 0; j < g.kw; ++j) {
+      int8_t& s = p.phase_slot[(i * g.dh % g.sh) * g.sw + (j * g.dw % g.sw)];
+      if (s < 0) s = static_cast<int8_t>(p.nphase++);
+    }
+  p.grid = g.out_h * p.wq;
+  // Slack past the last plane: garbage columns of the last grid row read up
+  // to wq - out_w + (kw-1)*dw/sw floats past it.
+  const int64_t planes = g.channels * p.nphase;
+  if (planes > (int64_t{1} << 20) || p.hq * p.wq > (int64_t{1} << 28) / planes) return false;
+  p.src_floats = planes * p.hq * p.wq + p.wq + 64;
+  *plan = p;
+  return true;
+}
+
+void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off) {
+  const ConvDirectGeometry& g = plan.g;
+  const int64_t plane = plan.hq * plan.wq;
+  int64_t p = 0;
+  for (int64_t c = 0; c < g.channels; ++c)
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j, ++p) {
+        const int64_t r = i * g.dh, q = j * g.dw;
+        const int64_t slot = plan.phase_slot[(r % g.sh) * g.sw + (q % g.sw)];
+        off[p] = (c * plan.nphase + slot) * plane + (r / g.sh) * plan.wq + q / g.sw;
+      }
+}
+
+namespace {
+// -1: follow the environment; 0: off; 1: on.
+std::atomic<int> g_override{-1};
+std::atomic<uint64_t> g_runs{0};
+
+ConvDirectMode env_mode() {
+  static const ConvDirectMode mode = [] {
+    const char* v = std::getenv("DLRT_CONV_DIRECT");
+    if (v && std::strcmp(v, "0") == 0) return ConvDirectMode::kOff;
+    if (v && std::strcmp(v, "1") == 0) return ConvDirectMode::kForce;
+    return ConvDirectMode::kAuto;
+  }();
+  return mode;
+}
+}  // namespace
+
+ConvDirectMode conv_direct_mode() {
+  if (cpu_isa() < CpuIsa::kAvx512) return ConvDirectMode::kOff;
+  const int o = g_override.load(std::memory_order_relaxed);
+  if (o < 0) return env_mode();
+  return o == 0 ? ConvDirectMode::kOff : ConvDirectMode::kForce;
+}
+
+uint64_t conv_direct_runs() { return g_runs.load(std::memory_order_relaxed); }
+void conv_direct_note_run() { g_runs.fetch_add(1, std::memory_order_relaxed); }
+
+ScopedConvDirect::ScopedConvDirect(bool enabled) : previous_(g_override.load()) { g_override.store(enabled ? 1 : 0); }
+ScopedConvDirect::~ScopedConvDirect() { g_override.store(previous_); }
+
+}  // namespace dlrt::cpu

@@ -1,0 +1,97 @@
+// Direct float32 convolution for Conv (2-D and 1-D, any stride, dilation,
+// padding and group; not depthwise) on the AVX-512 8x48 register tile, with
+// no im2col matrix and no packed B operand.
+//
+// The input of one (image, group) is copied once into a zero-padded scratch,
+// split by stride into phases: phase (a, b) of a channel holds
+// xpad[a + sh*i][b + sw*j] for i < hq, j < wq (stride 1: one phase, the padded
+// plane itself). Output (oh, ow) is grid column j = oh*wq + ow, and the
+// im2col element of row p = (c, i, j) at grid column j is then the scratch at
+// off[p] + j, so each row of the B operand is a contiguous run of the
+// scratch. Grid columns with ow >= out_w are computed and dropped when the
+// tile is stored. A 1x1 stride-1 unpadded conv uses the input itself (no copy).
+//
+// The weights are the PackedMatrix Conv already packs (8-row panels, K cut
+// into slices of packed_a_kc columns); each 8 x 48 tile keeps its
+// accumulators in registers over the whole K and stores through the fused
+// epilogue (row bias, residual, activation).
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cpu/gemm.h"
+#include "core/thread_pool.h"
+
+namespace dlrt::cpu {
+
+struct ConvDirectGeometry {
+  int64_t channels = 0;  // input channels of one group
+  int64_t in_h = 1, in_w = 0, out_h = 1, out_w = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pad_top = 0, pad_left = 0;  // >= 0 (bottom/right padding is implied by the output size)
+};
+
+struct ConvDirectPlan {
+  static constexpr int kMaxStride = 4;
+  ConvDirectGeometry g;
+  bool copy = true;        // false: the input is the scratch (1x1, stride 1, no padding)
+  int64_t hq = 0, wq = 0;  // rows and columns of one phase plane; wq is the grid's row length
+  int nphase = 0;          // phases copied per channel
+  int8_t phase_slot[kMaxStride * kMaxStride] = {};  // phase (a, b) -> its index among the copied ones, or -1
+  int64_t grid = 0;        // out_h * wq columns computed
+  int64_t k = 0;           // channels * kh * kw (rows of the B operand)
+  int64_t src_floats = 0;  // scratch floats, slack included (0 when !copy)
+};
+
+// Fills `plan` and returns true when the direct path can run this geometry
+// (strides up to kMaxStride; non-negative leading pads). Does not check the
+// CPU or the switch (see conv_direct_enabled).
+bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan);
+
+// off[p] for p < plan.k: row p of the B operand starts at scratch + off[p].
+void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off);
+
+// Which convs take the direct path: none (DLRT_CONV_DIRECT=0, or no AVX-512
+// under cpu_isa()), those conv_direct_worth picks (the default), or every one
+// it can run (DLRT_CONV_DIRECT=1). The variable is read once; a
+// ScopedConvDirect overrides it.
+enum class ConvDirectMode : uint8_t { kOff, kAuto, kForce };
+ConvDirectMode conv_direct_mode();
+inline bool conv_direct_enabled() { return conv_direct_mode() != ConvDirectMode::kOff; }
+
+// Whether the direct path is the faster one for this plan (bench/conv_direct.cpp,
+// 1 and 2 threads): grids of at least kMinGrid columns. Smaller grids (7x7
+// outputs: one full tile and a sliver) re-read the whole B operand from L2
+// for each 8-row panel, where the GEMM keeps a K slice of packed B in L1.
+constexpr int64_t kConvDirectMinGrid = 128;
+inline bool conv_direct_worth(const ConvDirectPlan& plan) { return plan.grid >= kConvDirectMinGrid; }
+
+// Forces the direct path on (every shape it can run; AVX-512 still required)
+// or off while alive; for tests and benchmarks. Not thread-safe against
+// running convs.
+class ScopedConvDirect {
+ public:
+  explicit ScopedConvDirect(bool enabled);
+  ~ScopedConvDirect();
+  ScopedConvDirect(const ScopedConvDirect&) = delete;
+  ScopedConvDirect& operator=(const ScopedConvDirect&) = delete;
+
+ private:
+  int previous_;
+};
+
+// How many (image, group) products the direct path has run in this process
+// (conv_direct_avx512 counts each call through conv_direct_note_run).
+uint64_t conv_direct_runs();
+void conv_direct_note_run();
+
+// y[m, oh*out_w + ow] = epilogue(sum_p W[m, p] * B[p, (oh, ow)]) for m < rows
+// of `w` (packed with mr 8, nr 48; ep.row_bias and ep.residual already point
+// at this group's first row, ep.ldr = out_h*out_w, no col_bias) on the input
+// x [channels, in_h, in_w] of one (image, group). `off` from
+// conv_direct_offsets. Splits over `pool` (null: single-threaded). Call only
+// when cpu_isa() >= kAvx512.
+void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* off, const float* x, const PackedMatrix& w,
+                        float* y, const GemmEpilogue& ep, ThreadPool* pool);
+
+}  // namespace dlrt::cpu

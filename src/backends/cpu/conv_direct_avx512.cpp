@@ -1,0 +1,361 @@
+// AVX-512 direct convolution (see conv_direct.h): the phase copy of the
+// input, the 8 x 48 register tile over the offset-addressed B operand, the
+// compacting store with the fused epilogue, and the split over threads.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "backends/cpu/conv_direct.h"
+#include "backends/cpu/gemm_kernels.h"
+#include "backends/cpu/vec_avx512.h"
+
+#ifdef DLRT_HAVE_AVX512_PATHS
+
+namespace dlrt::cpu {
+namespace {
+
+constexpr int kMR = kSgemmAvx512MR;  // 8
+constexpr int kNR = kSgemmAvx512NR;  // 48
+static_assert(kMR == 8 && kNR == 48, "the direct conv tile is written for the 8 x 48 AVX-512 GEMM panels");
+
+// Input bytes of one column block (all its channels' phase rows) kept in L2
+// while every M panel runs over the block.
+constexpr int64_t kBlockBytes = 512 * 1024;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The calling thread's scratch for the phase copy: grows, never shrinks, so
+// steady-state calls allocate nothing. Pool tasks of the same call only read
+// it (the pool runs one job's chunks at a time on a thread, nested work inline).
+float* src_scratch(size_t n) {
+  struct Buf {
+    float* p = nullptr;
+    size_t n = 0;
+    ~Buf() { ::operator delete(p, std::align_val_t(64)); }
+  };
+  thread_local Buf b;
+  if (b.n < n) {
+    ::operator delete(b.p, std::align_val_t(64));
+    const size_t grow = std::max(n, b.n + b.n / 2);
+    b.p = static_cast<float*>(::operator new(grow * sizeof(float), std::align_val_t(64)));
+    b.n = grow;
+  }
+  return b.p;
+}
+
+DLRT_AVX512 inline void zero_floats(float* dst, int64_t n) {
+  int64_t c = 0;
+  for (; c + 16 <= n; c += 16) _mm512_storeu_ps(dst + c, _mm512_setzero_ps());
+  if (c < n) _mm512_mask_storeu_ps(dst + c, avx512::tail_mask(n - c), _mm512_setzero_ps());
+}
+
+// dst[j] = src[j * s] for j < n (reads nothing past src[(n - 1) * s]).
+DLRT_AVX512 inline void gather_row(const float* src, int64_t s, int64_t n, float* dst) {
+  if (s == 1) {
+    int64_t c = 0;
+    for (; c + 16 <= n; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+    if (c < n) {
+      const __mmask16 k = avx512::tail_mask(n - c);
+      _mm512_mask_storeu_ps(dst + c, k, _mm512_maskz_loadu_ps(k, src + c));
+    }
+    return;
+  }
+  if (s == 2) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const int64_t span = 2 * n - 1;  // inputs read
+    for (int64_t i = 0; i < n; i += 16) {
+      const int64_t at = 2 * i;
+      const __m512 a = _mm512_maskz_loadu_ps(avx512::tail_mask(span - at), src + at);
+      const __m512 b = _mm512_maskz_loadu_ps(avx512::tail_mask(std::max<int64_t>(0, span - at - 16)), src + at + 16);
+      _mm512_mask_storeu_ps(dst + i, avx512::tail_mask(n - i), _mm512_permutex2var_ps(a, even, b));
+    }
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) dst[j] = src[j * s];
+}
+
+// The copied phases of one input channel xc [in_h, in_w] into dst (nphase planes of hq x wq).
+DLRT_AVX512 void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst) {
+  const ConvDirectGeometry& g = P.g;
+  for (int64_t a = 0; a < g.sh; ++a)
+    for (int64_t b = 0; b < g.sw; ++b) {
+      const int slot = P.phase_slot[a * g.sw + b];
+      if (slot < 0) continue;
+      float* ph = dst + slot * P.hq * P.wq;
+      // Phase column j is padded column b + sw*j, input column b + sw*j - pad_left: inside for j in [j0, j1).
+      const int64_t lead = g.pad_left - b;
+      int64_t j0 = lead > 0 ? ceil_div(lead, g.sw) : 0;
+      int64_t j1 = g.in_w + lead > 0 ? ceil_div(g.in_w + lead, g.sw) : 0;
+      j1 = std::min(j1, P.wq);
+      j0 = std::min(j0, j1);
+      for (int64_t i = 0; i < P.hq; ++i) {
+        float* row = ph + i * P.wq;
+        const int64_t ih = a + g.sh * i - g.pad_top;
+        if (ih < 0 || ih >= g.in_h) {
+          zero_floats(row, P.wq);
+          continue;
+        }
+        zero_floats(row, j0);
+        if (j1 > j0) gather_row(xc + ih * g.in_w + (b + g.sw * j0 - g.pad_left), g.sw, j1 - j0, row + j0);
+        zero_floats(row + j1, P.wq - j1);
+      }
+    }
+}
+
+// Where a finished tile goes. Compact grids (wq == out_w: 1x1 convs) store
+// straight from the registers through the epilogue; the others go through
+// the tile buffer `t` (8 rows of kNR floats) and store_tile.
+struct TileOut {
+  float* t = nullptr;      // non-null: write the raw tile here
+  float* y = nullptr;      // else: y + m * plane + j0 is output row m's first column
+  int64_t plane = 0;
+  const float* bias = nullptr;      // per output row, or null
+  const float* residual = nullptr;  // like y (ldr = plane), or null
+  bool clamp = false, other_act = false;
+  float lo = 0.0f, hi = 0.0f;
+  const Activation* act = nullptr;
+};
+
+// One 8 x (16*NV) tile at grid column j0 (src already offset by j0) of M
+// panel q: the whole K in registers, slice by slice of the packed weights.
+// kMask: the last zmm column is partial (loads through `mask`, so nothing
+// past the grid is read). Rows [0, rows) are stored (output rows m0 + i).
+template <int NV, bool kMask>
+DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t q, bool prefetch_next,
+                             const float* src, const int64_t* off, __mmask16 mask, int rows, int64_t m0, int64_t j0,
+                             int64_t n, const TileOut& out) {
+  __m512 acc[kMR][NV];
+#pragma GCC unroll 8
+  for (int i = 0; i < kMR; ++i)
+#pragma GCC unroll 3
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
+  for (int64_t p0 = 0; p0 < K; p0 += KC) {
+    const int64_t kc = std::min(KC, K - p0);
+    const float* __restrict a = w + Mp * p0 + q * kMR * kc;
+    // The panel the next tile reads, pulled towards L2 while this tile
+    // computes: the next M panel (contiguous in the slice), or this one again.
+    const float* pf = prefetch_next ? a + kMR * kc : a;
+    const int64_t* o = off + p0;
+    for (int64_t p = 0; p < kc; ++p) {
+      _mm_prefetch(reinterpret_cast<const char*>(pf + p * kMR), _MM_HINT_T1);
+      const float* s = src + o[p];
+      __m512 b[NV];
+#pragma GCC unroll 3
+      for (int v = 0; v < NV; ++v)
+        b[v] = (kMask && v == NV - 1) ? _mm512_maskz_loadu_ps(mask, s + 16 * v) : _mm512_loadu_ps(s + 16 * v);
+#pragma GCC unroll 8
+      for (int i = 0; i < kMR; ++i) {
+        const __m512 av = _mm512_set1_ps(a[p * kMR + i]);
+#pragma GCC unroll 3
+        for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(av, b[v], acc[i][v]);
+      }
+    }
+  }
+  if (out.t) {
+#pragma GCC unroll 8
+    for (int i = 0; i < kMR; ++i)
+#pragma GCC unroll 3
+      for (int v = 0; v < NV; ++v) _mm512_store_ps(out.t + i * kNR + 16 * v, acc[i][v]);
+    return;
+  }
+  const __m512 lo = _mm512_set1_ps(out.lo), hi = _mm512_set1_ps(out.hi);
+#pragma GCC unroll 8
+  for (int i = 0; i < kMR; ++i) {
+    if (i >= rows) break;
+    const int64_t m = m0 + i;
+    float* yi = out.y + m * out.plane + j0;
+    const float* zi = out.residual ? out.residual + m * out.plane + j0 : nullptr;
+    const __m512 bias = _mm512_set1_ps(out.bias ? out.bias[m] : 0.0f);
+#pragma GCC unroll 3
+    for (int v = 0; v < NV; ++v) {
+      const __mmask16 mk = (kMask && v == NV - 1) ? mask : __mmask16(0xFFFF);
+      __m512 r = _mm512_add_ps(acc[i][v], bias);
+      if (zi) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(mk, zi + 16 * v));
+      if (out.clamp) r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));
+      _mm512_mask_storeu_ps(yi + 16 * v, mk, r);
+    }
+    if (out.other_act) apply_activation(*out.act, yi, n);
+  }
+}
+
+// A last tile of NC <= 4 grid columns (a 7x7 grid leaves 1, 14x14 leaves 4):
+// vectorised over the 8 rows of the A panel instead (one 8-lane FMA per
+// column and K step); U partial sums per column hide the FMA latency. The
+// raw tile goes to t (rows of kNR floats), columns [0, NC).
+template <int NC>
+DLRT_AVX512 void narrow_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t q, const float* src,
+                             const int64_t* off, float* t) {
+  constexpr int U = NC == 1 ? 4 : NC <= 3 ? 3 : 2;
+  __m256 acc[NC][U];
+#pragma GCC unroll 4
+  for (int j = 0; j < NC; ++j)
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) acc[j][u] = _mm256_setzero_ps();
+  for (int64_t p0 = 0; p0 < K; p0 += KC) {
+    const int64_t kc = std::min(KC, K - p0);
+    const float* a = w + Mp * p0 + q * kMR * kc;
+    const int64_t* o = off + p0;
+    int64_t p = 0;
+    for (; p + U <= kc; p += U) {
+#pragma GCC unroll 4
+      for (int u = 0; u < U; ++u) {
+        const __m256 av = _mm256_loadu_ps(a + (p + u) * kMR);
+        const float* s = src + o[p + u];
+#pragma GCC unroll 4
+        for (int j = 0; j < NC; ++j) acc[j][u] = _mm256_fmadd_ps(av, _mm256_broadcast_ss(s + j), acc[j][u]);
+      }
+    }
+    for (; p < kc; ++p) {
+      const __m256 av = _mm256_loadu_ps(a + p * kMR);
+      const float* s = src + o[p];
+#pragma GCC unroll 4
+      for (int j = 0; j < NC; ++j) acc[j][0] = _mm256_fmadd_ps(av, _mm256_broadcast_ss(s + j), acc[j][0]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < NC; ++j) {
+    __m256 sum = acc[j][0];
+#pragma GCC unroll 4
+    for (int u = 1; u < U; ++u) sum = _mm256_add_ps(sum, acc[j][u]);
+    alignas(32) float col[kMR];
+    _mm256_store_ps(col, sum);
+    for (int i = 0; i < kMR; ++i) t[i * kNR + j] = col[i];
+  }
+}
+
+// Grid columns [j0, j0 + n) of tile t (rows [0, rows) are real, output rows
+// m0 + i) to their compact places in y, through the epilogue.
+DLRT_AVX512 void store_tile(const float* t, int rows, int64_t m0, int64_t j0, int64_t n, const ConvDirectPlan& P,
+                            float* y, const GemmEpilogue& ep) {
+  const int64_t out_w = P.g.out_w, wq = P.wq, plane = P.g.out_h * out_w;
+  const ActKind k = ep.act.kind;
+  const bool clamp = k == ActKind::kRelu || k == ActKind::kClip;
+  const bool other_act = !clamp && k != ActKind::kNone;
+  const __m512 lo = _mm512_set1_ps(k == ActKind::kClip ? ep.act.p0 : 0.0f);
+  const __m512 hi = _mm512_set1_ps(k == ActKind::kClip ? ep.act.p1 : std::numeric_limits<float>::infinity());
+  int64_t oh = j0 / wq, ow = j0 - oh * wq;
+  for (int64_t jj = 0; jj < n; ow = 0, ++oh) {
+    const int64_t len = std::min(n - jj, wq - ow);
+    const int64_t valid = ow < out_w ? std::min(len, out_w - ow) : 0;
+    if (valid > 0) {
+      const int64_t idx = oh * out_w + ow;
+      for (int i = 0; i < rows; ++i) {
+        const int64_t m = m0 + i;
+        const float* ti = t + i * kNR + jj;
+        float* yi = y + m * plane + idx;
+        const float* zi = ep.residual ? ep.residual + m * ep.ldr + idx : nullptr;
+        const __m512 bias = _mm512_set1_ps(ep.row_bias ? ep.row_bias[m] : 0.0f);
+        for (int64_t c = 0; c < valid; c += 16) {
+          const __mmask16 mk = avx512::tail_mask(valid - c);
+          __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(mk, ti + c), bias);
+          if (zi) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, zi + c));
+          if (clamp) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+          _mm512_mask_storeu_ps(yi + c, mk, v);
+        }
+        if (other_act) apply_activation(ep.act, yi, valid);
+      }
+    }
+    jj += len;
+  }
+}
+
+}  // namespace
+
+DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* off, const float* x,
+                                    const PackedMatrix& w, float* y, const GemmEpilogue& ep, ThreadPool* pool) {
+  conv_direct_note_run();
+  const ConvDirectGeometry& g = plan.g;
+  const int threads = pool ? pool->num_threads() : 1;
+  const float* src = x;
+  if (plan.copy) {
+    float* s = src_scratch(static_cast<size_t>(plan.src_floats));
+    const int64_t per_channel = plan.nphase * plan.hq * plan.wq;
+    auto fill = [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c) fill_channel(plan, x + c * g.in_h * g.in_w, s + c * per_channel);
+    };
+    if (threads > 1 && g.channels * per_channel >= 65536)
+      pool->parallel_for(g.channels, std::max<int64_t>(1, 16384 / per_channel), fill);
+    else
+      fill(0, g.channels);
+    zero_floats(s + g.channels * per_channel, plan.src_floats - g.channels * per_channel);
+    src = s;
+  }
+  const int64_t M = w.rows(), K = plan.k, KC = packed_kc(w);
+  const int64_t panels = ceil_div(M, kMR), Mp = panels * kMR;
+  const int64_t tiles = ceil_div(plan.grid, kNR);
+  // Column blocks whose input window stays in L2 while every M panel runs
+  // over them; more blocks where the M panels alone leave a thread short.
+  const int64_t col_bytes = (plan.copy ? g.channels * plan.nphase : g.channels) * int64_t{sizeof(float)};
+  const int64_t halo = plan.copy ? (plan.hq - g.out_h + 1) * plan.wq : 0;
+  const int64_t block_cols = std::max<int64_t>(kNR, kBlockBytes / col_bytes - halo);
+  int64_t per_block = std::max<int64_t>(1, block_cols / kNR);
+  int64_t blocks = ceil_div(tiles, per_block);
+  if (threads > 1 && blocks * panels < 4 * threads) blocks = std::min(tiles, ceil_div(4 * threads, panels));
+  per_block = ceil_div(tiles, blocks);
+  blocks = ceil_div(tiles, per_block);
+  const int64_t units = blocks * panels;
+  const float* wd = w.data();
+
+  // Compact grids store from the registers; the others through a tile buffer.
+  const bool compact = plan.wq == g.out_w;
+  TileOut direct_out;
+  direct_out.y = y;
+  direct_out.plane = g.out_h * g.out_w;
+  direct_out.bias = ep.row_bias;
+  direct_out.residual = ep.residual;
+  {
+    const ActKind k = ep.act.kind;
+    direct_out.clamp = k == ActKind::kRelu || k == ActKind::kClip;
+    direct_out.other_act = !direct_out.clamp && k != ActKind::kNone;
+    direct_out.lo = k == ActKind::kClip ? ep.act.p0 : 0.0f;
+    direct_out.hi = k == ActKind::kClip ? ep.act.p1 : std::numeric_limits<float>::infinity();
+    direct_out.act = &ep.act;
+  }
+
+  auto body = [&](int64_t ub, int64_t ue) {
+    alignas(64) float t[kMR * kNR];
+    TileOut buffered;
+    buffered.t = t;
+    const TileOut& out = compact ? direct_out : buffered;
+    for (int64_t u = ub; u < ue; ++u) {
+      const int64_t blk = u / panels, q = u % panels;
+      const int64_t t0 = blk * per_block, t1 = std::min(tiles, t0 + per_block);
+      const int rows = static_cast<int>(std::min<int64_t>(kMR, M - q * kMR));
+      const int64_t m0 = q * kMR;
+      for (int64_t ti = t0; ti < t1; ++ti) {
+        const int64_t j0 = ti * kNR, n = std::min<int64_t>(kNR, plan.grid - j0);
+        // The last tile of this panel prefetches the next panel; the others, this one.
+        const bool pf = ti + 1 == t1 && q + 1 < panels;
+        const float* sj = src + j0;
+        if (n == kNR) {
+          direct_tile<3, false>(wd, Mp, KC, K, q, pf, sj, off, 0xFFFF, rows, m0, j0, n, out);
+          if (!compact) store_tile(t, rows, m0, j0, n, plan, y, ep);
+          continue;
+        }
+        if (n <= 4) {
+          switch (n) {
+            case 1: narrow_tile<1>(wd, Mp, KC, K, q, sj, off, t); break;
+            case 2: narrow_tile<2>(wd, Mp, KC, K, q, sj, off, t); break;
+            case 3: narrow_tile<3>(wd, Mp, KC, K, q, sj, off, t); break;
+            default: narrow_tile<4>(wd, Mp, KC, K, q, sj, off, t); break;
+          }
+          store_tile(t, rows, m0, j0, n, plan, y, ep);
+          continue;
+        }
+        const int nv = static_cast<int>(ceil_div(n, 16));
+        const __mmask16 mk = avx512::tail_mask(n - 16 * (nv - 1));
+        if (nv == 3) direct_tile<3, true>(wd, Mp, KC, K, q, pf, sj, off, mk, rows, m0, j0, n, out);
+        else if (nv == 2) direct_tile<2, true>(wd, Mp, KC, K, q, pf, sj, off, mk, rows, m0, j0, n, out);
+        else direct_tile<1, true>(wd, Mp, KC, K, q, pf, sj, off, mk, rows, m0, j0, n, out);
+        if (!compact) store_tile(t, rows, m0, j0, n, plan, y, ep);
+      }
+    }
+  };
+  if (threads > 1 && units > 1) pool->parallel_for(units, 1, body);
+  else body(0, units);
+}
+
+}  // namespace dlrt::cpu
+
+#endif

@@ -1,0 +1,331 @@
+// The direct float32 convolution (backends/cpu/conv_direct.h) against the
+// im2col/GEMM path and a naive reference loop, through conv_run with weights
+// pre-packed as a model's constant would be.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "backends/cpu/conv_direct.h"
+#include "backends/cpu/conv_impl.h"
+#include "backends/cpu/isa.h"
+#include "kernel_test_util.h"
+
+namespace dlrt::cpu {
+namespace {
+
+using testing::attr_int;
+using testing::attr_ints;
+
+struct Case {
+  int64_t N = 1, C = 1, M = 1, group = 1;
+  std::vector<int64_t> in, k, s, d, pb, pe;  // 1 or 2 spatial dims
+  bool bias = false, residual = false;
+  Activation act;
+};
+
+std::string describe(const Case& c) {
+  auto v = [](const std::vector<int64_t>& a) {
+    std::string s;
+    for (int64_t x : a) s += (s.empty() ? "" : "x") + std::to_string(x);
+    return s;
+  };
+  return "N" + std::to_string(c.N) + " C" + std::to_string(c.C) + " M" + std::to_string(c.M) + " g" +
+         std::to_string(c.group) + " in " + v(c.in) + " k " + v(c.k) + " s " + v(c.s) + " d " + v(c.d) + " pads " +
+         v(c.pb) + "/" + v(c.pe) + (c.bias ? " bias" : "") + (c.residual ? " residual" : "") + " act " +
+         std::to_string(static_cast<int>(c.act.kind));
+}
+
+std::vector<int64_t> out_dims(const Case& c) {
+  std::vector<int64_t> o;
+  for (size_t i = 0; i < c.in.size(); ++i)
+    o.push_back((c.in[i] + c.pb[i] + c.pe[i] - ((c.k[i] - 1) * c.d[i] + 1)) / c.s[i] + 1);
+  return o;
+}
+
+// act(conv + bias + z) by the definition, in double.
+std::vector<float> reference(const Case& c, const std::vector<float>& x, const std::vector<float>& w,
+                             const std::vector<float>& b, const std::vector<float>& z) {
+  const bool two = c.in.size() == 2;
+  const int64_t H = two ? c.in[0] : 1, W = c.in.back(), KH = two ? c.k[0] : 1, KW = c.k.back();
+  const int64_t SH = two ? c.s[0] : 1, SW = c.s.back(), DH = two ? c.d[0] : 1, DW = c.d.back();
+  const int64_t PT = two ? c.pb[0] : 0, PL = c.pb.back();
+  const std::vector<int64_t> od = out_dims(c);
+  const int64_t OH = two ? od[0] : 1, OW = od.back();
+  const int64_t Cg = c.C / c.group, Mg = c.M / c.group;
+  std::vector<float> y(static_cast<size_t>(c.N * c.M * OH * OW));
+  size_t o = 0;
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t m = 0; m < c.M; ++m)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow, ++o) {
+          double acc = c.bias ? b[m] : 0.0;
+          const int64_t gi = m / Mg;
+          for (int64_t ci = 0; ci < Cg; ++ci)
+            for (int64_t i = 0; i < KH; ++i)
+              for (int64_t j = 0; j < KW; ++j) {
+                const int64_t ih = oh * SH - PT + i * DH, iw = ow * SW - PL + j * DW;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                acc += static_cast<double>(x[((n * c.C + gi * Cg + ci) * H + ih) * W + iw]) *
+                       w[((m * Cg + ci) * KH + i) * KW + j];
+              }
+          if (c.residual) acc += z[o];
+          y[o] = activate(c.act, static_cast<float>(acc));
+        }
+  return y;
+}
+
+// Runs Conv (or FusedConv's stage: residual input 3, activation) through
+// conv_run with the weights pre-packed.
+Result<Tensor> run(const Case& c, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& z) {
+  ir::Node node;
+  node.name = "direct_conv";
+  node.op_type = "Conv";
+  node.opset = 17;
+  std::vector<int64_t> pads = c.pb;
+  pads.insert(pads.end(), c.pe.begin(), c.pe.end());
+  node.attributes = {{"strides", attr_ints(c.s)}, {"dilations", attr_ints(c.d)}, {"pads", attr_ints(pads)},
+                     {"group", attr_int(c.group)}};
+  std::vector<Tensor> inputs = {x, w, b, z};
+  for (size_t i = 0; i < inputs.size(); ++i)
+    node.inputs.push_back(inputs[i].valid() ? static_cast<ir::ValueId>(i) : ir::kNoValue);
+  node.outputs.push_back(100);
+  DLRT_ASSIGN_OR_RETURN(auto pre, prepack_conv_weights(node, &w));
+  std::vector<RunValue> in_values;
+  for (auto& t : inputs) in_values.push_back(t.valid() ? RunValue::of(t) : RunValue{});
+  std::vector<const RunValue*> in_ptrs;
+  for (auto& v : in_values) in_ptrs.push_back(v.kind == RunValue::Kind::kNone ? nullptr : &v);
+  std::vector<RunValue> outs(1);
+  static ThreadPool pool(2);
+  KernelContext ctx(node, in_ptrs, outs, pool, nullptr);
+  ConvFusion fuse;
+  fuse.act = c.act;
+  fuse.residual_input = c.residual ? 3 : -1;
+  DLRT_RETURN_IF_ERROR(conv_run(ctx, pre.get(), fuse));
+  return outs[0].tensor;
+}
+
+Shape shape_of(int64_t a, int64_t b, const std::vector<int64_t>& sp) {
+  Shape s = {a, b};
+  s.insert(s.end(), sp.begin(), sp.end());
+  return s;
+}
+
+// Direct path vs reference, and vs the GEMM path; `expect_direct`: the direct path must have run.
+void check(const Case& c, std::mt19937& rng, bool expect_direct = true) {
+  SCOPED_TRACE(describe(c));
+  std::uniform_real_distribution<float> dist(-1, 1);
+  const Shape xs = shape_of(c.N, c.C, c.in), ws = shape_of(c.M, c.C / c.group, c.k), ys = shape_of(c.N, c.M, out_dims(c));
+  std::vector<float> x(static_cast<size_t>(element_count(xs))), w(static_cast<size_t>(element_count(ws))), b, z;
+  for (auto& v : x) v = dist(rng);
+  for (auto& v : w) v = dist(rng);
+  if (c.bias) {
+    b.resize(static_cast<size_t>(c.M));
+    for (auto& v : b) v = dist(rng);
+  }
+  if (c.residual) {
+    z.resize(static_cast<size_t>(element_count(ys)));
+    for (auto& v : z) v = dist(rng);
+  }
+  const Tensor tx = Tensor::from_vector<float>(xs, x), tw = Tensor::from_vector<float>(ws, w);
+  const Tensor tb = c.bias ? Tensor::from_vector<float>({c.M}, b) : Tensor();
+  const Tensor tz = c.residual ? Tensor::from_vector<float>(ys, z) : Tensor();
+  const std::vector<float> want = reference(c, x, w, b, z);
+
+  const uint64_t before = conv_direct_runs();
+  Result<Tensor> direct = Status::Ok();
+  {
+    // Forced on (whatever DLRT_CONV_DIRECT says) where the direct path is expected.
+    std::optional<ScopedConvDirect> on;
+    if (expect_direct) on.emplace(true);
+    direct = run(c, tx, tw, tb, tz);
+  }
+  ASSERT_TRUE(direct.ok()) << direct.status().to_string();
+  if (expect_direct) {
+    EXPECT_EQ(conv_direct_runs() - before, static_cast<uint64_t>(c.N * c.group)) << "the direct path did not run";
+  }
+  Result<Tensor> gemm = Status::Ok();
+  {
+    ScopedConvDirect off(false);
+    const uint64_t b0 = conv_direct_runs();
+    gemm = run(c, tx, tw, tb, tz);
+    EXPECT_EQ(conv_direct_runs(), b0) << "DLRT_CONV_DIRECT off still ran the direct path";
+  }
+  ASSERT_TRUE(gemm.ok()) << gemm.status().to_string();
+  ASSERT_EQ(direct->shape(), ys);
+  ASSERT_EQ(gemm->shape(), ys);
+  const float* d = direct->data<float>();
+  const float* gm = gemm->data<float>();
+  // Sums of up to ~1000 products of [-1, 1] values: relative 1e-5 of the magnitude they add up from.
+  const double scale = std::sqrt(static_cast<double>(c.C / c.group * element_count(Shape(c.k.begin(), c.k.end()))));
+  const double tol = 1e-5 * (2.0 + scale);
+  int bad = 0;
+  for (size_t i = 0; i < want.size() && bad < 5; ++i) {
+    if (!(std::abs(d[i] - want[i]) <= tol * (1 + std::abs(want[i])))) {
+      ++bad;
+      ADD_FAILURE() << "direct vs reference at " << i << ": " << d[i] << " vs " << want[i];
+    }
+    if (!(std::abs(d[i] - gm[i]) <= tol * (1 + std::abs(gm[i])))) {
+      ++bad;
+      ADD_FAILURE() << "direct vs GEMM path at " << i << ": " << d[i] << " vs " << gm[i];
+    }
+  }
+}
+
+Case make(int64_t C, int64_t M, int64_t group, std::vector<int64_t> in, std::vector<int64_t> k,
+          std::vector<int64_t> s, std::vector<int64_t> d, std::vector<int64_t> pb, std::vector<int64_t> pe) {
+  Case c;
+  c.C = C, c.M = M, c.group = group;
+  c.in = std::move(in), c.k = std::move(k), c.s = std::move(s), c.d = std::move(d), c.pb = std::move(pb),
+  c.pe = std::move(pe);
+  return c;
+}
+
+bool have_direct() { return cpu_isa() >= CpuIsa::kAvx512; }
+
+TEST(ConvDirect, PlanGeometry) {
+  ConvDirectPlan p;
+  ConvDirectGeometry g;
+  // resnet18 layer1: 3x3 pad 1 on 56x56 -> one phase of 58x58, grid rows of 58.
+  g.channels = 64, g.in_h = g.in_w = g.out_h = g.out_w = 56, g.kh = g.kw = 3, g.pad_top = g.pad_left = 1;
+  ASSERT_TRUE(conv_direct_plan(g, &p));
+  EXPECT_TRUE(p.copy);
+  EXPECT_EQ(p.nphase, 1);
+  EXPECT_EQ(p.hq, 58);
+  EXPECT_EQ(p.wq, 58);
+  EXPECT_EQ(p.grid, 56 * 58);
+  EXPECT_EQ(p.k, 576);
+  std::vector<int64_t> off(static_cast<size_t>(p.k));
+  conv_direct_offsets(p, off.data());
+  EXPECT_EQ(off[4], 58 + 1);                // channel 0, tap (1, 1)
+  EXPECT_EQ(off[9 + 2], 58 * 58 + 2);       // channel 1, tap (0, 2)
+  // Stride 2, 3x3 pad 1 on 56x56 -> 28x28: four phases of 29x29.
+  g.out_h = g.out_w = 28, g.sh = g.sw = 2;
+  ASSERT_TRUE(conv_direct_plan(g, &p));
+  EXPECT_EQ(p.nphase, 4);
+  EXPECT_EQ(p.hq, 29);
+  EXPECT_EQ(p.wq, 29);
+  conv_direct_offsets(p, off.data());
+  EXPECT_EQ(off[8], p.phase_slot[0] * 29 * 29 + 29 + 1);  // tap (2, 2): phase (0, 0), one row and column on
+  // 1x1 stride 2 (resnet's downsample): only phase (0, 0) is copied.
+  g.kh = g.kw = 1, g.pad_top = g.pad_left = 0;
+  ASSERT_TRUE(conv_direct_plan(g, &p));
+  EXPECT_EQ(p.nphase, 1);
+  EXPECT_EQ(p.wq, 28);
+  // 1x1 stride 1 unpadded: the input itself.
+  g.sh = g.sw = 1, g.out_h = g.out_w = 56;
+  ASSERT_TRUE(conv_direct_plan(g, &p));
+  EXPECT_FALSE(p.copy);
+  EXPECT_EQ(p.grid, 56 * 56);
+  // Strides past kMaxStride and negative pads are left to the GEMM path.
+  g.sh = 5, g.out_h = 12;
+  EXPECT_FALSE(conv_direct_plan(g, &p));
+  g.sh = 1, g.out_h = 56, g.pad_top = -1;
+  EXPECT_FALSE(conv_direct_plan(g, &p));
+}
+
+TEST(ConvDirect, MatchesReferenceAndGemmPath) {
+  if (!have_direct()) GTEST_SKIP() << "no AVX-512 under cpu_isa(): the direct path never runs";
+  std::mt19937 rng(21);
+  // Kernels 1x1/3x3/5x5/7x7/1x3 with strides 1-3, symmetric and asymmetric pads, dilation 2.
+  check(make(5, 9, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng);
+  check(make(13, 17, 1, {15, 15}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}), rng);
+  check(make(7, 8, 1, {17, 20}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}), rng);
+  check(make(3, 16, 1, {30, 30}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}), rng);  // resnet's stem shape, small
+  check(make(6, 10, 1, {8, 13}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}), rng);
+  check(make(6, 10, 1, {13, 16}, {3, 3}, {3, 3}, {1, 1}, {2, 1}, {0, 2}), rng);
+  check(make(4, 12, 1, {12, 12}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}), rng);
+  check(make(4, 12, 1, {14, 17}, {3, 5}, {2, 1}, {2, 3}, {1, 0}, {3, 2}), rng);
+  check(make(11, 9, 1, {9, 9}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}), rng);  // downsample: phase (0, 0) only
+  check(make(11, 20, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}), rng);  // pointwise: no copy
+  check(make(9, 7, 1, {5, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 0}, {0, 2}), rng);    // padded 1x1: copied
+  check(make(8, 24, 1, {6, 6}, {3, 3}, {3, 2}, {1, 1}, {0, 0}, {2, 1}), rng);
+}
+
+TEST(ConvDirect, OutputWidthsAndPartialTiles) {
+  if (!have_direct()) GTEST_SKIP() << "no AVX-512 under cpu_isa(): the direct path never runs";
+  std::mt19937 rng(22);
+  // Output widths 1, 7, 15, 49, 57: grids that end in a partial tile of 1-47 columns.
+  for (int64_t ow : {1, 7, 15, 49, 57}) {
+    for (int64_t oh : {1, 3, 5}) {
+      check(make(5, 11, 1, {oh, ow}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng);
+      check(make(6, 8, 1, {oh * 2, ow * 2}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 0}), rng);
+      check(make(4, 9, 1, {oh, ow}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}), rng);
+    }
+  }
+  // Many M panels and columns: a grid of several column blocks, M not a multiple of 8.
+  check(make(40, 70, 1, {33, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng);
+  check(make(130, 20, 1, {60, 61}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng);
+}
+
+TEST(ConvDirect, GroupsBatchAndEpilogues) {
+  if (!have_direct()) GTEST_SKIP() << "no AVX-512 under cpu_isa(): the direct path never runs";
+  std::mt19937 rng(23);
+  Activation relu;
+  relu.kind = ActKind::kRelu;
+  Activation clip;
+  clip.kind = ActKind::kClip, clip.p0 = -0.3f, clip.p1 = 0.4f;
+  Activation sig;
+  sig.kind = ActKind::kSigmoid;
+  for (int64_t group : {1, 2, 4}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      Case c = make(4 * group + (group == 1 ? 3 : 0), 6 * group, group, {9, 10}, {3, 3}, {1 + variant % 2, 1},
+                    {1, 1}, {1, 1}, {1, 0});
+      c.N = 2;
+      c.bias = variant != 1;
+      c.residual = variant >= 2;
+      c.act = variant == 0 ? Activation{} : variant == 1 ? relu : variant == 2 ? clip : sig;
+      check(c, rng);
+    }
+  }
+  // Pointwise with bias, residual and Relu (mobilenet's project + add, resnet's block end).
+  Case c = make(24, 40, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0});
+  c.N = 2, c.bias = true, c.residual = true, c.act = relu;
+  check(c, rng);
+}
+
+TEST(ConvDirect, OneDimensional) {
+  if (!have_direct()) GTEST_SKIP() << "no AVX-512 under cpu_isa(): the direct path never runs";
+  std::mt19937 rng(24);
+  Case c = make(6, 10, 2, {50}, {5}, {2}, {2}, {3}, {1});
+  c.bias = true;
+  check(c, rng);
+  check(make(6, 10, 1, {70}, {3}, {1}, {1}, {1}, {1}), rng);
+}
+
+TEST(ConvDirect, OffUnderAvx2AndForDepthwise) {
+  std::mt19937 rng(25);
+  {
+    // DLRT_CPU_ISA=avx2 (here a ScopedCpuIsa) keeps the GEMM path, with the AVX2-packed weights.
+    ScopedCpuIsa avx2(CpuIsa::kAvx2);
+    check(make(5, 9, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
+    EXPECT_FALSE(conv_direct_enabled());
+  }
+  if (!have_direct()) GTEST_SKIP() << "no AVX-512: the rest checks when the direct path is chosen";
+  // Depthwise keeps its own kernels.
+  const uint64_t before = conv_direct_runs();
+  check(make(8, 8, 8, {10, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
+  EXPECT_EQ(conv_direct_runs(), before);
+}
+
+TEST(ConvDirect, DefaultModeTakesLargeGridsOnly) {
+  if (!have_direct()) GTEST_SKIP() << "no AVX-512 under cpu_isa(): the direct path never runs";
+  if (std::getenv("DLRT_CONV_DIRECT")) GTEST_SKIP() << "DLRT_CONV_DIRECT is set: the default policy is not in effect";
+  ASSERT_EQ(conv_direct_mode(), ConvDirectMode::kAuto);
+  std::mt19937 rng(26);
+  // 28x28 outputs, 3x3 pad 1: a 28 x 30 grid (840 columns) runs direct.
+  uint64_t before = conv_direct_runs();
+  check(make(8, 16, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
+  EXPECT_EQ(conv_direct_runs() - before, 1u);
+  // 7x7 outputs: a 63-column grid stays on the GEMM path.
+  before = conv_direct_runs();
+  check(make(8, 16, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
+  EXPECT_EQ(conv_direct_runs(), before);
+}
+
+}  // namespace
+}  // namespace dlrt::cpu
