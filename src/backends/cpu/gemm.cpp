@@ -690,6 +690,7 @@ void sgemm_rows_a_packed_b(int64_t M, int64_t N, int64_t K, float alpha, const f
       const int64_t nb = t / mblocks, mb = t % mblocks;
       const int64_t i_begin = mb * mc, i_end = std::min(M, i_begin + mc);
       const int64_t pb = nb * pc, pe = std::min(bpanels, pb + pc);
+      const int64_t tiles = ceil_div(i_end - i_begin, MR);  // row tiles per panel
       for (int64_t p0 = 0; p0 < K; p0 += KC) {
         const int64_t kc = std::min(KC, K - p0);
         const float beta_eff = p0 == 0 ? beta : 1.0f;
@@ -699,12 +700,28 @@ void sgemm_rows_a_packed_b(int64_t M, int64_t N, int64_t K, float alpha, const f
           const int64_t jr = panel * NR;
           const int nr = static_cast<int>(std::min<int64_t>(NR, N - jr));
           const float* bpanel = bslice + jr * kc;
-          for (int64_t i = i_begin; i < i_end; i += MR) {
+          // The panel this task reads next (this slice's next one, or the
+          // first of the next slice): the row tiles of this panel pull it
+          // toward L2 together, each a share of its rows, so a weight matrix
+          // read from DRAM arrives ahead of the kernel even when a panel
+          // serves many row tiles.
+          const float* next = nullptr;
+          int64_t next_rows = 0;
+          if (panel + 1 < pe) {
+            next = bpanel + NR * kc;
+            next_rows = kc;
+          } else if (!last) {
+            next_rows = std::min(KC, K - p0 - kc);
+            next = packed_b.data() + Np * (p0 + kc) + pb * NR * next_rows;
+          }
+          const int64_t share = ceil_div(next_rows, tiles);
+          for (int64_t i = i_begin, ti = 0; i < i_end; i += MR, ++ti) {
             const int mr = static_cast<int>(std::min<int64_t>(MR, M - i));
             float* cblk = C + i * ldc + jr;
-            // The last row block of this panel pulls the next panel toward L2.
-            const float* next = i + MR >= i_end && panel + 1 < pe ? bpanel + NR * kc : nullptr;
-            sgemm_kernel_avx512_rows(kc, A + i * lda + p0, lda, bpanel, cblk, ldc, alpha, beta_eff, mr, nr, next);
+            const int64_t pf_begin = std::min(next_rows, ti * share);
+            const int64_t pf_rows = std::min(next_rows, pf_begin + share) - pf_begin;
+            sgemm_kernel_avx512_rows(kc, A + i * lda + p0, lda, bpanel, cblk, ldc, alpha, beta_eff, mr, nr,
+                                     pf_rows > 0 ? next + pf_begin * NR : nullptr, pf_rows);
             if (last && use_ep) apply_epilogue_zmm_tile(*ep, cblk, ldc, i, jr, mr, nr);
           }
         }
@@ -767,13 +784,13 @@ std::shared_ptr<const PackedMatrix> PackedMatrix::pack_a(bool trans, int64_t M, 
   return pm;
 }
 
-std::shared_ptr<const PackedMatrix> PackedMatrix::pack_b(bool trans, int64_t K, int64_t N, const float* B,
 int64_t packed_kc(const PackedMatrix& pm) {
   const int64_t K = pm.is_a() ? pm.cols() : pm.rows();
   if (layout_of(pm) == SLayout::kAvx512) return kc_for<float, kSgemmAvx512NR>(K);
   return kc_for<float, kSNR>(K);
 }
 
+std::shared_ptr<const PackedMatrix> PackedMatrix::pack_b(bool trans, int64_t K, int64_t N, const float* B,
                                                          int64_t ldb) {
   auto pm = std::make_shared<PackedMatrix>();
   const SLayout layout = pick_slayout();
@@ -809,12 +826,6 @@ void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& 
     if (ep) apply_epilogue(*ep, C, ldc, 0, 0, M, N);
     return;
   }
-  const Kernels<float> kernels = skernels_for(layout);
-  if (layout == SLayout::kAvx512)
-    sgemm_tiled<kSgemmAvx512MR, kSgemmAvx512NR>(kernels, M, N, K, alpha, a, b, beta, C, ldc, ep, pool);
-  else
-    sgemm_tiled<kSMR, kSNR>(kernels, M, N, K, alpha, a, b, beta, C, ldc, ep, pool);
-}
 #ifdef DLRT_GEMM_X86
   // A plain row-major op(A) against a pre-packed B: A is read in place.
   if (layout == SLayout::kAvx512 && b.packed && !a.packed && a.data && !a.trans && cpu_has_avx512() && K > 0 &&
@@ -823,6 +834,12 @@ void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& 
     return;
   }
 #endif
+  const Kernels<float> kernels = skernels_for(layout);
+  if (layout == SLayout::kAvx512)
+    sgemm_tiled<kSgemmAvx512MR, kSgemmAvx512NR>(kernels, M, N, K, alpha, a, b, beta, C, ldc, ep, pool);
+  else
+    sgemm_tiled<kSMR, kSNR>(kernels, M, N, K, alpha, a, b, beta, C, ldc, ep, pool);
+}
 
 void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
            const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool) {

@@ -21,7 +21,8 @@ template <int R, int NV, int NR>
 DLRT_AVX512 __attribute__((always_inline)) inline void tile_rows_avx512(int64_t kc, const float* const* ar,
                                                                        const float* __restrict b, float* c,
                                                                        int64_t ldc, float alpha, float beta, int mr,
-                                                                       const __mmask16* mask, const float* pf) {
+                                                                       const __mmask16* mask, const float* pf,
+                                                                       int64_t pf_rows) {
   __m512 acc[R][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
@@ -40,8 +41,7 @@ DLRT_AVX512 __attribute__((always_inline)) inline void tile_rows_avx512(int64_t 
     __m512 bv[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(b + 16 * v);
-    if (pf) {
-      // Same rate as b: one kc x NR panel over the kc steps.
+    if (p < pf_rows) {  // one packed B row (NR floats) per k step
 #pragma GCC unroll 4
       for (int v = 0; v < NR / 16; ++v) _mm_prefetch(reinterpret_cast<const char*>(pf + 16 * v), _MM_HINT_T1);
       pf += NR;
@@ -80,12 +80,12 @@ DLRT_AVX512 __attribute__((always_inline)) inline void tile_avx512(int64_t kc, c
                                                                   const float* __restrict b, float* c, int64_t ldc,
                                                                   float alpha, float beta, int mr,
                                                                   const __mmask16* mask, int64_t lda = 0,
-                                                                  const float* pf = nullptr) {
+                                                                  const float* pf = nullptr, int64_t pf_rows = 0) {
   if constexpr (ROWS) {
     const float* ar[R];
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) ar[i] = a + static_cast<int64_t>(i < mr ? i : mr - 1) * lda;
-    tile_rows_avx512<R, NV, NR>(kc, ar, b, c, ldc, alpha, beta, mr, mask, pf);
+    tile_rows_avx512<R, NV, NR>(kc, ar, b, c, ldc, alpha, beta, mr, mask, pf, pf ? pf_rows : 0);
     return;
   }
   __m512 acc[R][NV];
@@ -247,16 +247,17 @@ namespace {
 // R rows (A in place) on the nv zmm columns that hold output.
 template <int R, int NR>
 DLRT_AVX512 inline void rows_tile(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
-                                  float alpha, float beta, int mr, int nv, const __mmask16* mask, const float* pf) {
-  if (nv == 1) return tile_avx512<R, 1, NR, kSgemmAvx512MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf);
-  if (nv == 2) return tile_avx512<R, 2, NR, kSgemmAvx512MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf);
-  tile_avx512<R, NR / 16, NR, kSgemmAvx512MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf);
+                                  float alpha, float beta, int mr, int nv, const __mmask16* mask, const float* pf,
+                                  int64_t pr) {
+  if (nv == 1) return tile_avx512<R, 1, NR, kSgemmAvx512MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf, pr);
+  if (nv == 2) return tile_avx512<R, 2, NR, kSgemmAvx512MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf, pr);
+  tile_avx512<R, NR / 16, NR, kSgemmAvx512MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf, pr);
 }
 }  // namespace
 
 DLRT_AVX512 void sgemm_kernel_avx512_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c,
                                           int64_t ldc, float alpha, float beta, int mr, int nr,
-                                          const float* prefetch) {
+                                          const float* prefetch, int64_t pf_rows) {
   constexpr int MR = kSgemmAvx512MR, NR = kSgemmAvx512NR, NV = NR / 16;
   __mmask16 mask[NV];
   for (int v = 0; v < NV; ++v) {
@@ -265,12 +266,13 @@ DLRT_AVX512 void sgemm_kernel_avx512_rows(int64_t kc, const float* a, int64_t ld
   }
   const int nv = (nr + 15) / 16;  // zmm columns holding real output
   const float* pf = prefetch;
+  const int64_t pr = prefetch ? pf_rows : 0;
   if (mr == MR && nv == NV)
-    return tile_avx512<MR, NV, NR, MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf);
-  if (mr == 1) return rows_tile<1, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf);
-  if (mr == 2) return rows_tile<2, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf);
-  if (mr <= 4) return rows_tile<4, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf);
-  rows_tile<MR, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf);
+    return tile_avx512<MR, NV, NR, MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf, pr);
+  if (mr == 1) return rows_tile<1, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf, pr);
+  if (mr == 2) return rows_tile<2, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf, pr);
+  if (mr <= 4) return rows_tile<4, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf, pr);
+  rows_tile<MR, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf, pr);
 }
 
 namespace {

@@ -28,9 +28,10 @@ void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, i
 // The same tile with A not packed: row i of op(A) is a + i*lda (row-major,
 // k step 1); rows [0, mr) are read, nothing past them. Call only when
 // cpu_isa() >= kAvx512.
-// `prefetch` (may be null): a kc x NR packed panel to pull toward L2 meanwhile.
+// `prefetch` (may be null): pf_rows (<= kc) rows of a packed B panel (NR
+// floats each) to pull toward L2 meanwhile, one row per k step.
 void sgemm_kernel_avx512_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
-                              float alpha, float beta, int mr, int nr, const float* prefetch);
+                              float alpha, float beta, int mr, int nr, const float* prefetch, int64_t pf_rows);
 
 // Packs 8 rows of a row-major A (row stride lda), columns [0, kc), into one
 // 8-row panel (column p at dst + 8p). Call only when cpu_isa() >= kAvx512.
