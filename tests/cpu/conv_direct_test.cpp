@@ -10,6 +10,9 @@
 #include <random>
 #include <string>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "backends/cpu/conv_direct.h"
 #include "backends/cpu/conv_impl.h"
 #include "backends/cpu/isa.h"
@@ -310,6 +313,62 @@ TEST(ConvDirect, OffUnderAvx2AndForDepthwise) {
   const uint64_t before = conv_direct_runs();
   check(make(8, 8, 8, {10, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
   EXPECT_EQ(conv_direct_runs(), before);
+}
+
+// The input placed so that it ends where an inaccessible page begins: a read
+// past it (a partial last tile, the unpadded 1x1 case reading x in place,
+// the phase copy) would crash the test.
+TEST(ConvDirect, ReadsNothingPastTheInput) {
+  if (!have_direct()) GTEST_SKIP() << "no AVX-512 under cpu_isa(): the direct path never runs";
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  struct Shape {
+    int64_t C, M, H, W, k, s, pad;
+  };
+  const Shape shapes[] = {{5, 9, 7, 7, 1, 1, 0},  {3, 16, 5, 5, 1, 1, 0},  {4, 8, 14, 14, 1, 1, 0},
+                          {6, 10, 9, 11, 3, 1, 1}, {3, 12, 15, 15, 7, 2, 3}, {7, 9, 13, 13, 1, 2, 0}};
+  std::mt19937 rng(27);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (const Shape& sh : shapes) {
+    ConvDirectGeometry g;
+    g.channels = sh.C, g.in_h = sh.H, g.in_w = sh.W, g.kh = g.kw = sh.k, g.sh = g.sw = sh.s;
+    g.pad_top = g.pad_left = sh.pad;
+    g.out_h = (sh.H + 2 * sh.pad - sh.k) / sh.s + 1, g.out_w = (sh.W + 2 * sh.pad - sh.k) / sh.s + 1;
+    ConvDirectPlan plan;
+    ASSERT_TRUE(conv_direct_plan(g, &plan));
+    std::vector<int64_t> off(static_cast<size_t>(plan.k));
+    conv_direct_offsets(plan, off.data());
+    const size_t xbytes = static_cast<size_t>(sh.C * sh.H * sh.W) * sizeof(float);
+    const size_t span = (xbytes + page - 1) / page * page;
+    void* mem = mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(mem, MAP_FAILED);
+    ASSERT_EQ(mprotect(static_cast<char*>(mem) + span, page, PROT_NONE), 0);
+    float* x = reinterpret_cast<float*>(static_cast<char*>(mem) + span - xbytes);
+    std::vector<float> w(static_cast<size_t>(sh.M * plan.k));
+    for (int64_t i = 0; i < sh.C * sh.H * sh.W; ++i) x[i] = dist(rng);
+    for (auto& v : w) v = dist(rng);
+    auto packed = PackedMatrix::pack_a(false, sh.M, plan.k, w.data(), plan.k);
+    ASSERT_EQ(packed->mr(), 8);
+    const int64_t out_plane = g.out_h * g.out_w;
+    std::vector<float> y(static_cast<size_t>(sh.M * out_plane), -7.0f);
+    GemmEpilogue ep;
+    ep.ldr = out_plane;
+    conv_direct_avx512(plan, off.data(), x, *packed, y.data(), ep, nullptr);
+    // Spot-check against the definition (the full comparison is in the tests above).
+    for (int64_t m = 0; m < sh.M; m += 4)
+      for (int64_t o = 0; o < out_plane; o += 3) {
+        const int64_t oh = o / g.out_w, ow = o % g.out_w;
+        double acc = 0;
+        for (int64_t c = 0; c < sh.C; ++c)
+          for (int64_t i = 0; i < sh.k; ++i)
+            for (int64_t j = 0; j < sh.k; ++j) {
+              const int64_t ih = oh * sh.s - sh.pad + i, iw = ow * sh.s - sh.pad + j;
+              if (ih < 0 || ih >= sh.H || iw < 0 || iw >= sh.W) continue;
+              acc += static_cast<double>(x[(c * sh.H + ih) * sh.W + iw]) * w[((m * sh.C + c) * sh.k + i) * sh.k + j];
+            }
+        EXPECT_NEAR(y[m * out_plane + o], acc, 1e-4 * (1 + std::abs(acc))) << "m " << m << " o " << o;
+      }
+    munmap(mem, span + page);
+  }
 }
 
 TEST(ConvDirect, DefaultModeTakesLargeGridsOnly) {
