@@ -190,6 +190,40 @@ TEST(FusedMatMul, MatchesMatMulAlphaBiasActivation) {
   }
 }
 
+TEST(FusedMatMul, MatchesMatMulBiasResidualActivation) {
+  struct Case {
+    Shape a, b;
+  };
+  const std::vector<Case> cases = {
+      {{5, 7}, {7, 19}},
+      {{2, 16, 40}, {40, 100}},  // folded Linear (the in-place A path on AVX-512)
+      {{2, 3, 4, 6}, {2, 3, 6, 5}},  // per-batch products: Z offset with each C
+      {{1, 300}, {300, 37}},  // M = 1 (gemv)
+  };
+  uint32_t seed = 300;
+  for (const auto& cs : cases) {
+    const Tensor a = rnd(cs.a, ++seed), b = rnd(cs.b, ++seed);
+    auto mm = run_op("MatMul", {a, b});
+    ASSERT_TRUE(mm.ok()) << mm.status().to_string();
+    const Tensor bias = rnd({cs.b.back()}, ++seed), z = rnd((*mm)[0].shape(), ++seed);
+    for (const auto& c : act_cases()) {
+      SCOPED_TRACE("A " + shape_to_string(cs.a) + " act '" + c.name + "'");
+      auto f = run_op("FusedMatMul", {a, b, bias, z}, with_act({}, c), 1, 1, "com.dlrt");
+      ASSERT_TRUE(f.ok()) << f.status().to_string();
+      expect_close((*f)[0], activate_with_op(c, add(add((*mm)[0], bias), z)));
+      auto f2 = run_op("FusedMatMul", {a, b, Tensor(), z}, with_act({}, c), 1, 1, "com.dlrt");
+      ASSERT_TRUE(f2.ok()) << f2.status().to_string();
+      expect_close((*f2)[0], activate_with_op(c, add((*mm)[0], z)));
+    }
+  }
+}
+
+TEST(FusedMatMul, ResidualOfAnotherShapeIsAnError) {
+  auto f = run_op("FusedMatMul", {rnd({2, 3}, 1), rnd({3, 4}, 2), Tensor(), rnd({1, 4}, 3)}, {}, 1, 1, "com.dlrt");
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(FusedMatMul, BiasOfWrongLengthIsAnError) {
   auto f = run_op("FusedMatMul", {rnd({2, 3}, 1), rnd({3, 4}, 2), rnd({3}, 3)}, {}, 1, 1, "com.dlrt");
   ASSERT_FALSE(f.ok());

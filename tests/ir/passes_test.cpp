@@ -330,6 +330,53 @@ TEST(Passes, BiasActivationFusesMatMulAddGelu) {
   EXPECT_EQ(opt->nodes[0].op_type, "FusedMatMul");
 }
 
+// A transformer residual: MatMul + bias + Add(skip) -> one FusedMatMul with
+// the skip as input 3 (added in the GEMM epilogue); a skip that broadcasts
+// (not the output's shape) stays a separate Add.
+TEST(Passes, BiasActivationFusesMatMulResidual) {
+  if (!cpu::KernelRegistry::builtin().find("FusedMatMul", "com.dlrt", 1)) GTEST_SKIP() << "no FusedMatMul kernel in this build";
+  // The residual check reads the values' shapes: infer them first, as the optimiser does.
+  auto shaped = [](GraphBuilder& b) {
+    auto g = b.graph();
+    p::PassContext ctx = cpu_context();
+    p::fold_shapes(*g, ctx);
+    return g;
+  };
+  {
+    GraphBuilder b;
+    auto x = b.input("x", {2, 5, 16});
+    auto r = b.input("r", {2, 5, 24});
+    auto mm = b.node("MatMul", {x, b.constant("w", random_tensor({16, 24}, 40))});
+    auto y = b.node("Add", {mm, b.constant("bias", random_tensor({24}, 41))});
+    b.output(b.node("Add", {r, y}));
+    auto opt = check_pass(shaped(b), {random_tensor({2, 5, 16}, 42), random_tensor({2, 5, 24}, 43)},
+                          p::fuse_bias_activation, "bias-activation", 1, 1e-4f);
+    ASSERT_EQ(opt->nodes.size(), 1u);
+    EXPECT_EQ(opt->nodes[0].op_type, "FusedMatMul");
+    ASSERT_EQ(opt->nodes[0].inputs.size(), 4u);
+  }
+  {
+    GraphBuilder b;  // no bias: Z still goes to input 3
+    auto x = b.input("x", {3, 16});
+    auto r = b.input("r", {3, 24});
+    auto mm = b.node("MatMul", {x, b.constant("w", random_tensor({16, 24}, 44))});
+    b.output(b.node("Relu", {b.node("Add", {mm, r})}));
+    auto opt = check_pass(shaped(b), {random_tensor({3, 16}, 45), random_tensor({3, 24}, 46)},
+                          p::fuse_bias_activation, "bias-activation", 1, 1e-4f);
+    ASSERT_EQ(opt->nodes.size(), 1u);
+    EXPECT_EQ(opt->nodes[0].op_type, "FusedMatMul");
+  }
+  {
+    GraphBuilder b;  // a broadcast skip ([24] against [3, 24] with no constant bias) is not a residual
+    auto x = b.input("x", {3, 16});
+    auto r = b.input("r", {1, 24});
+    auto mm = b.node("MatMul", {x, b.constant("w", random_tensor({16, 24}, 47))});
+    b.output(b.node("Add", {mm, r}));
+    check_pass(shaped(b), {random_tensor({3, 16}, 48), random_tensor({1, 24}, 49)}, p::fuse_bias_activation,
+               "bias-activation", 0);
+  }
+}
+
 TEST(Passes, BiasActivationFusesConvClipAndGemmRelu) {
   if (!cpu::KernelRegistry::builtin().find("FusedConv", "com.dlrt", 1) ||
       !cpu::KernelRegistry::builtin().find("FusedGemm", "com.dlrt", 1))

@@ -1,7 +1,8 @@
 // dlrt's own fused ops (domain com.dlrt, opset 1), emitted by the graph
 // optimizer (src/ir/passes/):
 //   FusedConv(X, W, [B], [Z]):  Y = act(Conv(X, W) + B + Z)   (Conv's attributes)
-//   FusedMatMul(A, B, [C]):     Y = act(alpha * (A @ B) + C)  (C: bias along the last dim)
+//   FusedMatMul(A, B, [C], [Z]): Y = act(alpha * (A @ B) + C + Z)  (C: bias along the last dim,
+//                                Z: a residual of Y's shape)
 //   FusedGemm(A, B, [C]):       Y = act(Gemm(A, B, C))        (Gemm's attributes)
 // with attributes activation (string: "" none, Relu, Clip, Sigmoid, Tanh,
 // LeakyRelu, HardSigmoid, HardSwish, Gelu, Gelu_tanh) and activation_params
@@ -60,6 +61,7 @@ Result<MatMulFusion> matmul_fusion(const ir::Node& node) {
   DLRT_ASSIGN_OR_RETURN(f.act, activation_of(node));
   f.alpha = node.attr_float("alpha", 1.0f);
   f.bias_input = 2;
+  f.residual_input = 3;
   return f;
 }
 

@@ -35,8 +35,9 @@ Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFu
   DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
   const Tensor* bias = fuse.bias_input >= 0 ? ctx.input(static_cast<size_t>(fuse.bias_input)) : nullptr;
-  if (a->dtype() != b->dtype() || (bias && bias->dtype() != a->dtype()))
-    return ctx.invalid("A and B (and the bias) must have the same dtype");
+  const Tensor* resid = fuse.residual_input >= 0 ? ctx.input(static_cast<size_t>(fuse.residual_input)) : nullptr;
+  if (a->dtype() != b->dtype() || (bias && bias->dtype() != a->dtype()) || (resid && resid->dtype() != a->dtype()))
+    return ctx.invalid("A and B (and the bias and residual) must have the same dtype");
   if (nn::is_half(a->dtype()))
     return nn::run_as_float32(ctx, [&](KernelContext& c) { return matmul_run(c, nullptr, fuse); });
   if (a->rank() == 0 || b->rank() == 0) return ctx.invalid("MatMul operands must have rank >= 1");
@@ -74,6 +75,9 @@ Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFu
       return ctx.invalid("the bias must have N = " + std::to_string(N) + " elements along the last dim, got " +
                          shape_to_string(bias->shape()));
   }
+  if (resid && resid->shape() != out_shape)
+    return ctx.invalid("the residual must have the output's shape " + shape_to_string(out_shape) + ", got " +
+                       shape_to_string(resid->shape()));
   // The float32 GEMM writes every element; integer paths accumulate into zeros.
   DLRT_ASSIGN_OR_RETURN(Tensor * y, a->dtype() == DType::kFloat32
                                         ? ctx.allocate_output_uninitialized(0, a->dtype(), std::move(out_shape))
@@ -148,10 +152,16 @@ Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFu
     GemmEpilogue ep;
     ep.col_bias = bias ? bias->data<float>() : nullptr;
     ep.act = fuse.act;
+    const float* Z = resid ? resid->data<float>() : nullptr;
     auto one = [&](int64_t rows, const float* Ab, const float* Bb, float* Cb, ThreadPool* p) {
       SgemmOperand oa{Ab, K, false, nullptr, nullptr};
       SgemmOperand ob{Bb, N, false, pre_b ? pre_b->packed.get() : nullptr, nullptr};
-      sgemm_ex(rows, N, K, fuse.alpha, oa, ob, 0.0f, Cb, N, &ep, p);
+      GemmEpilogue e = ep;
+      if (Z) {  // Z has C's layout: the same offset as this product's C
+        e.residual = Z + (Cb - C);
+        e.ldr = N;
+      }
+      sgemm_ex(rows, N, K, fuse.alpha, oa, ob, 0.0f, Cb, N, &e, p);
     };
     for_each_batch(A, B, C, int64_t{1} << 21, one);
     return Status::Ok();
@@ -179,8 +189,9 @@ Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFu
       if constexpr (std::is_same_v<T, double>) {
         if (fuse.fused()) {
           const T* bv = bias ? bias->data<T>() : nullptr;
+          const T* zv = resid ? resid->data<T>() : nullptr;
           for (int64_t i = 0; i < y->size(); ++i) {
-            double v = C[i] + (bv ? bv[i % N] : 0.0);
+            double v = C[i] + (bv ? bv[i % N] : 0.0) + (zv ? zv[i] : 0.0);
             C[i] = fuse.act.none() ? v : static_cast<double>(activate(fuse.act, static_cast<float>(v)));
           }
         }

@@ -18,12 +18,14 @@ struct PackedOperand {
 // Packs a constant 2-D float32 B (op(B) = B^T when trans); null when not applicable.
 Result<std::shared_ptr<const PackedOperand>> prepack_b(const Tensor* b, bool trans);
 
-// Y = act(alpha * (A @ B) + bias); bias is input `bias_input` (-1: none), N elements along the last dim.
+// Y = act(alpha * (A @ B) + bias + Z); bias is input `bias_input` (-1: none),
+// N elements along the last dim; Z is input `residual_input` (-1: none), of Y's shape.
 struct MatMulFusion {
   float alpha = 1.0f;
   int bias_input = -1;
+  int residual_input = -1;
   Activation act;
-  bool fused() const { return alpha != 1.0f || bias_input >= 0 || !act.none(); }
+  bool fused() const { return alpha != 1.0f || bias_input >= 0 || residual_input >= 0 || !act.none(); }
 };
 
 // MatMul / FusedMatMul. `pre_b` may be null or stale (then ignored).

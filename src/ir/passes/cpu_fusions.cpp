@@ -372,8 +372,9 @@ int fuse_bias_activation(Graph& g, PassContext& ctx) {
         }
       }
     }
-    // Conv: residual Add of a same-shape tensor (Z), only when shapes are known equal.
-    if (conv) {
+    // Conv / MatMul: residual Add of a same-shape tensor (Z, input 3), only
+    // when shapes are known equal (the epilogue adds Z element by element).
+    if (conv || matmul) {
       if (int ad = sole_consumer(rw, out, "Add"); ad >= 0) {
         ValueId z = other_input(rw.node(ad), out);
         const auto& zs = g.values[z].type.shape;

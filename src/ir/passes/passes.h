@@ -98,7 +98,8 @@ int fuse_gelu(Graph& g, PassContext& ctx);
 int fuse_attention(Graph& g, PassContext& ctx);
 
 // Conv/Gemm/MatMul + bias (Add of a constant row vector) + activation, and
-// Conv + residual Add -> com.dlrt FusedConv / FusedGemm / FusedMatMul.
+// Conv/MatMul + residual Add (a tensor of the output's shape) -> com.dlrt FusedConv /
+// FusedGemm / FusedMatMul.
 int fuse_bias_activation(Graph& g, PassContext& ctx);
 
 }  // namespace dlrt::ir::passes
