@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -285,6 +286,14 @@ TEST(ConvDirect, GroupsBatchAndEpilogues) {
       check(c, rng);
     }
   }
+  // Grid rows wider than 16 (stored from the registers in two pieces per vector) with each epilogue.
+  for (int variant = 0; variant < 4; ++variant) {
+    Case c = make(6, 13, 1, {11, 37}, {3, 3}, {1 + variant / 2, 1}, {1, 1}, {1, 1}, {1, 1});
+    c.bias = true;
+    c.residual = variant != 0;
+    c.act = variant == 0 ? Activation{} : variant == 1 ? relu : variant == 2 ? clip : sig;
+    check(c, rng);
+  }
   // Pointwise with bias, residual and Relu (mobilenet's project + add, resnet's block end).
   Case c = make(24, 40, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0});
   c.N = 2, c.bias = true, c.residual = true, c.act = relu;
@@ -315,17 +324,39 @@ TEST(ConvDirect, OffUnderAvx2AndForDepthwise) {
   EXPECT_EQ(conv_direct_runs(), before);
 }
 
-// The input placed so that it ends where an inaccessible page begins: a read
-// past it (a partial last tile, the unpadded 1x1 case reading x in place,
-// the phase copy) would crash the test.
-TEST(ConvDirect, ReadsNothingPastTheInput) {
+// `n` floats that end where an inaccessible page begins.
+class GuardedFloats {
+ public:
+  explicit GuardedFloats(int64_t n) {
+    page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t bytes = static_cast<size_t>(n) * sizeof(float);
+    span_ = (bytes + page_ - 1) / page_ * page_;
+    mem_ = mmap(nullptr, span_ + page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem_ == MAP_FAILED || mprotect(static_cast<char*>(mem_) + span_, page_, PROT_NONE) != 0) std::abort();
+    data_ = reinterpret_cast<float*>(static_cast<char*>(mem_) + span_ - bytes);
+  }
+  ~GuardedFloats() { munmap(mem_, span_ + page_); }
+  GuardedFloats(const GuardedFloats&) = delete;
+  GuardedFloats& operator=(const GuardedFloats&) = delete;
+  float* data() const { return data_; }
+
+ private:
+  size_t page_ = 0, span_ = 0;
+  void* mem_ = nullptr;
+  float* data_ = nullptr;
+};
+
+// Input, residual and output each end where an inaccessible page begins: a
+// read or write past them (a partial last tile, the unpadded 1x1 case reading
+// x in place, the phase copy, the two-piece stores of grid rows) crashes the test.
+TEST(ConvDirect, TouchesNothingPastItsBuffers) {
   if (!have_direct()) GTEST_SKIP() << "no AVX-512 under cpu_isa(): the direct path never runs";
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   struct Shape {
     int64_t C, M, H, W, k, s, pad;
   };
-  const Shape shapes[] = {{5, 9, 7, 7, 1, 1, 0},  {3, 16, 5, 5, 1, 1, 0},  {4, 8, 14, 14, 1, 1, 0},
-                          {6, 10, 9, 11, 3, 1, 1}, {3, 12, 15, 15, 7, 2, 3}, {7, 9, 13, 13, 1, 2, 0}};
+  const Shape shapes[] = {{5, 9, 7, 7, 1, 1, 0},    {3, 16, 5, 5, 1, 1, 0},   {4, 8, 14, 14, 1, 1, 0},
+                          {6, 10, 9, 11, 3, 1, 1},  {3, 12, 15, 15, 7, 2, 3}, {7, 9, 13, 13, 1, 2, 0},
+                          {4, 9, 5, 21, 3, 1, 1},   {5, 11, 7, 40, 3, 2, 1},  {3, 8, 3, 17, 3, 1, 0}};
   std::mt19937 rng(27);
   std::uniform_real_distribution<float> dist(-1, 1);
   for (const Shape& sh : shapes) {
@@ -337,22 +368,24 @@ TEST(ConvDirect, ReadsNothingPastTheInput) {
     ASSERT_TRUE(conv_direct_plan(g, &plan));
     std::vector<int64_t> off(static_cast<size_t>(plan.k));
     conv_direct_offsets(plan, off.data());
-    const size_t xbytes = static_cast<size_t>(sh.C * sh.H * sh.W) * sizeof(float);
-    const size_t span = (xbytes + page - 1) / page * page;
-    void* mem = mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(mem, MAP_FAILED);
-    ASSERT_EQ(mprotect(static_cast<char*>(mem) + span, page, PROT_NONE), 0);
-    float* x = reinterpret_cast<float*>(static_cast<char*>(mem) + span - xbytes);
+    SCOPED_TRACE("C " + std::to_string(sh.C) + " M " + std::to_string(sh.M) + " in " + std::to_string(sh.H) + "x" +
+                 std::to_string(sh.W) + " k " + std::to_string(sh.k) + " s " + std::to_string(sh.s));
+    const int64_t out_plane = g.out_h * g.out_w;
+    GuardedFloats gx(sh.C * sh.H * sh.W), gz(sh.M * out_plane), gy(sh.M * out_plane);
+    float* x = gx.data();
+    float* z = gz.data();
+    float* y = gy.data();
     std::vector<float> w(static_cast<size_t>(sh.M * plan.k));
     for (int64_t i = 0; i < sh.C * sh.H * sh.W; ++i) x[i] = dist(rng);
+    for (int64_t i = 0; i < sh.M * out_plane; ++i) z[i] = dist(rng), y[i] = -7.0f;
     for (auto& v : w) v = dist(rng);
     auto packed = PackedMatrix::pack_a(false, sh.M, plan.k, w.data(), plan.k);
     ASSERT_EQ(packed->mr(), 8);
-    const int64_t out_plane = g.out_h * g.out_w;
-    std::vector<float> y(static_cast<size_t>(sh.M * out_plane), -7.0f);
     GemmEpilogue ep;
     ep.ldr = out_plane;
-    conv_direct_avx512(plan, off.data(), x, *packed, y.data(), ep, nullptr);
+    ep.residual = z;
+    ep.act.kind = ActKind::kRelu;
+    conv_direct_avx512(plan, off.data(), x, *packed, y, ep, nullptr);
     // Spot-check against the definition (the full comparison is in the tests above).
     for (int64_t m = 0; m < sh.M; m += 4)
       for (int64_t o = 0; o < out_plane; o += 3) {
@@ -365,9 +398,9 @@ TEST(ConvDirect, ReadsNothingPastTheInput) {
               if (ih < 0 || ih >= sh.H || iw < 0 || iw >= sh.W) continue;
               acc += static_cast<double>(x[(c * sh.H + ih) * sh.W + iw]) * w[((m * sh.C + c) * sh.k + i) * sh.k + j];
             }
+        acc = std::max(0.0, acc + z[m * out_plane + o]);
         EXPECT_NEAR(y[m * out_plane + o], acc, 1e-4 * (1 + std::abs(acc))) << "m " << m << " o " << o;
       }
-    munmap(mem, span + page);
   }
 }
 

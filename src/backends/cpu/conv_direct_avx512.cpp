@@ -103,19 +103,27 @@ DLRT_AVX512 void fill_channel(const ConvDirectPlan& P, const float* xc, float* d
     }
 }
 
-// Where a finished tile goes. Compact grids (wq == out_w: 1x1 convs) store
-// straight from the registers through the epilogue; the others go through
-// the tile buffer `t` (8 rows of kNR floats) and store_tile.
+// Where a finished tile goes: the tile buffer `t` (8 rows of kNR floats,
+// stored by store_tile), or straight from the registers through the
+// epilogue into y. From the registers, grid column c is output (c / wq,
+// c % wq): 1x1 grids (wq == out_w) are the output columns themselves; wider
+// grids (out_w >= 16, so a 16-column vector spans at most two grid rows)
+// store each vector as two masked pieces, one per row, dropping the columns
+// past out_w.
 struct TileOut {
-  float* t = nullptr;      // non-null: write the raw tile here
-  float* y = nullptr;      // else: y + m * plane + j0 is output row m's first column
-  int64_t plane = 0;
+  float* t = nullptr;  // non-null: write the raw tile here
+  float* y = nullptr;  // else: output row m is y + m * plane
+  int64_t plane = 0, wq = 0, out_w = 0;
   const float* bias = nullptr;      // per output row, or null
-  const float* residual = nullptr;  // like y (ldr = plane), or null
-  bool clamp = false, other_act = false;
+  const float* residual = nullptr;  // like y, or null
+  bool clamp = false, other_act = false;  // other_act: only with wq == out_w
   float lo = 0.0f, hi = 0.0f;
   const Activation* act = nullptr;
 };
+
+DLRT_AVX512 inline __mmask16 lanes(int64_t a, int64_t b) {  // lanes [a, b), 0 <= a <= b <= 16
+  return static_cast<__mmask16>((1u << b) - (1u << a));
+}
 
 // One 8 x (16*NV) tile at grid column j0 (src already offset by j0) of M
 // panel q: the whole K in registers, slice by slice of the packed weights.
@@ -159,23 +167,48 @@ DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, 
       for (int v = 0; v < NV; ++v) _mm512_store_ps(out.t + i * kNR + 16 * v, acc[i][v]);
     return;
   }
+  // Per zmm column: the output index and lanes of its piece in grid row
+  // oh (o1, k1) and of the piece in row oh + 1 (o2, k2; none for 1x1 grids).
+  int64_t o1[NV], o2[NV];
+  __mmask16 k1[NV], k2[NV];
+#pragma GCC unroll 3
+  for (int v = 0; v < NV; ++v) {
+    const __mmask16 mk = (kMask && v == NV - 1) ? mask : __mmask16(0xFFFF);
+    const int64_t c = j0 + 16 * v;
+    if (out.wq == out.out_w) {
+      o1[v] = o2[v] = c;
+      k1[v] = mk;
+      k2[v] = 0;
+      continue;
+    }
+    const int64_t oh = c / out.wq, ow0 = c - oh * out.wq;
+    const int64_t split = std::min<int64_t>(16, out.wq - ow0);  // lanes [0, split) are row oh
+    o1[v] = oh * out.out_w + ow0;
+    k1[v] = ow0 < out.out_w ? static_cast<__mmask16>(lanes(0, std::min(split, out.out_w - ow0)) & mk) : 0;
+    o2[v] = (oh + 1) * out.out_w - split;  // lane k >= split is column k - split of row oh + 1
+    k2[v] = static_cast<__mmask16>(lanes(split, std::min<int64_t>(16, split + out.out_w)) & mk);
+  }
   const __m512 lo = _mm512_set1_ps(out.lo), hi = _mm512_set1_ps(out.hi);
 #pragma GCC unroll 8
   for (int i = 0; i < kMR; ++i) {
     if (i >= rows) break;
     const int64_t m = m0 + i;
-    float* yi = out.y + m * out.plane + j0;
-    const float* zi = out.residual ? out.residual + m * out.plane + j0 : nullptr;
+    float* ym = out.y + m * out.plane;
+    const float* zm = out.residual ? out.residual + m * out.plane : nullptr;
     const __m512 bias = _mm512_set1_ps(out.bias ? out.bias[m] : 0.0f);
 #pragma GCC unroll 3
     for (int v = 0; v < NV; ++v) {
-      const __mmask16 mk = (kMask && v == NV - 1) ? mask : __mmask16(0xFFFF);
       __m512 r = _mm512_add_ps(acc[i][v], bias);
-      if (zi) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(mk, zi + 16 * v));
+      if (zm) {
+        __m512 z = _mm512_maskz_loadu_ps(k1[v], zm + o1[v]);
+        if (k2[v]) z = _mm512_mask_loadu_ps(z, k2[v], zm + o2[v]);
+        r = _mm512_add_ps(r, z);
+      }
       if (out.clamp) r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));
-      _mm512_mask_storeu_ps(yi + 16 * v, mk, r);
+      _mm512_mask_storeu_ps(ym + o1[v], k1[v], r);
+      if (k2[v]) _mm512_mask_storeu_ps(ym + o2[v], k2[v], r);
     }
-    if (out.other_act) apply_activation(*out.act, yi, n);
+    if (out.other_act) apply_activation(*out.act, ym + j0, n);
   }
 }
 
@@ -297,11 +330,14 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   const int64_t units = blocks * panels;
   const float* wd = w.data();
 
-  // Compact grids store from the registers; the others through a tile buffer.
-  const bool compact = plan.wq == g.out_w;
+  // Tiles store from the registers where TileOut allows; the others through a tile buffer.
+  const bool other_act = ep.act.kind != ActKind::kNone && ep.act.kind != ActKind::kRelu && ep.act.kind != ActKind::kClip;
+  const bool from_registers = plan.wq == g.out_w || (g.out_w >= 16 && !other_act);
   TileOut direct_out;
   direct_out.y = y;
   direct_out.plane = g.out_h * g.out_w;
+  direct_out.wq = plan.wq;
+  direct_out.out_w = g.out_w;
   direct_out.bias = ep.row_bias;
   direct_out.residual = ep.residual;
   {
@@ -317,7 +353,7 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
     alignas(64) float t[kMR * kNR];
     TileOut buffered;
     buffered.t = t;
-    const TileOut& out = compact ? direct_out : buffered;
+    const TileOut& out = from_registers ? direct_out : buffered;
     for (int64_t u = ub; u < ue; ++u) {
       const int64_t blk = u / panels, q = u % panels;
       const int64_t t0 = blk * per_block, t1 = std::min(tiles, t0 + per_block);
@@ -330,7 +366,7 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
         const float* sj = src + j0;
         if (n == kNR) {
           direct_tile<3, false>(wd, Mp, KC, K, q, pf, sj, off, 0xFFFF, rows, m0, j0, n, out);
-          if (!compact) store_tile(t, rows, m0, j0, n, plan, y, ep);
+          if (!from_registers) store_tile(t, rows, m0, j0, n, plan, y, ep);
           continue;
         }
         if (n <= 4) {
@@ -348,7 +384,7 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
         if (nv == 3) direct_tile<3, true>(wd, Mp, KC, K, q, pf, sj, off, mk, rows, m0, j0, n, out);
         else if (nv == 2) direct_tile<2, true>(wd, Mp, KC, K, q, pf, sj, off, mk, rows, m0, j0, n, out);
         else direct_tile<1, true>(wd, Mp, KC, K, q, pf, sj, off, mk, rows, m0, j0, n, out);
-        if (!compact) store_tile(t, rows, m0, j0, n, plan, y, ep);
+        if (!from_registers) store_tile(t, rows, m0, j0, n, plan, y, ep);
       }
     }
   };
