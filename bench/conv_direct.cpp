@@ -9,7 +9,8 @@
 // other. Prints per shape the median GFLOP/s of each path, the ratio
 // direct/gemm (> 1: direct faster) and, with --peak (dlrt_fma_peak's figure
 // for the same thread count), each as % of that peak; then the totals
-// (summed median times) per model.
+// (summed median times) per model: all GEMM, all direct, and what the
+// default policy (conv_direct_worth) picks.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -195,7 +196,7 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   std::printf("threads %d, %d rounds, median GFLOP/s%s\n", threads, reps, peak > 0 ? " (% of --peak)" : "");
   std::printf("%-13s %-22s %16s %16s %7s\n", "model", "shape", "gemm", "direct", "ratio");
-  double total_gemm[2] = {0, 0}, total_direct[2] = {0, 0};
+  double total_gemm[2] = {0, 0}, total_direct[2] = {0, 0}, total_default[2] = {0, 0};
   for (const ConvShape& s : kShapes) {
     const std::string label = std::string(s.model) + " " + s.name;
     if (filter && label.find(filter) == std::string::npos) continue;
@@ -213,6 +214,14 @@ int main(int argc, char** argv) {
     const int mi = std::strcmp(s.model, "resnet18") == 0 ? 0 : 1;
     total_gemm[mi] += mg * s.count;
     total_direct[mi] += md * s.count;
+    // What the default policy (conv_direct_worth) picks for this shape.
+    ConvDirectGeometry dg;
+    dg.channels = s.C, dg.in_h = dg.in_w = s.H, dg.kh = dg.kw = s.k, dg.sh = dg.sw = s.s;
+    dg.pad_top = dg.pad_left = s.pad;
+    dg.out_h = dg.out_w = (s.H + 2 * s.pad - s.k) / s.s + 1;
+    ConvDirectPlan plan;
+    const bool picks_direct = conv_direct_plan(dg, &plan) && conv_direct_worth(plan);
+    total_default[mi] += (picks_direct ? md : mg) * s.count;
     auto cell = [&](double t) {
       char buf[32];
       const double gf = l.flops / t * 1e-9;
@@ -224,9 +233,11 @@ int main(int argc, char** argv) {
   }
   for (int mi = 0; mi < 2; ++mi) {
     if (total_gemm[mi] == 0) continue;
-    std::printf("%s non-depthwise convs (x layer count): gemm %.3f ms, direct %.3f ms, ratio %.2f\n",
-                mi == 0 ? "resnet18" : "mobilenet_v2", total_gemm[mi] * 1e3, total_direct[mi] * 1e3,
-                total_gemm[mi] / total_direct[mi]);
+    std::printf(
+        "%s non-depthwise convs (x layer count): gemm %.3f ms, direct %.3f ms (ratio %.2f), default policy %.3f ms "
+        "(ratio %.2f)\n",
+        mi == 0 ? "resnet18" : "mobilenet_v2", total_gemm[mi] * 1e3, total_direct[mi] * 1e3,
+        total_gemm[mi] / total_direct[mi], total_default[mi] * 1e3, total_gemm[mi] / total_default[mi]);
   }
   return 0;
 }
