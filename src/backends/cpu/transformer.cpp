@@ -292,17 +292,46 @@ DLRT_AVX2 void attend_avx2(const Problem& p, int64_t b, int64_t h, int64_t r0, i
 #endif
 
 #ifdef DLRT_HAVE_AVX512_PATHS
-// pack_kt for K stored with its dims contiguous (bshd/bhsd): 16 keys per gather.
+// pack_kt for K stored with its dims contiguous (bshd/bhsd): 8 keys x 8
+// dims per step through an 8x8 register transpose (row loads and stores, no
+// gathers); the key tail (< 8) and the zero padding up to ldk are scalar.
 DLRT_AVX512 void pack_kt_avx512(const Problem& p, int64_t b, int64_t h, float* kt, int64_t ldk) {
-  if (p.k.sd != 1 || p.k.ss == 1 || p.k.ss > (int64_t{1} << 26)) return pack_kt(p, b, h, kt, ldk);
+  if (p.k.sd != 1 || p.k.ss == 1) return pack_kt(p, b, h, kt, ldk);
   const float* k = p.k.base + b * p.k.sb + h * p.k.sh;
-  const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                         _mm512_set1_epi32(static_cast<int>(p.k.ss)));
-  for (int64_t j = 0; j < ldk; j += 16) {
-    const __mmask16 m = avx512::tail_mask(std::max<int64_t>(0, p.Skv - j));
-    const float* src = k + std::min(j, p.Skv - 1) * p.k.ss;  // in bounds even when every lane is masked
-    for (int64_t c = 0; c < p.D; ++c)
-      _mm512_storeu_ps(kt + c * ldk + j, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, src + c, 4));
+  const int64_t ss = p.k.ss, D8 = p.D / 8 * 8, S8 = p.Skv / 8 * 8;
+  for (int64_t j = 0; j < S8; j += 8) {
+    const float* r = k + j * ss;
+    for (int64_t c = 0; c < D8; c += 8) {
+      // rows: keys j..j+7 (dims c..c+7) -> columns of kt (dim rows c..c+7, keys j..j+7)
+      const __m256 x0 = _mm256_loadu_ps(r + c), x1 = _mm256_loadu_ps(r + ss + c);
+      const __m256 x2 = _mm256_loadu_ps(r + 2 * ss + c), x3 = _mm256_loadu_ps(r + 3 * ss + c);
+      const __m256 x4 = _mm256_loadu_ps(r + 4 * ss + c), x5 = _mm256_loadu_ps(r + 5 * ss + c);
+      const __m256 x6 = _mm256_loadu_ps(r + 6 * ss + c), x7 = _mm256_loadu_ps(r + 7 * ss + c);
+      const __m256 t0 = _mm256_unpacklo_ps(x0, x1), t1 = _mm256_unpackhi_ps(x0, x1);
+      const __m256 t2 = _mm256_unpacklo_ps(x2, x3), t3 = _mm256_unpackhi_ps(x2, x3);
+      const __m256 t4 = _mm256_unpacklo_ps(x4, x5), t5 = _mm256_unpackhi_ps(x4, x5);
+      const __m256 t6 = _mm256_unpacklo_ps(x6, x7), t7 = _mm256_unpackhi_ps(x6, x7);
+      const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+      const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+      const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+      const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+      float* d = kt + c * ldk + j;
+      _mm256_storeu_ps(d + 0 * ldk, _mm256_permute2f128_ps(u0, u4, 0x20));
+      _mm256_storeu_ps(d + 1 * ldk, _mm256_permute2f128_ps(u1, u5, 0x20));
+      _mm256_storeu_ps(d + 2 * ldk, _mm256_permute2f128_ps(u2, u6, 0x20));
+      _mm256_storeu_ps(d + 3 * ldk, _mm256_permute2f128_ps(u3, u7, 0x20));
+      _mm256_storeu_ps(d + 4 * ldk, _mm256_permute2f128_ps(u0, u4, 0x31));
+      _mm256_storeu_ps(d + 5 * ldk, _mm256_permute2f128_ps(u1, u5, 0x31));
+      _mm256_storeu_ps(d + 6 * ldk, _mm256_permute2f128_ps(u2, u6, 0x31));
+      _mm256_storeu_ps(d + 7 * ldk, _mm256_permute2f128_ps(u3, u7, 0x31));
+    }
+    for (int64_t c = D8; c < p.D; ++c)
+      for (int64_t jj = 0; jj < 8; ++jj) kt[c * ldk + j + jj] = r[jj * ss + c];
+  }
+  for (int64_t c = 0; c < p.D; ++c) {
+    float* d = kt + c * ldk;
+    for (int64_t j = S8; j < p.Skv; ++j) d[j] = k[j * ss + c];
+    for (int64_t j = p.Skv; j < ldk; ++j) d[j] = 0.0f;
   }
 }
 
