@@ -560,7 +560,10 @@ class AttentionKernel final : public OpKernel {
     // heads (tiny_vit: 3) still split evenly over the threads.
     const int64_t heads = p.B * p.H;
     int64_t threads = ctx.pool().num_threads();
-    int64_t blocks = std::max<int64_t>(1, std::min<int64_t>((p.Sq + 15) / 16, (8 * threads + heads - 1) / heads));
+    // One thread: one task per head (each task packs its head's Kᵀ).
+    int64_t blocks = threads == 1 ? 1
+                                  : std::max<int64_t>(1, std::min<int64_t>((p.Sq + 15) / 16,
+                                                                           (8 * threads + heads - 1) / heads));
     int64_t rows_per = (p.Sq + blocks - 1) / blocks;
     rows_per = (rows_per + kRows - 1) / kRows * kRows;
     blocks = (p.Sq + rows_per - 1) / rows_per;
