@@ -125,15 +125,16 @@ Layer make_layer(const ConvShape& s, std::mt19937& rng) {
 class ReuseOutput final : public OutputAllocator {
  public:
   Result<Tensor> allocate(size_t, DType dtype, Shape shape) override {
-    DLRT_ASSIGN_OR_RETURN(Tensor t, allocate_uninitialized(0, dtype, std::move(shape)));
-    std::memset(t.raw_data(), 0, t.size() * sizeof(float));
-    return t;
-  }
-  Result<Tensor> allocate_uninitialized(size_t, DType dtype, Shape shape) override {
     if (!t_.valid() || t_.dtype() != dtype || t_.shape() != shape) {
-      DLRT_ASSIGN_OR_RETURN(t_, Tensor::allocate_uninitialized(dtype, shape));
+      DLRT_ASSIGN_OR_RETURN(t_, Tensor::allocate(dtype, shape));
     }
+    std::memset(t_.raw_data(), 0, static_cast<size_t>(t_.size()) * sizeof(float));
     return t_;
+  }
+  // Conv writes every element: the same tensor, not zeroed again.
+  Result<Tensor> allocate_uninitialized(size_t i, DType dtype, Shape shape) override {
+    if (t_.valid() && t_.dtype() == dtype && t_.shape() == shape) return t_;
+    return allocate(i, dtype, std::move(shape));
   }
 
  private:
