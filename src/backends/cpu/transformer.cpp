@@ -556,14 +556,16 @@ class AttentionKernel final : public OpKernel {
     p.out = out->data<float>();
     if (out_bshd_) p.ob = p.Sq * p.H * p.Dv, p.oh = p.Dv, p.os = p.H * p.Dv;
     else p.ob = p.H * p.Sq * p.Dv, p.oh = p.Sq * p.Dv, p.os = p.Dv;
-    // Tasks: (b, h, row block); enough blocks (8 tasks per thread) that few
-    // heads (tiny_vit: 3) still split evenly over the threads.
+    // Tasks: (b, h, row block); enough blocks (4 tasks per thread) that few
+    // heads (tiny_vit: 3) still split evenly over the threads. Each block
+    // repacks its head's Kᵀ, so more blocks cost more (2 threads, attention
+    // nodes: 8 per thread 0.75-0.82 ms on tiny_vit, 4 per thread 0.69-0.71).
     const int64_t heads = p.B * p.H;
     int64_t threads = ctx.pool().num_threads();
     // One thread: one task per head (each task packs its head's Kᵀ).
     int64_t blocks = threads == 1 ? 1
                                   : std::max<int64_t>(1, std::min<int64_t>((p.Sq + 15) / 16,
-                                                                           (8 * threads + heads - 1) / heads));
+                                                                           (4 * threads + heads - 1) / heads));
     int64_t rows_per = (p.Sq + blocks - 1) / blocks;
     rows_per = (rows_per + kRows - 1) / kRows * kRows;
     blocks = (p.Sq + rows_per - 1) / rows_per;
