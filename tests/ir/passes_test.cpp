@@ -377,49 +377,6 @@ TEST(Passes, BiasActivationFusesMatMulResidual) {
   }
 }
 
-// Q/K/V projections of one input feeding a bshd Attention -> one FusedMatMul
-// against the three weights side by side, reshaped to packed [B, S, 3, H, D];
-// the rewrite runs the same numbers. A projection with an activation is left.
-TEST(Passes, QkvProjectionsMergeIntoOnePackedGemm) {
-  if (!cpu::KernelRegistry::builtin().find("FusedMatMul", "com.dlrt", 1) ||
-      !cpu::KernelRegistry::builtin().find("Attention", "com.dlrt", 1))
-    GTEST_SKIP() << "no FusedMatMul/Attention kernel in this build";
-  auto build = [](bool gelu_on_k) {
-    GraphBuilder b;
-    auto x = b.input("x", {2, 5, 16});
-    std::vector<ir::ValueId> heads;
-    for (int k = 0; k < 3; ++k) {
-      const std::string n = std::to_string(k);
-      ir::ValueId y = b.node("Add", {b.node("MatMul", {x, b.constant("w" + n, random_tensor({16, 24}, 60 + k))}),
-                                     b.constant("b" + n, random_tensor({24}, 63 + k))});
-      if (k == 1 && gelu_on_k) y = b.node("Gelu", {y}, {}, 20);
-      heads.push_back(b.node("Reshape", {y, b.ints("s" + n, {2, 5, 2, 12})}));
-    }
-    Attribute bshd;
-    bshd.kind = Attribute::Kind::kString;
-    bshd.s = "bshd";
-    b.output(b.node("Attention", heads,
-                    {{"q_layout", bshd}, {"k_layout", bshd}, {"v_layout", bshd}, {"output_layout", bshd},
-                     {"scale", af(0.3f)}},
-                    1, "com.dlrt"));
-    auto g = b.graph();
-    p::PassContext ctx = cpu_context();
-    p::fold_shapes(*g, ctx);  // the value shapes the pass checks, as the optimiser records them
-    p::fuse_bias_activation(*g, ctx);
-    return g;
-  };
-  auto opt = check_pass(build(false), {random_tensor({2, 5, 16}, 66)}, p::fuse_qkv_projections, "qkv-projections", 1,
-                        1e-4f);
-  EXPECT_EQ(count_ops(*opt, "FusedMatMul"), 1);
-  EXPECT_EQ(count_ops(*opt, "Reshape"), 1);
-  for (const auto& n : opt->nodes) {
-    if (n.op_type == "Attention") {
-      EXPECT_EQ(n.attr_string("qkv_layout", ""), "packed");
-    }
-  }
-  check_pass(build(true), {random_tensor({2, 5, 16}, 67)}, p::fuse_qkv_projections, "qkv-projections", 0);
-}
-
 TEST(Passes, BiasActivationFusesConvClipAndGemmRelu) {
   if (!cpu::KernelRegistry::builtin().find("FusedConv", "com.dlrt", 1) ||
       !cpu::KernelRegistry::builtin().find("FusedGemm", "com.dlrt", 1))

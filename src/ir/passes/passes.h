@@ -102,10 +102,4 @@ int fuse_attention(Graph& g, PassContext& ctx);
 // FusedGemm / FusedMatMul.
 int fuse_bias_activation(Graph& g, PassContext& ctx);
 
-// The Q, K and V projections of a bshd com.dlrt Attention (three FusedMatMul
-// of one input against constant [K, N] weights, each reshaped to [B, S, H,
-// D]) -> one FusedMatMul against [K, 3N] reshaped to the packed [B, S, 3, H,
-// D] layout (qkv_layout "packed"). Runs after fuse_bias_activation.
-int fuse_qkv_projections(Graph& g, PassContext& ctx);
-
 }  // namespace dlrt::ir::passes
