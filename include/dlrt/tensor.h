@@ -36,6 +36,9 @@ class DLRT_API Tensor {
   // Allocates zero-initialised, 64-byte aligned storage. Fails on negative
   // dims, overflow or an undefined dtype.
   static Result<Tensor> allocate(DType dtype, Shape shape);
+  // Same, but numeric storage is left uninitialised: for a producer that
+  // writes every element (strings are still default-constructed).
+  static Result<Tensor> allocate_uninitialized(DType dtype, Shape shape);
   // A view over `data`, which the caller keeps alive and unchanged in size for
   // the lifetime of the view and of every copy of it.
   static Tensor view(DType dtype, Shape shape, void* data);
@@ -72,6 +75,8 @@ class DLRT_API Tensor {
   Status copy_from(const Tensor& src);
 
  private:
+  static Result<Tensor> allocate_storage(DType dtype, Shape shape, bool zero);
+
   DType dtype_ = DType::kUndefined;
   Shape shape_;
   int64_t size_ = 0;

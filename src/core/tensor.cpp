@@ -42,7 +42,13 @@ struct StringArray {
 };
 }  // namespace
 
-Result<Tensor> Tensor::allocate(DType dtype, Shape shape) {
+Result<Tensor> Tensor::allocate(DType dtype, Shape shape) { return allocate_storage(dtype, std::move(shape), true); }
+
+Result<Tensor> Tensor::allocate_uninitialized(DType dtype, Shape shape) {
+  return allocate_storage(dtype, std::move(shape), false);
+}
+
+Result<Tensor> Tensor::allocate_storage(DType dtype, Shape shape, bool zero) {
   if (dtype == DType::kUndefined || dtype_size(dtype) == 0) return InvalidArgument("cannot allocate a tensor of undefined dtype");
   DLRT_ASSIGN_OR_RETURN(int64_t n, checked_element_count(shape));
   size_t esz = dtype_size(dtype);
@@ -63,7 +69,7 @@ Result<Tensor> Tensor::allocate(DType dtype, Shape shape) {
   if (alloc == 0) alloc = kAlign;
   void* p = std::aligned_alloc(kAlign, alloc);
   if (!p) return Status(StatusCode::kOutOfMemory, "out of memory allocating " + std::to_string(bytes) + " bytes for a tensor of shape " + shape_to_string(t.shape_));
-  std::memset(p, 0, alloc);
+  if (zero) std::memset(p, 0, alloc);
   t.data_ = p;
   t.owner_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
   return t;

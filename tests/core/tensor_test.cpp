@@ -17,6 +17,19 @@ TEST(Tensor, AllocateIsZeroedAndAligned) {
   for (int i = 0; i < 6; ++i) EXPECT_EQ(t.data<float>()[i], 0.0f);
 }
 
+TEST(Tensor, AllocateUninitializedHasShapeAlignmentAndTheSameChecks) {
+  auto r = Tensor::allocate_uninitialized(DType::kFloat32, {4, 5});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->size(), 20);
+  EXPECT_EQ(r->nbytes(), 80u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(r->raw_data()) % 64, 0u);
+  EXPECT_FALSE(Tensor::allocate_uninitialized(DType::kInt64, {-1}).ok());
+  EXPECT_FALSE(Tensor::allocate_uninitialized(DType::kUndefined, {1}).ok());
+  auto s = Tensor::allocate_uninitialized(DType::kString, {2});  // strings still start empty
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->data<std::string>()[1].empty());
+}
+
 TEST(Tensor, OverflowingShapeIsAnError) {
   int64_t big = std::numeric_limits<int64_t>::max() / 2;
   auto r = Tensor::allocate(DType::kFloat32, {big, 4});

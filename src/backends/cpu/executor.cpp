@@ -70,7 +70,7 @@ class NodeAllocator final : public cpu::OutputAllocator {
         return Tensor::view(dtype, std::move(shape), p);
       }
     }
-    auto t = Tensor::allocate(dtype, std::move(shape));
+    auto t = zero ? Tensor::allocate(dtype, std::move(shape)) : Tensor::allocate_uninitialized(dtype, std::move(shape));
     if (mem_.recording && id != ir::kNoValue && t.ok() && dtype != DType::kString) {
       mem_.record[id].bytes = t->nbytes();
       mem_.record[id].allocated = true;

@@ -88,7 +88,7 @@ class KernelContext {
   Result<Tensor*> allocate_output_uninitialized(size_t i, DType dtype, Shape shape) {
     if (i >= outputs_.size()) return Internal(node_.describe() + ": output index " + std::to_string(i) + " out of range");
     DLRT_ASSIGN_OR_RETURN(Tensor t, allocator_ ? allocator_->allocate_uninitialized(i, dtype, std::move(shape))
-                                               : Tensor::allocate(dtype, std::move(shape)));
+                                               : Tensor::allocate_uninitialized(dtype, std::move(shape)));
     outputs_[i] = RunValue::of(std::move(t));
     return &outputs_[i].tensor;
   }
