@@ -18,6 +18,7 @@
 
 #include "backends/cpu/conv_direct.h"
 #include "backends/cpu/conv_impl.h"
+#include "backends/cpu/depthwise_avx2.h"
 #include "backends/cpu/depthwise_flat.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/isa.h"
@@ -257,15 +258,25 @@ __attribute__((always_inline)) inline void depthwise_rows(const T* __restrict x,
     }
 }
 
-// Fast 2-D depthwise (no dilation, width stride 1 or 2): the plane is first
-// copied into a zero-padded scratch (for stride 2, each row split into its
-// even and odd columns), so every tap is a contiguous 8-wide load with no
-// bounds checks. Writes every output element (y need not be zeroed).
+// Fast 2-D depthwise (no dilation, width stride 1 or 2): the AVX2 kernel
+// (depthwise_avx2.h) and the AVX-512 one below first copy the plane into a
+// zero-padded scratch (for stride 2, each row split into its even and odd
+// columns), so every tap is a contiguous vector load with no bounds checks.
+// Both write every output element (y need not be zeroed).
 bool depthwise_fast_ok(const Geo3& g) {
   return g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 && (g.s[2] == 1 || g.s[2] == 2) &&
          g.k[1] <= 16 && g.k[2] <= 16 && g.p[1] >= 0 && g.p[2] >= 0;
 }
 
+DepthwiseGeometry dw_geometry(const Geo3& g) {
+  DepthwiseGeometry d;
+  d.in_h = g.in[1], d.in_w = g.in[2], d.out_h = g.out[1], d.out_w = g.out[2];
+  d.kh = g.k[1], d.kw = g.k[2], d.sh = g.s[1], d.sw = g.s[2];
+  d.pad_top = g.p[1], d.pad_left = g.p[2];
+  return d;
+}
+
+#ifdef DLRT_HAVE_AVX512_PATHS
 float* dw_scratch(size_t n) {
   struct Buf {
     float* p = nullptr;
@@ -280,70 +291,8 @@ float* dw_scratch(size_t n) {
   }
   return b.p;
 }
-
-#if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx2,fma"))) void depthwise_fast_avx2(const float* x, const float* w, const Geo3& g, float* y) {
-  const int64_t kh = g.k[1], kw = g.k[2], sh = g.s[1], sw = g.s[2];
-  const int64_t in_h = g.in[1], in_w = g.in[2], out_h = g.out[1], out_w = g.out[2];
-  const int64_t ow8 = (out_w + 7) / 8 * 8;
-  const int64_t Hp = (out_h - 1) * sh + kh;
-  // Padded row: stride 1 -> Wp columns; stride 2 -> even half then odd half.
-  const int64_t half = ow8 + kw;
-  const int64_t Wp = sw == 1 ? ow8 + kw : 2 * half;
-  float* buf = dw_scratch(static_cast<size_t>(Hp * Wp + 8));
-  std::memset(buf, 0, static_cast<size_t>(Hp * Wp) * sizeof(float));
-  for (int64_t ih = 0; ih < in_h; ++ih) {
-    const int64_t r = ih + g.p[1];
-    if (r < 0 || r >= Hp) continue;
-    const float* src = x + ih * in_w;
-    float* dst = buf + r * Wp;
-    if (sw == 1) {
-      const int64_t n = std::min(in_w, Wp - g.p[2]);
-      if (n > 0) std::memcpy(dst + g.p[2], src, static_cast<size_t>(n) * sizeof(float));
-    } else {
-      for (int64_t i = 0; i < in_w; ++i) {
-        const int64_t col = i + g.p[2];
-        const int64_t pos = (col & 1) * half + (col >> 1);
-        if ((col >> 1) < half) dst[pos] = src[i];
-      }
-    }
-  }
-  __m256 wv[16 * 16];
-  for (int64_t t = 0; t < kh * kw; ++t) wv[t] = _mm256_set1_ps(w[t]);
-  for (int64_t oh = 0; oh < out_h; ++oh) {
-    float* yr = y + oh * out_w;
-    for (int64_t ow = 0; ow < ow8; ow += 8) {
-      __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-      for (int64_t i = 0; i < kh; ++i) {
-        const float* row = buf + (oh * sh + i) * Wp;
-        const __m256* wr = wv + i * kw;
-        if (sw == 1) {
-          int64_t j = 0;
-          for (; j + 1 < kw; j += 2) {
-            acc0 = _mm256_fmadd_ps(wr[j], _mm256_loadu_ps(row + ow + j), acc0);
-            acc1 = _mm256_fmadd_ps(wr[j + 1], _mm256_loadu_ps(row + ow + j + 1), acc1);
-          }
-          if (j < kw) acc0 = _mm256_fmadd_ps(wr[j], _mm256_loadu_ps(row + ow + j), acc0);
-        } else {
-          for (int64_t j = 0; j < kw; ++j) {
-            const float* p = row + (j & 1) * half + (j >> 1) + ow;
-            if (j & 1) acc1 = _mm256_fmadd_ps(wr[j], _mm256_loadu_ps(p), acc1);
-            else acc0 = _mm256_fmadd_ps(wr[j], _mm256_loadu_ps(p), acc0);
-          }
-        }
-      }
-      const __m256 acc = _mm256_add_ps(acc0, acc1);
-      if (ow + 8 <= out_w) {
-        _mm256_storeu_ps(yr + ow, acc);
-      } else {
-        alignas(32) float tmp[8];
-        _mm256_store_ps(tmp, acc);
-        for (int64_t t = 0; ow + t < out_w; ++t) yr[ow + t] = tmp[t];
-      }
-    }
-  }
-}
 #endif
+
 
 #ifdef DLRT_HAVE_AVX512_PATHS
 // AVX-512 fast depthwise (same conditions as depthwise_fast_ok). The plane is
@@ -498,7 +447,7 @@ bool depthwise_writes_all(const Geo3& g) { return cpu_has_avx2() && depthwise_fa
 void depthwise_plane_f32(const float* x, const float* w, const Geo3& g, float* y) {
 #if defined(__x86_64__) || defined(__i386__)
   const CpuIsa isa = cpu_isa();
-  if (isa >= CpuIsa::kAvx2 && depthwise_fast_ok(g)) return depthwise_fast_avx2(x, w, g, y);
+  if (isa >= CpuIsa::kAvx2 && depthwise_fast_ok(g)) return depthwise_plane_avx2(x, w, dw_geometry(g), y, DepthwiseOutput{});
   if (isa >= CpuIsa::kAvx2) return depthwise_avx2_f32(x, w, g, y);
 #endif
   depthwise_generic_f32(x, w, g, y);
@@ -526,6 +475,19 @@ void depthwise_plane_with_epilogue_f32(const float* x, const float* w, const Geo
   if (cpu_has_avx512() && depthwise_fast_ok(g) && !narrow) {
     depthwise_fast_avx512(x, w, g, y, DwOutput{});
     return apply_epilogue(ep, y, out_plane, m, 0, 1, out_plane);
+  }
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+  if (cpu_has_avx2() && depthwise_fast_ok(g) && !ep.col_bias && (ep.act.kind == ActKind::kNone ||
+                                                                 ep.act.kind == ActKind::kRelu ||
+                                                                 ep.act.kind == ActKind::kClip)) {
+    DepthwiseOutput o;
+    o.bias = ep.row_bias ? ep.row_bias[m] : 0.0f;
+    o.residual = ep.residual ? ep.residual + m * ep.ldr : nullptr;
+    o.clamp = ep.act.kind != ActKind::kNone;
+    o.lo = ep.act.kind == ActKind::kClip ? ep.act.p0 : 0.0f;
+    o.hi = ep.act.kind == ActKind::kClip ? ep.act.p1 : std::numeric_limits<float>::infinity();
+    return depthwise_plane_avx2(x, w, dw_geometry(g), y, o);
   }
 #endif
   depthwise_plane_f32(x, w, g, y);

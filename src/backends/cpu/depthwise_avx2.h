@@ -1,0 +1,42 @@
+// AVX2 depthwise convolution of one 2-D plane (one input channel, one
+// filter, one output channel) with the fused output stage: the kernel
+// depthwise FusedConv runs on CPUs with AVX2 but not AVX-512 (mobilenet_v2's
+// 3x3 layers at strides 1 and 2).
+//
+// The plane is copied into a zero-padded scratch (stride 2: each row split
+// into its even and its odd columns), so every tap is an unaligned 8-wide
+// load with no bounds checks. Each step keeps R output rows x NV vectors in
+// registers; an input row loaded once feeds every output row that uses it.
+// Bias, residual and Relu/Clip are applied in registers before the store.
+#pragma once
+
+#include <cstdint>
+
+namespace dlrt::cpu {
+
+struct DepthwiseGeometry {
+  int64_t in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1;
+  int64_t pad_top = 0, pad_left = 0;  // bottom/right padding is implied by the output size
+};
+
+// Applied to each output element: v = conv + bias (+ residual[i]), then
+// clamped to [lo, hi] when `clamp` (Relu: lo 0, hi +inf).
+struct DepthwiseOutput {
+  float bias = 0.0f;
+  const float* residual = nullptr;  // this plane's residual [out_h, out_w], or null
+  bool clamp = false;
+  float lo = 0.0f, hi = 0.0f;
+};
+
+// Whether depthwise_plane_avx2 runs this geometry: width stride 1 or 2, any
+// height stride, kernels up to 16 x 16, non-negative leading pads, no dilation
+// (the caller checks dilation). Does not check the CPU.
+bool depthwise_avx2_ok(const DepthwiseGeometry& g);
+
+// y [out_h, out_w] = output stage of the depthwise conv of x [in_h, in_w] with
+// w [kh, kw]. Writes every element of y. Call only when cpu_isa() >= kAvx2.
+void depthwise_plane_avx2(const float* x, const float* w, const DepthwiseGeometry& g, float* y,
+                          const DepthwiseOutput& o);
+
+}  // namespace dlrt::cpu
