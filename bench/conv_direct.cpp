@@ -1,5 +1,7 @@
-// dlrt_conv_direct: Conv on the direct path (backends/cpu/conv_direct.h) and
-// on the im2col/GEMM path, alternately, on every non-depthwise conv shape of
+// dlrt_conv_direct: Conv on the direct path (backends/cpu/conv_direct.h; the
+// AVX-512 or AVX2 tile, as cpu_isa() and so the weights' packing pick; run
+// with DLRT_CPU_ISA=avx2 for the AVX2 one on an AVX-512 machine) and on the
+// im2col/GEMM path, alternately, on every non-depthwise conv shape of
 // resnet18 and mobilenet_v2 (224x224 input, batch 1; weights pre-packed as a
 // model's constant is; bias and the fused Relu where the models have them).
 //
@@ -189,13 +191,14 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (cpu_isa() < CpuIsa::kAvx512) {
-    std::fprintf(stderr, "the direct path needs AVX-512 (cpu_isa() is %s)\n", cpu_isa_name(cpu_isa()));
+  if (cpu_isa() < CpuIsa::kAvx2) {
+    std::fprintf(stderr, "the direct path needs AVX2 (cpu_isa() is %s)\n", cpu_isa_name(cpu_isa()));
     return 1;
   }
   ThreadPool pool(threads);
   std::mt19937 rng(1);
-  std::printf("threads %d, %d rounds, median GFLOP/s%s\n", threads, reps, peak > 0 ? " (% of --peak)" : "");
+  std::printf("%s, threads %d, %d rounds, median GFLOP/s%s\n", cpu_isa_name(cpu_isa()), threads, reps,
+              peak > 0 ? " (% of --peak)" : "");
   std::printf("%-13s %-22s %16s %16s %7s\n", "model", "shape", "gemm", "direct", "ratio");
   double total_gemm[2] = {0, 0}, total_direct[2] = {0, 0}, total_default[2] = {0, 0};
   for (const ConvShape& s : kShapes) {
@@ -221,7 +224,7 @@ int main(int argc, char** argv) {
     dg.pad_top = dg.pad_left = s.pad;
     dg.out_h = dg.out_w = (s.H + 2 * s.pad - s.k) / s.s + 1;
     ConvDirectPlan plan;
-    const bool picks_direct = conv_direct_plan(dg, &plan) && conv_direct_worth(plan);
+    const bool picks_direct = conv_direct_plan(dg, &plan) && conv_direct_worth(plan, cpu_isa());
     total_default[mi] += (picks_direct ? md : mg) * s.count;
     auto cell = [&](double t) {
       char buf[32];

@@ -1,6 +1,9 @@
 // The direct float32 convolution (backends/cpu/conv_direct.h) against the
 // im2col/GEMM path and a naive reference loop, through conv_run with weights
-// pre-packed as a model's constant would be.
+// pre-packed as a model's constant would be. The ConvDirectIsa tests run once
+// per tile: avx512 (the 8x48 kernel; AVX-512 CPUs only) and avx2 (the 6x16
+// kernel: cpu_isa() capped at AVX2 while the weights are packed and the conv
+// runs, so they are packed in the AVX2 layout).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,6 +20,7 @@
 #include "backends/cpu/conv_direct.h"
 #include "backends/cpu/conv_impl.h"
 #include "backends/cpu/isa.h"
+#include "backends/cpu/vec_avx512.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {
@@ -189,7 +193,31 @@ Case make(int64_t C, int64_t M, int64_t group, std::vector<int64_t> in, std::vec
   return c;
 }
 
-bool have_direct() { return cpu_isa() >= CpuIsa::kAvx512; }
+// The direct kernels, one per packed-weight tile, each run under a cap of
+// cpu_isa() at its ISA (the weights are packed for the layout of cpu_isa()).
+class ConvDirectIsa : public ::testing::TestWithParam<CpuIsa> {
+ protected:
+  void SetUp() override {
+    const CpuIsa want = GetParam();
+    if (detected_cpu_isa() < want)
+      GTEST_SKIP() << "this CPU has no " << cpu_isa_name(want) << ": the " << cpu_isa_name(want)
+                   << " direct kernel cannot run here";
+    if (cpu_isa() < want)
+      GTEST_SKIP() << "cpu_isa() is capped at " << cpu_isa_name(cpu_isa()) << " (DLRT_CPU_ISA): the "
+                   << cpu_isa_name(want) << " direct kernel is not chosen";
+    cap_.emplace(want);
+    ASSERT_EQ(cpu_isa(), want);
+  }
+  void TearDown() override { cap_.reset(); }
+
+ private:
+  std::optional<ScopedCpuIsa> cap_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Tiles, ConvDirectIsa, ::testing::Values(CpuIsa::kAvx512, CpuIsa::kAvx2),
+                         [](const ::testing::TestParamInfo<CpuIsa>& info) {
+                           return std::string(cpu_isa_name(info.param));
+                         });
 
 TEST(ConvDirect, PlanGeometry) {
   ConvDirectPlan p;
@@ -232,8 +260,7 @@ TEST(ConvDirect, PlanGeometry) {
   EXPECT_FALSE(conv_direct_plan(g, &p));
 }
 
-TEST(ConvDirect, MatchesReferenceAndGemmPath) {
-  if (!have_direct()) GTEST_SKIP() << "no AVX-512 under cpu_isa(): the direct path never runs";
+TEST_P(ConvDirectIsa, MatchesReferenceAndGemmPath) {
   std::mt19937 rng(21);
   // Kernels 1x1/3x3/5x5/7x7/1x3 with strides 1-3, symmetric and asymmetric pads, dilation 2.
   check(make(5, 9, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng);
@@ -248,13 +275,16 @@ TEST(ConvDirect, MatchesReferenceAndGemmPath) {
   check(make(11, 20, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}), rng);  // pointwise: no copy
   check(make(9, 7, 1, {5, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 0}, {0, 2}), rng);    // padded 1x1: copied
   check(make(8, 24, 1, {6, 6}, {3, 3}, {3, 2}, {1, 1}, {0, 0}, {2, 1}), rng);
+  check(make(7, 3, 1, {10, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng);  // fewer rows than one panel
+  check(make(5, 13, 1, {9, 21}, {2, 4}, {1, 4}, {1, 1}, {0, 1}, {1, 2}), rng);  // stride 4 (kMaxStride), even taps
 }
 
-TEST(ConvDirect, OutputWidthsAndPartialTiles) {
-  if (!have_direct()) GTEST_SKIP() << "no AVX-512 under cpu_isa(): the direct path never runs";
+TEST_P(ConvDirectIsa, OutputWidthsAndPartialTiles) {
   std::mt19937 rng(22);
-  // Output widths 1, 7, 15, 49, 57: grids that end in a partial tile of 1-47 columns.
-  for (int64_t ow : {1, 7, 15, 49, 57}) {
+  // Output widths 1, 2, 7, 15, 49, 57: grids that end in a partial tile of
+  // 1-47 columns (1-15 for the 16-column AVX2 tile: its narrow 1-4 column
+  // tiles, one ymm, two).
+  for (int64_t ow : {1, 2, 7, 15, 49, 57}) {
     for (int64_t oh : {1, 3, 5}) {
       check(make(5, 11, 1, {oh, ow}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng);
       check(make(6, 8, 1, {oh * 2, ow * 2}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 0}), rng);
@@ -266,8 +296,7 @@ TEST(ConvDirect, OutputWidthsAndPartialTiles) {
   check(make(130, 20, 1, {60, 61}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng);
 }
 
-TEST(ConvDirect, GroupsBatchAndEpilogues) {
-  if (!have_direct()) GTEST_SKIP() << "no AVX-512 under cpu_isa(): the direct path never runs";
+TEST_P(ConvDirectIsa, GroupsBatchAndEpilogues) {
   std::mt19937 rng(23);
   Activation relu;
   relu.kind = ActKind::kRelu;
@@ -286,12 +315,22 @@ TEST(ConvDirect, GroupsBatchAndEpilogues) {
       check(c, rng);
     }
   }
-  // Grid rows wider than 16 (stored from the registers in two pieces per vector) with each epilogue.
-  for (int variant = 0; variant < 4; ++variant) {
-    Case c = make(6, 13, 1, {11, 37}, {3, 3}, {1 + variant / 2, 1}, {1, 1}, {1, 1}, {1, 1});
-    c.bias = true;
-    c.residual = variant != 0;
-    c.act = variant == 0 ? Activation{} : variant == 1 ? relu : variant == 2 ? clip : sig;
+  // Grid rows wider than 16 (stored from the registers in two pieces per
+  // vector) and narrower ones (AVX2: vectors spanning up to three grid rows)
+  // with each epilogue.
+  for (int64_t w : {37, 12, 5}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      Case c = make(6, 13, 1, {11, w}, {3, 3}, {1 + variant / 2, 1}, {1, 1}, {1, 1}, {1, 1});
+      c.bias = true;
+      c.residual = variant != 0;
+      c.act = variant == 0 ? Activation{} : variant == 1 ? relu : variant == 2 ? clip : sig;
+      check(c, rng);
+    }
+  }
+  // Pointwise 7x7 (a 49-column grid: a 1-column last tile) with a residual and Sigmoid.
+  {
+    Case c = make(10, 14, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0});
+    c.bias = true, c.residual = true, c.act = sig;
     check(c, rng);
   }
   // Pointwise with bias, residual and Relu (mobilenet's project + add, resnet's block end).
@@ -300,8 +339,7 @@ TEST(ConvDirect, GroupsBatchAndEpilogues) {
   check(c, rng);
 }
 
-TEST(ConvDirect, OneDimensional) {
-  if (!have_direct()) GTEST_SKIP() << "no AVX-512 under cpu_isa(): the direct path never runs";
+TEST_P(ConvDirectIsa, OneDimensional) {
   std::mt19937 rng(24);
   Case c = make(6, 10, 2, {50}, {5}, {2}, {2}, {3}, {1});
   c.bias = true;
@@ -309,16 +347,20 @@ TEST(ConvDirect, OneDimensional) {
   check(make(6, 10, 1, {70}, {3}, {1}, {1}, {1}, {1}), rng);
 }
 
-TEST(ConvDirect, OffUnderAvx2AndForDepthwise) {
+TEST(ConvDirect, OffUnderGenericIsa) {
   std::mt19937 rng(25);
-  {
-    // DLRT_CPU_ISA=avx2 (here a ScopedCpuIsa) keeps the GEMM path, with the AVX2-packed weights.
-    ScopedCpuIsa avx2(CpuIsa::kAvx2);
-    check(make(5, 9, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
-    EXPECT_FALSE(conv_direct_enabled());
-  }
-  if (!have_direct()) GTEST_SKIP() << "no AVX-512: the rest checks when the direct path is chosen";
-  // Depthwise keeps its own kernels.
+  // DLRT_CPU_ISA=generic (here a ScopedCpuIsa) keeps the GEMM path, with weights packed 6x16 as for AVX2.
+  ScopedCpuIsa generic(CpuIsa::kGeneric);
+  EXPECT_FALSE(conv_direct_enabled());
+  const uint64_t before = conv_direct_runs();
+  check(make(5, 9, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
+  EXPECT_EQ(conv_direct_runs(), before);
+}
+
+TEST_P(ConvDirectIsa, OffForDepthwise) {
+  std::mt19937 rng(25);
+  // Depthwise keeps its own kernels, even forced on.
+  ScopedConvDirect on(true);
   const uint64_t before = conv_direct_runs();
   check(make(8, 8, 8, {10, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
   EXPECT_EQ(conv_direct_runs(), before);
@@ -349,14 +391,16 @@ class GuardedFloats {
 // Input, residual and output each end where an inaccessible page begins: a
 // read or write past them (a partial last tile, the unpadded 1x1 case reading
 // x in place, the phase copy, the two-piece stores of grid rows) crashes the test.
-TEST(ConvDirect, TouchesNothingPastItsBuffers) {
-  if (!have_direct()) GTEST_SKIP() << "no AVX-512 under cpu_isa(): the direct path never runs";
+TEST_P(ConvDirectIsa, TouchesNothingPastItsBuffers) {
   struct Shape {
     int64_t C, M, H, W, k, s, pad;
   };
+  // Unpadded 1x1 grids of 49, 25, 196, 6, 15 and 40 columns end in partial
+  // tiles of every kind (AVX2: 1 and 4 columns narrow, 6 one ymm, 9 and 15 two).
   const Shape shapes[] = {{5, 9, 7, 7, 1, 1, 0},    {3, 16, 5, 5, 1, 1, 0},   {4, 8, 14, 14, 1, 1, 0},
                           {6, 10, 9, 11, 3, 1, 1},  {3, 12, 15, 15, 7, 2, 3}, {7, 9, 13, 13, 1, 2, 0},
-                          {4, 9, 5, 21, 3, 1, 1},   {5, 11, 7, 40, 3, 2, 1},  {3, 8, 3, 17, 3, 1, 0}};
+                          {4, 9, 5, 21, 3, 1, 1},   {5, 11, 7, 40, 3, 2, 1},  {3, 8, 3, 17, 3, 1, 0},
+                          {6, 7, 2, 3, 1, 1, 0},    {5, 13, 3, 5, 1, 1, 0},   {9, 5, 5, 8, 1, 1, 0}};
   std::mt19937 rng(27);
   std::uniform_real_distribution<float> dist(-1, 1);
   for (const Shape& sh : shapes) {
@@ -380,12 +424,24 @@ TEST(ConvDirect, TouchesNothingPastItsBuffers) {
     for (int64_t i = 0; i < sh.M * out_plane; ++i) z[i] = dist(rng), y[i] = -7.0f;
     for (auto& v : w) v = dist(rng);
     auto packed = PackedMatrix::pack_a(false, sh.M, plan.k, w.data(), plan.k);
-    ASSERT_EQ(packed->mr(), 8);
     GemmEpilogue ep;
     ep.ldr = out_plane;
     ep.residual = z;
     ep.act.kind = ActKind::kRelu;
-    conv_direct_avx512(plan, off.data(), x, *packed, y, ep, nullptr);
+    const uint64_t before = conv_direct_runs();
+    if (GetParam() == CpuIsa::kAvx512) {
+      ASSERT_EQ(packed->mr(), 8);
+#ifdef DLRT_HAVE_AVX512_PATHS
+      conv_direct_avx512(plan, off.data(), x, *packed, y, ep, nullptr);
+#endif
+    } else {
+      ASSERT_EQ(packed->mr(), 6);
+      ASSERT_EQ(packed->nr(), 16);
+#ifdef DLRT_HAVE_CONV_DIRECT_AVX2
+      conv_direct_avx2(plan, off.data(), x, *packed, y, ep, nullptr);
+#endif
+    }
+    ASSERT_EQ(conv_direct_runs() - before, 1u);
     // Spot-check against the definition (the full comparison is in the tests above).
     for (int64_t m = 0; m < sh.M; m += 4)
       for (int64_t o = 0; o < out_plane; o += 3) {
@@ -404,8 +460,7 @@ TEST(ConvDirect, TouchesNothingPastItsBuffers) {
   }
 }
 
-TEST(ConvDirect, DefaultModeTakesLargeGridsOnly) {
-  if (!have_direct()) GTEST_SKIP() << "no AVX-512 under cpu_isa(): the direct path never runs";
+TEST_P(ConvDirectIsa, DefaultModePolicy) {
   if (std::getenv("DLRT_CONV_DIRECT")) GTEST_SKIP() << "DLRT_CONV_DIRECT is set: the default policy is not in effect";
   ASSERT_EQ(conv_direct_mode(), ConvDirectMode::kAuto);
   std::mt19937 rng(26);
@@ -413,10 +468,11 @@ TEST(ConvDirect, DefaultModeTakesLargeGridsOnly) {
   uint64_t before = conv_direct_runs();
   check(make(8, 16, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
   EXPECT_EQ(conv_direct_runs() - before, 1u);
-  // 7x7 outputs: a 63-column grid stays on the GEMM path.
+  // 7x7 outputs, a 63-column grid: the AVX-512 tile leaves it to the GEMM
+  // path, the AVX2 tile takes it.
   before = conv_direct_runs();
   check(make(8, 16, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
-  EXPECT_EQ(conv_direct_runs(), before);
+  EXPECT_EQ(conv_direct_runs() - before, GetParam() == CpuIsa::kAvx2 ? 1u : 0u);
 }
 
 }  // namespace

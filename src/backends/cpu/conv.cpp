@@ -600,21 +600,30 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       return Status::Ok();
     }
 
-    // 1-D/2-D convs with weights packed for the AVX-512 8x48 tile run the
-    // direct path where it is the faster one (conv_direct.h; DLRT_CONV_DIRECT
-    // =0 turns it off, =1 takes it for every shape).
+    // 1-D/2-D convs with weights packed for the AVX-512 8x48 tile or the
+    // AVX2 6x16 one run the direct path for that tile where it is the faster
+    // one (conv_direct.h; DLRT_CONV_DIRECT =0 turns it off, =1 takes it for
+    // every shape).
     ConvDirectPlan dplan;
     const int64_t* doff = nullptr;
-#ifdef DLRT_HAVE_AVX512_PATHS
+#ifdef DLRT_HAVE_CONV_DIRECT_AVX2
     const ConvDirectMode dmode = pre ? conv_direct_mode() : ConvDirectMode::kOff;
-    if (dmode != ConvDirectMode::kOff && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.p[0] == 0 &&
-        pre->groups[0]->mr() == 8 && pre->groups[0]->nr() == 48) {
+    // The direct kernel for the weights' tile; generic: none (mode on means cpu_isa() >= kAvx2).
+    CpuIsa disa = CpuIsa::kGeneric;
+    if (dmode != ConvDirectMode::kOff) {
+      const PackedMatrix& pw = *pre->groups[0];
+      if (pw.mr() == 6 && pw.nr() == 16) disa = CpuIsa::kAvx2;
+#ifdef DLRT_HAVE_AVX512_PATHS
+      if (pw.mr() == 8 && pw.nr() == 48 && cpu_isa() >= CpuIsa::kAvx512) disa = CpuIsa::kAvx512;
+#endif
+    }
+    if (disa != CpuIsa::kGeneric && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.p[0] == 0) {
       ConvDirectGeometry dg;
       dg.channels = Cg;
       dg.in_h = g.in[1], dg.in_w = g.in[2], dg.out_h = g.out[1], dg.out_w = g.out[2];
       dg.kh = g.k[1], dg.kw = g.k[2], dg.sh = g.s[1], dg.sw = g.s[2], dg.dh = g.d[1], dg.dw = g.d[2];
       dg.pad_top = g.p[1], dg.pad_left = g.p[2];
-      if (conv_direct_plan(dg, &dplan) && (dmode == ConvDirectMode::kForce || conv_direct_worth(dplan))) {
+      if (conv_direct_plan(dg, &dplan) && (dmode == ConvDirectMode::kForce || conv_direct_worth(dplan, disa))) {
         thread_local std::vector<int64_t> offsets;  // grows only: no allocation once warm
         if (offsets.size() < static_cast<size_t>(dplan.k)) offsets.resize(static_cast<size_t>(dplan.k));
         conv_direct_offsets(dplan, offsets.data());
@@ -632,8 +641,14 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       e.row_bias = Bv ? Bv + gi * Mg : nullptr;
       e.residual = Z ? Z + (n * M + gi * Mg) * out_plane : nullptr;
       e.ldr = out_plane;
+#ifdef DLRT_HAVE_CONV_DIRECT_AVX2
+      if (doff) {
+        const PackedMatrix& pw = *pre->groups[static_cast<size_t>(gi)];
 #ifdef DLRT_HAVE_AVX512_PATHS
-      if (doff) return conv_direct_avx512(dplan, doff, xg, *pre->groups[static_cast<size_t>(gi)], yg, e, p);
+        if (disa == CpuIsa::kAvx512) return conv_direct_avx512(dplan, doff, xg, pw, yg, e, p);
+#endif
+        return conv_direct_avx2(dplan, doff, xg, pw, yg, e, p);
+      }
 #endif
       SgemmOperand a;
       if (pre) {

@@ -1,9 +1,11 @@
 // Geometry, offset table and on/off switch of the direct convolution (conv_direct.h).
 #include "backends/cpu/conv_direct.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "backends/cpu/isa.h"
 
@@ -62,6 +64,22 @@ void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off) {
       }
 }
 
+float* conv_direct_scratch(size_t n) {
+  struct Buf {
+    float* p = nullptr;
+    size_t n = 0;
+    ~Buf() { ::operator delete(p, std::align_val_t(64)); }
+  };
+  thread_local Buf b;
+  if (b.n < n) {
+    ::operator delete(b.p, std::align_val_t(64));
+    const size_t grow = std::max(n, b.n + b.n / 2);
+    b.p = static_cast<float*>(::operator new(grow * sizeof(float), std::align_val_t(64)));
+    b.n = grow;
+  }
+  return b.p;
+}
+
 namespace {
 // -1: follow the environment; 0: off; 1: on.
 std::atomic<int> g_override{-1};
@@ -79,7 +97,7 @@ ConvDirectMode env_mode() {
 }  // namespace
 
 ConvDirectMode conv_direct_mode() {
-  if (cpu_isa() < CpuIsa::kAvx512) return ConvDirectMode::kOff;
+  if (cpu_isa() < CpuIsa::kAvx2) return ConvDirectMode::kOff;
   const int o = g_override.load(std::memory_order_relaxed);
   if (o < 0) return env_mode();
   return o == 0 ? ConvDirectMode::kOff : ConvDirectMode::kForce;

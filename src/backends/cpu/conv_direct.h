@@ -1,6 +1,7 @@
 // Direct float32 convolution for Conv (2-D and 1-D, any stride, dilation,
-// padding and group; not depthwise) on the AVX-512 8x48 register tile, with
-// no im2col matrix and no packed B operand.
+// padding and group; not depthwise) on the AVX-512 8x48 register tile or the
+// AVX2 6x16 one (the tile the weights were packed for), with no im2col
+// matrix and no packed B operand.
 //
 // The input of one (image, group) is copied once into a zero-padded scratch,
 // split by stride into phases: phase (a, b) of a channel holds
@@ -11,16 +12,22 @@
 // scratch. Grid columns with ow >= out_w are computed and dropped when the
 // tile is stored. A 1x1 stride-1 unpadded conv uses the input itself (no copy).
 //
-// The weights are the PackedMatrix Conv already packs (8-row panels, K cut
-// into slices of packed_a_kc columns); each 8 x 48 tile keeps its
-// accumulators in registers over the whole K and stores through the fused
-// epilogue (row bias, residual, activation).
+// The weights are the PackedMatrix Conv already packs (8- or 6-row panels,
+// K cut into slices of packed_kc columns); each 8 x 48 (6 x 16) tile keeps
+// its accumulators in registers over the whole K and stores through the
+// fused epilogue (row bias, residual, activation).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/isa.h"
 #include "core/thread_pool.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define DLRT_HAVE_CONV_DIRECT_AVX2 1  // conv_direct_avx2 exists (compiled for AVX2 + FMA)
+#endif
 
 namespace dlrt::cpu {
 
@@ -51,7 +58,7 @@ bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan);
 // off[p] for p < plan.k: row p of the B operand starts at scratch + off[p].
 void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off);
 
-// Which convs take the direct path: none (DLRT_CONV_DIRECT=0, or no AVX-512
+// Which convs take the direct path: none (DLRT_CONV_DIRECT=0, or no AVX2
 // under cpu_isa()), those conv_direct_worth picks (the default), or every one
 // it can run (DLRT_CONV_DIRECT=1). The variable is read once; a
 // ScopedConvDirect overrides it.
@@ -65,8 +72,17 @@ inline bool conv_direct_enabled() { return conv_direct_mode() != ConvDirectMode:
 // for each 8-row panel, where the GEMM keeps a K slice of packed B in L1.
 constexpr int64_t kConvDirectMinGrid = 128;
 inline bool conv_direct_worth(const ConvDirectPlan& plan) { return plan.grid >= kConvDirectMinGrid; }
+// The same choice for the tile of `isa`. kAvx2 (the 6 x 16 tile of
+// conv_direct_avx2; Zen 1, bench/conv_direct.cpp at 1 thread): every grid,
+// small ones included; the GEMM path packs B on the fly, which costs more
+// against the 6-row A panels than re-reading the input does (resnet18's
+// layer4 3x3 on 7x7: 25.7 -> 27.5 GFLOP/s).
+inline bool conv_direct_worth(const ConvDirectPlan& plan, CpuIsa isa) {
+  if (isa >= CpuIsa::kAvx512) return conv_direct_worth(plan);
+  return plan.grid > 0;
+}
 
-// Forces the direct path on (every shape it can run; AVX-512 still required)
+// Forces the direct path on (every shape it can run; AVX2 still required)
 // or off while alive; for tests and benchmarks. Not thread-safe against
 // running convs.
 class ScopedConvDirect {
@@ -85,6 +101,12 @@ class ScopedConvDirect {
 uint64_t conv_direct_runs();
 void conv_direct_note_run();
 
+// The calling thread's scratch for the phase copy, at least n floats,
+// 64-byte aligned: grows, never shrinks, so steady-state calls allocate
+// nothing. Pool tasks of the same call only read it (the pool runs one job's
+// chunks at a time on a thread, nested work inline).
+float* conv_direct_scratch(size_t n);
+
 // y[m, oh*out_w + ow] = epilogue(sum_p W[m, p] * B[p, (oh, ow)]) for m < rows
 // of `w` (packed with mr 8, nr 48; ep.row_bias and ep.residual already point
 // at this group's first row, ep.ldr = out_h*out_w, no col_bias) on the input
@@ -93,5 +115,11 @@ void conv_direct_note_run();
 // when cpu_isa() >= kAvx512.
 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* off, const float* x, const PackedMatrix& w,
                         float* y, const GemmEpilogue& ep, ThreadPool* pool);
+
+// The same for weights packed with mr 6, nr 16 (the AVX2 GEMM's layout), on
+// the 6 x 16 tile (two ymm of grid columns, 12 accumulators). Call only when
+// cpu_isa() >= kAvx2 (x86 builds: DLRT_HAVE_CONV_DIRECT_AVX2).
+void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, const float* x, const PackedMatrix& w,
+                      float* y, const GemmEpilogue& ep, ThreadPool* pool);
 
 }  // namespace dlrt::cpu

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <new>
 
 #include "backends/cpu/conv_direct.h"
 #include "backends/cpu/gemm_kernels.h"
@@ -24,25 +23,6 @@ static_assert(kMR == 8 && kNR == 48, "the direct conv tile is written for the 8 
 constexpr int64_t kBlockBytes = 512 * 1024;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// The calling thread's scratch for the phase copy: grows, never shrinks, so
-// steady-state calls allocate nothing. Pool tasks of the same call only read
-// it (the pool runs one job's chunks at a time on a thread, nested work inline).
-float* src_scratch(size_t n) {
-  struct Buf {
-    float* p = nullptr;
-    size_t n = 0;
-    ~Buf() { ::operator delete(p, std::align_val_t(64)); }
-  };
-  thread_local Buf b;
-  if (b.n < n) {
-    ::operator delete(b.p, std::align_val_t(64));
-    const size_t grow = std::max(n, b.n + b.n / 2);
-    b.p = static_cast<float*>(::operator new(grow * sizeof(float), std::align_val_t(64)));
-    b.n = grow;
-  }
-  return b.p;
-}
 
 DLRT_AVX512 inline void zero_floats(float* dst, int64_t n) {
   int64_t c = 0;
@@ -302,7 +282,7 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   const int threads = pool ? pool->num_threads() : 1;
   const float* src = x;
   if (plan.copy) {
-    float* s = src_scratch(static_cast<size_t>(plan.src_floats));
+    float* s = conv_direct_scratch(static_cast<size_t>(plan.src_floats));
     const int64_t per_channel = plan.nphase * plan.hq * plan.wq;
     auto fill = [&](int64_t b, int64_t e) {
       for (int64_t c = b; c < e; ++c) fill_channel(plan, x + c * g.in_h * g.in_w, s + c * per_channel);

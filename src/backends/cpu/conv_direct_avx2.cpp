@@ -1,0 +1,352 @@
+// AVX2 + FMA direct convolution (see conv_direct.h) for weights packed in
+// the 6 x 16 layout of the AVX2 GEMM: the phase copy of the input, the 6 x 16
+// register tile (12 ymm accumulators) over the offset-addressed B operand,
+// the store through the fused epilogue, and the split over threads.
+#include "backends/cpu/conv_direct.h"
+
+#ifdef DLRT_HAVE_CONV_DIRECT_AVX2
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#define DLRT_CONV_AVX2 __attribute__((target("avx2,fma")))
+
+namespace dlrt::cpu {
+namespace {
+
+constexpr int kMR = 6;   // rows of a packed A panel (the AVX2 GEMM's tile)
+constexpr int kNR = 16;  // grid columns of a tile: two ymm
+
+// Input bytes of one column block (all its channels' phase rows) kept in L2
+// while every M panel runs over the block.
+constexpr int64_t kBlockBytes = 256 * 1024;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// dst[j] = src[j * s] for j < n.
+void gather_row(const float* src, int64_t s, int64_t n, float* dst) {
+  if (s == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) dst[j] = src[j * s];
+}
+
+void zero_floats(float* dst, int64_t n) {
+  if (n > 0) std::memset(dst, 0, static_cast<size_t>(n) * sizeof(float));
+}
+
+// The copied phases of one input channel xc [in_h, in_w] into dst (nphase planes of hq x wq).
+void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst) {
+  const ConvDirectGeometry& g = P.g;
+  for (int64_t a = 0; a < g.sh; ++a)
+    for (int64_t b = 0; b < g.sw; ++b) {
+      const int slot = P.phase_slot[a * g.sw + b];
+      if (slot < 0) continue;
+      float* ph = dst + slot * P.hq * P.wq;
+      // Phase column j is padded column b + sw*j, input column b + sw*j - pad_left: inside for j in [j0, j1).
+      const int64_t lead = g.pad_left - b;
+      int64_t j0 = lead > 0 ? ceil_div(lead, g.sw) : 0;
+      int64_t j1 = g.in_w + lead > 0 ? ceil_div(g.in_w + lead, g.sw) : 0;
+      j1 = std::min(j1, P.wq);
+      j0 = std::min(j0, j1);
+      for (int64_t i = 0; i < P.hq; ++i) {
+        float* row = ph + i * P.wq;
+        const int64_t ih = a + g.sh * i - g.pad_top;
+        if (ih < 0 || ih >= g.in_h) {
+          zero_floats(row, P.wq);
+          continue;
+        }
+        zero_floats(row, j0);
+        if (j1 > j0) gather_row(xc + ih * g.in_w + (b + g.sw * j0 - g.pad_left), g.sw, j1 - j0, row + j0);
+        zero_floats(row + j1, P.wq - j1);
+      }
+    }
+}
+
+// Where finished tiles go: output row m is y + m * plane; grid column c is
+// output (c / wq, c % wq), dropped when c % wq >= out_w.
+struct TileOut {
+  float* y = nullptr;
+  int64_t plane = 0, wq = 0, out_w = 0;
+  const float* bias = nullptr;      // per output row, or null
+  const float* residual = nullptr;  // like y, or null
+  bool clamp = false;               // Relu / Clip: min(hi, max(lo, v)), in the store
+  bool other_act = false;           // any other activation: apply_activation on the stored runs
+  float lo = 0.0f, hi = 0.0f;
+  const Activation* act = nullptr;
+};
+
+// max/min with the operand order of _mm256_max_ps(lo, v) / _mm256_min_ps(hi, v) (NaN v stays NaN).
+inline float clamp_like_simd(float v, float lo, float hi) {
+  v = lo > v ? lo : v;
+  return hi < v ? hi : v;
+}
+
+// Raw sums t (rows [0, rows) of ld floats; grid columns [j0, j0 + n) of output
+// rows m0 + i) to their compact places in y through the epilogue; with_act:
+// also the activations the store does not clamp.
+void store_piece(const float* t, int64_t ld, int rows, int64_t m0, int64_t j0, int64_t n, const TileOut& out,
+                 bool with_act) {
+  int64_t oh = j0 / out.wq, ow = j0 - oh * out.wq;
+  for (int64_t jj = 0; jj < n; ow = 0, ++oh) {
+    const int64_t len = std::min(n - jj, out.wq - ow);
+    const int64_t valid = ow < out.out_w ? std::min(len, out.out_w - ow) : 0;
+    if (valid > 0) {
+      const int64_t idx = oh * out.out_w + ow;
+      for (int i = 0; i < rows; ++i) {
+        const int64_t m = m0 + i;
+        const float* ti = t + i * ld + jj;
+        float* yi = out.y + m * out.plane + idx;
+        const float* zi = out.residual ? out.residual + m * out.plane + idx : nullptr;
+        const float b = out.bias ? out.bias[m] : 0.0f;
+        for (int64_t c = 0; c < valid; ++c) {
+          float v = ti[c] + b;
+          if (zi) v += zi[c];
+          if (out.clamp) v = clamp_like_simd(v, out.lo, out.hi);
+          yi[c] = v;
+        }
+        if (with_act && out.other_act) apply_activation(*out.act, yi, valid);
+      }
+    }
+    jj += len;
+  }
+}
+
+// The non-clamp activation over the outputs of grid columns [j0, j0 + n) of output row m.
+void activate_piece(int64_t m, int64_t j0, int64_t n, const TileOut& out) {
+  int64_t oh = j0 / out.wq, ow = j0 - oh * out.wq;
+  for (int64_t jj = 0; jj < n; ow = 0, ++oh) {
+    const int64_t len = std::min(n - jj, out.wq - ow);
+    const int64_t valid = ow < out.out_w ? std::min(len, out.out_w - ow) : 0;
+    if (valid > 0) apply_activation(*out.act, out.y + m * out.plane + oh * out.out_w + ow, valid);
+    jj += len;
+  }
+}
+
+DLRT_CONV_AVX2 inline __m256i lane_mask(int64_t n) {  // lanes [0, n) set, 0 <= n <= 8
+  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), idx);
+}
+
+// One 6 x (8*NV) tile at grid column j0 (src already offset by j0) of M
+// panel q: the whole K in registers, slice by slice of the packed weights.
+// kMask: the last ymm column loads only its n - 8*(NV-1) grid columns
+// (nothing past the B operand is read: the input itself when there is no copy). Columns [0, n)
+// of rows [0, rows) are stored (output rows m0 + i).
+template <int NV, bool kMask>
+DLRT_CONV_AVX2 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t q, bool prefetch_next,
+                                const float* src, const int64_t* off, int rows, int64_t m0, int64_t j0, int64_t n,
+                                const TileOut& out) {
+  const __m256i mask = lane_mask(n - 8 * (NV - 1));
+  __m256 acc[kMR][NV];
+#pragma GCC unroll 6
+  for (int i = 0; i < kMR; ++i)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_setzero_ps();
+  for (int64_t p0 = 0; p0 < K; p0 += KC) {
+    const int64_t kc = std::min(KC, K - p0);
+    const float* __restrict a = w + Mp * p0 + q * kMR * kc;
+    // The panel the next tile reads, pulled towards L2 while this tile
+    // computes: the next M panel (contiguous in the slice), or this one again.
+    const float* pf = prefetch_next ? a + kMR * kc : a;
+    const int64_t* o = off + p0;
+    for (int64_t p = 0; p < kc; ++p) {
+      if ((p & 1) == 0) _mm_prefetch(reinterpret_cast<const char*>(pf + p * kMR), _MM_HINT_T1);
+      const float* s = src + o[p];
+      __m256 b[NV];
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v)
+        b[v] = (kMask && v == NV - 1) ? _mm256_maskload_ps(s + 8 * v, mask) : _mm256_loadu_ps(s + 8 * v);
+#pragma GCC unroll 6
+      for (int i = 0; i < kMR; ++i) {
+        const __m256 av = _mm256_broadcast_ss(a + p * kMR + i);
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(av, b[v], acc[i][v]);
+      }
+    }
+  }
+  // Per ymm column: whole (8 outputs in a row of y: stored from the register)
+  // or pieces (through store_piece).
+  bool whole[NV];
+  int64_t o1[NV];
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; ++v) {
+    const int64_t c = j0 + 8 * v;
+    const int64_t oh = c / out.wq, ow = c - oh * out.wq;
+    whole[v] = n - 8 * v >= 8 && (out.wq == out.out_w || ow + 8 <= out.out_w);
+    o1[v] = out.wq == out.out_w ? c : oh * out.out_w + ow;
+  }
+  const __m256 lo = _mm256_set1_ps(out.lo), hi = _mm256_set1_ps(out.hi);
+#pragma GCC unroll 6
+  for (int i = 0; i < kMR; ++i) {
+    if (i >= rows) break;
+    const int64_t m = m0 + i;
+    float* ym = out.y + m * out.plane;
+    const float* zm = out.residual ? out.residual + m * out.plane : nullptr;
+    const __m256 bias = _mm256_set1_ps(out.bias ? out.bias[m] : 0.0f);
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) {
+      if (!whole[v]) {
+        alignas(32) float raw[8];
+        _mm256_store_ps(raw, acc[i][v]);
+        store_piece(raw, 8, 1, m, j0 + 8 * v, std::min<int64_t>(8, n - 8 * v), out, false);
+        continue;
+      }
+      __m256 r = _mm256_add_ps(acc[i][v], bias);
+      if (zm) r = _mm256_add_ps(r, _mm256_loadu_ps(zm + o1[v]));
+      if (out.clamp) r = _mm256_min_ps(hi, _mm256_max_ps(lo, r));
+      _mm256_storeu_ps(ym + o1[v], r);
+    }
+    if (out.other_act) activate_piece(m, j0, n, out);
+  }
+}
+
+// A last tile of NC <= 4 grid columns (a 7x7 pointwise grid leaves 1, 14x14
+// leaves 4): vectorised over the 6 rows of the A panel instead (one FMA per
+// column and K step, the panel column loaded through a 6-lane mask); U
+// partial sums per column hide the FMA latency. Stored through store_piece.
+template <int NC>
+DLRT_CONV_AVX2 void narrow_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t q, const float* src,
+                                const int64_t* off, int rows, int64_t m0, int64_t j0, const TileOut& out) {
+  constexpr int U = NC == 1 ? 4 : NC <= 3 ? 3 : 2;
+  const __m256i six = lane_mask(kMR);
+  __m256 acc[NC][U];
+#pragma GCC unroll 4
+  for (int j = 0; j < NC; ++j)
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) acc[j][u] = _mm256_setzero_ps();
+  for (int64_t p0 = 0; p0 < K; p0 += KC) {
+    const int64_t kc = std::min(KC, K - p0);
+    const float* a = w + Mp * p0 + q * kMR * kc;
+    const int64_t* o = off + p0;
+    int64_t p = 0;
+    for (; p + U <= kc; p += U) {
+#pragma GCC unroll 4
+      for (int u = 0; u < U; ++u) {
+        const __m256 av = _mm256_maskload_ps(a + (p + u) * kMR, six);
+        const float* s = src + o[p + u];
+#pragma GCC unroll 4
+        for (int j = 0; j < NC; ++j) acc[j][u] = _mm256_fmadd_ps(av, _mm256_broadcast_ss(s + j), acc[j][u]);
+      }
+    }
+    for (; p < kc; ++p) {
+      const __m256 av = _mm256_maskload_ps(a + p * kMR, six);
+      const float* s = src + o[p];
+#pragma GCC unroll 4
+      for (int j = 0; j < NC; ++j) acc[j][0] = _mm256_fmadd_ps(av, _mm256_broadcast_ss(s + j), acc[j][0]);
+    }
+  }
+  float t[kMR * NC];
+#pragma GCC unroll 4
+  for (int j = 0; j < NC; ++j) {
+    __m256 sum = acc[j][0];
+#pragma GCC unroll 4
+    for (int u = 1; u < U; ++u) sum = _mm256_add_ps(sum, acc[j][u]);
+    alignas(32) float col[8];
+    _mm256_store_ps(col, sum);
+    for (int i = 0; i < kMR; ++i) t[i * NC + j] = col[i];
+  }
+  store_piece(t, NC, rows, m0, j0, NC, out, true);
+}
+
+}  // namespace
+
+DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, const float* x,
+                                     const PackedMatrix& w, float* y, const GemmEpilogue& ep, ThreadPool* pool) {
+  conv_direct_note_run();
+  const ConvDirectGeometry& g = plan.g;
+  const int threads = pool ? pool->num_threads() : 1;
+  const float* src = x;
+  if (plan.copy) {
+    float* s = conv_direct_scratch(static_cast<size_t>(plan.src_floats));
+    const int64_t per_channel = plan.nphase * plan.hq * plan.wq;
+    auto fill = [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c) fill_channel(plan, x + c * g.in_h * g.in_w, s + c * per_channel);
+    };
+    if (threads > 1 && g.channels * per_channel >= 65536)
+      pool->parallel_for(g.channels, std::max<int64_t>(1, 16384 / per_channel), fill);
+    else
+      fill(0, g.channels);
+    zero_floats(s + g.channels * per_channel, plan.src_floats - g.channels * per_channel);
+    src = s;
+  }
+  const int64_t M = w.rows(), K = plan.k, KC = packed_kc(w);
+  const int64_t panels = ceil_div(M, kMR), Mp = panels * kMR;
+  const int64_t tiles = ceil_div(plan.grid, kNR);
+  // Column blocks whose input window stays in L2 while every M panel runs
+  // over them; more blocks where the M panels alone leave a thread short.
+  const int64_t col_bytes = (plan.copy ? g.channels * plan.nphase : g.channels) * int64_t{sizeof(float)};
+  const int64_t halo = plan.copy ? (plan.hq - g.out_h + 1) * plan.wq : 0;
+  const int64_t block_cols = std::max<int64_t>(kNR, kBlockBytes / col_bytes - halo);
+  int64_t per_block = std::max<int64_t>(1, block_cols / kNR);
+  int64_t blocks = ceil_div(tiles, per_block);
+  if (threads > 1 && blocks * panels < 4 * threads) blocks = std::min(tiles, ceil_div(4 * threads, panels));
+  per_block = ceil_div(tiles, blocks);
+  blocks = ceil_div(tiles, per_block);
+  const int64_t units = blocks * panels;
+  const float* wd = w.data();
+
+  TileOut out;
+  out.y = y;
+  out.plane = g.out_h * g.out_w;
+  out.wq = plan.wq;
+  out.out_w = g.out_w;
+  out.bias = ep.row_bias;
+  out.residual = ep.residual;
+  {
+    const ActKind k = ep.act.kind;
+    out.clamp = k == ActKind::kRelu || k == ActKind::kClip;
+    out.other_act = !out.clamp && k != ActKind::kNone;
+    out.lo = k == ActKind::kClip ? ep.act.p0 : 0.0f;
+    out.hi = k == ActKind::kClip ? ep.act.p1 : std::numeric_limits<float>::infinity();
+    out.act = &ep.act;
+  }
+  // Partial tiles need a masked load only when the input itself is B; the
+  // scratch has slack past the grid.
+  const bool mask_tail = !plan.copy;
+
+  auto body = [&](int64_t ub, int64_t ue) {
+    for (int64_t u = ub; u < ue; ++u) {
+      const int64_t blk = u / panels, q = u % panels;
+      const int64_t t0 = blk * per_block, t1 = std::min(tiles, t0 + per_block);
+      const int rows = static_cast<int>(std::min<int64_t>(kMR, M - q * kMR));
+      const int64_t m0 = q * kMR;
+      for (int64_t ti = t0; ti < t1; ++ti) {
+        const int64_t j0 = ti * kNR, n = std::min<int64_t>(kNR, plan.grid - j0);
+        // The last tile of this panel prefetches the next panel; the others, this one.
+        const bool pf = ti + 1 == t1 && q + 1 < panels;
+        const float* sj = src + j0;
+        if (n == kNR) {
+          direct_tile<2, false>(wd, Mp, KC, K, q, pf, sj, off, rows, m0, j0, n, out);
+          continue;
+        }
+        if (n <= 4) {
+          switch (n) {
+            case 1: narrow_tile<1>(wd, Mp, KC, K, q, sj, off, rows, m0, j0, out); break;
+            case 2: narrow_tile<2>(wd, Mp, KC, K, q, sj, off, rows, m0, j0, out); break;
+            case 3: narrow_tile<3>(wd, Mp, KC, K, q, sj, off, rows, m0, j0, out); break;
+            default: narrow_tile<4>(wd, Mp, KC, K, q, sj, off, rows, m0, j0, out); break;
+          }
+          continue;
+        }
+        if (n > 8) {
+          if (mask_tail) direct_tile<2, true>(wd, Mp, KC, K, q, pf, sj, off, rows, m0, j0, n, out);
+          else direct_tile<2, false>(wd, Mp, KC, K, q, pf, sj, off, rows, m0, j0, n, out);
+        } else {
+          if (mask_tail) direct_tile<1, true>(wd, Mp, KC, K, q, pf, sj, off, rows, m0, j0, n, out);
+          else direct_tile<1, false>(wd, Mp, KC, K, q, pf, sj, off, rows, m0, j0, n, out);
+        }
+      }
+    }
+  };
+  if (threads > 1 && units > 1) pool->parallel_for(units, 1, body);
+  else body(0, units);
+}
+
+}  // namespace dlrt::cpu
+
+#endif  // DLRT_HAVE_CONV_DIRECT_AVX2
