@@ -253,6 +253,25 @@ TEST(ConvDirect, PlanGeometry) {
   ASSERT_TRUE(conv_direct_plan(g, &p));
   EXPECT_FALSE(p.copy);
   EXPECT_EQ(p.grid, 56 * 56);
+  // Shared pad columns (the AVX2 kernel's layout): 3x3 pad 1 on 7x7 -> pitch 8, not 9.
+  g.in_h = g.in_w = g.out_h = g.out_w = 7, g.kh = g.kw = 3, g.pad_top = g.pad_left = 1;
+  ASSERT_TRUE(conv_direct_plan(g, &p, true));
+  EXPECT_TRUE(p.shared_pad);
+  EXPECT_EQ(p.wq, 8);
+  EXPECT_EQ(p.grid, 7 * 8);
+  conv_direct_offsets(p, off.data());
+  EXPECT_EQ(off[4], 8 + 1);  // tap (1, 1)
+  // Stride 2 on 56x56 (phase columns 0..28 hold data 1..28 and 0..27): no shorter pitch.
+  g.in_h = g.in_w = 56, g.out_h = g.out_w = 28, g.sh = g.sw = 2;
+  ASSERT_TRUE(conv_direct_plan(g, &p, true));
+  EXPECT_FALSE(p.shared_pad);
+  EXPECT_EQ(p.wq, 29);
+  // Pad 2 on the left only (1x3 taps): the leading zeros need a pitch of in_w + 2.
+  g.sh = g.sw = 1, g.in_h = g.out_h = 5, g.in_w = 10, g.out_w = 10, g.kh = 1, g.kw = 3, g.pad_top = 0,
+  g.pad_left = 2;
+  ASSERT_TRUE(conv_direct_plan(g, &p, true));
+  EXPECT_EQ(p.wq, 12);
+  g.kh = g.kw = 1, g.in_h = g.in_w = g.out_h = g.out_w = 56, g.pad_top = g.pad_left = 0;
   // Strides past kMaxStride and negative pads are left to the GEMM path.
   g.sh = 5, g.out_h = 12;
   EXPECT_FALSE(conv_direct_plan(g, &p));
@@ -409,7 +428,7 @@ TEST_P(ConvDirectIsa, TouchesNothingPastItsBuffers) {
     g.pad_top = g.pad_left = sh.pad;
     g.out_h = (sh.H + 2 * sh.pad - sh.k) / sh.s + 1, g.out_w = (sh.W + 2 * sh.pad - sh.k) / sh.s + 1;
     ConvDirectPlan plan;
-    ASSERT_TRUE(conv_direct_plan(g, &plan));
+    ASSERT_TRUE(conv_direct_plan(g, &plan, GetParam() == CpuIsa::kAvx2));
     std::vector<int64_t> off(static_cast<size_t>(plan.k));
     conv_direct_offsets(plan, off.data());
     SCOPED_TRACE("C " + std::to_string(sh.C) + " M " + std::to_string(sh.M) + " in " + std::to_string(sh.H) + "x" +
@@ -470,9 +489,25 @@ TEST_P(ConvDirectIsa, DefaultModePolicy) {
   EXPECT_EQ(conv_direct_runs() - before, 1u);
   // 7x7 outputs, a 63-column grid: the AVX-512 tile leaves it to the GEMM
   // path, the AVX2 tile takes it.
+  const bool avx2 = GetParam() == CpuIsa::kAvx2;
   before = conv_direct_runs();
   check(make(8, 16, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
-  EXPECT_EQ(conv_direct_runs() - before, GetParam() == CpuIsa::kAvx2 ? 1u : 0u);
+  EXPECT_EQ(conv_direct_runs() - before, avx2 ? 1u : 0u);
+  // Stride-2 3x3 with 64 channels to 28x28 (resnet18's layer2.0): direct for
+  // AVX-512 only. With 8 channels: direct for both.
+  before = conv_direct_runs();
+  check(make(64, 8, 1, {56, 56}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}), rng, false);
+  EXPECT_EQ(conv_direct_runs() - before, avx2 ? 0u : 1u);
+  before = conv_direct_runs();
+  check(make(8, 8, 1, {56, 56}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}), rng, false);
+  EXPECT_EQ(conv_direct_runs() - before, 1u);
+  // Pointwise on 14x14: GEMM for AVX2; on 28x28: direct for both.
+  before = conv_direct_runs();
+  check(make(16, 8, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}), rng, false);
+  EXPECT_EQ(conv_direct_runs() - before, avx2 ? 0u : 1u);
+  before = conv_direct_runs();
+  check(make(16, 8, 1, {28, 28}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}), rng, false);
+  EXPECT_EQ(conv_direct_runs() - before, 1u);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 
 namespace dlrt::cpu {
 
-bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan) {
+bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool shared_pad) {
   const int S = ConvDirectPlan::kMaxStride;
   if (g.channels < 1 || g.in_h < 1 || g.in_w < 1 || g.out_h < 1 || g.out_w < 1 || g.kh < 1 || g.kw < 1) return false;
   if (g.sh < 1 || g.sw < 1 || g.sh > S || g.sw > S || g.dh < 1 || g.dw < 1 || g.pad_top < 0 || g.pad_left < 0)
@@ -41,12 +41,36 @@ bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan) {
       int8_t& s = p.phase_slot[(i * g.dh % g.sh) * g.sw + (j * g.dw % g.sw)];
       if (s < 0) s = static_cast<int8_t>(p.nphase++);
     }
+  const int64_t wq_full = p.wq;
+  if (shared_pad) {
+    // Phase (a, b) column j holds input column b + sw*j - pad_left: data for
+    // j in [j0, j1), zeros elsewhere (fill_channel). Output column ow reads
+    // phase columns up to wq_full - 1; at pitch wq, column c >= wq is column
+    // c - wq of the next row, which must be one of its leading zeros
+    // (c - wq < j0), and the previous row's data must end before the pitch
+    // (j1 <= wq). The grid needs wq >= out_w.
+    int64_t wq = g.out_w;
+    for (int64_t b = 0; b < g.sw; ++b) {
+      bool used = false;
+      for (int64_t a = 0; a < g.sh; ++a) used = used || p.phase_slot[a * g.sw + b] >= 0;
+      if (!used) continue;
+      const int64_t lead = g.pad_left - b;
+      int64_t j0 = lead > 0 ? (lead + g.sw - 1) / g.sw : 0;
+      int64_t j1 = g.in_w + lead > 0 ? (g.in_w + lead + g.sw - 1) / g.sw : 0;
+      j1 = std::min(j1, wq_full);
+      j0 = std::min(j0, j1);
+      wq = std::max({wq, wq_full - j0, j1});
+    }
+    p.wq = std::min(wq, wq_full);
+    p.shared_pad = p.wq < wq_full;
+  }
   p.grid = g.out_h * p.wq;
   // Slack past the last plane: garbage columns of the last grid row read up
-  // to wq - out_w + (kw-1)*dw/sw floats past it.
+  // to wq - out_w + (kw-1)*dw/sw floats past it (up to wq_full - out_w +
+  // (kw-1)*dw/sw with shared_pad), a tile's last columns up to 15 more.
   const int64_t planes = g.channels * p.nphase;
   if (planes > (int64_t{1} << 20) || p.hq * p.wq > (int64_t{1} << 28) / planes) return false;
-  p.src_floats = planes * p.hq * p.wq + p.wq + 64;
+  p.src_floats = planes * p.hq * p.wq + wq_full + 64;
   *plan = p;
   return true;
 }

@@ -43,6 +43,7 @@ struct ConvDirectPlan {
   ConvDirectGeometry g;
   bool copy = true;        // false: the input is the scratch (1x1, stride 1, no padding)
   int64_t hq = 0, wq = 0;  // rows and columns of one phase plane; wq is the grid's row length
+  bool shared_pad = false;  // rows share their zero columns (see conv_direct_plan)
   int nphase = 0;          // phases copied per channel
   int8_t phase_slot[kMaxStride * kMaxStride] = {};  // phase (a, b) -> its index among the copied ones, or -1
   int64_t grid = 0;        // out_h * wq columns computed
@@ -53,7 +54,15 @@ struct ConvDirectPlan {
 // Fills `plan` and returns true when the direct path can run this geometry
 // (strides up to kMaxStride; non-negative leading pads). Does not check the
 // CPU or the switch (see conv_direct_enabled).
-bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan);
+//
+// shared_pad: phase rows are laid out with the shortest pitch wq at which a
+// row's trailing zero columns double as the next row's leading ones (a 3x3
+// pad-1 stride-1 conv: wq = in_w + 1 instead of in_w + 2), so the grid has
+// fewer dropped columns (resnet18's 7x7 layer4 grid: 56 instead of 63). A
+// tap's read past its row's last column then lands in the next row's (or
+// the next plane's) leading zeros. The phase copy is the same code, row i at
+// i * wq. Used by the AVX2 kernel; the AVX-512 one keeps the full pitch.
+bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool shared_pad = false);
 
 // off[p] for p < plan.k: row p of the B operand starts at scratch + off[p].
 void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off);
@@ -73,13 +82,20 @@ inline bool conv_direct_enabled() { return conv_direct_mode() != ConvDirectMode:
 constexpr int64_t kConvDirectMinGrid = 128;
 inline bool conv_direct_worth(const ConvDirectPlan& plan) { return plan.grid >= kConvDirectMinGrid; }
 // The same choice for the tile of `isa`. kAvx2 (the 6 x 16 tile of
-// conv_direct_avx2; Zen 1, bench/conv_direct.cpp at 1 thread): every grid,
-// small ones included; the GEMM path packs B on the fly, which costs more
-// against the 6-row A panels than re-reading the input does (resnet18's
-// layer4 3x3 on 7x7: 25.7 -> 27.5 GFLOP/s).
+// conv_direct_avx2; measured on Zen 1 with bench/conv_direct.cpp, 1 thread,
+// resnet18 and mobilenet_v2 shapes): the GEMM path packs B on the fly, which
+// the 6-row A panels amortise badly, so the direct path wins on most convs,
+// small 7x7 grids included (layer4 3x3: x1.15). It loses (x0.90) on
+// stride-2 3x3 convs of 64+ channels on 28x28+ outputs (four phase planes
+// per channel: a tile's B rows of one K slice no longer stay in L1) and on
+// pointwise convs of small planes (14x14 and below: x0.93-1.00), where the
+// GEMM's packed B is cheap against K.
+constexpr int64_t kConvDirectAvx2MinPointwiseGrid = 28 * 28;
 inline bool conv_direct_worth(const ConvDirectPlan& plan, CpuIsa isa) {
   if (isa >= CpuIsa::kAvx512) return conv_direct_worth(plan);
-  return plan.grid > 0;
+  if (!plan.copy) return plan.grid >= kConvDirectAvx2MinPointwiseGrid;
+  if (plan.nphase > 1 && plan.g.channels >= 64 && plan.grid >= kConvDirectMinGrid) return false;
+  return true;
 }
 
 // Forces the direct path on (every shape it can run; AVX2 still required)

@@ -1,7 +1,9 @@
 // AVX2 + FMA direct convolution (see conv_direct.h) for weights packed in
-// the 6 x 16 layout of the AVX2 GEMM: the phase copy of the input, the 6 x 16
-// register tile (12 ymm accumulators) over the offset-addressed B operand,
-// the store through the fused epilogue, and the split over threads.
+// the 6 x 16 layout of the AVX2 GEMM: the phase copy of the input (rows at
+// the shared-pad pitch), the 6 x 16 register tile (12 ymm accumulators) over
+// the offset-addressed B operand, run K slice by K slice over a group of M
+// panels so a tile's B rows stay in L1, the store through the fused
+// epilogue, and the split over threads.
 #include "backends/cpu/conv_direct.h"
 
 #ifdef DLRT_HAVE_CONV_DIRECT_AVX2
@@ -20,9 +22,10 @@ namespace {
 constexpr int kMR = 6;   // rows of a packed A panel (the AVX2 GEMM's tile)
 constexpr int kNR = 16;  // grid columns of a tile: two ymm
 
-// Input bytes of one column block (all its channels' phase rows) kept in L2
-// while every M panel runs over the block.
-constexpr int64_t kBlockBytes = 256 * 1024;
+// A slices (6 x kc floats per panel) of one group of M panels, kept in L2
+// while the tiles run over them; at most kMaxGroup panels (their partial sums).
+constexpr int64_t kGroupBytes = 160 * 1024;
+constexpr int64_t kMaxGroup = 32;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -133,29 +136,39 @@ DLRT_CONV_AVX2 inline __m256i lane_mask(int64_t n) {  // lanes [0, n) set, 0 <= 
 }
 
 // One 6 x (8*NV) tile at grid column j0 (src already offset by j0) of M
-// panel q: the whole K in registers, slice by slice of the packed weights.
+// panel q over the K slices of the packed weights in [kb, ke): starts from
+// zero when kb == 0, else from the partial sums in `part` (6 x 16 floats);
+// stores the partial sums there when ke < K, else the finished tile.
 // kMask: the last ymm column loads only its n - 8*(NV-1) grid columns
-// (nothing past the B operand is read: the input itself when there is no copy). Columns [0, n)
-// of rows [0, rows) are stored (output rows m0 + i).
+// (nothing past the B operand is read: the input itself when there is no
+// copy). Columns [0, n) of rows [0, rows) are stored (output rows m0 + i).
+// prefetch_next: pull the next M panel's slice (contiguous in the slice)
+// towards L1 while this one computes.
 template <int NV, bool kMask>
-DLRT_CONV_AVX2 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t q, bool prefetch_next,
-                                const float* src, const int64_t* off, int rows, int64_t m0, int64_t j0, int64_t n,
-                                const TileOut& out) {
+DLRT_CONV_AVX2 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t kb, int64_t ke, int64_t q,
+                                bool prefetch_next, const float* src, const int64_t* off, float* part, int rows,
+                                int64_t m0, int64_t j0, int64_t n, const TileOut& out) {
   const __m256i mask = lane_mask(n - 8 * (NV - 1));
   __m256 acc[kMR][NV];
+  if (kb == 0) {
 #pragma GCC unroll 6
-  for (int i = 0; i < kMR; ++i)
+    for (int i = 0; i < kMR; ++i)
 #pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_setzero_ps();
-  for (int64_t p0 = 0; p0 < K; p0 += KC) {
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_setzero_ps();
+  } else {
+#pragma GCC unroll 6
+    for (int i = 0; i < kMR; ++i)
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_load_ps(part + i * kNR + 8 * v);
+  }
+  for (int64_t p0 = kb / KC * KC; p0 < ke; p0 += KC) {
     const int64_t kc = std::min(KC, K - p0);
     const float* __restrict a = w + Mp * p0 + q * kMR * kc;
-    // The panel the next tile reads, pulled towards L2 while this tile
-    // computes: the next M panel (contiguous in the slice), or this one again.
     const float* pf = prefetch_next ? a + kMR * kc : a;
     const int64_t* o = off + p0;
-    for (int64_t p = 0; p < kc; ++p) {
-      if ((p & 1) == 0) _mm_prefetch(reinterpret_cast<const char*>(pf + p * kMR), _MM_HINT_T1);
+    const int64_t pe = std::min(kc, ke - p0);
+    for (int64_t p = std::max<int64_t>(0, kb - p0); p < pe; ++p) {
+      if ((p & 1) == 0) _mm_prefetch(reinterpret_cast<const char*>(pf + p * kMR), _MM_HINT_T0);
       const float* s = src + o[p];
       __m256 b[NV];
 #pragma GCC unroll 2
@@ -168,6 +181,13 @@ DLRT_CONV_AVX2 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t 
         for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(av, b[v], acc[i][v]);
       }
     }
+  }
+  if (ke < K) {
+#pragma GCC unroll 6
+    for (int i = 0; i < kMR; ++i)
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) _mm256_store_ps(part + i * kNR + 8 * v, acc[i][v]);
+    return;
   }
   // Per ymm column: whole (8 outputs in a row of y: stored from the register)
   // or pieces (through store_piece).
@@ -277,19 +297,16 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
   const int64_t M = w.rows(), K = plan.k, KC = packed_kc(w);
   const int64_t panels = ceil_div(M, kMR), Mp = panels * kMR;
   const int64_t tiles = ceil_div(plan.grid, kNR);
-  // Column blocks whose input window stays in L2 while every M panel runs
-  // over them; more blocks where the M panels alone leave a thread short.
-  const int64_t col_bytes = (plan.copy ? g.channels * plan.nphase : g.channels) * int64_t{sizeof(float)};
-  const int64_t halo = plan.copy ? (plan.hq - g.out_h + 1) * plan.wq : 0;
-  const int64_t block_cols = std::max<int64_t>(kNR, kBlockBytes / col_bytes - halo);
-  int64_t per_block = std::max<int64_t>(1, block_cols / kNR);
-  int64_t blocks = ceil_div(tiles, per_block);
-  if (threads > 1 && blocks * panels < 4 * threads) blocks = std::min(tiles, ceil_div(4 * threads, panels));
-  per_block = ceil_div(tiles, blocks);
-  blocks = ceil_div(tiles, per_block);
-  const int64_t units = blocks * panels;
+  // Loop order: for a group of M panels whose K slices of A stay in L2, for
+  // each 16-column tile, for each K slice, every panel of the group: the
+  // tile's B rows of one slice (kc rows of 16 floats, a few input rows per
+  // channel) stay in L1 while the panels stream their A slices from L2;
+  // partial sums wait in `part` between slices (12 ymm per panel and slice).
+  int64_t group = std::clamp<int64_t>(kGroupBytes / (kMR * std::min(KC, K) * int64_t{sizeof(float)}), 1, kMaxGroup);
+  const int64_t groups = ceil_div(panels, group);
+  group = ceil_div(panels, groups);
+  const int64_t units = groups * tiles;
   const float* wd = w.data();
-
   TileOut out;
   out.y = y;
   out.plane = g.out_h * g.out_w;
@@ -310,35 +327,38 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
   const bool mask_tail = !plan.copy;
 
   auto body = [&](int64_t ub, int64_t ue) {
+    alignas(32) float part[kMaxGroup * kMR * kNR];
     for (int64_t u = ub; u < ue; ++u) {
-      const int64_t blk = u / panels, q = u % panels;
-      const int64_t t0 = blk * per_block, t1 = std::min(tiles, t0 + per_block);
-      const int rows = static_cast<int>(std::min<int64_t>(kMR, M - q * kMR));
-      const int64_t m0 = q * kMR;
-      for (int64_t ti = t0; ti < t1; ++ti) {
-        const int64_t j0 = ti * kNR, n = std::min<int64_t>(kNR, plan.grid - j0);
-        // The last tile of this panel prefetches the next panel; the others, this one.
-        const bool pf = ti + 1 == t1 && q + 1 < panels;
-        const float* sj = src + j0;
-        if (n == kNR) {
-          direct_tile<2, false>(wd, Mp, KC, K, q, pf, sj, off, rows, m0, j0, n, out);
-          continue;
-        }
-        if (n <= 4) {
+      const int64_t gi = u / tiles, ti = u % tiles;
+      const int64_t q0 = gi * group, q1 = std::min(panels, q0 + group);
+      const int64_t j0 = ti * kNR, n = std::min<int64_t>(kNR, plan.grid - j0);
+      const float* sj = src + j0;
+      if (n <= 4) {
+        for (int64_t q = q0; q < q1; ++q) {
+          const int rows = static_cast<int>(std::min<int64_t>(kMR, M - q * kMR));
           switch (n) {
-            case 1: narrow_tile<1>(wd, Mp, KC, K, q, sj, off, rows, m0, j0, out); break;
-            case 2: narrow_tile<2>(wd, Mp, KC, K, q, sj, off, rows, m0, j0, out); break;
-            case 3: narrow_tile<3>(wd, Mp, KC, K, q, sj, off, rows, m0, j0, out); break;
-            default: narrow_tile<4>(wd, Mp, KC, K, q, sj, off, rows, m0, j0, out); break;
+            case 1: narrow_tile<1>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); break;
+            case 2: narrow_tile<2>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); break;
+            case 3: narrow_tile<3>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); break;
+            default: narrow_tile<4>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); break;
           }
-          continue;
         }
-        if (n > 8) {
-          if (mask_tail) direct_tile<2, true>(wd, Mp, KC, K, q, pf, sj, off, rows, m0, j0, n, out);
-          else direct_tile<2, false>(wd, Mp, KC, K, q, pf, sj, off, rows, m0, j0, n, out);
-        } else {
-          if (mask_tail) direct_tile<1, true>(wd, Mp, KC, K, q, pf, sj, off, rows, m0, j0, n, out);
-          else direct_tile<1, false>(wd, Mp, KC, K, q, pf, sj, off, rows, m0, j0, n, out);
+        continue;
+      }
+      // 16 columns, two ymm with the second masked, one ymm (masked or not).
+      const int kind = n == kNR ? 0 : n > 8 ? (mask_tail ? 1 : 0) : (mask_tail ? 2 : 3);
+      for (int64_t kb = 0; kb < K; kb += KC) {
+        const int64_t ke = std::min(K, kb + KC);
+        for (int64_t q = q0; q < q1; ++q) {
+          const int rows = static_cast<int>(std::min<int64_t>(kMR, M - q * kMR));
+          const bool pf = q + 1 < q1;
+          float* pq = part + (q - q0) * kMR * kNR;
+          switch (kind) {
+            case 0: direct_tile<2, false>(wd, Mp, KC, K, kb, ke, q, pf, sj, off, pq, rows, q * kMR, j0, n, out); break;
+            case 1: direct_tile<2, true>(wd, Mp, KC, K, kb, ke, q, pf, sj, off, pq, rows, q * kMR, j0, n, out); break;
+            case 2: direct_tile<1, true>(wd, Mp, KC, K, kb, ke, q, pf, sj, off, pq, rows, q * kMR, j0, n, out); break;
+            default: direct_tile<1, false>(wd, Mp, KC, K, kb, ke, q, pf, sj, off, pq, rows, q * kMR, j0, n, out); break;
+          }
         }
       }
     }
