@@ -82,20 +82,17 @@ inline bool conv_direct_enabled() { return conv_direct_mode() != ConvDirectMode:
 constexpr int64_t kConvDirectMinGrid = 128;
 inline bool conv_direct_worth(const ConvDirectPlan& plan) { return plan.grid >= kConvDirectMinGrid; }
 // The same choice for the tile of `isa`. kAvx2 (the 6 x 16 tile of
-// conv_direct_avx2; measured on Zen 1 with bench/conv_direct.cpp, 1 thread,
-// resnet18 and mobilenet_v2 shapes): the GEMM path packs B on the fly, which
-// the 6-row A panels amortise badly, so the direct path wins on most convs,
-// small 7x7 grids included (layer4 3x3: x1.15). It loses (x0.90) on
-// stride-2 3x3 convs of 64+ channels on 28x28+ outputs (four phase planes
-// per channel: a tile's B rows of one K slice no longer stay in L1) and on
-// pointwise convs of small planes (14x14 and below: x0.93-1.00), where the
-// GEMM's packed B is cheap against K.
-constexpr int64_t kConvDirectAvx2MinPointwiseGrid = 28 * 28;
+// conv_direct_avx2; measured on Zen 1 with bench/conv_direct.cpp at 1 and 2
+// threads, resnet18 and mobilenet_v2 shapes): the GEMM path packs B on the
+// fly, which the 6-row A panels amortise badly, so the direct path wins on
+// most convs, small 7x7 grids included (layer4 3x3: x1.14 on 1 thread, x1.36
+// on 2), pointwise ones too (mobilenet @14: x0.96-1.05 on 1 thread, x1.06-1.6
+// on 2). It loses (x0.90-0.95) on stride-2 convs of 64+ channels on grids of
+// kConvDirectMinGrid+ columns (resnet18's layer2.0/3.0 3x3/2: four phase
+// planes per channel, so a tile's B rows of one K slice leave L1).
 inline bool conv_direct_worth(const ConvDirectPlan& plan, CpuIsa isa) {
   if (isa >= CpuIsa::kAvx512) return conv_direct_worth(plan);
-  if (!plan.copy) return plan.grid >= kConvDirectAvx2MinPointwiseGrid;
-  if (plan.nphase > 1 && plan.g.channels >= 64 && plan.grid >= kConvDirectMinGrid) return false;
-  return true;
+  return !(plan.nphase > 1 && plan.g.channels >= 64 && plan.grid >= kConvDirectMinGrid);
 }
 
 // Forces the direct path on (every shape it can run; AVX2 still required)

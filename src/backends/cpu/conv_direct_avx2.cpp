@@ -287,8 +287,10 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
     auto fill = [&](int64_t b, int64_t e) {
       for (int64_t c = b; c < e; ++c) fill_channel(plan, x + c * g.in_h * g.in_w, s + c * per_channel);
     };
-    if (threads > 1 && g.channels * per_channel >= 65536)
-      pool->parallel_for(g.channels, std::max<int64_t>(1, 16384 / per_channel), fill);
+    // Split from 16K floats on (the scalar stride-2 gather of a 1x1/2
+    // downsample's 64 x 28 x 28 phase took a fifth of its conv on one thread).
+    if (threads > 1 && g.channels * per_channel >= 16384)
+      pool->parallel_for(g.channels, std::max<int64_t>(1, 4096 / per_channel), fill);
     else
       fill(0, g.channels);
     zero_floats(s + g.channels * per_channel, plan.src_floats - g.channels * per_channel);
