@@ -167,8 +167,9 @@ DLRT_CONV_AVX2 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t 
     const float* pf = prefetch_next ? a + kMR * kc : a;
     const int64_t* o = off + p0;
     const int64_t pe = std::min(kc, ke - p0);
+#pragma GCC unroll 2
     for (int64_t p = std::max<int64_t>(0, kb - p0); p < pe; ++p) {
-      if ((p & 1) == 0) _mm_prefetch(reinterpret_cast<const char*>(pf + p * kMR), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(pf + p * kMR), _MM_HINT_T0);
       const float* s = src + o[p];
       __m256 b[NV];
 #pragma GCC unroll 2
