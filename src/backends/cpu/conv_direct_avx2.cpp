@@ -29,13 +29,23 @@ constexpr int64_t kMaxGroup = 32;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// dst[j] = src[j * s] for j < n.
-void gather_row(const float* src, int64_t s, int64_t n, float* dst) {
+// dst[j] = src[j * s] for j < n (reads nothing past src[(n - 1) * s]).
+DLRT_CONV_AVX2 void gather_row(const float* src, int64_t s, int64_t n, float* dst) {
   if (s == 1) {
     std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
     return;
   }
-  for (int64_t j = 0; j < n; ++j) dst[j] = src[j * s];
+  int64_t j = 0;
+  if (s == 2) {
+    // Eight outputs from src[2j, 2j + 16): the even lanes of two loads
+    // (shuffle within 128-bit halves, then the 64-bit pieces in order).
+    for (; j + 9 <= n; j += 8) {
+      const __m256 a = _mm256_loadu_ps(src + 2 * j), b = _mm256_loadu_ps(src + 2 * j + 8);
+      const __m256 t = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));  // a0 a2 b0 b2 | a4 a6 b4 b6
+      _mm256_storeu_ps(dst + j, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0))));
+    }
+  }
+  for (; j < n; ++j) dst[j] = src[j * s];
 }
 
 void zero_floats(float* dst, int64_t n) {
