@@ -271,6 +271,21 @@ TEST(ConvDirect, PlanGeometry) {
   g.pad_left = 2;
   ASSERT_TRUE(conv_direct_plan(g, &p, true));
   EXPECT_EQ(p.wq, 12);
+  // Tap columns (the AVX2 kernel on 12-20 wide outputs): 3x3 pad 1 on 14x14,
+  // one 16 x 14 plane per tap column, no dropped grid columns.
+  g.in_h = g.in_w = g.out_h = g.out_w = 14, g.kh = g.kw = 3, g.pad_top = g.pad_left = 1;
+  EXPECT_TRUE(conv_direct_tap_columns(g));
+  ASSERT_TRUE(conv_direct_plan(g, &p, true, true));
+  EXPECT_TRUE(p.tap_columns);
+  EXPECT_EQ(p.nphase, 3);
+  EXPECT_EQ(p.hq, 16);
+  EXPECT_EQ(p.wq, 14);
+  EXPECT_EQ(p.grid, 14 * 14);
+  conv_direct_offsets(p, off.data());
+  EXPECT_EQ(off[5], 2 * 16 * 14 + 14);            // channel 0, tap (1, 2): plane 2, one row down
+  EXPECT_EQ(off[9 + 1], (3 + 1) * 16 * 14);       // channel 1, tap (0, 1): plane 3 + 1
+  g.out_w = g.in_w = 7;
+  EXPECT_FALSE(conv_direct_tap_columns(g));
   g.kh = g.kw = 1, g.in_h = g.in_w = g.out_h = g.out_w = 56, g.pad_top = g.pad_left = 0;
   // Strides past kMaxStride and negative pads are left to the GEMM path.
   g.sh = 5, g.out_h = 12;
@@ -416,10 +431,11 @@ TEST_P(ConvDirectIsa, TouchesNothingPastItsBuffers) {
   };
   // Unpadded 1x1 grids of 49, 25, 196, 6, 15 and 40 columns end in partial
   // tiles of every kind (AVX2: 1 and 4 columns narrow, 6 one ymm, 9 and 15 two).
-  const Shape shapes[] = {{5, 9, 7, 7, 1, 1, 0},    {3, 16, 5, 5, 1, 1, 0},   {4, 8, 14, 14, 1, 1, 0},
-                          {6, 10, 9, 11, 3, 1, 1},  {3, 12, 15, 15, 7, 2, 3}, {7, 9, 13, 13, 1, 2, 0},
-                          {4, 9, 5, 21, 3, 1, 1},   {5, 11, 7, 40, 3, 2, 1},  {3, 8, 3, 17, 3, 1, 0},
-                          {6, 7, 2, 3, 1, 1, 0},    {5, 13, 3, 5, 1, 1, 0},   {9, 5, 5, 8, 1, 1, 0}};
+  const Shape shapes[] = {{5, 9, 7, 7, 1, 1, 0},   {3, 16, 5, 5, 1, 1, 0},   {4, 8, 14, 14, 1, 1, 0},
+                          {6, 10, 9, 11, 3, 1, 1}, {3, 12, 15, 15, 7, 2, 3}, {7, 9, 13, 13, 1, 2, 0},
+                          {4, 9, 5, 21, 3, 1, 1},  {5, 11, 7, 40, 3, 2, 1},  {3, 8, 3, 17, 3, 1, 0},
+                          {6, 7, 2, 3, 1, 1, 0},   {5, 13, 3, 5, 1, 1, 0},   {9, 5, 5, 8, 1, 1, 0},
+                          {4, 7, 14, 14, 3, 1, 1}, {3, 5, 6, 13, 5, 1, 2}};
   std::mt19937 rng(27);
   std::uniform_real_distribution<float> dist(-1, 1);
   for (const Shape& sh : shapes) {
@@ -428,54 +444,59 @@ TEST_P(ConvDirectIsa, TouchesNothingPastItsBuffers) {
     g.pad_top = g.pad_left = sh.pad;
     g.out_h = (sh.H + 2 * sh.pad - sh.k) / sh.s + 1, g.out_w = (sh.W + 2 * sh.pad - sh.k) / sh.s + 1;
     ConvDirectPlan plan;
-    ASSERT_TRUE(conv_direct_plan(g, &plan, GetParam() == CpuIsa::kAvx2));
-    std::vector<int64_t> off(static_cast<size_t>(plan.k));
-    conv_direct_offsets(plan, off.data());
-    SCOPED_TRACE("C " + std::to_string(sh.C) + " M " + std::to_string(sh.M) + " in " + std::to_string(sh.H) + "x" +
-                 std::to_string(sh.W) + " k " + std::to_string(sh.k) + " s " + std::to_string(sh.s));
-    const int64_t out_plane = g.out_h * g.out_w;
-    GuardedFloats gx(sh.C * sh.H * sh.W), gz(sh.M * out_plane), gy(sh.M * out_plane);
-    float* x = gx.data();
-    float* z = gz.data();
-    float* y = gy.data();
-    std::vector<float> w(static_cast<size_t>(sh.M * plan.k));
-    for (int64_t i = 0; i < sh.C * sh.H * sh.W; ++i) x[i] = dist(rng);
-    for (int64_t i = 0; i < sh.M * out_plane; ++i) z[i] = dist(rng), y[i] = -7.0f;
-    for (auto& v : w) v = dist(rng);
-    auto packed = PackedMatrix::pack_a(false, sh.M, plan.k, w.data(), plan.k);
-    GemmEpilogue ep;
-    ep.ldr = out_plane;
-    ep.residual = z;
-    ep.act.kind = ActKind::kRelu;
-    const uint64_t before = conv_direct_runs();
-    if (GetParam() == CpuIsa::kAvx512) {
-      ASSERT_EQ(packed->mr(), 8);
+    // AVX2: both its layouts for every stride-1 shape (shared pad, tap columns).
+    for (int layout = 0; layout < (GetParam() == CpuIsa::kAvx2 && sh.s == 1 && sh.k > 1 ? 2 : 1); ++layout) {
+      ASSERT_TRUE(conv_direct_plan(g, &plan, GetParam() == CpuIsa::kAvx2, layout == 1));
+      ASSERT_EQ(plan.tap_columns, layout == 1);
+      std::vector<int64_t> off(static_cast<size_t>(plan.k));
+      conv_direct_offsets(plan, off.data());
+      SCOPED_TRACE("C " + std::to_string(sh.C) + " M " + std::to_string(sh.M) + " in " + std::to_string(sh.H) + "x" +
+                   std::to_string(sh.W) + " k " + std::to_string(sh.k) + " s " + std::to_string(sh.s));
+      const int64_t out_plane = g.out_h * g.out_w;
+      GuardedFloats gx(sh.C * sh.H * sh.W), gz(sh.M * out_plane), gy(sh.M * out_plane);
+      float* x = gx.data();
+      float* z = gz.data();
+      float* y = gy.data();
+      std::vector<float> w(static_cast<size_t>(sh.M * plan.k));
+      for (int64_t i = 0; i < sh.C * sh.H * sh.W; ++i) x[i] = dist(rng);
+      for (int64_t i = 0; i < sh.M * out_plane; ++i) z[i] = dist(rng), y[i] = -7.0f;
+      for (auto& v : w) v = dist(rng);
+      auto packed = PackedMatrix::pack_a(false, sh.M, plan.k, w.data(), plan.k);
+      GemmEpilogue ep;
+      ep.ldr = out_plane;
+      ep.residual = z;
+      ep.act.kind = ActKind::kRelu;
+      const uint64_t before = conv_direct_runs();
+      if (GetParam() == CpuIsa::kAvx512) {
+        ASSERT_EQ(packed->mr(), 8);
 #ifdef DLRT_HAVE_AVX512_PATHS
-      conv_direct_avx512(plan, off.data(), x, *packed, y, ep, nullptr);
+        conv_direct_avx512(plan, off.data(), x, *packed, y, ep, nullptr);
 #endif
-    } else {
-      ASSERT_EQ(packed->mr(), 6);
-      ASSERT_EQ(packed->nr(), 16);
+      } else {
+        ASSERT_EQ(packed->mr(), 6);
+        ASSERT_EQ(packed->nr(), 16);
 #ifdef DLRT_HAVE_CONV_DIRECT_AVX2
-      conv_direct_avx2(plan, off.data(), x, *packed, y, ep, nullptr);
+        conv_direct_avx2(plan, off.data(), x, *packed, y, ep, nullptr);
 #endif
-    }
-    ASSERT_EQ(conv_direct_runs() - before, 1u);
-    // Spot-check against the definition (the full comparison is in the tests above).
-    for (int64_t m = 0; m < sh.M; m += 4)
-      for (int64_t o = 0; o < out_plane; o += 3) {
-        const int64_t oh = o / g.out_w, ow = o % g.out_w;
-        double acc = 0;
-        for (int64_t c = 0; c < sh.C; ++c)
-          for (int64_t i = 0; i < sh.k; ++i)
-            for (int64_t j = 0; j < sh.k; ++j) {
-              const int64_t ih = oh * sh.s - sh.pad + i, iw = ow * sh.s - sh.pad + j;
-              if (ih < 0 || ih >= sh.H || iw < 0 || iw >= sh.W) continue;
-              acc += static_cast<double>(x[(c * sh.H + ih) * sh.W + iw]) * w[((m * sh.C + c) * sh.k + i) * sh.k + j];
-            }
-        acc = std::max(0.0, acc + z[m * out_plane + o]);
-        EXPECT_NEAR(y[m * out_plane + o], acc, 1e-4 * (1 + std::abs(acc))) << "m " << m << " o " << o;
       }
+      ASSERT_EQ(conv_direct_runs() - before, 1u);
+      // Spot-check against the definition (the full comparison is in the tests above).
+      for (int64_t m = 0; m < sh.M; m += 4)
+        for (int64_t o = 0; o < out_plane; o += 3) {
+          const int64_t oh = o / g.out_w, ow = o % g.out_w;
+          double acc = 0;
+          for (int64_t c = 0; c < sh.C; ++c)
+            for (int64_t i = 0; i < sh.k; ++i)
+              for (int64_t j = 0; j < sh.k; ++j) {
+                const int64_t ih = oh * sh.s - sh.pad + i, iw = ow * sh.s - sh.pad + j;
+                if (ih < 0 || ih >= sh.H || iw < 0 || iw >= sh.W) continue;
+                acc += static_cast<double>(x[(c * sh.H + ih) * sh.W + iw]) * w[((m * sh.C + c) * sh.k + i) * sh.k + j];
+              }
+          acc = std::max(0.0, acc + z[m * out_plane + o]);
+          EXPECT_NEAR(y[m * out_plane + o], acc, 1e-4 * (1 + std::abs(acc)))
+              << "m " << m << " o " << o << " layout " << layout;
+        }
+    }
   }
 }
 

@@ -623,7 +623,8 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       dg.in_h = g.in[1], dg.in_w = g.in[2], dg.out_h = g.out[1], dg.out_w = g.out[2];
       dg.kh = g.k[1], dg.kw = g.k[2], dg.sh = g.s[1], dg.sw = g.s[2], dg.dh = g.d[1], dg.dw = g.d[2];
       dg.pad_top = g.p[1], dg.pad_left = g.p[2];
-      if (conv_direct_plan(dg, &dplan, disa == CpuIsa::kAvx2) &&
+      const bool avx2 = disa == CpuIsa::kAvx2;
+      if (conv_direct_plan(dg, &dplan, avx2, avx2 && conv_direct_tap_columns(dg)) &&
           (dmode == ConvDirectMode::kForce || conv_direct_worth(dplan, disa))) {
         thread_local std::vector<int64_t> offsets;  // grows only: no allocation once warm
         if (offsets.size() < static_cast<size_t>(dplan.k)) offsets.resize(static_cast<size_t>(dplan.k));

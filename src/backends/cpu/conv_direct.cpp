@@ -11,7 +11,7 @@
 
 namespace dlrt::cpu {
 
-bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool shared_pad) {
+bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool shared_pad, bool tap_columns) {
   const int S = ConvDirectPlan::kMaxStride;
   if (g.channels < 1 || g.in_h < 1 || g.in_w < 1 || g.out_h < 1 || g.out_w < 1 || g.kh < 1 || g.kw < 1) return false;
   if (g.sh < 1 || g.sw < 1 || g.sh > S || g.sw > S || g.dh < 1 || g.dw < 1 || g.pad_top < 0 || g.pad_left < 0)
@@ -64,6 +64,12 @@ bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool sh
     p.wq = std::min(wq, wq_full);
     p.shared_pad = p.wq < wq_full;
   }
+  if (tap_columns && g.sh == 1 && g.sw == 1 && g.kw > 1) {
+    p.tap_columns = true;
+    p.shared_pad = false;
+    p.nphase = static_cast<int>(g.kw);
+    p.wq = g.out_w;
+  }
   p.grid = g.out_h * p.wq;
   // Slack past the last plane: garbage columns of the last grid row read up
   // to wq - out_w + (kw-1)*dw/sw floats past it (up to wq_full - out_w +
@@ -75,10 +81,20 @@ bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool sh
   return true;
 }
 
+bool conv_direct_tap_columns(const ConvDirectGeometry& g) {
+  return g.out_w >= kConvDirectTapColumnsMinW && g.out_w <= kConvDirectTapColumnsMaxW;
+}
+
 void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off) {
   const ConvDirectGeometry& g = plan.g;
   const int64_t plane = plan.hq * plan.wq;
   int64_t p = 0;
+  if (plan.tap_columns) {
+    for (int64_t c = 0; c < g.channels; ++c)
+      for (int64_t i = 0; i < g.kh; ++i)
+        for (int64_t j = 0; j < g.kw; ++j, ++p) off[p] = (c * g.kw + j) * plane + i * g.dh * plan.wq;
+    return;
+  }
   for (int64_t c = 0; c < g.channels; ++c)
     for (int64_t i = 0; i < g.kh; ++i)
       for (int64_t j = 0; j < g.kw; ++j, ++p) {

@@ -44,6 +44,7 @@ struct ConvDirectPlan {
   bool copy = true;        // false: the input is the scratch (1x1, stride 1, no padding)
   int64_t hq = 0, wq = 0;  // rows and columns of one phase plane; wq is the grid's row length
   bool shared_pad = false;  // rows share their zero columns (see conv_direct_plan)
+  bool tap_columns = false;  // one copy per tap column, rows of out_w (see conv_direct_plan)
   int nphase = 0;          // phases copied per channel
   int8_t phase_slot[kMaxStride * kMaxStride] = {};  // phase (a, b) -> its index among the copied ones, or -1
   int64_t grid = 0;        // out_h * wq columns computed
@@ -62,7 +63,23 @@ struct ConvDirectPlan {
 // tap's read past its row's last column then lands in the next row's (or
 // the next plane's) leading zeros. The phase copy is the same code, row i at
 // i * wq. Used by the AVX2 kernel; the AVX-512 one keeps the full pitch.
-bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool shared_pad = false);
+//
+// tap_columns (stride 1, kw > 1; takes precedence over shared_pad): each
+// channel is copied once per tap column j, plane j holding xpad[r][ow + j*dw]
+// for ow < out_w (nphase = kw planes of hq x out_w), so wq = out_w and no
+// grid column is dropped (14x14 outputs: 196 columns instead of 210), for
+// kw times the copy and more cache lines per tile. Only the AVX2 kernel
+// copies this layout.
+bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool shared_pad = false,
+                      bool tap_columns = false);
+
+// Whether the AVX2 kernel asks for tap_columns for this geometry: outputs
+// 12-20 wide. Measured (Zen 1, resnet18's stride-1 3x3 convs, tap columns vs
+// shared pad): 14x14 x1.04 on 1 thread, x1.02 on 2; 7x7 x0.93 and 28x28
+// x0.96 (a 16-column tile spans more rows of three planes per channel: more
+// L1 lines per K slice, for fewer dropped columns).
+constexpr int64_t kConvDirectTapColumnsMinW = 12, kConvDirectTapColumnsMaxW = 20;
+bool conv_direct_tap_columns(const ConvDirectGeometry& g);
 
 // off[p] for p < plan.k: row p of the B operand starts at scratch + off[p].
 void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off);

@@ -55,6 +55,27 @@ void zero_floats(float* dst, int64_t n) {
 // The copied phases of one input channel xc [in_h, in_w] into dst (nphase planes of hq x wq).
 void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst) {
   const ConvDirectGeometry& g = P.g;
+  if (P.tap_columns) {
+    // Plane j row r, column ow: input (r - pad_top, ow + j*dw - pad_left).
+    for (int64_t j = 0; j < g.kw; ++j) {
+      float* pl = dst + j * P.hq * P.wq;
+      const int64_t shift = j * g.dw - g.pad_left;
+      const int64_t lo = std::clamp<int64_t>(-shift, 0, P.wq);
+      const int64_t hi = std::clamp<int64_t>(g.in_w - shift, lo, P.wq);
+      for (int64_t r = 0; r < P.hq; ++r) {
+        float* row = pl + r * P.wq;
+        const int64_t ih = r - g.pad_top;
+        if (ih < 0 || ih >= g.in_h) {
+          zero_floats(row, P.wq);
+          continue;
+        }
+        zero_floats(row, lo);
+        if (hi > lo) std::memcpy(row + lo, xc + ih * g.in_w + lo + shift, static_cast<size_t>(hi - lo) * sizeof(float));
+        zero_floats(row + hi, P.wq - hi);
+      }
+    }
+    return;
+  }
   for (int64_t a = 0; a < g.sh; ++a)
     for (int64_t b = 0; b < g.sw; ++b) {
       const int slot = P.phase_slot[a * g.sw + b];
