@@ -18,6 +18,9 @@ bool depthwise_avx2_ok(const DepthwiseGeometry& g) {
 
 #if defined(__x86_64__) || defined(__i386__)
 #define DLRT_AVX2 __attribute__((target("avx2,fma")))
+// For the row copies: no loop turned into a libc memset/memcpy call (per
+// padded row of a 7x7 plane, such a call costs more than the row).
+#define DLRT_AVX2_INLINE_COPIES __attribute__((target("avx2,fma"), optimize("no-tree-loop-distribute-patterns")))
 
 namespace {
 
@@ -43,37 +46,41 @@ DLRT_AVX2 inline __m256i first_lanes(int64_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-DLRT_AVX2 inline void zero_floats(float* d, int64_t n) {
-  int64_t c = 0;
-  for (; c + 8 <= n; c += 8) _mm256_storeu_ps(d + c, _mm256_setzero_ps());
-  for (; c < n; ++c) d[c] = 0.0f;
+// d[0, n) = 0 in whole vectors: writes up to 7 floats past d + n. The plane
+// is filled row by row in address order and the scratch has 8 floats of
+// slack, so whatever lands past a row is rewritten by the next row.
+DLRT_AVX2 inline void zero_over(float* d, int64_t n) {
+  for (int64_t c = 0; c < n; c += 8) _mm256_storeu_ps(d + c, _mm256_setzero_ps());
 }
 
 // The padded plane: Hp rows of Wp floats. Stride 1: padded column c at c.
 // Stride 2: padded column c at (c & 1) * half + (c >> 1), so the taps of
 // one output vector read 8 consecutive floats of one half.
-DLRT_AVX2 void fill_plane(const float* x, const DepthwiseGeometry& g, int64_t Hp, int64_t Wp, int64_t half,
+DLRT_AVX2_INLINE_COPIES void fill_plane(const float* x, const DepthwiseGeometry& g, int64_t Hp, int64_t Wp, int64_t half,
                           float* buf) {
   const int64_t pl = g.pad_left;
   for (int64_t r = 0; r < Hp; ++r) {
     float* dst = buf + r * Wp;
     const int64_t ih = r - g.pad_top;
     if (ih < 0 || ih >= g.in_h) {
-      zero_floats(dst, Wp);
+      zero_over(dst, Wp);
       continue;
     }
     const float* src = x + ih * g.in_w;
     if (g.sw == 1) {
       const int64_t lead = std::min(pl, Wp), n = std::max<int64_t>(0, std::min(g.in_w, Wp - lead));
-      zero_floats(dst, lead);
+      zero_over(dst, lead);
       float* body = dst + lead;
+      // Whole vectors while they stay inside the input plane (the last one
+      // may copy a few floats of the next input row: zeroed just below).
+      const int64_t avail = (g.in_h - ih) * g.in_w;
       int64_t c = 0;
-      for (; c + 8 <= n; c += 8) _mm256_storeu_ps(body + c, _mm256_loadu_ps(src + c));
+      for (; c < n && c + 8 <= avail; c += 8) _mm256_storeu_ps(body + c, _mm256_loadu_ps(src + c));
       for (; c < n; ++c) body[c] = src[c];
-      zero_floats(body + n, Wp - lead - n);
+      zero_over(body + n, Wp - lead - n);
       continue;
     }
-    zero_floats(dst, Wp);
+    zero_over(dst, Wp);
     // Input i is padded column i + pl: the even inputs start at padded
     // column pl, the odd ones at pl + 1.
     float* ev = dst + (pl & 1) * half + (pl >> 1);
