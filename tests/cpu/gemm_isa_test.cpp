@@ -220,14 +220,8 @@ TEST(SgemmIsa, EveryKernelWithRowSource) {
   }
 }
 
-// A row-major op(A) against a pre-packed B on the AVX-512 tile reads A in
-// place (one parallel section per product, tasks over row blocks x runs of
-// B panels): shapes with several row blocks (M > 336), column blocks (N >
-// 768) and K slices (K > 192), M tails 1..7, 1-3 threads, alpha/beta and
-// every epilogue part. The A rows end exactly at the end of their buffer.
-TEST(SgemmIsa, InPlaceAAgainstPackedBMatchesReference) {
-  if (detected_cpu_isa() < CpuIsa::kAvx512) GTEST_SKIP() << "CPU has no AVX-512: the in-place A path needs the 8x48 tile";
-  ScopedCpuIsa cap(CpuIsa::kAvx512);
+// The in-place A cases of InPlaceAAgainstPackedBMatchesReference under the current ISA cap.
+void check_in_place_a(CpuIsa isa) {
   std::mt19937 rng(15);
   ThreadPool pool2(2), pool3(3);
   struct Case {
@@ -252,7 +246,7 @@ TEST(SgemmIsa, InPlaceAAgainstPackedBMatchesReference) {
       ep.residual = residual.v.data();
       ep.ldr = residual.ld;
     }
-    ep.act.kind = it % 4 == 1 ? ActKind::kRelu : ActKind::kNone;
+    ep.act.kind = it % 4 == 1 ? ActKind::kRelu : it % 4 == 3 ? ActKind::kGelu : ActKind::kNone;
     const float beta = it % 5 == 0 ? 1.0f : it % 5 == 1 ? -0.5f : 0.0f;
     const float alpha = it % 4 == 2 ? 0.25f : 1.0f;
     const int64_t ldc = N + (it % 2);
@@ -267,10 +261,28 @@ TEST(SgemmIsa, InPlaceAAgainstPackedBMatchesReference) {
       sgemm_ex(M, N, K, alpha, SgemmOperand{a.v.data(), a.ld, false, nullptr, nullptr},
                SgemmOperand{nullptr, 0, false, pb.get(), nullptr}, beta, c.data(), ldc, &ep, p);
       expect_matches(c, want, c0, M, N, K, ldc,
-                     describe(CpuIsa::kAvx512, M, N, K, false, false, beta) + " in-place A, threads " +
+                     describe(isa, M, N, K, false, false, beta) + " in-place A, threads " +
                          std::to_string(p ? p->num_threads() : 1));
-      if (HasFatalFailure()) return;
+      if (::testing::Test::HasFatalFailure()) return;
     }
+  }
+}
+
+// A row-major op(A) against a pre-packed B reads A in place on the AVX2
+// 6x16 tile and on the AVX-512 8x48 one (one parallel section per product,
+// tasks over row blocks x runs of B panels): shapes with several row blocks
+// (M > 144 and > 336), column blocks and K slices (K > 192 and > 256), M
+// tails 1..7, 1-3 threads, alpha/beta and every epilogue part. The A rows
+// end exactly at the end of their buffer.
+TEST(SgemmIsa, InPlaceAAgainstPackedBMatchesReference) {
+  std::vector<CpuIsa> isas;
+  if (detected_cpu_isa() >= CpuIsa::kAvx2) isas.push_back(CpuIsa::kAvx2);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512) isas.push_back(CpuIsa::kAvx512);
+  if (isas.empty()) GTEST_SKIP() << "CPU has no AVX2: the in-place A path needs the 6x16 or the 8x48 tile";
+  for (CpuIsa isa : isas) {
+    ScopedCpuIsa cap(isa);
+    check_in_place_a(isa);
+    if (HasFatalFailure()) return;
   }
 }
 

@@ -130,7 +130,7 @@ __attribute__((always_inline)) inline void micro_generic(int64_t kc, const T* __
   }
 }
 
-constexpr int kSMR = 6, kSNR = 16;  // float tile: 6 x 16 = 12 AVX registers of accumulators
+constexpr int kSMR = kSgemmAvx2MR, kSNR = kSgemmAvx2NR;  // float tile: 6 x 16 = 12 AVX registers of accumulators
 constexpr int kDMR = 4, kDNR = 8;   // double tile
 
 void skernel_generic(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta) {
@@ -652,17 +652,23 @@ void sgemm_tiled(Kernels<float> kernels, int64_t M, int64_t N, int64_t K, float 
 }
 
 #ifdef DLRT_GEMM_X86
-// op(A) row-major in place (no A packing) against a pre-packed B on the
-// AVX-512 tile (a Linear layer: activations times constant weights). One
+// The kernel that multiplies rows of op(A) read in place by a packed B panel
+// (gemm_kernels.h), and the epilogue for the tiles it stores.
+using RowsKernel = void (*)(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
+                            float alpha, float beta, int mr, int nr, const float* prefetch, int64_t pf_rows);
+using TileEpilogue = void (*)(const GemmEpilogue&, float*, int64_t, int64_t, int64_t, int64_t, int64_t);
+
+// op(A) row-major in place (no A packing) against a pre-packed B on an
+// MR x NR tile (a Linear layer: activations times constant weights). One
 // parallel section for the whole product: each task owns a block of C (rows
 // x a run of B panels) and sweeps every K slice itself, so there is no
 // barrier per K slice and no shared packed A; tasks split N before M, since
-// splitting N costs nothing here (no A block is packed twice).
-void sgemm_rows_a_packed_b(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-                           const PackedMatrix& packed_b, float beta, float* C, int64_t ldc,
-                           const GemmEpilogue* ep, ThreadPool* pool) {
-  constexpr int64_t MR = kSgemmAvx512MR, NR = kSgemmAvx512NR;
-  constexpr int64_t kMC = 336;                       // rows of A per block (kept in L2 across panels)
+// splitting N costs nothing here (no A block is packed twice). kMC: rows of
+// A per block, kept in L2 across the block's panels.
+template <int MR, int NR, int kMC>
+void sgemm_rows_a_packed_b(RowsKernel kernel, TileEpilogue tile_epilogue, int64_t M, int64_t N, int64_t K,
+                           float alpha, const float* A, int64_t lda, const PackedMatrix& packed_b, float beta,
+                           float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool) {
   constexpr int64_t kPC = nc_max<NR>() / NR;         // panels per block (a KC x NC block of B in L2)
   const int64_t KC = kc_for<float, NR>(K);           // the slices pack_b_whole used
   const int64_t Np = round_up(N, NR), bpanels = Np / NR;
@@ -720,9 +726,9 @@ void sgemm_rows_a_packed_b(int64_t M, int64_t N, int64_t K, float alpha, const f
             float* cblk = C + i * ldc + jr;
             const int64_t pf_begin = std::min(next_rows, ti * share);
             const int64_t pf_rows = std::min(next_rows, pf_begin + share) - pf_begin;
-            sgemm_kernel_avx512_rows(kc, A + i * lda + p0, lda, bpanel, cblk, ldc, alpha, beta_eff, mr, nr,
-                                     pf_rows > 0 ? next + pf_begin * NR : nullptr, pf_rows);
-            if (last && use_ep) apply_epilogue_zmm_tile(*ep, cblk, ldc, i, jr, mr, nr);
+            kernel(kc, A + i * lda + p0, lda, bpanel, cblk, ldc, alpha, beta_eff, mr, nr,
+                   pf_rows > 0 ? next + pf_begin * NR : nullptr, pf_rows);
+            if (last && use_ep) tile_epilogue(*ep, cblk, ldc, i, jr, mr, nr);
           }
         }
       }
@@ -828,10 +834,18 @@ void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& 
   }
 #ifdef DLRT_GEMM_X86
   // A plain row-major op(A) against a pre-packed B: A is read in place.
-  if (layout == SLayout::kAvx512 && b.packed && !a.packed && a.data && !a.trans && cpu_has_avx512() && K > 0 &&
-      alpha != 0.0f && !rows_a_disabled()) {
-    sgemm_rows_a_packed_b(M, N, K, alpha, a.data, a.ld, *b.packed, beta, C, ldc, ep, pool);
-    return;
+  if (b.packed && !a.packed && a.data && !a.trans && K > 0 && alpha != 0.0f && !rows_a_disabled()) {
+    if (layout == SLayout::kAvx512 && cpu_has_avx512()) {
+      sgemm_rows_a_packed_b<kSgemmAvx512MR, kSgemmAvx512NR, 336>(sgemm_kernel_avx512_rows, apply_epilogue_zmm_tile,
+                                                                M, N, K, alpha, a.data, a.ld, *b.packed, beta, C,
+                                                                ldc, ep, pool);
+      return;
+    }
+    if (layout == SLayout::k6x16 && cpu_has_avx2_fma()) {
+      sgemm_rows_a_packed_b<kSMR, kSNR, kSMR * 24>(sgemm_kernel_avx2_rows, apply_epilogue, M, N, K, alpha, a.data,
+                                                   a.ld, *b.packed, beta, C, ldc, ep, pool);
+      return;
+    }
   }
 #endif
   const Kernels<float> kernels = skernels_for(layout);

@@ -1,5 +1,6 @@
 // Float GEMM microkernels shared between gemm.cpp (the packing/blocking
-// driver) and the per-ISA files that define them (gemm_avx512.cpp).
+// driver) and the per-ISA files that define them (gemm_avx2.cpp,
+// gemm_avx512.cpp).
 //
 // Contract: a is a packed MR x kc panel (column p at a + p*MR), b a packed
 // kc x NR panel (row p at b + p*NR, 64-byte aligned); the kernel writes
@@ -20,6 +21,10 @@ namespace dlrt::cpu {
 constexpr int kSgemmAvx512MR = 8;
 constexpr int kSgemmAvx512NR = 48;
 
+// AVX2+FMA tile: 6 rows x 16 columns (two ymm per row, 12 accumulators).
+constexpr int kSgemmAvx2MR = 6;
+constexpr int kSgemmAvx2NR = 16;
+
 // Full or partial (mr <= MR, nr <= NR; edge columns through k-masks) tile.
 // Defined only on x86 builds; call only when cpu_isa() >= kAvx512.
 void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
@@ -32,6 +37,11 @@ void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, i
 // floats each) to pull toward L2 meanwhile, one row per k step.
 void sgemm_kernel_avx512_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
                               float alpha, float beta, int mr, int nr, const float* prefetch, int64_t pf_rows);
+
+// sgemm_kernel_avx512_rows on the AVX2 6 x 16 tile (mr <= 6, nr <= 16; edge
+// columns through masked stores). Call only when cpu_isa() >= kAvx2.
+void sgemm_kernel_avx2_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
+                            float alpha, float beta, int mr, int nr, const float* prefetch, int64_t pf_rows);
 
 // Packs 8 rows of a row-major A (row stride lda), columns [0, kc), into one
 // 8-row panel (column p at dst + 8p). Call only when cpu_isa() >= kAvx512.
