@@ -142,6 +142,64 @@ DLRT_AVX512 void layer_norm_row_avx512(const float* x, const float* s, const flo
 }
 #endif
 
+#ifdef DLRT_HAVE_AVX512_PATHS  // (any x86 build: immintrin.h is in)
+#define DLRT_HAVE_AVX2_LAYER_NORM 1
+#define DLRT_AVX2 __attribute__((target("avx2,fma")))
+
+DLRT_AVX2 inline double hsum_pd(__m256d v) {
+  const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+
+// moments() for a float32 row, 8 floats per step as two 4-double halves
+// (still two passes, still in double); the last n % 8 values one by one.
+DLRT_AVX2 void moments_avx2(const float* x, int64_t n, double eps, double* mean_out, double* inv_std_out) {
+  __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+    s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+  }
+  double s = hsum_pd(_mm256_add_pd(s0, s1));
+  for (; i < n; ++i) s += static_cast<double>(x[i]);
+  const double mean = n > 0 ? s / static_cast<double>(n) : 0;
+  const __m256d vm = _mm256_set1_pd(mean);
+  __m256d v0 = _mm256_setzero_pd(), v1 = _mm256_setzero_pd();
+  for (i = 0; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    const __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), vm);
+    const __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), vm);
+    v0 = _mm256_fmadd_pd(d0, d0, v0);
+    v1 = _mm256_fmadd_pd(d1, d1, v1);
+  }
+  double var = hsum_pd(_mm256_add_pd(v0, v1));
+  for (; i < n; ++i) {
+    const double d = static_cast<double>(x[i]) - mean;
+    var += d * d;
+  }
+  var = n > 0 ? var / static_cast<double>(n) : 0;
+  *mean_out = mean;
+  *inv_std_out = 1.0 / std::sqrt(var + eps);
+}
+
+// layer_norm_row_avx512 on 8 lanes.
+DLRT_AVX2 void layer_norm_row_avx2(const float* x, const float* s, const float* b, int64_t n, double eps, float* y,
+                                   double* mean, double* inv) {
+  moments_avx2(x, n, eps, mean, inv);
+  const float mf = static_cast<float>(*mean), ivf = static_cast<float>(*inv);
+  const __m256 m = _mm256_set1_ps(mf), iv = _mm256_set1_ps(ivf);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 t = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), m), iv);
+    const __m256 bv = b ? _mm256_loadu_ps(b + i) : _mm256_setzero_ps();
+    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(t, _mm256_loadu_ps(s + i), bv));
+  }
+  for (; i < n; ++i) y[i] = (x[i] - mf) * ivf * s[i] + (b ? b[i] : 0.0f);
+}
+#undef DLRT_AVX2
+#endif
+
 template <typename T>
 Status instance_norm_impl(KernelContext& ctx) {
   const Tensor* x = ctx.input(0);
@@ -242,18 +300,20 @@ Status layer_norm_impl(KernelContext& ctx) {
   const T* S = scale_t->data<T>();
   const T* B = bias_t ? bias_t->data<T>() : nullptr;
   T* Y = y->data<T>();
-#ifdef DLRT_HAVE_AVX512_PATHS
-  const bool vec = std::is_same_v<T, float> && s_full && b_full && cpu_has_avx512();
+#ifdef DLRT_HAVE_AVX2_LAYER_NORM
+  const bool vec = std::is_same_v<T, float> && s_full && b_full && cpu_has_avx2();
+  const bool vec512 = vec && cpu_has_avx512();
 #endif
   ctx.pool().parallel_for(outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1)), [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       const T* xr = X + r * inner;
       T* yr = Y + r * inner;
       double mean, inv;
-#ifdef DLRT_HAVE_AVX512_PATHS
+#ifdef DLRT_HAVE_AVX2_LAYER_NORM
       if constexpr (std::is_same_v<T, float>) {
         if (vec) {
-          layer_norm_row_avx512(xr, S, B, inner, eps, yr, &mean, &inv);
+          if (vec512) layer_norm_row_avx512(xr, S, B, inner, eps, yr, &mean, &inv);
+          else layer_norm_row_avx2(xr, S, B, inner, eps, yr, &mean, &inv);
           if (mean_out) mean_out[r] = static_cast<T>(mean);
           if (inv_out) inv_out[r] = static_cast<T>(inv);
           continue;
