@@ -214,14 +214,40 @@ DLRT_AVX2 void softmax_rows_avx2(const Problem& p, int64_t b, int64_t h, int64_t
   }
 }
 
+// Query rows per block of the AVX2 path: a 6 x 16 tile (12 ymm accumulators)
+// for Q·Kᵀ (rows x keys) and for P·V (rows x head dims), as the GEMM's.
+constexpr int kRowsAvx2 = 6;
+
+// R rows x (8 * NV) columns of acc = sum over t < n of a[r * as + t] * b[t * ldb + (0 .. 8 NV)].
+template <int NV>
+DLRT_AVX2 __attribute__((always_inline)) inline void tile6_avx2(int64_t n, const float* a, int64_t as, const float* b,
+                                                                int64_t ldb, __m256 (&acc)[kRowsAvx2][2]) {
+#pragma GCC unroll 6
+  for (int r = 0; r < kRowsAvx2; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_ps();
+  for (int64_t t = 0; t < n; ++t) {
+    __m256 bv[NV];
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) bv[v] = _mm256_loadu_ps(b + t * ldb + 8 * v);
+#pragma GCC unroll 6
+    for (int r = 0; r < kRowsAvx2; ++r) {
+      const __m256 av = _mm256_broadcast_ss(a + r * as + t);
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
+    }
+  }
+}
+
 DLRT_AVX2 void attend_avx2(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1) {
+  constexpr int R = kRowsAvx2;
   const int64_t ldk = round8(p.Skv);
   const bool v_contig = p.v.sd == 1;
   const int64_t vsize = v_contig ? 0 : p.Skv * p.Dv;
-  float* kt = scratch(static_cast<size_t>(p.D * ldk + kRows * ldk + kRows * p.D + vsize));
+  float* kt = scratch(static_cast<size_t>(p.D * ldk + R * ldk + R * p.D + vsize));
   float* s = kt + p.D * ldk;
-  float* qbuf = s + kRows * ldk;
-  float* vbuf = qbuf + kRows * p.D;
+  float* qbuf = s + R * ldk;
+  float* vbuf = qbuf + R * p.D;
   pack_kt(p, b, h, kt, ldk);
   const float* q = p.q.base + b * p.q.sb + h * p.q.sh;
   const float* v = p.v.base + b * p.v.sb + h * p.v.sh;
@@ -232,60 +258,49 @@ DLRT_AVX2 void attend_avx2(const Problem& p, int64_t b, int64_t h, int64_t r0, i
     v = vbuf;
     vss = p.Dv;
   }
-  for (int64_t i0 = r0; i0 < r1; i0 += kRows) {
-    const int rows = static_cast<int>(std::min<int64_t>(kRows, r1 - i0));
-    for (int r = 0; r < kRows; ++r) {
+  for (int64_t i0 = r0; i0 < r1; i0 += R) {
+    const int rows = static_cast<int>(std::min<int64_t>(R, r1 - i0));
+    // Rows past `rows` repeat the last one: computed, never stored.
+    for (int r = 0; r < R; ++r) {
       const float* qr = q + (i0 + std::min(r, rows - 1)) * p.q.ss;
       for (int64_t c = 0; c < p.D; ++c) qbuf[r * p.D + c] = qr[c * p.q.sd];
     }
-    // Scores: 4 rows x 8 keys per step, K from the packed Kᵀ.
-    for (int64_t j = 0; j < ldk; j += 8) {
-      __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-      const float* kc = kt + j;
-      for (int64_t c = 0; c < p.D; ++c) {
-        __m256 kv = _mm256_loadu_ps(kc + c * ldk);
-        a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(qbuf + c), kv, a0);
-        a1 = _mm256_fmadd_ps(_mm256_broadcast_ss(qbuf + p.D + c), kv, a1);
-        a2 = _mm256_fmadd_ps(_mm256_broadcast_ss(qbuf + 2 * p.D + c), kv, a2);
-        a3 = _mm256_fmadd_ps(_mm256_broadcast_ss(qbuf + 3 * p.D + c), kv, a3);
+    __m256 acc[R][2];
+    // Scores: R rows x 16 keys per tile (the last tile 8 keys if ldk % 16 == 8).
+    for (int64_t j = 0; j < ldk; j += 16) {
+      const bool two = j + 16 <= ldk;
+      if (two) tile6_avx2<2>(p.D, qbuf, p.D, kt + j, ldk, acc);
+      else tile6_avx2<1>(p.D, qbuf, p.D, kt + j, ldk, acc);
+#pragma GCC unroll 6
+      for (int r = 0; r < R; ++r) {
+        _mm256_storeu_ps(s + r * ldk + j, acc[r][0]);
+        if (two) _mm256_storeu_ps(s + r * ldk + j + 8, acc[r][1]);
       }
-      _mm256_storeu_ps(s + j, a0);
-      _mm256_storeu_ps(s + ldk + j, a1);
-      _mm256_storeu_ps(s + 2 * ldk + j, a2);
-      _mm256_storeu_ps(s + 3 * ldk + j, a3);
     }
-    float inv[kRows];
+    float inv[R];
     softmax_rows_avx2(p, b, h, i0, rows, s, ldk, inv);
-    for (int r = rows; r < kRows; ++r) std::fill(s + r * ldk, s + r * ldk + p.Skv, 0.0f);
-    // P·V: 4 rows x 16 dims per step.
-    float* o[kRows];
-    for (int r = 0; r < kRows; ++r) o[r] = p.out + b * p.ob + h * p.oh + (i0 + std::min(r, rows - 1)) * p.os;
+    // P·V: R rows x 16 (then 8) head dims per tile; dims past the last 8 one by one.
+    float* o[R];
+    for (int r = 0; r < R; ++r) o[r] = p.out + b * p.ob + h * p.oh + (i0 + std::min(r, rows - 1)) * p.os;
     int64_t c0 = 0;
-    for (; c0 + 16 <= p.Dv; c0 += 16) {
-      __m256 a[kRows][2];
-      for (auto& x : a) x[0] = x[1] = _mm256_setzero_ps();
-      for (int64_t j = 0; j < p.Skv; ++j) {
-        const float* vr = v + j * vss + c0;
-        __m256 v0 = _mm256_loadu_ps(vr), v1 = _mm256_loadu_ps(vr + 8);
-        for (int r = 0; r < kRows; ++r) {
-          __m256 pr = _mm256_broadcast_ss(s + r * ldk + j);
-          a[r][0] = _mm256_fmadd_ps(pr, v0, a[r][0]);
-          a[r][1] = _mm256_fmadd_ps(pr, v1, a[r][1]);
-        }
-      }
-#pragma GCC unroll 4
-      for (int r = 0; r < kRows; ++r) {  // constant indices keep `a` in registers
+    while (c0 + 8 <= p.Dv) {
+      const bool two = c0 + 16 <= p.Dv;
+      if (two) tile6_avx2<2>(p.Skv, s, ldk, v + c0, vss, acc);
+      else tile6_avx2<1>(p.Skv, s, ldk, v + c0, vss, acc);
+#pragma GCC unroll 6
+      for (int r = 0; r < R; ++r) {  // constant indices keep `acc` in registers
         if (r >= rows) continue;
-        __m256 sc = _mm256_set1_ps(inv[r]);
-        _mm256_storeu_ps(o[r] + c0, _mm256_mul_ps(a[r][0], sc));
-        _mm256_storeu_ps(o[r] + c0 + 8, _mm256_mul_ps(a[r][1], sc));
+        const __m256 sc = _mm256_set1_ps(inv[r]);
+        _mm256_storeu_ps(o[r] + c0, _mm256_mul_ps(acc[r][0], sc));
+        if (two) _mm256_storeu_ps(o[r] + c0 + 8, _mm256_mul_ps(acc[r][1], sc));
       }
+      c0 += two ? 16 : 8;
     }
     for (; c0 < p.Dv; ++c0)
       for (int r = 0; r < rows; ++r) {
-        float acc = 0;
-        for (int64_t j = 0; j < p.Skv; ++j) acc += s[r * ldk + j] * v[j * vss + c0];
-        o[r][c0] = acc * inv[r];
+        float a = 0;
+        for (int64_t j = 0; j < p.Skv; ++j) a += s[r * ldk + j] * v[j * vss + c0];
+        o[r][c0] = a * inv[r];
       }
   }
 }
@@ -567,12 +582,20 @@ class AttentionKernel final : public OpKernel {
                                   : std::max<int64_t>(1, std::min<int64_t>((p.Sq + 15) / 16,
                                                                            (4 * threads + heads - 1) / heads));
     int64_t rows_per = (p.Sq + blocks - 1) / blocks;
-    rows_per = (rows_per + kRows - 1) / kRows * kRows;
-    blocks = (p.Sq + rows_per - 1) / rows_per;
     const bool avx2 = use_avx2();
 #ifdef DLRT_HAVE_AVX512_PATHS
     const bool avx512 = cpu_has_avx512();
+#else
+    [[maybe_unused]] const bool avx512 = false;
 #endif
+    // Whole row blocks of the path that runs.
+#if defined(__x86_64__)
+    const int64_t tile_rows = avx2 && !avx512 ? kRowsAvx2 : kRows;
+#else
+    const int64_t tile_rows = kRows;
+#endif
+    rows_per = (rows_per + tile_rows - 1) / tile_rows * tile_rows;
+    blocks = (p.Sq + rows_per - 1) / rows_per;
     // Chunks of at least ~128K multiply-adds: short sequences (a few us per
     // head) run on one thread rather than pay for a dispatch.
     const int64_t task_work = std::max<int64_t>(1, rows_per * p.Skv * (p.D + p.Dv));
