@@ -179,6 +179,15 @@ TEST(CpuIsa, DepthwiseConvMatchesGeneric) {
   cases.push_back({2, 5, 70, 1, 7, 1, 0, 3, 0, 3});
   cases.push_back({2, 4, 21, 3, 3, 1, 4, 4, 4, 4});  // padding wider than the kernel
   cases.push_back({5, 3, 3, 3, 3, 2, 1, 1, 1, 1});
+  // Whole groups of 8 channels: the 8-channel kernel on AVX2 (mobilenet's
+  // 7x7 and 14x14 planes, several row bands, stride 3, wide padding).
+  cases.push_back({8, 7, 7, 3, 3, 1, 1, 1, 1, 1});
+  cases.push_back({16, 14, 14, 3, 3, 2, 1, 1, 1, 1});
+  cases.push_back({8, 40, 200, 3, 3, 1, 1, 1, 1, 1});
+  cases.push_back({8, 9, 23, 5, 5, 2, 2, 2, 2, 2});
+  cases.push_back({8, 11, 13, 3, 3, 3, 1, 1, 1, 1});
+  cases.push_back({8, 4, 21, 3, 3, 1, 4, 4, 4, 4});
+  cases.push_back({24, 5, 9, 1, 7, 1, 0, 3, 0, 3});
   const std::vector<std::pair<std::string, std::vector<float>>> acts = {{"", {}}, {"Relu", {}}, {"Clip", {0.0f, 0.5f}}, {"HardSwish", {}}};
   uint32_t seed = 1;
   for (const auto& k : cases) {

@@ -16,6 +16,11 @@ bool depthwise_avx2_ok(const DepthwiseGeometry& g) {
          g.pad_top >= 0 && g.pad_left >= 0 && g.out_h >= 1 && g.out_w >= 1;
 }
 
+bool depthwise_c8_avx2_ok(const DepthwiseGeometry& g) {
+  return g.sh >= 1 && g.sw >= 1 && g.kh >= 1 && g.kw >= 1 && g.kh * g.kw <= 256 && g.pad_top >= 0 &&
+         g.pad_left >= 0 && g.out_h >= 1 && g.out_w >= 1 && g.in_h >= 1 && g.in_w >= 1;
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 #define DLRT_AVX2 __attribute__((target("avx2,fma")))
 // For the row copies: no loop turned into a libc memset/memcpy call (per
@@ -202,6 +207,205 @@ DLRT_AVX2 void depthwise_plane_avx2(const float* x, const float* w, const Depthw
   }
   if (k3) return dw_plane<true, 3, 2>(buf, Wp, half, w, 3, 3, 2, g.out_h, g.out_w, y, o);
   dw_plane<true, 0, 0>(buf, Wp, half, w, g.kh, g.kw, g.sh, g.out_h, g.out_w, y, o);
+}
+
+
+namespace {
+
+// In-register 8 x 8 transpose: r[i] lane j -> r[j] lane i.
+DLRT_AVX2 inline void transpose8(__m256 (&r)[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+// The input rows [r0, r0 + rows) of the padded planes (padded row r is input
+// row r - pad_top) into buf [rows][Wp][8], zeros outside the input.
+DLRT_AVX2 void fill_c8(const float* x, int64_t in_plane, const DepthwiseGeometry& g, int64_t Wp, int64_t r0,
+                       int64_t rows, float* buf) {
+  const __m256 zero = _mm256_setzero_ps();
+  const int64_t pl = g.pad_left, W = g.in_w;
+  const int64_t lead = std::min(pl, Wp);                          // padded columns before the input
+  const int64_t body = std::clamp<int64_t>(Wp - pl, 0, W);        // input columns that land in the scratch
+  const int64_t right = Wp - lead - body;                         // padded columns after them
+  int64_t ih0 = r0 - g.pad_top, ih1 = ih0 + rows;           // input rows of the band
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t ih = ih0 + r;
+    float* dst = buf + r * Wp * 8;
+    if (ih < 0 || ih >= g.in_h) {
+      for (int64_t c = 0; c < Wp; ++c) _mm256_store_ps(dst + 8 * c, zero);
+      continue;
+    }
+    for (int64_t c = 0; c < lead; ++c) _mm256_store_ps(dst + 8 * c, zero);
+    for (int64_t c = lead + body; c < lead + body + right; ++c) _mm256_store_ps(dst + 8 * c, zero);
+  }
+  ih0 = std::max<int64_t>(ih0, 0);
+  ih1 = std::min(ih1, g.in_h);
+  if (ih0 >= ih1) return;
+  // The band's input rows are contiguous in each plane: transpose them 8
+  // positions at a time, each position to (row, pl + column) of the scratch.
+  const int64_t first = ih0 * W, count = (ih1 - ih0) * W;
+  int64_t row = ih0 - (r0 - g.pad_top), col = 0;  // scratch row and input column of position p
+  auto put = [&](const __m256& v) DLRT_AVX2 {
+    if (col < body) _mm256_store_ps(buf + (row * Wp + pl + col) * 8, v);
+    if (++col == W) col = 0, ++row;
+  };
+  int64_t p = 0;
+  // Whole 8-position loads stay inside each plane's band rows (never past
+  // the last plane's end).
+  for (; p + 8 <= count; p += 8) {
+    __m256 r[8];
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c) r[c] = _mm256_loadu_ps(x + c * in_plane + first + p);
+    transpose8(r);
+#pragma GCC unroll 8
+    for (int q = 0; q < 8; ++q) put(r[q]);
+  }
+  for (; p < count; ++p) {
+    alignas(32) float t[8];
+    for (int c = 0; c < 8; ++c) t[c] = x[c * in_plane + first + p];
+    put(_mm256_load_ps(t));
+  }
+}
+
+// U output positions of row `in` (the scratch row of the first tap row) from
+// output column ox: acc = bias + sum of taps, stored to out [U][8].
+template <int U>
+DLRT_AVX2 inline void dw_c8_block(const float* in, int64_t Wp, const float* wv, int64_t kh, int64_t kw, int64_t sw,
+                                  int64_t ox, __m256 bias, float* out) {
+  __m256 acc[U];
+#pragma GCC unroll 8
+  for (int u = 0; u < U; ++u) acc[u] = bias;
+  for (int64_t ky = 0; ky < kh; ++ky) {
+    const float* row = in + ky * Wp * 8 + ox * sw * 8;
+    for (int64_t kx = 0; kx < kw; ++kx) {
+      const __m256 w = _mm256_load_ps(wv + (ky * kw + kx) * 8);
+      const float* p = row + kx * 8;
+#pragma GCC unroll 8
+      for (int u = 0; u < U; ++u) acc[u] = _mm256_fmadd_ps(w, _mm256_load_ps(p + u * sw * 8), acc[u]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int u = 0; u < U; ++u) _mm256_store_ps(out + (ox + u) * 8, acc[u]);
+}
+
+// 3 x 3 taps with the 9 weight vectors in registers.
+template <int U>
+DLRT_AVX2 inline void dw_c8_block3(const float* in, int64_t Wp, const __m256 (&w)[9], int64_t sw, int64_t ox,
+                                   __m256 bias, float* out) {
+  __m256 acc[U];
+#pragma GCC unroll 8
+  for (int u = 0; u < U; ++u) acc[u] = bias;
+#pragma GCC unroll 3
+  for (int ky = 0; ky < 3; ++ky) {
+    const float* row = in + ky * Wp * 8 + ox * sw * 8;
+#pragma GCC unroll 3
+    for (int kx = 0; kx < 3; ++kx) {
+#pragma GCC unroll 8
+      for (int u = 0; u < U; ++u)
+        acc[u] = _mm256_fmadd_ps(w[ky * 3 + kx], _mm256_load_ps(row + (u * sw + kx) * 8), acc[u]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int u = 0; u < U; ++u) _mm256_store_ps(out + (ox + u) * 8, acc[u]);
+}
+
+// The band's output positions [0, n) in out [n][8] back to the 8 planes at
+// y (position p of the band at y + c * out_plane + p), with the residual
+// (same layout) and the clamp. out has room for n rounded up to 8.
+DLRT_AVX2 void store_c8(const float* out, int64_t n, float* y, int64_t out_plane, const DepthwiseC8Output& o,
+                        const float* res) {
+  const __m256 lo = _mm256_set1_ps(o.lo), hi = _mm256_set1_ps(o.hi);
+  for (int64_t p = 0; p < n; p += 8) {
+    __m256 r[8];
+#pragma GCC unroll 8
+    for (int q = 0; q < 8; ++q) r[q] = _mm256_load_ps(out + (p + q) * 8);
+    transpose8(r);
+    const bool full = p + 8 <= n;
+    const __m256i m = first_lanes(n - p);
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c) {
+      __m256 v = r[c];
+      float* dst = y + c * out_plane + p;
+      if (res) v = _mm256_add_ps(v, full ? _mm256_loadu_ps(res + c * out_plane + p)
+                                         : _mm256_maskload_ps(res + c * out_plane + p, m));
+      if (o.clamp) v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+      if (full) _mm256_storeu_ps(dst, v);
+      else _mm256_maskstore_ps(dst, m, v);
+    }
+  }
+}
+
+// The calling thread's scratch for the 8-channel kernel (64-byte aligned).
+float* c8_scratch(size_t n) {
+  struct Buf {
+    float* p = nullptr;
+    size_t n = 0;
+    ~Buf() { ::operator delete(p, std::align_val_t(64)); }
+  };
+  thread_local Buf b;
+  if (b.n < n) {
+    ::operator delete(b.p, std::align_val_t(64));
+    b.p = static_cast<float*>(::operator new(n * sizeof(float), std::align_val_t(64)));
+    b.n = n;
+  }
+  return b.p;
+}
+
+}  // namespace
+
+DLRT_AVX2 void depthwise_c8_avx2(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g,
+                                 float* y, int64_t out_plane, const DepthwiseC8Output& o) {
+  const int64_t kh = g.kh, kw = g.kw, sh = g.sh, sw = g.sw, OW = g.out_w, OH = g.out_h;
+  const int64_t Wp = (OW - 1) * sw + kw;  // padded columns the taps read
+  // Output rows per band: the band's input rows in about 48 KiB of scratch.
+  const int64_t max_in_rows = std::max<int64_t>(kh, (48 * 1024 / 32) / Wp);
+  const int64_t band = std::clamp<int64_t>((max_in_rows - kh) / sh + 1, 1, OH);
+  const int64_t in_rows = (band - 1) * sh + kh;
+  const int64_t kk = kh * kw;
+  float* wv = c8_scratch(static_cast<size_t>(kk * 8 + in_rows * Wp * 8 + ((band * OW + 7) / 8 * 8) * 8));
+  float* ibuf = wv + kk * 8;
+  float* obuf = ibuf + in_rows * Wp * 8;
+  for (int64_t t = 0; t < kk; ++t)
+    for (int c = 0; c < 8; ++c) wv[t * 8 + c] = w[c * kk + t];
+  const __m256 bias = o.bias ? _mm256_loadu_ps(o.bias) : _mm256_setzero_ps();
+  const bool k3 = kh == 3 && kw == 3;
+  __m256 w3[9];
+  for (int t = 0; t < 9; ++t) w3[t] = k3 ? _mm256_load_ps(wv + t * 8) : _mm256_setzero_ps();
+  for (int64_t oy0 = 0; oy0 < OH; oy0 += band) {
+    const int64_t rows = std::min(band, OH - oy0);
+    fill_c8(x, in_plane, g, Wp, oy0 * sh, (rows - 1) * sh + kh, ibuf);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* in = ibuf + r * sh * Wp * 8;
+      float* out = obuf + r * OW * 8;
+      int64_t ox = 0;
+      if (k3) {
+        for (; ox + 8 <= OW; ox += 8) dw_c8_block3<8>(in, Wp, w3, sw, ox, bias, out);
+        if (ox + 4 <= OW) dw_c8_block3<4>(in, Wp, w3, sw, ox, bias, out), ox += 4;
+        if (ox + 2 <= OW) dw_c8_block3<2>(in, Wp, w3, sw, ox, bias, out), ox += 2;
+        if (ox < OW) dw_c8_block3<1>(in, Wp, w3, sw, ox, bias, out);
+      } else {
+        for (; ox + 8 <= OW; ox += 8) dw_c8_block<8>(in, Wp, wv, kh, kw, sw, ox, bias, out);
+        if (ox + 4 <= OW) dw_c8_block<4>(in, Wp, wv, kh, kw, sw, ox, bias, out), ox += 4;
+        if (ox + 2 <= OW) dw_c8_block<2>(in, Wp, wv, kh, kw, sw, ox, bias, out), ox += 2;
+        if (ox < OW) dw_c8_block<1>(in, Wp, wv, kh, kw, sw, ox, bias, out);
+      }
+    }
+    store_c8(obuf, rows * OW, y + oy0 * OW, out_plane, o, o.residual ? o.residual + oy0 * OW : nullptr);
+  }
 }
 
 #endif

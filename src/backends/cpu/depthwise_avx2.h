@@ -39,4 +39,27 @@ bool depthwise_avx2_ok(const DepthwiseGeometry& g);
 void depthwise_plane_avx2(const float* x, const float* w, const DepthwiseGeometry& g, float* y,
                           const DepthwiseOutput& o);
 
+// Eight channels at once, one per ymm lane (the NCHW8c idea applied inside
+// one call): x holds 8 input planes (channel c at x + c * in_plane), w 8
+// filters (c at w + c * kh * kw), y receives 8 output planes (c at
+// y + c * out_plane). Output rows go in bands: the band's input rows are
+// transposed into a zero-padded [rows][Wp][8] scratch, every tap is then one
+// FMA for 8 channels (no lane wasted on a 7- or 14-wide row, no stride-2
+// split), and the [positions][8] results are transposed back, with the
+// residual and the clamp applied in planar form. Same geometries as
+// depthwise_plane_avx2 plus any width stride.
+struct DepthwiseC8Output {
+  const float* bias = nullptr;      // 8 values (one per channel), or null
+  const float* residual = nullptr;  // 8 planes [out_h, out_w], out_plane apart, or null
+  bool clamp = false;
+  float lo = 0.0f, hi = 0.0f;
+};
+
+// Whether depthwise_c8_avx2 runs this geometry (does not check the CPU).
+bool depthwise_c8_avx2_ok(const DepthwiseGeometry& g);
+
+// Call only when cpu_isa() >= kAvx2.
+void depthwise_c8_avx2(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g, float* y,
+                       int64_t out_plane, const DepthwiseC8Output& o);
+
 }  // namespace dlrt::cpu
