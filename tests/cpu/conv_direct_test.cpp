@@ -219,6 +219,39 @@ INSTANTIATE_TEST_SUITE_P(Tiles, ConvDirectIsa, ::testing::Values(CpuIsa::kAvx512
                            return std::string(cpu_isa_name(info.param));
                          });
 
+// Output planes of at most 64 positions on AVX2 (kernels larger than 1x1)
+// run as Yᵀ = im2colᵀ · Wᵀ against Wᵀ packed on first use: square and
+// non-square planes and kernels, strides, dilation, asymmetric padding,
+// channel counts off the 6 x 16 tile (M 20, 40; K odd), batch 2, bias,
+// residual and activations, against the reference.
+TEST_P(ConvDirectIsa, SmallPlanesRunTransposedOnAvx2) {
+  if (GetParam() != CpuIsa::kAvx2) GTEST_SKIP() << "the transposed small-plane path is the AVX2 tile's";
+  std::mt19937 rng(31);
+  std::vector<Case> cases{make(8, 16, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}),
+                          make(13, 20, 1, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}),
+                          make(24, 40, 1, {7, 7}, {2, 2}, {1, 1}, {1, 1}, {0, 0}, {1, 1}),
+                          make(5, 7, 1, {9, 6}, {3, 2}, {1, 1}, {2, 1}, {1, 0}, {1, 1}),
+                          make(3, 33, 1, {8, 8}, {5, 5}, {1, 1}, {1, 1}, {0, 0}, {0, 0}),
+                          make(6, 9, 1, {1, 50}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1})};
+  cases[0].bias = true;
+  cases[1].residual = true;
+  cases[1].act.kind = ActKind::kRelu;
+  cases[2].bias = cases[2].residual = true;
+  cases[2].act.kind = ActKind::kClip;
+  cases[2].act.p0 = -0.5f;
+  cases[2].act.p1 = 0.5f;
+  cases[3].N = 2;
+  cases[3].act.kind = ActKind::kSigmoid;
+  cases[4].bias = true;
+  cases[5].N = 2;
+  for (const Case& c : cases) {
+    const uint64_t before = conv_transposed_runs();
+    check(c, rng, false);
+    if (HasFatalFailure()) return;
+    EXPECT_GE(conv_transposed_runs() - before, static_cast<uint64_t>(c.N)) << describe(c) << ": not transposed";
+  }
+}
+
 TEST(ConvDirect, PlanGeometry) {
   ConvDirectPlan p;
   ConvDirectGeometry g;
@@ -509,11 +542,17 @@ TEST_P(ConvDirectIsa, DefaultModePolicy) {
   check(make(8, 16, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
   EXPECT_EQ(conv_direct_runs() - before, 1u);
   // 7x7 outputs, a 63-column grid: the AVX-512 tile leaves it to the GEMM
-  // path, the AVX2 tile takes it.
+  // path; on AVX2 it runs transposed (im2colᵀ · Wᵀ).
   const bool avx2 = GetParam() == CpuIsa::kAvx2;
   before = conv_direct_runs();
+  const uint64_t transposed_before = conv_transposed_runs();
   check(make(8, 16, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
-  EXPECT_EQ(conv_direct_runs() - before, avx2 ? 1u : 0u);
+  EXPECT_EQ(conv_direct_runs() - before, 0u);
+  if (avx2) {
+    EXPECT_GE(conv_transposed_runs() - transposed_before, 1u);
+  } else {
+    EXPECT_EQ(conv_transposed_runs(), transposed_before);
+  }
   // Stride-2 3x3 with 64 channels to 28x28 (resnet18's layer2.0): direct for
   // AVX-512 only. With 8 channels: direct for both.
   before = conv_direct_runs();

@@ -1,7 +1,9 @@
 // Conv internals shared by conv.cpp (Conv) and fused.cpp (com.dlrt FusedConv).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "backends/cpu/activation_epilogue.h"
@@ -14,6 +16,14 @@ namespace dlrt::cpu {
 struct ConvPrepacked {
   Tensor source;  // the constant W they were packed from (kept alive; compared by data pointer)
   std::vector<std::shared_ptr<const PackedMatrix>> groups;
+
+  // Wᵀ (K x M) packed as a GEMM's B operand, for group-1 convs with small
+  // output planes (conv.cpp: Yᵀ = im2colᵀ · Wᵀ); packed on first use.
+  const PackedMatrix& transposed() const;
+
+ private:
+  mutable std::once_flag transposed_once_;
+  mutable std::shared_ptr<const PackedMatrix> transposed_;
 };
 
 // The fused stage: Y = act(conv(X, W) + B + Z), Z being input `residual_input` (-1: none).
@@ -24,6 +34,10 @@ struct ConvFusion {
 
 // Packs a constant float32 W for a (non-depthwise) Conv; null when W is not worth or able to pack.
 Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w);
+
+// How many (image) products ran as Yᵀ = im2colᵀ · Wᵀ (small output planes on
+// AVX2, conv.cpp) since the process started; for tests.
+uint64_t conv_transposed_runs();
 
 // Conv / FusedConv. `pre` may be null (or stale: it is then ignored).
 Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& fuse);
