@@ -349,22 +349,6 @@ DLRT_AVX2 void store_c8(const float* out, int64_t n, float* y, int64_t out_plane
   }
 }
 
-// The calling thread's scratch for the 8-channel kernel (64-byte aligned).
-float* c8_scratch(size_t n) {
-  struct Buf {
-    float* p = nullptr;
-    size_t n = 0;
-    ~Buf() { ::operator delete(p, std::align_val_t(64)); }
-  };
-  thread_local Buf b;
-  if (b.n < n) {
-    ::operator delete(b.p, std::align_val_t(64));
-    b.p = static_cast<float*>(::operator new(n * sizeof(float), std::align_val_t(64)));
-    b.n = n;
-  }
-  return b.p;
-}
-
 }  // namespace
 
 DLRT_AVX2 void depthwise_c8_avx2(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g,
@@ -376,7 +360,7 @@ DLRT_AVX2 void depthwise_c8_avx2(const float* x, int64_t in_plane, const float* 
   const int64_t band = std::clamp<int64_t>((max_in_rows - kh) / sh + 1, 1, OH);
   const int64_t in_rows = (band - 1) * sh + kh;
   const int64_t kk = kh * kw;
-  float* wv = c8_scratch(static_cast<size_t>(kk * 8 + in_rows * Wp * 8 + ((band * OW + 7) / 8 * 8) * 8));
+  float* wv = scratch(static_cast<size_t>(kk * 8 + in_rows * Wp * 8 + ((band * OW + 7) / 8 * 8) * 8));
   float* ibuf = wv + kk * 8;
   float* obuf = ibuf + in_rows * Wp * 8;
   for (int64_t t = 0; t < kk; ++t)
