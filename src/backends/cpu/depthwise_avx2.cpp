@@ -258,19 +258,32 @@ DLRT_AVX2 void fill_c8(const float* x, int64_t in_plane, const DepthwiseGeometry
   // The band's input rows are contiguous in each plane: transpose them 8
   // positions at a time, each position to (row, pl + column) of the scratch.
   const int64_t first = ih0 * W, count = (ih1 - ih0) * W;
-  int64_t row = ih0 - (r0 - g.pad_top), col = 0;  // scratch row and input column of position p
+  // Position p goes to dst (scratch row of its input row, column pl + col);
+  // columns at or past `body` do not land in the scratch.
+  int64_t col = 0;
+  float* dst = buf + ((ih0 - (r0 - g.pad_top)) * Wp + pl) * 8;
+  const int64_t row_skip = (Wp - W) * 8;  // from past a row's last input column to the next row's first
   auto put = [&](const __m256& v) DLRT_AVX2 {
-    if (col < body) _mm256_store_ps(buf + (row * Wp + pl + col) * 8, v);
-    if (++col == W) col = 0, ++row;
+    if (col < body) _mm256_store_ps(dst, v);
+    dst += 8;
+    if (++col == W) col = 0, dst += row_skip;
   };
   int64_t p = 0;
   // Whole 8-position loads stay inside each plane's band rows (never past
   // the last plane's end).
-  for (; p + 8 <= count; p += 8) {
+  const float* xs = x + first;
+  for (; p + 8 <= count; p += 8, xs += 8) {
     __m256 r[8];
 #pragma GCC unroll 8
-    for (int c = 0; c < 8; ++c) r[c] = _mm256_loadu_ps(x + c * in_plane + first + p);
+    for (int c = 0; c < 8; ++c) r[c] = _mm256_loadu_ps(xs + c * in_plane);
     transpose8(r);
+    if (col + 8 < W && col + 8 <= body) {  // all 8 in one row and in the scratch: plain stores
+#pragma GCC unroll 8
+      for (int q = 0; q < 8; ++q) _mm256_store_ps(dst + 8 * q, r[q]);
+      dst += 64;
+      col += 8;
+      continue;
+    }
 #pragma GCC unroll 8
     for (int q = 0; q < 8; ++q) put(r[q]);
   }
