@@ -219,8 +219,9 @@ INSTANTIATE_TEST_SUITE_P(Tiles, ConvDirectIsa, ::testing::Values(CpuIsa::kAvx512
                            return std::string(cpu_isa_name(info.param));
                          });
 
-// Output planes of at most 64 positions on AVX2 (kernels larger than 1x1)
-// run as Yᵀ = im2colᵀ · Wᵀ against Wᵀ packed on first use: square and
+// Output planes of at most 64 positions on AVX2 (kernels larger than 1x1),
+// and patch embeddings (kernel = stride) of any size, run as
+// Yᵀ = im2colᵀ · Wᵀ against Wᵀ packed on first use: square and
 // non-square planes and kernels, strides, dilation, asymmetric padding,
 // channel counts off the 6 x 16 tile (M 20, 40; K odd), batch 2, bias,
 // residual and activations, against the reference.
@@ -232,7 +233,10 @@ TEST_P(ConvDirectIsa, SmallPlanesRunTransposedOnAvx2) {
                           make(24, 40, 1, {7, 7}, {2, 2}, {1, 1}, {1, 1}, {0, 0}, {1, 1}),
                           make(5, 7, 1, {9, 6}, {3, 2}, {1, 1}, {2, 1}, {1, 0}, {1, 1}),
                           make(3, 33, 1, {8, 8}, {5, 5}, {1, 1}, {1, 1}, {0, 0}, {0, 0}),
-                          make(6, 9, 1, {1, 50}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1})};
+                          make(6, 9, 1, {1, 50}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}),
+                          // Patch embeddings (kernel = stride): 12x12 and 6x5 outputs.
+                          make(3, 20, 1, {96, 96}, {8, 8}, {8, 8}, {1, 1}, {0, 0}, {0, 0}),
+                          make(2, 17, 1, {24, 23}, {4, 4}, {4, 4}, {1, 1}, {0, 0}, {0, 0})};
   cases[0].bias = true;
   cases[1].residual = true;
   cases[1].act.kind = ActKind::kRelu;
@@ -244,6 +248,9 @@ TEST_P(ConvDirectIsa, SmallPlanesRunTransposedOnAvx2) {
   cases[3].act.kind = ActKind::kSigmoid;
   cases[4].bias = true;
   cases[5].N = 2;
+  cases[6].bias = true;
+  cases[7].N = 2;
+  cases[7].residual = true;
   for (const Case& c : cases) {
     const uint64_t before = conv_transposed_runs();
     check(c, rng, false);

@@ -530,6 +530,11 @@ void im2col_t_row(const float* x, int64_t C, const Geo3& g, int64_t p, float* ro
     for (int64_t ky = 0; ky < kh; ++ky) {
       const int64_t iy = y0 + ky * g.d[1];
       const bool row_in = iy >= 0 && iy < H;
+      if (row_in && g.d[2] == 1 && x0 >= 0 && x0 + kw <= Wd) {  // the whole kernel row inside: one copy
+        std::memcpy(row + i, xc + iy * Wd + x0, static_cast<size_t>(kw) * sizeof(float));
+        i += kw;
+        continue;
+      }
       for (int64_t kx = 0; kx < kw; ++kx, ++i) {
         const int64_t ix = x0 + kx * g.d[2];
         row[i] = row_in && ix >= 0 && ix < Wd ? xc[iy * Wd + ix] : 0.0f;
@@ -683,10 +688,16 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     // (ConvPrepacked::transposed). Zen 1, 1 thread: layer4.0.conv1 3.65 ->
     // 3.08 ms, the 3x3 512-channel convs 6.7 -> 6.3 ms. 1x1 convs on 7x7
     // (mobilenet_v2's) stay on the direct path, which measured faster there
-    // (0.50 against 0.66 ms). DLRT_CONV_DIRECT=1 (direct for every shape)
-    // turns this off.
-    if (pre && group == 1 && out_plane <= kTransposedMaxPlane && ks > 1 && cpu_has_avx2() && !cpu_has_avx512() &&
-        g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && conv_direct_mode() != ConvDirectMode::kForce) {
+    // (0.50 against 0.66 ms). Patch embeddings (kernel = stride, no padding:
+    // tiny_vit's 16x16/16) go this way at any size: each row of im2colᵀ is
+    // whole kernel rows copied from the image, where the GEMM path gathers
+    // every 16th float. DLRT_CONV_DIRECT=1 (direct for every shape) turns
+    // this off.
+    const bool patchify = g.k[1] == g.s[1] && g.k[2] == g.s[2] && g.k[2] >= 4 && g.p[1] == 0 && g.p[2] == 0 &&
+                          g.d[1] == 1 && g.d[2] == 1;
+    if (pre && group == 1 && ((out_plane <= kTransposedMaxPlane && ks > 1) || patchify) && cpu_has_avx2() &&
+        !cpu_has_avx512() && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 &&
+        conv_direct_mode() != ConvDirectMode::kForce) {
       const PackedMatrix& wt = pre->transposed();
       const int64_t K = col_rows, P = out_plane;
       float* at = transposed_scratch(static_cast<size_t>(P * K + P * M));
