@@ -85,21 +85,6 @@ struct ThreadPool::Job {
   }
 };
 
-// The caller's share of a job, run a few cache lines down the stack from
-// this frame. Workers read the caller's locals while they run (the job, and
-// whatever the job's function captured by reference in the frames above);
-// without the gap, the innermost of those could share a cache line with the
-// spill slots the caller's own kernels write on every iteration, and each
-// write would pull the line back from the worker's core. Where that happened
-// depended on where the stack started (ASLR): mobilenet_v2 on 2 threads ran
-// 17.4 ms or 13.8 ms from one process to the next, always 17.4 with ASLR off.
-__attribute__((noinline)) void ThreadPool::run_chunks_below_a_gap(Job& job) {
-  alignas(64) volatile char gap[256];
-  gap[0] = 0;
-  job.run_chunks();
-  asm volatile("" : : "r"(gap) : "memory");
-}
-
 int ThreadPool::hardware_threads() {
   unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);
@@ -233,7 +218,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t
   }
 
   t_in_pool = true;  // nested calls from our own chunks run inline
-  run_chunks_below_a_gap(job);
+  job.run_chunks();
   t_in_pool = false;
 
   slot->store(nullptr);  // every chunk is claimed: no worker may join now

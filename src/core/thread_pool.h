@@ -64,7 +64,6 @@ class ThreadPool {
   };
 
   void worker_loop(int index);
-  static void run_chunks_below_a_gap(Job& job);
   // Joins jobs in the slots until none has unclaimed chunks; true if it ran any.
   bool help(Hazard& hazard);
   // Polls until `epoch_` differs from `seen` or stop_ is set (true), or
