@@ -1,5 +1,7 @@
 #include "dlrt/tensor.h"
 
+#include "core/large_alloc.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -67,11 +69,13 @@ Result<Tensor> Tensor::allocate_storage(DType dtype, Shape shape, bool zero) {
   size_t bytes = static_cast<size_t>(n) * esz;
   size_t alloc = (bytes + kAlign - 1) / kAlign * kAlign;
   if (alloc == 0) alloc = kAlign;
-  void* p = std::aligned_alloc(kAlign, alloc);
+  const bool large = alloc >= kLargeAllocBytes;  // mapped: zero-filled already, unmapped when freed
+  void* p = large ? large_alloc(alloc) : std::aligned_alloc(kAlign, alloc);
   if (!p) return Status(StatusCode::kOutOfMemory, "out of memory allocating " + std::to_string(bytes) + " bytes for a tensor of shape " + shape_to_string(t.shape_));
-  if (zero) std::memset(p, 0, alloc);
+  if (zero && !large) std::memset(p, 0, alloc);
   t.data_ = p;
-  t.owner_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  if (large) t.owner_ = std::shared_ptr<void>(p, [alloc](void* q) { large_free(q, alloc); });
+  else t.owner_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
   return t;
 }
 

@@ -17,6 +17,33 @@ TEST(Tensor, AllocateIsZeroedAndAligned) {
   for (int i = 0; i < 6; ++i) EXPECT_EQ(t.data<float>()[i], 0.0f);
 }
 
+// From 1 MiB, tensors are mapped (core/large_alloc.h) rather than malloc'd:
+// still zero-filled and aligned, and a copy shares the mapping until the last
+// owner lets go. Sizes around the switch, and one reused after the first is gone.
+TEST(Tensor, LargeTensorsAreZeroedAlignedAndShared) {
+  for (int64_t n : {int64_t{1} << 18, (int64_t{1} << 18) - 16, (int64_t{1} << 18) + 3, int64_t{3} << 20}) {
+    SCOPED_TRACE(n);
+    for (int round = 0; round < 2; ++round) {
+      auto r = Tensor::allocate(DType::kFloat32, {n});
+      ASSERT_TRUE(r.ok());
+      Tensor t = r.value();
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % 64, 0u);
+      const float* d = t.data<float>();
+      for (int64_t i = 0; i < n; i += 1021) ASSERT_EQ(d[i], 0.0f) << i;
+      EXPECT_EQ(d[n - 1], 0.0f);
+      t.data<float>()[n - 1] = 7.0f;  // writable to the last element
+      Tensor copy = t;
+      t = Tensor();
+      EXPECT_EQ(copy.data<float>()[n - 1], 7.0f);
+      auto u = Tensor::allocate_uninitialized(DType::kFloat32, {n});
+      ASSERT_TRUE(u.ok());
+      u->data<float>()[0] = 1.0f;
+      u->data<float>()[n - 1] = 2.0f;
+      EXPECT_EQ(u->data<float>()[n - 1], 2.0f);
+    }
+  }
+}
+
 TEST(Tensor, AllocateUninitializedHasShapeAlignmentAndTheSameChecks) {
   auto r = Tensor::allocate_uninitialized(DType::kFloat32, {4, 5});
   ASSERT_TRUE(r.ok());

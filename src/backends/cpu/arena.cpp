@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "core/large_alloc.h"
+
 namespace dlrt {
 
 std::shared_ptr<ArenaPlan> ArenaPlan::build(const std::vector<ValueRecord>& record, const std::vector<int>& last_use) {
@@ -51,8 +53,13 @@ void* ArenaPlan::acquire() {
       return p;
     }
   }
-  size_t size = stats_.arena_bytes ? stats_.arena_bytes : 64;
-  return std::aligned_alloc(64, (size + 63) / 64 * 64);
+  const size_t size = arena_alloc_bytes();
+  return size >= kLargeAllocBytes ? large_alloc(size) : std::aligned_alloc(64, size);
+}
+
+size_t ArenaPlan::arena_alloc_bytes() const {
+  const size_t size = stats_.arena_bytes ? stats_.arena_bytes : 64;
+  return (size + 63) / 64 * 64;
 }
 
 void ArenaPlan::release(void* arena) {
@@ -62,7 +69,11 @@ void ArenaPlan::release(void* arena) {
 }
 
 ArenaPlan::~ArenaPlan() {
-  for (void* p : free_) std::free(p);
+  const size_t size = arena_alloc_bytes();
+  for (void* p : free_) {
+    if (size >= kLargeAllocBytes) large_free(p, size);
+    else std::free(p);
+  }
 }
 
 }  // namespace dlrt

@@ -38,9 +38,12 @@ class ArenaPlan {
   // An arena of arena_bytes for one run; give it back with release().
   void* acquire();
   void release(void* arena);
+
   ~ArenaPlan();
 
  private:
+  size_t arena_alloc_bytes() const;  // what acquire() allocates (arena_bytes rounded up to 64)
+
   std::vector<size_t> offsets_;
   std::vector<size_t> bytes_;
   std::vector<bool> alias_;
