@@ -27,6 +27,7 @@
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/nn_util.h"
+#include "backends/cpu/scratch.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -279,18 +280,8 @@ DepthwiseGeometry dw_geometry(const Geo3& g) {
 
 #ifdef DLRT_HAVE_AVX512_PATHS
 float* dw_scratch(size_t n) {
-  struct Buf {
-    float* p = nullptr;
-    size_t n = 0;
-    ~Buf() { ::operator delete(p, std::align_val_t(64)); }
-  };
-  thread_local Buf b;
-  if (b.n < n) {
-    ::operator delete(b.p, std::align_val_t(64));
-    b.p = static_cast<float*>(::operator new(n * sizeof(float), std::align_val_t(64)));
-    b.n = n;
-  }
-  return b.p;
+  thread_local AlignedScratch s;
+  return s.get<float>(n);
 }
 #endif
 

@@ -8,6 +8,7 @@
 #include <new>
 
 #include "backends/cpu/isa.h"
+#include "backends/cpu/scratch.h"
 
 namespace dlrt::cpu {
 
@@ -105,19 +106,8 @@ void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off) {
 }
 
 float* conv_direct_scratch(size_t n) {
-  struct Buf {
-    float* p = nullptr;
-    size_t n = 0;
-    ~Buf() { ::operator delete(p, std::align_val_t(64)); }
-  };
-  thread_local Buf b;
-  if (b.n < n) {
-    ::operator delete(b.p, std::align_val_t(64));
-    const size_t grow = std::max(n, b.n + b.n / 2);
-    b.p = static_cast<float*>(::operator new(grow * sizeof(float), std::align_val_t(64)));
-    b.n = grow;
-  }
-  return b.p;
+  thread_local AlignedScratch s;
+  return s.get<float>(n, AlignedScratch::Growth::kByHalf);
 }
 
 namespace {

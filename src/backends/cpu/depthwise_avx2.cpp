@@ -3,7 +3,8 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <new>
+
+#include "backends/cpu/scratch.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -31,18 +32,8 @@ namespace {
 
 // The calling thread's padded-plane scratch: grows, never shrinks.
 float* scratch(size_t n) {
-  struct Buf {
-    float* p = nullptr;
-    size_t n = 0;
-    ~Buf() { ::operator delete(p, std::align_val_t(64)); }
-  };
-  thread_local Buf b;
-  if (b.n < n) {
-    ::operator delete(b.p, std::align_val_t(64));
-    b.p = static_cast<float*>(::operator new(n * sizeof(float), std::align_val_t(64)));
-    b.n = n;
-  }
-  return b.p;
+  thread_local AlignedScratch s;
+  return s.get<float>(n);
 }
 
 // Lanes [0, n) set (n clamped to [0, 8]), for maskload/maskstore.

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "backends/cpu/isa.h"
+#include "backends/cpu/scratch.h"
 #include "backends/cpu/vec_avx512.h"
 
 namespace dlrt::cpu {
@@ -16,19 +17,8 @@ constexpr int64_t kMaxGrid = int64_t{1} << 16;  // floats of scratch input per p
 
 // One grown, 64-byte-aligned buffer per thread and slot (no allocation once warm).
 float* flat_scratch(int slot, size_t n) {
-  struct Buf {
-    float* p = nullptr;
-    size_t n = 0;
-    ~Buf() { ::operator delete(p, std::align_val_t(64)); }
-  };
-  thread_local Buf bufs[2];
-  Buf& b = bufs[slot];
-  if (b.n < n) {
-    ::operator delete(b.p, std::align_val_t(64));
-    b.p = static_cast<float*>(::operator new(n * sizeof(float), std::align_val_t(64)));
-    b.n = n;
-  }
-  return b.p;
+  thread_local AlignedScratch bufs[2];
+  return bufs[slot].get<float>(n);
 }
 
 }  // namespace

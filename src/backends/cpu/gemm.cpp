@@ -16,6 +16,7 @@
 
 #include "backends/cpu/gemm_kernels.h"
 #include "backends/cpu/isa.h"
+#include "backends/cpu/scratch.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -36,23 +37,8 @@ inline int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
 enum ScratchSlot { kScratchA = 0, kScratchB = 1, kScratchRow = 2, kScratchSlots = 3 };
 template <typename T>
 T* scratch(int slot, size_t n) {
-  struct Slot {
-    void* p = nullptr;
-    size_t bytes = 0;
-    ~Slot() {
-      if (p) ::operator delete(p, std::align_val_t(64));
-    }
-  };
-  thread_local Slot slots[kScratchSlots];
-  Slot& s = slots[slot];
-  const size_t need = std::max<size_t>(n, 1) * sizeof(T);
-  if (s.bytes < need) {
-    if (s.p) ::operator delete(s.p, std::align_val_t(64));
-    const size_t grow = std::max(need, s.bytes + s.bytes / 2);
-    s.p = ::operator new(grow, std::align_val_t(64));
-    s.bytes = grow;
-  }
-  return static_cast<T*>(s.p);
+  thread_local AlignedScratch slots[kScratchSlots];
+  return slots[slot].get<T>(std::max<size_t>(n, 1), AlignedScratch::Growth::kByHalf);
 }
 
 // parallel_for through a one-pointer closure (fits std::function's inline
