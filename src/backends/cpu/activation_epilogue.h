@@ -40,6 +40,23 @@ struct Activation {
   bool none() const { return kind == ActKind::kNone; }
 };
 
+// Relu and Clip as the clamp to [lo, hi] a kernel's store applies in
+// registers (Relu: [0, +inf)); `clamp` is false for every other kind.
+struct ClampStage {
+  bool clamp = false;
+  float lo = 0.0f, hi = std::numeric_limits<float>::infinity();
+};
+
+inline ClampStage clamp_stage(const Activation& a) {
+  ClampStage c;
+  c.clamp = a.kind == ActKind::kRelu || a.kind == ActKind::kClip;
+  if (a.kind == ActKind::kClip) c.lo = a.p0, c.hi = a.p1;
+  return c;
+}
+
+// Whether the activation is nothing a clamp_stage cannot express.
+inline bool clamp_or_none(const Activation& a) { return a.none() || clamp_stage(a).clamp; }
+
 // Builds an activation from its name and parameters (the Fused* attribute
 // values); missing parameters take the ONNX op's defaults.
 inline Result<Activation> make_activation(const std::string& name, const std::vector<float>& params) {

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <new>
 
@@ -451,17 +450,16 @@ void depthwise_plane_with_epilogue_f32(const float* x, const float* w, const Geo
                                        int64_t m) {
   const int64_t out_plane = g.out_size();
 #ifdef DLRT_HAVE_AVX512_PATHS
-  const ActKind k = ep.act.kind;
   // Rows of at most 8 outputs at stride 1 fill an AVX2 vector but not half an AVX-512 one: keep AVX2 there.
   const bool narrow = g.s[2] == 1 && g.out[2] <= 8;
-  if (cpu_has_avx512() && depthwise_fast_ok(g) && !narrow && !ep.col_bias &&
-      (k == ActKind::kNone || k == ActKind::kRelu || k == ActKind::kClip)) {
+  if (cpu_has_avx512() && depthwise_fast_ok(g) && !narrow && !ep.col_bias && clamp_or_none(ep.act)) {
+    const ClampStage cs = clamp_stage(ep.act);
     DwOutput o;
     o.bias = ep.row_bias ? ep.row_bias[m] : 0.0f;
     o.residual = ep.residual ? ep.residual + m * ep.ldr : nullptr;
-    o.clamp = k != ActKind::kNone;
-    o.lo = k == ActKind::kClip ? ep.act.p0 : 0.0f;
-    o.hi = k == ActKind::kClip ? ep.act.p1 : std::numeric_limits<float>::infinity();
+    o.clamp = cs.clamp;
+    o.lo = cs.lo;
+    o.hi = cs.hi;
     return depthwise_fast_avx512(x, w, g, y, o);
   }
   if (cpu_has_avx512() && depthwise_fast_ok(g) && !narrow) {
@@ -470,15 +468,14 @@ void depthwise_plane_with_epilogue_f32(const float* x, const float* w, const Geo
   }
 #endif
 #if defined(__x86_64__) || defined(__i386__)
-  if (cpu_has_avx2() && depthwise_fast_ok(g) && !ep.col_bias && (ep.act.kind == ActKind::kNone ||
-                                                                 ep.act.kind == ActKind::kRelu ||
-                                                                 ep.act.kind == ActKind::kClip)) {
+  if (cpu_has_avx2() && depthwise_fast_ok(g) && !ep.col_bias && clamp_or_none(ep.act)) {
+    const ClampStage c = clamp_stage(ep.act);
     DepthwiseOutput o;
     o.bias = ep.row_bias ? ep.row_bias[m] : 0.0f;
     o.residual = ep.residual ? ep.residual + m * ep.ldr : nullptr;
-    o.clamp = ep.act.kind != ActKind::kNone;
-    o.lo = ep.act.kind == ActKind::kClip ? ep.act.p0 : 0.0f;
-    o.hi = ep.act.kind == ActKind::kClip ? ep.act.p1 : std::numeric_limits<float>::infinity();
+    o.clamp = c.clamp;
+    o.lo = c.lo;
+    o.hi = c.hi;
     return depthwise_plane_avx2(x, w, dw_geometry(g), y, o);
   }
 #endif
@@ -640,15 +637,14 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       // stride 1 on 56x56 and 112x112 planes the plane kernel stays faster
       // (0.56 against 0.64 ms, 0.51 against 0.56).
       const DepthwiseGeometry dg = dw_geometry(g);
-      const ActKind ak = fuse.act.kind;
       if (cpu_has_avx2() && !cpu_has_avx512() && M % 8 == 0 && (dg.sw > 1 || dg.out_w <= 32) && g.k[0] == 1 &&
-          g.in[0] == 1 && g.out[0] == 1 &&
-          g.d[1] == 1 && g.d[2] == 1 && depthwise_c8_avx2_ok(dg) &&
-          (ak == ActKind::kNone || ak == ActKind::kRelu || ak == ActKind::kClip)) {
+          g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 && depthwise_c8_avx2_ok(dg) &&
+          clamp_or_none(fuse.act)) {
+        const ClampStage c = clamp_stage(fuse.act);
         DepthwiseC8Output o;
-        o.clamp = ak != ActKind::kNone;
-        o.lo = ak == ActKind::kClip ? fuse.act.p0 : 0.0f;
-        o.hi = ak == ActKind::kClip ? fuse.act.p1 : std::numeric_limits<float>::infinity();
+        o.clamp = c.clamp;
+        o.lo = c.lo;
+        o.hi = c.hi;
         const int64_t groups8 = M / 8;
         pool.parallel_for(N * groups8, 1, [&](int64_t b, int64_t e) {
           for (int64_t t = b; t < e; ++t) {

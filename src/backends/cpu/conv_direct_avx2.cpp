@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
 
 #define DLRT_CONV_AVX2 __attribute__((target("avx2,fma")))
 
@@ -349,11 +348,11 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
   out.bias = ep.row_bias;
   out.residual = ep.residual;
   {
-    const ActKind k = ep.act.kind;
-    out.clamp = k == ActKind::kRelu || k == ActKind::kClip;
-    out.other_act = !out.clamp && k != ActKind::kNone;
-    out.lo = k == ActKind::kClip ? ep.act.p0 : 0.0f;
-    out.hi = k == ActKind::kClip ? ep.act.p1 : std::numeric_limits<float>::infinity();
+    const ClampStage c = clamp_stage(ep.act);
+    out.clamp = c.clamp;
+    out.other_act = !clamp_or_none(ep.act);
+    out.lo = c.lo;
+    out.hi = c.hi;
     out.act = &ep.act;
   }
   // Partial tiles need a masked load only when the input itself is B; the

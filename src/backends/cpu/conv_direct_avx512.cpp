@@ -3,7 +3,6 @@
 // compacting store with the fused epilogue, and the split over threads.
 #include <algorithm>
 #include <cstring>
-#include <limits>
 
 #include "backends/cpu/conv_direct.h"
 #include "backends/cpu/gemm_kernels.h"
@@ -242,11 +241,11 @@ DLRT_AVX512 void narrow_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, 
 DLRT_AVX512 void store_tile(const float* t, int rows, int64_t m0, int64_t j0, int64_t n, const ConvDirectPlan& P,
                             float* y, const GemmEpilogue& ep) {
   const int64_t out_w = P.g.out_w, wq = P.wq, plane = P.g.out_h * out_w;
-  const ActKind k = ep.act.kind;
-  const bool clamp = k == ActKind::kRelu || k == ActKind::kClip;
-  const bool other_act = !clamp && k != ActKind::kNone;
-  const __m512 lo = _mm512_set1_ps(k == ActKind::kClip ? ep.act.p0 : 0.0f);
-  const __m512 hi = _mm512_set1_ps(k == ActKind::kClip ? ep.act.p1 : std::numeric_limits<float>::infinity());
+  const ClampStage cs = clamp_stage(ep.act);
+  const bool clamp = cs.clamp;
+  const bool other_act = !clamp_or_none(ep.act);
+  const __m512 lo = _mm512_set1_ps(cs.lo);
+  const __m512 hi = _mm512_set1_ps(cs.hi);
   int64_t oh = j0 / wq, ow = j0 - oh * wq;
   for (int64_t jj = 0; jj < n; ow = 0, ++oh) {
     const int64_t len = std::min(n - jj, wq - ow);
@@ -311,7 +310,7 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   const float* wd = w.data();
 
   // Tiles store from the registers where TileOut allows; the others through a tile buffer.
-  const bool other_act = ep.act.kind != ActKind::kNone && ep.act.kind != ActKind::kRelu && ep.act.kind != ActKind::kClip;
+  const bool other_act = !clamp_or_none(ep.act);
   const bool from_registers = plan.wq == g.out_w || (g.out_w >= 16 && !other_act);
   TileOut direct_out;
   direct_out.y = y;
@@ -321,11 +320,11 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   direct_out.bias = ep.row_bias;
   direct_out.residual = ep.residual;
   {
-    const ActKind k = ep.act.kind;
-    direct_out.clamp = k == ActKind::kRelu || k == ActKind::kClip;
-    direct_out.other_act = !direct_out.clamp && k != ActKind::kNone;
-    direct_out.lo = k == ActKind::kClip ? ep.act.p0 : 0.0f;
-    direct_out.hi = k == ActKind::kClip ? ep.act.p1 : std::numeric_limits<float>::infinity();
+    const ClampStage c = clamp_stage(ep.act);
+    direct_out.clamp = c.clamp;
+    direct_out.other_act = other_act;
+    direct_out.lo = c.lo;
+    direct_out.hi = c.hi;
     direct_out.act = &ep.act;
   }
 
