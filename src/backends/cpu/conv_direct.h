@@ -131,6 +131,15 @@ class ScopedConvDirect {
 uint64_t conv_direct_runs();
 void conv_direct_note_run();
 
+// The phase planes of one input channel xc [in_h, in_w] into dst (the
+// plan's nphase planes of hq x wq; not the tap-column layout), through an
+// ISA's row primitives: zero(dst, n) zeroes n floats, gather(src, s, n, dst)
+// sets dst[j] = src[j * s] for j < n reading nothing past src[(n - 1) * s].
+using PhaseRowZero = void (*)(float* dst, int64_t n);
+using PhaseRowGather = void (*)(const float* src, int64_t s, int64_t n, float* dst);
+void conv_direct_fill_phases(const ConvDirectPlan& plan, const float* xc, float* dst, PhaseRowZero zero,
+                             PhaseRowGather gather);
+
 // The calling thread's scratch for the phase copy, at least n floats,
 // 64-byte aligned: grows, never shrinks, so steady-state calls allocate
 // nothing. Pool tasks of the same call only read it (the pool runs one job's
