@@ -134,6 +134,22 @@ void conv_direct_fill_phases(const ConvDirectPlan& P, const float* xc, float* ds
     }
 }
 
+const float* conv_direct_copy_input(const ConvDirectPlan& plan, const float* x, ThreadPool* pool, ChannelFill fill,
+                                    PhaseRowZero zero, int64_t split_floats, int64_t chunk_floats) {
+  const ConvDirectGeometry& g = plan.g;
+  float* s = conv_direct_scratch(static_cast<size_t>(plan.src_floats));
+  const int64_t per_channel = plan.nphase * plan.hq * plan.wq;
+  auto fill_range = [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) fill(plan, x + c * g.in_h * g.in_w, s + c * per_channel);
+  };
+  if (pool && pool->num_threads() > 1 && g.channels * per_channel >= split_floats)
+    pool->parallel_for(g.channels, std::max<int64_t>(1, chunk_floats / per_channel), fill_range);
+  else
+    fill_range(0, g.channels);
+  zero(s + g.channels * per_channel, plan.src_floats - g.channels * per_channel);
+  return s;
+}
+
 float* conv_direct_scratch(size_t n) {
   thread_local AlignedScratch s;
   return s.get<float>(n, AlignedScratch::Growth::kByHalf);

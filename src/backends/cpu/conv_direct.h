@@ -140,6 +140,15 @@ using PhaseRowGather = void (*)(const float* src, int64_t s, int64_t n, float* d
 void conv_direct_fill_phases(const ConvDirectPlan& plan, const float* xc, float* dst, PhaseRowZero zero,
                              PhaseRowGather gather);
 
+// The input x [channels, in_h, in_w] of one (image, group) copied for the
+// plan (plan.copy) into the calling thread's conv_direct_scratch:
+// fill(plan, xc, dst) per channel, split over `pool` from `split_floats`
+// copied floats on, in chunks of about `chunk_floats`; the scratch's slack
+// past the channels is zeroed. Returns the copy.
+using ChannelFill = void (*)(const ConvDirectPlan& plan, const float* xc, float* dst);
+const float* conv_direct_copy_input(const ConvDirectPlan& plan, const float* x, ThreadPool* pool, ChannelFill fill,
+                                    PhaseRowZero zero, int64_t split_floats, int64_t chunk_floats);
+
 // The calling thread's scratch for the phase copy, at least n floats,
 // 64-byte aligned: grows, never shrinks, so steady-state calls allocate
 // nothing. Pool tasks of the same call only read it (the pool runs one job's

@@ -256,20 +256,7 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   conv_direct_note_run();
   const ConvDirectGeometry& g = plan.g;
   const int threads = pool ? pool->num_threads() : 1;
-  const float* src = x;
-  if (plan.copy) {
-    float* s = conv_direct_scratch(static_cast<size_t>(plan.src_floats));
-    const int64_t per_channel = plan.nphase * plan.hq * plan.wq;
-    auto fill = [&](int64_t b, int64_t e) {
-      for (int64_t c = b; c < e; ++c) fill_channel(plan, x + c * g.in_h * g.in_w, s + c * per_channel);
-    };
-    if (threads > 1 && g.channels * per_channel >= 65536)
-      pool->parallel_for(g.channels, std::max<int64_t>(1, 16384 / per_channel), fill);
-    else
-      fill(0, g.channels);
-    zero_floats(s + g.channels * per_channel, plan.src_floats - g.channels * per_channel);
-    src = s;
-  }
+  const float* src = plan.copy ? conv_direct_copy_input(plan, x, pool, fill_channel, zero_floats, 65536, 16384) : x;
   const int64_t M = w.rows(), K = plan.k, KC = packed_kc(w);
   const int64_t panels = ceil_div(M, kMR), Mp = panels * kMR;
   const int64_t tiles = ceil_div(plan.grid, kNR);
