@@ -292,17 +292,12 @@ float* dw_scratch(size_t n) {
 // step computes R output rows x NV 16-wide vectors in registers (loads of an
 // input row are shared by the output rows that use it), then applies the
 // bias, residual and Relu/Clip before the (tail-masked) store.
-struct DwOutput {
-  float bias = 0.0f;
-  const float* residual = nullptr;  // this plane's residual, or null
-  bool clamp = false;
-  float lo = 0.0f, hi = 0.0f;
-};
 
 // KW > 0: the kernel width as a constant (the tap loop unrolled); 0: kw at run time.
 template <int R, int NV, bool kS2, int KW>
 DLRT_AVX512 inline void dw512_step(const float* buf, int64_t Wp, int64_t half, const float* w, int64_t kh, int64_t kw_rt,
-                                   int64_t sh, int64_t oh, int64_t ow, int64_t out_w, float* y, const DwOutput& o) {
+                                   int64_t sh, int64_t oh, int64_t ow, int64_t out_w, float* y,
+                                   const DepthwiseOutput& o) {
   const int64_t kw = KW > 0 ? KW : kw_rt;
   __m512 acc[R][NV];
   for (int r = 0; r < R; ++r)
@@ -340,7 +335,7 @@ DLRT_AVX512 inline void dw512_step(const float* buf, int64_t Wp, int64_t half, c
 
 template <int R, bool kS2, int KW>
 DLRT_AVX512 inline void dw512_rows(const float* buf, int64_t Wp, int64_t half, const float* w, int64_t kh, int64_t kw,
-                                   int64_t sh, int64_t oh, int64_t out_w, float* y, const DwOutput& o) {
+                                   int64_t sh, int64_t oh, int64_t out_w, float* y, const DepthwiseOutput& o) {
   const int64_t nv = (out_w + 15) / 16;
   int64_t v = 0;
   for (; v + 4 <= nv; v += 4) dw512_step<R, 4, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o);
@@ -354,7 +349,7 @@ DLRT_AVX512 inline void dw512_rows(const float* buf, int64_t Wp, int64_t half, c
 
 template <bool kS2, int KW>
 DLRT_AVX512 void dw512_plane(const float* buf, int64_t Wp, int64_t half, const float* w, int64_t kh, int64_t kw,
-                             int64_t sh, int64_t out_h, int64_t out_w, float* y, const DwOutput& o) {
+                             int64_t sh, int64_t out_h, int64_t out_w, float* y, const DepthwiseOutput& o) {
   int64_t oh = 0;
   for (; oh + 2 <= out_h; oh += 2) dw512_rows<2, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, out_w, y, o);
   if (oh < out_h) dw512_rows<1, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, out_w, y, o);
@@ -367,7 +362,8 @@ DLRT_AVX512 inline void zero_floats(float* dst, int64_t n) {
 }
 
 // Writes every element of y: conv + bias (+ residual) (+ clamp) per `o`.
-DLRT_AVX512 void depthwise_fast_avx512(const float* x, const float* w, const Geo3& g, float* y, const DwOutput& o) {
+DLRT_AVX512 void depthwise_fast_avx512(const float* x, const float* w, const Geo3& g, float* y,
+                                       const DepthwiseOutput& o) {
   const int64_t kh = g.k[1], kw = g.k[2], sh = g.s[1], sw = g.s[2];
   const int64_t in_h = g.in[1], in_w = g.in[2], out_h = g.out[1], out_w = g.out[2];
   const int64_t ow16 = (out_w + 15) / 16 * 16;
@@ -444,6 +440,19 @@ void depthwise_plane_f32(const float* x, const float* w, const Geo3& g, float* y
   depthwise_generic_f32(x, w, g, y);
 }
 
+// The in-register output stage of plane m for the epilogue `ep` (no
+// col_bias; Relu, Clip or no activation: clamp_or_none).
+DepthwiseOutput depthwise_output(const GemmEpilogue& ep, int64_t m) {
+  const ClampStage c = clamp_stage(ep.act);
+  DepthwiseOutput o;
+  o.bias = ep.row_bias ? ep.row_bias[m] : 0.0f;
+  o.residual = ep.residual ? ep.residual + m * ep.ldr : nullptr;
+  o.clamp = c.clamp;
+  o.lo = c.lo;
+  o.hi = c.hi;
+  return o;
+}
+
 // Output plane m of image n: the depthwise conv followed by the epilogue `ep`
 // (row_bias indexed by m; residual already offset to image n, ldr = plane size).
 void depthwise_plane_with_epilogue_f32(const float* x, const float* w, const Geo3& g, float* y, const GemmEpilogue& ep,
@@ -452,32 +461,16 @@ void depthwise_plane_with_epilogue_f32(const float* x, const float* w, const Geo
 #ifdef DLRT_HAVE_AVX512_PATHS
   // Rows of at most 8 outputs at stride 1 fill an AVX2 vector but not half an AVX-512 one: keep AVX2 there.
   const bool narrow = g.s[2] == 1 && g.out[2] <= 8;
-  if (cpu_has_avx512() && depthwise_fast_ok(g) && !narrow && !ep.col_bias && clamp_or_none(ep.act)) {
-    const ClampStage cs = clamp_stage(ep.act);
-    DwOutput o;
-    o.bias = ep.row_bias ? ep.row_bias[m] : 0.0f;
-    o.residual = ep.residual ? ep.residual + m * ep.ldr : nullptr;
-    o.clamp = cs.clamp;
-    o.lo = cs.lo;
-    o.hi = cs.hi;
-    return depthwise_fast_avx512(x, w, g, y, o);
-  }
+  if (cpu_has_avx512() && depthwise_fast_ok(g) && !narrow && !ep.col_bias && clamp_or_none(ep.act))
+    return depthwise_fast_avx512(x, w, g, y, depthwise_output(ep, m));
   if (cpu_has_avx512() && depthwise_fast_ok(g) && !narrow) {
-    depthwise_fast_avx512(x, w, g, y, DwOutput{});
+    depthwise_fast_avx512(x, w, g, y, DepthwiseOutput{});
     return apply_epilogue(ep, y, out_plane, m, 0, 1, out_plane);
   }
 #endif
 #if defined(__x86_64__) || defined(__i386__)
-  if (cpu_has_avx2() && depthwise_fast_ok(g) && !ep.col_bias && clamp_or_none(ep.act)) {
-    const ClampStage c = clamp_stage(ep.act);
-    DepthwiseOutput o;
-    o.bias = ep.row_bias ? ep.row_bias[m] : 0.0f;
-    o.residual = ep.residual ? ep.residual + m * ep.ldr : nullptr;
-    o.clamp = c.clamp;
-    o.lo = c.lo;
-    o.hi = c.hi;
-    return depthwise_plane_avx2(x, w, dw_geometry(g), y, o);
-  }
+  if (cpu_has_avx2() && depthwise_fast_ok(g) && !ep.col_bias && clamp_or_none(ep.act))
+    return depthwise_plane_avx2(x, w, dw_geometry(g), y, depthwise_output(ep, m));
 #endif
   depthwise_plane_f32(x, w, g, y);
   apply_epilogue(ep, y, out_plane, m, 0, 1, out_plane);
