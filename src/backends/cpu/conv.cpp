@@ -526,13 +526,6 @@ void im2col_t_row(const float* x, int64_t C, const Geo3& g, int64_t p, float* ro
 
 std::atomic<uint64_t> g_transposed_runs{0};
 
-// The calling thread's scratch for im2colᵀ and Yᵀ (grows, never shrinks).
-float* transposed_scratch(size_t n) {
-  thread_local std::vector<float> buf;
-  if (buf.size() < n) buf.resize(n);
-  return buf.data();
-}
-
 }  // namespace
 #endif
 
@@ -680,7 +673,8 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
         conv_direct_mode() != ConvDirectMode::kForce) {
       const PackedMatrix& wt = pre->transposed();
       const int64_t K = col_rows, P = out_plane;
-      float* at = transposed_scratch(static_cast<size_t>(P * K + P * M));
+      thread_local AlignedScratch scratch;  // im2colᵀ, then Yᵀ
+      float* at = scratch.get<float>(static_cast<size_t>(P * K + P * M));
       float* ct = at + P * K;
       for (int64_t n = 0; n < N; ++n) {
         const float* xn = X + n * C * in_plane;

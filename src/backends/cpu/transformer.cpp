@@ -28,6 +28,7 @@
 
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_families.h"
+#include "backends/cpu/scratch.h"
 #include "backends/cpu/vec_avx512.h"
 
 namespace dlrt::cpu {
@@ -53,9 +54,8 @@ constexpr int kRows = 4;  // query rows per inner block
 
 // Per-thread scratch: grows to the largest problem seen, then stays.
 float* scratch(size_t n) {
-  thread_local std::vector<float> buf;
-  if (buf.size() < n) buf.resize(n);
-  return buf.data();
+  thread_local AlignedScratch buf;
+  return buf.get<float>(n);
 }
 
 int64_t round8(int64_t n) { return (n + 7) / 8 * 8; }
