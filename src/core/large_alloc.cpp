@@ -1,6 +1,7 @@
 #include "core/large_alloc.h"
 
 #include <cstdlib>
+#include <cstring>
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
@@ -14,7 +15,10 @@ void* large_alloc(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
 #else
-  return std::calloc(1, bytes);  // (no 64-byte alignment promise here; unused on the platforms built)
+  const size_t page = 4096;  // the alignment a mapping would have
+  void* p = std::aligned_alloc(page, (bytes + page - 1) / page * page);
+  if (p) std::memset(p, 0, bytes);
+  return p;
 #endif
 }
 

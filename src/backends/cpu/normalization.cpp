@@ -142,7 +142,7 @@ DLRT_AVX512 void layer_norm_row_avx512(const float* x, const float* s, const flo
 }
 #endif
 
-#ifdef DLRT_HAVE_AVX512_PATHS  // (any x86 build: immintrin.h is in)
+#if defined(__x86_64__) || defined(__i386__)  // (immintrin.h comes with vec_avx512.h there)
 #define DLRT_HAVE_AVX2_LAYER_NORM 1
 #define DLRT_AVX2 __attribute__((target("avx2,fma")))
 
