@@ -53,33 +53,59 @@ bool spin_until(int us, const Done& done) {
 }  // namespace
 
 struct ThreadPool::Job {
-  Job(FunctionRef<void(int64_t, int64_t)> f, int64_t n_, int64_t chunk_, int64_t chunks_)
-      : fn(f), n(n_), chunk(chunk_), chunks(chunks_) {}
+  static constexpr int kMaxParts = 16;
+
+  Job(FunctionRef<void(int64_t, int64_t)> f, int64_t n_, int64_t chunk_, int64_t chunks_, int parts_)
+      : fn(f), n(n_), chunk(chunk_), chunks(chunks_), parts(std::clamp(parts_, 1, kMaxParts)) {
+    for (int t = 0; t < parts; ++t) {
+      cursor[t].next.store(chunks * t / parts, std::memory_order_relaxed);
+      cursor[t].end = chunks * (t + 1) / parts;
+    }
+  }
 
   FunctionRef<void(int64_t, int64_t)> fn;
   const int64_t n;
   const int64_t chunk;
   const int64_t chunks;
-  alignas(64) std::atomic<int64_t> next{0};  // next chunk to claim (its own cache line: every claim writes it)
+  const int parts;
+  // Chunks are dealt in `parts` contiguous runs, one per thread (the caller
+  // is thread 0, worker i thread i + 1; threads past kMaxParts share runs):
+  // thread t claims from its own run first, so a thread runs the same part
+  // of every range, and only then takes what is left of the others' runs.
+  // Each cursor has its own cache line: a claim writes it.
+  struct alignas(64) Cursor {
+    std::atomic<int64_t> next{0};
+    int64_t end = 0;
+  };
+  Cursor cursor[kMaxParts];
   alignas(64) std::atomic<int64_t> done{0};  // chunks finished or skipped, added once per thread
   std::atomic<bool> failed{false};
   std::exception_ptr error;  // written once, by the thread that set `failed`
 
-  void run_chunks() {
+  bool unclaimed() const {
+    for (int t = 0; t < parts; ++t)
+      if (cursor[t].next.load(std::memory_order_relaxed) < cursor[t].end) return true;
+    return false;
+  }
+
+  void run_chunks(int self) {
     int64_t ran = 0;
-    for (;;) {
-      const int64_t c = next.fetch_add(1, std::memory_order_relaxed);
-      if (c >= chunks) break;
-      if (!failed.load(std::memory_order_relaxed)) {
-        const int64_t b = c * chunk;
-        try {
-          fn(b, std::min(n, b + chunk));
-        } catch (...) {
-          bool expected = false;
-          if (failed.compare_exchange_strong(expected, true)) error = std::current_exception();
+    for (int k = 0; k < parts; ++k) {
+      Cursor& cur = cursor[(self + k) % parts];
+      for (;;) {
+        const int64_t c = cur.next.fetch_add(1, std::memory_order_relaxed);
+        if (c >= cur.end) break;
+        if (!failed.load(std::memory_order_relaxed)) {
+          const int64_t b = c * chunk;
+          try {
+            fn(b, std::min(n, b + chunk));
+          } catch (...) {
+            bool expected = false;
+            if (failed.compare_exchange_strong(expected, true)) error = std::current_exception();
+          }
         }
+        ++ran;
       }
-      ++ran;
     }
     if (ran) done.fetch_add(ran);  // seq_cst, like the hazards: see job_finished
   }
@@ -121,7 +147,7 @@ bool ThreadPool::spin_for_work(uint64_t seen) const {
   });
 }
 
-bool ThreadPool::help(Hazard& hazard) {
+bool ThreadPool::help(Hazard& hazard, int self) {
   bool ran = false;
   for (bool found = true; found;) {
     found = false;
@@ -133,8 +159,8 @@ bool ThreadPool::help(Hazard& hazard) {
       // the slot changed. (If the same address was published again, that is
       // a live job and ours to help.)
       hazard.job.store(job);
-      const bool joined = slot.load() == job && job->next.load(std::memory_order_relaxed) < job->chunks;
-      if (joined) job->run_chunks();
+      const bool joined = slot.load() == job && job->unclaimed();
+      if (joined) job->run_chunks(self);
       hazard.job.store(nullptr);  // last touch of *job
       // Even a look without joining may have held up a caller's hazard scan.
       if (waiters_.load() > 0) {
@@ -153,7 +179,7 @@ void ThreadPool::worker_loop(int index) {
   for (;;) {
     // Read the epoch before looking: a job published after the look bumps it.
     const uint64_t seen = epoch_.load();
-    if (help(hazard)) continue;
+    if (help(hazard, index + 1)) continue;
     if (stop_.load()) return;
     if (spin_for_work(seen)) continue;
     std::unique_lock<std::mutex> lk(mu_);
@@ -193,7 +219,8 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t
   // Either is >= grain.
   int64_t chunk = (n + want - 1) / want;
   if ((n + chunk - 1) / chunk < want) chunk = n / want;
-  Job job(fn, n, chunk, (n + chunk - 1) / chunk);
+  const int64_t chunks = (n + chunk - 1) / chunk;
+  Job job(fn, n, chunk, chunks, static_cast<int>(std::min(threads, chunks)));
 
   std::atomic<Job*>* slot = nullptr;
   for (auto& s : slots_) {
@@ -218,7 +245,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t
   }
 
   t_in_pool = true;  // nested calls from our own chunks run inline
-  job.run_chunks();
+  job.run_chunks(0);
   t_in_pool = false;
 
   slot->store(nullptr);  // every chunk is claimed: no worker may join now

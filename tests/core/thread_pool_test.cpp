@@ -138,6 +138,45 @@ TEST(ThreadPool, WorkersAndCallerRunChunksTogether) {
   }
 }
 
+// Chunks are dealt in contiguous runs, one per thread: each thread's first
+// chunk is the start of its own run. Every chunk waits until all three
+// threads have entered one, so no thread can finish its first chunk and
+// take chunks from another's run before that thread has started.
+TEST(ThreadPool, EachThreadStartsOnItsOwnRunOfChunks) {
+  ThreadPool pool(3, 100);
+  std::mutex mu;
+  std::vector<std::pair<std::thread::id, int64_t>> first;  // per thread: its first chunk's start
+  std::atomic<bool> timed_out{false};
+  pool.parallel_for(12, 1, [&](int64_t b, int64_t) {
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      const auto me = std::this_thread::get_id();
+      if (std::none_of(first.begin(), first.end(), [&](const auto& f) { return f.first == me; }))
+        first.emplace_back(me, b);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lk(mu);
+        if (first.size() >= 3) break;
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        timed_out = true;
+        break;
+      }
+      std::this_thread::yield();
+    }
+  });
+  ASSERT_FALSE(timed_out);
+  ASSERT_EQ(first.size(), 3u);
+  std::set<int64_t> worker_starts;
+  for (const auto& [id, b] : first) {
+    if (id == std::this_thread::get_id()) EXPECT_EQ(b, 0) << "the caller starts on the first run";
+    else worker_starts.insert(b);
+  }
+  EXPECT_EQ(worker_starts, (std::set<int64_t>{4, 8}));
+}
+
 TEST(ThreadPool, NestedCallsRunInlineAndComplete) {
   ThreadPool pool(3);
   std::atomic<int64_t> sum{0};
