@@ -411,6 +411,18 @@ TEST_P(ConvDirectIsa, GroupsBatchAndEpilogues) {
   Case c = make(24, 40, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0});
   c.N = 2, c.bias = true, c.residual = true, c.act = relu;
   check(c, rng);
+  // Pointwise grids ending in a masked tile of 5, 10 or 7 positions (21, 26,
+  // 55 outputs), K of one AVX2 slice (256: the pointwise tile) and just past
+  // it (257: the general tile), with the residual and each epilogue.
+  int variant = 0;
+  for (int64_t k : {9, 256, 257})
+    for (std::vector<int64_t> hw : {std::vector<int64_t>{3, 7}, {2, 13}, {5, 11}}) {
+      Case p = make(k, 13, 1, hw, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0});
+      p.bias = true, p.residual = true;
+      p.act = variant % 3 == 0 ? clip : variant % 3 == 1 ? sig : Activation{};
+      ++variant;
+      check(p, rng);
+    }
 }
 
 TEST_P(ConvDirectIsa, OneDimensional) {
