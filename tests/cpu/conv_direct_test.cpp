@@ -326,6 +326,32 @@ TEST(ConvDirect, PlanGeometry) {
   EXPECT_EQ(off[9 + 1], (3 + 1) * 16 * 14);       // channel 1, tap (0, 1): plane 3 + 1
   g.out_w = g.in_w = 7;
   EXPECT_FALSE(conv_direct_tap_columns(g));
+  // Strided tap columns (mobilenet_v2's stem, 3x3/2 pad 1 on 3 x 224 x 224,
+  // K 27): one plane per (row phase, tap column), rows of out_w.
+  {
+    ConvDirectGeometry s;
+    s.channels = 3, s.in_h = s.in_w = 224, s.out_h = s.out_w = 112, s.kh = s.kw = 3, s.sh = s.sw = 2;
+    s.pad_top = s.pad_left = 1;
+    EXPECT_TRUE(conv_direct_tap_columns(s));
+    ConvDirectPlan sp;
+    ASSERT_TRUE(conv_direct_plan(s, &sp, true, true));
+    EXPECT_TRUE(sp.tap_columns);
+    EXPECT_EQ(sp.nphase, 6);
+    EXPECT_EQ(sp.hq, 113);
+    EXPECT_EQ(sp.wq, 112);
+    EXPECT_EQ(sp.grid, 112 * 112);
+    std::vector<int64_t> so(static_cast<size_t>(sp.k));
+    conv_direct_offsets(sp, so.data());
+    const int64_t plane = 113 * 112;
+    EXPECT_EQ(so[5], 5 * plane);              // channel 0, tap (1, 2): row phase 1, column 2, row 0
+    EXPECT_EQ(so[6], 0 * plane + 112);        // tap (2, 0): row phase 0, column 0, row 1
+    EXPECT_EQ(so[9 + 4], (6 + 4) * plane);    // channel 1, tap (1, 1): plane 6 + 3 + 1
+    // resnet18's 7x7/2 stem (K 147) and 1x1/2 downsamples keep the phases.
+    s.kh = s.kw = 7, s.pad_top = s.pad_left = 3;
+    EXPECT_FALSE(conv_direct_tap_columns(s));
+    s.channels = 64, s.kh = s.kw = 1, s.pad_top = s.pad_left = 0;
+    EXPECT_FALSE(conv_direct_tap_columns(s));
+  }
   g.kh = g.kw = 1, g.in_h = g.in_w = g.out_h = g.out_w = 56, g.pad_top = g.pad_left = 0;
   // Strides past kMaxStride and negative pads are left to the GEMM path.
   g.sh = 5, g.out_h = 12;
@@ -496,8 +522,9 @@ TEST_P(ConvDirectIsa, TouchesNothingPastItsBuffers) {
     g.pad_top = g.pad_left = sh.pad;
     g.out_h = (sh.H + 2 * sh.pad - sh.k) / sh.s + 1, g.out_w = (sh.W + 2 * sh.pad - sh.k) / sh.s + 1;
     ConvDirectPlan plan;
-    // AVX2: both its layouts for every stride-1 shape (shared pad, tap columns).
-    for (int layout = 0; layout < (GetParam() == CpuIsa::kAvx2 && sh.s == 1 && sh.k > 1 ? 2 : 1); ++layout) {
+    // AVX2: both its layouts (shared pad or phases, tap columns) for every
+    // shape but unstrided 1x1.
+    for (int layout = 0; layout < (GetParam() == CpuIsa::kAvx2 && (sh.s > 1 || sh.k > 1) ? 2 : 1); ++layout) {
       ASSERT_TRUE(conv_direct_plan(g, &plan, GetParam() == CpuIsa::kAvx2, layout == 1));
       ASSERT_EQ(plan.tap_columns, layout == 1);
       std::vector<int64_t> off(static_cast<size_t>(plan.k));

@@ -65,10 +65,10 @@ bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool sh
     p.wq = std::min(wq, wq_full);
     p.shared_pad = p.wq < wq_full;
   }
-  if (tap_columns && g.sh == 1 && g.sw == 1 && g.kw > 1) {
+  if (tap_columns && (g.kw > 1 || g.sw > 1 || g.sh > 1)) {
     p.tap_columns = true;
     p.shared_pad = false;
-    p.nphase = static_cast<int>(g.kw);
+    p.nphase = static_cast<int>(g.sh * g.kw);
     p.wq = g.out_w;
   }
   p.grid = g.out_h * p.wq;
@@ -83,6 +83,8 @@ bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool sh
 }
 
 bool conv_direct_tap_columns(const ConvDirectGeometry& g) {
+  const bool strided = g.sh > 1 || g.sw > 1;
+  if (strided) return g.kh > 1 && g.channels * g.kh * g.kw <= kConvDirectTapColumnsMaxStridedK;
   return g.out_w >= kConvDirectTapColumnsMinW && g.out_w <= kConvDirectTapColumnsMaxW;
 }
 
@@ -93,7 +95,10 @@ void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off) {
   if (plan.tap_columns) {
     for (int64_t c = 0; c < g.channels; ++c)
       for (int64_t i = 0; i < g.kh; ++i)
-        for (int64_t j = 0; j < g.kw; ++j, ++p) off[p] = (c * g.kw + j) * plane + i * g.dh * plan.wq;
+        for (int64_t j = 0; j < g.kw; ++j, ++p) {
+          const int64_t r = i * g.dh;
+          off[p] = ((c * g.sh + r % g.sh) * g.kw + j) * plane + (r / g.sh) * plan.wq;
+        }
     return;
   }
   for (int64_t c = 0; c < g.channels; ++c)

@@ -64,21 +64,30 @@ struct ConvDirectPlan {
 // the next plane's) leading zeros. The phase copy is the same code, row i at
 // i * wq. Used by the AVX2 kernel; the AVX-512 one keeps the full pitch.
 //
-// tap_columns (stride 1, kw > 1; takes precedence over shared_pad): each
-// channel is copied once per tap column j, plane j holding xpad[r][ow + j*dw]
-// for ow < out_w (nphase = kw planes of hq x out_w), so wq = out_w and no
-// grid column is dropped (14x14 outputs: 196 columns instead of 210), for
-// kw times the copy and more cache lines per tile. Only the AVX2 kernel
-// copies this layout.
+// tap_columns (kw > 1 or strided; takes precedence over shared_pad): each
+// channel is copied once per row phase a < sh and tap column j, plane
+// (a, j) holding xpad[a + sh*i][sw*ow + j*dw] for ow < out_w (nphase =
+// sh*kw planes of hq x out_w), so wq = out_w: no grid column is dropped
+// (14x14 outputs: 196 columns instead of 210) and grid column c is output
+// position c, for sh*kw/(sh*sw) times the copy and more cache lines per
+// tile. Only the AVX2 kernel copies this layout.
 bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool shared_pad = false,
                       bool tap_columns = false);
 
-// Whether the AVX2 kernel asks for tap_columns for this geometry: outputs
-// 12-20 wide. Measured (Zen 1, resnet18's stride-1 3x3 convs, tap columns vs
+// Whether the AVX2 kernel asks for tap_columns for this geometry: stride-1
+// outputs 12-20 wide, and strided convs with kernels taller than 1 and
+// K = channels*kh*kw of at most 64 (mobilenet_v2's 3x3/2 stem, K 27), which
+// then run conv_direct_avx2's slice_tile with its plain stores (the phase
+// layout's grid rows are wider than the output's, and tiles that straddle
+// two of them are stored piece by piece): the stem 48-50% -> 63% of peak
+// (Zen 1, 1 thread). resnet18's 7x7/2 stem (K 147) lost there (81% -> 78%:
+// a tile's 147 B rows each in a line of their own), and its 1x1/2
+// downsamples would copy a row phase they never read. Measured (Zen 1, resnet18's stride-1 3x3 convs, tap columns vs
 // shared pad): 14x14 x1.04 on 1 thread, x1.02 on 2; 7x7 x0.93 and 28x28
 // x0.96 (a 16-column tile spans more rows of three planes per channel: more
 // L1 lines per K slice, for fewer dropped columns).
 constexpr int64_t kConvDirectTapColumnsMinW = 12, kConvDirectTapColumnsMaxW = 20;
+constexpr int64_t kConvDirectTapColumnsMaxStridedK = 64;
 bool conv_direct_tap_columns(const ConvDirectGeometry& g);
 
 // off[p] for p < plan.k: row p of the B operand starts at scratch + off[p].

@@ -55,24 +55,26 @@ void zero_floats(float* dst, int64_t n) {
 void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst) {
   const ConvDirectGeometry& g = P.g;
   if (P.tap_columns) {
-    // Plane j row r, column ow: input (r - pad_top, ow + j*dw - pad_left).
-    for (int64_t j = 0; j < g.kw; ++j) {
-      float* pl = dst + j * P.hq * P.wq;
-      const int64_t shift = j * g.dw - g.pad_left;
-      const int64_t lo = std::clamp<int64_t>(-shift, 0, P.wq);
-      const int64_t hi = std::clamp<int64_t>(g.in_w - shift, lo, P.wq);
-      for (int64_t r = 0; r < P.hq; ++r) {
-        float* row = pl + r * P.wq;
-        const int64_t ih = r - g.pad_top;
-        if (ih < 0 || ih >= g.in_h) {
-          zero_floats(row, P.wq);
-          continue;
+    // Plane (a, j) row r, column ow: input (a + sh*r - pad_top, sw*ow + j*dw - pad_left).
+    for (int64_t a = 0; a < g.sh; ++a)
+      for (int64_t j = 0; j < g.kw; ++j) {
+        float* pl = dst + (a * g.kw + j) * P.hq * P.wq;
+        const int64_t shift = j * g.dw - g.pad_left;
+        // Output columns whose input column sw*ow + shift lies in [0, in_w).
+        const int64_t lo = std::clamp<int64_t>(ceil_div(std::max<int64_t>(-shift, 0), g.sw), 0, P.wq);
+        const int64_t hi = std::clamp<int64_t>(ceil_div(std::max<int64_t>(g.in_w - shift, 0), g.sw), lo, P.wq);
+        for (int64_t r = 0; r < P.hq; ++r) {
+          float* row = pl + r * P.wq;
+          const int64_t ih = a + g.sh * r - g.pad_top;
+          if (ih < 0 || ih >= g.in_h) {
+            zero_floats(row, P.wq);
+            continue;
+          }
+          zero_floats(row, lo);
+          if (hi > lo) gather_row(xc + ih * g.in_w + g.sw * lo + shift, g.sw, hi - lo, row + lo);
+          zero_floats(row + hi, P.wq - hi);
         }
-        zero_floats(row, lo);
-        if (hi > lo) std::memcpy(row + lo, xc + ih * g.in_w + lo + shift, static_cast<size_t>(hi - lo) * sizeof(float));
-        zero_floats(row + hi, P.wq - hi);
       }
-    }
     return;
   }
   conv_direct_fill_phases(P, xc, dst, zero_floats, gather_row);
@@ -234,17 +236,20 @@ DLRT_CONV_AVX2 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t 
   }
 }
 
-// One 6 x (8*NV) tile of a 1x1 stride-1 conv whose K fits one slice
-// (mobilenet's pointwise convs of 16-256 input channels): B is the input
-// itself (row p at b + p * ldb, b already at grid column j0), the grid
-// columns are the output positions, and the panel's A is the one K x 6
-// slice. The general tile's slice bookkeeping and per-call setup cost as
-// much as the FMAs of a 16- or 24-deep K: pw 16 -> 96 at 112x112 ran at
-// 52% of peak, a loop of this shape at 72%. kMask: the last ymm column
-// holds n - 8*(NV-1) positions (loaded and stored through the mask).
+// One 6 x (8*NV) tile of a conv whose K fits one slice and whose grid
+// columns are the output positions (wq == out_w: a 1x1 stride-1 conv
+// reading the input itself, mobilenet's pointwise convs of 16-256 input
+// channels, or a tap-column copy, the strided stems): row p of B at
+// src + off[p] (src already at grid column j0), the panel's A the one
+// K x 6 slice, every vector stored whole from the register. The general
+// tile's slice bookkeeping, per-call setup and row-straddling stores cost
+// as much as the FMAs of a 16- or 24-deep K: pw 16 -> 96 at 112x112 ran at
+// 52% of peak there, 67% here. kMask: the last ymm column holds
+// n - 8*(NV-1) positions (loaded and stored through the mask; needed only
+// when the input itself is B).
 template <int NV, bool kMask>
-DLRT_CONV_AVX2 void pointwise_tile(const float* __restrict a, int64_t K, const float* b, int64_t ldb, int rows,
-                                   int64_t m0, int64_t j0, int64_t n, const TileOut& out) {
+DLRT_CONV_AVX2 void slice_tile(const float* __restrict a, int64_t K, const float* src, const int64_t* off, int rows,
+                               int64_t m0, int64_t j0, int64_t n, const TileOut& out) {
   const __m256i mask = lane_mask(n - 8 * (NV - 1));
   __m256 acc[kMR][NV];
 #pragma GCC unroll 6
@@ -253,7 +258,7 @@ DLRT_CONV_AVX2 void pointwise_tile(const float* __restrict a, int64_t K, const f
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_setzero_ps();
 #pragma GCC unroll 4
   for (int64_t p = 0; p < K; ++p) {
-    const float* s = b + p * ldb;
+    const float* s = src + off[p];
     __m256 bv[NV];
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v)
@@ -383,8 +388,8 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
   // Partial tiles need a masked load only when the input itself is B; the
   // scratch has slack past the grid.
   const bool mask_tail = !plan.copy;
-  // A 1x1 stride-1 conv reading the input itself, K in one slice: pointwise_tile.
-  const bool pointwise = !plan.copy && K <= KC;
+  // K in one slice and grid columns that are output positions: slice_tile.
+  const bool one_slice = K <= KC && (!plan.copy || plan.tap_columns);
 
   auto body = [&](int64_t ub, int64_t ue) {
     alignas(32) float part[kMaxGroup * kMR * kNR];
@@ -405,13 +410,13 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
         }
         continue;
       }
-      if (pointwise) {
+      if (one_slice) {
         for (int64_t q = q0; q < q1; ++q) {
           const int rows = static_cast<int>(std::min<int64_t>(kMR, M - q * kMR));
           const float* a = wd + q * kMR * K;
-          if (n == kNR) pointwise_tile<2, false>(a, K, sj, plan.grid, rows, q * kMR, j0, n, out);
-          else if (n > 8) pointwise_tile<2, true>(a, K, sj, plan.grid, rows, q * kMR, j0, n, out);
-          else pointwise_tile<1, true>(a, K, sj, plan.grid, rows, q * kMR, j0, n, out);
+          if (n == kNR) slice_tile<2, false>(a, K, sj, off, rows, q * kMR, j0, n, out);
+          else if (n > 8) slice_tile<2, true>(a, K, sj, off, rows, q * kMR, j0, n, out);
+          else slice_tile<1, true>(a, K, sj, off, rows, q * kMR, j0, n, out);
         }
         continue;
       }
