@@ -19,6 +19,7 @@
 
 #include "backends/cpu/conv_direct.h"
 #include "backends/cpu/conv_impl.h"
+#include "backends/cpu/conv_winograd.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/vec_avx512.h"
 #include "kernel_test_util.h"
@@ -159,6 +160,7 @@ void check(const Case& c, std::mt19937& rng, bool expect_direct = true) {
   Result<Tensor> gemm = Status::Ok();
   {
     ScopedConvDirect off(false);
+    ScopedWinograd no_winograd(false);  // the GEMM path itself, not Winograd's
     const uint64_t b0 = conv_direct_runs();
     gemm = run(c, tx, tw, tb, tz);
     EXPECT_EQ(conv_direct_runs(), b0) << "DLRT_CONV_DIRECT off still ran the direct path";
@@ -583,13 +585,24 @@ TEST_P(ConvDirectIsa, DefaultModePolicy) {
   if (std::getenv("DLRT_CONV_DIRECT")) GTEST_SKIP() << "DLRT_CONV_DIRECT is set: the default policy is not in effect";
   ASSERT_EQ(conv_direct_mode(), ConvDirectMode::kAuto);
   std::mt19937 rng(26);
-  // 28x28 outputs, 3x3 pad 1: a 28 x 30 grid (840 columns) runs direct.
+  const bool avx2 = GetParam() == CpuIsa::kAvx2;
+  // 28x28 outputs, 3x3 pad 1: on AVX2 Winograd F(2x2, 3x3) unless it is
+  // switched off (conv_winograd.h); otherwise a 28 x 30 grid (840 columns)
+  // runs direct.
   uint64_t before = conv_direct_runs();
+  const uint64_t winograd_before = conv_winograd_runs();
   check(make(8, 16, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
-  EXPECT_EQ(conv_direct_runs() - before, 1u);
+  const bool winograd = avx2 && winograd_enabled();
+  EXPECT_EQ(conv_winograd_runs() - winograd_before, winograd ? 1u : 0u);
+  EXPECT_EQ(conv_direct_runs() - before, winograd ? 0u : 1u);
+  {
+    ScopedWinograd off(false);
+    before = conv_direct_runs();
+    check(make(8, 16, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
+    EXPECT_EQ(conv_direct_runs() - before, 1u);
+  }
   // 7x7 outputs, a 63-column grid: the AVX-512 tile leaves it to the GEMM
   // path; on AVX2 it runs transposed (im2colᵀ · Wᵀ).
-  const bool avx2 = GetParam() == CpuIsa::kAvx2;
   before = conv_direct_runs();
   const uint64_t transposed_before = conv_transposed_runs();
   check(make(8, 16, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);

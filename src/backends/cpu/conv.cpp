@@ -498,6 +498,11 @@ namespace {
 // Output planes up to this many positions run as Yᵀ = im2colᵀ · Wᵀ on AVX2
 // (see conv_run): a 7x7 plane is 49 positions.
 constexpr int64_t kTransposedMaxPlane = 64;
+// Winograd F(2x2, 3x3) (conv_winograd.h): output planes of at least this
+// many positions (7x7 planes would compute 8x8), and transformed filters
+// (16 x M x C floats) of at most this many bytes.
+constexpr int64_t kWinogradMinPlane = 100;
+constexpr int64_t kWinogradMaxBytes = int64_t{5} << 20;
 
 // Row p of im2colᵀ for image x (C channels, 2-D geometry g): the K = C * kh * kw
 // inputs output position p reads, in W's (channel, ky, kx) order; 0 in the padding.
@@ -651,6 +656,32 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     }
 
 #if defined(__x86_64__) || defined(__i386__)
+    // Group-1 2-D 3x3 convs of stride 1 on planes of kWinogradMinPlane+
+    // outputs, with at most kWinogradMaxBytes of transformed filters (16/9
+    // of W: resnet18's layer1-layer3, not layer4's 512 x 512), on AVX2
+    // without AVX-512 (unmeasured there): Winograd F(2x2, 3x3), 2.25x fewer
+    // products (conv_winograd.h). DLRT_CONV_WINOGRAD=0 turns it off, and
+    // DLRT_CONV_DIRECT=1 (direct for every shape) too.
+    if (pre && group == 1 && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.k[1] == 3 && g.k[2] == 3 &&
+        g.s[1] == 1 && g.s[2] == 1 && g.d[1] == 1 && g.d[2] == 1 && out_plane >= kWinogradMinPlane &&
+        16 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes && cpu_has_avx2() && !cpu_has_avx512() &&
+        winograd_enabled() && conv_direct_mode() != ConvDirectMode::kForce) {
+      WinogradGeometry wg;
+      wg.in_h = g.in[1], wg.in_w = g.in[2], wg.out_h = g.out[1], wg.out_w = g.out[2];
+      wg.pad_top = g.p[1], wg.pad_left = g.p[2];
+      if (winograd_ok(wg)) {
+        const WinogradFilters& wf = pre->winograd();
+        for (int64_t n = 0; n < N; ++n) {
+          GemmEpilogue e = ep;
+          e.row_bias = Bv;
+          e.residual = Z ? Z + n * M * out_plane : nullptr;
+          e.ldr = out_plane;
+          conv_winograd(wf, wg, X + n * C * in_plane, Y + n * M * out_plane, e, pool);
+        }
+        return Status::Ok();
+      }
+    }
+
     // Group-1 2-D convs, kernels larger than 1x1, with output planes of at
     // most 64 positions (resnet18's 7x7 layer4) on AVX2 without AVX-512:
     // over M x positions, the 6 x 16 tile spends a whole 16-wide tile on the
@@ -848,6 +879,11 @@ const PackedMatrix& ConvPrepacked::transposed() const {
     transposed_ = PackedMatrix::pack_b(true, K, M, source.data<float>(), K);
   });
   return *transposed_;
+}
+
+const WinogradFilters& ConvPrepacked::winograd() const {
+  std::call_once(winograd_once_, [&] { winograd_ = winograd_filters(source.data<float>(), source.dim(0), source.dim(1)); });
+  return *winograd_;
 }
 
 Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/cpu/activation_epilogue.h"
+#include "backends/cpu/conv_winograd.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernel.h"
 
@@ -21,9 +22,15 @@ struct ConvPrepacked {
   // output planes (conv.cpp: Yᵀ = im2colᵀ · Wᵀ); packed on first use.
   const PackedMatrix& transposed() const;
 
+  // The Winograd F(2x2, 3x3) filters of a 3x3 group-1 W (conv_winograd.h);
+  // transformed on first use.
+  const WinogradFilters& winograd() const;
+
  private:
   mutable std::once_flag transposed_once_;
   mutable std::shared_ptr<const PackedMatrix> transposed_;
+  mutable std::once_flag winograd_once_;
+  mutable std::shared_ptr<const WinogradFilters> winograd_;
 };
 
 // The fused stage: Y = act(conv(X, W) + B + Z), Z being input `residual_input` (-1: none).

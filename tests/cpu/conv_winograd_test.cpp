@@ -1,0 +1,201 @@
+// Winograd F(2x2, 3x3) (backends/cpu/conv_winograd.h) through conv_run, as a
+// model's Conv with pre-packed weights runs it, against a double-precision
+// reference: output sizes that end in partial runs of 8 tiles and odd rows,
+// every padding it takes, channel counts off the GEMM tile, batches, bias,
+// residual and activations; and the shapes it must leave to other paths.
+// cpu_isa() is capped at AVX2 (the path runs on AVX2 CPUs without AVX-512).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/conv_impl.h"
+#include "backends/cpu/conv_winograd.h"
+#include "backends/cpu/isa.h"
+#include "kernel_test_util.h"
+
+namespace dlrt::cpu {
+namespace {
+
+using testing::attr_int;
+using testing::attr_ints;
+
+struct Case {
+  int64_t N = 1, C = 8, M = 8, H = 14, W = 14;
+  int64_t pt = 1, pl = 1, pb = 1, pr = 1;  // pads
+  int64_t stride = 1, dilation = 1, group = 1, k = 3;
+  bool bias = false, residual = false;
+  Activation act;
+  int64_t out_h() const { return (H + pt + pb - dilation * (k - 1) - 1) / stride + 1; }
+  int64_t out_w() const { return (W + pl + pr - dilation * (k - 1) - 1) / stride + 1; }
+  std::string describe() const {
+    return "N" + std::to_string(N) + " C" + std::to_string(C) + " M" + std::to_string(M) + " " + std::to_string(H) +
+           "x" + std::to_string(W) + " pads " + std::to_string(pt) + "," + std::to_string(pl) + "," +
+           std::to_string(pb) + "," + std::to_string(pr) + " s" + std::to_string(stride) + " d" +
+           std::to_string(dilation) + " g" + std::to_string(group) + " k" + std::to_string(k);
+  }
+};
+
+// Conv through conv_run with pre-packed weights; the Winograd runs it added to *runs.
+std::vector<float> run(const Case& c, const std::vector<float>& x, const std::vector<float>& w,
+                       const std::vector<float>& b, const std::vector<float>& z, uint64_t* runs) {
+  ir::Node node;
+  node.name = "winograd_conv";
+  node.op_type = "Conv";
+  node.opset = 17;
+  node.attributes = {{"strides", attr_ints({c.stride, c.stride})},
+                     {"dilations", attr_ints({c.dilation, c.dilation})},
+                     {"pads", attr_ints({c.pt, c.pl, c.pb, c.pr})},
+                     {"group", attr_int(c.group)}};
+  const Tensor tx = Tensor::from_vector<float>({c.N, c.C, c.H, c.W}, x);
+  const Tensor tw = Tensor::from_vector<float>({c.M, c.C / c.group, c.k, c.k}, w);
+  const Tensor tb = c.bias ? Tensor::from_vector<float>({c.M}, b) : Tensor();
+  const Tensor tz = c.residual ? Tensor::from_vector<float>({c.N, c.M, c.out_h(), c.out_w()}, z) : Tensor();
+  std::vector<Tensor> inputs = {tx, tw, tb, tz};
+  for (size_t i = 0; i < inputs.size(); ++i)
+    node.inputs.push_back(inputs[i].valid() ? static_cast<ir::ValueId>(i) : ir::kNoValue);
+  node.outputs.push_back(100);
+  auto pre = prepack_conv_weights(node, &tw);
+  EXPECT_TRUE(pre.ok());
+  std::vector<RunValue> in_values;
+  for (auto& t : inputs) in_values.push_back(t.valid() ? RunValue::of(t) : RunValue{});
+  std::vector<const RunValue*> in_ptrs;
+  for (auto& v : in_values) in_ptrs.push_back(v.kind == RunValue::Kind::kNone ? nullptr : &v);
+  std::vector<RunValue> outs(1);
+  static ThreadPool pool(2);
+  KernelContext ctx(node, in_ptrs, outs, pool, nullptr);
+  ConvFusion fuse;
+  fuse.act = c.act;
+  fuse.residual_input = c.residual ? 3 : -1;
+  const uint64_t before = conv_winograd_runs();
+  const Status st = conv_run(ctx, pre->get(), fuse);
+  *runs = conv_winograd_runs() - before;
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  if (!st.ok()) return {};
+  const Tensor& y = outs[0].tensor;
+  return std::vector<float>(y.data<float>(), y.data<float>() + y.size());
+}
+
+// Winograd (forced on) against a double reference; `expect_runs`: images it must have run.
+void check(const Case& c, std::mt19937& rng, uint64_t expect_runs) {
+  SCOPED_TRACE(c.describe());
+  std::uniform_real_distribution<float> dist(-1, 1);
+  const int64_t OH = c.out_h(), OW = c.out_w(), Cg = c.C / c.group, Mg = c.M / c.group;
+  std::vector<float> x(static_cast<size_t>(c.N * c.C * c.H * c.W)), w(static_cast<size_t>(c.M * Cg * c.k * c.k));
+  std::vector<float> b(static_cast<size_t>(c.M)), z(static_cast<size_t>(c.N * c.M * OH * OW));
+  for (auto* v : {&x, &w, &b, &z})
+    for (auto& e : *v) e = dist(rng);
+  std::vector<float> want(z.size());
+  size_t o = 0;
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t m = 0; m < c.M; ++m)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow, ++o) {
+          double acc = c.bias ? b[m] : 0.0;
+          const int64_t gi = m / Mg;
+          for (int64_t ci = 0; ci < Cg; ++ci)
+            for (int64_t i = 0; i < c.k; ++i)
+              for (int64_t j = 0; j < c.k; ++j) {
+                const int64_t ih = oh * c.stride - c.pt + i * c.dilation, iw = ow * c.stride - c.pl + j * c.dilation;
+                if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
+                acc += static_cast<double>(x[((n * c.C + gi * Cg + ci) * c.H + ih) * c.W + iw]) *
+                       w[((m * Cg + ci) * c.k + i) * c.k + j];
+              }
+          if (c.residual) acc += z[o];
+          want[o] = activate(c.act, static_cast<float>(acc));
+        }
+  uint64_t runs = 0;
+  std::vector<float> got;
+  {
+    ScopedWinograd on(true);
+    got = run(c, x, w, b, z, &runs);
+  }
+  EXPECT_EQ(runs, expect_runs) << "Winograd images run";
+  ASSERT_EQ(got.size(), want.size());
+  // Sums of 9*Cg products of [-1, 1] values; the transforms add a few roundings.
+  const double tol = 2e-5 * (2.0 + std::sqrt(static_cast<double>(9 * Cg)));
+  int bad = 0;
+  for (size_t i = 0; i < want.size() && bad < 5; ++i)
+    if (!(std::abs(got[i] - want[i]) <= tol * (1 + std::abs(want[i])))) {
+      ++bad;
+      ADD_FAILURE() << "at " << i << ": " << got[i] << " vs " << want[i];
+    }
+}
+
+class ConvWinograd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (detected_cpu_isa() < CpuIsa::kAvx2)
+      GTEST_SKIP() << "this CPU has no AVX2: the Winograd path runs on AVX2 CPUs only";
+  }
+  ScopedCpuIsa avx2_{CpuIsa::kAvx2};  // AVX-512 CPUs keep the direct path; test the AVX2 one there too
+};
+
+TEST_F(ConvWinograd, MatchesReferenceOnEveryEdge) {
+  std::mt19937 rng(41);
+  Case c;
+  c.C = 16, c.M = 16, c.H = c.W = 14;  // resnet18's layer3 plane, few channels
+  check(c, rng, 1);
+  c.H = 11, c.W = 13;  // odd rows and columns, a last run of 7 tiles
+  check(c, rng, 1);
+  c.H = 9, c.W = 40;  // runs of 8, 8 and 4 tiles per row
+  check(c, rng, 1);
+  c.H = 12, c.W = 20, c.pt = c.pl = c.pb = c.pr = 0;  // unpadded: 10 x 18
+  check(c, rng, 1);
+  c.H = c.W = 10, c.pt = c.pl = c.pb = c.pr = 2;  // pad 2: 12 x 12
+  check(c, rng, 1);
+  c.H = 12, c.W = 14, c.pt = 1, c.pl = 0, c.pb = 0, c.pr = 2;  // asymmetric: 11 x 14
+  check(c, rng, 1);
+  c = Case{};
+  c.C = 5, c.M = 7, c.H = c.W = 12;  // channels off the GEMM tile
+  check(c, rng, 1);
+  c.C = 70, c.M = 37, c.H = c.W = 16;  // K and M past one 6 x 16 tile
+  check(c, rng, 1);
+}
+
+TEST_F(ConvWinograd, BatchesAndEpilogues) {
+  std::mt19937 rng(42);
+  Activation relu;
+  relu.kind = ActKind::kRelu;
+  Activation sig;
+  sig.kind = ActKind::kSigmoid;
+  for (int variant = 0; variant < 3; ++variant) {
+    Case c;
+    c.N = 2, c.C = 12, c.M = 10, c.H = 13, c.W = 15;
+    c.bias = variant != 1;
+    c.residual = variant >= 1;
+    c.act = variant == 0 ? Activation{} : variant == 1 ? relu : sig;
+    check(c, rng, 2);
+  }
+}
+
+TEST_F(ConvWinograd, LeavesOtherShapesToOtherPaths) {
+  std::mt19937 rng(43);
+  Case c;
+  c.H = c.W = 16;
+  c.stride = 2;  // strided
+  check(c, rng, 0);
+  c.stride = 1, c.dilation = 2;  // dilated
+  check(c, rng, 0);
+  c.dilation = 1, c.group = 2;  // grouped
+  check(c, rng, 0);
+  c.group = 1, c.k = 5, c.pt = c.pl = c.pb = c.pr = 2;  // 5x5
+  check(c, rng, 0);
+  c.k = 3, c.pt = c.pl = c.pb = c.pr = 1, c.H = c.W = 7;  // 7x7 outputs: under kWinogradMinPlane
+  check(c, rng, 0);
+  // Switched off: the same conv that ran above runs elsewhere.
+  Case on;
+  std::vector<float> x(static_cast<size_t>(on.C * on.H * on.W), 0.5f), w(static_cast<size_t>(on.M * on.C * 9), 0.25f);
+  std::vector<float> b, z;
+  uint64_t runs = 0;
+  ScopedWinograd off(false);
+  const std::vector<float> y = run(on, x, w, b, z, &runs);
+  EXPECT_EQ(runs, 0u);
+  ASSERT_FALSE(y.empty());
+  EXPECT_FLOAT_EQ(y[on.W + 1], 0.5f * 0.25f * 9 * on.C);  // an interior output: every tap inside
+}
+
+}  // namespace
+}  // namespace dlrt::cpu
