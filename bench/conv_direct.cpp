@@ -12,7 +12,8 @@
 // direct/gemm (> 1: direct faster) and, with --peak (dlrt_fma_peak's figure
 // for the same thread count), each as % of that peak; then the totals
 // (summed median times) per model: all GEMM, all direct, and what the
-// default policy (conv_direct_worth) picks.
+// default policy (conv_direct_worth) picks. Winograd F(2x2, 3x3), which AVX2
+// CPUs run for 3x3 stride-1 convs by default, is off here.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -146,6 +147,7 @@ class ReuseOutput final : public OutputAllocator {
 // Seconds per call of a batch of `calls` on the path `direct` selects.
 double time_batch(const Layer& l, bool direct, int calls, ThreadPool& pool) {
   ScopedConvDirect sw(direct);
+  ScopedWinograd no_winograd(false);  // the GEMM path itself (Winograd has its own A/B: DLRT_CONV_WINOGRAD)
   ConvFusion fuse;
   fuse.act.kind = ActKind::kRelu;
   RunValue xv = RunValue::of(l.x), wv = RunValue::of(l.w), bv = RunValue::of(l.b);

@@ -47,6 +47,20 @@ void expect_exact_cover(ThreadPool& pool, int64_t n, int64_t grain) {
   }
 }
 
+// Polls `ready` under `mu` until it holds (true) or 10 s pass (false).
+template <typename Ready>
+bool wait_until(std::mutex& mu, const Ready& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      if (ready()) return true;
+    }
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+}
+
 double process_cpu_seconds() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
@@ -119,18 +133,7 @@ TEST(ThreadPool, WorkersAndCallerRunChunksTogether) {
         std::lock_guard<std::mutex> lk(mu);
         ids.insert(std::this_thread::get_id());
       }
-      const auto deadline = std::chrono::steady_clock::now() + 10s;
-      for (;;) {
-        {
-          std::lock_guard<std::mutex> lk(mu);
-          if (ids.size() >= 2) break;
-        }
-        if (std::chrono::steady_clock::now() > deadline) {
-          timed_out = true;
-          break;
-        }
-        std::this_thread::yield();
-      }
+      if (!wait_until(mu, [&] { return ids.size() >= 2; })) timed_out = true;
     });
     EXPECT_FALSE(timed_out) << "spin " << spin;
     EXPECT_EQ(ids.size(), 2u);
@@ -154,18 +157,7 @@ TEST(ThreadPool, EachThreadStartsOnItsOwnRunOfChunks) {
       if (std::none_of(first.begin(), first.end(), [&](const auto& f) { return f.first == me; }))
         first.emplace_back(me, b);
     }
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    for (;;) {
-      {
-        std::lock_guard<std::mutex> lk(mu);
-        if (first.size() >= 3) break;
-      }
-      if (std::chrono::steady_clock::now() > deadline) {
-        timed_out = true;
-        break;
-      }
-      std::this_thread::yield();
-    }
+    if (!wait_until(mu, [&] { return first.size() >= 3; })) timed_out = true;
   });
   ASSERT_FALSE(timed_out);
   ASSERT_EQ(first.size(), 3u);

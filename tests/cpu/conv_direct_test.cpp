@@ -22,6 +22,7 @@
 #include "backends/cpu/conv_winograd.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/vec_avx512.h"
+#include "conv_test_util.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {
@@ -93,29 +94,11 @@ std::vector<float> reference(const Case& c, const std::vector<float>& x, const s
 Result<Tensor> run(const Case& c, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& z) {
   ir::Node node;
   node.name = "direct_conv";
-  node.op_type = "Conv";
-  node.opset = 17;
   std::vector<int64_t> pads = c.pb;
   pads.insert(pads.end(), c.pe.begin(), c.pe.end());
   node.attributes = {{"strides", attr_ints(c.s)}, {"dilations", attr_ints(c.d)}, {"pads", attr_ints(pads)},
                      {"group", attr_int(c.group)}};
-  std::vector<Tensor> inputs = {x, w, b, z};
-  for (size_t i = 0; i < inputs.size(); ++i)
-    node.inputs.push_back(inputs[i].valid() ? static_cast<ir::ValueId>(i) : ir::kNoValue);
-  node.outputs.push_back(100);
-  DLRT_ASSIGN_OR_RETURN(auto pre, prepack_conv_weights(node, &w));
-  std::vector<RunValue> in_values;
-  for (auto& t : inputs) in_values.push_back(t.valid() ? RunValue::of(t) : RunValue{});
-  std::vector<const RunValue*> in_ptrs;
-  for (auto& v : in_values) in_ptrs.push_back(v.kind == RunValue::Kind::kNone ? nullptr : &v);
-  std::vector<RunValue> outs(1);
-  static ThreadPool pool(2);
-  KernelContext ctx(node, in_ptrs, outs, pool, nullptr);
-  ConvFusion fuse;
-  fuse.act = c.act;
-  fuse.residual_input = c.residual ? 3 : -1;
-  DLRT_RETURN_IF_ERROR(conv_run(ctx, pre.get(), fuse));
-  return outs[0].tensor;
+  return testing::run_conv_prepacked(node, {x, w, b, z}, c.act);
 }
 
 Shape shape_of(int64_t a, int64_t b, const std::vector<int64_t>& sp) {

@@ -14,6 +14,7 @@
 #include "backends/cpu/conv_impl.h"
 #include "backends/cpu/conv_winograd.h"
 #include "backends/cpu/isa.h"
+#include "conv_test_util.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {
@@ -43,8 +44,6 @@ std::vector<float> run(const Case& c, const std::vector<float>& x, const std::ve
                        const std::vector<float>& b, const std::vector<float>& z, uint64_t* runs) {
   ir::Node node;
   node.name = "winograd_conv";
-  node.op_type = "Conv";
-  node.opset = 17;
   node.attributes = {{"strides", attr_ints({c.stride, c.stride})},
                      {"dilations", attr_ints({c.dilation, c.dilation})},
                      {"pads", attr_ints({c.pt, c.pl, c.pb, c.pr})},
@@ -53,29 +52,12 @@ std::vector<float> run(const Case& c, const std::vector<float>& x, const std::ve
   const Tensor tw = Tensor::from_vector<float>({c.M, c.C / c.group, c.k, c.k}, w);
   const Tensor tb = c.bias ? Tensor::from_vector<float>({c.M}, b) : Tensor();
   const Tensor tz = c.residual ? Tensor::from_vector<float>({c.N, c.M, c.out_h(), c.out_w()}, z) : Tensor();
-  std::vector<Tensor> inputs = {tx, tw, tb, tz};
-  for (size_t i = 0; i < inputs.size(); ++i)
-    node.inputs.push_back(inputs[i].valid() ? static_cast<ir::ValueId>(i) : ir::kNoValue);
-  node.outputs.push_back(100);
-  auto pre = prepack_conv_weights(node, &tw);
-  EXPECT_TRUE(pre.ok());
-  std::vector<RunValue> in_values;
-  for (auto& t : inputs) in_values.push_back(t.valid() ? RunValue::of(t) : RunValue{});
-  std::vector<const RunValue*> in_ptrs;
-  for (auto& v : in_values) in_ptrs.push_back(v.kind == RunValue::Kind::kNone ? nullptr : &v);
-  std::vector<RunValue> outs(1);
-  static ThreadPool pool(2);
-  KernelContext ctx(node, in_ptrs, outs, pool, nullptr);
-  ConvFusion fuse;
-  fuse.act = c.act;
-  fuse.residual_input = c.residual ? 3 : -1;
   const uint64_t before = conv_winograd_runs();
-  const Status st = conv_run(ctx, pre->get(), fuse);
+  Result<Tensor> y = testing::run_conv_prepacked(node, {tx, tw, tb, tz}, c.act);
   *runs = conv_winograd_runs() - before;
-  EXPECT_TRUE(st.ok()) << st.to_string();
-  if (!st.ok()) return {};
-  const Tensor& y = outs[0].tensor;
-  return std::vector<float>(y.data<float>(), y.data<float>() + y.size());
+  EXPECT_TRUE(y.ok()) << y.status().to_string();
+  if (!y.ok()) return {};
+  return std::vector<float>(y->data<float>(), y->data<float>() + y->size());
 }
 
 // Winograd (forced on) against a double reference; `expect_runs`: images it must have run.

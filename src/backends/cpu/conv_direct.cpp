@@ -110,32 +110,36 @@ void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off) {
       }
 }
 
+void conv_direct_fill_plane(const ConvDirectPlan& P, const float* xc, float* plane, int64_t a, int64_t b,
+                            PhaseRowZero zero, PhaseRowGather gather) {
+  const ConvDirectGeometry& g = P.g;
+  auto ceil_div = [](int64_t n, int64_t d) { return (n + d - 1) / d; };
+  // Plane column j is padded column b + sw*j, input column b + sw*j - pad_left: inside for j in [j0, j1).
+  const int64_t lead = g.pad_left - b;
+  int64_t j0 = lead > 0 ? ceil_div(lead, g.sw) : 0;
+  int64_t j1 = g.in_w + lead > 0 ? ceil_div(g.in_w + lead, g.sw) : 0;
+  j1 = std::min(j1, P.wq);
+  j0 = std::min(j0, j1);
+  for (int64_t i = 0; i < P.hq; ++i) {
+    float* row = plane + i * P.wq;
+    const int64_t ih = a + g.sh * i - g.pad_top;
+    if (ih < 0 || ih >= g.in_h) {
+      zero(row, P.wq);
+      continue;
+    }
+    zero(row, j0);
+    if (j1 > j0) gather(xc + ih * g.in_w + (b + g.sw * j0 - g.pad_left), g.sw, j1 - j0, row + j0);
+    zero(row + j1, P.wq - j1);
+  }
+}
+
 void conv_direct_fill_phases(const ConvDirectPlan& P, const float* xc, float* dst, PhaseRowZero zero,
                              PhaseRowGather gather) {
   const ConvDirectGeometry& g = P.g;
-  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   for (int64_t a = 0; a < g.sh; ++a)
     for (int64_t b = 0; b < g.sw; ++b) {
       const int slot = P.phase_slot[a * g.sw + b];
-      if (slot < 0) continue;
-      float* ph = dst + slot * P.hq * P.wq;
-      // Phase column j is padded column b + sw*j, input column b + sw*j - pad_left: inside for j in [j0, j1).
-      const int64_t lead = g.pad_left - b;
-      int64_t j0 = lead > 0 ? ceil_div(lead, g.sw) : 0;
-      int64_t j1 = g.in_w + lead > 0 ? ceil_div(g.in_w + lead, g.sw) : 0;
-      j1 = std::min(j1, P.wq);
-      j0 = std::min(j0, j1);
-      for (int64_t i = 0; i < P.hq; ++i) {
-        float* row = ph + i * P.wq;
-        const int64_t ih = a + g.sh * i - g.pad_top;
-        if (ih < 0 || ih >= g.in_h) {
-          zero(row, P.wq);
-          continue;
-        }
-        zero(row, j0);
-        if (j1 > j0) gather(xc + ih * g.in_w + (b + g.sw * j0 - g.pad_left), g.sw, j1 - j0, row + j0);
-        zero(row + j1, P.wq - j1);
-      }
+      if (slot >= 0) conv_direct_fill_plane(P, xc, dst + slot * P.hq * P.wq, a, b, zero, gather);
     }
 }
 

@@ -148,6 +148,12 @@ using PhaseRowZero = void (*)(float* dst, int64_t n);
 using PhaseRowGather = void (*)(const float* src, int64_t s, int64_t n, float* dst);
 void conv_direct_fill_phases(const ConvDirectPlan& plan, const float* xc, float* dst, PhaseRowZero zero,
                              PhaseRowGather gather);
+// One plane of hq x wq: row i, column j holds the padded input at
+// (a + sh*i, b + sw*j) (phase (a, b) for b < sw; tap column j' of row phase
+// a for b = j'*dw), zeros outside the input. conv_direct_fill_phases fills
+// each copied phase with it.
+void conv_direct_fill_plane(const ConvDirectPlan& plan, const float* xc, float* plane, int64_t a, int64_t b,
+                            PhaseRowZero zero, PhaseRowGather gather);
 
 // The input x [channels, in_h, in_w] of one (image, group) copied for the
 // plan (plan.copy) into the calling thread's conv_direct_scratch:

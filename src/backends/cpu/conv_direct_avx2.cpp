@@ -55,26 +55,10 @@ void zero_floats(float* dst, int64_t n) {
 void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst) {
   const ConvDirectGeometry& g = P.g;
   if (P.tap_columns) {
-    // Plane (a, j) row r, column ow: input (a + sh*r - pad_top, sw*ow + j*dw - pad_left).
+    // Plane (a, j) row r, column ow: the padded input at (a + sh*r, sw*ow + j*dw).
     for (int64_t a = 0; a < g.sh; ++a)
-      for (int64_t j = 0; j < g.kw; ++j) {
-        float* pl = dst + (a * g.kw + j) * P.hq * P.wq;
-        const int64_t shift = j * g.dw - g.pad_left;
-        // Output columns whose input column sw*ow + shift lies in [0, in_w).
-        const int64_t lo = std::clamp<int64_t>(ceil_div(std::max<int64_t>(-shift, 0), g.sw), 0, P.wq);
-        const int64_t hi = std::clamp<int64_t>(ceil_div(std::max<int64_t>(g.in_w - shift, 0), g.sw), lo, P.wq);
-        for (int64_t r = 0; r < P.hq; ++r) {
-          float* row = pl + r * P.wq;
-          const int64_t ih = a + g.sh * r - g.pad_top;
-          if (ih < 0 || ih >= g.in_h) {
-            zero_floats(row, P.wq);
-            continue;
-          }
-          zero_floats(row, lo);
-          if (hi > lo) gather_row(xc + ih * g.in_w + g.sw * lo + shift, g.sw, hi - lo, row + lo);
-          zero_floats(row + hi, P.wq - hi);
-        }
-      }
+      for (int64_t j = 0; j < g.kw; ++j)
+        conv_direct_fill_plane(P, xc, dst + (a * g.kw + j) * P.hq * P.wq, a, j * g.dw, zero_floats, gather_row);
     return;
   }
   conv_direct_fill_phases(P, xc, dst, zero_floats, gather_row);
@@ -145,6 +129,23 @@ DLRT_CONV_AVX2 inline __m256i lane_mask(int64_t n) {  // lanes [0, n) set, 0 <= 
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), idx);
 }
 
+// One k step of a 6 x (8*NV) tile: B row s (the last ymm column through
+// `mask` when kMask) times the 6 floats of A column a, into acc.
+template <int NV, bool kMask>
+DLRT_CONV_AVX2 __attribute__((always_inline)) inline void tile_step(const float* a, const float* s, __m256i mask,
+                                                                    __m256 (&acc)[kMR][NV]) {
+  __m256 b[NV];
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; ++v)
+    b[v] = (kMask && v == NV - 1) ? _mm256_maskload_ps(s + 8 * v, mask) : _mm256_loadu_ps(s + 8 * v);
+#pragma GCC unroll 6
+  for (int i = 0; i < kMR; ++i) {
+    const __m256 av = _mm256_broadcast_ss(a + i);
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(av, b[v], acc[i][v]);
+  }
+}
+
 // One 6 x (8*NV) tile at grid column j0 (src already offset by j0) of M
 // panel q over the K slices of the packed weights in [kb, ke): starts from
 // zero when kb == 0, else from the partial sums in `part` (6 x 16 floats);
@@ -180,17 +181,7 @@ DLRT_CONV_AVX2 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t 
 #pragma GCC unroll 2
     for (int64_t p = std::max<int64_t>(0, kb - p0); p < pe; ++p) {
       _mm_prefetch(reinterpret_cast<const char*>(pf + p * kMR), _MM_HINT_T0);
-      const float* s = src + o[p];
-      __m256 b[NV];
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v)
-        b[v] = (kMask && v == NV - 1) ? _mm256_maskload_ps(s + 8 * v, mask) : _mm256_loadu_ps(s + 8 * v);
-#pragma GCC unroll 6
-      for (int i = 0; i < kMR; ++i) {
-        const __m256 av = _mm256_broadcast_ss(a + p * kMR + i);
-#pragma GCC unroll 2
-        for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(av, b[v], acc[i][v]);
-      }
+      tile_step<NV, kMask>(a + p * kMR, src + o[p], mask, acc);
     }
   }
   if (ke < K) {
@@ -258,17 +249,7 @@ DLRT_CONV_AVX2 void slice_tile(const float* __restrict a, int64_t K, const float
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_setzero_ps();
 #pragma GCC unroll 4
   for (int64_t p = 0; p < K; ++p) {
-    const float* s = src + off[p];
-    __m256 bv[NV];
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v)
-      bv[v] = (kMask && v == NV - 1) ? _mm256_maskload_ps(s + 8 * v, mask) : _mm256_loadu_ps(s + 8 * v);
-#pragma GCC unroll 6
-    for (int i = 0; i < kMR; ++i) {
-      const __m256 av = _mm256_broadcast_ss(a + p * kMR + i);
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(av, bv[v], acc[i][v]);
-    }
+    tile_step<NV, kMask>(a + p * kMR, src + off[p], mask, acc);
   }
   const __m256 lo = _mm256_set1_ps(out.lo), hi = _mm256_set1_ps(out.hi);
 #pragma GCC unroll 6
