@@ -124,6 +124,8 @@ TEST_F(ConvWinograd, MatchesReferenceOnEveryEdge) {
   check(c, rng, 1);
   c.H = 9, c.W = 40;  // runs of 8, 8 and 4 tiles per row
   check(c, rng, 1);
+  c.H = 50, c.W = 3;  // 2-tile rows: a run's spare lanes reach three rows on
+  check(c, rng, 1);
   c.H = 12, c.W = 20, c.pt = c.pl = c.pb = c.pr = 0;  // unpadded: 10 x 18
   check(c, rng, 1);
   c.H = c.W = 10, c.pt = c.pl = c.pb = c.pr = 2;  // pad 2: 12 x 12

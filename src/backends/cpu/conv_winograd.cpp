@@ -138,8 +138,14 @@ DLRT_WINO_AVX2 void input_transform(const WinogradGeometry& g, const Dims& d, co
         t[2][k] = _mm256_sub_ps(dr[2][k], dr[1][k]);
         t[3][k] = _mm256_sub_ps(dr[1][k], dr[3][k]);
       }
-      const int64_t n = std::min<int64_t>(8, d.TW - tw0);
-      float* v = V + c * d.T + th * d.TW + tw0;
+      // A short last run stores all 8 lanes too where the extra ones land on
+      // later tiles of this channel (the next tile rows', written after
+      // this one), not past them into the next channel, which another
+      // thread may be writing. (The partial store cost layer3's 7-tile rows
+      // half of their transform time.)
+      const int64_t t0 = th * d.TW + tw0;
+      const int64_t n = t0 + 8 <= d.T ? 8 : std::min<int64_t>(8, d.TW - tw0);
+      float* v = V + c * d.T + t0;
       for (int i = 0; i < 4; ++i) {
         store_first(v + (i * 4 + 0) * CT, _mm256_sub_ps(t[i][0], t[i][2]), n);
         store_first(v + (i * 4 + 1) * CT, _mm256_add_ps(t[i][1], t[i][2]), n);
