@@ -61,32 +61,14 @@ std::vector<int64_t> out_dims(const Case& c) {
 std::vector<float> reference(const Case& c, const std::vector<float>& x, const std::vector<float>& w,
                              const std::vector<float>& b, const std::vector<float>& z) {
   const bool two = c.in.size() == 2;
-  const int64_t H = two ? c.in[0] : 1, W = c.in.back(), KH = two ? c.k[0] : 1, KW = c.k.back();
-  const int64_t SH = two ? c.s[0] : 1, SW = c.s.back(), DH = two ? c.d[0] : 1, DW = c.d.back();
-  const int64_t PT = two ? c.pb[0] : 0, PL = c.pb.back();
   const std::vector<int64_t> od = out_dims(c);
-  const int64_t OH = two ? od[0] : 1, OW = od.back();
-  const int64_t Cg = c.C / c.group, Mg = c.M / c.group;
-  std::vector<float> y(static_cast<size_t>(c.N * c.M * OH * OW));
-  size_t o = 0;
-  for (int64_t n = 0; n < c.N; ++n)
-    for (int64_t m = 0; m < c.M; ++m)
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow, ++o) {
-          double acc = c.bias ? b[m] : 0.0;
-          const int64_t gi = m / Mg;
-          for (int64_t ci = 0; ci < Cg; ++ci)
-            for (int64_t i = 0; i < KH; ++i)
-              for (int64_t j = 0; j < KW; ++j) {
-                const int64_t ih = oh * SH - PT + i * DH, iw = ow * SW - PL + j * DW;
-                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                acc += static_cast<double>(x[((n * c.C + gi * Cg + ci) * H + ih) * W + iw]) *
-                       w[((m * Cg + ci) * KH + i) * KW + j];
-              }
-          if (c.residual) acc += z[o];
-          y[o] = activate(c.act, static_cast<float>(acc));
-        }
-  return y;
+  testing::RefConvShape s;
+  s.N = c.N, s.C = c.C, s.M = c.M, s.group = c.group;
+  s.H = two ? c.in[0] : 1, s.W = c.in.back(), s.KH = two ? c.k[0] : 1, s.KW = c.k.back();
+  s.SH = two ? c.s[0] : 1, s.SW = c.s.back(), s.DH = two ? c.d[0] : 1, s.DW = c.d.back();
+  s.PT = two ? c.pb[0] : 0, s.PL = c.pb.back(), s.OH = two ? od[0] : 1, s.OW = od.back();
+  return testing::reference_conv(s, x, w, c.bias ? b : std::vector<float>{}, c.residual ? z : std::vector<float>{},
+                                 c.act);
 }
 
 // Runs Conv (or FusedConv's stage: residual input 3, activation) through

@@ -64,30 +64,16 @@ std::vector<float> run(const Case& c, const std::vector<float>& x, const std::ve
 void check(const Case& c, std::mt19937& rng, uint64_t expect_runs) {
   SCOPED_TRACE(c.describe());
   std::uniform_real_distribution<float> dist(-1, 1);
-  const int64_t OH = c.out_h(), OW = c.out_w(), Cg = c.C / c.group, Mg = c.M / c.group;
+  const int64_t OH = c.out_h(), OW = c.out_w(), Cg = c.C / c.group;
   std::vector<float> x(static_cast<size_t>(c.N * c.C * c.H * c.W)), w(static_cast<size_t>(c.M * Cg * c.k * c.k));
   std::vector<float> b(static_cast<size_t>(c.M)), z(static_cast<size_t>(c.N * c.M * OH * OW));
   for (auto* v : {&x, &w, &b, &z})
     for (auto& e : *v) e = dist(rng);
-  std::vector<float> want(z.size());
-  size_t o = 0;
-  for (int64_t n = 0; n < c.N; ++n)
-    for (int64_t m = 0; m < c.M; ++m)
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow, ++o) {
-          double acc = c.bias ? b[m] : 0.0;
-          const int64_t gi = m / Mg;
-          for (int64_t ci = 0; ci < Cg; ++ci)
-            for (int64_t i = 0; i < c.k; ++i)
-              for (int64_t j = 0; j < c.k; ++j) {
-                const int64_t ih = oh * c.stride - c.pt + i * c.dilation, iw = ow * c.stride - c.pl + j * c.dilation;
-                if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
-                acc += static_cast<double>(x[((n * c.C + gi * Cg + ci) * c.H + ih) * c.W + iw]) *
-                       w[((m * Cg + ci) * c.k + i) * c.k + j];
-              }
-          if (c.residual) acc += z[o];
-          want[o] = activate(c.act, static_cast<float>(acc));
-        }
+  testing::RefConvShape s;
+  s.N = c.N, s.C = c.C, s.M = c.M, s.group = c.group, s.H = c.H, s.W = c.W, s.KH = s.KW = c.k;
+  s.SH = s.SW = c.stride, s.DH = s.DW = c.dilation, s.PT = c.pt, s.PL = c.pl, s.OH = OH, s.OW = OW;
+  const std::vector<float> want = testing::reference_conv(s, x, w, c.bias ? b : std::vector<float>{},
+                                                          c.residual ? z : std::vector<float>{}, c.act);
   uint64_t runs = 0;
   std::vector<float> got;
   {
