@@ -131,7 +131,7 @@ DLRT_CONV_AVX2 inline __m256i lane_mask(int64_t n) {  // lanes [0, n) set, 0 <= 
 
 // One k step of a 6 x (8*NV) tile: B row s (the last ymm column through
 // `mask` when kMask) times the 6 floats of A column a, into acc.
-template <int NV, bool kMask>
+template <int NV, bool kMask, int R = kMR>
 DLRT_CONV_AVX2 __attribute__((always_inline)) inline void tile_step(const float* a, const float* s, __m256i mask,
                                                                     __m256 (&acc)[kMR][NV]) {
   __m256 b[NV];
@@ -139,7 +139,7 @@ DLRT_CONV_AVX2 __attribute__((always_inline)) inline void tile_step(const float*
   for (int v = 0; v < NV; ++v)
     b[v] = (kMask && v == NV - 1) ? _mm256_maskload_ps(s + 8 * v, mask) : _mm256_loadu_ps(s + 8 * v);
 #pragma GCC unroll 6
-  for (int i = 0; i < kMR; ++i) {
+  for (int i = 0; i < R; ++i) {
     const __m256 av = _mm256_broadcast_ss(a + i);
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(av, b[v], acc[i][v]);
@@ -238,7 +238,7 @@ DLRT_CONV_AVX2 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t 
 // 52% of peak there, 67% here. kMask: the last ymm column holds
 // n - 8*(NV-1) positions (loaded and stored through the mask; needed only
 // when the input itself is B).
-template <int NV, bool kMask>
+template <int NV, bool kMask, int R = kMR>
 DLRT_CONV_AVX2 void slice_tile(const float* __restrict a, int64_t K, const float* src, const int64_t* off, int rows,
                                int64_t m0, int64_t j0, int64_t n, const TileOut& out) {
   const __m256i mask = lane_mask(n - 8 * (NV - 1));
@@ -249,7 +249,7 @@ DLRT_CONV_AVX2 void slice_tile(const float* __restrict a, int64_t K, const float
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_setzero_ps();
 #pragma GCC unroll 4
   for (int64_t p = 0; p < K; ++p) {
-    tile_step<NV, kMask>(a + p * kMR, src + off[p], mask, acc);
+    tile_step<NV, kMask, R>(a + p * kMR, src + off[p], mask, acc);
   }
   const __m256 lo = _mm256_set1_ps(out.lo), hi = _mm256_set1_ps(out.hi);
 #pragma GCC unroll 6
@@ -395,7 +395,11 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
         for (int64_t q = q0; q < q1; ++q) {
           const int rows = static_cast<int>(std::min<int64_t>(kMR, M - q * kMR));
           const float* a = wd + q * kMR * K;
-          if (n == kNR) slice_tile<2, false>(a, K, sj, off, rows, q * kMR, j0, n, out);
+          // The last panel of an M that is not a multiple of 6 (mobilenet_v2's
+          // 16- and 32-channel projections) runs the FMAs of its real rows only.
+          if (n == kNR && rows == 4) slice_tile<2, false, 4>(a, K, sj, off, rows, q * kMR, j0, n, out);
+          else if (n == kNR && rows == 2) slice_tile<2, false, 2>(a, K, sj, off, rows, q * kMR, j0, n, out);
+          else if (n == kNR) slice_tile<2, false>(a, K, sj, off, rows, q * kMR, j0, n, out);
           else if (n > 8) slice_tile<2, true>(a, K, sj, off, rows, q * kMR, j0, n, out);
           else slice_tile<1, true>(a, K, sj, off, rows, q * kMR, j0, n, out);
         }
