@@ -155,6 +155,10 @@ TEST_F(ConvWinograd, LeavesOtherShapesToOtherPaths) {
   check(c, rng, 0);
   c.k = 3, c.pt = c.pl = c.pb = c.pr = 1, c.H = c.W = 7;  // 7x7 outputs: under kWinogradMinPlane
   check(c, rng, 0);
+  // A large image: its V and M scratch (16 x (8 + 8) floats x 40000 tiles, 41 MB) would pass
+  // kWinogradMaxScratchBytes.
+  c.C = 8, c.M = 8, c.H = c.W = 400;
+  check(c, rng, 0);
   // Switched off: the same conv that ran above runs elsewhere.
   Case on;
   std::vector<float> x(static_cast<size_t>(on.C * on.H * on.W), 0.5f), w(static_cast<size_t>(on.M * on.C * 9), 0.25f);

@@ -503,6 +503,10 @@ constexpr int64_t kTransposedMaxPlane = 64;
 // (16 x M x C floats) of at most this many bytes.
 constexpr int64_t kWinogradMinPlane = 100;
 constexpr int64_t kWinogradMaxBytes = int64_t{5} << 20;
+// ... and at most this much per-image scratch (V and M: 16 x (C + M) floats
+// per 2x2 tile; resnet18's layer1 takes 6.4 MiB): larger images keep the
+// direct path rather than grow a thread's scratch without bound.
+constexpr int64_t kWinogradMaxScratchBytes = int64_t{32} << 20;
 
 // Row p of im2colᵀ for image x (C channels, 2-D geometry g): the K = C * kh * kw
 // inputs output position p reads, in W's (channel, ky, kx) order; 0 in the padding.
@@ -658,13 +662,16 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
 #if defined(__x86_64__) || defined(__i386__)
     // Group-1 2-D 3x3 convs of stride 1 on planes of kWinogradMinPlane+
     // outputs, with at most kWinogradMaxBytes of transformed filters (16/9
-    // of W: resnet18's layer1-layer3, not layer4's 512 x 512), on AVX2
+    // of W: resnet18's layer1-layer3, not layer4's 512 x 512) and
+    // kWinogradMaxScratchBytes of scratch, on AVX2
     // without AVX-512 (unmeasured there): Winograd F(2x2, 3x3), 2.25x fewer
     // products (conv_winograd.h). DLRT_CONV_WINOGRAD=0 turns it off, and
     // DLRT_CONV_DIRECT=1 (direct for every shape) too.
     if (pre && group == 1 && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.k[1] == 3 && g.k[2] == 3 &&
         g.s[1] == 1 && g.s[2] == 1 && g.d[1] == 1 && g.d[2] == 1 && out_plane >= kWinogradMinPlane &&
-        16 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes && cpu_has_avx2() && !cpu_has_avx512() &&
+        16 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes &&
+        16 * (M + C) * ((g.out[1] + 1) / 2) * ((g.out[2] + 1) / 2) * int64_t{sizeof(float)} <= kWinogradMaxScratchBytes &&
+        cpu_has_avx2() && !cpu_has_avx512() &&
         winograd_enabled() && conv_direct_mode() != ConvDirectMode::kForce) {
       WinogradGeometry wg;
       wg.in_h = g.in[1], wg.in_w = g.in[2], wg.out_h = g.out[1], wg.out_w = g.out[2];
