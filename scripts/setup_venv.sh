@@ -12,6 +12,13 @@ if [ $# -lt 2 ]; then
 fi
 BUILD=$1; shift
 VENV="$BUILD/venv"
+# One caller at a time per build folder: ctest runs test processes in
+# parallel, and each may call this; a second caller must not see (and load
+# from) a package that pip is still writing, which crashed a test with
+# SIGBUS in a CI run. The lock is released when this script exits.
+mkdir -p "$BUILD"
+exec 9>"$BUILD/.setup_venv.lock"
+flock 9
 # Prefer the python3 on PATH (its pip reaches PyPI); Debian's needs python3-venv.
 PY=${DLRT_VENV_PYTHON:-python3}
 if [ ! -x "$VENV/bin/python" ]; then
