@@ -313,10 +313,13 @@ TEST(ConvDirect, PlanGeometry) {
     EXPECT_EQ(so[5], 5 * plane);              // channel 0, tap (1, 2): row phase 1, column 2, row 0
     EXPECT_EQ(so[6], 0 * plane + 112);        // tap (2, 0): row phase 0, column 0, row 1
     EXPECT_EQ(so[9 + 4], (6 + 4) * plane);    // channel 1, tap (1, 1): plane 6 + 3 + 1
-    // resnet18's 7x7/2 stem (K 147) and 1x1/2 downsamples keep the phases.
+    // resnet18's 7x7/2 stem (K 147) too; a 3x3/2 of K 576 (layer2.0) and
+    // 1x1/2 downsamples keep the phases.
     s.kh = s.kw = 7, s.pad_top = s.pad_left = 3;
+    EXPECT_TRUE(conv_direct_tap_columns(s));
+    s.channels = 64, s.kh = s.kw = 3, s.pad_top = s.pad_left = 1;
     EXPECT_FALSE(conv_direct_tap_columns(s));
-    s.channels = 64, s.kh = s.kw = 1, s.pad_top = s.pad_left = 0;
+    s.kh = s.kw = 1, s.pad_top = s.pad_left = 0;
     EXPECT_FALSE(conv_direct_tap_columns(s));
   }
   g.kh = g.kw = 1, g.in_h = g.in_w = g.out_h = g.out_w = 56, g.pad_top = g.pad_left = 0;

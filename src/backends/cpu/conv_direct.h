@@ -75,19 +75,16 @@ bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool sh
                       bool tap_columns = false);
 
 // Whether the AVX2 kernel asks for tap_columns for this geometry: stride-1
-// outputs 12-20 wide, and strided convs with kernels taller than 1 and
-// K = channels*kh*kw of at most 64 (mobilenet_v2's 3x3/2 stem, K 27), which
-// then run conv_direct_avx2's slice_tile with its plain stores (the phase
-// layout's grid rows are wider than the output's, and tiles that straddle
-// two of them are stored piece by piece): the stem 48-50% -> 63% of peak
-// (Zen 1, 1 thread). resnet18's 7x7/2 stem (K 147) lost there (81% -> 78%:
-// a tile's 147 B rows each in a line of their own), and its 1x1/2
-// downsamples would copy a row phase they never read. Measured (Zen 1, resnet18's stride-1 3x3 convs, tap columns vs
-// shared pad): 14x14 x1.04 on 1 thread, x1.02 on 2; 7x7 x0.93 and 28x28
-// x0.96 (a 16-column tile spans more rows of three planes per channel: more
-// L1 lines per K slice, for fewer dropped columns).
+// outputs 12-20 wide, and strided convs with kernels taller than 1 whose
+// K = channels*kh*kw fits one K slice of the AVX2 packing (the stems:
+// mobilenet_v2's 3x3/2 of K 27, resnet18's 7x7/2 of K 147), which then run
+// conv_direct_avx2's slice_tile with its plain stores (the phase layout's
+// grid rows are wider than the output's, and tiles that straddle two of
+// them are stored piece by piece). Zen 1, 1 thread: mobilenet_v2's stem
+// 48-50% -> 63% of peak; resnet18's stem in the model 7.24 -> 6.76 ms. A
+// 1x1/2 downsample would copy a row phase it never reads.
 constexpr int64_t kConvDirectTapColumnsMinW = 12, kConvDirectTapColumnsMaxW = 20;
-constexpr int64_t kConvDirectTapColumnsMaxStridedK = 64;
+constexpr int64_t kConvDirectTapColumnsMaxStridedK = 256;  // the AVX2 packing's K slice (gemm.cpp kc_max)
 bool conv_direct_tap_columns(const ConvDirectGeometry& g);
 
 // off[p] for p < plan.k: row p of the B operand starts at scratch + off[p].
