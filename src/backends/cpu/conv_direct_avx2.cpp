@@ -130,7 +130,8 @@ DLRT_CONV_AVX2 inline __m256i lane_mask(int64_t n) {  // lanes [0, n) set, 0 <= 
 }
 
 // One k step of a 6 x (8*NV) tile: B row s (the last ymm column through
-// `mask` when kMask) times the 6 floats of A column a, into acc.
+// `mask` when kMask) times the first R of the 6 floats of A column a, into
+// acc (rows past R are left alone).
 template <int NV, bool kMask, int R = kMR>
 DLRT_CONV_AVX2 __attribute__((always_inline)) inline void tile_step(const float* a, const float* s, __m256i mask,
                                                                     __m256 (&acc)[kMR][NV]) {
@@ -237,7 +238,8 @@ DLRT_CONV_AVX2 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t 
 // as much as the FMAs of a 16- or 24-deep K: pw 16 -> 96 at 112x112 ran at
 // 52% of peak there, 67% here. kMask: the last ymm column holds
 // n - 8*(NV-1) positions (loaded and stored through the mask; needed only
-// when the input itself is B).
+// when the input itself is B). R: the rows whose FMAs run (a last panel of
+// 4 or 2 real rows runs only those; `rows` of them are stored).
 template <int NV, bool kMask, int R = kMR>
 DLRT_CONV_AVX2 void slice_tile(const float* __restrict a, int64_t K, const float* src, const int64_t* off, int rows,
                                int64_t m0, int64_t j0, int64_t n, const TileOut& out) {
@@ -283,7 +285,7 @@ DLRT_CONV_AVX2 inline __m256 load_panel_column(const float* a) {
 
 // A last tile of NC <= 4 grid columns (a 7x7 pointwise grid leaves 1, 14x14
 // leaves 4): vectorised over the 6 rows of the A panel instead (one FMA per
-// column and K step, the panel column loaded through a 6-lane mask); U
+// column and K step, the panel column loaded by load_panel_column); U
 // partial sums per column hide the FMA latency. Stored through store_piece.
 template <int NC>
 DLRT_CONV_AVX2 void narrow_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t q, const float* src,
