@@ -579,7 +579,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
   if (y->size() == 0) return Status::Ok();
   // The packed weights apply only to the very tensor they were packed from.
   if (pre && (x->dtype() != DType::kFloat32 || pre->source.raw_data() != w->raw_data() ||
-              pre->source.shape() != w->shape() || static_cast<int64_t>(pre->groups.size()) != group))
+              pre->source.shape() != w->shape() || pre->group_count != group))
     pre = nullptr;
 
   const int64_t in_plane = g.in_size(), out_plane = g.out_size(), ks = g.k_size();
@@ -746,7 +746,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     // The direct kernel for the weights' tile; generic: none (mode on means cpu_isa() >= kAvx2).
     CpuIsa disa = CpuIsa::kGeneric;
     if (dmode != ConvDirectMode::kOff) {
-      const PackedMatrix& pw = *pre->groups[0];
+      const PackedMatrix& pw = pre->group(0);
       if (pw.mr() == 6 && pw.nr() == 16) disa = CpuIsa::kAvx2;
 #ifdef DLRT_HAVE_AVX512_PATHS
       if (pw.mr() == 8 && pw.nr() == 48 && cpu_isa() >= CpuIsa::kAvx512) disa = CpuIsa::kAvx512;
@@ -780,7 +780,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       e.ldr = out_plane;
 #ifdef DLRT_HAVE_CONV_DIRECT_AVX2
       if (doff) {
-        const PackedMatrix& pw = *pre->groups[static_cast<size_t>(gi)];
+        const PackedMatrix& pw = pre->group(gi);
 #ifdef DLRT_HAVE_AVX512_PATHS
         if (disa == CpuIsa::kAvx512) return conv_direct_avx512(dplan, doff, xg, pw, yg, e, p);
 #endif
@@ -789,7 +789,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
 #endif
       SgemmOperand a;
       if (pre) {
-        a.packed = pre->groups[static_cast<size_t>(gi)].get();
+        a.packed = &pre->group(gi);
       } else {
         a.data = W + gi * Mg * col_rows;
         a.ld = col_rows;
@@ -888,6 +888,19 @@ const PackedMatrix& ConvPrepacked::transposed() const {
   return *transposed_;
 }
 
+void ConvPrepacked::pack_groups() const {
+  std::call_once(groups_once_, [&] {
+    const int64_t Mg = source.dim(0) / group_count, K = source.size() / source.dim(0);
+    for (int64_t gi = 0; gi < group_count; ++gi)
+      groups_.push_back(PackedMatrix::pack_a(false, Mg, K, source.data<float>() + gi * Mg * K, K));
+  });
+}
+
+const PackedMatrix& ConvPrepacked::group(int64_t gi) const {
+  pack_groups();
+  return *groups_[static_cast<size_t>(gi)];
+}
+
 const WinogradFilters& ConvPrepacked::winograd() const {
   std::call_once(winograd_once_, [&] { winograd_ = winograd_filters(source.data<float>(), source.dim(0), source.dim(1)); });
   return *winograd_;
@@ -904,8 +917,18 @@ Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node
   if (Mg == 1 && w->dim(1) == 1 && group > 1) return std::shared_ptr<const ConvPrepacked>();  // depthwise: direct loop
   auto pre = std::make_shared<ConvPrepacked>();
   pre->source = *w;
-  for (int64_t gi = 0; gi < group; ++gi)
-    pre->groups.push_back(PackedMatrix::pack_a(false, Mg, K, w->data<float>() + gi * Mg * K, K));
+  pre->group_count = group;
+  // A conv that will run Winograd F(2x2, 3x3) (what conv_run checks that
+  // the weights alone decide) gets its transformed filters now and the
+  // GEMM packing only if another path ever asks (an output plane under
+  // kWinogradMinPlane, the switch turned off): resnet18 keeps 9 MiB less.
+  const std::vector<int64_t> ones = {1, 1};
+  const bool winograd = group == 1 && w->rank() == 4 && w->dim(2) == 3 && w->dim(3) == 3 &&
+                        node.attr_ints("strides", ones) == ones && node.attr_ints("dilations", ones) == ones &&
+                        16 * M * w->dim(1) * int64_t{sizeof(float)} <= kWinogradMaxBytes && cpu_has_avx2() &&
+                        !cpu_has_avx512() && winograd_enabled();
+  if (winograd) pre->winograd();
+  else pre->pack_groups();
   return std::shared_ptr<const ConvPrepacked>(std::move(pre));
 }
 

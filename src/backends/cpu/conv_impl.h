@@ -16,7 +16,12 @@ namespace dlrt::cpu {
 // Weights packed once per group (op(A) = W_g, Mg x Cg*k) for the float32 GEMM.
 struct ConvPrepacked {
   Tensor source;  // the constant W they were packed from (kept alive; compared by data pointer)
-  std::vector<std::shared_ptr<const PackedMatrix>> groups;
+  int64_t group_count = 0;
+
+  // W_g packed as the GEMM's A operand. Packed at session create, except
+  // for a conv that will run Winograd (prepack_conv_weights transforms its
+  // filters instead): then on first use, if another path ever needs them.
+  const PackedMatrix& group(int64_t gi) const;
 
   // Wᵀ (K x M) packed as a GEMM's B operand, for group-1 convs with small
   // output planes (conv.cpp: Yᵀ = im2colᵀ · Wᵀ); packed on first use.
@@ -27,6 +32,10 @@ struct ConvPrepacked {
   const WinogradFilters& winograd() const;
 
  private:
+  friend Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w);
+  void pack_groups() const;
+  mutable std::once_flag groups_once_;
+  mutable std::vector<std::shared_ptr<const PackedMatrix>> groups_;
   mutable std::once_flag transposed_once_;
   mutable std::shared_ptr<const PackedMatrix> transposed_;
   mutable std::once_flag winograd_once_;
