@@ -489,15 +489,6 @@ Result<std::vector<int64_t>> kernel_shape_of(const KernelContext& ctx, const Ten
   return k;
 }
 
-}  // namespace
-
-// Conv with an optional fused stage (see conv_impl.h).
-#if defined(__x86_64__) || defined(__i386__)
-namespace {
-
-// Output planes up to this many positions run as Yᵀ = im2colᵀ · Wᵀ on AVX2
-// (see conv_run): a 7x7 plane is 49 positions.
-constexpr int64_t kTransposedMaxPlane = 64;
 // Winograd F(2x2, 3x3) (conv_winograd.h): output planes of at least this
 // many positions (7x7 planes would compute 8x8), and transformed filters
 // (16 x M x C floats) of at most this many bytes.
@@ -507,6 +498,29 @@ constexpr int64_t kWinogradMaxBytes = int64_t{5} << 20;
 // per 2x2 tile; resnet18's layer1 takes 6.4 MiB): larger images keep the
 // direct path rather than grow a thread's scratch without bound.
 constexpr int64_t kWinogradMaxScratchBytes = int64_t{32} << 20;
+
+// Whether a conv takes Winograd F(2x2, 3x3) as far as W and the conv's
+// attributes decide: 2-D 3x3 (kh x kw), stride and dilation 1, group 1, at
+// most kWinogradMaxBytes of transformed filters (16/9 of W: resnet18's
+// layer1-layer3, not layer4's 512 x 512), on an AVX2 CPU without AVX-512
+// (not measured there), with DLRT_CONV_WINOGRAD not 0. conv_run also wants
+// the output plane and the scratch within bounds; prepack_conv_weights
+// transforms such a conv's filters at session create instead of packing W.
+bool winograd_candidate(int64_t group, int64_t M, int64_t C, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                        int64_t dh, int64_t dw) {
+  return group == 1 && kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 && dw == 1 &&
+         16 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes && cpu_has_avx2() && !cpu_has_avx512() &&
+         winograd_enabled();
+}
+
+}  // namespace
+
+#if defined(__x86_64__) || defined(__i386__)
+namespace {
+
+// Output planes up to this many positions run as Yᵀ = im2colᵀ · Wᵀ on AVX2
+// (see conv_run): a 7x7 plane is 49 positions.
+constexpr int64_t kTransposedMaxPlane = 64;
 
 // Row p of im2colᵀ for image x (C channels, 2-D geometry g): the K = C * kh * kw
 // inputs output position p reads, in W's (channel, ky, kx) order; 0 in the padding.
@@ -538,6 +552,7 @@ std::atomic<uint64_t> g_transposed_runs{0};
 }  // namespace
 #endif
 
+// Conv with an optional fused stage (see conv_impl.h).
 Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& fuse) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* w, required_input(ctx, 1));
@@ -660,19 +675,16 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     }
 
 #if defined(__x86_64__) || defined(__i386__)
-    // Group-1 2-D 3x3 convs of stride 1 on planes of kWinogradMinPlane+
-    // outputs, with at most kWinogradMaxBytes of transformed filters (16/9
-    // of W: resnet18's layer1-layer3, not layer4's 512 x 512) and
-    // kWinogradMaxScratchBytes of scratch, on AVX2
-    // without AVX-512 (unmeasured there): Winograd F(2x2, 3x3), 2.25x fewer
-    // products (conv_winograd.h). DLRT_CONV_WINOGRAD=0 turns it off, and
-    // DLRT_CONV_DIRECT=1 (direct for every shape) too.
-    if (pre && group == 1 && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.k[1] == 3 && g.k[2] == 3 &&
-        g.s[1] == 1 && g.s[2] == 1 && g.d[1] == 1 && g.d[2] == 1 && out_plane >= kWinogradMinPlane &&
-        16 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes &&
+    // Winograd F(2x2, 3x3), 2.25x fewer products (conv_winograd.h), for the
+    // convs winograd_candidate takes, on output planes of kWinogradMinPlane+
+    // positions with at most kWinogradMaxScratchBytes of scratch.
+    // DLRT_CONV_WINOGRAD=0 turns it off, and DLRT_CONV_DIRECT=1 (direct for
+    // every shape) too.
+    if (pre && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 &&
+        winograd_candidate(group, M, C, g.k[1], g.k[2], g.s[1], g.s[2], g.d[1], g.d[2]) &&
+        out_plane >= kWinogradMinPlane &&
         16 * (M + C) * ((g.out[1] + 1) / 2) * ((g.out[2] + 1) / 2) * int64_t{sizeof(float)} <= kWinogradMaxScratchBytes &&
-        cpu_has_avx2() && !cpu_has_avx512() &&
-        winograd_enabled() && conv_direct_mode() != ConvDirectMode::kForce) {
+        conv_direct_mode() != ConvDirectMode::kForce) {
       WinogradGeometry wg;
       wg.in_h = g.in[1], wg.in_w = g.in[2], wg.out_h = g.out[1], wg.out_w = g.out[2];
       wg.pad_top = g.p[1], wg.pad_left = g.p[2];
@@ -918,15 +930,14 @@ Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node
   auto pre = std::make_shared<ConvPrepacked>();
   pre->source = *w;
   pre->group_count = group;
-  // A conv that will run Winograd F(2x2, 3x3) (what conv_run checks that
-  // the weights alone decide) gets its transformed filters now and the
-  // GEMM packing only if another path ever asks (an output plane under
-  // kWinogradMinPlane, the switch turned off): resnet18 keeps 9 MiB less.
+  // A conv that will run Winograd F(2x2, 3x3) gets its transformed filters
+  // now and the GEMM packing only if another path ever asks (an output
+  // plane under kWinogradMinPlane, the switch turned off): resnet18 keeps
+  // 9 MiB less.
   const std::vector<int64_t> ones = {1, 1};
-  const bool winograd = group == 1 && w->rank() == 4 && w->dim(2) == 3 && w->dim(3) == 3 &&
-                        node.attr_ints("strides", ones) == ones && node.attr_ints("dilations", ones) == ones &&
-                        16 * M * w->dim(1) * int64_t{sizeof(float)} <= kWinogradMaxBytes && cpu_has_avx2() &&
-                        !cpu_has_avx512() && winograd_enabled();
+  const std::vector<int64_t> st = node.attr_ints("strides", ones), di = node.attr_ints("dilations", ones);
+  const bool winograd = w->rank() == 4 && st.size() == 2 && di.size() == 2 &&
+                        winograd_candidate(group, M, w->dim(1), w->dim(2), w->dim(3), st[0], st[1], di[0], di[1]);
   if (winograd) pre->winograd();
   else pre->pack_groups();
   return std::shared_ptr<const ConvPrepacked>(std::move(pre));

@@ -27,8 +27,9 @@ struct ConvPrepacked {
   // output planes (conv.cpp: Yᵀ = im2colᵀ · Wᵀ); packed on first use.
   const PackedMatrix& transposed() const;
 
-  // The Winograd F(2x2, 3x3) filters of a 3x3 group-1 W (conv_winograd.h);
-  // transformed on first use.
+  // The Winograd F(2x2, 3x3) filters of a 3x3 group-1 W (conv_winograd.h):
+  // transformed at session create for a conv that will run Winograd
+  // (prepack_conv_weights), else on first use.
   const WinogradFilters& winograd() const;
 
  private:
