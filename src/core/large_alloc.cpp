@@ -10,6 +10,9 @@
 
 namespace dlrt {
 
+namespace {
+
+// `bytes` of zero-filled, page-aligned memory, or null.
 void* large_alloc(size_t bytes) {
 #ifdef DLRT_LARGE_ALLOC_MMAP
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -23,13 +26,27 @@ void* large_alloc(size_t bytes) {
 }
 
 void large_free(void* p, size_t bytes) {
-  if (!p) return;
 #ifdef DLRT_LARGE_ALLOC_MMAP
   munmap(p, bytes);
 #else
   (void)bytes;
   std::free(p);
 #endif
+}
+
+}  // namespace
+
+void* buffer_alloc(size_t bytes, bool zero) {
+  if (bytes >= kLargeAllocBytes) return large_alloc(bytes);
+  void* p = std::aligned_alloc(64, bytes);
+  if (p && zero) std::memset(p, 0, bytes);
+  return p;
+}
+
+void buffer_free(void* p, size_t bytes) {
+  if (!p) return;
+  if (bytes >= kLargeAllocBytes) large_free(p, bytes);
+  else std::free(p);
 }
 
 }  // namespace dlrt

@@ -1,4 +1,4 @@
-// Large buffers (tensors, run arenas) straight from the kernel.
+// Buffers for tensors and run arenas, the large ones straight from the kernel.
 //
 // glibc's malloc hands out blocks of 128 KiB and more through mmap, but once
 // such a block is freed it raises that threshold to the freed size (up to 32
@@ -16,12 +16,14 @@
 
 namespace dlrt {
 
-// Sizes from which large_alloc maps memory rather than calling malloc.
+// Sizes from which buffer_alloc maps memory rather than calling malloc.
 inline constexpr size_t kLargeAllocBytes = size_t{1} << 20;
 
-// `bytes` of zero-filled, page-aligned memory, or null when the system has
-// none. Release it with large_free(p, bytes), the same byte count.
-void* large_alloc(size_t bytes);
-void large_free(void* p, size_t bytes);
+// `bytes` (a multiple of 64) of 64-byte-aligned memory, or null when the
+// system has none: from kLargeAllocBytes on a fresh mapping (page-aligned
+// and zero-filled), below that from aligned_alloc, zero-filled when `zero`.
+// Release it with buffer_free(p, bytes), the same byte count.
+void* buffer_alloc(size_t bytes, bool zero);
+void buffer_free(void* p, size_t bytes);
 
 }  // namespace dlrt

@@ -69,13 +69,10 @@ Result<Tensor> Tensor::allocate_storage(DType dtype, Shape shape, bool zero) {
   size_t bytes = static_cast<size_t>(n) * esz;
   size_t alloc = (bytes + kAlign - 1) / kAlign * kAlign;
   if (alloc == 0) alloc = kAlign;
-  const bool large = alloc >= kLargeAllocBytes;  // mapped: zero-filled already, unmapped when freed
-  void* p = large ? large_alloc(alloc) : std::aligned_alloc(kAlign, alloc);
+  void* p = buffer_alloc(alloc, zero);
   if (!p) return Status(StatusCode::kOutOfMemory, "out of memory allocating " + std::to_string(bytes) + " bytes for a tensor of shape " + shape_to_string(t.shape_));
-  if (zero && !large) std::memset(p, 0, alloc);
   t.data_ = p;
-  if (large) t.owner_ = std::shared_ptr<void>(p, [alloc](void* q) { large_free(q, alloc); });
-  else t.owner_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  t.owner_ = std::shared_ptr<void>(p, [alloc](void* q) { buffer_free(q, alloc); });
   return t;
 }
 

@@ -53,8 +53,7 @@ void* ArenaPlan::acquire() {
       return p;
     }
   }
-  const size_t size = arena_alloc_bytes();
-  return size >= kLargeAllocBytes ? large_alloc(size) : std::aligned_alloc(64, size);
+  return buffer_alloc(arena_alloc_bytes(), false);
 }
 
 size_t ArenaPlan::arena_alloc_bytes() const {
@@ -69,11 +68,7 @@ void ArenaPlan::release(void* arena) {
 }
 
 ArenaPlan::~ArenaPlan() {
-  const size_t size = arena_alloc_bytes();
-  for (void* p : free_) {
-    if (size >= kLargeAllocBytes) large_free(p, size);
-    else std::free(p);
-  }
+  for (void* p : free_) buffer_free(p, arena_alloc_bytes());
 }
 
 }  // namespace dlrt
