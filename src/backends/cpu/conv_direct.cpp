@@ -8,6 +8,7 @@
 #include <new>
 
 #include "backends/cpu/isa.h"
+#include "backends/cpu/kernel_util.h"
 #include "backends/cpu/scratch.h"
 
 namespace dlrt::cpu {
@@ -113,7 +114,6 @@ void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off) {
 void conv_direct_fill_plane(const ConvDirectPlan& P, const float* xc, float* plane, int64_t a, int64_t b,
                             PhaseRowZero zero, PhaseRowGather gather) {
   const ConvDirectGeometry& g = P.g;
-  auto ceil_div = [](int64_t n, int64_t d) { return (n + d - 1) / d; };
   // Plane column j is padded column b + sw*j, input column b + sw*j - pad_left: inside for j in [j0, j1).
   const int64_t lead = g.pad_left - b;
   int64_t j0 = lead > 0 ? ceil_div(lead, g.sw) : 0;

@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/cpu/kernel_util.h"
+
 #define DLRT_CONV_AVX2 __attribute__((target("avx2,fma")))
 
 namespace dlrt::cpu {
@@ -25,8 +27,6 @@ constexpr int kNR = 16;  // grid columns of a tile: two ymm
 // while the tiles run over them; at most kMaxGroup panels (their partial sums).
 constexpr int64_t kGroupBytes = 160 * 1024;
 constexpr int64_t kMaxGroup = 32;
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // dst[j] = src[j * s] for j < n (reads nothing past src[(n - 1) * s]).
 DLRT_CONV_AVX2 void gather_row(const float* src, int64_t s, int64_t n, float* dst) {

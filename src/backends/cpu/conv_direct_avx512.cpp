@@ -6,6 +6,7 @@
 
 #include "backends/cpu/conv_direct.h"
 #include "backends/cpu/gemm_kernels.h"
+#include "backends/cpu/kernel_util.h"
 #include "backends/cpu/vec_avx512.h"
 
 #ifdef DLRT_HAVE_AVX512_PATHS
@@ -20,8 +21,6 @@ static_assert(kMR == 8 && kNR == 48, "the direct conv tile is written for the 8 
 // Input bytes of one column block (all its channels' phase rows) kept in L2
 // while every M panel runs over the block.
 constexpr int64_t kBlockBytes = 512 * 1024;
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 DLRT_AVX512 inline void zero_floats(float* dst, int64_t n) {
   int64_t c = 0;

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backends/cpu/kernel_util.h"
 #include "backends/cpu/scratch.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -28,8 +29,6 @@ namespace {
 
 std::atomic<int> g_override{-1};  // -1: the environment; 0: off; 1: on
 std::atomic<uint64_t> g_runs{0};
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 

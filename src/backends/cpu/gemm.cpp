@@ -16,6 +16,7 @@
 
 #include "backends/cpu/gemm_kernels.h"
 #include "backends/cpu/isa.h"
+#include "backends/cpu/kernel_util.h"
 #include "backends/cpu/scratch.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -27,7 +28,6 @@ namespace dlrt::cpu {
 namespace {
 
 inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
-inline int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
 
 // Per-thread packing buffers that only grow, so steady-state calls allocate
 // nothing. Slot kScratchA/kScratchB belong to the thread driving a GEMM (its

@@ -1,4 +1,4 @@
-// Small helpers every CPU kernel family uses: dtype dispatch and axis handling.
+// Small helpers every CPU kernel family uses: dtype dispatch, axis handling, ceil_div.
 #pragma once
 
 #include <string>
@@ -7,6 +7,9 @@
 #include "backends/cpu/kernel.h"
 
 namespace dlrt::cpu {
+
+// ceil(a / b) for a >= 0, b > 0.
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Calls f(std::type_identity<T>{}) with the C++ type of `t`.
 // Returns kUnsupported for dtypes outside the set.
