@@ -538,12 +538,17 @@ DLRT_GEMV_FNS(double, d_generic, )
 DLRT_GEMV_FNS(float, f_avx2, __attribute__((target("avx2,fma"))))
 DLRT_GEMV_FNS(double, d_avx2, __attribute__((target("avx2,fma"))))
 DLRT_GEMV_FNS(float, f_avx512, __attribute__((target("avx512f"))))
-// Several rows per pass, two zmm accumulator chains per row (the generic
+// Several rows per pass, two accumulator chains per row (the generic
 // loop's single 8-lane chain is FMA-latency bound).
 void gemv_rows_f_avx512_wide(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda, const float* x,
                              int64_t incx, float beta, float* y, int64_t incy) {
   if (incx == 1) sgemv_rows_avx512(rows, cols, alpha, A, lda, x, beta, y, incy);
   else gemv_rows_f_avx512(rows, cols, alpha, A, lda, x, incx, beta, y, incy);
+}
+void gemv_rows_f_avx2_wide(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda, const float* x,
+                           int64_t incx, float beta, float* y, int64_t incy) {
+  if (incx == 1) sgemv_rows_avx2(rows, cols, alpha, A, lda, x, beta, y, incy);
+  else gemv_rows_f_avx2(rows, cols, alpha, A, lda, x, incx, beta, y, incy);
 }
 #endif
 #undef DLRT_GEMV_FNS
@@ -551,7 +556,7 @@ void gemv_rows_f_avx512_wide(int64_t rows, int64_t cols, float alpha, const floa
 GemvFns<float> pick_sgemv() {
 #ifdef DLRT_GEMM_X86
   if (cpu_has_avx512()) return {gemv_rows_f_avx512_wide, gemv_cols_f_avx512};
-  if (cpu_has_avx2_fma()) return {gemv_rows_f_avx2, gemv_cols_f_avx2};
+  if (cpu_has_avx2_fma()) return {gemv_rows_f_avx2_wide, gemv_cols_f_avx2};
 #endif
   return {gemv_rows_f_generic, gemv_cols_f_generic};
 }

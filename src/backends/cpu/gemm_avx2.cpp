@@ -79,7 +79,53 @@ DLRT_AVX2 inline void rows_tile_cols(int64_t kc, const float* a, int64_t lda, co
   rows_tile<R, 1>(kc, a, lda, b, c, ldc, alpha, beta, nr, pf, pf_rows);
 }
 
+// Horizontal sum of 8 lanes.
+DLRT_AVX2 inline float hsum8(__m256 v) {
+  const __m128 q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 h = _mm_add_ps(q, _mm_movehl_ps(q, q));
+  return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
+}
+
+// y[r] for R rows: 2R independent accumulator chains over 16 columns per
+// step, x loaded once for all R rows (one chain per row is FMA-latency bound).
+template <int R>
+DLRT_AVX2 inline void dot_rows(int64_t cols, float alpha, const float* A, int64_t lda, const float* x, float beta,
+                               float* y, int64_t incy) {
+  __m256 acc0[R], acc1[R];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
+  int64_t c = 0;
+  for (; c + 16 <= cols; c += 16) {
+    const __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      acc0[r] = _mm256_fmadd_ps(_mm256_loadu_ps(A + r * lda + c), x0, acc0[r]);
+      acc1[r] = _mm256_fmadd_ps(_mm256_loadu_ps(A + r * lda + c + 8), x1, acc1[r]);
+    }
+  }
+  if (c + 8 <= cols) {
+    const __m256 x0 = _mm256_loadu_ps(x + c);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) acc0[r] = _mm256_fmadd_ps(_mm256_loadu_ps(A + r * lda + c), x0, acc0[r]);
+    c += 8;
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    float s = hsum8(_mm256_add_ps(acc0[r], acc1[r]));
+    for (int64_t t = c; t < cols; ++t) s += A[r * lda + t] * x[t];
+    float& out = y[r * incy];
+    out = beta == 0.0f ? alpha * s : alpha * s + beta * out;
+  }
+}
+
 }  // namespace
+
+DLRT_AVX2 void sgemv_rows_avx2(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda, const float* x,
+                               float beta, float* y, int64_t incy) {
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) dot_rows<4>(cols, alpha, A + r * lda, lda, x, beta, y + r * incy, incy);
+  for (; r < rows; ++r) dot_rows<1>(cols, alpha, A + r * lda, lda, x, beta, y + r * incy, incy);
+}
 
 void sgemm_kernel_avx2_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
                             float alpha, float beta, int mr, int nr, const float* prefetch, int64_t pf_rows) {

@@ -53,6 +53,10 @@ void sgemm_pack_a8_avx512(const float* A, int64_t lda, int64_t kc, float* dst);
 void sgemv_rows_avx512(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda, const float* x,
                        float beta, float* y, int64_t incy);
 
+// sgemv_rows_avx512 on 8-lane vectors. Call only when cpu_isa() >= kAvx2.
+void sgemv_rows_avx2(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda, const float* x, float beta,
+                     float* y, int64_t incy);
+
 struct GemmEpilogue;
 // apply_epilogue for a tile the AVX-512 kernel has just stored (16-lane
 // vectors from its first column): runs the epilogue's AVX-512 version (the
