@@ -14,6 +14,8 @@
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/reduce_rows.h"
+#include "backends/cpu/scratch.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -256,6 +258,60 @@ void transpose_copy(const T* in, T* out, const Shape& shape, const std::vector<i
   }
 }
 
+// The contiguous-run reduction that computes `op` (then finish_row), if any.
+bool row_reduce_of(ReduceOp op, RowReduce* r) {
+  switch (op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kMean:
+    case ReduceOp::kLogSum: *r = RowReduce::kSum; return true;
+    case ReduceOp::kSumSquare:
+    case ReduceOp::kL2: *r = RowReduce::kSumSquare; return true;
+    case ReduceOp::kL1: *r = RowReduce::kAbsSum; return true;
+    case ReduceOp::kMax: *r = RowReduce::kMax; return true;
+    case ReduceOp::kMin: *r = RowReduce::kMin; return true;
+    default: return false;
+  }
+}
+
+float finish_row(ReduceOp op, double v, int64_t n) {
+  switch (op) {
+    case ReduceOp::kMean: return static_cast<float>(v / static_cast<double>(n));
+    case ReduceOp::kL2: return static_cast<float>(std::sqrt(v));
+    case ReduceOp::kLogSum: return static_cast<float>(std::log(v));
+    default: return static_cast<float>(v);
+  }
+}
+
+// Float32 reductions of `outer` contiguous runs of n: whole runs per task
+// when there are enough runs, else each run cut into fixed chunks whose
+// partial results are combined in order (the same result on any thread count).
+void reduce_contiguous(ThreadPool& pool, ReduceOp op, RowReduce rop, const float* src, float* dst, int64_t outer,
+                       int64_t n) {
+  constexpr int64_t kChunk = int64_t{1} << 15;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  if (chunks == 1 || outer >= 4 * static_cast<int64_t>(pool.num_threads())) {
+    const int64_t grain = std::max<int64_t>(1, kChunk / n);
+    pool.parallel_for(outer, grain, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) dst[o] = finish_row(op, reduce_row_f32(rop, src + o * n, n), n);
+    });
+    return;
+  }
+  thread_local AlignedScratch partial_buf;
+  double* partial = partial_buf.get<double>(static_cast<size_t>(outer * chunks));
+  pool.parallel_for(outer * chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t u = b; u < e; ++u) {
+      const int64_t o = u / chunks, c = u % chunks;
+      const int64_t begin = c * kChunk, len = std::min(kChunk, n - begin);
+      partial[u] = reduce_row_f32(rop, src + o * n + begin, len);
+    }
+  });
+  for (int64_t o = 0; o < outer; ++o) {
+    double v = partial[o * chunks];
+    for (int64_t c = 1; c < chunks; ++c) v = reduce_row_combine(rop, v, partial[o * chunks + c]);
+    dst[o] = finish_row(op, v, n);
+  }
+}
+
 struct ReducePlan {
   Shape out_shape;
   bool identity = false;          // noop_with_empty_axes with no axes
@@ -336,6 +392,13 @@ Status run_reduce(KernelContext& ctx, ReduceOp op, const Tensor& x, const Reduce
   }
   T* dst = y.data<T>();
   if (outer * inner == 0) return Status::Ok();
+  if constexpr (std::is_same_v<T, float>) {
+    RowReduce rop;
+    if (inner == 1 && n >= 1 && row_reduce_of(op, &rop)) {
+      reduce_contiguous(ctx.pool(), op, rop, src, dst, outer, n);
+      return Status::Ok();
+    }
+  }
   constexpr int64_t kBlock = kReduceBlock;
   const int64_t blocks = (inner + kBlock - 1) / kBlock;
   const int64_t units = outer * blocks;
