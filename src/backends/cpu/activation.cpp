@@ -154,7 +154,7 @@ Status PRelu(KernelContext& ctx) {
   return node_status(ctx, dispatch_numeric(x->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x->dtype(), x->shape()));
+    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, x->dtype(), x->shape()));
     binary_broadcast(*plan, x->data<T>(), slope->data<T>(), out->data<T>(), &ctx.pool(), [](T a, T s) -> T {
       if constexpr (std::is_unsigned_v<T>) return a;
       else if constexpr (std::is_integral_v<T>) return a < 0 ? wrap_mul<T>(a, s) : a;
@@ -191,7 +191,7 @@ Status Clip(KernelContext& ctx) {
     const Tensor* th = ctx.input(2);
     const C lo = tl ? static_cast<C>(tl->data<T>()[0]) : std::numeric_limits<C>::lowest();
     const C hi = th ? static_cast<C>(th->data<T>()[0]) : std::numeric_limits<C>::max();
-    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x->dtype(), x->shape()));
+    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, x->dtype(), x->shape()));
     parallel_map(&ctx.pool(), x->data<T>(), out->data<T>(), x->size(), [lo, hi](T t) {
       C v = static_cast<C>(t);
       C r = v < lo ? lo : v;  // keeps NaN

@@ -116,7 +116,7 @@ Status run_binary(KernelContext& ctx, const Tensor& a, const Tensor& b, Op op) {
   if (!out_shape.ok()) return bad(ctx, out_shape.status());
   auto plan = make_broadcast_plan<2>(*out_shape, {&a.shape(), &bs});
   if (!plan.ok()) return bad(ctx, plan.status());
-  DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, dtype_of<O>, *out_shape));
+  DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, dtype_of<O>, *out_shape));
   binary_broadcast(*plan, a.data<A>(), b.data<B>(), out->data<O>(), &ctx.pool(), op);
   return Status::Ok();
 }
@@ -314,7 +314,7 @@ Status variadic(KernelContext& ctx, bool mean) {
   auto dispatch = [&](auto&& f) { return mean ? dispatch_float(ins[0]->dtype(), f) : dispatch_numeric(ins[0]->dtype(), f); };
   return with_node(ctx, dispatch([&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, dtype_of<T>, *out_shape));
+    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, dtype_of<T>, *out_shape));
     Op<T> op{ctx};
     T* o = out->data<T>();
     const Tensor* first = ins[0];
@@ -350,7 +350,7 @@ Status Max(KernelContext& ctx) { return variadic<MaxOp>(ctx, false); }
 Status Not(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   if (x->dtype() != DType::kBool) return ctx.unsupported(std::string("Not expects bool, got ") + dtype_name(x->dtype()));
-  DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, DType::kBool, x->shape()));
+  DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, DType::kBool, x->shape()));
   parallel_map(&ctx.pool(), x->data<bool>(), out->data<bool>(), x->size(), [](bool v) { return !v; });
   return Status::Ok();
 }
@@ -359,7 +359,7 @@ Status BitwiseNot(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   return with_node(ctx, dispatch_int(x->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x->dtype(), x->shape()));
+    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, x->dtype(), x->shape()));
     parallel_map(&ctx.pool(), x->data<T>(), out->data<T>(), x->size(), [](T v) { return static_cast<T>(~v); });
     return Status::Ok();
   }));
@@ -379,7 +379,7 @@ Status Where(KernelContext& ctx) {
   if (!plan.ok()) return bad(ctx, plan.status());
   return with_node(ctx, dispatch_all(x->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x->dtype(), *out_shape));
+    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, x->dtype(), *out_shape));
     ternary_broadcast(*plan, c->data<bool>(), x->data<T>(), y->data<T>(), out->data<T>(), &ctx.pool(),
                       [](bool k, const T& a, const T& b) -> const T& { return k ? a : b; });
     return Status::Ok();

@@ -282,7 +282,7 @@ Status layer_norm_impl(KernelContext& ctx) {
   if (!b_full) {
     DLRT_ASSIGN_OR_RETURN(b_idx, broadcast_index(ctx, *bias_t, tail, "B"));
   }
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), x->shape()));
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, x->dtype(), x->shape()));
   Shape stat_shape = x->shape();
   for (int64_t d = axis; d < rank; ++d) stat_shape[d] = 1;
   // Mean and InvStdDev: float32 for float32/half X (computed here in float32), float64 for float64 X.

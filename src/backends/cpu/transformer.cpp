@@ -565,9 +565,12 @@ class AttentionKernel final : public OpKernel {
       if (p.mk != 0 && p.mk != 1) return ctx.invalid("mask layout not supported");
     }
     Shape out_shape = out_bshd_ ? Shape{p.B, p.Sq, p.H, p.Dv} : Shape{p.B, p.H, p.Sq, p.Dv};
-    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, DType::kFloat32, out_shape));
+    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape));
     if (out->size() == 0) return Status::Ok();
-    if (p.Skv == 0) return Status::Ok();  // softmax over nothing: zeros (as an empty MatMul gives)
+    if (p.Skv == 0) {  // softmax over nothing: zeros (as an empty MatMul gives)
+      std::fill(out->data<float>(), out->data<float>() + out->size(), 0.0f);
+      return Status::Ok();
+    }
     p.out = out->data<float>();
     if (out_bshd_) p.ob = p.Sq * p.H * p.Dv, p.oh = p.Dv, p.os = p.H * p.Dv;
     else p.ob = p.H * p.Sq * p.Dv, p.oh = p.Sq * p.Dv, p.os = p.Dv;

@@ -80,7 +80,7 @@ Status float_predicate(KernelContext& ctx, Pred pred) {
   return node_status(ctx, dispatch_float(x->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, DType::kBool, x->shape()));
+    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, DType::kBool, x->shape()));
     parallel_map(&ctx.pool(), x->data<T>(), out->data<bool>(), x->size(), [&pred](T v) { return pred(static_cast<C>(v)); });
     return Status::Ok();
   }));

@@ -23,7 +23,7 @@ Status float_unary(KernelContext& ctx, F f) {
   return node_status(ctx, dispatch_float(x->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x->dtype(), x->shape()));
+    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, x->dtype(), x->shape()));
     parallel_map(&ctx.pool(), x->data<T>(), out->data<T>(), x->size(), [&f](T v) { return T(f(static_cast<C>(v))); });
     return Status::Ok();
   }));
@@ -36,7 +36,7 @@ Status numeric_unary(KernelContext& ctx, F f) {
   return node_status(ctx, dispatch_numeric(x->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, x->dtype(), x->shape()));
+    DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, x->dtype(), x->shape()));
     parallel_map(&ctx.pool(), x->data<T>(), out->data<T>(), x->size(),
                  [&f](T v) { return static_cast<T>(f(static_cast<C>(v))); });
     return Status::Ok();
