@@ -29,6 +29,7 @@
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/scratch.h"
+#include "backends/cpu/vec_avx2.h"
 #include "backends/cpu/vec_avx512.h"
 
 namespace dlrt::cpu {
@@ -137,23 +138,6 @@ void attend_generic(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t 
 #if defined(__x86_64__)
 #define DLRT_AVX2 __attribute__((target("avx2,fma")))
 
-DLRT_AVX2 inline __m256 exp256(__m256 x) {
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
-  __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 y = _mm256_set1_ps(1.0f / 720);
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.0f / 120));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.0f / 24));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.0f / 6));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(0.5f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.0f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.0f));
-  __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
-}
-
 DLRT_AVX2 inline float hmax256(__m256 v) {
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   m = _mm_max_ps(m, _mm_movehl_ps(m, m));
@@ -198,9 +182,20 @@ DLRT_AVX2 void softmax_rows_avx2(const Problem& p, int64_t b, int64_t h, int64_t
       mx = std::max(mx, x);
     }
     if (mx == -std::numeric_limits<float>::infinity()) mx = 0;
-    __m256 vm = _mm256_set1_ps(mx), vs = _mm256_setzero_ps();
-    for (j = 0; j < n8; j += 8) {
-      __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(row + j), vm));
+    const __m256 vm = _mm256_set1_ps(mx);
+    __m256 vs = _mm256_setzero_ps();
+    j = 0;
+    for (; j + 32 <= n8; j += 32) {  // four vectors' exps in lockstep (vec_avx2.h)
+      __m256 e[4];
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u) e[u] = _mm256_sub_ps(_mm256_loadu_ps(row + j + 8 * u), vm);
+      avx2::exp_lockstep<4>(e);
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u) _mm256_storeu_ps(row + j + 8 * u, e[u]);
+      vs = _mm256_add_ps(vs, _mm256_add_ps(_mm256_add_ps(e[0], e[1]), _mm256_add_ps(e[2], e[3])));
+    }
+    for (; j < n8; j += 8) {
+      const __m256 e = avx2::exp_ps(_mm256_sub_ps(_mm256_loadu_ps(row + j), vm));
       _mm256_storeu_ps(row + j, e);
       vs = _mm256_add_ps(vs, e);
     }
