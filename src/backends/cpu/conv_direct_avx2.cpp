@@ -27,6 +27,9 @@ constexpr int kNR = 16;  // grid columns of a tile: two ymm
 // while the tiles run over them; at most kMaxGroup panels (their partial sums).
 constexpr int64_t kGroupBytes = 160 * 1024;
 constexpr int64_t kMaxGroup = 32;
+// The one-K-slice path's block of tiles: its B rows (K rows of the tiles'
+// columns) are re-read by every panel of the group, from L2.
+constexpr int64_t kBlockBBytes = 128 * 1024;
 
 // dst[j] = src[j * s] for j < n (reads nothing past src[(n - 1) * s]).
 DLRT_CONV_AVX2 void gather_row(const float* src, int64_t s, int64_t n, float* dst) {
@@ -374,6 +377,52 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
   // K in one slice and grid columns that are output positions: slice_tile.
   const bool one_slice = K <= KC && (!plan.copy || plan.tap_columns);
 
+  // One K slice: for a block of tiles whose B rows (K x block columns) stay
+  // in L2, each panel of the group runs over the whole block. Each panel then
+  // writes its 6 output rows as runs of whole cache lines, and the
+  // hardware prefetcher follows those few streams; tile by tile, every tile
+  // touched all M output rows, as many write streams as output channels,
+  // which missed to memory when the output was not in cache (a 16 -> 96
+  // pointwise conv at 112x112 with cold caches: 1.94 -> 1.32 ms).
+  if (one_slice) {
+    const int64_t block_tiles = std::clamp<int64_t>(kBlockBBytes / (K * kNR * int64_t{sizeof(float)}), 1,
+                                                    std::max<int64_t>(1, ceil_div(tiles, 4 * threads)));
+    const int64_t blocks = ceil_div(tiles, block_tiles);
+    auto block_body = [&](int64_t ub, int64_t ue) {
+      for (int64_t u = ub; u < ue; ++u) {
+        const int64_t gi = u / blocks, bi = u % blocks;
+        const int64_t q0 = gi * group, q1 = std::min(panels, q0 + group);
+        const int64_t t0 = bi * block_tiles, t1 = std::min(tiles, t0 + block_tiles);
+        for (int64_t q = q0; q < q1; ++q) {
+          const int rows = static_cast<int>(std::min<int64_t>(kMR, M - q * kMR));
+          const float* a = wd + q * kMR * K;
+          for (int64_t ti = t0; ti < t1; ++ti) {
+            const int64_t j0 = ti * kNR, n = std::min<int64_t>(kNR, plan.grid - j0);
+            const float* sj = src + j0;
+            switch (n) {
+              case 1: narrow_tile<1>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); continue;
+              case 2: narrow_tile<2>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); continue;
+              case 3: narrow_tile<3>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); continue;
+              case 4: narrow_tile<4>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); continue;
+              default: break;
+            }
+            // The last panel of an M that is not a multiple of 6 (mobilenet_v2's
+            // 16- and 32-channel projections) runs the FMAs of its real rows only.
+            if (n == kNR && rows == 4) slice_tile<2, false, 4>(a, K, sj, off, rows, q * kMR, j0, n, out);
+            else if (n == kNR && rows == 2) slice_tile<2, false, 2>(a, K, sj, off, rows, q * kMR, j0, n, out);
+            else if (n == kNR) slice_tile<2, false>(a, K, sj, off, rows, q * kMR, j0, n, out);
+            else if (n > 8) slice_tile<2, true>(a, K, sj, off, rows, q * kMR, j0, n, out);
+            else slice_tile<1, true>(a, K, sj, off, rows, q * kMR, j0, n, out);
+          }
+        }
+      }
+    };
+    const int64_t block_units = groups * blocks;
+    if (threads > 1 && block_units > 1) pool->parallel_for(block_units, 1, block_body);
+    else block_body(0, block_units);
+    return;
+  }
+
   auto body = [&](int64_t ub, int64_t ue) {
     alignas(32) float part[kMaxGroup * kMR * kNR];
     for (int64_t u = ub; u < ue; ++u) {
@@ -390,20 +439,6 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
             case 3: narrow_tile<3>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); break;
             default: narrow_tile<4>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); break;
           }
-        }
-        continue;
-      }
-      if (one_slice) {
-        for (int64_t q = q0; q < q1; ++q) {
-          const int rows = static_cast<int>(std::min<int64_t>(kMR, M - q * kMR));
-          const float* a = wd + q * kMR * K;
-          // The last panel of an M that is not a multiple of 6 (mobilenet_v2's
-          // 16- and 32-channel projections) runs the FMAs of its real rows only.
-          if (n == kNR && rows == 4) slice_tile<2, false, 4>(a, K, sj, off, rows, q * kMR, j0, n, out);
-          else if (n == kNR && rows == 2) slice_tile<2, false, 2>(a, K, sj, off, rows, q * kMR, j0, n, out);
-          else if (n == kNR) slice_tile<2, false>(a, K, sj, off, rows, q * kMR, j0, n, out);
-          else if (n > 8) slice_tile<2, true>(a, K, sj, off, rows, q * kMR, j0, n, out);
-          else slice_tile<1, true>(a, K, sj, off, rows, q * kMR, j0, n, out);
         }
         continue;
       }
