@@ -318,6 +318,35 @@ TEST(Passes, AttentionNotFusedWhenScoresAreRead) {
              p::fuse_attention, "attention", 0);
 }
 
+// mobilenet_v2's block: 1x1 Conv + Clip (after bias-activation a FusedConv),
+// then a depthwise 3x3/2 Conv + Relu -> one FusedExpandDepthwise; a 1x1 conv
+// whose output is also read elsewhere is left alone.
+TEST(Passes, ExpandDepthwiseFusesPointwiseThenDepthwise) {
+  if (!cpu::KernelRegistry::builtin().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
+  auto both = [](ir::Graph& g, p::PassContext& ctx) {
+    p::fuse_bias_activation(g, ctx);
+    return p::fuse_expand_depthwise(g, ctx);
+  };
+  for (bool shared : {false, true}) {
+    GraphBuilder b;
+    auto x = b.input("x", {1, 6, 9, 10});
+    auto e = b.node("Conv", {x, b.constant("we", random_tensor({16, 6, 1, 1}, 50)), b.constant("be", random_tensor({16}, 51))});
+    auto lo = b.scalar("lo", 0.0f), hi = b.scalar("hi", 6.0f);
+    auto c = b.node("Clip", {e, lo, hi});
+    auto d = b.node("Conv", {c, b.constant("wd", random_tensor({16, 1, 3, 3}, 52)), b.constant("bd", random_tensor({16}, 53))},
+                    {{"group", ai(16)}, {"pads", ais({1, 1, 1, 1})}, {"strides", ais({2, 2})}});
+    b.output(b.node("Relu", {d}));
+    if (shared) b.output(b.node("Neg", {c}));
+    auto opt = check_pass(b.graph(), {random_tensor({1, 6, 9, 10}, 54, -2, 2)}, both, "expand-depthwise", shared ? 0 : 1, 2e-5f);
+    if (!shared) {
+      ASSERT_EQ(opt->nodes.size(), 1u);
+      EXPECT_EQ(opt->nodes[0].op_type, "FusedExpandDepthwise");
+      EXPECT_EQ(opt->nodes[0].attr_string("expand_activation", ""), "Clip");
+      EXPECT_EQ(opt->nodes[0].attr_string("activation", ""), "Relu");
+    }
+  }
+}
+
 TEST(Passes, BiasActivationFusesMatMulAddGelu) {
   if (!cpu::KernelRegistry::builtin().find("FusedMatMul", "com.dlrt", 1)) GTEST_SKIP() << "no FusedMatMul kernel in this build";
   GraphBuilder b;

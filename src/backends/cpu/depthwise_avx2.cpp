@@ -355,43 +355,87 @@ DLRT_AVX2 void store_c8(const float* out, int64_t n, float* y, int64_t out_plane
 
 }  // namespace
 
+namespace {
+
+// The 8-channel filters w (channel c at w + c * kh * kw) as [taps][8] vectors
+// in wv, and the 3x3 ones in registers.
+struct C8Filters {
+  bool k3 = false;
+  __m256 w3[9];
+  __m256 bias;
+};
+
+DLRT_AVX2 C8Filters c8_filters(const float* w, const DepthwiseGeometry& g, const float* bias, float* wv) {
+  const int64_t kk = g.kh * g.kw;
+  for (int64_t t = 0; t < kk; ++t)
+    for (int c = 0; c < 8; ++c) wv[t * 8 + c] = w[c * kk + t];
+  C8Filters f;
+  f.k3 = g.kh == 3 && g.kw == 3;
+  for (int t = 0; t < 9; ++t) f.w3[t] = f.k3 ? _mm256_load_ps(wv + t * 8) : _mm256_setzero_ps();
+  f.bias = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
+  return f;
+}
+
+// Output rows [0, rows) of a band whose first tap row is ibuf (padded rows
+// of Wp positions x 8 channels, sh rows per output row) into obuf [rows * OW][8].
+DLRT_AVX2 void c8_band(const float* ibuf, int64_t Wp, const float* wv, const C8Filters& f,
+                       const DepthwiseGeometry& g, int64_t rows, float* obuf) {
+  const int64_t OW = g.out_w, sw = g.sw;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = ibuf + r * g.sh * Wp * 8;
+    float* out = obuf + r * OW * 8;
+    int64_t ox = 0;
+    if (f.k3) {
+      for (; ox + 8 <= OW; ox += 8) dw_c8_block3<8>(in, Wp, f.w3, sw, ox, f.bias, out);
+      if (ox + 4 <= OW) dw_c8_block3<4>(in, Wp, f.w3, sw, ox, f.bias, out), ox += 4;
+      if (ox + 2 <= OW) dw_c8_block3<2>(in, Wp, f.w3, sw, ox, f.bias, out), ox += 2;
+      if (ox < OW) dw_c8_block3<1>(in, Wp, f.w3, sw, ox, f.bias, out);
+    } else {
+      for (; ox + 8 <= OW; ox += 8) dw_c8_block<8>(in, Wp, wv, g.kh, g.kw, sw, ox, f.bias, out);
+      if (ox + 4 <= OW) dw_c8_block<4>(in, Wp, wv, g.kh, g.kw, sw, ox, f.bias, out), ox += 4;
+      if (ox + 2 <= OW) dw_c8_block<2>(in, Wp, wv, g.kh, g.kw, sw, ox, f.bias, out), ox += 2;
+      if (ox < OW) dw_c8_block<1>(in, Wp, wv, g.kh, g.kw, sw, ox, f.bias, out);
+    }
+  }
+}
+
+// Output rows per band: the band's input rows in about 48 KiB of scratch.
+int64_t c8_band_rows(const DepthwiseGeometry& g, int64_t Wp) {
+  const int64_t max_in_rows = std::max<int64_t>(g.kh, (48 * 1024 / 32) / Wp);
+  return std::clamp<int64_t>((max_in_rows - g.kh) / g.sh + 1, 1, g.out_h);
+}
+
+}  // namespace
+
 DLRT_AVX2 void depthwise_c8_avx2(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g,
                                  float* y, int64_t out_plane, const DepthwiseC8Output& o) {
   const int64_t kh = g.kh, kw = g.kw, sh = g.sh, sw = g.sw, OW = g.out_w, OH = g.out_h;
   const int64_t Wp = (OW - 1) * sw + kw;  // padded columns the taps read
-  // Output rows per band: the band's input rows in about 48 KiB of scratch.
-  const int64_t max_in_rows = std::max<int64_t>(kh, (48 * 1024 / 32) / Wp);
-  const int64_t band = std::clamp<int64_t>((max_in_rows - kh) / sh + 1, 1, OH);
+  const int64_t band = c8_band_rows(g, Wp);
   const int64_t in_rows = (band - 1) * sh + kh;
   const int64_t kk = kh * kw;
   float* wv = scratch(static_cast<size_t>(kk * 8 + in_rows * Wp * 8 + ((band * OW + 7) / 8 * 8) * 8));
   float* ibuf = wv + kk * 8;
   float* obuf = ibuf + in_rows * Wp * 8;
-  for (int64_t t = 0; t < kk; ++t)
-    for (int c = 0; c < 8; ++c) wv[t * 8 + c] = w[c * kk + t];
-  const __m256 bias = o.bias ? _mm256_loadu_ps(o.bias) : _mm256_setzero_ps();
-  const bool k3 = kh == 3 && kw == 3;
-  __m256 w3[9];
-  for (int t = 0; t < 9; ++t) w3[t] = k3 ? _mm256_load_ps(wv + t * 8) : _mm256_setzero_ps();
+  const C8Filters f = c8_filters(w, g, o.bias, wv);
   for (int64_t oy0 = 0; oy0 < OH; oy0 += band) {
     const int64_t rows = std::min(band, OH - oy0);
     fill_c8(x, in_plane, g, Wp, oy0 * sh, (rows - 1) * sh + kh, ibuf);
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* in = ibuf + r * sh * Wp * 8;
-      float* out = obuf + r * OW * 8;
-      int64_t ox = 0;
-      if (k3) {
-        for (; ox + 8 <= OW; ox += 8) dw_c8_block3<8>(in, Wp, w3, sw, ox, bias, out);
-        if (ox + 4 <= OW) dw_c8_block3<4>(in, Wp, w3, sw, ox, bias, out), ox += 4;
-        if (ox + 2 <= OW) dw_c8_block3<2>(in, Wp, w3, sw, ox, bias, out), ox += 2;
-        if (ox < OW) dw_c8_block3<1>(in, Wp, w3, sw, ox, bias, out);
-      } else {
-        for (; ox + 8 <= OW; ox += 8) dw_c8_block<8>(in, Wp, wv, kh, kw, sw, ox, bias, out);
-        if (ox + 4 <= OW) dw_c8_block<4>(in, Wp, wv, kh, kw, sw, ox, bias, out), ox += 4;
-        if (ox + 2 <= OW) dw_c8_block<2>(in, Wp, wv, kh, kw, sw, ox, bias, out), ox += 2;
-        if (ox < OW) dw_c8_block<1>(in, Wp, wv, kh, kw, sw, ox, bias, out);
-      }
-    }
+    c8_band(ibuf, Wp, wv, f, g, rows, obuf);
+    store_c8(obuf, rows * OW, y + oy0 * OW, out_plane, o, o.residual ? o.residual + oy0 * OW : nullptr);
+  }
+}
+
+DLRT_AVX2 void depthwise_c8_padded_avx2(const float* buf, int64_t Wp, const float* w, const DepthwiseGeometry& g,
+                                        float* y, int64_t out_plane, const DepthwiseC8Output& o) {
+  const int64_t OW = g.out_w, OH = g.out_h, kk = g.kh * g.kw;
+  const int64_t band = c8_band_rows(g, Wp);
+  float* wv = scratch(static_cast<size_t>(kk * 8 + ((band * OW + 7) / 8 * 8) * 8));
+  float* obuf = wv + kk * 8;
+  const C8Filters f = c8_filters(w, g, o.bias, wv);
+  for (int64_t oy0 = 0; oy0 < OH; oy0 += band) {
+    const int64_t rows = std::min(band, OH - oy0);
+    c8_band(buf + oy0 * g.sh * Wp * 8, Wp, wv, f, g, rows, obuf);
     store_c8(obuf, rows * OW, y + oy0 * OW, out_plane, o, o.residual ? o.residual + oy0 * OW : nullptr);
   }
 }

@@ -62,4 +62,11 @@ bool depthwise_c8_avx2_ok(const DepthwiseGeometry& g);
 void depthwise_c8_avx2(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g, float* y,
                        int64_t out_plane, const DepthwiseC8Output& o);
 
+// depthwise_c8_avx2 on input that is already in the scratch layout: buf holds
+// the padded rows [(out_h - 1) * sh + kh][Wp][8] with Wp = (out_w - 1) * sw + kw
+// (padded row r, column c = input row r - pad_top, column c - pad_left; zeros
+// outside the input). Call only when cpu_isa() >= kAvx2.
+void depthwise_c8_padded_avx2(const float* buf, int64_t Wp, const float* w, const DepthwiseGeometry& g, float* y,
+                              int64_t out_plane, const DepthwiseC8Output& o);
+
 }  // namespace dlrt::cpu

@@ -422,3 +422,87 @@ int fuse_bias_activation(Graph& g, PassContext& ctx) {
 }
 
 }  // namespace dlrt::ir::passes
+
+namespace dlrt::ir::passes {
+
+namespace {
+
+bool is_fused_conv(const Node& n) { return n.domain == "com.dlrt" && n.op_type == "FusedConv"; }
+
+// No activation, Relu or Clip (what the fused depthwise kernel applies).
+bool clamp_activation(const Node& n) {
+  const std::string a = n.attr_string("activation", "");
+  return a.empty() || a == "Relu" || a == "Clip";
+}
+
+// Every value of an int-list attribute equals v (an absent attribute passes).
+bool all_equal(const Node& n, const char* attr, int64_t v) {
+  if (!n.has_attr(attr)) return true;
+  for (int64_t x : n.attr_ints(attr))
+    if (x != v) return false;
+  return true;
+}
+
+// A FusedConv without residual whose 2-D weights are a float32 constant of
+// `rank` 4, explicit padding, no dilation.
+const Tensor* plain_conv_weights(Rewriter& rw, const Node& n) {
+  if (!is_fused_conv(n) || n.inputs.size() < 2 || n.outputs.size() != 1) return nullptr;
+  if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) return nullptr;  // residual Z
+  const std::string pad = n.attr_string("auto_pad", "NOTSET");
+  if (pad != "NOTSET" || !all_equal(n, "dilations", 1) || !clamp_activation(n)) return nullptr;
+  const Tensor* w = rw.constant(n.inputs[1]);
+  if (!w || w->dtype() != DType::kFloat32 || w->rank() != 4) return nullptr;
+  return w;
+}
+
+}  // namespace
+
+int fuse_expand_depthwise(Graph& g, PassContext& ctx) {
+  if (!ctx.can_run("FusedExpandDepthwise", "com.dlrt", 1)) return 0;
+  Rewriter rw(g, ctx);
+  int fired = 0;
+  for (int i = 0; i < rw.size(); ++i) {
+    if (rw.dead(i)) continue;
+    const Node& e = rw.node(i);
+    const Tensor* we = plain_conv_weights(rw, e);
+    // The expand conv: 1x1, stride 1, no padding, group 1, M a multiple of 8.
+    if (!we || we->dim(2) != 1 || we->dim(3) != 1 || we->dim(0) % 8 != 0 || e.attr_int("group", 1) != 1 ||
+        !all_equal(e, "strides", 1) || !all_equal(e, "pads", 0) || !is_float32(g, e.inputs[0]))
+      continue;
+    const int64_t M = we->dim(0);
+    const ValueId mid = e.outputs[0];
+    if (!rw.single_use(mid)) continue;
+    const int d = rw.consumers(mid)[0];
+    const Node& dn = rw.node(d);
+    const Tensor* wd = plain_conv_weights(rw, dn);
+    // The depthwise conv: group M, one filter per channel, 2-D strides and 4 pads (leading pads below the kernel).
+    if (!wd || dn.inputs[0] != mid || dn.attr_int("group", 1) != M || wd->dim(0) != M || wd->dim(1) != 1) continue;
+    const int64_t kh = wd->dim(2), kw = wd->dim(3);
+    if (kh * kw > 256) continue;
+    if (dn.has_attr("strides") && dn.attr_ints("strides").size() != 2) continue;
+    std::vector<int64_t> pads = dn.has_attr("pads") ? dn.attr_ints("pads") : std::vector<int64_t>(4, 0);
+    if (pads.size() != 4 || pads[0] < 0 || pads[1] < 0 || pads[2] < 0 || pads[3] < 0 || pads[0] >= kh || pads[1] >= kw)
+      continue;
+    bool strides_ok = true;
+    for (int64_t s : dn.has_attr("strides") ? dn.attr_ints("strides") : std::vector<int64_t>{1, 1}) strides_ok &= s >= 1;
+    if (!strides_ok) continue;
+    Node fused = dn;
+    fused.name = dn.name + "_expand";
+    fused.op_type = "FusedExpandDepthwise";
+    fused.inputs = {e.inputs[0], e.inputs[1], e.inputs.size() > 2 ? e.inputs[2] : kNoValue, dn.inputs[1],
+                    dn.inputs.size() > 2 ? dn.inputs[2] : kNoValue};
+    fused.attributes.erase("auto_pad");
+    fused.attributes.erase("dilations");
+    if (e.has_attr("activation")) fused.attributes["expand_activation"] = e.attributes.at("activation");
+    if (e.has_attr("activation_params")) fused.attributes["expand_activation_params"] = e.attributes.at("activation_params");
+    log_fired("expand-depthwise", "fused " + e.describe() + " and " + dn.describe());
+    rw.remove(i);
+    rw.replace(d, std::move(fused));
+    ++fired;
+  }
+  rw.commit();
+  ctx.count("expand-depthwise", fired);
+  return fired;
+}
+
+}  // namespace dlrt::ir::passes

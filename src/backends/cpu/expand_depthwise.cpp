@@ -1,0 +1,197 @@
+// Expand conv + depthwise conv in one pass (see expand_depthwise.h).
+#include "backends/cpu/expand_depthwise.h"
+
+#include <algorithm>
+
+#include "backends/cpu/isa.h"
+#include "backends/cpu/scratch.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define DLRT_EXPAND_DW_AVX2 1
+#endif
+
+namespace dlrt::cpu {
+
+namespace {
+
+struct Padded {
+  int64_t Hp = 0, Wp = 0;  // rows and columns of the padded planes the taps read
+};
+
+Padded padded_of(const DepthwiseGeometry& g) {
+  return {(g.out_h - 1) * g.sh + g.kh, (g.out_w - 1) * g.sw + g.kw};
+}
+
+// As the vector clamp: NaN stays NaN.
+float clamp(const ClampStage& c, float v) { return c.clamp ? (v < c.lo ? c.lo : (v > c.hi ? c.hi : v)) : v; }
+
+// Zeros the padded positions of NB planes [Hp][Wp][8] that no input lands on.
+void zero_border(const ExpandDepthwiseShape& s, const Padded& pd, int NB, float* buf) {
+  const int64_t plane = pd.Hp * pd.Wp * 8;
+  const int64_t c0 = s.g.pad_left, c1 = std::min(pd.Wp, s.g.pad_left + s.W);
+  for (int b = 0; b < NB; ++b)
+    for (int64_t r = 0; r < pd.Hp; ++r) {
+      float* row = buf + b * plane + r * pd.Wp * 8;
+      const int64_t ih = r - s.g.pad_top;
+      if (ih < 0 || ih >= s.H) {
+        std::fill(row, row + pd.Wp * 8, 0.0f);
+        continue;
+      }
+      std::fill(row, row + std::min(c0, pd.Wp) * 8, 0.0f);
+      if (c1 < pd.Wp) std::fill(row + c1 * 8, row + pd.Wp * 8, 0.0f);
+    }
+}
+
+// Channels [8 blk, 8 blk + 8) in portable C++: expand into buf, then the depthwise taps.
+void block_generic(const ExpandDepthwiseShape& s, const Padded& pd, const float* x, const float* wp, const float* be,
+                   const float* wd, const float* bd, float* y, int64_t blk, float* buf) {
+  const int64_t P = s.H * s.W, out_plane = s.g.out_h * s.g.out_w, kk = s.g.kh * s.g.kw;
+  zero_border(s, pd, 1, buf);
+  const float* w = wp + blk * s.K * 8;
+  for (int64_t h = 0; h < s.H; ++h) {
+    const int64_t r = h + s.g.pad_top;
+    if (r >= pd.Hp) break;
+    for (int64_t c = 0; c < s.W && c + s.g.pad_left < pd.Wp; ++c) {
+      float acc[8] = {};
+      for (int64_t k = 0; k < s.K; ++k) {
+        const float xv = x[k * P + h * s.W + c];
+        for (int j = 0; j < 8; ++j) acc[j] += xv * w[k * 8 + j];
+      }
+      float* dst = buf + (r * pd.Wp + c + s.g.pad_left) * 8;
+      for (int j = 0; j < 8; ++j) dst[j] = clamp(s.act_e, acc[j] + (be ? be[blk * 8 + j] : 0.0f));
+    }
+  }
+  for (int j = 0; j < 8; ++j) {
+    const int64_t m = blk * 8 + j;
+    for (int64_t oh = 0; oh < s.g.out_h; ++oh)
+      for (int64_t ow = 0; ow < s.g.out_w; ++ow) {
+        float acc = bd ? bd[m] : 0.0f;
+        for (int64_t i = 0; i < s.g.kh; ++i)
+          for (int64_t t = 0; t < s.g.kw; ++t)
+            acc += wd[m * kk + i * s.g.kw + t] * buf[((oh * s.g.sh + i) * pd.Wp + ow * s.g.sw + t) * 8 + j];
+        y[m * out_plane + oh * s.g.out_w + ow] = clamp(s.act_d, acc);
+      }
+  }
+}
+
+#ifdef DLRT_EXPAND_DW_AVX2
+#define DLRT_AVX2 __attribute__((target("avx2,fma")))
+
+// Positions [p0, p0 + R) of the expand conv for NB blocks (12 accumulators at
+// R = 6, NB = 2, as the GEMM's tile), stored with bias and activation into
+// each block's padded plane at (h + pad_top, w + pad_left); (h, w) is p0's.
+template <int R, int NB>
+DLRT_AVX2 void expand_tile(const ExpandDepthwiseShape& s, const Padded& pd, const float* x, int64_t P,
+                           const float* w, const __m256 (&bias)[NB], __m256 lo, __m256 hi, int64_t p0, int64_t h,
+                           int64_t c, float* buf) {
+  __m256 acc[R][NB];
+#pragma GCC unroll 6
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 2
+    for (int b = 0; b < NB; ++b) acc[i][b] = bias[b];
+  const float* xp = x + p0;
+  for (int64_t k = 0; k < s.K; ++k, xp += P) {
+    __m256 wv[NB];
+#pragma GCC unroll 2
+    for (int b = 0; b < NB; ++b) wv[b] = _mm256_loadu_ps(w + (b * s.K + k) * 8);
+#pragma GCC unroll 6
+    for (int i = 0; i < R; ++i) {
+      const __m256 xv = _mm256_broadcast_ss(xp + i);
+#pragma GCC unroll 2
+      for (int b = 0; b < NB; ++b) acc[i][b] = _mm256_fmadd_ps(xv, wv[b], acc[i][b]);
+    }
+  }
+  const int64_t plane = pd.Hp * pd.Wp * 8;
+#pragma GCC unroll 6
+  for (int i = 0; i < R; ++i) {
+    const int64_t r = h + s.g.pad_top, col = c + s.g.pad_left;
+    if (r < pd.Hp && col < pd.Wp) {
+      float* dst = buf + (r * pd.Wp + col) * 8;
+#pragma GCC unroll 2
+      for (int b = 0; b < NB; ++b) {
+        __m256 v = acc[i][b];
+        if (s.act_e.clamp) v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+        _mm256_store_ps(dst + b * plane, v);
+      }
+    }
+    if (++c == s.W) c = 0, ++h;
+  }
+}
+
+template <int NB>
+DLRT_AVX2 void blocks_avx2(const ExpandDepthwiseShape& s, const Padded& pd, const float* x, const float* wp,
+                           const float* be, const float* wd, const float* bd, float* y, int64_t blk, float* buf) {
+  const int64_t P = s.H * s.W, out_plane = s.g.out_h * s.g.out_w, kk = s.g.kh * s.g.kw;
+  zero_border(s, pd, NB, buf);
+  const float* w = wp + blk * s.K * 8;
+  __m256 bias[NB];
+  for (int b = 0; b < NB; ++b) bias[b] = be ? _mm256_loadu_ps(be + (blk + b) * 8) : _mm256_setzero_ps();
+  const __m256 lo = _mm256_set1_ps(s.act_e.lo), hi = _mm256_set1_ps(s.act_e.hi);
+  // Input rows past the last one a tap reads are not expanded.
+  const int64_t rows = std::min(s.H, pd.Hp - s.g.pad_top), end = rows * s.W;
+  int64_t p = 0, h = 0, c = 0;
+  for (; p + 6 <= end; p += 6) {
+    expand_tile<6, NB>(s, pd, x, P, w, bias, lo, hi, p, h, c, buf);
+    c += 6;
+    while (c >= s.W) c -= s.W, ++h;
+  }
+  for (; p < end; ++p) {
+    expand_tile<1, NB>(s, pd, x, P, w, bias, lo, hi, p, h, c, buf);
+    if (++c == s.W) c = 0, ++h;
+  }
+  DepthwiseC8Output o;
+  o.clamp = s.act_d.clamp;
+  o.lo = s.act_d.lo;
+  o.hi = s.act_d.hi;
+  for (int b = 0; b < NB; ++b) {
+    const int64_t m = (blk + b) * 8;
+    o.bias = bd ? bd + m : nullptr;
+    depthwise_c8_padded_avx2(buf + b * pd.Hp * pd.Wp * 8, pd.Wp, wd + m * kk, s.g, y + m * out_plane, out_plane, o);
+  }
+}
+#endif
+
+}  // namespace
+
+bool expand_depthwise_ok(const ExpandDepthwiseShape& s) {
+  const DepthwiseGeometry& g = s.g;
+  return s.K >= 1 && s.M >= 8 && s.M % 8 == 0 && s.H >= 1 && s.W >= 1 && g.in_h == s.H && g.in_w == s.W &&
+         depthwise_c8_avx2_ok(g) && g.pad_top < g.kh && g.pad_left < g.kw;
+}
+
+std::vector<float> pack_expand_weights(const float* We, int64_t M, int64_t K) {
+  std::vector<float> p(static_cast<size_t>(M * K));
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t k = 0; k < K; ++k) p[static_cast<size_t>(((m / 8) * K + k) * 8 + m % 8)] = We[m * K + k];
+  return p;
+}
+
+void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float* we_packed, const float* be,
+                      const float* wd, const float* bd, float* y, ThreadPool& pool) {
+  const Padded pd = padded_of(s.g);
+  const int64_t blocks = s.M / 8, plane = pd.Hp * pd.Wp * 8;
+#ifdef DLRT_EXPAND_DW_AVX2
+  if (cpu_has_avx2()) {
+    // Pairs of blocks: the expand tile then has the GEMM's 12 accumulators.
+    const int64_t units = (blocks + 1) / 2;
+    pool.parallel_for(units, 1, [&](int64_t b, int64_t e) {
+      thread_local AlignedScratch sbuf;
+      float* buf = sbuf.get<float>(static_cast<size_t>(2 * plane));
+      for (int64_t u = b; u < e; ++u) {
+        const int64_t blk = 2 * u;
+        if (blk + 2 <= blocks) blocks_avx2<2>(s, pd, x, we_packed, be, wd, bd, y, blk, buf);
+        else blocks_avx2<1>(s, pd, x, we_packed, be, wd, bd, y, blk, buf);
+      }
+    });
+    return;
+  }
+#endif
+  pool.parallel_for(blocks, 1, [&](int64_t b, int64_t e) {
+    thread_local AlignedScratch sbuf;
+    float* buf = sbuf.get<float>(static_cast<size_t>(plane));
+    for (int64_t blk = b; blk < e; ++blk) block_generic(s, pd, x, we_packed, be, wd, bd, y, blk, buf);
+  });
+}
+
+}  // namespace dlrt::cpu

@@ -1,0 +1,108 @@
+// com.dlrt FusedExpandDepthwise against the two FusedConvs it replaces (the
+// 1x1 expand conv, then the depthwise conv), on the portable and the AVX2
+// paths: pairs and single blocks of 8 channels, position counts that leave a
+// tail after the 6-position tiles, strides 1 and 2 (also per axis), uneven
+// pads, 3x3 and 5x5 kernels, batch 2.
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "../ir/graph_builder.h"
+#include "backends/cpu/isa.h"
+#include "kernel_test_util.h"
+
+namespace dlrt::cpu {
+namespace {
+
+using testing::attr_floats;
+using testing::attr_int;
+using testing::attr_ints;
+using testing::attr_string;
+using testing::run_op;
+
+Tensor rnd(Shape s, uint32_t seed, float scale = 1.0f) { return dlrt::testing::random_tensor(std::move(s), seed, -scale, scale); }
+
+struct Case {
+  int64_t n, k, m, h, w, kh, kw, sh, sw;
+  std::vector<int64_t> pads;
+};
+
+struct Act {
+  std::string name;
+  std::vector<float> params;
+};
+
+void add_act(std::map<std::string, ir::Attribute>& attrs, const std::string& key, const Act& a) {
+  if (a.name.empty()) return;
+  attrs[key] = attr_string(a.name);
+  if (!a.params.empty()) attrs[key + "_params"] = attr_floats(a.params);
+}
+
+TEST(FusedExpandDepthwise, MatchesExpandThenDepthwiseConv) {
+  const std::vector<Case> cases = {
+      {1, 5, 16, 9, 11, 3, 3, 1, 1, {1, 1, 1, 1}},   // one pair of blocks; 99 positions (tail of 3)
+      {1, 3, 24, 7, 6, 3, 3, 2, 2, {1, 1, 1, 1}},    // a pair and a single block, stride 2
+      {2, 16, 8, 14, 14, 3, 3, 2, 2, {0, 0, 1, 1}},  // batch 2, one block, uneven pads
+      {1, 7, 32, 5, 13, 5, 5, 1, 1, {2, 2, 2, 2}},   // 5x5
+      {1, 4, 16, 8, 8, 3, 3, 2, 1, {1, 0, 0, 1}},    // strides differ per axis
+      {1, 2, 8, 3, 3, 3, 3, 1, 1, {0, 0, 0, 0}},     // a 1x1 output
+      {1, 9, 48, 7, 7, 3, 3, 1, 1, {1, 1, 1, 1}},    // mobilenet_v2's 7x7 planes
+  };
+  const std::vector<std::pair<Act, Act>> acts = {
+      {{"", {}}, {"", {}}}, {{"Clip", {0.0f, 6.0f}}, {"Clip", {0.0f, 6.0f}}}, {{"Relu", {}}, {"", {}}}};
+  std::vector<CpuIsa> isas{CpuIsa::kGeneric};
+  if (detected_cpu_isa() >= CpuIsa::kAvx2) isas.push_back(CpuIsa::kAvx2);
+  uint32_t seed = 1;
+  for (const Case& c : cases) {
+    const Tensor x = rnd({c.n, c.k, c.h, c.w}, ++seed, 2.0f), we = rnd({c.m, c.k, 1, 1}, ++seed),
+                 be = rnd({c.m}, ++seed), wd = rnd({c.m, 1, c.kh, c.kw}, ++seed), bd = rnd({c.m}, ++seed);
+    std::map<std::string, ir::Attribute> dw = {{"group", attr_int(c.m)},
+                                               {"kernel_shape", attr_ints({c.kh, c.kw})},
+                                               {"strides", attr_ints({c.sh, c.sw})},
+                                               {"pads", attr_ints(c.pads)}};
+    for (const auto& [ae, ad] : acts) {
+      std::map<std::string, ir::Attribute> ea, da = dw, fa = dw;
+      add_act(ea, "activation", ae);
+      add_act(da, "activation", ad);
+      add_act(fa, "activation", ad);
+      add_act(fa, "expand_activation", ae);
+      auto mid = run_op("FusedConv", {x, we, be}, ea, 1, 1, "com.dlrt");
+      ASSERT_TRUE(mid.ok()) << mid.status().to_string();
+      auto want = run_op("FusedConv", {(*mid)[0], wd, bd}, da, 1, 1, "com.dlrt");
+      ASSERT_TRUE(want.ok()) << want.status().to_string();
+      for (CpuIsa isa : isas) {
+        ScopedCpuIsa cap(isa);
+        SCOPED_TRACE("x " + shape_to_string(x.shape()) + " k " + std::to_string(c.kh) + " s " + std::to_string(c.sh) +
+                     "x" + std::to_string(c.sw) + " acts '" + ae.name + "' '" + ad.name + "' " + cpu_isa_name(isa));
+        auto got = run_op("FusedExpandDepthwise", {x, we, be, wd, bd}, fa, 1, 1, "com.dlrt");
+        ASSERT_TRUE(got.ok()) << got.status().to_string();
+        dlrt::testing::expect_close((*got)[0], (*want)[0], 2e-5f);
+        // Without biases.
+        auto nb = run_op("FusedExpandDepthwise", {x, we, Tensor(), wd, Tensor()}, fa, 1, 1, "com.dlrt");
+        ASSERT_TRUE(nb.ok()) << nb.status().to_string();
+        auto mid0 = run_op("FusedConv", {x, we}, ea, 1, 1, "com.dlrt");
+        auto want0 = run_op("FusedConv", {(*mid0)[0], wd}, da, 1, 1, "com.dlrt");
+        dlrt::testing::expect_close((*nb)[0], (*want0)[0], 2e-5f);
+      }
+    }
+  }
+}
+
+TEST(FusedExpandDepthwise, BadShapesAreErrors) {
+  const Tensor x = rnd({1, 4, 6, 6}, 1), we = rnd({8, 4, 1, 1}, 2), wd = rnd({8, 1, 3, 3}, 3);
+  std::map<std::string, ir::Attribute> a = {{"group", attr_int(8)}, {"pads", attr_ints({1, 1, 1, 1})}};
+  EXPECT_TRUE(run_op("FusedExpandDepthwise", {x, we, Tensor(), wd}, a, 1, 1, "com.dlrt").ok());
+  auto bad_we = run_op("FusedExpandDepthwise", {x, rnd({8, 5, 1, 1}, 4), Tensor(), wd}, a, 1, 1, "com.dlrt");
+  ASSERT_FALSE(bad_we.ok());
+  EXPECT_EQ(bad_we.status().code(), StatusCode::kInvalidArgument);
+  auto bad_bias = run_op("FusedExpandDepthwise", {x, we, rnd({7}, 5), wd}, a, 1, 1, "com.dlrt");
+  ASSERT_FALSE(bad_bias.ok());
+  EXPECT_EQ(bad_bias.status().code(), StatusCode::kInvalidArgument);
+  auto small = run_op("FusedExpandDepthwise", {rnd({1, 4, 1, 1}, 6), we, Tensor(), rnd({8, 1, 5, 5}, 7)}, {{"group", attr_int(8)}},
+                      1, 1, "com.dlrt");
+  ASSERT_FALSE(small.ok());
+  EXPECT_EQ(small.status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace dlrt::cpu
