@@ -639,15 +639,17 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
         }
       };
 #if defined(__x86_64__) || defined(__i386__)
-      // AVX2 without AVX-512, 2-D, whole groups of 8 channels, strided or
-      // output rows of at most 32: 8 channels per vector (depthwise_c8_avx2)
-      // instead of one plane at a time. Single 3x3 layers, 1 thread, Zen 1:
-      // 960x7x7 0.23 -> 0.12 ms, 576x14x14 0.36 -> 0.20, 192x28x28 0.26 ->
-      // 0.21, stride 2 144x56x56 0.55 -> 0.31, 192x28x28 0.27 -> 0.11; at
-      // stride 1 on 56x56 and 112x112 planes the plane kernel stays faster
-      // (0.56 against 0.64 ms, 0.51 against 0.56).
+      // AVX2 without AVX-512, 2-D, whole groups of 8 channels: 8 channels
+      // per vector (depthwise_c8_avx2) instead of one plane at a time. Single
+      // 3x3 layers, 1 thread, Zen 1: 960x7x7 0.23 -> 0.12 ms, 576x14x14 0.36
+      // -> 0.20, 192x28x28 0.26 -> 0.21, stride 2 144x56x56 0.55 -> 0.31,
+      // 192x28x28 0.27 -> 0.11. Alone, at stride 1 on 56x56 and 112x112
+      // planes the plane kernel measured faster (0.56 against 0.64 ms, 0.51
+      // against 0.56), but inside mobilenet_v2 (its 32x112x112 layer, whose
+      // output is cold in cache) the 8-channel kernel takes 0.55-0.58 ms
+      // against 0.65-0.76 (1 thread; the same at 2).
       const DepthwiseGeometry dg = dw_geometry(g);
-      if (cpu_has_avx2() && !cpu_has_avx512() && M % 8 == 0 && (dg.sw > 1 || dg.out_w <= 32) && g.k[0] == 1 &&
+      if (cpu_has_avx2() && !cpu_has_avx512() && M % 8 == 0 && g.k[0] == 1 &&
           g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 && depthwise_c8_avx2_ok(dg) &&
           clamp_or_none(fuse.act)) {
         const ClampStage c = clamp_stage(fuse.act);
