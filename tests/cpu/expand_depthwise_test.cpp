@@ -98,6 +98,11 @@ TEST(FusedExpandDepthwise, BadShapesAreErrors) {
   auto bad_bias = run_op("FusedExpandDepthwise", {x, we, rnd({7}, 5), wd}, a, 1, 1, "com.dlrt");
   ASSERT_FALSE(bad_bias.ok());
   EXPECT_EQ(bad_bias.status().code(), StatusCode::kInvalidArgument);
+  auto dilated = run_op("FusedExpandDepthwise", {x, we, Tensor(), wd},
+                        {{"group", attr_int(8)}, {"pads", attr_ints({1, 1, 1, 1})}, {"dilations", attr_ints({2, 2})}}, 1, 1,
+                        "com.dlrt");
+  ASSERT_FALSE(dilated.ok());
+  EXPECT_EQ(dilated.status().code(), StatusCode::kUnsupported);
   auto small = run_op("FusedExpandDepthwise", {rnd({1, 4, 1, 1}, 6), we, Tensor(), rnd({8, 1, 5, 5}, 7)}, {{"group", attr_int(8)}},
                       1, 1, "com.dlrt");
   ASSERT_FALSE(small.ok());

@@ -85,6 +85,10 @@ class FusedExpandDepthwiseKernel final : public OpKernel {
       if (b && (b->dtype() != DType::kFloat32 || b->size() != s.M))
         return ctx.invalid("biases must hold " + std::to_string(s.M) + " float32 values");
     const std::vector<int64_t> strides = node.attr_ints("strides"), pads = node.attr_ints("pads");
+    if ((!strides.empty() && strides.size() != 2) || (!pads.empty() && pads.size() != 4))
+      return ctx.invalid("strides must hold 2 values and pads 4");
+    for (int64_t d : node.attr_ints("dilations"))
+      if (d != 1) return ctx.unsupported("dilated depthwise convs are not supported");
     DepthwiseGeometry& g = s.g;
     g.in_h = s.H, g.in_w = s.W, g.kh = wd->dim(2), g.kw = wd->dim(3);
     g.sh = strides.size() == 2 ? strides[0] : 1, g.sw = strides.size() == 2 ? strides[1] : 1;

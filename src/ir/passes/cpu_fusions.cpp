@@ -443,8 +443,9 @@ bool all_equal(const Node& n, const char* attr, int64_t v) {
   return true;
 }
 
-// A FusedConv without residual whose 2-D weights are a float32 constant of
-// `rank` 4, explicit padding, no dilation.
+// The weights of a 2-D FusedConv with no residual, explicit (or no) padding,
+// no dilation and a Relu/Clip/no activation, when they are a float32
+// constant; otherwise null.
 const Tensor* plain_conv_weights(Rewriter& rw, const Node& n) {
   if (!is_fused_conv(n) || n.inputs.size() < 2 || n.outputs.size() != 1) return nullptr;
   if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) return nullptr;  // residual Z
