@@ -2,7 +2,7 @@
 // 1x1 expand conv, then the depthwise conv), on the portable and the AVX2
 // paths: pairs and single blocks of 8 channels, position counts that leave a
 // tail after the 6-position tiles, strides 1 and 2 (also per axis), uneven
-// pads, 3x3 and 5x5 kernels, batch 2.
+// pads, 3x3 and 5x5 kernels, batch 2, planes tall enough for row bands.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -47,6 +47,10 @@ TEST(FusedExpandDepthwise, MatchesExpandThenDepthwiseConv) {
       {1, 4, 16, 8, 8, 3, 3, 2, 1, {1, 0, 0, 1}},    // strides differ per axis
       {1, 2, 8, 3, 3, 3, 3, 1, 1, {0, 0, 0, 0}},     // a 1x1 output
       {1, 9, 48, 7, 7, 3, 3, 1, 1, {1, 1, 1, 1}},    // mobilenet_v2's 7x7 planes
+      // 28+ output rows: on run_op's 2 threads each also takes a band of rows.
+      {1, 5, 16, 30, 9, 3, 3, 1, 1, {1, 1, 1, 1}},
+      {1, 3, 24, 57, 10, 3, 3, 2, 2, {1, 1, 1, 1}},
+      {2, 4, 8, 31, 6, 5, 5, 1, 1, {2, 2, 2, 2}},
   };
   const std::vector<std::pair<Act, Act>> acts = {
       {{"", {}}, {"", {}}}, {{"Clip", {0.0f, 6.0f}}, {"Clip", {0.0f, 6.0f}}}, {{"Relu", {}}, {"", {}}}};

@@ -188,6 +188,9 @@ TEST(CpuIsa, DepthwiseConvMatchesGeneric) {
   cases.push_back({8, 11, 13, 3, 3, 3, 1, 1, 1, 1});
   cases.push_back({8, 4, 21, 3, 3, 1, 4, 4, 4, 4});
   cases.push_back({24, 5, 9, 1, 7, 1, 0, 3, 0, 3});
+  // 28+ output rows: on run_op's 2 threads each also takes a band of rows.
+  cases.push_back({8, 61, 12, 3, 3, 2, 1, 1, 1, 1});
+  cases.push_back({16, 33, 9, 5, 5, 1, 2, 2, 2, 2});
   const std::vector<std::pair<std::string, std::vector<float>>> acts = {{"", {}}, {"Relu", {}}, {"Clip", {0.0f, 0.5f}}, {"HardSwish", {}}};
   uint32_t seed = 1;
   for (const auto& k : cases) {

@@ -408,7 +408,8 @@ int64_t c8_band_rows(const DepthwiseGeometry& g, int64_t Wp) {
 }  // namespace
 
 DLRT_AVX2 void depthwise_c8_avx2(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g,
-                                 float* y, int64_t out_plane, const DepthwiseC8Output& o) {
+                                 float* y, int64_t out_plane, const DepthwiseC8Output& o, int64_t row_begin,
+                                 int64_t row_end) {
   const int64_t kh = g.kh, kw = g.kw, sh = g.sh, sw = g.sw, OW = g.out_w, OH = g.out_h;
   const int64_t Wp = (OW - 1) * sw + kw;  // padded columns the taps read
   const int64_t band = c8_band_rows(g, Wp);
@@ -418,8 +419,9 @@ DLRT_AVX2 void depthwise_c8_avx2(const float* x, int64_t in_plane, const float* 
   float* ibuf = wv + kk * 8;
   float* obuf = ibuf + in_rows * Wp * 8;
   const C8Filters f = c8_filters(w, g, o.bias, wv);
-  for (int64_t oy0 = 0; oy0 < OH; oy0 += band) {
-    const int64_t rows = std::min(band, OH - oy0);
+  const int64_t end = row_end < 0 ? OH : std::min(row_end, OH);
+  for (int64_t oy0 = std::max<int64_t>(row_begin, 0); oy0 < end; oy0 += band) {
+    const int64_t rows = std::min(band, end - oy0);
     fill_c8(x, in_plane, g, Wp, oy0 * sh, (rows - 1) * sh + kh, ibuf);
     c8_band(ibuf, Wp, wv, f, g, rows, obuf);
     store_c8(obuf, rows * OW, y + oy0 * OW, out_plane, o, o.residual ? o.residual + oy0 * OW : nullptr);

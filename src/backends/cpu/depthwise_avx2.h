@@ -58,9 +58,10 @@ struct DepthwiseC8Output {
 // Whether depthwise_c8_avx2 runs this geometry (does not check the CPU).
 bool depthwise_c8_avx2_ok(const DepthwiseGeometry& g);
 
+// Only output rows [row_begin, row_end) when given (row_end < 0: to the last).
 // Call only when cpu_isa() >= kAvx2.
 void depthwise_c8_avx2(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g, float* y,
-                       int64_t out_plane, const DepthwiseC8Output& o);
+                       int64_t out_plane, const DepthwiseC8Output& o, int64_t row_begin = 0, int64_t row_end = -1);
 
 // depthwise_c8_avx2 on input that is already in the scratch layout: buf holds
 // the padded rows [(out_h - 1) * sh + kh][Wp][8] with Wp = (out_w - 1) * sw + kw

@@ -15,6 +15,9 @@ namespace dlrt::cpu {
 
 namespace {
 
+// Output rows per thread from which the AVX2 path splits rows as well as channels.
+constexpr int64_t kBandMinRows = 14;
+
 struct Padded {
   int64_t Hp = 0, Wp = 0;  // rows and columns of the padded planes the taps read
 };
@@ -119,18 +122,22 @@ DLRT_AVX2 void expand_tile(const ExpandDepthwiseShape& s, const Padded& pd, cons
   }
 }
 
+// Output rows [oh0, oh1) of blocks [blk, blk + NB): the expanded rows their
+// taps read, then the depthwise conv.
 template <int NB>
 DLRT_AVX2 void blocks_avx2(const ExpandDepthwiseShape& s, const Padded& pd, const float* x, const float* wp,
-                           const float* be, const float* wd, const float* bd, float* y, int64_t blk, float* buf) {
+                           const float* be, const float* wd, const float* bd, float* y, int64_t blk, int64_t oh0,
+                           int64_t oh1, float* buf) {
   const int64_t P = s.H * s.W, out_plane = s.g.out_h * s.g.out_w, kk = s.g.kh * s.g.kw;
   zero_border(s, pd, NB, buf);
   const float* w = wp + blk * s.K * 8;
   __m256 bias[NB];
   for (int b = 0; b < NB; ++b) bias[b] = be ? _mm256_loadu_ps(be + (blk + b) * 8) : _mm256_setzero_ps();
   const __m256 lo = _mm256_set1_ps(s.act_e.lo), hi = _mm256_set1_ps(s.act_e.hi);
-  // Input rows past the last one a tap reads are not expanded.
-  const int64_t rows = std::min(s.H, pd.Hp - s.g.pad_top), end = rows * s.W;
-  int64_t p = 0, h = 0, c = 0;
+  const int64_t r0 = std::max<int64_t>(0, oh0 * s.g.sh - s.g.pad_top);
+  const int64_t r1 = std::min(s.H, (oh1 - 1) * s.g.sh - s.g.pad_top + s.g.kh);
+  const int64_t end = r1 * s.W;
+  int64_t p = r0 * s.W, h = r0, c = 0;
   for (; p + 6 <= end; p += 6) {
     expand_tile<6, NB>(s, pd, x, P, w, bias, lo, hi, p, h, c, buf);
     c += 6;
@@ -144,10 +151,13 @@ DLRT_AVX2 void blocks_avx2(const ExpandDepthwiseShape& s, const Padded& pd, cons
   o.clamp = s.act_d.clamp;
   o.lo = s.act_d.lo;
   o.hi = s.act_d.hi;
+  DepthwiseGeometry band = s.g;
+  band.out_h = oh1 - oh0;
   for (int b = 0; b < NB; ++b) {
     const int64_t m = (blk + b) * 8;
     o.bias = bd ? bd + m : nullptr;
-    depthwise_c8_padded_avx2(buf + b * pd.Hp * pd.Wp * 8, pd.Wp, wd + m * kk, s.g, y + m * out_plane, out_plane, o);
+    depthwise_c8_padded_avx2(buf + (b * pd.Hp + oh0 * s.g.sh) * pd.Wp * 8, pd.Wp, wd + m * kk, band,
+                             y + m * out_plane + oh0 * s.g.out_w, out_plane, o);
   }
 }
 #endif
@@ -174,14 +184,20 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
 #ifdef DLRT_EXPAND_DW_AVX2
   if (cpu_has_avx2()) {
     // Pairs of blocks: the expand tile then has the GEMM's 12 accumulators.
-    const int64_t units = (blocks + 1) / 2;
-    pool.parallel_for(units, 1, [&](int64_t b, int64_t e) {
+    // With several threads and tall planes, each thread also owns a band of
+    // output rows in every channel (expanding the few rows its taps share
+    // with the next band twice), so the convs before and after, split by
+    // positions, read what the same core wrote.
+    const int64_t pairs = (blocks + 1) / 2, threads = pool.num_threads();
+    const int64_t bands = threads > 1 && s.g.out_h >= kBandMinRows * threads ? threads : 1;
+    pool.parallel_for(bands * pairs, 1, [&](int64_t b, int64_t e) {
       thread_local AlignedScratch sbuf;
       float* buf = sbuf.get<float>(static_cast<size_t>(2 * plane));
       for (int64_t u = b; u < e; ++u) {
-        const int64_t blk = 2 * u;
-        if (blk + 2 <= blocks) blocks_avx2<2>(s, pd, x, we_packed, be, wd, bd, y, blk, buf);
-        else blocks_avx2<1>(s, pd, x, we_packed, be, wd, bd, y, blk, buf);
+        const int64_t band = u / pairs, blk = 2 * (u % pairs);
+        const int64_t oh0 = s.g.out_h * band / bands, oh1 = s.g.out_h * (band + 1) / bands;
+        if (blk + 2 <= blocks) blocks_avx2<2>(s, pd, x, we_packed, be, wd, bd, y, blk, oh0, oh1, buf);
+        else blocks_avx2<1>(s, pd, x, we_packed, be, wd, bd, y, blk, oh0, oh1, buf);
       }
     });
     return;
