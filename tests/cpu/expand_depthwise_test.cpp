@@ -1,8 +1,9 @@
 // com.dlrt FusedExpandDepthwise against the two FusedConvs it replaces (the
-// 1x1 expand conv, then the depthwise conv), on the portable and the AVX2
-// paths: pairs and single blocks of 8 channels, position counts that leave a
-// tail after the 6-position tiles, strides 1 and 2 (also per axis), uneven
-// pads, 3x3 and 5x5 kernels, batch 2, planes tall enough for row bands.
+// 1x1 expand conv or a small stem conv, then the depthwise conv), on the
+// portable and the AVX2 paths: pairs and single blocks of 8 channels,
+// position counts that leave a tail after the 6-position tiles, strides 1
+// and 2 (also per axis), uneven pads, 3x3 and 5x5 kernels, batch 2, planes
+// tall enough for row bands.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -25,6 +26,9 @@ Tensor rnd(Shape s, uint32_t seed, float scale = 1.0f) { return dlrt::testing::r
 struct Case {
   int64_t n, k, m, h, w, kh, kw, sh, sw;
   std::vector<int64_t> pads;
+  // The first conv: 1x1/1 unless set (kernel, strides, pads).
+  int64_t ekh = 1, ekw = 1;
+  std::vector<int64_t> estrides = {1, 1}, epads = {0, 0, 0, 0};
 };
 
 struct Act {
@@ -51,6 +55,10 @@ TEST(FusedExpandDepthwise, MatchesExpandThenDepthwiseConv) {
       {1, 5, 16, 30, 9, 3, 3, 1, 1, {1, 1, 1, 1}},
       {1, 3, 24, 57, 10, 3, 3, 2, 2, {1, 1, 1, 1}},
       {2, 4, 8, 31, 6, 5, 5, 1, 1, {2, 2, 2, 2}},
+      // A stem as the first conv (mobilenet_v2's 3x3/2 on RGB, then its depthwise 3x3/1).
+      {1, 3, 32, 23, 20, 3, 3, 1, 1, {1, 1, 1, 1}, 3, 3, {2, 2}, {1, 1, 1, 1}},
+      {2, 2, 16, 9, 8, 3, 3, 2, 2, {1, 1, 1, 1}, 2, 2, {1, 1}, {0, 0, 0, 0}},       // 2x2/1, no pads
+      {1, 3, 8, 10, 9, 3, 3, 1, 1, {1, 1, 1, 1}, 3, 3, {1, 2}, {0, 1, 2, 1}},     // uneven pads, strides
   };
   const std::vector<std::pair<Act, Act>> acts = {
       {{"", {}}, {"", {}}}, {{"Clip", {0.0f, 6.0f}}, {"Clip", {0.0f, 6.0f}}}, {{"Relu", {}}, {"", {}}}};
@@ -58,14 +66,17 @@ TEST(FusedExpandDepthwise, MatchesExpandThenDepthwiseConv) {
   if (detected_cpu_isa() >= CpuIsa::kAvx2) isas.push_back(CpuIsa::kAvx2);
   uint32_t seed = 1;
   for (const Case& c : cases) {
-    const Tensor x = rnd({c.n, c.k, c.h, c.w}, ++seed, 2.0f), we = rnd({c.m, c.k, 1, 1}, ++seed),
+    const Tensor x = rnd({c.n, c.k, c.h, c.w}, ++seed, 2.0f), we = rnd({c.m, c.k, c.ekh, c.ekw}, ++seed),
                  be = rnd({c.m}, ++seed), wd = rnd({c.m, 1, c.kh, c.kw}, ++seed), bd = rnd({c.m}, ++seed);
     std::map<std::string, ir::Attribute> dw = {{"group", attr_int(c.m)},
                                                {"kernel_shape", attr_ints({c.kh, c.kw})},
                                                {"strides", attr_ints({c.sh, c.sw})},
                                                {"pads", attr_ints(c.pads)}};
     for (const auto& [ae, ad] : acts) {
-      std::map<std::string, ir::Attribute> ea, da = dw, fa = dw;
+      std::map<std::string, ir::Attribute> ea = {{"strides", attr_ints(c.estrides)}, {"pads", attr_ints(c.epads)}};
+      std::map<std::string, ir::Attribute> da = dw, fa = dw;
+      fa["expand_strides"] = attr_ints(c.estrides);
+      fa["expand_pads"] = attr_ints(c.epads);
       add_act(ea, "activation", ae);
       add_act(da, "activation", ad);
       add_act(fa, "activation", ad);

@@ -347,6 +347,32 @@ TEST(Passes, ExpandDepthwiseFusesPointwiseThenDepthwise) {
   }
 }
 
+// A stem (3x3/2 on 3 channels: 27 taps) fuses with the depthwise conv after
+// it; a 3x3 conv on 8 channels (72 taps) keeps its own kernel.
+TEST(Passes, ExpandDepthwiseFusesSmallStemsOnly) {
+  if (!cpu::KernelRegistry::builtin().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
+  auto both = [](ir::Graph& g, p::PassContext& ctx) {
+    p::fuse_bias_activation(g, ctx);
+    return p::fuse_expand_depthwise(g, ctx);
+  };
+  for (int64_t cin : {3, 8}) {
+    GraphBuilder b;
+    auto x = b.input("x", {1, cin, 12, 11});
+    auto e = b.node("Conv", {x, b.constant("we", random_tensor({16, cin, 3, 3}, 60))},
+                    {{"strides", ais({2, 2})}, {"pads", ais({1, 1, 1, 1})}});
+    auto c = b.node("Relu", {e});
+    auto d = b.node("Conv", {c, b.constant("wd", random_tensor({16, 1, 3, 3}, 61))},
+                    {{"group", ai(16)}, {"pads", ais({1, 1, 1, 1})}});
+    b.output(b.node("Relu", {d}));
+    auto opt = check_pass(b.graph(), {random_tensor({1, cin, 12, 11}, 62, -2, 2)}, both, "expand-depthwise",
+                          cin == 3 ? 1 : 0, 2e-5f);
+    if (cin == 3) {
+      ASSERT_EQ(opt->nodes.size(), 1u);
+      EXPECT_EQ(opt->nodes[0].op_type, "FusedExpandDepthwise");
+    }
+  }
+}
+
 TEST(Passes, BiasActivationFusesMatMulAddGelu) {
   if (!cpu::KernelRegistry::builtin().find("FusedMatMul", "com.dlrt", 1)) GTEST_SKIP() << "no FusedMatMul kernel in this build";
   GraphBuilder b;

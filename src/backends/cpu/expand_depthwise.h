@@ -1,9 +1,10 @@
-// A pointwise "expand" conv and the depthwise conv that reads its output, in
-// one pass (com.dlrt FusedExpandDepthwise, mobilenet_v2's inverted residual
-// blocks): for each block of 8 expanded channels, the expand conv writes its
-// output straight into the depthwise kernel's padded [rows][columns][8]
-// scratch, so the expanded tensor never goes to memory in NCHW and the
-// depthwise conv transposes nothing on the way in.
+// A dense conv (the "expand" stage: mobilenet_v2's 1x1 expand convs, or a
+// small stem such as its 3x3/2 on the RGB input) and the depthwise conv that
+// reads its output, in one pass (com.dlrt FusedExpandDepthwise): for each
+// block of 8 expanded channels, the first conv writes its output straight
+// into the depthwise kernel's padded [rows][columns][8] scratch, so the
+// expanded tensor never goes to memory in NCHW and the depthwise conv
+// transposes nothing on the way in.
 #pragma once
 
 #include <cstdint>
@@ -15,9 +16,18 @@
 
 namespace dlrt::cpu {
 
+// The first conv: group 1, no dilation; kernel, strides and leading pads
+// (trailing pads are implied by the expanded plane's size).
+struct ExpandConvGeometry {
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, pad_top = 0, pad_left = 0;
+  bool pointwise() const { return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pad_top == 0 && pad_left == 0; }
+};
+
 struct ExpandDepthwiseShape {
   int64_t K = 0, M = 0;   // input channels; expanded channels (a multiple of 8)
-  int64_t H = 0, W = 0;   // input (and expanded) plane
+  int64_t in_h = 0, in_w = 0;  // input plane
+  ExpandConvGeometry e;        // the first conv
+  int64_t H = 0, W = 0;   // expanded plane (the first conv's output)
   DepthwiseGeometry g;    // the depthwise conv on the H x W planes (in_h = H, in_w = W)
   ClampStage act_e, act_d;  // the expand and the depthwise activations (Relu/Clip or none)
 };
@@ -25,10 +35,10 @@ struct ExpandDepthwiseShape {
 // Whether expand_depthwise runs this shape.
 bool expand_depthwise_ok(const ExpandDepthwiseShape& s);
 
-// The expand weights We [M][K] as blocks of 8 output channels, [M / 8][K][8].
+// The expand weights We [M][T] (T = K * kh * kw) as blocks of 8 output channels, [M / 8][T][8].
 std::vector<float> pack_expand_weights(const float* We, int64_t M, int64_t K);
 
-// y [M][out_h][out_w] = act_d(dw(act_e(We x + be)) + bd) for one image x [K][H][W];
+// y [M][out_h][out_w] = act_d(dw(act_e(conv(x, We) + be)) + bd) for one image x [K][in_h][in_w];
 // be, bd may be null. Blocks of 8 (AVX2: pairs of blocks) split over the pool.
 void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float* we_packed, const float* be,
                       const float* wd, const float* bd, float* y, ThreadPool& pool);

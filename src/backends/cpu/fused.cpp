@@ -4,9 +4,10 @@
 //   FusedMatMul(A, B, [C], [Z]): Y = act(alpha * (A @ B) + C + Z)  (C: bias along the last dim,
 //                                Z: a residual of Y's shape)
 //   FusedGemm(A, B, [C]):       Y = act(Gemm(A, B, C))        (Gemm's attributes)
-//   FusedExpandDepthwise(X, We, [Be], Wd, [Bd]): Y = act(DwConv(expand_act(Conv1x1(X, We) + Be), Wd) + Bd)
-//                               (the depthwise Conv's attributes; expand_activation[_params]
-//                               for the 1x1 conv; see expand_depthwise.h)
+//   FusedExpandDepthwise(X, We, [Be], Wd, [Bd]): Y = act(DwConv(expand_act(Conv(X, We) + Be), Wd) + Bd)
+//                               (the depthwise Conv's attributes; expand_strides, expand_pads,
+//                               expand_activation[_params] for the first, group-1 conv; see
+//                               expand_depthwise.h)
 // with attributes activation (string: "" none, Relu, Clip, Sigmoid, Tanh,
 // LeakyRelu, HardSigmoid, HardSwish, Gelu, Gelu_tanh) and activation_params
 // (floats: Clip [min, max], LeakyRelu [alpha], HardSigmoid [alpha, beta]).
@@ -59,7 +60,7 @@ class FusedExpandDepthwiseKernel final : public OpKernel {
       : act_e_(clamp_stage(act_e)), act_d_(clamp_stage(act_d)) {
     if (we && we->dtype() == DType::kFloat32 && we->rank() == 4) {
       source_ = *we;
-      packed_ = pack_expand_weights(we->data<float>(), we->dim(0), we->dim(1));
+      packed_ = pack_expand_weights(we->data<float>(), we->dim(0), we->dim(0) ? we->size() / we->dim(0) : 0);
     }
   }
 
@@ -77,28 +78,44 @@ class FusedExpandDepthwiseKernel final : public OpKernel {
       return ctx.invalid("X, We and Wd must be 4-D, got " + shape_to_string(x->shape()) + ", " +
                          shape_to_string(we->shape()) + ", " + shape_to_string(wd->shape()));
     ExpandDepthwiseShape s;
-    s.K = x->dim(1), s.M = we->dim(0), s.H = x->dim(2), s.W = x->dim(3);
-    if (we->dim(1) != s.K || we->dim(2) != 1 || we->dim(3) != 1 || wd->dim(0) != s.M || wd->dim(1) != 1)
+    s.K = x->dim(1), s.M = we->dim(0), s.in_h = x->dim(2), s.in_w = x->dim(3);
+    if (we->dim(1) != s.K || wd->dim(0) != s.M || wd->dim(1) != 1)
       return ctx.invalid("We " + shape_to_string(we->shape()) + " and Wd " + shape_to_string(wd->shape()) +
                          " do not fit X " + shape_to_string(x->shape()));
     for (const Tensor* b : {be, bd})
       if (b && (b->dtype() != DType::kFloat32 || b->size() != s.M))
         return ctx.invalid("biases must hold " + std::to_string(s.M) + " float32 values");
-    const std::vector<int64_t> strides = node.attr_ints("strides"), pads = node.attr_ints("pads");
-    if ((!strides.empty() && strides.size() != 2) || (!pads.empty() && pads.size() != 4))
-      return ctx.invalid("strides must hold 2 values and pads 4");
+    for (const char* attr : {"strides", "expand_strides"})
+      if (!node.attr_ints(attr).empty() && node.attr_ints(attr).size() != 2) return ctx.invalid(std::string(attr) + " must hold 2 values");
+    for (const char* attr : {"pads", "expand_pads"})
+      if (!node.attr_ints(attr).empty() && node.attr_ints(attr).size() != 4) return ctx.invalid(std::string(attr) + " must hold 4 values");
     for (int64_t d : node.attr_ints("dilations"))
       if (d != 1) return ctx.unsupported("dilated depthwise convs are not supported");
+    // A 2-D window: kernel kh x kw, strides and [top, left, bottom, right] pads from the attributes.
+    struct Window {
+      int64_t kh, kw, sh, sw, pt, pl, out_h, out_w;
+    };
+    auto window = [&](int64_t in_h, int64_t in_w, int64_t kh, int64_t kw, const char* strides_attr,
+                      const char* pads_attr) -> Result<Window> {
+      const std::vector<int64_t> st = node.attr_ints(strides_attr), pd = node.attr_ints(pads_attr);
+      Window w{kh, kw, st.size() == 2 ? st[0] : 1, st.size() == 2 ? st[1] : 1, pd.size() == 4 ? pd[0] : 0,
+               pd.size() == 4 ? pd[1] : 0, 0, 0};
+      const int64_t pb = pd.size() == 4 ? pd[2] : 0, pr = pd.size() == 4 ? pd[3] : 0;
+      if (w.sh < 1 || w.sw < 1 || w.pt < 0 || w.pl < 0 || pb < 0 || pr < 0 || in_h + w.pt + pb < kh ||
+          in_w + w.pl + pr < kw)
+        return InvalidArgument(node.describe() + ": bad " + strides_attr + " or " + pads_attr + " for a " +
+                               std::to_string(kh) + "x" + std::to_string(kw) + " kernel on a " + std::to_string(in_h) +
+                               "x" + std::to_string(in_w) + " plane");
+      w.out_h = (in_h + w.pt + pb - kh) / w.sh + 1, w.out_w = (in_w + w.pl + pr - kw) / w.sw + 1;
+      return w;
+    };
+    DLRT_ASSIGN_OR_RETURN(Window ew, window(s.in_h, s.in_w, we->dim(2), we->dim(3), "expand_strides", "expand_pads"));
+    s.e = {ew.kh, ew.kw, ew.sh, ew.sw, ew.pt, ew.pl};
+    s.H = ew.out_h, s.W = ew.out_w;
+    DLRT_ASSIGN_OR_RETURN(Window dw, window(s.H, s.W, wd->dim(2), wd->dim(3), "strides", "pads"));
     DepthwiseGeometry& g = s.g;
-    g.in_h = s.H, g.in_w = s.W, g.kh = wd->dim(2), g.kw = wd->dim(3);
-    g.sh = strides.size() == 2 ? strides[0] : 1, g.sw = strides.size() == 2 ? strides[1] : 1;
-    const int64_t pt = pads.size() == 4 ? pads[0] : 0, pl = pads.size() == 4 ? pads[1] : 0;
-    const int64_t pb = pads.size() == 4 ? pads[2] : 0, pr = pads.size() == 4 ? pads[3] : 0;
-    g.pad_top = pt, g.pad_left = pl;
-    if (g.sh < 1 || g.sw < 1 || s.H + pt + pb < g.kh || s.W + pl + pr < g.kw)
-      return ctx.invalid("bad strides or pads for a " + std::to_string(g.kh) + "x" + std::to_string(g.kw) +
-                         " kernel on " + shape_to_string(x->shape()));
-    g.out_h = (s.H + pt + pb - g.kh) / g.sh + 1, g.out_w = (s.W + pl + pr - g.kw) / g.sw + 1;
+    g.in_h = s.H, g.in_w = s.W, g.kh = dw.kh, g.kw = dw.kw, g.sh = dw.sh, g.sw = dw.sw;
+    g.pad_top = dw.pt, g.pad_left = dw.pl, g.out_h = dw.out_h, g.out_w = dw.out_w;
     s.act_e = act_e_, s.act_d = act_d_;
     if (!expand_depthwise_ok(s)) return ctx.unsupported("geometry not supported: X " + shape_to_string(x->shape()));
     const int64_t N = x->dim(0);
@@ -107,11 +124,11 @@ class FusedExpandDepthwiseKernel final : public OpKernel {
     std::vector<float> local;
     const float* packed = packed_.data();
     if (packed_.empty() || source_.raw_data() != we->raw_data() || source_.shape() != we->shape()) {
-      local = pack_expand_weights(we->data<float>(), s.M, s.K);
+      local = pack_expand_weights(we->data<float>(), s.M, we->size() / s.M);
       packed = local.data();
     }
     for (int64_t n = 0; n < N; ++n)
-      expand_depthwise(s, x->data<float>() + n * s.K * s.H * s.W, packed, be ? be->data<float>() : nullptr,
+      expand_depthwise(s, x->data<float>() + n * s.K * s.in_h * s.in_w, packed, be ? be->data<float>() : nullptr,
                        wd->data<float>(), bd ? bd->data<float>() : nullptr,
                        y->data<float>() + n * s.M * g.out_h * g.out_w, ctx.pool());
     return Status::Ok();

@@ -466,10 +466,21 @@ int fuse_expand_depthwise(Graph& g, PassContext& ctx) {
     if (rw.dead(i)) continue;
     const Node& e = rw.node(i);
     const Tensor* we = plain_conv_weights(rw, e);
-    // The expand conv: 1x1, stride 1, no padding, group 1, M a multiple of 8.
-    if (!we || we->dim(2) != 1 || we->dim(3) != 1 || we->dim(0) % 8 != 0 || e.attr_int("group", 1) != 1 ||
-        !all_equal(e, "strides", 1) || !all_equal(e, "pads", 0) || !is_float32(g, e.inputs[0]))
-      continue;
+    // The first conv: group 1, M a multiple of 8; 1x1 with stride 1 and no
+    // padding (an expand conv), or at most kMaxStemTaps taps per output (a
+    // stem on a few input channels; larger convs keep their own kernels).
+    constexpr int64_t kMaxStemTaps = 64;
+    if (!we || we->dim(0) % 8 != 0 || e.attr_int("group", 1) != 1 || !is_float32(g, e.inputs[0])) continue;
+    const bool pointwise = we->dim(2) == 1 && we->dim(3) == 1 && all_equal(e, "strides", 1) && all_equal(e, "pads", 0);
+    if (!pointwise) {
+      if (we->dim(1) * we->dim(2) * we->dim(3) > kMaxStemTaps) continue;
+      if (e.has_attr("strides") && e.attr_ints("strides").size() != 2) continue;
+      if (e.has_attr("pads") && e.attr_ints("pads").size() != 4) continue;
+      bool ok = true;
+      for (int64_t v : e.has_attr("pads") ? e.attr_ints("pads") : std::vector<int64_t>{}) ok &= v >= 0;
+      for (int64_t v : e.has_attr("strides") ? e.attr_ints("strides") : std::vector<int64_t>{}) ok &= v >= 1;
+      if (!ok) continue;
+    }
     const int64_t M = we->dim(0);
     const ValueId mid = e.outputs[0];
     if (!rw.single_use(mid)) continue;
@@ -494,6 +505,8 @@ int fuse_expand_depthwise(Graph& g, PassContext& ctx) {
                     dn.inputs.size() > 2 ? dn.inputs[2] : kNoValue};
     fused.attributes.erase("auto_pad");
     fused.attributes.erase("dilations");
+    if (e.has_attr("strides")) fused.attributes["expand_strides"] = e.attributes.at("strides");
+    if (e.has_attr("pads")) fused.attributes["expand_pads"] = e.attributes.at("pads");
     if (e.has_attr("activation")) fused.attributes["expand_activation"] = e.attributes.at("activation");
     if (e.has_attr("activation_params")) fused.attributes["expand_activation_params"] = e.attributes.at("activation_params");
     log_fired("expand-depthwise", "fused " + e.describe() + " and " + dn.describe());

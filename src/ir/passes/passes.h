@@ -102,9 +102,10 @@ int fuse_attention(Graph& g, PassContext& ctx);
 // FusedGemm / FusedMatMul.
 int fuse_bias_activation(Graph& g, PassContext& ctx);
 
-// FusedConv 1x1 (the "expand" conv: no residual, Relu/Clip or none, a multiple
-// of 8 output channels) whose only consumer is a depthwise FusedConv (Relu/Clip
-// or none, no residual) -> com.dlrt FusedExpandDepthwise. Run on CPUs where its
+// FusedConv, group 1 (a 1x1 "expand" conv, or a stem of at most 64 taps per
+// output; no residual, Relu/Clip or none, a multiple of 8 output channels)
+// whose only consumer is a depthwise FusedConv (Relu/Clip or none, no
+// residual) -> com.dlrt FusedExpandDepthwise. Run on CPUs where its
 // kernel was measured faster (optimize_cpu_fusions decides).
 int fuse_expand_depthwise(Graph& g, PassContext& ctx);
 
