@@ -86,9 +86,11 @@ class FusedExpandDepthwiseKernel final : public OpKernel {
       if (b && (b->dtype() != DType::kFloat32 || b->size() != s.M))
         return ctx.invalid("biases must hold " + std::to_string(s.M) + " float32 values");
     for (const char* attr : {"strides", "expand_strides"})
-      if (!node.attr_ints(attr).empty() && node.attr_ints(attr).size() != 2) return ctx.invalid(std::string(attr) + " must hold 2 values");
+      if (!node.attr_ints(attr).empty() && node.attr_ints(attr).size() != 2)
+        return ctx.invalid(std::string(attr) + " must hold 2 values");
     for (const char* attr : {"pads", "expand_pads"})
-      if (!node.attr_ints(attr).empty() && node.attr_ints(attr).size() != 4) return ctx.invalid(std::string(attr) + " must hold 4 values");
+      if (!node.attr_ints(attr).empty() && node.attr_ints(attr).size() != 4)
+        return ctx.invalid(std::string(attr) + " must hold 4 values");
     for (int64_t d : node.attr_ints("dilations"))
       if (d != 1) return ctx.unsupported("dilated depthwise convs are not supported");
     // A 2-D window: kernel kh x kw, strides and [top, left, bottom, right] pads from the attributes.
