@@ -282,14 +282,14 @@ float finish_row(ReduceOp op, double v, int64_t n) {
   }
 }
 
-// Float32 reductions of `outer` contiguous runs of n: whole runs per task
-// when there are enough runs, else each run cut into fixed chunks whose
-// partial results are combined in order (the same result on any thread count).
+// Float32 reductions of `outer` contiguous runs of n: runs of up to kChunk
+// whole, longer ones cut into kChunk pieces whose partial results are
+// combined in order, so the result does not depend on the thread count.
 void reduce_contiguous(ThreadPool& pool, ReduceOp op, RowReduce rop, const float* src, float* dst, int64_t outer,
                        int64_t n) {
   constexpr int64_t kChunk = int64_t{1} << 15;
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-  if (chunks == 1 || outer >= 4 * static_cast<int64_t>(pool.num_threads())) {
+  if (chunks == 1) {
     const int64_t grain = std::max<int64_t>(1, kChunk / n);
     pool.parallel_for(outer, grain, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) dst[o] = finish_row(op, reduce_row_f32(rop, src + o * n, n), n);
