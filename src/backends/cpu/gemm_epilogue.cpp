@@ -75,7 +75,8 @@ DLRT_AVX2 inline __m256 tanh_ps(__m256 x) {
 
 // Gelu(x) = x * Phi(x) for U vectors, every step for all U before the next
 // (Zen 1's scheduler overlaps too little of one vector's long dependency
-// chain: 4 in lockstep run about 2.5x faster than 4 one after the other).
+// chain; with this form, minilm_l6's Gelu epilogue went from about 0.75 to
+// 0.45 ms per 128 x 1536 block, 1 thread).
 // Phi(x) = 1 - q/2 for x >= 0 and q/2 below, q = erfc(|x|/sqrt 2) by
 // Abramowitz-Stegun 7.1.26 (absolute error < 1.5e-7) taken directly rather
 // than as 1 + erf(x), so negative x loses nothing to cancellation; 1/(1 + p z)
