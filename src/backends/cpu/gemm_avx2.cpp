@@ -4,6 +4,7 @@
 // straight from that row, so no A panel is packed and a tile of fewer rows
 // (M = 16: tiles of 6, 6 and 4) runs only the FMAs of its real rows.
 #include "backends/cpu/gemm_kernels.h"
+#include "backends/cpu/vec_avx2.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -79,13 +80,6 @@ DLRT_AVX2 inline void rows_tile_cols(int64_t kc, const float* a, int64_t lda, co
   rows_tile<R, 1>(kc, a, lda, b, c, ldc, alpha, beta, nr, pf, pf_rows);
 }
 
-// Horizontal sum of 8 lanes.
-DLRT_AVX2 inline float hsum8(__m256 v) {
-  const __m128 q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 h = _mm_add_ps(q, _mm_movehl_ps(q, q));
-  return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
-}
-
 // y[r] for R rows: 2R independent accumulator chains over 16 columns per
 // step, x loaded once for all R rows (one chain per row is FMA-latency bound).
 template <int R>
@@ -111,7 +105,7 @@ DLRT_AVX2 inline void dot_rows(int64_t cols, float alpha, const float* A, int64_
   }
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
-    float s = hsum8(_mm256_add_ps(acc0[r], acc1[r]));
+    float s = avx2::hsum(_mm256_add_ps(acc0[r], acc1[r]));
     for (int64_t t = c; t < cols; ++t) s += A[r * lda + t] * x[t];
     float& out = y[r * incy];
     out = beta == 0.0f ? alpha * s : alpha * s + beta * out;

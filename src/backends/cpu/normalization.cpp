@@ -9,6 +9,7 @@
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/nn_util.h"
+#include "backends/cpu/vec_avx2.h"
 #include "backends/cpu/vec_avx512.h"
 
 namespace dlrt::cpu {
@@ -146,11 +147,6 @@ DLRT_AVX512 void layer_norm_row_avx512(const float* x, const float* s, const flo
 #define DLRT_HAVE_AVX2_LAYER_NORM 1
 #define DLRT_AVX2 __attribute__((target("avx2,fma")))
 
-DLRT_AVX2 inline double hsum_pd(__m256d v) {
-  const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-  return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
-}
-
 // moments() for a float32 row, 8 floats per step as two 4-double halves
 // (still two passes, still in double); the last n % 8 values one by one.
 DLRT_AVX2 void moments_avx2(const float* x, int64_t n, double eps, double* mean_out, double* inv_std_out) {
@@ -161,7 +157,7 @@ DLRT_AVX2 void moments_avx2(const float* x, int64_t n, double eps, double* mean_
     s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
     s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
   }
-  double s = hsum_pd(_mm256_add_pd(s0, s1));
+  double s = avx2::hsum(_mm256_add_pd(s0, s1));
   for (; i < n; ++i) s += static_cast<double>(x[i]);
   const double mean = n > 0 ? s / static_cast<double>(n) : 0;
   const __m256d vm = _mm256_set1_pd(mean);
@@ -173,7 +169,7 @@ DLRT_AVX2 void moments_avx2(const float* x, int64_t n, double eps, double* mean_
     v0 = _mm256_fmadd_pd(d0, d0, v0);
     v1 = _mm256_fmadd_pd(d1, d1, v1);
   }
-  double var = hsum_pd(_mm256_add_pd(v0, v1));
+  double var = avx2::hsum(_mm256_add_pd(v0, v1));
   for (; i < n; ++i) {
     const double d = static_cast<double>(x[i]) - mean;
     var += d * d;

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "backends/cpu/isa.h"
+#include "backends/cpu/vec_avx2.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -45,11 +46,6 @@ double reduce_generic(RowReduce op, const float* x, int64_t n) {
 #ifdef DLRT_REDUCE_ROWS_AVX2
 #define DLRT_AVX2 __attribute__((target("avx2,fma")))
 
-DLRT_AVX2 inline double hsum_pd(__m256d v) {
-  const __m128d q = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-  return _mm_cvtsd_f64(_mm_add_sd(q, _mm_unpackhi_pd(q, q)));
-}
-
 // 16 floats per step into four double accumulators (each float widened
 // exactly); the tail through the generic loop.
 template <RowReduce kOp>
@@ -69,7 +65,7 @@ DLRT_AVX2 double sum_avx2(const float* x, int64_t n) {
       }
     }
   }
-  double s = hsum_pd(_mm256_add_pd(_mm256_add_pd(acc[0], acc[1]), _mm256_add_pd(acc[2], acc[3])));
+  double s = avx2::hsum(_mm256_add_pd(_mm256_add_pd(acc[0], acc[1]), _mm256_add_pd(acc[2], acc[3])));
   if (i < n) s += reduce_generic(kOp, x + i, n - i);
   return s;
 }

@@ -145,13 +145,6 @@ DLRT_AVX2 inline float hmax256(__m256 v) {
   return _mm_cvtss_f32(m);
 }
 
-DLRT_AVX2 inline float hsum256(__m256 v) {
-  __m128 m = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_add_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_add_ss(m, _mm_shuffle_ps(m, m, 1));
-  return _mm_cvtss_f32(m);
-}
-
 DLRT_AVX2 void softmax_rows_avx2(const Problem& p, int64_t b, int64_t h, int64_t i0, int rows, float* s,
                                  int64_t lds, float* inv) {
   const int64_t n8 = p.Skv / 8 * 8;
@@ -199,7 +192,7 @@ DLRT_AVX2 void softmax_rows_avx2(const Problem& p, int64_t b, int64_t h, int64_t
       _mm256_storeu_ps(row + j, e);
       vs = _mm256_add_ps(vs, e);
     }
-    float sum = hsum256(vs);
+    float sum = avx2::hsum(vs);
     for (; j < p.Skv; ++j) {
       float e = std::exp(row[j] - mx);
       row[j] = e;

@@ -50,6 +50,19 @@ DLRT_AVX2_FN void exp_lockstep(__m256 (&x)[U]) {
   }
 }
 
+// Sums of the lanes.
+DLRT_AVX2_FN float hsum(__m256 v) {
+  __m128 m = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_add_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_add_ss(m, _mm_shuffle_ps(m, m, 1));
+  return _mm_cvtss_f32(m);
+}
+
+DLRT_AVX2_FN double hsum(__m256d v) {
+  const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+
 DLRT_AVX2_FN __m256 exp_ps(__m256 x) {
   __m256 v[1] = {x};
   exp_lockstep<1>(v);
