@@ -1,5 +1,6 @@
 // Fusions into ops only the CPU backend runs: Gelu (opset 20), com.dlrt
-// Attention, FusedMatMul, FusedGemm, FusedConv.
+// Attention, FusedMatMul, FusedGemm, FusedConv, FusedExpandDepthwise.
+#include <algorithm>
 #include <cmath>
 
 #include "ir/passes/rewriter.h"
@@ -443,14 +444,22 @@ bool all_equal(const Node& n, const char* attr, int64_t v) {
   return true;
 }
 
-// The weights of a 2-D FusedConv with no residual, explicit (or no) padding,
-// no dilation and a Relu/Clip/no activation, when they are a float32
-// constant; otherwise null.
+// Whether an int-list attribute is absent or holds `size` values of at least `min`.
+bool absent_or(const Node& n, const char* attr, size_t size, int64_t min) {
+  if (!n.has_attr(attr)) return true;
+  const std::vector<int64_t> v = n.attr_ints(attr);
+  return v.size() == size && std::all_of(v.begin(), v.end(), [min](int64_t x) { return x >= min; });
+}
+
+// The weights of a 2-D FusedConv with no residual, explicit (or no)
+// non-negative padding, strides of at least 1, no dilation and a
+// Relu/Clip/no activation, when they are a float32 constant; otherwise null.
 const Tensor* plain_conv_weights(Rewriter& rw, const Node& n) {
   if (!is_fused_conv(n) || n.inputs.size() < 2 || n.outputs.size() != 1) return nullptr;
   if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) return nullptr;  // residual Z
   const std::string pad = n.attr_string("auto_pad", "NOTSET");
   if (pad != "NOTSET" || !all_equal(n, "dilations", 1) || !clamp_activation(n)) return nullptr;
+  if (!absent_or(n, "strides", 2, 1) || !absent_or(n, "pads", 4, 0)) return nullptr;
   const Tensor* w = rw.constant(n.inputs[1]);
   if (!w || w->dtype() != DType::kFloat32 || w->rank() != 4) return nullptr;
   return w;
@@ -472,32 +481,19 @@ int fuse_expand_depthwise(Graph& g, PassContext& ctx) {
     constexpr int64_t kMaxStemTaps = 64;
     if (!we || we->dim(0) % 8 != 0 || e.attr_int("group", 1) != 1 || !is_float32(g, e.inputs[0])) continue;
     const bool pointwise = we->dim(2) == 1 && we->dim(3) == 1 && all_equal(e, "strides", 1) && all_equal(e, "pads", 0);
-    if (!pointwise) {
-      if (we->dim(1) * we->dim(2) * we->dim(3) > kMaxStemTaps) continue;
-      if (e.has_attr("strides") && e.attr_ints("strides").size() != 2) continue;
-      if (e.has_attr("pads") && e.attr_ints("pads").size() != 4) continue;
-      bool ok = true;
-      for (int64_t v : e.has_attr("pads") ? e.attr_ints("pads") : std::vector<int64_t>{}) ok &= v >= 0;
-      for (int64_t v : e.has_attr("strides") ? e.attr_ints("strides") : std::vector<int64_t>{}) ok &= v >= 1;
-      if (!ok) continue;
-    }
+    if (!pointwise && we->dim(1) * we->dim(2) * we->dim(3) > kMaxStemTaps) continue;
     const int64_t M = we->dim(0);
     const ValueId mid = e.outputs[0];
     if (!rw.single_use(mid)) continue;
     const int d = rw.consumers(mid)[0];
     const Node& dn = rw.node(d);
     const Tensor* wd = plain_conv_weights(rw, dn);
-    // The depthwise conv: group M, one filter per channel, 2-D strides and 4 pads (leading pads below the kernel).
+    // The depthwise conv: group M, one filter per channel, leading pads below the kernel.
     if (!wd || dn.inputs[0] != mid || dn.attr_int("group", 1) != M || wd->dim(0) != M || wd->dim(1) != 1) continue;
     const int64_t kh = wd->dim(2), kw = wd->dim(3);
     if (kh * kw > 256) continue;
-    if (dn.has_attr("strides") && dn.attr_ints("strides").size() != 2) continue;
-    std::vector<int64_t> pads = dn.has_attr("pads") ? dn.attr_ints("pads") : std::vector<int64_t>(4, 0);
-    if (pads.size() != 4 || pads[0] < 0 || pads[1] < 0 || pads[2] < 0 || pads[3] < 0 || pads[0] >= kh || pads[1] >= kw)
-      continue;
-    bool strides_ok = true;
-    for (int64_t s : dn.has_attr("strides") ? dn.attr_ints("strides") : std::vector<int64_t>{1, 1}) strides_ok &= s >= 1;
-    if (!strides_ok) continue;
+    const std::vector<int64_t> pads = dn.has_attr("pads") ? dn.attr_ints("pads") : std::vector<int64_t>(4, 0);
+    if (pads[0] >= kh || pads[1] >= kw) continue;
     Node fused = dn;
     fused.name = dn.name + "_expand";
     fused.op_type = "FusedExpandDepthwise";
