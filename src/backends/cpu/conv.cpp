@@ -649,7 +649,6 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       // output is cold in cache) the 8-channel kernel takes 0.55-0.58 ms
       // against 0.65-0.76 (1 thread; the same at 2).
       const DepthwiseGeometry dg = dw_geometry(g);
-      constexpr int64_t kDepthwiseBandMinRows = 14;
       if (cpu_has_avx2() && !cpu_has_avx512() && M % 8 == 0 && g.k[0] == 1 &&
           g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 && depthwise_c8_avx2_ok(dg) &&
           clamp_or_none(fuse.act)) {
@@ -658,10 +657,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
         o.clamp = c.clamp;
         o.lo = c.lo;
         o.hi = c.hi;
-        const int64_t groups8 = M / 8, threads = pool.num_threads();
-        // Tall planes on several threads: each thread a band of rows of every
-        // channel, as the convs around it split by positions.
-        const int64_t bands = threads > 1 && dg.out_h >= kDepthwiseBandMinRows * threads ? threads : 1;
+        const int64_t groups8 = M / 8, bands = depthwise_c8_row_bands(dg.out_h, pool.num_threads());
         pool.parallel_for(N * bands * groups8, 1, [&](int64_t b, int64_t e) {
           for (int64_t t = b; t < e; ++t) {
             const int64_t n = t / (bands * groups8), band = t / groups8 % bands, m = (t % groups8) * 8;

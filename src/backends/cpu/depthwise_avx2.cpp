@@ -17,6 +17,11 @@ bool depthwise_avx2_ok(const DepthwiseGeometry& g) {
          g.pad_top >= 0 && g.pad_left >= 0 && g.out_h >= 1 && g.out_w >= 1;
 }
 
+int64_t depthwise_c8_row_bands(int64_t out_h, int64_t threads) {
+  constexpr int64_t kMinRowsPerThread = 14;
+  return threads > 1 && out_h >= kMinRowsPerThread * threads ? threads : 1;
+}
+
 bool depthwise_c8_avx2_ok(const DepthwiseGeometry& g) {
   return g.sh >= 1 && g.sw >= 1 && g.kh >= 1 && g.kw >= 1 && g.kh * g.kw <= 256 && g.pad_top >= 0 &&
          g.pad_left >= 0 && g.out_h >= 1 && g.out_w >= 1 && g.in_h >= 1 && g.in_w >= 1;

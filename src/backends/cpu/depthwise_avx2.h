@@ -55,6 +55,12 @@ struct DepthwiseC8Output {
   float lo = 0.0f, hi = 0.0f;
 };
 
+// Row bands per image for the 8-channel kernels on `threads` threads: one per
+// thread when each gets at least 14 output rows, so the layer splits by rows
+// as well as channels and the pointwise convs around it (split by positions)
+// read what the same core wrote; else 1.
+int64_t depthwise_c8_row_bands(int64_t out_h, int64_t threads);
+
 // Whether depthwise_c8_avx2 runs this geometry (does not check the CPU).
 bool depthwise_c8_avx2_ok(const DepthwiseGeometry& g);
 

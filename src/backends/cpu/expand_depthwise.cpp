@@ -15,9 +15,6 @@ namespace dlrt::cpu {
 
 namespace {
 
-// Output rows per thread from which the AVX2 path splits rows as well as channels.
-constexpr int64_t kBandMinRows = 14;
-
 struct Padded {
   int64_t Hp = 0, Wp = 0;  // rows and columns of the padded planes the depthwise taps read
 };
@@ -27,11 +24,12 @@ Padded padded_of(const DepthwiseGeometry& g) {
 }
 
 // Where the first conv reads: tap t of expanded position (h, c) is
-// src[off[t] + h * row_step + c * col_step].
+// src[off[t] + h * row_step + c * col_step]. For a 1x1/1 conv off[t] is
+// t * channel_step.
 struct Taps {
   const float* src = nullptr;
   const int64_t* off = nullptr;
-  int64_t count = 0, row_step = 0, col_step = 0;
+  int64_t count = 0, row_step = 0, col_step = 0, channel_step = 0;
 };
 
 // As the vector clamp: NaN stays NaN.
@@ -103,8 +101,7 @@ DLRT_AVX2 void expand_tile(const ExpandDepthwiseShape& s, const Padded& pd, cons
     for (int b = 0; b < NB; ++b) acc[i][b] = bias[b];
   if constexpr (kPointwise) {
     const float* xp = tp.src + h * tp.row_step + c;
-    const int64_t plane = tp.off[1 % tp.count] - tp.off[0];
-    for (int64_t t = 0; t < tp.count; ++t, xp += plane) {
+    for (int64_t t = 0; t < tp.count; ++t, xp += tp.channel_step) {
       __m256 wv[NB];
 #pragma GCC unroll 2
       for (int b = 0; b < NB; ++b) wv[b] = _mm256_loadu_ps(w + (b * tp.count + t) * 8);
@@ -225,8 +222,8 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   tp.off = off;
   tp.count = T;
   if (e.pointwise()) {
-    for (int64_t t = 0; t < T; ++t) off[t] = t * s.in_h * s.in_w;
-    tp.src = x, tp.row_step = s.W, tp.col_step = 1;
+    tp.src = x, tp.row_step = s.W, tp.col_step = 1, tp.channel_step = s.in_h * s.in_w;
+    for (int64_t t = 0; t < T; ++t) off[t] = t * tp.channel_step;
   } else {
     const int64_t Hq = (s.H - 1) * e.sh + e.kh, Wq = (s.W - 1) * e.sw + e.kw;
     float* xq = pad_buf.get<float>(static_cast<size_t>(s.K * Hq * Wq));
@@ -253,12 +250,9 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
 #ifdef DLRT_EXPAND_DW_AVX2
   if (cpu_has_avx2()) {
     // Pairs of blocks: the expand tile then has the GEMM's 12 accumulators.
-    // With several threads and tall planes, each thread also owns a band of
-    // output rows in every channel (expanding the few rows its taps share
-    // with the next band twice), so the convs before and after, split by
-    // positions, read what the same core wrote.
-    const int64_t pairs = (blocks + 1) / 2, threads = pool.num_threads();
-    const int64_t bands = threads > 1 && s.g.out_h >= kBandMinRows * threads ? threads : 1;
+    // Row bands as the depthwise layers take them (a band expands the few
+    // rows its taps share with the next band again).
+    const int64_t pairs = (blocks + 1) / 2, bands = depthwise_c8_row_bands(s.g.out_h, pool.num_threads());
     const bool pw = e.pointwise();
     pool.parallel_for(bands * pairs, 1, [&](int64_t b, int64_t e2) {
       thread_local AlignedScratch sbuf;
