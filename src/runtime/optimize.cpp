@@ -105,7 +105,10 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   if (on("attention")) p::fuse_attention(graph, ctx);
   if (on("bias-activation")) p::fuse_bias_activation(graph, ctx);
   // Measured on AVX2 (Zen 1) only; AVX-512 CPUs keep their own depthwise kernels.
-  if (on("expand-depthwise") && cpu::cpu_has_avx2() && !cpu::cpu_has_avx512()) p::fuse_expand_depthwise(graph, ctx);
+  if (on("expand-depthwise") && cpu::cpu_has_avx2() && !cpu::cpu_has_avx512()) {
+    p::fuse_expand_depthwise(graph, ctx);
+    if (on("expand-depthwise-project")) p::fuse_expand_depthwise_project(graph, ctx);
+  }
   if (on("dead-nodes")) p::eliminate_dead_nodes(graph, ctx);
   log_summary("cpu fusions", ctx.fired, before, graph.nodes.size());
   return ctx.fired;

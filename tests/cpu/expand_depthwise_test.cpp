@@ -3,7 +3,7 @@
 // portable and the AVX2 paths: pairs and single blocks of 8 channels,
 // position counts that leave a tail after the 6-position tiles, strides 1
 // and 2 (also per axis), uneven pads, 3x3 and 5x5 kernels, batch 2, planes
-// tall enough for row bands.
+// tall enough for row bands; with the 1x1 projection folded in.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -103,6 +103,68 @@ TEST(FusedExpandDepthwise, MatchesExpandThenDepthwiseConv) {
   }
 }
 
+// With the projection (inputs Wp, Bp, Z): against the same node without it
+// followed by the 1x1 FusedConv it replaces, on 1 and 2 threads; planes
+// tall enough for several bands per thread, projections whose rows are not
+// a multiple of the 6-row tile, no bias, a residual, and an activation the
+// tile's store does not clamp.
+TEST(FusedExpandDepthwise, MatchesWithProjection) {
+  struct PCase {
+    Case c;
+    int64_t p;  // projection output channels
+  };
+  const std::vector<PCase> cases = {
+      {{1, 5, 64, 60, 20, 3, 3, 1, 1, {1, 1, 1, 1}}, 24},   // 3 bands on 1 thread, 2 per thread on 2
+      {{1, 4, 64, 121, 22, 3, 3, 2, 2, {1, 1, 1, 1}}, 10},  // stride 2: 61 x 11, a last panel of 4 rows
+      {{2, 9, 48, 7, 7, 3, 3, 1, 1, {1, 1, 1, 1}}, 16},     // a 7x7 plane, batch 2: one band
+      {{1, 6, 24, 14, 14, 3, 3, 1, 1, {1, 1, 1, 1}}, 8},    // 14x14: the two-phase path on 2 threads
+      {{1, 3, 32, 46, 40, 3, 3, 1, 1, {1, 1, 1, 1}, 3, 3, {2, 2}, {1, 1, 1, 1}}, 16},  // a stem first
+  };
+  const Act clip{"Clip", {0.0f, 6.0f}};
+  const std::vector<Act> project_acts = {{"", {}}, {"Relu", {}}, {"Sigmoid", {}}};
+  std::vector<CpuIsa> isas{CpuIsa::kGeneric};
+  if (detected_cpu_isa() >= CpuIsa::kAvx2) isas.push_back(CpuIsa::kAvx2);
+  uint32_t seed = 100;
+  for (const auto& [c, P] : cases) {
+    const Tensor x = rnd({c.n, c.k, c.h, c.w}, ++seed, 2.0f), we = rnd({c.m, c.k, c.ekh, c.ekw}, ++seed),
+                 be = rnd({c.m}, ++seed), wd = rnd({c.m, 1, c.kh, c.kw}, ++seed), bd = rnd({c.m}, ++seed),
+                 wp = rnd({P, c.m, 1, 1}, ++seed, 0.3f), bp = rnd({P}, ++seed);
+    std::map<std::string, ir::Attribute> fa = {{"group", attr_int(c.m)},
+                                               {"kernel_shape", attr_ints({c.kh, c.kw})},
+                                               {"strides", attr_ints({c.sh, c.sw})},
+                                               {"pads", attr_ints(c.pads)},
+                                               {"expand_strides", attr_ints(c.estrides)},
+                                               {"expand_pads", attr_ints(c.epads)}};
+    add_act(fa, "activation", clip);
+    add_act(fa, "expand_activation", clip);
+    auto mid = run_op("FusedExpandDepthwise", {x, we, be, wd, bd}, fa, 1, 1, "com.dlrt");
+    ASSERT_TRUE(mid.ok()) << mid.status().to_string();
+    const Tensor& d = (*mid)[0];
+    const Tensor z = rnd({c.n, P, d.dim(2), d.dim(3)}, ++seed);
+    for (const Act& pa : project_acts)
+      for (bool residual : {false, true})
+        for (bool bias : {false, true}) {
+          std::map<std::string, ir::Attribute> ca, ga = fa;
+          add_act(ca, "activation", pa);
+          add_act(ga, "project_activation", pa);
+          std::vector<Tensor> conv_in = {d, wp, bias ? bp : Tensor()}, fused_in = {x, we, be, wd, bd, wp, bias ? bp : Tensor()};
+          if (residual) conv_in.push_back(z), fused_in.push_back(z);
+          auto want = run_op("FusedConv", conv_in, ca, 1, 1, "com.dlrt");
+          ASSERT_TRUE(want.ok()) << want.status().to_string();
+          for (CpuIsa isa : isas)
+            for (int threads : {1, 2}) {
+              ScopedCpuIsa cap(isa);
+              SCOPED_TRACE("x " + shape_to_string(x.shape()) + " P " + std::to_string(P) + " act '" + pa.name +
+                           "' residual " + std::to_string(residual) + " bias " + std::to_string(bias) + " " +
+                           cpu_isa_name(isa) + " threads " + std::to_string(threads));
+              auto got = run_op("FusedExpandDepthwise", fused_in, ga, 1, 1, "com.dlrt", threads);
+              ASSERT_TRUE(got.ok()) << got.status().to_string();
+              dlrt::testing::expect_close((*got)[0], (*want)[0], 2e-5f);
+            }
+        }
+  }
+}
+
 TEST(FusedExpandDepthwise, BadShapesAreErrors) {
   const Tensor x = rnd({1, 4, 6, 6}, 1), we = rnd({8, 4, 1, 1}, 2), wd = rnd({8, 1, 3, 3}, 3);
   std::map<std::string, ir::Attribute> a = {{"group", attr_int(8)}, {"pads", attr_ints({1, 1, 1, 1})}};
@@ -122,6 +184,19 @@ TEST(FusedExpandDepthwise, BadShapesAreErrors) {
                       1, 1, "com.dlrt");
   ASSERT_FALSE(small.ok());
   EXPECT_EQ(small.status().code(), StatusCode::kInvalidArgument);
+  // The projection: Wp must be [P, 8, 1, 1], Bp hold P values, Z have the output's shape; Bp or Z without Wp.
+  const Tensor wp = rnd({4, 8, 1, 1}, 8);
+  EXPECT_TRUE(run_op("FusedExpandDepthwise", {x, we, Tensor(), wd, Tensor(), wp}, a, 1, 1, "com.dlrt").ok());
+  for (const std::vector<Tensor>& in :
+       {std::vector<Tensor>{x, we, Tensor(), wd, Tensor(), rnd({4, 7, 1, 1}, 9)},
+        std::vector<Tensor>{x, we, Tensor(), wd, Tensor(), rnd({4, 8, 3, 3}, 10)},
+        std::vector<Tensor>{x, we, Tensor(), wd, Tensor(), wp, rnd({5}, 11)},
+        std::vector<Tensor>{x, we, Tensor(), wd, Tensor(), wp, Tensor(), rnd({1, 4, 6, 5}, 12)},
+        std::vector<Tensor>{x, we, Tensor(), wd, Tensor(), Tensor(), rnd({4}, 13)}}) {
+    auto r = run_op("FusedExpandDepthwise", in, a, 1, 1, "com.dlrt");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().to_string();
+  }
 }
 
 }  // namespace

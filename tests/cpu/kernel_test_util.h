@@ -21,7 +21,7 @@ inline ir::Attribute attr_floats(std::vector<float> v) { ir::Attribute a; a.kind
 // Returns the outputs, or the kernel's Status.
 inline Result<std::vector<Tensor>> run_op(const std::string& op_type, std::vector<Tensor> inputs,
                                           std::map<std::string, ir::Attribute> attrs = {}, int num_outputs = 1,
-                                          int opset = 17, const std::string& domain = "") {
+                                          int opset = 17, const std::string& domain = "", int threads = 2) {
   ir::Node node;
   node.name = "test_" + op_type;
   node.op_type = op_type;
@@ -39,8 +39,8 @@ inline Result<std::vector<Tensor>> run_op(const std::string& op_type, std::vecto
   std::vector<const RunValue*> in_ptrs;
   for (auto& v : in_values) in_ptrs.push_back(v.kind == RunValue::Kind::kNone ? nullptr : &v);
   std::vector<RunValue> outs(static_cast<size_t>(num_outputs));
-  static ThreadPool pool(2);
-  KernelContext ctx(node, in_ptrs, outs, pool, nullptr);
+  static ThreadPool pool1(1), pool2(2);
+  KernelContext ctx(node, in_ptrs, outs, threads == 1 ? pool1 : pool2, nullptr);
   DLRT_RETURN_IF_ERROR(kernel->compute(ctx));
   std::vector<Tensor> result;
   for (auto& o : outs) result.push_back(o.tensor);

@@ -373,6 +373,44 @@ TEST(Passes, ExpandDepthwiseFusesSmallStemsOnly) {
   }
 }
 
+// The whole inverted-residual block: expand 1x1 + Clip, depthwise 3x3 +
+// Clip, then the 1x1 projection with the block's input added (a FusedConv
+// with Z) or alone (a plain Conv) -> one FusedExpandDepthwise with Wp, Bp
+// [and Z]; a projection with a 3x3 kernel, or a depthwise output also read
+// elsewhere, is left alone.
+TEST(Passes, ExpandDepthwiseProjectFoldsThePointwiseConv) {
+  if (!cpu::KernelRegistry::builtin().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
+  auto all = [](ir::Graph& g, p::PassContext& ctx) {
+    p::fold_shapes(g, ctx);  // the residual check reads the values' shapes
+    p::fuse_bias_activation(g, ctx);
+    p::fuse_expand_depthwise(g, ctx);
+    return p::fuse_expand_depthwise_project(g, ctx);
+  };
+  enum Variant { kResidual, kPlain, kWideKernel, kShared };
+  for (Variant v : {kResidual, kPlain, kWideKernel, kShared}) {
+    SCOPED_TRACE(static_cast<int>(v));
+    GraphBuilder b;
+    auto x = b.input("x", {1, 8, 10, 9});
+    auto lo = b.scalar("lo", 0.0f), hi = b.scalar("hi", 6.0f);
+    auto e = b.node("Conv", {x, b.constant("we", random_tensor({24, 8, 1, 1}, 70)), b.constant("be", random_tensor({24}, 71))});
+    auto d = b.node("Conv", {b.node("Clip", {e, lo, hi}), b.constant("wd", random_tensor({24, 1, 3, 3}, 72))},
+                    {{"group", ai(24)}, {"pads", ais({1, 1, 1, 1})}});
+    auto dc = b.node("Clip", {d, lo, hi});
+    const int64_t k = v == kWideKernel ? 3 : 1;
+    auto pr = b.node("Conv", {dc, b.constant("wp", random_tensor({8, 24, k, k}, 73)), b.constant("bp", random_tensor({8}, 74))},
+                     {{"pads", ais(std::vector<int64_t>(4, k / 2))}});
+    b.output(v == kPlain ? pr : b.node("Add", {pr, x}));
+    if (v == kShared) b.output(b.node("Neg", {dc}));
+    auto opt = check_pass(b.graph(), {random_tensor({1, 8, 10, 9}, 75, -2, 2)}, all, "expand-depthwise-project",
+                          v == kResidual || v == kPlain ? 1 : 0, 2e-5f);
+    if (v == kResidual || v == kPlain) {
+      ASSERT_EQ(opt->nodes.size(), 1u);
+      EXPECT_EQ(opt->nodes[0].op_type, "FusedExpandDepthwise");
+      EXPECT_EQ(opt->nodes[0].inputs.size(), v == kResidual ? 8u : 7u);  // X We Be Wd Bd Wp Bp [Z]
+    }
+  }
+}
+
 TEST(Passes, BiasActivationFusesMatMulAddGelu) {
   if (!cpu::KernelRegistry::builtin().find("FusedMatMul", "com.dlrt", 1)) GTEST_SKIP() << "no FusedMatMul kernel in this build";
   GraphBuilder b;

@@ -178,8 +178,17 @@ void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* off, const fl
 
 // The same for weights packed with mr 6, nr 16 (the AVX2 GEMM's layout), on
 // the 6 x 16 tile (two ymm of grid columns, 12 accumulators). Call only when
-// cpu_isa() >= kAvx2 (x86 builds: DLRT_HAVE_CONV_DIRECT_AVX2).
+// cpu_isa() >= kAvx2 (x86 builds: DLRT_HAVE_CONV_DIRECT_AVX2). y_plane:
+// floats between output rows m and m + 1 of y and of ep.residual (0: the
+// plan's out_h * out_w; larger when y is a band of a bigger plane).
 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, const float* x, const PackedMatrix& w,
-                      float* y, const GemmEpilogue& ep, ThreadPool* pool);
+                      float* y, const GemmEpilogue& ep, ThreadPool* pool, int64_t y_plane = 0);
+
+// y (rows(w) x n, rows y_plane floats apart; ep.residual likewise) =
+// epilogue(w * x) for x (w.cols() rows of n floats, contiguous): a 1x1 conv
+// over n positions, on the direct path's AVX2 tile (weights packed with
+// mr 6, nr 16). Call only when cpu_isa() >= kAvx2.
+void pointwise_avx2(const float* x, int64_t n, const PackedMatrix& w, float* y, int64_t y_plane,
+                    const GemmEpilogue& ep, ThreadPool* pool);
 
 }  // namespace dlrt::cpu

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "backends/cpu/kernel_util.h"
 
@@ -336,7 +337,8 @@ DLRT_CONV_AVX2 void narrow_tile(const float* w, int64_t Mp, int64_t KC, int64_t 
 }  // namespace
 
 DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, const float* x,
-                                     const PackedMatrix& w, float* y, const GemmEpilogue& ep, ThreadPool* pool) {
+                                     const PackedMatrix& w, float* y, const GemmEpilogue& ep, ThreadPool* pool,
+                                     int64_t y_plane) {
   conv_direct_note_run();
   const ConvDirectGeometry& g = plan.g;
   const int threads = pool ? pool->num_threads() : 1;
@@ -358,7 +360,7 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
   const float* wd = w.data();
   TileOut out;
   out.y = y;
-  out.plane = g.out_h * g.out_w;
+  out.plane = y_plane > 0 ? y_plane : g.out_h * g.out_w;
   out.wq = plan.wq;
   out.out_w = g.out_w;
   out.bias = ep.row_bias;
@@ -462,6 +464,19 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
   };
   if (threads > 1 && units > 1) pool->parallel_for(units, 1, body);
   else body(0, units);
+}
+
+void pointwise_avx2(const float* x, int64_t n, const PackedMatrix& w, float* y, int64_t y_plane,
+                    const GemmEpilogue& ep, ThreadPool* pool) {
+  ConvDirectGeometry g;
+  g.channels = w.cols();
+  g.in_w = g.out_w = n;
+  ConvDirectPlan plan;
+  if (!conv_direct_plan(g, &plan)) return;  // every 1 x n pointwise geometry plans
+  thread_local std::vector<int64_t> off;  // grows only
+  if (off.size() < static_cast<size_t>(plan.k)) off.resize(static_cast<size_t>(plan.k));
+  conv_direct_offsets(plan, off.data());
+  conv_direct_avx2(plan, off.data(), x, w, y, ep, pool, y_plane);
 }
 
 }  // namespace dlrt::cpu

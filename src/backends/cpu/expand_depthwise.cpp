@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "backends/cpu/conv_direct.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/scratch.h"
 
@@ -15,12 +16,18 @@ namespace dlrt::cpu {
 
 namespace {
 
+// A buffer of padded planes [rows][Wp][8], one per block of 8 channels,
+// holding padded rows [row0, row0 + rows) of the Hp x Wp planes the
+// depthwise taps read.
 struct Padded {
-  int64_t Hp = 0, Wp = 0;  // rows and columns of the padded planes the depthwise taps read
+  int64_t Hp = 0, Wp = 0;
+  int64_t row0 = 0, rows = 0;
+  int64_t plane() const { return rows * Wp * 8; }
 };
 
 Padded padded_of(const DepthwiseGeometry& g) {
-  return {(g.out_h - 1) * g.sh + g.kh, (g.out_w - 1) * g.sw + g.kw};
+  const int64_t Hp = (g.out_h - 1) * g.sh + g.kh;
+  return {Hp, (g.out_w - 1) * g.sw + g.kw, 0, Hp};
 }
 
 // Where the first conv reads: tap t of expanded position (h, c) is
@@ -30,18 +37,18 @@ struct Taps {
   const float* src = nullptr;
   const int64_t* off = nullptr;
   int64_t count = 0, row_step = 0, col_step = 0, channel_step = 0;
+  bool pointwise = false;  // a 1x1/1 conv on the input itself
 };
 
 // As the vector clamp: NaN stays NaN.
 float clamp(const ClampStage& c, float v) { return c.clamp ? (v < c.lo ? c.lo : (v > c.hi ? c.hi : v)) : v; }
 
-// Zeros the padded positions of NB planes [Hp][Wp][8] that no input lands on.
-void zero_border(const ExpandDepthwiseShape& s, const Padded& pd, int NB, float* buf) {
-  const int64_t plane = pd.Hp * pd.Wp * 8;
+// Zeros the padded positions of NB planes of `pd` that no input lands on.
+void zero_border(const ExpandDepthwiseShape& s, const Padded& pd, int64_t NB, float* buf) {
   const int64_t c0 = s.g.pad_left, c1 = std::min(pd.Wp, s.g.pad_left + s.W);
-  for (int b = 0; b < NB; ++b)
-    for (int64_t r = 0; r < pd.Hp; ++r) {
-      float* row = buf + b * plane + r * pd.Wp * 8;
+  for (int64_t b = 0; b < NB; ++b)
+    for (int64_t r = pd.row0; r < pd.row0 + pd.rows; ++r) {
+      float* row = buf + b * pd.plane() + (r - pd.row0) * pd.Wp * 8;
       const int64_t ih = r - s.g.pad_top;
       if (ih < 0 || ih >= s.H) {
         std::fill(row, row + pd.Wp * 8, 0.0f);
@@ -88,7 +95,7 @@ void block_generic(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& 
 
 // R expanded positions from (h, c) on, for NB blocks (12 accumulators at
 // R = 6, NB = 2, as the GEMM's tile), stored with bias and activation into
-// each block's padded plane at (h + pad_top, c + pad_left). kPointwise: the
+// each block's plane of `pd` at padded (h + pad_top, c + pad_left). kPointwise: the
 // R positions are consecutive floats of each input channel plane (a 1x1/1
 // conv: tap t at src + t * plane), so no per-tap offset is loaded.
 template <int R, int NB, bool kPointwise>
@@ -133,11 +140,11 @@ DLRT_AVX2 void expand_tile(const ExpandDepthwiseShape& s, const Padded& pd, cons
       }
     }
   }
-  const int64_t plane = pd.Hp * pd.Wp * 8;
+  const int64_t plane = pd.plane();
 #pragma GCC unroll 6
   for (int i = 0; i < R; ++i) {
-    const int64_t r = h + s.g.pad_top, col = c + s.g.pad_left;
-    if (r < pd.Hp && col < pd.Wp) {
+    const int64_t r = h + s.g.pad_top - pd.row0, col = c + s.g.pad_left;
+    if (r >= 0 && r < pd.rows && col < pd.Wp) {
       float* dst = buf + (r * pd.Wp + col) * 8;
 #pragma GCC unroll 2
       for (int b = 0; b < NB; ++b) {
@@ -150,20 +157,14 @@ DLRT_AVX2 void expand_tile(const ExpandDepthwiseShape& s, const Padded& pd, cons
   }
 }
 
-// Output rows [oh0, oh1) of blocks [blk, blk + NB): the expanded rows their
-// taps read, then the depthwise conv.
+// Expanded rows [r0, r1) of blocks [blk, blk + NB) into their planes of `pd` (buf: block blk's).
 template <int NB, bool kPointwise>
-DLRT_AVX2 void blocks_avx2(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* wp,
-                           const float* be, const float* wd, const float* bd, float* y, int64_t blk, int64_t oh0,
-                           int64_t oh1, float* buf) {
-  const int64_t out_plane = s.g.out_h * s.g.out_w, kk = s.g.kh * s.g.kw;
-  zero_border(s, pd, NB, buf);
+DLRT_AVX2 void expand_rows(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* wp,
+                           const float* be, int64_t blk, int64_t r0, int64_t r1, float* buf) {
   const float* w = wp + blk * tp.count * 8;
   __m256 bias[NB];
   for (int b = 0; b < NB; ++b) bias[b] = be ? _mm256_loadu_ps(be + (blk + b) * 8) : _mm256_setzero_ps();
   const __m256 lo = _mm256_set1_ps(s.act_e.lo), hi = _mm256_set1_ps(s.act_e.hi);
-  const int64_t r0 = std::max<int64_t>(0, oh0 * s.g.sh - s.g.pad_top);
-  const int64_t r1 = std::min(needed_rows(s, pd), (oh1 - 1) * s.g.sh - s.g.pad_top + s.g.kh);
   const int64_t end = r1 * s.W;
   int64_t p = r0 * s.W, h = r0, c = 0;
   for (; p + 6 <= end; p += 6) {
@@ -175,17 +176,110 @@ DLRT_AVX2 void blocks_avx2(const ExpandDepthwiseShape& s, const Padded& pd, cons
     expand_tile<1, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf);
     if (++c == s.W) c = 0, ++h;
   }
+}
+
+// Expanded rows [r0, r1) of blocks [blk, blk + 2) (one block when blk is the last).
+DLRT_AVX2 void expand_pair(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* wp,
+                           const float* be, int64_t blk, int64_t r0, int64_t r1, float* buf) {
+  const bool two = blk + 2 <= s.M / 8;
+  if (tp.pointwise && two) expand_rows<2, true>(s, pd, tp, wp, be, blk, r0, r1, buf);
+  else if (tp.pointwise) expand_rows<1, true>(s, pd, tp, wp, be, blk, r0, r1, buf);
+  else if (two) expand_rows<2, false>(s, pd, tp, wp, be, blk, r0, r1, buf);
+  else expand_rows<1, false>(s, pd, tp, wp, be, blk, r0, r1, buf);
+}
+
+// The depthwise conv's output rows [oh0, oh1) of blocks [blk, blk + nb) from
+// their planes of `pd` (buf: block blk's) into y (channel m at y + m * y_plane,
+// output row oh0 first).
+DLRT_AVX2 void depthwise_rows(const ExpandDepthwiseShape& s, const Padded& pd, const float* wd, const float* bd,
+                              int64_t blk, int64_t nb, int64_t oh0, int64_t oh1, const float* buf, float* y,
+                              int64_t y_plane) {
+  const int64_t kk = s.g.kh * s.g.kw;
   DepthwiseC8Output o;
   o.clamp = s.act_d.clamp;
   o.lo = s.act_d.lo;
   o.hi = s.act_d.hi;
   DepthwiseGeometry band = s.g;
   band.out_h = oh1 - oh0;
-  for (int b = 0; b < NB; ++b) {
+  for (int64_t b = 0; b < nb; ++b) {
     const int64_t m = (blk + b) * 8;
     o.bias = bd ? bd + m : nullptr;
-    depthwise_c8_padded_avx2(buf + (b * pd.Hp + oh0 * s.g.sh) * pd.Wp * 8, pd.Wp, wd + m * kk, band,
-                             y + m * out_plane + oh0 * s.g.out_w, out_plane, o);
+    depthwise_c8_padded_avx2(buf + b * pd.plane() + (oh0 * s.g.sh - pd.row0) * pd.Wp * 8, pd.Wp, wd + m * kk, band,
+                             y + m * y_plane, y_plane, o);
+  }
+}
+
+// The expanded rows that output rows [oh0, oh1) read.
+int64_t first_row(const ExpandDepthwiseShape& s, int64_t oh0) { return std::max<int64_t>(0, oh0 * s.g.sh - s.g.pad_top); }
+int64_t end_row(const ExpandDepthwiseShape& s, const Padded& pd, int64_t oh1) {
+  return std::min(needed_rows(s, pd), (oh1 - 1) * s.g.sh - s.g.pad_top + s.g.kh);
+}
+
+// Output rows [oh0, oh1) of blocks [blk, blk + 2): expand, then depthwise into y [M][out_h][out_w].
+DLRT_AVX2 void pair_rows(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* wp,
+                         const float* be, const float* wd, const float* bd, float* y, int64_t blk, int64_t oh0,
+                         int64_t oh1, float* buf) {
+  const int64_t nb = std::min<int64_t>(2, s.M / 8 - blk), out_plane = s.g.out_h * s.g.out_w;
+  zero_border(s, pd, nb, buf);
+  expand_pair(s, pd, tp, wp, be, blk, first_row(s, oh0), end_row(s, pd, oh1), buf);
+  depthwise_rows(s, pd, wd, bd, blk, nb, oh0, oh1, buf, y + oh0 * s.g.out_w, out_plane);
+}
+
+// Rows of the depthwise output a projection band holds: about kBandBytes of
+// it (all M channels), so it is read back from L2 by the 1x1 conv, but at
+// least kMinBandPositions positions, as a 1x1 conv over fewer runs its
+// tiles inefficiently (mobilenet_v2's 14x14 and 7x7 layers then take the
+// whole plane); rounded down to whole 16-position tiles where that keeps
+// both bounds.
+constexpr int64_t kBandBytes = 128 * 1024, kMinBandPositions = 192;
+int64_t band_rows(const ExpandDepthwiseShape& s, int64_t rows) {
+  const int64_t w = s.g.out_w, lo = std::min(rows, (kMinBandPositions + w - 1) / w);
+  const int64_t r = std::clamp<int64_t>(kBandBytes / (s.M * w * int64_t{sizeof(float)}), lo, rows);
+  for (int64_t t = r; t >= lo; --t)
+    if (t * w % 16 == 0) return t;
+  return r;
+}
+
+// Output rows [OH0, OH1) on one thread with the projection, band by band:
+// the band's new expanded rows of every block into a window of padded rows
+// (the rows it shares with the previous band are moved to the window's
+// front, not expanded again), the depthwise band into d [M][positions],
+// then the 1x1 conv of the band into y. Window and band stay in L2.
+DLRT_AVX2 void project_range(const ExpandDepthwiseShape& s, const Taps& tp, const float* wp, const float* be,
+                             const float* wd, const float* bd, const ProjectStage& proj, float* y, int64_t OH0,
+                             int64_t OH1) {
+  const int64_t blocks = s.M / 8, out_plane = s.g.out_h * s.g.out_w, sh = s.g.sh;
+  const int64_t br = band_rows(s, OH1 - OH0);
+  Padded pd = padded_of(s.g);
+  pd.rows = std::min(pd.Hp, (br - 1) * sh + s.g.kh);
+  pd.row0 = OH0 * sh;
+  thread_local AlignedScratch ebuf, dbuf;
+  float* buf = ebuf.get<float>(static_cast<size_t>(blocks * pd.plane()));
+  float* d = dbuf.get<float>(static_cast<size_t>(s.M * br * s.g.out_w));
+  zero_border(s, pd, blocks, buf);
+  int64_t done = first_row(s, OH0);
+  for (int64_t oh0 = OH0, oh1; oh0 < OH1; oh0 = oh1) {
+    oh1 = std::min(OH1, oh0 + br);
+    if (oh0 * sh != pd.row0) {
+      const int64_t shift = oh0 * sh - pd.row0, keep = std::max<int64_t>(0, pd.rows - shift);
+      for (int64_t b = 0; b < blocks; ++b) {
+        float* p = buf + b * pd.plane();
+        std::copy_n(p + shift * pd.Wp * 8, keep * pd.Wp * 8, p);
+      }
+      pd.row0 = oh0 * sh;
+      zero_border(s, pd, blocks, buf);
+    }
+    done = std::max(done, first_row(s, oh0));
+    const int64_t need = end_row(s, pd, oh1), bn = (oh1 - oh0) * s.g.out_w;
+    for (int64_t blk = 0; blk < blocks; blk += 2) {
+      float* bb = buf + blk * pd.plane();
+      if (need > done) expand_pair(s, pd, tp, wp, be, blk, done, need, bb);
+      depthwise_rows(s, pd, wd, bd, blk, std::min<int64_t>(2, blocks - blk), oh0, oh1, bb, d, bn);
+    }
+    done = std::max(done, need);
+    GemmEpilogue ep = proj.ep;
+    if (ep.residual) ep.residual += oh0 * s.g.out_w;
+    pointwise_avx2(d, bn, *proj.w, y + oh0 * s.g.out_w, out_plane, ep, nullptr);
   }
 }
 #endif
@@ -209,20 +303,20 @@ std::vector<float> pack_expand_weights(const float* We, int64_t M, int64_t T) {
 }
 
 void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float* we_packed, const float* be,
-                      const float* wd, const float* bd, float* y, ThreadPool& pool) {
+                      const float* wd, const float* bd, float* y, ThreadPool& pool, const ProjectStage* proj) {
   const Padded pd = padded_of(s.g);
-  const int64_t blocks = s.M / 8, plane = pd.Hp * pd.Wp * 8;
+  const int64_t blocks = s.M / 8, out_plane = s.g.out_h * s.g.out_w;
   const ExpandConvGeometry& e = s.e;
   const int64_t T = s.K * e.kh * e.kw;
   // The tap offsets; a conv other than 1x1/1 reads a zero-padded copy of the
   // input (rows and columns its taps reach), shared read-only by the threads.
-  thread_local AlignedScratch off_buf, pad_buf;
+  thread_local AlignedScratch off_buf, pad_buf, mid_buf;
   int64_t* off = off_buf.get<int64_t>(static_cast<size_t>(T));
   Taps tp;
   tp.off = off;
   tp.count = T;
   if (e.pointwise()) {
-    tp.src = x, tp.row_step = s.W, tp.col_step = 1, tp.channel_step = s.in_h * s.in_w;
+    tp.src = x, tp.row_step = s.W, tp.col_step = 1, tp.channel_step = s.in_h * s.in_w, tp.pointwise = true;
     for (int64_t t = 0; t < T; ++t) off[t] = t * tp.channel_step;
   } else {
     const int64_t Hq = (s.H - 1) * e.sh + e.kh, Wq = (s.W - 1) * e.sw + e.kw;
@@ -247,34 +341,60 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
         for (int64_t j = 0; j < e.kw; ++j) off[t++] = (k * Hq + i) * Wq + j;
     tp.src = xq, tp.row_step = e.sh * Wq, tp.col_step = e.sw;
   }
+  const int64_t bands = depthwise_c8_row_bands(s.g.out_h, pool.num_threads());
 #ifdef DLRT_EXPAND_DW_AVX2
-  if (cpu_has_avx2()) {
-    // Pairs of blocks: the expand tile then has the GEMM's 12 accumulators.
-    // Row bands as the depthwise layers take them (a band expands the few
-    // rows its taps share with the next band again).
-    const int64_t pairs = (blocks + 1) / 2, bands = depthwise_c8_row_bands(s.g.out_h, pool.num_threads());
-    const bool pw = e.pointwise();
-    pool.parallel_for(bands * pairs, 1, [&](int64_t b, int64_t e2) {
-      thread_local AlignedScratch sbuf;
-      float* buf = sbuf.get<float>(static_cast<size_t>(2 * plane));
-      for (int64_t u = b; u < e2; ++u) {
-        const int64_t band = u / pairs, blk = 2 * (u % pairs);
-        const int64_t oh0 = s.g.out_h * band / bands, oh1 = s.g.out_h * (band + 1) / bands;
-        const bool two = blk + 2 <= blocks;
-        if (pw && two) blocks_avx2<2, true>(s, pd, tp, we_packed, be, wd, bd, y, blk, oh0, oh1, buf);
-        else if (pw) blocks_avx2<1, true>(s, pd, tp, we_packed, be, wd, bd, y, blk, oh0, oh1, buf);
-        else if (two) blocks_avx2<2, false>(s, pd, tp, we_packed, be, wd, bd, y, blk, oh0, oh1, buf);
-        else blocks_avx2<1, false>(s, pd, tp, we_packed, be, wd, bd, y, blk, oh0, oh1, buf);
-      }
+  const bool avx2 = cpu_has_avx2();
+  // With the projection, each thread takes a range of output rows (one
+  // thread: the whole plane) and runs it band by band, so the depthwise
+  // output goes to the 1x1 conv through L2, never through memory.
+  if (avx2 && proj && proj->w->mr() == 6 && proj->w->nr() == 16 && bands == pool.num_threads()) {
+    pool.parallel_for(bands, 1, [&](int64_t b, int64_t e2) {
+      for (int64_t band = b; band < e2; ++band)
+        project_range(s, tp, we_packed, be, wd, bd, *proj, y, s.g.out_h * band / bands,
+                      s.g.out_h * (band + 1) / bands);
     });
     return;
   }
 #endif
-  pool.parallel_for(blocks, 1, [&](int64_t b, int64_t e2) {
-    thread_local AlignedScratch sbuf;
-    float* buf = sbuf.get<float>(static_cast<size_t>(plane));
-    for (int64_t blk = b; blk < e2; ++blk) block_generic(s, pd, tp, we_packed, be, wd, bd, y, blk, buf);
-  });
+  // Otherwise the depthwise output goes to y, or with the projection to a
+  // scratch the 1x1 conv then reads (split over the pool by positions).
+  float* mid = proj ? mid_buf.get<float>(static_cast<size_t>(s.M * out_plane)) : y;
+#ifdef DLRT_EXPAND_DW_AVX2
+  if (avx2) {
+    // Pairs of blocks: the expand tile then has the GEMM's 12 accumulators.
+    // Row bands as the depthwise layers take them (a band expands the few
+    // rows its taps share with the next band again).
+    const int64_t pairs = (blocks + 1) / 2;
+    pool.parallel_for(bands * pairs, 1, [&](int64_t b, int64_t e2) {
+      thread_local AlignedScratch sbuf;
+      float* buf = sbuf.get<float>(static_cast<size_t>(2 * pd.plane()));
+      for (int64_t u = b; u < e2; ++u) {
+        const int64_t band = u / pairs, blk = 2 * (u % pairs);
+        pair_rows(s, pd, tp, we_packed, be, wd, bd, mid, blk, s.g.out_h * band / bands,
+                  s.g.out_h * (band + 1) / bands, buf);
+      }
+    });
+  } else
+#endif
+  {
+    pool.parallel_for(blocks, 1, [&](int64_t b, int64_t e2) {
+      thread_local AlignedScratch sbuf;
+      float* buf = sbuf.get<float>(static_cast<size_t>(pd.plane()));
+      for (int64_t blk = b; blk < e2; ++blk) block_generic(s, pd, tp, we_packed, be, wd, bd, mid, blk, buf);
+    });
+  }
+  if (!proj) return;
+#ifdef DLRT_EXPAND_DW_AVX2
+  if (avx2 && proj->w->mr() == 6 && proj->w->nr() == 16) {
+    pointwise_avx2(mid, out_plane, *proj->w, y, out_plane, proj->ep, &pool);
+    return;
+  }
+#endif
+  SgemmOperand a, b;
+  a.packed = proj->w;
+  b.data = mid;
+  b.ld = out_plane;
+  sgemm_ex(proj->w->rows(), out_plane, s.M, 1.0f, a, b, 0.0f, y, out_plane, &proj->ep, &pool);
 }
 
 }  // namespace dlrt::cpu

@@ -12,6 +12,7 @@
 
 #include "backends/cpu/activation_epilogue.h"
 #include "backends/cpu/depthwise_avx2.h"
+#include "backends/cpu/gemm.h"
 #include "core/thread_pool.h"
 
 namespace dlrt::cpu {
@@ -38,9 +39,21 @@ bool expand_depthwise_ok(const ExpandDepthwiseShape& s);
 // The expand weights We [M][T] (T = K * kh * kw) as blocks of 8 output channels, [M / 8][T][8].
 std::vector<float> pack_expand_weights(const float* We, int64_t M, int64_t K);
 
+// The optional third conv: a 1x1 one (mobilenet_v2's projection) of N x M
+// weights packed as a GEMM A operand, with its epilogue (row bias, residual
+// of y's shape at ldr = out_h * out_w, activation).
+struct ProjectStage {
+  const PackedMatrix* w = nullptr;
+  GemmEpilogue ep;
+};
+
 // y [M][out_h][out_w] = act_d(dw(act_e(conv(x, We) + be)) + bd) for one image x [K][in_h][in_w];
 // be, bd may be null. Blocks of 8 (AVX2: pairs of blocks) split over the pool.
+// With proj, y [N][out_h][out_w] = proj.ep(Wp * that): on AVX2, when the
+// layer splits by rows (one thread, or row bands), band by band with the
+// depthwise output kept in L2.
 void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float* we_packed, const float* be,
-                      const float* wd, const float* bd, float* y, ThreadPool& pool);
+                      const float* wd, const float* bd, float* y, ThreadPool& pool,
+                      const ProjectStage* proj = nullptr);
 
 }  // namespace dlrt::cpu

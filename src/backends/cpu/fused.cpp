@@ -4,10 +4,12 @@
 //   FusedMatMul(A, B, [C], [Z]): Y = act(alpha * (A @ B) + C + Z)  (C: bias along the last dim,
 //                                Z: a residual of Y's shape)
 //   FusedGemm(A, B, [C]):       Y = act(Gemm(A, B, C))        (Gemm's attributes)
-//   FusedExpandDepthwise(X, We, [Be], Wd, [Bd]): Y = act(DwConv(expand_act(Conv(X, We) + Be), Wd) + Bd)
+//   FusedExpandDepthwise(X, We, [Be], Wd, [Bd], [Wp], [Bp], [Z]):
+//                               D = act(DwConv(expand_act(Conv(X, We) + Be), Wd) + Bd)
 //                               (the depthwise Conv's attributes; expand_strides, expand_pads,
-//                               expand_activation[_params] for the first, group-1 conv; see
-//                               expand_depthwise.h)
+//                               expand_activation[_params] for the first, group-1 conv); Y = D,
+//                               or with Wp [N, M, 1, 1] Y = project_act(Conv(D, Wp) + Bp + Z)
+//                               (project_activation[_params]; see expand_depthwise.h)
 // with attributes activation (string: "" none, Relu, Clip, Sigmoid, Tanh,
 // LeakyRelu, HardSigmoid, HardSwish, Gelu, Gelu_tanh) and activation_params
 // (floats: Clip [min, max], LeakyRelu [alpha], HardSigmoid [alpha, beta]).
@@ -56,11 +58,17 @@ class FusedGemmKernel final : public OpKernel {
 
 class FusedExpandDepthwiseKernel final : public OpKernel {
  public:
-  FusedExpandDepthwiseKernel(const Tensor* we, Activation act_e, Activation act_d)
-      : act_e_(clamp_stage(act_e)), act_d_(clamp_stage(act_d)) {
+  FusedExpandDepthwiseKernel(const Tensor* we, const Tensor* wp, Activation act_e, Activation act_d,
+                             Activation act_p)
+      : act_e_(clamp_stage(act_e)), act_d_(clamp_stage(act_d)), act_p_(act_p) {
     if (we && we->dtype() == DType::kFloat32 && we->rank() == 4) {
       source_ = *we;
       packed_ = pack_expand_weights(we->data<float>(), we->dim(0), we->dim(0) ? we->size() / we->dim(0) : 0);
+    }
+    if (wp && wp->dtype() == DType::kFloat32 && wp->rank() == 4 && wp->dim(0) > 0) {
+      project_source_ = *wp;
+      project_packed_ = PackedMatrix::pack_a(false, wp->dim(0), wp->size() / wp->dim(0), wp->data<float>(),
+                                             wp->size() / wp->dim(0));
     }
   }
 
@@ -120,8 +128,26 @@ class FusedExpandDepthwiseKernel final : public OpKernel {
     g.pad_top = dw.pt, g.pad_left = dw.pl, g.out_h = dw.out_h, g.out_w = dw.out_w;
     s.act_e = act_e_, s.act_d = act_d_;
     if (!expand_depthwise_ok(s)) return ctx.unsupported("geometry not supported: X " + shape_to_string(x->shape()));
-    const int64_t N = x->dim(0);
-    DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, {N, s.M, g.out_h, g.out_w}));
+    const int64_t N = x->dim(0), out_plane = g.out_h * g.out_w;
+    // The projection: Wp [P, M, 1, 1], Bp [P], Z of Y's shape.
+    const Tensor* wp = ctx.input(5);
+    const Tensor* bp = ctx.input(6);
+    const Tensor* z = ctx.input(7);
+    int64_t P = s.M;
+    if ((bp || z) && !wp) return ctx.invalid("Bp and Z need Wp");
+    if (wp) {
+      if (wp->dtype() != DType::kFloat32 || wp->rank() != 4 || wp->dim(1) != s.M || wp->dim(2) != 1 ||
+          wp->dim(3) != 1)
+        return ctx.invalid("Wp must be float32 [P, " + std::to_string(s.M) + ", 1, 1], got " +
+                           shape_to_string(wp->shape()));
+      P = wp->dim(0);
+      if (bp && (bp->dtype() != DType::kFloat32 || bp->size() != P))
+        return ctx.invalid("Bp must hold " + std::to_string(P) + " float32 values");
+    }
+    const std::vector<int64_t> y_shape{N, P, g.out_h, g.out_w};
+    if (z && (z->dtype() != DType::kFloat32 || z->shape() != y_shape))
+      return ctx.invalid("Z must be float32 " + shape_to_string(y_shape) + ", got " + shape_to_string(z->shape()));
+    DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, y_shape));
     if (y->size() == 0) return Status::Ok();
     std::vector<float> local;
     const float* packed = packed_.data();
@@ -129,26 +155,45 @@ class FusedExpandDepthwiseKernel final : public OpKernel {
       local = pack_expand_weights(we->data<float>(), s.M, we->size() / s.M);
       packed = local.data();
     }
-    for (int64_t n = 0; n < N; ++n)
+    ProjectStage proj;
+    std::shared_ptr<const PackedMatrix> local_p;
+    if (wp) {
+      proj.w = project_packed_.get();
+      if (!proj.w || project_source_.raw_data() != wp->raw_data() || project_source_.shape() != wp->shape()) {
+        local_p = PackedMatrix::pack_a(false, P, s.M, wp->data<float>(), s.M);
+        proj.w = local_p.get();
+      }
+      proj.ep.row_bias = bp ? bp->data<float>() : nullptr;
+      proj.ep.ldr = out_plane;
+      proj.ep.act = act_p_;
+    }
+    for (int64_t n = 0; n < N; ++n) {
+      if (z) proj.ep.residual = z->data<float>() + n * P * out_plane;
       expand_depthwise(s, x->data<float>() + n * s.K * s.in_h * s.in_w, packed, be ? be->data<float>() : nullptr,
-                       wd->data<float>(), bd ? bd->data<float>() : nullptr,
-                       y->data<float>() + n * s.M * g.out_h * g.out_w, ctx.pool());
+                       wd->data<float>(), bd ? bd->data<float>() : nullptr, y->data<float>() + n * P * out_plane,
+                       ctx.pool(), wp ? &proj : nullptr);
+    }
     return Status::Ok();
   }
 
  private:
-  Tensor source_;
+  Tensor source_, project_source_;
   std::vector<float> packed_;
+  std::shared_ptr<const PackedMatrix> project_packed_;
   ClampStage act_e_, act_d_;
+  Activation act_p_;
 };
 
-Result<std::unique_ptr<OpKernel>> make_fused_expand_depthwise(const ir::Node& node, const Tensor* we) {
+Result<std::unique_ptr<OpKernel>> make_fused_expand_depthwise(const ir::Node& node, const Tensor* we,
+                                                               const Tensor* wp) {
   DLRT_ASSIGN_OR_RETURN(Activation act_d, activation_of(node));
   auto act_e = make_activation(node.attr_string("expand_activation", ""), node.attr_floats("expand_activation_params"));
   if (!act_e.ok()) return InvalidArgument(node.describe() + ": " + act_e.status().message());
   if (!clamp_or_none(*act_e) || !clamp_or_none(act_d))
     return InvalidArgument(node.describe() + ": only Relu, Clip or no activation are supported");
-  return std::unique_ptr<OpKernel>(new FusedExpandDepthwiseKernel(we, *act_e, act_d));
+  auto act_p = make_activation(node.attr_string("project_activation", ""), node.attr_floats("project_activation_params"));
+  if (!act_p.ok()) return InvalidArgument(node.describe() + ": " + act_p.status().message());
+  return std::unique_ptr<OpKernel>(new FusedExpandDepthwiseKernel(we, wp, *act_e, act_d, *act_p));
 }
 
 Result<ConvFusion> conv_fusion(const ir::Node& node) {
@@ -206,7 +251,17 @@ Status register_fused_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add(fused_def("FusedConv", make_fused_conv, 1)));
   DLRT_RETURN_IF_ERROR(r.add(fused_def("FusedMatMul", make_fused_matmul, 1)));
   DLRT_RETURN_IF_ERROR(r.add(fused_def("FusedGemm", make_fused_gemm, 1)));
-  DLRT_RETURN_IF_ERROR(r.add(fused_def("FusedExpandDepthwise", make_fused_expand_depthwise, 1)));
+  // Two constant weights: We (input 1) and the projection's Wp (input 5).
+  KernelDef ed;
+  ed.op_type = "FusedExpandDepthwise";
+  ed.domain = kDomain;
+  ed.min_opset = 1;
+  ed.max_opset = 1;
+  ed.factory = [](const ir::Node& node) { return make_fused_expand_depthwise(node, nullptr, nullptr); };
+  ed.factory_with_constants = [](const ir::Node& node, const ConstantInputs& constants) {
+    return make_fused_expand_depthwise(node, constants(1), constants(5));
+  };
+  DLRT_RETURN_IF_ERROR(r.add(std::move(ed)));
   return Status::Ok();
 }
 

@@ -515,4 +515,44 @@ int fuse_expand_depthwise(Graph& g, PassContext& ctx) {
   return fired;
 }
 
+int fuse_expand_depthwise_project(Graph& g, PassContext& ctx) {
+  if (!ctx.can_run("FusedExpandDepthwise", "com.dlrt", 1)) return 0;
+  Rewriter rw(g, ctx);
+  int fired = 0;
+  for (int i = 0; i < rw.size(); ++i) {
+    if (rw.dead(i)) continue;
+    const Node& f = rw.node(i);
+    if (f.domain != "com.dlrt" || f.op_type != "FusedExpandDepthwise" || f.inputs.size() != 5 ||
+        f.outputs.size() != 1 || !rw.single_use(f.outputs[0]))
+      continue;
+    const int c = rw.consumers(f.outputs[0])[0];
+    const Node& p = rw.node(c);
+    const bool plain_conv = p.domain.empty() && p.op_type == "Conv";  // no bias-activation stage to fuse
+    if ((!is_fused_conv(p) && !plain_conv) || p.inputs.size() < 2 || p.outputs.size() != 1 || p.inputs[0] != f.outputs[0])
+      continue;
+    if (p.attr_int("group", 1) != 1 || p.attr_string("auto_pad", "NOTSET") != "NOTSET") continue;
+    if (!all_equal(p, "strides", 1) || !all_equal(p, "pads", 0) || !all_equal(p, "dilations", 1)) continue;
+    const Tensor* wp = rw.constant(p.inputs[1]);
+    const Tensor* wd = rw.constant(f.inputs[3]);
+    if (!wp || !wd || wp->dtype() != DType::kFloat32 || wp->rank() != 4 || wp->dim(1) != wd->dim(0) ||
+        wp->dim(2) != 1 || wp->dim(3) != 1)
+      continue;
+    Node fused = f;
+    fused.inputs.push_back(p.inputs[1]);
+    fused.inputs.push_back(p.inputs.size() > 2 ? p.inputs[2] : kNoValue);
+    fused.inputs.push_back(!plain_conv && p.inputs.size() > 3 ? p.inputs[3] : kNoValue);
+    while (fused.inputs.back() == kNoValue) fused.inputs.pop_back();
+    if (p.has_attr("activation")) fused.attributes["project_activation"] = p.attributes.at("activation");
+    if (p.has_attr("activation_params")) fused.attributes["project_activation_params"] = p.attributes.at("activation_params");
+    fused.outputs = p.outputs;
+    log_fired("expand-depthwise-project", "fused " + f.describe() + " and " + p.describe());
+    rw.remove(i);
+    rw.replace(c, std::move(fused));
+    ++fired;
+  }
+  rw.commit();
+  ctx.count("expand-depthwise-project", fired);
+  return fired;
+}
+
 }  // namespace dlrt::ir::passes

@@ -109,4 +109,10 @@ int fuse_bias_activation(Graph& g, PassContext& ctx);
 // kernel was measured faster (optimize_cpu_fusions decides).
 int fuse_expand_depthwise(Graph& g, PassContext& ctx);
 
+// FusedExpandDepthwise whose only consumer is a 1x1 Conv or FusedConv
+// (group 1, stride 1, no padding; a float32 constant weight; any bias,
+// residual and activation) -> the same FusedExpandDepthwise with that conv
+// as its projection (inputs Wp, Bp, Z; project_activation[_params]).
+int fuse_expand_depthwise_project(Graph& g, PassContext& ctx);
+
 }  // namespace dlrt::ir::passes
