@@ -240,43 +240,45 @@ int64_t band_rows(const ExpandDepthwiseShape& s, int64_t rows) {
   return r;
 }
 
-// Output rows [OH0, OH1) on one thread with the projection, band by band:
-// the band's new expanded rows of every block into a window of padded rows
-// (the rows it shares with the previous band are moved to the window's
-// front, not expanded again), the depthwise band into d [M][positions],
-// then the 1x1 conv of the band into y. Window and band stay in L2.
+// Output rows [OH0, OH1) on one thread with the projection, band by band
+// and, within a band, pair by pair of blocks: the pair's padded rows of the
+// band in a window (the rows it shares with the previous band come from a
+// carry store, the rest are expanded), the depthwise band into d
+// [M][positions], the shared rows saved to the carry; then the 1x1 conv of
+// the band into y. Window, carry and band stay in L2.
 DLRT_AVX2 void project_range(const ExpandDepthwiseShape& s, const Taps& tp, const float* wp, const float* be,
                              const float* wd, const float* bd, const ProjectStage& proj, float* y, int64_t OH0,
                              int64_t OH1) {
-  const int64_t blocks = s.M / 8, out_plane = s.g.out_h * s.g.out_w, sh = s.g.sh;
+  const int64_t blocks = s.M / 8, out_plane = s.g.out_h * s.g.out_w, sh = s.g.sh, kh = s.g.kh;
   const int64_t br = band_rows(s, OH1 - OH0);
   Padded pd = padded_of(s.g);
-  pd.rows = std::min(pd.Hp, (br - 1) * sh + s.g.kh);
-  pd.row0 = OH0 * sh;
-  thread_local AlignedScratch ebuf, dbuf;
-  float* buf = ebuf.get<float>(static_cast<size_t>(blocks * pd.plane()));
+  const int64_t Hp = pd.Hp, row_floats = pd.Wp * 8;
+  pd.rows = std::min(Hp, (br - 1) * sh + kh);
+  const int64_t carry_rows = std::max<int64_t>(0, kh - sh);
+  thread_local AlignedScratch wbuf, cbuf, dbuf;
+  float* buf = wbuf.get<float>(static_cast<size_t>(2 * pd.plane()));
+  float* carry = cbuf.get<float>(static_cast<size_t>(blocks * std::max<int64_t>(1, carry_rows) * row_floats));
   float* d = dbuf.get<float>(static_cast<size_t>(s.M * br * s.g.out_w));
-  zero_border(s, pd, blocks, buf);
-  int64_t done = first_row(s, OH0);
+  int64_t prev_end = OH0 * sh;  // padded rows [.., prev_end) were in the last band's window
   for (int64_t oh0 = OH0, oh1; oh0 < OH1; oh0 = oh1) {
     oh1 = std::min(OH1, oh0 + br);
-    if (oh0 * sh != pd.row0) {
-      const int64_t shift = oh0 * sh - pd.row0, keep = std::max<int64_t>(0, pd.rows - shift);
-      for (int64_t b = 0; b < blocks; ++b) {
-        float* p = buf + b * pd.plane();
-        std::copy_n(p + shift * pd.Wp * 8, keep * pd.Wp * 8, p);
-      }
-      pd.row0 = oh0 * sh;
-      zero_border(s, pd, blocks, buf);
-    }
-    done = std::max(done, first_row(s, oh0));
-    const int64_t need = end_row(s, pd, oh1), bn = (oh1 - oh0) * s.g.out_w;
+    const int64_t start = oh0 * sh, end = std::min(Hp, (oh1 - 1) * sh + kh), bn = (oh1 - oh0) * s.g.out_w;
+    const int64_t carried = std::max<int64_t>(0, prev_end - start), next = oh1 * sh;
+    const int64_t saved = oh1 < OH1 ? std::clamp<int64_t>(end - next, 0, carry_rows) : 0;
+    const int64_t r0 = std::max<int64_t>(first_row(s, oh0), prev_end - s.g.pad_top), r1 = end_row(s, pd, oh1);
+    pd.row0 = start;
     for (int64_t blk = 0; blk < blocks; blk += 2) {
-      float* bb = buf + blk * pd.plane();
-      if (need > done) expand_pair(s, pd, tp, wp, be, blk, done, need, bb);
-      depthwise_rows(s, pd, wd, bd, blk, std::min<int64_t>(2, blocks - blk), oh0, oh1, bb, d, bn);
+      const int64_t nb = std::min<int64_t>(2, blocks - blk);
+      zero_border(s, pd, nb, buf);
+      for (int64_t b = 0; b < nb; ++b)
+        std::copy_n(carry + (blk + b) * carry_rows * row_floats, carried * row_floats, buf + b * pd.plane());
+      if (r1 > r0) expand_pair(s, pd, tp, wp, be, blk, r0, r1, buf);
+      depthwise_rows(s, pd, wd, bd, blk, nb, oh0, oh1, buf, d, bn);
+      for (int64_t b = 0; b < nb; ++b)
+        std::copy_n(buf + b * pd.plane() + (next - start) * row_floats, saved * row_floats,
+                    carry + (blk + b) * carry_rows * row_floats);
     }
-    done = std::max(done, need);
+    prev_end = saved > 0 ? next + saved : next;
     GemmEpilogue ep = proj.ep;
     if (ep.residual) ep.residual += oh0 * s.g.out_w;
     pointwise_avx2(d, bn, *proj.w, y + oh0 * s.g.out_w, out_plane, ep, nullptr);
