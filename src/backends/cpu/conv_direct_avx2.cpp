@@ -354,9 +354,18 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
   // channel) stay in L1 while the panels stream their A slices from L2;
   // partial sums wait in `part` between slices (12 ymm per panel and slice).
   int64_t group = std::clamp<int64_t>(kGroupBytes / (kMR * std::min(KC, K) * int64_t{sizeof(float)}), 1, kMaxGroup);
-  const int64_t groups = ceil_div(panels, group);
+  int64_t groups = ceil_div(panels, group);
   group = ceil_div(panels, groups);
-  const int64_t units = groups * tiles;
+  // At least 8 work units per thread where the panels allow (smaller
+  // groups), so the pool can balance a small layer: 576 -> 160 at 7x7 on 2
+  // threads made 4 units, 2 full tiles against 1 and a 1-column sliver.
+  auto enough_units = [&](int64_t units_per_group) {
+    if (threads <= 1 || groups * units_per_group >= 8 * threads) return;
+    const int64_t want = std::min(panels, ceil_div(8 * threads, units_per_group));
+    if (want <= groups) return;
+    group = ceil_div(panels, want);
+    groups = ceil_div(panels, group);
+  };
   const float* wd = w.data();
   TileOut out;
   out.y = y;
@@ -390,6 +399,7 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
     const int64_t block_tiles = std::clamp<int64_t>(kBlockBBytes / (K * kNR * int64_t{sizeof(float)}), 1,
                                                     std::max<int64_t>(1, ceil_div(tiles, 4 * threads)));
     const int64_t blocks = ceil_div(tiles, block_tiles);
+    enough_units(blocks);
     auto block_body = [&](int64_t ub, int64_t ue) {
       for (int64_t u = ub; u < ue; ++u) {
         const int64_t gi = u / blocks, bi = u % blocks;
@@ -425,6 +435,8 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
     return;
   }
 
+  enough_units(tiles);
+  const int64_t units = groups * tiles;
   auto body = [&](int64_t ub, int64_t ue) {
     alignas(32) float part[kMaxGroup * kMR * kNR];
     for (int64_t u = ub; u < ue; ++u) {
