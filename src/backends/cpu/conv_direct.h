@@ -185,10 +185,10 @@ void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, const floa
                       float* y, const GemmEpilogue& ep, ThreadPool* pool, int64_t y_plane = 0);
 
 // y (rows(w) x n, rows y_plane floats apart; ep.residual likewise) =
-// epilogue(w * x) for x (w.cols() rows of n floats, contiguous): a 1x1 conv
-// over n positions, on the direct path's AVX2 tile (weights packed with
-// mr 6, nr 16). Call only when cpu_isa() >= kAvx2.
-void pointwise_avx2(const float* x, int64_t n, const PackedMatrix& w, float* y, int64_t y_plane,
+// epilogue(w * x) for x (w.cols() rows of n floats, x_plane >= n floats
+// apart): a 1x1 conv over n positions, on the direct path's AVX2 tile
+// (weights packed with mr 6, nr 16). Call only when cpu_isa() >= kAvx2.
+void pointwise_avx2(const float* x, int64_t x_plane, int64_t n, const PackedMatrix& w, float* y, int64_t y_plane,
                     const GemmEpilogue& ep, ThreadPool* pool);
 
 }  // namespace dlrt::cpu

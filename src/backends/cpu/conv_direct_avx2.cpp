@@ -478,7 +478,7 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
   else body(0, units);
 }
 
-void pointwise_avx2(const float* x, int64_t n, const PackedMatrix& w, float* y, int64_t y_plane,
+void pointwise_avx2(const float* x, int64_t x_plane, int64_t n, const PackedMatrix& w, float* y, int64_t y_plane,
                     const GemmEpilogue& ep, ThreadPool* pool) {
   ConvDirectGeometry g;
   g.channels = w.cols();
@@ -487,7 +487,7 @@ void pointwise_avx2(const float* x, int64_t n, const PackedMatrix& w, float* y, 
   if (!conv_direct_plan(g, &plan)) return;  // every 1 x n pointwise geometry plans
   thread_local std::vector<int64_t> off;  // grows only
   if (off.size() < static_cast<size_t>(plan.k)) off.resize(static_cast<size_t>(plan.k));
-  conv_direct_offsets(plan, off.data());
+  for (int64_t p = 0; p < plan.k; ++p) off[static_cast<size_t>(p)] = p * x_plane;
   conv_direct_avx2(plan, off.data(), x, w, y, ep, pool, y_plane);
 }
 

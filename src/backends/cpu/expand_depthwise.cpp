@@ -5,6 +5,7 @@
 
 #include "backends/cpu/conv_direct.h"
 #include "backends/cpu/isa.h"
+#include "backends/cpu/kernel_util.h"
 #include "backends/cpu/scratch.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -172,9 +173,15 @@ DLRT_AVX2 void expand_rows(const ExpandDepthwiseShape& s, const Padded& pd, cons
     c += 6;
     while (c >= s.W) c -= s.W, ++h;
   }
-  for (; p < end; ++p) {
-    expand_tile<1, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf);
-    if (++c == s.W) c = 0, ++h;
+  // The last 1-5 positions in one tile (one at a time, each k step waited
+  // on the FMA latency of just NB accumulators).
+  switch (end - p) {
+    case 5: expand_tile<5, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
+    case 4: expand_tile<4, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
+    case 3: expand_tile<3, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
+    case 2: expand_tile<2, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
+    case 1: expand_tile<1, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
+    default: break;
   }
 }
 
@@ -215,14 +222,14 @@ int64_t end_row(const ExpandDepthwiseShape& s, const Padded& pd, int64_t oh1) {
   return std::min(needed_rows(s, pd), (oh1 - 1) * s.g.sh - s.g.pad_top + s.g.kh);
 }
 
-// Output rows [oh0, oh1) of blocks [blk, blk + 2): expand, then depthwise into y [M][out_h][out_w].
+// Output rows [oh0, oh1) of blocks [blk, blk + 2): expand, then depthwise into y (channel m at y + m * y_plane).
 DLRT_AVX2 void pair_rows(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* wp,
-                         const float* be, const float* wd, const float* bd, float* y, int64_t blk, int64_t oh0,
-                         int64_t oh1, float* buf) {
-  const int64_t nb = std::min<int64_t>(2, s.M / 8 - blk), out_plane = s.g.out_h * s.g.out_w;
+                         const float* be, const float* wd, const float* bd, float* y, int64_t y_plane, int64_t blk,
+                         int64_t oh0, int64_t oh1, float* buf) {
+  const int64_t nb = std::min<int64_t>(2, s.M / 8 - blk);
   zero_border(s, pd, nb, buf);
   expand_pair(s, pd, tp, wp, be, blk, first_row(s, oh0), end_row(s, pd, oh1), buf);
-  depthwise_rows(s, pd, wd, bd, blk, nb, oh0, oh1, buf, y + oh0 * s.g.out_w, out_plane);
+  depthwise_rows(s, pd, wd, bd, blk, nb, oh0, oh1, buf, y + oh0 * s.g.out_w, y_plane);
 }
 
 // Rows of the depthwise output a projection band holds: about kBandBytes of
@@ -258,7 +265,9 @@ DLRT_AVX2 void project_range(const ExpandDepthwiseShape& s, const Taps& tp, cons
   thread_local AlignedScratch wbuf, cbuf, dbuf;
   float* buf = wbuf.get<float>(static_cast<size_t>(2 * pd.plane()));
   float* carry = cbuf.get<float>(static_cast<size_t>(blocks * std::max<int64_t>(1, carry_rows) * row_floats));
-  float* d = dbuf.get<float>(static_cast<size_t>(s.M * br * s.g.out_w));
+  // d's channel rows start on cache lines: the 1x1 conv's 16-float loads then never straddle two.
+  const int64_t ld = ceil_div(br * s.g.out_w, 16) * 16;
+  float* d = dbuf.get<float>(static_cast<size_t>(s.M * ld));
   int64_t prev_end = OH0 * sh;  // padded rows [.., prev_end) were in the last band's window
   for (int64_t oh0 = OH0, oh1; oh0 < OH1; oh0 = oh1) {
     oh1 = std::min(OH1, oh0 + br);
@@ -273,7 +282,7 @@ DLRT_AVX2 void project_range(const ExpandDepthwiseShape& s, const Taps& tp, cons
       for (int64_t b = 0; b < nb; ++b)
         std::copy_n(carry + (blk + b) * carry_rows * row_floats, carried * row_floats, buf + b * pd.plane());
       if (r1 > r0) expand_pair(s, pd, tp, wp, be, blk, r0, r1, buf);
-      depthwise_rows(s, pd, wd, bd, blk, nb, oh0, oh1, buf, d, bn);
+      depthwise_rows(s, pd, wd, bd, blk, nb, oh0, oh1, buf, d, ld);
       for (int64_t b = 0; b < nb; ++b)
         std::copy_n(buf + b * pd.plane() + (next - start) * row_floats, saved * row_floats,
                     carry + (blk + b) * carry_rows * row_floats);
@@ -281,7 +290,7 @@ DLRT_AVX2 void project_range(const ExpandDepthwiseShape& s, const Taps& tp, cons
     prev_end = saved > 0 ? next + saved : next;
     GemmEpilogue ep = proj.ep;
     if (ep.residual) ep.residual += oh0 * s.g.out_w;
-    pointwise_avx2(d, bn, *proj.w, y + oh0 * s.g.out_w, out_plane, ep, nullptr);
+    pointwise_avx2(d, ld, bn, *proj.w, y + oh0 * s.g.out_w, out_plane, ep, nullptr);
   }
 }
 #endif
@@ -344,8 +353,9 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
     tp.src = xq, tp.row_step = e.sh * Wq, tp.col_step = e.sw;
   }
   const int64_t bands = depthwise_c8_row_bands(s.g.out_h, pool.num_threads());
+  bool avx2 = false;
 #ifdef DLRT_EXPAND_DW_AVX2
-  const bool avx2 = cpu_has_avx2();
+  avx2 = cpu_has_avx2();
   // With the projection, each thread takes a range of output rows (one
   // thread: the whole plane) and runs it band by band, so the depthwise
   // output goes to the 1x1 conv through L2, never through memory.
@@ -360,7 +370,9 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
 #endif
   // Otherwise the depthwise output goes to y, or with the projection to a
   // scratch the 1x1 conv then reads (split over the pool by positions).
-  float* mid = proj ? mid_buf.get<float>(static_cast<size_t>(s.M * out_plane)) : y;
+  // (The scratch's channel rows start on cache lines, as in project_range.)
+  const int64_t mid_plane = proj && avx2 ? ceil_div(out_plane, 16) * 16 : out_plane;
+  float* mid = proj ? mid_buf.get<float>(static_cast<size_t>(s.M * mid_plane)) : y;
 #ifdef DLRT_EXPAND_DW_AVX2
   if (avx2) {
     // Pairs of blocks: the expand tile then has the GEMM's 12 accumulators.
@@ -372,7 +384,7 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
       float* buf = sbuf.get<float>(static_cast<size_t>(2 * pd.plane()));
       for (int64_t u = b; u < e2; ++u) {
         const int64_t band = u / pairs, blk = 2 * (u % pairs);
-        pair_rows(s, pd, tp, we_packed, be, wd, bd, mid, blk, s.g.out_h * band / bands,
+        pair_rows(s, pd, tp, we_packed, be, wd, bd, mid, mid_plane, blk, s.g.out_h * band / bands,
                   s.g.out_h * (band + 1) / bands, buf);
       }
     });
@@ -388,7 +400,7 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   if (!proj) return;
 #ifdef DLRT_EXPAND_DW_AVX2
   if (avx2 && proj->w->mr() == 6 && proj->w->nr() == 16) {
-    pointwise_avx2(mid, out_plane, *proj->w, y, out_plane, proj->ep, &pool);
+    pointwise_avx2(mid, mid_plane, out_plane, *proj->w, y, out_plane, proj->ep, &pool);
     return;
   }
 #endif
