@@ -3,7 +3,8 @@
 // reference: output sizes that end in partial runs of 8 tiles and odd rows,
 // every padding it takes, channel counts off the GEMM tile, batches, bias,
 // residual and activations; and the shapes it must leave to other paths.
-// cpu_isa() is capped at AVX2 (the path runs on AVX2 CPUs without AVX-512).
+// cpu_isa() is capped at AVX2 for most cases; on AVX-512 CPUs the path runs
+// convs of 128+ input channels, with the AVX-512 GEMM between the transforms.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -169,6 +170,23 @@ TEST_F(ConvWinograd, LeavesOtherShapesToOtherPaths) {
   EXPECT_EQ(runs, 0u);
   ASSERT_FALSE(y.empty());
   EXPECT_FLOAT_EQ(y[on.W + 1], 0.5f * 0.25f * 9 * on.C);  // an interior output: every tap inside
+}
+
+// On AVX-512 (no cap): 128+ input channels run Winograd, through the
+// AVX-512 GEMM on filters packed for its tile; 64 keep the direct path.
+TEST(ConvWinogradAvx512, WideConvsOnly) {
+  if (detected_cpu_isa() < CpuIsa::kAvx512)
+    GTEST_SKIP() << "this CPU has no AVX-512: the AVX-512 channel threshold does not apply";
+  std::mt19937 rng(44);
+  Case c;
+  c.C = 128, c.M = 136, c.H = 13, c.W = 11;  // M past 2 tiles of 48, partial runs of tiles
+  c.bias = true, c.residual = true;
+  c.act.kind = ActKind::kRelu;
+  check(c, rng, 1);
+  c.N = 2, c.C = 130, c.M = 9, c.H = c.W = 10, c.residual = false;
+  check(c, rng, 2);
+  c.N = 1, c.C = 64, c.M = 64, c.H = c.W = 16;  // resnet18's layer1 width: direct
+  check(c, rng, 0);
 }
 
 }  // namespace

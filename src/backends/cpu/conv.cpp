@@ -502,15 +502,21 @@ constexpr int64_t kWinogradMaxScratchBytes = int64_t{32} << 20;
 // Whether a conv takes Winograd F(2x2, 3x3) as far as W and the conv's
 // attributes decide: 2-D 3x3 (kh x kw), stride and dilation 1, group 1, at
 // most kWinogradMaxBytes of transformed filters (16/9 of W: resnet18's
-// layer1-layer3, not layer4's 512 x 512), on an AVX2 CPU without AVX-512
-// (not measured there), with DLRT_CONV_WINOGRAD not 0. conv_run also wants
-// the output plane and the scratch within bounds; prepack_conv_weights
+// layer1-layer3, not layer4's 512 x 512), on an AVX2 CPU, with
+// DLRT_CONV_WINOGRAD not 0. On AVX-512 CPUs only from kWinogradMinChannelsAvx512
+// input channels: there the direct path's 8 x 48 tile runs resnet18's layer1
+// (64 channels, 56 x 56) about as fast, and the transforms (AVX2, memory
+// bound on its 6.4 MiB of V and M) cost more than the 2.25x fewer products
+// save (1 thread: 1.72 -> 1.8-1.9 ms per conv); layer2/layer3 gain 1.75 ->
+// 1.1 ms per conv (SPR-class Xeon, 2026-11-24). conv_run also wants the
+// output plane and the scratch within bounds; prepack_conv_weights
 // transforms such a conv's filters at session create instead of packing W.
+constexpr int64_t kWinogradMinChannelsAvx512 = 128;
 bool winograd_candidate(int64_t group, int64_t M, int64_t C, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
                         int64_t dh, int64_t dw) {
   return group == 1 && kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 && dw == 1 &&
-         16 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes && cpu_has_avx2() && !cpu_has_avx512() &&
-         winograd_enabled();
+         16 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes && cpu_has_avx2() &&
+         (!cpu_has_avx512() || C >= kWinogradMinChannelsAvx512) && winograd_enabled();
 }
 
 }  // namespace

@@ -407,7 +407,7 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   SgemmOperand a, b;
   a.packed = proj->w;
   b.data = mid;
-  b.ld = out_plane;
+  b.ld = mid_plane;
   sgemm_ex(proj->w->rows(), out_plane, s.M, 1.0f, a, b, 0.0f, y, out_plane, &proj->ep, &pool);
 }
 
