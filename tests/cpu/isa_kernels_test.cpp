@@ -191,6 +191,19 @@ TEST(CpuIsa, DepthwiseConvMatchesGeneric) {
   // 28+ output rows: on run_op's 2 threads each also takes a band of rows.
   cases.push_back({8, 61, 12, 3, 3, 2, 1, 1, 1, 1});
   cases.push_back({16, 33, 9, 5, 5, 1, 2, 2, 2, 2});
+  // Whole groups of 16 channels: the 16-channel kernel on AVX-512 (bands of
+  // input rows that end off a 16-position load, several scratch bands, wide
+  // padding, stride 3, mobilenet's 56x56 stride-2 layer).
+  cases.push_back({16, 7, 7, 3, 3, 1, 1, 1, 1, 1});
+  cases.push_back({32, 19, 37, 3, 3, 1, 1, 1, 1, 1});
+  cases.push_back({16, 40, 200, 3, 3, 1, 1, 1, 1, 1});
+  cases.push_back({48, 9, 23, 5, 5, 2, 2, 2, 2, 2});
+  cases.push_back({16, 11, 13, 3, 3, 3, 1, 1, 1, 1});
+  cases.push_back({16, 4, 21, 3, 3, 1, 4, 4, 4, 4});
+  cases.push_back({16, 5, 9, 1, 7, 1, 0, 3, 0, 3});
+  cases.push_back({16, 61, 12, 3, 3, 2, 1, 1, 1, 1});
+  cases.push_back({32, 56, 56, 3, 3, 2, 0, 0, 1, 1});
+  cases.push_back({16, 3, 1, 3, 3, 1, 1, 1, 1, 1});
   const std::vector<std::pair<std::string, std::vector<float>>> acts = {{"", {}}, {"Relu", {}}, {"Clip", {0.0f, 0.5f}}, {"HardSwish", {}}};
   uint32_t seed = 1;
   for (const auto& k : cases) {

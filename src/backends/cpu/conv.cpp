@@ -19,6 +19,7 @@
 #include "backends/cpu/conv_direct.h"
 #include "backends/cpu/conv_impl.h"
 #include "backends/cpu/depthwise_avx2.h"
+#include "backends/cpu/depthwise_c16.h"
 #include "backends/cpu/depthwise_flat.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/isa.h"
@@ -654,24 +655,42 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       // against 0.56), but inside mobilenet_v2 (its 32x112x112 layer, whose
       // output is cold in cache) the 8-channel kernel takes 0.55-0.58 ms
       // against 0.65-0.76 (1 thread; the same at 2).
+      //
+      // AVX-512, whole groups of 16 channels, strided or with output rows
+      // narrower than a vector: the same with 16 channels per zmm
+      // (depthwise_c16_avx512). There the plane kernels split even and odd
+      // columns or waste lanes; at stride 1 on wider rows they run without
+      // the two 16 x 16 transposes, which cost more than the taps (Sapphire
+      // Rapids runs 512-bit shuffles and FMAs on the same two ports).
+      // mobilenet_v2, 1 thread, profiled: 96x112x112/2 0.57 -> 0.49 ms,
+      // 576x14x14/2 0.10 -> 0.04, 960x7x7 0.076 -> 0.05; 144x56x56/1 0.25
+      // -> 0.38 and 32x112x112/1 0.25 -> 0.35 with it (so not taken).
       const DepthwiseGeometry dg = dw_geometry(g);
-      if (cpu_has_avx2() && !cpu_has_avx512() && M % 8 == 0 && g.k[0] == 1 &&
-          g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 && depthwise_c8_avx2_ok(dg) &&
-          clamp_or_none(fuse.act)) {
+      const bool plain2d = g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 &&
+                           depthwise_c8_avx2_ok(dg) && clamp_or_none(fuse.act);
+      const bool c16 = cpu_has_avx512() && M % 16 == 0 && (dg.sw >= 2 || dg.out_w < 16);
+      const bool c8 = cpu_has_avx2() && !cpu_has_avx512() && M % 8 == 0;
+      const int64_t lanes = !plain2d ? 0 : c16 ? 16 : c8 ? 8 : 0;
+      if (lanes > 0) {
         const ClampStage c = clamp_stage(fuse.act);
         DepthwiseC8Output o;
         o.clamp = c.clamp;
         o.lo = c.lo;
         o.hi = c.hi;
-        const int64_t groups8 = M / 8, bands = depthwise_c8_row_bands(dg.out_h, pool.num_threads());
-        pool.parallel_for(N * bands * groups8, 1, [&](int64_t b, int64_t e) {
+        const int64_t blocks = M / lanes, bands = depthwise_c8_row_bands(dg.out_h, pool.num_threads());
+        pool.parallel_for(N * bands * blocks, 1, [&](int64_t b, int64_t e) {
           for (int64_t t = b; t < e; ++t) {
-            const int64_t n = t / (bands * groups8), band = t / groups8 % bands, m = (t % groups8) * 8;
+            const int64_t n = t / (bands * blocks), band = t / blocks % bands, m = (t % blocks) * lanes;
             DepthwiseC8Output oc = o;
             oc.bias = Bv ? Bv + m : nullptr;
             oc.residual = Z ? Z + (n * M + m) * out_plane : nullptr;
-            depthwise_c8_avx2(X + (n * C + m) * in_plane, in_plane, W + m * ks, dg, Y + (n * M + m) * out_plane,
-                              out_plane, oc, dg.out_h * band / bands, dg.out_h * (band + 1) / bands);
+            const int64_t r0 = dg.out_h * band / bands, r1 = dg.out_h * (band + 1) / bands;
+            if (lanes == 16)
+              depthwise_c16_avx512(X + (n * C + m) * in_plane, in_plane, W + m * ks, dg, Y + (n * M + m) * out_plane,
+                                   out_plane, oc, r0, r1);
+            else
+              depthwise_c8_avx2(X + (n * C + m) * in_plane, in_plane, W + m * ks, dg, Y + (n * M + m) * out_plane,
+                                out_plane, oc, r0, r1);
           }
         });
         return Status::Ok();

@@ -1,0 +1,28 @@
+// AVX-512 depthwise convolution of 16 channels at once, one per zmm lane:
+// the AVX-512 counterpart of depthwise_c8_avx2 (depthwise_avx2.h). Output
+// rows go in bands; the band's input rows are transposed (16 x 16 in
+// registers) into a zero-padded [rows][Wp][16] scratch, every tap is one FMA
+// for 16 channels at any stride (no even/odd split, no lane wasted on a 7- or
+// 14-wide row), and the [positions][16] results are transposed back into the
+// 16 output planes with the residual and the clamp.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cpu/depthwise_avx2.h"
+
+namespace dlrt::cpu {
+
+// Whether depthwise_c16_avx512 runs this geometry (does not check the CPU):
+// the geometries of depthwise_c8_avx2.
+bool depthwise_c16_avx512_ok(const DepthwiseGeometry& g);
+
+// x holds 16 input planes (channel c at x + c * in_plane), w 16 filters (c at
+// w + c * kh * kw), y receives 16 output planes (c at y + c * out_plane);
+// o.bias, when set, has 16 values and o.residual 16 planes like y. Only
+// output rows [row_begin, row_end) (row_end < 0: to the last). Writes every
+// element of those rows. Call only when cpu_has_avx512().
+void depthwise_c16_avx512(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g, float* y,
+                          int64_t out_plane, const DepthwiseC8Output& o, int64_t row_begin = 0, int64_t row_end = -1);
+
+}  // namespace dlrt::cpu
