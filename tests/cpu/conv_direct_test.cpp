@@ -73,14 +73,14 @@ std::vector<float> reference(const Case& c, const std::vector<float>& x, const s
 
 // Runs Conv (or FusedConv's stage: residual input 3, activation) through
 // conv_run with the weights pre-packed.
-Result<Tensor> run(const Case& c, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& z) {
+Result<Tensor> run(const Case& c, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& z, int threads = 2) {
   ir::Node node;
   node.name = "direct_conv";
   std::vector<int64_t> pads = c.pb;
   pads.insert(pads.end(), c.pe.begin(), c.pe.end());
   node.attributes = {{"strides", attr_ints(c.s)}, {"dilations", attr_ints(c.d)}, {"pads", attr_ints(pads)},
                      {"group", attr_int(c.group)}};
-  return testing::run_conv_prepacked(node, {x, w, b, z}, c.act);
+  return testing::run_conv_prepacked(node, {x, w, b, z}, c.act, threads);
 }
 
 Shape shape_of(int64_t a, int64_t b, const std::vector<int64_t>& sp) {
@@ -569,16 +569,31 @@ TEST_P(ConvDirectIsa, DefaultModePolicy) {
     check(make(8, 16, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
     EXPECT_EQ(conv_direct_runs() - before, 1u);
   }
-  // 7x7 outputs, a 63-column grid: the AVX-512 tile leaves it to the GEMM
-  // path; on AVX2 it runs transposed (im2colᵀ · Wᵀ).
+  // 7x7 outputs, a 63-column grid: on 1 thread the AVX-512 tile leaves it
+  // to the GEMM path, on 2 it takes it; on AVX2 it runs transposed
+  // (im2colᵀ · Wᵀ) either way.
   before = conv_direct_runs();
   const uint64_t transposed_before = conv_transposed_runs();
   check(make(8, 16, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
-  EXPECT_EQ(conv_direct_runs() - before, 0u);
+  EXPECT_EQ(conv_direct_runs() - before, avx2 ? 0u : 1u) << "2 threads";
   if (avx2) {
     EXPECT_GE(conv_transposed_runs() - transposed_before, 1u);
   } else {
     EXPECT_EQ(conv_transposed_runs(), transposed_before);
+  }
+  {
+    const Case small = make(8, 16, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1});
+    const Tensor x = Tensor::from_vector<float>({1, 8, 7, 7}, std::vector<float>(8 * 49, 0.5f));
+    const Tensor w = Tensor::from_vector<float>({16, 8, 3, 3}, std::vector<float>(16 * 8 * 9, 0.25f));
+    before = conv_direct_runs();
+    ASSERT_TRUE(run(small, x, w, Tensor(), Tensor(), 1).ok());
+    EXPECT_EQ(conv_direct_runs() - before, 0u) << "1 thread";
+    // Strided 7x7 grids (resnet18's layer4.0) keep the GEMM on 2 threads too.
+    const Case strided = make(8, 16, 1, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1});
+    const Tensor xs = Tensor::from_vector<float>({1, 8, 14, 14}, std::vector<float>(8 * 196, 0.5f));
+    before = conv_direct_runs();
+    ASSERT_TRUE(run(strided, xs, w, Tensor(), Tensor()).ok());
+    EXPECT_EQ(conv_direct_runs() - before, 0u) << "strided, 2 threads";
   }
   // Stride-2 3x3 with 64 channels to 28x28 (resnet18's layer2.0): direct for
   // AVX-512 only. With 8 channels: direct for both.

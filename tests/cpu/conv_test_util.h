@@ -12,7 +12,8 @@ namespace dlrt::cpu::testing {
 // `node` holds the attributes; inputs are X, W, B, Z (an invalid Tensor is
 // omitted), Z being the fused residual; `act` the fused activation. Runs on
 // a shared 2-thread pool.
-inline Result<Tensor> run_conv_prepacked(ir::Node node, const std::vector<Tensor>& inputs, const Activation& act) {
+inline Result<Tensor> run_conv_prepacked(ir::Node node, const std::vector<Tensor>& inputs, const Activation& act,
+                                         int threads = 2) {
   node.op_type = "Conv";
   node.opset = 17;
   node.inputs.clear();
@@ -25,8 +26,8 @@ inline Result<Tensor> run_conv_prepacked(ir::Node node, const std::vector<Tensor
   std::vector<const RunValue*> in_ptrs;
   for (auto& v : in_values) in_ptrs.push_back(v.kind == RunValue::Kind::kNone ? nullptr : &v);
   std::vector<RunValue> outs(1);
-  static ThreadPool pool(2);
-  KernelContext ctx(node, in_ptrs, outs, pool, nullptr);
+  static ThreadPool pool1(1), pool2(2);
+  KernelContext ctx(node, in_ptrs, outs, threads == 1 ? pool1 : pool2, nullptr);
   ConvFusion fuse;
   fuse.act = act;
   fuse.residual_input = inputs.size() > 3 && inputs[3].valid() ? 3 : -1;

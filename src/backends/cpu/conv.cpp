@@ -799,7 +799,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       dg.pad_top = g.p[1], dg.pad_left = g.p[2];
       const bool avx2 = disa == CpuIsa::kAvx2;
       if (conv_direct_plan(dg, &dplan, avx2, avx2 && conv_direct_tap_columns(dg)) &&
-          (dmode == ConvDirectMode::kForce || conv_direct_worth(dplan, disa))) {
+          (dmode == ConvDirectMode::kForce || conv_direct_worth(dplan, disa, pool.num_threads()))) {
         thread_local std::vector<int64_t> offsets;  // grows only: no allocation once warm
         if (offsets.size() < static_cast<size_t>(dplan.k)) offsets.resize(static_cast<size_t>(dplan.k));
         conv_direct_offsets(dplan, offsets.data());
