@@ -660,8 +660,8 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       // narrower than a vector: the same with 16 channels per zmm
       // (depthwise_c16_avx512). There the plane kernels split even and odd
       // columns or waste lanes; at stride 1 on wider rows they run without
-      // the two 16 x 16 transposes, which cost more than the taps (Sapphire
-      // Rapids runs 512-bit shuffles and FMAs on the same two ports).
+      // the two 16 x 16 transposes, which cost more than the taps (64
+      // shuffles per 256 floats each, on a port the FMAs use too).
       // mobilenet_v2, 1 thread, profiled: 96x112x112/2 0.57 -> 0.49 ms,
       // 576x14x14/2 0.10 -> 0.04, 960x7x7 0.076 -> 0.05; 144x56x56/1 0.25
       // -> 0.38 and 32x112x112/1 0.25 -> 0.35 with it (so not taken).

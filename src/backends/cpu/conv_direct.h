@@ -113,13 +113,14 @@ inline bool conv_direct_worth(const ConvDirectPlan& plan) { return plan.grid >= 
 // on 2). It loses (x0.90-0.95) on stride-2 convs of 64+ channels on grids of
 // kConvDirectMinGrid+ columns (resnet18's layer2.0/3.0 3x3/2: four phase
 // planes per channel, so a tile's B rows of one K slice leave L1).
-// kAvx512 on 2+ threads: every grid. There the GEMM path scales poorly on
-// small grids (one or two 48-column tiles to split), and the direct tile's
-// (tile x panel) units spread well: 2 threads, SPR-class Xeon (2026-11-24),
-// direct / GEMM resnet18 layer4 3x3 x1.13, layer4.0 3x3/2 x1.16,
-// mobilenet_v2's 7x7 pointwise convs x1.10-2.02 (its non-depthwise convs
-// 2.76 -> 2.43 ms in all), the 1x1/2 downsamples x0.99; on 1 thread the GEMM
-// keeps them (x0.83-0.90 for resnet18's layer4 direct).
+// kAvx512 on 2+ threads: every stride-1 grid. There the GEMM path scales
+// poorly on small grids (one or two 48-column tiles to split), and the direct
+// tile's (tile x panel) units spread well: 2 threads, SPR-class Xeon
+// (2026-11-24), direct / GEMM resnet18 layer4 3x3 x1.13, mobilenet_v2's 7x7
+// pointwise convs x1.10-2.02 (its non-depthwise convs 2.76 -> 2.43 ms in
+// all). Strided small grids keep the GEMM (resnet18's layer4.0 3x3/2 and
+// 1x1/2: alone x1.16 and x0.99 direct, in the model 0.02-0.03 ms slower);
+// so does 1 thread (x0.83-0.90 for resnet18's layer4 direct).
 inline bool conv_direct_worth(const ConvDirectPlan& plan, CpuIsa isa, int threads) {
   if (isa >= CpuIsa::kAvx512) return (threads > 1 && plan.nphase == 1) || conv_direct_worth(plan);
   return !(plan.nphase > 1 && plan.g.channels >= 64 && plan.grid >= kConvDirectMinGrid);
