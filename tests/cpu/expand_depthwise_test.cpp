@@ -1,6 +1,6 @@
 // com.dlrt FusedExpandDepthwise against the two FusedConvs it replaces (the
 // 1x1 expand conv or a small stem conv, then the depthwise conv), on the
-// portable and the AVX2 paths: pairs and single blocks of 8 channels,
+// portable, AVX2 and AVX-512 paths: pairs and single blocks of 8 (16) channels,
 // position counts that leave a tail after the 6-position tiles, strides 1
 // and 2 (also per axis), uneven pads, 3x3 and 5x5 kernels, batch 2, planes
 // tall enough for row bands; with the 1x1 projection folded in.
@@ -64,6 +64,7 @@ TEST(FusedExpandDepthwise, MatchesExpandThenDepthwiseConv) {
       {{"", {}}, {"", {}}}, {{"Clip", {0.0f, 6.0f}}, {"Clip", {0.0f, 6.0f}}}, {{"Relu", {}}, {"", {}}}};
   std::vector<CpuIsa> isas{CpuIsa::kGeneric};
   if (detected_cpu_isa() >= CpuIsa::kAvx2) isas.push_back(CpuIsa::kAvx2);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512) isas.push_back(CpuIsa::kAvx512);  // 16-channel blocks where M allows
   uint32_t seed = 1;
   for (const Case& c : cases) {
     const Tensor x = rnd({c.n, c.k, c.h, c.w}, ++seed, 2.0f), we = rnd({c.m, c.k, c.ekh, c.ekw}, ++seed),
@@ -124,6 +125,7 @@ TEST(FusedExpandDepthwise, MatchesWithProjection) {
   const std::vector<Act> project_acts = {{"", {}}, {"Relu", {}}, {"Sigmoid", {}}};
   std::vector<CpuIsa> isas{CpuIsa::kGeneric};
   if (detected_cpu_isa() >= CpuIsa::kAvx2) isas.push_back(CpuIsa::kAvx2);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512) isas.push_back(CpuIsa::kAvx512);  // 16-channel blocks where M allows
   uint32_t seed = 100;
   for (const auto& [c, P] : cases) {
     const Tensor x = rnd({c.n, c.k, c.h, c.w}, ++seed, 2.0f), we = rnd({c.m, c.k, c.ekh, c.ekw}, ++seed),

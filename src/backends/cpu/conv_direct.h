@@ -192,6 +192,13 @@ void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* off, const fl
 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, const float* x, const PackedMatrix& w,
                       float* y, const GemmEpilogue& ep, ThreadPool* pool, int64_t y_plane = 0);
 
+// y (rows(w) x n, rows n floats apart; ep.residual likewise) = epilogue(w *
+// x) for x (w.cols() rows of n floats, x_plane >= n floats apart): a 1x1
+// conv over n positions on the AVX-512 tile (weights packed with mr 8, nr
+// 48). Call only when cpu_has_avx512() (DLRT_HAVE_AVX512_PATHS).
+void pointwise_avx512(const float* x, int64_t x_plane, int64_t n, const PackedMatrix& w, float* y,
+                      const GemmEpilogue& ep, ThreadPool* pool);
+
 // y (rows(w) x n, rows y_plane floats apart; ep.residual likewise) =
 // epilogue(w * x) for x (w.cols() rows of n floats, x_plane >= n floats
 // apart): a 1x1 conv over n positions, on the direct path's AVX2 tile

@@ -25,4 +25,11 @@ bool depthwise_c16_avx512_ok(const DepthwiseGeometry& g);
 void depthwise_c16_avx512(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g, float* y,
                           int64_t out_plane, const DepthwiseC8Output& o, int64_t row_begin = 0, int64_t row_end = -1);
 
+// depthwise_c16_avx512 on input already in the scratch layout: buf holds the
+// padded rows [(out_h - 1) * sh + kh][Wp][16] with Wp = (out_w - 1) * sw + kw
+// (padded row r, column c = input row r - pad_top, column c - pad_left;
+// zeros outside the input). Call only when cpu_has_avx512().
+void depthwise_c16_padded_avx512(const float* buf, int64_t Wp, const float* w, const DepthwiseGeometry& g, float* y,
+                                 int64_t out_plane, const DepthwiseC8Output& o);
+
 }  // namespace dlrt::cpu

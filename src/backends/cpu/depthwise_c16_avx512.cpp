@@ -174,6 +174,37 @@ int64_t c16_band_rows(const DepthwiseGeometry& g, int64_t Wp) {
   return std::clamp<int64_t>((max_in_rows - g.kh) / g.sh + 1, 1, g.out_h);
 }
 
+// The 16-channel filters w (channel c at w + c * kh * kw) as [taps][16]
+// vectors in wv, the 3x3 ones also in registers, and the bias.
+struct C16Filters {
+  bool k3 = false;
+  __m512 w3[9];
+  __m512 bias;
+};
+
+DLRT_AVX512 C16Filters c16_filters(const float* w, const DepthwiseGeometry& g, const float* bias, float* wv) {
+  const int64_t kk = g.kh * g.kw;
+  for (int64_t t = 0; t < kk; ++t)
+    for (int c = 0; c < 16; ++c) wv[t * 16 + c] = w[c * kk + t];
+  C16Filters f;
+  f.k3 = g.kh == 3 && g.kw == 3;
+  for (int t = 0; t < 9; ++t) f.w3[t] = f.k3 ? _mm512_load_ps(wv + t * 16) : _mm512_setzero_ps();
+  f.bias = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
+  return f;
+}
+
+// Output rows [0, rows) of a band whose first tap row is ibuf (padded rows
+// of Wp positions x 16 channels, sh rows per output row) into obuf [rows * OW][16].
+DLRT_AVX512 void c16_band(const float* ibuf, int64_t Wp, const float* wv, const C16Filters& f,
+                          const DepthwiseGeometry& g, int64_t rows, float* obuf) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = ibuf + r * g.sh * Wp * 16;
+    float* out = obuf + r * g.out_w * 16;
+    if (f.k3) c16_row<true>(in, Wp, f.w3, wv, g, f.bias, out);
+    else c16_row<false>(in, Wp, f.w3, wv, g, f.bias, out);
+  }
+}
+
 }  // namespace
 
 DLRT_AVX512 void depthwise_c16_avx512(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g,
@@ -186,22 +217,26 @@ DLRT_AVX512 void depthwise_c16_avx512(const float* x, int64_t in_plane, const fl
   float* wv = scratch(static_cast<size_t>(kk * 16 + in_rows * Wp * 16 + (band * OW + 15) / 16 * 16 * 16));
   float* ibuf = wv + kk * 16;
   float* obuf = ibuf + in_rows * Wp * 16;
-  for (int64_t t = 0; t < kk; ++t)
-    for (int c = 0; c < 16; ++c) wv[t * 16 + c] = w[c * kk + t];
-  const bool k3 = kh == 3 && kw == 3;
-  __m512 w3[9];
-  for (int t = 0; t < 9; ++t) w3[t] = k3 ? _mm512_load_ps(wv + t * 16) : _mm512_setzero_ps();
-  const __m512 bias = o.bias ? _mm512_loadu_ps(o.bias) : _mm512_setzero_ps();
+  const C16Filters f = c16_filters(w, g, o.bias, wv);
   const int64_t end = row_end < 0 ? g.out_h : std::min(row_end, g.out_h);
   for (int64_t oy0 = std::max<int64_t>(row_begin, 0); oy0 < end; oy0 += band) {
     const int64_t rows = std::min(band, end - oy0);
     fill_c16(x, in_plane, g, Wp, oy0 * sh, (rows - 1) * sh + kh, ibuf);
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* in = ibuf + r * sh * Wp * 16;
-      float* out = obuf + r * OW * 16;
-      if (k3) c16_row<true>(in, Wp, w3, wv, g, bias, out);
-      else c16_row<false>(in, Wp, w3, wv, g, bias, out);
-    }
+    c16_band(ibuf, Wp, wv, f, g, rows, obuf);
+    store_c16(obuf, rows * OW, y + oy0 * OW, out_plane, o, o.residual ? o.residual + oy0 * OW : nullptr);
+  }
+}
+
+DLRT_AVX512 void depthwise_c16_padded_avx512(const float* buf, int64_t Wp, const float* w, const DepthwiseGeometry& g,
+                                             float* y, int64_t out_plane, const DepthwiseC8Output& o) {
+  const int64_t OW = g.out_w, OH = g.out_h, kk = g.kh * g.kw;
+  const int64_t band = c16_band_rows(g, Wp);
+  float* wv = scratch(static_cast<size_t>(kk * 16 + (band * OW + 15) / 16 * 16 * 16));
+  float* obuf = wv + kk * 16;
+  const C16Filters f = c16_filters(w, g, o.bias, wv);
+  for (int64_t oy0 = 0; oy0 < OH; oy0 += band) {
+    const int64_t rows = std::min(band, OH - oy0);
+    c16_band(buf + oy0 * g.sh * Wp * 16, Wp, wv, f, g, rows, obuf);
     store_c16(obuf, rows * OW, y + oy0 * OW, out_plane, o, o.residual ? o.residual + oy0 * OW : nullptr);
   }
 }
@@ -210,6 +245,8 @@ DLRT_AVX512 void depthwise_c16_avx512(const float* x, int64_t in_plane, const fl
 
 void depthwise_c16_avx512(const float*, int64_t, const float*, const DepthwiseGeometry&, float*, int64_t,
                           const DepthwiseC8Output&, int64_t, int64_t) {}
+void depthwise_c16_padded_avx512(const float*, int64_t, const float*, const DepthwiseGeometry&, float*, int64_t,
+                                 const DepthwiseC8Output&) {}
 
 #endif
 

@@ -4,9 +4,11 @@
 #include <algorithm>
 
 #include "backends/cpu/conv_direct.h"
+#include "backends/cpu/depthwise_c16.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/scratch.h"
+#include "backends/cpu/vec_avx512.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -23,12 +25,13 @@ namespace {
 struct Padded {
   int64_t Hp = 0, Wp = 0;
   int64_t row0 = 0, rows = 0;
-  int64_t plane() const { return rows * Wp * 8; }
+  int64_t lanes = 8;  // channels per block: 8, or 16 on the AVX-512 path
+  int64_t plane() const { return rows * Wp * lanes; }
 };
 
-Padded padded_of(const DepthwiseGeometry& g) {
+Padded padded_of(const DepthwiseGeometry& g, int64_t lanes = 8) {
   const int64_t Hp = (g.out_h - 1) * g.sh + g.kh;
-  return {Hp, (g.out_w - 1) * g.sw + g.kw, 0, Hp};
+  return {Hp, (g.out_w - 1) * g.sw + g.kw, 0, Hp, lanes};
 }
 
 // Where the first conv reads: tap t of expanded position (h, c) is
@@ -49,14 +52,15 @@ void zero_border(const ExpandDepthwiseShape& s, const Padded& pd, int64_t NB, fl
   const int64_t c0 = s.g.pad_left, c1 = std::min(pd.Wp, s.g.pad_left + s.W);
   for (int64_t b = 0; b < NB; ++b)
     for (int64_t r = pd.row0; r < pd.row0 + pd.rows; ++r) {
-      float* row = buf + b * pd.plane() + (r - pd.row0) * pd.Wp * 8;
+      const int64_t L = pd.lanes;
+      float* row = buf + b * pd.plane() + (r - pd.row0) * pd.Wp * L;
       const int64_t ih = r - s.g.pad_top;
       if (ih < 0 || ih >= s.H) {
-        std::fill(row, row + pd.Wp * 8, 0.0f);
+        std::fill(row, row + pd.Wp * L, 0.0f);
         continue;
       }
-      std::fill(row, row + std::min(c0, pd.Wp) * 8, 0.0f);
-      if (c1 < pd.Wp) std::fill(row + c1 * 8, row + pd.Wp * 8, 0.0f);
+      std::fill(row, row + std::min(c0, pd.Wp) * L, 0.0f);
+      if (c1 < pd.Wp) std::fill(row + c1 * L, row + pd.Wp * L, 0.0f);
     }
 }
 
@@ -295,21 +299,129 @@ DLRT_AVX2 void project_range(const ExpandDepthwiseShape& s, const Taps& tp, cons
 }
 #endif
 
+#ifdef DLRT_HAVE_AVX512_PATHS
+// The AVX-512 path: blocks of 16 channels (one zmm per position), pairs of
+// blocks per task, 8 positions per tile (16 accumulators); otherwise as the
+// AVX2 one above.
+template <int R, int NB, bool kPointwise>
+DLRT_AVX512 void expand_tile16(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* w,
+                               const __m512 (&bias)[NB], __m512 lo, __m512 hi, int64_t h, int64_t c, float* buf) {
+  __m512 acc[R][NB];
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 2
+    for (int b = 0; b < NB; ++b) acc[i][b] = bias[b];
+  const float* xp[R];
+  {
+    int64_t hh = h, cc = c;
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
+      xp[i] = tp.src + hh * tp.row_step + cc * tp.col_step;
+      if (++cc == s.W) cc = 0, ++hh;
+    }
+  }
+  for (int64_t t = 0; t < tp.count; ++t) {
+    const int64_t o = kPointwise ? t * tp.channel_step : tp.off[t];
+    __m512 wv[NB];
+#pragma GCC unroll 2
+    for (int b = 0; b < NB; ++b) wv[b] = _mm512_loadu_ps(w + (b * tp.count + t) * 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
+      const __m512 xv = _mm512_set1_ps((kPointwise ? xp[0] + i : xp[i])[o]);
+#pragma GCC unroll 2
+      for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_fmadd_ps(xv, wv[b], acc[i][b]);
+    }
+  }
+  const int64_t plane = pd.plane();
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i) {
+    const int64_t r = h + s.g.pad_top - pd.row0, col = c + s.g.pad_left;
+    if (r >= 0 && r < pd.rows && col < pd.Wp) {
+      float* dst = buf + (r * pd.Wp + col) * 16;
+#pragma GCC unroll 2
+      for (int b = 0; b < NB; ++b) {
+        __m512 v = acc[i][b];
+        if (s.act_e.clamp) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+        _mm512_store_ps(dst + b * plane, v);
+      }
+    }
+    if (++c == s.W) c = 0, ++h;
+  }
+}
+
+// Expanded rows [r0, r1) of blocks [blk, blk + NB) into their planes of `pd`.
+template <int NB, bool kPointwise>
+DLRT_AVX512 void expand_rows16(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* wp,
+                               const float* be, int64_t blk, int64_t r0, int64_t r1, float* buf) {
+  const float* w = wp + blk * tp.count * 16;
+  __m512 bias[NB];
+  for (int b = 0; b < NB; ++b) bias[b] = be ? _mm512_loadu_ps(be + (blk + b) * 16) : _mm512_setzero_ps();
+  const __m512 lo = _mm512_set1_ps(s.act_e.lo), hi = _mm512_set1_ps(s.act_e.hi);
+  const int64_t end = r1 * s.W;
+  int64_t p = r0 * s.W, h = r0, c = 0;
+  for (; p + 8 <= end; p += 8) {
+    expand_tile16<8, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf);
+    c += 8;
+    while (c >= s.W) c -= s.W, ++h;
+  }
+  switch (end - p) {
+    case 7: expand_tile16<7, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
+    case 6: expand_tile16<6, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
+    case 5: expand_tile16<5, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
+    case 4: expand_tile16<4, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
+    case 3: expand_tile16<3, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
+    case 2: expand_tile16<2, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
+    case 1: expand_tile16<1, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
+    default: break;
+  }
+}
+
+// Output rows [oh0, oh1) of blocks [blk, blk + 2) of 16 channels: expand,
+// then depthwise into y (channel m at y + m * y_plane).
+DLRT_AVX512 void pair_rows16(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* wp,
+                             const float* be, const float* wd, const float* bd, float* y, int64_t y_plane,
+                             int64_t blk, int64_t oh0, int64_t oh1, float* buf) {
+  const int64_t nb = std::min<int64_t>(2, s.M / 16 - blk);
+  zero_border(s, pd, nb, buf);
+  const int64_t r0 = first_row(s, oh0), r1 = end_row(s, pd, oh1);
+  if (tp.pointwise && nb == 2) expand_rows16<2, true>(s, pd, tp, wp, be, blk, r0, r1, buf);
+  else if (tp.pointwise) expand_rows16<1, true>(s, pd, tp, wp, be, blk, r0, r1, buf);
+  else if (nb == 2) expand_rows16<2, false>(s, pd, tp, wp, be, blk, r0, r1, buf);
+  else expand_rows16<1, false>(s, pd, tp, wp, be, blk, r0, r1, buf);
+  const int64_t kk = s.g.kh * s.g.kw;
+  DepthwiseC8Output o;
+  o.clamp = s.act_d.clamp;
+  o.lo = s.act_d.lo;
+  o.hi = s.act_d.hi;
+  DepthwiseGeometry band = s.g;
+  band.out_h = oh1 - oh0;
+  for (int64_t b = 0; b < nb; ++b) {
+    const int64_t m = (blk + b) * 16;
+    o.bias = bd ? bd + m : nullptr;
+    depthwise_c16_padded_avx512(buf + b * pd.plane() + (oh0 * s.g.sh - pd.row0) * pd.Wp * 16, pd.Wp, wd + m * kk,
+                                band, y + m * y_plane + oh0 * s.g.out_w, y_plane, o);
+  }
+}
+#endif
+
 }  // namespace
 
 bool expand_depthwise_ok(const ExpandDepthwiseShape& s) {
   const DepthwiseGeometry& g = s.g;
   const ExpandConvGeometry& e = s.e;
-  return s.K >= 1 && s.M >= 8 && s.M % 8 == 0 && s.H >= 1 && s.W >= 1 && g.in_h == s.H && g.in_w == s.W &&
+  return s.K >= 1 && s.M >= 8 && (s.lanes == 8 || s.lanes == 16) && s.M % s.lanes == 0 && s.H >= 1 && s.W >= 1 && g.in_h == s.H && g.in_w == s.W &&
          depthwise_c8_avx2_ok(g) && g.pad_top < g.kh && g.pad_left < g.kw && e.kh >= 1 && e.kw >= 1 && e.sh >= 1 &&
          e.sw >= 1 && e.pad_top >= 0 && e.pad_left >= 0 && s.in_h >= 1 && s.in_w >= 1 &&
          (!e.pointwise() || (s.in_h == s.H && s.in_w == s.W));
 }
 
-std::vector<float> pack_expand_weights(const float* We, int64_t M, int64_t T) {
+int64_t expand_depthwise_lanes(int64_t M) { return cpu_has_avx512() && M % 16 == 0 ? 16 : 8; }
+
+std::vector<float> pack_expand_weights(const float* We, int64_t M, int64_t T, int64_t lanes) {
   std::vector<float> p(static_cast<size_t>(M * T));
   for (int64_t m = 0; m < M; ++m)
-    for (int64_t t = 0; t < T; ++t) p[static_cast<size_t>(((m / 8) * T + t) * 8 + m % 8)] = We[m * T + t];
+    for (int64_t t = 0; t < T; ++t)
+      p[static_cast<size_t>(((m / lanes) * T + t) * lanes + m % lanes)] = We[m * T + t];
   return p;
 }
 
@@ -353,6 +465,36 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
     tp.src = xq, tp.row_step = e.sh * Wq, tp.col_step = e.sw;
   }
   const int64_t bands = depthwise_c8_row_bands(s.g.out_h, pool.num_threads());
+#ifdef DLRT_HAVE_AVX512_PATHS
+  // 16-channel blocks: pairs of blocks and row bands as the AVX2 pairs below;
+  // with the projection, the depthwise output goes to it through a scratch.
+  if (s.lanes == 16 && cpu_has_avx512()) {
+    const Padded pd16 = padded_of(s.g, 16);
+    const int64_t pairs = (s.M / 16 + 1) / 2;
+    const int64_t mid_plane = proj ? ceil_div(out_plane, 16) * 16 : out_plane;
+    float* mid = proj ? mid_buf.get<float>(static_cast<size_t>(s.M * mid_plane)) : y;
+    pool.parallel_for(bands * pairs, 1, [&](int64_t b, int64_t e2) {
+      thread_local AlignedScratch sbuf;
+      float* buf = sbuf.get<float>(static_cast<size_t>(2 * pd16.plane()));
+      for (int64_t u = b; u < e2; ++u) {
+        const int64_t band = u / pairs, blk = 2 * (u % pairs);
+        pair_rows16(s, pd16, tp, we_packed, be, wd, bd, mid, mid_plane, blk, s.g.out_h * band / bands,
+                    s.g.out_h * (band + 1) / bands, buf);
+      }
+    });
+    if (!proj) return;
+    if (proj->w->mr() == 8 && proj->w->nr() == 48) {
+      pointwise_avx512(mid, mid_plane, out_plane, *proj->w, y, proj->ep, &pool);
+      return;
+    }
+    SgemmOperand a, b;
+    a.packed = proj->w;
+    b.data = mid;
+    b.ld = mid_plane;
+    sgemm_ex(proj->w->rows(), out_plane, s.M, 1.0f, a, b, 0.0f, y, out_plane, &proj->ep, &pool);
+    return;
+  }
+#endif
   bool avx2 = false;
 #ifdef DLRT_EXPAND_DW_AVX2
   avx2 = cpu_has_avx2();

@@ -1,10 +1,10 @@
 // A dense conv (the "expand" stage: mobilenet_v2's 1x1 expand convs, or a
 // small stem such as its 3x3/2 on the RGB input) and the depthwise conv that
 // reads its output, in one pass (com.dlrt FusedExpandDepthwise): for each
-// block of 8 expanded channels, the first conv writes its output straight
-// into the depthwise kernel's padded [rows][columns][8] scratch, so the
-// expanded tensor never goes to memory in NCHW and the depthwise conv
-// transposes nothing on the way in.
+// block of 8 expanded channels (16 on AVX-512), the first conv writes its
+// output straight into the depthwise kernel's padded [rows][columns][8 or 16]
+// scratch, so the expanded tensor never goes to memory in NCHW and the
+// depthwise conv transposes nothing on the way in.
 #pragma once
 
 #include <cstdint>
@@ -31,13 +31,20 @@ struct ExpandDepthwiseShape {
   int64_t H = 0, W = 0;   // expanded plane (the first conv's output)
   DepthwiseGeometry g;    // the depthwise conv on the H x W planes (in_h = H, in_w = W)
   ClampStage act_e, act_d;  // the expand and the depthwise activations (Relu/Clip or none)
+  int64_t lanes = 8;        // channels per block of the packed weights: 8, or 16 (expand_depthwise_lanes)
 };
 
 // Whether expand_depthwise runs this shape.
 bool expand_depthwise_ok(const ExpandDepthwiseShape& s);
 
-// The expand weights We [M][T] (T = K * kh * kw) as blocks of 8 output channels, [M / 8][T][8].
-std::vector<float> pack_expand_weights(const float* We, int64_t M, int64_t K);
+// The channel block expand_depthwise takes for M expanded channels on this
+// CPU (under cpu_isa()): 16 on AVX-512 when M is a multiple of 16 (one zmm
+// per position), else 8.
+int64_t expand_depthwise_lanes(int64_t M);
+
+// The expand weights We [M][T] (T = K * kh * kw) as blocks of `lanes` (8 or
+// 16) output channels, [M / lanes][T][lanes].
+std::vector<float> pack_expand_weights(const float* We, int64_t M, int64_t T, int64_t lanes = 8);
 
 // The optional third conv: a 1x1 one (mobilenet_v2's projection) of N x M
 // weights packed as a GEMM A operand, with its epilogue (row bias, residual
@@ -48,7 +55,9 @@ struct ProjectStage {
 };
 
 // y [M][out_h][out_w] = act_d(dw(act_e(conv(x, We) + be)) + bd) for one image x [K][in_h][in_w];
-// be, bd may be null. Blocks of 8 (AVX2: pairs of blocks) split over the pool.
+// be, bd may be null. Blocks of s.lanes channels (AVX2 and AVX-512: pairs of
+// blocks) split over the pool; s.lanes = 16 only on AVX-512 CPUs, with weights
+// packed for it.
 // With proj, y [N][out_h][out_w] = proj.ep(Wp * that): on AVX2, when the
 // layer splits by rows (one thread, or row bands), band by band with the
 // depthwise output kept in L2.

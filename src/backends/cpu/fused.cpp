@@ -63,7 +63,9 @@ class FusedExpandDepthwiseKernel final : public OpKernel {
       : act_e_(clamp_stage(act_e)), act_d_(clamp_stage(act_d)), act_p_(act_p) {
     if (we && we->dtype() == DType::kFloat32 && we->rank() == 4) {
       source_ = *we;
-      packed_ = pack_expand_weights(we->data<float>(), we->dim(0), we->dim(0) ? we->size() / we->dim(0) : 0);
+      packed_lanes_ = expand_depthwise_lanes(we->dim(0));
+      packed_ = pack_expand_weights(we->data<float>(), we->dim(0), we->dim(0) ? we->size() / we->dim(0) : 0,
+                                    packed_lanes_);
     }
     if (wp && wp->dtype() == DType::kFloat32 && wp->rank() == 4 && wp->dim(0) > 0) {
       project_source_ = *wp;
@@ -127,6 +129,7 @@ class FusedExpandDepthwiseKernel final : public OpKernel {
     g.in_h = s.H, g.in_w = s.W, g.kh = dw.kh, g.kw = dw.kw, g.sh = dw.sh, g.sw = dw.sw;
     g.pad_top = dw.pt, g.pad_left = dw.pl, g.out_h = dw.out_h, g.out_w = dw.out_w;
     s.act_e = act_e_, s.act_d = act_d_;
+    s.lanes = expand_depthwise_lanes(s.M);
     if (!expand_depthwise_ok(s)) return ctx.unsupported("geometry not supported: X " + shape_to_string(x->shape()));
     const int64_t N = x->dim(0), out_plane = g.out_h * g.out_w;
     // The projection: Wp [P, M, 1, 1], Bp [P], Z of Y's shape.
@@ -151,8 +154,9 @@ class FusedExpandDepthwiseKernel final : public OpKernel {
     if (y->size() == 0) return Status::Ok();
     std::vector<float> local;
     const float* packed = packed_.data();
-    if (packed_.empty() || source_.raw_data() != we->raw_data() || source_.shape() != we->shape()) {
-      local = pack_expand_weights(we->data<float>(), s.M, we->size() / s.M);
+    if (packed_.empty() || packed_lanes_ != s.lanes || source_.raw_data() != we->raw_data() ||
+        source_.shape() != we->shape()) {
+      local = pack_expand_weights(we->data<float>(), s.M, we->size() / s.M, s.lanes);
       packed = local.data();
     }
     ProjectStage proj;
@@ -179,6 +183,7 @@ class FusedExpandDepthwiseKernel final : public OpKernel {
  private:
   Tensor source_, project_source_;
   std::vector<float> packed_;
+  int64_t packed_lanes_ = 8;
   std::shared_ptr<const PackedMatrix> project_packed_;
   ClampStage act_e_, act_d_;
   Activation act_p_;
