@@ -347,6 +347,33 @@ TEST(Passes, ExpandDepthwiseFusesPointwiseThenDepthwise) {
   }
 }
 
+// With expand_depthwise_min_positions (AVX-512 CPUs: 64), an expanded plane
+// of fewer positions is left to the separate convs; one of at least as many fuses.
+TEST(Passes, ExpandDepthwiseSkipsPlanesUnderTheMinimum) {
+  if (!cpu::KernelRegistry::builtin().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
+  for (int64_t min_positions : {91, 90}) {
+    auto both = [min_positions](ir::Graph& g, p::PassContext& ctx) {
+      ctx.expand_depthwise_min_positions = min_positions;
+      p::fuse_bias_activation(g, ctx);
+      return p::fuse_expand_depthwise(g, ctx);
+    };
+    GraphBuilder b;
+    auto x = b.input("x", {1, 6, 9, 10});  // a 9 x 10 = 90-position plane
+    auto e = b.node("Conv", {x, b.constant("we", random_tensor({16, 6, 1, 1}, 55))});
+    auto r = b.node("Relu", {e});
+    auto d = b.node("Conv", {r, b.constant("wd", random_tensor({16, 1, 3, 3}, 56))},
+                    {{"group", ai(16)}, {"pads", ais({1, 1, 1, 1})}});
+    b.output(b.node("Relu", {d}));
+    // The expanded plane's shape, as the importer's shape inference records it.
+    ir::TypeInfo& t = b.graph()->values[r].type;
+    t.dtype = DType::kFloat32;
+    t.shape = std::vector<ir::Dim>{{1, ""}, {16, ""}, {9, ""}, {10, ""}};
+    SCOPED_TRACE("min positions " + std::to_string(min_positions));
+    check_pass(b.graph(), {random_tensor({1, 6, 9, 10}, 57, -2, 2)}, both, "expand-depthwise", min_positions > 90 ? 0 : 1,
+               2e-5f);
+  }
+}
+
 // A stem (3x3/2 on 3 channels: 27 taps) fuses with the depthwise conv after
 // it; a 3x3 conv on 8 channels (72 taps) keeps its own kernel.
 TEST(Passes, ExpandDepthwiseFusesSmallStemsOnly) {

@@ -483,7 +483,10 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
       }
     });
     if (!proj) return;
-    if (proj->w->mr() == 8 && proj->w->nr() == 48) {
+    // The 1x1 conv on the direct tile where the conv policy would take it
+    // (every grid on 2+ threads; on one, grids of kConvDirectMinGrid+), else the GEMM.
+    if (proj->w->mr() == 8 && proj->w->nr() == 48 &&
+        (pool.num_threads() > 1 || out_plane >= kConvDirectMinGrid)) {
       pointwise_avx512(mid, mid_plane, out_plane, *proj->w, y, proj->ep, &pool);
       return;
     }

@@ -485,6 +485,12 @@ int fuse_expand_depthwise(Graph& g, PassContext& ctx) {
     const int64_t M = we->dim(0);
     const ValueId mid = e.outputs[0];
     if (!rw.single_use(mid)) continue;
+    if (ctx.expand_depthwise_min_positions > 0) {
+      const auto& ms = g.values[mid].type.shape;
+      if (ms && ms->size() == 4 && (*ms)[2].is_static() && (*ms)[3].is_static() &&
+          (*ms)[2].size * (*ms)[3].size < ctx.expand_depthwise_min_positions)
+        continue;
+    }
     const int d = rw.consumers(mid)[0];
     const Node& dn = rw.node(d);
     const Tensor* wd = plain_conv_weights(rw, dn);

@@ -46,6 +46,9 @@ struct PassContext {
   // with graph.nodes as passes remove and replace nodes; a fused node keeps
   // the tag of the node it replaced.
   std::vector<int>* node_tags = nullptr;
+  // expand-depthwise fuses only expanded planes (the depthwise conv's input)
+  // of at least this many positions when their size is known (0: any).
+  int64_t expand_depthwise_min_positions = 0;
   // Rewrites per pass name, for logs and tests.
   std::map<std::string, int> fired;
   void count(const std::string& pass, int n = 1) {
