@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_util.h"
@@ -87,6 +88,17 @@ bool conv_direct_tap_columns(const ConvDirectGeometry& g) {
   const bool strided = g.sh > 1 || g.sw > 1;
   if (strided) return g.kh > 1 && g.channels * g.kh * g.kw <= kConvDirectTapColumnsMaxStridedK;
   return g.out_w >= kConvDirectTapColumnsMinW && g.out_w <= kConvDirectTapColumnsMaxW;
+}
+
+const int64_t* conv_direct_pointwise_plan(int64_t channels, int64_t n, int64_t x_plane, ConvDirectPlan* plan) {
+  ConvDirectGeometry g;
+  g.channels = channels;
+  g.in_w = g.out_w = n;
+  conv_direct_plan(g, plan);  // every 1 x n pointwise geometry plans
+  thread_local std::vector<int64_t> off;  // grows only
+  if (off.size() < static_cast<size_t>(plan->k)) off.resize(static_cast<size_t>(plan->k));
+  for (int64_t p = 0; p < plan->k; ++p) off[static_cast<size_t>(p)] = p * x_plane;
+  return off.data();
 }
 
 void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off) {

@@ -90,6 +90,11 @@ bool conv_direct_tap_columns(const ConvDirectGeometry& g);
 // off[p] for p < plan.k: row p of the B operand starts at scratch + off[p].
 void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off);
 
+// The plan of a 1x1 conv over n positions of `channels` input rows x_plane
+// floats apart (pointwise_avx2/avx512) into *plan, and its offsets
+// (p * x_plane, in the calling thread's buffer, valid until its next call).
+const int64_t* conv_direct_pointwise_plan(int64_t channels, int64_t n, int64_t x_plane, ConvDirectPlan* plan);
+
 // Which convs take the direct path: none (DLRT_CONV_DIRECT=0, or no AVX2
 // under cpu_isa()), those conv_direct_worth picks (the default), or every one
 // it can run (DLRT_CONV_DIRECT=1). The variable is read once; a

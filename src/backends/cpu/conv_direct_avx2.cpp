@@ -480,15 +480,9 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
 
 void pointwise_avx2(const float* x, int64_t x_plane, int64_t n, const PackedMatrix& w, float* y, int64_t y_plane,
                     const GemmEpilogue& ep, ThreadPool* pool) {
-  ConvDirectGeometry g;
-  g.channels = w.cols();
-  g.in_w = g.out_w = n;
   ConvDirectPlan plan;
-  if (!conv_direct_plan(g, &plan)) return;  // every 1 x n pointwise geometry plans
-  thread_local std::vector<int64_t> off;  // grows only
-  if (off.size() < static_cast<size_t>(plan.k)) off.resize(static_cast<size_t>(plan.k));
-  for (int64_t p = 0; p < plan.k; ++p) off[static_cast<size_t>(p)] = p * x_plane;
-  conv_direct_avx2(plan, off.data(), x, w, y, ep, pool, y_plane);
+  const int64_t* off = conv_direct_pointwise_plan(w.cols(), n, x_plane, &plan);
+  conv_direct_avx2(plan, off, x, w, y, ep, pool, y_plane);
 }
 
 }  // namespace dlrt::cpu

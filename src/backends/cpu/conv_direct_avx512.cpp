@@ -336,15 +336,9 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
 
 void pointwise_avx512(const float* x, int64_t x_plane, int64_t n, const PackedMatrix& w, float* y,
                       const GemmEpilogue& ep, ThreadPool* pool) {
-  ConvDirectGeometry g;
-  g.channels = w.cols();
-  g.in_w = g.out_w = n;
   ConvDirectPlan plan;
-  if (!conv_direct_plan(g, &plan)) return;  // every 1 x n pointwise geometry plans
-  thread_local std::vector<int64_t> off;  // grows only
-  if (off.size() < static_cast<size_t>(plan.k)) off.resize(static_cast<size_t>(plan.k));
-  for (int64_t p = 0; p < plan.k; ++p) off[static_cast<size_t>(p)] = p * x_plane;
-  conv_direct_avx512(plan, off.data(), x, w, y, ep, pool);
+  const int64_t* off = conv_direct_pointwise_plan(w.cols(), n, x_plane, &plan);
+  conv_direct_avx512(plan, off, x, w, y, ep, pool);
 }
 
 }  // namespace dlrt::cpu
