@@ -409,7 +409,8 @@ DLRT_AVX512 void pair_rows16(const ExpandDepthwiseShape& s, const Padded& pd, co
 bool expand_depthwise_ok(const ExpandDepthwiseShape& s) {
   const DepthwiseGeometry& g = s.g;
   const ExpandConvGeometry& e = s.e;
-  return s.K >= 1 && s.M >= 8 && (s.lanes == 8 || s.lanes == 16) && s.M % s.lanes == 0 && s.H >= 1 && s.W >= 1 && g.in_h == s.H && g.in_w == s.W &&
+  return s.K >= 1 && s.M >= 8 && (s.lanes == 8 || (s.lanes == 16 && cpu_has_avx512())) && s.M % s.lanes == 0 &&
+         s.H >= 1 && s.W >= 1 && g.in_h == s.H && g.in_w == s.W &&
          depthwise_c8_avx2_ok(g) && g.pad_top < g.kh && g.pad_left < g.kw && e.kh >= 1 && e.kw >= 1 && e.sh >= 1 &&
          e.sw >= 1 && e.pad_top >= 0 && e.pad_left >= 0 && s.in_h >= 1 && s.in_w >= 1 &&
          (!e.pointwise() || (s.in_h == s.H && s.in_w == s.W));

@@ -34,7 +34,7 @@ struct ExpandDepthwiseShape {
   int64_t lanes = 8;        // channels per block of the packed weights: 8, or 16 (expand_depthwise_lanes)
 };
 
-// Whether expand_depthwise runs this shape.
+// Whether expand_depthwise runs this shape (s.lanes 16 only on an AVX-512 CPU).
 bool expand_depthwise_ok(const ExpandDepthwiseShape& s);
 
 // The channel block expand_depthwise takes for M expanded channels on this
