@@ -428,8 +428,13 @@ std::vector<float> pack_expand_weights(const float* We, int64_t M, int64_t T, in
 
 void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float* we_packed, const float* be,
                       const float* wd, const float* bd, float* y, ThreadPool& pool, const ProjectStage* proj) {
-  const Padded pd = padded_of(s.g);
-  const int64_t blocks = s.M / 8, out_plane = s.g.out_h * s.g.out_w;
+  // 16-channel blocks (AVX-512) or 8-channel ones (AVX2, portable).
+  bool c16 = false;
+#ifdef DLRT_HAVE_AVX512_PATHS
+  c16 = s.lanes == 16 && cpu_has_avx512();
+#endif
+  const Padded pd = padded_of(s.g, c16 ? 16 : 8);
+  const int64_t blocks = s.M / pd.lanes, out_plane = s.g.out_h * s.g.out_w;
   const ExpandConvGeometry& e = s.e;
   const int64_t T = s.K * e.kh * e.kw;
   // The tap offsets; a conv other than 1x1/1 reads a zero-padded copy of the
@@ -466,46 +471,14 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
     tp.src = xq, tp.row_step = e.sh * Wq, tp.col_step = e.sw;
   }
   const int64_t bands = depthwise_c8_row_bands(s.g.out_h, pool.num_threads());
-#ifdef DLRT_HAVE_AVX512_PATHS
-  // 16-channel blocks: pairs of blocks and row bands as the AVX2 pairs below;
-  // with the projection, the depthwise output goes to it through a scratch.
-  if (s.lanes == 16 && cpu_has_avx512()) {
-    const Padded pd16 = padded_of(s.g, 16);
-    const int64_t pairs = (s.M / 16 + 1) / 2;
-    const int64_t mid_plane = proj ? ceil_div(out_plane, 16) * 16 : out_plane;
-    float* mid = proj ? mid_buf.get<float>(static_cast<size_t>(s.M * mid_plane)) : y;
-    pool.parallel_for(bands * pairs, 1, [&](int64_t b, int64_t e2) {
-      thread_local AlignedScratch sbuf;
-      float* buf = sbuf.get<float>(static_cast<size_t>(2 * pd16.plane()));
-      for (int64_t u = b; u < e2; ++u) {
-        const int64_t band = u / pairs, blk = 2 * (u % pairs);
-        pair_rows16(s, pd16, tp, we_packed, be, wd, bd, mid, mid_plane, blk, s.g.out_h * band / bands,
-                    s.g.out_h * (band + 1) / bands, buf);
-      }
-    });
-    if (!proj) return;
-    // The 1x1 conv on the direct tile where the conv policy would take it
-    // (every grid on 2+ threads; on one, grids of kConvDirectMinGrid+), else the GEMM.
-    if (proj->w->mr() == 8 && proj->w->nr() == 48 &&
-        (pool.num_threads() > 1 || out_plane >= kConvDirectMinGrid)) {
-      pointwise_avx512(mid, mid_plane, out_plane, *proj->w, y, proj->ep, &pool);
-      return;
-    }
-    SgemmOperand a, b;
-    a.packed = proj->w;
-    b.data = mid;
-    b.ld = mid_plane;
-    sgemm_ex(proj->w->rows(), out_plane, s.M, 1.0f, a, b, 0.0f, y, out_plane, &proj->ep, &pool);
-    return;
-  }
-#endif
   bool avx2 = false;
 #ifdef DLRT_EXPAND_DW_AVX2
   avx2 = cpu_has_avx2();
   // With the projection, each thread takes a range of output rows (one
   // thread: the whole plane) and runs it band by band, so the depthwise
-  // output goes to the 1x1 conv through L2, never through memory.
-  if (avx2 && proj && proj->w->mr() == 6 && proj->w->nr() == 16 && bands == pool.num_threads()) {
+  // output goes to the 1x1 conv through L2, never through memory (8-channel
+  // blocks only: 16-channel ones take the scratch below).
+  if (avx2 && !c16 && proj && proj->w->mr() == 6 && proj->w->nr() == 16 && bands == pool.num_threads()) {
     pool.parallel_for(bands, 1, [&](int64_t b, int64_t e2) {
       for (int64_t band = b; band < e2; ++band)
         project_range(s, tp, we_packed, be, wd, bd, *proj, y, s.g.out_h * band / bands,
@@ -521,17 +494,23 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   float* mid = proj ? mid_buf.get<float>(static_cast<size_t>(s.M * mid_plane)) : y;
 #ifdef DLRT_EXPAND_DW_AVX2
   if (avx2) {
-    // Pairs of blocks: the expand tile then has the GEMM's 12 accumulators.
-    // Row bands as the depthwise layers take them (a band expands the few
-    // rows its taps share with the next band again).
+    // Pairs of blocks: the expand tile then has the GEMM's 12 accumulators
+    // (AVX-512: 16). Row bands as the depthwise layers take them (a band
+    // expands the few rows its taps share with the next band again).
     const int64_t pairs = (blocks + 1) / 2;
     pool.parallel_for(bands * pairs, 1, [&](int64_t b, int64_t e2) {
       thread_local AlignedScratch sbuf;
       float* buf = sbuf.get<float>(static_cast<size_t>(2 * pd.plane()));
       for (int64_t u = b; u < e2; ++u) {
         const int64_t band = u / pairs, blk = 2 * (u % pairs);
-        pair_rows(s, pd, tp, we_packed, be, wd, bd, mid, mid_plane, blk, s.g.out_h * band / bands,
-                  s.g.out_h * (band + 1) / bands, buf);
+        const int64_t oh0 = s.g.out_h * band / bands, oh1 = s.g.out_h * (band + 1) / bands;
+#ifdef DLRT_HAVE_AVX512_PATHS
+        if (c16) {
+          pair_rows16(s, pd, tp, we_packed, be, wd, bd, mid, mid_plane, blk, oh0, oh1, buf);
+          continue;
+        }
+#endif
+        pair_rows(s, pd, tp, we_packed, be, wd, bd, mid, mid_plane, blk, oh0, oh1, buf);
       }
     });
   } else
@@ -544,6 +523,15 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
     });
   }
   if (!proj) return;
+#ifdef DLRT_HAVE_AVX512_PATHS
+  // The 1x1 conv on the AVX-512 direct tile where the conv policy would take
+  // it (every grid on 2+ threads; on one, grids of kConvDirectMinGrid+).
+  if (c16 && proj->w->mr() == 8 && proj->w->nr() == 48 &&
+      (pool.num_threads() > 1 || out_plane >= kConvDirectMinGrid)) {
+    pointwise_avx512(mid, mid_plane, out_plane, *proj->w, y, proj->ep, &pool);
+    return;
+  }
+#endif
 #ifdef DLRT_EXPAND_DW_AVX2
   if (avx2 && proj->w->mr() == 6 && proj->w->nr() == 16) {
     pointwise_avx2(mid, mid_plane, out_plane, *proj->w, y, out_plane, proj->ep, &pool);
