@@ -13,15 +13,12 @@
 
 namespace dlrt::cpu {
 
-// Whether depthwise_c16_avx512 runs this geometry (does not check the CPU):
-// the geometries of depthwise_c8_avx2.
-bool depthwise_c16_avx512_ok(const DepthwiseGeometry& g);
-
-// x holds 16 input planes (channel c at x + c * in_plane), w 16 filters (c at
-// w + c * kh * kw), y receives 16 output planes (c at y + c * out_plane);
-// o.bias, when set, has 16 values and o.residual 16 planes like y. Only
-// output rows [row_begin, row_end) (row_end < 0: to the last). Writes every
-// element of those rows. Call only when cpu_has_avx512().
+// Runs the geometries depthwise_c8_avx2_ok accepts. x holds 16 input planes
+// (channel c at x + c * in_plane), w 16 filters (c at w + c * kh * kw), y
+// receives 16 output planes (c at y + c * out_plane); o.bias, when set, has
+// 16 values and o.residual 16 planes like y. Only output rows [row_begin,
+// row_end) (row_end < 0: to the last). Writes every element of those rows.
+// Call only when cpu_has_avx512().
 void depthwise_c16_avx512(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g, float* y,
                           int64_t out_plane, const DepthwiseC8Output& o, int64_t row_begin = 0, int64_t row_end = -1);
 

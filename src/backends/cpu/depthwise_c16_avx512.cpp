@@ -9,8 +9,6 @@
 
 namespace dlrt::cpu {
 
-bool depthwise_c16_avx512_ok(const DepthwiseGeometry& g) { return depthwise_c8_avx2_ok(g); }
-
 #ifdef DLRT_HAVE_AVX512_PATHS
 namespace {
 
