@@ -91,8 +91,9 @@ bool conv_direct_tap_columns(const ConvDirectGeometry& g);
 void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off);
 
 // The plan of a 1x1 conv over n positions of `channels` input rows x_plane
-// floats apart (pointwise_avx2/avx512) into *plan, and its offsets
-// (p * x_plane, in the calling thread's buffer, valid until its next call).
+// floats apart (pointwise_avx2, FusedExpandDepthwise's AVX-512 projection)
+// into *plan, and its offsets (p * x_plane, in the calling thread's buffer,
+// valid until its next call).
 const int64_t* conv_direct_pointwise_plan(int64_t channels, int64_t n, int64_t x_plane, ConvDirectPlan* plan);
 
 // Which convs take the direct path: none (DLRT_CONV_DIRECT=0, or no AVX2
@@ -196,13 +197,6 @@ void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* off, const fl
 // plan's out_h * out_w; larger when y is a band of a bigger plane).
 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, const float* x, const PackedMatrix& w,
                       float* y, const GemmEpilogue& ep, ThreadPool* pool, int64_t y_plane = 0);
-
-// y (rows(w) x n, rows n floats apart; ep.residual likewise) = epilogue(w *
-// x) for x (w.cols() rows of n floats, x_plane >= n floats apart): a 1x1
-// conv over n positions on the AVX-512 tile (weights packed with mr 8, nr
-// 48). Call only when cpu_has_avx512() (DLRT_HAVE_AVX512_PATHS).
-void pointwise_avx512(const float* x, int64_t x_plane, int64_t n, const PackedMatrix& w, float* y,
-                      const GemmEpilogue& ep, ThreadPool* pool);
 
 // y (rows(w) x n, rows y_plane floats apart; ep.residual likewise) =
 // epilogue(w * x) for x (w.cols() rows of n floats, x_plane >= n floats

@@ -334,13 +334,6 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   else body(0, units);
 }
 
-void pointwise_avx512(const float* x, int64_t x_plane, int64_t n, const PackedMatrix& w, float* y,
-                      const GemmEpilogue& ep, ThreadPool* pool) {
-  ConvDirectPlan plan;
-  const int64_t* off = conv_direct_pointwise_plan(w.cols(), n, x_plane, &plan);
-  conv_direct_avx512(plan, off, x, w, y, ep, pool);
-}
-
 }  // namespace dlrt::cpu
 
 #endif

@@ -524,12 +524,14 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   }
   if (!proj) return;
 #ifdef DLRT_HAVE_AVX512_PATHS
-  // The 1x1 conv on the AVX-512 direct tile where the conv policy would take
-  // it (every grid on 2+ threads; on one, grids of kConvDirectMinGrid+).
-  if (c16 && proj->w->mr() == 8 && proj->w->nr() == 48 &&
-      (pool.num_threads() > 1 || out_plane >= kConvDirectMinGrid)) {
-    pointwise_avx512(mid, mid_plane, out_plane, *proj->w, y, proj->ep, &pool);
-    return;
+  // The 1x1 conv on the AVX-512 direct tile where Conv's policy would take it.
+  if (c16 && proj->w->mr() == 8 && proj->w->nr() == 48) {
+    ConvDirectPlan plan;
+    const int64_t* off = conv_direct_pointwise_plan(s.M, out_plane, mid_plane, &plan);
+    if (conv_direct_worth(plan, CpuIsa::kAvx512, pool.num_threads())) {
+      conv_direct_avx512(plan, off, mid, *proj->w, y, proj->ep, &pool);
+      return;
+    }
   }
 #endif
 #ifdef DLRT_EXPAND_DW_AVX2
