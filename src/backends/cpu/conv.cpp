@@ -743,11 +743,18 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     // whole kernel rows copied from the image, where the GEMM path gathers
     // every 16th float. DLRT_CONV_DIRECT=1 (direct for every shape) turns
     // this off.
+    //
+    // On AVX-512 only the patch embeddings go this way (tiny_vit's
+    // 3 -> 192 16x16/16 in the model, SPR-class Xeon, 2026-11-24: 1 thread
+    // 0.59 -> 0.53 ms, 2 threads 0.43 -> 0.30). resnet18's 7x7 layer4 convs
+    // measured slower transposed there (1 thread 2.0 -> 2.6 ms per 3x3
+    // 512-channel conv, of which 0.6 ms is the im2colᵀ copy; 2 threads 1.4
+    // -> 1.5) and keep the direct tile or the GEMM path.
     const bool patchify = g.k[1] == g.s[1] && g.k[2] == g.s[2] && g.k[2] >= 4 && g.p[1] == 0 && g.p[2] == 0 &&
                           g.d[1] == 1 && g.d[2] == 1;
-    if (pre && group == 1 && ((out_plane <= kTransposedMaxPlane && ks > 1) || patchify) && cpu_has_avx2() &&
-        !cpu_has_avx512() && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 &&
-        conv_direct_mode() != ConvDirectMode::kForce) {
+    const bool small_plane = out_plane <= kTransposedMaxPlane && ks > 1 && !cpu_has_avx512();
+    if (pre && group == 1 && (small_plane || patchify) && cpu_has_avx2() && g.k[0] == 1 && g.in[0] == 1 &&
+        g.out[0] == 1 && conv_direct_mode() != ConvDirectMode::kForce) {
       const PackedMatrix& wt = pre->transposed();
       const int64_t K = col_rows, P = out_plane;
       thread_local AlignedScratch scratch;  // im2colᵀ, then Yᵀ
