@@ -590,12 +590,27 @@ TEST_P(ConvDirectIsa, DefaultModePolicy) {
     before = conv_direct_runs();
     ASSERT_TRUE(run(small, x, w, Tensor(), Tensor(), 1).ok());
     EXPECT_EQ(conv_direct_runs() - before, 0u) << "1 thread";
-    // Strided 7x7 grids (resnet18's layer4.0) keep the GEMM on 2 threads too.
+    // Strided 3x3 to 7x7 (resnet18's layer4.0): on AVX-512 the GEMM on 1
+    // thread, direct on 2; on AVX2 transposed.
     const Case strided = make(8, 16, 1, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1});
     const Tensor xs = Tensor::from_vector<float>({1, 8, 14, 14}, std::vector<float>(8 * 196, 0.5f));
     before = conv_direct_runs();
+    ASSERT_TRUE(run(strided, xs, w, Tensor(), Tensor(), 1).ok());
+    EXPECT_EQ(conv_direct_runs() - before, 0u) << "strided, 1 thread";
+    before = conv_direct_runs();
     ASSERT_TRUE(run(strided, xs, w, Tensor(), Tensor()).ok());
-    EXPECT_EQ(conv_direct_runs() - before, 0u) << "strided, 2 threads";
+    EXPECT_EQ(conv_direct_runs() - before, avx2 ? 0u : 1u) << "strided, 2 threads";
+    // Strided 1x1 on a 196-column grid (a downsample): direct on 1 thread;
+    // on 2 the AVX-512 tile leaves it to the GEMM.
+    const Case down = make(8, 16, 1, {28, 28}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0});
+    const Tensor xd = Tensor::from_vector<float>({1, 8, 28, 28}, std::vector<float>(8 * 784, 0.5f));
+    const Tensor wd = Tensor::from_vector<float>({16, 8, 1, 1}, std::vector<float>(16 * 8, 0.25f));
+    before = conv_direct_runs();
+    ASSERT_TRUE(run(down, xd, wd, Tensor(), Tensor(), 1).ok());
+    EXPECT_EQ(conv_direct_runs() - before, 1u) << "strided 1x1, 1 thread";
+    before = conv_direct_runs();
+    ASSERT_TRUE(run(down, xd, wd, Tensor(), Tensor()).ok());
+    EXPECT_EQ(conv_direct_runs() - before, avx2 ? 1u : 0u) << "strided 1x1, 2 threads";
   }
   // Stride-2 3x3 with 64 channels to 28x28 (resnet18's layer2.0): direct for
   // AVX-512 only. With 8 channels: direct for both.

@@ -124,11 +124,19 @@ inline bool conv_direct_worth(const ConvDirectPlan& plan) { return plan.grid >= 
 // tile's (tile x panel) units spread well: 2 threads, SPR-class Xeon
 // (2026-11-24), direct / GEMM resnet18 layer4 3x3 x1.13, mobilenet_v2's 7x7
 // pointwise convs x1.10-2.02 (its non-depthwise convs 2.76 -> 2.43 ms in
-// all). Strided small grids keep the GEMM (resnet18's layer4.0 3x3/2 and
-// 1x1/2: alone x1.16 and x0.99 direct, in the model 0.02-0.03 ms slower);
-// so does 1 thread (x0.83-0.90 for resnet18's layer4 direct).
+// all). Strided convs with kernels taller or wider than 1 too: resnet18's
+// layer4.0 3x3/2 (a 56-column grid) x1.14 direct (2026-11-24, three
+// alternating rounds). Strided 1x1 convs keep the GEMM whatever their grid:
+// resnet18's layer2.0 1x1/2 downsample x0.80-0.85 direct, layer4.0's
+// x0.95-0.97. On 1 thread only grids of kConvDirectMinGrid+ columns go
+// direct (x0.83-0.90 for resnet18's layer4 3x3, x0.86-0.89 for its
+// layer4.0 3x3/2).
 inline bool conv_direct_worth(const ConvDirectPlan& plan, CpuIsa isa, int threads) {
-  if (isa >= CpuIsa::kAvx512) return (threads > 1 && plan.nphase == 1) || conv_direct_worth(plan);
+  if (isa >= CpuIsa::kAvx512) {
+    const bool strided_1x1 = plan.g.kh * plan.g.kw == 1 && (plan.g.sh > 1 || plan.g.sw > 1);
+    if (threads > 1) return !strided_1x1;
+    return conv_direct_worth(plan);
+  }
   return !(plan.nphase > 1 && plan.g.channels >= 64 && plan.grid >= kConvDirectMinGrid);
 }
 
