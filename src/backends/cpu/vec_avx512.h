@@ -124,6 +124,73 @@ DLRT_AVX512 inline __m512 one_plus_erf_gelu_ps(__m512 v) {
   return _mm512_add_ps(_mm512_set1_ps(1.0f), _mm512_or_ps(erf_abs, sign));
 }
 
+// Gelu (erf form) on U vectors in lockstep: each step for all U before the
+// next, so U independent dependency chains (a reciprocal, the polynomial, an
+// exp) overlap in the instruction stream. The same 7.1.26 formula as
+// one_plus_erf_gelu_ps, with the division 1 / (1 + p|x|) as rcp14 and one
+// Newton step (relative error about 2^-28) and exp(-x^2) without exp_ps's
+// clamps: |x| is capped at 6, so -x^2 >= -36 never leaves exp's normal
+// range. minilm_l6's 128 x 1536 Gelu epilogue, 1 thread, SPR-class Xeon:
+// see gemm_epilogue.cpp.
+template <int U>
+DLRT_AVX512 __attribute__((always_inline)) inline void gelu_lockstep(__m512 (&v)[U]) {
+  __m512 ax[U], t[U], p[U], e[U];
+  const __m512 one = _mm512_set1_ps(1.0f);
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u)
+    ax[u] = _mm512_min_ps(_mm512_abs_ps(_mm512_mul_ps(v[u], _mm512_set1_ps(0.70710678118654752f))),
+                          _mm512_set1_ps(6.0f));
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) p[u] = _mm512_fmadd_ps(ax[u], _mm512_set1_ps(0.3275911f), one);  // w
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) t[u] = _mm512_rcp14_ps(p[u]);
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) t[u] = _mm512_mul_ps(t[u], _mm512_fnmadd_ps(p[u], t[u], _mm512_set1_ps(2.0f)));
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) p[u] = _mm512_fmadd_ps(_mm512_set1_ps(1.061405429f), t[u], _mm512_set1_ps(-1.453152027f));
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) p[u] = _mm512_fmadd_ps(p[u], t[u], _mm512_set1_ps(1.421413741f));
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) p[u] = _mm512_fmadd_ps(p[u], t[u], _mm512_set1_ps(-0.284496736f));
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) p[u] = _mm512_fmadd_ps(p[u], t[u], _mm512_set1_ps(0.254829592f));
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) p[u] = _mm512_mul_ps(p[u], t[u]);
+  // e = exp(-ax^2) = 2^n * e^r, n = round(-ax^2 / ln 2) in [-52, 0].
+  __m512 n[U];
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) e[u] = _mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), ax[u]), ax[u]);
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u)
+    n[u] = _mm512_roundscale_ps(_mm512_mul_ps(e[u], _mm512_set1_ps(1.44269504088896341f)),
+                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) e[u] = _mm512_fnmadd_ps(n[u], _mm512_set1_ps(0.693359375f), e[u]);
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) e[u] = _mm512_fnmadd_ps(n[u], _mm512_set1_ps(-2.12194440e-4f), e[u]);  // r
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) t[u] = _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f), e[u], _mm512_set1_ps(1.3981999507e-3f));
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) t[u] = _mm512_fmadd_ps(t[u], e[u], _mm512_set1_ps(8.3334519073e-3f));
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) t[u] = _mm512_fmadd_ps(t[u], e[u], _mm512_set1_ps(4.1665795894e-2f));
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) t[u] = _mm512_fmadd_ps(t[u], e[u], _mm512_set1_ps(1.6666665459e-1f));
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) t[u] = _mm512_fmadd_ps(t[u], e[u], _mm512_set1_ps(5.0000001201e-1f));
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) t[u] = _mm512_fmadd_ps(t[u], _mm512_mul_ps(e[u], e[u]), _mm512_add_ps(e[u], one));
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) e[u] = _mm512_scalef_ps(t[u], n[u]);
+  // erf(|x|) = 1 - p e; Gelu = 0.5 v (1 + sign(v) erf(|x|)).
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) {
+    const __m512 erf_abs = _mm512_fnmadd_ps(p[u], e[u], one);
+    const __m512 sign = _mm512_and_ps(v[u], _mm512_set1_ps(-0.0f));
+    v[u] = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v[u]), _mm512_add_ps(one, _mm512_or_ps(erf_abs, sign)));
+  }
+}
+
 DLRT_AVX512 inline float hsum(__m512 v) { return _mm512_reduce_add_ps(v); }
 DLRT_AVX512 inline float hmax(__m512 v) { return _mm512_reduce_max_ps(v); }
 
