@@ -1,9 +1,11 @@
-// Winograd F(2x2, 3x3) (backends/cpu/conv_winograd.h) through conv_run, as a
-// model's Conv with pre-packed weights runs it, against a double-precision
-// reference: output sizes that end in partial runs of 8 tiles and odd rows,
-// every padding it takes, channel counts off the GEMM tile, batches, bias,
-// residual and activations; and the shapes it must leave to other paths.
-// cpu_isa() is capped at AVX2 for most cases; on AVX-512 CPUs the path runs
+// Winograd F(2x2, 3x3) and F(4x4, 3x3) (backends/cpu/conv_winograd.h)
+// through conv_run, as a model's Conv with pre-packed weights runs it,
+// against a double-precision reference: output sizes that end in partial
+// runs of 8 tiles (16 for F(4x4, 3x3)) and odd rows, every padding it
+// takes, channel counts off the GEMM tile, batches, bias, residual and
+// activations; and the shapes it must leave to other paths. cpu_isa() is
+// capped at AVX2 for most F(2x2, 3x3) cases; on AVX-512 CPUs F(4x4, 3x3)
+// runs 64-128 input channels on planes of 32+ tiles, F(2x2, 3x3) the other
 // convs of 128+ input channels, with the AVX-512 GEMM between the transforms.
 #include <gtest/gtest.h>
 
@@ -40,9 +42,11 @@ struct Case {
   }
 };
 
-// Conv through conv_run with pre-packed weights; the Winograd runs it added to *runs.
+// Conv through conv_run with pre-packed weights; the Winograd runs it added
+// to *runs, those of F(4x4, 3x3) to *runs4 (when given).
 std::vector<float> run(const Case& c, const std::vector<float>& x, const std::vector<float>& w,
-                       const std::vector<float>& b, const std::vector<float>& z, uint64_t* runs) {
+                       const std::vector<float>& b, const std::vector<float>& z, uint64_t* runs,
+                       uint64_t* runs4 = nullptr) {
   ir::Node node;
   node.name = "winograd_conv";
   node.attributes = {{"strides", attr_ints({c.stride, c.stride})},
@@ -53,16 +57,18 @@ std::vector<float> run(const Case& c, const std::vector<float>& x, const std::ve
   const Tensor tw = Tensor::from_vector<float>({c.M, c.C / c.group, c.k, c.k}, w);
   const Tensor tb = c.bias ? Tensor::from_vector<float>({c.M}, b) : Tensor();
   const Tensor tz = c.residual ? Tensor::from_vector<float>({c.N, c.M, c.out_h(), c.out_w()}, z) : Tensor();
-  const uint64_t before = conv_winograd_runs();
+  const uint64_t before = conv_winograd_runs(), before4 = conv_winograd4_runs();
   Result<Tensor> y = testing::run_conv_prepacked(node, {tx, tw, tb, tz}, c.act);
   *runs = conv_winograd_runs() - before;
+  if (runs4) *runs4 = conv_winograd4_runs() - before4;
   EXPECT_TRUE(y.ok()) << y.status().to_string();
   if (!y.ok()) return {};
   return std::vector<float>(y->data<float>(), y->data<float>() + y->size());
 }
 
-// Winograd (forced on) against a double reference; `expect_runs`: images it must have run.
-void check(const Case& c, std::mt19937& rng, uint64_t expect_runs) {
+// Winograd (forced on) against a double reference; `expect_runs`: images
+// it must have run, `expect_runs4` of them with F(4x4, 3x3).
+void check(const Case& c, std::mt19937& rng, uint64_t expect_runs, uint64_t expect_runs4 = 0) {
   SCOPED_TRACE(c.describe());
   std::uniform_real_distribution<float> dist(-1, 1);
   const int64_t OH = c.out_h(), OW = c.out_w(), Cg = c.C / c.group;
@@ -75,13 +81,14 @@ void check(const Case& c, std::mt19937& rng, uint64_t expect_runs) {
   s.SH = s.SW = c.stride, s.DH = s.DW = c.dilation, s.PT = c.pt, s.PL = c.pl, s.OH = OH, s.OW = OW;
   const std::vector<float> want = testing::reference_conv(s, x, w, c.bias ? b : std::vector<float>{},
                                                           c.residual ? z : std::vector<float>{}, c.act);
-  uint64_t runs = 0;
+  uint64_t runs = 0, runs4 = 0;
   std::vector<float> got;
   {
     ScopedWinograd on(true);
-    got = run(c, x, w, b, z, &runs);
+    got = run(c, x, w, b, z, &runs, &runs4);
   }
   EXPECT_EQ(runs, expect_runs) << "Winograd images run";
+  EXPECT_EQ(runs4, expect_runs4) << "F(4x4, 3x3) images run";
   ASSERT_EQ(got.size(), want.size());
   // Sums of 9*Cg products of [-1, 1] values; the transforms add a few roundings.
   const double tol = 2e-5 * (2.0 + std::sqrt(static_cast<double>(9 * Cg)));
@@ -173,7 +180,8 @@ TEST_F(ConvWinograd, LeavesOtherShapesToOtherPaths) {
 }
 
 // On AVX-512 (no cap): 128+ input channels run Winograd, through the
-// AVX-512 GEMM on filters packed for its tile; 64 keep the direct path.
+// AVX-512 GEMM on filters packed for its tile; 64 keep the direct path
+// (on planes too small for F(4x4, 3x3)).
 TEST(ConvWinogradAvx512, WideConvsOnly) {
   if (detected_cpu_isa() < CpuIsa::kAvx512)
     GTEST_SKIP() << "this CPU has no AVX-512: the AVX-512 channel threshold does not apply";
@@ -185,8 +193,56 @@ TEST(ConvWinogradAvx512, WideConvsOnly) {
   check(c, rng, 1);
   c.N = 2, c.C = 130, c.M = 9, c.H = c.W = 10, c.residual = false;
   check(c, rng, 2);
-  c.N = 1, c.C = 64, c.M = 64, c.H = c.W = 16;  // resnet18's layer1 width: direct
+  c.N = 1, c.C = 64, c.M = 64, c.H = c.W = 16;  // resnet18's layer1 width on 16 4x4 tiles: direct
   check(c, rng, 0);
+}
+
+// F(4x4, 3x3) on AVX-512: 64-128 input channels on planes of 32+ 4x4 tiles.
+// Partial tiles at the right and bottom edges, partial runs of 16 tiles,
+// several blocks of tiles (V and M of 121 tiles pass kWinograd4BlockBytes),
+// every padding, channel counts off the 8 x 48 tile, batches, bias,
+// residual and activations; and the planes and widths it leaves to F(2x2,
+// 3x3) or the direct path.
+TEST(ConvWinogradAvx512, Winograd4MatchesReference) {
+  if (detected_cpu_isa() < CpuIsa::kAvx512)
+    GTEST_SKIP() << "this CPU has no AVX-512: F(4x4, 3x3) runs on AVX-512 CPUs only";
+  std::mt19937 rng(45);
+  Case c;
+  c.C = 64, c.M = 64, c.H = c.W = 24;  // 6 x 6 tiles
+  check(c, rng, 1, 1);
+  c.H = 25, c.W = 27;  // 7 x 7 tiles, the last row and column of each partial
+  check(c, rng, 1, 1);
+  // 121 tiles in three blocks, the last partial; its bottom tiles are partial
+  // too (rows past the plane would land on the next channel's top rows,
+  // stored by the first block).
+  c.H = c.W = 41;
+  check(c, rng, 1, 1);
+  c.H = 26, c.W = 30, c.pt = c.pl = c.pb = c.pr = 0;  // unpadded: 24 x 28
+  check(c, rng, 1, 1);
+  c.H = c.W = 22, c.pt = c.pl = c.pb = c.pr = 2;  // pad 2: 24 x 24
+  check(c, rng, 1, 1);
+  c.H = 24, c.W = 26, c.pt = 1, c.pl = 0, c.pb = 0, c.pr = 2;  // asymmetric: 23 x 26
+  check(c, rng, 1, 1);
+  c = Case{};
+  c.C = 70, c.M = 37, c.H = c.W = 28;  // channels off the tile; resnet18's layer2 plane
+  check(c, rng, 1, 1);
+  c.C = 128, c.M = 136, c.H = c.W = 28, c.bias = c.residual = true;  // layer2's width, M past 2 tiles of 48
+  c.act.kind = ActKind::kRelu;
+  check(c, rng, 1, 1);
+  c.N = 2, c.C = 96, c.M = 20, c.H = 23, c.W = 35, c.residual = false;
+  c.act.kind = ActKind::kSigmoid;
+  check(c, rng, 2, 2);
+  // Left to other paths: 129+ channels (F(2x2, 3x3)), planes under 32 tiles
+  // (F(2x2, 3x3) from 128 channels, else direct), under 64 channels (direct).
+  c = Case{};
+  c.C = 130, c.M = 16, c.H = c.W = 28;
+  check(c, rng, 1, 0);
+  c.C = 128, c.H = c.W = 20;  // 25 tiles
+  check(c, rng, 1, 0);
+  c.C = 64, c.H = c.W = 20;
+  check(c, rng, 0, 0);
+  c.C = 48, c.H = c.W = 28;
+  check(c, rng, 0, 0);
 }
 
 }  // namespace

@@ -490,34 +490,70 @@ Result<std::vector<int64_t>> kernel_shape_of(const KernelContext& ctx, const Ten
   return k;
 }
 
-// Winograd F(2x2, 3x3) (conv_winograd.h): output planes of at least this
-// many positions (7x7 planes would compute 8x8), and transformed filters
-// (16 x M x C floats) of at most this many bytes.
+// Winograd (conv_winograd.h): output planes of at least this many
+// positions (7x7 planes would compute 8x8), and transformed filters (16 x M
+// x C floats for F(2x2, 3x3), 36 x M x C for F(4x4, 3x3)) of at most this
+// many bytes.
 constexpr int64_t kWinogradMinPlane = 100;
 constexpr int64_t kWinogradMaxBytes = int64_t{5} << 20;
 // ... and at most this much per-image scratch (V and M: 16 x (C + M) floats
 // per 2x2 tile; resnet18's layer1 takes 6.4 MiB): larger images keep the
 // direct path rather than grow a thread's scratch without bound.
 constexpr int64_t kWinogradMaxScratchBytes = int64_t{32} << 20;
+// Input channels of the AVX-512 variants (see winograd_tile), and the 4x4
+// tiles F(4x4, 3x3) wants in a plane.
+constexpr int64_t kWinograd4MinChannels = 64, kWinograd4MaxChannels = 128, kWinograd4MinTiles = 32;
+constexpr int64_t kWinogradMinChannelsAvx512 = 128;
 
-// Whether a conv takes Winograd F(2x2, 3x3) as far as W and the conv's
-// attributes decide: 2-D 3x3 (kh x kw), stride and dilation 1, group 1, at
-// most kWinogradMaxBytes of transformed filters (16/9 of W: resnet18's
-// layer1-layer3, not layer4's 512 x 512), on an AVX2 CPU, with
-// DLRT_CONV_WINOGRAD not 0. On AVX-512 CPUs only from kWinogradMinChannelsAvx512
-// input channels: there the direct path's 8 x 48 tile runs resnet18's layer1
-// (64 channels, 56 x 56) about as fast, and the transforms (AVX2, memory
-// bound on its 6.4 MiB of V and M) cost more than the 2.25x fewer products
-// save (1 thread: 1.72 -> 1.8-1.9 ms per conv); layer2/layer3 gain 1.75 ->
-// 1.1 ms per conv (SPR-class Xeon, 2026-11-24). conv_run also wants the
+// Whether a conv takes Winograd as far as W and the conv's attributes
+// decide: 2-D 3x3 (kh x kw), stride and dilation 1, group 1, at most
+// kWinogradMaxBytes of transformed filters (16/9 of W for F(2x2, 3x3):
+// resnet18's layer1-layer3, not layer4's 512 x 512), on an AVX2 CPU, with
+// DLRT_CONV_WINOGRAD not 0. On AVX-512 CPUs only from kWinograd4MinChannels
+// input channels (winograd_tile says which variant). conv_run also wants the
 // output plane and the scratch within bounds; prepack_conv_weights
 // transforms such a conv's filters at session create instead of packing W.
-constexpr int64_t kWinogradMinChannelsAvx512 = 128;
 bool winograd_candidate(int64_t group, int64_t M, int64_t C, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
                         int64_t dh, int64_t dw) {
   return group == 1 && kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 && dw == 1 &&
          16 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes && cpu_has_avx2() &&
-         (!cpu_has_avx512() || C >= kWinogradMinChannelsAvx512) && winograd_enabled();
+         (!cpu_has_avx512() || C >= kWinograd4MinChannels) && winograd_enabled();
+}
+
+// Which Winograd a candidate conv runs on this CPU: 4 for F(4x4, 3x3), 2
+// for F(2x2, 3x3), 0 for neither (the direct or GEMM path). AVX2 without
+// AVX-512: F(2x2, 3x3). AVX-512 (SPR-class Xeon, 2026-11-24, resnet18's
+// convs in the model, three alternating rounds): F(4x4, 3x3) for
+// kWinograd4MinChannels to kWinograd4MaxChannels input channels on planes of
+// kWinograd4MinTiles+ 4x4 tiles (layer1, 64 channels on 56 x 56, direct
+// 1.66-1.96 -> 1.02-1.22 ms per conv on 1 thread, 0.89-1.74 -> 0.65-0.89 on
+// 2; layer2, 128 on 28 x 28, F(2x2, 3x3) 1.05-1.08 -> 0.94-1.0 ms per conv
+// on 1 thread). F(2x2, 3x3) from kWinogradMinChannelsAvx512 channels
+// otherwise: layer3 (256 on 14 x 14, 16 tiles of 4x4, a quarter of them
+// padding) measured 1.02-1.06 ms per conv with it against 1.29-1.35 with
+// F(4x4, 3x3), and F(2x2, 3x3) gains there over the direct path (1.75 ->
+// 1.1 ms per conv); under 128 channels its transforms (AVX2, memory bound
+// on its V and M: 6.4 MiB for layer1) cost more than the 2.25x fewer
+// products save (layer1 1.72 -> 1.8-1.9 ms per conv), so smaller planes of
+// 64-127 channels keep the direct path.
+int winograd_tile(int64_t M, int64_t C, int64_t out_h, int64_t out_w) {
+  if (!cpu_has_avx512()) return 2;
+  const bool f4 = C >= kWinograd4MinChannels && C <= kWinograd4MaxChannels &&
+                  36 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes &&
+                  ((out_h + 3) / 4) * ((out_w + 3) / 4) >= kWinograd4MinTiles;
+  if (f4) return 4;
+  return C >= kWinogradMinChannelsAvx512 ? 2 : 0;
+}
+
+// The filters prepack_conv_weights transforms at session create, before
+// the plane is known: F(4x4, 3x3)'s where winograd_tile takes it on large
+// planes, else F(2x2, 3x3)'s. A plane that picks the other variant
+// transforms its filters on first use.
+int winograd_prepack_tile(int64_t M, int64_t C) {
+  return cpu_has_avx512() && C >= kWinograd4MinChannels && C <= kWinograd4MaxChannels &&
+                 36 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes
+             ? 4
+             : 2;
 }
 
 }  // namespace
@@ -702,27 +738,35 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     }
 
 #if defined(__x86_64__) || defined(__i386__)
-    // Winograd F(2x2, 3x3), 2.25x fewer products (conv_winograd.h), for the
-    // convs winograd_candidate takes, on output planes of kWinogradMinPlane+
-    // positions with at most kWinogradMaxScratchBytes of scratch.
+    // Winograd F(2x2, 3x3) or F(4x4, 3x3), 2.25x or 4x fewer products
+    // (conv_winograd.h), for the convs winograd_candidate takes, on output
+    // planes of kWinogradMinPlane+ positions whose F(2x2, 3x3) scratch
+    // would be at most kWinogradMaxScratchBytes (F(4x4, 3x3) works on blocks
+    // of tiles and needs less), in the variant winograd_tile picks.
     // DLRT_CONV_WINOGRAD=0 turns it off, and DLRT_CONV_DIRECT=1 (direct for
     // every shape) too.
-    if (pre && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 &&
-        winograd_candidate(group, M, C, g.k[1], g.k[2], g.s[1], g.s[2], g.d[1], g.d[2]) &&
-        out_plane >= kWinogradMinPlane &&
-        16 * (M + C) * ((g.out[1] + 1) / 2) * ((g.out[2] + 1) / 2) * int64_t{sizeof(float)} <= kWinogradMaxScratchBytes &&
-        conv_direct_mode() != ConvDirectMode::kForce) {
+    const int wtile = pre && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 &&
+                              winograd_candidate(group, M, C, g.k[1], g.k[2], g.s[1], g.s[2], g.d[1], g.d[2]) &&
+                              out_plane >= kWinogradMinPlane &&
+                              16 * (M + C) * ((g.out[1] + 1) / 2) * ((g.out[2] + 1) / 2) * int64_t{sizeof(float)} <=
+                                  kWinogradMaxScratchBytes &&
+                              conv_direct_mode() != ConvDirectMode::kForce
+                          ? winograd_tile(M, C, g.out[1], g.out[2])
+                          : 0;
+    if (wtile != 0) {
       WinogradGeometry wg;
       wg.in_h = g.in[1], wg.in_w = g.in[2], wg.out_h = g.out[1], wg.out_w = g.out[2];
       wg.pad_top = g.p[1], wg.pad_left = g.p[2];
       if (winograd_ok(wg)) {
-        const WinogradFilters& wf = pre->winograd();
+        const bool w4 = wtile == 4;
+        const WinogradFilters& wf = w4 ? pre->winograd4() : pre->winograd();
         for (int64_t n = 0; n < N; ++n) {
           GemmEpilogue e = ep;
           e.row_bias = Bv;
           e.residual = Z ? Z + n * M * out_plane : nullptr;
           e.ldr = out_plane;
-          conv_winograd(wf, wg, X + n * C * in_plane, Y + n * M * out_plane, e, pool);
+          if (w4) conv_winograd4_avx512(wf, wg, X + n * C * in_plane, Y + n * M * out_plane, e, pool);
+          else conv_winograd(wf, wg, X + n * C * in_plane, Y + n * M * out_plane, e, pool);
         }
         return Status::Ok();
       }
@@ -947,6 +991,11 @@ const PackedMatrix& ConvPrepacked::group(int64_t gi) const {
   return *groups_[static_cast<size_t>(gi)];
 }
 
+const WinogradFilters& ConvPrepacked::winograd4() const {
+  std::call_once(winograd4_once_, [&] { winograd4_ = winograd4_filters(source.data<float>(), source.dim(0), source.dim(1)); });
+  return *winograd4_;
+}
+
 const WinogradFilters& ConvPrepacked::winograd() const {
   std::call_once(winograd_once_, [&] { winograd_ = winograd_filters(source.data<float>(), source.dim(0), source.dim(1)); });
   return *winograd_;
@@ -964,15 +1013,16 @@ Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node
   auto pre = std::make_shared<ConvPrepacked>();
   pre->source = *w;
   pre->group_count = group;
-  // A conv that will run Winograd F(2x2, 3x3) gets its transformed filters
-  // now and the GEMM packing only if another path ever asks (an output
-  // plane under kWinogradMinPlane, the switch turned off): resnet18 keeps
-  // 9 MiB less.
+  // A conv that will run Winograd gets its transformed filters now (the
+  // variant winograd_prepack_tile expects) and the GEMM packing only if
+  // another path ever asks (an output plane under kWinogradMinPlane, the
+  // switch turned off): resnet18 keeps 9 MiB less.
   const std::vector<int64_t> ones = {1, 1};
   const std::vector<int64_t> st = node.attr_ints("strides", ones), di = node.attr_ints("dilations", ones);
   const bool winograd = w->rank() == 4 && st.size() == 2 && di.size() == 2 &&
                         winograd_candidate(group, M, w->dim(1), w->dim(2), w->dim(3), st[0], st[1], di[0], di[1]);
-  if (winograd) pre->winograd();
+  if (winograd && winograd_prepack_tile(M, w->dim(1)) == 4) pre->winograd4();
+  else if (winograd) pre->winograd();
   else pre->pack_groups();
   return std::shared_ptr<const ConvPrepacked>(std::move(pre));
 }

@@ -31,6 +31,8 @@ struct ConvPrepacked {
   // transformed at session create for a conv that will run Winograd
   // (prepack_conv_weights), else on first use.
   const WinogradFilters& winograd() const;
+  // The F(4x4, 3x3) filters (conv_winograd4_avx512), likewise.
+  const WinogradFilters& winograd4() const;
 
  private:
   friend Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w);
@@ -41,6 +43,8 @@ struct ConvPrepacked {
   mutable std::shared_ptr<const PackedMatrix> transposed_;
   mutable std::once_flag winograd_once_;
   mutable std::shared_ptr<const WinogradFilters> winograd_;
+  mutable std::once_flag winograd4_once_;
+  mutable std::shared_ptr<const WinogradFilters> winograd4_;
 };
 
 // The fused stage: Y = act(conv(X, W) + B + Z), Z being input `residual_input` (-1: none).

@@ -71,7 +71,7 @@ bool winograd_enabled() {
 ScopedWinograd::ScopedWinograd(bool enabled) : previous_(g_override.load()) { g_override.store(enabled ? 1 : 0); }
 ScopedWinograd::~ScopedWinograd() { g_override.store(previous_); }
 
-uint64_t conv_winograd_runs() { return g_runs.load(std::memory_order_relaxed); }
+uint64_t conv_winograd_runs() { return g_runs.load(std::memory_order_relaxed) + conv_winograd4_runs(); }
 
 #if defined(__x86_64__) || defined(__i386__)
 

@@ -24,14 +24,18 @@
 
 namespace dlrt::cpu {
 
-// The 16 transformed filters U_ξν (M x C each), packed as GEMM A operands.
+// The transformed filters U_ξν (M x C each), packed as GEMM A operands:
+// 16 for F(2x2, 3x3), 36 for F(4x4, 3x3).
 struct WinogradFilters {
   int64_t M = 0, C = 0;
-  std::vector<std::shared_ptr<const PackedMatrix>> u;  // 16, index ξ*4 + ν
+  int tile = 2;                                        // outputs per tile side: 2 or 4
+  std::vector<std::shared_ptr<const PackedMatrix>> u;  // (tile + 2)^2, index ξ*(tile + 2) + ν
 };
 
-// Transforms W [M, C, 3, 3] (row-major float32).
+// Transforms W [M, C, 3, 3] (row-major float32) for F(2x2, 3x3).
 std::shared_ptr<const WinogradFilters> winograd_filters(const float* w, int64_t M, int64_t C);
+// The same for F(4x4, 3x3) (conv_winograd4_avx512.cpp).
+std::shared_ptr<const WinogradFilters> winograd4_filters(const float* w, int64_t M, int64_t C);
 
 struct WinogradGeometry {
   int64_t in_h = 0, in_w = 0, out_h = 0, out_w = 0;
@@ -63,7 +67,19 @@ class ScopedWinograd {
 void conv_winograd(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,
                    const GemmEpilogue& ep, ThreadPool& pool);
 
-// How many images conv_winograd has run in this process; for tests.
+// The same with F(4x4, 3x3) filters (f.tile == 4) on AVX-512: 4x4 outputs
+// per 6x6 patch, 4x fewer products than the direct sum where F(2x2, 3x3)
+// has 2.25x, for transforms with coefficients up to 8 and 1/24 (a few more
+// float roundings; measured against a double reference in the tests).
+// Works on blocks of tiles whose V and M take about kWinograd4BlockBytes.
+// Call only when cpu_isa() >= kAvx512.
+constexpr int64_t kWinograd4BlockBytes = int64_t{1} << 20;
+void conv_winograd4_avx512(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,
+                           const GemmEpilogue& ep, ThreadPool& pool);
+
+// How many images conv_winograd and conv_winograd4_avx512 have run in this
+// process, and conv_winograd4_avx512 alone; for tests.
 uint64_t conv_winograd_runs();
+uint64_t conv_winograd4_runs();
 
 }  // namespace dlrt::cpu
