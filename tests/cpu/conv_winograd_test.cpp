@@ -229,7 +229,9 @@ TEST(ConvWinogradAvx512, Winograd4MatchesReference) {
   c.C = 128, c.M = 136, c.H = c.W = 28, c.bias = c.residual = true;  // layer2's width, M past 2 tiles of 48
   c.act.kind = ActKind::kRelu;
   check(c, rng, 1, 1);
-  c.N = 2, c.C = 96, c.M = 20, c.H = 23, c.W = 35, c.residual = false;
+  c.C = 64, c.M = 24, c.H = 130, c.W = 14, c.residual = false;  // one group of 4 tiles per tile row, the last partial
+  check(c, rng, 1, 1);
+  c.N = 2, c.C = 96, c.M = 20, c.H = 23, c.W = 35;  // 9 tiles a row: groups of 4 straddle rows
   c.act.kind = ActKind::kSigmoid;
   check(c, rng, 2, 2);
   // Left to other paths: 129+ channels (F(2x2, 3x3)), planes under 32 tiles

@@ -9,15 +9,18 @@
 //        [0  2 -1 -2  1  0]       [1/24 -1/12 1/6 ]
 //        [0  4  0 -5  0  1]       [   0    0    1 ]
 //
-// One image runs in three parallel phases, like F(2x2, 3x3), on blocks of
-// tiles small enough that the block's V and M stay in L2:
-//  1. per input channel: the plane is copied zero-padded, then 16 tiles at
-//     a time (one per lane, gathered from the padded plane) are transformed
-//     into V [36][C][16-tile block];
+// One image: every input channel is copied zero-padded, then three parallel
+// phases, like F(2x2, 3x3), run per block of tile rows small enough that
+// the block's V and M stay in L2:
+//  1. per input channel: 16 tiles at a time (4 groups of 4 consecutive
+//     tiles of a tile row, their patch rows loaded whole and transposed in
+//     registers) are transformed into V [36][C][tiles of the block];
 //  2. the 36 GEMMs M_e = U_e · V_e of the block;
 //  3. per output channel: 16 tiles at a time back to 4x4 outputs each,
-//     scattered to their places in y; the epilogue runs over the plane once
-//     every block is done.
+//     transposed back into 16 consecutive output columns per group and row.
+// The epilogue runs over each plane once every block is done. Against one
+// gather per patch element and one scatter per output (resnet18 1 thread,
+// per conv: transforms 0.45 -> 0.24 ms).
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -69,7 +72,8 @@ constexpr int kLanes = 16;
 
 struct Dims4 {
   int64_t C, M, TH, TW, T, Hp, Wp;
-  int64_t block;  // tiles per block, a multiple of kLanes
+  int64_t block_rows;  // tile rows per block
+  int64_t block;       // tiles per block: block_rows * TW
 };
 
 // y = Bᵀ x for one 6-vector (x and y may not alias).
@@ -93,96 +97,134 @@ DLRT_AVX512 __attribute__((always_inline)) inline void at6(const __m512 (&x)[6],
   y[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), m34, m12), x[5]);
 }
 
-// Tile t's (row, column) of tiles, for the 16 tiles from t0 (tiles past T
-// repeat the last one: computed, never stored).
-struct TileLanes {
-  alignas(64) int32_t th[kLanes];
-  alignas(64) int32_t tw[kLanes];
-  __mmask16 valid;
+// Lanes hold tiles in groups of 4 consecutive tiles of a tile row (128
+// bits each, lane 4a + s: tile s of group a). A block's tile rows are cut
+// into G = ceil(TW / 4) groups each, taken 4 at a time in (row, group)
+// order, so the valid lanes of successive vectors are successive tiles of
+// the block (V and M columns): stored compressed, loaded expanded.
+struct Groups {
+  int64_t row[4];   // tile row of group a
+  int64_t col[4];   // first output (and patch) column of group a: 16 * its group index
+  __mmask16 valid;  // lanes holding a tile of the block
 };
 
-inline void tile_lanes(const Dims4& d, int64_t t0, TileLanes& tl) {
-  tl.valid = 0;
-  for (int j = 0; j < kLanes; ++j) {
-    const int64_t t = std::min(t0 + j, d.T - 1);
-    tl.th[j] = static_cast<int32_t>(t / d.TW);
-    tl.tw[j] = static_cast<int32_t>(t % d.TW);
-    if (t0 + j < d.T) tl.valid = static_cast<__mmask16>(tl.valid | (1u << j));
+inline Groups groups_at(const Dims4& d, int64_t th0, int64_t rows, int64_t q0) {
+  const int64_t G = ceil_div(d.TW, 4), n = rows * G;
+  Groups gr;
+  gr.valid = 0;
+  for (int a = 0; a < 4; ++a) {
+    const int64_t q = std::min(q0 + a, n - 1);
+    const int64_t gi = q % G;
+    gr.row[a] = th0 + q / G;
+    gr.col[a] = 16 * gi;
+    if (q0 + a < n) {
+      const int64_t tiles = std::min<int64_t>(4, d.TW - 4 * gi);
+      gr.valid = static_cast<__mmask16>(gr.valid | (((1u << tiles) - 1u) << (4 * a)));
+    }
   }
+  return gr;
 }
 
-// Phase 1 for channel c and tiles [b0, b0 + d.block): V[e][c][t - b0] for the 36 e.
-DLRT_AVX512 void input_transform(const Dims4& d, const float* pad, float* V, int64_t c, int64_t b0) {
-  const int64_t nb = std::min(d.block, d.T - b0);
-  const int64_t ld = d.block;
-  for (int64_t t0 = b0; t0 < b0 + nb; t0 += kLanes) {
-    TileLanes tl;
-    tile_lanes(d, t0, tl);
-    // Offset of each tile's patch corner in the padded plane.
-    const __m512i base = _mm512_add_epi32(
-        _mm512_mullo_epi32(_mm512_load_si512(tl.th), _mm512_set1_epi32(static_cast<int32_t>(4 * d.Wp))),
-        _mm512_slli_epi32(_mm512_load_si512(tl.tw), 2));
-    __m512 h[6][6];  // h[r][k] = (d Bᵀᵀ)[r][k]: patch row r transformed along its columns
+// x[q] lane 4a + s = p[a][4s + q] for q < 4 (patch column q of tile s of
+// group a, whose patches start at p[a]): a transpose of 4 x 4 blocks of 128
+// bits, then one of the floats within each block.
+DLRT_AVX512 __attribute__((always_inline)) inline void strided4(const float* const (&p)[4], int64_t off,
+                                                                __m512 (&x)[4]) {
+  const __m512 l0 = _mm512_loadu_ps(p[0] + off), l1 = _mm512_loadu_ps(p[1] + off), l2 = _mm512_loadu_ps(p[2] + off),
+               l3 = _mm512_loadu_ps(p[3] + off);
+  // Block a of b_s: block s of l_a (tile s of group a).
+  const __m512 u0 = _mm512_shuffle_f32x4(l0, l1, 0x44), u1 = _mm512_shuffle_f32x4(l0, l1, 0xEE);
+  const __m512 u2 = _mm512_shuffle_f32x4(l2, l3, 0x44), u3 = _mm512_shuffle_f32x4(l2, l3, 0xEE);
+  const __m512 b0 = _mm512_shuffle_f32x4(u0, u2, 0x88), b1 = _mm512_shuffle_f32x4(u0, u2, 0xDD);
+  const __m512 b2 = _mm512_shuffle_f32x4(u1, u3, 0x88), b3 = _mm512_shuffle_f32x4(u1, u3, 0xDD);
+  // Within block a: float s of x[q] is float q of b_s's block a.
+  const __m512 t0 = _mm512_unpacklo_ps(b0, b1), t1 = _mm512_unpackhi_ps(b0, b1);
+  const __m512 t2 = _mm512_unpacklo_ps(b2, b3), t3 = _mm512_unpackhi_ps(b2, b3);
+  x[0] = _mm512_shuffle_ps(t0, t2, 0x44);
+  x[1] = _mm512_shuffle_ps(t0, t2, 0xEE);
+  x[2] = _mm512_shuffle_ps(t1, t3, 0x44);
+  x[3] = _mm512_shuffle_ps(t1, t3, 0xEE);
+}
+
+// The inverse: y[l] lane 4a + s (column l of tile s of group a) to o[a]
+// float 4s + l, the group's 16 output columns in order.
+DLRT_AVX512 __attribute__((always_inline)) inline void interleave4(const __m512 (&y)[4], __m512 (&o)[4]) {
+  // Block a of w_s: tile s of group a, its 4 columns.
+  const __m512 u0 = _mm512_unpacklo_ps(y[0], y[1]), u1 = _mm512_unpackhi_ps(y[0], y[1]);
+  const __m512 u2 = _mm512_unpacklo_ps(y[2], y[3]), u3 = _mm512_unpackhi_ps(y[2], y[3]);
+  const __m512 w0 = _mm512_shuffle_ps(u0, u2, 0x44), w1 = _mm512_shuffle_ps(u0, u2, 0xEE);
+  const __m512 w2 = _mm512_shuffle_ps(u1, u3, 0x44), w3 = _mm512_shuffle_ps(u1, u3, 0xEE);
+  // o[a] block s = w_s block a.
+  const __m512 v0 = _mm512_shuffle_f32x4(w0, w1, 0x44), v1 = _mm512_shuffle_f32x4(w0, w1, 0xEE);
+  const __m512 v2 = _mm512_shuffle_f32x4(w2, w3, 0x44), v3 = _mm512_shuffle_f32x4(w2, w3, 0xEE);
+  o[0] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+  o[1] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
+  o[2] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+  o[3] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
+}
+
+// Phase 1 for channel c and the block's tile rows [th0, th0 + rows):
+// V[e][c][tile of the block] for the 36 e.
+DLRT_AVX512 void input_transform(const Dims4& d, const float* pad, float* V, int64_t c, int64_t th0, int64_t rows) {
+  const int64_t ld = d.block, CT = d.C * ld, n = rows * ceil_div(d.TW, 4);
+  float* v = V + c * ld;
+  for (int64_t q0 = 0; q0 < n; q0 += 4) {
+    const Groups gr = groups_at(d, th0, rows, q0);
+    __m512 h[6][6];  // h[r][k]: patch row r transformed along its columns
 #pragma GCC unroll 6
     for (int r = 0; r < 6; ++r) {
-      __m512 x[6];
-#pragma GCC unroll 6
-      for (int q = 0; q < 6; ++q)
-        x[q] = _mm512_i32gather_ps(_mm512_add_epi32(base, _mm512_set1_epi32(static_cast<int32_t>(r * d.Wp + q))), pad,
-                                   4);
+      const float* const p[4] = {pad + (4 * gr.row[0] + r) * d.Wp + gr.col[0],
+                                 pad + (4 * gr.row[1] + r) * d.Wp + gr.col[1],
+                                 pad + (4 * gr.row[2] + r) * d.Wp + gr.col[2],
+                                 pad + (4 * gr.row[3] + r) * d.Wp + gr.col[3]};
+      __m512 lo[4], hi[4];  // patch columns 0-3 and 2-5
+      strided4(p, 0, lo);
+      strided4(p, 2, hi);
+      const __m512 x[6] = {lo[0], lo[1], lo[2], lo[3], hi[2], hi[3]};
       bt6(x, h[r]);
     }
-    float* v = V + c * ld + (t0 - b0);
-    const int64_t CT = d.C * ld;
 #pragma GCC unroll 6
     for (int k = 0; k < 6; ++k) {
       const __m512 col[6] = {h[0][k], h[1][k], h[2][k], h[3][k], h[4][k], h[5][k]};
       __m512 out[6];
       bt6(col, out);
 #pragma GCC unroll 6
-      for (int i = 0; i < 6; ++i) _mm512_store_ps(v + (i * 6 + k) * CT, out[i]);
+      for (int i = 0; i < 6; ++i) _mm512_mask_compressstoreu_ps(v + (i * 6 + k) * CT, gr.valid, out[i]);
     }
+    v += __builtin_popcount(gr.valid);
   }
 }
 
-// Phase 3 for output channel m and tiles [b0, b0 + d.block): Mo[e][m][t - b0]
-// back to 4x4 outputs, stored in ym (raw sums).
+// Phase 3 for output channel m and the block's tile rows: Mo[e][m][tile]
+// back to 4x4 outputs, stored in ym a group's 16 columns at a time (raw sums).
 DLRT_AVX512 void output_transform(const WinogradGeometry& g, const Dims4& d, const float* Mo, float* ym, int64_t m,
-                                  int64_t b0) {
-  const int64_t nb = std::min(d.block, d.T - b0);
-  const int64_t ld = d.block, MT = d.M * ld;
-  for (int64_t t0 = b0; t0 < b0 + nb; t0 += kLanes) {
-    TileLanes tl;
-    tile_lanes(d, t0, tl);
-    const __m512i th = _mm512_load_si512(tl.th), tw = _mm512_load_si512(tl.tw);
-    const __m512i base = _mm512_add_epi32(
-        _mm512_mullo_epi32(th, _mm512_set1_epi32(static_cast<int32_t>(4 * g.out_w))), _mm512_slli_epi32(tw, 2));
-    // Rows and columns of output left below/right of each tile's corner.
-    const __m512i rows_left = _mm512_sub_epi32(_mm512_set1_epi32(static_cast<int32_t>(g.out_h)), _mm512_slli_epi32(th, 2));
-    const __m512i cols_left = _mm512_sub_epi32(_mm512_set1_epi32(static_cast<int32_t>(g.out_w)), _mm512_slli_epi32(tw, 2));
-    const float* src = Mo + m * ld + (t0 - b0);
+                                  int64_t th0, int64_t rows) {
+  const int64_t ld = d.block, MT = d.M * ld, n = rows * ceil_div(d.TW, 4);
+  const float* src = Mo + m * ld;
+  for (int64_t q0 = 0; q0 < n; q0 += 4) {
+    const Groups gr = groups_at(d, th0, rows, q0);
     __m512 s[4][6];  // s[j][k] = (Aᵀ M)[j][k]
 #pragma GCC unroll 6
     for (int k = 0; k < 6; ++k) {
       __m512 col[6];
 #pragma GCC unroll 6
-      for (int i = 0; i < 6; ++i) col[i] = _mm512_maskz_load_ps(tl.valid, src + (i * 6 + k) * MT);
+      for (int i = 0; i < 6; ++i) col[i] = _mm512_maskz_expandloadu_ps(gr.valid, src + (i * 6 + k) * MT);
       __m512 out[4];
       at6(col, out);
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) s[j][k] = out[j];
     }
+    src += __builtin_popcount(gr.valid);
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
-      __m512 y[4];
+      __m512 y[4], o[4];
       at6(s[j], y);
-      const __mmask16 row_ok =
-          _mm512_mask_cmpgt_epi32_mask(tl.valid, rows_left, _mm512_set1_epi32(j));
-      const __m512i row_base = _mm512_add_epi32(base, _mm512_set1_epi32(static_cast<int32_t>(j * g.out_w)));
+      interleave4(y, o);
 #pragma GCC unroll 4
-      for (int l = 0; l < 4; ++l) {
-        const __mmask16 ok = _mm512_mask_cmpgt_epi32_mask(row_ok, cols_left, _mm512_set1_epi32(l));
-        _mm512_mask_i32scatter_ps(ym, ok, _mm512_add_epi32(row_base, _mm512_set1_epi32(l)), y[l], 4);
+      for (int a = 0; a < 4; ++a) {
+        const int64_t oh = 4 * gr.row[a] + j;
+        if (((gr.valid >> (4 * a)) & 0xF) == 0 || oh >= g.out_h) continue;
+        _mm512_mask_storeu_ps(ym + oh * g.out_w + gr.col[a], avx512::tail_mask(g.out_w - gr.col[a]), o[a]);
       }
     }
   }
@@ -215,12 +257,15 @@ void conv_winograd4_avx512(const WinogradFilters& f, const WinogradGeometry& g, 
   d.TW = ceil_div(g.out_w, 4);
   d.T = d.TH * d.TW;
   d.Hp = 4 * d.TH + 2;
-  d.Wp = 4 * d.TW + 2;
-  // Tiles per block: V and M of a block (36 x (C + M) floats per tile)
+  // A group of 4 tiles reads 16 + 2 floats from its first patch column
+  // (strided4 at +0 and +2): the last group's spare lanes read zeros.
+  d.Wp = 16 * ceil_div(d.TW, 4) + 4;
+  // Tile rows per block: V and M of a block (36 x (C + M) floats per tile)
   // within about kWinograd4BlockBytes, the blocks of even size.
-  const int64_t per_tile = 36 * (d.C + d.M) * int64_t{sizeof(float)};
-  const int64_t blocks = ceil_div(d.T * per_tile, kWinograd4BlockBytes);
-  d.block = ceil_div(ceil_div(d.T, blocks), kLanes) * kLanes;
+  const int64_t row_bytes = 36 * (d.C + d.M) * d.TW * int64_t{sizeof(float)};
+  const int64_t blocks = std::min(d.TH, ceil_div(d.TH * row_bytes, kWinograd4BlockBytes));
+  d.block_rows = ceil_div(d.TH, blocks);
+  d.block = d.block_rows * d.TW;
   const int64_t in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
   thread_local AlignedScratch scratch;  // V, then Mo, then the padded planes
   float* V = scratch.get<float>(static_cast<size_t>(36 * (d.C + d.M) * d.block + d.C * d.Hp * d.Wp));
@@ -230,10 +275,10 @@ void conv_winograd4_avx512(const WinogradFilters& f, const WinogradGeometry& g, 
   pool.parallel_for(d.C, 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) pad_plane(g, d, x + c * in_plane, pads + c * d.Hp * d.Wp);
   });
-  for (int64_t b0 = 0; b0 < d.T; b0 += d.block) {
-    const int64_t nb = std::min(d.block, d.T - b0);
+  for (int64_t th0 = 0; th0 < d.TH; th0 += d.block_rows) {
+    const int64_t rows = std::min(d.block_rows, d.TH - th0), nb = rows * d.TW;
     pool.parallel_for(d.C, 1, [&](int64_t b, int64_t e) {
-      for (int64_t c = b; c < e; ++c) input_transform(d, pads + c * d.Hp * d.Wp, V, c, b0);
+      for (int64_t c = b; c < e; ++c) input_transform(d, pads + c * d.Hp * d.Wp, V, c, th0, rows);
     });
     pool.parallel_for(36, 1, [&](int64_t b, int64_t e) {
       for (int64_t k = b; k < e; ++k)
@@ -242,7 +287,7 @@ void conv_winograd4_avx512(const WinogradFilters& f, const WinogradGeometry& g, 
                  Mo + k * d.M * d.block, d.block, nullptr, nullptr);
     });
     pool.parallel_for(d.M, 1, [&](int64_t b, int64_t e) {
-      for (int64_t m = b; m < e; ++m) output_transform(g, d, Mo, y + m * out_plane, m, b0);
+      for (int64_t m = b; m < e; ++m) output_transform(g, d, Mo, y + m * out_plane, m, th0, rows);
     });
   }
   if (!ep.empty()) {
