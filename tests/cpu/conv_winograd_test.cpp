@@ -199,7 +199,8 @@ TEST(ConvWinogradAvx512, WideConvsOnly) {
 
 // F(4x4, 3x3) on AVX-512: 64-128 input channels on planes of 32+ 4x4 tiles.
 // Partial tiles at the right and bottom edges, partial runs of 16 tiles,
-// several blocks of tiles (V and M of 121 tiles pass kWinograd4BlockBytes),
+// several blocks of tile rows (V and M of a 75 x 75 plane pass
+// kWinograd4BlockBytes),
 // every padding, channel counts off the 8 x 48 tile, batches, bias,
 // residual and activations; and the planes and widths it leaves to F(2x2,
 // 3x3) or the direct path.
@@ -212,11 +213,15 @@ TEST(ConvWinogradAvx512, Winograd4MatchesReference) {
   check(c, rng, 1, 1);
   c.H = 25, c.W = 27;  // 7 x 7 tiles, the last row and column of each partial
   check(c, rng, 1, 1);
-  // 121 tiles in three blocks, the last partial; its bottom tiles are partial
-  // too (rows past the plane would land on the next channel's top rows,
-  // stored by the first block).
+  // 11 x 11 tiles of 64 + 64 channels: V and M 2.2 MiB, one block.
   c.H = c.W = 41;
   check(c, rng, 1, 1);
+  // 19 x 19 tiles of 64 + 16 channels: V and M 4.2 MiB, so two blocks of
+  // 10 and 9 tile rows; the bottom tiles are partial (rows past the plane
+  // would land on the next channel's top rows, stored by the first block).
+  c.M = 16, c.H = c.W = 75;
+  check(c, rng, 1, 1);
+  c.M = 64;
   c.H = 26, c.W = 30, c.pt = c.pl = c.pb = c.pr = 0;  // unpadded: 24 x 28
   check(c, rng, 1, 1);
   c.H = c.W = 22, c.pt = c.pl = c.pb = c.pr = 2;  // pad 2: 24 x 24

@@ -10,8 +10,8 @@
 //        [0  4  0 -5  0  1]       [   0    0    1 ]
 //
 // One image: every input channel is copied zero-padded, then three parallel
-// phases, like F(2x2, 3x3), run per block of tile rows small enough that
-// the block's V and M stay in L2:
+// phases, like F(2x2, 3x3), run per block of tile rows (kWinograd4BlockBytes
+// bounds a block's V and M):
 //  1. per input channel: 16 tiles at a time (4 groups of 4 consecutive
 //     tiles of a tile row, their patch rows loaded whole and transposed in
 //     registers) are transformed into V [36][C][tiles of the block];
