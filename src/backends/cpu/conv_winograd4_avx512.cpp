@@ -18,9 +18,9 @@
 //  2. the 36 GEMMs M_e = U_e · V_e of the block;
 //  3. per output channel: 16 tiles at a time back to 4x4 outputs each,
 //     transposed back into 16 consecutive output columns per group and row.
-// The epilogue runs over each plane once every block is done. Against one
-// gather per patch element and one scatter per output (resnet18 1 thread,
-// per conv: transforms 0.45 -> 0.24 ms).
+// The epilogue runs over each plane after the last block's output
+// transform of it. Against one gather per patch element and one scatter
+// per output (resnet18 1 thread, per conv: transforms 0.45 -> 0.24 ms).
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -272,13 +272,18 @@ void conv_winograd4_avx512(const WinogradFilters& f, const WinogradGeometry& g, 
   float* Mo = V + 36 * d.C * d.block;
   float* pads = Mo + 36 * d.M * d.block;
 
-  pool.parallel_for(d.C, 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) pad_plane(g, d, x + c * in_plane, pads + c * d.Hp * d.Wp);
-  });
+  // Three parallel sections per block: the first block's also pads the
+  // channels it transforms, the last block's also runs the epilogue on the
+  // planes it completes.
   for (int64_t th0 = 0; th0 < d.TH; th0 += d.block_rows) {
     const int64_t rows = std::min(d.block_rows, d.TH - th0), nb = rows * d.TW;
+    const bool first = th0 == 0, last = th0 + rows >= d.TH;
     pool.parallel_for(d.C, 1, [&](int64_t b, int64_t e) {
-      for (int64_t c = b; c < e; ++c) input_transform(d, pads + c * d.Hp * d.Wp, V, c, th0, rows);
+      for (int64_t c = b; c < e; ++c) {
+        float* pad = pads + c * d.Hp * d.Wp;
+        if (first) pad_plane(g, d, x + c * in_plane, pad);
+        input_transform(d, pad, V, c, th0, rows);
+      }
     });
     pool.parallel_for(36, 1, [&](int64_t b, int64_t e) {
       for (int64_t k = b; k < e; ++k)
@@ -287,12 +292,10 @@ void conv_winograd4_avx512(const WinogradFilters& f, const WinogradGeometry& g, 
                  Mo + k * d.M * d.block, d.block, nullptr, nullptr);
     });
     pool.parallel_for(d.M, 1, [&](int64_t b, int64_t e) {
-      for (int64_t m = b; m < e; ++m) output_transform(g, d, Mo, y + m * out_plane, m, th0, rows);
-    });
-  }
-  if (!ep.empty()) {
-    pool.parallel_for(d.M, 1, [&](int64_t b, int64_t e) {
-      for (int64_t m = b; m < e; ++m) apply_epilogue(ep, y + m * out_plane, out_plane, m, 0, 1, out_plane);
+      for (int64_t m = b; m < e; ++m) {
+        output_transform(g, d, Mo, y + m * out_plane, m, th0, rows);
+        if (last && !ep.empty()) apply_epilogue(ep, y + m * out_plane, out_plane, m, 0, 1, out_plane);
+      }
     });
   }
   g_runs4.fetch_add(1, std::memory_order_relaxed);
