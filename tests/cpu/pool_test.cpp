@@ -269,6 +269,7 @@ TEST(PoolFastPath, AllNegativeInfinityAndPadding) {
   EXPECT_EQ((*r)[0].data<float>()[0], std::numeric_limits<float>::lowest());
 }
 
+// avx2 = true: the AVX2 kernels, and on AVX-512 CPUs the 3x3/2 MaxPool one.
 TEST(PoolFastPath, Avx2AndPortableKernelsAgree) {
   if (!pool_impl::have_avx2()) GTEST_SKIP() << "this CPU has no AVX2+FMA; only the portable kernels run";
   uint32_t seed = 500;
