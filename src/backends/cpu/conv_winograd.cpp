@@ -71,6 +71,21 @@ bool winograd_enabled() {
 ScopedWinograd::ScopedWinograd(bool enabled) : previous_(g_override.load()) { g_override.store(enabled ? 1 : 0); }
 ScopedWinograd::~ScopedWinograd() { g_override.store(previous_); }
 
+void winograd_pad_plane(const WinogradGeometry& g, const float* xc, int64_t hp, int64_t wp, float* pad) {
+  for (int64_t r = 0; r < hp; ++r) {
+    float* row = pad + r * wp;
+    const int64_t ih = r - g.pad_top;
+    if (ih < 0 || ih >= g.in_h) {
+      std::memset(row, 0, static_cast<size_t>(wp) * sizeof(float));
+      continue;
+    }
+    std::memset(row, 0, static_cast<size_t>(g.pad_left) * sizeof(float));
+    const int64_t n = std::max<int64_t>(0, std::min(g.in_w, wp - g.pad_left));
+    std::memcpy(row + g.pad_left, xc + ih * g.in_w, static_cast<size_t>(n) * sizeof(float));
+    std::memset(row + g.pad_left + n, 0, static_cast<size_t>(wp - g.pad_left - n) * sizeof(float));
+  }
+}
+
 uint64_t conv_winograd_runs() { return g_runs.load(std::memory_order_relaxed) + conv_winograd4_runs(); }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -105,19 +120,7 @@ struct Dims {
 // Phase 1 for channel c: x plane -> padded copy -> V[e][c][t] for the 16 e.
 DLRT_WINO_AVX2 void input_transform(const WinogradGeometry& g, const Dims& d, const float* xc, float* pad, float* V,
                                     int64_t c) {
-  // Padded row r, column q holds x[r - pad_top][q - pad_left] (zero outside).
-  for (int64_t r = 0; r < d.Hp; ++r) {
-    float* row = pad + r * d.Wp;
-    const int64_t ih = r - g.pad_top;
-    if (ih < 0 || ih >= g.in_h) {
-      std::memset(row, 0, static_cast<size_t>(d.Wp) * sizeof(float));
-      continue;
-    }
-    std::memset(row, 0, static_cast<size_t>(g.pad_left) * sizeof(float));
-    const int64_t n = std::min(g.in_w, d.Wp - g.pad_left);
-    std::memcpy(row + g.pad_left, xc + ih * g.in_w, static_cast<size_t>(n) * sizeof(float));
-    std::memset(row + g.pad_left + n, 0, static_cast<size_t>(d.Wp - g.pad_left - n) * sizeof(float));
-  }
+  winograd_pad_plane(g, xc, d.Hp, d.Wp, pad);
   const int64_t CT = d.C * d.T;
   for (int64_t th = 0; th < d.TH; ++th)
     for (int64_t tw0 = 0; tw0 < d.TW; tw0 += 8) {

@@ -42,6 +42,11 @@ struct WinogradGeometry {
   int64_t pad_top = 0, pad_left = 0;  // 0 <= pad <= 2 (bottom/right padding is implied by the output size)
 };
 
+// The zero-padded copy of one input plane xc [in_h, in_w] that both
+// variants transform: pad [hp][wp], row r and column q holding
+// xc[r - pad_top][q - pad_left], zero outside the input.
+void winograd_pad_plane(const WinogradGeometry& g, const float* xc, int64_t hp, int64_t wp, float* pad);
+
 // Whether conv_winograd runs this geometry (does not check the CPU or the switch).
 bool winograd_ok(const WinogradGeometry& g);
 
