@@ -67,10 +67,8 @@ std::shared_ptr<const WinogradFilters> winograd4_filters(const float* w, int64_t
 
 namespace {
 
-constexpr int kLanes = 16;
-
 struct Dims4 {
-  int64_t C, M, TH, TW, T, Hp, Wp;
+  int64_t C, M, TH, TW, Hp, Wp;  // channels, tile rows and columns, padded plane
   int64_t block_rows;  // tile rows per block
   int64_t block;       // tiles per block: block_rows * TW
 };
@@ -238,7 +236,6 @@ void conv_winograd4_avx512(const WinogradFilters& f, const WinogradGeometry& g, 
   d.M = f.M;
   d.TH = ceil_div(g.out_h, 4);
   d.TW = ceil_div(g.out_w, 4);
-  d.T = d.TH * d.TW;
   d.Hp = 4 * d.TH + 2;
   // A group of 4 tiles reads 16 + 2 floats from its first patch column
   // (strided4 at +0 and +2): the last group's spare lanes read zeros.
