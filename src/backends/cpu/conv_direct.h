@@ -193,10 +193,12 @@ float* conv_direct_scratch(size_t n);
 // of `w` (packed with mr 8, nr 48; ep.row_bias and ep.residual already point
 // at this group's first row, ep.ldr = out_h*out_w, no col_bias) on the input
 // x [channels, in_h, in_w] of one (image, group). `off` from
-// conv_direct_offsets. Splits over `pool` (null: single-threaded). Call only
-// when cpu_isa() >= kAvx512.
+// conv_direct_offsets. Splits over `pool` (null: single-threaded). y_plane:
+// floats between output rows m and m + 1 of y and of ep.residual (0: the
+// plan's out_h * out_w; larger when y is a band of a bigger plane, with
+// ep.ldr the same). Call only when cpu_isa() >= kAvx512.
 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* off, const float* x, const PackedMatrix& w,
-                        float* y, const GemmEpilogue& ep, ThreadPool* pool);
+                        float* y, const GemmEpilogue& ep, ThreadPool* pool, int64_t y_plane = 0);
 
 // The same for weights packed with mr 6, nr 16 (the AVX2 GEMM's layout), on
 // the 6 x 16 tile (two ymm of grid columns, 12 accumulators). Call only when

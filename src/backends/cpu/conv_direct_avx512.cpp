@@ -215,8 +215,8 @@ DLRT_AVX512 void narrow_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, 
 // Grid columns [j0, j0 + n) of tile t (rows [0, rows) are real, output rows
 // m0 + i) to their compact places in y, through the epilogue.
 DLRT_AVX512 void store_tile(const float* t, int rows, int64_t m0, int64_t j0, int64_t n, const ConvDirectPlan& P,
-                            float* y, const GemmEpilogue& ep) {
-  const int64_t out_w = P.g.out_w, wq = P.wq, plane = P.g.out_h * out_w;
+                            float* y, int64_t plane, const GemmEpilogue& ep) {
+  const int64_t out_w = P.g.out_w, wq = P.wq;
   const ClampStage cs = clamp_stage(ep.act);
   const bool clamp = cs.clamp;
   const bool other_act = !clamp_or_none(ep.act);
@@ -251,7 +251,8 @@ DLRT_AVX512 void store_tile(const float* t, int rows, int64_t m0, int64_t j0, in
 }  // namespace
 
 DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* off, const float* x,
-                                    const PackedMatrix& w, float* y, const GemmEpilogue& ep, ThreadPool* pool) {
+                                    const PackedMatrix& w, float* y, const GemmEpilogue& ep, ThreadPool* pool,
+                                    int64_t y_plane) {
   conv_direct_note_run();
   const ConvDirectGeometry& g = plan.g;
   const int threads = pool ? pool->num_threads() : 1;
@@ -277,7 +278,8 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   const bool from_registers = plan.wq == g.out_w || (g.out_w >= 16 && !other_act);
   TileOut direct_out;
   direct_out.y = y;
-  direct_out.plane = g.out_h * g.out_w;
+  const int64_t plane = y_plane > 0 ? y_plane : g.out_h * g.out_w;
+  direct_out.plane = plane;
   direct_out.wq = plan.wq;
   direct_out.out_w = g.out_w;
   direct_out.bias = ep.row_bias;
@@ -308,7 +310,7 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
         const float* sj = src + j0;
         if (n == kNR) {
           direct_tile<3, false>(wd, Mp, KC, K, q, pf, sj, off, 0xFFFF, rows, m0, j0, n, out);
-          if (!from_registers) store_tile(t, rows, m0, j0, n, plan, y, ep);
+          if (!from_registers) store_tile(t, rows, m0, j0, n, plan, y, plane, ep);
           continue;
         }
         if (n <= 4) {
@@ -318,7 +320,7 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
             case 3: narrow_tile<3>(wd, Mp, KC, K, q, sj, off, t); break;
             default: narrow_tile<4>(wd, Mp, KC, K, q, sj, off, t); break;
           }
-          store_tile(t, rows, m0, j0, n, plan, y, ep);
+          store_tile(t, rows, m0, j0, n, plan, y, plane, ep);
           continue;
         }
         const int nv = static_cast<int>(ceil_div(n, 16));
@@ -326,7 +328,7 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
         if (nv == 3) direct_tile<3, true>(wd, Mp, KC, K, q, pf, sj, off, mk, rows, m0, j0, n, out);
         else if (nv == 2) direct_tile<2, true>(wd, Mp, KC, K, q, pf, sj, off, mk, rows, m0, j0, n, out);
         else direct_tile<1, true>(wd, Mp, KC, K, q, pf, sj, off, mk, rows, m0, j0, n, out);
-        if (!from_registers) store_tile(t, rows, m0, j0, n, plan, y, ep);
+        if (!from_registers) store_tile(t, rows, m0, j0, n, plan, y, plane, ep);
       }
     }
   };

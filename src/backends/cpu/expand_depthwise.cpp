@@ -493,6 +493,32 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   const int64_t mid_plane = proj && avx2 ? ceil_div(out_plane, 16) * 16 : out_plane;
   float* mid = proj ? mid_buf.get<float>(static_cast<size_t>(s.M * mid_plane)) : y;
 #ifdef DLRT_EXPAND_DW_AVX2
+#ifdef DLRT_HAVE_AVX512_PATHS
+  // 16-channel blocks with the projection on the 8 x 48 tile, the plane in
+  // one row band per thread: a thread expands and filters its band's rows
+  // for every pair of blocks, then projects the band's positions itself. The
+  // depthwise output it reads is then the one its own core wrote, and the
+  // layer is one parallel section instead of two.
+  if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && bands > 1 && bands == pool.num_threads()) {
+    const int64_t pairs = (blocks + 1) / 2;
+    pool.parallel_for(bands, 1, [&](int64_t b, int64_t e2) {
+      thread_local AlignedScratch sbuf;
+      float* buf = sbuf.get<float>(static_cast<size_t>(2 * pd.plane()));
+      for (int64_t band = b; band < e2; ++band) {
+        const int64_t oh0 = s.g.out_h * band / bands, oh1 = s.g.out_h * (band + 1) / bands;
+        for (int64_t pr = 0; pr < pairs; ++pr)
+          pair_rows16(s, pd, tp, we_packed, be, wd, bd, mid, mid_plane, 2 * pr, oh0, oh1, buf);
+        const int64_t p0 = oh0 * s.g.out_w;
+        ConvDirectPlan plan;
+        const int64_t* off = conv_direct_pointwise_plan(s.M, (oh1 - oh0) * s.g.out_w, mid_plane, &plan);
+        GemmEpilogue e = proj->ep;
+        if (e.residual) e.residual += p0;
+        conv_direct_avx512(plan, off, mid + p0, *proj->w, y + p0, e, nullptr, out_plane);
+      }
+    });
+    return;
+  }
+#endif
   if (avx2) {
     // Pairs of blocks: the expand tile then has the GEMM's 12 accumulators
     // (AVX-512: 16). Row bands as the depthwise layers take them (a band
