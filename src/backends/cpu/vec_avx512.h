@@ -104,34 +104,16 @@ DLRT_AVX512 inline __m512 erf_ps(__m512 x) {
   return _mm512_mask_mov_ps(_mm512_or_ps(r, sign), nan, x);
 }
 
-// 1 + erf(x / sqrt(2)) for Gelu: Abramowitz-Stegun 7.1.26 on every lane. Its
-// absolute error (< 2e-7) is all Gelu needs, since x * (1 + erf) scales it
-// by x: no series for small |x| (erf_ps keeps erf's relative accuracy there)
-// and no NaN fix-up (Gelu multiplies by x, which carries the NaN).
-DLRT_AVX512 inline __m512 one_plus_erf_gelu_ps(__m512 v) {
-  const __m512 x = _mm512_mul_ps(v, _mm512_set1_ps(0.70710678118654752f));
-  const __m512 sign = _mm512_and_ps(x, _mm512_set1_ps(-0.0f));
-  const __m512 ax = _mm512_min_ps(_mm512_andnot_ps(_mm512_set1_ps(-0.0f), x), _mm512_set1_ps(6.0f));
-  const __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(ax, _mm512_set1_ps(0.3275911f), _mm512_set1_ps(1.0f)));
-  __m512 p = _mm512_set1_ps(1.061405429f);
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
-  p = _mm512_mul_ps(p, t);
-  const __m512 e = exp_ps(_mm512_mul_ps(ax, _mm512_sub_ps(_mm512_setzero_ps(), ax)));
-  const __m512 erf_abs = _mm512_fnmadd_ps(p, e, _mm512_set1_ps(1.0f));
-  return _mm512_add_ps(_mm512_set1_ps(1.0f), _mm512_or_ps(erf_abs, sign));
-}
-
 // Gelu (erf form) on U vectors in lockstep: each step for all U before the
 // next, so U independent dependency chains (a reciprocal, the polynomial, an
-// exp) overlap in the instruction stream. The same 7.1.26 formula as
-// one_plus_erf_gelu_ps, with the division 1 / (1 + p|x|) as rcp14 and one
-// Newton step (relative error about 2^-28) and exp(-x^2) without exp_ps's
-// clamps: |x| is capped at 6, so -x^2 >= -36 never leaves exp's normal
-// range. minilm_l6's 128 x 1536 Gelu epilogue, 1 thread, SPR-class Xeon:
-// see gemm_epilogue.cpp.
+// exp) overlap in the instruction stream. Gelu = 0.5 v (1 + erf(v / sqrt 2))
+// with erf(|x|) = 1 - p(t) exp(-x^2), t = 1 / (1 + 0.3275911 |x|)
+// (Abramowitz-Stegun 7.1.26, absolute error < 2e-7, all Gelu needs since the
+// result scales it by v), |x| capped at 6; the division as rcp14 and one
+// Newton step (relative error about 2^-28), and exp(-x^2) without exp_ps's
+// clamps (-x^2 >= -36 never leaves exp's normal range). A NaN v stays NaN
+// through the final product. minilm_l6's 128 x 1536 Gelu epilogue, 1
+// thread, SPR-class Xeon: see gemm_epilogue.cpp.
 template <int U>
 DLRT_AVX512 __attribute__((always_inline)) inline void gelu_lockstep(__m512 (&v)[U]) {
   __m512 ax[U], t[U], p[U], e[U];
@@ -215,7 +197,9 @@ DLRT_AVX512 inline __m512 act_ps(__m512 v, __m512 p0, __m512 p1) {
     const __m512 h = _mm512_fmadd_ps(v, _mm512_set1_ps(1.0f / 6.0f), _mm512_set1_ps(0.5f));
     return _mm512_mul_ps(v, _mm512_max_ps(_mm512_setzero_ps(), _mm512_min_ps(_mm512_set1_ps(1.0f), h)));
   } else if constexpr (K == ActKind::kGelu) {
-    return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), one_plus_erf_gelu_ps(v));
+    __m512 one[1] = {v};
+    gelu_lockstep<1>(one);
+    return one[0];
   } else {  // kGeluTanh
     const __m512 v3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
     const __m512 in = _mm512_mul_ps(_mm512_set1_ps(0.7978845608028654f), _mm512_fmadd_ps(v3, _mm512_set1_ps(0.044715f), v));
