@@ -86,6 +86,16 @@ void winograd_pad_plane(const WinogradGeometry& g, const float* xc, int64_t hp, 
   }
 }
 
+void winograd_products(const WinogradFilters& f, int64_t n, int64_t ld, const float* V, float* Mo,
+                       ThreadPool& pool) {
+  pool.parallel_for(static_cast<int64_t>(f.u.size()), 1, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k)
+      sgemm_ex(f.M, n, f.C, 1.0f, SgemmOperand{nullptr, 0, false, f.u[static_cast<size_t>(k)].get(), nullptr},
+               SgemmOperand{V + k * f.C * ld, ld, false, nullptr, nullptr}, 0.0f, Mo + k * f.M * ld, ld, nullptr,
+               nullptr);
+  });
+}
+
 uint64_t conv_winograd_runs() { return g_runs.load(std::memory_order_relaxed) + conv_winograd4_runs(); }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -208,12 +218,7 @@ void conv_winograd(const WinogradFilters& f, const WinogradGeometry& g, const fl
     float* pad = pad_scratch.get<float>(static_cast<size_t>(d.Hp * d.Wp));
     for (int64_t c = b; c < e; ++c) input_transform(g, d, x + c * in_plane, pad, V, c);
   });
-  pool.parallel_for(16, 1, [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k)
-      sgemm_ex(d.M, d.T, d.C, 1.0f, SgemmOperand{nullptr, 0, false, f.u[static_cast<size_t>(k)].get(), nullptr},
-               SgemmOperand{V + k * d.C * d.T, d.T, false, nullptr, nullptr}, 0.0f, Mo + k * d.M * d.T, d.T,
-               nullptr, nullptr);
-  });
+  winograd_products(f, d.T, d.T, V, Mo, pool);
   pool.parallel_for(d.M, 1, [&](int64_t b, int64_t e) {
     for (int64_t m = b; m < e; ++m) {
       float* ym = y + m * out_plane;

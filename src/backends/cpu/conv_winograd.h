@@ -87,6 +87,12 @@ constexpr int64_t kWinograd4BlockBytes = int64_t{4} << 20;
 void conv_winograd4_avx512(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,
                            const GemmEpilogue& ep, ThreadPool& pool);
 
+// Both variants' products: M_e = U_e · V_e for every transformed filter e
+// of f, one GEMM per pool task; V_e [C][ld] at V + e * C * ld and M_e
+// [M][ld] at Mo + e * M * ld, n columns (tiles) of each.
+void winograd_products(const WinogradFilters& f, int64_t n, int64_t ld, const float* V, float* Mo,
+                       ThreadPool& pool);
+
 // How many images conv_winograd and conv_winograd4_avx512 have run in this
 // process, and conv_winograd4_avx512 alone; for tests.
 uint64_t conv_winograd_runs();

@@ -265,12 +265,7 @@ void conv_winograd4_avx512(const WinogradFilters& f, const WinogradGeometry& g, 
         input_transform(d, pad, V, c, th0, rows);
       }
     });
-    pool.parallel_for(36, 1, [&](int64_t b, int64_t e) {
-      for (int64_t k = b; k < e; ++k)
-        sgemm_ex(d.M, nb, d.C, 1.0f, SgemmOperand{nullptr, 0, false, f.u[static_cast<size_t>(k)].get(), nullptr},
-                 SgemmOperand{V + k * d.C * d.block, d.block, false, nullptr, nullptr}, 0.0f,
-                 Mo + k * d.M * d.block, d.block, nullptr, nullptr);
-    });
+    winograd_products(f, nb, d.block, V, Mo, pool);
     pool.parallel_for(d.M, 1, [&](int64_t b, int64_t e) {
       for (int64_t m = b; m < e; ++m) {
         output_transform(g, d, Mo, y + m * out_plane, m, th0, rows);
