@@ -520,6 +520,13 @@ bool winograd_candidate(int64_t group, int64_t M, int64_t C, int64_t kh, int64_t
          (!cpu_has_avx512() || C >= kWinograd4MinChannels) && winograd_enabled();
 }
 
+// Whether F(4x4, 3x3) takes an M x C conv on a large enough plane: an
+// AVX-512 CPU, the channel range, and its filters within kWinogradMaxBytes.
+bool winograd4_channels(int64_t M, int64_t C) {
+  return cpu_has_avx512() && C >= kWinograd4MinChannels && C <= kWinograd4MaxChannels &&
+         36 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes;
+}
+
 // Which Winograd a candidate conv runs on this CPU: 4 for F(4x4, 3x3), 2
 // for F(2x2, 3x3), 0 for neither (the direct or GEMM path). AVX2 without
 // AVX-512: F(2x2, 3x3). AVX-512 (SPR-class Xeon, 2026-11-24, resnet18's
@@ -538,10 +545,7 @@ bool winograd_candidate(int64_t group, int64_t M, int64_t C, int64_t kh, int64_t
 // 64-127 channels keep the direct path.
 int winograd_tile(int64_t M, int64_t C, int64_t out_h, int64_t out_w) {
   if (!cpu_has_avx512()) return 2;
-  const bool f4 = C >= kWinograd4MinChannels && C <= kWinograd4MaxChannels &&
-                  36 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes &&
-                  ((out_h + 3) / 4) * ((out_w + 3) / 4) >= kWinograd4MinTiles;
-  if (f4) return 4;
+  if (winograd4_channels(M, C) && ((out_h + 3) / 4) * ((out_w + 3) / 4) >= kWinograd4MinTiles) return 4;
   return C >= kWinogradMinChannelsAvx512 ? 2 : 0;
 }
 
@@ -549,12 +553,7 @@ int winograd_tile(int64_t M, int64_t C, int64_t out_h, int64_t out_w) {
 // the plane is known: F(4x4, 3x3)'s where winograd_tile takes it on large
 // planes, else F(2x2, 3x3)'s. A plane that picks the other variant
 // transforms its filters on first use.
-int winograd_prepack_tile(int64_t M, int64_t C) {
-  return cpu_has_avx512() && C >= kWinograd4MinChannels && C <= kWinograd4MaxChannels &&
-                 36 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes
-             ? 4
-             : 2;
-}
+int winograd_prepack_tile(int64_t M, int64_t C) { return winograd4_channels(M, C) ? 4 : 2; }
 
 }  // namespace
 
