@@ -19,6 +19,15 @@ namespace dlrt::cpu {
 
 namespace {
 
+// The calling thread's buffer for the expanded planes of a task's blocks,
+// at least n floats: one per thread, whichever split of expand_depthwise
+// runs. (A thread_local of expand_depthwise itself would not be set up on
+// the pool's threads, which run only its tasks.)
+float* block_scratch(size_t n) {
+  thread_local AlignedScratch s;
+  return s.get<float>(n);
+}
+
 // A buffer of padded planes [rows][Wp][8], one per block of 8 channels,
 // holding padded rows [row0, row0 + rows) of the Hp x Wp planes the
 // depthwise taps read.
@@ -440,9 +449,6 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   // The tap offsets; a conv other than 1x1/1 reads a zero-padded copy of the
   // input (rows and columns its taps reach), shared read-only by the threads.
   thread_local AlignedScratch off_buf, pad_buf, mid_buf;
-  // The expanded planes of a task's blocks: one per thread, whichever split
-  // below runs (the pool's threads each reach their own).
-  thread_local AlignedScratch block_buf;
   int64_t* off = off_buf.get<int64_t>(static_cast<size_t>(T));
   Taps tp;
   tp.off = off;
@@ -505,7 +511,7 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && bands > 1 && bands == pool.num_threads()) {
     const int64_t pairs = (blocks + 1) / 2;
     pool.parallel_for(bands, 1, [&](int64_t b, int64_t e2) {
-      float* buf = block_buf.get<float>(static_cast<size_t>(2 * pd.plane()));
+      float* buf = block_scratch(static_cast<size_t>(2 * pd.plane()));
       for (int64_t band = b; band < e2; ++band) {
         const int64_t oh0 = s.g.out_h * band / bands, oh1 = s.g.out_h * (band + 1) / bands;
         for (int64_t pr = 0; pr < pairs; ++pr)
@@ -527,7 +533,7 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
     // expands the few rows its taps share with the next band again).
     const int64_t pairs = (blocks + 1) / 2;
     pool.parallel_for(bands * pairs, 1, [&](int64_t b, int64_t e2) {
-      float* buf = block_buf.get<float>(static_cast<size_t>(2 * pd.plane()));
+      float* buf = block_scratch(static_cast<size_t>(2 * pd.plane()));
       for (int64_t u = b; u < e2; ++u) {
         const int64_t band = u / pairs, blk = 2 * (u % pairs);
         const int64_t oh0 = s.g.out_h * band / bands, oh1 = s.g.out_h * (band + 1) / bands;
@@ -544,7 +550,7 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
 #endif
   {
     pool.parallel_for(blocks, 1, [&](int64_t b, int64_t e2) {
-      float* buf = block_buf.get<float>(static_cast<size_t>(pd.plane()));
+      float* buf = block_scratch(static_cast<size_t>(pd.plane()));
       for (int64_t blk = b; blk < e2; ++blk) block_generic(s, pd, tp, we_packed, be, wd, bd, mid, blk, buf);
     });
   }
