@@ -17,6 +17,7 @@
 #include "backends/cpu/gemm_kernels.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/packed_store.h"
 #include "backends/cpu/scratch.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -761,7 +762,7 @@ const char* sgemm_kernel_name() {
   return k.full == skernel_generic ? "generic" : "avx2-fma";
 }
 
-void PackedMatrix::Free::operator()(float* p) const { ::operator delete(p, std::align_val_t(64)); }
+void PackedMatrix::Free::operator()(float* p) const { packed_free(p, bytes); }
 
 std::shared_ptr<const PackedMatrix> PackedMatrix::pack_a(bool trans, int64_t M, int64_t K, const float* A,
                                                          int64_t lda) {
@@ -773,7 +774,7 @@ std::shared_ptr<const PackedMatrix> PackedMatrix::pack_a(bool trans, int64_t M, 
   set_tile(layout, pm->mr_, pm->nr_);
   const int64_t Mp = round_up(std::max<int64_t>(M, 1), pm->mr_);
   pm->bytes_ = static_cast<size_t>(Mp * std::max<int64_t>(K, 1)) * sizeof(float);
-  pm->data_.reset(static_cast<float*>(::operator new(pm->bytes_, std::align_val_t(64))));
+  pm->data_ = std::unique_ptr<float[], Free>(static_cast<float*>(packed_alloc(pm->bytes_)), Free{pm->bytes_});
   if (M > 0 && K > 0) {
     if (layout == SLayout::kAvx512) pack_a_whole<kSgemmAvx512MR, kSgemmAvx512NR>(trans, M, K, A, lda, pm->data_.get());
     else pack_a_whole<kSMR, kSNR>(trans, M, K, A, lda, pm->data_.get());
@@ -797,7 +798,7 @@ std::shared_ptr<const PackedMatrix> PackedMatrix::pack_b(bool trans, int64_t K, 
   set_tile(layout, pm->mr_, pm->nr_);
   const int64_t Np = round_up(std::max<int64_t>(N, 1), pm->nr_);
   pm->bytes_ = static_cast<size_t>(Np * std::max<int64_t>(K, 1)) * sizeof(float);
-  pm->data_.reset(static_cast<float*>(::operator new(pm->bytes_, std::align_val_t(64))));
+  pm->data_ = std::unique_ptr<float[], Free>(static_cast<float*>(packed_alloc(pm->bytes_)), Free{pm->bytes_});
   if (N > 0 && K > 0) {
     if (layout == SLayout::kAvx512) pack_b_whole<kSgemmAvx512NR>(trans, K, N, B, ldb, pm->data_.get());
     else pack_b_whole<kSNR>(trans, K, N, B, ldb, pm->data_.get());

@@ -82,7 +82,8 @@ class PackedMatrix {
   size_t bytes() const { return bytes_; }
 
  private:
-  struct Free {
+  struct Free {  // returns the block to packed_store.h
+    size_t bytes;  // no initialiser: unique_ptr needs Free default-constructible inside this class
     void operator()(float* p) const;
   };
   bool is_a_ = true;
