@@ -69,7 +69,9 @@ char* map_aligned(size_t len) {
   char* const raw_end = raw + over;
   if (raw_end > base + len) munmap(base + len, static_cast<size_t>(raw_end - (base + len)));
   // Advice only: where THP is off (or unsupported) the memory stays on 4 KiB pages.
+#ifdef MADV_HUGEPAGE
   madvise(base, len, MADV_HUGEPAGE);
+#endif
   return base;
 }
 
