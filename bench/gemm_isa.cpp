@@ -12,6 +12,10 @@
 // GFLOP/s per ISA, the ratio avx512/avx2 (> 1: AVX-512 faster) and, with
 // --peak (the 1-thread figure of dlrt_fma_peak), each as % of that peak
 // (with --threads N > 1 the GEMM runs on an N-thread pool: give the N-thread peak).
+//
+// First it times each microkernel alone on one tile whose operands stay in L1
+// (A read in place, 8 or 6 rows x kc 192; one packed B panel; C rewritten
+// every call): the ceiling the blocked GEMM, and so any model, works under.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm_kernels.h"
 #include "backends/cpu/isa.h"
 
 namespace {
@@ -85,6 +90,30 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+#if defined(__x86_64__)
+using RowsKernel = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, float, float, int, int,
+                            const float*, int64_t);
+
+// GFLOP/s of `kernel` (an MR x NR tile, A read in place) over kc = 192 with
+// every operand L1-resident: median of `reps` batches of about 40 ms.
+double kernel_in_l1(RowsKernel kernel, int mr, int nr, int reps) {
+  constexpr int64_t kc = 192;
+  std::vector<float> a(static_cast<size_t>(mr * kc), 0.5f), c(static_cast<size_t>(mr * nr));
+  float* b = static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>(kc * nr) * sizeof(float)));
+  std::fill(b, b + kc * nr, 0.25f);
+  const double flops = 2.0 * mr * nr * kc;
+  const int calls = static_cast<int>(4e9 / flops);
+  std::vector<double> g;
+  for (int r = 0; r <= reps; ++r) {  // the first batch warms up
+    const double t0 = now_s();
+    for (int i = 0; i < calls; ++i) kernel(kc, a.data(), kc, b, c.data(), nr, 1.0f, 0.0f, mr, nr, nullptr, 0);
+    if (r > 0) g.push_back(flops * calls / (now_s() - t0) * 1e-9);
+  }
+  std::free(b);
+  return median(g);
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,6 +140,15 @@ int main(int argc, char** argv) {
   }
   std::printf(", avx512 = %s%s; %d thread(s), %d alternating rounds, median\n", sgemm_kernel_name(),
               has512 ? "" : " (no AVX-512 on this CPU: both columns run AVX2)", threads, reps);
+#if defined(__x86_64__)
+  if (detected_cpu_isa() >= CpuIsa::kAvx2) {
+    const double m2 = kernel_in_l1(sgemm_kernel_avx2_rows, kSgemmAvx2MR, kSgemmAvx2NR, reps);
+    const double m5 = has512 ? kernel_in_l1(sgemm_kernel_avx512_rows, kSgemmAvx512MR, kSgemmAvx512NR, reps) : m2;
+    std::printf("# microkernel alone, operands in L1 (kc 192), 1 thread: avx2 %.1f GF/s, avx512 %.1f GF/s", m2, m5);
+    if (peak > 0 && threads == 1) std::printf(" (%.1f%%, %.1f%% of --peak)", 100 * m2 / peak, 100 * m5 / peak);
+    std::printf("\n");
+  }
+#endif
   std::printf("%-24s %5s %6s %5s %10s %10s %7s", "shape", "M", "N", "K", "avx2 GF/s", "a512 GF/s", "ratio");
   if (peak > 0) std::printf(" %7s %7s", "avx2 %", "a512 %");
   std::printf("\n");
