@@ -51,6 +51,7 @@ TEST(FusedExpandDepthwise, MatchesExpandThenDepthwiseConv) {
       {1, 4, 16, 8, 8, 3, 3, 2, 1, {1, 0, 0, 1}},    // strides differ per axis
       {1, 2, 8, 3, 3, 3, 3, 1, 1, {0, 0, 0, 0}},     // a 1x1 output
       {1, 9, 48, 7, 7, 3, 3, 1, 1, {1, 1, 1, 1}},    // mobilenet_v2's 7x7 planes
+      {1, 5, 32, 5, 4, 3, 3, 1, 1, {1, 1, 1, 1}},    // 20 positions: a 12-wide AVX-512 tile, then an 8-wide one
       // 28+ output rows: on run_op's 2 threads each also takes a band of rows.
       {1, 5, 16, 30, 9, 3, 3, 1, 1, {1, 1, 1, 1}},
       {1, 3, 24, 57, 10, 3, 3, 2, 2, {1, 1, 1, 1}},
