@@ -515,15 +515,24 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
 #ifdef DLRT_HAVE_AVX512_PATHS
   // 16-channel blocks with the projection on the 8 x 48 tile, the plane in
   // one row band per thread: a thread expands and filters its band's rows
-  // for every pair of blocks, then projects the band's positions itself. The
-  // depthwise output it reads is then the one its own core wrote, and the
-  // layer is one parallel section instead of two.
-  // Each band's depthwise output goes to a region of its own (channel rows
-  // band_ld floats apart, starting on cache lines), not to its rows of one
-  // shared plane: a band boundary inside a cache line of every channel row
-  // had both cores writing those lines (28x28, 192 channels: the projection
-  // 48-50 us per band at 2 threads against 31 for half the 1-thread plane).
-  if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && bands > 1 && bands == pool.num_threads()) {
+  // for every pair of blocks, then projects the band's positions itself, so
+  // the layer is one parallel section and no tensor crosses between cores
+  // but the input rows at band edges. Reading data the other core wrote, or
+  // writing lines it has read, runs at a fraction of the local rate (on the
+  // AVX-512 VM: 450 KiB the other core wrote read at about 8 GB/s).
+  // - Each band's depthwise output goes to a region of its own (channel
+  //   rows band_ld floats apart, on cache lines), not to its rows of one
+  //   shared plane, whose band boundary fell inside a cache line of every
+  //   channel row (28x28, 192 channels: projection 48-50 us per band at 2
+  //   threads against 31 for half the 1-thread plane; mobilenet_v2 4% faster).
+  // - Bands from 7 output rows per thread (the other paths take them from
+  //   14): a 14x14 plane on 2 threads expands 8 rows per band for 7 output
+  //   rows, 14% more expand work, where the split by channel pairs and then
+  //   by positions had each core read half of the other's depthwise output
+  //   (mobilenet_v2 at 2 threads 5% faster).
+  const int64_t pbands = pool.num_threads() > 1 && s.g.out_h >= 7 * pool.num_threads() ? pool.num_threads() : 1;
+  if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && pbands > 1) {
+    const int64_t bands = pbands;
     const int64_t pairs = (blocks + 1) / 2;
     const int64_t band_ld = ceil_div(ceil_div(s.g.out_h, bands) * s.g.out_w, 16) * 16;
     float* bmid = mid_buf.get<float>(static_cast<size_t>(bands * s.M * band_ld));
