@@ -14,10 +14,6 @@ namespace dlrt {
 
 namespace {
 
-// On AVX-512 CPUs, expand-depthwise fuses expanded planes of at least this
-// many positions (14x14 and up; see optimize_cpu_fusions).
-constexpr int64_t kExpandDepthwiseMinPositionsAvx512 = 64;
-
 std::set<std::string> disabled_passes() {
   std::set<std::string> r;
   const char* env = std::getenv("DLRT_DISABLE_PASSES");
@@ -110,10 +106,11 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   if (on("bias-activation")) p::fuse_bias_activation(graph, ctx);
   // AVX2 and AVX-512 CPUs (8- or 16-channel blocks; measured on Zen 1 and on
   // a Sapphire Rapids-class Xeon, docs/performance.md).
+  // Every plane size: 7x7 expanded planes (mobilenet_v2's last blocks), once
+  // kept as separate convs on AVX-512, run fused since the fused op splits
+  // small planes over K on several threads (expand_depthwise.cpp): 2 threads
+  // 2% faster, 1 thread the same (AVX-512 VM, 2026-11-25).
   if (on("expand-depthwise") && cpu::cpu_has_avx2()) {
-    // AVX-512: 7x7 expanded planes (mobilenet_v2's last three blocks) ran
-    // 0.03-0.06 ms slower per block fused than as separate convs.
-    if (cpu::cpu_has_avx512()) ctx.expand_depthwise_min_positions = kExpandDepthwiseMinPositionsAvx512;
     p::fuse_expand_depthwise(graph, ctx);
     if (on("expand-depthwise-project")) p::fuse_expand_depthwise_project(graph, ctx);
   }

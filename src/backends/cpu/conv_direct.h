@@ -196,9 +196,12 @@ float* conv_direct_scratch(size_t n);
 // conv_direct_offsets. Splits over `pool` (null: single-threaded). y_plane:
 // floats between output rows m and m + 1 of y and of ep.residual (0: the
 // plan's out_h * out_w; larger when y is a band of a bigger plane, with
-// ep.ldr the same). Call only when cpu_isa() >= kAvx512.
+// ep.ldr the same). [k_begin, k_end): only those terms of the sum over p
+// (k_end < 0: to the end), a partial product for a caller that adds the
+// partials itself (give it an empty epilogue). Call only when cpu_isa() >= kAvx512.
 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* off, const float* x, const PackedMatrix& w,
-                        float* y, const GemmEpilogue& ep, ThreadPool* pool, int64_t y_plane = 0);
+                        float* y, const GemmEpilogue& ep, ThreadPool* pool, int64_t y_plane = 0, int64_t k_begin = 0,
+                        int64_t k_end = -1);
 
 // The same for weights packed with mr 6, nr 16 (the AVX2 GEMM's layout), on
 // the 6 x 16 tile (two ymm of grid columns, 12 accumulators). Call only when

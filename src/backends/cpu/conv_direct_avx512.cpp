@@ -76,6 +76,11 @@ struct TileOut {
   const Activation* act = nullptr;
 };
 
+// The terms [begin, end) of the K-long sum (all of it but for a partial product).
+struct KRange {
+  int64_t K = 0, begin = 0, end = 0;
+};
+
 DLRT_AVX512 inline __mmask16 lanes(int64_t a, int64_t b) {  // lanes [a, b), 0 <= a <= b <= 16
   return static_cast<__mmask16>((1u << b) - (1u << a));
 }
@@ -85,7 +90,7 @@ DLRT_AVX512 inline __mmask16 lanes(int64_t a, int64_t b) {  // lanes [a, b), 0 <
 // kMask: the last zmm column is partial (loads through `mask`, so nothing
 // past the grid is read). Rows [0, rows) are stored (output rows m0 + i).
 template <int NV, bool kMask>
-DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t q, bool prefetch_next,
+DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, int64_t q, bool prefetch_next,
                              const float* src, const int64_t* off, __mmask16 mask, int rows, int64_t m0, int64_t j0,
                              int64_t n, const TileOut& out) {
   __m512 acc[kMR][NV];
@@ -93,14 +98,15 @@ DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, 
   for (int i = 0; i < kMR; ++i)
 #pragma GCC unroll 3
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
-  for (int64_t p0 = 0; p0 < K; p0 += KC) {
-    const int64_t kc = std::min(KC, K - p0);
+  for (int64_t p0 = kr.begin / KC * KC; p0 < kr.end; p0 += KC) {
+    const int64_t kc = std::min(KC, kr.K - p0);
     const float* __restrict a = w + Mp * p0 + q * kMR * kc;
     // The panel the next tile reads, pulled towards L2 while this tile
     // computes: the next M panel (contiguous in the slice), or this one again.
     const float* pf = prefetch_next ? a + kMR * kc : a;
     const int64_t* o = off + p0;
-    for (int64_t p = 0; p < kc; ++p) {
+    const int64_t pe = std::min(kc, kr.end - p0);
+    for (int64_t p = std::max<int64_t>(0, kr.begin - p0); p < pe; ++p) {
       _mm_prefetch(reinterpret_cast<const char*>(pf + p * kMR), _MM_HINT_T1);
       const float* s = src + o[p];
       __m512 b[NV];
@@ -172,7 +178,7 @@ DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, 
 // column and K step); U partial sums per column hide the FMA latency. The
 // raw tile goes to t (rows of kNR floats), columns [0, NC).
 template <int NC>
-DLRT_AVX512 void narrow_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t q, const float* src,
+DLRT_AVX512 void narrow_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, int64_t q, const float* src,
                              const int64_t* off, float* t) {
   constexpr int U = NC == 1 ? 4 : NC <= 3 ? 3 : 2;
   __m256 acc[NC][U];
@@ -180,12 +186,13 @@ DLRT_AVX512 void narrow_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, 
   for (int j = 0; j < NC; ++j)
 #pragma GCC unroll 4
     for (int u = 0; u < U; ++u) acc[j][u] = _mm256_setzero_ps();
-  for (int64_t p0 = 0; p0 < K; p0 += KC) {
-    const int64_t kc = std::min(KC, K - p0);
+  for (int64_t p0 = kr.begin / KC * KC; p0 < kr.end; p0 += KC) {
+    const int64_t kc = std::min(KC, kr.K - p0);
     const float* a = w + Mp * p0 + q * kMR * kc;
     const int64_t* o = off + p0;
-    int64_t p = 0;
-    for (; p + U <= kc; p += U) {
+    const int64_t pe = std::min(kc, kr.end - p0);
+    int64_t p = std::max<int64_t>(0, kr.begin - p0);
+    for (; p + U <= pe; p += U) {
 #pragma GCC unroll 4
       for (int u = 0; u < U; ++u) {
         const __m256 av = _mm256_loadu_ps(a + (p + u) * kMR);
@@ -194,7 +201,7 @@ DLRT_AVX512 void narrow_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, 
         for (int j = 0; j < NC; ++j) acc[j][u] = _mm256_fmadd_ps(av, _mm256_broadcast_ss(s + j), acc[j][u]);
       }
     }
-    for (; p < kc; ++p) {
+    for (; p < pe; ++p) {
       const __m256 av = _mm256_loadu_ps(a + p * kMR);
       const float* s = src + o[p];
 #pragma GCC unroll 4
@@ -252,12 +259,16 @@ DLRT_AVX512 void store_tile(const float* t, int rows, int64_t m0, int64_t j0, in
 
 DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* off, const float* x,
                                     const PackedMatrix& w, float* y, const GemmEpilogue& ep, ThreadPool* pool,
-                                    int64_t y_plane) {
+                                    int64_t y_plane, int64_t k_begin, int64_t k_end) {
   conv_direct_note_run();
   const ConvDirectGeometry& g = plan.g;
   const int threads = pool ? pool->num_threads() : 1;
   const float* src = plan.copy ? conv_direct_copy_input(plan, x, pool, fill_channel, zero_floats, 65536, 16384) : x;
   const int64_t M = w.rows(), K = plan.k, KC = packed_kc(w);
+  KRange kr;
+  kr.K = K;
+  kr.begin = std::clamp<int64_t>(k_begin, 0, K);
+  kr.end = k_end < 0 ? K : std::clamp<int64_t>(k_end, kr.begin, K);
   const int64_t panels = ceil_div(M, kMR), Mp = panels * kMR;
   const int64_t tiles = ceil_div(plan.grid, kNR);
   // Column blocks whose input window stays in L2 while every M panel runs
@@ -309,25 +320,25 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
         const bool pf = ti + 1 == t1 && q + 1 < panels;
         const float* sj = src + j0;
         if (n == kNR) {
-          direct_tile<3, false>(wd, Mp, KC, K, q, pf, sj, off, 0xFFFF, rows, m0, j0, n, out);
+          direct_tile<3, false>(wd, Mp, KC, kr, q, pf, sj, off, 0xFFFF, rows, m0, j0, n, out);
           if (!from_registers) store_tile(t, rows, m0, j0, n, plan, y, plane, ep);
           continue;
         }
         if (n <= 4) {
           switch (n) {
-            case 1: narrow_tile<1>(wd, Mp, KC, K, q, sj, off, t); break;
-            case 2: narrow_tile<2>(wd, Mp, KC, K, q, sj, off, t); break;
-            case 3: narrow_tile<3>(wd, Mp, KC, K, q, sj, off, t); break;
-            default: narrow_tile<4>(wd, Mp, KC, K, q, sj, off, t); break;
+            case 1: narrow_tile<1>(wd, Mp, KC, kr, q, sj, off, t); break;
+            case 2: narrow_tile<2>(wd, Mp, KC, kr, q, sj, off, t); break;
+            case 3: narrow_tile<3>(wd, Mp, KC, kr, q, sj, off, t); break;
+            default: narrow_tile<4>(wd, Mp, KC, kr, q, sj, off, t); break;
           }
           store_tile(t, rows, m0, j0, n, plan, y, plane, ep);
           continue;
         }
         const int nv = static_cast<int>(ceil_div(n, 16));
         const __mmask16 mk = avx512::tail_mask(n - 16 * (nv - 1));
-        if (nv == 3) direct_tile<3, true>(wd, Mp, KC, K, q, pf, sj, off, mk, rows, m0, j0, n, out);
-        else if (nv == 2) direct_tile<2, true>(wd, Mp, KC, K, q, pf, sj, off, mk, rows, m0, j0, n, out);
-        else direct_tile<1, true>(wd, Mp, KC, K, q, pf, sj, off, mk, rows, m0, j0, n, out);
+        if (nv == 3) direct_tile<3, true>(wd, Mp, KC, kr, q, pf, sj, off, mk, rows, m0, j0, n, out);
+        else if (nv == 2) direct_tile<2, true>(wd, Mp, KC, kr, q, pf, sj, off, mk, rows, m0, j0, n, out);
+        else direct_tile<1, true>(wd, Mp, KC, kr, q, pf, sj, off, mk, rows, m0, j0, n, out);
         if (!from_registers) store_tile(t, rows, m0, j0, n, plan, y, plane, ep);
       }
     }
