@@ -121,9 +121,9 @@ TEST(FusedExpandDepthwise, MatchesWithProjection) {
       {{1, 5, 64, 60, 20, 3, 3, 1, 1, {1, 1, 1, 1}}, 24},
       {{1, 4, 64, 121, 22, 3, 3, 2, 2, {1, 1, 1, 1}}, 10},  // stride 2: 61 x 11, a last panel of 4 rows
       {{2, 9, 48, 7, 7, 3, 3, 1, 1, {1, 1, 1, 1}}, 16},     // a 7x7 plane, batch 2: AVX-512, 2 threads: split over K
-      {{1, 6, 24, 14, 14, 3, 3, 1, 1, {1, 1, 1, 1}}, 8},    // 14x14: AVX-512, 2 threads: two bands of 7 rows
-      {{1, 7, 64, 13, 13, 3, 3, 1, 1, {1, 1, 1, 1}}, 24},   // 13x13 (< 7 rows per thread): split over K (AVX2: two phases)
-      {{1, 5, 32, 15, 9, 3, 3, 1, 1, {1, 1, 1, 1}}, 8},     // 15 rows: uneven bands (7 + 8), own region each
+      {{1, 6, 24, 14, 14, 3, 3, 1, 1, {1, 1, 1, 1}}, 8},    // 14x14: AVX2, 2 threads: the two-phase path
+      {{1, 7, 64, 13, 13, 3, 3, 1, 1, {1, 1, 1, 1}}, 24},   // 13x13: AVX-512, 2 threads: split over K
+      {{1, 5, 32, 29, 9, 3, 3, 1, 1, {1, 1, 1, 1}}, 8},     // 29 rows: uneven bands (14 + 15), own region each
       {{1, 3, 32, 46, 40, 3, 3, 1, 1, {1, 1, 1, 1}, 3, 3, {2, 2}, {1, 1, 1, 1}}, 16},  // a stem first
   };
   const Act clip{"Clip", {0.0f, 6.0f}};

@@ -541,12 +541,11 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   //   shared plane, whose band boundary fell inside a cache line of every
   //   channel row (28x28, 192 channels: projection 48-50 us per band at 2
   //   threads against 31 for half the 1-thread plane; mobilenet_v2 4% faster).
-  // - Bands from 7 output rows per thread (the other paths take them from
-  //   14): a 14x14 plane on 2 threads expands 8 rows per band for 7 output
-  //   rows, 14% more expand work, where the split by channel pairs and then
-  //   by positions had each core read half of the other's depthwise output
-  //   (mobilenet_v2 at 2 threads 5% faster).
-  const int64_t pbands = pool.num_threads() > 1 && s.g.out_h >= 7 * pool.num_threads() ? pool.num_threads() : 1;
+  // - From 14 output rows per thread; smaller planes split over K (below).
+  //   Bands of 7 rows for 14x14 planes on 2 threads (8 rows expanded for 7
+  //   output rows) were 0.7% slower on mobilenet_v2 than the split over K,
+  //   and 28x28 planes split over K 0.6% slower than in bands.
+  const int64_t pbands = pool.num_threads() > 1 && s.g.out_h >= 14 * pool.num_threads() ? pool.num_threads() : 1;
   if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && pbands > 1) {
     const int64_t bands = pbands;
     const int64_t pairs = (blocks + 1) / 2;
@@ -571,7 +570,7 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
     });
     return;
   }
-  // Planes too small for bands (7x7 and 13x13 on 2 threads): each thread
+  // Planes too small for bands (14x14 and 7x7 on 2 threads): each thread
   // takes a contiguous run of the block pairs, expands and filters them into
   // its channels of mid, and projects those channels alone (the terms of the
   // 1x1 conv's sum over them) into a partial product of its own; a second
@@ -579,7 +578,8 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   // channels. Only the partials cross between cores, where a projection split
   // by output channels or by positions had each core read half of the
   // other's depthwise output (mobilenet_v2 on 2 threads, its 7x7 blocks
-  // fused: 1.2% faster than with that split).
+  // fused: 1.2% faster than with that split; its 14x14 blocks split over K
+  // rather than in bands of 7 rows: 0.7% faster).
   const int64_t threads = pool.num_threads(), npairs = (blocks + 1) / 2;
   if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && threads > 1 && npairs >= threads) {
     const int64_t P = proj->w->rows(), ld = ceil_div(out_plane, 16) * 16, part = P * ld;
