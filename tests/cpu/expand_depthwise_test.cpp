@@ -116,8 +116,8 @@ TEST(FusedExpandDepthwise, MatchesWithProjection) {
     int64_t p;  // projection output channels
   };
   const std::vector<PCase> cases = {
-      // 3 bands on 1 thread, 2 per thread on 2; AVX-512 on 2 threads: a band per
-      // thread, projected by it (as the next case).
+      // 3 bands on 1 thread, 2 per thread on 2; AVX-512: 3 bands of at most 28
+      // rows, each projected by its thread (as the next case), on 1 and 2 threads.
       {{1, 5, 64, 60, 20, 3, 3, 1, 1, {1, 1, 1, 1}}, 24},
       {{1, 4, 64, 121, 22, 3, 3, 2, 2, {1, 1, 1, 1}}, 10},  // stride 2: 61 x 11, a last panel of 4 rows
       {{2, 9, 48, 7, 7, 3, 3, 1, 1, {1, 1, 1, 1}}, 16},     // a 7x7 plane, batch 2: AVX-512, 2 threads: split over K
