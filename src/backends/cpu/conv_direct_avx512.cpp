@@ -314,10 +314,13 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
       const int64_t t0 = blk * per_block, t1 = std::min(tiles, t0 + per_block);
       const int rows = static_cast<int>(std::min<int64_t>(kMR, M - q * kMR));
       const int64_t m0 = q * kMR;
+      // The last tile of this panel that runs direct_tile prefetches the next
+      // panel; the others, this one. (A narrow last tile of <= 4 columns, as
+      // 7x7 and 14x14 grids leave, does not prefetch: the tile before it does.)
+      const int64_t pf_tile = t1 - 1 > t0 && plan.grid - (t1 - 1) * kNR <= 4 ? t1 - 2 : t1 - 1;
       for (int64_t ti = t0; ti < t1; ++ti) {
         const int64_t j0 = ti * kNR, n = std::min<int64_t>(kNR, plan.grid - j0);
-        // The last tile of this panel prefetches the next panel; the others, this one.
-        const bool pf = ti + 1 == t1 && q + 1 < panels;
+        const bool pf = ti == pf_tile && q + 1 < panels;
         const float* sj = src + j0;
         if (n == kNR) {
           direct_tile<3, false>(wd, Mp, KC, kr, q, pf, sj, off, 0xFFFF, rows, m0, j0, n, out);
