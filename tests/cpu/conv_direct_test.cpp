@@ -494,9 +494,9 @@ TEST_P(ConvDirectIsa, TouchesNothingPastItsBuffers) {
     g.pad_top = g.pad_left = sh.pad;
     g.out_h = (sh.H + 2 * sh.pad - sh.k) / sh.s + 1, g.out_w = (sh.W + 2 * sh.pad - sh.k) / sh.s + 1;
     ConvDirectPlan plan;
-    // AVX2: both its layouts (shared pad or phases, tap columns) for every
-    // shape but unstrided 1x1.
-    for (int layout = 0; layout < (GetParam() == CpuIsa::kAvx2 && (sh.s > 1 || sh.k > 1) ? 2 : 1); ++layout) {
+    // Both layouts (AVX2: shared pad or phases; AVX-512: phases; then tap
+    // columns) for every shape but unstrided 1x1.
+    for (int layout = 0; layout < (sh.s > 1 || sh.k > 1 ? 2 : 1); ++layout) {
       ASSERT_TRUE(conv_direct_plan(g, &plan, GetParam() == CpuIsa::kAvx2, layout == 1));
       ASSERT_EQ(plan.tap_columns, layout == 1);
       std::vector<int64_t> off(static_cast<size_t>(plan.k));

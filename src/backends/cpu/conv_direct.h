@@ -70,7 +70,8 @@ struct ConvDirectPlan {
 // sh*kw planes of hq x out_w), so wq = out_w: no grid column is dropped
 // (14x14 outputs: 196 columns instead of 210) and grid column c is output
 // position c, for sh*kw/(sh*sw) times the copy and more cache lines per
-// tile. Only the AVX2 kernel copies this layout.
+// tile. The AVX2 kernel copies this layout, and the AVX-512 one for
+// conv_direct_tap_columns_avx512's geometries.
 bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool shared_pad = false,
                       bool tap_columns = false);
 
@@ -86,6 +87,14 @@ bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool sh
 constexpr int64_t kConvDirectTapColumnsMinW = 12, kConvDirectTapColumnsMaxW = 20;
 constexpr int64_t kConvDirectTapColumnsMaxStridedK = 256;  // the AVX2 packing's K slice (gemm.cpp kc_max)
 bool conv_direct_tap_columns(const ConvDirectGeometry& g);
+
+// Whether the AVX-512 kernel takes tap_columns: stride-1 convs with kernels
+// wider than 1 on outputs at most kConvDirectTapColumnsAvx512MaxW wide, where
+// the padded pitch wastes the most grid columns (resnet18's layer4 3x3 on 7x7
+// outputs: 49 columns instead of 63, a 48-column tile and a 1-column sliver
+// instead of a 48- and a 15-column tile).
+constexpr int64_t kConvDirectTapColumnsAvx512MaxW = 8;
+bool conv_direct_tap_columns_avx512(const ConvDirectGeometry& g);
 
 // off[p] for p < plan.k: row p of the B operand starts at scratch + off[p].
 void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off);
