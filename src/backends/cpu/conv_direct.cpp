@@ -152,6 +152,13 @@ void conv_direct_fill_plane(const ConvDirectPlan& P, const float* xc, float* pla
 void conv_direct_fill_phases(const ConvDirectPlan& P, const float* xc, float* dst, PhaseRowZero zero,
                              PhaseRowGather gather) {
   const ConvDirectGeometry& g = P.g;
+  if (P.tap_columns) {
+    // Plane (a, j) row r, column ow: the padded input at (a + sh*r, sw*ow + j*dw).
+    for (int64_t a = 0; a < g.sh; ++a)
+      for (int64_t j = 0; j < g.kw; ++j)
+        conv_direct_fill_plane(P, xc, dst + (a * g.kw + j) * P.hq * P.wq, a, j * g.dw, zero, gather);
+    return;
+  }
   for (int64_t a = 0; a < g.sh; ++a)
     for (int64_t b = 0; b < g.sw; ++b) {
       const int slot = P.phase_slot[a * g.sw + b];

@@ -168,9 +168,9 @@ class ScopedConvDirect {
 uint64_t conv_direct_runs();
 void conv_direct_note_run();
 
-// The phase planes of one input channel xc [in_h, in_w] into dst (the
-// plan's nphase planes of hq x wq; not the tap-column layout), through an
-// ISA's row primitives: zero(dst, n) zeroes n floats, gather(src, s, n, dst)
+// The copied planes of one input channel xc [in_h, in_w] into dst (the
+// plan's nphase planes of hq x wq: its phases, or with tap_columns one plane
+// per row phase and tap column), through an ISA's row primitives: zero(dst, n) zeroes n floats, gather(src, s, n, dst)
 // sets dst[j] = src[j * s] for j < n reading nothing past src[(n - 1) * s].
 using PhaseRowZero = void (*)(float* dst, int64_t n);
 using PhaseRowGather = void (*)(const float* src, int64_t s, int64_t n, float* dst);
@@ -179,7 +179,7 @@ void conv_direct_fill_phases(const ConvDirectPlan& plan, const float* xc, float*
 // One plane of hq x wq: row i, column j holds the padded input at
 // (a + sh*i, b + sw*j) (phase (a, b) for b < sw; tap column j' of row phase
 // a for b = j'*dw), zeros outside the input. conv_direct_fill_phases fills
-// each copied phase with it.
+// each copied plane with it.
 void conv_direct_fill_plane(const ConvDirectPlan& plan, const float* xc, float* plane, int64_t a, int64_t b,
                             PhaseRowZero zero, PhaseRowGather gather);
 

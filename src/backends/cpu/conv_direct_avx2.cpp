@@ -55,16 +55,8 @@ void zero_floats(float* dst, int64_t n) {
   if (n > 0) std::memset(dst, 0, static_cast<size_t>(n) * sizeof(float));
 }
 
-// The copied phases of one input channel xc [in_h, in_w] into dst (nphase planes of hq x wq).
+// The copied planes of one input channel xc [in_h, in_w] into dst (nphase planes of hq x wq).
 void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst) {
-  const ConvDirectGeometry& g = P.g;
-  if (P.tap_columns) {
-    // Plane (a, j) row r, column ow: the padded input at (a + sh*r, sw*ow + j*dw).
-    for (int64_t a = 0; a < g.sh; ++a)
-      for (int64_t j = 0; j < g.kw; ++j)
-        conv_direct_fill_plane(P, xc, dst + (a * g.kw + j) * P.hq * P.wq, a, j * g.dw, zero_floats, gather_row);
-    return;
-  }
   conv_direct_fill_phases(P, xc, dst, zero_floats, gather_row);
 }
 
