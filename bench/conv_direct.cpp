@@ -226,9 +226,8 @@ int main(int argc, char** argv) {
     dg.pad_top = dg.pad_left = s.pad;
     dg.out_h = dg.out_w = (s.H + 2 * s.pad - s.k) / s.s + 1;
     ConvDirectPlan plan;
-    const bool avx2 = cpu_isa() == CpuIsa::kAvx2;
-    const bool tap_columns = avx2 ? conv_direct_tap_columns(dg) : conv_direct_tap_columns_avx512(dg);
-    const bool picks_direct = conv_direct_plan(dg, &plan, avx2, tap_columns) &&
+    const bool picks_direct = conv_direct_plan(dg, &plan, cpu_isa() == CpuIsa::kAvx2,
+                                               conv_direct_tap_columns(dg, cpu_isa())) &&
                               conv_direct_worth(plan, cpu_isa(), threads);
     total_default[mi] += (picks_direct ? md : mg) * s.count;
     auto cell = [&](double t) {

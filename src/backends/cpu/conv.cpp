@@ -848,8 +848,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       dg.kh = g.k[1], dg.kw = g.k[2], dg.sh = g.s[1], dg.sw = g.s[2], dg.dh = g.d[1], dg.dw = g.d[2];
       dg.pad_top = g.p[1], dg.pad_left = g.p[2];
       const bool avx2 = disa == CpuIsa::kAvx2;
-      const bool tap_columns = avx2 ? conv_direct_tap_columns(dg) : conv_direct_tap_columns_avx512(dg);
-      if (conv_direct_plan(dg, &dplan, avx2, tap_columns) &&
+      if (conv_direct_plan(dg, &dplan, avx2, conv_direct_tap_columns(dg, disa)) &&
           (dmode == ConvDirectMode::kForce || conv_direct_worth(dplan, disa, pool.num_threads()))) {
         thread_local std::vector<int64_t> offsets;  // grows only: no allocation once warm
         if (offsets.size() < static_cast<size_t>(dplan.k)) offsets.resize(static_cast<size_t>(dplan.k));

@@ -90,8 +90,9 @@ bool conv_direct_tap_columns(const ConvDirectGeometry& g) {
   return g.out_w >= kConvDirectTapColumnsMinW && g.out_w <= kConvDirectTapColumnsMaxW;
 }
 
-bool conv_direct_tap_columns_avx512(const ConvDirectGeometry& g) {
-  return g.sh == 1 && g.sw == 1 && g.kw > 1 && g.out_w <= kConvDirectTapColumnsAvx512MaxW;
+bool conv_direct_tap_columns(const ConvDirectGeometry& g, CpuIsa isa) {
+  if (isa == CpuIsa::kAvx2) return conv_direct_tap_columns(g);
+  return isa == CpuIsa::kAvx512 && g.sh == 1 && g.sw == 1 && g.kw > 1 && g.out_w <= kConvDirectTapColumnsAvx512MaxW;
 }
 
 const int64_t* conv_direct_pointwise_plan(int64_t channels, int64_t n, int64_t x_plane, ConvDirectPlan* plan) {

@@ -70,8 +70,8 @@ struct ConvDirectPlan {
 // sh*kw planes of hq x out_w), so wq = out_w: no grid column is dropped
 // (14x14 outputs: 196 columns instead of 210) and grid column c is output
 // position c, for sh*kw/(sh*sw) times the copy and more cache lines per
-// tile. The AVX2 kernel copies this layout, and the AVX-512 one for
-// conv_direct_tap_columns_avx512's geometries.
+// tile. The AVX2 kernel copies this layout, and the AVX-512 one for the
+// geometries conv_direct_tap_columns(g, kAvx512) picks.
 bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool shared_pad = false,
                       bool tap_columns = false);
 
@@ -88,13 +88,14 @@ constexpr int64_t kConvDirectTapColumnsMinW = 12, kConvDirectTapColumnsMaxW = 20
 constexpr int64_t kConvDirectTapColumnsMaxStridedK = 256;  // the AVX2 packing's K slice (gemm.cpp kc_max)
 bool conv_direct_tap_columns(const ConvDirectGeometry& g);
 
-// Whether the AVX-512 kernel takes tap_columns: stride-1 convs with kernels
-// wider than 1 on outputs at most kConvDirectTapColumnsAvx512MaxW wide, where
-// the padded pitch wastes the most grid columns (resnet18's layer4 3x3 on 7x7
-// outputs: 49 columns instead of 63, a 48-column tile and a 1-column sliver
-// instead of a 48- and a 15-column tile).
+// Whether the kernel of `isa` takes tap_columns: kAvx2 as above; kAvx512
+// for stride-1 convs with kernels wider than 1 on outputs at most
+// kConvDirectTapColumnsAvx512MaxW wide, where the padded pitch wastes the
+// most grid columns (resnet18's layer4 3x3 on 7x7 outputs: 49 columns
+// instead of 63, a 48-column tile and a 1-column sliver instead of a 48- and
+// a 15-column tile).
 constexpr int64_t kConvDirectTapColumnsAvx512MaxW = 8;
-bool conv_direct_tap_columns_avx512(const ConvDirectGeometry& g);
+bool conv_direct_tap_columns(const ConvDirectGeometry& g, CpuIsa isa);
 
 // off[p] for p < plan.k: row p of the B operand starts at scratch + off[p].
 void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off);
@@ -170,8 +171,9 @@ void conv_direct_note_run();
 
 // The copied planes of one input channel xc [in_h, in_w] into dst (the
 // plan's nphase planes of hq x wq: its phases, or with tap_columns one plane
-// per row phase and tap column), through an ISA's row primitives: zero(dst, n) zeroes n floats, gather(src, s, n, dst)
-// sets dst[j] = src[j * s] for j < n reading nothing past src[(n - 1) * s].
+// per row phase and tap column), through an ISA's row primitives: zero(dst,
+// n) zeroes n floats, gather(src, s, n, dst) sets dst[j] = src[j * s] for
+// j < n reading nothing past src[(n - 1) * s].
 using PhaseRowZero = void (*)(float* dst, int64_t n);
 using PhaseRowGather = void (*)(const float* src, int64_t s, int64_t n, float* dst);
 void conv_direct_fill_phases(const ConvDirectPlan& plan, const float* xc, float* dst, PhaseRowZero zero,

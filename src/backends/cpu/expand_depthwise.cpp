@@ -470,6 +470,7 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
 #endif
   const Padded pd = padded_of(s.g, c16 ? 16 : 8);
   const int64_t blocks = s.M / pd.lanes, out_plane = s.g.out_h * s.g.out_w;
+  [[maybe_unused]] const int64_t pairs = (blocks + 1) / 2;  // the x86 paths below: work units of two blocks
   const ExpandConvGeometry& e = s.e;
   const int64_t T = s.K * e.kh * e.kw;
   // The tap offsets; a conv other than 1x1/1 reads a zero-padded copy of the
@@ -521,13 +522,6 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
     });
     return;
   }
-#endif
-  // Otherwise the depthwise output goes to y, or with the projection to a
-  // scratch the 1x1 conv then reads (split over the pool by positions).
-  // (The scratch's channel rows start on cache lines, as in project_range.)
-  const int64_t mid_plane = proj && avx2 ? ceil_div(out_plane, 16) * 16 : out_plane;
-  float* mid = proj ? mid_buf.get<float>(static_cast<size_t>(s.M * mid_plane)) : y;
-#ifdef DLRT_EXPAND_DW_AVX2
 #ifdef DLRT_HAVE_AVX512_PATHS
   // 16-channel blocks with the projection on the 8 x 48 tile, the plane in
   // one row band per thread: a thread expands and filters its band's rows
@@ -553,14 +547,12 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   int64_t pbands = pool.num_threads() > 1 && s.g.out_h >= 14 * pool.num_threads() ? pool.num_threads() : 1;
   if (s.g.out_h >= 56) pbands = std::max(pbands, ceil_div(s.g.out_h, 28));
   if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && pbands > 1) {
-    const int64_t bands = pbands;
-    const int64_t pairs = (blocks + 1) / 2;
-    const int64_t band_ld = ceil_div(ceil_div(s.g.out_h, bands) * s.g.out_w, 16) * 16;
-    float* bmid = mid_buf.get<float>(static_cast<size_t>(bands * s.M * band_ld));
-    pool.parallel_for(bands, 1, [&](int64_t b, int64_t e2) {
+    const int64_t band_ld = ceil_div(ceil_div(s.g.out_h, pbands) * s.g.out_w, 16) * 16;
+    float* bmid = mid_buf.get<float>(static_cast<size_t>(pbands * s.M * band_ld));
+    pool.parallel_for(pbands, 1, [&](int64_t b, int64_t e2) {
       float* buf = block_scratch(static_cast<size_t>(2 * pd.plane()));
       for (int64_t band = b; band < e2; ++band) {
-        const int64_t oh0 = s.g.out_h * band / bands, oh1 = s.g.out_h * (band + 1) / bands;
+        const int64_t oh0 = s.g.out_h * band / pbands, oh1 = s.g.out_h * (band + 1) / pbands;
         const int64_t p0 = oh0 * s.g.out_w;
         float* own = bmid + band * s.M * band_ld;
         // pair_rows16 writes row oh of channel m at base + m * band_ld + oh * out_w
@@ -576,6 +568,15 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
     });
     return;
   }
+#endif
+#endif
+  // Otherwise the depthwise output goes to y, or with the projection to a
+  // scratch the 1x1 conv then reads (split over the pool by positions).
+  // (The scratch's channel rows start on cache lines, as in project_range.)
+  const int64_t mid_plane = proj && avx2 ? ceil_div(out_plane, 16) * 16 : out_plane;
+  float* mid = proj ? mid_buf.get<float>(static_cast<size_t>(s.M * mid_plane)) : y;
+#ifdef DLRT_EXPAND_DW_AVX2
+#ifdef DLRT_HAVE_AVX512_PATHS
   // Planes too small for bands (14x14 and 7x7 on 2 threads): each thread
   // takes a contiguous run of the block pairs, expands and filters them into
   // its channels of mid, and projects those channels alone (the terms of the
@@ -586,14 +587,14 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   // other's depthwise output (mobilenet_v2 on 2 threads, its 7x7 blocks
   // fused: 1.2% faster than with that split; its 14x14 blocks split over K
   // rather than in bands of 7 rows: 0.7% faster).
-  const int64_t threads = pool.num_threads(), npairs = (blocks + 1) / 2;
-  if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && threads > 1 && npairs >= threads) {
+  const int64_t threads = pool.num_threads();
+  if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && threads > 1 && pairs >= threads) {
     const int64_t P = proj->w->rows(), ld = ceil_div(out_plane, 16) * 16, part = P * ld;
     float* partial = part_buf.get<float>(static_cast<size_t>(threads * part));
     pool.parallel_for(threads, 1, [&](int64_t b, int64_t e2) {
       float* buf = block_scratch(static_cast<size_t>(2 * pd.plane()));
       for (int64_t t = b; t < e2; ++t) {
-        const int64_t pr0 = npairs * t / threads, pr1 = npairs * (t + 1) / threads;
+        const int64_t pr0 = pairs * t / threads, pr1 = pairs * (t + 1) / threads;
         for (int64_t pr = pr0; pr < pr1; ++pr)
           pair_rows16(s, pd, tp, we_packed, be, wd, bd, mid, mid_plane, 2 * pr, 0, s.g.out_h, buf);
         ConvDirectPlan plan;
@@ -613,7 +614,6 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
     // Pairs of blocks: the expand tile then has the GEMM's 12 accumulators
     // (AVX-512: 16). Row bands as the depthwise layers take them (a band
     // expands the few rows its taps share with the next band again).
-    const int64_t pairs = (blocks + 1) / 2;
     pool.parallel_for(bands * pairs, 1, [&](int64_t b, int64_t e2) {
       float* buf = block_scratch(static_cast<size_t>(2 * pd.plane()));
       for (int64_t u = b; u < e2; ++u) {
