@@ -13,6 +13,9 @@
 // --peak (the 1-thread figure of dlrt_fma_peak), each as % of that peak
 // (with --threads N > 1 the GEMM runs on an N-thread pool: give the N-thread peak).
 //
+// On a CPU with AMX-BF16 a third column times the bf16x3 precision
+// (gemm_amx.h) on the shapes whose weights are B, with its ratio to AVX-512.
+//
 // First it times each microkernel alone on one tile whose operands stay in L1
 // (A read in place, 8 or 6 rows x kc 192; one packed B panel; C rewritten
 // every call): the ceiling the blocked GEMM, and so any model, works under.
@@ -27,6 +30,7 @@
 #include <vector>
 
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm_amx.h"
 #include "backends/cpu/gemm_kernels.h"
 #include "backends/cpu/isa.h"
 
@@ -65,7 +69,8 @@ double now_s() {
 
 // GFLOP/s of one timed batch of sgemm_ex calls under `isa`.
 double run_batch(const Shape& s, CpuIsa isa, const std::vector<float>& a, const std::vector<float>& b,
-                 std::vector<float>& c, int calls, dlrt::ThreadPool* pool) {
+                 std::vector<float>& c, int calls, dlrt::ThreadPool* pool,
+                 GemmPrecision precision = GemmPrecision::kF32) {
   ScopedCpuIsa cap(isa);
   std::shared_ptr<const PackedMatrix> pa, pb;
   SgemmOperand oa{a.data(), s.K, false, nullptr, nullptr}, ob{b.data(), s.N, false, nullptr, nullptr};
@@ -75,7 +80,7 @@ double run_batch(const Shape& s, CpuIsa isa, const std::vector<float>& a, const 
     pa = PackedMatrix::pack_a(false, s.M, s.K, a.data(), s.K);
     oa = SgemmOperand{nullptr, 0, false, pa.get(), nullptr};
   } else {
-    pb = PackedMatrix::pack_b(false, s.K, s.N, b.data(), s.N);
+    pb = PackedMatrix::pack_b(false, s.K, s.N, b.data(), s.N, precision);
     ob = SgemmOperand{nullptr, 0, false, pb.get(), nullptr};
   }
   sgemm_ex(s.M, s.N, s.K, 1.0f, oa, ob, 0.0f, c.data(), s.N, nullptr, pool);  // warm
@@ -132,6 +137,7 @@ int main(int argc, char** argv) {
     }
   }
   const bool has512 = detected_cpu_isa() >= CpuIsa::kAvx512;
+  const bool amx = amx_bf16x3_available();
   std::unique_ptr<dlrt::ThreadPool> pool;
   if (threads > 1) pool = std::make_unique<dlrt::ThreadPool>(threads);
   {
@@ -151,6 +157,8 @@ int main(int argc, char** argv) {
 #endif
   std::printf("%-24s %5s %6s %5s %10s %10s %7s", "shape", "M", "N", "K", "avx2 GF/s", "a512 GF/s", "ratio");
   if (peak > 0) std::printf(" %7s %7s", "avx2 %", "a512 %");
+  if (amx) std::printf(" %10s %9s", "amx GF/s", "amx/a512");
+  if (amx && peak > 0) std::printf(" %7s", "amx %");
   std::printf("\n");
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -161,15 +169,22 @@ int main(int argc, char** argv) {
     for (auto& x : b) x = u(rng);
     // About 40 ms per batch at 100 GFLOP/s (4 ms for the memory-bound GEMV).
     const int calls = std::max(1, static_cast<int>((s.M == 1 ? 4e8 : 4e9) / (2.0 * s.M * s.N * s.K)));
-    std::vector<double> g2, g5;
+    const bool with_amx = amx && !s.packed_a && !s.plain_bt;
+    std::vector<double> g2, g5, gx;
     for (int r = 0; r < reps; ++r) {
       g2.push_back(run_batch(s, CpuIsa::kAvx2, a, b, c, calls, pool.get()));
       g5.push_back(run_batch(s, CpuIsa::kAvx512, a, b, c, calls, pool.get()));
+      if (with_amx) gx.push_back(run_batch(s, CpuIsa::kAvx512, a, b, c, calls, pool.get(), GemmPrecision::kBf16x3));
     }
     const double m2 = median(g2), m5 = median(g5);
     std::printf("%-24s %5lld %6lld %5lld %10.1f %10.1f %7.2f", s.name, static_cast<long long>(s.M),
                 static_cast<long long>(s.N), static_cast<long long>(s.K), m2, m5, m5 / m2);
     if (peak > 0) std::printf(" %6.1f%% %6.1f%%", 100 * m2 / peak, 100 * m5 / peak);
+    if (with_amx) {
+      const double mx = median(gx);
+      std::printf(" %10.1f %9.2f", mx, mx / m5);
+      if (peak > 0) std::printf(" %6.1f%%", 100 * mx / peak);
+    }
     std::printf("\n");
     std::fflush(stdout);
   }

@@ -31,6 +31,12 @@ struct SessionOptions {
   // background; switch once an accelerator's first result agrees with the
   // CPU's. Ignored in strict mode (which compiles before returning).
   bool warm_start = false;
+  // Precision of the CPU backend's float matmuls against constant weights:
+  // "f32" (fp32 FMAs) or "bf16x3" (Intel AMX tiles, each fp32 operand split
+  // into two bf16 parts: about 1e-5 relative error, several times faster;
+  // f32 where the CPU has no AMX-BF16). Empty: DLRT_CPU_PRECISION, then the
+  // config file's cpu_precision, else "f32". Reported per CPU partition.
+  std::string cpu_precision;
   // Options handed to accelerator backends when they compile a partition (part
   // of the blob-cache key); keys a backend does not know are ignored. OpenVINO:
   // performance_hint (LATENCY/THROUGHPUT), default_performance_hint (a
@@ -58,6 +64,9 @@ struct PartitionReport {
   bool degraded = false;  // true when it was meant for another device
   std::string reason;     // why it degraded (empty otherwise)
   double time_ms = 0;
+  // CPU partitions: the precision their float matmuls run in ("f32" or
+  // "bf16x3", see SessionOptions::cpu_precision); empty for accelerators.
+  std::string precision;
 };
 
 struct RunReport {

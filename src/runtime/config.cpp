@@ -56,9 +56,13 @@ Result<RuntimeConfig> parse_runtime_config(const std::string& text, const std::s
       auto v = node.value<std::string>();
       if (!v || v->empty()) return bad(k, "a non-empty path string");
       cfg.cache_dir = *v;
+    } else if (k == "cpu_precision") {
+      auto v = node.value<std::string>();
+      if (!v || (*v != "f32" && *v != "bf16x3")) return bad(k, "\"f32\" or \"bf16x3\"");
+      cfg.cpu_precision = *v;
     } else {
       return InvalidArgument("config file " + path + ": unknown key '" + k +
-                             "' (known: device, strict, threads, cache_dir; application settings go in a table "
+                             "' (known: device, strict, threads, cache_dir, cpu_precision; application settings go in a table "
                              "such as [serve])");
     }
   }

@@ -29,6 +29,7 @@ struct RuntimeConfig {
   std::optional<bool> strict;
   std::optional<int> threads;
   std::optional<std::string> cache_dir;
+  std::optional<std::string> cpu_precision;
 };
 
 // The path the config is read from and whether it must exist ($DLRT_CONFIG).

@@ -10,6 +10,8 @@
 #include "ir/onnx_import.h"
 #include "backend/registry.h"
 #include "backends/cpu/executor.h"
+#include "backends/cpu/gemm_amx.h"
+#include "backends/cpu/kernel_build_options.h"
 #include "dlrt/device.h"
 #include "runtime/config.h"
 #include "runtime/compiled_model.h"
@@ -85,6 +87,25 @@ std::string join_unavailable(const std::vector<Unavailable>& u, bool with_fix) {
   return s;
 }
 
+// SessionOptions::cpu_precision, else DLRT_CPU_PRECISION, else the config
+// file; "bf16x3" becomes f32 where AMX cannot run (logged once per session).
+Result<cpu::GemmPrecision> cpu_precision_of(const SessionOptions& options, const RuntimeConfig& config) {
+  std::string text = options.cpu_precision, from = "SessionOptions::cpu_precision";
+  if (text.empty()) {
+    const char* env = std::getenv("DLRT_CPU_PRECISION");
+    if (env && *env) text = env, from = "DLRT_CPU_PRECISION";
+  }
+  if (text.empty() && config.cpu_precision) text = *config.cpu_precision, from = "config file cpu_precision";
+  if (text.empty() || text == "f32") return cpu::GemmPrecision::kF32;
+  if (text != "bf16x3") return InvalidArgument(from + " is '" + text + "'; expected f32 or bf16x3");
+  if (!cpu::amx_bf16x3_available()) {
+    DLRT_LOG(kWarn, "cpu precision bf16x3 needs AMX-BF16 and AVX512-BF16 (and DLRT_CPU_ISA not below avx512); "
+                    "this CPU runs f32");
+    return cpu::GemmPrecision::kF32;
+  }
+  return cpu::GemmPrecision::kBf16x3;
+}
+
 Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const SessionOptions& options) {
   if (!model.ok()) return model.status();
   auto impl = std::make_unique<SessionImpl>();
@@ -101,6 +122,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   }
   DLRT_ASSIGN_OR_RETURN(DeviceSpec spec, parse_device_spec(spec_text));
   const bool strict = options.strict || env_strict().value_or(config.strict.value_or(false));
+  DLRT_ASSIGN_OR_RETURN(const cpu::GemmPrecision precision, cpu_precision_of(options, config));
   const int threads = options.threads > 0 ? options.threads : config.threads.value_or(0);
   Resolution res = resolve_devices(spec, backend::BackendRegistry::global(), hardware());
   if (!res.unknown_backends.empty()) {
@@ -120,6 +142,11 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   }
 
   impl->pool = std::make_unique<ThreadPool>(threads);
+  // Every kernel this session builds on this thread (CPU partitions and the
+  // accelerators' CPU fallbacks) packs its weights for this precision.
+  cpu::KernelBuildOptions build_options;
+  build_options.precision = precision;
+  cpu::ScopedKernelBuildOptions build_scope(build_options);
   const bool optimize = options.optimize && optimize_enabled_by_env();
   if (optimize) DLRT_RETURN_IF_ERROR(optimize_standard(*impl->model.graph, *impl->pool).status());  // standard ONNX ops only
   DLRT_ASSIGN_OR_RETURN(PartitionPlan plan, impl->compiled.plan(g, impl->model.base_dir, res, hardware()));
@@ -154,6 +181,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
     if (part.candidate < 0) {
       rep.backend = "cpu";
       rep.device = "cpu:0";
+      rep.precision = cpu::gemm_precision_name(precision);
       if (!res.unavailable.empty()) {
         rep.degraded = true;
         rep.reason = join_unavailable(res.unavailable, false);

@@ -64,15 +64,21 @@ std::string relu_model() {
 
 TEST(RuntimeConfig, ParsesKnownKeysAndIgnoresApplicationTables) {
   auto c = parse_runtime_config(
-      "device = \"openvino:NPU,cpu\"\nstrict = true\nthreads = 3\ncache_dir = \"/tmp/c\"\n[serve]\nport = 9000\n", "t.toml");
+      "device = \"openvino:NPU,cpu\"\nstrict = true\nthreads = 3\ncache_dir = \"/tmp/c\"\ncpu_precision = \"bf16x3\"\n"
+      "[serve]\nport = 9000\n",
+      "t.toml");
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   EXPECT_EQ(c->device.value_or(""), "openvino:NPU,cpu");
   EXPECT_EQ(c->strict.value_or(false), true);
   EXPECT_EQ(c->threads.value_or(-1), 3);
   EXPECT_EQ(c->cache_dir.value_or(""), "/tmp/c");
+  EXPECT_EQ(c->cpu_precision.value_or(""), "bf16x3");
+  auto bad = parse_runtime_config("cpu_precision = \"fp16\"\n", "p.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cpu_precision"), std::string::npos) << bad.status().message();
   auto empty = parse_runtime_config("", "e.toml");
   ASSERT_TRUE(empty.ok());
-  EXPECT_FALSE(empty->device || empty->strict || empty->threads || empty->cache_dir);
+  EXPECT_FALSE(empty->device || empty->strict || empty->threads || empty->cache_dir || empty->cpu_precision);
 }
 
 TEST(RuntimeConfig, ErrorsNameFileKeyAndPosition) {

@@ -2,6 +2,9 @@
 // Models are built here with ONNX's protobuf classes (test code only).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include <onnx/onnx_pb.h>
 
 #include "dlrt/session.h"
@@ -184,6 +187,66 @@ TEST(Session, StrictModeRefusesMissingDevice) {
   auto bad = Session::create_from_bytes(add_relu_model().SerializeAsString(), opts);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
+// y = x @ W, x: float[rows, 64], W an initializer [64, 48].
+onnx::ModelProto matmul_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("matmul");
+  add_io(g->add_input(), "x", onnx::TensorProto::FLOAT, {"rows", "64"});
+  add_io(g->add_output(), "y", onnx::TensorProto::FLOAT, {"rows", "48"});
+  auto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(64);
+  w->add_dims(48);
+  for (int i = 0; i < 64 * 48; ++i) w->add_float_data(static_cast<float>((i * 37) % 101) / 50.0f - 1.0f);
+  add_node(g, "MatMul", {"x", "w"}, {"y"});
+  return m;
+}
+
+// cpu_precision picks the matmul precision, is reported per CPU partition,
+// and an unknown value is an error naming where it came from.
+TEST(Session, CpuPrecisionIsAppliedAndReported) {
+  std::vector<float> xv(40 * 64);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>((i * 13) % 29) / 14.0f - 1.0f;
+  const Tensor x = Tensor::from_vector<float>({40, 64}, xv);
+  auto f32 = make_session(matmul_model());
+  ASSERT_TRUE(f32);
+  EXPECT_EQ(f32->placement().partitions[0].precision, "f32");
+  auto want = f32->run({{"x", x}});
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+
+  SessionOptions opts;
+  opts.cpu_precision = "bf16x3";
+  auto amx = make_session(matmul_model(), opts);
+  ASSERT_TRUE(amx);
+  RunReport report;
+  auto got = amx->run({{"x", x}}, &report);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  ASSERT_EQ(report.partitions.size(), 1u);
+  // bf16x3 where this CPU has AMX-BF16, f32 elsewhere: the report says which.
+  const std::string ran = report.partitions[0].precision;
+  EXPECT_TRUE(ran == "bf16x3" || ran == "f32") << ran;
+  const float* w = (*want)[0].data<float>();
+  const float* g = (*got)[0].data<float>();
+  double max_diff = 0;
+  for (int64_t i = 0; i < 40 * 48; ++i) {
+    ASSERT_NEAR(g[i], w[i], 2e-4 * (1 + std::fabs(w[i]))) << "element " << i << " precision " << ran;
+    max_diff = std::max(max_diff, static_cast<double>(std::fabs(g[i] - w[i])));
+  }
+  if (ran == "bf16x3") {
+    EXPECT_GT(max_diff, 0.0) << "bf16x3 gave bit-identical results: did it run at all?";
+  }
+
+  opts.cpu_precision = "bf16";
+  auto bad = Session::create_from_bytes(matmul_model().SerializeAsString(), opts);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("cpu_precision"), std::string::npos) << bad.status().message();
 }
 
 TEST(Session, IfBranchReadsOuterScope) {

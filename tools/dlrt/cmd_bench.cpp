@@ -43,6 +43,9 @@ constexpr const char* kBenchHelp =
     "                        priority list (default: $DLRT_DEVICE, else auto)\n"
     "  --strict              fail instead of falling back to another device (also DLRT_STRICT=1)\n"
     "  --threads N           intra-op threads (default 0: one per core)\n"
+    "  --precision P         CPU float matmuls: f32 (default) or bf16x3 (AMX tiles, about 1e-5\n"
+    "                        relative error; f32 where the CPU has no AMX-BF16). Also\n"
+    "                        DLRT_CPU_PRECISION\n"
     "  --warmup K            untimed runs before timing (default 3)\n"
     "  --iterations N        timed runs (default 20, at least 1)\n"
     "  --input NAME=FILE     feed input NAME from a .npy file (repeatable)\n"
@@ -230,7 +233,7 @@ void print_profile(const Profile& p) {
 
 int cmd_bench(int argc, char** argv) {
   const std::vector<FlagSpec> specs = {
-      {"device", true, false},     {"strict", false, false}, {"threads", true, false}, {"warmup", true, false},
+      {"device", true, false},     {"strict", false, false}, {"threads", true, false}, {"precision", true, false}, {"warmup", true, false},
       {"iterations", true, false}, {"input", true, true},    {"shape", true, true},    {"seed", true, false},
       {"profile", false, false},   {"json", false, false},
   };
@@ -252,6 +255,9 @@ int cmd_bench(int argc, char** argv) {
   SessionOptions options;
   options.device = args.get("device");
   options.strict = args.has("strict");
+  options.cpu_precision = args.get("precision");
+  if (args.has("precision") && options.cpu_precision != "f32" && options.cpu_precision != "bf16x3")
+    return usage_error("bench", "--precision must be f32 or bf16x3, not '" + options.cpu_precision + "'");
   if (args.has("threads")) {
     auto n = parse_nonnegative_int(args.get("threads"), "--threads");
     if (!n.ok()) return usage_error("bench", n.status().message());

@@ -36,6 +36,9 @@ constexpr const char* kRunHelp =
     "  --output-dir DIR      write each output to DIR/<output name>.npy (characters outside\n"
     "                        [A-Za-z0-9._-] replaced by '_')\n"
     "  --threads N           intra-op threads (default 0: one per core)\n"
+    "  --precision P         CPU float matmuls: f32 (default) or bf16x3 (AMX tiles, about 1e-5\n"
+    "                        relative error; f32 where the CPU has no AMX-BF16). Also\n"
+    "                        DLRT_CPU_PRECISION\n"
     "  --seed N              seed of the random inputs (default 0)\n"
     "  --json                print one JSON object: inputs, outputs, report, timings_ms\n"
     "  -h, --help            this help\n"
@@ -50,7 +53,7 @@ int fail(const std::string& message, int code) { return command_error("run", mes
 int cmd_run(int argc, char** argv) {
   const std::vector<FlagSpec> specs = {
       {"device", true, false}, {"strict", false, false}, {"input", true, true},   {"shape", true, true},
-      {"output-dir", true, false}, {"threads", true, false}, {"seed", true, false}, {"json", false, false},
+      {"output-dir", true, false}, {"threads", true, false}, {"precision", true, false}, {"seed", true, false}, {"json", false, false},
   };
   auto parsed = parse_args(argc, argv, 2, specs);
   if (!parsed.ok()) return usage_error("run", parsed.status().message());
@@ -69,6 +72,9 @@ int cmd_run(int argc, char** argv) {
   SessionOptions options;
   options.device = args.get("device");
   options.strict = args.has("strict");
+  options.cpu_precision = args.get("precision");
+  if (args.has("precision") && options.cpu_precision != "f32" && options.cpu_precision != "bf16x3")
+    return usage_error("run", "--precision must be f32 or bf16x3, not '" + options.cpu_precision + "'");
   if (args.has("threads")) {
     auto n = parse_nonnegative_int(args.get("threads"), "--threads");
     if (!n.ok()) return usage_error("run", n.status().message());

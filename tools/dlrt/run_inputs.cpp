@@ -132,9 +132,11 @@ nlohmann::json inputs_json(const std::vector<PreparedInput>& inputs) {
 
 nlohmann::json report_json(const RunReport& report) {
   nlohmann::json j = nlohmann::json::array();
-  for (const auto& p : report.partitions)
+  for (const auto& p : report.partitions) {
     j.push_back({{"backend", p.backend}, {"device", p.device}, {"node_count", p.node_count}, {"degraded", p.degraded},
                  {"reason", p.reason}, {"time_ms", p.time_ms}});
+    if (!p.precision.empty()) j.back()["precision"] = p.precision;
+  }
   return j;
 }
 

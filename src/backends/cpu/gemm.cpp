@@ -14,6 +14,7 @@
 #include <new>
 #include <type_traits>
 
+#include "backends/cpu/gemm_amx.h"
 #include "backends/cpu/gemm_kernels.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_util.h"
@@ -755,6 +756,8 @@ void pack_b_whole(bool trans, int64_t K, int64_t N, const float* B, int64_t ldb,
 
 }  // namespace
 
+const char* gemm_precision_name(GemmPrecision p) { return p == GemmPrecision::kBf16x3 ? "bf16x3" : "f32"; }
+
 const char* sgemm_kernel_name() {
   const SLayout layout = pick_slayout();
   const Kernels<float> k = skernels_for(layout);
@@ -789,8 +792,19 @@ int64_t packed_kc(const PackedMatrix& pm) {
 }
 
 std::shared_ptr<const PackedMatrix> PackedMatrix::pack_b(bool trans, int64_t K, int64_t N, const float* B,
-                                                         int64_t ldb) {
+                                                         int64_t ldb, GemmPrecision precision) {
   auto pm = std::make_shared<PackedMatrix>();
+  if (precision == GemmPrecision::kBf16x3 && amx_bf16x3_available()) {
+    pm->is_a_ = false;
+    pm->rows_ = K;
+    pm->cols_ = N;
+    pm->mr_ = pm->nr_ = 32;
+    pm->precision_ = GemmPrecision::kBf16x3;
+    pm->bytes_ = amx_bf16x3_packed_bytes(K, N);
+    pm->data_ = std::unique_ptr<float[], Free>(static_cast<float*>(packed_alloc(pm->bytes_)), Free{pm->bytes_});
+    amx_bf16x3_pack_b(trans, K, N, B, ldb, pm->data_.get());
+    return pm;
+  }
   const SLayout layout = pick_slayout();
   pm->is_a_ = false;
   pm->rows_ = K;
@@ -810,6 +824,24 @@ void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& 
               float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool) {
   if (M <= 0 || N <= 0) return;
   if (ep && ep->empty()) ep = nullptr;
+  if (b.packed && b.packed->precision() == GemmPrecision::kBf16x3) {
+    if (a.packed || !a.data) throw std::invalid_argument("sgemm_ex: a B packed for AMX needs a plain (unpacked) A");
+    // One row: the fp32 GEMV on the unpacked B (a 16-row tile would be mostly padding).
+    if (b.data && try_gemv<float>(pick_sgemv(), a.trans, b.trans, M, N, K, alpha, a.data, a.ld, b.data, b.ld, beta,
+                                  C, ldc, pool)) {
+      if (ep) apply_epilogue(*ep, C, ldc, 0, 0, M, N);
+      return;
+    }
+    if (amx_bf16x3_available()) {
+      amx_bf16x3_gemm(M, N, K, alpha, a.data, a.ld, a.trans, b.packed->data(), beta, C, ldc, ep, pool);
+      return;
+    }
+    if (!b.data) throw std::invalid_argument("sgemm_ex: B was packed for AMX, which this thread may no longer use");
+    SgemmOperand plain_b = b;
+    plain_b.packed = nullptr;
+    sgemm_ex(M, N, K, alpha, a, plain_b, beta, C, ldc, ep, pool);
+    return;
+  }
   // Pre-packed operands fix the tile; otherwise the current ISA picks it.
   SLayout layout = pick_slayout();
   if (a.packed) layout = layout_of(*a.packed);

@@ -45,6 +45,15 @@ void igemm(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
 
 // ---- Fused output stage and pre-packed operands (float32) ----
 
+// How a float GEMM against a pre-packed constant B multiplies (the session's
+// CPU precision, docs/performance.md).
+enum class GemmPrecision : uint8_t {
+  kF32,     // fp32 FMAs (the default)
+  kBf16x3,  // AMX tiles, each operand split into two bf16 parts (gemm_amx.h); fp32 where AMX is missing
+};
+
+const char* gemm_precision_name(GemmPrecision p);  // "f32", "bf16x3"
+
 // Applied to every element of C once its final value is known, while the
 // tile is still in cache: C[i, j] = act(C[i, j] + row_bias[i] + col_bias[j]
 // + residual[i * ldr + j]). Null pointers are skipped.
@@ -68,8 +77,11 @@ class PackedMatrix {
  public:
   // Packs op(A) = A (M x K, row stride lda) or A^T when trans.
   static std::shared_ptr<const PackedMatrix> pack_a(bool trans, int64_t M, int64_t K, const float* A, int64_t lda);
-  // Packs op(B) = B (K x N, row stride ldb) or B^T when trans.
-  static std::shared_ptr<const PackedMatrix> pack_b(bool trans, int64_t K, int64_t N, const float* B, int64_t ldb);
+  // Packs op(B) = B (K x N, row stride ldb) or B^T when trans. With
+  // kBf16x3 and amx_bf16x3_available(), in the AMX layout (gemm_amx.h);
+  // otherwise for the fp32 tile.
+  static std::shared_ptr<const PackedMatrix> pack_b(bool trans, int64_t K, int64_t N, const float* B, int64_t ldb,
+                                                    GemmPrecision precision = GemmPrecision::kF32);
 
   bool is_a() const { return is_a_; }
   int64_t rows() const { return rows_; }  // M for A, K for B
@@ -78,6 +90,8 @@ class PackedMatrix {
   // cpu_isa() when packing; sgemm_ex runs a kernel for this tile.
   int mr() const { return mr_; }
   int nr() const { return nr_; }
+  // kBf16x3 when the panels are AMX tiles (then data() holds bf16 pairs, not floats).
+  GemmPrecision precision() const { return precision_; }
   const float* data() const { return data_.get(); }
   size_t bytes() const { return bytes_; }
 
@@ -89,6 +103,7 @@ class PackedMatrix {
   bool is_a_ = true;
   int64_t rows_ = 0, cols_ = 0;
   int mr_ = 0, nr_ = 0;
+  GemmPrecision precision_ = GemmPrecision::kF32;
   size_t bytes_ = 0;
   std::unique_ptr<float[], Free> data_;
 };
@@ -108,7 +123,9 @@ struct SgemmOperand {
   const BRowSource* rows = nullptr;
 };
 
-// C = epilogue(alpha * op(A) op(B) + beta * C). `ep` may be null.
+// C = epilogue(alpha * op(A) op(B) + beta * C). `ep` may be null. A B packed
+// for kBf16x3 needs a plain A; if AMX has become unusable since (a
+// ScopedCpuIsa), b.data must hold the unpacked B, which is then used.
 void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& a, const SgemmOperand& b, float beta,
               float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/kernel_build_options.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/matmul_impl.h"
 #include "backends/cpu/kernel_util.h"
@@ -282,7 +283,7 @@ Result<std::shared_ptr<const PackedOperand>> prepack_b(const Tensor* b, bool tra
   auto p = std::make_shared<PackedOperand>();
   p->source = *b;
   const int64_t K = trans ? b->dim(1) : b->dim(0), N = trans ? b->dim(0) : b->dim(1);
-  p->packed = PackedMatrix::pack_b(trans, K, N, b->data<float>(), b->dim(1));
+  p->packed = PackedMatrix::pack_b(trans, K, N, b->data<float>(), b->dim(1), kernel_build_options().precision);
   return std::shared_ptr<const PackedOperand>(std::move(p));
 }
 

@@ -1,0 +1,167 @@
+// The AMX bf16x3 GEMM (gemm_amx.h) against a double reference: edge shapes,
+// transposes, alpha/beta, epilogues, 1-3 threads, and its fallback to fp32
+// when AMX is capped after packing. Skipped, with the reason, on CPUs
+// without AMX-BF16.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm_amx.h"
+#include "backends/cpu/isa.h"
+
+namespace dlrt::cpu {
+namespace {
+
+#define SKIP_WITHOUT_AMX()                                                                                    \
+  if (!amx_bf16x3_available())                                                                                \
+  GTEST_SKIP() << "no AMX-BF16 + AVX512-BF16 here (or Linux refused the tile state, or DLRT_CPU_ISA is below " \
+                  "avx512): the bf16x3 GEMM never runs on this machine"
+
+std::vector<float> random_vec(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+struct Case {
+  int64_t M, N, K;
+  bool ta, tb;
+  float alpha, beta;
+  int threads;
+};
+
+// Runs one case and checks every element against the double result within
+// 2e-5 of sum |a||b| over its dot product (bf16x3 drops terms near 2^-17 of
+// each product); also checks that the error is not that of a single bf16
+// product (which would show as a mean error near 1e-3 of sum |a||b|).
+void check(const Case& cs, std::mt19937& rng) {
+  const int64_t M = cs.M, N = cs.N, K = cs.K;
+  const int64_t lda = (cs.ta ? M : K) + 1, ldb = (cs.tb ? K : N) + 2, ldc = N + 3;
+  const auto a = random_vec(static_cast<size_t>((cs.ta ? K : M) * lda), rng);
+  const auto b = random_vec(static_cast<size_t>((cs.tb ? N : K) * ldb), rng);
+  const auto bias = random_vec(static_cast<size_t>(N), rng);
+  auto c0 = random_vec(static_cast<size_t>(M * ldc), rng);
+  if (cs.beta == 0.0f)
+    for (auto& x : c0) x = std::numeric_limits<float>::quiet_NaN();
+  GemmEpilogue ep;
+  ep.col_bias = bias.data();
+  ep.act.kind = (M + N) % 2 ? ActKind::kRelu : ActKind::kNone;
+
+  auto pb = PackedMatrix::pack_b(cs.tb, K, N, b.data(), ldb, GemmPrecision::kBf16x3);
+  ASSERT_EQ(pb->precision(), GemmPrecision::kBf16x3);
+  ThreadPool pool(cs.threads);
+  std::vector<float> c = c0;
+  sgemm_ex(M, N, K, cs.alpha, SgemmOperand{a.data(), lda, cs.ta, nullptr, nullptr},
+           SgemmOperand{nullptr, 0, false, pb.get(), nullptr}, cs.beta, c.data(), ldc, &ep,
+           cs.threads > 1 ? &pool : nullptr);
+
+  const std::string what = "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) +
+                           " ta=" + std::to_string(cs.ta) + " tb=" + std::to_string(cs.tb) +
+                           " alpha=" + std::to_string(cs.alpha) + " beta=" + std::to_string(cs.beta) +
+                           " threads=" + std::to_string(cs.threads);
+  double err_sum = 0, mag_sum = 0;
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0, mag = 0;
+      for (int64_t p = 0; p < K; ++p) {
+        const double x = cs.ta ? a[p * lda + i] : a[i * lda + p];
+        const double y = cs.tb ? b[j * ldb + p] : b[p * ldb + j];
+        s += x * y;
+        mag += std::fabs(x * y);
+      }
+      double want = cs.alpha * s + (cs.beta == 0.0f ? 0.0 : cs.beta * c0[i * ldc + j]) + bias[j];
+      if (ep.act.kind == ActKind::kRelu) want = std::max(want, 0.0);
+      const double tol = 2e-5 * std::fabs(cs.alpha) * mag + 1e-6 * (1 + std::fabs(want));
+      const double got = c[i * ldc + j];
+      ASSERT_NEAR(got, want, tol) << what << " at (" << i << "," << j << ")";
+      err_sum += std::fabs(got - want);
+      mag_sum += std::fabs(cs.alpha) * mag;
+    }
+    for (int64_t j = N; j < ldc; ++j) {
+      const float got = c[i * ldc + j], was = c0[i * ldc + j];
+      ASSERT_TRUE(std::isnan(was) ? std::isnan(got) : got == was) << what << " wrote padding column " << j;
+    }
+  }
+  if (mag_sum > 0) {
+    EXPECT_LT(err_sum / mag_sum, 2e-5) << what << ": mean error too large for bf16x3";
+  }
+}
+
+TEST(AmxBf16x3, MatchesReferenceOnEdgeShapes) {
+  SKIP_WITHOUT_AMX();
+  std::mt19937 rng(21);
+  std::vector<Case> cases;
+  // Row counts around the 16- and 32-row blocks, columns around the 32-column
+  // block, K around the 32-deep step; M = 1 goes to the fp32 GEMV on B's data
+  // only when that is given, so here it runs on the tiles.
+  for (int64_t M : {1, 2, 15, 16, 17, 31, 32, 33, 48, 100})
+    for (int64_t N : {1, 16, 31, 33, 64})
+      for (int64_t K : {1, 31, 32, 33, 100})
+        cases.push_back({M, N, K, false, false, 1.0f, 0.0f, 1});
+  cases.push_back({128, 384, 384, false, false, 1.0f, 0.0f, 2});    // minilm projections
+  cases.push_back({128, 384, 1536, false, false, 1.0f, 0.0f, 2});   // minilm FFN down
+  cases.push_back({300, 200, 1600, false, false, 0.5f, 1.0f, 3});   // several row chunks, K past 1 MiB of A tiles
+  cases.push_back({37, 70, 90, true, false, 1.0f, -0.5f, 2});
+  cases.push_back({37, 70, 90, false, true, 2.0f, 1.0f, 2});
+  cases.push_back({37, 70, 90, true, true, 1.0f, 0.0f, 3});
+  cases.push_back({5, 1000, 64, false, false, 1.0f, 0.0f, 2});
+  for (const Case& cs : cases) {
+    check(cs, rng);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(AmxBf16x3, NanInAPropagatesToItsRow) {
+  SKIP_WITHOUT_AMX();
+  const int64_t M = 20, N = 40, K = 50;
+  std::vector<float> a(M * K, 0.5f), b(K * N, 0.25f), c(M * N, 0.0f);
+  a[3 * K + 7] = std::numeric_limits<float>::quiet_NaN();
+  auto pb = PackedMatrix::pack_b(false, K, N, b.data(), N, GemmPrecision::kBf16x3);
+  sgemm_ex(M, N, K, 1.0f, SgemmOperand{a.data(), K, false, nullptr, nullptr},
+           SgemmOperand{nullptr, 0, false, pb.get(), nullptr}, 0.0f, c.data(), N, nullptr, nullptr);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      if (i == 3) ASSERT_TRUE(std::isnan(c[i * N + j])) << "(" << i << "," << j << ")";
+      else ASSERT_NEAR(c[i * N + j], 0.125 * K, 1e-4) << "(" << i << "," << j << ")";
+    }
+}
+
+TEST(AmxBf16x3, PacksForFp32WhereAmxIsOff) {
+  std::vector<float> b(64 * 48, 1.0f);
+  ScopedCpuIsa cap(CpuIsa::kAvx2);
+  EXPECT_FALSE(amx_bf16x3_available());
+  auto pb = PackedMatrix::pack_b(false, 64, 48, b.data(), 48, GemmPrecision::kBf16x3);
+  EXPECT_EQ(pb->precision(), GemmPrecision::kF32);
+}
+
+TEST(AmxBf16x3, RunsOnFp32WhenAmxIsCappedAfterPacking) {
+  SKIP_WITHOUT_AMX();
+  std::mt19937 rng(22);
+  const int64_t M = 33, N = 50, K = 70;
+  const auto a = random_vec(M * K, rng), b = random_vec(K * N, rng);
+  auto pb = PackedMatrix::pack_b(false, K, N, b.data(), N, GemmPrecision::kBf16x3);
+  ScopedCpuIsa cap(CpuIsa::kAvx2);
+  std::vector<float> c(M * N);
+  sgemm_ex(M, N, K, 1.0f, SgemmOperand{a.data(), K, false, nullptr, nullptr},
+           SgemmOperand{b.data(), N, false, pb.get(), nullptr}, 0.0f, c.data(), N, nullptr, nullptr);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < K; ++p) s += double(a[i * K + p]) * b[p * N + j];
+      ASSERT_NEAR(c[i * N + j], s, 1e-5 * (1 + std::fabs(s))) << "(" << i << "," << j << ")";
+    }
+  // Without the unpacked B there is nothing to run on.
+  EXPECT_THROW(sgemm_ex(M, N, K, 1.0f, SgemmOperand{a.data(), K, false, nullptr, nullptr},
+                        SgemmOperand{nullptr, 0, false, pb.get(), nullptr}, 0.0f, c.data(), N, nullptr, nullptr),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dlrt::cpu
