@@ -19,6 +19,8 @@
 #   ITERS=N              the same timed-run count N for every case instead
 #   WARMUP=3             untimed runs before timing, both runtimes
 #   NO_BUILD=1           do not run ninja for dlrt_cli and dlrt_fma_peak first
+#   PRECISION=f32        dlrt's CPU matmul precision (dlrt bench --precision): f32, or
+#                        bf16x3 (AMX tiles; ORT stays fp32, so say so when quoting it)
 #
 # Prints a Markdown table (dlrt median / ORT median per case and thread count,
 # session-create and peak-RSS ratios, their geometric means) and the machine's
@@ -28,7 +30,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 [ $# -ge 1 ] && [ $# -le 2 ] || usage
@@ -46,6 +48,8 @@ ROUNDS=${ROUNDS:-3}
 CASES=${CASES:-minilm_b1s128 minilm_b8s128 minilm_b1s16 resnet18 mobilenet_v2 tiny_vit}
 ITER_SCALE=${ITER_SCALE:-1}
 WARMUP=${WARMUP:-3}
+PRECISION=${PRECISION:-f32}
+case "$PRECISION" in f32|bf16x3) ;; *) echo "compare_ort: PRECISION must be f32 or bf16x3, not '$PRECISION'" >&2; exit 2 ;; esac
 ORT_VERSION=1.30.0
 
 log() { echo "compare_ort: $*" >&2; }
@@ -124,12 +128,14 @@ done
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 isa=$(grep -o -w 'avx512f\|avx2\|fma\|avx512_bf16\|avx512_vnni\|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')
 "$PY" - "$OUT/meta.json" "$cpu" "$(nproc)" "$isa" "$COMMIT" \
-  "$(git -C "$REPO" status --porcelain --untracked-files=no | wc -l)" "$ROUNDS" "$THREADS" "$WARMUP" "$(uptime)" <<'PYEOF'
+  "$(git -C "$REPO" status --porcelain --untracked-files=no | wc -l)" "$ROUNDS" "$THREADS" "$WARMUP" "$(uptime)" \
+  "$PRECISION" <<'PYEOF'
 import json, sys, datetime
-out, cpu, cores, isa, commit, dirty, rounds, threads, warmup, uptime = sys.argv[1:]
+out, cpu, cores, isa, commit, dirty, rounds, threads, warmup, uptime, precision = sys.argv[1:]
 json.dump({"date_utc": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), "cpu": cpu, "cores": int(cores),
            "isa_flags": isa.split(), "commit": commit, "modified_tracked_files": int(dirty), "rounds": int(rounds),
-           "threads": threads.split(), "warmup": int(warmup), "uptime_at_start": uptime.strip()},
+           "threads": threads.split(), "warmup": int(warmup), "uptime_at_start": uptime.strip(),
+           "dlrt_precision": precision},
           open(out, "w"), indent=1)
 PYEOF
 
@@ -139,7 +145,7 @@ run_dlrt() {  # case threads round
   n=$(iters_of "$c")
   local args=()
   for f in "${feeds[@]}"; do args+=(--input "$f"); done
-  "$DLRT" bench "$(model_of "$c")" --device cpu --threads "$t" --warmup "$WARMUP" --iterations "$n" "${args[@]}" --json \
+  "$DLRT" bench "$(model_of "$c")" --device cpu --threads "$t" --warmup "$WARMUP" --iterations "$n" --precision "$PRECISION" "${args[@]}" --json \
     > "$OUT/${c}_t${t}_r${r}_dlrt.json" 2> "$OUT/${c}_t${t}_r${r}_dlrt.err" ||
     { log "dlrt bench failed on $c (threads $t): $(tail -n 3 "$OUT/${c}_t${t}_r${r}_dlrt.err")"; rm -f "$OUT/${c}_t${t}_r${r}_dlrt.json"; }
 }
@@ -169,5 +175,5 @@ log "comparison took $(( $(date +%s) - start )) s"
 
 "$PY" "$REPO/bench/summarize.py" "$OUT"
 echo
-echo "Machine: $cpu, $(nproc) cores; onnxruntime $ORT_VERSION (Python, CPU EP); dlrt $COMMIT (working tree at the start; the binary as built then); $(date -u +%Y-%m-%d)."
+echo "Machine: $cpu, $(nproc) cores; onnxruntime $ORT_VERSION (Python, CPU EP, fp32); dlrt $COMMIT, precision $PRECISION (working tree at the start; the binary as built then); $(date -u +%Y-%m-%d)."
 echo "Raw reports: $OUT"

@@ -90,6 +90,9 @@ def main(argv):
         rows.append(row)
 
     out = []
+    if meta.get("dlrt_precision", "f32") != "f32":
+        out.append(f"dlrt CPU precision: {meta['dlrt_precision']} (ONNX Runtime: fp32).")
+        out.append("")
     out.append("| model | threads | dlrt median ms | ORT median ms | ratio | create ms dlrt (warm) / ORT | create ratio "
                "| peak RSS MiB dlrt / ORT net (raw) | RSS ratio |")
     out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
