@@ -88,7 +88,7 @@ std::string join_unavailable(const std::vector<Unavailable>& u, bool with_fix) {
 }
 
 // SessionOptions::cpu_precision, else DLRT_CPU_PRECISION, else the config
-// file; "bf16x3" becomes f32 where AMX cannot run (logged once per session).
+// file; "bf16x3" becomes f32, with a warning, where AMX cannot run.
 Result<cpu::GemmPrecision> cpu_precision_of(const SessionOptions& options, const RuntimeConfig& config) {
   std::string text = options.cpu_precision, from = "SessionOptions::cpu_precision";
   if (text.empty()) {
@@ -142,13 +142,14 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   }
 
   impl->pool = std::make_unique<ThreadPool>(threads);
-  // Every kernel this session builds on this thread (CPU partitions and the
-  // accelerators' CPU fallbacks) packs its weights for this precision.
+  const bool optimize = options.optimize && optimize_enabled_by_env();
+  if (optimize) DLRT_RETURN_IF_ERROR(optimize_standard(*impl->model.graph, *impl->pool).status());  // standard ONNX ops only
+  // Every kernel this session builds from here on this thread (CPU partitions
+  // and the accelerators' CPU fallbacks; constant folding above stays fp32)
+  // packs its weights for this precision.
   cpu::KernelBuildOptions build_options;
   build_options.precision = precision;
   cpu::ScopedKernelBuildOptions build_scope(build_options);
-  const bool optimize = options.optimize && optimize_enabled_by_env();
-  if (optimize) DLRT_RETURN_IF_ERROR(optimize_standard(*impl->model.graph, *impl->pool).status());  // standard ONNX ops only
   DLRT_ASSIGN_OR_RETURN(PartitionPlan plan, impl->compiled.plan(g, impl->model.base_dir, res, hardware()));
   backend::CompileOptions copts;
   copts.values = options.backend_options;
