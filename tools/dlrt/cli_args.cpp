@@ -81,6 +81,11 @@ Result<int64_t> parse_nonnegative_int(const std::string& text, const std::string
   return v;
 }
 
+Result<std::string> parse_precision(const std::string& text) {
+  if (text != "f32" && text != "bf16x3") return InvalidArgument("--precision must be f32 or bf16x3, not '" + text + "'");
+  return text;
+}
+
 Status split_assignment(const std::string& text, const std::string& flag, std::string& name, std::string& value) {
   auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())

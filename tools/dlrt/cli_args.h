@@ -48,6 +48,10 @@ Result<Args> parse_args(int argc, char** argv, int first, const std::vector<Flag
 // A whole non-negative decimal number ("4"); kInvalidArgument otherwise.
 Result<int64_t> parse_nonnegative_int(const std::string& text, const std::string& what);
 
+// The value of --precision (SessionOptions::cpu_precision): "f32" or "bf16x3";
+// kInvalidArgument otherwise.
+Result<std::string> parse_precision(const std::string& text);
+
 // Splits "NAME=VALUE" at the first '='. kInvalidArgument when there is no
 // '=' or either side is empty.
 Status split_assignment(const std::string& text, const std::string& flag, std::string& name, std::string& value);

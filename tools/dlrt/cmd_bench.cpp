@@ -255,9 +255,11 @@ int cmd_bench(int argc, char** argv) {
   SessionOptions options;
   options.device = args.get("device");
   options.strict = args.has("strict");
-  options.cpu_precision = args.get("precision");
-  if (args.has("precision") && options.cpu_precision != "f32" && options.cpu_precision != "bf16x3")
-    return usage_error("bench", "--precision must be f32 or bf16x3, not '" + options.cpu_precision + "'");
+  if (args.has("precision")) {
+    auto precision = parse_precision(args.get("precision"));
+    if (!precision.ok()) return usage_error("bench", precision.status().message());
+    options.cpu_precision = *precision;
+  }
   if (args.has("threads")) {
     auto n = parse_nonnegative_int(args.get("threads"), "--threads");
     if (!n.ok()) return usage_error("bench", n.status().message());

@@ -824,14 +824,15 @@ void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& 
               float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool) {
   if (M <= 0 || N <= 0) return;
   if (ep && ep->empty()) ep = nullptr;
+  // One row or column: the GEMV on the unpacked operands (also for a B
+  // packed for AMX, where a 16-row tile would be mostly padding).
+  if (a.data && b.data && !b.rows &&
+      try_gemv<float>(pick_sgemv(), a.trans, b.trans, M, N, K, alpha, a.data, a.ld, b.data, b.ld, beta, C, ldc, pool)) {
+    if (ep) apply_epilogue(*ep, C, ldc, 0, 0, M, N);
+    return;
+  }
   if (b.packed && b.packed->precision() == GemmPrecision::kBf16x3) {
     if (a.packed || !a.data) throw std::invalid_argument("sgemm_ex: a B packed for AMX needs a plain (unpacked) A");
-    // One row: the fp32 GEMV on the unpacked B (a 16-row tile would be mostly padding).
-    if (b.data && try_gemv<float>(pick_sgemv(), a.trans, b.trans, M, N, K, alpha, a.data, a.ld, b.data, b.ld, beta,
-                                  C, ldc, pool)) {
-      if (ep) apply_epilogue(*ep, C, ldc, 0, 0, M, N);
-      return;
-    }
     if (amx_bf16x3_available()) {
       amx_bf16x3_gemm(M, N, K, alpha, a.data, a.ld, a.trans, b.packed->data(), beta, C, ldc, ep, pool);
       return;
@@ -850,11 +851,6 @@ void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& 
     if (a.packed && lb != layout)
       throw std::invalid_argument("sgemm_ex: A and B were packed for different tile layouts (CPU ISA changed between)");
     layout = lb;
-  }
-  if (a.data && b.data && !b.rows &&
-      try_gemv<float>(pick_sgemv(), a.trans, b.trans, M, N, K, alpha, a.data, a.ld, b.data, b.ld, beta, C, ldc, pool)) {
-    if (ep) apply_epilogue(*ep, C, ldc, 0, 0, M, N);
-    return;
   }
 #ifdef DLRT_GEMM_X86
   // A plain row-major op(A) against a pre-packed B: A is read in place.

@@ -20,6 +20,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/gemm_kernels.h"
 #include "backends/cpu/isa.h"
+#include "backends/cpu/kernel_util.h"
 #include "backends/cpu/scratch.h"
 #include "device/cpu_features.h"
 
@@ -43,8 +44,7 @@ constexpr int64_t kBTileSet = 4 * kTileElems;  // one K step of one column block
 constexpr int64_t kATileSet = 2 * kTileElems;  // one K step of one 16-row block (hi, lo)
 constexpr int64_t kAL2Bytes = 1 << 20;         // converted A kept in L2 at once
 
-inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
-inline int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
+inline int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
 
 // fp32 -> bf16, round to nearest even; NaN stays a (quiet) NaN and a finite
 // value that would round up to infinity is truncated instead.
@@ -121,71 +121,52 @@ DLRT_AMX_TARGET void convert_a_block(const float* A, int64_t lda, bool trans, in
   }
 }
 
-// One 32 x 32 block of C over KS K steps: a0/a1 the converted A tiles of two
-// 16-row blocks, b the packed column block. Stores the fp32 block to out
-// (32 x 32, row stride 32).
-DLRT_AMX_TARGET void block_32x32(const uint16_t* a0, const uint16_t* a1, const uint16_t* b, int64_t KS, float* out,
-                                 int64_t ldo, const char* pf, int64_t pf_lines) {
+// One block of C over KS K steps: 32 x 32 from the converted A tiles of
+// two 16-row blocks (a0, a1), or 16 x 32 from a0 alone (kTwoRows false);
+// b is the packed column block. Stores the fp32 block to out (row stride
+// ldo). Meanwhile prefetches pf_lines cache lines from pf to L2, spread
+// over the K steps.
+template <bool kTwoRows>
+DLRT_AMX_TARGET void block(const uint16_t* a0, const uint16_t* a1, const uint16_t* b, int64_t KS, float* out,
+                           int64_t ldo, const char* pf, int64_t pf_lines) {
   asm volatile("" ::: "memory");  // the tile loads below read memory the compiler does not see them read
   _tile_zero(0);
   _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
+  if constexpr (kTwoRows) {
+    _tile_zero(2);
+    _tile_zero(3);
+  }
   const int64_t pf_step = ceil_div(pf_lines, std::max<int64_t>(KS, 1));
   for (int64_t s = 0; s < KS; ++s, a0 += kATileSet, a1 += kATileSet, b += kBTileSet) {
     for (int64_t l = 0; l < pf_step && pf_lines > 0; ++l, --pf_lines, pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
-    // hi(A) x lo(B), hi(A) x hi(B), lo(A) x hi(B): 8 tile loads for 12 products.
+    // hi(A) x lo(B), hi(A) x hi(B), lo(A) x hi(B): 8 tile loads for 12
+    // products (5 for 6 with one row block).
     _tile_loadd(4, a0, 64);
-    _tile_loadd(5, a1, 64);
+    if constexpr (kTwoRows) _tile_loadd(5, a1, 64);
     _tile_loadd(6, b + 2 * kTileElems, 64);
     _tile_loadd(7, b + 3 * kTileElems, 64);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
-    _tile_loadd(6, b, 64);
-    _tile_loadd(7, b + kTileElems, 64);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
-    _tile_loadd(4, a0 + kTileElems, 64);
-    _tile_loadd(5, a1 + kTileElems, 64);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
+    for (int pass = 0; pass < 3; ++pass) {
+      if (pass == 1) {
+        _tile_loadd(6, b, 64);
+        _tile_loadd(7, b + kTileElems, 64);
+      } else if (pass == 2) {
+        _tile_loadd(4, a0 + kTileElems, 64);
+        if constexpr (kTwoRows) _tile_loadd(5, a1 + kTileElems, 64);
+      }
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      if constexpr (kTwoRows) {
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+      }
+    }
   }
   _tile_stored(0, out, ldo * 4);
   _tile_stored(1, out + 16, ldo * 4);
-  _tile_stored(2, out + 16 * ldo, ldo * 4);
-  _tile_stored(3, out + 16 * ldo + 16, ldo * 4);
-}
-
-// A 16 x 32 block (one 16-row block of A).
-DLRT_AMX_TARGET void block_16x32(const uint16_t* a0, const uint16_t* b, int64_t KS, float* out, int64_t ldo,
-                                 const char* pf, int64_t pf_lines) {
-  asm volatile("" ::: "memory");
-  _tile_zero(0);
-  _tile_zero(1);
-  const int64_t pf_step = ceil_div(pf_lines, std::max<int64_t>(KS, 1));
-  for (int64_t s = 0; s < KS; ++s, a0 += kATileSet, b += kBTileSet) {
-    for (int64_t l = 0; l < pf_step && pf_lines > 0; ++l, --pf_lines, pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
-    _tile_loadd(4, a0, 64);
-    _tile_loadd(6, b + 2 * kTileElems, 64);
-    _tile_loadd(7, b + 3 * kTileElems, 64);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_loadd(6, b, 64);
-    _tile_loadd(7, b + kTileElems, 64);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_loadd(4, a0 + kTileElems, 64);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
+  if constexpr (kTwoRows) {
+    _tile_stored(2, out + 16 * ldo, ldo * 4);
+    _tile_stored(3, out + 16 * ldo + 16, ldo * 4);
   }
-  _tile_stored(0, out, ldo * 4);
-  _tile_stored(1, out + 16, ldo * 4);
 }
 
 // C[0:rows, 0:cols] = alpha * t + beta * C (C not read when beta == 0).
@@ -260,8 +241,8 @@ DLRT_AMX_TARGET void run_tasks(const Plan& p, int64_t tb, int64_t te) {
         const bool direct = rows == (rb + 1 < rblocks ? 32 : 16) && cols == kBlockN && p.alpha == 1.0f && p.beta == 0.0f;
         float* dst = direct ? c : out;
         const int64_t ldd = direct ? p.ldc : 32;
-        if (rb + 1 < rblocks) block_32x32(a0, a0 + p.KS * kATileSet, b, p.KS, dst, ldd, pf, pf_lines);
-        else block_16x32(a0, b, p.KS, dst, ldd, pf, pf_lines);
+        if (rb + 1 < rblocks) block<true>(a0, a0 + p.KS * kATileSet, b, p.KS, dst, ldd, pf, pf_lines);
+        else block<false>(a0, a0, b, p.KS, dst, ldd, pf, pf_lines);
         if (!direct) write_block(out, rows, cols, p.alpha, p.beta, c, p.ldc);
         if (p.ep) apply_epilogue_zmm_tile(*p.ep, c, p.ldc, i0, j0, rows, cols);
       }
