@@ -14,7 +14,7 @@
 // (with --threads N > 1 the GEMM runs on an N-thread pool: give the N-thread peak).
 //
 // On a CPU with AMX-BF16 a third column times the bf16x3 precision
-// (gemm_amx.h) on the shapes whose weights are B, with its ratio to AVX-512.
+// (gemm_amx.h), the weights packed for it as A or B, with its ratio to AVX-512.
 //
 // First it times each microkernel alone on one tile whose operands stay in L1
 // (A read in place, 8 or 6 rows x kc 192; one packed B panel; C rewritten
@@ -77,7 +77,7 @@ double run_batch(const Shape& s, CpuIsa isa, const std::vector<float>& a, const 
   if (s.plain_bt) {
     ob = SgemmOperand{b.data(), s.K, true, nullptr, nullptr};  // B holds N x K
   } else if (s.packed_a) {
-    pa = PackedMatrix::pack_a(false, s.M, s.K, a.data(), s.K);
+    pa = PackedMatrix::pack_a(false, s.M, s.K, a.data(), s.K, precision);
     oa = SgemmOperand{nullptr, 0, false, pa.get(), nullptr};
   } else {
     pb = PackedMatrix::pack_b(false, s.K, s.N, b.data(), s.N, precision);
@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
     for (auto& x : b) x = u(rng);
     // About 40 ms per batch at 100 GFLOP/s (4 ms for the memory-bound GEMV).
     const int calls = std::max(1, static_cast<int>((s.M == 1 ? 4e8 : 4e9) / (2.0 * s.M * s.N * s.K)));
-    const bool with_amx = amx && !s.packed_a && !s.plain_bt;
+    const bool with_amx = amx && !s.plain_bt;
     std::vector<double> g2, g5, gx;
     for (int r = 0; r < reps; ++r) {
       g2.push_back(run_batch(s, CpuIsa::kAvx2, a, b, c, calls, pool.get()));

@@ -11,16 +11,16 @@ namespace dlrt::cpu::testing {
 
 // `node` holds the attributes; inputs are X, W, B, Z (an invalid Tensor is
 // omitted), Z being the fused residual; `act` the fused activation. Runs on
-// a shared 2-thread pool.
-inline Result<Tensor> run_conv_prepacked(ir::Node node, const std::vector<Tensor>& inputs, const Activation& act,
-                                         int threads = 2) {
+// a shared 1- or 2-thread pool, with `pre` (W packed by
+// prepack_conv_weights, or null).
+inline Result<Tensor> run_conv_with(ir::Node node, const std::vector<Tensor>& inputs, const Activation& act,
+                                    int threads, const ConvPrepacked* pre) {
   node.op_type = "Conv";
   node.opset = 17;
   node.inputs.clear();
   for (size_t i = 0; i < inputs.size(); ++i)
     node.inputs.push_back(inputs[i].valid() ? static_cast<ir::ValueId>(i) : ir::kNoValue);
   node.outputs = {100};
-  DLRT_ASSIGN_OR_RETURN(auto pre, prepack_conv_weights(node, &inputs[1]));
   std::vector<RunValue> in_values;
   for (const Tensor& t : inputs) in_values.push_back(t.valid() ? RunValue::of(t) : RunValue{});
   std::vector<const RunValue*> in_ptrs;
@@ -31,8 +31,17 @@ inline Result<Tensor> run_conv_prepacked(ir::Node node, const std::vector<Tensor
   ConvFusion fuse;
   fuse.act = act;
   fuse.residual_input = inputs.size() > 3 && inputs[3].valid() ? 3 : -1;
-  DLRT_RETURN_IF_ERROR(conv_run(ctx, pre.get(), fuse));
+  DLRT_RETURN_IF_ERROR(conv_run(ctx, pre, fuse));
   return outs[0].tensor;
+}
+
+// run_conv_with, W pre-packed here (under the thread's KernelBuildOptions).
+inline Result<Tensor> run_conv_prepacked(ir::Node node, const std::vector<Tensor>& inputs, const Activation& act,
+                                         int threads = 2) {
+  node.op_type = "Conv";
+  node.opset = 17;
+  DLRT_ASSIGN_OR_RETURN(auto pre, prepack_conv_weights(node, &inputs[1]));
+  return run_conv_with(std::move(node), inputs, act, threads, pre.get());
 }
 
 // A 2-D conv's geometry for reference_conv (1-D: H = KH = SH = DH = 1, PT = 0).

@@ -1,7 +1,8 @@
 // The AMX bf16x3 GEMM (gemm_amx.h) against a double reference: edge shapes,
-// transposes, alpha/beta, epilogues, 1-3 threads, and its fallback to fp32
-// when AMX is capped after packing. Skipped, with the reason, on CPUs
-// without AMX-BF16.
+// transposes, alpha/beta, epilogues, 1-3 threads, the weights packed as B
+// (MatMul) or as A with B plain or from a BRowSource (Conv), and the
+// fallback to fp32 when AMX is capped after packing. Skipped, with the
+// reason, on CPUs without AMX-BF16.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -161,6 +162,128 @@ TEST(AmxBf16x3, RunsOnFp32WhenAmxIsCappedAfterPacking) {
   EXPECT_THROW(sgemm_ex(M, N, K, 1.0f, SgemmOperand{a.data(), K, false, nullptr, nullptr},
                         SgemmOperand{nullptr, 0, false, pb.get(), nullptr}, 0.0f, c.data(), N, nullptr, nullptr),
                std::invalid_argument);
+}
+
+struct CaseA {
+  int64_t M, N, K;
+  float alpha, beta;
+  int threads;
+  bool rows;  // B through a BRowSource instead of a plain matrix
+};
+
+// A packed for bf16x3 against B: every element against the double result,
+// within the tolerance check() uses; row bias, residual and Relu epilogue.
+void check_packed_a(const CaseA& cs, std::mt19937& rng) {
+  const int64_t M = cs.M, N = cs.N, K = cs.K;
+  const int64_t lda = K + 1, ldb = N + 2, ldc = N + 3, ldr = N + 1;
+  const auto a = random_vec(static_cast<size_t>(M * lda), rng);
+  const auto b = random_vec(static_cast<size_t>(K * ldb), rng);
+  const auto bias = random_vec(static_cast<size_t>(M), rng);
+  const auto res = random_vec(static_cast<size_t>(M * ldr), rng);
+  auto c0 = random_vec(static_cast<size_t>(M * ldc), rng);
+  if (cs.beta == 0.0f)
+    for (auto& x : c0) x = std::numeric_limits<float>::quiet_NaN();
+  GemmEpilogue ep;
+  ep.row_bias = bias.data();
+  ep.residual = (M + K) % 2 ? res.data() : nullptr;
+  ep.ldr = ldr;
+  ep.act.kind = (M + N) % 2 ? ActKind::kRelu : ActKind::kNone;
+
+  auto pa = PackedMatrix::pack_a(false, M, K, a.data(), lda, GemmPrecision::kBf16x3);
+  ASSERT_EQ(pa->precision(), GemmPrecision::kBf16x3);
+  BRowSource source = [&](int64_t p, int64_t j0, int64_t n, float* dst) {
+    for (int64_t j = 0; j < n; ++j) dst[j] = b[p * ldb + j0 + j];
+  };
+  SgemmOperand ob{b.data(), ldb, false, nullptr, nullptr};
+  if (cs.rows) ob = SgemmOperand{nullptr, 0, false, nullptr, &source};
+  ThreadPool pool(cs.threads);
+  std::vector<float> c = c0;
+  sgemm_ex(M, N, K, cs.alpha, SgemmOperand{nullptr, 0, false, pa.get(), nullptr}, ob, cs.beta, c.data(), ldc, &ep,
+           cs.threads > 1 ? &pool : nullptr);
+
+  const std::string what = "packed A: M=" + std::to_string(M) + " N=" + std::to_string(N) +
+                           " K=" + std::to_string(K) + " alpha=" + std::to_string(cs.alpha) +
+                           " beta=" + std::to_string(cs.beta) + " threads=" + std::to_string(cs.threads) +
+                           (cs.rows ? " B rows" : " B plain");
+  double err_sum = 0, mag_sum = 0;
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0, mag = 0;
+      for (int64_t p = 0; p < K; ++p) {
+        const double x = a[i * lda + p], y = b[p * ldb + j];
+        s += x * y;
+        mag += std::fabs(x * y);
+      }
+      double want = cs.alpha * s + (cs.beta == 0.0f ? 0.0 : cs.beta * c0[i * ldc + j]) + bias[i];
+      if (ep.residual) want += res[i * ldr + j];
+      if (ep.act.kind == ActKind::kRelu) want = std::max(want, 0.0);
+      const double tol = 2e-5 * std::fabs(cs.alpha) * mag + 1e-6 * (1 + std::fabs(want));
+      const double got = c[i * ldc + j];
+      ASSERT_NEAR(got, want, tol) << what << " at (" << i << "," << j << ")";
+      err_sum += std::fabs(got - want);
+      mag_sum += std::fabs(cs.alpha) * mag;
+    }
+    for (int64_t j = N; j < ldc; ++j) {
+      const float got = c[i * ldc + j], was = c0[i * ldc + j];
+      ASSERT_TRUE(std::isnan(was) ? std::isnan(got) : got == was) << what << " wrote padding column " << j;
+    }
+  }
+  if (mag_sum > 0) {
+    EXPECT_LT(err_sum / mag_sum, 2e-5) << what << ": mean error too large for bf16x3";
+  }
+}
+
+TEST(AmxBf16x3, PackedAMatchesReference) {
+  SKIP_WITHOUT_AMX();
+  std::mt19937 rng(23);
+  std::vector<CaseA> cases;
+  // Rows around the 16-row blocks and 32-row pairs, columns around the
+  // 32-column blocks, K around the 32-deep step and past one pass (36 steps).
+  for (int64_t M : {1, 15, 16, 17, 32, 33, 70})
+    for (int64_t N : {1, 31, 33, 49})
+      for (int64_t K : {1, 33, 100, 1200})
+        cases.push_back({M, N, K, 1.0f, 0.0f, 1, (M + N + K) % 2 == 0});
+  cases.push_back({64, 3136, 576, 1.0f, 0.0f, 2, true});    // resnet18 layer1: B in chunks, split over columns
+  cases.push_back({512, 49, 4608, 1.0f, 0.0f, 2, true});    // layer4: four passes, split over rows
+  cases.push_back({96, 40, 300, 0.5f, 1.0f, 3, false});     // alpha, beta, an odd thread count
+  cases.push_back({50, 300, 70, -1.0f, 0.25f, 2, true});
+  for (const CaseA& cs : cases) {
+    check_packed_a(cs, rng);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(AmxBf16x3, PackedARunsOnFp32WhenAmxIsCappedAfterPacking) {
+  SKIP_WITHOUT_AMX();
+  std::mt19937 rng(24);
+  const int64_t M = 40, N = 30, K = 50;
+  const auto a = random_vec(M * K, rng), b = random_vec(K * N, rng);
+  auto pa = PackedMatrix::pack_a(false, M, K, a.data(), K, GemmPrecision::kBf16x3);
+  ASSERT_EQ(pa->precision(), GemmPrecision::kBf16x3);
+  ScopedCpuIsa cap(CpuIsa::kAvx2);
+  std::vector<float> c(M * N);
+  sgemm_ex(M, N, K, 1.0f, SgemmOperand{a.data(), K, false, pa.get(), nullptr},
+           SgemmOperand{b.data(), N, false, nullptr, nullptr}, 0.0f, c.data(), N, nullptr, nullptr);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < K; ++p) s += double(a[i * K + p]) * b[p * N + j];
+      ASSERT_NEAR(c[i * N + j], s, 1e-5 * (1 + std::fabs(s))) << "(" << i << "," << j << ")";
+    }
+  // Without the unpacked A there is nothing to run on.
+  EXPECT_THROW(sgemm_ex(M, N, K, 1.0f, SgemmOperand{nullptr, 0, false, pa.get(), nullptr},
+                        SgemmOperand{b.data(), N, false, nullptr, nullptr}, 0.0f, c.data(), N, nullptr, nullptr),
+               std::invalid_argument);
+}
+
+TEST(AmxBf16x3, PacksAForFp32WhereAmxIsOffOrATransposed) {
+  std::vector<float> a(48 * 64, 1.0f);
+  {
+    ScopedCpuIsa cap(CpuIsa::kAvx2);
+    EXPECT_EQ(PackedMatrix::pack_a(false, 48, 64, a.data(), 64, GemmPrecision::kBf16x3)->precision(),
+              GemmPrecision::kF32);
+  }
+  EXPECT_EQ(PackedMatrix::pack_a(true, 64, 48, a.data(), 64, GemmPrecision::kBf16x3)->precision(), GemmPrecision::kF32);
 }
 
 }  // namespace

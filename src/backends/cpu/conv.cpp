@@ -22,8 +22,10 @@
 #include "backends/cpu/depthwise_c16.h"
 #include "backends/cpu/depthwise_flat.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm_amx.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/vec_avx512.h"
+#include "backends/cpu/kernel_build_options.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/nn_util.h"
@@ -594,6 +596,10 @@ std::atomic<uint64_t> g_transposed_runs{0};
 }  // namespace
 #endif
 
+namespace {
+std::atomic<uint64_t> g_amx_runs{0};
+}  // namespace
+
 // Conv with an optional fused stage (see conv_impl.h).
 Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& fuse) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
@@ -736,6 +742,15 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       return Status::Ok();
     }
 
+    // Precision bf16x3 with the filters packed for AMX: a conv that does not
+    // run Winograd is the GEMM of the filters (A) and the image or its
+    // im2col rows (B, split into tiles as it is read), skipping the other
+    // fp32 paths below. Winograd F(4x4, 3x3) multiplies 4x less; bf16x3
+    // makes three tile products for each one, and the im2col rows of large
+    // planes cost as much again (resnet18's 56x56 3x3 convs, 1 thread:
+    // 0.82-0.92 ms Winograd, 1.26-1.41 ms AMX).
+    const bool amx = pre && pre->amx_group(0) && amx_bf16x3_available();
+
 #if defined(__x86_64__) || defined(__i386__)
     // Winograd F(2x2, 3x3) or F(4x4, 3x3), 2.25x or 4x fewer products
     // (conv_winograd.h), for the convs winograd_candidate takes, on output
@@ -796,7 +811,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     const bool patchify = g.k[1] == g.s[1] && g.k[2] == g.s[2] && g.k[2] >= 4 && g.p[1] == 0 && g.p[2] == 0 &&
                           g.d[1] == 1 && g.d[2] == 1;
     const bool small_plane = out_plane <= kTransposedMaxPlane && ks > 1 && !cpu_has_avx512();
-    if (pre && group == 1 && (small_plane || patchify) && cpu_has_avx2() && g.k[0] == 1 && g.in[0] == 1 &&
+    if (!amx && pre && group == 1 && (small_plane || patchify) && cpu_has_avx2() && g.k[0] == 1 && g.in[0] == 1 &&
         g.out[0] == 1 && conv_direct_mode() != ConvDirectMode::kForce) {
       const PackedMatrix& wt = pre->transposed();
       const int64_t K = col_rows, P = out_plane;
@@ -831,7 +846,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     ConvDirectPlan dplan;
     const int64_t* doff = nullptr;
 #ifdef DLRT_HAVE_CONV_DIRECT_AVX2
-    const ConvDirectMode dmode = pre ? conv_direct_mode() : ConvDirectMode::kOff;
+    const ConvDirectMode dmode = pre && !amx ? conv_direct_mode() : ConvDirectMode::kOff;
     // The direct kernel for the weights' tile; generic: none (mode on means cpu_isa() >= kAvx2).
     CpuIsa disa = CpuIsa::kGeneric;
     if (dmode != ConvDirectMode::kOff) {
@@ -877,7 +892,11 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       }
 #endif
       SgemmOperand a;
-      if (pre) {
+      if (amx) {
+        a.packed = pre->amx_group(gi);
+        a.data = W + gi * Mg * col_rows;  // sgemm_ex's fp32 fallback, should AMX become unusable meanwhile
+        a.ld = col_rows;
+      } else if (pre) {
         a.packed = &pre->group(gi);
       } else {
         a.data = W + gi * Mg * col_rows;
@@ -894,6 +913,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
         sgemm_ex(Mg, out_plane, col_rows, 1.0f, a, b, 0.0f, yg, out_plane, &e, p);
       }
     };
+    if (amx) g_amx_runs.fetch_add(1, std::memory_order_relaxed);
     const int64_t tasks = N * group;
     if (tasks >= 2 * pool.num_threads() && Mg * out_plane * col_rows < (int64_t{1} << 22)) {
       // Many small products (grouped convs, batches of small images): one per task.
@@ -961,6 +981,8 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
   return Status::Ok();
 }
 
+uint64_t conv_amx_runs() { return g_amx_runs.load(std::memory_order_relaxed); }
+
 uint64_t conv_transposed_runs() {
 #if defined(__x86_64__) || defined(__i386__)
   return g_transposed_runs.load(std::memory_order_relaxed);
@@ -1022,7 +1044,16 @@ Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node
                         winograd_candidate(group, M, w->dim(1), w->dim(2), w->dim(3), st[0], st[1], di[0], di[1]);
   if (winograd && winograd_prepack_tile(M, w->dim(1)) == 4) pre->winograd4();
   else if (winograd) pre->winograd();
-  else pre->pack_groups();
+  // Precision bf16x3 on AMX: the filters as AMX tiles too, which conv_run
+  // takes over every fp32 path but Winograd (conv_run says why); the fp32
+  // GEMM packing then waits for a first use, should AMX become unusable.
+  if (kernel_build_options().precision == GemmPrecision::kBf16x3 && amx_bf16x3_available()) {
+    for (int64_t gi = 0; gi < group; ++gi)
+      pre->amx_groups_.push_back(
+          PackedMatrix::pack_a(false, Mg, K, w->data<float>() + gi * Mg * K, K, GemmPrecision::kBf16x3));
+  } else if (!winograd) {
+    pre->pack_groups();
+  }
   return std::shared_ptr<const ConvPrepacked>(std::move(pre));
 }
 

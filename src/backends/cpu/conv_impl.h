@@ -23,6 +23,13 @@ struct ConvPrepacked {
   // filters instead): then on first use, if another path ever needs them.
   const PackedMatrix& group(int64_t gi) const;
 
+  // W_g packed for AMX in precision bf16x3 (gemm_amx.h): at session create
+  // when the session asked for bf16x3 and AMX was usable then; else null.
+  // conv_run prefers it, while AMX stays usable, to every other path.
+  const PackedMatrix* amx_group(int64_t gi) const {
+    return amx_groups_.empty() ? nullptr : amx_groups_[static_cast<size_t>(gi)].get();
+  }
+
   // Wᵀ (K x M) packed as a GEMM's B operand, for group-1 convs with small
   // output planes (conv.cpp: Yᵀ = im2colᵀ · Wᵀ); packed on first use.
   const PackedMatrix& transposed() const;
@@ -37,6 +44,7 @@ struct ConvPrepacked {
  private:
   friend Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w);
   void pack_groups() const;
+  std::vector<std::shared_ptr<const PackedMatrix>> amx_groups_;
   mutable std::once_flag groups_once_;
   mutable std::vector<std::shared_ptr<const PackedMatrix>> groups_;
   mutable std::once_flag transposed_once_;
@@ -55,6 +63,10 @@ struct ConvFusion {
 
 // Packs a constant float32 W for a (non-depthwise) Conv; null when W is not worth or able to pack.
 Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w);
+
+// How many float Conv runs took the AMX GEMM (filters packed for precision
+// bf16x3) since the process started; for tests.
+uint64_t conv_amx_runs();
 
 // How many (image) products ran as Yᵀ = im2colᵀ · Wᵀ (small output planes on
 // AVX2, conv.cpp) since the process started; for tests.

@@ -768,8 +768,20 @@ const char* sgemm_kernel_name() {
 void PackedMatrix::Free::operator()(float* p) const { packed_free(p, bytes); }
 
 std::shared_ptr<const PackedMatrix> PackedMatrix::pack_a(bool trans, int64_t M, int64_t K, const float* A,
-                                                         int64_t lda) {
+                                                         int64_t lda, GemmPrecision precision) {
   auto pm = std::make_shared<PackedMatrix>();
+  if (precision == GemmPrecision::kBf16x3 && !trans && amx_bf16x3_available()) {
+    pm->is_a_ = true;
+    pm->rows_ = M;
+    pm->cols_ = K;
+    pm->mr_ = 16;
+    pm->nr_ = 32;
+    pm->precision_ = GemmPrecision::kBf16x3;
+    pm->bytes_ = amx_bf16x3_packed_a_bytes(M, K);
+    pm->data_ = std::unique_ptr<float[], Free>(static_cast<float*>(packed_alloc(pm->bytes_)), Free{pm->bytes_});
+    amx_bf16x3_pack_a(M, K, A, lda, pm->data_.get());
+    return pm;
+  }
   const SLayout layout = pick_slayout();
   pm->is_a_ = true;
   pm->rows_ = M;
@@ -829,6 +841,19 @@ void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& 
   if (a.data && b.data && !b.rows &&
       try_gemv<float>(pick_sgemv(), a.trans, b.trans, M, N, K, alpha, a.data, a.ld, b.data, b.ld, beta, C, ldc, pool)) {
     if (ep) apply_epilogue(*ep, C, ldc, 0, 0, M, N);
+    return;
+  }
+  if (a.packed && a.packed->precision() == GemmPrecision::kBf16x3) {
+    const bool b_fits = !b.packed && !b.trans && (b.data || b.rows);
+    if (b_fits && amx_bf16x3_available()) {
+      amx_bf16x3_gemm_packed_a(M, N, K, alpha, a.packed->data(), b.data, b.ld, b.rows, beta, C, ldc, ep, pool);
+      return;
+    }
+    if (!a.data)
+      throw std::invalid_argument("sgemm_ex: A was packed for AMX, which cannot run this call, and has no unpacked copy");
+    SgemmOperand plain_a = a;
+    plain_a.packed = nullptr;
+    sgemm_ex(M, N, K, alpha, plain_a, b, beta, C, ldc, ep, pool);
     return;
   }
   if (b.packed && b.packed->precision() == GemmPrecision::kBf16x3) {

@@ -75,8 +75,11 @@ void apply_epilogue(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, i
 // Immutable after packing; safe to share between concurrent calls.
 class PackedMatrix {
  public:
-  // Packs op(A) = A (M x K, row stride lda) or A^T when trans.
-  static std::shared_ptr<const PackedMatrix> pack_a(bool trans, int64_t M, int64_t K, const float* A, int64_t lda);
+  // Packs op(A) = A (M x K, row stride lda) or A^T when trans. With
+  // kBf16x3, an untransposed A and amx_bf16x3_available(), in the AMX
+  // layout (gemm_amx.h); otherwise for the fp32 tile.
+  static std::shared_ptr<const PackedMatrix> pack_a(bool trans, int64_t M, int64_t K, const float* A, int64_t lda,
+                                                    GemmPrecision precision = GemmPrecision::kF32);
   // Packs op(B) = B (K x N, row stride ldb) or B^T when trans. With
   // kBf16x3 and amx_bf16x3_available(), in the AMX layout (gemm_amx.h);
   // otherwise for the fp32 tile.
@@ -125,7 +128,10 @@ struct SgemmOperand {
 
 // C = epilogue(alpha * op(A) op(B) + beta * C). `ep` may be null. A B packed
 // for kBf16x3 needs a plain A; if AMX has become unusable since (a
-// ScopedCpuIsa), b.data must hold the unpacked B, which is then used.
+// ScopedCpuIsa), b.data must hold the unpacked B, which is then used. An A
+// packed for kBf16x3 runs on AMX against a plain untransposed B or a
+// BRowSource; otherwise (another B, AMX unusable) a.data must hold the
+// unpacked A, which is then used.
 void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& a, const SgemmOperand& b, float beta,
               float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool);
 

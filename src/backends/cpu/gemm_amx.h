@@ -6,19 +6,20 @@
 // three tile products per K step still run several times faster than fp32
 // FMAs on AVX-512.
 //
-// Used only for a plain fp32 op(A) against a B packed by amx_bf16x3_pack_b
-// (a constant weight matrix), when the session asks for precision bf16x3
-// (docs/performance.md) and amx_bf16x3_available() holds.
+// Used when the session asks for precision bf16x3 (docs/performance.md) and
+// amx_bf16x3_available() holds, for a constant weight matrix on either side:
+// a plain fp32 op(A) against a B packed by amx_bf16x3_pack_b (MatMul, Gemm),
+// or an A packed by amx_bf16x3_pack_a against a plain or generated B (Conv:
+// the filters times the im2col matrix).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "backends/cpu/gemm.h"
 #include "core/thread_pool.h"
 
 namespace dlrt::cpu {
-
-struct GemmEpilogue;
 
 // True when this CPU and OS can run the AMX path now: AMX-TILE, AMX-BF16 and
 // AVX512-BF16 present, Linux granted the tile state (arch_prctl), and
@@ -40,5 +41,26 @@ void amx_bf16x3_pack_b(bool trans, int64_t K, int64_t N, const float* B, int64_t
 void amx_bf16x3_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, bool trans_a,
                      const void* packed_b, float beta, float* C, int64_t ldc, const GemmEpilogue* ep,
                      ThreadPool* pool);
+
+// Bytes amx_bf16x3_pack_a writes for an M x K A: M is padded to a multiple
+// of 32, K to one of 32, and each element takes two bf16 (4 bytes).
+size_t amx_bf16x3_packed_a_bytes(int64_t M, int64_t K);
+
+// Packs A (M x K, row stride lda) into `dst` (64-byte aligned,
+// amx_bf16x3_packed_a_bytes(M, K) bytes): per 32-row pair of blocks, per
+// 32-deep K step, the hi and lo tiles of its upper and of its lower 16 rows
+// (a pass over some K steps of a row pair reads one contiguous range).
+// Call only when amx_bf16x3_available().
+void amx_bf16x3_pack_a(int64_t M, int64_t K, const float* A, int64_t lda, void* dst);
+
+// C = epilogue(alpha * A * B + beta * C) with A packed by amx_bf16x3_pack_a
+// for this M and K, and B (K x N) either a plain row-major matrix (b_rows
+// null: B, row stride ldb) or rows supplied by `b_rows` (B unused). B is
+// split into tiles at run time, a block of columns at a time. C is not read
+// when beta == 0. `ep` and `pool` may be null. Call only when
+// amx_bf16x3_available().
+void amx_bf16x3_gemm_packed_a(int64_t M, int64_t N, int64_t K, float alpha, const void* packed_a, const float* B,
+                              int64_t ldb, const BRowSource* b_rows, float beta, float* C, int64_t ldc,
+                              const GemmEpilogue* ep, ThreadPool* pool);
 
 }  // namespace dlrt::cpu

@@ -9,7 +9,7 @@
 namespace dlrt::cpu {
 
 struct KernelBuildOptions {
-  // Float GEMMs against constant weights (MatMul, Gemm and their fused forms).
+  // Float GEMMs against constant weights (MatMul, Gemm, Conv and their fused forms).
   GemmPrecision precision = GemmPrecision::kF32;
 };
 
