@@ -4,6 +4,9 @@
 #include <cmath>
 #include <random>
 
+#include "backends/cpu/gemm_amx.h"
+#include "backends/cpu/kernel_build_options.h"
+#include "backends/cpu/kernel_families.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu::testing {
@@ -137,6 +140,43 @@ TEST(Attention, FullyMaskedRowGivesUniformAverageNotNaN) {
   auto out = run_op("Attention", {q, k, v, mask}, layouts("bhsd", "bhsd", "bhsd", "bhsd", 1.0f), 1, 1, "com.dlrt");
   ASSERT_TRUE(out.ok());
   for (int64_t i = 0; i < (*out)[0].size(); ++i) EXPECT_FALSE(std::isnan((*out)[0].data<float>()[i]));
+}
+
+// Precision bf16x3 (the kernel created under it, on an AMX machine): heads
+// of 64+ dims over 64+ keys run their products on AMX tiles, within bf16x3's
+// error of the reference; smaller heads stay on the fp32 kernel.
+TEST(Attention, Bf16x3RunsLargeHeadsOnAmx) {
+  if (!amx_bf16x3_available())
+    GTEST_SKIP() << "no AMX-BF16 + AVX512-BF16 here (or Linux refused the tile state, or DLRT_CPU_ISA is below "
+                    "avx512): attention never runs on AMX on this machine";
+  KernelBuildOptions options;
+  options.precision = GemmPrecision::kBf16x3;
+  ScopedKernelBuildOptions scope(options);
+  struct Case {
+    int64_t B, H, Sq, Skv, D, Dv;
+    bool amx;
+  };
+  for (const Case& c : std::vector<Case>{{1, 3, 197, 197, 64, 64, true},    // tiny_vit
+                                         {2, 2, 70, 65, 96, 40, true},      // key, row and head-dim tails
+                                         {1, 2, 130, 64, 64, 64, true},     // several 64-row blocks
+                                         {1, 12, 128, 128, 32, 32, false},  // minilm: 32 dims
+                                         {1, 2, 16, 16, 64, 64, false}}) {  // 16 keys
+    SCOPED_TRACE(::testing::PrintToString(std::vector<int64_t>{c.B, c.H, c.Sq, c.Skv, c.D, c.Dv}));
+    auto q = rnd({c.B, c.H, c.Sq, c.D}, 21), k = rnd({c.B, c.H, c.Skv, c.D}, 22), v = rnd({c.B, c.H, c.Skv, c.Dv}, 23);
+    // A padding mask on the second batch row's last keys.
+    auto mask = Tensor::allocate(DType::kFloat32, {c.B, 1, 1, c.Skv}).value();
+    std::vector<float> mv(static_cast<size_t>(c.B * c.Skv), 0.0f);
+    for (int64_t j = c.Skv - 5; j < c.Skv && c.B > 1; ++j) mv[static_cast<size_t>(c.Skv + j)] = -3.4028e38f;
+    for (size_t i = 0; i < mv.size(); ++i) mask.data<float>()[i] = mv[i];
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.D));
+    const uint64_t before = attention_amx_runs();
+    auto out = run_op("Attention", {q, k, v, mask}, layouts("bhsd", "bhsd", "bhsd", "bhsd", scale), 1, 1, "com.dlrt");
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    if (c.amx) EXPECT_GT(attention_amx_runs(), before) << "did not run on AMX";
+    else EXPECT_EQ(attention_amx_runs(), before) << "ran on AMX";
+    expect_near((*out)[0], reference(values(q), values(k), values(v), &mv, c.B, c.H, c.Sq, c.Skv, c.D, c.Dv, scale),
+                c.amx ? 1e-4f : 1e-5f);
+  }
 }
 
 }  // namespace

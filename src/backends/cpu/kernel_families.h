@@ -1,6 +1,8 @@
 // One registration function per op-family file in this folder.
 #pragma once
 
+#include <cstdint>
+
 #include "backends/cpu/kernel.h"
 
 namespace dlrt::cpu {
@@ -31,5 +33,9 @@ Status register_linalg_kernels(KernelRegistry& r);          // linalg.cpp: Det
 Status register_text_kernels(KernelRegistry& r);            // text.cpp: StringNormalizer, TfIdfVectorizer
 Status register_fused_kernels(KernelRegistry& r);           // fused.cpp: com.dlrt FusedConv, FusedMatMul, FusedGemm
 Status register_transformer_kernels(KernelRegistry& r);     // transformer.cpp: com.dlrt Attention
+
+// How many (batch, head, row block) tasks of com.dlrt Attention ran their
+// products on AMX (precision bf16x3) since the process started; for tests.
+uint64_t attention_amx_runs();
 
 }  // namespace dlrt::cpu
