@@ -33,10 +33,10 @@ struct SessionOptions {
   bool warm_start = false;
   // Precision of the CPU backend's float matmuls and convolutions against
   // constant weights (and of large attention heads): "f32" (fp32 FMAs) or
-  // "bf16x3" (Intel AMX tiles, each fp32 operand split
-  // into two bf16 parts: about 1e-5 relative error, several times faster;
-  // f32 where the CPU has no AMX-BF16). Empty: DLRT_CPU_PRECISION, then the
-  // config file's cpu_precision, else "f32". Reported per CPU partition.
+  // "bf16x3" (Intel AMX tiles, each fp32 operand split into two bf16 parts:
+  // about 1e-5 relative error, several times faster; f32 where the CPU has
+  // no AMX-BF16). Empty: DLRT_CPU_PRECISION, then the config file's
+  // cpu_precision, else "f32". Reported per CPU partition.
   std::string cpu_precision;
   // Options handed to accelerator backends when they compile a partition (part
   // of the blob-cache key); keys a backend does not know are ignored. OpenVINO:
