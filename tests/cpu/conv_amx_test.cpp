@@ -1,8 +1,9 @@
 // Conv in precision bf16x3 (filters packed for AMX at prepack, the GEMM of
 // gemm_amx.h at run time) against a double reference: pointwise, padded,
 // strided, grouped, 1-D and batched convs with their fused stages; that
-// Winograd keeps the convs it takes; and the fp32 fallback when AMX is
-// capped after packing. Skipped, with the reason, on CPUs without AMX-BF16.
+// Winograd keeps the convs it takes; patch embeddings transposed with Wᵀ on
+// AMX; and the fp32 fallback when AMX is capped after packing. Skipped, with
+// the reason, on CPUs without AMX-BF16.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -192,6 +193,37 @@ TEST(ConvAmx, Fp32SessionsAndWinogradConvsStayOffAmx) {
   expect_matches(c, d, *y, true);
 }
 
+TEST(ConvAmx, PatchEmbeddingsRunTransposedWithWtOnAmx) {
+  SKIP_WITHOUT_AMX();
+  std::mt19937 rng(34);
+  Case c;
+  c.N = 2, c.C = 3, c.M = 40, c.H = 48, c.W = 40, c.KH = c.KW = 8, c.S = 8, c.bias = true;
+  const Data d = make_data(c, rng);
+  ir::Node node;
+  node.name = "patch_embed";
+  node.op_type = "Conv";
+  node.opset = 17;
+  node.attributes = {{"strides", attr_ints({8, 8})}, {"dilations", attr_ints({1, 1})},
+                     {"pads", attr_ints({0, 0, 0, 0})}, {"group", attr_int(1)}};
+  KernelBuildOptions options;
+  options.precision = GemmPrecision::kBf16x3;
+  std::shared_ptr<const ConvPrepacked> pre;
+  {
+    ScopedKernelBuildOptions scope(options);
+    auto packed = prepack_conv_weights(node, &d.tw);
+    ASSERT_TRUE(packed.ok());
+    pre = *packed;
+  }
+  ASSERT_TRUE(pre);
+  EXPECT_EQ(pre->transposed().precision(), GemmPrecision::kBf16x3) << "Wᵀ was not packed for AMX";
+  const uint64_t amx_before = conv_amx_runs(), transposed_before = conv_transposed_runs();
+  Result<Tensor> y = testing::run_conv_with(node, {d.tx, d.tw, d.tb}, c.act, 2, pre.get());
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  EXPECT_EQ(conv_transposed_runs() - transposed_before, 2u) << "one transposed product per image expected";
+  EXPECT_EQ(conv_amx_runs(), amx_before);
+  expect_matches(c, d, *y, false);
+}
+
 TEST(ConvAmx, RunsOnFp32WhenAmxIsCappedAfterPacking) {
   SKIP_WITHOUT_AMX();
   std::mt19937 rng(33);
@@ -214,12 +246,33 @@ TEST(ConvAmx, RunsOnFp32WhenAmxIsCappedAfterPacking) {
     pre = *packed;
   }
   ASSERT_TRUE(pre && pre->amx_group(0)) << "the filters were not packed for AMX";
+  // And a patch embedding, whose Wᵀ is packed for AMX.
+  Case pc;
+  pc.C = 3, pc.M = 24, pc.H = pc.W = 32, pc.KH = pc.KW = 8, pc.S = 8;
+  const Data pd = make_data(pc, rng);
+  ir::Node patch = node;
+  patch.attributes = {{"strides", attr_ints({8, 8})}, {"dilations", attr_ints({1, 1})},
+                      {"pads", attr_ints({0, 0, 0, 0})}, {"group", attr_int(1)}};
+  std::shared_ptr<const ConvPrepacked> ppre;
+  {
+    ScopedKernelBuildOptions scope(options);
+    auto packed = prepack_conv_weights(patch, &pd.tw);
+    ASSERT_TRUE(packed.ok());
+    ppre = *packed;
+  }
+  ASSERT_EQ(ppre->transposed().precision(), GemmPrecision::kBf16x3);
+
   ScopedCpuIsa cap(CpuIsa::kAvx2);
   const uint64_t before = conv_amx_runs();
   Result<Tensor> y = testing::run_conv_with(node, {d.tx, d.tw, d.tb}, c.act, 2, pre.get());
   ASSERT_TRUE(y.ok()) << y.status().message();
   EXPECT_EQ(conv_amx_runs(), before);
   expect_matches(c, d, *y, true);
+  // The patch embedding's transposed product runs on W itself (the fp32 GEMM
+  // against Wᵀ), not on the tiles.
+  y = testing::run_conv_with(patch, {pd.tx, pd.tw}, pc.act, 2, ppre.get());
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  expect_matches(pc, pd, *y, true);
 }
 
 }  // namespace

@@ -745,7 +745,10 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     // Precision bf16x3 with the filters packed for AMX: a conv that does not
     // run Winograd is the GEMM of the filters (A) and the image or its
     // im2col rows (B, split into tiles as it is read), skipping the other
-    // fp32 paths below. Winograd F(4x4, 3x3) multiplies 4x less; bf16x3
+    // fp32 paths below; a patch embedding runs transposed instead, Wᵀ as
+    // AMX tiles (its im2col rows gather every k-th float; its im2colᵀ rows
+    // copy whole kernel rows: tiny_vit's 16x16/16 conv 0.31 -> 0.23 ms, 1
+    // thread). Winograd F(4x4, 3x3) multiplies 4x less; bf16x3
     // makes three tile products for each one, and the im2col rows of large
     // planes cost as much again (resnet18's 56x56 3x3 convs, 1 thread:
     // 0.82-0.92 ms Winograd, 1.26-1.41 ms AMX).
@@ -811,7 +814,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     const bool patchify = g.k[1] == g.s[1] && g.k[2] == g.s[2] && g.k[2] >= 4 && g.p[1] == 0 && g.p[2] == 0 &&
                           g.d[1] == 1 && g.d[2] == 1;
     const bool small_plane = out_plane <= kTransposedMaxPlane && ks > 1 && !cpu_has_avx512();
-    if (!amx && pre && group == 1 && (small_plane || patchify) && cpu_has_avx2() && g.k[0] == 1 && g.in[0] == 1 &&
+    if ((!amx || patchify) && pre && group == 1 && (small_plane || patchify) && cpu_has_avx2() && g.k[0] == 1 && g.in[0] == 1 &&
         g.out[0] == 1 && conv_direct_mode() != ConvDirectMode::kForce) {
       const PackedMatrix& wt = pre->transposed();
       const int64_t K = col_rows, P = out_plane;
@@ -823,8 +826,10 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
         pool.parallel_for(P, std::max<int64_t>(1, 16384 / std::max<int64_t>(K, 1)), [&](int64_t b, int64_t e) {
           for (int64_t p = b; p < e; ++p) im2col_t_row(xn, C, g, p, at + p * K);
         });
-        sgemm_ex(P, M, K, 1.0f, SgemmOperand{at, K, false, nullptr, nullptr},
-                 SgemmOperand{nullptr, 0, false, &wt, nullptr}, 0.0f, ct, M, nullptr, &pool);
+        // W itself (M x K: op(B) = Wᵀ) rides along for sgemm_ex's fp32
+        // fallback, should a Wᵀ packed for AMX meet a thread where AMX is off.
+        sgemm_ex(P, M, K, 1.0f, SgemmOperand{at, K, false, nullptr, nullptr}, SgemmOperand{W, K, true, &wt, nullptr},
+                 0.0f, ct, M, nullptr, &pool);
         float* yn = Y + n * M * P;
         for (int64_t m = 0; m < M; ++m)
           for (int64_t p = 0; p < P; ++p) yn[m * P + p] = ct[p * M + m];
@@ -994,7 +999,8 @@ uint64_t conv_transposed_runs() {
 const PackedMatrix& ConvPrepacked::transposed() const {
   std::call_once(transposed_once_, [&] {
     const int64_t M = source.dim(0), K = source.size() / M;
-    transposed_ = PackedMatrix::pack_b(true, K, M, source.data<float>(), K);
+    transposed_ = PackedMatrix::pack_b(true, K, M, source.data<float>(), K,
+                                       amx_groups_.empty() ? GemmPrecision::kF32 : GemmPrecision::kBf16x3);
   });
   return *transposed_;
 }
@@ -1045,12 +1051,21 @@ Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node
   if (winograd && winograd_prepack_tile(M, w->dim(1)) == 4) pre->winograd4();
   else if (winograd) pre->winograd();
   // Precision bf16x3 on AMX: the filters as AMX tiles too, which conv_run
-  // takes over every fp32 path but Winograd (conv_run says why); the fp32
-  // GEMM packing then waits for a first use, should AMX become unusable.
+  // takes over every fp32 path but Winograd and patch embeddings (conv_run
+  // says why); the fp32 GEMM packing then waits for a first use, should AMX
+  // become unusable.
   if (kernel_build_options().precision == GemmPrecision::kBf16x3 && amx_bf16x3_available()) {
     for (int64_t gi = 0; gi < group; ++gi)
       pre->amx_groups_.push_back(
           PackedMatrix::pack_a(false, Mg, K, w->data<float>() + gi * Mg * K, K, GemmPrecision::kBf16x3));
+    // A patch embedding (kernel = stride >= 4, no padding) runs as Yᵀ =
+    // im2colᵀ · Wᵀ: its Wᵀ, as AMX tiles, now rather than on the first run.
+    const std::vector<int64_t> pads = node.attr_ints("pads", {0, 0, 0, 0});
+    const bool no_pads = std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; }) &&
+                         (node.attr_string("auto_pad", "NOTSET") == "NOTSET" || node.attr_string("auto_pad", "") == "VALID");
+    if (w->rank() == 4 && group == 1 && st.size() == 2 && di.size() == 2 && st[0] == w->dim(2) && st[1] == w->dim(3) &&
+        w->dim(3) >= 4 && di[0] == 1 && di[1] == 1 && no_pads)
+      pre->transposed();
   } else if (!winograd) {
     pre->pack_groups();
   }
