@@ -10,6 +10,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/gemm.h"
@@ -38,10 +39,36 @@ struct Case {
   int threads;
 };
 
-// Runs one case and checks every element against the double result within
-// 2e-5 of sum |a||b| over its dot product (bf16x3 drops terms near 2^-17 of
-// each product); also checks that the error is not that of a single bf16
-// product (which would show as a mean error near 1e-3 of sum |a||b|).
+// Every element of C (M x N, row stride ldc, c0 before the call) against
+// want(i, j), which gives the double result and sum |a||b| over its dot
+// product: within 2e-5 of that sum (bf16x3 drops terms near 2^-17 of each
+// product), and a mean error below the same bound, so that the error of a
+// single bf16 product (near 1e-3 of the sum) fails. Padding columns must be
+// untouched.
+template <typename Want>
+void expect_bf16x3_close(const std::string& what, int64_t M, int64_t N, int64_t ldc, const std::vector<float>& c,
+                         const std::vector<float>& c0, float alpha, const Want& want) {
+  double err_sum = 0, mag_sum = 0;
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t j = 0; j < N; ++j) {
+      const auto [w, mag] = want(i, j);
+      const double tol = 2e-5 * std::fabs(alpha) * mag + 1e-6 * (1 + std::fabs(w));
+      const double got = c[i * ldc + j];
+      ASSERT_NEAR(got, w, tol) << what << " at (" << i << "," << j << ")";
+      err_sum += std::fabs(got - w);
+      mag_sum += std::fabs(alpha) * mag;
+    }
+    for (int64_t j = N; j < ldc; ++j) {
+      const float got = c[i * ldc + j], was = c0[i * ldc + j];
+      ASSERT_TRUE(std::isnan(was) ? std::isnan(got) : got == was) << what << " wrote padding column " << j;
+    }
+  }
+  if (mag_sum > 0) {
+    EXPECT_LT(err_sum / mag_sum, 2e-5) << what << ": mean error too large for bf16x3";
+  }
+}
+
+// Runs one case (B packed for bf16x3) through expect_bf16x3_close.
 void check(const Case& cs, std::mt19937& rng) {
   const int64_t M = cs.M, N = cs.N, K = cs.K;
   const int64_t lda = (cs.ta ? M : K) + 1, ldb = (cs.tb ? K : N) + 2, ldc = N + 3;
@@ -67,32 +94,18 @@ void check(const Case& cs, std::mt19937& rng) {
                            " ta=" + std::to_string(cs.ta) + " tb=" + std::to_string(cs.tb) +
                            " alpha=" + std::to_string(cs.alpha) + " beta=" + std::to_string(cs.beta) +
                            " threads=" + std::to_string(cs.threads);
-  double err_sum = 0, mag_sum = 0;
-  for (int64_t i = 0; i < M; ++i) {
-    for (int64_t j = 0; j < N; ++j) {
-      double s = 0, mag = 0;
-      for (int64_t p = 0; p < K; ++p) {
-        const double x = cs.ta ? a[p * lda + i] : a[i * lda + p];
-        const double y = cs.tb ? b[j * ldb + p] : b[p * ldb + j];
-        s += x * y;
-        mag += std::fabs(x * y);
-      }
-      double want = cs.alpha * s + (cs.beta == 0.0f ? 0.0 : cs.beta * c0[i * ldc + j]) + bias[j];
-      if (ep.act.kind == ActKind::kRelu) want = std::max(want, 0.0);
-      const double tol = 2e-5 * std::fabs(cs.alpha) * mag + 1e-6 * (1 + std::fabs(want));
-      const double got = c[i * ldc + j];
-      ASSERT_NEAR(got, want, tol) << what << " at (" << i << "," << j << ")";
-      err_sum += std::fabs(got - want);
-      mag_sum += std::fabs(cs.alpha) * mag;
+  expect_bf16x3_close(what, M, N, ldc, c, c0, cs.alpha, [&](int64_t i, int64_t j) {
+    double s = 0, mag = 0;
+    for (int64_t p = 0; p < K; ++p) {
+      const double x = cs.ta ? a[p * lda + i] : a[i * lda + p];
+      const double y = cs.tb ? b[j * ldb + p] : b[p * ldb + j];
+      s += x * y;
+      mag += std::fabs(x * y);
     }
-    for (int64_t j = N; j < ldc; ++j) {
-      const float got = c[i * ldc + j], was = c0[i * ldc + j];
-      ASSERT_TRUE(std::isnan(was) ? std::isnan(got) : got == was) << what << " wrote padding column " << j;
-    }
-  }
-  if (mag_sum > 0) {
-    EXPECT_LT(err_sum / mag_sum, 2e-5) << what << ": mean error too large for bf16x3";
-  }
+    double want = cs.alpha * s + (cs.beta == 0.0f ? 0.0 : cs.beta * c0[i * ldc + j]) + bias[j];
+    if (ep.act.kind == ActKind::kRelu) want = std::max(want, 0.0);
+    return std::pair<double, double>(want, mag);
+  });
 }
 
 TEST(AmxBf16x3, MatchesReferenceOnEdgeShapes) {
@@ -171,8 +184,8 @@ struct CaseA {
   bool rows;  // B through a BRowSource instead of a plain matrix
 };
 
-// A packed for bf16x3 against B: every element against the double result,
-// within the tolerance check() uses; row bias, residual and Relu epilogue.
+// A packed for bf16x3 against B (plain or through a BRowSource), through
+// expect_bf16x3_close; row bias, residual and Relu epilogue.
 void check_packed_a(const CaseA& cs, std::mt19937& rng) {
   const int64_t M = cs.M, N = cs.N, K = cs.K;
   const int64_t lda = K + 1, ldb = N + 2, ldc = N + 3, ldr = N + 1;
@@ -205,32 +218,18 @@ void check_packed_a(const CaseA& cs, std::mt19937& rng) {
                            " K=" + std::to_string(K) + " alpha=" + std::to_string(cs.alpha) +
                            " beta=" + std::to_string(cs.beta) + " threads=" + std::to_string(cs.threads) +
                            (cs.rows ? " B rows" : " B plain");
-  double err_sum = 0, mag_sum = 0;
-  for (int64_t i = 0; i < M; ++i) {
-    for (int64_t j = 0; j < N; ++j) {
-      double s = 0, mag = 0;
-      for (int64_t p = 0; p < K; ++p) {
-        const double x = a[i * lda + p], y = b[p * ldb + j];
-        s += x * y;
-        mag += std::fabs(x * y);
-      }
-      double want = cs.alpha * s + (cs.beta == 0.0f ? 0.0 : cs.beta * c0[i * ldc + j]) + bias[i];
-      if (ep.residual) want += res[i * ldr + j];
-      if (ep.act.kind == ActKind::kRelu) want = std::max(want, 0.0);
-      const double tol = 2e-5 * std::fabs(cs.alpha) * mag + 1e-6 * (1 + std::fabs(want));
-      const double got = c[i * ldc + j];
-      ASSERT_NEAR(got, want, tol) << what << " at (" << i << "," << j << ")";
-      err_sum += std::fabs(got - want);
-      mag_sum += std::fabs(cs.alpha) * mag;
+  expect_bf16x3_close(what, M, N, ldc, c, c0, cs.alpha, [&](int64_t i, int64_t j) {
+    double s = 0, mag = 0;
+    for (int64_t p = 0; p < K; ++p) {
+      const double x = a[i * lda + p], y = b[p * ldb + j];
+      s += x * y;
+      mag += std::fabs(x * y);
     }
-    for (int64_t j = N; j < ldc; ++j) {
-      const float got = c[i * ldc + j], was = c0[i * ldc + j];
-      ASSERT_TRUE(std::isnan(was) ? std::isnan(got) : got == was) << what << " wrote padding column " << j;
-    }
-  }
-  if (mag_sum > 0) {
-    EXPECT_LT(err_sum / mag_sum, 2e-5) << what << ": mean error too large for bf16x3";
-  }
+    double want = cs.alpha * s + (cs.beta == 0.0f ? 0.0 : cs.beta * c0[i * ldc + j]) + bias[i];
+    if (ep.residual) want += res[i * ldr + j];
+    if (ep.act.kind == ActKind::kRelu) want = std::max(want, 0.0);
+    return std::pair<double, double>(want, mag);
+  });
 }
 
 TEST(AmxBf16x3, PackedAMatchesReference) {
