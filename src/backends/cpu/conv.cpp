@@ -745,13 +745,13 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     // Precision bf16x3 with the filters packed for AMX: a conv that does not
     // run Winograd is the GEMM of the filters (A) and the image or its
     // im2col rows (B, split into tiles as it is read), skipping the other
-    // fp32 paths below; a patch embedding runs transposed instead, Wᵀ as
-    // AMX tiles (its im2col rows gather every k-th float; its im2colᵀ rows
-    // copy whole kernel rows: tiny_vit's 16x16/16 conv 0.31 -> 0.23 ms, 1
-    // thread). Winograd F(4x4, 3x3) multiplies 4x less; bf16x3
-    // makes three tile products for each one, and the im2col rows of large
-    // planes cost as much again (resnet18's 56x56 3x3 convs, 1 thread:
-    // 0.82-0.92 ms Winograd, 1.26-1.41 ms AMX).
+    // fp32 paths below. Winograd keeps its convs: F(4x4, 3x3) multiplies 4x
+    // less, bf16x3 makes three tile products for each one, and the im2col
+    // rows of large planes cost as much again (resnet18's 56x56 3x3 convs,
+    // 1 thread: 0.82-0.92 ms Winograd, 1.26-1.41 ms AMX). A patch embedding
+    // runs transposed, with Wᵀ as AMX tiles: its im2col rows gather every
+    // k-th float, its im2colᵀ rows copy whole kernel rows (tiny_vit's
+    // 16x16/16 conv, 1 thread: 0.31 -> 0.23 ms).
     const bool amx = pre && pre->amx_group(0) && amx_bf16x3_available();
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -814,8 +814,8 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     const bool patchify = g.k[1] == g.s[1] && g.k[2] == g.s[2] && g.k[2] >= 4 && g.p[1] == 0 && g.p[2] == 0 &&
                           g.d[1] == 1 && g.d[2] == 1;
     const bool small_plane = out_plane <= kTransposedMaxPlane && ks > 1 && !cpu_has_avx512();
-    if ((!amx || patchify) && pre && group == 1 && (small_plane || patchify) && cpu_has_avx2() && g.k[0] == 1 && g.in[0] == 1 &&
-        g.out[0] == 1 && conv_direct_mode() != ConvDirectMode::kForce) {
+    if ((!amx || patchify) && pre && group == 1 && (small_plane || patchify) && cpu_has_avx2() && g.k[0] == 1 &&
+        g.in[0] == 1 && g.out[0] == 1 && conv_direct_mode() != ConvDirectMode::kForce) {
       const PackedMatrix& wt = pre->transposed();
       const int64_t K = col_rows, P = out_plane;
       thread_local AlignedScratch scratch;  // im2colᵀ, then Yᵀ
@@ -1061,8 +1061,9 @@ Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node
     // A patch embedding (kernel = stride >= 4, no padding) runs as Yᵀ =
     // im2colᵀ · Wᵀ: its Wᵀ, as AMX tiles, now rather than on the first run.
     const std::vector<int64_t> pads = node.attr_ints("pads", {0, 0, 0, 0});
+    const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
     const bool no_pads = std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; }) &&
-                         (node.attr_string("auto_pad", "NOTSET") == "NOTSET" || node.attr_string("auto_pad", "") == "VALID");
+                         (auto_pad == "NOTSET" || auto_pad == "VALID");
     if (w->rank() == 4 && group == 1 && st.size() == 2 && di.size() == 2 && st[0] == w->dim(2) && st[1] == w->dim(3) &&
         w->dim(3) >= 4 && di[0] == 1 && di[1] == 1 && no_pads)
       pre->transposed();

@@ -25,13 +25,16 @@ struct ConvPrepacked {
 
   // W_g packed for AMX in precision bf16x3 (gemm_amx.h): at session create
   // when the session asked for bf16x3 and AMX was usable then; else null.
-  // conv_run prefers it, while AMX stays usable, to every other path.
+  // While AMX stays usable, conv_run prefers it to every path but Winograd
+  // and the transposed one of patch embeddings.
   const PackedMatrix* amx_group(int64_t gi) const {
     return amx_groups_.empty() ? nullptr : amx_groups_[static_cast<size_t>(gi)].get();
   }
 
   // Wᵀ (K x M) packed as a GEMM's B operand, for group-1 convs with small
-  // output planes (conv.cpp: Yᵀ = im2colᵀ · Wᵀ); packed on first use.
+  // output planes and patch embeddings (conv.cpp: Yᵀ = im2colᵀ · Wᵀ);
+  // packed on first use, or for a patch embedding under bf16x3 at session
+  // create, then in the AMX layout.
   const PackedMatrix& transposed() const;
 
   // The Winograd F(2x2, 3x3) filters of a 3x3 group-1 W (conv_winograd.h):
