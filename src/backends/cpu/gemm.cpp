@@ -671,18 +671,22 @@ void sgemm_rows_a_packed_b(RowsKernel kernel, TileEpilogue tile_epilogue, int64_
 
   int64_t mblocks = ceil_div(M, kMC), nblocks = ceil_div(bpanels, kPC);
   if (threads > 1) {
-    // At least 4 tasks per thread where the shape allows (a late or
-    // preempted thread leaves little behind): shorter row blocks first, then
-    // narrower column runs. Split by rows, the threads read B (the weights)
-    // alike but each only its share of A; split by columns, each read all
-    // of A, which for a tall A (8 x 128 tokens) is the larger. 2 threads,
-    // SPR-class Xeon, against columns first (4 alternating rounds):
-    // minilm_l6 b8 s128 85.0-86.3 -> 81.3-82.0 ms, tiny_vit 4.01-4.26 ->
-    // 3.77-3.84 ms, minilm b1 s128 and s16 unchanged.
+    // A row block per thread at least, then narrower column runs up to 4
+    // tasks per thread where the shape allows (a late or preempted thread
+    // leaves little behind), taken row-block major below: each thread then
+    // reads only its own rows of A (which it usually wrote in the op
+    // before) and all of B (the weights, alike for every thread). Split by
+    // columns first, each thread read all of A. 2 threads, SPR-class Xeon,
+    // 4 alternating rounds each: against columns first, rows to 4 tasks per
+    // thread took minilm_l6 b8 s128 85.0-86.3 -> 81.3-82.0 ms and tiny_vit
+    // 4.01-4.26 -> 3.77-3.84 ms; against that, a row block per thread then
+    // columns, row-block major, took minilm b1 s128 11.8-12.5 -> 11.4-11.9
+    // ms and b8 82.4-83.7 -> 80.1-82.2 ms, tiny_vit 3.76-3.85 -> 3.80-3.90.
     const int64_t want = 4 * threads;
-    if (mblocks * nblocks < want) mblocks = std::min(ceil_div(M, MR), ceil_div(want, nblocks));
+    if (mblocks < threads) mblocks = std::min(ceil_div(M, MR), int64_t{threads});
     if (mblocks * nblocks < want) nblocks = std::min(bpanels, ceil_div(want, mblocks));
   }
+  const bool row_major = threads > 1;
   const int64_t mc = round_up(ceil_div(M, mblocks), MR);
   mblocks = ceil_div(M, mc);
   const int64_t pc = ceil_div(bpanels, nblocks);
@@ -691,8 +695,9 @@ void sgemm_rows_a_packed_b(RowsKernel kernel, TileEpilogue tile_epilogue, int64_
 
   auto task = [&](int64_t tb, int64_t te) {
     for (int64_t t = tb; t < te; ++t) {
-      // Column-block major: consecutive tasks (one thread's chunk) share their B block.
-      const int64_t nb = t / mblocks, mb = t % mblocks;
+      // One thread: column-block major, consecutive tasks share their B
+      // block. Several: row-block major, a thread's tasks share its rows.
+      const int64_t nb = row_major ? t % nblocks : t / mblocks, mb = row_major ? t / nblocks : t % mblocks;
       const int64_t i_begin = mb * mc, i_end = std::min(M, i_begin + mc);
       const int64_t pb = nb * pc, pe = std::min(bpanels, pb + pc);
       const int64_t tiles = ceil_div(i_end - i_begin, MR);  // row tiles per panel
