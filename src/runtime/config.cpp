@@ -7,6 +7,8 @@
 
 #include <toml++/toml.h>
 
+#include "backends/cpu/gemm.h"
+
 namespace dlrt {
 
 namespace fs = std::filesystem;
@@ -58,7 +60,7 @@ Result<RuntimeConfig> parse_runtime_config(const std::string& text, const std::s
       cfg.cache_dir = *v;
     } else if (k == "cpu_precision") {
       auto v = node.value<std::string>();
-      if (!v || (*v != "f32" && *v != "bf16x3")) return bad(k, "\"f32\" or \"bf16x3\"");
+      if (!v || !cpu::gemm_precision_from_name(*v)) return bad(k, "\"f32\" or \"bf16x3\"");
       cfg.cpu_precision = *v;
     } else {
       return InvalidArgument("config file " + path + ": unknown key '" + k +

@@ -96,8 +96,10 @@ Result<cpu::GemmPrecision> cpu_precision_of(const SessionOptions& options, const
     if (env && *env) text = env, from = "DLRT_CPU_PRECISION";
   }
   if (text.empty() && config.cpu_precision) text = *config.cpu_precision, from = "config file cpu_precision";
-  if (text.empty() || text == "f32") return cpu::GemmPrecision::kF32;
-  if (text != "bf16x3") return InvalidArgument(from + " is '" + text + "'; expected f32 or bf16x3");
+  if (text.empty()) return cpu::GemmPrecision::kF32;
+  const std::optional<cpu::GemmPrecision> named = cpu::gemm_precision_from_name(text);
+  if (!named) return InvalidArgument(from + " is '" + text + "'; expected f32 or bf16x3");
+  if (*named == cpu::GemmPrecision::kF32) return cpu::GemmPrecision::kF32;
   if (!cpu::amx_bf16x3_available()) {
     DLRT_LOG(kWarn, "cpu precision bf16x3 needs AMX-BF16 and AVX512-BF16 (and DLRT_CPU_ISA not below avx512); "
                     "this CPU runs f32");

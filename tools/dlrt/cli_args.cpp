@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "backends/cpu/gemm.h"
+
 namespace dlrt::cli {
 
 std::string Args::get(const std::string& flag, const std::string& def) const {
@@ -82,7 +84,7 @@ Result<int64_t> parse_nonnegative_int(const std::string& text, const std::string
 }
 
 Result<std::string> parse_precision(const std::string& text) {
-  if (text != "f32" && text != "bf16x3") return InvalidArgument("--precision must be f32 or bf16x3, not '" + text + "'");
+  if (!cpu::gemm_precision_from_name(text)) return InvalidArgument("--precision must be f32 or bf16x3, not '" + text + "'");
   return text;
 }
 

@@ -769,6 +769,12 @@ void pack_b_whole(bool trans, int64_t K, int64_t N, const float* B, int64_t ldb,
 
 const char* gemm_precision_name(GemmPrecision p) { return p == GemmPrecision::kBf16x3 ? "bf16x3" : "f32"; }
 
+std::optional<GemmPrecision> gemm_precision_from_name(std::string_view name) {
+  if (name == "f32") return GemmPrecision::kF32;
+  if (name == "bf16x3") return GemmPrecision::kBf16x3;
+  return std::nullopt;
+}
+
 const char* sgemm_kernel_name() {
   const SLayout layout = pick_slayout();
   const Kernels<float> k = skernels_for(layout);
@@ -778,29 +784,31 @@ const char* sgemm_kernel_name() {
 
 void PackedMatrix::Free::operator()(float* p) const { packed_free(p, bytes); }
 
+void PackedMatrix::init(bool is_a, int64_t rows, int64_t cols, int mr, int nr, GemmPrecision precision,
+                        size_t bytes) {
+  is_a_ = is_a;
+  rows_ = rows;
+  cols_ = cols;
+  mr_ = mr;
+  nr_ = nr;
+  precision_ = precision;
+  bytes_ = bytes;
+  data_ = std::unique_ptr<float[], Free>(static_cast<float*>(packed_alloc(bytes)), Free{bytes});
+}
+
 std::shared_ptr<const PackedMatrix> PackedMatrix::pack_a(bool trans, int64_t M, int64_t K, const float* A,
                                                          int64_t lda, GemmPrecision precision) {
   auto pm = std::make_shared<PackedMatrix>();
   if (precision == GemmPrecision::kBf16x3 && !trans && amx_bf16x3_available()) {
-    pm->is_a_ = true;
-    pm->rows_ = M;
-    pm->cols_ = K;
-    pm->mr_ = 16;
-    pm->nr_ = 32;
-    pm->precision_ = GemmPrecision::kBf16x3;
-    pm->bytes_ = amx_bf16x3_packed_a_bytes(M, K);
-    pm->data_ = std::unique_ptr<float[], Free>(static_cast<float*>(packed_alloc(pm->bytes_)), Free{pm->bytes_});
+    pm->init(true, M, K, 16, 32, GemmPrecision::kBf16x3, amx_bf16x3_packed_a_bytes(M, K));
     amx_bf16x3_pack_a(M, K, A, lda, pm->data_.get());
     return pm;
   }
   const SLayout layout = pick_slayout();
-  pm->is_a_ = true;
-  pm->rows_ = M;
-  pm->cols_ = K;
-  set_tile(layout, pm->mr_, pm->nr_);
-  const int64_t Mp = round_up(std::max<int64_t>(M, 1), pm->mr_);
-  pm->bytes_ = static_cast<size_t>(Mp * std::max<int64_t>(K, 1)) * sizeof(float);
-  pm->data_ = std::unique_ptr<float[], Free>(static_cast<float*>(packed_alloc(pm->bytes_)), Free{pm->bytes_});
+  int mr = 0, nr = 0;
+  set_tile(layout, mr, nr);
+  const int64_t Mp = round_up(std::max<int64_t>(M, 1), mr);
+  pm->init(true, M, K, mr, nr, GemmPrecision::kF32, static_cast<size_t>(Mp * std::max<int64_t>(K, 1)) * sizeof(float));
   if (M > 0 && K > 0) {
     if (layout == SLayout::kAvx512) pack_a_whole<kSgemmAvx512MR, kSgemmAvx512NR>(trans, M, K, A, lda, pm->data_.get());
     else pack_a_whole<kSMR, kSNR>(trans, M, K, A, lda, pm->data_.get());
@@ -818,24 +826,15 @@ std::shared_ptr<const PackedMatrix> PackedMatrix::pack_b(bool trans, int64_t K, 
                                                          int64_t ldb, GemmPrecision precision) {
   auto pm = std::make_shared<PackedMatrix>();
   if (precision == GemmPrecision::kBf16x3 && amx_bf16x3_available()) {
-    pm->is_a_ = false;
-    pm->rows_ = K;
-    pm->cols_ = N;
-    pm->mr_ = pm->nr_ = 32;
-    pm->precision_ = GemmPrecision::kBf16x3;
-    pm->bytes_ = amx_bf16x3_packed_bytes(K, N);
-    pm->data_ = std::unique_ptr<float[], Free>(static_cast<float*>(packed_alloc(pm->bytes_)), Free{pm->bytes_});
+    pm->init(false, K, N, 32, 32, GemmPrecision::kBf16x3, amx_bf16x3_packed_bytes(K, N));
     amx_bf16x3_pack_b(trans, K, N, B, ldb, pm->data_.get());
     return pm;
   }
   const SLayout layout = pick_slayout();
-  pm->is_a_ = false;
-  pm->rows_ = K;
-  pm->cols_ = N;
-  set_tile(layout, pm->mr_, pm->nr_);
-  const int64_t Np = round_up(std::max<int64_t>(N, 1), pm->nr_);
-  pm->bytes_ = static_cast<size_t>(Np * std::max<int64_t>(K, 1)) * sizeof(float);
-  pm->data_ = std::unique_ptr<float[], Free>(static_cast<float*>(packed_alloc(pm->bytes_)), Free{pm->bytes_});
+  int mr = 0, nr = 0;
+  set_tile(layout, mr, nr);
+  const int64_t Np = round_up(std::max<int64_t>(N, 1), nr);
+  pm->init(false, K, N, mr, nr, GemmPrecision::kF32, static_cast<size_t>(Np * std::max<int64_t>(K, 1)) * sizeof(float));
   if (N > 0 && K > 0) {
     if (layout == SLayout::kAvx512) pack_b_whole<kSgemmAvx512NR>(trans, K, N, B, ldb, pm->data_.get());
     else pack_b_whole<kSNR>(trans, K, N, B, ldb, pm->data_.get());

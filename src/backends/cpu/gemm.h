@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "backends/cpu/activation_epilogue.h"
 #include "core/thread_pool.h"
@@ -53,6 +55,8 @@ enum class GemmPrecision : uint8_t {
 };
 
 const char* gemm_precision_name(GemmPrecision p);  // "f32", "bf16x3"
+// The inverse: the precision named "f32" or "bf16x3"; nullopt for any other text.
+std::optional<GemmPrecision> gemm_precision_from_name(std::string_view name);
 
 // Applied to every element of C once its final value is known, while the
 // tile is still in cache: C[i, j] = act(C[i, j] + row_bias[i] + col_bias[j]
@@ -99,6 +103,9 @@ class PackedMatrix {
   size_t bytes() const { return bytes_; }
 
  private:
+  // Sets the shape, tile and precision and allocates `bytes` for the panels.
+  void init(bool is_a, int64_t rows, int64_t cols, int mr, int nr, GemmPrecision precision, size_t bytes);
+
   struct Free {  // returns the block to packed_store.h
     size_t bytes;  // no initialiser: unique_ptr needs Free default-constructible inside this class
     void operator()(float* p) const;

@@ -219,6 +219,13 @@ DLRT_AMX_TARGET void write_block(const float* t, int64_t rows, int64_t cols, flo
   }
 }
 
+// The pool a GEMM of this size splits over: none on one thread or below
+// about 0.4 MFLOP, where a parallel section costs more than it saves.
+ThreadPool* pool_for(int64_t M, int64_t N, int64_t K, ThreadPool* pool) {
+  const double flops = 2.0 * static_cast<double>(M) * N * K;
+  return pool && pool->num_threads() > 1 && flops > 4.0e5 ? pool : nullptr;
+}
+
 // One GEMM's blocking: tasks are (run of column blocks, block of mc rows).
 struct Plan {
   int64_t M, N, K, KS, nblocks_total, mc, mblocks, per_run;
@@ -296,8 +303,7 @@ void gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t 
   // Rows of A converted at once: their tiles (4 bytes per element, up to
   // 1 MiB) stay in L2 while every column block streams past them once.
   const int64_t mc_max = std::max<int64_t>(32, (kAL2Bytes / (std::max<int64_t>(p.KS, 1) * kStep * 4)) / 32 * 32);
-  const double flops = 2.0 * static_cast<double>(M) * N * K;
-  ThreadPool* tp = (pool && pool->num_threads() > 1 && flops > 4.0e5) ? pool : nullptr;
+  ThreadPool* tp = pool_for(M, N, K, pool);
   const int64_t threads = tp ? tp->num_threads() : 1;
   int64_t mblocks = ceil_div(M, mc_max);
   int64_t nruns = 1;
@@ -462,8 +468,7 @@ void gemm_packed_a(int64_t M, int64_t N, int64_t K, float alpha, const uint16_t*
   p.passes = std::max<int64_t>(1, ceil_div(p.KS, kMaxPassSteps));
   p.kc_steps = std::max<int64_t>(1, ceil_div(p.KS, p.passes));
   const int64_t chunk_max = std::max<int64_t>(1, kBL2Bytes / (p.kc_steps * kBTileSet * 2));
-  const double flops = 2.0 * static_cast<double>(M) * N * K;
-  ThreadPool* tp = (pool && pool->num_threads() > 1 && flops > 4.0e5) ? pool : nullptr;
+  ThreadPool* tp = pool_for(M, N, K, pool);
   const int64_t threads = tp ? tp->num_threads() : 1;
   int64_t nchunks = ceil_div(p.nblocks, chunk_max), nruns = 1;
   if (threads > 1) {
