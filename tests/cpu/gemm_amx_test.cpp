@@ -10,7 +10,6 @@
 #include <random>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "backends/cpu/gemm.h"
@@ -40,18 +39,26 @@ struct Case {
 };
 
 // Every element of C (M x N, row stride ldc, c0 before the call) against
-// want(i, j), which gives the double result and sum |a||b| over its dot
-// product: within 2e-5 of that sum (bf16x3 drops terms near 2^-17 of each
-// product), and a mean error below the same bound, so that the error of a
-// single bf16 product (near 1e-3 of the sum) fails. Padding columns must be
-// untouched.
-template <typename Want>
-void expect_bf16x3_close(const std::string& what, int64_t M, int64_t N, int64_t ldc, const std::vector<float>& c,
-                         const std::vector<float>& c0, float alpha, const Want& want) {
+// act(alpha * sum_p x(i, p) y(p, j) + beta * c0 + extra(i, j)) in double,
+// act Relu or none: within 2e-5 of alpha * sum |x y| (bf16x3 drops terms
+// near 2^-17 of each product), and a mean error below the same bound, so
+// that the error of a single bf16 product (near 1e-3 of the sum) fails.
+// Padding columns must be untouched.
+template <typename X, typename Y, typename Extra>
+void expect_bf16x3_close(const std::string& what, int64_t M, int64_t N, int64_t K, int64_t ldc,
+                         const std::vector<float>& c, const std::vector<float>& c0, float alpha, float beta, bool relu,
+                         const X& x, const Y& y, const Extra& extra) {
   double err_sum = 0, mag_sum = 0;
   for (int64_t i = 0; i < M; ++i) {
     for (int64_t j = 0; j < N; ++j) {
-      const auto [w, mag] = want(i, j);
+      double sum = 0, mag = 0;
+      for (int64_t p = 0; p < K; ++p) {
+        const double xy = double(x(i, p)) * y(p, j);
+        sum += xy;
+        mag += std::fabs(xy);
+      }
+      double w = alpha * sum + (beta == 0.0f ? 0.0 : beta * c0[i * ldc + j]) + extra(i, j);
+      if (relu) w = std::max(w, 0.0);
       const double tol = 2e-5 * std::fabs(alpha) * mag + 1e-6 * (1 + std::fabs(w));
       const double got = c[i * ldc + j];
       ASSERT_NEAR(got, w, tol) << what << " at (" << i << "," << j << ")";
@@ -94,18 +101,11 @@ void check(const Case& cs, std::mt19937& rng) {
                            " ta=" + std::to_string(cs.ta) + " tb=" + std::to_string(cs.tb) +
                            " alpha=" + std::to_string(cs.alpha) + " beta=" + std::to_string(cs.beta) +
                            " threads=" + std::to_string(cs.threads);
-  expect_bf16x3_close(what, M, N, ldc, c, c0, cs.alpha, [&](int64_t i, int64_t j) {
-    double s = 0, mag = 0;
-    for (int64_t p = 0; p < K; ++p) {
-      const double x = cs.ta ? a[p * lda + i] : a[i * lda + p];
-      const double y = cs.tb ? b[j * ldb + p] : b[p * ldb + j];
-      s += x * y;
-      mag += std::fabs(x * y);
-    }
-    double want = cs.alpha * s + (cs.beta == 0.0f ? 0.0 : cs.beta * c0[i * ldc + j]) + bias[j];
-    if (ep.act.kind == ActKind::kRelu) want = std::max(want, 0.0);
-    return std::pair<double, double>(want, mag);
-  });
+  expect_bf16x3_close(
+      what, M, N, K, ldc, c, c0, cs.alpha, cs.beta, ep.act.kind == ActKind::kRelu,
+      [&](int64_t i, int64_t p) { return cs.ta ? a[p * lda + i] : a[i * lda + p]; },
+      [&](int64_t p, int64_t j) { return cs.tb ? b[j * ldb + p] : b[p * ldb + j]; },
+      [&](int64_t, int64_t j) { return double(bias[j]); });
 }
 
 TEST(AmxBf16x3, MatchesReferenceOnEdgeShapes) {
@@ -218,18 +218,10 @@ void check_packed_a(const CaseA& cs, std::mt19937& rng) {
                            " K=" + std::to_string(K) + " alpha=" + std::to_string(cs.alpha) +
                            " beta=" + std::to_string(cs.beta) + " threads=" + std::to_string(cs.threads) +
                            (cs.rows ? " B rows" : " B plain");
-  expect_bf16x3_close(what, M, N, ldc, c, c0, cs.alpha, [&](int64_t i, int64_t j) {
-    double s = 0, mag = 0;
-    for (int64_t p = 0; p < K; ++p) {
-      const double x = a[i * lda + p], y = b[p * ldb + j];
-      s += x * y;
-      mag += std::fabs(x * y);
-    }
-    double want = cs.alpha * s + (cs.beta == 0.0f ? 0.0 : cs.beta * c0[i * ldc + j]) + bias[i];
-    if (ep.residual) want += res[i * ldr + j];
-    if (ep.act.kind == ActKind::kRelu) want = std::max(want, 0.0);
-    return std::pair<double, double>(want, mag);
-  });
+  expect_bf16x3_close(
+      what, M, N, K, ldc, c, c0, cs.alpha, cs.beta, ep.act.kind == ActKind::kRelu,
+      [&](int64_t i, int64_t p) { return a[i * lda + p]; }, [&](int64_t p, int64_t j) { return b[p * ldb + j]; },
+      [&](int64_t i, int64_t j) { return bias[i] + (ep.residual ? double(res[i * ldr + j]) : 0.0); });
 }
 
 TEST(AmxBf16x3, PackedAMatchesReference) {
