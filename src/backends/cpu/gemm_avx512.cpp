@@ -37,6 +37,9 @@ DLRT_AVX512 __attribute__((always_inline)) inline void tile_rows_avx512(int64_t 
   const float* r[R];
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i) r[i] = ar[i];
+  // Unrolled: the loop's scalar uops (counter, pointers, branch) otherwise
+  // take an FMA port now and then.
+#pragma GCC unroll 4
   for (int64_t p = 0; p < kc; ++p) {
     __m512 bv[NV];
 #pragma GCC unroll 4
@@ -105,6 +108,7 @@ DLRT_AVX512 __attribute__((always_inline)) inline void tile_avx512(int64_t kc, c
   // that serve few columns, e.g. 512 x 49, otherwise stream from DRAM at the
   // kernel's pace).
   const float* a_next = a + AS * kc;
+#pragma GCC unroll 4
   for (int64_t p = 0; p < kc; ++p) {
     _mm_prefetch(reinterpret_cast<const char*>(a_next + p * AS), _MM_HINT_T1);
     __m512 bv[NV];
