@@ -106,6 +106,7 @@ DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, 
     const float* pf = prefetch_next ? a + kMR * kc : a;
     const int64_t* o = off + p0;
     const int64_t pe = std::min(kc, kr.end - p0);
+#pragma GCC unroll 4
     for (int64_t p = std::max<int64_t>(0, kr.begin - p0); p < pe; ++p) {
       _mm_prefetch(reinterpret_cast<const char*>(pf + p * kMR), _MM_HINT_T1);
       const float* s = src + o[p];

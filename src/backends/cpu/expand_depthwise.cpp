@@ -331,6 +331,7 @@ DLRT_AVX512 void expand_tile16(const ExpandDepthwiseShape& s, const Padded& pd, 
       if (++cc == s.W) cc = 0, ++hh;
     }
   }
+#pragma GCC unroll 4
   for (int64_t t = 0; t < tp.count; ++t) {
     const int64_t o = kPointwise ? t * tp.channel_step : tp.off[t];
     __m512 wv[NB];
