@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "backends/cpu/gemm_amx.h"
@@ -96,6 +97,60 @@ TEST(Attention, BshdLayoutsAndMask) {
   ASSERT_TRUE(out.ok()) << out.status().to_string();
   ASSERT_EQ((*out)[0].shape(), (Shape{B, S, H, D}));
   expect_near(swap12((*out)[0]), want, 1e-5f);
+}
+
+// Masks of other shapes than [B,1,1,Skv]: one value per query row
+// ([1,1,Sq,1], broadcast over the keys) and a full [B,H,Sq,Skv] one; Skv not
+// a multiple of the 32-key score block, so the block's padding keys must stay
+// out of each row's maximum.
+TEST(Attention, MaskBroadcastShapes) {
+  const int64_t B = 2, H = 3, Sq = 11, Skv = 37, D = 16;
+  auto q = rnd({B, H, Sq, D}, 16), k = rnd({B, H, Skv, D}, 17), v = rnd({B, H, Skv, D}, 18);
+  const float scale = 0.5f;
+  // The reference with mask(b, h, i, j) added to the scaled scores.
+  auto want_for = [&](const std::function<double(int64_t, int64_t, int64_t, int64_t)>& mask) {
+    std::vector<float> out(B * H * Sq * D);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < Sq; ++i) {
+          std::vector<double> s(Skv);
+          double mx = -1e300, sum = 0;
+          for (int64_t j = 0; j < Skv; ++j) {
+            double acc = 0;
+            for (int64_t c = 0; c < D; ++c)
+              acc += double(q.data<float>()[((b * H + h) * Sq + i) * D + c]) * k.data<float>()[((b * H + h) * Skv + j) * D + c];
+            s[j] = acc * scale + mask(b, h, i, j);
+            mx = std::max(mx, s[j]);
+          }
+          for (auto& x : s) sum += (x = std::exp(x - mx));
+          for (int64_t c = 0; c < D; ++c) {
+            double acc = 0;
+            for (int64_t j = 0; j < Skv; ++j) acc += s[j] / sum * v.data<float>()[((b * H + h) * Skv + j) * D + c];
+            out[((b * H + h) * Sq + i) * D + c] = static_cast<float>(acc);
+          }
+        }
+    return out;
+  };
+  // Rows far below 0 (per-row masks to -120, one row of the full mask at
+  // -100): a maximum that took in the padding keys would underflow every
+  // exp of such a row to 0.
+  auto per_row = rnd({1, 1, Sq, 1}, 19, -120, 30);
+  auto full = rnd({B, H, Sq, Skv}, 20, -30, 30);
+  for (int64_t j = 30; j < Skv; ++j) full.data<float>()[((1 * H + 2) * Sq + 4) * Skv + j] = -3.4028e38f;
+  for (int64_t j = 0; j < Skv; ++j) full.data<float>()[((0 * H + 1) * Sq + 2) * Skv + j] = -100.0f - 0.1f * j;
+  const auto a = layouts("bhsd", "bhsd", "bhsd", "bhsd", scale);
+  for (int threads : {1, 2}) {
+    auto out = run_op("Attention", {q, k, v, per_row}, a, threads, 1, "com.dlrt");
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    expect_near((*out)[0], want_for([&](int64_t, int64_t, int64_t i, int64_t) { return per_row.data<float>()[i]; }),
+                1e-5f);
+    out = run_op("Attention", {q, k, v, full}, a, threads, 1, "com.dlrt");
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    expect_near((*out)[0], want_for([&](int64_t b, int64_t h, int64_t i, int64_t j) {
+                  return full.data<float>()[((b * H + h) * Sq + i) * Skv + j];
+                }),
+                1e-5f);
+  }
 }
 
 TEST(Attention, PackedQkv) {

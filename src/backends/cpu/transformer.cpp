@@ -372,12 +372,33 @@ DLRT_AVX512 void softmax_rows_avx512(const Problem& p, int64_t b, int64_t h, int
   }
 }
 
+// The softmax numerators of `rows` rows of scaled, masked scores whose
+// maxima (over the real keys) are in vmx; 1/sum per row in inv.
+DLRT_AVX512 void softmax_exp_rows_avx512(const __m512* vmx, int rows, float* s, int64_t lds, int64_t Skv, float* inv) {
+  for (int r = 0; r < rows; ++r) {
+    float* row = s + r * lds;
+    float mx = avx512::hmax(vmx[r]);
+    if (mx == -std::numeric_limits<float>::infinity()) mx = 0;  // fully masked row: NaN-free, as unfused
+    const __m512 vm = _mm512_set1_ps(mx);
+    __m512 vs = _mm512_setzero_ps();
+    for (int64_t j = 0; j < Skv; j += 16) {
+      const __mmask16 k = avx512::tail_mask(Skv - j);
+      const __m512 e = avx512::exp_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, row + j), vm));
+      _mm512_mask_storeu_ps(row + j, k, e);
+      vs = _mm512_mask_add_ps(vs, k, vs, e);
+    }
+    inv[r] = 1.0f / avx512::hsum(vs);
+  }
+}
+
 // As attend_avx2 with 16-lane vectors and 8 query rows per block: scores 8
 // rows x 32 keys per step (Kᵀ packed with ldk a multiple of 32), P·V 8 rows x
 // 32 dims per step (masked at the head dim's tail); 16 accumulators each.
 constexpr int kRows512 = 8;
 DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1) {
   const int64_t ldk = (p.Skv + 31) / 32 * 32;
+  const int64_t D = p.D, Skv = p.Skv;  // loop bounds in registers, not reloaded after each store
+  const __m512 sc = _mm512_set1_ps(p.scale);
   const bool v_contig = p.v.sd == 1;
   const int64_t vsize = v_contig ? 0 : p.Skv * p.Dv;
   float* kt = scratch(static_cast<size_t>(p.D * ldk + kRows512 * ldk + kRows512 * p.D + vsize));
@@ -400,11 +421,24 @@ DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r
       const float* qr = q + (i0 + std::min(r, rows - 1)) * p.q.ss;
       for (int64_t c = 0; c < p.D; ++c) qbuf[r * p.D + c] = qr[c * p.q.sd];
     }
+    // Row r's mask: per key (mrow[r], a row of the mask) or one value for
+    // all its keys (madd[r]; 0 without a mask).
+    const bool mask_keys = p.mask && p.mk == 1;
+    const float* mrow[kRows512];
+    float madd[kRows512];
+    __m512 vmx[kRows512];
+    for (int r = 0; r < kRows512; ++r) {
+      const float* m = p.mask ? p.mask + b * p.mb + h * p.mh + (i0 + std::min(r, rows - 1)) * p.mq : nullptr;
+      mrow[r] = m;
+      madd[r] = m && !mask_keys ? m[0] : 0.0f;
+      vmx[r] = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    }
     for (int64_t j = 0; j < ldk; j += 32) {
       __m512 a[kRows512][2];
       for (auto& x : a) x[0] = x[1] = _mm512_setzero_ps();
       const float* kc = kt + j;
-      for (int64_t c = 0; c < p.D; ++c) {
+#pragma GCC unroll 4
+      for (int64_t c = 0; c < D; ++c) {
         const __m512 k0 = _mm512_loadu_ps(kc + c * ldk), k1 = _mm512_loadu_ps(kc + c * ldk + 16);
         for (int r = 0; r < kRows512; ++r) {
           const __m512 qv = _mm512_set1_ps(qbuf[r * p.D + c]);
@@ -412,13 +446,23 @@ DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r
           a[r][1] = _mm512_fmadd_ps(qv, k1, a[r][1]);
         }
       }
+      // Scale and mask on the way out, and each row's running maximum over
+      // its real keys (the padding up to ldk is left out): the softmax then
+      // needs one pass over the scores instead of two.
+      const __mmask16 k0 = avx512::tail_mask(Skv - j), k1 = avx512::tail_mask(Skv - j - 16);
+#pragma GCC unroll 8
       for (int r = 0; r < kRows512; ++r) {
-        _mm512_storeu_ps(s + r * ldk + j, a[r][0]);
-        _mm512_storeu_ps(s + r * ldk + j + 16, a[r][1]);
+        const __m512 add0 = mask_keys ? _mm512_maskz_loadu_ps(k0, mrow[r] + j) : _mm512_set1_ps(madd[r]);
+        const __m512 add1 = mask_keys ? _mm512_maskz_loadu_ps(k1, mrow[r] + j + 16) : _mm512_set1_ps(madd[r]);
+        const __m512 x0 = _mm512_fmadd_ps(a[r][0], sc, add0), x1 = _mm512_fmadd_ps(a[r][1], sc, add1);
+        _mm512_storeu_ps(s + r * ldk + j, x0);
+        _mm512_storeu_ps(s + r * ldk + j + 16, x1);
+        vmx[r] = _mm512_mask_max_ps(vmx[r], k0, vmx[r], x0);
+        vmx[r] = _mm512_mask_max_ps(vmx[r], k1, vmx[r], x1);
       }
     }
     float inv[kRows512];
-    softmax_rows_avx512(p, b, h, i0, rows, s, ldk, inv);
+    softmax_exp_rows_avx512(vmx, rows, s, ldk, Skv, inv);
     for (int r = rows; r < kRows512; ++r) std::fill(s + r * ldk, s + r * ldk + p.Skv, 0.0f);
     float* o[kRows512];
     for (int r = 0; r < kRows512; ++r) o[r] = p.out + b * p.ob + h * p.oh + (i0 + std::min(r, rows - 1)) * p.os;
@@ -426,7 +470,8 @@ DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r
       const __mmask16 m0 = avx512::tail_mask(p.Dv - c0), m1 = avx512::tail_mask(std::max<int64_t>(0, p.Dv - c0 - 16));
       __m512 a[kRows512][2];
       for (auto& x : a) x[0] = x[1] = _mm512_setzero_ps();
-      for (int64_t j = 0; j < p.Skv; ++j) {
+#pragma GCC unroll 4
+      for (int64_t j = 0; j < Skv; ++j) {
         const float* vr = v + j * vss + c0;
         const __m512 v0 = _mm512_maskz_loadu_ps(m0, vr), v1 = _mm512_maskz_loadu_ps(m1, vr + 16);
         for (int r = 0; r < kRows512; ++r) {
