@@ -15,6 +15,22 @@ namespace {
 
 #define DLRT_AVX512 __attribute__((target("avx512f,avx2,fma")))
 
+// One k step of an R x (16*NV) tile: NV loads of B (the packed row at bp),
+// R broadcasts of A (column p of the rows r[i]), R*NV FMAs.
+template <int R, int NV>
+DLRT_AVX512 __attribute__((always_inline)) inline void rows_step(__m512 (&acc)[R][NV], const float* const* r,
+                                                                int64_t p, const float* bp) {
+  __m512 bv[NV];
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(bp + 16 * v);
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) {
+    const __m512 av = _mm512_set1_ps(r[i][p]);
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
+  }
+}
+
 // R x (16*NV) tile with A read in place: row i from ar[i] (k step 1), B a
 // packed panel (rows NR floats apart). Writes rows [0, mr) through `mask`.
 template <int R, int NV, int NR>
@@ -37,24 +53,28 @@ DLRT_AVX512 __attribute__((always_inline)) inline void tile_rows_avx512(int64_t 
   const float* r[R];
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i) r[i] = ar[i];
+  // The prefetch of the next panel: pf_rows packed B rows (NR floats each),
+  // one cache line every kPfEvery k steps rather than a row per step, so the
+  // misses to DRAM it starts are spread over the tile and leave line fill
+  // buffers for the tile's own loads.
+  constexpr int kPfEvery = 4;
+  int64_t lines = pf_rows * (NR / 16), p = 0;
+  // Lines per group of kPfEvery steps: all of them within the tile's steps.
+  const int64_t groups = kc / kPfEvery, per = groups > 0 ? (lines + groups - 1) / groups : 0;
+  for (; lines > 0 && p + kPfEvery <= kc; lines -= per) {
+    for (int64_t l = 0; l < per && l < lines; ++l, pf += 16)
+      _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T1);
+#pragma GCC unroll 4
+    for (int64_t e = p + kPfEvery; p < e; ++p) {
+      rows_step<R, NV>(acc, r, p, b);
+      b += NR;
+    }
+  }
   // Unrolled: the loop's scalar uops (counter, pointers, branch) otherwise
   // take an FMA port now and then.
 #pragma GCC unroll 4
-  for (int64_t p = 0; p < kc; ++p) {
-    __m512 bv[NV];
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(b + 16 * v);
-    if (p < pf_rows) {  // one packed B row (NR floats) per k step
-#pragma GCC unroll 4
-      for (int v = 0; v < NR / 16; ++v) _mm_prefetch(reinterpret_cast<const char*>(pf + 16 * v), _MM_HINT_T1);
-      pf += NR;
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < R; ++i) {
-      const __m512 av = _mm512_set1_ps(r[i][p]);
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
-    }
+  for (; p < kc; ++p) {
+    rows_step<R, NV>(acc, r, p, b);
     b += NR;
   }
   const __m512 va = _mm512_set1_ps(alpha);
