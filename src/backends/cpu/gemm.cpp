@@ -682,8 +682,15 @@ void sgemm_rows_a_packed_b(RowsKernel kernel, TileEpilogue tile_epilogue, int64_
     // 4.01-4.26 -> 3.77-3.84 ms; against that, a row block per thread then
     // columns, row-block major, took minilm b1 s128 11.8-12.5 -> 11.4-11.9
     // ms and b8 82.4-83.7 -> 80.1-82.2 ms, tiny_vit 3.76-3.85 -> 3.80-3.90.
+    // Few rows (fewer than 4 row tiles per thread: minilm at sequence 16
+    // or 32) split the columns only: each B panel then serves only a tile
+    // or two per thread, so streaming B is most of the work, and a row split
+    // made every thread stream all of it (2 threads, AMX Xeon VM, 2026-11-25,
+    // alternating: minilm b1 s16 1.69-1.71 -> 1.45-1.49 ms, s32 x0.99, s64
+    // the same either way, s128 4% faster with the row split).
     const int64_t want = 4 * threads;
-    if (mblocks < threads) mblocks = std::min(ceil_div(M, MR), int64_t{threads});
+    const bool split_rows = ceil_div(M, MR) >= 4 * threads;
+    if (mblocks < threads && split_rows) mblocks = std::min(ceil_div(M, MR), int64_t{threads});
     if (mblocks * nblocks < want) nblocks = std::min(bpanels, ceil_div(want, mblocks));
   }
   const bool row_major = threads > 1;
