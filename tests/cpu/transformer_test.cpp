@@ -118,7 +118,8 @@ TEST(Attention, MaskBroadcastShapes) {
           for (int64_t j = 0; j < Skv; ++j) {
             double acc = 0;
             for (int64_t c = 0; c < D; ++c)
-              acc += double(q.data<float>()[((b * H + h) * Sq + i) * D + c]) * k.data<float>()[((b * H + h) * Skv + j) * D + c];
+              acc += double(q.data<float>()[((b * H + h) * Sq + i) * D + c]) *
+                     k.data<float>()[((b * H + h) * Skv + j) * D + c];
             s[j] = acc * scale + mask(b, h, i, j);
             mx = std::max(mx, s[j]);
           }
