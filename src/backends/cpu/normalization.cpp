@@ -106,16 +106,40 @@ void moments(const T* x, int64_t n, double eps, double* mean_out, double* inv_st
 // moments() for a float32 row, 16 lanes at a time (the tail masked), still
 // accumulating in double (two 8-lane halves per step).
 DLRT_AVX512 void moments_avx512(const float* x, int64_t n, double eps, double* mean_out, double* inv_std_out) {
-  __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
-  for (int64_t i = 0; i < n; i += 16) {
+  // Four double accumulators per pass (32 floats a step): with two, each
+  // pass waited on the add latency (a 384-float row of minilm: 24 steps of
+  // 4 cycles each).
+  __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd(), s2 = _mm512_setzero_pd(), s3 = _mm512_setzero_pd();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 v = _mm512_loadu_ps(x + i), w = _mm512_loadu_ps(x + i + 16);
+    s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+    s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+    s2 = _mm512_add_pd(s2, _mm512_cvtps_pd(_mm512_castps512_ps256(w)));
+    s3 = _mm512_add_pd(s3, _mm512_cvtps_pd(_mm512_extractf32x8_ps(w, 1)));
+  }
+  for (; i < n; i += 16) {
     const __m512 v = _mm512_maskz_loadu_ps(avx512::tail_mask(n - i), x + i);
     s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
     s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
   }
-  const double mean = n > 0 ? _mm512_reduce_add_pd(_mm512_add_pd(s0, s1)) / static_cast<double>(n) : 0;
+  const double mean =
+      n > 0 ? _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(s0, s1), _mm512_add_pd(s2, s3))) / static_cast<double>(n)
+            : 0;
   const __m512d vm = _mm512_set1_pd(mean);
-  __m512d v0 = _mm512_setzero_pd(), v1 = _mm512_setzero_pd();
-  for (int64_t i = 0; i < n; i += 16) {
+  __m512d v0 = _mm512_setzero_pd(), v1 = _mm512_setzero_pd(), v2 = _mm512_setzero_pd(), v3 = _mm512_setzero_pd();
+  for (i = 0; i + 32 <= n; i += 32) {
+    const __m512 v = _mm512_loadu_ps(x + i), w = _mm512_loadu_ps(x + i + 16);
+    const __m512d d0 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), vm);
+    const __m512d d1 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)), vm);
+    const __m512d d2 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(w)), vm);
+    const __m512d d3 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(w, 1)), vm);
+    v0 = _mm512_fmadd_pd(d0, d0, v0);
+    v1 = _mm512_fmadd_pd(d1, d1, v1);
+    v2 = _mm512_fmadd_pd(d2, d2, v2);
+    v3 = _mm512_fmadd_pd(d3, d3, v3);
+  }
+  for (; i < n; i += 16) {
     const __mmask16 k = avx512::tail_mask(n - i);
     const __m512 v = _mm512_maskz_loadu_ps(k, x + i);
     // Masked-off lanes must add nothing: zero their differences.
@@ -124,7 +148,9 @@ DLRT_AVX512 void moments_avx512(const float* x, int64_t n, double eps, double* m
     v0 = _mm512_fmadd_pd(d0, d0, v0);
     v1 = _mm512_fmadd_pd(d1, d1, v1);
   }
-  const double var = n > 0 ? _mm512_reduce_add_pd(_mm512_add_pd(v0, v1)) / static_cast<double>(n) : 0;
+  const double var =
+      n > 0 ? _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(v0, v1), _mm512_add_pd(v2, v3))) / static_cast<double>(n)
+            : 0;
   *mean_out = mean;
   *inv_std_out = 1.0 / std::sqrt(var + eps);
 }
