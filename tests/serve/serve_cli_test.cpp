@@ -307,7 +307,9 @@ TEST_F(ServeCli, WarmStartServesOnCpuThenHealthShowsTheAccelerator) {
     ASSERT_EQ(r->status, 200) << r->body;
     EXPECT_GE(cosine(embedding(first), embedding(r)), 0.999);
     h = json::parse(p.client().Get("/health")->body);
-    if (h["backend"] == "slow") break;
+    // Each partition on the accelerator switches after its own first
+    // agreeing run: /health may show "slow" while another still warms.
+    if (h["backend"] == "slow" && h["status"] == "ok") break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(h["backend"], "slow") << h.dump();
