@@ -103,12 +103,11 @@ void moments(const T* x, int64_t n, double eps, double* mean_out, double* inv_st
 }
 
 #ifdef DLRT_HAVE_AVX512_PATHS
-// moments() for a float32 row, 16 lanes at a time (the tail masked), still
-// accumulating in double (two 8-lane halves per step).
+// moments() for a float32 row, still accumulating in double: 32 floats a
+// step into four 8-lane double accumulators per pass (with two, each pass
+// waited on the add latency: a 384-float row of minilm, 24 steps of 4
+// cycles), then the last 1-31 floats 16 at a time (the tail masked).
 DLRT_AVX512 void moments_avx512(const float* x, int64_t n, double eps, double* mean_out, double* inv_std_out) {
-  // Four double accumulators per pass (32 floats a step): with two, each
-  // pass waited on the add latency (a 384-float row of minilm: 24 steps of
-  // 4 cycles each).
   __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd(), s2 = _mm512_setzero_pd(), s3 = _mm512_setzero_pd();
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {

@@ -52,6 +52,12 @@ struct Problem {
   float* out = nullptr;
   int64_t ob = 0, oh = 0, os = 0;
   float scale = 1;
+
+  // Query row i's mask of head (b, h): keys mk floats apart (0: one value
+  // for every key); null without a mask.
+  const float* mask_row(int64_t b, int64_t h, int64_t i) const {
+    return mask ? mask + b * mb + h * mh + i * mq : nullptr;
+  }
 };
 
 constexpr int kRows = 4;  // query rows per inner block
@@ -83,7 +89,7 @@ void softmax_rows_generic(const Problem& p, int64_t b, int64_t h, int64_t i0, in
                           float* inv) {
   for (int r = 0; r < rows; ++r) {
     float* row = s + r * lds;
-    const float* m = p.mask ? p.mask + b * p.mb + h * p.mh + (i0 + r) * p.mq : nullptr;
+    const float* m = p.mask_row(b, h, i0 + r);
     float mx = -std::numeric_limits<float>::infinity();
     for (int64_t j = 0; j < p.Skv; ++j) {
       float x = row[j] * p.scale + (m ? m[j * p.mk] : 0.0f);
@@ -154,7 +160,7 @@ DLRT_AVX2 void softmax_rows_avx2(const Problem& p, int64_t b, int64_t h, int64_t
   const __m256 sc = _mm256_set1_ps(p.scale);
   for (int r = 0; r < rows; ++r) {
     float* row = s + r * lds;
-    const float* m = p.mask ? p.mask + b * p.mb + h * p.mh + (i0 + r) * p.mq : nullptr;
+    const float* m = p.mask_row(b, h, i0 + r);
     __m256 vmx = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
     int64_t j = 0;
     if (m && p.mk == 1) {
@@ -341,53 +347,40 @@ DLRT_AVX512 void pack_kt_avx512(const Problem& p, int64_t b, int64_t h, float* k
   }
 }
 
+// A row of n scaled, masked scores whose maximum lanes are vmx (over the
+// real keys only) into its softmax numerators; returns 1/sum.
+DLRT_AVX512 float softmax_exp_row_avx512(float* row, int64_t n, __m512 vmx) {
+  float mx = avx512::hmax(vmx);
+  if (mx == -std::numeric_limits<float>::infinity()) mx = 0;  // fully masked row: NaN-free, as unfused
+  const __m512 vm = _mm512_set1_ps(mx);
+  __m512 vs = _mm512_setzero_ps();
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 k = avx512::tail_mask(n - j);
+    const __m512 e = avx512::exp_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, row + j), vm));
+    _mm512_mask_storeu_ps(row + j, k, e);
+    vs = _mm512_mask_add_ps(vs, k, vs, e);
+  }
+  return 1.0f / avx512::hsum(vs);
+}
+
 // Scale, mask and exponentiate rows of scores, 16 keys per step (the tail masked).
 DLRT_AVX512 void softmax_rows_avx512(const Problem& p, int64_t b, int64_t h, int64_t i0, int rows, float* s,
                                      int64_t lds, float* inv) {
   const __m512 sc = _mm512_set1_ps(p.scale);
   for (int r = 0; r < rows; ++r) {
     float* row = s + r * lds;
-    const float* m = p.mask ? p.mask + b * p.mb + h * p.mh + (i0 + r) * p.mq : nullptr;
-    const bool mask_row = m && p.mk == 1;
-    const __m512 add = _mm512_set1_ps(m && !mask_row ? m[0] : 0.0f);
+    const float* m = p.mask_row(b, h, i0 + r);
+    const bool mask_keys = m && p.mk == 1;
+    const __m512 add = _mm512_set1_ps(m && !mask_keys ? m[0] : 0.0f);
     __m512 vmx = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
     for (int64_t j = 0; j < p.Skv; j += 16) {
       const __mmask16 k = avx512::tail_mask(p.Skv - j);
-      const __m512 a = mask_row ? _mm512_maskz_loadu_ps(k, m + j) : add;
+      const __m512 a = mask_keys ? _mm512_maskz_loadu_ps(k, m + j) : add;
       const __m512 x = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, row + j), sc, a);
       _mm512_mask_storeu_ps(row + j, k, x);
       vmx = _mm512_mask_max_ps(vmx, k, vmx, x);
     }
-    float mx = avx512::hmax(vmx);
-    if (mx == -std::numeric_limits<float>::infinity()) mx = 0;  // fully masked row: NaN-free, as unfused
-    const __m512 vm = _mm512_set1_ps(mx);
-    __m512 vs = _mm512_setzero_ps();
-    for (int64_t j = 0; j < p.Skv; j += 16) {
-      const __mmask16 k = avx512::tail_mask(p.Skv - j);
-      const __m512 e = avx512::exp_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, row + j), vm));
-      _mm512_mask_storeu_ps(row + j, k, e);
-      vs = _mm512_mask_add_ps(vs, k, vs, e);
-    }
-    inv[r] = 1.0f / avx512::hsum(vs);
-  }
-}
-
-// The softmax numerators of `rows` rows of scaled, masked scores whose
-// maxima (over the real keys) are in vmx; 1/sum per row in inv.
-DLRT_AVX512 void softmax_exp_rows_avx512(const __m512* vmx, int rows, float* s, int64_t lds, int64_t Skv, float* inv) {
-  for (int r = 0; r < rows; ++r) {
-    float* row = s + r * lds;
-    float mx = avx512::hmax(vmx[r]);
-    if (mx == -std::numeric_limits<float>::infinity()) mx = 0;  // fully masked row: NaN-free, as unfused
-    const __m512 vm = _mm512_set1_ps(mx);
-    __m512 vs = _mm512_setzero_ps();
-    for (int64_t j = 0; j < Skv; j += 16) {
-      const __mmask16 k = avx512::tail_mask(Skv - j);
-      const __m512 e = avx512::exp_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, row + j), vm));
-      _mm512_mask_storeu_ps(row + j, k, e);
-      vs = _mm512_mask_add_ps(vs, k, vs, e);
-    }
-    inv[r] = 1.0f / avx512::hsum(vs);
+    inv[r] = softmax_exp_row_avx512(row, p.Skv, vmx);
   }
 }
 
@@ -428,7 +421,7 @@ DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r
     float madd[kRows512];
     __m512 vmx[kRows512];
     for (int r = 0; r < kRows512; ++r) {
-      const float* m = p.mask ? p.mask + b * p.mb + h * p.mh + (i0 + std::min(r, rows - 1)) * p.mq : nullptr;
+      const float* m = p.mask_row(b, h, i0 + std::min(r, rows - 1));
       mrow[r] = m;
       madd[r] = m && !mask_keys ? m[0] : 0.0f;
       vmx[r] = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
@@ -462,7 +455,7 @@ DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r
       }
     }
     float inv[kRows512];
-    softmax_exp_rows_avx512(vmx, rows, s, ldk, Skv, inv);
+    for (int r = 0; r < rows; ++r) inv[r] = softmax_exp_row_avx512(s + r * ldk, Skv, vmx[r]);
     for (int r = rows; r < kRows512; ++r) std::fill(s + r * ldk, s + r * ldk + p.Skv, 0.0f);
     float* o[kRows512];
     for (int r = 0; r < kRows512; ++r) o[r] = p.out + b * p.ob + h * p.oh + (i0 + std::min(r, rows - 1)) * p.os;
