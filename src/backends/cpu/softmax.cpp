@@ -141,7 +141,10 @@ DLRT_AVX512 void softmax_row_avx512(const float* in, float* out, int64_t n) {
   __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
   for (int64_t r = 0; r < n; r += 16) {
     const __mmask16 k = avx512::tail_mask(n - r);
-    const __m512 e = _mm512_maskz_mov_ps(k, avx512::exp_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, in + r), vm)));
+    // <= 0 or NaN (lanes past n may be positive: dropped below)
+    __m512 x[1] = {_mm512_sub_ps(_mm512_maskz_loadu_ps(k, in + r), vm)};
+    avx512::exp_nonpositive_lockstep<1>(x);
+    const __m512 e = _mm512_maskz_mov_ps(k, x[0]);
     _mm512_mask_storeu_ps(out + r, k, e);
     s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
     s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));

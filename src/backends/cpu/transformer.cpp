@@ -353,14 +353,30 @@ DLRT_AVX512 float softmax_exp_row_avx512(float* row, int64_t n, __m512 vmx) {
   float mx = avx512::hmax(vmx);
   if (mx == -std::numeric_limits<float>::infinity()) mx = 0;  // fully masked row: NaN-free, as unfused
   const __m512 vm = _mm512_set1_ps(mx);
-  __m512 vs = _mm512_setzero_ps();
-  for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 k = avx512::tail_mask(n - j);
-    const __m512 e = avx512::exp_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, row + j), vm));
-    _mm512_mask_storeu_ps(row + j, k, e);
-    vs = _mm512_mask_add_ps(vs, k, vs, e);
+  __m512 vs[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  // Four vectors (64 keys) per step in lockstep, then the rest one at a time
+  // (masked-off tail lanes load -inf and so add 0).
+  int64_t j = 0;
+  for (; j + 64 <= n; j += 64) {
+    __m512 e[4];
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; ++u) e[u] = _mm512_sub_ps(_mm512_loadu_ps(row + j + 16 * u), vm);
+    avx512::exp_nonpositive_lockstep<4>(e);
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; ++u) {
+      _mm512_storeu_ps(row + j + 16 * u, e[u]);
+      vs[u] = _mm512_add_ps(vs[u], e[u]);
+    }
   }
-  return 1.0f / avx512::hsum(vs);
+  for (; j < n; j += 16) {
+    const __mmask16 k = avx512::tail_mask(n - j);
+    __m512 e[1] = {_mm512_sub_ps(
+        _mm512_mask_loadu_ps(_mm512_set1_ps(-std::numeric_limits<float>::infinity()), k, row + j), vm)};
+    avx512::exp_nonpositive_lockstep<1>(e);
+    _mm512_mask_storeu_ps(row + j, k, e[0]);
+    vs[0] = _mm512_add_ps(vs[0], e[0]);
+  }
+  return 1.0f / avx512::hsum(_mm512_add_ps(_mm512_add_ps(vs[0], vs[1]), _mm512_add_ps(vs[2], vs[3])));
 }
 
 // Scale, mask and exponentiate rows of scores, 16 keys per step (the tail masked).
