@@ -97,7 +97,7 @@ double median(std::vector<double> v) {
 
 #if defined(__x86_64__)
 using RowsKernel = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, float, float, int, int,
-                            const float*, int64_t);
+                            const float*, int64_t, const TileAdd*);
 
 // GFLOP/s of `kernel` (an MR x NR tile, A read in place) over kc = 192 with
 // every operand L1-resident: median of `reps` batches of about 40 ms.
@@ -111,7 +111,7 @@ double kernel_in_l1(RowsKernel kernel, int mr, int nr, int reps) {
   std::vector<double> g;
   for (int r = 0; r <= reps; ++r) {  // the first batch warms up
     const double t0 = now_s();
-    for (int i = 0; i < calls; ++i) kernel(kc, a.data(), kc, b, c.data(), nr, 1.0f, 0.0f, mr, nr, nullptr, 0);
+    for (int i = 0; i < calls; ++i) kernel(kc, a.data(), kc, b, c.data(), nr, 1.0f, 0.0f, mr, nr, nullptr, 0, nullptr);
     if (r > 0) g.push_back(flops * calls / (now_s() - t0) * 1e-9);
   }
   std::free(b);

@@ -304,30 +304,50 @@ TEST(FusedPrepacked, ExecutorWithConstantWeightsMatchesRunOp) {
   }
 }
 
+// Packed operands with an epilogue against plain sgemm. With A read in place
+// and B packed (the rows kernels), the column bias and the residual are added
+// by the kernel's last store (TileAdd) and the activation, if any, after it:
+// every mix of the three, K deep enough for several slices, 1 and 2 threads.
 TEST(PackedMatrix, SgemmExMatchesPlainSgemm) {
   std::mt19937 rng(7);
-  for (int it = 0; it < 40; ++it) {
+  static ThreadPool pool(2);
+  for (int it = 0; it < 60; ++it) {
     const int64_t M = 1 + rng() % 40, N = 1 + rng() % 70, K = 1 + rng() % 600;
     const bool ta = rng() % 2, tb = rng() % 2;
+    const bool with_bias = it % 4 != 3, with_res = it % 2 == 1;
+    const ActKind act = it % 3 == 0 ? ActKind::kNone : ActKind::kRelu;
+    SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + (with_bias ? " bias" : "") +
+                 (with_res ? " residual" : "") + (act == ActKind::kRelu ? " relu" : ""));
     const Tensor a = rnd(ta ? Shape{K, M} : Shape{M, K}, rng()), b = rnd(tb ? Shape{N, K} : Shape{K, N}, rng());
     const Tensor bias = rnd({N}, rng());
-    std::vector<float> want(M * N), got(M * N, 123.0f), got2(M * N, 7.0f);
+    const int64_t ldr = N + 3;  // the residual's rows are not C's
+    const Tensor res = rnd({M, ldr}, rng());
+    std::vector<float> want(M * N);
     sgemm(ta, tb, M, N, K, 1.0f, a.data<float>(), a.dim(1), b.data<float>(), b.dim(1), 0.0f, want.data(), N, nullptr);
     for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) want[i * N + j] = std::max(0.0f, want[i * N + j] + bias.data<float>()[j]);
+      for (int64_t j = 0; j < N; ++j) {
+        float v = want[i * N + j];
+        if (with_bias) v += bias.data<float>()[j];
+        if (with_res) v += res.data<float>()[i * ldr + j];
+        want[i * N + j] = act == ActKind::kRelu ? std::max(0.0f, v) : v;
+      }
     auto pa = PackedMatrix::pack_a(ta, M, K, a.data<float>(), a.dim(1));
     auto pb = PackedMatrix::pack_b(tb, K, N, b.data<float>(), b.dim(1));
     GemmEpilogue ep;
-    ep.col_bias = bias.data<float>();
-    ep.act.kind = ActKind::kRelu;
-    static ThreadPool pool(2);
+    ep.col_bias = with_bias ? bias.data<float>() : nullptr;
+    ep.residual = with_res ? res.data<float>() : nullptr;
+    ep.ldr = ldr;
+    ep.act.kind = act;
     SgemmOperand oa{nullptr, 0, false, pa.get(), nullptr}, ob{nullptr, 0, false, pb.get(), nullptr};
-    sgemm_ex(M, N, K, 1.0f, oa, ob, 0.0f, got.data(), N, &ep, &pool);
     SgemmOperand oa2{a.data<float>(), a.dim(1), ta, nullptr, nullptr}, ob2{b.data<float>(), b.dim(1), tb, pb.get(), nullptr};
+    std::vector<float> got(M * N, 123.0f), got2(M * N, 7.0f), got3(M * N, -5.0f);
+    sgemm_ex(M, N, K, 1.0f, oa, ob, 0.0f, got.data(), N, &ep, &pool);
     sgemm_ex(M, N, K, 1.0f, oa2, ob2, 0.0f, got2.data(), N, &ep, nullptr);
+    sgemm_ex(M, N, K, 1.0f, oa2, ob2, 0.0f, got3.data(), N, &ep, &pool);
     for (int64_t i = 0; i < M * N; ++i) {
-      ASSERT_NEAR(got[i], want[i], 1e-4f * (1 + std::abs(want[i]))) << M << "x" << N << "x" << K << " at " << i;
-      ASSERT_NEAR(got2[i], want[i], 1e-4f * (1 + std::abs(want[i]))) << M << "x" << N << "x" << K << " at " << i;
+      ASSERT_NEAR(got[i], want[i], 1e-4f * (1 + std::abs(want[i]))) << "packed A, at " << i;
+      ASSERT_NEAR(got2[i], want[i], 1e-4f * (1 + std::abs(want[i]))) << "A in place, at " << i;
+      ASSERT_NEAR(got3[i], want[i], 1e-4f * (1 + std::abs(want[i]))) << "A in place, 2 threads, at " << i;
     }
   }
 }

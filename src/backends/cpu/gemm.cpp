@@ -648,7 +648,8 @@ void sgemm_tiled(Kernels<float> kernels, int64_t M, int64_t N, int64_t K, float 
 // The kernel that multiplies rows of op(A) read in place by a packed B panel
 // (gemm_kernels.h), and the epilogue for the tiles it stores.
 using RowsKernel = void (*)(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
-                            float alpha, float beta, int mr, int nr, const float* prefetch, int64_t pf_rows);
+                            float alpha, float beta, int mr, int nr, const float* prefetch, int64_t pf_rows,
+                            const TileAdd* add);
 using TileEpilogue = void (*)(const GemmEpilogue&, float*, int64_t, int64_t, int64_t, int64_t, int64_t);
 
 // op(A) row-major in place (no A packing) against a pre-packed B on an
@@ -698,7 +699,15 @@ void sgemm_rows_a_packed_b(RowsKernel kernel, TileEpilogue tile_epilogue, int64_
   mblocks = ceil_div(M, mc);
   const int64_t pc = ceil_div(bpanels, nblocks);
   nblocks = ceil_div(bpanels, pc);
-  const bool use_ep = ep && !ep->empty();
+  // The column bias and the residual go in with the last K slice's store
+  // (TileAdd); the epilogue then runs only for what is left (a row bias, an
+  // activation). minilm_l6's projections (bias + residual, no activation)
+  // then make one pass over each tile instead of two.
+  const bool fuse_add = ep && !ep->row_bias && (ep->col_bias || ep->residual);
+  GemmEpilogue rest;
+  if (ep) rest = *ep;
+  if (fuse_add) rest.col_bias = rest.residual = nullptr;
+  const bool use_ep = !rest.empty();
 
   auto task = [&](int64_t tb, int64_t te) {
     for (int64_t t = tb; t < te; ++t) {
@@ -737,9 +746,15 @@ void sgemm_rows_a_packed_b(RowsKernel kernel, TileEpilogue tile_epilogue, int64_
             float* cblk = C + i * ldc + jr;
             const int64_t pf_begin = std::min(next_rows, ti * share);
             const int64_t pf_rows = std::min(next_rows, pf_begin + share) - pf_begin;
+            TileAdd add;
+            if (last && fuse_add) {
+              add.col_bias = ep->col_bias ? ep->col_bias + jr : nullptr;
+              add.residual = ep->residual ? ep->residual + i * ep->ldr + jr : nullptr;
+              add.ldr = ep->ldr;
+            }
             kernel(kc, A + i * lda + p0, lda, bpanel, cblk, ldc, alpha, beta_eff, mr, nr,
-                   pf_rows > 0 ? next + pf_begin * NR : nullptr, pf_rows);
-            if (last && use_ep) tile_epilogue(*ep, cblk, ldc, i, jr, mr, nr);
+                   pf_rows > 0 ? next + pf_begin * NR : nullptr, pf_rows, last && fuse_add ? &add : nullptr);
+            if (last && use_ep) tile_epilogue(rest, cblk, ldc, i, jr, mr, nr);
           }
         }
       }

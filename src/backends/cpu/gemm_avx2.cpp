@@ -24,7 +24,8 @@ DLRT_AVX2 inline __m256i lane_mask(int n) {
 // Columns at or past nr are computed from B's zero padding and not stored.
 template <int R, int NV>
 DLRT_AVX2 void rows_tile(int64_t kc, const float* a, int64_t lda, const float* __restrict b, float* c,
-                         int64_t ldc, float alpha, float beta, int nr, const float* pf, int64_t pf_rows) {
+                         int64_t ldc, float alpha, float beta, int nr, const float* pf, int64_t pf_rows,
+                         const TileAdd* add) {
   constexpr int NR = kSgemmAvx2NR;
   __m256 acc[R][NV];
 #pragma GCC unroll 8
@@ -55,18 +56,29 @@ DLRT_AVX2 void rows_tile(int64_t kc, const float* a, int64_t lda, const float* _
   __m256i mask[NV];
 #pragma GCC unroll 2
   for (int v = 0; v < NV; ++v) mask[v] = lane_mask(nr - 8 * v);
+  const float* cb = add ? add->col_bias : nullptr;
+  const float* res = add ? add->residual : nullptr;
+  __m256 bias[NV];
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; ++v)
+    bias[v] = !cb ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(cb + 8 * v) : _mm256_maskload_ps(cb + 8 * v, mask[v]);
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i) {
     float* ci = c + i * ldc;
+    const float* ri = res ? res + i * add->ldr : nullptr;
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) {
       __m256 x = _mm256_mul_ps(va, acc[i][v]);
       if (full) {
         if (beta == 1.0f) x = _mm256_add_ps(x, _mm256_loadu_ps(ci + 8 * v));
         else if (beta != 0.0f) x = _mm256_fmadd_ps(vb, _mm256_loadu_ps(ci + 8 * v), x);
+        if (cb) x = _mm256_add_ps(x, bias[v]);
+        if (ri) x = _mm256_add_ps(x, _mm256_loadu_ps(ri + 8 * v));
         _mm256_storeu_ps(ci + 8 * v, x);
       } else {
         if (beta != 0.0f) x = _mm256_fmadd_ps(vb, _mm256_maskload_ps(ci + 8 * v, mask[v]), x);
+        if (cb) x = _mm256_add_ps(x, bias[v]);
+        if (ri) x = _mm256_add_ps(x, _mm256_maskload_ps(ri + 8 * v, mask[v]));
         _mm256_maskstore_ps(ci + 8 * v, mask[v], x);
       }
     }
@@ -75,9 +87,10 @@ DLRT_AVX2 void rows_tile(int64_t kc, const float* a, int64_t lda, const float* _
 
 template <int R>
 DLRT_AVX2 inline void rows_tile_cols(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
-                                     float alpha, float beta, int nr, const float* pf, int64_t pf_rows) {
-  if (nr > 8) return rows_tile<R, 2>(kc, a, lda, b, c, ldc, alpha, beta, nr, pf, pf_rows);
-  rows_tile<R, 1>(kc, a, lda, b, c, ldc, alpha, beta, nr, pf, pf_rows);
+                                     float alpha, float beta, int nr, const float* pf, int64_t pf_rows,
+                                     const TileAdd* add) {
+  if (nr > 8) return rows_tile<R, 2>(kc, a, lda, b, c, ldc, alpha, beta, nr, pf, pf_rows, add);
+  rows_tile<R, 1>(kc, a, lda, b, c, ldc, alpha, beta, nr, pf, pf_rows, add);
 }
 
 // y[r] for R rows: 2R independent accumulator chains over 16 columns per
@@ -122,15 +135,16 @@ DLRT_AVX2 void sgemv_rows_avx2(int64_t rows, int64_t cols, float alpha, const fl
 }
 
 void sgemm_kernel_avx2_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
-                            float alpha, float beta, int mr, int nr, const float* prefetch, int64_t pf_rows) {
+                            float alpha, float beta, int mr, int nr, const float* prefetch, int64_t pf_rows,
+                            const TileAdd* add) {
   const int64_t pr = prefetch ? pf_rows : 0;
   switch (mr) {
-    case 1: return rows_tile_cols<1>(kc, a, lda, b, c, ldc, alpha, beta, nr, prefetch, pr);
-    case 2: return rows_tile_cols<2>(kc, a, lda, b, c, ldc, alpha, beta, nr, prefetch, pr);
-    case 3: return rows_tile_cols<3>(kc, a, lda, b, c, ldc, alpha, beta, nr, prefetch, pr);
-    case 4: return rows_tile_cols<4>(kc, a, lda, b, c, ldc, alpha, beta, nr, prefetch, pr);
-    case 5: return rows_tile_cols<5>(kc, a, lda, b, c, ldc, alpha, beta, nr, prefetch, pr);
-    default: return rows_tile_cols<6>(kc, a, lda, b, c, ldc, alpha, beta, nr, prefetch, pr);
+    case 1: return rows_tile_cols<1>(kc, a, lda, b, c, ldc, alpha, beta, nr, prefetch, pr, add);
+    case 2: return rows_tile_cols<2>(kc, a, lda, b, c, ldc, alpha, beta, nr, prefetch, pr, add);
+    case 3: return rows_tile_cols<3>(kc, a, lda, b, c, ldc, alpha, beta, nr, prefetch, pr, add);
+    case 4: return rows_tile_cols<4>(kc, a, lda, b, c, ldc, alpha, beta, nr, prefetch, pr, add);
+    case 5: return rows_tile_cols<5>(kc, a, lda, b, c, ldc, alpha, beta, nr, prefetch, pr, add);
+    default: return rows_tile_cols<6>(kc, a, lda, b, c, ldc, alpha, beta, nr, prefetch, pr, add);
   }
 }
 

@@ -38,7 +38,7 @@ DLRT_AVX512 __attribute__((always_inline)) inline void tile_rows_avx512(int64_t 
                                                                        const float* __restrict b, float* c,
                                                                        int64_t ldc, float alpha, float beta, int mr,
                                                                        const __mmask16* mask, const float* pf,
-                                                                       int64_t pf_rows) {
+                                                                       int64_t pf_rows, const TileAdd* add) {
   __m512 acc[R][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
@@ -79,6 +79,11 @@ DLRT_AVX512 __attribute__((always_inline)) inline void tile_rows_avx512(int64_t 
   }
   const __m512 va = _mm512_set1_ps(alpha);
   const __m512 vb = _mm512_set1_ps(beta);
+  const float* cb = add ? add->col_bias : nullptr;
+  const float* res = add ? add->residual : nullptr;
+  __m512 bias[NV];
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) bias[v] = cb ? _mm512_maskz_loadu_ps(mask[v], cb + 16 * v) : _mm512_setzero_ps();
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i) {
     if (i >= mr) break;
@@ -88,6 +93,8 @@ DLRT_AVX512 __attribute__((always_inline)) inline void tile_rows_avx512(int64_t 
       __m512 x = _mm512_mul_ps(va, acc[i][v]);
       if (beta == 1.0f) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], ci + 16 * v));
       else if (beta != 0.0f) x = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mask[v], ci + 16 * v), x);
+      if (cb) x = _mm512_add_ps(x, bias[v]);
+      if (res) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask[v], res + i * add->ldr + 16 * v));
       _mm512_mask_storeu_ps(ci + 16 * v, mask[v], x);
     }
   }
@@ -103,12 +110,13 @@ DLRT_AVX512 __attribute__((always_inline)) inline void tile_avx512(int64_t kc, c
                                                                   const float* __restrict b, float* c, int64_t ldc,
                                                                   float alpha, float beta, int mr,
                                                                   const __mmask16* mask, int64_t lda = 0,
-                                                                  const float* pf = nullptr, int64_t pf_rows = 0) {
+                                                                  const float* pf = nullptr, int64_t pf_rows = 0,
+                                                                  const TileAdd* add = nullptr) {
   if constexpr (ROWS) {
     const float* ar[R];
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i) ar[i] = a + static_cast<int64_t>(i < mr ? i : mr - 1) * lda;
-    tile_rows_avx512<R, NV, NR>(kc, ar, b, c, ldc, alpha, beta, mr, mask, pf, pf ? pf_rows : 0);
+    tile_rows_avx512<R, NV, NR>(kc, ar, b, c, ldc, alpha, beta, mr, mask, pf, pf ? pf_rows : 0, add);
     return;
   }
   __m512 acc[R][NV];
@@ -272,16 +280,18 @@ namespace {
 template <int R, int NR>
 DLRT_AVX512 inline void rows_tile(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
                                   float alpha, float beta, int mr, int nv, const __mmask16* mask, const float* pf,
-                                  int64_t pr) {
-  if (nv == 1) return tile_avx512<R, 1, NR, kSgemmAvx512MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf, pr);
-  if (nv == 2) return tile_avx512<R, 2, NR, kSgemmAvx512MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf, pr);
-  tile_avx512<R, NR / 16, NR, kSgemmAvx512MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf, pr);
+                                  int64_t pr, const TileAdd* add) {
+  if (nv == 1)
+    return tile_avx512<R, 1, NR, kSgemmAvx512MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf, pr, add);
+  if (nv == 2)
+    return tile_avx512<R, 2, NR, kSgemmAvx512MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf, pr, add);
+  tile_avx512<R, NR / 16, NR, kSgemmAvx512MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf, pr, add);
 }
 }  // namespace
 
 DLRT_AVX512 void sgemm_kernel_avx512_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c,
                                           int64_t ldc, float alpha, float beta, int mr, int nr,
-                                          const float* prefetch, int64_t pf_rows) {
+                                          const float* prefetch, int64_t pf_rows, const TileAdd* add) {
   constexpr int MR = kSgemmAvx512MR, NR = kSgemmAvx512NR, NV = NR / 16;
   __mmask16 mask[NV];
   for (int v = 0; v < NV; ++v) {
@@ -292,11 +302,11 @@ DLRT_AVX512 void sgemm_kernel_avx512_rows(int64_t kc, const float* a, int64_t ld
   const float* pf = prefetch;
   const int64_t pr = prefetch ? pf_rows : 0;
   if (mr == MR && nv == NV)
-    return tile_avx512<MR, NV, NR, MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf, pr);
-  if (mr == 1) return rows_tile<1, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf, pr);
-  if (mr == 2) return rows_tile<2, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf, pr);
-  if (mr <= 4) return rows_tile<4, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf, pr);
-  rows_tile<MR, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf, pr);
+    return tile_avx512<MR, NV, NR, MR, true>(kc, a, b, c, ldc, alpha, beta, mr, mask, lda, pf, pr, add);
+  if (mr == 1) return rows_tile<1, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf, pr, add);
+  if (mr == 2) return rows_tile<2, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf, pr, add);
+  if (mr <= 4) return rows_tile<4, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf, pr, add);
+  rows_tile<MR, NR>(kc, a, lda, b, c, ldc, alpha, beta, mr, nv, mask, pf, pr, add);
 }
 
 namespace {

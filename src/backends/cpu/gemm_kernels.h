@@ -30,18 +30,31 @@ constexpr int kSgemmAvx2NR = 16;
 void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
                          int mr, int nr);
 
+// A column bias and a residual that a rows kernel adds to its tile as it
+// stores it: c[i][j] = (alpha * ab + beta * c) + col_bias[j] + residual[i *
+// ldr + j], both relative to the tile's first row and column; either may be
+// null. Saves the epilogue a second pass over the tile.
+struct TileAdd {
+  const float* col_bias = nullptr;
+  const float* residual = nullptr;
+  int64_t ldr = 0;
+};
+
 // The same tile with A not packed: row i of op(A) is a + i*lda (row-major,
 // k step 1); rows [0, mr) are read, nothing past them. Call only when
 // cpu_isa() >= kAvx512.
 // `prefetch` (may be null): pf_rows (<= kc) rows of a packed B panel (NR
-// floats each) to pull toward L2 meanwhile, one row per k step.
+// floats each) to pull toward L2 meanwhile, spread over the k steps.
+// `add` (may be null): see TileAdd.
 void sgemm_kernel_avx512_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
-                              float alpha, float beta, int mr, int nr, const float* prefetch, int64_t pf_rows);
+                              float alpha, float beta, int mr, int nr, const float* prefetch, int64_t pf_rows,
+                              const TileAdd* add);
 
 // sgemm_kernel_avx512_rows on the AVX2 6 x 16 tile (mr <= 6, nr <= 16; edge
 // columns through masked stores). Call only when cpu_isa() >= kAvx2.
 void sgemm_kernel_avx2_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
-                            float alpha, float beta, int mr, int nr, const float* prefetch, int64_t pf_rows);
+                            float alpha, float beta, int mr, int nr, const float* prefetch, int64_t pf_rows,
+                            const TileAdd* add);
 
 // Packs 8 rows of a row-major A (row stride lda), columns [0, kc), into one
 // 8-row panel (column p at dst + 8p). Call only when cpu_isa() >= kAvx512.
