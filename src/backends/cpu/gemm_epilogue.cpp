@@ -237,7 +237,10 @@ struct RowInputs512 {
 // four vectors in lockstep, the last one to three likewise (a 48-column
 // tile row is one step of three). minilm_l6's Gelu epilogues (128 x 1536,
 // six per run), 1 thread, SPR-class Xeon (2026-11-24): one vector at a time
-// with a division they cost about 0.2 ms each.
+// with a division they cost about 0.2 ms each; in lockstep with
+// Abramowitz-Stegun's erf about 0.1 ms (the FFN-up node 1.11-1.17x the
+// FFN-down node's time), with the table Phi of gelu_lockstep about 0.05 ms
+// (1.05-1.08x; AMX Xeon VM, 2026-11-25, 4 alternating runs).
 template <int U>
 DLRT_AVX512 __attribute__((always_inline)) inline void gelu_step_avx512(float* cr, int64_t j, int64_t cols,
                                                                          const RowInputs512& pre) {
