@@ -426,9 +426,17 @@ DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r
   }
   for (int64_t i0 = r0; i0 < r1; i0 += kRows512) {
     const int rows = static_cast<int>(std::min<int64_t>(kRows512, r1 - i0));
+    // The block's query rows, read in place where their head dims are
+    // contiguous (copied otherwise); rows past the block repeat its last.
+    const float* qr[kRows512];
     for (int r = 0; r < kRows512; ++r) {
-      const float* qr = q + (i0 + std::min(r, rows - 1)) * p.q.ss;
-      for (int64_t c = 0; c < p.D; ++c) qbuf[r * p.D + c] = qr[c * p.q.sd];
+      const float* src = q + (i0 + std::min(r, rows - 1)) * p.q.ss;
+      if (p.q.sd == 1) {
+        qr[r] = src;
+        continue;
+      }
+      for (int64_t c = 0; c < p.D; ++c) qbuf[r * p.D + c] = src[c * p.q.sd];
+      qr[r] = qbuf + r * p.D;
     }
     // Row r's mask: per key (mrow[r], a row of the mask) or one value for
     // all its keys (madd[r]; 0 without a mask).
@@ -450,7 +458,7 @@ DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r
       for (int64_t c = 0; c < D; ++c) {
         const __m512 k0 = _mm512_loadu_ps(kc + c * ldk), k1 = _mm512_loadu_ps(kc + c * ldk + 16);
         for (int r = 0; r < kRows512; ++r) {
-          const __m512 qv = _mm512_set1_ps(qbuf[r * p.D + c]);
+          const __m512 qv = _mm512_set1_ps(qr[r][c]);
           a[r][0] = _mm512_fmadd_ps(qv, k0, a[r][0]);
           a[r][1] = _mm512_fmadd_ps(qv, k1, a[r][1]);
         }
