@@ -117,6 +117,13 @@ def main(argv):
         out.append(f"Peak fp32 FMA (bench/fma_peak.cpp, {fma.get('isa')}): "
                    f"{fmt(fma.get('gflops_1_thread'), 1)} GFLOP/s on 1 thread, "
                    f"{fmt(fma.get('gflops_n_threads'), 1)} GFLOP/s on {fma.get('threads')} threads.")
+        t1, tn = fma.get("tile_gflops_1_thread"), fma.get("tile_gflops_n_threads")
+        p1, pn = fma.get("gflops_1_thread"), fma.get("gflops_n_threads")
+        if t1 and tn and p1 and pn:
+            out.append(f"The same FMAs fed by the GEMM tile's loads from L1 ({fma.get('tile_loads')}): "
+                       f"{fmt(t1, 1)} GFLOP/s on 1 thread ({fmt(100 * t1 / p1, 0)}% of the peak), "
+                       f"{fmt(tn, 1)} on {fma.get('threads')} ({fmt(100 * tn / pn, 0)}%): the most a GEMM "
+                       "kernel of that shape reaches here; on a shared host it moves with the machine's state.")
         out.append("")
     fl_rows = [r for r in rows if r.get("gflop")]
     if fl_rows:
