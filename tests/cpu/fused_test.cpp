@@ -10,6 +10,7 @@
 #include "../ir/graph_builder.h"
 #include "backends/cpu/activation_epilogue.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/isa.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {
@@ -307,17 +308,24 @@ TEST(FusedPrepacked, ExecutorWithConstantWeightsMatchesRunOp) {
 // Packed operands with an epilogue against plain sgemm. With A read in place
 // and B packed (the rows kernels), the column bias and the residual are added
 // by the kernel's last store (TileAdd) and the activation, if any, after it:
-// every mix of the three, K deep enough for several slices, 1 and 2 threads.
+// every mix of the three, K deep enough for several slices, 1 and 2 threads,
+// on each kernel this CPU has (the weights packed under the same ISA cap).
 TEST(PackedMatrix, SgemmExMatchesPlainSgemm) {
   std::mt19937 rng(7);
   static ThreadPool pool(2);
-  for (int it = 0; it < 60; ++it) {
+  std::vector<CpuIsa> isas = {CpuIsa::kGeneric};
+  if (detected_cpu_isa() >= CpuIsa::kAvx2) isas.push_back(CpuIsa::kAvx2);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512) isas.push_back(CpuIsa::kAvx512);
+  for (int run = 0; run < 60 * static_cast<int>(isas.size()); ++run) {
+    ScopedCpuIsa scope(isas[static_cast<size_t>(run / 60)]);
+    const int it = run % 60;  // the same 60 mixes on each ISA
     const int64_t M = 1 + rng() % 40, N = 1 + rng() % 70, K = 1 + rng() % 600;
     const bool ta = rng() % 2, tb = rng() % 2;
     const bool with_bias = it % 4 != 3, with_res = it % 2 == 1;
     const ActKind act = it % 3 == 0 ? ActKind::kNone : ActKind::kRelu;
-    SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + (with_bias ? " bias" : "") +
-                 (with_res ? " residual" : "") + (act == ActKind::kRelu ? " relu" : ""));
+    SCOPED_TRACE(std::string(cpu_isa_name(cpu_isa())) + " " + std::to_string(M) + "x" + std::to_string(N) + "x" +
+                 std::to_string(K) + (with_bias ? " bias" : "") + (with_res ? " residual" : "") +
+                 (act == ActKind::kRelu ? " relu" : ""));
     const Tensor a = rnd(ta ? Shape{K, M} : Shape{M, K}, rng()), b = rnd(tb ? Shape{N, K} : Shape{K, N}, rng());
     const Tensor bias = rnd({N}, rng());
     const int64_t ldr = N + 3;  // the residual's rows are not C's
