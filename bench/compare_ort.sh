@@ -173,6 +173,8 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 log "comparison took $(( $(date +%s) - start )) s"
 
+# The FMA rates again: on a shared host the machine's state can change during the rounds.
+"$FMA" --json > "$OUT/fma_end.json" || rm -f "$OUT/fma_end.json"
 "$PY" "$REPO/bench/summarize.py" "$OUT"
 echo
 echo "Machine: $cpu, $(nproc) cores; onnxruntime $ORT_VERSION (Python, CPU EP, fp32); dlrt $COMMIT, precision $PRECISION (working tree at the start; the binary as built then); $(date -u +%Y-%m-%d)."

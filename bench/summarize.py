@@ -4,7 +4,7 @@
   summarize.py RESULTS_DIR     (prints the tables; writes RESULTS_DIR/summary.json)
 
 Reads <case>_t<threads>_r<round>_{dlrt,ort}.json (dlrt bench --json and ort_rss.py reports),
-fma.json (dlrt_fma_peak --json), flops_<case>.json (flops.py) and meta.json.
+fma.json and fma_end.json (dlrt_fma_peak --json, before and after the rounds), flops_<case>.json (flops.py) and meta.json.
 Per case and thread count, each figure is the median over rounds of that round's figure
 (latency: the round's median run). Ratios are dlrt / ORT (below 1: dlrt better). ORT's
 RSS is reported net of the Python interpreter and numpy (python_baseline_rss_mb).
@@ -52,6 +52,7 @@ def main(argv):
     d = argv[0]
     meta = load(os.path.join(d, "meta.json")) or {}
     fma = load(os.path.join(d, "fma.json")) or {}
+    fma_end = load(os.path.join(d, "fma_end.json")) or {}
     runs = {}
     for path in glob.glob(os.path.join(d, "*_t*_r*_*.json")):
         m = re.match(r"(.+)_t(\d+)_r(\d+)_(dlrt|ort)\.json$", os.path.basename(path))
@@ -124,6 +125,12 @@ def main(argv):
                        f"{fmt(t1, 1)} GFLOP/s on 1 thread ({fmt(100 * t1 / p1, 0)}% of the peak), "
                        f"{fmt(tn, 1)} on {fma.get('threads')} ({fmt(100 * tn / pn, 0)}%): the most a GEMM "
                        "kernel of that shape reaches here; on a shared host it moves with the machine's state.")
+        e1, et1 = fma_end.get("gflops_1_thread"), fma_end.get("tile_gflops_1_thread")
+        en, etn = fma_end.get("gflops_n_threads"), fma_end.get("tile_gflops_n_threads")
+        if e1 and et1 and en and etn:
+            out.append(f"Measured again after the rounds: peak {fmt(e1, 1)} / {fmt(en, 1)} GFLOP/s, the tile's loads "
+                       f"{fmt(100 * et1 / e1, 0)}% / {fmt(100 * etn / en, 0)}% of it (1 / {fma_end.get('threads')} "
+                       "threads; the shares of peak below use the first figures).")
         out.append("")
     fl_rows = [r for r in rows if r.get("gflop")]
     if fl_rows:
