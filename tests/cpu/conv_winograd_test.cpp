@@ -183,8 +183,9 @@ TEST_F(ConvWinograd, LeavesOtherShapesToOtherPaths) {
 // AVX-512 GEMM on filters packed for its tile; 64 keep the direct path
 // (on planes too small for F(4x4, 3x3)).
 TEST(ConvWinogradAvx512, WideConvsOnly) {
-  if (detected_cpu_isa() < CpuIsa::kAvx512)
-    GTEST_SKIP() << "this CPU has no AVX-512: the AVX-512 channel threshold does not apply";
+  if (cpu_isa() < CpuIsa::kAvx512)
+    GTEST_SKIP() << "no AVX-512 here (detected " << cpu_isa_name(detected_cpu_isa()) << ", in use "
+                 << cpu_isa_name(cpu_isa()) << ", DLRT_CPU_ISA caps it): the AVX-512 channel threshold does not apply";
   std::mt19937 rng(44);
   Case c;
   c.C = 128, c.M = 136, c.H = 13, c.W = 11;  // M past 2 tiles of 48, partial runs of tiles
@@ -205,8 +206,9 @@ TEST(ConvWinogradAvx512, WideConvsOnly) {
 // residual and activations; and the planes and widths it leaves to F(2x2,
 // 3x3) or the direct path.
 TEST(ConvWinogradAvx512, Winograd4MatchesReference) {
-  if (detected_cpu_isa() < CpuIsa::kAvx512)
-    GTEST_SKIP() << "this CPU has no AVX-512: F(4x4, 3x3) runs on AVX-512 CPUs only";
+  if (cpu_isa() < CpuIsa::kAvx512)
+    GTEST_SKIP() << "no AVX-512 here (detected " << cpu_isa_name(detected_cpu_isa()) << ", in use "
+                 << cpu_isa_name(cpu_isa()) << ", DLRT_CPU_ISA caps it): F(4x4, 3x3) runs on AVX-512 only";
   std::mt19937 rng(45);
   Case c;
   c.C = 64, c.M = 64, c.H = c.W = 24;  // 6 x 6 tiles
