@@ -672,9 +672,8 @@ void sgemm_rows_a_packed_b(RowsKernel kernel, TileEpilogue tile_epilogue, int64_
 
   int64_t mblocks = ceil_div(M, kMC), nblocks = ceil_div(bpanels, kPC);
   if (threads > 1) {
-    // A row block per thread at least, then narrower column runs up to 4
-    // tasks per thread where the shape allows (a late or preempted thread
-    // leaves little behind), taken row-block major below: each thread then
+    // A row block per thread at least (columns split only to give each
+    // thread a task), taken row-block major below: each thread then
     // reads only its own rows of A (which it usually wrote in the op
     // before) and all of B (the weights, alike for every thread). Split by
     // columns first, each thread read all of A. 2 threads, SPR-class Xeon,
@@ -689,7 +688,15 @@ void sgemm_rows_a_packed_b(RowsKernel kernel, TileEpilogue tile_epilogue, int64_
     // made every thread stream all of it (2 threads, AMX Xeon VM, 2026-11-25,
     // alternating: minilm b1 s16 1.69-1.71 -> 1.45-1.49 ms, s32 x0.99, s64
     // the same either way, s128 4% faster with the row split).
-    const int64_t want = 4 * threads;
+    // One task per thread, not 4 (narrower column runs, meant to leave a
+    // late thread little to finish), likely because a task's panels then
+    // follow each other under the next-panel prefetch instead of starting
+    // cold at every task, and no task is taken from the other thread's rows
+    // (which this VM's noise invited). Same VM, 2
+    // threads, alternating medians: minilm b1 s128 x0.968 (8 rounds) and
+    // x0.973 (10), b1 s16 x0.954, tiny_vit x0.995, b8 s128 x1.003, b1 s128
+    // under DLRT_CPU_ISA=avx2 x0.987.
+    const int64_t want = threads;
     const bool split_rows = ceil_div(M, MR) >= 4 * threads;
     if (mblocks < threads && split_rows) mblocks = std::min(ceil_div(M, MR), int64_t{threads});
     if (mblocks * nblocks < want) nblocks = std::min(bpanels, ceil_div(want, mblocks));
