@@ -669,16 +669,23 @@ class AttentionKernel final : public OpKernel {
     p.out = out->data<float>();
     if (out_bshd_) p.ob = p.Sq * p.H * p.Dv, p.oh = p.Dv, p.os = p.H * p.Dv;
     else p.ob = p.H * p.Sq * p.Dv, p.oh = p.Sq * p.Dv, p.os = p.Dv;
-    // Tasks: (b, h, row block); enough blocks (4 tasks per thread) that few
-    // heads (tiny_vit: 3) still split evenly over the threads. Each block
-    // repacks its head's Kᵀ, so more blocks cost more (2 threads, attention
-    // nodes: 8 per thread 0.75-0.82 ms on tiny_vit, 4 per thread 0.69-0.71).
+    // Tasks: (b, h, row block); enough blocks that few heads (tiny_vit: 3)
+    // still split evenly over the threads. Each block repacks its head's Kᵀ,
+    // so more blocks cost more (2 threads, attention nodes: 8 tasks per
+    // thread 0.75-0.82 ms on tiny_vit, 4 per thread 0.69-0.71).
     const int64_t heads = p.B * p.H;
     int64_t threads = ctx.pool().num_threads();
-    // One thread: one task per head (each task packs its head's Kᵀ).
-    int64_t blocks = threads == 1 ? 1
-                                  : std::max<int64_t>(1, std::min<int64_t>((p.Sq + 15) / 16,
-                                                                           (4 * threads + heads - 1) / heads));
+    // One thread: one task per head (each task packs its head's Kᵀ). More:
+    // the fewest row blocks per head that give every thread as many tasks
+    // (tiny_vit's 3 heads on 2 threads: 2 blocks, 3 tasks each, where 4
+    // tasks per thread made 3 blocks, 5 tasks against 4: tiny_vit x0.971
+    // with the multiplier at 2, then this rule x0.982-0.983, 8-10
+    // alternating rounds each), at least 16 rows a block.
+    int64_t blocks = 1;
+    if (threads > 1) {
+      const int64_t cap = std::max<int64_t>(1, (p.Sq + 15) / 16);
+      while (blocks < cap && (heads * blocks < threads || heads * blocks % threads != 0)) ++blocks;
+    }
     int64_t rows_per = (p.Sq + blocks - 1) / blocks;
     const bool avx2 = use_avx2();
 #ifdef DLRT_HAVE_AVX512_PATHS
