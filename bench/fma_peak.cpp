@@ -42,6 +42,34 @@ namespace {
 
 constexpr int kChains = 12;  // independent accumulators per thread
 
+// The sum of n lanes stored from a vector (a result that depends on every accumulator).
+float sum_lanes(const float* lanes, int n) {
+  float total = 0;
+  for (int i = 0; i < n; ++i) total += lanes[i];
+  return total;
+}
+
+// The operands of a tile loop: B, a packed panel of b_floats, and A, a_floats
+// (the tile's rows), 64-byte aligned and filled with small values. Owned by
+// the caller of the loop (with_operands): a destructor in the loop's own
+// function kept its accumulators on the stack.
+struct TileOperands {
+  float* a;
+  float* b;
+  TileOperands(int a_floats, int b_floats)
+      : a(static_cast<float*>(std::aligned_alloc(64, sizeof(float) * a_floats))),
+        b(static_cast<float*>(std::aligned_alloc(64, sizeof(float) * b_floats))) {
+    for (int i = 0; i < b_floats; ++i) b[i] = 1e-3f * static_cast<float>(i % 7);
+    for (int i = 0; i < a_floats; ++i) a[i] = 1e-3f * static_cast<float>(i % 5);
+  }
+  ~TileOperands() {
+    std::free(a);
+    std::free(b);
+  }
+  TileOperands(const TileOperands&) = delete;
+  TileOperands& operator=(const TileOperands&) = delete;
+};
+
 #if DLRT_X86
 __attribute__((target("avx512f"))) float fma_avx512(int64_t iters) {
   __m512 acc[kChains];
@@ -56,9 +84,7 @@ __attribute__((target("avx512f"))) float fma_avx512(int64_t iters) {
   for (int i = 1; i < kChains; ++i) s = _mm512_add_ps(s, acc[i]);
   float lanes[16];
   _mm512_storeu_ps(lanes, s);
-  float total = 0;
-  for (float x : lanes) total += x;
-  return total;
+  return sum_lanes(lanes, 16);
 }
 
 __attribute__((target("avx2,fma"))) float fma_avx2(int64_t iters) {
@@ -74,20 +100,14 @@ __attribute__((target("avx2,fma"))) float fma_avx2(int64_t iters) {
   for (int i = 1; i < kChains; ++i) s = _mm256_add_ps(s, acc[i]);
   float lanes[8];
   _mm256_storeu_ps(lanes, s);
-  float total = 0;
-  for (float x : lanes) total += x;
-  return total;
+  return sum_lanes(lanes, 8);
 }
 
 // The GEMM tile's k loop, R rows x NV vectors of 16 lanes, over sweeps of KC
 // steps (`iters` sweeps): B a packed KC x 16*NV panel, A R rows LDA floats
 // apart. Returns a value that depends on every accumulator.
 template <int R, int NV, int KC, int LDA>
-__attribute__((target("avx512f"))) float tile_avx512_l1(int64_t iters) {
-  float* b = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * KC * 16 * NV));
-  float* a = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * R * LDA));
-  for (int i = 0; i < KC * 16 * NV; ++i) b[i] = 1e-3f * static_cast<float>(i % 7);
-  for (int i = 0; i < R * LDA; ++i) a[i] = 1e-3f * static_cast<float>(i % 5);
+__attribute__((target("avx512f"))) float tile_avx512_l1(const float* a, const float* b, int64_t iters) {
   __m512 acc[R][NV];
   for (auto& row : acc)
     for (auto& x : row) x = _mm512_setzero_ps();
@@ -111,19 +131,11 @@ __attribute__((target("avx512f"))) float tile_avx512_l1(int64_t iters) {
     for (auto& x : row) s = _mm512_add_ps(s, x);
   alignas(64) float lanes[16];
   _mm512_store_ps(lanes, s);
-  std::free(a);
-  std::free(b);
-  float total = 0;
-  for (float x : lanes) total += x;
-  return total;
+  return sum_lanes(lanes, 16);
 }
 
 template <int R, int NV, int KC, int LDA>
-__attribute__((target("avx2,fma"))) float tile_avx2_l1(int64_t iters) {
-  float* b = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * KC * 8 * NV));
-  float* a = static_cast<float*>(std::aligned_alloc(64, sizeof(float) * R * LDA));
-  for (int i = 0; i < KC * 8 * NV; ++i) b[i] = 1e-3f * static_cast<float>(i % 7);
-  for (int i = 0; i < R * LDA; ++i) a[i] = 1e-3f * static_cast<float>(i % 5);
+__attribute__((target("avx2,fma"))) float tile_avx2_l1(const float* a, const float* b, int64_t iters) {
   __m256 acc[R][NV];
   for (auto& row : acc)
     for (auto& x : row) x = _mm256_setzero_ps();
@@ -147,22 +159,23 @@ __attribute__((target("avx2,fma"))) float tile_avx2_l1(int64_t iters) {
     for (auto& x : row) s = _mm256_add_ps(s, x);
   alignas(32) float lanes[8];
   _mm256_store_ps(lanes, s);
-  std::free(a);
-  std::free(b);
-  float total = 0;
-  for (float x : lanes) total += x;
-  return total;
+  return sum_lanes(lanes, 8);
 }
 #endif
+
+// A tile loop as a Loop function: its operands (A_FLOATS and B_FLOATS) set up here, then `iters` sweeps.
+template <float (*kTile)(const float*, const float*, int64_t), int A_FLOATS, int B_FLOATS>
+float with_operands(int64_t iters) {
+  const TileOperands ops(A_FLOATS, B_FLOATS);
+  return kTile(ops.a, ops.b, iters);
+}
 
 float fma_scalar(int64_t iters) {
   float acc[kChains];
   for (int i = 0; i < kChains; ++i) acc[i] = static_cast<float>(i) * 0.001f;
   for (int64_t it = 0; it < iters; ++it)
     for (int i = 0; i < kChains; ++i) acc[i] = std::fma(acc[i], 0.999999f, 1e-6f);
-  float total = 0;
-  for (float x : acc) total += x;
-  return total;
+  return sum_lanes(acc, kChains);
 }
 
 // A loop to time: fn(iters) runs iters iterations of fmas_per_iter FMAs on
@@ -186,9 +199,11 @@ Isa pick_isa(const std::string& want) {
   bool avx512 = __builtin_cpu_supports("avx512f");
   bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if ((want.empty() || want == "avx512") && avx512)
-    return {"avx512f", 16, {fma_avx512, kChains}, {tile_avx512_l1<8, 3, 192, 384>, 8 * 3 * 192}, "8x48 tile, kc 192"};
+    return {"avx512f", 16, {fma_avx512, kChains},
+            {with_operands<tile_avx512_l1<8, 3, 192, 384>, 8 * 384, 192 * 48>, 8 * 3 * 192}, "8x48 tile, kc 192"};
   if ((want.empty() || want == "avx2" || (want == "avx512" && !avx512)) && avx2)
-    return {"avx2+fma", 8, {fma_avx2, kChains}, {tile_avx2_l1<6, 2, 256, 384>, 6 * 2 * 256}, "6x16 tile, kc 256"};
+    return {"avx2+fma", 8, {fma_avx2, kChains},
+            {with_operands<tile_avx2_l1<6, 2, 256, 384>, 6 * 384, 256 * 16>, 6 * 2 * 256}, "6x16 tile, kc 256"};
 #endif
   (void)want;
   return {"scalar", 1, {fma_scalar, kChains}, {nullptr, 0}, ""};
