@@ -324,6 +324,23 @@ TEST(ConvDirect, PlanGeometry) {
     s.kh = s.kw = 1, s.pad_top = s.pad_left = 0;
     EXPECT_FALSE(conv_direct_tap_columns(s));
   }
+  // The AVX-512 tile takes tap columns on outputs at most 8 wide, strided
+  // too (resnet18's layer4.0 3x3/2, 14x14 -> 7x7: 49 grid columns, not 56).
+  {
+    ConvDirectGeometry s;
+    s.channels = 256, s.in_h = s.in_w = 14, s.out_h = s.out_w = 7, s.kh = s.kw = 3, s.sh = s.sw = 2;
+    s.pad_top = s.pad_left = 1;
+    EXPECT_TRUE(conv_direct_tap_columns(s, CpuIsa::kAvx512));
+    ConvDirectPlan sp;
+    ASSERT_TRUE(conv_direct_plan(s, &sp, false, true));
+    EXPECT_EQ(sp.nphase, 6);
+    EXPECT_EQ(sp.wq, 7);
+    EXPECT_EQ(sp.grid, 49);
+    s.kh = s.kw = 1, s.pad_top = s.pad_left = 0;  // a 1x1/2 downsample keeps phase (0, 0)
+    EXPECT_FALSE(conv_direct_tap_columns(s, CpuIsa::kAvx512));
+    s.kh = s.kw = 3, s.pad_top = s.pad_left = 1, s.in_h = s.in_w = 28, s.out_h = s.out_w = 14;
+    EXPECT_FALSE(conv_direct_tap_columns(s, CpuIsa::kAvx512));  // 14 wide
+  }
   g.kh = g.kw = 1, g.in_h = g.in_w = g.out_h = g.out_w = 56, g.pad_top = g.pad_left = 0;
   // Strides past kMaxStride and negative pads are left to the GEMM path.
   g.sh = 5, g.out_h = 12;
@@ -395,6 +412,19 @@ TEST_P(ConvDirectIsa, GroupsBatchAndEpilogues) {
       Case c = make(6, 13, 1, {11, w}, {3, 3}, {1 + variant / 2, 1}, {1, 1}, {1, 1}, {1, 1});
       c.bias = true;
       c.residual = variant != 0;
+      c.act = variant == 0 ? Activation{} : variant == 1 ? relu : variant == 2 ? clip : sig;
+      check(c, rng);
+    }
+  }
+  // 7x7 outputs of a 3x3 (stride 1 on 7x7, stride 2 on 14x14 and 13x13):
+  // on AVX-512 a 49-column grid whose last column rides on the full tile,
+  // with M past one panel and each epilogue.
+  for (int64_t stride : {1, 2}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      const int64_t in = stride == 1 ? 7 : 13 + variant % 2;
+      Case c = make(9, 21, 1, {in, in}, {3, 3}, {stride, stride}, {1, 1}, {1, 1}, {1, 1});
+      c.bias = variant != 1;
+      c.residual = variant >= 2;
       c.act = variant == 0 ? Activation{} : variant == 1 ? relu : variant == 2 ? clip : sig;
       check(c, rng);
     }
@@ -571,9 +601,9 @@ TEST_P(ConvDirectIsa, DefaultModePolicy) {
     check(make(8, 16, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
     EXPECT_EQ(conv_direct_runs() - before, 1u);
   }
-  // 7x7 outputs, a 63-column grid: on 1 thread the AVX-512 tile leaves it
-  // to the GEMM path, on 2 it takes it; on AVX2 it runs transposed
-  // (im2colᵀ · Wᵀ) either way.
+  // 7x7 outputs: on AVX-512 a 49-column grid (one plane per tap column),
+  // the 49th column riding on the 48-column tile, direct on 1 and 2
+  // threads; on AVX2 it runs transposed (im2colᵀ · Wᵀ) either way.
   before = conv_direct_runs();
   const uint64_t transposed_before = conv_transposed_runs();
   check(make(8, 16, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}), rng, false);
@@ -589,14 +619,20 @@ TEST_P(ConvDirectIsa, DefaultModePolicy) {
     const Tensor w = Tensor::from_vector<float>({16, 8, 3, 3}, std::vector<float>(16 * 8 * 9, 0.25f));
     before = conv_direct_runs();
     ASSERT_TRUE(run(small, x, w, Tensor(), Tensor(), 1).ok());
-    EXPECT_EQ(conv_direct_runs() - before, 0u) << "1 thread";
-    // Strided 3x3 to 7x7 (resnet18's layer4.0): on AVX-512 the GEMM on 1
-    // thread, direct on 2; on AVX2 transposed.
+    EXPECT_EQ(conv_direct_runs() - before, avx2 ? 0u : 1u) << "1 thread";
+    // Strided 3x3 to 7x7 (resnet18's layer4.0): on AVX-512 direct (tap
+    // columns: a 49-column grid) on 1 and 2 threads; on AVX2 transposed.
     const Case strided = make(8, 16, 1, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1});
     const Tensor xs = Tensor::from_vector<float>({1, 8, 14, 14}, std::vector<float>(8 * 196, 0.5f));
     before = conv_direct_runs();
     ASSERT_TRUE(run(strided, xs, w, Tensor(), Tensor(), 1).ok());
-    EXPECT_EQ(conv_direct_runs() - before, 0u) << "strided, 1 thread";
+    EXPECT_EQ(conv_direct_runs() - before, avx2 ? 0u : 1u) << "strided, 1 thread";
+    // 8x8 outputs (64 columns: a full tile and a 16-column one): the GEMM on 1 thread.
+    const Case eight = make(8, 16, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1});
+    const Tensor x8 = Tensor::from_vector<float>({1, 8, 8, 8}, std::vector<float>(8 * 64, 0.5f));
+    before = conv_direct_runs();
+    ASSERT_TRUE(run(eight, x8, w, Tensor(), Tensor(), 1).ok());
+    EXPECT_EQ(conv_direct_runs() - before, 0u) << "8x8, 1 thread";
     before = conv_direct_runs();
     ASSERT_TRUE(run(strided, xs, w, Tensor(), Tensor()).ok());
     EXPECT_EQ(conv_direct_runs() - before, avx2 ? 0u : 1u) << "strided, 2 threads";

@@ -92,7 +92,7 @@ bool conv_direct_tap_columns(const ConvDirectGeometry& g) {
 
 bool conv_direct_tap_columns(const ConvDirectGeometry& g, CpuIsa isa) {
   if (isa == CpuIsa::kAvx2) return conv_direct_tap_columns(g);
-  return isa == CpuIsa::kAvx512 && g.sh == 1 && g.sw == 1 && g.kw > 1 && g.out_w <= kConvDirectTapColumnsAvx512MaxW;
+  return isa == CpuIsa::kAvx512 && g.kw > 1 && g.out_w <= kConvDirectTapColumnsAvx512MaxW;
 }
 
 const int64_t* conv_direct_pointwise_plan(int64_t channels, int64_t n, int64_t x_plane, ConvDirectPlan* plan) {

@@ -89,11 +89,12 @@ constexpr int64_t kConvDirectTapColumnsMaxStridedK = 256;  // the AVX2 packing's
 bool conv_direct_tap_columns(const ConvDirectGeometry& g);
 
 // Whether the kernel of `isa` takes tap_columns: kAvx2 as above; kAvx512
-// for stride-1 convs with kernels wider than 1 on outputs at most
+// for convs (strided too) with kernels wider than 1 on outputs at most
 // kConvDirectTapColumnsAvx512MaxW wide, where the padded pitch wastes the
 // most grid columns (resnet18's layer4 3x3 on 7x7 outputs: 49 columns
-// instead of 63, a 48-column tile and a 1-column sliver instead of a 48- and
-// a 15-column tile).
+// instead of 63, and its layer4.0 3x3/2: 49 instead of 56). The AVX-512
+// tile computes a 49-column grid as one 48-column tile with the last column
+// riding along (conv_direct_avx512.cpp, direct_tile's kExtra).
 constexpr int64_t kConvDirectTapColumnsAvx512MaxW = 8;
 bool conv_direct_tap_columns(const ConvDirectGeometry& g, CpuIsa isa);
 
@@ -119,6 +120,7 @@ inline bool conv_direct_enabled() { return conv_direct_mode() != ConvDirectMode:
 // outputs: one full tile and a sliver) re-read the whole B operand from L2
 // for each 8-row panel, where the GEMM keeps a K slice of packed B in L1.
 constexpr int64_t kConvDirectMinGrid = 128;
+constexpr int64_t kConvDirectAvx512Cols = 48;  // grid columns of the AVX-512 tile
 inline bool conv_direct_worth(const ConvDirectPlan& plan) { return plan.grid >= kConvDirectMinGrid; }
 // The same choice for the tile of `isa`. kAvx2 (the 6 x 16 tile of
 // conv_direct_avx2; measured on Zen 1 with bench/conv_direct.cpp at 1 and 2
@@ -138,14 +140,18 @@ inline bool conv_direct_worth(const ConvDirectPlan& plan) { return plan.grid >= 
 // layer4.0 3x3/2 (a 56-column grid) x1.14 direct (2026-11-24, three
 // alternating rounds). Strided 1x1 convs keep the GEMM whatever their grid:
 // resnet18's layer2.0 1x1/2 downsample x0.80-0.85 direct, layer4.0's
-// x0.95-0.97. On 1 thread only grids of kConvDirectMinGrid+ columns go
-// direct (x0.83-0.90 for resnet18's layer4 3x3, x0.86-0.89 for its
-// layer4.0 3x3/2).
+// x0.95-0.97. On 1 thread grids of kConvDirectMinGrid+ columns go direct,
+// and grids of one full tile and one column more (7x7 outputs with tap
+// columns: resnet18's layer4 3x3 and layer4.0 3x3/2), computed as a single
+// tile. Before the 49th column rode along those measured x0.83-0.90 direct;
+// since, in the model on 1 thread (SPR-class Xeon, 2026-11-25, alternating
+// with the GEMM path): layer4.1.conv1 1.80 -> 1.66 ms, layer4.0.conv1
+// 0.975 -> 0.87 ms; resnet18 x0.97 on 1 thread, x0.955 on 2.
 inline bool conv_direct_worth(const ConvDirectPlan& plan, CpuIsa isa, int threads) {
   if (isa >= CpuIsa::kAvx512) {
     const bool strided_1x1 = plan.g.kh * plan.g.kw == 1 && (plan.g.sh > 1 || plan.g.sw > 1);
     if (threads > 1) return !strided_1x1;
-    return conv_direct_worth(plan);
+    return conv_direct_worth(plan) || (plan.grid > kConvDirectAvx512Cols && plan.grid % kConvDirectAvx512Cols == 1);
   }
   return !(plan.nphase > 1 && plan.g.channels >= 64 && plan.grid >= kConvDirectMinGrid);
 }

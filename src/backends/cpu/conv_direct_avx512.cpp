@@ -17,6 +17,7 @@ namespace {
 constexpr int kMR = kSgemmAvx512MR;  // 8
 constexpr int kNR = kSgemmAvx512NR;  // 48
 static_assert(kMR == 8 && kNR == 48, "the direct conv tile is written for the 8 x 48 AVX-512 GEMM panels");
+static_assert(kNR == kConvDirectAvx512Cols, "conv_direct_worth counts the tile's columns");
 
 // Input bytes of one column block (all its channels' phase rows) kept in L2
 // while every M panel runs over the block.
@@ -89,7 +90,12 @@ DLRT_AVX512 inline __mmask16 lanes(int64_t a, int64_t b) {  // lanes [a, b), 0 <
 // panel q: the whole K in registers, slice by slice of the packed weights.
 // kMask: the last zmm column is partial (loads through `mask`, so nothing
 // past the grid is read). Rows [0, rows) are stored (output rows m0 + i).
-template <int NV, bool kMask>
+// kExtra (NV == 3, no mask, stored from the registers only): one more grid
+// column, j0 + 48, the last of the grid, as one 8-lane FMA per K step over
+// the panel's rows (the weights the tile broadcasts, loaded as a vector)
+// instead of a 1-column tile of its own that re-reads the panel and a B
+// row per K step (resnet18's 7x7 layer4: 49 columns).
+template <int NV, bool kMask, bool kExtra = false>
 DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, int64_t q, bool prefetch_next,
                              const float* src, const int64_t* off, __mmask16 mask, int rows, int64_t m0, int64_t j0,
                              int64_t n, const TileOut& out) {
@@ -98,6 +104,8 @@ DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, 
   for (int i = 0; i < kMR; ++i)
 #pragma GCC unroll 3
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
+  static_assert(!kExtra || (NV == 3 && !kMask), "the extra column follows a full tile");
+  __m256 extra = _mm256_setzero_ps();
   for (int64_t p0 = kr.begin / KC * KC; p0 < kr.end; p0 += KC) {
     const int64_t kc = std::min(KC, kr.K - p0);
     const float* __restrict a = w + Mp * p0 + q * kMR * kc;
@@ -120,6 +128,7 @@ DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, 
 #pragma GCC unroll 3
         for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(av, b[v], acc[i][v]);
       }
+      if constexpr (kExtra) extra = _mm256_fmadd_ps(_mm256_loadu_ps(a + p * kMR), _mm256_set1_ps(s[16 * NV]), extra);
     }
   }
   if (out.t) {
@@ -151,6 +160,13 @@ DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, 
     k2[v] = static_cast<__mmask16>(lanes(split, std::min<int64_t>(16, split + out.out_w)) & mk);
   }
   const __m512 lo = _mm512_set1_ps(out.lo), hi = _mm512_set1_ps(out.hi);
+  alignas(32) float ex[kMR];
+  int64_t ex_at = -1;  // the extra column's output index (-1: none, or a dropped grid column)
+  if constexpr (kExtra) {
+    _mm256_store_ps(ex, extra);
+    const int64_t c = j0 + 16 * NV, oh = c / out.wq, ow = c - oh * out.wq;
+    if (ow < out.out_w) ex_at = oh * out.out_w + ow;
+  }
 #pragma GCC unroll 8
   for (int i = 0; i < kMR; ++i) {
     if (i >= rows) break;
@@ -169,6 +185,12 @@ DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, 
       if (out.clamp) r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));
       _mm512_mask_storeu_ps(ym + o1[v], k1[v], r);
       if (k2[v]) _mm512_mask_storeu_ps(ym + o2[v], k2[v], r);
+    }
+    if (kExtra && ex_at >= 0) {
+      float e = ex[i] + (out.bias ? out.bias[m] : 0.0f);
+      if (zm) e += zm[ex_at];
+      if (out.clamp) e = std::min(out.hi, std::max(out.lo, e));
+      ym[ex_at] = e;
     }
     if (out.other_act) apply_activation(*out.act, ym + j0, n);
   }
@@ -271,7 +293,13 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   kr.begin = std::clamp<int64_t>(k_begin, 0, K);
   kr.end = k_end < 0 ? K : std::clamp<int64_t>(k_end, kr.begin, K);
   const int64_t panels = ceil_div(M, kMR), Mp = panels * kMR;
-  const int64_t tiles = ceil_div(plan.grid, kNR);
+  // Tiles store from the registers where TileOut allows; the others through a tile buffer.
+  const bool other_act = !clamp_or_none(ep.act);
+  const bool from_registers = plan.wq == g.out_w || (g.out_w >= 16 && !other_act);
+  // A 1-column remainder (7x7 grids: 49 columns) rides on the last full
+  // tile (direct_tile's kExtra) where that tile stores from the registers.
+  const bool absorb = from_registers && plan.grid > kNR && plan.grid % kNR == 1;
+  const int64_t tiles = absorb ? plan.grid / kNR : ceil_div(plan.grid, kNR);
   // Column blocks whose input window stays in L2 while every M panel runs
   // over them; more blocks where the M panels alone leave a thread short.
   const int64_t col_bytes = (plan.copy ? g.channels * plan.nphase : g.channels) * int64_t{sizeof(float)};
@@ -293,9 +321,6 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   const int64_t units = blocks * panels;
   const float* wd = w.data();
 
-  // Tiles store from the registers where TileOut allows; the others through a tile buffer.
-  const bool other_act = !clamp_or_none(ep.act);
-  const bool from_registers = plan.wq == g.out_w || (g.out_w >= 16 && !other_act);
   TileOut direct_out;
   direct_out.y = y;
   const int64_t plane = y_plane > 0 ? y_plane : g.out_h * g.out_w;
@@ -335,6 +360,10 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
         const int64_t j0 = ti * kNR, n = std::min<int64_t>(kNR, plan.grid - j0);
         const bool pf = ti == pf_tile && q + 1 < panels;
         const float* sj = src + j0;
+        if (absorb && ti + 1 == tiles) {
+          direct_tile<3, false, true>(wd, Mp, KC, kr, q, pf, sj, off, 0xFFFF, rows, m0, j0, kNR + 1, out);
+          continue;
+        }
         if (n == kNR) {
           direct_tile<3, false>(wd, Mp, KC, kr, q, pf, sj, off, 0xFFFF, rows, m0, j0, n, out);
           if (!from_registers) store_tile(t, rows, m0, j0, n, plan, y, plane, ep);
