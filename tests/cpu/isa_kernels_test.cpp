@@ -296,6 +296,26 @@ TEST(CpuIsa, LayerNormMatchesGeneric) {
   }
 }
 
+// Rows where a one-pass variance could cancel: a mean 1e6 times the
+// spread, and a first element (the AVX-512 moments' shift) far out from
+// the rest. The normalized outputs, the mean and 1/std must match the
+// generic two-pass moments.
+TEST(CpuIsa, LayerNormMomentsOfOffsetRowsAndOutliers) {
+  if (vector_isas().empty()) GTEST_SKIP() << "this CPU has no AVX2/AVX-512: nothing but the scalar path to compare";
+  for (int64_t n : {7, 384, 1000}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    Tensor x = rnd({4, n}, 310 + static_cast<uint32_t>(n), -0.01f, 0.01f);
+    float* xv = x.data<float>();
+    for (int64_t i = 0; i < n; ++i) xv[i] += 10000.0f;  // row 0: offset mean
+    xv[n] = 5000.0f;                                   // row 1: an outlier first
+    xv[2 * n + n - 1] = -3000.0f;                      // row 2: an outlier last
+    std::vector<Tensor> in = {x, rnd({n}, 400), rnd({n}, 401)};
+    std::map<std::string, ir::Attribute> at = {{"axis", attr_int(-1)}, {"epsilon", attr_float(1e-12f)}};
+    const auto want = run_with(CpuIsa::kGeneric, "LayerNormalization", in, at, 3);
+    for (CpuIsa isa : vector_isas()) expect_same(run_with(isa, "LayerNormalization", in, at, 3), want, 2e-5f);
+  }
+}
+
 #ifdef DLRT_HAVE_AVX512_PATHS
 DLRT_AVX512 void exp_nonpositive_16(const float* x, float* y) {
   __m512 v[1] = {_mm512_loadu_ps(x)};

@@ -103,55 +103,45 @@ void moments(const T* x, int64_t n, double eps, double* mean_out, double* inv_st
 }
 
 #ifdef DLRT_HAVE_AVX512_PATHS
-// moments() for a float32 row, still accumulating in double: 32 floats a
-// step into four 8-lane double accumulators per pass (with two, each pass
-// waited on the add latency: a 384-float row of minilm, 24 steps of 4
-// cycles), then the last 1-31 floats 16 at a time (the tail masked).
+// moments() for a float32 row in one pass, still in double: the sums of
+// d = x - x[0] and of d*d (each float converts to double exactly), 32
+// floats a step into four 8-lane accumulators of each, then the last 1-31
+// 16 at a time (masked-off lanes load x[0]: d = 0 adds nothing); mean =
+// x[0] + mean(d), var = mean(d*d) - mean(d)^2. Shifting by a value of the
+// row bounds the cancellation: x[0] lies at most sqrt(n) standard
+// deviations from the mean, so mean(d)^2 is at most n times the variance
+// and the difference loses at most log2(n) of double's 53 bits. One pass
+// over the row instead of two (minilm's 13 LayerNorms, 1 thread: 0.30-0.32
+// -> 0.27-0.30 ms).
+DLRT_AVX512 inline void moments_add(__m512 v, __m512d x0, __m512d& sa, __m512d& sb, __m512d& qa, __m512d& qb) {
+  const __m512d lo = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), x0);
+  const __m512d hi = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)), x0);
+  sa = _mm512_add_pd(sa, lo);
+  sb = _mm512_add_pd(sb, hi);
+  qa = _mm512_fmadd_pd(lo, lo, qa);
+  qb = _mm512_fmadd_pd(hi, hi, qb);
+}
+
 DLRT_AVX512 void moments_avx512(const float* x, int64_t n, double eps, double* mean_out, double* inv_std_out) {
-  __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd(), s2 = _mm512_setzero_pd(), s3 = _mm512_setzero_pd();
+  if (n <= 0) {
+    *mean_out = 0;
+    *inv_std_out = 1.0 / std::sqrt(eps);
+    return;
+  }
+  const __m512d x0 = _mm512_set1_pd(static_cast<double>(x[0]));
+  __m512d s0 = _mm512_setzero_pd(), s1 = s0, s2 = s0, s3 = s0, q0 = s0, q1 = s0, q2 = s0, q3 = s0;
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    const __m512 v = _mm512_loadu_ps(x + i), w = _mm512_loadu_ps(x + i + 16);
-    s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
-    s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
-    s2 = _mm512_add_pd(s2, _mm512_cvtps_pd(_mm512_castps512_ps256(w)));
-    s3 = _mm512_add_pd(s3, _mm512_cvtps_pd(_mm512_extractf32x8_ps(w, 1)));
+    moments_add(_mm512_loadu_ps(x + i), x0, s0, s1, q0, q1);
+    moments_add(_mm512_loadu_ps(x + i + 16), x0, s2, s3, q2, q3);
   }
-  for (; i < n; i += 16) {
-    const __m512 v = _mm512_maskz_loadu_ps(avx512::tail_mask(n - i), x + i);
-    s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
-    s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
-  }
-  const double mean =
-      n > 0 ? _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(s0, s1), _mm512_add_pd(s2, s3))) / static_cast<double>(n)
-            : 0;
-  const __m512d vm = _mm512_set1_pd(mean);
-  __m512d v0 = _mm512_setzero_pd(), v1 = _mm512_setzero_pd(), v2 = _mm512_setzero_pd(), v3 = _mm512_setzero_pd();
-  for (i = 0; i + 32 <= n; i += 32) {
-    const __m512 v = _mm512_loadu_ps(x + i), w = _mm512_loadu_ps(x + i + 16);
-    const __m512d d0 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), vm);
-    const __m512d d1 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)), vm);
-    const __m512d d2 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(w)), vm);
-    const __m512d d3 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(w, 1)), vm);
-    v0 = _mm512_fmadd_pd(d0, d0, v0);
-    v1 = _mm512_fmadd_pd(d1, d1, v1);
-    v2 = _mm512_fmadd_pd(d2, d2, v2);
-    v3 = _mm512_fmadd_pd(d3, d3, v3);
-  }
-  for (; i < n; i += 16) {
-    const __mmask16 k = avx512::tail_mask(n - i);
-    const __m512 v = _mm512_maskz_loadu_ps(k, x + i);
-    // Masked-off lanes must add nothing: zero their differences.
-    const __m512d d0 = _mm512_maskz_sub_pd(static_cast<__mmask8>(k), _mm512_cvtps_pd(_mm512_castps512_ps256(v)), vm);
-    const __m512d d1 = _mm512_maskz_sub_pd(static_cast<__mmask8>(k >> 8), _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)), vm);
-    v0 = _mm512_fmadd_pd(d0, d0, v0);
-    v1 = _mm512_fmadd_pd(d1, d1, v1);
-  }
-  const double var =
-      n > 0 ? _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(v0, v1), _mm512_add_pd(v2, v3))) / static_cast<double>(n)
-            : 0;
-  *mean_out = mean;
-  *inv_std_out = 1.0 / std::sqrt(var + eps);
+  for (; i < n; i += 16)
+    moments_add(_mm512_mask_loadu_ps(_mm512_set1_ps(x[0]), avx512::tail_mask(n - i), x + i), x0, s0, s1, q0, q1);
+  const double inv_n = 1.0 / static_cast<double>(n);
+  const double md = _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(s0, s1), _mm512_add_pd(s2, s3))) * inv_n;
+  const double mq = _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(q0, q1), _mm512_add_pd(q2, q3))) * inv_n;
+  *mean_out = static_cast<double>(x[0]) + md;
+  *inv_std_out = 1.0 / std::sqrt(std::max(0.0, mq - md * md) + eps);
 }
 
 // One LayerNormalization row with Scale (and B) covering it: y = (x - mean) * inv * s + b.
