@@ -128,45 +128,6 @@ void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off) {
       }
 }
 
-void conv_direct_fill_plane(const ConvDirectPlan& P, const float* xc, float* plane, int64_t a, int64_t b,
-                            PhaseRowZero zero, PhaseRowGather gather) {
-  const ConvDirectGeometry& g = P.g;
-  // Plane column j is padded column b + sw*j, input column b + sw*j - pad_left: inside for j in [j0, j1).
-  const int64_t lead = g.pad_left - b;
-  int64_t j0 = lead > 0 ? ceil_div(lead, g.sw) : 0;
-  int64_t j1 = g.in_w + lead > 0 ? ceil_div(g.in_w + lead, g.sw) : 0;
-  j1 = std::min(j1, P.wq);
-  j0 = std::min(j0, j1);
-  for (int64_t i = 0; i < P.hq; ++i) {
-    float* row = plane + i * P.wq;
-    const int64_t ih = a + g.sh * i - g.pad_top;
-    if (ih < 0 || ih >= g.in_h) {
-      zero(row, P.wq);
-      continue;
-    }
-    zero(row, j0);
-    if (j1 > j0) gather(xc + ih * g.in_w + (b + g.sw * j0 - g.pad_left), g.sw, j1 - j0, row + j0);
-    zero(row + j1, P.wq - j1);
-  }
-}
-
-void conv_direct_fill_phases(const ConvDirectPlan& P, const float* xc, float* dst, PhaseRowZero zero,
-                             PhaseRowGather gather) {
-  const ConvDirectGeometry& g = P.g;
-  if (P.tap_columns) {
-    // Plane (a, j) row r, column ow: the padded input at (a + sh*r, sw*ow + j*dw).
-    for (int64_t a = 0; a < g.sh; ++a)
-      for (int64_t j = 0; j < g.kw; ++j)
-        conv_direct_fill_plane(P, xc, dst + (a * g.kw + j) * P.hq * P.wq, a, j * g.dw, zero, gather);
-    return;
-  }
-  for (int64_t a = 0; a < g.sh; ++a)
-    for (int64_t b = 0; b < g.sw; ++b) {
-      const int slot = P.phase_slot[a * g.sw + b];
-      if (slot >= 0) conv_direct_fill_plane(P, xc, dst + slot * P.hq * P.wq, a, b, zero, gather);
-    }
-}
-
 const float* conv_direct_copy_input(const ConvDirectPlan& plan, const float* x, ThreadPool* pool, ChannelFill fill,
                                     PhaseRowZero zero, int64_t split_floats, int64_t chunk_floats) {
   const ConvDirectGeometry& g = plan.g;

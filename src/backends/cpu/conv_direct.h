@@ -175,28 +175,14 @@ class ScopedConvDirect {
 uint64_t conv_direct_runs();
 void conv_direct_note_run();
 
-// The copied planes of one input channel xc [in_h, in_w] into dst (the
-// plan's nphase planes of hq x wq: its phases, or with tap_columns one plane
-// per row phase and tap column), through an ISA's row primitives: zero(dst,
-// n) zeroes n floats, gather(src, s, n, dst) sets dst[j] = src[j * s] for
-// j < n reading nothing past src[(n - 1) * s].
-using PhaseRowZero = void (*)(float* dst, int64_t n);
-using PhaseRowGather = void (*)(const float* src, int64_t s, int64_t n, float* dst);
-void conv_direct_fill_phases(const ConvDirectPlan& plan, const float* xc, float* dst, PhaseRowZero zero,
-                             PhaseRowGather gather);
-// One plane of hq x wq: row i, column j holds the padded input at
-// (a + sh*i, b + sw*j) (phase (a, b) for b < sw; tap column j' of row phase
-// a for b = j'*dw), zeros outside the input. conv_direct_fill_phases fills
-// each copied plane with it.
-void conv_direct_fill_plane(const ConvDirectPlan& plan, const float* xc, float* plane, int64_t a, int64_t b,
-                            PhaseRowZero zero, PhaseRowGather gather);
-
 // The input x [channels, in_h, in_w] of one (image, group) copied for the
 // plan (plan.copy) into the calling thread's conv_direct_scratch:
-// fill(plan, xc, dst) per channel, split over `pool` from `split_floats`
+// fill(plan, xc, dst) per channel (an ISA's conv_direct_fill_phases,
+// conv_direct_fill.h), split over `pool` from `split_floats`
 // copied floats on, in chunks of about `chunk_floats`; the scratch's slack
 // past the channels is zeroed. Returns the copy.
 using ChannelFill = void (*)(const ConvDirectPlan& plan, const float* xc, float* dst);
+using PhaseRowZero = void (*)(float* dst, int64_t n);
 const float* conv_direct_copy_input(const ConvDirectPlan& plan, const float* x, ThreadPool* pool, ChannelFill fill,
                                     PhaseRowZero zero, int64_t split_floats, int64_t chunk_floats);
 

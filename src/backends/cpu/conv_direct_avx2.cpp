@@ -5,6 +5,7 @@
 // panels so a tile's B rows stay in L1, the store through the fused
 // epilogue, and the split over threads.
 #include "backends/cpu/conv_direct.h"
+#include "backends/cpu/conv_direct_fill.h"
 
 #ifdef DLRT_HAVE_CONV_DIRECT_AVX2
 
@@ -55,9 +56,15 @@ void zero_floats(float* dst, int64_t n) {
   if (n > 0) std::memset(dst, 0, static_cast<size_t>(n) * sizeof(float));
 }
 
+// The phase copy's row primitives (conv_direct_fill.h), inlined into fill_channel.
+struct Rows {
+  static void zero(float* dst, int64_t n) { zero_floats(dst, n); }
+  DLRT_CONV_AVX2 static void gather(const float* src, int64_t s, int64_t n, float* dst) { gather_row(src, s, n, dst); }
+};
+
 // The copied planes of one input channel xc [in_h, in_w] into dst (nphase planes of hq x wq).
-void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst) {
-  conv_direct_fill_phases(P, xc, dst, zero_floats, gather_row);
+DLRT_CONV_AVX2 void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst) {
+  conv_direct_fill_phases<Rows>(P, xc, dst);
 }
 
 // Where finished tiles go: output row m is y + m * plane; grid column c is

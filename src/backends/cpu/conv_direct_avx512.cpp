@@ -3,8 +3,10 @@
 // compacting store with the fused epilogue, and the split over threads.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "backends/cpu/conv_direct.h"
+#include "backends/cpu/conv_direct_fill.h"
 #include "backends/cpu/gemm_kernels.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/vec_avx512.h"
@@ -54,9 +56,73 @@ DLRT_AVX512 inline void gather_row(const float* src, int64_t s, int64_t n, float
   for (int64_t j = 0; j < n; ++j) dst[j] = src[j * s];
 }
 
+// The phase copy's row primitives (conv_direct_fill.h), inlined into fill_channel.
+struct Rows {
+  DLRT_AVX512 static void zero(float* dst, int64_t n) { zero_floats(dst, n); }
+  DLRT_AVX512 static void gather(const float* src, int64_t s, int64_t n, float* dst) { gather_row(src, s, n, dst); }
+};
+
 // The copied planes of one input channel xc [in_h, in_w] into dst (nphase planes of hq x wq).
-void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst) {
-  conv_direct_fill_phases(P, xc, dst, zero_floats, gather_row);
+DLRT_AVX512 void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst) {
+  conv_direct_fill_phases<Rows>(P, xc, dst);
+}
+
+// Channels of at most kSmallPlane input floats (7x7 and 8x8 planes:
+// resnet18's layer4) are copied as permutes of their four input vectors
+// rather than row by row (27 rows of 7 floats per channel there, 62 us a
+// conv): entry e of a channel's copied planes is input float from[e], or 0
+// where from[e] < 0. The table comes from the row copy itself, run once on
+// a channel whose values are their own indices.
+constexpr int64_t kSmallPlane = 64;
+struct IndexRows {
+  static void zero(float* dst, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) dst[j] = -1.0f;
+  }
+  static void gather(const float* src, int64_t s, int64_t n, float* dst) {
+    for (int64_t j = 0; j < n; ++j) dst[j] = src[j * s];
+  }
+};
+
+DLRT_AVX512 const float* copy_small_planes(const ConvDirectPlan& P, const float* x, ThreadPool* pool) {
+  const ConvDirectGeometry& g = P.g;
+  const int64_t in = g.in_h * g.in_w, per = P.nphase * P.hq * P.wq, chunks = ceil_div(per, 16);
+  thread_local std::vector<float> ids, from;  // grow only
+  thread_local std::vector<int32_t> idx;
+  if (static_cast<int64_t>(ids.size()) < in) ids.resize(static_cast<size_t>(in));
+  for (int64_t i = 0; i < in; ++i) ids[static_cast<size_t>(i)] = static_cast<float>(i);
+  if (static_cast<int64_t>(from.size()) < chunks * 16) from.resize(static_cast<size_t>(chunks * 16));
+  if (static_cast<int64_t>(idx.size()) < chunks * 16) idx.resize(static_cast<size_t>(chunks * 16));
+  conv_direct_fill_phases<IndexRows>(P, ids.data(), from.data());
+  for (int64_t e = per; e < chunks * 16; ++e) from[static_cast<size_t>(e)] = -1.0f;
+  for (int64_t e = 0; e < chunks * 16; ++e) idx[static_cast<size_t>(e)] = static_cast<int32_t>(from[static_cast<size_t>(e)]);
+  float* dst = conv_direct_scratch(static_cast<size_t>(P.src_floats));
+  const int32_t* table = idx.data();  // the caller's; pool tasks only read it
+  auto channels = [&](int64_t cb, int64_t ce) DLRT_AVX512 {
+    const __m512i lanes32 = _mm512_set1_epi32(32);
+    for (int64_t c = cb; c < ce; ++c) {
+      const float* xc = x + c * in;
+      __m512 v[4];
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q)
+        v[q] = _mm512_maskz_loadu_ps(avx512::tail_mask(std::max<int64_t>(0, in - 16 * q)), xc + 16 * q);
+      float* dc = dst + c * per;
+      for (int64_t t = 0; t < chunks; ++t) {
+        const __m512i ix = _mm512_loadu_si512(table + 16 * t);
+        const __mmask16 real = _mm512_cmpge_epi32_mask(ix, _mm512_setzero_si512());
+        const __mmask16 high = _mm512_cmpge_epi32_mask(ix, lanes32);
+        const __m512 lo = _mm512_permutex2var_ps(v[0], ix, v[1]), hi = _mm512_permutex2var_ps(v[2], ix, v[3]);
+        const __m512 r = _mm512_maskz_mov_ps(real, _mm512_mask_blend_ps(high, lo, hi));
+        _mm512_mask_storeu_ps(dc + 16 * t, avx512::tail_mask(per - 16 * t), r);
+      }
+    }
+  };
+  // Split like the row copy: each thread then holds half the copy its tiles read.
+  if (pool && pool->num_threads() > 1 && g.channels * per >= 65536)
+    pool->parallel_for(g.channels, std::max<int64_t>(1, 16384 / per), channels);
+  else
+    channels(0, g.channels);
+  zero_floats(dst + g.channels * per, P.src_floats - g.channels * per);
+  return dst;
 }
 
 // Where a finished tile goes: the tile buffer `t` (8 rows of kNR floats,
@@ -286,7 +352,9 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   conv_direct_note_run();
   const ConvDirectGeometry& g = plan.g;
   const int threads = pool ? pool->num_threads() : 1;
-  const float* src = plan.copy ? conv_direct_copy_input(plan, x, pool, fill_channel, zero_floats, 65536, 16384) : x;
+  const float* src = !plan.copy                           ? x
+                     : g.in_h * g.in_w <= kSmallPlane ? copy_small_planes(plan, x, pool)
+                                                      : conv_direct_copy_input(plan, x, pool, fill_channel, zero_floats, 65536, 16384);
   const int64_t M = w.rows(), K = plan.k, KC = packed_kc(w);
   KRange kr;
   kr.K = K;
