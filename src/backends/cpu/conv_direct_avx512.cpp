@@ -116,7 +116,7 @@ DLRT_AVX512 const float* copy_small_planes(const ConvDirectPlan& P, const float*
       }
     }
   };
-  // Split like the row copy: each thread then holds half the copy its tiles read.
+  // Split over the threads as conv_direct_copy_input splits the row copy.
   if (pool && pool->num_threads() > 1 && g.channels * per >= 65536)
     pool->parallel_for(g.channels, std::max<int64_t>(1, 16384 / per), channels);
   else
