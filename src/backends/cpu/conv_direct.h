@@ -178,10 +178,11 @@ void conv_direct_note_run();
 // The input x [channels, in_h, in_w] of one (image, group) copied for the
 // plan (plan.copy) into the calling thread's conv_direct_scratch:
 // fill(plan, xc, dst) per channel (an ISA's conv_direct_fill_phases,
-// conv_direct_fill.h), split over `pool` from `split_floats`
+// conv_direct_fill.h, or a copy that holds state of its own), split over
+// `pool` (the callable is called from its threads) from `split_floats`
 // copied floats on, in chunks of about `chunk_floats`; the scratch's slack
 // past the channels is zeroed. Returns the copy.
-using ChannelFill = void (*)(const ConvDirectPlan& plan, const float* xc, float* dst);
+using ChannelFill = FunctionRef<void(const ConvDirectPlan& plan, const float* xc, float* dst)>;
 using PhaseRowZero = void (*)(float* dst, int64_t n);
 const float* conv_direct_copy_input(const ConvDirectPlan& plan, const float* x, ThreadPool* pool, ChannelFill fill,
                                     PhaseRowZero zero, int64_t split_floats, int64_t chunk_floats);

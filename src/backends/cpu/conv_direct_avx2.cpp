@@ -343,7 +343,7 @@ DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* 
   const int threads = pool ? pool->num_threads() : 1;
   // Split from 16K floats on (the scalar stride-2 gather of a 1x1/2
   // downsample's 64 x 28 x 28 phase took a fifth of its conv on one thread).
-  const float* src = plan.copy ? conv_direct_copy_input(plan, x, pool, fill_channel, zero_floats, 16384, 4096) : x;
+  const float* src = plan.copy ? conv_direct_copy_input(plan, x, pool, &fill_channel, zero_floats, 16384, 4096) : x;
   const int64_t M = w.rows(), K = plan.k, KC = packed_kc(w);
   const int64_t panels = ceil_div(M, kMR), Mp = panels * kMR;
   const int64_t tiles = ceil_div(plan.grid, kNR);

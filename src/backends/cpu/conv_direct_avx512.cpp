@@ -74,6 +74,8 @@ DLRT_AVX512 void fill_channel(const ConvDirectPlan& P, const float* xc, float* d
 // where from[e] < 0. The table comes from the row copy itself, run once on
 // a channel whose values are their own indices.
 constexpr int64_t kSmallPlane = 64;
+// conv_direct_copy_input's split: over the threads from 64K copied floats, chunks of about 16K.
+constexpr int64_t kCopySplitFloats = 65536, kCopyChunkFloats = 16384;
 struct IndexRows {
   static void zero(float* dst, int64_t n) {
     for (int64_t j = 0; j < n; ++j) dst[j] = -1.0f;
@@ -95,34 +97,23 @@ DLRT_AVX512 const float* copy_small_planes(const ConvDirectPlan& P, const float*
   conv_direct_fill_phases<IndexRows>(P, ids.data(), from.data());
   for (int64_t e = per; e < chunks * 16; ++e) from[static_cast<size_t>(e)] = -1.0f;
   for (int64_t e = 0; e < chunks * 16; ++e) idx[static_cast<size_t>(e)] = static_cast<int32_t>(from[static_cast<size_t>(e)]);
-  float* dst = conv_direct_scratch(static_cast<size_t>(P.src_floats));
   const int32_t* table = idx.data();  // the caller's; pool tasks only read it
-  auto channels = [&](int64_t cb, int64_t ce) DLRT_AVX512 {
-    const __m512i lanes32 = _mm512_set1_epi32(32);
-    for (int64_t c = cb; c < ce; ++c) {
-      const float* xc = x + c * in;
-      __m512 v[4];
+  auto fill = [&](const ConvDirectPlan&, const float* xc, float* dc) DLRT_AVX512 {
+    __m512 v[4];
 #pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q)
-        v[q] = _mm512_maskz_loadu_ps(avx512::tail_mask(std::max<int64_t>(0, in - 16 * q)), xc + 16 * q);
-      float* dc = dst + c * per;
-      for (int64_t t = 0; t < chunks; ++t) {
-        const __m512i ix = _mm512_loadu_si512(table + 16 * t);
-        const __mmask16 real = _mm512_cmpge_epi32_mask(ix, _mm512_setzero_si512());
-        const __mmask16 high = _mm512_cmpge_epi32_mask(ix, lanes32);
-        const __m512 lo = _mm512_permutex2var_ps(v[0], ix, v[1]), hi = _mm512_permutex2var_ps(v[2], ix, v[3]);
-        const __m512 r = _mm512_maskz_mov_ps(real, _mm512_mask_blend_ps(high, lo, hi));
-        _mm512_mask_storeu_ps(dc + 16 * t, avx512::tail_mask(per - 16 * t), r);
-      }
+    for (int q = 0; q < 4; ++q)
+      v[q] = _mm512_maskz_loadu_ps(avx512::tail_mask(std::max<int64_t>(0, in - 16 * q)), xc + 16 * q);
+    const __m512i lanes32 = _mm512_set1_epi32(32);
+    for (int64_t t = 0; t < chunks; ++t) {
+      const __m512i ix = _mm512_loadu_si512(table + 16 * t);
+      const __mmask16 real = _mm512_cmpge_epi32_mask(ix, _mm512_setzero_si512());
+      const __mmask16 high = _mm512_cmpge_epi32_mask(ix, lanes32);
+      const __m512 lo = _mm512_permutex2var_ps(v[0], ix, v[1]), hi = _mm512_permutex2var_ps(v[2], ix, v[3]);
+      const __m512 r = _mm512_maskz_mov_ps(real, _mm512_mask_blend_ps(high, lo, hi));
+      _mm512_mask_storeu_ps(dc + 16 * t, avx512::tail_mask(per - 16 * t), r);
     }
   };
-  // Split over the threads as conv_direct_copy_input splits the row copy.
-  if (pool && pool->num_threads() > 1 && g.channels * per >= 65536)
-    pool->parallel_for(g.channels, std::max<int64_t>(1, 16384 / per), channels);
-  else
-    channels(0, g.channels);
-  zero_floats(dst + g.channels * per, P.src_floats - g.channels * per);
-  return dst;
+  return conv_direct_copy_input(P, x, pool, fill, zero_floats, kCopySplitFloats, kCopyChunkFloats);
 }
 
 // Where a finished tile goes: the tile buffer `t` (8 rows of kNR floats,
@@ -352,9 +343,10 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   conv_direct_note_run();
   const ConvDirectGeometry& g = plan.g;
   const int threads = pool ? pool->num_threads() : 1;
-  const float* src = !plan.copy                           ? x
-                     : g.in_h * g.in_w <= kSmallPlane ? copy_small_planes(plan, x, pool)
-                                                      : conv_direct_copy_input(plan, x, pool, fill_channel, zero_floats, 65536, 16384);
+  const float* src = x;
+  if (plan.copy && g.in_h * g.in_w <= kSmallPlane) src = copy_small_planes(plan, x, pool);
+  else if (plan.copy)
+    src = conv_direct_copy_input(plan, x, pool, &fill_channel, zero_floats, kCopySplitFloats, kCopyChunkFloats);
   const int64_t M = w.rows(), K = plan.k, KC = packed_kc(w);
   KRange kr;
   kr.K = K;
