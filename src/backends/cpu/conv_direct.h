@@ -122,6 +122,12 @@ inline bool conv_direct_enabled() { return conv_direct_mode() != ConvDirectMode:
 constexpr int64_t kConvDirectMinGrid = 128;
 constexpr int64_t kConvDirectAvx512Cols = 48;  // grid columns of the AVX-512 tile
 inline bool conv_direct_worth(const ConvDirectPlan& plan) { return plan.grid >= kConvDirectMinGrid; }
+// Whether the grid is whole AVX-512 tiles and one column more (7x7 outputs
+// with tap columns: 49), which the kernel's last tile takes along where it
+// stores from the registers (conv_direct_avx512.cpp, direct_tile's kExtra).
+inline bool conv_direct_avx512_extra_column(const ConvDirectPlan& plan) {
+  return plan.grid > kConvDirectAvx512Cols && plan.grid % kConvDirectAvx512Cols == 1;
+}
 // The same choice for the tile of `isa`. kAvx2 (the 6 x 16 tile of
 // conv_direct_avx2; measured on Zen 1 with bench/conv_direct.cpp at 1 and 2
 // threads, resnet18 and mobilenet_v2 shapes): the GEMM path packs B on the
@@ -151,7 +157,7 @@ inline bool conv_direct_worth(const ConvDirectPlan& plan, CpuIsa isa, int thread
   if (isa >= CpuIsa::kAvx512) {
     const bool strided_1x1 = plan.g.kh * plan.g.kw == 1 && (plan.g.sh > 1 || plan.g.sw > 1);
     if (threads > 1) return !strided_1x1;
-    return conv_direct_worth(plan) || (plan.grid > kConvDirectAvx512Cols && plan.grid % kConvDirectAvx512Cols == 1);
+    return conv_direct_worth(plan) || conv_direct_avx512_extra_column(plan);
   }
   return !(plan.nphase > 1 && plan.g.channels >= 64 && plan.grid >= kConvDirectMinGrid);
 }

@@ -19,7 +19,7 @@ namespace {
 constexpr int kMR = kSgemmAvx512MR;  // 8
 constexpr int kNR = kSgemmAvx512NR;  // 48
 static_assert(kMR == 8 && kNR == 48, "the direct conv tile is written for the 8 x 48 AVX-512 GEMM panels");
-static_assert(kNR == kConvDirectAvx512Cols, "conv_direct_worth counts the tile's columns");
+static_assert(kNR == kConvDirectAvx512Cols, "conv_direct_avx512_extra_column counts the tile's columns");
 
 // Input bytes of one column block (all its channels' phase rows) kept in L2
 // while every M panel runs over the block.
@@ -358,7 +358,7 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   const bool from_registers = plan.wq == g.out_w || (g.out_w >= 16 && !other_act);
   // A 1-column remainder (7x7 grids: 49 columns) rides on the last full
   // tile (direct_tile's kExtra) where that tile stores from the registers.
-  const bool absorb = from_registers && plan.grid > kNR && plan.grid % kNR == 1;
+  const bool absorb = from_registers && conv_direct_avx512_extra_column(plan);
   const int64_t tiles = absorb ? plan.grid / kNR : ceil_div(plan.grid, kNR);
   // Column blocks whose input window stays in L2 while every M panel runs
   // over them; more blocks where the M panels alone leave a thread short.
