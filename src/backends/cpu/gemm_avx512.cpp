@@ -58,16 +58,37 @@ DLRT_AVX512 __attribute__((always_inline)) inline void tile_rows_avx512(int64_t 
   // misses to DRAM it starts are spread over the tile and leave line fill
   // buffers for the tile's own loads.
   constexpr int kPfEvery = 4;
-  int64_t lines = pf_rows * (NR / 16), p = 0;
-  // Lines per group of kPfEvery steps: all of them within the tile's steps.
-  const int64_t groups = kc / kPfEvery, per = groups > 0 ? (lines + groups - 1) / groups : 0;
-  for (; lines > 0 && p + kPfEvery <= kc; lines -= per) {
-    for (int64_t l = 0; l < per && l < lines; ++l, pf += 16)
-      _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T1);
+  const int64_t lines = pf_rows * (NR / 16), groups = kc / kPfEvery;
+  int64_t p = 0;
+  if (lines > 0 && groups > 0) {
+    // Lines per group of kPfEvery steps: all of them within the tile's steps.
+    // One or two lines per group (the common cases: 1 thread, and 2 threads
+    // splitting the rows) get loops of their own with a fixed prefetch count.
+    // With a counted inner prefetch loop GCC kept the prefetch pointer on the
+    // stack, spilled a zmm register and added register moves to the 24 FMAs
+    // of each step. A last group of two may touch one line past the share;
+    // a prefetch never faults.
+    const int64_t per = (lines + groups - 1) / groups, pf_steps = kPfEvery * ((lines + per - 1) / per);
+    if (per == 1) {
+      for (; p < pf_steps; p += kPfEvery, pf += 16) {
+        _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T1);
 #pragma GCC unroll 4
-    for (int64_t e = p + kPfEvery; p < e; ++p) {
-      rows_step<R, NV>(acc, r, p, b);
-      b += NR;
+        for (int u = 0; u < kPfEvery; ++u, b += NR) rows_step<R, NV>(acc, r, p + u, b);
+      }
+    } else if (per == 2) {
+      for (; p < pf_steps; p += kPfEvery, pf += 32) {
+        _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(pf + 16), _MM_HINT_T1);
+#pragma GCC unroll 4
+        for (int u = 0; u < kPfEvery; ++u, b += NR) rows_step<R, NV>(acc, r, p + u, b);
+      }
+    } else {
+      for (int64_t left = lines; p < pf_steps; p += kPfEvery, left -= per) {
+        for (int64_t l = 0; l < per && l < left; ++l, pf += 16)
+          _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T1);
+#pragma GCC unroll 4
+        for (int u = 0; u < kPfEvery; ++u, b += NR) rows_step<R, NV>(acc, r, p + u, b);
+      }
     }
   }
   // Unrolled: the loop's scalar uops (counter, pointers, branch) otherwise
