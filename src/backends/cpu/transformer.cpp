@@ -379,6 +379,46 @@ DLRT_AVX512 float softmax_exp_row_avx512(float* row, int64_t n, __m512 vmx) {
   return 1.0f / avx512::hsum(_mm512_add_ps(_mm512_add_ps(vs[0], vs[1]), _mm512_add_ps(vs[2], vs[3])));
 }
 
+// softmax_exp_row_avx512 for two rows at once: two vectors of each per
+// step, their exps in lockstep. A row's work is short (minilm: 8 vectors),
+// and alone its maximum, its exps and its sum form one chain; two rows
+// interleave two independent chains (8 rows x 128 keys in a standalone
+// loop: 3.5-3.9 -> 3.1-3.2 ns a vector).
+DLRT_AVX512 void softmax_exp_rows2_avx512(float* r0, float* r1, int64_t n, __m512 vmx0, __m512 vmx1, float* inv0,
+                                          float* inv1) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  float m0 = avx512::hmax(vmx0), m1 = avx512::hmax(vmx1);
+  if (m0 == kNegInf) m0 = 0;  // fully masked rows: NaN-free, as unfused
+  if (m1 == kNegInf) m1 = 0;
+  const __m512 vm0 = _mm512_set1_ps(m0), vm1 = _mm512_set1_ps(m1);
+  __m512 vs[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  int64_t j = 0;
+  for (; j + 32 <= n; j += 32) {
+    __m512 e[4] = {_mm512_sub_ps(_mm512_loadu_ps(r0 + j), vm0), _mm512_sub_ps(_mm512_loadu_ps(r0 + j + 16), vm0),
+                   _mm512_sub_ps(_mm512_loadu_ps(r1 + j), vm1), _mm512_sub_ps(_mm512_loadu_ps(r1 + j + 16), vm1)};
+    avx512::exp_nonpositive_lockstep<4>(e);
+    _mm512_storeu_ps(r0 + j, e[0]);
+    _mm512_storeu_ps(r0 + j + 16, e[1]);
+    _mm512_storeu_ps(r1 + j, e[2]);
+    _mm512_storeu_ps(r1 + j + 16, e[3]);
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; ++u) vs[u] = _mm512_add_ps(vs[u], e[u]);
+  }
+  for (; j < n; j += 16) {  // masked-off tail lanes load -inf and so add 0
+    const __mmask16 k = avx512::tail_mask(n - j);
+    const __m512 ninf = _mm512_set1_ps(kNegInf);
+    __m512 e[2] = {_mm512_sub_ps(_mm512_mask_loadu_ps(ninf, k, r0 + j), vm0),
+                   _mm512_sub_ps(_mm512_mask_loadu_ps(ninf, k, r1 + j), vm1)};
+    avx512::exp_nonpositive_lockstep<2>(e);
+    _mm512_mask_storeu_ps(r0 + j, k, e[0]);
+    _mm512_mask_storeu_ps(r1 + j, k, e[1]);
+    vs[0] = _mm512_add_ps(vs[0], e[0]);
+    vs[2] = _mm512_add_ps(vs[2], e[1]);
+  }
+  *inv0 = 1.0f / avx512::hsum(_mm512_add_ps(vs[0], vs[1]));
+  *inv1 = 1.0f / avx512::hsum(_mm512_add_ps(vs[2], vs[3]));
+}
+
 // Scale, mask and exponentiate rows of scores, 16 keys per step (the tail masked).
 DLRT_AVX512 void softmax_rows_avx512(const Problem& p, int64_t b, int64_t h, int64_t i0, int rows, float* s,
                                      int64_t lds, float* inv) {
@@ -479,7 +519,10 @@ DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r
       }
     }
     float inv[kRows512];
-    for (int r = 0; r < rows; ++r) inv[r] = softmax_exp_row_avx512(s + r * ldk, Skv, vmx[r]);
+    int r = 0;
+    for (; r + 2 <= rows; r += 2)
+      softmax_exp_rows2_avx512(s + r * ldk, s + (r + 1) * ldk, Skv, vmx[r], vmx[r + 1], &inv[r], &inv[r + 1]);
+    if (r < rows) inv[r] = softmax_exp_row_avx512(s + r * ldk, Skv, vmx[r]);
     for (int r = rows; r < kRows512; ++r) std::fill(s + r * ldk, s + r * ldk + p.Skv, 0.0f);
     float* o[kRows512];
     for (int r = 0; r < kRows512; ++r) o[r] = p.out + b * p.ob + h * p.oh + (i0 + std::min(r, rows - 1)) * p.os;
