@@ -519,10 +519,11 @@ DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r
       }
     }
     float inv[kRows512];
-    int r = 0;
-    for (; r + 2 <= rows; r += 2)
-      softmax_exp_rows2_avx512(s + r * ldk, s + (r + 1) * ldk, Skv, vmx[r], vmx[r + 1], &inv[r], &inv[r + 1]);
-    if (r < rows) inv[r] = softmax_exp_row_avx512(s + r * ldk, Skv, vmx[r]);
+    int paired = 0;  // rows two at a time, then an odd last one alone
+    for (; paired + 2 <= rows; paired += 2)
+      softmax_exp_rows2_avx512(s + paired * ldk, s + (paired + 1) * ldk, Skv, vmx[paired], vmx[paired + 1],
+                               &inv[paired], &inv[paired + 1]);
+    if (paired < rows) inv[paired] = softmax_exp_row_avx512(s + paired * ldk, Skv, vmx[paired]);
     for (int r = rows; r < kRows512; ++r) std::fill(s + r * ldk, s + r * ldk + p.Skv, 0.0f);
     float* o[kRows512];
     for (int r = 0; r < kRows512; ++r) o[r] = p.out + b * p.ob + h * p.oh + (i0 + std::min(r, rows - 1)) * p.os;
