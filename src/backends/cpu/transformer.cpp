@@ -347,76 +347,55 @@ DLRT_AVX512 void pack_kt_avx512(const Problem& p, int64_t b, int64_t h, float* k
   }
 }
 
-// A row of n scaled, masked scores whose maximum lanes are vmx (over the
-// real keys only) into its softmax numerators; returns 1/sum.
-DLRT_AVX512 float softmax_exp_row_avx512(float* row, int64_t n, __m512 vmx) {
-  float mx = avx512::hmax(vmx);
-  if (mx == -std::numeric_limits<float>::infinity()) mx = 0;  // fully masked row: NaN-free, as unfused
-  const __m512 vm = _mm512_set1_ps(mx);
+// R rows of n scaled, masked scores, row[r] with maximum lanes vmx[r] (over
+// the real keys only), into their softmax numerators; inv[r] = 1/sum. Four
+// vectors per step go through the exp in lockstep: four of one row, or two
+// of each of two rows. A row's work is short (minilm: 8 vectors), and alone
+// its maximum, exps and sum form one chain; two rows interleave two
+// independent chains (8 rows x 128 keys in a standalone loop: 3.5-3.9 ->
+// 3.1-3.2 ns a vector). The rest one vector per row at a time (masked-off
+// tail lanes load -inf and so add 0).
+template <int R>
+DLRT_AVX512 void softmax_exp_rows_avx512(float* const* row, int64_t n, const __m512* vmx, float* inv) {
+  static_assert(R == 1 || R == 2, "four vectors a step: four of one row or two of each of two");
+  constexpr int V = 4 / R;  // vectors of each row per step
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  __m512 vm[R];
+  for (int r = 0; r < R; ++r) {
+    float mx = avx512::hmax(vmx[r]);
+    if (mx == kNegInf) mx = 0;  // fully masked row: NaN-free, as unfused
+    vm[r] = _mm512_set1_ps(mx);
+  }
   __m512 vs[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-  // Four vectors (64 keys) per step in lockstep, then the rest one at a time
-  // (masked-off tail lanes load -inf and so add 0).
   int64_t j = 0;
-  for (; j + 64 <= n; j += 64) {
+  for (; j + 16 * V <= n; j += 16 * V) {
     __m512 e[4];
 #pragma GCC unroll 4
-    for (int u = 0; u < 4; ++u) e[u] = _mm512_sub_ps(_mm512_loadu_ps(row + j + 16 * u), vm);
+    for (int u = 0; u < 4; ++u) e[u] = _mm512_sub_ps(_mm512_loadu_ps(row[u / V] + j + 16 * (u % V)), vm[u / V]);
     avx512::exp_nonpositive_lockstep<4>(e);
 #pragma GCC unroll 4
     for (int u = 0; u < 4; ++u) {
-      _mm512_storeu_ps(row + j + 16 * u, e[u]);
+      _mm512_storeu_ps(row[u / V] + j + 16 * (u % V), e[u]);
       vs[u] = _mm512_add_ps(vs[u], e[u]);
     }
   }
   for (; j < n; j += 16) {
     const __mmask16 k = avx512::tail_mask(n - j);
-    __m512 e[1] = {_mm512_sub_ps(
-        _mm512_mask_loadu_ps(_mm512_set1_ps(-std::numeric_limits<float>::infinity()), k, row + j), vm)};
-    avx512::exp_nonpositive_lockstep<1>(e);
-    _mm512_mask_storeu_ps(row + j, k, e[0]);
-    vs[0] = _mm512_add_ps(vs[0], e[0]);
+    __m512 e[R];
+    for (int r = 0; r < R; ++r)
+      e[r] = _mm512_sub_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(kNegInf), k, row[r] + j), vm[r]);
+    avx512::exp_nonpositive_lockstep<R>(e);
+    for (int r = 0; r < R; ++r) {
+      _mm512_mask_storeu_ps(row[r] + j, k, e[r]);
+      vs[r * V] = _mm512_add_ps(vs[r * V], e[r]);
+    }
   }
-  return 1.0f / avx512::hsum(_mm512_add_ps(_mm512_add_ps(vs[0], vs[1]), _mm512_add_ps(vs[2], vs[3])));
-}
-
-// softmax_exp_row_avx512 for two rows at once: two vectors of each per
-// step, their exps in lockstep. A row's work is short (minilm: 8 vectors),
-// and alone its maximum, its exps and its sum form one chain; two rows
-// interleave two independent chains (8 rows x 128 keys in a standalone
-// loop: 3.5-3.9 -> 3.1-3.2 ns a vector).
-DLRT_AVX512 void softmax_exp_rows2_avx512(float* r0, float* r1, int64_t n, __m512 vmx0, __m512 vmx1, float* inv0,
-                                          float* inv1) {
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  float m0 = avx512::hmax(vmx0), m1 = avx512::hmax(vmx1);
-  if (m0 == kNegInf) m0 = 0;  // fully masked rows: NaN-free, as unfused
-  if (m1 == kNegInf) m1 = 0;
-  const __m512 vm0 = _mm512_set1_ps(m0), vm1 = _mm512_set1_ps(m1);
-  __m512 vs[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-  int64_t j = 0;
-  for (; j + 32 <= n; j += 32) {
-    __m512 e[4] = {_mm512_sub_ps(_mm512_loadu_ps(r0 + j), vm0), _mm512_sub_ps(_mm512_loadu_ps(r0 + j + 16), vm0),
-                   _mm512_sub_ps(_mm512_loadu_ps(r1 + j), vm1), _mm512_sub_ps(_mm512_loadu_ps(r1 + j + 16), vm1)};
-    avx512::exp_nonpositive_lockstep<4>(e);
-    _mm512_storeu_ps(r0 + j, e[0]);
-    _mm512_storeu_ps(r0 + j + 16, e[1]);
-    _mm512_storeu_ps(r1 + j, e[2]);
-    _mm512_storeu_ps(r1 + j + 16, e[3]);
-#pragma GCC unroll 4
-    for (int u = 0; u < 4; ++u) vs[u] = _mm512_add_ps(vs[u], e[u]);
+  for (int r = 0; r < R; ++r) {
+    const __m512* v = vs + r * V;
+    __m512 t = _mm512_add_ps(v[0], v[1]);
+    if constexpr (V == 4) t = _mm512_add_ps(t, _mm512_add_ps(v[2], v[3]));
+    inv[r] = 1.0f / avx512::hsum(t);
   }
-  for (; j < n; j += 16) {  // masked-off tail lanes load -inf and so add 0
-    const __mmask16 k = avx512::tail_mask(n - j);
-    const __m512 ninf = _mm512_set1_ps(kNegInf);
-    __m512 e[2] = {_mm512_sub_ps(_mm512_mask_loadu_ps(ninf, k, r0 + j), vm0),
-                   _mm512_sub_ps(_mm512_mask_loadu_ps(ninf, k, r1 + j), vm1)};
-    avx512::exp_nonpositive_lockstep<2>(e);
-    _mm512_mask_storeu_ps(r0 + j, k, e[0]);
-    _mm512_mask_storeu_ps(r1 + j, k, e[1]);
-    vs[0] = _mm512_add_ps(vs[0], e[0]);
-    vs[2] = _mm512_add_ps(vs[2], e[1]);
-  }
-  *inv0 = 1.0f / avx512::hsum(_mm512_add_ps(vs[0], vs[1]));
-  *inv1 = 1.0f / avx512::hsum(_mm512_add_ps(vs[2], vs[3]));
 }
 
 // Scale, mask and exponentiate rows of scores, 16 keys per step (the tail masked).
@@ -436,7 +415,7 @@ DLRT_AVX512 void softmax_rows_avx512(const Problem& p, int64_t b, int64_t h, int
       _mm512_mask_storeu_ps(row + j, k, x);
       vmx = _mm512_mask_max_ps(vmx, k, vmx, x);
     }
-    inv[r] = softmax_exp_row_avx512(row, p.Skv, vmx);
+    softmax_exp_rows_avx512<1>(&row, p.Skv, &vmx, &inv[r]);
   }
 }
 
@@ -520,10 +499,14 @@ DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r
     }
     float inv[kRows512];
     int paired = 0;  // rows two at a time, then an odd last one alone
-    for (; paired + 2 <= rows; paired += 2)
-      softmax_exp_rows2_avx512(s + paired * ldk, s + (paired + 1) * ldk, Skv, vmx[paired], vmx[paired + 1],
-                               &inv[paired], &inv[paired + 1]);
-    if (paired < rows) inv[paired] = softmax_exp_row_avx512(s + paired * ldk, Skv, vmx[paired]);
+    for (; paired + 2 <= rows; paired += 2) {
+      float* const pair[2] = {s + paired * ldk, s + (paired + 1) * ldk};
+      softmax_exp_rows_avx512<2>(pair, Skv, vmx + paired, inv + paired);
+    }
+    if (paired < rows) {
+      float* const last = s + paired * ldk;
+      softmax_exp_rows_avx512<1>(&last, Skv, vmx + paired, inv + paired);
+    }
     for (int r = rows; r < kRows512; ++r) std::fill(s + r * ldk, s + r * ldk + p.Skv, 0.0f);
     float* o[kRows512];
     for (int r = 0; r < kRows512; ++r) o[r] = p.out + b * p.ob + h * p.oh + (i0 + std::min(r, rows - 1)) * p.os;
