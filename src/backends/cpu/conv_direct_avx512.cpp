@@ -76,12 +76,11 @@ DLRT_AVX512 void fill_channel(const ConvDirectPlan& P, const float* xc, float* d
 constexpr int64_t kSmallPlane = 64;
 // conv_direct_copy_input's split: over the threads from 64K copied floats, chunks of about 16K.
 constexpr int64_t kCopySplitFloats = 65536, kCopyChunkFloats = 16384;
-struct IndexRows {
+// The row copy on a channel of indices: gathers as Rows does (the indices
+// are floats like any input), and marks padding with -1 instead of zeros.
+struct IndexRows : Rows {
   static void zero(float* dst, int64_t n) {
     for (int64_t j = 0; j < n; ++j) dst[j] = -1.0f;
-  }
-  static void gather(const float* src, int64_t s, int64_t n, float* dst) {
-    for (int64_t j = 0; j < n; ++j) dst[j] = src[j * s];
   }
 };
 
