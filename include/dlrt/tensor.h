@@ -14,11 +14,10 @@
 
 #include "dlrt/dtype.h"
 #include "dlrt/export.h"
+#include "dlrt/shape.h"
 #include "dlrt/status.h"
 
 namespace dlrt {
-
-using Shape = std::vector<int64_t>;
 
 // Number of elements of `shape`; an error when a dim is negative or the
 // product overflows int64.

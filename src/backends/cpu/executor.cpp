@@ -14,7 +14,9 @@ std::string domain_name(const std::string& d) { return d.empty() ? "ai.onnx" : d
 const RunValue* lookup_capture(const std::string& name, const Frame* f) {
   for (; f; f = f->parent) {
     ir::ValueId id = f->graph->find_value(name);
-    if (id != ir::kNoValue && f->values[id].present()) return &f->values[id];
+    if (id == ir::kNoValue) continue;
+    const RunValue* v = f->find(id);
+    if (v && v->present()) return v;
   }
   return nullptr;
 }
@@ -51,8 +53,11 @@ namespace {
 
 class NodeAllocator final : public cpu::OutputAllocator {
  public:
-  NodeAllocator(RunMemory& mem, const ir::Node& node, int index)
-      : mem_(mem), node_(node), index_(index), used_(node.outputs.size(), false) {}
+  // `used` is the run's scratch flag vector (its capacity kept across nodes).
+  NodeAllocator(RunMemory& mem, const ir::Node& node, int index, std::vector<char>& used)
+      : mem_(mem), node_(node), index_(index), used_(used) {
+    used_.assign(node.outputs.size(), 0);
+  }
 
   Result<Tensor> allocate(size_t i, DType dtype, Shape shape) override { return place(i, dtype, std::move(shape), true); }
   Result<Tensor> allocate_uninitialized(size_t i, DType dtype, Shape shape) override {
@@ -61,7 +66,7 @@ class NodeAllocator final : public cpu::OutputAllocator {
 
   Result<Tensor> place(size_t i, DType dtype, Shape shape, bool zero) {
     ir::ValueId id = i < node_.outputs.size() ? node_.outputs[i] : ir::kNoValue;
-    if (id != ir::kNoValue) used_[i] = true;
+    if (id != ir::kNoValue) used_[i] = 1;
     if (mem_.plan && id != ir::kNoValue && dtype != DType::kString && mem_.plan->offset(id) != ArenaPlan::kUnplanned) {
       auto n = checked_element_count(shape);
       if (n.ok() && static_cast<size_t>(*n) * dtype_size(dtype) == mem_.plan->bytes(id)) {
@@ -77,19 +82,19 @@ class NodeAllocator final : public cpu::OutputAllocator {
     }
     return t;
   }
-  bool used(size_t i) const { return used_[i]; }
+  bool used(size_t i) const { return used_[i] != 0; }
 
  private:
   RunMemory& mem_;
   const ir::Node& node_;
   int index_;
-  std::vector<bool> used_;
+  std::vector<char>& used_;
 };
 
 // After a node ran: note views (recording) or move unexpected arena views to
 // the heap (planned run), so no value outlives the arena slot it points into.
 Status settle_outputs(RunMemory& mem, const ir::Node& node, int index, const NodeAllocator& alloc,
-                      const std::vector<const RunValue*>& inputs, std::vector<RunValue>& outs) {
+                      std::span<const RunValue* const> inputs, std::vector<RunValue>& outs) {
   for (size_t o = 0; o < node.outputs.size(); ++o) {
     ir::ValueId id = node.outputs[o];
     if (id == ir::kNoValue) continue;
@@ -147,6 +152,13 @@ Status Executor::plan_graph(const ir::Graph& g) {
   }
   for (ir::ValueId o : g.outputs) last_use[o] = -1;
   plan.last_use = last_use;
+  plan.constants.resize(g.values.size());
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (g.values[v].constant) plan.constants[v] = RunValue::of(*g.values[v].constant);
+  for (const ir::Node& node : g.nodes) {
+    plan.max_inputs = std::max(plan.max_inputs, node.inputs.size());
+    plan.max_outputs = std::max(plan.max_outputs, node.outputs.size());
+  }
   plan.nodes.resize(g.nodes.size());
   for (size_t v = 0; v < g.values.size(); ++v)
     if (last_use[v] >= 0 && !g.values[v].constant) plan.nodes[last_use[v]].release_after.push_back(static_cast<ir::ValueId>(v));
@@ -243,8 +255,7 @@ Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vecto
   frame.graph = &g;
   frame.parent = parent;
   frame.values.resize(g.values.size());
-  for (size_t v = 0; v < g.values.size(); ++v)
-    if (g.values[v].constant) frame.values[v] = RunValue::of(*g.values[v].constant);
+  frame.constants = &plan.constants;
   if (inputs.size() != g.inputs.size())
     return InvalidArgument("graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) + " inputs, got " +
                            std::to_string(inputs.size()));
@@ -258,24 +269,32 @@ Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vecto
   cpu::SubgraphRunner runner = [this, &frame](const ir::Graph& sub, std::vector<RunValue> in) {
     return run_graph(sub, std::move(in), &frame, nullptr);
   };
+  // Per-node scratch, sized once here so that the node loop allocates nothing
+  // of its own (the kernels' outputs come from the arena when planned).
   std::vector<const RunValue*> in_ptrs;
+  std::vector<RunValue> outs;
+  std::vector<char> used;
+  in_ptrs.reserve(plan.max_inputs);
+  outs.reserve(plan.max_outputs);
+  used.reserve(plan.max_outputs);
   if (node_ms) node_ms->assign(g.nodes.size(), 0.0);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
     auto t0 = node_ms ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     in_ptrs.clear();
     for (ir::ValueId in : node.inputs) {
-      const RunValue* v = in == ir::kNoValue ? nullptr : &frame.values[in];
-      if (v && v->kind == RunValue::Kind::kNone) {
+      const RunValue* v = in == ir::kNoValue ? nullptr : frame.find(in);
+      if (in != ir::kNoValue && !v) {
         // A capture of a nested subgraph resolved from an outer frame.
         v = lookup_capture(g.values[in].name, parent);
         if (!v) return Internal(node.describe() + ": input '" + g.values[in].name + "' has no value");
       }
       in_ptrs.push_back(v);
     }
-    std::vector<RunValue> outs(node.outputs.size());
+    outs.clear();
+    outs.resize(node.outputs.size());
     std::optional<NodeAllocator> alloc;
-    if (memory) alloc.emplace(*memory, node, static_cast<int>(i));
+    if (memory) alloc.emplace(*memory, node, static_cast<int>(i), used);
     cpu::KernelContext ctx(node, in_ptrs, outs, pool_, runner, alloc ? &*alloc : nullptr);
     Status s = plan.nodes[i].kernel->compute(ctx);
     if (!s.ok()) {
@@ -297,13 +316,13 @@ Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vecto
   std::vector<RunValue> result;
   result.reserve(g.outputs.size());
   for (ir::ValueId o : g.outputs) {
-    const RunValue& v = frame.values[o];
-    if (v.kind == RunValue::Kind::kNone) {
+    const RunValue* v = frame.find(o);
+    if (!v) {
       const RunValue* cap = lookup_capture(g.values[o].name, parent);
       if (!cap) return Internal("graph output '" + g.values[o].name + "' has no value");
       result.push_back(*cap);
     } else {
-      result.push_back(v);
+      result.push_back(*v);
     }
     // Nothing handed back may point into this run's arena.
     if (memory && memory->arena && result.back().kind == RunValue::Kind::kTensor &&

@@ -24,10 +24,20 @@ namespace dlrt {
 
 // The values of one graph while it runs; `parent` is the frame of the
 // enclosing graph, where captured names are looked up.
+// Constants are not copied into `values` (they would be on every run): they
+// are read from `constants`, made once per graph at create.
 struct Frame {
   const ir::Graph* graph = nullptr;
   std::vector<RunValue> values;
+  const std::vector<RunValue>* constants = nullptr;  // by value id; kNone where not constant
   const Frame* parent = nullptr;
+
+  // The value of `id` in this frame, or nullptr when it has none (yet).
+  const RunValue* find(ir::ValueId id) const {
+    if (values[id].kind != RunValue::Kind::kNone) return &values[id];
+    const RunValue& c = (*constants)[id];
+    return c.kind == RunValue::Kind::kNone ? nullptr : &c;
+  }
 };
 
 struct RunMemory;
@@ -61,6 +71,8 @@ class Executor {
   struct GraphPlan {
     std::vector<NodePlan> nodes;
     std::vector<int> last_use;  // per value: last reading node, -1 for graph outputs and unread values
+    std::vector<RunValue> constants;  // per value: the graph's constant, kNone for computed values
+    size_t max_inputs = 0, max_outputs = 0;  // over the nodes, to size the run's scratch vectors once
   };
 
   Executor(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool, CustomKernelFactory custom)

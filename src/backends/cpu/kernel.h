@@ -48,12 +48,17 @@ class OutputAllocator {
 };
 
 // Per-call view of one node's inputs and outputs. Owned by the executor.
+// `inputs` is borrowed, not copied (the executor builds it once per run, and
+// a copy per node would allocate): it must outlive the context.
 class KernelContext {
  public:
-  KernelContext(const ir::Node& node, std::vector<const RunValue*> inputs, std::vector<RunValue>& outputs,
+  KernelContext(const ir::Node& node, std::span<const RunValue* const> inputs, std::vector<RunValue>& outputs,
                 ThreadPool& pool, SubgraphRunner subgraph_runner, OutputAllocator* allocator = nullptr)
-      : node_(node), inputs_(std::move(inputs)), outputs_(outputs), pool_(pool),
+      : node_(node), inputs_(inputs), outputs_(outputs), pool_(pool),
         subgraph_runner_(std::move(subgraph_runner)), allocator_(allocator) {}
+  // A temporary list of inputs would dangle.
+  KernelContext(const ir::Node&, std::vector<const RunValue*>&&, std::vector<RunValue>&, ThreadPool&, SubgraphRunner,
+                OutputAllocator* = nullptr) = delete;
 
   const ir::Node& node() const { return node_; }
   int opset() const { return node_.opset; }
@@ -114,7 +119,7 @@ class KernelContext {
 
  private:
   const ir::Node& node_;
-  std::vector<const RunValue*> inputs_;
+  std::span<const RunValue* const> inputs_;
   std::vector<RunValue>& outputs_;
   ThreadPool& pool_;
   SubgraphRunner subgraph_runner_;
