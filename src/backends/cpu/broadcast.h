@@ -67,10 +67,11 @@ inline Result<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
 // How N inputs map onto one output of shape `out_shape`.
 template <size_t N>
 struct BroadcastPlan {
-  // Collapsed output dims (at least one; {1} for a 0-d output).
-  std::vector<int64_t> dims;
+  // Collapsed output dims (at least one; {1} for a 0-d output). Shape for
+  // its inline storage: a plan of rank <= 8 allocates nothing.
+  Shape dims;
   // strides[k][d]: element stride of input k along collapsed dim d (0 where it broadcasts).
-  std::array<std::vector<int64_t>, N> strides;
+  std::array<Shape, N> strides;
   int64_t total = 0;
 
   int64_t inner() const { return dims.back(); }
@@ -81,11 +82,12 @@ struct BroadcastPlan {
 // broadcast_shapes first; an input that does not is an InvalidArgument).
 template <size_t N>
 Result<BroadcastPlan<N>> make_broadcast_plan(const Shape& out_shape, const std::array<const Shape*, N>& in) {
+  static_assert(N < 64, "each kept dim records its broadcasting inputs as bits of one int64");
   BroadcastPlan<N> p;
   const size_t rank = out_shape.size();
   p.total = element_count(out_shape);
   // Per input, right-aligned dims padded with 1s.
-  std::array<std::vector<int64_t>, N> idims;
+  std::array<Shape, N> idims;
   for (size_t k = 0; k < N; ++k) {
     const Shape& s = *in[k];
     if (s.size() > rank) return InvalidArgument("input of shape " + shape_to_string(s) + " has a higher rank than the output " + shape_to_string(out_shape));
@@ -97,12 +99,13 @@ Result<BroadcastPlan<N>> make_broadcast_plan(const Shape& out_shape, const std::
   }
   // Collapse: skip output dims of size 1; merge a dim into the previous one
   // when every input has the same broadcast state on both.
-  std::vector<int64_t> dims;
-  std::vector<std::array<bool, N>> bcast;  // per kept dim: input broadcasts it
+  Shape dims;
+  Shape bcast;  // per kept dim: bit k set where input k broadcasts it
   for (size_t d = 0; d < rank; ++d) {
     if (out_shape[d] == 1) continue;
-    std::array<bool, N> b{};
-    for (size_t k = 0; k < N; ++k) b[k] = idims[k][d] == 1;
+    int64_t b = 0;
+    for (size_t k = 0; k < N; ++k)
+      if (idims[k][d] == 1) b |= int64_t{1} << k;
     if (!dims.empty() && bcast.back() == b) {
       dims.back() *= out_shape[d];
     } else {
@@ -112,14 +115,14 @@ Result<BroadcastPlan<N>> make_broadcast_plan(const Shape& out_shape, const std::
   }
   if (dims.empty()) {
     dims.push_back(1);
-    bcast.push_back(std::array<bool, N>{});
+    bcast.push_back(0);
   }
   p.dims = dims;
   for (size_t k = 0; k < N; ++k) {
     p.strides[k].assign(dims.size(), 0);
     int64_t s = 1;
     for (size_t d = dims.size(); d-- > 0;) {
-      if (!bcast[d][k]) {
+      if (!((bcast[d] >> k) & 1)) {
         p.strides[k][d] = s;
         s *= dims[d];
       }

@@ -47,21 +47,31 @@ Status gather(KernelContext& ctx) {
   const int64_t r = static_cast<int64_t>(data->rank());
   if (r == 0) return ctx.invalid("cannot gather from a scalar");
   DLRT_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 0), r, ctx));
-  DLRT_ASSIGN_OR_RETURN(auto idx, read_int_tensor(*ind_t, ctx));
+  // The indices are read in place (a copy of a long list would allocate on every run).
+  if (ind_t->dtype() != DType::kInt64 && ind_t->dtype() != DType::kInt32)
+    return ctx.invalid(std::string("expected an int32 or int64 tensor, got ") + dtype_name(ind_t->dtype()));
+  const bool i64 = ind_t->dtype() == DType::kInt64;
   const int64_t dim = data->dim(axis);
-  for (size_t i = 0; i < idx.size(); ++i) DLRT_RETURN_IF_ERROR(check_index(idx[i], dim, i, "Gather", ctx));
+  auto index = [&](int64_t j) {  // in [0, dim) once checked below
+    const int64_t v = i64 ? ind_t->data<int64_t>()[j] : ind_t->data<int32_t>()[j];
+    return v < 0 ? v + dim : v;
+  };
+  for (int64_t j = 0; j < ind_t->size(); ++j) {
+    int64_t v = i64 ? ind_t->data<int64_t>()[j] : ind_t->data<int32_t>()[j];
+    DLRT_RETURN_IF_ERROR(check_index(v, dim, j, "Gather", ctx));
+  }
   Shape out(data->shape().begin(), data->shape().begin() + axis);
   out.insert(out.end(), ind_t->shape().begin(), ind_t->shape().end());
   out.insert(out.end(), data->shape().begin() + axis + 1, data->shape().end());
   const int64_t outer = product(data->shape(), 0, axis);
   const int64_t inner = product(data->shape(), axis + 1, r);
-  const int64_t n = static_cast<int64_t>(idx.size());
+  const int64_t n = ind_t->size();
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, data->dtype(), out));
   if (y->size() == 0) return Status::Ok();
   for_range(ctx, outer * n, inner, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const int64_t o = i / n, j = i % n;
-      copy_elements(*data, (o * dim + idx[j]) * inner, *y, i * inner, inner);
+      copy_elements(*data, (o * dim + index(j)) * inner, *y, i * inner, inner);
     }
   });
   return Status::Ok();
@@ -78,7 +88,7 @@ Result<std::vector<int64_t>> element_offsets(const Tensor& data, const Tensor& i
     if (d != axis && ind_t.dim(d) > data.dim(d))
       return ctx.invalid("indices " + shape_to_string(ind_t.shape()) + " exceed the data " +
                          shape_to_string(data.shape()) + " on axis " + std::to_string(d));
-  DLRT_ASSIGN_OR_RETURN(auto idx, read_int_tensor(ind_t, ctx));
+  DLRT_ASSIGN_OR_RETURN(std::vector<int64_t> idx, read_int_tensor(ind_t, ctx));
   const auto ds = contiguous_strides(data.shape());
   const int64_t dim = data.dim(axis);
   std::vector<int64_t> coord(r, 0);

@@ -70,9 +70,13 @@ inline Result<const Tensor*> required_input(const KernelContext& ctx, size_t i) 
   return t;
 }
 
-// Reads an integer tensor (int32 or int64) into a vector.
-inline Result<std::vector<int64_t>> read_int_tensor(const Tensor& t, const KernelContext& ctx) {
-  std::vector<int64_t> v(static_cast<size_t>(t.size()));
+// A short list of int64 values (axes, pads, a shape spec): Shape's inline
+// storage holds up to 8 without a heap allocation.
+using IntList = Shape;
+
+// Reads an integer tensor (int32 or int64) into a list.
+inline Result<IntList> read_int_tensor(const Tensor& t, const KernelContext& ctx) {
+  IntList v(static_cast<size_t>(t.size()));
   if (t.dtype() == DType::kInt64) {
     for (int64_t i = 0; i < t.size(); ++i) v[i] = t.data<int64_t>()[i];
   } else if (t.dtype() == DType::kInt32) {

@@ -64,18 +64,26 @@ Status transpose(KernelContext& ctx) {
 }
 
 Status concat(KernelContext& ctx) {
-  std::vector<const Tensor*> ins;
-  for (size_t i = 0; i < ctx.num_inputs(); ++i)
-    if (const Tensor* t = ctx.input(i)) ins.push_back(t);
-  if (ins.empty()) return ctx.invalid("Concat needs at least one input");
-  const Tensor& first = *ins[0];
+  // The present inputs, without a list of them (which would allocate per run).
+  auto for_each_input = [&](auto&& f) {
+    for (size_t i = 0; i < ctx.num_inputs(); ++i)
+      if (const Tensor* t = ctx.input(i)) f(t);
+  };
+  const Tensor* first_input = nullptr;
+  for_each_input([&](const Tensor* t) {
+    if (!first_input) first_input = t;
+  });
+  if (!first_input) return ctx.invalid("Concat needs at least one input");
+  const Tensor& first = *first_input;
   const int64_t r = static_cast<int64_t>(first.rank());
   if (r == 0) return ctx.invalid("cannot concatenate scalars");
   if (!ctx.node().has_attr("axis")) return ctx.invalid("attribute 'axis' is required");
   DLRT_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 0), r, ctx));
   Shape out = first.shape();
   out[axis] = 0;
-  for (const Tensor* t : ins) {
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    const Tensor* t = ctx.input(i);
+    if (!t) continue;
     bool ok = t->dtype() == first.dtype() && static_cast<int64_t>(t->rank()) == r;
     for (int64_t d = 0; ok && d < r; ++d) ok = d == axis || t->dim(d) == first.dim(d);
     if (!ok)
@@ -92,11 +100,11 @@ Status concat(KernelContext& ctx) {
   for_rows(ctx, outer, out_row, [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) {
       int64_t dst = o * out_row;
-      for (const Tensor* t : ins) {
+      for_each_input([&](const Tensor* t) {
         const int64_t chunk = t->dim(axis) * inner;
         copy_elements(*t, o * chunk, *y, dst, chunk);
         dst += chunk;
-      }
+      });
     }
   });
   return Status::Ok();
@@ -161,7 +169,7 @@ Status split(KernelContext& ctx) {
 Status slice(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   const int64_t r = static_cast<int64_t>(x->rank());
-  std::vector<int64_t> starts, ends, axes, steps;
+  IntList starts, ends, axes, steps;
   if (ctx.opset() < 10) {
     starts = ctx.node().attr_ints("starts");
     ends = ctx.node().attr_ints("ends");
@@ -192,11 +200,11 @@ Status slice(KernelContext& ctx) {
   StridedCopy c;
   c.out_shape = x->shape();
   c.in_strides = in_strides;
-  std::vector<bool> seen(r, false);
+  IntList seen(r, 0);  // flags
   for (size_t i = 0; i < axes.size(); ++i) {
     DLRT_ASSIGN_OR_RETURN(int64_t a, normalize_axis(axes[i], r, ctx));
     if (seen[a]) return ctx.invalid("axis " + std::to_string(axes[i]) + " is repeated in axes");
-    seen[a] = true;
+    seen[a] = 1;
     const int64_t dim = x->dim(a);
     int64_t step = steps[i];
     if (step == 0) return ctx.invalid("slice step must not be 0");

@@ -34,8 +34,8 @@ Status dispatch_copyable(DType t, F&& f) {
 inline constexpr int64_t kCopyGrain = 1 << 15;
 
 // Row-major strides (in elements) of `shape`.
-inline std::vector<int64_t> contiguous_strides(const Shape& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
+inline Shape contiguous_strides(const Shape& shape) {
+  Shape s(shape.size(), 1);
   for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
   return s;
 }
@@ -45,13 +45,12 @@ inline std::vector<int64_t> contiguous_strides(const Shape& shape) {
 // negative (reversed slices); the caller guarantees every address is in range.
 struct StridedCopy {
   Shape out_shape;
-  std::vector<int64_t> in_strides;
+  Shape in_strides;  // Shape for its inline storage (no heap below rank 9)
   int64_t in_offset = 0;
 
   // Drops size-1 dims and merges dims that are contiguous in the input.
   void simplify() {
-    Shape s;
-    std::vector<int64_t> st;
+    Shape s, st;
     for (size_t i = 0; i < out_shape.size(); ++i) {
       if (out_shape[i] == 1) continue;
       if (!s.empty() && st.back() == in_strides[i] * out_shape[i]) {
@@ -76,7 +75,7 @@ void copy_rows(const T* in, T* out, const StridedCopy& c, int64_t row_begin, int
   const int64_t n = c.out_shape[r - 1];
   const int64_t s = c.in_strides[r - 1];
   // Multi-index of row_begin over the leading r-1 dims.
-  std::vector<int64_t> idx(r - 1, 0);
+  Shape idx(r - 1, 0);
   int64_t off = c.in_offset;
   for (int64_t rem = row_begin, k = static_cast<int64_t>(r) - 2; k >= 0; --k) {
     idx[k] = rem % c.out_shape[k];
@@ -112,7 +111,7 @@ void copy_tiled(const T* in, T* out, const StridedCopy& c, size_t k, int64_t blo
   const size_t r = c.out_shape.size();
   const int64_t rows = c.out_shape[k], cols = c.out_shape[r - 1];
   const int64_t col_stride = c.in_strides[r - 1];  // input stride of the output's last dim
-  const std::vector<int64_t> out_strides = contiguous_strides(c.out_shape);
+  const Shape out_strides = contiguous_strides(c.out_shape);
   const int64_t out_row_stride = out_strides[k];
   for (int64_t blk = block_begin; blk < block_end; ++blk) {
     // Decompose the block index over every dim except k and the last.

@@ -25,7 +25,7 @@ Status set_view(KernelContext& ctx, const Tensor& in, Shape shape) {
 }
 
 // Reshape's target shape: 0 copies the input dim (unless allow_zero), -1 is inferred.
-Result<Shape> resolve_reshape(const Shape& in, const std::vector<int64_t>& spec, bool allow_zero,
+Result<Shape> resolve_reshape(const Shape& in, const IntList& spec, bool allow_zero,
                               const KernelContext& ctx) {
   Shape out(spec.size());
   int64_t infer_at = -1;
@@ -73,7 +73,7 @@ Result<Shape> resolve_reshape(const Shape& in, const std::vector<int64_t>& spec,
 
 Status reshape(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
-  std::vector<int64_t> spec;
+  IntList spec;
   if (ctx.opset() < 5) {
     spec = ctx.node().attr_ints("shape");
   } else {
@@ -102,22 +102,22 @@ Status flatten(KernelContext& ctx) {
 }
 
 // Squeeze/Unsqueeze axes: the attribute before opset 13, the optional input from 13.
-Result<std::optional<std::vector<int64_t>>> axes_of(const KernelContext& ctx) {
+Result<std::optional<IntList>> axes_of(const KernelContext& ctx) {
   if (ctx.opset() < 13) {
-    if (!ctx.node().has_attr("axes")) return std::optional<std::vector<int64_t>>();
-    return std::optional<std::vector<int64_t>>(ctx.node().attr_ints("axes"));
+    if (!ctx.node().has_attr("axes")) return std::optional<IntList>();
+    return std::optional<IntList>(ctx.node().attr_ints("axes"));
   }
   const Tensor* a = ctx.input(1);
-  if (!a) return std::optional<std::vector<int64_t>>();
+  if (!a) return std::optional<IntList>();
   DLRT_ASSIGN_OR_RETURN(auto v, read_int_tensor(*a, ctx));
-  return std::optional<std::vector<int64_t>>(std::move(v));
+  return std::optional<IntList>(std::move(v));
 }
 
 Status squeeze(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(auto axes, axes_of(ctx));
   const int64_t r = static_cast<int64_t>(x->rank());
-  std::vector<bool> drop(r, false);
+  IntList drop(r, 0);  // flags
   if (!axes || axes->empty()) {  // empty axes squeeze every size-1 dim, as onnxruntime does
     for (int64_t i = 0; i < r; ++i) drop[i] = x->dim(i) == 1;
   } else {
@@ -126,7 +126,7 @@ Status squeeze(KernelContext& ctx) {
       if (x->dim(n) != 1)
         return ctx.invalid("cannot squeeze axis " + std::to_string(a) + " of shape " + shape_to_string(x->shape()) +
                            ": its size is not 1");
-      drop[n] = true;
+      drop[n] = 1;
     }
   }
   Shape out;
@@ -140,11 +140,11 @@ Status unsqueeze(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(auto axes, axes_of(ctx));
   if (!axes) return ctx.invalid("axes are required");
   const int64_t r = static_cast<int64_t>(x->rank() + axes->size());
-  std::vector<bool> inserted(r, false);
+  IntList inserted(r, 0);  // flags
   for (int64_t a : *axes) {
     DLRT_ASSIGN_OR_RETURN(int64_t n, normalize_axis(a, r, ctx));
     if (inserted[n]) return ctx.invalid("axis " + std::to_string(a) + " is repeated in axes");
-    inserted[n] = true;
+    inserted[n] = 1;
   }
   Shape out(r);
   for (int64_t i = 0, j = 0; i < r; ++i) out[i] = inserted[i] ? 1 : x->dim(j++);
