@@ -55,7 +55,7 @@ struct OpCall {
 };
 
 std::unique_ptr<OpCall> make_call(const std::string& op, const std::string& domain, int opset, std::vector<Tensor> inputs,
-                                  std::map<std::string, ir::Attribute> attrs) {
+                                  ir::Attributes attrs) {
   auto c = std::make_unique<OpCall>();
   c->node.name = "bench_" + op;
   c->node.op_type = op;
@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
   struct Dw { int64_t c, hw, s; };
   for (Dw d : {Dw{32, 112, 1}, Dw{96, 112, 2}, Dw{144, 56, 1}, Dw{144, 56, 2}, Dw{192, 28, 1}, Dw{192, 28, 2},
                Dw{384, 14, 1}, Dw{576, 14, 2}, Dw{960, 7, 1}}) {
-    std::map<std::string, ir::Attribute> at = {{"group", a_int(d.c)}, {"kernel_shape", a_ints({3, 3})},
+    ir::Attributes at = {{"group", a_int(d.c)}, {"kernel_shape", a_ints({3, 3})},
                                                {"pads", a_ints({1, 1, 1, 1})}, {"strides", a_ints({d.s, d.s})},
                                                {"activation", a_str("Clip")}, {"activation_params", a_floats({0, 6})}};
     add_op("dwconv c" + std::to_string(d.c) + " " + std::to_string(d.hw) + "x" + std::to_string(d.hw) + " s" +

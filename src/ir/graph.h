@@ -12,7 +12,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -67,6 +69,11 @@ struct Attribute {
   TypeInfo type;  // for kTypeProto (e.g. SequenceEmpty's dtype, Optional's type)
 };
 
+// A node's attributes by name. The comparator is transparent, so a lookup by
+// a literal or a string_view builds no std::string (a name longer than the
+// short-string buffer would be a heap allocation on every kernel run).
+using Attributes = std::map<std::string, Attribute, std::less<>>;
+
 struct Node {
   std::string name;
   std::string op_type;
@@ -74,34 +81,40 @@ struct Node {
   int opset = 0;       // the model's opset version for `domain`
   std::vector<ValueId> inputs;   // kNoValue for an omitted optional input
   std::vector<ValueId> outputs;  // kNoValue for an omitted optional output
-  std::map<std::string, Attribute> attributes;
+  Attributes attributes;
 
-  bool has_attr(const std::string& n) const { return attributes.count(n) != 0; }
-  const Attribute* attr(const std::string& n) const {
+  bool has_attr(std::string_view n) const { return attributes.find(n) != attributes.end(); }
+  const Attribute* attr(std::string_view n) const {
     auto it = attributes.find(n);
     return it == attributes.end() ? nullptr : &it->second;
   }
-  int64_t attr_int(const std::string& n, int64_t def) const {
+  int64_t attr_int(std::string_view n, int64_t def) const {
     auto* a = attr(n);
     return a ? a->i : def;
   }
-  float attr_float(const std::string& n, float def) const {
+  float attr_float(std::string_view n, float def) const {
     auto* a = attr(n);
     return a ? a->f : def;
   }
-  std::string attr_string(const std::string& n, const std::string& def) const {
+  std::string attr_string(std::string_view n, const std::string& def) const {
     auto* a = attr(n);
     return a ? a->s : def;
   }
-  std::vector<int64_t> attr_ints(const std::string& n, std::vector<int64_t> def = {}) const {
+  std::vector<int64_t> attr_ints(std::string_view n, std::vector<int64_t> def = {}) const {
     auto* a = attr(n);
     return a ? a->ints : def;
   }
-  std::vector<float> attr_floats(const std::string& n, std::vector<float> def = {}) const {
+  // The ints of attribute `n` without a copy (empty when absent): for kernels,
+  // whose run path must not allocate.
+  std::span<const int64_t> ints_of(std::string_view n) const {
+    auto* a = attr(n);
+    return a ? std::span<const int64_t>(a->ints) : std::span<const int64_t>();
+  }
+  std::vector<float> attr_floats(std::string_view n, std::vector<float> def = {}) const {
     auto* a = attr(n);
     return a ? a->floats : def;
   }
-  std::vector<std::string> attr_strings(const std::string& n, std::vector<std::string> def = {}) const {
+  std::vector<std::string> attr_strings(std::string_view n, std::vector<std::string> def = {}) const {
     auto* a = attr(n);
     return a ? a->strings : def;
   }

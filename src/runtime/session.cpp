@@ -37,8 +37,12 @@ class SessionImpl {
   std::vector<NodePlacement> node_placement;  // per node of model.graph, in plan order
   CompiledPartitions compiled;  // com.dlrt.CompiledPartition nodes (dlrt compile), runtime/compiled_model.h
 
-  Status validate_inputs(const std::map<std::string, RunValue>& given, std::vector<RunValue>& ordered) const;
-  Result<std::vector<RunValue>> run(const std::map<std::string, RunValue>& given, RunReport* report,
+  // `Given` maps input names to RunValues or to Tensors (Session::run's map,
+  // read without a copy into another map).
+  template <typename Given>
+  Status validate_inputs(const Given& given, std::vector<RunValue>& ordered) const;
+  template <typename Given>
+  Result<std::vector<RunValue>> run(const Given& given, RunReport* report,
                                     std::vector<double>* node_ms_out = nullptr) const;
   RunReport current_placement() const;
 };
@@ -258,15 +262,30 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
 
 }  // namespace
 
-Status SessionImpl::validate_inputs(const std::map<std::string, RunValue>& given, std::vector<RunValue>& ordered) const {
+namespace {
+RunValue value_of(const RunValue& v) { return v; }
+RunValue value_of(const Tensor& t) { return RunValue::of(t); }
+}  // namespace
+
+template <typename Given>
+Status SessionImpl::validate_inputs(const Given& given, std::vector<RunValue>& ordered) const {
   const ir::Graph& g = *model.graph;
   for (const auto& [name, v] : given) {
     bool known = false;
     for (const auto& i : inputs) known = known || i.name == name;
     if (!known) return InvalidArgument("the model has no input named '" + name + "'; its inputs are: " + names_of(inputs));
   }
-  std::map<std::string, int64_t> bound;  // symbolic dim -> size seen
+  // Symbolic dim -> size seen. A short list on the stack, not a map: the
+  // run path allocates nothing it can avoid.
+  struct Bound {
+    const std::string* symbol;
+    int64_t size;
+  };
+  constexpr size_t kMaxBound = 32;
+  Bound bound[kMaxBound];
+  size_t n_bound = 0;
   ordered.clear();
+  ordered.reserve(inputs.size());
   for (size_t k = 0; k < inputs.size(); ++k) {
     const TensorInfo& info = inputs[k];
     auto it = given.find(info.name);
@@ -278,7 +297,7 @@ Status SessionImpl::validate_inputs(const std::map<std::string, RunValue>& given
       }
       return InvalidArgument("input '" + info.name + "' is missing; the model's inputs are: " + names_of(inputs));
     }
-    const RunValue& v = it->second;
+    const RunValue v = value_of(it->second);
     if (v.kind == RunValue::Kind::kTensor) {
       const Tensor& t = v.tensor;
       if (!t.valid()) return InvalidArgument("input '" + info.name + "' is an empty tensor");
@@ -295,23 +314,29 @@ Status SessionImpl::validate_inputs(const std::map<std::string, RunValue>& given
                                    std::to_string(info.shape[d]) + ", got shape " + shape_to_string(t.shape()));
           const std::string& sym = info.dim_names[d];
           if (info.shape[d] < 0 && !sym.empty()) {
-            auto [b, fresh] = bound.emplace(sym, t.dim(d));
-            if (!fresh && b->second != t.dim(d))
-              return InvalidArgument("dim '" + sym + "' is " + std::to_string(b->second) + " in one input but " +
+            const Bound* b = nullptr;
+            for (size_t j = 0; j < n_bound && !b; ++j)
+              if (*bound[j].symbol == sym) b = &bound[j];
+            if (b && b->size != t.dim(d))
+              return InvalidArgument("dim '" + sym + "' is " + std::to_string(b->size) + " in one input but " +
                                      std::to_string(t.dim(d)) + " in input '" + info.name + "'");
+            if (!b && n_bound < kMaxBound) bound[n_bound++] = {&sym, t.dim(d)};  // (more symbols go unchecked)
           }
         }
       }
     }
-    ordered.push_back(v);
+    ordered.push_back(std::move(v));
   }
   return Status::Ok();
 }
 
-Result<std::vector<RunValue>> SessionImpl::run(const std::map<std::string, RunValue>& given, RunReport* report,
+template <typename Given>
+Result<std::vector<RunValue>> SessionImpl::run(const Given& given, RunReport* report,
                                                std::vector<double>* node_ms_out) const {
   std::vector<RunValue> ordered;
   DLRT_RETURN_IF_ERROR(validate_inputs(given, ordered));
+  if (!report && !node_ms_out)  // nothing to report: no report to build (it would allocate)
+    return executor->run(std::move(ordered));
   RunReport local = current_placement();
   for (auto& p : local.partitions) p.time_ms = 0;
   RunReportSink sink{&local.partitions};
@@ -363,10 +388,9 @@ const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs;
 RunReport Session::placement() const { return impl_->current_placement(); }
 
 Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs, RunReport* report) const {
-  std::map<std::string, RunValue> values;
-  for (const auto& [k, t] : inputs) values[k] = RunValue::of(t);
-  DLRT_ASSIGN_OR_RETURN(auto out, impl_->run(values, report));
+  DLRT_ASSIGN_OR_RETURN(auto out, impl_->run(inputs, report));
   std::vector<Tensor> tensors;
+  tensors.reserve(out.size());
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i].kind != RunValue::Kind::kTensor)
       return Unsupported("output '" + impl_->outputs[i].name + "' is a sequence or optional, which Session::run cannot return");

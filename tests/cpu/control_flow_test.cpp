@@ -37,7 +37,7 @@ ir::Attribute graph_attr(std::shared_ptr<ir::Graph> g) {
 }
 
 Result<std::vector<RunValue>> run(const std::string& op, std::vector<RunValue> inputs,
-                                  std::map<std::string, ir::Attribute> attrs, int num_outputs, Body body,
+                                  ir::Attributes attrs, int num_outputs, Body body,
                                   int opset = 16) {
   ir::Node node;
   node.name = "test_" + op;
@@ -69,7 +69,7 @@ TEST(ControlFlowKernels, IfPicksTheBranch) {
   Body body = [&](const ir::Graph& g, std::vector<RunValue>) -> Result<std::vector<RunValue>> {
     return std::vector<RunValue>{f32({1}, {&g == then_g.get() ? 1.0f : 2.0f})};
   };
-  std::map<std::string, ir::Attribute> attrs{{"then_branch", graph_attr(then_g)}, {"else_branch", graph_attr(else_g)}};
+  ir::Attributes attrs{{"then_branch", graph_attr(then_g)}, {"else_branch", graph_attr(else_g)}};
   auto r = run("If", {boolean(true)}, attrs, 1, body);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(floats((*r)[0].tensor), std::vector<float>{1});
@@ -93,7 +93,7 @@ Body counting_body(int64_t stop, int* calls) {
 
 TEST(ControlFlowKernels, LoopTripCountCondAndScanOutputs) {
   auto body_g = graph("body", 3, 3);
-  std::map<std::string, ir::Attribute> attrs{{"body", graph_attr(body_g)}};
+  ir::Attributes attrs{{"body", graph_attr(body_g)}};
   int calls = 0;
   // M = 4, cond stays true: 4 iterations, x = 0+0+1+2+3.
   auto r = run("Loop", {i64(4), boolean(true), f32({1}, {0})}, attrs, 2, counting_body(100, &calls));
@@ -130,7 +130,7 @@ TEST(ControlFlowKernels, LoopTripCountCondAndScanOutputs) {
 
 TEST(ControlFlowKernels, LoopPassesSequencesThrough) {
   auto body_g = graph("body", 3, 2);
-  std::map<std::string, ir::Attribute> attrs{{"body", graph_attr(body_g)}};
+  ir::Attributes attrs{{"body", graph_attr(body_g)}};
   Body append = [](const ir::Graph&, std::vector<RunValue> in) -> Result<std::vector<RunValue>> {
     RunValue seq = in[2];
     seq.sequence.push_back(Tensor::from_vector<float>({1}, {static_cast<float>(in[0].tensor.data<int64_t>()[0])}));
@@ -154,7 +154,7 @@ TEST(ControlFlowKernels, ScanAxesAndDirections) {
   };
   // x is [2, 3]; scanning along axis 1 gives three slices of length 2.
   RunValue x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
-  std::map<std::string, ir::Attribute> attrs{{"body", graph_attr(body_g)},
+  ir::Attributes attrs{{"body", graph_attr(body_g)},
                                              {"num_scan_inputs", attr_int(1)},
                                              {"scan_input_axes", attr_ints({1})},
                                              {"scan_input_directions", attr_ints({1})},
@@ -183,7 +183,7 @@ TEST(ControlFlowKernels, Scan8BatchesAndSequenceLengths) {
     const float s = in[0].tensor.data<float>()[0] + in[1].tensor.data<float>()[0];
     return std::vector<RunValue>{f32({1}, {s}), f32({1}, {s})};
   };
-  std::map<std::string, ir::Attribute> attrs{{"body", graph_attr(body_g)}, {"num_scan_inputs", attr_int(1)}};
+  ir::Attributes attrs{{"body", graph_attr(body_g)}, {"num_scan_inputs", attr_int(1)}};
   // batch 2, sequence 3, element [1]; the second entry only uses 2 steps.
   auto r = run("Scan",
                {RunValue::of(Tensor::from_vector<int32_t>({2}, {3, 2})), f32({2, 1}, {0, 10}),

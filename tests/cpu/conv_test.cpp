@@ -69,7 +69,7 @@ void run_conv_case(const ConvCase& c, std::mt19937& rng, bool with_bias) {
   }
   std::vector<int64_t> pads = c.pb;
   pads.insert(pads.end(), c.pe.begin(), c.pe.end());
-  std::map<std::string, ir::Attribute> attrs = {{"strides", attr_ints(c.s)}, {"dilations", attr_ints(c.d)},
+  ir::Attributes attrs = {{"strides", attr_ints(c.s)}, {"dilations", attr_ints(c.d)},
                                                 {"pads", attr_ints(pads)}, {"group", attr_int(c.group)}};
   std::vector<Tensor> inputs = {Tensor::from_vector<float>(xs, x), Tensor::from_vector<float>(ws, w)};
   if (with_bias) inputs.push_back(Tensor::from_vector<float>({c.M}, b));

@@ -36,7 +36,7 @@ struct Act {
   std::vector<float> params;
 };
 
-void add_act(std::map<std::string, ir::Attribute>& attrs, const std::string& key, const Act& a) {
+void add_act(ir::Attributes& attrs, const std::string& key, const Act& a) {
   if (a.name.empty()) return;
   attrs[key] = attr_string(a.name);
   if (!a.params.empty()) attrs[key + "_params"] = attr_floats(a.params);
@@ -70,13 +70,13 @@ TEST(FusedExpandDepthwise, MatchesExpandThenDepthwiseConv) {
   for (const Case& c : cases) {
     const Tensor x = rnd({c.n, c.k, c.h, c.w}, ++seed, 2.0f), we = rnd({c.m, c.k, c.ekh, c.ekw}, ++seed),
                  be = rnd({c.m}, ++seed), wd = rnd({c.m, 1, c.kh, c.kw}, ++seed), bd = rnd({c.m}, ++seed);
-    std::map<std::string, ir::Attribute> dw = {{"group", attr_int(c.m)},
+    ir::Attributes dw = {{"group", attr_int(c.m)},
                                                {"kernel_shape", attr_ints({c.kh, c.kw})},
                                                {"strides", attr_ints({c.sh, c.sw})},
                                                {"pads", attr_ints(c.pads)}};
     for (const auto& [ae, ad] : acts) {
-      std::map<std::string, ir::Attribute> ea = {{"strides", attr_ints(c.estrides)}, {"pads", attr_ints(c.epads)}};
-      std::map<std::string, ir::Attribute> da = dw, fa = dw;
+      ir::Attributes ea = {{"strides", attr_ints(c.estrides)}, {"pads", attr_ints(c.epads)}};
+      ir::Attributes da = dw, fa = dw;
       fa["expand_strides"] = attr_ints(c.estrides);
       fa["expand_pads"] = attr_ints(c.epads);
       add_act(ea, "activation", ae);
@@ -136,7 +136,7 @@ TEST(FusedExpandDepthwise, MatchesWithProjection) {
     const Tensor x = rnd({c.n, c.k, c.h, c.w}, ++seed, 2.0f), we = rnd({c.m, c.k, c.ekh, c.ekw}, ++seed),
                  be = rnd({c.m}, ++seed), wd = rnd({c.m, 1, c.kh, c.kw}, ++seed), bd = rnd({c.m}, ++seed),
                  wp = rnd({P, c.m, 1, 1}, ++seed, 0.3f), bp = rnd({P}, ++seed);
-    std::map<std::string, ir::Attribute> fa = {{"group", attr_int(c.m)},
+    ir::Attributes fa = {{"group", attr_int(c.m)},
                                                {"kernel_shape", attr_ints({c.kh, c.kw})},
                                                {"strides", attr_ints({c.sh, c.sw})},
                                                {"pads", attr_ints(c.pads)},
@@ -151,7 +151,7 @@ TEST(FusedExpandDepthwise, MatchesWithProjection) {
     for (const Act& pa : project_acts)
       for (bool residual : {false, true})
         for (bool bias : {false, true}) {
-          std::map<std::string, ir::Attribute> ca, ga = fa;
+          ir::Attributes ca, ga = fa;
           add_act(ca, "activation", pa);
           add_act(ga, "project_activation", pa);
           std::vector<Tensor> conv_in = {d, wp, bias ? bp : Tensor()}, fused_in = {x, we, be, wd, bd, wp, bias ? bp : Tensor()};
@@ -174,7 +174,7 @@ TEST(FusedExpandDepthwise, MatchesWithProjection) {
 
 TEST(FusedExpandDepthwise, BadShapesAreErrors) {
   const Tensor x = rnd({1, 4, 6, 6}, 1), we = rnd({8, 4, 1, 1}, 2), wd = rnd({8, 1, 3, 3}, 3);
-  std::map<std::string, ir::Attribute> a = {{"group", attr_int(8)}, {"pads", attr_ints({1, 1, 1, 1})}};
+  ir::Attributes a = {{"group", attr_int(8)}, {"pads", attr_ints({1, 1, 1, 1})}};
   EXPECT_TRUE(run_op("FusedExpandDepthwise", {x, we, Tensor(), wd}, a, 1, 1, "com.dlrt").ok());
   auto bad_we = run_op("FusedExpandDepthwise", {x, rnd({8, 5, 1, 1}, 4), Tensor(), wd}, a, 1, 1, "com.dlrt");
   ASSERT_FALSE(bad_we.ok());

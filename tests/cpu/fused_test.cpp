@@ -29,7 +29,7 @@ struct ActCase {
   std::string name;
   std::vector<float> params;
   std::string op;  // the ONNX op computing the same thing ("" when checked by formula)
-  std::map<std::string, ir::Attribute> op_attrs;
+  ir::Attributes op_attrs;
   int opset = 17;
 };
 
@@ -62,7 +62,7 @@ Tensor add(const Tensor& a, const Tensor& b) {
   return (*r)[0];
 }
 
-std::map<std::string, ir::Attribute> with_act(std::map<std::string, ir::Attribute> attrs, const ActCase& c) {
+ir::Attributes with_act(ir::Attributes attrs, const ActCase& c) {
   if (!c.name.empty()) attrs["activation"] = attr_string(c.name);
   if (!c.params.empty()) attrs["activation_params"] = attr_floats(c.params);
   return attrs;
@@ -103,7 +103,7 @@ TEST(FusedActivation, UnknownNameIsAnError) {
 
 struct ConvShape {
   Shape x, w;
-  std::map<std::string, ir::Attribute> attrs;
+  ir::Attributes attrs;
 };
 
 std::vector<ConvShape> conv_shapes() {
@@ -246,7 +246,7 @@ TEST(FusedGemm, MatchesGemmActivation) {
   for (const auto& cs : cases) {
     const Tensor a = rnd(cs.ta ? Shape{K, M} : Shape{M, K}, ++seed), b = rnd(cs.tb ? Shape{N, K} : Shape{K, N}, ++seed);
     const Tensor c = cs.c.empty() ? Tensor() : rnd(cs.c, ++seed);
-    std::map<std::string, ir::Attribute> attrs = {{"transA", attr_int(cs.ta)}, {"transB", attr_int(cs.tb)},
+    ir::Attributes attrs = {{"transA", attr_int(cs.ta)}, {"transB", attr_int(cs.tb)},
                                                   {"alpha", attr_float(0.75f)}, {"beta", attr_float(cs.beta)}};
     auto g = run_op("Gemm", {a, b, c}, attrs);
     ASSERT_TRUE(g.ok()) << g.status().to_string();

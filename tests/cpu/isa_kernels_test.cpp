@@ -45,7 +45,7 @@ std::vector<CpuIsa> vector_isas() {
                << "): only the portable and AVX2 paths can run here"
 
 std::vector<Tensor> run_with(CpuIsa isa, const std::string& op, std::vector<Tensor> in,
-                             std::map<std::string, ir::Attribute> attrs, int outputs = 1, int opset = 17,
+                             ir::Attributes attrs, int outputs = 1, int opset = 17,
                              const std::string& domain = "") {
   ScopedCpuIsa scope(isa);
   EXPECT_EQ(cpu_isa(), std::min(isa, detected_cpu_isa()));
@@ -217,7 +217,7 @@ TEST(CpuIsa, DepthwiseConvMatchesGeneric) {
                      std::to_string(with_z) + " " + act);
         std::vector<Tensor> in = {rnd({2, k.c, k.h, k.w}, seed++), rnd({k.c, 1, k.kh, k.kw}, seed++), rnd({k.c}, seed++)};
         if (with_z) in.push_back(rnd({2, k.c, oh, ow}, seed++));
-        std::map<std::string, ir::Attribute> at = {{"group", attr_int(k.c)},
+        ir::Attributes at = {{"group", attr_int(k.c)},
                                                    {"kernel_shape", attr_ints({k.kh, k.kw})},
                                                    {"pads", attr_ints({k.pt, k.pl, k.pb, k.pr})},
                                                    {"strides", attr_ints({k.s, k.s})}};
@@ -240,7 +240,7 @@ TEST(CpuIsa, StridedConvRowsMatchGeneric) {
     for (int64_t pad : {0, 1, 2}) {
       SCOPED_TRACE("width " + std::to_string(w) + " pad " + std::to_string(pad));
       std::vector<Tensor> in = {rnd({1, 3, 9, w}, seed++), rnd({5, 3, 3, 3}, seed++), rnd({5}, seed++)};
-      std::map<std::string, ir::Attribute> at = {{"kernel_shape", attr_ints({3, 3})},
+      ir::Attributes at = {{"kernel_shape", attr_ints({3, 3})},
                                                  {"pads", attr_ints({pad, pad, pad, pad})},
                                                  {"strides", attr_ints({2, 2})}};
       const auto want = run_with(CpuIsa::kGeneric, "Conv", in, at);
@@ -259,7 +259,7 @@ TEST(CpuIsa, AttentionMatchesGeneric) {
       SCOPED_TRACE("Skv " + std::to_string(skv) + " D " + std::to_string(d));
       std::vector<Tensor> in = {rnd({B, Sq, H, d}, seed++, -2, 2), rnd({B, skv, H, d}, seed++, -2, 2),
                                 rnd({B, H, skv, d}, seed++)};
-      std::map<std::string, ir::Attribute> at = {{"scale", attr_float(0.3f)}, {"q_layout", attr_string("bshd")},
+      ir::Attributes at = {{"scale", attr_float(0.3f)}, {"q_layout", attr_string("bshd")},
                                                  {"k_layout", attr_string("bshd")}, {"v_layout", attr_string("bhsd")},
                                                  {"output_layout", attr_string("bshd")}};
       auto want = run_with(CpuIsa::kGeneric, "Attention", in, at, 1, 1, "com.dlrt");
@@ -289,7 +289,7 @@ TEST(CpuIsa, LayerNormMatchesGeneric) {
       // An offset mean checks the two-pass variance.
       std::vector<Tensor> in = {rnd({3, 5, n}, seed++, 90.0f, 110.0f), rnd({n}, seed++)};
       if (with_b) in.push_back(rnd({n}, seed++));
-      std::map<std::string, ir::Attribute> at = {{"axis", attr_int(-1)}, {"epsilon", attr_float(1e-5f)}};
+      ir::Attributes at = {{"axis", attr_int(-1)}, {"epsilon", attr_float(1e-5f)}};
       const auto want = run_with(CpuIsa::kGeneric, "LayerNormalization", in, at, 3);
       for (CpuIsa isa : vector_isas()) expect_same(run_with(isa, "LayerNormalization", in, at, 3), want, 2e-5f);
     }
@@ -310,7 +310,7 @@ TEST(CpuIsa, LayerNormMomentsOfOffsetRowsAndOutliers) {
     xv[n] = 5000.0f;                                   // row 1: an outlier first
     xv[2 * n + n - 1] = -3000.0f;                      // row 2: an outlier last
     std::vector<Tensor> in = {x, rnd({n}, 400), rnd({n}, 401)};
-    std::map<std::string, ir::Attribute> at = {{"axis", attr_int(-1)}, {"epsilon", attr_float(1e-12f)}};
+    ir::Attributes at = {{"axis", attr_int(-1)}, {"epsilon", attr_float(1e-12f)}};
     const auto want = run_with(CpuIsa::kGeneric, "LayerNormalization", in, at, 3);
     for (CpuIsa isa : vector_isas()) expect_same(run_with(isa, "LayerNormalization", in, at, 3), want, 2e-5f);
   }

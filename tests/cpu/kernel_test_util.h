@@ -20,7 +20,7 @@ inline ir::Attribute attr_floats(std::vector<float> v) { ir::Attribute a; a.kind
 // Runs `op_type` at `opset` on `inputs` (an invalid Tensor means "omitted").
 // Returns the outputs, or the kernel's Status.
 inline Result<std::vector<Tensor>> run_op(const std::string& op_type, std::vector<Tensor> inputs,
-                                          std::map<std::string, ir::Attribute> attrs = {}, int num_outputs = 1,
+                                          ir::Attributes attrs = {}, int num_outputs = 1,
                                           int opset = 17, const std::string& domain = "", int threads = 2) {
   ir::Node node;
   node.name = "test_" + op_type;

@@ -21,7 +21,7 @@ std::vector<T> values(const Tensor& t) {
   return std::vector<T>(t.data<T>(), t.data<T>() + t.size());
 }
 
-Tensor run1(const std::string& op, std::vector<Tensor> in, std::map<std::string, ir::Attribute> attrs = {},
+Tensor run1(const std::string& op, std::vector<Tensor> in, ir::Attributes attrs = {},
             int opset = 17) {
   auto r = run_op(op, std::move(in), std::move(attrs), 1, opset);
   EXPECT_TRUE(r.ok()) << r.status().to_string();

@@ -66,7 +66,7 @@ TEST(MaxPool, Uint8AndErrors) {
 }
 
 TEST(AveragePool, CountIncludePad) {
-  std::map<std::string, ir::Attribute> a = {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}};
+  ir::Attributes a = {{"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}};
   auto r = run_op("AveragePool", {iota_4x4()}, a);
   ASSERT_TRUE(r.ok());
   EXPECT_FLOAT_EQ((*r)[0].data<float>()[0], (1 + 2 + 5 + 6) / 4.0f);
@@ -115,7 +115,7 @@ TEST(LpPool, P1AndP2) {
 TEST(MaxUnpool, ScattersAndChecksIndices) {
   auto pooled = run_op("MaxPool", {iota_4x4()}, {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}}, 2);
   ASSERT_TRUE(pooled.ok());
-  std::map<std::string, ir::Attribute> a = {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}};
+  ir::Attributes a = {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}};
   auto r = run_op("MaxUnpool", {(*pooled)[0], (*pooled)[1]}, a);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].shape(), (Shape{1, 1, 4, 4}));
@@ -161,7 +161,7 @@ std::vector<Case2D> fast_cases() {
   return cases;
 }
 
-std::map<std::string, ir::Attribute> attrs_2d(const Case2D& c) {
+ir::Attributes attrs_2d(const Case2D& c) {
   return {{"kernel_shape", attr_ints({c.kh, c.kw})},
           {"strides", attr_ints({c.sh, c.sw})},
           {"pads", attr_ints({c.pt, c.pl, c.pb, c.pr})},
@@ -233,7 +233,7 @@ TEST(PoolFastPath, AveragePoolMatchesNaive) {
 TEST(PoolFastPath, OneDAndThreeDMaxPoolMatchReference) {
   const Tensor x1 = random_tensor({2, 2, 31}, 7);
   for (int64_t s : {1, 2, 3}) {
-    std::map<std::string, ir::Attribute> a = {
+    ir::Attributes a = {
         {"kernel_shape", attr_ints({3})}, {"strides", attr_ints({s})}, {"pads", attr_ints({1, 2})}, {"ceil_mode", attr_int(1)}};
     auto fast = run_op("MaxPool", {x1}, a);
     auto ref = run_op("MaxPool", {x1}, a, 2);
@@ -241,7 +241,7 @@ TEST(PoolFastPath, OneDAndThreeDMaxPoolMatchReference) {
     expect_near((*fast)[0], std::vector<float>((*ref)[0].data<float>(), (*ref)[0].data<float>() + (*ref)[0].size()), 0);
   }
   const Tensor x3 = random_tensor({1, 2, 5, 6, 19}, 8);
-  std::map<std::string, ir::Attribute> a = {{"kernel_shape", attr_ints({2, 3, 3})},
+  ir::Attributes a = {{"kernel_shape", attr_ints({2, 3, 3})},
                                             {"strides", attr_ints({2, 1, 2})},
                                             {"pads", attr_ints({1, 1, 1, 0, 1, 1})}};
   auto fast = run_op("MaxPool", {x3}, a);
@@ -256,7 +256,7 @@ TEST(PoolFastPath, AllNegativeInfinityAndPadding) {
   // (the reference keeps the first real tap), never the padding.
   const float inf = std::numeric_limits<float>::infinity();
   auto x = Tensor::from_vector<float>({1, 1, 2, 2}, {-inf, -inf, -inf, 5});
-  std::map<std::string, ir::Attribute> a = {{"kernel_shape", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 1, 1})}};
+  ir::Attributes a = {{"kernel_shape", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 1, 1})}};
   auto r = run_op("MaxPool", {x}, a);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)[0].data<float>()[0], -inf);

@@ -9,7 +9,7 @@ namespace {
 using testing::attr_int;
 
 Result<std::vector<RunValue>> run_values(const std::string& op, std::vector<RunValue> inputs,
-                                         std::map<std::string, ir::Attribute> attrs = {}, int opset = 18) {
+                                         ir::Attributes attrs = {}, int opset = 18) {
   ir::Node node;
   node.name = "test_" + op;
   node.op_type = op;

@@ -62,7 +62,7 @@ Tensor swap12(const Tensor& t) {
   return r;
 }
 
-std::map<std::string, ir::Attribute> layouts(const char* q, const char* k, const char* v, const char* out, float scale) {
+ir::Attributes layouts(const char* q, const char* k, const char* v, const char* out, float scale) {
   return {{"q_layout", attr_string(q)}, {"k_layout", attr_string(k)}, {"v_layout", attr_string(v)},
           {"output_layout", attr_string(out)}, {"scale", attr_float(scale)}};
 }

@@ -22,7 +22,7 @@ std::vector<T> values(const Tensor& t) {
 
 Tensor f32(Shape s, std::vector<float> v) { return Tensor::from_vector<float>(std::move(s), v); }
 
-Tensor run1(const std::string& op, Tensor x, std::map<std::string, ir::Attribute> attrs = {}, int opset = 17) {
+Tensor run1(const std::string& op, Tensor x, ir::Attributes attrs = {}, int opset = 17) {
   auto r = run_op(op, {std::move(x)}, std::move(attrs), 1, opset);
   EXPECT_TRUE(r.ok()) << op << ": " << r.status().to_string();
   return r.ok() ? (*r)[0] : Tensor();

@@ -50,7 +50,7 @@ class GraphBuilder {
     return constant(name, Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v));
   }
   ir::ValueId node(const std::string& op, std::vector<ir::ValueId> inputs,
-                   std::map<std::string, ir::Attribute> attrs = {}, int opset = 17, const std::string& domain = "") {
+                   ir::Attributes attrs = {}, int opset = 17, const std::string& domain = "") {
     ir::Node n;
     n.name = op + "_" + std::to_string(g_->nodes.size());
     n.op_type = op;

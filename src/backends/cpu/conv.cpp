@@ -480,10 +480,10 @@ void depthwise_plane_with_epilogue_f32(const float* x, const float* w, const Geo
 }
 
 // Shared attribute checks: kernel shape from the attribute or W.
-Result<std::vector<int64_t>> kernel_shape_of(const KernelContext& ctx, const Tensor& w, int nd) {
-  std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
+Result<IntList> kernel_shape_of(const KernelContext& ctx, const Tensor& w, int nd) {
+  IntList k(w.shape().begin() + 2, w.shape().end());
   if (ctx.node().has_attr("kernel_shape")) {
-    std::vector<int64_t> attr = ctx.node().attr_ints("kernel_shape");
+    const IntList attr = ints_attr(ctx.node(), "kernel_shape", 0, 0);
     if (attr != k)
       return ctx.invalid("kernel_shape " + shape_to_string(attr) + " does not match W's spatial dims " +
                          shape_to_string(k));
@@ -625,8 +625,8 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     return ctx.invalid("W has " + std::to_string(w->dim(1)) + " input channels per group, expected " +
                        std::to_string(Cg));
   if (bias && (bias->rank() != 1 || bias->dim(0) != M)) return ctx.invalid("B must have shape [M]");
-  DLRT_ASSIGN_OR_RETURN(std::vector<int64_t> kshape, kernel_shape_of(ctx, *w, nd));
-  std::vector<int64_t> in_sp(x->shape().begin() + 2, x->shape().end());
+  DLRT_ASSIGN_OR_RETURN(IntList kshape, kernel_shape_of(ctx, *w, nd));
+  IntList in_sp(x->shape().begin() + 2, x->shape().end());
   DLRT_ASSIGN_OR_RETURN(nn::WindowGeometry wg, nn::resolve_window(ctx, in_sp, kshape, false));
   Shape out_shape = {N, M};
   out_shape.insert(out_shape.end(), wg.out.begin(), wg.out.end());

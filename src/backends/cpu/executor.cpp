@@ -27,17 +27,31 @@ bool points_into(const Tensor& t, const void* base, size_t bytes) {
   return t.nbytes() > 0 && p >= b && p < b + bytes;
 }
 
-// Input shapes and dtypes, the key of an arena plan; empty when not plannable.
-std::string shape_signature(const std::vector<RunValue>& inputs) {
-  std::string key;
-  for (const auto& v : inputs) {
-    if (v.kind != RunValue::Kind::kTensor) return "";
-    key += std::to_string(static_cast<int>(v.tensor.dtype())) + ":" + shape_to_string(v.tensor.shape()) + ";";
-  }
-  return key;
+// Arena plans are kept per input signature (dtypes and shapes); only runs
+// whose inputs are all tensors are planned.
+bool plannable(const std::vector<RunValue>& inputs) {
+  for (const auto& v : inputs)
+    if (v.kind != RunValue::Kind::kTensor) return false;
+  return true;
+}
+
+bool same_signature(const std::vector<std::pair<DType, Shape>>& key, const std::vector<RunValue>& inputs) {
+  if (key.size() != inputs.size()) return false;
+  for (size_t i = 0; i < key.size(); ++i)
+    if (key[i].first != inputs[i].tensor.dtype() || key[i].second != inputs[i].tensor.shape()) return false;
+  return true;
 }
 
 }  // namespace
+
+// The main graph's per-run vectors, kept between runs (Executor::scratch_)
+// so that a steady-state run does not allocate them again.
+struct RunScratch {
+  std::vector<RunValue> values;  // the frame's, all kNone between runs
+  std::vector<const RunValue*> in_ptrs;
+  std::vector<RunValue> outs;
+  std::vector<char> used;
+};
 
 // Memory state of one run of the main graph: recording sizes, or placing
 // planned intermediates in an arena.
@@ -47,6 +61,7 @@ struct RunMemory {
   ArenaPlan* plan = nullptr;
   uint8_t* arena = nullptr;
   size_t arena_bytes = 0;
+  RunScratch* scratch = nullptr;  // null: run_graph makes its own vectors
 };
 
 namespace {
@@ -202,19 +217,21 @@ Status Executor::plan_graph(const ir::Graph& g) {
   return Status::Ok();
 }
 
-std::shared_ptr<ArenaPlan> Executor::find_arena_plan(const std::string& key) const {
+std::shared_ptr<ArenaPlan> Executor::find_arena_plan(const std::vector<RunValue>& inputs) const {
   std::lock_guard<std::mutex> lk(arena_mu_);
   for (const auto& [k, p] : arena_plans_)
-    if (k == key) return p;
+    if (same_signature(k, inputs)) return p;
   return nullptr;
 }
 
-void Executor::store_arena_plan(const std::string& key, std::shared_ptr<ArenaPlan> plan) const {
+void Executor::store_arena_plan(const std::vector<RunValue>& inputs, std::shared_ptr<ArenaPlan> plan) const {
   std::lock_guard<std::mutex> lk(arena_mu_);
   for (const auto& [k, p] : arena_plans_)
-    if (k == key) return;  // another run planned it first
+    if (same_signature(k, inputs)) return;  // another run planned it first
   if (arena_plans_.size() >= kMaxArenaPlans) arena_plans_.erase(arena_plans_.begin());
-  arena_plans_.emplace_back(key, std::move(plan));
+  std::vector<std::pair<DType, Shape>> key;
+  for (const auto& v : inputs) key.emplace_back(v.tensor.dtype(), v.tensor.shape());
+  arena_plans_.emplace_back(std::move(key), std::move(plan));
 }
 
 std::optional<ir::MemoryPlan> Executor::memory_stats() const {
@@ -224,25 +241,43 @@ std::optional<ir::MemoryPlan> Executor::memory_stats() const {
 }
 
 Result<std::vector<RunValue>> Executor::run(std::vector<RunValue> inputs, std::vector<double>* node_ms) const {
-  std::string key = shape_signature(inputs);
-  if (key.empty()) return run_graph(*graph_, std::move(inputs), nullptr, nullptr, node_ms);
+  if (!plannable(inputs)) return run_graph(*graph_, std::move(inputs), nullptr, nullptr, node_ms);
   RunMemory mem;
-  std::shared_ptr<ArenaPlan> plan = find_arena_plan(key);
+  std::shared_ptr<ArenaPlan> plan = find_arena_plan(inputs);
   if (!plan) {
     mem.recording = true;
     mem.record.resize(graph_->values.size());
+    std::vector<RunValue> signature = inputs;  // run_graph takes the inputs
     auto out = run_graph(*graph_, std::move(inputs), nullptr, &mem, node_ms);
-    if (out.ok()) store_arena_plan(key, ArenaPlan::build(mem.record, plans_.at(graph_.get()).last_use));
+    if (out.ok()) store_arena_plan(signature, ArenaPlan::build(mem.record, plans_.at(graph_.get()).last_use));
     return out;
   }
   mem.plan = plan.get();
   mem.arena_bytes = plan->stats().arena_bytes;
   mem.arena = static_cast<uint8_t*>(plan->acquire());
   if (!mem.arena) return Status(StatusCode::kOutOfMemory, "cannot allocate the " + std::to_string(mem.arena_bytes) + "-byte arena for a run");
+  std::unique_ptr<RunScratch> scratch;
+  {
+    std::lock_guard<std::mutex> lk(arena_mu_);
+    if (!scratch_.empty()) {
+      scratch = std::move(scratch_.back());
+      scratch_.pop_back();
+    }
+  }
+  if (!scratch) scratch = std::make_unique<RunScratch>();
+  mem.scratch = scratch.get();
   auto out = run_graph(*graph_, std::move(inputs), nullptr, &mem, node_ms);
   plan->release(mem.arena);
+  {
+    std::lock_guard<std::mutex> lk(arena_mu_);
+    scratch_.push_back(std::move(scratch));
+  }
   return out;
 }
+
+Executor::Executor(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool, CustomKernelFactory custom)
+    : graph_(std::move(graph)), pool_(pool), custom_(std::move(custom)) {}
+Executor::~Executor() = default;
 
 Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vector<RunValue> inputs,
                                                   const Frame* parent, RunMemory* memory,
@@ -251,7 +286,38 @@ Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vecto
   if (pit == plans_.end()) return Internal("graph '" + g.name + "' was not planned");
   const GraphPlan& plan = pit->second;
 
+  // Per-node scratch, sized once so that the node loop allocates nothing of
+  // its own (the kernels' outputs come from the arena when planned); from
+  // the executor's kept scratch on a planned run, where the run allocates
+  // none of it.
   Frame frame;
+  std::vector<const RunValue*> in_ptrs;
+  std::vector<RunValue> outs;
+  std::vector<char> used;
+  RunScratch* kept = memory ? memory->scratch : nullptr;
+  if (kept) {
+    frame.values.swap(kept->values);
+    in_ptrs.swap(kept->in_ptrs);
+    outs.swap(kept->outs);
+    used.swap(kept->used);
+  }
+  // Hands the vectors back, every value released, however the run ends.
+  struct GiveBack {
+    RunScratch* kept;
+    Frame& frame;
+    std::vector<const RunValue*>& in_ptrs;
+    std::vector<RunValue>& outs;
+    std::vector<char>& used;
+    ~GiveBack() {
+      if (!kept) return;
+      for (auto& v : frame.values) v = RunValue{};
+      outs.clear();
+      kept->values.swap(frame.values);
+      kept->in_ptrs.swap(in_ptrs);
+      kept->outs.swap(outs);
+      kept->used.swap(used);
+    }
+  } give_back{kept, frame, in_ptrs, outs, used};
   frame.graph = &g;
   frame.parent = parent;
   frame.values.resize(g.values.size());
@@ -269,11 +335,6 @@ Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vecto
   cpu::SubgraphRunner runner = [this, &frame](const ir::Graph& sub, std::vector<RunValue> in) {
     return run_graph(sub, std::move(in), &frame, nullptr);
   };
-  // Per-node scratch, sized once here so that the node loop allocates nothing
-  // of its own (the kernels' outputs come from the arena when planned).
-  std::vector<const RunValue*> in_ptrs;
-  std::vector<RunValue> outs;
-  std::vector<char> used;
   in_ptrs.reserve(plan.max_inputs);
   outs.reserve(plan.max_outputs);
   used.reserve(plan.max_outputs);

@@ -41,6 +41,7 @@ struct Frame {
 };
 
 struct RunMemory;
+struct RunScratch;
 
 // Makes the kernel for nodes the CPU registry does not cover (the runtime's
 // partition nodes); returns nullptr for nodes it does not handle either.
@@ -58,6 +59,7 @@ class Executor {
   Result<std::vector<RunValue>> run(std::vector<RunValue> inputs, std::vector<double>* node_ms = nullptr) const;
 
   const ir::Graph& graph() const { return *graph_; }
+  ~Executor();
 
   // Statistics of the arena plan of the most recent input shapes, if any run
   // has been planned yet: arena size, lower bound, bytes without reuse.
@@ -75,13 +77,13 @@ class Executor {
     size_t max_inputs = 0, max_outputs = 0;  // over the nodes, to size the run's scratch vectors once
   };
 
-  Executor(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool, CustomKernelFactory custom)
-      : graph_(std::move(graph)), pool_(pool), custom_(std::move(custom)) {}
+  Executor(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool, CustomKernelFactory custom);
   Status plan_graph(const ir::Graph& g);
   Result<std::vector<RunValue>> run_graph(const ir::Graph& g, std::vector<RunValue> inputs, const Frame* parent,
                                           RunMemory* memory, std::vector<double>* node_ms = nullptr) const;
-  std::shared_ptr<ArenaPlan> find_arena_plan(const std::string& key) const;
-  void store_arena_plan(const std::string& key, std::shared_ptr<ArenaPlan> plan) const;
+  // The plan for runs with these inputs' dtypes and shapes, or null.
+  std::shared_ptr<ArenaPlan> find_arena_plan(const std::vector<RunValue>& inputs) const;
+  void store_arena_plan(const std::vector<RunValue>& inputs, std::shared_ptr<ArenaPlan> plan) const;
 
   std::shared_ptr<const ir::Graph> graph_;
   ThreadPool& pool_;
@@ -91,7 +93,10 @@ class Executor {
   // Arena plans by input-shape signature; a few are kept, oldest evicted.
   static constexpr size_t kMaxArenaPlans = 8;
   mutable std::mutex arena_mu_;
-  mutable std::vector<std::pair<std::string, std::shared_ptr<ArenaPlan>>> arena_plans_;
+  mutable std::vector<std::pair<std::vector<std::pair<DType, Shape>>, std::shared_ptr<ArenaPlan>>> arena_plans_;
+  // Per-run vectors of finished planned runs, for the next ones (one per
+  // concurrent run at most); under arena_mu_.
+  mutable std::vector<std::unique_ptr<RunScratch>> scratch_;
 };
 
 }  // namespace dlrt

@@ -96,12 +96,12 @@ class FusedExpandDepthwiseKernel final : public OpKernel {
       if (b && (b->dtype() != DType::kFloat32 || b->size() != s.M))
         return ctx.invalid("biases must hold " + std::to_string(s.M) + " float32 values");
     for (const char* attr : {"strides", "expand_strides"})
-      if (!node.attr_ints(attr).empty() && node.attr_ints(attr).size() != 2)
+      if (!node.ints_of(attr).empty() && node.ints_of(attr).size() != 2)
         return ctx.invalid(std::string(attr) + " must hold 2 values");
     for (const char* attr : {"pads", "expand_pads"})
-      if (!node.attr_ints(attr).empty() && node.attr_ints(attr).size() != 4)
+      if (!node.ints_of(attr).empty() && node.ints_of(attr).size() != 4)
         return ctx.invalid(std::string(attr) + " must hold 4 values");
-    for (int64_t d : node.attr_ints("dilations"))
+    for (int64_t d : node.ints_of("dilations"))
       if (d != 1) return ctx.unsupported("dilated depthwise convs are not supported");
     // A 2-D window: kernel kh x kw, strides and [top, left, bottom, right] pads from the attributes.
     struct Window {
@@ -109,7 +109,7 @@ class FusedExpandDepthwiseKernel final : public OpKernel {
     };
     auto window = [&](int64_t in_h, int64_t in_w, int64_t kh, int64_t kw, const char* strides_attr,
                       const char* pads_attr) -> Result<Window> {
-      const std::vector<int64_t> st = node.attr_ints(strides_attr), pd = node.attr_ints(pads_attr);
+      const std::span<const int64_t> st = node.ints_of(strides_attr), pd = node.ints_of(pads_attr);
       Window w{kh, kw, st.size() == 2 ? st[0] : 1, st.size() == 2 ? st[1] : 1, pd.size() == 4 ? pd[0] : 0,
                pd.size() == 4 ? pd[1] : 0, 0, 0};
       const int64_t pb = pd.size() == 4 ? pd[2] : 0, pr = pd.size() == 4 ? pd[3] : 0;
@@ -147,7 +147,7 @@ class FusedExpandDepthwiseKernel final : public OpKernel {
       if (bp && (bp->dtype() != DType::kFloat32 || bp->size() != P))
         return ctx.invalid("Bp must hold " + std::to_string(P) + " float32 values");
     }
-    const std::vector<int64_t> y_shape{N, P, g.out_h, g.out_w};
+    const Shape y_shape{N, P, g.out_h, g.out_w};
     if (z && (z->dtype() != DType::kFloat32 || z->shape() != y_shape))
       return ctx.invalid("Z must be float32 " + shape_to_string(y_shape) + ", got " + shape_to_string(z->shape()));
     DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, y_shape));

@@ -74,6 +74,13 @@ inline Result<const Tensor*> required_input(const KernelContext& ctx, size_t i) 
 // storage holds up to 8 without a heap allocation.
 using IntList = Shape;
 
+// An ints attribute of `node`, or `n` copies of `def` when it has none,
+// without the heap copies of Node::attr_ints (attribute and default).
+inline IntList ints_attr(const ir::Node& node, std::string_view name, size_t n, int64_t def) {
+  const ir::Attribute* a = node.attr(name);
+  return a ? IntList(a->ints.begin(), a->ints.end()) : IntList(n, def);
+}
+
 // Reads an integer tensor (int32 or int64) into a list.
 inline Result<IntList> read_int_tensor(const Tensor& t, const KernelContext& ctx) {
   IntList v(static_cast<size_t>(t.size()));

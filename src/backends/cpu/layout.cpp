@@ -31,8 +31,8 @@ void for_rows(KernelContext& ctx, int64_t n, int64_t row_elems, Fn&& fn) {
 }
 
 // Copies `in` permuted by `perm` into a new output 0.
-Status permute_to_output(KernelContext& ctx, const Tensor& in, const Shape& view_shape,
-                         const std::vector<int64_t>& perm, Shape final_shape) {
+Status permute_to_output(KernelContext& ctx, const Tensor& in, const Shape& view_shape, const IntList& perm,
+                         Shape final_shape) {
   const auto strides = contiguous_strides(view_shape);
   StridedCopy c;
   for (int64_t p : perm) {
@@ -46,17 +46,17 @@ Status permute_to_output(KernelContext& ctx, const Tensor& in, const Shape& view
 Status transpose(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   const int64_t r = static_cast<int64_t>(x->rank());
-  std::vector<int64_t> perm = ctx.node().attr_ints("perm");
+  IntList perm = ints_attr(ctx.node(), "perm", 0, 0);
   if (perm.empty() && r > 0) {
     for (int64_t i = r - 1; i >= 0; --i) perm.push_back(i);
   }
   if (static_cast<int64_t>(perm.size()) != r)
     return ctx.invalid("perm " + shape_to_string(perm) + " does not match the input rank " + std::to_string(r));
-  std::vector<bool> seen(r, false);
+  IntList seen(r, 0);  // flags
   for (int64_t& p : perm) {
     if (p < 0) p += r;
     if (p < 0 || p >= r || seen[p]) return ctx.invalid("perm " + shape_to_string(ctx.node().attr_ints("perm")) + " is not a permutation");
-    seen[p] = true;
+    seen[p] = 1;
   }
   Shape out(r);
   for (int64_t i = 0; i < r; ++i) out[i] = x->dim(perm[i]);

@@ -87,7 +87,7 @@ Status run_as_float32(KernelContext& ctx, Body&& body, size_t float_outputs_from
 // [N, C, D1..Dnd] input, resolved from the node's attributes.
 struct WindowGeometry {
   int nd = 0;
-  std::vector<int64_t> in, out, kernel, stride, dilation, pad_begin, pad_end;
+  IntList in, out, kernel, stride, dilation, pad_begin, pad_end;
   int64_t in_size() const { return element_count(in); }
   int64_t out_size() const { return element_count(out); }
   int64_t kernel_size() const { return element_count(kernel); }
@@ -96,8 +96,8 @@ struct WindowGeometry {
 // Reads strides/dilations/pads/auto_pad for a window op with the given kernel
 // and computes the output extent. ceil_mode rounds the output size up (pools),
 // dropping a last window that would start inside the end padding.
-inline Result<WindowGeometry> resolve_window(const KernelContext& ctx, const std::vector<int64_t>& in_spatial,
-                                             const std::vector<int64_t>& kernel, bool ceil_mode) {
+inline Result<WindowGeometry> resolve_window(const KernelContext& ctx, const IntList& in_spatial,
+                                             const IntList& kernel, bool ceil_mode) {
   const ir::Node& n = ctx.node();
   WindowGeometry g;
   g.nd = static_cast<int>(in_spatial.size());
@@ -105,9 +105,9 @@ inline Result<WindowGeometry> resolve_window(const KernelContext& ctx, const std
   g.kernel = kernel;
   if (static_cast<int>(kernel.size()) != g.nd)
     return ctx.invalid("kernel_shape has " + std::to_string(kernel.size()) + " dims, expected " + std::to_string(g.nd));
-  g.stride = n.attr_ints("strides", std::vector<int64_t>(g.nd, 1));
-  g.dilation = n.attr_ints("dilations", std::vector<int64_t>(g.nd, 1));
-  std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * g.nd, 0));
+  g.stride = ints_attr(n, "strides", g.nd, 1);
+  g.dilation = ints_attr(n, "dilations", g.nd, 1);
+  const IntList pads = ints_attr(n, "pads", 2 * g.nd, 0);
   if (static_cast<int>(g.stride.size()) != g.nd) return ctx.invalid("strides must have one value per spatial dim");
   if (static_cast<int>(g.dilation.size()) != g.nd) return ctx.invalid("dilations must have one value per spatial dim");
   if (static_cast<int>(pads.size()) != 2 * g.nd) return ctx.invalid("pads must have two values per spatial dim");

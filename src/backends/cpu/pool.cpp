@@ -207,8 +207,15 @@ DLRT_AVX512 void maxpool3s2_avx512(const Window3& g, const float* X, float* Y, i
   // vb[1 + x]: the rows' maximum at input column x; -inf at 0 and from 1 + W
   // on, past every tap (ceil_mode windows included) and the last step's reads.
   const int64_t vlen = std::max(W + 1, 2 * OW + 2) + 48;
-  std::vector<float> vbuf(static_cast<size_t>(vlen), -std::numeric_limits<float>::infinity());
-  float* vb = vbuf.data();
+  // On the stack for planes up to 2000 columns wide (no heap on the run path).
+  float stack_buf[2048];
+  std::vector<float> heap_buf;
+  float* vb = stack_buf;
+  if (vlen > 2048) {
+    heap_buf.resize(static_cast<size_t>(vlen));
+    vb = heap_buf.data();
+  }
+  std::fill(vb, vb + vlen, -std::numeric_limits<float>::infinity());
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
   for (int64_t p = p0; p < p1; ++p) {
@@ -416,10 +423,10 @@ void run_fast_global(KernelContext& ctx, bool is_max, const float* X, float* Y, 
 
 Result<nn::WindowGeometry> pool_geometry(const KernelContext& ctx, const Tensor& x, bool allow_ceil) {
   if (x.rank() < 3 || x.rank() > 5) return ctx.unsupported("pooling supports 1-D, 2-D and 3-D inputs only");
-  std::vector<int64_t> kernel = ctx.node().attr_ints("kernel_shape");
+  const IntList kernel = ints_attr(ctx.node(), "kernel_shape", 0, 0);
   if (kernel.empty()) return ctx.invalid("kernel_shape is required");
   const bool ceil_mode = allow_ceil && ctx.node().attr_int("ceil_mode", 0) != 0;
-  std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
+  const IntList in(x.shape().begin() + 2, x.shape().end());
   return nn::resolve_window(ctx, in, kernel, ceil_mode);
 }
 

@@ -1,0 +1,221 @@
+// Heap allocations on the steady-state run path (issue 5: "no heap
+// allocation on the steady-state run path").
+//
+// This binary replaces the global operator new, so it counts every C++
+// allocation in the process, dlrt's included (it links the library
+// statically), on every thread. A Session::run after warm-up may allocate
+// only what the API hands over: the ordered input list, the result vectors
+// (two) and, per output, the owner of its buffer (the buffer itself comes from
+// aligned_alloc or mmap, which this count does not see). Nothing may depend
+// on the number of nodes, so a kernel or the executor that allocates per node
+// fails here.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "core/npy.h"
+#include "dlrt/session.h"
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_news{0};
+
+void* counted_alloc(size_t n, size_t align) {
+  if (g_counting.load(std::memory_order_relaxed)) g_news.fetch_add(1, std::memory_order_relaxed);
+  if (n == 0) n = 1;
+  void* p = align > alignof(std::max_align_t) ? std::aligned_alloc(align, (n + align - 1) / align * align) : std::malloc(n);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+}  // namespace
+
+void* operator new(size_t n) { return counted_alloc(n, 0); }
+void* operator new[](size_t n) { return counted_alloc(n, 0); }
+void* operator new(size_t n, std::align_val_t a) { return counted_alloc(n, static_cast<size_t>(a)); }
+void* operator new[](size_t n, std::align_val_t a) { return counted_alloc(n, static_cast<size_t>(a)); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return counted_alloc(n, 0);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return counted_alloc(n, 0);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+
+namespace dlrt {
+namespace {
+
+namespace fs = std::filesystem;
+
+// operator new calls per Session::run over `runs` runs, after three warm-up
+// runs (the first plans the arena).
+double news_per_run(const Session& s, const std::map<std::string, Tensor>& inputs, int runs) {
+  for (int i = 0; i < 3; ++i) {
+    auto r = s.run(inputs);
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    if (!r.ok()) return -1;
+  }
+  g_news = 0;
+  g_counting = true;
+  bool ok = true;
+  for (int i = 0; i < runs && ok; ++i) ok = s.run(inputs).ok();
+  g_counting = false;
+  EXPECT_TRUE(ok);
+  return static_cast<double>(g_news.load()) / runs;
+}
+
+// What a run may allocate: the input list, the result vectors, one buffer owner per output.
+double allowed(const Session& s) { return 3.0 + static_cast<double>(s.outputs().size()); }
+
+void add_io(onnx::ValueInfoProto* vi, const std::string& name, std::vector<int64_t> dims) {
+  vi->set_name(name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+void add_init(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims, int elem,
+              const std::vector<float>& f, const std::vector<int64_t>& i = {}) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(elem);
+  for (int64_t d : dims) t->add_dims(d);
+  for (float v : f) t->add_float_data(v);
+  for (int64_t v : i) t->add_int64_data(v);
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in, const std::string& out) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(op + "_" + out);
+  for (auto& s : in) n->add_input(s);
+  n->add_output(out);
+  return n;
+}
+
+// x [2, 8, 16] -> MatMul (constant W) + bias -> Relu -> Reshape [2, 8, 4, 4] ->
+// Transpose -> Softmax -> LayerNormalization over [.., 4]: nodes of several
+// kinds (a fused GEMM, shape ops, a copy, row kernels), `layers` times over.
+onnx::ModelProto chain_model(int layers) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("chain");
+  add_io(g->add_input(), "x", {2, 8, 16});
+  std::vector<float> w(16 * 16), b(16), one(4, 1.0f), zero(4, 0.0f);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i % 7) - 3) * 0.05f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = 0.01f * static_cast<float>(i);
+  add_init(g, "w", {16, 16}, onnx::TensorProto::FLOAT, w);
+  add_init(g, "b", {16}, onnx::TensorProto::FLOAT, b);
+  add_init(g, "shape4", {4}, onnx::TensorProto::INT64, {}, {2, 8, 4, 4});
+  add_init(g, "shape3", {3}, onnx::TensorProto::INT64, {}, {2, 8, 16});
+  add_init(g, "gamma", {4}, onnx::TensorProto::FLOAT, one);
+  add_init(g, "beta", {4}, onnx::TensorProto::FLOAT, zero);
+  std::string cur = "x";
+  for (int l = 0; l < layers; ++l) {
+    const std::string p = "l" + std::to_string(l) + "_";
+    add_node(g, "MatMul", {cur, "w"}, p + "mm");
+    add_node(g, "Add", {p + "mm", "b"}, p + "add");
+    add_node(g, "Relu", {p + "add"}, p + "relu");
+    add_node(g, "Reshape", {p + "relu", "shape4"}, p + "r4");
+    auto* t = add_node(g, "Transpose", {p + "r4"}, p + "t");
+    auto* perm = t->add_attribute();
+    perm->set_name("perm");
+    perm->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : {0, 2, 1, 3}) perm->add_ints(v);
+    add_node(g, "Softmax", {p + "t"}, p + "sm");
+    add_node(g, "LayerNormalization", {p + "sm", "gamma", "beta"}, p + "ln");
+    auto* back = add_node(g, "Transpose", {p + "ln"}, p + "tb");
+    auto* perm2 = back->add_attribute();
+    perm2->set_name("perm");
+    perm2->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : {0, 2, 1, 3}) perm2->add_ints(v);
+    add_node(g, "Reshape", {p + "tb", "shape3"}, p + "out");
+    cur = p + "out";
+  }
+  add_node(g, "Identity", {cur}, "y");
+  add_io(g->add_output(), "y", {2, 8, 16});
+  return m;
+}
+
+TEST(RunAllocations, DoNotGrowWithTheGraph) {
+  Tensor x = Tensor::allocate(DType::kFloat32, {2, 8, 16}).value();
+  for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = 0.01f * static_cast<float>(i % 37);
+  const std::map<std::string, Tensor> inputs = {{"x", x}};
+  for (int threads : {1, 2}) {
+    SessionOptions opts;
+    opts.threads = threads;
+    double per_run[2] = {};
+    int layers[2] = {1, 12};
+    for (int k = 0; k < 2; ++k) {
+      auto s = Session::create_from_bytes(chain_model(layers[k]).SerializeAsString(), opts);
+      ASSERT_TRUE(s.ok()) << s.status().to_string();
+      per_run[k] = news_per_run(**s, inputs, 20);
+      EXPECT_LE(per_run[k], allowed(**s)) << layers[k] << " layers, " << threads << " threads";
+    }
+    EXPECT_EQ(per_run[0], per_run[1]) << "allocations per run grew from " << per_run[0] << " (1 layer) to " << per_run[1]
+                                      << " (12 layers) at " << threads << " threads";
+  }
+}
+
+TEST(RunAllocations, ZooModels) {
+  const char* env = std::getenv("DLRT_ZOO_DIR");
+  if (!env || !*env) GTEST_SKIP() << "DLRT_ZOO_DIR is not set, so the zoo models' run allocations were not counted";
+  const fs::path root = env;
+  int checked = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    if (e.path().extension() != ".onnx") continue;
+    // The first case folder with inputs: <model>/<case>/<input>.npy.
+    std::map<std::string, Tensor> inputs;
+    for (const auto& c : fs::directory_iterator(root / e.path().stem(), ec)) {
+      if (!c.is_directory()) continue;
+      for (const auto& f : fs::directory_iterator(c.path(), ec))
+        if (f.path().extension() == ".npy") {
+          auto t = read_npy_file(f.path().string());
+          ASSERT_TRUE(t.ok()) << t.status().to_string();
+          inputs[f.path().stem().string()] = *t;
+        }
+      if (!inputs.empty()) break;
+    }
+    if (inputs.empty()) continue;
+    for (int threads : {1, 2}) {
+      SessionOptions opts;
+      opts.threads = threads;
+      auto s = Session::create(e.path().string(), opts);
+      ASSERT_TRUE(s.ok()) << e.path() << ": " << s.status().to_string();
+      const double n = news_per_run(**s, inputs, 5);
+      EXPECT_LE(n, allowed(**s)) << e.path().filename() << " at " << threads << " threads";
+      std::printf("%s, %d thread(s): %.1f operator new calls per run (allowed %.0f)\n",
+                  e.path().filename().string().c_str(), threads, n, allowed(**s));
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0) << "no model with sample inputs under " << root;
+}
+
+}  // namespace
+}  // namespace dlrt
