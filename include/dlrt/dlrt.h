@@ -4,5 +4,6 @@
 #include "dlrt/dtype.h"
 #include "dlrt/export.h"
 #include "dlrt/session.h"
+#include "dlrt/shape.h"
 #include "dlrt/status.h"
 #include "dlrt/tensor.h"
