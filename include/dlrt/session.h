@@ -106,7 +106,10 @@ class DLRT_API Session {
 
   // As above, writing into caller-provided outputs: each entry of `outputs`
   // names a model output; a valid tensor there must have the right dtype and
-  // shape and receives the values, an invalid (empty) one is replaced.
+  // shape and receives the values, an invalid (empty) one is replaced. From
+  // the second run with the same input shapes, the CPU kernel that computes
+  // an output writes it straight into its buffer (no output allocation, no
+  // copy); a buffer must not overlap the inputs.
   Status run_into(const std::map<std::string, Tensor>& inputs,
                   std::map<std::string, Tensor>& outputs, RunReport* report = nullptr) const;
 

@@ -41,9 +41,10 @@ class SessionImpl {
   // read without a copy into another map).
   template <typename Given>
   Status validate_inputs(const Given& given, std::vector<RunValue>& ordered) const;
+  // `out_buffers`: see Executor::run.
   template <typename Given>
-  Result<std::vector<RunValue>> run(const Given& given, RunReport* report,
-                                    std::vector<double>* node_ms_out = nullptr) const;
+  Result<std::vector<RunValue>> run(const Given& given, RunReport* report, std::vector<double>* node_ms_out = nullptr,
+                                    std::span<Tensor* const> out_buffers = {}) const;
   RunReport current_placement() const;
 };
 
@@ -331,12 +332,12 @@ Status SessionImpl::validate_inputs(const Given& given, std::vector<RunValue>& o
 }
 
 template <typename Given>
-Result<std::vector<RunValue>> SessionImpl::run(const Given& given, RunReport* report,
-                                               std::vector<double>* node_ms_out) const {
+Result<std::vector<RunValue>> SessionImpl::run(const Given& given, RunReport* report, std::vector<double>* node_ms_out,
+                                               std::span<Tensor* const> out_buffers) const {
   std::vector<RunValue> ordered;
   DLRT_RETURN_IF_ERROR(validate_inputs(given, ordered));
   if (!report && !node_ms_out)  // nothing to report: no report to build (it would allocate)
-    return executor->run(std::move(ordered));
+    return executor->run(std::move(ordered), nullptr, out_buffers);
   RunReport local = current_placement();
   for (auto& p : local.partitions) p.time_ms = 0;
   RunReportSink sink{&local.partitions};
@@ -344,7 +345,7 @@ Result<std::vector<RunValue>> SessionImpl::run(const Given& given, RunReport* re
   RunReportSink::current() = &sink;
   std::vector<double> node_ms;
   auto t0 = std::chrono::steady_clock::now();
-  auto out = executor->run(std::move(ordered), report || node_ms_out ? &node_ms : nullptr);
+  auto out = executor->run(std::move(ordered), report || node_ms_out ? &node_ms : nullptr, out_buffers);
   RunReportSink::current() = previous;
   if (node_ms_out) *node_ms_out = node_ms;
   if (report) {
@@ -387,16 +388,23 @@ const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 RunReport Session::placement() const { return impl_->current_placement(); }
 
-Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs, RunReport* report) const {
-  DLRT_ASSIGN_OR_RETURN(auto out, impl_->run(inputs, report));
+namespace {
+// A run's values as the tensors Session::run returns (sequences and optionals it cannot).
+Result<std::vector<Tensor>> as_tensors(std::vector<RunValue> out, const std::vector<TensorInfo>& infos) {
   std::vector<Tensor> tensors;
   tensors.reserve(out.size());
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i].kind != RunValue::Kind::kTensor)
-      return Unsupported("output '" + impl_->outputs[i].name + "' is a sequence or optional, which Session::run cannot return");
+      return Unsupported("output '" + infos[i].name + "' is a sequence or optional, which Session::run cannot return");
     tensors.push_back(std::move(out[i].tensor));
   }
   return tensors;
+}
+}  // namespace
+
+Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs, RunReport* report) const {
+  DLRT_ASSIGN_OR_RETURN(auto out, impl_->run(inputs, report));
+  return as_tensors(std::move(out), impl_->outputs);
 }
 
 Status Session::run_into(const std::map<std::string, Tensor>& inputs, std::map<std::string, Tensor>& outputs,
@@ -406,7 +414,19 @@ Status Session::run_into(const std::map<std::string, Tensor>& inputs, std::map<s
     for (const auto& o : impl_->outputs) known = known || o.name == name;
     if (!known) return InvalidArgument("the model has no output named '" + name + "'; its outputs are: " + names_of(impl_->outputs));
   }
-  DLRT_ASSIGN_OR_RETURN(auto result, run(inputs, report));
+  // The caller's buffers, by output index: the kernels that make those
+  // outputs write into them directly (from the second run of these shapes).
+  // The list is on the stack for up to 16 outputs.
+  const size_t n_out = impl_->outputs.size();
+  Tensor* on_stack[16] = {};
+  std::vector<Tensor*> on_heap(n_out > 16 ? n_out : 0, nullptr);
+  const std::span<Tensor*> buffers(n_out > 16 ? on_heap.data() : on_stack, n_out);
+  for (size_t i = 0; i < n_out; ++i) {
+    auto it = outputs.find(impl_->outputs[i].name);
+    if (it != outputs.end() && it->second.valid()) buffers[i] = &it->second;
+  }
+  DLRT_ASSIGN_OR_RETURN(auto values, impl_->run(inputs, report, nullptr, buffers));
+  DLRT_ASSIGN_OR_RETURN(auto result, as_tensors(std::move(values), impl_->outputs));
   for (size_t i = 0; i < result.size(); ++i) {
     auto it = outputs.find(impl_->outputs[i].name);
     if (it == outputs.end()) continue;
@@ -419,6 +439,7 @@ Status Session::run_into(const std::map<std::string, Tensor>& inputs, std::map<s
       return InvalidArgument("output buffer '" + it->first + "' is " + dtype_name(dst.dtype()) + " " +
                              shape_to_string(dst.shape()) + " but the output is " + dtype_name(result[i].dtype()) + " " +
                              shape_to_string(result[i].shape()));
+    if (dst.raw_data() == result[i].raw_data()) continue;  // written in place
     DLRT_RETURN_IF_ERROR(dst.copy_from(result[i]));
   }
   return Status::Ok();

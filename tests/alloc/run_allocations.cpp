@@ -70,20 +70,28 @@ namespace {
 namespace fs = std::filesystem;
 
 // operator new calls per Session::run over `runs` runs, after three warm-up
-// runs (the first plans the arena).
+// runs (the first plans the arena); the least of three such windows. The
+// kernels' per-thread scratch grows (once) when a thread first takes a kind
+// of chunk it had not run, which on a loaded machine can happen after the
+// warm-up, when the other thread is late and its chunks are taken over.
 double news_per_run(const Session& s, const std::map<std::string, Tensor>& inputs, int runs) {
   for (int i = 0; i < 3; ++i) {
     auto r = s.run(inputs);
     EXPECT_TRUE(r.ok()) << r.status().to_string();
     if (!r.ok()) return -1;
   }
-  g_news = 0;
-  g_counting = true;
-  bool ok = true;
-  for (int i = 0; i < runs && ok; ++i) ok = s.run(inputs).ok();
-  g_counting = false;
-  EXPECT_TRUE(ok);
-  return static_cast<double>(g_news.load()) / runs;
+  double least = -1;
+  for (int window = 0; window < 3; ++window) {
+    g_news = 0;
+    g_counting = true;
+    bool ok = true;
+    for (int i = 0; i < runs && ok; ++i) ok = s.run(inputs).ok();
+    g_counting = false;
+    EXPECT_TRUE(ok);
+    const double n = static_cast<double>(g_news.load()) / runs;
+    if (least < 0 || n < least) least = n;
+  }
+  return least;
 }
 
 // What a run may allocate: the input list, the result vectors, one buffer owner per output.
@@ -116,8 +124,9 @@ onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vecto
 }
 
 // x [2, 8, 16] -> MatMul (constant W) + bias -> Relu -> Reshape [2, 8, 4, 4] ->
-// Transpose -> Softmax -> LayerNormalization over [.., 4]: nodes of several
-// kinds (a fused GEMM, shape ops, a copy, row kernels), `layers` times over.
+// Transpose -> Softmax -> LayerNormalization over [.., 4] -> Transpose ->
+// Reshape back: nodes of several kinds (a fused GEMM, shape ops, copies, row
+// kernels), `layers` times over, then a Relu to y.
 onnx::ModelProto chain_model(int layers) {
   onnx::ModelProto m;
   m.set_ir_version(8);
@@ -156,7 +165,7 @@ onnx::ModelProto chain_model(int layers) {
     add_node(g, "Reshape", {p + "tb", "shape3"}, p + "out");
     cur = p + "out";
   }
-  add_node(g, "Identity", {cur}, "y");
+  add_node(g, "Relu", {cur}, "y");  // a kernel that allocates the output (not a view of another value)
   add_io(g->add_output(), "y", {2, 8, 16});
   return m;
 }
@@ -179,6 +188,32 @@ TEST(RunAllocations, DoNotGrowWithTheGraph) {
     EXPECT_EQ(per_run[0], per_run[1]) << "allocations per run grew from " << per_run[0] << " (1 layer) to " << per_run[1]
                                       << " (12 layers) at " << threads << " threads";
   }
+}
+
+// run_into with the caller's output buffers: the output is written in place,
+// so it is not allocated (the input and result lists remain), and the values
+// equal run()'s.
+TEST(RunAllocations, RunIntoAllocatesNoOutput) {
+  Tensor x = Tensor::allocate(DType::kFloat32, {2, 8, 16}).value();
+  for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = 0.02f * static_cast<float>(i % 29) - 0.2f;
+  const std::map<std::string, Tensor> inputs = {{"x", x}};
+  auto s = Session::create_from_bytes(chain_model(3).SerializeAsString());
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  auto expected = (*s)->run(inputs);
+  ASSERT_TRUE(expected.ok());
+  Tensor y = Tensor::allocate(DType::kFloat32, {2, 8, 16}).value();
+  std::map<std::string, Tensor> outs = {{"y", y}};
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*s)->run_into(inputs, outs).ok());
+  const double per_run_run = news_per_run(**s, inputs, 10);
+  g_news = 0;
+  g_counting = true;
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE((*s)->run_into(inputs, outs).ok());
+  g_counting = false;
+  const double per_run_into = static_cast<double>(g_news.load()) / 10;
+  EXPECT_EQ(outs["y"].raw_data(), y.raw_data()) << "the output buffer was replaced";
+  for (int64_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.data<float>()[i], (*expected)[0].data<float>()[i]) << i;
+  // run() allocates the output (its owner, counted here); run_into does not.
+  EXPECT_LE(per_run_into, per_run_run - 1) << "run_into " << per_run_into << " per run, run " << per_run_run;
 }
 
 TEST(RunAllocations, ZooModels) {

@@ -109,6 +109,15 @@ TEST(Session, RunIntoCallerBuffers) {
   EXPECT_FLOAT_EQ(buf[1], 0);
   std::map<std::string, Tensor> wrong{{"y", Tensor::view(DType::kFloat32, {3}, buf)}};
   EXPECT_FALSE(s->run_into({{"x", Tensor::from_vector<float>({1, 3}, {0, 0, 0})}}, wrong).ok());
+  // Later runs of the same shapes write into the buffer directly; the values are the same.
+  for (float x0 : {2.0f, -5.0f, 0.25f}) {
+    std::fill(buf, buf + 3, 9.0f);
+    ASSERT_TRUE(s->run_into({{"x", Tensor::from_vector<float>({1, 3}, {x0, 1, 1})}}, outs).ok());
+    EXPECT_FLOAT_EQ(buf[0], std::max(0.0f, x0 + 1.0f));
+    EXPECT_FLOAT_EQ(buf[1], 0.0f);
+    EXPECT_FLOAT_EQ(buf[2], 1.5f);
+    EXPECT_EQ(outs["y"].raw_data(), static_cast<void*>(buf));
+  }
 }
 
 TEST(Session, UnsupportedOpNamesOpDomainOpsetAndNode) {

@@ -62,6 +62,9 @@ struct RunMemory {
   uint8_t* arena = nullptr;
   size_t arena_bytes = 0;
   RunScratch* scratch = nullptr;  // null: run_graph makes its own vectors
+  // Caller buffers for the main graph's outputs (Executor::run), by output index.
+  const std::vector<ir::ValueId>* graph_outputs = nullptr;
+  std::span<Tensor* const> out_buffers;
 };
 
 namespace {
@@ -82,6 +85,10 @@ class NodeAllocator final : public cpu::OutputAllocator {
   Result<Tensor> place(size_t i, DType dtype, Shape shape, bool zero) {
     ir::ValueId id = i < node_.outputs.size() ? node_.outputs[i] : ir::kNoValue;
     if (id != ir::kNoValue) used_[i] = 1;
+    if (Tensor* b = caller_buffer(id, dtype, shape)) {
+      if (zero) std::memset(b->raw_data(), 0, b->nbytes());
+      return Tensor::view(dtype, std::move(shape), b->raw_data());
+    }
     if (mem_.plan && id != ir::kNoValue && dtype != DType::kString && mem_.plan->offset(id) != ArenaPlan::kUnplanned) {
       auto n = checked_element_count(shape);
       if (n.ok() && static_cast<size_t>(*n) * dtype_size(dtype) == mem_.plan->bytes(id)) {
@@ -100,6 +107,17 @@ class NodeAllocator final : public cpu::OutputAllocator {
   bool used(size_t i) const { return used_[i] != 0; }
 
  private:
+  // The caller's buffer for graph output `id` when it fits exactly (planned runs only).
+  Tensor* caller_buffer(ir::ValueId id, DType dtype, const Shape& shape) const {
+    if (mem_.out_buffers.empty() || mem_.recording || id == ir::kNoValue || dtype == DType::kString) return nullptr;
+    const auto& outs = *mem_.graph_outputs;
+    for (size_t k = 0; k < outs.size() && k < mem_.out_buffers.size(); ++k) {
+      Tensor* b = mem_.out_buffers[k];
+      if (outs[k] == id && b && b->valid() && b->dtype() == dtype && b->shape() == shape) return b;
+    }
+    return nullptr;
+  }
+
   RunMemory& mem_;
   const ir::Node& node_;
   int index_;
@@ -240,7 +258,8 @@ std::optional<ir::MemoryPlan> Executor::memory_stats() const {
   return arena_plans_.back().second->stats();
 }
 
-Result<std::vector<RunValue>> Executor::run(std::vector<RunValue> inputs, std::vector<double>* node_ms) const {
+Result<std::vector<RunValue>> Executor::run(std::vector<RunValue> inputs, std::vector<double>* node_ms,
+                                            std::span<Tensor* const> out_buffers) const {
   if (!plannable(inputs)) return run_graph(*graph_, std::move(inputs), nullptr, nullptr, node_ms);
   RunMemory mem;
   std::shared_ptr<ArenaPlan> plan = find_arena_plan(inputs);
@@ -253,6 +272,8 @@ Result<std::vector<RunValue>> Executor::run(std::vector<RunValue> inputs, std::v
     return out;
   }
   mem.plan = plan.get();
+  mem.graph_outputs = &graph_->outputs;
+  mem.out_buffers = out_buffers;
   mem.arena_bytes = plan->stats().arena_bytes;
   mem.arena = static_cast<uint8_t*>(plan->acquire());
   if (!mem.arena) return Status(StatusCode::kOutOfMemory, "cannot allocate the " + std::to_string(mem.arena_bytes) + "-byte arena for a run");
@@ -385,10 +406,20 @@ Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vecto
     } else {
       result.push_back(*v);
     }
-    // Nothing handed back may point into this run's arena.
+    // Nothing handed back may point into this run's arena: a view into it
+    // (an Identity or Reshape output) is copied out, into the caller's
+    // buffer for this output when one fits.
     if (memory && memory->arena && result.back().kind == RunValue::Kind::kTensor &&
         points_into(result.back().tensor, memory->arena, memory->arena_bytes)) {
-      DLRT_ASSIGN_OR_RETURN(result.back().tensor, result.back().tensor.clone());
+      Tensor& t = result.back().tensor;
+      const size_t k = result.size() - 1;
+      Tensor* b = k < memory->out_buffers.size() ? memory->out_buffers[k] : nullptr;
+      if (b && b->valid() && b->dtype() == t.dtype() && b->shape() == t.shape() && t.dtype() != DType::kString) {
+        DLRT_RETURN_IF_ERROR(b->copy_from(t));
+        t = Tensor::view(t.dtype(), t.shape(), b->raw_data());
+      } else {
+        DLRT_ASSIGN_OR_RETURN(t, t.clone());
+      }
     }
   }
   return result;

@@ -56,7 +56,13 @@ class Executor {
 
   // Runs the main graph; `inputs` are in graph->inputs order. With
   // `node_ms`, also returns the wall time of each main-graph node.
-  Result<std::vector<RunValue>> run(std::vector<RunValue> inputs, std::vector<double>* node_ms = nullptr) const;
+  // `out_buffers` (empty, or one per graph output, null where none): tensors
+  // the caller owns. A graph output that a kernel allocates with exactly a
+  // buffer's dtype and shape is written into it (the result is then a view
+  // of it) once the run's shapes are planned; others are allocated as usual.
+  // A buffer must not overlap the inputs.
+  Result<std::vector<RunValue>> run(std::vector<RunValue> inputs, std::vector<double>* node_ms = nullptr,
+                                    std::span<Tensor* const> out_buffers = {}) const;
 
   const ir::Graph& graph() const { return *graph_; }
   ~Executor();
