@@ -146,8 +146,10 @@ void for_each_run(const BroadcastPlan<N>& p, ThreadPool* pool, Run&& run) {
   std::array<int64_t, N> istr;
   for (size_t k = 0; k < N; ++k) istr[k] = p.strides[k][od];
   const bool parallel = pool && pool->num_threads() > 1 && p.total >= kParallelElements;
-  // Work units: blocks of at most `blk` elements within one row.
-  const int64_t blk = parallel ? std::min(inner, kParallelGrain) : inner;
+  // Work units: blocks of at most `blk` elements within one row (a long row
+  // is cut into a multiple of the thread count, in whole vectors of 16).
+  int64_t blk = parallel ? std::min(inner, kParallelGrain) : inner;
+  if (parallel && rows == 1 && inner > blk) blk = std::min(inner, (pool->balanced_grain(inner, blk) + 15) / 16 * 16);
   const int64_t nblk = (inner + blk - 1) / blk;
 
   auto body = [&](int64_t ub, int64_t ue) {
@@ -186,7 +188,7 @@ void for_each_run(const BroadcastPlan<N>& p, ThreadPool* pool, Run&& run) {
     }
   };
   const int64_t units = rows * nblk;
-  if (parallel) pool->parallel_for(units, std::max<int64_t>(1, kParallelGrain / blk), body);
+  if (parallel) pool->parallel_for(units, pool->balanced_grain(units, std::max<int64_t>(1, kParallelGrain / blk)), body);
   else body(0, units);
 }
 
@@ -235,7 +237,7 @@ void parallel_map(ThreadPool* pool, const I* in, O* out, int64_t n, F f) {
   auto body = [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) out[i] = f(in[i]);
   };
-  if (pool && pool->num_threads() > 1 && n >= kParallelElements) pool->parallel_for(n, kParallelGrain, body);
+  if (pool && pool->num_threads() > 1 && n >= kParallelElements) pool->parallel_for(n, pool->balanced_grain(n, kParallelGrain), body);
   else body(0, n);
 }
 

@@ -38,7 +38,7 @@ void for_range(KernelContext& ctx, int64_t n, int64_t per_item, Fn&& fn) {
   if (n <= 0) return;
   const int64_t grain = std::max<int64_t>(1, kCopyGrain / std::max<int64_t>(per_item, 1));
   if (n <= grain) fn(int64_t{0}, n);
-  else ctx.pool().parallel_for(n, grain, fn);
+  else ctx.pool().parallel_for(n, ctx.pool().balanced_grain(n, grain), fn);
 }
 
 Status gather(KernelContext& ctx) {

@@ -26,7 +26,7 @@ void for_rows(KernelContext& ctx, int64_t n, int64_t row_elems, Fn&& fn) {
   if (n <= grain) {
     fn(int64_t{0}, n);
   } else {
-    ctx.pool().parallel_for(n, grain, fn);
+    ctx.pool().parallel_for(n, ctx.pool().balanced_grain(n, grain), fn);
   }
 }
 

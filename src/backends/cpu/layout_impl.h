@@ -159,7 +159,7 @@ void strided_copy(const T* in, T* out, StridedCopy c, ThreadPool& pool) {
     if (blocks == 1 || total < kCopyGrain) {
       detail::copy_tiled(in, out, c, k, 0, blocks);
     } else {
-      pool.parallel_for(blocks, std::max<int64_t>(1, kCopyGrain / block),
+      pool.parallel_for(blocks, pool.balanced_grain(blocks, std::max<int64_t>(1, kCopyGrain / block)),
                         [&](int64_t b, int64_t e) { detail::copy_tiled(in, out, c, k, b, e); });
     }
     return;
@@ -169,7 +169,7 @@ void strided_copy(const T* in, T* out, StridedCopy c, ThreadPool& pool) {
   if (total < kCopyGrain || rows == 1) {
     detail::copy_rows(in, out, c, 0, rows);
   } else {
-    pool.parallel_for(rows, std::max<int64_t>(1, kCopyGrain / n),
+    pool.parallel_for(rows, pool.balanced_grain(rows, std::max<int64_t>(1, kCopyGrain / n)),
                       [&](int64_t b, int64_t e) { detail::copy_rows(in, out, c, b, e); });
   }
 }

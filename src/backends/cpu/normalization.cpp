@@ -69,7 +69,7 @@ Status batch_norm_impl(KernelContext& ctx) {
   const T* X = x->data<T>();
   T* Y = y->data<T>();
   // Planes per chunk: at least ~16K elements (small planes would not pay for a dispatch).
-  ctx.pool().parallel_for(N * C, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), [&](int64_t lo, int64_t hi) {
+  ctx.pool().parallel_for(N * C, ctx.pool().balanced_grain(N * C, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1))), [&](int64_t lo, int64_t hi) {
     for (int64_t p = lo; p < hi; ++p) {
       const T* xp = X + p * inner;
       T* yp = Y + p * inner;
@@ -223,7 +223,7 @@ Status instance_norm_impl(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), x->shape()));
   const T* X = x->data<T>();
   T* Y = y->data<T>();
-  ctx.pool().parallel_for(N * C, std::max<int64_t>(1, 8192 / std::max<int64_t>(inner, 1)), [&](int64_t lo, int64_t hi) {
+  ctx.pool().parallel_for(N * C, ctx.pool().balanced_grain(N * C, std::max<int64_t>(1, 8192 / std::max<int64_t>(inner, 1))), [&](int64_t lo, int64_t hi) {
     for (int64_t p = lo; p < hi; ++p) {
       double mean, inv;
       moments(X + p * inner, inner, eps, &mean, &inv);
@@ -315,7 +315,7 @@ Status layer_norm_impl(KernelContext& ctx) {
   const bool vec = std::is_same_v<T, float> && s_full && b_full && cpu_has_avx2();
   const bool vec512 = vec && cpu_has_avx512();
 #endif
-  ctx.pool().parallel_for(outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1)), [&](int64_t lo, int64_t hi) {
+  ctx.pool().parallel_for(outer, ctx.pool().balanced_grain(outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1))), [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       const T* xr = X + r * inner;
       T* yr = Y + r * inner;
@@ -368,7 +368,7 @@ Status group_norm_impl(KernelContext& ctx) {
   const T* X = x->data<T>();
   T* Y = y->data<T>();
   const int64_t block = cpg * spatial;
-  ctx.pool().parallel_for(N * groups, std::max<int64_t>(1, 8192 / std::max<int64_t>(block, 1)), [&](int64_t lo, int64_t hi) {
+  ctx.pool().parallel_for(N * groups, ctx.pool().balanced_grain(N * groups, std::max<int64_t>(1, 8192 / std::max<int64_t>(block, 1))), [&](int64_t lo, int64_t hi) {
     for (int64_t t = lo; t < hi; ++t) {
       const int64_t g = t % groups;
       double mean, inv;
@@ -483,7 +483,7 @@ Status lrn_impl(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), x->shape()));
   const T* X = x->data<T>();
   T* Y = y->data<T>();
-  ctx.pool().parallel_for(N * C, std::max<int64_t>(1, 8192 / std::max<int64_t>(inner * size, 1)), [&](int64_t lo, int64_t hi) {
+  ctx.pool().parallel_for(N * C, ctx.pool().balanced_grain(N * C, std::max<int64_t>(1, 8192 / std::max<int64_t>(inner * size, 1))), [&](int64_t lo, int64_t hi) {
     std::vector<double> sq(static_cast<size_t>(inner));
     for (int64_t p = lo; p < hi; ++p) {
       const int64_t nn = p / C, c = p % C;
