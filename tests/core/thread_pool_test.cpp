@@ -266,3 +266,33 @@ TEST(ThreadPool, SpinDefaultComesFromTheEnvironment) {
 
 }  // namespace
 }  // namespace dlrt
+
+namespace dlrt {
+namespace {
+
+TEST(ThreadPool, BalancedGrainGivesEachThreadEqualChunks) {
+  ThreadPool one(1), two(2);
+  EXPECT_EQ(one.balanced_grain(49152, 16384), 16384) << "one thread: the grain as asked";
+  struct Case {
+    int64_t n, grain, want;
+  } cases[] = {
+      {49152, 16384, 12288},  // 3 chunks -> 4 of 12288, 2 per thread
+      {128, 10, 8},           // 13 chunks (70/58 rows) -> 16 of 8
+      {128, 85, 64},          // 2 uneven chunks -> 2 of 64
+      {100, 1000, 50},        // under one grain: halves
+      {7, 1, 1},
+  };
+  for (const auto& c : cases) {
+    const int64_t g = two.balanced_grain(c.n, c.grain);
+    EXPECT_EQ(g, c.want) << "n " << c.n << ", grain " << c.grain;
+    EXPECT_LE(g, c.grain);
+    EXPECT_GE(g, 1);
+  }
+  // A share with no divisor near the grain (67 rows per thread): rounded, never above the grain.
+  const int64_t g = two.balanced_grain(134, 10);
+  EXPECT_LE(g, 10);
+  EXPECT_GE(g, 9);
+}
+
+}  // namespace
+}  // namespace dlrt
