@@ -276,15 +276,17 @@ Status SessionImpl::validate_inputs(const Given& given, std::vector<RunValue>& o
     for (const auto& i : inputs) known = known || i.name == name;
     if (!known) return InvalidArgument("the model has no input named '" + name + "'; its inputs are: " + names_of(inputs));
   }
-  // Symbolic dim -> size seen. A short list on the stack, not a map: the
-  // run path allocates nothing it can avoid.
+  // Symbolic dim -> size seen: a list on the stack (on the heap past 32
+  // symbols), not a map, as the run path allocates nothing it can avoid.
   struct Bound {
     const std::string* symbol;
     int64_t size;
   };
-  constexpr size_t kMaxBound = 32;
-  Bound bound[kMaxBound];
+  constexpr size_t kStackBound = 32;
+  Bound on_stack[kStackBound];
+  std::vector<Bound> on_heap;
   size_t n_bound = 0;
+  auto bound_at = [&](size_t j) -> Bound& { return j < kStackBound ? on_stack[j] : on_heap[j - kStackBound]; };
   ordered.clear();
   ordered.reserve(inputs.size());
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -298,7 +300,7 @@ Status SessionImpl::validate_inputs(const Given& given, std::vector<RunValue>& o
       }
       return InvalidArgument("input '" + info.name + "' is missing; the model's inputs are: " + names_of(inputs));
     }
-    const RunValue v = value_of(it->second);
+    RunValue v = value_of(it->second);
     if (v.kind == RunValue::Kind::kTensor) {
       const Tensor& t = v.tensor;
       if (!t.valid()) return InvalidArgument("input '" + info.name + "' is an empty tensor");
@@ -317,11 +319,15 @@ Status SessionImpl::validate_inputs(const Given& given, std::vector<RunValue>& o
           if (info.shape[d] < 0 && !sym.empty()) {
             const Bound* b = nullptr;
             for (size_t j = 0; j < n_bound && !b; ++j)
-              if (*bound[j].symbol == sym) b = &bound[j];
+              if (*bound_at(j).symbol == sym) b = &bound_at(j);
             if (b && b->size != t.dim(d))
               return InvalidArgument("dim '" + sym + "' is " + std::to_string(b->size) + " in one input but " +
                                      std::to_string(t.dim(d)) + " in input '" + info.name + "'");
-            if (!b && n_bound < kMaxBound) bound[n_bound++] = {&sym, t.dim(d)};  // (more symbols go unchecked)
+            if (!b) {
+              if (n_bound < kStackBound) on_stack[n_bound] = {&sym, t.dim(d)};
+              else on_heap.push_back({&sym, t.dim(d)});
+              ++n_bound;
+            }
           }
         }
       }

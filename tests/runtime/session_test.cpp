@@ -120,6 +120,31 @@ TEST(Session, RunIntoCallerBuffers) {
   }
 }
 
+// Two inputs sharing the symbolic dim "batch" must agree on it.
+TEST(Session, SymbolicDimsMustAgreeAcrossInputs) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("two_inputs");
+  add_io(g->add_input(), "x", onnx::TensorProto::FLOAT, {"batch", "3"});
+  add_io(g->add_input(), "z", onnx::TensorProto::FLOAT, {"batch", "3"});
+  add_io(g->add_output(), "y", onnx::TensorProto::FLOAT, {"batch", "3"});
+  add_node(g, "Add", {"x", "z"}, {"y"});
+  auto s = make_session(m);
+  ASSERT_TRUE(s);
+  auto ok = s->run({{"x", Tensor::from_vector<float>({2, 3}, {1, 2, 3, 4, 5, 6})},
+                    {"z", Tensor::from_vector<float>({2, 3}, {1, 1, 1, 1, 1, 1})}});
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  EXPECT_FLOAT_EQ((*ok)[0].data<float>()[5], 7.0f);
+  auto bad = s->run({{"x", Tensor::from_vector<float>({1, 3}, {1, 2, 3})},
+                     {"z", Tensor::from_vector<float>({2, 3}, {1, 1, 1, 1, 1, 1})}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("dim 'batch' is 1 in one input but 2 in input 'z'"), std::string::npos)
+      << bad.status().to_string();
+}
+
 TEST(Session, UnsupportedOpNamesOpDomainOpsetAndNode) {
   onnx::ModelProto m = add_relu_model();
   m.mutable_graph()->mutable_node(1)->set_op_type("FancyOp");
