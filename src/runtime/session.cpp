@@ -45,6 +45,10 @@ class SessionImpl {
   template <typename Given>
   Result<std::vector<RunValue>> run(const Given& given, RunReport* report, std::vector<double>* node_ms_out = nullptr,
                                     std::span<Tensor* const> out_buffers = {}) const;
+  // The same into `results`, which a caller may keep from run to run.
+  template <typename Given>
+  Status run_values(const Given& given, std::vector<RunValue>& results, RunReport* report,
+                    std::vector<double>* node_ms_out = nullptr, std::span<Tensor* const> out_buffers = {}) const;
   RunReport current_placement() const;
 };
 
@@ -266,6 +270,38 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
 namespace {
 RunValue value_of(const RunValue& v) { return v; }
 RunValue value_of(const Tensor& t) { return RunValue::of(t); }
+
+// A list of values kept per thread from run to run, for its capacity (so a
+// steady-state run does not allocate it), or a fresh one when this thread is
+// already inside a run. Emptied when released: it holds no tensor between
+// runs. One slot per use.
+template <int Slot>
+class ThreadKeptValues {
+ public:
+  ThreadKeptValues() : took_(!busy()) {
+    if (took_) busy() = true;
+  }
+  ~ThreadKeptValues() {
+    get().clear();
+    if (took_) busy() = false;
+  }
+  ThreadKeptValues(const ThreadKeptValues&) = delete;
+  ThreadKeptValues& operator=(const ThreadKeptValues&) = delete;
+  std::vector<RunValue>& get() { return took_ ? kept() : local_; }
+
+ private:
+  static std::vector<RunValue>& kept() {
+    thread_local std::vector<RunValue> v;
+    return v;
+  }
+  static bool& busy() {
+    thread_local bool b = false;
+    return b;
+  }
+  bool took_;
+  std::vector<RunValue> local_;
+};
+constexpr int kOrderedInputs = 0, kRunIntoResults = 1;
 }  // namespace
 
 template <typename Given>
@@ -340,10 +376,19 @@ Status SessionImpl::validate_inputs(const Given& given, std::vector<RunValue>& o
 template <typename Given>
 Result<std::vector<RunValue>> SessionImpl::run(const Given& given, RunReport* report, std::vector<double>* node_ms_out,
                                                std::span<Tensor* const> out_buffers) const {
-  std::vector<RunValue> ordered;
+  std::vector<RunValue> results;
+  DLRT_RETURN_IF_ERROR(run_values(given, results, report, node_ms_out, out_buffers));
+  return results;
+}
+
+template <typename Given>
+Status SessionImpl::run_values(const Given& given, std::vector<RunValue>& results, RunReport* report,
+                               std::vector<double>* node_ms_out, std::span<Tensor* const> out_buffers) const {
+  ThreadKeptValues<kOrderedInputs> kept;
+  std::vector<RunValue>& ordered = kept.get();
   DLRT_RETURN_IF_ERROR(validate_inputs(given, ordered));
   if (!report && !node_ms_out)  // nothing to report: no report to build (it would allocate)
-    return executor->run(std::move(ordered), nullptr, out_buffers);
+    return executor->run_into(ordered, results, nullptr, out_buffers);
   RunReport local = current_placement();
   for (auto& p : local.partitions) p.time_ms = 0;
   RunReportSink sink{&local.partitions};
@@ -351,7 +396,7 @@ Result<std::vector<RunValue>> SessionImpl::run(const Given& given, RunReport* re
   RunReportSink::current() = &sink;
   std::vector<double> node_ms;
   auto t0 = std::chrono::steady_clock::now();
-  auto out = executor->run(std::move(ordered), report || node_ms_out ? &node_ms : nullptr, out_buffers);
+  Status out = executor->run_into(ordered, results, report || node_ms_out ? &node_ms : nullptr, out_buffers);
   RunReportSink::current() = previous;
   if (node_ms_out) *node_ms_out = node_ms;
   if (report) {
@@ -431,22 +476,26 @@ Status Session::run_into(const std::map<std::string, Tensor>& inputs, std::map<s
     auto it = outputs.find(impl_->outputs[i].name);
     if (it != outputs.end() && it->second.valid()) buffers[i] = &it->second;
   }
-  DLRT_ASSIGN_OR_RETURN(auto values, impl_->run(inputs, report, nullptr, buffers));
-  DLRT_ASSIGN_OR_RETURN(auto result, as_tensors(std::move(values), impl_->outputs));
-  for (size_t i = 0; i < result.size(); ++i) {
+  ThreadKeptValues<kRunIntoResults> kept;
+  std::vector<RunValue>& values = kept.get();
+  DLRT_RETURN_IF_ERROR(impl_->run_values(inputs, values, report, nullptr, buffers));
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i].kind != RunValue::Kind::kTensor)
+      return Unsupported("output '" + impl_->outputs[i].name + "' is a sequence or optional, which Session::run cannot return");
     auto it = outputs.find(impl_->outputs[i].name);
     if (it == outputs.end()) continue;
     Tensor& dst = it->second;
+    const Tensor& got = values[i].tensor;
     if (!dst.valid()) {
-      dst = std::move(result[i]);
+      dst = got;
       continue;
     }
-    if (dst.dtype() != result[i].dtype() || dst.shape() != result[i].shape())
+    if (dst.dtype() != got.dtype() || dst.shape() != got.shape())
       return InvalidArgument("output buffer '" + it->first + "' is " + dtype_name(dst.dtype()) + " " +
-                             shape_to_string(dst.shape()) + " but the output is " + dtype_name(result[i].dtype()) + " " +
-                             shape_to_string(result[i].shape()));
-    if (dst.raw_data() == result[i].raw_data()) continue;  // written in place
-    DLRT_RETURN_IF_ERROR(dst.copy_from(result[i]));
+                             shape_to_string(dst.shape()) + " but the output is " + dtype_name(got.dtype()) + " " +
+                             shape_to_string(got.shape()));
+    if (dst.raw_data() == got.raw_data()) continue;  // written in place
+    DLRT_RETURN_IF_ERROR(dst.copy_from(got));
   }
   return Status::Ok();
 }

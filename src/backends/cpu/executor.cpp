@@ -29,13 +29,13 @@ bool points_into(const Tensor& t, const void* base, size_t bytes) {
 
 // Arena plans are kept per input signature (dtypes and shapes); only runs
 // whose inputs are all tensors are planned.
-bool plannable(const std::vector<RunValue>& inputs) {
+bool plannable(std::span<const RunValue> inputs) {
   for (const auto& v : inputs)
     if (v.kind != RunValue::Kind::kTensor) return false;
   return true;
 }
 
-bool same_signature(const std::vector<std::pair<DType, Shape>>& key, const std::vector<RunValue>& inputs) {
+bool same_signature(const std::vector<std::pair<DType, Shape>>& key, std::span<const RunValue> inputs) {
   if (key.size() != inputs.size()) return false;
   for (size_t i = 0; i < key.size(); ++i)
     if (key[i].first != inputs[i].tensor.dtype() || key[i].second != inputs[i].tensor.shape()) return false;
@@ -235,14 +235,14 @@ Status Executor::plan_graph(const ir::Graph& g) {
   return Status::Ok();
 }
 
-std::shared_ptr<ArenaPlan> Executor::find_arena_plan(const std::vector<RunValue>& inputs) const {
+std::shared_ptr<ArenaPlan> Executor::find_arena_plan(std::span<const RunValue> inputs) const {
   std::lock_guard<std::mutex> lk(arena_mu_);
   for (const auto& [k, p] : arena_plans_)
     if (same_signature(k, inputs)) return p;
   return nullptr;
 }
 
-void Executor::store_arena_plan(const std::vector<RunValue>& inputs, std::shared_ptr<ArenaPlan> plan) const {
+void Executor::store_arena_plan(std::span<const RunValue> inputs, std::shared_ptr<ArenaPlan> plan) const {
   std::lock_guard<std::mutex> lk(arena_mu_);
   for (const auto& [k, p] : arena_plans_)
     if (same_signature(k, inputs)) return;  // another run planned it first
@@ -260,16 +260,22 @@ std::optional<ir::MemoryPlan> Executor::memory_stats() const {
 
 Result<std::vector<RunValue>> Executor::run(std::vector<RunValue> inputs, std::vector<double>* node_ms,
                                             std::span<Tensor* const> out_buffers) const {
-  if (!plannable(inputs)) return run_graph(*graph_, std::move(inputs), nullptr, nullptr, node_ms);
+  std::vector<RunValue> results;
+  DLRT_RETURN_IF_ERROR(run_into(inputs, results, node_ms, out_buffers));
+  return results;
+}
+
+Status Executor::run_into(std::span<const RunValue> inputs, std::vector<RunValue>& results,
+                          std::vector<double>* node_ms, std::span<Tensor* const> out_buffers) const {
+  if (!plannable(inputs)) return run_graph(*graph_, inputs, nullptr, nullptr, results, node_ms);
   RunMemory mem;
   std::shared_ptr<ArenaPlan> plan = find_arena_plan(inputs);
   if (!plan) {
     mem.recording = true;
     mem.record.resize(graph_->values.size());
-    std::vector<RunValue> signature = inputs;  // run_graph takes the inputs
-    auto out = run_graph(*graph_, std::move(inputs), nullptr, &mem, node_ms);
-    if (out.ok()) store_arena_plan(signature, ArenaPlan::build(mem.record, plans_.at(graph_.get()).last_use));
-    return out;
+    Status s = run_graph(*graph_, inputs, nullptr, &mem, results, node_ms);
+    if (s.ok()) store_arena_plan(inputs, ArenaPlan::build(mem.record, plans_.at(graph_.get()).last_use));
+    return s;
   }
   mem.plan = plan.get();
   mem.graph_outputs = &graph_->outputs;
@@ -287,22 +293,21 @@ Result<std::vector<RunValue>> Executor::run(std::vector<RunValue> inputs, std::v
   }
   if (!scratch) scratch = std::make_unique<RunScratch>();
   mem.scratch = scratch.get();
-  auto out = run_graph(*graph_, std::move(inputs), nullptr, &mem, node_ms);
+  Status s = run_graph(*graph_, inputs, nullptr, &mem, results, node_ms);
   plan->release(mem.arena);
   {
     std::lock_guard<std::mutex> lk(arena_mu_);
     scratch_.push_back(std::move(scratch));
   }
-  return out;
+  return s;
 }
 
 Executor::Executor(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool, CustomKernelFactory custom)
     : graph_(std::move(graph)), pool_(pool), custom_(std::move(custom)) {}
 Executor::~Executor() = default;
 
-Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vector<RunValue> inputs,
-                                                  const Frame* parent, RunMemory* memory,
-                                                  std::vector<double>* node_ms) const {
+Status Executor::run_graph(const ir::Graph& g, std::span<const RunValue> inputs, const Frame* parent,
+                           RunMemory* memory, std::vector<RunValue>& result, std::vector<double>* node_ms) const {
   auto pit = plans_.find(&g);
   if (pit == plans_.end()) return Internal("graph '" + g.name + "' was not planned");
   const GraphPlan& plan = pit->second;
@@ -346,15 +351,18 @@ Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vecto
   if (inputs.size() != g.inputs.size())
     return InvalidArgument("graph '" + g.name + "' takes " + std::to_string(g.inputs.size()) + " inputs, got " +
                            std::to_string(inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i) frame.values[g.inputs[i]] = std::move(inputs[i]);
+  for (size_t i = 0; i < inputs.size(); ++i) frame.values[g.inputs[i]] = inputs[i];
   for (ir::ValueId c : g.captures) {
     const RunValue* v = lookup_capture(g.values[c].name, parent);
     if (!v) return InvalidModel("subgraph '" + g.name + "' reads '" + g.values[c].name + "', which has no value when it runs");
     frame.values[c] = *v;
   }
 
-  cpu::SubgraphRunner runner = [this, &frame](const ir::Graph& sub, std::vector<RunValue> in) {
-    return run_graph(sub, std::move(in), &frame, nullptr);
+  cpu::SubgraphRunner runner = [this, &frame](const ir::Graph& sub,
+                                             std::vector<RunValue> in) -> Result<std::vector<RunValue>> {
+    std::vector<RunValue> out;
+    DLRT_RETURN_IF_ERROR(run_graph(sub, in, &frame, nullptr, out));
+    return out;
   };
   in_ptrs.reserve(plan.max_inputs);
   outs.reserve(plan.max_outputs);
@@ -395,7 +403,7 @@ Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vecto
     if (node_ms) (*node_ms)[i] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
 
-  std::vector<RunValue> result;
+  result.clear();
   result.reserve(g.outputs.size());
   for (ir::ValueId o : g.outputs) {
     const RunValue* v = frame.find(o);
@@ -422,7 +430,7 @@ Result<std::vector<RunValue>> Executor::run_graph(const ir::Graph& g, std::vecto
       }
     }
   }
-  return result;
+  return Status::Ok();
 }
 
 }  // namespace dlrt

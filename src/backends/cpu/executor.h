@@ -63,6 +63,10 @@ class Executor {
   // A buffer must not overlap the inputs.
   Result<std::vector<RunValue>> run(std::vector<RunValue> inputs, std::vector<double>* node_ms = nullptr,
                                     std::span<Tensor* const> out_buffers = {}) const;
+  // The same into `results` (cleared first), whose capacity a caller can keep
+  // from run to run: with it a planned run allocates nothing here.
+  Status run_into(std::span<const RunValue> inputs, std::vector<RunValue>& results,
+                  std::vector<double>* node_ms = nullptr, std::span<Tensor* const> out_buffers = {}) const;
 
   const ir::Graph& graph() const { return *graph_; }
   ~Executor();
@@ -85,11 +89,11 @@ class Executor {
 
   Executor(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool, CustomKernelFactory custom);
   Status plan_graph(const ir::Graph& g);
-  Result<std::vector<RunValue>> run_graph(const ir::Graph& g, std::vector<RunValue> inputs, const Frame* parent,
-                                          RunMemory* memory, std::vector<double>* node_ms = nullptr) const;
+  Status run_graph(const ir::Graph& g, std::span<const RunValue> inputs, const Frame* parent, RunMemory* memory,
+                   std::vector<RunValue>& result, std::vector<double>* node_ms = nullptr) const;
   // The plan for runs with these inputs' dtypes and shapes, or null.
-  std::shared_ptr<ArenaPlan> find_arena_plan(const std::vector<RunValue>& inputs) const;
-  void store_arena_plan(const std::vector<RunValue>& inputs, std::shared_ptr<ArenaPlan> plan) const;
+  std::shared_ptr<ArenaPlan> find_arena_plan(std::span<const RunValue> inputs) const;
+  void store_arena_plan(std::span<const RunValue> inputs, std::shared_ptr<ArenaPlan> plan) const;
 
   std::shared_ptr<const ir::Graph> graph_;
   ThreadPool& pool_;
