@@ -69,55 +69,44 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// operator new calls per Session::run over `runs` runs, after three warm-up
-// runs (the first plans the arena); the least of three such windows. The
-// kernels' per-thread scratch grows (once) when a thread first takes a kind
-// of chunk it had not run, which on a loaded machine can happen after the
-// warm-up, when the other thread is late and its chunks are taken over.
-double news_per_run(const Session& s, const std::map<std::string, Tensor>& inputs, int runs) {
-  for (int i = 0; i < 3; ++i) {
-    auto r = s.run(inputs);
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    if (!r.ok()) return -1;
-  }
+// operator new calls per call of `call` (one run; false on failure) over
+// `runs` calls, after three warm-up calls (the first plans the arena); the
+// least of three such windows. The kernels' per-thread scratch grows (once)
+// when a thread first takes a kind of chunk it had not run, which on a loaded
+// machine can happen after the warm-up, when the other thread is late and its
+// chunks are taken over.
+template <typename Call>
+double least_news_per_call(int runs, Call&& call) {
+  for (int i = 0; i < 3; ++i)
+    if (!call()) {
+      ADD_FAILURE() << "a warm-up run failed";
+      return -1;
+    }
   double least = -1;
   for (int window = 0; window < 3; ++window) {
     g_news = 0;
     g_counting = true;
     bool ok = true;
-    for (int i = 0; i < runs && ok; ++i) ok = s.run(inputs).ok();
+    for (int i = 0; i < runs && ok; ++i) ok = call();
     g_counting = false;
     EXPECT_TRUE(ok);
     const double n = static_cast<double>(g_news.load()) / runs;
     if (least < 0 || n < least) least = n;
   }
   return least;
+}
+
+double news_per_run(const Session& s, const std::map<std::string, Tensor>& inputs, int runs) {
+  return least_news_per_call(runs, [&] { return s.run(inputs).ok(); });
+}
+
+double news_per_run_into(const Session& s, const std::map<std::string, Tensor>& inputs,
+                         std::map<std::string, Tensor>& outs, int runs) {
+  return least_news_per_call(runs, [&] { return s.run_into(inputs, outs).ok(); });
 }
 
 // What a run may allocate: the result vectors, one buffer owner per output.
 double allowed(const Session& s) { return 2.0 + static_cast<double>(s.outputs().size()); }
-
-// operator new calls per run_into(inputs, outs), counted as news_per_run does.
-double news_per_run_into(const Session& s, const std::map<std::string, Tensor>& inputs,
-                         std::map<std::string, Tensor>& outs, int runs) {
-  for (int i = 0; i < 3; ++i) {
-    Status st = s.run_into(inputs, outs);
-    EXPECT_TRUE(st.ok()) << st.to_string();
-    if (!st.ok()) return -1;
-  }
-  double least = -1;
-  for (int window = 0; window < 3; ++window) {
-    g_news = 0;
-    g_counting = true;
-    bool ok = true;
-    for (int i = 0; i < runs && ok; ++i) ok = s.run_into(inputs, outs).ok();
-    g_counting = false;
-    EXPECT_TRUE(ok);
-    const double n = static_cast<double>(g_news.load()) / runs;
-    if (least < 0 || n < least) least = n;
-  }
-  return least;
-}
 
 // Tensors shaped as `s`'s outputs for `inputs` (from one run), for run_into.
 std::map<std::string, Tensor> output_buffers(const Session& s, const std::map<std::string, Tensor>& inputs) {
@@ -225,7 +214,7 @@ TEST(RunAllocations, DoNotGrowWithTheGraph) {
 
 // run_into with the caller's output buffers: the output is written in place,
 // the run allocates nothing, and the values equal run()'s.
-TEST(RunAllocations, RunIntoAllocatesNoOutput) {
+TEST(RunAllocations, RunIntoAllocatesNothing) {
   Tensor x = Tensor::allocate(DType::kFloat32, {2, 8, 16}).value();
   for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = 0.02f * static_cast<float>(i % 29) - 0.2f;
   const std::map<std::string, Tensor> inputs = {{"x", x}};
