@@ -52,14 +52,15 @@ Status gather(KernelContext& ctx) {
     return ctx.invalid(std::string("expected an int32 or int64 tensor, got ") + dtype_name(ind_t->dtype()));
   const bool i64 = ind_t->dtype() == DType::kInt64;
   const int64_t dim = data->dim(axis);
-  auto index = [&](int64_t j) {  // in [0, dim) once checked below
-    const int64_t v = i64 ? ind_t->data<int64_t>()[j] : ind_t->data<int32_t>()[j];
-    return v < 0 ? v + dim : v;
-  };
+  auto raw = [&](int64_t j) -> int64_t { return i64 ? ind_t->data<int64_t>()[j] : ind_t->data<int32_t>()[j]; };
   for (int64_t j = 0; j < ind_t->size(); ++j) {
-    int64_t v = i64 ? ind_t->data<int64_t>()[j] : ind_t->data<int32_t>()[j];
+    int64_t v = raw(j);
     DLRT_RETURN_IF_ERROR(check_index(v, dim, j, "Gather", ctx));
   }
+  auto index = [&](int64_t j) {  // in [0, dim), as checked above
+    const int64_t v = raw(j);
+    return v < 0 ? v + dim : v;
+  };
   Shape out(data->shape().begin(), data->shape().begin() + axis);
   out.insert(out.end(), ind_t->shape().begin(), ind_t->shape().end());
   out.insert(out.end(), data->shape().begin() + axis + 1, data->shape().end());
