@@ -440,13 +440,18 @@ const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs;
 RunReport Session::placement() const { return impl_->current_placement(); }
 
 namespace {
-// A run's values as the tensors Session::run returns (sequences and optionals it cannot).
+// Ok when output `info`'s value is a tensor; else why Session::run cannot hand it over.
+Status check_tensor_output(const RunValue& v, const TensorInfo& info) {
+  if (v.kind == RunValue::Kind::kTensor) return Status::Ok();
+  return Unsupported("output '" + info.name + "' is a sequence or optional, which Session::run cannot return");
+}
+
+// A run's values as the tensors Session::run returns.
 Result<std::vector<Tensor>> as_tensors(std::vector<RunValue> out, const std::vector<TensorInfo>& infos) {
   std::vector<Tensor> tensors;
   tensors.reserve(out.size());
   for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i].kind != RunValue::Kind::kTensor)
-      return Unsupported("output '" + infos[i].name + "' is a sequence or optional, which Session::run cannot return");
+    DLRT_RETURN_IF_ERROR(check_tensor_output(out[i], infos[i]));
     tensors.push_back(std::move(out[i].tensor));
   }
   return tensors;
@@ -480,8 +485,7 @@ Status Session::run_into(const std::map<std::string, Tensor>& inputs, std::map<s
   std::vector<RunValue>& values = kept.get();
   DLRT_RETURN_IF_ERROR(impl_->run_values(inputs, values, report, nullptr, buffers));
   for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i].kind != RunValue::Kind::kTensor)
-      return Unsupported("output '" + impl_->outputs[i].name + "' is a sequence or optional, which Session::run cannot return");
+    DLRT_RETURN_IF_ERROR(check_tensor_output(values[i], impl_->outputs[i]));
     auto it = outputs.find(impl_->outputs[i].name);
     if (it == outputs.end()) continue;
     Tensor& dst = it->second;

@@ -65,6 +65,12 @@ struct RunMemory {
   // Caller buffers for the main graph's outputs (Executor::run), by output index.
   const std::vector<ir::ValueId>* graph_outputs = nullptr;
   std::span<Tensor* const> out_buffers;
+
+  // The caller's buffer for output `k` when it holds exactly `dtype` and `shape`.
+  Tensor* buffer_for_output(size_t k, DType dtype, const Shape& shape) const {
+    Tensor* b = k < out_buffers.size() ? out_buffers[k] : nullptr;
+    return b && b->valid() && dtype != DType::kString && b->dtype() == dtype && b->shape() == shape ? b : nullptr;
+  }
 };
 
 namespace {
@@ -109,12 +115,11 @@ class NodeAllocator final : public cpu::OutputAllocator {
  private:
   // The caller's buffer for graph output `id` when it fits exactly (planned runs only).
   Tensor* caller_buffer(ir::ValueId id, DType dtype, const Shape& shape) const {
-    if (mem_.out_buffers.empty() || mem_.recording || id == ir::kNoValue || dtype == DType::kString) return nullptr;
+    if (mem_.out_buffers.empty() || mem_.recording || id == ir::kNoValue) return nullptr;
     const auto& outs = *mem_.graph_outputs;
-    for (size_t k = 0; k < outs.size() && k < mem_.out_buffers.size(); ++k) {
-      Tensor* b = mem_.out_buffers[k];
-      if (outs[k] == id && b && b->valid() && b->dtype() == dtype && b->shape() == shape) return b;
-    }
+    for (size_t k = 0; k < outs.size(); ++k)
+      if (outs[k] == id)
+        if (Tensor* b = mem_.buffer_for_output(k, dtype, shape)) return b;
     return nullptr;
   }
 
@@ -313,37 +318,25 @@ Status Executor::run_graph(const ir::Graph& g, std::span<const RunValue> inputs,
   const GraphPlan& plan = pit->second;
 
   // Per-node scratch, sized once so that the node loop allocates nothing of
-  // its own (the kernels' outputs come from the arena when planned); from
-  // the executor's kept scratch on a planned run, where the run allocates
-  // none of it.
+  // its own (the kernels' outputs come from the arena when planned): the
+  // executor's kept scratch on a planned run, where the run allocates none
+  // of it, else the run's own.
+  RunScratch own;
+  RunScratch& sc = memory && memory->scratch ? *memory->scratch : own;
+  std::vector<const RunValue*>& in_ptrs = sc.in_ptrs;
+  std::vector<RunValue>& outs = sc.outs;
   Frame frame;
-  std::vector<const RunValue*> in_ptrs;
-  std::vector<RunValue> outs;
-  std::vector<char> used;
-  RunScratch* kept = memory ? memory->scratch : nullptr;
-  if (kept) {
-    frame.values.swap(kept->values);
-    in_ptrs.swap(kept->in_ptrs);
-    outs.swap(kept->outs);
-    used.swap(kept->used);
-  }
-  // Hands the vectors back, every value released, however the run ends.
+  frame.values.swap(sc.values);
+  // Hands the frame's values back, every one released, however the run ends.
   struct GiveBack {
-    RunScratch* kept;
+    RunScratch& sc;
     Frame& frame;
-    std::vector<const RunValue*>& in_ptrs;
-    std::vector<RunValue>& outs;
-    std::vector<char>& used;
     ~GiveBack() {
-      if (!kept) return;
       for (auto& v : frame.values) v = RunValue{};
-      outs.clear();
-      kept->values.swap(frame.values);
-      kept->in_ptrs.swap(in_ptrs);
-      kept->outs.swap(outs);
-      kept->used.swap(used);
+      sc.outs.clear();
+      sc.values.swap(frame.values);
     }
-  } give_back{kept, frame, in_ptrs, outs, used};
+  } give_back{sc, frame};
   frame.graph = &g;
   frame.parent = parent;
   frame.values.resize(g.values.size());
@@ -366,7 +359,7 @@ Status Executor::run_graph(const ir::Graph& g, std::span<const RunValue> inputs,
   };
   in_ptrs.reserve(plan.max_inputs);
   outs.reserve(plan.max_outputs);
-  used.reserve(plan.max_outputs);
+  sc.used.reserve(plan.max_outputs);
   if (node_ms) node_ms->assign(g.nodes.size(), 0.0);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
@@ -384,7 +377,7 @@ Status Executor::run_graph(const ir::Graph& g, std::span<const RunValue> inputs,
     outs.clear();
     outs.resize(node.outputs.size());
     std::optional<NodeAllocator> alloc;
-    if (memory) alloc.emplace(*memory, node, static_cast<int>(i), used);
+    if (memory) alloc.emplace(*memory, node, static_cast<int>(i), sc.used);
     cpu::KernelContext ctx(node, in_ptrs, outs, pool_, runner, alloc ? &*alloc : nullptr);
     Status s = plan.nodes[i].kernel->compute(ctx);
     if (!s.ok()) {
@@ -420,9 +413,7 @@ Status Executor::run_graph(const ir::Graph& g, std::span<const RunValue> inputs,
     if (memory && memory->arena && result.back().kind == RunValue::Kind::kTensor &&
         points_into(result.back().tensor, memory->arena, memory->arena_bytes)) {
       Tensor& t = result.back().tensor;
-      const size_t k = result.size() - 1;
-      Tensor* b = k < memory->out_buffers.size() ? memory->out_buffers[k] : nullptr;
-      if (b && b->valid() && b->dtype() == t.dtype() && b->shape() == t.shape() && t.dtype() != DType::kString) {
+      if (Tensor* b = memory->buffer_for_output(result.size() - 1, t.dtype(), t.shape())) {
         DLRT_RETURN_IF_ERROR(b->copy_from(t));
         t = Tensor::view(t.dtype(), t.shape(), b->raw_data());
       } else {
