@@ -23,6 +23,7 @@
 
 #include "core/npy.h"
 #include "dlrt/session.h"
+#include "../onnx_proto_util.h"
 
 namespace {
 std::atomic<bool> g_counting{false};
@@ -68,6 +69,7 @@ namespace dlrt {
 namespace {
 
 namespace fs = std::filesystem;
+using dlrt::testing::add_onnx_node;
 
 // operator new calls per call of `call` (one run; false on failure) over
 // `runs` calls, after three warm-up calls (the first plans the arena); the
@@ -136,15 +138,6 @@ void add_init(onnx::GraphProto* g, const std::string& name, std::vector<int64_t>
   for (int64_t v : i) t->add_int64_data(v);
 }
 
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in, const std::string& out) {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(op + "_" + out);
-  for (auto& s : in) n->add_input(s);
-  n->add_output(out);
-  return n;
-}
-
 // x [2, 8, 16] -> MatMul (constant W) + bias -> Relu -> Reshape [2, 8, 4, 4] ->
 // Transpose -> Softmax -> LayerNormalization over [.., 4] -> Transpose ->
 // Reshape back: nodes of several kinds (a fused GEMM, shape ops, copies, row
@@ -168,26 +161,26 @@ onnx::ModelProto chain_model(int layers) {
   std::string cur = "x";
   for (int l = 0; l < layers; ++l) {
     const std::string p = "l" + std::to_string(l) + "_";
-    add_node(g, "MatMul", {cur, "w"}, p + "mm");
-    add_node(g, "Add", {p + "mm", "b"}, p + "add");
-    add_node(g, "Relu", {p + "add"}, p + "relu");
-    add_node(g, "Reshape", {p + "relu", "shape4"}, p + "r4");
-    auto* t = add_node(g, "Transpose", {p + "r4"}, p + "t");
+    add_onnx_node(g, "MatMul", {cur, "w"}, p + "mm");
+    add_onnx_node(g, "Add", {p + "mm", "b"}, p + "add");
+    add_onnx_node(g, "Relu", {p + "add"}, p + "relu");
+    add_onnx_node(g, "Reshape", {p + "relu", "shape4"}, p + "r4");
+    auto* t = add_onnx_node(g, "Transpose", {p + "r4"}, p + "t");
     auto* perm = t->add_attribute();
     perm->set_name("perm");
     perm->set_type(onnx::AttributeProto::INTS);
     for (int64_t v : {0, 2, 1, 3}) perm->add_ints(v);
-    add_node(g, "Softmax", {p + "t"}, p + "sm");
-    add_node(g, "LayerNormalization", {p + "sm", "gamma", "beta"}, p + "ln");
-    auto* back = add_node(g, "Transpose", {p + "ln"}, p + "tb");
+    add_onnx_node(g, "Softmax", {p + "t"}, p + "sm");
+    add_onnx_node(g, "LayerNormalization", {p + "sm", "gamma", "beta"}, p + "ln");
+    auto* back = add_onnx_node(g, "Transpose", {p + "ln"}, p + "tb");
     auto* perm2 = back->add_attribute();
     perm2->set_name("perm");
     perm2->set_type(onnx::AttributeProto::INTS);
     for (int64_t v : {0, 2, 1, 3}) perm2->add_ints(v);
-    add_node(g, "Reshape", {p + "tb", "shape3"}, p + "out");
+    add_onnx_node(g, "Reshape", {p + "tb", "shape3"}, p + "out");
     cur = p + "out";
   }
-  add_node(g, "Relu", {cur}, "y");  // a kernel that allocates the output (not a view of another value)
+  add_onnx_node(g, "Relu", {cur}, "y");  // a kernel that allocates the output (not a view of another value)
   add_io(g->add_output(), "y", {2, 8, 16});
   return m;
 }

@@ -36,13 +36,19 @@ onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vecto
   return n;
 }
 
-// y = Relu(x + b), x: float[batch, 3], b initializer [3].
-onnx::ModelProto add_relu_model() {
+// An empty model (IR 8, opset 17) whose graph is called `name`.
+onnx::ModelProto new_model(const std::string& name) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.add_opset_import()->set_version(17);
+  m.mutable_graph()->set_name(name);
+  return m;
+}
+
+// y = Relu(x + b), x: float[batch, 3], b initializer [3].
+onnx::ModelProto add_relu_model() {
+  onnx::ModelProto m = new_model("add_relu");
   auto* g = m.mutable_graph();
-  g->set_name("add_relu");
   add_io(g->add_input(), "x", onnx::TensorProto::FLOAT, {"batch", "3"});
   add_io(g->add_output(), "y", onnx::TensorProto::FLOAT, {"batch", "3"});
   auto* b = g->add_initializer();
@@ -122,11 +128,8 @@ TEST(Session, RunIntoCallerBuffers) {
 
 // Two inputs sharing the symbolic dim "batch" must agree on it.
 TEST(Session, SymbolicDimsMustAgreeAcrossInputs) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
+  onnx::ModelProto m = new_model("two_inputs");
   auto* g = m.mutable_graph();
-  g->set_name("two_inputs");
   add_io(g->add_input(), "x", onnx::TensorProto::FLOAT, {"batch", "3"});
   add_io(g->add_input(), "z", onnx::TensorProto::FLOAT, {"batch", "3"});
   add_io(g->add_output(), "y", onnx::TensorProto::FLOAT, {"batch", "3"});
@@ -225,11 +228,8 @@ TEST(Session, StrictModeRefusesMissingDevice) {
 
 // y = x @ W, x: float[rows, 64], W an initializer [64, 48].
 onnx::ModelProto matmul_model() {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
+  onnx::ModelProto m = new_model("matmul");
   auto* g = m.mutable_graph();
-  g->set_name("matmul");
   add_io(g->add_input(), "x", onnx::TensorProto::FLOAT, {"rows", "64"});
   add_io(g->add_output(), "y", onnx::TensorProto::FLOAT, {"rows", "48"});
   auto* w = g->add_initializer();
@@ -285,11 +285,8 @@ TEST(Session, CpuPrecisionIsAppliedAndReported) {
 
 TEST(Session, IfBranchReadsOuterScope) {
   // y = If(cond) then { x + b } else { x }
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
+  onnx::ModelProto m = new_model("if_model");
   auto* g = m.mutable_graph();
-  g->set_name("if_model");
   add_io(g->add_input(), "cond", onnx::TensorProto::BOOL, {});
   add_io(g->add_input(), "x", onnx::TensorProto::FLOAT, {"3"});
   add_io(g->add_output(), "y", onnx::TensorProto::FLOAT, {"3"});

@@ -19,6 +19,8 @@
 
 #include <unistd.h>
 
+#include "../onnx_proto_util.h"
+
 namespace dlrt::embed::testing {
 
 inline const std::vector<std::string>& serve_words() {
@@ -82,15 +84,7 @@ inline void add_float(onnx::GraphProto* g, const std::string& name, std::vector<
   for (auto& x : v) x = nd(rng);
   t->set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
 }
-inline onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
-                                 const std::string& out) {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(op + "_" + out);
-  for (auto& i : in) n->add_input(i);
-  n->add_output(out);
-  return n;
-}
+using dlrt::testing::add_onnx_node;
 }  // namespace detail
 
 // Writes the tiny model folder into `dir` (created). Returns false on I/O failure.
@@ -120,18 +114,18 @@ inline bool make_tiny_model_folder(const std::filesystem::path& dir) {
   axes->set_data_type(onnx::TensorProto::INT64);
   axes->add_dims(1);
   axes->add_int64_data(-1);
-  add_node(g, "Gather", {"word_embeddings", "input_ids"}, "words");
-  add_node(g, "Gather", {"type_embeddings", "token_type_ids"}, "types");
-  add_node(g, "Add", {"words", "types"}, "embedded");
-  add_node(g, "MatMul", {"embedded", "dense_w"}, "dense");
-  add_node(g, "Add", {"dense", "dense_b"}, "hidden");
-  auto* cast = add_node(g, "Cast", {"attention_mask"}, "mask_f");
+  add_onnx_node(g, "Gather", {"word_embeddings", "input_ids"}, "words");
+  add_onnx_node(g, "Gather", {"type_embeddings", "token_type_ids"}, "types");
+  add_onnx_node(g, "Add", {"words", "types"}, "embedded");
+  add_onnx_node(g, "MatMul", {"embedded", "dense_w"}, "dense");
+  add_onnx_node(g, "Add", {"dense", "dense_b"}, "hidden");
+  auto* cast = add_onnx_node(g, "Cast", {"attention_mask"}, "mask_f");
   auto* to = cast->add_attribute();
   to->set_name("to");
   to->set_type(onnx::AttributeProto::INT);
   to->set_i(onnx::TensorProto::FLOAT);
-  add_node(g, "Unsqueeze", {"mask_f", "axes"}, "mask3");
-  add_node(g, "Mul", {"hidden", "mask3"}, "last_hidden_state");
+  add_onnx_node(g, "Unsqueeze", {"mask_f", "axes"}, "mask3");
+  add_onnx_node(g, "Mul", {"hidden", "mask3"}, "last_hidden_state");
   std::ofstream f(dir / "model.onnx", std::ios::binary);
   return m.SerializeToOstream(&f) && f.good();
 }
