@@ -217,7 +217,12 @@ Status register_activation_kernels(KernelRegistry& r) {
       {"ThresholdedRelu", ThresholdedRelu, 10}, {"Shrink", Shrink, 9}, {"Gelu", Gelu, 20},
       {"Mish", Mish, 18},          {"Clip", Clip, 1},
   };
-  for (const Entry& e : entries) DLRT_RETURN_IF_ERROR(r.add_fn(e.op, e.fn, e.min_opset));
+  for (const Entry& e : entries) {
+    DLRT_RETURN_IF_ERROR(r.add_fn(e.op, e.fn, e.min_opset));
+    // out[i] from x[i] alone (parallel_map; PRelu's binary_broadcast reads x
+    // with the output's index): the output may take X's buffer.
+    DLRT_RETURN_IF_ERROR(r.set_in_place_inputs(e.op, 1));
+  }
   return Status::Ok();
 }
 

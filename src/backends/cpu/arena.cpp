@@ -6,7 +6,8 @@
 
 namespace dlrt {
 
-std::shared_ptr<ArenaPlan> ArenaPlan::build(const std::vector<ValueRecord>& record, const std::vector<int>& last_use) {
+std::shared_ptr<ArenaPlan> ArenaPlan::build(const std::vector<ValueRecord>& record, const std::vector<int>& last_use,
+                                            const ir::Graph* graph, const std::vector<uint32_t>& in_place) {
   const size_t n = record.size();
   auto plan = std::make_shared<ArenaPlan>();
   plan->offsets_.assign(n, kUnplanned);
@@ -30,11 +31,36 @@ std::shared_ptr<ArenaPlan> ArenaPlan::build(const std::vector<ValueRecord>& reco
   }
   std::vector<ir::BufferUse> uses;
   std::vector<ir::ValueId> ids;
+  std::vector<int> use_of(n, -1);
   for (size_t v = 0; v < n; ++v) {
     const ValueRecord& rec = record[v];
     if (!rec.allocated || rec.alias_of != ir::kNoValue || rec.bytes == 0 || keep_on_heap[v] || rec.producer < 0) continue;
+    use_of[v] = static_cast<int>(uses.size());
     uses.push_back({rec.bytes, rec.producer, std::max(end[v], rec.producer)});
     ids.push_back(static_cast<ir::ValueId>(v));
+  }
+  // Outputs written in place over an input (see the header).
+  if (graph && in_place.size() == graph->nodes.size()) {
+    for (size_t i = 0; i < graph->nodes.size(); ++i) {
+      const ir::Node& node = graph->nodes[i];
+      if (!in_place[i] || node.outputs.empty() || node.outputs[0] == ir::kNoValue) continue;
+      const int out = use_of[node.outputs[0]];
+      if (out < 0 || uses[out].first != static_cast<int>(i)) continue;
+      for (size_t k = 0; k < node.inputs.size() && k < 32; ++k) {
+        const ir::ValueId in = node.inputs[k];
+        if (!((in_place[i] >> k) & 1) || in == ir::kNoValue || use_of[in] < 0) continue;
+        const ir::BufferUse& from = uses[use_of[in]];
+        if (from.bytes != uses[out].bytes || from.last != static_cast<int>(i)) continue;
+        // Another input reading the same buffer through a view (a Reshape of
+        // it, say) could read elements the output has already overwritten.
+        bool other_view = false;
+        for (ir::ValueId w : node.inputs)
+          if (w != ir::kNoValue && w != in && root_of(w) == in) other_view = true;
+        if (other_view) continue;
+        uses[out].takes = use_of[in];
+        break;
+      }
+    }
   }
   plan->stats_ = ir::plan_memory(uses);
   for (size_t i = 0; i < ids.size(); ++i) {

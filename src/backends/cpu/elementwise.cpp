@@ -393,6 +393,10 @@ Status register_elementwise_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("Sub", Sub));
   DLRT_RETURN_IF_ERROR(r.add_fn("Mul", Mul));
   DLRT_RETURN_IF_ERROR(r.add_fn("Div", Div));
+  // run_binary reads a[i] and b[i] before it writes out[i] (binary_broadcast),
+  // so the output may take either operand's buffer when it has the output's
+  // size (then its index is the output's).
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) DLRT_RETURN_IF_ERROR(r.set_in_place_inputs(op, 0b11));
   DLRT_RETURN_IF_ERROR(r.add_fn("Pow", Pow));
   DLRT_RETURN_IF_ERROR(r.add_fn("Mod", Mod));
   DLRT_RETURN_IF_ERROR(r.add_fn("Sum", Sum));

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "core/logging.h"
+
 namespace dlrt {
 
 namespace {
@@ -198,6 +200,7 @@ Status Executor::plan_graph(const ir::Graph& g) {
     plan.max_outputs = std::max(plan.max_outputs, node.outputs.size());
   }
   plan.nodes.resize(g.nodes.size());
+  plan.in_place.assign(g.nodes.size(), 0);
   for (size_t v = 0; v < g.values.size(); ++v)
     if (last_use[v] >= 0 && !g.values[v].constant) plan.nodes[last_use[v]].release_after.push_back(static_cast<ir::ValueId>(v));
 
@@ -231,6 +234,7 @@ Status Executor::plan_graph(const ir::Graph& g) {
       return s.with_context(node.describe());
     }
     plan.nodes[i].kernel = std::move(kernel).value();
+    plan.in_place[i] = def->in_place_inputs;
     for (const auto& [name, a] : node.attributes) {
       if (a.g) DLRT_RETURN_IF_ERROR(plan_graph(*a.g));
       for (const auto& sg : a.graphs) DLRT_RETURN_IF_ERROR(plan_graph(*sg));
@@ -279,7 +283,16 @@ Status Executor::run_into(std::span<const RunValue> inputs, std::vector<RunValue
     mem.recording = true;
     mem.record.resize(graph_->values.size());
     Status s = run_graph(*graph_, inputs, nullptr, &mem, results, node_ms);
-    if (s.ok()) store_arena_plan(inputs, ArenaPlan::build(mem.record, plans_.at(graph_.get()).last_use));
+    if (s.ok()) {
+      const GraphPlan& gp = plans_.at(graph_.get());
+      auto arena = ArenaPlan::build(mem.record, gp.last_use, graph_.get(), gp.in_place);
+      const ir::MemoryPlan& st = arena->stats();
+      DLRT_LOG(kDebug, "cpu: arena plan for graph '" + graph_->name + "': " + std::to_string(st.arena_bytes) +
+                           " bytes (lower bound " + std::to_string(st.peak_live_bytes) + ", without reuse " +
+                           std::to_string(st.total_bytes) + "), " + std::to_string(st.in_place) +
+                           " outputs written over an input");
+      store_arena_plan(inputs, std::move(arena));
+    }
     return s;
   }
   mem.plan = plan.get();

@@ -160,6 +160,14 @@ struct KernelDef {
   // Optional: used instead of `factory` where the caller knows the graph's
   // constants (the executor); `factory` must still work without them.
   ConstantKernelFactory factory_with_constants = nullptr;
+  // Inputs (bit k: input k) whose buffer output 0 may take over when this
+  // node reads them for the last time and they have output 0's size in
+  // bytes. The kernel must write every element of output 0 and read each
+  // element of such an input before it writes the output element of the same
+  // index (elementwise ops), or read a whole row before it writes that row
+  // (row normalisations). The executor's memory plan then places the output
+  // over the input (ArenaPlan::build), where it is still in cache.
+  uint32_t in_place_inputs = 0;
 };
 
 class KernelRegistry {
@@ -169,6 +177,9 @@ class KernelRegistry {
   Status add(KernelDef def);
   Status add_fn(const std::string& op_type, KernelFn fn, int min_opset = 1, int max_opset = 1000,
                 const std::string& domain = "");
+  // Marks `inputs` (KernelDef::in_place_inputs) on every registered opset
+  // range of op/domain; kInternal when none is registered.
+  Status set_in_place_inputs(const std::string& op_type, uint32_t inputs, const std::string& domain = "");
   // The kernel for op/domain at `opset`, or nullptr.
   const KernelDef* find(const std::string& op_type, const std::string& domain, int opset) const;
   std::vector<std::string> op_types() const;

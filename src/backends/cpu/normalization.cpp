@@ -510,6 +510,9 @@ Status register_normalization_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("BatchNormalization", batch_norm_compute, 1));
   DLRT_RETURN_IF_ERROR(r.add_fn("InstanceNormalization", instance_norm_compute, 1));
   DLRT_RETURN_IF_ERROR(r.add_fn("LayerNormalization", layer_norm_compute, 17));
+  // Each row's moments are read before the row is written, and the row is
+  // written from the same indices of X: Y may take X's buffer.
+  DLRT_RETURN_IF_ERROR(r.set_in_place_inputs("LayerNormalization", 1));
   DLRT_RETURN_IF_ERROR(r.add_fn("GroupNormalization", group_norm_compute, 18));
   DLRT_RETURN_IF_ERROR(r.add_fn("LpNormalization", lp_norm_compute, 1));
   DLRT_RETURN_IF_ERROR(r.add_fn("MeanVarianceNormalization", mvn_compute, 1));

@@ -110,7 +110,11 @@ Status register_unary_kernels(KernelRegistry& r) {
       {"Acos", Acos},   {"Atan", Atan},     {"Sinh", Sinh},   {"Cosh", Cosh},   {"Asinh", Asinh},
       {"Acosh", Acosh}, {"Atanh", Atanh},   {"Erf", Erf},     {"IsNaN", IsNaN}, {"IsInf", IsInf},
   };
-  for (const Entry& e : entries) DLRT_RETURN_IF_ERROR(r.add_fn(e.op, e.fn));
+  for (const Entry& e : entries) {
+    DLRT_RETURN_IF_ERROR(r.add_fn(e.op, e.fn));
+    // parallel_map: out[i] = f(x[i]); IsNaN/IsInf write bools (a different size).
+    if (e.fn != IsNaN && e.fn != IsInf) DLRT_RETURN_IF_ERROR(r.set_in_place_inputs(e.op, 1));
+  }
   return Status::Ok();
 }
 
