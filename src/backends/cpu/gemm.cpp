@@ -342,7 +342,10 @@ template <int NR>
 void pack_b_rows(const BRowSource& src, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst,
                  int64_t panel_begin, int64_t panel_end) {
   const int64_t jb = panel_begin * NR, je = std::min(nc, panel_end * NR);
-  float* r = scratch<float>(kScratchRow, static_cast<size_t>(round_up(je - jb, NR)));
+  // Sized for the whole block, not this task's share of it: which thread
+  // packs which panels changes from run to run, and a share larger than
+  // any its thread had packed before would grow the scratch on a warm run.
+  float* r = scratch<float>(kScratchRow, static_cast<size_t>(round_up(nc, NR)));
   std::fill(r + (je - jb), r + round_up(je - jb, NR), 0.0f);
   for (int64_t p = 0; p < kc; ++p) {
     src(p0 + p, j0 + jb, je - jb, r);
@@ -583,7 +586,7 @@ bool try_gemv(const GemvFns<T>& fns, bool ta, bool tb, int64_t M, int64_t N, int
       else body(0, N);
     } else {
       auto body = [&](int64_t b, int64_t e) {
-        T* buf = scratch<T>(kScratchRow, static_cast<size_t>(e - b));
+        T* buf = scratch<T>(kScratchRow, static_cast<size_t>(N));  // all of N: see pack_b_rows
         fns.cols(K, e - b, alpha, B + b, ldb, A, incx, beta, C + b, 1, buf);
       };
       if (pool && N * K > 65536) par_for(*pool, N, 256, body);
