@@ -4,7 +4,7 @@
 // and tiny_vit-sized MLP layers (weights pre-packed as B, as MatMul does),
 // and resnet18's classifier (one row against transposed weights: a GEMV).
 //
-//   dlrt_gemm_isa [--peak GFLOPS] [--reps R] [--filter SUBSTRING] [--threads N]
+//   dlrt_gemm_isa [--peak GFLOPS] [--reps R] [--filter SUBSTRING] [--threads N] [--cold MIB]
 //
 // Each shape runs under ScopedCpuIsa(avx2) and ScopedCpuIsa(avx512)
 // alternately (R rounds, each timing a batch of calls; weights packed under
@@ -12,6 +12,9 @@
 // GFLOP/s per ISA, the ratio avx512/avx2 (> 1: AVX-512 faster) and, with
 // --peak (the 1-thread figure of dlrt_fma_peak), each as % of that peak
 // (with --threads N > 1 the GEMM runs on an N-thread pool: give the N-thread peak).
+// --cold MIB (B-packed shapes, AVX-512 column): MIB worth of packed copies of
+// the weights, each call taking the next, so B arrives from beyond L2 as in a
+// model whose layers each have their own weights (minilm_l6: 86 MiB).
 //
 // On a CPU with AMX-BF16 a third column times the bf16x3 precision
 // (gemm_amx.h), the weights packed for it as A or B, with its ratio to AVX-512.
@@ -70,9 +73,10 @@ double now_s() {
 // GFLOP/s of one timed batch of sgemm_ex calls under `isa`.
 double run_batch(const Shape& s, CpuIsa isa, const std::vector<float>& a, const std::vector<float>& b,
                  std::vector<float>& c, int calls, dlrt::ThreadPool* pool,
-                 GemmPrecision precision = GemmPrecision::kF32) {
+                 GemmPrecision precision = GemmPrecision::kF32, int64_t cold_bytes = 0) {
   ScopedCpuIsa cap(isa);
   std::shared_ptr<const PackedMatrix> pa, pb;
+  std::vector<std::shared_ptr<const PackedMatrix>> copies;
   SgemmOperand oa{a.data(), s.K, false, nullptr, nullptr}, ob{b.data(), s.N, false, nullptr, nullptr};
   if (s.plain_bt) {
     ob = SgemmOperand{b.data(), s.K, true, nullptr, nullptr};  // B holds N x K
@@ -82,10 +86,17 @@ double run_batch(const Shape& s, CpuIsa isa, const std::vector<float>& a, const 
   } else {
     pb = PackedMatrix::pack_b(false, s.K, s.N, b.data(), s.N, precision);
     ob = SgemmOperand{nullptr, 0, false, pb.get(), nullptr};
+    // Cold weights: as many packed copies as fill cold_bytes, used in turn,
+    // so each call finds its B where a model's next layer finds it (not in L2).
+    const int64_t n = cold_bytes / static_cast<int64_t>(s.K * s.N * sizeof(float));
+    for (int64_t i = 0; i < n; ++i) copies.push_back(PackedMatrix::pack_b(false, s.K, s.N, b.data(), s.N, precision));
   }
   sgemm_ex(s.M, s.N, s.K, 1.0f, oa, ob, 0.0f, c.data(), s.N, nullptr, pool);  // warm
   const double t0 = now_s();
-  for (int i = 0; i < calls; ++i) sgemm_ex(s.M, s.N, s.K, 1.0f, oa, ob, 0.0f, c.data(), s.N, nullptr, pool);
+  for (int i = 0; i < calls; ++i) {
+    if (!copies.empty()) ob.packed = copies[static_cast<size_t>(i) % copies.size()].get();
+    sgemm_ex(s.M, s.N, s.K, 1.0f, oa, ob, 0.0f, c.data(), s.N, nullptr, pool);
+  }
   const double t = now_s() - t0;
   return 2.0 * s.M * s.N * s.K * calls / t * 1e-9;
 }
@@ -126,13 +137,16 @@ int main(int argc, char** argv) {
   int reps = 7;
   const char* filter = nullptr;
   int threads = 1;
+  int64_t cold_bytes = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--peak") && i + 1 < argc) peak = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
     else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--cold") && i + 1 < argc) cold_bytes = std::max(0, std::atoi(argv[++i])) << 20;
     else {
-      std::fprintf(stderr, "usage: dlrt_gemm_isa [--peak GFLOPS] [--reps R] [--filter SUBSTRING] [--threads N]\n");
+      std::fprintf(stderr,
+                   "usage: dlrt_gemm_isa [--peak GFLOPS] [--reps R] [--filter SUBSTRING] [--threads N] [--cold MIB]\n");
       return 2;
     }
   }
@@ -173,7 +187,7 @@ int main(int argc, char** argv) {
     std::vector<double> g2, g5, gx;
     for (int r = 0; r < reps; ++r) {
       g2.push_back(run_batch(s, CpuIsa::kAvx2, a, b, c, calls, pool.get()));
-      g5.push_back(run_batch(s, CpuIsa::kAvx512, a, b, c, calls, pool.get()));
+      g5.push_back(run_batch(s, CpuIsa::kAvx512, a, b, c, calls, pool.get(), GemmPrecision::kF32, cold_bytes));
       if (with_amx) gx.push_back(run_batch(s, CpuIsa::kAvx512, a, b, c, calls, pool.get(), GemmPrecision::kBf16x3));
     }
     const double m2 = median(g2), m5 = median(g5);
