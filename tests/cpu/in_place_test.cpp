@@ -1,7 +1,8 @@
 // Outputs written in place over an input (KernelDef::in_place_inputs,
 // ArenaPlan::build): the planned runs place them over the input they
 // overwrite, and give the same results as the first run, whose values are
-// all on the heap.
+// all on the heap. Also: kernels that skip the output's zero fill write all of
+// it (in a planned run its slot holds an earlier value's data).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -16,6 +17,7 @@ using dlrt::testing::GraphBuilder;
 using dlrt::testing::random_tensor;
 using testing::attr_float;
 using testing::attr_int;
+using testing::attr_ints;
 
 struct Planned {
   size_t in_place = 0;
@@ -132,6 +134,23 @@ TEST(InPlace, OnlySameSizePlannedInputsOfCapableOps) {
   Planned p = run_four_times(b.graph(), {random_tensor({64, 1024}, 6), random_tensor({1, 1024}, 7)}, 2);
   ASSERT_TRUE(p.planned);
   EXPECT_EQ(p.in_place, 0u);
+}
+
+
+// Transpose, Concat and Gather allocate their outputs without the zero fill:
+// in planned runs the arena slot holds data of earlier nodes, so an element
+// they did not write would differ from the first run's.
+TEST(InPlace, OutputsWithoutZeroFillAreWrittenWhole) {
+  GraphBuilder b;
+  const ir::ValueId x = b.input("x", {8, 64, 32});
+  const ir::ValueId r = b.node("Relu", {x});
+  const ir::ValueId e = b.node("Exp", {r});
+  const ir::ValueId t = b.node("Transpose", {e}, {{"perm", attr_ints({2, 0, 1})}});  // 32 x 8 x 64
+  const ir::ValueId c = b.node("Concat", {t, t}, {{"axis", attr_int(1)}});         // 32 x 16 x 64
+  const ir::ValueId g = b.node("Gather", {c, b.ints("idx", {5, 0, 31, 3})}, {{"axis", attr_int(0)}});
+  b.output(b.node("Neg", {g}));
+  Planned p = run_four_times(b.graph(), {random_tensor({8, 64, 32}, 8)}, 2);
+  EXPECT_TRUE(p.planned);
 }
 
 }  // namespace

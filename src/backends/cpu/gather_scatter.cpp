@@ -67,7 +67,8 @@ Status gather(KernelContext& ctx) {
   const int64_t outer = product(data->shape(), 0, axis);
   const int64_t inner = product(data->shape(), axis + 1, r);
   const int64_t n = ind_t->size();
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, data->dtype(), out));
+  // Every element is written below: no zero fill.
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, data->dtype(), out));
   if (y->size() == 0) return Status::Ok();
   for_range(ctx, outer * n, inner, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {

@@ -39,7 +39,8 @@ Status permute_to_output(KernelContext& ctx, const Tensor& in, const Shape& view
     c.out_shape.push_back(view_shape[p]);
     c.in_strides.push_back(strides[p]);
   }
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, in.dtype(), std::move(final_shape)));
+  // strided_copy writes every element: no zero fill.
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, in.dtype(), std::move(final_shape)));
   return layout::strided_copy(in, *y, std::move(c), ctx.pool());
 }
 
@@ -96,7 +97,8 @@ Status concat(KernelContext& ctx) {
   for (int64_t d = 0; d < axis; ++d) outer *= out[d];
   for (int64_t d = axis + 1; d < r; ++d) inner *= out[d];
   const int64_t out_row = out[axis] * inner;
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, first.dtype(), out));
+  // Each output row is the inputs' chunks end to end: every element is written.
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, first.dtype(), out));
   for_rows(ctx, outer, out_row, [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) {
       int64_t dst = o * out_row;
