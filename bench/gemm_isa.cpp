@@ -12,9 +12,9 @@
 // GFLOP/s per ISA, the ratio avx512/avx2 (> 1: AVX-512 faster) and, with
 // --peak (the 1-thread figure of dlrt_fma_peak), each as % of that peak
 // (with --threads N > 1 the GEMM runs on an N-thread pool: give the N-thread peak).
-// --cold MIB (B-packed shapes, AVX-512 column): MIB worth of packed copies of
-// the weights, each call taking the next, so B arrives from beyond L2 as in a
-// model whose layers each have their own weights (minilm_l6: 86 MiB).
+// --cold MIB (shapes with packed B, every column): MIB worth of packed copies
+// of the weights, each call taking the next, so B arrives from beyond L2 as
+// in a model whose layers each have their own weights (minilm_l6: 42 MiB).
 //
 // On a CPU with AMX-BF16 a third column times the bf16x3 precision
 // (gemm_amx.h), the weights packed for it as A or B, with its ratio to AVX-512.
@@ -143,7 +143,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
     else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
-    else if (!std::strcmp(argv[i], "--cold") && i + 1 < argc) cold_bytes = std::max(0, std::atoi(argv[++i])) << 20;
+    else if (!std::strcmp(argv[i], "--cold") && i + 1 < argc)
+      cold_bytes = static_cast<int64_t>(std::max(0, std::atoi(argv[++i]))) << 20;
     else {
       std::fprintf(stderr,
                    "usage: dlrt_gemm_isa [--peak GFLOPS] [--reps R] [--filter SUBSTRING] [--threads N] [--cold MIB]\n");
@@ -186,9 +187,10 @@ int main(int argc, char** argv) {
     const bool with_amx = amx && !s.plain_bt;
     std::vector<double> g2, g5, gx;
     for (int r = 0; r < reps; ++r) {
-      g2.push_back(run_batch(s, CpuIsa::kAvx2, a, b, c, calls, pool.get()));
+      g2.push_back(run_batch(s, CpuIsa::kAvx2, a, b, c, calls, pool.get(), GemmPrecision::kF32, cold_bytes));
       g5.push_back(run_batch(s, CpuIsa::kAvx512, a, b, c, calls, pool.get(), GemmPrecision::kF32, cold_bytes));
-      if (with_amx) gx.push_back(run_batch(s, CpuIsa::kAvx512, a, b, c, calls, pool.get(), GemmPrecision::kBf16x3));
+      if (with_amx)
+        gx.push_back(run_batch(s, CpuIsa::kAvx512, a, b, c, calls, pool.get(), GemmPrecision::kBf16x3, cold_bytes));
     }
     const double m2 = median(g2), m5 = median(g5);
     std::printf("%-24s %5lld %6lld %5lld %10.1f %10.1f %7.2f", s.name, static_cast<long long>(s.M),
