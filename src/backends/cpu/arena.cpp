@@ -7,7 +7,7 @@
 namespace dlrt {
 
 std::shared_ptr<ArenaPlan> ArenaPlan::build(const std::vector<ValueRecord>& record, const std::vector<int>& last_use,
-                                            const ir::Graph* graph, const std::vector<uint32_t>& in_place) {
+                                            const ir::Graph& graph, const std::vector<uint32_t>& in_place) {
   const size_t n = record.size();
   auto plan = std::make_shared<ArenaPlan>();
   plan->offsets_.assign(n, kUnplanned);
@@ -40,9 +40,9 @@ std::shared_ptr<ArenaPlan> ArenaPlan::build(const std::vector<ValueRecord>& reco
     ids.push_back(static_cast<ir::ValueId>(v));
   }
   // Outputs written in place over an input (see the header).
-  if (graph && in_place.size() == graph->nodes.size()) {
-    for (size_t i = 0; i < graph->nodes.size(); ++i) {
-      const ir::Node& node = graph->nodes[i];
+  if (in_place.size() == graph.nodes.size()) {
+    for (size_t i = 0; i < graph.nodes.size(); ++i) {
+      const ir::Node& node = graph.nodes[i];
       if (!in_place[i] || node.outputs.empty() || node.outputs[0] == ir::kNoValue) continue;
       const int out = use_of[node.outputs[0]];
       if (out < 0 || uses[out].first != static_cast<int>(i)) continue;

@@ -28,14 +28,13 @@ class ArenaPlan {
   static constexpr size_t kUnplanned = static_cast<size_t>(-1);
 
   // `last_use[v]` is the index of the last node reading v, -1 for graph
-  // outputs. `in_place[i]` (empty, or one per node of `graph`): the inputs
-  // whose buffer node i's output 0 may take over (KernelDef::in_place_inputs).
-  // It does when the input is a planned buffer of the output's size that node
-  // i reads for the last time (itself and every view of it) and through no
-  // other input, so the output is written over data still in cache.
+  // outputs. `in_place[i]` (one per node of `graph`): the inputs whose buffer
+  // node i's output 0 may take over (KernelDef::in_place_inputs). It does when
+  // the input is a planned buffer of the output's size that node i reads for
+  // the last time (itself and every view of it) and through no other input,
+  // so the output is written over data still in cache.
   static std::shared_ptr<ArenaPlan> build(const std::vector<ValueRecord>& record, const std::vector<int>& last_use,
-                                          const ir::Graph* graph = nullptr,
-                                          const std::vector<uint32_t>& in_place = {});
+                                          const ir::Graph& graph, const std::vector<uint32_t>& in_place);
 
   size_t offset(ir::ValueId v) const { return offsets_[v]; }
   size_t bytes(ir::ValueId v) const { return bytes_[v]; }

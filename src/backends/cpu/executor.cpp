@@ -285,7 +285,7 @@ Status Executor::run_into(std::span<const RunValue> inputs, std::vector<RunValue
     Status s = run_graph(*graph_, inputs, nullptr, &mem, results, node_ms);
     if (s.ok()) {
       const GraphPlan& gp = plans_.at(graph_.get());
-      auto arena = ArenaPlan::build(mem.record, gp.last_use, graph_.get(), gp.in_place);
+      auto arena = ArenaPlan::build(mem.record, gp.last_use, *graph_, gp.in_place);
       const ir::MemoryPlan& st = arena->stats();
       DLRT_LOG(kDebug, "cpu: arena plan for graph '" + graph_->name + "': " + std::to_string(st.arena_bytes) +
                            " bytes (lower bound " + std::to_string(st.peak_live_bytes) + ", without reuse " +
