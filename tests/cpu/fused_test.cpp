@@ -297,11 +297,20 @@ TEST(FusedPrepacked, ExecutorWithConstantWeightsMatchesRunOp) {
   auto rmm = run_op("MatMul", {(*rfc)[0], mmw});
   auto rg = run_op("Gemm", {(*rfc)[0], mmw});
   ASSERT_TRUE(rmm.ok() && rg.ok());
-  for (int rep = 0; rep < 3; ++rep) {  // first run records the arena plan, later runs use it
-    auto out = dlrt::testing::run_graph(graph, {x});
-    ASSERT_EQ(out.size(), 2u);
-    expect_close(out[0], (*rmm)[0], 1e-4f);
-    expect_close(out[1], (*rg)[0], 1e-4f);
+  // One executor for every run: the first records the arena plan, the later
+  // ones run in it (their values, the packed kernels' outputs among them,
+  // placed in the arena instead of on the heap).
+  ThreadPool pool(2);
+  auto ex = Executor::create(graph, pool);
+  ASSERT_TRUE(ex.ok()) << ex.status().to_string();
+  for (int rep = 0; rep < 3; ++rep) {
+    SCOPED_TRACE("run " + std::to_string(rep));
+    EXPECT_EQ(rep > 0, (*ex)->memory_stats().has_value()) << "a plan recorded by the first run, used by the later ones";
+    auto out = (*ex)->run({RunValue::of(x)});
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    ASSERT_EQ(out->size(), 2u);
+    expect_close((*out)[0].tensor, (*rmm)[0], 1e-4f);
+    expect_close((*out)[1].tensor, (*rg)[0], 1e-4f);
   }
 }
 
