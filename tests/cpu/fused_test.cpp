@@ -110,7 +110,7 @@ std::vector<ConvShape> conv_shapes() {
   return {
       {{1, 3, 9, 11}, {7, 3, 3, 3}, {{"pads", attr_ints({1, 1, 1, 1})}}},
       {{2, 8, 6, 6}, {13, 8, 1, 1}, {}},                                          // pointwise
-      {{1, 40, 7, 5}, {17, 40, 3, 3}, {{"pads", attr_ints({1, 0, 1, 2})}}},      // K = 360 > one K slice
+      {{1, 48, 7, 5}, {17, 48, 3, 3}, {{"pads", attr_ints({1, 0, 1, 2})}}},      // K = 432: two K slices
       {{1, 6, 10, 10}, {6, 1, 3, 3}, {{"group", attr_int(6)}, {"pads", attr_ints({1, 1, 1, 1})}}},  // depthwise
       {{1, 6, 11, 10}, {6, 1, 3, 3},
        {{"group", attr_int(6)}, {"strides", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 1, 1})}}},  // depthwise s2
