@@ -126,7 +126,6 @@ TEST(InPlace, OnlySameSizePlannedInputsOfCapableOps) {
   EXPECT_EQ(p.in_place, 0u);
 }
 
-
 // Transpose, Concat and Gather allocate their outputs without the zero fill:
 // in planned runs the arena slot holds data of earlier nodes, so an element
 // they did not write would differ from the first run's.
