@@ -101,6 +101,18 @@ Status graph_to_proto(const Graph& g, onnx::GraphProto* gp) {
     vi->set_name(g.values[id].name);
     type_to_proto(g.values[id].type, vi->mutable_type());
   }
+  // What is known of the values in between (dlrt's shape inference knows
+  // more than libonnx's), so that a re-import sees the same types.
+  auto is_output = [&](ValueId id) { return std::find(g.outputs.begin(), g.outputs.end(), id) != g.outputs.end(); };
+  for (const Node& n : g.nodes)
+    for (ValueId out : n.outputs) {
+      if (out == kNoValue || is_output(out)) continue;
+      const Value& val = g.values[out];
+      if (val.name.empty() || val.type.dtype == DType::kUndefined || val.type.kind == ValueKind::kUnknown) continue;
+      auto* vi = gp->add_value_info();
+      vi->set_name(val.name);
+      type_to_proto(val.type, vi->mutable_type());
+    }
   for (const Node& n : g.nodes) {
     auto* np = gp->add_node();
     np->set_name(n.name);

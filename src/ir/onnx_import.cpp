@@ -332,6 +332,19 @@ Status run_libonnx_checks(onnx::ModelProto& m) {
     DLRT_LOG(kDebug, "opset newer than libonnx knows: skipping its checker and shape inference");
     return Status::Ok();
   }
+  // The checker requires a shape on every graph input and output and stops
+  // at the first one without. A value of unknown rank is legal for dlrt (its
+  // kernels check shapes at run time; partitions it exports may have such
+  // borders), so it gets an empty shape for the check only, and the nodes are
+  // still checked.
+  std::vector<onnx::TypeProto_Tensor*> shapeless;
+  for (auto* list : {m.mutable_graph()->mutable_input(), m.mutable_graph()->mutable_output()})
+    for (auto& vi : *list)
+      if (vi.type().has_tensor_type() && !vi.type().tensor_type().has_shape()) {
+        shapeless.push_back(vi.mutable_type()->mutable_tensor_type());
+        shapeless.back()->mutable_shape();
+      }
+  std::string rejected;
   try {
     onnx::checker::check_model(m);
   } catch (const std::exception& e) {
@@ -340,9 +353,11 @@ Status run_libonnx_checks(onnx::ModelProto& m) {
                            msg.find("No opset import for domain") != std::string::npos ||
                            msg.find("is under development") != std::string::npos;
     bool unsorted = msg.find("topologically sorted") != std::string::npos;
-    if (!only_unknown_op && !unsorted) return InvalidModel("the ONNX checker rejected the model: " + msg);
-    DLRT_LOG(kDebug, std::string("ONNX checker (ignored): ") + msg);
+    if (!only_unknown_op && !unsorted) rejected = msg;
+    else DLRT_LOG(kDebug, std::string("ONNX checker (ignored): ") + msg);
   }
+  for (auto* t : shapeless) t->clear_shape();
+  if (!rejected.empty()) return InvalidModel("the ONNX checker rejected the model: " + rejected);
   try {
     onnx::ShapeInferenceOptions opts(false, 0, false);
     onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), opts);

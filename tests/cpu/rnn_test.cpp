@@ -78,6 +78,59 @@ TEST(RnnKernels, LstmBidirectionalPeepholesClipSeqLens) {
   expect_near((*r)[2], l_Yc, 1e-5f);
 }
 
+// The kernel made with the graph's constants prepares W, R, B and P once;
+// a run with other tensors in those inputs must not use what it prepared.
+TEST(RnnKernels, PreparedConstantWeightsAndTheirFallback) {
+  std::vector<float> x3 = l_X;
+  for (float& v : x3) v *= 3;
+  const Tensor x = f32({3, 2, 3}, x3), w = f32({2, 8, 3}, l_W), rr = f32({2, 8, 2}, l_R), b = f32({2, 16}, l_B);
+  const Tensor lens = Tensor::from_vector<int32_t>({2}, {3, 2}), h0 = f32({2, 2, 2}, l_h0), c0 = f32({2, 2, 2}, l_c0);
+  const Tensor p = f32({2, 6}, l_P);
+  ir::Node node;
+  node.name = "lstm";
+  node.op_type = "LSTM";
+  node.opset = 14;
+  node.attributes = {{"direction", attr_string("bidirectional")}, {"hidden_size", attr_int(2)}, {"clip", attr_float(0.9f)}};
+  for (int i = 0; i < 8; ++i) node.inputs.push_back(i);
+  for (int i = 0; i < 3; ++i) node.outputs.push_back(100 + i);
+  const KernelDef* def = KernelRegistry::builtin().find("LSTM", "", 14);
+  ASSERT_NE(def, nullptr);
+  ASSERT_TRUE(def->factory_with_constants);
+  const std::vector<const Tensor*> constants = {nullptr, &w, &rr, &b, nullptr, nullptr, nullptr, &p};
+  auto kernel = def->factory_with_constants(node, [&](size_t i) { return i < constants.size() ? constants[i] : nullptr; });
+  ASSERT_TRUE(kernel.ok()) << kernel.status().to_string();
+  ThreadPool pool(2);
+  auto run = [&](const std::vector<Tensor>& in) -> std::vector<RunValue> {
+    std::vector<RunValue> values;
+    for (const auto& t : in) values.push_back(RunValue::of(t));
+    std::vector<const RunValue*> ptrs;
+    for (auto& v : values) ptrs.push_back(&v);
+    std::vector<RunValue> outs(3);
+    KernelContext ctx(node, ptrs, outs, pool, nullptr);
+    Status s = (*kernel)->compute(ctx);
+    EXPECT_TRUE(s.ok()) << s.to_string();
+    return outs;
+  };
+  // The prepared constants, twice (the second run reuses the per-thread buffers).
+  for (int i = 0; i < 2; ++i) {
+    auto outs = run({x, w, rr, b, lens, h0, c0, p});
+    expect_near(outs[0].tensor, l_Y, 1e-5f);
+    expect_near(outs[1].tensor, l_Yh, 1e-5f);
+    expect_near(outs[2].tensor, l_Yc, 1e-5f);
+  }
+  // Other tensors holding the same values: the run prepares its own and agrees.
+  auto same = run({x, f32({2, 8, 3}, l_W), f32({2, 8, 2}, l_R), f32({2, 16}, l_B), lens, h0, c0, f32({2, 6}, l_P)});
+  expect_near(same[0].tensor, l_Y, 1e-5f);
+  // Other weights: the answer must change (the prepared W is not used).
+  std::vector<float> w2 = l_W;
+  for (float& v : w2) v = -v;
+  auto other = run({x, f32({2, 8, 3}, w2), rr, b, lens, h0, c0, p});
+  auto direct = run_op("LSTM", {x, f32({2, 8, 3}, w2), rr, b, lens, h0, c0, p}, node.attributes, 3, 14);
+  ASSERT_TRUE(direct.ok()) << direct.status().to_string();
+  for (int64_t i = 0; i < other[0].tensor.size(); ++i)
+    EXPECT_FLOAT_EQ(other[0].tensor.data<float>()[i], (*direct)[0].data<float>()[i]) << i;
+}
+
 TEST(RnnKernels, LstmBatchFirstInputForget) {
   std::vector<float> w(l_W.begin(), l_W.begin() + 24), rr(l_R.begin(), l_R.begin() + 16), b(l_B.begin(), l_B.begin() + 16),
       p(l_P.begin(), l_P.begin() + 6);

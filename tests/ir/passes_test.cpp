@@ -4,6 +4,10 @@
 
 #include <cmath>
 
+#include <onnx/onnx_pb.h>
+
+#include "ir/onnx_export.h"
+#include "ir/onnx_import.h"
 #include "ir/passes/passes.h"
 #include "runtime/optimize.h"
 #include "graph_builder.h"
@@ -173,6 +177,46 @@ TEST(Passes, ShapeFoldingWithPinnedInputShapes) {
   p::PassContext ctx = cpu_context();
   p::eliminate_dead_nodes(*opt, ctx);
   EXPECT_EQ(opt->nodes.size(), 1u);
+}
+
+TEST(Passes, ShapeFoldingKeepsTheRankOfRunTimeShapes) {
+  // Reshape to a shape known only at run time but of known length, then
+  // Slice with run-time bounds, then ConstantOfShape of a run-time shape:
+  // no dims are known, but every rank is.
+  GraphBuilder b;
+  auto x = b.input("x", {-1, 8, 4}, DType::kFloat32, {"batch"});
+  auto target = b.input("target", {4}, DType::kInt64);
+  auto starts = b.input("starts", {1}, DType::kInt64);
+  auto ends = b.input("ends", {1}, DType::kInt64);
+  auto r = b.node("Reshape", {x, target});
+  auto sl = b.node("Slice", {r, starts, ends, b.ints("axes", {1})}, {}, 13);
+  auto filled = b.node("ConstantOfShape", {target});
+  b.output(b.node("Relu", {sl}));
+  b.output(filled);
+  auto g = b.graph();
+  p::PassContext ctx = cpu_context();
+  EXPECT_EQ(p::fold_shapes(*g, ctx), 0);
+  for (auto [v, what] : {std::pair{r, "Reshape"}, std::pair{sl, "Slice"}, std::pair{filled, "ConstantOfShape"}}) {
+    const auto& shape = g->values[v].type.shape;
+    ASSERT_TRUE(shape.has_value()) << what << ": the rank was not inferred";
+    EXPECT_EQ(shape->size(), 4u) << what;
+  }
+  // An export keeps what was learnt, and a graph output of unknown rank
+  // (Relu's, whose type the builder leaves open) passes the re-import's
+  // checks: a partition exported this way reads back with the same types.
+  g->values[g->outputs[0]].type.shape.reset();
+  auto bytes = ir::export_onnx(*g);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+  auto back = ir::import_onnx_bytes(*bytes, "");
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  const ir::Graph& bg = *back->graph;
+  for (const char* name : {"x", "target"}) ASSERT_NE(bg.find_value(name), ir::kNoValue) << name;
+  const auto& rs = bg.values[bg.find_value(g->values[r].name)].type.shape;
+  ASSERT_TRUE(rs.has_value()) << "the Reshape's rank was lost in the export";
+  EXPECT_EQ(rs->size(), 4u);
+  onnx::ModelProto exported;
+  ASSERT_TRUE(exported.ParseFromString(*bytes));
+  EXPECT_FALSE(exported.graph().output(0).type().tensor_type().has_shape()) << "the case under test was not exported";
 }
 
 TEST(Passes, ConvBatchNormFolds) {

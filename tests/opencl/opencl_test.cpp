@@ -452,6 +452,59 @@ TEST_F(OpenClTest, MixedPartitionsReportBothDevices) {
   EXPECT_TRUE(backends.count("opencl") && backends.count("cpu")) << report.partitions.size() << " partitions";
 }
 
+// Placement claims only what the kernels run: a 1-D Conv (the kernels are
+// 2-D only) and a Conv whose input has no known rank stay on the cpu, the
+// elementwise nodes around them go to OpenCL, and strict mode does not fail.
+TEST_F(OpenClTest, PlacementLeavesWhatTheKernelsCannotRunOnCpu) {
+  std::mt19937 rng(5);
+  for (bool known_rank : {true, false}) {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    auto* g = m.mutable_graph();
+    g->set_name("conv1d");
+    auto* vi = g->add_input();
+    vi->set_name("x");
+    vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    if (known_rank)  // else no shape at all: the rank is unknown
+      for (int d : {2, 4, 16}) vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+    auto* wt = g->add_initializer();
+    wt->set_name("w");
+    wt->set_data_type(onnx::TensorProto::FLOAT);
+    for (int d : {8, 4, 3}) wt->add_dims(d);
+    for (float v : random_floats(8 * 4 * 3, rng, -0.5f, 0.5f)) wt->add_float_data(v);
+    auto node = [&](const std::string& op, std::vector<std::string> in, std::string out) {
+      auto* n = g->add_node();
+      n->set_op_type(op);
+      n->set_name(out);
+      for (auto& i : in) n->add_input(i);
+      n->add_output(out);
+    };
+    node("Relu", {"x"}, "r");
+    node("Conv", {"r", "w"}, "c");
+    node("Sigmoid", {"c"}, "y");
+    auto* vy = g->add_output();
+    vy->set_name("y");
+    vy->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    std::map<std::string, Tensor> feeds{{"x", Tensor::from_vector<float>({2, 4, 16}, random_floats(128, rng))}};
+    RunReport report;
+    auto a = run_on(m.SerializeAsString(), feeds, "opencl", &report);
+    ASSERT_TRUE(a.ok()) << (known_rank ? "rank 3: " : "unknown rank: ") << a.status().to_string();
+    auto b = run_on(m.SerializeAsString(), feeds, "cpu", nullptr);
+    ASSERT_TRUE(b.ok());
+    EXPECT_LE(max_rel_error((*a)[0], (*b)[0]), 1e-4);
+    int conv_on_cpu = 0;
+    std::set<std::string> backends;
+    for (const auto& p : report.partitions) {
+      backends.insert(p.backend);
+      EXPECT_FALSE(p.degraded) << p.reason;
+      if (p.backend == "cpu") conv_on_cpu += p.node_count;
+    }
+    EXPECT_EQ(conv_on_cpu, 1) << "only the Conv should stay on the cpu (" << (known_rank ? "rank 3)" : "unknown rank)");
+    EXPECT_TRUE(backends.count("opencl")) << "the elementwise nodes should run on OpenCL";
+  }
+}
+
 // ---- the CLI: fallback with a missing library, strict-mode failure ----
 
 // Runs `ENV dlrt ARGS` (stderr to /dev/null unless ARGS redirects it); stdout into *out.

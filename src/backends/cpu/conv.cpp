@@ -1106,14 +1106,17 @@ Status conv_transpose_compute(KernelContext& ctx) {
   if (w->dim(0) != C) return ctx.invalid("W's first dim must equal X's channels");
   const int64_t Cg = C / group, Mg = w->dim(1), M = Mg * group;
   if (bias && (bias->rank() != 1 || bias->dim(0) != M)) return ctx.invalid("B must have shape [M]");
-  DLRT_ASSIGN_OR_RETURN(std::vector<int64_t> kshape, kernel_shape_of(ctx, *w, nd));
+  DLRT_ASSIGN_OR_RETURN(IntList kshape, kernel_shape_of(ctx, *w, nd));
 
-  std::vector<int64_t> stride = node.attr_ints("strides", std::vector<int64_t>(nd, 1));
-  std::vector<int64_t> dil = node.attr_ints("dilations", std::vector<int64_t>(nd, 1));
-  std::vector<int64_t> outpad = node.attr_ints("output_padding", std::vector<int64_t>(nd, 0));
-  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
-  std::vector<int64_t> out_attr = node.attr_ints("output_shape");
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  IntList stride = ints_attr(node, "strides", nd, 1);
+  IntList dil = ints_attr(node, "dilations", nd, 1);
+  IntList outpad = ints_attr(node, "output_padding", nd, 0);
+  IntList pads = ints_attr(node, "pads", 2 * nd, 0);
+  IntList out_attr = ints_attr(node, "output_shape", 0, 0);
+  const std::string_view auto_pad = [&]() -> std::string_view {
+    const ir::Attribute* a = node.attr("auto_pad");
+    return a ? std::string_view(a->s) : std::string_view("NOTSET");
+  }();
   if (static_cast<int>(stride.size()) != nd || static_cast<int>(dil.size()) != nd ||
       static_cast<int>(outpad.size()) != nd || static_cast<int>(pads.size()) != 2 * nd)
     return ctx.invalid("strides, dilations, output_padding and pads must have one value (two for pads) per spatial dim");
@@ -1122,7 +1125,7 @@ Status conv_transpose_compute(KernelContext& ctx) {
     if (static_cast<int>(out_attr.size()) != nd) return ctx.invalid("output_shape must have one value per spatial dim");
   }
   if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
-    return ctx.invalid("unknown auto_pad '" + auto_pad + "'");
+    return ctx.invalid("unknown auto_pad '" + std::string(auto_pad) + "'");
 
   nn::WindowGeometry wg;  // in = ConvTranspose's output ("image"), out = its input (columns)
   wg.nd = nd;
@@ -1181,15 +1184,20 @@ Status conv_transpose_compute(KernelContext& ctx) {
                 T(0), col, cols, p);
       col2im<T>(col, Mg, g, Y + (n * M + gi * Mg) * img);
     };
+    // The columns live in a per-thread buffer that is kept from run to run.
+    auto col_buffer = [&]() {
+      static thread_local AlignedScratch col;
+      return col.get<T>(static_cast<size_t>(col_rows * cols));
+    };
     const int64_t tasks = N * group;
     if (tasks >= 2 * pool.num_threads()) {
       pool.parallel_for(tasks, 1, [&](int64_t b, int64_t e) {
-        auto col = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(col_rows * cols));
-        for (int64_t t = b; t < e; ++t) one(t / group, t % group, col.get(), nullptr);
+        T* col = col_buffer();
+        for (int64_t t = b; t < e; ++t) one(t / group, t % group, col, nullptr);
       });
     } else {
-      auto col = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(col_rows * cols));
-      for (int64_t t = 0; t < tasks; ++t) one(t / group, t % group, col.get(), &pool);
+      T* col = col_buffer();
+      for (int64_t t = 0; t < tasks; ++t) one(t / group, t % group, col, &pool);
     }
     if (bias) {
       const T* Bv = bias->data<T>();

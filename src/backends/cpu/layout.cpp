@@ -119,9 +119,9 @@ Status split(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 0), r, ctx));
   const int64_t dim = x->dim(axis);
   const int64_t n_out = static_cast<int64_t>(ctx.num_outputs());
-  std::vector<int64_t> sizes;
+  IntList sizes;  // inline up to 8 outputs: no allocation on the run path
   if (ctx.opset() < 13) {
-    sizes = ctx.node().attr_ints("split");
+    sizes = ints_attr(ctx.node(), "split", 0, 0);
   } else if (const Tensor* s = ctx.input(1)) {
     DLRT_ASSIGN_OR_RETURN(sizes, read_int_tensor(*s, ctx));
   }

@@ -20,6 +20,7 @@
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/pool_impl.h"
+#include "backends/cpu/scratch.h"
 #include "backends/cpu/vec_avx512.h"
 
 namespace dlrt::cpu::pool_impl {
@@ -261,16 +262,18 @@ void pool_planes(bool count_include_pad, const Window3& g, const float* X, float
   // Row buffer: [0, pb) and [pb + in, end) hold the identity, [pb, pb + in)
   // the reduced input row; one spare float for the stride-2 loads.
   const int64_t tlen = std::max(g.pb[2] + g.in[2], (g.out[2] - 1) * g.s[2] + g.k[2]) + 1;
-  std::vector<float> tbuf(static_cast<size_t>(tlen), kMax ? -std::numeric_limits<float>::infinity() : 0.0f);
-  float* t = tbuf.data();
-  std::vector<float> colcnt(static_cast<size_t>(g.out[2]));
+  // Per-thread buffers kept from call to call: the run path allocates nothing.
+  static thread_local AlignedScratch tbuf, colbuf, rowbuf;
+  float* t = tbuf.get<float>(static_cast<size_t>(tlen));
+  std::fill(t, t + tlen, kMax ? -std::numeric_limits<float>::infinity() : 0.0f);
+  float* colcnt = colbuf.get<float>(static_cast<size_t>(g.out[2]));
   for (int64_t ow = 0; ow < g.out[2]; ++ow) {
     const int64_t c0 = ow * g.s[2] - g.pb[2];
     const int64_t valid = std::min(g.k[2], g.in[2] - c0) - std::max<int64_t>(0, -c0);
     const int64_t padded = std::min(g.k[2], g.in[2] + g.pe[2] - c0);
     colcnt[ow] = static_cast<float>(count_include_pad ? padded : valid);
   }
-  std::vector<const float*> rows(static_cast<size_t>(g.k[0] * g.k[1]));
+  const float** rows = rowbuf.get<const float*>(static_cast<size_t>(g.k[0] * g.k[1]));
   for (int64_t p = p0; p < p1; ++p) {
     const float* xp = X + p * in_plane;
     float* yp = Y + p * out_plane;
@@ -285,8 +288,8 @@ void pool_planes(bool count_include_pad, const Window3& g, const float* X, float
         int64_t nr = 0;
         for (int64_t kd = kd_lo; kd < kd_hi; ++kd)
           for (int64_t kh = kh_lo; kh < kh_hi; ++kh) rows[nr++] = xp + ((d0 + kd) * g.in[1] + h0 + kh) * g.in[2];
-        rows_fn(rows.data(), nr, t + g.pb[2], g.in[2]);
-        cols_fn(t, yp + (od * g.out[1] + oh) * g.out[2], g.out[2], g.s[2], g.k[2], colcnt.data(),
+        rows_fn(rows, nr, t + g.pb[2], g.in[2]);
+        cols_fn(t, yp + (od * g.out[1] + oh) * g.out[2], g.out[2], g.s[2], g.k[2], colcnt,
                 static_cast<float>(cnt_d * cnt_h));
       }
     }

@@ -229,11 +229,11 @@ void reduce_block(ReduceOp op, const T* in, T* out, int64_t n, int64_t inner, in
 
 // Copies `in` into `out` with axes permuted by `perm` (out axis j = in axis perm[j]).
 template <typename T>
-void transpose_copy(const T* in, T* out, const Shape& shape, const std::vector<int64_t>& perm) {
+void transpose_copy(const T* in, T* out, const Shape& shape, const IntList& perm) {
   const size_t rank = shape.size();
-  std::vector<int64_t> in_strides(rank, 1);
+  IntList in_strides(rank, 1);
   for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * shape[i];
-  std::vector<int64_t> out_shape(rank), strides(rank);
+  IntList out_shape(rank), strides(rank);
   for (size_t j = 0; j < rank; ++j) {
     out_shape[j] = shape[perm[j]];
     strides[j] = in_strides[perm[j]];
@@ -242,7 +242,7 @@ void transpose_copy(const T* in, T* out, const Shape& shape, const std::vector<i
   if (total == 0) return;
   const int64_t last = rank ? out_shape[rank - 1] : 1;
   const int64_t last_stride = rank ? strides[rank - 1] : 0;
-  std::vector<int64_t> idx(rank, 0);
+  IntList idx(rank, 0);
   int64_t off = 0;
   for (int64_t done = 0; done < total; done += last) {
     for (int64_t k = 0; k < last; ++k) *out++ = in[off + k * last_stride];
@@ -315,13 +315,13 @@ void reduce_contiguous(ThreadPool& pool, ReduceOp op, RowReduce rop, const float
 struct ReducePlan {
   Shape out_shape;
   bool identity = false;          // noop_with_empty_axes with no axes
-  std::vector<bool> reduced;      // per input axis
+  IntList reduced;                // per input axis: 1 when reduced (inline up to rank 8: no allocation)
 };
 
 Result<ReducePlan> plan_reduce(KernelContext& ctx, const Tensor& x, bool axes_from_input) {
   const auto& node = ctx.node();
   const int64_t rank = static_cast<int64_t>(x.rank());
-  std::vector<int64_t> axes;
+  IntList axes;
   bool have_axes = false;
   if (axes_from_input) {
     if (const Tensor* a = ctx.input(1)) {
@@ -329,25 +329,25 @@ Result<ReducePlan> plan_reduce(KernelContext& ctx, const Tensor& x, bool axes_fr
       have_axes = true;
     }
   } else if (node.has_attr("axes")) {
-    axes = node.attr_ints("axes");
+    axes = ints_attr(node, "axes", 0, 0);
     have_axes = true;
   }
   const bool keepdims = node.attr_int("keepdims", 1) != 0;
   const bool noop = node.attr_int("noop_with_empty_axes", 0) != 0;
   ReducePlan p;
-  p.reduced.assign(static_cast<size_t>(rank), false);
+  p.reduced.assign(static_cast<size_t>(rank), 0);
   if (!have_axes || axes.empty()) {
     if (noop && axes_from_input) {
       p.identity = true;
       p.out_shape = x.shape();
       return p;
     }
-    std::fill(p.reduced.begin(), p.reduced.end(), true);
+    std::fill(p.reduced.begin(), p.reduced.end(), 1);
   } else {
     for (int64_t a : axes) {
       DLRT_ASSIGN_OR_RETURN(int64_t na, normalize_axis(a, rank, ctx));
       if (p.reduced[na]) return ctx.invalid("axis " + std::to_string(a) + " is listed twice in axes");
-      p.reduced[na] = true;
+      p.reduced[na] = 1;
     }
   }
   for (int64_t d = 0; d < rank; ++d) {
@@ -360,35 +360,41 @@ Result<ReducePlan> plan_reduce(KernelContext& ctx, const Tensor& x, bool axes_fr
 template <typename T>
 Status run_reduce(KernelContext& ctx, ReduceOp op, const Tensor& x, const ReducePlan& p, Tensor& y) {
   const int64_t rank = static_cast<int64_t>(x.rank());
-  // Merge the input into runs of kept / reduced axes.
-  std::vector<std::pair<bool, int64_t>> runs;  // (reduced, extent)
+  // Merge the input into runs of kept / reduced axes: run k is reduced when
+  // run_reduced[k] is 1 and spans run_extent[k] elements.
+  IntList run_reduced, run_extent;
   for (int64_t d = 0; d < rank; ++d) {
-    bool r = p.reduced[d];
-    if (x.dim(d) == 1 && !runs.empty()) continue;  // size-1 axes never matter for layout
-    if (!runs.empty() && runs.back().first == r) runs.back().second *= x.dim(d);
-    else runs.push_back({r, x.dim(d)});
+    const int64_t r = p.reduced[d];
+    if (x.dim(d) == 1 && !run_reduced.empty()) continue;  // size-1 axes never matter for layout
+    if (!run_reduced.empty() && run_reduced.back() == r) {
+      run_extent.back() *= x.dim(d);
+    } else {
+      run_reduced.push_back(r);
+      run_extent.push_back(x.dim(d));
+    }
   }
   int64_t n_reduced_runs = 0;
-  for (auto& r : runs) n_reduced_runs += r.first;
+  for (int64_t r : run_reduced) n_reduced_runs += r;
   const T* src = x.data<T>();
-  std::vector<T> tmp;
   int64_t outer = 1, n = 1, inner = 1;
   if (n_reduced_runs <= 1) {
     bool seen = false;
-    for (auto& r : runs) {
-      if (r.first) { n = r.second; seen = true; }
-      else if (!seen) outer *= r.second;
-      else inner *= r.second;
+    for (size_t k = 0; k < run_reduced.size(); ++k) {
+      if (run_reduced[k]) { n = run_extent[k]; seen = true; }
+      else if (!seen) outer *= run_extent[k];
+      else inner *= run_extent[k];
     }
     // A reduced size-1 axis that was merged away still counts (n==1 is fine).
   } else {
-    // Make the reduced axes trailing: kept axes first, then reduced axes.
-    std::vector<int64_t> perm;
+    // Make the reduced axes trailing: kept axes first, then reduced axes,
+    // in a per-thread buffer that is reused from run to run.
+    IntList perm;
     for (int64_t d = 0; d < rank; ++d) if (!p.reduced[d]) { perm.push_back(d); outer *= x.dim(d); }
     for (int64_t d = 0; d < rank; ++d) if (p.reduced[d]) { perm.push_back(d); n *= x.dim(d); }
-    tmp.resize(static_cast<size_t>(x.size()));
-    transpose_copy(src, tmp.data(), x.shape(), perm);
-    src = tmp.data();
+    static thread_local AlignedScratch tmp;
+    T* t = tmp.get<T>(static_cast<size_t>(x.size()));
+    transpose_copy(src, t, x.shape(), perm);
+    src = t;
   }
   T* dst = y.data<T>();
   if (outer * inner == 0) return Status::Ok();

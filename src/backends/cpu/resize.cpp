@@ -12,6 +12,7 @@
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/kernel.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -80,23 +81,22 @@ double cubic_weight(double x, double a) {
   return 0;
 }
 
-AxisTaps make_taps(const ResizeAttrs& at, int64_t in_len, int64_t out_len, double scale, double len_resized, double roi_start,
-                   double roi_end) {
-  AxisTaps t;
+// The number of taps per output coordinate for this mode and scale.
+int64_t tap_start(const ResizeAttrs& at, double filter_scale) {
+  if (at.mode == Mode::kNearest) return 0;
+  return static_cast<int64_t>(std::floor((at.mode == Mode::kLinear ? -1 : -2) / filter_scale) + 1);
+}
+
+// Fills `t` (reusing its buffers) with the taps of one axis.
+void make_taps(const ResizeAttrs& at, int64_t in_len, int64_t out_len, double scale, double len_resized, double roi_start,
+               double roi_end, AxisTaps& t) {
   t.out_len = out_len;
+  t.identity = false;
   const double len_in_d = static_cast<double>(in_len);
   // Antialiasing only widens the filter when downsampling.
   const double filter_scale = (at.antialias && at.mode != Mode::kNearest && scale < 1) ? scale : 1.0;
-  int64_t start = 0;
-  if (at.mode == Mode::kNearest) {
-    t.ntaps = 1;
-  } else if (at.mode == Mode::kLinear) {
-    start = static_cast<int64_t>(std::floor(-1 / filter_scale) + 1);
-    t.ntaps = 2 - 2 * start;
-  } else {
-    start = static_cast<int64_t>(std::floor(-2 / filter_scale) + 1);
-    t.ntaps = 2 - 2 * start;
-  }
+  const int64_t start = tap_start(at, filter_scale);
+  t.ntaps = at.mode == Mode::kNearest ? 1 : 2 - 2 * start;
   t.index.assign(static_cast<size_t>(out_len * t.ntaps), 0);
   t.weight.assign(static_cast<size_t>(out_len * t.ntaps), 0.0);
   t.outside.assign(static_cast<size_t>(out_len), 0);
@@ -146,7 +146,6 @@ AxisTaps make_taps(const ResizeAttrs& at, int64_t in_len, int64_t out_len, doubl
       }
     t.identity = id;
   }
-  return t;
 }
 
 // One pass along `axis`: dst[o, j, i] = sum_k w[j,k] * src[o, idx[j,k], i].
@@ -214,88 +213,122 @@ T cast_result(double v) {
   }
 }
 
+// Per-thread buffers that Resize reuses from call to call: once a thread has
+// run a node's shapes, the run allocates nothing.
+struct ResizeWork {
+  std::vector<double> scales, roi, len_resized, given;
+  std::vector<AxisTaps> taps;  // grows only, so that its buffers are kept
+  IntList order, sizes;
+};
+
+ResizeWork& resize_work() {
+  static thread_local ResizeWork w;
+  return w;
+}
+
+// Runs `pass` once per non-identity axis in `order`, ping-ponging between two
+// per-thread buffers; the last pass writes to `final_dst` when it is given.
+// Returns where the result is.
+template <typename C, typename Pass>
+const C* run_passes(const C* src, const Shape& in_shape, const IntList& order, const std::vector<AxisTaps>& taps,
+                    C* final_dst, Pass pass) {
+  static thread_local std::vector<C> bufs[2];
+  Shape cur = in_shape;
+  const int64_t rank = static_cast<int64_t>(cur.size());
+  const C* s = src;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const int64_t a = order[k];
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < a; ++d) outer *= cur[d];
+    for (int64_t d = a + 1; d < rank; ++d) inner *= cur[d];
+    C* d = final_dst;
+    if (k + 1 < order.size() || !d) {
+      std::vector<C>& buf = bufs[k % 2];
+      buf.resize(static_cast<size_t>(outer * taps[a].out_len * inner));
+      d = buf.data();
+    }
+    pass(s, d, outer, cur[a], inner, taps[a]);
+    cur[a] = taps[a].out_len;
+    s = d;
+  }
+  return s;
+}
+
 // Applies every non-identity axis in turn (downsampling axes first, which
 // keeps the intermediate buffers small).
-Status run_resize(KernelContext& ctx, const Tensor& x, const std::vector<AxisTaps>& taps, const ResizeAttrs& at, Tensor& y) {
+Status run_resize(KernelContext& ctx, const Tensor& x, const std::vector<AxisTaps>& taps, const ResizeAttrs& at,
+                  IntList& order, Tensor& y) {
   const int64_t rank = static_cast<int64_t>(x.rank());
-  std::vector<int64_t> order;
+  order.clear();
   for (int64_t d = 0; d < rank; ++d)
     if (!taps[d].identity) order.push_back(d);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return static_cast<double>(taps[a].out_len) / std::max<int64_t>(1, x.dim(a)) <
-           static_cast<double>(taps[b].out_len) / std::max<int64_t>(1, x.dim(b));
-  });
+  // Stable insertion sort by the axis's resize ratio (std::stable_sort would
+  // take a temporary buffer from the heap).
+  auto ratio = [&](int64_t a) { return static_cast<double>(taps[a].out_len) / std::max<int64_t>(1, x.dim(a)); };
+  for (size_t i = 1; i < order.size(); ++i)
+    for (size_t j = i; j > 0 && ratio(order[j]) < ratio(order[j - 1]); --j) std::swap(order[j], order[j - 1]);
   if (y.size() == 0) return Status::Ok();
-  auto run_passes = [&](auto& buf, auto pass) {
-    using C = typename std::decay_t<decltype(buf)>::value_type;
-    Shape cur = x.shape();
-    std::vector<C> next;
-    for (int64_t a : order) {
-      int64_t outer = 1, inner = 1;
-      for (int64_t d = 0; d < a; ++d) outer *= cur[d];
-      for (int64_t d = a + 1; d < rank; ++d) inner *= cur[d];
-      next.assign(static_cast<size_t>(outer * taps[a].out_len * inner), C());
-      pass(buf.data(), next.data(), outer, cur[a], inner, taps[a]);
-      cur[a] = taps[a].out_len;
-      buf.swap(next);
-    }
-  };
   if (at.mode == Mode::kNearest) {
     return dispatch_all(x.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
-      if constexpr (std::is_same_v<T, bool>) {
-        // Stored as bytes; gather them as uint8.
-        std::vector<uint8_t> buf(x.data<uint8_t>(), x.data<uint8_t>() + x.size());
-        const uint8_t ex = at.extrapolation != 0;
-        run_passes(buf, [&](const uint8_t* s, uint8_t* d, int64_t o, int64_t l, int64_t i, const AxisTaps& t) {
-          gather_axis<uint8_t>(ctx, s, d, o, l, i, t, ex);
-        });
-        std::copy(buf.begin(), buf.end(), y.data<uint8_t>());
-      } else {
-        std::vector<T> buf(x.data<T>(), x.data<T>() + x.size());
-        T ex{};
-        if constexpr (!std::is_same_v<T, std::string>) ex = cast_result<T>(at.extrapolation);
-        run_passes(buf, [&](const T* s, T* d, int64_t o, int64_t l, int64_t i, const AxisTaps& t) {
-          gather_axis<T>(ctx, s, d, o, l, i, t, ex);
-        });
-        std::copy(buf.begin(), buf.end(), y.data<T>());
-      }
+      // bool is stored as bytes: gather them as uint8.
+      using G = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+      G ex{};
+      if constexpr (std::is_same_v<T, bool>) ex = at.extrapolation != 0;
+      else if constexpr (!std::is_same_v<T, std::string>) ex = cast_result<T>(at.extrapolation);
+      G* dst = y.data<G>();
+      const G* r = run_passes<G>(x.data<G>(), x.shape(), order, taps, dst,
+                                 [&](const G* s, G* d, int64_t o, int64_t l, int64_t i, const AxisTaps& t) {
+                                   gather_axis<G>(ctx, s, d, o, l, i, t, ex);
+                                 });
+      if (r != dst) std::copy(r, r + y.size(), dst);
       return Status::Ok();
     });
   }
   return dispatch_numeric(x.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
-    std::vector<C> buf(static_cast<size_t>(x.size()));
-    const T* src = x.data<T>();
-    for (int64_t i = 0; i < x.size(); ++i) {
-      if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) buf[i] = static_cast<float>(src[i]);
-      else buf[i] = static_cast<C>(src[i]);
-    }
-    run_passes(buf, [&](const C* s, C* d, int64_t o, int64_t l, int64_t i, const AxisTaps& t) {
+    auto pass = [&](const C* s, C* d, int64_t o, int64_t l, int64_t i, const AxisTaps& t) {
       resample_axis<C>(ctx, s, d, o, l, i, t, at.extrapolation);
-    });
-    T* dst = y.data<T>();
-    for (int64_t i = 0; i < y.size(); ++i) dst[i] = cast_result<T>(buf[i]);
+    };
+    if constexpr (std::is_same_v<T, C>) {
+      // float / double: straight from the input into the output.
+      const C* r = run_passes<C>(x.data<C>(), x.shape(), order, taps, y.data<C>(), pass);
+      if (r != y.data<C>()) std::copy(r, r + y.size(), y.data<C>());
+    } else {
+      static thread_local std::vector<C> in;
+      in.resize(static_cast<size_t>(x.size()));
+      const T* src = x.data<T>();
+      for (int64_t i = 0; i < x.size(); ++i) {
+        if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) in[i] = static_cast<float>(src[i]);
+        else in[i] = static_cast<C>(src[i]);
+      }
+      const C* r = run_passes<C>(in.data(), x.shape(), order, taps, nullptr, pass);
+      T* dst = y.data<T>();
+      for (int64_t i = 0; i < y.size(); ++i) dst[i] = cast_result<T>(r[i]);
+    }
     return Status::Ok();
   });
 }
 
-Result<ResizeAttrs> parse_resize_attrs(const KernelContext& ctx, bool upsample) {
-  const auto& node = ctx.node();
+Status node_invalid(const ir::Node& node, const std::string& message) {
+  return InvalidArgument(node.describe() + ": " + message);
+}
+
+Result<ResizeAttrs> parse_resize_attrs(const ir::Node& node, bool upsample) {
   ResizeAttrs at;
-  std::string mode = node.attr_string("mode", "nearest");
+  const std::string mode = node.attr_string("mode", "nearest");
   if (mode == "nearest") at.mode = Mode::kNearest;
   else if (mode == "linear" || mode == "bilinear" || mode == "trilinear") at.mode = Mode::kLinear;
   else if (mode == "cubic" && !upsample) at.mode = Mode::kCubic;
-  else return ctx.invalid("unsupported mode '" + mode + "'");
-  if (upsample || ctx.opset() < 11) {
+  else return node_invalid(node, "unsupported mode '" + mode + "'");
+  if (upsample || node.opset < 11) {
     // Upsample and Resize-10: x_original = x_resized / scale, nearest rounds down.
     at.coord = Coord::kAsymmetric;
     at.nearest = NearestMode::kFloor;
     return at;
   }
-  std::string c = node.attr_string("coordinate_transformation_mode", "half_pixel");
+  const std::string c = node.attr_string("coordinate_transformation_mode", "half_pixel");
   if (c == "half_pixel") at.coord = Coord::kHalfPixel;
   else if (c == "half_pixel_symmetric") at.coord = Coord::kHalfPixelSymmetric;
   else if (c == "pytorch_half_pixel") at.coord = Coord::kPytorchHalfPixel;
@@ -303,163 +336,203 @@ Result<ResizeAttrs> parse_resize_attrs(const KernelContext& ctx, bool upsample) 
   else if (c == "asymmetric") at.coord = Coord::kAsymmetric;
   else if (c == "tf_half_pixel_for_nn") at.coord = Coord::kTfHalfPixelForNn;
   else if (c == "tf_crop_and_resize") at.coord = Coord::kTfCropAndResize;
-  else return ctx.invalid("unsupported coordinate_transformation_mode '" + c + "'");
-  std::string nm = node.attr_string("nearest_mode", "round_prefer_floor");
+  else return node_invalid(node, "unsupported coordinate_transformation_mode '" + c + "'");
+  const std::string nm = node.attr_string("nearest_mode", "round_prefer_floor");
   if (nm == "round_prefer_floor") at.nearest = NearestMode::kRoundPreferFloor;
   else if (nm == "round_prefer_ceil") at.nearest = NearestMode::kRoundPreferCeil;
   else if (nm == "floor") at.nearest = NearestMode::kFloor;
   else if (nm == "ceil") at.nearest = NearestMode::kCeil;
-  else return ctx.invalid("unsupported nearest_mode '" + nm + "'");
+  else return node_invalid(node, "unsupported nearest_mode '" + nm + "'");
   at.cubic_a = node.attr_float("cubic_coeff_a", -0.75f);
   at.exclude_outside = node.attr_int("exclude_outside", 0) != 0;
   at.extrapolation = node.attr_float("extrapolation_value", 0.0f);
-  at.antialias = ctx.opset() >= 18 && node.attr_int("antialias", 0) != 0;
+  at.antialias = node.opset >= 18 && node.attr_int("antialias", 0) != 0;
   return at;
 }
 
-Result<std::vector<double>> read_float_tensor(const Tensor& t, const KernelContext& ctx, const char* what) {
-  std::vector<double> v(static_cast<size_t>(t.size()));
+// Reads a float tensor into `out`, reusing its buffer.
+Status read_float_tensor(const Tensor& t, const KernelContext& ctx, const char* what, std::vector<double>& out) {
+  out.resize(static_cast<size_t>(t.size()));
   if (t.dtype() == DType::kFloat32) {
-    for (int64_t i = 0; i < t.size(); ++i) v[i] = t.data<float>()[i];
+    for (int64_t i = 0; i < t.size(); ++i) out[i] = t.data<float>()[i];
   } else if (t.dtype() == DType::kFloat64) {
-    for (int64_t i = 0; i < t.size(); ++i) v[i] = t.data<double>()[i];
+    for (int64_t i = 0; i < t.size(); ++i) out[i] = t.data<double>()[i];
   } else if (t.dtype() == DType::kFloat16) {
-    for (int64_t i = 0; i < t.size(); ++i) v[i] = static_cast<float>(t.data<Float16>()[i]);
+    for (int64_t i = 0; i < t.size(); ++i) out[i] = static_cast<float>(t.data<Float16>()[i]);
   } else {
     return ctx.invalid(std::string(what) + " must be a float tensor, got " + dtype_name(t.dtype()));
   }
-  return v;
+  return Status::Ok();
 }
 
-// Shared by Resize and Upsample once scales/sizes/roi are known for every axis.
-Status resize_with(KernelContext& ctx, const Tensor& x, const ResizeAttrs& at, std::vector<double> scales, const std::vector<int64_t>* sizes,
-                   const std::vector<double>& roi) {
+// Shared by Resize and Upsample once w.scales (and `sizes`, w.roi) are known
+// for every axis.
+Status resize_with(KernelContext& ctx, const Tensor& x, const ResizeAttrs& at, ResizeWork& w, const IntList* sizes) {
   const int64_t rank = static_cast<int64_t>(x.rank());
   Shape out_shape(static_cast<size_t>(rank));
-  std::vector<double> len_resized(static_cast<size_t>(rank));
+  w.len_resized.resize(static_cast<size_t>(rank));
   for (int64_t d = 0; d < rank; ++d) {
+    const double scale = w.scales[d];
     if (sizes) {
       out_shape[d] = (*sizes)[d];
-      len_resized[d] = static_cast<double>(x.dim(d)) * scales[d];
     } else {
-      if (!(scales[d] > 0) || !std::isfinite(scales[d])) return ctx.invalid("scales must be positive, got " + std::to_string(scales[d]));
-      const double o = std::floor(static_cast<double>(x.dim(d)) * scales[d] + 1e-9);
+      if (!(scale > 0) || !std::isfinite(scale)) return ctx.invalid("scales must be positive, got " + std::to_string(scale));
+      const double o = std::floor(static_cast<double>(x.dim(d)) * scale + 1e-9);
       if (o > 1e15) return ctx.invalid("output dimension too large");
       out_shape[d] = static_cast<int64_t>(o);
-      // The reference interpolates with the un-rounded length.
-      len_resized[d] = static_cast<double>(x.dim(d)) * scales[d];
     }
+    // The reference interpolates with the un-rounded length.
+    w.len_resized[d] = static_cast<double>(x.dim(d)) * scale;
     if (out_shape[d] < 0) return ctx.invalid("sizes must be non-negative");
     if (out_shape[d] > 0 && x.dim(d) == 0) return ctx.invalid("cannot resize an empty dimension to a non-empty one");
   }
   DLRT_ASSIGN_OR_RETURN(auto count, checked_element_count(out_shape));
   (void)count;
-  std::vector<AxisTaps> taps;
+  if (w.taps.size() < static_cast<size_t>(rank)) w.taps.resize(static_cast<size_t>(rank));
   for (int64_t d = 0; d < rank; ++d) {
-    const double rs = roi.empty() ? 0.0 : roi[d], re = roi.empty() ? 1.0 : roi[rank + d];
+    const double rs = w.roi.empty() ? 0.0 : w.roi[d], re = w.roi.empty() ? 1.0 : w.roi[rank + d];
+    AxisTaps& t = w.taps[d];
     if (x.dim(d) == 0 || out_shape[d] == 0) {
-      AxisTaps t;
       t.out_len = out_shape[d];
+      t.ntaps = 1;
       t.identity = out_shape[d] == x.dim(d);
-      taps.push_back(std::move(t));
       continue;
     }
-    taps.push_back(make_taps(at, x.dim(d), out_shape[d], scales[d], len_resized[d], rs, re));
+    make_taps(at, x.dim(d), out_shape[d], w.scales[d], w.len_resized[d], rs, re, t);
   }
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), out_shape));
-  Status s = run_resize(ctx, x, taps, at, *y);
+  Status s = run_resize(ctx, x, w.taps, at, w.order, *y);
   if (!s.ok() && s.code() == StatusCode::kUnsupported) return ctx.unsupported(s.message());
   return s;
 }
 
-Status resize_kernel(KernelContext& ctx) {
-  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
-  DLRT_ASSIGN_OR_RETURN(ResizeAttrs at, parse_resize_attrs(ctx, false));
-  const auto& node = ctx.node();
-  const int64_t rank = static_cast<int64_t>(x->rank());
-  if (ctx.opset() < 11) {
-    DLRT_ASSIGN_OR_RETURN(const Tensor* st, required_input(ctx, 1));
-    DLRT_ASSIGN_OR_RETURN(auto scales, read_float_tensor(*st, ctx, "scales"));
-    if (static_cast<int64_t>(scales.size()) != rank) return ctx.invalid("scales must have one value per input dimension");
-    return resize_with(ctx, *x, at, scales, nullptr, {});
-  }
-  // Axes (opset 18): scales/sizes/roi name only these axes; the others keep scale 1.
-  std::vector<int64_t> axes;
-  if (ctx.opset() >= 18 && node.has_attr("axes")) {
-    for (int64_t a : node.attr_ints("axes")) {
-      DLRT_ASSIGN_OR_RETURN(int64_t na, normalize_axis(a, rank, ctx));
-      if (std::find(axes.begin(), axes.end(), na) != axes.end()) return ctx.invalid("axes has a repeated axis");
-      axes.push_back(na);
-    }
-  } else {
-    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
-  }
-  const size_t na = axes.size();
-  std::vector<double> roi;
-  if (const Tensor* rt = ctx.input(1); rt && rt->size() > 0 && at.coord == Coord::kTfCropAndResize) {
-    DLRT_ASSIGN_OR_RETURN(auto r, read_float_tensor(*rt, ctx, "roi"));
-    if (r.size() != 2 * na) return ctx.invalid("roi must have 2 * " + std::to_string(na) + " values");
-    roi.assign(static_cast<size_t>(2 * rank), 0.0);
-    for (int64_t d = 0; d < rank; ++d) roi[rank + d] = 1.0;
-    for (size_t i = 0; i < na; ++i) {
-      roi[axes[i]] = r[i];
-      roi[rank + axes[i]] = r[na + i];
-    }
-  }
-  std::vector<double> scales(static_cast<size_t>(rank), 1.0);
-  const Tensor* st = ctx.input(2);
-  const Tensor* sz = ctx.input(3);
-  const bool have_scales = st && st->size() > 0;
-  const bool have_sizes = sz && sz->size() > 0;
-  if (have_scales == have_sizes) return ctx.invalid("exactly one of scales and sizes must be given");
-  if (have_scales) {
-    DLRT_ASSIGN_OR_RETURN(auto s, read_float_tensor(*st, ctx, "scales"));
-    if (s.size() != na) return ctx.invalid("scales must have " + std::to_string(na) + " values, got " + std::to_string(s.size()));
-    for (size_t i = 0; i < na; ++i) scales[axes[i]] = s[i];
-    return resize_with(ctx, *x, at, scales, nullptr, roi);
-  }
-  DLRT_ASSIGN_OR_RETURN(auto s, read_int_tensor(*sz, ctx));
-  if (s.size() != na) return ctx.invalid("sizes must have " + std::to_string(na) + " values, got " + std::to_string(s.size()));
-  std::vector<int64_t> sizes = x->shape();
-  for (size_t i = 0; i < na; ++i) {
-    if (s[i] < 0) return ctx.invalid("sizes must be non-negative");
-    sizes[axes[i]] = s[i];
-  }
-  const std::string policy = ctx.opset() >= 18 ? node.attr_string("keep_aspect_ratio_policy", "stretch") : "stretch";
-  if (policy != "stretch") {
-    if (policy != "not_larger" && policy != "not_smaller") return ctx.invalid("unsupported keep_aspect_ratio_policy '" + policy + "'");
-    double scale = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
-    for (size_t i = 0; i < na; ++i) {
-      if (x->dim(axes[i]) == 0) return ctx.invalid("keep_aspect_ratio_policy needs non-empty dimensions");
-      const double r = static_cast<double>(s[i]) / static_cast<double>(x->dim(axes[i]));
-      scale = policy == "not_larger" ? std::min(scale, r) : std::max(scale, r);
-    }
-    for (size_t i = 0; i < na; ++i) {
-      scales[axes[i]] = scale;
-      sizes[axes[i]] = static_cast<int64_t>(std::nearbyint(scale * static_cast<double>(x->dim(axes[i]))));
-    }
-  } else {
-    for (int64_t d = 0; d < rank; ++d)
-      scales[d] = x->dim(d) == 0 ? 1.0 : static_cast<double>(sizes[d]) / static_cast<double>(x->dim(d));
-  }
-  for (auto& v : scales)
-    if (v == 0) v = 1.0;  // a zero-length output never evaluates a coordinate
-  return resize_with(ctx, *x, at, scales, &sizes, roi);
-}
+enum class AspectPolicy { kStretch, kNotLarger, kNotSmaller };
 
-Status upsample_kernel(KernelContext& ctx) {
-  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
-  DLRT_ASSIGN_OR_RETURN(ResizeAttrs at, parse_resize_attrs(ctx, true));
-  std::vector<double> scales;
-  if (ctx.opset() < 9) {
-    for (float f : ctx.node().attr_floats("scales")) scales.push_back(f);
-  } else {
-    DLRT_ASSIGN_OR_RETURN(const Tensor* st, required_input(ctx, 1));
-    DLRT_ASSIGN_OR_RETURN(scales, read_float_tensor(*st, ctx, "scales"));
+// Resize (10+): the attributes are parsed once, when the session is prepared.
+class ResizeKernel final : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> create(const ir::Node& node) {
+    auto k = std::make_unique<ResizeKernel>();
+    DLRT_ASSIGN_OR_RETURN(k->at_, parse_resize_attrs(node, false));
+    k->has_axes_ = node.opset >= 18 && node.has_attr("axes");
+    if (k->has_axes_) k->axes_ = ints_attr(node, "axes", 0, 0);
+    const std::string policy = node.opset >= 18 ? node.attr_string("keep_aspect_ratio_policy", "stretch") : "stretch";
+    if (policy == "stretch") k->policy_ = AspectPolicy::kStretch;
+    else if (policy == "not_larger") k->policy_ = AspectPolicy::kNotLarger;
+    else if (policy == "not_smaller") k->policy_ = AspectPolicy::kNotSmaller;
+    else return node_invalid(node, "unsupported keep_aspect_ratio_policy '" + policy + "'");
+    return std::unique_ptr<OpKernel>(std::move(k));
   }
-  if (scales.size() != x->rank()) return ctx.invalid("scales must have one value per input dimension");
-  return resize_with(ctx, *x, at, scales, nullptr, {});
-}
+
+  Status compute(KernelContext& ctx) const override {
+    DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+    ResizeWork& w = resize_work();
+    w.roi.clear();
+    const int64_t rank = static_cast<int64_t>(x->rank());
+    if (ctx.opset() < 11) {
+      DLRT_ASSIGN_OR_RETURN(const Tensor* st, required_input(ctx, 1));
+      DLRT_RETURN_IF_ERROR(read_float_tensor(*st, ctx, "scales", w.scales));
+      if (static_cast<int64_t>(w.scales.size()) != rank) return ctx.invalid("scales must have one value per input dimension");
+      return resize_with(ctx, *x, at_, w, nullptr);
+    }
+    // Axes (opset 18): scales/sizes/roi name only these axes; the others keep scale 1.
+    IntList axes;
+    if (has_axes_) {
+      for (int64_t a : axes_) {
+        DLRT_ASSIGN_OR_RETURN(int64_t na, normalize_axis(a, rank, ctx));
+        if (std::find(axes.begin(), axes.end(), na) != axes.end()) return ctx.invalid("axes has a repeated axis");
+        axes.push_back(na);
+      }
+    } else {
+      for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+    }
+    const size_t na = axes.size();
+    if (const Tensor* rt = ctx.input(1); rt && rt->size() > 0 && at_.coord == Coord::kTfCropAndResize) {
+      DLRT_RETURN_IF_ERROR(read_float_tensor(*rt, ctx, "roi", w.given));
+      if (w.given.size() != 2 * na) return ctx.invalid("roi must have 2 * " + std::to_string(na) + " values");
+      w.roi.assign(static_cast<size_t>(2 * rank), 0.0);
+      for (int64_t d = 0; d < rank; ++d) w.roi[rank + d] = 1.0;
+      for (size_t i = 0; i < na; ++i) {
+        w.roi[axes[i]] = w.given[i];
+        w.roi[rank + axes[i]] = w.given[na + i];
+      }
+    }
+    w.scales.assign(static_cast<size_t>(rank), 1.0);
+    const Tensor* st = ctx.input(2);
+    const Tensor* sz = ctx.input(3);
+    const bool have_scales = st && st->size() > 0;
+    const bool have_sizes = sz && sz->size() > 0;
+    if (have_scales == have_sizes) return ctx.invalid("exactly one of scales and sizes must be given");
+    if (have_scales) {
+      DLRT_RETURN_IF_ERROR(read_float_tensor(*st, ctx, "scales", w.given));
+      if (w.given.size() != na)
+        return ctx.invalid("scales must have " + std::to_string(na) + " values, got " + std::to_string(w.given.size()));
+      for (size_t i = 0; i < na; ++i) w.scales[axes[i]] = w.given[i];
+      return resize_with(ctx, *x, at_, w, nullptr);
+    }
+    DLRT_ASSIGN_OR_RETURN(IntList s, read_int_tensor(*sz, ctx));
+    if (s.size() != na) return ctx.invalid("sizes must have " + std::to_string(na) + " values, got " + std::to_string(s.size()));
+    w.sizes = x->shape();
+    for (size_t i = 0; i < na; ++i) {
+      if (s[i] < 0) return ctx.invalid("sizes must be non-negative");
+      w.sizes[axes[i]] = s[i];
+    }
+    if (policy_ != AspectPolicy::kStretch) {
+      const bool not_larger = policy_ == AspectPolicy::kNotLarger;
+      double scale = not_larger ? std::numeric_limits<double>::infinity() : 0.0;
+      for (size_t i = 0; i < na; ++i) {
+        if (x->dim(axes[i]) == 0) return ctx.invalid("keep_aspect_ratio_policy needs non-empty dimensions");
+        const double r = static_cast<double>(s[i]) / static_cast<double>(x->dim(axes[i]));
+        scale = not_larger ? std::min(scale, r) : std::max(scale, r);
+      }
+      for (size_t i = 0; i < na; ++i) {
+        w.scales[axes[i]] = scale;
+        w.sizes[axes[i]] = static_cast<int64_t>(std::nearbyint(scale * static_cast<double>(x->dim(axes[i]))));
+      }
+    } else {
+      for (int64_t d = 0; d < rank; ++d)
+        w.scales[d] = x->dim(d) == 0 ? 1.0 : static_cast<double>(w.sizes[d]) / static_cast<double>(x->dim(d));
+    }
+    for (auto& v : w.scales)
+      if (v == 0) v = 1.0;  // a zero-length output never evaluates a coordinate
+    return resize_with(ctx, *x, at_, w, &w.sizes);
+  }
+
+ private:
+  ResizeAttrs at_;
+  bool has_axes_ = false;
+  IntList axes_;
+  AspectPolicy policy_ = AspectPolicy::kStretch;
+};
+
+// Upsample (7..9).
+class UpsampleKernel final : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> create(const ir::Node& node) {
+    auto k = std::make_unique<UpsampleKernel>();
+    DLRT_ASSIGN_OR_RETURN(k->at_, parse_resize_attrs(node, true));
+    for (float f : node.attr_floats("scales")) k->attr_scales_.push_back(f);
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  Status compute(KernelContext& ctx) const override {
+    DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+    ResizeWork& w = resize_work();
+    w.roi.clear();
+    if (ctx.opset() < 9) {
+      w.scales.assign(attr_scales_.begin(), attr_scales_.end());
+    } else {
+      DLRT_ASSIGN_OR_RETURN(const Tensor* st, required_input(ctx, 1));
+      DLRT_RETURN_IF_ERROR(read_float_tensor(*st, ctx, "scales", w.scales));
+    }
+    if (w.scales.size() != x->rank()) return ctx.invalid("scales must have one value per input dimension");
+    return resize_with(ctx, *x, at_, w, nullptr);
+  }
+
+ private:
+  ResizeAttrs at_;
+  std::vector<double> attr_scales_;
+};
 
 // ---- GridSample ----
 
@@ -509,7 +582,8 @@ Status grid_sample_kernel(KernelContext& ctx) {
   const int64_t Ho = grid->dim(1), Wo = grid->dim(2);
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), {N, C, Ho, Wo}));
   if (y->size() == 0) return Status::Ok();
-  DLRT_ASSIGN_OR_RETURN(auto g, read_float_tensor(*grid, ctx, "grid"));
+  std::vector<double>& g = resize_work().given;
+  DLRT_RETURN_IF_ERROR(read_float_tensor(*grid, ctx, "grid", g));
   auto unnorm = [&](double v, int64_t len) {
     return align ? (v + 1) / 2 * static_cast<double>(len - 1) : ((v + 1) * static_cast<double>(len) - 1) / 2;
   };
@@ -579,8 +653,8 @@ Status grid_sample_kernel(KernelContext& ctx) {
 }  // namespace
 
 Status register_resize_kernels(KernelRegistry& r) {
-  DLRT_RETURN_IF_ERROR(r.add_fn("Resize", resize_kernel, 10, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("Upsample", upsample_kernel, 7, 9));
+  DLRT_RETURN_IF_ERROR(r.add({"Resize", "", 10, 21, ResizeKernel::create}));
+  DLRT_RETURN_IF_ERROR(r.add({"Upsample", "", 7, 9, UpsampleKernel::create}));
   DLRT_RETURN_IF_ERROR(r.add_fn("GridSample", grid_sample_kernel, 16, 21));
   return Status::Ok();
 }

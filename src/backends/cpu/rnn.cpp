@@ -3,15 +3,20 @@
 // For each direction the input projection X*W^T (+ biases) is one GEMM over
 // every timestep; the loop over time then only adds H*R^T (a small GEMM per
 // step) and applies the gate element-wise maths. Float16/BFloat16 compute in
-// float; float64 computes in double.
+// float; float64 computes in double. Constant weights are transposed once,
+// when the session is prepared, and a run's buffers are per-thread scratch
+// kept from run to run.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/scratch.h"
 #include "backends/cpu/simple_gemm_impl.h"
 
 namespace dlrt::cpu {
@@ -83,33 +88,42 @@ void apply_activation(const Activation& a, T* x, int64_t n) {
   }
 }
 
-struct Config {
+// The node's attributes, parsed once when the session is prepared.
+struct RnnAttrs {
   Cell cell = Cell::kRnn;
-  int64_t S = 0, B = 0, I = 0, H = 0, D = 1, G = 1;
+  int64_t D = 1, G = 1;
   bool reverse = false;  // only meaningful when D == 1
   int64_t layout = 0;
   bool has_clip = false;
   float clip = 0;
   bool linear_before_reset = false;
   bool input_forget = false;
+  int64_t hidden_size = -1;      // -1 when the attribute is absent
   std::vector<Activation> acts;  // D * acts_per_dir
-  std::vector<int64_t> lens;     // per batch entry
 };
 
+// A run's sizes, from the inputs' shapes.
+struct Dims {
+  int64_t S = 0, B = 0, I = 0, H = 0;
+};
+
+Status node_error(const ir::Node& n, StatusCode code, const std::string& message) {
+  return Status(code, n.describe() + ": " + message);
+}
+
 // Parses activations/activation_alpha/activation_beta; `defaults` is one direction's list.
-Status parse_activations(const KernelContext& ctx, const std::vector<std::string>& defaults, Config& cfg) {
-  const ir::Node& n = ctx.node();
+Status parse_activations(const ir::Node& n, std::span<const char* const> defaults, RnnAttrs& at) {
   std::vector<std::string> names = n.attr_strings("activations");
   const size_t per_dir = defaults.size();
   if (names.empty()) {
-    for (int64_t d = 0; d < cfg.D; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
-  } else if (names.size() == per_dir && cfg.D == 2) {
+    for (int64_t d = 0; d < at.D; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+  } else if (names.size() == per_dir && at.D == 2) {
     std::vector<std::string> twice = names;
     names.insert(names.end(), twice.begin(), twice.end());
   }
-  if (names.size() != per_dir * static_cast<size_t>(cfg.D))
-    return ctx.invalid("expected " + std::to_string(per_dir * cfg.D) + " activations, got " +
-                       std::to_string(names.size()));
+  if (names.size() != per_dir * static_cast<size_t>(at.D))
+    return node_error(n, StatusCode::kInvalidArgument,
+                      "expected " + std::to_string(per_dir * at.D) + " activations, got " + std::to_string(names.size()));
   const std::vector<float> alphas = n.attr_floats("activation_alpha");
   const std::vector<float> betas = n.attr_floats("activation_beta");
   size_t ai = 0, bi = 0;
@@ -119,16 +133,51 @@ Status parse_activations(const KernelContext& ctx, const std::vector<std::string
     const ActSpec* spec = nullptr;
     for (const ActSpec& s : kActSpecs)
       if (lower == s.name) spec = &s;
-    if (!spec) return ctx.unsupported("activation '" + raw + "' is not supported");
+    if (!spec) return node_error(n, StatusCode::kUnsupported, "activation '" + raw + "' is not supported");
     Activation a;
     a.kind = spec->kind;
     a.alpha = spec->alpha;
     a.beta = spec->beta;
     if (spec->uses_alpha && ai < alphas.size()) a.alpha = alphas[ai++];
     if (spec->uses_beta && bi < betas.size()) a.beta = betas[bi++];
-    cfg.acts.push_back(a);
+    at.acts.push_back(a);
   }
   return Status::Ok();
+}
+
+Result<RnnAttrs> parse_attrs(const ir::Node& n, Cell cell) {
+  RnnAttrs at;
+  at.cell = cell;
+  at.G = cell == Cell::kRnn ? 1 : (cell == Cell::kGru ? 3 : 4);
+  const std::string direction = n.attr_string("direction", "forward");
+  if (direction == "forward") {
+    at.D = 1;
+  } else if (direction == "reverse") {
+    at.D = 1;
+    at.reverse = true;
+  } else if (direction == "bidirectional") {
+    at.D = 2;
+  } else {
+    return node_error(n, StatusCode::kInvalidArgument, "unknown direction '" + direction + "'");
+  }
+  at.layout = n.opset >= 14 ? n.attr_int("layout", 0) : 0;
+  if (at.layout != 0 && at.layout != 1) return node_error(n, StatusCode::kInvalidArgument, "layout must be 0 or 1");
+  if (n.has_attr("hidden_size")) at.hidden_size = n.attr_int("hidden_size", 0);
+  if (const ir::Attribute* a = n.attr("clip")) {
+    at.has_clip = true;
+    at.clip = a->f;
+    if (!(at.clip > 0)) return node_error(n, StatusCode::kInvalidArgument, "clip must be positive");
+  }
+  at.linear_before_reset = n.attr_int("linear_before_reset", 0) != 0;
+  at.input_forget = n.attr_int("input_forget", 0) != 0;
+  static constexpr const char* kRnnActs[] = {"Tanh"};
+  static constexpr const char* kGruActs[] = {"Sigmoid", "Tanh"};
+  static constexpr const char* kLstmActs[] = {"Sigmoid", "Tanh", "Tanh"};
+  std::span<const char* const> defaults = cell == Cell::kRnn   ? std::span<const char* const>(kRnnActs)
+                                          : cell == Cell::kGru ? std::span<const char* const>(kGruActs)
+                                                               : std::span<const char* const>(kLstmActs);
+  DLRT_RETURN_IF_ERROR(parse_activations(n, defaults, at));
+  return at;
 }
 
 template <typename T, typename E>
@@ -142,66 +191,181 @@ struct Converter<double, double> {
   static double out(double v) { return v; }
 };
 
+// Copies `n` elements of `t` (or zeros when it is absent) into `dst` as T.
 template <typename T, typename E>
-std::vector<T> to_vector(const Tensor* t, size_t expected_size) {
-  std::vector<T> v(expected_size, T(0));
-  if (!t) return v;
+void convert_into(const Tensor* t, size_t n, T* dst) {
+  if (!t) {
+    std::fill(dst, dst + n, T(0));
+    return;
+  }
   const E* p = t->data<E>();
-  for (size_t i = 0; i < expected_size; ++i) v[i] = Converter<T, E>::in(p[i]);
-  return v;
+  for (size_t i = 0; i < n; ++i) dst[i] = Converter<T, E>::in(p[i]);
 }
 
-// Transposes a [rows, cols] block into [cols, rows].
-template <typename T>
-std::vector<T> transpose(const T* src, int64_t rows, int64_t cols) {
-  std::vector<T> dst(static_cast<size_t>(rows * cols));
+// Writes the [rows, cols] block `src` transposed, as [cols, rows], into `dst`.
+template <typename T, typename E>
+void transpose_into(const E* src, int64_t rows, int64_t cols, T* dst) {
   constexpr int64_t kBlock = 32;
   for (int64_t r0 = 0; r0 < rows; r0 += kBlock)
     for (int64_t c0 = 0; c0 < cols; c0 += kBlock)
       for (int64_t r = r0; r < std::min(rows, r0 + kBlock); ++r)
-        for (int64_t c = c0; c < std::min(cols, c0 + kBlock); ++c) dst[c * rows + r] = src[r * cols + c];
-  return dst;
+        for (int64_t c = c0; c < std::min(cols, c0 + kBlock); ++c)
+          dst[c * rows + r] = Converter<T, E>::in(src[r * cols + c]);
+}
+
+// The weights in the form the loop reads: per direction W^T [I, GH] and R^T
+// [H, GH], the biases [D, 2 GH] and peepholes [D, 3 H], all in T.
+template <typename T>
+struct Weights {
+  T* wt = nullptr;
+  T* rt = nullptr;
+  T* bias = nullptr;
+  T* peep = nullptr;
+  bool has_peep = false;
+};
+
+struct WeightSizes {
+  size_t wt, rt, bias, peep;
+};
+
+WeightSizes weight_sizes(const RnnAttrs& at, const Dims& dm) {
+  const int64_t GH = at.G * dm.H;
+  return {static_cast<size_t>(at.D * dm.I * GH), static_cast<size_t>(at.D * dm.H * GH),
+          static_cast<size_t>(at.D * 2 * GH), static_cast<size_t>(at.D * 3 * dm.H)};
 }
 
 template <typename T, typename E>
-Status run_rnn(KernelContext& ctx, const Config& cfg) {
-  const int64_t S = cfg.S, B = cfg.B, I = cfg.I, H = cfg.H, D = cfg.D, G = cfg.G, GH = G * H;
+void prepare_weights(const RnnAttrs& at, const Dims& dm, const Tensor* w, const Tensor* r, const Tensor* b,
+                     const Tensor* p, const Weights<T>& out) {
+  const int64_t GH = at.G * dm.H;
+  const WeightSizes ws = weight_sizes(at, dm);
+  for (int64_t d = 0; d < at.D; ++d) {
+    transpose_into<T, E>(w->data<E>() + d * GH * dm.I, GH, dm.I, out.wt + d * dm.I * GH);
+    transpose_into<T, E>(r->data<E>() + d * GH * dm.H, GH, dm.H, out.rt + d * dm.H * GH);
+  }
+  convert_into<T, E>(b, ws.bias, out.bias);
+  convert_into<T, E>(at.cell == Cell::kLstm ? p : nullptr, ws.peep, out.peep);
+}
+
+// Weights prepared once from the graph's constants; a run uses them only when
+// its inputs are the very tensors they were made from.
+template <typename T>
+struct PreparedWeights {
+  const void* w = nullptr;
+  const void* r = nullptr;
+  const void* b = nullptr;
+  const void* p = nullptr;
+  Dims dims;
+  std::vector<T> data;
+  Weights<T> view;
+
+  bool matches(const Tensor* w_in, const Tensor* r_in, const Tensor* b_in, const Tensor* p_in, const Dims& dm) const {
+    auto ptr = [](const Tensor* t) -> const void* { return t ? t->raw_data() : nullptr; };
+    return w && w == ptr(w_in) && r == ptr(r_in) && b == ptr(b_in) && p == ptr(p_in) && dims.I == dm.I &&
+           dims.H == dm.H;
+  }
+};
+
+// Per-thread buffers of the recurrence, kept from run to run: a run whose
+// shapes the thread has seen allocates nothing.
+template <typename T>
+T* workspace(size_t n) {
+  static thread_local AlignedScratch ws;
+  return ws.get<T>(n, AlignedScratch::Growth::kByHalf);
+}
+
+int64_t* lens_buffer(size_t n) {
+  static thread_local AlignedScratch ws;
+  return ws.get<int64_t>(n);
+}
+
+template <typename T, typename E>
+Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const int64_t* lens,
+               const PreparedWeights<T>* pre) {
+  const int64_t S = dm.S, B = dm.B, I = dm.I, H = dm.H, D = cfg.D, G = cfg.G, GH = G * H;
   const bool batch_first = cfg.layout == 1;
   ThreadPool* pool = &ctx.pool();
+  const Tensor* x_in = ctx.input(0);
+  const Tensor* w_in = ctx.input(1);
+  const Tensor* r_in = ctx.input(2);
+  const Tensor* b_in = ctx.input(3);
+  const Tensor* p_in = cfg.cell == Cell::kLstm ? ctx.input(7) : nullptr;
+  const bool use_pre = pre && pre->matches(w_in, r_in, b_in, p_in, dm);
+  const bool want_y = ctx.output_requested(0);
+  // Y in the [S, D, B, H] order of the loop can be written in place when no
+  // conversion or transposition is needed.
+  constexpr bool kSameType = std::is_same_v<T, E>;
+  const bool y_direct = want_y && kSameType && !batch_first;
+
+  // One workspace, carved in order.
+  const WeightSizes wsz = weight_sizes(cfg, dm);
+  const size_t n_x = kSameType && !batch_first ? 0 : static_cast<size_t>(S * B * I);
+  const size_t n_weights = use_pre ? 0 : wsz.wt + wsz.rt + wsz.bias + wsz.peep;
+  const size_t n_state = static_cast<size_t>(D * B * H);
+  const size_t n_y = want_y && !y_direct ? static_cast<size_t>(S * D * B * H) : 0;
+  const size_t n_loop = static_cast<size_t>(B * GH + B * H + GH + S * B * GH);
+  T* cur = workspace<T>(n_x + n_weights + 2 * n_state + n_y + n_loop);
+  auto carve = [&cur](size_t n) {
+    T* p = cur;
+    cur += n;
+    return p;
+  };
 
   // X as [S, B, I].
-  std::vector<T> xs(static_cast<size_t>(S * B * I));
-  {
-    const E* x = ctx.input(0)->data<E>();
+  const T* xs = nullptr;
+  if constexpr (kSameType) xs = x_in->data<T>();
+  if (n_x) {
+    T* dst_x = carve(n_x);
+    const E* x = x_in->data<E>();
     for (int64_t t = 0; t < S; ++t)
       for (int64_t b = 0; b < B; ++b) {
         const E* src = x + (batch_first ? (b * S + t) : (t * B + b)) * I;
-        T* dst = xs.data() + (t * B + b) * I;
+        T* dst = dst_x + (t * B + b) * I;
         for (int64_t i = 0; i < I; ++i) dst[i] = Converter<T, E>::in(src[i]);
       }
+    xs = dst_x;
   }
-  const std::vector<T> w = to_vector<T, E>(ctx.input(1), static_cast<size_t>(D * GH * I));
-  const std::vector<T> r = to_vector<T, E>(ctx.input(2), static_cast<size_t>(D * GH * H));
-  const std::vector<T> bias = to_vector<T, E>(ctx.input(3), static_cast<size_t>(D * 2 * GH));
-  const bool has_peep = cfg.cell == Cell::kLstm && ctx.input(7) != nullptr;
-  const std::vector<T> peep = to_vector<T, E>(has_peep ? ctx.input(7) : nullptr, static_cast<size_t>(D * 3 * H));
+  Weights<T> wv;
+  if (use_pre) {
+    wv = pre->view;
+  } else {
+    wv.wt = carve(wsz.wt);
+    wv.rt = carve(wsz.rt);
+    wv.bias = carve(wsz.bias);
+    wv.peep = carve(wsz.peep);
+    prepare_weights<T, E>(cfg, dm, w_in, r_in, b_in, p_in, wv);
+  }
+  const bool has_peep = p_in != nullptr;
 
   // Initial states as [D, B, H].
-  auto read_state = [&](const Tensor* t) {
-    std::vector<T> s(static_cast<size_t>(D * B * H), T(0));
-    if (!t) return s;
+  auto read_state = [&](const Tensor* t, T* s) {
+    if (!t) {
+      std::fill(s, s + n_state, T(0));
+      return;
+    }
     const E* p = t->data<E>();
     for (int64_t d = 0; d < D; ++d)
       for (int64_t b = 0; b < B; ++b)
         for (int64_t j = 0; j < H; ++j)
           s[(d * B + b) * H + j] = Converter<T, E>::in(p[(batch_first ? (b * D + d) : (d * B + b)) * H + j]);
-    return s;
   };
-  std::vector<T> h_all = read_state(ctx.input(5));
-  std::vector<T> c_all = cfg.cell == Cell::kLstm ? read_state(ctx.input(6)) : std::vector<T>();
+  T* h_all = carve(n_state);
+  T* c_all = carve(n_state);
+  read_state(ctx.input(5), h_all);
+  if (cfg.cell == Cell::kLstm) read_state(ctx.input(6), c_all);
 
-  const bool want_y = ctx.output_requested(0);
-  std::vector<T> ys(want_y ? static_cast<size_t>(S * D * B * H) : 0, T(0));  // [S, D, B, H]
+  Tensor* y_out = nullptr;
+  T* ys = nullptr;  // [S, D, B, H]
+  if (want_y) {
+    Shape shape = batch_first ? Shape{B, S, D, H} : Shape{S, D, B, H};
+    DLRT_ASSIGN_OR_RETURN(y_out, ctx.allocate_output(0, x_in->dtype(), shape));  // zero-filled: skipped steps stay 0
+    if (y_direct) {
+      if constexpr (kSameType) ys = y_out->data<T>();
+    } else {
+      ys = carve(n_y);
+      std::fill(ys, ys + n_y, T(0));
+    }
+  }
 
   const T clip = static_cast<T>(cfg.clip);
   auto do_clip = [&](T* x, int64_t n) {
@@ -210,73 +374,73 @@ Status run_rnn(KernelContext& ctx, const Config& cfg) {
   };
   const size_t apd = cfg.cell == Cell::kRnn ? 1 : (cfg.cell == Cell::kGru ? 2 : 3);
 
-  std::vector<T> gates(static_cast<size_t>(B * GH));
-  std::vector<T> scratch(static_cast<size_t>(B * H));
+  T* gates = carve(static_cast<size_t>(B * GH));
+  T* scratch = carve(static_cast<size_t>(B * H));
+  T* row_bias = carve(static_cast<size_t>(GH));
+  T* xw = carve(static_cast<size_t>(S * B * GH));
   for (int64_t d = 0; d < D; ++d) {
     const bool reverse = D == 2 ? d == 1 : cfg.reverse;
     const Activation* act = &cfg.acts[d * apd];
-    const std::vector<T> wt = transpose(w.data() + d * GH * I, GH, I);  // [I, GH]
-    const std::vector<T> rt = transpose(r.data() + d * GH * H, GH, H);  // [H, GH]
-    const T* wb = bias.data() + d * 2 * GH;
+    const T* wt = wv.wt + d * I * GH;  // [I, GH]
+    const T* rt = wv.rt + d * H * GH;  // [H, GH]
+    const T* wb = wv.bias + d * 2 * GH;
     const T* rb = wb + GH;
 
     // Row bias folded into the input projection (GRU with linear_before_reset keeps Rbh apart).
-    std::vector<T> row_bias(static_cast<size_t>(GH));
     for (int64_t k = 0; k < GH; ++k) {
       const bool rb_inside = cfg.cell == Cell::kGru && cfg.linear_before_reset && k >= 2 * H;
       row_bias[k] = wb[k] + (rb_inside ? T(0) : rb[k]);
     }
-    std::vector<T> xw(static_cast<size_t>(S * B * GH));
-    for (int64_t row = 0; row < S * B; ++row) std::copy(row_bias.begin(), row_bias.end(), xw.begin() + row * GH);
-    detail::gemm_acc<T>(S * B, GH, I, xs.data(), I, wt.data(), GH, xw.data(), GH, pool);
+    for (int64_t row = 0; row < S * B; ++row) std::copy(row_bias, row_bias + GH, xw + row * GH);
+    detail::gemm_acc<T>(S * B, GH, I, xs, I, wt, GH, xw, GH, pool);
 
-    T* h = h_all.data() + d * B * H;
-    T* c = cfg.cell == Cell::kLstm ? c_all.data() + d * B * H : nullptr;
-    const T* p_i = has_peep ? peep.data() + d * 3 * H : nullptr;
+    T* h = h_all + d * B * H;
+    T* c = cfg.cell == Cell::kLstm ? c_all + d * B * H : nullptr;
+    const T* p_i = has_peep ? wv.peep + d * 3 * H : nullptr;
     const T* p_o = p_i ? p_i + H : nullptr;
     const T* p_f = p_i ? p_i + 2 * H : nullptr;
 
     for (int64_t s = 0; s < S; ++s) {
       const int64_t t = reverse ? S - 1 - s : s;
       bool any_active = false;
-      for (int64_t b = 0; b < B; ++b) any_active |= t < cfg.lens[b];
+      for (int64_t b = 0; b < B; ++b) any_active |= t < lens[b];
       if (!any_active) continue;
-      std::copy(xw.begin() + t * B * GH, xw.begin() + (t + 1) * B * GH, gates.begin());
-      T* y_t = want_y ? ys.data() + (t * D + d) * B * H : nullptr;
+      std::copy(xw + t * B * GH, xw + (t + 1) * B * GH, gates);
+      T* y_t = want_y ? ys + (t * D + d) * B * H : nullptr;
 
       if (cfg.cell == Cell::kRnn) {
-        detail::gemm_acc<T>(B, H, H, h, H, rt.data(), GH, gates.data(), GH, pool);
+        detail::gemm_acc<T>(B, H, H, h, H, rt, GH, gates, GH, pool);
         for (int64_t b = 0; b < B; ++b) {
-          if (t >= cfg.lens[b]) continue;
-          T* g = gates.data() + b * GH;
+          if (t >= lens[b]) continue;
+          T* g = gates + b * GH;
           do_clip(g, H);
           apply_activation(act[0], g, H);
           std::copy(g, g + H, h + b * H);
         }
       } else if (cfg.cell == Cell::kGru) {
         // z and r first: they only need H_{t-1}.
-        detail::gemm_acc<T>(B, 2 * H, H, h, H, rt.data(), GH, gates.data(), GH, pool);
+        detail::gemm_acc<T>(B, 2 * H, H, h, H, rt, GH, gates, GH, pool);
         for (int64_t b = 0; b < B; ++b) {
-          T* g = gates.data() + b * GH;
+          T* g = gates + b * GH;
           do_clip(g, 2 * H);
           apply_activation(act[0], g, 2 * H);
         }
         if (cfg.linear_before_reset) {
-          std::fill(scratch.begin(), scratch.end(), T(0));
-          detail::gemm_acc<T>(B, H, H, h, H, rt.data() + 2 * H, GH, scratch.data(), H, pool);
+          std::fill(scratch, scratch + B * H, T(0));
+          detail::gemm_acc<T>(B, H, H, h, H, rt + 2 * H, GH, scratch, H, pool);
           for (int64_t b = 0; b < B; ++b) {
-            T* g = gates.data() + b * GH;
-            const T* hr = scratch.data() + b * H;
+            T* g = gates + b * GH;
+            const T* hr = scratch + b * H;
             for (int64_t j = 0; j < H; ++j) g[2 * H + j] += g[H + j] * (hr[j] + rb[2 * H + j]);
           }
         } else {
           for (int64_t b = 0; b < B; ++b)
             for (int64_t j = 0; j < H; ++j) scratch[b * H + j] = gates[b * GH + H + j] * h[b * H + j];
-          detail::gemm_acc<T>(B, H, H, scratch.data(), H, rt.data() + 2 * H, GH, gates.data() + 2 * H, GH, pool);
+          detail::gemm_acc<T>(B, H, H, scratch, H, rt + 2 * H, GH, gates + 2 * H, GH, pool);
         }
         for (int64_t b = 0; b < B; ++b) {
-          if (t >= cfg.lens[b]) continue;
-          T* g = gates.data() + b * GH;
+          if (t >= lens[b]) continue;
+          T* g = gates + b * GH;
           T* hh = g + 2 * H;
           do_clip(hh, H);
           apply_activation(act[1], hh, H);
@@ -284,10 +448,10 @@ Status run_rnn(KernelContext& ctx, const Config& cfg) {
           for (int64_t j = 0; j < H; ++j) hb[j] = (T(1) - g[j]) * hh[j] + g[j] * hb[j];
         }
       } else {
-        detail::gemm_acc<T>(B, GH, H, h, H, rt.data(), GH, gates.data(), GH, pool);
+        detail::gemm_acc<T>(B, GH, H, h, H, rt, GH, gates, GH, pool);
         for (int64_t b = 0; b < B; ++b) {
-          if (t >= cfg.lens[b]) continue;
-          T* gi = gates.data() + b * GH;
+          if (t >= lens[b]) continue;
+          T* gi = gates + b * GH;
           T* go = gi + H;
           T* gf = gi + 2 * H;
           T* gc = gi + 3 * H;
@@ -312,7 +476,7 @@ Status run_rnn(KernelContext& ctx, const Config& cfg) {
             for (int64_t j = 0; j < H; ++j) go[j] += p_o[j] * cb[j];
           do_clip(go, H);
           apply_activation(act[0], go, H);
-          T* tmp = scratch.data() + b * H;
+          T* tmp = scratch + b * H;
           std::copy(cb, cb + H, tmp);
           apply_activation(act[2], tmp, H);
           for (int64_t j = 0; j < H; ++j) h[b * H + j] = go[j] * tmp[j];
@@ -320,31 +484,29 @@ Status run_rnn(KernelContext& ctx, const Config& cfg) {
       }
       if (y_t)
         for (int64_t b = 0; b < B; ++b)
-          if (t < cfg.lens[b]) std::copy(h + b * H, h + (b + 1) * H, y_t + b * H);
+          if (t < lens[b]) std::copy(h + b * H, h + (b + 1) * H, y_t + b * H);
     }
   }
 
   // Outputs, in the layout the node asked for.
-  if (want_y) {
-    Shape shape = batch_first ? Shape{B, S, D, H} : Shape{S, D, B, H};
-    DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, ctx.input(0)->dtype(), shape));
-    E* out = y->data<E>();
+  if (want_y && !y_direct) {
+    E* out = y_out->data<E>();
     for (int64_t t = 0; t < S; ++t)
       for (int64_t d = 0; d < D; ++d)
         for (int64_t b = 0; b < B; ++b) {
-          const T* src = ys.data() + ((t * D + d) * B + b) * H;
+          const T* src = ys + ((t * D + d) * B + b) * H;
           E* dst = out + (batch_first ? ((b * S + t) * D + d) : ((t * D + d) * B + b)) * H;
           for (int64_t j = 0; j < H; ++j) dst[j] = Converter<T, E>::out(src[j]);
         }
   }
-  auto write_state = [&](size_t idx, const std::vector<T>& st) -> Status {
+  auto write_state = [&](size_t idx, const T* st) -> Status {
     if (!ctx.output_requested(idx)) return Status::Ok();
     Shape shape = batch_first ? Shape{B, D, H} : Shape{D, B, H};
-    DLRT_ASSIGN_OR_RETURN(Tensor * o, ctx.allocate_output(idx, ctx.input(0)->dtype(), shape));
+    DLRT_ASSIGN_OR_RETURN(Tensor * o, ctx.allocate_output(idx, x_in->dtype(), shape));
     E* out = o->data<E>();
     for (int64_t d = 0; d < D; ++d)
       for (int64_t b = 0; b < B; ++b) {
-        const T* src = st.data() + (d * B + b) * H;
+        const T* src = st + (d * B + b) * H;
         E* dst = out + (batch_first ? (b * D + d) : (d * B + b)) * H;
         for (int64_t j = 0; j < H; ++j) dst[j] = Converter<T, E>::out(src[j]);
       }
@@ -363,92 +525,137 @@ Status check_shape(const KernelContext& ctx, const Tensor* t, const char* name, 
   return Status::Ok();
 }
 
-Status compute_recurrent(KernelContext& ctx, Cell cell) {
-  const ir::Node& n = ctx.node();
-  Config cfg;
-  cfg.cell = cell;
-  cfg.G = cell == Cell::kRnn ? 1 : (cell == Cell::kGru ? 3 : 4);
-  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* w, required_input(ctx, 1));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* r, required_input(ctx, 2));
-  if (!dtype_is_float(x->dtype())) return ctx.unsupported(std::string("dtype ") + dtype_name(x->dtype()) + " is not supported");
-  for (size_t i = 1; i < ctx.num_inputs(); ++i) {
-    if (i == 4) continue;  // sequence_lens is int32
-    const Tensor* t = ctx.input(i);
-    if (t && t->dtype() != x->dtype()) return ctx.invalid("input " + std::to_string(i) + " has a different dtype than X");
-  }
-  if (x->rank() != 3 || w->rank() != 3 || r->rank() != 3) return ctx.invalid("X, W and R must be 3-D");
-
-  const std::string direction = n.attr_string("direction", "forward");
-  if (direction == "forward") {
-    cfg.D = 1;
-  } else if (direction == "reverse") {
-    cfg.D = 1;
-    cfg.reverse = true;
-  } else if (direction == "bidirectional") {
-    cfg.D = 2;
-  } else {
-    return ctx.invalid("unknown direction '" + direction + "'");
-  }
-  cfg.layout = ctx.opset() >= 14 ? n.attr_int("layout", 0) : 0;
-  if (cfg.layout != 0 && cfg.layout != 1) return ctx.invalid("layout must be 0 or 1");
-  cfg.S = cfg.layout == 0 ? x->dim(0) : x->dim(1);
-  cfg.B = cfg.layout == 0 ? x->dim(1) : x->dim(0);
-  cfg.I = x->dim(2);
-  cfg.H = r->dim(2);
-  if (n.has_attr("hidden_size") && n.attr_int("hidden_size", 0) != cfg.H)
-    return ctx.invalid("hidden_size " + std::to_string(n.attr_int("hidden_size", 0)) + " does not match R's shape " +
-                       shape_to_string(r->shape()));
-  const int64_t D = cfg.D, B = cfg.B, H = cfg.H, GH = cfg.G * cfg.H;
-  DLRT_RETURN_IF_ERROR(check_shape(ctx, w, "W", {D, GH, cfg.I}));
-  DLRT_RETURN_IF_ERROR(check_shape(ctx, r, "R", {D, GH, H}));
-  DLRT_RETURN_IF_ERROR(check_shape(ctx, ctx.input(3), "B", {D, 2 * GH}));
-  const Shape state_shape = cfg.layout == 0 ? Shape{D, B, H} : Shape{B, D, H};
-  DLRT_RETURN_IF_ERROR(check_shape(ctx, ctx.input(5), "initial_h", state_shape));
-  if (cell == Cell::kLstm) {
-    DLRT_RETURN_IF_ERROR(check_shape(ctx, ctx.input(6), "initial_c", state_shape));
-    DLRT_RETURN_IF_ERROR(check_shape(ctx, ctx.input(7), "P", {D, 3 * H}));
+// RNN, GRU and LSTM: attributes parsed at creation and, where W and R (and B,
+// P) are graph constants, the weights converted and transposed once.
+class RecurrentKernel final : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> create(const ir::Node& node, Cell cell, const ConstantInputs* constants) {
+    auto k = std::make_unique<RecurrentKernel>();
+    DLRT_ASSIGN_OR_RETURN(k->at_, parse_attrs(node, cell));
+    if (constants) k->prepare(*constants);
+    return std::unique_ptr<OpKernel>(std::move(k));
   }
 
-  cfg.lens.assign(static_cast<size_t>(B), cfg.S);
-  if (const Tensor* sl = ctx.input(4)) {
-    DLRT_RETURN_IF_ERROR(check_shape(ctx, sl, "sequence_lens", {B}));
-    DLRT_ASSIGN_OR_RETURN(cfg.lens, read_int_tensor(*sl, ctx));
-    for (int64_t v : cfg.lens)
-      if (v < 0 || v > cfg.S)
-        return ctx.invalid("sequence_lens value " + std::to_string(v) + " is outside [0, " + std::to_string(cfg.S) + "]");
-  }
-  if (const ir::Attribute* a = n.attr("clip")) {
-    cfg.has_clip = true;
-    cfg.clip = a->f;
-    if (!(cfg.clip > 0)) return ctx.invalid("clip must be positive");
-  }
-  cfg.linear_before_reset = n.attr_int("linear_before_reset", 0) != 0;
-  cfg.input_forget = n.attr_int("input_forget", 0) != 0;
-  static const std::vector<std::string> kRnnActs = {"Tanh"}, kGruActs = {"Sigmoid", "Tanh"},
-                                        kLstmActs = {"Sigmoid", "Tanh", "Tanh"};
-  DLRT_RETURN_IF_ERROR(
-      parse_activations(ctx, cell == Cell::kRnn ? kRnnActs : (cell == Cell::kGru ? kGruActs : kLstmActs), cfg));
+  Status compute(KernelContext& ctx) const override {
+    const RnnAttrs& at = at_;
+    DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+    DLRT_ASSIGN_OR_RETURN(const Tensor* w, required_input(ctx, 1));
+    DLRT_ASSIGN_OR_RETURN(const Tensor* r, required_input(ctx, 2));
+    if (!dtype_is_float(x->dtype()))
+      return ctx.unsupported(std::string("dtype ") + dtype_name(x->dtype()) + " is not supported");
+    for (size_t i = 1; i < ctx.num_inputs(); ++i) {
+      if (i == 4) continue;  // sequence_lens is int32
+      const Tensor* t = ctx.input(i);
+      if (t && t->dtype() != x->dtype()) return ctx.invalid("input " + std::to_string(i) + " has a different dtype than X");
+    }
+    if (x->rank() != 3 || w->rank() != 3 || r->rank() != 3) return ctx.invalid("X, W and R must be 3-D");
+    Dims dm;
+    dm.S = at.layout == 0 ? x->dim(0) : x->dim(1);
+    dm.B = at.layout == 0 ? x->dim(1) : x->dim(0);
+    dm.I = x->dim(2);
+    dm.H = r->dim(2);
+    if (at.hidden_size >= 0 && at.hidden_size != dm.H)
+      return ctx.invalid("hidden_size " + std::to_string(at.hidden_size) + " does not match R's shape " +
+                         shape_to_string(r->shape()));
+    const int64_t D = at.D, B = dm.B, H = dm.H, GH = at.G * dm.H;
+    DLRT_RETURN_IF_ERROR(check_shape(ctx, w, "W", {D, GH, dm.I}));
+    DLRT_RETURN_IF_ERROR(check_shape(ctx, r, "R", {D, GH, H}));
+    DLRT_RETURN_IF_ERROR(check_shape(ctx, ctx.input(3), "B", {D, 2 * GH}));
+    const Shape state_shape = at.layout == 0 ? Shape{D, B, H} : Shape{B, D, H};
+    DLRT_RETURN_IF_ERROR(check_shape(ctx, ctx.input(5), "initial_h", state_shape));
+    if (at.cell == Cell::kLstm) {
+      DLRT_RETURN_IF_ERROR(check_shape(ctx, ctx.input(6), "initial_c", state_shape));
+      DLRT_RETURN_IF_ERROR(check_shape(ctx, ctx.input(7), "P", {D, 3 * H}));
+    }
 
-  switch (x->dtype()) {
-    case DType::kFloat32: return run_rnn<float, float>(ctx, cfg);
-    case DType::kFloat64: return run_rnn<double, double>(ctx, cfg);
-    case DType::kFloat16: return run_rnn<float, Float16>(ctx, cfg);
-    case DType::kBFloat16: return run_rnn<float, BFloat16>(ctx, cfg);
-    default: return ctx.unsupported(std::string("dtype ") + dtype_name(x->dtype()) + " is not supported");
+    int64_t* lens = lens_buffer(static_cast<size_t>(B));
+    std::fill(lens, lens + B, dm.S);
+    if (const Tensor* sl = ctx.input(4)) {
+      DLRT_RETURN_IF_ERROR(check_shape(ctx, sl, "sequence_lens", {B}));
+      if (sl->dtype() != DType::kInt32 && sl->dtype() != DType::kInt64)
+        return ctx.invalid(std::string("sequence_lens must be int32 or int64, got ") + dtype_name(sl->dtype()));
+      for (int64_t b = 0; b < B; ++b) {
+        const int64_t v = sl->dtype() == DType::kInt32 ? sl->data<int32_t>()[b] : sl->data<int64_t>()[b];
+        if (v < 0 || v > dm.S)
+          return ctx.invalid("sequence_lens value " + std::to_string(v) + " is outside [0, " + std::to_string(dm.S) + "]");
+        lens[b] = v;
+      }
+    }
+
+    switch (x->dtype()) {
+      case DType::kFloat32: return run_rnn<float, float>(ctx, at, dm, lens, &pre_f_);
+      case DType::kFloat64: return run_rnn<double, double>(ctx, at, dm, lens, &pre_d_);
+      case DType::kFloat16: return run_rnn<float, Float16>(ctx, at, dm, lens, &pre_f_);
+      case DType::kBFloat16: return run_rnn<float, BFloat16>(ctx, at, dm, lens, &pre_f_);
+      default: return ctx.unsupported(std::string("dtype ") + dtype_name(x->dtype()) + " is not supported");
+    }
   }
+
+ private:
+  // Prepares the weights from the graph's constants when W and R are
+  // constants whose shapes fit the attributes (and B, P are constants or
+  // absent); anything else is left to the run, which reports what is wrong.
+  void prepare(const ConstantInputs& constants) {
+    const Tensor* w = constants(1);
+    const Tensor* r = constants(2);
+    if (!w || !r || w->rank() != 3 || r->rank() != 3 || w->dtype() != r->dtype()) return;
+    Dims dm;
+    dm.I = w->dim(2);
+    dm.H = r->dim(2);
+    const int64_t GH = at_.G * dm.H;
+    if (w->shape() != Shape{at_.D, GH, dm.I} || r->shape() != Shape{at_.D, GH, dm.H}) return;
+    const Tensor* b = constants(3);
+    const Tensor* p = at_.cell == Cell::kLstm ? constants(7) : nullptr;
+    if (b && (b->dtype() != w->dtype() || b->shape() != Shape{at_.D, 2 * GH})) return;
+    if (p && (p->dtype() != w->dtype() || p->shape() != Shape{at_.D, 3 * dm.H})) return;
+    switch (w->dtype()) {
+      case DType::kFloat32: prepare_as<float, float>(dm, w, r, b, p, pre_f_); break;
+      case DType::kFloat64: prepare_as<double, double>(dm, w, r, b, p, pre_d_); break;
+      case DType::kFloat16: prepare_as<float, Float16>(dm, w, r, b, p, pre_f_); break;
+      case DType::kBFloat16: prepare_as<float, BFloat16>(dm, w, r, b, p, pre_f_); break;
+      default: break;
+    }
+  }
+
+  template <typename T, typename E>
+  void prepare_as(const Dims& dm, const Tensor* w, const Tensor* r, const Tensor* b, const Tensor* p,
+                  PreparedWeights<T>& pre) {
+    const WeightSizes ws = weight_sizes(at_, dm);
+    pre.data.assign(ws.wt + ws.rt + ws.bias + ws.peep, T(0));
+    pre.view.wt = pre.data.data();
+    pre.view.rt = pre.view.wt + ws.wt;
+    pre.view.bias = pre.view.rt + ws.rt;
+    pre.view.peep = pre.view.bias + ws.bias;
+    prepare_weights<T, E>(at_, dm, w, r, b, p, pre.view);
+    pre.w = w->raw_data();
+    pre.r = r->raw_data();
+    pre.b = b ? b->raw_data() : nullptr;
+    pre.p = p ? p->raw_data() : nullptr;
+    pre.dims = dm;
+  }
+
+  RnnAttrs at_;
+  PreparedWeights<float> pre_f_;
+  PreparedWeights<double> pre_d_;
+};
+
+KernelDef recurrent_def(const char* op, Cell cell) {
+  KernelDef def;
+  def.op_type = op;
+  def.min_opset = 1;
+  def.factory = [cell](const ir::Node& node) { return RecurrentKernel::create(node, cell, nullptr); };
+  def.factory_with_constants = [cell](const ir::Node& node, const ConstantInputs& constants) {
+    return RecurrentKernel::create(node, cell, &constants);
+  };
+  return def;
 }
-
-Status compute_rnn(KernelContext& ctx) { return compute_recurrent(ctx, Cell::kRnn); }
-Status compute_gru(KernelContext& ctx) { return compute_recurrent(ctx, Cell::kGru); }
-Status compute_lstm(KernelContext& ctx) { return compute_recurrent(ctx, Cell::kLstm); }
 
 }  // namespace
 
 Status register_rnn_kernels(KernelRegistry& r) {
-  DLRT_RETURN_IF_ERROR(r.add_fn("RNN", compute_rnn, 1));
-  DLRT_RETURN_IF_ERROR(r.add_fn("GRU", compute_gru, 1));
-  DLRT_RETURN_IF_ERROR(r.add_fn("LSTM", compute_lstm, 1));
+  DLRT_RETURN_IF_ERROR(r.add(recurrent_def("RNN", Cell::kRnn)));
+  DLRT_RETURN_IF_ERROR(r.add(recurrent_def("GRU", Cell::kGru)));
+  DLRT_RETURN_IF_ERROR(r.add(recurrent_def("LSTM", Cell::kLstm)));
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 
 namespace dlrt::opencl {
 
@@ -1209,6 +1210,55 @@ const std::map<std::string, OpInfo>& op_table() {
   return t;
 }
 
+// The kernels' limits that placement can see in the graph's static types and
+// attributes: each is also refused by the op's lowering, and claiming such a
+// node would only move the refusal to the first run.
+std::string static_shape_reason(const ir::Graph& graph, const ir::Node& node) {
+  auto rank_of = [&](size_t input) -> std::optional<size_t> {
+    if (input >= node.inputs.size() || node.inputs[input] == ir::kNoValue) return std::nullopt;
+    const auto& shape = graph.values[node.inputs[input]].type.shape;
+    if (!shape) return std::nullopt;
+    return shape->size();
+  };
+  // A rank the kernel needs: known and equal, or the node stays on the cpu.
+  auto needs_rank = [&](size_t input, size_t rank, const char* what) -> std::string {
+    std::optional<size_t> r = rank_of(input);
+    if (!r) return std::string("the rank of input ") + std::to_string(input) + " is unknown at placement (" + what + ")";
+    if (*r != rank) return what;
+    return "";
+  };
+  const std::string& op = node.op_type;
+  if (op == "Conv") {
+    std::string r = needs_rank(0, 4, "only 2-D convolution");
+    if (r.empty()) r = needs_rank(1, 4, "only 2-D convolution");
+    return r;
+  }
+  if (op == "MaxPool" || op == "AveragePool") {
+    std::string r = needs_rank(0, 4, "only 2-D pooling");
+    if (!r.empty()) return r;
+    if (op == "MaxPool" && node.attr_int("storage_order", 0) != 0) return "MaxPool storage_order";
+    if (op == "AveragePool")
+      for (int64_t d : node.attr_ints("dilations", {}))
+        if (d != 1) return "dilated AveragePool";
+    return "";
+  }
+  if (op == "Resize") {
+    std::string r = needs_rank(0, 4, "only 4-D Resize");
+    if (!r.empty()) return r;
+    static const char* coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
+                                   "tf_half_pixel_for_nn"};
+    static const char* nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    std::string coord = node.attr_string("coordinate_transformation_mode", "half_pixel");
+    std::string nearest = node.attr_string("nearest_mode", "round_prefer_floor");
+    if (std::find(std::begin(coords), std::end(coords), coord) == std::end(coords))
+      return "Resize coordinate_transformation_mode '" + coord + "'";
+    if (std::find(std::begin(nearests), std::end(nearests), nearest) == std::end(nearests))
+      return "Resize nearest_mode '" + nearest + "'";
+    return "";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string device_unsupported_reason(const ir::Graph& graph, const ir::Node& node,
@@ -1277,7 +1327,7 @@ std::string device_unsupported_reason(const ir::Graph& graph, const ir::Node& no
   }
   if ((op == "Sum" || op == "Max" || op == "Min") && node.inputs.size() > 2) return op + " of more than two inputs";
   if (op == "Mod" && node.attr_int("fmod", 0) != 1) return "Mod without fmod=1";
-  return "";
+  return static_shape_reason(graph, node);
 }
 
 bool epilogue_of(const ir::Node& node, const std::vector<const Tensor*>& host, Epilogue* epi) {

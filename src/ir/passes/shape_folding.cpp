@@ -277,6 +277,7 @@ class ShapeInference {
       const Info* i = in(n, 0);
       std::optional<Dims> out;
       if (i && i->sval) out = as_shape(*i->sval);
+      else if (i) out = rank_from_shape_input(*i);
       return set(n, 0, dt, out);
     }
     if (op == "Expand") {
@@ -330,10 +331,17 @@ class ShapeInference {
     set(n, 0, dtype_of_in(n, 0), out);
   }
 
+  // A target shape computed at run time whose own length is known gives the
+  // output's rank, though none of its dims.
+  static std::optional<Dims> rank_from_shape_input(const Info& shape_input) {
+    if (!shape_input.shape || shape_input.shape->size() != 1 || !(*shape_input.shape)[0].is_static()) return std::nullopt;
+    return Dims(static_cast<size_t>((*shape_input.shape)[0].size), unknown_dim());
+  }
+
   void infer_reshape(const Node& n) {
     auto x = shape_of(n, 0);
     const Info* s = in(n, 1);
-    if (!s || !s->sval) return set(n, 0, dtype_of_in(n, 0), std::nullopt);
+    if (!s || !s->sval) return set(n, 0, dtype_of_in(n, 0), s ? rank_from_shape_input(*s) : std::nullopt);
     Dims t = *s->sval;
     bool allowzero = n.attr_int("allowzero", 0) != 0;
     int minus = -1;
@@ -509,8 +517,12 @@ class ShapeInference {
       axes = n.inputs.size() > 3 && n.inputs[3] >= 0 ? ints_of(n, 3) : std::vector<int64_t>{};
       steps = n.inputs.size() > 4 && n.inputs[4] >= 0 ? ints_of(n, 4) : std::vector<int64_t>{};
     }
-    if (!starts || !ends || !axes || !steps || starts->size() != ends->size())
-      return set(n, 0, dtype_of_in(n, 0), std::nullopt);
+    if (!starts || !ends || !axes || !steps || starts->size() != ends->size()) {
+      // Parameters known only at run time: a slice keeps its input's rank.
+      std::optional<Dims> out;
+      if (d->shape && !d->sval) out = Dims(d->shape->size(), unknown_dim());
+      return set(n, 0, dtype_of_in(n, 0), out);
+    }
     if (axes->empty())
       for (size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<int64_t>(i));
     if (steps->empty()) steps->assign(starts->size(), 1);
