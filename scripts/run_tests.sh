@@ -5,7 +5,8 @@
 #      tests/conformance/expected_passing.txt (any expected case that does not
 #      pass is a failure; the full log is in BUILD/conformance.log),
 #   3. the model-zoo test (ctest -R Zoo; skipped unless DLRT_ZOO_DIR is set),
-#   and the real-OpenVINO tests a second time against a 2024.x wheel.
+#   and the real-OpenVINO tests again against each release of the OpenVINO
+#   matrix (DLRT_OPENVINO_MATRIX).
 # Then prints the totals. Exit status 0 only when all three pass.
 set -uo pipefail
 
@@ -31,23 +32,55 @@ unit_rc=${PIPESTATUS[0]}
 # Skipped tests are listed in the totals, so a green run never hides one.
 unit_skipped=$(grep -oE 'Test +#[0-9]+: [A-Za-z0-9_.]+ \.+\*+Skipped' "$BUILD/ctest.log" | awk '{print $3}' | sort | tr '\n' ' ')
 
-# The real-OpenVINO tests once more against a 2024.x wheel (the element-type
-# numbering before 2025.1), in a venv of its own; skipped with the reason when
-# pip cannot install it. DLRT_OPENVINO_OLD_VERSION= (empty) leaves it out.
-OV_OLD=${DLRT_OPENVINO_OLD_VERSION-2024.6.0}
-ov_old_state="not run (DLRT_OPENVINO_OLD_VERSION is empty)"
-if [ -n "$OV_OLD" ] && [ -z "${DLRT_OPENVINO_TEST_VERSION:-}" ]; then
-  echo
-  echo "== real OpenVINO $OV_OLD (ctest -R RealOpenVino, DLRT_OPENVINO_TEST_VERSION=$OV_OLD)"
-  ov_out=$(DLRT_OPENVINO_TEST_VERSION=$OV_OLD ctest --test-dir "$BUILD" --output-on-failure -R '^RealOpenVino\.' 2>&1)
-  ov_rc=$?
-  echo "$ov_out" | grep -E 'Passed|Failed|Skipped|tests passed|Failure' | sed -E 's/ +\.\.\.+ */ /'
-  [ $ov_rc -ne 0 ] && echo "$ov_out" | tail -40
-  if [ $ov_rc -ne 0 ]; then ov_old_state="FAILED"; unit_rc=1
-  elif echo "$ov_out" | grep -q 'Skipped'; then ov_old_state="skipped (see the reasons above)"
-  else ov_old_state="ok"; fi
+# The real-OpenVINO tests (ctest -R RealOpenVino) once more against each
+# other release of the matrix, each in a venv of its own (the ctest run above
+# used the default pin, 2025.4.1): DLRT_OPENVINO_MATRIX, default "2024.6.0
+# 2026.4.1 newest", where "newest" is the newest release on PyPI at test time
+# when it is not already in the matrix. A release pip cannot install is
+# skipped with the reason; a failure of any is a test failure.
+# DLRT_OPENVINO_MATRIX= (empty) leaves them out.
+OV_MATRIX=${DLRT_OPENVINO_MATRIX-2024.6.0 2026.4.1 newest}
+OV_DEFAULT=2025.4.1
+ov_summary=()
+newest_openvino() {
+  # `pip index versions` prints "openvino (X.Y.Z)" first.
+  python3 -m pip index versions openvino --disable-pip-version-check 2>/dev/null |
+    sed -nE 's/^openvino \(([0-9][0-9.]*)\).*/\1/p' | head -1
+}
+if [ -z "${DLRT_OPENVINO_TEST_VERSION:-}" ]; then
+  releases=()
+  for v in $OV_MATRIX; do
+    if [ "$v" = newest ]; then
+      nv=$(newest_openvino)
+      if [ -z "$nv" ]; then
+        ov_summary+=("newest: not run (pip index versions openvino found no release: PyPI unreachable?)")
+        continue
+      fi
+      case " $OV_DEFAULT $OV_MATRIX " in
+        *" $nv "*) ov_summary+=("newest on PyPI is $nv: tested in the matrix"); continue ;;
+      esac
+      v=$nv
+    fi
+    releases+=("$v")
+  done
+  for v in "${releases[@]}"; do
+    echo
+    echo "== real OpenVINO $v (ctest -R RealOpenVino, DLRT_OPENVINO_TEST_VERSION=$v)"
+    ov_out=$(DLRT_OPENVINO_TEST_VERSION=$v ctest --test-dir "$BUILD" --output-on-failure -V -R '^RealOpenVino\.' 2>&1)
+    ov_rc=$?
+    echo "$ov_out" | grep -E 'Test +#[0-9]+: .*(Passed|Failed|Skipped)|tests passed|Failure|\[  SKIPPED \]' |
+      sed -E 's/^[0-9]+: //; s/ +\.\.\.+ */ /'
+    [ $ov_rc -ne 0 ] && echo "$ov_out" | tail -40
+    passed=$(echo "$ov_out" | grep -cE 'Test +#[0-9]+: .* Passed')
+    total=$(echo "$ov_out" | grep -cE 'Test +#[0-9]+: .*(Passed|Failed|Skipped|\*\*\*)')
+    zoo=$(echo "$ov_out" | grep -c 'openvino zoo: ')
+    state="$passed of $total tests passed, $zoo zoo outputs compared"
+    if [ $ov_rc -ne 0 ]; then state="FAILED ($state)"; unit_rc=1
+    elif echo "$ov_out" | grep -q 'Skipped'; then state="skipped ($(echo "$ov_out" | grep -m1 -oE 'cannot install[^)]*' || echo 'see the reasons above'))"
+    fi
+    ov_summary+=("$v: $state")
+  done
 fi
-
 echo
 echo "== ONNX conformance ($TESTDATA/{node,pytorch-converted,pytorch-operator,simple})"
 dirs=()
@@ -96,5 +129,5 @@ if [ -n "$unit_skipped" ]; then
 fi
 if [ $conf_rc -eq 0 ]; then echo "conformance: ok -- $conf_line"; else echo "conformance: FAILED -- $conf_line"; fi
 echo "zoo:         $zoo_state"
-echo "openvino $OV_OLD: $ov_old_state"
+for line in "${ov_summary[@]}"; do echo "openvino    $line"; done
 [ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ]

@@ -16,6 +16,9 @@
 //   OV_DOUBLE_INFER_FAIL_AT=N    the Nth ov_infer_request_infer call of the process fails
 //   OV_DOUBLE_INFER_FAIL_FROM=N  every infer call from the Nth on fails
 //   OV_DOUBLE_IMPORT_INCOMPATIBLE=1  ov_core_import_model refuses every blob as incompatible
+//   OV_DOUBLE_IMPORT_ZERO_COPY=1 ov_core_import_model keeps reading the caller's bytes, as
+//                                OpenVINO 2026.x does: every infer checks that they are
+//                                still what was imported, and fails when they are not
 //   OV_DOUBLE_OPTIMAL_REQUESTS=N OPTIMAL_NUMBER_OF_INFER_REQUESTS (default 2)
 //   OV_DOUBLE_STATS=FILE         rewrites FILE with counters (cores, compiles, THROUGHPUT-hinted
 //                                compiles, imports, infer requests, infers, max parallel
@@ -201,6 +204,10 @@ struct ov_output_const_port {
 struct ov_compiled_model {
   std::string device;
   std::string hint;
+  // OV_DOUBLE_IMPORT_ZERO_COPY: the caller's bytes and their hash at import.
+  const char* imported_from = nullptr;
+  size_t imported_size = 0;
+  uint64_t imported_hash = 0;
   std::shared_ptr<dlrt::ir::Graph> graph;
   std::unique_ptr<dlrt::ThreadPool> pool;
   std::unique_ptr<dlrt::Executor> executor;
@@ -250,6 +257,13 @@ std::vector<int64_t> static_dims(const dlrt::ir::Value& v, bool& is_static) {
 
 ov_status_e finish_compiled(std::shared_ptr<dlrt::ir::Graph> graph, const std::string& device, const std::string& hint,
                             ov_compiled_model_t** out);
+
+// FNV-1a over a byte range.
+uint64_t bytes_hash(const char* p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
+  return h;
+}
 
 // The blob: "OVDOUBLE1\n" version "\n" device "\n" hint "\n" ONNX bytes.
 constexpr const char* kBlobMagic = "OVDOUBLE1";
@@ -541,6 +555,11 @@ OV_API ov_status_e ov_core_import_model(const ov_core_t* core, const char* conte
   if (!m.ok()) return fail(kGeneralError, "import: corrupt blob: " + m.status().message());
   ov_status_e st = finish_compiled(m->graph, dev, head[3], compiled_model);
   if (st == kOk) count([](Stats& s) { ++s.imports; });
+  if (st == kOk && env("OV_DOUBLE_IMPORT_ZERO_COPY") == "1") {
+    (*compiled_model)->imported_from = content;
+    (*compiled_model)->imported_size = content_size;
+    (*compiled_model)->imported_hash = bytes_hash(content, content_size);
+  }
   return st;
 }
 #endif
@@ -797,6 +816,9 @@ OV_API ov_status_e ov_infer_request_infer(ov_infer_request_t* infer_request) {
     return fail(kGeneralError, "infer failed: device lost (OV_DOUBLE_INFER_FAIL, call " + std::to_string(n) + ")");
 
   const ov_compiled_model* cm = infer_request->compiled;
+  if (cm->imported_from && bytes_hash(cm->imported_from, cm->imported_size) != cm->imported_hash)
+    return fail(kGeneralError, "infer failed: the bytes the model was imported from changed after the import "
+                               "(OV_DOUBLE_IMPORT_ZERO_COPY: freed or reused by the caller)");
   std::vector<dlrt::RunValue> in;
   for (size_t i = 0; i < infer_request->inputs.size(); ++i) {
     const auto& t = infer_request->inputs[i];

@@ -277,6 +277,27 @@ TEST_F(OvDouble, RunOnTheNpuThroughTheBackend) {
   EXPECT_FALSE(j["report"][0]["degraded"].get<bool>()) << last_output_;
 }
 
+// OpenVINO 2026.x imports without copying: the compiled model reads the bytes it was imported
+// from on every infer. The backend must keep them for the executable's lifetime, so that runs
+// after session create (which frees the blob) still see them. The double fails an infer whose
+// imported bytes changed, and glibc's MALLOC_PERTURB_ fills freed memory (blocks past the
+// per-thread cache's 1 KiB: conv_net's blob is about 7 KiB), so bytes freed too early change;
+// in strict mode the run would then exit 4.
+TEST_F(OvDouble, ImportedBytesLiveAsLongAsTheCompiledModel) {
+  REQUIRE_BACKEND();
+  for (const char* device : {"openvino:NPU", "openvino:CPU"}) {
+    SCOPED_TRACE(device);
+    auto r = run_command(dlrt(kDoubleDir, "OV_DOUBLE_IMPORT_ZERO_COPY=1 MALLOC_PERTURB_=165 DLRT_STRICT=1",
+                              "run " + quote(model("conv_net.onnx")) + " --device " + device + " --json"));
+    EXPECT_FALSE(r.signaled) << r.output;
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto j = parse_json(r.output);
+    ASSERT_TRUE(j.is_object()) << r.output;
+    EXPECT_EQ(j["report"][0]["backend"], "openvino") << r.output;
+    EXPECT_FALSE(j["report"][0]["degraded"].get<bool>()) << r.output;
+  }
+}
+
 TEST_F(OvDouble, FallsBackToCpuWithTheReason) {
   REQUIRE_BACKEND();
   struct Case {

@@ -20,6 +20,7 @@
 #include <unordered_set>
 
 #include "backends/openvino/ov_api.h"
+#include "core/large_alloc.h"
 #include "core/logging.h"
 #include "ir/onnx_export.h"
 #include "runtime/blob_cache.h"
@@ -175,8 +176,38 @@ struct Runtime {
   }
 };
 
+// The bytes a compiled model was imported from. OpenVINO 2026.x imports
+// without copying (the compiled model's weights point into these bytes; 2024.x
+// and 2025.x copied them), so they must live exactly as long as the compiled
+// model: freed only after it. 64-byte aligned, as OpenVINO's own buffers.
+class ImportedBytes {
+ public:
+  ImportedBytes() = default;
+  ImportedBytes(const ImportedBytes&) = delete;
+  ImportedBytes& operator=(const ImportedBytes&) = delete;
+  ~ImportedBytes() {
+    if (p_) buffer_free(p_, cap_);
+  }
+  // A copy of `n` bytes at `src`; false when there is no memory for it.
+  bool assign(const void* src, size_t n) {
+    cap_ = (std::max<size_t>(n, 1) + 63) / 64 * 64;
+    p_ = buffer_alloc(cap_, false);
+    if (!p_) return false;
+    std::memcpy(p_, src, n);
+    size_ = n;
+    return true;
+  }
+  const char* data() const { return static_cast<const char*>(p_); }
+  size_t size() const { return size_; }
+
+ private:
+  void* p_ = nullptr;
+  size_t size_ = 0, cap_ = 0;
+};
+
 struct OvExecutable : Executable {
   const Runtime* rt = nullptr;
+  ImportedBytes imported;  // declared before `compiled`: destroyed after it
   ov_compiled_model_t* compiled = nullptr;
   std::string device;
   std::vector<DType> in_types, out_types;
@@ -444,7 +475,12 @@ class OpenVinoBackend final : public Backend {
     auto exe = std::make_unique<OvExecutable>();
     exe->rt = rt;
     exe->device = device.spec();
-    const char* payload = reinterpret_cast<const char*>(blob.data.data()) + h.payload_at;
+    // The executable keeps its own copy of the payload: the blob is the caller's and may be
+    // freed after init, while OpenVINO 2026.x keeps reading the bytes it imported.
+    if (!exe->imported.assign(blob.data.data() + h.payload_at, blob.data.size() - h.payload_at))
+      return Status(StatusCode::kOutOfMemory, "openvino: no memory for the " +
+                                                        std::to_string(blob.data.size() - h.payload_at) +
+                                                        "-byte compiled model of " + device.spec());
     // An exported model does not carry the inference precision it was compiled with: imported
     // as is, OpenVINO's CPU plugin runs it at the device default, bf16 on CPUs with AMX or
     // AVX512-BF16. The precision is a core setting at import time, so set it first, and check
@@ -459,7 +495,7 @@ class OpenVinoBackend final : public Backend {
           return rt->error(StatusCode::kBackendError,
                            "OpenVINO refused inference precision '" + precision + "' on " + device.spec(), st);
       }
-      st = s.ov_core_import_model(rt->core, payload, blob.data.size() - h.payload_at, device.name.c_str(),
+      st = s.ov_core_import_model(rt->core, exe->imported.data(), exe->imported.size(), device.name.c_str(),
                                   &exe->compiled);
     }
     if (st != OV_STATUS_OK || exe->compiled == nullptr)
@@ -645,8 +681,8 @@ class OpenVinoBackend final : public Backend {
     st = start_runtime(*rt);
     if (!st.ok()) {
       a.reason = st.message();
-      a.fix = "use an OpenVINO release dlrt supports (2024.2 .. " + std::to_string(kNewestKnownMajor) +
-              ".x), e.g. pip install openvino==2025.4.1, or point OPENVINO_LIB_PATH at one";
+      a.fix = "use an OpenVINO release dlrt is tested with (2024.6.0, 2025.4.1, 2026.4.1), e.g. pip install "
+              "openvino==2026.4.1, or point OPENVINO_LIB_PATH at one";
       if (!rt->version.build.empty()) a.version = rt->version.build;
       return a;
     }

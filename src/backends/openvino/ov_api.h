@@ -7,9 +7,12 @@
 // Checked against openvinotoolkit/openvino src/bindings/c/include/openvino/c/
 // {ov_common,ov_core,ov_model,ov_compiled_model,ov_infer_request,ov_tensor,
 // ov_shape,ov_partial_shape,ov_dimension,ov_rank,ov_node}.h of releases
-// 2024.2 through 2025.x, and run against the 2025.4.1 PyPI wheel (see
-// tests/openvino/). The signatures below did not change across those releases;
-// what changed is the numbering of ov_element_type_e (see OvNumbering).
+// 2024.2 through 2025.x, and run against the 2024.6.0, 2025.4.1 and 2026.4.1
+// PyPI wheels (see tests/openvino/ and scripts/run_tests.sh). The signatures
+// below did not change across those releases; what changed is the numbering
+// of ov_element_type_e (see OvNumbering; 2026.4.1 keeps the 2025 one), and in
+// 2026.x ov_core_import_model stopped copying the bytes it imports (see
+// ImportedBytes in openvino_backend.cpp).
 //
 // The test double in tests/openvino_double/ implements exactly the functions
 // of DLRT_OV_SYMBOLS (plus DLRT_OV_VERSION_SYMBOLS and, optionally,
