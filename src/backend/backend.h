@@ -30,6 +30,9 @@ struct Availability {
   std::string fix;                   // when unavailable: what the user can do
   std::string library_path;          // the vendor library loaded, if any
   std::string version;               // the vendor runtime's version, if known
+  // How far the release is trusted: "tested release", or the verdict of the
+  // compatibility check of an untested one (backend/canary.h).
+  std::string compatibility;
   std::vector<std::string> tried;    // paths tried while loading
   std::chrono::system_clock::time_point checked_at{};
 };

@@ -44,7 +44,7 @@ class Searcher {
 
   // Tries one file or bare soname; true when it loaded.
   bool try_path(const std::string& path) {
-    auto r = DynamicLibrary::open_file(path);
+    auto r = DynamicLibrary::open_file(path, s_.own_symbols_first);
     if (r.ok()) {
       loaded = std::move(r).value();
       tried.push_back(loaded->path() + ": loaded");
@@ -86,9 +86,15 @@ class Searcher {
 
 }  // namespace
 
-Result<std::shared_ptr<DynamicLibrary>> DynamicLibrary::open_file(const std::string& path) {
+Result<std::shared_ptr<DynamicLibrary>> DynamicLibrary::open_file(const std::string& path, bool own_symbols_first) {
+  int flags = RTLD_NOW | RTLD_LOCAL;
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  if (own_symbols_first) flags |= RTLD_DEEPBIND;
+#else
+  (void)own_symbols_first;
+#endif
   ::dlerror();
-  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* h = ::dlopen(path.c_str(), flags);
   if (h == nullptr) {
     const char* e = ::dlerror();
     return Status(StatusCode::kDeviceUnavailable, e ? e : path + ": dlopen failed");

@@ -36,6 +36,12 @@ struct LibrarySearch {
   std::vector<std::string> names;    // "libopenvino_c.so", ...
   std::vector<std::string> folders;  // well-known install locations, glob patterns allowed
   std::string fix;                   // "install OpenVINO, or set OPENVINO_LIB_PATH to ..."
+  // The library and its dependencies resolve symbols among themselves before
+  // the process's (RTLD_DEEPBIND), so that C++ runtime code the host program
+  // exports (its own instantiations of std::string members, say) is never
+  // bound into the vendor's code. Off in sanitizer builds, whose runtimes
+  // refuse RTLD_DEEPBIND.
+  bool own_symbols_first = false;
 };
 
 class DynamicLibrary {
@@ -46,7 +52,7 @@ class DynamicLibrary {
   static Result<std::shared_ptr<DynamicLibrary>> open(const LibrarySearch& search,
                                                       std::vector<std::string>* tried = nullptr);
   // Loads exactly `path` (a path or a bare soname). kDeviceUnavailable with dlerror's text.
-  static Result<std::shared_ptr<DynamicLibrary>> open_file(const std::string& path);
+  static Result<std::shared_ptr<DynamicLibrary>> open_file(const std::string& path, bool own_symbols_first = false);
 
   // Runtimes that start threads (OpenVINO, CUDA, most GPU drivers) crash when unmapped while
   // their threads run or at exit, so the handle is never dlclose'd unless asked for here.

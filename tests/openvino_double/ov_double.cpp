@@ -19,6 +19,9 @@
 //   OV_DOUBLE_IMPORT_ZERO_COPY=1 ov_core_import_model keeps reading the caller's bytes, as
 //                                OpenVINO 2026.x does: every infer checks that they are
 //                                still what was imported, and fails when they are not
+//   OV_DOUBLE_INFER_CRASH=1      every infer dies with SIGSEGV (a vendor crash)
+//   OV_DOUBLE_INFER_HANG=1       every infer blocks forever (a vendor hang)
+//   OV_DOUBLE_INFER_WRONG=1      every infer adds 1 to its float32 outputs (wrong values)
 //   OV_DOUBLE_OPTIMAL_REQUESTS=N OPTIMAL_NUMBER_OF_INFER_REQUESTS (default 2)
 //   OV_DOUBLE_STATS=FILE         rewrites FILE with counters (cores, compiles, THROUGHPUT-hinted
 //                                compiles, imports, infer requests, infers, max parallel
@@ -26,6 +29,8 @@
 // A blob exported by one version/device is refused on import by another, as
 // OpenVINO does. Build variant OV_DOUBLE_OMIT_SYMBOL leaves ov_core_import_model out.
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <atomic>
@@ -815,6 +820,10 @@ OV_API ov_status_e ov_infer_request_infer(ov_infer_request_t* infer_request) {
   if ((at > 0 && n == at) || (from > 0 && n >= from))
     return fail(kGeneralError, "infer failed: device lost (OV_DOUBLE_INFER_FAIL, call " + std::to_string(n) + ")");
 
+  if (env("OV_DOUBLE_INFER_CRASH") == "1") std::raise(SIGSEGV);
+  if (env("OV_DOUBLE_INFER_HANG") == "1")
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  const bool wrong = env("OV_DOUBLE_INFER_WRONG") == "1";
   const ov_compiled_model* cm = infer_request->compiled;
   if (cm->imported_from && bytes_hash(cm->imported_from, cm->imported_size) != cm->imported_hash)
     return fail(kGeneralError, "infer failed: the bytes the model was imported from changed after the import "
@@ -836,6 +845,8 @@ OV_API ov_status_e ov_infer_request_infer(ov_infer_request_t* infer_request) {
     ov_status_e st = new_tensor(dtype_to_element(t.dtype()), shape, nullptr, &made);
     if (st != kOk) return st;
     if (t.nbytes()) std::memcpy(made->impl->data, t.raw_data(), t.nbytes());
+    if (wrong && t.dtype() == DType::kFloat32)
+      for (int64_t k = 0; k < t.size(); ++k) static_cast<float*>(made->impl->data)[k] += 1.0f;
     infer_request->outputs[i] = made->impl;
     delete made;
   }

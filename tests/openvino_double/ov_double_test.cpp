@@ -54,10 +54,13 @@ fs::path temp_dir(const std::string& tag) {
 }
 
 // An environment in which only `lib_dir` can provide OpenVINO: no python3
-// query, no venvs, a HOME without ~/.local, the blob cache off.
+// query, no venvs, a HOME without ~/.local, the blob cache off, and the double
+// (whose version, 2025.1.0, dlrt was not tested with) trusted without the
+// compatibility check, except where `extra` asks for it.
 std::string ov_env(const std::string& lib_dir, const fs::path& home, const std::string& extra = "") {
   return "env -u VIRTUAL_ENV -u CONDA_PREFIX -u DLRT_DEVICE -u DLRT_STRICT -u LD_LIBRARY_PATH HOME=" + quote(home.string()) +
-         " OPENVINO_LIB_PATH=" + quote(lib_dir) + " DLRT_OPENVINO_NO_PYTHON=1 DLRT_CACHE=0 " + extra + " ";
+         " OPENVINO_LIB_PATH=" + quote(lib_dir) + " DLRT_OPENVINO_NO_PYTHON=1 DLRT_CACHE=0 DLRT_CANARY=skip " + extra +
+         " ";
 }
 
 nlohmann::json parse_json(const std::string& out) {
@@ -296,6 +299,89 @@ TEST_F(OvDouble, ImportedBytesLiveAsLongAsTheCompiledModel) {
     EXPECT_EQ(j["report"][0]["backend"], "openvino") << r.output;
     EXPECT_FALSE(j["report"][0]["degraded"].get<bool>()) << r.output;
   }
+}
+
+// ---- The compatibility check of a release dlrt was not tested with ----
+
+// `dlrt devices --json`'s entry for the openvino backend.
+nlohmann::json openvino_entry(const std::string& output) {
+  auto j = parse_json(output);
+  if (!j.is_object()) return nlohmann::json();
+  for (const auto& b : j["backends"])
+    if (b["name"] == "openvino") return b;
+  return nlohmann::json();
+}
+
+constexpr const char* kUntested = "OV_DOUBLE_VERSION_STRING=2026.9.0-double DLRT_CANARY=auto";
+
+// A release that crashes, hangs or computes wrong values in the check is unavailable with the
+// reason; the parent survives, runs on the cpu and says why, and strict mode exits 4.
+TEST_F(OvDouble, CanaryRejectsAReleaseThatCrashesHangsOrIsWrong) {
+  REQUIRE_BACKEND();
+  struct Case {
+    std::string mode, reason_has;
+  };
+  for (const Case& c : {Case{"OV_DOUBLE_INFER_CRASH=1", "SEGV"}, Case{"OV_DOUBLE_INFER_HANG=1", "hung"},
+                        Case{"OV_DOUBLE_INFER_WRONG=1", "differs from dlrt's CPU backend"}}) {
+    SCOPED_TRACE(c.mode);
+    const std::string extra = std::string(kUntested) + " DLRT_CANARY_TIMEOUT_S=3 " + c.mode;
+    auto r = run_command(dlrt(kDoubleDir, extra, "devices --json"));
+    EXPECT_FALSE(r.signaled) << r.output;
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto e = openvino_entry(r.output);
+    ASSERT_TRUE(e.is_object()) << r.output;
+    EXPECT_FALSE(e["available"].get<bool>()) << e.dump();
+    const std::string reason = e.value("reason", "");
+    EXPECT_NE(reason.find("OpenVINO 2026.9.0-double failed dlrt's compatibility check"), std::string::npos) << reason;
+    EXPECT_NE(reason.find(c.reason_has), std::string::npos) << reason;
+    EXPECT_NE(e.value("fix", "").find("DLRT_CANARY=recheck"), std::string::npos) << e.dump();
+
+    // A run falls back to the cpu with the reason; strict mode exits 4.
+    auto j = run_mlp(kDoubleDir, extra, "openvino:NPU");
+    ASSERT_TRUE(j.is_object()) << last_output_;
+    EXPECT_EQ(j["report"][0]["backend"], "cpu") << last_output_;
+    EXPECT_TRUE(j["report"][0]["degraded"].get<bool>()) << last_output_;
+    EXPECT_NE(j["report"][0]["reason"].get<std::string>().find("compatibility check"), std::string::npos)
+        << last_output_;
+    run_mlp(kDoubleDir, extra + " DLRT_STRICT=1", "openvino:NPU", 4);
+  }
+}
+
+// A release that passes is used, and the verdict is kept per version in the cache folder:
+// read back by the next process, checked again on DLRT_CANARY=recheck, not checked on skip;
+// a tested release is never checked.
+TEST_F(OvDouble, CanaryVerdictIsCachedPerRelease) {
+  REQUIRE_BACKEND();
+  const fs::path cache = tmp_ / "canary_cache";
+  const std::string with_cache = std::string(kUntested) + " DLRT_CACHE=1 DLRT_CACHE_DIR=" + quote(cache.string());
+  auto compatibility = [&](const std::string& extra) {
+    auto r = run_command(dlrt(kDoubleDir, extra, "devices --json"));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    auto e = openvino_entry(r.output);
+    EXPECT_TRUE(e.is_object() && e["available"].get<bool>()) << r.output;
+    return e.is_object() ? e.value("compatibility", "") : std::string();
+  };
+  std::string first = compatibility(with_cache);
+  EXPECT_EQ(first.rfind("passed dlrt's compatibility check", 0), 0u) << first;
+  EXPECT_EQ(first.find("cached"), std::string::npos) << first;
+  int verdicts = 0;
+  for (const auto& f : fs::directory_iterator(cache / "canary")) verdicts += f.path().extension() == ".verdict";
+  EXPECT_EQ(verdicts, 1);
+  std::string second = compatibility(with_cache);
+  EXPECT_NE(second.find("cached"), std::string::npos) << second;
+  // A cached pass is trusted as it is: a now-crashing library is not checked again...
+  EXPECT_NE(compatibility(with_cache + " OV_DOUBLE_INFER_CRASH=1").find("cached"), std::string::npos);
+  // ... unless asked to.
+  auto r = run_command(dlrt(kDoubleDir, with_cache + " DLRT_CANARY=recheck OV_DOUBLE_INFER_CRASH=1", "devices --json"));
+  auto e = openvino_entry(r.output);
+  ASSERT_TRUE(e.is_object()) << r.output;
+  EXPECT_FALSE(e["available"].get<bool>()) << r.output;
+  EXPECT_EQ(compatibility(std::string(kUntested) + " DLRT_CANARY=skip"), "not checked (DLRT_CANARY=skip)");
+  EXPECT_EQ(compatibility("OV_DOUBLE_VERSION_STRING=2025.4.1-double DLRT_CANARY=auto"), "tested release");
+  // The run itself goes to the device once the check passed.
+  auto j = run_mlp(kDoubleDir, std::string(kUntested) + " DLRT_STRICT=1", "openvino:NPU");
+  ASSERT_TRUE(j.is_object()) << last_output_;
+  EXPECT_EQ(j["report"][0]["backend"], "openvino") << last_output_;
 }
 
 TEST_F(OvDouble, FallsBackToCpuWithTheReason) {

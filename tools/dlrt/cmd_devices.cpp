@@ -104,7 +104,9 @@ nlohmann::ordered_json to_json(const std::vector<Device>& hardware, const std::v
     } else {
       e["reason"] = a.reason;
       e["fix"] = a.fix;
+      if (!a.version.empty()) e["version"] = a.version;
     }
+    if (!a.compatibility.empty()) e["compatibility"] = a.compatibility;
     e["tried"] = a.tried;
     j["backends"].push_back(std::move(e));
   }
@@ -141,6 +143,7 @@ void print_text(const std::vector<Device>& hardware, const std::vector<BackendIn
       std::string where = a.library_path.empty() ? "built in" : a.library_path;
       std::string version = a.version.empty() ? "" : "  version " + a.version;
       std::printf("  %-14s available    %s%s\n", b.name.c_str(), where.c_str(), version.c_str());
+      if (!a.compatibility.empty()) std::printf("  %-14s   %s\n", "", a.compatibility.c_str());
     } else {
       std::printf("  %-14s unavailable  %s\n", b.name.c_str(), a.reason.empty() ? "(no reason given)" : a.reason.c_str());
       if (!a.fix.empty()) std::printf("  %-14s   fix: %s\n", "", a.fix.c_str());

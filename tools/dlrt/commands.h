@@ -12,5 +12,6 @@ int cmd_bench(int argc, char** argv);
 int cmd_compile(int argc, char** argv);
 int cmd_embed(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
+int cmd_canary(int argc, char** argv);
 
 }  // namespace dlrt::cli

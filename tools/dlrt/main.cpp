@@ -20,6 +20,7 @@ constexpr const char* kUsage =
     "  compile MODEL      compile partitions ahead of time into a model with embedded blobs\n"
     "  embed --model DIR  sentence embeddings of texts with a sentence-transformers folder\n"
     "  serve --model DIR  embedding server (OpenAI-compatible /v1/embeddings)\n"
+    "  canary BACKEND     check the backend's vendor runtime against dlrt's CPU backend\n"
     "\n"
     "'dlrt COMMAND --help' describes a command's options. Every command also takes\n"
     "--config FILE: a TOML file with device, strict, threads and cache_dir (default\n"
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
   if (cmd == "compile") return cmd_compile(argc, argv);
   if (cmd == "embed") return cmd_embed(argc, argv);
   if (cmd == "serve") return cmd_serve(argc, argv);
+  if (cmd == "canary") return cmd_canary(argc, argv);
   std::fprintf(stderr, "dlrt: error: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return kExitUsage;
 }

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "backend/canary.h"
 #include "backends/openvino/ov_api.h"
 #include "core/large_alloc.h"
 #include "core/logging.h"
@@ -204,6 +205,18 @@ class ImportedBytes {
   void* p_ = nullptr;
   size_t size_ = 0, cap_ = 0;
 };
+
+// The releases `make test` runs the real-wheel suite against (scripts/run_tests.sh); any other
+// is checked in a child process before it is trusted (backend/canary.h).
+constexpr const char* kTestedReleases[] = {"2024.6.0", "2025.4.1", "2026.4.1"};
+constexpr const char* kTestedReleaseList = "2024.6.0, 2025.4.1, 2026.4.1";
+
+bool tested_release(const OvVersion& v) {
+  const std::string mmp = std::to_string(v.major) + "." + std::to_string(v.minor) + "." + std::to_string(v.patch);
+  for (const char* t : kTestedReleases)
+    if (mmp == t) return true;
+  return false;
+}
 
 struct OvExecutable : Executable {
   const Runtime* rt = nullptr;
@@ -596,21 +609,29 @@ class OpenVinoBackend final : public Backend {
       void* p = const_cast<void*>(t.raw_data());
       // Zero-copy when the data is there and aligned as OpenVINO's own allocations are.
       bool zero_copy = p != nullptr && t.nbytes() > 0 && reinterpret_cast<uintptr_t>(p) % 64 == 0;
-      if (zero_copy) {
-        st = s.ov_tensor_create_from_host_ptr(et, shape, p, &ot);
-      } else {
-        st = s.ov_tensor_create(et, shape, &ot);
-        if (st == OV_STATUS_OK && t.nbytes() > 0) {
-          void* dst = nullptr;
-          st = s.ov_tensor_data(ot, &dst);
-          if (st == OV_STATUS_OK && dst != nullptr) std::memcpy(dst, p, t.nbytes());
-        }
-      }
+      st = zero_copy ? s.ov_tensor_create_from_host_ptr(et, shape, p, &ot) : s.ov_tensor_create(et, shape, &ot);
       s.ov_shape_free(&shape);
       if (st != OV_STATUS_OK || ot == nullptr) {
         if (ot) s.ov_tensor_free(ot);
         return rt->error(StatusCode::kBackendError, "OpenVINO input tensor " + std::to_string(i), st);
       }
+      // Before OpenVINO reads our buffer (zero-copy) or we write its own: both must hold exactly
+      // the tensor's bytes, or one side would read or write past the other's end.
+      size_t vendor_bytes = 0;
+      void* vendor_data = nullptr;
+      st = s.ov_tensor_get_byte_size(ot, &vendor_bytes);
+      if (st == OV_STATUS_OK && t.nbytes() > 0) st = s.ov_tensor_data(ot, &vendor_data);
+      if (st != OV_STATUS_OK || vendor_bytes != t.nbytes() || (t.nbytes() > 0 && vendor_data == nullptr) ||
+          (zero_copy && vendor_data != p)) {
+        s.ov_tensor_free(ot);
+        if (st != OV_STATUS_OK) return rt->error(StatusCode::kBackendError, "OpenVINO input tensor " + std::to_string(i), st);
+        return Status(StatusCode::kBackendError,
+                      "OpenVINO's tensor for input " + std::to_string(i) + " (" + dtype_name(t.dtype()) + " " +
+                          shape_to_string(t.shape()) + ") holds " + std::to_string(vendor_bytes) + " bytes, not " +
+                          std::to_string(t.nbytes()) + (zero_copy && vendor_data != p ? ", or not at our buffer" : "") +
+                          ": the element types disagree; not handing it over");
+      }
+      if (!zero_copy && t.nbytes() > 0) std::memcpy(vendor_data, p, t.nbytes());
       (zero_copy ? g_zero_copy_inputs : g_copied_inputs).fetch_add(1, std::memory_order_relaxed);
       st = s.ov_infer_request_set_input_tensor_by_index(req, i, ot);
       s.ov_tensor_free(ot);  // the request keeps its own reference
@@ -681,13 +702,28 @@ class OpenVinoBackend final : public Backend {
     st = start_runtime(*rt);
     if (!st.ok()) {
       a.reason = st.message();
-      a.fix = "use an OpenVINO release dlrt is tested with (2024.6.0, 2025.4.1, 2026.4.1), e.g. pip install "
-              "openvino==2026.4.1, or point OPENVINO_LIB_PATH at one";
+      a.fix = std::string("use an OpenVINO release dlrt is tested with (") + kTestedReleaseList +
+              "), e.g. pip install openvino==2026.4.1, or point OPENVINO_LIB_PATH at one";
       if (!rt->version.build.empty()) a.version = rt->version.build;
       return a;
     }
-    a.available = true;
     a.version = rt->version.build;
+    if (!in_canary_child()) {
+      if (tested_release(rt->version)) {
+        a.compatibility = "tested release";
+      } else {
+        BlobCache cache = BlobCache::from_env();
+        CanaryVerdict v = check_release({"openvino", "OpenVINO", rt->version.build, cache.enabled() ? cache.dir() : ""});
+        a.compatibility = v.summary();
+        if (v.kind == CanaryVerdict::Kind::kFailed) {
+          a.reason = "OpenVINO " + rt->version.build + " failed dlrt's compatibility check: " + v.reason;
+          a.fix = std::string("use a release dlrt is tested with (") + kTestedReleaseList +
+                  "); DLRT_CANARY=recheck checks this one again, DLRT_CANARY=skip trusts it unchecked";
+          return a;
+        }
+      }
+    }
+    a.available = true;
     runtime_ = std::move(rt);
     loaded_.store(runtime_.get(), std::memory_order_release);
     return a;
@@ -965,6 +1001,10 @@ LibrarySearch openvino_library_search(bool with_python) {
   s.what = "OpenVINO runtime (libopenvino_c.so)";
   s.env_var = "OPENVINO_LIB_PATH";
   s.names = {"libopenvino_c.so"};
+  // OpenVINO's C++ core must bind its C++ runtime symbols to its own libstdc++, never to copies
+  // a host program exports: with 2025.4.1, binding std::string members that the dlrt executable
+  // exports aborted its IR frontend (free(): invalid pointer) while importing some models.
+  s.own_symbols_first = true;
   // Versioned sonames (libopenvino_c.so.2541) in the loader's folders.
   for (const auto& d : split(env_or("LD_LIBRARY_PATH"), ':')) s.folders.push_back(d);
   auto add_site = [&](const std::string& site) { s.folders.push_back(site + "/openvino/libs"); };
