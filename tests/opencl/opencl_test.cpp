@@ -411,35 +411,47 @@ TEST_F(OpenClTest, FusedChainsAndPlanReuse) {
 
 // A node OpenCL lacks (CumSum) splits the graph: opencl, cpu, opencl; the
 // report names both devices and the result matches the CPU.
-TEST_F(OpenClTest, MixedPartitionsReportBothDevices) {
-  std::mt19937 rng(3);
+// x -> Relu -> OP(r, initializers...) -> Sigmoid -> y: a node OpenCL runs on each side of `op`.
+// `x_dims` empty: x has no shape at all (unknown rank). `add_initializers` adds OP's other inputs.
+onnx::ModelProto relu_op_sigmoid(const std::string& op, const std::vector<int64_t>& x_dims,
+                                 const std::vector<std::string>& initializers,
+                                 const std::function<void(onnx::GraphProto*)>& add_initializers) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.add_opset_import()->set_version(17);
   auto* g = m.mutable_graph();
-  g->set_name("mixed");
+  g->set_name("relu_" + op + "_sigmoid");
   auto* vi = g->add_input();
   vi->set_name("x");
   vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int d : {4, 6}) vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
-  auto* ax = g->add_initializer();
-  ax->set_name("axis");
-  ax->set_data_type(onnx::TensorProto::INT64);
-  ax->add_int64_data(1);
-  auto node = [&](const std::string& op, std::vector<std::string> in, std::string out) {
+  for (int64_t d : x_dims) vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  add_initializers(g);
+  auto node = [&](const std::string& type, std::vector<std::string> in, std::string out) {
     auto* n = g->add_node();
-    n->set_op_type(op);
+    n->set_op_type(type);
     n->set_name(out);
     for (auto& i : in) n->add_input(i);
     n->add_output(out);
   };
+  std::vector<std::string> op_inputs = {"r"};
+  op_inputs.insert(op_inputs.end(), initializers.begin(), initializers.end());
   node("Relu", {"x"}, "r");
-  node("CumSum", {"r", "axis"}, "c");
+  node(op, op_inputs, "c");
   node("Sigmoid", {"c"}, "y");
   auto* vy = g->add_output();
   vy->set_name("y");
   vy->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  vy->mutable_type()->mutable_tensor_type()->mutable_shape();
+  return m;
+}
+
+TEST_F(OpenClTest, MixedPartitionsReportBothDevices) {
+  std::mt19937 rng(3);
+  onnx::ModelProto m = relu_op_sigmoid("CumSum", {4, 6}, {"axis"}, [](onnx::GraphProto* g) {
+    auto* ax = g->add_initializer();
+    ax->set_name("axis");
+    ax->set_data_type(onnx::TensorProto::INT64);
+    ax->add_int64_data(1);
+  });
   std::map<std::string, Tensor> feeds{{"x", Tensor::from_vector<float>({4, 6}, random_floats(24, rng))}};
   RunReport report;
   auto a = run_on(m.SerializeAsString(), feeds, "opencl", &report);
@@ -457,35 +469,17 @@ TEST_F(OpenClTest, MixedPartitionsReportBothDevices) {
 // elementwise nodes around them go to OpenCL, and strict mode does not fail.
 TEST_F(OpenClTest, PlacementLeavesWhatTheKernelsCannotRunOnCpu) {
   std::mt19937 rng(5);
+  const std::vector<float> weights = random_floats(8 * 4 * 3, rng, -0.5f, 0.5f);
   for (bool known_rank : {true, false}) {
-    onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(17);
-    auto* g = m.mutable_graph();
-    g->set_name("conv1d");
-    auto* vi = g->add_input();
-    vi->set_name("x");
-    vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-    if (known_rank)  // else no shape at all: the rank is unknown
-      for (int d : {2, 4, 16}) vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
-    auto* wt = g->add_initializer();
-    wt->set_name("w");
-    wt->set_data_type(onnx::TensorProto::FLOAT);
-    for (int d : {8, 4, 3}) wt->add_dims(d);
-    for (float v : random_floats(8 * 4 * 3, rng, -0.5f, 0.5f)) wt->add_float_data(v);
-    auto node = [&](const std::string& op, std::vector<std::string> in, std::string out) {
-      auto* n = g->add_node();
-      n->set_op_type(op);
-      n->set_name(out);
-      for (auto& i : in) n->add_input(i);
-      n->add_output(out);
-    };
-    node("Relu", {"x"}, "r");
-    node("Conv", {"r", "w"}, "c");
-    node("Sigmoid", {"c"}, "y");
-    auto* vy = g->add_output();
-    vy->set_name("y");
-    vy->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    // Without dims, x has no shape at all: its rank is unknown.
+    std::vector<int64_t> x_dims = known_rank ? std::vector<int64_t>{2, 4, 16} : std::vector<int64_t>{};
+    onnx::ModelProto m = relu_op_sigmoid("Conv", x_dims, {"w"}, [&](onnx::GraphProto* g) {
+      auto* wt = g->add_initializer();
+      wt->set_name("w");
+      wt->set_data_type(onnx::TensorProto::FLOAT);
+      for (int d : {8, 4, 3}) wt->add_dims(d);
+      for (float v : weights) wt->add_float_data(v);
+    });
     std::map<std::string, Tensor> feeds{{"x", Tensor::from_vector<float>({2, 4, 16}, random_floats(128, rng))}};
     RunReport report;
     auto a = run_on(m.SerializeAsString(), feeds, "opencl", &report);
