@@ -514,6 +514,27 @@ int run_cli(const std::string& args, std::string* out, const std::string& env = 
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
+// The compatibility check (backend/canary.h) of an OpenCL driver, run by hand: the built-in
+// model on OpenCL matches the CPU backend. The driver CI tests with is not checked on load.
+TEST_F(OpenClTest, CanaryCommandPassesAndTheTestedDriverIsNotChecked) {
+  std::string out;
+  ASSERT_EQ(run_cli("canary opencl", &out), 0) << out;
+  auto j = nlohmann::json::parse(out.substr(std::min(out.rfind("{\"canary\""), out.size())), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << out;
+  EXPECT_TRUE(j["ok"].get<bool>()) << out;
+  EXPECT_NE(j["detail"].get<std::string>().find("on opencl"), std::string::npos) << out;
+  out.clear();
+  ASSERT_EQ(run_cli("devices --json", &out), 0) << out;
+  auto d = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_TRUE(d.is_object()) << out;
+  for (const auto& b : d["backends"])
+    if (b["name"] == "opencl") {
+      const std::string driver = b.value("version", "");
+      if (driver.find("PoCL 3.1") != std::string::npos) EXPECT_EQ(b.value("compatibility", ""), "tested driver") << b.dump();
+      else EXPECT_NE(b.value("compatibility", "").find("compatibility check"), std::string::npos) << b.dump();
+    }
+}
+
 TEST_F(OpenClTest, CliFallsBackWhenLibraryMissingAndStrictExits4) {
   fs::path dir = fs::path(DLRT_BINARY_DIR) / "opencl-test-tmp";
   fs::create_directories(dir);

@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
+#include "backend/canary.h"
 #include "core/hash.h"
 #include "core/logging.h"
 #include "runtime/blob_cache.h"
@@ -97,6 +99,25 @@ DeviceParams params_for(const ClDeviceInfo& d) {
     p.gemm_wpt = d.max_wg >= 16 ? 4 : 8;
   }
   return p;
+}
+
+// The drivers dlrt is tested with: CI runs the OpenCL tests on PoCL 3.1 (Debian 12's
+// pocl-opencl-icd) on the CPU.
+bool tested_drivers(const std::vector<ClDeviceInfo>& devs) {
+  for (const auto& d : devs)
+    if (d.platform_name != "Portable Computing Language" || d.driver_version.rfind("3.1", 0) != 0) return false;
+  return true;
+}
+
+// "Portable Computing Language 3.1+debian; NVIDIA CUDA 550.54.14": the verdict's cache key.
+std::string driver_identity(const std::vector<ClDeviceInfo>& devs) {
+  std::set<std::string> seen;
+  std::string out;
+  for (const auto& d : devs) {
+    std::string id = d.platform_name + " " + d.driver_version;
+    if (seen.insert(id).second) out += (out.empty() ? "" : "; ") + id;
+  }
+  return out;
 }
 
 }  // namespace
@@ -195,14 +216,39 @@ Result<std::string> ClRuntime::on_load(const backend::DynamicLibrary& lib) {
   if (devs.empty())
     return Status(StatusCode::kDeviceUnavailable,
                   lib.path() + ": " + std::to_string(np) + " OpenCL platform(s) (" + version + ") but no usable device");
+  // Drivers dlrt was not tested with are checked in a child process first (backend/canary.h).
+  std::string compatibility;
+  if (!backend::in_canary_child()) {
+    std::string drivers = driver_identity(devs);
+    if (tested_drivers(devs)) {
+      compatibility = "tested driver";
+    } else {
+      BlobCache cache = BlobCache::from_env();
+      backend::CanaryVerdict v =
+          backend::check_release({"opencl", "OpenCL driver", drivers, cache.enabled() ? cache.dir() : ""});
+      compatibility = v.summary();
+      if (v.kind == backend::CanaryVerdict::Kind::kFailed)
+        return Status(StatusCode::kDeviceUnavailable,
+                      "OpenCL driver " + drivers + " failed dlrt's compatibility check: " + v.reason +
+                          " (DLRT_CANARY=recheck checks it again, DLRT_CANARY=skip trusts it unchecked)");
+    }
+  }
   api_ = table;
   std::lock_guard<std::mutex> lk(mu_);
+  compatibility_ = compatibility;
   devices_ = std::move(devs);
   contexts_.assign(devices_.size(), nullptr);
   return version;
 }
 
-backend::Availability ClRuntime::availability(bool refresh) { return library_.get(refresh); }
+backend::Availability ClRuntime::availability(bool refresh) {
+  backend::Availability a = library_.get(refresh);
+  if (a.available) {
+    std::lock_guard<std::mutex> lk(mu_);
+    a.compatibility = compatibility_;
+  }
+  return a;
+}
 
 std::vector<ClDeviceInfo> ClRuntime::devices() {
   if (!library_.get().available) return {};

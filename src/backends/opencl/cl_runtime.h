@@ -71,6 +71,7 @@ class ClRuntime {
   std::mutex mu_;
   std::vector<ClDeviceInfo> devices_;
   std::vector<std::shared_ptr<ClDeviceContext>> contexts_;
+  std::string compatibility_;  // Availability::compatibility, set by on_load (guarded by mu_)
 };
 
 // "CL_OUT_OF_RESOURCES (-5)" style message for an OpenCL error code.
