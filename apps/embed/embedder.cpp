@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/file_util.h"
 #include "embed/json_util.h"
 #include "embed/tokenizer.h"
 
@@ -33,11 +34,8 @@ namespace {
 Result<json> read_json(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return json();
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return IoError("cannot read " + path.string());
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  json j = json::parse(ss.str(), nullptr, false);
+  DLRT_ASSIGN_OR_RETURN(std::string text, read_folder_file(path.string()));
+  json j = json::parse(text, nullptr, false);
   if (j.is_discarded()) return InvalidModel(path.string() + ": not valid JSON");
   return j;
 }
@@ -49,6 +47,24 @@ struct ModelInput {
   InputKind kind;
   DType dtype;
 };
+
+// `rel`, a path modules.json names, as a path inside the model folder `dir`: no
+// absolute path, no "..", and no symbolic link out of the folder.
+Result<fs::path> inside_folder(const fs::path& dir, const std::string& rel) {
+  const fs::path p(rel);
+  bool ok = !rel.empty() && !p.has_root_path();
+  for (const auto& part : p) ok = ok && part != "..";
+  if (ok) {
+    std::error_code ec;
+    const fs::path base = fs::weakly_canonical(dir, ec), full = fs::weakly_canonical(dir / p, ec);
+    const auto mismatch = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
+    ok = !ec && mismatch.first == base.end();
+  }
+  if (!ok)
+    return InvalidModel("modules.json: the Pooling path \"" + rel + "\" is not a folder inside the model folder " +
+                        dir.string());
+  return dir / p;
+}
 
 // Pooling and normalisation from modules.json / 1_Pooling/config.json.
 Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize) {
@@ -64,8 +80,8 @@ Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize) {
       if (type.size() >= 9 && type.compare(type.size() - 9, 9, "Normalize") == 0) normalize = true;
       if (type.size() >= 7 && type.compare(type.size() - 7, 7, "Pooling") == 0) {
         std::string path = jsonu::get_string(m, "path", "1_Pooling");
-        if (path.find("..") != std::string::npos) return InvalidModel("modules.json: bad Pooling path \"" + path + "\"");
-        pooling_config = dir / path / "config.json";
+        DLRT_ASSIGN_OR_RETURN(pooling_config, inside_folder(dir, path));
+        pooling_config /= "config.json";
       }
     }
   }

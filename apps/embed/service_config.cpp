@@ -8,6 +8,8 @@
 
 #include <toml++/toml.h>
 
+#include "embed/file_util.h"
+
 namespace dlrt::embed {
 namespace {
 
@@ -162,11 +164,9 @@ Status apply_service_config_toml(ServiceConfig& config, const std::string& text,
 }
 
 Status apply_service_config_file(ServiceConfig& config, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot read config file " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return apply_service_config_toml(config, ss.str(), path);
+  auto text = read_folder_file(path, size_t{16} << 20);
+  if (!text.ok()) return text.status().with_context("config file");
+  return apply_service_config_toml(config, *text, path);
 }
 
 Status apply_service_config_env(ServiceConfig& config, const GetEnv& getenv) {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/file_util.h"
 #include "embed/json_util.h"
 #include "embed/unicode_tables.h"
 
@@ -76,6 +77,10 @@ void append_utf8(uint32_t cp, std::string& out) {
 
 namespace {
 
+// The largest token id a tokenizer.json may use (the vocabulary's and the added tokens'):
+// ids index a table of that many entries.
+constexpr int64_t kMaxTokenId = int64_t{1} << 26;
+
 // The ranges BERT calls Chinese characters (CJK Unified Ideographs and extensions,
 // compatibility ideographs); Hiragana, Katakana and Hangul are not among them.
 bool is_chinese_char(uint32_t cp) {
@@ -115,14 +120,7 @@ void canonical_order(std::u32string& s, size_t from) {
   }
 }
 
-Result<std::string> read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return IoError("cannot read " + path);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (f.bad()) return IoError("cannot read " + path);
-  return ss.str();
-}
+Result<std::string> read_file(const std::string& path) { return read_folder_file(path); }
 
 }  // namespace
 
@@ -213,7 +211,7 @@ Result<Tokenizer> Tokenizer::from_json_string(const std::string& text) {
   if (!vocab || !vocab->is_object() || vocab->empty()) return InvalidModel("model.vocab is missing or empty");
   int64_t max_id = -1;
   for (auto it = vocab->begin(); it != vocab->end(); ++it) {
-    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() > (1 << 26)) {
+    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() > kMaxTokenId) {
       return InvalidModel("model.vocab[\"" + it.key() + "\"] is not a valid id");
     }
     int64_t id = it.value().get<int64_t>();
@@ -253,6 +251,9 @@ Result<Tokenizer> Tokenizer::from_json_string(const std::string& text) {
       at.content = jsonu::get_string(a, "content", "");
       at.id = jsonu::get_int(a, "id", -1);
       if (at.content.empty() || at.id < 0) return InvalidModel("an added_tokens entry has no content or id");
+      if (at.id > kMaxTokenId)
+        return InvalidModel("added_tokens[\"" + at.content + "\"] has id " + std::to_string(at.id) + ", over the " +
+                            std::to_string(kMaxTokenId) + " a vocabulary can have");
       at.single_word = jsonu::get_bool(a, "single_word", false);
       at.lstrip = jsonu::get_bool(a, "lstrip", false);
       at.rstrip = jsonu::get_bool(a, "rstrip", false);

@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace dlrt {
@@ -31,13 +33,21 @@ Status open_regular(const std::string& path, Fd& f, struct stat& st) {
   return Status::Ok();
 }
 
-// Reads to the end of the file; `hint` is the expected size (0 when unknown).
-Result<std::string> read_fd(int fd, size_t hint, const std::string& path) {
+Status too_large(const std::string& path, size_t max_bytes, bool stream) {
+  return InvalidArgument("'" + path + "' " + (stream ? "gives" : "holds") + " more than " + std::to_string(max_bytes) +
+                         " bytes" + (stream ? " (an endless stream such as /dev/zero?); save it to a file" : "") +
+                         ": refusing to read it whole");
+}
+
+// Reads to the end of the file; `hint` is the expected size (0 when unknown),
+// at most `max_bytes`.
+Result<std::string> read_fd(int fd, size_t hint, size_t max_bytes, const std::string& path) {
   std::string out;
-  out.resize(hint > 0 ? hint : 64 * 1024);
+  out.resize(std::min(hint > 0 ? hint : 64 * 1024, max_bytes + 1));
   size_t used = 0;
   for (;;) {
-    if (used == out.size()) out.resize(out.size() * 2);
+    if (used > max_bytes) return too_large(path, max_bytes, hint == 0);
+    if (used == out.size()) out.resize(std::min(out.size() * 2, max_bytes + 1));
     ssize_t n = ::read(fd, out.data() + used, out.size() - used);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -52,13 +62,15 @@ Result<std::string> read_fd(int fd, size_t hint, const std::string& path) {
 
 }  // namespace
 
-Result<std::string> read_whole_file(const std::string& path) {
+Result<std::string> read_whole_file(const std::string& path, size_t max_bytes) {
   Fd f;
   struct stat st {};
   DLRT_RETURN_IF_ERROR(open_regular(path, f, st));
+  if (!S_ISREG(st.st_mode)) return read_fd(f.fd, 0, std::min(max_bytes, kMaxStreamBytes), path);
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) return too_large(path, max_bytes, false);
   // One spare byte so that a file of exactly st_size bytes ends with one read
   // returning 0 instead of a doubling of the buffer.
-  return read_fd(f.fd, S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) + 1 : 0, path);
+  return read_fd(f.fd, static_cast<size_t>(st.st_size) + 1, max_bytes, path);
 }
 
 }  // namespace dlrt

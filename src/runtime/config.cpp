@@ -8,6 +8,7 @@
 #include <toml++/toml.h>
 
 #include "backends/cpu/gemm.h"
+#include "core/file_io.h"
 
 namespace dlrt {
 
@@ -82,11 +83,9 @@ Result<RuntimeConfig> load_runtime_config() {
                              "or unset DLRT_CONFIG");
     return RuntimeConfig{};
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(StatusCode::kIoError, "config file " + path + " cannot be read");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_runtime_config(ss.str(), path);
+  auto text = read_whole_file(path, size_t{16} << 20);
+  if (!text.ok()) return text.status().with_context("config file");
+  return parse_runtime_config(*text, path);
 }
 
 }  // namespace dlrt

@@ -52,6 +52,21 @@ TEST_F(FileIo, SpecialFilesWithoutASizeAreReadToTheEnd) {
   EXPECT_NE(got.value().find("Pid:"), std::string::npos);
 }
 
+TEST_F(FileIo, ReadsAreBoundedEndlessStreamsIncluded) {
+  const std::string p = write("ten", pattern(10));
+  EXPECT_TRUE(read_whole_file(p, 10).ok());
+  auto over = read_whole_file(p, 9);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(over.status().message().find("more than 9 bytes"), std::string::npos) << over.status().message();
+  // A device that never ends stops at the stream limit, whatever the caller allows.
+  auto zero = read_whole_file("/dev/zero");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(zero.status().message().find("endless stream"), std::string::npos) << zero.status().message();
+  EXPECT_FALSE(read_whole_file("/dev/zero", 4096).ok());
+}
+
 TEST_F(FileIo, MissingFilesAndFoldersAreIoErrorsNamingThePath) {
   const std::string missing = (dir_ / "nope.onnx").string();
   auto a = read_whole_file(missing);

@@ -110,5 +110,29 @@ TEST(EmbedCli, ErrorsAreClearAndNonZero) {
   EXPECT_NE(help.output.find("--model DIR"), std::string::npos);
 }
 
+// Files that never end, or are not files: bounded reads and clear errors, never a read until
+// memory runs out (memory_limit_prefix makes such a read fail fast).
+TEST(EmbedCli, EndlessAndOddFilesAreRefused) {
+  auto limited = [](const std::string& cmd) { return run_command(dlrt::testing::memory_limit_prefix() + cmd); };
+  auto endless = limited(embed_cmd("--file /dev/zero"));
+  EXPECT_FALSE(endless.signaled) << endless.output;
+  EXPECT_EQ(endless.exit_code, 2) << endless.output;
+  EXPECT_NE(endless.output.find("longer than"), std::string::npos) << endless.output;
+
+  auto folder = run_command(embed_cmd("--file " + quote(DLRT_EMBED_TEST_DATA)));
+  EXPECT_EQ(folder.exit_code, 2) << folder.output;
+  EXPECT_NE(folder.output.find("is a folder"), std::string::npos) << folder.output;
+
+  fs::path linked = fs::path(DLRT_BINARY_DIR) / "embed_test" / "tokenizer_to_dev_zero";
+  fs::remove_all(linked);
+  fs::copy(kTiny, linked, fs::copy_options::recursive);
+  fs::remove(linked / "vocab.txt");
+  fs::create_symlink("/dev/zero", linked / "tokenizer.json");
+  auto zero = limited(quote(dlrt::testing::dlrt_binary()) + " embed --model " + quote(linked.string()) + " hello");
+  EXPECT_FALSE(zero.signaled) << zero.output;
+  EXPECT_EQ(zero.exit_code, 3) << zero.output;
+  EXPECT_NE(zero.output.find("not a regular file"), std::string::npos) << zero.output;
+}
+
 }  // namespace
 }  // namespace dlrt::embed

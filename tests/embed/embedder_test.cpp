@@ -215,6 +215,20 @@ TEST(EmbedEmbedder, BrokenFoldersGiveClearErrors) {
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("model.onnx"), std::string::npos) << s.message();
 
+  // A Pooling path outside the folder (absolute, "..", or a link out) is refused, never read.
+  fs::path elsewhere = copy_tiny("elsewhere_pooling");
+  write(elsewhere / "cls" / "config.json", R"({"pooling_mode_cls_token": true})");
+  fs::path escaping = copy_tiny("escaping");
+  fs::create_directory_symlink(elsewhere / "cls", escaping / "link_out");
+  for (const std::string& path : {(elsewhere / "cls").string(), std::string("../elsewhere_pooling/cls"),
+                                  std::string("link_out")}) {
+    SCOPED_TRACE(path);
+    write(escaping / "modules.json", R"([{"type": "sentence_transformers.models.Pooling", "path": ")" + path + R"("}])");
+    s = code(escaping);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidModel);
+    EXPECT_NE(s.message().find("is not a folder inside the model folder"), std::string::npos) << s.message();
+  }
+
   fs::path bpe = copy_tiny("bpe");
   write(bpe / "tokenizer.json", R"({"model": {"type": "BPE", "vocab": {}, "merges": []}})");
   EXPECT_EQ(code(bpe).code(), StatusCode::kUnsupported);

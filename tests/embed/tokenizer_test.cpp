@@ -109,6 +109,12 @@ TEST(EmbedTokenizer, JsonErrors) {
   ASSERT_TRUE(ok.ok()) << ok.status().to_string();
   EXPECT_EQ(ok->encode("HI there").ids, (std::vector<int64_t>{1, 0}));  // no post-processor: no specials
   EXPECT_EQ(Tokenizer::from_folder("/nonexistent/dir").status().code(), StatusCode::kNotFound);
+  // An added token's id is range-checked like the vocabulary's (1e15 once aborted with bad_alloc).
+  auto huge = Tokenizer::from_json_string(
+      R"({"model":{"type":"WordPiece","vocab":{"[UNK]":0}},"added_tokens":[{"id":1000000000000000,"content":"[X]"}]})");
+  EXPECT_EQ(huge.status().code(), StatusCode::kInvalidModel);
+  EXPECT_NE(huge.status().message().find("added_tokens[\"[X]\"] has id 1000000000000000"), std::string::npos)
+      << huge.status().to_string();
 }
 
 // ---------------------------------------------------------------- parity

@@ -125,6 +125,33 @@ TEST_F(CliTest, RunJsonHasOutputsReportAndTimings) {
   EXPECT_TRUE(j["timings_ms"]["run"].is_number());
 }
 
+// Every --json printer writes bytes that are not UTF-8 (here in the model's path) as U+FFFD
+// instead of aborting in the JSON library.
+TEST_F(CliTest, JsonOutputSurvivesBytesThatAreNotUtf8) {
+  const fs::path odd = tmp_ / "m\xff\xfe.onnx";
+  fs::copy_file(models_ + "/mlp.onnx", odd);
+  for (const std::string& cmd : {std::string("run"), std::string("inspect"), std::string("bench --iterations 1 --warmup 0")}) {
+    SCOPED_TRACE(cmd);
+    const std::string verb = cmd.substr(0, cmd.find(' '));
+    auto r = dlrt(verb + " " + quote(odd.string()) + cmd.substr(verb.size()) + " --json");
+    EXPECT_FALSE(r.signaled) << r.output;
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto j = nlohmann::json::parse(r.output.substr(std::min(r.output.find('{'), r.output.size())), nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "not JSON:\n" << r.output;
+    EXPECT_NE(r.output.find("\xef\xbf\xbd"), std::string::npos) << "no U+FFFD for the bad bytes:\n" << r.output;
+  }
+}
+
+// An input file that never ends is read up to a bound, then refused with a clear error.
+TEST_F(CliTest, EndlessInputFileIsRefused) {
+  auto r = run_command(testing::memory_limit_prefix() + quote(testing::dlrt_binary()) + " run " + model("mlp.onnx") +
+                       " --input x=/dev/zero");
+  EXPECT_FALSE(r.signaled) << r.output;
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("endless stream"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("core dumped"), std::string::npos) << r.output;
+}
+
 TEST_F(CliTest, OutputDirSanitisesNames) {
   auto r = dlrt("run " + model("dynamic_batch.onnx") + " --output-dir " + quote((tmp_ / "out").string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;

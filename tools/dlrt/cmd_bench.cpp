@@ -22,6 +22,7 @@
 #include "core/run_value.h"
 #include "core/thread_pool.h"
 #include "dlrt/session.h"
+#include "json_out.h"
 #include "run_inputs.h"
 #include "runtime/session_internal.h"
 #include "tensor_format.h"
@@ -391,7 +392,7 @@ int cmd_bench(int argc, char** argv) {
     j["inputs"] = inputs_json(inputs);
     j["report"] = report_json(report);
     if (prof) j["profile"] = profile_json(*prof);
-    std::printf("%s\n", j.dump(2).c_str());
+    print_json(j);
     return kExitOk;
   }
 

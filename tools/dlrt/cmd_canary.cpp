@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "compare.h"
 #include "dlrt/session.h"
+#include "json_out.h"
 #include "runtime/canary_model.h"
 
 namespace dlrt::cli {
@@ -41,7 +42,7 @@ int answer(const std::string& backend, const std::string& version, bool ok, cons
   j["version"] = version;
   j["ok"] = ok;
   j["detail"] = detail;
-  std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  print_json(j, -1);
   std::fflush(stdout);
   return ok ? kExitOk : kExitRuntimeError;
 }

@@ -10,6 +10,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "json_out.h"
 #include "runtime/compiled_model.h"
 
 namespace dlrt::cli {
@@ -136,7 +137,7 @@ int cmd_compile(int argc, char** argv) {
                                  {"blob_bytes", p.blob_bytes}, {"blob_file", p.blob_file}});
     j["plain_nodes"] = res.plain_nodes;
     j["unavailable"] = res.unavailable;
-    std::printf("%s\n", j.dump(2).c_str());
+    print_json(j);
     return kExitOk;
   }
   std::printf("compiled %s -> %s\n", model.c_str(), out.c_str());

@@ -25,6 +25,7 @@
 #include "compare.h"
 #include "dlrt/session.h"
 #include "ir/onnx_import.h"
+#include "json_out.h"
 #include "runtime/session_internal.h"
 
 namespace fs = std::filesystem;
@@ -356,7 +357,7 @@ int cmd_conformance(int argc, char** argv) {
     j["unsupported"] = unsupported;
     j["skipped"] = skipped;
     if (args.has("expect")) j["regressions"] = regressions;
-    std::printf("%s\n", j.dump(2).c_str());
+    print_json(j);
   } else {
     std::printf("conformance: %d passed, %d failed, %d unsupported\n", passed, failed, unsupported);
   }

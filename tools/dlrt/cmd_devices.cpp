@@ -13,6 +13,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "dlrt/device.h"
+#include "json_out.h"
 
 namespace dlrt::cli {
 namespace {
@@ -192,7 +193,7 @@ int cmd_devices(int argc, char** argv) {
   }
 
   if (args.has("json")) {
-    std::printf("%s\n", to_json(hardware, backends, bdevs).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
+    print_json(to_json(hardware, backends, bdevs));
   } else {
     print_text(hardware, backends, bdevs);
   }

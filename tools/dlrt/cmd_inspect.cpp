@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "dlrt/session.h"
 #include "ir/onnx_import.h"
+#include "json_out.h"
 #include "runtime/session_internal.h"
 #include "tensor_format.h"
 
@@ -201,7 +202,7 @@ int cmd_inspect(int argc, char** argv) {
         j["nodes"].push_back(std::move(e));
       }
     }
-    std::printf("%s\n", j.dump(2).c_str());
+    print_json(j);
     return kExitOk;
   }
 

@@ -12,8 +12,9 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "core/npy.h"
-#include "run_inputs.h"
 #include "dlrt/session.h"
+#include "json_out.h"
+#include "run_inputs.h"
 #include "tensor_format.h"
 
 namespace dlrt::cli {
@@ -154,7 +155,7 @@ int cmd_run(int argc, char** argv) {
     }
     j["report"] = report_json(report);
     j["timings_ms"] = {{"session_create", create_ms}, {"run", run_ms}};
-    std::printf("%s\n", j.dump(2).c_str());
+    print_json(j);
     return kExitOk;
   }
 
