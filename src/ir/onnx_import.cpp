@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
+#include <map>
 #include <string_view>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -18,6 +20,7 @@
 
 #include "core/file_io.h"
 #include "core/logging.h"
+#include "core/tensor_values.h"
 #include "ir/onnx_tensor.h"
 
 namespace dlrt::ir {
@@ -324,6 +327,52 @@ int default_opset(const onnx::ModelProto& m) {
   return 0;
 }
 
+// Attribute and input values that crash libonnx's shape inference (a
+// division by a zero stride, a rank it assumes), found by fuzzing: each is
+// also invalid ONNX, so the model is refused with the reason instead.
+Status validate_for_libonnx(const onnx::GraphProto& g) {
+  std::map<std::string, const onnx::TensorProto*> inits;
+  for (const auto& t : g.initializer()) inits[t.name()] = &t;
+  std::map<std::string, int> ranks;  // declared ranks of graph inputs and annotated values
+  auto note_rank = [&](const onnx::ValueInfoProto& v) {
+    if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
+      ranks[v.name()] = v.type().tensor_type().shape().dim_size();
+  };
+  for (const auto& v : g.input()) note_rank(v);
+  for (const auto& v : g.value_info()) note_rank(v);
+  for (const auto& t : g.initializer()) ranks[t.name()] = t.dims_size();
+  for (const auto& n : g.node()) {
+    const std::string what = "node '" + (n.name().empty() ? (n.output_size() ? n.output(0) : std::string()) : n.name()) +
+                             "' (" + n.op_type() + ")";
+    for (const auto& a : n.attribute()) {
+      if (a.type() == onnx::AttributeProto::GRAPH) DLRT_RETURN_IF_ERROR(validate_for_libonnx(a.g()));
+      for (const auto& sub : a.graphs()) DLRT_RETURN_IF_ERROR(validate_for_libonnx(sub));
+      if (a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape")
+        for (int64_t v : a.ints())
+          if (v <= 0) return InvalidModel(what + ": " + a.name() + " must be positive, got " + std::to_string(v));
+    }
+    const std::string domain = normalize_domain(n.domain());
+    if (!domain.empty()) continue;
+    if (n.op_type() == "SplitToSequence" && n.input_size() > 1) {
+      auto it = inits.find(n.input(1));
+      if (it != inits.end() && it->second->dims_size() == 0) {
+        auto t = tensor_from_proto(*it->second, what + " split");
+        if (t.ok() && t->size() == 1 && (t->dtype() == DType::kInt64 || t->dtype() == DType::kInt32) &&
+            element_as_double(*t, 0) <= 0)
+          return InvalidModel(what + ": a scalar split must be positive, got " +
+                              std::to_string(static_cast<int64_t>(element_as_double(*t, 0))));
+      }
+    }
+    if (n.op_type() == "STFT" && n.input_size() > 0) {
+      auto it = ranks.find(n.input(0));
+      if (it != ranks.end() && it->second != 3)
+        return InvalidModel(what + ": the signal must be [batch, length, 1 or 2] (rank 3), got rank " +
+                            std::to_string(it->second));
+    }
+  }
+  return Status::Ok();
+}
+
 // libonnx's checker and shape inference know opsets up to kLibOnnxMaxOpset.
 // Errors that only say an op is unknown are left to the runtime, which names
 // the op, domain, opset and node.
@@ -358,6 +407,9 @@ Status run_libonnx_checks(onnx::ModelProto& m) {
   }
   for (auto* t : shapeless) t->clear_shape();
   if (!rejected.empty()) return InvalidModel("the ONNX checker rejected the model: " + rejected);
+  // libonnx's shape inference divides by strides and indexes ranks it never
+  // checked: refuse what would crash it first.
+  DLRT_RETURN_IF_ERROR(validate_for_libonnx(m.graph()));
   try {
     onnx::ShapeInferenceOptions opts(false, 0, false);
     onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), opts);
@@ -375,7 +427,12 @@ Result<Model> import_model(onnx::ModelProto& m, const std::string& base_dir) {
   model.producer_name = m.producer_name();
   model.producer_version = m.producer_version();
   model.base_dir = base_dir;
-  for (const auto& o : m.opset_import()) model.opsets[normalize_domain(o.domain())] = static_cast<int>(o.version());
+  for (const auto& o : m.opset_import()) {
+    if (o.version() < 1 || o.version() > std::numeric_limits<int>::max())
+      return InvalidModel("opset_import of domain '" + o.domain() + "' has version " + std::to_string(o.version()) +
+                          ", which is no opset");
+    model.opsets[normalize_domain(o.domain())] = static_cast<int>(o.version());
+  }
   if (m.opset_import_size() == 0) model.opsets[""] = 1;  // IR v1/v2 models imply opset 1
   int op = model.opsets.count("") ? model.opsets[""] : 0;
   if (model.opsets.count("") && (op < 1 || op > kMaxOpset))

@@ -231,6 +231,33 @@ def write_all(out):
         [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2])])
     save(model(cycle), os.path.join(bad, "cycle.onnx"))
 
+    # Values that crashed libonnx's shape inference (SIGFPE, SIGSEGV) before dlrt validated them.
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv_stride0", strides=[0, 0])], "conv_stride0",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 5, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [init("w", np.ones((1, 1, 3, 3), np.float32))])
+    save(model(g), os.path.join(bad, "conv_stride0.onnx"))
+    g = helper.make_graph(
+        [helper.make_node("SplitToSequence", ["x", "s"], ["y"], name="split0")], "split0",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 2])],
+        [helper.make_tensor_sequence_value_info("y", TensorProto.FLOAT, None)],
+        [init("s", np.array(0, np.int64))])
+    save(model(g), os.path.join(bad, "split0.onnx"))
+    g = helper.make_graph(
+        [helper.make_node("STFT", ["x", "st", "", "fl"], ["y"], name="stft_rank1")], "stft_rank1",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [init("st", np.array(4, np.int64)), init("fl", np.array(8, np.int64))])
+    save(model(g), os.path.join(bad, "stft_rank1.onnx"))
+    # An opset version past 32 bits (2^32 + 17 once truncated to opset 17).
+    m = model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")], "opset_huge",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])]))
+    m.opset_import[0].version = (1 << 32) + 17
+    save(m, os.path.join(bad, "opset_huge.onnx"))
+
     # Inputs for mlp.onnx that must be rejected.
     np.save(os.path.join(bad, "wrong_dtype.npy"), np.zeros((2, 4), dtype=np.int64))
     np.save(os.path.join(bad, "wrong_rank.npy"), np.zeros((8,), dtype=np.float32))

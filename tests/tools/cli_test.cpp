@@ -248,7 +248,11 @@ INSTANTIATE_TEST_SUITE_P(
                       BadModel{"short_initializer.onnx", 3, {"initializer 'w'", "8 bytes"}},
                       BadModel{"overflow_initializer.onnx", 3, {"overflows 64 bits"}},
                       BadModel{"overflow_input.onnx", 1, {"input 'x'", "overflows 64 bits"}},
-                      BadModel{"cycle.onnx", 3, {"cycle"}}),
+                      BadModel{"cycle.onnx", 3, {"cycle"}},
+                      BadModel{"conv_stride0.onnx", 3, {"conv_stride0", "strides must be positive"}},
+                      BadModel{"split0.onnx", 3, {"split0", "split must be positive"}},
+                      BadModel{"stft_rank1.onnx", 3, {"stft_rank1", "rank 3", "got rank 1"}},
+                      BadModel{"opset_huge.onnx", 3, {"version 4294967313", "no opset"}}),
     [](const ::testing::TestParamInfo<BadModel>& info) {
       std::string n = info.param.file;
       return n.substr(0, n.find('.'));
