@@ -47,12 +47,22 @@ Result<std::string> read_file(const std::string& path) {
   return read_whole_file(path);
 }
 
+// Protobuf's default nesting limit, 100 levels, is reached by 31 nested Ifs
+// (node, attribute and graph are three levels each): valid models. dlrt's
+// importer recurses once per subgraph, a few KiB of stack each.
+constexpr int kMaxProtoDepth = 1000;
+
+std::string not_a_model(const std::string& what) {
+  return what + " is not a valid ONNX protobuf (truncated, not an ONNX file, or subgraphs nested deeper than " +
+         std::to_string(kMaxProtoDepth / 3) + " levels)";
+}
+
 Status parse_proto(google::protobuf::MessageLite& msg, std::string_view bytes, const std::string& what) {
   if (bytes.empty()) return InvalidModel(what + " is empty (0 bytes)");
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
   in.SetTotalBytesLimit(INT32_MAX);
-  if (!msg.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
-    return InvalidModel(what + " is not a valid ONNX protobuf (truncated or not an ONNX file)");
+  in.SetRecursionLimit(kMaxProtoDepth);
+  if (!msg.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) return InvalidModel(not_a_model(what));
   return Status::Ok();
 }
 
@@ -70,13 +80,14 @@ Status parse_proto_file(google::protobuf::MessageLite& msg, const std::string& p
   {
     google::protobuf::io::CodedInputStream in(&file);
     in.SetTotalBytesLimit(INT32_MAX);
+    in.SetRecursionLimit(kMaxProtoDepth);
     ok = msg.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
     consumed = in.CurrentPosition();
   }
   if (file.GetErrno() != 0) return IoError("reading " + what + " failed: " + std::strerror(file.GetErrno()));
   // An empty input parses as an empty message: refuse it as parse_proto does.
   if (consumed == 0) return InvalidModel(what + " is empty (0 bytes)");
-  if (!ok) return InvalidModel(what + " is not a valid ONNX protobuf (truncated or not an ONNX file)");
+  if (!ok) return InvalidModel(not_a_model(what));
   return Status::Ok();
 }
 

@@ -100,6 +100,28 @@ def dynamic_batch():
     return model(g)
 
 
+def nested_if_model(depth):
+    """`depth` Ifs, each in the then-branch of the one above; the innermost
+    doubles x and every else-branch negates it. Past protobuf's default
+    nesting limit (100 levels, 31 Ifs)."""
+    inner = helper.make_graph(
+        [helper.make_node("Add", ["x", "x"], ["out0"], name="innermost_add")], "level0", [],
+        [helper.make_tensor_value_info("out0", TensorProto.FLOAT, [3])])
+    for level in range(1, depth + 1):
+        else_g = helper.make_graph(
+            [helper.make_node("Neg", ["x"], ["neg%d" % level], name="neg%d" % level)], "else%d" % level, [],
+            [helper.make_tensor_value_info("neg%d" % level, TensorProto.FLOAT, [3])])
+        node = helper.make_node("If", ["cond"], ["out%d" % level], name="if%d" % level,
+                                then_branch=inner, else_branch=else_g)
+        inner = helper.make_graph([node], "level%d" % level, [],
+                                  [helper.make_tensor_value_info("out%d" % level, TensorProto.FLOAT, [3])])
+    g = helper.make_graph(list(inner.node), "nested_if",
+                          [helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+                           helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                          [helper.make_tensor_value_info("out%d" % depth, TensorProto.FLOAT, [3])])
+    return model(g)
+
+
 def if_model():
     then_g = helper.make_graph(
         [helper.make_node("Add", ["x", "x"], ["then_out"], name="then_add")], "then_branch", [],
@@ -154,6 +176,7 @@ def write_all(out):
     save(conv_net(rng), os.path.join(out, "conv_net.onnx"))
     save(dynamic_batch(), os.path.join(out, "dynamic_batch.onnx"))
     save(if_model(), os.path.join(out, "if_model.onnx"))
+    save(nested_if_model(40), os.path.join(out, "nested_if.onnx"))
 
     # External data: W (4x4 identity * 3) lives in weights.bin after 16 bytes of padding.
     w = (np.eye(4, dtype=np.float32) * 3).astype("<f4")

@@ -179,6 +179,12 @@ TEST_F(CliTest, ShapeFlagSetsDynamicDims) {
 TEST_F(CliTest, SubgraphsAndExternalDataRun) {
   auto r = dlrt("run " + model("external_data.onnx") + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  // 40 nested Ifs: past protobuf's default nesting limit, still a valid model.
+  r = dlrt("run " + model("nested_if.onnx") + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto nested = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(nested.is_discarded()) << r.output;
+  EXPECT_EQ(nested["outputs"][0]["shape"], nlohmann::json::array({3})) << r.output;
   r = dlrt("inspect " + model("if_model.onnx") + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output, nullptr, false);
