@@ -71,6 +71,12 @@ Resolution resolve_devices(const DeviceSpec& spec, backend::BackendRegistry& reg
   for (const auto& c : spec.choices) {
     switch (c.kind) {
       case DeviceChoice::Kind::kCpu:
+        // dlrt's CPU backend has one device, cpu:0 (all cores); any other index names nothing.
+        if (!c.device.empty() && c.device != "0") {
+          res.unavailable.push_back({c.text, "the cpu backend has one device, cpu:0 (it uses every core)",
+                                     "use --device cpu or cpu:0 (threads: --threads)"});
+          break;
+        }
         res.cpu_requested = true;
         break;
       case DeviceChoice::Kind::kAuto: {

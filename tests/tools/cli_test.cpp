@@ -278,6 +278,9 @@ TEST_F(CliTest, BadInputsFailCleanly) {
 
 TEST_F(CliTest, StrictModeWithUnavailableDeviceExits4) {
   expect_clean_error(dlrt("run " + model("mlp.onnx") + " --device npu --strict"), 4, {"npu"});
+  // The cpu backend has one device: cpu:7 names nothing (it ran on cpu:0 with exit 0).
+  expect_clean_error(dlrt("run " + model("mlp.onnx") + " --device cpu:7 --strict"), 4, {"cpu:7", "cpu:0"});
+  EXPECT_EQ(dlrt("run " + model("mlp.onnx") + " --device cpu:0 --strict").exit_code, 0);
   // Without --strict it falls back to the CPU and says so.
   auto r = dlrt("run " + model("mlp.onnx") + " --device npu --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -114,6 +114,10 @@ int exit_code_for_model_status(const Status& s) {
   }
 }
 
+int exit_code_for_folder_status(const Status& s) {
+  return s.code() == StatusCode::kNotFound ? kExitBadModel : exit_code_for_model_status(s);
+}
+
 int exit_code_for_run_status(const Status& s) {
   switch (s.code()) {
     case StatusCode::kOk: return kExitOk;

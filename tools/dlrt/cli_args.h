@@ -61,6 +61,9 @@ int usage_error(const std::string& command, const std::string& message);
 
 // Exit code for a Status from loading a model (session create, import).
 int exit_code_for_model_status(const Status& s);
+// Exit code for a Status from loading a model folder (embed, serve): a
+// missing folder or file (kNotFound) is a bad model too.
+int exit_code_for_folder_status(const Status& s);
 // Exit code for a Status from running a model.
 int exit_code_for_run_status(const Status& s);
 

@@ -81,16 +81,6 @@ constexpr const char* kEmbedHelp =
     "\n"
     "exit codes: 0 ok, 1 run error, 2 usage, 3 bad model folder, 4 device unavailable\n";
 
-int folder_exit_code(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kNotFound:
-    case StatusCode::kInvalidModel:
-    case StatusCode::kUnsupported:
-    case StatusCode::kIoError: return kExitBadModel;
-    default: return exit_code_for_model_status(s);
-  }
-}
-
 bool write_npy(const std::string& path, const std::vector<std::vector<float>>& rows, size_t dim) {
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows.size()) + ", " +
                        std::to_string(dim) + "), }";
@@ -169,7 +159,7 @@ int cmd_embed(int argc, char** argv) {
   auto created = embed::Embedder::create(args.get("model"), opt);
   if (!created.ok()) {
     std::fprintf(stderr, "dlrt embed: error: %s\n", created.status().to_string().c_str());
-    return folder_exit_code(created.status());
+    return exit_code_for_folder_status(created.status());
   }
   const embed::Embedder& embedder = **created;
 

@@ -49,8 +49,9 @@ std::string help_text() {
   }
   s += "  -h, --help            this help\n"
        "\n"
-       "exit codes: 0 ok (stopped by a signal), 1 runtime error (cannot listen, load failed), 2 usage error,\n"
-       "            3 invalid or unsupported model, 4 requested device unavailable in strict mode\n";
+       "exit codes: 0 ok (stopped by a signal), 1 runtime error (cannot listen, warm-up failed), 2 usage\n"
+       "            error, 3 missing, invalid or unsupported model folder, 4 requested device unavailable\n"
+       "            in strict mode\n";
   return s;
 }
 
@@ -154,7 +155,7 @@ int cmd_serve(int argc, char** argv) {
   if (!embedder.ok()) {
     server.set_load_error(embedder.status().message());
     fail("cannot load " + config.model + ": " + embedder.status().to_string(), 0);
-    return finish(exit_code_for_model_status(embedder.status()));
+    return finish(exit_code_for_folder_status(embedder.status()));
   }
   std::shared_ptr<const embed::Embedder> shared(std::move(embedder).value());
   auto model = embed::embedder_model(shared);
