@@ -272,6 +272,15 @@ Result<std::shared_ptr<Graph>> Importer::convert_graph(onnx::GraphProto& gp, con
     ValueId id = g->find_value(in.name());
     if (id != kNoValue && g->values[id].constant) continue;  // an initializer's default: treated as a constant
     if (id != kNoValue) return InvalidModel("graph input '" + in.name() + "' is listed twice");
+    // An element type dlrt has no tensors of (complex, float8, 4-bit) is refused here, naming
+    // it, rather than at the first run as an undefined dtype.
+    const onnx::TypeProto* tp = &in.type();
+    if (tp->has_sequence_type()) tp = &tp->sequence_type().elem_type();
+    if (tp->has_optional_type()) tp = &tp->optional_type().elem_type();
+    if (tp->has_tensor_type() && tp->tensor_type().elem_type() != 0 && !dtype_is_valid(tp->tensor_type().elem_type()))
+      return Unsupported("graph input '" + in.name() + "' has element type " +
+                         onnx::TensorProto_DataType_Name(tp->tensor_type().elem_type()) + " (" +
+                         std::to_string(tp->tensor_type().elem_type()) + "), which dlrt has no tensors of");
     id = g->add_value(in.name(), type_from_proto(in.type()));
     g->inputs.push_back(id);
   }

@@ -281,6 +281,12 @@ def write_all(out):
     m.opset_import[0].version = (1 << 32) + 17
     save(m, os.path.join(bad, "opset_huge.onnx"))
 
+    # A graph input of an element type dlrt has no tensors of.
+    save(model(helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"], name="identity")], "complex_input",
+        [helper.make_tensor_value_info("x", TensorProto.COMPLEX64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.COMPLEX64, [2])])), os.path.join(bad, "complex_input.onnx"))
+
     # Inputs for mlp.onnx that must be rejected.
     np.save(os.path.join(bad, "wrong_dtype.npy"), np.zeros((2, 4), dtype=np.int64))
     np.save(os.path.join(bad, "wrong_rank.npy"), np.zeros((8,), dtype=np.float32))

@@ -258,7 +258,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadModel{"conv_stride0.onnx", 3, {"conv_stride0", "strides must be positive"}},
                       BadModel{"split0.onnx", 3, {"split0", "split must be positive"}},
                       BadModel{"stft_rank1.onnx", 3, {"stft_rank1", "rank 3", "got rank 1"}},
-                      BadModel{"opset_huge.onnx", 3, {"version 4294967313", "no opset"}}),
+                      BadModel{"opset_huge.onnx", 3, {"version 4294967313", "no opset"}},
+                      BadModel{"complex_input.onnx", 3, {"input 'x'", "COMPLEX64"}}),
     [](const ::testing::TestParamInfo<BadModel>& info) {
       std::string n = info.param.file;
       return n.substr(0, n.find('.'));
