@@ -699,6 +699,13 @@ class OpenVinoBackend final : public Backend {
     a.library_path = lib->path();
     auto rt = std::make_unique<Runtime>();
     rt->lib = lib;
+    // A runtime that is not kept frees its core (a kept one never does, see Runtime::core).
+    struct Discard {
+      std::unique_ptr<Runtime>& rt;
+      ~Discard() {
+        if (rt && rt->core) rt->s.ov_core_free(rt->core);
+      }
+    } discard{rt};
     st = start_runtime(*rt);
     if (!st.ok()) {
       a.reason = st.message();
