@@ -1,6 +1,7 @@
 #include "dlrt/tensor.h"
 
 #include "core/large_alloc.h"
+#include "core/memory_limit.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -67,6 +68,8 @@ Result<Tensor> Tensor::allocate_storage(DType dtype, Shape shape, bool zero) {
     return t;
   }
   size_t bytes = static_cast<size_t>(n) * esz;
+  if (bytes > max_tensor_bytes())
+    return check_tensor_bytes(bytes, "a " + std::string(dtype_name(dtype)) + " tensor of shape " + shape_to_string(t.shape_));
   size_t alloc = (bytes + kAlign - 1) / kAlign * kAlign;
   if (alloc == 0) alloc = kAlign;
   void* p = buffer_alloc(alloc, zero);

@@ -287,6 +287,17 @@ def write_all(out):
         [helper.make_tensor_value_info("x", TensorProto.COMPLEX64, [2])],
         [helper.make_tensor_value_info("y", TensorProto.COMPLEX64, [2])])), os.path.join(bad, "complex_input.onnx"))
 
+    # Resize whose scales come from an input: huge scales must fail against the memory
+    # budget, fast, not allocate until the machine runs out.
+    save(model(helper.make_graph(
+        [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="resize_by_input", mode="nearest")],
+        "resize_scales_input",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4]),
+         helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])), os.path.join(out, "resize_scales_input.onnx"))
+    for name, scale in (("1e10", 1e10), ("1e9", 1e9), ("3e8", 3e8), ("300", 300.0)):
+        np.save(os.path.join(bad, "resize_scales_%s.npy" % name), np.array([1, 1, scale, scale], np.float32))
+
     # Inputs for mlp.onnx that must be rejected.
     np.save(os.path.join(bad, "wrong_dtype.npy"), np.zeros((2, 4), dtype=np.int64))
     np.save(os.path.join(bad, "wrong_rank.npy"), np.zeros((8,), dtype=np.float32))

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -150,6 +151,33 @@ TEST_F(CliTest, EndlessInputFileIsRefused) {
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("endless stream"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("core dumped"), std::string::npos) << r.output;
+}
+
+// A shape that would allocate more than the tensor memory budget fails at once with the node
+// and the sizes, whatever made it (here Resize scales from an input); DLRT_MAX_TENSOR_MB sets
+// the budget.
+TEST_F(CliTest, TensorsOverTheMemoryBudgetFailClearly) {
+  const std::string resize = "run " + model("resize_scales_input.onnx") + " --input scales=";
+  for (const char* scale : {"1e10", "1e9", "3e8"}) {
+    SCOPED_TRACE(scale);
+    auto start = std::chrono::steady_clock::now();
+    auto r = run_command(testing::memory_limit_prefix() + quote(testing::dlrt_binary()) + " " + resize +
+                         model(std::string("bad/resize_scales_") + scale + ".npy"));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_FALSE(r.signaled) << r.output;
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("node 'resize_by_input' (Resize)"), std::string::npos) << r.output;
+    EXPECT_TRUE(r.output.find("over the") != std::string::npos || r.output.find("overflows 64 bits") != std::string::npos)
+        << r.output;
+    EXPECT_LT(seconds, 10) << "the budget must be checked before the work, not after";
+  }
+  // Scale 300: a 1200 x 1200 float32 output, 5.5 MiB.
+  const std::string by_300 = resize + model("bad/resize_scales_300.npy");
+  auto small = run_command("DLRT_MAX_TENSOR_MB=1 " + quote(testing::dlrt_binary()) + " " + by_300);
+  EXPECT_EQ(small.exit_code, 1) << small.output;
+  EXPECT_NE(small.output.find("would allocate 5.5 MiB, over the 1.0 MiB limit (DLRT_MAX_TENSOR_MB)"), std::string::npos)
+      << small.output;
+  EXPECT_EQ(run_command("DLRT_MAX_TENSOR_MB=64 " + quote(testing::dlrt_binary()) + " " + by_300).exit_code, 0);
 }
 
 TEST_F(CliTest, OutputDirSanitisesNames) {

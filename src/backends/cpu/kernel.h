@@ -7,12 +7,14 @@
 // lives on the stack or in the context, never in members.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/memory_limit.h"
 #include "core/run_value.h"
 #include "core/thread_pool.h"
 #include "dlrt/status.h"
@@ -81,8 +83,11 @@ class KernelContext {
     return i < node_.outputs.size() && node_.outputs[i] != ir::kNoValue;
   }
   // Allocates output i (zero-filled) and returns it for the kernel to fill.
+  // kOutOfMemory, naming the node, when it is over the tensor memory budget
+  // (core/memory_limit.h).
   Result<Tensor*> allocate_output(size_t i, DType dtype, Shape shape) {
     if (i >= outputs_.size()) return Internal(node_.describe() + ": output index " + std::to_string(i) + " out of range");
+    DLRT_RETURN_IF_ERROR(check_output_bytes(dtype, shape));
     DLRT_ASSIGN_OR_RETURN(Tensor t, allocator_ ? allocator_->allocate(i, dtype, std::move(shape))
                                                : Tensor::allocate(dtype, std::move(shape)));
     outputs_[i] = RunValue::of(std::move(t));
@@ -92,6 +97,7 @@ class KernelContext {
   // only for kernels that then write every element.
   Result<Tensor*> allocate_output_uninitialized(size_t i, DType dtype, Shape shape) {
     if (i >= outputs_.size()) return Internal(node_.describe() + ": output index " + std::to_string(i) + " out of range");
+    DLRT_RETURN_IF_ERROR(check_output_bytes(dtype, shape));
     DLRT_ASSIGN_OR_RETURN(Tensor t, allocator_ ? allocator_->allocate_uninitialized(i, dtype, std::move(shape))
                                                : Tensor::allocate_uninitialized(dtype, std::move(shape)));
     outputs_[i] = RunValue::of(std::move(t));
@@ -118,6 +124,19 @@ class KernelContext {
   Status unsupported(const std::string& message) const { return error(StatusCode::kUnsupported, message); }
 
  private:
+  // The output's bytes against the budget, before any allocator sees the shape.
+  Status check_output_bytes(DType dtype, const Shape& shape) const {
+    uint64_t bytes = dtype_size(dtype);
+    for (int64_t d : shape) {
+      if (d < 0) return invalid("output dimension " + std::to_string(d) + " is negative");
+      if (d != 0 && bytes > UINT64_MAX / static_cast<uint64_t>(d))
+        return error(StatusCode::kOutOfMemory, "an output of shape " + shape_to_string(shape) + " overflows 64 bits");
+      bytes *= static_cast<uint64_t>(d);
+    }
+    if (bytes <= max_tensor_bytes()) return Status::Ok();
+    return check_tensor_bytes(bytes, node_.describe() + ": an output of shape " + shape_to_string(shape));
+  }
+
   const ir::Node& node_;
   std::span<const RunValue* const> inputs_;
   std::vector<RunValue>& outputs_;
