@@ -320,5 +320,33 @@ TEST(Cast, FromString) {
   EXPECT_NE(bad.status().message().find("abc"), std::string::npos);
 }
 
+// Sigmoid and Tanh on float32 run vectorised (apply_activation), split over the pool for
+// large tensors: they must match <cmath> closely, keep NaN, and saturate at the infinities,
+// at any length (vector tails) and on both threads' chunks.
+TEST(Activations, VectorisedSigmoidAndTanhMatchTheScalarReference) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{17}, int64_t{100003}}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) x[i] = std::sin(0.37f * static_cast<float>(i)) * 30.0f;
+    const float specials[] = {0.0f, -0.0f, inf, -inf, nan, 88.0f, -88.0f, 1e-30f, -1e-30f, 0.25f, -0.25f};
+    for (size_t i = 0; i < std::size(specials) && i < x.size(); ++i) x[i] = specials[i];
+    for (const char* op : {"Sigmoid", "Tanh"}) {
+      SCOPED_TRACE(std::string(op) + " n=" + std::to_string(n));
+      auto r = run_op(op, {Tensor::from_vector<float>({n}, x)});
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      const float* y = (*r)[0].data<float>();
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = x[i];
+        const double want = std::string(op) == "Sigmoid" ? 1.0 / (1.0 + std::exp(-v)) : std::tanh(v);
+        if (std::isnan(v)) {
+          EXPECT_TRUE(std::isnan(y[i])) << i;
+          continue;
+        }
+        ASSERT_NEAR(y[i], want, 2e-6 * std::max(1.0, std::fabs(want))) << "x = " << x[i];
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dlrt::cpu
