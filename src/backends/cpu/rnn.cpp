@@ -14,53 +14,68 @@
 #include <type_traits>
 #include <vector>
 
+#include "backends/cpu/activation_epilogue.h"
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/scratch.h"
 #include "backends/cpu/simple_gemm_impl.h"
+#include "backends/cpu/vec_avx512.h"
 
 namespace dlrt::cpu {
 namespace {
 
 enum class Cell { kRnn, kGru, kLstm };
 
-enum class ActKind { kRelu, kTanh, kSigmoid, kAffine, kLeakyRelu, kThresholdedRelu, kScaledTanh, kHardSigmoid, kElu,
+enum class RnnActKind { kRelu, kTanh, kSigmoid, kAffine, kLeakyRelu, kThresholdedRelu, kScaledTanh, kHardSigmoid, kElu,
                      kSoftsign, kSoftplus };
 
-struct Activation {
-  ActKind kind = ActKind::kTanh;
+struct RnnActivation {
+  RnnActKind kind = RnnActKind::kTanh;
   float alpha = 0;
   float beta = 0;
 };
 
 struct ActSpec {
   const char* name;
-  ActKind kind;
+  RnnActKind kind;
   bool uses_alpha, uses_beta;
   float alpha, beta;  // defaults
 };
 
 constexpr ActSpec kActSpecs[] = {
-    {"relu", ActKind::kRelu, false, false, 0, 0},
-    {"tanh", ActKind::kTanh, false, false, 0, 0},
-    {"sigmoid", ActKind::kSigmoid, false, false, 0, 0},
-    {"affine", ActKind::kAffine, true, true, 1.0f, 0.0f},
-    {"leakyrelu", ActKind::kLeakyRelu, true, false, 0.01f, 0},
-    {"thresholdedrelu", ActKind::kThresholdedRelu, true, false, 1.0f, 0},
-    {"scaledtanh", ActKind::kScaledTanh, true, true, 1.0f, 1.0f},
-    {"hardsigmoid", ActKind::kHardSigmoid, true, true, 0.2f, 0.5f},
-    {"elu", ActKind::kElu, true, false, 1.0f, 0},
-    {"softsign", ActKind::kSoftsign, false, false, 0, 0},
-    {"softplus", ActKind::kSoftplus, false, false, 0, 0},
+    {"relu", RnnActKind::kRelu, false, false, 0, 0},
+    {"tanh", RnnActKind::kTanh, false, false, 0, 0},
+    {"sigmoid", RnnActKind::kSigmoid, false, false, 0, 0},
+    {"affine", RnnActKind::kAffine, true, true, 1.0f, 0.0f},
+    {"leakyrelu", RnnActKind::kLeakyRelu, true, false, 0.01f, 0},
+    {"thresholdedrelu", RnnActKind::kThresholdedRelu, true, false, 1.0f, 0},
+    {"scaledtanh", RnnActKind::kScaledTanh, true, true, 1.0f, 1.0f},
+    {"hardsigmoid", RnnActKind::kHardSigmoid, true, true, 0.2f, 0.5f},
+    {"elu", RnnActKind::kElu, true, false, 1.0f, 0},
+    {"softsign", RnnActKind::kSoftsign, false, false, 0, 0},
+    {"softplus", RnnActKind::kSoftplus, false, false, 0, 0},
 };
 
 template <typename T>
-void apply_activation(const Activation& a, T* x, int64_t n) {
+void rnn_activate(const RnnActivation& a, T* x, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    // The common gates through the vectorised activation of the GEMM epilogue.
+    Activation v;
+    if (a.kind == RnnActKind::kSigmoid) v.kind = ActKind::kSigmoid;
+    else if (a.kind == RnnActKind::kTanh) v.kind = ActKind::kTanh;
+    else if (a.kind == RnnActKind::kRelu) v.kind = ActKind::kRelu;
+    if (v.kind != ActKind::kNone) {
+      apply_activation(v, x, n);
+      return;
+    }
+  }
   const T alpha = static_cast<T>(a.alpha), beta = static_cast<T>(a.beta);
   switch (a.kind) {
-    case ActKind::kRelu: for (int64_t i = 0; i < n; ++i) x[i] = x[i] > 0 ? x[i] : T(0); break;
-    case ActKind::kTanh: for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]); break;
-    case ActKind::kSigmoid:
+    case RnnActKind::kRelu: for (int64_t i = 0; i < n; ++i) x[i] = x[i] > 0 ? x[i] : T(0); break;
+    case RnnActKind::kTanh: for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]); break;
+    case RnnActKind::kSigmoid:
       for (int64_t i = 0; i < n; ++i) {
         // Written so neither branch overflows exp().
         const T v = x[i];
@@ -72,16 +87,16 @@ void apply_activation(const Activation& a, T* x, int64_t n) {
         }
       }
       break;
-    case ActKind::kAffine: for (int64_t i = 0; i < n; ++i) x[i] = alpha * x[i] + beta; break;
-    case ActKind::kLeakyRelu: for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= 0 ? x[i] : alpha * x[i]; break;
-    case ActKind::kThresholdedRelu: for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= alpha ? x[i] : T(0); break;
-    case ActKind::kScaledTanh: for (int64_t i = 0; i < n; ++i) x[i] = alpha * std::tanh(beta * x[i]); break;
-    case ActKind::kHardSigmoid:
+    case RnnActKind::kAffine: for (int64_t i = 0; i < n; ++i) x[i] = alpha * x[i] + beta; break;
+    case RnnActKind::kLeakyRelu: for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= 0 ? x[i] : alpha * x[i]; break;
+    case RnnActKind::kThresholdedRelu: for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= alpha ? x[i] : T(0); break;
+    case RnnActKind::kScaledTanh: for (int64_t i = 0; i < n; ++i) x[i] = alpha * std::tanh(beta * x[i]); break;
+    case RnnActKind::kHardSigmoid:
       for (int64_t i = 0; i < n; ++i) x[i] = std::min(T(1), std::max(T(0), alpha * x[i] + beta));
       break;
-    case ActKind::kElu: for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= 0 ? x[i] : alpha * (std::exp(x[i]) - T(1)); break;
-    case ActKind::kSoftsign: for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (T(1) + std::abs(x[i])); break;
-    case ActKind::kSoftplus:
+    case RnnActKind::kElu: for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= 0 ? x[i] : alpha * (std::exp(x[i]) - T(1)); break;
+    case RnnActKind::kSoftsign: for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (T(1) + std::abs(x[i])); break;
+    case RnnActKind::kSoftplus:
       // log(1 + e^x) without overflow for large x.
       for (int64_t i = 0; i < n; ++i) x[i] = std::max(x[i], T(0)) + std::log1p(std::exp(-std::abs(x[i])));
       break;
@@ -99,7 +114,7 @@ struct RnnAttrs {
   bool linear_before_reset = false;
   bool input_forget = false;
   int64_t hidden_size = -1;      // -1 when the attribute is absent
-  std::vector<Activation> acts;  // D * acts_per_dir
+  std::vector<RnnActivation> acts;  // D * acts_per_dir
 };
 
 // A run's sizes, from the inputs' shapes.
@@ -134,7 +149,7 @@ Status parse_activations(const ir::Node& n, std::span<const char* const> default
     for (const ActSpec& s : kActSpecs)
       if (lower == s.name) spec = &s;
     if (!spec) return node_error(n, StatusCode::kUnsupported, "activation '" + raw + "' is not supported");
-    Activation a;
+    RnnActivation a;
     a.kind = spec->kind;
     a.alpha = spec->alpha;
     a.beta = spec->beta;
@@ -211,6 +226,35 @@ void transpose_into(const E* src, int64_t rows, int64_t cols, T* dst) {
       for (int64_t r = r0; r < std::min(rows, r0 + kBlock); ++r)
         for (int64_t c = c0; c < std::min(cols, c0 + kBlock); ++c)
           dst[c * rows + r] = Converter<T, E>::in(src[r * cols + c]);
+}
+
+#if defined(__x86_64__)
+// C[M, N] += A[M, K] B[K, N] for the recurrence's few rows (the batch),
+// compiled for AVX-512: the loop over n vectorises.
+DLRT_AVX512 void few_rows_gemm_acc_avx512(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
+                                          int64_t ldb, float* C, int64_t ldc) {
+  for (int64_t i = 0; i < M; ++i) {
+    float* __restrict c = C + i * ldc;
+    for (int64_t k = 0; k < K; ++k) {
+      const float a = A[i * lda + k];
+      const float* __restrict b = B + k * ldb;
+      for (int64_t n = 0; n < N; ++n) c[n] += a * b[n];
+    }
+  }
+}
+#endif
+
+// The per-step product h R^T: a batch of up to 8 rows runs the AVX-512 loop
+// above on one thread; more rows (or another type or CPU) the tiled gemm_acc.
+template <typename T>
+void step_gemm_acc(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
+                   ThreadPool* pool) {
+#if defined(__x86_64__)
+  if constexpr (std::is_same_v<T, float>) {
+    if (M <= 8 && cpu_has_avx512()) return few_rows_gemm_acc_avx512(M, N, K, A, lda, B, ldb, C, ldc);
+  }
+#endif
+  detail::gemm_acc<T>(M, N, K, A, lda, B, ldb, C, ldc, pool);
 }
 
 // The weights in the form the loop reads: per direction W^T [I, GH] and R^T
@@ -380,7 +424,7 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
   T* xw = carve(static_cast<size_t>(S * B * GH));
   for (int64_t d = 0; d < D; ++d) {
     const bool reverse = D == 2 ? d == 1 : cfg.reverse;
-    const Activation* act = &cfg.acts[d * apd];
+    const RnnActivation* act = &cfg.acts[d * apd];
     const T* wt = wv.wt + d * I * GH;  // [I, GH]
     const T* rt = wv.rt + d * H * GH;  // [H, GH]
     const T* wb = wv.bias + d * 2 * GH;
@@ -392,7 +436,10 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
       row_bias[k] = wb[k] + (rb_inside ? T(0) : rb[k]);
     }
     for (int64_t row = 0; row < S * B; ++row) std::copy(row_bias, row_bias + GH, xw + row * GH);
-    detail::gemm_acc<T>(S * B, GH, I, xs, I, wt, GH, xw, GH, pool);
+    if constexpr (std::is_same_v<T, float>)
+      sgemm(false, false, S * B, GH, I, 1.0f, xs, I, wt, GH, 1.0f, xw, GH, pool);  // the packed, ISA-dispatched GEMM
+    else
+      detail::gemm_acc<T>(S * B, GH, I, xs, I, wt, GH, xw, GH, pool);
 
     T* h = h_all + d * B * H;
     T* c = cfg.cell == Cell::kLstm ? c_all + d * B * H : nullptr;
@@ -409,25 +456,25 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
       T* y_t = want_y ? ys + (t * D + d) * B * H : nullptr;
 
       if (cfg.cell == Cell::kRnn) {
-        detail::gemm_acc<T>(B, H, H, h, H, rt, GH, gates, GH, pool);
+        step_gemm_acc<T>(B, H, H, h, H, rt, GH, gates, GH, pool);
         for (int64_t b = 0; b < B; ++b) {
           if (t >= lens[b]) continue;
           T* g = gates + b * GH;
           do_clip(g, H);
-          apply_activation(act[0], g, H);
+          rnn_activate(act[0], g, H);
           std::copy(g, g + H, h + b * H);
         }
       } else if (cfg.cell == Cell::kGru) {
         // z and r first: they only need H_{t-1}.
-        detail::gemm_acc<T>(B, 2 * H, H, h, H, rt, GH, gates, GH, pool);
+        step_gemm_acc<T>(B, 2 * H, H, h, H, rt, GH, gates, GH, pool);
         for (int64_t b = 0; b < B; ++b) {
           T* g = gates + b * GH;
           do_clip(g, 2 * H);
-          apply_activation(act[0], g, 2 * H);
+          rnn_activate(act[0], g, 2 * H);
         }
         if (cfg.linear_before_reset) {
           std::fill(scratch, scratch + B * H, T(0));
-          detail::gemm_acc<T>(B, H, H, h, H, rt + 2 * H, GH, scratch, H, pool);
+          step_gemm_acc<T>(B, H, H, h, H, rt + 2 * H, GH, scratch, H, pool);
           for (int64_t b = 0; b < B; ++b) {
             T* g = gates + b * GH;
             const T* hr = scratch + b * H;
@@ -436,19 +483,19 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
         } else {
           for (int64_t b = 0; b < B; ++b)
             for (int64_t j = 0; j < H; ++j) scratch[b * H + j] = gates[b * GH + H + j] * h[b * H + j];
-          detail::gemm_acc<T>(B, H, H, scratch, H, rt + 2 * H, GH, gates + 2 * H, GH, pool);
+          step_gemm_acc<T>(B, H, H, scratch, H, rt + 2 * H, GH, gates + 2 * H, GH, pool);
         }
         for (int64_t b = 0; b < B; ++b) {
           if (t >= lens[b]) continue;
           T* g = gates + b * GH;
           T* hh = g + 2 * H;
           do_clip(hh, H);
-          apply_activation(act[1], hh, H);
+          rnn_activate(act[1], hh, H);
           T* hb = h + b * H;
           for (int64_t j = 0; j < H; ++j) hb[j] = (T(1) - g[j]) * hh[j] + g[j] * hb[j];
         }
       } else {
-        detail::gemm_acc<T>(B, GH, H, h, H, rt, GH, gates, GH, pool);
+        step_gemm_acc<T>(B, GH, H, h, H, rt, GH, gates, GH, pool);
         for (int64_t b = 0; b < B; ++b) {
           if (t >= lens[b]) continue;
           T* gi = gates + b * GH;
@@ -462,23 +509,23 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
               gf[j] += p_f[j] * cb[j];
             }
           do_clip(gi, H);
-          apply_activation(act[0], gi, H);
+          rnn_activate(act[0], gi, H);
           if (cfg.input_forget) {
             for (int64_t j = 0; j < H; ++j) gf[j] = T(1) - gi[j];
           } else {
             do_clip(gf, H);
-            apply_activation(act[0], gf, H);
+            rnn_activate(act[0], gf, H);
           }
           do_clip(gc, H);
-          apply_activation(act[1], gc, H);
+          rnn_activate(act[1], gc, H);
           for (int64_t j = 0; j < H; ++j) cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
           if (p_o)
             for (int64_t j = 0; j < H; ++j) go[j] += p_o[j] * cb[j];
           do_clip(go, H);
-          apply_activation(act[0], go, H);
+          rnn_activate(act[0], go, H);
           T* tmp = scratch + b * H;
           std::copy(cb, cb + H, tmp);
-          apply_activation(act[2], tmp, H);
+          rnn_activate(act[2], tmp, H);
           for (int64_t j = 0; j < H; ++j) h[b * H + j] = go[j] * tmp[j];
         }
       }
