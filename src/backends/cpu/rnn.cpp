@@ -228,11 +228,12 @@ void transpose_into(const E* src, int64_t rows, int64_t cols, T* dst) {
           dst[c * rows + r] = Converter<T, E>::in(src[r * cols + c]);
 }
 
-#if defined(__x86_64__)
-// C[M, N] += A[M, K] B[K, N] for the recurrence's few rows (the batch),
-// compiled for AVX-512: the loop over n vectorises.
-DLRT_AVX512 void few_rows_gemm_acc_avx512(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
-                                          int64_t ldb, float* C, int64_t ldc) {
+// C[M, N] += A[M, K] B[K, N] for the recurrence's few rows (the batch); the
+// wrappers below compile it for AVX-512 and AVX2, where the loop over n
+// vectorises.
+__attribute__((always_inline)) inline void few_rows_gemm_acc(int64_t M, int64_t N, int64_t K, const float* A,
+                                                             int64_t lda, const float* B, int64_t ldb, float* C,
+                                                             int64_t ldc) {
   for (int64_t i = 0; i < M; ++i) {
     float* __restrict c = C + i * ldc;
     for (int64_t k = 0; k < K; ++k) {
@@ -242,16 +243,29 @@ DLRT_AVX512 void few_rows_gemm_acc_avx512(int64_t M, int64_t N, int64_t K, const
     }
   }
 }
+
+#if defined(__x86_64__)
+DLRT_AVX512 void few_rows_gemm_acc_avx512(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
+                                          int64_t ldb, float* C, int64_t ldc) {
+  few_rows_gemm_acc(M, N, K, A, lda, B, ldb, C, ldc);
+}
+__attribute__((target("avx2,fma"))) void few_rows_gemm_acc_avx2(int64_t M, int64_t N, int64_t K, const float* A,
+                                                                int64_t lda, const float* B, int64_t ldb, float* C,
+                                                                int64_t ldc) {
+  few_rows_gemm_acc(M, N, K, A, lda, B, ldb, C, ldc);
+}
 #endif
 
-// The per-step product h R^T: a batch of up to 8 rows runs the AVX-512 loop
-// above on one thread; more rows (or another type or CPU) the tiled gemm_acc.
+// The per-step product h R^T: a batch of up to 8 rows runs the loop above on
+// one thread (AVX-512 or AVX2 where the CPU has it); more rows, another type
+// or an older CPU the tiled gemm_acc.
 template <typename T>
 void step_gemm_acc(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
                    ThreadPool* pool) {
 #if defined(__x86_64__)
   if constexpr (std::is_same_v<T, float>) {
     if (M <= 8 && cpu_has_avx512()) return few_rows_gemm_acc_avx512(M, N, K, A, lda, B, ldb, C, ldc);
+    if (M <= 8 && cpu_has_avx2()) return few_rows_gemm_acc_avx2(M, N, K, A, lda, B, ldb, C, ldc);
   }
 #endif
   detail::gemm_acc<T>(M, N, K, A, lda, B, ldb, C, ldc, pool);
@@ -436,10 +450,14 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
       row_bias[k] = wb[k] + (rb_inside ? T(0) : rb[k]);
     }
     for (int64_t row = 0; row < S * B; ++row) std::copy(row_bias, row_bias + GH, xw + row * GH);
-    if constexpr (std::is_same_v<T, float>)
-      sgemm(false, false, S * B, GH, I, 1.0f, xs, I, wt, GH, 1.0f, xw, GH, pool);  // the packed, ISA-dispatched GEMM
-    else
-      detail::gemm_acc<T>(S * B, GH, I, xs, I, wt, GH, xw, GH, pool);
+    // float on a CPU with a vector sgemm kernel: the packed GEMM; else the tiled loop (faster
+    // than sgemm's portable kernel).
+    bool packed = false;
+    if constexpr (std::is_same_v<T, float>) {
+      packed = cpu_has_avx2();
+      if (packed) sgemm(false, false, S * B, GH, I, 1.0f, xs, I, wt, GH, 1.0f, xw, GH, pool);
+    }
+    if (!packed) detail::gemm_acc<T>(S * B, GH, I, xs, I, wt, GH, xw, GH, pool);
 
     T* h = h_all + d * B * H;
     T* c = cfg.cell == Cell::kLstm ? c_all + d * B * H : nullptr;
