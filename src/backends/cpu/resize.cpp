@@ -155,6 +155,27 @@ void resample_axis(KernelContext& ctx, const C* src, C* dst, int64_t outer, int6
   const int64_t out_len = t.out_len;
   const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(1, inner * t.ntaps));
   ctx.pool().parallel_for(outer * out_len, grain, [&](int64_t b, int64_t e) {
+    if (inner == 1) {
+      // The innermost axis: one output element per (o, j), summed in a register (the same
+      // additions, in the same order, as the row loop below).
+      for (int64_t u = b; u < e; ++u) {
+        const int64_t o = u / out_len, j = u % out_len;
+        if (t.outside[j]) {
+          dst[u] = static_cast<C>(extrapolation);
+          continue;
+        }
+        const C* base = src + o * in_len;
+        const int64_t* idx = &t.index[j * t.ntaps];
+        const double* w = &t.weight[j * t.ntaps];
+        C acc = C(0);
+        for (int64_t k = 0; k < t.ntaps; ++k) {
+          const C wk = static_cast<C>(w[k]);
+          if (wk != C(0)) acc += wk * base[idx[k]];
+        }
+        dst[u] = acc;
+      }
+      return;
+    }
     for (int64_t u = b; u < e; ++u) {
       const int64_t o = u / out_len, j = u % out_len;
       C* orow = dst + (o * out_len + j) * inner;
@@ -255,18 +276,20 @@ const C* run_passes(const C* src, const Shape& in_shape, const IntList& order, c
 }
 
 // Applies every non-identity axis in turn (downsampling axes first, which
-// keeps the intermediate buffers small).
+// keeps the intermediate buffers small; the innermost first among equals).
 Status run_resize(KernelContext& ctx, const Tensor& x, const std::vector<AxisTaps>& taps, const ResizeAttrs& at,
                   IntList& order, Tensor& y) {
   const int64_t rank = static_cast<int64_t>(x.rank());
   order.clear();
   for (int64_t d = 0; d < rank; ++d)
     if (!taps[d].identity) order.push_back(d);
-  // Stable insertion sort by the axis's resize ratio (std::stable_sort would
-  // take a temporary buffer from the heap).
+  // Insertion sort by the axis's resize ratio (std::sort would take a temporary buffer from
+  // the heap); equal ratios go innermost axis first, so that the one pass that cannot run
+  // along contiguous rows works on the smallest tensor.
   auto ratio = [&](int64_t a) { return static_cast<double>(taps[a].out_len) / std::max<int64_t>(1, x.dim(a)); };
+  auto before = [&](int64_t a, int64_t b) { return ratio(a) < ratio(b) || (ratio(a) == ratio(b) && a > b); };
   for (size_t i = 1; i < order.size(); ++i)
-    for (size_t j = i; j > 0 && ratio(order[j]) < ratio(order[j - 1]); --j) std::swap(order[j], order[j - 1]);
+    for (size_t j = i; j > 0 && before(order[j], order[j - 1]); --j) std::swap(order[j], order[j - 1]);
   if (y.size() == 0) return Status::Ok();
   if (at.mode == Mode::kNearest) {
     return dispatch_all(x.dtype(), [&](auto tag) -> Status {
