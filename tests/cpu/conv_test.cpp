@@ -118,6 +118,39 @@ TEST(Conv, PointwiseDepthwiseAndLarge) {
   run_conv_case({2, 1, 32, 40, 1, {20, 18}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, rng, true);
 }
 
+// Depthwise at stride 1 with dilation: split into dilation_h x dilation_w undilated convs on
+// the fast kernels (depthwise_dilated_plane_f32). Dilations in each direction, kernels up to
+// 5x5, asymmetric and zero padding, planes smaller than the dilated window in one direction,
+// odd sizes (phases of unequal length), with and without bias.
+TEST(Conv, DilatedDepthwiseMatchesReference) {
+  std::mt19937 rng(11);
+  struct D {
+    std::vector<int64_t> in, k, d, pb, pe;
+  };
+  const std::vector<D> cases = {
+      {{20, 20}, {5, 5}, {2, 2}, {4, 4}, {4, 4}},  // lraspp's layers
+      {{9, 13}, {3, 3}, {2, 2}, {2, 2}, {2, 2}},   {{11, 7}, {3, 3}, {3, 2}, {3, 1}, {2, 2}},
+      {{8, 10}, {3, 2}, {2, 1}, {0, 1}, {1, 0}},   {{7, 17}, {2, 4}, {1, 3}, {1, 4}, {0, 5}},
+      {{6, 6}, {3, 3}, {4, 4}, {4, 4}, {4, 4}},    {{12, 12}, {5, 3}, {2, 3}, {0, 0}, {0, 0}},
+  };
+  int it = 0;
+  for (const D& d : cases)
+    for (int64_t channels : {3, 17}) {
+      ConvCase c;
+      c.nd = 2;
+      c.N = 1 + it % 2;
+      c.C = c.M = c.group = channels;
+      c.in = d.in;
+      c.k = d.k;
+      c.s = {1, 1};
+      c.d = d.d;
+      c.pb = d.pb;
+      c.pe = d.pe;
+      SCOPED_TRACE("case " + std::to_string(it));
+      run_conv_case(c, rng, it++ % 2 == 0);
+    }
+}
+
 // Depthwise, stride 1, output rows of at most 16: the flat-grid kernel
 // (depthwise_flat.h) where the CPU has AVX-512, the row kernels elsewhere.
 TEST(Conv, DepthwiseShortRowsMatchReference) {

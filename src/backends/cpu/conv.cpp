@@ -456,11 +456,66 @@ DepthwiseOutput depthwise_output(const GemmEpilogue& ep, int64_t m) {
   return o;
 }
 
+// A 2-D depthwise conv at stride 1 dilated by (dh, dw) is dh x dw undilated
+// ones, interleaved: the outputs of rows a, a + dh, ... and columns b, b + dw,
+// ... read only the inputs of one row phase and one column phase. Each is
+// gathered into scratch, convolved by the fast undilated kernels and
+// scattered back (the epilogue is the caller's).
+bool dilated_depthwise_split_ok(const Geo3& g) {
+  return g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && (g.d[1] > 1 || g.d[2] > 1) &&
+         g.p[1] >= 0 && g.p[2] >= 0 && g.k[1] <= 16 && g.k[2] <= 16;
+}
+
+void depthwise_dilated_plane_f32(const float* x, const float* w, const Geo3& g, float* y) {
+  const int64_t dh = g.d[1], dw = g.d[2], out_w = g.out[2];
+  thread_local AlignedScratch in_buf, out_buf;
+  auto floor_mod = [](int64_t v, int64_t d) { return ((v % d) + d) % d; };
+  for (int64_t a = 0; a < dh; ++a)
+    for (int64_t b = 0; b < dw; ++b) {
+      const int64_t oh_n = (g.out[1] - a + dh - 1) / dh, ow_n = (out_w - b + dw - 1) / dw;
+      if (oh_n <= 0 || ow_n <= 0) continue;
+      // Output (a + dh i, b + dw j) reads input row a - pad_top + dh (i + ky): the rows of
+      // phase rem_h, offset by q_h whole steps (likewise for columns).
+      const int64_t rem_h = floor_mod(a - g.p[1], dh), q_h = (a - g.p[1] - rem_h) / dh;
+      const int64_t rem_w = floor_mod(b - g.p[2], dw), q_w = (b - g.p[2] - rem_w) / dw;
+      const int64_t ih_n = g.in[1] > rem_h ? (g.in[1] - rem_h + dh - 1) / dh : 0;
+      const int64_t iw_n = g.in[2] > rem_w ? (g.in[2] - rem_w + dw - 1) / dw : 0;
+      float* sub_out = out_buf.get<float>(static_cast<size_t>(oh_n * ow_n));
+      Geo3 sg = g;
+      sg.in[1] = ih_n;
+      sg.in[2] = iw_n;
+      sg.out[1] = oh_n;
+      sg.out[2] = ow_n;
+      sg.d[1] = sg.d[2] = 1;
+      sg.p[1] = -q_h;
+      sg.p[2] = -q_w;
+      if (ih_n == 0 || iw_n == 0) {
+        std::fill(sub_out, sub_out + oh_n * ow_n, 0.0f);
+      } else {
+        float* sub_in = in_buf.get<float>(static_cast<size_t>(ih_n * iw_n));
+        for (int64_t i = 0; i < ih_n; ++i) {
+          const float* row = x + (rem_h + dh * i) * g.in[2] + rem_w;
+          for (int64_t j = 0; j < iw_n; ++j) sub_in[i * iw_n + j] = row[dw * j];
+        }
+        if (!depthwise_writes_all(sg)) std::fill(sub_out, sub_out + oh_n * ow_n, 0.0f);
+        depthwise_plane_f32(sub_in, w, sg, sub_out);
+      }
+      for (int64_t i = 0; i < oh_n; ++i) {
+        float* dst = y + (a + dh * i) * out_w + b;
+        for (int64_t j = 0; j < ow_n; ++j) dst[dw * j] = sub_out[i * ow_n + j];
+      }
+    }
+}
+
 // Output plane m of image n: the depthwise conv followed by the epilogue `ep`
 // (row_bias indexed by m; residual already offset to image n, ldr = plane size).
 void depthwise_plane_with_epilogue_f32(const float* x, const float* w, const Geo3& g, float* y, const GemmEpilogue& ep,
                                        int64_t m) {
   const int64_t out_plane = g.out_size();
+  if (cpu_has_avx2() && dilated_depthwise_split_ok(g)) {
+    depthwise_dilated_plane_f32(x, w, g, y);
+    return apply_epilogue(ep, y, out_plane, m, 0, 1, out_plane);
+  }
 #ifdef DLRT_HAVE_AVX512_PATHS
   // Rows of at most 8 outputs at stride 1 fill an AVX2 vector but not half an AVX-512 one: keep AVX2 there.
   const bool narrow = g.s[2] == 1 && g.out[2] <= 8;
