@@ -254,6 +254,17 @@ Status Pow(KernelContext& ctx) {
     return ctx.unsupported(std::string("Pow: base dtype ") + dtype_name(a->dtype()) + " is not supported");
   if (!dtype_is_float(b->dtype()) && !dtype_is_int(b->dtype()))
     return ctx.unsupported(std::string("Pow: exponent dtype ") + dtype_name(b->dtype()) + " is not supported");
+  // float32 to the constant power 2 or 3 (GELU's x^3, variances' x^2): multiplications, not
+  // powf per element (within about an ulp of powf; x * x is the correctly rounded square).
+  if (a->dtype() == DType::kFloat32 && b->dtype() == DType::kFloat32 && b->size() == 1 && b->rank() <= a->rank()) {
+    const float e = b->data<float>()[0];
+    if (e == 2.0f || e == 3.0f) {
+      DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, DType::kFloat32, a->shape()));
+      if (e == 2.0f) parallel_map(&ctx.pool(), a->data<float>(), out->data<float>(), a->size(), [](float x) { return x * x; });
+      else parallel_map(&ctx.pool(), a->data<float>(), out->data<float>(), a->size(), [](float x) { return x * x * x; });
+      return Status::Ok();
+    }
+  }
   Tensor exp = *b;
   if (a->dtype() != b->dtype()) {
     DType wide = dtype_is_int(a->dtype()) && dtype_is_int(b->dtype()) ? DType::kInt64 : DType::kFloat64;
