@@ -2,9 +2,7 @@
 
 #include <cctype>
 #include <charconv>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include <toml++/toml.h>
 

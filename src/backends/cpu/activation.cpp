@@ -73,14 +73,6 @@ Status vectorised_or(KernelContext& ctx, const Activation& act, F scalar) {
   return Status::Ok();
 }
 
-Activation act_of(ActKind kind, float p0 = 0.0f, float p1 = 0.0f) {
-  Activation a;
-  a.kind = kind;
-  a.p0 = p0;
-  a.p1 = p1;
-  return a;
-}
-
 template <typename C>
 C sigmoid(C x) {
   if (x >= C(0)) return C(1) / (C(1) + std::exp(-x));
@@ -95,7 +87,7 @@ C softplus(C x) {
 }
 
 Status Sigmoid(KernelContext& ctx) {
-  return vectorised_or(ctx, act_of(ActKind::kSigmoid), [](auto x) { return sigmoid(x); });
+  return vectorised_or(ctx, Activation{ActKind::kSigmoid}, [](auto x) { return sigmoid(x); });
 }
 
 Status HardSigmoid(KernelContext& ctx) {
@@ -114,7 +106,7 @@ Status HardSwish(KernelContext& ctx) {
 }
 
 Status Tanh(KernelContext& ctx) {
-  return vectorised_or(ctx, act_of(ActKind::kTanh), [](auto x) { return std::tanh(x); });
+  return vectorised_or(ctx, Activation{ActKind::kTanh}, [](auto x) { return std::tanh(x); });
 }
 
 Status Softplus(KernelContext& ctx) {

@@ -1086,6 +1086,19 @@ Status lower_gather(LowerCtx& c, const ir::Node& n) {
   return Status::Ok();
 }
 
+// The Resize modes the resize_f32 kernel runs, with its codes for them (placement refuses
+// the others, see static_shape_reason).
+const std::map<std::string, int32_t>& resize_coord_codes() {
+  static const std::map<std::string, int32_t> codes = {{"half_pixel", 0}, {"asymmetric", 1}, {"align_corners", 2},
+                                                      {"pytorch_half_pixel", 3}, {"tf_half_pixel_for_nn", 4}};
+  return codes;
+}
+const std::map<std::string, int32_t>& resize_nearest_codes() {
+  static const std::map<std::string, int32_t> codes = {
+      {"round_prefer_floor", 0}, {"round_prefer_ceil", 1}, {"floor", 2}, {"ceil", 3}};
+  return codes;
+}
+
 Status lower_resize(LowerCtx& c, const ir::Node& n) {
   ir::ValueId x = n.inputs[0];
   const Shape& sx = c.shape(x);
@@ -1131,13 +1144,9 @@ Status lower_resize(LowerCtx& c, const ir::Node& n) {
   p.OH = static_cast<int32_t>(out[2]);
   p.OW = static_cast<int32_t>(out[3]);
   p.linear = mode == "linear";
-  static const std::map<std::string, int32_t> coords = {{"half_pixel", 0}, {"asymmetric", 1}, {"align_corners", 2},
-                                                       {"pytorch_half_pixel", 3}, {"tf_half_pixel_for_nn", 4}};
-  static const std::map<std::string, int32_t> nearests = {
-      {"round_prefer_floor", 0}, {"round_prefer_ceil", 1}, {"floor", 2}, {"ceil", 3}};
-  auto ci = coords.find(coord);
-  auto ni = nearests.find(nearest);
-  if (ci == coords.end() || ni == nearests.end()) return unsup(n, "coordinate/nearest mode");
+  auto ci = resize_coord_codes().find(coord);
+  auto ni = resize_nearest_codes().find(nearest);
+  if (ci == resize_coord_codes().end() || ni == resize_nearest_codes().end()) return unsup(n, "coordinate/nearest mode");
   p.coord = ci->second;
   p.nearest = ni->second;
   p.scale_h = sh;
@@ -1245,15 +1254,10 @@ std::string static_shape_reason(const ir::Graph& graph, const ir::Node& node) {
   if (op == "Resize") {
     std::string r = needs_rank(0, 4, "only 4-D Resize");
     if (!r.empty()) return r;
-    static const char* coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
-                                   "tf_half_pixel_for_nn"};
-    static const char* nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     std::string coord = node.attr_string("coordinate_transformation_mode", "half_pixel");
     std::string nearest = node.attr_string("nearest_mode", "round_prefer_floor");
-    if (std::find(std::begin(coords), std::end(coords), coord) == std::end(coords))
-      return "Resize coordinate_transformation_mode '" + coord + "'";
-    if (std::find(std::begin(nearests), std::end(nearests), nearest) == std::end(nearests))
-      return "Resize nearest_mode '" + nearest + "'";
+    if (!resize_coord_codes().count(coord)) return "Resize coordinate_transformation_mode '" + coord + "'";
+    if (!resize_nearest_codes().count(nearest)) return "Resize nearest_mode '" + nearest + "'";
     return "";
   }
   return "";
