@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Builds the quantized and half-precision variants of the model zoo, with
+ONNX Runtime's outputs on each as the expected ones.
+
+    make_quant_zoo.py ZOO_DIR OUT_DIR
+
+ZOO_DIR is laid out like shared/models (manifest.json, <model>.onnx,
+<model>/<case>/<input>.npy). OUT_DIR gets the same layout, plus per model a
+"compare" entry in manifest.json saying how close dlrt must come:
+
+- minilm_l6 through onnxruntime.quantization.quantize_dynamic, weights QInt8
+  and QUInt8 (MatMulInteger + DynamicQuantizeLinear);
+- resnet18, mobilenet_v2, efficientnet_b0 through quantize_static, per
+  channel, calibrated on the zoo's own sample inputs, in the QDQ format and
+  in the QOperator format (QLinearConv, com.microsoft QLinearAdd, ...);
+- the same CNNs converted to float16 with onnxconverter_common, inputs and
+  outputs kept float32.
+
+Expected outputs come from ONNX Runtime's CPU provider with graph
+optimisations off: the graph as written, op by op, which is what dlrt must
+reproduce. (With optimisations on, ONNX Runtime itself replaces Q/DQ pairs
+and float ops by fused integer kernels with other rounding, and differs from
+its own unoptimised run by more than the tolerances here.)
+
+Needs onnxruntime, onnx, onnxconverter-common and numpy: run it with the
+venv scripts/setup_venv.sh makes. Writes OUT_DIR/STAMP last, holding the
+versions used, so a caller can tell a finished folder from a broken one.
+"""
+import json
+import warnings
+import os
+import shutil
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic,
+                                      quantize_static)
+from onnxruntime.quantization.shape_inference import quant_pre_process
+
+CNNS = ["resnet18", "mobilenet_v2", "efficientnet_b0"]
+TRANSFORMERS = ["minilm_l6"]
+
+
+def log(msg):
+    print(f"make_quant_zoo: {msg}", file=sys.stderr, flush=True)
+
+
+def load_cases(zoo, name, entry):
+    """{case: {input: array}} from the zoo manifest's entry for one model."""
+    out = {}
+    for case, c in entry["cases"].items():
+        out[case] = {k: np.load(os.path.join(zoo, v)) for k, v in c["inputs"].items()}
+    return out
+
+
+class Reader(CalibrationDataReader):
+    def __init__(self, feeds):
+        self.feeds = list(feeds)
+        self.i = 0
+
+    def get_next(self):
+        if self.i >= len(self.feeds):
+            return None
+        self.i += 1
+        return self.feeds[self.i - 1]
+
+    def rewind(self):
+        self.i = 0
+
+
+def split_batches(cases):
+    """Calibration samples: every image of every case, one at a time."""
+    feeds = []
+    for inputs in cases.values():
+        (name, x), = inputs.items()
+        for b in range(x.shape[0]):
+            feeds.append({name: x[b:b + 1]})
+    return feeds
+
+
+def inline_identity_initializers(path):
+    """Replaces each Identity of an initializer by a copy of it: exporters
+    share equal weights that way, and the QOperator quantizer reads a bias
+    only from an initializer."""
+    from onnx import numpy_helper
+    m = onnx.load(path)
+    inits = {i.name: i for i in m.graph.initializer}
+    keep = []
+    for n in m.graph.node:
+        if n.op_type == "Identity" and n.input[0] in inits:
+            copy = numpy_helper.from_array(numpy_helper.to_array(inits[n.input[0]]), n.output[0])
+            m.graph.initializer.append(copy)
+            inits[n.output[0]] = copy
+        else:
+            keep.append(n)
+    del m.graph.node[:]
+    m.graph.node.extend(keep)
+    onnx.save(m, path)
+
+
+def ort_outputs(model_path, inputs):
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    opts.intra_op_num_threads = 1
+    sess = ort.InferenceSession(model_path, opts, providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    return dict(zip(names, sess.run(names, inputs)))
+
+
+def write_variant(out_dir, variant, model_path, cases, compare, description, manifest):
+    entry = {"file": f"{variant}.onnx", "description": description, "compare": compare, "cases": {}}
+    for case, inputs in cases.items():
+        case_dir = os.path.join(out_dir, variant, case)
+        os.makedirs(os.path.join(case_dir, "expected"), exist_ok=True)
+        c = {"inputs": {}, "expected": {}}
+        for k, v in inputs.items():
+            rel = f"{variant}/{case}/{k}.npy"
+            np.save(os.path.join(out_dir, rel), v)
+            c["inputs"][k] = rel
+        for k, v in ort_outputs(model_path, inputs).items():
+            rel = f"{variant}/{case}/expected/{k}.npy"
+            np.save(os.path.join(out_dir, rel), v)
+            c["expected"][k] = rel
+        entry["cases"][case] = c
+    manifest["models"][variant] = entry
+    log(f"{variant}: {len(cases)} cases")
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    zoo, out = sys.argv[1], sys.argv[2]
+    with open(os.path.join(zoo, "manifest.json")) as f:
+        zoo_manifest = json.load(f)["models"]
+    stamp = os.path.join(out, "STAMP")
+    if os.path.exists(stamp):
+        os.remove(stamp)
+    os.makedirs(out, exist_ok=True)
+    manifest = {"generator": "tests/models/make_quant_zoo.py", "models": {}}
+    # Outputs of quantized models are dequantized integers: one step of the
+    # output scale is the smallest difference, so float outputs are compared
+    # with rtol 1e-3 and an atol of a small fraction of the output's range.
+    cnn_compare = {"rtol": 1e-3, "atol": 1e-4}
+    emb_compare = {"min_cosine": 0.9999}
+
+    for name in TRANSFORMERS:
+        if name not in zoo_manifest:
+            log(f"{name} is not in {zoo}; skipped")
+            continue
+        src = os.path.join(zoo, zoo_manifest[name].get("file", name + ".onnx"))
+        cases = load_cases(zoo, name, zoo_manifest[name])
+        for wt, tag in ((QuantType.QInt8, "qint8"), (QuantType.QUInt8, "quint8")):
+            variant = f"{name}_dynamic_{tag}"
+            path = os.path.join(out, variant + ".onnx")
+            quantize_dynamic(src, path, weight_type=wt)
+            write_variant(out, variant, path, cases, emb_compare,
+                          f"{name} through onnxruntime {ort.__version__} quantize_dynamic, weights {tag}", manifest)
+
+    for name in CNNS:
+        if name not in zoo_manifest:
+            log(f"{name} is not in {zoo}; skipped")
+            continue
+        src = os.path.join(zoo, zoo_manifest[name].get("file", name + ".onnx"))
+        cases = load_cases(zoo, name, zoo_manifest[name])
+        # ONNX Runtime's recommended first step: shape inference and constant
+        # folding, so that every bias is an initializer the quantizer can read.
+        pre = os.path.join(out, f"{name}_preprocessed.onnx")
+        quant_pre_process(src, pre, skip_symbolic_shape=True)
+        inline_identity_initializers(pre)
+        for fmt, tag in ((QuantFormat.QDQ, "qdq"), (QuantFormat.QOperator, "qop")):
+            variant = f"{name}_static_{tag}"
+            path = os.path.join(out, variant + ".onnx")
+            quantize_static(pre, path, Reader(split_batches(cases)), quant_format=fmt, per_channel=True,
+                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+            write_variant(out, variant, path, cases, cnn_compare,
+                          f"{name} through onnxruntime {ort.__version__} quantize_static ({tag}, per channel, "
+                          "uint8 activations, int8 weights, calibrated on the zoo's sample inputs)", manifest)
+        os.remove(pre)
+        from onnxconverter_common import float16
+        variant = f"{name}_fp16"
+        path = os.path.join(out, variant + ".onnx")
+        onnx.save(float16.convert_float_to_float16(onnx.load(src), keep_io_types=True), path)
+        write_variant(out, variant, path, cases, {"rtol": 1e-2, "atol": 1e-2},
+                      f"{name} converted to float16 by onnxconverter_common (inputs and outputs float32)", manifest)
+
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+    import onnxconverter_common
+    with open(stamp, "w") as f:
+        f.write(f"onnxruntime {ort.__version__}, onnx {onnx.__version__}, "
+                f"onnxconverter_common {onnxconverter_common.__version__}, numpy {np.__version__}\n")
+    log(f"wrote {len(manifest['models'])} models to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
