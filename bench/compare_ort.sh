@@ -87,7 +87,7 @@ FMA=$BUILD/dlrt_fma_peak
 [ -x "$DLRT" ] || { log "$DLRT is missing (build the dlrt_cli target)"; exit 1; }
 [ -x "$FMA" ] || { log "$FMA is missing (build the dlrt_fma_peak target)"; exit 1; }
 
-PKGS=("onnxruntime==$ORT_VERSION" "numpy" "onnx==1.17.0")
+PKGS=("onnxruntime==$ORT_VERSION" "numpy" "onnx==1.23.2")
 if ! PY=$("$REPO/scripts/setup_venv.sh" "$BUILD" "${PKGS[@]}" | tail -n 1); then
   # setup_venv.sh stops when `pip show` fails for a package not yet installed;
   # install the missing ones here, then let it check the pins.

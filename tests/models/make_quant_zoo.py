@@ -16,11 +16,13 @@ ZOO_DIR is laid out like shared/models (manifest.json, <model>.onnx,
 - the same CNNs converted to float16 with onnxconverter_common, inputs and
   outputs kept float32.
 
-Expected outputs come from ONNX Runtime's CPU provider with graph
-optimisations off: the graph as written, op by op, which is what dlrt must
-reproduce. (With optimisations on, ONNX Runtime itself replaces Q/DQ pairs
-and float ops by fused integer kernels with other rounding, and differs from
-its own unoptimised run by more than the tolerances here.)
+Expected outputs come from ONNX Runtime's CPU provider, one thread:
+- QDQ models with all graph optimisations: ONNX Runtime then runs each
+  DequantizeLinear -> op -> QuantizeLinear group as one integer kernel (the
+  same as the QOperator model's, bit for bit), which is what dlrt must do too.
+  Without them it runs float ops between the pairs and rounds differently.
+- every other model with graph optimisations off (the graph as written, op by
+  op); for QOperator models both give the same outputs.
 
 Needs onnxruntime, onnx, onnxconverter-common and numpy: run it with the
 venv scripts/setup_venv.sh makes. Writes OUT_DIR/STAMP last, holding the
@@ -100,17 +102,22 @@ def inline_identity_initializers(path):
     onnx.save(m, path)
 
 
-def ort_outputs(model_path, inputs):
+def ort_outputs(model_path, inputs, optimize):
     opts = ort.SessionOptions()
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    opts.log_severity_level = 3
+    opts.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if optimize else
+                                     ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
     opts.intra_op_num_threads = 1
     sess = ort.InferenceSession(model_path, opts, providers=["CPUExecutionProvider"])
     names = [o.name for o in sess.get_outputs()]
     return dict(zip(names, sess.run(names, inputs)))
 
 
-def write_variant(out_dir, variant, model_path, cases, compare, description, manifest):
-    entry = {"file": f"{variant}.onnx", "description": description, "compare": compare, "cases": {}}
+def write_variant(out_dir, variant, model_path, cases, compare, description, manifest, optimize=False):
+    reference = (f"onnxruntime {ort.__version__} CPU, 1 thread, graph optimisations "
+                 + ("all" if optimize else "off"))
+    entry = {"file": f"{variant}.onnx", "description": description, "compare": compare,
+             "reference": reference, "cases": {}}
     for case, inputs in cases.items():
         case_dir = os.path.join(out_dir, variant, case)
         os.makedirs(os.path.join(case_dir, "expected"), exist_ok=True)
@@ -119,7 +126,7 @@ def write_variant(out_dir, variant, model_path, cases, compare, description, man
             rel = f"{variant}/{case}/{k}.npy"
             np.save(os.path.join(out_dir, rel), v)
             c["inputs"][k] = rel
-        for k, v in ort_outputs(model_path, inputs).items():
+        for k, v in ort_outputs(model_path, inputs, optimize).items():
             rel = f"{variant}/{case}/expected/{k}.npy"
             np.save(os.path.join(out_dir, rel), v)
             c["expected"][k] = rel
@@ -177,7 +184,8 @@ def main():
                             activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
             write_variant(out, variant, path, cases, cnn_compare,
                           f"{name} through onnxruntime {ort.__version__} quantize_static ({tag}, per channel, "
-                          "uint8 activations, int8 weights, calibrated on the zoo's sample inputs)", manifest)
+                          "uint8 activations, int8 weights, calibrated on the zoo's sample inputs)", manifest,
+                          optimize=(fmt == QuantFormat.QDQ))
         os.remove(pre)
         from onnxconverter_common import float16
         variant = f"{name}_fp16"
