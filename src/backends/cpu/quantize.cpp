@@ -9,11 +9,14 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "backends/cpu/gemm_int8.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/scratch.h"
 #include "backends/cpu/simple_gemm_impl.h"
 
 namespace dlrt::cpu {
@@ -289,9 +292,56 @@ inline int64_t mode_index(RowMode m, int64_t matrix, int64_t i, int64_t extent) 
   return m == RowMode::kTensor ? 0 : (m == RowMode::kRow ? i : matrix * extent + i);
 }
 
-// acc[batch][M][N] = sum_k (A - a_zp)(B - b_zp), with zero points per tensor/row/column.
+// Zero points as int32, one per row/column of each matrix (or one for all).
+struct ZeroPoints {
+  const int32_t* values = nullptr;  // null: all zero
+  int64_t stride = 0;               // 0: one value for all
+  int64_t per_matrix = 0;           // offset between matrices (kBatchRow)
+};
+
+ZeroPoints widen_zero_points(const Tensor* zp, RowMode mode, int64_t extent, int32_t* storage) {
+  ZeroPoints z;
+  if (!zp) return z;
+  for (int64_t i = 0; i < zp->size(); ++i) storage[i] = int_at(*zp, i);
+  z.values = storage;
+  z.stride = mode == RowMode::kTensor ? 0 : 1;
+  z.per_matrix = mode == RowMode::kBatchRow ? extent : 0;
+  return z;
+}
+
+// A constant B (a weight) packed once for gemm_u8s8, one per matrix of B.
+struct PrepackedB {
+  const void* data = nullptr;  // the tensor it was packed from
+  DType dtype = DType::kUndefined;
+  Shape shape;
+  std::vector<std::shared_ptr<const PackedInt8B>> matrices;
+
+  // The packed matrix bo of b, or null when b is not the tensor packed here.
+  const PackedInt8B* find(const Tensor& b, int64_t bo) const {
+    if (b.raw_data() != data || b.dtype() != dtype || b.shape() != shape) return nullptr;
+    return matrices[static_cast<size_t>(bo)].get();
+  }
+};
+
+// Packs a constant 8-bit B of rank >= 2 (null for anything else).
+std::shared_ptr<const PrepackedB> prepack_b(const Tensor* b) {
+  if (!b || !is_8bit(b->dtype()) || b->rank() < 2 || b->size() == 0) return nullptr;
+  auto pre = std::make_shared<PrepackedB>();
+  pre->data = b->raw_data();
+  pre->dtype = b->dtype();
+  pre->shape = b->shape();
+  const int64_t K = b->dim(b->rank() - 2), N = b->dim(b->rank() - 1);
+  const int64_t count = b->size() / (K * N);
+  const auto* base = static_cast<const uint8_t*>(b->raw_data());
+  for (int64_t m = 0; m < count; ++m)
+    pre->matrices.push_back(PackedInt8B::pack(false, K, N, base + m * K * N, N, b->dtype() == DType::kInt8));
+  return pre;
+}
+
+// acc[batch][M][N] = sum_k (A - a_zp)(B - b_zp), with zero points per tensor/row/column
+// (gemm_int8.h: exact in int32 with wrap-around). `pre`: B packed in advance, if any.
 Status integer_matmul(KernelContext& ctx, const Tensor& a, const Tensor* a_zp, const Tensor& b, const Tensor* b_zp,
-                      const MatMulGeometry& g, std::vector<int32_t>& acc) {
+                      const MatMulGeometry& g, const PrepackedB* pre, int32_t* acc) {
   RowMode am = RowMode::kTensor, bm = RowMode::kTensor;
   if (a_zp) {
     if (a_zp->dtype() != a.dtype()) return ctx.invalid("a_zero_point must have A's dtype");
@@ -302,42 +352,41 @@ Status integer_matmul(KernelContext& ctx, const Tensor& a, const Tensor* a_zp, c
     DLRT_ASSIGN_OR_RETURN(bm, col_mode(ctx, *b_zp, g, "b_zero_point"));
   }
   const int64_t M = g.M, K = g.K, N = g.N;
-  // Widen every input matrix once (they may be shared across broadcast batches).
-  std::vector<uint32_t> aw(static_cast<size_t>(g.a_batch * M * K)), bw(static_cast<size_t>(g.b_batch * K * N));
-  for (int64_t m = 0; m < g.a_batch; ++m)
-    for (int64_t i = 0; i < M; ++i) {
-      const int32_t z = a_zp ? int_at(*a_zp, mode_index(am, m, i, M)) : 0;
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t e = (m * M + i) * K + k;
-        aw[e] = static_cast<uint32_t>(int_at(a, e) - z);
+  thread_local AlignedScratch zp_scratch, b_scratch;
+  int32_t* zps = zp_scratch.get<int32_t>(static_cast<size_t>((a_zp ? a_zp->size() : 0) + (b_zp ? b_zp->size() : 0)),
+                                         AlignedScratch::Growth::kByHalf);
+  const ZeroPoints az = widen_zero_points(a_zp, am, M, zps);
+  const ZeroPoints bz = widen_zero_points(b_zp, bm, N, zps + (a_zp ? a_zp->size() : 0));
+  const bool a_signed = a.dtype() == DType::kInt8, b_signed = b.dtype() == DType::kInt8;
+  const auto* a_base = static_cast<const uint8_t*>(a.raw_data());
+  const auto* b_base = static_cast<const uint8_t*>(b.raw_data());
+  int64_t packed_matrix = -1;
+  PackedInt8B scratch_b;
+  for (int64_t bi = 0; bi < g.batch; ++bi) {
+    const int64_t bo = g.b_offsets[bi], ao = g.a_offsets[bi];
+    const PackedInt8B* pb = pre ? pre->find(b, bo) : nullptr;
+    if (!pb) {
+      if (bo != packed_matrix) {
+        void* storage = b_scratch.bytes(PackedInt8B::bytes(K, N), AlignedScratch::Growth::kByHalf);
+        scratch_b = PackedInt8B::pack_into(storage, false, K, N, b_base + bo * K * N, N, b_signed);
+        packed_matrix = bo;
       }
+      pb = &scratch_b;
     }
-  for (int64_t m = 0; m < g.b_batch; ++m)
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t j = 0; j < N; ++j) {
-        const int64_t e = (m * K + k) * N + j;
-        const int32_t z = b_zp ? int_at(*b_zp, mode_index(bm, m, j, N)) : 0;
-        bw[e] = static_cast<uint32_t>(int_at(b, e) - z);
-      }
-  std::vector<uint32_t> cw(static_cast<size_t>(g.batch * M * N), 0u);
-  for (int64_t bi = 0; bi < g.batch; ++bi)
-    detail::gemm_acc<uint32_t>(M, N, K, aw.data() + g.a_offsets[bi] * M * K, K, bw.data() + g.b_offsets[bi] * K * N, N,
-                               cw.data() + bi * M * N, N, &ctx.pool());
-  acc.resize(cw.size());
-  for (size_t i = 0; i < cw.size(); ++i) acc[i] = static_cast<int32_t>(cw[i]);
+    gemm_u8s8(M, N, K, a_base + ao * M * K, K, a_signed, az.values ? az.values + ao * az.per_matrix : nullptr,
+              az.stride, *pb, bz.values ? bz.values + bo * bz.per_matrix : nullptr, bz.stride, acc + bi * M * N, N,
+              &ctx.pool());
+  }
   return Status::Ok();
 }
 
-Status matmul_integer(KernelContext& ctx) {
+Status matmul_integer(KernelContext& ctx, const PrepackedB* pre) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
   if (!is_8bit(a->dtype()) || !is_8bit(b->dtype())) return ctx.unsupported("A and B must be uint8 or int8");
   DLRT_ASSIGN_OR_RETURN(MatMulGeometry g, matmul_geometry(ctx, *a, *b));
-  std::vector<int32_t> acc;
-  DLRT_RETURN_IF_ERROR(integer_matmul(ctx, *a, ctx.input(2), *b, ctx.input(3), g, acc));
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kInt32, g.out_shape));
-  std::copy(acc.begin(), acc.end(), y->data<int32_t>());
-  return Status::Ok();
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kInt32, g.out_shape));
+  return integer_matmul(ctx, *a, ctx.input(2), *b, ctx.input(3), g, pre, y->data<int32_t>());
 }
 
 // Output zero point / dtype of the QLinear ops.
@@ -348,7 +397,7 @@ Result<DType> qlinear_out_type(const KernelContext& ctx, const Tensor* y_zp, DTy
   return t;
 }
 
-Status qlinear_matmul(KernelContext& ctx) {
+Status qlinear_matmul(KernelContext& ctx, const PrepackedB* pre) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* a_scale, required_input(ctx, 1));
   DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 3));
@@ -363,8 +412,9 @@ Status qlinear_matmul(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(MatMulGeometry g, matmul_geometry(ctx, *a, *b));
   DLRT_ASSIGN_OR_RETURN(RowMode asm_, row_mode(ctx, *a_scale, g, "a_scale"));
   DLRT_ASSIGN_OR_RETURN(RowMode bsm, col_mode(ctx, *b_scale, g, "b_scale"));
-  std::vector<int32_t> acc;
-  DLRT_RETURN_IF_ERROR(integer_matmul(ctx, *a, ctx.input(2), *b, ctx.input(5), g, acc));
+  thread_local AlignedScratch acc_scratch;
+  int32_t* acc = acc_scratch.get<int32_t>(static_cast<size_t>(g.batch * g.M * g.N), AlignedScratch::Growth::kByHalf);
+  DLRT_RETURN_IF_ERROR(integer_matmul(ctx, *a, ctx.input(2), *b, ctx.input(5), g, pre, acc));
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out, g.out_shape));
   const float ys = float_at(*y_scale, 0);
   const int32_t yz = y_zp ? int_at(*y_zp, 0) : 0;
@@ -562,15 +612,41 @@ Status qlinear_conv(KernelContext& ctx) {
   });
 }
 
+// MatMulInteger and QLinearMatMul: B packed once when it is a graph constant.
+class IntegerMatMulKernel final : public OpKernel {
+ public:
+  using Fn = Status (*)(KernelContext&, const PrepackedB*);
+  IntegerMatMulKernel(Fn fn, std::shared_ptr<const PrepackedB> pre) : fn_(fn), pre_(std::move(pre)) {}
+  Status compute(KernelContext& ctx) const override { return fn_(ctx, pre_.get()); }
+
+ private:
+  Fn fn_;
+  std::shared_ptr<const PrepackedB> pre_;
+};
+
+KernelDef integer_matmul_def(const char* op, IntegerMatMulKernel::Fn fn, size_t b_input) {
+  KernelDef d;
+  d.op_type = op;
+  d.min_opset = 10;
+  d.factory = [fn](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
+    return std::unique_ptr<OpKernel>(new IntegerMatMulKernel(fn, nullptr));
+  };
+  d.factory_with_constants = [fn, b_input](const ir::Node&,
+                                           const ConstantInputs& constants) -> Result<std::unique_ptr<OpKernel>> {
+    return std::unique_ptr<OpKernel>(new IntegerMatMulKernel(fn, prepack_b(constants(b_input))));
+  };
+  return d;
+}
+
 }  // namespace
 
 Status register_quantize_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("QuantizeLinear", quantize_linear, 10));
   DLRT_RETURN_IF_ERROR(r.add_fn("DequantizeLinear", dequantize_linear, 10));
   DLRT_RETURN_IF_ERROR(r.add_fn("DynamicQuantizeLinear", dynamic_quantize_linear, 11));
-  DLRT_RETURN_IF_ERROR(r.add_fn("MatMulInteger", matmul_integer, 10));
+  DLRT_RETURN_IF_ERROR(r.add(integer_matmul_def("MatMulInteger", matmul_integer, 1)));
   DLRT_RETURN_IF_ERROR(r.add_fn("ConvInteger", conv_integer, 10));
-  DLRT_RETURN_IF_ERROR(r.add_fn("QLinearMatMul", qlinear_matmul, 10));
+  DLRT_RETURN_IF_ERROR(r.add(integer_matmul_def("QLinearMatMul", qlinear_matmul, 3)));
   DLRT_RETURN_IF_ERROR(r.add_fn("QLinearConv", qlinear_conv, 10));
   return Status::Ok();
 }

@@ -1,0 +1,206 @@
+// Packing, the portable microkernel and the driver of the 8-bit GEMM (gemm_int8.h).
+#include "backends/cpu/gemm_int8.h"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+#include "backends/cpu/isa.h"
+#include "backends/cpu/scratch.h"
+#include "device/cpu_features.h"
+
+namespace dlrt::cpu {
+namespace {
+
+constexpr int64_t kPanel = 16;  // columns per packed B panel
+constexpr int64_t kGroup = 4;   // k per dot product
+
+struct Kernel {
+  int mr = 4, nv = 1;                     // tile: mr rows x 16 * nv columns
+  int8_detail::TileFn fn[4] = {};         // fn[v]: the tile of v panels, v in [1, nv]
+  const char* name = "generic";
+};
+
+// The portable tile: 4 rows x 16 columns, plain int32 arithmetic (wrapping).
+void generic_tile(int64_t kg, const uint8_t* a, const int8_t* b, int64_t, int32_t* acc) {
+  uint32_t sum[4][kPanel] = {};
+  for (int64_t g = 0; g < kg; ++g) {
+    const uint8_t* ag = a + g * 4 * kGroup;
+    const int8_t* bg = b + g * kPanel * kGroup;
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < kPanel; ++j) {
+        uint32_t s = 0;
+        for (int t = 0; t < kGroup; ++t)
+          s += static_cast<uint32_t>(static_cast<int32_t>(ag[i * kGroup + t]) * bg[j * kGroup + t]);
+        sum[i][j] += s;
+      }
+  }
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < kPanel; ++j) acc[i * kPanel + j] = static_cast<int32_t>(sum[i][j]);
+}
+
+Kernel pick_kernel() {
+  const device::CpuFeatures& f = device::cpu_features();
+  Kernel k;
+  if (cpu_isa() >= CpuIsa::kAvx512 && f.avx512_vnni && int8_detail::avx512_vnni_tile(1)) {
+    k.mr = 8;
+    k.nv = 3;
+    for (int v = 1; v <= 3; ++v) k.fn[v] = int8_detail::avx512_vnni_tile(v);
+    k.name = "avx512-vnni";
+  } else if (cpu_isa() >= CpuIsa::kAvx2 && f.avx_vnni && int8_detail::avx_vnni_tile()) {
+    k.fn[1] = int8_detail::avx_vnni_tile();
+    k.name = "avx-vnni";
+  } else {
+    k.fn[1] = generic_tile;
+  }
+  return k;
+}
+
+inline int32_t element(const void* p, int64_t i, bool is_signed) {  // B while packing
+  return is_signed ? static_cast<const int8_t*>(p)[i] : static_cast<const uint8_t*>(p)[i];
+}
+
+void free_aligned(uint8_t* p) { ::operator delete(p, std::align_val_t(64)); }
+
+}  // namespace
+
+const char* int8_gemm_kernel_name() { return pick_kernel().name; }
+
+size_t PackedInt8B::bytes(int64_t K, int64_t N) {
+  const int64_t kg = (K + kGroup - 1) / kGroup, panels = (N + kPanel - 1) / kPanel;
+  // The panels, then the column sums (int32, 64-byte aligned as the panels are a multiple of 64 bytes).
+  return static_cast<size_t>(panels * kg * kPanel * kGroup + panels * kPanel * 4);
+}
+
+PackedInt8B PackedInt8B::pack_into(void* storage, bool trans, int64_t K, int64_t N, const void* B, int64_t ldb,
+                                   bool is_signed) {
+  PackedInt8B p;
+  p.K = K;
+  p.N = N;
+  p.kg = (K + kGroup - 1) / kGroup;
+  p.panels = (N + kPanel - 1) / kPanel;
+  p.shift = is_signed ? 0 : -128;
+  int8_t* data = static_cast<int8_t*>(storage);
+  int32_t* sums = reinterpret_cast<int32_t*>(data + p.panels * p.kg * kPanel * kGroup);
+  for (int64_t pn = 0; pn < p.panels; ++pn) {
+    int32_t colsum[kPanel] = {};
+    for (int64_t g = 0; g < p.kg; ++g) {
+      int8_t* dst = data + (pn * p.kg + g) * kPanel * kGroup;
+      for (int64_t c = 0; c < kPanel; ++c) {
+        const int64_t j = pn * kPanel + c;
+        for (int64_t t = 0; t < kGroup; ++t) {
+          const int64_t k = g * kGroup + t;
+          int8_t v = 0;
+          if (j < N && k < K) {
+            v = static_cast<int8_t>(element(B, trans ? j * ldb + k : k * ldb + j, is_signed) + p.shift);
+            colsum[c] += v;
+          }
+          dst[c * kGroup + t] = v;
+        }
+      }
+    }
+    std::memcpy(sums + pn * kPanel, colsum, sizeof colsum);
+  }
+  p.data = data;
+  p.col_sums = sums;
+  return p;
+}
+
+std::shared_ptr<const PackedInt8B> PackedInt8B::pack(bool trans, int64_t K, int64_t N, const void* B, int64_t ldb,
+                                                     bool is_signed) {
+  auto* storage = static_cast<uint8_t*>(::operator new(bytes(K, N), std::align_val_t(64)));
+  auto p = std::make_shared<PackedInt8B>(pack_into(storage, trans, K, N, B, ldb, is_signed));
+  p->owned_ = std::unique_ptr<uint8_t[], void (*)(uint8_t*)>(storage, free_aligned);
+  return p;
+}
+
+void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool a_signed, const int32_t* a_zp,
+               int64_t a_zp_stride, const PackedInt8B& B, const int32_t* b_zp, int64_t b_zp_stride, int32_t* C,
+               int64_t ldc, ThreadPool* pool) {
+  if (M <= 0 || N <= 0) return;
+  const Kernel kern = pick_kernel();
+  const int64_t MR = kern.mr, NR = kPanel * kern.nv;
+  const int64_t kg = B.kg;
+  const int64_t mblocks = (M + MR - 1) / MR, nblocks = (N + NR - 1) / NR;
+  const int32_t a_shift = a_signed ? 128 : 0;
+
+  // A packed as uint8 (A + a_shift) by blocks of MR rows, then its row sums;
+  // per column, the shifted zero point of B and sum_k B - K * zero point.
+  thread_local AlignedScratch a_scratch;
+  const int64_t a_block = kg * MR * kGroup;
+  const int64_t a_bytes = (mblocks * a_block + 63) / 64 * 64;
+  uint8_t* ap = a_scratch.get<uint8_t>(static_cast<size_t>(a_bytes + (M + 2 * N) * 4), AlignedScratch::Growth::kByHalf);
+  uint32_t* row_sums = reinterpret_cast<uint32_t*>(ap + a_bytes);
+  uint32_t* col_zp = row_sums + M;
+  uint32_t* col_term = col_zp + N;
+  for (int64_t j = 0; j < N; ++j) {
+    col_zp[j] = static_cast<uint32_t>((b_zp ? b_zp[j * b_zp_stride] : 0) + B.shift);
+    col_term[j] = static_cast<uint32_t>(B.col_sums[j]) - static_cast<uint32_t>(K) * col_zp[j];
+  }
+  const uint8_t flip = a_signed ? 0x80 : 0;  // int8 + 128 as uint8
+  auto pack_a = [&](int64_t b0, int64_t b1) {
+    for (int64_t mb = b0; mb < b1; ++mb) {
+      uint8_t* dst = ap + mb * a_block;
+      for (int64_t r = 0; r < MR; ++r) {
+        const int64_t i = mb * MR + r;
+        if (i >= M) {
+          for (int64_t g = 0; g < kg; ++g) std::memset(dst + (g * MR + r) * kGroup, 0, kGroup);
+          continue;
+        }
+        const uint8_t* src = static_cast<const uint8_t*>(A) + i * lda;
+        uint32_t s = 0;
+        for (int64_t k = 0; k < K; ++k) s += static_cast<uint8_t>(src[k] ^ flip);
+        row_sums[i] = s;
+        const int64_t full = K / kGroup;
+        for (int64_t g = 0; g < full; ++g) {
+          uint32_t v;
+          std::memcpy(&v, src + g * kGroup, 4);
+          v ^= flip * 0x01010101u;
+          std::memcpy(dst + (g * MR + r) * kGroup, &v, 4);
+        }
+        if (full < kg) {
+          uint8_t* d = dst + (full * MR + r) * kGroup;
+          for (int64_t t = 0; t < kGroup; ++t) {
+            const int64_t k = full * kGroup + t;
+            d[t] = k < K ? static_cast<uint8_t>(src[k] ^ flip) : 0;
+          }
+        }
+      }
+    }
+  };
+  const int64_t pack_grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, K * MR));
+  if (pool) pool->parallel_for(mblocks, pool->balanced_grain(mblocks, pack_grain), pack_a);
+  else pack_a(0, mblocks);
+
+  const int64_t panel_stride = kg * kPanel * kGroup;
+  auto tiles = [&](int64_t t0, int64_t t1) {
+    alignas(64) int32_t acc[8 * 48];  // the largest tile (avx512-vnni)
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t nb = t / mblocks, mb = t % mblocks;
+      const int64_t i0 = mb * MR, j0 = nb * NR;
+      const int64_t rows = std::min(MR, M - i0), cols = std::min(NR, N - j0);
+      const int8_t* bp = B.data + (j0 / kPanel) * panel_stride;
+      const int64_t nv = (cols + kPanel - 1) / kPanel;
+      // A narrow last column block runs the kernel's narrower variant.
+      kern.fn[nv](kg, ap + mb * a_block, bp, panel_stride, acc);
+      // C = sums - a_zp * (sum_k B - K * b_zp) - b_zp * sum_k A, all shifted, mod 2^32.
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t i = i0 + r;
+        const uint32_t az = static_cast<uint32_t>((a_zp ? a_zp[i * a_zp_stride] : 0) + a_shift);
+        const uint32_t rs = row_sums[i];
+        int32_t* c = C + i * ldc + j0;
+        const uint32_t* ar = reinterpret_cast<const uint32_t*>(acc + r * kPanel * nv);
+        const uint32_t* ct = col_term + j0;
+        const uint32_t* cz = col_zp + j0;
+        for (int64_t q = 0; q < cols; ++q) c[q] = static_cast<int32_t>(ar[q] - az * ct[q] - rs * cz[q]);
+      }
+    }
+  };
+  const int64_t ntiles = mblocks * nblocks;
+  const int64_t tile_macs = std::max<int64_t>(1, MR * NR * K);
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 21) / tile_macs);
+  if (pool) pool->parallel_for(ntiles, pool->balanced_grain(ntiles, grain), tiles);
+  else tiles(0, ntiles);
+}
+
+}  // namespace dlrt::cpu

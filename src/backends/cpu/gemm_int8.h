@@ -1,0 +1,75 @@
+// 8-bit integer matrix multiply with zero points, exact in int32:
+//
+//   C[i][j] = sum_k (A[i][k] - a_zp[i]) * (B[k][j] - b_zp[j])        (mod 2^32)
+//
+// A and B may each be uint8 or int8. Both are moved to the one signedness
+// pair the dot-product instructions take (A unsigned, B signed) by adding
+// 128 to an int8 A and subtracting 128 from a uint8 B, together with their
+// zero points, which leaves every difference (A - a_zp), (B - b_zp) and so C
+// unchanged. The kernel sums the raw products and subtracts the zero-point
+// terms afterwards from row sums of A and column sums of B.
+//
+// B is packed once (PackedInt8B, e.g. a constant weight when a kernel is
+// created) into panels of 16 columns by groups of 4 k, the layout of one
+// VPDPBUSD. A is packed per call. Kernels, chosen at run time (isa.h caps
+// them like every other): AVX512-VNNI (8 x 48 int32 tile in zmm registers),
+// AVX-VNNI (4 x 16 in ymm), and portable C++ elsewhere; all give the same
+// bits.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/thread_pool.h"
+
+namespace dlrt::cpu {
+
+// Which int8 dot-product kernel gemm_u8s8 runs now ("avx512-vnni",
+// "avx-vnni" or "generic"): for `dlrt inspect` and the tests.
+const char* int8_gemm_kernel_name();
+
+class PackedInt8B {
+ public:
+  // Packs op(B): B (K x N, row stride ldb) or, when trans, B^T (B is N x K).
+  // `is_signed`: B holds int8 (else uint8).
+  static std::shared_ptr<const PackedInt8B> pack(bool trans, int64_t K, int64_t N, const void* B, int64_t ldb,
+                                                 bool is_signed);
+  // Packs into caller-provided storage (bytes(K, N) bytes, 64-byte aligned),
+  // for a B that changes every call (e.g. Conv's im2col matrix).
+  static size_t bytes(int64_t K, int64_t N);
+  static PackedInt8B pack_into(void* storage, bool trans, int64_t K, int64_t N, const void* B, int64_t ldb,
+                               bool is_signed);
+
+  int64_t K = 0, N = 0;
+  int64_t kg = 0;       // groups of 4 k: (K + 3) / 4
+  int64_t panels = 0;   // panels of 16 columns: (N + 15) / 16
+  int32_t shift = 0;    // stored value = B + shift (-128 for uint8, 0 for int8)
+  const int8_t* data = nullptr;      // panel p, group g: 64 bytes at (p * kg + g) * 64
+  const int32_t* col_sums = nullptr; // per column (panels * 16), sum over k of the stored values
+
+ private:
+  std::unique_ptr<uint8_t[], void (*)(uint8_t*)> owned_{nullptr, nullptr};
+};
+
+// C (M x N, row stride ldc, int32) per the formula above. A is M x K (row
+// stride lda), int8 when a_signed. a_zp: one per row (a_zp_stride 1) or one
+// for all (stride 0), in A's own domain; b_zp: one per column or one for all
+// (stride 0), in B's own domain; null means zero. Uses `pool` when given.
+void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool a_signed, const int32_t* a_zp,
+               int64_t a_zp_stride, const PackedInt8B& B, const int32_t* b_zp, int64_t b_zp_stride, int32_t* C,
+               int64_t ldc, ThreadPool* pool);
+
+namespace int8_detail {
+
+// Microkernel contract: an MR x (16 * NV) tile of raw sums
+// acc[i][j] = sum over g < kg of the 4-byte dot products of the packed A
+// row i (a + (g * MR + i) * 4, uint8) and the packed B columns, with B's NV
+// panels at b + v * panel_stride. Results go to acc (row stride 16 * NV).
+using TileFn = void (*)(int64_t kg, const uint8_t* a, const int8_t* b, int64_t panel_stride, int32_t* acc);
+
+// Where the vector kernels exist (null off x86).
+TileFn avx512_vnni_tile(int nv);  // MR 8, NV = nv in [1, 3]
+TileFn avx_vnni_tile();           // MR 4, NV 1
+
+}  // namespace int8_detail
+}  // namespace dlrt::cpu
