@@ -129,7 +129,7 @@ Status Mish(KernelContext& ctx) {
 Status Gelu(KernelContext& ctx) {
   const std::string approx = ctx.node().attr_string("approximate", "none");
   if (approx == "none") {
-    return float_unary(ctx, [](auto x) {
+    return vectorised_or(ctx, Activation{ActKind::kGelu}, [](auto x) {
       using C = decltype(x);
       return C(0.5) * x * (C(1) + std::erf(x * C(0.70710678118654752440)));
     });

@@ -259,7 +259,8 @@ DLRT_AVX512 __attribute__((always_inline)) inline void gelu_step_avx512(float* c
 DLRT_AVX512 inline void gelu_row_avx512(float* cr, int64_t cols, const RowInputs512& pre) {
   int64_t j = 0;
   for (; j + 64 <= cols; j += 64) gelu_step_avx512<4>(cr, j, cols, pre);
-  switch ((cols - j + 15) / 16) {
+  switch ((cols - j + 15) / 16) {  // the last 1 to 63 columns
+    case 4: gelu_step_avx512<4>(cr, j, cols, pre); break;
     case 3: gelu_step_avx512<3>(cr, j, cols, pre); break;
     case 2: gelu_step_avx512<2>(cr, j, cols, pre); break;
     case 1: gelu_step_avx512<1>(cr, j, cols, pre); break;

@@ -16,6 +16,7 @@
 #include "backends/cpu/gemm_int8.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/quantize_rows.h"
 #include "backends/cpu/scratch.h"
 #include "backends/cpu/simple_gemm_impl.h"
 
@@ -183,18 +184,16 @@ Status dynamic_quantize_linear(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   if (x->dtype() != DType::kFloat32) return ctx.unsupported("only float32 input is supported");
   const float* xs = x->data<float>();
-  float lo = 0, hi = 0;  // the range always includes 0
-  for (int64_t i = 0; i < x->size(); ++i) {
-    if (std::isnan(xs[i])) return ctx.invalid("input contains NaN");
-    lo = std::min(lo, xs[i]);
-    hi = std::max(hi, xs[i]);
-  }
-  const float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+  float lo = 0, hi = 0;
+  if (!min_max(xs, x->size(), lo, hi)) return ctx.invalid("input contains NaN");
+  lo = std::min(lo, 0.0f);  // the range always includes 0
+  hi = std::max(hi, 0.0f);
+  // An all-zero input has no range; its scale is 1, as ONNX Runtime's.
+  const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
   const float zp_f = std::min(255.0f, std::max(0.0f, 0.0f - lo / scale));
   const uint8_t zp = saturate_round<uint8_t>(zp_f);
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kUInt8, x->shape()));
-  uint8_t* dst = y->data<uint8_t>();
-  for (int64_t i = 0; i < x->size(); ++i) dst[i] = saturate_round<uint8_t>(std::nearbyint(xs[i] / scale) + zp);
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kUInt8, x->shape()));
+  quantize_u8(xs, x->size(), scale, zp, y->data<uint8_t>());
   if (ctx.output_requested(1)) {
     DLRT_ASSIGN_OR_RETURN(Tensor * s, ctx.allocate_output(1, DType::kFloat32, {}));
     s->data<float>()[0] = scale;

@@ -1,0 +1,86 @@
+// Vector loops of the quantization kernels (quantize_rows.h).
+#include "backends/cpu/quantize_rows.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "backends/cpu/isa.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+#include "backends/cpu/vec_avx512.h"
+#define DLRT_QROWS_X86 1
+#endif
+
+namespace dlrt::cpu {
+namespace {
+
+bool min_max_generic(const float* x, int64_t n, float& lo, float& hi) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isnan(x[i])) return false;
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+  return true;
+}
+
+uint8_t quantize_one(float x, float scale, float zp) {
+  const float r = std::nearbyint(x / scale) + zp;
+  if (!(r >= 0.0f)) return 0;  // (NaN saturates to 0 as well)
+  return r > 255.0f ? 255 : static_cast<uint8_t>(r);
+}
+
+#ifdef DLRT_QROWS_X86
+DLRT_AVX512 bool min_max_avx512(const float* x, int64_t n, float& lo, float& hi) {
+  __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  __mmask16 nan = 0;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(x + i);
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    vlo = _mm512_min_ps(vlo, v);
+    vhi = _mm512_max_ps(vhi, v);
+  }
+  if (nan) return false;
+  lo = _mm512_reduce_min_ps(vlo);
+  hi = _mm512_reduce_max_ps(vhi);
+  return min_max_generic(x + i, n - i, lo, hi);
+}
+
+DLRT_AVX512 void quantize_u8_avx512(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* y) {
+  const __m512 s = _mm512_set1_ps(scale), z = _mm512_set1_ps(zero_point);
+  const __m512 top = _mm512_set1_ps(255.0f), bottom = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 r = _mm512_roundscale_ps(_mm512_div_ps(_mm512_loadu_ps(x + i), s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm512_add_ps(r, z);
+    // max(., 0) first so that NaN (x / scale undefined) becomes 0 as in quantize_one.
+    r = _mm512_min_ps(_mm512_max_ps(r, bottom), top);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtusepi32_epi8(_mm512_cvtps_epu32(r)));
+  }
+  for (; i < n; ++i) y[i] = quantize_one(x[i], scale, zero_point);
+}
+#endif
+
+}  // namespace
+
+bool min_max(const float* x, int64_t n, float& lo, float& hi) {
+  lo = 0.0f;
+  hi = 0.0f;
+  if (n <= 0) return true;
+  lo = hi = x[0];
+#ifdef DLRT_QROWS_X86
+  if (cpu_isa() >= CpuIsa::kAvx512) return min_max_avx512(x, n, lo, hi);
+#endif
+  return min_max_generic(x, n, lo, hi);
+}
+
+void quantize_u8(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* y) {
+#ifdef DLRT_QROWS_X86
+  if (cpu_isa() >= CpuIsa::kAvx512) return quantize_u8_avx512(x, n, scale, zero_point, y);
+#endif
+  for (int64_t i = 0; i < n; ++i) y[i] = quantize_one(x[i], scale, zero_point);
+}
+
+}  // namespace dlrt::cpu

@@ -1,0 +1,16 @@
+// Vector loops of the quantization kernels, chosen at run time through
+// cpu_isa() (isa.h). Every path gives the same bits: IEEE division, rounding
+// half to even, saturation.
+#pragma once
+
+#include <cstdint>
+
+namespace dlrt::cpu {
+
+// The minimum and maximum of x[0, n) (both 0 when n is 0); false when x holds a NaN.
+bool min_max(const float* x, int64_t n, float& lo, float& hi);
+
+// y[i] = saturate_uint8(round_half_even(x[i] / scale) + zero_point).
+void quantize_u8(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* y);
+
+}  // namespace dlrt::cpu
