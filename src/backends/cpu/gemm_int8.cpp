@@ -2,6 +2,7 @@
 #include "backends/cpu/gemm_int8.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <new>
 
@@ -39,21 +40,41 @@ void generic_tile(int64_t kg, const uint8_t* a, const int8_t* b, int64_t, int32_
     for (int j = 0; j < kPanel; ++j) acc[i * kPanel + j] = static_cast<int32_t>(sum[i][j]);
 }
 
-Kernel pick_kernel() {
+// Every kernel this CPU can run under the current ISA cap, best first.
+int available(Kernel* out) {
   const device::CpuFeatures& f = device::cpu_features();
-  Kernel k;
+  int n = 0;
   if (cpu_isa() >= CpuIsa::kAvx512 && f.avx512_vnni && int8_detail::avx512_vnni_tile(1)) {
+    Kernel& k = out[n++];
     k.mr = 8;
     k.nv = 3;
     for (int v = 1; v <= 3; ++v) k.fn[v] = int8_detail::avx512_vnni_tile(v);
     k.name = "avx512-vnni";
-  } else if (cpu_isa() >= CpuIsa::kAvx2 && f.avx_vnni && int8_detail::avx_vnni_tile()) {
+  }
+  if (cpu_isa() >= CpuIsa::kAvx2 && f.avx_vnni && int8_detail::avx_vnni_tile()) {
+    Kernel& k = out[n++];
+    k.mr = 6;
     k.fn[1] = int8_detail::avx_vnni_tile();
     k.name = "avx-vnni";
-  } else {
-    k.fn[1] = generic_tile;
   }
-  return k;
+  if (cpu_isa() >= CpuIsa::kAvx2 && int8_detail::avx2_tile()) {
+    Kernel& k = out[n++];
+    k.mr = 2;
+    k.fn[1] = int8_detail::avx2_tile();
+    k.name = "avx2";
+  }
+  Kernel& k = out[n++];
+  k.fn[1] = generic_tile;
+  return n;
+}
+
+std::atomic<int> forced{-1};  // ScopedInt8Kernel's choice: an index into available()
+
+Kernel pick_kernel() {
+  Kernel ks[4];
+  const int n = available(ks);
+  const int f = forced.load(std::memory_order_relaxed);
+  return f >= 0 && f < n ? ks[f] : ks[0];
 }
 
 inline int32_t element(const void* p, int64_t i, bool is_signed) {  // B while packing
@@ -65,6 +86,23 @@ void free_aligned(uint8_t* p) { ::operator delete(p, std::align_val_t(64)); }
 }  // namespace
 
 const char* int8_gemm_kernel_name() { return pick_kernel().name; }
+
+std::vector<const char*> int8_gemm_kernels() {
+  Kernel ks[4];
+  const int n = available(ks);
+  std::vector<const char*> names;
+  for (int i = 0; i < n; ++i) names.push_back(ks[i].name);
+  return names;
+}
+
+ScopedInt8Kernel::ScopedInt8Kernel(const char* name) : previous_(forced.load()) {
+  Kernel ks[4];
+  const int n = available(ks);
+  for (int i = 0; i < n; ++i)
+    if (std::strcmp(ks[i].name, name) == 0) forced.store(i);
+}
+
+ScopedInt8Kernel::~ScopedInt8Kernel() { forced.store(previous_); }
 
 size_t PackedInt8B::bytes(int64_t K, int64_t N) {
   const int64_t kg = (K + kGroup - 1) / kGroup, panels = (N + kPanel - 1) / kPanel;

@@ -13,20 +13,38 @@
 // created) into panels of 16 columns by groups of 4 k, the layout of one
 // VPDPBUSD. A is packed per call. Kernels, chosen at run time (isa.h caps
 // them like every other): AVX512-VNNI (8 x 48 int32 tile in zmm registers),
-// AVX-VNNI (4 x 16 in ymm), and portable C++ elsewhere; all give the same
+// AVX-VNNI (6 x 16 in ymm), and portable C++ elsewhere; all give the same
 // bits.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "core/thread_pool.h"
 
 namespace dlrt::cpu {
 
 // Which int8 dot-product kernel gemm_u8s8 runs now ("avx512-vnni",
-// "avx-vnni" or "generic"): for `dlrt inspect` and the tests.
+// "avx-vnni", "avx2" or "generic"): for `dlrt inspect` and the tests.
 const char* int8_gemm_kernel_name();
+
+// The kernels by name, best first, that this CPU (capped by cpu_isa()) can run.
+std::vector<const char*> int8_gemm_kernels();
+
+// Makes gemm_u8s8 use the kernel `name` (one of int8_gemm_kernels()) while
+// alive; for tests and benchmarks that compare them. Not thread-safe against
+// GEMMs running on other threads.
+class ScopedInt8Kernel {
+ public:
+  explicit ScopedInt8Kernel(const char* name);
+  ~ScopedInt8Kernel();
+  ScopedInt8Kernel(const ScopedInt8Kernel&) = delete;
+  ScopedInt8Kernel& operator=(const ScopedInt8Kernel&) = delete;
+
+ private:
+  int previous_;
+};
 
 class PackedInt8B {
  public:
@@ -69,7 +87,8 @@ using TileFn = void (*)(int64_t kg, const uint8_t* a, const int8_t* b, int64_t p
 
 // Where the vector kernels exist (null off x86).
 TileFn avx512_vnni_tile(int nv);  // MR 8, NV = nv in [1, 3]
-TileFn avx_vnni_tile();           // MR 4, NV 1
+TileFn avx_vnni_tile();           // MR 6, NV 1
+TileFn avx2_tile();               // MR 2, NV 1 (no VNNI: 16-bit products)
 
 }  // namespace int8_detail
 }  // namespace dlrt::cpu

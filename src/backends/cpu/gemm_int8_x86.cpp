@@ -1,7 +1,9 @@
-// The VNNI microkernels of the 8-bit GEMM (gemm_int8.h): each VPDPBUSD adds,
-// per int32 lane, the four products of unsigned bytes of A and signed bytes
-// of B to the accumulator, with no intermediate saturation, so the sums are
-// exact (mod 2^32) like the portable kernel's.
+// The x86 microkernels of the 8-bit GEMM (gemm_int8.h). On VNNI each
+// VPDPBUSD adds, per int32 lane, the four products of unsigned bytes of A and
+// signed bytes of B to the accumulator, with no intermediate saturation; on
+// plain AVX2 both are widened to 16 bits for VPMADDWD (VPMADDUBSW would
+// saturate). Either way the sums are exact (mod 2^32), as the portable
+// kernel's.
 #include "backends/cpu/gemm_int8.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -25,46 +27,96 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_avx512_vnni(int
                                                                              const int8_t* b, int64_t panel_stride,
                                                                              int32_t* acc) {
   constexpr int MR = 8;
+  // Every loop over the tile is unrolled so that the accumulators live in
+  // registers (a loop GCC leaves rolled keeps them in memory).
   __m512i c[MR][NV];
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 3
     for (int v = 0; v < NV; ++v) c[i][v] = _mm512_setzero_si512();
+  const int8_t* b1 = b + panel_stride;
+  const int8_t* b2 = b + 2 * panel_stride;
   for (int64_t g = 0; g < kg; ++g) {
     __m512i bv[NV];
-    for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_si512(b + v * panel_stride + g * 64);
+    bv[0] = _mm512_load_si512(b + g * 64);
+    if constexpr (NV > 1) bv[1] = _mm512_load_si512(b1 + g * 64);
+    if constexpr (NV > 2) bv[2] = _mm512_load_si512(b2 + g * 64);
     const uint8_t* ag = a + g * MR * 4;
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       const __m512i av = _mm512_set1_epi32(load4(ag + i * 4));
+#pragma GCC unroll 3
       for (int v = 0; v < NV; ++v) c[i][v] = _mm512_dpbusd_epi32(c[i][v], av, bv[v]);
     }
   }
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 3
     for (int v = 0; v < NV; ++v) _mm512_store_si512(acc + (i * NV + v) * 16, c[i][v]);
 }
 
-// 4 rows x 16 columns in 8 ymm accumulators (each panel group is two ymm).
+// 6 rows x 16 columns in 12 ymm accumulators (each panel group is two ymm):
+// enough independent sums to cover the dot product's latency.
 __attribute__((target("avx2,avxvnni"))) void tile_avx_vnni(int64_t kg, const uint8_t* a, const int8_t* b, int64_t,
                                                            int32_t* acc) {
-  constexpr int MR = 4;
+  constexpr int MR = 6;
   __m256i c[MR][2];
+#pragma GCC unroll 6
   for (int i = 0; i < MR; ++i) c[i][0] = c[i][1] = _mm256_setzero_si256();
   for (int64_t g = 0; g < kg; ++g) {
     const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(b + g * 64));
     const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(b + g * 64 + 32));
     const uint8_t* ag = a + g * MR * 4;
+#pragma GCC unroll 6
     for (int i = 0; i < MR; ++i) {
       const __m256i av = _mm256_set1_epi32(load4(ag + i * 4));
       c[i][0] = _mm256_dpbusd_avx_epi32(c[i][0], av, b0);
       c[i][1] = _mm256_dpbusd_avx_epi32(c[i][1], av, b1);
     }
   }
+#pragma GCC unroll 6
   for (int i = 0; i < MR; ++i) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(acc + i * 16), c[i][0]);
     _mm256_store_si256(reinterpret_cast<__m256i*>(acc + i * 16 + 8), c[i][1]);
   }
 }
 
+// AVX2 without VNNI: 2 rows x 16 columns. Each group's 64 bytes of B are
+// four chunks of 4 columns x 4 k, sign-extended to 16 bits; A's 4 bytes,
+// zero-extended and repeated, multiply them pairwise (VPMADDWD): lane 2c
+// holds column c's products of k 0-1, lane 2c+1 those of k 2-3, summed at the end.
+__attribute__((target("avx2"))) void tile_avx2(int64_t kg, const uint8_t* a, const int8_t* b, int64_t,
+                                               int32_t* acc) {
+  constexpr int MR = 2;
+  __m256i c[MR][4];
+#pragma GCC unroll 2
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q) c[i][q] = _mm256_setzero_si256();
+  for (int64_t g = 0; g < kg; ++g) {
+    __m256i bw[4];
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q)
+      bw[q] = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(b + g * 64 + 16 * q)));
+    const uint8_t* ag = a + g * MR * 4;
+#pragma GCC unroll 2
+    for (int i = 0; i < MR; ++i) {
+      const __m128i a16 = _mm_cvtepu8_epi16(_mm_cvtsi32_si128(load4(ag + i * 4)));
+      const __m256i av = _mm256_broadcastq_epi64(a16);
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) c[i][q] = _mm256_add_epi32(c[i][q], _mm256_madd_epi16(bw[q], av));
+    }
+  }
+  for (int i = 0; i < MR; ++i) {
+    alignas(32) uint32_t half[32];
+    for (int q = 0; q < 4; ++q) _mm256_store_si256(reinterpret_cast<__m256i*>(half + 8 * q), c[i][q]);
+    for (int j = 0; j < 16; ++j) acc[i * 16 + j] = static_cast<int32_t>(half[2 * j] + half[2 * j + 1]);
+  }
+}
+
 }  // namespace
+
+TileFn avx2_tile() { return tile_avx2; }
 
 TileFn avx512_vnni_tile(int nv) {
   switch (nv) {
@@ -82,6 +134,7 @@ TileFn avx_vnni_tile() { return tile_avx_vnni; }
 
 namespace dlrt::cpu::int8_detail {
 TileFn avx512_vnni_tile(int) { return nullptr; }
+TileFn avx2_tile() { return nullptr; }
 TileFn avx_vnni_tile() { return nullptr; }
 }  // namespace dlrt::cpu::int8_detail
 
