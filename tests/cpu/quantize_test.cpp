@@ -145,6 +145,58 @@ TEST(QuantizeKernels, ConvIntegerPaddingAndPerChannelZeroPoint) {
   EXPECT_FALSE(r.ok());
 }
 
+// Real-model sizes (a grouped strided padded 3x3 and a pointwise conv, int8
+// and uint8 inputs, nonzero zero points) against a direct int64 convolution.
+TEST(QuantizeKernels, ConvIntegerLargeMatchesNaive) {
+  struct Case {
+    bool x_signed;
+    int64_t N, C, H, W, M, group, k, stride, pad;
+  };
+  const Case cases[] = {{false, 2, 16, 15, 13, 32, 2, 3, 2, 1}, {true, 1, 24, 9, 9, 40, 1, 1, 1, 0},
+                        {true, 1, 8, 10, 10, 8, 8, 3, 1, 1}};
+  std::mt19937 rng(9);
+  for (const Case& c : cases) {
+    SCOPED_TRACE("C " + std::to_string(c.C) + " k " + std::to_string(c.k) + " group " + std::to_string(c.group));
+    const int64_t Cg = c.C / c.group, Mg = c.M / c.group;
+    const int64_t OH = (c.H + 2 * c.pad - c.k) / c.stride + 1, OW = (c.W + 2 * c.pad - c.k) / c.stride + 1;
+    std::vector<uint8_t> xr(static_cast<size_t>(c.N * c.C * c.H * c.W));
+    std::vector<int8_t> w(static_cast<size_t>(c.M * Cg * c.k * c.k));
+    for (auto& v : xr) v = static_cast<uint8_t>(rng());
+    for (auto& v : w) v = static_cast<int8_t>(rng());
+    std::vector<int8_t> wzp(static_cast<size_t>(c.M));
+    for (auto& v : wzp) v = static_cast<int8_t>(static_cast<int>(rng() % 21) - 10);
+    const int32_t xz = c.x_signed ? -5 : 131;
+    auto xval = [&](size_t i) { return c.x_signed ? int64_t{static_cast<int8_t>(xr[i])} : int64_t{xr[i]}; };
+    Tensor x = c.x_signed ? tv<int8_t>({c.N, c.C, c.H, c.W}, std::vector<int8_t>(xr.begin(), xr.end()))
+                          : tv<uint8_t>({c.N, c.C, c.H, c.W}, xr);
+    Tensor xzt = c.x_signed ? Tensor::scalar<int8_t>(static_cast<int8_t>(xz)) : Tensor::scalar<uint8_t>(static_cast<uint8_t>(xz));
+    auto r = run_op("ConvInteger", {x, tv<int8_t>({c.M, Cg, c.k, c.k}, w), xzt, tv<int8_t>({c.M}, wzp)},
+                    {{"pads", attr_ints({c.pad, c.pad, c.pad, c.pad})},
+                     {"strides", attr_ints({c.stride, c.stride})},
+                     {"group", attr_int(c.group)}},
+                    1, 10);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    ASSERT_EQ((*r)[0].shape(), (Shape{c.N, c.M, OH, OW}));
+    const int32_t* got = (*r)[0].data<int32_t>();
+    for (int64_t n = 0; n < c.N; ++n)
+      for (int64_t m = 0; m < c.M; ++m)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            int64_t want = 0;
+            const int64_t grp = m / Mg;
+            for (int64_t ci = 0; ci < Cg; ++ci)
+              for (int64_t kh = 0; kh < c.k; ++kh)
+                for (int64_t kw = 0; kw < c.k; ++kw) {
+                  const int64_t ih = oh * c.stride - c.pad + kh, iw = ow * c.stride - c.pad + kw;
+                  if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;  // padding is x's zero point
+                  const size_t xi = static_cast<size_t>(((n * c.C + grp * Cg + ci) * c.H + ih) * c.W + iw);
+                  want += (xval(xi) - xz) * (w[static_cast<size_t>(((m * Cg + ci) * c.k + kh) * c.k + kw)] - wzp[m]);
+                }
+            ASSERT_EQ(got[((n * c.M + m) * OH + oh) * OW + ow], want) << n << "," << m << "," << oh << "," << ow;
+          }
+  }
+}
+
 TEST(QuantizeKernels, QLinearMatMul) {
   auto r = run_op("QLinearMatMul",
                   {tv<uint8_t>({2, 4}, {208, 236, 0, 238, 3, 214, 255, 29}), Tensor::scalar(0.0066f),

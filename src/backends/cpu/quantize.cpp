@@ -491,21 +491,20 @@ Result<ConvGeometry> conv_geometry(const KernelContext& ctx, const Tensor& x, co
   return g;
 }
 
-// col[(c*K + k) * out_size + o] = x[c, in(o, k)] - x_zp, or 0 in the padding.
-void im2col(const ConvGeometry& g, const Tensor& x, int64_t x_offset, int64_t channels, int32_t x_zp,
-            std::vector<uint32_t>& col) {
+// col[(c*K + k) * out_size + o] = x[c, in(o, k)] as raw bytes, or x_zp in the padding.
+void im2col(const ConvGeometry& g, const uint8_t* x, int64_t channels, uint8_t pad, uint8_t* col) {
   const size_t sd = g.in.size();
-  std::vector<int64_t> kidx(sd), oidx(sd);
+  int64_t kidx[8], oidx[8];
   for (int64_t c = 0; c < channels; ++c) {
-    const int64_t xc = x_offset + c * g.in_size;
+    const uint8_t* xc = x + c * g.in_size;
     for (int64_t k = 0; k < g.kernel_size; ++k) {
       int64_t rem = k;
       for (size_t d = sd; d-- > 0;) {
         kidx[d] = rem % g.kernel[d];
         rem /= g.kernel[d];
       }
-      uint32_t* dst = col.data() + (c * g.kernel_size + k) * g.out_size;
-      std::fill(oidx.begin(), oidx.end(), 0);
+      uint8_t* dst = col + (c * g.kernel_size + k) * g.out_size;
+      std::fill(oidx, oidx + sd, 0);
       for (int64_t o = 0; o < g.out_size; ++o) {
         int64_t off = 0;
         bool inside = true;
@@ -517,7 +516,7 @@ void im2col(const ConvGeometry& g, const Tensor& x, int64_t x_offset, int64_t ch
           }
           off = off * g.in[d] + pos;
         }
-        dst[o] = inside ? static_cast<uint32_t>(int_at(x, xc + off) - x_zp) : 0u;
+        dst[o] = inside ? xc[off] : pad;
         for (size_t d = sd; d-- > 0;) {
           if (++oidx[d] < g.out[d]) break;
           oidx[d] = 0;
@@ -527,30 +526,44 @@ void im2col(const ConvGeometry& g, const Tensor& x, int64_t x_offset, int64_t ch
   }
 }
 
-// acc[N][M][out] for x, w with per-tensor x zero point and per-tensor/per-channel w zero point.
+// True when the im2col matrix of a group is x itself: 1 x ... x 1 kernel, stride 1, no padding.
+bool is_pointwise(const ConvGeometry& g) {
+  for (size_t d = 0; d < g.in.size(); ++d)
+    if (g.kernel[d] != 1 || g.stride[d] != 1 || g.pad_begin[d] != 0 || g.out[d] != g.in[d]) return false;
+  return true;
+}
+
+// acc[N][M][out] for x, w with per-tensor x zero point and per-tensor/per-channel w zero point:
+// per image and group, W (M/group x C/group*kernel) times the im2col matrix on the 8-bit GEMM.
 Status integer_conv(KernelContext& ctx, const Tensor& x, const Tensor* x_zp, const Tensor& w, const Tensor* w_zp,
-                    const ConvGeometry& g, std::vector<int32_t>& acc) {
+                    const ConvGeometry& g, int32_t* acc) {
   if (x_zp && (x_zp->size() != 1 || x_zp->dtype() != x.dtype()))
     return ctx.invalid("x_zero_point must be a scalar of x's dtype");
   if (w_zp && ((w_zp->size() != 1 && w_zp->size() != g.M) || w_zp->dtype() != w.dtype()))
     return ctx.invalid("w_zero_point must be a scalar or have one value per output channel, in w's dtype");
+  if (g.in.size() > 8) return ctx.unsupported("more than 8 spatial dimensions");
   const int32_t xz = x_zp ? int_at(*x_zp, 0) : 0;
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group, CK = Cg * g.kernel_size;
-  std::vector<uint32_t> ww(static_cast<size_t>(g.M * CK));
-  for (int64_t m = 0; m < g.M; ++m) {
-    const int32_t z = w_zp ? int_at(*w_zp, w_zp->size() == 1 ? 0 : m) : 0;
-    for (int64_t i = 0; i < CK; ++i) ww[m * CK + i] = static_cast<uint32_t>(int_at(w, m * CK + i) - z);
-  }
-  std::vector<uint32_t> col(static_cast<size_t>(CK * g.out_size));
-  std::vector<uint32_t> out(static_cast<size_t>(g.N * g.M * g.out_size), 0u);
+  thread_local AlignedScratch zp_scratch, col_scratch, pack_scratch;
+  int32_t* wz = zp_scratch.get<int32_t>(static_cast<size_t>(g.M), AlignedScratch::Growth::kByHalf);
+  for (int64_t m = 0; m < g.M; ++m) wz[m] = w_zp ? int_at(*w_zp, w_zp->size() == 1 ? 0 : m) : 0;
+  const bool pointwise = is_pointwise(g);
+  uint8_t* col = pointwise ? nullptr
+                           : col_scratch.get<uint8_t>(static_cast<size_t>(CK * g.out_size), AlignedScratch::Growth::kByHalf);
+  void* packed = pack_scratch.bytes(PackedInt8B::bytes(CK, g.out_size), AlignedScratch::Growth::kByHalf);
+  const auto* xb = static_cast<const uint8_t*>(x.raw_data());
+  const auto* wb = static_cast<const uint8_t*>(w.raw_data());
+  const bool x_signed = x.dtype() == DType::kInt8, w_signed = w.dtype() == DType::kInt8;
+  const uint8_t pad = static_cast<uint8_t>(xz);  // x's zero point as a raw byte
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t grp = 0; grp < g.group; ++grp) {
-      im2col(g, x, (n * g.C + grp * Cg) * g.in_size, Cg, xz, col);
-      detail::gemm_acc<uint32_t>(Mg, g.out_size, CK, ww.data() + grp * Mg * CK, CK, col.data(), g.out_size,
-                                 out.data() + (n * g.M + grp * Mg) * g.out_size, g.out_size, &ctx.pool());
+      const uint8_t* xg = xb + (n * g.C + grp * Cg) * g.in_size;
+      if (!pointwise) im2col(g, xg, Cg, pad, col);
+      const PackedInt8B pb = PackedInt8B::pack_into(packed, false, CK, g.out_size, pointwise ? xg : col, g.out_size,
+                                                    x_signed);
+      gemm_u8s8(Mg, g.out_size, CK, wb + grp * Mg * CK, CK, w_signed, wz + grp * Mg, 1, pb, &xz, 0,
+                acc + (n * g.M + grp * Mg) * g.out_size, g.out_size, &ctx.pool());
     }
-  acc.resize(out.size());
-  for (size_t i = 0; i < out.size(); ++i) acc[i] = static_cast<int32_t>(out[i]);
   return Status::Ok();
 }
 
@@ -565,11 +578,8 @@ Status conv_integer(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* w, required_input(ctx, 1));
   if (!is_8bit(x->dtype()) || !is_8bit(w->dtype())) return ctx.unsupported("x and w must be uint8 or int8");
   DLRT_ASSIGN_OR_RETURN(ConvGeometry g, conv_geometry(ctx, *x, *w));
-  std::vector<int32_t> acc;
-  DLRT_RETURN_IF_ERROR(integer_conv(ctx, *x, ctx.input(2), *w, ctx.input(3), g, acc));
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kInt32, conv_out_shape(g)));
-  std::copy(acc.begin(), acc.end(), y->data<int32_t>());
-  return Status::Ok();
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kInt32, conv_out_shape(g)));
+  return integer_conv(ctx, *x, ctx.input(2), *w, ctx.input(3), g, y->data<int32_t>());
 }
 
 Status qlinear_conv(KernelContext& ctx) {
@@ -590,7 +600,8 @@ Status qlinear_conv(KernelContext& ctx) {
     return ctx.invalid("w_scale must be a scalar or have one value per output channel");
   if (bias && (bias->dtype() != DType::kInt32 || bias->size() != g.M))
     return ctx.invalid("B must be an int32 vector with one value per output channel");
-  std::vector<int32_t> acc;
+  thread_local AlignedScratch acc_scratch;
+  int32_t* acc = acc_scratch.get<int32_t>(static_cast<size_t>(g.N * g.M * g.out_size), AlignedScratch::Growth::kByHalf);
   DLRT_RETURN_IF_ERROR(integer_conv(ctx, *x, ctx.input(2), *w, ctx.input(5), g, acc));
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out, conv_out_shape(g)));
   const float xs = float_at(*x_scale, 0), ys = float_at(*y_scale, 0);
