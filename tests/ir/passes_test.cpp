@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 #include <onnx/onnx_pb.h>
 
@@ -478,6 +479,43 @@ TEST(Passes, ExpandDepthwiseProjectFoldsThePointwiseConv) {
       ASSERT_EQ(opt->nodes.size(), 1u);
       EXPECT_EQ(opt->nodes[0].op_type, "FusedExpandDepthwise");
       EXPECT_EQ(opt->nodes[0].inputs.size(), v == kResidual ? 8u : 7u);  // X We Be Wd Bd Wp Bp [Z]
+    }
+  }
+}
+
+Tensor random_bytes(Shape shape, DType dt, uint32_t seed) {
+  auto t = Tensor::allocate(dt, shape).value();
+  std::mt19937 rng(seed);
+  auto* p = static_cast<uint8_t*>(t.raw_data());
+  for (int64_t i = 0; i < t.size(); ++i) p[i] = static_cast<uint8_t>(rng());
+  return t;
+}
+
+// quantize_dynamic's product, MatMulInteger -> Cast -> Mul(scale) -> Add(bias),
+// becomes one MatMulIntegerToFloat with bit-identical outputs, for a scale of
+// one value and one per column; a Cast output read twice is left alone.
+TEST(Passes, IntegerMatMulToFloatFusesCastMulAdd) {
+  if (!cpu::KernelRegistry::builtin().find("MatMulIntegerToFloat", "com.dlrt", 1))
+    GTEST_SKIP() << "no MatMulIntegerToFloat kernel in this build";
+  for (bool per_column : {false, true}) {
+    for (bool read_twice : {false, true}) {
+      SCOPED_TRACE(std::string(per_column ? "per-column" : "one") + " scale" + (read_twice ? ", cast read twice" : ""));
+      GraphBuilder b;
+      auto a = b.input("a", {2, 5, 40}, DType::kUInt8);
+      auto w = b.constant("w", random_bytes({40, 24}, DType::kInt8, 31));
+      auto mm = b.node("MatMulInteger", {a, w, b.constant("azp", Tensor::scalar<uint8_t>(131)),
+                                         b.constant("wzp", Tensor::scalar<int8_t>(-3))}, {}, 17);
+      auto cast = b.node("Cast", {mm}, {{"to", ai(static_cast<int64_t>(DType::kFloat32))}});
+      auto scale = per_column ? b.constant("scale", random_tensor({24}, 32, 1e-4f, 1e-2f)) : b.scalar("scale", 0.0123f);
+      auto mul = b.node("Mul", {cast, scale});
+      b.output(b.node("Add", {b.constant("bias", random_tensor({24}, 33)), mul}));
+      if (read_twice) b.output(cast);
+      auto opt = check_pass(b.graph(), {random_bytes({2, 5, 40}, DType::kUInt8, 34)}, p::fuse_integer_matmul_to_float,
+                            "integer-matmul-float", read_twice ? 0 : 1, 0.0f);
+      if (!read_twice) {
+        ASSERT_EQ(opt->nodes.size(), 1u);
+        EXPECT_EQ(opt->nodes[0].op_type, "MatMulIntegerToFloat");
+      }
     }
   }
 }

@@ -23,6 +23,8 @@
 namespace dlrt::cpu {
 namespace {
 
+bool is_8bit(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
+
 bool is_quant_type(DType t) {
   return t == DType::kUInt8 || t == DType::kInt8 || t == DType::kUInt16 || t == DType::kInt16;
 }
@@ -169,6 +171,20 @@ Status dequantize_linear(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(QuantParams p, quant_params(ctx, *x, *scale, zp));
   const DType out = ctx.opset() >= 19 ? scale->dtype() : DType::kFloat32;
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out, x->shape()));
+  if (p.per_tensor && out == DType::kFloat32 && is_8bit(x->dtype())) {
+    // The common case, one loop the compiler vectorises: (x - zp) * scale in float.
+    const float z = zp ? static_cast<float>(int_at(*zp, 0)) : 0.0f, sc = float_at(*scale, 0);
+    float* dst = y->data<float>();
+    const int64_t n = x->size();
+    if (x->dtype() == DType::kUInt8) {
+      const uint8_t* src = x->data<uint8_t>();
+      for (int64_t i = 0; i < n; ++i) dst[i] = (static_cast<float>(src[i]) - z) * sc;
+    } else {
+      const int8_t* src = x->data<int8_t>();
+      for (int64_t i = 0; i < n; ++i) dst[i] = (static_cast<float>(src[i]) - z) * sc;
+    }
+    return Status::Ok();
+  }
   return dispatch_float(out, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     T* dst = y->data<T>();
@@ -207,8 +223,6 @@ Status dynamic_quantize_linear(KernelContext& ctx) {
 
 // ---------------------------------------------------------------------------
 // Integer matrix products.
-
-bool is_8bit(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
 
 // Broadcast geometry of a numpy-style matmul.
 struct MatMulGeometry {
@@ -622,6 +636,50 @@ Status qlinear_conv(KernelContext& ctx) {
   });
 }
 
+// com.dlrt MatMulIntegerToFloat (A, B, a_zero_point, b_zero_point, scale,
+// bias?): MatMulInteger, then per element float(acc) * scale (one value or
+// one per column), then + bias[column]: the float operations of the Cast,
+// Mul and Add it replaces, in their order (ir/passes/quant_fusions.cpp).
+Status matmul_integer_to_float(KernelContext& ctx, const PrepackedB* pre) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* scale, required_input(ctx, 4));
+  const Tensor* bias = ctx.input(5);
+  if (!is_8bit(a->dtype()) || !is_8bit(b->dtype())) return ctx.unsupported("A and B must be uint8 or int8");
+  DLRT_ASSIGN_OR_RETURN(MatMulGeometry g, matmul_geometry(ctx, *a, *b));
+  if (scale->dtype() != DType::kFloat32 || (scale->size() != 1 && scale->size() != g.N))
+    return ctx.invalid("scale must be float32 with one value or one per column");
+  if (bias && (bias->dtype() != DType::kFloat32 || bias->size() != g.N))
+    return ctx.invalid("bias must be float32 with one value per column");
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, g.out_shape));
+  // The int32 products go to the output's own memory first (same size), then
+  // each row is converted in place.
+  int32_t* acc = static_cast<int32_t*>(y->raw_data());
+  DLRT_RETURN_IF_ERROR(integer_matmul(ctx, *a, ctx.input(2), *b, ctx.input(3), g, pre, acc));
+  float* out = y->data<float>();
+  const float* s = scale->data<float>();
+  const float* bv = bias ? bias->data<float>() : nullptr;
+  const bool per_column = scale->size() != 1 || g.N == 1;
+  const int64_t rows = g.batch * g.M, N = g.N;
+  auto convert = [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      int32_t* ar = acc + r * N;
+      float* yr = out + r * N;
+      for (int64_t j = 0; j < N; ++j) {
+        int32_t v;
+        std::memcpy(&v, ar + j, sizeof v);
+        float f = static_cast<float>(v) * (per_column ? s[j] : s[0]);
+        if (bv) f = f + bv[j];
+        std::memcpy(yr + j, &f, sizeof f);
+      }
+    }
+  };
+  ThreadPool& pool = ctx.pool();
+  if (pool.num_threads() > 1 && rows * N >= 65536) pool.parallel_for(rows, pool.balanced_grain(rows, 16), convert);
+  else convert(0, rows);
+  return Status::Ok();
+}
+
 // MatMulInteger and QLinearMatMul: B packed once when it is a graph constant.
 class IntegerMatMulKernel final : public OpKernel {
  public:
@@ -634,10 +692,12 @@ class IntegerMatMulKernel final : public OpKernel {
   std::shared_ptr<const PrepackedB> pre_;
 };
 
-KernelDef integer_matmul_def(const char* op, IntegerMatMulKernel::Fn fn, size_t b_input) {
+KernelDef integer_matmul_def(const char* op, IntegerMatMulKernel::Fn fn, size_t b_input, const char* domain = "",
+                             int min_opset = 10) {
   KernelDef d;
   d.op_type = op;
-  d.min_opset = 10;
+  d.domain = domain;
+  d.min_opset = min_opset;
   d.factory = [fn](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
     return std::unique_ptr<OpKernel>(new IntegerMatMulKernel(fn, nullptr));
   };
@@ -657,6 +717,7 @@ Status register_quantize_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add(integer_matmul_def("MatMulInteger", matmul_integer, 1)));
   DLRT_RETURN_IF_ERROR(r.add_fn("ConvInteger", conv_integer, 10));
   DLRT_RETURN_IF_ERROR(r.add(integer_matmul_def("QLinearMatMul", qlinear_matmul, 3)));
+  DLRT_RETURN_IF_ERROR(r.add(integer_matmul_def("MatMulIntegerToFloat", matmul_integer_to_float, 1, "com.dlrt", 1)));
   DLRT_RETURN_IF_ERROR(r.add_fn("QLinearConv", qlinear_conv, 10));
   return Status::Ok();
 }

@@ -118,4 +118,11 @@ int fuse_expand_depthwise(Graph& g, PassContext& ctx);
 // as its projection (inputs Wp, Bp, Z; project_activation[_params]).
 int fuse_expand_depthwise_project(Graph& g, PassContext& ctx);
 
+// MatMulInteger -> Cast(float) -> Mul(scale: scalar or per column) ->
+// Add(constant bias per column, optional), the product ONNX Runtime's
+// quantize_dynamic writes for each MatMul, -> com.dlrt MatMulIntegerToFloat
+// (A, B, a_zero_point, b_zero_point, scale, bias): the same float operations
+// in the same order, on the integer GEMM's output while it is in cache.
+int fuse_integer_matmul_to_float(Graph& g, PassContext& ctx);
+
 }  // namespace dlrt::ir::passes
