@@ -100,6 +100,7 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   auto off = disabled_passes();
   size_t before = graph.nodes.size();
   auto on = [&](const char* name) { return !off.count(name); };
+  if (on("half-in-float32")) p::compute_half_in_float32(graph, ctx);
   if (on("layer-norm")) p::fuse_layer_norm(graph, ctx, true);
   if (on("gelu")) p::fuse_gelu(graph, ctx);
   if (on("attention")) p::fuse_attention(graph, ctx);

@@ -520,6 +520,61 @@ TEST(Passes, IntegerMatMulToFloatFusesCastMulAdd) {
   }
 }
 
+Tensor to_half(const Tensor& t) {
+  auto h = Tensor::allocate(DType::kFloat16, t.shape()).value();
+  for (int64_t i = 0; i < t.size(); ++i) h.data<Float16>()[i] = Float16(t.data<float>()[i]);
+  return h;
+}
+
+// A float16 model with float32 inputs and outputs (onnxconverter_common's
+// keep_io_types): computed in float32, every half value and constant gone,
+// results within half precision of the half computation.
+TEST(Passes, HalfModelComputesInFloat32) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 3, 8, 8});
+  auto xh = b.node("Cast", {x}, {{"to", ai(static_cast<int64_t>(DType::kFloat16))}});
+  auto conv = b.node("Conv", {xh, b.constant("w", to_half(random_tensor({4, 3, 3, 3}, 41))),
+                              b.constant("bias", to_half(random_tensor({4}, 42)))},
+                     {{"pads", ais({1, 1, 1, 1})}});
+  auto act = b.node("Relu", {b.node("Add", {conv, b.constant("c", to_half(random_tensor({1, 4, 1, 1}, 43)))})});
+  b.output(b.node("Cast", {act}, {{"to", ai(static_cast<int64_t>(DType::kFloat32))}}));
+  auto opt = check_pass(b.graph(), {random_tensor({1, 3, 8, 8}, 44)}, p::compute_half_in_float32, "half-in-float32", 1,
+                        1e-2f);
+  for (const auto& v : opt->values) {
+    EXPECT_NE(v.type.dtype, DType::kFloat16) << v.name;
+    if (v.constant) {
+      EXPECT_NE(v.constant->dtype(), DType::kFloat16) << v.name;
+    }
+  }
+}
+
+// Half graph inputs and outputs keep their type (a Cast at each border); an
+// op outside the float-agnostic list leaves the whole graph as it is.
+TEST(Passes, HalfModelBordersAndUnknownOps) {
+  for (bool unknown : {false, true}) {
+    GraphBuilder b;
+    auto x = b.input("x", {2, 6}, DType::kFloat16);
+    auto y = b.node("MatMul", {x, b.constant("w", to_half(random_tensor({6, 5}, 45)))});
+    if (unknown) y = b.node("Hardmax", {y});
+    b.output(y, DType::kFloat16, {2, 5});
+    auto g = b.graph();
+    auto opt = std::make_shared<ir::Graph>(*g);
+    p::PassContext ctx = cpu_context();
+    EXPECT_EQ(p::compute_half_in_float32(*opt, ctx), unknown ? 0 : 1);
+    EXPECT_EQ(opt->values[opt->inputs[0]].type.dtype, DType::kFloat16);
+    EXPECT_EQ(opt->values[opt->outputs[0]].type.dtype, DType::kFloat16);
+    if (unknown) continue;
+    EXPECT_EQ(count_ops(*opt, "Cast"), 2);
+    const Tensor in = to_half(random_tensor({2, 6}, 46));
+    auto want = run_graph(g, {in}), got = run_graph(opt, {in});
+    ASSERT_EQ(got.size(), 1u);
+    ASSERT_EQ(got[0].dtype(), DType::kFloat16);
+    for (int64_t i = 0; i < got[0].size(); ++i)
+      EXPECT_NEAR(static_cast<float>(got[0].data<Float16>()[i]), static_cast<float>(want[0].data<Float16>()[i]),
+                  1e-2f * (1 + std::abs(static_cast<float>(want[0].data<Float16>()[i]))));
+  }
+}
+
 TEST(Passes, BiasActivationFusesMatMulAddGelu) {
   if (!cpu::KernelRegistry::builtin().find("FusedMatMul", "com.dlrt", 1)) GTEST_SKIP() << "no FusedMatMul kernel in this build";
   GraphBuilder b;

@@ -125,4 +125,16 @@ int fuse_expand_depthwise_project(Graph& g, PassContext& ctx);
 // in the same order, on the integer GEMM's output while it is in cache.
 int fuse_integer_matmul_to_float(Graph& g, PassContext& ctx);
 
+// A float16 or bfloat16 model (weights and activations stored in half
+// precision, e.g. onnxconverter_common's float16 conversion) computed in
+// float32: half constants become float32, half values float32, Casts to half
+// Casts to float32; half graph inputs and outputs keep their type through a
+// Cast at the border. The results are the half-precision computation without
+// its intermediate roundings (what ONNX Runtime's CPU provider does for ops
+// it lacks half kernels for). Only when every node touching a half value is
+// an op whose meaning does not depend on the float type, and no subgraph
+// reads one; otherwise the graph is left as it is. Returns 1 when it
+// rewrote the graph.
+int compute_half_in_float32(Graph& g, PassContext& ctx);
+
 }  // namespace dlrt::ir::passes
