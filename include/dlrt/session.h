@@ -66,7 +66,11 @@ struct PartitionReport {
   std::string reason;     // why it degraded (empty otherwise)
   double time_ms = 0;
   // CPU partitions: the precision their float matmuls run in ("f32" or
-  // "bf16x3", see SessionOptions::cpu_precision); empty for accelerators.
+  // "bf16x3", see SessionOptions::cpu_precision), then ", int8 KERNEL" when
+  // the partition has 8-bit integer products (KERNEL: avx512-vnni, avx-vnni,
+  // avx2 or generic, the dot-product kernel this CPU runs) and ", float16
+  // storage" when it holds float16/bfloat16 values (computed in float32);
+  // empty for accelerators.
   std::string precision;
 };
 

@@ -11,6 +11,7 @@
 #include "backend/registry.h"
 #include "backends/cpu/executor.h"
 #include "backends/cpu/gemm_amx.h"
+#include "backends/cpu/gemm_int8.h"
 #include "backends/cpu/kernel_build_options.h"
 #include "dlrt/device.h"
 #include "runtime/config.h"
@@ -53,6 +54,30 @@ class SessionImpl {
 };
 
 namespace {
+
+// What a CPU partition computes in: its float matmuls' precision ("f32",
+// "bf16x3"), then ", int8 <kernel>" when it has integer products (the 8-bit
+// GEMM kernel this CPU runs, gemm_int8.h) and ", float16 storage" when it
+// holds half-precision values (computed in float32).
+std::string cpu_partition_precision(const ir::Graph& g, const std::vector<int>& nodes, cpu::GemmPrecision precision) {
+  std::string out = cpu::gemm_precision_name(precision);
+  bool int8 = false, half = false;
+  for (int i : nodes) {
+    const ir::Node& n = g.nodes[i];
+    const std::string& op = n.op_type;
+    int8 = int8 || op == "MatMulInteger" || op == "ConvInteger" || op == "QGemm" || op == "MatMulIntegerToFloat" ||
+           op == "DynamicQuantizeMatMul" || op.rfind("QLinear", 0) == 0;
+    for (ir::ValueId v : n.outputs)
+      if (v != ir::kNoValue) {
+        const DType t = g.values[v].type.dtype;
+        half = half || t == DType::kFloat16 || t == DType::kBFloat16;
+      }
+  }
+  if (int8) out += std::string(", int8 ") + cpu::int8_gemm_kernel_name();
+  if (half) out += ", float16 storage";
+  return out;
+}
+
 
 TensorInfo info_of(const ir::Value& v) {
   TensorInfo t;
@@ -193,7 +218,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
     if (part.candidate < 0) {
       rep.backend = "cpu";
       rep.device = "cpu:0";
-      rep.precision = cpu::gemm_precision_name(precision);
+      rep.precision = cpu_partition_precision(g, part.nodes, precision);
       if (!res.unavailable.empty()) {
         rep.degraded = true;
         rep.reason = join_unavailable(res.unavailable, false);

@@ -160,6 +160,40 @@ def matmul_with(w_tensor, name):
     return model(g)
 
 
+def int8_matmul(rng):
+    """quantize_dynamic's shape of a Linear: DynamicQuantizeLinear, MatMulInteger, Cast, Mul, Add."""
+    w = rng.integers(-128, 128, size=(8, 6)).astype(np.int8)
+    nodes = [
+        helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+        helper.make_node("MatMulInteger", ["xq", "w", "xz", "wz"], ["acc"]),
+        helper.make_node("Cast", ["acc"], ["accf"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["xs", "ws"], ["s"]),
+        helper.make_node("Mul", ["accf", "s"], ["ys"]),
+        helper.make_node("Add", ["ys", "b"], ["y"]),
+    ]
+    g = helper.make_graph(nodes, "int8_matmul",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6])],
+                          [init("w", w), init("wz", np.array(3, np.int8)), init("ws", np.array(0.02, np.float32)),
+                           init("b", rng.standard_normal(6).astype(np.float32))])
+    return model(g)
+
+
+def fp16_mlp(rng):
+    """A float16 model with float32 inputs and outputs (keep_io_types)."""
+    nodes = [
+        helper.make_node("Cast", ["x"], ["xh"], to=TensorProto.FLOAT16),
+        helper.make_node("MatMul", ["xh", "w"], ["h"]),
+        helper.make_node("Relu", ["h"], ["r"]),
+        helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT),
+    ]
+    g = helper.make_graph(nodes, "fp16_mlp",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+                          [init("w", rng.standard_normal((4, 3)).astype(np.float16))])
+    return model(g)
+
+
 def save(m, path):
     with open(path, "wb") as f:
         f.write(m.SerializeToString())
@@ -177,6 +211,8 @@ def write_all(out):
     save(dynamic_batch(), os.path.join(out, "dynamic_batch.onnx"))
     save(if_model(), os.path.join(out, "if_model.onnx"))
     save(nested_if_model(40), os.path.join(out, "nested_if.onnx"))
+    save(int8_matmul(rng), os.path.join(out, "int8_matmul.onnx"))
+    save(fp16_mlp(rng), os.path.join(out, "fp16_mlp.onnx"))
 
     # External data: W (4x4 identity * 3) lives in weights.bin after 16 bytes of padding.
     w = (np.eye(4, dtype=np.float32) * 3).astype("<f4")

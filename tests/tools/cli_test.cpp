@@ -242,6 +242,24 @@ TEST_F(CliTest, InspectReportsOpsetsHistogramAndParameters) {
   EXPECT_NE(r.output.find("parameters: 1 (4 bytes"), std::string::npos) << r.output;
 }
 
+// --device cpu names what each partition computes in: int8 products with the
+// kernel this CPU runs, float16 values held as float32.
+TEST_F(CliTest, InspectNamesThePrecisionOfEachPartition) {
+  auto r = dlrt("inspect " + model("int8_matmul.onnx") + " --device cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("computes in f32, int8 "), std::string::npos) << r.output;
+  r = dlrt("inspect " + model("fp16_mlp.onnx") + " --device cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("computes in f32, float16 storage"), std::string::npos) << r.output;
+  r = dlrt("inspect " + model("mlp.onnx") + " --device cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("computes in f32\n"), std::string::npos) << r.output;
+  for (const char* m : {"int8_matmul.onnx", "fp16_mlp.onnx"}) {
+    r = dlrt(std::string("run ") + model(m));
+    EXPECT_EQ(r.exit_code, 0) << m << ": " << r.output;
+  }
+}
+
 struct BadModel {
   const char* file;
   int exit_code;

@@ -230,7 +230,8 @@ int cmd_inspect(int argc, char** argv) {
     std::printf("placement for --device %s:\n", args.get("device").c_str());
     for (size_t i = 0; i < placement.partitions.size(); ++i) {
       const auto& p = placement.partitions[i];
-      std::printf("  partition %zu: %d nodes on %s (%s)%s%s\n", i, p.node_count, p.backend.c_str(), p.device.c_str(),
+      std::printf("  partition %zu: %d nodes on %s (%s)%s%s%s%s\n", i, p.node_count, p.backend.c_str(),
+                  p.device.c_str(), p.precision.empty() ? "" : ", computes in ", p.precision.c_str(),
                   p.degraded ? ", DEGRADED: " : "", p.degraded ? p.reason.c_str() : "");
     }
     print_cpu_reasons(nodes_placed);
