@@ -15,6 +15,10 @@
 #   ROUNDS=3             rounds; each round runs every case once on each runtime,
 #                        alternating which goes first
 #   CASES="minilm_b1s128 minilm_b8s128 minilm_b1s16 resnet18 mobilenet_v2 tiny_vit"
+#                        or CASES=quant: the int8 and float16 variants (minilm_int8_b1s128,
+#                        minilm_int8_b8s128, <cnn>_int8_qdq, <cnn>_int8_qop, <cnn>_fp16 for
+#                        resnet18, mobilenet_v2, efficientnet_b0) next to their float32 models
+#   QZOO=BUILD/quant_zoo the quantized zoo (tests/models/make_quant_zoo.py; made there when missing)
 #   ITER_SCALE=1         multiplies each case's iteration count (see iters_of below)
 #   ITERS=N              the same timed-run count N for every case instead
 #   WARMUP=3             untimed runs before timing, both runtimes
@@ -46,6 +50,11 @@ case "$BUILD" in /*) ;; *) BUILD=$REPO/$BUILD ;; esac
 THREADS=${THREADS:-1 2}
 ROUNDS=${ROUNDS:-3}
 CASES=${CASES:-minilm_b1s128 minilm_b8s128 minilm_b1s16 resnet18 mobilenet_v2 tiny_vit}
+if [ "$CASES" = quant ]; then
+  CASES="minilm_b1s128 minilm_int8_b1s128 minilm_b8s128 minilm_int8_b8s128"
+  for cnn in resnet18 mobilenet_v2 efficientnet_b0; do CASES="$CASES $cnn ${cnn}_int8_qdq ${cnn}_int8_qop ${cnn}_fp16"; done
+fi
+QZOO=${QZOO:-$BUILD/quant_zoo}
 ITER_SCALE=${ITER_SCALE:-1}
 WARMUP=${WARMUP:-3}
 PRECISION=${PRECISION:-f32}
@@ -59,7 +68,7 @@ iters_of() {
   local n
   if [ -n "${ITERS:-}" ]; then echo "$ITERS"; return; fi
   case "$1" in
-    minilm_b8s128) n=6 ;;
+    minilm_b8s128|minilm_int8_b8s128) n=6 ;;
     minilm_b1s16) n=60 ;;
     mobilenet_v2|tiny_vit) n=30 ;;
     *) n=20 ;;
@@ -71,6 +80,10 @@ iters_of() {
 
 model_of() {
   case "$1" in
+    minilm_int8_*) echo "$QZOO/minilm_l6_dynamic_qint8.onnx" ;;
+    *_int8_qdq) echo "$QZOO/${1%_int8_qdq}_static_qdq.onnx" ;;
+    *_int8_qop) echo "$QZOO/${1%_int8_qop}_static_qop.onnx" ;;
+    *_fp16) echo "$QZOO/$1.onnx" ;;
     minilm_*) echo "$ZOO/minilm_l6.onnx" ;;
     *) echo "$ZOO/$1.onnx" ;;
   esac
@@ -87,7 +100,7 @@ FMA=$BUILD/dlrt_fma_peak
 [ -x "$DLRT" ] || { log "$DLRT is missing (build the dlrt_cli target)"; exit 1; }
 [ -x "$FMA" ] || { log "$FMA is missing (build the dlrt_fma_peak target)"; exit 1; }
 
-PKGS=("onnxruntime==$ORT_VERSION" "numpy" "onnx==1.23.2")
+PKGS=("onnxruntime==$ORT_VERSION" "numpy" "onnx==1.23.2" "onnxconverter-common==1.16.0")
 if ! PY=$("$REPO/scripts/setup_venv.sh" "$BUILD" "${PKGS[@]}" | tail -n 1); then
   # setup_venv.sh stops when `pip show` fails for a package not yet installed;
   # install the missing ones here, then let it check the pins.
@@ -100,6 +113,13 @@ fi
 have=$("$PY" -c 'import onnxruntime; print(onnxruntime.__version__)')
 [ "$have" = "$ORT_VERSION" ] || { log "venv has onnxruntime $have, want $ORT_VERSION"; exit 1; }
 
+case " $CASES " in
+  *_int8_*|*_fp16*)
+    if [ ! -f "$QZOO/STAMP" ]; then
+      log "making the quantized zoo in $QZOO"
+      "$PY" -W ignore "$REPO/tests/models/make_quant_zoo.py" "$ZOO" "$QZOO" >&2
+    fi ;;
+esac
 INPUTS=$BUILD/bench_inputs
 "$PY" "$REPO/bench/make_inputs.py" "$INPUTS"
 

@@ -6,7 +6,9 @@
 OUT_DIR/<case>/<input name>.npy for each case (fixed seed, so reruns give the same bytes):
   minilm_b1s128, minilm_b8s128, minilm_b1s16: input_ids int64 uniform in [0, 30522),
       attention_mask int64 ones, token_type_ids int64 zeros, shape [batch, sequence]
-  resnet18, mobilenet_v2, tiny_vit: input float32 [1, 3, 224, 224], standard normal
+  resnet18, mobilenet_v2, tiny_vit, efficientnet_b0: input float32 [1, 3, 224, 224], standard normal
+  the quantized and float16 cases (minilm_int8_*, <cnn>_int8_qdq, <cnn>_int8_qop, <cnn>_fp16): as the
+      float32 case they come from
 """
 import os
 import sys
@@ -20,7 +22,13 @@ CASES = {
     "resnet18": ("image", 1, 224),
     "mobilenet_v2": ("image", 1, 224),
     "tiny_vit": ("image", 1, 224),
+    "efficientnet_b0": ("image", 1, 224),
+    "minilm_int8_b1s128": ("minilm", 1, 128),
+    "minilm_int8_b8s128": ("minilm", 8, 128),
 }
+for _cnn in ("resnet18", "mobilenet_v2", "efficientnet_b0"):
+    for _tag in ("int8_qdq", "int8_qop", "fp16"):
+        CASES[f"{_cnn}_{_tag}"] = ("image", 1, 224)
 
 
 def main(argv):
