@@ -25,6 +25,39 @@ if [ ! -f "$DLRT_TEST_MODELS/STAMP" ]; then
   /usr/bin/python3 "$ROOT/tests/models/make_test_models.py" "$DLRT_TEST_MODELS" || exit 1
 fi
 
+# What make_quant_zoo.py runs with (ONNX Runtime's quantizer and its reference outputs).
+QUANT_ZOO_PACKAGES="onnxruntime==1.30.0 onnx==1.23.2 onnxconverter-common==1.16.0 numpy"
+
+# The quantized and float16 variants of the zoo (tests/models/make_quant_zoo.py),
+# made once per build folder with pip's ONNX Runtime and remade when the
+# generator or the zoo changes; the Zoo.QuantizedVariantsMatchOnnxRuntime test
+# compares dlrt with ONNX Runtime on them. A failure to make them (no PyPI) is
+# a test failure unless DLRT_QUANT_ZOO=skip says to leave them out.
+quant_state="not run"
+quant_rc=0
+if [ -n "${DLRT_ZOO_DIR:-}" ] && [ "${DLRT_QUANT_ZOO:-}" != skip ]; then
+  QZOO="$BUILD/quant_zoo"
+  want_stamp=$(cat "$ROOT/tests/models/make_quant_zoo.py" "$DLRT_ZOO_DIR/manifest.json" 2>/dev/null | sha256sum | cut -c1-16)
+  if [ "$(cat "$QZOO/SOURCE" 2>/dev/null)" != "$want_stamp" ] || [ ! -f "$QZOO/STAMP" ]; then
+    echo
+    echo "== making the quantized zoo ($QZOO)"
+    if QPY=$("$ROOT/scripts/setup_venv.sh" "$BUILD" $QUANT_ZOO_PACKAGES | tail -n 1) &&
+       rm -rf "$QZOO" && "$QPY" -W ignore "$ROOT/tests/models/make_quant_zoo.py" "$DLRT_ZOO_DIR" "$QZOO" 2>&1 | tail -3; then
+      echo "$want_stamp" > "$QZOO/SOURCE"
+    fi
+  fi
+  if [ -f "$QZOO/STAMP" ] && [ "$(cat "$QZOO/SOURCE" 2>/dev/null)" = "$want_stamp" ]; then
+    export DLRT_QUANT_ZOO_DIR="$QZOO"
+    quant_state="made with $(cat "$QZOO/STAMP")"
+  else
+    quant_state="FAILED: could not make the quantized zoo (see above; DLRT_QUANT_ZOO=skip leaves it out)"
+    quant_rc=1
+  fi
+elif [ "${DLRT_QUANT_ZOO:-}" = skip ]; then
+  quant_state="skipped (DLRT_QUANT_ZOO=skip)"
+fi
+
+echo
 echo "== unit tests (ctest)"
 # (OvDoubleChild.* are not tests of their own: OvDouble.* runs them in child processes.)
 ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" -E '^(Zoo|OvDoubleChild)\.' 2>&1 | tee "$BUILD/ctest.log"
@@ -41,8 +74,6 @@ unit_skipped=$(grep -oE 'Test +#[0-9]+: [A-Za-z0-9_.]+ \.+\*+Skipped' "$BUILD/ct
 # DLRT_OPENVINO_MATRIX= (empty) leaves them out.
 OV_MATRIX=${DLRT_OPENVINO_MATRIX-2024.6.0 2026.4.1 newest}
 OV_DEFAULT=2025.4.1
-# What make_quant_zoo.py runs with (ONNX Runtime's quantizer and its reference outputs).
-QUANT_ZOO_PACKAGES="onnxruntime==1.30.0 onnx==1.23.2 onnxconverter-common==1.16.0 numpy==2.3.5"
 ov_summary=()
 newest_openvino() {
   # `pip index versions` prints "openvino (X.Y.Z)" first.
@@ -114,34 +145,6 @@ else
   echo "(per-case results: $BUILD/conformance.log; passing cases: $BUILD/conformance_passing.txt)"
 fi
 
-# The quantized and float16 variants of the zoo (tests/models/make_quant_zoo.py),
-# made once per build folder with pip's ONNX Runtime and remade when the
-# generator or the zoo changes; the Zoo.QuantizedVariantsMatchOnnxRuntime test
-# compares dlrt with ONNX Runtime on them. A failure to make them (no PyPI) is
-# a test failure unless DLRT_QUANT_ZOO=skip says to leave them out.
-quant_state="not run"
-if [ -n "${DLRT_ZOO_DIR:-}" ] && [ "${DLRT_QUANT_ZOO:-}" != skip ]; then
-  QZOO="$BUILD/quant_zoo"
-  want_stamp=$(cat "$ROOT/tests/models/make_quant_zoo.py" "$DLRT_ZOO_DIR/manifest.json" 2>/dev/null | sha256sum | cut -c1-16)
-  if [ "$(cat "$QZOO/SOURCE" 2>/dev/null)" != "$want_stamp" ] || [ ! -f "$QZOO/STAMP" ]; then
-    echo
-    echo "== making the quantized zoo ($QZOO)"
-    if QPY=$("$ROOT/scripts/setup_venv.sh" "$BUILD" $QUANT_ZOO_PACKAGES | tail -n 1) &&
-       rm -rf "$QZOO" && "$QPY" -W ignore "$ROOT/tests/models/make_quant_zoo.py" "$DLRT_ZOO_DIR" "$QZOO" 2>&1 | tail -3; then
-      echo "$want_stamp" > "$QZOO/SOURCE"
-    fi
-  fi
-  if [ -f "$QZOO/STAMP" ] && [ "$(cat "$QZOO/SOURCE" 2>/dev/null)" = "$want_stamp" ]; then
-    export DLRT_QUANT_ZOO_DIR="$QZOO"
-    quant_state="made with $(cat "$QZOO/STAMP")"
-  else
-    quant_state="FAILED: could not make the quantized zoo (see above; DLRT_QUANT_ZOO=skip leaves it out)"
-    unit_rc=1
-  fi
-elif [ "${DLRT_QUANT_ZOO:-}" = skip ]; then
-  quant_state="skipped (DLRT_QUANT_ZOO=skip)"
-fi
-
 echo
 echo "== model zoo (DLRT_ZOO_DIR=${DLRT_ZOO_DIR:-unset}, DLRT_QUANT_ZOO_DIR=${DLRT_QUANT_ZOO_DIR:-unset})"
 zoo_out=$(ctest --test-dir "$BUILD" --output-on-failure -V -R '^Zoo\.' 2>&1)
@@ -162,4 +165,4 @@ if [ $conf_rc -eq 0 ]; then echo "conformance: ok -- $conf_line"; else echo "con
 echo "zoo:         $zoo_state"
 echo "quant zoo:   $quant_state"
 for line in "${ov_summary[@]}"; do echo "openvino    $line"; done
-[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ]
+[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ]

@@ -225,10 +225,8 @@ TEST(RunAllocations, RunIntoAllocatesNothing) {
   for (int64_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.data<float>()[i], (*expected)[0].data<float>()[i]) << i;
 }
 
-TEST(RunAllocations, ZooModels) {
-  const char* env = std::getenv("DLRT_ZOO_DIR");
-  if (!env || !*env) GTEST_SKIP() << "DLRT_ZOO_DIR is not set, so the zoo models' run allocations were not counted";
-  const fs::path root = env;
+// Every model of a zoo folder (<model>.onnx, <model>/<case>/<input>.npy) at 1 and 2 threads.
+void check_zoo_folder(const fs::path& root) {
   int checked = 0;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(root, ec)) {
@@ -262,6 +260,20 @@ TEST(RunAllocations, ZooModels) {
     }
   }
   EXPECT_GT(checked, 0) << "no model with sample inputs under " << root;
+}
+
+TEST(RunAllocations, ZooModels) {
+  const char* env = std::getenv("DLRT_ZOO_DIR");
+  if (!env || !*env) GTEST_SKIP() << "DLRT_ZOO_DIR is not set, so the zoo models' run allocations were not counted";
+  check_zoo_folder(env);
+}
+
+// The int8 and float16 variants scripts/run_tests.sh makes (tests/models/make_quant_zoo.py).
+TEST(RunAllocations, QuantizedZooModels) {
+  const char* env = std::getenv("DLRT_QUANT_ZOO_DIR");
+  if (!env || !*env)
+    GTEST_SKIP() << "DLRT_QUANT_ZOO_DIR is not set, so the quantized zoo's run allocations were not counted";
+  check_zoo_folder(env);
 }
 
 }  // namespace

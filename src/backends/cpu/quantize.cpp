@@ -229,7 +229,7 @@ struct MatMulGeometry {
   int64_t M = 1, K = 1, N = 1;
   Shape out_shape;
   int64_t batch = 1;
-  std::vector<int64_t> a_offsets, b_offsets;  // per output batch, in matrices
+  Shape a_offsets, b_offsets;  // per output batch, in matrices (inline up to 8 batches: no allocation)
   int64_t a_batch = 1, b_batch = 1;           // number of matrices in each input
 };
 
