@@ -153,7 +153,8 @@ TEST(QuantizeKernels, ConvIntegerLargeMatchesNaive) {
     int64_t N, C, H, W, M, group, k, stride, pad;
   };
   const Case cases[] = {{false, 2, 16, 15, 13, 32, 2, 3, 2, 1}, {true, 1, 24, 9, 9, 40, 1, 1, 1, 0},
-                        {true, 1, 8, 10, 10, 8, 8, 3, 1, 1}};
+                        {true, 1, 8, 10, 10, 8, 8, 3, 1, 1}, {false, 2, 6, 11, 10, 6, 6, 3, 2, 1},
+                        {false, 1, 4, 9, 12, 4, 4, 5, 1, 2}};  // (the last three depthwise)
   std::mt19937 rng(9);
   for (const Case& c : cases) {
     SCOPED_TRACE("C " + std::to_string(c.C) + " k " + std::to_string(c.k) + " group " + std::to_string(c.group));

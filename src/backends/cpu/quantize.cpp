@@ -547,6 +547,47 @@ bool is_pointwise(const ConvGeometry& g) {
   return true;
 }
 
+// A 2-D depthwise conv (one input and one output channel per group):
+// acc[n][c] = sum over the kernel of (x - x_zp)(w - w_zp[c]), the padding
+// contributing nothing, row by row so that the compiler vectorises over ow.
+template <typename X, typename W>
+void depthwise_integer_conv(const ConvGeometry& g, const X* x, int32_t xz, const W* w, const int32_t* wz,
+                            int32_t* acc, ThreadPool& pool) {
+  const int64_t H = g.in[0], Wd = g.in[1], OH = g.out[0], OW = g.out[1], KH = g.kernel[0], KW = g.kernel[1];
+  const int64_t sh = g.stride[0], sw = g.stride[1], dh = g.dilation[0], dw = g.dilation[1];
+  const int64_t ph = g.pad_begin[0], pw = g.pad_begin[1];
+  auto planes = [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t c = p % g.M;
+      const X* xc = x + p * g.in_size;
+      int32_t* out = acc + p * g.out_size;
+      std::fill(out, out + g.out_size, 0);
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const int32_t wv = static_cast<int32_t>(w[(c * KH + kh) * KW + kw]) - wz[c];
+          // Output columns whose input column is inside the row.
+          const int64_t off = kw * dw - pw;
+          int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+          int64_t hi = Wd - 1 - off >= 0 ? std::min(OW, (Wd - 1 - off) / sw + 1) : 0;
+          if (lo >= hi) continue;
+          for (int64_t oh = 0; oh < OH; ++oh) {
+            const int64_t ih = oh * sh - ph + kh * dh;
+            if (ih < 0 || ih >= H) continue;
+            const X* row = xc + ih * Wd + off;
+            int32_t* o = out + oh * OW;
+            if (sw == 1)
+              for (int64_t ow = lo; ow < hi; ++ow) o[ow] += (static_cast<int32_t>(row[ow]) - xz) * wv;
+            else
+              for (int64_t ow = lo; ow < hi; ++ow) o[ow] += (static_cast<int32_t>(row[ow * sw]) - xz) * wv;
+          }
+        }
+    }
+  };
+  const int64_t n = g.N * g.M;
+  pool.parallel_for(n, pool.balanced_grain(n, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, g.out_size * KH * KW))),
+                    planes);
+}
+
 // acc[N][M][out] for x, w with per-tensor x zero point and per-tensor/per-channel w zero point:
 // per image and group, W (M/group x C/group*kernel) times the im2col matrix on the 8-bit GEMM.
 Status integer_conv(KernelContext& ctx, const Tensor& x, const Tensor* x_zp, const Tensor& w, const Tensor* w_zp,
@@ -561,6 +602,16 @@ Status integer_conv(KernelContext& ctx, const Tensor& x, const Tensor* x_zp, con
   thread_local AlignedScratch zp_scratch, col_scratch, pack_scratch;
   int32_t* wz = zp_scratch.get<int32_t>(static_cast<size_t>(g.M), AlignedScratch::Growth::kByHalf);
   for (int64_t m = 0; m < g.M; ++m) wz[m] = w_zp ? int_at(*w_zp, w_zp->size() == 1 ? 0 : m) : 0;
+  if (g.in.size() == 2 && Cg == 1 && Mg == 1) {
+    const bool xs = x.dtype() == DType::kInt8, ws = w.dtype() == DType::kInt8;
+    const void* xp = x.raw_data();
+    const void* wp = w.raw_data();
+    if (xs && ws) depthwise_integer_conv(g, static_cast<const int8_t*>(xp), xz, static_cast<const int8_t*>(wp), wz, acc, ctx.pool());
+    else if (xs) depthwise_integer_conv(g, static_cast<const int8_t*>(xp), xz, static_cast<const uint8_t*>(wp), wz, acc, ctx.pool());
+    else if (ws) depthwise_integer_conv(g, static_cast<const uint8_t*>(xp), xz, static_cast<const int8_t*>(wp), wz, acc, ctx.pool());
+    else depthwise_integer_conv(g, static_cast<const uint8_t*>(xp), xz, static_cast<const uint8_t*>(wp), wz, acc, ctx.pool());
+    return Status::Ok();
+  }
   const bool pointwise = is_pointwise(g);
   uint8_t* col = pointwise ? nullptr
                            : col_scratch.get<uint8_t>(static_cast<size_t>(CK * g.out_size), AlignedScratch::Growth::kByHalf);
