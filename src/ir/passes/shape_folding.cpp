@@ -162,6 +162,16 @@ class ShapeInference {
       return;
     }
     if (op == "Not" || op == "IsNaN" || op == "IsInf") return set(n, 0, DType::kBool, shape_of(n, 0));
+    if (op == "QuantizeLinear") {
+      // The zero point's type, else output_dtype (opset 21), else uint8.
+      DType dt = dtype_of_in(n, 2);
+      if (dt == DType::kUndefined && (n.inputs.size() < 3 || n.inputs[2] < 0)) {
+        const int64_t to = n.opset >= 21 ? n.attr_int("output_dtype", 0) : 0;
+        dt = to != 0 && dtype_is_valid(static_cast<int>(to)) ? static_cast<DType>(to) : DType::kUInt8;
+      }
+      return set(n, 0, dt, shape_of(n, 0));
+    }
+    if (op == "DequantizeLinear") return set(n, 0, dtype_of_in(n, 1), shape_of(n, 0));
     if (op == "Cast") {
       DType to = static_cast<DType>(n.attr_int("to", 0));
       set(n, 0, dtype_is_valid(static_cast<int>(to)) ? to : DType::kUndefined, shape_of(n, 0));
