@@ -438,6 +438,56 @@ TEST(QuantizeContribKernels, QLinearGlobalAveragePoolNchwAndNhwc) {
   EXPECT_EQ(values<int8_t>((*t)[0]), (std::vector<int8_t>{1, 127}));
 }
 
+TEST(QuantizeContribKernels, QLinearConcatRequantizesEachInput) {
+  // Y: scale 0.5, zp 10. X0 has Y's parameters (copied); X1: scale 0.25, zp 1,
+  // y = rne(0.25 (q - 1) / 0.5) + 10: 2 -> 0.5 -> 0 -> 10, 4 -> 1.5 -> 2 -> 12, 3 -> 11, 255 -> 137.
+  auto r = run_ms("QLinearConcat", {Tensor::scalar(0.5f), Tensor::scalar<uint8_t>(10), tv<uint8_t>({2, 1}, {10, 20}),
+                                    Tensor::scalar(0.5f), Tensor::scalar<uint8_t>(10), tv<uint8_t>({2, 2}, {2, 4, 3, 255}),
+                                    Tensor::scalar(0.25f), Tensor::scalar<uint8_t>(1)},
+                  {{"axis", attr_int(-1)}});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].shape(), (Shape{2, 3}));
+  EXPECT_EQ(values<uint8_t>((*r)[0]), (std::vector<uint8_t>{10, 10, 12, 20, 11, 137}));
+  // int8 along axis 0 with saturation: y = q * xs - 100.
+  auto s = run_ms("QLinearConcat", {Tensor::scalar(1.0f), Tensor::scalar<int8_t>(-100), tv<int8_t>({3}, {-128, 0, 127}),
+                                    Tensor::scalar(1.0f), Tensor::scalar<int8_t>(0), tv<int8_t>({1}, {50}),
+                                    Tensor::scalar(2.0f), Tensor::scalar<int8_t>(0)},
+                  {{"axis", attr_int(0)}});
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(values<int8_t>((*s)[0]), (std::vector<int8_t>{-128, -100, 27, 0}));
+}
+
+TEST(QuantizeContribKernels, QLinearAveragePoolAddsZeroPointBeforeRounding) {
+  // x = 0.5 (q - 10) = [[0, .5, 1], [1.5, 2, 2.5], [3, 3.5, 4]]; y = rne(avg / 1 + 1):
+  // the zero point is added before rounding, so 1.5 + 1 = 2.5 -> 2 (not rne(1.5) + 1 = 3).
+  const Tensor x = tv<uint8_t>({1, 1, 3, 3}, {10, 11, 12, 13, 14, 15, 16, 17, 18});
+  auto pool = [&](ir::Attributes attrs) {
+    return run_ms("QLinearAveragePool", {x, Tensor::scalar(0.5f), Tensor::scalar<uint8_t>(10), Tensor::scalar(1.0f),
+                                         Tensor::scalar<uint8_t>(1)},
+                  std::move(attrs));
+  };
+  auto r = pool({{"kernel_shape", attr_ints({2, 2})}});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].shape(), (Shape{1, 1, 2, 2}));
+  // averages 1, 1.5, 2.5, 3 -> 2, 2.5 -> 2, 3.5 -> 4, 4
+  EXPECT_EQ(values<uint8_t>((*r)[0]), (std::vector<uint8_t>{2, 2, 4, 4}));
+  // Padding at the start, stride 2: windows hold 1, 2, 2 and 4 values.
+  auto p = pool({{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 0, 0})}});
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  // 0 / 1, 1.5 / 2, 4.5 / 2, 12 / 4, each + 1: 1, 1.75 -> 2, 3.25 -> 3, 4
+  EXPECT_EQ(values<uint8_t>((*p)[0]), (std::vector<uint8_t>{1, 2, 3, 4}));
+  auto pi = pool({{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 0, 0})},
+                  {"count_include_pad", attr_int(1)}});
+  ASSERT_TRUE(pi.ok()) << pi.status().to_string();
+  // divided by 4: 0, 0.375, 1.125, 3, each + 1: 1, 1, 2, 4
+  EXPECT_EQ(values<uint8_t>((*pi)[0]), (std::vector<uint8_t>{1, 1, 2, 4}));
+  // A window over the whole image is the global pool: rne(36 * 0.5 / 9) + 1 = 3.
+  auto g = pool({{"kernel_shape", attr_ints({3, 3})}});
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  EXPECT_EQ((*g)[0].shape(), (Shape{1, 1, 1, 1}));
+  EXPECT_EQ(values<uint8_t>((*g)[0]), (std::vector<uint8_t>{3}));
+}
+
 // QGemm reference: int64 products, int32 wrap of bias + sum, then the scale.
 template <typename TA, typename TB>
 std::vector<float> ref_qgemm_float(const std::vector<TA>& a, int32_t za, const std::vector<TB>& b,

@@ -370,6 +370,182 @@ Status qlinear_global_average_pool(KernelContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------
+// QLinearConcat: each input requantized through a 256-entry table
+// (rne(xs * (q - zx) / ys) + zy, MLAS's quantization), then concatenated.
+
+Status qlinear_concat(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(float ys, scale_input(ctx, 0, "Y_scale"));
+  const Tensor* yzt = ctx.input(1);
+  if (!yzt) return ctx.invalid("Y_zero_point is missing");
+  const DType dt = yzt->dtype();
+  if (!is_8bit(dt)) return ctx.unsupported(std::string("Y_zero_point has dtype ") + dtype_name(dt) + " (uint8 or int8 expected)");
+  DLRT_ASSIGN_OR_RETURN(int32_t yz, zero_point_input(ctx, 1, dt, "Y_zero_point"));
+  if (ctx.num_inputs() < 5 || (ctx.num_inputs() - 2) % 3 != 0)
+    return ctx.invalid("inputs must be Y_scale, Y_zero_point and (X, X_scale, X_zero_point) triples");
+  const size_t count = (ctx.num_inputs() - 2) / 3;
+  const Tensor* first = nullptr;
+  for (size_t k = 0; k < count; ++k) {
+    const Tensor* x = ctx.input(2 + 3 * k);
+    if (!x) return ctx.invalid("input " + std::to_string(k) + " is missing");
+    if (x->dtype() != dt) return ctx.invalid("every input must have Y_zero_point's dtype");
+    if (!first) first = x;
+  }
+  const int64_t rank = static_cast<int64_t>(first->rank());
+  if (rank == 0) return ctx.invalid("inputs must have rank >= 1");
+  DLRT_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 0), rank, ctx));
+  Shape out_shape = first->shape();
+  out_shape[static_cast<size_t>(axis)] = 0;
+  for (size_t k = 0; k < count; ++k) {
+    const Tensor* x = ctx.input(2 + 3 * k);
+    if (static_cast<int64_t>(x->rank()) != rank) return ctx.invalid("inputs must have the same rank");
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && x->dim(static_cast<size_t>(d)) != first->dim(static_cast<size_t>(d)))
+        return ctx.invalid("input shapes " + shape_to_string(first->shape()) + " and " + shape_to_string(x->shape()) +
+                           " differ outside the axis");
+    out_shape[static_cast<size_t>(axis)] += x->dim(static_cast<size_t>(axis));
+  }
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= out_shape[static_cast<size_t>(d)];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= out_shape[static_cast<size_t>(d)];
+  const int64_t out_pitch = out_shape[static_cast<size_t>(axis)] * inner;
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, dt, out_shape));
+  return dispatch_8bit(dt, ctx, [&](auto tag) -> Status {
+    using Q = typename decltype(tag)::type;
+    Q* dst = y->data<Q>();
+    int64_t offset = 0;  // of this input's slab within an output row
+    for (size_t k = 0; k < count; ++k) {
+      const Tensor* x = ctx.input(2 + 3 * k);
+      DLRT_ASSIGN_OR_RETURN(float xs, scale_input(ctx, 3 + 3 * k, "X_scale"));
+      DLRT_ASSIGN_OR_RETURN(int32_t xz, zero_point_input(ctx, 4 + 3 * k, dt, "X_zero_point"));
+      std::array<Q, 256> table;
+      for (int i = 0; i < 256; ++i) {
+        const Q q = static_cast<Q>(static_cast<uint8_t>(i));
+        table[static_cast<size_t>(i)] = requantize<Q>(xs * static_cast<float>(static_cast<int32_t>(q) - xz) / ys, yz);
+      }
+      const int64_t pitch = x->dim(static_cast<size_t>(axis)) * inner;
+      const uint8_t* src = reinterpret_cast<const uint8_t*>(x->data<Q>());
+      for (int64_t o = 0; o < outer; ++o) {
+        const uint8_t* s = src + o * pitch;
+        Q* d = dst + o * out_pitch + offset;
+        for (int64_t i = 0; i < pitch; ++i) d[i] = table[s[i]];
+      }
+      offset += pitch;
+    }
+    return Status::Ok();
+  });
+}
+
+// ---------------------------------------------------------------------------
+// QLinearAveragePool. A window that covers the whole image without padding
+// is QLinearGlobalAveragePool (ONNX Runtime switches to it); otherwise the
+// window's dequantized values xs * (q - zx) are summed in float in h, w, d
+// order, divided by the count, and y = nearbyint(avg / ys + zy) saturated
+// (the zero point added before rounding, unlike MLAS's kernels).
+
+Status qlinear_average_pool(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  if (!is_8bit(x->dtype())) return ctx.unsupported(std::string("X has dtype ") + dtype_name(x->dtype()) + " (uint8 or int8 expected)");
+  const size_t rank = x->rank();
+  if (rank < 3 || rank > 5) return ctx.unsupported("X must have 1 to 3 spatial dimensions, got shape " + shape_to_string(x->shape()));
+  DLRT_ASSIGN_OR_RETURN(float xs, scale_input(ctx, 1, "x_scale"));
+  DLRT_ASSIGN_OR_RETURN(int32_t xz, zero_point_input(ctx, 2, x->dtype(), "x_zero_point"));
+  DLRT_ASSIGN_OR_RETURN(float ys, scale_input(ctx, 3, "y_scale"));
+  DLRT_ASSIGN_OR_RETURN(int32_t yz, zero_point_input(ctx, 4, x->dtype(), "y_zero_point"));
+  const ir::Node& node = ctx.node();
+  const bool channels_last = node.attr_int("channels_last", 0) != 0;
+  const bool include_pad = node.attr_int("count_include_pad", 0) != 0;
+  const bool ceil_mode = node.attr_int("ceil_mode", 0) != 0;
+  const size_t sd = rank - 2;
+  const IntList kernel = ints_attr(node, "kernel_shape", 0, 0);
+  if (kernel.size() != sd) return ctx.invalid("kernel_shape must have one value per spatial dimension");
+  const IntList strides = ints_attr(node, "strides", sd, 1);
+  IntList pads = ints_attr(node, "pads", 2 * sd, 0);
+  const IntList dil = ints_attr(node, "dilations", sd, 1);
+  if (strides.size() != sd || pads.size() != 2 * sd || dil.size() != sd)
+    return ctx.invalid("strides, pads or dilations have the wrong length");
+  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  const int64_t N = x->dim(0);
+  const int64_t C = channels_last ? x->dim(rank - 1) : x->dim(1);
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, st[3] = {1, 1, 1}, pb[3] = {0, 0, 0};
+  bool whole_image = true;
+  for (size_t i = 0; i < sd; ++i) {
+    in[i] = x->dim(channels_last ? 1 + i : 2 + i);
+    k[i] = kernel[i];
+    st[i] = strides[i];
+    if (k[i] <= 0 || st[i] <= 0 || pads[i] < 0 || pads[i + sd] < 0) return ctx.invalid("kernel_shape and strides must be positive, pads non-negative");
+    if (dil[i] != 1) return ctx.unsupported("dilations other than 1 are not supported");
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out[i] = (in[i] + st[i] - 1) / st[i];
+      const int64_t need = std::max<int64_t>(0, (out[i] - 1) * st[i] + k[i] - in[i]);
+      pads[i] = auto_pad == "SAME_LOWER" ? (need + 1) / 2 : need / 2;
+      pads[i + sd] = need - pads[i];
+    } else if (auto_pad == "VALID") {
+      pads[i] = pads[i + sd] = 0;
+      if (in[i] < k[i]) return ctx.invalid("the kernel is larger than the input");
+      out[i] = (in[i] - k[i]) / st[i] + 1;
+    } else if (auto_pad == "NOTSET") {
+      const int64_t span = in[i] + pads[i] + pads[i + sd] - k[i];
+      if (span < 0) return ctx.invalid("the kernel is larger than the padded input");
+      out[i] = (ceil_mode ? (span + st[i] - 1) / st[i] : span / st[i]) + 1;
+      if (ceil_mode && (out[i] - 1) * st[i] >= in[i] + pads[i]) --out[i];
+    } else {
+      return ctx.invalid("unknown auto_pad '" + auto_pad + "'");
+    }
+    pb[i] = pads[i];
+    if (k[i] != in[i] || pads[i] != 0 || pads[i + sd] != 0) whole_image = false;
+  }
+  Shape out_shape = x->shape();
+  for (size_t i = 0; i < sd; ++i) out_shape[channels_last ? 1 + i : 2 + i] = out[i];
+  if (whole_image) {
+    // The global pool, with the output shape of this op (all spatial dims 1).
+    return qlinear_global_average_pool(ctx);
+  }
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, x->dtype(), out_shape));
+  const int64_t in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2];
+  const int64_t kernel_size = k[0] * k[1] * k[2];
+  return dispatch_8bit(x->dtype(), ctx, [&](auto tag) -> Status {
+    using Q = typename decltype(tag)::type;
+    std::array<float, 256> deq;
+    for (int i = 0; i < 256; ++i)
+      deq[static_cast<size_t>(i)] = xs * static_cast<float>(static_cast<int32_t>(static_cast<Q>(static_cast<uint8_t>(i))) - xz);
+    const uint8_t* src = reinterpret_cast<const uint8_t*>(x->data<Q>());
+    Q* dst = y->data<Q>();
+    // Element (n, c, spatial p) lives at n*C*plane + c*plane + p (NCHW) or (n*plane + p)*C + c (NHWC).
+    auto body = [&](int64_t b, int64_t e) {
+      for (int64_t u = b; u < e; ++u) {  // u = (n * C + c) * out_plane + output position
+        const int64_t nc = u / out_plane, op = u % out_plane, n = nc / C, c = nc % C;
+        const int64_t o0 = op / (out[1] * out[2]), o1 = (op / out[2]) % out[1], o2 = op % out[2];
+        int64_t lo[3], hi[3];
+        const int64_t oi[3] = {o0, o1, o2};
+        for (int d = 0; d < 3; ++d) {
+          const int64_t start = oi[d] * st[d] - pb[d];
+          hi[d] = std::min(start + k[d], in[d]);
+          lo[d] = std::max<int64_t>(start, 0);
+        }
+        float sum = 0.0f;
+        for (int64_t h = lo[0]; h < hi[0]; ++h)
+          for (int64_t w = lo[1]; w < hi[1]; ++w)
+            for (int64_t dd = lo[2]; dd < hi[2]; ++dd) {
+              const int64_t p = (h * in[1] + w) * in[2] + dd;
+              const int64_t idx = channels_last ? (n * in_plane + p) * C + c : nc * in_plane + p;
+              sum += deq[src[idx]];
+            }
+        const int64_t cnt = include_pad ? kernel_size : (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
+        const float avg = sum / static_cast<float>(cnt);
+        const float q = avg / ys + static_cast<float>(yz);
+        const float clamped = std::min(std::max(q, static_cast<float>(std::numeric_limits<Q>::lowest())),
+                                       static_cast<float>(std::numeric_limits<Q>::max()));
+        const int64_t oidx = channels_last ? (n * out_plane + op) * C + c : u;
+        dst[oidx] = saturate<Q>(cvt_rne(clamped));
+      }
+    };
+    const int64_t total = N * C * out_plane;
+    ctx.pool().parallel_for(total, ctx.pool().balanced_grain(total, std::max<int64_t>(1, 16384 / kernel_size)), body);
+    return Status::Ok();
+  });
+}
+
+// ---------------------------------------------------------------------------
 // QGemm.
 
 Status qgemm(KernelContext& ctx) {
@@ -526,6 +702,8 @@ Status register_quantize_contrib_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("QLinearLeakyRelu", qlinear_lookup<LookupOp::kLeakyRelu>, 1, 1000, kMsDomain));
   DLRT_RETURN_IF_ERROR(r.add_fn("QLinearGlobalAveragePool", qlinear_global_average_pool, 1, 1000, kMsDomain));
   DLRT_RETURN_IF_ERROR(r.add_fn("QGemm", qgemm, 1, 1000, kMsDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("QLinearConcat", qlinear_concat, 1, 1000, kMsDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("QLinearAveragePool", qlinear_average_pool, 1, 1000, kMsDomain));
   return Status::Ok();
 }
 

@@ -306,6 +306,27 @@ class ShapeInference {
       }
       return set(n, 0, dtype_of_in(n, 0), a);
     }
+    if (op == "QLinearConcat") {
+      // Inputs: Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) triples.
+      std::optional<Dims> out;
+      for (size_t k = 2; k < n.inputs.size(); k += 3) {
+        auto s = shape_of(n, k);
+        if (!s) return set(n, 0, dtype_of_in(n, 1), std::nullopt);
+        int64_t axis = n.attr_int("axis", 0);
+        if (axis < 0) axis += static_cast<int64_t>(s->size());
+        if (axis < 0 || axis >= static_cast<int64_t>(s->size()) || (out && out->size() != s->size()))
+          return set(n, 0, dtype_of_in(n, 1), std::nullopt);
+        const size_t a = static_cast<size_t>(axis);
+        if (!out) {
+          out = *s;
+          continue;
+        }
+        Dim& d = (*out)[a];
+        d = d.is_static() && (*s)[a].is_static() ? static_dim(d.size + (*s)[a].size) : unknown_dim();
+      }
+      return set(n, 0, dtype_of_in(n, 1), out);
+    }
+    if (op == "QLinearAveragePool") return set(n, 0, dtype_of_in(n, 0), std::nullopt);
     if (op == "QGemm") {
       // Quantized output (the zero point's type, else A's) when y_scale is given, else float32.
       const bool quantized = in(n, 7) != nullptr;
