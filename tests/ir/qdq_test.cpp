@@ -9,6 +9,7 @@
 #include "backends/cpu/kernel.h"
 #include "graph_builder.h"
 #include "ir/passes/passes.h"
+#include "runtime/optimize.h"
 
 namespace dlrt::testing {
 namespace {
@@ -280,6 +281,110 @@ TEST(QdqFusion, MatMulBecomesQLinearMatMul) {
   q.b.output(q.dq(q.q(mm, kYs, 128), kYs, 128));
   auto opt = check(q.b.graph(), {random_tensor({2, 3, 8}, 22)}, 1, kYs * 1.01f);
   EXPECT_EQ(count_ops(*opt, "QLinearMatMul"), 1);
+}
+
+// A constant int8 [k, n] (or [n, k]) matrix with per-column (per-row) scales.
+ValueId gemm_weight(QdqBuilder& q, int64_t rows, int64_t cols, int64_t axis, std::vector<float> scales) {
+  std::vector<int8_t> w(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>(static_cast<int>(i * 53 % 230) - 115);
+  const int64_t n = static_cast<int64_t>(scales.size());
+  return q.b.node("DequantizeLinear", {q.b.constant(q.name("w"), Tensor::from_vector<int8_t>({rows, cols}, w)),
+                                       q.b.constant(q.name("ws"), Tensor::from_vector<float>({n}, scales)),
+                                       q.b.constant(q.name("wz"), Tensor::from_vector<int8_t>({n}, std::vector<int8_t>(n, 0)))},
+                  {{"axis", ai(axis)}});
+}
+
+TEST(QdqFusion, GemmBecomesQGemm) {
+  if (!has_kernel("QGemm", "com.microsoft")) GTEST_SKIP() << "no QGemm kernel";
+  QdqBuilder q;
+  auto x = q.b.input("x", {2, 6});
+  // transB: B is [n, k], its per-channel axis 0.
+  auto gemm = q.b.node("Gemm", {q.qdq(x, kXs, 128), gemm_weight(q, 4, 6, 0, wscales()), q.bias(bscales())},
+                       {{"transB", ai(1)}});
+  q.b.output(q.dq(q.q(gemm, kYs, 128), kYs, 128));
+  auto opt = check(q.b.graph(), {random_tensor({2, 6}, 23)}, 1, kYs * 1.01f);
+  EXPECT_EQ(count_ops(*opt, "QGemm"), 1);
+  EXPECT_EQ(count_ops(*opt, "Gemm"), 0);
+}
+
+TEST(QdqFusion, GemmWithoutQGivesFloatQGemm) {
+  if (!has_kernel("QGemm", "com.microsoft")) GTEST_SKIP() << "no QGemm kernel";
+  QdqBuilder q;
+  auto x = q.b.input("x", {3, 6});
+  auto gemm = q.b.node("Gemm", {q.qdq(x, kXs, 128), gemm_weight(q, 6, 4, 1, wscales()), q.bias(bscales())});
+  q.b.output(gemm);
+  auto opt = check(q.b.graph(), {random_tensor({3, 6}, 24)}, 1, 1e-4f);
+  EXPECT_EQ(count_ops(*opt, "QGemm"), 1);
+}
+
+TEST(QdqFusion, GemmWithBetaIsLeft) {
+  QdqBuilder q;
+  auto x = q.b.input("x", {3, 6});
+  Attribute beta;
+  beta.kind = Attribute::Kind::kFloat;
+  beta.f = 0.5f;
+  auto gemm = q.b.node("Gemm", {q.qdq(x, kXs, 128), gemm_weight(q, 6, 4, 1, wscales()), q.bias(bscales())},
+                       {{"beta", beta}});
+  q.b.output(q.dq(q.q(gemm, kYs, 128), kYs, 128));
+  auto opt = check(q.b.graph(), {random_tensor({3, 6}, 25)}, 0, 1e-6f);
+  EXPECT_EQ(count_ops(*opt, "Gemm"), 1);
+}
+
+TEST(QdqFusion, SiluBecomesQLinearSigmoidAndQLinearMul) {
+  // x * Sigmoid(x) with one DQ of x read by both (efficientnet's blocks).
+  if (!has_kernel("QLinearSigmoid", "com.microsoft") || !has_kernel("QLinearMul", "com.microsoft"))
+    GTEST_SKIP() << "no QLinearSigmoid/QLinearMul kernel";
+  QdqBuilder q;
+  auto x = q.b.input("x", {1, 4, 3, 3});
+  auto xdq = q.qdq(x, kXs, 128);
+  auto sig = q.b.node("Sigmoid", {xdq});
+  auto mul = q.b.node("Mul", {xdq, q.qdq(sig, 1.0f / 255, 0)});
+  q.b.output(q.dq(q.q(mul, kYs, 128), kYs, 128));
+  auto opt = check(q.b.graph(), {random_tensor({1, 4, 3, 3}, 26, -3, 3)}, 2, kYs * 1.01f);
+  EXPECT_EQ(count_ops(*opt, "QLinearSigmoid"), 1);
+  EXPECT_EQ(count_ops(*opt, "QLinearMul"), 1);
+  EXPECT_EQ(count_ops(*opt, "DequantizeLinear"), 1);
+}
+
+TEST(QdqFusion, ConcatBecomesQLinearConcat) {
+  if (!has_kernel("QLinearConcat", "com.microsoft")) GTEST_SKIP() << "no QLinearConcat kernel";
+  QdqBuilder q;
+  auto x = q.b.input("x", {1, 2, 3});
+  auto y = q.b.input("y", {1, 3, 3});
+  auto cat = q.b.node("Concat", {q.qdq(x, kXs, 128), q.qdq(y, 0.03f, 100)}, {{"axis", ai(1)}});
+  q.b.output(q.dq(q.q(cat, kYs, 128), kYs, 128));
+  auto opt = check(q.b.graph(), {random_tensor({1, 2, 3}, 27), random_tensor({1, 3, 3}, 28)}, 1, kYs * 1.01f);
+  EXPECT_EQ(count_ops(*opt, "QLinearConcat"), 1);
+}
+
+TEST(QdqFusion, SessionPassesFuseAndFoldTheRest) {
+  // One Conv fuses; the other (bias scale off) stays float, and its weight's
+  // DQ, kept by the standard passes, is folded after fuse_qdq.
+  QdqBuilder q;
+  auto x = q.b.input("x", {1, 3, 5, 5});
+  std::vector<float> bad = bscales();
+  bad[0] *= 3;
+  auto c1 = q.b.node("Conv", {q.qdq(x, kXs, 128), q.weight(4, 3, 1, wscales()), q.bias(bscales())});
+  auto c2 = q.b.node("Conv", {q.qdq(x, kXs, 128), q.weight(4, 3, 1, wscales()), q.bias(bad)});
+  q.b.output(q.dq(q.q(c1, kYs, 128), kYs, 128));
+  q.b.output(q.dq(q.q(c2, kYs, 128), kYs, 128));
+  auto g = q.b.graph();
+  auto want = run_graph(g, {random_tensor({1, 3, 5, 5}, 29)});
+  ThreadPool tp(1);
+  ASSERT_TRUE(optimize_standard(*g, tp).ok());
+  EXPECT_EQ(count_ops(*g, "DequantizeLinear"), 8);  // nothing folded yet
+  OptimizeOptions oo;
+  oo.pool = &tp;
+  auto fired = optimize_cpu_fusions(*g, oo);
+  ASSERT_TRUE(fired.ok());
+  EXPECT_EQ((*fired)["qdq"], 1);
+  EXPECT_EQ(count_ops(*g, "QLinearConv"), 1);
+  // Left: the float Conv's x DQ and the two output DQs.
+  EXPECT_EQ(count_ops(*g, "DequantizeLinear"), 3);
+  auto got = run_graph(g, {random_tensor({1, 3, 5, 5}, 29)});
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t i = 0; i < 2; ++i)
+    for (int64_t k = 0; k < got[i].size(); ++k) EXPECT_NEAR(got[i].data<float>()[k], want[i].data<float>()[k], kYs * 1.01f);
 }
 
 TEST(QdqFusion, ConstantFoldingKeepsDequantizeWhenAsked) {
