@@ -233,6 +233,26 @@ TEST(QdqFusion, MaxPoolAndReshapeRunOnQuantisedValues) {
   }
 }
 
+TEST(QdqFusion, SplitRunsOnQuantisedValues) {
+  QdqBuilder q;
+  auto x = q.b.input("x", {1, 4, 3});
+  ir::Node split;
+  split.name = "split";
+  split.op_type = "Split";
+  split.opset = 17;
+  split.inputs = {q.qdq(x, kXs, 128)};
+  split.attributes["axis"] = ai(1);
+  auto g = q.b.graph();
+  ValueId a = g->add_value("a"), b = g->add_value("b");
+  split.outputs = {a, b};
+  g->nodes.push_back(split);
+  q.b.output(q.dq(q.q(a, kXs, 128), kXs, 128));
+  q.b.output(q.dq(q.q(b, kXs, 128), kXs, 128));
+  auto opt = check(q.b.graph(), {random_tensor({1, 4, 3}, 30)}, 1, 1e-6f);
+  EXPECT_EQ(count_ops(*opt, "QuantizeLinear"), 1);
+  EXPECT_EQ(count_ops(*opt, "DequantizeLinear"), 2);
+}
+
 TEST(QdqFusion, DropNeedsEqualParameters) {
   QdqBuilder q;
   auto x = q.b.input("x", {1, 2, 4, 4});

@@ -115,7 +115,8 @@ int fuse_layer_norm(Graph& g, PassContext& ctx, bool any_opset = false);
 //    Transpose/Unsqueeze (8/16-bit), MaxPool (opset >= 12)/ReduceMax/
 //    ReduceMin (8-bit, positive scale), Resize (nearest, 8-bit) -> Q with
 //    equal constant scalar scale and zero point: DQ and Q go, the op runs on
-//    the quantised values; DQ -> ArgMax (positive scalar scale): the DQ goes.
+//    the quantised values; likewise DQ -> Split -> a Q on every output;
+//    DQ -> ArgMax (positive scalar scale): the DQ goes.
 // A DQ with several readers serves each as if it were its own copy (ONNX
 // Runtime duplicates it); DQs left unread are removed. Groups that fail a
 // condition stay as they are.

@@ -457,6 +457,32 @@ bool drop_qdq(QdqMatcher& m, const Group& grp, bool allow_16bit, bool positive_s
   return true;
 }
 
+// DQ -> Split -> one Q per output, every Q with the DQ's parameters: the
+// Split runs on the quantised values.
+bool drop_split_qdq(QdqMatcher& m, const Group& grp, int& fired) {
+  const Node& t = m.g_.nodes[grp.target];
+  if (t.inputs.empty() || grp.dq[0] < 0 || t.outputs.empty()) return false;
+  for (size_t i = 1; i < t.inputs.size(); ++i)
+    if (grp.dq[i] >= 0) return false;
+  QParams x = m.dq_params(grp.dq[0]);
+  if (!is_8bit(x.type) && !is_16bit(x.type)) return false;
+  std::vector<int> qs;
+  for (ValueId o : t.outputs) {
+    int q = o == kNoValue ? -1 : m.sole_q_after(o);
+    if (q < 0 || !m.same_params(x, m.q_params(q))) return false;
+    qs.push_back(q);
+  }
+  Node f = t;
+  f.inputs[0] = m.g_.nodes[grp.dq[0]].inputs[0];
+  for (size_t k = 0; k < qs.size(); ++k) f.outputs[k] = m.g_.nodes[qs[k]].outputs[0];
+  log_fired(kPass, "dropped DQ/Q around " + t.describe());
+  Rewriter& rw = m.rw();
+  for (int q : qs) rw.remove(q);
+  rw.replace(grp.target, std::move(f));
+  ++fired;
+  return true;
+}
+
 // DQ -> ArgMax: the index of the largest value is the same on the quantised
 // values when the scale is positive.
 bool drop_dq(QdqMatcher& m, const Group& grp, int& fired) {
@@ -532,6 +558,8 @@ int fuse_qdq(Graph& g, PassContext& ctx) {
       drop_qdq(m, grp, false, true, fired);
     else if (op == "Resize" && resize_nearest(n))
       drop_qdq(m, grp, false, false, fired);
+    else if (op == "Split")
+      drop_split_qdq(m, grp, fired);
     else if (op == "ArgMax")
       drop_dq(m, grp, fired);
   }
