@@ -58,6 +58,15 @@ void log_summary(const char* stage, const std::map<std::string, int>& fired, siz
                                     std::to_string(after) + " nodes" + (s.empty() ? "" : " (" + s + ")"));
 }
 
+// A QDQ-format model: some QuantizeLinear quantises a computed value.
+bool has_qdq(const ir::Graph& g) {
+  for (const auto& n : g.nodes)
+    if (n.domain.empty() && n.op_type == "QuantizeLinear" && !n.inputs.empty() && n.inputs[0] >= 0 &&
+        !g.values[n.inputs[0]].constant)
+      return true;
+  return false;
+}
+
 bool has_kernel(const std::string& op, const std::string& domain, int opset) {
   return cpu::KernelRegistry::builtin().find(op, domain, opset) != nullptr;
 }
@@ -78,6 +87,7 @@ Result<std::map<std::string, int>> optimize_standard(ir::Graph& graph, ThreadPoo
   auto off = disabled_passes();
   size_t before = graph.nodes.size();
   auto on = [&](const char* name) { return !off.count(name); };
+  ctx.keep_dequantize_linear = on("qdq") && has_qdq(graph);
   for (int round = 0; round < 8; ++round) {
     int changes = 0;
     if (on("shape-folding")) changes += p::fold_shapes(graph, ctx, options.input_shapes);
@@ -100,6 +110,18 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   auto off = disabled_passes();
   size_t before = graph.nodes.size();
   auto on = [&](const char* name) { return !off.count(name); };
+  if (on("qdq")) {
+    p::fuse_qdq(graph, ctx);
+    if (options.pool && on("constant-folding")) {
+      // DequantizeLinear of constants that no integer op took become float
+      // constants (optimize_standard left them for fuse_qdq).
+      p::PassContext fold;
+      fold.evaluate = cpu_evaluator(*options.pool);
+      fold.node_tags = options.node_tags;
+      fold.max_fold_bytes = ctx.max_fold_bytes;
+      ctx.count("constant-folding", p::fold_constants(graph, fold));
+    }
+  }
   if (on("half-in-float32")) p::compute_half_in_float32(graph, ctx);
   if (on("layer-norm")) p::fuse_layer_norm(graph, ctx, true);
   if (on("gelu")) p::fuse_gelu(graph, ctx);

@@ -8,12 +8,15 @@
 // com.dlrt Attention / FusedMatMul / FusedGemm / FusedConv); run them on a
 // graph whose ONNX-domain nodes all run on the CPU (other nodes, e.g.
 // dlrt.Partition, are never matched). Fusions whose kernel is missing from the
-// CPU registry are skipped.
+// CPU registry are skipped. The first of them, qdq, rewrites a QDQ-format
+// model's DequantizeLinear -> op -> QuantizeLinear groups into integer ops;
+// for it optimize_standard leaves DequantizeLinear of constants unfolded in
+// graphs that have a QuantizeLinear.
 //
 // DLRT_OPTIMIZE=0 turns both off (as SessionOptions::optimize = false does);
 // DLRT_DISABLE_PASSES=name,name skips single passes (names as logged:
 // constant-folding, dead-nodes, shape-folding, conv-bn, transpose, layer-norm,
-// gelu, attention, bias-activation). DLRT_LOG_LEVEL=debug logs each rewrite.
+// gelu, attention, bias-activation, qdq). DLRT_LOG_LEVEL=debug logs each rewrite.
 #pragma once
 
 #include <map>
@@ -32,6 +35,9 @@ struct OptimizeOptions {
   std::map<std::string, Shape> input_shapes;
   // Per-node tags kept aligned with graph.nodes (fusions).
   std::vector<int>* node_tags = nullptr;
+  // For optimize_cpu_fusions: runs the constant folding left after fuse_qdq
+  // (DequantizeLinear of constant weights no integer op took). None: skipped.
+  ThreadPool* pool = nullptr;
 };
 
 // Returns rewrites per pass name.

@@ -272,6 +272,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   if (optimize) {  // fusions into CPU-only ops: Partition nodes are never matched
     OptimizeOptions oo;
     oo.node_tags = &impl->node_partition;
+    oo.pool = impl->pool.get();
     DLRT_RETURN_IF_ERROR(optimize_cpu_fusions(*rg, oo).status());
   }
   impl->run_graph = rg;

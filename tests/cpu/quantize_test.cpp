@@ -1,8 +1,12 @@
 // Quantization kernels against values worked out by hand / with numpy.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <random>
 
+#include "backends/cpu/isa.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {
@@ -220,6 +224,409 @@ TEST(QuantizeKernels, QLinearConvPerChannelWithBias) {
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].dtype(), DType::kInt8);
   EXPECT_EQ(values<int8_t>((*r)[0]), (std::vector<int8_t>{14, 16, 18, 19, -3, 1, 9, 13}));
+}
+
+}  // namespace
+}  // namespace dlrt::cpu
+
+// ---------------------------------------------------------------------------
+// com.microsoft QOperator ops (quantize_contrib.cpp). Expected values follow
+// ONNX Runtime's CPU kernels: see the formulas at the top of that file.
+namespace dlrt::cpu {
+namespace {
+
+using testing::attr_float;
+
+constexpr const char* kMs = "com.microsoft";
+
+Result<std::vector<Tensor>> run_ms(const std::string& op, std::vector<Tensor> inputs, ir::Attributes attrs = {}) {
+  return run_op(op, std::move(inputs), std::move(attrs), 1, 1, kMs);
+}
+
+// Round half to even of a float as cvtps2dq does, then saturate to Q.
+template <typename Q>
+Q ref_sat_rne(float v) {
+  double r = std::nearbyint(static_cast<double>(v));
+  if (!(r >= -2147483648.0 && r < 2147483648.0)) r = -2147483648.0;
+  return static_cast<Q>(std::clamp<double>(r, std::numeric_limits<Q>::lowest(), std::numeric_limits<Q>::max()));
+}
+
+// Right-aligned broadcast index of output element `i` into an input of shape `in`.
+int64_t bcast_index(const Shape& out, const Shape& in, int64_t i) {
+  int64_t idx = 0, stride = 1;
+  for (size_t d = out.size(); d-- > 0;) {
+    const int64_t coord = i % out[d];
+    i /= out[d];
+    const size_t k = d + in.size() - out.size();
+    if (d + in.size() < out.size()) continue;
+    if (in[k] != 1) idx += coord * stride;
+    stride *= in[k];
+  }
+  return idx;
+}
+
+TEST(QuantizeContribKernels, QLinearAddUInt8BroadcastTiesToEven) {
+  // ra = 0.5, rb = 0.25: exact in float, so c = rne(0.5 (a - 10) + 0.25 (b - 20) + 5).
+  auto r = run_ms("QLinearAdd", {tv<uint8_t>({2, 3}, {11, 13, 10, 255, 0, 200}), Tensor::scalar(0.5f),
+                                 Tensor::scalar<uint8_t>(10), tv<uint8_t>({3}, {20, 22, 26}), Tensor::scalar(0.25f),
+                                 Tensor::scalar<uint8_t>(20), Tensor::scalar(1.0f), Tensor::scalar<uint8_t>(5)});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].shape(), (Shape{2, 3}));
+  // 5.5 -> 6, 7, 6.5 -> 6, 127.5 -> 128, 0.5 -> 0, 101.5 -> 102
+  EXPECT_EQ(values<uint8_t>((*r)[0]), (std::vector<uint8_t>{6, 7, 6, 128, 0, 102}));
+}
+
+TEST(QuantizeContribKernels, QLinearAddInt8ScalarAndSaturation) {
+  auto r = run_ms("QLinearAdd", {tv<int8_t>({4}, {-3, -2, 127, -128}), Tensor::scalar(0.5f), Tensor::scalar<int8_t>(-3),
+                                 tv<int8_t>({1}, {8}), Tensor::scalar(0.125f), Tensor::scalar<int8_t>(4),
+                                 Tensor::scalar(0.5f), Tensor::scalar<int8_t>(-7)});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  // (0.5 (a + 3) + 0.125 * 4) / 0.5 - 7: -6, -5, 124, -131 -> -128
+  EXPECT_EQ(values<int8_t>((*r)[0]), (std::vector<int8_t>{-6, -5, 124, -128}));
+  // Saturation at the top: a large ratio.
+  auto s = run_ms("QLinearAdd", {tv<int8_t>({3}, {100, 0, -100}), Tensor::scalar(1.0f), Tensor::scalar<int8_t>(0),
+                                 tv<int8_t>({3}, {100, 0, -100}), Tensor::scalar(1.0f), Tensor::scalar<int8_t>(0),
+                                 Tensor::scalar(0.5f), Tensor::scalar<int8_t>(1)});
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(values<int8_t>((*s)[0]), (std::vector<int8_t>{127, 1, -128}));
+}
+
+// ONNX Runtime's QLinearAdd, written from its definition (MLAS AVX2 kernel):
+// c = rne(fma(x, rx, fma(y, ry, zc - fma(rx, zx, ry * zy)))) where x is the
+// operand that runs along the innermost dimension: B when A is broadcast there.
+template <typename Q>
+std::vector<Q> ref_qlinear_add(const Tensor& a, float sa, int32_t za, const Tensor& b, float sb, int32_t zb, float sc,
+                               int32_t zc, const Shape& out) {
+  const float ra = sa / sc, rb = sb / sc;
+  int inner = -1;
+  for (size_t d = out.size(); d-- > 0;)
+    if (out[d] != 1) {
+      inner = static_cast<int>(d);
+      break;
+    }
+  auto dim_of = [&](const Shape& s, int d) {
+    const int k = d + static_cast<int>(s.size()) - static_cast<int>(out.size());
+    return k < 0 ? int64_t{1} : s[static_cast<size_t>(k)];
+  };
+  const bool a_first_is_b = a.size() == 1 || (inner >= 0 && dim_of(a.shape(), inner) == 1);
+  std::vector<Q> res(static_cast<size_t>(element_count(out)));
+  for (int64_t i = 0; i < static_cast<int64_t>(res.size()); ++i) {
+    const float av = static_cast<float>(a.data<Q>()[bcast_index(out, a.shape(), i)]);
+    const float bv = static_cast<float>(b.data<Q>()[bcast_index(out, b.shape(), i)]);
+    float v;
+    if (a_first_is_b) {
+      const float fixed = static_cast<float>(zc) - std::fma(rb, static_cast<float>(zb), ra * static_cast<float>(za));
+      v = std::fma(bv, rb, std::fma(av, ra, fixed));
+    } else {
+      const float fixed = static_cast<float>(zc) - std::fma(ra, static_cast<float>(za), rb * static_cast<float>(zb));
+      v = std::fma(av, ra, std::fma(bv, rb, fixed));
+    }
+    res[static_cast<size_t>(i)] = ref_sat_rne<Q>(v);
+  }
+  return res;
+}
+
+template <typename Q>
+std::vector<Q> ref_qlinear_mul(const Tensor& a, float sa, int32_t za, const Tensor& b, float sb, int32_t zb, float sc,
+                               int32_t zc, const Shape& out) {
+  const float ratio = sa * sb / sc;
+  std::vector<Q> res(static_cast<size_t>(element_count(out)));
+  for (int64_t i = 0; i < static_cast<int64_t>(res.size()); ++i) {
+    const int32_t av = a.data<Q>()[bcast_index(out, a.shape(), i)];
+    const int32_t bv = b.data<Q>()[bcast_index(out, b.shape(), i)];
+    const float prod = static_cast<float>((av - za) * (bv - zb)) * ratio;
+    res[static_cast<size_t>(i)] = ref_sat_rne<Q>(prod + static_cast<float>(zc));
+  }
+  return res;
+}
+
+template <typename Q>
+Tensor random_q(Shape s, std::mt19937& rng) {
+  std::uniform_int_distribution<int> d(std::numeric_limits<Q>::lowest(), std::numeric_limits<Q>::max());
+  std::vector<Q> v(static_cast<size_t>(element_count(s)));
+  for (auto& x : v) x = static_cast<Q>(d(rng));
+  return Tensor::from_vector<Q>(std::move(s), v);
+}
+
+template <typename Q>
+void check_random_binary(const std::string& op) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> scale(0.002f, 0.2f);
+  std::uniform_int_distribution<int> zp(std::numeric_limits<Q>::lowest(), std::numeric_limits<Q>::max());
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{3, 70}, {3, 70}}, {{2, 5, 33}, {5, 1}}, {{2, 5, 1}, {1, 5, 40}}, {{1}, {50}}, {{37}, {1}},
+      {{2, 8, 6, 6}, {2, 8, 1, 1}}, {{2, 8, 1, 1}, {2, 8, 6, 6}}, {{1, 1}, {1}}, {{4, 1, 3}, {4, 9, 3}}};
+  for (int trial = 0; trial < 40; ++trial) {
+    const auto& [sa_shape, sb_shape] = shapes[static_cast<size_t>(trial) % shapes.size()];
+    const Tensor a = random_q<Q>(sa_shape, rng), b = random_q<Q>(sb_shape, rng);
+    const float sa = scale(rng), sb = scale(rng), sc = scale(rng);
+    const int32_t za = zp(rng), zb = zp(rng), zc = zp(rng);
+    auto r = run_ms(op, {a, Tensor::scalar(sa), Tensor::scalar<Q>(static_cast<Q>(za)), b, Tensor::scalar(sb),
+                         Tensor::scalar<Q>(static_cast<Q>(zb)), Tensor::scalar(sc), Tensor::scalar<Q>(static_cast<Q>(zc))});
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    const Shape out = (*r)[0].shape();
+    const std::vector<Q> want = op == "QLinearAdd" ? ref_qlinear_add<Q>(a, sa, za, b, sb, zb, sc, zc, out)
+                                                   : ref_qlinear_mul<Q>(a, sa, za, b, sb, zb, sc, zc, out);
+    EXPECT_EQ(values<Q>((*r)[0]), want) << op << " trial " << trial << " shapes " << shape_to_string(sa_shape) << " "
+                                        << shape_to_string(sb_shape);
+  }
+}
+
+TEST(QuantizeContribKernels, QLinearAddMatchesReferenceUInt8) { check_random_binary<uint8_t>("QLinearAdd"); }
+TEST(QuantizeContribKernels, QLinearAddMatchesReferenceInt8) { check_random_binary<int8_t>("QLinearAdd"); }
+TEST(QuantizeContribKernels, QLinearMulMatchesReferenceUInt8) { check_random_binary<uint8_t>("QLinearMul"); }
+TEST(QuantizeContribKernels, QLinearMulMatchesReferenceInt8) { check_random_binary<int8_t>("QLinearMul"); }
+
+TEST(QuantizeContribKernels, QLinearAddVectorPathMatchesPortable) {
+  std::mt19937 rng(11);
+  const Tensor a = random_q<uint8_t>({1000}, rng), b = random_q<uint8_t>({1000}, rng);
+  std::vector<Tensor> in = {a, Tensor::scalar(0.0371f), Tensor::scalar<uint8_t>(131), b, Tensor::scalar(0.0123f),
+                            Tensor::scalar<uint8_t>(7), Tensor::scalar(0.0419f), Tensor::scalar<uint8_t>(99)};
+  auto fast = run_ms("QLinearAdd", in);
+  ASSERT_TRUE(fast.ok());
+  ScopedCpuIsa generic(CpuIsa::kGeneric);
+  auto slow = run_ms("QLinearAdd", in);
+  ASSERT_TRUE(slow.ok());
+  EXPECT_EQ(values<uint8_t>((*fast)[0]), values<uint8_t>((*slow)[0]));
+}
+
+TEST(QuantizeContribKernels, QLinearMulTiesAndSaturation) {
+  // ratio = 0.5 * 0.5 / 0.5 = 0.5: c = rne(0.5 (a - 100)(b - 120) + 128).
+  auto r = run_ms("QLinearMul", {tv<uint8_t>({2, 2}, {101, 103, 255, 0}), Tensor::scalar(0.5f), Tensor::scalar<uint8_t>(100),
+                                 tv<uint8_t>({2, 1}, {121, 0}), Tensor::scalar(0.5f), Tensor::scalar<uint8_t>(120),
+                                 Tensor::scalar(0.5f), Tensor::scalar<uint8_t>(128)});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  // 128.5 -> 128, 129.5 -> 130, -9300 -> 0, 6000 -> 255
+  EXPECT_EQ(values<uint8_t>((*r)[0]), (std::vector<uint8_t>{128, 130, 0, 255}));
+  // int8, A a scalar: ratio 0.25, c = rne(0.25 * 2 (b + 1) + 3).
+  auto s = run_ms("QLinearMul", {Tensor::scalar<int8_t>(2), Tensor::scalar(0.5f), Tensor::scalar<int8_t>(0),
+                                 tv<int8_t>({4}, {-1, 0, 1, 127}), Tensor::scalar(0.25f), Tensor::scalar<int8_t>(-1),
+                                 Tensor::scalar(0.5f), Tensor::scalar<int8_t>(3)});
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  // 3, 3.5 -> 4, 4, 67
+  EXPECT_EQ(values<int8_t>((*s)[0]), (std::vector<int8_t>{3, 4, 4, 67}));
+}
+
+TEST(QuantizeContribKernels, QLinearBinaryRejectsBadInputs) {
+  auto r = run_ms("QLinearAdd", {tv<uint8_t>({2}, {1, 2}), tv<float>({2}, {0.1f, 0.2f}), Tensor::scalar<uint8_t>(0),
+                                 tv<uint8_t>({2}, {1, 2}), Tensor::scalar(0.1f), Tensor::scalar<uint8_t>(0),
+                                 Tensor::scalar(0.1f), Tensor::scalar<uint8_t>(0)});
+  EXPECT_FALSE(r.ok());
+  auto s = run_ms("QLinearMul", {tv<uint8_t>({2}, {1, 2}), Tensor::scalar(0.1f), Tensor::scalar<uint8_t>(0),
+                                 tv<uint8_t>({3}, {1, 2, 3}), Tensor::scalar(0.1f), Tensor::scalar<uint8_t>(0),
+                                 Tensor::scalar(0.1f), Tensor::scalar<uint8_t>(0)});
+  EXPECT_FALSE(s.ok());
+}
+
+TEST(QuantizeContribKernels, QLinearSigmoidAgreesWithSigmoidAwayFromTies) {
+  // Every input byte, uint8 and int8: the table must equal rne(sigmoid(x) / ys) + zy
+  // wherever sigmoid(x) / ys is not within 1e-3 of a rounding tie (MLAS's
+  // approximation is within about 1e-6 of the true sigmoid).
+  for (int signed_case = 0; signed_case < 2; ++signed_case) {
+    const float xs = 0.0625f, ys = 1.0f / 256.0f;
+    const int32_t xz = signed_case ? -5 : 123, yz = signed_case ? -128 : 0;
+    std::vector<uint8_t> bytes(256);
+    for (int i = 0; i < 256; ++i) bytes[static_cast<size_t>(i)] = static_cast<uint8_t>(i);
+    Tensor x = signed_case ? tv<int8_t>({256}, std::vector<int8_t>(bytes.begin(), bytes.end()))
+                           : tv<uint8_t>({256}, bytes);
+    Tensor xzt = signed_case ? Tensor::scalar<int8_t>(static_cast<int8_t>(xz)) : Tensor::scalar<uint8_t>(static_cast<uint8_t>(xz));
+    Tensor yzt = signed_case ? Tensor::scalar<int8_t>(static_cast<int8_t>(yz)) : Tensor::scalar<uint8_t>(static_cast<uint8_t>(yz));
+    auto r = run_ms("QLinearSigmoid", {x, Tensor::scalar(xs), xzt, Tensor::scalar(ys), yzt});
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    int checked = 0;
+    for (int i = 0; i < 256; ++i) {
+      const int32_t q = signed_case ? static_cast<int8_t>(i) : i;
+      const double v = 1.0 / (1.0 + std::exp(-static_cast<double>(xs) * (q - xz))) / ys;
+      if (std::abs(v - std::floor(v) - 0.5) < 1e-3) continue;
+      const int32_t want = std::clamp<int32_t>(static_cast<int32_t>(std::nearbyint(v)) + yz, signed_case ? -128 : 0,
+                                               signed_case ? 127 : 255);
+      const int32_t got = signed_case ? (*r)[0].data<int8_t>()[i] : (*r)[0].data<uint8_t>()[i];
+      EXPECT_EQ(got, want) << "byte " << i;
+      ++checked;
+    }
+    EXPECT_GT(checked, 200);
+    // sigmoid(0) = 0.5 exactly: 128 steps of 1/256 above the zero point,
+    // which saturates for uint8 zero point 0 at 128 (in range) and int8 at 0.
+    const int64_t zero_byte = static_cast<uint8_t>(xz);
+    const int32_t got0 = signed_case ? (*r)[0].data<int8_t>()[zero_byte] : (*r)[0].data<uint8_t>()[zero_byte];
+    EXPECT_EQ(got0, 128 + yz);
+  }
+}
+
+TEST(QuantizeContribKernels, QLinearLeakyReluTable) {
+  // xs = 0.5, xz = 10, ys = 0.25, yz = 100, alpha = 0.25: y = 2 x or 0.5 x (x = 0.5 (q - 10)) / 0.25
+  auto r = run_ms("QLinearLeakyRelu", {tv<uint8_t>({6}, {10, 11, 9, 7, 255, 0}), Tensor::scalar(0.5f),
+                                       Tensor::scalar<uint8_t>(10), Tensor::scalar(0.25f), Tensor::scalar<uint8_t>(100)},
+                  {{"alpha", attr_float(0.25f)}});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  // q=10: 0 -> 100; 11: 2 -> 102; 9: -0.5 -> 99.5 -> 100 (tie to even: -0.5 rounds to 0);
+  // 7: -1.5 -> -2 -> 98; 255: 490 -> 255; 0: -5 -> 95
+  EXPECT_EQ(values<uint8_t>((*r)[0]), (std::vector<uint8_t>{100, 102, 100, 98, 255, 95}));
+}
+
+TEST(QuantizeContribKernels, QLinearGlobalAveragePoolNchwAndNhwc) {
+  // scale = xs / (ys * HW) = 0.5 / (0.25 * 4) = 0.5; y = rne(0.5 * sum(q - 10)) + 3.
+  const std::vector<uint8_t> nchw = {10, 11, 12, 13, 0, 0, 0, 1, 11, 10, 10, 10};
+  auto r = run_ms("QLinearGlobalAveragePool", {tv<uint8_t>({1, 3, 2, 2}, nchw), Tensor::scalar(0.5f),
+                                               Tensor::scalar<uint8_t>(10), Tensor::scalar(0.25f), Tensor::scalar<uint8_t>(3)});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].shape(), (Shape{1, 3, 1, 1}));
+  // sums 6 -> 3 + 3 = 6; -39 -> -19.5 -> -20 -> 0 (saturated); 1 -> 0.5 -> 0 (tie) -> 3
+  EXPECT_EQ(values<uint8_t>((*r)[0]), (std::vector<uint8_t>{6, 0, 3}));
+  // The same data channels-last: [1, 2, 2, 3].
+  std::vector<uint8_t> nhwc(12);
+  for (int c = 0; c < 3; ++c)
+    for (int p = 0; p < 4; ++p) nhwc[static_cast<size_t>(p * 3 + c)] = nchw[static_cast<size_t>(c * 4 + p)];
+  auto s = run_ms("QLinearGlobalAveragePool", {tv<uint8_t>({1, 2, 2, 3}, nhwc), Tensor::scalar(0.5f),
+                                               Tensor::scalar<uint8_t>(10), Tensor::scalar(0.25f), Tensor::scalar<uint8_t>(3)},
+                  {{"channels_last", attr_int(1)}});
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ((*s)[0].shape(), (Shape{1, 1, 1, 3}));
+  EXPECT_EQ(values<uint8_t>((*s)[0]), (std::vector<uint8_t>{6, 0, 3}));
+  // int8 with a negative zero point: sums of (q + 4) over 3 values, scale = 1 / (0.5 * 3).
+  auto t = run_ms("QLinearGlobalAveragePool", {tv<int8_t>({2, 1, 3}, {-4, -3, -2, 127, 127, 127}), Tensor::scalar(1.0f),
+                                               Tensor::scalar<int8_t>(-4), Tensor::scalar(0.5f), Tensor::scalar<int8_t>(-1)});
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  // 3 / 1.5 = 2 -> 1; 393 / 1.5 = 262 -> 127 (saturated)
+  EXPECT_EQ(values<int8_t>((*t)[0]), (std::vector<int8_t>{1, 127}));
+}
+
+TEST(QuantizeContribKernels, QLinearConcatRequantizesEachInput) {
+  // Y: scale 0.5, zp 10. X0 has Y's parameters (copied); X1: scale 0.25, zp 1,
+  // y = rne(0.25 (q - 1) / 0.5) + 10: 2 -> 0.5 -> 0 -> 10, 4 -> 1.5 -> 2 -> 12, 3 -> 11, 255 -> 137.
+  auto r = run_ms("QLinearConcat", {Tensor::scalar(0.5f), Tensor::scalar<uint8_t>(10), tv<uint8_t>({2, 1}, {10, 20}),
+                                    Tensor::scalar(0.5f), Tensor::scalar<uint8_t>(10), tv<uint8_t>({2, 2}, {2, 4, 3, 255}),
+                                    Tensor::scalar(0.25f), Tensor::scalar<uint8_t>(1)},
+                  {{"axis", attr_int(-1)}});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].shape(), (Shape{2, 3}));
+  EXPECT_EQ(values<uint8_t>((*r)[0]), (std::vector<uint8_t>{10, 10, 12, 20, 11, 137}));
+  // int8 along axis 0 with saturation: y = q * xs - 100.
+  auto s = run_ms("QLinearConcat", {Tensor::scalar(1.0f), Tensor::scalar<int8_t>(-100), tv<int8_t>({3}, {-128, 0, 127}),
+                                    Tensor::scalar(1.0f), Tensor::scalar<int8_t>(0), tv<int8_t>({1}, {50}),
+                                    Tensor::scalar(2.0f), Tensor::scalar<int8_t>(0)},
+                  {{"axis", attr_int(0)}});
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(values<int8_t>((*s)[0]), (std::vector<int8_t>{-128, -100, 27, 0}));
+}
+
+TEST(QuantizeContribKernels, QLinearAveragePoolAddsZeroPointBeforeRounding) {
+  // x = 0.5 (q - 10) = [[0, .5, 1], [1.5, 2, 2.5], [3, 3.5, 4]]; y = rne(avg / 1 + 1):
+  // the zero point is added before rounding, so 1.5 + 1 = 2.5 -> 2 (not rne(1.5) + 1 = 3).
+  const Tensor x = tv<uint8_t>({1, 1, 3, 3}, {10, 11, 12, 13, 14, 15, 16, 17, 18});
+  auto pool = [&](ir::Attributes attrs) {
+    return run_ms("QLinearAveragePool", {x, Tensor::scalar(0.5f), Tensor::scalar<uint8_t>(10), Tensor::scalar(1.0f),
+                                         Tensor::scalar<uint8_t>(1)},
+                  std::move(attrs));
+  };
+  auto r = pool({{"kernel_shape", attr_ints({2, 2})}});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].shape(), (Shape{1, 1, 2, 2}));
+  // averages 1, 1.5, 2.5, 3 -> 2, 2.5 -> 2, 3.5 -> 4, 4
+  EXPECT_EQ(values<uint8_t>((*r)[0]), (std::vector<uint8_t>{2, 2, 4, 4}));
+  // Padding at the start, stride 2: windows hold 1, 2, 2 and 4 values.
+  auto p = pool({{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 0, 0})}});
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  // 0 / 1, 1.5 / 2, 4.5 / 2, 12 / 4, each + 1: 1, 1.75 -> 2, 3.25 -> 3, 4
+  EXPECT_EQ(values<uint8_t>((*p)[0]), (std::vector<uint8_t>{1, 2, 3, 4}));
+  auto pi = pool({{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}, {"pads", attr_ints({1, 1, 0, 0})},
+                  {"count_include_pad", attr_int(1)}});
+  ASSERT_TRUE(pi.ok()) << pi.status().to_string();
+  // divided by 4: 0, 0.375, 1.125, 3, each + 1: 1, 1, 2, 4
+  EXPECT_EQ(values<uint8_t>((*pi)[0]), (std::vector<uint8_t>{1, 1, 2, 4}));
+  // A window over the whole image is the global pool: rne(36 * 0.5 / 9) + 1 = 3.
+  auto g = pool({{"kernel_shape", attr_ints({3, 3})}});
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  EXPECT_EQ((*g)[0].shape(), (Shape{1, 1, 1, 1}));
+  EXPECT_EQ(values<uint8_t>((*g)[0]), (std::vector<uint8_t>{3}));
+}
+
+// QGemm reference: int64 products, int32 wrap of bias + sum, then the scale.
+template <typename TA, typename TB>
+std::vector<float> ref_qgemm_float(const std::vector<TA>& a, int32_t za, const std::vector<TB>& b,
+                                   const std::vector<int32_t>& zb, const std::vector<int32_t>* bias, int64_t M, int64_t K,
+                                   int64_t N, bool trans_b, const std::vector<float>& scales) {
+  std::vector<float> out(static_cast<size_t>(M * N));
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      int64_t s = bias ? (*bias)[static_cast<size_t>(n)] : 0;
+      const int32_t z = zb[zb.size() == 1 ? 0 : static_cast<size_t>(n)];
+      for (int64_t k = 0; k < K; ++k) {
+        const int32_t bv = trans_b ? b[static_cast<size_t>(n * K + k)] : b[static_cast<size_t>(k * N + n)];
+        s += static_cast<int64_t>(a[static_cast<size_t>(m * K + k)] - za) * (bv - z);
+      }
+      out[static_cast<size_t>(m * N + n)] =
+          static_cast<float>(static_cast<int32_t>(s)) * scales[scales.size() == 1 ? 0 : static_cast<size_t>(n)];
+    }
+  return out;
+}
+
+TEST(QuantizeContribKernels, QGemmFloatOutputPerColumn) {
+  std::mt19937 rng(3);
+  for (int trans_b = 0; trans_b < 2; ++trans_b) {
+    const int64_t M = 3, K = 37, N = 300;  // N above one accumulator block
+    std::vector<uint8_t> a(static_cast<size_t>(M * K));
+    std::vector<int8_t> b(static_cast<size_t>(K * N));
+    for (auto& v : a) v = static_cast<uint8_t>(rng() & 255);
+    for (auto& v : b) v = static_cast<int8_t>(rng() & 255);
+    std::vector<float> bs(static_cast<size_t>(N));
+    std::vector<int8_t> bz(static_cast<size_t>(N));
+    std::vector<int32_t> bias(static_cast<size_t>(N)), zb(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n) {
+      bs[static_cast<size_t>(n)] = 0.001f * static_cast<float>(1 + n % 7);
+      bz[static_cast<size_t>(n)] = static_cast<int8_t>(n % 5 - 2);
+      zb[static_cast<size_t>(n)] = bz[static_cast<size_t>(n)];
+      bias[static_cast<size_t>(n)] = static_cast<int32_t>(n * 13) - 2000;
+    }
+    const float sa = 0.02f, alpha = 0.75f;
+    auto r = run_ms("QGemm", {tv<uint8_t>({M, K}, a), Tensor::scalar(sa), Tensor::scalar<uint8_t>(131),
+                              tv<int8_t>(trans_b ? Shape{N, K} : Shape{K, N}, b), tv<float>({N}, bs), tv<int8_t>({N}, bz),
+                              tv<int32_t>({N}, bias)},
+                    {{"alpha", attr_float(alpha)}, {"transB", attr_int(trans_b)}});
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    ASSERT_EQ((*r)[0].dtype(), DType::kFloat32);
+    std::vector<float> scales(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n) scales[static_cast<size_t>(n)] = alpha * sa * bs[static_cast<size_t>(n)];
+    EXPECT_EQ(values<float>((*r)[0]), ref_qgemm_float(a, 131, b, zb, &bias, M, K, N, trans_b != 0, scales));
+  }
+}
+
+TEST(QuantizeContribKernels, QGemmQuantizedTransAAndBiasShapes) {
+  // A^T given as [K, M]; y = rne(acc * (1 * 0.5 * 0.5 / 0.5)) + 2 = rne(0.5 acc) + 2.
+  // A = [[1, 2, 3], [4, 5, 6]] (after transposing), a_zp 1; B = [[1, 0], [0, 1], [1, 1]] (uint8), b_zp 0.
+  // acc (no bias) = [[0+0+2, 0+1+2], [3+0+5, 0+4+5]] = [[2, 3], [8, 9]]
+  const Tensor at = tv<uint8_t>({3, 2}, {1, 4, 2, 5, 3, 6});
+  const Tensor b = tv<uint8_t>({3, 2}, {1, 0, 0, 1, 1, 1});
+  auto run = [&](Tensor bias) {
+    return run_ms("QGemm", {at, Tensor::scalar(0.5f), Tensor::scalar<uint8_t>(1), b, Tensor::scalar(0.5f),
+                            Tensor::scalar<uint8_t>(0), bias, Tensor::scalar(0.5f), Tensor::scalar<uint8_t>(2)},
+                  {{"transA", attr_int(1)}});
+  };
+  auto none = run(Tensor());
+  ASSERT_TRUE(none.ok()) << none.status().to_string();
+  ASSERT_EQ((*none)[0].dtype(), DType::kUInt8);
+  // 1 -> 3, 1.5 -> 2 -> 4, 4 -> 6, 4.5 -> 4 -> 6
+  EXPECT_EQ(values<uint8_t>((*none)[0]), (std::vector<uint8_t>{3, 4, 6, 6}));
+  auto row = run(tv<int32_t>({2, 1}, {1, -1000}));  // per row: +1 on row 0, -1000 on row 1
+  ASSERT_TRUE(row.ok()) << row.status().to_string();
+  // 1.5 -> 2 -> 4, 2 -> 4, -992 * 0.5 -> 0, -991 * 0.5 = -495.5 -> 0
+  EXPECT_EQ(values<uint8_t>((*row)[0]), (std::vector<uint8_t>{4, 4, 0, 0}));
+  auto full = run(tv<int32_t>({2, 2}, {0, 1, 2, 1000}));
+  ASSERT_TRUE(full.ok()) << full.status().to_string();
+  // 2 -> 1 -> 3, 4 -> 2 -> 4, 10 -> 5 -> 7, 1009 -> 504.5 -> 255
+  EXPECT_EQ(values<uint8_t>((*full)[0]), (std::vector<uint8_t>{3, 4, 7, 255}));
+}
+
+TEST(QuantizeContribKernels, QGemmInt8Quantized) {
+  // int8 A and B, per-tensor, y int8 with zero point -3: y = rne(acc * 0.25) - 3.
+  // A = [[-1, 2]], a_zp = -1 -> [0, 3]; B^T rows [1, 1], [-2, 3], [127, 127] -> acc 3, 9, 381
+  auto r = run_ms("QGemm", {tv<int8_t>({1, 2}, {-1, 2}), Tensor::scalar(0.5f), Tensor::scalar<int8_t>(-1),
+                            tv<int8_t>({3, 2}, {1, 1, -2, 3, 127, 127}), Tensor::scalar(1.0f), Tensor::scalar<int8_t>(0),
+                            Tensor(), Tensor::scalar(2.0f), Tensor::scalar<int8_t>(-3)},
+                  {{"transB", attr_int(1)}});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  // 0.75 -> 1 -> -2, 2.25 -> 2 -> -1, 95.25 -> 95 -> 92
+  EXPECT_EQ(values<int8_t>((*r)[0]), (std::vector<int8_t>{-2, -1, 92}));
 }
 
 }  // namespace

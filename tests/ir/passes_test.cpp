@@ -180,6 +180,50 @@ TEST(Passes, ShapeFoldingWithPinnedInputShapes) {
   EXPECT_EQ(opt->nodes.size(), 1u);
 }
 
+TEST(Passes, ShapeFoldingTypesQuantizedMicrosoftOps) {
+  // ONNX Runtime's QOperator ops (com.microsoft): libonnx knows no schema for
+  // them, so dlrt's shape inference gives their outputs dtypes and shapes.
+  GraphBuilder b;
+  auto x = b.input("x", {-1, 8, 4, 4}, DType::kUInt8, {"batch"});
+  auto s = b.scalar("s", 0.05f);
+  auto z = b.constant("z", Tensor::scalar<uint8_t>(128));
+  const std::string ms = "com.microsoft";
+  auto sig = b.node("QLinearSigmoid", {x, s, z, s, z}, {}, 1, ms);
+  auto bias = b.constant("c", Tensor::from_vector<uint8_t>({8, 1, 1}, std::vector<uint8_t>(8, 3)));
+  auto add = b.node("QLinearAdd", {sig, s, z, bias, s, z, s, z}, {}, 1, ms);
+  auto gap = b.node("QLinearGlobalAveragePool", {add, s, z, s, z}, {}, 1, ms);
+  auto flat = b.node("Flatten", {gap});
+  auto w = b.constant("w", Tensor::from_vector<int8_t>({10, 8}, std::vector<int8_t>(80, 1)));
+  auto zw = b.constant("zw", Tensor::scalar<int8_t>(0));
+  auto q = b.node("QGemm", {flat, s, z, w, s, zw, ir::kNoValue, s, z}, {{"transB", ai(1)}}, 1, ms);
+  auto f = b.node("QGemm", {flat, s, z, w, s, zw}, {{"transB", ai(1)}}, 1, ms);
+  b.output(q);
+  b.output(f);
+  auto g = b.graph();
+  g->opsets["com.microsoft"] = 1;
+  p::PassContext ctx = cpu_context();
+  p::fold_shapes(*g, ctx);
+  auto expect_type = [&](ir::ValueId v, DType dt, std::vector<int64_t> dims, const char* what) {
+    const ir::TypeInfo& t = g->values[v].type;
+    EXPECT_EQ(t.dtype, dt) << what;
+    ASSERT_TRUE(t.shape.has_value()) << what;
+    ASSERT_EQ(t.shape->size(), dims.size()) << what;
+    EXPECT_EQ((*t.shape)[0].symbol, "batch") << what;
+    for (size_t i = 1; i < dims.size(); ++i) EXPECT_EQ((*t.shape)[i].size, dims[i]) << what << " dim " << i;
+  };
+  expect_type(sig, DType::kUInt8, {-1, 8, 4, 4}, "QLinearSigmoid");
+  expect_type(add, DType::kUInt8, {-1, 8, 4, 4}, "QLinearAdd");
+  expect_type(gap, DType::kUInt8, {-1, 8, 1, 1}, "QLinearGlobalAveragePool");
+  expect_type(flat, DType::kUInt8, {-1, 8}, "Flatten");
+  expect_type(q, DType::kUInt8, {-1, 10}, "QGemm quantized");
+  expect_type(f, DType::kFloat32, {-1, 10}, "QGemm float");
+  // And the graph runs.
+  auto out = run_graph(g, {Tensor::from_vector<uint8_t>({2, 8, 4, 4}, std::vector<uint8_t>(256, 140))});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].shape(), (Shape{2, 10}));
+  EXPECT_EQ(out[1].dtype(), DType::kFloat32);
+}
+
 TEST(Passes, ShapeFoldingKeepsTheRankOfRunTimeShapes) {
   // Reshape to a shape known only at run time but of known length, then
   // Slice with run-time bounds, then ConstantOfShape of a run-time shape:

@@ -103,6 +103,7 @@ int fold_constants(Graph& g, PassContext& ctx) {
   for (int i = 0; i < rw.size(); ++i) {
     const Node& n = rw.node(i);
     if (!foldable(n) || n.outputs.empty()) continue;
+    if (ctx.keep_dequantize_linear && n.op_type == "DequantizeLinear") continue;
     std::vector<const Tensor*> inputs;
     bool all_const = true;
     int64_t in_bytes = 0;

@@ -42,6 +42,9 @@ struct PassContext {
   // Constant folding leaves nodes whose outputs would exceed this many bytes
   // (e.g. a ConstantOfShape of a huge size) to run time.
   int64_t max_fold_bytes = 16 << 20;
+  // Constant folding leaves DequantizeLinear nodes alone (a QDQ model's
+  // quantised weights stay quantised for fuse_qdq, which runs later).
+  bool keep_dequantize_linear = false;
   // Optional per-node tags (e.g. the session's partition index) kept aligned
   // with graph.nodes as passes remove and replace nodes; a fused node keeps
   // the tag of the node it replaced.
@@ -87,6 +90,37 @@ int eliminate_transposes(Graph& g, PassContext& ctx);
 int fuse_layer_norm(Graph& g, PassContext& ctx, bool any_opset = false);
 
 // --- CPU-only fusions (emit ops only the CPU backend knows) ---
+
+// QDQ-format groups -> integer ops, following ONNX Runtime's CPU QDQ
+// transformers (onnxruntime/core/optimizer/qdq_transformer/selectors_actions:
+// qdq_selector_action_transformer.cc, qdq_selectors.cc, qdq_actions.cc;
+// qdq_util.cc; ensure_unique_dq_for_node_unit.cc; relu_quantizelinear.cc):
+//  - Relu / Clip -> QuantizeLinear whose range the Q already clips (scalar
+//    constant positive scale; Relu: zero point at the type's minimum; Clip:
+//    quantised clip range covers the type's range): the Relu/Clip goes;
+//  - DQ(x), DQ(w)[, DQ(bias int32)] -> Conv -> Q -> QLinearConv;
+//    DQ(a), DQ(b) -> MatMul -> Q -> QLinearMatMul;
+//    DQ(a), DQ(b)[, DQ(bias)] -> Gemm [-> Q] -> com.microsoft QGemm (float
+//    output without a Q; beta 1 with a bias);
+//    DQ, DQ -> Add/Mul -> Q -> com.microsoft QLinearAdd/QLinearMul;
+//    DQ -> AveragePool/GlobalAveragePool/LeakyRelu/Sigmoid/Softmax -> Q ->
+//    com.microsoft QLinear<op>; DQ... -> Concat -> Q -> QLinearConcat.
+//    Every input of the op comes from a DQ, its output's only reader is the
+//    Q (not a graph output), activations and output share one 8-bit type
+//    (int8 activations want int8 weights), activation scales/zero points are
+//    constant scalars, weights are constant with a scalar or per-output-
+//    channel scale, and a bias is int32 with scale x_scale * w_scale and
+//    zero point 0. Only ops with a CPU kernel at the model's opset are made.
+//  - DQ -> Expand/Flatten/Gather/GatherElements/Reshape/Slice/Squeeze/Tile/
+//    Transpose/Unsqueeze (8/16-bit), MaxPool (opset >= 12)/ReduceMax/
+//    ReduceMin (8-bit, positive scale), Resize (nearest, 8-bit) -> Q with
+//    equal constant scalar scale and zero point: DQ and Q go, the op runs on
+//    the quantised values; likewise DQ -> Split -> a Q on every output;
+//    DQ -> ArgMax (positive scalar scale): the DQ goes.
+// A DQ with several readers serves each as if it were its own copy (ONNX
+// Runtime duplicates it); DQs left unread are removed. Groups that fail a
+// condition stay as they are.
+int fuse_qdq(Graph& g, PassContext& ctx);
 
 // x * 0.5 * (1 + erf(x / sqrt(2))) in any of its usual arrangements -> Gelu
 // (ONNX opset 20, approximate "none").

@@ -143,6 +143,7 @@ class ShapeInference {
   }
 
   void infer(const Node& n) {
+    if (n.domain == "com.microsoft") return infer_ms(n);
     if (!n.domain.empty() && n.domain != "ai.onnx") return;
     const std::string& op = n.op_type;
     static const std::set<std::string> same = {
@@ -162,6 +163,16 @@ class ShapeInference {
       return;
     }
     if (op == "Not" || op == "IsNaN" || op == "IsInf") return set(n, 0, DType::kBool, shape_of(n, 0));
+    if (op == "QuantizeLinear") {
+      // The zero point's type, else output_dtype (opset 21), else uint8.
+      DType dt = dtype_of_in(n, 2);
+      if (dt == DType::kUndefined && (n.inputs.size() < 3 || n.inputs[2] < 0)) {
+        const int64_t to = n.opset >= 21 ? n.attr_int("output_dtype", 0) : 0;
+        dt = to != 0 && dtype_is_valid(static_cast<int>(to)) ? static_cast<DType>(to) : DType::kUInt8;
+      }
+      return set(n, 0, dt, shape_of(n, 0));
+    }
+    if (op == "DequantizeLinear") return set(n, 0, dtype_of_in(n, 1), shape_of(n, 0));
     if (op == "Cast") {
       DType to = static_cast<DType>(n.attr_int("to", 0));
       set(n, 0, dtype_is_valid(static_cast<int>(to)) ? to : DType::kUndefined, shape_of(n, 0));
@@ -285,6 +296,56 @@ class ShapeInference {
       std::optional<Dims> target;
       if (i && i->sval) target = as_shape(*i->sval);
       return set(n, 0, dtype_of_in(n, 0), broadcast(shape_of(n, 0), target));
+    }
+  }
+
+  // The quantized com.microsoft ops ONNX Runtime's QOperator quantization
+  // emits (backends/cpu/quantize_contrib.cpp).
+  void infer_ms(const Node& n) {
+    const std::string& op = n.op_type;
+    if (op == "QLinearSigmoid" || op == "QLinearLeakyRelu") return set(n, 0, dtype_of_in(n, 0), shape_of(n, 0));
+    if (op == "QLinearAdd" || op == "QLinearMul")
+      return set(n, 0, dtype_of_in(n, 0), broadcast(shape_of(n, 0), shape_of(n, 3)));
+    if (op == "QLinearGlobalAveragePool") {
+      auto a = shape_of(n, 0);
+      if (a && a->size() >= 3) {
+        const size_t first = n.attr_int("channels_last", 0) ? 1 : 2;
+        for (size_t i = first; i < first + a->size() - 2; ++i) (*a)[i] = static_dim(1);
+      } else {
+        a.reset();
+      }
+      return set(n, 0, dtype_of_in(n, 0), a);
+    }
+    if (op == "QLinearConcat") {
+      // Inputs: Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) triples.
+      std::optional<Dims> out;
+      for (size_t k = 2; k < n.inputs.size(); k += 3) {
+        auto s = shape_of(n, k);
+        if (!s) return set(n, 0, dtype_of_in(n, 1), std::nullopt);
+        int64_t axis = n.attr_int("axis", 0);
+        if (axis < 0) axis += static_cast<int64_t>(s->size());
+        if (axis < 0 || axis >= static_cast<int64_t>(s->size()) || (out && out->size() != s->size()))
+          return set(n, 0, dtype_of_in(n, 1), std::nullopt);
+        const size_t a = static_cast<size_t>(axis);
+        if (!out) {
+          out = *s;
+          continue;
+        }
+        Dim& d = (*out)[a];
+        d = d.is_static() && (*s)[a].is_static() ? static_dim(d.size + (*s)[a].size) : unknown_dim();
+      }
+      return set(n, 0, dtype_of_in(n, 1), out);
+    }
+    if (op == "QLinearAveragePool") return set(n, 0, dtype_of_in(n, 0), std::nullopt);
+    if (op == "QGemm") {
+      // Quantized output (the zero point's type, else A's) when y_scale is given, else float32.
+      const bool quantized = in(n, 7) != nullptr;
+      const DType dt = !quantized ? DType::kFloat32 : (in(n, 8) ? dtype_of_in(n, 8) : dtype_of_in(n, 0));
+      auto a = shape_of(n, 0), b = shape_of(n, 3);
+      std::optional<Dims> out;
+      if (a && b && a->size() == 2 && b->size() == 2)
+        out = Dims{(*a)[n.attr_int("transA", 0) ? 1 : 0], (*b)[n.attr_int("transB", 0) ? 0 : 1]};
+      return set(n, 0, dt, out);
     }
   }
 

@@ -1,0 +1,710 @@
+// Quantized operators of the com.microsoft domain (opset 1) that ONNX
+// Runtime's quantize_static(quant_format=QOperator) emits: QLinearAdd,
+// QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool and
+// QGemm, on uint8 and int8 tensors.
+//
+// The integer outputs follow ONNX Runtime's CPU kernels (MLAS) exactly, so the
+// float steps are done in the same order and precision:
+//  - QLinearAdd: ra = sa / sc, rb = sb / sc, fixed = zc - fma(ra, za, rb * zb);
+//    c = rne(fma(a, ra, fma(b, rb, fixed))). When one input is a single value
+//    along the innermost broadcast run, it is folded into the constant first
+//    (fixed' = fma(scalar, r_scalar, fixed), the raw value without its zero
+//    point) and the other input is the one multiplied last; ONNX Runtime
+//    passes the run input first even when it is B.
+//  - QLinearMul: c = rne(float((a - za) * (b - zb)) * ((sa * sb) / sc) + zc),
+//    the product and the sum rounded separately (no fma).
+//  - QLinearSigmoid / QLinearLeakyRelu: a 256-entry table indexed by the
+//    input byte: x = xs * (q - zx), y = f(x) (sigmoid: MLAS's rational
+//    approximation with fused multiply-adds, as its FMA3 kernel), then
+//    rne(y / ys) + zy.
+//  - QLinearGlobalAveragePool: acc = sum(q) - zx * HW (int32), scale =
+//    xs / (ys * HW), y = rne(float(acc) * scale) + zy.
+//  - QGemm: acc = C + sum (a - za)(b - zb) in int32, scale = (alpha * sa) *
+//    sb[j] (then / ys when quantized); y = float(acc) * scale, or
+//    rne(float(acc) * scale) + zy.
+// rne is round-half-to-even as x86's cvtps2dq does (a value outside int32, or
+// NaN, becomes INT32_MIN), then saturation to the output type.
+//
+// Nothing here allocates on the heap per run: the lookup tables live on the
+// stack and QGemm accumulates blocks of a row in a stack buffer.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "backends/cpu/broadcast.h"
+#include "backends/cpu/isa.h"
+#include "backends/cpu/kernel_families.h"
+#include "backends/cpu/kernel_util.h"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+#define DLRT_QOP_X86 1
+#define DLRT_QOP_AVX2 __attribute__((target("avx2,fma")))
+#endif
+
+namespace dlrt::cpu {
+namespace {
+
+constexpr const char* kMsDomain = "com.microsoft";
+
+bool is_8bit(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
+
+// Float to int32 the way cvtps2dq does it: round half to even; NaN and
+// values outside int32 give INT32_MIN.
+inline int32_t cvt_rne(float v) {
+  if (!(v >= -2147483648.0f && v < 2147483648.0f)) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(std::nearbyint(v));
+}
+
+template <typename Q>
+inline Q saturate(int32_t v) {
+  return static_cast<Q>(std::clamp<int32_t>(v, std::numeric_limits<Q>::lowest(), std::numeric_limits<Q>::max()));
+}
+
+// MLAS's requantization of a float: clamp to the range the zero point
+// leaves, round half to even, add the zero point.
+template <typename Q>
+inline Q requantize(float v, int32_t zp) {
+  const float lo = static_cast<float>(std::numeric_limits<Q>::lowest() - zp);
+  const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
+  return saturate<Q>(cvt_rne(std::min(std::max(v, lo), hi)) + zp);
+}
+
+// Calls f(std::type_identity<Q>{}) for uint8 / int8.
+template <typename F>
+Status dispatch_8bit(DType t, const KernelContext& ctx, F&& f) {
+  switch (t) {
+    case DType::kUInt8: return f(std::type_identity<uint8_t>{});
+    case DType::kInt8: return f(std::type_identity<int8_t>{});
+    default: return ctx.unsupported(std::string("quantized type ") + dtype_name(t) + " is not supported (uint8 or int8)");
+  }
+}
+
+inline int32_t int8_at(const Tensor& t, int64_t i) {
+  return t.dtype() == DType::kUInt8 ? static_cast<int32_t>(t.data<uint8_t>()[i])
+                                    : static_cast<int32_t>(t.data<int8_t>()[i]);
+}
+
+// A scale input: a float32 scalar (or a 1-element tensor).
+Result<float> scale_input(const KernelContext& ctx, size_t i, const char* name) {
+  const Tensor* t = ctx.input(i);
+  if (!t) return ctx.invalid(std::string(name) + " is missing");
+  if (t->dtype() != DType::kFloat32) return ctx.invalid(std::string(name) + " must be float32");
+  if (t->size() != 1) return ctx.invalid(std::string(name) + " must be a scalar, got shape " + shape_to_string(t->shape()));
+  return t->data<float>()[0];
+}
+
+// A zero point input of dtype `want`: a scalar, 0 when omitted.
+Result<int32_t> zero_point_input(const KernelContext& ctx, size_t i, DType want, const char* name) {
+  const Tensor* t = ctx.input(i);
+  if (!t) return 0;
+  if (t->dtype() != want)
+    return ctx.invalid(std::string(name) + " has dtype " + dtype_name(t->dtype()) + ", expected " + dtype_name(want));
+  if (t->size() != 1) return ctx.invalid(std::string(name) + " must be a scalar, got shape " + shape_to_string(t->shape()));
+  return int8_at(*t, 0);
+}
+
+// ---------------------------------------------------------------------------
+// QLinearAdd, QLinearMul.
+
+// One run of QLinearAdd: out[i] = rne(fma(x[i], rx, fma(y[i], ry, fixed)))
+// (y == nullptr: fma(x[i], rx, fixed)), saturated.
+template <typename Q>
+void qadd_run_generic(const Q* x, float rx, const Q* y, float ry, float fixed, Q* out, int64_t n) {
+  if (y) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = saturate<Q>(cvt_rne(std::fma(static_cast<float>(x[i]), rx, std::fma(static_cast<float>(y[i]), ry, fixed))));
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = saturate<Q>(cvt_rne(std::fma(static_cast<float>(x[i]), rx, fixed)));
+  }
+}
+
+#ifdef DLRT_QOP_X86
+template <typename Q>
+DLRT_QOP_AVX2 inline __m256 load8_as_float(const Q* p) {
+  const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  if constexpr (std::is_same_v<Q, uint8_t>) return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v));
+  else return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v));
+}
+
+// Rounds (cvtps2dq) and saturates 8 floats to Q, as packs_epi32 + packus/packs_epi16 do.
+template <typename Q>
+DLRT_QOP_AVX2 inline void store8_saturated(__m256 v, Q* p) {
+  const __m256i i32 = _mm256_cvtps_epi32(v);
+  const __m128i i16 = _mm_packs_epi32(_mm256_castsi256_si128(i32), _mm256_extracti128_si256(i32, 1));
+  __m128i q;
+  if constexpr (std::is_same_v<Q, uint8_t>) q = _mm_packus_epi16(i16, i16);
+  else q = _mm_packs_epi16(i16, i16);
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(p), q);
+}
+
+template <typename Q>
+DLRT_QOP_AVX2 void qadd_run_avx2(const Q* x, float rx, const Q* y, float ry, float fixed, Q* out, int64_t n) {
+  const __m256 vrx = _mm256_set1_ps(rx), vry = _mm256_set1_ps(ry), vfixed = _mm256_set1_ps(fixed);
+  int64_t i = 0;
+  if (y) {
+    for (; i + 8 <= n; i += 8)
+      store8_saturated<Q>(_mm256_fmadd_ps(load8_as_float(x + i), vrx, _mm256_fmadd_ps(load8_as_float(y + i), vry, vfixed)),
+                          out + i);
+  } else {
+    for (; i + 8 <= n; i += 8) store8_saturated<Q>(_mm256_fmadd_ps(load8_as_float(x + i), vrx, vfixed), out + i);
+  }
+  qadd_run_generic<Q>(x + i, rx, y ? y + i : nullptr, ry, fixed, out + i, n - i);
+}
+#endif
+
+template <typename Q>
+void qadd_run(const Q* x, float rx, const Q* y, float ry, float fixed, Q* out, int64_t n) {
+#ifdef DLRT_QOP_X86
+  if (cpu_has_avx2()) return qadd_run_avx2<Q>(x, rx, y, ry, fixed, out, n);
+#endif
+  qadd_run_generic<Q>(x, rx, y, ry, fixed, out, n);
+}
+
+struct QBinaryParams {
+  float sa = 1, sb = 1, sc = 1;
+  int32_t za = 0, zb = 0, zc = 0;
+};
+
+// MLAS's constant part of QLinearAdd with `x` the operand multiplied last.
+inline float qadd_fixed(float rx, int32_t zx, float ry, int32_t zy, int32_t zc) {
+  return static_cast<float>(zc) - std::fma(rx, static_cast<float>(zx), ry * static_cast<float>(zy));
+}
+
+template <typename Q>
+void qlinear_add_typed(const BroadcastPlan<2>& plan, const Q* a, const Q* b, Q* c, const QBinaryParams& p,
+                       bool a_scalar_everywhere, ThreadPool* pool) {
+  const float ra = p.sa / p.sc, rb = p.sb / p.sc;
+  const float fixed_ab = qadd_fixed(ra, p.za, rb, p.zb, p.zc);  // A multiplied last
+  const float fixed_ba = qadd_fixed(rb, p.zb, ra, p.za, p.zc);  // B multiplied last
+  for_each_run(plan, pool, [&](int64_t oo, const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
+    const Q* pa = a + off[0];
+    const Q* pb = b + off[1];
+    if (a_scalar_everywhere || (st[0] == 0 && st[1] != 0)) {
+      // A is one value along the run: ONNX Runtime runs B first, A folded in.
+      qadd_run<Q>(pb, rb, nullptr, 0.0f, std::fma(static_cast<float>(pa[0]), ra, fixed_ba), c + oo, n);
+    } else if (st[1] == 0) {
+      qadd_run<Q>(pa, ra, nullptr, 0.0f, std::fma(static_cast<float>(pb[0]), rb, fixed_ab), c + oo, n);
+    } else {
+      qadd_run<Q>(pa, ra, pb, rb, fixed_ab, c + oo, n);
+    }
+  });
+}
+
+template <typename Q>
+void qlinear_mul_typed(const BroadcastPlan<2>& plan, const Q* a, const Q* b, Q* c, const QBinaryParams& p,
+                       ThreadPool* pool) {
+  const float ratio = p.sa * p.sb / p.sc;
+  const float zc = static_cast<float>(p.zc);
+  const int32_t za = p.za, zb = p.zb;
+  for_each_run(plan, pool, [&](int64_t oo, const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
+    const Q* pa = a + off[0];
+    const Q* pb = b + off[1];
+    Q* po = c + oo;
+    auto one = [&](int32_t av, int32_t bv) {
+      const float prod = static_cast<float>((av - za) * (bv - zb));
+      const float scaled = prod * ratio;  // rounded, then the zero point added: no fma
+      return saturate<Q>(cvt_rne(scaled + zc));
+    };
+    if (st[0] && st[1]) {
+      for (int64_t i = 0; i < n; ++i) po[i] = one(pa[i], pb[i]);
+    } else if (st[0]) {
+      const int32_t bv = pb[0];
+      for (int64_t i = 0; i < n; ++i) po[i] = one(pa[i], bv);
+    } else if (st[1]) {
+      const int32_t av = pa[0];
+      for (int64_t i = 0; i < n; ++i) po[i] = one(av, pb[i]);
+    } else {
+      const Q v = one(pa[0], pb[0]);
+      for (int64_t i = 0; i < n; ++i) po[i] = v;
+    }
+  });
+}
+
+template <bool kAdd>
+Status qlinear_binary(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 3));
+  if (!is_8bit(a->dtype())) return ctx.unsupported(std::string("A has dtype ") + dtype_name(a->dtype()) + " (uint8 or int8 expected)");
+  if (b->dtype() != a->dtype()) return ctx.invalid("A and B must have the same dtype");
+  QBinaryParams p;
+  DLRT_ASSIGN_OR_RETURN(p.sa, scale_input(ctx, 1, "A_scale"));
+  DLRT_ASSIGN_OR_RETURN(p.za, zero_point_input(ctx, 2, a->dtype(), "A_zero_point"));
+  DLRT_ASSIGN_OR_RETURN(p.sb, scale_input(ctx, 4, "B_scale"));
+  DLRT_ASSIGN_OR_RETURN(p.zb, zero_point_input(ctx, 5, a->dtype(), "B_zero_point"));
+  DLRT_ASSIGN_OR_RETURN(p.sc, scale_input(ctx, 6, "C_scale"));
+  DLRT_ASSIGN_OR_RETURN(p.zc, zero_point_input(ctx, 7, a->dtype(), "C_zero_point"));
+  DLRT_ASSIGN_OR_RETURN(Shape out_shape, broadcast_shapes(a->shape(), b->shape()));
+  DLRT_ASSIGN_OR_RETURN(auto plan, make_broadcast_plan<2>(out_shape, {&a->shape(), &b->shape()}));
+  DLRT_ASSIGN_OR_RETURN(Tensor * c, ctx.allocate_output_uninitialized(0, a->dtype(), out_shape));
+  // A single-element A is the scalar operand even when B has one element too.
+  const bool a_scalar = a->size() == 1;
+  return dispatch_8bit(a->dtype(), ctx, [&](auto tag) -> Status {
+    using Q = typename decltype(tag)::type;
+    if constexpr (kAdd) qlinear_add_typed<Q>(plan, a->data<Q>(), b->data<Q>(), c->data<Q>(), p, a_scalar, &ctx.pool());
+    else qlinear_mul_typed<Q>(plan, a->data<Q>(), b->data<Q>(), c->data<Q>(), p, &ctx.pool());
+    return Status::Ok();
+  });
+}
+
+Status qlinear_add(KernelContext& ctx) { return qlinear_binary<true>(ctx); }
+Status qlinear_mul(KernelContext& ctx) { return qlinear_binary<false>(ctx); }
+
+// ---------------------------------------------------------------------------
+// Lookup-table activations: QLinearSigmoid, QLinearLeakyRelu.
+
+// MLAS's logistic: Eigen's rational approximation on x clamped to [-18, 18],
+// its multiply-adds fused (the FMA3 kernel), clamped to [0, 1].
+float mlas_logistic(float x) {
+  constexpr float kAlpha[] = {4.37031012579801e-11f, 1.15627324459942e-07f, 6.08574864600143e-05f,
+                              8.51377133304701e-03f, 2.48287947061529e-01f};
+  constexpr float kBeta[] = {6.10247389755681e-13f, 5.76102136993427e-09f, 6.29106785017040e-06f,
+                             1.70198817374094e-03f, 1.16817656904453e-01f, 9.93151921023180e-01f};
+  if (std::isnan(x)) return x;
+  const float v = std::min(18.0f, std::max(-18.0f, x));
+  const float v2 = v * v;
+  float p = std::fma(v2, kAlpha[0], kAlpha[1]);
+  for (int i = 2; i < 5; ++i) p = std::fma(p, v2, kAlpha[i]);
+  p = p * v;
+  float q = std::fma(v2, kBeta[0], kBeta[1]);
+  for (int i = 2; i < 6; ++i) q = std::fma(q, v2, kBeta[i]);
+  return std::min(1.0f, std::max(0.0f, p / q + 0.5f));
+}
+
+enum class LookupOp { kSigmoid, kLeakyRelu };
+
+template <LookupOp kOp>
+Status qlinear_lookup(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  if (!is_8bit(x->dtype())) return ctx.unsupported(std::string("X has dtype ") + dtype_name(x->dtype()) + " (uint8 or int8 expected)");
+  DLRT_ASSIGN_OR_RETURN(float xs, scale_input(ctx, 1, "X_scale"));
+  DLRT_ASSIGN_OR_RETURN(int32_t xz, zero_point_input(ctx, 2, x->dtype(), "X_zero_point"));
+  DLRT_ASSIGN_OR_RETURN(float ys, scale_input(ctx, 3, "Y_scale"));
+  DLRT_ASSIGN_OR_RETURN(int32_t yz, zero_point_input(ctx, 4, x->dtype(), "Y_zero_point"));
+  const float alpha = ctx.node().attr_float("alpha", 0.01f);
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, x->dtype(), x->shape()));
+  return dispatch_8bit(x->dtype(), ctx, [&](auto tag) -> Status {
+    using Q = typename decltype(tag)::type;
+    // table[byte]: the output for the input whose storage byte is `byte`.
+    std::array<Q, 256> table;
+    for (int i = 0; i < 256; ++i) {
+      const Q q = static_cast<Q>(static_cast<uint8_t>(i));
+      const float v = xs * static_cast<float>(static_cast<int32_t>(q) - xz);
+      float f;
+      if constexpr (kOp == LookupOp::kSigmoid) f = mlas_logistic(v);
+      else f = v >= 0.0f ? v : alpha * v;
+      table[static_cast<size_t>(i)] = requantize<Q>(f / ys, yz);
+    }
+    const uint8_t* src = reinterpret_cast<const uint8_t*>(x->data<Q>());
+    parallel_map(&ctx.pool(), src, y->data<Q>(), x->size(), [&](uint8_t v) { return table[v]; });
+    return Status::Ok();
+  });
+}
+
+// ---------------------------------------------------------------------------
+// QLinearGlobalAveragePool.
+
+Status qlinear_global_average_pool(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  if (!is_8bit(x->dtype())) return ctx.unsupported(std::string("X has dtype ") + dtype_name(x->dtype()) + " (uint8 or int8 expected)");
+  if (x->rank() < 3) return ctx.invalid("X must have rank >= 3, got shape " + shape_to_string(x->shape()));
+  DLRT_ASSIGN_OR_RETURN(float xs, scale_input(ctx, 1, "x_scale"));
+  DLRT_ASSIGN_OR_RETURN(int32_t xz, zero_point_input(ctx, 2, x->dtype(), "x_zero_point"));
+  DLRT_ASSIGN_OR_RETURN(float ys, scale_input(ctx, 3, "y_scale"));
+  DLRT_ASSIGN_OR_RETURN(int32_t yz, zero_point_input(ctx, 4, x->dtype(), "y_zero_point"));
+  const bool channels_last = ctx.node().attr_int("channels_last", 0) != 0;
+  const size_t rank = x->rank();
+  const int64_t N = x->dim(0);
+  const int64_t C = channels_last ? x->dim(rank - 1) : x->dim(1);
+  const size_t sp_begin = channels_last ? 1 : 2;
+  Shape out_shape = x->shape();
+  int64_t image = 1;
+  for (size_t d = sp_begin; d < sp_begin + rank - 2; ++d) {
+    image *= x->dim(d);
+    out_shape[d] = 1;
+  }
+  if (image <= 0 || image >= (int64_t{1} << 24))
+    return ctx.invalid("the image size " + std::to_string(image) + " is out of range (1 to 2^24 - 1)");
+  const float scale = xs / (ys * static_cast<float>(image));
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, x->dtype(), out_shape));
+  return dispatch_8bit(x->dtype(), ctx, [&](auto tag) -> Status {
+    using Q = typename decltype(tag)::type;
+    const Q* src = x->data<Q>();
+    Q* dst = y->data<Q>();
+    const uint32_t bias = static_cast<uint32_t>(-xz) * static_cast<uint32_t>(image);
+    auto requant = [&](uint32_t acc) {
+      return requantize<Q>(static_cast<float>(static_cast<int32_t>(acc)) * scale, yz);
+    };
+    if (!channels_last) {
+      ctx.pool().parallel_for(N * C, ctx.pool().balanced_grain(N * C, std::max<int64_t>(1, 65536 / image)),
+                              [&](int64_t b, int64_t e) {
+                                for (int64_t nc = b; nc < e; ++nc) {
+                                  const Q* p = src + nc * image;
+                                  int32_t s = 0;
+                                  for (int64_t i = 0; i < image; ++i) s += p[i];
+                                  dst[nc] = requant(bias + static_cast<uint32_t>(s));
+                                }
+                              });
+    } else {
+      // Channel blocks on the stack, summed over the image.
+      constexpr int64_t kBlock = 256;
+      const int64_t blocks = (C + kBlock - 1) / kBlock;
+      ctx.pool().parallel_for(N * blocks, 1, [&](int64_t b, int64_t e) {
+        for (int64_t u = b; u < e; ++u) {
+          const int64_t n = u / blocks, c0 = (u % blocks) * kBlock, cn = std::min(kBlock, C - c0);
+          std::array<int32_t, kBlock> acc{};
+          const Q* base = src + n * image * C + c0;
+          for (int64_t i = 0; i < image; ++i)
+            for (int64_t c = 0; c < cn; ++c) acc[static_cast<size_t>(c)] += base[i * C + c];
+          for (int64_t c = 0; c < cn; ++c)
+            dst[n * C + c0 + c] = requant(bias + static_cast<uint32_t>(acc[static_cast<size_t>(c)]));
+        }
+      });
+    }
+    return Status::Ok();
+  });
+}
+
+// ---------------------------------------------------------------------------
+// QLinearConcat: each input requantized through a 256-entry table
+// (rne(xs * (q - zx) / ys) + zy, MLAS's quantization), then concatenated.
+
+Status qlinear_concat(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(float ys, scale_input(ctx, 0, "Y_scale"));
+  const Tensor* yzt = ctx.input(1);
+  if (!yzt) return ctx.invalid("Y_zero_point is missing");
+  const DType dt = yzt->dtype();
+  if (!is_8bit(dt)) return ctx.unsupported(std::string("Y_zero_point has dtype ") + dtype_name(dt) + " (uint8 or int8 expected)");
+  DLRT_ASSIGN_OR_RETURN(int32_t yz, zero_point_input(ctx, 1, dt, "Y_zero_point"));
+  if (ctx.num_inputs() < 5 || (ctx.num_inputs() - 2) % 3 != 0)
+    return ctx.invalid("inputs must be Y_scale, Y_zero_point and (X, X_scale, X_zero_point) triples");
+  const size_t count = (ctx.num_inputs() - 2) / 3;
+  const Tensor* first = nullptr;
+  for (size_t k = 0; k < count; ++k) {
+    const Tensor* x = ctx.input(2 + 3 * k);
+    if (!x) return ctx.invalid("input " + std::to_string(k) + " is missing");
+    if (x->dtype() != dt) return ctx.invalid("every input must have Y_zero_point's dtype");
+    if (!first) first = x;
+  }
+  const int64_t rank = static_cast<int64_t>(first->rank());
+  if (rank == 0) return ctx.invalid("inputs must have rank >= 1");
+  DLRT_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 0), rank, ctx));
+  Shape out_shape = first->shape();
+  out_shape[static_cast<size_t>(axis)] = 0;
+  for (size_t k = 0; k < count; ++k) {
+    const Tensor* x = ctx.input(2 + 3 * k);
+    if (static_cast<int64_t>(x->rank()) != rank) return ctx.invalid("inputs must have the same rank");
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && x->dim(static_cast<size_t>(d)) != first->dim(static_cast<size_t>(d)))
+        return ctx.invalid("input shapes " + shape_to_string(first->shape()) + " and " + shape_to_string(x->shape()) +
+                           " differ outside the axis");
+    out_shape[static_cast<size_t>(axis)] += x->dim(static_cast<size_t>(axis));
+  }
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= out_shape[static_cast<size_t>(d)];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= out_shape[static_cast<size_t>(d)];
+  const int64_t out_pitch = out_shape[static_cast<size_t>(axis)] * inner;
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, dt, out_shape));
+  return dispatch_8bit(dt, ctx, [&](auto tag) -> Status {
+    using Q = typename decltype(tag)::type;
+    Q* dst = y->data<Q>();
+    int64_t offset = 0;  // of this input's slab within an output row
+    for (size_t k = 0; k < count; ++k) {
+      const Tensor* x = ctx.input(2 + 3 * k);
+      DLRT_ASSIGN_OR_RETURN(float xs, scale_input(ctx, 3 + 3 * k, "X_scale"));
+      DLRT_ASSIGN_OR_RETURN(int32_t xz, zero_point_input(ctx, 4 + 3 * k, dt, "X_zero_point"));
+      std::array<Q, 256> table;
+      for (int i = 0; i < 256; ++i) {
+        const Q q = static_cast<Q>(static_cast<uint8_t>(i));
+        table[static_cast<size_t>(i)] = requantize<Q>(xs * static_cast<float>(static_cast<int32_t>(q) - xz) / ys, yz);
+      }
+      const int64_t pitch = x->dim(static_cast<size_t>(axis)) * inner;
+      const uint8_t* src = reinterpret_cast<const uint8_t*>(x->data<Q>());
+      for (int64_t o = 0; o < outer; ++o) {
+        const uint8_t* s = src + o * pitch;
+        Q* d = dst + o * out_pitch + offset;
+        for (int64_t i = 0; i < pitch; ++i) d[i] = table[s[i]];
+      }
+      offset += pitch;
+    }
+    return Status::Ok();
+  });
+}
+
+// ---------------------------------------------------------------------------
+// QLinearAveragePool. A window that covers the whole image without padding
+// is QLinearGlobalAveragePool (ONNX Runtime switches to it); otherwise the
+// window's dequantized values xs * (q - zx) are summed in float in h, w, d
+// order, divided by the count, and y = nearbyint(avg / ys + zy) saturated
+// (the zero point added before rounding, unlike MLAS's kernels).
+
+Status qlinear_average_pool(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  if (!is_8bit(x->dtype())) return ctx.unsupported(std::string("X has dtype ") + dtype_name(x->dtype()) + " (uint8 or int8 expected)");
+  const size_t rank = x->rank();
+  if (rank < 3 || rank > 5) return ctx.unsupported("X must have 1 to 3 spatial dimensions, got shape " + shape_to_string(x->shape()));
+  DLRT_ASSIGN_OR_RETURN(float xs, scale_input(ctx, 1, "x_scale"));
+  DLRT_ASSIGN_OR_RETURN(int32_t xz, zero_point_input(ctx, 2, x->dtype(), "x_zero_point"));
+  DLRT_ASSIGN_OR_RETURN(float ys, scale_input(ctx, 3, "y_scale"));
+  DLRT_ASSIGN_OR_RETURN(int32_t yz, zero_point_input(ctx, 4, x->dtype(), "y_zero_point"));
+  const ir::Node& node = ctx.node();
+  const bool channels_last = node.attr_int("channels_last", 0) != 0;
+  const bool include_pad = node.attr_int("count_include_pad", 0) != 0;
+  const bool ceil_mode = node.attr_int("ceil_mode", 0) != 0;
+  const size_t sd = rank - 2;
+  const IntList kernel = ints_attr(node, "kernel_shape", 0, 0);
+  if (kernel.size() != sd) return ctx.invalid("kernel_shape must have one value per spatial dimension");
+  const IntList strides = ints_attr(node, "strides", sd, 1);
+  IntList pads = ints_attr(node, "pads", 2 * sd, 0);
+  const IntList dil = ints_attr(node, "dilations", sd, 1);
+  if (strides.size() != sd || pads.size() != 2 * sd || dil.size() != sd)
+    return ctx.invalid("strides, pads or dilations have the wrong length");
+  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  const int64_t N = x->dim(0);
+  const int64_t C = channels_last ? x->dim(rank - 1) : x->dim(1);
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, st[3] = {1, 1, 1}, pb[3] = {0, 0, 0};
+  bool whole_image = true;
+  for (size_t i = 0; i < sd; ++i) {
+    in[i] = x->dim(channels_last ? 1 + i : 2 + i);
+    k[i] = kernel[i];
+    st[i] = strides[i];
+    if (k[i] <= 0 || st[i] <= 0 || pads[i] < 0 || pads[i + sd] < 0) return ctx.invalid("kernel_shape and strides must be positive, pads non-negative");
+    if (dil[i] != 1) return ctx.unsupported("dilations other than 1 are not supported");
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out[i] = (in[i] + st[i] - 1) / st[i];
+      const int64_t need = std::max<int64_t>(0, (out[i] - 1) * st[i] + k[i] - in[i]);
+      pads[i] = auto_pad == "SAME_LOWER" ? (need + 1) / 2 : need / 2;
+      pads[i + sd] = need - pads[i];
+    } else if (auto_pad == "VALID") {
+      pads[i] = pads[i + sd] = 0;
+      if (in[i] < k[i]) return ctx.invalid("the kernel is larger than the input");
+      out[i] = (in[i] - k[i]) / st[i] + 1;
+    } else if (auto_pad == "NOTSET") {
+      const int64_t span = in[i] + pads[i] + pads[i + sd] - k[i];
+      if (span < 0) return ctx.invalid("the kernel is larger than the padded input");
+      out[i] = (ceil_mode ? (span + st[i] - 1) / st[i] : span / st[i]) + 1;
+      if (ceil_mode && (out[i] - 1) * st[i] >= in[i] + pads[i]) --out[i];
+    } else {
+      return ctx.invalid("unknown auto_pad '" + auto_pad + "'");
+    }
+    pb[i] = pads[i];
+    if (k[i] != in[i] || pads[i] != 0 || pads[i + sd] != 0) whole_image = false;
+  }
+  Shape out_shape = x->shape();
+  for (size_t i = 0; i < sd; ++i) out_shape[channels_last ? 1 + i : 2 + i] = out[i];
+  if (whole_image) {
+    // The global pool, with the output shape of this op (all spatial dims 1).
+    return qlinear_global_average_pool(ctx);
+  }
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, x->dtype(), out_shape));
+  const int64_t in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2];
+  const int64_t kernel_size = k[0] * k[1] * k[2];
+  return dispatch_8bit(x->dtype(), ctx, [&](auto tag) -> Status {
+    using Q = typename decltype(tag)::type;
+    std::array<float, 256> deq;
+    for (int i = 0; i < 256; ++i)
+      deq[static_cast<size_t>(i)] = xs * static_cast<float>(static_cast<int32_t>(static_cast<Q>(static_cast<uint8_t>(i))) - xz);
+    const uint8_t* src = reinterpret_cast<const uint8_t*>(x->data<Q>());
+    Q* dst = y->data<Q>();
+    // Element (n, c, spatial p) lives at n*C*plane + c*plane + p (NCHW) or (n*plane + p)*C + c (NHWC).
+    auto body = [&](int64_t b, int64_t e) {
+      for (int64_t u = b; u < e; ++u) {  // u = (n * C + c) * out_plane + output position
+        const int64_t nc = u / out_plane, op = u % out_plane, n = nc / C, c = nc % C;
+        const int64_t o0 = op / (out[1] * out[2]), o1 = (op / out[2]) % out[1], o2 = op % out[2];
+        int64_t lo[3], hi[3];
+        const int64_t oi[3] = {o0, o1, o2};
+        for (int d = 0; d < 3; ++d) {
+          const int64_t start = oi[d] * st[d] - pb[d];
+          hi[d] = std::min(start + k[d], in[d]);
+          lo[d] = std::max<int64_t>(start, 0);
+        }
+        float sum = 0.0f;
+        for (int64_t h = lo[0]; h < hi[0]; ++h)
+          for (int64_t w = lo[1]; w < hi[1]; ++w)
+            for (int64_t dd = lo[2]; dd < hi[2]; ++dd) {
+              const int64_t p = (h * in[1] + w) * in[2] + dd;
+              const int64_t idx = channels_last ? (n * in_plane + p) * C + c : nc * in_plane + p;
+              sum += deq[src[idx]];
+            }
+        const int64_t cnt = include_pad ? kernel_size : (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
+        const float avg = sum / static_cast<float>(cnt);
+        const float q = avg / ys + static_cast<float>(yz);
+        const float clamped = std::min(std::max(q, static_cast<float>(std::numeric_limits<Q>::lowest())),
+                                       static_cast<float>(std::numeric_limits<Q>::max()));
+        const int64_t oidx = channels_last ? (n * out_plane + op) * C + c : u;
+        dst[oidx] = saturate<Q>(cvt_rne(clamped));
+      }
+    };
+    const int64_t total = N * C * out_plane;
+    ctx.pool().parallel_for(total, ctx.pool().balanced_grain(total, std::max<int64_t>(1, 16384 / kernel_size)), body);
+    return Status::Ok();
+  });
+}
+
+// ---------------------------------------------------------------------------
+// QGemm.
+
+Status qgemm(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 3));
+  if (!is_8bit(a->dtype()) || !is_8bit(b->dtype())) return ctx.unsupported("A and B must be uint8 or int8");
+  if (a->rank() != 2 || b->rank() != 2)
+    return ctx.invalid("A and B must be matrices, got " + shape_to_string(a->shape()) + " and " + shape_to_string(b->shape()));
+  const bool trans_a = ctx.node().attr_int("transA", 0) != 0;
+  const bool trans_b = ctx.node().attr_int("transB", 0) != 0;
+  const float alpha = ctx.node().attr_float("alpha", 1.0f);
+  const int64_t M = trans_a ? a->dim(1) : a->dim(0);
+  const int64_t K = trans_a ? a->dim(0) : a->dim(1);
+  const int64_t N = trans_b ? b->dim(0) : b->dim(1);
+  if ((trans_b ? b->dim(1) : b->dim(0)) != K)
+    return ctx.invalid("inner dimensions differ: A " + shape_to_string(a->shape()) + ", B " + shape_to_string(b->shape()));
+  DLRT_ASSIGN_OR_RETURN(float sa, scale_input(ctx, 1, "a_scale"));
+  DLRT_ASSIGN_OR_RETURN(int32_t za, zero_point_input(ctx, 2, a->dtype(), "a_zero_point"));
+  // b_scale / b_zero_point: one value or one per column of the output.
+  const Tensor* b_scale = ctx.input(4);
+  const Tensor* b_zp = ctx.input(5);
+  if (!b_scale || b_scale->dtype() != DType::kFloat32) return ctx.invalid("b_scale must be a float32 tensor");
+  auto per_column_ok = [&](const Tensor& t) { return t.size() == 1 || (t.rank() == 1 && t.dim(0) == N); };
+  if (!per_column_ok(*b_scale)) return ctx.invalid("b_scale must be a scalar or have N = " + std::to_string(N) + " values");
+  if (b_zp && (b_zp->dtype() != b->dtype() || !per_column_ok(*b_zp)))
+    return ctx.invalid("b_zero_point must have B's dtype and be a scalar or have N values");
+  const Tensor* bias = ctx.input(6);
+  int64_t bias_row_stride = 0, bias_col_stride = 0;
+  if (bias) {
+    if (bias->dtype() != DType::kInt32) return ctx.invalid("C must be int32");
+    const Shape& cs = bias->shape();
+    if (bias->size() == 1) {
+    } else if (cs.size() == 1 && cs[0] == N) {
+      bias_col_stride = 1;
+    } else if (cs.size() == 2 && cs[0] == 1 && cs[1] == N) {
+      bias_col_stride = 1;
+    } else if (cs.size() == 2 && cs[0] == M && cs[1] == 1) {
+      bias_row_stride = 1;
+    } else if (cs.size() == 2 && cs[0] == M && cs[1] == N) {
+      bias_row_stride = N;
+      bias_col_stride = 1;
+    } else {
+      return ctx.invalid("C of shape " + shape_to_string(cs) + " does not broadcast to [" + std::to_string(M) + ", " +
+                         std::to_string(N) + "]");
+    }
+  }
+  const bool quantized = ctx.input(7) != nullptr;
+  float ys = 1.0f;
+  int32_t yz = 0;
+  DType out_type = DType::kFloat32;
+  if (quantized) {
+    DLRT_ASSIGN_OR_RETURN(ys, scale_input(ctx, 7, "y_scale"));
+    const Tensor* yzt = ctx.input(8);
+    out_type = yzt ? yzt->dtype() : a->dtype();
+    if (!is_8bit(out_type)) return ctx.invalid("y_zero_point must be uint8 or int8");
+    DLRT_ASSIGN_OR_RETURN(yz, zero_point_input(ctx, 8, out_type, "y_zero_point"));
+  } else if (ctx.input(8)) {
+    return ctx.invalid("y_zero_point is given without y_scale");
+  }
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, out_type, {M, N}));
+  if (M == 0 || N == 0) return Status::Ok();
+
+  const float* bsc = b_scale->data<float>();
+  const bool scale_per_col = b_scale->size() > 1;
+  const bool zp_per_col = b_zp && b_zp->size() > 1;
+  const int32_t zb0 = b_zp ? int8_at(*b_zp, 0) : 0;
+  // ONNX Runtime's output scale: (alpha * a_scale) * b_scale[j], then / y_scale.
+  auto out_scale = [&](int64_t j) {
+    float s = alpha * sa * bsc[scale_per_col ? j : 0];
+    if (quantized) s /= ys;
+    return s;
+  };
+  const int64_t a_row = trans_a ? 1 : K, a_k = trans_a ? M : 1;  // element strides of A's row m / step k
+  const int64_t b_col = trans_b ? K : 1, b_k = trans_b ? 1 : N;
+
+  auto gemm_rows = [&](auto a_tag, auto b_tag, int64_t m0, int64_t m1) {
+    using TA = typename decltype(a_tag)::type;
+    using TB = typename decltype(b_tag)::type;
+    const TA* ap = a->data<TA>();
+    const TB* bp = b->data<TB>();
+    const TB* bzp = b_zp ? b_zp->data<TB>() : nullptr;
+    constexpr int64_t kBlock = 256;
+    std::array<uint32_t, kBlock> acc;
+    for (int64_t m = m0; m < m1; ++m) {
+      for (int64_t j0 = 0; j0 < N; j0 += kBlock) {
+        const int64_t jn = std::min(kBlock, N - j0);
+        for (int64_t j = 0; j < jn; ++j) {
+          const int64_t col = j0 + j;
+          acc[static_cast<size_t>(j)] =
+              bias ? static_cast<uint32_t>(bias->data<int32_t>()[m * bias_row_stride + col * bias_col_stride]) : 0u;
+        }
+        if (trans_b) {
+          // Rows of B are contiguous: one dot product per output.
+          for (int64_t j = 0; j < jn; ++j) {
+            const int64_t col = j0 + j;
+            const int32_t zb = zp_per_col ? static_cast<int32_t>(bzp[col]) : zb0;
+            const TB* brow = bp + col * b_col;
+            int32_t s = 0;
+            if (!trans_a) {
+              const TA* arow = ap + m * a_row;
+              for (int64_t k = 0; k < K; ++k) s += (static_cast<int32_t>(arow[k]) - za) * (static_cast<int32_t>(brow[k]) - zb);
+            } else {
+              for (int64_t k = 0; k < K; ++k)
+                s += (static_cast<int32_t>(ap[m + k * a_k]) - za) * (static_cast<int32_t>(brow[k]) - zb);
+            }
+            acc[static_cast<size_t>(j)] += static_cast<uint32_t>(s);
+          }
+        } else {
+          // Rows of B along k: accumulate a block of the output row.
+          for (int64_t k = 0; k < K; ++k) {
+            const int32_t av = static_cast<int32_t>(ap[m * a_row + k * a_k]) - za;
+            const TB* brow = bp + k * b_k + j0;
+            if (zp_per_col) {
+              for (int64_t j = 0; j < jn; ++j)
+                acc[static_cast<size_t>(j)] += static_cast<uint32_t>(av * (static_cast<int32_t>(brow[j]) - static_cast<int32_t>(bzp[j0 + j])));
+            } else {
+              for (int64_t j = 0; j < jn; ++j)
+                acc[static_cast<size_t>(j)] += static_cast<uint32_t>(av * (static_cast<int32_t>(brow[j]) - zb0));
+            }
+          }
+        }
+        for (int64_t j = 0; j < jn; ++j) {
+          const int64_t col = j0 + j;
+          const float v = static_cast<float>(static_cast<int32_t>(acc[static_cast<size_t>(j)])) * out_scale(col);
+          if (!quantized) {
+            y->data<float>()[m * N + col] = v;
+          } else if (out_type == DType::kUInt8) {
+            y->data<uint8_t>()[m * N + col] = requantize<uint8_t>(v, yz);
+          } else {
+            y->data<int8_t>()[m * N + col] = requantize<int8_t>(v, yz);
+          }
+        }
+      }
+    }
+  };
+  const int64_t grain = ctx.pool().balanced_grain(M, std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, N * K)));
+  auto run_typed = [&](auto a_tag, auto b_tag) {
+    ctx.pool().parallel_for(M, grain, [&](int64_t m0, int64_t m1) { gemm_rows(a_tag, b_tag, m0, m1); });
+  };
+  const bool au = a->dtype() == DType::kUInt8, bu = b->dtype() == DType::kUInt8;
+  if (au && bu) run_typed(std::type_identity<uint8_t>{}, std::type_identity<uint8_t>{});
+  else if (au) run_typed(std::type_identity<uint8_t>{}, std::type_identity<int8_t>{});
+  else if (bu) run_typed(std::type_identity<int8_t>{}, std::type_identity<uint8_t>{});
+  else run_typed(std::type_identity<int8_t>{}, std::type_identity<int8_t>{});
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status register_quantize_contrib_kernels(KernelRegistry& r) {
+  DLRT_RETURN_IF_ERROR(r.add_fn("QLinearAdd", qlinear_add, 1, 1000, kMsDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("QLinearMul", qlinear_mul, 1, 1000, kMsDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("QLinearSigmoid", qlinear_lookup<LookupOp::kSigmoid>, 1, 1000, kMsDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("QLinearLeakyRelu", qlinear_lookup<LookupOp::kLeakyRelu>, 1, 1000, kMsDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("QLinearGlobalAveragePool", qlinear_global_average_pool, 1, 1000, kMsDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("QGemm", qgemm, 1, 1000, kMsDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("QLinearConcat", qlinear_concat, 1, 1000, kMsDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("QLinearAveragePool", qlinear_average_pool, 1, 1000, kMsDomain));
+  return Status::Ok();
+}
+
+}  // namespace dlrt::cpu
