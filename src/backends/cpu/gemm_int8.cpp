@@ -10,6 +10,10 @@
 #include "backends/cpu/scratch.h"
 #include "device/cpu_features.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace dlrt::cpu {
 namespace {
 
@@ -77,10 +81,6 @@ Kernel pick_kernel() {
   return f >= 0 && f < n ? ks[f] : ks[0];
 }
 
-inline int32_t element(const void* p, int64_t i, bool is_signed) {  // B while packing
-  return is_signed ? static_cast<const int8_t*>(p)[i] : static_cast<const uint8_t*>(p)[i];
-}
-
 void free_aligned(uint8_t* p) { ::operator delete(p, std::align_val_t(64)); }
 
 }  // namespace
@@ -112,6 +112,19 @@ size_t PackedInt8B::bytes(int64_t K, int64_t N) {
 
 PackedInt8B PackedInt8B::pack_into(void* storage, bool trans, int64_t K, int64_t N, const void* B, int64_t ldb,
                                    bool is_signed) {
+  const auto* b = static_cast<const uint8_t*>(B);
+  auto rows = [&](int64_t k, int64_t j0, int64_t j1, uint8_t* dst) {
+    if (!trans) {
+      std::memcpy(dst, b + k * ldb + j0, static_cast<size_t>(j1 - j0));
+    } else {
+      for (int64_t j = j0; j < j1; ++j) dst[j - j0] = b[j * ldb + k];
+    }
+  };
+  return pack_rows_into(storage, K, N, rows, is_signed, nullptr);
+}
+
+PackedInt8B PackedInt8B::pack_rows_into(void* storage, int64_t K, int64_t N, RowSource rows, bool is_signed,
+                                        ThreadPool* pool) {
   PackedInt8B p;
   p.K = K;
   p.N = N;
@@ -120,25 +133,56 @@ PackedInt8B PackedInt8B::pack_into(void* storage, bool trans, int64_t K, int64_t
   p.shift = is_signed ? 0 : -128;
   int8_t* data = static_cast<int8_t*>(storage);
   int32_t* sums = reinterpret_cast<int32_t*>(data + p.panels * p.kg * kPanel * kGroup);
-  for (int64_t pn = 0; pn < p.panels; ++pn) {
-    int32_t colsum[kPanel] = {};
-    for (int64_t g = 0; g < p.kg; ++g) {
-      int8_t* dst = data + (pn * p.kg + g) * kPanel * kGroup;
-      for (int64_t c = 0; c < kPanel; ++c) {
-        const int64_t j = pn * kPanel + c;
-        for (int64_t t = 0; t < kGroup; ++t) {
-          const int64_t k = g * kGroup + t;
-          int8_t v = 0;
-          if (j < N && k < K) {
-            v = static_cast<int8_t>(element(B, trans ? j * ldb + k : k * ldb + j, is_signed) + p.shift);
-            colsum[c] += v;
-          }
-          dst[c * kGroup + t] = v;
+  const uint8_t flip = is_signed ? 0 : 0x80;  // uint8 - 128 as int8
+  const int64_t kg = p.kg;
+  // Each task: a range of panels, all groups; 4 rows of its columns at a time.
+  auto pack_panels = [&](int64_t p0, int64_t p1) {
+    const int64_t j0 = p0 * kPanel, j1 = std::min(N, p1 * kPanel), width = (p1 - p0) * kPanel;
+    thread_local AlignedScratch row_scratch;
+    uint8_t* buf = row_scratch.get<uint8_t>(static_cast<size_t>(4 * width + 4 * width), AlignedScratch::Growth::kByHalf);
+    int32_t* colsum = reinterpret_cast<int32_t*>(buf + 4 * width);
+    std::fill(colsum, colsum + width, 0);
+    for (int64_t g = 0; g < kg; ++g) {
+      uint8_t* r[4];
+      for (int t = 0; t < 4; ++t) {
+        r[t] = buf + t * width;
+        const int64_t k = g * kGroup + t;
+        if (k < K) {
+          rows(k, j0, j1, r[t]);
+          for (int64_t j = 0; j < j1 - j0; ++j) r[t][j] ^= flip;  // now the stored int8 bytes
+          std::fill(r[t] + (j1 - j0), r[t] + width, uint8_t{0});
+          for (int64_t j = 0; j < width; ++j) colsum[j] += static_cast<int8_t>(r[t][j]);
+        } else {
+          std::fill(r[t], r[t] + width, uint8_t{0});
         }
       }
+      for (int64_t pn = p0; pn < p1; ++pn) {
+        int8_t* dst = data + (pn * kg + g) * kPanel * kGroup;
+        const int64_t c0 = (pn - p0) * kPanel;
+#if defined(__SSE2__)
+        // 4 rows x 16 columns -> 16 columns x 4 bytes.
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[0] + c0));
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[1] + c0));
+        const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[2] + c0));
+        const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[3] + c0));
+        const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+        const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+        __m128i* out = reinterpret_cast<__m128i*>(dst);
+        _mm_store_si128(out + 0, _mm_unpacklo_epi16(ab_lo, cd_lo));
+        _mm_store_si128(out + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+        _mm_store_si128(out + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+        _mm_store_si128(out + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+#else
+        for (int64_t cc = 0; cc < kPanel; ++cc)
+          for (int t = 0; t < 4; ++t) dst[cc * kGroup + t] = static_cast<int8_t>(r[t][c0 + cc]);
+#endif
+      }
     }
-    std::memcpy(sums + pn * kPanel, colsum, sizeof colsum);
-  }
+    std::memcpy(sums + p0 * kPanel, colsum, sizeof(int32_t) * static_cast<size_t>(width));
+  };
+  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, K * kPanel));
+  if (pool && p.panels > 1) pool->parallel_for(p.panels, pool->balanced_grain(p.panels, grain), pack_panels);
+  else pack_panels(0, p.panels);
   p.data = data;
   p.col_sums = sums;
   return p;

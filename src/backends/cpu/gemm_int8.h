@@ -21,6 +21,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/function_ref.h"
 #include "core/thread_pool.h"
 
 namespace dlrt::cpu {
@@ -57,6 +58,12 @@ class PackedInt8B {
   static size_t bytes(int64_t K, int64_t N);
   static PackedInt8B pack_into(void* storage, bool trans, int64_t K, int64_t N, const void* B, int64_t ldb,
                                bool is_signed);
+  // Writes the raw bytes of row k of B, columns [j0, j1), to dst[0, j1 - j0).
+  using RowSource = FunctionRef<void(int64_t k, int64_t j0, int64_t j1, uint8_t* dst)>;
+  // Packs a B whose rows come from `rows` (e.g. Conv's im2col rows, made as
+  // they are packed), on `pool` when given: columns split between threads.
+  static PackedInt8B pack_rows_into(void* storage, int64_t K, int64_t N, RowSource rows, bool is_signed,
+                                    ThreadPool* pool);
 
   int64_t K = 0, N = 0;
   int64_t kg = 0;       // groups of 4 k: (K + 3) / 4

@@ -62,6 +62,25 @@ Q saturate_round(double v) {
   return static_cast<Q>(r);
 }
 
+// dst[i] = Q(clamp(float(acc[i] + bias) * mult) rounded half to even + zp),
+// clamped before rounding to the range the zero point leaves (as MLAS's
+// requantization; the same integers as rounding then saturating). The
+// rounding adds and subtracts 1.5 * 2^23, exact for |v| < 2^22, which the
+// clamp guarantees; one loop the compiler vectorises.
+template <typename Q>
+void requantize_row(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, Q* dst) {
+  const float lo = static_cast<float>(std::numeric_limits<Q>::lowest() - zp);
+  const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + static_cast<uint32_t>(bias));
+    float v = static_cast<float>(a) * mult;
+    v = std::min(std::max(v, lo), hi);
+    const float r = (v + kRound) - kRound;
+    dst[i] = static_cast<Q>(static_cast<int32_t>(r) + zp);
+  }
+}
+
 // Calls f(std::type_identity<Q>{}) for a quantized storage type.
 template <typename F>
 Status dispatch_quant(DType t, const KernelContext& ctx, F&& f) {
@@ -540,6 +559,43 @@ void im2col(const ConvGeometry& g, const uint8_t* x, int64_t channels, uint8_t p
   }
 }
 
+// Columns [j0, j1) of row k = (c, kh, kw) of a 2-D conv's im2col matrix
+// (column j = output position oh * OW + ow): x[c, ih, iw] or `pad` outside.
+void im2col_row_2d(const ConvGeometry& g, const uint8_t* x, int64_t k, int64_t j0, int64_t j1, uint8_t pad,
+                   uint8_t* dst) {
+  const int64_t KH = g.kernel[0], KW = g.kernel[1], H = g.in[0], W = g.in[1], OW = g.out[1];
+  const int64_t c = k / (KH * KW), kh = (k / KW) % KH, kw = k % KW;
+  const int64_t sh = g.stride[0], sw = g.stride[1];
+  const uint8_t* xc = x + c * g.in_size;
+  const int64_t off = kw * g.dilation[1] - g.pad_begin[1];
+  // Output columns whose input column is inside the row: [lo, hi).
+  const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+  const int64_t hi = W - 1 - off >= 0 ? std::min(OW, (W - 1 - off) / sw + 1) : 0;
+  int64_t j = j0;
+  while (j < j1) {
+    const int64_t oh = j / OW, ow0 = j % OW, ow1 = std::min(OW, ow0 + (j1 - j));
+    uint8_t* d = dst + (j - j0);
+    const int64_t ih = oh * sh - g.pad_begin[0] + kh * g.dilation[0];
+    if (ih < 0 || ih >= H || lo >= hi) {
+      std::memset(d, pad, static_cast<size_t>(ow1 - ow0));
+    } else {
+      const uint8_t* row = xc + ih * W + off;
+      const int64_t a = std::max(ow0, lo), b = std::min(ow1, hi);
+      if (a > ow0) std::memset(d, pad, static_cast<size_t>(std::min(a, ow1) - ow0));
+      if (a < b) {
+        if (sw == 1) std::memcpy(d + (a - ow0), row + a, static_cast<size_t>(b - a));
+        else
+          for (int64_t ow = a; ow < b; ++ow) d[ow - ow0] = row[ow * sw];
+      }
+      if (b < ow1) {
+        const int64_t from = std::max(b, ow0);
+        std::memset(d + (from - ow0), pad, static_cast<size_t>(ow1 - from));
+      }
+    }
+    j += ow1 - ow0;
+  }
+}
+
 // True when the im2col matrix of a group is x itself: 1 x ... x 1 kernel, stride 1, no padding.
 bool is_pointwise(const ConvGeometry& g) {
   for (size_t d = 0; d < g.in.size(); ++d)
@@ -612,9 +668,10 @@ Status integer_conv(KernelContext& ctx, const Tensor& x, const Tensor* x_zp, con
     else depthwise_integer_conv(g, static_cast<const uint8_t*>(xp), xz, static_cast<const uint8_t*>(wp), wz, acc, ctx.pool());
     return Status::Ok();
   }
-  const bool pointwise = is_pointwise(g);
-  uint8_t* col = pointwise ? nullptr
-                           : col_scratch.get<uint8_t>(static_cast<size_t>(CK * g.out_size), AlignedScratch::Growth::kByHalf);
+  const bool pointwise = is_pointwise(g), planar = g.in.size() == 2;
+  uint8_t* col = pointwise || planar ? nullptr
+                                     : col_scratch.get<uint8_t>(static_cast<size_t>(CK * g.out_size),
+                                                                AlignedScratch::Growth::kByHalf);
   void* packed = pack_scratch.bytes(PackedInt8B::bytes(CK, g.out_size), AlignedScratch::Growth::kByHalf);
   const auto* xb = static_cast<const uint8_t*>(x.raw_data());
   const auto* wb = static_cast<const uint8_t*>(w.raw_data());
@@ -623,9 +680,13 @@ Status integer_conv(KernelContext& ctx, const Tensor& x, const Tensor* x_zp, con
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t grp = 0; grp < g.group; ++grp) {
       const uint8_t* xg = xb + (n * g.C + grp * Cg) * g.in_size;
-      if (!pointwise) im2col(g, xg, Cg, pad, col);
-      const PackedInt8B pb = PackedInt8B::pack_into(packed, false, CK, g.out_size, pointwise ? xg : col, g.out_size,
-                                                    x_signed);
+      const uint8_t* dense = pointwise ? xg : col;  // B as a K x out_size matrix, when it exists
+      if (!pointwise && !planar) im2col(g, xg, Cg, pad, col);
+      auto rows = [&](int64_t k, int64_t j0, int64_t j1, uint8_t* dst) {
+        if (dense) std::memcpy(dst, dense + k * g.out_size + j0, static_cast<size_t>(j1 - j0));
+        else im2col_row_2d(g, xg, k, j0, j1, pad, dst);
+      };
+      const PackedInt8B pb = PackedInt8B::pack_rows_into(packed, CK, g.out_size, rows, x_signed, &ctx.pool());
       gemm_u8s8(Mg, g.out_size, CK, wb + grp * Mg * CK, CK, w_signed, wz + grp * Mg, 1, pb, &xz, 0,
                 acc + (n * g.M + grp * Mg) * g.out_size, g.out_size, &ctx.pool());
     }
@@ -673,17 +734,22 @@ Status qlinear_conv(KernelContext& ctx) {
   const int32_t yz = y_zp ? int_at(*y_zp, 0) : 0;
   return dispatch_quant(out, ctx, [&](auto tag) -> Status {
     using Q = typename decltype(tag)::type;
-    Q* dst = y->data<Q>();
-    for (int64_t n = 0; n < g.N; ++n)
-      for (int64_t m = 0; m < g.M; ++m) {
-        const float mult = xs * float_at(*w_scale, w_scale->size() == 1 ? 0 : m) / ys;
-        const int64_t b = bias ? bias->data<int32_t>()[m] : 0;
-        const int64_t base = (n * g.M + m) * g.out_size;
-        for (int64_t o = 0; o < g.out_size; ++o)
-          dst[base + o] = saturate_round<Q>(
-              std::nearbyint(static_cast<float>(static_cast<int64_t>(acc[base + o]) + b) * mult) + yz);
-      }
-    return Status::Ok();
+    if constexpr (sizeof(Q) == 1) {
+      Q* dst = y->data<Q>();
+      auto planes = [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p) {
+          const int64_t m = p % g.M;
+          const float mult = xs * float_at(*w_scale, w_scale->size() == 1 ? 0 : m) / ys;
+          const int32_t b = bias ? bias->data<int32_t>()[m] : 0;
+          requantize_row(acc + p * g.out_size, g.out_size, b, mult, yz, dst + p * g.out_size);
+        }
+      };
+      const int64_t planes_n = g.N * g.M;
+      ctx.pool().parallel_for(planes_n, ctx.pool().balanced_grain(planes_n, std::max<int64_t>(1, 32768 / std::max<int64_t>(1, g.out_size))), planes);
+      return Status::Ok();
+    } else {
+      return ctx.unsupported("only 8-bit outputs are supported");
+    }
   });
 }
 
