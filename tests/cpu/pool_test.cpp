@@ -330,3 +330,50 @@ TEST(PoolFastPath, GlobalPoolsMatchNaive) {
 
 }  // namespace
 }  // namespace dlrt::cpu
+
+namespace dlrt::cpu {
+namespace {
+
+// 8-bit MaxPool (quantized models) against a direct maximum over each window:
+// strides 1 and 2, padding, uint8 and int8, planes wider than a vector.
+TEST(PoolKernels, MaxPool8BitMatchesDirect) {
+  struct Case {
+    int64_t H, W, k, s, pad;
+  };
+  const Case cases[] = {{9, 37, 3, 2, 1}, {8, 20, 2, 1, 0}, {7, 7, 3, 1, 1}, {12, 33, 3, 2, 0}};
+  std::mt19937 rng(17);
+  for (bool is_signed : {false, true})
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(is_signed ? "int8" : "uint8") + " k " + std::to_string(c.k) + " s " +
+                   std::to_string(c.s) + " pad " + std::to_string(c.pad));
+      const int64_t C = 3, OH = (c.H + 2 * c.pad - c.k) / c.s + 1, OW = (c.W + 2 * c.pad - c.k) / c.s + 1;
+      std::vector<uint8_t> raw(static_cast<size_t>(C * c.H * c.W));
+      for (auto& v : raw) v = static_cast<uint8_t>(rng());
+      Tensor x = is_signed ? Tensor::from_vector<int8_t>({1, C, c.H, c.W}, std::vector<int8_t>(raw.begin(), raw.end()))
+                           : Tensor::from_vector<uint8_t>({1, C, c.H, c.W}, raw);
+      auto r = run_op("MaxPool", {x},
+                      {{"kernel_shape", attr_ints({c.k, c.k})}, {"strides", attr_ints({c.s, c.s})},
+                       {"pads", attr_ints({c.pad, c.pad, c.pad, c.pad})}},
+                      12);
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      ASSERT_EQ((*r)[0].shape(), (Shape{1, C, OH, OW}));
+      const auto* got = static_cast<const uint8_t*>((*r)[0].raw_data());
+      for (int64_t ch = 0; ch < C; ++ch)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            int best = -1000;
+            for (int64_t kh = 0; kh < c.k; ++kh)
+              for (int64_t kw = 0; kw < c.k; ++kw) {
+                const int64_t ih = oh * c.s - c.pad + kh, iw = ow * c.s - c.pad + kw;
+                if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
+                const uint8_t b = raw[static_cast<size_t>((ch * c.H + ih) * c.W + iw)];
+                best = std::max(best, is_signed ? int{static_cast<int8_t>(b)} : int{b});
+              }
+            const uint8_t g = got[(ch * OH + oh) * OW + ow];
+            ASSERT_EQ(is_signed ? int{static_cast<int8_t>(g)} : int{g}, best) << ch << "," << oh << "," << ow;
+          }
+    }
+}
+
+}  // namespace
+}  // namespace dlrt::cpu

@@ -439,6 +439,42 @@ Shape pooled_shape(const Tensor& x, const nn::WindowGeometry& g) {
   return s;
 }
 
+// 2-D MaxPool of 8-bit values (quantized models, where MaxPool commutes with
+// quantization): per plane, each window offset's row maxed into the output
+// rows, so that the compiler vectorises over the output columns.
+template <typename T>
+void max_pool_8bit_2d(KernelContext& ctx, const nn::WindowGeometry& g, const T* X, T* Y, int64_t planes) {
+  const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
+  const int64_t KH = g.kernel[0], KW = g.kernel[1], sh = g.stride[0], sw = g.stride[1];
+  const int64_t ph = g.pad_begin[0], pw = g.pad_begin[1];
+  auto body = [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* x = X + p * H * W;
+      T* y = Y + p * OH * OW;
+      std::fill(y, y + OH * OW, std::numeric_limits<T>::lowest());
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        const int64_t off = kw - pw;
+        const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+        const int64_t hi = W - 1 - off >= 0 ? std::min(OW, (W - 1 - off) / sw + 1) : 0;
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          T* yr = y + oh * OW;
+          for (int64_t kh = 0; kh < KH; ++kh) {
+            const int64_t ih = oh * sh - ph + kh;
+            if (ih < 0 || ih >= H) continue;
+            const T* row = x + ih * W + off;
+            if (sw == 1)
+              for (int64_t ow = lo; ow < hi; ++ow) yr[ow] = std::max(yr[ow], row[ow]);
+            else
+              for (int64_t ow = lo; ow < hi; ++ow) yr[ow] = std::max(yr[ow], row[ow * sw]);
+          }
+        }
+      }
+    }
+  };
+  const int64_t work = std::max<int64_t>(1, OH * OW * KH * KW);
+  ctx.pool().parallel_for(planes, ctx.pool().balanced_grain(planes, std::max<int64_t>(1, 65536 / work)), body);
+}
+
 Status max_pool_compute(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   if (nn::is_half(x->dtype())) return nn::run_as_float32(ctx, max_pool_compute);
@@ -451,6 +487,15 @@ Status max_pool_compute(KernelContext& ctx) {
   if (x->dtype() == DType::kFloat32 && !want_idx && fast_window(g, &fw)) {
     DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out_shape));
     run_fast_pool(ctx, true, false, fw, x->data<float>(), y->data<float>(), x->dim(0) * x->dim(1));
+    return Status::Ok();
+  }
+  const bool byte = x->dtype() == DType::kUInt8 || x->dtype() == DType::kInt8;
+  if (byte && !want_idx && wg.nd == 2 && wg.dilation[0] == 1 && wg.dilation[1] == 1) {
+    // (Every output window holds at least one input element: resolve_window drops a
+    // last window that would start in the end padding.)
+    DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, x->dtype(), out_shape));
+    if (x->dtype() == DType::kUInt8) max_pool_8bit_2d(ctx, wg, x->data<uint8_t>(), y->data<uint8_t>(), x->dim(0) * x->dim(1));
+    else max_pool_8bit_2d(ctx, wg, x->data<int8_t>(), y->data<int8_t>(), x->dim(0) * x->dim(1));
     return Status::Ok();
   }
   return dispatch_numeric(x->dtype(), [&](auto tag) -> Status {
