@@ -1,32 +1,35 @@
 // Quantized operators of the com.microsoft domain (opset 1) that ONNX
 // Runtime's quantize_static(quant_format=QOperator) emits: QLinearAdd,
-// QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool and
-// QGemm, on uint8 and int8 tensors.
+// QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool,
+// QLinearAveragePool, QLinearConcat and QGemm, on uint8 and int8 tensors.
 //
-// The integer outputs follow ONNX Runtime's CPU kernels (MLAS) exactly, so the
-// float steps are done in the same order and precision:
-//  - QLinearAdd: ra = sa / sc, rb = sb / sc, fixed = zc - fma(ra, za, rb * zb);
-//    c = rne(fma(a, ra, fma(b, rb, fixed))). When one input is a single value
-//    along the innermost broadcast run, it is folded into the constant first
-//    (fixed' = fma(scalar, r_scalar, fixed), the raw value without its zero
-//    point) and the other input is the one multiplied last; ONNX Runtime
-//    passes the run input first even when it is B.
+// The integer outputs follow ONNX Runtime's x86 CPU kernels (MLAS) bit for
+// bit, so the float steps are done in the same order and precision (checked
+// against onnxruntime 1.30 on random single-op models; its ARM kernels differ):
+//  - QLinearAdd (MLAS's AVX2 kernel): ra = sa / sc, rb = sb / sc,
+//    fixed = zc - fma(ra, za, rb * zb), c = rne(fma(a, ra, fma(b, rb, fixed))).
+//    ONNX Runtime passes MLAS the operand that runs along the innermost
+//    broadcast dimension first, so where A is one value along it the roles
+//    swap: fixed = zc - fma(rb, zb, ra * za), c = rne(fma(b, rb, fma(a, ra, fixed))).
 //  - QLinearMul: c = rne(float((a - za) * (b - zb)) * ((sa * sb) / sc) + zc),
 //    the product and the sum rounded separately (no fma).
-//  - QLinearSigmoid / QLinearLeakyRelu: a 256-entry table indexed by the
-//    input byte: x = xs * (q - zx), y = f(x) (sigmoid: MLAS's rational
-//    approximation with fused multiply-adds, as its FMA3 kernel), then
-//    rne(y / ys) + zy.
+//  - QLinearSigmoid / QLinearLeakyRelu / QLinearConcat: a 256-entry table
+//    indexed by the input byte: x = xs * (q - zx), y = f(x) (sigmoid: MLAS's
+//    rational approximation with fused multiply-adds, as its FMA3 kernel;
+//    Concat: the identity), then MLAS's quantization rne(y / ys) + zy.
 //  - QLinearGlobalAveragePool: acc = sum(q) - zx * HW (int32), scale =
 //    xs / (ys * HW), y = rne(float(acc) * scale) + zy.
+//  - QLinearAveragePool: see qlinear_average_pool (float sums, and the zero
+//    point added before rounding).
 //  - QGemm: acc = C + sum (a - za)(b - zb) in int32, scale = (alpha * sa) *
 //    sb[j] (then / ys when quantized); y = float(acc) * scale, or
 //    rne(float(acc) * scale) + zy.
 // rne is round-half-to-even as x86's cvtps2dq does (a value outside int32, or
-// NaN, becomes INT32_MIN), then saturation to the output type.
+// NaN, becomes INT32_MIN), then saturation to the output type. The AVX2 paths
+// and the portable ones (std::fma) give identical results.
 //
-// Nothing here allocates on the heap per run: the lookup tables live on the
-// stack and QGemm accumulates blocks of a row in a stack buffer.
+// Nothing here allocates on the heap per run: the tables live on the stack
+// and QGemm accumulates blocks of a row in a stack buffer.
 #include <algorithm>
 #include <array>
 #include <cmath>
