@@ -377,17 +377,20 @@ TEST(QuantizeContribKernels, QLinearAddMatchesReferenceInt8) { check_random_bina
 TEST(QuantizeContribKernels, QLinearMulMatchesReferenceUInt8) { check_random_binary<uint8_t>("QLinearMul"); }
 TEST(QuantizeContribKernels, QLinearMulMatchesReferenceInt8) { check_random_binary<int8_t>("QLinearMul"); }
 
-TEST(QuantizeContribKernels, QLinearAddVectorPathMatchesPortable) {
+TEST(QuantizeContribKernels, QLinearBinaryVectorPathsMatchPortable) {
   std::mt19937 rng(11);
-  const Tensor a = random_q<uint8_t>({1000}, rng), b = random_q<uint8_t>({1000}, rng);
-  std::vector<Tensor> in = {a, Tensor::scalar(0.0371f), Tensor::scalar<uint8_t>(131), b, Tensor::scalar(0.0123f),
-                            Tensor::scalar<uint8_t>(7), Tensor::scalar(0.0419f), Tensor::scalar<uint8_t>(99)};
-  auto fast = run_ms("QLinearAdd", in);
-  ASSERT_TRUE(fast.ok());
-  ScopedCpuIsa generic(CpuIsa::kGeneric);
-  auto slow = run_ms("QLinearAdd", in);
-  ASSERT_TRUE(slow.ok());
-  EXPECT_EQ(values<uint8_t>((*fast)[0]), values<uint8_t>((*slow)[0]));
+  for (const char* op : {"QLinearAdd", "QLinearMul"})
+    for (const Shape& bs : {Shape{1000}, Shape{1}}) {
+      const Tensor a = random_q<uint8_t>({1000}, rng), b = random_q<uint8_t>(bs, rng);
+      std::vector<Tensor> in = {a, Tensor::scalar(0.0371f), Tensor::scalar<uint8_t>(131), b, Tensor::scalar(0.0123f),
+                                Tensor::scalar<uint8_t>(7), Tensor::scalar(0.0419f), Tensor::scalar<uint8_t>(99)};
+      auto fast = run_ms(op, in);
+      ASSERT_TRUE(fast.ok());
+      ScopedCpuIsa generic(CpuIsa::kGeneric);
+      auto slow = run_ms(op, in);
+      ASSERT_TRUE(slow.ok());
+      EXPECT_EQ(values<uint8_t>((*fast)[0]), values<uint8_t>((*slow)[0])) << op << " " << shape_to_string(bs);
+    }
 }
 
 TEST(QuantizeContribKernels, QLinearMulTiesAndSaturation) {

@@ -1,32 +1,35 @@
 // Quantized operators of the com.microsoft domain (opset 1) that ONNX
 // Runtime's quantize_static(quant_format=QOperator) emits: QLinearAdd,
-// QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool and
-// QGemm, on uint8 and int8 tensors.
+// QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool,
+// QLinearAveragePool, QLinearConcat and QGemm, on uint8 and int8 tensors.
 //
-// The integer outputs follow ONNX Runtime's CPU kernels (MLAS) exactly, so the
-// float steps are done in the same order and precision:
-//  - QLinearAdd: ra = sa / sc, rb = sb / sc, fixed = zc - fma(ra, za, rb * zb);
-//    c = rne(fma(a, ra, fma(b, rb, fixed))). When one input is a single value
-//    along the innermost broadcast run, it is folded into the constant first
-//    (fixed' = fma(scalar, r_scalar, fixed), the raw value without its zero
-//    point) and the other input is the one multiplied last; ONNX Runtime
-//    passes the run input first even when it is B.
+// The integer outputs follow ONNX Runtime's x86 CPU kernels (MLAS) bit for
+// bit, so the float steps are done in the same order and precision (checked
+// against onnxruntime 1.30 on random single-op models; its ARM kernels differ):
+//  - QLinearAdd (MLAS's AVX2 kernel): ra = sa / sc, rb = sb / sc,
+//    fixed = zc - fma(ra, za, rb * zb), c = rne(fma(a, ra, fma(b, rb, fixed))).
+//    ONNX Runtime passes MLAS the operand that runs along the innermost
+//    broadcast dimension first, so where A is one value along it the roles
+//    swap: fixed = zc - fma(rb, zb, ra * za), c = rne(fma(b, rb, fma(a, ra, fixed))).
 //  - QLinearMul: c = rne(float((a - za) * (b - zb)) * ((sa * sb) / sc) + zc),
 //    the product and the sum rounded separately (no fma).
-//  - QLinearSigmoid / QLinearLeakyRelu: a 256-entry table indexed by the
-//    input byte: x = xs * (q - zx), y = f(x) (sigmoid: MLAS's rational
-//    approximation with fused multiply-adds, as its FMA3 kernel), then
-//    rne(y / ys) + zy.
+//  - QLinearSigmoid / QLinearLeakyRelu / QLinearConcat: a 256-entry table
+//    indexed by the input byte: x = xs * (q - zx), y = f(x) (sigmoid: MLAS's
+//    rational approximation with fused multiply-adds, as its FMA3 kernel;
+//    Concat: the identity), then MLAS's quantization rne(y / ys) + zy.
 //  - QLinearGlobalAveragePool: acc = sum(q) - zx * HW (int32), scale =
 //    xs / (ys * HW), y = rne(float(acc) * scale) + zy.
+//  - QLinearAveragePool: see qlinear_average_pool (float sums, and the zero
+//    point added before rounding).
 //  - QGemm: acc = C + sum (a - za)(b - zb) in int32, scale = (alpha * sa) *
 //    sb[j] (then / ys when quantized); y = float(acc) * scale, or
 //    rne(float(acc) * scale) + zy.
 // rne is round-half-to-even as x86's cvtps2dq does (a value outside int32, or
-// NaN, becomes INT32_MIN), then saturation to the output type.
+// NaN, becomes INT32_MIN), then saturation to the output type. The AVX2 paths
+// and the portable ones (std::fma) give identical results.
 //
-// Nothing here allocates on the heap per run: the lookup tables live on the
-// stack and QGemm accumulates blocks of a row in a stack buffer.
+// Nothing here allocates on the heap per run: the tables live on the stack
+// and QGemm accumulates blocks of a row in a stack buffer.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -195,33 +198,63 @@ void qlinear_add_typed(const BroadcastPlan<2>& plan, const Q* a, const Q* b, Q* 
   });
 }
 
+// One run of QLinearMul: out[i] = rne(float((x[i] - zx) * (y[i] - zy)) * ratio + zc)
+// (y == nullptr: y[i] is yv), the product and the sum rounded separately.
+template <typename Q>
+void qmul_run_generic(const Q* x, int32_t zx, const Q* y, int32_t yv, int32_t zy, float ratio, float zc, Q* out,
+                      int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t prod = (static_cast<int32_t>(x[i]) - zx) * ((y ? static_cast<int32_t>(y[i]) : yv) - zy);
+    const float scaled = static_cast<float>(prod) * ratio;
+    out[i] = saturate<Q>(cvt_rne(scaled + zc));
+  }
+}
+
+#ifdef DLRT_QOP_X86
+template <typename Q>
+DLRT_QOP_AVX2 inline __m256i load8_as_int(const Q* p) {
+  const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  if constexpr (std::is_same_v<Q, uint8_t>) return _mm256_cvtepu8_epi32(v);
+  else return _mm256_cvtepi8_epi32(v);
+}
+
+template <typename Q>
+DLRT_QOP_AVX2 void qmul_run_avx2(const Q* x, int32_t zx, const Q* y, int32_t yv, int32_t zy, float ratio, float zc,
+                                 Q* out, int64_t n) {
+  const __m256i vzx = _mm256_set1_epi32(zx), vzy = _mm256_set1_epi32(zy), vyv = _mm256_set1_epi32(yv - zy);
+  const __m256 vratio = _mm256_set1_ps(ratio), vzc = _mm256_set1_ps(zc);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i xa = _mm256_sub_epi32(load8_as_int(x + i), vzx);
+    const __m256i ya = y ? _mm256_sub_epi32(load8_as_int(y + i), vzy) : vyv;
+    // Multiply, then add: two roundings, as MLAS does (no fma).
+    const __m256 scaled = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_mullo_epi32(xa, ya)), vratio);
+    store8_saturated<Q>(_mm256_add_ps(scaled, vzc), out + i);
+  }
+  qmul_run_generic<Q>(x + i, zx, y ? y + i : nullptr, yv, zy, ratio, zc, out + i, n - i);
+}
+#endif
+
+template <typename Q>
+void qmul_run(const Q* x, int32_t zx, const Q* y, int32_t yv, int32_t zy, float ratio, float zc, Q* out, int64_t n) {
+#ifdef DLRT_QOP_X86
+  if (cpu_has_avx2()) return qmul_run_avx2<Q>(x, zx, y, yv, zy, ratio, zc, out, n);
+#endif
+  qmul_run_generic<Q>(x, zx, y, yv, zy, ratio, zc, out, n);
+}
+
 template <typename Q>
 void qlinear_mul_typed(const BroadcastPlan<2>& plan, const Q* a, const Q* b, Q* c, const QBinaryParams& p,
                        ThreadPool* pool) {
   const float ratio = p.sa * p.sb / p.sc;
   const float zc = static_cast<float>(p.zc);
-  const int32_t za = p.za, zb = p.zb;
   for_each_run(plan, pool, [&](int64_t oo, const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
     const Q* pa = a + off[0];
     const Q* pb = b + off[1];
-    Q* po = c + oo;
-    auto one = [&](int32_t av, int32_t bv) {
-      const float prod = static_cast<float>((av - za) * (bv - zb));
-      const float scaled = prod * ratio;  // rounded, then the zero point added: no fma
-      return saturate<Q>(cvt_rne(scaled + zc));
-    };
-    if (st[0] && st[1]) {
-      for (int64_t i = 0; i < n; ++i) po[i] = one(pa[i], pb[i]);
-    } else if (st[0]) {
-      const int32_t bv = pb[0];
-      for (int64_t i = 0; i < n; ++i) po[i] = one(pa[i], bv);
-    } else if (st[1]) {
-      const int32_t av = pa[0];
-      for (int64_t i = 0; i < n; ++i) po[i] = one(av, pb[i]);
-    } else {
-      const Q v = one(pa[0], pb[0]);
-      for (int64_t i = 0; i < n; ++i) po[i] = v;
-    }
+    // The integer product commutes, so either operand may be the single value.
+    if (st[0] && st[1]) qmul_run<Q>(pa, p.za, pb, 0, p.zb, ratio, zc, c + oo, n);
+    else if (st[0]) qmul_run<Q>(pa, p.za, nullptr, pb[0], p.zb, ratio, zc, c + oo, n);
+    else qmul_run<Q>(pb, p.zb, nullptr, pa[0], p.za, ratio, zc, c + oo, n);
   });
 }
 
