@@ -489,11 +489,12 @@ Result<ConvGeometry> conv_geometry(const KernelContext& ctx, const Tensor& x, co
                        ", group " + std::to_string(g.group));
   g.in.assign(x.shape().begin() + 2, x.shape().end());
   g.kernel.assign(w.shape().begin() + 2, w.shape().end());
-  const std::vector<int64_t> ks = n.attr_ints("kernel_shape");
+  // (ints_attr: no heap copies on the run path.)
+  const IntList ks = ints_attr(n, "kernel_shape", 0, 0);
   if (!ks.empty() && ks != g.kernel) return ctx.invalid("kernel_shape does not match w's shape");
-  g.stride = n.attr_ints("strides", Shape(sd, 1));
-  g.dilation = n.attr_ints("dilations", Shape(sd, 1));
-  Shape pads = n.attr_ints("pads", Shape(2 * sd, 0));
+  g.stride = ints_attr(n, "strides", sd, 1);
+  g.dilation = ints_attr(n, "dilations", sd, 1);
+  Shape pads = ints_attr(n, "pads", 2 * sd, 0);
   if (g.stride.size() != sd || g.dilation.size() != sd || pads.size() != 2 * sd)
     return ctx.invalid("strides, dilations or pads have the wrong length");
   const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
