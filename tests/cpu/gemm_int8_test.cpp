@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/cpu/gemm_int8.h"
+#include "backends/cpu/isa.h"
 #include "core/thread_pool.h"
 
 namespace dlrt::cpu {
@@ -41,12 +42,17 @@ TEST(GemmInt8, EveryKernelMatchesReference) {
                                    {2, 3, 97},  {31, 130, 17}, {6, 384, 96}, {13, 1537, 20}};
   std::mt19937 rng(11);
   ThreadPool pool(2);
-  for (const char* kernel : int8_gemm_kernels()) {
+  // Every kernel; the generic one also with the ISA capped (its portable zero-point correction).
+  std::vector<std::pair<const char*, CpuIsa>> runs;
+  for (const char* kernel : int8_gemm_kernels()) runs.push_back({kernel, detected_cpu_isa()});
+  runs.push_back({"generic", CpuIsa::kGeneric});
+  for (const auto& [kernel, isa] : runs) {
+    ScopedCpuIsa cap(isa);
     ScopedInt8Kernel use(kernel);
     for (const Case& c : cases)
       for (int signs = 0; signs < 4; ++signs) {
         const bool a_signed = signs & 1, b_signed = signs & 2;
-        SCOPED_TRACE(std::string(kernel) + " M " + std::to_string(c.M) + " K " + std::to_string(c.K) + " N " +
+        SCOPED_TRACE(std::string(kernel) + " (" + cpu_isa_name(isa) + ") M " + std::to_string(c.M) + " K " + std::to_string(c.K) + " N " +
                      std::to_string(c.N) + (a_signed ? " s8" : " u8") + (b_signed ? " x s8" : " x u8"));
         std::vector<uint8_t> a(static_cast<size_t>(c.M * c.K)), b(static_cast<size_t>(c.K * c.N));
         // Half the cases with only the extreme bytes (0, 127, 128, 255), the others random.

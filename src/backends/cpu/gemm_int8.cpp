@@ -74,6 +74,15 @@ int available(Kernel* out) {
 
 std::atomic<int> forced{-1};  // ScopedInt8Kernel's choice: an index into available()
 
+void generic_correct(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az,
+                     const uint32_t* rs, const uint32_t* ct, const uint32_t* cz, int32_t* c, int64_t ldc) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint32_t* ar = reinterpret_cast<const uint32_t*>(acc + r * acc_ld);
+    int32_t* cr = c + r * ldc;
+    for (int64_t q = 0; q < cols; ++q) cr[q] = static_cast<int32_t>(ar[q] - az[r] * ct[q] - rs[r] * cz[q]);
+  }
+}
+
 Kernel pick_kernel() {
   Kernel ks[4];
   const int n = available(ks);
@@ -149,22 +158,33 @@ PackedInt8B PackedInt8B::pack_rows_into(void* storage, int64_t K, int64_t N, Row
         const int64_t k = g * kGroup + t;
         if (k < K) {
           rows(k, j0, j1, r[t]);
-          for (int64_t j = 0; j < j1 - j0; ++j) r[t][j] ^= flip;  // now the stored int8 bytes
-          std::fill(r[t] + (j1 - j0), r[t] + width, uint8_t{0});
-          for (int64_t j = 0; j < width; ++j) colsum[j] += static_cast<int8_t>(r[t][j]);
+          std::fill(r[t] + (j1 - j0), r[t] + width, flip);  // stored as 0 after the flip below
         } else {
-          std::fill(r[t], r[t] + width, uint8_t{0});
+          std::fill(r[t], r[t] + width, flip);
         }
       }
+      // Per panel: the raw bytes flipped to the stored int8 values, their
+      // column sums, and 4 rows x 16 columns transposed to 16 columns x 4 bytes.
       for (int64_t pn = p0; pn < p1; ++pn) {
         int8_t* dst = data + (pn * kg + g) * kPanel * kGroup;
         const int64_t c0 = (pn - p0) * kPanel;
+        int32_t* cs = colsum + c0;
 #if defined(__SSE2__)
-        // 4 rows x 16 columns -> 16 columns x 4 bytes.
-        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[0] + c0));
-        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[1] + c0));
-        const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[2] + c0));
-        const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[3] + c0));
+        const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+        const __m128i a = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r[0] + c0)), f);
+        const __m128i b = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r[1] + c0)), f);
+        const __m128i c = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r[2] + c0)), f);
+        const __m128i d = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r[3] + c0)), f);
+        // Column sums: bytes sign-extended to 16 bits (4 rows fit), then to 32.
+        auto lo16 = [](__m128i v) { return _mm_srai_epi16(_mm_unpacklo_epi8(v, v), 8); };
+        auto hi16 = [](__m128i v) { return _mm_srai_epi16(_mm_unpackhi_epi8(v, v), 8); };
+        const __m128i s_lo = _mm_add_epi16(_mm_add_epi16(lo16(a), lo16(b)), _mm_add_epi16(lo16(c), lo16(d)));
+        const __m128i s_hi = _mm_add_epi16(_mm_add_epi16(hi16(a), hi16(b)), _mm_add_epi16(hi16(c), hi16(d)));
+        __m128i* csv = reinterpret_cast<__m128i*>(cs);
+        _mm_storeu_si128(csv + 0, _mm_add_epi32(_mm_loadu_si128(csv + 0), _mm_srai_epi32(_mm_unpacklo_epi16(s_lo, s_lo), 16)));
+        _mm_storeu_si128(csv + 1, _mm_add_epi32(_mm_loadu_si128(csv + 1), _mm_srai_epi32(_mm_unpackhi_epi16(s_lo, s_lo), 16)));
+        _mm_storeu_si128(csv + 2, _mm_add_epi32(_mm_loadu_si128(csv + 2), _mm_srai_epi32(_mm_unpacklo_epi16(s_hi, s_hi), 16)));
+        _mm_storeu_si128(csv + 3, _mm_add_epi32(_mm_loadu_si128(csv + 3), _mm_srai_epi32(_mm_unpackhi_epi16(s_hi, s_hi), 16)));
         const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
         const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
         __m128i* out = reinterpret_cast<__m128i*>(dst);
@@ -174,7 +194,11 @@ PackedInt8B PackedInt8B::pack_rows_into(void* storage, int64_t K, int64_t N, Row
         _mm_store_si128(out + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
 #else
         for (int64_t cc = 0; cc < kPanel; ++cc)
-          for (int t = 0; t < 4; ++t) dst[cc * kGroup + t] = static_cast<int8_t>(r[t][c0 + cc]);
+          for (int t = 0; t < 4; ++t) {
+            const int8_t v = static_cast<int8_t>(r[t][c0 + cc] ^ flip);
+            dst[cc * kGroup + t] = v;
+            cs[cc] += v;
+          }
 #endif
       }
     }
@@ -254,6 +278,8 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
   if (pool) pool->parallel_for(mblocks, pool->balanced_grain(mblocks, pack_grain), pack_a);
   else pack_a(0, mblocks);
 
+  const int8_detail::CorrectFn correct =
+      cpu_isa() >= CpuIsa::kAvx512 && int8_detail::avx512_correct() ? int8_detail::avx512_correct() : generic_correct;
   const int64_t panel_stride = kg * kPanel * kGroup;
   auto tiles = [&](int64_t t0, int64_t t1) {
     alignas(64) int32_t acc[8 * 48];  // the largest tile (avx512-vnni)
@@ -266,16 +292,12 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
       // A narrow last column block runs the kernel's narrower variant.
       kern.fn[nv](kg, ap + mb * a_block, bp, panel_stride, acc);
       // C = sums - a_zp * (sum_k B - K * b_zp) - b_zp * sum_k A, all shifted, mod 2^32.
+      uint32_t az[8], rs[8];
       for (int64_t r = 0; r < rows; ++r) {
-        const int64_t i = i0 + r;
-        const uint32_t az = static_cast<uint32_t>((a_zp ? a_zp[i * a_zp_stride] : 0) + a_shift);
-        const uint32_t rs = row_sums[i];
-        int32_t* c = C + i * ldc + j0;
-        const uint32_t* ar = reinterpret_cast<const uint32_t*>(acc + r * kPanel * nv);
-        const uint32_t* ct = col_term + j0;
-        const uint32_t* cz = col_zp + j0;
-        for (int64_t q = 0; q < cols; ++q) c[q] = static_cast<int32_t>(ar[q] - az * ct[q] - rs * cz[q]);
+        az[r] = static_cast<uint32_t>((a_zp ? a_zp[(i0 + r) * a_zp_stride] : 0) + a_shift);
+        rs[r] = row_sums[i0 + r];
       }
+      correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, C + i0 * ldc + j0, ldc);
     }
   };
   const int64_t ntiles = mblocks * nblocks;

@@ -92,6 +92,12 @@ namespace int8_detail {
 // panels at b + v * panel_stride. Results go to acc (row stride 16 * NV).
 using TileFn = void (*)(int64_t kg, const uint8_t* a, const int8_t* b, int64_t panel_stride, int32_t* acc);
 
+// The zero-point correction of one tile (gemm_u8s8's formula, mod 2^32):
+// c[r][q] = acc[r][q] - az[r] * ct[q] - rs[r] * cz[q] for r < rows, q < cols.
+using CorrectFn = void (*)(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az,
+                           const uint32_t* rs, const uint32_t* ct, const uint32_t* cz, int32_t* c, int64_t ldc);
+CorrectFn avx512_correct();  // null off x86
+
 // Where the vector kernels exist (null off x86).
 TileFn avx512_vnni_tile(int nv);  // MR 8, NV = nv in [1, 3]
 TileFn avx_vnni_tile();           // MR 6, NV 1

@@ -114,8 +114,27 @@ __attribute__((target("avx2"))) void tile_avx2(int64_t kg, const uint8_t* a, con
   }
 }
 
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void correct_avx512(const int32_t* acc, int64_t acc_ld,
+                                                                          int64_t rows, int64_t cols,
+                                                                          const uint32_t* az, const uint32_t* rs,
+                                                                          const uint32_t* ct, const uint32_t* cz,
+                                                                          int32_t* c, int64_t ldc) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const __m512i vaz = _mm512_set1_epi32(static_cast<int32_t>(az[r]));
+    const __m512i vrs = _mm512_set1_epi32(static_cast<int32_t>(rs[r]));
+    for (int64_t q = 0; q < cols; q += 16) {
+      const __mmask16 m = cols - q >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (cols - q)) - 1);
+      const __m512i a = _mm512_maskz_loadu_epi32(m, acc + r * acc_ld + q);
+      const __m512i t = _mm512_add_epi32(_mm512_mullo_epi32(vaz, _mm512_maskz_loadu_epi32(m, ct + q)),
+                                         _mm512_mullo_epi32(vrs, _mm512_maskz_loadu_epi32(m, cz + q)));
+      _mm512_mask_storeu_epi32(c + r * ldc + q, m, _mm512_sub_epi32(a, t));
+    }
+  }
+}
+
 }  // namespace
 
+CorrectFn avx512_correct() { return correct_avx512; }
 TileFn avx2_tile() { return tile_avx2; }
 
 TileFn avx512_vnni_tile(int nv) {
@@ -135,6 +154,7 @@ TileFn avx_vnni_tile() { return tile_avx_vnni; }
 namespace dlrt::cpu::int8_detail {
 TileFn avx512_vnni_tile(int) { return nullptr; }
 TileFn avx2_tile() { return nullptr; }
+CorrectFn avx512_correct() { return nullptr; }
 TileFn avx_vnni_tile() { return nullptr; }
 }  // namespace dlrt::cpu::int8_detail
 
