@@ -90,6 +90,13 @@ Kernel pick_kernel() {
   return f >= 0 && f < n ? ks[f] : ks[0];
 }
 
+// How many of the K bytes at p have the top bit set (int8 values below 0).
+int64_t count_high(const uint8_t* p, int64_t K) {
+  int64_t n = 0;
+  for (int64_t k = 0; k < K; ++k) n += p[k] >> 7;
+  return n;
+}
+
 void free_aligned(uint8_t* p) { ::operator delete(p, std::align_val_t(64)); }
 
 }  // namespace
@@ -220,9 +227,72 @@ std::shared_ptr<const PackedInt8B> PackedInt8B::pack(bool trans, int64_t K, int6
   return p;
 }
 
+namespace {
+
+// Row blocks [b0, b1) of A as gemm_u8s8's kernels read them: block mb holds
+// rows mb*mr .. mb*mr+mr-1 (zero past M) as groups of 4 bytes (A + 128 for
+// int8), group-major; row_sums[i] sums row i's stored bytes.
+void pack_a_blocks(const void* A, int64_t lda, int64_t M, int64_t K, int64_t mr, bool a_signed, int64_t b0, int64_t b1,
+                   uint8_t* blocks, uint32_t* row_sums) {
+  const int64_t kg = (K + kGroup - 1) / kGroup, a_block = kg * mr * kGroup;
+  const uint8_t flip = a_signed ? 0x80 : 0;  // int8 + 128 as uint8
+  for (int64_t mb = b0; mb < b1; ++mb) {
+    uint8_t* dst = blocks + mb * a_block;
+    for (int64_t r = 0; r < mr; ++r) {
+      const int64_t i = mb * mr + r;
+      if (i >= M) {
+        for (int64_t g = 0; g < kg; ++g) std::memset(dst + (g * mr + r) * kGroup, 0, kGroup);
+        continue;
+      }
+      const uint8_t* src = static_cast<const uint8_t*>(A) + i * lda;
+      // sum (src ^ flip) = sum src, or sum src - 128 K for int8 read as uint8 (+128 each).
+      uint32_t s = 0;
+      for (int64_t k = 0; k < K; ++k) s += src[k];
+      if (a_signed) s += static_cast<uint32_t>(128 * K) - 256u * static_cast<uint32_t>(count_high(src, K));
+      row_sums[i] = s;
+      const int64_t full = K / kGroup;
+      for (int64_t g = 0; g < full; ++g) {
+        uint32_t v;
+        std::memcpy(&v, src + g * kGroup, 4);
+        v ^= flip * 0x01010101u;
+        std::memcpy(dst + (g * mr + r) * kGroup, &v, 4);
+      }
+      if (full < kg) {
+        uint8_t* d = dst + (full * mr + r) * kGroup;
+        for (int64_t t = 0; t < kGroup; ++t) {
+          const int64_t k = full * kGroup + t;
+          d[t] = k < K ? static_cast<uint8_t>(src[k] ^ flip) : 0;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const PackedInt8A> PackedInt8A::pack(int64_t M, int64_t K, const void* A, int64_t lda,
+                                                     bool is_signed) {
+  const int64_t mr = pick_kernel().mr, kg = (K + kGroup - 1) / kGroup;
+  const int64_t mblocks = (M + mr - 1) / mr;
+  const int64_t block_bytes = (mblocks * kg * mr * kGroup + 63) / 64 * 64;
+  const size_t bytes = static_cast<size_t>(block_bytes + M * 4);
+  auto* storage = static_cast<uint8_t*>(::operator new(bytes, std::align_val_t(64)));
+  auto p = std::make_shared<PackedInt8A>();
+  p->M = M;
+  p->K = K;
+  p->mr = static_cast<int>(mr);
+  p->is_signed = is_signed;
+  auto* sums = reinterpret_cast<uint32_t*>(storage + block_bytes);
+  pack_a_blocks(A, lda, M, K, mr, is_signed, 0, mblocks, storage, sums);
+  p->data = storage;
+  p->row_sums = sums;
+  p->owned_ = std::unique_ptr<uint8_t[], void (*)(uint8_t*)>(storage, free_aligned);
+  return p;
+}
+
 void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool a_signed, const int32_t* a_zp,
                int64_t a_zp_stride, const PackedInt8B& B, const int32_t* b_zp, int64_t b_zp_stride, int32_t* C,
-               int64_t ldc, ThreadPool* pool) {
+               int64_t ldc, ThreadPool* pool, const PackedInt8A* packed_a) {
   if (M <= 0 || N <= 0) return;
   const Kernel kern = pick_kernel();
   const int64_t MR = kern.mr, NR = kPanel * kern.nv;
@@ -243,40 +313,19 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
     col_zp[j] = static_cast<uint32_t>((b_zp ? b_zp[j * b_zp_stride] : 0) + B.shift);
     col_term[j] = static_cast<uint32_t>(B.col_sums[j]) - static_cast<uint32_t>(K) * col_zp[j];
   }
-  const uint8_t flip = a_signed ? 0x80 : 0;  // int8 + 128 as uint8
-  auto pack_a = [&](int64_t b0, int64_t b1) {
-    for (int64_t mb = b0; mb < b1; ++mb) {
-      uint8_t* dst = ap + mb * a_block;
-      for (int64_t r = 0; r < MR; ++r) {
-        const int64_t i = mb * MR + r;
-        if (i >= M) {
-          for (int64_t g = 0; g < kg; ++g) std::memset(dst + (g * MR + r) * kGroup, 0, kGroup);
-          continue;
-        }
-        const uint8_t* src = static_cast<const uint8_t*>(A) + i * lda;
-        uint32_t s = 0;
-        for (int64_t k = 0; k < K; ++k) s += static_cast<uint8_t>(src[k] ^ flip);
-        row_sums[i] = s;
-        const int64_t full = K / kGroup;
-        for (int64_t g = 0; g < full; ++g) {
-          uint32_t v;
-          std::memcpy(&v, src + g * kGroup, 4);
-          v ^= flip * 0x01010101u;
-          std::memcpy(dst + (g * MR + r) * kGroup, &v, 4);
-        }
-        if (full < kg) {
-          uint8_t* d = dst + (full * MR + r) * kGroup;
-          for (int64_t t = 0; t < kGroup; ++t) {
-            const int64_t k = full * kGroup + t;
-            d[t] = k < K ? static_cast<uint8_t>(src[k] ^ flip) : 0;
-          }
-        }
-      }
-    }
-  };
-  const int64_t pack_grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, K * MR));
-  if (pool) pool->parallel_for(mblocks, pool->balanced_grain(mblocks, pack_grain), pack_a);
-  else pack_a(0, mblocks);
+  const uint8_t* a_blocks = ap;
+  const uint32_t* a_sums = row_sums;
+  if (packed_a && packed_a->mr == MR && packed_a->M == M && packed_a->K == K && packed_a->is_signed == a_signed) {
+    a_blocks = packed_a->data;
+    a_sums = packed_a->row_sums;
+  } else {
+    auto pack_a = [&](int64_t b0, int64_t b1) {
+      pack_a_blocks(A, lda, M, K, MR, a_signed, b0, b1, ap, row_sums);
+    };
+    const int64_t pack_grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, K * MR));
+    if (pool) pool->parallel_for(mblocks, pool->balanced_grain(mblocks, pack_grain), pack_a);
+    else pack_a(0, mblocks);
+  }
 
   const int8_detail::CorrectFn correct =
       cpu_isa() >= CpuIsa::kAvx512 && int8_detail::avx512_correct() ? int8_detail::avx512_correct() : generic_correct;
@@ -290,12 +339,12 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
       const int8_t* bp = B.data + (j0 / kPanel) * panel_stride;
       const int64_t nv = (cols + kPanel - 1) / kPanel;
       // A narrow last column block runs the kernel's narrower variant.
-      kern.fn[nv](kg, ap + mb * a_block, bp, panel_stride, acc);
+      kern.fn[nv](kg, a_blocks + mb * a_block, bp, panel_stride, acc);
       // C = sums - a_zp * (sum_k B - K * b_zp) - b_zp * sum_k A, all shifted, mod 2^32.
       uint32_t az[8], rs[8];
       for (int64_t r = 0; r < rows; ++r) {
         az[r] = static_cast<uint32_t>((a_zp ? a_zp[(i0 + r) * a_zp_stride] : 0) + a_shift);
-        rs[r] = row_sums[i0 + r];
+        rs[r] = a_sums[i0 + r];
       }
       correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, C + i0 * ldc + j0, ldc);
     }

@@ -76,13 +76,32 @@ class PackedInt8B {
   std::unique_ptr<uint8_t[], void (*)(uint8_t*)> owned_{nullptr, nullptr};
 };
 
+// A (M x K) packed once for gemm_u8s8, e.g. Conv's constant weights: in the
+// row blocks of the kernel chosen when packing (a run under another kernel
+// packs A again), with its row sums.
+class PackedInt8A {
+ public:
+  static std::shared_ptr<const PackedInt8A> pack(int64_t M, int64_t K, const void* A, int64_t lda, bool is_signed);
+
+  int64_t M = 0, K = 0;
+  int mr = 0;             // rows per block
+  bool is_signed = false;
+  const uint8_t* data = nullptr;       // blocks of mr rows: (K + 3) / 4 groups of mr x 4 bytes
+  const uint32_t* row_sums = nullptr;  // per row, sum over k of the stored (shifted) values
+
+ private:
+  std::unique_ptr<uint8_t[], void (*)(uint8_t*)> owned_{nullptr, nullptr};
+};
+
 // C (M x N, row stride ldc, int32) per the formula above. A is M x K (row
 // stride lda), int8 when a_signed. a_zp: one per row (a_zp_stride 1) or one
 // for all (stride 0), in A's own domain; b_zp: one per column or one for all
 // (stride 0), in B's own domain; null means zero. Uses `pool` when given.
 void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool a_signed, const int32_t* a_zp,
                int64_t a_zp_stride, const PackedInt8B& B, const int32_t* b_zp, int64_t b_zp_stride, int32_t* C,
-               int64_t ldc, ThreadPool* pool);
+               int64_t ldc, ThreadPool* pool, const PackedInt8A* packed_a = nullptr);
+// (packed_a: A already packed, used when it was packed for this A's shape and
+// the kernel running now; A, lda and a_signed must still describe it.)
 
 namespace int8_detail {
 

@@ -604,6 +604,37 @@ bool is_pointwise(const ConvGeometry& g) {
   return true;
 }
 
+// A constant 8-bit conv weight packed once as gemm_u8s8's A, one per group.
+struct PrepackedW {
+  const void* data = nullptr;  // the tensor it was packed from
+  DType dtype = DType::kUndefined;
+  Shape shape;
+  int64_t group = 0;
+  std::vector<std::shared_ptr<const PackedInt8A>> groups;
+
+  const PackedInt8A* find(const Tensor& w, int64_t grp, int64_t groups_now) const {
+    if (w.raw_data() != data || w.dtype() != dtype || w.shape() != shape || groups_now != group) return nullptr;
+    return groups[static_cast<size_t>(grp)].get();
+  }
+};
+
+// Packs W (M x C/group x kernel...) per group, unless it is depthwise (direct loops, nothing to pack).
+std::shared_ptr<const PrepackedW> prepack_w(const ir::Node& node, const Tensor* w) {
+  if (!w || !is_8bit(w->dtype()) || w->rank() < 3 || w->size() == 0) return nullptr;
+  const int64_t group = node.attr_int("group", 1), M = w->dim(0);
+  if (group <= 0 || M % group != 0 || M / group == 1) return nullptr;
+  auto pre = std::make_shared<PrepackedW>();
+  pre->data = w->raw_data();
+  pre->dtype = w->dtype();
+  pre->shape = w->shape();
+  pre->group = group;
+  const int64_t Mg = M / group, CK = w->size() / M;
+  const auto* base = static_cast<const uint8_t*>(w->raw_data());
+  for (int64_t grp = 0; grp < group; ++grp)
+    pre->groups.push_back(PackedInt8A::pack(Mg, CK, base + grp * Mg * CK, CK, w->dtype() == DType::kInt8));
+  return pre;
+}
+
 // A 2-D depthwise conv (one input and one output channel per group):
 // acc[n][c] = sum over the kernel of (x - x_zp)(w - w_zp[c]), the padding
 // contributing nothing, row by row so that the compiler vectorises over ow.
@@ -648,7 +679,7 @@ void depthwise_integer_conv(const ConvGeometry& g, const X* x, int32_t xz, const
 // acc[N][M][out] for x, w with per-tensor x zero point and per-tensor/per-channel w zero point:
 // per image and group, W (M/group x C/group*kernel) times the im2col matrix on the 8-bit GEMM.
 Status integer_conv(KernelContext& ctx, const Tensor& x, const Tensor* x_zp, const Tensor& w, const Tensor* w_zp,
-                    const ConvGeometry& g, int32_t* acc) {
+                    const ConvGeometry& g, const PrepackedW* pre, int32_t* acc) {
   if (x_zp && (x_zp->size() != 1 || x_zp->dtype() != x.dtype()))
     return ctx.invalid("x_zero_point must be a scalar of x's dtype");
   if (w_zp && ((w_zp->size() != 1 && w_zp->size() != g.M) || w_zp->dtype() != w.dtype()))
@@ -689,7 +720,7 @@ Status integer_conv(KernelContext& ctx, const Tensor& x, const Tensor* x_zp, con
       };
       const PackedInt8B pb = PackedInt8B::pack_rows_into(packed, CK, g.out_size, rows, x_signed, &ctx.pool());
       gemm_u8s8(Mg, g.out_size, CK, wb + grp * Mg * CK, CK, w_signed, wz + grp * Mg, 1, pb, &xz, 0,
-                acc + (n * g.M + grp * Mg) * g.out_size, g.out_size, &ctx.pool());
+                acc + (n * g.M + grp * Mg) * g.out_size, g.out_size, &ctx.pool(), pre ? pre->find(w, grp, g.group) : nullptr);
     }
   return Status::Ok();
 }
@@ -700,16 +731,16 @@ Shape conv_out_shape(const ConvGeometry& g) {
   return s;
 }
 
-Status conv_integer(KernelContext& ctx) {
+Status conv_integer(KernelContext& ctx, const PrepackedW* pre) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* w, required_input(ctx, 1));
   if (!is_8bit(x->dtype()) || !is_8bit(w->dtype())) return ctx.unsupported("x and w must be uint8 or int8");
   DLRT_ASSIGN_OR_RETURN(ConvGeometry g, conv_geometry(ctx, *x, *w));
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kInt32, conv_out_shape(g)));
-  return integer_conv(ctx, *x, ctx.input(2), *w, ctx.input(3), g, y->data<int32_t>());
+  return integer_conv(ctx, *x, ctx.input(2), *w, ctx.input(3), g, pre, y->data<int32_t>());
 }
 
-Status qlinear_conv(KernelContext& ctx) {
+Status qlinear_conv(KernelContext& ctx, const PrepackedW* pre) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* x_scale, required_input(ctx, 1));
   DLRT_ASSIGN_OR_RETURN(const Tensor* w, required_input(ctx, 3));
@@ -729,7 +760,7 @@ Status qlinear_conv(KernelContext& ctx) {
     return ctx.invalid("B must be an int32 vector with one value per output channel");
   thread_local AlignedScratch acc_scratch;
   int32_t* acc = acc_scratch.get<int32_t>(static_cast<size_t>(g.N * g.M * g.out_size), AlignedScratch::Growth::kByHalf);
-  DLRT_RETURN_IF_ERROR(integer_conv(ctx, *x, ctx.input(2), *w, ctx.input(5), g, acc));
+  DLRT_RETURN_IF_ERROR(integer_conv(ctx, *x, ctx.input(2), *w, ctx.input(5), g, pre, acc));
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out, conv_out_shape(g)));
   const float xs = float_at(*x_scale, 0), ys = float_at(*y_scale, 0);
   const int32_t yz = y_zp ? int_at(*y_zp, 0) : 0;
@@ -810,6 +841,32 @@ class IntegerMatMulKernel final : public OpKernel {
   std::shared_ptr<const PrepackedB> pre_;
 };
 
+// ConvInteger and QLinearConv: W packed once when it is a graph constant.
+class IntegerConvKernel final : public OpKernel {
+ public:
+  using Fn = Status (*)(KernelContext&, const PrepackedW*);
+  IntegerConvKernel(Fn fn, std::shared_ptr<const PrepackedW> pre) : fn_(fn), pre_(std::move(pre)) {}
+  Status compute(KernelContext& ctx) const override { return fn_(ctx, pre_.get()); }
+
+ private:
+  Fn fn_;
+  std::shared_ptr<const PrepackedW> pre_;
+};
+
+KernelDef integer_conv_def(const char* op, IntegerConvKernel::Fn fn, size_t w_input) {
+  KernelDef d;
+  d.op_type = op;
+  d.min_opset = 10;
+  d.factory = [fn](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
+    return std::unique_ptr<OpKernel>(new IntegerConvKernel(fn, nullptr));
+  };
+  d.factory_with_constants = [fn, w_input](const ir::Node& node,
+                                           const ConstantInputs& constants) -> Result<std::unique_ptr<OpKernel>> {
+    return std::unique_ptr<OpKernel>(new IntegerConvKernel(fn, prepack_w(node, constants(w_input))));
+  };
+  return d;
+}
+
 KernelDef integer_matmul_def(const char* op, IntegerMatMulKernel::Fn fn, size_t b_input, const char* domain = "",
                              int min_opset = 10) {
   KernelDef d;
@@ -833,10 +890,10 @@ Status register_quantize_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("DequantizeLinear", dequantize_linear, 10));
   DLRT_RETURN_IF_ERROR(r.add_fn("DynamicQuantizeLinear", dynamic_quantize_linear, 11));
   DLRT_RETURN_IF_ERROR(r.add(integer_matmul_def("MatMulInteger", matmul_integer, 1)));
-  DLRT_RETURN_IF_ERROR(r.add_fn("ConvInteger", conv_integer, 10));
+  DLRT_RETURN_IF_ERROR(r.add(integer_conv_def("ConvInteger", conv_integer, 1)));
   DLRT_RETURN_IF_ERROR(r.add(integer_matmul_def("QLinearMatMul", qlinear_matmul, 3)));
   DLRT_RETURN_IF_ERROR(r.add(integer_matmul_def("MatMulIntegerToFloat", matmul_integer_to_float, 1, "com.dlrt", 1)));
-  DLRT_RETURN_IF_ERROR(r.add_fn("QLinearConv", qlinear_conv, 10));
+  DLRT_RETURN_IF_ERROR(r.add(integer_conv_def("QLinearConv", qlinear_conv, 3)));
   return Status::Ok();
 }
 
