@@ -74,6 +74,23 @@ int available(Kernel* out) {
 
 std::atomic<int> forced{-1};  // ScopedInt8Kernel's choice: an index into available()
 
+// The float output stage on a rows x cols block of C at c (column j0 first),
+// in place. Compiled for the baseline target: separate multiply and add.
+void to_float(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, int64_t cols, int64_t j0) {
+  const float* sc = f.scale + j0 * f.scale_stride;
+  const float* b = f.bias ? f.bias + j0 : nullptr;
+  for (int64_t r = 0; r < rows; ++r) {
+    int32_t* cr = c + r * ldc;
+    for (int64_t q = 0; q < cols; ++q) {
+      int32_t v;
+      std::memcpy(&v, cr + q, sizeof v);
+      float y = static_cast<float>(v) * sc[q * f.scale_stride];
+      if (b) y = y + b[q];
+      std::memcpy(cr + q, &y, sizeof y);
+    }
+  }
+}
+
 void generic_correct(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az,
                      const uint32_t* rs, const uint32_t* ct, const uint32_t* cz, int32_t* c, int64_t ldc) {
   for (int64_t r = 0; r < rows; ++r) {
@@ -292,7 +309,7 @@ std::shared_ptr<const PackedInt8A> PackedInt8A::pack(int64_t M, int64_t K, const
 
 void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool a_signed, const int32_t* a_zp,
                int64_t a_zp_stride, const PackedInt8B& B, const int32_t* b_zp, int64_t b_zp_stride, int32_t* C,
-               int64_t ldc, ThreadPool* pool, const PackedInt8A* packed_a) {
+               int64_t ldc, ThreadPool* pool, const PackedInt8A* packed_a, const Int8FloatOutput* float_output) {
   if (M <= 0 || N <= 0) return;
   const Kernel kern = pick_kernel();
   const int64_t MR = kern.mr, NR = kPanel * kern.nv;
@@ -347,6 +364,7 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
         rs[r] = a_sums[i0 + r];
       }
       correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, C + i0 * ldc + j0, ldc);
+      if (float_output) to_float(*float_output, C + i0 * ldc + j0, ldc, rows, cols, j0);
     }
   };
   const int64_t ntiles = mblocks * nblocks;

@@ -93,13 +93,24 @@ class PackedInt8A {
   std::unique_ptr<uint8_t[], void (*)(uint8_t*)> owned_{nullptr, nullptr};
 };
 
+// Optional float output stage: each element of C, once final, becomes the
+// float float(C) * scale[column] (+ bias[column]), written over it in place
+// (C then holds floats): the Cast, Mul and Add of a quantize_dynamic MatMul,
+// each rounding as those ops do (no fused multiply-add).
+struct Int8FloatOutput {
+  const float* scale = nullptr;  // one value (scale_stride 0) or one per column (1)
+  int64_t scale_stride = 0;
+  const float* bias = nullptr;   // one per column, or null
+};
+
 // C (M x N, row stride ldc, int32) per the formula above. A is M x K (row
 // stride lda), int8 when a_signed. a_zp: one per row (a_zp_stride 1) or one
 // for all (stride 0), in A's own domain; b_zp: one per column or one for all
 // (stride 0), in B's own domain; null means zero. Uses `pool` when given.
 void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool a_signed, const int32_t* a_zp,
                int64_t a_zp_stride, const PackedInt8B& B, const int32_t* b_zp, int64_t b_zp_stride, int32_t* C,
-               int64_t ldc, ThreadPool* pool, const PackedInt8A* packed_a = nullptr);
+               int64_t ldc, ThreadPool* pool, const PackedInt8A* packed_a = nullptr,
+               const Int8FloatOutput* float_output = nullptr);
 // (packed_a: A already packed, used when it was packed for this A's shape and
 // the kernel running now; A, lda and a_signed must still describe it.)
 

@@ -395,7 +395,8 @@ std::shared_ptr<const PrepackedB> prepack_b(const Tensor* b) {
 // acc[batch][M][N] = sum_k (A - a_zp)(B - b_zp), with zero points per tensor/row/column
 // (gemm_int8.h: exact in int32 with wrap-around). `pre`: B packed in advance, if any.
 Status integer_matmul(KernelContext& ctx, const Tensor& a, const Tensor* a_zp, const Tensor& b, const Tensor* b_zp,
-                      const MatMulGeometry& g, const PrepackedB* pre, int32_t* acc) {
+                      const MatMulGeometry& g, const PrepackedB* pre, int32_t* acc,
+                      const Int8FloatOutput* float_output = nullptr) {
   RowMode am = RowMode::kTensor, bm = RowMode::kTensor;
   if (a_zp) {
     if (a_zp->dtype() != a.dtype()) return ctx.invalid("a_zero_point must have A's dtype");
@@ -429,7 +430,7 @@ Status integer_matmul(KernelContext& ctx, const Tensor& a, const Tensor* a_zp, c
     }
     gemm_u8s8(M, N, K, a_base + ao * M * K, K, a_signed, az.values ? az.values + ao * az.per_matrix : nullptr,
               az.stride, *pb, bz.values ? bz.values + bo * bz.per_matrix : nullptr, bz.stride, acc + bi * M * N, N,
-              &ctx.pool());
+              &ctx.pool(), nullptr, float_output);
   }
   return Status::Ok();
 }
@@ -823,32 +824,13 @@ Status matmul_integer_to_float(KernelContext& ctx, const PrepackedB* pre) {
   if (bias && (bias->dtype() != DType::kFloat32 || bias->size() != g.N))
     return ctx.invalid("bias must be float32 with one value per column");
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, g.out_shape));
-  // The int32 products go to the output's own memory first (same size), then
-  // each row is converted in place.
-  int32_t* acc = static_cast<int32_t*>(y->raw_data());
-  DLRT_RETURN_IF_ERROR(integer_matmul(ctx, *a, ctx.input(2), *b, ctx.input(3), g, pre, acc));
-  float* out = y->data<float>();
-  const float* s = scale->data<float>();
-  const float* bv = bias ? bias->data<float>() : nullptr;
-  const bool per_column = scale->size() != 1 || g.N == 1;
-  const int64_t rows = g.batch * g.M, N = g.N;
-  auto convert = [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      int32_t* ar = acc + r * N;
-      float* yr = out + r * N;
-      for (int64_t j = 0; j < N; ++j) {
-        int32_t v;
-        std::memcpy(&v, ar + j, sizeof v);
-        float f = static_cast<float>(v) * (per_column ? s[j] : s[0]);
-        if (bv) f = f + bv[j];
-        std::memcpy(yr + j, &f, sizeof f);
-      }
-    }
-  };
-  ThreadPool& pool = ctx.pool();
-  if (pool.num_threads() > 1 && rows * N >= 65536) pool.parallel_for(rows, pool.balanced_grain(rows, 16), convert);
-  else convert(0, rows);
-  return Status::Ok();
+  // The int32 products go to the output's own memory (same size); each tile
+  // becomes floats in place while it is in cache.
+  Int8FloatOutput fo;
+  fo.scale = scale->data<float>();
+  fo.scale_stride = scale->size() != 1 ? 1 : 0;
+  fo.bias = bias ? bias->data<float>() : nullptr;
+  return integer_matmul(ctx, *a, ctx.input(2), *b, ctx.input(3), g, pre, static_cast<int32_t*>(y->raw_data()), &fo);
 }
 
 // MatMulInteger and QLinearMatMul: B packed once when it is a graph constant.
