@@ -250,7 +250,7 @@ namespace {
 // rows mb*mr .. mb*mr+mr-1 (zero past M) as groups of 4 bytes (A + 128 for
 // int8), group-major; row_sums[i] sums row i's stored bytes.
 void pack_a_blocks(const void* A, int64_t lda, int64_t M, int64_t K, int64_t mr, bool a_signed, int64_t b0, int64_t b1,
-                   uint8_t* blocks, uint32_t* row_sums) {
+                   uint8_t* blocks, uint32_t* row_sums, bool want_sums = true) {
   const int64_t kg = (K + kGroup - 1) / kGroup, a_block = kg * mr * kGroup;
   const uint8_t flip = a_signed ? 0x80 : 0;  // int8 + 128 as uint8
   for (int64_t mb = b0; mb < b1; ++mb) {
@@ -263,10 +263,14 @@ void pack_a_blocks(const void* A, int64_t lda, int64_t M, int64_t K, int64_t mr,
       }
       const uint8_t* src = static_cast<const uint8_t*>(A) + i * lda;
       // sum (src ^ flip) = sum src, or sum src - 128 K for int8 read as uint8 (+128 each).
-      uint32_t s = 0;
-      for (int64_t k = 0; k < K; ++k) s += src[k];
-      if (a_signed) s += static_cast<uint32_t>(128 * K) - 256u * static_cast<uint32_t>(count_high(src, K));
-      row_sums[i] = s;
+      if (want_sums) {
+        uint32_t s = 0;
+        for (int64_t k = 0; k < K; ++k) s += src[k];
+        if (a_signed) s += static_cast<uint32_t>(128 * K) - 256u * static_cast<uint32_t>(count_high(src, K));
+        row_sums[i] = s;
+      } else {
+        row_sums[i] = 0;
+      }
       const int64_t full = K / kGroup;
       for (int64_t g = 0; g < full; ++g) {
         uint32_t v;
@@ -336,8 +340,11 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
     a_blocks = packed_a->data;
     a_sums = packed_a->row_sums;
   } else {
+    // The row sums only matter when B's (shifted) zero point is not 0 somewhere.
+    bool want_sums = false;
+    for (int64_t j = 0; j < N && !want_sums; ++j) want_sums = col_zp[j] != 0;
     auto pack_a = [&](int64_t b0, int64_t b1) {
-      pack_a_blocks(A, lda, M, K, MR, a_signed, b0, b1, ap, row_sums);
+      pack_a_blocks(A, lda, M, K, MR, a_signed, b0, b1, ap, row_sums, want_sums);
     };
     const int64_t pack_grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, K * MR));
     if (pool) pool->parallel_for(mblocks, pool->balanced_grain(mblocks, pack_grain), pack_a);
