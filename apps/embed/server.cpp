@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <thread>
@@ -482,9 +483,38 @@ void EmbedServer::install_routes() {
     res.set_content(r.body, r.content_type.c_str());
   };
   auto embeddings = [this, send](Api api) {
-    return [this, send, api](const httplib::Request& req, httplib::Response& res) {
+    return [this, send, api](const httplib::Request& req, httplib::Response& res,
+                             const httplib::ContentReader& content) {
+      // The body is read here, under max_body_bytes whatever its framing:
+      // httplib checks Content-Length against its limit but reads a chunked
+      // body to the end.
+      std::string body;
+      bool too_large = false;
+      const bool complete = content([&](const char* data, size_t n) {
+        if (body.size() + n > config_.max_body_bytes) {
+          too_large = true;
+          return false;
+        }
+        body.append(data, n);
+        return true;
+      });
+      if (!complete) {
+        const bool over = too_large || res.status == 413 ||
+                          (req.has_header("Content-Length") &&
+                           std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10) >
+                               config_.max_body_bytes);
+        const std::string message =
+            over ? "the request body is larger than " + std::to_string(config_.max_body_bytes) + " bytes (max_body_bytes)"
+                 : std::string("the request body could not be read");
+        const int status = over ? 413 : 400;
+        metrics_.observe_request(route_label(req.path), status, 0.0);
+        t_request_counted = true;
+        res.set_header("Connection", "close");  // the rest of the body is not read
+        send(res, error_reply(api, status, "invalid_request_error", message));
+        return;
+      }
       ++in_flight_;
-      Reply r = handle_embeddings(req.body, api);
+      Reply r = handle_embeddings(body, api);
       --in_flight_;
       // Counted before the response goes out, so a client that reads
       // /metrics right after sees its own request.
@@ -526,9 +556,14 @@ void EmbedServer::install_routes() {
     res.set_content(metrics_.render(g), "text/plain; version=0.0.4");
   });
 
-  s.set_pre_routing_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response&) {
+  s.set_pre_routing_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response&) {
     t_request_start = Clock::now();
     t_request_counted = false;
+    // No route serves byte ranges: a Range header is ignored, or httplib would
+    // answer it with one multipart part per range (an 8 KB request of a few
+    // thousand ranges turned into a 16 MB answer). The request object is
+    // httplib's own, non-const one, handed to this hook as const.
+    const_cast<httplib::Request&>(req).ranges.clear();
     return httplib::Server::HandlerResponse::Unhandled;
   }));
   // Errors httplib answers itself (404, 405, 413 body too large, 400 bad request): a JSON body.

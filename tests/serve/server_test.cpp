@@ -6,6 +6,13 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -224,6 +231,83 @@ TEST(ServeErrors, BodyTooLarge) {
   std::string big = "{\"input\":\"" + std::string(2000, 'a') + "\"}";
   expect_openai_error(t.post("/v1/embeddings", big), 413, "larger than 1024 bytes");
   EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"small"})")->status, 200);
+}
+
+// Sends `request` on a new loopback connection and returns everything the
+// server answers until it closes the connection or `wait_s` passes.
+std::string raw_exchange(int port, const std::string& request, int wait_s = 10) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return {};
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return {};
+  }
+  size_t sent = 0;
+  while (sent < request.size()) {
+    const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the server may close early (a body over the limit)
+    sent += static_cast<size_t>(n);
+  }
+  std::string out;
+  timeval tv{wait_s, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+// A chunked body is held to max_body_bytes like one with a Content-Length.
+TEST(ServeErrors, ChunkedBodyTooLarge) {
+  ServiceConfig c;
+  c.max_body_bytes = 1024;
+  TestServer t(c);
+  const std::string head =
+      "POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n";
+  std::string chunks;
+  const std::string body = "{\"input\":\"" + std::string(8000, 'a') + "\"}";
+  for (size_t i = 0; i < body.size(); i += 500) {
+    const std::string part = body.substr(i, 500);
+    char len[16];
+    std::snprintf(len, sizeof len, "%zx\r\n", part.size());
+    chunks += len + part + "\r\n";
+  }
+  chunks += "0\r\n\r\n";
+  const std::string answer = raw_exchange(t.server->port(), head + chunks);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 413", 0), 0u) << answer.substr(0, 200);
+  EXPECT_NE(answer.find("larger than 1024 bytes"), std::string::npos) << answer.substr(0, 400);
+  // A small chunked body is fine.
+  const std::string small = "{\"input\":\"ok\"}";
+  char len[16];
+  std::snprintf(len, sizeof len, "%zx\r\n", small.size());
+  const std::string ok = raw_exchange(t.server->port(), head + len + small + "\r\n0\r\n\r\n" , 5);
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200", 0), 0u) << ok.substr(0, 200);
+  EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"small"})")->status, 200);
+}
+
+// A Range header is ignored: /metrics answers whole, however many ranges are asked for.
+TEST(ServeErrors, RangeHeaderIsIgnored) {
+  TestServer t;
+  auto whole = t.get("/metrics");
+  ASSERT_TRUE(whole);
+  // (1200 ranges: the header stays under httplib's 8 KB line limit.)
+  std::string ranges = "bytes=0-99";
+  for (int i = 1; i < 1200; ++i) ranges += ",0-99";
+  httplib::Headers h = {{"Range", ranges}};
+  auto r = t.client().Get("/metrics", h);
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_LT(r->body.size(), whole->body.size() * 2);
+  EXPECT_EQ(r->get_header_value("Content-Type").rfind("text/plain", 0), 0u);
 }
 
 TEST(ServeErrors, TokenLimitPerInput) {
