@@ -1,5 +1,7 @@
 #include "core/tensor_values.h"
 
+#include <cstdint>
+
 namespace dlrt {
 
 double element_as_double(const Tensor& t, int64_t i) {
@@ -18,6 +20,27 @@ double element_as_double(const Tensor& t, int64_t i) {
     case DType::kUInt64: return static_cast<double>(t.data<uint64_t>()[i]);
     case DType::kBool: return static_cast<const uint8_t*>(t.raw_data())[i] ? 1.0 : 0.0;
     default: return 0.0;
+  }
+}
+
+int64_t element_as_int64(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kInt64: return t.data<int64_t>()[i];
+    case DType::kUInt64: {
+      const uint64_t v = t.data<uint64_t>()[i];
+      return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
+    }
+    case DType::kFloat32:
+    case DType::kFloat64:
+    case DType::kFloat16:
+    case DType::kBFloat16: {
+      const double d = element_as_double(t, i);
+      if (!(d == d)) return 0;
+      if (d >= 9223372036854775807.0) return INT64_MAX;  // (2^63: the first double past the range)
+      if (d <= -9223372036854775808.0) return INT64_MIN;
+      return static_cast<int64_t>(d);
+    }
+    default: return static_cast<int64_t>(element_as_double(t, i));  // the narrower integers and bool: exact
   }
 }
 

@@ -12,4 +12,8 @@ namespace dlrt {
 // strings and undefined dtypes. The caller checks 0 <= i < t.size().
 double element_as_double(const Tensor& t, int64_t i = 0);
 
+// The same as int64: integers exactly (uint64 above INT64_MAX saturates),
+// floats truncated toward zero and saturated to the int64 range, NaN as 0.
+int64_t element_as_int64(const Tensor& t, int64_t i = 0);
+
 }  // namespace dlrt

@@ -140,7 +140,8 @@ Status with_node(const KernelContext& ctx, Status s) {
 template <template <typename> class Op, typename Dispatch>
 Status same_type_binary(KernelContext& ctx, Dispatch dispatch) {
   DLRT_ASSIGN_OR_RETURN(auto ab, two_inputs(ctx));
-  auto [a, b] = ab;
+  const Tensor* a = ab.first;  // (not a structured binding: lambdas below capture them)
+  const Tensor* b = ab.second;
   return with_node(ctx, dispatch(a->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     return run_binary<T, T, T>(ctx, *a, *b, Op<T>{ctx});
@@ -151,7 +152,8 @@ Status same_type_binary(KernelContext& ctx, Dispatch dispatch) {
 template <template <typename> class Op, typename Dispatch>
 Status compare_binary(KernelContext& ctx, Dispatch dispatch) {
   DLRT_ASSIGN_OR_RETURN(auto ab, two_inputs(ctx));
-  auto [a, b] = ab;
+  const Tensor* a = ab.first;  // (not a structured binding: lambdas below capture them)
+  const Tensor* b = ab.second;
   return with_node(ctx, dispatch(a->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     return run_binary<T, T, bool>(ctx, *a, *b, Op<T>{ctx});
@@ -249,7 +251,8 @@ Status BitShift(KernelContext& ctx) {
 // double, so only base dtype x {same, int64, double} is instantiated.
 Status Pow(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(auto ab, two_inputs(ctx, /*same_dtype=*/false));
-  auto [a, b] = ab;
+  const Tensor* a = ab.first;  // (not a structured binding: lambdas below capture them)
+  const Tensor* b = ab.second;
   if (!dtype_is_float(a->dtype()) && !dtype_is_int(a->dtype()))
     return ctx.unsupported(std::string("Pow: base dtype ") + dtype_name(a->dtype()) + " is not supported");
   if (!dtype_is_float(b->dtype()) && !dtype_is_int(b->dtype()))

@@ -23,6 +23,7 @@ int sole_consumer(Rewriter& rw, ValueId v, const char* op) {
 }
 
 bool is_float32(const Graph& g, ValueId v) {
+  if (v < 0) return false;  // an omitted optional input
   DType d = g.values[v].type.dtype;
   return d == DType::kFloat32;
 }
@@ -348,7 +349,7 @@ int fuse_bias_activation(Graph& g, PassContext& ctx) {
     if (!conv && !gemm && !matmul) continue;
     const char* fused_op = conv ? "FusedConv" : gemm ? "FusedGemm" : "FusedMatMul";
     if (!ctx.can_run(fused_op, "com.dlrt", 1)) continue;
-    if (n.outputs.size() != 1 || n.inputs.size() < 2) continue;
+    if (n.outputs.size() != 1 || n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0) continue;
     if (!is_float32(g, n.inputs[0]) && !(rw.constant(n.inputs[1]) && rw.constant(n.inputs[1])->dtype() == DType::kFloat32))
       continue;
     Node fused = n;

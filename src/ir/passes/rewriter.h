@@ -75,6 +75,7 @@ class Rewriter {
 
 // element_as_double (core/tensor_values.h) reads constants' values.
 using dlrt::element_as_double;
+using dlrt::element_as_int64;
 
 // "Op" with the ONNX domain.
 inline bool is_op(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }

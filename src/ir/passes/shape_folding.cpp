@@ -9,6 +9,10 @@ namespace dlrt::ir::passes {
 
 namespace {
 
+// Ranks above this are not believed from a shape tensor's declared length
+// (ONNX sets no limit; real models stay far below).
+constexpr int64_t kMaxInferredRank = 64;
+
 using Dims = std::vector<Dim>;
 
 Dim unknown_dim() { return Dim{-1, ""}; }
@@ -85,7 +89,9 @@ class ShapeInference {
     in.shape = d;
     if ((t.dtype() == DType::kInt64 || t.dtype() == DType::kInt32) && t.rank() <= 1 && t.size() <= 64) {
       Dims s;
-      for (int64_t i = 0; i < t.size(); ++i) s.push_back(literal(static_cast<int64_t>(element_as_double(t, i))));
+      // (Read as integers: through a double, values past 2^53 lost bits and past 2^63 overflowed.)
+      for (int64_t i = 0; i < t.size(); ++i)
+        s.push_back(literal(t.dtype() == DType::kInt64 ? t.data<int64_t>()[i] : int64_t{t.data<int32_t>()[i]}));
       in.sval = s;
       in.sval_scalar = t.rank() == 0;
     }
@@ -396,6 +402,8 @@ class ShapeInference {
   // output's rank, though none of its dims.
   static std::optional<Dims> rank_from_shape_input(const Info& shape_input) {
     if (!shape_input.shape || shape_input.shape->size() != 1 || !(*shape_input.shape)[0].is_static()) return std::nullopt;
+    // A declared length past any real rank (a hostile model's [2^40]) leaves the rank unknown.
+    if ((*shape_input.shape)[0].size < 0 || (*shape_input.shape)[0].size > kMaxInferredRank) return std::nullopt;
     return Dims(static_cast<size_t>((*shape_input.shape)[0].size), unknown_dim());
   }
 

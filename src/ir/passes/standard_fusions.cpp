@@ -148,7 +148,7 @@ int fuse_layer_norm(Graph& g, PassContext& ctx, bool any_opset) {
       if (n.inputs.size() < 2 || n.inputs[1] == kNoValue) return false;
       const Tensor* a = rw.constant(n.inputs[1]);
       if (!a) return false;
-      for (int64_t k = 0; k < a->size(); ++k) axes.push_back(static_cast<int64_t>(element_as_double(*a, k)));
+      for (int64_t k = 0; k < a->size(); ++k) axes.push_back(element_as_int64(*a, k));
     } else {
       axes = n.attr_ints("axes");
     }

@@ -1,0 +1,14 @@
+# libFuzzer harnesses (issue 41), built only with -DDLRT_FUZZ=ON and clang:
+# the whole library is then compiled with ASan, UBSan and libFuzzer's
+# coverage (see the top-level CMakeLists.txt), and each harness in fuzz/ is
+# one executable (fuzz_model, fuzz_npy, fuzz_tokenizer, fuzz_config).
+# scripts/run_fuzz.sh builds the seed corpora and runs them (make fuzz).
+if(DLRT_FUZZ)
+  foreach(h model npy tokenizer config)
+    add_executable(fuzz_${h} ${PROJECT_SOURCE_DIR}/fuzz/fuzz_${h}.cpp)
+    target_compile_options(fuzz_${h} PRIVATE ${DLRT_WARNINGS})
+    target_link_options(fuzz_${h} PRIVATE -fsanitize=fuzzer)
+    target_include_directories(fuzz_${h} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/apps)
+    target_link_libraries(fuzz_${h} PRIVATE dlrt_embed dlrt_internal)
+  endforeach()
+endif()

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Runs dlrt's libFuzzer harnesses (fuzz/*.cpp, built in a DLRT_FUZZ=ON
+# folder) for a set time each:
+#   scripts/run_fuzz.sh BUILD_FUZZ SECONDS [HARNESS...]
+# Default harnesses: model npy tokenizer config. First each harness runs its
+# regression inputs (fuzz/regressions/<harness>/: inputs that once crashed
+# it), then fuzzes for SECONDS, starting from seeds the script gathers from
+# the test models, ONNX's conformance data and the tests' tokenizer files,
+# and from BUILD_FUZZ/corpus/<harness> (which it keeps and grows). A crash,
+# leak, timeout (10 s per input) or out-of-memory (2 GiB) is written to
+# BUILD_FUZZ/crashes/<harness>/ and makes the exit status 1. Prints
+# libFuzzer's last statistics line per harness.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+if [ $# -lt 2 ]; then
+  echo "usage: $0 BUILD_FUZZ SECONDS [HARNESS...]" >&2
+  exit 2
+fi
+BUILD=$(cd "$1" && pwd)
+SECONDS_EACH=$2
+shift 2
+HARNESSES=("$@")
+[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(model npy tokenizer config)
+TESTDATA=${DLRT_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
+TEST_MODELS=${DLRT_TEST_MODELS:-$ROOT/build/test_models}
+
+seeds_for() {  # harness -> folder of seed inputs
+  local h=$1 dir="$BUILD/seeds/$1"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  case "$h" in
+    model)
+      find "$TEST_MODELS" -name '*.onnx' -size -256k -exec cp -t "$dir" --backup=numbered {} + 2>/dev/null
+      # One small model per ONNX conformance case (node/<case>/model.onnx).
+      local n=0
+      for f in "$TESTDATA"/node/*/model.onnx; do
+        [ -f "$f" ] || continue
+        cp "$f" "$dir/$(basename "$(dirname "$f")").onnx"
+        n=$((n + 1))
+      done ;;
+    npy)
+      find "$TEST_MODELS" -name '*.npy' -size -64k -exec cp -t "$dir" --backup=numbered {} + 2>/dev/null ;;
+    tokenizer)
+      cp "$ROOT/tests/embed/data/bert_uncased_tokenizer.template.json" "$dir/" 2>/dev/null
+      find "$ROOT/tests/embed/data" -name 'tokenizer.json' -exec cp -t "$dir" --backup=numbered {} + 2>/dev/null ;;
+    config)
+      printf 'device = "cpu"\nthreads = 2\n' > "$dir/basic.toml"
+      printf 'device = "npu,cpu"\nstrict = true\ncpu_precision = "bf16x3"\ncache_dir = "/tmp/x"\n[serve]\nport = 8080\n' > "$dir/full.toml" ;;
+  esac
+  echo "$dir"
+}
+
+rc=0
+for h in "${HARNESSES[@]}"; do
+  bin="$BUILD/fuzz_$h"
+  if [ ! -x "$bin" ]; then
+    echo "run_fuzz: $bin is missing (configure $BUILD with -DDLRT_FUZZ=ON and clang, build fuzz_$h)" >&2
+    rc=1
+    continue
+  fi
+  corpus="$BUILD/corpus/$h"
+  crashes="$BUILD/crashes/$h"
+  mkdir -p "$corpus" "$crashes"
+  regressions=("$ROOT"/fuzz/regressions/"$h"/*)
+  if [ -e "${regressions[0]}" ]; then
+    if ! "$bin" -rss_limit_mb=2048 -timeout=10 "${regressions[@]}" > "$BUILD/fuzz_$h.regressions.log" 2>&1; then
+      echo "fuzz $h: a regression input fails again (see $BUILD/fuzz_$h.regressions.log)"
+      rc=1
+    fi
+  fi
+  seeds=$(seeds_for "$h")
+  log="$BUILD/fuzz_$h.log"
+  "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1 \
+    -artifact_prefix="$crashes/" "$corpus" "$seeds" > "$log" 2>&1
+  status=$?
+  stats=$(grep -E '^#[0-9]+' "$log" | tail -1)
+  execs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
+  if [ $status -ne 0 ]; then
+    echo "fuzz $h: FAILED after ${SECONDS_EACH} s ($(grep -m1 -E 'ERROR|SUMMARY' "$log")); input in $crashes, log $log"
+    rc=1
+  else
+    echo "fuzz $h: ok, ${SECONDS_EACH} s, ${execs:-?} executions; last: $stats"
+  fi
+done
+exit $rc
