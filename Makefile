@@ -4,6 +4,8 @@
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)
 WERROR     ?= ON
 PYTHON     ?= /usr/bin/python3
@@ -12,7 +14,7 @@ DEMO_MODEL := $(BUILD)/test_models/conv_net.onnx
 # The model zoo for the zoo tests: $DLRT_ZOO_DIR, else ../shared/models when it is there.
 ZOO_DIR    ?= $(or $(DLRT_ZOO_DIR),$(if $(wildcard ../shared/models/.),$(abspath ../shared/models)))
 
-.PHONY: all deps build demo test test-asan update-expected clean
+.PHONY: all deps build demo test test-asan fuzz fuzz-build update-expected clean
 
 all: build
 
@@ -41,6 +43,20 @@ test: deps
 	$(MAKE) --no-print-directory build WERROR=ON
 	$(MAKE) --no-print-directory $(BUILD)/test_models/STAMP
 	JOBS=$(JOBS) DLRT_ONNX_TESTDATA=$(TESTDATA) DLRT_ZOO_DIR=$(ZOO_DIR) bash scripts/run_tests.sh $(BUILD)
+	$(MAKE) --no-print-directory fuzz-build
+	DLRT_TEST_MODELS=$(abspath $(BUILD))/test_models bash scripts/run_fuzz.sh $(BUILD_FUZZ) smoke
+
+# The libFuzzer harnesses (fuzz/), built with clang, ASan and UBSan in $(BUILD_FUZZ).
+fuzz-build:
+	cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+	  -DDLRT_FUZZ=ON -DDLRT_BUILD_TESTS=OFF -DDLRT_WERROR=OFF
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_model fuzz_npy fuzz_tokenizer fuzz_config
+
+# Each harness for FUZZ_SECONDS (default 600), growing $(BUILD_FUZZ)/corpus; a
+# crash is kept in $(BUILD_FUZZ)/crashes/ (add it to fuzz/regressions/ once fixed).
+fuzz: deps fuzz-build
+	$(MAKE) --no-print-directory $(BUILD)/test_models/STAMP
+	DLRT_TEST_MODELS=$(abspath $(BUILD))/test_models bash scripts/run_fuzz.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
 
 # The same under AddressSanitizer and UndefinedBehaviorSanitizer.
 test-asan: deps

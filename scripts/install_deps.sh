@@ -9,6 +9,9 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libgtest-dev nlohmann-json3-dev libtomlplusplus-dev libcpp-httplib-dev
   python3-onnx python3-numpy python3-venv
+  # clang (with libFuzzer and the sanitizer runtimes) for the fuzz harnesses (make fuzz, and
+  # the smoke run in make test).
+  clang
   # Run-time only, for the OpenCL backend's tests: the ICD loader and PoCL
   # (OpenCL on the CPU). dlrt never links them; the backend dlopens them.
   ocl-icd-libopencl1 pocl-opencl-icd

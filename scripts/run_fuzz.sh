@@ -2,6 +2,9 @@
 # Runs dlrt's libFuzzer harnesses (fuzz/*.cpp, built in a DLRT_FUZZ=ON
 # folder) for a set time each:
 #   scripts/run_fuzz.sh BUILD_FUZZ SECONDS [HARNESS...]
+#   scripts/run_fuzz.sh BUILD_FUZZ smoke     (make test: the regression
+#     inputs, then a fixed number of executions from the seeds alone with a
+#     fixed random seed, about 20 s each, so that a run is repeatable)
 # Default harnesses: model npy tokenizer config. First each harness runs its
 # regression inputs (fuzz/regressions/<harness>/: inputs that once crashed
 # it), then fuzzes for SECONDS, starting from seeds the script gathers from
@@ -70,16 +73,26 @@ for h in "${HARNESSES[@]}"; do
   fi
   seeds=$(seeds_for "$h")
   log="$BUILD/fuzz_$h.log"
-  "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1 \
-    -artifact_prefix="$crashes/" "$corpus" "$seeds" > "$log" 2>&1
+  if [ "$SECONDS_EACH" = smoke ]; then
+    # Executions for about 20 s each on a 2-core VM (2026-11-26).
+    case "$h" in model) runs=100000 ;; npy) runs=2000000 ;; *) runs=400000 ;; esac
+    fresh="$BUILD/corpus-smoke/$h"
+    rm -rf "$fresh"
+    mkdir -p "$fresh"
+    "$bin" -seed=1 -runs=$runs -timeout=10 -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1 \
+      -artifact_prefix="$crashes/" "$fresh" "$seeds" > "$log" 2>&1
+  else
+    "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1 \
+      -artifact_prefix="$crashes/" "$corpus" "$seeds" > "$log" 2>&1
+  fi
   status=$?
   stats=$(grep -E '^#[0-9]+' "$log" | tail -1)
   execs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
   if [ $status -ne 0 ]; then
-    echo "fuzz $h: FAILED after ${SECONDS_EACH} s ($(grep -m1 -E 'ERROR|SUMMARY' "$log")); input in $crashes, log $log"
+    echo "fuzz $h: FAILED ($(grep -m1 -E 'ERROR|SUMMARY' "$log")); input in $crashes, log $log"
     rc=1
   else
-    echo "fuzz $h: ok, ${SECONDS_EACH} s, ${execs:-?} executions; last: $stats"
+    echo "fuzz $h: ok ($SECONDS_EACH), ${execs:-?} executions; last: $stats"
   fi
 done
 exit $rc

@@ -350,7 +350,7 @@ int default_opset(const onnx::ModelProto& m) {
 // Attribute and input values that crash libonnx's shape inference (a
 // division by a zero stride, a rank it assumes), found by fuzzing: each is
 // also invalid ONNX, so the model is refused with the reason instead.
-Status validate_for_libonnx(const onnx::GraphProto& g) {
+Status validate_for_libonnx(const onnx::GraphProto& g, int opset) {
   std::map<std::string, const onnx::TensorProto*> inits;
   for (const auto& t : g.initializer()) inits[t.name()] = &t;
   std::map<std::string, int> ranks;  // declared ranks of graph inputs and annotated values
@@ -365,14 +365,28 @@ Status validate_for_libonnx(const onnx::GraphProto& g) {
     const std::string what = "node '" + (n.name().empty() ? (n.output_size() ? n.output(0) : std::string()) : n.name()) +
                              "' (" + n.op_type() + ")";
     for (const auto& a : n.attribute()) {
-      if (a.type() == onnx::AttributeProto::GRAPH) DLRT_RETURN_IF_ERROR(validate_for_libonnx(a.g()));
-      for (const auto& sub : a.graphs()) DLRT_RETURN_IF_ERROR(validate_for_libonnx(sub));
+      if (a.type() == onnx::AttributeProto::GRAPH) DLRT_RETURN_IF_ERROR(validate_for_libonnx(a.g(), opset));
+      for (const auto& sub : a.graphs()) DLRT_RETURN_IF_ERROR(validate_for_libonnx(sub, opset));
       if (a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape")
         for (int64_t v : a.ints())
           if (v <= 0) return InvalidModel(what + ": " + a.name() + " must be positive, got " + std::to_string(v));
     }
     const std::string domain = normalize_domain(n.domain());
     if (!domain.empty()) continue;
+    // Required attributes present and of their type: the checker stops at the
+    // first problem it finds, and when that one is ignored (an op it does not
+    // know, an unsorted graph) later nodes reach shape inference unchecked;
+    // Scan's without num_scan_inputs crashed it (found by fuzz/fuzz_model.cpp).
+    if (const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), opset, "")) {
+      for (const auto& [name, want] : schema->attributes()) {
+        const onnx::AttributeProto* have = nullptr;
+        for (const auto& a : n.attribute())
+          if (a.name() == name) have = &a;
+        if (!have && want.required) return InvalidModel(what + ": the required attribute '" + name + "' is missing");
+        if (have && have->type() != onnx::AttributeProto::UNDEFINED && have->type() != want.type)
+          return InvalidModel(what + ": attribute '" + name + "' has the wrong type");
+      }
+    }
     if (n.op_type() == "SplitToSequence" && n.input_size() > 1) {
       auto it = inits.find(n.input(1));
       if (it != inits.end() && it->second->dims_size() == 0) {
@@ -429,7 +443,7 @@ Status run_libonnx_checks(onnx::ModelProto& m) {
   if (!rejected.empty()) return InvalidModel("the ONNX checker rejected the model: " + rejected);
   // libonnx's shape inference divides by strides and indexes ranks it never
   // checked: refuse what would crash it first.
-  DLRT_RETURN_IF_ERROR(validate_for_libonnx(m.graph()));
+  DLRT_RETURN_IF_ERROR(validate_for_libonnx(m.graph(), default_opset(m)));
   try {
     onnx::ShapeInferenceOptions opts(false, 0, false);
     onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), opts);
