@@ -397,6 +397,29 @@ Status validate_for_libonnx(const onnx::GraphProto& g, int opset) {
                               std::to_string(static_cast<int64_t>(element_as_double(*t, 0))));
       }
     }
+    // Convolutions and pools: the input of rank >= 3 and the weights of its rank
+    // (libonnx's ConvTranspose inference read past a rank-2 input; found by fuzzing).
+    {
+      const std::string& op = n.op_type();
+      const bool conv = op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" || op == "DeformConv";
+      const bool qconv = op == "QLinearConv";
+      const bool pool = op == "MaxPool" || op == "AveragePool" || op == "LpPool" || op == "MaxUnpool" ||
+                        op == "MaxRoiPool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
+                        op == "GlobalLpPool";
+      if ((conv || qconv || pool) && n.input_size() > 0) {
+        auto x = ranks.find(n.input(0));
+        if (x != ranks.end() && x->second < 3)
+          return InvalidModel(what + ": the input must have rank 3 or more (batch, channels, spatial dims), got rank " +
+                              std::to_string(x->second));
+        const int w_index = qconv ? 3 : 1;
+        if ((conv || qconv) && n.input_size() > w_index && x != ranks.end()) {
+          auto w = ranks.find(n.input(w_index));
+          if (w != ranks.end() && w->second != x->second)
+            return InvalidModel(what + ": the weights have rank " + std::to_string(w->second) + ", the input rank " +
+                                std::to_string(x->second));
+        }
+      }
+    }
     if (n.op_type() == "STFT" && n.input_size() > 0) {
       auto it = ranks.find(n.input(0));
       if (it != ranks.end() && it->second != 3)
