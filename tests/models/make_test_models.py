@@ -298,6 +298,29 @@ def write_all(out):
         [init("w", np.ones((1, 1, 3, 3), np.float32))])
     save(model(g), os.path.join(bad, "conv_stride0.onnx"))
     g = helper.make_graph(
+        [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="convt_rank2")], "convt_rank2",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [init("w", np.ones((1, 2, 3), np.float32))])
+    save(model(g), os.path.join(bad, "convtranspose_rank2.onnx"))
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]), helper.make_node("Identity", ["s_out"], ["y_t"])],
+        "body",
+        [helper.make_tensor_value_info("s_in", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("x_t", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("s_out", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("y_t", TensorProto.FLOAT, [2])])
+    # (Nodes out of order: the checker stops at that, an error dlrt ignores as it sorts the
+    # graph itself, and never looks at the Scan.)
+    g = helper.make_graph(
+        [helper.make_node("Scan", ["c", "xs"], ["s", "ys"], name="scan_no_count", body=body),
+         helper.make_node("Identity", ["s0"], ["c"])], "scan_no_count",
+        [helper.make_tensor_value_info("s0", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("xs", TensorProto.FLOAT, [3, 2])],
+        [helper.make_tensor_value_info("s", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("ys", TensorProto.FLOAT, [3, 2])])
+    save(model(g, opset=11), os.path.join(bad, "scan_no_count.onnx"))
+    g = helper.make_graph(
         [helper.make_node("SplitToSequence", ["x", "s"], ["y"], name="split0")], "split0",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 2])],
         [helper.make_tensor_sequence_value_info("y", TensorProto.FLOAT, None)],

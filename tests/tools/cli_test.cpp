@@ -302,6 +302,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadModel{"overflow_input.onnx", 1, {"input 'x'", "overflows 64 bits"}},
                       BadModel{"cycle.onnx", 3, {"cycle"}},
                       BadModel{"conv_stride0.onnx", 3, {"conv_stride0", "strides must be positive"}},
+                      BadModel{"convtranspose_rank2.onnx", 3, {"convt_rank2", "rank 3 or more"}},
+                      BadModel{"scan_no_count.onnx", 3, {"scan_no_count", "the required attribute 'num_scan_inputs' is missing"}},
                       BadModel{"split0.onnx", 3, {"split0", "split must be positive"}},
                       BadModel{"stft_rank1.onnx", 3, {"stft_rank1", "rank 3", "got rank 1"}},
                       BadModel{"opset_huge.onnx", 3, {"version 4294967313", "no opset"}},
