@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <set>
 #include <string_view>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -350,9 +351,18 @@ int default_opset(const onnx::ModelProto& m) {
 // Attribute and input values that crash libonnx's shape inference (a
 // division by a zero stride, a rank it assumes), found by fuzzing: each is
 // also invalid ONNX, so the model is refused with the reason instead.
-Status validate_for_libonnx(const onnx::GraphProto& g, int opset) {
+Status validate_for_libonnx(const onnx::GraphProto& g, int opset, const std::set<std::string>& outer = {}) {
   std::map<std::string, const onnx::TensorProto*> inits;
   for (const auto& t : g.initializer()) inits[t.name()] = &t;
+  // Every value a node reads is defined here (in any order: dlrt sorts the
+  // graph) or in an enclosing graph. The checker reports an undefined input
+  // as an unsorted graph, which dlrt ignores, and libonnx's MaxUnpool
+  // inference then read the missing input's type (found by fuzzing).
+  std::set<std::string> defined = outer;
+  for (const auto& v : g.input()) defined.insert(v.name());
+  for (const auto& t : g.initializer()) defined.insert(t.name());
+  for (const auto& n : g.node())
+    for (const auto& o : n.output()) defined.insert(o);
   std::map<std::string, int> ranks;  // declared ranks of graph inputs and annotated values
   auto note_rank = [&](const onnx::ValueInfoProto& v) {
     if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
@@ -365,12 +375,15 @@ Status validate_for_libonnx(const onnx::GraphProto& g, int opset) {
     const std::string what = "node '" + (n.name().empty() ? (n.output_size() ? n.output(0) : std::string()) : n.name()) +
                              "' (" + n.op_type() + ")";
     for (const auto& a : n.attribute()) {
-      if (a.type() == onnx::AttributeProto::GRAPH) DLRT_RETURN_IF_ERROR(validate_for_libonnx(a.g(), opset));
-      for (const auto& sub : a.graphs()) DLRT_RETURN_IF_ERROR(validate_for_libonnx(sub, opset));
+      if (a.type() == onnx::AttributeProto::GRAPH) DLRT_RETURN_IF_ERROR(validate_for_libonnx(a.g(), opset, defined));
+      for (const auto& sub : a.graphs()) DLRT_RETURN_IF_ERROR(validate_for_libonnx(sub, opset, defined));
       if (a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape")
         for (int64_t v : a.ints())
           if (v <= 0) return InvalidModel(what + ": " + a.name() + " must be positive, got " + std::to_string(v));
     }
+    for (const auto& in : n.input())
+      if (!in.empty() && !defined.count(in))
+        return InvalidModel(what + ": input '" + in + "' is not a graph input, an initializer or any node's output");
     const std::string domain = normalize_domain(n.domain());
     if (!domain.empty()) continue;
     // Required attributes present and of their type: the checker stops at the
