@@ -303,6 +303,11 @@ def write_all(out):
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
         [init("w", np.ones((1, 2, 3), np.float32))])
     save(model(g), os.path.join(bad, "convtranspose_rank2.onnx"))
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["nowhere"], ["y"], name="reads_nothing")], "undefined_input",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    save(model(g), os.path.join(bad, "undefined_input.onnx"))
     body = helper.make_graph(
         [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]), helper.make_node("Identity", ["s_out"], ["y_t"])],
         "body",

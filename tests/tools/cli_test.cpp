@@ -303,6 +303,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadModel{"cycle.onnx", 3, {"cycle"}},
                       BadModel{"conv_stride0.onnx", 3, {"conv_stride0", "strides must be positive"}},
                       BadModel{"convtranspose_rank2.onnx", 3, {"convt_rank2", "rank 3 or more"}},
+                      BadModel{"undefined_input.onnx", 3, {"reads_nothing", "input 'nowhere' is not"}},
                       BadModel{"scan_no_count.onnx", 3, {"scan_no_count", "the required attribute 'num_scan_inputs' is missing"}},
                       BadModel{"split0.onnx", 3, {"split0", "split must be positive"}},
                       BadModel{"stft_rank1.onnx", 3, {"stft_rank1", "rank 3", "got rank 1"}},
