@@ -369,6 +369,18 @@ Status validate_for_libonnx(const onnx::GraphProto& g, int opset, const std::set
       ranks[v.name()] = v.type().tensor_type().shape().dim_size();
   };
   for (const auto& v : g.input()) note_rank(v);
+  // A tensor input of no element type: libonnx's inference functions read
+  // its type as if it had one (MaxUnpool's crashed, found by fuzzing).
+  // Likewise a map, sparse-tensor or opaque input, which no dlrt kernel takes (MaxUnpool's read a map's
+  // missing tensor type).
+  for (const auto& v : g.input()) {
+    if (inits.count(v.name())) continue;
+    if (v.type().has_tensor_type() && v.type().tensor_type().elem_type() == onnx::TensorProto::UNDEFINED)
+      return InvalidModel("graph input '" + v.name() + "' is a tensor of no element type");
+    if (v.type().has_map_type() || v.type().has_sparse_tensor_type() || v.type().has_opaque_type())
+      return Unsupported("graph input '" + v.name() + "' is a map, sparse tensor or opaque value; dlrt takes tensors, "
+                         "sequences and optionals");
+  }
   for (const auto& v : g.value_info()) note_rank(v);
   for (const auto& t : g.initializer()) ranks[t.name()] = t.dims_size();
   for (const auto& n : g.node()) {
