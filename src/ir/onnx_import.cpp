@@ -445,6 +445,28 @@ Status validate_for_libonnx(const onnx::GraphProto& g, int opset, const std::set
         }
       }
     }
+    // An axis attribute inside the input's rank (libonnx's LayerNormalization
+    // inference read dims of a rank-0 input, found by fuzzing).
+    if ((n.op_type() == "LayerNormalization" || n.op_type() == "Softmax" || n.op_type() == "LogSoftmax" ||
+         n.op_type() == "Hardmax" || n.op_type() == "Flatten" || n.op_type() == "Concat" || n.op_type() == "Gather" ||
+         n.op_type() == "Split") &&
+        n.input_size() > 0) {
+      auto x = ranks.find(n.input(0));
+      if (x != ranks.end()) {
+        int64_t axis = n.op_type() == "LayerNormalization" || n.op_type() == "Softmax" ||
+                               n.op_type() == "LogSoftmax" || n.op_type() == "Hardmax"
+                           ? -1
+                           : (n.op_type() == "Flatten" ? 1 : 0);
+        bool has_axis = false;
+        for (const auto& a : n.attribute())
+          if (a.name() == "axis" && a.type() == onnx::AttributeProto::INT) axis = a.i(), has_axis = true;
+        const int64_t r = x->second;
+        const bool flatten = n.op_type() == "Flatten";  // axis in [-r, r]
+        if ((has_axis || r == 0) && (axis < -r || axis > (flatten ? r : r - 1)))
+          return InvalidModel(what + ": axis " + std::to_string(axis) + " is outside the input's rank " +
+                              std::to_string(r));
+      }
+    }
     if (n.op_type() == "STFT" && n.input_size() > 0) {
       auto it = ranks.find(n.input(0));
       if (it != ranks.end() && it->second != 3)
