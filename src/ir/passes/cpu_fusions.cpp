@@ -378,16 +378,20 @@ int fuse_bias_activation(Graph& g, PassContext& ctx) {
     // when shapes are known equal (the epilogue adds Z element by element).
     if (conv || matmul) {
       if (int ad = sole_consumer(rw, out, "Add"); ad >= 0) {
+        // (No other input: an Add of `out` with itself, or with an omitted input.)
         ValueId z = other_input(rw.node(ad), out);
-        const auto& zs = g.values[z].type.shape;
-        const auto& ys = g.values[out].type.shape;
-        bool same = zs && ys && zs->size() == ys->size();
-        if (same)
-          for (size_t k = 0; k < zs->size(); ++k) {
-            const Dim &a = (*zs)[k], &c = (*ys)[k];
-            same = same && (a.is_static() ? c.is_static() && a.size == c.size : !a.symbol.empty() && a.symbol == c.symbol);
-          }
-        if (same && z != kNoValue && rw.producer(z) != i) {
+        bool same = false;
+        if (z != kNoValue) {
+          const auto& zs = g.values[z].type.shape;
+          const auto& ys = g.values[out].type.shape;
+          same = zs && ys && zs->size() == ys->size();
+          if (same)
+            for (size_t k = 0; k < zs->size(); ++k) {
+              const Dim &a = (*zs)[k], &c = (*ys)[k];
+              same = same && (a.is_static() ? c.is_static() && a.size == c.size : !a.symbol.empty() && a.symbol == c.symbol);
+            }
+        }
+        if (same && rw.producer(z) != i) {
           while (fused.inputs.size() < 3) fused.inputs.push_back(kNoValue);
           fused.inputs.resize(3);
           fused.inputs.push_back(z);
