@@ -9,19 +9,6 @@ namespace dlrt::ir::passes {
 
 namespace {
 
-ValueId other_input(const Node& n, ValueId v) {
-  if (n.inputs.size() != 2) return kNoValue;
-  if (n.inputs[0] == v) return n.inputs[1];
-  if (n.inputs[1] == v) return n.inputs[0];
-  return kNoValue;
-}
-
-int sole_consumer(Rewriter& rw, ValueId v, const char* op) {
-  if (!rw.single_use(v)) return -1;
-  int c = rw.consumers(v)[0];
-  return is_op(rw.node(c), op) ? c : -1;
-}
-
 bool is_float32(const Graph& g, ValueId v) {
   if (v < 0) return false;  // an omitted optional input
   DType d = g.values[v].type.dtype;

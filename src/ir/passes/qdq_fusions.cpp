@@ -65,10 +65,10 @@ class QdqMatcher {
   // The QuantizeLinear node that is the only reader of node i's single
   // output (which must not be a graph output), or -1.
   int sole_q_after(ValueId out) const {
-    if (out < 0 || !rw_.single_use(out)) return -1;
-    int c = rw_.consumers(out)[0];
+    const int c = out < 0 ? -1 : sole_consumer(rw_, out, "QuantizeLinear");
+    if (c < 0) return -1;
     const Node& n = g_.nodes[c];
-    if (!is_op(n, "QuantizeLinear") || n.inputs.size() < 2 || n.inputs[0] != out || n.outputs.size() != 1) return -1;
+    if (n.inputs.size() < 2 || n.inputs[0] != out || n.outputs.size() != 1) return -1;
     if (n.attr_int("block_size", 0) != 0) return -1;
     return c;
   }

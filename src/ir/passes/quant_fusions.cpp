@@ -6,20 +6,6 @@
 namespace dlrt::ir::passes {
 namespace {
 
-// The single live reader of v when it is `op` (ONNX domain), else -1.
-int only_reader(Rewriter& rw, ValueId v, const char* op) {
-  if (!rw.single_use(v)) return -1;
-  const int c = rw.consumers(v)[0];
-  return is_op(rw.node(c), op) ? c : -1;
-}
-
-ValueId other_of(const Node& n, ValueId v) {
-  if (n.inputs.size() != 2) return kNoValue;
-  if (n.inputs[0] == v && n.inputs[1] != v) return n.inputs[1];
-  if (n.inputs[1] == v && n.inputs[0] != v) return n.inputs[0];
-  return kNoValue;
-}
-
 // A float32 value of static shape [], [1] or [n] (n = the product's columns).
 bool is_column_scale(const Graph& g, ValueId v, int64_t n) {
   const TypeInfo& t = g.values[v].type;
@@ -44,13 +30,13 @@ int fuse_integer_matmul_to_float(Graph& g, PassContext& ctx) {
     if (!b || b->rank() < 2) continue;
     const int64_t n = b->dim(b->rank() - 1);
     // MatMulInteger -> Cast(to float) -> Mul(scale) [-> Add(bias)].
-    const int cast = only_reader(rw, mm.outputs[0], "Cast");
+    const int cast = sole_consumer(rw, mm.outputs[0], "Cast");
     if (cast < 0 || rw.node(cast).attr_int("to", 0) != static_cast<int64_t>(DType::kFloat32)) continue;
     const ValueId cast_out = rw.node(cast).outputs[0];
-    const int mul = only_reader(rw, cast_out, "Mul");
+    const int mul = sole_consumer(rw, cast_out, "Mul");
     if (mul < 0) continue;
-    const ValueId scale = other_of(rw.node(mul), cast_out);
-    if (scale == kNoValue || !is_column_scale(g, scale, n)) continue;
+    const ValueId scale = other_input(rw.node(mul), cast_out);
+    if (scale == kNoValue || scale == cast_out || !is_column_scale(g, scale, n)) continue;
     Node fused;
     fused.name = mm.name + "_to_float";
     fused.op_type = "MatMulIntegerToFloat";
@@ -61,9 +47,9 @@ int fuse_integer_matmul_to_float(Graph& g, PassContext& ctx) {
     fused.inputs.push_back(scale);
     ValueId out = rw.node(mul).outputs[0];
     int last = mul;
-    if (const int add = only_reader(rw, out, "Add"); add >= 0) {
-      const ValueId bias = other_of(rw.node(add), out);
-      const Tensor* bt = bias == kNoValue ? nullptr : rw.constant(bias);
+    if (const int add = sole_consumer(rw, out, "Add"); add >= 0) {
+      const ValueId bias = other_input(rw.node(add), out);
+      const Tensor* bt = rw.constant(bias);  // (null for kNoValue, and for out itself: not a constant)
       if (bt && bt->dtype() == DType::kFloat32 && bt->rank() == 1 && bt->size() == n) {
         fused.inputs.push_back(bias);
         out = rw.node(add).outputs[0];

@@ -20,6 +20,7 @@ class Rewriter {
 
   Graph& graph() { return g_; }
   Node& node(int i) { return g_.nodes[i]; }
+  const Node& node(int i) const { return g_.nodes[i]; }
   int size() const { return static_cast<int>(g_.nodes.size()); }
   bool dead(int i) const { return dead_[i]; }
 
@@ -79,6 +80,22 @@ using dlrt::element_as_int64;
 
 // "Op" with the ONNX domain.
 inline bool is_op(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
+
+// The other input of a two-input node, given one of them (v itself when the
+// node reads v twice); kNoValue when n has not two inputs or does not read v.
+inline ValueId other_input(const Node& n, ValueId v) {
+  if (n.inputs.size() != 2) return kNoValue;
+  if (n.inputs[0] == v) return n.inputs[1];
+  if (n.inputs[1] == v) return n.inputs[0];
+  return kNoValue;
+}
+
+// The single live reader of v when it is `op` (ONNX domain), else -1.
+inline int sole_consumer(const Rewriter& rw, ValueId v, const char* op) {
+  if (!rw.single_use(v)) return -1;
+  const int c = rw.consumers(v)[0];
+  return is_op(rw.node(c), op) ? c : -1;
+}
 
 inline Attribute make_attr_int(int64_t v) {
   Attribute a;

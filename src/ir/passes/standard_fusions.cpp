@@ -15,21 +15,6 @@ std::vector<double> as_doubles(const Tensor& t) {
   return r;
 }
 
-// The other input of a two-input node, given one of them.
-ValueId other_input(const Node& n, ValueId v) {
-  if (n.inputs.size() != 2) return kNoValue;
-  if (n.inputs[0] == v) return n.inputs[1];
-  if (n.inputs[1] == v) return n.inputs[0];
-  return kNoValue;
-}
-
-// The single live consumer of v when it is `op`, else -1.
-int sole_consumer(const Rewriter& rw, ValueId v, const char* op) {
-  if (!rw.single_use(v)) return -1;
-  int c = rw.consumers(v)[0];
-  return is_op(const_cast<Rewriter&>(rw).node(c), op) ? c : -1;
-}
-
 std::optional<int> value_rank(const Graph& g, ValueId v) {
   const auto& s = g.values[v].type.shape;
   if (!s) return std::nullopt;
