@@ -378,7 +378,7 @@ struct PrepackedB {
 };
 
 // Packs a constant 8-bit B of rank >= 2 (null for anything else).
-std::shared_ptr<const PrepackedB> prepack_b(const Tensor* b) {
+std::shared_ptr<const PrepackedB> prepack_b(const ir::Node&, const Tensor* b) {
   if (!b || !is_8bit(b->dtype()) || b->rank() < 2 || b->size() == 0) return nullptr;
   auto pre = std::make_shared<PrepackedB>();
   pre->data = b->raw_data();
@@ -833,56 +833,35 @@ Status matmul_integer_to_float(KernelContext& ctx, const PrepackedB* pre) {
   return integer_matmul(ctx, *a, ctx.input(2), *b, ctx.input(3), g, pre, static_cast<int32_t*>(y->raw_data()), &fo);
 }
 
-// MatMulInteger and QLinearMatMul: B packed once when it is a graph constant.
-class IntegerMatMulKernel final : public OpKernel {
+// MatMulInteger, QLinearMatMul, MatMulIntegerToFloat (Pre = PrepackedB) and
+// ConvInteger, QLinearConv (Pre = PrepackedW): the weight input packed once
+// when it is a graph constant (null otherwise, or when it does not apply).
+template <typename Pre>
+class PrepackedKernel final : public OpKernel {
  public:
-  using Fn = Status (*)(KernelContext&, const PrepackedB*);
-  IntegerMatMulKernel(Fn fn, std::shared_ptr<const PrepackedB> pre) : fn_(fn), pre_(std::move(pre)) {}
+  using Fn = Status (*)(KernelContext&, const Pre*);
+  PrepackedKernel(Fn fn, std::shared_ptr<const Pre> pre) : fn_(fn), pre_(std::move(pre)) {}
   Status compute(KernelContext& ctx) const override { return fn_(ctx, pre_.get()); }
 
  private:
   Fn fn_;
-  std::shared_ptr<const PrepackedB> pre_;
+  std::shared_ptr<const Pre> pre_;
 };
 
-// ConvInteger and QLinearConv: W packed once when it is a graph constant.
-class IntegerConvKernel final : public OpKernel {
- public:
-  using Fn = Status (*)(KernelContext&, const PrepackedW*);
-  IntegerConvKernel(Fn fn, std::shared_ptr<const PrepackedW> pre) : fn_(fn), pre_(std::move(pre)) {}
-  Status compute(KernelContext& ctx) const override { return fn_(ctx, pre_.get()); }
-
- private:
-  Fn fn_;
-  std::shared_ptr<const PrepackedW> pre_;
-};
-
-KernelDef integer_conv_def(const char* op, IntegerConvKernel::Fn fn, size_t w_input) {
-  KernelDef d;
-  d.op_type = op;
-  d.min_opset = 10;
-  d.factory = [fn](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
-    return std::unique_ptr<OpKernel>(new IntegerConvKernel(fn, nullptr));
-  };
-  d.factory_with_constants = [fn, w_input](const ir::Node& node,
-                                           const ConstantInputs& constants) -> Result<std::unique_ptr<OpKernel>> {
-    return std::unique_ptr<OpKernel>(new IntegerConvKernel(fn, prepack_w(node, constants(w_input))));
-  };
-  return d;
-}
-
-KernelDef integer_matmul_def(const char* op, IntegerMatMulKernel::Fn fn, size_t b_input, const char* domain = "",
-                             int min_opset = 10) {
+template <typename Pre>
+KernelDef prepacked_def(const char* op, typename PrepackedKernel<Pre>::Fn fn, size_t weight_input,
+                        std::shared_ptr<const Pre> (*prepack)(const ir::Node&, const Tensor*),
+                        const char* domain = "", int min_opset = 10) {
   KernelDef d;
   d.op_type = op;
   d.domain = domain;
   d.min_opset = min_opset;
   d.factory = [fn](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
-    return std::unique_ptr<OpKernel>(new IntegerMatMulKernel(fn, nullptr));
+    return std::unique_ptr<OpKernel>(new PrepackedKernel<Pre>(fn, nullptr));
   };
-  d.factory_with_constants = [fn, b_input](const ir::Node&,
-                                           const ConstantInputs& constants) -> Result<std::unique_ptr<OpKernel>> {
-    return std::unique_ptr<OpKernel>(new IntegerMatMulKernel(fn, prepack_b(constants(b_input))));
+  d.factory_with_constants = [fn, weight_input, prepack](
+                                 const ir::Node& node, const ConstantInputs& constants) -> Result<std::unique_ptr<OpKernel>> {
+    return std::unique_ptr<OpKernel>(new PrepackedKernel<Pre>(fn, prepack(node, constants(weight_input))));
   };
   return d;
 }
@@ -893,11 +872,12 @@ Status register_quantize_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("QuantizeLinear", quantize_linear, 10));
   DLRT_RETURN_IF_ERROR(r.add_fn("DequantizeLinear", dequantize_linear, 10));
   DLRT_RETURN_IF_ERROR(r.add_fn("DynamicQuantizeLinear", dynamic_quantize_linear, 11));
-  DLRT_RETURN_IF_ERROR(r.add(integer_matmul_def("MatMulInteger", matmul_integer, 1)));
-  DLRT_RETURN_IF_ERROR(r.add(integer_conv_def("ConvInteger", conv_integer, 1)));
-  DLRT_RETURN_IF_ERROR(r.add(integer_matmul_def("QLinearMatMul", qlinear_matmul, 3)));
-  DLRT_RETURN_IF_ERROR(r.add(integer_matmul_def("MatMulIntegerToFloat", matmul_integer_to_float, 1, "com.dlrt", 1)));
-  DLRT_RETURN_IF_ERROR(r.add(integer_conv_def("QLinearConv", qlinear_conv, 3)));
+  DLRT_RETURN_IF_ERROR(r.add(prepacked_def<PrepackedB>("MatMulInteger", matmul_integer, 1, prepack_b)));
+  DLRT_RETURN_IF_ERROR(r.add(prepacked_def<PrepackedW>("ConvInteger", conv_integer, 1, prepack_w)));
+  DLRT_RETURN_IF_ERROR(r.add(prepacked_def<PrepackedB>("QLinearMatMul", qlinear_matmul, 3, prepack_b)));
+  DLRT_RETURN_IF_ERROR(r.add(
+      prepacked_def<PrepackedB>("MatMulIntegerToFloat", matmul_integer_to_float, 1, prepack_b, "com.dlrt", 1)));
+  DLRT_RETURN_IF_ERROR(r.add(prepacked_def<PrepackedW>("QLinearConv", qlinear_conv, 3, prepack_w)));
   return Status::Ok();
 }
 
