@@ -202,6 +202,140 @@ TEST(QuantizeKernels, ConvIntegerLargeMatchesNaive) {
   }
 }
 
+// The direct depthwise path (depthwise_int8.cpp) over strides, dilations,
+// uneven padding and kernel shapes, int8 and uint8 on both sides, on the
+// portable loops and on the best vector ISA: exact int32 sums.
+TEST(QuantizeKernels, DepthwiseConvIntegerEveryGeometryAndIsa) {
+  struct Case {
+    int64_t H, W, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr;
+    bool x_signed, w_signed;
+  };
+  const Case cases[] = {
+      {14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, true},  {15, 17, 3, 3, 2, 2, 1, 1, 0, 1, 1, 1, false, true},
+      {9, 40, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, true, true},    {12, 11, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, false, false},
+      {10, 13, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3, true, false},  {16, 16, 3, 5, 3, 2, 1, 1, 1, 0, 2, 3, false, true},
+      {7, 50, 2, 3, 2, 3, 2, 1, 0, 0, 0, 0, false, true},   {1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, true},
+      {33, 70, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, false, true},
+  };
+  const int64_t N = 2, C = 3;
+  std::mt19937 rng(21);
+  std::vector<CpuIsa> isas{CpuIsa::kGeneric};
+  if (detected_cpu_isa() != CpuIsa::kGeneric) isas.push_back(detected_cpu_isa());
+  for (const Case& c : cases) {
+    const int64_t OH = (c.H + c.pt + c.pb - ((c.KH - 1) * c.dh + 1)) / c.sh + 1;
+    const int64_t OW = (c.W + c.pl + c.pr - ((c.KW - 1) * c.dw + 1)) / c.sw + 1;
+    std::vector<uint8_t> xr(static_cast<size_t>(N * C * c.H * c.W)), wr(static_cast<size_t>(C * c.KH * c.KW));
+    for (auto& v : xr) v = static_cast<uint8_t>(rng());
+    for (auto& v : wr) v = static_cast<uint8_t>(rng());
+    const int32_t xz = c.x_signed ? -7 : 140;
+    const std::vector<int32_t> wz = c.w_signed ? std::vector<int32_t>{0, -3, 5} : std::vector<int32_t>{128, 120, 0};
+    auto xval = [&](size_t i) { return c.x_signed ? int64_t{static_cast<int8_t>(xr[i])} : int64_t{xr[i]}; };
+    auto wval = [&](size_t i) { return c.w_signed ? int64_t{static_cast<int8_t>(wr[i])} : int64_t{wr[i]}; };
+    Tensor x = c.x_signed ? tv<int8_t>({N, C, c.H, c.W}, std::vector<int8_t>(xr.begin(), xr.end()))
+                          : tv<uint8_t>({N, C, c.H, c.W}, xr);
+    Tensor w = c.w_signed ? tv<int8_t>({C, 1, c.KH, c.KW}, std::vector<int8_t>(wr.begin(), wr.end()))
+                          : tv<uint8_t>({C, 1, c.KH, c.KW}, wr);
+    Tensor xzt = c.x_signed ? Tensor::scalar<int8_t>(static_cast<int8_t>(xz)) : Tensor::scalar<uint8_t>(static_cast<uint8_t>(xz));
+    Tensor wzt = c.w_signed ? tv<int8_t>({C}, {0, -3, 5}) : tv<uint8_t>({C}, {128, 120, 0});
+    for (CpuIsa isa : isas) {
+      SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " H " + std::to_string(c.H) + " W " + std::to_string(c.W) +
+                   " k " + std::to_string(c.KH) + "x" + std::to_string(c.KW) + " s " + std::to_string(c.sh) + "," +
+                   std::to_string(c.sw) + " d " + std::to_string(c.dh) + "," + std::to_string(c.dw));
+      ScopedCpuIsa cap(isa);
+      auto r = run_op("ConvInteger", {x, w, xzt, wzt},
+                      {{"pads", attr_ints({c.pt, c.pl, c.pb, c.pr})},
+                       {"strides", attr_ints({c.sh, c.sw})},
+                       {"dilations", attr_ints({c.dh, c.dw})},
+                       {"group", attr_int(C)}},
+                      1, 10);
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      ASSERT_EQ((*r)[0].shape(), (Shape{N, C, OH, OW}));
+      const int32_t* got = (*r)[0].data<int32_t>();
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t m = 0; m < C; ++m)
+          for (int64_t oh = 0; oh < OH; ++oh)
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              int64_t want = 0;
+              for (int64_t kh = 0; kh < c.KH; ++kh)
+                for (int64_t kw = 0; kw < c.KW; ++kw) {
+                  const int64_t ih = oh * c.sh - c.pt + kh * c.dh, iw = ow * c.sw - c.pl + kw * c.dw;
+                  if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
+                  want += (xval(static_cast<size_t>(((n * C + m) * c.H + ih) * c.W + iw)) - xz) *
+                          (wval(static_cast<size_t>((m * c.KH + kh) * c.KW + kw)) - wz[static_cast<size_t>(m)]);
+                }
+              ASSERT_EQ(got[((n * C + m) * OH + oh) * OW + ow], want) << n << "," << m << "," << oh << "," << ow;
+            }
+    }
+  }
+}
+
+// QLinearConv requantizes inside the GEMM and the depthwise loops: its output
+// must equal ConvInteger's sums requantized by the formula (float(sum + bias)
+// * (x_scale * w_scale / y_scale), clamped, rounded half to even, + y_zp), on
+// every conv path (pointwise, im2col, grouped, depthwise, 1-D) and ISA.
+TEST(QuantizeKernels, QLinearConvEqualsRequantizedConvInteger) {
+  struct Case {
+    int64_t C, M, group, H, W, K, stride, pad;
+    bool one_d, y_signed;
+  };
+  const Case cases[] = {{16, 40, 1, 12, 13, 1, 1, 0, false, false}, {8, 24, 1, 11, 9, 3, 2, 1, false, true},
+                        {12, 12, 12, 20, 21, 3, 2, 1, false, false}, {12, 12, 12, 7, 7, 3, 1, 1, false, true},
+                        {8, 16, 4, 9, 9, 3, 1, 1, false, false},     {6, 10, 1, 1, 30, 3, 1, 1, true, false}};
+  std::mt19937 rng(33);
+  std::vector<CpuIsa> isas{CpuIsa::kGeneric};
+  if (detected_cpu_isa() != CpuIsa::kGeneric) isas.push_back(detected_cpu_isa());
+  for (const Case& c : cases) {
+    const int64_t Cg = c.C / c.group;
+    const Shape xs = c.one_d ? Shape{1, c.C, c.W} : Shape{1, c.C, c.H, c.W};
+    const Shape ws = c.one_d ? Shape{c.M, Cg, c.K} : Shape{c.M, Cg, c.K, c.K};
+    std::vector<uint8_t> xv(static_cast<size_t>(element_count(xs)));
+    std::vector<int8_t> wv(static_cast<size_t>(element_count(ws)));
+    std::vector<float> wscale(static_cast<size_t>(c.M));
+    std::vector<int32_t> bias(static_cast<size_t>(c.M));
+    for (auto& v : xv) v = static_cast<uint8_t>(rng() % 256);
+    for (auto& v : wv) v = static_cast<int8_t>(rng());
+    for (auto& v : wscale) v = 0.001f + 0.0001f * static_cast<float>(rng() % 50);
+    for (auto& v : bias) v = static_cast<int32_t>(rng() % 20001) - 10000;
+    const float x_scale = 0.02f, y_scale = c.y_signed ? 0.9f : 0.6f;
+    const uint8_t xz = 119;
+    const int32_t yz = c.y_signed ? -4 : 128;
+    ir::Attributes attrs{{"pads", attr_ints(c.one_d ? std::vector<int64_t>{c.pad, c.pad}
+                                                    : std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad})},
+                         {"strides", attr_ints(c.one_d ? std::vector<int64_t>{c.stride}
+                                                       : std::vector<int64_t>{c.stride, c.stride})},
+                         {"group", attr_int(c.group)}};
+    Tensor x = tv<uint8_t>(xs, xv), w = tv<int8_t>(ws, wv);
+    Tensor y_zp = c.y_signed ? Tensor::scalar<int8_t>(static_cast<int8_t>(yz)) : Tensor::scalar<uint8_t>(static_cast<uint8_t>(yz));
+    for (CpuIsa isa : isas) {
+      SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " C " + std::to_string(c.C) + " M " + std::to_string(c.M) +
+                   " group " + std::to_string(c.group) + " k " + std::to_string(c.K));
+      ScopedCpuIsa cap(isa);
+      auto sums = run_op("ConvInteger", {x, w, Tensor::scalar<uint8_t>(xz)}, attrs, 1, 10);
+      ASSERT_TRUE(sums.ok()) << sums.status().to_string();
+      auto q = run_op("QLinearConv",
+                      {x, Tensor::scalar(x_scale), Tensor::scalar<uint8_t>(xz), w, tv<float>({c.M}, wscale),
+                       tv<int8_t>({c.M}, std::vector<int8_t>(static_cast<size_t>(c.M), 0)), Tensor::scalar(y_scale),
+                       y_zp, tv<int32_t>({c.M}, bias)},
+                      attrs, 1, 10);
+      ASSERT_TRUE(q.ok()) << q.status().to_string();
+      const Tensor& acc = (*sums)[0];
+      ASSERT_EQ((*q)[0].shape(), acc.shape());
+      const int64_t plane = acc.size() / c.M;
+      const float lo = c.y_signed ? -128.0f - static_cast<float>(yz) : -static_cast<float>(yz);
+      const float hi = c.y_signed ? 127.0f - static_cast<float>(yz) : 255.0f - static_cast<float>(yz);
+      for (int64_t i = 0; i < acc.size(); ++i) {
+        const int64_t m = i / plane;
+        const float mult = x_scale * wscale[static_cast<size_t>(m)] / y_scale;
+        float v = static_cast<float>(acc.data<int32_t>()[i] + bias[static_cast<size_t>(m)]) * mult;
+        v = std::min(std::max(v, lo), hi);
+        const int32_t want = static_cast<int32_t>(std::nearbyint(v)) + yz;
+        const int32_t got = c.y_signed ? int32_t{(*q)[0].data<int8_t>()[i]} : int32_t{(*q)[0].data<uint8_t>()[i]};
+        ASSERT_EQ(got, want) << "element " << i;
+      }
+    }
+  }
+}
+
 TEST(QuantizeKernels, QLinearMatMul) {
   auto r = run_op("QLinearMatMul",
                   {tv<uint8_t>({2, 4}, {208, 236, 0, 238, 3, 214, 255, 29}), Tensor::scalar(0.0066f),

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "backends/cpu/isa.h"
+#include "backends/cpu/quantize_rows.h"
 #include "backends/cpu/scratch.h"
 #include "device/cpu_features.h"
 
@@ -313,7 +314,8 @@ std::shared_ptr<const PackedInt8A> PackedInt8A::pack(int64_t M, int64_t K, const
 
 void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool a_signed, const int32_t* a_zp,
                int64_t a_zp_stride, const PackedInt8B& B, const int32_t* b_zp, int64_t b_zp_stride, int32_t* C,
-               int64_t ldc, ThreadPool* pool, const PackedInt8A* packed_a, const Int8FloatOutput* float_output) {
+               int64_t ldc, ThreadPool* pool, const PackedInt8A* packed_a, const Int8FloatOutput* float_output,
+               const Int8RequantOutput* requant_output) {
   if (M <= 0 || N <= 0) return;
   const Kernel kern = pick_kernel();
   const int64_t MR = kern.mr, NR = kPanel * kern.nv;
@@ -369,6 +371,19 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
       for (int64_t r = 0; r < rows; ++r) {
         az[r] = static_cast<uint32_t>((a_zp ? a_zp[(i0 + r) * a_zp_stride] : 0) + a_shift);
         rs[r] = a_sums[i0 + r];
+      }
+      if (requant_output) {
+        // Corrected in place (acc holds C's tile), then straight to 8 bits.
+        const Int8RequantOutput& q = *requant_output;
+        correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, acc, kPanel * nv);
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t i = i0 + r;
+          const int32_t* src = acc + r * kPanel * nv;
+          const int32_t bias = q.bias ? q.bias[i] : 0;
+          if (q.out_signed) requantize_s8(src, cols, bias, q.mult[i], q.zero_point, static_cast<int8_t*>(q.out) + i * q.ldo + j0);
+          else requantize_u8(src, cols, bias, q.mult[i], q.zero_point, static_cast<uint8_t*>(q.out) + i * q.ldo + j0);
+        }
+        continue;
       }
       correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, C + i0 * ldc + j0, ldc);
       if (float_output) to_float(*float_output, C + i0 * ldc + j0, ldc, rows, cols, j0);

@@ -103,6 +103,19 @@ struct Int8FloatOutput {
   const float* bias = nullptr;   // one per column, or null
 };
 
+// Optional 8-bit output stage: row i of C, once final, is requantized
+// (requantize_u8/s8 of quantize_rows.h, with bias[i] and mult[i]) to
+// out + i * ldo instead of being stored; C is then not written (may be null).
+// Conv's output channels are its rows.
+struct Int8RequantOutput {
+  const float* mult = nullptr;   // one per row
+  const int32_t* bias = nullptr; // one per row, or null
+  int32_t zero_point = 0;
+  void* out = nullptr;           // uint8, or int8 when out_signed
+  int64_t ldo = 0;
+  bool out_signed = false;
+};
+
 // C (M x N, row stride ldc, int32) per the formula above. A is M x K (row
 // stride lda), int8 when a_signed. a_zp: one per row (a_zp_stride 1) or one
 // for all (stride 0), in A's own domain; b_zp: one per column or one for all
@@ -110,7 +123,7 @@ struct Int8FloatOutput {
 void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool a_signed, const int32_t* a_zp,
                int64_t a_zp_stride, const PackedInt8B& B, const int32_t* b_zp, int64_t b_zp_stride, int32_t* C,
                int64_t ldc, ThreadPool* pool, const PackedInt8A* packed_a = nullptr,
-               const Int8FloatOutput* float_output = nullptr);
+               const Int8FloatOutput* float_output = nullptr, const Int8RequantOutput* requant_output = nullptr);
 // (packed_a: A already packed, used when it was packed for this A's shape and
 // the kernel running now; A, lda and a_signed must still describe it.)
 

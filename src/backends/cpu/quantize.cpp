@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/depthwise_int8.h"
 #include "backends/cpu/gemm_int8.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
@@ -60,25 +61,6 @@ Q saturate_round(double v) {
   if (!(r >= lo)) return std::isnan(r) ? Q(0) : std::numeric_limits<Q>::lowest();
   if (r > hi) return std::numeric_limits<Q>::max();
   return static_cast<Q>(r);
-}
-
-// dst[i] = Q(clamp(float(acc[i] + bias) * mult) rounded half to even + zp),
-// clamped before rounding to the range the zero point leaves (as MLAS's
-// requantization; the same integers as rounding then saturating). The
-// rounding adds and subtracts 1.5 * 2^23, exact for |v| < 2^22, which the
-// clamp guarantees; one loop the compiler vectorises.
-template <typename Q>
-void requantize_row(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, Q* dst) {
-  const float lo = static_cast<float>(std::numeric_limits<Q>::lowest() - zp);
-  const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
-  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
-  for (int64_t i = 0; i < n; ++i) {
-    const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + static_cast<uint32_t>(bias));
-    float v = static_cast<float>(a) * mult;
-    v = std::min(std::max(v, lo), hi);
-    const float r = (v + kRound) - kRound;
-    dst[i] = static_cast<Q>(static_cast<int32_t>(r) + zp);
-  }
 }
 
 // Calls f(std::type_identity<Q>{}) for a quantized storage type.
@@ -658,51 +640,78 @@ std::shared_ptr<const PrepackedW> prepack_w(const ir::Node& node, const Tensor* 
   return pre;
 }
 
-// A 2-D depthwise conv (one input and one output channel per group):
-// acc[n][c] = sum over the kernel of (x - x_zp)(w - w_zp[c]), the padding
-// contributing nothing, row by row so that the compiler vectorises over ow.
-template <typename X, typename W>
-void depthwise_integer_conv(const ConvGeometry& g, const X* x, int32_t xz, const W* w, const int32_t* wz,
-                            int32_t* acc, ThreadPool& pool) {
-  const int64_t H = g.in[0], Wd = g.in[1], OH = g.out[0], OW = g.out[1], KH = g.kernel[0], KW = g.kernel[1];
-  const int64_t sh = g.stride[0], sw = g.stride[1], dh = g.dilation[0], dw = g.dilation[1];
-  const int64_t ph = g.pad_begin[0], pw = g.pad_begin[1];
+// The sums of integer_conv, per image n, output channel m and position:
+// int32 to acc[N][M][out] (ConvInteger), or requantized straight to y
+// (QLinearConv: requant->out is y, requant->mult and bias per channel).
+struct ConvSums {
+  int32_t* acc = nullptr;
+  const Int8RequantOutput* requant = nullptr;
+};
+
+// A 2-D depthwise conv (one input and one output channel per group), plane by plane.
+void depthwise_conv(const ConvGeometry& g, const uint8_t* x, bool x_signed, int32_t xz, const uint8_t* w,
+                    bool w_signed, const int32_t* wz, const ConvSums& out, ThreadPool& pool) {
+  DepthwiseInt8Geometry d;
+  d.H = g.in[0];
+  d.W = g.in[1];
+  d.OH = g.out[0];
+  d.OW = g.out[1];
+  d.KH = g.kernel[0];
+  d.KW = g.kernel[1];
+  d.sh = g.stride[0];
+  d.sw = g.stride[1];
+  d.dh = g.dilation[0];
+  d.dw = g.dilation[1];
+  d.ph = g.pad_begin[0];
+  d.pw = g.pad_begin[1];
+  const int64_t taps = d.KH * d.KW;
   auto planes = [&](int64_t p0, int64_t p1) {
+    thread_local AlignedScratch w_scratch;
+    int32_t* wc = w_scratch.get<int32_t>(static_cast<size_t>(taps), AlignedScratch::Growth::kByHalf);
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t c = p % g.M;
-      const X* xc = x + p * g.in_size;
-      int32_t* out = acc + p * g.out_size;
-      std::fill(out, out + g.out_size, 0);
-      for (int64_t kh = 0; kh < KH; ++kh)
-        for (int64_t kw = 0; kw < KW; ++kw) {
-          const int32_t wv = static_cast<int32_t>(w[(c * KH + kh) * KW + kw]) - wz[c];
-          // Output columns whose input column is inside the row.
-          const int64_t off = kw * dw - pw;
-          int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-          int64_t hi = Wd - 1 - off >= 0 ? std::min(OW, (Wd - 1 - off) / sw + 1) : 0;
-          if (lo >= hi) continue;
-          for (int64_t oh = 0; oh < OH; ++oh) {
-            const int64_t ih = oh * sh - ph + kh * dh;
-            if (ih < 0 || ih >= H) continue;
-            const X* row = xc + ih * Wd + off;
-            int32_t* o = out + oh * OW;
-            if (sw == 1)
-              for (int64_t ow = lo; ow < hi; ++ow) o[ow] += (static_cast<int32_t>(row[ow]) - xz) * wv;
-            else
-              for (int64_t ow = lo; ow < hi; ++ow) o[ow] += (static_cast<int32_t>(row[ow * sw]) - xz) * wv;
-          }
-        }
+      for (int64_t t = 0; t < taps; ++t) {
+        const uint8_t b = w[c * taps + t];
+        wc[t] = (w_signed ? static_cast<int32_t>(static_cast<int8_t>(b)) : static_cast<int32_t>(b)) - wz[c];
+      }
+      const uint8_t* xc = x + p * g.in_size;
+      if (const Int8RequantOutput* q = out.requant) {
+        const int32_t bias = q->bias ? q->bias[c] : 0;
+        const float mult = q->mult[c];
+        auto* y = static_cast<uint8_t*>(q->out) + p * g.out_size;
+        auto requant = [&](const int32_t* sums, int64_t n, uint8_t* dst) {
+          if (q->out_signed) requantize_s8(sums, n, bias, mult, q->zero_point, reinterpret_cast<int8_t*>(dst));
+          else requantize_u8(sums, n, bias, mult, q->zero_point, dst);
+        };
+        depthwise_int8_plane(d, xc, x_signed, xz, wc, [&](int64_t oh0, int64_t oh1, const int32_t* sums, int64_t pitch) {
+          if (pitch == d.OW) return requant(sums, (oh1 - oh0) * d.OW, y + oh0 * d.OW);
+          // All rows in one call (the unused columns too), then each row's OW bytes.
+          const int64_t n = (oh1 - oh0 - 1) * pitch + d.OW;
+          thread_local AlignedScratch row_scratch;
+          uint8_t* rows = row_scratch.get<uint8_t>(static_cast<size_t>(n), AlignedScratch::Growth::kByHalf);
+          requant(sums, n, rows);
+          for (int64_t oh = oh0; oh < oh1; ++oh)
+            std::memcpy(y + oh * d.OW, rows + (oh - oh0) * pitch, static_cast<size_t>(d.OW));
+        });
+      } else {
+        int32_t* acc = out.acc + p * g.out_size;
+        depthwise_int8_plane(d, xc, x_signed, xz, wc, [&](int64_t oh0, int64_t oh1, const int32_t* sums, int64_t pitch) {
+          for (int64_t oh = oh0; oh < oh1; ++oh)
+            std::memcpy(acc + oh * d.OW, sums + (oh - oh0) * pitch, sizeof(int32_t) * static_cast<size_t>(d.OW));
+        });
+      }
     }
   };
   const int64_t n = g.N * g.M;
-  pool.parallel_for(n, pool.balanced_grain(n, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, g.out_size * KH * KW))),
+  pool.parallel_for(n, pool.balanced_grain(n, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, g.out_size * taps))),
                     planes);
 }
 
-// acc[N][M][out] for x, w with per-tensor x zero point and per-tensor/per-channel w zero point:
-// per image and group, W (M/group x C/group*kernel) times the im2col matrix on the 8-bit GEMM.
+// integer_conv's sums for x, w with a per-tensor x zero point and a per-tensor
+// or per-channel w zero point: depthwise directly, else per image and group W
+// (M/group x C/group*kernel) times the im2col matrix on the 8-bit GEMM.
 Status integer_conv(KernelContext& ctx, const Tensor& x, const Tensor* x_zp, const Tensor& w, const Tensor* w_zp,
-                    const ConvGeometry& g, const PrepackedW* pre, int32_t* acc) {
+                    const ConvGeometry& g, const PrepackedW* pre, const ConvSums& out) {
   if (x_zp && (x_zp->size() != 1 || x_zp->dtype() != x.dtype()))
     return ctx.invalid("x_zero_point must be a scalar of x's dtype");
   if (w_zp && ((w_zp->size() != 1 && w_zp->size() != g.M) || w_zp->dtype() != w.dtype()))
@@ -713,14 +722,11 @@ Status integer_conv(KernelContext& ctx, const Tensor& x, const Tensor* x_zp, con
   thread_local AlignedScratch zp_scratch, col_scratch, pack_scratch;
   int32_t* wz = zp_scratch.get<int32_t>(static_cast<size_t>(g.M), AlignedScratch::Growth::kByHalf);
   for (int64_t m = 0; m < g.M; ++m) wz[m] = w_zp ? int_at(*w_zp, w_zp->size() == 1 ? 0 : m) : 0;
+  const auto* xb = static_cast<const uint8_t*>(x.raw_data());
+  const auto* wb = static_cast<const uint8_t*>(w.raw_data());
+  const bool x_signed = x.dtype() == DType::kInt8, w_signed = w.dtype() == DType::kInt8;
   if (g.in.size() == 2 && Cg == 1 && Mg == 1) {
-    const bool xs = x.dtype() == DType::kInt8, ws = w.dtype() == DType::kInt8;
-    const void* xp = x.raw_data();
-    const void* wp = w.raw_data();
-    if (xs && ws) depthwise_integer_conv(g, static_cast<const int8_t*>(xp), xz, static_cast<const int8_t*>(wp), wz, acc, ctx.pool());
-    else if (xs) depthwise_integer_conv(g, static_cast<const int8_t*>(xp), xz, static_cast<const uint8_t*>(wp), wz, acc, ctx.pool());
-    else if (ws) depthwise_integer_conv(g, static_cast<const uint8_t*>(xp), xz, static_cast<const int8_t*>(wp), wz, acc, ctx.pool());
-    else depthwise_integer_conv(g, static_cast<const uint8_t*>(xp), xz, static_cast<const uint8_t*>(wp), wz, acc, ctx.pool());
+    depthwise_conv(g, xb, x_signed, xz, wb, w_signed, wz, out, ctx.pool());
     return Status::Ok();
   }
   const bool pointwise = is_pointwise(g), planar = g.in.size() == 2;
@@ -728,9 +734,6 @@ Status integer_conv(KernelContext& ctx, const Tensor& x, const Tensor* x_zp, con
                                      : col_scratch.get<uint8_t>(static_cast<size_t>(CK * g.out_size),
                                                                 AlignedScratch::Growth::kByHalf);
   void* packed = pack_scratch.bytes(PackedInt8B::bytes(CK, g.out_size), AlignedScratch::Growth::kByHalf);
-  const auto* xb = static_cast<const uint8_t*>(x.raw_data());
-  const auto* wb = static_cast<const uint8_t*>(w.raw_data());
-  const bool x_signed = x.dtype() == DType::kInt8, w_signed = w.dtype() == DType::kInt8;
   const uint8_t pad = static_cast<uint8_t>(xz);  // x's zero point as a raw byte
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t grp = 0; grp < g.group; ++grp) {
@@ -742,8 +745,18 @@ Status integer_conv(KernelContext& ctx, const Tensor& x, const Tensor* x_zp, con
         else im2col_row_2d(g, xg, k, j0, j1, pad, dst);
       };
       const PackedInt8B pb = PackedInt8B::pack_rows_into(packed, CK, g.out_size, rows, x_signed, &ctx.pool());
+      const int64_t plane0 = n * g.M + grp * Mg;  // the group's first output plane
+      Int8RequantOutput rq;
+      if (out.requant) {
+        rq = *out.requant;
+        rq.mult += grp * Mg;
+        if (rq.bias) rq.bias += grp * Mg;
+        rq.out = static_cast<uint8_t*>(rq.out) + plane0 * g.out_size;
+        rq.ldo = g.out_size;
+      }
       gemm_u8s8(Mg, g.out_size, CK, wb + grp * Mg * CK, CK, w_signed, wz + grp * Mg, 1, pb, &xz, 0,
-                acc + (n * g.M + grp * Mg) * g.out_size, g.out_size, &ctx.pool(), pre ? pre->find(w, grp, g.group) : nullptr);
+                out.acc ? out.acc + plane0 * g.out_size : nullptr, g.out_size, &ctx.pool(),
+                pre ? pre->find(w, grp, g.group) : nullptr, nullptr, out.requant ? &rq : nullptr);
     }
   return Status::Ok();
 }
@@ -760,7 +773,9 @@ Status conv_integer(KernelContext& ctx, const PrepackedW* pre) {
   if (!is_8bit(x->dtype()) || !is_8bit(w->dtype())) return ctx.unsupported("x and w must be uint8 or int8");
   DLRT_ASSIGN_OR_RETURN(ConvGeometry g, conv_geometry(ctx, *x, *w));
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kInt32, conv_out_shape(g)));
-  return integer_conv(ctx, *x, ctx.input(2), *w, ctx.input(3), g, pre, y->data<int32_t>());
+  ConvSums sums;
+  sums.acc = y->data<int32_t>();
+  return integer_conv(ctx, *x, ctx.input(2), *w, ctx.input(3), g, pre, sums);
 }
 
 Status qlinear_conv(KernelContext& ctx, const PrepackedW* pre) {
@@ -781,31 +796,23 @@ Status qlinear_conv(KernelContext& ctx, const PrepackedW* pre) {
     return ctx.invalid("w_scale must be a scalar or have one value per output channel");
   if (bias && (bias->dtype() != DType::kInt32 || bias->size() != g.M))
     return ctx.invalid("B must be an int32 vector with one value per output channel");
-  thread_local AlignedScratch acc_scratch;
-  int32_t* acc = acc_scratch.get<int32_t>(static_cast<size_t>(g.N * g.M * g.out_size), AlignedScratch::Growth::kByHalf);
-  DLRT_RETURN_IF_ERROR(integer_conv(ctx, *x, ctx.input(2), *w, ctx.input(5), g, pre, acc));
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out, conv_out_shape(g)));
+  if (out != DType::kUInt8 && out != DType::kInt8) return ctx.unsupported("only 8-bit outputs are supported");
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, out, conv_out_shape(g)));
+  // Per output channel, the multiplier of its sums: x_scale * w_scale / y_scale.
+  thread_local AlignedScratch mult_scratch;
+  float* mult = mult_scratch.get<float>(static_cast<size_t>(g.M), AlignedScratch::Growth::kByHalf);
   const float xs = float_at(*x_scale, 0), ys = float_at(*y_scale, 0);
-  const int32_t yz = y_zp ? int_at(*y_zp, 0) : 0;
-  return dispatch_quant(out, ctx, [&](auto tag) -> Status {
-    using Q = typename decltype(tag)::type;
-    if constexpr (sizeof(Q) == 1) {
-      Q* dst = y->data<Q>();
-      auto planes = [&](int64_t p0, int64_t p1) {
-        for (int64_t p = p0; p < p1; ++p) {
-          const int64_t m = p % g.M;
-          const float mult = xs * float_at(*w_scale, w_scale->size() == 1 ? 0 : m) / ys;
-          const int32_t b = bias ? bias->data<int32_t>()[m] : 0;
-          requantize_row(acc + p * g.out_size, g.out_size, b, mult, yz, dst + p * g.out_size);
-        }
-      };
-      const int64_t planes_n = g.N * g.M;
-      ctx.pool().parallel_for(planes_n, ctx.pool().balanced_grain(planes_n, std::max<int64_t>(1, 32768 / std::max<int64_t>(1, g.out_size))), planes);
-      return Status::Ok();
-    } else {
-      return ctx.unsupported("only 8-bit outputs are supported");
-    }
-  });
+  for (int64_t m = 0; m < g.M; ++m) mult[m] = xs * float_at(*w_scale, w_scale->size() == 1 ? 0 : m) / ys;
+  Int8RequantOutput rq;
+  rq.mult = mult;
+  rq.bias = bias ? bias->data<int32_t>() : nullptr;
+  rq.zero_point = y_zp ? int_at(*y_zp, 0) : 0;
+  rq.out = y->raw_data();
+  rq.ldo = g.out_size;
+  rq.out_signed = out == DType::kInt8;
+  ConvSums sums;
+  sums.requant = &rq;
+  return integer_conv(ctx, *x, ctx.input(2), *w, ctx.input(5), g, pre, sums);
 }
 
 // com.dlrt MatMulIntegerToFloat (A, B, a_zero_point, b_zero_point, scale,

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 #include "backends/cpu/isa.h"
 
@@ -31,7 +33,51 @@ uint8_t quantize_one(float x, float scale, float zp) {
   return r > 255.0f ? 255 : static_cast<uint8_t>(r);
 }
 
+// requantize_u8/s8's portable loop. Rounding adds and subtracts 1.5 * 2^23,
+// exact for |v| < 2^22, which the clamp guarantees.
+template <typename Q>
+void requantize_generic(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, Q* dst) {
+  const float lo = static_cast<float>(std::numeric_limits<Q>::lowest() - zp);
+  const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + static_cast<uint32_t>(bias));
+    float v = static_cast<float>(a) * mult;
+    v = std::min(std::max(v, lo), hi);
+    const float r = (v + kRound) - kRound;
+    dst[i] = static_cast<Q>(static_cast<int32_t>(r) + zp);
+  }
+}
+
 #ifdef DLRT_QROWS_X86
+// 16 values of requantize_generic: the same operations in the same order
+// (max(lo, v) and min(hi, v) keep a NaN as std::max / std::min do).
+DLRT_AVX512 inline __m512i requantize16_avx512(__m512i a, __m512 mult, __m512 lo, __m512 hi, __m512i zp) {
+  __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(a), mult);
+  v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+  v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return _mm512_add_epi32(_mm512_cvtps_epi32(v), zp);
+}
+
+template <typename Q>
+DLRT_AVX512 void requantize_avx512(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, Q* dst) {
+  const __m512 m = _mm512_set1_ps(mult);
+  const __m512 lo = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::lowest() - zp));
+  const __m512 hi = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - zp));
+  const __m512i b = _mm512_set1_epi32(bias), z = _mm512_set1_epi32(zp);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i a = _mm512_add_epi32(_mm512_loadu_si512(acc + i), b);
+    // In range after the clamp: truncating to 8 bits keeps the value.
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm512_cvtepi32_epi8(requantize16_avx512(a, m, lo, hi, z)));
+  }
+  if (i < n) {
+    const __mmask16 k = static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512i a = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, acc + i), b);
+    _mm512_mask_cvtepi32_storeu_epi8(dst + i, k, requantize16_avx512(a, m, lo, hi, z));
+  }
+}
+
 DLRT_AVX512 bool min_max_avx512(const float* x, int64_t n, float& lo, float& hi) {
   __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
   __mmask16 nan = 0;
@@ -64,6 +110,20 @@ DLRT_AVX512 void quantize_u8_avx512(const float* x, int64_t n, float scale, uint
 #endif
 
 }  // namespace
+
+void requantize_u8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, uint8_t* dst) {
+#ifdef DLRT_QROWS_X86
+  if (cpu_isa() >= CpuIsa::kAvx512) return requantize_avx512(acc, n, bias, mult, zp, dst);
+#endif
+  requantize_generic(acc, n, bias, mult, zp, dst);
+}
+
+void requantize_s8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, int8_t* dst) {
+#ifdef DLRT_QROWS_X86
+  if (cpu_isa() >= CpuIsa::kAvx512) return requantize_avx512(acc, n, bias, mult, zp, dst);
+#endif
+  requantize_generic(acc, n, bias, mult, zp, dst);
+}
 
 bool min_max(const float* x, int64_t n, float& lo, float& hi) {
   lo = 0.0f;

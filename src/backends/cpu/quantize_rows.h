@@ -13,4 +13,11 @@ bool min_max(const float* x, int64_t n, float& lo, float& hi);
 // y[i] = saturate_uint8(round_half_even(x[i] / scale) + zero_point).
 void quantize_u8(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* y);
 
+// The requantization of an integer product (QLinearConv, QLinearMatMul):
+// dst[i] = clamp(float(acc[i] + bias) * mult) rounded half to even + zp, the
+// clamp to the range the zero point leaves (as MLAS does; the same integers
+// as rounding, then saturating). acc + bias wraps as uint32.
+void requantize_u8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, uint8_t* dst);
+void requantize_s8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, int8_t* dst);
+
 }  // namespace dlrt::cpu

@@ -1,0 +1,154 @@
+// The 8-bit depthwise plane (depthwise_int8.h).
+#include "backends/cpu/depthwise_int8.h"
+
+#include <algorithm>
+
+#include "backends/cpu/isa.h"
+#include "backends/cpu/scratch.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+#include "backends/cpu/vec_avx512.h"
+#define DLRT_DW8_X86 1
+#endif
+
+namespace dlrt::cpu {
+namespace {
+
+// The padded copy, split by phase: padded row r = ih + ph (r in [0, rows))
+// and column c = iw + pw go to block (r mod sh, c mod sw), row r / sh,
+// column c / sw; block (fr, fc) starts at ((fr * sw + fc) * r_len) * q_len.
+// A value is x - x_zp, or 0 outside x.
+template <typename X>
+void fill_plane(const DepthwiseInt8Geometry& g, const X* x, int32_t xz, int64_t rows, int64_t r_len, int64_t q_len,
+                int16_t* buf) {
+  const int64_t S = g.sw;
+  for (int64_t fr = 0; fr < g.sh; ++fr)
+    for (int64_t rq = 0; rq < r_len; ++rq) {
+      const int64_t r = rq * g.sh + fr, ih = r - g.ph;
+      for (int64_t f = 0; f < S; ++f) {
+        int16_t* d = buf + ((fr * S + f) * r_len + rq) * q_len;
+        if (r >= rows || ih < 0 || ih >= g.H) {
+          std::fill(d, d + q_len, int16_t{0});
+          continue;
+        }
+        // q with 0 <= q * S + f - pw < W: [lo, hi).
+        const int64_t first = g.pw - f;  // q * S >= first
+        const int64_t lo = std::min(q_len, first <= 0 ? int64_t{0} : (first + S - 1) / S);
+        const int64_t last = g.W - 1 + g.pw - f;  // q * S <= last
+        const int64_t hi = last < 0 ? lo : std::max(lo, std::min(q_len, last / S + 1));
+        std::fill(d, d + lo, int16_t{0});
+        const X* src = x + ih * g.W + f - g.pw;  // src[q * S] = x[ih][q * S + f - pw]
+        if (S == 1) {
+          for (int64_t q = lo; q < hi; ++q) d[q] = static_cast<int16_t>(static_cast<int32_t>(src[q]) - xz);
+        } else if (S == 2) {
+          for (int64_t q = lo; q < hi; ++q) d[q] = static_cast<int16_t>(static_cast<int32_t>(src[2 * q]) - xz);
+        } else {
+          for (int64_t q = lo; q < hi; ++q) d[q] = static_cast<int16_t>(static_cast<int32_t>(src[q * S]) - xz);
+        }
+        std::fill(d + hi, d + q_len, int16_t{0});
+      }
+    }
+}
+
+// out[i] = sum over t < taps of src[t][i] * w[t], i < n (uint32: wraps as int32 would).
+void sum_taps_generic(const int16_t* const* src, const int32_t* w, int64_t taps, int64_t n, int32_t* out) {
+  auto* o = reinterpret_cast<uint32_t*>(out);
+  std::fill(o, o + n, 0u);
+  for (int64_t t = 0; t < taps; ++t) {
+    const int16_t* s = src[t];
+    const uint32_t wt = static_cast<uint32_t>(w[t]);
+    for (int64_t i = 0; i < n; ++i) o[i] += static_cast<uint32_t>(static_cast<int32_t>(s[i])) * wt;
+  }
+}
+
+#ifdef DLRT_DW8_X86
+DLRT_AVX512 void sum_taps_avx512(const int16_t* const* src, const int32_t* w, int64_t taps, int64_t n,
+                                 int32_t* out) {
+  int64_t i = 0;
+  // 32 outputs (two accumulators from one 32-value load) per pass over the taps.
+  for (; i + 32 <= n; i += 32) {
+    __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
+    for (int64_t t = 0; t < taps; ++t) {
+      const __m512i v = _mm512_loadu_si512(src[t] + i);
+      const __m512i wt = _mm512_set1_epi32(w[t]);
+      a0 = _mm512_add_epi32(a0, _mm512_mullo_epi32(_mm512_cvtepi16_epi32(_mm512_castsi512_si256(v)), wt));
+      a1 = _mm512_add_epi32(a1, _mm512_mullo_epi32(_mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(v, 1)), wt));
+    }
+    _mm512_storeu_si512(out + i, a0);
+    _mm512_storeu_si512(out + i + 16, a1);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 k = n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    __m512i a = _mm512_setzero_si512();
+    for (int64_t t = 0; t < taps; ++t) {
+      const __m256i v = _mm256_maskz_loadu_epi16(k, src[t] + i);
+      a = _mm512_add_epi32(a, _mm512_mullo_epi32(_mm512_cvtepi16_epi32(v), _mm512_set1_epi32(w[t])));
+    }
+    _mm512_mask_storeu_epi32(out + i, k, a);
+  }
+}
+
+DLRT_AVX512 void fill_plane_avx512_u8(const DepthwiseInt8Geometry& g, const uint8_t* x, int32_t xz, int64_t rows,
+                                      int64_t r_len, int64_t q_len, int16_t* buf) {
+  fill_plane(g, x, xz, rows, r_len, q_len, buf);
+}
+DLRT_AVX512 void fill_plane_avx512_s8(const DepthwiseInt8Geometry& g, const int8_t* x, int32_t xz, int64_t rows,
+                                      int64_t r_len, int64_t q_len, int16_t* buf) {
+  fill_plane(g, x, xz, rows, r_len, q_len, buf);
+}
+#endif
+
+}  // namespace
+
+void depthwise_int8_plane(const DepthwiseInt8Geometry& g, const uint8_t* x, bool x_signed, int32_t x_zp,
+                          const int32_t* w, DepthwiseRowSink sink) {
+  if (g.OH <= 0 || g.OW <= 0) return;
+  // Padded extent the output reads: rows [0, rows), columns [0, cols).
+  const int64_t rows = (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1;
+  const int64_t cols = (g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 1;
+  const int64_t r_len = (rows + g.sh - 1) / g.sh, q_len = (cols + g.sw - 1) / g.sw;
+  const int64_t taps = g.KH * g.KW;
+  // Output rows per pass: about 4096 sums (in L1), at least one row.
+  const int64_t chunk = std::max<int64_t>(1, 4096 / q_len);
+  thread_local AlignedScratch plane_scratch, sum_scratch, tap_scratch;
+  int16_t* buf = plane_scratch.get<int16_t>(static_cast<size_t>(g.sh * g.sw * r_len * q_len),
+                                            AlignedScratch::Growth::kByHalf);
+  int32_t* sums = sum_scratch.get<int32_t>(static_cast<size_t>(std::min(chunk, g.OH) * q_len),
+                                           AlignedScratch::Growth::kByHalf);
+  const int16_t** src = tap_scratch.get<const int16_t*>(static_cast<size_t>(2 * taps), AlignedScratch::Growth::kByHalf);
+  const int16_t** base = src + taps;
+  [[maybe_unused]] const bool avx512 = cpu_isa() >= CpuIsa::kAvx512;
+#ifdef DLRT_DW8_X86
+  if (avx512) {
+    if (x_signed) fill_plane_avx512_s8(g, reinterpret_cast<const int8_t*>(x), x_zp, rows, r_len, q_len, buf);
+    else fill_plane_avx512_u8(g, x, x_zp, rows, r_len, q_len, buf);
+  } else
+#endif
+  {
+    if (x_signed) fill_plane(g, reinterpret_cast<const int8_t*>(x), x_zp, rows, r_len, q_len, buf);
+    else fill_plane(g, x, x_zp, rows, r_len, q_len, buf);
+  }
+  // Tap (kh, kw) of output (oh, ow) reads its block at row oh + (kh * dh) / sh,
+  // column ow + (kw * dw) / sw: flat index oh * q_len + ow from `base`.
+  for (int64_t kh = 0; kh < g.KH; ++kh)
+    for (int64_t kw = 0; kw < g.KW; ++kw) {
+      const int64_t r = kh * g.dh, c = kw * g.dw;
+      base[kh * g.KW + kw] = buf + (((r % g.sh) * g.sw + c % g.sw) * r_len + r / g.sh) * q_len + c / g.sw;
+    }
+  for (int64_t oh0 = 0; oh0 < g.OH; oh0 += chunk) {
+    const int64_t oh1 = std::min(g.OH, oh0 + chunk);
+    // Rows [oh0, oh1) as one run; the columns past OW of each row but the last are not used.
+    const int64_t n = (oh1 - oh0 - 1) * q_len + g.OW;
+    for (int64_t t = 0; t < taps; ++t) src[t] = base[t] + oh0 * q_len;
+#ifdef DLRT_DW8_X86
+    if (avx512) sum_taps_avx512(src, w, taps, n, sums);
+    else
+#endif
+      sum_taps_generic(src, w, taps, n, sums);
+    sink(oh0, oh1, sums, q_len);
+  }
+}
+
+}  // namespace dlrt::cpu

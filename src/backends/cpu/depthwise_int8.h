@@ -1,0 +1,38 @@
+// The 8-bit 2-D depthwise convolution of ConvInteger and QLinearConv (one
+// input and one output channel per group), one plane at a time:
+//
+//   sums[oh][ow] = sum over (kh, kw) of (x[ih][iw] - x_zp) * w[kh][kw]
+//   with ih = oh * sh - ph + kh * dh, iw = ow * sw - pw + kw * dw,
+//
+// where a position outside x contributes nothing (it holds x_zp) and w is
+// the kernel with its zero point already subtracted. The plane is first
+// copied as int16 (x - x_zp) with its padding, its rows and columns split by
+// their phase modulo the strides, so that for every tap the output rows,
+// taken with a few extra columns as one flat run, read consecutive values;
+// the taps are then summed in int32 with AVX-512 where the CPU has it
+// (isa.h), portable loops elsewhere, the same bits.
+#pragma once
+
+#include <cstdint>
+
+#include "core/function_ref.h"
+
+namespace dlrt::cpu {
+
+struct DepthwiseInt8Geometry {
+  int64_t H = 0, W = 0, OH = 0, OW = 0;  // input and output plane
+  int64_t KH = 0, KW = 0;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;  // strides, dilations
+  int64_t ph = 0, pw = 0;                  // padding before
+};
+
+// Receives the sums of output rows [oh0, oh1): row oh's OW values at
+// sums + (oh - oh0) * pitch (pitch >= OW; valid only during the call).
+using DepthwiseRowSink = FunctionRef<void(int64_t oh0, int64_t oh1, const int32_t* sums, int64_t pitch)>;
+
+// One plane: x (H x W bytes, int8 when x_signed, else uint8), x_zp in x's
+// domain, w (KH x KW, zero point subtracted). Uses thread-local scratch.
+void depthwise_int8_plane(const DepthwiseInt8Geometry& g, const uint8_t* x, bool x_signed, int32_t x_zp,
+                          const int32_t* w, DepthwiseRowSink sink);
+
+}  // namespace dlrt::cpu
