@@ -158,7 +158,10 @@ TEST(QuantizeKernels, ConvIntegerLargeMatchesNaive) {
   };
   const Case cases[] = {{false, 2, 16, 15, 13, 32, 2, 3, 2, 1}, {true, 1, 24, 9, 9, 40, 1, 1, 1, 0},
                         {true, 1, 8, 10, 10, 8, 8, 3, 1, 1}, {false, 2, 6, 11, 10, 6, 6, 3, 2, 1},
-                        {false, 1, 4, 9, 12, 4, 4, 5, 1, 2}};  // (the last three depthwise)
+                        {false, 1, 4, 9, 12, 4, 4, 5, 1, 2},   // (the last three depthwise)
+                        {false, 1, 16, 9, 11, 24, 1, 3, 1, 1}, {true, 2, 8, 7, 6, 16, 2, 3, 1, 1},
+                        {false, 1, 8, 8, 9, 8, 1, 5, 1, 2},    {false, 1, 8, 10, 12, 8, 1, 3, 1, 0},
+                        {true, 1, 4, 1, 1, 8, 1, 3, 1, 1}};  // (3 x 3 and 5 x 5 "same", unpadded, 1 x 1 input)
   std::mt19937 rng(9);
   for (const Case& c : cases) {
     SCOPED_TRACE("C " + std::to_string(c.C) + " k " + std::to_string(c.k) + " group " + std::to_string(c.group));

@@ -573,6 +573,30 @@ void im2col_row_2d(const ConvGeometry& g, const uint8_t* x, int64_t k, int64_t j
   const int64_t c = k / (KH * KW), kh = (k / KW) % KH, kw = k % KW;
   const int64_t sh = g.stride[0], sw = g.stride[1];
   const uint8_t* xc = x + c * g.in_size;
+  if (sh == 1 && sw == 1 && OW == W) {
+    // Stride 1 and "same" width: column j reads x[c] at the flat position
+    // j + dr * W + dc, so the row is one copy, then its padding.
+    const int64_t dr = kh * g.dilation[0] - g.pad_begin[0], dc = kw * g.dilation[1] - g.pad_begin[1];
+    const int64_t shift = dr * W + dc;
+    const int64_t r0 = std::clamp<int64_t>(-dr, 0, g.out[0]), r1 = std::clamp<int64_t>(H - dr, r0, g.out[0]);
+    const int64_t c0 = std::clamp<int64_t>(-dc, 0, OW), c1 = std::clamp<int64_t>(W - dc, c0, OW);
+    // Inside rows [r0, r1) and inside x's plane.
+    const int64_t a = std::max({j0, r0 * OW, -shift}), b = std::min({j1, r1 * OW, g.in_size - shift});
+    if (a < b) std::memcpy(dst + (a - j0), xc + a + shift, static_cast<size_t>(b - a));
+    if (a > j0) std::memset(dst, pad, static_cast<size_t>(std::min(a, j1) - j0));
+    if (b < j1) {
+      const int64_t from = std::max(b, j0);
+      std::memset(dst + (from - j0), pad, static_cast<size_t>(j1 - from));
+    }
+    // Columns outside x in the copied rows.
+    if (c0 > 0 || c1 < OW)
+      for (int64_t oh = std::max(r0, j0 / OW); oh < r1 && oh * OW < j1; ++oh) {
+        const int64_t row = oh * OW;
+        for (int64_t j = std::max(j0, row); j < std::min(j1, row + c0); ++j) dst[j - j0] = pad;
+        for (int64_t j = std::max(j0, row + c1); j < std::min(j1, row + OW); ++j) dst[j - j0] = pad;
+      }
+    return;
+  }
   const int64_t off = kw * g.dilation[1] - g.pad_begin[1];
   // Output columns whose input column is inside the row: [lo, hi).
   const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
