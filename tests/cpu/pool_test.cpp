@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
 
+#include "backends/cpu/isa.h"
 #include "backends/cpu/pool_impl.h"
 #include "kernel_test_util.h"
 
@@ -63,6 +65,48 @@ TEST(MaxPool, Uint8AndErrors) {
   EXPECT_FALSE(run_op("MaxPool", {iota_4x4()}, {}).ok());  // kernel_shape missing
   EXPECT_FALSE(run_op("MaxPool", {iota_4x4()}, {{"kernel_shape", attr_ints({5, 5})}}).ok());
   EXPECT_FALSE(run_op("MaxPool", {iota_4x4()}, {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({0, 1})}}).ok());
+}
+
+// The 8-bit path (vectorised over output columns, strided loads too) against
+// a naive window max, on the portable loops and on each vector ISA.
+TEST(MaxPool, EightBitMatchesNaiveOnEveryIsa) {
+  struct Case {
+    int64_t H, W, k, stride, pad;
+  };
+  const Case cases[] = {{112, 112, 3, 2, 1}, {13, 70, 3, 1, 1}, {9, 11, 2, 2, 0}, {20, 31, 5, 3, 2}, {7, 100, 3, 2, 0}};
+  std::mt19937 rng(5);
+  std::vector<CpuIsa> isas{CpuIsa::kGeneric};
+  if (detected_cpu_isa() >= CpuIsa::kAvx2) isas.push_back(CpuIsa::kAvx2);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512) isas.push_back(CpuIsa::kAvx512);
+  for (const Case& c : cases) {
+    const int64_t C = 3, OH = (c.H + 2 * c.pad - c.k) / c.stride + 1, OW = (c.W + 2 * c.pad - c.k) / c.stride + 1;
+    std::vector<int8_t> xv(static_cast<size_t>(C * c.H * c.W));
+    for (auto& v : xv) v = static_cast<int8_t>(rng());
+    const ir::Attributes a = {{"kernel_shape", attr_ints({c.k, c.k})},
+                              {"strides", attr_ints({c.stride, c.stride})},
+                              {"pads", attr_ints({c.pad, c.pad, c.pad, c.pad})}};
+    for (CpuIsa isa : isas) {
+      SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " " + std::to_string(c.H) + "x" + std::to_string(c.W) + " k " +
+                   std::to_string(c.k) + " s " + std::to_string(c.stride));
+      ScopedCpuIsa cap(isa);
+      auto r = run_op("MaxPool", {Tensor::from_vector<int8_t>({1, C, c.H, c.W}, xv)}, a);
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      ASSERT_EQ((*r)[0].shape(), (Shape{1, C, OH, OW}));
+      const int8_t* got = (*r)[0].data<int8_t>();
+      for (int64_t p = 0; p < C; ++p)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            int want = -129;
+            for (int64_t kh = 0; kh < c.k; ++kh)
+              for (int64_t kw = 0; kw < c.k; ++kw) {
+                const int64_t ih = oh * c.stride - c.pad + kh, iw = ow * c.stride - c.pad + kw;
+                if (ih >= 0 && ih < c.H && iw >= 0 && iw < c.W)
+                  want = std::max(want, int{xv[static_cast<size_t>((p * c.H + ih) * c.W + iw)]});
+              }
+            ASSERT_EQ(int{got[(p * OH + oh) * OW + ow]}, want) << p << "," << oh << "," << ow;
+          }
+    }
+  }
 }
 
 TEST(AveragePool, CountIncludePad) {

@@ -439,39 +439,65 @@ Shape pooled_shape(const Tensor& x, const nn::WindowGeometry& g) {
   return s;
 }
 
-// 2-D MaxPool of 8-bit values (quantized models, where MaxPool commutes with
-// quantization): per plane, each window offset's row maxed into the output
-// rows, so that the compiler vectorises over the output columns.
+// One plane of the 2-D MaxPool of 8-bit values (quantized models, where
+// MaxPool commutes with quantization): each window offset's row maxed into
+// the output rows, so that the compiler vectorises over the output columns
+// (strided loads too, when compiled for AVX2 or AVX-512 below).
 template <typename T>
-void max_pool_8bit_2d(KernelContext& ctx, const nn::WindowGeometry& g, const T* X, T* Y, int64_t planes) {
+__attribute__((always_inline)) inline void max_pool_8bit_plane(const nn::WindowGeometry& g, const T* x, T* y) {
   const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1];
   const int64_t KH = g.kernel[0], KW = g.kernel[1], sh = g.stride[0], sw = g.stride[1];
   const int64_t ph = g.pad_begin[0], pw = g.pad_begin[1];
-  auto body = [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      const T* x = X + p * H * W;
-      T* y = Y + p * OH * OW;
-      std::fill(y, y + OH * OW, std::numeric_limits<T>::lowest());
-      for (int64_t kw = 0; kw < KW; ++kw) {
-        const int64_t off = kw - pw;
-        const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-        const int64_t hi = W - 1 - off >= 0 ? std::min(OW, (W - 1 - off) / sw + 1) : 0;
-        for (int64_t oh = 0; oh < OH; ++oh) {
-          T* yr = y + oh * OW;
-          for (int64_t kh = 0; kh < KH; ++kh) {
-            const int64_t ih = oh * sh - ph + kh;
-            if (ih < 0 || ih >= H) continue;
-            const T* row = x + ih * W + off;
-            if (sw == 1)
-              for (int64_t ow = lo; ow < hi; ++ow) yr[ow] = std::max(yr[ow], row[ow]);
-            else
-              for (int64_t ow = lo; ow < hi; ++ow) yr[ow] = std::max(yr[ow], row[ow * sw]);
-          }
-        }
+  std::fill(y, y + OH * OW, std::numeric_limits<T>::lowest());
+  for (int64_t kw = 0; kw < KW; ++kw) {
+    const int64_t off = kw - pw;
+    const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+    const int64_t hi = W - 1 - off >= 0 ? std::min(OW, (W - 1 - off) / sw + 1) : 0;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      T* yr = y + oh * OW;
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        const int64_t ih = oh * sh - ph + kh;
+        if (ih < 0 || ih >= H) continue;
+        const T* row = x + ih * W + off;
+        if (sw == 1)
+          for (int64_t ow = lo; ow < hi; ++ow) yr[ow] = std::max(yr[ow], row[ow]);
+        else if (sw == 2)
+          for (int64_t ow = lo; ow < hi; ++ow) yr[ow] = std::max(yr[ow], row[ow * 2]);
+        else
+          for (int64_t ow = lo; ow < hi; ++ow) yr[ow] = std::max(yr[ow], row[ow * sw]);
       }
     }
+  }
+}
+
+template <typename T>
+void max_pool_8bit_planes(const nn::WindowGeometry& g, const T* X, T* Y, int64_t p0, int64_t p1) {
+  for (int64_t p = p0; p < p1; ++p) max_pool_8bit_plane(g, X + p * g.in[0] * g.in[1], Y + p * g.out[0] * g.out[1]);
+}
+
+#ifdef DLRT_POOL_X86
+template <typename T>
+DLRT_AVX512 void max_pool_8bit_planes_avx512(const nn::WindowGeometry& g, const T* X, T* Y, int64_t p0, int64_t p1) {
+  for (int64_t p = p0; p < p1; ++p) max_pool_8bit_plane(g, X + p * g.in[0] * g.in[1], Y + p * g.out[0] * g.out[1]);
+}
+
+template <typename T>
+__attribute__((target("avx2"))) void max_pool_8bit_planes_avx2(const nn::WindowGeometry& g, const T* X, T* Y,
+                                                                 int64_t p0, int64_t p1) {
+  for (int64_t p = p0; p < p1; ++p) max_pool_8bit_plane(g, X + p * g.in[0] * g.in[1], Y + p * g.out[0] * g.out[1]);
+}
+#endif
+
+template <typename T>
+void max_pool_8bit_2d(KernelContext& ctx, const nn::WindowGeometry& g, const T* X, T* Y, int64_t planes) {
+  auto body = [&](int64_t p0, int64_t p1) {
+#ifdef DLRT_POOL_X86
+    if (cpu_isa() >= CpuIsa::kAvx512) return max_pool_8bit_planes_avx512(g, X, Y, p0, p1);
+    if (cpu_isa() >= CpuIsa::kAvx2) return max_pool_8bit_planes_avx2(g, X, Y, p0, p1);
+#endif
+    max_pool_8bit_planes(g, X, Y, p0, p1);
   };
-  const int64_t work = std::max<int64_t>(1, OH * OW * KH * KW);
+  const int64_t work = std::max<int64_t>(1, g.out[0] * g.out[1] * g.kernel[0] * g.kernel[1]);
   ctx.pool().parallel_for(planes, ctx.pool().balanced_grain(planes, std::max<int64_t>(1, 65536 / work)), body);
 }
 
