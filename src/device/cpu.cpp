@@ -104,6 +104,7 @@ CpuIdentity probe_cpuid() {
     f.avx512bw = f.avx512f && bit(l7.b, 30);
     f.avx512vl = f.avx512f && bit(l7.b, 31);
     f.avx512_vnni = f.avx512f && bit(l7.c, 11);
+    f.avx512_vbmi = f.avx512f && bit(l7.c, 1);
     f.avx512_fp16 = f.avx512f && bit(l7.d, 23);
     f.amx_bf16 = os_amx && bit(l7.d, 22);
     f.amx_tile = os_amx && bit(l7.d, 24);
@@ -131,6 +132,7 @@ std::string isa_string(const CpuFeatures& f) {
       {f.f16c, "f16c"},             {f.avx512f, "avx512f"},   {f.avx512bw, "avx512bw"}, {f.avx512vl, "avx512vl"},
       {f.avx512_vnni, "avx512_vnni"}, {f.avx512_bf16, "avx512_bf16"}, {f.avx512_fp16, "avx512_fp16"},
       {f.amx_tile, "amx_tile"},     {f.amx_bf16, "amx_bf16"}, {f.amx_int8, "amx_int8"}, {f.avx_vnni, "avx_vnni"},
+      {f.avx512_vbmi, "avx512_vbmi"},
   };
   std::string s;
   for (const auto& [on, name] : flags)

@@ -12,7 +12,7 @@ struct CpuFeatures {
   bool avx2 = false, fma = false, avx512f = false, avx512bw = false, avx512vl = false, avx512_vnni = false,
        avx512_bf16 = false, amx_tile = false, amx_bf16 = false, amx_int8 = false, f16c = false;
   // Also reported, rarely needed to pick a kernel.
-  bool sse4_2 = false, avx = false, avx512_fp16 = false, avx_vnni = false;
+  bool sse4_2 = false, avx = false, avx512_fp16 = false, avx_vnni = false, avx512_vbmi = false;
 };
 
 // The features of the CPU this process runs on (cpuid, probed on first use).

@@ -302,6 +302,7 @@ TEST(DeviceDiscovery, RealCpuMatchesCompilerCpuSupports) {
       {"amx_bf16", __builtin_cpu_supports("amx-bf16") != 0, f.amx_bf16},
       {"amx_int8", __builtin_cpu_supports("amx-int8") != 0, f.amx_int8},
       {"avx_vnni", __builtin_cpu_supports("avxvnni") != 0, f.avx_vnni},
+      {"avx512_vbmi", __builtin_cpu_supports("avx512vbmi") != 0, f.avx512_vbmi},
   };
   for (const Check& c : checks) {
     EXPECT_EQ(has_isa(cpu, c.isa), c.compiler) << c.isa << " in isa=\"" << cpu.meta("isa") << "\"";

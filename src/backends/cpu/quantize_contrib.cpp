@@ -42,6 +42,7 @@
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/quantize_rows.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
@@ -333,7 +334,14 @@ Status qlinear_lookup(KernelContext& ctx) {
       table[static_cast<size_t>(i)] = requantize<Q>(f / ys, yz);
     }
     const uint8_t* src = reinterpret_cast<const uint8_t*>(x->data<Q>());
-    parallel_map(&ctx.pool(), src, y->data<Q>(), x->size(), [&](uint8_t v) { return table[v]; });
+    auto* dst = reinterpret_cast<uint8_t*>(y->data<Q>());
+    const auto* bytes = reinterpret_cast<const uint8_t*>(table.data());
+    auto body = [&](int64_t b, int64_t e) { lookup_bytes(bytes, src + b, e - b, dst + b); };
+    const int64_t n = x->size();
+    if (ctx.pool().num_threads() > 1 && n >= kParallelElements)
+      ctx.pool().parallel_for(n, ctx.pool().balanced_grain(n, kParallelGrain), body);
+    else
+      body(0, n);
     return Status::Ok();
   });
 }
@@ -460,7 +468,7 @@ Status qlinear_concat(KernelContext& ctx) {
       for (int64_t o = 0; o < outer; ++o) {
         const uint8_t* s = src + o * pitch;
         Q* d = dst + o * out_pitch + offset;
-        for (int64_t i = 0; i < pitch; ++i) d[i] = table[s[i]];
+        lookup_bytes(reinterpret_cast<const uint8_t*>(table.data()), s, pitch, reinterpret_cast<uint8_t*>(d));
       }
       offset += pitch;
     }

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "backends/cpu/isa.h"
+#include "device/cpu_features.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -78,6 +79,25 @@ DLRT_AVX512 void requantize_avx512(const int32_t* acc, int64_t n, int32_t bias, 
   }
 }
 
+#define DLRT_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
+
+// table[idx] for 64 indices: bits 0-6 pick one of 128 bytes, bit 7 the half.
+DLRT_VBMI inline __m512i lookup64_vbmi(__m512i idx, __m512i t0, __m512i t1, __m512i t2, __m512i t3) {
+  const __m512i lo = _mm512_permutex2var_epi8(t0, idx, t1), hi = _mm512_permutex2var_epi8(t2, idx, t3);
+  return _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi);
+}
+
+DLRT_VBMI void lookup_vbmi(const uint8_t* table, const uint8_t* src, int64_t n, uint8_t* dst) {
+  const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+  const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) _mm512_storeu_si512(dst + i, lookup64_vbmi(_mm512_loadu_si512(src + i), t0, t1, t2, t3));
+  if (i < n) {
+    const __mmask64 k = (~__mmask64{0}) >> (64 - (n - i));
+    _mm512_mask_storeu_epi8(dst + i, k, lookup64_vbmi(_mm512_maskz_loadu_epi8(k, src + i), t0, t1, t2, t3));
+  }
+}
+
 DLRT_AVX512 bool min_max_avx512(const float* x, int64_t n, float& lo, float& hi) {
   __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
   __mmask16 nan = 0;
@@ -123,6 +143,13 @@ void requantize_s8(const int32_t* acc, int64_t n, int32_t bias, float mult, int3
   if (cpu_isa() >= CpuIsa::kAvx512) return requantize_avx512(acc, n, bias, mult, zp, dst);
 #endif
   requantize_generic(acc, n, bias, mult, zp, dst);
+}
+
+void lookup_bytes(const uint8_t* table, const uint8_t* src, int64_t n, uint8_t* dst) {
+#ifdef DLRT_QROWS_X86
+  if (cpu_isa() >= CpuIsa::kAvx512 && device::cpu_features().avx512_vbmi) return lookup_vbmi(table, src, n, dst);
+#endif
+  for (int64_t i = 0; i < n; ++i) dst[i] = table[src[i]];
 }
 
 bool min_max(const float* x, int64_t n, float& lo, float& hi) {

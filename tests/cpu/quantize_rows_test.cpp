@@ -1,0 +1,86 @@
+// The vector loops of quantize_rows.h against their scalar definitions, on
+// the portable path and on every vector ISA this CPU has.
+#include "backends/cpu/quantize_rows.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <climits>
+#include <limits>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/isa.h"
+
+namespace dlrt::cpu {
+namespace {
+
+std::vector<CpuIsa> every_isa() {
+  std::vector<CpuIsa> isas{CpuIsa::kGeneric};
+  if (detected_cpu_isa() >= CpuIsa::kAvx2) isas.push_back(CpuIsa::kAvx2);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512) isas.push_back(CpuIsa::kAvx512);
+  return isas;
+}
+
+TEST(QuantizeRows, LookupBytesEveryLengthAndIsa) {
+  std::mt19937 rng(3);
+  uint8_t table[256];
+  for (auto& v : table) v = static_cast<uint8_t>(rng());
+  std::vector<uint8_t> src(1000);
+  for (auto& v : src) v = static_cast<uint8_t>(rng());
+  for (int i = 0; i < 256; ++i) src[static_cast<size_t>(i)] = static_cast<uint8_t>(i);  // every index once
+  for (CpuIsa isa : every_isa()) {
+    ScopedCpuIsa cap(isa);
+    for (int64_t n : {0, 1, 63, 64, 65, 127, 256, 1000}) {
+      SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " n " + std::to_string(n));
+      std::vector<uint8_t> got(static_cast<size_t>(n) + 1, 0xAB);
+      lookup_bytes(table, src.data(), n, got.data());
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[static_cast<size_t>(i)], table[src[static_cast<size_t>(i)]]) << i;
+      EXPECT_EQ(got[static_cast<size_t>(n)], 0xAB) << "wrote past n";
+    }
+  }
+}
+
+// requantize_u8/s8: float(acc + bias) * mult, clamped to what the zero point
+// leaves, rounded half to even, + zp; acc + bias wraps.
+template <typename Q>
+int32_t reference(int32_t acc, int32_t bias, float mult, int32_t zp) {
+  const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(bias));
+  float v = static_cast<float>(a) * mult;
+  v = std::min(std::max(v, static_cast<float>(std::numeric_limits<Q>::lowest() - zp)),
+               static_cast<float>(std::numeric_limits<Q>::max() - zp));
+  return static_cast<int32_t>(std::nearbyint(v)) + zp;
+}
+
+TEST(QuantizeRows, RequantizeTiesSaturationAndWrapOnEveryIsa) {
+  std::mt19937 rng(11);
+  std::vector<int32_t> acc(203);
+  for (auto& v : acc) v = static_cast<int32_t>(rng() % 40001) - 20000;
+  // Ties at mult 0.5 (odd sums), both saturations, and sums that wrap with the bias.
+  acc[0] = 1, acc[1] = 3, acc[2] = -5, acc[3] = INT_MAX, acc[4] = INT_MIN, acc[5] = 1000000, acc[6] = -1000000;
+  for (CpuIsa isa : every_isa()) {
+    ScopedCpuIsa cap(isa);
+    for (float mult : {0.5f, 0.0123f, 3.0f}) {
+      for (int64_t n : {int64_t{0}, int64_t{7}, int64_t{16}, int64_t{203}}) {
+        SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " mult " + std::to_string(mult) + " n " + std::to_string(n));
+        std::vector<uint8_t> u(static_cast<size_t>(n) + 1, 0xCD);
+        std::vector<int8_t> s(static_cast<size_t>(n) + 1, 0x55);
+        requantize_u8(acc.data(), n, 7, mult, 128, u.data());
+        requantize_s8(acc.data(), n, -3, mult, -10, s.data());
+        for (int64_t i = 0; i < n; ++i) {
+          const size_t k = static_cast<size_t>(i);
+          ASSERT_EQ(int32_t{u[k]}, reference<uint8_t>(acc[k], 7, mult, 128)) << i;
+          ASSERT_EQ(int32_t{s[k]}, reference<int8_t>(acc[k], -3, mult, -10)) << i;
+        }
+        EXPECT_EQ(u[static_cast<size_t>(n)], 0xCD);
+        EXPECT_EQ(s[static_cast<size_t>(n)], 0x55);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dlrt::cpu
