@@ -36,13 +36,16 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "backends/cpu/broadcast.h"
+#include "backends/cpu/gemm_int8.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/quantize_rows.h"
+#include "backends/cpu/scratch.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
@@ -589,7 +592,16 @@ Status qlinear_average_pool(KernelContext& ctx) {
 // ---------------------------------------------------------------------------
 // QGemm.
 
-Status qgemm(KernelContext& ctx) {
+// B (input 3) packed for gemm_u8s8 when the kernel is created, if it is a constant.
+struct QGemmPackedB {
+  const void* data = nullptr;  // the tensor it was packed from
+  DType dtype = DType::kUndefined;
+  Shape shape;
+  bool trans_b = false;
+  std::shared_ptr<const PackedInt8B> packed;
+};
+
+Status qgemm(KernelContext& ctx, const QGemmPackedB* pre) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 3));
   if (!is_8bit(a->dtype()) || !is_8bit(b->dtype())) return ctx.unsupported("A and B must be uint8 or int8");
@@ -659,6 +671,49 @@ Status qgemm(KernelContext& ctx) {
     if (quantized) s /= ys;
     return s;
   };
+  // The output of row m, column col from its int32 sum (bias included).
+  auto store = [&](int64_t m, int64_t col, uint32_t acc) {
+    const float v = static_cast<float>(static_cast<int32_t>(acc)) * out_scale(col);
+    if (!quantized) {
+      y->data<float>()[m * N + col] = v;
+    } else if (out_type == DType::kUInt8) {
+      y->data<uint8_t>()[m * N + col] = requantize<uint8_t>(v, yz);
+    } else {
+      y->data<int8_t>()[m * N + col] = requantize<int8_t>(v, yz);
+    }
+  };
+  auto bias_at = [&](int64_t m, int64_t col) {
+    return bias ? static_cast<uint32_t>(bias->data<int32_t>()[m * bias_row_stride + col * bias_col_stride]) : 0u;
+  };
+  if (!trans_a) {
+    // The 8-bit GEMM (B packed once when constant), then bias and scales per element.
+    const bool b_signed = b->dtype() == DType::kInt8;
+    thread_local AlignedScratch acc_scratch, zp_scratch, b_scratch;
+    int32_t* acc = acc_scratch.get<int32_t>(static_cast<size_t>(M * N), AlignedScratch::Growth::kByHalf);
+    int32_t* bz = zp_scratch.get<int32_t>(static_cast<size_t>(N), AlignedScratch::Growth::kByHalf);
+    for (int64_t j = 0; j < (zp_per_col ? N : 1); ++j) bz[j] = b_zp ? int8_at(*b_zp, j) : 0;
+    PackedInt8B scratch_b;
+    const PackedInt8B* pb = nullptr;
+    if (pre && pre->packed && pre->data == b->raw_data() && pre->dtype == b->dtype() && pre->shape == b->shape() &&
+        pre->trans_b == trans_b) {
+      pb = pre->packed.get();
+    } else {
+      void* storage = b_scratch.bytes(PackedInt8B::bytes(K, N), AlignedScratch::Growth::kByHalf);
+      scratch_b = PackedInt8B::pack_into(storage, trans_b, K, N, b->raw_data(), trans_b ? K : N, b_signed);
+      pb = &scratch_b;
+    }
+    gemm_u8s8(M, N, K, a->raw_data(), K, a->dtype() == DType::kInt8, &za, 0, *pb, bz, zp_per_col ? 1 : 0, acc, N,
+              &ctx.pool());
+    auto rows = [&](int64_t m0, int64_t m1) {
+      for (int64_t m = m0; m < m1; ++m)
+        for (int64_t col = 0; col < N; ++col)
+          store(m, col, static_cast<uint32_t>(acc[m * N + col]) + bias_at(m, col));
+    };
+    ctx.pool().parallel_for(M, ctx.pool().balanced_grain(M, std::max<int64_t>(1, 16384 / N)), rows);
+    return Status::Ok();
+  }
+
+  // transA: direct loops.
   const int64_t a_row = trans_a ? 1 : K, a_k = trans_a ? M : 1;  // element strides of A's row m / step k
   const int64_t b_col = trans_b ? K : 1, b_k = trans_b ? 1 : N;
 
@@ -675,8 +730,7 @@ Status qgemm(KernelContext& ctx) {
         const int64_t jn = std::min(kBlock, N - j0);
         for (int64_t j = 0; j < jn; ++j) {
           const int64_t col = j0 + j;
-          acc[static_cast<size_t>(j)] =
-              bias ? static_cast<uint32_t>(bias->data<int32_t>()[m * bias_row_stride + col * bias_col_stride]) : 0u;
+          acc[static_cast<size_t>(j)] = bias_at(m, col);
         }
         if (trans_b) {
           // Rows of B are contiguous: one dot product per output.
@@ -708,17 +762,7 @@ Status qgemm(KernelContext& ctx) {
             }
           }
         }
-        for (int64_t j = 0; j < jn; ++j) {
-          const int64_t col = j0 + j;
-          const float v = static_cast<float>(static_cast<int32_t>(acc[static_cast<size_t>(j)])) * out_scale(col);
-          if (!quantized) {
-            y->data<float>()[m * N + col] = v;
-          } else if (out_type == DType::kUInt8) {
-            y->data<uint8_t>()[m * N + col] = requantize<uint8_t>(v, yz);
-          } else {
-            y->data<int8_t>()[m * N + col] = requantize<int8_t>(v, yz);
-          }
-        }
+        for (int64_t j = 0; j < jn; ++j) store(m, j0 + j, acc[static_cast<size_t>(j)]);
       }
     }
   };
@@ -734,6 +778,29 @@ Status qgemm(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// Packs a constant 8-bit matrix B of QGemm as op(B) per transB (null otherwise).
+std::shared_ptr<const QGemmPackedB> prepack_qgemm_b(const ir::Node& node, const Tensor* b) {
+  if (!b || (b->dtype() != DType::kUInt8 && b->dtype() != DType::kInt8) || b->rank() != 2 || b->size() == 0)
+    return nullptr;
+  auto pre = std::make_shared<QGemmPackedB>();
+  pre->data = b->raw_data();
+  pre->dtype = b->dtype();
+  pre->shape = b->shape();
+  pre->trans_b = node.attr_int("transB", 0) != 0;
+  const int64_t K = pre->trans_b ? b->dim(1) : b->dim(0), N = pre->trans_b ? b->dim(0) : b->dim(1);
+  pre->packed = PackedInt8B::pack(pre->trans_b, K, N, b->raw_data(), b->dim(1), b->dtype() == DType::kInt8);
+  return pre;
+}
+
+class QGemmKernel final : public OpKernel {
+ public:
+  explicit QGemmKernel(std::shared_ptr<const QGemmPackedB> pre) : pre_(std::move(pre)) {}
+  Status compute(KernelContext& ctx) const override { return qgemm(ctx, pre_.get()); }
+
+ private:
+  std::shared_ptr<const QGemmPackedB> pre_;
+};
+
 }  // namespace
 
 Status register_quantize_contrib_kernels(KernelRegistry& r) {
@@ -742,7 +809,21 @@ Status register_quantize_contrib_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("QLinearSigmoid", qlinear_lookup<LookupOp::kSigmoid>, 1, 1000, kMsDomain));
   DLRT_RETURN_IF_ERROR(r.add_fn("QLinearLeakyRelu", qlinear_lookup<LookupOp::kLeakyRelu>, 1, 1000, kMsDomain));
   DLRT_RETURN_IF_ERROR(r.add_fn("QLinearGlobalAveragePool", qlinear_global_average_pool, 1, 1000, kMsDomain));
-  DLRT_RETURN_IF_ERROR(r.add_fn("QGemm", qgemm, 1, 1000, kMsDomain));
+  {
+    KernelDef d;
+    d.op_type = "QGemm";
+    d.domain = kMsDomain;
+    d.min_opset = 1;
+    d.max_opset = 1000;
+    d.factory = [](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
+      return std::unique_ptr<OpKernel>(new QGemmKernel(nullptr));
+    };
+    d.factory_with_constants = [](const ir::Node& node,
+                                  const ConstantInputs& constants) -> Result<std::unique_ptr<OpKernel>> {
+      return std::unique_ptr<OpKernel>(new QGemmKernel(prepack_qgemm_b(node, constants(3))));
+    };
+    DLRT_RETURN_IF_ERROR(r.add(std::move(d)));
+  }
   DLRT_RETURN_IF_ERROR(r.add_fn("QLinearConcat", qlinear_concat, 1, 1000, kMsDomain));
   DLRT_RETURN_IF_ERROR(r.add_fn("QLinearAveragePool", qlinear_average_pool, 1, 1000, kMsDomain));
   return Status::Ok();
