@@ -2,6 +2,7 @@
 #include "backends/cpu/depthwise_int8.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "backends/cpu/isa.h"
 #include "backends/cpu/scratch.h"
@@ -21,7 +22,7 @@ namespace {
 // column c / sw; block (fr, fc) starts at ((fr * sw + fc) * r_len) * q_len.
 // A value is x - x_zp, or 0 outside x.
 template <typename X>
-void fill_plane(const DepthwiseInt8Geometry& g, const X* x, int32_t xz, int64_t rows, int64_t r_len, int64_t q_len,
+__attribute__((always_inline)) inline void fill_plane(const DepthwiseInt8Geometry& g, const X* x, int32_t xz, int64_t rows, int64_t r_len, int64_t q_len,
                 int16_t* buf) {
   const int64_t S = g.sw;
   for (int64_t fr = 0; fr < g.sh; ++fr)
@@ -90,13 +91,56 @@ DLRT_AVX512 void sum_taps_avx512(const int16_t* const* src, const int32_t* w, in
   }
 }
 
-DLRT_AVX512 void fill_plane_avx512_u8(const DepthwiseInt8Geometry& g, const uint8_t* x, int32_t xz, int64_t rows,
-                                      int64_t r_len, int64_t q_len, int16_t* buf) {
-  fill_plane(g, x, xz, rows, r_len, q_len, buf);
+// values [lo, hi) of one phase row: d[q] = src[q * S] - xz for S 1 or 2, 32 at a time.
+template <bool kSigned, int S>
+DLRT_AVX512 inline void convert_row_avx512(const uint8_t* src, int32_t xz, int64_t lo, int64_t hi, int16_t* d) {
+  const __m512i z = _mm512_set1_epi16(static_cast<int16_t>(xz));
+  for (int64_t q = lo; q < hi; q += 32) {
+    const int64_t c = std::min<int64_t>(32, hi - q);
+    const __mmask32 out = c == 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << c) - 1);
+    __m512i v;
+    if constexpr (S == 1) {
+      const __m256i b = _mm256_maskz_loadu_epi8(out, src + q);
+      v = kSigned ? _mm512_cvtepi8_epi16(b) : _mm512_cvtepu8_epi16(b);
+    } else {
+      // 2c - 1 bytes: the even ones are the values, as the low byte of each 16-bit lane.
+      const int64_t bytes = 2 * c - 1;
+      const __mmask64 in = (~__mmask64{0}) >> (64 - bytes);
+      const __m512i b = _mm512_maskz_loadu_epi8(in, src + 2 * q);
+      v = kSigned ? _mm512_srai_epi16(_mm512_slli_epi16(b, 8), 8) : _mm512_and_si512(b, _mm512_set1_epi16(0xFF));
+    }
+    _mm512_mask_storeu_epi16(d + q, out, _mm512_sub_epi16(v, z));
+  }
 }
-DLRT_AVX512 void fill_plane_avx512_s8(const DepthwiseInt8Geometry& g, const int8_t* x, int32_t xz, int64_t rows,
-                                      int64_t r_len, int64_t q_len, int16_t* buf) {
-  fill_plane(g, x, xz, rows, r_len, q_len, buf);
+
+// fill_plane with the strides 1 and 2 in vector loops (others as fill_plane).
+template <bool kSigned>
+DLRT_AVX512 void fill_plane_avx512(const DepthwiseInt8Geometry& g, const uint8_t* x, int32_t xz, int64_t rows,
+                                   int64_t r_len, int64_t q_len, int16_t* buf) {
+  using X = std::conditional_t<kSigned, int8_t, uint8_t>;
+  const int64_t S = g.sw;
+  if (S > 2) return fill_plane(g, reinterpret_cast<const X*>(x), xz, rows, r_len, q_len, buf);
+  for (int64_t fr = 0; fr < g.sh; ++fr)
+    for (int64_t rq = 0; rq < r_len; ++rq) {
+      const int64_t r = rq * g.sh + fr, ih = r - g.ph;
+      for (int64_t f = 0; f < S; ++f) {
+        int16_t* d = buf + ((fr * S + f) * r_len + rq) * q_len;
+        if (r >= rows || ih < 0 || ih >= g.H) {
+          std::fill(d, d + q_len, int16_t{0});
+          continue;
+        }
+        const int64_t first = g.pw - f;
+        const int64_t lo = std::min(q_len, first <= 0 ? int64_t{0} : (first + S - 1) / S);
+        const int64_t last = g.W - 1 + g.pw - f;
+        const int64_t hi = last < 0 ? lo : std::max(lo, std::min(q_len, last / S + 1));
+        std::fill(d, d + lo, int16_t{0});
+        // src + q * S is x[ih][q * S + f - pw], inside the row for q in [lo, hi).
+        const uint8_t* src = x + ih * g.W + f - g.pw;
+        if (S == 1) convert_row_avx512<kSigned, 1>(src, xz, lo, hi, d);
+        else convert_row_avx512<kSigned, 2>(src, xz, lo, hi, d);
+        std::fill(d + hi, d + q_len, int16_t{0});
+      }
+    }
 }
 #endif
 
@@ -122,8 +166,8 @@ void depthwise_int8_plane(const DepthwiseInt8Geometry& g, const uint8_t* x, bool
   [[maybe_unused]] const bool avx512 = cpu_isa() >= CpuIsa::kAvx512;
 #ifdef DLRT_DW8_X86
   if (avx512) {
-    if (x_signed) fill_plane_avx512_s8(g, reinterpret_cast<const int8_t*>(x), x_zp, rows, r_len, q_len, buf);
-    else fill_plane_avx512_u8(g, x, x_zp, rows, r_len, q_len, buf);
+    if (x_signed) fill_plane_avx512<true>(g, x, x_zp, rows, r_len, q_len, buf);
+    else fill_plane_avx512<false>(g, x, x_zp, rows, r_len, q_len, buf);
   } else
 #endif
   {
