@@ -275,15 +275,20 @@ TEST(QuantizeKernels, DepthwiseConvIntegerEveryGeometryAndIsa) {
 // QLinearConv requantizes inside the GEMM and the depthwise loops: its output
 // must equal ConvInteger's sums requantized by the formula (float(sum + bias)
 // * (x_scale * w_scale / y_scale), clamped, rounded half to even, + y_zp), on
-// every conv path (pointwise, im2col, grouped, depthwise, 1-D) and ISA.
+// every conv path (pointwise, im2col, grouped, depthwise by planes and by
+// channel blocks, 1-D) and ISA.
 TEST(QuantizeKernels, QLinearConvEqualsRequantizedConvInteger) {
   struct Case {
-    int64_t C, M, group, H, W, K, stride, pad;
-    bool one_d, y_signed;
+    int64_t C, M, group, H, W, K, stride, pad, dilation;
+    bool one_d, x_signed, y_signed;
   };
-  const Case cases[] = {{16, 40, 1, 12, 13, 1, 1, 0, false, false}, {8, 24, 1, 11, 9, 3, 2, 1, false, true},
-                        {12, 12, 12, 20, 21, 3, 2, 1, false, false}, {12, 12, 12, 7, 7, 3, 1, 1, false, true},
-                        {8, 16, 4, 9, 9, 3, 1, 1, false, false},     {6, 10, 1, 1, 30, 3, 1, 1, true, false}};
+  const Case cases[] = {
+      {16, 40, 1, 12, 13, 1, 1, 0, 1, false, false, false}, {8, 24, 1, 11, 9, 3, 2, 1, 1, false, true, true},
+      {12, 12, 12, 20, 21, 3, 2, 1, 1, false, false, false}, {12, 12, 12, 7, 7, 3, 1, 1, 1, false, false, true},
+      {8, 16, 4, 9, 9, 3, 1, 1, 1, false, false, false},    {6, 10, 1, 1, 30, 3, 1, 1, 1, true, false, false},
+      // depthwise across two channel blocks (64 + 6), 5 x 5, dilated, signed x
+      {70, 70, 70, 9, 9, 3, 1, 1, 1, false, true, false},   {20, 20, 20, 13, 11, 5, 2, 2, 1, false, false, true},
+      {33, 33, 33, 10, 12, 3, 1, 2, 2, false, true, true},  {16, 16, 16, 120, 130, 3, 1, 1, 1, false, false, false}};
   std::mt19937 rng(33);
   std::vector<CpuIsa> isas{CpuIsa::kGeneric};
   if (detected_cpu_isa() != CpuIsa::kGeneric) isas.push_back(detected_cpu_isa());
@@ -300,23 +305,27 @@ TEST(QuantizeKernels, QLinearConvEqualsRequantizedConvInteger) {
     for (auto& v : wscale) v = 0.001f + 0.0001f * static_cast<float>(rng() % 50);
     for (auto& v : bias) v = static_cast<int32_t>(rng() % 20001) - 10000;
     const float x_scale = 0.02f, y_scale = c.y_signed ? 0.9f : 0.6f;
-    const uint8_t xz = 119;
+    const int32_t xz = c.x_signed ? -9 : 119;
     const int32_t yz = c.y_signed ? -4 : 128;
     ir::Attributes attrs{{"pads", attr_ints(c.one_d ? std::vector<int64_t>{c.pad, c.pad}
                                                     : std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad})},
                          {"strides", attr_ints(c.one_d ? std::vector<int64_t>{c.stride}
                                                        : std::vector<int64_t>{c.stride, c.stride})},
+                         {"dilations", attr_ints(c.one_d ? std::vector<int64_t>{c.dilation}
+                                                         : std::vector<int64_t>{c.dilation, c.dilation})},
                          {"group", attr_int(c.group)}};
-    Tensor x = tv<uint8_t>(xs, xv), w = tv<int8_t>(ws, wv);
+    Tensor x = c.x_signed ? tv<int8_t>(xs, std::vector<int8_t>(xv.begin(), xv.end())) : tv<uint8_t>(xs, xv);
+    Tensor w = tv<int8_t>(ws, wv);
+    Tensor x_zp = c.x_signed ? Tensor::scalar<int8_t>(static_cast<int8_t>(xz)) : Tensor::scalar<uint8_t>(static_cast<uint8_t>(xz));
     Tensor y_zp = c.y_signed ? Tensor::scalar<int8_t>(static_cast<int8_t>(yz)) : Tensor::scalar<uint8_t>(static_cast<uint8_t>(yz));
     for (CpuIsa isa : isas) {
       SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " C " + std::to_string(c.C) + " M " + std::to_string(c.M) +
                    " group " + std::to_string(c.group) + " k " + std::to_string(c.K));
       ScopedCpuIsa cap(isa);
-      auto sums = run_op("ConvInteger", {x, w, Tensor::scalar<uint8_t>(xz)}, attrs, 1, 10);
+      auto sums = run_op("ConvInteger", {x, w, x_zp}, attrs, 1, 10);
       ASSERT_TRUE(sums.ok()) << sums.status().to_string();
       auto q = run_op("QLinearConv",
-                      {x, Tensor::scalar(x_scale), Tensor::scalar<uint8_t>(xz), w, tv<float>({c.M}, wscale),
+                      {x, Tensor::scalar(x_scale), x_zp, w, tv<float>({c.M}, wscale),
                        tv<int8_t>({c.M}, std::vector<int8_t>(static_cast<size_t>(c.M), 0)), Tensor::scalar(y_scale),
                        y_zp, tv<int32_t>({c.M}, bias)},
                       attrs, 1, 10);

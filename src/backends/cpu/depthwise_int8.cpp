@@ -195,4 +195,148 @@ void depthwise_int8_plane(const DepthwiseInt8Geometry& g, const uint8_t* x, bool
   }
 }
 
+#ifdef DLRT_DW8_X86
+namespace {
+
+constexpr int64_t kBlock = 64;  // channels per block of depthwise_int8_channels
+
+// dst[c * ds + r] = src[r * ss + c] for r, c < 16: four rounds of unpacks (SSE2).
+inline void transpose16x16(const uint8_t* src, int64_t ss, uint8_t* dst, int64_t ds) {
+  __m128i a[16], t[16];
+  for (int i = 0; i < 16; ++i) a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * ss));
+  for (int i = 0; i < 8; ++i) {  // byte pairs of rows 2i, 2i + 1
+    t[2 * i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+    t[2 * i + 1] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+  }
+  for (int j = 0; j < 4; ++j) {  // rows 4j .. 4j + 3, four columns per register
+    a[4 * j] = _mm_unpacklo_epi16(t[4 * j], t[4 * j + 2]);
+    a[4 * j + 1] = _mm_unpackhi_epi16(t[4 * j], t[4 * j + 2]);
+    a[4 * j + 2] = _mm_unpacklo_epi16(t[4 * j + 1], t[4 * j + 3]);
+    a[4 * j + 3] = _mm_unpackhi_epi16(t[4 * j + 1], t[4 * j + 3]);
+  }
+  for (int k = 0; k < 2; ++k)  // rows 8k .. 8k + 7, two columns per register
+    for (int q = 0; q < 4; ++q) {
+      t[8 * k + 2 * q] = _mm_unpacklo_epi32(a[8 * k + q], a[8 * k + 4 + q]);
+      t[8 * k + 2 * q + 1] = _mm_unpackhi_epi32(a[8 * k + q], a[8 * k + 4 + q]);
+    }
+  for (int m = 0; m < 8; ++m) {  // all 16 rows: column 2m, then 2m + 1
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * m) * ds), _mm_unpacklo_epi64(t[m], t[8 + m]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * m + 1) * ds), _mm_unpackhi_epi64(t[m], t[8 + m]));
+  }
+}
+
+// dst[c * dst_stride + p] = src[p * src_stride + c] for c < rows... a general
+// byte transpose: rows x cols of src to cols x rows of dst.
+void transpose_bytes(const uint8_t* src, int64_t src_stride, int64_t rows, int64_t cols, uint8_t* dst,
+                     int64_t dst_stride) {
+  int64_t r = 0;
+  for (; r + 16 <= rows; r += 16) {
+    int64_t c = 0;
+    for (; c + 16 <= cols; c += 16) transpose16x16(src + r * src_stride + c, src_stride, dst + c * dst_stride + r, dst_stride);
+    for (; c < cols; ++c)
+      for (int64_t i = 0; i < 16; ++i) dst[c * dst_stride + r + i] = src[(r + i) * src_stride + c];
+  }
+  for (; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) dst[c * dst_stride + r] = src[r * src_stride + c];
+}
+
+// One block of NV * 16 channels, channels innermost: xt [H][W][kBlock],
+// wt [taps][kBlock] int32, yt [OH][OW][kBlock] requantized bytes.
+template <int NV, bool kSigned>
+DLRT_AVX512 void channels_block_avx512(const DepthwiseInt8Geometry& g, const uint8_t* xt, int32_t xz,
+                                       const int32_t* wt, const float* mult, const int32_t* bias,
+                                       const DepthwiseInt8Requant& rq, uint8_t* yt) {
+  const __m512i vxz = _mm512_set1_epi32(xz), vzp = _mm512_set1_epi32(rq.zero_point);
+  const int32_t lowest = rq.out_signed ? -128 : 0, highest = rq.out_signed ? 127 : 255;
+  const __m512 lo = _mm512_set1_ps(static_cast<float>(lowest - rq.zero_point));
+  const __m512 hi = _mm512_set1_ps(static_cast<float>(highest - rq.zero_point));
+  __m512 vm[NV];
+  __m512i vb[NV];
+  for (int v = 0; v < NV; ++v) {
+    vm[v] = _mm512_loadu_ps(mult + 16 * v);
+    vb[v] = _mm512_loadu_si512(bias + 16 * v);
+  }
+  for (int64_t oh = 0; oh < g.OH; ++oh)
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
+      __m512i acc[NV];
+      for (int v = 0; v < NV; ++v) acc[v] = _mm512_setzero_si512();
+      for (int64_t kh = 0; kh < g.KH; ++kh) {
+        const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
+        if (ih < 0 || ih >= g.H) continue;  // padding: x - x_zp is 0 there
+        for (int64_t kw = 0; kw < g.KW; ++kw) {
+          const int64_t iw = ow * g.sw - g.pw + kw * g.dw;
+          if (iw < 0 || iw >= g.W) continue;
+          const uint8_t* px = xt + (ih * g.W + iw) * kBlock;
+          const int32_t* wp = wt + (kh * g.KW + kw) * kBlock;
+          for (int v = 0; v < NV; ++v) {
+            const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + 16 * v));
+            const __m512i xv = _mm512_sub_epi32(kSigned ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b), vxz);
+            acc[v] = _mm512_add_epi32(acc[v], _mm512_mullo_epi32(xv, _mm512_loadu_si512(wp + 16 * v)));
+          }
+        }
+      }
+      uint8_t* out = yt + (oh * g.OW + ow) * kBlock;
+      for (int v = 0; v < NV; ++v) {
+        // requantize_u8/s8's operations, per lane with its channel's bias and multiplier.
+        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc[v], vb[v])), vm[v]);
+        f = _mm512_min_ps(hi, _mm512_max_ps(lo, f));
+        f = _mm512_roundscale_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), vzp);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * v), _mm512_cvtepi32_epi8(q));
+      }
+    }
+}
+
+template <bool kSigned>
+void channels_block(int nv, const DepthwiseInt8Geometry& g, const uint8_t* xt, int32_t xz, const int32_t* wt,
+                    const float* mult, const int32_t* bias, const DepthwiseInt8Requant& rq, uint8_t* yt) {
+  switch (nv) {
+    case 1: return channels_block_avx512<1, kSigned>(g, xt, xz, wt, mult, bias, rq, yt);
+    case 2: return channels_block_avx512<2, kSigned>(g, xt, xz, wt, mult, bias, rq, yt);
+    case 3: return channels_block_avx512<3, kSigned>(g, xt, xz, wt, mult, bias, rq, yt);
+    default: return channels_block_avx512<4, kSigned>(g, xt, xz, wt, mult, bias, rq, yt);
+  }
+}
+
+}  // namespace
+#endif
+
+bool depthwise_int8_channels_available() {
+#ifdef DLRT_DW8_X86
+  return cpu_isa() >= CpuIsa::kAvx512;
+#else
+  return false;
+#endif
+}
+
+void depthwise_int8_channels(const DepthwiseInt8Geometry& g, int64_t C, const uint8_t* x, bool x_signed, int32_t x_zp,
+                             const int32_t* w, const DepthwiseInt8Requant& rq, uint8_t* y) {
+#ifdef DLRT_DW8_X86
+  const int64_t in = g.H * g.W, out = g.OH * g.OW, taps = g.KH * g.KW;
+  thread_local AlignedScratch x_scratch, y_scratch, w_scratch, p_scratch;
+  uint8_t* xt = x_scratch.get<uint8_t>(static_cast<size_t>(in * kBlock), AlignedScratch::Growth::kByHalf);
+  uint8_t* yt = y_scratch.get<uint8_t>(static_cast<size_t>(out * kBlock), AlignedScratch::Growth::kByHalf);
+  int32_t* wt = w_scratch.get<int32_t>(static_cast<size_t>(taps * kBlock), AlignedScratch::Growth::kByHalf);
+  float* mult = p_scratch.get<float>(static_cast<size_t>(2 * kBlock), AlignedScratch::Growth::kByHalf);
+  auto* bias = reinterpret_cast<int32_t*>(mult + kBlock);
+  for (int64_t c0 = 0; c0 < C; c0 += kBlock) {
+    const int64_t cb = std::min(kBlock, C - c0);
+    const int nv = static_cast<int>((cb + 15) / 16);
+    if (cb < nv * 16) std::fill(xt, xt + in * kBlock, uint8_t{0});  // lanes past the last channel
+    transpose_bytes(x + c0 * in, in, cb, in, xt, kBlock);
+    for (int64_t c = 0; c < nv * 16; ++c) {
+      const bool real = c < cb;
+      for (int64_t t = 0; t < taps; ++t) wt[t * kBlock + c] = real ? w[(c0 + c) * taps + t] : 0;
+      mult[c] = real ? rq.mult[c0 + c] : 0.0f;
+      bias[c] = real && rq.bias ? rq.bias[c0 + c] : 0;
+    }
+    if (x_signed) channels_block<true>(nv, g, xt, x_zp, wt, mult, bias, rq, yt);
+    else channels_block<false>(nv, g, xt, x_zp, wt, mult, bias, rq, yt);
+    transpose_bytes(yt, kBlock, out, cb, y + c0 * out, out);
+  }
+#else
+  (void)g, (void)C, (void)x, (void)x_signed, (void)x_zp, (void)w, (void)rq, (void)y;
+#endif
+}
+
 }  // namespace dlrt::cpu

@@ -35,4 +35,25 @@ using DepthwiseRowSink = FunctionRef<void(int64_t oh0, int64_t oh1, const int32_
 void depthwise_int8_plane(const DepthwiseInt8Geometry& g, const uint8_t* x, bool x_signed, int32_t x_zp,
                           const int32_t* w, DepthwiseRowSink sink);
 
+// Requantized output of depthwise_int8_channels: per channel c,
+// out[c][oh][ow] = requantize(sums + bias[c], mult[c]) as requantize_u8/s8
+// (quantize_rows.h) would give.
+struct DepthwiseInt8Requant {
+  const float* mult = nullptr;   // one per channel
+  const int32_t* bias = nullptr; // one per channel, or null
+  int32_t zero_point = 0;
+  bool out_signed = false;
+};
+
+// True when depthwise_int8_channels can run on this CPU now (AVX-512).
+bool depthwise_int8_channels_available();
+
+// Channels [0, C) of one image at once, channels innermost: x holds C planes
+// (H x W each), w C kernels (KH x KW, zero point subtracted), y C output
+// planes. The planes are transposed in blocks of 64 channels, summed with
+// the channels in vector lanes, requantized per channel and transposed back:
+// for planes too small to amortise depthwise_int8_plane's per-row work.
+void depthwise_int8_channels(const DepthwiseInt8Geometry& g, int64_t C, const uint8_t* x, bool x_signed, int32_t x_zp,
+                             const int32_t* w, const DepthwiseInt8Requant& rq, uint8_t* y);
+
 }  // namespace dlrt::cpu

@@ -672,7 +672,11 @@ struct ConvSums {
   const Int8RequantOutput* requant = nullptr;
 };
 
-// A 2-D depthwise conv (one input and one output channel per group), plane by plane.
+// Output planes up to this size run channels-last (depthwise_int8_channels).
+constexpr int64_t kChannelsLastDepthwise = 16384;
+
+// A 2-D depthwise conv (one input and one output channel per group), plane by
+// plane, or channels-last in blocks of channels for small planes.
 void depthwise_conv(const ConvGeometry& g, const uint8_t* x, bool x_signed, int32_t xz, const uint8_t* w,
                     bool w_signed, const int32_t* wz, const ConvSums& out, ThreadPool& pool) {
   DepthwiseInt8Geometry d;
@@ -689,15 +693,41 @@ void depthwise_conv(const ConvGeometry& g, const uint8_t* x, bool x_signed, int3
   d.ph = g.pad_begin[0];
   d.pw = g.pad_begin[1];
   const int64_t taps = d.KH * d.KW;
+  auto kernel_of = [&](int64_t c, int32_t* wc) {  // channel c's kernel minus its zero point
+    for (int64_t t = 0; t < taps; ++t) {
+      const uint8_t b = w[c * taps + t];
+      wc[t] = (w_signed ? static_cast<int32_t>(static_cast<int8_t>(b)) : static_cast<int32_t>(b)) - wz[c];
+    }
+  };
+  if (out.requant && g.out_size <= kChannelsLastDepthwise && depthwise_int8_channels_available()) {
+    // Small planes: blocks of 64 channels at a time, channels in the vector lanes.
+    thread_local AlignedScratch all_w;
+    int32_t* wall = all_w.get<int32_t>(static_cast<size_t>(g.M * taps), AlignedScratch::Growth::kByHalf);
+    for (int64_t c = 0; c < g.M; ++c) kernel_of(c, wall + c * taps);
+    const Int8RequantOutput& q = *out.requant;
+    constexpr int64_t kBlock = 64;
+    const int64_t blocks = (g.M + kBlock - 1) / kBlock;
+    auto run = [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t n = t / blocks, c0 = (t % blocks) * kBlock, cb = std::min(kBlock, g.M - c0);
+        DepthwiseInt8Requant r;
+        r.mult = q.mult + c0;
+        r.bias = q.bias ? q.bias + c0 : nullptr;
+        r.zero_point = q.zero_point;
+        r.out_signed = q.out_signed;
+        depthwise_int8_channels(d, cb, x + (n * g.M + c0) * g.in_size, x_signed, xz, wall + c0 * taps, r,
+                                static_cast<uint8_t*>(q.out) + (n * g.M + c0) * g.out_size);
+      }
+    };
+    pool.parallel_for(g.N * blocks, 1, run);
+    return;
+  }
   auto planes = [&](int64_t p0, int64_t p1) {
     thread_local AlignedScratch w_scratch;
     int32_t* wc = w_scratch.get<int32_t>(static_cast<size_t>(taps), AlignedScratch::Growth::kByHalf);
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t c = p % g.M;
-      for (int64_t t = 0; t < taps; ++t) {
-        const uint8_t b = w[c * taps + t];
-        wc[t] = (w_signed ? static_cast<int32_t>(static_cast<int8_t>(b)) : static_cast<int32_t>(b)) - wz[c];
-      }
+      kernel_of(c, wc);
       const uint8_t* xc = x + p * g.in_size;
       if (const Int8RequantOutput* q = out.requant) {
         const int32_t bias = q->bias ? q->bias[c] : 0;
