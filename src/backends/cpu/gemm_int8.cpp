@@ -355,6 +355,8 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
 
   const int8_detail::CorrectFn correct =
       cpu_isa() >= CpuIsa::kAvx512 && int8_detail::avx512_correct() ? int8_detail::avx512_correct() : generic_correct;
+  const int8_detail::CorrectRequantFn correct_requant =
+      cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_correct_requant() : nullptr;
   const int64_t panel_stride = kg * kPanel * kGroup;
   auto tiles = [&](int64_t t0, int64_t t1) {
     alignas(64) int32_t acc[8 * 48];  // the largest tile (avx512-vnni)
@@ -371,6 +373,13 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
       for (int64_t r = 0; r < rows; ++r) {
         az[r] = static_cast<uint32_t>((a_zp ? a_zp[(i0 + r) * a_zp_stride] : 0) + a_shift);
         rs[r] = a_sums[i0 + r];
+      }
+      if (requant_output && correct_requant) {
+        const Int8RequantOutput& q = *requant_output;
+        correct_requant(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, q.mult + i0,
+                        q.bias ? q.bias + i0 : nullptr, q.zero_point, q.out_signed,
+                        static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0, q.ldo);
+        continue;
       }
       if (requant_output) {
         // Corrected in place (acc holds C's tile), then straight to 8 bits.

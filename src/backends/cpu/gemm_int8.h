@@ -141,6 +141,13 @@ using CorrectFn = void (*)(const int32_t* acc, int64_t acc_ld, int64_t rows, int
                            const uint32_t* rs, const uint32_t* ct, const uint32_t* cz, int32_t* c, int64_t ldc);
 CorrectFn avx512_correct();  // null off x86
 
+// The correction, then row r of the tile requantized as Int8RequantOutput
+// says (mult[r], bias[r] or 0, zp) to out + r * ldo; null off x86.
+using CorrectRequantFn = void (*)(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az,
+                                  const uint32_t* rs, const uint32_t* ct, const uint32_t* cz, const float* mult,
+                                  const int32_t* bias, int32_t zp, bool out_signed, uint8_t* out, int64_t ldo);
+CorrectRequantFn avx512_correct_requant();
+
 // Where the vector kernels exist (null off x86).
 TileFn avx512_vnni_tile(int nv);  // MR 8, NV = nv in [1, 3]
 TileFn avx_vnni_tile();           // MR 6, NV 1
