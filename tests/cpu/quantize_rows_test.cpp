@@ -44,6 +44,27 @@ TEST(QuantizeRows, LookupBytesEveryLengthAndIsa) {
   }
 }
 
+TEST(QuantizeRows, CopyStridedBytesReadsOnlyWhatItNeeds) {
+  std::vector<uint8_t> src(300);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7 + 3);
+  for (CpuIsa isa : every_isa()) {
+    ScopedCpuIsa cap(isa);
+    for (int64_t stride : {1, 2, 3}) {
+      for (int64_t n : {0, 1, 31, 32, 33, 64, 100}) {
+        SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " stride " + std::to_string(stride) + " n " + std::to_string(n));
+        // The source ends right after the last byte read (a sanitizer build
+        // would flag a read past it).
+        const int64_t used = n == 0 ? 0 : (n - 1) * stride + 1;
+        std::vector<uint8_t> exact(src.begin(), src.begin() + used);
+        std::vector<uint8_t> got(static_cast<size_t>(n) + 1, 0xEE);
+        copy_strided_bytes(exact.data(), stride, n, got.data());
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[static_cast<size_t>(i)], src[static_cast<size_t>(i * stride)]) << i;
+        EXPECT_EQ(got[static_cast<size_t>(n)], 0xEE);
+      }
+    }
+  }
+}
+
 // requantize_u8/s8: float(acc + bias) * mult, clamped to what the zero point
 // leaves, rounded half to even, + zp; acc + bias wraps.
 template <typename Q>

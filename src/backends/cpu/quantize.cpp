@@ -612,11 +612,7 @@ void im2col_row_2d(const ConvGeometry& g, const uint8_t* x, int64_t k, int64_t j
       const uint8_t* row = xc + ih * W + off;
       const int64_t a = std::max(ow0, lo), b = std::min(ow1, hi);
       if (a > ow0) std::memset(d, pad, static_cast<size_t>(std::min(a, ow1) - ow0));
-      if (a < b) {
-        if (sw == 1) std::memcpy(d + (a - ow0), row + a, static_cast<size_t>(b - a));
-        else
-          for (int64_t ow = a; ow < b; ++ow) d[ow - ow0] = row[ow * sw];
-      }
+      if (a < b) copy_strided_bytes(row + a * sw, sw, b - a, d + (a - ow0));
       if (b < ow1) {
         const int64_t from = std::max(b, ow0);
         std::memset(d + (from - ow0), pad, static_cast<size_t>(ow1 - from));

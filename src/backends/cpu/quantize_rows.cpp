@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "backends/cpu/isa.h"
@@ -79,6 +80,17 @@ DLRT_AVX512 void requantize_avx512(const int32_t* acc, int64_t n, int32_t bias, 
   }
 }
 
+DLRT_AVX512 void copy_stride2_avx512(const uint8_t* src, int64_t n, uint8_t* dst) {
+  const __m512i low = _mm512_set1_epi16(0xFF);
+  for (int64_t i = 0; i < n; i += 32) {
+    const int64_t c = std::min<int64_t>(32, n - i), bytes = 2 * c - 1;
+    const __m512i v = _mm512_maskz_loadu_epi8((~__mmask64{0}) >> (64 - bytes), src + 2 * i);
+    // The even bytes are the low bytes of the 16-bit lanes.
+    const __mmask32 k = c == 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << c) - 1);
+    _mm512_mask_cvtepi16_storeu_epi8(dst + i, k, _mm512_and_si512(v, low));
+  }
+}
+
 #define DLRT_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
 
 // table[idx] for 64 indices: bits 0-6 pick one of 128 bytes, bit 7 the half.
@@ -143,6 +155,18 @@ void requantize_s8(const int32_t* acc, int64_t n, int32_t bias, float mult, int3
   if (cpu_isa() >= CpuIsa::kAvx512) return requantize_avx512(acc, n, bias, mult, zp, dst);
 #endif
   requantize_generic(acc, n, bias, mult, zp, dst);
+}
+
+void copy_strided_bytes(const uint8_t* src, int64_t stride, int64_t n, uint8_t* dst) {
+  if (n <= 0) return;
+  if (stride == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n));
+    return;
+  }
+#ifdef DLRT_QROWS_X86
+  if (stride == 2 && cpu_isa() >= CpuIsa::kAvx512) return copy_stride2_avx512(src, n, dst);
+#endif
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i * stride];
 }
 
 void lookup_bytes(const uint8_t* table, const uint8_t* src, int64_t n, uint8_t* dst) {

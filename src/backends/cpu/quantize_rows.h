@@ -20,6 +20,10 @@ void quantize_u8(const float* x, int64_t n, float scale, uint8_t zero_point, uin
 void requantize_u8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, uint8_t* dst);
 void requantize_s8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, int8_t* dst);
 
+// dst[i] = src[i * stride] for i < n (im2col rows of strided convs): AVX-512
+// for stride 2, which reads src[0, 2n - 1) only.
+void copy_strided_bytes(const uint8_t* src, int64_t stride, int64_t n, uint8_t* dst);
+
 // dst[i] = table[src[i]] for i < n (the 256-entry tables of the 8-bit
 // activations): AVX512-VBMI byte permutes where the CPU has them.
 void lookup_bytes(const uint8_t* table, const uint8_t* src, int64_t n, uint8_t* dst);
