@@ -307,55 +307,62 @@ TEST(QuantizeKernels, QLinearConvEqualsRequantizedConvInteger) {
     const float x_scale = 0.02f, y_scale = c.y_signed ? 0.9f : 0.6f;
     const int32_t xz = c.x_signed ? -9 : 119;
     const int32_t yz = c.y_signed ? -4 : 128;
-    ir::Attributes attrs{{"pads", attr_ints(c.one_d ? std::vector<int64_t>{c.pad, c.pad}
-                                                    : std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad})},
-                         {"strides", attr_ints(c.one_d ? std::vector<int64_t>{c.stride}
-                                                       : std::vector<int64_t>{c.stride, c.stride})},
-                         {"dilations", attr_ints(c.one_d ? std::vector<int64_t>{c.dilation}
-                                                         : std::vector<int64_t>{c.dilation, c.dilation})},
-                         {"group", attr_int(c.group)}};
+    ir::Attributes attrs{
+        {"pads",
+         attr_ints(c.one_d ? std::vector<int64_t>{c.pad, c.pad} : std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad})},
+        {"strides", attr_ints(c.one_d ? std::vector<int64_t>{c.stride} : std::vector<int64_t>{c.stride, c.stride})},
+        {"dilations",
+         attr_ints(c.one_d ? std::vector<int64_t>{c.dilation} : std::vector<int64_t>{c.dilation, c.dilation})},
+        {"group", attr_int(c.group)}};
     Tensor x = c.x_signed ? tv<int8_t>(xs, std::vector<int8_t>(xv.begin(), xv.end())) : tv<uint8_t>(xs, xv);
     Tensor w = tv<int8_t>(ws, wv);
-    Tensor x_zp = c.x_signed ? Tensor::scalar<int8_t>(static_cast<int8_t>(xz)) : Tensor::scalar<uint8_t>(static_cast<uint8_t>(xz));
-    Tensor y_zp = c.y_signed ? Tensor::scalar<int8_t>(static_cast<int8_t>(yz)) : Tensor::scalar<uint8_t>(static_cast<uint8_t>(yz));
-    for (CpuIsa isa : isas) {
-      SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " C " + std::to_string(c.C) + " M " + std::to_string(c.M) +
-                   " group " + std::to_string(c.group) + " k " + std::to_string(c.K));
-      ScopedCpuIsa cap(isa);
-      auto sums = run_op("ConvInteger", {x, w, x_zp}, attrs, 1, 10);
-      ASSERT_TRUE(sums.ok()) << sums.status().to_string();
-      auto q = run_op("QLinearConv",
-                      {x, Tensor::scalar(x_scale), x_zp, w, tv<float>({c.M}, wscale),
-                       tv<int8_t>({c.M}, std::vector<int8_t>(static_cast<size_t>(c.M), 0)), Tensor::scalar(y_scale),
-                       y_zp, tv<int32_t>({c.M}, bias)},
-                      attrs, 1, 10);
-      ASSERT_TRUE(q.ok()) << q.status().to_string();
-      const Tensor& acc = (*sums)[0];
-      ASSERT_EQ((*q)[0].shape(), acc.shape());
-      const int64_t plane = acc.size() / c.M;
-      const float lo = c.y_signed ? -128.0f - static_cast<float>(yz) : -static_cast<float>(yz);
-      const float hi = c.y_signed ? 127.0f - static_cast<float>(yz) : 255.0f - static_cast<float>(yz);
-      for (int64_t i = 0; i < acc.size(); ++i) {
-        const int64_t m = i / plane;
-        const float mult = x_scale * wscale[static_cast<size_t>(m)] / y_scale;
-        float v = static_cast<float>(acc.data<int32_t>()[i] + bias[static_cast<size_t>(m)]) * mult;
-        v = std::min(std::max(v, lo), hi);
-        const int32_t want = static_cast<int32_t>(std::nearbyint(v)) + yz;
-        const int32_t got = c.y_signed ? int32_t{(*q)[0].data<int8_t>()[i]} : int32_t{(*q)[0].data<uint8_t>()[i]};
-        ASSERT_EQ(got, want) << "element " << i;
+    Tensor x_zp = c.x_signed ? Tensor::scalar<int8_t>(static_cast<int8_t>(xz))
+                             : Tensor::scalar<uint8_t>(static_cast<uint8_t>(xz));
+    Tensor y_zp = c.y_signed ? Tensor::scalar<int8_t>(static_cast<int8_t>(yz))
+                             : Tensor::scalar<uint8_t>(static_cast<uint8_t>(yz));
+    // Weight zero points all 0 (symmetric, as ONNX Runtime's tools make them), and differing per channel.
+    std::vector<int8_t> w_zp_varying(static_cast<size_t>(c.M));
+    for (size_t m = 0; m < w_zp_varying.size(); ++m) w_zp_varying[m] = static_cast<int8_t>(static_cast<int>(m % 5) - 2);
+    for (CpuIsa isa : isas)
+      for (bool varying : {false, true}) {
+        SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " C " + std::to_string(c.C) + " M " + std::to_string(c.M) +
+                     " group " + std::to_string(c.group) + " k " + std::to_string(c.K) +
+                     (varying ? " varying w_zp" : ""));
+        ScopedCpuIsa cap(isa);
+        const Tensor w_zp =
+            tv<int8_t>({c.M}, varying ? w_zp_varying : std::vector<int8_t>(static_cast<size_t>(c.M), 0));
+        auto sums = run_op("ConvInteger", {x, w, x_zp, w_zp}, attrs, 1, 10);
+        ASSERT_TRUE(sums.ok()) << sums.status().to_string();
+        auto q = run_op("QLinearConv",
+                        {x, Tensor::scalar(x_scale), x_zp, w, tv<float>({c.M}, wscale), w_zp, Tensor::scalar(y_scale),
+                         y_zp, tv<int32_t>({c.M}, bias)},
+                        attrs, 1, 10);
+        ASSERT_TRUE(q.ok()) << q.status().to_string();
+        const Tensor& acc = (*sums)[0];
+        ASSERT_EQ((*q)[0].shape(), acc.shape());
+        const int64_t plane = acc.size() / c.M;
+        const float lo = c.y_signed ? -128.0f - static_cast<float>(yz) : -static_cast<float>(yz);
+        const float hi = c.y_signed ? 127.0f - static_cast<float>(yz) : 255.0f - static_cast<float>(yz);
+        for (int64_t i = 0; i < acc.size(); ++i) {
+          const int64_t m = i / plane;
+          const float mult = x_scale * wscale[static_cast<size_t>(m)] / y_scale;
+          float v = static_cast<float>(acc.data<int32_t>()[i] + bias[static_cast<size_t>(m)]) * mult;
+          v = std::min(std::max(v, lo), hi);
+          const int32_t want = static_cast<int32_t>(std::nearbyint(v)) + yz;
+          const int32_t got = c.y_signed ? int32_t{(*q)[0].data<int8_t>()[i]} : int32_t{(*q)[0].data<uint8_t>()[i]};
+          ASSERT_EQ(got, want) << "element " << i;
+        }
       }
-    }
   }
 }
 
 TEST(QuantizeKernels, QLinearMatMul) {
-  auto r = run_op("QLinearMatMul",
-                  {tv<uint8_t>({2, 4}, {208, 236, 0, 238, 3, 214, 255, 29}), Tensor::scalar(0.0066f),
-                   Tensor::scalar<uint8_t>(113),
-                   tv<uint8_t>({4, 3}, {152, 51, 244, 60, 26, 255, 0, 127, 246, 127, 254, 247}),
-                   Tensor::scalar(0.00705f), Tensor::scalar<uint8_t>(114), Tensor::scalar(0.0107f),
-                   Tensor::scalar<uint8_t>(118)},
-                  {}, 1, 10);
+  auto r = run_op(
+      "QLinearMatMul",
+      {tv<uint8_t>({2, 4}, {208, 236, 0, 238, 3, 214, 255, 29}), Tensor::scalar(0.0066f), Tensor::scalar<uint8_t>(113),
+       tv<uint8_t>({4, 3}, {152, 51, 244, 60, 26, 255, 0, 127, 246, 127, 254, 247}), Tensor::scalar(0.00705f),
+       Tensor::scalar<uint8_t>(114), Tensor::scalar(0.0107f), Tensor::scalar<uint8_t>(118)},
+      {}, 1, 10);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(values<uint8_t>((*r)[0]), (std::vector<uint8_t>{168, 115, 255, 1, 66, 151}));
 }

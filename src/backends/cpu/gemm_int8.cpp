@@ -328,10 +328,11 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
   thread_local AlignedScratch a_scratch;
   const int64_t a_block = kg * MR * kGroup;
   const int64_t a_bytes = (mblocks * a_block + 63) / 64 * 64;
-  uint8_t* ap = a_scratch.get<uint8_t>(static_cast<size_t>(a_bytes + (M + 2 * N) * 4), AlignedScratch::Growth::kByHalf);
+  uint8_t* ap = a_scratch.get<uint8_t>(static_cast<size_t>(a_bytes + (M + 3 * N) * 4), AlignedScratch::Growth::kByHalf);
   uint32_t* row_sums = reinterpret_cast<uint32_t*>(ap + a_bytes);
   uint32_t* col_zp = row_sums + M;
   uint32_t* col_term = col_zp + N;
+  uint32_t* col_total = col_term + N;  // az * col_term, when az is one value
   for (int64_t j = 0; j < N; ++j) {
     col_zp[j] = static_cast<uint32_t>((b_zp ? b_zp[j * b_zp_stride] : 0) + B.shift);
     col_term[j] = static_cast<uint32_t>(B.col_sums[j]) - static_cast<uint32_t>(K) * col_zp[j];
@@ -357,6 +358,16 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
       cpu_isa() >= CpuIsa::kAvx512 && int8_detail::avx512_correct() ? int8_detail::avx512_correct() : generic_correct;
   const int8_detail::CorrectRequantFn correct_requant =
       cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_correct_requant() : nullptr;
+  // One zero point for all rows of A and one for all columns of B (a conv's
+  // symmetric weights and its activations): the correction splits into a
+  // per-column and a per-row term.
+  const int8_detail::CorrectRequantUniformFn correct_requant_uniform =
+      cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_correct_requant_uniform() : nullptr;
+  bool uniform = requant_output && correct_requant_uniform && (!b_zp || b_zp_stride == 0);
+  const uint32_t az0 = static_cast<uint32_t>((a_zp ? a_zp[0] : 0) + a_shift);
+  for (int64_t i = 1; uniform && a_zp && a_zp_stride != 0 && i < M; ++i) uniform = a_zp[i * a_zp_stride] == a_zp[0];
+  if (uniform)
+    for (int64_t j = 0; j < N; ++j) col_total[j] = az0 * col_term[j];
   const int64_t panel_stride = kg * kPanel * kGroup;
   auto tiles = [&](int64_t t0, int64_t t1) {
     alignas(64) int32_t acc[8 * 48];  // the largest tile (avx512-vnni)
@@ -373,6 +384,15 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
       for (int64_t r = 0; r < rows; ++r) {
         az[r] = static_cast<uint32_t>((a_zp ? a_zp[(i0 + r) * a_zp_stride] : 0) + a_shift);
         rs[r] = a_sums[i0 + r];
+      }
+      if (uniform) {
+        const Int8RequantOutput& q = *requant_output;
+        uint32_t row_total[8];
+        for (int64_t r = 0; r < rows; ++r) row_total[r] = a_sums[i0 + r] * col_zp[0];
+        correct_requant_uniform(acc, kPanel * nv, rows, cols, col_total + j0, row_total, q.mult + i0,
+                                q.bias ? q.bias + i0 : nullptr, q.zero_point, q.out_signed,
+                                static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0, q.ldo);
+        continue;
       }
       if (requant_output && correct_requant) {
         const Int8RequantOutput& q = *requant_output;

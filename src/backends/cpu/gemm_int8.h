@@ -148,6 +148,13 @@ using CorrectRequantFn = void (*)(const int32_t* acc, int64_t acc_ld, int64_t ro
                                   const int32_t* bias, int32_t zp, bool out_signed, uint8_t* out, int64_t ldo);
 CorrectRequantFn avx512_correct_requant();
 
+// The same when az and cz are each one value for the whole tile: the
+// correction is col_total[q] (az * ct[q]) + row_total[r] (rs[r] * cz).
+using CorrectRequantUniformFn = void (*)(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols,
+                                         const uint32_t* col_total, const uint32_t* row_total, const float* mult,
+                                         const int32_t* bias, int32_t zp, bool out_signed, uint8_t* out, int64_t ldo);
+CorrectRequantUniformFn avx512_correct_requant_uniform();
+
 // Where the vector kernels exist (null off x86).
 TileFn avx512_vnni_tile(int nv);  // MR 8, NV = nv in [1, 3]
 TileFn avx_vnni_tile();           // MR 6, NV 1

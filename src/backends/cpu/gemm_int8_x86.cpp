@@ -164,9 +164,35 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void correct_requant_avx512
   }
 }
 
+// correct_requant_avx512 when every row has the same az and every column the
+// same cz: the correction is col_total[q] + row_total[r] (precomputed).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void correct_requant_uniform_avx512(
+    const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* col_total,
+    const uint32_t* row_total, const float* mult, const int32_t* bias, int32_t zp, bool out_signed, uint8_t* out,
+    int64_t ldo) {
+  const __m512 lo = _mm512_set1_ps(static_cast<float>((out_signed ? -128 : 0) - zp));
+  const __m512 hi = _mm512_set1_ps(static_cast<float>((out_signed ? 127 : 255) - zp));
+  const __m512i vzp = _mm512_set1_epi32(zp);
+  for (int64_t r = 0; r < rows; ++r) {
+    // acc - col_total - row_total + bias, as uint32 (wrapping).
+    const __m512i vr = _mm512_set1_epi32(static_cast<int32_t>(row_total[r] - static_cast<uint32_t>(bias ? bias[r] : 0)));
+    const __m512 vm = _mm512_set1_ps(mult[r]);
+    for (int64_t q = 0; q < cols; q += 16) {
+      const __mmask16 m = cols - q >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (cols - q)) - 1);
+      const __m512i a = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(m, acc + r * acc_ld + q),
+                                         _mm512_maskz_loadu_epi32(m, col_total + q));
+      __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(a, vr)), vm);
+      v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+      v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      _mm512_mask_cvtepi32_storeu_epi8(out + r * ldo + q, m, _mm512_add_epi32(_mm512_cvtps_epi32(v), vzp));
+    }
+  }
+}
+
 }  // namespace
 
 CorrectFn avx512_correct() { return correct_avx512; }
+CorrectRequantUniformFn avx512_correct_requant_uniform() { return correct_requant_uniform_avx512; }
 CorrectRequantFn avx512_correct_requant() { return correct_requant_avx512; }
 TileFn avx2_tile() { return tile_avx2; }
 
@@ -189,6 +215,7 @@ TileFn avx512_vnni_tile(int) { return nullptr; }
 TileFn avx2_tile() { return nullptr; }
 CorrectFn avx512_correct() { return nullptr; }
 CorrectRequantFn avx512_correct_requant() { return nullptr; }
+CorrectRequantUniformFn avx512_correct_requant_uniform() { return nullptr; }
 TileFn avx_vnni_tile() { return nullptr; }
 }  // namespace dlrt::cpu::int8_detail
 
