@@ -169,6 +169,7 @@ PackedInt8B PackedInt8B::pack_rows_into(void* storage, int64_t K, int64_t N, Row
   int32_t* sums = reinterpret_cast<int32_t*>(data + p.panels * p.kg * kPanel * kGroup);
   const uint8_t flip = is_signed ? 0 : 0x80;  // uint8 - 128 as int8
   const int64_t kg = p.kg;
+  const int8_detail::PackQuadFn quad = cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_pack_quad() : nullptr;
   // Each task: a range of panels, all groups; 4 rows of its columns at a time.
   auto pack_panels = [&](int64_t p0, int64_t p1) {
     const int64_t j0 = p0 * kPanel, j1 = std::min(N, p1 * kPanel), width = (p1 - p0) * kPanel;
@@ -189,8 +190,16 @@ PackedInt8B PackedInt8B::pack_rows_into(void* storage, int64_t K, int64_t N, Row
         }
       }
       // Per panel: the raw bytes flipped to the stored int8 values, their
-      // column sums, and 4 rows x 16 columns transposed to 16 columns x 4 bytes.
-      for (int64_t pn = p0; pn < p1; ++pn) {
+      // column sums, and 4 rows x 16 columns transposed to 16 columns x 4 bytes;
+      // four panels at a time with AVX-512.
+      int64_t pn = p0;
+      if (quad)
+        for (; pn + 4 <= p1; pn += 4) {
+          const int64_t c0 = (pn - p0) * kPanel;
+          const uint8_t* rq[4] = {r[0] + c0, r[1] + c0, r[2] + c0, r[3] + c0};
+          quad(rq, flip, data + (pn * kg + g) * kPanel * kGroup, kg * kPanel * kGroup, colsum + c0);
+        }
+      for (; pn < p1; ++pn) {
         int8_t* dst = data + (pn * kg + g) * kPanel * kGroup;
         const int64_t c0 = (pn - p0) * kPanel;
         int32_t* cs = colsum + c0;

@@ -141,6 +141,13 @@ using CorrectFn = void (*)(const int32_t* acc, int64_t acc_ld, int64_t rows, int
                            const uint32_t* rs, const uint32_t* ct, const uint32_t* cz, int32_t* c, int64_t ldc);
 CorrectFn avx512_correct();  // null off x86
 
+// Packs four panels (64 columns) of one group of 4 k: r[t] holds row t's 64
+// raw bytes; each is XORed with flip, the panels go to dst + p * panel_bytes
+// (64-byte aligned) and the 64 column sums of the stored values are added to
+// colsum. Null off x86.
+using PackQuadFn = void (*)(const uint8_t* const* r, uint8_t flip, int8_t* dst, int64_t panel_bytes, int32_t* colsum);
+PackQuadFn avx512_pack_quad();
+
 // The correction, then row r of the tile requantized as Int8RequantOutput
 // says (mult[r], bias[r] or 0, zp) to out + r * ldo; null off x86.
 using CorrectRequantFn = void (*)(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az,

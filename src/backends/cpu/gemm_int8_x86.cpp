@@ -7,10 +7,11 @@
 #include "backends/cpu/gemm_int8.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-// GCC 12 reports the _mm512_undefined_ps() its AVX-512 float intrinsics start
-// from as maybe-uninitialized once inlined: a false positive.
+// GCC 12 reports the _mm512_undefined_*() its AVX-512 intrinsics start from
+// as (maybe-)uninitialized once inlined: false positives.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include <immintrin.h>
 
@@ -189,8 +190,46 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void correct_requant_unifor
   }
 }
 
+// Four panels (64 columns) of one group of 4 k: the rows' bytes flipped to
+// their stored int8 values, transposed to 16 columns x 4 bytes per panel (the
+// 128-bit lanes do the four panels side by side, then a 4 x 4 lane
+// transpose puts each panel's 64 bytes together), and the columns' sums.
+__attribute__((target("avx512f,avx512bw"))) void pack_quad_avx512(const uint8_t* const* r, uint8_t flip,
+                                                                  int8_t* dst, int64_t panel_bytes,
+                                                                  int32_t* colsum) {
+  const __m512i f = _mm512_set1_epi8(static_cast<char>(flip));
+  const __m512i a = _mm512_xor_si512(_mm512_loadu_si512(r[0]), f), b = _mm512_xor_si512(_mm512_loadu_si512(r[1]), f);
+  const __m512i c = _mm512_xor_si512(_mm512_loadu_si512(r[2]), f), d = _mm512_xor_si512(_mm512_loadu_si512(r[3]), f);
+  const __m512i ab_lo = _mm512_unpacklo_epi8(a, b), ab_hi = _mm512_unpackhi_epi8(a, b);
+  const __m512i cd_lo = _mm512_unpacklo_epi8(c, d), cd_hi = _mm512_unpackhi_epi8(c, d);
+  const __m512i o0 = _mm512_unpacklo_epi16(ab_lo, cd_lo), o1 = _mm512_unpackhi_epi16(ab_lo, cd_lo);
+  const __m512i o2 = _mm512_unpacklo_epi16(ab_hi, cd_hi), o3 = _mm512_unpackhi_epi16(ab_hi, cd_hi);
+  const __m512i t0 = _mm512_shuffle_i64x2(o0, o1, 0x44), t1 = _mm512_shuffle_i64x2(o0, o1, 0xEE);
+  const __m512i t2 = _mm512_shuffle_i64x2(o2, o3, 0x44), t3 = _mm512_shuffle_i64x2(o2, o3, 0xEE);
+  _mm512_store_si512(dst, _mm512_shuffle_i64x2(t0, t2, 0x88));
+  _mm512_store_si512(dst + panel_bytes, _mm512_shuffle_i64x2(t0, t2, 0xDD));
+  _mm512_store_si512(dst + 2 * panel_bytes, _mm512_shuffle_i64x2(t1, t3, 0x88));
+  _mm512_store_si512(dst + 3 * panel_bytes, _mm512_shuffle_i64x2(t1, t3, 0xDD));
+  // Column sums: the 4 bytes sign-extended to 16 bits and added, then to 32.
+  const __m512i s_lo = _mm512_add_epi16(
+      _mm512_add_epi16(_mm512_cvtepi8_epi16(_mm512_castsi512_si256(a)), _mm512_cvtepi8_epi16(_mm512_castsi512_si256(b))),
+      _mm512_add_epi16(_mm512_cvtepi8_epi16(_mm512_castsi512_si256(c)), _mm512_cvtepi8_epi16(_mm512_castsi512_si256(d))));
+  const __m512i s_hi = _mm512_add_epi16(
+      _mm512_add_epi16(_mm512_cvtepi8_epi16(_mm512_extracti64x4_epi64(a, 1)),
+                       _mm512_cvtepi8_epi16(_mm512_extracti64x4_epi64(b, 1))),
+      _mm512_add_epi16(_mm512_cvtepi8_epi16(_mm512_extracti64x4_epi64(c, 1)),
+                       _mm512_cvtepi8_epi16(_mm512_extracti64x4_epi64(d, 1))));
+  const __m512i sums[4] = {_mm512_cvtepi16_epi32(_mm512_castsi512_si256(s_lo)),
+                           _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(s_lo, 1)),
+                           _mm512_cvtepi16_epi32(_mm512_castsi512_si256(s_hi)),
+                           _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(s_hi, 1))};
+  for (int q = 0; q < 4; ++q)
+    _mm512_storeu_si512(colsum + 16 * q, _mm512_add_epi32(_mm512_loadu_si512(colsum + 16 * q), sums[q]));
+}
+
 }  // namespace
 
+PackQuadFn avx512_pack_quad() { return pack_quad_avx512; }
 CorrectFn avx512_correct() { return correct_avx512; }
 CorrectRequantUniformFn avx512_correct_requant_uniform() { return correct_requant_uniform_avx512; }
 CorrectRequantFn avx512_correct_requant() { return correct_requant_avx512; }
@@ -216,6 +255,7 @@ TileFn avx2_tile() { return nullptr; }
 CorrectFn avx512_correct() { return nullptr; }
 CorrectRequantFn avx512_correct_requant() { return nullptr; }
 CorrectRequantUniformFn avx512_correct_requant_uniform() { return nullptr; }
+PackQuadFn avx512_pack_quad() { return nullptr; }
 TileFn avx_vnni_tile() { return nullptr; }
 }  // namespace dlrt::cpu::int8_detail
 
