@@ -56,7 +56,7 @@ double time_tile(int64_t kg, int mr, int nv, int8_detail::TileFn fn) {
   std::vector<double> gmacs;
   for (int r = 0; r < 5; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < calls; ++i) fn(kg, a.data(), b, kg * 64, acc);
+    for (int i = 0; i < calls; ++i) fn(kg, a.data(), b, kg * 64, acc, false);
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     gmacs.push_back(static_cast<double>(kg * 4 * mr * 16 * nv) * calls / sec / 1e9);
   }

@@ -20,6 +20,10 @@ namespace {
 
 constexpr int64_t kPanel = 16;  // columns per packed B panel
 constexpr int64_t kGroup = 4;   // k per dot product
+// Long K runs in ranges of this many groups (a 48-column B block of 18 KiB),
+// over runs of kMChunk row blocks.
+constexpr int64_t kKcGroups = 96;
+constexpr int64_t kMChunk = 8;
 
 struct Kernel {
   int mr = 4, nv = 1;                     // tile: mr rows x 16 * nv columns
@@ -28,8 +32,11 @@ struct Kernel {
 };
 
 // The portable tile: 4 rows x 16 columns, plain int32 arithmetic (wrapping).
-void generic_tile(int64_t kg, const uint8_t* a, const int8_t* b, int64_t, int32_t* acc) {
+void generic_tile(int64_t kg, const uint8_t* a, const int8_t* b, int64_t, int32_t* acc, bool accumulate) {
   uint32_t sum[4][kPanel] = {};
+  if (accumulate)
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < kPanel; ++j) sum[i][j] = static_cast<uint32_t>(acc[i * kPanel + j]);
   for (int64_t g = 0; g < kg; ++g) {
     const uint8_t* ag = a + g * 4 * kGroup;
     const int8_t* bg = b + g * kPanel * kGroup;
@@ -238,8 +245,10 @@ PackedInt8B PackedInt8B::pack_rows_into(void* storage, int64_t K, int64_t N, Row
     }
     std::memcpy(sums + p0 * kPanel, colsum, sizeof(int32_t) * static_cast<size_t>(width));
   };
-  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, K * kPanel));
-  if (pool && p.panels > 1) pool->parallel_for(p.panels, pool->balanced_grain(p.panels, grain), pack_panels);
+  // One contiguous range of panels per thread: every call of `rows` has a
+  // fixed cost (an im2col row's set-up), so fewer, wider ranges pack faster.
+  if (pool && p.panels > 1)
+    pool->parallel_for(p.panels, (p.panels + pool->num_threads() - 1) / pool->num_threads(), pack_panels);
   else pack_panels(0, p.panels);
   p.data = data;
   p.col_sums = sums;
@@ -359,8 +368,10 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
       pack_a_blocks(A, lda, M, K, MR, a_signed, b0, b1, ap, row_sums, want_sums);
     };
     const int64_t pack_grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, K * MR));
-    if (pool) pool->parallel_for(mblocks, pool->balanced_grain(mblocks, pack_grain), pack_a);
-    else pack_a(0, mblocks);
+    if (pool)
+      pool->parallel_for(mblocks, pool->balanced_grain(mblocks, pack_grain), pack_a);
+    else
+      pack_a(0, mblocks);
   }
 
   const int8_detail::CorrectFn correct =
@@ -378,60 +389,100 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
   if (uniform)
     for (int64_t j = 0; j < N; ++j) col_total[j] = az0 * col_term[j];
   const int64_t panel_stride = kg * kPanel * kGroup;
-  auto tiles = [&](int64_t t0, int64_t t1) {
-    alignas(64) int32_t acc[8 * 48];  // the largest tile (avx512-vnni)
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t nb = t / mblocks, mb = t % mblocks;
-      const int64_t i0 = mb * MR, j0 = nb * NR;
-      const int64_t rows = std::min(MR, M - i0), cols = std::min(NR, N - j0);
-      const int8_t* bp = B.data + (j0 / kPanel) * panel_stride;
-      const int64_t nv = (cols + kPanel - 1) / kPanel;
-      // A narrow last column block runs the kernel's narrower variant.
-      kern.fn[nv](kg, a_blocks + mb * a_block, bp, panel_stride, acc);
-      // C = sums - a_zp * (sum_k B - K * b_zp) - b_zp * sum_k A, all shifted, mod 2^32.
-      uint32_t az[8], rs[8];
+  // The tile (mb, nb) from its raw sums in acc: corrected, then stored,
+  // converted to float or requantized.
+  auto finish = [&](int64_t mb, int64_t nb, int32_t* acc) {
+    const int64_t i0 = mb * MR, j0 = nb * NR;
+    const int64_t rows = std::min(MR, M - i0), cols = std::min(NR, N - j0);
+    const int64_t nv = (cols + kPanel - 1) / kPanel;
+    // C = sums - a_zp * (sum_k B - K * b_zp) - b_zp * sum_k A, all shifted, mod 2^32.
+    uint32_t az[8], rs[8];
+    for (int64_t r = 0; r < rows; ++r) {
+      az[r] = static_cast<uint32_t>((a_zp ? a_zp[(i0 + r) * a_zp_stride] : 0) + a_shift);
+      rs[r] = a_sums[i0 + r];
+    }
+    if (uniform) {
+      const Int8RequantOutput& q = *requant_output;
+      uint32_t row_total[8];
+      for (int64_t r = 0; r < rows; ++r) row_total[r] = a_sums[i0 + r] * col_zp[0];
+      correct_requant_uniform(acc, kPanel * nv, rows, cols, col_total + j0, row_total, q.mult + i0,
+                              q.bias ? q.bias + i0 : nullptr, q.zero_point, q.out_signed,
+                              static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0, q.ldo);
+      return;
+    }
+    if (requant_output && correct_requant) {
+      const Int8RequantOutput& q = *requant_output;
+      correct_requant(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, q.mult + i0,
+                      q.bias ? q.bias + i0 : nullptr, q.zero_point, q.out_signed,
+                      static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0, q.ldo);
+      return;
+    }
+    if (requant_output) {
+      // Corrected in place (acc holds C's tile), then straight to 8 bits.
+      const Int8RequantOutput& q = *requant_output;
+      correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, acc, kPanel * nv);
       for (int64_t r = 0; r < rows; ++r) {
-        az[r] = static_cast<uint32_t>((a_zp ? a_zp[(i0 + r) * a_zp_stride] : 0) + a_shift);
-        rs[r] = a_sums[i0 + r];
+        const int64_t i = i0 + r;
+        const int32_t* src = acc + r * kPanel * nv;
+        const int32_t bias = q.bias ? q.bias[i] : 0;
+        if (q.out_signed)
+          requantize_s8(src, cols, bias, q.mult[i], q.zero_point, static_cast<int8_t*>(q.out) + i * q.ldo + j0);
+        else
+          requantize_u8(src, cols, bias, q.mult[i], q.zero_point, static_cast<uint8_t*>(q.out) + i * q.ldo + j0);
       }
-      if (uniform) {
-        const Int8RequantOutput& q = *requant_output;
-        uint32_t row_total[8];
-        for (int64_t r = 0; r < rows; ++r) row_total[r] = a_sums[i0 + r] * col_zp[0];
-        correct_requant_uniform(acc, kPanel * nv, rows, cols, col_total + j0, row_total, q.mult + i0,
-                                q.bias ? q.bias + i0 : nullptr, q.zero_point, q.out_signed,
-                                static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0, q.ldo);
-        continue;
+      return;
+    }
+    correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, C + i0 * ldc + j0, ldc);
+    if (float_output) to_float(*float_output, C + i0 * ldc + j0, ldc, rows, cols, j0);
+  };
+  const int64_t panel_stride_bytes = panel_stride;
+  if (kg <= kKcGroups + kKcGroups / 2) {
+    // One pass over K per tile.
+    auto tiles = [&](int64_t t0, int64_t t1) {
+      alignas(64) int32_t acc[8 * 48];  // the largest tile (avx512-vnni)
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t nb = t / mblocks, mb = t % mblocks;
+        const int64_t j0 = nb * NR, nv = (std::min(NR, N - j0) + kPanel - 1) / kPanel;
+        // A narrow last column block runs the kernel's narrower variant.
+        kern.fn[nv](kg, a_blocks + mb * a_block, B.data + (j0 / kPanel) * panel_stride_bytes, panel_stride_bytes, acc,
+                    false);
+        finish(mb, nb, acc);
       }
-      if (requant_output && correct_requant) {
-        const Int8RequantOutput& q = *requant_output;
-        correct_requant(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, q.mult + i0,
-                        q.bias ? q.bias + i0 : nullptr, q.zero_point, q.out_signed,
-                        static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0, q.ldo);
-        continue;
+    };
+    const int64_t ntiles = mblocks * nblocks;
+    const int64_t tile_macs = std::max<int64_t>(1, MR * NR * K);
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 21) / tile_macs);
+    if (pool)
+      pool->parallel_for(ntiles, pool->balanced_grain(ntiles, grain), tiles);
+    else
+      tiles(0, ntiles);
+    return;
+  }
+  // Long K: per column block and run of kMChunk row blocks, K in ranges of
+  // kKcGroups groups, each range's B block (NR x 4 kKcGroups bytes) staying in
+  // L1 while the row blocks of the run go over it; their sums accumulate in
+  // a buffer until the last range.
+  const int64_t mchunks = (mblocks + kMChunk - 1) / kMChunk;
+  auto blocked = [&](int64_t t0, int64_t t1) {
+    alignas(64) int32_t accs[kMChunk][8 * 48];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t nb = t / mchunks, mb0 = (t % mchunks) * kMChunk, mb1 = std::min(mblocks, mb0 + kMChunk);
+      const int64_t j0 = nb * NR, nv = (std::min(NR, N - j0) + kPanel - 1) / kPanel;
+      const int8_t* bp = B.data + (j0 / kPanel) * panel_stride_bytes;
+      for (int64_t g0 = 0; g0 < kg; g0 += kKcGroups) {
+        const int64_t gn = std::min(kKcGroups, kg - g0);
+        for (int64_t mb = mb0; mb < mb1; ++mb)
+          kern.fn[nv](gn, a_blocks + mb * a_block + g0 * MR * kGroup, bp + g0 * kPanel * kGroup, panel_stride_bytes,
+                      accs[mb - mb0], g0 > 0);
       }
-      if (requant_output) {
-        // Corrected in place (acc holds C's tile), then straight to 8 bits.
-        const Int8RequantOutput& q = *requant_output;
-        correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, acc, kPanel * nv);
-        for (int64_t r = 0; r < rows; ++r) {
-          const int64_t i = i0 + r;
-          const int32_t* src = acc + r * kPanel * nv;
-          const int32_t bias = q.bias ? q.bias[i] : 0;
-          if (q.out_signed) requantize_s8(src, cols, bias, q.mult[i], q.zero_point, static_cast<int8_t*>(q.out) + i * q.ldo + j0);
-          else requantize_u8(src, cols, bias, q.mult[i], q.zero_point, static_cast<uint8_t*>(q.out) + i * q.ldo + j0);
-        }
-        continue;
-      }
-      correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, C + i0 * ldc + j0, ldc);
-      if (float_output) to_float(*float_output, C + i0 * ldc + j0, ldc, rows, cols, j0);
+      for (int64_t mb = mb0; mb < mb1; ++mb) finish(mb, nb, accs[mb - mb0]);
     }
   };
-  const int64_t ntiles = mblocks * nblocks;
-  const int64_t tile_macs = std::max<int64_t>(1, MR * NR * K);
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 21) / tile_macs);
-  if (pool) pool->parallel_for(ntiles, pool->balanced_grain(ntiles, grain), tiles);
-  else tiles(0, ntiles);
+  const int64_t tasks = nblocks * mchunks;
+  if (pool)
+    pool->parallel_for(tasks, 1, blocked);
+  else
+    blocked(0, tasks);
 }
 
 }  // namespace dlrt::cpu

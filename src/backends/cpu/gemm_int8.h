@@ -132,8 +132,11 @@ namespace int8_detail {
 // Microkernel contract: an MR x (16 * NV) tile of raw sums
 // acc[i][j] = sum over g < kg of the 4-byte dot products of the packed A
 // row i (a + (g * MR + i) * 4, uint8) and the packed B columns, with B's NV
-// panels at b + v * panel_stride. Results go to acc (row stride 16 * NV).
-using TileFn = void (*)(int64_t kg, const uint8_t* a, const int8_t* b, int64_t panel_stride, int32_t* acc);
+// panels at b + v * panel_stride. Results go to acc (row stride 16 * NV),
+// 64-byte aligned, or are added to what it holds when `accumulate` (a K range
+// after the first).
+using TileFn = void (*)(int64_t kg, const uint8_t* a, const int8_t* b, int64_t panel_stride, int32_t* acc,
+                        bool accumulate);
 
 // The zero-point correction of one tile (gemm_u8s8's formula, mod 2^32):
 // c[r][q] = acc[r][q] - az[r] * ct[q] - rs[r] * cz[q] for r < rows, q < cols.

@@ -31,7 +31,7 @@ inline int32_t load4(const uint8_t* p) {
 template <int NV>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_avx512_vnni(int64_t kg, const uint8_t* a,
                                                                              const int8_t* b, int64_t panel_stride,
-                                                                             int32_t* acc) {
+                                                                             int32_t* acc, bool accumulate) {
   constexpr int MR = 8;
   // Every loop over the tile is unrolled so that the accumulators live in
   // registers (a loop GCC leaves rolled keeps them in memory).
@@ -39,7 +39,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_avx512_vnni(int
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 3
-    for (int v = 0; v < NV; ++v) c[i][v] = _mm512_setzero_si512();
+    for (int v = 0; v < NV; ++v)
+      c[i][v] = accumulate ? _mm512_load_si512(acc + (i * NV + v) * 16) : _mm512_setzero_si512();
   const int8_t* b1 = b + panel_stride;
   const int8_t* b2 = b + 2 * panel_stride;
   for (int64_t g = 0; g < kg; ++g) {
@@ -64,11 +65,14 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_avx512_vnni(int
 // 6 rows x 16 columns in 12 ymm accumulators (each panel group is two ymm):
 // enough independent sums to cover the dot product's latency.
 __attribute__((target("avx2,avxvnni"))) void tile_avx_vnni(int64_t kg, const uint8_t* a, const int8_t* b, int64_t,
-                                                           int32_t* acc) {
+                                                           int32_t* acc, bool accumulate) {
   constexpr int MR = 6;
   __m256i c[MR][2];
 #pragma GCC unroll 6
-  for (int i = 0; i < MR; ++i) c[i][0] = c[i][1] = _mm256_setzero_si256();
+  for (int i = 0; i < MR; ++i) {
+    c[i][0] = accumulate ? _mm256_load_si256(reinterpret_cast<const __m256i*>(acc + i * 16)) : _mm256_setzero_si256();
+    c[i][1] = accumulate ? _mm256_load_si256(reinterpret_cast<const __m256i*>(acc + i * 16 + 8)) : _mm256_setzero_si256();
+  }
   for (int64_t g = 0; g < kg; ++g) {
     const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(b + g * 64));
     const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(b + g * 64 + 32));
@@ -92,7 +96,7 @@ __attribute__((target("avx2,avxvnni"))) void tile_avx_vnni(int64_t kg, const uin
 // zero-extended and repeated, multiply them pairwise (VPMADDWD): lane 2c
 // holds column c's products of k 0-1, lane 2c+1 those of k 2-3, summed at the end.
 __attribute__((target("avx2"))) void tile_avx2(int64_t kg, const uint8_t* a, const int8_t* b, int64_t,
-                                               int32_t* acc) {
+                                               int32_t* acc, bool accumulate) {
   constexpr int MR = 2;
   __m256i c[MR][4];
 #pragma GCC unroll 2
@@ -116,7 +120,10 @@ __attribute__((target("avx2"))) void tile_avx2(int64_t kg, const uint8_t* a, con
   for (int i = 0; i < MR; ++i) {
     alignas(32) uint32_t half[32];
     for (int q = 0; q < 4; ++q) _mm256_store_si256(reinterpret_cast<__m256i*>(half + 8 * q), c[i][q]);
-    for (int j = 0; j < 16; ++j) acc[i * 16 + j] = static_cast<int32_t>(half[2 * j] + half[2 * j + 1]);
+    for (int j = 0; j < 16; ++j) {
+      const uint32_t sum = half[2 * j] + half[2 * j + 1];
+      acc[i * 16 + j] = static_cast<int32_t>(accumulate ? sum + static_cast<uint32_t>(acc[i * 16 + j]) : sum);
+    }
   }
 }
 
