@@ -588,13 +588,15 @@ void im2col_row_2d(const ConvGeometry& g, const uint8_t* x, int64_t k, int64_t j
       const int64_t from = std::max(b, j0);
       std::memset(dst + (from - j0), pad, static_cast<size_t>(j1 - from));
     }
-    // Columns outside x in the copied rows.
-    if (c0 > 0 || c1 < OW)
-      for (int64_t oh = std::max(r0, j0 / OW); oh < r1 && oh * OW < j1; ++oh) {
-        const int64_t row = oh * OW;
-        for (int64_t j = std::max(j0, row); j < std::min(j1, row + c0); ++j) dst[j - j0] = pad;
-        for (int64_t j = std::max(j0, row + c1); j < std::min(j1, row + OW); ++j) dst[j - j0] = pad;
-      }
+    // Columns outside x in the copied rows: one strided pass per such column.
+    auto patch = [&](int64_t col) {
+      // Output rows oh in [r0, r1) with oh * OW + col in [j0, j1) (j0 - col > -OW).
+      const int64_t first = std::max(r0, (j0 - col + OW - 1) / OW);
+      const int64_t last = j1 - 1 - col < 0 ? 0 : std::min(r1, (j1 - 1 - col) / OW + 1);
+      for (int64_t j = first * OW + col; j < last * OW + col; j += OW) dst[j - j0] = pad;
+    };
+    for (int64_t col = 0; col < c0; ++col) patch(col);
+    for (int64_t col = c1; col < OW; ++col) patch(col);
     return;
   }
   const int64_t off = kw * g.dilation[1] - g.pad_begin[1];
