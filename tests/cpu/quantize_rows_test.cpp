@@ -65,6 +65,38 @@ TEST(QuantizeRows, CopyStridedBytesReadsOnlyWhatItNeeds) {
   }
 }
 
+// quantize_linear_u8/s8 against the formula, with ties, saturation, infinities and NaN.
+TEST(QuantizeRows, QuantizeLinearOnEveryIsa) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> dist(-300.0f, 300.0f);
+  std::vector<float> x(101);
+  for (auto& v : x) v = dist(rng);
+  x[0] = 0.5f, x[1] = 1.5f, x[2] = -2.5f, x[3] = 1e9f, x[4] = -1e9f;
+  x[5] = std::numeric_limits<float>::infinity(), x[6] = -std::numeric_limits<float>::infinity();
+  x[7] = std::numeric_limits<float>::quiet_NaN();
+  auto want = [](float v, float scale, int32_t zp, int32_t lowest, int32_t highest) -> int32_t {
+    const float q = v / scale;
+    if (q != q) return 0;
+    const float c = std::min(std::max(static_cast<float>(lowest - zp), q), static_cast<float>(highest - zp));
+    return static_cast<int32_t>(std::nearbyint(c)) + zp;
+  };
+  for (CpuIsa isa : every_isa()) {
+    ScopedCpuIsa cap(isa);
+    for (int64_t n : {int64_t{1}, int64_t{16}, int64_t{101}}) {
+      SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " n " + std::to_string(n));
+      std::vector<uint8_t> u(static_cast<size_t>(n));
+      std::vector<int8_t> s(static_cast<size_t>(n));
+      quantize_linear_u8(x.data(), n, 1.0f, 128, u.data());
+      quantize_linear_s8(x.data(), n, 2.0f, -3, s.data());
+      for (int64_t i = 0; i < n; ++i) {
+        const size_t k = static_cast<size_t>(i);
+        ASSERT_EQ(int32_t{u[k]}, want(x[k], 1.0f, 128, 0, 255)) << i;
+        ASSERT_EQ(int32_t{s[k]}, want(x[k], 2.0f, -3, -128, 127)) << i;
+      }
+    }
+  }
+}
+
 // requantize_u8/s8: float(acc + bias) * mult, clamped to what the zero point
 // leaves, rounded half to even, + zp; acc + bias wraps.
 template <typename Q>

@@ -51,7 +51,37 @@ void requantize_generic(const int32_t* acc, int64_t n, int32_t bias, float mult,
   }
 }
 
+template <typename Q>
+void quantize_linear_generic(const float* x, int64_t n, float scale, int32_t zp, Q* dst) {
+  const float lo = static_cast<float>(std::numeric_limits<Q>::lowest() - zp);
+  const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i] / scale;
+    const float c = std::min(std::max(lo, v), hi);
+    const float r = (c + 12582912.0f) - 12582912.0f;  // exact for the clamped values
+    dst[i] = v == v ? static_cast<Q>(static_cast<int32_t>(r) + zp) : Q(0);
+  }
+}
+
 #ifdef DLRT_QROWS_X86
+template <typename Q>
+DLRT_AVX512 void quantize_linear_avx512(const float* x, int64_t n, float scale, int32_t zp, Q* dst) {
+  const __m512 s = _mm512_set1_ps(scale);
+  const __m512 lo = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::lowest() - zp));
+  const __m512 hi = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - zp));
+  const __m512i z = _mm512_set1_epi32(zp);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(k, x + i), s);
+    // max(lo, v) then min(hi, .) keep a NaN as std::max / std::min do; a NaN lane gives 0.
+    __m512 c = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+    c = _mm512_roundscale_ps(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __mmask16 ordered = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
+    const __m512i q = _mm512_maskz_add_epi32(ordered, _mm512_cvtps_epi32(c), z);
+    _mm512_mask_cvtepi32_storeu_epi8(dst + i, k, q);
+  }
+}
+
 // 16 values of requantize_generic: the same operations in the same order
 // (max(lo, v) and min(hi, v) keep a NaN as std::max / std::min do).
 DLRT_AVX512 inline __m512i requantize16_avx512(__m512i a, __m512 mult, __m512 lo, __m512 hi, __m512i zp) {
@@ -142,6 +172,20 @@ DLRT_AVX512 void quantize_u8_avx512(const float* x, int64_t n, float scale, uint
 #endif
 
 }  // namespace
+
+void quantize_linear_u8(const float* x, int64_t n, float scale, int32_t zp, uint8_t* dst) {
+#ifdef DLRT_QROWS_X86
+  if (cpu_isa() >= CpuIsa::kAvx512) return quantize_linear_avx512(x, n, scale, zp, dst);
+#endif
+  quantize_linear_generic(x, n, scale, zp, dst);
+}
+
+void quantize_linear_s8(const float* x, int64_t n, float scale, int32_t zp, int8_t* dst) {
+#ifdef DLRT_QROWS_X86
+  if (cpu_isa() >= CpuIsa::kAvx512) return quantize_linear_avx512(x, n, scale, zp, dst);
+#endif
+  quantize_linear_generic(x, n, scale, zp, dst);
+}
 
 void requantize_u8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, uint8_t* dst) {
 #ifdef DLRT_QROWS_X86

@@ -13,6 +13,11 @@ bool min_max(const float* x, int64_t n, float& lo, float& hi);
 // y[i] = saturate_uint8(round_half_even(x[i] / scale) + zero_point).
 void quantize_u8(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* y);
 
+// QuantizeLinear's per-tensor float32 to 8 bits: x / scale clamped to the
+// range the zero point leaves, rounded half to even, + zp; NaN gives 0.
+void quantize_linear_u8(const float* x, int64_t n, float scale, int32_t zp, uint8_t* dst);
+void quantize_linear_s8(const float* x, int64_t n, float scale, int32_t zp, int8_t* dst);
+
 // The requantization of an integer product (QLinearConv, QLinearMatMul):
 // dst[i] = clamp(float(acc[i] + bias) * mult) rounded half to even + zp, the
 // clamp to the range the zero point leaves (as MLAS does; the same integers
