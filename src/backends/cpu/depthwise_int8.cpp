@@ -2,10 +2,12 @@
 #include "backends/cpu/depthwise_int8.h"
 
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 
 #include "backends/cpu/isa.h"
 #include "backends/cpu/scratch.h"
+#include "device/cpu_features.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -200,8 +202,8 @@ namespace {
 
 constexpr int64_t kBlock = 64;  // channels per block of depthwise_int8_channels
 
-// dst[c * ds + r] = src[r * ss + c] for r, c < 16: four rounds of unpacks (SSE2).
-inline void transpose16x16(const uint8_t* src, int64_t ss, uint8_t* dst, int64_t ds) {
+// out[c] = column c of the 16 x 16 bytes at src (row stride ss): four rounds of unpacks (SSE2).
+inline void transpose16x16_regs(const uint8_t* src, int64_t ss, __m128i out[16]) {
   __m128i a[16], t[16];
   for (int i = 0; i < 16; ++i) a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * ss));
   for (int i = 0; i < 8; ++i) {  // byte pairs of rows 2i, 2i + 1
@@ -220,9 +222,16 @@ inline void transpose16x16(const uint8_t* src, int64_t ss, uint8_t* dst, int64_t
       t[8 * k + 2 * q + 1] = _mm_unpackhi_epi32(a[8 * k + q], a[8 * k + 4 + q]);
     }
   for (int m = 0; m < 8; ++m) {  // all 16 rows: column 2m, then 2m + 1
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * m) * ds), _mm_unpacklo_epi64(t[m], t[8 + m]));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * m + 1) * ds), _mm_unpackhi_epi64(t[m], t[8 + m]));
+    out[2 * m] = _mm_unpacklo_epi64(t[m], t[8 + m]);
+    out[2 * m + 1] = _mm_unpackhi_epi64(t[m], t[8 + m]);
   }
+}
+
+// dst[c * ds + r] = src[r * ss + c] for r, c < 16.
+inline void transpose16x16(const uint8_t* src, int64_t ss, uint8_t* dst, int64_t ds) {
+  __m128i out[16];
+  transpose16x16_regs(src, ss, out);
+  for (int c = 0; c < 16; ++c) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + c * ds), out[c]);
 }
 
 // dst[c * dst_stride + p] = src[p * src_stride + c] for c < rows... a general
@@ -298,6 +307,134 @@ void channels_block(int nv, const DepthwiseInt8Geometry& g, const uint8_t* xt, i
   }
 }
 
+// The VNNI block: 4 taps per VPDPBUSD. After interleaving the bytes of 4
+// taps (unpacks within 128-bit lanes, as the GEMM's B packing), vector m's
+// int32 lane i holds the 4 bytes of channel vnni_channel(16 m + i); weights,
+// bias and multipliers are laid out in that order and the output transposed
+// back through it.
+constexpr int64_t vnni_channel(int64_t q) { return (q % 16) / 4 * 16 + q / 16 * 4 + q % 4; }
+
+// xp: the block padded ([Hp][Wp][kBlock] bytes, x + 128 when signed, the pad
+// being x_zp's byte); off[t]: tap t's byte offset from an output's window
+// origin (groups * 4 taps, the missing ones with zero weights); wv[4g + m]:
+// tap group g's weights for vector m; bias / mult[kBlock] in the interleaved
+// order, x_zp * sum of the weights folded into the bias.
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void channels_block_vnni(
+    const DepthwiseInt8Geometry& g, const uint8_t* xp, int64_t Wp, const int64_t* off, int64_t groups,
+    const __m512i* wv, const int32_t* bias, const float* mult, const DepthwiseInt8Requant& rq, uint8_t* yt) {
+  const __m512i vzp = _mm512_set1_epi32(rq.zero_point);
+  const int32_t lowest = rq.out_signed ? -128 : 0, highest = rq.out_signed ? 127 : 255;
+  const __m512 lo = _mm512_set1_ps(static_cast<float>(lowest - rq.zero_point));
+  const __m512 hi = _mm512_set1_ps(static_cast<float>(highest - rq.zero_point));
+  __m512i vb[4];
+  __m512 vm[4];
+  for (int m = 0; m < 4; ++m) {
+    vb[m] = _mm512_loadu_si512(bias + 16 * m);
+    vm[m] = _mm512_loadu_ps(mult + 16 * m);
+  }
+  for (int64_t oh = 0; oh < g.OH; ++oh)
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
+      const uint8_t* base = xp + (oh * g.sh * Wp + ow * g.sw) * kBlock;
+      __m512i acc[4] = {vb[0], vb[1], vb[2], vb[3]};
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        const int64_t* o = off + 4 * gi;
+        const __m512i a = _mm512_loadu_si512(base + o[0]), b = _mm512_loadu_si512(base + o[1]);
+        const __m512i c = _mm512_loadu_si512(base + o[2]), d = _mm512_loadu_si512(base + o[3]);
+        const __m512i ab_lo = _mm512_unpacklo_epi8(a, b), ab_hi = _mm512_unpackhi_epi8(a, b);
+        const __m512i cd_lo = _mm512_unpacklo_epi8(c, d), cd_hi = _mm512_unpackhi_epi8(c, d);
+        const __m512i* w = wv + 4 * gi;
+        acc[0] = _mm512_dpbusd_epi32(acc[0], _mm512_unpacklo_epi16(ab_lo, cd_lo), w[0]);
+        acc[1] = _mm512_dpbusd_epi32(acc[1], _mm512_unpackhi_epi16(ab_lo, cd_lo), w[1]);
+        acc[2] = _mm512_dpbusd_epi32(acc[2], _mm512_unpacklo_epi16(ab_hi, cd_hi), w[2]);
+        acc[3] = _mm512_dpbusd_epi32(acc[3], _mm512_unpackhi_epi16(ab_hi, cd_hi), w[3]);
+      }
+      uint8_t* out = yt + (oh * g.OW + ow) * kBlock;
+      for (int m = 0; m < 4; ++m) {
+        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[m]), vm[m]);
+        f = _mm512_min_ps(hi, _mm512_max_ps(lo, f));
+        f = _mm512_roundscale_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * m),
+                         _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), vzp)));
+      }
+    }
+}
+
+// XORs n bytes with 0x80 (int8 to uint8 + 128).
+__attribute__((target("avx512f,avx512bw"))) void flip_bytes(uint8_t* p, int64_t n) {
+  const __m512i f = _mm512_set1_epi8(static_cast<char>(0x80));
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) _mm512_storeu_si512(p + i, _mm512_xor_si512(_mm512_loadu_si512(p + i), f));
+  for (; i < n; ++i) p[i] ^= 0x80;
+}
+
+// One block of cb channels (x and y at the block's first plane) through
+// channels_block_vnni, when every weight fits int8. False (nothing done) otherwise.
+bool block_vnni(const DepthwiseInt8Geometry& g, int64_t cb, const uint8_t* x, bool x_signed, int32_t x_zp,
+                const int32_t* w, const float* mult_in, const int32_t* bias_in, const DepthwiseInt8Requant& rq,
+                uint8_t* y) {
+  const int64_t taps = g.KH * g.KW, groups = (taps + 3) / 4;
+  for (int64_t i = 0; i < cb * taps; ++i)
+    if (w[i] < -128 || w[i] > 127) return false;
+  const int64_t in = g.H * g.W, out = g.OH * g.OW;
+  const int64_t Hp = (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1, Wp = (g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 1;
+  thread_local AlignedScratch xt_scratch, xp_scratch, yt_scratch, wv_scratch, off_scratch, row_scratch;
+  uint8_t* xp = xp_scratch.get<uint8_t>(static_cast<size_t>(Hp * Wp * kBlock), AlignedScratch::Growth::kByHalf);
+  uint8_t* yt = yt_scratch.get<uint8_t>(static_cast<size_t>(out * kBlock), AlignedScratch::Growth::kByHalf);
+  auto* wv = static_cast<__m512i*>(wv_scratch.bytes(static_cast<size_t>(groups * 4) * sizeof(__m512i) + 2 * kBlock * 4,
+                                                    AlignedScratch::Growth::kByHalf));
+  auto* bias = reinterpret_cast<int32_t*>(wv + groups * 4);
+  auto* mult = reinterpret_cast<float*>(bias + kBlock);
+  int64_t* off = off_scratch.get<int64_t>(static_cast<size_t>(groups * 4), AlignedScratch::Growth::kByHalf);
+  // The padded block: x_zp's byte everywhere, then the input transposed
+  // (whole planes at once, the widest run for the 16 x 16 transposes) and
+  // copied in row by row.
+  uint8_t* xt = xt_scratch.get<uint8_t>(static_cast<size_t>(in * kBlock), AlignedScratch::Growth::kByHalf);
+  transpose_bytes(x, in, cb, in, xt, kBlock);
+  std::memset(xp, static_cast<uint8_t>(x_zp), static_cast<size_t>(Hp * Wp * kBlock));
+  const int64_t iw0 = std::max<int64_t>(0, -g.pw), iw1 = std::min(g.W, Wp - g.pw);
+  for (int64_t ih = std::max<int64_t>(0, -g.ph); ih < g.H && ih + g.ph < Hp; ++ih)
+    if (iw0 < iw1)
+      std::memcpy(xp + ((ih + g.ph) * Wp + iw0 + g.pw) * kBlock, xt + (ih * g.W + iw0) * kBlock,
+                  static_cast<size_t>((iw1 - iw0) * kBlock));
+  if (x_signed) flip_bytes(xp, Hp * Wp * kBlock);
+  const int32_t xz = x_signed ? x_zp + 128 : x_zp;  // in the stored (unsigned) domain
+  for (int64_t t = 0; t < groups * 4; ++t) {
+    const int64_t tt = t < taps ? t : 0;  // a missing tap reads tap 0, with weight 0
+    off[t] = ((tt / g.KW) * g.dh * Wp + (tt % g.KW) * g.dw) * kBlock;
+  }
+  for (int64_t q = 0; q < kBlock; ++q) {
+    const int64_t ch = vnni_channel(q);
+    const bool real = ch < cb;
+    int32_t wsum = 0;
+    for (int64_t t = 0; t < taps; ++t) wsum += real ? w[ch * taps + t] : 0;
+    mult[q] = real ? mult_in[ch] : 0.0f;
+    bias[q] = static_cast<int32_t>(static_cast<uint32_t>(real && bias_in ? bias_in[ch] : 0) -
+                                   static_cast<uint32_t>(xz) * static_cast<uint32_t>(wsum));
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      auto* lanes = reinterpret_cast<int8_t*>(wv + 4 * gi + q / 16) + (q % 16) * 4;
+      for (int64_t u = 0; u < 4; ++u) {
+        const int64_t t = 4 * gi + u;
+        lanes[u] = static_cast<int8_t>(real && t < taps ? w[ch * taps + t] : 0);
+      }
+    }
+  }
+  channels_block_vnni(g, xp, Wp, off, groups, wv, bias, mult, rq, yt);
+  // Back to planes: position q of yt's rows is channel vnni_channel(q).
+  uint8_t* dummy = row_scratch.get<uint8_t>(static_cast<size_t>(out), AlignedScratch::Growth::kByHalf);
+  uint8_t* rows[kBlock];
+  for (int64_t q = 0; q < kBlock; ++q) rows[q] = vnni_channel(q) < cb ? y + vnni_channel(q) * out : dummy;
+  int64_t p = 0;
+  for (; p + 16 <= out; p += 16)
+    for (int64_t q0 = 0; q0 < kBlock; q0 += 16) {
+      __m128i cols[16];
+      transpose16x16_regs(yt + p * kBlock + q0, kBlock, cols);
+      for (int c = 0; c < 16; ++c) _mm_storeu_si128(reinterpret_cast<__m128i*>(rows[q0 + c] + p), cols[c]);
+    }
+  for (; p < out; ++p)
+    for (int64_t q = 0; q < kBlock; ++q) rows[q][p] = yt[p * kBlock + q];
+  return true;
+}
+
 }  // namespace
 #endif
 
@@ -319,8 +456,12 @@ void depthwise_int8_channels(const DepthwiseInt8Geometry& g, int64_t C, const ui
   int32_t* wt = w_scratch.get<int32_t>(static_cast<size_t>(taps * kBlock), AlignedScratch::Growth::kByHalf);
   float* mult = p_scratch.get<float>(static_cast<size_t>(2 * kBlock), AlignedScratch::Growth::kByHalf);
   auto* bias = reinterpret_cast<int32_t*>(mult + kBlock);
+  const bool vnni = device::cpu_features().avx512_vnni;
   for (int64_t c0 = 0; c0 < C; c0 += kBlock) {
     const int64_t cb = std::min(kBlock, C - c0);
+    if (vnni && block_vnni(g, cb, x + c0 * in, x_signed, x_zp, w + c0 * taps, rq.mult + c0,
+                           rq.bias ? rq.bias + c0 : nullptr, rq, y + c0 * out))
+      continue;
     const int nv = static_cast<int>((cb + 15) / 16);
     if (cb < nv * 16) std::fill(xt, xt + in * kBlock, uint8_t{0});  // lanes past the last channel
     transpose_bytes(x + c0 * in, in, cb, in, xt, kBlock);
