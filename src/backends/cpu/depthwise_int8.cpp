@@ -369,9 +369,9 @@ __attribute__((target("avx512f,avx512bw"))) void flip_bytes(uint8_t* p, int64_t 
 
 // One block of cb channels (x and y at the block's first plane) through
 // channels_block_vnni, when every weight fits int8. False (nothing done) otherwise.
-bool block_vnni(const DepthwiseInt8Geometry& g, int64_t cb, const uint8_t* x, bool x_signed, int32_t x_zp,
-                const int32_t* w, const float* mult_in, const int32_t* bias_in, const DepthwiseInt8Requant& rq,
-                uint8_t* y) {
+bool block_vnni(const DepthwiseInt8Geometry& g, int64_t cb, const uint8_t* x, int64_t x_stride, bool x_signed,
+                int32_t x_zp, const int32_t* w, const float* mult_in, const int32_t* bias_in,
+                const DepthwiseInt8Requant& rq, uint8_t* y, int64_t y_stride) {
   const int64_t taps = g.KH * g.KW, groups = (taps + 3) / 4;
   for (int64_t i = 0; i < cb * taps; ++i)
     if (w[i] < -128 || w[i] > 127) return false;
@@ -389,7 +389,7 @@ bool block_vnni(const DepthwiseInt8Geometry& g, int64_t cb, const uint8_t* x, bo
   // (whole planes at once, the widest run for the 16 x 16 transposes) and
   // copied in row by row.
   uint8_t* xt = xt_scratch.get<uint8_t>(static_cast<size_t>(in * kBlock), AlignedScratch::Growth::kByHalf);
-  transpose_bytes(x, in, cb, in, xt, kBlock);
+  transpose_bytes(x, x_stride, cb, in, xt, kBlock);
   std::memset(xp, static_cast<uint8_t>(x_zp), static_cast<size_t>(Hp * Wp * kBlock));
   const int64_t iw0 = std::max<int64_t>(0, -g.pw), iw1 = std::min(g.W, Wp - g.pw);
   for (int64_t ih = std::max<int64_t>(0, -g.ph); ih < g.H && ih + g.ph < Hp; ++ih)
@@ -422,7 +422,7 @@ bool block_vnni(const DepthwiseInt8Geometry& g, int64_t cb, const uint8_t* x, bo
   // Back to planes: position q of yt's rows is channel vnni_channel(q).
   uint8_t* dummy = row_scratch.get<uint8_t>(static_cast<size_t>(out), AlignedScratch::Growth::kByHalf);
   uint8_t* rows[kBlock];
-  for (int64_t q = 0; q < kBlock; ++q) rows[q] = vnni_channel(q) < cb ? y + vnni_channel(q) * out : dummy;
+  for (int64_t q = 0; q < kBlock; ++q) rows[q] = vnni_channel(q) < cb ? y + vnni_channel(q) * y_stride : dummy;
   int64_t p = 0;
   for (; p + 16 <= out; p += 16)
     for (int64_t q0 = 0; q0 < kBlock; q0 += 16) {
@@ -446,8 +446,9 @@ bool depthwise_int8_channels_available() {
 #endif
 }
 
-void depthwise_int8_channels(const DepthwiseInt8Geometry& g, int64_t C, const uint8_t* x, bool x_signed, int32_t x_zp,
-                             const int32_t* w, const DepthwiseInt8Requant& rq, uint8_t* y) {
+void depthwise_int8_channels(const DepthwiseInt8Geometry& g, int64_t C, const uint8_t* x, int64_t x_stride,
+                             bool x_signed, int32_t x_zp, const int32_t* w, const DepthwiseInt8Requant& rq, uint8_t* y,
+                             int64_t y_stride) {
 #ifdef DLRT_DW8_X86
   const int64_t in = g.H * g.W, out = g.OH * g.OW, taps = g.KH * g.KW;
   thread_local AlignedScratch x_scratch, y_scratch, w_scratch, p_scratch;
@@ -459,12 +460,12 @@ void depthwise_int8_channels(const DepthwiseInt8Geometry& g, int64_t C, const ui
   const bool vnni = device::cpu_features().avx512_vnni;
   for (int64_t c0 = 0; c0 < C; c0 += kBlock) {
     const int64_t cb = std::min(kBlock, C - c0);
-    if (vnni && block_vnni(g, cb, x + c0 * in, x_signed, x_zp, w + c0 * taps, rq.mult + c0,
-                           rq.bias ? rq.bias + c0 : nullptr, rq, y + c0 * out))
+    if (vnni && block_vnni(g, cb, x + c0 * x_stride, x_stride, x_signed, x_zp, w + c0 * taps, rq.mult + c0,
+                           rq.bias ? rq.bias + c0 : nullptr, rq, y + c0 * y_stride, y_stride))
       continue;
     const int nv = static_cast<int>((cb + 15) / 16);
     if (cb < nv * 16) std::fill(xt, xt + in * kBlock, uint8_t{0});  // lanes past the last channel
-    transpose_bytes(x + c0 * in, in, cb, in, xt, kBlock);
+    transpose_bytes(x + c0 * x_stride, x_stride, cb, in, xt, kBlock);
     for (int64_t c = 0; c < nv * 16; ++c) {
       const bool real = c < cb;
       for (int64_t t = 0; t < taps; ++t) wt[t * kBlock + c] = real ? w[(c0 + c) * taps + t] : 0;
@@ -473,10 +474,10 @@ void depthwise_int8_channels(const DepthwiseInt8Geometry& g, int64_t C, const ui
     }
     if (x_signed) channels_block<true>(nv, g, xt, x_zp, wt, mult, bias, rq, yt);
     else channels_block<false>(nv, g, xt, x_zp, wt, mult, bias, rq, yt);
-    transpose_bytes(yt, kBlock, out, cb, y + c0 * out, out);
+    transpose_bytes(yt, kBlock, out, cb, y + c0 * y_stride, y_stride);
   }
 #else
-  (void)g, (void)C, (void)x, (void)x_signed, (void)x_zp, (void)w, (void)rq, (void)y;
+  (void)g, (void)C, (void)x, (void)x_stride, (void)x_signed, (void)x_zp, (void)w, (void)rq, (void)y, (void)y_stride;
 #endif
 }
 

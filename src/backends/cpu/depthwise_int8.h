@@ -49,11 +49,15 @@ struct DepthwiseInt8Requant {
 bool depthwise_int8_channels_available();
 
 // Channels [0, C) of one image at once, channels innermost: x holds C planes
-// (H x W each), w C kernels (KH x KW, zero point subtracted), y C output
-// planes. The planes are transposed in blocks of 64 channels, summed with
-// the channels in vector lanes, requantized per channel and transposed back:
-// for planes too small to amortise depthwise_int8_plane's per-row work.
-void depthwise_int8_channels(const DepthwiseInt8Geometry& g, int64_t C, const uint8_t* x, bool x_signed, int32_t x_zp,
-                             const int32_t* w, const DepthwiseInt8Requant& rq, uint8_t* y);
+// (H x W each, x_stride bytes apart), w C kernels (KH x KW, zero point
+// subtracted), y C output planes (OH x OW, y_stride apart). The planes are
+// transposed in blocks of 64 channels, summed with the channels in vector
+// lanes, requantized per channel and transposed back: for planes too small
+// to amortise depthwise_int8_plane's per-row work. (A band of output rows
+// is the same call on the band's input rows, with the strides of the whole
+// planes.)
+void depthwise_int8_channels(const DepthwiseInt8Geometry& g, int64_t C, const uint8_t* x, int64_t x_stride,
+                             bool x_signed, int32_t x_zp, const int32_t* w, const DepthwiseInt8Requant& rq, uint8_t* y,
+                             int64_t y_stride);
 
 }  // namespace dlrt::cpu
