@@ -381,8 +381,11 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
   // One zero point for all rows of A and one for all columns of B (a conv's
   // symmetric weights and its activations): the correction splits into a
   // per-column and a per-row term.
+  const bool per_column = requant_output && requant_output->per_column;
   const int8_detail::CorrectRequantUniformFn correct_requant_uniform =
-      cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_correct_requant_uniform() : nullptr;
+      cpu_isa() < CpuIsa::kAvx512 ? nullptr
+      : per_column                ? int8_detail::avx512_correct_requant_uniform_cols()
+                                  : int8_detail::avx512_correct_requant_uniform();
   bool uniform = requant_output && correct_requant_uniform && (!b_zp || b_zp_stride == 0);
   const uint32_t az0 = static_cast<uint32_t>((a_zp ? a_zp[0] : 0) + a_shift);
   for (int64_t i = 1; uniform && a_zp && a_zp_stride != 0 && i < M; ++i) uniform = a_zp[i * a_zp_stride] == a_zp[0];
@@ -396,7 +399,7 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
     const int64_t rows = std::min(MR, M - i0), cols = std::min(NR, N - j0);
     const int64_t nv = (cols + kPanel - 1) / kPanel;
     // C = sums - a_zp * (sum_k B - K * b_zp) - b_zp * sum_k A, all shifted, mod 2^32.
-    uint32_t az[8], rs[8];
+    uint32_t az[8] = {}, rs[8] = {};
     for (int64_t r = 0; r < rows; ++r) {
       az[r] = static_cast<uint32_t>((a_zp ? a_zp[(i0 + r) * a_zp_stride] : 0) + a_shift);
       rs[r] = a_sums[i0 + r];
@@ -405,9 +408,26 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
       const Int8RequantOutput& q = *requant_output;
       uint32_t row_total[8];
       for (int64_t r = 0; r < rows; ++r) row_total[r] = a_sums[i0 + r] * col_zp[0];
-      correct_requant_uniform(acc, kPanel * nv, rows, cols, col_total + j0, row_total, q.mult + i0,
-                              q.bias ? q.bias + i0 : nullptr, q.zero_point, q.out_signed,
+      const int64_t p0 = per_column ? j0 : i0;  // the first row's or column's parameters
+      correct_requant_uniform(acc, kPanel * nv, rows, cols, col_total + j0, row_total, q.mult + p0,
+                              q.bias ? q.bias + p0 : nullptr, q.zero_point, q.out_signed,
                               static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0, q.ldo);
+      return;
+    }
+    if (per_column) {
+      // Corrected in place, then each element with its column's parameters.
+      const Int8RequantOutput& q = *requant_output;
+      correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, acc, kPanel * nv);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int32_t* src = acc + r * kPanel * nv;
+        const int32_t* bias = q.bias ? q.bias + j0 : nullptr;
+        if (q.out_signed)
+          requantize_cols_s8(src, cols, bias, q.mult + j0, q.zero_point,
+                             static_cast<int8_t*>(q.out) + (i0 + r) * q.ldo + j0);
+        else
+          requantize_cols_u8(src, cols, bias, q.mult + j0, q.zero_point,
+                             static_cast<uint8_t*>(q.out) + (i0 + r) * q.ldo + j0);
+      }
       return;
     }
     if (requant_output && correct_requant) {

@@ -103,17 +103,19 @@ struct Int8FloatOutput {
   const float* bias = nullptr;   // one per column, or null
 };
 
-// Optional 8-bit output stage: row i of C, once final, is requantized
-// (requantize_u8/s8 of quantize_rows.h, with bias[i] and mult[i]) to
-// out + i * ldo instead of being stored; C is then not written (may be null).
-// Conv's output channels are its rows.
+// Optional 8-bit output stage: element (i, j) of C, once final, is
+// requantized (requantize_u8/s8 of quantize_rows.h) with the bias and
+// multiplier of row i, or of column j when per_column, to out + i * ldo + j
+// instead of being stored; C is then not written (may be null). An NCHW
+// conv's output channels are its rows, a channels-last conv's its columns.
 struct Int8RequantOutput {
-  const float* mult = nullptr;   // one per row
-  const int32_t* bias = nullptr; // one per row, or null
+  const float* mult = nullptr;   // one per row (per column when per_column)
+  const int32_t* bias = nullptr; // one per row (column), or null
   int32_t zero_point = 0;
   void* out = nullptr;           // uint8, or int8 when out_signed
   int64_t ldo = 0;
   bool out_signed = false;
+  bool per_column = false;
 };
 
 // C (M x N, row stride ldc, int32) per the formula above. A is M x K (row
@@ -164,6 +166,8 @@ using CorrectRequantUniformFn = void (*)(const int32_t* acc, int64_t acc_ld, int
                                          const uint32_t* col_total, const uint32_t* row_total, const float* mult,
                                          const int32_t* bias, int32_t zp, bool out_signed, uint8_t* out, int64_t ldo);
 CorrectRequantUniformFn avx512_correct_requant_uniform();
+// The same with mult and bias per column (mult[q], bias[q] or 0).
+CorrectRequantUniformFn avx512_correct_requant_uniform_cols();
 
 // Where the vector kernels exist (null off x86).
 TileFn avx512_vnni_tile(int nv);  // MR 8, NV = nv in [1, 3]

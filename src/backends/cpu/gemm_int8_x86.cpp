@@ -234,9 +234,35 @@ __attribute__((target("avx512f,avx512bw"))) void pack_quad_avx512(const uint8_t*
     _mm512_storeu_si512(colsum + 16 * q, _mm512_add_epi32(_mm512_loadu_si512(colsum + 16 * q), sums[q]));
 }
 
+// correct_requant_uniform_avx512 with mult and bias per column.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void correct_requant_uniform_cols_avx512(
+    const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* col_total,
+    const uint32_t* row_total, const float* mult, const int32_t* bias, int32_t zp, bool out_signed, uint8_t* out,
+    int64_t ldo) {
+  const __m512 lo = _mm512_set1_ps(static_cast<float>((out_signed ? -128 : 0) - zp));
+  const __m512 hi = _mm512_set1_ps(static_cast<float>((out_signed ? 127 : 255) - zp));
+  const __m512i vzp = _mm512_set1_epi32(zp);
+  for (int64_t q = 0; q < cols; q += 16) {
+    const __mmask16 m = cols - q >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (cols - q)) - 1);
+    // col_total - bias per column (uint32, wrapping), and the multipliers.
+    const __m512i vc = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(m, col_total + q),
+                                        bias ? _mm512_maskz_loadu_epi32(m, bias + q) : _mm512_setzero_si512());
+    const __m512 vm = _mm512_maskz_loadu_ps(m, mult + q);
+    for (int64_t r = 0; r < rows; ++r) {
+      const __m512i a = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(m, acc + r * acc_ld + q), vc);
+      __m512 v = _mm512_mul_ps(
+          _mm512_cvtepi32_ps(_mm512_sub_epi32(a, _mm512_set1_epi32(static_cast<int32_t>(row_total[r])))), vm);
+      v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+      v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      _mm512_mask_cvtepi32_storeu_epi8(out + r * ldo + q, m, _mm512_add_epi32(_mm512_cvtps_epi32(v), vzp));
+    }
+  }
+}
+
 }  // namespace
 
 PackQuadFn avx512_pack_quad() { return pack_quad_avx512; }
+CorrectRequantUniformFn avx512_correct_requant_uniform_cols() { return correct_requant_uniform_cols_avx512; }
 CorrectFn avx512_correct() { return correct_avx512; }
 CorrectRequantUniformFn avx512_correct_requant_uniform() { return correct_requant_uniform_avx512; }
 CorrectRequantFn avx512_correct_requant() { return correct_requant_avx512; }
@@ -263,6 +289,7 @@ CorrectFn avx512_correct() { return nullptr; }
 CorrectRequantFn avx512_correct_requant() { return nullptr; }
 CorrectRequantUniformFn avx512_correct_requant_uniform() { return nullptr; }
 PackQuadFn avx512_pack_quad() { return nullptr; }
+CorrectRequantUniformFn avx512_correct_requant_uniform_cols() { return nullptr; }
 TileFn avx_vnni_tile() { return nullptr; }
 }  // namespace dlrt::cpu::int8_detail
 

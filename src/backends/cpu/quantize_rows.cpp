@@ -220,6 +220,16 @@ void lookup_bytes(const uint8_t* table, const uint8_t* src, int64_t n, uint8_t* 
   for (int64_t i = 0; i < n; ++i) dst[i] = table[src[i]];
 }
 
+void requantize_cols_u8(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, int32_t zp,
+                        uint8_t* dst) {
+  for (int64_t i = 0; i < n; ++i) requantize_generic(acc + i, 1, bias ? bias[i] : 0, mult[i], zp, dst + i);
+}
+
+void requantize_cols_s8(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, int32_t zp,
+                        int8_t* dst) {
+  for (int64_t i = 0; i < n; ++i) requantize_generic(acc + i, 1, bias ? bias[i] : 0, mult[i], zp, dst + i);
+}
+
 bool min_max(const float* x, int64_t n, float& lo, float& hi) {
   lo = 0.0f;
   hi = 0.0f;

@@ -24,6 +24,11 @@ void quantize_linear_s8(const float* x, int64_t n, float scale, int32_t zp, int8
 // as rounding, then saturating). acc + bias wraps as uint32.
 void requantize_u8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, uint8_t* dst);
 void requantize_s8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, int8_t* dst);
+// The same with a bias (or none) and a multiplier per element.
+void requantize_cols_u8(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, int32_t zp,
+                        uint8_t* dst);
+void requantize_cols_s8(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, int32_t zp,
+                        int8_t* dst);
 
 // dst[i] = src[i * stride] for i < n (im2col rows of strided convs): AVX-512
 // for stride 2, which reads src[0, 2n - 1) only.
