@@ -787,3 +787,110 @@ TEST(QuantizeContribKernels, QGemmInt8Quantized) {
 
 }  // namespace
 }  // namespace dlrt::cpu
+
+// ---------------------------------------------------------------------------
+// com.dlrt QLinearConvNhwc (quantize_conv_nhwc.cpp) against QLinearConv on
+// the same data, transposed: one group (1 x 1, im2col, strided, dilated) and
+// depthwise (one and two channel blocks, int8 and uint8 weights), signed and
+// unsigned activations and outputs, on every ISA.
+namespace dlrt::cpu {
+namespace {
+
+// [N, C, H, W] bytes -> [N, H, W, C], and back with `back`.
+std::vector<uint8_t> to_channels_last(const std::vector<uint8_t>& v, int64_t N, int64_t C, int64_t H, int64_t W,
+                                      bool back = false) {
+  std::vector<uint8_t> out(v.size());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < H * W; ++p) {
+        const size_t nchw = static_cast<size_t>((n * C + c) * H * W + p), nhwc = static_cast<size_t>((n * H * W + p) * C + c);
+        if (back) out[nchw] = v[nhwc];
+        else out[nhwc] = v[nchw];
+      }
+  return out;
+}
+
+Tensor bytes_tensor(bool is_signed, Shape s, const std::vector<uint8_t>& v) {
+  return is_signed ? Tensor::from_vector<int8_t>(std::move(s), std::vector<int8_t>(v.begin(), v.end()))
+                   : Tensor::from_vector<uint8_t>(std::move(s), v);
+}
+
+TEST(QuantizeKernels, QLinearConvNhwcMatchesQLinearConv) {
+  struct Case {
+    int64_t N, C, M, group, H, W, K, stride, pad, dilation;
+    bool x_signed, w_signed, y_signed, w_zp;
+  };
+  const Case cases[] = {
+      {1, 16, 40, 1, 12, 13, 1, 1, 0, 1, false, true, false, false},  // 1 x 1
+      {2, 8, 24, 1, 11, 9, 3, 1, 1, 1, true, true, true, false},      // 3 x 3 "same"
+      {1, 3, 16, 1, 20, 18, 7, 2, 3, 1, false, true, false, false},   // 7 x 7, stride 2
+      {1, 12, 20, 1, 10, 10, 3, 2, 1, 2, false, false, true, true},   // dilated, uint8 weights with zero points
+      {1, 12, 12, 12, 20, 21, 3, 2, 1, 1, false, true, false, false}, // depthwise
+      {2, 70, 70, 70, 9, 9, 3, 1, 1, 1, true, true, true, true},      // two channel blocks, weight zero points
+      {1, 20, 20, 20, 13, 11, 5, 1, 2, 1, false, false, false, true}, // uint8 weights beyond int8 after the zp
+      {1, 33, 33, 33, 10, 12, 3, 1, 2, 2, true, true, false, false},  // dilated depthwise
+  };
+  std::mt19937 rng(41);
+  std::vector<CpuIsa> isas{CpuIsa::kGeneric};
+  if (detected_cpu_isa() >= CpuIsa::kAvx2) isas.push_back(CpuIsa::kAvx2);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512) isas.push_back(CpuIsa::kAvx512);
+  for (const Case& c : cases) {
+    const int64_t Cg = c.C / c.group;
+    std::vector<uint8_t> xv(static_cast<size_t>(c.N * c.C * c.H * c.W)), wv(static_cast<size_t>(c.M * Cg * c.K * c.K));
+    for (auto& v : xv) v = static_cast<uint8_t>(rng());
+    for (auto& v : wv) v = static_cast<uint8_t>(rng());
+    std::vector<float> wscale(static_cast<size_t>(c.M));
+    std::vector<int32_t> bias(static_cast<size_t>(c.M));
+    std::vector<uint8_t> wzp(static_cast<size_t>(c.M));
+    for (auto& v : wscale) v = 0.001f + 0.0001f * static_cast<float>(rng() % 50);
+    for (auto& v : bias) v = static_cast<int32_t>(rng() % 20001) - 10000;
+    for (size_t m = 0; m < wzp.size(); ++m)
+      wzp[m] = !c.w_zp ? (c.w_signed ? 0 : 128) : static_cast<uint8_t>(c.w_signed ? (m % 7) - 3 : 100 + m % 60);
+    const int32_t xz = c.x_signed ? -9 : 119, yz = c.y_signed ? -4 : 128;
+    const ir::Attributes attrs{{"pads", attr_ints({c.pad, c.pad, c.pad, c.pad})},
+                               {"strides", attr_ints({c.stride, c.stride})},
+                               {"dilations", attr_ints({c.dilation, c.dilation})},
+                               {"group", attr_int(c.group)}};
+    auto inputs = [&](Tensor x) {
+      return std::vector<Tensor>{
+          std::move(x),
+          Tensor::scalar(0.02f),
+          c.x_signed ? Tensor::scalar<int8_t>(static_cast<int8_t>(xz)) : Tensor::scalar<uint8_t>(static_cast<uint8_t>(xz)),
+          bytes_tensor(c.w_signed, {c.M, Cg, c.K, c.K}, wv),
+          tv<float>({c.M}, wscale),
+          bytes_tensor(c.w_signed, {c.M}, wzp),
+          Tensor::scalar(c.y_signed ? 0.9f : 0.6f),
+          c.y_signed ? Tensor::scalar<int8_t>(static_cast<int8_t>(yz)) : Tensor::scalar<uint8_t>(static_cast<uint8_t>(yz)),
+          tv<int32_t>({c.M}, bias)};
+    };
+    auto want = run_op("QLinearConv", inputs(bytes_tensor(c.x_signed, {c.N, c.C, c.H, c.W}, xv)), attrs, 1, 10);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    const Shape ws = (*want)[0].shape();
+    const auto* wb = static_cast<const uint8_t*>((*want)[0].raw_data());
+    const std::vector<uint8_t> want_bytes(wb, wb + (*want)[0].size());
+    for (CpuIsa isa : isas) {
+      SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " C " + std::to_string(c.C) + " M " + std::to_string(c.M) +
+                   " group " + std::to_string(c.group) + " k " + std::to_string(c.K));
+      ScopedCpuIsa cap(isa);
+      auto got = run_op("QLinearConvNhwc",
+                        inputs(bytes_tensor(c.x_signed, {c.N, c.H, c.W, c.C}, to_channels_last(xv, c.N, c.C, c.H, c.W))),
+                        attrs, 1, 1, "com.dlrt");
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      ASSERT_EQ((*got)[0].shape(), (Shape{ws[0], ws[2], ws[3], ws[1]}));
+      const auto* gb = static_cast<const uint8_t*>((*got)[0].raw_data());
+      const std::vector<uint8_t> back =
+          to_channels_last(std::vector<uint8_t>(gb, gb + (*got)[0].size()), ws[0], ws[1], ws[2], ws[3], true);
+      for (size_t i = 0; i < back.size(); ++i) ASSERT_EQ(back[i], want_bytes[i]) << "element " << i;
+    }
+  }
+  // Grouped convs other than depthwise stay NCHW: a clear error.
+  auto bad = run_op("QLinearConvNhwc",
+                    {tv<uint8_t>({1, 4, 4, 8}, std::vector<uint8_t>(128, 1)), Tensor::scalar(1.0f), Tensor::scalar<uint8_t>(0),
+                     tv<int8_t>({8, 4, 1, 1}, std::vector<int8_t>(32, 1)), Tensor::scalar(1.0f), Tensor::scalar<int8_t>(0),
+                     Tensor::scalar(1.0f), Tensor::scalar<uint8_t>(0)},
+                    {{"group", attr_int(2)}}, 1, 1, "com.dlrt");
+  EXPECT_FALSE(bad.ok());
+}
+
+}  // namespace
+}  // namespace dlrt::cpu

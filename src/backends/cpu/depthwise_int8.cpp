@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "backends/cpu/isa.h"
+#include "backends/cpu/quantize_rows.h"
 #include "backends/cpu/scratch.h"
 #include "device/cpu_features.h"
 
@@ -369,9 +370,37 @@ __attribute__((target("avx512f,avx512bw"))) void flip_bytes(uint8_t* p, int64_t 
 
 // One block of cb channels (x and y at the block's first plane) through
 // channels_block_vnni, when every weight fits int8. False (nothing done) otherwise.
+// dst[p * kBlock + c] = src[p * ld + c] for p < n, c < cb (channels-last
+// pixels into a block; lanes past cb are 0).
+__attribute__((target("avx512f,avx512bw"))) void pixels_in(const uint8_t* src, int64_t ld, int64_t n, int64_t cb,
+                                                           uint8_t* dst) {
+  const __mmask64 k = cb >= 64 ? ~__mmask64{0} : (~__mmask64{0}) >> (64 - cb);
+  for (int64_t p = 0; p < n; ++p) _mm512_storeu_si512(dst + p * kBlock, _mm512_maskz_loadu_epi8(k, src + p * ld));
+}
+
+// dst[p * ld + c] = src[p * kBlock + c] for p < n, c < cb (a block's natural-order rows out to channels-last pixels).
+__attribute__((target("avx512f,avx512bw"))) void pixels_out(const uint8_t* src, int64_t n, int64_t cb, uint8_t* dst,
+                                                            int64_t ld) {
+  const __mmask64 k = cb >= 64 ? ~__mmask64{0} : (~__mmask64{0}) >> (64 - cb);
+  for (int64_t p = 0; p < n; ++p) _mm512_mask_storeu_epi8(dst + p * ld, k, _mm512_loadu_si512(src + p * kBlock));
+}
+
+// pixels_out for the VNNI block's rows, whose position q holds channel
+// vnni_channel(q): dword 4m + j holds channels 16j + 4m .. 16j + 4m + 3, so
+// one dword permute per pixel restores the order.
+__attribute__((target("avx512f,avx512bw"))) void pixels_out_vnni(const uint8_t* src, int64_t n, int64_t cb,
+                                                                 uint8_t* dst, int64_t ld) {
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __mmask64 k = cb >= 64 ? ~__mmask64{0} : (~__mmask64{0}) >> (64 - cb);
+  for (int64_t p = 0; p < n; ++p)
+    _mm512_mask_storeu_epi8(dst + p * ld, k, _mm512_permutexvar_epi32(order, _mm512_loadu_si512(src + p * kBlock)));
+}
+
+// nhwc: x and y are channels-last, x_stride and y_stride their pixel strides
+// (x and y at the block's first channel); else planes x_stride and y_stride apart.
 bool block_vnni(const DepthwiseInt8Geometry& g, int64_t cb, const uint8_t* x, int64_t x_stride, bool x_signed,
                 int32_t x_zp, const int32_t* w, const float* mult_in, const int32_t* bias_in,
-                const DepthwiseInt8Requant& rq, uint8_t* y, int64_t y_stride) {
+                const DepthwiseInt8Requant& rq, uint8_t* y, int64_t y_stride, bool nhwc) {
   const int64_t taps = g.KH * g.KW, groups = (taps + 3) / 4;
   for (int64_t i = 0; i < cb * taps; ++i)
     if (w[i] < -128 || w[i] > 127) return false;
@@ -385,17 +414,22 @@ bool block_vnni(const DepthwiseInt8Geometry& g, int64_t cb, const uint8_t* x, in
   auto* bias = reinterpret_cast<int32_t*>(wv + groups * 4);
   auto* mult = reinterpret_cast<float*>(bias + kBlock);
   int64_t* off = off_scratch.get<int64_t>(static_cast<size_t>(groups * 4), AlignedScratch::Growth::kByHalf);
-  // The padded block: x_zp's byte everywhere, then the input transposed
-  // (whole planes at once, the widest run for the 16 x 16 transposes) and
-  // copied in row by row.
-  uint8_t* xt = xt_scratch.get<uint8_t>(static_cast<size_t>(in * kBlock), AlignedScratch::Growth::kByHalf);
-  transpose_bytes(x, x_stride, cb, in, xt, kBlock);
+  // The padded block: x_zp's byte everywhere, then the input rows, from
+  // planes transposed (whole planes at once, the widest run for the 16 x 16
+  // transposes) or from channels-last pixels.
   std::memset(xp, static_cast<uint8_t>(x_zp), static_cast<size_t>(Hp * Wp * kBlock));
   const int64_t iw0 = std::max<int64_t>(0, -g.pw), iw1 = std::min(g.W, Wp - g.pw);
-  for (int64_t ih = std::max<int64_t>(0, -g.ph); ih < g.H && ih + g.ph < Hp; ++ih)
-    if (iw0 < iw1)
-      std::memcpy(xp + ((ih + g.ph) * Wp + iw0 + g.pw) * kBlock, xt + (ih * g.W + iw0) * kBlock,
-                  static_cast<size_t>((iw1 - iw0) * kBlock));
+  uint8_t* xt = nullptr;
+  if (!nhwc) {
+    xt = xt_scratch.get<uint8_t>(static_cast<size_t>(in * kBlock), AlignedScratch::Growth::kByHalf);
+    transpose_bytes(x, x_stride, cb, in, xt, kBlock);
+  }
+  for (int64_t ih = std::max<int64_t>(0, -g.ph); ih < g.H && ih + g.ph < Hp; ++ih) {
+    if (iw0 >= iw1) break;
+    uint8_t* dst = xp + ((ih + g.ph) * Wp + iw0 + g.pw) * kBlock;
+    if (nhwc) pixels_in(x + (ih * g.W + iw0) * x_stride, x_stride, iw1 - iw0, cb, dst);
+    else std::memcpy(dst, xt + (ih * g.W + iw0) * kBlock, static_cast<size_t>((iw1 - iw0) * kBlock));
+  }
   if (x_signed) flip_bytes(xp, Hp * Wp * kBlock);
   const int32_t xz = x_signed ? x_zp + 128 : x_zp;  // in the stored (unsigned) domain
   for (int64_t t = 0; t < groups * 4; ++t) {
@@ -419,6 +453,10 @@ bool block_vnni(const DepthwiseInt8Geometry& g, int64_t cb, const uint8_t* x, in
     }
   }
   channels_block_vnni(g, xp, Wp, off, groups, wv, bias, mult, rq, yt);
+  if (nhwc) {
+    pixels_out_vnni(yt, out, cb, y, y_stride);
+    return true;
+  }
   // Back to planes: position q of yt's rows is channel vnni_channel(q).
   uint8_t* dummy = row_scratch.get<uint8_t>(static_cast<size_t>(out), AlignedScratch::Growth::kByHalf);
   uint8_t* rows[kBlock];
@@ -461,7 +499,7 @@ void depthwise_int8_channels(const DepthwiseInt8Geometry& g, int64_t C, const ui
   for (int64_t c0 = 0; c0 < C; c0 += kBlock) {
     const int64_t cb = std::min(kBlock, C - c0);
     if (vnni && block_vnni(g, cb, x + c0 * x_stride, x_stride, x_signed, x_zp, w + c0 * taps, rq.mult + c0,
-                           rq.bias ? rq.bias + c0 : nullptr, rq, y + c0 * y_stride, y_stride))
+                           rq.bias ? rq.bias + c0 : nullptr, rq, y + c0 * y_stride, y_stride, false))
       continue;
     const int nv = static_cast<int>((cb + 15) / 16);
     if (cb < nv * 16) std::fill(xt, xt + in * kBlock, uint8_t{0});  // lanes past the last channel
@@ -479,6 +517,63 @@ void depthwise_int8_channels(const DepthwiseInt8Geometry& g, int64_t C, const ui
 #else
   (void)g, (void)C, (void)x, (void)x_stride, (void)x_signed, (void)x_zp, (void)w, (void)rq, (void)y, (void)y_stride;
 #endif
+}
+
+void depthwise_int8_nhwc(const DepthwiseInt8Geometry& g, int64_t C, const uint8_t* x, int64_t x_ld, bool x_signed,
+                         int32_t x_zp, const int32_t* w, const DepthwiseInt8Requant& rq, uint8_t* y, int64_t y_ld) {
+  const int64_t taps = g.KH * g.KW, out = g.OH * g.OW;
+#ifdef DLRT_DW8_X86
+  if (cpu_isa() >= CpuIsa::kAvx512) {
+    const int64_t in = g.H * g.W;
+    thread_local AlignedScratch x_scratch, y_scratch, w_scratch, p_scratch;
+    const bool vnni = device::cpu_features().avx512_vnni;
+    for (int64_t c0 = 0; c0 < C; c0 += kBlock) {
+      const int64_t cb = std::min(kBlock, C - c0);
+      if (vnni && block_vnni(g, cb, x + c0, x_ld, x_signed, x_zp, w + c0 * taps, rq.mult + c0,
+                             rq.bias ? rq.bias + c0 : nullptr, rq, y + c0, y_ld, true))
+        continue;
+      uint8_t* xt = x_scratch.get<uint8_t>(static_cast<size_t>(in * kBlock), AlignedScratch::Growth::kByHalf);
+      uint8_t* yt = y_scratch.get<uint8_t>(static_cast<size_t>(out * kBlock), AlignedScratch::Growth::kByHalf);
+      int32_t* wt = w_scratch.get<int32_t>(static_cast<size_t>(taps * kBlock), AlignedScratch::Growth::kByHalf);
+      float* mult = p_scratch.get<float>(static_cast<size_t>(2 * kBlock), AlignedScratch::Growth::kByHalf);
+      auto* bias = reinterpret_cast<int32_t*>(mult + kBlock);
+      const int nv = static_cast<int>((cb + 15) / 16);
+      pixels_in(x + c0, x_ld, in, cb, xt);
+      for (int64_t c = 0; c < nv * 16; ++c) {
+        const bool real = c < cb;
+        for (int64_t t = 0; t < taps; ++t) wt[t * kBlock + c] = real ? w[(c0 + c) * taps + t] : 0;
+        mult[c] = real ? rq.mult[c0 + c] : 0.0f;
+        bias[c] = real && rq.bias ? rq.bias[c0 + c] : 0;
+      }
+      if (x_signed) channels_block<true>(nv, g, xt, x_zp, wt, mult, bias, rq, yt);
+      else channels_block<false>(nv, g, xt, x_zp, wt, mult, bias, rq, yt);
+      pixels_out(yt, out, cb, y + c0, y_ld);
+    }
+    return;
+  }
+#endif
+  // Portable: per output pixel and channel, the taps inside x.
+  for (int64_t oh = 0; oh < g.OH; ++oh)
+    for (int64_t ow = 0; ow < g.OW; ++ow)
+      for (int64_t c = 0; c < C; ++c) {
+        uint32_t acc = 0;
+        for (int64_t kh = 0; kh < g.KH; ++kh) {
+          const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
+          if (ih < 0 || ih >= g.H) continue;
+          for (int64_t kw = 0; kw < g.KW; ++kw) {
+            const int64_t iw = ow * g.sw - g.pw + kw * g.dw;
+            if (iw < 0 || iw >= g.W) continue;
+            const uint8_t b = x[(ih * g.W + iw) * x_ld + c];
+            const int32_t v = (x_signed ? static_cast<int32_t>(static_cast<int8_t>(b)) : static_cast<int32_t>(b)) - x_zp;
+            acc += static_cast<uint32_t>(v * w[c * taps + kh * g.KW + kw]);
+          }
+        }
+        const int32_t sum = static_cast<int32_t>(acc);
+        uint8_t* dst = y + (oh * g.OW + ow) * y_ld + c;
+        const int32_t b = rq.bias ? rq.bias[c] : 0;
+        if (rq.out_signed) requantize_s8(&sum, 1, b, rq.mult[c], rq.zero_point, reinterpret_cast<int8_t*>(dst));
+        else requantize_u8(&sum, 1, b, rq.mult[c], rq.zero_point, dst);
+      }
 }
 
 }  // namespace dlrt::cpu

@@ -60,4 +60,11 @@ void depthwise_int8_channels(const DepthwiseInt8Geometry& g, int64_t C, const ui
                              bool x_signed, int32_t x_zp, const int32_t* w, const DepthwiseInt8Requant& rq, uint8_t* y,
                              int64_t y_stride);
 
+// The same on channels-last tensors: x [H][W] pixels of x_ld bytes (its
+// first C bytes the channels of this call), y [OH][OW] pixels of y_ld bytes.
+// With AVX-512 in blocks of 64 channels without transposes; portable loops
+// elsewhere (the same bits).
+void depthwise_int8_nhwc(const DepthwiseInt8Geometry& g, int64_t C, const uint8_t* x, int64_t x_ld, bool x_signed,
+                         int32_t x_zp, const int32_t* w, const DepthwiseInt8Requant& rq, uint8_t* y, int64_t y_ld);
+
 }  // namespace dlrt::cpu

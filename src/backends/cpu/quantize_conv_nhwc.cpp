@@ -1,0 +1,227 @@
+// com.dlrt QLinearConvNhwc: QLinearConv with x and y channels-last
+// ([N, H, W, C] and [N, OH, OW, M]); same inputs, attributes and results
+// otherwise. ir/passes/quant_layout.cpp emits it for 2-D convs with one
+// group or one channel per group, so that a network of them keeps its
+// activations channels-last:
+//  - one group: output pixels x output channels on the 8-bit GEMM, the
+//    activations (a 1 x 1 conv's input as it is, else its channels-last
+//    im2col rows) times the weights packed once (k in (kh, kw, c) order),
+//    requantized per output channel as the tiles leave the GEMM;
+//  - depthwise: depthwise_int8_nhwc, in bands of output rows and blocks of
+//    channels over the threads.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "backends/cpu/depthwise_int8.h"
+#include "backends/cpu/gemm_int8.h"
+#include "backends/cpu/kernel_families.h"
+#include "backends/cpu/kernel_util.h"
+#include "backends/cpu/quantize_conv.h"
+#include "backends/cpu/quantize_util.h"
+#include "backends/cpu/scratch.h"
+
+namespace dlrt::cpu {
+namespace {
+
+// A constant one-group weight W [M, C, KH, KW] packed once as the GEMM's B
+// (K = KH * KW * C in (kh, kw, c) order, N = M).
+struct NhwcWeights {
+  const void* data = nullptr;  // the tensor it was packed from
+  DType dtype = DType::kUndefined;
+  Shape shape;
+  std::shared_ptr<const PackedInt8B> packed;
+
+  const PackedInt8B* find(const Tensor& w) const {
+    return w.raw_data() == data && w.dtype() == dtype && w.shape() == shape ? packed.get() : nullptr;
+  }
+};
+
+// W [M, C, KH, KW] as M rows of K bytes in (kh, kw, c) order.
+void reorder_weights(const Tensor& w, uint8_t* dst) {
+  const int64_t M = w.dim(0), C = w.dim(1), KH = w.dim(2), KW = w.dim(3);
+  const auto* src = static_cast<const uint8_t*>(w.raw_data());
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw)
+          dst[((m * KH + kh) * KW + kw) * C + c] = src[((m * C + c) * KH + kh) * KW + kw];
+}
+
+std::shared_ptr<const NhwcWeights> prepack_nhwc(const ir::Node& node, const Tensor* w) {
+  if (!w || !is_8bit(w->dtype()) || w->rank() != 4 || w->size() == 0 || node.attr_int("group", 1) != 1) return nullptr;
+  auto pre = std::make_shared<NhwcWeights>();
+  pre->data = w->raw_data();
+  pre->dtype = w->dtype();
+  pre->shape = w->shape();
+  std::vector<uint8_t> rows(static_cast<size_t>(w->size()));
+  reorder_weights(*w, rows.data());
+  const int64_t M = w->dim(0), K = w->size() / M;
+  pre->packed = PackedInt8B::pack(true, K, M, rows.data(), K, w->dtype() == DType::kInt8);
+  return pre;
+}
+
+// Rows [p0, p1) of image x's channels-last im2col matrix: row p = (oh, ow)
+// holds, per tap (kh, kw), the C bytes of pixel (ih, iw), or x_zp's byte
+// outside x.
+void im2col_nhwc(const ConvGeometry& g, const uint8_t* x, uint8_t pad, int64_t p0, int64_t p1, uint8_t* a) {
+  const int64_t H = g.in[0], W = g.in[1], OW = g.out[1], KH = g.kernel[0], KW = g.kernel[1], C = g.C;
+  const int64_t K = KH * KW * C;
+  for (int64_t p = p0; p < p1; ++p) {
+    const int64_t oh = p / OW, ow = p % OW;
+    uint8_t* row = a + p * K;
+    for (int64_t kh = 0; kh < KH; ++kh) {
+      const int64_t ih = oh * g.stride[0] - g.pad_begin[0] + kh * g.dilation[0];
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        const int64_t iw = ow * g.stride[1] - g.pad_begin[1] + kw * g.dilation[1];
+        uint8_t* dst = row + (kh * KW + kw) * C;
+        if (ih < 0 || ih >= H || iw < 0 || iw >= W) std::memset(dst, pad, static_cast<size_t>(C));
+        else std::memcpy(dst, x + (ih * W + iw) * C, static_cast<size_t>(C));
+      }
+    }
+  }
+}
+
+Status qlinear_conv_nhwc(KernelContext& ctx, const NhwcWeights* pre) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x_scale, required_input(ctx, 1));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* w, required_input(ctx, 3));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* w_scale, required_input(ctx, 4));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* y_scale, required_input(ctx, 6));
+  const Tensor* x_zp = ctx.input(2);
+  const Tensor* w_zp = ctx.input(5);
+  const Tensor* y_zp = ctx.input(7);
+  const Tensor* bias = ctx.input(8);
+  if (!is_8bit(x->dtype()) || !is_8bit(w->dtype())) return ctx.unsupported("x and w must be uint8 or int8");
+  if (x->rank() != 4 || w->rank() != 4) return ctx.unsupported("only 2-D convolution runs channels-last");
+  for (const Tensor* s : {x_scale, w_scale, y_scale})
+    if (!dtype_is_float(s->dtype())) return ctx.invalid("scales must be float tensors");
+  if (x_scale->size() != 1 || y_scale->size() != 1) return ctx.invalid("x_scale and y_scale must be scalars");
+  if (x_zp && (x_zp->size() != 1 || x_zp->dtype() != x->dtype()))
+    return ctx.invalid("x_zero_point must be a scalar of x's dtype");
+  DLRT_ASSIGN_OR_RETURN(DType out, qlinear_out_type(ctx, y_zp, x->dtype()));
+  const Shape logical{x->dim(0), x->dim(3), x->dim(1), x->dim(2)};  // as NCHW
+  DLRT_ASSIGN_OR_RETURN(ConvGeometry g, conv_geometry(ctx, logical, w->shape()));
+  const bool depthwise = g.group == g.C && g.M == g.C;
+  if (g.group != 1 && !depthwise) return ctx.unsupported("channels-last convs have one group or one channel per group");
+  if (w_scale->size() != 1 && w_scale->size() != g.M)
+    return ctx.invalid("w_scale must be a scalar or have one value per output channel");
+  if (w_zp && ((w_zp->size() != 1 && w_zp->size() != g.M) || w_zp->dtype() != w->dtype()))
+    return ctx.invalid("w_zero_point must be a scalar or have one value per output channel, in w's dtype");
+  if (bias && (bias->dtype() != DType::kInt32 || bias->size() != g.M))
+    return ctx.invalid("B must be an int32 vector with one value per output channel");
+  const int64_t OH = g.out[0], OW = g.out[1], P = OH * OW, M = g.M, C = g.C;
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, out, {g.N, OH, OW, M}));
+  if (y->size() == 0) return Status::Ok();
+  // Per output channel: the multiplier x_scale * w_scale / y_scale and w's zero point.
+  thread_local AlignedScratch param_scratch;
+  auto* mult = param_scratch.get<float>(static_cast<size_t>(2 * M), AlignedScratch::Growth::kByHalf);
+  auto* wz = reinterpret_cast<int32_t*>(mult + M);
+  const float xs = float_at(*x_scale, 0), ys = float_at(*y_scale, 0);
+  bool wz_zero = true;
+  for (int64_t m = 0; m < M; ++m) {
+    mult[m] = xs * float_at(*w_scale, w_scale->size() == 1 ? 0 : m) / ys;
+    wz[m] = w_zp ? int_at(*w_zp, w_zp->size() == 1 ? 0 : m) : 0;
+    wz_zero = wz_zero && wz[m] == 0;
+  }
+  const int32_t xz = x_zp ? int_at(*x_zp, 0) : 0;
+  const int32_t yz = y_zp ? int_at(*y_zp, 0) : 0;
+  const bool x_signed = x->dtype() == DType::kInt8, w_signed = w->dtype() == DType::kInt8;
+  const auto* xb = static_cast<const uint8_t*>(x->raw_data());
+  auto* yb = static_cast<uint8_t*>(y->raw_data());
+  ThreadPool& pool = ctx.pool();
+
+  if (depthwise) {
+    const int64_t taps = g.kernel_size;
+    thread_local AlignedScratch w_scratch;
+    int32_t* wall = w_scratch.get<int32_t>(static_cast<size_t>(M * taps), AlignedScratch::Growth::kByHalf);
+    const auto* wr = static_cast<const uint8_t*>(w->raw_data());
+    for (int64_t i = 0; i < M * taps; ++i)
+      wall[i] = (w_signed ? static_cast<int32_t>(static_cast<int8_t>(wr[i])) : static_cast<int32_t>(wr[i])) - wz[i / taps];
+    DepthwiseInt8Geometry d;
+    d.H = g.in[0], d.W = g.in[1], d.OH = OH, d.OW = OW, d.KH = g.kernel[0], d.KW = g.kernel[1];
+    d.sh = g.stride[0], d.sw = g.stride[1], d.dh = g.dilation[0], d.dw = g.dilation[1];
+    d.ph = g.pad_begin[0], d.pw = g.pad_begin[1];
+    DepthwiseInt8Requant rq;
+    rq.mult = mult;
+    rq.bias = bias ? bias->data<int32_t>() : nullptr;
+    rq.zero_point = yz;
+    rq.out_signed = out == DType::kInt8;
+    // Tasks: image x block of 64 channels x band of output rows (each band a
+    // conv of its own over the input rows it reads), at least two per thread.
+    constexpr int64_t kBlock = 64;
+    const int64_t blocks = (C + kBlock - 1) / kBlock;
+    const int64_t bands = std::clamp<int64_t>((2 * pool.num_threads() + g.N * blocks - 1) / (g.N * blocks), 1,
+                                              std::max<int64_t>(1, OH / 4));
+    const int64_t band_rows = (OH + bands - 1) / bands;
+    auto run = [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t band = t % bands, nb = t / bands;
+        const int64_t n = nb / blocks, c0 = (nb % blocks) * kBlock, cb = std::min(kBlock, C - c0);
+        const int64_t oh0 = band * band_rows, oh1 = std::min(OH, oh0 + band_rows);
+        if (oh0 >= oh1) continue;
+        const int64_t top = oh0 * d.sh - d.ph;
+        const int64_t ih0 = std::max<int64_t>(0, top);
+        const int64_t ih1 = std::min(d.H, (oh1 - 1) * d.sh - d.ph + (d.KH - 1) * d.dh + 1);
+        DepthwiseInt8Geometry b = d;
+        b.OH = oh1 - oh0;
+        b.H = std::max<int64_t>(0, ih1 - ih0);
+        b.ph = ih0 - top;
+        DepthwiseInt8Requant r = rq;
+        r.mult = rq.mult + c0;
+        r.bias = rq.bias ? rq.bias + c0 : nullptr;
+        depthwise_int8_nhwc(b, cb, xb + (n * g.in_size + ih0 * d.W) * C + c0, C, x_signed, xz, wall + c0 * taps, r,
+                            yb + (n * P + oh0 * OW) * M + c0, M);
+      }
+    };
+    const int64_t tasks = g.N * blocks * bands;
+    pool.parallel_for(tasks, pool.balanced_grain(tasks, 1), run);
+    return Status::Ok();
+  }
+
+  // One group: Y[p][m] = sum_k A[p][k] W'[k][m] on the GEMM.
+  const int64_t K = g.kernel_size * C;
+  PackedInt8B scratch_b;
+  const PackedInt8B* pb = pre ? pre->find(*w) : nullptr;
+  if (!pb) {
+    thread_local AlignedScratch rows_scratch, b_scratch;
+    uint8_t* rows = rows_scratch.get<uint8_t>(static_cast<size_t>(w->size()), AlignedScratch::Growth::kByHalf);
+    reorder_weights(*w, rows);
+    void* storage = b_scratch.bytes(PackedInt8B::bytes(K, M), AlignedScratch::Growth::kByHalf);
+    scratch_b = PackedInt8B::pack_into(storage, true, K, M, rows, K, w_signed);
+    pb = &scratch_b;
+  }
+  const bool pointwise = g.kernel_size == 1 && g.stride[0] == 1 && g.stride[1] == 1 && g.pad_begin[0] == 0 &&
+                         g.pad_begin[1] == 0 && OH == g.in[0] && OW == g.in[1];
+  thread_local AlignedScratch col_scratch;
+  uint8_t* col = pointwise ? nullptr : col_scratch.get<uint8_t>(static_cast<size_t>(P * K), AlignedScratch::Growth::kByHalf);
+  Int8RequantOutput rq;
+  rq.mult = mult;
+  rq.bias = bias ? bias->data<int32_t>() : nullptr;
+  rq.zero_point = yz;
+  rq.out_signed = out == DType::kInt8;
+  rq.per_column = true;
+  rq.ldo = M;
+  for (int64_t n = 0; n < g.N; ++n) {
+    const uint8_t* xn = xb + n * g.in_size * C;
+    const uint8_t* a = xn;
+    if (!pointwise) {
+      auto rows = [&](int64_t p0, int64_t p1) { im2col_nhwc(g, xn, static_cast<uint8_t>(xz), p0, p1, col); };
+      pool.parallel_for(P, pool.balanced_grain(P, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, K))), rows);
+      a = col;
+    }
+    rq.out = yb + n * P * M;
+    gemm_u8s8(P, M, K, a, K, x_signed, &xz, 0, *pb, wz_zero ? nullptr : wz, 1, nullptr, M, &pool, nullptr, nullptr,
+              &rq);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status register_quantize_conv_nhwc_kernels(KernelRegistry& r) {
+  return r.add(prepacked_def<NhwcWeights>("QLinearConvNhwc", qlinear_conv_nhwc, 3, prepack_nhwc, "com.dlrt", 1));
+}
+
+}  // namespace dlrt::cpu
