@@ -122,6 +122,9 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
       ctx.count("constant-folding", p::fold_constants(graph, fold));
     }
   }
+  // Channels-last 8-bit convs: their depthwise kernels are fast with AVX-512
+  // only (portable loops elsewhere).
+  if (on("quant-channels-last") && cpu::cpu_has_avx512()) p::quant_convs_channels_last(graph, ctx);
   if (on("half-in-float32")) p::compute_half_in_float32(graph, ctx);
   if (on("layer-norm")) p::fuse_layer_norm(graph, ctx, true);
   if (on("gelu")) p::fuse_gelu(graph, ctx);

@@ -272,8 +272,17 @@ void pack_a_blocks(const void* A, int64_t lda, int64_t M, int64_t K, int64_t mr,
                    uint8_t* blocks, uint32_t* row_sums, bool want_sums = true) {
   const int64_t kg = (K + kGroup - 1) / kGroup, a_block = kg * mr * kGroup;
   const uint8_t flip = a_signed ? 0x80 : 0;  // int8 + 128 as uint8
+  const int8_detail::PackA8Fn pack8 =
+      mr == 8 && cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_pack_a8() : nullptr;
   for (int64_t mb = b0; mb < b1; ++mb) {
     uint8_t* dst = blocks + mb * a_block;
+    // Full blocks of 8 rows: the first groups 16 at a time with AVX-512.
+    int64_t first = 0;
+    if (pack8 && mb * mr + mr <= M) {
+      const uint8_t* rows[8];
+      for (int r = 0; r < 8; ++r) rows[r] = static_cast<const uint8_t*>(A) + (mb * mr + r) * lda;
+      first = pack8(rows, K / kGroup, flip, dst);
+    }
     for (int64_t r = 0; r < mr; ++r) {
       const int64_t i = mb * mr + r;
       if (i >= M) {
@@ -291,7 +300,7 @@ void pack_a_blocks(const void* A, int64_t lda, int64_t M, int64_t K, int64_t mr,
         row_sums[i] = 0;
       }
       const int64_t full = K / kGroup;
-      for (int64_t g = 0; g < full; ++g) {
+      for (int64_t g = first; g < full; ++g) {
         uint32_t v;
         std::memcpy(&v, src + g * kGroup, 4);
         v ^= flip * 0x01010101u;
@@ -305,6 +314,45 @@ void pack_a_blocks(const void* A, int64_t lda, int64_t M, int64_t K, int64_t mr,
         }
       }
     }
+  }
+}
+
+// pack_a_blocks for A given as row segments (Int8ARows).
+void pack_a_rows(const Int8ARows& src, int64_t M, int64_t mr, bool a_signed, int64_t b0, int64_t b1, uint8_t* blocks,
+                 uint32_t* row_sums, bool want_sums) {
+  const int64_t gs = src.seg_len / kGroup, kg = src.segments * gs, a_block = kg * mr * kGroup;
+  const uint8_t flip = a_signed ? 0x80 : 0;
+  const int8_detail::PackA8Fn pack8 =
+      mr == 8 && cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_pack_a8() : nullptr;
+  // The runs behind a null pointer (pad bytes) and behind rows past M (stored as 0).
+  thread_local AlignedScratch fill_scratch;
+  uint8_t* pad_run = fill_scratch.get<uint8_t>(static_cast<size_t>(2 * src.seg_len), AlignedScratch::Growth::kByHalf);
+  uint8_t* zero_run = pad_run + src.seg_len;
+  std::memset(pad_run, src.pad, static_cast<size_t>(src.seg_len));
+  std::memset(zero_run, flip, static_cast<size_t>(src.seg_len));
+  for (int64_t mb = b0; mb < b1; ++mb) {
+    uint8_t* dst = blocks + mb * a_block;
+    uint32_t sums[8] = {};
+    for (int64_t seg = 0; seg < src.segments; ++seg) {
+      const uint8_t* rows[8];
+      for (int64_t r = 0; r < mr; ++r) {
+        const int64_t i = mb * mr + r;
+        const uint8_t* p = i < M ? src.ptr(i, seg) : zero_run;
+        rows[r] = p ? p : pad_run;
+        if (want_sums && i < M)
+          for (int64_t k = 0; k < src.seg_len; ++k) sums[r] += static_cast<uint8_t>(rows[r][k] ^ flip);
+      }
+      uint8_t* d = dst + seg * gs * mr * kGroup;
+      const int64_t first = pack8 ? pack8(rows, gs, flip, d) : 0;
+      for (int64_t g = first; g < gs; ++g)
+        for (int64_t r = 0; r < mr; ++r) {
+          uint32_t v;
+          std::memcpy(&v, rows[r] + g * kGroup, 4);
+          v ^= flip * 0x01010101u;
+          std::memcpy(d + (g * mr + r) * kGroup, &v, 4);
+        }
+    }
+    for (int64_t r = 0; r < mr && mb * mr + r < M; ++r) row_sums[mb * mr + r] = want_sums ? sums[r] : 0;
   }
 }
 
@@ -333,7 +381,7 @@ std::shared_ptr<const PackedInt8A> PackedInt8A::pack(int64_t M, int64_t K, const
 void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool a_signed, const int32_t* a_zp,
                int64_t a_zp_stride, const PackedInt8B& B, const int32_t* b_zp, int64_t b_zp_stride, int32_t* C,
                int64_t ldc, ThreadPool* pool, const PackedInt8A* packed_a, const Int8FloatOutput* float_output,
-               const Int8RequantOutput* requant_output) {
+               const Int8RequantOutput* requant_output, const Int8ARows* a_rows) {
   if (M <= 0 || N <= 0) return;
   const Kernel kern = pick_kernel();
   const int64_t MR = kern.mr, NR = kPanel * kern.nv;
@@ -357,7 +405,8 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
   }
   const uint8_t* a_blocks = ap;
   const uint32_t* a_sums = row_sums;
-  if (packed_a && packed_a->mr == MR && packed_a->M == M && packed_a->K == K && packed_a->is_signed == a_signed) {
+  if (!a_rows && packed_a && packed_a->mr == MR && packed_a->M == M && packed_a->K == K &&
+      packed_a->is_signed == a_signed) {
     a_blocks = packed_a->data;
     a_sums = packed_a->row_sums;
   } else {
@@ -365,7 +414,8 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
     bool want_sums = false;
     for (int64_t j = 0; j < N && !want_sums; ++j) want_sums = col_zp[j] != 0;
     auto pack_a = [&](int64_t b0, int64_t b1) {
-      pack_a_blocks(A, lda, M, K, MR, a_signed, b0, b1, ap, row_sums, want_sums);
+      if (a_rows) pack_a_rows(*a_rows, M, MR, a_signed, b0, b1, ap, row_sums, want_sums);
+      else pack_a_blocks(A, lda, M, K, MR, a_signed, b0, b1, ap, row_sums, want_sums);
     };
     const int64_t pack_grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, K * MR));
     if (pool)

@@ -118,6 +118,16 @@ struct Int8RequantOutput {
   bool per_column = false;
 };
 
+// A given row by row as `segments` runs of seg_len bytes each (seg_len a
+// multiple of 4; K = segments * seg_len), e.g. a channels-last conv's im2col
+// rows read straight from its input: run s of row i is at ptr(i, s), or is
+// seg_len copies of `pad` when ptr returns null.
+struct Int8ARows {
+  int64_t segments = 1, seg_len = 0;
+  FunctionRef<const uint8_t*(int64_t row, int64_t seg)> ptr;
+  uint8_t pad = 0;
+};
+
 // C (M x N, row stride ldc, int32) per the formula above. A is M x K (row
 // stride lda), int8 when a_signed. a_zp: one per row (a_zp_stride 1) or one
 // for all (stride 0), in A's own domain; b_zp: one per column or one for all
@@ -125,9 +135,11 @@ struct Int8RequantOutput {
 void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool a_signed, const int32_t* a_zp,
                int64_t a_zp_stride, const PackedInt8B& B, const int32_t* b_zp, int64_t b_zp_stride, int32_t* C,
                int64_t ldc, ThreadPool* pool, const PackedInt8A* packed_a = nullptr,
-               const Int8FloatOutput* float_output = nullptr, const Int8RequantOutput* requant_output = nullptr);
+               const Int8FloatOutput* float_output = nullptr, const Int8RequantOutput* requant_output = nullptr,
+               const Int8ARows* a_rows = nullptr);
 // (packed_a: A already packed, used when it was packed for this A's shape and
-// the kernel running now; A, lda and a_signed must still describe it.)
+// the kernel running now; A, lda and a_signed must still describe it.
+// a_rows: A's rows from there instead of A and lda, which are then unused.)
 
 namespace int8_detail {
 
@@ -152,6 +164,12 @@ CorrectFn avx512_correct();  // null off x86
 // colsum. Null off x86.
 using PackQuadFn = void (*)(const uint8_t* const* r, uint8_t flip, int8_t* dst, int64_t panel_bytes, int32_t* colsum);
 PackQuadFn avx512_pack_quad();
+
+// Packs the first 16 * (groups / 16) groups of 4 k of 8 rows of A (rows[r],
+// bytes XORed with flip) in the 8-row kernel's layout at dst (group g at
+// dst + 32 g); returns how many groups it packed. Null off x86.
+using PackA8Fn = int64_t (*)(const uint8_t* const* rows, int64_t groups, uint8_t flip, uint8_t* dst);
+PackA8Fn avx512_pack_a8();
 
 // The correction, then row r of the tile requantized as Int8RequantOutput
 // says (mult[r], bias[r] or 0, zp) to out + r * ldo; null off x86.

@@ -259,8 +259,47 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void correct_requant_unifor
   }
 }
 
+// Packs groups [0, 16 * (groups / 16)) of 8 rows of A (rows[r], each
+// XORed with flip) as the 8-row kernel reads them: group g is 8 x 4 bytes
+// at dst + g * 32, row r's 4 bytes at offset 4 r. Per 16 groups: the 8 x 16
+// dwords transposed by unpacks within 128-bit lanes, then stored by lane.
+// Returns the groups packed.
+__attribute__((target("avx512f,avx512bw"))) int64_t pack_a8_avx512(const uint8_t* const* rows, int64_t groups,
+                                                                   uint8_t flip, uint8_t* dst) {
+  const __m512i f = _mm512_set1_epi8(static_cast<char>(flip));
+  int64_t g0 = 0;
+  for (; g0 + 16 <= groups; g0 += 16) {
+    __m512i r[8], t[8], u[8];
+    for (int i = 0; i < 8; ++i) r[i] = _mm512_xor_si512(_mm512_loadu_si512(rows[i] + g0 * 4), f);
+    for (int i = 0; i < 4; ++i) {  // lane L: rows 2i, 2i + 1 at dwords 4L, 4L + 1 (lo) and 4L + 2, 4L + 3 (hi)
+      t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+      t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int h = 0; h < 2; ++h) {  // u[4h + j], lane L: rows 4h .. 4h + 3 of group 4L + j
+      u[4 * h + 0] = _mm512_unpacklo_epi64(t[4 * h], t[4 * h + 2]);
+      u[4 * h + 1] = _mm512_unpackhi_epi64(t[4 * h], t[4 * h + 2]);
+      u[4 * h + 2] = _mm512_unpacklo_epi64(t[4 * h + 1], t[4 * h + 3]);
+      u[4 * h + 3] = _mm512_unpackhi_epi64(t[4 * h + 1], t[4 * h + 3]);
+    }
+    uint8_t* d = dst + g0 * 32;
+    for (int j = 0; j < 4; ++j) {
+      auto* lo = reinterpret_cast<__m128i*>(d + j * 32);  // group 4L + j at d + (4L + j) * 32
+      _mm_storeu_si128(lo, _mm512_extracti32x4_epi32(u[j], 0));
+      _mm_storeu_si128(lo + 1, _mm512_extracti32x4_epi32(u[4 + j], 0));
+      _mm_storeu_si128(lo + 8, _mm512_extracti32x4_epi32(u[j], 1));
+      _mm_storeu_si128(lo + 9, _mm512_extracti32x4_epi32(u[4 + j], 1));
+      _mm_storeu_si128(lo + 16, _mm512_extracti32x4_epi32(u[j], 2));
+      _mm_storeu_si128(lo + 17, _mm512_extracti32x4_epi32(u[4 + j], 2));
+      _mm_storeu_si128(lo + 24, _mm512_extracti32x4_epi32(u[j], 3));
+      _mm_storeu_si128(lo + 25, _mm512_extracti32x4_epi32(u[4 + j], 3));
+    }
+  }
+  return g0;
+}
+
 }  // namespace
 
+PackA8Fn avx512_pack_a8() { return pack_a8_avx512; }
 PackQuadFn avx512_pack_quad() { return pack_quad_avx512; }
 CorrectRequantUniformFn avx512_correct_requant_uniform_cols() { return correct_requant_uniform_cols_avx512; }
 CorrectFn avx512_correct() { return correct_avx512; }
@@ -289,6 +328,7 @@ CorrectFn avx512_correct() { return nullptr; }
 CorrectRequantFn avx512_correct_requant() { return nullptr; }
 CorrectRequantUniformFn avx512_correct_requant_uniform() { return nullptr; }
 PackQuadFn avx512_pack_quad() { return nullptr; }
+PackA8Fn avx512_pack_a8() { return nullptr; }
 CorrectRequantUniformFn avx512_correct_requant_uniform_cols() { return nullptr; }
 TileFn avx_vnni_tile() { return nullptr; }
 }  // namespace dlrt::cpu::int8_detail

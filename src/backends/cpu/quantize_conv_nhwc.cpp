@@ -137,8 +137,11 @@ Status qlinear_conv_nhwc(KernelContext& ctx, const NhwcWeights* pre) {
     thread_local AlignedScratch w_scratch;
     int32_t* wall = w_scratch.get<int32_t>(static_cast<size_t>(M * taps), AlignedScratch::Growth::kByHalf);
     const auto* wr = static_cast<const uint8_t*>(w->raw_data());
-    for (int64_t i = 0; i < M * taps; ++i)
-      wall[i] = (w_signed ? static_cast<int32_t>(static_cast<int8_t>(wr[i])) : static_cast<int32_t>(wr[i])) - wz[i / taps];
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t t = 0; t < taps; ++t) {
+        const uint8_t b = wr[m * taps + t];
+        wall[m * taps + t] = (w_signed ? static_cast<int32_t>(static_cast<int8_t>(b)) : static_cast<int32_t>(b)) - wz[m];
+      }
     DepthwiseInt8Geometry d;
     d.H = g.in[0], d.W = g.in[1], d.OH = OH, d.OW = OW, d.KH = g.kernel[0], d.KW = g.kernel[1];
     d.sh = g.stride[0], d.sw = g.stride[1], d.dh = g.dilation[0], d.dw = g.dilation[1];
@@ -194,8 +197,13 @@ Status qlinear_conv_nhwc(KernelContext& ctx, const NhwcWeights* pre) {
   }
   const bool pointwise = g.kernel_size == 1 && g.stride[0] == 1 && g.stride[1] == 1 && g.pad_begin[0] == 0 &&
                          g.pad_begin[1] == 0 && OH == g.in[0] && OW == g.in[1];
+  // With whole groups of 4 channels, A's rows are read from x tap by tap as
+  // the GEMM packs them; else the im2col matrix is made first.
+  const bool direct = !pointwise && C % 4 == 0;
   thread_local AlignedScratch col_scratch;
-  uint8_t* col = pointwise ? nullptr : col_scratch.get<uint8_t>(static_cast<size_t>(P * K), AlignedScratch::Growth::kByHalf);
+  uint8_t* col = pointwise || direct
+                     ? nullptr
+                     : col_scratch.get<uint8_t>(static_cast<size_t>(P * K), AlignedScratch::Growth::kByHalf);
   Int8RequantOutput rq;
   rq.mult = mult;
   rq.bias = bias ? bias->data<int32_t>() : nullptr;
@@ -206,14 +214,21 @@ Status qlinear_conv_nhwc(KernelContext& ctx, const NhwcWeights* pre) {
   for (int64_t n = 0; n < g.N; ++n) {
     const uint8_t* xn = xb + n * g.in_size * C;
     const uint8_t* a = xn;
-    if (!pointwise) {
+    const int64_t H = g.in[0], W = g.in[1], KW = g.kernel[1];
+    auto tap = [&](int64_t p, int64_t t) -> const uint8_t* {  // pixel p's window, tap t
+      const int64_t ih = (p / OW) * g.stride[0] - g.pad_begin[0] + (t / KW) * g.dilation[0];
+      const int64_t iw = (p % OW) * g.stride[1] - g.pad_begin[1] + (t % KW) * g.dilation[1];
+      return ih < 0 || ih >= H || iw < 0 || iw >= W ? nullptr : xn + (ih * W + iw) * C;
+    };
+    const Int8ARows rows_of{g.kernel_size, C, tap, static_cast<uint8_t>(xz)};
+    if (!pointwise && !direct) {
       auto rows = [&](int64_t p0, int64_t p1) { im2col_nhwc(g, xn, static_cast<uint8_t>(xz), p0, p1, col); };
       pool.parallel_for(P, pool.balanced_grain(P, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, K))), rows);
       a = col;
     }
     rq.out = yb + n * P * M;
     gemm_u8s8(P, M, K, a, K, x_signed, &xz, 0, *pb, wz_zero ? nullptr : wz, 1, nullptr, M, &pool, nullptr, nullptr,
-              &rq);
+              &rq, direct ? &rows_of : nullptr);
   }
   return Status::Ok();
 }

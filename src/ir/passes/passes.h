@@ -122,6 +122,14 @@ int fuse_layer_norm(Graph& g, PassContext& ctx, bool any_opset = false);
 // condition stay as they are.
 int fuse_qdq(Graph& g, PassContext& ctx);
 
+// 2-D QLinearConvs with constant weights and one group or one channel per
+// group -> com.dlrt QLinearConvNhwc (x and y channels-last), and the 8-bit
+// ops between them that do not depend on the layout (com.microsoft
+// QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu,
+// QLinearGlobalAveragePool) with them, Transposes only where a value crosses
+// between the layouts (quant_layout.cpp). Returns the nodes converted.
+int quant_convs_channels_last(Graph& g, PassContext& ctx);
+
 // x * 0.5 * (1 + erf(x / sqrt(2))) in any of its usual arrangements -> Gelu
 // (ONNX opset 20, approximate "none").
 int fuse_gelu(Graph& g, PassContext& ctx);
