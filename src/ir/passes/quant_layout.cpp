@@ -8,7 +8,9 @@
 // channels_last attribute) follow when one of their inputs is already
 // channels-last. Transposes are inserted only where a value crosses between
 // the two layouts: into the first conv, and out to any reader that stays
-// NCHW (or a graph output), once per value and direction.
+// NCHW (or a graph output), once per value and direction. The ops between
+// must see rank-4 values on every data input: a chosen node's output, or a
+// value whose type says so (never a lower-rank broadcast).
 #include <map>
 #include <set>
 #include <string>
@@ -43,7 +45,8 @@ std::vector<size_t> layout_free_inputs(const Node& n) {
 // A QLinearConv QLinearConvNhwc runs well: 2-D, 8-bit, constant weights, one
 // group (1 x 1, or input channels a multiple of 4) or one channel per group.
 bool conv_candidate(const Rewriter& rw, const Graph& g, const Node& n) {
-  if (!is_op(n, "QLinearConv") || n.inputs.size() < 8 || !has_rank4(g, n.inputs[0])) return false;
+  // (x has w's rank, 4, or the conv fails either way.)
+  if (!is_op(n, "QLinearConv") || n.inputs.size() < 8 || n.inputs[0] == kNoValue) return false;
   const Tensor* w = rw.constant(n.inputs[3]);
   if (!w || w->rank() != 4 || !is_8bit(w->dtype())) return false;
   const DType xt = g.values[static_cast<size_t>(n.inputs[0])].type.dtype;
@@ -88,7 +91,9 @@ int quant_convs_channels_last(Graph& g, PassContext& ctx) {
   Rewriter rw(g, ctx);
   // Which nodes go channels-last, in graph (topological) order.
   std::set<int> chosen;
-  std::set<ValueId> nhwc_values;  // outputs of chosen nodes
+  // Outputs of chosen nodes: rank 4 by construction (the types of
+  // com.microsoft ops' outputs are often unknown).
+  std::set<ValueId> nhwc_values;
   for (int i = 0; i < rw.size(); ++i) {
     if (rw.dead(i)) continue;
     const Node& n = rw.node(i);
@@ -97,10 +102,11 @@ int quant_convs_channels_last(Graph& g, PassContext& ctx) {
       const std::vector<size_t> data = layout_free_inputs(n);
       bool all_rank4 = !data.empty(), any_nhwc = false;
       for (size_t k : data) {
-        if (k >= n.inputs.size() || !has_rank4(g, n.inputs[k])) all_rank4 = false;
-        else if (nhwc_values.count(n.inputs[k])) any_nhwc = true;
+        const bool nhwc = k < n.inputs.size() && nhwc_values.count(n.inputs[k]);
+        if (k >= n.inputs.size() || (!nhwc && !has_rank4(g, n.inputs[k]))) all_rank4 = false;
+        any_nhwc = any_nhwc || nhwc;
       }
-      take = all_rank4 && any_nhwc && !n.outputs.empty() && has_rank4(g, n.outputs[0]);
+      take = all_rank4 && any_nhwc && n.outputs.size() == 1;
     }
     if (!take) continue;
     chosen.insert(i);
