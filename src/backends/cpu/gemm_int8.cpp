@@ -508,10 +508,14 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
   const int64_t panel_stride_bytes = panel_stride;
   if (kg <= kKcGroups + kKcGroups / 2) {
     // One pass over K per tile.
+    // Threads split the longer side, so that each writes its own rows (or
+    // columns) of C: a channels-last conv's pixels x few channels, split by
+    // columns, would have two threads writing the same cache lines.
+    const bool by_rows = mblocks >= nblocks;
     auto tiles = [&](int64_t t0, int64_t t1) {
       alignas(64) int32_t acc[8 * 48];  // the largest tile (avx512-vnni)
       for (int64_t t = t0; t < t1; ++t) {
-        const int64_t nb = t / mblocks, mb = t % mblocks;
+        const int64_t nb = by_rows ? t % nblocks : t / mblocks, mb = by_rows ? t / nblocks : t % mblocks;
         const int64_t j0 = nb * NR, nv = (std::min(NR, N - j0) + kPanel - 1) / kPanel;
         // A narrow last column block runs the kernel's narrower variant.
         kern.fn[nv](kg, a_blocks + mb * a_block, B.data + (j0 / kPanel) * panel_stride_bytes, panel_stride_bytes, acc,
