@@ -2,6 +2,7 @@
 // values are computed by hand or with numpy (noted where non-obvious).
 #include <gtest/gtest.h>
 
+#include "backends/cpu/layout_impl.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu::testing {
@@ -283,3 +284,46 @@ TEST(LayoutOps, LargeCopiesUseThePoolCorrectly) {
 
 }  // namespace
 }  // namespace dlrt::cpu::testing
+
+// 8-bit Transposes (quantized activations changing layout) go through 16 x
+// 16 byte tiles, with the rows split over threads when one matrix is large:
+// against the index formula, at sizes with partial tiles, on 1 and 2 threads.
+namespace dlrt::cpu {
+namespace {
+
+TEST(Transpose, BytesEveryPermutationOfChannelsAndPixels) {
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> perm;
+  };
+  const Case cases[] = {{{2, 19, 7, 33}, {0, 2, 3, 1}}, {{2, 7, 33, 19}, {0, 3, 1, 2}},
+                        {{1, 40, 60, 70}, {0, 2, 3, 1}}, {{1, 61, 57, 96}, {0, 3, 1, 2}}, {{35, 17}, {1, 0}}};
+  for (const Case& c : cases) {
+    std::vector<uint8_t> v(static_cast<size_t>(element_count(c.shape)));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>(i * 131 + i / 7);
+    const size_t r = c.shape.size();
+    Shape out_shape(r);
+    for (size_t d = 0; d < r; ++d) out_shape[d] = c.shape[static_cast<size_t>(c.perm[d])];
+    const Shape in_strides = layout::contiguous_strides(c.shape);
+    for (int threads : {1, 2}) {
+      auto got = testing::run_op("Transpose", {Tensor::from_vector<uint8_t>(c.shape, v)},
+                                 {{"perm", testing::attr_ints(c.perm)}}, 1, 13, "", threads);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      ASSERT_EQ((*got)[0].shape(), out_shape);
+      const uint8_t* o = (*got)[0].data<uint8_t>();
+      Shape idx(r, 0);
+      for (int64_t e = 0; e < (*got)[0].size(); ++e) {
+        int64_t src = 0;
+        for (size_t d = 0; d < r; ++d) src += idx[d] * in_strides[static_cast<size_t>(c.perm[d])];
+        ASSERT_EQ(o[e], v[static_cast<size_t>(src)]) << "element " << e << ", " << threads << " threads";
+        for (size_t d = r; d-- > 0;) {
+          if (++idx[d] < out_shape[d]) break;
+          idx[d] = 0;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dlrt::cpu

@@ -4,6 +4,8 @@
 // DepthToSpace and SpaceToDepth all reduce to.
 #pragma once
 
+#include "backends/cpu/byte_transpose.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -125,6 +127,12 @@ void copy_tiled(const T* in, T* out, const StridedCopy& c, size_t k, int64_t blo
     }
     const T* src = in + in_off;
     T* dst = out + out_off;
+    if constexpr (sizeof(T) == 1) {
+      // Bytes (8-bit tensors changing layout): 16 x 16 tiles in registers.
+      transpose_bytes(reinterpret_cast<const uint8_t*>(src), col_stride, cols, rows, reinterpret_cast<uint8_t*>(dst),
+                      out_row_stride);
+      continue;
+    }
     for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
       const int64_t i1 = std::min(rows, i0 + kTile);
       for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
@@ -156,6 +164,18 @@ void strided_copy(const T* in, T* out, StridedCopy c, ThreadPool& pool) {
   if (k < r && c.in_strides[r - 1] != 0 && c.in_strides[r - 1] != 1) {
     const int64_t block = c.out_shape[k] * c.out_shape[r - 1];
     const int64_t blocks = total / block;
+    if constexpr (sizeof(T) == 1) {
+      if (blocks == 1 && r == 2 && k == 0 && total >= kCopyGrain && pool.num_threads() > 1) {
+        // One large byte matrix: its output rows in ranges over the threads.
+        const int64_t rows = c.out_shape[0], cols = c.out_shape[1], col_stride = c.in_strides[1];
+        pool.parallel_for(rows, pool.balanced_grain(rows, std::max<int64_t>(16, kCopyGrain / cols)),
+                          [&](int64_t b, int64_t e) {
+                            transpose_bytes(reinterpret_cast<const uint8_t*>(in + c.in_offset + b), col_stride, cols,
+                                            e - b, reinterpret_cast<uint8_t*>(out + b * cols), cols);
+                          });
+        return;
+      }
+    }
     if (blocks == 1 || total < kCopyGrain) {
       detail::copy_tiled(in, out, c, k, 0, blocks);
     } else {
