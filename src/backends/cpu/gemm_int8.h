@@ -165,9 +165,9 @@ CorrectFn avx512_correct();  // null off x86
 using PackQuadFn = void (*)(const uint8_t* const* r, uint8_t flip, int8_t* dst, int64_t panel_bytes, int32_t* colsum);
 PackQuadFn avx512_pack_quad();
 
-// Packs the first 16 * (groups / 16) groups of 4 k of 8 rows of A (rows[r],
-// bytes XORed with flip) in the 8-row kernel's layout at dst (group g at
-// dst + 32 g); returns how many groups it packed. Null off x86.
+// Packs `groups` groups of 4 k of 8 rows of A (rows[r], bytes XORed with
+// flip; no byte past the groups is read) in the 8-row kernel's layout at dst
+// (group g at dst + 32 g); returns how many groups it packed. Null off x86.
 using PackA8Fn = int64_t (*)(const uint8_t* const* rows, int64_t groups, uint8_t flip, uint8_t* dst);
 PackA8Fn avx512_pack_a8();
 

@@ -15,6 +15,7 @@
 #endif
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace dlrt::cpu::int8_detail {
@@ -259,18 +260,19 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void correct_requant_unifor
   }
 }
 
-// Packs groups [0, 16 * (groups / 16)) of 8 rows of A (rows[r], each
-// XORed with flip) as the 8-row kernel reads them: group g is 8 x 4 bytes
-// at dst + g * 32, row r's 4 bytes at offset 4 r. Per 16 groups: the 8 x 16
-// dwords transposed by unpacks within 128-bit lanes, then stored by lane.
-// Returns the groups packed.
+// Packs the `groups` groups of 4 k of 8 rows of A (rows[r], each XORed with
+// flip) as the 8-row kernel reads them: group g is 8 x 4 bytes at
+// dst + g * 32, row r's 4 bytes at offset 4 r. Per 16 groups (the last ones
+// through masked loads): the 8 x 16 dwords transposed by unpacks within
+// 128-bit lanes, then stored by lane. Returns the groups packed (all).
 __attribute__((target("avx512f,avx512bw"))) int64_t pack_a8_avx512(const uint8_t* const* rows, int64_t groups,
                                                                    uint8_t flip, uint8_t* dst) {
   const __m512i f = _mm512_set1_epi8(static_cast<char>(flip));
-  int64_t g0 = 0;
-  for (; g0 + 16 <= groups; g0 += 16) {
+  for (int64_t g0 = 0; g0 < groups; g0 += 16) {
+    const int64_t n = std::min<int64_t>(16, groups - g0);
+    const __mmask64 bytes = n == 16 ? ~__mmask64{0} : (__mmask64{1} << (4 * n)) - 1;
     __m512i r[8], t[8], u[8];
-    for (int i = 0; i < 8; ++i) r[i] = _mm512_xor_si512(_mm512_loadu_si512(rows[i] + g0 * 4), f);
+    for (int i = 0; i < 8; ++i) r[i] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(bytes, rows[i] + g0 * 4), f);
     for (int i = 0; i < 4; ++i) {  // lane L: rows 2i, 2i + 1 at dwords 4L, 4L + 1 (lo) and 4L + 2, 4L + 3 (hi)
       t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
       t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
@@ -282,19 +284,15 @@ __attribute__((target("avx512f,avx512bw"))) int64_t pack_a8_avx512(const uint8_t
       u[4 * h + 3] = _mm512_unpackhi_epi64(t[4 * h + 1], t[4 * h + 3]);
     }
     uint8_t* d = dst + g0 * 32;
-    for (int j = 0; j < 4; ++j) {
-      auto* lo = reinterpret_cast<__m128i*>(d + j * 32);  // group 4L + j at d + (4L + j) * 32
-      _mm_storeu_si128(lo, _mm512_extracti32x4_epi32(u[j], 0));
-      _mm_storeu_si128(lo + 1, _mm512_extracti32x4_epi32(u[4 + j], 0));
-      _mm_storeu_si128(lo + 8, _mm512_extracti32x4_epi32(u[j], 1));
-      _mm_storeu_si128(lo + 9, _mm512_extracti32x4_epi32(u[4 + j], 1));
-      _mm_storeu_si128(lo + 16, _mm512_extracti32x4_epi32(u[j], 2));
-      _mm_storeu_si128(lo + 17, _mm512_extracti32x4_epi32(u[4 + j], 2));
-      _mm_storeu_si128(lo + 24, _mm512_extracti32x4_epi32(u[j], 3));
-      _mm_storeu_si128(lo + 25, _mm512_extracti32x4_epi32(u[4 + j], 3));
+    alignas(64) __m128i lanes[8][4];
+    for (int i = 0; i < 8; ++i) _mm512_store_si512(lanes[i], u[i]);
+    for (int64_t gl = 0; gl < n; ++gl) {  // group gl = 4L + j
+      const int64_t L = gl / 4, j = gl % 4;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + gl * 32), lanes[j][L]);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + gl * 32 + 16), lanes[4 + j][L]);
     }
   }
-  return g0;
+  return groups;
 }
 
 }  // namespace
