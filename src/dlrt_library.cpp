@@ -1,7 +1,3 @@
 // The shared library libdlrt.so: its exported symbols are the DLRT_API ones
 // compiled into dlrt_internal; this file only anchors the target.
 #include "dlrt/dlrt.h"
-
-namespace dlrt {
-DLRT_API const char* version() { return "0.1.0"; }
-}  // namespace dlrt

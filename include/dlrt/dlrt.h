@@ -7,3 +7,13 @@
 #include "dlrt/shape.h"
 #include "dlrt/status.h"
 #include "dlrt/tensor.h"
+#include "dlrt/version.h"
+
+namespace dlrt {
+
+// The version of the dlrt library loaded (DLRT_VERSION_STRING of the build
+// that made it, e.g. "0.2.0"); compare with DLRT_VERSION_STRING, the
+// version of the headers compiled against.
+DLRT_API const char* version();
+
+}  // namespace dlrt

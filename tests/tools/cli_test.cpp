@@ -15,6 +15,7 @@
 
 #include "cli_test_util.h"
 #include "core/npy.h"
+#include "dlrt/dlrt.h"
 
 namespace dlrt {
 namespace {
@@ -61,6 +62,20 @@ void expect_clean_error(const CommandResult& r, int code, const std::vector<std:
   EXPECT_EQ(r.exit_code, code) << r.output;
   EXPECT_EQ(r.output.find("core dumped"), std::string::npos) << r.output;
   for (const auto& n : needles) EXPECT_NE(lower(r.output).find(lower(n)), std::string::npos) << "no '" << n << "' in:\n" << r.output;
+}
+
+// One version source (CMake's project version): the CLI, the library and
+// the header agree.
+TEST_F(CliTest, VersionIsTheProjectVersion) {
+  for (const char* flag : {"--version", "version"}) {
+    auto r = dlrt(flag);
+    EXPECT_EQ(r.exit_code, 0) << flag;
+    EXPECT_EQ(r.output, std::string("dlrt ") + DLRT_VERSION_STRING + "\n") << flag;
+  }
+  EXPECT_STREQ(dlrt::version(), DLRT_VERSION_STRING);
+  EXPECT_EQ(std::string(DLRT_VERSION_STRING), std::to_string(DLRT_VERSION_MAJOR) + "." +
+                                                  std::to_string(DLRT_VERSION_MINOR) + "." +
+                                                  std::to_string(DLRT_VERSION_PATCH));
 }
 
 TEST_F(CliTest, HelpAndUsageErrors) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli_args.h"
+#include "dlrt/dlrt.h"
 #include "commands.h"
 
 namespace {
@@ -27,7 +28,9 @@ constexpr const char* kUsage =
     "~/.config/dlrt/config.toml; flags override environment variables, which override it).\n"
     "\n"
     "exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid or unsupported model,\n"
-    "            4 requested device unavailable in strict mode\n";
+    "            4 requested device unavailable in strict mode\n"
+    "\n"
+    "dlrt --version prints the version.\n";
 
 }  // namespace
 
@@ -40,6 +43,10 @@ int main(int argc, char** argv) {
   std::string cmd = argv[1];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (cmd == "--version" || cmd == "version") {
+    std::printf("dlrt %s\n", dlrt::version());
     return kExitOk;
   }
   if (cmd == "run") return cmd_run(argc, argv);
