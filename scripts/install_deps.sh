@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake ninja-build ccache
+  build-essential cmake ninja-build ccache pkg-config
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libgtest-dev nlohmann-json3-dev libtomlplusplus-dev libcpp-httplib-dev
   python3-onnx python3-numpy python3-venv

@@ -6,8 +6,10 @@
 #      pass is a failure; the full log is in BUILD/conformance.log),
 #   3. the model-zoo test (ctest -R Zoo; skipped unless DLRT_ZOO_DIR is set),
 #   and the real-OpenVINO tests again against each release of the OpenVINO
-#   matrix (DLRT_OPENVINO_MATRIX).
-# Then prints the totals. Exit status 0 only when all three pass.
+#   matrix (DLRT_OPENVINO_MATRIX),
+#   4. an install into a fresh prefix with two consumer builds against it
+#      (scripts/test_install.sh).
+# Then prints the totals. Exit status 0 only when all of them pass.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -156,6 +158,13 @@ elif [ $zoo_rc -eq 0 ]; then zoo_state="ok ($matches)"
 else zoo_state="FAILED ($matches)"; fi
 
 echo
+echo "== install (scripts/test_install.sh: a fresh prefix, consumers through the CMake package and pkg-config)"
+install_out=$("$ROOT/scripts/test_install.sh" "$BUILD" "$DLRT_TEST_MODELS/conv_net.onnx" 2>&1)
+install_rc=$?
+echo "$install_out"
+install_line=$(echo "$install_out" | tail -1)
+
+echo
 echo "== totals"
 if [ $unit_rc -eq 0 ]; then echo "unit tests:  ok"; else echo "unit tests:  FAILED"; fi
 if [ -n "$unit_skipped" ]; then
@@ -164,5 +173,6 @@ fi
 if [ $conf_rc -eq 0 ]; then echo "conformance: ok -- $conf_line"; else echo "conformance: FAILED -- $conf_line"; fi
 echo "zoo:         $zoo_state"
 echo "quant zoo:   $quant_state"
+if [ $install_rc -eq 0 ]; then echo "install:     ok"; else echo "install:     FAILED -- $install_line"; fi
 for line in "${ov_summary[@]}"; do echo "openvino    $line"; done
-[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ]
+[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ] && [ $install_rc -eq 0 ]

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs a build into a fresh prefix and builds two consumers outside the
+# source tree against it, one through the CMake package and one through
+# pkg-config, then runs both on MODEL:
+#
+#   scripts/test_install.sh BUILD MODEL
+#
+# Also checks that only public headers were installed and that they compile
+# on their own (no private include path, no dependency's headers).
+set -euo pipefail
+
+BUILD=${1:?usage: test_install.sh BUILD MODEL}
+MODEL=${2:?usage: test_install.sh BUILD MODEL}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(cd "$BUILD" && pwd)
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+PREFIX=$WORK/prefix
+
+cmake --install "$BUILD" --prefix "$PREFIX" > "$WORK/install.log"
+LIBDIR=$(dirname "$(find "$PREFIX" -name 'libdlrt.so' | head -1)")
+[ -n "$LIBDIR" ] || { echo "test_install: no libdlrt.so under $PREFIX"; exit 1; }
+
+# Only include/dlrt/*.h, each compiling alone with only the prefix's include folder.
+extra=$(find "$PREFIX/include" -type f ! -path "$PREFIX/include/dlrt/*.h")
+[ -z "$extra" ] || { echo "test_install: unexpected installed files: $extra"; exit 1; }
+for h in "$PREFIX"/include/dlrt/*.h; do
+  # Includes: dlrt's own public headers and the standard library only.
+  bad=$(grep -E '^\s*#\s*include' "$h" | grep -vE '#\s*include\s+("dlrt/[a-z_]+\.h"|<[a-z_]+(\.h)?>)' || true)
+  [ -z "$bad" ] || { echo "test_install: $h includes $bad"; exit 1; }
+  echo "#include \"dlrt/$(basename "$h")\"" > "$WORK/one.cpp"
+  c++ -std=c++20 -fsyntax-only -I"$PREFIX/include" "$WORK/one.cpp" 2> "$WORK/one.err" ||
+    { echo "test_install: $h alone:"; cat "$WORK/one.err"; exit 1; }
+done
+
+# The SONAME carries the ABI major.
+soname=$(objdump -p "$LIBDIR/libdlrt.so" | awk '/SONAME/ {print $2}')
+version=$(sed -n 's/^#define DLRT_VERSION_MAJOR \([0-9]*\)$/\1/p' "$PREFIX/include/dlrt/version.h")
+[ "$soname" = "libdlrt.so.$version" ] || { echo "test_install: SONAME $soname, major $version"; exit 1; }
+
+# Consumer 1: find_package(dlrt CONFIG).
+cmake -S "$ROOT/tests/install/consumer" -B "$WORK/cmake-build" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX" \
+  -DCMAKE_BUILD_TYPE=Release > "$WORK/configure.log" || { cat "$WORK/configure.log"; exit 1; }
+cmake --build "$WORK/cmake-build" > "$WORK/build.log" || { cat "$WORK/build.log"; exit 1; }
+LD_LIBRARY_PATH=$LIBDIR "$WORK/cmake-build/consumer" "$MODEL"
+
+# Consumer 2: pkg-config.
+flags=$(PKG_CONFIG_PATH="$LIBDIR/pkgconfig" pkg-config --cflags --libs dlrt)
+[ "$(PKG_CONFIG_PATH="$LIBDIR/pkgconfig" pkg-config --modversion dlrt)" = "$(sed -n 's/^#define DLRT_VERSION_STRING "\(.*\)"$/\1/p' "$PREFIX/include/dlrt/version.h")" ]
+# shellcheck disable=SC2086
+c++ -std=c++20 "$ROOT/tests/install/consumer/main.cpp" $flags -o "$WORK/pc-consumer"
+LD_LIBRARY_PATH=$LIBDIR "$WORK/pc-consumer" "$MODEL"
+echo "test_install: ok (CMake package and pkg-config consumers, $soname)"
