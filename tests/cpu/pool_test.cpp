@@ -421,3 +421,58 @@ TEST(PoolKernels, MaxPool8BitMatchesDirect) {
 
 }  // namespace
 }  // namespace dlrt::cpu
+
+// com.dlrt MaxPoolNhwc (pool_nhwc.cpp) against MaxPool on the same data,
+// transposed, on every ISA; dilations and Indices are refused.
+namespace dlrt::cpu {
+namespace {
+
+TEST(MaxPool, NhwcMatchesNchwOnEveryIsa) {
+  struct Case {
+    int64_t N, C, H, W, k, stride, pad, ceil;
+  };
+  const Case cases[] = {{1, 64, 30, 31, 3, 2, 1, 0}, {2, 5, 9, 11, 2, 2, 0, 1}, {1, 70, 7, 7, 3, 1, 1, 0}};
+  std::mt19937 rng(8);
+  std::vector<CpuIsa> isas{CpuIsa::kGeneric};
+  if (detected_cpu_isa() >= CpuIsa::kAvx2) isas.push_back(CpuIsa::kAvx2);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512) isas.push_back(CpuIsa::kAvx512);
+  for (const Case& c : cases) {
+    std::vector<int8_t> nchw(static_cast<size_t>(c.N * c.C * c.H * c.W));
+    for (auto& v : nchw) v = static_cast<int8_t>(rng());
+    std::vector<int8_t> nhwc(nchw.size());
+    for (int64_t n = 0; n < c.N; ++n)
+      for (int64_t ch = 0; ch < c.C; ++ch)
+        for (int64_t p = 0; p < c.H * c.W; ++p)
+          nhwc[static_cast<size_t>((n * c.H * c.W + p) * c.C + ch)] = nchw[static_cast<size_t>((n * c.C + ch) * c.H * c.W + p)];
+    const ir::Attributes a = {{"kernel_shape", attr_ints({c.k, c.k})},
+                              {"strides", attr_ints({c.stride, c.stride})},
+                              {"pads", attr_ints({c.pad, c.pad, c.pad, c.pad})},
+                              {"ceil_mode", attr_int(c.ceil)}};
+    auto want = run_op("MaxPool", {Tensor::from_vector<int8_t>({c.N, c.C, c.H, c.W}, nchw)}, a);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    const Shape ws = (*want)[0].shape();
+    for (CpuIsa isa : isas) {
+      SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " C " + std::to_string(c.C));
+      ScopedCpuIsa cap(isa);
+      auto got = run_op("MaxPoolNhwc", {Tensor::from_vector<int8_t>({c.N, c.H, c.W, c.C}, nhwc)}, a, 1, 1, "com.dlrt");
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      ASSERT_EQ((*got)[0].shape(), (Shape{ws[0], ws[2], ws[3], ws[1]}));
+      const int8_t* g = (*got)[0].data<int8_t>();
+      const int8_t* w = (*want)[0].data<int8_t>();
+      const int64_t P = ws[2] * ws[3];
+      for (int64_t n = 0; n < ws[0]; ++n)
+        for (int64_t ch = 0; ch < ws[1]; ++ch)
+          for (int64_t p = 0; p < P; ++p)
+            ASSERT_EQ(g[(n * P + p) * ws[1] + ch], w[(n * ws[1] + ch) * P + p]) << n << "," << ch << "," << p;
+    }
+  }
+  auto dilated = run_op("MaxPoolNhwc", {Tensor::from_vector<uint8_t>({1, 5, 5, 2}, std::vector<uint8_t>(50, 1))},
+                        {{"kernel_shape", attr_ints({2, 2})}, {"dilations", attr_ints({2, 2})}}, 1, 1, "com.dlrt");
+  EXPECT_FALSE(dilated.ok());
+  auto floats = run_op("MaxPoolNhwc", {Tensor::from_vector<float>({1, 2, 2, 1}, {1, 2, 3, 4})},
+                       {{"kernel_shape", attr_ints({2, 2})}}, 1, 1, "com.dlrt");
+  EXPECT_FALSE(floats.ok());
+}
+
+}  // namespace
+}  // namespace dlrt::cpu

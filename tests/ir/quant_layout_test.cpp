@@ -119,3 +119,24 @@ TEST(QuantLayout, StemAndGroupedConvsStayAndShareTransposes) {
 
 }  // namespace
 }  // namespace dlrt::testing
+
+namespace dlrt::testing {
+namespace {
+
+TEST(QuantLayout, StemPoolGoesChannelsLastBeforeTheConvsItFeeds) {
+  Net net;
+  auto x = net.b.input("x", {1, 3, 16, 16});
+  auto stem = net.conv(net.q(x, 0.02f, 128), 3, 8, 3, 1, 0.05f);  // 3 channels: stays NCHW
+  auto pooled = net.q(net.b.node("MaxPool", {net.dq(stem, 0.05f, 120)},
+                                 {{"kernel_shape", ais({3, 3})}, {"strides", ais({2, 2})}, {"pads", ais({1, 1, 1, 1})}}),
+                      0.05f, 120);
+  auto a = net.conv(pooled, 8, 8, 3, 1, 0.05f);
+  net.b.output(net.dq(a, 0.05f, 120));
+  auto g = convert(net.b.graph(), {random_tensor({1, 3, 16, 16}, 5)});
+  EXPECT_EQ(count(*g, "MaxPoolNhwc", "com.dlrt"), 1);
+  EXPECT_EQ(count(*g, "QLinearConvNhwc", "com.dlrt"), 1);
+  EXPECT_EQ(count(*g, "Transpose", ""), 2);  // into the pool, out of the last conv
+}
+
+}  // namespace
+}  // namespace dlrt::testing

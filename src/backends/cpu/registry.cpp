@@ -68,6 +68,7 @@ const KernelRegistry& KernelRegistry::builtin() {
         register_resize_kernels,      register_detection_kernels, register_rnn_kernels,
         register_control_flow_kernels, register_sequence_kernels, register_quantize_kernels,
         register_quantize_conv_kernels, register_quantize_conv_nhwc_kernels, register_quantize_contrib_kernels,
+        register_pool_nhwc_kernels,
         register_signal_kernels,      register_linalg_kernels,  register_text_kernels,
         register_fused_kernels,
         register_transformer_kernels,

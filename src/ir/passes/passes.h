@@ -126,8 +126,9 @@ int fuse_qdq(Graph& g, PassContext& ctx);
 // group -> com.dlrt QLinearConvNhwc (x and y channels-last), and the 8-bit
 // ops between them that do not depend on the layout (com.microsoft
 // QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu,
-// QLinearGlobalAveragePool) with them, Transposes only where a value crosses
-// between the layouts (quant_layout.cpp). Returns the nodes converted.
+// QLinearGlobalAveragePool) with them, as well as 8-bit 2-D MaxPools
+// (-> com.dlrt MaxPoolNhwc) next to them; Transposes only where a value
+// crosses between the layouts (quant_layout.cpp). Returns the nodes converted.
 int quant_convs_channels_last(Graph& g, PassContext& ctx);
 
 // x * 0.5 * (1 + erf(x / sqrt(2))) in any of its usual arrangements -> Gelu

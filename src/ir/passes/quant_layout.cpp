@@ -2,7 +2,7 @@
 //
 // Every 2-D QLinearConv with constant weights and one group, or one channel
 // per group, becomes com.dlrt QLinearConvNhwc, which reads and writes
-// [N, H, W, C]. The 8-bit ops between such convs that do not care about the
+// [N, H, W, C]; an 8-bit 2-D MaxPool next to them, com.dlrt MaxPoolNhwc. The 8-bit ops between such convs that do not care about the
 // layout (com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid,
 // QLinearLeakyRelu on rank-4 inputs) and QLinearGlobalAveragePool (its
 // channels_last attribute) follow when one of their inputs is already
@@ -62,6 +62,23 @@ bool conv_candidate(const Rewriter& rw, const Graph& g, const Node& n) {
   return w->dim(1) == 1 && group == w->dim(0);
 }
 
+// A 2-D MaxPool on 8-bit values that MaxPoolNhwc runs: no Indices output, no
+// dilation, its input known to be 8-bit (by its type, or as the output of an
+// integer conv or of a node already going channels-last).
+bool max_pool_candidate(const Rewriter& rw, const Graph& g, const Node& n, const std::set<ValueId>& nhwc_values) {
+  if (!is_op(n, "MaxPool") || n.inputs.empty() || n.outputs.empty()) return false;
+  if (n.outputs.size() > 1 && n.outputs[1] != kNoValue) return false;
+  if (const Attribute* d = n.attr("dilations"))
+    for (int64_t v : d->ints)
+      if (v != 1) return false;
+  const ValueId x = n.inputs[0];
+  if (nhwc_values.count(x)) return true;
+  if (!has_rank4(g, x)) return false;
+  if (is_8bit(g.values[static_cast<size_t>(x)].type.dtype)) return true;
+  const int p = rw.producer(x);
+  return p >= 0 && is_op(rw.node(p), "QLinearConv");
+}
+
 // perm of `v`'s shape, when known.
 TypeInfo permuted(const TypeInfo& t, const std::vector<int64_t>& perm) {
   TypeInfo out = t;
@@ -87,7 +104,9 @@ Node transpose(const Graph& g, ValueId in, ValueId out, const std::vector<int64_
 }  // namespace
 
 int quant_convs_channels_last(Graph& g, PassContext& ctx) {
-  if (!ctx.can_run("QLinearConvNhwc", "com.dlrt", 1) || !ctx.can_run("Transpose", "", 13)) return 0;
+  if (!ctx.can_run("QLinearConvNhwc", "com.dlrt", 1) || !ctx.can_run("MaxPoolNhwc", "com.dlrt", 1) ||
+      !ctx.can_run("Transpose", "", 13))
+    return 0;
   Rewriter rw(g, ctx);
   // Which nodes go channels-last, in graph (topological) order.
   std::set<int> chosen;
@@ -108,9 +127,23 @@ int quant_convs_channels_last(Graph& g, PassContext& ctx) {
       }
       take = all_rank4 && any_nhwc && n.outputs.size() == 1;
     }
+    // A MaxPool follows a channels-last input.
+    if (!take && max_pool_candidate(rw, g, n, nhwc_values)) take = nhwc_values.count(n.inputs[0]) > 0;
     if (!take) continue;
     chosen.insert(i);
     nhwc_values.insert(n.outputs[0]);
+  }
+  // A MaxPool whose every reader goes channels-last goes too (e.g. after an
+  // RGB stem that stays NCHW): one Transpose before it instead of after.
+  for (int i = 0; i < rw.size(); ++i) {
+    if (rw.dead(i) || chosen.count(i) || !max_pool_candidate(rw, g, rw.node(i), nhwc_values)) continue;
+    const ValueId out = rw.node(i).outputs[0];
+    const std::vector<int> readers = rw.consumers(out);
+    bool all = !readers.empty() && !rw.escapes(out);
+    for (int c : readers) all = all && chosen.count(c) > 0;
+    if (!all) continue;
+    chosen.insert(i);
+    nhwc_values.insert(out);
   }
   if (chosen.empty()) return 0;
   // Readers of each value that stay NCHW.
@@ -126,8 +159,8 @@ int quant_convs_channels_last(Graph& g, PassContext& ctx) {
   for (int i : chosen) {
     Node n = rw.node(i);
     std::vector<size_t> data = layout_free_inputs(n);
-    const bool conv = data.empty();
-    if (conv) data = {0};
+    const bool conv = is_op(n, "QLinearConv"), pool = is_op(n, "MaxPool");
+    if (conv || pool) data = {0};
     for (size_t k : data) {
       const ValueId v = n.inputs[k];
       auto it = nhwc_of.find(v);
@@ -139,10 +172,11 @@ int quant_convs_channels_last(Graph& g, PassContext& ctx) {
       }
       n.inputs[k] = it->second;
     }
-    if (conv) {
-      n.op_type = "QLinearConvNhwc";
+    if (conv || pool) {
+      n.op_type = conv ? "QLinearConvNhwc" : "MaxPoolNhwc";
       n.domain = "com.dlrt";
       n.opset = 1;
+      if (pool) n.outputs.resize(1);
     } else if (n.op_type == "QLinearGlobalAveragePool") {
       n.attributes["channels_last"] = make_attr_int(1);
     }
