@@ -204,6 +204,21 @@ Status qlinear_conv_nhwc(KernelContext& ctx, const NhwcWeights* pre) {
   uint8_t* col = pointwise || direct
                      ? nullptr
                      : col_scratch.get<uint8_t>(static_cast<size_t>(P * K), AlignedScratch::Growth::kByHalf);
+  int32_t* origin = nullptr;  // per pixel: oh * sh - ph, ow * sw - pw
+  int32_t* offsets = nullptr; // per tap: kh * dh, kw * dw
+  if (direct) {
+    thread_local AlignedScratch window_scratch;
+    origin = window_scratch.get<int32_t>(static_cast<size_t>(2 * (P + g.kernel_size)), AlignedScratch::Growth::kByHalf);
+    offsets = origin + 2 * P;
+    for (int64_t p = 0; p < P; ++p) {
+      origin[2 * p] = static_cast<int32_t>((p / OW) * g.stride[0] - g.pad_begin[0]);
+      origin[2 * p + 1] = static_cast<int32_t>((p % OW) * g.stride[1] - g.pad_begin[1]);
+    }
+    for (int64_t t = 0; t < g.kernel_size; ++t) {
+      offsets[2 * t] = static_cast<int32_t>((t / g.kernel[1]) * g.dilation[0]);
+      offsets[2 * t + 1] = static_cast<int32_t>((t % g.kernel[1]) * g.dilation[1]);
+    }
+  }
   Int8RequantOutput rq;
   rq.mult = mult;
   rq.bias = bias ? bias->data<int32_t>() : nullptr;
@@ -214,10 +229,11 @@ Status qlinear_conv_nhwc(KernelContext& ctx, const NhwcWeights* pre) {
   for (int64_t n = 0; n < g.N; ++n) {
     const uint8_t* xn = xb + n * g.in_size * C;
     const uint8_t* a = xn;
-    const int64_t H = g.in[0], W = g.in[1], KW = g.kernel[1];
+    const int64_t H = g.in[0], W = g.in[1];
+    // Pixel p's window origin and tap t's offset from it, looked up (no
+    // divisions per call: the GEMM asks for every pixel and tap).
     auto tap = [&](int64_t p, int64_t t) -> const uint8_t* {  // pixel p's window, tap t
-      const int64_t ih = (p / OW) * g.stride[0] - g.pad_begin[0] + (t / KW) * g.dilation[0];
-      const int64_t iw = (p % OW) * g.stride[1] - g.pad_begin[1] + (t % KW) * g.dilation[1];
+      const int64_t ih = origin[2 * p] + offsets[2 * t], iw = origin[2 * p + 1] + offsets[2 * t + 1];
       return ih < 0 || ih >= H || iw < 0 || iw >= W ? nullptr : xn + (ih * W + iw) * C;
     };
     const Int8ARows rows_of{g.kernel_size, C, tap, static_cast<uint8_t>(xz)};
