@@ -449,20 +449,21 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
     const int64_t rows = std::min(MR, M - i0), cols = std::min(NR, N - j0);
     const int64_t nv = (cols + kPanel - 1) / kPanel;
     // C = sums - a_zp * (sum_k B - K * b_zp) - b_zp * sum_k A, all shifted, mod 2^32.
-    uint32_t az[8] = {}, rs[8] = {};
-    for (int64_t r = 0; r < rows; ++r) {
-      az[r] = static_cast<uint32_t>((a_zp ? a_zp[(i0 + r) * a_zp_stride] : 0) + a_shift);
-      rs[r] = a_sums[i0 + r];
-    }
     if (uniform) {
       const Int8RequantOutput& q = *requant_output;
-      uint32_t row_total[8];
-      for (int64_t r = 0; r < rows; ++r) row_total[r] = a_sums[i0 + r] * col_zp[0];
+      uint32_t row_total[8] = {};  // 0 when B's zero point is (the row sums were not made)
+      if (col_zp[0] != 0)
+        for (int64_t r = 0; r < rows; ++r) row_total[r] = a_sums[i0 + r] * col_zp[0];
       const int64_t p0 = per_column ? j0 : i0;  // the first row's or column's parameters
       correct_requant_uniform(acc, kPanel * nv, rows, cols, col_total + j0, row_total, q.mult + p0,
                               q.bias ? q.bias + p0 : nullptr, q.zero_point, q.out_signed,
                               static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0, q.ldo);
       return;
+    }
+    uint32_t az[8] = {}, rs[8] = {};
+    for (int64_t r = 0; r < rows; ++r) {
+      az[r] = static_cast<uint32_t>((a_zp ? a_zp[(i0 + r) * a_zp_stride] : 0) + a_shift);
+      rs[r] = a_sums[i0 + r];
     }
     if (per_column) {
       // Corrected in place, then each element with its column's parameters.
