@@ -368,21 +368,28 @@ bool block_vnni(const DepthwiseInt8Geometry& g, int64_t cb, const uint8_t* x, in
   auto* bias = reinterpret_cast<int32_t*>(wv + groups * 4);
   auto* mult = reinterpret_cast<float*>(bias + kBlock);
   int64_t* off = off_scratch.get<int64_t>(static_cast<size_t>(groups * 4), AlignedScratch::Growth::kByHalf);
-  // The padded block: x_zp's byte everywhere, then the input rows, from
-  // planes transposed (whole planes at once, the widest run for the 16 x 16
-  // transposes) or from channels-last pixels.
-  std::memset(xp, static_cast<uint8_t>(x_zp), static_cast<size_t>(Hp * Wp * kBlock));
-  const int64_t iw0 = std::max<int64_t>(0, -g.pw), iw1 = std::min(g.W, Wp - g.pw);
+  // The padded block: the input rows, from planes transposed (whole planes
+  // at once, the widest run for the 16 x 16 transposes) or from
+  // channels-last pixels, and x_zp's byte around them.
+  const int64_t iw0 = std::max<int64_t>(0, -g.pw), iw1 = std::max(iw0, std::min(g.W, Wp - g.pw));
   uint8_t* xt = nullptr;
   if (!nhwc) {
     xt = xt_scratch.get<uint8_t>(static_cast<size_t>(in * kBlock), AlignedScratch::Growth::kByHalf);
     transpose_bytes(x, x_stride, cb, in, xt, kBlock);
   }
-  for (int64_t ih = std::max<int64_t>(0, -g.ph); ih < g.H && ih + g.ph < Hp; ++ih) {
-    if (iw0 >= iw1) break;
-    uint8_t* dst = xp + ((ih + g.ph) * Wp + iw0 + g.pw) * kBlock;
-    if (nhwc) pixels_in(x + (ih * g.W + iw0) * x_stride, x_stride, iw1 - iw0, cb, dst);
-    else std::memcpy(dst, xt + (ih * g.W + iw0) * kBlock, static_cast<size_t>((iw1 - iw0) * kBlock));
+  const uint8_t pad = static_cast<uint8_t>(x_zp);
+  for (int64_t r = 0; r < Hp; ++r) {
+    uint8_t* row = xp + r * Wp * kBlock;
+    const int64_t ih = r - g.ph;
+    if (ih < 0 || ih >= g.H || iw0 == iw1) {
+      std::memset(row, pad, static_cast<size_t>(Wp * kBlock));
+      continue;
+    }
+    const int64_t c0 = iw0 + g.pw, c1 = iw1 + g.pw;  // the copied columns of the padded row
+    std::memset(row, pad, static_cast<size_t>(c0 * kBlock));
+    if (nhwc) pixels_in(x + (ih * g.W + iw0) * x_stride, x_stride, iw1 - iw0, cb, row + c0 * kBlock);
+    else std::memcpy(row + c0 * kBlock, xt + (ih * g.W + iw0) * kBlock, static_cast<size_t>((iw1 - iw0) * kBlock));
+    std::memset(row + c1 * kBlock, pad, static_cast<size_t>((Wp - c1) * kBlock));
   }
   if (x_signed) flip_bytes(xp, Hp * Wp * kBlock);
   const int32_t xz = x_signed ? x_zp + 128 : x_zp;  // in the stored (unsigned) domain
