@@ -513,11 +513,36 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
     // columns) of C: a channels-last conv's pixels x few channels, split by
     // columns, would have two threads writing the same cache lines.
     const bool by_rows = mblocks >= nblocks;
+    // A channels-last conv's tiles (uniform zero points, parameters per
+    // column) finish in the kernel's registers on AVX512-VNNI.
+    const bool fused = uniform && per_column && MR == 8 && kern.nv == 3 &&
+                       int8_detail::avx512_vnni_requant_cols_tile(1) != nullptr;
     auto tiles = [&](int64_t t0, int64_t t1) {
       alignas(64) int32_t acc[8 * 48];  // the largest tile (avx512-vnni)
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t nb = by_rows ? t % nblocks : t / mblocks, mb = by_rows ? t / nblocks : t % mblocks;
         const int64_t j0 = nb * NR, nv = (std::min(NR, N - j0) + kPanel - 1) / kPanel;
+        if (fused) {
+          const Int8RequantOutput& q = *requant_output;
+          const int64_t i0 = mb * MR;
+          uint32_t row_total[8] = {};
+          if (col_zp[0] != 0)
+            for (int64_t r = 0; r < std::min(MR, M - i0); ++r) row_total[r] = a_sums[i0 + r] * col_zp[0];
+          int8_detail::RequantColsTile rt;
+          rt.rows = std::min(MR, M - i0);
+          rt.cols = std::min(NR, N - j0);
+          rt.col_total = col_total + j0;
+          rt.row_total = row_total;
+          rt.mult = q.mult + j0;
+          rt.bias = q.bias ? q.bias + j0 : nullptr;
+          rt.zero_point = q.zero_point;
+          rt.out_signed = q.out_signed;
+          rt.out = static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0;
+          rt.ldo = q.ldo;
+          int8_detail::avx512_vnni_requant_cols_tile(static_cast<int>(nv))(
+              kg, a_blocks + mb * a_block, B.data + (j0 / kPanel) * panel_stride_bytes, panel_stride_bytes, rt);
+          continue;
+        }
         // A narrow last column block runs the kernel's narrower variant.
         kern.fn[nv](kg, a_blocks + mb * a_block, B.data + (j0 / kPanel) * panel_stride_bytes, panel_stride_bytes, acc,
                     false);

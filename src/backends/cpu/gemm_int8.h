@@ -171,6 +171,24 @@ PackQuadFn avx512_pack_quad();
 using PackA8Fn = int64_t (*)(const uint8_t* const* rows, int64_t groups, uint8_t flip, uint8_t* dst);
 PackA8Fn avx512_pack_a8();
 
+// A tile of the 8-row AVX512-VNNI kernel finished in registers: the uniform
+// per-column requantization (CorrectRequantUniformFn's, mult and bias per
+// column) of its `rows` x `cols` sums, written to out (row stride ldo).
+struct RequantColsTile {
+  int64_t rows = 0, cols = 0;
+  const uint32_t* col_total = nullptr;  // the tile's first column
+  const uint32_t* row_total = nullptr;  // the tile's rows
+  const float* mult = nullptr;          // the tile's first column
+  const int32_t* bias = nullptr;        // the tile's first column, or null
+  int32_t zero_point = 0;
+  bool out_signed = false;
+  uint8_t* out = nullptr;
+  int64_t ldo = 0;
+};
+using RequantColsTileFn = void (*)(int64_t kg, const uint8_t* a, const int8_t* b, int64_t panel_stride,
+                                   const RequantColsTile& q);
+RequantColsTileFn avx512_vnni_requant_cols_tile(int nv);  // nv in [1, 3]; null off x86
+
 // The correction, then row r of the tile requantized as Int8RequantOutput
 // says (mult[r], bias[r] or 0, zp) to out + r * ldo; null off x86.
 using CorrectRequantFn = void (*)(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az,

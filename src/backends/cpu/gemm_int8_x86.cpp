@@ -63,6 +63,56 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_avx512_vnni(int
     for (int v = 0; v < NV; ++v) _mm512_store_si512(acc + (i * NV + v) * 16, c[i][v]);
 }
 
+// tile_avx512_vnni with correct_requant_uniform_cols_avx512 applied to the
+// accumulators in registers: the finished 8-bit tile goes straight to out.
+template <int NV>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_requant_cols_avx512_vnni(
+    int64_t kg, const uint8_t* a, const int8_t* b, int64_t panel_stride, const RequantColsTile& q) {
+  constexpr int MR = 8;
+  __m512i c[MR][NV];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 3
+    for (int v = 0; v < NV; ++v) c[i][v] = _mm512_setzero_si512();
+  const int8_t* b1 = b + panel_stride;
+  const int8_t* b2 = b + 2 * panel_stride;
+  for (int64_t g = 0; g < kg; ++g) {
+    __m512i bv[NV];
+    bv[0] = _mm512_load_si512(b + g * 64);
+    if constexpr (NV > 1) bv[1] = _mm512_load_si512(b1 + g * 64);
+    if constexpr (NV > 2) bv[2] = _mm512_load_si512(b2 + g * 64);
+    const uint8_t* ag = a + g * MR * 4;
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const __m512i av = _mm512_set1_epi32(load4(ag + i * 4));
+#pragma GCC unroll 3
+      for (int v = 0; v < NV; ++v) c[i][v] = _mm512_dpbusd_epi32(c[i][v], av, bv[v]);
+    }
+  }
+  const __m512 lo = _mm512_set1_ps(static_cast<float>((q.out_signed ? -128 : 0) - q.zero_point));
+  const __m512 hi = _mm512_set1_ps(static_cast<float>((q.out_signed ? 127 : 255) - q.zero_point));
+  const __m512i vzp = _mm512_set1_epi32(q.zero_point);
+#pragma GCC unroll 3
+  for (int v = 0; v < NV; ++v) {
+    const int64_t left = q.cols - 16 * v;
+    const __mmask16 m = left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+    // col_total - bias per column (uint32, wrapping), and the multipliers.
+    const __m512i vc = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(m, q.col_total + 16 * v),
+                                        q.bias ? _mm512_maskz_loadu_epi32(m, q.bias + 16 * v) : _mm512_setzero_si512());
+    const __m512 vm = _mm512_maskz_loadu_ps(m, q.mult + 16 * v);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      if (i >= q.rows) break;
+      const __m512i x = _mm512_sub_epi32(_mm512_sub_epi32(c[i][v], vc),
+                                         _mm512_set1_epi32(static_cast<int32_t>(q.row_total[i])));
+      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(x), vm);
+      f = _mm512_min_ps(hi, _mm512_max_ps(lo, f));
+      f = _mm512_roundscale_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      _mm512_mask_cvtepi32_storeu_epi8(q.out + i * q.ldo + 16 * v, m, _mm512_add_epi32(_mm512_cvtps_epi32(f), vzp));
+    }
+  }
+}
+
 // 6 rows x 16 columns in 12 ymm accumulators (each panel group is two ymm):
 // enough independent sums to cover the dot product's latency.
 __attribute__((target("avx2,avxvnni"))) void tile_avx_vnni(int64_t kg, const uint8_t* a, const int8_t* b, int64_t,
@@ -298,6 +348,14 @@ __attribute__((target("avx512f,avx512bw"))) int64_t pack_a8_avx512(const uint8_t
 }  // namespace
 
 PackA8Fn avx512_pack_a8() { return pack_a8_avx512; }
+RequantColsTileFn avx512_vnni_requant_cols_tile(int nv) {
+  switch (nv) {
+    case 1: return tile_requant_cols_avx512_vnni<1>;
+    case 2: return tile_requant_cols_avx512_vnni<2>;
+    case 3: return tile_requant_cols_avx512_vnni<3>;
+    default: return nullptr;
+  }
+}
 PackQuadFn avx512_pack_quad() { return pack_quad_avx512; }
 CorrectRequantUniformFn avx512_correct_requant_uniform_cols() { return correct_requant_uniform_cols_avx512; }
 CorrectFn avx512_correct() { return correct_avx512; }
@@ -327,6 +385,7 @@ CorrectRequantFn avx512_correct_requant() { return nullptr; }
 CorrectRequantUniformFn avx512_correct_requant_uniform() { return nullptr; }
 PackQuadFn avx512_pack_quad() { return nullptr; }
 PackA8Fn avx512_pack_a8() { return nullptr; }
+RequantColsTileFn avx512_vnni_requant_cols_tile(int) { return nullptr; }
 CorrectRequantUniformFn avx512_correct_requant_uniform_cols() { return nullptr; }
 TileFn avx_vnni_tile() { return nullptr; }
 }  // namespace dlrt::cpu::int8_detail
