@@ -537,4 +537,35 @@ void depthwise_int8_nhwc(const DepthwiseInt8Geometry& g, int64_t C, const uint8_
       }
 }
 
+void for_each_depthwise_int8_task(const DepthwiseInt8Geometry& g, int64_t N, int64_t C, ThreadPool& pool,
+                                  FunctionRef<void(const DepthwiseInt8Task&)> task) {
+  constexpr int64_t kChannels = 64;  // per block
+  const int64_t blocks = (C + kChannels - 1) / kChannels;
+  const int64_t bands =
+      std::clamp<int64_t>((2 * pool.num_threads() + N * blocks - 1) / (N * blocks), 1, std::max<int64_t>(1, g.OH / 4));
+  const int64_t band_rows = (g.OH + bands - 1) / bands;
+  auto run = [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t band = t % bands, nb = t / bands;
+      DepthwiseInt8Task k;
+      k.n = nb / blocks;
+      k.c0 = (nb % blocks) * kChannels;
+      k.cb = std::min(kChannels, C - k.c0);
+      k.oh0 = band * band_rows;
+      const int64_t oh1 = std::min(g.OH, k.oh0 + band_rows);
+      if (k.oh0 >= oh1) continue;
+      const int64_t top = k.oh0 * g.sh - g.ph;
+      k.ih0 = std::max<int64_t>(0, top);
+      const int64_t ih1 = std::min(g.H, (oh1 - 1) * g.sh - g.ph + (g.KH - 1) * g.dh + 1);
+      k.band = g;
+      k.band.OH = oh1 - k.oh0;
+      k.band.H = std::max<int64_t>(0, ih1 - k.ih0);
+      k.band.ph = k.ih0 - top;
+      task(k);
+    }
+  };
+  const int64_t tasks = N * blocks * bands;
+  pool.parallel_for(tasks, pool.balanced_grain(tasks, 1), run);
+}
+
 }  // namespace dlrt::cpu

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "core/function_ref.h"
+#include "core/thread_pool.h"
 
 namespace dlrt::cpu {
 
@@ -25,6 +26,22 @@ struct DepthwiseInt8Geometry {
   int64_t sh = 1, sw = 1, dh = 1, dw = 1;  // strides, dilations
   int64_t ph = 0, pw = 0;                  // padding before
 };
+
+// One task of a depthwise conv's channel-block kernels: image n, channels
+// [c0, c0 + cb) and output rows [oh0, oh0 + band.OH), where `band` is the
+// conv restricted to those rows: its input starts at input row ih0 (rows
+// above it count as padding).
+struct DepthwiseInt8Task {
+  int64_t n = 0, c0 = 0, cb = 0, oh0 = 0, ih0 = 0;
+  DepthwiseInt8Geometry band;
+};
+
+// Runs `task` for every image x block of 64 channels x band of output rows
+// of g over `pool`, the rows split into bands when there are fewer blocks
+// than twice the threads (each band re-reads the input rows its windows
+// share with the next).
+void for_each_depthwise_int8_task(const DepthwiseInt8Geometry& g, int64_t N, int64_t C, ThreadPool& pool,
+                                  FunctionRef<void(const DepthwiseInt8Task&)> task);
 
 // Receives the sums of output rows [oh0, oh1): row oh's OW values at
 // sums + (oh - oh0) * pitch (pitch >= OW; valid only during the call).

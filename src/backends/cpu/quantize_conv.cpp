@@ -244,40 +244,17 @@ void depthwise_conv(const ConvGeometry& g, const uint8_t* x, bool x_signed, int3
     int32_t* wall = all_w.get<int32_t>(static_cast<size_t>(g.M * taps), AlignedScratch::Growth::kByHalf);
     for (int64_t c = 0; c < g.M; ++c) kernel_of(c, wall + c * taps);
     const Int8RequantOutput& q = *out.requant;
-    constexpr int64_t kBlock = 64;
-    const int64_t blocks = (g.M + kBlock - 1) / kBlock;
-    // Bands of output rows too, so that every thread has work (each band
-    // re-reads the input rows its windows overlap with the next one's).
-    const int64_t threads = pool.num_threads();
-    const int64_t bands =
-        std::clamp<int64_t>((2 * threads + g.N * blocks - 1) / (g.N * blocks), 1, std::max<int64_t>(1, d.OH / 4));
-    const int64_t band_rows = (d.OH + bands - 1) / bands;
-    auto run = [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) {
-        const int64_t band = t % bands, nb = t / bands;
-        const int64_t n = nb / blocks, c0 = (nb % blocks) * kBlock, cb = std::min(kBlock, g.M - c0);
-        const int64_t oh0 = band * band_rows, oh1 = std::min(d.OH, oh0 + band_rows);
-        if (oh0 >= oh1) continue;
-        // The band as a conv of its own: input rows [ih0, ih1), what is above them as padding.
-        const int64_t top = oh0 * d.sh - d.ph;
-        const int64_t ih0 = std::max<int64_t>(0, top);
-        const int64_t ih1 = std::min(d.H, (oh1 - 1) * d.sh - d.ph + (d.KH - 1) * d.dh + 1);
-        DepthwiseInt8Geometry b = d;
-        b.OH = oh1 - oh0;
-        b.H = std::max<int64_t>(0, ih1 - ih0);
-        b.ph = ih0 - top;
-        DepthwiseInt8Requant r;
-        r.mult = q.mult + c0;
-        r.bias = q.bias ? q.bias + c0 : nullptr;
-        r.zero_point = q.zero_point;
-        r.out_signed = q.out_signed;
-        depthwise_int8_channels(b, cb, x + (n * g.M + c0) * g.in_size + ih0 * d.W, g.in_size, x_signed, xz,
-                                wall + c0 * taps, r,
-                                static_cast<uint8_t*>(q.out) + (n * g.M + c0) * g.out_size + oh0 * d.OW, g.out_size);
-      }
-    };
-    const int64_t tasks = g.N * blocks * bands;
-    pool.parallel_for(tasks, pool.balanced_grain(tasks, 1), run);
+    for_each_depthwise_int8_task(d, g.N, g.M, pool, [&](const DepthwiseInt8Task& k) {
+      DepthwiseInt8Requant r;
+      r.mult = q.mult + k.c0;
+      r.bias = q.bias ? q.bias + k.c0 : nullptr;
+      r.zero_point = q.zero_point;
+      r.out_signed = q.out_signed;
+      depthwise_int8_channels(k.band, k.cb, x + (k.n * g.M + k.c0) * g.in_size + k.ih0 * d.W, g.in_size, x_signed,
+                              xz, wall + k.c0 * taps, r,
+                              static_cast<uint8_t*>(q.out) + (k.n * g.M + k.c0) * g.out_size + k.oh0 * d.OW,
+                              g.out_size);
+    });
     return;
   }
   auto planes = [&](int64_t p0, int64_t p1) {

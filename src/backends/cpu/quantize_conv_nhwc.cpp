@@ -151,35 +151,13 @@ Status qlinear_conv_nhwc(KernelContext& ctx, const NhwcWeights* pre) {
     rq.bias = bias ? bias->data<int32_t>() : nullptr;
     rq.zero_point = yz;
     rq.out_signed = out == DType::kInt8;
-    // Tasks: image x block of 64 channels x band of output rows (each band a
-    // conv of its own over the input rows it reads), at least two per thread.
-    constexpr int64_t kBlock = 64;
-    const int64_t blocks = (C + kBlock - 1) / kBlock;
-    const int64_t bands = std::clamp<int64_t>((2 * pool.num_threads() + g.N * blocks - 1) / (g.N * blocks), 1,
-                                              std::max<int64_t>(1, OH / 4));
-    const int64_t band_rows = (OH + bands - 1) / bands;
-    auto run = [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) {
-        const int64_t band = t % bands, nb = t / bands;
-        const int64_t n = nb / blocks, c0 = (nb % blocks) * kBlock, cb = std::min(kBlock, C - c0);
-        const int64_t oh0 = band * band_rows, oh1 = std::min(OH, oh0 + band_rows);
-        if (oh0 >= oh1) continue;
-        const int64_t top = oh0 * d.sh - d.ph;
-        const int64_t ih0 = std::max<int64_t>(0, top);
-        const int64_t ih1 = std::min(d.H, (oh1 - 1) * d.sh - d.ph + (d.KH - 1) * d.dh + 1);
-        DepthwiseInt8Geometry b = d;
-        b.OH = oh1 - oh0;
-        b.H = std::max<int64_t>(0, ih1 - ih0);
-        b.ph = ih0 - top;
-        DepthwiseInt8Requant r = rq;
-        r.mult = rq.mult + c0;
-        r.bias = rq.bias ? rq.bias + c0 : nullptr;
-        depthwise_int8_nhwc(b, cb, xb + (n * g.in_size + ih0 * d.W) * C + c0, C, x_signed, xz, wall + c0 * taps, r,
-                            yb + (n * P + oh0 * OW) * M + c0, M);
-      }
-    };
-    const int64_t tasks = g.N * blocks * bands;
-    pool.parallel_for(tasks, pool.balanced_grain(tasks, 1), run);
+    for_each_depthwise_int8_task(d, g.N, C, pool, [&](const DepthwiseInt8Task& k) {
+      DepthwiseInt8Requant r = rq;
+      r.mult = rq.mult + k.c0;
+      r.bias = rq.bias ? rq.bias + k.c0 : nullptr;
+      depthwise_int8_nhwc(k.band, k.cb, xb + (k.n * g.in_size + k.ih0 * d.W) * C + k.c0, C, x_signed, xz,
+                          wall + k.c0 * taps, r, yb + (k.n * P + k.oh0 * OW) * M + k.c0, M);
+    });
     return Status::Ok();
   }
 
