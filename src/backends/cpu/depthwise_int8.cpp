@@ -24,10 +24,12 @@ namespace {
 // The padded copy, split by phase: padded row r = ih + ph (r in [0, rows))
 // and column c = iw + pw go to block (r mod sh, c mod sw), row r / sh,
 // column c / sw; block (fr, fc) starts at ((fr * sw + fc) * r_len) * q_len.
-// A value is x - x_zp, or 0 outside x.
-template <typename X>
-__attribute__((always_inline)) inline void fill_plane(const DepthwiseInt8Geometry& g, const X* x, int32_t xz, int64_t rows, int64_t r_len, int64_t q_len,
-                int16_t* buf) {
+// A value is x - x_zp, or 0 outside x. row(ih, f, lo, hi, d) converts the
+// part inside x of one phase row: d[q] = x[ih][q * sw + f - pw] - x_zp for
+// q in [lo, hi).
+template <typename Row>
+__attribute__((always_inline)) inline void fill_plane(const DepthwiseInt8Geometry& g, int64_t rows, int64_t r_len,
+                                                      int64_t q_len, int16_t* buf, const Row& row) {
   const int64_t S = g.sw;
   for (int64_t fr = 0; fr < g.sh; ++fr)
     for (int64_t rq = 0; rq < r_len; ++rq) {
@@ -44,18 +46,30 @@ __attribute__((always_inline)) inline void fill_plane(const DepthwiseInt8Geometr
         const int64_t last = g.W - 1 + g.pw - f;  // q * S <= last
         const int64_t hi = last < 0 ? lo : std::max(lo, std::min(q_len, last / S + 1));
         std::fill(d, d + lo, int16_t{0});
-        const X* src = x + ih * g.W + f - g.pw;  // src[q * S] = x[ih][q * S + f - pw]
-        if (S == 1) {
-          for (int64_t q = lo; q < hi; ++q) d[q] = static_cast<int16_t>(static_cast<int32_t>(src[q]) - xz);
-        } else if (S == 2) {
-          for (int64_t q = lo; q < hi; ++q) d[q] = static_cast<int16_t>(static_cast<int32_t>(src[2 * q]) - xz);
-        } else {
-          for (int64_t q = lo; q < hi; ++q) d[q] = static_cast<int16_t>(static_cast<int32_t>(src[q * S]) - xz);
-        }
+        row(ih, f, lo, hi, d);
         std::fill(d + hi, d + q_len, int16_t{0});
       }
     }
 }
+
+// fill_plane's portable row conversion.
+template <typename X>
+struct ConvertRow {
+  const DepthwiseInt8Geometry& g;
+  const X* x;
+  int32_t xz;
+  void operator()(int64_t ih, int64_t f, int64_t lo, int64_t hi, int16_t* d) const {
+    const int64_t S = g.sw;
+    const X* src = x + ih * g.W + f - g.pw;  // src[q * S] = x[ih][q * S + f - pw]
+    if (S == 1) {
+      for (int64_t q = lo; q < hi; ++q) d[q] = static_cast<int16_t>(static_cast<int32_t>(src[q]) - xz);
+    } else if (S == 2) {
+      for (int64_t q = lo; q < hi; ++q) d[q] = static_cast<int16_t>(static_cast<int32_t>(src[2 * q]) - xz);
+    } else {
+      for (int64_t q = lo; q < hi; ++q) d[q] = static_cast<int16_t>(static_cast<int32_t>(src[q * S]) - xz);
+    }
+  }
+};
 
 // out[i] = sum over t < taps of src[t][i] * w[t], i < n (uint32: wraps as int32 would).
 void sum_taps_generic(const int16_t* const* src, const int32_t* w, int64_t taps, int64_t n, int32_t* out) {
@@ -69,8 +83,7 @@ void sum_taps_generic(const int16_t* const* src, const int32_t* w, int64_t taps,
 }
 
 #ifdef DLRT_DW8_X86
-DLRT_AVX512 void sum_taps_avx512(const int16_t* const* src, const int32_t* w, int64_t taps, int64_t n,
-                                 int32_t* out) {
+DLRT_AVX512 void sum_taps_avx512(const int16_t* const* src, const int32_t* w, int64_t taps, int64_t n, int32_t* out) {
   int64_t i = 0;
   // 32 outputs (two accumulators from one 32-value load) per pass over the taps.
   for (; i + 32 <= n; i += 32) {
@@ -117,34 +130,27 @@ DLRT_AVX512 inline void convert_row_avx512(const uint8_t* src, int32_t xz, int64
   }
 }
 
-// fill_plane with the strides 1 and 2 in vector loops (others as fill_plane).
+// fill_plane's row conversion for the strides 1 and 2, in vector loops.
+template <bool kSigned>
+struct ConvertRowAvx512 {
+  const DepthwiseInt8Geometry& g;
+  const uint8_t* x;
+  int32_t xz;
+  DLRT_AVX512 void operator()(int64_t ih, int64_t f, int64_t lo, int64_t hi, int16_t* d) const {
+    const uint8_t* src = x + ih * g.W + f - g.pw;  // src + q * sw is x[ih][q * sw + f - pw]
+    if (g.sw == 1)
+      convert_row_avx512<kSigned, 1>(src, xz, lo, hi, d);
+    else
+      convert_row_avx512<kSigned, 2>(src, xz, lo, hi, d);
+  }
+};
+
 template <bool kSigned>
 DLRT_AVX512 void fill_plane_avx512(const DepthwiseInt8Geometry& g, const uint8_t* x, int32_t xz, int64_t rows,
                                    int64_t r_len, int64_t q_len, int16_t* buf) {
   using X = std::conditional_t<kSigned, int8_t, uint8_t>;
-  const int64_t S = g.sw;
-  if (S > 2) return fill_plane(g, reinterpret_cast<const X*>(x), xz, rows, r_len, q_len, buf);
-  for (int64_t fr = 0; fr < g.sh; ++fr)
-    for (int64_t rq = 0; rq < r_len; ++rq) {
-      const int64_t r = rq * g.sh + fr, ih = r - g.ph;
-      for (int64_t f = 0; f < S; ++f) {
-        int16_t* d = buf + ((fr * S + f) * r_len + rq) * q_len;
-        if (r >= rows || ih < 0 || ih >= g.H) {
-          std::fill(d, d + q_len, int16_t{0});
-          continue;
-        }
-        const int64_t first = g.pw - f;
-        const int64_t lo = std::min(q_len, first <= 0 ? int64_t{0} : (first + S - 1) / S);
-        const int64_t last = g.W - 1 + g.pw - f;
-        const int64_t hi = last < 0 ? lo : std::max(lo, std::min(q_len, last / S + 1));
-        std::fill(d, d + lo, int16_t{0});
-        // src + q * S is x[ih][q * S + f - pw], inside the row for q in [lo, hi).
-        const uint8_t* src = x + ih * g.W + f - g.pw;
-        if (S == 1) convert_row_avx512<kSigned, 1>(src, xz, lo, hi, d);
-        else convert_row_avx512<kSigned, 2>(src, xz, lo, hi, d);
-        std::fill(d + hi, d + q_len, int16_t{0});
-      }
-    }
+  if (g.sw > 2) return fill_plane(g, rows, r_len, q_len, buf, ConvertRow<X>{g, reinterpret_cast<const X*>(x), xz});
+  fill_plane(g, rows, r_len, q_len, buf, ConvertRowAvx512<kSigned>{g, x, xz});
 }
 #endif
 
@@ -161,22 +167,26 @@ void depthwise_int8_plane(const DepthwiseInt8Geometry& g, const uint8_t* x, bool
   // Output rows per pass: about 4096 sums (in L1), at least one row.
   const int64_t chunk = std::max<int64_t>(1, 4096 / q_len);
   thread_local AlignedScratch plane_scratch, sum_scratch, tap_scratch;
-  int16_t* buf = plane_scratch.get<int16_t>(static_cast<size_t>(g.sh * g.sw * r_len * q_len),
-                                            AlignedScratch::Growth::kByHalf);
-  int32_t* sums = sum_scratch.get<int32_t>(static_cast<size_t>(std::min(chunk, g.OH) * q_len),
-                                           AlignedScratch::Growth::kByHalf);
+  int16_t* buf =
+      plane_scratch.get<int16_t>(static_cast<size_t>(g.sh * g.sw * r_len * q_len), AlignedScratch::Growth::kByHalf);
+  int32_t* sums =
+      sum_scratch.get<int32_t>(static_cast<size_t>(std::min(chunk, g.OH) * q_len), AlignedScratch::Growth::kByHalf);
   const int16_t** src = tap_scratch.get<const int16_t*>(static_cast<size_t>(2 * taps), AlignedScratch::Growth::kByHalf);
   const int16_t** base = src + taps;
   [[maybe_unused]] const bool avx512 = cpu_isa() >= CpuIsa::kAvx512;
 #ifdef DLRT_DW8_X86
   if (avx512) {
-    if (x_signed) fill_plane_avx512<true>(g, x, x_zp, rows, r_len, q_len, buf);
-    else fill_plane_avx512<false>(g, x, x_zp, rows, r_len, q_len, buf);
+    if (x_signed)
+      fill_plane_avx512<true>(g, x, x_zp, rows, r_len, q_len, buf);
+    else
+      fill_plane_avx512<false>(g, x, x_zp, rows, r_len, q_len, buf);
   } else
 #endif
   {
-    if (x_signed) fill_plane(g, reinterpret_cast<const int8_t*>(x), x_zp, rows, r_len, q_len, buf);
-    else fill_plane(g, x, x_zp, rows, r_len, q_len, buf);
+    if (x_signed)
+      fill_plane(g, rows, r_len, q_len, buf, ConvertRow<int8_t>{g, reinterpret_cast<const int8_t*>(x), x_zp});
+    else
+      fill_plane(g, rows, r_len, q_len, buf, ConvertRow<uint8_t>{g, x, x_zp});
   }
   // Tap (kh, kw) of output (oh, ow) reads its block at row oh + (kh * dh) / sh,
   // column ow + (kw * dw) / sw: flat index oh * q_len + ow from `base`.
@@ -191,7 +201,8 @@ void depthwise_int8_plane(const DepthwiseInt8Geometry& g, const uint8_t* x, bool
     const int64_t n = (oh1 - oh0 - 1) * q_len + g.OW;
     for (int64_t t = 0; t < taps; ++t) src[t] = base[t] + oh0 * q_len;
 #ifdef DLRT_DW8_X86
-    if (avx512) sum_taps_avx512(src, w, taps, n, sums);
+    if (avx512)
+      sum_taps_avx512(src, w, taps, n, sums);
     else
 #endif
       sum_taps_generic(src, w, taps, n, sums);
