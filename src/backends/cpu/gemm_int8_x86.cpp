@@ -27,21 +27,13 @@ inline int32_t load4(const uint8_t* p) {
   return v;
 }
 
-// 8 rows x 16*NV columns in 8*NV zmm accumulators; per group of 4 k: NV
-// loads of B, 8 broadcasts of A, 8*NV dot products.
+// The sums of the 8-row tile into c: per group of 4 k, NV loads of B, 8
+// broadcasts of A, 8*NV dot products. Inlined into both tile kernels, so
+// that the accumulators stay in registers.
 template <int NV>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_avx512_vnni(int64_t kg, const uint8_t* a,
-                                                                             const int8_t* b, int64_t panel_stride,
-                                                                             int32_t* acc, bool accumulate) {
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void vnni_8x16nv(
+    int64_t kg, const uint8_t* a, const int8_t* b, int64_t panel_stride, __m512i (&c)[8][NV]) {
   constexpr int MR = 8;
-  // Every loop over the tile is unrolled so that the accumulators live in
-  // registers (a loop GCC leaves rolled keeps them in memory).
-  __m512i c[MR][NV];
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 3
-    for (int v = 0; v < NV; ++v)
-      c[i][v] = accumulate ? _mm512_load_si512(acc + (i * NV + v) * 16) : _mm512_setzero_si512();
   const int8_t* b1 = b + panel_stride;
   const int8_t* b2 = b + 2 * panel_stride;
   for (int64_t g = 0; g < kg; ++g) {
@@ -57,6 +49,23 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_avx512_vnni(int
       for (int v = 0; v < NV; ++v) c[i][v] = _mm512_dpbusd_epi32(c[i][v], av, bv[v]);
     }
   }
+}
+
+// 8 rows x 16*NV columns in 8*NV zmm accumulators (vnni_8x16nv).
+template <int NV>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_avx512_vnni(int64_t kg, const uint8_t* a,
+                                                                             const int8_t* b, int64_t panel_stride,
+                                                                             int32_t* acc, bool accumulate) {
+  constexpr int MR = 8;
+  // Every loop over the tile is unrolled so that the accumulators live in
+  // registers (a loop GCC leaves rolled keeps them in memory).
+  __m512i c[MR][NV];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 3
+    for (int v = 0; v < NV; ++v)
+      c[i][v] = accumulate ? _mm512_load_si512(acc + (i * NV + v) * 16) : _mm512_setzero_si512();
+  vnni_8x16nv<NV>(kg, a, b, panel_stride, c);
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 3
@@ -74,21 +83,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_requant_cols_av
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 3
     for (int v = 0; v < NV; ++v) c[i][v] = _mm512_setzero_si512();
-  const int8_t* b1 = b + panel_stride;
-  const int8_t* b2 = b + 2 * panel_stride;
-  for (int64_t g = 0; g < kg; ++g) {
-    __m512i bv[NV];
-    bv[0] = _mm512_load_si512(b + g * 64);
-    if constexpr (NV > 1) bv[1] = _mm512_load_si512(b1 + g * 64);
-    if constexpr (NV > 2) bv[2] = _mm512_load_si512(b2 + g * 64);
-    const uint8_t* ag = a + g * MR * 4;
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      const __m512i av = _mm512_set1_epi32(load4(ag + i * 4));
-#pragma GCC unroll 3
-      for (int v = 0; v < NV; ++v) c[i][v] = _mm512_dpbusd_epi32(c[i][v], av, bv[v]);
-    }
-  }
+  vnni_8x16nv<NV>(kg, a, b, panel_stride, c);
   const __m512 lo = _mm512_set1_ps(static_cast<float>((q.out_signed ? -128 : 0) - q.zero_point));
   const __m512 hi = _mm512_set1_ps(static_cast<float>((q.out_signed ? 127 : 255) - q.zero_point));
   const __m512i vzp = _mm512_set1_epi32(q.zero_point);
