@@ -10,10 +10,35 @@
 #include <vector>
 
 #include "backends/cpu/executor.h"
+#include "backends/cpu/kernel.h"
 #include "core/thread_pool.h"
 #include "ir/graph.h"
+#include "ir/passes/passes.h"
 
 namespace dlrt::testing {
+
+// Integer and integer-list attributes.
+inline ir::Attribute ai(int64_t v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kInt;
+  a.i = v;
+  return a;
+}
+inline ir::Attribute ais(std::vector<int64_t> v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+
+// A pass context whose target is the CPU backend: fusions emit only ops it has a kernel for.
+inline ir::passes::PassContext cpu_kernels_context() {
+  ir::passes::PassContext ctx;
+  ctx.supports = [](const std::string& op, const std::string& domain, int opset) {
+    return cpu::KernelRegistry::builtin().find(op, domain, opset) != nullptr;
+  };
+  return ctx;
+}
 
 class GraphBuilder {
  public:

@@ -20,9 +20,7 @@ namespace {
 using ir::Attribute;
 namespace p = ir::passes;
 
-Attribute ai(int64_t v) { Attribute a; a.kind = Attribute::Kind::kInt; a.i = v; return a; }
 Attribute af(float v) { Attribute a; a.kind = Attribute::Kind::kFloat; a.f = v; return a; }
-Attribute ais(std::vector<int64_t> v) { Attribute a; a.kind = Attribute::Kind::kInts; a.ints = std::move(v); return a; }
 
 ThreadPool& pool() {
   static ThreadPool p(2);

@@ -18,27 +18,6 @@ using ir::Attribute;
 using ir::ValueId;
 namespace p = ir::passes;
 
-Attribute ai(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-Attribute ais(std::vector<int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-
-p::PassContext cpu_context() {
-  p::PassContext ctx;
-  ctx.supports = [](const std::string& op, const std::string& domain, int opset) {
-    return cpu::KernelRegistry::builtin().find(op, domain, opset) != nullptr;
-  };
-  return ctx;
-}
-
 bool has_kernel(const std::string& op, const std::string& domain) {
   return cpu::KernelRegistry::builtin().find(op, domain, 1) != nullptr;
 }
@@ -81,7 +60,7 @@ std::shared_ptr<ir::Graph> check(std::shared_ptr<ir::Graph> g, const std::vector
                                  float tol) {
   auto before = run_graph(g, inputs);
   auto opt = std::make_shared<ir::Graph>(*g);
-  p::PassContext ctx = cpu_context();
+  p::PassContext ctx = cpu_kernels_context();
   p::fold_shapes(*opt, ctx);  // value types, as the session's standard passes give them
   EXPECT_EQ(p::fuse_qdq(*opt, ctx), expect_fired);
   EXPECT_TRUE(opt->topological_sort().ok());
@@ -414,7 +393,7 @@ TEST(QdqFusion, ConstantFoldingKeepsDequantizeWhenAsked) {
   auto conv = q.b.node("Conv", {q.qdq(x, kXs, 128), q.weight(4, 3, 1, wscales())});
   q.b.output(q.dq(q.q(conv, kYs, 128), kYs, 128));
   auto g = q.b.graph();
-  p::PassContext ctx = cpu_context();
+  p::PassContext ctx = cpu_kernels_context();
   ctx.evaluate = [](const ir::Node&, const std::vector<const Tensor*>&) -> Result<std::vector<Tensor>> {
     return Unsupported("evaluator must not run");
   };

@@ -9,30 +9,8 @@
 namespace dlrt::testing {
 namespace {
 
-using ir::Attribute;
 using ir::ValueId;
 namespace p = ir::passes;
-
-Attribute ai(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInt;
-  a.i = v;
-  return a;
-}
-Attribute ais(std::vector<int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-
-p::PassContext cpu_context() {
-  p::PassContext ctx;
-  ctx.supports = [](const std::string& op, const std::string& domain, int opset) {
-    return cpu::KernelRegistry::builtin().find(op, domain, opset) != nullptr;
-  };
-  return ctx;
-}
 
 int count(const ir::Graph& g, const std::string& op, const std::string& domain) {
   int n = 0;
@@ -70,7 +48,7 @@ struct Net {
 // Runs g after fuse_qdq, then after quant_convs_channels_last too: the same bytes.
 std::shared_ptr<ir::Graph> convert(std::shared_ptr<ir::Graph> g, const std::vector<Tensor>& inputs) {
   auto fused = std::make_shared<ir::Graph>(*g);
-  p::PassContext ctx = cpu_context();
+  p::PassContext ctx = cpu_kernels_context();
   p::fold_shapes(*fused, ctx);
   p::fuse_qdq(*fused, ctx);
   auto nhwc = std::make_shared<ir::Graph>(*fused);

@@ -14,8 +14,6 @@ namespace dlrt::testing {
 namespace {
 
 using ir::Attribute;
-Attribute ai(int64_t v) { Attribute a; a.kind = Attribute::Kind::kInt; a.i = v; return a; }
-Attribute ais(std::vector<int64_t> v) { Attribute a; a.kind = Attribute::Kind::kInts; a.ints = std::move(v); return a; }
 
 // A small BERT-like block: dynamic batch/sequence, runtime Reshape shapes,
 // attention with an additive mask, erf GELU, decomposed LayerNorm.
