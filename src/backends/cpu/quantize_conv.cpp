@@ -374,43 +374,55 @@ Status conv_integer(KernelContext& ctx, const PrepackedW* pre) {
 }
 
 Status qlinear_conv(KernelContext& ctx, const PrepackedW* pre) {
-  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* x_scale, required_input(ctx, 1));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* w, required_input(ctx, 3));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* w_scale, required_input(ctx, 4));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* y_scale, required_input(ctx, 6));
-  const Tensor* y_zp = ctx.input(7);
-  const Tensor* bias = ctx.input(8);
-  if (!is_8bit(x->dtype()) || !is_8bit(w->dtype())) return ctx.unsupported("x and w must be uint8 or int8");
-  for (const Tensor* s : {x_scale, w_scale, y_scale})
-    if (!dtype_is_float(s->dtype())) return ctx.invalid("scales must be float tensors");
-  if (x_scale->size() != 1 || y_scale->size() != 1) return ctx.invalid("x_scale and y_scale must be scalars");
-  DLRT_ASSIGN_OR_RETURN(DType out, qlinear_out_type(ctx, y_zp, x->dtype()));
-  DLRT_ASSIGN_OR_RETURN(ConvGeometry g, conv_geometry(ctx, x->shape(), w->shape()));
-  if (w_scale->size() != 1 && w_scale->size() != g.M)
-    return ctx.invalid("w_scale must be a scalar or have one value per output channel");
-  if (bias && (bias->dtype() != DType::kInt32 || bias->size() != g.M))
-    return ctx.invalid("B must be an int32 vector with one value per output channel");
-  if (out != DType::kUInt8 && out != DType::kInt8) return ctx.unsupported("only 8-bit outputs are supported");
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, out, conv_out_shape(g)));
-  // Per output channel, the multiplier of its sums: x_scale * w_scale / y_scale.
-  thread_local AlignedScratch mult_scratch;
-  float* mult = mult_scratch.get<float>(static_cast<size_t>(g.M), AlignedScratch::Growth::kByHalf);
-  const float xs = float_at(*x_scale, 0), ys = float_at(*y_scale, 0);
-  for (int64_t m = 0; m < g.M; ++m) mult[m] = xs * float_at(*w_scale, w_scale->size() == 1 ? 0 : m) / ys;
+  DLRT_ASSIGN_OR_RETURN(QLinearConvArgs q, qlinear_conv_args(ctx, false));
+  const ConvGeometry& g = q.g;
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, q.out, conv_out_shape(g)));
   Int8RequantOutput rq;
-  rq.mult = mult;
-  rq.bias = bias ? bias->data<int32_t>() : nullptr;
-  rq.zero_point = y_zp ? int_at(*y_zp, 0) : 0;
+  rq.mult = q.mult;
+  rq.bias = q.bias ? q.bias->data<int32_t>() : nullptr;
+  rq.zero_point = q.y_zero_point;
   rq.out = y->raw_data();
   rq.ldo = g.out_size;
-  rq.out_signed = out == DType::kInt8;
+  rq.out_signed = q.out == DType::kInt8;
   ConvSums sums;
   sums.requant = &rq;
-  return integer_conv(ctx, *x, ctx.input(2), *w, ctx.input(5), g, pre, sums);
+  return integer_conv(ctx, *q.x, ctx.input(2), *q.w, ctx.input(5), g, pre, sums);
 }
 
 }  // namespace
+
+Result<QLinearConvArgs> qlinear_conv_args(const KernelContext& ctx, bool channels_last) {
+  QLinearConvArgs q;
+  DLRT_ASSIGN_OR_RETURN(q.x, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x_scale, required_input(ctx, 1));
+  DLRT_ASSIGN_OR_RETURN(q.w, required_input(ctx, 3));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* w_scale, required_input(ctx, 4));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* y_scale, required_input(ctx, 6));
+  const Tensor* y_zp = ctx.input(7);
+  q.bias = ctx.input(8);
+  const Tensor& x = *q.x;
+  if (!is_8bit(x.dtype()) || !is_8bit(q.w->dtype())) return ctx.unsupported("x and w must be uint8 or int8");
+  if (channels_last && (x.rank() != 4 || q.w->rank() != 4))
+    return ctx.unsupported("only 2-D convolution runs channels-last");
+  for (const Tensor* s : {x_scale, w_scale, y_scale})
+    if (!dtype_is_float(s->dtype())) return ctx.invalid("scales must be float tensors");
+  if (x_scale->size() != 1 || y_scale->size() != 1) return ctx.invalid("x_scale and y_scale must be scalars");
+  DLRT_ASSIGN_OR_RETURN(q.out, qlinear_out_type(ctx, y_zp, x.dtype()));
+  q.y_zero_point = y_zp ? int_at(*y_zp, 0) : 0;
+  const Shape nchw = channels_last ? Shape{x.dim(0), x.dim(3), x.dim(1), x.dim(2)} : x.shape();
+  DLRT_ASSIGN_OR_RETURN(q.g, conv_geometry(ctx, nchw, q.w->shape()));
+  const int64_t M = q.g.M;
+  if (w_scale->size() != 1 && w_scale->size() != M)
+    return ctx.invalid("w_scale must be a scalar or have one value per output channel");
+  if (q.bias && (q.bias->dtype() != DType::kInt32 || q.bias->size() != M))
+    return ctx.invalid("B must be an int32 vector with one value per output channel");
+  thread_local AlignedScratch mult_scratch;
+  float* mult = mult_scratch.get<float>(static_cast<size_t>(M), AlignedScratch::Growth::kByHalf);
+  const float xs = float_at(*x_scale, 0), ys = float_at(*y_scale, 0);
+  for (int64_t m = 0; m < M; ++m) mult[m] = xs * float_at(*w_scale, w_scale->size() == 1 ? 0 : m) / ys;
+  q.mult = mult;
+  return q;
+}
 
 Status register_quantize_conv_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add(prepacked_def<PrepackedW>("ConvInteger", conv_integer, 1, prepack_w)));

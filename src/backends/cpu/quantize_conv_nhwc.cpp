@@ -84,49 +84,34 @@ void im2col_nhwc(const ConvGeometry& g, const uint8_t* x, uint8_t pad, int64_t p
 }
 
 Status qlinear_conv_nhwc(KernelContext& ctx, const NhwcWeights* pre) {
-  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* x_scale, required_input(ctx, 1));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* w, required_input(ctx, 3));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* w_scale, required_input(ctx, 4));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* y_scale, required_input(ctx, 6));
+  DLRT_ASSIGN_OR_RETURN(QLinearConvArgs args, qlinear_conv_args(ctx, true));
+  const Tensor* x = args.x;
+  const Tensor* w = args.w;
+  const Tensor* bias = args.bias;
   const Tensor* x_zp = ctx.input(2);
   const Tensor* w_zp = ctx.input(5);
-  const Tensor* y_zp = ctx.input(7);
-  const Tensor* bias = ctx.input(8);
-  if (!is_8bit(x->dtype()) || !is_8bit(w->dtype())) return ctx.unsupported("x and w must be uint8 or int8");
-  if (x->rank() != 4 || w->rank() != 4) return ctx.unsupported("only 2-D convolution runs channels-last");
-  for (const Tensor* s : {x_scale, w_scale, y_scale})
-    if (!dtype_is_float(s->dtype())) return ctx.invalid("scales must be float tensors");
-  if (x_scale->size() != 1 || y_scale->size() != 1) return ctx.invalid("x_scale and y_scale must be scalars");
+  const ConvGeometry& g = args.g;
   if (x_zp && (x_zp->size() != 1 || x_zp->dtype() != x->dtype()))
     return ctx.invalid("x_zero_point must be a scalar of x's dtype");
-  DLRT_ASSIGN_OR_RETURN(DType out, qlinear_out_type(ctx, y_zp, x->dtype()));
-  const Shape logical{x->dim(0), x->dim(3), x->dim(1), x->dim(2)};  // as NCHW
-  DLRT_ASSIGN_OR_RETURN(ConvGeometry g, conv_geometry(ctx, logical, w->shape()));
   const bool depthwise = g.group == g.C && g.M == g.C;
   if (g.group != 1 && !depthwise) return ctx.unsupported("channels-last convs have one group or one channel per group");
-  if (w_scale->size() != 1 && w_scale->size() != g.M)
-    return ctx.invalid("w_scale must be a scalar or have one value per output channel");
   if (w_zp && ((w_zp->size() != 1 && w_zp->size() != g.M) || w_zp->dtype() != w->dtype()))
     return ctx.invalid("w_zero_point must be a scalar or have one value per output channel, in w's dtype");
-  if (bias && (bias->dtype() != DType::kInt32 || bias->size() != g.M))
-    return ctx.invalid("B must be an int32 vector with one value per output channel");
+  const DType out = args.out;
   const int64_t OH = g.out[0], OW = g.out[1], P = OH * OW, M = g.M, C = g.C;
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, out, {g.N, OH, OW, M}));
   if (y->size() == 0) return Status::Ok();
-  // Per output channel: the multiplier x_scale * w_scale / y_scale and w's zero point.
-  thread_local AlignedScratch param_scratch;
-  auto* mult = param_scratch.get<float>(static_cast<size_t>(2 * M), AlignedScratch::Growth::kByHalf);
-  auto* wz = reinterpret_cast<int32_t*>(mult + M);
-  const float xs = float_at(*x_scale, 0), ys = float_at(*y_scale, 0);
+  // Per output channel: w's zero point.
+  thread_local AlignedScratch wz_scratch;
+  auto* wz = wz_scratch.get<int32_t>(static_cast<size_t>(M), AlignedScratch::Growth::kByHalf);
   bool wz_zero = true;
   for (int64_t m = 0; m < M; ++m) {
-    mult[m] = xs * float_at(*w_scale, w_scale->size() == 1 ? 0 : m) / ys;
     wz[m] = w_zp ? int_at(*w_zp, w_zp->size() == 1 ? 0 : m) : 0;
     wz_zero = wz_zero && wz[m] == 0;
   }
+  const float* mult = args.mult;
   const int32_t xz = x_zp ? int_at(*x_zp, 0) : 0;
-  const int32_t yz = y_zp ? int_at(*y_zp, 0) : 0;
+  const int32_t yz = args.y_zero_point;
   const bool x_signed = x->dtype() == DType::kInt8, w_signed = w->dtype() == DType::kInt8;
   const auto* xb = static_cast<const uint8_t*>(x->raw_data());
   auto* yb = static_cast<uint8_t*>(y->raw_data());
