@@ -1,15 +1,31 @@
-# The embedding application (issue 7): apps/embed as the static library
-# dlrt_embed. It uses only dlrt's public headers (include/) and its own
-# (apps/); the public API symbols come from dlrt_internal, which consumers
-# (dlrt_cli, dlrt_tests) link after it.
+# The embedding application (issue 7), from apps/embed, in two parts:
+#  - dlrt_embed_core (OBJECT): model folder -> tokenizer -> session -> vectors
+#    (embedder, tokenizer, Unicode tables). Also compiled into libdlrt.so,
+#    whose C API (src/capi) offers the embedder.
+#  - dlrt_embed (STATIC): the HTTP service over it (server, batcher, metrics,
+#    service config).
+# Both use only dlrt's public headers (include/) and their own (apps/); the
+# public API symbols come from dlrt_internal, which consumers (dlrt_cli,
+# dlrt_tests) link after them.
 find_package(PkgConfig REQUIRED)
 find_package(nlohmann_json REQUIRED)
 # toml++ is used header-only, as by the runtime's config file (src/runtime/config.cpp): one
 # mode per binary, and no run-time dependency on libtomlplusplus.
 pkg_check_modules(DLRT_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
+set(DLRT_EMBED_CORE_FILES embedder tokenizer unicode_lookup unicode_tables)
+list(TRANSFORM DLRT_EMBED_CORE_FILES PREPEND ${PROJECT_SOURCE_DIR}/apps/embed/)
+list(TRANSFORM DLRT_EMBED_CORE_FILES APPEND .cpp)
+add_library(dlrt_embed_core OBJECT ${DLRT_EMBED_CORE_FILES})
+target_include_directories(dlrt_embed_core PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include
+                                                  ${PROJECT_SOURCE_DIR}/apps)
+target_compile_options(dlrt_embed_core PRIVATE ${DLRT_WARNINGS})
+target_link_libraries(dlrt_embed_core PUBLIC nlohmann_json::nlohmann_json)
+set_target_properties(dlrt_embed_core PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+
 file(GLOB DLRT_EMBED_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/apps/embed/*.cpp)
-add_library(dlrt_embed STATIC ${DLRT_EMBED_SOURCES})
+list(REMOVE_ITEM DLRT_EMBED_SOURCES ${DLRT_EMBED_CORE_FILES})
+add_library(dlrt_embed STATIC ${DLRT_EMBED_SOURCES} $<TARGET_OBJECTS:dlrt_embed_core>)
 target_include_directories(dlrt_embed PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/apps)
 target_compile_options(dlrt_embed PRIVATE ${DLRT_WARNINGS})
 target_link_libraries(dlrt_embed
@@ -19,3 +35,4 @@ target_link_libraries(dlrt_embed
 
 target_link_libraries(dlrt_cli PRIVATE dlrt_embed)
 # dlrt_tests is defined later (tests/), so its link to dlrt_embed is in tests/cmake/embed.cmake.
+

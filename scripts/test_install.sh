@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs a build into a fresh prefix and builds two consumers outside the
-# source tree against it, one through the CMake package and one through
-# pkg-config, then runs both on MODEL:
+# Installs a build into a fresh prefix and builds consumers outside the
+# source tree against it (a C++ and a C program, each through the CMake
+# package and through pkg-config), then runs them on MODEL:
 #
 #   scripts/test_install.sh BUILD MODEL
 #
@@ -32,6 +32,13 @@ for h in "$PREFIX"/include/dlrt/*.h; do
   c++ -std=c++20 -fsyntax-only -I"$PREFIX/include" "$WORK/one.cpp" 2> "$WORK/one.err" ||
     { echo "test_install: $h alone:"; cat "$WORK/one.err"; exit 1; }
 done
+# The C headers also compile as strict C11.
+for h in dlrt_c.h plugin.h version.h; do
+  [ -f "$PREFIX/include/dlrt/$h" ] || { echo "test_install: include/dlrt/$h was not installed"; exit 1; }
+  printf '#include "dlrt/%s"\ntypedef int not_empty;\n' "$h" > "$WORK/one.c"
+  cc -std=c11 -pedantic -Wall -Wextra -Werror -fsyntax-only -I"$PREFIX/include" "$WORK/one.c" 2> "$WORK/one.err" ||
+    { echo "test_install: $h as C11:"; cat "$WORK/one.err"; exit 1; }
+done
 
 # The SONAME carries the ABI major.
 soname=$(objdump -p "$LIBDIR/libdlrt.so" | awk '/SONAME/ {print $2}')
@@ -43,6 +50,7 @@ cmake -S "$ROOT/tests/install/consumer" -B "$WORK/cmake-build" -G Ninja -DCMAKE_
   -DCMAKE_BUILD_TYPE=Release > "$WORK/configure.log" || { cat "$WORK/configure.log"; exit 1; }
 cmake --build "$WORK/cmake-build" > "$WORK/build.log" || { cat "$WORK/build.log"; exit 1; }
 LD_LIBRARY_PATH=$LIBDIR "$WORK/cmake-build/consumer" "$MODEL"
+LD_LIBRARY_PATH=$LIBDIR "$WORK/cmake-build/c_consumer" "$MODEL"
 
 # Consumer 2: pkg-config.
 flags=$(PKG_CONFIG_PATH="$LIBDIR/pkgconfig" pkg-config --cflags --libs dlrt)
@@ -50,4 +58,7 @@ flags=$(PKG_CONFIG_PATH="$LIBDIR/pkgconfig" pkg-config --cflags --libs dlrt)
 # shellcheck disable=SC2086
 c++ -std=c++20 "$ROOT/tests/install/consumer/main.cpp" $flags -o "$WORK/pc-consumer"
 LD_LIBRARY_PATH=$LIBDIR "$WORK/pc-consumer" "$MODEL"
-echo "test_install: ok (CMake package and pkg-config consumers, $soname)"
+# shellcheck disable=SC2086
+cc -std=c11 -pedantic -Wall -Wextra -Werror "$ROOT/tests/install/consumer/main.c" $flags -o "$WORK/pc-c-consumer"
+LD_LIBRARY_PATH=$LIBDIR "$WORK/pc-c-consumer" "$MODEL"
+echo "test_install: ok (C and C++ consumers through the CMake package and pkg-config, $soname)"

@@ -1,0 +1,367 @@
+/* dlrt's C API (C11): load an ONNX model, run it, see where it ran, list the
+ * machine's devices and turn text into embedding vectors, from C or any
+ * language with a C foreign-function interface.
+ *
+ * Rules that hold for every function below:
+ *  - Errors: a function that can fail returns a dlrt_status*. NULL means
+ *    success; otherwise the caller owns the returned status, reads its code
+ *    (the same numbers as dlrt::StatusCode) and message, and frees it with
+ *    dlrt_status_free(). On failure, out-parameters are left NULL / zero.
+ *  - Handles are opaque. Each dlrt_X_create/load has a dlrt_X_free(dlrt_X**)
+ *    that frees the handle, sets the caller's pointer to NULL and accepts
+ *    NULL or a pointer to NULL, so freeing twice through the same variable
+ *    is harmless.
+ *  - Strings passed in are UTF-8, NUL-terminated, and only read during the
+ *    call. Strings and arrays returned by accessors are owned by the handle
+ *    they came from and stay valid until that handle is freed.
+ *  - Structs with a struct_size first field are versioned: the caller sets
+ *    struct_size = sizeof(the struct) (the DLRT_*_INIT macros do), and dlrt
+ *    reads or writes only the fields that fit, so a program compiled against
+ *    an older header keeps working with a newer library.
+ *  - Thread-safety is stated per function. "Thread-safe" means any number of
+ *    threads may call it at once on the same handle; a handle must not be
+ *    freed while another thread uses it.
+ *  - No C++ exception, longjmp or abort crosses this API. A NULL where a
+ *    handle or an out-parameter is required gives DLRT_INVALID_ARGUMENT.
+ *
+ * The C++ API (dlrt/dlrt.h) and this one are the same library; a handle from
+ * one is not usable with the other.
+ */
+#ifndef DLRT_DLRT_C_H_
+#define DLRT_DLRT_C_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dlrt/version.h"
+
+#if defined(DLRT_BUILDING_LIBRARY)
+#define DLRT_C_API __attribute__((visibility("default")))
+#else
+#define DLRT_C_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The C API's version: raised when a function or a struct field is added. */
+#define DLRT_C_API_VERSION 1u
+
+/* ---------------------------------------------------------------- status */
+
+/* The same numbers as dlrt::StatusCode, grouped by range. */
+typedef enum dlrt_status_code {
+  DLRT_OK = 0,
+  DLRT_INVALID_ARGUMENT = 100, /* the caller's arguments, tensors or files */
+  DLRT_NOT_FOUND = 101,
+  DLRT_OUT_OF_RANGE = 102,
+  DLRT_INVALID_MODEL = 200, /* the model */
+  DLRT_UNSUPPORTED = 201,
+  DLRT_IO_ERROR = 300, /* resources and the system */
+  DLRT_OUT_OF_MEMORY = 301,
+  DLRT_DEVICE_UNAVAILABLE = 400, /* devices and backends */
+  DLRT_BACKEND_ERROR = 401,
+  DLRT_RUNTIME_ERROR = 500, /* everything else that failed while running */
+  DLRT_INTERNAL = 501
+} dlrt_status_code;
+
+typedef struct dlrt_status dlrt_status;
+
+/* The code of `status`; DLRT_OK for NULL. Thread-safe. */
+DLRT_C_API dlrt_status_code dlrt_status_get_code(const dlrt_status* status);
+/* The message ("" for NULL), owned by the status. Thread-safe. */
+DLRT_C_API const char* dlrt_status_get_message(const dlrt_status* status);
+/* "InvalidArgument", "InvalidModel", ... ("Unknown" for a number not in the
+ * table). Static storage. Thread-safe. */
+DLRT_C_API const char* dlrt_status_code_name(dlrt_status_code code);
+/* Frees *status and sets it to NULL; NULL and *NULL are fine. */
+DLRT_C_API void dlrt_status_free(dlrt_status** status);
+
+/* --------------------------------------------------------------- version */
+
+/* The version of the library loaded ("0.2.0"); compare with
+ * DLRT_VERSION_STRING, the headers'. Static storage. Thread-safe. */
+DLRT_C_API const char* dlrt_version(void);
+/* DLRT_C_API_VERSION of the library loaded. Thread-safe. */
+DLRT_C_API uint32_t dlrt_c_api_version(void);
+
+/* ---------------------------------------------------------------- dtypes */
+
+/* Element types; the values equal dlrt::DType and ONNX's TensorProto types. */
+typedef enum dlrt_dtype {
+  DLRT_DTYPE_UNDEFINED = 0,
+  DLRT_DTYPE_FLOAT32 = 1,
+  DLRT_DTYPE_UINT8 = 2,
+  DLRT_DTYPE_INT8 = 3,
+  DLRT_DTYPE_UINT16 = 4,
+  DLRT_DTYPE_INT16 = 5,
+  DLRT_DTYPE_INT32 = 6,
+  DLRT_DTYPE_INT64 = 7,
+  DLRT_DTYPE_STRING = 8,
+  DLRT_DTYPE_BOOL = 9,
+  DLRT_DTYPE_FLOAT16 = 10,
+  DLRT_DTYPE_FLOAT64 = 11,
+  DLRT_DTYPE_UINT32 = 12,
+  DLRT_DTYPE_UINT64 = 13,
+  DLRT_DTYPE_BFLOAT16 = 16
+} dlrt_dtype;
+
+/* "float32", "int64", ... (numpy's spelling); "undefined" for a value not in
+ * the table. Static storage. Thread-safe. */
+DLRT_C_API const char* dlrt_dtype_name(dlrt_dtype dtype);
+/* Bytes per element; 0 for DLRT_DTYPE_STRING (use the string functions) and
+ * for values not in the table. Thread-safe. */
+DLRT_C_API size_t dlrt_dtype_size(dlrt_dtype dtype);
+
+/* --------------------------------------------------------------- tensors */
+
+/* A typed n-dimensional array: owning its memory, or a view over the
+ * caller's. Not synchronised: use one tensor from one thread at a time, except
+ * that any number of threads may read a tensor (and run sessions on it as an
+ * input) at once. */
+typedef struct dlrt_tensor dlrt_tensor;
+
+/* A new tensor of `shape` (rank dims, each >= 0; shape may be NULL when
+ * rank is 0) with its own zero-filled, 64-byte aligned storage. `data`, when
+ * not NULL, is copied in and must hold exactly `nbytes` = element count *
+ * dlrt_dtype_size(dtype) bytes. Not for strings (dlrt_tensor_create_strings).
+ * Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_tensor_create(dlrt_dtype dtype, const int64_t* shape, size_t rank,
+                                           const void* data, size_t nbytes, dlrt_tensor** out);
+/* A tensor over the caller's memory, no copy: `data` (nbytes as above) must
+ * stay valid, and unchanged while a run reads it, until the tensor is freed.
+ * As an input it is read in place; as a dlrt_session_run_into output it is
+ * written in place. Not for strings. Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_tensor_create_view(dlrt_dtype dtype, const int64_t* shape, size_t rank,
+                                                void* data, size_t nbytes, dlrt_tensor** out);
+/* A string tensor of `shape` from `count` = element count NUL-terminated UTF-8
+ * strings (copied). Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_tensor_create_strings(const int64_t* shape, size_t rank,
+                                                   const char* const* strings, size_t count,
+                                                   dlrt_tensor** out);
+/* Frees *tensor (a view leaves the caller's memory alone) and sets it to NULL;
+ * NULL and *NULL are fine. Tensors a run returned are freed the same way. */
+DLRT_C_API void dlrt_tensor_free(dlrt_tensor** tensor);
+
+/* Accessors; NULL gives DLRT_DTYPE_UNDEFINED / 0 / NULL. The shape pointer is
+ * owned by the tensor (NULL for rank 0). */
+DLRT_C_API dlrt_dtype dlrt_tensor_dtype(const dlrt_tensor* tensor);
+DLRT_C_API size_t dlrt_tensor_rank(const dlrt_tensor* tensor);
+DLRT_C_API const int64_t* dlrt_tensor_shape(const dlrt_tensor* tensor);
+DLRT_C_API int64_t dlrt_tensor_element_count(const dlrt_tensor* tensor);
+/* Bytes of the element data (0 for strings). */
+DLRT_C_API size_t dlrt_tensor_nbytes(const dlrt_tensor* tensor);
+/* The element data, row-major; NULL for strings and empty tensors. */
+DLRT_C_API void* dlrt_tensor_data(dlrt_tensor* tensor);
+DLRT_C_API const void* dlrt_tensor_const_data(const dlrt_tensor* tensor);
+/* Element `index` of a string tensor: *str (owned by the tensor, valid until
+ * it is freed or written) and *length in bytes (the string may contain NULs;
+ * str is also NUL-terminated). Errors: not a string tensor, index out of range. */
+DLRT_C_API dlrt_status* dlrt_tensor_string_at(const dlrt_tensor* tensor, int64_t index, const char** str,
+                                              size_t* length);
+
+/* ------------------------------------------------------- session options */
+
+/* How a session is created. Not synchronised: configure from one thread,
+ * then any number of dlrt_session_create calls may read it at once. */
+typedef struct dlrt_session_options dlrt_session_options;
+
+/* Defaults: threads 0 (one per core), device "" (DLRT_DEVICE, else auto),
+ * strict off (DLRT_STRICT=1 turns it on), optimize on, warm start off,
+ * cpu precision "" (DLRT_CPU_PRECISION, config file, else "f32"), no backend
+ * options. */
+DLRT_C_API dlrt_status* dlrt_session_options_create(dlrt_session_options** out);
+DLRT_C_API void dlrt_session_options_free(dlrt_session_options** options);
+/* Intra-op threads of the CPU backend, >= 0 (0: one per core). */
+DLRT_C_API dlrt_status* dlrt_session_options_set_threads(dlrt_session_options* options, int threads);
+/* Device spec: "auto", "cpu", "gpu", "npu", a backend name or backend:device,
+ * comma-separated as a priority list; "" or NULL: DLRT_DEVICE, else auto.
+ * Checked when the session is created. */
+DLRT_C_API dlrt_status* dlrt_session_options_set_device(dlrt_session_options* options, const char* device);
+/* Non-zero: every fallback to another device is an error instead. */
+DLRT_C_API dlrt_status* dlrt_session_options_set_strict(dlrt_session_options* options, int strict);
+/* Zero: no graph optimisation (constant folding, fusion) at create time. */
+DLRT_C_API dlrt_status* dlrt_session_options_set_optimize(dlrt_session_options* options, int optimize);
+/* Non-zero: serve on the CPU while accelerator partitions compile in the
+ * background (ignored in strict mode). */
+DLRT_C_API dlrt_status* dlrt_session_options_set_warm_start(dlrt_session_options* options, int warm_start);
+/* "f32", "bf16x3", or "" / NULL for the default. Checked when the session is
+ * created. */
+DLRT_C_API dlrt_status* dlrt_session_options_set_cpu_precision(dlrt_session_options* options,
+                                                               const char* precision);
+/* One option handed to accelerator backends when they compile (OpenVINO:
+ * performance_hint, inference_precision, ov.<PROPERTY>, ... see
+ * docs/openvino.md); setting a key again replaces it, a NULL value removes it. */
+DLRT_C_API dlrt_status* dlrt_session_options_set_backend_option(dlrt_session_options* options,
+                                                                const char* key, const char* value);
+
+/* ----------------------------------------------------------- run reports */
+
+/* Where each part of the graph ran and how long it took. Immutable once
+ * returned: thread-safe to read. */
+typedef struct dlrt_run_report dlrt_run_report;
+
+/* One partition of a report. The strings are owned by the report. */
+typedef struct dlrt_partition_info {
+  size_t struct_size;     /* sizeof(dlrt_partition_info), set by the caller */
+  const char* backend;    /* "cpu", "openvino", "opencl", ... */
+  const char* device;     /* "cpu:0", "npu:0", ... */
+  int32_t node_count;
+  int32_t degraded;       /* 1: it was meant for another device and fell back */
+  const char* reason;     /* why it degraded ("" otherwise) */
+  double time_ms;         /* 0 in a placement report */
+  const char* precision;  /* CPU partitions: "f32", "bf16x3", then ", int8 ..." (see session.h) */
+} dlrt_partition_info;
+#define DLRT_PARTITION_INFO_INIT {sizeof(dlrt_partition_info), NULL, NULL, 0, 0, NULL, 0.0, NULL}
+
+DLRT_C_API size_t dlrt_run_report_partition_count(const dlrt_run_report* report);
+/* Fills *info for partition `index`. Errors: index out of range, NULL info or
+ * a struct_size too small for the first fields. */
+DLRT_C_API dlrt_status* dlrt_run_report_partition(const dlrt_run_report* report, size_t index,
+                                                  dlrt_partition_info* info);
+/* Wall time of the whole run in milliseconds (0 in a placement report). */
+DLRT_C_API double dlrt_run_report_run_ms(const dlrt_run_report* report);
+DLRT_C_API void dlrt_run_report_free(dlrt_run_report** report);
+
+/* --------------------------------------------------------------- session */
+
+/* A loaded, placed model. Created once, then thread-safe: any number of
+ * threads may run it at once (each run has its own intermediate buffers). */
+typedef struct dlrt_session dlrt_session;
+
+/* Loads and prepares the model at `path` (external data is read from its
+ * folder). `options` may be NULL (defaults). Errors: DLRT_IO_ERROR
+ * (unreadable), DLRT_INVALID_MODEL, DLRT_UNSUPPORTED, DLRT_DEVICE_UNAVAILABLE
+ * (strict mode), DLRT_INVALID_ARGUMENT (a bad option). Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_session_create(const char* path, const dlrt_session_options* options,
+                                            dlrt_session** out);
+/* Same from the `size` bytes of a serialized model; external data is resolved
+ * relative to `base_dir` (NULL or "": a model with external data is refused).
+ * The bytes are not needed after the call. Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_session_create_from_bytes(const void* bytes, size_t size,
+                                                       const dlrt_session_options* options,
+                                                       const char* base_dir, dlrt_session** out);
+/* Frees *session and sets it to NULL. No run may be in progress on it. */
+DLRT_C_API void dlrt_session_free(dlrt_session** session);
+
+/* A model input or output as the model declares it. Owned by the session. */
+typedef struct dlrt_value_info {
+  size_t struct_size;           /* sizeof(dlrt_value_info), set by the caller */
+  const char* name;
+  dlrt_dtype dtype;
+  size_t rank;
+  const int64_t* shape;         /* rank dims; -1 where the dim is dynamic */
+  const char* const* dim_names; /* rank names of dims; "" where the model names none */
+  int32_t is_tensor;            /* 0 for sequences and optionals */
+} dlrt_value_info;
+#define DLRT_VALUE_INFO_INIT {sizeof(dlrt_value_info), NULL, DLRT_DTYPE_UNDEFINED, 0, NULL, NULL, 0}
+
+/* Counts, and the info of input/output `index` (model order). Thread-safe. */
+DLRT_C_API size_t dlrt_session_input_count(const dlrt_session* session);
+DLRT_C_API size_t dlrt_session_output_count(const dlrt_session* session);
+DLRT_C_API dlrt_status* dlrt_session_input_info(const dlrt_session* session, size_t index,
+                                                dlrt_value_info* info);
+DLRT_C_API dlrt_status* dlrt_session_output_info(const dlrt_session* session, size_t index,
+                                                 dlrt_value_info* info);
+
+/* Runs the model on `input_count` named inputs (every graph input without an
+ * initializer must be there). On success writes one new tensor per model
+ * output, in model order, into outputs[0 .. output_capacity), which must have
+ * room for dlrt_session_output_count() entries; the caller frees each. When
+ * `report` is not NULL, *report receives the run's report (caller frees).
+ * Errors: DLRT_INVALID_ARGUMENT (unknown, missing or duplicate input name, a
+ * wrong dtype, rank or dim, too small an output array), DLRT_RUNTIME_ERROR (a
+ * kernel failed). Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_session_run(const dlrt_session* session, const char* const* input_names,
+                                         const dlrt_tensor* const* inputs, size_t input_count,
+                                         dlrt_tensor** outputs, size_t output_capacity,
+                                         dlrt_run_report** report);
+/* As dlrt_session_run, but each named output is written into the caller's
+ * tensor (usually a view over the caller's buffer, see
+ * dlrt_tensor_create_view), which must have the output's dtype and shape.
+ * Outputs not named are computed and dropped. Buffers must not overlap the
+ * inputs. Thread-safe, but two concurrent runs must not share an output. */
+DLRT_C_API dlrt_status* dlrt_session_run_into(const dlrt_session* session, const char* const* input_names,
+                                              const dlrt_tensor* const* inputs, size_t input_count,
+                                              const char* const* output_names, dlrt_tensor* const* outputs,
+                                              size_t output_count, dlrt_run_report** report);
+/* How the session was placed, before any run (times are 0). Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_session_placement(const dlrt_session* session, dlrt_run_report** out);
+
+/* --------------------------------------------------------------- devices */
+
+/* The machine's devices as `dlrt devices` lists them, found without any
+ * vendor runtime. Immutable: thread-safe to read. */
+typedef struct dlrt_device_list dlrt_device_list;
+
+/* One device. The strings are owned by the list. */
+typedef struct dlrt_device_info {
+  size_t struct_size;  /* sizeof(dlrt_device_info), set by the caller */
+  const char* id;      /* "cpu:0", "gpu:0", "npu:0", ... */
+  const char* type;    /* "cpu", "gpu", "npu", "accelerator" */
+  const char* vendor;
+  const char* name;
+  uint32_t vendor_id;  /* PCI ids where there are any, else 0 */
+  uint32_t device_id;
+  size_t metadata_count;
+} dlrt_device_info;
+#define DLRT_DEVICE_INFO_INIT {sizeof(dlrt_device_info), NULL, NULL, NULL, NULL, 0, 0, 0}
+
+/* Discovers the devices now (reads /proc and /sys). Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_devices_discover(dlrt_device_list** out);
+DLRT_C_API void dlrt_device_list_free(dlrt_device_list** list);
+DLRT_C_API size_t dlrt_device_list_count(const dlrt_device_list* list);
+DLRT_C_API dlrt_status* dlrt_device_list_get(const dlrt_device_list* list, size_t index, dlrt_device_info* info);
+/* Metadata entry `meta_index` of device `index` (keys in sorted order: isa,
+ * cores, driver, pci_bus_id, ... see dlrt/device.h). */
+DLRT_C_API dlrt_status* dlrt_device_list_metadata(const dlrt_device_list* list, size_t index, size_t meta_index,
+                                                  const char** key, const char** value);
+/* The value of metadata `key` of device `index`, or NULL when it has none. */
+DLRT_C_API const char* dlrt_device_list_find_metadata(const dlrt_device_list* list, size_t index,
+                                                      const char* key);
+
+/* -------------------------------------------------------------- embedder */
+
+/* A sentence-transformers / Hugging Face ONNX export folder (model.onnx,
+ * tokenizer.json or vocab.txt, optional pooling config) as text -> vector.
+ * Created once, then thread-safe: any number of threads may embed at once. */
+typedef struct dlrt_embedder dlrt_embedder;
+
+typedef struct dlrt_embedder_options {
+  size_t struct_size;  /* sizeof(dlrt_embedder_options), set by the caller */
+  const char* device;  /* device spec as for sessions; NULL or "": DLRT_DEVICE, else auto */
+  int32_t strict;      /* non-zero: fallbacks are errors */
+  int32_t threads;     /* CPU threads, 0: one per core */
+  size_t max_length;   /* tokens per text incl. [CLS]/[SEP]; 0: the folder's, capped by the model */
+} dlrt_embedder_options;
+#define DLRT_EMBEDDER_OPTIONS_INIT {sizeof(dlrt_embedder_options), NULL, 0, 0, 0}
+
+/* Loads `model_dir` and creates its session. `options` may be NULL (defaults).
+ * Errors: DLRT_NOT_FOUND (no folder, model or vocabulary), DLRT_INVALID_MODEL,
+ * DLRT_UNSUPPORTED (a tokenizer other than BERT WordPiece), and those of
+ * dlrt_session_create. Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_embedder_create(const char* model_dir, const dlrt_embedder_options* options,
+                                             dlrt_embedder** out);
+DLRT_C_API void dlrt_embedder_free(dlrt_embedder** embedder);
+/* Length of each vector. Thread-safe. */
+DLRT_C_API size_t dlrt_embedder_dimension(const dlrt_embedder* embedder);
+/* Tokens per text, [CLS]/[SEP] included (longer texts are truncated). */
+DLRT_C_API size_t dlrt_embedder_max_length(const dlrt_embedder* embedder);
+/* 1 when the folder's pipeline L2-normalises the vectors. */
+DLRT_C_API int dlrt_embedder_normalizes(const dlrt_embedder* embedder);
+/* Embeds `count` texts as one batch into `vectors`, row i = text i, which
+ * must hold count * dlrt_embedder_dimension() floats (`capacity` says how
+ * many it holds). `lengths` may be NULL (texts are NUL-terminated), else
+ * lengths[i] bytes of texts[i] are read. `report` as for runs (may be NULL).
+ * Errors: DLRT_INVALID_ARGUMENT (NULL text, too small a buffer, invalid
+ * UTF-8), and those of a run. Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_embedder_embed(const dlrt_embedder* embedder, const char* const* texts,
+                                            const size_t* lengths, size_t count, float* vectors,
+                                            size_t capacity, dlrt_run_report** report);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DLRT_DLRT_C_H_ */
