@@ -61,4 +61,28 @@ LD_LIBRARY_PATH=$LIBDIR "$WORK/pc-consumer" "$MODEL"
 # shellcheck disable=SC2086
 cc -std=c11 -pedantic -Wall -Wextra -Werror "$ROOT/tests/install/consumer/main.c" $flags -o "$WORK/pc-c-consumer"
 LD_LIBRARY_PATH=$LIBDIR "$WORK/pc-c-consumer" "$MODEL"
-echo "test_install: ok (C and C++ consumers through the CMake package and pkg-config, $soname)"
+# The README's snippets (each fenced block after a "<!-- snippet: LANG -->" line),
+# built against the prefix and run on the test MLP (input x float32 [2, 4]).
+MLP=$(dirname "$MODEL")/mlp.onnx
+snippets=0
+for lang in cpp c; do
+  awk -v want="<!-- snippet: $lang -->" '
+    $0 == want { armed = 1; next }
+    armed && /^```/ { if (inside) { armed = 0; inside = 0; n++ } else inside = 1; next }
+    inside { print > (dir "/snippet" n "." lang) }' dir="$WORK" lang="$lang" "$ROOT/README.md"
+  for src in "$WORK"/snippet*."$lang"; do
+    [ -f "$src" ] || { echo "test_install: README.md has no $lang snippet"; exit 1; }
+    if [ "$lang" = cpp ]; then
+      # shellcheck disable=SC2086
+      c++ -std=c++20 -Wall -Wextra -Werror "$src" $flags -o "$src.bin" || { echo "test_install: README snippet $src"; exit 1; }
+    else
+      # shellcheck disable=SC2086
+      cc -std=c11 -pedantic -Wall -Wextra -Werror "$src" $flags -o "$src.bin" || { echo "test_install: README snippet $src"; exit 1; }
+    fi
+    out=$(LD_LIBRARY_PATH=$LIBDIR "$src.bin" "$MLP") || { echo "test_install: README snippet $src failed: $out"; exit 1; }
+    echo "README $lang snippet: $out"
+    snippets=$((snippets + 1))
+    rm -f "$src"
+  done
+done
+echo "test_install: ok (C and C++ consumers through the CMake package and pkg-config, $snippets README snippets, $soname)"
