@@ -240,7 +240,7 @@ Result<Encoding> Embedder::tokenize(std::string_view text) const {
   return impl_->tokenizer->encode(text, impl_->max_length);
 }
 
-Result<EmbedResult> Embedder::embed_encoded(const std::vector<Encoding>& batch) const {
+Result<EmbedResult> Embedder::embed_encoded(const std::vector<Encoding>& batch, std::optional<bool> normalize) const {
   EmbedResult result;
   if (batch.empty()) return result;
   const size_t b = batch.size();
@@ -343,7 +343,7 @@ Result<EmbedResult> Embedder::embed_encoded(const std::vector<Encoding>& batch) 
         for (size_t k = 0; k < h; ++k) v[k] = std::max(v[k], rows[t * h + k]);
       }
     }
-    if (impl_->normalize) {
+    if (normalize.value_or(impl_->normalize)) {
       double sq = 0;
       for (float f : v) sq += static_cast<double>(f) * f;
       double norm = std::max(std::sqrt(sq), 1e-12);  // torch.nn.functional.normalize's eps
@@ -353,11 +353,11 @@ Result<EmbedResult> Embedder::embed_encoded(const std::vector<Encoding>& batch) 
   return result;
 }
 
-Result<EmbedResult> Embedder::embed(const std::vector<std::string>& texts) const {
+Result<EmbedResult> Embedder::embed(const std::vector<std::string>& texts, std::optional<bool> normalize) const {
   std::vector<Encoding> batch;
   batch.reserve(texts.size());
   for (const std::string& t : texts) batch.push_back(impl_->tokenizer->encode(t, impl_->max_length));
-  return embed_encoded(batch);
+  return embed_encoded(batch, normalize);
 }
 
 size_t Embedder::dimension() const { return impl_->dimension; }

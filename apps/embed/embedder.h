@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,17 +64,20 @@ class Embedder {
 
   // Tokenizes one text, truncated to max_length() tokens ([CLS]/[SEP] included).
   dlrt::Result<Encoding> tokenize(std::string_view text) const;
-  // Pads the batch to its longest encoding, runs the model, pools and (when
-  // the folder says so) L2-normalises. An empty batch gives an empty result.
-  dlrt::Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch) const;
+  // Pads the batch to its longest encoding, runs the model, pools and
+  // L2-normalises when `normalize` says so (nullopt: when the folder does,
+  // see normalize()). An empty batch gives an empty result.
+  dlrt::Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch,
+                                          std::optional<bool> normalize = std::nullopt) const;
   // tokenize + embed_encoded.
-  dlrt::Result<EmbedResult> embed(const std::vector<std::string>& texts) const;
+  dlrt::Result<EmbedResult> embed(const std::vector<std::string>& texts,
+                                  std::optional<bool> normalize = std::nullopt) const;
 
   size_t dimension() const;         // vector length
   std::string model_name() const;   // the folder's name (or config's _name_or_path)
   size_t max_length() const;        // tokens per text, [CLS]/[SEP] included
   Pooling pooling() const;
-  bool normalize() const;           // L2-normalised output
+  bool normalize() const;           // the folder asks for L2-normalised output (a Normalize module)
   dlrt::RunReport placement() const;  // where the session was placed (for /health)
   const Tokenizer& tokenizer() const;
 

@@ -1,0 +1,50 @@
+# The Python package dlrt (python/): the pure-Python files in python/dlrt/
+# over one native module, dlrt._dlrt, built with nanobind from
+# python/src/*.cpp and linking dlrt_embed and dlrt_internal statically (one
+# native file in the wheel). Off by default, so the C++ build needs no
+# nanobind; `pip install .` (scikit-build-core, pyproject.toml) turns it on,
+# and scripts/run_tests.sh turns it on in the test build folder.
+#
+# In-tree, the package is assembled in BUILD/python/dlrt (the .py/.pyi files
+# copied beside _dlrt*.so on every build), so PYTHONPATH=BUILD/python imports it.
+option(DLRT_BUILD_PYTHON "Build the Python package dlrt (needs nanobind: python -m pip install nanobind)" OFF)
+
+if(DLRT_BUILD_PYTHON)
+  find_package(Python 3.9 REQUIRED COMPONENTS Interpreter Development.Module)
+  if(NOT nanobind_DIR)
+    # nanobind installed from PyPI into the Python found above (or its venv).
+    execute_process(COMMAND ${Python_EXECUTABLE} -m nanobind --cmake_dir
+                    OUTPUT_VARIABLE DLRT_NANOBIND_DIR OUTPUT_STRIP_TRAILING_WHITESPACE
+                    RESULT_VARIABLE DLRT_NANOBIND_RC ERROR_QUIET)
+    if(NOT DLRT_NANOBIND_RC EQUAL 0)
+      message(FATAL_ERROR "DLRT_BUILD_PYTHON=ON needs nanobind for ${Python_EXECUTABLE}: "
+                          "install it with '${Python_EXECUTABLE} -m pip install nanobind', or set nanobind_DIR")
+    endif()
+    set(nanobind_DIR ${DLRT_NANOBIND_DIR} CACHE PATH "nanobind's CMake folder" FORCE)
+  endif()
+  find_package(nanobind CONFIG REQUIRED)
+
+  file(GLOB DLRT_PYTHON_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/python/src/*.cpp)
+  # NB_STATIC: nanobind's own runtime is linked in, not a shared libnanobind.
+  # NOMINSIZE: the project's -O3, not nanobind's default -Os.
+  nanobind_add_module(_dlrt NB_STATIC NOMINSIZE ${DLRT_PYTHON_SOURCES})
+  target_include_directories(_dlrt PRIVATE ${PROJECT_SOURCE_DIR}/python/src)
+  target_compile_options(_dlrt PRIVATE ${DLRT_WARNINGS})
+  # dlrt_embed before dlrt_internal (it uses the public API dlrt_internal defines).
+  target_link_libraries(_dlrt PRIVATE dlrt_embed dlrt_internal)
+  # The static libraries' symbols stay inside the module: no clash with a
+  # libdlrt.so or another extension loaded into the same process.
+  target_link_options(_dlrt PRIVATE -Wl,--exclude-libs,ALL)
+
+  set(DLRT_PYTHON_PACKAGE_DIR ${PROJECT_BINARY_DIR}/python/dlrt)
+  set_target_properties(_dlrt PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${DLRT_PYTHON_PACKAGE_DIR})
+  add_custom_target(dlrt_python_files ALL
+    COMMAND ${CMAKE_COMMAND} -E copy_directory ${PROJECT_SOURCE_DIR}/python/dlrt ${DLRT_PYTHON_PACKAGE_DIR}
+    COMMENT "Copying python/dlrt to ${DLRT_PYTHON_PACKAGE_DIR}")
+  add_dependencies(_dlrt dlrt_python_files)
+
+  # Only this component goes into the wheel (pyproject.toml: install.components).
+  install(TARGETS _dlrt LIBRARY DESTINATION dlrt COMPONENT python)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/dlrt/ DESTINATION dlrt COMPONENT python
+          PATTERN "__pycache__" EXCLUDE)
+endif()

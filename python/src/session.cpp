@@ -1,0 +1,279 @@
+// dlrt.Session over dlrt::Session, and the objects it returns: TensorInfo
+// (an input or output), PartitionReport and RunReport (where a run ran).
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "bindings.h"
+
+namespace dlrt::python {
+namespace {
+
+const char* const kSessionDoc = R"(A loaded ONNX model, ready to run many times.
+
+Session(model, device=None, strict=False, threads=0, warm_start=False,
+        cpu_precision=None, backend_options=None)
+
+model           a path (str or os.PathLike) to an .onnx file, or the model's bytes.
+device          device spec: "auto", "cpu", "gpu", "npu", a backend ("openvino",
+                "opencl") or "backend:device" ("openvino:NPU"), comma-separated as a
+                priority list. None: $DLRT_DEVICE, else "auto".
+strict          turn every fallback into an error (dlrt.DeviceUnavailable, ...);
+                also set by DLRT_STRICT=1.
+threads         intra-op threads of the CPU backend; 0: one per core.
+warm_start      serve on the CPU at once while accelerators compile in the background.
+cpu_precision   "f32" or "bf16x3" (see docs/python.md); None: $DLRT_CPU_PRECISION,
+                the config file, else "f32".
+backend_options dict of str -> str handed to accelerator backends when they compile.
+
+Raises dlrt.NotFound / dlrt.IoError (unreadable file), dlrt.InvalidModel (not ONNX,
+broken graph), dlrt.Unsupported (op or opset), dlrt.InvalidArgument (bad option),
+dlrt.DeviceUnavailable (strict mode).
+
+One Session may be used from many threads at once: run() releases the GIL.)";
+
+const char* const kRunDoc = R"(Runs the model once.
+
+feeds         dict of input name -> numpy array (or anything np.asarray takes).
+              A C-contiguous array is used in place, without a copy; a
+              non-contiguous one is copied once (np.ascontiguousarray). The dtype
+              must be the model's: a float64 array for a float32 input raises
+              dlrt.InvalidArgument (cast it with .astype(np.float32)); lists and
+              scalars are converted to the model's dtype.
+output_names  None for every output in the model's order, or a list of output
+              names: only those, in that order.
+report        also return the run report: (outputs, RunReport).
+
+Returns a list of numpy arrays. Each one owns dlrt's output buffer (no copy).
+Raises dlrt.InvalidArgument for an unknown or missing input, a wrong dtype, rank or
+dim, or an unknown output name; dlrt.RunError when a kernel fails.
+The GIL is released while the model runs.)";
+
+struct PySession {
+  std::unique_ptr<Session> session;
+  mutable std::mutex mu;  // guards last
+  std::optional<RunReport> last;
+};
+
+Session& get(PySession& s) {
+  if (!s.session) throw nb::value_error("the Session is not initialised");
+  return *s.session;
+}
+
+std::string read_model_bytes(nb::handle model) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(model.ptr(), &view, PyBUF_SIMPLE) != 0) throw nb::python_error();
+  std::string bytes(static_cast<const char*>(view.buf), static_cast<size_t>(view.len));
+  PyBuffer_Release(&view);
+  return bytes;
+}
+
+void init_session(PySession* self, nb::handle model, std::optional<std::string> device, bool strict, int threads,
+                  bool warm_start, std::optional<std::string> cpu_precision,
+                  std::optional<std::map<std::string, std::string>> backend_options) {
+  new (self) PySession();
+  SessionOptions options;
+  options.device = device.value_or("");
+  options.strict = strict;
+  options.threads = threads;
+  options.warm_start = warm_start;
+  options.cpu_precision = cpu_precision.value_or("");
+  if (backend_options) options.backend_options = *backend_options;
+  if (threads < 0) raise_status(InvalidArgument("threads must be >= 0, got " + std::to_string(threads)));
+
+  const bool from_bytes = PyBytes_Check(model.ptr()) || PyByteArray_Check(model.ptr()) ||
+                          PyMemoryView_Check(model.ptr());
+  std::string source = from_bytes ? read_model_bytes(model) : path_from_python(model, "model");
+  Result<std::unique_ptr<Session>> created = Status();
+  {
+    nb::gil_scoped_release unlocked;
+    created = from_bytes ? Session::create_from_bytes(source, options) : Session::create(source, options);
+  }
+  check(created.status());
+  self->session = std::move(created).value();
+}
+
+nb::object run(PySession& self, nb::handle feeds, std::optional<std::vector<std::string>> output_names,
+               bool want_report) {
+  Session& session = get(self);
+  if (!PyDict_Check(feeds.ptr())) {
+    if (!PyMapping_Check(feeds.ptr()) || PyUnicode_Check(feeds.ptr())) {
+      throw nb::type_error("feeds must be a dict of input name -> array");
+    }
+  }
+  nb::dict items = PyDict_Check(feeds.ptr())
+                       ? nb::borrow<nb::dict>(feeds)
+                       : nb::borrow<nb::dict>(nb::handle(reinterpret_cast<PyObject*>(&PyDict_Type))(feeds));
+
+  const std::vector<TensorInfo>& outputs_info = session.outputs();
+  std::vector<size_t> picked;  // output indices to return, in order
+  if (output_names) {
+    for (const std::string& name : *output_names) {
+      size_t i = 0;
+      while (i < outputs_info.size() && outputs_info[i].name != name) ++i;
+      if (i == outputs_info.size()) {
+        std::string names;
+        for (const TensorInfo& o : outputs_info) names += (names.empty() ? "" : ", ") + o.name;
+        raise_status(InvalidArgument("the model has no output named '" + name + "'; its outputs are: " + names));
+      }
+      picked.push_back(i);
+    }
+  }
+
+  // Feeds hold Python references: they must die with the GIL held, so they
+  // are declared outside the unlocked block below.
+  std::vector<Feed> prepared;
+  prepared.reserve(items.size());
+  std::map<std::string, Tensor> inputs;
+  for (auto [key, value] : items) {
+    if (!PyUnicode_Check(key.ptr())) throw nb::type_error("feeds keys must be str (input names)");
+    std::string name = nb::cast<std::string>(key);
+    const TensorInfo* info = nullptr;
+    for (const TensorInfo& in : session.inputs()) {
+      if (in.name == name) info = &in;
+    }
+    prepared.push_back(feed_from_python(name, value, info));
+    inputs.emplace(name, prepared.back().tensor);
+  }
+
+  RunReport report;
+  Result<std::vector<Tensor>> result = Status();
+  {
+    nb::gil_scoped_release unlocked;
+    result = session.run(inputs, &report);
+    inputs.clear();  // views only; no Python object involved
+  }
+  check(result.status());
+  {
+    std::lock_guard<std::mutex> lock(self.mu);
+    self.last = report;
+  }
+  std::vector<Tensor>& tensors = result.value();
+  nb::list out;
+  if (output_names) {
+    for (size_t i : picked) out.append(tensor_to_numpy(tensors[i]));
+  } else {
+    for (Tensor& t : tensors) out.append(tensor_to_numpy(std::move(t)));
+  }
+  if (want_report) return nb::make_tuple(out, nb::cast(std::move(report)));
+  return out;
+}
+
+std::string info_repr(const TensorInfo& t) {
+  std::string s = "TensorInfo(name=" + repr_of(t.name) + ", dtype=" +
+                  dtype_name(t.dtype) + ", shape=" + repr_of(shape_to_python(t.shape));
+  return s + ")";
+}
+
+std::string partition_repr(const PartitionReport& p) {
+  std::string s = "PartitionReport(backend='" + p.backend + "', device='" + p.device +
+                  "', node_count=" + std::to_string(p.node_count) + ", degraded=" + (p.degraded ? "True" : "False");
+  if (!p.reason.empty()) s += ", reason=" + repr_of(p.reason);
+  s += ", time_ms=" + repr_of(nb::float_(p.time_ms));
+  if (!p.precision.empty()) s += ", precision='" + p.precision + "'";
+  return s + ")";
+}
+
+nb::dict partition_dict(const PartitionReport& p) {
+  nb::dict d;
+  d["backend"] = p.backend;
+  d["device"] = p.device;
+  d["node_count"] = p.node_count;
+  d["degraded"] = p.degraded;
+  d["reason"] = p.reason;
+  d["time_ms"] = p.time_ms;
+  d["precision"] = p.precision;
+  return d;
+}
+
+void bind_reports(nb::module_& m) {
+  nb::class_<TensorInfo>(m, "TensorInfo", "One model input or output as the model declares it.")
+      .def_ro("name", &TensorInfo::name, "The input or output name.")
+      .def_prop_ro("dtype", [](const TensorInfo& t) { return numpy_dtype(t.dtype); },
+                   "The numpy dtype (object for strings; None for bfloat16, which numpy lacks).")
+      .def_prop_ro("dtype_name", [](const TensorInfo& t) { return std::string(dtype_name(t.dtype)); },
+                   "dlrt's name of the element type: 'float32', 'int64', 'bfloat16', 'string', ...")
+      .def_prop_ro("shape", [](const TensorInfo& t) { return shape_to_python(t.shape); },
+                   "The dims as a tuple, None for a dynamic dim.")
+      .def_prop_ro("dim_names", [](const TensorInfo& t) {
+            nb::list names;
+            for (const std::string& n : t.dim_names) names.append(n.empty() ? nb::none() : nb::object(nb::str(n.c_str())));
+            return nb::tuple(names);
+          }, "Per dim, the model's name of a dynamic dim ('batch'), else None.")
+      .def_ro("is_tensor", &TensorInfo::is_tensor, "False for sequences and optionals.")
+      .def("__repr__", &info_repr);
+
+  nb::class_<PartitionReport>(m, "PartitionReport", "Where one part of the graph ran and how that went.")
+      .def_ro("backend", &PartitionReport::backend, "The backend that ran it: 'cpu', 'openvino', 'opencl', ...")
+      .def_ro("device", &PartitionReport::device, "The device: 'cpu:0', 'openvino:GPU', ...")
+      .def_ro("node_count", &PartitionReport::node_count, "Graph nodes in the partition.")
+      .def_ro("degraded", &PartitionReport::degraded, "True when it was meant for another device and fell back.")
+      .def_ro("reason", &PartitionReport::reason, "Why it degraded ('' otherwise).")
+      .def_ro("time_ms", &PartitionReport::time_ms, "Time spent in it during the run, in milliseconds.")
+      .def_ro("precision", &PartitionReport::precision,
+              "CPU partitions: 'f32' or 'bf16x3', plus the int8 kernel and float16 storage where used.")
+      .def("as_dict", &partition_dict, "The fields as a dict (for JSON).")
+      .def("__repr__", &partition_repr);
+
+  nb::class_<RunReport>(m, "RunReport", "How a run (or the session's placement) went, per partition.")
+      .def_ro("partitions", &RunReport::partitions, "List of PartitionReport, in execution order.")
+      .def_ro("run_ms", &RunReport::run_ms, "Wall time of the whole run in milliseconds (0 for a placement).")
+      .def("as_dict", [](const RunReport& r) {
+            nb::dict d;
+            nb::list parts;
+            for (const PartitionReport& p : r.partitions) parts.append(partition_dict(p));
+            d["partitions"] = parts;
+            d["run_ms"] = r.run_ms;
+            return d;
+          }, "The fields as a dict (for JSON).")
+      .def("__repr__", [](const RunReport& r) {
+        std::string s = "RunReport(run_ms=" + repr_of(nb::float_(r.run_ms)) + ", partitions=[";
+        for (size_t i = 0; i < r.partitions.size(); ++i) s += (i ? ", " : "") + partition_repr(r.partitions[i]);
+        return s + "])";
+      });
+}
+
+}  // namespace
+
+void bind_session(nb::module_& m) {
+  bind_reports(m);
+  nb::class_<PySession>(m, "Session", kSessionDoc)
+      .def("__init__", &init_session, nb::arg("model"), nb::arg("device") = nb::none(), nb::arg("strict") = false,
+           nb::arg("threads") = 0, nb::arg("warm_start") = false, nb::arg("cpu_precision") = nb::none(),
+           nb::arg("backend_options") = nb::none(),
+           nb::sig("def __init__(self, model: str | os.PathLike[str] | bytes, device: str | None = None, "
+                   "strict: bool = False, threads: int = 0, warm_start: bool = False, "
+                   "cpu_precision: str | None = None, backend_options: dict[str, str] | None = None) -> None"))
+      .def_prop_ro("inputs", [](PySession& s) { return get(s).inputs(); },
+                   "The model's inputs: a list of TensorInfo (name, dtype, shape).")
+      .def_prop_ro("outputs", [](PySession& s) { return get(s).outputs(); },
+                   "The model's outputs: a list of TensorInfo, in the order run() returns them.")
+      .def("run", &run, nb::arg("feeds"), nb::arg("output_names") = nb::none(), nb::arg("report") = false,
+           nb::sig("def run(self, feeds: collections.abc.Mapping[str, numpy.typing.ArrayLike], "
+                   "output_names: collections.abc.Sequence[str] | None = None, report: bool = False) "
+                   "-> list[numpy.ndarray] | tuple[list[numpy.ndarray], RunReport]"),
+           kRunDoc)
+      .def("placement", [](PySession& s) { return get(s).placement(); },
+           "Where the session's partitions were placed (before any run): a RunReport.")
+      .def_prop_ro("last_report", [](PySession& s) {
+            std::lock_guard<std::mutex> lock(s.mu);
+            return s.last;
+          },
+          "The RunReport of the latest run() of this Session (None before the first). With runs\n"
+          "in several threads, which run was latest is a race: use run(..., report=True) there.")
+      .def("__repr__", [](PySession& s) {
+        if (!s.session) return std::string("Session(<not initialised>)");
+        std::string r = "Session(inputs=[";
+        for (size_t i = 0; i < s.session->inputs().size(); ++i) r += (i ? ", " : "") + s.session->inputs()[i].name;
+        r += "], outputs=[";
+        for (size_t i = 0; i < s.session->outputs().size(); ++i) r += (i ? ", " : "") + s.session->outputs()[i].name;
+        return r + "])";
+      });
+}
+
+}  // namespace dlrt::python
