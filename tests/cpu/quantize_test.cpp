@@ -747,6 +747,89 @@ TEST(QuantizeContribKernels, QGemmFloatOutputPerColumn) {
   }
 }
 
+// The products ONNX Runtime's saved optimised models hold: at a real
+// model's sizes (one MiniLM layer's feed-forward product), a zero point
+// for A, per-column scales and zero points for B, and a bias.
+TEST(QuantizeContribKernels, MatMulIntegerToFloatPerColumnWithBias) {
+  const int64_t M = 128, K = 384, N = 1536;
+  std::mt19937 rng(5);
+  std::vector<uint8_t> a(static_cast<size_t>(M * K));
+  std::vector<int8_t> b(static_cast<size_t>(K * N)), bz(static_cast<size_t>(N));
+  std::vector<float> bs(static_cast<size_t>(N)), bias(static_cast<size_t>(N));
+  std::vector<int32_t> zb(static_cast<size_t>(N));
+  for (auto& v : a) v = static_cast<uint8_t>(rng() & 255);
+  for (auto& v : b) v = static_cast<int8_t>(rng() & 255);
+  for (size_t n = 0; n < static_cast<size_t>(N); ++n) {
+    bs[n] = 0.0005f * static_cast<float>(1 + n % 11);
+    bz[n] = static_cast<int8_t>(static_cast<int>(n % 7) - 3);
+    zb[n] = bz[n];
+    bias[n] = 0.01f * static_cast<float>(static_cast<int>(n % 13) - 6);
+  }
+  const float sa = 0.0173f;
+  auto r = run_ms("MatMulIntegerToFloat", {tv<uint8_t>({M, K}, a), tv<int8_t>({K, N}, b), Tensor::scalar(sa),
+                                           tv<float>({N}, bs), Tensor::scalar<uint8_t>(117), tv<int8_t>({N}, bz),
+                                           tv<float>({N}, bias)});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ((*r)[0].shape(), (Shape{M, N}));
+  std::vector<float> scales(static_cast<size_t>(N));
+  for (size_t n = 0; n < scales.size(); ++n) scales[n] = sa * bs[n];
+  const std::vector<float> want = ref_qgemm_float(a, 117, b, zb, nullptr, M, K, N, false, scales);
+  const float* got = (*r)[0].data<float>();
+  for (int64_t i = 0; i < M * N; ++i) {
+    const float w = want[static_cast<size_t>(i)] + bias[static_cast<size_t>(i % N)];
+    ASSERT_NEAR(got[i], w, 1e-6f * (1 + std::fabs(w))) << i;
+  }
+}
+
+TEST(QuantizeContribKernels, DynamicQuantizeMatMulQuantizesAllOfA) {
+  // Batched A [2, 64, K] (one scale and zero point for all of it), int8 B with
+  // one scale and no zero point, a bias.
+  const int64_t B = 2, M = 64, K = 384, N = 96;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-3.0f, 5.0f);
+  std::vector<float> a(static_cast<size_t>(B * M * K)), bias(static_cast<size_t>(N));
+  std::vector<int8_t> b(static_cast<size_t>(K * N));
+  for (auto& v : a) v = u(rng);
+  for (auto& v : b) v = static_cast<int8_t>(rng() & 255);
+  for (auto& v : bias) v = u(rng);
+  const float sb = 0.004f;
+  auto r = run_ms("DynamicQuantizeMatMul",
+                  {tv<float>({B, M, K}, a), tv<int8_t>({K, N}, b), Tensor::scalar(sb), Tensor(), tv<float>({N}, bias)});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ((*r)[0].shape(), (Shape{B, M, N}));
+  // Reference: DynamicQuantizeLinear's own output, then the integer product.
+  auto q = run_op("DynamicQuantizeLinear", {tv<float>({B * M, K}, a)}, {}, 3, 11);
+  ASSERT_TRUE(q.ok());
+  const std::vector<uint8_t> aq = values<uint8_t>((*q)[0]);
+  const float sa = (*q)[1].data<float>()[0];
+  const int32_t za = (*q)[2].data<uint8_t>()[0];
+  const std::vector<float> want = ref_qgemm_float(aq, za, b, {0}, nullptr, B * M, K, N, false, {sa * sb});
+  const float* got = (*r)[0].data<float>();
+  for (int64_t i = 0; i < B * M * N; ++i) {
+    const float w = want[static_cast<size_t>(i)] + bias[static_cast<size_t>(i % N)];
+    ASSERT_NEAR(got[i], w, 1e-6f * (1 + std::fabs(w))) << i;
+  }
+}
+
+TEST(QuantizeContribKernels, IntegerToFloatProductsRejectWhatTheyDoNotRun) {
+  const Tensor a = tv<uint8_t>({2, 3}, {1, 2, 3, 4, 5, 6}), b = tv<int8_t>({3, 2}, {1, -1, 2, 0, -3, 4});
+  auto r = run_ms("MatMulIntegerToFloat", {a, b, tv<float>({2}, {0.1f, 0.2f}), Tensor::scalar(0.5f)});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("a_scale"), std::string::npos) << r.status().message();
+  r = run_ms("MatMulIntegerToFloat", {a, b, Tensor::scalar(0.1f), tv<float>({3}, {1, 2, 3})});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("b_scale"), std::string::npos) << r.status().message();
+  r = run_ms("MatMulIntegerToFloat",
+             {a, b, Tensor::scalar(0.1f), Tensor::scalar(0.5f), Tensor(), Tensor(), tv<float>({3}, {1, 2, 3})});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("bias"), std::string::npos) << r.status().message();
+  r = run_ms("DynamicQuantizeMatMul", {tv<float>({1, 3}, {1, NAN, 2}), b, Tensor::scalar(0.5f)});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("NaN"), std::string::npos) << r.status().message();
+  r = run_ms("DynamicQuantizeMatMul", {a, b, Tensor::scalar(0.5f)});
+  EXPECT_FALSE(r.ok());
+}
+
 TEST(QuantizeContribKernels, QGemmQuantizedTransAAndBiasShapes) {
   // A^T given as [K, M]; y = rne(acc * (1 * 0.5 * 0.5 / 0.5)) + 2 = rne(0.5 acc) + 2.
   // A = [[1, 2, 3], [4, 5, 6]] (after transposing), a_zp 1; B = [[1, 0], [0, 1], [1, 1]] (uint8), b_zp 0.

@@ -9,7 +9,9 @@ ZOO_DIR is laid out like shared/models (manifest.json, <model>.onnx,
 "compare" entry in manifest.json saying how close dlrt must come:
 
 - minilm_l6 through onnxruntime.quantization.quantize_dynamic, weights QInt8
-  and QUInt8 (MatMulInteger + DynamicQuantizeLinear);
+  and QUInt8 (MatMulInteger + DynamicQuantizeLinear), each also as ONNX
+  Runtime saves it after its integer fusions (com.microsoft
+  DynamicQuantizeMatMul and MatMulIntegerToFloat);
 - resnet18, mobilenet_v2, efficientnet_b0 through quantize_static, per
   channel, calibrated on the zoo's own sample inputs, in the QDQ format and
   in the QOperator format (QLinearConv, com.microsoft QLinearAdd, ...);
@@ -113,6 +115,26 @@ def ort_outputs(model_path, inputs, optimize):
     return dict(zip(names, sess.run(names, inputs)))
 
 
+# ONNX Runtime's transformer fusions (com.microsoft Attention, Gelu,
+# SkipLayerNormalization, FusedMatMul, ...), left out of save_integer_fusions.
+TRANSFORMER_FUSIONS = ["AttentionFusion", "EmbedLayerNormFusion", "SkipLayerNormFusion", "GeluFusion", "GeluFusionL1",
+                       "GeluFusionL2", "FastGeluFusion", "BiasGeluFusion", "MatMulScaleFusion"]
+
+
+def save_integer_fusions(src, dst):
+    """Saves the model ONNX Runtime builds from src at its extended
+    optimisation level, without its transformer fusions: what a user gets
+    with SessionOptions.optimized_model_filepath."""
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    opts.optimized_model_filepath = dst
+    ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"], disabled_optimizers=TRANSFORMER_FUSIONS)
+    ops = {n.op_type for n in onnx.load(dst).graph.node if n.domain == "com.microsoft"}
+    if not {"DynamicQuantizeMatMul", "MatMulIntegerToFloat"} & ops:
+        raise RuntimeError(f"{dst}: ONNX Runtime made no integer fusion (com.microsoft ops: {sorted(ops)})")
+
+
 def write_variant(out_dir, variant, model_path, cases, compare, description, manifest, optimize=False):
     reference = (f"onnxruntime {ort.__version__} CPU, 1 thread, graph optimisations "
                  + ("all" if optimize else "off"))
@@ -171,6 +193,13 @@ def main():
             quantize_dynamic(src, path, weight_type=wt)
             write_variant(out, variant, path, cases, emb_compare,
                           f"{name} through onnxruntime {ort.__version__} quantize_dynamic, weights {tag}", manifest)
+            # The same model as ONNX Runtime saves it after its integer fusions
+            # (com.microsoft DynamicQuantizeMatMul, MatMulIntegerToFloat).
+            fused = f"{variant}_ort_fused"
+            save_integer_fusions(path, os.path.join(out, fused + ".onnx"))
+            write_variant(out, fused, os.path.join(out, fused + ".onnx"), cases, emb_compare,
+                          f"{variant} saved by onnxruntime {ort.__version__} after its extended graph optimisations "
+                          "(transformer fusions off: the integer fusions only)", manifest)
 
     for name in CNNS:
         if (found := source(name)) is None:

@@ -192,18 +192,26 @@ Status dequantize_linear(KernelContext& ctx) {
   });
 }
 
+// DynamicQuantizeLinear's uint8 scale and zero point for the n values at x;
+// false when x holds a NaN.
+bool dynamic_quant_params(const float* x, int64_t n, float& scale, uint8_t& zp) {
+  float lo = 0, hi = 0;
+  if (!min_max(x, n, lo, hi)) return false;
+  lo = std::min(lo, 0.0f);  // the range always includes 0
+  hi = std::max(hi, 0.0f);
+  // An all-zero input has no range; its scale is 1, as ONNX Runtime's.
+  scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+  zp = saturate_round<uint8_t>(std::min(255.0f, std::max(0.0f, 0.0f - lo / scale)));
+  return true;
+}
+
 Status dynamic_quantize_linear(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   if (x->dtype() != DType::kFloat32) return ctx.unsupported("only float32 input is supported");
   const float* xs = x->data<float>();
-  float lo = 0, hi = 0;
-  if (!min_max(xs, x->size(), lo, hi)) return ctx.invalid("input contains NaN");
-  lo = std::min(lo, 0.0f);  // the range always includes 0
-  hi = std::max(hi, 0.0f);
-  // An all-zero input has no range; its scale is 1, as ONNX Runtime's.
-  const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
-  const float zp_f = std::min(255.0f, std::max(0.0f, 0.0f - lo / scale));
-  const uint8_t zp = saturate_round<uint8_t>(zp_f);
+  float scale = 1;
+  uint8_t zp = 0;
+  if (!dynamic_quant_params(xs, x->size(), scale, zp)) return ctx.invalid("input contains NaN");
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kUInt8, x->shape()));
   quantize_u8(xs, x->size(), scale, zp, y->data<uint8_t>());
   if (ctx.output_requested(1)) {
@@ -466,6 +474,73 @@ Status matmul_integer_to_float(KernelContext& ctx, const PrepackedB* pre) {
   return integer_matmul(ctx, *a, ctx.input(2), *b, ctx.input(3), g, pre, static_cast<int32_t*>(y->raw_data()), &fo);
 }
 
+// The float multipliers of the com.microsoft products: a_scale (one value)
+// times b_scale (one value, or one per column of B) into `out`, as
+// Int8FloatOutput takes them.
+Result<Int8FloatOutput> ms_float_output(const KernelContext& ctx, const Tensor& a_scale, const Tensor& b_scale,
+                                        const Tensor* bias, const MatMulGeometry& g, float* out) {
+  for (const Tensor* t : {&a_scale, &b_scale})
+    if (t->dtype() != DType::kFloat32)
+      return ctx.unsupported(std::string("scales of type ") + dtype_name(t->dtype()) + " (only float32)");
+  if (a_scale.size() != 1) return ctx.unsupported("a_scale with more than one value (only per-tensor A)");
+  if (b_scale.size() != 1 && b_scale.size() != g.N)
+    return ctx.unsupported("b_scale of shape " + shape_to_string(b_scale.shape()) +
+                           ": only one value or one per column of B (" + std::to_string(g.N) + ")");
+  if (bias && (bias->dtype() != DType::kFloat32 || bias->size() != g.N))
+    return ctx.invalid("bias must be float32 with one value per column of B (" + std::to_string(g.N) + ")");
+  const float as = a_scale.data<float>()[0];
+  const float* bs = b_scale.data<float>();
+  Int8FloatOutput fo;
+  for (int64_t j = 0; j < b_scale.size(); ++j) out[j] = as * bs[j];
+  fo.scale = out;
+  fo.scale_stride = b_scale.size() == 1 ? 0 : 1;
+  fo.bias = bias ? bias->data<float>() : nullptr;
+  return fo;
+}
+
+// com.microsoft MatMulIntegerToFloat (A, B, a_scale, b_scale, a_zero_point?,
+// b_zero_point?, bias?): the int32 product of MatMulInteger, then
+// float(acc) * (a_scale * b_scale) + bias per column, in ONNX Runtime's order.
+Status ms_matmul_integer_to_float(KernelContext& ctx, const PrepackedB* pre) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* a_scale, required_input(ctx, 2));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* b_scale, required_input(ctx, 3));
+  if (!is_8bit(a->dtype()) || !is_8bit(b->dtype())) return ctx.unsupported("A and B must be uint8 or int8");
+  DLRT_ASSIGN_OR_RETURN(MatMulGeometry g, matmul_geometry(ctx, *a, *b));
+  thread_local AlignedScratch scale_scratch;
+  float* scales = scale_scratch.get<float>(static_cast<size_t>(g.N), AlignedScratch::Growth::kByHalf);
+  DLRT_ASSIGN_OR_RETURN(Int8FloatOutput fo, ms_float_output(ctx, *a_scale, *b_scale, ctx.input(6), g, scales));
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, g.out_shape));
+  return integer_matmul(ctx, *a, ctx.input(4), *b, ctx.input(5), g, pre, static_cast<int32_t*>(y->raw_data()), &fo);
+}
+
+// com.microsoft DynamicQuantizeMatMul (A, B, b_scale, b_zero_point?, bias?):
+// A float32 quantized to uint8 as DynamicQuantizeLinear does (one scale and
+// zero point for all of A), then MatMulIntegerToFloat.
+Status ms_dynamic_quantize_matmul(KernelContext& ctx, const PrepackedB* pre) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* b_scale, required_input(ctx, 2));
+  if (a->dtype() != DType::kFloat32) return ctx.unsupported("A must be float32");
+  if (!is_8bit(b->dtype())) return ctx.unsupported("B must be uint8 or int8");
+  float a_scale = 1;
+  uint8_t a_zp = 0;
+  if (!dynamic_quant_params(a->data<float>(), a->size(), a_scale, a_zp)) return ctx.invalid("A contains NaN");
+  thread_local AlignedScratch a_scratch;
+  auto* aq = a_scratch.get<uint8_t>(static_cast<size_t>(a->size()), AlignedScratch::Growth::kByHalf);
+  quantize_u8(a->data<float>(), a->size(), a_scale, a_zp, aq);
+  const Tensor a_q = Tensor::view(DType::kUInt8, a->shape(), aq);
+  const Tensor a_scale_t = Tensor::view(DType::kFloat32, {}, &a_scale);
+  const Tensor a_zp_t = Tensor::view(DType::kUInt8, {}, &a_zp);
+  DLRT_ASSIGN_OR_RETURN(MatMulGeometry g, matmul_geometry(ctx, a_q, *b));
+  thread_local AlignedScratch scale_scratch;
+  float* scales = scale_scratch.get<float>(static_cast<size_t>(g.N), AlignedScratch::Growth::kByHalf);
+  DLRT_ASSIGN_OR_RETURN(Int8FloatOutput fo, ms_float_output(ctx, a_scale_t, *b_scale, ctx.input(4), g, scales));
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, g.out_shape));
+  return integer_matmul(ctx, a_q, &a_zp_t, *b, ctx.input(3), g, pre, static_cast<int32_t*>(y->raw_data()), &fo);
+}
+
 }  // namespace
 
 Result<DType> qlinear_out_type(const KernelContext& ctx, const Tensor* y_zp, DType fallback) {
@@ -480,9 +555,13 @@ Status register_quantize_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("DequantizeLinear", dequantize_linear, 10));
   DLRT_RETURN_IF_ERROR(r.add_fn("DynamicQuantizeLinear", dynamic_quantize_linear, 11));
   DLRT_RETURN_IF_ERROR(r.add(prepacked_def<PrepackedB>("MatMulInteger", matmul_integer, 1, prepack_b)));
-    DLRT_RETURN_IF_ERROR(r.add(prepacked_def<PrepackedB>("QLinearMatMul", qlinear_matmul, 3, prepack_b)));
+  DLRT_RETURN_IF_ERROR(r.add(prepacked_def<PrepackedB>("QLinearMatMul", qlinear_matmul, 3, prepack_b)));
   DLRT_RETURN_IF_ERROR(r.add(
       prepacked_def<PrepackedB>("MatMulIntegerToFloat", matmul_integer_to_float, 1, prepack_b, "com.dlrt", 1)));
+  DLRT_RETURN_IF_ERROR(r.add(prepacked_def<PrepackedB>("MatMulIntegerToFloat", ms_matmul_integer_to_float, 1,
+                                                       prepack_b, "com.microsoft", 1)));
+  DLRT_RETURN_IF_ERROR(r.add(prepacked_def<PrepackedB>("DynamicQuantizeMatMul", ms_dynamic_quantize_matmul, 1,
+                                                       prepack_b, "com.microsoft", 1)));
   return Status::Ok();
 }
 

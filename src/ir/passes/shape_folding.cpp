@@ -192,20 +192,7 @@ class ShapeInference {
       return;
     }
     if (op == "Where") return set(n, 0, dtype_of_in(n, 1), broadcast(broadcast(shape_of(n, 0), shape_of(n, 1)), shape_of(n, 2)));
-    if (op == "MatMul") {
-      auto a = shape_of(n, 0), b = shape_of(n, 1);
-      std::optional<Dims> out;
-      if (a && b && a->size() >= 2 && b->size() >= 2) {
-        Dims ba(a->begin(), a->end() - 2), bb(b->begin(), b->end() - 2);
-        auto batch = broadcast(ba, bb);
-        if (batch) {
-          out = *batch;
-          out->push_back((*a)[a->size() - 2]);
-          out->push_back(b->back());
-        }
-      }
-      return set(n, 0, dtype_of_in(n, 0), out);
-    }
+    if (op == "MatMul") return set(n, 0, dtype_of_in(n, 0), matmul_shape(n));
     if (op == "Gemm") {
       auto a = shape_of(n, 0), b = shape_of(n, 1);
       std::optional<Dims> out;
@@ -305,10 +292,28 @@ class ShapeInference {
     }
   }
 
+  // numpy matmul of inputs 0 and 1 (both of rank >= 2), when known.
+  std::optional<Dims> matmul_shape(const Node& n) {
+    auto a = shape_of(n, 0), b = shape_of(n, 1);
+    std::optional<Dims> out;
+    if (a && b && a->size() >= 2 && b->size() >= 2) {
+      Dims ba(a->begin(), a->end() - 2), bb(b->begin(), b->end() - 2);
+      auto batch = broadcast(ba, bb);
+      if (batch) {
+        out = *batch;
+        out->push_back((*a)[a->size() - 2]);
+        out->push_back(b->back());
+      }
+    }
+    return out;
+  }
+
   // The quantized com.microsoft ops ONNX Runtime's QOperator quantization
-  // emits (backends/cpu/quantize_contrib.cpp).
+  // and its saved optimised models emit (backends/cpu/quantize_contrib.cpp,
+  // quantize.cpp).
   void infer_ms(const Node& n) {
     const std::string& op = n.op_type;
+    if (op == "MatMulIntegerToFloat" || op == "DynamicQuantizeMatMul") return set(n, 0, DType::kFloat32, matmul_shape(n));
     if (op == "QLinearSigmoid" || op == "QLinearLeakyRelu") return set(n, 0, dtype_of_in(n, 0), shape_of(n, 0));
     if (op == "QLinearAdd" || op == "QLinearMul")
       return set(n, 0, dtype_of_in(n, 0), broadcast(shape_of(n, 0), shape_of(n, 3)));
