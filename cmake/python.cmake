@@ -11,16 +11,16 @@ option(DLRT_BUILD_PYTHON "Build the Python package dlrt (needs nanobind: python 
 
 if(DLRT_BUILD_PYTHON)
   find_package(Python 3.9 REQUIRED COMPONENTS Interpreter Development.Module)
-  if(NOT nanobind_DIR)
-    # nanobind installed from PyPI into the Python found above (or its venv).
-    execute_process(COMMAND ${Python_EXECUTABLE} -m nanobind --cmake_dir
-                    OUTPUT_VARIABLE DLRT_NANOBIND_DIR OUTPUT_STRIP_TRAILING_WHITESPACE
-                    RESULT_VARIABLE DLRT_NANOBIND_RC ERROR_QUIET)
-    if(NOT DLRT_NANOBIND_RC EQUAL 0)
-      message(FATAL_ERROR "DLRT_BUILD_PYTHON=ON needs nanobind for ${Python_EXECUTABLE}: "
-                          "install it with '${Python_EXECUTABLE} -m pip install nanobind', or set nanobind_DIR")
-    endif()
+  # nanobind from PyPI, installed for the Python found above (or its venv).
+  # Asked every configure: pip's isolated build environments move it.
+  execute_process(COMMAND ${Python_EXECUTABLE} -m nanobind --cmake_dir
+                  OUTPUT_VARIABLE DLRT_NANOBIND_DIR OUTPUT_STRIP_TRAILING_WHITESPACE
+                  RESULT_VARIABLE DLRT_NANOBIND_RC ERROR_QUIET)
+  if(DLRT_NANOBIND_RC EQUAL 0)
     set(nanobind_DIR ${DLRT_NANOBIND_DIR} CACHE PATH "nanobind's CMake folder" FORCE)
+  elseif(NOT EXISTS "${nanobind_DIR}")
+    message(FATAL_ERROR "DLRT_BUILD_PYTHON=ON needs nanobind for ${Python_EXECUTABLE}: "
+                        "install it with '${Python_EXECUTABLE} -m pip install nanobind', or set nanobind_DIR")
   endif()
   find_package(nanobind CONFIG REQUIRED)
 

@@ -2,8 +2,8 @@
 
     import numpy as np, dlrt
     session = dlrt.Session("model.onnx", device="auto")
-    [y] = session.run({"x": np.zeros((1, 3, 224, 224), np.float32)})
-    print(session.last_report)            # where each partition ran, and the times
+    [y], report = session.run({"x": np.zeros((1, 3, 224, 224), np.float32)}, report=True)
+    print(report)                         # where each partition ran, and the times
 
     model = dlrt.Embedder("all-MiniLM-L6-v2/")   # a sentence-transformers ONNX folder
     vectors = model.encode(["a sentence", "another one"])

@@ -90,7 +90,7 @@ Tensor string_tensor(const std::string& name, nb::handle arr) {
       out[i++].assign(PyBytes_AS_STRING(item.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(item.ptr())));
     } else {
       raise_status(InvalidArgument("input '" + name + "': a string tensor takes str or bytes elements, got " +
-                                   nb::cast<std::string>(nb::str(item.type().attr("__name__")))));
+                                   str_of(item.type().attr("__name__"))));
     }
   }
   return std::move(t).value();
@@ -131,7 +131,7 @@ Feed feed_from_python(const std::string& name, nb::handle value, const TensorInf
   std::optional<DType> dtype = ok ? dtype_from_dlpack(arr.dtype()) : std::nullopt;
   if (!dtype) {
     raise_status(InvalidArgument("input '" + name + "': numpy dtype " +
-                                 nb::cast<std::string>(nb::str(feed.keep.attr("dtype"))) +
+                                 str_of(feed.keep.attr("dtype")) +
                                  " has no dlrt equivalent (float16/32/64, int8..64, uint8..64, bool, str)"));
   }
   Shape shape;

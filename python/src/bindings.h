@@ -65,6 +65,8 @@ nb::object tensor_to_numpy(Tensor tensor);
 // A tuple of dims with None for a dynamic (negative) dim.
 nb::tuple shape_to_python(const std::vector<int64_t>& shape);
 
+// str(x) of a Python object.
+inline std::string str_of(nb::handle x) { return nb::str(x).c_str(); }
 // repr(x) of a Python object / of a str made from `s`.
 inline std::string repr_of(nb::handle x) { return nb::repr(x).c_str(); }
 inline std::string repr_of(const std::string& s) { return repr_of(nb::str(s.data(), s.size())); }

@@ -127,7 +127,7 @@ nb::object encode(PyEmbedder& self, nb::handle sentences, int64_t batch_size, bo
     for (nb::handle s : nb::iter(sentences)) {
       if (!PyUnicode_Check(s.ptr())) {
         throw nb::type_error(("sentences must be a str or a list of str, got an element of type " +
-                              nb::cast<std::string>(nb::str(s.type().attr("__name__"))))
+                              str_of(s.type().attr("__name__")))
                                  .c_str());
       }
       texts.push_back(nb::cast<std::string>(s));

@@ -6,7 +6,6 @@
 #include <nanobind/stl/vector.h>
 
 #include <memory>
-#include <mutex>
 #include <optional>
 
 #include "bindings.h"
@@ -56,8 +55,6 @@ The GIL is released while the model runs.)";
 
 struct PySession {
   std::unique_ptr<Session> session;
-  mutable std::mutex mu;  // guards last
-  std::optional<RunReport> last;
 };
 
 Session& get(PySession& s) {
@@ -145,14 +142,11 @@ nb::object run(PySession& self, nb::handle feeds, std::optional<std::vector<std:
   Result<std::vector<Tensor>> result = Status();
   {
     nb::gil_scoped_release unlocked;
-    result = session.run(inputs, &report);
+    // No report asked for, none built (building one costs a little per run).
+    result = session.run(inputs, want_report ? &report : nullptr);
     inputs.clear();  // views only; no Python object involved
   }
   check(result.status());
-  {
-    std::lock_guard<std::mutex> lock(self.mu);
-    self.last = report;
-  }
   std::vector<Tensor>& tensors = result.value();
   nb::list out;
   if (output_names) {
@@ -260,12 +254,6 @@ void bind_session(nb::module_& m) {
            kRunDoc)
       .def("placement", [](PySession& s) { return get(s).placement(); },
            "Where the session's partitions were placed (before any run): a RunReport.")
-      .def_prop_ro("last_report", [](PySession& s) {
-            std::lock_guard<std::mutex> lock(s.mu);
-            return s.last;
-          },
-          "The RunReport of the latest run() of this Session (None before the first). With runs\n"
-          "in several threads, which run was latest is a race: use run(..., report=True) there.")
       .def("__repr__", [](PySession& s) {
         if (!s.session) return std::string("Session(<not initialised>)");
         std::string r = "Session(inputs=[";

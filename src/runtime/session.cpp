@@ -34,6 +34,10 @@ class SessionImpl {
   std::unique_ptr<Executor> executor;
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
+  // Per output: it is one of the model's constants (an initializer, a folded
+  // value), whose storage the session keeps; handed out as a copy, so a caller
+  // writing into an output cannot change the model.
+  std::vector<bool> constant_outputs;
   RunReport placement;
   std::vector<NodePlacement> node_placement;  // per node of model.graph, in plan order
   CompiledPartitions compiled;  // com.dlrt.CompiledPartition nodes (dlrt compile), runtime/compiled_model.h
@@ -288,6 +292,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   DLRT_ASSIGN_OR_RETURN(impl->executor, Executor::create(impl->run_graph, *impl->pool, custom));
   for (ir::ValueId id : g.inputs) impl->inputs.push_back(info_of(g.values[id]));
   for (ir::ValueId id : g.outputs) impl->outputs.push_back(info_of(g.values[id]));
+  for (ir::ValueId id : rg->outputs) impl->constant_outputs.push_back(rg->values[id].constant.has_value());
   return impl;
 }
 
@@ -472,13 +477,20 @@ Status check_tensor_output(const RunValue& v, const TensorInfo& info) {
   return Unsupported("output '" + info.name + "' is a sequence or optional, which Session::run cannot return");
 }
 
-// A run's values as the tensors Session::run returns.
-Result<std::vector<Tensor>> as_tensors(std::vector<RunValue> out, const std::vector<TensorInfo>& infos) {
+// A run's values as the tensors Session::run returns: constants copied (see
+// SessionImpl::constant_outputs).
+Result<std::vector<Tensor>> as_tensors(std::vector<RunValue> out, const std::vector<TensorInfo>& infos,
+                                       const std::vector<bool>& constant) {
   std::vector<Tensor> tensors;
   tensors.reserve(out.size());
   for (size_t i = 0; i < out.size(); ++i) {
     DLRT_RETURN_IF_ERROR(check_tensor_output(out[i], infos[i]));
-    tensors.push_back(std::move(out[i].tensor));
+    if (i < constant.size() && constant[i]) {
+      DLRT_ASSIGN_OR_RETURN(Tensor copy, out[i].tensor.clone());
+      tensors.push_back(std::move(copy));
+    } else {
+      tensors.push_back(std::move(out[i].tensor));
+    }
   }
   return tensors;
 }
@@ -486,7 +498,7 @@ Result<std::vector<Tensor>> as_tensors(std::vector<RunValue> out, const std::vec
 
 Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs, RunReport* report) const {
   DLRT_ASSIGN_OR_RETURN(auto out, impl_->run(inputs, report));
-  return as_tensors(std::move(out), impl_->outputs);
+  return as_tensors(std::move(out), impl_->outputs, impl_->constant_outputs);
 }
 
 Status Session::run_into(const std::map<std::string, Tensor>& inputs, std::map<std::string, Tensor>& outputs,
@@ -517,7 +529,11 @@ Status Session::run_into(const std::map<std::string, Tensor>& inputs, std::map<s
     Tensor& dst = it->second;
     const Tensor& got = values[i].tensor;
     if (!dst.valid()) {
-      dst = got;
+      if (i < impl_->constant_outputs.size() && impl_->constant_outputs[i]) {
+        DLRT_ASSIGN_OR_RETURN(dst, got.clone());
+      } else {
+        dst = got;
+      }
       continue;
     }
     if (dst.dtype() != got.dtype() || dst.shape() != got.shape())

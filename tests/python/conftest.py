@@ -1,0 +1,53 @@
+"""Fixtures of the dlrt Python tests (run by scripts/run_tests.sh, step 5).
+
+Run by hand after building the module (docs/python.md):
+    PYTHONPATH=BUILD/python BUILD/venv/bin/python -m pytest tests/python
+Environment: DLRT_TEST_MODELS (the generated test models, default build/test_models),
+DLRT_ZOO_DIR (the model zoo, default ../shared/models when there), DLRT_MODEL_PYTHON
+(the python with onnx that writes the tests' own models, default /usr/bin/python3).
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _zoo_dir():
+    env = os.environ.get("DLRT_ZOO_DIR")
+    if env:
+        return env
+    default = os.path.join(os.path.dirname(ROOT), "shared", "models")
+    return default if os.path.isfile(os.path.join(default, "manifest.json")) else ""
+
+
+ZOO_DIR = _zoo_dir()
+
+
+@pytest.fixture(scope="session")
+def models(tmp_path_factory):
+    """The tests' own small models (tests/python/make_models.py), written once per session."""
+    out = tmp_path_factory.mktemp("models")
+    python = os.environ.get("DLRT_MODEL_PYTHON", "/usr/bin/python3")
+    subprocess.run([python, os.path.join(os.path.dirname(__file__), "make_models.py"), str(out)], check=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def test_models():
+    """The project's generated test models (tests/models/make_test_models.py)."""
+    path = os.environ.get("DLRT_TEST_MODELS") or os.path.join(ROOT, "build", "test_models")
+    if not os.path.isfile(os.path.join(path, "STAMP")):
+        pytest.fail(f"no test models in {path}: run /usr/bin/python3 tests/models/make_test_models.py {path} "
+                    "or set DLRT_TEST_MODELS")
+    return path
+
+
+def run_python(code):
+    """Runs `code` in a fresh interpreter with this one's sys.path; returns its stdout."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Writes the small ONNX models the Python tests use into OUT (argv[1]).
+
+    /usr/bin/python3 tests/python/make_models.py OUT
+
+Needs Debian's python3-onnx and python3-numpy (what tests/models/make_test_models.py
+uses); tests/python/conftest.py runs it once per test session.
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+
+OPSET = 17
+
+
+def model(nodes, inputs, outputs, initializers=()):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="dlrt-tests")
+    m.ir_version = 8
+    return m
+
+
+def f32(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    one = numpy_helper.from_array(np.array(1.0, np.float32), "one")
+    two = numpy_helper.from_array(np.array(2.0, np.float32), "two")
+    # x -> sum = x + 1, prod = x * 2, neg = -x: three outputs to pick from.
+    save(model([helper.make_node("Add", ["x", "one"], ["sum"]), helper.make_node("Mul", ["x", "two"], ["prod"]),
+                helper.make_node("Neg", ["x"], ["neg"])],
+               [f32("x", ["n", 3])], [f32("sum", ["n", 3]), f32("prod", ["n", 3]), f32("neg", ["n", 3])],
+               [one, two]), os.path.join(out, "three_outputs.onnx"))
+    # An output that is the input itself.
+    save(model([helper.make_node("Identity", ["x"], ["y"])], [f32("x", ["n"])], [f32("y", ["n"])]),
+         os.path.join(out, "identity.onnx"))
+    # An output that is a constant of the model.
+    table = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "table")
+    save(model([helper.make_node("Identity", ["table"], ["t"]), helper.make_node("Neg", ["x"], ["y"])],
+               [f32("x", [2])], [f32("t", [2, 3]), f32("y", [2])], [table]),
+         os.path.join(out, "constant_output.onnx"))
+    # Strings in and out.
+    save(model([helper.make_node("Identity", ["s"], ["out"])],
+               [helper.make_tensor_value_info("s", TensorProto.STRING, ["n"])],
+               [helper.make_tensor_value_info("out", TensorProto.STRING, ["n"])]),
+         os.path.join(out, "strings.onnx"))
+    # Sum of every element: reads a large input once, allocates nothing large.
+    save(model([helper.make_node("ReduceSum", ["x"], ["total"], keepdims=0)], [f32("x", ["n"])], [f32("total", [])]),
+         os.path.join(out, "reduce_sum.onnx"))
+    # A MatMul long enough to see whether the GIL is held while it runs.
+    save(model([helper.make_node("MatMul", ["a", "b"], ["c"])], [f32("a", ["m", "k"]), f32("b", ["k", "n"])],
+               [f32("c", ["m", "n"])]), os.path.join(out, "matmul.onnx"))
+    # int64 in, int64 out.
+    save(model([helper.make_node("Add", ["i", "i"], ["doubled"])],
+               [helper.make_tensor_value_info("i", TensorProto.INT64, [4])],
+               [helper.make_tensor_value_info("doubled", TensorProto.INT64, [4])]),
+         os.path.join(out, "int64_add.onnx"))
+    with open(os.path.join(out, "STAMP"), "w") as f:
+        f.write("ok\n")
+
+
+if __name__ == "__main__":
+    main()
