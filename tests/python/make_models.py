@@ -36,6 +36,9 @@ def main():
                 helper.make_node("Neg", ["x"], ["neg"])],
                [f32("x", ["n", 3])], [f32("sum", ["n", 3]), f32("prod", ["n", 3]), f32("neg", ["n", 3])],
                [one, two]), os.path.join(out, "three_outputs.onnx"))
+    # One elementwise output.
+    save(model([helper.make_node("Neg", ["x"], ["y"])], [f32("x", ["n"])], [f32("y", ["n"])]),
+         os.path.join(out, "negate.onnx"))
     # An output that is the input itself.
     save(model([helper.make_node("Identity", ["x"], ["y"])], [f32("x", ["n"])], [f32("y", ["n"])]),
          os.path.join(out, "identity.onnx"))
