@@ -9,9 +9,8 @@
 #   matrix (DLRT_OPENVINO_MATRIX),
 #   4. an install into a fresh prefix with two consumer builds against it
 #      (scripts/test_install.sh),
-#   5. the Python package: the module dlrt._dlrt built in BUILD
-#      (-DDLRT_BUILD_PYTHON=ON, nanobind from BUILD/venv), then the pytest
-#      suite tests/python against BUILD/python.
+#   5. the Python package: the module dlrt._dlrt built in BUILD and the
+#      pytest suite tests/python (scripts/test_python.sh).
 # Then prints the totals. Exit status 0 only when all of them pass.
 set -uo pipefail
 
@@ -167,43 +166,12 @@ install_rc=$?
 echo "$install_out"
 install_line=$(echo "$install_out" | tail -1)
 
-# The Python package, built in this build folder (only the module and its
-# objects are new) with the venv's nanobind, then tested with pytest. The
-# folder's DLRT_BUILD_PYTHON setting is put back afterwards, so `make build`
-# never depends on the venv. A pip failure (no PyPI) is a test failure.
-PYTHON_PACKAGES="nanobind==2.9.2 pytest==8.4.2 numpy==2.4.6"
 echo
-echo "== python (tests/python: pytest against $BUILD/python)"
-python_rc=0
-python_state=""
-was_on=$(grep -c '^DLRT_BUILD_PYTHON:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null)
-if grep -qE '^DLRT_(SANITIZE|FUZZ):BOOL=ON' "$BUILD/CMakeCache.txt"; then
-  # An ASan-built module cannot load into an uninstrumented python.
-  python_state="skipped (a sanitizer build: the module would need libasan preloaded into python; make test runs it)"
-  echo "$python_state"
-  was_on=1
-elif ! PY=$("$ROOT/scripts/setup_venv.sh" "$BUILD" $PYTHON_PACKAGES | tail -n 1); then
-  python_state="FAILED: pip could not install $PYTHON_PACKAGES into $BUILD/venv (PyPI unreachable?)"
-  python_rc=1
-elif ! cmake -S "$ROOT" -B "$BUILD" -DDLRT_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PY" > "$BUILD/python_configure.log" 2>&1; then
-  tail -20 "$BUILD/python_configure.log"
-  python_state="FAILED: configuring with -DDLRT_BUILD_PYTHON=ON (see $BUILD/python_configure.log)"
-  python_rc=1
-elif ! cmake --build "$BUILD" -j "$JOBS" --target _dlrt 2>&1 | tail -20; then
-  python_state="FAILED: building the module _dlrt"
-  python_rc=1
-else
-  pytest_out=$(cd "$ROOT" && PYTHONPATH="$BUILD/python" DLRT_TEST_MODELS="$DLRT_TEST_MODELS" \
-               "$PY" -m pytest -q -rs -p no:cacheprovider "$ROOT/tests/python" 2>&1)
-  python_rc=$?
-  echo "$pytest_out" | tail -40
-  python_state=$(echo "$pytest_out" | grep -E '^=* ?[0-9]+ (passed|failed)' | tail -1 | sed -E 's/^=+ //; s/ =+$//')
-  python_state=${python_state:-no pytest summary (exit $python_rc)}
-  if [ $python_rc -ne 0 ]; then python_state="FAILED ($python_state)"; else python_state="ok ($python_state)"; fi
-fi
-if [ "$was_on" = 0 ]; then
-  cmake -S "$ROOT" -B "$BUILD" -DDLRT_BUILD_PYTHON=OFF > /dev/null 2>&1
-fi
+echo "== python (scripts/test_python.sh: the module built in $BUILD, pytest on tests/python)"
+python_out=$("$ROOT/scripts/test_python.sh" "$BUILD" 2>&1)
+python_rc=$?
+echo "$python_out"
+python_state=$(echo "$python_out" | tail -1)
 
 echo
 echo "== totals"
