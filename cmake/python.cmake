@@ -1,7 +1,7 @@
 # The Python package dlrt (python/): the pure-Python files in python/dlrt/
 # over one native module, dlrt._dlrt, built with nanobind from
-# python/src/*.cpp and linking dlrt_embed and dlrt_internal statically (one
-# native file in the wheel). Off by default, so the C++ build needs no
+# python/src/*.cpp and linking the embedder core (dlrt_embed_core) and
+# dlrt_internal statically (one native file in the wheel). Off by default, so the C++ build needs no
 # nanobind; `pip install .` (scikit-build-core, pyproject.toml) turns it on,
 # and scripts/run_tests.sh turns it on in the test build folder.
 #
@@ -30,8 +30,10 @@ if(DLRT_BUILD_PYTHON)
   nanobind_add_module(_dlrt NB_STATIC NOMINSIZE ${DLRT_PYTHON_SOURCES})
   target_include_directories(_dlrt PRIVATE ${PROJECT_SOURCE_DIR}/python/src)
   target_compile_options(_dlrt PRIVATE ${DLRT_WARNINGS})
-  # dlrt_embed before dlrt_internal (it uses the public API dlrt_internal defines).
-  target_link_libraries(_dlrt PRIVATE dlrt_embed dlrt_internal)
+  # The embedder core's objects (not dlrt_embed: its HTTP server would add
+  # OpenSSL and friends to the module's dependencies), then dlrt_internal for
+  # the public API they use.
+  target_link_libraries(_dlrt PRIVATE dlrt_embed_core dlrt_internal)
   # The static libraries' symbols stay inside the module: no clash with a
   # libdlrt.so or another extension loaded into the same process.
   target_link_options(_dlrt PRIVATE -Wl,--exclude-libs,ALL)

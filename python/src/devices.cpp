@@ -32,7 +32,8 @@ void bind_devices(nb::module_& m) {
             r["device_id"] = d.device_id;
             r["metadata"] = d.metadata;
             return r;
-          }, "The fields as a dict (for JSON).")
+          },
+          nb::sig("def as_dict(self) -> dict[str, object]"), "The fields as a dict (for JSON).")
       .def("__repr__", [](const Device& d) {
         return "Device(id='" + d.id + "', type='" + device_type_name(d.type) + "', vendor=" +
                repr_of(d.vendor) +

@@ -189,16 +189,19 @@ void bind_reports(nb::module_& m) {
   nb::class_<TensorInfo>(m, "TensorInfo", "One model input or output as the model declares it.")
       .def_ro("name", &TensorInfo::name, "The input or output name.")
       .def_prop_ro("dtype", [](const TensorInfo& t) { return numpy_dtype(t.dtype); },
+                   nb::for_getter(nb::sig("def dtype(self, /) -> numpy.dtype | None")),
                    "The numpy dtype (object for strings; None for bfloat16, which numpy lacks).")
       .def_prop_ro("dtype_name", [](const TensorInfo& t) { return std::string(dtype_name(t.dtype)); },
                    "dlrt's name of the element type: 'float32', 'int64', 'bfloat16', 'string', ...")
       .def_prop_ro("shape", [](const TensorInfo& t) { return shape_to_python(t.shape); },
+                   nb::for_getter(nb::sig("def shape(self, /) -> tuple[int | None, ...]")),
                    "The dims as a tuple, None for a dynamic dim.")
       .def_prop_ro("dim_names", [](const TensorInfo& t) {
             nb::list names;
             for (const std::string& n : t.dim_names) names.append(n.empty() ? nb::none() : nb::object(nb::str(n.c_str())));
             return nb::tuple(names);
-          }, "Per dim, the model's name of a dynamic dim ('batch'), else None.")
+          },
+          nb::for_getter(nb::sig("def dim_names(self, /) -> tuple[str | None, ...]")), "Per dim, the model's name of a dynamic dim ('batch'), else None.")
       .def_ro("is_tensor", &TensorInfo::is_tensor, "False for sequences and optionals.")
       .def("__repr__", &info_repr);
 
@@ -211,7 +214,8 @@ void bind_reports(nb::module_& m) {
       .def_ro("time_ms", &PartitionReport::time_ms, "Time spent in it during the run, in milliseconds.")
       .def_ro("precision", &PartitionReport::precision,
               "CPU partitions: 'f32' or 'bf16x3', plus the int8 kernel and float16 storage where used.")
-      .def("as_dict", &partition_dict, "The fields as a dict (for JSON).")
+      .def("as_dict", &partition_dict, nb::sig("def as_dict(self) -> dict[str, object]"),
+           "The fields as a dict (for JSON).")
       .def("__repr__", &partition_repr);
 
   nb::class_<RunReport>(m, "RunReport", "How a run (or the session's placement) went, per partition.")
@@ -224,7 +228,8 @@ void bind_reports(nb::module_& m) {
             d["partitions"] = parts;
             d["run_ms"] = r.run_ms;
             return d;
-          }, "The fields as a dict (for JSON).")
+          },
+          nb::sig("def as_dict(self) -> dict[str, object]"), "The fields as a dict (for JSON).")
       .def("__repr__", [](const RunReport& r) {
         std::string s = "RunReport(run_ms=" + repr_of(nb::float_(r.run_ms)) + ", partitions=[";
         for (size_t i = 0; i < r.partitions.size(); ++i) s += (i ? ", " : "") + partition_repr(r.partitions[i]);

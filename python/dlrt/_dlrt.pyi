@@ -1,0 +1,322 @@
+from collections.abc import Mapping, Sequence
+import enum
+import os
+
+import numpy
+import numpy.typing
+
+from dlrt import (
+    BackendError as BackendError,
+    DeviceUnavailable as DeviceUnavailable,
+    Error as Error,
+    InternalError as InternalError,
+    InvalidArgument as InvalidArgument,
+    InvalidModel as InvalidModel,
+    IoError as IoError,
+    NotFound as NotFound,
+    OutOfMemory as OutOfMemory,
+    OutOfRange as OutOfRange,
+    RunError as RunError,
+    Unsupported as Unsupported
+)
+
+
+class StatusCode(enum.IntEnum):
+    """
+    dlrt's error codes (the C++ StatusCode and the C API use the same numbers):
+    1xx the caller's input, 2xx the model, 3xx resources, 4xx devices and
+    backends, 5xx failures while running.
+    """
+
+    Ok = 0
+
+    InvalidArgument = 100
+
+    NotFound = 101
+
+    OutOfRange = 102
+
+    InvalidModel = 200
+
+    Unsupported = 201
+
+    IoError = 300
+
+    OutOfMemory = 301
+
+    DeviceUnavailable = 400
+
+    BackendError = 401
+
+    RuntimeError = 500
+
+    Internal = 501
+
+class TensorInfo:
+    """One model input or output as the model declares it."""
+
+    @property
+    def name(self) -> str:
+        """The input or output name."""
+
+    @property
+    def dtype(self, /) -> numpy.dtype | None:
+        """
+        The numpy dtype (object for strings; None for bfloat16, which numpy lacks).
+        """
+
+    @property
+    def dtype_name(self) -> str:
+        """
+        dlrt's name of the element type: 'float32', 'int64', 'bfloat16', 'string', ...
+        """
+
+    @property
+    def shape(self, /) -> tuple[int | None, ...]:
+        """The dims as a tuple, None for a dynamic dim."""
+
+    @property
+    def dim_names(self, /) -> tuple[str | None, ...]:
+        """Per dim, the model's name of a dynamic dim ('batch'), else None."""
+
+    @property
+    def is_tensor(self) -> bool:
+        """False for sequences and optionals."""
+
+    def __repr__(self) -> str: ...
+
+class PartitionReport:
+    """Where one part of the graph ran and how that went."""
+
+    @property
+    def backend(self) -> str:
+        """The backend that ran it: 'cpu', 'openvino', 'opencl', ..."""
+
+    @property
+    def device(self) -> str:
+        """The device: 'cpu:0', 'openvino:GPU', ..."""
+
+    @property
+    def node_count(self) -> int:
+        """Graph nodes in the partition."""
+
+    @property
+    def degraded(self) -> bool:
+        """True when it was meant for another device and fell back."""
+
+    @property
+    def reason(self) -> str:
+        r"""Why it degraded (\'\' otherwise)."""
+
+    @property
+    def time_ms(self) -> float:
+        """Time spent in it during the run, in milliseconds."""
+
+    @property
+    def precision(self) -> str:
+        """
+        CPU partitions: 'f32' or 'bf16x3', plus the int8 kernel and float16 storage where used.
+        """
+
+    def as_dict(self) -> dict[str, object]:
+        """The fields as a dict (for JSON)."""
+
+    def __repr__(self) -> str: ...
+
+class RunReport:
+    """How a run (or the session's placement) went, per partition."""
+
+    @property
+    def partitions(self) -> list[PartitionReport]:
+        """List of PartitionReport, in execution order."""
+
+    @property
+    def run_ms(self) -> float:
+        """Wall time of the whole run in milliseconds (0 for a placement)."""
+
+    def as_dict(self) -> dict[str, object]:
+        """The fields as a dict (for JSON)."""
+
+    def __repr__(self) -> str: ...
+
+class Session:
+    """
+    A loaded ONNX model, ready to run many times.
+
+    Session(model, device=None, strict=False, threads=0, warm_start=False,
+            cpu_precision=None, backend_options=None)
+
+    model           a path (str or os.PathLike) to an .onnx file, or the model's bytes.
+    device          device spec: "auto", "cpu", "gpu", "npu", a backend ("openvino",
+                    "opencl") or "backend:device" ("openvino:NPU"), comma-separated as a
+                    priority list. None: $DLRT_DEVICE, else "auto".
+    strict          turn every fallback into an error (dlrt.DeviceUnavailable, ...);
+                    also set by DLRT_STRICT=1.
+    threads         intra-op threads of the CPU backend; 0: one per core.
+    warm_start      serve on the CPU at once while accelerators compile in the background.
+    cpu_precision   "f32" or "bf16x3" (see docs/python.md); None: $DLRT_CPU_PRECISION,
+                    the config file, else "f32".
+    backend_options dict of str -> str handed to accelerator backends when they compile.
+
+    Raises dlrt.NotFound / dlrt.IoError (unreadable file), dlrt.InvalidModel (not ONNX,
+    broken graph), dlrt.Unsupported (op or opset), dlrt.InvalidArgument (bad option),
+    dlrt.DeviceUnavailable (strict mode).
+
+    One Session may be used from many threads at once: run() releases the GIL.
+    """
+
+    def __init__(self, model: str | os.PathLike[str] | bytes, device: str | None = None, strict: bool = False, threads: int = 0, warm_start: bool = False, cpu_precision: str | None = None, backend_options: dict[str, str] | None = None) -> None: ...
+
+    @property
+    def inputs(self) -> list[TensorInfo]:
+        """The model's inputs: a list of TensorInfo (name, dtype, shape)."""
+
+    @property
+    def outputs(self) -> list[TensorInfo]:
+        """
+        The model's outputs: a list of TensorInfo, in the order run() returns them.
+        """
+
+    def run(self, feeds: Mapping[str, numpy.typing.ArrayLike], output_names: Sequence[str] | None = None, report: bool = False) -> list[numpy.ndarray] | tuple[list[numpy.ndarray], RunReport]:
+        """
+        Runs the model once.
+
+        feeds         dict of input name -> numpy array (or anything np.asarray takes).
+                      A C-contiguous array is used in place, without a copy; a
+                      non-contiguous one is copied once (np.ascontiguousarray). The dtype
+                      must be the model's: a float64 array for a float32 input raises
+                      dlrt.InvalidArgument (cast it with .astype(np.float32)); lists and
+                      scalars are converted to the model's dtype.
+        output_names  None for every output in the model's order, or a list of output
+                      names: only those, in that order.
+        report        also return the run report: (outputs, RunReport).
+
+        Returns a list of numpy arrays. Each one owns dlrt's output buffer (no copy).
+        Raises dlrt.InvalidArgument for an unknown or missing input, a wrong dtype, rank or
+        dim, or an unknown output name; dlrt.RunError when a kernel fails.
+        The GIL is released while the model runs.
+        """
+
+    def placement(self) -> RunReport:
+        """
+        Where the session's partitions were placed (before any run): a RunReport.
+        """
+
+    def __repr__(self) -> str: ...
+
+class Device:
+    """
+    One piece of hardware, found without any vendor runtime (as `dlrt devices` lists it).
+    """
+
+    @property
+    def id(self) -> str:
+        """Stable within a process: 'cpu:0', 'gpu:0', 'npu:0', ..."""
+
+    @property
+    def type(self) -> str:
+        """'cpu', 'gpu', 'npu' or 'accelerator'."""
+
+    @property
+    def vendor(self) -> str:
+        """'Intel', 'AMD', 'NVIDIA', ..."""
+
+    @property
+    def name(self) -> str:
+        """The product name, where known."""
+
+    @property
+    def vendor_id(self) -> int:
+        """PCI vendor id (0 where there is none)."""
+
+    @property
+    def device_id(self) -> int:
+        """PCI device id (0 where there is none)."""
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        """
+        dict of str -> str: discovered_by, is_virtual, pci_bus_id, driver, driver_version,
+        memory_bytes, numa_node, cores, threads, isa (see docs/devices.md).
+        """
+
+    @property
+    def is_virtual(self) -> bool:
+        """True for a device that exists only to compile for."""
+
+    def as_dict(self) -> dict[str, object]:
+        """The fields as a dict (for JSON)."""
+
+    def __repr__(self) -> str: ...
+
+def devices() -> list[Device]:
+    """
+    The hardware dlrt can see: a list of Device, the CPU first, then GPUs, NPUs and other
+    accelerators. Never fails; reads /proc and /sys on every call.
+    """
+
+class Embedder:
+    """
+    Sentence embeddings from a sentence-transformers / Hugging Face ONNX
+    export folder (model.onnx or onnx/model.onnx, tokenizer.json or vocab.txt, optional
+    tokenizer_config.json, config.json, modules.json, 1_Pooling/config.json).
+
+    Embedder(model_folder, device=None, threads=0, strict=False, max_seq_length=None)
+
+    device          device spec as for Session (None: $DLRT_DEVICE, else "auto").
+    threads         intra-op threads of the CPU backend; 0: one per core.
+    strict          turn every fallback into an error.
+    max_seq_length  tokens per text, [CLS]/[SEP] included; None: the folder's, capped at
+                    the model's positions.
+
+    Raises dlrt.NotFound (no folder, model or vocabulary), dlrt.InvalidModel (broken json,
+    a model without input_ids or a 3-D output), dlrt.Unsupported (a tokenizer other than
+    BERT WordPiece) and Session's errors. One Embedder may be used from many threads.
+    """
+
+    def __init__(self, model_folder: str | os.PathLike[str], device: str | None = None, threads: int = 0, strict: bool = False, max_seq_length: int | None = None) -> None: ...
+
+    def encode(self, sentences: str | Sequence[str], batch_size: int = 32, show_progress_bar: bool = False, convert_to_numpy: bool = True, normalize_embeddings: bool = True) -> numpy.ndarray | list[numpy.ndarray]:
+        """
+        Embeds texts, as sentence-transformers' SentenceTransformer.encode.
+
+        sentences             a str (gives a 1-D array) or a list of str (gives a 2-D array,
+                              one row per text, in input order).
+        batch_size            texts per model run. Texts are sorted by token count before
+                              batching (less padding), results come back in input order.
+        show_progress_bar     accepted for call compatibility; no bar is drawn.
+        convert_to_numpy      True: one float32 numpy array; False: a list of 1-D arrays.
+        normalize_embeddings  True: each vector L2-normalised (unit length). False: the pooled
+                              vectors as the model gives them, without normalisation, even
+                              where the folder's modules.json lists a Normalize module
+                              (sentence-transformers would still apply that module; see
+                              Embedder.normalizes for what the folder asks).
+
+        The GIL is released while the texts are tokenized and the model runs.
+        """
+
+    @property
+    def max_seq_length(self) -> int:
+        """Tokens per text, [CLS]/[SEP] included; longer texts are truncated."""
+
+    def get_sentence_embedding_dimension(self) -> int:
+        """The length of each embedding vector."""
+
+    @property
+    def normalizes(self) -> bool:
+        """
+        True when the folder's modules.json has a Normalize module (or there is no modules.json).
+        """
+
+    @property
+    def pooling(self) -> str:
+        """The folder's pooling: 'mean', 'cls' or 'max'."""
+
+    @property
+    def model_name(self) -> str:
+        """The folder's name (or config.json's _name_or_path)."""
+
+    def placement(self) -> RunReport:
+        """Where the embedder's session was placed: a RunReport."""
+
+    def __repr__(self) -> str: ...
