@@ -146,7 +146,8 @@ class Session:
     Session(model, device=None, strict=False, threads=0, warm_start=False,
             cpu_precision=None, backend_options=None)
 
-    model           a path (str or os.PathLike) to an .onnx file, or the model's bytes.
+    model           a path (str or os.PathLike) to an .onnx file, or the model itself as
+                    bytes, bytearray or memoryview (external data is then refused).
     device          device spec: "auto", "cpu", "gpu", "npu", a backend ("openvino",
                     "opencl") or "backend:device" ("openvino:NPU"), comma-separated as a
                     priority list. None: $DLRT_DEVICE, else "auto".
@@ -158,14 +159,14 @@ class Session:
                     the config file, else "f32".
     backend_options dict of str -> str handed to accelerator backends when they compile.
 
-    Raises dlrt.NotFound / dlrt.IoError (unreadable file), dlrt.InvalidModel (not ONNX,
+    Raises dlrt.IoError (a missing or unreadable file), dlrt.InvalidModel (not ONNX,
     broken graph), dlrt.Unsupported (op or opset), dlrt.InvalidArgument (bad option),
     dlrt.DeviceUnavailable (strict mode).
 
     One Session may be used from many threads at once: run() releases the GIL.
     """
 
-    def __init__(self, model: str | os.PathLike[str] | bytes, device: str | None = None, strict: bool = False, threads: int = 0, warm_start: bool = False, cpu_precision: str | None = None, backend_options: dict[str, str] | None = None) -> None: ...
+    def __init__(self, model: str | os.PathLike[str] | bytes | bytearray | memoryview, device: str | None = None, strict: bool = False, threads: int = 0, warm_start: bool = False, cpu_precision: str | None = None, backend_options: dict[str, str] | None = None) -> None: ...
 
     @property
     def inputs(self) -> list[TensorInfo]:

@@ -18,7 +18,8 @@ const char* const kSessionDoc = R"(A loaded ONNX model, ready to run many times.
 Session(model, device=None, strict=False, threads=0, warm_start=False,
         cpu_precision=None, backend_options=None)
 
-model           a path (str or os.PathLike) to an .onnx file, or the model's bytes.
+model           a path (str or os.PathLike) to an .onnx file, or the model itself as
+                bytes, bytearray or memoryview (external data is then refused).
 device          device spec: "auto", "cpu", "gpu", "npu", a backend ("openvino",
                 "opencl") or "backend:device" ("openvino:NPU"), comma-separated as a
                 priority list. None: $DLRT_DEVICE, else "auto".
@@ -30,7 +31,7 @@ cpu_precision   "f32" or "bf16x3" (see docs/python.md); None: $DLRT_CPU_PRECISIO
                 the config file, else "f32".
 backend_options dict of str -> str handed to accelerator backends when they compile.
 
-Raises dlrt.NotFound / dlrt.IoError (unreadable file), dlrt.InvalidModel (not ONNX,
+Raises dlrt.IoError (a missing or unreadable file), dlrt.InvalidModel (not ONNX,
 broken graph), dlrt.Unsupported (op or opset), dlrt.InvalidArgument (bad option),
 dlrt.DeviceUnavailable (strict mode).
 
@@ -245,7 +246,7 @@ void bind_session(nb::module_& m) {
       .def("__init__", &init_session, nb::arg("model"), nb::arg("device") = nb::none(), nb::arg("strict") = false,
            nb::arg("threads") = 0, nb::arg("warm_start") = false, nb::arg("cpu_precision") = nb::none(),
            nb::arg("backend_options") = nb::none(),
-           nb::sig("def __init__(self, model: str | os.PathLike[str] | bytes, device: str | None = None, "
+           nb::sig("def __init__(self, model: str | os.PathLike[str] | bytes | bytearray | memoryview, device: str | None = None, "
                    "strict: bool = False, threads: int = 0, warm_start: bool = False, "
                    "cpu_precision: str | None = None, backend_options: dict[str, str] | None = None) -> None"))
       .def_prop_ro("inputs", [](PySession& s) { return get(s).inputs(); },
