@@ -104,7 +104,9 @@ typedef enum dlrt_dtype {
   DLRT_DTYPE_FLOAT64 = 11,
   DLRT_DTYPE_UINT32 = 12,
   DLRT_DTYPE_UINT64 = 13,
-  DLRT_DTYPE_BFLOAT16 = 16
+  DLRT_DTYPE_BFLOAT16 = 16,
+  DLRT_DTYPE_UINT4 = 21, /* one element per byte in memory (0..15) */
+  DLRT_DTYPE_INT4 = 22   /* one element per byte in memory, sign-extended (-8..7) */
 } dlrt_dtype;
 
 /* "float32", "int64", ... (numpy's spelling); "undefined" for a value not in

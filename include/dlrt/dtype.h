@@ -29,6 +29,11 @@ enum class DType : int {
   kUInt32 = 12,
   kUInt64 = 13,
   kBFloat16 = 16,
+  // 4-bit integers (ONNX opset 21), held unpacked in memory: one element per
+  // byte, int4 sign-extended to int8, uint4 in 0..15. Model files store them
+  // packed two per byte; the importer and exporter convert.
+  kUInt4 = 21,
+  kInt4 = 22,
 };
 
 // Bytes per element; 0 for kUndefined. For kString this is sizeof(std::string).
@@ -49,6 +54,9 @@ inline bool dtype_is_unsigned_int(DType t) {
   return t == DType::kUInt8 || t == DType::kUInt16 || t == DType::kUInt32 || t == DType::kUInt64;
 }
 inline bool dtype_is_int(DType t) { return dtype_is_signed_int(t) || dtype_is_unsigned_int(t); }
+// int4 and uint4 (not counted by the integer predicates above: only the
+// quantization ops and data movement take them).
+inline bool dtype_is_4bit(DType t) { return t == DType::kInt4 || t == DType::kUInt4; }
 
 // IEEE 754 half precision, stored as bits. Converts to and from float, so
 // templated kernels written for float also compile for it (computing in float).

@@ -10,6 +10,7 @@ size_t dtype_size(DType t) {
     case DType::kFloat64: case DType::kInt64: case DType::kUInt64: return 8;
     case DType::kFloat16: case DType::kBFloat16: case DType::kInt16: case DType::kUInt16: return 2;
     case DType::kInt8: case DType::kUInt8: case DType::kBool: return 1;
+    case DType::kInt4: case DType::kUInt4: return 1;  // unpacked in memory
     case DType::kString: return sizeof(std::string);
     case DType::kUndefined: return 0;
   }
@@ -30,6 +31,8 @@ const char* dtype_name(DType t) {
     case DType::kUInt16: return "uint16";
     case DType::kUInt32: return "uint32";
     case DType::kUInt64: return "uint64";
+    case DType::kInt4: return "int4";
+    case DType::kUInt4: return "uint4";
     case DType::kBool: return "bool";
     case DType::kString: return "string";
     case DType::kUndefined: return "undefined";
@@ -38,11 +41,11 @@ const char* dtype_name(DType t) {
 }
 
 bool dtype_is_valid(int v) {
-  return (v >= 1 && v <= 13) || v == 16;
+  return (v >= 1 && v <= 13) || v == 16 || v == 21 || v == 22;
 }
 
 std::optional<DType> dtype_from_name(std::string_view name) {
-  for (int v = 1; v <= 16; ++v) {
+  for (int v = 1; v <= 22; ++v) {
     if (!dtype_is_valid(v)) continue;
     if (name == dtype_name(static_cast<DType>(v))) return static_cast<DType>(v);
   }

@@ -16,6 +16,13 @@ Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorPro
   for (int64_t d : t.shape()) p->add_dims(d);
   if (t.dtype() == DType::kString) {
     for (int64_t i = 0; i < t.size(); ++i) p->add_string_data(t.data<std::string>()[i]);
+  } else if (dtype_is_4bit(t.dtype())) {
+    // Packed two per byte, the lower index in the lower nibble.
+    std::string packed(static_cast<size_t>((t.size() + 1) / 2), '\0');
+    const auto* s = static_cast<const uint8_t*>(t.raw_data());
+    for (int64_t i = 0; i < t.size(); ++i)
+      packed[static_cast<size_t>(i / 2)] = static_cast<char>(packed[static_cast<size_t>(i / 2)] | ((s[i] & 0x0F) << ((i & 1) * 4)));
+    p->set_raw_data(std::move(packed));
   } else if (t.size() > 0) {
     p->set_raw_data(t.raw_data(), t.nbytes());
   }

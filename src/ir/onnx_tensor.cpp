@@ -24,6 +24,17 @@ void copy_bits16(Tensor& t, const google::protobuf::RepeatedField<int32_t>& fiel
   for (int i = 0; i < field.size(); ++i) d[i] = H::from_bits(static_cast<uint16_t>(field.Get(i)));
 }
 
+// int4/uint4 come packed two per byte, the lower index in the lower nibble
+// (raw_data bytes, or one byte per int32_data entry); dlrt holds them one per
+// byte, int4 sign-extended.
+void unpack_4bit(const uint8_t* packed, bool is_signed, Tensor& t) {
+  auto* d = static_cast<uint8_t*>(t.raw_data());
+  for (int64_t i = 0; i < t.size(); ++i) {
+    const uint8_t nibble = (packed[i / 2] >> ((i & 1) * 4)) & 0x0F;
+    d[i] = is_signed && (nibble & 0x08) ? static_cast<uint8_t>(nibble | 0xF0) : nibble;
+  }
+}
+
 int64_t typed_field_count(const onnx::TensorProto& p, DType dt) {
   switch (dt) {
     case DType::kFloat32: return p.float_data_size();
@@ -46,7 +57,7 @@ constexpr size_t kAdoptMinBytes = 4096;
 Result<Tensor> convert(const onnx::TensorProto& p, const std::string& what, onnx::TensorProto* take) {
   if (!dtype_is_valid(p.data_type()))
     return Unsupported(what + " has data type " + std::to_string(p.data_type()) +
-                       ", which dlrt does not support (supported: float32/16/64, bfloat16, int8-64, uint8-64, bool, string)");
+                       ", which dlrt does not support (supported: float32/16/64, bfloat16, int4-64, uint4-64, bool, string)");
   DType dt = static_cast<DType>(p.data_type());
   Shape shape(p.dims().begin(), p.dims().end());
   auto count = checked_element_count(shape);
@@ -56,6 +67,23 @@ Result<Tensor> convert(const onnx::TensorProto& p, const std::string& what, onnx
   if (dt != DType::kString && static_cast<uint64_t>(*count) > (uint64_t{1} << 40))
     return InvalidModel(what + " declares " + std::to_string(*count) + " elements, more than any model file can hold");
 
+  if (dtype_is_4bit(dt)) {
+    // Packed: (count + 1) / 2 bytes, in raw_data or one per int32_data entry.
+    const int64_t bytes = (*count + 1) / 2;
+    std::string packed;
+    if (p.has_raw_data()) {
+      packed = p.raw_data();
+    } else {
+      packed.resize(static_cast<size_t>(p.int32_data_size()));
+      for (int i = 0; i < p.int32_data_size(); ++i) packed[static_cast<size_t>(i)] = static_cast<char>(p.int32_data(i));
+    }
+    if (static_cast<int64_t>(packed.size()) != bytes)
+      return InvalidModel(what + " has " + std::to_string(packed.size()) + " bytes of packed " + dtype_name(dt) +
+                          " data but its shape " + shape_to_string(shape) + " needs " + std::to_string(bytes));
+    DLRT_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate_uninitialized(dt, std::move(shape)));
+    unpack_4bit(reinterpret_cast<const uint8_t*>(packed.data()), dt == DType::kInt4, t);
+    return t;
+  }
   if (p.has_raw_data()) {
     if (dt == DType::kString) return InvalidModel(what + ": string tensors cannot use raw_data");
     const std::string& raw = p.raw_data();
@@ -101,6 +129,7 @@ Result<Tensor> convert(const onnx::TensorProto& p, const std::string& what, onnx
       for (int i = 0; i < p.string_data_size(); ++i) d[i] = p.string_data(i);
       break;
     }
+    case DType::kInt4: case DType::kUInt4:  // handled above
     case DType::kUndefined: return Internal("undefined dtype");
   }
   return t;

@@ -16,7 +16,9 @@ ZOO_DIR is laid out like shared/models (manifest.json, <model>.onnx,
   channel, calibrated on the zoo's own sample inputs, in the QDQ format and
   in the QOperator format (QLinearConv, com.microsoft QLinearAdd, ...);
 - the same CNNs converted to float16 with onnxconverter_common, inputs and
-  outputs kept float32.
+  outputs kept float32;
+- two small opset-21 QDQ graphs of int4 and of uint4 values (blocked
+  QuantizeLinear/DequantizeLinear, per-column weights), made here.
 
 Expected outputs come from ONNX Runtime's CPU provider, one thread:
 - QDQ models with all graph optimisations: ONNX Runtime then runs each
@@ -135,6 +137,41 @@ def save_integer_fusions(src, dst):
         raise RuntimeError(f"{dst}: ONNX Runtime made no integer fusion (com.microsoft ops: {sorted(ops)})")
 
 
+def int4_model(path, signed, rng):
+    """A QDQ model of 4-bit values (opset 21): x [4, 128] float32 through
+    QuantizeLinear -> DequantizeLinear to int4/uint4 in blocks of 32 along
+    the last axis (-> "roundtrip"), and x times weights stored as int4/uint4
+    per output column behind a DequantizeLinear (-> "matmul")."""
+    from onnx import TensorProto, helper, numpy_helper
+    qt = TensorProto.INT4 if signed else TensorProto.UINT4
+    lo, hi = (-8, 7) if signed else (0, 15)
+    k, n, block = 128, 64, 32
+    x_scale = rng.uniform(0.05, 0.2, size=(4, k // block)).astype(np.float32)
+    x_zp = rng.integers(lo, hi + 1, size=(4, k // block))
+    w = rng.integers(lo, hi + 1, size=(k, n))
+    w_scale = rng.uniform(0.01, 0.03, size=(n,)).astype(np.float32)
+    w_zp = rng.integers(lo, hi + 1, size=(n,))
+    inits = [numpy_helper.from_array(x_scale, "x_scale"),
+             helper.make_tensor("x_zp", qt, x_zp.shape, x_zp.flatten().tolist()),
+             helper.make_tensor("w", qt, w.shape, w.flatten().tolist()),
+             numpy_helper.from_array(w_scale, "w_scale"),
+             helper.make_tensor("w_zp", qt, w_zp.shape, w_zp.flatten().tolist())]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zp"], ["xq"], axis=1, block_size=block),
+             helper.make_node("DequantizeLinear", ["xq", "x_scale", "x_zp"], ["roundtrip"], axis=1, block_size=block),
+             helper.make_node("DequantizeLinear", ["w", "w_scale", "w_zp"], ["wf"], axis=1),
+             helper.make_node("MatMul", ["x", "wf"], ["matmul"])]
+    graph = helper.make_graph(nodes, "int4_qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, k])],
+                              [helper.make_tensor_value_info("roundtrip", TensorProto.FLOAT, [4, k]),
+                               helper.make_tensor_value_info("matmul", TensorProto.FLOAT, [4, n])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    # Values spread over more than the 4-bit range, ties included.
+    x = rng.uniform(-2.5, 2.5, size=(4, k)).astype(np.float32)
+    x[0, :8] = (np.arange(8, dtype=np.float32) + 0.5) * x_scale[0, 0]
+    return {"sample": {"x": x}}
+
+
 def write_variant(out_dir, variant, model_path, cases, compare, description, manifest, optimize=False):
     reference = (f"onnxruntime {ort.__version__} CPU, 1 thread, graph optimisations "
                  + ("all" if optimize else "off"))
@@ -226,6 +263,17 @@ def main():
         onnx.save(float16.convert_float_to_float16(onnx.load(src), keep_io_types=True), path)
         write_variant(out, variant, path, cases, {"rtol": 1e-2, "atol": 1e-2},
                       f"{name} converted to float16 by onnxconverter_common (inputs and outputs float32)", manifest)
+
+    # 4-bit QDQ (opset 21), int4 and uint4: not from the zoo, ONNX Runtime's
+    # outputs on the graph as written.
+    rng = np.random.default_rng(21)
+    for signed, tag in ((True, "int4"), (False, "uint4")):
+        variant = f"qdq_{tag}"
+        path = os.path.join(out, variant + ".onnx")
+        cases = int4_model(path, signed, rng)
+        write_variant(out, variant, path, cases, {"rtol": 1e-4, "atol": 1e-5},
+                      f"{tag} QuantizeLinear/DequantizeLinear in blocks of 32 and {tag} weights per column "
+                      "(opset 21, made by make_quant_zoo.py)", manifest)
 
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2, sort_keys=True)

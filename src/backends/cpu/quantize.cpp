@@ -27,27 +27,37 @@ namespace {
 
 
 bool is_quant_type(DType t) {
-  return t == DType::kUInt8 || t == DType::kInt8 || t == DType::kUInt16 || t == DType::kInt16;
+  return t == DType::kUInt8 || t == DType::kInt8 || t == DType::kUInt16 || t == DType::kInt16 || dtype_is_4bit(t);
 }
 
+// The range of a quantized type: its storage type's, or 4 bits' for int4/uint4.
+struct QuantRange {
+  double lo, hi;
+};
+template <typename Q>
+QuantRange quant_range(DType t) {
+  if (t == DType::kInt4) return {-8, 7};
+  if (t == DType::kUInt4) return {0, 15};
+  return {static_cast<double>(std::numeric_limits<Q>::lowest()), static_cast<double>(std::numeric_limits<Q>::max())};
+}
 
 template <typename Q>
-Q saturate_round(double v) {
+Q saturate_round(double v, QuantRange range = {static_cast<double>(std::numeric_limits<Q>::lowest()),
+                                               static_cast<double>(std::numeric_limits<Q>::max())}) {
   // nearbyint rounds half to even in the default rounding mode.
   const double r = std::nearbyint(v);
-  constexpr double lo = static_cast<double>(std::numeric_limits<Q>::lowest());
-  constexpr double hi = static_cast<double>(std::numeric_limits<Q>::max());
-  if (!(r >= lo)) return std::isnan(r) ? Q(0) : std::numeric_limits<Q>::lowest();
-  if (r > hi) return std::numeric_limits<Q>::max();
+  if (!(r >= range.lo)) return std::isnan(r) ? Q(0) : static_cast<Q>(range.lo);
+  if (r > range.hi) return static_cast<Q>(range.hi);
   return static_cast<Q>(r);
 }
 
-// Calls f(std::type_identity<Q>{}) for a quantized storage type.
+// Calls f(std::type_identity<Q>{}) for a quantized type's storage type Q
+// (int4/uint4: int8_t/uint8_t, see quant_range).
 template <typename F>
 Status dispatch_quant(DType t, const KernelContext& ctx, F&& f) {
   switch (t) {
-    case DType::kUInt8: return f(std::type_identity<uint8_t>{});
-    case DType::kInt8: return f(std::type_identity<int8_t>{});
+    case DType::kUInt8: case DType::kUInt4: return f(std::type_identity<uint8_t>{});
+    case DType::kInt8: case DType::kInt4: return f(std::type_identity<int8_t>{});
     case DType::kUInt16: return f(std::type_identity<uint16_t>{});
     case DType::kInt16: return f(std::type_identity<int16_t>{});
     default: return ctx.unsupported(std::string("quantized type ") + dtype_name(t) + " is not supported");
@@ -127,8 +137,9 @@ Status quantize_linear(KernelContext& ctx) {
   return dispatch_quant(out, ctx, [&](auto tag) -> Status {
     using Q = typename decltype(tag)::type;
     Q* dst = y->data<Q>();
+    const QuantRange range = quant_range<Q>(out);
     if constexpr (sizeof(Q) == 1) {
-      if (p.per_tensor && x->dtype() == DType::kFloat32) {
+      if (p.per_tensor && x->dtype() == DType::kFloat32 && !dtype_is_4bit(out)) {
         // The common case: quantize_rows.h's loops, in parallel over chunks.
         const float s = float_at(*scale, 0);
         const int32_t z = zp ? int_at(*zp, 0) : 0;
@@ -149,7 +160,7 @@ Status quantize_linear(KernelContext& ctx) {
       // Division in the input's precision, as the ONNX reference does.
       const double q = int_input ? static_cast<double>(x->data<int32_t>()[e]) / static_cast<double>(s)
                                  : static_cast<double>(float_at(*x, e) / s);
-      dst[e] = saturate_round<Q>(std::nearbyint(q) + z);
+      dst[e] = saturate_round<Q>(std::nearbyint(q) + z, range);
     });
     return Status::Ok();
   });
