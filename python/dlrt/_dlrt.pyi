@@ -62,7 +62,7 @@ class TensorInfo:
     @property
     def dtype(self, /) -> numpy.dtype | None:
         """
-        The numpy dtype (object for strings; None for bfloat16, which numpy lacks).
+        The numpy dtype (object for strings; None for bfloat16, int4 and uint4, which numpy lacks).
         """
 
     @property

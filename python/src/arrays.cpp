@@ -61,6 +61,9 @@ std::optional<nb::dlpack::dtype> dlpack_from_dtype(DType t) {
     case DType::kUInt32: return nb::dtype<uint32_t>();
     case DType::kUInt64: return nb::dtype<uint64_t>();
     case DType::kBool: return nb::dtype<bool>();
+    // Held unpacked, one value per byte (int4 sign-extended): the bytes of an int8/uint8 array.
+    case DType::kInt4: return nb::dtype<int8_t>();
+    case DType::kUInt4: return nb::dtype<uint8_t>();
     default: return std::nullopt;
   }
 }
@@ -105,7 +108,8 @@ nb::handle numpy() {
 
 nb::object numpy_dtype(DType dtype) {
   if (dtype == DType::kString) return numpy().attr("dtype")("O");
-  if (dtype == DType::kBFloat16 || dtype == DType::kUndefined) return nb::none();
+  if (dtype == DType::kBFloat16 || dtype == DType::kInt4 || dtype == DType::kUInt4) return nb::none();
+  if (!dlpack_from_dtype(dtype)) return nb::none();
   return numpy().attr("dtype")(dtype_name(dtype));
 }
 
@@ -180,7 +184,12 @@ nb::object tensor_to_numpy(Tensor tensor) {
     raise_status(Internal(std::string("an output of dtype ") + dtype_name(tensor.dtype()) +
                           " cannot be returned to Python"));
   }
-  if (tensor.size() == 0) return numpy().attr("empty")(shape, numpy_dtype(tensor.dtype()));
+  if (tensor.size() == 0) {
+    const DType t = tensor.dtype();
+    return numpy().attr("empty")(shape, numpy_dtype(t == DType::kInt4    ? DType::kInt8
+                                                    : t == DType::kUInt4 ? DType::kUInt8
+                                                                         : t));
+  }
   if (tensor.is_view()) {
     // A view of memory dlrt does not own (an input passed through): the
     // array must not outlive that memory, so it gets its own copy.

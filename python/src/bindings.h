@@ -36,7 +36,7 @@ inline void check(const Status& status) {
 // numpy, imported once (kept for the life of the process).
 nb::handle numpy();
 // The numpy dtype of `dtype`: object for strings, None where numpy has none
-// (bfloat16, undefined).
+// (bfloat16, int4, uint4, undefined).
 nb::object numpy_dtype(DType dtype);
 
 // One input made ready for Session::run: `tensor` is a view over the array's
@@ -59,7 +59,8 @@ Feed feed_from_python(const std::string& name, nb::handle value, const TensorInf
 
 // A numpy array over the tensor's storage, which the array keeps alive
 // (no copy). Views of caller memory are cloned first; string tensors become
-// object arrays of str; bfloat16 becomes float32 (numpy has no bfloat16).
+// object arrays of str; bfloat16 becomes float32 (numpy has no bfloat16);
+// int4/uint4 (held one value per byte) are int8/uint8 arrays.
 nb::object tensor_to_numpy(Tensor tensor);
 
 // A tuple of dims with None for a dynamic (negative) dim.

@@ -191,7 +191,7 @@ void bind_reports(nb::module_& m) {
       .def_ro("name", &TensorInfo::name, "The input or output name.")
       .def_prop_ro("dtype", [](const TensorInfo& t) { return numpy_dtype(t.dtype); },
                    nb::for_getter(nb::sig("def dtype(self, /) -> numpy.dtype | None")),
-                   "The numpy dtype (object for strings; None for bfloat16, which numpy lacks).")
+                   "The numpy dtype (object for strings; None for bfloat16, int4 and uint4, which numpy lacks).")
       .def_prop_ro("dtype_name", [](const TensorInfo& t) { return std::string(dtype_name(t.dtype)); },
                    "dlrt's name of the element type: 'float32', 'int64', 'bfloat16', 'string', ...")
       .def_prop_ro("shape", [](const TensorInfo& t) { return shape_to_python(t.shape); },
