@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The Python package's tests against a build folder (default: build):
-# installs the pinned tools into BUILD/venv (scripts/setup_venv.sh), builds the
+# installs the pinned tools into BUILD/python-venv/venv (scripts/setup_venv.sh;
+# a venv of its own, so its numpy pin cannot disturb BUILD/venv's openvino and
+# onnxruntime, nor theirs this one), builds the
 # module dlrt._dlrt there (-DDLRT_BUILD_PYTHON=ON with the venv's python and
 # nanobind: only the module's own files compile, the libraries are the
 # folder's), runs pytest on tests/python with PYTHONPATH=BUILD/python, and puts
@@ -26,8 +28,8 @@ restore() {
 }
 trap restore EXIT
 
-if ! PY=$("$ROOT/scripts/setup_venv.sh" "$BUILD" $PYTHON_PACKAGES | tail -n 1); then
-  echo "FAILED: pip could not install $PYTHON_PACKAGES into $BUILD/venv (PyPI unreachable?)"
+if ! PY=$("$ROOT/scripts/setup_venv.sh" "$BUILD/python-venv" $PYTHON_PACKAGES | tail -n 1); then
+  echo "FAILED: pip could not install $PYTHON_PACKAGES into $BUILD/python-venv/venv (PyPI unreachable?)"
   exit 1
 fi
 if ! cmake -S "$ROOT" -B "$BUILD" -DDLRT_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PY" > "$BUILD/python_configure.log" 2>&1; then

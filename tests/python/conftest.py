@@ -1,7 +1,7 @@
 """Fixtures of the dlrt Python tests (run by scripts/run_tests.sh, step 5).
 
 Run by hand after building the module (docs/python.md):
-    PYTHONPATH=BUILD/python BUILD/venv/bin/python -m pytest tests/python
+    PYTHONPATH=BUILD/python BUILD/python-venv/venv/bin/python -m pytest tests/python
 Environment: DLRT_TEST_MODELS (the generated test models, default build/test_models),
 DLRT_ZOO_DIR (the model zoo, default ../shared/models when there), DLRT_MODEL_PYTHON
 (the python with onnx that writes the tests' own models, default /usr/bin/python3).

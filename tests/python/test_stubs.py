@@ -24,7 +24,7 @@ def test_native_stub_is_current(tmp_path):
         committed = f.read()
     assert out.read_text() == committed, (
         "python/dlrt/_dlrt.pyi is stale: regenerate it with "
-        "PYTHONPATH=BUILD/python BUILD/venv/bin/python -m nanobind.stubgen -m dlrt._dlrt -o python/dlrt/_dlrt.pyi")
+        "PYTHONPATH=BUILD/python BUILD/python-venv/venv/bin/python -m nanobind.stubgen -m dlrt._dlrt -o python/dlrt/_dlrt.pyi")
 
 
 def test_package_stub_declares_every_public_name():
