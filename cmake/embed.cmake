@@ -26,7 +26,7 @@ set_target_properties(dlrt_embed_core PROPERTIES CXX_VISIBILITY_PRESET hidden VI
 file(GLOB DLRT_EMBED_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/apps/embed/*.cpp)
 list(REMOVE_ITEM DLRT_EMBED_SOURCES ${DLRT_EMBED_CORE_FILES})
 add_library(dlrt_embed STATIC ${DLRT_EMBED_SOURCES} $<TARGET_OBJECTS:dlrt_embed_core>)
-target_include_directories(dlrt_embed PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/apps)
+target_include_directories(dlrt_embed PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include ${PROJECT_SOURCE_DIR}/apps)
 target_compile_options(dlrt_embed PRIVATE ${DLRT_WARNINGS})
 target_link_libraries(dlrt_embed
   PUBLIC nlohmann_json::nlohmann_json PkgConfig::DLRT_HTTPLIB Threads::Threads

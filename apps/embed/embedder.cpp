@@ -22,6 +22,9 @@ const char* pooling_name(Pooling pooling) {
     case Pooling::kMean: return "mean";
     case Pooling::kCls: return "cls";
     case Pooling::kMax: return "max";
+    case Pooling::kMeanSqrtLen: return "mean_sqrt_len_tokens";
+    case Pooling::kLastToken: return "lasttoken";
+    case Pooling::kWeightedMean: return "weightedmean";
   }
   return "mean";
 }
@@ -86,22 +89,27 @@ Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize) {
   DLRT_ASSIGN_OR_RETURN(json pc, read_json(pooling_config));
   if (pc.is_null()) return Status::Ok();
   if (!pc.is_object()) return InvalidModel(pooling_config.string() + ": expected a JSON object");
+  // The mode as one string ("pooling_mode") and as sentence-transformers'
+  // per-mode flags; the names are both spellings it uses.
+  static const struct {
+    const char* name;
+    const char* flag;
+    Pooling pooling;
+  } kModes[] = {{"mean", "pooling_mode_mean_tokens", Pooling::kMean},
+                {"cls", "pooling_mode_cls_token", Pooling::kCls},
+                {"max", "pooling_mode_max_tokens", Pooling::kMax},
+                {"mean_sqrt_len_tokens", "pooling_mode_mean_sqrt_len_tokens", Pooling::kMeanSqrtLen},
+                {"lasttoken", "pooling_mode_lasttoken", Pooling::kLastToken},
+                {"weightedmean", "pooling_mode_weightedmean_tokens", Pooling::kWeightedMean}};
   std::vector<Pooling> modes;
-  std::string mode = jsonu::get_string(pc, "pooling_mode", "");
-  if (mode == "mean") modes.push_back(Pooling::kMean);
-  if (mode == "cls") modes.push_back(Pooling::kCls);
-  if (mode == "max") modes.push_back(Pooling::kMax);
-  if (jsonu::get_bool(pc, "pooling_mode_cls_token", false)) modes.push_back(Pooling::kCls);
-  if (jsonu::get_bool(pc, "pooling_mode_mean_tokens", false)) modes.push_back(Pooling::kMean);
-  if (jsonu::get_bool(pc, "pooling_mode_max_tokens", false)) modes.push_back(Pooling::kMax);
-  for (const char* other : {"pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens",
-                            "pooling_mode_lasttoken"}) {
-    if (jsonu::get_bool(pc, other, false)) {
-      return Unsupported(pooling_config.string() + ": " + other + " is not supported (mean, cls or max)");
-    }
+  const std::string mode = jsonu::get_string(pc, "pooling_mode", "");
+  for (const auto& m : kModes) {
+    if (mode == m.name) modes.push_back(m.pooling);
+    if (jsonu::get_bool(pc, m.flag, false)) modes.push_back(m.pooling);
   }
   if (!mode.empty() && modes.empty()) {
-    return Unsupported(pooling_config.string() + ": pooling_mode \"" + mode + "\" is not supported (mean, cls or max)");
+    return Unsupported(pooling_config.string() + ": pooling_mode \"" + mode +
+                       "\" is not supported (mean, cls, max, mean_sqrt_len_tokens, lasttoken, weightedmean)");
   }
   std::sort(modes.begin(), modes.end());
   modes.erase(std::unique(modes.begin(), modes.end()), modes.end());
@@ -125,7 +133,32 @@ struct Embedder::Impl {
   size_t max_length = 512;
   Pooling pooling = Pooling::kMean;
   bool normalize = true;
+  std::map<std::string, std::string> prompts;
+  std::string default_prompt_name;
 };
+
+namespace {
+
+// Named prompts from config_sentence_transformers.json.
+Status read_prompts(const fs::path& dir, std::map<std::string, std::string>& prompts, std::string& default_name) {
+  const fs::path path = dir / "config_sentence_transformers.json";
+  DLRT_ASSIGN_OR_RETURN(json c, read_json(path));
+  if (c.is_null()) return Status::Ok();
+  if (!c.is_object()) return InvalidModel(path.string() + ": expected a JSON object");
+  if (auto p = c.find("prompts"); p != c.end() && !p->is_null()) {
+    if (!p->is_object()) return InvalidModel(path.string() + ": \"prompts\" must map names to strings");
+    for (const auto& [name, text] : p->items()) {
+      if (!text.is_string()) return InvalidModel(path.string() + ": prompt \"" + name + "\" is not a string");
+      prompts[name] = text.get<std::string>();
+    }
+  }
+  default_name = jsonu::get_string(c, "default_prompt_name", "");
+  if (!default_name.empty() && !prompts.count(default_name))
+    return InvalidModel(path.string() + ": default_prompt_name \"" + default_name + "\" is not one of its prompts");
+  return Status::Ok();
+}
+
+}  // namespace
 
 Embedder::Embedder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Embedder::~Embedder() = default;
@@ -157,6 +190,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
   DLRT_ASSIGN_OR_RETURN(json config, read_json(dir / "config.json"));
   DLRT_ASSIGN_OR_RETURN(json st_config, read_json(dir / "sentence_bert_config.json"));
   DLRT_RETURN_IF_ERROR(read_pooling(dir, impl->pooling, impl->normalize));
+  DLRT_RETURN_IF_ERROR(read_prompts(dir, impl->prompts, impl->default_prompt_name));
 
   // Length: option, else sentence-transformers' max_seq_length, else the tokenizer's, else 512;
   // never beyond the model's position embeddings.
@@ -323,17 +357,28 @@ Result<EmbedResult> Embedder::embed_encoded(const std::vector<Encoding>& batch, 
     std::vector<float>& v = result.vectors[i];
     const float* rows = x + i * len * h;
     const int64_t* m = mask.data() + i * len;
-    if (impl_->pooling == Pooling::kCls) {
+    const Pooling pooling = impl_->pooling;
+    if (pooling == Pooling::kCls) {
       std::copy(rows, rows + h, v.begin());
-    } else if (impl_->pooling == Pooling::kMean) {
+    } else if (pooling == Pooling::kLastToken) {
+      // The last real token (padding is on the right).
+      size_t last = 0;
+      for (size_t t = 0; t < len; ++t)
+        if (m[t] != 0) last = t;
+      std::copy(rows + last * h, rows + (last + 1) * h, v.begin());
+    } else if (pooling == Pooling::kMean || pooling == Pooling::kMeanSqrtLen || pooling == Pooling::kWeightedMean) {
       std::vector<double> acc(h, 0.0);
       double count = 0;
       for (size_t t = 0; t < len; ++t) {
         if (m[t] == 0) continue;
-        count += 1;
-        for (size_t k = 0; k < h; ++k) acc[k] += rows[t * h + k];
+        const double w = pooling == Pooling::kWeightedMean ? static_cast<double>(t + 1) : 1.0;
+        count += w;
+        for (size_t k = 0; k < h; ++k) acc[k] += w * rows[t * h + k];
       }
-      double denom = std::max(count, 1e-9);  // as sentence-transformers (clamp min 1e-9)
+      // As sentence-transformers: the count (or the sum of the weights)
+      // clamped to at least 1e-9; its square root for mean_sqrt_len.
+      double denom = std::max(count, 1e-9);
+      if (pooling == Pooling::kMeanSqrtLen) denom = std::sqrt(denom);
       for (size_t k = 0; k < h; ++k) v[k] = static_cast<float>(acc[k] / denom);
     } else {
       // Masked positions count as -1e9, as sentence-transformers does.
@@ -364,6 +409,8 @@ size_t Embedder::dimension() const { return impl_->dimension; }
 std::string Embedder::model_name() const { return impl_->name; }
 size_t Embedder::max_length() const { return impl_->max_length; }
 Pooling Embedder::pooling() const { return impl_->pooling; }
+const std::map<std::string, std::string>& Embedder::prompts() const { return impl_->prompts; }
+const std::string& Embedder::default_prompt_name() const { return impl_->default_prompt_name; }
 bool Embedder::normalize() const { return impl_->normalize; }
 RunReport Embedder::placement() const { return impl_->session->placement(); }
 const Tokenizer& Embedder::tokenizer() const { return *impl_->tokenizer; }

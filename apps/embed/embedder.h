@@ -2,8 +2,9 @@
 // folder turned into text -> vector. Uses only dlrt's public API.
 //
 // A model folder holds model.onnx (or onnx/model.onnx), tokenizer.json and/or
-// vocab.txt, and optionally tokenizer_config.json, config.json, modules.json
-// and 1_Pooling/config.json (pooling mode; default mean + L2 normalise).
+// vocab.txt, and optionally tokenizer_config.json, config.json, modules.json,
+// 1_Pooling/config.json (pooling mode; default mean + L2 normalise) and
+// config_sentence_transformers.json (named prompts).
 //
 // Thread-safety: create() builds an immutable object; tokenize() and embed*()
 // may be called from many threads at once (dlrt::Session::run is thread-safe).
@@ -11,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,9 +29,13 @@ struct Encoding {
   std::vector<int64_t> ids, type_ids, attention_mask;
 };
 
-enum class Pooling { kMean, kCls, kMax };
+// sentence-transformers' pooling modes: the mean of the real tokens, the
+// first token, the element-wise max, the mean divided by sqrt(token count)
+// instead of the count, the last real token, and the mean weighted by
+// position (1, 2, ... for the first, second, ... token).
+enum class Pooling { kMean, kCls, kMax, kMeanSqrtLen, kLastToken, kWeightedMean };
 
-// "mean", "cls", "max".
+// "mean", "cls", "max", "mean_sqrt_len_tokens", "lasttoken", "weightedmean".
 const char* pooling_name(Pooling pooling);
 
 struct EmbedderOptions {
@@ -77,6 +83,11 @@ class Embedder {
   std::string model_name() const;   // the folder's name (or config's _name_or_path)
   size_t max_length() const;        // tokens per text, [CLS]/[SEP] included
   Pooling pooling() const;
+  // Named prompts of config_sentence_transformers.json ("query" -> "query: "),
+  // prepended to a text before tokenizing when a caller asks for one, and the
+  // name used when a caller names none ("" for none).
+  const std::map<std::string, std::string>& prompts() const;
+  const std::string& default_prompt_name() const;
   bool normalize() const;           // the folder asks for L2-normalised output (a Normalize module)
   dlrt::RunReport placement() const;  // where the session was placed (for /health)
   const Tokenizer& tokenizer() const;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -16,7 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/request.h"
 #include "embed/tokenizer.h"
+#include "dlrt/dlrt.h"
 
 namespace dlrt::embed {
 namespace {
@@ -39,12 +42,28 @@ class EmbedderModel final : public EmbedModel {
     return e_->tokenize(text);
   }
   Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch) const override {
-    return e_->embed_encoded(batch);
+    return e_->embed_encoded(batch, /*normalize=*/false);  // the server normalises per request
   }
   size_t dimension() const override { return e_->dimension(); }
   std::string model_name() const override { return e_->model_name(); }
   size_t max_length() const override { return e_->max_length(); }
   dlrt::RunReport placement() const override { return e_->placement(); }
+  bool normalizes() const override { return e_->normalize(); }
+  std::string pooling() const override { return pooling_name(e_->pooling()); }
+  std::optional<std::string> prompt(const std::string& name) const override {
+    auto it = e_->prompts().find(name);
+    if (it == e_->prompts().end()) return std::nullopt;
+    return it->second;
+  }
+  std::string default_prompt_name() const override { return e_->default_prompt_name(); }
+  size_t vocab_size() const override { return e_->tokenizer().vocab_size(); }
+  size_t count_tokens(std::string_view text) const override { return e_->tokenizer().encode(text, 0).ids.size(); }
+  std::string token_text(int64_t id) const override { return e_->tokenizer().id_to_token(id); }
+  bool is_special_token(int64_t id) const override {
+    for (const AddedToken& t : e_->tokenizer().added_tokens())
+      if (t.id == id && t.special) return true;
+    return false;
+  }
 
  private:
   std::shared_ptr<const Embedder> e_;
@@ -128,7 +147,8 @@ thread_local Clock::time_point t_request_start;
 thread_local bool t_request_counted = false;
 
 std::string route_label(const std::string& path) {
-  for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/health", "/metrics"})
+  for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/tokenize", "/v1/models", "/info", "/health",
+                        "/metrics"})
     if (path == r) return r;
   return "other";
 }
@@ -352,71 +372,69 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
     return error_reply(api, 503, "unavailable",
                        load_error_.empty() ? "the model is still loading; retry shortly" : "the model failed to load: " + load_error_);
   }
-  json req = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (req.is_discarded()) return error_reply(api, 400, "invalid_request_error", "the body is not valid JSON (UTF-8)");
-  if (!req.is_object()) return error_reply(api, 422, "invalid_request_error", "the body must be a JSON object");
-
-  const char* field = api == Api::kOpenAI ? "input" : "inputs";
-  auto it = req.find(field);
-  if (it == req.end())
-    return error_reply(api, 422, "invalid_request_error", std::string("missing field '") + field + "'");
-  std::vector<std::string> texts;
-  if (it->is_string()) {
-    texts.push_back(it->get<std::string>());
-  } else if (it->is_array()) {
-    if (it->empty()) return error_reply(api, 422, "invalid_request_error", std::string("'") + field + "' is empty");
-    if (it->size() > config_.max_inputs_per_request)
-      return error_reply(api, 413, "invalid_request_error",
-                         std::to_string(it->size()) + " inputs in one request; the limit is " +
-                             std::to_string(config_.max_inputs_per_request) + " (max_inputs_per_request)");
-    for (size_t i = 0; i < it->size(); ++i) {
-      const json& e = (*it)[i];
-      if (!e.is_string())
-        return error_reply(api, 422, "invalid_request_error",
-                           std::string("'") + field + "'[" + std::to_string(i) + "] is not a string" +
-                               (e.is_number_integer() || e.is_array() ? " (token-id input is not supported: send text)" : ""));
-      texts.push_back(e.get<std::string>());
-    }
-  } else {
+  json body_json = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (body_json.is_discarded()) return error_reply(api, 400, "invalid_request_error", "the body is not valid JSON (UTF-8)");
+  EmbedRequest req;
+  if (auto e = parse_embed_request(body_json, api == Api::kOpenAI ? RequestKind::kOpenAIEmbeddings : RequestKind::kTeiEmbed,
+                                   config_.max_inputs_per_request, &req))
+    return error_reply(api, e->status, "invalid_request_error", e->message);
+  if (req.dimensions && *req.dimensions > m->dimension())
     return error_reply(api, 422, "invalid_request_error",
-                       std::string("'") + field + "' must be a string or an array of strings");
-  }
-
-  bool base64 = false;
-  bool truncate = config_.truncate;
-  if (api == Api::kOpenAI) {
-    if (auto f = req.find("encoding_format"); f != req.end() && !f->is_null()) {
-      if (!f->is_string() || (*f != "float" && *f != "base64"))
-        return error_reply(api, 422, "invalid_request_error", "'encoding_format' must be \"float\" or \"base64\"");
-      base64 = *f == "base64";
-    }
-    if (auto d = req.find("dimensions"); d != req.end() && !d->is_null()) {
-      if (!d->is_number_integer() || d->get<int64_t>() != static_cast<int64_t>(m->dimension()))
-        return error_reply(api, 422, "invalid_request_error",
-                           "'dimensions' must be " + std::to_string(m->dimension()) + " for this model (if given)");
-    }
-  } else if (auto t = req.find("truncate"); t != req.end() && !t->is_null()) {
-    if (!t->is_boolean()) return error_reply(api, 422, "invalid_request_error", "'truncate' must be a boolean");
-    truncate = t->get<bool>();
-  }
+                       "'dimensions' is " + std::to_string(*req.dimensions) + " but the model's vectors have " +
+                           std::to_string(m->dimension()));
+  const bool truncate = req.truncate.value_or(config_.truncate);
+  const bool normalize = req.normalize.value_or(m->normalizes());
 
   size_t limit = m->max_length();
   if (config_.max_input_tokens > 0) limit = std::min(limit, config_.max_input_tokens);
+  auto over_limit = [&](size_t i, size_t tokens) {
+    return error_reply(api, 413, "invalid_request_error",
+                       "input " + std::to_string(i) + " has " + (tokens ? std::to_string(tokens) : "more than " + std::to_string(limit)) +
+                           " tokens; the limit is " + std::to_string(limit) +
+                           " per input: shorten it or send \"truncate\": true");
+  };
   std::vector<Encoding> encodings;
-  encodings.reserve(texts.size());
-  for (size_t i = 0; i < texts.size(); ++i) {
-    bool truncated = false;
-    auto enc = m->tokenize(texts[i], &truncated);
-    if (!enc.ok())
-      return error_reply(api, 422, "invalid_request_error",
-                         "input " + std::to_string(i) + " cannot be tokenized: " + enc.status().message());
-    bool over = truncated || enc->ids.size() > limit;
-    if (over && !truncate)
-      return error_reply(api, 422, "invalid_request_error",
-                         "input " + std::to_string(i) + " has more than " + std::to_string(limit) +
-                             " tokens (the limit per input); shorten it or send \"truncate\": true");
-    truncate_encoding(*enc, limit);
-    encodings.push_back(std::move(enc).value());
+  encodings.reserve(req.size());
+  if (!req.token_ids.empty()) {
+    // Token ids are used as given (no special tokens added).
+    const size_t vocab = m->vocab_size();
+    for (size_t i = 0; i < req.token_ids.size(); ++i) {
+      std::vector<int64_t>& ids = req.token_ids[i];
+      for (int64_t id : ids)
+        if (vocab && static_cast<size_t>(id) >= vocab)
+          return error_reply(api, 422, "invalid_request_error",
+                             "input " + std::to_string(i) + " has token id " + std::to_string(id) +
+                                 ", outside the vocabulary (" + std::to_string(vocab) + " tokens)");
+      if (ids.size() > limit) {
+        if (!truncate) return over_limit(i, ids.size());
+        ids.resize(limit);
+      }
+      Encoding e;
+      e.ids = std::move(ids);
+      e.type_ids.assign(e.ids.size(), 0);
+      e.attention_mask.assign(e.ids.size(), 1);
+      encodings.push_back(std::move(e));
+    }
+  } else {
+    // A named prompt (or the folder's default) goes in front of each text.
+    std::string prompt;
+    const std::string prompt_name = req.prompt_name.value_or(m->default_prompt_name());
+    if (!prompt_name.empty()) {
+      auto p = m->prompt(prompt_name);
+      if (!p) return error_reply(api, 422, "invalid_request_error", "the model has no prompt named '" + prompt_name + "'");
+      prompt = *p;
+    }
+    for (size_t i = 0; i < req.texts.size(); ++i) {
+      bool truncated = false;
+      const std::string text = prompt.empty() ? std::move(req.texts[i]) : prompt + req.texts[i];
+      auto enc = m->tokenize(text, &truncated);
+      if (!enc.ok())
+        return error_reply(api, 422, "invalid_request_error",
+                           "input " + std::to_string(i) + " cannot be tokenized: " + enc.status().message());
+      if ((truncated || enc->ids.size() > limit) && !truncate) return over_limit(i, m->count_tokens(text));
+      truncate_encoding(*enc, limit);
+      encodings.push_back(std::move(enc).value());
+    }
   }
 
   auto fut = b->submit(std::move(encodings));
@@ -432,7 +450,7 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
   if (fut->wait_for(std::chrono::milliseconds(config_.request_timeout_ms)) != std::future_status::ready)
     return error_reply(api, 504, "timeout",
                        "the batch did not finish within " + std::to_string(config_.request_timeout_ms) + " ms");
-  const Result<RequestResult>& res = fut->get();
+  Result<RequestResult> res = std::move(fut->get());
   if (!res.ok()) {
     const Status& s = res.status();
     if (is_device_failure(s.code()))
@@ -440,11 +458,12 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
                          "the accelerator failed and strict mode forbids falling back to the CPU: " + s.message());
     return error_reply(api, 500, "internal_error", "embedding failed: " + s.to_string());
   }
+  for (std::vector<float>& v : res->vectors) finish_vector(v, req.dimensions, normalize);
 
   Reply r;
   std::string& out = r.body;
   size_t dim = res->vectors.empty() ? 0 : res->vectors[0].size();
-  out.reserve(64 + res->vectors.size() * (base64 ? dim * 4 / 3 + 64 : dim * 12 + 64));
+  out.reserve(64 + res->vectors.size() * (req.base64 ? dim * 4 / 3 + 64 : dim * 12 + 64));
   if (api == Api::kTei) {
     out += '[';
     for (size_t i = 0; i < res->vectors.size(); ++i) {
@@ -458,13 +477,80 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
   for (size_t i = 0; i < res->vectors.size(); ++i) {
     if (i) out += ',';
     out += "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
-    if (base64) append_base64(out, res->vectors[i]);
+    if (req.base64) append_base64(out, res->vectors[i]);
     else append_vector(out, res->vectors[i]);
     out += '}';
   }
   std::string name = config_.model_name.empty() ? m->model_name() : config_.model_name;
   out += "],\"model\":" + json_string(name) + ",\"usage\":{\"prompt_tokens\":" + std::to_string(res->tokens) +
          ",\"total_tokens\":" + std::to_string(res->tokens) + "}}";
+  return r;
+}
+
+EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
+  auto m = model();
+  if (!m) return error_reply(Api::kTei, 503, "unavailable", "the model is still loading; retry shortly");
+  json body_json = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (body_json.is_discarded()) return error_reply(Api::kTei, 400, "invalid_request_error", "the body is not valid JSON (UTF-8)");
+  EmbedRequest req;
+  if (auto e = parse_embed_request(body_json, RequestKind::kTeiTokenize, config_.max_inputs_per_request, &req))
+    return error_reply(Api::kTei, e->status, "invalid_request_error", e->message);
+  std::string prompt;
+  if (const std::string name = req.prompt_name.value_or(m->default_prompt_name()); !name.empty()) {
+    auto p = m->prompt(name);
+    if (!p) return error_reply(Api::kTei, 422, "invalid_request_error", "the model has no prompt named '" + name + "'");
+    prompt = *p;
+  }
+  // Offsets ("start", "stop") are not tracked by the tokenizer: null.
+  json out = json::array();
+  for (size_t i = 0; i < req.texts.size(); ++i) {
+    auto enc = m->tokenize(prompt + req.texts[i], nullptr);
+    if (!enc.ok())
+      return error_reply(Api::kTei, 422, "invalid_request_error",
+                         "input " + std::to_string(i) + " cannot be tokenized: " + enc.status().message());
+    json tokens = json::array();
+    for (int64_t id : enc->ids) {
+      const bool special = m->is_special_token(id);
+      if (special && !req.add_special_tokens) continue;
+      tokens.push_back({{"id", id}, {"text", m->token_text(id)}, {"special", special}, {"start", nullptr}, {"stop", nullptr}});
+    }
+    out.push_back(std::move(tokens));
+  }
+  Reply r;
+  r.body = out.dump(-1, ' ', false, json::error_handler_t::replace);
+  return r;
+}
+
+EmbedServer::Reply EmbedServer::info_reply(bool openai_models) const {
+  auto m = model();
+  Reply r;
+  if (!m) return error_reply(openai_models ? Api::kOpenAI : Api::kTei, 503, "unavailable", "the model is still loading");
+  const std::string name = config_.model_name.empty() ? m->model_name() : config_.model_name;
+  json j;
+  if (openai_models) {
+    json model = {{"id", name}, {"object", "model"}, {"created", std::chrono::duration_cast<std::chrono::seconds>(
+                                                                    started_.time_since_epoch()).count()},
+                  {"owned_by", "dlrt"}};
+    j = {{"object", "list"}, {"data", json::array({model})}};
+  } else {
+    const HealthInfo h = health();
+    json prompts = json::object();
+    j = {{"model_id", name},
+         {"model_type", {{"embedding", {{"pooling", m->pooling()}}}}},
+         {"max_input_length", config_.max_input_tokens > 0 ? std::min(m->max_length(), config_.max_input_tokens)
+                                                           : m->max_length()},
+         {"max_batch_tokens", config_.max_batch_tokens},
+         {"max_client_batch_size", config_.max_inputs_per_request},
+         {"max_concurrent_requests", config_.max_queue},
+         {"version", dlrt::version()},
+         {"dimension", m->dimension()},
+         {"normalize", m->normalizes()},
+         {"default_prompt_name", m->default_prompt_name().empty() ? json(nullptr) : json(m->default_prompt_name())},
+         {"truncate", config_.truncate},
+         {"backend", h.backend},
+         {"device", h.device}};
+  }
+  r.body = j.dump(-1, ' ', false, json::error_handler_t::replace);
   return r;
 }
 
@@ -482,9 +568,10 @@ void EmbedServer::install_routes() {
     if (r.retry_after_s > 0) res.set_header("Retry-After", std::to_string(r.retry_after_s));
     res.set_content(r.body, r.content_type.c_str());
   };
-  auto embeddings = [this, send](Api api) {
-    return [this, send, api](const httplib::Request& req, httplib::Response& res,
-                             const httplib::ContentReader& content) {
+  // A POST route: the body read under max_body_bytes, then handle(body).
+  auto with_body = [this, send](Api api, std::function<Reply(const std::string&)> handle) {
+    return [this, send, api, handle](const httplib::Request& req, httplib::Response& res,
+                                     const httplib::ContentReader& content) {
       // The body is read here, under max_body_bytes whatever its framing:
       // httplib checks Content-Length against its limit but reads a chunked
       // body to the end.
@@ -514,7 +601,7 @@ void EmbedServer::install_routes() {
         return;
       }
       ++in_flight_;
-      Reply r = handle_embeddings(body, api);
+      Reply r = handle(body);
       --in_flight_;
       // Counted before the response goes out, so a client that reads
       // /metrics right after sees its own request.
@@ -527,9 +614,15 @@ void EmbedServer::install_routes() {
       send(res, r);
     };
   };
+  auto embeddings = [this, with_body](Api api) {
+    return with_body(api, [this, api](const std::string& body) { return handle_embeddings(body, api); });
+  };
   s.Post("/v1/embeddings", embeddings(Api::kOpenAI));
   s.Post("/embeddings", embeddings(Api::kOpenAI));
   s.Post("/embed", embeddings(Api::kTei));
+  s.Post("/tokenize", with_body(Api::kTei, [this](const std::string& body) { return handle_tokenize(body); }));
+  s.Get("/v1/models", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(true)); });
+  s.Get("/info", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(false)); });
   s.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
     HealthInfo h = health();
     json j = {{"status", h.status},   {"backend", h.backend}, {"device", h.device},
@@ -574,7 +667,8 @@ void EmbedServer::install_routes() {
       message = "the request body is larger than " + std::to_string(config_.max_body_bytes) + " bytes (max_body_bytes)";
     else if (res.status == 404)
       message = "no route " + req.method + " " + req.path +
-                "; routes: POST /v1/embeddings, POST /embed, GET /health, GET /metrics";
+                "; routes: POST /v1/embeddings, POST /embed, POST /tokenize, GET /v1/models, GET /info, GET /health, "
+                "GET /metrics";
     else
       message = "HTTP " + std::to_string(res.status) + (res.status == 400 ? ": malformed request" : "");
     res.set_content("{\"error\":{\"message\":" + json_string(message) + ",\"type\":\"invalid_request_error\",\"code\":" +

@@ -1,9 +1,13 @@
 // The embedding HTTP server behind `dlrt serve` (cpp-httplib):
 //
-//   POST /v1/embeddings  OpenAI-compatible: {"input": str | [str], "encoding_format"?: "float"|"base64",
-//                        "model"?, "dimensions"?} -> {"object":"list","data":[{"object":"embedding",
-//                        "embedding":[...],"index":0}],"model":...,"usage":{"prompt_tokens","total_tokens"}}
-//   POST /embed          TEI-style: {"inputs": str | [str], "truncate"?: bool} -> [[...], ...]
+//   POST /v1/embeddings  OpenAI-compatible: {"input": str | [str] | [id] | [[id]], "encoding_format"?:
+//                        "float"|"base64", "model"?, "dimensions"?} -> {"object":"list","data":[{"object":
+//                        "embedding","embedding":[...],"index":0}],"model":...,"usage":{"prompt_tokens",...}}
+//   POST /embed          TEI-style: {"inputs": str | [str] | [[id]], "truncate"?, "normalize"?, "prompt_name"?,
+//                        "dimensions"?} -> [[...], ...]
+//   POST /tokenize       TEI-style: {"inputs": str | [str], "add_special_tokens"?, "prompt_name"?}
+//                        -> [[{"id","text","special","start","stop"}, ...], ...]
+//   GET  /v1/models      OpenAI's model list (the one model); GET /info: TEI's model info (+ dlrt's)
 //   GET  /health         {status, backend, device, degraded, since, reason, ...}; 200 while serving
 //                        (ok, warming, degraded), 503 while loading or draining
 //   GET  /metrics        Prometheus text
@@ -21,6 +25,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +55,21 @@ class EmbedModel {
   virtual std::string model_name() const = 0;
   virtual size_t max_length() const = 0;
   virtual dlrt::RunReport placement() const = 0;
+  // embed_encoded's vectors are pooled but not normalised; the server
+  // normalises per request, by default when normalizes() (the folder asks for it).
+  virtual bool normalizes() const { return false; }
+  virtual std::string pooling() const { return ""; }
+  // The text of a named prompt (config_sentence_transformers.json), and the
+  // name used when a request names none ("" for none).
+  virtual std::optional<std::string> prompt(const std::string& name) const { return std::nullopt; }
+  virtual std::string default_prompt_name() const { return ""; }
+  // Token ids are in [0, vocab_size()) (0: not known, not checked).
+  virtual size_t vocab_size() const { return 0; }
+  // Tokens of `text` without a length limit (0: not known).
+  virtual size_t count_tokens(std::string_view text) const { return 0; }
+  // A token's text and whether it is a special token (for /tokenize).
+  virtual std::string token_text(int64_t id) const { return ""; }
+  virtual bool is_special_token(int64_t id) const { return false; }
 };
 
 std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder> embedder);
@@ -107,6 +127,8 @@ class EmbedServer {
 
   void install_routes();
   Reply handle_embeddings(const std::string& body, Api api);
+  Reply handle_tokenize(const std::string& body);
+  Reply info_reply(bool openai_models) const;
   Reply error_reply(Api api, int status, const std::string& type, const std::string& message) const;
   void on_batch(const BatchInfo& info);
   std::shared_ptr<const EmbedModel> model() const;
@@ -126,6 +148,7 @@ class EmbedServer {
   // /health "since": the status/reason last seen and when it began.
   mutable std::string health_key_;
   mutable std::chrono::system_clock::time_point health_since_;
+  std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
 
   std::atomic<bool> draining_{false};
   std::atomic<bool> bound_{false};

@@ -111,6 +111,13 @@ TEST(EmbedEmbedder, PoolingModesAndNoNormalize) {
       {"max", R"({"pooling_mode_max_tokens": true, "pooling_mode_mean_tokens": false})", "max", true},
       {"mean_raw", R"({"pooling_mode_mean_tokens": true})", "mean", false},
       {"max_raw", R"({"pooling_mode": "max"})", "max", false},
+      {"sqrt_len", R"({"pooling_mode_mean_sqrt_len_tokens": true, "pooling_mode_mean_tokens": false})",
+       "mean_sqrt_len_tokens", false},
+      {"last", R"({"pooling_mode": "lasttoken"})", "lasttoken", true},
+      {"last_raw", R"({"pooling_mode_lasttoken": true, "pooling_mode_mean_tokens": false})", "lasttoken", false},
+      {"weighted", R"({"pooling_mode": "weightedmean"})", "weightedmean", true},
+      {"weighted_raw", R"({"pooling_mode_weightedmean_tokens": true, "pooling_mode_mean_tokens": false})",
+       "weightedmean", false},
   };
   for (const Case& c : cases) {
     fs::path dir = copy_tiny("pool_" + c.name);
@@ -201,9 +208,17 @@ TEST(EmbedEmbedder, BrokenFoldersGiveClearErrors) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidModel);
   EXPECT_NE(s.message().find("modules.json"), std::string::npos) << s.message();
 
-  fs::path sqrt_len = copy_tiny("sqrt_len");
-  write(sqrt_len / "1_Pooling" / "config.json", R"({"pooling_mode_mean_sqrt_len_tokens": true})");
-  EXPECT_EQ(code(sqrt_len).code(), StatusCode::kUnsupported);
+  fs::path unknown_mode = copy_tiny("unknown_mode");
+  write(unknown_mode / "1_Pooling" / "config.json", R"({"pooling_mode": "median"})");
+  s = code(unknown_mode);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_NE(s.message().find("median"), std::string::npos) << s.message();
+
+  fs::path bad_prompt = copy_tiny("bad_prompt");
+  write(bad_prompt / "config_sentence_transformers.json", R"({"prompts": {"query": "q: "}, "default_prompt_name": "doc"})");
+  s = code(bad_prompt);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidModel);
+  EXPECT_NE(s.message().find("default_prompt_name"), std::string::npos) << s.message();
 
   fs::path two_modes = copy_tiny("two_modes");
   write(two_modes / "1_Pooling" / "config.json", R"({"pooling_mode_cls_token": true, "pooling_mode_mean_tokens": true})");

@@ -137,7 +137,8 @@ def main():
         with open(os.path.join(OUT, name), "w", encoding="utf-8") as f:
             json.dump(obj, f, indent=2, ensure_ascii=False)
             f.write("\n")
-    expected = {"texts": TEXTS, "ids": [], "mean": [], "cls": [], "max": []}
+    expected = {"texts": TEXTS, "ids": [], "mean": [], "cls": [], "max": [], "mean_sqrt_len_tokens": [],
+                "lasttoken": [], "weightedmean": []}
     for text in TEXTS:
         ids = tokenize(text)
         hs = forward(p, ids).astype(np.float64)
@@ -145,6 +146,12 @@ def main():
         expected["mean"].append(hs.mean(0).tolist())
         expected["cls"].append(hs[0].tolist())
         expected["max"].append(hs.max(0).tolist())
+        # sentence-transformers' other modes: the sum over sqrt(count), the
+        # last token, the mean weighted 1, 2, ... by position.
+        expected["mean_sqrt_len_tokens"].append((hs.sum(0) / np.sqrt(len(hs))).tolist())
+        expected["lasttoken"].append(hs[-1].tolist())
+        w = np.arange(1, len(hs) + 1, dtype=np.float64)[:, None]
+        expected["weightedmean"].append(((hs * w).sum(0) / w.sum()).tolist())
     with open(os.path.join(HERE, "data", "tiny_bert_expected.json"), "w", encoding="utf-8") as f:
         json.dump(expected, f, indent=1, ensure_ascii=False)
         f.write("\n")

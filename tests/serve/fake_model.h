@@ -79,6 +79,16 @@ class FakeModel final : public EmbedModel {
     return placement_;
   }
 
+  // Token ids below 2000; 101 and 102 are special; "query" is a prompt.
+  size_t vocab_size() const override { return 2000; }
+  std::string token_text(int64_t id) const override { return "t" + std::to_string(id); }
+  bool is_special_token(int64_t id) const override { return id == 101 || id == 102; }
+  std::optional<std::string> prompt(const std::string& name) const override {
+    if (name == "query") return std::string("query: ");
+    return std::nullopt;
+  }
+  std::string pooling() const override { return "mean"; }
+
   void set_placement(dlrt::RunReport r) {
     std::lock_guard<std::mutex> lk(mu_);
     placement_ = std::move(r);

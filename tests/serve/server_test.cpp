@@ -4,6 +4,8 @@
 #include "embed/server.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <httplib.h>
 
 #include <arpa/inet.h>
@@ -163,6 +165,96 @@ TEST(ServeRoutes, TeiEmbed) {
   EXPECT_EQ(j[1][0], 4.0);
 }
 
+// The fake's vector for "hi there" is {4, 1002, 1, 1} (tokens, second id,
+// batch size, 1): raw unless the request asks for normalisation.
+TEST(ServeRoutes, NormalizeDimensionsPromptsAndTokenIds) {
+  TestServer t;
+  auto vec = [&](const std::string& path, const std::string& body) {
+    auto r = t.post(path, body);
+    EXPECT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << body << " -> " << r->body;
+    json j = body_json(r);
+    return path == "/embed" ? j[0].get<std::vector<double>>() : j["data"][0]["embedding"].get<std::vector<double>>();
+  };
+  EXPECT_EQ(vec("/embed", R"({"inputs":"hi there"})"), (std::vector<double>{4, 1002, 1, 1}));
+  EXPECT_EQ(vec("/embed", R"({"inputs":"hi there","normalize":false})"), (std::vector<double>{4, 1002, 1, 1}));
+  const double n = std::sqrt(16.0 + 1002.0 * 1002.0 + 2.0);
+  std::vector<double> unit = vec("/embed", R"({"inputs":"hi there","normalize":true})");
+  ASSERT_EQ(unit.size(), 4u);
+  EXPECT_NEAR(unit[0], 4 / n, 1e-6);
+  EXPECT_NEAR(unit[1], 1002 / n, 1e-6);
+  // Matryoshka: the first 2 values, normalised again when normalising.
+  EXPECT_EQ(vec("/embed", R"({"inputs":"hi there","dimensions":2})"), (std::vector<double>{4, 1002}));
+  std::vector<double> two = vec("/v1/embeddings", R"({"input":"hi there","dimensions":2,"normalize":true})");
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_NEAR(two[0] * two[0] + two[1] * two[1], 1.0, 1e-6);
+  EXPECT_NEAR(two[0], 4 / std::sqrt(16.0 + 1002.0 * 1002.0), 1e-6);
+  // A prompt goes in front of the text: "query: hi there" is 3 words.
+  EXPECT_EQ(vec("/embed", R"({"inputs":"hi there","prompt_name":"query"})")[0], 5.0);
+  // Token ids are used as given (no [CLS]/[SEP] added).
+  std::vector<double> ids = vec("/v1/embeddings", R"({"input":[7,8,9]})");
+  EXPECT_EQ(ids[0], 3.0);
+  EXPECT_EQ(ids[1], 8.0);
+  auto r = t.post("/embed", R"({"inputs":[[7,8],[9]]})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)[1][0], 1.0);
+  r = t.post("/embed", R"({"inputs":"x","truncation_direction":"left"})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 422);
+  EXPECT_NE(body_json(r)["error"].get<std::string>().find("not supported"), std::string::npos) << r->body;
+}
+
+TEST(ServeRoutes, ModelsInfoAndTokenize) {
+  TestServer t;
+  auto r = t.get("/v1/models");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json j = body_json(r);
+  EXPECT_EQ(j["object"], "list");
+  ASSERT_EQ(j["data"].size(), 1u);
+  EXPECT_EQ(j["data"][0]["id"], "fake-model");
+  EXPECT_EQ(j["data"][0]["object"], "model");
+  EXPECT_TRUE(j["data"][0]["created"].is_number_integer());
+
+  r = t.get("/info");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  j = body_json(r);
+  EXPECT_EQ(j["model_id"], "fake-model");
+  EXPECT_EQ(j["dimension"], FakeModel::kDim);
+  EXPECT_EQ(j["max_input_length"], 16);
+  EXPECT_EQ(j["model_type"]["embedding"]["pooling"], "mean");
+  EXPECT_EQ(j["truncate"], false);
+  EXPECT_TRUE(j["version"].is_string());
+  EXPECT_EQ(j["device"], "cpu:0");
+
+  r = t.post("/tokenize", R"({"inputs":"hi there"})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  j = body_json(r);
+  ASSERT_EQ(j.size(), 1u);
+  ASSERT_EQ(j[0].size(), 4u);
+  EXPECT_EQ(j[0][0]["id"], 101);
+  EXPECT_EQ(j[0][0]["special"], true);
+  EXPECT_EQ(j[0][1]["id"], 1002);
+  EXPECT_EQ(j[0][1]["text"], "t1002");
+  EXPECT_EQ(j[0][1]["special"], false);
+  r = t.post("/tokenize", R"({"inputs":["a","b c"],"add_special_tokens":false})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  j = body_json(r);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0].size(), 1u);
+  EXPECT_EQ(j[1].size(), 2u);
+  r = t.post("/tokenize", R"({"inputs":[[1,2]]})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 422);
+  r = t.post("/tokenize", R"({"inputs":"a","prompt_name":"nope"})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 422);
+}
+
 TEST(ServeRoutes, HealthAndMetrics) {
   TestServer t;
   auto h = t.get("/health");
@@ -205,11 +297,19 @@ TEST(ServeErrors, BadRequests) {
   expect_openai_error(t.post("/v1/embeddings", R"({"input":5})"), 422, "string or an array of strings");
   expect_openai_error(t.post("/v1/embeddings", R"({"input":[]})"), 422, "is empty");
   expect_openai_error(t.post("/v1/embeddings", R"({"input":["a",7]})"), 422, "'input'[1] is not a string");
-  expect_openai_error(t.post("/v1/embeddings", R"({"input":[[101,102]]})"), 422, "token-id input");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":[[101,"a"]]})"), 422, "list of token ids");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":[101,1.5]})"), 422, "token ids");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":[[101,-1]]})"), 422, "list of token ids");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":[[101,5000]]})"), 422, "outside the vocabulary");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":[[101,102],"a"]})"), 422, "all ids");
   expect_openai_error(t.post("/v1/embeddings", R"({"input":["a","b","c","d","e"]})"), 413, "limit is 4");
   expect_openai_error(t.post("/v1/embeddings", R"({"input":"a","encoding_format":"int8"})"), 422, "encoding_format");
-  expect_openai_error(t.post("/v1/embeddings", R"({"input":"a","dimensions":3})"), 422, "'dimensions' must be 4");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":"a","dimensions":5})"), 422, "the model's vectors have 4");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":"a","dimensions":0})"), 422, "positive integer");
   EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"a","dimensions":4})")->status, 200);
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":"a","prompt_name":"nope"})"), 422, "no prompt named 'nope'");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":[[101]],"prompt_name":"query"})"), 422, "not token ids");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":"a","normalize":"yes"})"), 422, "'normalize' must be a boolean");
   expect_openai_error(t.get("/nope"), 404, "no route GET /nope");
   // Invalid UTF-8 in a string.
   expect_openai_error(t.post("/v1/embeddings", "{\"input\":\"\xff\xfe\"}"), 400, "not valid JSON");
@@ -316,8 +416,9 @@ TEST(ServeErrors, TokenLimitPerInput) {
   c.max_input_tokens = 6;
   TestServer t(c);
   EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"one two three four"})")->status, 200);  // 6 tokens
-  expect_openai_error(t.post("/v1/embeddings", R"({"input":["ok","one two three four five"]})"), 422,
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":["ok","one two three four five"]})"), 413,
                       "input 1 has more than 6 tokens");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":[[1,2,3,4,5,6,7]]})"), 413, "input 0 has 7 tokens");
   // TEI's per-request truncate overrides the config.
   auto r = t.post("/embed", R"({"inputs":"one two three four five six","truncate":true})");
   ASSERT_TRUE(r);
@@ -326,6 +427,7 @@ TEST(ServeErrors, TokenLimitPerInput) {
   // Past the model's own maximum (16) with truncation on: cut to 6.
   ServiceConfig c2;
   c2.max_input_tokens = 6;
+  c2.truncate = true;
   TestServer t2(c2);
   r = t2.post("/v1/embeddings", R"({"input":"a b c d e f g h i j k l m n o p q r s t"})");
   ASSERT_TRUE(r);

@@ -1,0 +1,47 @@
+// The embedding requests `dlrt serve` accepts (OpenAI's /v1/embeddings and
+// TEI's /embed, /tokenize), read from JSON into one form, and the per-request
+// finishing of pooled vectors (Matryoshka truncation, L2 normalisation).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace dlrt::embed {
+
+// What a request asks for. Exactly one of texts / token_ids is non-empty.
+struct EmbedRequest {
+  std::vector<std::string> texts;
+  std::vector<std::vector<int64_t>> token_ids;  // inputs given as token ids, used as they are
+  bool base64 = false;                          // OpenAI encoding_format "base64"
+  std::optional<bool> truncate;                 // unset: the server's default
+  std::optional<bool> normalize;                // unset: the model folder's
+  std::optional<size_t> dimensions;             // keep the first N values (then normalise again)
+  std::optional<std::string> prompt_name;       // a prompt of config_sentence_transformers.json
+  bool add_special_tokens = true;               // /tokenize
+
+  size_t size() const { return texts.empty() ? token_ids.size() : texts.size(); }
+};
+
+// Why a request was refused: HTTP status and message.
+struct RequestError {
+  int status = 422;
+  std::string message;
+};
+
+enum class RequestKind { kOpenAIEmbeddings, kTeiEmbed, kTeiTokenize };
+
+// Reads `body` (a parsed JSON value) into *out; the error answer otherwise.
+// `max_inputs` bounds the number of inputs (413 above it).
+std::optional<RequestError> parse_embed_request(const nlohmann::json& body, RequestKind kind, size_t max_inputs,
+                                                EmbedRequest* out);
+
+// Finishes one pooled (unnormalised) vector for a request: the first
+// `dimensions` values when given, then L2-normalised when `normalize`.
+void finish_vector(std::vector<float>& v, std::optional<size_t> dimensions, bool normalize);
+
+}  // namespace dlrt::embed
