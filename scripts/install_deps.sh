@@ -9,6 +9,8 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libgtest-dev nlohmann-json3-dev libtomlplusplus-dev libcpp-httplib-dev
   python3-onnx python3-numpy python3-venv
+  # The openssl tool, for the HTTPS test of dlrt serve (a throwaway certificate).
+  openssl
   # clang (with libFuzzer and the sanitizer runtimes) for the fuzz harnesses (make fuzz, and
   # the smoke run in make test).
   clang

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cctype>
+#include <random>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -139,10 +141,53 @@ void truncate_encoding(Encoding& e, size_t limit) {
   cut(e.attention_mask);
 }
 
+// The client's X-Request-Id when it is 1-128 characters of [A-Za-z0-9._:-],
+// else 16 random hex digits.
+std::string request_id(const httplib::Request& req) {
+  const std::string given = req.get_header_value("X-Request-Id");
+  bool ok = !given.empty() && given.size() <= 128;
+  for (char c : given) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' || c == '-');
+  if (ok) return given;
+  thread_local std::mt19937_64 rng{std::random_device{}() ^ static_cast<uint64_t>(Clock::now().time_since_epoch().count())};
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+// Compares without an early exit, so the time taken does not tell how much of a guess was right.
+bool constant_time_equal(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const size_t n = std::max(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i)
+    diff |= static_cast<unsigned char>((i < a.size() ? a[i] : 0) ^ (i < b.size() ? b[i] : 0));
+  return diff == 0;
+}
+
+// The Access-Control-Allow-Origin answer for `origin` under `allowed`
+// ("*" or a comma list); "" when the origin is not allowed.
+std::string cors_origin(const std::string& allowed, const std::string& origin) {
+  if (allowed == "*") return "*";
+  size_t start = 0;
+  while (start <= allowed.size()) {
+    size_t end = allowed.find(',', start);
+    if (end == std::string::npos) end = allowed.size();
+    std::string item = allowed.substr(start, end - start);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    if (!item.empty() && item == origin) return origin;
+    start = end + 1;
+  }
+  return "";
+}
+
 bool is_device_failure(StatusCode c) { return c == StatusCode::kBackendError || c == StatusCode::kDeviceUnavailable; }
 
 // Start of the request being handled on this thread (pre-routing -> logger).
 thread_local Clock::time_point t_request_start;
+// The request's id (X-Request-Id, or made here) and, for embedding routes,
+// its inputs and tokens: for the access log.
+thread_local std::string t_request_id;
+thread_local size_t t_inputs = 0, t_tokens = 0;
 // Set when a route handler counted its request itself (the logger skips it).
 thread_local bool t_request_counted = false;
 
@@ -193,7 +238,9 @@ std::string report_device(const dlrt::RunReport& report) {
   return "cpu:0";
 }
 
-EmbedServer::EmbedServer(ServiceConfig config) : config_(std::move(config)), http_(std::make_unique<httplib::Server>()) {
+EmbedServer::EmbedServer(ServiceConfig config) : config_(std::move(config)), log_(config_.json_logs) {
+  if (!config_.tls_cert.empty()) http_ = std::make_unique<httplib::SSLServer>(config_.tls_cert.c_str(), config_.tls_key.c_str());
+  else http_ = std::make_unique<httplib::Server>();
   health_since_ = std::chrono::system_clock::now();
   install_routes();
 }
@@ -308,6 +355,9 @@ HealthInfo EmbedServer::health() const {
 }
 
 Status EmbedServer::bind() {
+  if (!http_->is_valid())
+    return InvalidArgument("cannot serve HTTPS with tls_cert " + config_.tls_cert + " and tls_key " + config_.tls_key +
+                           ": unreadable, not PEM, or the key does not match the certificate");
   if (config_.port == 0) {
     int p = http_->bind_to_any_port(config_.host);
     if (p <= 0) return IoError("cannot listen on " + config_.host + " (any port)");
@@ -459,6 +509,8 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
     return error_reply(api, 500, "internal_error", "embedding failed: " + s.to_string());
   }
   for (std::vector<float>& v : res->vectors) finish_vector(v, req.dimensions, normalize);
+  t_inputs = res->vectors.size();
+  t_tokens = res->tokens;
 
   Reply r;
   std::string& out = r.body;
@@ -649,9 +701,41 @@ void EmbedServer::install_routes() {
     res.set_content(metrics_.render(g), "text/plain; version=0.0.4");
   });
 
-  s.set_pre_routing_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response&) {
+  s.set_pre_routing_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
+                                                                        httplib::Response& res) {
     t_request_start = Clock::now();
     t_request_counted = false;
+    t_inputs = t_tokens = 0;
+    t_request_id = request_id(req);
+    res.set_header("X-Request-Id", t_request_id);
+    if (!config_.cors_allow_origin.empty()) {
+      const std::string origin = req.get_header_value("Origin");
+      const std::string allow = origin.empty() ? "" : cors_origin(config_.cors_allow_origin, origin);
+      if (!allow.empty()) {
+        res.set_header("Access-Control-Allow-Origin", allow);
+        res.set_header("Access-Control-Expose-Headers", "X-Request-Id");
+        if (allow != "*") res.set_header("Vary", "Origin");
+      }
+      if (req.method == "OPTIONS") {  // a browser's preflight: no credentials
+        res.status = allow.empty() ? 403 : 204;
+        res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+        res.set_header("Access-Control-Allow-Headers", "Content-Type, Authorization, X-Request-Id");
+        res.set_header("Access-Control-Max-Age", "600");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
+    if (!config_.api_key.empty() && req.path != "/health") {
+      const std::string auth = req.get_header_value("Authorization");
+      const bool bearer = auth.size() > 7 && auth.compare(0, 7, "Bearer ") == 0;
+      if (!bearer || !constant_time_equal(auth.substr(7), config_.api_key)) {
+        res.status = 401;
+        res.set_header("WWW-Authenticate", "Bearer");
+        res.set_content("{\"error\":{\"message\":\"missing or wrong API key: send \\\"Authorization: Bearer <key>\\\"\",\"type\":"
+                        "\"authentication_error\",\"code\":401}}",
+                        "application/json");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
     // No route serves byte ranges: a Range header is ignored, or httplib would
     // answer it with one multipart part per range (an 8 KB request of a few
     // thousand ranges turned into a 16 MB answer). The request object is
@@ -677,16 +761,21 @@ void EmbedServer::install_routes() {
     return httplib::Server::HandlerResponse::Handled;
   }));
   s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-    if (t_request_counted) {
-      t_request_counted = false;
-      t_request_start = Clock::time_point{};
-      return;
-    }
-    double seconds = t_request_start == Clock::time_point{}
-                         ? 0.0
-                         : std::chrono::duration<double>(Clock::now() - t_request_start).count();
+    const double seconds = t_request_start == Clock::time_point{}
+                               ? 0.0
+                               : std::chrono::duration<double>(Clock::now() - t_request_start).count();
     t_request_start = Clock::time_point{};
-    metrics_.observe_request(route_label(req.path), res.status, seconds);
+    if (!t_request_counted) metrics_.observe_request(route_label(req.path), res.status, seconds);
+    t_request_counted = false;
+    if (config_.access_log)
+      log_.info("request", {{"method", req.method},
+                            {"path", req.path},
+                            {"status", res.status},
+                            {"latency_ms", std::round(seconds * 1e5) / 100},
+                            {"inputs", t_inputs},
+                            {"tokens", t_tokens},
+                            {"request_id", t_request_id},
+                            {"remote", req.remote_addr}});
   });
 }
 

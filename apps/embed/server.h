@@ -35,6 +35,7 @@
 #include "embed/batcher.h"
 #include "embed/embedder.h"
 #include "embed/metrics.h"
+#include "embed/serve_log.h"
 #include "embed/service_config.h"
 
 namespace httplib {
@@ -114,6 +115,8 @@ class EmbedServer {
 
   HealthInfo health() const;
   const Metrics& metrics() const { return metrics_; }
+  // The server's log (cmd_serve writes its lifecycle lines there too).
+  ServeLog& log() { return log_; }
   const ServiceConfig& config() const { return config_; }
 
  private:
@@ -138,6 +141,7 @@ class EmbedServer {
   std::unique_ptr<httplib::Server> http_;
   int port_ = 0;
   Metrics metrics_;
+  ServeLog log_;
 
   mutable std::mutex mu_;
   std::shared_ptr<const EmbedModel> model_;

@@ -89,6 +89,12 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
       serve_key("truncate", "truncate inputs longer than the limit instead of refusing them with 413 (default false)"),
       serve_key("request_timeout_ms", "how long a request waits for its batch; beyond it 504 (default 60000)"),
       serve_key("drain_timeout_ms", "graceful shutdown: time in-flight requests get (default 30000)"),
+      serve_key("api_key", "require \"Authorization: Bearer KEY\" on every route but /health (prefer the env var)"),
+      serve_key("cors_allow_origin", "origins browsers may call from: \"*\" or a comma list (default none)"),
+      serve_key("tls_cert", "PEM certificate (chain) file: serve HTTPS (with tls_key)"),
+      serve_key("tls_key", "PEM private key file for tls_cert"),
+      serve_key("json_logs", "log lines as JSON objects (ts, level, msg, fields)", true),
+      serve_key("access_log", "one log line per request: true or false (default true)"),
   };
   return keys;
 }
@@ -120,6 +126,17 @@ Status set_service_config_value(ServiceConfig& c, const std::string& key, const 
   if (key == "truncate") return parse_bool(source, v, c.truncate);
   if (key == "request_timeout_ms") return parse_int(source, v, 1, kIntMax, c.request_timeout_ms);
   if (key == "drain_timeout_ms") return parse_int(source, v, 0, kIntMax, c.drain_timeout_ms);
+  if (key == "api_key") {
+    for (char ch : v)
+      if (static_cast<unsigned char>(ch) <= 0x20 || static_cast<unsigned char>(ch) >= 0x7f)
+        return InvalidArgument(source + ": the API key must be printable ASCII without spaces");
+    return (c.api_key = v), Status::Ok();
+  }
+  if (key == "cors_allow_origin") return (c.cors_allow_origin = v), Status::Ok();
+  if (key == "tls_cert") return (c.tls_cert = v), Status::Ok();
+  if (key == "tls_key") return (c.tls_key = v), Status::Ok();
+  if (key == "json_logs") return parse_bool(source, v, c.json_logs);
+  if (key == "access_log") return parse_bool(source, v, c.access_log);
   return InvalidArgument(source + ": unknown setting '" + key + "'");
 }
 
@@ -183,6 +200,8 @@ Status validate_service_config(const ServiceConfig& c) {
                            ") must not exceed max_queue (" + std::to_string(c.max_queue) +
                            "): such a request could never be queued");
   if (c.http_threads < 2) return InvalidArgument("http_threads must be at least 2");
+  if (c.tls_cert.empty() != c.tls_key.empty())
+    return InvalidArgument("tls_cert and tls_key go together: give both to serve HTTPS, or neither");
   return Status::Ok();
 }
 

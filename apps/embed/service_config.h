@@ -52,6 +52,12 @@ struct ServiceConfig {
   bool truncate = false;        // truncate long inputs to the model's maximum instead of 413 (as TEI)
   int request_timeout_ms = 60000;  // waiting for a batch; beyond it 504
   int drain_timeout_ms = 30000;    // graceful shutdown: in-flight requests get this long
+  // Security and operations.
+  std::string api_key;            // non-empty: every route but /health needs "Authorization: Bearer <key>"
+  std::string cors_allow_origin;  // "*" or comma-separated origins allowed to call from a browser ("" = none)
+  std::string tls_cert, tls_key;  // PEM files: serve HTTPS (both or neither)
+  bool json_logs = false;         // log lines as JSON objects
+  bool access_log = true;         // one log line per request
 };
 
 // Every settable key: its name in the file ("port"), whether it is a

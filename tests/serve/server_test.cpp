@@ -4,9 +4,10 @@
 #include "embed/server.h"
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <cmath>
-#include <httplib.h>
+#include <cstdlib>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -253,6 +254,101 @@ TEST(ServeRoutes, ModelsInfoAndTokenize) {
   r = t.post("/tokenize", R"({"inputs":"a","prompt_name":"nope"})");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 422);
+}
+
+TEST(ServeSecurity, ApiKeyCorsAndRequestId) {
+  ServiceConfig c;
+  c.api_key = "s3cret";
+  c.cors_allow_origin = "https://a.example, https://b.example";
+  TestServer t(c);
+  // No key, a wrong key, a key of another length: 401; /health stays open.
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":"a"})"), 401, "API key");
+  httplib::Headers wrong = {{"Authorization", "Bearer s3creT"}};
+  auto r = t.client().Post("/v1/embeddings", wrong, R"({"input":"a"})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_EQ(r->get_header_value("WWW-Authenticate"), "Bearer");
+  r = t.client().Get("/info", {{"Authorization", "Bearer s3cret-and-more"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_EQ(t.get("/health")->status, 200);
+  httplib::Headers good = {{"Authorization", "Bearer s3cret"}, {"Origin", "https://b.example"},
+                           {"X-Request-Id", "client-id-42"}};
+  r = t.client().Post("/v1/embeddings", good, R"({"input":"a"})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(r->get_header_value("Access-Control-Allow-Origin"), "https://b.example");
+  EXPECT_EQ(r->get_header_value("X-Request-Id"), "client-id-42");
+  // An origin not listed gets no CORS header; a bad request id is replaced.
+  r = t.client().Get("/info", {{"Authorization", "Bearer s3cret"}, {"Origin", "https://evil.example"},
+                               {"X-Request-Id", "bad id with spaces"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_FALSE(r->has_header("Access-Control-Allow-Origin"));
+  const std::string id = r->get_header_value("X-Request-Id");
+  EXPECT_EQ(id.size(), 16u) << id;
+  EXPECT_NE(id, "bad id with spaces");
+  // A browser's preflight needs no key.
+  r = t.client().Options("/v1/embeddings", {{"Origin", "https://a.example"}, {"Access-Control-Request-Method", "POST"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 204);
+  EXPECT_EQ(r->get_header_value("Access-Control-Allow-Origin"), "https://a.example");
+  EXPECT_NE(r->get_header_value("Access-Control-Allow-Headers").find("Authorization"), std::string::npos);
+  r = t.client().Options("/v1/embeddings", {{"Origin", "https://evil.example"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 403);
+}
+
+TEST(ServeSecurity, LogLinesTextAndJson) {
+  ServeLog text(false), js(true);
+  const ServeLog::Fields f = {{"method", "POST"}, {"status", 200}, {"request_id", "r1"}};
+  const std::string t = text.format(ServeLog::Level::kInfo, "request", f);
+  // 2026-11-26T07:40:00.123Z dlrt serve: request method=POST status=200 request_id=r1
+  EXPECT_EQ(t.size(), 24 + std::string(" dlrt serve: request method=POST status=200 request_id=r1").size()) << t;
+  EXPECT_EQ(t[23], 'Z') << t;
+  EXPECT_NE(t.find(" dlrt serve: request method=POST status=200 request_id=r1"), std::string::npos) << t;
+  json j = json::parse(js.format(ServeLog::Level::kWarning, "slow", f));
+  EXPECT_EQ(j["level"], "warning");
+  EXPECT_EQ(j["msg"], "slow");
+  EXPECT_EQ(j["status"], 200);
+  EXPECT_EQ(j["ts"].get<std::string>().size(), 24u);
+}
+
+// HTTPS with a certificate made by the openssl tool for the test.
+TEST(ServeSecurity, Tls) {
+  const std::string dir = ::testing::TempDir() + "/dlrt_tls_" + std::to_string(::getpid());
+  const std::string cmd = "mkdir -p " + dir + " && openssl req -x509 -newkey rsa:2048 -nodes -keyout " + dir +
+                          "/key.pem -out " + dir + "/cert.pem -days 1 -subj /CN=localhost >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "the openssl tool could not make a test certificate";
+  ServiceConfig c;
+  c.tls_cert = dir + "/cert.pem";
+  c.tls_key = dir + "/key.pem";
+  c.host = "127.0.0.1";
+  c.port = 0;
+  c.model = "fake";
+  EmbedServer server(c);
+  ASSERT_TRUE(server.bind().ok());
+  auto model = std::make_shared<FakeModel>();
+  server.set_model(model);
+  std::thread th([&] { server.run(); });
+  httplib::SSLClient cli("127.0.0.1", server.port());
+  cli.enable_server_certificate_verification(false);
+  auto r = cli.Post("/v1/embeddings", R"({"input":"over tls"})", "application/json");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(json::parse(r->body)["data"][0]["embedding"][0], 4.0);
+  // Plain HTTP to the HTTPS port gets no answer.
+  httplib::Client plain("127.0.0.1", server.port());
+  plain.set_read_timeout(2, 0);
+  EXPECT_FALSE(plain.Get("/health"));
+  server.shutdown();
+  th.join();
+  // A missing key file: a clear error at bind.
+  c.tls_key = dir + "/missing.pem";
+  EmbedServer bad(c);
+  Status s = bad.bind();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("HTTPS"), std::string::npos) << s.message();
 }
 
 TEST(ServeRoutes, HealthAndMetrics) {

@@ -119,7 +119,7 @@ TEST(ServeConfig, EveryKeyHasEnvAndFlag) {
     EXPECT_FALSE(k.help.empty()) << k.key;
     ServiceConfig c;
     // Every key accepts a sensible value.
-    std::string v = k.is_switch || k.key == "truncate" ? "true"
+    std::string v = k.is_switch || k.key == "truncate" || k.key == "access_log" ? "true"
                     : (k.key == "device" || k.key == "model" || k.key == "host" || k.key == "model_name" ||
                        k.key == "cache_dir")
                         ? "x"
@@ -127,6 +127,29 @@ TEST(ServeConfig, EveryKeyHasEnvAndFlag) {
     Status s = set_service_config_value(c, k.key, v, "test");
     EXPECT_TRUE(s.ok()) << k.key << ": " << s.to_string();
   }
+}
+
+TEST(ServeConfig, SecuritySettings) {
+  ServiceConfig c;
+  EXPECT_TRUE(c.access_log);
+  EXPECT_FALSE(c.json_logs);
+  EXPECT_FALSE(set_service_config_value(c, "api_key", "has space", "test").ok());
+  EXPECT_FALSE(set_service_config_value(c, "api_key", "tab\there", "test").ok());
+  EXPECT_TRUE(set_service_config_value(c, "api_key", "s3cr3t-KEY_1", "test").ok());
+  EXPECT_EQ(c.api_key, "s3cr3t-KEY_1");
+  c.model = "m";
+  c.tls_cert = "cert.pem";
+  Status s = validate_service_config(c);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("tls_cert and tls_key"), std::string::npos) << s.message();
+  c.tls_key = "key.pem";
+  EXPECT_TRUE(validate_service_config(c).ok());
+  auto r = resolve_service_config("", [](const char* n) -> const char* {
+    return std::string(n) == "DLRT_SERVE_API_KEY" ? "from-env" : nullptr;
+  }, {{"model", "m"}, {"access_log", "false"}});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->api_key, "from-env");
+  EXPECT_FALSE(r->access_log);
 }
 
 }  // namespace

@@ -104,9 +104,9 @@ int cmd_serve(int argc, char** argv) {
 
   embed::EmbedServer server(config);
   if (Status s = server.bind(); !s.ok()) return fail(s.message(), kExitRuntimeError);
-  std::printf("dlrt serve: listening on http://%s:%d (loading %s)\n", config.host.c_str(), server.port(),
-              config.model.c_str());
-  std::fflush(stdout);
+  embed::ServeLog& log = server.log();
+  log.info(std::string("listening on ") + (config.tls_cert.empty() ? "http" : "https") + "://" + config.host + ":" +
+           std::to_string(server.port()) + " (loading " + config.model + ")");
 
   std::atomic<bool> done{false};
   std::thread signal_thread([&] {
@@ -117,19 +117,18 @@ int cmd_serve(int argc, char** argv) {
       int sig = sigtimedwait(&sigs, nullptr, &slice);
       if (sig == SIGTERM || sig == SIGINT) {
         if (draining) {
-          std::fputs("dlrt serve: second signal: exiting now\n", stderr);
+          log.warning("second signal: exiting now");
           std::_Exit(kExitRuntimeError);
         }
         draining = true;
         drain_start = std::chrono::steady_clock::now();
-        std::fprintf(stderr, "dlrt serve: %s: finishing in-flight requests, refusing new ones\n",
-                     sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        log.warning(std::string(sig == SIGTERM ? "SIGTERM" : "SIGINT") + ": finishing in-flight requests, refusing new ones");
         server.shutdown();
       }
       if (draining && std::chrono::steady_clock::now() - drain_start >
                           std::chrono::milliseconds(config.drain_timeout_ms)) {
-        std::fprintf(stderr, "dlrt serve: requests still running after %d ms (drain_timeout_ms): exiting\n",
-                     config.drain_timeout_ms);
+        log.error("requests still running after " + std::to_string(config.drain_timeout_ms) +
+                  " ms (drain_timeout_ms): exiting");
         std::_Exit(kExitRuntimeError);
       }
     }
@@ -156,31 +155,29 @@ int cmd_serve(int argc, char** argv) {
   auto embedder = embed::Embedder::create(config.model, eo);
   if (!embedder.ok()) {
     server.set_load_error(embedder.status().message());
-    fail("cannot load " + config.model + ": " + embedder.status().to_string(), 0);
+    log.error("cannot load " + config.model + ": " + embedder.status().to_string());
     return finish(exit_code_for_folder_status(embedder.status()));
   }
   std::shared_ptr<const embed::Embedder> shared(std::move(embedder).value());
   auto model = embed::embedder_model(shared);
   if (Status s = embed::warm_up(*model); !s.ok()) {
     server.set_load_error(s.message());
-    fail("warm-up run failed: " + s.to_string(), 0);
+    log.error("warm-up run failed: " + s.to_string());
     return finish(exit_code_for_run_status(s));
   }
   if (server.draining()) return finish(kExitOk);  // stopped while loading
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   server.set_model(model);
   embed::HealthInfo h = server.health();
-  std::printf("dlrt serve: ready in %.0f ms: model %s (dimension %zu, max %zu tokens) on %s (%s)%s%s\n", load_ms,
-              model->model_name().c_str(), model->dimension(), model->max_length(), h.device.c_str(), h.status.c_str(),
-              h.reason.empty() ? "" : ": ", h.reason.c_str());
-  std::fflush(stdout);
+  log.info("ready in " + std::to_string(static_cast<long long>(load_ms)) + " ms: model " + model->model_name() +
+               " (dimension " + std::to_string(model->dimension()) + ", max " + std::to_string(model->max_length()) +
+               " tokens) on " + h.device + " (" + h.status + ")" + (h.reason.empty() ? "" : ": " + h.reason));
 
   http_thread.join();
   done.store(true);
   signal_thread.join();
-  std::printf("dlrt serve: stopped (%llu requests, %llu errors)\n",
-              static_cast<unsigned long long>(server.metrics().requests_total()),
-              static_cast<unsigned long long>(server.metrics().errors_total()));
+  log.info("stopped (" + std::to_string(server.metrics().requests_total()) + " requests, " +
+           std::to_string(server.metrics().errors_total()) + " errors)");
   return kExitOk;
 }
 
