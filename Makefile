@@ -14,7 +14,7 @@ DEMO_MODEL := $(BUILD)/test_models/conv_net.onnx
 # The model zoo for the zoo tests: $DLRT_ZOO_DIR, else ../shared/models when it is there.
 ZOO_DIR    ?= $(or $(DLRT_ZOO_DIR),$(if $(wildcard ../shared/models/.),$(abspath ../shared/models)))
 
-.PHONY: all deps build demo test test-asan fuzz fuzz-build update-expected clean
+.PHONY: all deps build demo test test-asan fuzz fuzz-build update-expected wheel clean
 
 all: build
 
@@ -64,6 +64,12 @@ test-asan: deps
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	$(MAKE) --no-print-directory $(BUILD_ASAN)/test_models/STAMP BUILD=$(BUILD_ASAN)
 	JOBS=$(JOBS) DLRT_ONNX_TESTDATA=$(TESTDATA) DLRT_ZOO_DIR=$(ZOO_DIR) bash scripts/run_tests.sh $(BUILD_ASAN)
+
+# The Python wheel, repaired by auditwheel into a manylinux wheel in $(WHEEL_DIR)
+# (scripts/build_wheel.sh: pinned tools from PyPI, incremental in build-wheel/).
+WHEEL_DIR ?= build-wheel/wheelhouse
+wheel: deps
+	JOBS=$(JOBS) bash scripts/build_wheel.sh $(WHEEL_DIR)
 
 # Rewrites tests/conformance/expected_passing.txt from a fresh conformance run.
 update-expected: build

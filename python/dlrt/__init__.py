@@ -8,11 +8,35 @@
     model = dlrt.Embedder("all-MiniLM-L6-v2/")   # a sentence-transformers ONNX folder
     vectors = model.encode(["a sentence", "another one"])
 
-Classes: Session, Embedder, TensorInfo, RunReport, PartitionReport, Device; devices();
+Classes: Session, Embedder, TensorInfo, RunReport, PartitionReport, Device; devices(), backends();
 errors: Error and its subclasses, one per dlrt.StatusCode. Reference: docs/python.md.
 """
 
-from ._dlrt import (
+import importlib.util as _util
+import os as _os
+
+
+def _point_at_this_pythons_openvino():
+    """OpenVINO is found at run time (never bundled or linked). The `openvino` package of this
+    interpreter (pip install openvino into the same venv) is the one to use, even when the venv
+    is not activated (no $VIRTUAL_ENV, and the python3 on PATH is another one): its libs folder
+    goes into OPENVINO_LIB_PATH, unless that is already set. Nothing of openvino is imported."""
+    if _os.environ.get("OPENVINO_LIB_PATH") or _os.environ.get("DLRT_OPENVINO_NO_PYTHON") == "1":
+        return
+    try:
+        spec = _util.find_spec("openvino")
+    except (ImportError, ValueError):
+        return
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        libs = _os.path.join(folder, "libs")
+        if _os.path.isdir(libs) and any(n.startswith("libopenvino_c.so") for n in _os.listdir(libs)):
+            _os.environ["OPENVINO_LIB_PATH"] = libs
+            return
+
+
+_point_at_this_pythons_openvino()
+
+from ._dlrt import (  # noqa: E402
     BackendError,
     Device,
     DeviceUnavailable,
@@ -33,6 +57,7 @@ from ._dlrt import (
     TensorInfo,
     Unsupported,
     __version__,
+    backends,
     devices,
 )
 
@@ -57,5 +82,6 @@ __all__ = [
     "TensorInfo",
     "Unsupported",
     "__version__",
+    "backends",
     "devices",
 ]

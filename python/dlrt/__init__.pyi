@@ -10,6 +10,7 @@ from ._dlrt import (
     Session as Session,
     StatusCode as StatusCode,
     TensorInfo as TensorInfo,
+    backends as backends,
     devices as devices,
 )
 

@@ -256,6 +256,16 @@ def devices() -> list[Device]:
     accelerators. Never fails; reads /proc and /sys on every call.
     """
 
+def backends(refresh: bool = False) -> list[dict[str, object]]:
+    """
+    The backends (cpu, openvino, opencl, plugins) as `dlrt devices` lists them: a list of dicts
+    with name, available, library_path and version (the vendor runtime loaded), reason and fix
+    (why not, what to do), compatibility, tried (the paths searched) and devices (each with
+    spec, usable as Session(device=spec), backend, name, type, is_virtual, hardware: the id of
+    the dlrt.devices() entry it drives, metadata). Loads the vendor runtimes it finds;
+    refresh=True retries one that failed to load earlier.
+    """
+
 class Embedder:
     """
     Sentence embeddings from a sentence-transformers / Hugging Face ONNX

@@ -1,8 +1,10 @@
-// dlrt.devices() and dlrt.Device over dlrt::discover_devices().
+// dlrt.devices() and dlrt.Device over dlrt::discover_devices(); dlrt.backends() over the
+// backend registry (what `dlrt devices` prints under "Backends" and "Backend devices").
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "backend/registry.h"
 #include "bindings.h"
 #include "dlrt/device.h"
 
@@ -50,6 +52,59 @@ void bind_devices(nb::module_& m) {
       },
       "The hardware dlrt can see: a list of Device, the CPU first, then GPUs, NPUs and other\n"
       "accelerators. Never fails; reads /proc and /sys on every call.");
+
+  m.def("backends", [](bool refresh) {
+        struct Found {
+          std::string name;
+          backend::Availability availability;
+          std::vector<backend::BackendDevice> devices;
+        };
+        std::vector<Found> found;
+        {
+          nb::gil_scoped_release unlocked;
+          const std::vector<Device> hardware = discover_devices();
+          for (const std::shared_ptr<backend::Backend>& b : backend::BackendRegistry::global().all()) {
+            Found f{b->name(), b->is_available(refresh), {}};
+            if (f.availability.available) f.devices = b->devices(hardware);
+            found.push_back(std::move(f));
+          }
+        }
+        nb::list out;
+        for (const Found& f : found) {
+          const backend::Availability& a = f.availability;
+          nb::dict e;
+          e["name"] = f.name;
+          e["available"] = a.available;
+          e["library_path"] = a.library_path;
+          e["version"] = a.version;
+          e["reason"] = a.reason;
+          e["fix"] = a.fix;
+          e["compatibility"] = a.compatibility;
+          e["tried"] = a.tried;
+          nb::list devs;
+          for (const backend::BackendDevice& d : f.devices) {
+            nb::dict j;
+            j["spec"] = d.spec();
+            j["backend"] = d.backend;
+            j["name"] = d.name;
+            j["type"] = device_type_name(d.type);
+            j["is_virtual"] = d.is_virtual;
+            j["hardware"] = d.hardware ? nb::cast(d.hardware->id) : nb::none();
+            j["metadata"] = d.metadata;
+            devs.append(j);
+          }
+          e["devices"] = devs;
+          out.append(e);
+        }
+        return out;
+      },
+      nb::arg("refresh") = false, nb::sig("def backends(refresh: bool = False) -> list[dict[str, object]]"),
+      "The backends (cpu, openvino, opencl, plugins) as `dlrt devices` lists them: a list of dicts\n"
+      "with name, available, library_path and version (the vendor runtime loaded), reason and fix\n"
+      "(why not, what to do), compatibility, tried (the paths searched) and devices (each with\n"
+      "spec, usable as Session(device=spec), backend, name, type, is_virtual, hardware: the id of\n"
+      "the dlrt.devices() entry it drives, metadata). Loads the vendor runtimes it finds;\n"
+      "refresh=True retries one that failed to load earlier.");
 }
 
 }  // namespace dlrt::python

@@ -1,4 +1,4 @@
-"""dlrt.__version__ and dlrt.devices()."""
+"""dlrt.__version__, dlrt.devices() and dlrt.backends()."""
 import os
 import re
 
@@ -29,3 +29,38 @@ def test_devices():
 def test_public_names():
     for name in dlrt.__all__:
         assert hasattr(dlrt, name), name
+
+
+def test_backends():
+    found = dlrt.backends()
+    names = [b["name"] for b in found]
+    assert names[0] == "cpu" and "openvino" in names, names
+    keys = {"name", "available", "library_path", "version", "reason", "fix", "compatibility", "tried", "devices"}
+    for b in found:
+        assert set(b) == keys, b["name"]
+        if not b["available"]:
+            assert b["reason"] and not b["devices"], b["name"]
+    cpu = found[0]
+    assert cpu["available"] and [d["spec"] for d in cpu["devices"]] == ["cpu:0"]
+    assert cpu["devices"][0]["hardware"] == "cpu:0" and cpu["devices"][0]["type"] == "cpu"
+    assert dlrt.backends(refresh=True)[0]["name"] == "cpu"
+
+
+def test_openvino_of_this_python_is_pointed_at(tmp_path):
+    # A fake `openvino` package with a libs folder holding libopenvino_c.so.N: importing dlrt
+    # in a python that has it sets OPENVINO_LIB_PATH there (unless it is set already).
+    import subprocess
+    import sys
+    libs = tmp_path / "openvino" / "libs"
+    libs.mkdir(parents=True)
+    (tmp_path / "openvino" / "__init__.py").write_text("raise ImportError('never imported by dlrt')\n")
+    (libs / "libopenvino_c.so.2541").write_text("")
+    code = "import os, dlrt; print(os.environ.get('OPENVINO_LIB_PATH', ''))"
+    path = os.pathsep.join([str(tmp_path)] + [p for p in sys.path if p])
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENVINO_LIB_PATH", "DLRT_OPENVINO_NO_PYTHON")}
+    out = subprocess.run([sys.executable, "-c", code], env=dict(env, PYTHONPATH=path), check=True,
+                         capture_output=True, text=True).stdout.strip()
+    assert out == str(libs)
+    out = subprocess.run([sys.executable, "-c", code], env=dict(env, PYTHONPATH=path, OPENVINO_LIB_PATH="/x"),
+                         check=True, capture_output=True, text=True).stdout.strip()
+    assert out == "/x"
