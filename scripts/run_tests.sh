@@ -10,7 +10,9 @@
 #   4. an install into a fresh prefix with two consumer builds against it
 #      (scripts/test_install.sh),
 #   5. the Python package: the module dlrt._dlrt built in BUILD and the
-#      pytest suite tests/python (scripts/test_python.sh).
+#      pytest suite tests/python (scripts/test_python.sh),
+#   6. the manylinux wheel installed into a fresh venv and run from there
+#      (scripts/test_wheel.sh; built incrementally in build-wheel/).
 # Then prints the totals. Exit status 0 only when all of them pass.
 set -uo pipefail
 
@@ -174,6 +176,13 @@ echo "$python_out"
 python_state=$(echo "$python_out" | tail -1)
 
 echo
+echo "== wheel (scripts/test_wheel.sh: make wheel, a fresh venv with only the wheel, a zoo model, the embedder, OpenVINO)"
+wheel_out=$("$ROOT/scripts/test_wheel.sh" 2>&1)
+wheel_rc=$?
+echo "$wheel_out"
+wheel_state=$(echo "$wheel_out" | tail -1)
+
+echo
 echo "== totals"
 if [ $unit_rc -eq 0 ]; then echo "unit tests:  ok"; else echo "unit tests:  FAILED"; fi
 if [ -n "$unit_skipped" ]; then
@@ -184,6 +193,7 @@ echo "zoo:         $zoo_state"
 echo "quant zoo:   $quant_state"
 if [ $install_rc -eq 0 ]; then echo "install:     ok"; else echo "install:     FAILED -- $install_line"; fi
 echo "python:      $python_state"
+echo "wheel:       $wheel_state"
 for line in "${ov_summary[@]}"; do echo "openvino    $line"; done
 [ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ] && [ $install_rc -eq 0 ] &&
-  [ $python_rc -eq 0 ]
+  [ $python_rc -eq 0 ] && [ $wheel_rc -eq 0 ]
