@@ -81,9 +81,8 @@ bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool sh
 // mobilenet_v2's 3x3/2 of K 27, resnet18's 7x7/2 of K 147), which then run
 // conv_direct_avx2's slice_tile with its plain stores (the phase layout's
 // grid rows are wider than the output's, and tiles that straddle two of
-// them are stored piece by piece). Zen 1, 1 thread: mobilenet_v2's stem
-// 48-50% -> 63% of peak; resnet18's stem in the model 7.24 -> 6.76 ms. A
-// 1x1/2 downsample would copy a row phase it never reads.
+// them are stored piece by piece; measured faster on Zen 1, see
+// docs/performance.md). A 1x1/2 downsample would copy a row phase it never reads.
 constexpr int64_t kConvDirectTapColumnsMinW = 12, kConvDirectTapColumnsMaxW = 20;
 constexpr int64_t kConvDirectTapColumnsMaxStridedK = 256;  // the AVX2 packing's K slice (gemm.cpp kc_max)
 bool conv_direct_tap_columns(const ConvDirectGeometry& g);
@@ -128,31 +127,15 @@ inline bool conv_direct_worth(const ConvDirectPlan& plan) { return plan.grid >= 
 inline bool conv_direct_avx512_extra_column(const ConvDirectPlan& plan) {
   return plan.grid > kConvDirectAvx512Cols && plan.grid % kConvDirectAvx512Cols == 1;
 }
-// The same choice for the tile of `isa`. kAvx2 (the 6 x 16 tile of
-// conv_direct_avx2; measured on Zen 1 with bench/conv_direct.cpp at 1 and 2
-// threads, resnet18 and mobilenet_v2 shapes): the GEMM path packs B on the
-// fly, which the 6-row A panels amortise badly, so the direct path wins on
-// most convs, small 7x7 grids included (layer4 3x3: x1.14 on 1 thread, x1.36
-// on 2), pointwise ones too (mobilenet @14: x0.96-1.05 on 1 thread, x1.06-1.6
-// on 2). It loses (x0.90-0.95) on stride-2 convs of 64+ channels on grids of
-// kConvDirectMinGrid+ columns (resnet18's layer2.0/3.0 3x3/2: four phase
-// planes per channel, so a tile's B rows of one K slice leave L1).
-// kAvx512 on 2+ threads: every stride-1 grid. There the GEMM path scales
-// poorly on small grids (one or two 48-column tiles to split), and the direct
-// tile's (tile x panel) units spread well: 2 threads, SPR-class Xeon
-// (2026-11-24), direct / GEMM resnet18 layer4 3x3 x1.13, mobilenet_v2's 7x7
-// pointwise convs x1.10-2.02 (its non-depthwise convs 2.76 -> 2.43 ms in
-// all). Strided convs with kernels taller or wider than 1 too: resnet18's
-// layer4.0 3x3/2 (a 56-column grid) x1.14 direct (2026-11-24, three
-// alternating rounds). Strided 1x1 convs keep the GEMM whatever their grid:
-// resnet18's layer2.0 1x1/2 downsample x0.80-0.85 direct, layer4.0's
-// x0.95-0.97. On 1 thread grids of kConvDirectMinGrid+ columns go direct,
-// and grids of one full tile and one column more (7x7 outputs with tap
-// columns: resnet18's layer4 3x3 and layer4.0 3x3/2), computed as a single
-// tile. Before the 49th column rode along those measured x0.83-0.90 direct;
-// since, in the model on 1 thread (SPR-class Xeon, 2026-11-25, alternating
-// with the GEMM path): layer4.1.conv1 1.80 -> 1.66 ms, layer4.0.conv1
-// 0.975 -> 0.87 ms; resnet18 x0.97 on 1 thread, x0.955 on 2.
+// The same choice for the tile of `isa` (measured with bench/conv_direct.cpp;
+// figures in docs/performance.md, "Convolution"). kAvx2: the GEMM path packs B
+// on the fly, which 6-row A panels amortise badly, so the direct path takes
+// every conv but stride-2 ones of 64+ channels on grids of kConvDirectMinGrid+
+// columns (four phase planes per channel push a K slice's B rows out of L1).
+// kAvx512 on 2+ threads: every conv but strided 1x1 ones, since the GEMM
+// path scales poorly on small grids and the direct (tile x panel) units
+// spread well. On 1 thread: grids of kConvDirectMinGrid+ columns, and 7x7
+// outputs (one full tile and the 49th column riding along).
 inline bool conv_direct_worth(const ConvDirectPlan& plan, CpuIsa isa, int threads) {
   if (isa >= CpuIsa::kAvx512) {
     const bool strided_1x1 = plan.g.kh * plan.g.kw == 1 && (plan.g.sh > 1 || plan.g.sw > 1);

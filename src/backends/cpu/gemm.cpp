@@ -60,8 +60,8 @@ constexpr int64_t kc_max() {
 
 // Widest block of op(B) packed at once (see gemm_blocked). For the AVX-512
 // tile, 16 panels (768 columns, 576 KiB at kc 192): a block is still in L2
-// when the tiles read it (conv1/layer1 of resnet18 in bench/gemm_isa.cpp:
-// x1.55 -> x1.78 vs AVX2 against 64 panels).
+// when the tiles read it (faster than 64 panels on resnet18's conv1/layer1 in
+// bench/gemm_isa.cpp).
 template <int NR>
 constexpr int64_t nc_max() {
   return NR * (NR >= 32 ? 16 : 256);
@@ -70,11 +70,8 @@ constexpr int64_t nc_max() {
 // Depth of the K slices for a K-long product (same rule for packed operands and on-the-fly packing).
 // On the AVX-512 tile a float K of up to two slices' depth (384) is one slice:
 // its B sliver (up to 72 KiB) then streams from L2 instead of staying in L1,
-// but each tile of C is stored once, not stored, reloaded and stored again.
-// minilm_l6's projections (K = 384) on the 2-vCPU AMX Xeon VM, 2026-11-25,
-// alternating runs: b1 s128 x0.988 / x0.989 on 1 thread and x0.987 on 2, b8
-// s128 x0.97 on 2 threads, s16 x0.99; tiny_vit (K up to 320), resnet18 and
-// mobilenet_v2 unchanged within the noise.
+// but each tile of C is stored once, not stored, reloaded and stored again
+// (about 1% on minilm_l6, docs/performance.md).
 template <typename T, int NR>
 int64_t kc_for(int64_t K) {
   constexpr int64_t kKC = kc_max<T, NR>();
@@ -684,29 +681,14 @@ void sgemm_rows_a_packed_b(RowsKernel kernel, TileEpilogue tile_epilogue, int64_
   int64_t mblocks = ceil_div(M, kMC), nblocks = ceil_div(bpanels, kPC);
   if (threads > 1) {
     // A row block per thread at least (columns split only to give each
-    // thread a task), taken row-block major below: each thread then
-    // reads only its own rows of A (which it usually wrote in the op
-    // before) and all of B (the weights, alike for every thread). Split by
-    // columns first, each thread read all of A. 2 threads, SPR-class Xeon,
-    // 4 alternating rounds each: against columns first, rows to 4 tasks per
-    // thread took minilm_l6 b8 s128 85.0-86.3 -> 81.3-82.0 ms and tiny_vit
-    // 4.01-4.26 -> 3.77-3.84 ms; against that, a row block per thread then
-    // columns, row-block major, took minilm b1 s128 11.8-12.5 -> 11.4-11.9
-    // ms and b8 82.4-83.7 -> 80.1-82.2 ms, tiny_vit 3.76-3.85 -> 3.80-3.90.
-    // Few rows (fewer than 4 row tiles per thread: minilm at sequence 16
-    // or 32) split the columns only: each B panel then serves only a tile
-    // or two per thread, so streaming B is most of the work, and a row split
-    // made every thread stream all of it (2 threads, AMX Xeon VM, 2026-11-25,
-    // alternating: minilm b1 s16 1.69-1.71 -> 1.45-1.49 ms, s32 x0.99, s64
-    // the same either way, s128 4% faster with the row split).
-    // One task per thread, not 4 (narrower column runs, meant to leave a
-    // late thread little to finish), likely because a task's panels then
-    // follow each other under the next-panel prefetch instead of starting
-    // cold at every task, and no task is taken from the other thread's rows
-    // (which this VM's noise invited). Same VM, 2
-    // threads, alternating medians: minilm b1 s128 x0.968 (8 rounds) and
-    // x0.973 (10), b1 s16 x0.954, tiny_vit x0.995, b8 s128 x1.003, b1 s128
-    // under DLRT_CPU_ISA=avx2 x0.987.
+    // thread a task), taken row-block major below: each thread then reads
+    // only its own rows of A (which it usually wrote in the op before) and
+    // all of B; split by columns, each thread read all of A. Few rows (fewer
+    // than 4 row tiles per thread: minilm at sequence 16 or 32) split the
+    // columns only: streaming B is then most of the work, and a row split
+    // made every thread stream all of it. One task per thread, not more: a
+    // task's panels then follow each other under the next-panel prefetch.
+    // Measured on 2-vCPU Xeon VMs: docs/performance.md, "GEMM".
     const int64_t want = threads;
     const bool split_rows = ceil_div(M, MR) >= 4 * threads;
     if (mblocks < threads && split_rows) mblocks = std::min(ceil_div(M, MR), int64_t{threads});
