@@ -586,20 +586,13 @@ bool winograd4_channels(int64_t M, int64_t C) {
 
 // Which Winograd a candidate conv runs on this CPU: 4 for F(4x4, 3x3), 2
 // for F(2x2, 3x3), 0 for neither (the direct or GEMM path). AVX2 without
-// AVX-512: F(2x2, 3x3). AVX-512 (SPR-class Xeon, 2026-11-24, resnet18's
-// convs in the model, three alternating rounds): F(4x4, 3x3) for
-// kWinograd4MinChannels to kWinograd4MaxChannels input channels on planes of
-// kWinograd4MinTiles+ 4x4 tiles (layer1, 64 channels on 56 x 56, direct
-// 1.66-1.96 -> 1.02-1.22 ms per conv on 1 thread, 0.89-1.74 -> 0.65-0.89 on
-// 2; layer2, 128 on 28 x 28, F(2x2, 3x3) 1.05-1.08 -> 0.94-1.0 ms per conv
-// on 1 thread). F(2x2, 3x3) from kWinogradMinChannelsAvx512 channels
-// otherwise: layer3 (256 on 14 x 14, 16 tiles of 4x4, a quarter of them
-// padding) measured 1.02-1.06 ms per conv with it against 1.29-1.35 with
-// F(4x4, 3x3), and F(2x2, 3x3) gains there over the direct path (1.75 ->
-// 1.1 ms per conv); under 128 channels its transforms (AVX2, memory bound
-// on its V and M: 6.4 MiB for layer1) cost more than the 2.25x fewer
-// products save (layer1 1.72 -> 1.8-1.9 ms per conv), so smaller planes of
-// 64-127 channels keep the direct path.
+// AVX-512: F(2x2, 3x3). AVX-512: F(4x4, 3x3) for kWinograd4MinChannels to
+// kWinograd4MaxChannels input channels on planes of kWinograd4MinTiles+ 4x4
+// tiles; F(2x2, 3x3) from kWinogradMinChannelsAvx512 channels otherwise (on
+// small planes such as resnet18's layer3 a quarter of the 4x4 tiles would be
+// padding). Under 128 channels F(2x2, 3x3)'s memory-bound transforms cost
+// more than its products save, so smaller planes of 64-127 channels keep the
+// direct path. Per-conv figures: bench/results/2026-11-24_winograd_f4x4_resnet18.json.
 int winograd_tile(int64_t M, int64_t C, int64_t out_h, int64_t out_w) {
   if (!cpu_has_avx512()) return 2;
   if (winograd4_channels(M, C) && ((out_h + 3) / 4) * ((out_w + 3) / 4) >= kWinograd4MinTiles) return 4;
@@ -851,21 +844,17 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     // 7-wide row (63 grid columns for 49 outputs). As Yᵀ = im2colᵀ · Wᵀ the
     // positions are the rows (the last tile runs just its rows) and the
     // channels fill 16-wide panels of Wᵀ, packed once
-    // (ConvPrepacked::transposed). Zen 1, 1 thread: layer4.0.conv1 3.65 ->
-    // 3.08 ms, the 3x3 512-channel convs 6.7 -> 6.3 ms. 1x1 convs on 7x7
-    // (mobilenet_v2's) stay on the direct path, which measured faster there
-    // (0.50 against 0.66 ms). Patch embeddings (kernel = stride, no padding:
+    // (ConvPrepacked::transposed); faster on Zen 1 for resnet18's layer4. 1x1
+    // convs on 7x7 (mobilenet_v2's) stay on the direct path, which measured
+    // faster there. Patch embeddings (kernel = stride, no padding:
     // tiny_vit's 16x16/16) go this way at any size: each row of im2colᵀ is
     // whole kernel rows copied from the image, where the GEMM path gathers
     // every 16th float. DLRT_CONV_DIRECT=1 (direct for every shape) turns
     // this off.
     //
-    // On AVX-512 only the patch embeddings go this way (tiny_vit's
-    // 3 -> 192 16x16/16 in the model, SPR-class Xeon, 2026-11-24: 1 thread
-    // 0.59 -> 0.53 ms, 2 threads 0.43 -> 0.30). resnet18's 7x7 layer4 convs
-    // measured slower transposed there (1 thread 2.0 -> 2.6 ms per 3x3
-    // 512-channel conv, of which 0.6 ms is the im2colᵀ copy; 2 threads 1.4
-    // -> 1.5) and keep the direct tile or the GEMM path.
+    // On AVX-512 only the patch embeddings go this way; resnet18's 7x7 layer4
+    // convs measured slower transposed there (the im2colᵀ copy) and keep the
+    // direct tile or the GEMM path (docs/performance.md, "Convolution").
     const bool patchify = g.k[1] == g.s[1] && g.k[2] == g.s[2] && g.k[2] >= 4 && g.p[1] == 0 && g.p[2] == 0 &&
                           g.d[1] == 1 && g.d[2] == 1;
     const bool small_plane = out_plane <= kTransposedMaxPlane && ks > 1 && !cpu_has_avx512();
