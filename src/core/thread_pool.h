@@ -22,8 +22,8 @@
 // boundaries: little data crosses between cores. (Claiming the next free
 // chunk instead let both cores write every few chunks of every tensor;
 // where the VM placed the two vCPUs on different core complexes, with a
-// ~500 ns round trip, mobilenet_v2 at 2 threads ran 17.3-17.6 ms instead of
-// 15.7-16.3: docs/performance.md.)
+// ~500 ns round trip, mobilenet_v2 at 2 threads ran slower:
+// bench/results/2026-11-23_thread_pool_runs_slow_state.json.)
 //
 // Thread-safety: parallel_for may be called from any thread, from several at
 // once (up to kSlots jobs run on the workers together; further callers run
