@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the dlrt wheel and repairs it into a manylinux wheel that a stranger
 # can `pip install` (what `make wheel` runs):
-#   1. the pinned build tools (BUILD_TOOLS below) into build-wheel/tools/venv
+#   1. the pinned build tools (BUILD_TOOLS below) into build-wheel/tools-X.Y/venv
 #      (scripts/setup_venv.sh; pip from PyPI),
 #   2. `pip wheel . --no-build-isolation` with them: scikit-build-core compiles
 #      in build-wheel/<tag>/ (pyproject.toml), kept between runs, so a second
@@ -20,7 +20,11 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:-$ROOT/build-wheel/wheelhouse}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
-TOOLS=$ROOT/build-wheel/tools
+# The wheel is for the Python that builds it (cp311 for python3.11): DLRT_VENV_PYTHON
+# (scripts/setup_venv.sh) picks another; each Python has a tools venv of its own.
+PYTHON=${DLRT_VENV_PYTHON:-python3}
+pyver=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])') || { echo "FAILED: no $PYTHON"; exit 1; }
+TOOLS=$ROOT/build-wheel/tools-$pyver
 RAW=$ROOT/build-wheel/dist
 # Verified together. scikit-build-core and nanobind: pyproject.toml's
 # [build-system] pins; auditwheel needs patchelf on PATH.

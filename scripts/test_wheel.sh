@@ -2,7 +2,7 @@
 # The wheel a stranger installs (scripts/run_tests.sh step 6):
 #   1. scripts/build_wheel.sh: the manylinux wheel (incremental in build-wheel/),
 #      auditwheel show and the no-vendor-runtime check,
-#   2. a FRESH venv in a temporary folder (python3 -m venv), only that wheel
+#   2. a FRESH venv in a temporary folder (python3 -m venv, or $DLRT_VENV_PYTHON), only that wheel
 #      and numpy installed into it, run from the temporary folder with
 #      `python -I` (no PYTHONPATH, no user site, no script folder: nothing of
 #      the source tree is importable; tests/wheel/check_wheel.py checks it):
@@ -35,7 +35,8 @@ tmp=$(mktemp -d /tmp/dlrt-wheel-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 echo "== fresh venv $tmp/venv: pip install $(basename "$whl") $NUMPY"
-python3 -m venv "$tmp/venv" || fail "python3 -m venv (python3 is $(command -v python3))"
+PYTHON=${DLRT_VENV_PYTHON:-python3}   # the Python the wheel was built for (scripts/build_wheel.sh)
+"$PYTHON" -m venv "$tmp/venv" || fail "$PYTHON -m venv ($PYTHON is $(command -v "$PYTHON"))"
 VPY=$tmp/venv/bin/python
 if ! "$VPY" -m pip install --disable-pip-version-check -q "$whl" "$NUMPY" > pip.log 2>&1; then
   tail -5 pip.log
