@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/openapi.h"
 #include "embed/request.h"
 #include "embed/tokenizer.h"
 #include "dlrt/dlrt.h"
@@ -58,6 +59,11 @@ class EmbedderModel final : public EmbedModel {
     return it->second;
   }
   std::string default_prompt_name() const override { return e_->default_prompt_name(); }
+  std::vector<std::string> prompt_names() const override {
+    std::vector<std::string> names;
+    for (const auto& [name, text] : e_->prompts()) names.push_back(name);
+    return names;
+  }
   size_t vocab_size() const override { return e_->tokenizer().vocab_size(); }
   size_t count_tokens(std::string_view text) const override { return e_->tokenizer().encode(text, 0).ids.size(); }
   std::string token_text(int64_t id) const override { return e_->tokenizer().id_to_token(id); }
@@ -154,6 +160,27 @@ std::string request_id(const httplib::Request& req) {
   return buf;
 }
 
+// The text to put in front of a request's texts: its prompt_name's, else the
+// model's default prompt's, else none (""); nullopt when the name it gives is
+// not a prompt of the model.
+std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::optional<std::string>& requested) {
+  if (requested) return m.prompt(*requested);
+  const std::string def = m.default_prompt_name();
+  if (def.empty()) return std::string();
+  return m.prompt(def).value_or(std::string());
+}
+
+// The methods a route answers ("" for a path that is not a route).
+const char* allowed_methods(const std::string& path) {
+  if (path == "/v1/embeddings" || path == "/embeddings" || path == "/embed" || path == "/tokenize") return "POST";
+  if (path == "/v1/models" || path == "/info" || path == "/health" || path == "/metrics" || path == "/openapi.json")
+    return "GET, HEAD";
+  return "";
+}
+
+// TEI's routes answer errors in TEI's shape, the others in OpenAI's.
+bool tei_route(const std::string& path) { return path == "/embed" || path == "/tokenize"; }
+
 // Compares without an early exit, so the time taken does not tell how much of a guess was right.
 bool constant_time_equal(const std::string& a, const std::string& b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
@@ -193,7 +220,7 @@ thread_local bool t_request_counted = false;
 
 std::string route_label(const std::string& path) {
   for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/tokenize", "/v1/models", "/info", "/health",
-                        "/metrics"})
+                        "/metrics", "/openapi.json"})
     if (path == r) return r;
   return "other";
 }
@@ -468,10 +495,9 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
   } else {
     // A named prompt (or the folder's default) goes in front of each text.
     std::string prompt;
-    const std::string prompt_name = req.prompt_name.value_or(m->default_prompt_name());
-    if (!prompt_name.empty()) {
-      auto p = m->prompt(prompt_name);
-      if (!p) return error_reply(api, 422, "invalid_request_error", "the model has no prompt named '" + prompt_name + "'");
+    if (auto p = resolve_prompt(*m, req.prompt_name); !p) {
+      return error_reply(api, 422, "invalid_request_error", "the model has no prompt named '" + *req.prompt_name + "'");
+    } else {
       prompt = *p;
     }
     for (size_t i = 0; i < req.texts.size(); ++i) {
@@ -547,12 +573,10 @@ EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
   EmbedRequest req;
   if (auto e = parse_embed_request(body_json, RequestKind::kTeiTokenize, config_.max_inputs_per_request, &req))
     return error_reply(Api::kTei, e->status, "invalid_request_error", e->message);
-  std::string prompt;
-  if (const std::string name = req.prompt_name.value_or(m->default_prompt_name()); !name.empty()) {
-    auto p = m->prompt(name);
-    if (!p) return error_reply(Api::kTei, 422, "invalid_request_error", "the model has no prompt named '" + name + "'");
-    prompt = *p;
-  }
+  auto prompt_text = resolve_prompt(*m, req.prompt_name);
+  if (!prompt_text)
+    return error_reply(Api::kTei, 422, "invalid_request_error", "the model has no prompt named '" + *req.prompt_name + "'");
+  const std::string prompt = *prompt_text;
   // Offsets ("start", "stop") are not tracked by the tokenizer: null.
   json out = json::array();
   for (size_t i = 0; i < req.texts.size(); ++i) {
@@ -675,6 +699,16 @@ void EmbedServer::install_routes() {
   s.Post("/tokenize", with_body(Api::kTei, [this](const std::string& body) { return handle_tokenize(body); }));
   s.Get("/v1/models", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(true)); });
   s.Get("/info", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(false)); });
+  s.Get("/openapi.json", [this](const httplib::Request&, httplib::Response& res) {
+    ModelLimits limits;
+    auto m = model();
+    if (m) {
+      limits.dimension = m->dimension();
+      limits.vocab_size = m->vocab_size();
+      limits.prompt_names = m->prompt_names();
+    }
+    res.set_content(openapi_document(dlrt::version(), m ? &limits : nullptr), "application/json");
+  });
   s.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
     HealthInfo h = health();
     json j = {{"status", h.status},   {"backend", h.backend}, {"device", h.device},
@@ -724,14 +758,29 @@ void EmbedServer::install_routes() {
         return httplib::Server::HandlerResponse::Handled;
       }
     }
+    // A method the route does not answer: 405 with Allow (httplib would say 400 or 404).
+    if (const std::string allowed = allowed_methods(req.path); !allowed.empty() && req.method != "OPTIONS" &&
+                                                                allowed.find(req.method) == std::string::npos) {
+      res.status = 405;
+      res.set_header("Allow", allowed);
+      const std::string message = req.method + " " + req.path + " is not supported; use " + allowed;
+      res.set_content(tei_route(req.path)
+                          ? "{\"error\":" + json_string(message) + ",\"error_type\":\"invalid_request_error\"}"
+                          : "{\"error\":{\"message\":" + json_string(message) + ",\"type\":\"invalid_request_error\",\"code\":405}}",
+                      "application/json");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (!config_.api_key.empty() && req.path != "/health") {
       const std::string auth = req.get_header_value("Authorization");
       const bool bearer = auth.size() > 7 && auth.compare(0, 7, "Bearer ") == 0;
       if (!bearer || !constant_time_equal(auth.substr(7), config_.api_key)) {
         res.status = 401;
         res.set_header("WWW-Authenticate", "Bearer");
-        res.set_content("{\"error\":{\"message\":\"missing or wrong API key: send \\\"Authorization: Bearer <key>\\\"\",\"type\":"
-                        "\"authentication_error\",\"code\":401}}",
+        const std::string message = "missing or wrong API key: send \"Authorization: Bearer <key>\"";
+        res.set_content(tei_route(req.path)
+                            ? "{\"error\":" + json_string(message) + ",\"error_type\":\"authentication_error\"}"
+                            : "{\"error\":{\"message\":" + json_string(message) +
+                                  ",\"type\":\"authentication_error\",\"code\":401}}",
                         "application/json");
         return httplib::Server::HandlerResponse::Handled;
       }
@@ -746,18 +795,29 @@ void EmbedServer::install_routes() {
   // Errors httplib answers itself (404, 405, 413 body too large, 400 bad request): a JSON body.
   s.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    // A method httplib does not know (QUERY, ...) on a route: 405, as for the known ones.
+    if (const std::string allowed = allowed_methods(req.path);
+        res.status == 400 && !allowed.empty() && !req.method.empty() && allowed.find(req.method) == std::string::npos) {
+      res.status = 405;
+      res.set_header("Allow", allowed);
+    }
     std::string message;
-    if (res.status == 413)
+    if (res.status == 405)
+      message = req.method + " " + req.path + " is not supported; use " + allowed_methods(req.path);
+    else if (res.status == 413)
       message = "the request body is larger than " + std::to_string(config_.max_body_bytes) + " bytes (max_body_bytes)";
     else if (res.status == 404)
       message = "no route " + req.method + " " + req.path +
                 "; routes: POST /v1/embeddings, POST /embed, POST /tokenize, GET /v1/models, GET /info, GET /health, "
-                "GET /metrics";
+                "GET /metrics, GET /openapi.json";
     else
       message = "HTTP " + std::to_string(res.status) + (res.status == 400 ? ": malformed request" : "");
-    res.set_content("{\"error\":{\"message\":" + json_string(message) + ",\"type\":\"invalid_request_error\",\"code\":" +
-                        std::to_string(res.status) + "}}",
-                    "application/json");
+    if (tei_route(req.path))
+      res.set_content("{\"error\":" + json_string(message) + ",\"error_type\":\"invalid_request_error\"}", "application/json");
+    else
+      res.set_content("{\"error\":{\"message\":" + json_string(message) + ",\"type\":\"invalid_request_error\",\"code\":" +
+                          std::to_string(res.status) + "}}",
+                      "application/json");
     return httplib::Server::HandlerResponse::Handled;
   }));
   s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {

@@ -64,6 +64,7 @@ class EmbedModel {
   // name used when a request names none ("" for none).
   virtual std::optional<std::string> prompt(const std::string& name) const { return std::nullopt; }
   virtual std::string default_prompt_name() const { return ""; }
+  virtual std::vector<std::string> prompt_names() const { return {}; }
   // Token ids are in [0, vocab_size()) (0: not known, not checked).
   virtual size_t vocab_size() const { return 0; }
   // Tokens of `text` without a length limit (0: not known).

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -349,6 +350,34 @@ TEST(ServeSecurity, Tls) {
   Status s = bad.bind();
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("HTTPS"), std::string::npos) << s.message();
+}
+
+TEST(ServeRoutes, WrongMethodIs405AndOpenApiDocument) {
+  TestServer t;
+  auto r = t.client().Put("/v1/embeddings", R"({"input":"a"})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  EXPECT_EQ(r->get_header_value("Allow"), "POST");
+  r = t.client().Delete("/info");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  EXPECT_EQ(r->get_header_value("Allow"), "GET, HEAD");
+  r = t.client().Put("/embed", R"({"inputs":"a"})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 405);
+  EXPECT_TRUE(body_json(r)["error"].is_string()) << r->body;  // TEI's shape on TEI's route
+  r = t.get("/openapi.json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  json doc = body_json(r);
+  EXPECT_EQ(doc["openapi"], "3.0.3");
+  for (const char* path : {"/v1/embeddings", "/embeddings", "/embed", "/tokenize", "/v1/models", "/info", "/health",
+                           "/metrics", "/openapi.json"})
+    EXPECT_TRUE(doc["paths"].contains(path)) << path;
+  // The served model's limits are in the schemas.
+  EXPECT_EQ(doc["components"]["schemas"]["EmbedRequest"]["properties"]["dimensions"]["maximum"], FakeModel::kDim);
+  const json prompts = doc["components"]["schemas"]["EmbedRequest"]["properties"]["prompt_name"]["enum"];
+  EXPECT_NE(std::find(prompts.begin(), prompts.end(), "query"), prompts.end()) << prompts.dump();
 }
 
 TEST(ServeRoutes, HealthAndMetrics) {

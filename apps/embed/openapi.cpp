@@ -1,0 +1,222 @@
+// OpenAPI document of dlrt serve (openapi.h). Schemas describe what the
+// server accepts and answers, errors included, so that a generated client
+// and a property-based test agree with it.
+#include "embed/openapi.h"
+
+#include <nlohmann/json.hpp>
+
+namespace dlrt::embed {
+
+namespace {
+
+using json = nlohmann::json;
+
+json schema_ref(const std::string& name) { return {{"$ref", "#/components/schemas/" + name}}; }
+
+json json_body(const json& schema) { return {{"content", {{"application/json", {{"schema", schema}}}}}}; }
+
+json answer(const std::string& description, const json& schema) {
+  json a = json_body(schema);
+  a["description"] = description;
+  return a;
+}
+
+// The error answers every JSON route can give.
+json errors(const std::string& error_schema, std::initializer_list<const char*> codes) {
+  json out = json::object();
+  for (const char* c : codes) out[c] = answer("error", schema_ref(error_schema));
+  return out;
+}
+
+// Optional request fields also take null (= not given).
+void nullable_optionals(json& schema) {
+  const json required = schema.value("required", json::array());
+  for (auto& [name, prop] : schema["properties"].items()) {
+    bool is_required = false;
+    for (const auto& r : required) is_required = is_required || r == name;
+    if (is_required) continue;
+    prop["nullable"] = true;
+    if (prop.contains("enum")) prop["enum"].push_back(nullptr);  // OpenAPI 3.0: null must be listed too
+  }
+}
+
+json schemas(const ModelLimits* limits) {
+  json id = {{"type", "integer"}, {"minimum", 0}};
+  if (limits && limits->vocab_size) id["maximum"] = limits->vocab_size - 1;
+  const json ids = {{"type", "array"}, {"items", id}, {"minItems", 1}};
+  json dimensions = {{"type", "integer"}, {"minimum", 1}};
+  if (limits && limits->dimension) dimensions["maximum"] = limits->dimension;
+  json prompt_name = {{"type", "string"}};
+  if (limits) {
+    prompt_name["enum"] = json::array();
+    for (const auto& p : limits->prompt_names) prompt_name["enum"].push_back(p);
+  }
+  const json inputs = {{"oneOf",
+                        {{{"type", "string"}},
+                         {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}},
+                         ids,
+                         {{"type", "array"}, {"items", ids}, {"minItems", 1}}}}};
+  const json vector = {{"type", "array"}, {"items", {{"type", "number"}}}};
+  json s;
+  s["OpenAIError"] = {{"type", "object"},
+                      {"required", {"error"}},
+                      {"properties",
+                       {{"error",
+                         {{"type", "object"},
+                          {"required", {"message", "type", "code"}},
+                          {"properties",
+                           {{"message", {{"type", "string"}}}, {"type", {{"type", "string"}}}, {"code", {{"type", "integer"}}}}}}}}}};
+  s["TeiError"] = {{"type", "object"},
+                   {"required", {"error", "error_type"}},
+                   {"properties", {{"error", {{"type", "string"}}}, {"error_type", {{"type", "string"}}}}}};
+  s["EmbeddingsRequest"] = {
+      {"type", "object"},
+      {"required", {"input"}},
+      {"properties",
+       {{"input", inputs},
+        {"model", {{"type", "string"}}},
+        {"encoding_format", {{"type", "string"}, {"enum", {"float", "base64"}}}},
+        {"dimensions", dimensions},
+        {"user", {{"type", "string"}}},
+        {"normalize", {{"type", "boolean"}}},
+        {"truncate", {{"type", "boolean"}}},
+        {"prompt_name", prompt_name}}}};
+  s["EmbeddingsResponse"] = {
+      {"type", "object"},
+      {"required", {"object", "data", "model", "usage"}},
+      {"properties",
+       {{"object", {{"type", "string"}, {"enum", {"list"}}}},
+        {"data",
+         {{"type", "array"},
+          {"items",
+           {{"type", "object"},
+            {"required", {"object", "index", "embedding"}},
+            {"properties",
+             {{"object", {{"type", "string"}}},
+              {"index", {{"type", "integer"}}},
+              {"embedding", {{"oneOf", {vector, {{"type", "string"}, {"format", "byte"}}}}}}}}}}}},
+        {"model", {{"type", "string"}}},
+        {"usage",
+         {{"type", "object"},
+          {"required", {"prompt_tokens", "total_tokens"}},
+          {"properties", {{"prompt_tokens", {{"type", "integer"}}}, {"total_tokens", {{"type", "integer"}}}}}}}}}};
+  s["EmbedRequest"] = {{"type", "object"},
+                       {"required", {"inputs"}},
+                       {"properties",
+                        {{"inputs", inputs},
+                         {"normalize", {{"type", "boolean"}}},
+                         {"truncate", {{"type", "boolean"}}},
+                         {"truncation_direction", {{"type", "string"}, {"enum", {"right", "Right"}}}},
+                         {"prompt_name", prompt_name},
+                         {"dimensions", dimensions}}}};
+  s["EmbedResponse"] = {{"type", "array"}, {"items", vector}};
+  // A request httplib cannot parse (no route known yet) is answered in OpenAI's shape.
+  s["TeiOrHttpError"] = {{"oneOf", {schema_ref("TeiError"), schema_ref("OpenAIError")}}};
+  s["TokenizeRequest"] = {
+      {"type", "object"},
+      {"required", {"inputs"}},
+      {"properties",
+       {{"inputs", {{"oneOf", {{{"type", "string"}}, {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}}}}}},
+        {"add_special_tokens", {{"type", "boolean"}}},
+        {"prompt_name", prompt_name}}}};
+  s["TokenizeResponse"] = {
+      {"type", "array"},
+      {"items",
+       {{"type", "array"},
+        {"items",
+         {{"type", "object"},
+          {"required", {"id", "text", "special"}},
+          {"properties",
+           {{"id", {{"type", "integer"}}},
+            {"text", {{"type", "string"}}},
+            {"special", {{"type", "boolean"}}},
+            {"start", {{"type", "integer"}, {"nullable", true}}},
+            {"stop", {{"type", "integer"}, {"nullable", true}}}}}}}}}};
+  s["ModelList"] = {
+      {"type", "object"},
+      {"required", {"object", "data"}},
+      {"properties",
+       {{"object", {{"type", "string"}}},
+        {"data",
+         {{"type", "array"},
+          {"items",
+           {{"type", "object"},
+            {"required", {"id", "object", "created", "owned_by"}},
+            {"properties",
+             {{"id", {{"type", "string"}}},
+              {"object", {{"type", "string"}}},
+              {"created", {{"type", "integer"}}},
+              {"owned_by", {{"type", "string"}}}}}}}}}}}};
+  s["Info"] = {{"type", "object"},
+               {"required", {"model_id", "max_input_length", "version", "dimension"}},
+               {"properties",
+                {{"model_id", {{"type", "string"}}},
+                 {"model_type", {{"type", "object"}}},
+                 {"max_input_length", {{"type", "integer"}}},
+                 {"max_batch_tokens", {{"type", "integer"}}},
+                 {"max_client_batch_size", {{"type", "integer"}}},
+                 {"max_concurrent_requests", {{"type", "integer"}}},
+                 {"version", {{"type", "string"}}},
+                 {"dimension", {{"type", "integer"}}},
+                 {"normalize", {{"type", "boolean"}}},
+                 {"default_prompt_name", {{"type", "string"}, {"nullable", true}}},
+                 {"truncate", {{"type", "boolean"}}},
+                 {"backend", {{"type", "string"}}},
+                 {"device", {{"type", "string"}}}}}};
+  s["Health"] = {{"type", "object"},
+                 {"required", {"status", "backend", "device", "degraded", "since", "reason"}},
+                 {"properties",
+                  {{"status", {{"type", "string"}, {"enum", {"loading", "ok", "warming", "degraded", "draining", "failed"}}}},
+                   {"backend", {{"type", "string"}}},
+                   {"device", {{"type", "string"}}},
+                   {"degraded", {{"type", "boolean"}}},
+                   {"since", {{"type", "string"}}},
+                   {"reason", {{"type", "string"}}},
+                   {"model", {{"type", "string"}}},
+                   {"dimension", {{"type", "integer"}}},
+                   {"max_tokens", {{"type", "integer"}}}}}};
+  for (const char* r : {"EmbeddingsRequest", "EmbedRequest", "TokenizeRequest"}) nullable_optionals(s[r]);
+  return s;
+}
+
+json post(const std::string& summary, const std::string& request, const std::string& response, const std::string& error) {
+  json responses = errors(error, {"401", "405", "413", "422", "429", "500", "503", "504"});
+  responses["400"] = answer("error", schema_ref(error == "TeiError" ? "TeiOrHttpError" : error));
+  responses["200"] = answer("OK", schema_ref(response));
+  json body = json_body(schema_ref(request));
+  body["required"] = true;
+  return {{"post", {{"summary", summary}, {"requestBody", body}, {"responses", responses}}}};
+}
+
+json get(const std::string& summary, const json& schema, const std::string& content_type = "application/json") {
+  json responses = errors("OpenAIError", {"401"});
+  responses["200"] = {{"description", "OK"}, {"content", {{content_type, {{"schema", schema}}}}}};
+  return {{"get", {{"summary", summary}, {"responses", responses}}}};
+}
+
+}  // namespace
+
+std::string openapi_document(const std::string& version, const ModelLimits* limits) {
+  json paths;
+  paths["/v1/embeddings"] = post("Embeddings (OpenAI)", "EmbeddingsRequest", "EmbeddingsResponse", "OpenAIError");
+  paths["/embeddings"] = paths["/v1/embeddings"];
+  paths["/embed"] = post("Embeddings (TEI)", "EmbedRequest", "EmbedResponse", "TeiError");
+  paths["/tokenize"] = post("Tokens of texts (TEI)", "TokenizeRequest", "TokenizeResponse", "TeiError");
+  paths["/v1/models"] = get("The served model (OpenAI)", schema_ref("ModelList"));
+  paths["/info"] = get("The served model and settings (TEI)", schema_ref("Info"));
+  json health = get("Status, and where the model runs", schema_ref("Health"));
+  health["get"]["responses"].erase("401");  // open without the API key
+  health["get"]["responses"]["503"] = answer("loading, draining or failed", schema_ref("Health"));
+  paths["/health"] = health;
+  paths["/metrics"] = get("Prometheus metrics", {{"type", "string"}}, "text/plain");
+  paths["/openapi.json"] = get("This document", {{"type", "object"}});
+  json doc = {{"openapi", "3.0.3"},
+              {"info", {{"title", "dlrt serve"}, {"version", version}, {"description", "Text embeddings (OpenAI and TEI compatible)"}}},
+              {"paths", paths},
+              {"components",
+               {{"schemas", schemas(limits)},
+                {"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}}};
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace dlrt::embed

@@ -1,0 +1,113 @@
+"""dlrt serve against the clients people use: the official `openai` Python
+client and plain HTTP as TEI's documentation shows it. Run by
+scripts/test_serve_clients.sh, which starts the server on the tiny BERT
+folder (tests/embed/data/tiny_bert) and sets DLRT_SERVE_URL."""
+import base64
+import json
+import math
+import os
+import struct
+import urllib.error
+import urllib.request
+
+import openai
+import pytest
+
+URL = os.environ["DLRT_SERVE_URL"]
+DIM = 8
+
+
+def post(path, body):
+    req = urllib.request.Request(URL + path, data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def get(path):
+    with urllib.request.urlopen(URL + path, timeout=30) as r:
+        return r.status, json.loads(r.read())
+
+
+@pytest.fixture(scope="module")
+def client():
+    return openai.OpenAI(base_url=URL + "/v1", api_key="unused", max_retries=0)
+
+
+def norm(v):
+    return math.sqrt(sum(x * x for x in v))
+
+
+def test_openai_embeddings_create(client):
+    r = client.embeddings.create(model="tiny_bert", input=["the cat sat on the mat.", "a big dog"])
+    assert len(r.data) == 2
+    assert [d.index for d in r.data] == [0, 1]
+    assert all(len(d.embedding) == DIM for d in r.data)
+    assert abs(norm(r.data[0].embedding) - 1) < 1e-5
+    assert r.usage.prompt_tokens == 9 + 5  # [CLS] ... [SEP] of each text
+    # The same text through TEI's route gives the same vector.
+    status, tei = post("/embed", {"inputs": "the cat sat on the mat."})
+    assert status == 200
+    assert max(abs(a - b) for a, b in zip(tei[0], r.data[0].embedding)) < 1e-6
+
+
+def test_openai_dimensions(client):
+    full = client.embeddings.create(model="tiny_bert", input="a big dog").data[0].embedding
+    r = client.embeddings.create(model="tiny_bert", input="a big dog", dimensions=4)
+    v = r.data[0].embedding
+    assert len(v) == 4
+    assert abs(norm(v) - 1) < 1e-5
+    want = [x / norm(full[:4]) for x in full[:4]]  # Matryoshka: cut, then normalise again
+    assert max(abs(a - b) for a, b in zip(v, want)) < 1e-5
+    with pytest.raises(openai.UnprocessableEntityError):
+        client.embeddings.create(model="tiny_bert", input="a big dog", dimensions=DIM + 1)
+
+
+def test_openai_base64_and_token_ids(client):
+    # The client asks for base64 by default when numpy is absent or not; ask explicitly.
+    raw = client.embeddings.with_raw_response.create(model="tiny_bert", input="a big dog", encoding_format="base64")
+    data = json.loads(raw.text)["data"][0]["embedding"]
+    floats = struct.unpack("<%df" % DIM, base64.b64decode(data))
+    text = client.embeddings.create(model="tiny_bert", input="a big dog", encoding_format="float").data[0].embedding
+    assert max(abs(a - b) for a, b in zip(floats, text)) < 1e-7
+    # Token ids: [CLS] a big dog [SEP] as ids give the text's vector.
+    ids = client.embeddings.create(model="tiny_bert", input=[[2, 10, 24, 11, 3]]).data[0].embedding
+    assert max(abs(a - b) for a, b in zip(ids, text)) < 1e-6
+
+
+def test_openai_models_list(client):
+    models = client.models.list()
+    ids = [m.id for m in models.data]
+    assert ids == ["tiny_bert"]
+
+
+def test_tei_style_routes():
+    status, vec = post("/embed", {"inputs": ["a big dog"], "normalize": False})
+    assert status == 200
+    assert abs(norm(vec[0]) - 1) > 1e-3  # not normalised
+    status, info = get("/info")
+    assert status == 200
+    assert info["model_id"] == "tiny_bert" and info["dimension"] == DIM and info["max_input_length"] == 16
+    status, toks = post("/tokenize", {"inputs": "a big dog"})
+    assert status == 200
+    assert [t["id"] for t in toks[0]] == [2, 10, 24, 11, 3]
+    assert [t["text"] for t in toks[0]] == ["[CLS]", "a", "big", "dog", "[SEP]"]
+    assert toks[0][0]["special"] and not toks[0][1]["special"]
+    # Over the 16-token limit: 413 with the count, unless truncation is asked for.
+    long_text = " ".join(["dog"] * 30)
+    status, err = post("/embed", {"inputs": long_text})
+    assert status == 413 and "32 tokens" in err["error"], err
+    status, vec = post("/embed", {"inputs": long_text, "truncate": True})
+    assert status == 200 and len(vec[0]) == DIM
+
+
+def test_openapi_document_lists_the_routes():
+    status, doc = get("/openapi.json")
+    assert status == 200
+    assert doc["openapi"].startswith("3.")
+    assert {"/v1/embeddings", "/embed", "/tokenize", "/v1/models", "/info", "/health"} <= set(doc["paths"])
+    dims = doc["components"]["schemas"]["EmbeddingsRequest"]["properties"]["dimensions"]
+    assert dims["maximum"] == DIM
