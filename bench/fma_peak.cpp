@@ -18,8 +18,7 @@
 // L1 (B 36 KiB / 16 KiB, as the 8x48 and 6x16 tiles use). No stores and no
 // loop overhead beyond the k loop: the most a GEMM kernel of that shape can
 // do with its operands in L1. On a shared host it also shows the machine's
-// state: on the 2026-11-25 VM the register-only rate held at 234-240
-// GFLOP/s while this one gave 86-93% of it on 1 thread (six runs in an hour).
+// state, which the register-only rate does not (docs/performance.md).
 #include <atomic>
 #include <chrono>
 #include <cmath>

@@ -78,10 +78,9 @@ void conv_winograd(const WinogradFilters& f, const WinogradGeometry& g, const fl
 // float roundings; measured against a double reference in the tests).
 // Works on blocks of tile rows whose V and M take about
 // kWinograd4BlockBytes: resnet18's layer1 (3.6 MiB) and layer2 run as one
-// block. Larger blocks measured faster (1 -> 4 MiB, SPR-class Xeon,
-// 2026-11-24: layer2 0.86-0.98 -> 0.72-0.82 ms per conv on 1 thread; on 2,
-// layer1 0.58-0.59 -> 0.50, layer2 0.46-0.47 -> 0.39-0.41): fewer parallel
-// sections, wider GEMMs. The bound keeps large images' scratch in check.
+// block. Larger blocks run faster: fewer parallel sections, wider GEMMs
+// (bench/results/2026-11-24_winograd_f4x4_resnet18.json). The bound keeps
+// large images' scratch in check.
 // Call only when cpu_isa() >= kAvx512.
 constexpr int64_t kWinograd4BlockBytes = int64_t{4} << 20;
 void conv_winograd4_avx512(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,

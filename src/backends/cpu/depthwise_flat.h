@@ -10,10 +10,8 @@
 // index, so the whole plane is one flat vector loop over the grid, 16
 // outputs per vector, rows included. Grid columns ow >= out_w are computed
 // and dropped when the grid is compacted into y together with the fused
-// bias / residual / activation. Measured on the SPR dev box (one layer of
-// mobilenet_v2's shape, 1 thread, against the row kernels): 960 planes of
-// 7x7 30% faster, 576 of 14x14 10% faster; 28x28 rows and stride 2 were
-// slower, so Conv keeps the row kernels there.
+// bias / residual / activation. Faster than the row kernels on small planes
+// only, so Conv keeps the row kernels for 28x28 and stride 2 (docs/performance.md).
 #pragma once
 
 #include <cstdint>

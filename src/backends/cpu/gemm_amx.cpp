@@ -309,9 +309,7 @@ void gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t 
   int64_t nruns = 1;
   if (threads > 1) {
     // Split M first (each thread then converts only its share of A; all
-    // read B), then N. 2 threads, against N first (4 alternating rounds):
-    // minilm_l6 b8 s128 47.7-48.0 -> 40.9-42.1 ms, tiny_vit 3.08-3.16 ->
-    // 2.66-2.83 ms; minilm b1 s128 (64-row halves) and s16 unchanged.
+    // read B), then N: faster than N first on 2 threads (docs/performance.md).
     if (mblocks < threads) mblocks = std::min(ceil_div(M, 32), threads);
     if (mblocks * nruns < threads) nruns = std::min(p.nblocks_total, ceil_div(threads, mblocks));
   }

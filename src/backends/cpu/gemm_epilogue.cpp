@@ -73,10 +73,9 @@ DLRT_AVX2 inline __m256 tanh_ps(__m256 x) {
   return _mm256_or_ps(r, sign);
 }
 
-// Gelu(x) = x * Phi(x) for U vectors, every step for all U before the next
-// (Zen 1's scheduler overlaps too little of one vector's long dependency
-// chain; with this form, minilm_l6's Gelu epilogue went from about 0.75 to
-// 0.45 ms per 128 x 1536 block, 1 thread).
+// Gelu(x) = x * Phi(x) for U vectors, every step for all U before the next:
+// Zen 1 overlaps too little of one vector's long dependency chain
+// (docs/performance.md, decisions).
 // Phi(x) = 1 - q/2 for x >= 0 and q/2 below, q = erfc(|x|/sqrt 2) by
 // Abramowitz-Stegun 7.1.26 (absolute error < 1.5e-7) taken directly rather
 // than as 1 + erf(x), so negative x loses nothing to cancellation; 1/(1 + p z)
@@ -155,7 +154,7 @@ DLRT_AVX2 inline __m256 act_ps(__m256 v, __m256 p0, __m256 p1) {
 // The whole 8-lane vectors of the block go four at a time, from as many as
 // four rows (a 6 x 16 GEMM tile is 2 vectors a row): the activations with
 // long dependency chains (exp, erf, a division) then overlap four at once
-// instead of one vector waiting on the last (Gelu on Zen 1: 2.3x faster).
+// instead of one vector waiting on the last (docs/performance.md).
 // A row's last cols % 8 elements go through a zero-padded vector.
 template <ActKind K>
 DLRT_AVX2 void epilogue_avx2_t(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
@@ -235,12 +234,8 @@ struct RowInputs512 {
 
 // Gelu over one row of `cols` floats at cr, the inputs from pre(j, mask):
 // four vectors in lockstep, the last one to three likewise (a 48-column
-// tile row is one step of three). minilm_l6's Gelu epilogues (128 x 1536,
-// six per run), 1 thread, SPR-class Xeon (2026-11-24): one vector at a time
-// with a division they cost about 0.2 ms each; in lockstep with
-// Abramowitz-Stegun's erf about 0.1 ms (the FFN-up node 1.11-1.17x the
-// FFN-down node's time), with the table Phi of gelu_lockstep about 0.05 ms
-// (1.05-1.08x; AMX Xeon VM, 2026-11-25, 4 alternating runs).
+// tile row is one step of three); lockstep with the table Phi of
+// gelu_lockstep quarters the cost of one vector at a time (docs/performance.md).
 template <int U>
 DLRT_AVX512 __attribute__((always_inline)) inline void gelu_step_avx512(float* cr, int64_t j, int64_t cols,
                                                                          const RowInputs512& pre) {
@@ -339,8 +334,8 @@ void apply_epilogue(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, i
 #ifdef DLRT_EPI_X86
   // GEMM tiles (a few rows of <= 48 columns) stay on 8-lane vectors: the micro-kernel
   // has just stored them, and a 16-lane load spanning two 8-lane stores misses
-  // store-to-load forwarding (measured: a 3x3 stride-2 conv 25% slower with
-  // AVX2 tiles). Loads inside one wider store forward, so this also suits an
+  // store-to-load forwarding (a clear loss on AVX2 tiles, docs/performance.md).
+  // Loads inside one wider store forward, so this also suits an
   // AVX-512 micro-kernel. Wide blocks (whole planes, rows >= 64) take 16 lanes.
   const CpuIsa isa = cpu_isa();
   if (isa >= CpuIsa::kAvx512 && cols >= 64) return by_kind<PickEpilogue512>(ep.act.kind)(ep, c, ldc, i0, j0, rows, cols);

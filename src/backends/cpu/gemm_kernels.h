@@ -14,10 +14,8 @@
 namespace dlrt::cpu {
 
 // AVX-512F tile: 8 rows x 48 columns (three zmm per row, 24 accumulators).
-// Measured against 14 x 32 on this project's zoo shapes (bench/gemm_isa.cpp,
-// dlrt bench): row counts 64/128/512 fill 8-row panels exactly (14 rows left
-// 9% of the last panel empty), and a narrow last panel (N = 49, 196) runs
-// only the zmm columns it needs; resnet18 and minilm 1 thread ran 4-6% faster.
+// Chosen over 14 x 32: the zoo's row counts fill 8-row panels exactly and a
+// narrow last panel runs only the zmm columns it needs (docs/performance.md).
 constexpr int kSgemmAvx512MR = 8;
 constexpr int kSgemmAvx512NR = 48;
 

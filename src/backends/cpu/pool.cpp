@@ -193,10 +193,8 @@ using ColsFn = void (*)(const float*, float*, int64_t, int64_t, int64_t, const f
 // after its stem), on AVX-512: per output row, the maximum of its (up to)
 // three input rows into a row buffer framed by -inf, then 16 outputs per
 // step from that buffer's even floats, odd floats and even floats one
-// further. resnet18's (64 x 112 x 112) in the model, 3 alternating rounds,
-// SPR-class Xeon: 1 thread 0.33-0.37 -> 0.30-0.33 ms (the AVX2 rows and
-// columns passes before); 2 threads unchanged (0.19-0.25 ms against
-// 0.19-0.21), where half the input comes from the other core.
+// further: faster than the AVX2 rows and columns passes on one thread, the
+// same on two, where half the input comes from the other core (docs/performance.md).
 bool maxpool3s2_ok(const Window3& g) {
   return g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 2 && g.s[2] == 2 &&
          g.pb[1] <= 1 && g.pb[2] <= 1;

@@ -698,16 +698,12 @@ class AttentionKernel final : public OpKernel {
     else p.ob = p.H * p.Sq * p.Dv, p.oh = p.Sq * p.Dv, p.os = p.Dv;
     // Tasks: (b, h, row block); enough blocks that few heads (tiny_vit: 3)
     // still split evenly over the threads. Each block repacks its head's Kᵀ,
-    // so more blocks cost more (2 threads, attention nodes: 8 tasks per
-    // thread 0.75-0.82 ms on tiny_vit, 4 per thread 0.69-0.71).
+    // so more blocks cost more (docs/performance.md).
     const int64_t heads = p.B * p.H;
     int64_t threads = ctx.pool().num_threads();
     // One thread: one task per head (each task packs its head's Kᵀ). More:
-    // the fewest row blocks per head that give every thread as many tasks
-    // (tiny_vit's 3 heads on 2 threads: 2 blocks, 3 tasks each, where 4
-    // tasks per thread made 3 blocks, 5 tasks against 4: tiny_vit x0.971
-    // with the multiplier at 2, then this rule x0.982-0.983, 8-10
-    // alternating rounds each), at least 16 rows a block.
+    // the fewest row blocks per head that give every thread as many tasks,
+    // at least 16 rows a block (balance beat more tasks; docs/performance.md).
     int64_t blocks = 1;
     if (threads > 1) {
       const int64_t cap = std::max<int64_t>(1, (p.Sq + 15) / 16);
@@ -719,9 +715,7 @@ class AttentionKernel final : public OpKernel {
     const bool avx512 = cpu_has_avx512();
     // bf16x3: Q's and V's head dims contiguous, and AMX still usable. Heads
     // of 64+ dims over 64+ keys only: with fewer the tile products are too
-    // short for their setup (A/B in the models, 1 and 2 threads: tiny_vit,
-    // 64 dims and 197 keys, 8-9% faster; minilm, 32 dims, the same at 128
-    // keys and 3-5% slower at 16).
+    // short for their setup (A/B on tiny_vit and minilm: docs/performance.md).
     const bool amx = amx_ && p.q.sd == 1 && p.v.sd == 1 && p.D >= 64 && p.Skv >= 64 && amx_bf16x3_available();
 #else
     [[maybe_unused]] const bool avx512 = false;
@@ -739,9 +733,7 @@ class AttentionKernel final : public OpKernel {
     // one thread rather than pay for a dispatch. minilm at sequence 16 (16K
     // per head) splits its 12 heads in two: the Q, K and V projections before
     // it split their columns over the threads, so each thread then reads the
-    // heads it wrote (2 threads, AMX Xeon VM: its six attention nodes
-    // 0.071-0.074 -> 0.050-0.053 ms, the whole run x0.994; with 128K per
-    // chunk they ran on one thread, half their inputs in the other core's L2).
+    // heads it wrote, in its own L2 (docs/performance.md).
     const int64_t task_work = std::max<int64_t>(1, rows_per * p.Skv * (p.D + p.Dv));
     const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / task_work);
     ctx.pool().parallel_for(heads * blocks, grain, [&](int64_t t0, int64_t t1) {
