@@ -13,7 +13,7 @@ find_package(nlohmann_json REQUIRED)
 # mode per binary, and no run-time dependency on libtomlplusplus.
 pkg_check_modules(DLRT_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
-set(DLRT_EMBED_CORE_FILES embedder tokenizer unicode_lookup unicode_tables)
+set(DLRT_EMBED_CORE_FILES dense embedder token_inputs tokenizer unicode_lookup unicode_tables)
 list(TRANSFORM DLRT_EMBED_CORE_FILES PREPEND ${PROJECT_SOURCE_DIR}/apps/embed/)
 list(TRANSFORM DLRT_EMBED_CORE_FILES APPEND .cpp)
 add_library(dlrt_embed_core OBJECT ${DLRT_EMBED_CORE_FILES})

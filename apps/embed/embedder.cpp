@@ -8,8 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/dense.h"
 #include "embed/file_util.h"
 #include "embed/json_util.h"
+#include "embed/token_inputs.h"
 #include "embed/tokenizer.h"
 
 namespace dlrt::embed {
@@ -31,23 +33,7 @@ const char* pooling_name(Pooling pooling) {
 
 namespace {
 
-// Reads an optional JSON file: a null json when absent, an error when unreadable or broken.
-Result<json> read_json(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return json();
-  DLRT_ASSIGN_OR_RETURN(std::string text, read_folder_file(path.string()));
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) return InvalidModel(path.string() + ": not valid JSON");
-  return j;
-}
-
-enum class InputKind { kIds, kMask, kTypes, kPositions };
-
-struct ModelInput {
-  std::string name;
-  InputKind kind;
-  DType dtype;
-};
+Result<json> read_json(const fs::path& path) { return jsonu::read_optional_json(path); }
 
 // `rel`, a path modules.json names, as a path inside the model folder `dir`: no
 // absolute path, no "..", and no symbolic link out of the folder.
@@ -67,8 +53,8 @@ Result<fs::path> inside_folder(const fs::path& dir, const std::string& rel) {
   return dir / p;
 }
 
-// Pooling and normalisation from modules.json / 1_Pooling/config.json.
-Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize) {
+// Pooling, Dense layers and normalisation from modules.json / 1_Pooling/config.json.
+Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize, std::vector<fs::path>& dense) {
   pooling = Pooling::kMean;
   normalize = true;
   fs::path pooling_config = dir / "1_Pooling" / "config.json";
@@ -79,6 +65,10 @@ Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize) {
     for (const json& m : modules) {
       std::string type = jsonu::get_string(m, "type", "");
       if (type.size() >= 9 && type.compare(type.size() - 9, 9, "Normalize") == 0) normalize = true;
+      if (type.size() >= 5 && type.compare(type.size() - 5, 5, "Dense") == 0) {
+        DLRT_ASSIGN_OR_RETURN(fs::path d, inside_folder(dir, jsonu::get_string(m, "path", "")));
+        dense.push_back(d);
+      }
       if (type.size() >= 7 && type.compare(type.size() - 7, 7, "Pooling") == 0) {
         std::string path = jsonu::get_string(m, "path", "1_Pooling");
         DLRT_ASSIGN_OR_RETURN(pooling_config, inside_folder(dir, path));
@@ -126,7 +116,7 @@ struct Embedder::Impl {
   std::string name;
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<Session> session;
-  std::vector<ModelInput> inputs;
+  TokenInputs inputs;
   size_t output_index = 0;
   DType output_dtype = DType::kFloat32;
   size_t dimension = 0;
@@ -135,6 +125,7 @@ struct Embedder::Impl {
   bool normalize = true;
   std::map<std::string, std::string> prompts;
   std::string default_prompt_name;
+  std::vector<DenseLayer> dense;  // after pooling, in modules.json's order
 };
 
 namespace {
@@ -189,7 +180,15 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
 
   DLRT_ASSIGN_OR_RETURN(json config, read_json(dir / "config.json"));
   DLRT_ASSIGN_OR_RETURN(json st_config, read_json(dir / "sentence_bert_config.json"));
-  DLRT_RETURN_IF_ERROR(read_pooling(dir, impl->pooling, impl->normalize));
+  std::vector<fs::path> dense_dirs;
+  DLRT_RETURN_IF_ERROR(read_pooling(dir, impl->pooling, impl->normalize, dense_dirs));
+  for (const fs::path& d : dense_dirs) {
+    DLRT_ASSIGN_OR_RETURN(DenseLayer layer, DenseLayer::load(d));
+    if (!impl->dense.empty() && impl->dense.back().out_features() != layer.in_features())
+      return InvalidModel(d.string() + ": in_features " + std::to_string(layer.in_features()) +
+                          " but the module before gives " + std::to_string(impl->dense.back().out_features()));
+    impl->dense.push_back(std::move(layer));
+  }
   DLRT_RETURN_IF_ERROR(read_prompts(dir, impl->prompts, impl->default_prompt_name));
 
   // Length: option, else sentence-transformers' max_seq_length, else the tokenizer's, else 512;
@@ -212,24 +211,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
   if (!session.ok()) return session.status().with_context(model_path.string());
   impl->session = std::move(session).value();
 
-  bool has_ids = false;
-  for (const TensorInfo& in : impl->session->inputs()) {
-    ModelInput mi{in.name, InputKind::kIds, in.dtype};
-    if (in.name == "input_ids") mi.kind = InputKind::kIds, has_ids = true;
-    else if (in.name == "attention_mask") mi.kind = InputKind::kMask;
-    else if (in.name == "token_type_ids") mi.kind = InputKind::kTypes;
-    else if (in.name == "position_ids") mi.kind = InputKind::kPositions;
-    else {
-      return InvalidModel(model_path.string() + ": model input \"" + in.name +
-                          "\" is not one of input_ids, attention_mask, token_type_ids, position_ids");
-    }
-    if (in.dtype != DType::kInt64 && in.dtype != DType::kInt32) {
-      return InvalidModel(model_path.string() + ": model input \"" + in.name + "\" must be int64 or int32, not " +
-                          dtype_name(in.dtype));
-    }
-    impl->inputs.push_back(mi);
-  }
-  if (!has_ids) return InvalidModel(model_path.string() + ": the model has no \"input_ids\" input");
+  DLRT_ASSIGN_OR_RETURN(impl->inputs, TokenInputs::from_session(*impl->session, model_path.string()));
 
   const auto& outs = impl->session->outputs();
   size_t found = outs.size();
@@ -258,7 +240,11 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
                         dtype_name(impl->output_dtype));
   }
   if (outs[found].shape.size() == 3 && outs[found].shape[2] > 0) {
-    impl->dimension = static_cast<size_t>(outs[found].shape[2]);
+    const size_t hidden = static_cast<size_t>(outs[found].shape[2]);
+    if (!impl->dense.empty() && impl->dense.front().in_features() != hidden)
+      return InvalidModel(model_dir + ": the Dense module takes " + std::to_string(impl->dense.front().in_features()) +
+                          " values but the model's vectors have " + std::to_string(hidden));
+    impl->dimension = impl->dense.empty() ? hidden : impl->dense.back().out_features();
   }
   auto embedder = std::unique_ptr<Embedder>(new Embedder(std::move(impl)));
   if (embedder->impl_->dimension == 0) {
@@ -278,56 +264,13 @@ Result<EmbedResult> Embedder::embed_encoded(const std::vector<Encoding>& batch, 
   EmbedResult result;
   if (batch.empty()) return result;
   const size_t b = batch.size();
-  size_t len = 0;
-  for (size_t i = 0; i < b; ++i) {
-    const Encoding& e = batch[i];
-    if (e.ids.empty()) return InvalidArgument("encoding " + std::to_string(i) + " has no ids");
-    if ((!e.attention_mask.empty() && e.attention_mask.size() != e.ids.size()) ||
-        (!e.type_ids.empty() && e.type_ids.size() != e.ids.size())) {
-      return InvalidArgument("encoding " + std::to_string(i) + ": ids, type_ids and attention_mask differ in length");
-    }
-    if (e.ids.size() > impl_->max_length) {
-      return InvalidArgument("encoding " + std::to_string(i) + " has " + std::to_string(e.ids.size()) +
-                             " tokens, more than the model's " + std::to_string(impl_->max_length));
-    }
-    for (int64_t id : e.ids) {
-      if (id < 0 || static_cast<size_t>(id) >= impl_->tokenizer->vocab_size()) {
-        return InvalidArgument("encoding " + std::to_string(i) + " has token id " + std::to_string(id) +
-                               " outside the vocabulary");
-      }
-    }
-    len = std::max(len, e.ids.size());
-  }
-  const size_t n = b * len;
-  std::vector<int64_t> ids(n, impl_->tokenizer->pad_id()), mask(n, 0), types(n, 0), positions(n, 0);
-  for (size_t i = 0; i < b; ++i) {
-    const Encoding& e = batch[i];
-    for (size_t t = 0; t < e.ids.size(); ++t) {
-      ids[i * len + t] = e.ids[t];
-      mask[i * len + t] = e.attention_mask.empty() ? 1 : e.attention_mask[t];
-      types[i * len + t] = e.type_ids.empty() ? 0 : e.type_ids[t];
-    }
-    for (size_t t = 0; t < len; ++t) positions[i * len + t] = static_cast<int64_t>(t);
-  }
-  for (int64_t m : mask) result.total_tokens += m != 0;
-
-  Shape shape{static_cast<int64_t>(b), static_cast<int64_t>(len)};
-  std::map<std::string, Tensor> feeds;
-  std::vector<std::vector<int32_t>> narrow;  // int32 copies, kept alive for the views
-  narrow.reserve(impl_->inputs.size());
-  for (const ModelInput& in : impl_->inputs) {
-    std::vector<int64_t>* src = in.kind == InputKind::kIds    ? &ids
-                                : in.kind == InputKind::kMask  ? &mask
-                                : in.kind == InputKind::kTypes ? &types
-                                                               : &positions;
-    if (in.dtype == DType::kInt64) {
-      feeds[in.name] = Tensor::view(DType::kInt64, shape, src->data());
-    } else {
-      narrow.emplace_back(src->begin(), src->end());
-      feeds[in.name] = Tensor::view(DType::kInt32, shape, narrow.back().data());
-    }
-  }
-  auto outputs = impl_->session->run(feeds, &result.report);
+  TokenInputs::Batch in;
+  DLRT_RETURN_IF_ERROR(
+      impl_->inputs.make_batch(batch, impl_->tokenizer->pad_id(), impl_->tokenizer->vocab_size(), impl_->max_length, in));
+  const size_t len = in.length;
+  const std::vector<int64_t>& mask = in.mask;
+  result.total_tokens = in.tokens;
+  auto outputs = impl_->session->run(in.feeds, &result.report);
   if (!outputs.ok()) return outputs.status();
   if (impl_->output_index >= outputs->size()) return Internal("the model returned too few outputs");
   const Tensor& hidden = (*outputs)[impl_->output_index];
@@ -387,6 +330,12 @@ Result<EmbedResult> Embedder::embed_encoded(const std::vector<Encoding>& batch, 
         if (m[t] == 0) continue;
         for (size_t k = 0; k < h; ++k) v[k] = std::max(v[k], rows[t * h + k]);
       }
+    }
+    for (const DenseLayer& d : impl_->dense) {
+      if (v.size() != d.in_features())
+        return RuntimeError("the Dense module takes " + std::to_string(d.in_features()) + " values but got " +
+                            std::to_string(v.size()));
+      v = d.apply(v);
     }
     if (normalize.value_or(impl_->normalize)) {
       double sq = 0;

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "embed/file_util.h"
 
 namespace dlrt::embed::jsonu {
 
@@ -25,6 +28,17 @@ inline bool get_bool(const nlohmann::json& j, const std::string& key, bool def) 
 inline int64_t get_int(const nlohmann::json& j, const std::string& key, int64_t def) {
   const nlohmann::json* v = member(j, key);
   return v && v->is_number_integer() ? v->get<int64_t>() : def;
+}
+
+// An optional JSON file of a model folder: null when absent, an error when
+// unreadable or broken.
+inline Result<nlohmann::json> read_optional_json(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return nlohmann::json();
+  DLRT_ASSIGN_OR_RETURN(std::string text, read_folder_file(path.string()));
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) return InvalidModel(path.string() + ": not valid JSON");
+  return j;
 }
 
 }  // namespace dlrt::embed::jsonu

@@ -141,6 +141,82 @@ TEST(EmbedEmbedder, PoolingModesAndNoNormalize) {
   }
 }
 
+// A .safetensors file of float32 tensors: name -> (shape, values).
+std::string safetensors(const std::vector<std::pair<std::string, std::pair<std::vector<int64_t>, std::vector<float>>>>& ts) {
+  json header = json::object();
+  std::string data;
+  for (const auto& [name, t] : ts) {
+    const size_t begin = data.size();
+    data.append(reinterpret_cast<const char*>(t.second.data()), t.second.size() * sizeof(float));
+    header[name] = {{"dtype", "F32"}, {"shape", t.first}, {"data_offsets", {begin, data.size()}}};
+  }
+  header["__metadata__"] = {{"format", "pt"}};
+  const std::string h = header.dump();
+  std::string out(8, '\0');
+  uint64_t n = h.size();
+  for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  return out + h + data;
+}
+
+TEST(EmbedEmbedder, DenseModuleAfterPooling) {
+  json ex = expected();
+  std::vector<std::string> texts = ex["texts"].get<std::vector<std::string>>();
+  const size_t in = 8, out = 3;
+  std::vector<float> w(in * out), b(out);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * static_cast<float>(static_cast<int>(i % 7) - 3);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = 0.05f * static_cast<float>(i);
+  fs::path dir = copy_tiny("dense");
+  fs::create_directories(dir / "2_Dense");
+  write(dir / "2_Dense" / "config.json",
+        R"({"in_features": 8, "out_features": 3, "bias": true, "activation_function": "torch.nn.modules.activation.Tanh"})");
+  write(dir / "2_Dense" / "model.safetensors",
+        safetensors({{"linear.weight", {{3, 8}, w}}, {"linear.bias", {{3}, b}}}));
+  write(dir / "modules.json",
+        R"([{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},
+            {"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.models.Pooling"},
+            {"idx":2,"name":"2","path":"2_Dense","type":"sentence_transformers.models.Dense"},
+            {"idx":3,"name":"3","path":"3_Normalize","type":"sentence_transformers.models.Normalize"}])");
+  auto e = Embedder::create(dir.string(), cpu());
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  EXPECT_EQ((*e)->dimension(), out);
+  auto r = (*e)->embed(texts);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  for (size_t t = 0; t < texts.size(); ++t) {
+    auto mean = ex["mean"][t].get<std::vector<double>>();
+    std::vector<double> y(out);
+    for (size_t o = 0; o < out; ++o) {
+      double s = b[o];
+      for (size_t i = 0; i < in; ++i) s += w[o * in + i] * mean[i];
+      y[o] = std::tanh(s);
+    }
+    expect_near(r->vectors[t], l2(y), 2e-5, "dense: " + texts[t]);
+  }
+  // What is refused, and how.
+  auto status = [&](const std::string& name, const std::string& config, bool weights, bool pickle_only) {
+    fs::path d = copy_tiny(name);
+    fs::create_directories(d / "2_Dense");
+    write(d / "2_Dense" / "config.json", config);
+    if (weights) write(d / "2_Dense" / "model.safetensors", safetensors({{"linear.weight", {{3, 8}, w}}, {"linear.bias", {{3}, b}}}));
+    if (pickle_only) write(d / "2_Dense" / "pytorch_model.bin", "not read");
+    write(d / "modules.json",
+          R"([{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},
+              {"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.models.Pooling"},
+              {"idx":2,"name":"2","path":"2_Dense","type":"sentence_transformers.models.Dense"}])");
+    auto r2 = Embedder::create(d.string(), cpu());
+    return r2.ok() ? Status::Ok() : r2.status();
+  };
+  Status s = status("dense_act", R"({"in_features": 8, "out_features": 3, "activation_function": "my.Swish"})", true, false);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_NE(s.message().find("my.Swish"), std::string::npos) << s.message();
+  s = status("dense_pickle", R"({"in_features": 8, "out_features": 3})", false, true);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_NE(s.message().find("pytorch_model.bin"), std::string::npos) << s.message();
+  s = status("dense_shape", R"({"in_features": 8, "out_features": 4})", true, false);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidModel);
+  s = status("dense_in", R"({"in_features": 6, "out_features": 3})", true, false);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidModel);
+}
+
 TEST(EmbedEmbedder, FolderLayoutsAndTokenizerJson) {
   // onnx/model.onnx, no modules.json (defaults: mean + normalize), tokenizer.json instead of vocab.txt.
   fs::path dir = copy_tiny("layout");

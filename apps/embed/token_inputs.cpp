@@ -1,0 +1,83 @@
+// TokenInputs (token_inputs.h).
+#include "embed/token_inputs.h"
+
+#include <algorithm>
+
+namespace dlrt::embed {
+
+Result<TokenInputs> TokenInputs::from_session(const Session& session, const std::string& what) {
+  TokenInputs t;
+  bool has_ids = false;
+  for (const TensorInfo& in : session.inputs()) {
+    Input mi{in.name, Kind::kIds, in.dtype};
+    if (in.name == "input_ids") mi.kind = Kind::kIds, has_ids = true;
+    else if (in.name == "attention_mask") mi.kind = Kind::kMask;
+    else if (in.name == "token_type_ids") mi.kind = Kind::kTypes;
+    else if (in.name == "position_ids") mi.kind = Kind::kPositions;
+    else
+      return InvalidModel(what + ": model input \"" + in.name +
+                          "\" is not one of input_ids, attention_mask, token_type_ids, position_ids");
+    if (in.dtype != DType::kInt64 && in.dtype != DType::kInt32)
+      return InvalidModel(what + ": model input \"" + in.name + "\" must be int64 or int32, not " + dtype_name(in.dtype));
+    t.inputs_.push_back(mi);
+  }
+  if (!has_ids) return InvalidModel(what + ": the model has no \"input_ids\" input");
+  return t;
+}
+
+Status TokenInputs::make_batch(const std::vector<Encoding>& batch, int64_t pad_id, size_t vocab_size,
+                               size_t max_length, Batch& out) const {
+  const size_t b = batch.size();
+  size_t len = 0;
+  for (size_t i = 0; i < b; ++i) {
+    const Encoding& e = batch[i];
+    if (e.ids.empty()) return InvalidArgument("encoding " + std::to_string(i) + " has no ids");
+    if ((!e.attention_mask.empty() && e.attention_mask.size() != e.ids.size()) ||
+        (!e.type_ids.empty() && e.type_ids.size() != e.ids.size()))
+      return InvalidArgument("encoding " + std::to_string(i) + ": ids, type_ids and attention_mask differ in length");
+    if (e.ids.size() > max_length)
+      return InvalidArgument("encoding " + std::to_string(i) + " has " + std::to_string(e.ids.size()) +
+                             " tokens, more than the model's " + std::to_string(max_length));
+    for (int64_t id : e.ids)
+      if (id < 0 || static_cast<size_t>(id) >= vocab_size)
+        return InvalidArgument("encoding " + std::to_string(i) + " has token id " + std::to_string(id) +
+                               " outside the vocabulary");
+    len = std::max(len, e.ids.size());
+  }
+  const size_t n = b * len;
+  out.length = len;
+  out.ids.assign(n, pad_id);
+  out.mask.assign(n, 0);
+  out.types.assign(n, 0);
+  out.positions.assign(n, 0);
+  for (size_t i = 0; i < b; ++i) {
+    const Encoding& e = batch[i];
+    for (size_t t = 0; t < e.ids.size(); ++t) {
+      out.ids[i * len + t] = e.ids[t];
+      out.mask[i * len + t] = e.attention_mask.empty() ? 1 : e.attention_mask[t];
+      out.types[i * len + t] = e.type_ids.empty() ? 0 : e.type_ids[t];
+    }
+    for (size_t t = 0; t < len; ++t) out.positions[i * len + t] = static_cast<int64_t>(t);
+  }
+  out.tokens = 0;
+  for (int64_t m : out.mask) out.tokens += m != 0;
+  const Shape shape{static_cast<int64_t>(b), static_cast<int64_t>(len)};
+  out.feeds.clear();
+  out.narrow.clear();
+  out.narrow.reserve(inputs_.size());
+  for (const Input& in : inputs_) {
+    std::vector<int64_t>* src = in.kind == Kind::kIds     ? &out.ids
+                                : in.kind == Kind::kMask  ? &out.mask
+                                : in.kind == Kind::kTypes ? &out.types
+                                                          : &out.positions;
+    if (in.dtype == DType::kInt64) {
+      out.feeds[in.name] = Tensor::view(DType::kInt64, shape, src->data());
+    } else {
+      out.narrow.emplace_back(src->begin(), src->end());
+      out.feeds[in.name] = Tensor::view(DType::kInt32, shape, out.narrow.back().data());
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace dlrt::embed

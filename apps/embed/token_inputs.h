@@ -1,0 +1,53 @@
+// The token inputs of a text model (input_ids, attention_mask,
+// token_type_ids, position_ids; int64 or int32) and a padded batch of
+// encodings as the tensors to feed them: shared by the Embedder and the
+// Classifier.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dlrt/session.h"
+#include "dlrt/status.h"
+#include "dlrt/tensor.h"
+#include "embed/embedder.h"
+
+namespace dlrt::embed {
+
+class TokenInputs {
+ public:
+  // The session's inputs, each one of the four above (kInvalidModel
+  // otherwise, or without input_ids); `what` names the model in messages.
+  static Result<TokenInputs> from_session(const Session& session, const std::string& what);
+
+  // A batch padded to its longest encoding with `pad_id` (right side). Its
+  // tensors view the batch's own buffers: keep it alive while running.
+  struct Batch {
+    std::map<std::string, Tensor> feeds;
+    std::vector<int64_t> mask;  // [batch, length], 1 for real tokens
+    size_t length = 0;
+    size_t tokens = 0;  // real (unpadded) tokens
+   private:
+    friend class TokenInputs;
+    std::vector<int64_t> ids, types, positions;
+    std::vector<std::vector<int32_t>> narrow;  // int32 copies for int32 inputs
+  };
+  // Checks each encoding (ids present, lengths agree, at most max_length ids,
+  // ids below vocab_size) and builds the feeds. kInvalidArgument otherwise.
+  Status make_batch(const std::vector<Encoding>& batch, int64_t pad_id, size_t vocab_size, size_t max_length,
+                    Batch& out) const;
+
+ private:
+  enum class Kind { kIds, kMask, kTypes, kPositions };
+  struct Input {
+    std::string name;
+    Kind kind;
+    DType dtype;
+  };
+  std::vector<Input> inputs_;
+};
+
+}  // namespace dlrt::embed
