@@ -91,11 +91,11 @@ double run_batch(const Shape& s, CpuIsa isa, const std::vector<float>& a, const 
     const int64_t n = cold_bytes / static_cast<int64_t>(s.K * s.N * sizeof(float));
     for (int64_t i = 0; i < n; ++i) copies.push_back(PackedMatrix::pack_b(false, s.K, s.N, b.data(), s.N, precision));
   }
-  sgemm_ex(s.M, s.N, s.K, 1.0f, oa, ob, 0.0f, c.data(), s.N, nullptr, pool);  // warm
+  if (!sgemm_ex(s.M, s.N, s.K, 1.0f, oa, ob, 0.0f, c.data(), s.N, nullptr, pool).ok()) return 0.0;  // warm
   const double t0 = now_s();
   for (int i = 0; i < calls; ++i) {
     if (!copies.empty()) ob.packed = copies[static_cast<size_t>(i) % copies.size()].get();
-    sgemm_ex(s.M, s.N, s.K, 1.0f, oa, ob, 0.0f, c.data(), s.N, nullptr, pool);
+    (void)sgemm_ex(s.M, s.N, s.K, 1.0f, oa, ob, 0.0f, c.data(), s.N, nullptr, pool);  // checked by the warm call
   }
   const double t = now_s() - t0;
   return 2.0 * s.M * s.N * s.K * calls / t * 1e-9;

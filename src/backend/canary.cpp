@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 
+#include "core/env.h"
 #include "core/logging.h"
 
 extern char** environ;
@@ -32,7 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string env_or(const char* name, const char* def) {
-  const char* v = std::getenv(name);
+  const char* v = env::get(name);
   return v && *v ? v : def;
 }
 
@@ -239,7 +240,7 @@ bool in_canary_child() { return env_or("DLRT_CANARY_CHILD", "") == "1"; }
 
 std::vector<std::string> canary_exe_candidates() {
   std::vector<std::string> out;
-  if (const char* e = std::getenv("DLRT_CANARY_EXE"); e && *e) return {e};
+  if (const char* e = env::get("DLRT_CANARY_EXE"); e && *e) return {e};
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec && self.filename() == "dlrt") out.push_back(self.string());

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/env.h"
+
 namespace dlrt::backend {
 namespace {
 
@@ -111,7 +113,7 @@ Result<std::shared_ptr<DynamicLibrary>> DynamicLibrary::open(const LibrarySearch
   Searcher s(search);
   bool ok = false;
   if (!search.env_var.empty()) {
-    const char* v = std::getenv(search.env_var.c_str());
+    const char* v = env::get(search.env_var.c_str());
     if (v == nullptr || v[0] == '\0') {
       s.tried.push_back("$" + search.env_var + ": not set");
     } else {

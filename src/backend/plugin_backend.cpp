@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/env.h"
 #include "ir/onnx_export.h"
 
 namespace dlrt::backend {
@@ -280,7 +281,7 @@ void PluginBackend::destroy(Executable* exe) {
 }
 
 Status register_plugin_backends_from_env(BackendRegistry& registry) {
-  const char* env = std::getenv("DLRT_PLUGINS");
+  const char* env = env::get("DLRT_PLUGINS");
   if (env == nullptr) return Status::Ok();
   Status first;
   std::string list = env;

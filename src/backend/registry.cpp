@@ -31,14 +31,27 @@ std::vector<std::shared_ptr<Backend>> BackendRegistry::all() const {
   return backends_;
 }
 
-BackendRegistry& BackendRegistry::global() {
-  static BackendRegistry* reg = [] {
-    auto* r = new BackendRegistry();
-    Status s = register_builtin_backends(*r);
-    if (!s.ok()) DLRT_LOG(kError, "registering built-in backends: " + s.to_string());
+namespace {
+
+struct Global {
+  BackendRegistry registry;
+  Status status;
+};
+
+Global& global_registry() {
+  static Global* g = [] {
+    auto* r = new Global();
+    r->status = register_builtin_backends(r->registry).with_context("registering backends");
+    if (!r->status.ok()) DLRT_LOG(kError, r->status.to_string());
     return r;
   }();
-  return *reg;
+  return *g;
 }
+
+}  // namespace
+
+BackendRegistry& BackendRegistry::global() { return global_registry().registry; }
+
+Status BackendRegistry::global_status() { return global_registry().status; }
 
 }  // namespace dlrt::backend

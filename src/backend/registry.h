@@ -25,6 +25,10 @@ class BackendRegistry {
 
   // The process-wide registry, with the built-in backends registered.
   static BackendRegistry& global();
+  // Why registering the built-in and DLRT_PLUGINS backends into global()
+  // failed, or ok. Session::create (and the CLI at start) return it: a
+  // backend that failed to register is fatal, not a log line. Thread-safe.
+  static Status global_status();
 
  private:
   mutable std::mutex mu_;

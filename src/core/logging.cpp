@@ -5,11 +5,13 @@
 #include <cstring>
 #include <mutex>
 
+#include "core/env.h"
+
 namespace dlrt {
 
 namespace {
 LogLevel level_from_env() {
-  const char* v = std::getenv("DLRT_LOG_LEVEL");
+  const char* v = env::get("DLRT_LOG_LEVEL");
   if (!v) return LogLevel::kWarn;
   if (!std::strcmp(v, "debug")) return LogLevel::kDebug;
   if (!std::strcmp(v, "info")) return LogLevel::kInfo;

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/env.h"
+
 namespace dlrt {
 
 namespace {
@@ -14,7 +16,7 @@ constexpr uint64_t kMiB = uint64_t{1} << 20;
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 uint64_t limit_from_environment() {
-  if (const char* v = std::getenv("DLRT_MAX_TENSOR_MB"); v && *v) {
+  if (const char* v = env::get("DLRT_MAX_TENSOR_MB"); v && *v) {
     char* end = nullptr;
     unsigned long long mb = std::strtoull(v, &end, 10);
     if (end && *end == '\0' && mb > 0 && mb < (uint64_t{1} << 44)) return mb * kMiB;

@@ -8,6 +8,8 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+
+#include "core/env.h"
 #endif
 
 namespace dlrt {
@@ -118,7 +120,7 @@ int ThreadPool::hardware_threads() {
 
 int ThreadPool::default_spin_us() {
   constexpr int kDefault = 100;
-  const char* env = std::getenv("DLRT_SPIN_US");
+  const char* env = env::get("DLRT_SPIN_US");
   if (!env || !*env) return kDefault;
   char* end = nullptr;
   const long v = std::strtol(env, &end, 10);

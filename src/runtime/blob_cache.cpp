@@ -58,20 +58,12 @@ class Reader {
 BlobCache::BlobCache(std::string dir, uint64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {}
 
 BlobCache BlobCache::from_env() {
-  const char* off = std::getenv("DLRT_CACHE");
-  if (off && std::string(off) == "0") return BlobCache("", 0);
-  std::string dir;
-  if (const char* d = std::getenv("DLRT_CACHE_DIR"); d && *d) dir = d;
+  const RuntimeEnv e = read_runtime_env();
+  if (!e.cache) return BlobCache("", 0);
+  std::string dir = e.default_cache_dir;
+  if (e.cache_dir) dir = *e.cache_dir;
   else if (auto cfg = load_runtime_config(); cfg.ok() && cfg->cache_dir) dir = *cfg->cache_dir;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = std::string(x) + "/dlrt";
-  else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.cache/dlrt";
-  uint64_t max_mb = 2048;
-  if (const char* m = std::getenv("DLRT_CACHE_MAX_MB"); m && *m) {
-    char* end = nullptr;
-    unsigned long long v = std::strtoull(m, &end, 10);
-    if (end && *end == '\0') max_mb = v;
-  }
-  return BlobCache(dir, max_mb * 1024 * 1024);
+  return BlobCache(dir, e.cache_max_mb * 1024 * 1024);
 }
 
 std::string BlobCache::entry_path(const std::string& key) const {

@@ -8,6 +8,7 @@
 #include <toml++/toml.h>
 
 #include "backends/cpu/gemm.h"
+#include "core/env.h"
 #include "core/file_io.h"
 
 namespace dlrt {
@@ -16,13 +17,43 @@ namespace fs = std::filesystem;
 
 std::string runtime_config_path(bool* required) {
   if (required) *required = false;
-  if (const char* p = std::getenv("DLRT_CONFIG"); p && *p) {
+  if (const char* p = env::get_nonempty("DLRT_CONFIG")) {
     if (required) *required = true;
     return p;
   }
-  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return std::string(x) + "/dlrt/config.toml";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.config/dlrt/config.toml";
+  if (const char* x = env::get_nonempty("XDG_CONFIG_HOME")) return std::string(x) + "/dlrt/config.toml";
+  if (const char* h = env::get_nonempty("HOME")) return std::string(h) + "/.config/dlrt/config.toml";
   return "";
+}
+
+RuntimeEnv read_runtime_env() {
+  RuntimeEnv e;
+  if (const char* v = env::get_nonempty("DLRT_DEVICE")) e.device = v;
+  if (const char* v = env::get_nonempty("DLRT_STRICT")) {
+    const std::string s(v);
+    e.strict = s == "1" || s == "true" || s == "yes" || s == "on";
+  }
+  if (const char* v = env::get_nonempty("DLRT_CPU_PRECISION")) e.cpu_precision = v;
+  if (const char* v = env::get("DLRT_OPTIMIZE")) {
+    const std::string s(v);
+    e.optimize = !(s == "0" || s == "false" || s == "off");
+  }
+  if (const char* v = env::get("DLRT_DISABLE_PASSES")) {
+    std::stringstream ss(v);
+    std::string item;
+    while (std::getline(ss, item, ','))
+      if (!item.empty()) e.disabled_passes.insert(item);
+  }
+  if (const char* v = env::get("DLRT_CACHE"); v && std::string(v) == "0") e.cache = false;
+  if (const char* v = env::get_nonempty("DLRT_CACHE_DIR")) e.cache_dir = v;
+  if (const char* x = env::get_nonempty("XDG_CACHE_HOME")) e.default_cache_dir = std::string(x) + "/dlrt";
+  else if (const char* h = env::get_nonempty("HOME")) e.default_cache_dir = std::string(h) + "/.cache/dlrt";
+  if (const char* m = env::get_nonempty("DLRT_CACHE_MAX_MB")) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(m, &end, 10);
+    if (end && *end == '\0') e.cache_max_mb = v;
+  }
+  return e;
 }
 
 namespace {

@@ -16,7 +16,9 @@
 // (DLRT_DEVICE, DLRT_STRICT, DLRT_CACHE_DIR), then this file, then defaults.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "dlrt/status.h"
@@ -31,6 +33,23 @@ struct RuntimeConfig {
   std::optional<std::string> cache_dir;
   std::optional<std::string> cpu_precision;
 };
+
+// The session settings the environment gives, read together in this one
+// place at every session create (so in-process changes apply to the next
+// session) and passed down from there. The table of every variable, with
+// defaults and meanings, is core/env.h (`dlrt --help-env`).
+struct RuntimeEnv {
+  std::optional<std::string> device;         // DLRT_DEVICE, when non-empty
+  std::optional<bool> strict;                // DLRT_STRICT: 1/true/yes/on; other non-empty values false
+  std::optional<std::string> cpu_precision;  // DLRT_CPU_PRECISION, when non-empty
+  bool optimize = true;                      // DLRT_OPTIMIZE: 0/false/off turn optimisation off
+  std::set<std::string> disabled_passes;     // DLRT_DISABLE_PASSES, comma-separated
+  bool cache = true;                         // DLRT_CACHE=0 turns the blob cache off
+  std::optional<std::string> cache_dir;      // DLRT_CACHE_DIR, when non-empty
+  std::string default_cache_dir;             // $XDG_CACHE_HOME/dlrt, else ~/.cache/dlrt, else empty
+  uint64_t cache_max_mb = 2048;              // DLRT_CACHE_MAX_MB (a malformed value keeps the default)
+};
+RuntimeEnv read_runtime_env();
 
 // The path the config is read from and whether it must exist ($DLRT_CONFIG).
 std::string runtime_config_path(bool* required = nullptr);

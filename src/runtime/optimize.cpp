@@ -9,21 +9,11 @@
 #include "core/logging.h"
 #include "core/run_value.h"
 #include "ir/passes/passes.h"
+#include "runtime/config.h"
 
 namespace dlrt {
 
 namespace {
-
-std::set<std::string> disabled_passes() {
-  std::set<std::string> r;
-  const char* env = std::getenv("DLRT_DISABLE_PASSES");
-  if (!env) return r;
-  std::stringstream ss(env);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) r.insert(item);
-  return r;
-}
 
 // Runs one node on the CPU kernels (constant folding).
 ir::passes::Evaluator cpu_evaluator(ThreadPool& pool) {
@@ -73,10 +63,7 @@ bool has_kernel(const std::string& op, const std::string& domain, int opset) {
 
 }  // namespace
 
-bool optimize_enabled_by_env() {
-  const char* env = std::getenv("DLRT_OPTIMIZE");
-  return !(env && (std::string(env) == "0" || std::string(env) == "false" || std::string(env) == "off"));
-}
+bool optimize_enabled_by_env() { return read_runtime_env().optimize; }
 
 Result<std::map<std::string, int>> optimize_standard(ir::Graph& graph, ThreadPool& pool, const OptimizeOptions& options) {
   namespace p = ir::passes;
@@ -84,7 +71,7 @@ Result<std::map<std::string, int>> optimize_standard(ir::Graph& graph, ThreadPoo
   ctx.evaluate = cpu_evaluator(pool);
   ctx.node_tags = options.node_tags;
   ctx.supports = has_kernel;
-  auto off = disabled_passes();
+  const std::set<std::string> off = read_runtime_env().disabled_passes;
   size_t before = graph.nodes.size();
   auto on = [&](const char* name) { return !off.count(name); };
   ctx.keep_dequantize_linear = on("qdq") && has_qdq(graph);
@@ -107,7 +94,7 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   p::PassContext ctx;
   ctx.node_tags = options.node_tags;
   ctx.supports = has_kernel;
-  auto off = disabled_passes();
+  const std::set<std::string> off = read_runtime_env().disabled_passes;
   size_t before = graph.nodes.size();
   auto on = [&](const char* name) { return !off.count(name); };
   if (on("qdq")) {
@@ -135,8 +122,7 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   // a Sapphire Rapids-class Xeon, docs/performance.md).
   // Every plane size: 7x7 expanded planes (mobilenet_v2's last blocks), once
   // kept as separate convs on AVX-512, run fused since the fused op splits
-  // small planes over K on several threads (expand_depthwise.cpp): 2 threads
-  // 2% faster, 1 thread the same (AVX-512 VM, 2026-11-25).
+  // small planes over K on several threads (expand_depthwise.cpp; docs/performance.md).
   if (on("expand-depthwise") && cpu::cpu_has_avx2()) {
     p::fuse_expand_depthwise(graph, ctx);
     if (on("expand-depthwise-project")) p::fuse_expand_depthwise_project(graph, ctx);

@@ -12,6 +12,7 @@
 #include "backends/cpu/executor.h"
 #include "backends/cpu/gemm_amx.h"
 #include "backends/cpu/gemm_int8.h"
+#include "backends/cpu/kernel.h"
 #include "backends/cpu/kernel_build_options.h"
 #include "dlrt/device.h"
 #include "runtime/config.h"
@@ -103,14 +104,6 @@ std::string names_of(const std::vector<TensorInfo>& infos) {
   return s.empty() ? "(none)" : s;
 }
 
-// DLRT_STRICT when set ("1"/"true" or "0"/"false"), else nothing.
-std::optional<bool> env_strict() {
-  const char* v = std::getenv("DLRT_STRICT");
-  if (!v || !*v) return std::nullopt;
-  const std::string s(v);
-  return s == "1" || s == "true" || s == "yes" || s == "on";
-}
-
 const std::vector<Device>& hardware() {
   static const std::vector<Device> devices = discover_devices();
   return devices;
@@ -127,11 +120,11 @@ std::string join_unavailable(const std::vector<Unavailable>& u, bool with_fix) {
 
 // SessionOptions::cpu_precision, else DLRT_CPU_PRECISION, else the config
 // file; "bf16x3" becomes f32, with a warning, where AMX cannot run.
-Result<cpu::GemmPrecision> cpu_precision_of(const SessionOptions& options, const RuntimeConfig& config) {
+Result<cpu::GemmPrecision> cpu_precision_of(const SessionOptions& options, const RuntimeEnv& env,
+                                            const RuntimeConfig& config) {
   std::string text = options.cpu_precision, from = "SessionOptions::cpu_precision";
   if (text.empty()) {
-    const char* env = std::getenv("DLRT_CPU_PRECISION");
-    if (env && *env) text = env, from = "DLRT_CPU_PRECISION";
+    if (env.cpu_precision) text = *env.cpu_precision, from = "DLRT_CPU_PRECISION";
   }
   if (text.empty() && config.cpu_precision) text = *config.cpu_precision, from = "config file cpu_precision";
   if (text.empty()) return cpu::GemmPrecision::kF32;
@@ -147,6 +140,9 @@ Result<cpu::GemmPrecision> cpu_precision_of(const SessionOptions& options, const
 }
 
 Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const SessionOptions& options) {
+  // A kernel family or backend that failed to register is fatal here, by name.
+  DLRT_RETURN_IF_ERROR(cpu::KernelRegistry::builtin_status());
+  DLRT_RETURN_IF_ERROR(backend::BackendRegistry::global_status());
   if (!model.ok()) return model.status();
   auto impl = std::make_unique<SessionImpl>();
   impl->model = std::move(model).value();
@@ -154,15 +150,12 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
 
   // Precedence: options (the CLI's flags), then environment, then config file.
   DLRT_ASSIGN_OR_RETURN(RuntimeConfig config, load_runtime_config());
+  const RuntimeEnv env = read_runtime_env();
   std::string spec_text = options.device;
-  if (spec_text.empty()) {
-    const char* env = std::getenv("DLRT_DEVICE");
-    if (env && *env) spec_text = env;
-    else spec_text = config.device.value_or("auto");
-  }
+  if (spec_text.empty()) spec_text = env.device ? *env.device : config.device.value_or("auto");
   DLRT_ASSIGN_OR_RETURN(DeviceSpec spec, parse_device_spec(spec_text));
-  const bool strict = options.strict || env_strict().value_or(config.strict.value_or(false));
-  DLRT_ASSIGN_OR_RETURN(const cpu::GemmPrecision precision, cpu_precision_of(options, config));
+  const bool strict = options.strict || env.strict.value_or(config.strict.value_or(false));
+  DLRT_ASSIGN_OR_RETURN(const cpu::GemmPrecision precision, cpu_precision_of(options, env, config));
   const int threads = options.threads > 0 ? options.threads : config.threads.value_or(0);
   Resolution res = resolve_devices(spec, backend::BackendRegistry::global(), hardware());
   if (!res.unknown_backends.empty()) {
@@ -182,7 +175,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   }
 
   impl->pool = std::make_unique<ThreadPool>(threads);
-  const bool optimize = options.optimize && optimize_enabled_by_env();
+  const bool optimize = options.optimize && env.optimize;
   if (optimize) DLRT_RETURN_IF_ERROR(optimize_standard(*impl->model.graph, *impl->pool).status());  // standard ONNX ops only
   // Every kernel this session builds from here on this thread (CPU partitions
   // and the accelerators' CPU fallbacks; constant folding above stays fp32)

@@ -358,9 +358,9 @@ TEST(PackedMatrix, SgemmExMatchesPlainSgemm) {
     SgemmOperand oa{nullptr, 0, false, pa.get(), nullptr}, ob{nullptr, 0, false, pb.get(), nullptr};
     SgemmOperand oa2{a.data<float>(), a.dim(1), ta, nullptr, nullptr}, ob2{b.data<float>(), b.dim(1), tb, pb.get(), nullptr};
     std::vector<float> got(M * N, 123.0f), got2(M * N, 7.0f), got3(M * N, -5.0f);
-    sgemm_ex(M, N, K, 1.0f, oa, ob, 0.0f, got.data(), N, &ep, &pool);
-    sgemm_ex(M, N, K, 1.0f, oa2, ob2, 0.0f, got2.data(), N, &ep, nullptr);
-    sgemm_ex(M, N, K, 1.0f, oa2, ob2, 0.0f, got3.data(), N, &ep, &pool);
+    ASSERT_TRUE(sgemm_ex(M, N, K, 1.0f, oa, ob, 0.0f, got.data(), N, &ep, &pool).ok());
+    ASSERT_TRUE(sgemm_ex(M, N, K, 1.0f, oa2, ob2, 0.0f, got2.data(), N, &ep, nullptr).ok());
+    ASSERT_TRUE(sgemm_ex(M, N, K, 1.0f, oa2, ob2, 0.0f, got3.data(), N, &ep, &pool).ok());
     for (int64_t i = 0; i < M * N; ++i) {
       ASSERT_NEAR(got[i], want[i], 1e-4f * (1 + std::abs(want[i]))) << "packed A, at " << i;
       ASSERT_NEAR(got2[i], want[i], 1e-4f * (1 + std::abs(want[i]))) << "A in place, at " << i;

@@ -93,9 +93,9 @@ void check(const Case& cs, std::mt19937& rng) {
   ASSERT_EQ(pb->precision(), GemmPrecision::kBf16x3);
   ThreadPool pool(cs.threads);
   std::vector<float> c = c0;
-  sgemm_ex(M, N, K, cs.alpha, SgemmOperand{a.data(), lda, cs.ta, nullptr, nullptr},
+  ASSERT_TRUE(sgemm_ex(M, N, K, cs.alpha, SgemmOperand{a.data(), lda, cs.ta, nullptr, nullptr},
            SgemmOperand{nullptr, 0, false, pb.get(), nullptr}, cs.beta, c.data(), ldc, &ep,
-           cs.threads > 1 ? &pool : nullptr);
+           cs.threads > 1 ? &pool : nullptr).ok());
 
   const std::string what = "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) +
                            " ta=" + std::to_string(cs.ta) + " tb=" + std::to_string(cs.tb) +
@@ -138,8 +138,8 @@ TEST(AmxBf16x3, NanInAPropagatesToItsRow) {
   std::vector<float> a(M * K, 0.5f), b(K * N, 0.25f), c(M * N, 0.0f);
   a[3 * K + 7] = std::numeric_limits<float>::quiet_NaN();
   auto pb = PackedMatrix::pack_b(false, K, N, b.data(), N, GemmPrecision::kBf16x3);
-  sgemm_ex(M, N, K, 1.0f, SgemmOperand{a.data(), K, false, nullptr, nullptr},
-           SgemmOperand{nullptr, 0, false, pb.get(), nullptr}, 0.0f, c.data(), N, nullptr, nullptr);
+  ASSERT_TRUE(sgemm_ex(M, N, K, 1.0f, SgemmOperand{a.data(), K, false, nullptr, nullptr},
+           SgemmOperand{nullptr, 0, false, pb.get(), nullptr}, 0.0f, c.data(), N, nullptr, nullptr).ok());
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       if (i == 3) ASSERT_TRUE(std::isnan(c[i * N + j])) << "(" << i << "," << j << ")";
@@ -163,8 +163,8 @@ TEST(AmxBf16x3, RunsOnFp32WhenAmxIsCappedAfterPacking) {
   auto pb = PackedMatrix::pack_b(false, K, N, b.data(), N, GemmPrecision::kBf16x3);
   ScopedCpuIsa cap(CpuIsa::kAvx2);
   std::vector<float> c(M * N);
-  sgemm_ex(M, N, K, 1.0f, SgemmOperand{a.data(), K, false, nullptr, nullptr},
-           SgemmOperand{b.data(), N, false, pb.get(), nullptr}, 0.0f, c.data(), N, nullptr, nullptr);
+  ASSERT_TRUE(sgemm_ex(M, N, K, 1.0f, SgemmOperand{a.data(), K, false, nullptr, nullptr},
+           SgemmOperand{b.data(), N, false, pb.get(), nullptr}, 0.0f, c.data(), N, nullptr, nullptr).ok());
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       double s = 0;
@@ -172,9 +172,9 @@ TEST(AmxBf16x3, RunsOnFp32WhenAmxIsCappedAfterPacking) {
       ASSERT_NEAR(c[i * N + j], s, 1e-5 * (1 + std::fabs(s))) << "(" << i << "," << j << ")";
     }
   // Without the unpacked B there is nothing to run on.
-  EXPECT_THROW(sgemm_ex(M, N, K, 1.0f, SgemmOperand{a.data(), K, false, nullptr, nullptr},
-                        SgemmOperand{nullptr, 0, false, pb.get(), nullptr}, 0.0f, c.data(), N, nullptr, nullptr),
-               std::invalid_argument);
+  EXPECT_EQ(sgemm_ex(M, N, K, 1.0f, SgemmOperand{a.data(), K, false, nullptr, nullptr},
+                        SgemmOperand{nullptr, 0, false, pb.get(), nullptr}, 0.0f, c.data(), N, nullptr, nullptr).code(),
+            StatusCode::kInvalidArgument);
 }
 
 struct CaseA {
@@ -211,8 +211,8 @@ void check_packed_a(const CaseA& cs, std::mt19937& rng) {
   if (cs.rows) ob = SgemmOperand{nullptr, 0, false, nullptr, &source};
   ThreadPool pool(cs.threads);
   std::vector<float> c = c0;
-  sgemm_ex(M, N, K, cs.alpha, SgemmOperand{nullptr, 0, false, pa.get(), nullptr}, ob, cs.beta, c.data(), ldc, &ep,
-           cs.threads > 1 ? &pool : nullptr);
+  ASSERT_TRUE(sgemm_ex(M, N, K, cs.alpha, SgemmOperand{nullptr, 0, false, pa.get(), nullptr}, ob, cs.beta, c.data(), ldc, &ep,
+           cs.threads > 1 ? &pool : nullptr).ok());
 
   const std::string what = "packed A: M=" + std::to_string(M) + " N=" + std::to_string(N) +
                            " K=" + std::to_string(K) + " alpha=" + std::to_string(cs.alpha) +
@@ -253,8 +253,8 @@ TEST(AmxBf16x3, PackedARunsOnFp32WhenAmxIsCappedAfterPacking) {
   ASSERT_EQ(pa->precision(), GemmPrecision::kBf16x3);
   ScopedCpuIsa cap(CpuIsa::kAvx2);
   std::vector<float> c(M * N);
-  sgemm_ex(M, N, K, 1.0f, SgemmOperand{a.data(), K, false, pa.get(), nullptr},
-           SgemmOperand{b.data(), N, false, nullptr, nullptr}, 0.0f, c.data(), N, nullptr, nullptr);
+  ASSERT_TRUE(sgemm_ex(M, N, K, 1.0f, SgemmOperand{a.data(), K, false, pa.get(), nullptr},
+           SgemmOperand{b.data(), N, false, nullptr, nullptr}, 0.0f, c.data(), N, nullptr, nullptr).ok());
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       double s = 0;
@@ -262,9 +262,9 @@ TEST(AmxBf16x3, PackedARunsOnFp32WhenAmxIsCappedAfterPacking) {
       ASSERT_NEAR(c[i * N + j], s, 1e-5 * (1 + std::fabs(s))) << "(" << i << "," << j << ")";
     }
   // Without the unpacked A there is nothing to run on.
-  EXPECT_THROW(sgemm_ex(M, N, K, 1.0f, SgemmOperand{nullptr, 0, false, pa.get(), nullptr},
-                        SgemmOperand{b.data(), N, false, nullptr, nullptr}, 0.0f, c.data(), N, nullptr, nullptr),
-               std::invalid_argument);
+  EXPECT_EQ(sgemm_ex(M, N, K, 1.0f, SgemmOperand{nullptr, 0, false, pa.get(), nullptr},
+                        SgemmOperand{b.data(), N, false, nullptr, nullptr}, 0.0f, c.data(), N, nullptr, nullptr).code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(AmxBf16x3, PacksAForFp32WhereAmxIsOffOrATransposed) {

@@ -13,6 +13,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "core/env.h"
 #include "embed/embedder.h"
 #include "embed/server.h"
 #include "embed/service_config.h"
@@ -79,14 +80,14 @@ int cmd_serve(int argc, char** argv) {
 
   std::string config_file = args.get("config");
   if (config_file.empty()) {
-    if (const char* c = std::getenv("DLRT_CONFIG"); c && *c) config_file = c;
+    if (const char* c = env::get("DLRT_CONFIG"); c && *c) config_file = c;
   } else {
     setenv("DLRT_CONFIG", config_file.c_str(), 1);  // the runtime reads the same file
   }
   std::vector<std::pair<std::string, std::string>> flags;
   for (const auto& k : embed::service_config_keys())
     if (args.has(k.flag)) flags.emplace_back(k.key, k.is_switch ? "true" : args.get(k.flag));
-  auto resolved = embed::resolve_service_config(config_file, [](const char* n) { return std::getenv(n); }, flags);
+  auto resolved = embed::resolve_service_config(config_file, [](const char* n) { return env::get(n); }, flags);
   if (!resolved.ok()) {
     if (resolved.status().code() == StatusCode::kIoError) return fail(resolved.status().message(), kExitUsage);
     return usage_error("serve", resolved.status().message());
@@ -152,14 +153,24 @@ int cmd_serve(int argc, char** argv) {
   // see docs/openvino.md).
   eo.backend_options["default_performance_hint"] = "THROUGHPUT";
   auto t0 = std::chrono::steady_clock::now();
-  auto embedder = embed::Embedder::create(config.model, eo);
-  if (!embedder.ok()) {
-    server.set_load_error(embedder.status().message());
-    log.error("cannot load " + config.model + ": " + embedder.status().to_string());
-    return finish(exit_code_for_folder_status(embedder.status()));
+  // A sequence classifier (config.json's architectures) serves /rerank and
+  // /predict; anything else is an embedding model.
+  std::shared_ptr<const embed::EmbedModel> model;
+  Status loaded;
+  if (embed::is_classifier_folder(config.model)) {
+    auto classifier = embed::Classifier::create(config.model, eo);
+    if (classifier.ok()) model = embed::classifier_model(std::shared_ptr<const embed::Classifier>(std::move(classifier).value()));
+    else loaded = classifier.status();
+  } else {
+    auto embedder = embed::Embedder::create(config.model, eo);
+    if (embedder.ok()) model = embed::embedder_model(std::shared_ptr<const embed::Embedder>(std::move(embedder).value()));
+    else loaded = embedder.status();
   }
-  std::shared_ptr<const embed::Embedder> shared(std::move(embedder).value());
-  auto model = embed::embedder_model(shared);
+  if (!loaded.ok()) {
+    server.set_load_error(loaded.message());
+    log.error("cannot load " + config.model + ": " + loaded.to_string());
+    return finish(exit_code_for_folder_status(loaded));
+  }
   if (Status s = embed::warm_up(*model); !s.ok()) {
     server.set_load_error(s.message());
     log.error("warm-up run failed: " + s.to_string());

@@ -4,8 +4,9 @@
 #include <string>
 
 #include "cli_args.h"
-#include "dlrt/dlrt.h"
 #include "commands.h"
+#include "core/env.h"
+#include "dlrt/dlrt.h"
 
 namespace {
 
@@ -30,7 +31,8 @@ constexpr const char* kUsage =
     "exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid or unsupported model,\n"
     "            4 requested device unavailable in strict mode\n"
     "\n"
-    "dlrt --version prints the version.\n";
+    "dlrt --version prints the version; dlrt --help-env lists the environment variables\n"
+    "(--markdown: as the table in docs/environment.md).\n";
 
 }  // namespace
 
@@ -43,6 +45,12 @@ int main(int argc, char** argv) {
   std::string cmd = argv[1];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (cmd == "--help-env") {
+    const bool markdown = argc > 2 && std::strcmp(argv[2], "--markdown") == 0;
+    const std::string text = markdown ? dlrt::env::markdown_table() : dlrt::env::help_text();
+    std::fputs(text.c_str(), stdout);
     return kExitOk;
   }
   if (cmd == "--version" || cmd == "version") {

@@ -30,6 +30,7 @@
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/nn_util.h"
 #include "backends/cpu/scratch.h"
+#include "core/first_error.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -736,24 +737,17 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       };
 #if defined(__x86_64__) || defined(__i386__)
       // AVX2 without AVX-512, 2-D, whole groups of 8 channels: 8 channels
-      // per vector (depthwise_c8_avx2) instead of one plane at a time. Single
-      // 3x3 layers, 1 thread, Zen 1: 960x7x7 0.23 -> 0.12 ms, 576x14x14 0.36
-      // -> 0.20, 192x28x28 0.26 -> 0.21, stride 2 144x56x56 0.55 -> 0.31,
-      // 192x28x28 0.27 -> 0.11. Alone, at stride 1 on 56x56 and 112x112
-      // planes the plane kernel measured faster (0.56 against 0.64 ms, 0.51
-      // against 0.56), but inside mobilenet_v2 (its 32x112x112 layer, whose
-      // output is cold in cache) the 8-channel kernel takes 0.55-0.58 ms
-      // against 0.65-0.76 (1 thread; the same at 2).
+      // per vector (depthwise_c8_avx2) instead of one plane at a time: faster
+      // on every plane size inside mobilenet_v2, where outputs are cold in
+      // cache, though not alone on large planes (docs/performance.md).
       //
       // AVX-512, whole groups of 16 channels, strided or with output rows
       // narrower than a vector: the same with 16 channels per zmm
       // (depthwise_c16_avx512). There the plane kernels split even and odd
       // columns or waste lanes; at stride 1 on wider rows they run without
       // the two 16 x 16 transposes, which cost more than the taps (64
-      // shuffles per 256 floats each, on a port the FMAs use too).
-      // mobilenet_v2, 1 thread, profiled: 96x112x112/2 0.57 -> 0.49 ms,
-      // 576x14x14/2 0.10 -> 0.04, 960x7x7 0.076 -> 0.05; 144x56x56/1 0.25
-      // -> 0.38 and 32x112x112/1 0.25 -> 0.35 with it (so not taken).
+      // shuffles per 256 floats each, on a port the FMAs use too), so wide
+      // stride-1 rows keep the plane kernels (docs/performance.md).
       const DepthwiseGeometry dg = dw_geometry(g);
       const bool plain2d = g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 &&
                            depthwise_c8_avx2_ok(dg) && clamp_or_none(fuse.act);
@@ -795,11 +789,9 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     // im2col rows (B, split into tiles as it is read), skipping the other
     // fp32 paths below. Winograd keeps its convs: F(4x4, 3x3) multiplies 4x
     // less, bf16x3 makes three tile products for each one, and the im2col
-    // rows of large planes cost as much again (resnet18's 56x56 3x3 convs,
-    // 1 thread: 0.82-0.92 ms Winograd, 1.26-1.41 ms AMX). A patch embedding
+    // rows of large planes cost as much again (docs/performance.md). A patch embedding
     // runs transposed, with Wᵀ as AMX tiles: its im2col rows gather every
-    // k-th float, its im2colᵀ rows copy whole kernel rows (tiny_vit's
-    // 16x16/16 conv, 1 thread: 0.31 -> 0.23 ms).
+    // k-th float, its im2colᵀ rows copy whole kernel rows (docs/performance.md).
     const bool amx = pre && pre->amx_group(0) && amx_bf16x3_available();
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -872,8 +864,8 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
         });
         // W itself (M x K: op(B) = Wᵀ) rides along for sgemm_ex's fp32
         // fallback, should a Wᵀ packed for AMX meet a thread where AMX is off.
-        sgemm_ex(P, M, K, 1.0f, SgemmOperand{at, K, false, nullptr, nullptr}, SgemmOperand{W, K, true, &wt, nullptr},
-                 0.0f, ct, M, nullptr, &pool);
+        DLRT_RETURN_IF_ERROR(sgemm_ex(P, M, K, 1.0f, SgemmOperand{at, K, false, nullptr, nullptr},
+                                      SgemmOperand{W, K, true, &wt, nullptr}, 0.0f, ct, M, nullptr, &pool));
         float* yn = Y + n * M * P;
         for (int64_t m = 0; m < M; ++m)
           for (int64_t p = 0; p < P; ++p) yn[m * P + p] = ct[p * M + m];
@@ -924,6 +916,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
 
     // One (image, group) product: Y_g = epilogue(W_g * col). General convs
     // read the im2col matrix straight from the image while packing.
+    FirstError err;
     auto one = [&](int64_t n, int64_t gi, ThreadPool* p) {
       const float* xg = X + (n * C + gi * Cg) * in_plane;
       float* yg = Y + (n * M + gi * Mg) * out_plane;
@@ -953,13 +946,13 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       }
       if (pointwise) {
         SgemmOperand b{xg, out_plane, false, nullptr, nullptr};
-        sgemm_ex(Mg, out_plane, col_rows, 1.0f, a, b, 0.0f, yg, out_plane, &e, p);
+        err.record(sgemm_ex(Mg, out_plane, col_rows, 1.0f, a, b, 0.0f, yg, out_plane, &e, p));
       } else {
         BRowSource rows = [&](int64_t row, int64_t j0, int64_t cnt, float* dst) {
           im2col_row<float>(xg, g, row, j0, cnt, dst);
         };
         SgemmOperand b{nullptr, 0, false, nullptr, &rows};
-        sgemm_ex(Mg, out_plane, col_rows, 1.0f, a, b, 0.0f, yg, out_plane, &e, p);
+        err.record(sgemm_ex(Mg, out_plane, col_rows, 1.0f, a, b, 0.0f, yg, out_plane, &e, p));
       }
     };
     if (amx) g_amx_runs.fetch_add(1, std::memory_order_relaxed);
@@ -973,7 +966,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
     } else {
       for (int64_t t = 0; t < tasks; ++t) one(t / group, t % group, &pool);
     }
-    return Status::Ok();
+    return err.take();
   }
 
   // float64: bias first, GEMM accumulates, then the fused stage element-wise.

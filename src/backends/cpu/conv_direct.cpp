@@ -11,6 +11,7 @@
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/scratch.h"
+#include "core/env.h"
 
 namespace dlrt::cpu {
 
@@ -156,7 +157,7 @@ std::atomic<uint64_t> g_runs{0};
 
 ConvDirectMode env_mode() {
   static const ConvDirectMode mode = [] {
-    const char* v = std::getenv("DLRT_CONV_DIRECT");
+    const char* v = env::get("DLRT_CONV_DIRECT");
     if (v && std::strcmp(v, "0") == 0) return ConvDirectMode::kOff;
     if (v && std::strcmp(v, "1") == 0) return ConvDirectMode::kForce;
     return ConvDirectMode::kAuto;

@@ -2,6 +2,7 @@
 #include "backends/cpu/expand_depthwise.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "backends/cpu/conv_direct.h"
 #include "backends/cpu/depthwise_c16.h"
@@ -659,7 +660,11 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   a.packed = proj->w;
   b.data = mid;
   b.ld = mid_plane;
-  sgemm_ex(proj->w->rows(), out_plane, s.M, 1.0f, a, b, 0.0f, y, out_plane, &proj->ep, &pool);
+  // The projection is packed fp32 (never for AMX) against a plain B: sgemm_ex
+  // cannot fail on these operands, so only debug builds check.
+  [[maybe_unused]] const Status st = sgemm_ex(proj->w->rows(), out_plane, s.M, 1.0f, a, b, 0.0f, y, out_plane,
+                                              &proj->ep, &pool);
+  assert(st.ok());
 }
 
 }  // namespace dlrt::cpu

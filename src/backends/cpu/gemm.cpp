@@ -5,9 +5,8 @@
 // registers.
 #include "backends/cpu/gemm.h"
 
-#include <stdexcept>
-
 #include <algorithm>
+#include <cassert>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -20,6 +19,7 @@
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/packed_store.h"
 #include "backends/cpu/scratch.h"
+#include "core/env.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -210,7 +210,7 @@ bool cpu_has_avx2_fma() { return cpu_has_avx2(); }
 // path), to compare the two in one build.
 bool rows_a_disabled() {
   static const bool off = [] {
-    const char* e = std::getenv("DLRT_GEMM_PACK_A");
+    const char* e = env::get("DLRT_GEMM_PACK_A");
     return e && e[0] == '1';
   }();
   return off;
@@ -616,11 +616,12 @@ bool try_gemv(const GemvFns<T>& fns, bool ta, bool tb, int64_t M, int64_t N, int
   return false;
 }
 
-// The tile of a packed operand.
+// The tile of an fp32 packed operand. Only pack_a/pack_b below make
+// PackedMatrix, always with one of these two tiles (kBf16x3 operands never
+// get here), so another tile is a bug, not an input: debug builds check it.
 SLayout layout_of(const PackedMatrix& pm) {
-  if (pm.mr() == kSgemmAvx512MR && pm.nr() == kSgemmAvx512NR) return SLayout::kAvx512;
-  if (pm.mr() == kSMR && pm.nr() == kSNR) return SLayout::k6x16;
-  throw std::invalid_argument("sgemm_ex: packed operand has an unknown tile layout");
+  assert((pm.mr() == kSgemmAvx512MR && pm.nr() == kSgemmAvx512NR) || (pm.mr() == kSMR && pm.nr() == kSNR));
+  return pm.mr() == kSgemmAvx512MR && pm.nr() == kSgemmAvx512NR ? SLayout::kAvx512 : SLayout::k6x16;
 }
 
 void set_tile(SLayout layout, int& mr, int& nr) {
@@ -864,41 +865,43 @@ std::shared_ptr<const PackedMatrix> PackedMatrix::pack_b(bool trans, int64_t K, 
   return pm;
 }
 
-void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& a, const SgemmOperand& b, float beta,
+Status sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& a, const SgemmOperand& b, float beta,
               float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool) {
-  if (M <= 0 || N <= 0) return;
+  if (M <= 0 || N <= 0) return Status::Ok();
   if (ep && ep->empty()) ep = nullptr;
   // One row or column: the GEMV on the unpacked operands (also for a B
   // packed for AMX, where a 16-row tile would be mostly padding).
   if (a.data && b.data && !b.rows &&
       try_gemv<float>(pick_sgemv(), a.trans, b.trans, M, N, K, alpha, a.data, a.ld, b.data, b.ld, beta, C, ldc, pool)) {
     if (ep) apply_epilogue(*ep, C, ldc, 0, 0, M, N);
-    return;
+    return Status::Ok();
   }
   if (a.packed && a.packed->precision() == GemmPrecision::kBf16x3) {
     const bool b_fits = !b.packed && !b.trans && (b.data || b.rows);
     if (b_fits && amx_bf16x3_available()) {
       amx_bf16x3_gemm_packed_a(M, N, K, alpha, a.packed->data(), b.data, b.ld, b.rows, beta, C, ldc, ep, pool);
-      return;
+      return Status::Ok();
     }
     if (!a.data)
-      throw std::invalid_argument("sgemm_ex: A was packed for AMX, which cannot run this call, and has no unpacked copy");
+      return InvalidArgument(
+          "sgemm_ex: A was packed for AMX, which cannot run this call, and has no unpacked copy (pass A's data too)");
     SgemmOperand plain_a = a;
     plain_a.packed = nullptr;
-    sgemm_ex(M, N, K, alpha, plain_a, b, beta, C, ldc, ep, pool);
-    return;
+    return sgemm_ex(M, N, K, alpha, plain_a, b, beta, C, ldc, ep, pool);
   }
   if (b.packed && b.packed->precision() == GemmPrecision::kBf16x3) {
-    if (a.packed || !a.data) throw std::invalid_argument("sgemm_ex: a B packed for AMX needs a plain (unpacked) A");
+    if (a.packed || !a.data) return InvalidArgument("sgemm_ex: a B packed for AMX needs a plain (unpacked) A");
     if (amx_bf16x3_available()) {
       amx_bf16x3_gemm(M, N, K, alpha, a.data, a.ld, a.trans, b.packed->data(), beta, C, ldc, ep, pool);
-      return;
+      return Status::Ok();
     }
-    if (!b.data) throw std::invalid_argument("sgemm_ex: B was packed for AMX, which this thread may no longer use");
+    if (!b.data)
+      return InvalidArgument(
+          "sgemm_ex: B was packed for AMX, which this thread may no longer use, and has no unpacked copy (pass B's data "
+          "too)");
     SgemmOperand plain_b = b;
     plain_b.packed = nullptr;
-    sgemm_ex(M, N, K, alpha, a, plain_b, beta, C, ldc, ep, pool);
-    return;
+    return sgemm_ex(M, N, K, alpha, a, plain_b, beta, C, ldc, ep, pool);
   }
   // Pre-packed operands fix the tile; otherwise the current ISA picks it.
   SLayout layout = pick_slayout();
@@ -906,7 +909,8 @@ void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& 
   if (b.packed) {
     const SLayout lb = layout_of(*b.packed);
     if (a.packed && lb != layout)
-      throw std::invalid_argument("sgemm_ex: A and B were packed for different tile layouts (CPU ISA changed between)");
+      return InvalidArgument(
+          "sgemm_ex: A and B were packed for different tile layouts (the CPU ISA changed between); pack them again");
     layout = lb;
   }
 #ifdef DLRT_GEMM_X86
@@ -916,12 +920,12 @@ void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& 
       sgemm_rows_a_packed_b<kSgemmAvx512MR, kSgemmAvx512NR, 336>(sgemm_kernel_avx512_rows, apply_epilogue_zmm_tile,
                                                                 M, N, K, alpha, a.data, a.ld, *b.packed, beta, C,
                                                                 ldc, ep, pool);
-      return;
+      return Status::Ok();
     }
     if (layout == SLayout::k6x16 && cpu_has_avx2_fma()) {
       sgemm_rows_a_packed_b<kSMR, kSNR, kSMR * 24>(sgemm_kernel_avx2_rows, apply_epilogue, M, N, K, alpha, a.data,
                                                    a.ld, *b.packed, beta, C, ldc, ep, pool);
-      return;
+      return Status::Ok();
     }
   }
 #endif
@@ -930,18 +934,22 @@ void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& 
     sgemm_tiled<kSgemmAvx512MR, kSgemmAvx512NR>(kernels, M, N, K, alpha, a, b, beta, C, ldc, ep, pool);
   else
     sgemm_tiled<kSMR, kSNR>(kernels, M, N, K, alpha, a, b, beta, C, ldc, ep, pool);
+  return Status::Ok();
 }
 
 void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
            const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool) {
   SgemmOperand a{A, lda, trans_a, nullptr, nullptr}, b{B, ldb, trans_b, nullptr, nullptr};
-  sgemm_ex(M, N, K, alpha, a, b, beta, C, ldc, nullptr, pool);
+  // Nothing is packed, and only packed operands can fail: debug builds check.
+  [[maybe_unused]] const Status s = sgemm_ex(M, N, K, alpha, a, b, beta, C, ldc, nullptr, pool);
+  assert(s.ok());
 }
 
 void sgemm_rows(bool trans_a, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                 const BRowSource& b_rows, float beta, float* C, int64_t ldc, ThreadPool* pool) {
   SgemmOperand a{A, lda, trans_a, nullptr, nullptr}, b{nullptr, 0, false, nullptr, &b_rows};
-  sgemm_ex(M, N, K, alpha, a, b, beta, C, ldc, nullptr, pool);
+  [[maybe_unused]] const Status s = sgemm_ex(M, N, K, alpha, a, b, beta, C, ldc, nullptr, pool);  // as in sgemm
+  assert(s.ok());
 }
 
 void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,

@@ -22,6 +22,7 @@
 
 #include "backends/cpu/activation_epilogue.h"
 #include "core/thread_pool.h"
+#include "dlrt/status.h"
 
 namespace dlrt::cpu {
 
@@ -138,8 +139,10 @@ struct SgemmOperand {
 // ScopedCpuIsa), b.data must hold the unpacked B, which is then used. An A
 // packed for kBf16x3 runs on AMX against a plain untransposed B or a
 // BRowSource; otherwise (another B, AMX unusable) a.data must hold the
-// unpacked A, which is then used.
-void sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& a, const SgemmOperand& b, float beta,
+// unpacked A, which is then used. Fails (InvalidArgument, nothing written)
+// when a packed operand cannot run and has no unpacked copy, or A and B were
+// packed for different tiles; plain operands never fail.
+Status sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand& a, const SgemmOperand& b, float beta,
               float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool);
 
 // Name of the float kernel cpu_isa() picks now ("avx512-8x48", "avx2-fma" or "generic"), for logs and benchmarks.

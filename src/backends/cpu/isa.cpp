@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/env.h"
 #include "device/cpu_features.h"
 
 namespace dlrt::cpu {
@@ -26,7 +27,7 @@ CpuIsa detect() {
 // The hardware's ISA capped by DLRT_CPU_ISA; an unknown value is reported once and ignored.
 CpuIsa from_environment() {
   const CpuIsa hw = detected_cpu_isa();
-  const char* env = std::getenv("DLRT_CPU_ISA");
+  const char* env = env::get("DLRT_CPU_ISA");
   if (!env || !*env) return hw;
   CpuIsa want;
   if (std::strcmp(env, "generic") == 0) want = CpuIsa::kGeneric;

@@ -205,6 +205,19 @@ class KernelRegistry {
 
   // The registry holding every built-in CPU kernel (built once, thread-safe).
   static const KernelRegistry& builtin();
+  // Why building builtin() failed (the first family that failed, by name), or
+  // ok. Session::create returns it, so a broken build fails at start-up
+  // instead of running with kernels missing. Thread-safe.
+  static Status builtin_status();
+
+  // One family of kernels, registered by `add` under the name `name`.
+  struct Family {
+    const char* name;
+    Status (*add)(KernelRegistry&);
+  };
+  // Registers every family in order; all are tried, and the first failure
+  // comes back prefixed with its family's name.
+  Status add_families(std::span<const Family> families);
 
  private:
   std::vector<KernelDef> defs_;

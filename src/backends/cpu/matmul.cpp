@@ -9,6 +9,7 @@
 #include "backends/cpu/matmul_impl.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/nn_util.h"
+#include "core/first_error.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -154,6 +155,7 @@ Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFu
     ep.col_bias = bias ? bias->data<float>() : nullptr;
     ep.act = fuse.act;
     const float* Z = resid ? resid->data<float>() : nullptr;
+    FirstError err;
     auto one = [&](int64_t rows, const float* Ab, const float* Bb, float* Cb, ThreadPool* p) {
       SgemmOperand oa{Ab, K, false, nullptr, nullptr};
       SgemmOperand ob{Bb, N, false, pre_b ? pre_b->packed.get() : nullptr, nullptr};
@@ -162,10 +164,10 @@ Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFu
         e.residual = Z + (Cb - C);
         e.ldr = N;
       }
-      sgemm_ex(rows, N, K, fuse.alpha, oa, ob, 0.0f, Cb, N, &e, p);
+      err.record(sgemm_ex(rows, N, K, fuse.alpha, oa, ob, 0.0f, Cb, N, &e, p));
     };
     for_each_batch(A, B, C, int64_t{1} << 21, one);
-    return Status::Ok();
+    return err.take();
   }
 
   return dispatch_numeric(a->dtype(), [&](auto tag) -> Status {
@@ -263,8 +265,7 @@ Status gemm_run(KernelContext& ctx, const PackedOperand* pre_b, const Activation
     }
     SgemmOperand oa{a->data<float>(), a->dim(1), ta, nullptr, nullptr};
     SgemmOperand ob{b->data<float>(), b->dim(1), tb, pre_b ? pre_b->packed.get() : nullptr, nullptr};
-    sgemm_ex(M, N, K, alpha, oa, ob, beta_eff, Y, N, &ep, &ctx.pool());
-    return Status::Ok();
+    return sgemm_ex(M, N, K, alpha, oa, ob, beta_eff, Y, N, &ep, &ctx.pool());
   }
   if (a->dtype() == DType::kFloat64) {
     double* Y = y->data<double>();

@@ -1,14 +1,18 @@
 #include "backends/cpu/packed_store.h"
 
+#include <cassert>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <new>
+#include <set>
 #include <string_view>
 
 #if defined(__unix__)
 #include <sys/mman.h>
+
+#include "core/env.h"
 #define DLRT_PACKED_STORE_MMAP 1
 #endif
 
@@ -27,7 +31,7 @@ constexpr size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; 
 bool enabled() {
 #ifdef DLRT_PACKED_STORE_MMAP
   static const bool on = [] {
-    const char* e = std::getenv("DLRT_HUGE_PAGES");
+    const char* e = env::get("DLRT_HUGE_PAGES");
     return !(e && std::string_view(e) == "0");
   }();
   return on;
@@ -48,6 +52,7 @@ struct Store {
   std::mutex mu;
   std::map<uintptr_t, Chunk> chunks;  // keyed by end address: upper_bound(p) finds p's chunk
   Chunk* current = nullptr;           // the chunk small blocks are cut from (a node of `chunks`)
+  std::set<void*> heap;               // blocks taken from the heap when mmap failed
 };
 
 // Never destroyed: a session held in a static may free its weights after
@@ -75,13 +80,22 @@ char* map_aligned(size_t len) {
   return base;
 }
 
-Chunk& add_chunk(Store& s, size_t len) {
+// A new chunk of `len` bytes, or null when mmap refuses.
+Chunk* add_chunk(Store& s, size_t len) {
   char* base = map_aligned(len);
-  if (!base) throw std::bad_alloc();
+  if (!base) return nullptr;
   Chunk c;
   c.base = base;
   c.len = len;
-  return s.chunks.emplace(reinterpret_cast<uintptr_t>(base + len), c).first->second;
+  return &s.chunks.emplace(reinterpret_cast<uintptr_t>(base + len), c).first->second;
+}
+
+// The store is an optimisation: when mmap fails the block comes from the
+// heap, which reports exhaustion as every other allocation does.
+void* heap_block(Store& s, size_t need) {
+  void* p = ::operator new(need, std::align_val_t(kAlign));
+  s.heap.insert(p);
+  return p;
 }
 #endif
 
@@ -94,12 +108,17 @@ void* packed_alloc(size_t bytes) {
   Store& s = store();
   std::lock_guard<std::mutex> lock(s.mu);
   if (need >= kOwnMappingBytes) {
-    Chunk& c = add_chunk(s, round_up(need, kPage));
-    c.used = need;
-    c.live = 1;
-    return c.base;
+    Chunk* c = add_chunk(s, round_up(need, kPage));
+    if (!c) return heap_block(s, need);
+    c->used = need;
+    c->live = 1;
+    return c->base;
   }
-  if (!s.current || s.current->len - s.current->used < need) s.current = &add_chunk(s, kChunkBytes);
+  if (!s.current || s.current->len - s.current->used < need) {
+    Chunk* fresh = add_chunk(s, kChunkBytes);
+    if (!fresh) return heap_block(s, need);
+    s.current = fresh;
+  }
   Chunk& c = *s.current;
   void* p = c.base + c.used;
   c.used += need;
@@ -122,7 +141,14 @@ void packed_free(void* p, size_t bytes) {
   std::lock_guard<std::mutex> lock(s.mu);
   const auto at = reinterpret_cast<uintptr_t>(p);
   const auto it = s.chunks.upper_bound(at);
-  if (it == s.chunks.end() || at < reinterpret_cast<uintptr_t>(it->second.base)) std::abort();  // not ours
+  if (it == s.chunks.end() || at < reinterpret_cast<uintptr_t>(it->second.base)) {
+    // Not in a chunk: a heap block. Only PackedMatrix frees, and only what
+    // packed_alloc gave it, so any other pointer is a bug: debug builds check.
+    [[maybe_unused]] const size_t erased = s.heap.erase(p);
+    assert(erased == 1);
+    if (erased) ::operator delete(p, std::align_val_t(kAlign));
+    return;
+  }
   Chunk& c = it->second;
   if (--c.live == 0) {
     if (s.current == &c) s.current = nullptr;

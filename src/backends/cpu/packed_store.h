@@ -30,8 +30,9 @@
 
 namespace dlrt::cpu {
 
-// `bytes` (> 0) of 64-byte-aligned, uninitialised memory; throws
-// std::bad_alloc when there is none. Release with packed_free(p, bytes).
+// `bytes` (> 0) of 64-byte-aligned, uninitialised memory. Where mmap fails
+// the block comes from the heap, so exhaustion is reported as for any other
+// allocation (std::bad_alloc from operator new). Release with packed_free(p, bytes).
 void* packed_alloc(size_t bytes);
 void packed_free(void* p, size_t bytes);
 

@@ -55,31 +55,55 @@ std::vector<std::string> KernelRegistry::op_types() const {
   return r;
 }
 
-const KernelRegistry& KernelRegistry::builtin() {
-  static const KernelRegistry* reg = [] {
-    auto* r = new KernelRegistry();
-    using Register = Status (*)(KernelRegistry&);
-    const Register families[] = {
-        register_elementwise_kernels, register_unary_kernels,   register_activation_kernels,
-        register_cast_kernels,        register_matmul_kernels,  register_conv_kernels,
-        register_pool_kernels,        register_normalization_kernels, register_shape_kernels,
-        register_layout_kernels,      register_gather_scatter_kernels, register_reduce_kernels,
-        register_softmax_kernels,     register_sort_kernels,    register_einsum_kernels,
-        register_resize_kernels,      register_detection_kernels, register_rnn_kernels,
-        register_control_flow_kernels, register_sequence_kernels, register_quantize_kernels,
-        register_quantize_conv_kernels, register_quantize_conv_nhwc_kernels, register_quantize_contrib_kernels,
-        register_pool_nhwc_kernels,
-        register_signal_kernels,      register_linalg_kernels,  register_text_kernels,
-        register_fused_kernels,
-        register_transformer_kernels,
+Status KernelRegistry::add_families(std::span<const Family> families) {
+  Status first;
+  for (const Family& f : families) {
+    Status s = f.add(*this);
+    if (!s.ok() && first.ok()) first = s.with_context(std::string("CPU kernel family ") + f.name);
+  }
+  return first;
+}
+
+namespace {
+
+struct Builtin {
+  KernelRegistry registry;
+  Status status;
+};
+
+const Builtin& builtin_registry() {
+  static const Builtin* b = [] {
+    auto* r = new Builtin();
+#define DLRT_FAMILY(fn) KernelRegistry::Family{#fn, fn}
+    const KernelRegistry::Family families[] = {
+        DLRT_FAMILY(register_elementwise_kernels),     DLRT_FAMILY(register_unary_kernels),
+        DLRT_FAMILY(register_activation_kernels),      DLRT_FAMILY(register_cast_kernels),
+        DLRT_FAMILY(register_matmul_kernels),          DLRT_FAMILY(register_conv_kernels),
+        DLRT_FAMILY(register_pool_kernels),            DLRT_FAMILY(register_normalization_kernels),
+        DLRT_FAMILY(register_shape_kernels),           DLRT_FAMILY(register_layout_kernels),
+        DLRT_FAMILY(register_gather_scatter_kernels),  DLRT_FAMILY(register_reduce_kernels),
+        DLRT_FAMILY(register_softmax_kernels),         DLRT_FAMILY(register_sort_kernels),
+        DLRT_FAMILY(register_einsum_kernels),          DLRT_FAMILY(register_resize_kernels),
+        DLRT_FAMILY(register_detection_kernels),       DLRT_FAMILY(register_rnn_kernels),
+        DLRT_FAMILY(register_control_flow_kernels),    DLRT_FAMILY(register_sequence_kernels),
+        DLRT_FAMILY(register_quantize_kernels),        DLRT_FAMILY(register_quantize_conv_kernels),
+        DLRT_FAMILY(register_quantize_conv_nhwc_kernels), DLRT_FAMILY(register_quantize_contrib_kernels),
+        DLRT_FAMILY(register_pool_nhwc_kernels),       DLRT_FAMILY(register_signal_kernels),
+        DLRT_FAMILY(register_linalg_kernels),          DLRT_FAMILY(register_text_kernels),
+        DLRT_FAMILY(register_fused_kernels),           DLRT_FAMILY(register_transformer_kernels),
     };
-    for (Register f : families) {
-      Status s = f(*r);
-      if (!s.ok()) DLRT_LOG(kError, "CPU kernel registration: " + s.to_string());
-    }
+#undef DLRT_FAMILY
+    r->status = r->registry.add_families(families);
+    if (!r->status.ok()) DLRT_LOG(kError, r->status.to_string());
     return r;
   }();
-  return *reg;
+  return *b;
 }
+
+}  // namespace
+
+const KernelRegistry& KernelRegistry::builtin() { return builtin_registry().registry; }
+
+Status KernelRegistry::builtin_status() { return builtin_registry().status; }
 
 }  // namespace dlrt::cpu

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "backend/canary.h"
+#include "core/env.h"
 #include "core/hash.h"
 #include "core/logging.h"
 #include "runtime/blob_cache.h"
@@ -157,7 +158,7 @@ ClRuntime::ClRuntime()
 Result<std::string> ClRuntime::on_load(const backend::DynamicLibrary& lib) {
   namespace fs = std::filesystem;
   // An explicit DLRT_OPENCL_LIB is authoritative: never silently use another libOpenCL.
-  if (const char* env = std::getenv("DLRT_OPENCL_LIB"); env && *env) {
+  if (const char* env = env::get("DLRT_OPENCL_LIB"); env && *env) {
     std::error_code ec;
     fs::path want = fs::weakly_canonical(env, ec), got = fs::weakly_canonical(lib.path(), ec);
     bool ok = fs::is_directory(want, ec) ? got.parent_path() == want : got == want;

@@ -1,5 +1,6 @@
 #include "backends/opencl/executable.h"
 
+#include "core/env.h"
 #include "core/logging.h"
 
 #include <algorithm>
@@ -583,7 +584,7 @@ Result<std::vector<Tensor>> ClExecutable::run(std::span<const Tensor> inputs) {
     return Status(StatusCode::kBackendError, "opencl: " + what + " failed: " + cl_error(err));
   };
   // DLRT_OPENCL_PROFILE=1: finish after every step and log time per kernel (slow; for tuning).
-  static const bool profile = std::getenv("DLRT_OPENCL_PROFILE") != nullptr;
+  static const bool profile = env::get("DLRT_OPENCL_PROFILE") != nullptr;
   std::map<std::string, std::pair<double, int>> prof;
   for (size_t i = 0; i < low.steps.size(); ++i) {
     const Step& st = low.steps[i];

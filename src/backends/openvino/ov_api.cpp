@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/env.h"
+
 namespace dlrt::backend::openvino {
 
 namespace {
@@ -70,7 +72,7 @@ std::optional<OvVersion> parse_ov_version(const std::string& build_number) {
 }
 
 Result<OvNumbering> numbering_for(const OvVersion& v) {
-  if (const char* o = std::getenv("DLRT_OPENVINO_ELEMENT_NUMBERING"); o && *o) {
+  if (const char* o = env::get("DLRT_OPENVINO_ELEMENT_NUMBERING"); o && *o) {
     if (std::strcmp(o, "2024") == 0) return OvNumbering::k2024;
     if (std::strcmp(o, "2025") == 0) return OvNumbering::k2025;
     return Status(StatusCode::kDeviceUnavailable,
