@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Generates apps/embed/unicode_tables.cpp: the Unicode data the BERT tokenizer
-needs (character classes, full lower-case mapping, canonical decomposition and
-combining classes), from Python's unicodedata, with the character classes of Hugging Face's
-tokenizers where they differ (hf_unicode_overrides.txt, from hf_unicode_sweep.py).
+"""Generates apps/embed/unicode_tables.cpp: the Unicode data the tokenizers
+need (BERT character classes, full lower-case mapping, canonical and
+compatibility decomposition, canonical composition, combining classes, general
+categories), from Python's unicodedata, with the character classes of Hugging Face's
+tokenizers where they differ (hf_unicode_overrides.txt, from hf_unicode_sweep.py),
+and the grapheme cluster breaks from Debian's unicode-data package
+(/usr/share/unicode, or UCD_DIR; apt-get install unicode-data).
 
     /usr/bin/python3 apps/embed/gen_unicode_tables.py > apps/embed/unicode_tables.cpp
 
@@ -113,7 +116,89 @@ def main():
         w(f"  {{0x{a:X}, 0x{b:X}, {c}}},\n")
     w("};\n")
     w(f"const size_t kCombiningRangeCount = {len(ccc)};\n\n")
+    write_extra_tables(w)
     w("}  // namespace dlrt::embed::unicode\n")
+
+
+# General categories, in the order of unicode_tables.h's GeneralCategory.
+CATEGORIES = ["Cn", "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe", "Pi",
+              "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co"]
+# Grapheme_Cluster_Break values, in the order of unicode_tables.h's GraphemeBreak.
+GRAPHEME = ["Other", "CR", "LF", "Control", "Extend", "ZWJ", "Regional_Indicator", "Prepend", "SpacingMark", "L", "V",
+            "T", "LV", "LVT", "Extended_Pictographic"]
+UCD = os.environ.get("UCD_DIR", "/usr/share/unicode")  # Debian's unicode-data package
+
+
+def read_property_file(path, wanted):
+    out = {}
+    for line in open(path, encoding="utf-8"):
+        line = line.split("#")[0].strip()
+        if not line:
+            continue
+        rng, prop = [x.strip() for x in line.split(";")[:2]]
+        if prop not in wanted:
+            continue
+        a, _, b = rng.partition("..")
+        for cp in range(int(a, 16), int(b or a, 16) + 1):
+            out[cp] = prop
+    return out
+
+
+def write_extra_tables(w):
+    """Tables for the Unigram/BPE tokenizers: general categories (regex classes),
+    compatibility decompositions and canonical compositions (NFKC/NFC), grapheme
+    cluster breaks (the precompiled charsmap works on grapheme clusters)."""
+    cat = runs(lambda cp: CATEGORIES.index(ud.category(chr(cp))) if cp < MAX else None, 0)
+    w("const ClassRange kCategoryRanges[] = {\n")
+    for a, b, c in cat:
+        w(f"  {{0x{a:X}, 0x{b:X}, {c}}},\n")
+    w("};\n")
+    w(f"const size_t kCategoryRangeCount = {len(cat)};\n\n")
+
+    pool, comp = [], []
+    for cp in range(MAX):
+        if 0xD800 <= cp < 0xE000 or HANGUL_S0 <= cp < HANGUL_S0 + HANGUL_SN:
+            continue
+        k = ud.normalize("NFKD", chr(cp))
+        if k != ud.normalize("NFD", chr(cp)):
+            comp.append((cp, len(pool), len(k)))
+            pool.extend(ord(x) for x in k)
+    w("const uint32_t kCompatPool[] = {\n")
+    for i in range(0, len(pool), 12):
+        w("  " + ", ".join(f"0x{x:X}" for x in pool[i:i + 12]) + ",\n")
+    w("};\n")
+    w("const CompatDecomposition kCompatDecompositions[] = {\n")
+    for cp, off, n in comp:
+        w(f"  {{0x{cp:X}, {off}, {n}}},\n")
+    w("};\n")
+    w(f"const size_t kCompatDecompositionCount = {len(comp)};\n\n")
+
+    pairs = []
+    for cp in range(MAX):
+        if 0xD800 <= cp < 0xE000 or HANGUL_S0 <= cp < HANGUL_S0 + HANGUL_SN:
+            continue
+        d = ud.decomposition(chr(cp))
+        if not d or d.startswith("<"):
+            continue
+        parts = [int(x, 16) for x in d.split()]
+        if len(parts) == 2 and ud.normalize("NFC", chr(parts[0]) + chr(parts[1])) == chr(cp):
+            pairs.append((parts[0], parts[1], cp))
+    pairs.sort()
+    w("const Composition kCompositions[] = {\n")
+    for a, b, c in pairs:
+        w(f"  {{0x{a:X}, 0x{b:X}, 0x{c:X}}},\n")
+    w("};\n")
+    w(f"const size_t kCompositionCount = {len(pairs)};\n\n")
+
+    gb = read_property_file(os.path.join(UCD, "auxiliary", "GraphemeBreakProperty.txt"), set(GRAPHEME))
+    for cp, p in read_property_file(os.path.join(UCD, "emoji", "emoji-data.txt"), {"Extended_Pictographic"}).items():
+        gb.setdefault(cp, p)
+    g = runs(lambda cp: GRAPHEME.index(gb.get(cp, "Other")) if cp < MAX else None, 0)
+    w("const ClassRange kGraphemeRanges[] = {\n")
+    for a, b, c in g:
+        w(f"  {{0x{a:X}, 0x{b:X}, {c}}},\n")
+    w("};\n")
+    w(f"const size_t kGraphemeRangeCount = {len(g)};\n\n")
 
 
 if __name__ == "__main__":

@@ -1,15 +1,19 @@
-// BERT WordPiece tokenizer (see tokenizer.h). The steps follow Hugging Face
-// tokenizers' BertNormalizer, BertPreTokenizer, WordPiece and the template
-// post-processor; character classes come from unicode_tables (generated).
+// The tokenizer facade (see tokenizer.h): loading tokenizer.json or vocab.txt
+// into a pipeline of parts (tokenizer_parts.h) and running it as Hugging
+// Face's tokenizers do: added tokens split off (raw ones before
+// normalisation, normalised ones after), normalizer, pre-tokenizer, model,
+// truncation, post-processor.
 #include "embed/tokenizer.h"
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "embed/file_util.h"
 #include "embed/json_util.h"
+#include "embed/tokenizer_parts.h"
 #include "embed/unicode_tables.h"
 
 namespace dlrt::embed {
@@ -74,94 +78,346 @@ void append_utf8(uint32_t cp, std::string& out) {
   }
 }
 
+// ---------------------------------------------------------------- the pipeline
+
+// The matching set of a group of added tokens (the raw ones or the normalised ones).
+struct AddedMatcher {
+  std::vector<std::u32string> patterns;  // what is matched
+  std::vector<size_t> token;             // index into the added tokens
+  std::unordered_map<char32_t, std::vector<size_t>> by_first;  // longest first
+  bool empty() const { return patterns.empty(); }
+};
+
+enum class TruncationStrategy { kLongestFirst, kOnlyFirst, kOnlySecond };
+
+struct Tokenizer::Pipeline {
+  std::unique_ptr<tok::Normalizer> normalizer;
+  std::unique_ptr<tok::PreTokenizer> pre_tokenizer;
+  std::unique_ptr<tok::Model> model;
+  std::unique_ptr<tok::PostProcessor> post;
+  std::unordered_map<std::string, int64_t> vocab;  // model vocabulary, then the added tokens
+  std::vector<std::string> by_id;
+  std::vector<AddedToken> added;
+  AddedMatcher raw, normalized;
+  TruncationStrategy strategy = TruncationStrategy::kLongestFirst;
+  bool truncate_left = false;
+};
+
 namespace {
 
-// The largest token id a tokenizer.json may use (the vocabulary's and the added tokens'):
-// ids index a table of that many entries.
-constexpr int64_t kMaxTokenId = int64_t{1} << 26;
+using tok::NormText;
 
-// The ranges BERT calls Chinese characters (CJK Unified Ideographs and extensions,
-// compatibility ideographs); Hiragana, Katakana and Hangul are not among them.
-bool is_chinese_char(uint32_t cp) {
-  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
-         (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF) ||
-         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+// The input as code points, each aligned to its bytes (invalid UTF-8: U+FFFD).
+void decode_text(std::string_view s, NormText& t) {
+  t.chars = utf8_to_u32(s);
+  t.align.resize(t.chars.size());
+  size_t i = 0, n = s.size(), k = 0;
+  while (i < n && k < t.chars.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = 1;
+    if (t.chars[k] != 0xFFFD || (i + 2 < n && c == 0xEF && static_cast<unsigned char>(s[i + 1]) == 0xBF &&
+                                 static_cast<unsigned char>(s[i + 2]) == 0xBD)) {
+      len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
+    } else {  // mirror utf8_to_u32's resynchronisation for an invalid sequence
+      int want = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+      if (want == 0) {
+        len = 1;
+      } else {
+        size_t m = 1;
+        while (m < static_cast<size_t>(want) && i + m < n && (static_cast<unsigned char>(s[i + m]) & 0xC0) == 0x80) ++m;
+        len = m;
+      }
+    }
+    len = std::min(len, n - i);
+    t.align[k] = {static_cast<uint32_t>(i), static_cast<uint32_t>(i + len)};
+    i += len;
+    ++k;
+  }
+  t.orig_start = 0;
 }
 
-// Rust's char::is_whitespace (U+0009..U+000D and U+0085 are class kOther or kSpace in the table).
-bool is_whitespace(uint32_t cp) {
-  if ((cp >= 0x9 && cp <= 0xD) || cp == 0x20 || cp == 0x85) return true;
-  return cp > 0x7F && unicode::char_class(cp) == unicode::kSpace;
+void build_matcher(AddedMatcher& m, std::vector<std::u32string> patterns, std::vector<size_t> token) {
+  m.patterns = std::move(patterns);
+  m.token = std::move(token);
+  for (size_t k = 0; k < m.patterns.size(); ++k)
+    if (!m.patterns[k].empty()) m.by_first[m.patterns[k][0]].push_back(k);
+  for (auto& [c, list] : m.by_first)
+    std::stable_sort(list.begin(), list.end(), [&](size_t a, size_t b) { return m.patterns[a].size() > m.patterns[b].size(); });
 }
 
-// ASCII punctuation (including $+<=>^`|~) or a Unicode P* character.
-bool is_punctuation(uint32_t cp) {
-  if (cp < 0x80) return (cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126);
-  return unicode::char_class(cp) == unicode::kPunct;
+struct AddedSplit {
+  size_t b, e;
+  int64_t id;  // -1: text between added tokens
+};
+
+// Hugging Face's AddedVocabulary::find_matches: leftmost-longest matches,
+// single_word checked on the match, then lstrip/rstrip take the whitespace
+// around it; the splits cover all of `s`.
+void find_added(const AddedMatcher& m, const std::vector<AddedToken>& added, const std::u32string& s,
+                std::vector<AddedSplit>& out) {
+  out.clear();
+  size_t n = s.size(), start_offset = 0, i = 0;
+  if (!m.empty()) {
+    while (i < n) {
+      auto it = m.by_first.find(s[i]);
+      size_t best = SIZE_MAX;
+      if (it != m.by_first.end()) {
+        for (size_t k : it->second) {
+          const std::u32string& p = m.patterns[k];
+          if (p.size() <= n - i && s.compare(i, p.size(), p) == 0) {
+            best = k;
+            break;
+          }
+        }
+      }
+      if (best == SIZE_MAX) {
+        ++i;
+        continue;
+      }
+      const AddedToken& t = added[m.token[best]];
+      size_t start = i, stop = i + m.patterns[best].size();
+      i = stop;
+      if (t.single_word) {
+        bool start_ok = start == 0 || !tok::is_word_char(s[start - 1]);
+        bool stop_ok = stop == n || !tok::is_word_char(s[stop]);
+        if (!start_ok || !stop_ok) continue;
+      }
+      if (t.lstrip) {
+        size_t ns = start;
+        while (ns > 0 && unicode::is_white_space(s[ns - 1])) --ns;
+        start = std::max(ns, start_offset);
+      }
+      if (t.rstrip)
+        while (stop < n && unicode::is_white_space(s[stop])) ++stop;
+      i = stop;
+      if (start_offset < start) out.push_back({start_offset, start, -1});
+      out.push_back({start, stop, t.id});
+      start_offset = stop;
+    }
+  }
+  if (start_offset != n || n == 0) out.push_back({start_offset, n, -1});
 }
 
-// Canonical ordering: stable sort by combining class within each run of non-starters.
-void canonical_order(std::u32string& s, size_t from) {
-  size_t i = from, n = s.size();
-  while (i < n) {
-    if (unicode::combining_class(s[i]) == 0) {
-      ++i;
+std::pair<uint32_t, uint32_t> span_of(const NormText& t, size_t b, size_t e) {
+  if (b >= e || e > t.align.size()) return {t.orig_start, t.orig_start};
+  return {t.align[b].start, t.align[e - 1].end};
+}
+
+// One sequence through added tokens, normalizer, pre-tokenizer and model.
+void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_t type_id, tok::Encoded& out) {
+  NormText whole;
+  decode_text(text, whole);
+  std::vector<NormText> pieces;
+  std::vector<AddedSplit> raw_splits, norm_splits;
+  find_added(p.raw, p.added, whole.chars, raw_splits);
+  for (const AddedSplit& rs : raw_splits) {
+    if (rs.id >= 0) {
+      NormText a = whole.slice(rs.b, rs.e);
+      a.added_id = rs.id;
+      pieces.push_back(std::move(a));
       continue;
     }
-    size_t j = i;
-    while (j < n && unicode::combining_class(s[j]) != 0) ++j;
-    if (j - i > 1) {
-      std::stable_sort(s.begin() + i, s.begin() + j, [](char32_t a, char32_t b) {
-        return unicode::combining_class(a) < unicode::combining_class(b);
-      });
+    NormText seg = whole.slice(rs.b, rs.e);
+    if (rs.b == rs.e) seg.orig_start = rs.b < whole.align.size() ? whole.align[rs.b].start : static_cast<uint32_t>(text.size());
+    if (p.normalizer) p.normalizer->normalize(seg);
+    if (p.normalized.empty()) {
+      if (!seg.chars.empty()) pieces.push_back(std::move(seg));
+      continue;
     }
-    i = j;
+    find_added(p.normalized, p.added, seg.chars, norm_splits);
+    for (const AddedSplit& ns : norm_splits) {
+      if (ns.b == ns.e) continue;
+      NormText piece = seg.slice(ns.b, ns.e);
+      piece.added_id = ns.id;
+      pieces.push_back(std::move(piece));
+    }
+  }
+  if (p.pre_tokenizer) p.pre_tokenizer->pre_tokenize(pieces);
+  std::vector<tok::ModelToken> toks;
+  for (const NormText& piece : pieces) {
+    if (piece.added_id >= 0) {
+      out.push(piece.added_id, type_id, span_of(piece, 0, piece.chars.size()), false, true);
+      continue;
+    }
+    if (piece.chars.empty()) continue;
+    toks.clear();
+    p.model->tokenize(piece.chars, toks);
+    for (const tok::ModelToken& t : toks) out.push(t.id, type_id, span_of(piece, t.begin, t.end), false, false);
   }
 }
 
-Result<std::string> read_file(const std::string& path) { return read_folder_file(path); }
+// Hugging Face's truncate_encodings (without overflow).
+void truncate(std::vector<tok::Encoded>& encs, size_t max_length, TruncationStrategy strategy, bool left) {
+  size_t total = 0;
+  for (const auto& e : encs) total += e.size();
+  if (max_length == 0) {
+    for (auto& e : encs) e.truncate(0, left);
+    return;
+  }
+  if (total <= max_length) return;
+  size_t to_remove = total - max_length;
+  if (strategy == TruncationStrategy::kLongestFirst && encs.size() == 2) {
+    size_t n1 = encs[0].size(), n2 = encs[1].size();
+    bool swap = n1 > n2;
+    if (swap) std::swap(n1, n2);
+    n2 = n1 > max_length ? n1 : std::max(n1, max_length - n1);
+    if (n1 + n2 > max_length) {
+      n1 = max_length / 2;
+      n2 = n1 + max_length % 2;
+    }
+    if (swap) std::swap(n1, n2);
+    encs[0].truncate(n1, left);
+    encs[1].truncate(n2, left);
+    return;
+  }
+  size_t target = (strategy == TruncationStrategy::kOnlySecond && encs.size() == 2) ? 1 : 0;
+  if (strategy == TruncationStrategy::kLongestFirst) target = 0;
+  tok::Encoded& e = encs[target];
+  // Hugging Face refuses a sequence too short to take the cut; dlrt cuts what it can.
+  e.truncate(e.size() > to_remove ? e.size() - to_remove : 0, left);
+}
 
 }  // namespace
 
-// ---------------------------------------------------------------- loading
+namespace tok {
 
-Status Tokenizer::finish() {
-  auto unk = vocab_.find(unk_token_);
-  if (unk == vocab_.end()) return InvalidModel("the vocabulary has no unknown token \"" + unk_token_ + "\"");
-  unk_id_ = unk->second;
-  if (auto pad = vocab_.find(pad_token_); pad != vocab_.end()) pad_id_ = pad->second;
-  if (default_specials_) {
-    for (const std::string* name : {&pad_token_, &unk_token_, &cls_token_, &sep_token_, &mask_token_}) {
-      auto it = vocab_.find(*name);
-      if (it == vocab_.end()) continue;
-      AddedToken t;
-      t.content = *name;
-      t.id = it->second;
-      added_.push_back(t);
-    }
-    auto cls = vocab_.find(cls_token_), sep = vocab_.find(sep_token_);
-    if (cls == vocab_.end() || sep == vocab_.end()) {
-      return InvalidModel("the vocabulary has no \"" + cls_token_ + "\" or \"" + sep_token_ + "\" token");
-    }
-    prefix_ids_ = {cls->second};
-    suffix_ids_ = {sep->second};
-    prefix_types_ = {0};
-    suffix_types_ = {0};
-  }
-  added_u32_.clear();
-  for (const AddedToken& t : added_) added_u32_.push_back(utf8_to_u32(t.content));
-  return Status::Ok();
+bool is_word_char(uint32_t cp) {
+  if (cp < 0x80) return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9') || cp == '_';
+  unicode::GeneralCategory g = unicode::general_category(cp);
+  return (g >= unicode::kLu && g <= unicode::kNl) || g == unicode::kPc || cp == 0x200C || cp == 0x200D ||
+         (cp >= 0x24B6 && cp <= 0x24E9);
 }
 
+char32_t byte_to_char(uint8_t b) {
+  static const std::array<char32_t, 256> table = [] {
+    std::array<char32_t, 256> t{};
+    char32_t next = 256;
+    for (int c = 0; c < 256; ++c) {
+      bool printable = (c >= '!' && c <= '~') || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF);
+      t[static_cast<size_t>(c)] = printable ? static_cast<char32_t>(c) : next++;
+    }
+    return t;
+  }();
+  return table[b];
+}
+
+int char_to_byte(char32_t c) {
+  for (int b = 0; b < 256; ++b)
+    if (byte_to_char(static_cast<uint8_t>(b)) == c) return b;
+  return -1;
+}
+
+std::string to_utf8(std::u32string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char32_t c : s) append_utf8(c, out);
+  return out;
+}
+
+}  // namespace tok
+
+// ---------------------------------------------------------------- loading
+
+namespace {
+
+Result<std::string> read_file(const std::string& path) { return read_folder_file(path); }
+
+// The vocabulary by id with the added tokens in, and token -> id (added tokens win).
+void index_vocabulary(Tokenizer::Pipeline& p) {
+  p.by_id = p.model->vocab();
+  p.vocab.clear();
+  p.vocab.reserve(p.by_id.size() + p.added.size());
+  for (size_t i = p.by_id.size(); i-- > 0;)
+    if (!p.by_id[i].empty() || i == 0) p.vocab[p.by_id[i]] = static_cast<int64_t>(i);  // the first id wins
+  for (const AddedToken& a : p.added) {
+    if (static_cast<size_t>(a.id) >= p.by_id.size()) p.by_id.resize(static_cast<size_t>(a.id) + 1);
+    if (p.by_id[static_cast<size_t>(a.id)].empty()) p.by_id[static_cast<size_t>(a.id)] = a.content;
+    p.vocab[a.content] = a.id;
+  }
+}
+
+void build_added_matchers(Tokenizer::Pipeline& p) {
+  std::vector<std::u32string> raw, norm;
+  std::vector<size_t> raw_idx, norm_idx;
+  for (size_t k = 0; k < p.added.size(); ++k) {
+    const AddedToken& a = p.added[k];
+    if (a.normalized && p.normalizer) {
+      NormText t;
+      decode_text(a.content, t);
+      p.normalizer->normalize(t);
+      norm.push_back(t.chars);
+      norm_idx.push_back(k);
+    } else if (a.normalized) {
+      norm.push_back(utf8_to_u32(a.content));
+      norm_idx.push_back(k);
+    } else {
+      raw.push_back(utf8_to_u32(a.content));
+      raw_idx.push_back(k);
+    }
+  }
+  build_matcher(p.raw, std::move(raw), std::move(raw_idx));
+  build_matcher(p.normalized, std::move(norm), std::move(norm_idx));
+}
+
+Result<std::unique_ptr<tok::Model>> make_model(const json& model) {
+  std::string type = jsonu::get_string(model, "type", "");
+  if (type.empty()) {  // files from before "type" was written
+    if (jsonu::member(model, "merges")) type = "BPE";
+    else if (const json* v = jsonu::member(model, "vocab"); v && v->is_array()) type = "Unigram";
+    else if (jsonu::member(model, "continuing_subword_prefix")) type = "WordPiece";
+    else type = "WordLevel";
+  }
+  if (type == "WordPiece") return tok::make_wordpiece_json(model);
+  if (type == "Unigram") return tok::make_unigram_json(model);
+  if (type == "BPE") return tok::make_bpe_json(model);
+  if (type == "WordLevel") return tok::make_wordlevel_json(model);
+  return Unsupported("tokenizer model \"" + type + "\" is not supported (WordPiece, Unigram, BPE, WordLevel)");
+}
+
+}  // namespace
+
 Result<Tokenizer> Tokenizer::from_vocab(std::vector<std::string> tokens, const NormalizerConfig& normalizer) {
+  // BertTokenizerFast's pipeline over vocab.txt; the special tokens are those of the five BERT names present.
+  return from_vocab_named(std::move(tokens), normalizer, {});
+}
+
+Result<Tokenizer> Tokenizer::from_vocab_named(std::vector<std::string> tokens, const NormalizerConfig& normalizer,
+                                              const SpecialNames& names) {
+  auto p = std::make_shared<Pipeline>();
+  tok::BertNormalizerOptions o;
+  o.clean_text = normalizer.clean_text;
+  o.handle_chinese_chars = normalizer.handle_chinese_chars;
+  o.lowercase = normalizer.lowercase;
+  if (normalizer.strip_accents) o.strip_accents = *normalizer.strip_accents ? 1 : 0;
+  p->normalizer = tok::make_bert_normalizer(o);
+  p->pre_tokenizer = tok::make_bert_pre_tokenizer();
+  DLRT_ASSIGN_OR_RETURN(p->model, tok::make_wordpiece(std::move(tokens), names.unk, "##", 100));
+  const auto& vocab = p->model->vocab();
+  auto find = [&](const std::string& name) -> int64_t {
+    for (size_t i = 0; i < vocab.size(); ++i)
+      if (vocab[i] == name) return static_cast<int64_t>(i);
+    return -1;
+  };
+  for (const std::string* name : {&names.pad, &names.unk, &names.cls, &names.sep, &names.mask}) {
+    int64_t id = find(*name);
+    if (id < 0) continue;
+    AddedToken t;
+    t.content = *name;
+    t.id = id;
+    p->added.push_back(t);
+  }
+  int64_t cls = find(names.cls), sep = find(names.sep);
+  if (cls < 0 || sep < 0) return InvalidModel("the vocabulary has no \"" + names.cls + "\" or \"" + names.sep + "\" token");
+  p->post = tok::make_bert_processing(cls, sep);
+  index_vocabulary(*p);
+  build_added_matchers(*p);
   Tokenizer t;
   t.norm_ = normalizer;
-  t.id_to_token_ = std::move(tokens);
-  for (size_t i = 0; i < t.id_to_token_.size(); ++i) {
-    t.vocab_.emplace(t.id_to_token_[i], static_cast<int64_t>(i));  // first id wins on duplicates
-  }
-  if (t.vocab_.empty()) return InvalidModel("the vocabulary is empty");
-  DLRT_RETURN_IF_ERROR(t.finish());
+  t.added_ = p->added;
+  t.unk_id_ = p->model->unk_id();
+  int64_t pad = find(names.pad);
+  t.pad_id_ = pad >= 0 ? pad : 0;
+  t.p_ = std::move(p);
   return t;
 }
 
@@ -193,134 +449,75 @@ Result<Tokenizer> Tokenizer::from_json_file(const std::string& path) {
 Result<Tokenizer> Tokenizer::from_json_string(const std::string& text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return InvalidModel("not valid JSON");
+  auto p = std::make_shared<Pipeline>();
   Tokenizer t;
-  t.default_specials_ = false;
+  t.norm_ = NormalizerConfig{false, false, false, false};
 
   const json* model = jsonu::member(j, "model");
   if (!model || !model->is_object()) return InvalidModel("no \"model\" object");
-  std::string type = jsonu::get_string(*model, "type", "");
-  if (type.empty() && jsonu::member(*model, "continuing_subword_prefix")) type = "WordPiece";
-  if (type != "WordPiece") {
-    return Unsupported("tokenizer model \"" + type + "\" is not supported (only BERT WordPiece)");
-  }
-  t.unk_token_ = jsonu::get_string(*model, "unk_token", "[UNK]");
-  t.continuing_prefix_ = jsonu::get_string(*model, "continuing_subword_prefix", "##");
-  t.max_input_chars_per_word_ = static_cast<size_t>(jsonu::get_int(*model, "max_input_chars_per_word", 100));
-  const json* vocab = jsonu::member(*model, "vocab");
-  if (!vocab || !vocab->is_object() || vocab->empty()) return InvalidModel("model.vocab is missing or empty");
-  int64_t max_id = -1;
-  for (auto it = vocab->begin(); it != vocab->end(); ++it) {
-    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() > kMaxTokenId) {
-      return InvalidModel("model.vocab[\"" + it.key() + "\"] is not a valid id");
+  DLRT_ASSIGN_OR_RETURN(p->model, make_model(*model));
+  if (const json* norm = jsonu::member(j, "normalizer"); norm && !norm->is_null()) {
+    DLRT_ASSIGN_OR_RETURN(p->normalizer, tok::make_normalizer(*norm));
+    if (jsonu::get_string(*norm, "type", "") == "BertNormalizer") {
+      t.norm_.clean_text = jsonu::get_bool(*norm, "clean_text", true);
+      t.norm_.handle_chinese_chars = jsonu::get_bool(*norm, "handle_chinese_chars", true);
+      t.norm_.lowercase = jsonu::get_bool(*norm, "lowercase", true);
+      if (const json* sa = jsonu::member(*norm, "strip_accents"); sa && sa->is_boolean()) t.norm_.strip_accents = sa->get<bool>();
     }
-    int64_t id = it.value().get<int64_t>();
-    t.vocab_[it.key()] = id;
-    max_id = std::max(max_id, id);
   }
-  t.id_to_token_.assign(static_cast<size_t>(max_id + 1), std::string());
-  for (const auto& [tok, id] : t.vocab_) t.id_to_token_[static_cast<size_t>(id)] = tok;
-
-  // Normalizer.
-  const json* norm = jsonu::member(j, "normalizer");
-  if (norm && !norm->is_null()) {
-    std::string ntype = jsonu::get_string(*norm, "type", "");
-    if (ntype != "BertNormalizer") {
-      return Unsupported("normalizer \"" + ntype + "\" is not supported (only BertNormalizer)");
-    }
-    t.norm_.clean_text = jsonu::get_bool(*norm, "clean_text", true);
-    t.norm_.handle_chinese_chars = jsonu::get_bool(*norm, "handle_chinese_chars", true);
-    t.norm_.lowercase = jsonu::get_bool(*norm, "lowercase", true);
-    const json* sa = jsonu::member(*norm, "strip_accents");
-    if (sa && sa->is_boolean()) t.norm_.strip_accents = sa->get<bool>();
-  } else {
-    t.norm_ = NormalizerConfig{false, false, false, false};
-  }
-  const json* pre = jsonu::member(j, "pre_tokenizer");
-  if (pre && !pre->is_null()) {
-    std::string ptype = jsonu::get_string(*pre, "type", "");
-    if (ptype != "BertPreTokenizer") {
-      return Unsupported("pre_tokenizer \"" + ptype + "\" is not supported (only BertPreTokenizer)");
-    }
+  if (const json* pre = jsonu::member(j, "pre_tokenizer"); pre && !pre->is_null()) {
+    DLRT_ASSIGN_OR_RETURN(p->pre_tokenizer, tok::make_pre_tokenizer(*pre));
   }
 
-  // Added tokens.
   if (const json* added = jsonu::member(j, "added_tokens"); added && added->is_array()) {
     for (const json& a : *added) {
       AddedToken at;
       at.content = jsonu::get_string(a, "content", "");
       at.id = jsonu::get_int(a, "id", -1);
       if (at.content.empty() || at.id < 0) return InvalidModel("an added_tokens entry has no content or id");
-      if (at.id > kMaxTokenId)
+      if (at.id > tok::kMaxTokenId)
         return InvalidModel("added_tokens[\"" + at.content + "\"] has id " + std::to_string(at.id) + ", over the " +
-                            std::to_string(kMaxTokenId) + " a vocabulary can have");
+                            std::to_string(tok::kMaxTokenId) + " a vocabulary can have");
       at.single_word = jsonu::get_bool(a, "single_word", false);
       at.lstrip = jsonu::get_bool(a, "lstrip", false);
       at.rstrip = jsonu::get_bool(a, "rstrip", false);
       at.normalized = jsonu::get_bool(a, "normalized", false);
       at.special = jsonu::get_bool(a, "special", false);
-      if (static_cast<size_t>(at.id) >= t.id_to_token_.size()) t.id_to_token_.resize(static_cast<size_t>(at.id) + 1);
-      if (t.id_to_token_[static_cast<size_t>(at.id)].empty()) t.id_to_token_[static_cast<size_t>(at.id)] = at.content;
-      t.added_.push_back(std::move(at));
+      p->added.push_back(std::move(at));
     }
   }
+  index_vocabulary(*p);
+  build_added_matchers(*p);
 
-  // Post-processor: [CLS] A [SEP] from TemplateProcessing or BertProcessing.
-  const json* post = jsonu::member(j, "post_processor");
-  if (post && !post->is_null()) {
-    std::string ptype = jsonu::get_string(*post, "type", "");
-    if (ptype == "BertProcessing") {
-      const json* cls = jsonu::member(*post, "cls");
-      const json* sep = jsonu::member(*post, "sep");
-      if (!cls || !sep || !cls->is_array() || !sep->is_array() || cls->size() != 2 || sep->size() != 2 ||
-          !(*cls)[1].is_number_integer() || !(*sep)[1].is_number_integer()) {
-        return InvalidModel("BertProcessing needs cls and sep as [token, id]");
-      }
-      t.prefix_ids_ = {(*cls)[1].get<int64_t>()};
-      t.suffix_ids_ = {(*sep)[1].get<int64_t>()};
-      t.prefix_types_ = {0};
-      t.suffix_types_ = {0};
-    } else if (ptype == "TemplateProcessing") {
-      const json* single = jsonu::member(*post, "single");
-      const json* specials = jsonu::member(*post, "special_tokens");
-      if (!single || !single->is_array()) return InvalidModel("TemplateProcessing has no \"single\" template");
-      bool seen_sequence = false;
-      for (const json& piece : *single) {
-        if (const json* seq = jsonu::member(piece, "Sequence")) {
-          seen_sequence = true;
-          t.sequence_type_id_ = jsonu::get_int(*seq, "type_id", 0);
-          continue;
-        }
-        const json* sp = jsonu::member(piece, "SpecialToken");
-        if (!sp) return InvalidModel("TemplateProcessing: unknown template piece");
-        std::string name = jsonu::get_string(*sp, "id", "");
-        int64_t type_id = jsonu::get_int(*sp, "type_id", 0);
-        const json* entry = specials ? jsonu::member(*specials, name) : nullptr;
-        const json* ids = entry ? jsonu::member(*entry, "ids") : nullptr;
-        if (!ids || !ids->is_array()) return InvalidModel("TemplateProcessing: special token \"" + name + "\" has no ids");
-        for (const json& id : *ids) {
-          if (!id.is_number_integer()) return InvalidModel("TemplateProcessing: bad id for \"" + name + "\"");
-          (seen_sequence ? t.suffix_ids_ : t.prefix_ids_).push_back(id.get<int64_t>());
-          (seen_sequence ? t.suffix_types_ : t.prefix_types_).push_back(type_id);
-        }
-      }
-    } else {
-      return Unsupported("post_processor \"" + ptype + "\" is not supported (BertProcessing or TemplateProcessing)");
-    }
-  }
-
-  // Padding and truncation settings.
-  if (const json* pad = jsonu::member(j, "padding"); pad && pad->is_object()) {
-    t.pad_token_ = jsonu::get_string(*pad, "pad_token", t.pad_token_);
+  if (const json* post = jsonu::member(j, "post_processor"); post && !post->is_null()) {
+    DLRT_ASSIGN_OR_RETURN(p->post, tok::make_post_processor(*post, p->vocab));
   }
   if (const json* trunc = jsonu::member(j, "truncation"); trunc && trunc->is_object()) {
     int64_t m = jsonu::get_int(*trunc, "max_length", 0);
     if (m > 0) t.configured_max_length_ = static_cast<size_t>(m);
+    std::string strategy = jsonu::get_string(*trunc, "strategy", "LongestFirst");
+    if (strategy == "LongestFirst" || strategy == "longest_first") p->strategy = TruncationStrategy::kLongestFirst;
+    else if (strategy == "OnlyFirst" || strategy == "only_first") p->strategy = TruncationStrategy::kOnlyFirst;
+    else if (strategy == "OnlySecond" || strategy == "only_second") p->strategy = TruncationStrategy::kOnlySecond;
+    else return Unsupported("truncation strategy \"" + strategy + "\" is not supported");
+    std::string direction = jsonu::get_string(*trunc, "direction", "Right");
+    if (direction == "Left" || direction == "left") p->truncate_left = true;
+    else if (direction != "Right" && direction != "right") return Unsupported("truncation direction \"" + direction + "\" is not supported");
   }
-  DLRT_RETURN_IF_ERROR(t.finish());
+  t.unk_id_ = p->model->unk_id();
+  t.pad_id_ = 0;
+  for (const char* name : {"[PAD]", "<pad>"})
+    if (auto it = p->vocab.find(name); it != p->vocab.end()) {
+      t.pad_id_ = it->second;
+      break;
+    }
   if (const json* pad = jsonu::member(j, "padding"); pad && pad->is_object()) {
+    if (auto it = p->vocab.find(jsonu::get_string(*pad, "pad_token", "")); it != p->vocab.end()) t.pad_id_ = it->second;
     int64_t id = jsonu::get_int(*pad, "pad_id", -1);
     if (id >= 0) t.pad_id_ = id;
   }
+  t.added_ = p->added;
+  t.p_ = std::move(p);
   return t;
 }
 
@@ -346,13 +543,17 @@ Result<Tokenizer> Tokenizer::from_folder(const std::string& dir) {
     n.handle_chinese_chars = jsonu::get_bool(config, "tokenize_chinese_chars", true);
     if (const json* sa = jsonu::member(config, "strip_accents"); sa && sa->is_boolean()) n.strip_accents = sa->get<bool>();
     n.clean_text = true;
-    Tokenizer proto;
+    SpecialNames names;
     auto name = [&](const char* key, std::string& out) {
       const json* v = jsonu::member(config, key);
       if (v && v->is_string()) out = v->get<std::string>();
       if (v && v->is_object()) out = jsonu::get_string(*v, "content", out);
     };
-    // The special token names must be known before from_vocab resolves them.
+    name("unk_token", names.unk);
+    name("cls_token", names.cls);
+    name("sep_token", names.sep);
+    name("pad_token", names.pad);
+    name("mask_token", names.mask);
     std::vector<std::string> tokens;
     {
       DLRT_ASSIGN_OR_RETURN(std::string text, read_file(dir + "/vocab.txt"));
@@ -366,19 +567,10 @@ Result<Tokenizer> Tokenizer::from_folder(const std::string& dir) {
         pos = nl + 1;
       }
     }
-    Tokenizer t;
-    t.norm_ = n;
-    name("unk_token", t.unk_token_);
-    name("cls_token", t.cls_token_);
-    name("sep_token", t.sep_token_);
-    name("pad_token", t.pad_token_);
-    name("mask_token", t.mask_token_);
-    t.id_to_token_ = std::move(tokens);
-    for (size_t i = 0; i < t.id_to_token_.size(); ++i) t.vocab_.emplace(t.id_to_token_[i], static_cast<int64_t>(i));
-    if (t.vocab_.empty()) return InvalidModel(dir + "/vocab.txt: the vocabulary is empty");
-    Status s = t.finish();
-    if (!s.ok()) return s.with_context(dir + "/vocab.txt");
-    r = std::move(t);
+    if (tokens.empty()) return InvalidModel(dir + "/vocab.txt: the vocabulary is empty");
+    auto v = from_vocab_named(std::move(tokens), n, names);
+    if (!v.ok()) return v.status().with_context(dir + "/vocab.txt");
+    r = std::move(v);
   } else {
     return NotFound(dir + ": no tokenizer.json or vocab.txt");
   }
@@ -396,191 +588,65 @@ Result<Tokenizer> Tokenizer::from_folder(const std::string& dir) {
 
 // ---------------------------------------------------------------- encoding
 
-void Tokenizer::normalize(const std::u32string& in, std::u32string& out) const {
-  out.clear();
-  out.reserve(in.size() + 8);
-  for (char32_t c : in) {
-    uint32_t cp = c;
-    if (norm_.clean_text) {
-      if (cp == 0 || cp == 0xFFFD) continue;
-      unicode::CharClass cls = unicode::char_class(cp);
-      if (cls == unicode::kOther) continue;
-      if (cls == unicode::kSpace) cp = ' ';
-    }
-    if (norm_.handle_chinese_chars && is_chinese_char(cp)) {
-      out.push_back(' ');
-      out.push_back(cp);
-      out.push_back(' ');
-      continue;
-    }
-    out.push_back(cp);
-  }
-  if (norm_.strip_accents.value_or(norm_.lowercase)) {
-    std::u32string nfd;
-    nfd.reserve(out.size() + 8);
-    uint32_t buf[4];
-    for (char32_t c : out) {
-      int n = unicode::decompose(c, buf);
-      for (int i = 0; i < n; ++i) nfd.push_back(buf[i]);
-    }
-    canonical_order(nfd, 0);
-    out.clear();
-    for (char32_t c : nfd) {
-      if (c >= 0x300 && unicode::char_class(c) == unicode::kMn) continue;  // no Mn below U+0300
-      out.push_back(c);
-    }
-  }
-  if (norm_.lowercase) {
-    std::u32string low;
-    low.reserve(out.size());
-    uint32_t buf[3];
-    for (char32_t c : out) {
-      int n = unicode::to_lower(c, buf);
-      for (int i = 0; i < n; ++i) low.push_back(buf[i]);
-    }
-    out.swap(low);
-  }
-}
-
-void Tokenizer::wordpiece(std::u32string_view word, std::vector<int64_t>& ids) const {
-  if (word.size() > max_input_chars_per_word_) {
-    ids.push_back(unk_id_);
-    return;
-  }
-  std::string utf8;
-  std::vector<size_t> offsets;  // byte offset of each char, plus the end
-  offsets.reserve(word.size() + 1);
-  for (char32_t c : word) {
-    offsets.push_back(utf8.size());
-    append_utf8(c, utf8);
-  }
-  offsets.push_back(utf8.size());
-  size_t before = ids.size();
-  std::string candidate;
-  size_t start = 0, n = word.size();
-  while (start < n) {
-    size_t end = n;
-    int64_t found = -1;
-    while (start < end) {
-      candidate.clear();
-      if (start > 0) candidate += continuing_prefix_;
-      candidate.append(utf8, offsets[start], offsets[end] - offsets[start]);
-      auto it = vocab_.find(candidate);
-      if (it != vocab_.end()) {
-        found = it->second;
-        break;
-      }
-      --end;
-    }
-    if (found < 0) {
-      ids.resize(before);
-      ids.push_back(unk_id_);
-      return;
-    }
-    ids.push_back(found);
-    start = end;
-  }
-}
-
-void Tokenizer::encode_segment(const std::u32string& segment, std::vector<int64_t>& ids) const {
-  std::u32string norm;
-  normalize(segment, norm);
-  size_t i = 0, n = norm.size();
-  while (i < n) {
-    uint32_t c = norm[i];
-    if (is_whitespace(c)) {
-      ++i;
-      continue;
-    }
-    if (is_punctuation(c)) {
-      wordpiece(std::u32string_view(norm).substr(i, 1), ids);
-      ++i;
-      continue;
-    }
-    size_t j = i;
-    while (j < n && !is_whitespace(norm[j]) && !is_punctuation(norm[j])) ++j;
-    wordpiece(std::u32string_view(norm).substr(i, j - i), ids);
-    i = j;
-  }
-}
-
-std::vector<int64_t> Tokenizer::encode_ids(std::string_view text) const {
-  std::u32string u = utf8_to_u32(text);
-  std::vector<int64_t> ids;
-  ids.reserve(u.size() / 3 + 4);
-  // Split on added tokens (leftmost, longest), matched in the raw text.
-  size_t seg_start = 0, i = 0, n = u.size();
-  auto word_char = [](uint32_t c) { return !is_whitespace(c) && !is_punctuation(c); };
-  while (i < n) {
-    size_t best = 0, best_len = 0;
-    for (size_t k = 0; k < added_u32_.size(); ++k) {
-      const std::u32string& a = added_u32_[k];
-      if (a.size() <= best_len || a.size() > n - i || a[0] != u[i]) continue;
-      if (u.compare(i, a.size(), a) != 0) continue;
-      if (added_[k].single_word &&
-          ((i > 0 && word_char(u[i - 1])) || (i + a.size() < n && word_char(u[i + a.size()])))) {
-        continue;
-      }
-      best = k;
-      best_len = a.size();
-    }
-    if (best_len == 0) {
-      ++i;
-      continue;
-    }
-    size_t seg_end = i;
-    if (added_[best].lstrip) {
-      while (seg_end > seg_start && is_whitespace(u[seg_end - 1])) --seg_end;
-    }
-    if (seg_end > seg_start) encode_segment(u.substr(seg_start, seg_end - seg_start), ids);
-    ids.push_back(added_[best].id);
-    i += best_len;
-    if (added_[best].rstrip) {
-      while (i < n && is_whitespace(u[i])) ++i;
-    }
-    seg_start = i;
-  }
-  if (seg_start < n) encode_segment(u.substr(seg_start), ids);
-  return ids;
-}
-
-Encoding Tokenizer::encode(std::string_view text, size_t max_length) const {
-  std::vector<int64_t> body = encode_ids(text);
-  size_t specials = prefix_ids_.size() + suffix_ids_.size();
+Encoding Tokenizer::encode_impl(std::string_view a, const std::string_view* b, size_t max_length, Offsets* offsets) const {
+  const Pipeline& p = *p_;
+  std::vector<tok::Encoded> encs(b ? 2 : 1);
+  encode_sequence(p, a, 0, encs[0]);
+  if (b) encode_sequence(p, *b, 1, encs[1]);
   if (max_length > 0) {
-    size_t room = max_length > specials ? max_length - specials : 0;
-    if (body.size() > room) body.resize(room);
+    size_t specials = p.post ? p.post->added_tokens(b != nullptr) : 0;
+    truncate(encs, max_length > specials ? max_length - specials : 0, p.strategy, p.truncate_left);
   }
-  Encoding e;
-  size_t total = specials + body.size();
-  e.ids.reserve(total);
-  e.type_ids.reserve(total);
-  e.ids.insert(e.ids.end(), prefix_ids_.begin(), prefix_ids_.end());
-  e.type_ids.insert(e.type_ids.end(), prefix_types_.begin(), prefix_types_.end());
-  e.ids.insert(e.ids.end(), body.begin(), body.end());
-  e.type_ids.insert(e.type_ids.end(), body.size(), sequence_type_id_);
-  e.ids.insert(e.ids.end(), suffix_ids_.begin(), suffix_ids_.end());
-  e.type_ids.insert(e.type_ids.end(), suffix_types_.begin(), suffix_types_.end());
-  e.attention_mask.assign(e.ids.size(), 1);
-  return e;
+  tok::PostContext ctx;
+  ctx.vocab = &p.by_id;
+  ctx.texts[0] = a;
+  ctx.texts[1] = b ? *b : std::string_view();
+  if (p.post) p.post->process(encs, ctx);
+  tok::merge_encodings(encs);
+  tok::Encoded& e = encs[0];
+  Encoding out;
+  out.ids = std::move(e.ids);
+  out.type_ids = std::move(e.type_ids);
+  out.attention_mask.assign(out.ids.size(), 1);
+  if (offsets) {
+    offsets->clear();
+    offsets->reserve(e.offsets.size());
+    for (const auto& [s, f] : e.offsets) offsets->push_back({s, f});
+  }
+  return out;
+}
+
+Encoding Tokenizer::encode(std::string_view text, size_t max_length, Offsets* offsets) const {
+  return encode_impl(text, nullptr, max_length, offsets);
+}
+
+Encoding Tokenizer::encode_pair(std::string_view first, std::string_view second, size_t max_length, Offsets* offsets) const {
+  return encode_impl(first, &second, max_length, offsets);
 }
 
 std::vector<std::string> Tokenizer::tokenize(std::string_view text) const {
+  tok::Encoded e;
+  encode_sequence(*p_, text, 0, e);
   std::vector<std::string> out;
-  for (int64_t id : encode_ids(text)) out.push_back(id_to_token(id));
+  out.reserve(e.size());
+  for (int64_t id : e.ids) out.push_back(id_to_token(id));
   return out;
 }
 
 std::optional<int64_t> Tokenizer::token_to_id(const std::string& token) const {
-  auto it = vocab_.find(token);
-  if (it == vocab_.end()) return std::nullopt;
+  auto it = p_->vocab.find(token);
+  if (it == p_->vocab.end()) return std::nullopt;
   return it->second;
 }
 
 const std::string& Tokenizer::id_to_token(int64_t id) const {
   static const std::string kEmpty;
-  if (id < 0 || static_cast<size_t>(id) >= id_to_token_.size()) return kEmpty;
-  return id_to_token_[static_cast<size_t>(id)];
+  if (id < 0 || static_cast<size_t>(id) >= p_->by_id.size()) return kEmpty;
+  return p_->by_id[static_cast<size_t>(id)];
 }
+
+size_t Tokenizer::vocab_size() const { return p_->by_id.size(); }
+
+std::string Tokenizer::family() const { return p_->model->family(); }
 
 }  // namespace dlrt::embed

@@ -1,16 +1,19 @@
-// BERT WordPiece tokenizer that gives the ids of Hugging Face's tokenizers
-// (BertTokenizerFast): BertNormalizer (clean text, CJK split, accent
-// stripping by NFD, lower-casing), BertPreTokenizer (whitespace and
-// punctuation split), WordPiece with "##" continuations and [UNK] for words
-// it cannot split or that are too long, special (added) tokens matched in the
-// raw text, [CLS] ... [SEP] around the sequence, truncation.
+// Tokenizers that give the ids (and offsets) of Hugging Face's tokenizers
+// for the three families of embedding models: BERT WordPiece, SentencePiece
+// Unigram (XLM-RoBERTa, multilingual-e5, bge-m3) and byte-level BPE
+// (GPT-2/RoBERTa, gte-Qwen), read from tokenizer.json as `tokenizers` writes
+// it: normalizer, pre_tokenizer, model, post_processor, added_tokens,
+// truncation and padding (the parts are in tokenizer_parts.h). A folder with
+// only vocab.txt (+ tokenizer_config.json) gets BertTokenizerFast's pipeline.
+// Anything in a tokenizer.json that would tokenize differently is refused at
+// load with kUnsupported naming the component.
 //
-// Loads tokenizer.json (model WordPiece) or vocab.txt (+ tokenizer_config.json).
-// Text is UTF-8; invalid bytes decode to U+FFFD (which clean_text removes).
+// Text is UTF-8; invalid bytes decode to U+FFFD.
 // Immutable after loading: encode() may be called from many threads.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,7 +32,8 @@ struct NormalizerConfig {
   bool lowercase = true;
 };
 
-// A token matched verbatim in the text before normalisation ([CLS], [MASK], ...).
+// A token of added_tokens ([CLS], <mask>, ...), matched in the text before the
+// model: verbatim in the input, or in the normalised text when `normalized`.
 struct AddedToken {
   std::string content;
   int64_t id = 0;
@@ -41,7 +45,9 @@ class Tokenizer {
   // Reads DIR/tokenizer.json when present, else DIR/vocab.txt; both read
   // DIR/tokenizer_config.json when present for the options and model_max_length.
   static Result<Tokenizer> from_folder(const std::string& dir);
-  // tokenizer.json (Hugging Face tokenizers' format), model type WordPiece.
+  // tokenizer.json (Hugging Face tokenizers' format). kUnsupported names the
+  // component (model, normalizer, pre-tokenizer, post-processor, option) dlrt
+  // does not implement; kInvalidModel a file that is not a valid tokenizer.
   static Result<Tokenizer> from_json_file(const std::string& path);
   static Result<Tokenizer> from_json_string(const std::string& json);
   // One token per line, id = line number; BertTokenizerFast's defaults
@@ -49,16 +55,26 @@ class Tokenizer {
   static Result<Tokenizer> from_vocab_file(const std::string& path, const NormalizerConfig& normalizer = {});
   static Result<Tokenizer> from_vocab(std::vector<std::string> tokens, const NormalizerConfig& normalizer = {});
 
-  // Ids with [CLS]/[SEP] (per the post-processor), truncated so that the
-  // whole encoding has at most max_length ids (0: no limit; the special
-  // tokens are kept when max_length leaves room for them).
-  Encoding encode(std::string_view text, size_t max_length = 0) const;
+  // Byte offsets [begin, end) into the text of each token, as `tokenizers`
+  // reports them ((0, 0) for the post-processor's special tokens).
+  using Offsets = std::vector<std::pair<size_t, size_t>>;
+
+  // Ids with the post-processor's special tokens ([CLS] ... [SEP], <s> ... </s>),
+  // truncated so that the whole encoding has at most max_length ids (0: no
+  // limit; the special tokens are kept when max_length leaves room for them)
+  // the way the file's truncation says (strategy, direction; default
+  // longest_first from the right). Offsets go to `offsets` when given.
+  Encoding encode(std::string_view text, size_t max_length = 0, Offsets* offsets = nullptr) const;
+  // A pair (query and passage for a cross-encoder) per the pair template; the
+  // offsets of each token are into its own text.
+  Encoding encode_pair(std::string_view first, std::string_view second, size_t max_length = 0,
+                       Offsets* offsets = nullptr) const;
   // The word pieces of `text` without special tokens added (for tests and tools).
   std::vector<std::string> tokenize(std::string_view text) const;
 
   std::optional<int64_t> token_to_id(const std::string& token) const;
   const std::string& id_to_token(int64_t id) const;  // "" when out of range
-  size_t vocab_size() const { return id_to_token_.size(); }
+  size_t vocab_size() const;  // the largest id + 1 (model vocabulary and added tokens)
   int64_t pad_id() const { return pad_id_; }
   int64_t unk_id() const { return unk_id_; }
   const NormalizerConfig& normalizer() const { return norm_; }
@@ -66,29 +82,25 @@ class Tokenizer {
   size_t configured_max_length() const { return configured_max_length_; }
   void set_configured_max_length(size_t n) { configured_max_length_ = n; }
   const std::vector<AddedToken>& added_tokens() const { return added_; }
+  // "WordPiece", "Unigram", "BPE" or "WordLevel".
+  std::string family() const;
+
+  struct Pipeline;
 
  private:
-  Status finish();  // resolves special-token ids after the vocab is in
-  void normalize(const std::u32string& in, std::u32string& out) const;
-  void wordpiece(std::u32string_view word, std::vector<int64_t>& ids) const;
-  void encode_segment(const std::u32string& segment, std::vector<int64_t>& ids) const;
-  std::vector<int64_t> encode_ids(std::string_view text) const;
+  // The special-token names of a vocab.txt folder (tokenizer_config.json may rename them).
+  struct SpecialNames {
+    std::string unk = "[UNK]", cls = "[CLS]", sep = "[SEP]", pad = "[PAD]", mask = "[MASK]";
+  };
+  static Result<Tokenizer> from_vocab_named(std::vector<std::string> tokens, const NormalizerConfig& normalizer,
+                                            const SpecialNames& names);
+  Encoding encode_impl(std::string_view a, const std::string_view* b, size_t max_length, Offsets* offsets) const;
 
+  std::shared_ptr<const Pipeline> p_;
   NormalizerConfig norm_;
-  std::unordered_map<std::string, int64_t> vocab_;
-  std::vector<std::string> id_to_token_;
   std::vector<AddedToken> added_;
-  std::vector<std::u32string> added_u32_;
-  std::string unk_token_ = "[UNK]", continuing_prefix_ = "##";
-  size_t max_input_chars_per_word_ = 100;
   int64_t unk_id_ = 0, pad_id_ = 0;
-  // Post-processor: ids (and type ids) before and after the sequence.
-  std::vector<int64_t> prefix_ids_, suffix_ids_, prefix_types_, suffix_types_;
-  int64_t sequence_type_id_ = 0;
   size_t configured_max_length_ = 0;
-  // Names used to resolve the default post-processor and padding of vocab.txt folders.
-  std::string cls_token_ = "[CLS]", sep_token_ = "[SEP]", pad_token_ = "[PAD]", mask_token_ = "[MASK]";
-  bool default_specials_ = true;  // vocab.txt: [CLS] A [SEP] and the five BERT special tokens
 };
 
 // UTF-8 -> code points; invalid or truncated sequences become U+FFFD.

@@ -1,5 +1,6 @@
 // Lookups over the generated tables in unicode_tables.cpp.
 #include <algorithm>
+#include <utility>
 
 #include "embed/unicode_tables.h"
 
@@ -71,6 +72,51 @@ int decompose(uint32_t cp, uint32_t out[4]) {
   }
   for (int i = 0; i < it->length; ++i) out[i] = it->to[i];
   return it->length;
+}
+
+
+GeneralCategory general_category(uint32_t cp) {
+  const ClassRange* r = find_range(kCategoryRanges, kCategoryRangeCount, cp);
+  return r ? static_cast<GeneralCategory>(r->value) : kCn;
+}
+
+bool is_white_space(uint32_t cp) {
+  if (cp < 0x80) return (cp >= 0x9 && cp <= 0xD) || cp == 0x20;
+  return cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 ||
+         cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
+void decompose_compat(uint32_t cp, std::u32string& out) {
+  const CompatDecomposition* end = kCompatDecompositions + kCompatDecompositionCount;
+  const CompatDecomposition* it = std::lower_bound(kCompatDecompositions, end, cp,
+                                                   [](const CompatDecomposition& d, uint32_t v) { return d.cp < v; });
+  if (it != end && it->cp == cp) {
+    out.append(reinterpret_cast<const char32_t*>(kCompatPool + it->offset), it->length);
+    return;
+  }
+  uint32_t buf[4];
+  int n = decompose(cp, buf);
+  for (int i = 0; i < n; ++i) out.push_back(buf[i]);
+}
+
+uint32_t compose(uint32_t first, uint32_t second) {
+  // Hangul: L + V -> LV, LV + T -> LVT.
+  if (first >= kHangulL && first < kHangulL + 19 && second >= kHangulV && second < kHangulV + kHangulVCount)
+    return kHangulS + ((first - kHangulL) * kHangulVCount + (second - kHangulV)) * kHangulTCount;
+  if (first >= kHangulS && first < kHangulS + kHangulSCount && (first - kHangulS) % kHangulTCount == 0 &&
+      second > kHangulT && second < kHangulT + kHangulTCount)
+    return first + (second - kHangulT);
+  const Composition* end = kCompositions + kCompositionCount;
+  const Composition* it = std::lower_bound(kCompositions, end, std::make_pair(first, second),
+                                           [](const Composition& c, std::pair<uint32_t, uint32_t> v) {
+                                             return c.first != v.first ? c.first < v.first : c.second < v.second;
+                                           });
+  return (it != end && it->first == first && it->second == second) ? it->composed : 0;
+}
+
+GraphemeBreak grapheme_break(uint32_t cp) {
+  const ClassRange* r = find_range(kGraphemeRanges, kGraphemeRangeCount, cp);
+  return r ? static_cast<GraphemeBreak>(r->value) : kGbOther;
 }
 
 }  // namespace dlrt::embed::unicode

@@ -98,16 +98,23 @@ TEST(EmbedTokenizer, UnicodeTables) {
 TEST(EmbedTokenizer, JsonErrors) {
   EXPECT_EQ(Tokenizer::from_json_string("{").status().code(), StatusCode::kInvalidModel);
   EXPECT_EQ(Tokenizer::from_json_string("[]").status().code(), StatusCode::kInvalidModel);
-  EXPECT_EQ(Tokenizer::from_json_string(R"({"model":{"type":"BPE","vocab":{}}})").status().code(),
+  EXPECT_EQ(Tokenizer::from_json_string(R"({"model":{"type":"CharBPE","vocab":{}}})").status().code(),
             StatusCode::kUnsupported);
+  EXPECT_EQ(Tokenizer::from_json_string(R"({"model":{"type":"BPE","vocab":{}}})").status().code(),
+            StatusCode::kInvalidModel);  // an empty vocabulary
   EXPECT_EQ(Tokenizer::from_json_string(R"({"model":{"type":"WordPiece","vocab":{"a":0}}})").status().code(),
             StatusCode::kInvalidModel);  // no [UNK]
   EXPECT_EQ(Tokenizer::from_json_string(R"({"model":{"type":"WordPiece","vocab":{"[UNK]":"x"}}})").status().code(),
             StatusCode::kInvalidModel);
   auto ok = Tokenizer::from_json_string(
-      R"({"model":{"type":"WordPiece","unk_token":"[UNK]","vocab":{"[UNK]":0,"hi":1}},"normalizer":{"type":"BertNormalizer","lowercase":true}})");
+      R"({"model":{"type":"WordPiece","unk_token":"[UNK]","vocab":{"[UNK]":0,"hi":1}},"normalizer":{"type":"BertNormalizer","lowercase":true},"pre_tokenizer":{"type":"BertPreTokenizer"}})");
   ASSERT_TRUE(ok.ok()) << ok.status().to_string();
   EXPECT_EQ(ok->encode("HI there").ids, (std::vector<int64_t>{1, 0}));  // no post-processor: no specials
+  // Without a pre-tokenizer the whole text is one word, as in Hugging Face's tokenizers.
+  auto whole = Tokenizer::from_json_string(
+      R"({"model":{"type":"WordPiece","unk_token":"[UNK]","vocab":{"[UNK]":0,"hi":1}},"normalizer":{"type":"BertNormalizer","lowercase":true}})");
+  ASSERT_TRUE(whole.ok()) << whole.status().to_string();
+  EXPECT_EQ(whole->encode("HI there").ids, (std::vector<int64_t>{0}));
   EXPECT_EQ(Tokenizer::from_folder("/nonexistent/dir").status().code(), StatusCode::kNotFound);
   // An added token's id is range-checked like the vocabulary's (1e15 once aborted with bad_alloc).
   auto huge = Tokenizer::from_json_string(
