@@ -63,6 +63,31 @@ elif [ "${DLRT_QUANT_ZOO:-}" = skip ]; then
   quant_state="skipped (DLRT_QUANT_ZOO=skip)"
 fi
 
+# The tokenizer parity suite (tests/embed/make_tokenizer_parity.py): small
+# tokenizers of the three families trained with PyPI's tokenizers and the ids
+# and offsets it gives, made once per build folder and remade when the
+# generator changes; EmbedTokenizerParity.* compares dlrt with them. A failure
+# to make them (no PyPI) is a test failure.
+TOKENIZER_PARITY_PACKAGES="tokenizers==0.23.3 sentencepiece==0.2.3"
+TPAR="$BUILD/tokenizer_parity"
+tok_rc=0
+tok_stamp=$(sha256sum < "$ROOT/tests/embed/make_tokenizer_parity.py" | cut -c1-16)
+if [ "$(cat "$TPAR/SOURCE" 2>/dev/null)" != "$tok_stamp" ] || [ ! -f "$TPAR/STAMP" ]; then
+  echo
+  echo "== making the tokenizer parity suite ($TPAR)"
+  if TPY=$("$ROOT/scripts/setup_venv.sh" "$BUILD" $TOKENIZER_PARITY_PACKAGES | tail -n 1) &&
+     "$TPY" "$ROOT/tests/embed/make_tokenizer_parity.py" "$TPAR" 2>&1 | tail -3; then
+    echo "$tok_stamp" > "$TPAR/SOURCE"
+  fi
+fi
+if [ -f "$TPAR/STAMP" ] && [ "$(cat "$TPAR/SOURCE" 2>/dev/null)" = "$tok_stamp" ]; then
+  export DLRT_TOKENIZER_PARITY_DIR="$TPAR"
+  tok_state="made with $(cat "$TPAR/STAMP")"
+else
+  tok_state="FAILED: could not make the tokenizer parity suite (see above; needs PyPI's $TOKENIZER_PARITY_PACKAGES)"
+  tok_rc=1
+fi
+
 echo
 echo "== unit tests (ctest)"
 # (OvDoubleChild.* are not tests of their own: OvDouble.* runs them in child processes.)
@@ -191,9 +216,10 @@ fi
 if [ $conf_rc -eq 0 ]; then echo "conformance: ok -- $conf_line"; else echo "conformance: FAILED -- $conf_line"; fi
 echo "zoo:         $zoo_state"
 echo "quant zoo:   $quant_state"
+echo "tokenizers:  $tok_state"
 if [ $install_rc -eq 0 ]; then echo "install:     ok"; else echo "install:     FAILED -- $install_line"; fi
 echo "python:      $python_state"
 echo "wheel:       $wheel_state"
 for line in "${ov_summary[@]}"; do echo "openvino    $line"; done
-[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ] && [ $install_rc -eq 0 ] &&
+[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ] && [ $tok_rc -eq 0 ] && [ $install_rc -eq 0 ] &&
   [ $python_rc -eq 0 ] && [ $wheel_rc -eq 0 ]
