@@ -30,6 +30,10 @@
 //                        elsewhere, with the export checked by importing it)
 //   ov.<KEY>             passed to ov_core_compile_model as property KEY (e.g. ov.NPU_PLATFORM)
 //
+// Files, one concern each: ov_library (finding libopenvino_c.so), ov_api and
+// ov_runtime (the API table, version gate, core and devices), ov_compile
+// (compile, blob, import), ov_requests (the infer-request pool and execute).
+//
 // Thread-safety: every method may be called from any thread; execute() on one
 // Executable from many threads shares its pool of infer requests.
 #pragma once
@@ -40,26 +44,9 @@
 
 #include "backend/backend.h"
 #include "backend/dynamic_library.h"
+#include "backends/openvino/ov_library.h"
 
 namespace dlrt::backend::openvino {
-
-// Where libopenvino_c.so is looked for, in order:
-//   1. $OPENVINO_LIB_PATH (a file, or a folder searched for libopenvino_c.so and libopenvino_c.so.*);
-//   2. the loader path: libopenvino_c.so (LD_LIBRARY_PATH, ld.so.cache), then each LD_LIBRARY_PATH
-//      folder for the versioned sonames a pip wheel ships (libopenvino_c.so.2541);
-//   3. pip wheel layouts: <site-packages>/openvino/libs of the python3 on PATH (asked with
-//      `python3 -c` once per PATH, bounded by a 5 s timeout, and only when every cheaper place
-//      failed; DLRT_OPENVINO_NO_PYTHON=1 skips it), then of $VIRTUAL_ENV, $CONDA_PREFIX,
-//      ~/.local, ~/venv, ~/.venv, ~/.pyenv/versions/*, /usr/local and /usr. Neither dlrt's own
-//      BUILD/venv (where the test suite installs the wheel) nor ./venv is searched: with them,
-//      every `auto` session run from the build folder would start using OpenVINO's CPU device;
-//      activate the venv (VIRTUAL_ENV) or point OPENVINO_LIB_PATH at it instead;
-//   4. /opt/intel/openvino*/runtime/lib/intel64, /usr/lib/x86_64-linux-gnu, /usr/local/lib.
-// `with_python` false leaves out the python3 query (it costs a process start).
-LibrarySearch openvino_library_search(bool with_python = true);
-
-// The site-packages folders the python3 on PATH reports (empty when it cannot be asked).
-std::vector<std::string> python_site_packages();
 
 std::shared_ptr<Backend> make_openvino_backend();
 
