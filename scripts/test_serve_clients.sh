@@ -5,8 +5,11 @@
 #   2. schemathesis: property-based requests generated from the server's own
 #      GET /openapi.json, every answer checked against that document
 #      (bounded to SCHEMATHESIS_SECONDS, default 30).
-# Both against `dlrt serve` on tests/embed/data/tiny_bert. Pinned tools from
-# PyPI in BUILD/serve-clients/venv; no PyPI is a failure, not a skip.
+# Both against `dlrt serve` on tests/embed/data/tiny_bert; and, when
+# DLRT_ZOO_DIR has minilm_l6, /rerank and /predict of two cross-encoder
+# folders made from it (tests/embed/make_cross_encoder.py) against ONNX
+# Runtime. Pinned tools from PyPI in BUILD/serve-clients/venv; no PyPI is a
+# failure, not a skip.
 #
 #   scripts/test_serve_clients.sh BUILD
 set -euo pipefail
@@ -14,26 +17,49 @@ BUILD=$(cd "${1:?usage: test_serve_clients.sh BUILD}" && pwd)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SECONDS_BUDGET=${SCHEMATHESIS_SECONDS:-30}
 
-PY=$("$ROOT/scripts/setup_venv.sh" "$BUILD/serve-clients" openai==3.57.0 schemathesis==4.32.5 pytest==8.4.2 | tail -n 1) || {
-  echo "test_serve_clients: FAILED: pip could not install openai, schemathesis and pytest (no PyPI?)"
+PY=$("$ROOT/scripts/setup_venv.sh" "$BUILD/serve-clients" openai==3.57.0 schemathesis==4.32.5 pytest==8.4.2 \
+  tokenizers==0.23.3 onnxruntime==1.30.0 numpy | tail -n 1) || {
+  echo "test_serve_clients: FAILED: pip could not install openai, schemathesis, pytest, tokenizers, onnxruntime (no PyPI?)"
   exit 1
 }
 WORK=$(mktemp -d)
-"$BUILD/dlrt" serve --model "$ROOT/tests/embed/data/tiny_bert" --port 0 --device cpu --threads 1 \
-  --access-log false > "$WORK/serve.out" 2>&1 &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
-for _ in $(seq 100); do
-  grep -q "ready in" "$WORK/serve.out" && break
-  kill -0 $SERVER 2>/dev/null || { cat "$WORK/serve.out"; echo "test_serve_clients: the server exited"; exit 1; }
-  sleep 0.1
-done
-PORT=$(sed -n 's/.*listening on http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$WORK/serve.out")
-[ -n "$PORT" ] && grep -q "ready in" "$WORK/serve.out" || { cat "$WORK/serve.out"; echo "test_serve_clients: no ready server"; exit 1; }
-export DLRT_SERVE_URL="http://127.0.0.1:$PORT"
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill $p 2>/dev/null; wait $p 2>/dev/null; done; rm -rf "$WORK"' EXIT
+
+# Starts `dlrt serve` on folder $1 (log $WORK/$2.out) and prints its URL once ready.
+serve() {
+  "$BUILD/dlrt" serve --model "$1" --port 0 --device cpu --threads 1 --access-log false > "$WORK/$2.out" 2>&1 &
+  local pid=$!
+  PIDS+=($pid)
+  for _ in $(seq 300); do
+    grep -q "ready in" "$WORK/$2.out" && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.1
+  done
+  grep -q "ready in" "$WORK/$2.out" || { cat "$WORK/$2.out" >&2; echo "test_serve_clients: $2: no ready server" >&2; return 1; }
+  echo "http://127.0.0.1:$(sed -n 's/.*listening on http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$WORK/$2.out")"
+}
+DLRT_SERVE_URL=$(serve "$ROOT/tests/embed/data/tiny_bert" embed) || exit 1
+export DLRT_SERVE_URL
+
+if [ -n "${DLRT_ZOO_DIR:-}" ] && [ -f "$DLRT_ZOO_DIR/minilm_l6.onnx" ]; then
+  CROSS="$BUILD/cross_encoder"
+  VOCAB=${DLRT_SHARED_DIR:-$ROOT/../shared}/data/bert-uncased-vocab.txt
+  want=$(cat "$ROOT/tests/embed/make_cross_encoder.py" "$DLRT_ZOO_DIR/manifest.json" | sha256sum | cut -c1-16)
+  if [ "$(cat "$CROSS/SOURCE" 2>/dev/null)" != "$want" ]; then
+    rm -rf "$CROSS"
+    /usr/bin/python3 "$ROOT/tests/embed/make_cross_encoder.py" "$DLRT_ZOO_DIR" "$VOCAB" "$CROSS" && echo "$want" > "$CROSS/SOURCE" ||
+      { echo "test_serve_clients: FAILED to make the cross-encoder folders"; exit 1; }
+  fi
+  DLRT_RERANK_URL=$(serve "$CROSS/reranker" reranker) || exit 1
+  DLRT_CLASSIFIER_URL=$(serve "$CROSS/classifier" classifier) || exit 1
+  export DLRT_RERANK_URL DLRT_CLASSIFIER_URL DLRT_CROSS_ENCODER_DIR="$CROSS"
+else
+  echo "test_serve_clients: no DLRT_ZOO_DIR with minilm_l6.onnx: the /rerank and /predict tests are skipped (pytest says why)"
+fi
 
 echo "== openai client and TEI-style HTTP ($DLRT_SERVE_URL)"
-(cd "$WORK" && "$PY" -m pytest -q -p no:cacheprovider "$ROOT/tests/serve/test_clients.py")
+(cd "$WORK" && "$PY" -m pytest -q -rs -p no:cacheprovider "$ROOT/tests/serve/test_clients.py")
 
 echo "== schemathesis against $DLRT_SERVE_URL/openapi.json (${SECONDS_BUDGET}s)"
 # Left out, with reasons:

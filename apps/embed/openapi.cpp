@@ -132,6 +132,35 @@ json schemas(const ModelLimits* limits) {
             {"special", {{"type", "boolean"}}},
             {"start", {{"type", "integer"}, {"nullable", true}}},
             {"stop", {{"type", "integer"}, {"nullable", true}}}}}}}}}};
+  s["RerankRequest"] = {{"type", "object"},
+                        {"required", {"query", "texts"}},
+                        {"properties",
+                         {{"query", {{"type", "string"}}},
+                          {"texts", {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}}},
+                          {"raw_scores", {{"type", "boolean"}}},
+                          {"return_text", {{"type", "boolean"}}},
+                          {"truncate", {{"type", "boolean"}}}}}};
+  s["RerankResponse"] = {{"type", "array"},
+                         {"items",
+                          {{"type", "object"},
+                           {"required", {"index", "score"}},
+                           {"properties",
+                            {{"index", {{"type", "integer"}}}, {"score", {{"type", "number"}}}, {"text", {{"type", "string"}}}}}}}};
+  const json text_or_pair = {{"oneOf",
+                              {{{"type", "string"}},
+                               {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}, {"maxItems", 2}}}}};
+  s["PredictRequest"] = {{"type", "object"},
+                         {"required", {"inputs"}},
+                         {"properties",
+                          {{"inputs", {{"oneOf", {text_or_pair, {{"type", "array"}, {"items", text_or_pair}, {"minItems", 1}}}}}},
+                           {"raw_scores", {{"type", "boolean"}}},
+                           {"truncate", {{"type", "boolean"}}}}}};
+  const json predictions = {{"type", "array"},
+                            {"items",
+                             {{"type", "object"},
+                              {"required", {"score", "label"}},
+                              {"properties", {{"score", {{"type", "number"}}}, {"label", {{"type", "string"}}}}}}}};
+  s["PredictResponse"] = {{"oneOf", {predictions, {{"type", "array"}, {"items", predictions}}}}};
   s["ModelList"] = {
       {"type", "object"},
       {"required", {"object", "data"}},
@@ -175,7 +204,8 @@ json schemas(const ModelLimits* limits) {
                    {"model", {{"type", "string"}}},
                    {"dimension", {{"type", "integer"}}},
                    {"max_tokens", {{"type", "integer"}}}}}};
-  for (const char* r : {"EmbeddingsRequest", "EmbedRequest", "TokenizeRequest"}) nullable_optionals(s[r]);
+  for (const char* r : {"EmbeddingsRequest", "EmbedRequest", "TokenizeRequest", "RerankRequest", "PredictRequest"})
+    nullable_optionals(s[r]);
   return s;
 }
 
@@ -202,6 +232,8 @@ std::string openapi_document(const std::string& version, const ModelLimits* limi
   paths["/embeddings"] = paths["/v1/embeddings"];
   paths["/embed"] = post("Embeddings (TEI)", "EmbedRequest", "EmbedResponse", "TeiError");
   paths["/tokenize"] = post("Tokens of texts (TEI)", "TokenizeRequest", "TokenizeResponse", "TeiError");
+  paths["/rerank"] = post("Texts scored against a query by a cross-encoder (TEI)", "RerankRequest", "RerankResponse", "TeiError");
+  paths["/predict"] = post("Label scores of a sequence classifier (TEI)", "PredictRequest", "PredictResponse", "TeiError");
   paths["/v1/models"] = get("The served model (OpenAI)", schema_ref("ModelList"));
   paths["/info"] = get("The served model and settings (TEI)", schema_ref("Info"));
   json health = get("Status, and where the model runs", schema_ref("Health"));

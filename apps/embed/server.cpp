@@ -77,6 +77,38 @@ class EmbedderModel final : public EmbedModel {
   std::shared_ptr<const Embedder> e_;
 };
 
+// ---- a Classifier behind the server ------------------------------------------
+
+class ClassifierModel final : public EmbedModel {
+ public:
+  explicit ClassifierModel(std::shared_ptr<const Classifier> c) : c_(std::move(c)) {}
+  Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
+    return c_->tokenize(ClassifierInput{std::string(text), {}, false}, truncated);
+  }
+  Result<Encoding> tokenize_pair(std::string_view first, std::string_view second, bool* truncated) const override {
+    return c_->tokenize(ClassifierInput{std::string(first), std::string(second), true}, truncated);
+  }
+  Result<EmbedResult> embed_encoded(const std::vector<Encoding>&) const override {
+    return InvalidArgument("the served model is a sequence classifier: use /rerank or /predict");
+  }
+  Result<std::vector<std::vector<float>>> classify(const std::vector<Encoding>& batch) const override {
+    DLRT_ASSIGN_OR_RETURN(ClassifierResult r, c_->score_encoded(batch));
+    return std::move(r.logits);
+  }
+  bool is_classifier() const override { return true; }
+  std::vector<std::string> labels() const override { return c_->labels(); }
+  size_t dimension() const override { return c_->labels().size(); }
+  std::string model_name() const override { return c_->model_name(); }
+  size_t max_length() const override { return c_->max_length(); }
+  dlrt::RunReport placement() const override { return c_->placement(); }
+  size_t vocab_size() const override { return c_->tokenizer().vocab_size(); }
+  size_t count_tokens(std::string_view text) const override { return c_->tokenizer().encode(text, 0).ids.size(); }
+  std::string token_text(int64_t id) const override { return c_->tokenizer().id_to_token(id); }
+
+ private:
+  std::shared_ptr<const Classifier> c_;
+};
+
 // ---- JSON writing -----------------------------------------------------------
 
 void append_float(std::string& out, float v) {
@@ -170,16 +202,33 @@ std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::option
   return m.prompt(def).value_or(std::string());
 }
 
+// TEI's model_type: {"embedding": {pooling}}, {"reranker": {...}} (one
+// score) or {"classifier": {id2label, label2id}}.
+json model_type_json(const EmbedModel& m) {
+  if (!m.is_classifier()) return {{"embedding", {{"pooling", m.pooling()}}}};
+  json id2label = json::object(), label2id = json::object();
+  const auto labels = m.labels();
+  for (size_t i = 0; i < labels.size(); ++i) {
+    id2label[std::to_string(i)] = labels[i];
+    label2id[labels[i]] = i;
+  }
+  return {{labels.size() == 1 ? "reranker" : "classifier", {{"id2label", id2label}, {"label2id", label2id}}}};
+}
+
 // The methods a route answers ("" for a path that is not a route).
 const char* allowed_methods(const std::string& path) {
-  if (path == "/v1/embeddings" || path == "/embeddings" || path == "/embed" || path == "/tokenize") return "POST";
+  if (path == "/v1/embeddings" || path == "/embeddings" || path == "/embed" || path == "/tokenize" ||
+      path == "/rerank" || path == "/predict")
+    return "POST";
   if (path == "/v1/models" || path == "/info" || path == "/health" || path == "/metrics" || path == "/openapi.json")
     return "GET, HEAD";
   return "";
 }
 
 // TEI's routes answer errors in TEI's shape, the others in OpenAI's.
-bool tei_route(const std::string& path) { return path == "/embed" || path == "/tokenize"; }
+bool tei_route(const std::string& path) {
+  return path == "/embed" || path == "/tokenize" || path == "/rerank" || path == "/predict";
+}
 
 // Compares without an early exit, so the time taken does not tell how much of a guess was right.
 bool constant_time_equal(const std::string& a, const std::string& b) {
@@ -219,8 +268,8 @@ thread_local size_t t_inputs = 0, t_tokens = 0;
 thread_local bool t_request_counted = false;
 
 std::string route_label(const std::string& path) {
-  for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/tokenize", "/v1/models", "/info", "/health",
-                        "/metrics", "/openapi.json"})
+  for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/tokenize", "/rerank", "/predict", "/v1/models",
+                        "/info", "/health", "/metrics", "/openapi.json"})
     if (path == r) return r;
   return "other";
 }
@@ -250,9 +299,19 @@ std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder>
   return std::make_shared<EmbedderModel>(std::move(embedder));
 }
 
+std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classifier> classifier) {
+  return std::make_shared<ClassifierModel>(std::move(classifier));
+}
+
 Status warm_up(const EmbedModel& model) {
   bool truncated = false;
   DLRT_ASSIGN_OR_RETURN(Encoding enc, model.tokenize("warm up the model before serving", &truncated));
+  if (model.is_classifier()) {
+    DLRT_ASSIGN_OR_RETURN(auto logits, model.classify({enc}));
+    if (logits.size() != 1 || logits[0].size() != model.labels().size())
+      return Internal("warm-up run returned " + std::to_string(logits.size()) + " rows");
+    return Status::Ok();
+  }
   DLRT_ASSIGN_OR_RETURN(EmbedResult r, model.embed_encoded({enc}));
   if (r.vectors.size() != 1 || r.vectors[0].size() != model.dimension())
     return Internal("warm-up run returned " + std::to_string(r.vectors.size()) + " vectors");
@@ -449,6 +508,9 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
     return error_reply(api, 503, "unavailable",
                        load_error_.empty() ? "the model is still loading; retry shortly" : "the model failed to load: " + load_error_);
   }
+  if (m->is_classifier())
+    return error_reply(api, 400, "invalid_request_error",
+                       "the served model is a sequence classifier (cross-encoder): use /rerank or /predict");
   json body_json = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (body_json.is_discarded()) return error_reply(api, 400, "invalid_request_error", "the body is not valid JSON (UTF-8)");
   EmbedRequest req;
@@ -612,7 +674,7 @@ EmbedServer::Reply EmbedServer::info_reply(bool openai_models) const {
     const HealthInfo h = health();
     json prompts = json::object();
     j = {{"model_id", name},
-         {"model_type", {{"embedding", {{"pooling", m->pooling()}}}}},
+         {"model_type", model_type_json(*m)},
          {"max_input_length", config_.max_input_tokens > 0 ? std::min(m->max_length(), config_.max_input_tokens)
                                                            : m->max_length()},
          {"max_batch_tokens", config_.max_batch_tokens},
@@ -635,8 +697,11 @@ void EmbedServer::install_routes() {
   s.new_task_queue = [n = config_.http_threads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
   s.set_payload_max_length(config_.max_body_bytes);
   s.set_keep_alive_max_count(100000);
-  s.set_keep_alive_timeout(5);
-  s.set_read_timeout(30, 0);
+  // An idle keep-alive connection holds a thread too: no longer than a silent request.
+  s.set_keep_alive_timeout(std::min(5, config_.read_timeout_s));
+  // A client silent mid-request (slowloris: a header line now and then) holds
+  // one of the http_threads; read_timeout_s bounds how long.
+  s.set_read_timeout(config_.read_timeout_s, 0);
   s.set_tcp_nodelay(true);
 
   auto send = [](httplib::Response& res, const Reply& r) {
@@ -697,6 +762,8 @@ void EmbedServer::install_routes() {
   s.Post("/embeddings", embeddings(Api::kOpenAI));
   s.Post("/embed", embeddings(Api::kTei));
   s.Post("/tokenize", with_body(Api::kTei, [this](const std::string& body) { return handle_tokenize(body); }));
+  s.Post("/rerank", with_body(Api::kTei, [this](const std::string& body) { return handle_rerank(body); }));
+  s.Post("/predict", with_body(Api::kTei, [this](const std::string& body) { return handle_predict(body); }));
   s.Get("/v1/models", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(true)); });
   s.Get("/info", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(false)); });
   s.Get("/openapi.json", [this](const httplib::Request&, httplib::Response& res) {
@@ -801,6 +868,8 @@ void EmbedServer::install_routes() {
       res.status = 405;
       res.set_header("Allow", allowed);
     }
+    // A request that could not be read (malformed, or too slow): no second one on that connection.
+    if (res.status == 400) res.set_header("Connection", "close");
     std::string message;
     if (res.status == 405)
       message = req.method + " " + req.path + " is not supported; use " + allowed_methods(req.path);
@@ -808,8 +877,8 @@ void EmbedServer::install_routes() {
       message = "the request body is larger than " + std::to_string(config_.max_body_bytes) + " bytes (max_body_bytes)";
     else if (res.status == 404)
       message = "no route " + req.method + " " + req.path +
-                "; routes: POST /v1/embeddings, POST /embed, POST /tokenize, GET /v1/models, GET /info, GET /health, "
-                "GET /metrics, GET /openapi.json";
+                "; routes: POST /v1/embeddings, POST /embed, POST /tokenize, POST /rerank, POST /predict, GET /v1/models, "
+                "GET /info, GET /health, GET /metrics, GET /openapi.json";
     else
       message = "HTTP " + std::to_string(res.status) + (res.status == 400 ? ": malformed request" : "");
     if (tei_route(req.path))

@@ -7,6 +7,10 @@
 //                        "dimensions"?} -> [[...], ...]
 //   POST /tokenize       TEI-style: {"inputs": str | [str], "add_special_tokens"?, "prompt_name"?}
 //                        -> [[{"id","text","special","start","stop"}, ...], ...]
+//   POST /rerank         TEI-style, cross-encoders: {"query", "texts", "raw_scores"?, "return_text"?, "truncate"?}
+//                        -> [{"index","score","text"?}] by score, highest first
+//   POST /predict        TEI-style, classifiers: {"inputs": str | [a, b] | [[...], ...], "raw_scores"?}
+//                        -> [{"score","label"}] (per input for a batch), highest first
 //   GET  /v1/models      OpenAI's model list (the one model); GET /info: TEI's model info (+ dlrt's)
 //   GET  /health         {status, backend, device, degraded, since, reason, ...}; 200 while serving
 //                        (ok, warming, degraded), 503 while loading or draining
@@ -33,6 +37,7 @@
 #include "dlrt/session.h"
 #include "dlrt/status.h"
 #include "embed/batcher.h"
+#include "embed/classifier.h"
 #include "embed/embedder.h"
 #include "embed/metrics.h"
 #include "embed/serve_log.h"
@@ -72,9 +77,21 @@ class EmbedModel {
   // A token's text and whether it is a special token (for /tokenize).
   virtual std::string token_text(int64_t id) const { return ""; }
   virtual bool is_special_token(int64_t id) const { return false; }
+  // Sequence classifiers (cross-encoders): /rerank and /predict instead of
+  // the embedding routes. labels() names the logits' columns.
+  virtual bool is_classifier() const { return false; }
+  virtual std::vector<std::string> labels() const { return {}; }
+  virtual Result<Encoding> tokenize_pair(std::string_view first, std::string_view second, bool* truncated) const {
+    return Unsupported("this model does not take text pairs");
+  }
+  // Logits, one row per encoding.
+  virtual Result<std::vector<std::vector<float>>> classify(const std::vector<Encoding>& batch) const {
+    return Unsupported("this model is not a classifier");
+  }
 };
 
 std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder> embedder);
+std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classifier> classifier);
 
 // Runs one short batch so the first request does not pay for first-run costs.
 Status warm_up(const EmbedModel& model);
@@ -132,6 +149,8 @@ class EmbedServer {
   void install_routes();
   Reply handle_embeddings(const std::string& body, Api api);
   Reply handle_tokenize(const std::string& body);
+  Reply handle_rerank(const std::string& body);
+  Reply handle_predict(const std::string& body);
   Reply info_reply(bool openai_models) const;
   Reply error_reply(Api api, int status, const std::string& type, const std::string& message) const;
   void on_batch(const BatchInfo& info);

@@ -89,6 +89,7 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
       serve_key("truncate", "truncate inputs longer than the limit instead of refusing them with 413 (default false)"),
       serve_key("request_timeout_ms", "how long a request waits for its batch; beyond it 504 (default 60000)"),
       serve_key("drain_timeout_ms", "graceful shutdown: time in-flight requests get (default 30000)"),
+      serve_key("read_timeout_s", "close a connection silent this long mid-request, seconds (default 5)"),
       serve_key("api_key", "require \"Authorization: Bearer KEY\" on every route but /health (prefer the env var)"),
       serve_key("cors_allow_origin", "origins browsers may call from: \"*\" or a comma list (default none)"),
       serve_key("tls_cert", "PEM certificate (chain) file: serve HTTPS (with tls_key)"),
@@ -126,6 +127,7 @@ Status set_service_config_value(ServiceConfig& c, const std::string& key, const 
   if (key == "truncate") return parse_bool(source, v, c.truncate);
   if (key == "request_timeout_ms") return parse_int(source, v, 1, kIntMax, c.request_timeout_ms);
   if (key == "drain_timeout_ms") return parse_int(source, v, 0, kIntMax, c.drain_timeout_ms);
+  if (key == "read_timeout_s") return parse_int(source, v, 1, 300, c.read_timeout_s);
   if (key == "api_key") {
     for (char ch : v)
       if (static_cast<unsigned char>(ch) <= 0x20 || static_cast<unsigned char>(ch) >= 0x7f)

@@ -52,6 +52,7 @@ struct ServiceConfig {
   bool truncate = false;        // truncate long inputs to the model's maximum instead of 413 (as TEI)
   int request_timeout_ms = 60000;  // waiting for a batch; beyond it 504
   int drain_timeout_ms = 30000;    // graceful shutdown: in-flight requests get this long
+  int read_timeout_s = 5;          // a connection silent this long while sending a request is closed
   // Security and operations.
   std::string api_key;            // non-empty: every route but /health needs "Authorization: Bearer <key>"
   std::string cors_allow_origin;  // "*" or comma-separated origins allowed to call from a browser ("" = none)

@@ -87,6 +87,7 @@ class FakeModel final : public EmbedModel {
     if (name == "query") return std::string("query: ");
     return std::nullopt;
   }
+  std::vector<std::string> prompt_names() const override { return {"query"}; }
   std::string pooling() const override { return "mean"; }
 
   void set_placement(dlrt::RunReport r) {

@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 
@@ -488,6 +489,34 @@ std::string raw_exchange(int port, const std::string& request, int wait_s = 10) 
   }
   ::close(fd);
   return out;
+}
+
+// Slow clients (a header line, then silence) hold a connection thread only
+// for read_timeout_s: with every thread taken by them, /health still answers.
+TEST(ServeErrors, SlowClientsDoNotStarveTheServer) {
+  ServiceConfig c;
+  c.http_threads = 4;
+  c.read_timeout_s = 1;
+  TestServer t(c);
+  std::vector<int> slow;
+  for (int i = 0; i < 8; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(t.server->port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    const std::string partial = "GET /health HTTP/1.1\r\nHost: x\r\n";
+    ASSERT_GT(::send(fd, partial.data(), partial.size(), MSG_NOSIGNAL), 0);
+    slow.push_back(fd);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto r = t.get("/health");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_LT(seconds, 8.0);  // the slow ones are dropped after 1 s each round
+  for (int fd : slow) ::close(fd);
 }
 
 // A chunked body is held to max_body_bytes like one with a Content-Length.

@@ -111,3 +111,87 @@ def test_openapi_document_lists_the_routes():
     assert {"/v1/embeddings", "/embed", "/tokenize", "/v1/models", "/info", "/health"} <= set(doc["paths"])
     dims = doc["components"]["schemas"]["EmbeddingsRequest"]["properties"]["dimensions"]
     assert dims["maximum"] == DIM
+
+
+# ---- cross-encoders: /rerank and /predict against ONNX Runtime --------------
+
+RERANK_URL = os.environ.get("DLRT_RERANK_URL")
+CLASSIFIER_URL = os.environ.get("DLRT_CLASSIFIER_URL")
+CROSS_DIR = os.environ.get("DLRT_CROSS_ENCODER_DIR")
+NEEDS_CROSS = pytest.mark.skipif(not (RERANK_URL and CLASSIFIER_URL and CROSS_DIR),
+                                 reason="no cross-encoder folders (made from the zoo's minilm_l6: DLRT_ZOO_DIR unset)")
+
+QUERY = "what is the capital of france?"
+TEXTS = ["Paris is the capital and largest city of France.", "The cat sat on the mat.",
+         "France's capital, Paris, lies on the Seine.", "Bananas are yellow."]
+
+
+def reference_logits(folder, pairs):
+    """ONNX Runtime on the folder's model, ids from Hugging Face's tokenizers."""
+    import numpy as np
+    import onnxruntime as ort
+    from tokenizers import BertWordPieceTokenizer
+    tok = BertWordPieceTokenizer(os.path.join(folder, "vocab.txt"), lowercase=True)
+    sess = ort.InferenceSession(os.path.join(folder, "model.onnx"), providers=["CPUExecutionProvider"])
+    out = []
+    for first, second in pairs:
+        e = tok.encode(first, second) if second is not None else tok.encode(first)
+        feeds = {"input_ids": np.array([e.ids], dtype=np.int64),
+                 "attention_mask": np.array([e.attention_mask], dtype=np.int64),
+                 "token_type_ids": np.array([e.type_ids], dtype=np.int64)}
+        out.append(sess.run(["logits"], feeds)[0][0].tolist())
+    return out
+
+
+def post_to(url, path, body):
+    global URL
+    saved, URL = URL, url
+    try:
+        return post(path, body)
+    finally:
+        URL = saved
+
+
+@NEEDS_CROSS
+def test_rerank_matches_onnxruntime():
+    status, got = post_to(RERANK_URL, "/rerank", {"query": QUERY, "texts": TEXTS, "return_text": True})
+    assert status == 200, got
+    logits = reference_logits(os.path.join(CROSS_DIR, "reranker"), [(QUERY, t) for t in TEXTS])
+    want = [1 / (1 + math.exp(-row[0])) for row in logits]
+    assert [r["index"] for r in got] == sorted(range(len(TEXTS)), key=lambda i: -want[i])
+    for r in got:
+        assert abs(r["score"] - want[r["index"]]) < 1e-4, (r, want)
+        assert r["text"] == TEXTS[r["index"]]
+    status, raw = post_to(RERANK_URL, "/rerank", {"query": QUERY, "texts": TEXTS, "raw_scores": True})
+    assert status == 200
+    for r in raw:
+        assert abs(r["score"] - logits[r["index"]][0]) < 1e-3 * (1 + abs(logits[r["index"]][0]))
+        assert "text" not in r
+    # The embedding routes refuse a cross-encoder, and /rerank an embedding model.
+    status, err = post_to(RERANK_URL, "/embed", {"inputs": "x"})
+    assert status == 400 and "rerank" in err["error"]
+    status, err = post("/rerank", {"query": "q", "texts": ["a"]})
+    assert status == 400 and "embedding model" in err["error"]
+
+
+@NEEDS_CROSS
+def test_predict_matches_onnxruntime():
+    with urllib.request.urlopen(CLASSIFIER_URL + "/info", timeout=30) as r:
+        info = json.loads(r.read())
+    assert info["model_type"]["classifier"]["id2label"] == {"0": "negative", "1": "neutral", "2": "positive"}
+    status, single = post_to(CLASSIFIER_URL, "/predict", {"inputs": TEXTS[0]})
+    assert status == 200, single
+    status, batch = post_to(CLASSIFIER_URL, "/predict", {"inputs": [[TEXTS[1]], [QUERY, TEXTS[2]]]})
+    assert status == 200, batch
+    logits = reference_logits(os.path.join(CROSS_DIR, "classifier"), [(TEXTS[0], None), (TEXTS[1], None), (QUERY, TEXTS[2])])
+    labels = ["negative", "neutral", "positive"]
+    for preds, row in zip([single] + batch, logits):
+        e = [math.exp(x - max(row)) for x in row]
+        probs = {labels[i]: v / sum(e) for i, v in enumerate(e)}
+        assert [p["label"] for p in preds] == sorted(labels, key=lambda l: -probs[l])
+        for p in preds:
+            assert abs(p["score"] - probs[p["label"]]) < 1e-4, (preds, probs)
+    status, err = post_to(CLASSIFIER_URL, "/rerank", {"query": "q", "texts": ["a"]})
+    assert status == 400 and "3 labels" in err["error"]
+    status, err = post_to(CLASSIFIER_URL, "/predict", {"inputs": [["a", "b", "c"]]})
+    assert status == 422

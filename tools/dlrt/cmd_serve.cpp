@@ -153,14 +153,24 @@ int cmd_serve(int argc, char** argv) {
   // see docs/openvino.md).
   eo.backend_options["default_performance_hint"] = "THROUGHPUT";
   auto t0 = std::chrono::steady_clock::now();
-  auto embedder = embed::Embedder::create(config.model, eo);
-  if (!embedder.ok()) {
-    server.set_load_error(embedder.status().message());
-    log.error("cannot load " + config.model + ": " + embedder.status().to_string());
-    return finish(exit_code_for_folder_status(embedder.status()));
+  // A sequence classifier (config.json's architectures) serves /rerank and
+  // /predict; anything else is an embedding model.
+  std::shared_ptr<const embed::EmbedModel> model;
+  Status loaded;
+  if (embed::is_classifier_folder(config.model)) {
+    auto classifier = embed::Classifier::create(config.model, eo);
+    if (classifier.ok()) model = embed::classifier_model(std::shared_ptr<const embed::Classifier>(std::move(classifier).value()));
+    else loaded = classifier.status();
+  } else {
+    auto embedder = embed::Embedder::create(config.model, eo);
+    if (embedder.ok()) model = embed::embedder_model(std::shared_ptr<const embed::Embedder>(std::move(embedder).value()));
+    else loaded = embedder.status();
   }
-  std::shared_ptr<const embed::Embedder> shared(std::move(embedder).value());
-  auto model = embed::embedder_model(shared);
+  if (!loaded.ok()) {
+    server.set_load_error(loaded.message());
+    log.error("cannot load " + config.model + ": " + loaded.to_string());
+    return finish(exit_code_for_folder_status(loaded));
+  }
   if (Status s = embed::warm_up(*model); !s.ok()) {
     server.set_load_error(s.message());
     log.error("warm-up run failed: " + s.to_string());

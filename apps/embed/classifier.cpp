@@ -1,0 +1,153 @@
+// Classifier: model folder -> tokenizer + dlrt::Session -> logits (see classifier.h).
+#include "embed/classifier.h"
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "embed/json_util.h"
+#include "embed/token_inputs.h"
+#include "embed/tokenizer.h"
+
+namespace dlrt::embed {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+bool is_classifier_folder(const std::string& dir) {
+  auto config = jsonu::read_optional_json(fs::path(dir) / "config.json");
+  if (!config.ok() || !config->is_object()) return false;
+  auto arch = config->find("architectures");
+  if (arch == config->end() || !arch->is_array()) return false;
+  const std::string suffix = "ForSequenceClassification";
+  for (const json& a : *arch)
+    if (a.is_string() && a.get<std::string>().size() >= suffix.size() &&
+        a.get<std::string>().compare(a.get<std::string>().size() - suffix.size(), suffix.size(), suffix) == 0)
+      return true;
+  return false;
+}
+
+struct Classifier::Impl {
+  std::string name;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<Session> session;
+  TokenInputs inputs;
+  size_t output_index = 0;
+  size_t max_length = 512;
+  std::vector<std::string> labels;
+};
+
+Classifier::Classifier(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Classifier::~Classifier() = default;
+
+Result<std::unique_ptr<Classifier>> Classifier::create(const std::string& model_dir, const EmbedderOptions& options) {
+  std::error_code ec;
+  const fs::path dir(model_dir);
+  if (model_dir.empty() || !fs::is_directory(dir, ec))
+    return NotFound("model folder \"" + model_dir + "\" does not exist or is not a folder");
+  auto impl = std::make_unique<Impl>();
+  const fs::path canonical = fs::weakly_canonical(dir, ec);
+  impl->name = (ec ? dir : canonical).filename().string();
+  fs::path model_path;
+  for (const char* candidate : {"model.onnx", "onnx/model.onnx"})
+    if (fs::is_regular_file(dir / candidate, ec)) {
+      model_path = dir / candidate;
+      break;
+    }
+  if (model_path.empty()) return NotFound(model_dir + ": no model.onnx or onnx/model.onnx in the model folder");
+  DLRT_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_folder(model_dir));
+  impl->tokenizer = std::make_unique<Tokenizer>(std::move(tok));
+  DLRT_ASSIGN_OR_RETURN(json config, jsonu::read_optional_json(dir / "config.json"));
+
+  size_t max_len = options.max_length ? options.max_length : impl->tokenizer->configured_max_length();
+  if (max_len == 0) max_len = 512;
+  if (int64_t positions = jsonu::get_int(config, "max_position_embeddings", 0); positions > 0)
+    max_len = std::min(max_len, static_cast<size_t>(positions));
+  impl->max_length = std::max<size_t>(max_len, 2);
+
+  SessionOptions so;
+  so.device = options.device;
+  so.strict = options.strict;
+  so.threads = options.threads;
+  so.warm_start = options.warm_start;
+  so.backend_options = options.backend_options;
+  auto session = Session::create(model_path.string(), so);
+  if (!session.ok()) return session.status().with_context(model_path.string());
+  impl->session = std::move(session).value();
+  DLRT_ASSIGN_OR_RETURN(impl->inputs, TokenInputs::from_session(*impl->session, model_path.string()));
+
+  // The logits: named so, else the one 2-D float output.
+  const auto& outs = impl->session->outputs();
+  size_t found = outs.size();
+  for (size_t i = 0; i < outs.size() && found == outs.size(); ++i)
+    if (outs[i].name == "logits") found = i;
+  for (size_t i = 0; i < outs.size() && found == outs.size(); ++i)
+    if (outs[i].is_tensor && outs[i].shape.size() == 2) found = i;
+  if (found == outs.size() || outs[found].shape.size() != 2 || outs[found].dtype != DType::kFloat32)
+    return InvalidModel(model_path.string() + ": no float32 logits [batch, labels] output (a sequence-classification model)");
+  impl->output_index = found;
+
+  // Labels: config.json's id2label, else LABEL_i for the output's width.
+  size_t count = outs[found].shape[1] > 0 ? static_cast<size_t>(outs[found].shape[1]) : 0;
+  const json* id2label = jsonu::member(config, "id2label");
+  if (count == 0 && id2label && id2label->is_object()) count = id2label->size();
+  if (count == 0) return InvalidModel(model_path.string() + ": the number of labels is neither in the model nor in config.json");
+  for (size_t i = 0; i < count; ++i) {
+    std::string label = "LABEL_" + std::to_string(i);
+    if (id2label) label = jsonu::get_string(*id2label, std::to_string(i), label);
+    impl->labels.push_back(label);
+  }
+  return std::unique_ptr<Classifier>(new Classifier(std::move(impl)));
+}
+
+Result<Encoding> Classifier::tokenize(const ClassifierInput& input, bool* truncated) const {
+  // One id more than the limit tells whether the input was longer.
+  const size_t max = impl_->max_length;
+  auto encode = [&](size_t limit) {
+    return input.pair ? impl_->tokenizer->encode_pair(input.first, input.second, limit)
+                      : impl_->tokenizer->encode(input.first, limit);
+  };
+  Encoding probe = encode(max + 1);
+  const bool over = probe.ids.size() > max;
+  if (truncated) *truncated = over;
+  if (!over) return probe;
+  return encode(max);
+}
+
+Result<ClassifierResult> Classifier::score_encoded(const std::vector<Encoding>& batch) const {
+  ClassifierResult result;
+  if (batch.empty()) return result;
+  TokenInputs::Batch in;
+  DLRT_RETURN_IF_ERROR(impl_->inputs.make_batch(batch, impl_->tokenizer->pad_id(), impl_->tokenizer->vocab_size(),
+                                                impl_->max_length, in));
+  result.total_tokens = in.tokens;
+  auto outputs = impl_->session->run(in.feeds, &result.report);
+  if (!outputs.ok()) return outputs.status();
+  const Tensor& logits = (*outputs)[impl_->output_index];
+  const size_t n = impl_->labels.size();
+  if (logits.rank() != 2 || logits.dim(0) != static_cast<int64_t>(batch.size()) || logits.dim(1) != static_cast<int64_t>(n) ||
+      logits.dtype() != DType::kFloat32)
+    return RuntimeError("the model's logits have shape " + shape_to_string(logits.shape()) + ", expected [" +
+                        std::to_string(batch.size()) + ", " + std::to_string(n) + "]");
+  const float* x = logits.data<float>();
+  for (size_t i = 0; i < batch.size(); ++i) result.logits.emplace_back(x + i * n, x + (i + 1) * n);
+  return result;
+}
+
+Result<ClassifierResult> Classifier::score(const std::vector<ClassifierInput>& inputs) const {
+  std::vector<Encoding> batch;
+  batch.reserve(inputs.size());
+  for (const ClassifierInput& in : inputs) {
+    DLRT_ASSIGN_OR_RETURN(Encoding e, tokenize(in));
+    batch.push_back(std::move(e));
+  }
+  return score_encoded(batch);
+}
+
+const std::vector<std::string>& Classifier::labels() const { return impl_->labels; }
+std::string Classifier::model_name() const { return impl_->name; }
+size_t Classifier::max_length() const { return impl_->max_length; }
+RunReport Classifier::placement() const { return impl_->session->placement(); }
+const Tokenizer& Classifier::tokenizer() const { return *impl_->tokenizer; }
+
+}  // namespace dlrt::embed
