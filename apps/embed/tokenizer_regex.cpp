@@ -268,6 +268,7 @@ class Parser {
 
   Result<Node> atom(bool icase) {
     char32_t c = p_[i_++];
+    if (c == '(' && ++depth_ > 64) return error("groups nested over 64 deep");
     Node n;
     switch (c) {
       case '.': n.kind = Node::kAny; return n;
@@ -284,6 +285,7 @@ class Parser {
             DLRT_ASSIGN_OR_RETURN(Node body, alternation(icase));
             if (!more() || peek() != ')') return error("an unterminated lookahead");
             ++i_;
+            --depth_;
             n.kids.push_back(std::move(body));
             return n;
           }
@@ -298,6 +300,7 @@ class Parser {
         DLRT_ASSIGN_OR_RETURN(Node body, alternation(group_icase));
         if (!more() || peek() != ')') return error("an unterminated group");
         ++i_;
+        --depth_;
         return body;
       }
       case ')': return error("an unbalanced ')'");
@@ -378,6 +381,7 @@ class Parser {
 
   std::u32string p_;
   size_t i_ = 0;
+  int depth_ = 0;
   Regex::Program& prog_;
 };
 
@@ -385,7 +389,15 @@ class Compiler {
  public:
   explicit Compiler(Regex::Program& prog) : prog_(prog) {}
 
+  // Set when the program grows past kMaxProgram (nested counted repetitions).
+  bool too_large = false;
+  static constexpr size_t kMaxProgram = 100000;
+
   void emit(const Node& n, std::vector<Inst>& code) {
+    if (too_large || code.size() > kMaxProgram) {
+      too_large = true;
+      return;
+    }
     switch (n.kind) {
       case Node::kEmpty: break;
       case Node::kChar: code.push_back({Op::kChar, n.icase, false, n.c, 0, 0}); break;
@@ -463,8 +475,13 @@ class Compiler {
 };
 
 // Depth-first run of `code` from `pos`; the end of the first match found, or -1.
+// A bound on the steps of one match attempt: a pattern whose loop can match
+// the empty string, or one that backtracks exponentially, gives up (no match
+// here) instead of running away; tokenizer patterns stay far below it.
+constexpr size_t kMaxSteps = size_t{1} << 22;
+
 int64_t run(const Regex::Program& prog, const std::vector<Inst>& code, std::u32string_view text, size_t pos,
-            std::vector<std::pair<int32_t, size_t>>& stack) {
+            std::vector<std::pair<int32_t, size_t>>& stack, size_t& steps) {
   size_t base = stack.size();
   stack.push_back({0, pos});
   int64_t result = -1;
@@ -472,6 +489,10 @@ int64_t run(const Regex::Program& prog, const std::vector<Inst>& code, std::u32s
     auto [pc, at] = stack.back();
     stack.pop_back();
     while (true) {
+      if (++steps > kMaxSteps) {
+        stack.resize(base);
+        return -1;
+      }
       const Inst& in = code[static_cast<size_t>(pc)];
       bool ok = true;
       switch (in.op) {
@@ -501,13 +522,13 @@ int64_t run(const Regex::Program& prog, const std::vector<Inst>& code, std::u32s
           ++pc;
           break;
         case Op::kLook: {
-          bool found = run(prog, prog.subs[static_cast<size_t>(in.x)], text, at, stack) >= 0;
+          bool found = run(prog, prog.subs[static_cast<size_t>(in.x)], text, at, stack, steps) >= 0;
           ok = found != in.negate;
           ++pc;
           break;
         }
         case Op::kAtomic: {
-          int64_t end = run(prog, prog.subs[static_cast<size_t>(in.x)], text, at, stack);
+          int64_t end = run(prog, prog.subs[static_cast<size_t>(in.x)], text, at, stack, steps);
           ok = end >= 0;
           if (ok) at = static_cast<size_t>(end), ++pc;
           break;
@@ -532,6 +553,7 @@ Result<Regex> Regex::compile(std::string_view pattern) {
   if (!ast.ok()) return Status(ast.status().code(), ast.status().message() + " (pattern " + std::string(pattern) + ")");
   Compiler compiler(*prog);
   compiler.emit(*ast, prog->code);
+  if (compiler.too_large) return Unsupported("regex: counted repetitions expand past 100000 instructions (pattern " + std::string(pattern) + ")");
   prog->code.push_back({Op::kMatch, false, false, 0, 0, 0});
   Regex r;
   r.pattern_ = std::string(pattern);
@@ -543,7 +565,8 @@ void Regex::find_all(std::u32string_view text, std::vector<std::pair<size_t, siz
   std::vector<std::pair<int32_t, size_t>> stack;
   size_t pos = 0;
   while (pos <= text.size()) {
-    int64_t end = run(*program_, program_->code, text, pos, stack);
+    size_t steps = 0;
+    int64_t end = run(*program_, program_->code, text, pos, stack, steps);
     if (end < 0) {
       ++pos;
       continue;

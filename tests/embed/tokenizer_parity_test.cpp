@@ -157,6 +157,10 @@ TEST(EmbedTokenizerParts, Regex) {
   EXPECT_EQ(matches(R"(\p{N}{1,3})", "12345"), (std::vector<std::string>{"123", "45"}));
   EXPECT_EQ(matches(R"(a++b|a)", "aaa"), (std::vector<std::string>{"a", "a", "a"}));  // possessive: no backtracking
   EXPECT_EQ(matches(R"([^a-c]+)", "abxyzc"), (std::vector<std::string>{"xyz"}));
+  // Runaway patterns end: an empty loop, exponential backtracking, deep nesting, huge counts.
+  EXPECT_EQ(matches(R"((a*)*b)", std::string(40, 'a')), std::vector<std::string>{});
+  EXPECT_EQ(tok::Regex::compile(std::string(100, '(') + "a" + std::string(100, ')')).status().code(), StatusCode::kUnsupported);
+  EXPECT_EQ(tok::Regex::compile("((a{1000}){1000}){1000}").status().code(), StatusCode::kUnsupported);
   for (const char* bad : {R"((?<=a)b)", R"((a)\1)", R"([a)", R"(\p{Greek})", R"((?<name>a))"}) {
     auto re = tok::Regex::compile(bad);
     EXPECT_EQ(re.status().code(), StatusCode::kUnsupported) << bad;
