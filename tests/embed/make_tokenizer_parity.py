@@ -15,7 +15,6 @@ Deterministic: the corpus comes from a seeded generator, no downloads
 (sentencepiece only supplies its built-in nmt_nfkc precompiled charsmap, the
 one XLM-RoBERTa's tokenizer.json carries).
 """
-import base64
 import json
 import os
 import random
@@ -23,8 +22,10 @@ import shutil
 import sys
 import tempfile
 
-import tokenizers
-from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+os.environ["RAYON_NUM_THREADS"] = "1"  # the trainers' ties then fall the same way every run
+
+import tokenizers  # noqa: E402
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
 
 TEST_LINES = 3000
 
