@@ -4,9 +4,9 @@
 // the table as `dlrt --help-env --markdown` prints it.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -38,13 +38,19 @@ std::vector<fs::path> sources() {
 }
 
 TEST(EnvTable, EveryDlrtNameInSourcesIsInTheTable) {
-  const std::regex name(R"re("(DLRT_[A-Z0-9_]+))re");
   std::set<std::string> missing;
   int seen = 0;
   for (const fs::path& p : sources()) {
     const std::string text = read(p);
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), name); it != std::sregex_iterator(); ++it) {
-      std::string n = (*it)[1];
+    // Every "DLRT_[A-Z0-9_]+ in the text. (No <regex> here: it would make
+    // this test binary copy-relocate libstdc++'s locale type info, which an
+    // RTLD_DEEPBIND-loaded OpenVINO then does not see: RealOpenVino.* crash.)
+    for (size_t at = text.find("\"DLRT_"); at != std::string::npos; at = text.find("\"DLRT_", at + 1)) {
+      size_t end = at + 1;
+      while (end < text.size() && (std::isupper(static_cast<unsigned char>(text[end])) ||
+                                   std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '_'))
+        ++end;
+      std::string n = text.substr(at + 1, end - at - 1);
       ++seen;
       if (n.back() == '_') {  // a prefix ("DLRT_SERVE_" + key): some entry must start with it
         bool found = false;
