@@ -132,6 +132,14 @@ json schemas(const ModelLimits* limits) {
             {"special", {{"type", "boolean"}}},
             {"start", {{"type", "integer"}, {"nullable", true}}},
             {"stop", {{"type", "integer"}, {"nullable", true}}}}}}}}}};
+  const json id_list = {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}};
+  json ids_one = id_list, ids_many = {{"type", "array"}, {"items", id_list}};
+  ids_one["minItems"] = 1;
+  ids_many["minItems"] = 1;
+  s["DecodeRequest"] = {{"type", "object"},
+                        {"required", {"ids"}},
+                        {"properties", {{"ids", {{"oneOf", {ids_one, ids_many}}}}, {"skip_special_tokens", {{"type", "boolean"}}}}}};
+  s["DecodeResponse"] = {{"type", "array"}, {"items", {{"type", "string"}}}};
   s["RerankRequest"] = {{"type", "object"},
                         {"required", {"query", "texts"}},
                         {"properties",
@@ -204,13 +212,13 @@ json schemas(const ModelLimits* limits) {
                    {"model", {{"type", "string"}}},
                    {"dimension", {{"type", "integer"}}},
                    {"max_tokens", {{"type", "integer"}}}}}};
-  for (const char* r : {"EmbeddingsRequest", "EmbedRequest", "TokenizeRequest", "RerankRequest", "PredictRequest"})
+  for (const char* r : {"EmbeddingsRequest", "EmbedRequest", "TokenizeRequest", "DecodeRequest", "RerankRequest", "PredictRequest"})
     nullable_optionals(s[r]);
   return s;
 }
 
 json post(const std::string& summary, const std::string& request, const std::string& response, const std::string& error) {
-  json responses = errors(error, {"401", "405", "413", "422", "429", "500", "503", "504"});
+  json responses = errors(error, {"401", "405", "413", "422", "429", "500", "501", "503", "504"});
   responses["400"] = answer("error", schema_ref(error == "TeiError" ? "TeiOrHttpError" : error));
   responses["200"] = answer("OK", schema_ref(response));
   json body = json_body(schema_ref(request));
@@ -232,6 +240,7 @@ std::string openapi_document(const std::string& version, const ModelLimits* limi
   paths["/embeddings"] = paths["/v1/embeddings"];
   paths["/embed"] = post("Embeddings (TEI)", "EmbedRequest", "EmbedResponse", "TeiError");
   paths["/tokenize"] = post("Tokens of texts (TEI)", "TokenizeRequest", "TokenizeResponse", "TeiError");
+  paths["/decode"] = post("Text of token ids (TEI)", "DecodeRequest", "DecodeResponse", "TeiError");
   paths["/rerank"] = post("Texts scored against a query by a cross-encoder (TEI)", "RerankRequest", "RerankResponse", "TeiError");
   paths["/predict"] = post("Label scores of a sequence classifier (TEI)", "PredictRequest", "PredictResponse", "TeiError");
   paths["/v1/models"] = get("The served model (OpenAI)", schema_ref("ModelList"));

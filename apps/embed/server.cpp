@@ -72,6 +72,9 @@ class EmbedderModel final : public EmbedModel {
       if (t.id == id && t.special) return true;
     return false;
   }
+  Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override {
+    return e_->tokenizer().decode(ids, skip_special_tokens);
+  }
 
  private:
   std::shared_ptr<const Embedder> e_;
@@ -104,6 +107,9 @@ class ClassifierModel final : public EmbedModel {
   size_t vocab_size() const override { return c_->tokenizer().vocab_size(); }
   size_t count_tokens(std::string_view text) const override { return c_->tokenizer().encode(text, 0).ids.size(); }
   std::string token_text(int64_t id) const override { return c_->tokenizer().id_to_token(id); }
+  Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override {
+    return c_->tokenizer().decode(ids, skip_special_tokens);
+  }
 
  private:
   std::shared_ptr<const Classifier> c_;
@@ -218,7 +224,7 @@ json model_type_json(const EmbedModel& m) {
 // The methods a route answers ("" for a path that is not a route).
 const char* allowed_methods(const std::string& path) {
   if (path == "/v1/embeddings" || path == "/embeddings" || path == "/embed" || path == "/tokenize" ||
-      path == "/rerank" || path == "/predict")
+      path == "/decode" || path == "/rerank" || path == "/predict")
     return "POST";
   if (path == "/v1/models" || path == "/info" || path == "/health" || path == "/metrics" || path == "/openapi.json")
     return "GET, HEAD";
@@ -227,7 +233,7 @@ const char* allowed_methods(const std::string& path) {
 
 // TEI's routes answer errors in TEI's shape, the others in OpenAI's.
 bool tei_route(const std::string& path) {
-  return path == "/embed" || path == "/tokenize" || path == "/rerank" || path == "/predict";
+  return path == "/embed" || path == "/tokenize" || path == "/decode" || path == "/rerank" || path == "/predict";
 }
 
 // Compares without an early exit, so the time taken does not tell how much of a guess was right.
@@ -268,7 +274,7 @@ thread_local size_t t_inputs = 0, t_tokens = 0;
 thread_local bool t_request_counted = false;
 
 std::string route_label(const std::string& path) {
-  for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/tokenize", "/rerank", "/predict", "/v1/models",
+  for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/tokenize", "/decode", "/rerank", "/predict", "/v1/models",
                         "/info", "/health", "/metrics", "/openapi.json"})
     if (path == r) return r;
   return "other";
@@ -659,6 +665,51 @@ EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
   return r;
 }
 
+EmbedServer::Reply EmbedServer::handle_decode(const std::string& body) {
+  auto m = model();
+  if (!m) return error_reply(Api::kTei, 503, "unavailable", "the model is still loading; retry shortly");
+  json req = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (req.is_discarded()) return error_reply(Api::kTei, 400, "invalid_request_error", "the body is not valid JSON (UTF-8)");
+  if (!req.is_object()) return error_reply(Api::kTei, 422, "invalid_request_error", "the body must be a JSON object");
+  auto ids = req.find("ids");
+  if (ids == req.end() || !ids->is_array() || ids->empty())
+    return error_reply(Api::kTei, 422, "invalid_request_error", "'ids' must be a list of token ids or a list of such lists");
+  bool skip = true;
+  if (auto s = req.find("skip_special_tokens"); s != req.end() && !s->is_null()) {
+    if (!s->is_boolean()) return error_reply(Api::kTei, 422, "invalid_request_error", "'skip_special_tokens' must be a boolean");
+    skip = s->get<bool>();
+  }
+  // [1, 2, 3] is one sequence, [[1, 2], [3]] several.
+  std::vector<std::vector<int64_t>> batch;
+  const bool nested = (*ids)[0].is_array();
+  if (nested && ids->size() > config_.max_inputs_per_request)
+    return error_reply(Api::kTei, 413, "invalid_request_error",
+                       std::to_string(ids->size()) + " sequences in one request; the limit is " +
+                           std::to_string(config_.max_inputs_per_request) + " (max_inputs_per_request)");
+  for (const json& seq : nested ? *ids : json::array({*ids})) {
+    if (!seq.is_array()) return error_reply(Api::kTei, 422, "invalid_request_error", "'ids' mixes lists and ids");
+    std::vector<int64_t> one;
+    for (const json& id : seq) {
+      if (!id.is_number_integer() || id.get<int64_t>() < 0)
+        return error_reply(Api::kTei, 422, "invalid_request_error", "'ids' holds a value that is not a token id");
+      one.push_back(id.get<int64_t>());
+    }
+    batch.push_back(std::move(one));
+  }
+  json out = json::array();
+  for (const auto& seq : batch) {
+    auto text = m->decode(seq, skip);
+    if (!text.ok()) {
+      const int status = text.status().code() == StatusCode::kUnsupported ? 501 : 422;
+      return error_reply(Api::kTei, status, "invalid_request_error", text.status().message());
+    }
+    out.push_back(*text);
+  }
+  Reply r;
+  r.body = out.dump(-1, ' ', false, json::error_handler_t::replace);
+  return r;
+}
+
 EmbedServer::Reply EmbedServer::info_reply(bool openai_models) const {
   auto m = model();
   Reply r;
@@ -762,6 +813,7 @@ void EmbedServer::install_routes() {
   s.Post("/embeddings", embeddings(Api::kOpenAI));
   s.Post("/embed", embeddings(Api::kTei));
   s.Post("/tokenize", with_body(Api::kTei, [this](const std::string& body) { return handle_tokenize(body); }));
+  s.Post("/decode", with_body(Api::kTei, [this](const std::string& body) { return handle_decode(body); }));
   s.Post("/rerank", with_body(Api::kTei, [this](const std::string& body) { return handle_rerank(body); }));
   s.Post("/predict", with_body(Api::kTei, [this](const std::string& body) { return handle_predict(body); }));
   s.Get("/v1/models", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(true)); });
@@ -877,7 +929,7 @@ void EmbedServer::install_routes() {
       message = "the request body is larger than " + std::to_string(config_.max_body_bytes) + " bytes (max_body_bytes)";
     else if (res.status == 404)
       message = "no route " + req.method + " " + req.path +
-                "; routes: POST /v1/embeddings, POST /embed, POST /tokenize, POST /rerank, POST /predict, GET /v1/models, "
+                "; routes: POST /v1/embeddings, POST /embed, POST /tokenize, POST /decode, POST /rerank, POST /predict, GET /v1/models, "
                 "GET /info, GET /health, GET /metrics, GET /openapi.json";
     else
       message = "HTTP " + std::to_string(res.status) + (res.status == 400 ? ": malformed request" : "");

@@ -11,6 +11,7 @@
 //                        -> [{"index","score","text"?}] by score, highest first
 //   POST /predict        TEI-style, classifiers: {"inputs": str | [a, b] | [[...], ...], "raw_scores"?}
 //                        -> [{"score","label"}] (per input for a batch), highest first
+//   POST /decode         TEI-style: {"ids": [id] | [[id], ...], "skip_special_tokens"?} -> ["text", ...]
 //   GET  /v1/models      OpenAI's model list (the one model); GET /info: TEI's model info (+ dlrt's)
 //   GET  /health         {status, backend, device, degraded, since, reason, ...}; 200 while serving
 //                        (ok, warming, degraded), 503 while loading or draining
@@ -77,6 +78,10 @@ class EmbedModel {
   // A token's text and whether it is a special token (for /tokenize).
   virtual std::string token_text(int64_t id) const { return ""; }
   virtual bool is_special_token(int64_t id) const { return false; }
+  // Text of token ids (the tokenizer's decoder), for /decode.
+  virtual Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const {
+    return Unsupported("this model's tokenizer cannot decode");
+  }
   // Sequence classifiers (cross-encoders): /rerank and /predict instead of
   // the embedding routes. labels() names the logits' columns.
   virtual bool is_classifier() const { return false; }
@@ -149,6 +154,7 @@ class EmbedServer {
   void install_routes();
   Reply handle_embeddings(const std::string& body, Api api);
   Reply handle_tokenize(const std::string& body);
+  Reply handle_decode(const std::string& body);
   Reply handle_rerank(const std::string& body);
   Reply handle_predict(const std::string& body);
   Reply info_reply(bool openai_models) const;

@@ -13,6 +13,7 @@
 
 #include "embed/file_util.h"
 #include "embed/json_util.h"
+#include "embed/tokenizer_decode.h"
 #include "embed/tokenizer_parts.h"
 #include "embed/unicode_tables.h"
 
@@ -101,6 +102,9 @@ struct Tokenizer::Pipeline {
   AddedMatcher raw, normalized;
   TruncationStrategy strategy = TruncationStrategy::kLongestFirst;
   bool truncate_left = false;
+  // decode(): the file's decoder (none: tokens joined with spaces), or why it cannot decode.
+  std::unique_ptr<tok::Decoder> decoder;
+  Status decoder_error;
 };
 
 namespace {
@@ -409,6 +413,7 @@ Result<Tokenizer> Tokenizer::from_vocab_named(std::vector<std::string> tokens, c
   int64_t cls = find(names.cls), sep = find(names.sep);
   if (cls < 0 || sep < 0) return InvalidModel("the vocabulary has no \"" + names.cls + "\" or \"" + names.sep + "\" token");
   p->post = tok::make_bert_processing(cls, sep);
+  p->decoder = tok::make_wordpiece_decoder("##", true);
   index_vocabulary(*p);
   build_added_matchers(*p);
   Tokenizer t;
@@ -491,6 +496,12 @@ Result<Tokenizer> Tokenizer::from_json_string(const std::string& text) {
 
   if (const json* post = jsonu::member(j, "post_processor"); post && !post->is_null()) {
     DLRT_ASSIGN_OR_RETURN(p->post, tok::make_post_processor(*post, p->vocab));
+  }
+  // An unsupported decoder does not stop encoding: decode() reports it.
+  if (const json* dec = jsonu::member(j, "decoder"); dec && !dec->is_null()) {
+    auto d = tok::make_decoder(*dec);
+    if (d.ok()) p->decoder = std::move(d).value();
+    else p->decoder_error = d.status();
   }
   if (const json* trunc = jsonu::member(j, "truncation"); trunc && trunc->is_object()) {
     int64_t m = jsonu::get_int(*trunc, "max_length", 0);
@@ -646,6 +657,29 @@ const std::string& Tokenizer::id_to_token(int64_t id) const {
 }
 
 size_t Tokenizer::vocab_size() const { return p_->by_id.size(); }
+
+Result<std::string> Tokenizer::decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const {
+  if (!p_->decoder_error.ok()) return p_->decoder_error;
+  std::vector<std::string> tokens;
+  tokens.reserve(ids.size());
+  for (int64_t id : ids) {
+    if (id < 0 || static_cast<size_t>(id) >= p_->by_id.size())
+      return InvalidArgument("token id " + std::to_string(id) + " is outside the vocabulary (" +
+                             std::to_string(p_->by_id.size()) + " tokens)");
+    bool special = false;
+    for (const AddedToken& a : p_->added) special = special || (a.special && a.id == id);
+    if (special && skip_special_tokens) continue;
+    tokens.push_back(p_->by_id[static_cast<size_t>(id)]);
+  }
+  std::string out;
+  if (!p_->decoder) {
+    for (size_t i = 0; i < tokens.size(); ++i) out += (i ? " " : "") + tokens[i];
+    return out;
+  }
+  DLRT_RETURN_IF_ERROR(p_->decoder->decode_chain(tokens));
+  for (const std::string& t : tokens) out += t;
+  return out;
+}
 
 std::string Tokenizer::family() const { return p_->model->family(); }
 

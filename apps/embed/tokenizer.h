@@ -69,6 +69,11 @@ class Tokenizer {
   // offsets of each token are into its own text.
   Encoding encode_pair(std::string_view first, std::string_view second, size_t max_length = 0,
                        Offsets* offsets = nullptr) const;
+  // Text of token ids by the file's decoder (WordPiece, Metaspace, ByteLevel,
+  // BPEDecoder, ByteFallback, Fuse, Strip, Replace, Sequence; none: tokens
+  // joined with spaces), as tokenizers' decode. kInvalidArgument for an id
+  // outside the vocabulary, kUnsupported for a decoder dlrt does not have.
+  Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens = true) const;
   // The word pieces of `text` without special tokens added (for tests and tools).
   std::vector<std::string> tokenize(std::string_view text) const;
 

@@ -300,7 +300,10 @@ def main():
             for i, text in enumerate(test_lines):
                 e = tok.encode(text)
                 f.write(json.dumps({"text": text, "ids": e.ids, "type_ids": e.type_ids,
-                                    "offsets": e.offsets}, ensure_ascii=False) + "\n")
+                                    "offsets": e.offsets,
+                                    "decoded": tok.decode(e.ids, skip_special_tokens=True),
+                                    "decoded_all": tok.decode(e.ids, skip_special_tokens=False)},
+                                   ensure_ascii=False) + "\n")
                 n += 1
                 if i % 4 == 0:
                     pair = test_lines[(i * 7 + 1) % len(test_lines)]

@@ -40,7 +40,7 @@ std::vector<size_t> char_index(const std::string& s) {
 }
 
 struct FamilyResult {
-  size_t records = 0, ids = 0, bad_ids = 0, bad_offsets = 0;
+  size_t records = 0, ids = 0, bad_ids = 0, bad_offsets = 0, decoded = 0, bad_decoded = 0;
 };
 
 FamilyResult check_family(const fs::path& dir) {
@@ -66,6 +66,18 @@ FamilyResult check_family(const fs::path& dir) {
     auto want_types = j["type_ids"].get<std::vector<int64_t>>();
     ++r.records;
     r.ids += want.size();
+    // decode() of the reference ids, with and without the special tokens.
+    for (const char* key : {"decoded", "decoded_all"}) {
+      if (!j.contains(key)) continue;
+      auto text_back = tok->decode(want, std::string(key) == "decoded");
+      ++r.decoded;
+      if (!text_back.ok() || *text_back != j[key].get<std::string>()) {
+        if (++r.bad_decoded <= 5)
+          ADD_FAILURE() << dir.filename() << ": " << key << " differs for " << nlohmann::json(text).dump() << "\n  dlrt: "
+                        << (text_back.ok() ? nlohmann::json(*text_back).dump() : text_back.status().to_string())
+                        << "\n  HF:   " << j[key].dump();
+      }
+    }
     if (e.ids != want || e.type_ids != want_types) {
       if (++r.bad_ids <= 5) {
         std::string got, exp;
@@ -119,10 +131,13 @@ TEST(EmbedTokenizerParity, ThreeFamiliesMatchHuggingFace) {
   ASSERT_GE(dirs.size(), 3u);
   for (const fs::path& d : dirs) {
     FamilyResult r = check_family(d);
-    std::printf("tokenizer parity %s: %zu encodings, %zu ids, %zu with other ids, %zu with other offsets\n",
-                d.filename().c_str(), r.records, r.ids, r.bad_ids, r.bad_offsets);
+    std::printf("tokenizer parity %s: %zu encodings, %zu ids, %zu with other ids, %zu with other offsets, "
+                "%zu decodes, %zu with other text\n",
+                d.filename().c_str(), r.records, r.ids, r.bad_ids, r.bad_offsets, r.decoded, r.bad_decoded);
     EXPECT_EQ(r.bad_ids, 0u) << d.filename();
     EXPECT_EQ(r.bad_offsets, 0u) << d.filename();
+    EXPECT_GT(r.decoded, 3000u) << d.filename();
+    EXPECT_EQ(r.bad_decoded, 0u) << d.filename();
   }
 }
 

@@ -88,6 +88,15 @@ class FakeModel final : public EmbedModel {
     return std::nullopt;
   }
   std::vector<std::string> prompt_names() const override { return {"query"}; }
+  Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override {
+    std::string out;
+    for (int64_t id : ids) {
+      if (id >= 2000) return InvalidArgument("token id " + std::to_string(id) + " is outside the vocabulary");
+      if (skip_special_tokens && is_special_token(id)) continue;
+      out += (out.empty() ? "" : " ") + token_text(id);
+    }
+    return out;
+  }
   std::string pooling() const override { return "mean"; }
 
   void set_placement(dlrt::RunReport r) {

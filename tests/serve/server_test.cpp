@@ -250,6 +250,20 @@ TEST(ServeRoutes, ModelsInfoAndTokenize) {
   ASSERT_EQ(j.size(), 2u);
   EXPECT_EQ(j[0].size(), 1u);
   EXPECT_EQ(j[1].size(), 2u);
+  r = t.post("/decode", R"({"ids":[101,1002,1003,102]})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r), json::array({"t1002 t1003"}));
+  r = t.post("/decode", R"({"ids":[[101,7],[8]],"skip_special_tokens":false})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r), json::array({"t101 t7", "t8"}));
+  for (const char* bad : {R"({"ids":[]})", R"({"ids":[1,"a"]})", R"({"ids":[[1],2]})", R"({"ids":[5000]})",
+                          R"({"ids":[1],"skip_special_tokens":1})"}) {
+    r = t.post("/decode", bad);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 422) << bad << " -> " << r->body;
+  }
   r = t.post("/tokenize", R"({"inputs":[[1,2]]})");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 422);

@@ -96,6 +96,10 @@ def test_tei_style_routes():
     assert [t["id"] for t in toks[0]] == [2, 10, 24, 11, 3]
     assert [t["text"] for t in toks[0]] == ["[CLS]", "a", "big", "dog", "[SEP]"]
     assert toks[0][0]["special"] and not toks[0][1]["special"]
+    status, texts = post("/decode", {"ids": [[2, 10, 24, 11, 3], [2, 5, 6, 3]]})
+    assert status == 200 and texts == ["a big dog", "the cat"], texts
+    status, texts = post("/decode", {"ids": [2, 10, 24, 11, 3], "skip_special_tokens": False})
+    assert status == 200 and texts == ["[CLS] a big dog [SEP]"], texts
     # Over the 16-token limit: 413 with the count, unless truncation is asked for.
     long_text = " ".join(["dog"] * 30)
     status, err = post("/embed", {"inputs": long_text})

@@ -31,6 +31,8 @@ std::string help_text() {
       "  POST /v1/embeddings  OpenAI-compatible {\"input\": \"text\" | [\"text\", ...] | token ids, \"dimensions\"?}\n"
       "  POST /embed          TEI-style {\"inputs\": \"text\" | [...], \"normalize\"?, \"truncate\"?, \"prompt_name\"?}\n"
       "  POST /tokenize       TEI-style {\"inputs\": \"text\" | [...]} -> tokens\n"
+      "  POST /decode         TEI-style {\"ids\": [...] | [[...], ...]} -> texts\n"
+      "  POST /rerank, /predict  cross-encoders and classifiers (TEI)\n"
       "  GET  /v1/models, /info  the model (OpenAI's list; TEI's info)\n"
       "  GET  /health         {status, backend, device, degraded, since, reason}\n"
       "  GET  /metrics        Prometheus text\n"
