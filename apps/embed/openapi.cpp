@@ -249,6 +249,14 @@ std::string openapi_document(const std::string& version, const ModelLimits* limi
   health["get"]["responses"].erase("401");  // open without the API key
   health["get"]["responses"]["503"] = answer("loading, draining or failed", schema_ref("Health"));
   paths["/health"] = health;
+  const json probe = {{"type", "object"}, {"properties", {{"status", {{"type", "string"}}}}}};
+  for (const char* route : {"/ready", "/live"}) {
+    json p = get(std::string(route) == "/ready" ? "Readiness: 200 while serving at full speed" : "Liveness: 503 when failed",
+                 probe);
+    p["get"]["responses"].erase("401");
+    p["get"]["responses"]["503"] = answer("not ready / not live", probe);
+    paths[route] = p;
+  }
   paths["/metrics"] = get("Prometheus metrics", {{"type", "string"}}, "text/plain");
   paths["/openapi.json"] = get("This document", {{"type", "object"}});
   json doc = {{"openapi", "3.0.3"},

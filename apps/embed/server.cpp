@@ -226,7 +226,8 @@ const char* allowed_methods(const std::string& path) {
   if (path == "/v1/embeddings" || path == "/embeddings" || path == "/embed" || path == "/tokenize" ||
       path == "/decode" || path == "/rerank" || path == "/predict")
     return "POST";
-  if (path == "/v1/models" || path == "/info" || path == "/health" || path == "/metrics" || path == "/openapi.json")
+  if (path == "/v1/models" || path == "/info" || path == "/health" || path == "/metrics" || path == "/openapi.json" ||
+      path == "/ready" || path == "/live")
     return "GET, HEAD";
   return "";
 }
@@ -275,7 +276,7 @@ thread_local bool t_request_counted = false;
 
 std::string route_label(const std::string& path) {
   for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/tokenize", "/decode", "/rerank", "/predict", "/v1/models",
-                        "/info", "/health", "/metrics", "/openapi.json"})
+                        "/info", "/health", "/ready", "/live", "/metrics", "/openapi.json"})
     if (path == r) return r;
   return "other";
 }
@@ -339,6 +340,7 @@ EmbedServer::EmbedServer(ServiceConfig config) : config_(std::move(config)), log
 
 EmbedServer::~EmbedServer() {
   shutdown();
+  if (drainer_.joinable()) drainer_.join();
   std::unique_ptr<Batcher> b;
   {
     std::lock_guard<std::mutex> lk(mu_);
@@ -480,16 +482,21 @@ void EmbedServer::run() {
 
 void EmbedServer::shutdown() {
   if (draining_.exchange(true)) return;
-  // run() may be between its draining_ check and listening: wait for it to
-  // listen (or end) so stop() is not lost.
-  if (run_state_.load() == 1) {
-    auto until = Clock::now() + std::chrono::seconds(2);
-    while (run_state_.load() == 1 && !http_->is_running() && Clock::now() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  // Closes the listening socket: listen_after_bind() returns once the
-  // connections being served have finished.
-  http_->stop();
+  drainer_ = std::thread([this] {
+    // run() may be between its draining_ check and listening: wait for it to
+    // listen (or end) so stop() is not lost.
+    if (run_state_.load() == 1) {
+      auto until = Clock::now() + std::chrono::seconds(2);
+      while (run_state_.load() == 1 && !http_->is_running() && Clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    // Connections already accepted are answered (503 or their result) before
+    // the listening socket closes: httplib drops the queued ones once it is.
+    const auto deadline = Clock::now() + std::chrono::milliseconds(config_.drain_timeout_ms);
+    while (connections_->load() > 0 && http_->is_running() && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    http_->stop();
+  });
 }
 
 EmbedServer::Reply EmbedServer::error_reply(Api api, int status, const std::string& type,
@@ -745,7 +752,26 @@ EmbedServer::Reply EmbedServer::info_reply(bool openai_models) const {
 
 void EmbedServer::install_routes() {
   httplib::Server& s = *http_;
-  s.new_task_queue = [n = config_.http_threads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
+  // httplib's pool, counting the connections it holds (see shutdown()).
+  class CountingPool final : public httplib::TaskQueue {
+   public:
+    CountingPool(size_t n, std::shared_ptr<std::atomic<size_t>> count) : pool_(n), count_(std::move(count)) {}
+    void enqueue(std::function<void()> fn) override {
+      ++*count_;
+      pool_.enqueue([fn = std::move(fn), count = count_] {
+        fn();
+        --*count;
+      });
+    }
+    void shutdown() override { pool_.shutdown(); }
+
+   private:
+    httplib::ThreadPool pool_;
+    std::shared_ptr<std::atomic<size_t>> count_;
+  };
+  s.new_task_queue = [n = config_.http_threads, count = connections_] {
+    return new CountingPool(static_cast<size_t>(n), count);
+  };
   s.set_payload_max_length(config_.max_body_bytes);
   s.set_keep_alive_max_count(100000);
   // An idle keep-alive connection holds a thread too: no longer than a silent request.
@@ -818,6 +844,22 @@ void EmbedServer::install_routes() {
   s.Post("/predict", with_body(Api::kTei, [this](const std::string& body) { return handle_predict(body); }));
   s.Get("/v1/models", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(true)); });
   s.Get("/info", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(false)); });
+  // Readiness and liveness for a load balancer or Kubernetes' probes.
+  s.Get("/ready", [this](const httplib::Request&, httplib::Response& res) {
+    const HealthInfo h = health();
+    const bool ready = h.status == "ok" || h.status == "degraded";
+    res.status = ready ? 200 : 503;
+    res.set_content(json({{"ready", ready}, {"status", h.status}}).dump(), "application/json");
+  });
+  s.Get("/live", [this](const httplib::Request&, httplib::Response& res) {
+    const HealthInfo h = health();
+    res.status = h.status == "failed" ? 503 : 200;
+    res.set_content(json({{"live", res.status == 200}, {"status", h.status}}).dump(), "application/json");
+  });
+  // While draining, every answer closes its connection (keep-alive clients move on).
+  s.set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
+    if (draining_.load()) res.set_header("Connection", "close");
+  });
   s.Get("/openapi.json", [this](const httplib::Request&, httplib::Response& res) {
     ModelLimits limits;
     auto m = model();
@@ -889,7 +931,7 @@ void EmbedServer::install_routes() {
                       "application/json");
       return httplib::Server::HandlerResponse::Handled;
     }
-    if (!config_.api_key.empty() && req.path != "/health") {
+    if (!config_.api_key.empty() && req.path != "/health" && req.path != "/ready" && req.path != "/live") {
       const std::string auth = req.get_header_value("Authorization");
       const bool bearer = auth.size() > 7 && auth.compare(0, 7, "Bearer ") == 0;
       if (!bearer || !constant_time_equal(auth.substr(7), config_.api_key)) {
@@ -930,7 +972,7 @@ void EmbedServer::install_routes() {
     else if (res.status == 404)
       message = "no route " + req.method + " " + req.path +
                 "; routes: POST /v1/embeddings, POST /embed, POST /tokenize, POST /decode, POST /rerank, POST /predict, GET /v1/models, "
-                "GET /info, GET /health, GET /metrics, GET /openapi.json";
+                "GET /info, GET /health, GET /ready, GET /live, GET /metrics, GET /openapi.json";
     else
       message = "HTTP " + std::to_string(res.status) + (res.status == 400 ? ": malformed request" : "");
     if (tei_route(req.path))

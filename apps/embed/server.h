@@ -13,6 +13,8 @@
 //                        -> [{"score","label"}] (per input for a batch), highest first
 //   POST /decode         TEI-style: {"ids": [id] | [[id], ...], "skip_special_tokens"?} -> ["text", ...]
 //   GET  /v1/models      OpenAI's model list (the one model); GET /info: TEI's model info (+ dlrt's)
+//   GET  /ready          readiness for a load balancer: 200 when serving at full speed (ok, degraded),
+//                        503 while loading, warming, draining or failed; GET /live: liveness, 503 only when failed
 //   GET  /health         {status, backend, device, degraded, since, reason, ...}; 200 while serving
 //                        (ok, warming, degraded), 503 while loading or draining
 //   GET  /metrics        Prometheus text
@@ -33,6 +35,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "dlrt/session.h"
@@ -131,8 +134,12 @@ class EmbedServer {
   void set_model(std::shared_ptr<const EmbedModel> model);
   // The model could not be loaded: /health answers 503 "failed" with the reason.
   void set_load_error(const std::string& reason);
-  // Graceful stop: new connections are refused and requests on open ones get
-  // 503; requests already queued or running finish. Any thread; idempotent.
+  // Graceful stop: from now on requests get 503 (embedding routes) and
+  // /ready 503, every response closes its connection; requests already
+  // queued or running finish, connections already accepted are answered.
+  // Returns at once: a drain thread waits for the accepted connections (at
+  // most drain_timeout_ms), then closes the listening socket, which ends run().
+  // Any thread; idempotent.
   void shutdown();
   bool draining() const { return draining_.load(); }
 
@@ -184,6 +191,11 @@ class EmbedServer {
   std::atomic<bool> bound_{false};
   std::atomic<int> run_state_{0};  // 0 not started, 1 in run(), 2 run() done
   std::atomic<size_t> in_flight_{0};
+  // Connections accepted and not yet finished (queued or being served): a
+  // drain waits for them before closing the listening socket, which would
+  // drop the queued ones unanswered.
+  std::shared_ptr<std::atomic<size_t>> connections_ = std::make_shared<std::atomic<size_t>>(0);
+  std::thread drainer_;
 };
 
 }  // namespace dlrt::embed

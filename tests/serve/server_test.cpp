@@ -749,5 +749,55 @@ TEST(ServeShutdown, FinishesInFlightAndRefusesNew) {
   EXPECT_FALSE(r) << "still accepting connections after shutdown";
 }
 
+// Connections accepted but still queued when the drain starts are answered
+// (503: retryable) instead of being closed unanswered; /ready says 503 too.
+TEST(ServeShutdown, QueuedConnectionsAreAnsweredWhileDraining) {
+  ServiceConfig c;
+  c.http_threads = 2;
+  TestServer t(c);
+  ASSERT_EQ(t.get("/ready")->status, 200);
+  ASSERT_EQ(t.get("/live")->status, 200);
+  t.model->close_gate();
+  constexpr int kClients = 6;  // 2 held by the gate's batch, 4 queued behind them
+  std::vector<int> status(kClients, 0);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i)
+    clients.emplace_back([&, i] {
+      auto r = t.post("/v1/embeddings", R"({"input":"queued"})");
+      status[static_cast<size_t>(i)] = r ? r->status : -1;
+    });
+  ASSERT_TRUE(t.model->wait_batches(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the others reach the queue
+  t.server->shutdown();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  t.model->open_gate();
+  for (auto& th : clients) th.join();
+  t.thread.join();
+  int ok = 0, retryable = 0;
+  for (int s : status) {
+    ok += s == 200;
+    retryable += s == 503;
+  }
+  EXPECT_EQ(ok + retryable, kClients) << "some accepted connection got no answer";
+  EXPECT_GE(ok, 1);
+}
+
+TEST(ServeRoutes, ReadyAndLive) {
+  TestServer loading({}, /*with_model=*/false);
+  EXPECT_EQ(loading.get("/ready")->status, 503);
+  EXPECT_EQ(loading.get("/live")->status, 200);
+  loading.server->set_load_error("broken folder");
+  EXPECT_EQ(loading.get("/live")->status, 503);
+  EXPECT_EQ(body_json(loading.get("/ready"))["status"], "failed");
+  ServiceConfig c;
+  c.api_key = "k";
+  TestServer t(c);
+  auto r = t.get("/ready");  // probes need no API key
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(body_json(r)["ready"], true);
+  EXPECT_EQ(t.get("/live")->status, 200);
+}
+
 }  // namespace
 }  // namespace dlrt::embed
