@@ -2,7 +2,10 @@
 # dlrt serve against real clients (run by ctest as serve.clients):
 #   1. the official openai Python client and TEI-style plain HTTP
 #      (tests/serve/test_clients.py, pytest);
-#   2. schemathesis: property-based requests generated from the server's own
+#   2. deploy/kubernetes.yaml checked against the running server, and three
+#      replicas behind a round-robin client with one stopped by SIGTERM
+#      mid-load (tests/serve/test_deploy.py, test_replicas.py);
+#   3. schemathesis: property-based requests generated from the server's own
 #      GET /openapi.json, every answer checked against that document
 #      (bounded to SCHEMATHESIS_SECONDS, default 30).
 # Both against `dlrt serve` on tests/embed/data/tiny_bert; and, when
@@ -18,7 +21,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SECONDS_BUDGET=${SCHEMATHESIS_SECONDS:-30}
 
 PY=$("$ROOT/scripts/setup_venv.sh" "$BUILD/serve-clients" openai==3.57.0 schemathesis==4.32.5 pytest==8.4.2 \
-  tokenizers==0.23.3 onnxruntime==1.30.0 numpy | tail -n 1) || {
+  tokenizers==0.23.3 onnxruntime==1.30.0 numpy pyyaml==6.0.3 | tail -n 1) || {
   echo "test_serve_clients: FAILED: pip could not install openai, schemathesis, pytest, tokenizers, onnxruntime (no PyPI?)"
   exit 1
 }
@@ -60,6 +63,10 @@ fi
 
 echo "== openai client and TEI-style HTTP ($DLRT_SERVE_URL)"
 (cd "$WORK" && "$PY" -m pytest -q -rs -p no:cacheprovider "$ROOT/tests/serve/test_clients.py")
+
+echo "== deploy/kubernetes.yaml against the server; three replicas, one stopped mid-load"
+(cd "$WORK" && DLRT_BIN="$BUILD/dlrt" DLRT_TINY_BERT="$ROOT/tests/embed/data/tiny_bert" "$PY" -m pytest -q -s -rs \
+  -p no:cacheprovider "$ROOT/tests/serve/test_deploy.py" "$ROOT/tests/serve/test_replicas.py")
 
 echo "== schemathesis against $DLRT_SERVE_URL/openapi.json (${SECONDS_BUDGET}s)"
 # Left out, with reasons:
