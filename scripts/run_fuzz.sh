@@ -6,7 +6,7 @@
 #     inputs and the seeds, then for all but the model harness a fixed number
 #     of executions from the seeds alone with a fixed random seed, about 20 s
 #     each)
-# Default harnesses: model npy tokenizer config. First each harness runs its
+# Default harnesses: model npy tokenizer config request. First each harness runs its
 # regression inputs (fuzz/regressions/<harness>/: inputs that once crashed
 # it), then fuzzes for SECONDS, starting from seeds the script gathers from
 # the test models, ONNX's conformance data and the tests' tokenizer files,
@@ -24,7 +24,7 @@ BUILD=$(cd "$1" && pwd)
 SECONDS_EACH=$2
 shift 2
 HARNESSES=("$@")
-[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(model npy tokenizer config)
+[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(model npy tokenizer config request)
 TESTDATA=${DLRT_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
 TEST_MODELS=${DLRT_TEST_MODELS:-$ROOT/build/test_models}
 
@@ -50,6 +50,11 @@ seeds_for() {  # harness -> folder of seed inputs
     config)
       printf 'device = "cpu"\nthreads = 2\n' > "$dir/basic.toml"
       printf 'device = "npu,cpu"\nstrict = true\ncpu_precision = "bf16x3"\ncache_dir = "/tmp/x"\n[serve]\nport = 8080\n' > "$dir/full.toml" ;;
+    request)
+      printf '{"input": "a cat", "encoding_format": "base64", "dimensions": 4}' > "$dir/openai.json"
+      printf '{"input": [[101, 2023, 102], [7]], "model": "m", "user": "u"}' > "$dir/ids.json"
+      printf '{"inputs": ["a", "b"], "normalize": false, "truncate": true, "prompt_name": "query"}' > "$dir/tei.json"
+      printf '{"inputs": "x", "add_special_tokens": false, "truncation_direction": "right"}' > "$dir/tokenize.json" ;;
   esac
   echo "$dir"
 }
