@@ -8,7 +8,7 @@
     model = dlrt.Embedder("all-MiniLM-L6-v2/")   # a sentence-transformers ONNX folder
     vectors = model.encode(["a sentence", "another one"])
 
-Classes: Session, Embedder, TensorInfo, RunReport, PartitionReport, Device; devices(), backends();
+Classes: Session, Embedder, CrossEncoder, TensorInfo, RunReport, PartitionReport, Device; devices(), backends();
 errors: Error and its subclasses, one per dlrt.StatusCode. Reference: docs/python.md.
 """
 
@@ -38,6 +38,7 @@ _point_at_this_pythons_openvino()
 
 from ._dlrt import (  # noqa: E402
     BackendError,
+    CrossEncoder,
     Device,
     DeviceUnavailable,
     Embedder,
@@ -63,6 +64,7 @@ from ._dlrt import (  # noqa: E402
 
 __all__ = [
     "BackendError",
+    "CrossEncoder",
     "Device",
     "DeviceUnavailable",
     "Embedder",

@@ -3,6 +3,7 @@
 # writes; the exception classes are made at import time (python/src/errors.cpp)
 # and written here. tests/python/test_stubs.py checks both against the module.
 from ._dlrt import (
+    CrossEncoder as CrossEncoder,
     Device as Device,
     Embedder as Embedder,
     PartitionReport as PartitionReport,

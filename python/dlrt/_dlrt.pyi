@@ -331,3 +331,55 @@ class Embedder:
         """Where the embedder's session was placed: a RunReport."""
 
     def __repr__(self) -> str: ...
+
+class CrossEncoder:
+    """
+    A cross-encoder (reranker) or text-pair classifier from a Hugging Face
+    sequence-classification ONNX folder (model.onnx with a logits output, config.json naming a
+    *ForSequenceClassification architecture and its id2label, the tokenizer files).
+
+    CrossEncoder(model_folder, device=None, threads=0, strict=False, max_length=None)
+
+    Arguments as Embedder's. Raises dlrt.NotFound, dlrt.InvalidModel (no 2-D logits output),
+    dlrt.Unsupported and Session's errors. One CrossEncoder may be used from many threads.
+    """
+
+    def __init__(self, model_folder: object, device: str | None = None, threads: int = 0, strict: bool = False, max_length: int | None = None) -> None:
+        """Loads the folder; see the class docstring."""
+
+    def predict(self, sentences: object, batch_size: int = 32, show_progress_bar: bool = False, convert_to_numpy: bool = True, apply_softmax: bool = False, activation: str | None = None) -> object:
+        """
+        Scores text pairs, as sentence-transformers' CrossEncoder.predict.
+
+        sentences          a pair (a, b) (gives a scalar, or a 1-D array for several labels) or a
+                           list of pairs (one score, or one row of scores, per pair); a plain str is
+                           scored alone.
+        batch_size         pairs per model run.
+        show_progress_bar  accepted for call compatibility; no bar is drawn.
+        convert_to_numpy   True: a numpy array; False: a list.
+        apply_softmax      with several labels, the softmax of each row.
+        activation         "sigmoid" (the default for one label, as sentence-transformers),
+                           "identity" (the raw logits; the default for several labels) or "softmax".
+
+        The GIL is released while the pairs are tokenized and the model runs.
+        """
+
+    def rank(self, query: str, documents: Sequence[str], top_k: int | None = None, return_documents: bool = False, batch_size: int = 32) -> list:
+        """
+        Ranks documents against a query, as sentence-transformers' CrossEncoder.rank:
+        a list of {"corpus_id", "score"(, "text")} dicts, highest score first, top_k of them
+        (None: all). Needs a one-label model.
+        """
+
+    @property
+    def labels(self) -> list[str]:
+        """The labels, from config.json's id2label."""
+
+    @property
+    def max_length(self) -> int:
+        """Tokens per pair, special tokens included (longer pairs are truncated)."""
+
+    def placement(self) -> RunReport:
+        """Where the model was placed (a RunReport without times)."""
+
+    def __repr__(self) -> str: ...

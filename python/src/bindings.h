@@ -25,6 +25,7 @@ void bind_errors(nb::module_& m);
 void bind_session(nb::module_& m);
 void bind_devices(nb::module_& m);
 void bind_embedder(nb::module_& m);
+void bind_cross_encoder(nb::module_& m);
 
 // Raises the dlrt.Error subclass for `status.code()` (dlrt.InvalidArgument,
 // dlrt.InvalidModel, ...) with dlrt's message; `status` must not be ok.

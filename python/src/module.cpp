@@ -10,4 +10,5 @@ NB_MODULE(_dlrt, m) {
   dlrt::python::bind_session(m);
   dlrt::python::bind_devices(m);
   dlrt::python::bind_embedder(m);
+  dlrt::python::bind_cross_encoder(m);
 }

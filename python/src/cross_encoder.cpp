@@ -1,0 +1,209 @@
+// dlrt.CrossEncoder over dlrt::embed::Classifier, with sentence-transformers'
+// CrossEncoder predict() and rank() call shapes.
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <numeric>
+
+#include "bindings.h"
+#include "embed/classifier.h"
+
+namespace dlrt::python {
+namespace {
+
+const char* const kCrossEncoderDoc = R"(A cross-encoder (reranker) or text-pair classifier from a Hugging Face
+sequence-classification ONNX folder (model.onnx with a logits output, config.json naming a
+*ForSequenceClassification architecture and its id2label, the tokenizer files).
+
+CrossEncoder(model_folder, device=None, threads=0, strict=False, max_length=None)
+
+Arguments as Embedder's. Raises dlrt.NotFound, dlrt.InvalidModel (no 2-D logits output),
+dlrt.Unsupported and Session's errors. One CrossEncoder may be used from many threads.)";
+
+const char* const kPredictDoc = R"(Scores text pairs, as sentence-transformers' CrossEncoder.predict.
+
+sentences          a pair (a, b) (gives a scalar, or a 1-D array for several labels) or a
+                   list of pairs (one score, or one row of scores, per pair); a plain str is
+                   scored alone.
+batch_size         pairs per model run.
+show_progress_bar  accepted for call compatibility; no bar is drawn.
+convert_to_numpy   True: a numpy array; False: a list.
+apply_softmax      with several labels, the softmax of each row.
+activation         "sigmoid" (the default for one label, as sentence-transformers),
+                   "identity" (the raw logits; the default for several labels) or "softmax".
+
+The GIL is released while the pairs are tokenized and the model runs.)";
+
+const char* const kRankDoc = R"(Ranks documents against a query, as sentence-transformers' CrossEncoder.rank:
+a list of {"corpus_id", "score"(, "text")} dicts, highest score first, top_k of them
+(None: all). Needs a one-label model.)";
+
+struct PyCrossEncoder {
+  std::unique_ptr<embed::Classifier> classifier;
+};
+
+embed::Classifier& get(PyCrossEncoder& c) {
+  if (!c.classifier) throw nb::value_error("the CrossEncoder is not initialised");
+  return *c.classifier;
+}
+
+void init_cross_encoder(PyCrossEncoder* self, nb::handle folder, std::optional<std::string> device, int threads,
+                        bool strict, std::optional<int64_t> max_length) {
+  new (self) PyCrossEncoder();
+  embed::EmbedderOptions options;
+  options.device = device.value_or("");
+  options.threads = threads;
+  options.strict = strict;
+  if (threads < 0) raise_status(InvalidArgument("threads must be >= 0, got " + std::to_string(threads)));
+  if (max_length) {
+    if (*max_length < 4) raise_status(InvalidArgument("max_length must be >= 4, got " + std::to_string(*max_length)));
+    options.max_length = static_cast<size_t>(*max_length);
+  }
+  std::string dir = path_from_python(folder, "model_folder");
+  Result<std::unique_ptr<embed::Classifier>> created = Status();
+  {
+    nb::gil_scoped_release unlocked;
+    created = embed::Classifier::create(dir, options);
+  }
+  check(created.status());
+  self->classifier = std::move(created).value();
+}
+
+embed::ClassifierInput input_of(nb::handle item) {
+  if (PyUnicode_Check(item.ptr())) return {nb::cast<std::string>(item), {}, false};
+  std::vector<std::string> parts;
+  for (nb::handle s : nb::iter(item)) {
+    if (!PyUnicode_Check(s.ptr())) throw nb::type_error("a pair must hold two str");
+    parts.push_back(nb::cast<std::string>(s));
+  }
+  if (parts.size() == 1) return {parts[0], {}, false};
+  if (parts.size() != 2) throw nb::value_error(("a pair must hold two texts, got " + std::to_string(parts.size())).c_str());
+  return {parts[0], parts[1], true};
+}
+
+// Logits of every input (rows), batch_size at a time. Runs without the GIL.
+Status score_all(const embed::Classifier& c, const std::vector<embed::ClassifierInput>& inputs, size_t batch_size,
+                 std::vector<float>& out) {
+  const size_t n = c.labels().size();
+  out.assign(inputs.size() * n, 0.0f);
+  for (size_t start = 0; start < inputs.size(); start += batch_size) {
+    const size_t end = std::min(inputs.size(), start + batch_size);
+    std::vector<embed::ClassifierInput> part(inputs.begin() + static_cast<std::ptrdiff_t>(start),
+                                             inputs.begin() + static_cast<std::ptrdiff_t>(end));
+    DLRT_ASSIGN_OR_RETURN(embed::ClassifierResult r, c.score(part));
+    for (size_t i = 0; i < r.logits.size(); ++i) std::copy(r.logits[i].begin(), r.logits[i].end(), out.begin() + (start + i) * n);
+  }
+  return Status::Ok();
+}
+
+void activate(std::vector<float>& scores, size_t labels, const std::string& activation) {
+  if (activation == "identity") return;
+  if (activation == "sigmoid") {
+    for (float& s : scores) s = static_cast<float>(1 / (1 + std::exp(-static_cast<double>(s))));
+    return;
+  }
+  for (size_t row = 0; row < scores.size() / labels; ++row) {  // softmax
+    float* r = scores.data() + row * labels;
+    const double top = *std::max_element(r, r + labels);
+    double sum = 0;
+    for (size_t k = 0; k < labels; ++k) sum += std::exp(r[k] - top);
+    for (size_t k = 0; k < labels; ++k) r[k] = static_cast<float>(std::exp(r[k] - top) / sum);
+  }
+}
+
+nb::object predict(PyCrossEncoder& self, nb::handle sentences, int64_t batch_size, bool show_progress_bar,
+                   bool convert_to_numpy, bool apply_softmax, std::optional<std::string> activation) {
+  (void)show_progress_bar;
+  embed::Classifier& c = get(self);
+  if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
+  // One input: a str, or a pair of str. Else a list of them.
+  bool single = PyUnicode_Check(sentences.ptr());
+  if (!single && (PyTuple_Check(sentences.ptr()) || PyList_Check(sentences.ptr())) && nb::len(sentences) == 2) {
+    single = PyUnicode_Check(sentences[0].ptr()) && PyUnicode_Check(sentences[1].ptr());
+  }
+  std::vector<embed::ClassifierInput> inputs;
+  if (single) inputs.push_back(input_of(sentences));
+  else
+    for (nb::handle item : nb::iter(sentences)) inputs.push_back(input_of(item));
+  const size_t labels = c.labels().size();
+  std::string act = activation.value_or(apply_softmax && labels > 1 ? "softmax" : labels == 1 ? "sigmoid" : "identity");
+  if (act != "sigmoid" && act != "identity" && act != "softmax")
+    raise_status(InvalidArgument("activation must be 'sigmoid', 'identity' or 'softmax', got '" + act + "'"));
+  auto scores = std::make_unique<std::vector<float>>();
+  Status status;
+  {
+    nb::gil_scoped_release unlocked;
+    status = score_all(c, inputs, static_cast<size_t>(batch_size), *scores);
+  }
+  check(status);
+  activate(*scores, labels, act);
+  float* data = scores->data();
+  const size_t rows = inputs.size();
+  nb::capsule owner(scores.release(), [](void* p) noexcept { delete static_cast<std::vector<float>*>(p); });
+  nb::object out = labels == 1 ? nb::ndarray<nb::numpy, float>(data, {rows}, owner).cast()
+                               : nb::ndarray<nb::numpy, float>(data, {rows, labels}, owner).cast();
+  if (single) return out[nb::int_(0)];
+  if (!convert_to_numpy) return out.attr("tolist")();
+  return out;
+}
+
+nb::list rank(PyCrossEncoder& self, const std::string& query, const std::vector<std::string>& documents,
+              std::optional<int64_t> top_k, bool return_documents, int64_t batch_size) {
+  embed::Classifier& c = get(self);
+  if (c.labels().size() != 1)
+    raise_status(InvalidArgument("rank needs a one-label model (a reranker); this one has " +
+                                 std::to_string(c.labels().size()) + " labels: use predict"));
+  if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
+  std::vector<embed::ClassifierInput> inputs;
+  for (const std::string& d : documents) inputs.push_back({query, d, true});
+  std::vector<float> scores;
+  Status status;
+  {
+    nb::gil_scoped_release unlocked;
+    status = score_all(c, inputs, static_cast<size_t>(batch_size), scores);
+  }
+  check(status);
+  activate(scores, 1, "sigmoid");
+  std::vector<size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  if (top_k && *top_k >= 0 && static_cast<size_t>(*top_k) < order.size()) order.resize(static_cast<size_t>(*top_k));
+  nb::list out;
+  for (size_t i : order) {
+    nb::dict d;
+    d["corpus_id"] = i;
+    d["score"] = scores[i];
+    if (return_documents) d["text"] = documents[i];
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_cross_encoder(nb::module_& m) {
+  nb::class_<PyCrossEncoder>(m, "CrossEncoder", kCrossEncoderDoc)
+      .def("__init__", &init_cross_encoder, nb::arg("model_folder"), nb::arg("device") = nb::none(),
+           nb::arg("threads") = 0, nb::arg("strict") = false, nb::arg("max_length") = nb::none(),
+           "Loads the folder; see the class docstring.")
+      .def("predict", &predict, nb::arg("sentences"), nb::arg("batch_size") = 32,
+           nb::arg("show_progress_bar") = false, nb::arg("convert_to_numpy") = true, nb::arg("apply_softmax") = false,
+           nb::arg("activation") = nb::none(), kPredictDoc)
+      .def("rank", &rank, nb::arg("query"), nb::arg("documents"), nb::arg("top_k") = nb::none(),
+           nb::arg("return_documents") = false, nb::arg("batch_size") = 32, kRankDoc)
+      .def_prop_ro("labels", [](PyCrossEncoder& c) { return get(c).labels(); }, "The labels, from config.json's id2label.")
+      .def_prop_ro("max_length", [](PyCrossEncoder& c) { return get(c).max_length(); },
+                   "Tokens per pair, special tokens included (longer pairs are truncated).")
+      .def("placement", [](PyCrossEncoder& c) { return get(c).placement(); },
+           "Where the model was placed (a RunReport without times).")
+      .def("__repr__", [](PyCrossEncoder& c) {
+        return "dlrt.CrossEncoder(" + get(c).model_name() + ", " + std::to_string(get(c).labels().size()) + " labels)";
+      });
+}
+
+}  // namespace dlrt::python
