@@ -63,7 +63,8 @@ typedef enum dlrt_status_code {
   DLRT_DEVICE_UNAVAILABLE = 400, /* devices and backends */
   DLRT_BACKEND_ERROR = 401,
   DLRT_RUNTIME_ERROR = 500, /* everything else that failed while running */
-  DLRT_INTERNAL = 501
+  DLRT_INTERNAL = 501,
+  DLRT_CANCELLED = 502 /* a run stopped by its timeout or cancel token (dlrt_run_options) */
 } dlrt_status_code;
 
 typedef struct dlrt_status dlrt_status;
@@ -288,6 +289,31 @@ DLRT_C_API dlrt_status* dlrt_session_run_into(const dlrt_session* session, const
                                               const dlrt_tensor* const* inputs, size_t input_count,
                                               const char* const* output_names, dlrt_tensor* const* outputs,
                                               size_t output_count, dlrt_run_report** report);
+/* A flag that stops the runs watching it (dlrt_run_options.cancel). */
+typedef struct dlrt_cancel_token dlrt_cancel_token;
+/* A new token, not cancelled. Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_cancel_token_create(dlrt_cancel_token** out);
+/* Cancels: the runs watching the token stop with DLRT_CANCELLED. Any thread, any time. */
+DLRT_C_API void dlrt_cancel_token_cancel(dlrt_cancel_token* token);
+/* Frees *token and sets it to NULL; no run may still watch it. */
+DLRT_C_API void dlrt_cancel_token_free(dlrt_cancel_token** token);
+
+/* Bounds of one run: it stops with DLRT_CANCELLED (checked between the nodes
+ * it executes, Loop/Scan bodies included) once timeout_ms passes or the token
+ * is cancelled. The session stays usable. */
+typedef struct dlrt_run_options {
+  size_t struct_size;              /* sizeof(dlrt_run_options), set by the caller */
+  double timeout_ms;               /* 0: none */
+  const dlrt_cancel_token* cancel; /* may be NULL */
+} dlrt_run_options;
+#define DLRT_RUN_OPTIONS_INIT {sizeof(dlrt_run_options), 0.0, NULL}
+
+/* dlrt_session_run with bounds (`options` may be NULL: none). Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_session_run_with_options(const dlrt_session* session, const char* const* input_names,
+                                                      const dlrt_tensor* const* inputs, size_t input_count,
+                                                      dlrt_tensor** outputs, size_t output_capacity,
+                                                      const dlrt_run_options* options, dlrt_run_report** report);
+
 /* How the session was placed, before any run (times are 0). Thread-safe. */
 DLRT_C_API dlrt_status* dlrt_session_placement(const dlrt_session* session, dlrt_run_report** out);
 

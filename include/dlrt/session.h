@@ -4,6 +4,7 @@
 // threads at once on one Session (each call has its own intermediate buffers).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -74,6 +75,15 @@ struct PartitionReport {
   std::string precision;
 };
 
+// Bounds of one run: it stops with kCancelled (promptly: checked between the
+// nodes it executes, inside Loop/Scan bodies too; a node already running on
+// an accelerator finishes first) once timeout_ms passes or *cancel turns
+// true (set from any thread). The session stays usable.
+struct RunOptions {
+  double timeout_ms = 0;                     // 0: none
+  const std::atomic<bool>* cancel = nullptr;  // may be null
+};
+
 struct RunReport {
   std::vector<PartitionReport> partitions;
   double run_ms = 0;
@@ -107,6 +117,9 @@ class DLRT_API Session {
   // conflicting dim; kRuntimeError when a kernel fails.
   Result<std::vector<Tensor>> run(const std::map<std::string, Tensor>& inputs,
                                   RunReport* report = nullptr) const;
+  // The same with bounds (RunOptions); kCancelled when one stopped it.
+  Result<std::vector<Tensor>> run(const std::map<std::string, Tensor>& inputs, const RunOptions& options,
+                                  RunReport* report = nullptr) const;
 
   // As above, writing into caller-provided outputs: each entry of `outputs`
   // names a model output; a valid tensor there must have the right dtype and
@@ -116,6 +129,8 @@ class DLRT_API Session {
   // copy); a buffer must not overlap the inputs.
   Status run_into(const std::map<std::string, Tensor>& inputs,
                   std::map<std::string, Tensor>& outputs, RunReport* report = nullptr) const;
+  Status run_into(const std::map<std::string, Tensor>& inputs, std::map<std::string, Tensor>& outputs,
+                  const RunOptions& options, RunReport* report = nullptr) const;
 
   // The report of how the session was placed (before any run).
   RunReport placement() const;

@@ -30,6 +30,7 @@ enum class StatusCode : int {
   // 5xx: everything else that went wrong while running.
   kRuntimeError = 500,
   kInternal = 501,
+  kCancelled = 502,  // a run stopped by its timeout or its cancel flag (RunOptions)
 };
 
 DLRT_API const char* status_code_name(StatusCode code);

@@ -38,6 +38,7 @@ _point_at_this_pythons_openvino()
 
 from ._dlrt import (  # noqa: E402
     BackendError,
+    Cancelled,
     CrossEncoder,
     Device,
     DeviceUnavailable,
@@ -64,6 +65,7 @@ from ._dlrt import (  # noqa: E402
 
 __all__ = [
     "BackendError",
+    "Cancelled",
     "CrossEncoder",
     "Device",
     "DeviceUnavailable",

@@ -42,6 +42,11 @@ class InternalError(Error):
 
     code: StatusCode = StatusCode.Internal
 
+class Cancelled(Error):
+    """A run stopped by its timeout (Session.run(..., timeout_ms=...)); the Session stays usable."""
+
+    code: StatusCode = StatusCode.Cancelled
+
 class InvalidArgument(Error, ValueError):
     """
     A bad argument or input: an unknown or missing input name, a wrong dtype, rank or dim, a bad

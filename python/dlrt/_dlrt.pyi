@@ -7,6 +7,7 @@ import numpy.typing
 
 from dlrt import (
     BackendError as BackendError,
+    Cancelled as Cancelled,
     DeviceUnavailable as DeviceUnavailable,
     Error as Error,
     InternalError as InternalError,
@@ -51,6 +52,8 @@ class StatusCode(enum.IntEnum):
     RuntimeError = 500
 
     Internal = 501
+
+    Cancelled = 502
 
 class TensorInfo:
     """One model input or output as the model declares it."""
@@ -178,7 +181,7 @@ class Session:
         The model's outputs: a list of TensorInfo, in the order run() returns them.
         """
 
-    def run(self, feeds: Mapping[str, numpy.typing.ArrayLike], output_names: Sequence[str] | None = None, report: bool = False) -> list[numpy.ndarray] | tuple[list[numpy.ndarray], RunReport]:
+    def run(self, feeds: Mapping[str, numpy.typing.ArrayLike], output_names: Sequence[str] | None = None, report: bool = False, timeout_ms: float | None = None) -> list[numpy.ndarray] | tuple[list[numpy.ndarray], RunReport]:
         """
         Runs the model once.
 
@@ -191,6 +194,9 @@ class Session:
         output_names  None for every output in the model's order, or a list of output
                       names: only those, in that order.
         report        also return the run report: (outputs, RunReport).
+        timeout_ms    stop the run with dlrt.Cancelled once it has run this long (checked
+                      between the nodes it executes, Loop/Scan bodies included); None: no
+                      limit. The Session stays usable.
 
         Returns a list of numpy arrays. Each one owns dlrt's output buffer (no copy).
         Raises dlrt.InvalidArgument for an unknown or missing input, a wrong dtype, rank or

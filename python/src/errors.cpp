@@ -16,7 +16,7 @@ struct ErrorClass {
 };
 
 // Filled by bind_errors; the classes live as long as the process.
-std::array<std::pair<StatusCode, PyObject*>, 11> g_classes{};
+std::array<std::pair<StatusCode, PyObject*>, 12> g_classes{};
 PyObject* g_error = nullptr;
 PyObject* g_status_code = nullptr;
 
@@ -50,7 +50,7 @@ void bind_errors(nb::module_& m) {
   for (StatusCode c : {StatusCode::kOk, StatusCode::kInvalidArgument, StatusCode::kNotFound, StatusCode::kOutOfRange,
                        StatusCode::kInvalidModel, StatusCode::kUnsupported, StatusCode::kIoError,
                        StatusCode::kOutOfMemory, StatusCode::kDeviceUnavailable, StatusCode::kBackendError,
-                       StatusCode::kRuntimeError, StatusCode::kInternal}) {
+                       StatusCode::kRuntimeError, StatusCode::kInternal, StatusCode::kCancelled}) {
     codes.value(status_code_name(c), c);
   }
   g_status_code = codes.ptr();
@@ -80,6 +80,8 @@ void bind_errors(nb::module_& m) {
       {StatusCode::kBackendError, "BackendError", nullptr, "An accelerator backend failed."},
       {StatusCode::kRuntimeError, "RunError", nullptr, "A run failed while executing (a kernel error)."},
       {StatusCode::kInternal, "InternalError", nullptr, "A bug in dlrt: please report it with the message."},
+      {StatusCode::kCancelled, "Cancelled", nullptr,
+       "A run stopped by its timeout (Session.run(..., timeout_ms=...)); the Session stays usable."},
   };
   size_t i = 0;
   for (const ErrorClass& c : classes) {

@@ -48,6 +48,9 @@ feeds         dict of input name -> numpy array (or anything np.asarray takes).
 output_names  None for every output in the model's order, or a list of output
               names: only those, in that order.
 report        also return the run report: (outputs, RunReport).
+timeout_ms    stop the run with dlrt.Cancelled once it has run this long (checked
+              between the nodes it executes, Loop/Scan bodies included); None: no
+              limit. The Session stays usable.
 
 Returns a list of numpy arrays. Each one owns dlrt's output buffer (no copy).
 Raises dlrt.InvalidArgument for an unknown or missing input, a wrong dtype, rank or
@@ -97,8 +100,13 @@ void init_session(PySession* self, nb::handle model, std::optional<std::string> 
 }
 
 nb::object run(PySession& self, nb::handle feeds, std::optional<std::vector<std::string>> output_names,
-               bool want_report) {
+               bool want_report, std::optional<double> timeout_ms) {
   Session& session = get(self);
+  RunOptions options;
+  if (timeout_ms) {
+    if (!(*timeout_ms > 0)) raise_status(InvalidArgument("timeout_ms must be positive (None: no limit)"));
+    options.timeout_ms = *timeout_ms;
+  }
   if (!PyDict_Check(feeds.ptr())) {
     if (!PyMapping_Check(feeds.ptr()) || PyUnicode_Check(feeds.ptr())) {
       throw nb::type_error("feeds must be a dict of input name -> array");
@@ -144,7 +152,7 @@ nb::object run(PySession& self, nb::handle feeds, std::optional<std::vector<std:
   {
     nb::gil_scoped_release unlocked;
     // No report asked for, none built (building one costs a little per run).
-    result = session.run(inputs, want_report ? &report : nullptr);
+    result = session.run(inputs, options, want_report ? &report : nullptr);
     inputs.clear();  // views only; no Python object involved
   }
   check(result.status());
@@ -254,8 +262,10 @@ void bind_session(nb::module_& m) {
       .def_prop_ro("outputs", [](PySession& s) { return get(s).outputs(); },
                    "The model's outputs: a list of TensorInfo, in the order run() returns them.")
       .def("run", &run, nb::arg("feeds"), nb::arg("output_names") = nb::none(), nb::arg("report") = false,
+           nb::arg("timeout_ms") = nb::none(),
            nb::sig("def run(self, feeds: collections.abc.Mapping[str, numpy.typing.ArrayLike], "
-                   "output_names: collections.abc.Sequence[str] | None = None, report: bool = False) "
+                   "output_names: collections.abc.Sequence[str] | None = None, report: bool = False, "
+                   "timeout_ms: float | None = None) "
                    "-> list[numpy.ndarray] | tuple[list[numpy.ndarray], RunReport]"),
            kRunDoc)
       .def("placement", [](PySession& s) { return get(s).placement(); },

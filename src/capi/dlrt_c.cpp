@@ -3,6 +3,7 @@
 // dlrt::Status, into a dlrt_status the caller owns.
 #include "dlrt/dlrt_c.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <exception>
@@ -34,6 +35,10 @@ struct dlrt_session_options {
 
 struct dlrt_run_report {
   dlrt::RunReport report;
+};
+
+struct dlrt_cancel_token {
+  std::atomic<bool> cancelled{false};
 };
 
 namespace {
@@ -487,11 +492,42 @@ dlrt_status* dlrt_session_output_info(const dlrt_session* session, size_t index,
   });
 }
 
+dlrt_status* dlrt_cancel_token_create(dlrt_cancel_token** out) {
+  constexpr const char* fn = "dlrt_cancel_token_create";
+  return guarded(fn, [&]() -> dlrt_status* {
+    if (!out) return invalid(fn, "out is NULL");
+    *out = new dlrt_cancel_token;
+    return nullptr;
+  });
+}
+
+void dlrt_cancel_token_cancel(dlrt_cancel_token* token) {
+  if (token) token->cancelled.store(true);
+}
+
+void dlrt_cancel_token_free(dlrt_cancel_token** token) { free_handle(token); }
+
 dlrt_status* dlrt_session_run(const dlrt_session* session, const char* const* input_names,
                               const dlrt_tensor* const* inputs, size_t input_count, dlrt_tensor** outputs,
                               size_t output_capacity, dlrt_run_report** report) {
+  return dlrt_session_run_with_options(session, input_names, inputs, input_count, outputs, output_capacity, nullptr,
+                                       report);
+}
+
+dlrt_status* dlrt_session_run_with_options(const dlrt_session* session, const char* const* input_names,
+                                           const dlrt_tensor* const* inputs, size_t input_count, dlrt_tensor** outputs,
+                                           size_t output_capacity, const dlrt_run_options* options,
+                                           dlrt_run_report** report) {
   constexpr const char* fn = "dlrt_session_run";
   return guarded(fn, [&]() -> dlrt_status* {
+    dlrt::RunOptions run_options;
+    if (options) {
+      if (!DLRT_FITS(options, timeout_ms))
+        return invalid(fn, "options->struct_size is too small (set it to sizeof(dlrt_run_options))");
+      if (!(options->timeout_ms >= 0)) return invalid(fn, "options->timeout_ms must not be negative");
+      run_options.timeout_ms = options->timeout_ms;
+      if (DLRT_FITS(options, cancel) && options->cancel) run_options.cancel = &options->cancel->cancelled;
+    }
     if (report) *report = nullptr;
     if (!session) return invalid(fn, "session is NULL");
     const size_t n_out = session->outputs.size();
@@ -503,7 +539,7 @@ dlrt_status* dlrt_session_run(const dlrt_session* session, const char* const* in
     std::map<std::string, dlrt::Tensor> feeds;
     if (dlrt_status* st = gather_inputs(fn, input_names, inputs, input_count, feeds)) return st;
     dlrt::RunReport r;
-    auto got = session->session->run(feeds, report ? &r : nullptr);
+    auto got = session->session->run(feeds, run_options, report ? &r : nullptr);
     if (!got.ok()) return from_status(got.status());
     // Allocate every handle before handing any out, so a failure leaks nothing.
     std::vector<std::unique_ptr<dlrt_tensor>> made;

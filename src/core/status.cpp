@@ -16,6 +16,7 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::kBackendError: return "BackendError";
     case StatusCode::kRuntimeError: return "RuntimeError";
     case StatusCode::kInternal: return "Internal";
+    case StatusCode::kCancelled: return "Cancelled";
   }
   return "Unknown";
 }

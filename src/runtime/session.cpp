@@ -1,11 +1,13 @@
 #include "dlrt/session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
 
 #include "core/logging.h"
+#include "core/run_limits.h"
 #include "core/thread_pool.h"
 #include "ir/onnx_import.h"
 #include "backend/registry.h"
@@ -489,9 +491,40 @@ Result<std::vector<Tensor>> as_tensors(std::vector<RunValue> out, const std::vec
 }
 }  // namespace
 
+namespace {
+
+// RunOptions as the executor checks them (core/run_limits.h).
+RunLimits limits_of(const RunOptions& options) {
+  RunLimits l;
+  l.cancel = options.cancel;
+  l.timeout_ms = options.timeout_ms;
+  if (options.timeout_ms > 0)
+    l.deadline = std::chrono::steady_clock::now() +
+                 std::chrono::microseconds(static_cast<int64_t>(std::min(options.timeout_ms, 1e12) * 1000));
+  return l;
+}
+
+}  // namespace
+
 Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs, RunReport* report) const {
   DLRT_ASSIGN_OR_RETURN(auto out, impl_->run(inputs, report));
   return as_tensors(std::move(out), impl_->outputs, impl_->constant_outputs);
+}
+
+Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs, const RunOptions& options,
+                                         RunReport* report) const {
+  if (options.timeout_ms < 0) return InvalidArgument("RunOptions::timeout_ms must not be negative");
+  const RunLimits limits = limits_of(options);
+  RunLimitsScope scope(&limits);
+  return run(inputs, report);
+}
+
+Status Session::run_into(const std::map<std::string, Tensor>& inputs, std::map<std::string, Tensor>& outputs,
+                         const RunOptions& options, RunReport* report) const {
+  if (options.timeout_ms < 0) return InvalidArgument("RunOptions::timeout_ms must not be negative");
+  const RunLimits limits = limits_of(options);
+  RunLimitsScope scope(&limits);
+  return run_into(inputs, outputs, report);
 }
 
 Status Session::run_into(const std::map<std::string, Tensor>& inputs, std::map<std::string, Tensor>& outputs,

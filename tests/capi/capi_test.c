@@ -513,6 +513,40 @@ static void test_session(const char* model, const char* input_npy, const char* e
     dlrt_tensor_free(&y_view);
   }
 
+  /* run bounds: an expired timeout and a cancelled token stop the run with
+   * DLRT_CANCELLED (checked before the first node already); the session stays usable */
+  {
+    dlrt_run_options ro = DLRT_RUN_OPTIONS_INIT;
+    dlrt_cancel_token* token = NULL;
+    ro.timeout_ms = 1e-6;
+    FAILS(dlrt_session_run_with_options(s, in_names, (const dlrt_tensor* const*)&input, 1, out, 1, &ro, NULL),
+          DLRT_CANCELLED, "timeout");
+    CHECK(out[0] == NULL);
+    OK(dlrt_cancel_token_create(&token));
+    ro.timeout_ms = 0;
+    ro.cancel = token;
+    OK(dlrt_session_run_with_options(s, in_names, (const dlrt_tensor* const*)&input, 1, out, 1, &ro, NULL));
+    if (out[0]) CHECK(close_to(dlrt_tensor_const_data(out[0]), want, 6, 1e-4f));
+    dlrt_tensor_free(&out[0]);
+    dlrt_cancel_token_cancel(token);
+    dlrt_cancel_token_cancel(NULL);
+    FAILS(dlrt_session_run_with_options(s, in_names, (const dlrt_tensor* const*)&input, 1, out, 1, &ro, NULL),
+          DLRT_CANCELLED, "cancelled");
+    OK(dlrt_session_run_with_options(s, in_names, (const dlrt_tensor* const*)&input, 1, out, 1, NULL, NULL));
+    dlrt_tensor_free(&out[0]);
+    ro.timeout_ms = -1;
+    FAILS(dlrt_session_run_with_options(s, in_names, (const dlrt_tensor* const*)&input, 1, out, 1, &ro, NULL),
+          DLRT_INVALID_ARGUMENT, "negative");
+    ro.struct_size = 4;
+    FAILS(dlrt_session_run_with_options(s, in_names, (const dlrt_tensor* const*)&input, 1, out, 1, &ro, NULL),
+          DLRT_INVALID_ARGUMENT, "struct_size");
+    FAILS(dlrt_cancel_token_create(NULL), DLRT_INVALID_ARGUMENT, "out is NULL");
+    CHECK(strcmp(dlrt_status_code_name(DLRT_CANCELLED), "Cancelled") == 0);
+    dlrt_cancel_token_free(&token);
+    CHECK(token == NULL);
+    dlrt_cancel_token_free(&token);
+  }
+
   /* the placement */
   OK(dlrt_session_placement(s, &report));
   if (report) check_report(report, 0);

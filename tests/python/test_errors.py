@@ -126,3 +126,16 @@ def test_errors_can_be_caught_as_their_python_bases(mlp):
         mlp.run({"x": np.zeros((2, 4), np.float64)})
     with pytest.raises(RuntimeError):
         dlrt.Session(b"junk")
+
+
+def test_timeout_cancels_the_run_and_the_session_stays_usable(test_models):
+    s = dlrt.Session(os.path.join(test_models, "mlp.onnx"))
+    x = np.zeros((2, 4), np.float32)
+    with pytest.raises(dlrt.Cancelled, match="timeout") as e:
+        s.run({"x": x}, timeout_ms=1e-6)  # expired before the first node
+    assert e.value.code == dlrt.StatusCode.Cancelled
+    assert isinstance(e.value, dlrt.Error)
+    [y] = s.run({"x": x}, timeout_ms=60_000)
+    assert y.shape == (2, 3)
+    with pytest.raises(dlrt.InvalidArgument, match="timeout_ms"):
+        s.run({"x": x}, timeout_ms=0)

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/logging.h"
+#include "core/run_limits.h"
 
 namespace dlrt {
 
@@ -376,6 +377,7 @@ Status Executor::run_graph(const ir::Graph& g, std::span<const RunValue> inputs,
   if (node_ms) node_ms->assign(g.nodes.size(), 0.0);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
+    DLRT_RETURN_IF_ERROR(check_run_limits());  // RunOptions: timeout, cancel
     auto t0 = node_ms ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     in_ptrs.clear();
     for (ir::ValueId in : node.inputs) {
