@@ -1,0 +1,125 @@
+// The models behind dlrt serve (server.h's EmbedModel): the Embedder, and a
+// Classifier for cross-encoders; and the warm-up run before serving.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "embed/classifier.h"
+#include "embed/embedder.h"
+#include "embed/server.h"
+#include "embed/tokenizer.h"
+
+namespace dlrt::embed {
+namespace {
+
+// ---- the Embedder behind the server ----------------------------------------
+
+class EmbedderModel final : public EmbedModel {
+ public:
+  explicit EmbedderModel(std::shared_ptr<const Embedder> e) : e_(std::move(e)) {}
+  Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
+    // One id more than the limit tells whether the text was longer.
+    size_t max = e_->max_length();
+    Encoding probe = e_->tokenizer().encode(text, max + 1);
+    bool over = probe.ids.size() > max;
+    if (truncated) *truncated = over;
+    if (!over) return probe;
+    return e_->tokenize(text);
+  }
+  Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch) const override {
+    return e_->embed_encoded(batch, /*normalize=*/false);  // the server normalises per request
+  }
+  size_t dimension() const override { return e_->dimension(); }
+  std::string model_name() const override { return e_->model_name(); }
+  size_t max_length() const override { return e_->max_length(); }
+  dlrt::RunReport placement() const override { return e_->placement(); }
+  bool normalizes() const override { return e_->normalize(); }
+  std::string pooling() const override { return pooling_name(e_->pooling()); }
+  std::optional<std::string> prompt(const std::string& name) const override {
+    auto it = e_->prompts().find(name);
+    if (it == e_->prompts().end()) return std::nullopt;
+    return it->second;
+  }
+  std::string default_prompt_name() const override { return e_->default_prompt_name(); }
+  std::vector<std::string> prompt_names() const override {
+    std::vector<std::string> names;
+    for (const auto& [name, text] : e_->prompts()) names.push_back(name);
+    return names;
+  }
+  size_t vocab_size() const override { return e_->tokenizer().vocab_size(); }
+  size_t count_tokens(std::string_view text) const override { return e_->tokenizer().encode(text, 0).ids.size(); }
+  std::string token_text(int64_t id) const override { return e_->tokenizer().id_to_token(id); }
+  bool is_special_token(int64_t id) const override {
+    for (const AddedToken& t : e_->tokenizer().added_tokens())
+      if (t.id == id && t.special) return true;
+    return false;
+  }
+  Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override {
+    return e_->tokenizer().decode(ids, skip_special_tokens);
+  }
+
+ private:
+  std::shared_ptr<const Embedder> e_;
+};
+
+// ---- a Classifier behind the server ------------------------------------------
+
+class ClassifierModel final : public EmbedModel {
+ public:
+  explicit ClassifierModel(std::shared_ptr<const Classifier> c) : c_(std::move(c)) {}
+  Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
+    return c_->tokenize(ClassifierInput{std::string(text), {}, false}, truncated);
+  }
+  Result<Encoding> tokenize_pair(std::string_view first, std::string_view second, bool* truncated) const override {
+    return c_->tokenize(ClassifierInput{std::string(first), std::string(second), true}, truncated);
+  }
+  Result<EmbedResult> embed_encoded(const std::vector<Encoding>&) const override {
+    return InvalidArgument("the served model is a sequence classifier: use /rerank or /predict");
+  }
+  Result<std::vector<std::vector<float>>> classify(const std::vector<Encoding>& batch) const override {
+    DLRT_ASSIGN_OR_RETURN(ClassifierResult r, c_->score_encoded(batch));
+    return std::move(r.logits);
+  }
+  bool is_classifier() const override { return true; }
+  std::vector<std::string> labels() const override { return c_->labels(); }
+  size_t dimension() const override { return c_->labels().size(); }
+  std::string model_name() const override { return c_->model_name(); }
+  size_t max_length() const override { return c_->max_length(); }
+  dlrt::RunReport placement() const override { return c_->placement(); }
+  size_t vocab_size() const override { return c_->tokenizer().vocab_size(); }
+  size_t count_tokens(std::string_view text) const override { return c_->tokenizer().encode(text, 0).ids.size(); }
+  std::string token_text(int64_t id) const override { return c_->tokenizer().id_to_token(id); }
+  Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override {
+    return c_->tokenizer().decode(ids, skip_special_tokens);
+  }
+
+ private:
+  std::shared_ptr<const Classifier> c_;
+};
+
+}  // namespace
+
+std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder> embedder) {
+  return std::make_shared<EmbedderModel>(std::move(embedder));
+}
+
+std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classifier> classifier) {
+  return std::make_shared<ClassifierModel>(std::move(classifier));
+}
+
+Status warm_up(const EmbedModel& model) {
+  bool truncated = false;
+  DLRT_ASSIGN_OR_RETURN(Encoding enc, model.tokenize("warm up the model before serving", &truncated));
+  if (model.is_classifier()) {
+    DLRT_ASSIGN_OR_RETURN(auto logits, model.classify({enc}));
+    if (logits.size() != 1 || logits[0].size() != model.labels().size())
+      return Internal("warm-up run returned " + std::to_string(logits.size()) + " rows");
+    return Status::Ok();
+  }
+  DLRT_ASSIGN_OR_RETURN(EmbedResult r, model.embed_encoded({enc}));
+  if (r.vectors.size() != 1 || r.vectors[0].size() != model.dimension())
+    return Internal("warm-up run returned " + std::to_string(r.vectors.size()) + " vectors");
+  return Status::Ok();
+}
+
+}  // namespace dlrt::embed

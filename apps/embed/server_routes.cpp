@@ -1,0 +1,346 @@
+// dlrt serve's embedding routes: /v1/embeddings and /embed (handle_embeddings),
+// /tokenize, /decode, and /v1/models and /info (info_reply). See server.h.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dlrt/dlrt.h"
+#include "embed/request.h"
+#include "embed/server.h"
+#include "embed/server_util.h"
+
+namespace dlrt::embed {
+namespace {
+
+using json = nlohmann::json;
+using server_util::is_device_failure;
+using server_util::json_string;
+
+// ---- JSON writing -----------------------------------------------------------
+
+void append_float(std::string& out, float v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buf[32];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, ec == std::errc() ? p : buf);
+}
+
+void append_vector(std::string& out, const std::vector<float>& v) {
+  out += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    append_float(out, v[i]);
+  }
+  out += ']';
+}
+
+void append_base64(std::string& out, const std::vector<float>& v) {
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string bytes(v.size() * sizeof(float), '\0');
+  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());  // little-endian float32 (x86, arm)
+  out += '"';
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    uint32_t n = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
+    out += kAlphabet[n >> 18];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (size_t rest = bytes.size() - i) {
+    uint32_t n = uint8_t(bytes[i]) << 16;
+    if (rest == 2) n |= uint8_t(bytes[i + 1]) << 8;
+    out += kAlphabet[n >> 18];
+    out += kAlphabet[(n >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  out += '"';
+}
+
+// Keeps [CLS] ... [SEP]: cuts the middle, keeps the last token.
+void truncate_encoding(Encoding& e, size_t limit) {
+  if (e.ids.size() <= limit || limit < 2) return;
+  auto cut = [limit](std::vector<int64_t>& v) {
+    if (v.size() <= limit) return;
+    int64_t last = v.back();
+    v.resize(limit - 1);
+    v.push_back(last);
+  };
+  cut(e.ids);
+  cut(e.type_ids);
+  cut(e.attention_mask);
+}
+
+// The text to put in front of a request's texts: its prompt_name's, else the
+// model's default prompt's, else none (""); nullopt when the name it gives is
+// not a prompt of the model.
+std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::optional<std::string>& requested) {
+  if (requested) return m.prompt(*requested);
+  const std::string def = m.default_prompt_name();
+  if (def.empty()) return std::string();
+  return m.prompt(def).value_or(std::string());
+}
+
+// TEI's model_type: {"embedding": {pooling}}, {"reranker": {...}} (one
+// score) or {"classifier": {id2label, label2id}}.
+json model_type_json(const EmbedModel& m) {
+  if (!m.is_classifier()) return {{"embedding", {{"pooling", m.pooling()}}}};
+  json id2label = json::object(), label2id = json::object();
+  const auto labels = m.labels();
+  for (size_t i = 0; i < labels.size(); ++i) {
+    id2label[std::to_string(i)] = labels[i];
+    label2id[labels[i]] = i;
+  }
+  return {{labels.size() == 1 ? "reranker" : "classifier", {{"id2label", id2label}, {"label2id", label2id}}}};
+}
+
+}  // namespace
+
+EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api api) {
+  if (draining_.load()) return error_reply(api, 503, "unavailable", "the server is shutting down");
+  auto m = model();
+  Batcher* b = batcher();
+  if (!m || !b) {
+    std::lock_guard<std::mutex> lk(mu_);
+    return error_reply(api, 503, "unavailable",
+                       load_error_.empty() ? "the model is still loading; retry shortly" : "the model failed to load: " + load_error_);
+  }
+  if (m->is_classifier())
+    return error_reply(api, 400, "invalid_request_error",
+                       "the served model is a sequence classifier (cross-encoder): use /rerank or /predict");
+  json body_json = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (body_json.is_discarded()) return error_reply(api, 400, "invalid_request_error", "the body is not valid JSON (UTF-8)");
+  EmbedRequest req;
+  if (auto e = parse_embed_request(body_json, api == Api::kOpenAI ? RequestKind::kOpenAIEmbeddings : RequestKind::kTeiEmbed,
+                                   config_.max_inputs_per_request, &req))
+    return error_reply(api, e->status, "invalid_request_error", e->message);
+  if (req.dimensions && *req.dimensions > m->dimension())
+    return error_reply(api, 422, "invalid_request_error",
+                       "'dimensions' is " + std::to_string(*req.dimensions) + " but the model's vectors have " +
+                           std::to_string(m->dimension()));
+  const bool truncate = req.truncate.value_or(config_.truncate);
+  const bool normalize = req.normalize.value_or(m->normalizes());
+
+  size_t limit = m->max_length();
+  if (config_.max_input_tokens > 0) limit = std::min(limit, config_.max_input_tokens);
+  auto over_limit = [&](size_t i, size_t tokens) {
+    return error_reply(api, 413, "invalid_request_error",
+                       "input " + std::to_string(i) + " has " + (tokens ? std::to_string(tokens) : "more than " + std::to_string(limit)) +
+                           " tokens; the limit is " + std::to_string(limit) +
+                           " per input: shorten it or send \"truncate\": true");
+  };
+  std::vector<Encoding> encodings;
+  encodings.reserve(req.size());
+  if (!req.token_ids.empty()) {
+    // Token ids are used as given (no special tokens added).
+    const size_t vocab = m->vocab_size();
+    for (size_t i = 0; i < req.token_ids.size(); ++i) {
+      std::vector<int64_t>& ids = req.token_ids[i];
+      for (int64_t id : ids)
+        if (vocab && static_cast<size_t>(id) >= vocab)
+          return error_reply(api, 422, "invalid_request_error",
+                             "input " + std::to_string(i) + " has token id " + std::to_string(id) +
+                                 ", outside the vocabulary (" + std::to_string(vocab) + " tokens)");
+      if (ids.size() > limit) {
+        if (!truncate) return over_limit(i, ids.size());
+        ids.resize(limit);
+      }
+      Encoding e;
+      e.ids = std::move(ids);
+      e.type_ids.assign(e.ids.size(), 0);
+      e.attention_mask.assign(e.ids.size(), 1);
+      encodings.push_back(std::move(e));
+    }
+  } else {
+    // A named prompt (or the folder's default) goes in front of each text.
+    std::string prompt;
+    if (auto p = resolve_prompt(*m, req.prompt_name); !p) {
+      return error_reply(api, 422, "invalid_request_error", "the model has no prompt named '" + *req.prompt_name + "'");
+    } else {
+      prompt = *p;
+    }
+    for (size_t i = 0; i < req.texts.size(); ++i) {
+      bool truncated = false;
+      const std::string text = prompt.empty() ? std::move(req.texts[i]) : prompt + req.texts[i];
+      auto enc = m->tokenize(text, &truncated);
+      if (!enc.ok())
+        return error_reply(api, 422, "invalid_request_error",
+                           "input " + std::to_string(i) + " cannot be tokenized: " + enc.status().message());
+      if ((truncated || enc->ids.size() > limit) && !truncate) return over_limit(i, m->count_tokens(text));
+      truncate_encoding(*enc, limit);
+      encodings.push_back(std::move(enc).value());
+    }
+  }
+
+  auto fut = b->submit(std::move(encodings));
+  if (!fut.ok()) {
+    if (fut.status().code() == StatusCode::kOutOfRange) {
+      metrics_.observe_rejected();
+      Reply r = error_reply(api, 429, "rate_limit_error", "server busy: " + fut.status().message() + "; retry later");
+      r.retry_after_s = 1;
+      return r;
+    }
+    return error_reply(api, 503, "unavailable", fut.status().message());
+  }
+  if (fut->wait_for(std::chrono::milliseconds(config_.request_timeout_ms)) != std::future_status::ready)
+    return error_reply(api, 504, "timeout",
+                       "the batch did not finish within " + std::to_string(config_.request_timeout_ms) + " ms");
+  Result<RequestResult> res = std::move(fut->get());
+  if (!res.ok()) {
+    const Status& s = res.status();
+    if (is_device_failure(s.code()))
+      return error_reply(api, 503, "device_unavailable",
+                         "the accelerator failed and strict mode forbids falling back to the CPU: " + s.message());
+    return error_reply(api, 500, "internal_error", "embedding failed: " + s.to_string());
+  }
+  for (std::vector<float>& v : res->vectors) finish_vector(v, req.dimensions, normalize);
+  server_util::note_request_size(res->vectors.size(), res->tokens);
+
+  Reply r;
+  std::string& out = r.body;
+  size_t dim = res->vectors.empty() ? 0 : res->vectors[0].size();
+  out.reserve(64 + res->vectors.size() * (req.base64 ? dim * 4 / 3 + 64 : dim * 12 + 64));
+  if (api == Api::kTei) {
+    out += '[';
+    for (size_t i = 0; i < res->vectors.size(); ++i) {
+      if (i) out += ',';
+      append_vector(out, res->vectors[i]);
+    }
+    out += ']';
+    return r;
+  }
+  out += "{\"object\":\"list\",\"data\":[";
+  for (size_t i = 0; i < res->vectors.size(); ++i) {
+    if (i) out += ',';
+    out += "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
+    if (req.base64) append_base64(out, res->vectors[i]);
+    else append_vector(out, res->vectors[i]);
+    out += '}';
+  }
+  std::string name = config_.model_name.empty() ? m->model_name() : config_.model_name;
+  out += "],\"model\":" + json_string(name) + ",\"usage\":{\"prompt_tokens\":" + std::to_string(res->tokens) +
+         ",\"total_tokens\":" + std::to_string(res->tokens) + "}}";
+  return r;
+}
+
+EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
+  auto m = model();
+  if (!m) return error_reply(Api::kTei, 503, "unavailable", "the model is still loading; retry shortly");
+  json body_json = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (body_json.is_discarded()) return error_reply(Api::kTei, 400, "invalid_request_error", "the body is not valid JSON (UTF-8)");
+  EmbedRequest req;
+  if (auto e = parse_embed_request(body_json, RequestKind::kTeiTokenize, config_.max_inputs_per_request, &req))
+    return error_reply(Api::kTei, e->status, "invalid_request_error", e->message);
+  auto prompt_text = resolve_prompt(*m, req.prompt_name);
+  if (!prompt_text)
+    return error_reply(Api::kTei, 422, "invalid_request_error", "the model has no prompt named '" + *req.prompt_name + "'");
+  const std::string prompt = *prompt_text;
+  // Offsets ("start", "stop") are not tracked by the tokenizer: null.
+  json out = json::array();
+  for (size_t i = 0; i < req.texts.size(); ++i) {
+    auto enc = m->tokenize(prompt + req.texts[i], nullptr);
+    if (!enc.ok())
+      return error_reply(Api::kTei, 422, "invalid_request_error",
+                         "input " + std::to_string(i) + " cannot be tokenized: " + enc.status().message());
+    json tokens = json::array();
+    for (int64_t id : enc->ids) {
+      const bool special = m->is_special_token(id);
+      if (special && !req.add_special_tokens) continue;
+      tokens.push_back({{"id", id}, {"text", m->token_text(id)}, {"special", special}, {"start", nullptr}, {"stop", nullptr}});
+    }
+    out.push_back(std::move(tokens));
+  }
+  Reply r;
+  r.body = out.dump(-1, ' ', false, json::error_handler_t::replace);
+  return r;
+}
+
+EmbedServer::Reply EmbedServer::handle_decode(const std::string& body) {
+  auto m = model();
+  if (!m) return error_reply(Api::kTei, 503, "unavailable", "the model is still loading; retry shortly");
+  json req = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (req.is_discarded()) return error_reply(Api::kTei, 400, "invalid_request_error", "the body is not valid JSON (UTF-8)");
+  if (!req.is_object()) return error_reply(Api::kTei, 422, "invalid_request_error", "the body must be a JSON object");
+  auto ids = req.find("ids");
+  if (ids == req.end() || !ids->is_array() || ids->empty())
+    return error_reply(Api::kTei, 422, "invalid_request_error", "'ids' must be a list of token ids or a list of such lists");
+  bool skip = true;
+  if (auto s = req.find("skip_special_tokens"); s != req.end() && !s->is_null()) {
+    if (!s->is_boolean()) return error_reply(Api::kTei, 422, "invalid_request_error", "'skip_special_tokens' must be a boolean");
+    skip = s->get<bool>();
+  }
+  // [1, 2, 3] is one sequence, [[1, 2], [3]] several.
+  std::vector<std::vector<int64_t>> batch;
+  const bool nested = (*ids)[0].is_array();
+  if (nested && ids->size() > config_.max_inputs_per_request)
+    return error_reply(Api::kTei, 413, "invalid_request_error",
+                       std::to_string(ids->size()) + " sequences in one request; the limit is " +
+                           std::to_string(config_.max_inputs_per_request) + " (max_inputs_per_request)");
+  for (const json& seq : nested ? *ids : json::array({*ids})) {
+    if (!seq.is_array()) return error_reply(Api::kTei, 422, "invalid_request_error", "'ids' mixes lists and ids");
+    std::vector<int64_t> one;
+    for (const json& id : seq) {
+      if (!id.is_number_integer() || id.get<int64_t>() < 0)
+        return error_reply(Api::kTei, 422, "invalid_request_error", "'ids' holds a value that is not a token id");
+      one.push_back(id.get<int64_t>());
+    }
+    batch.push_back(std::move(one));
+  }
+  json out = json::array();
+  for (const auto& seq : batch) {
+    auto text = m->decode(seq, skip);
+    if (!text.ok()) {
+      const int status = text.status().code() == StatusCode::kUnsupported ? 501 : 422;
+      return error_reply(Api::kTei, status, "invalid_request_error", text.status().message());
+    }
+    out.push_back(*text);
+  }
+  Reply r;
+  r.body = out.dump(-1, ' ', false, json::error_handler_t::replace);
+  return r;
+}
+
+EmbedServer::Reply EmbedServer::info_reply(bool openai_models) const {
+  auto m = model();
+  Reply r;
+  if (!m) return error_reply(openai_models ? Api::kOpenAI : Api::kTei, 503, "unavailable", "the model is still loading");
+  const std::string name = config_.model_name.empty() ? m->model_name() : config_.model_name;
+  json j;
+  if (openai_models) {
+    json model = {{"id", name}, {"object", "model"}, {"created", std::chrono::duration_cast<std::chrono::seconds>(
+                                                                    started_.time_since_epoch()).count()},
+                  {"owned_by", "dlrt"}};
+    j = {{"object", "list"}, {"data", json::array({model})}};
+  } else {
+    const HealthInfo h = health();
+    json prompts = json::object();
+    j = {{"model_id", name},
+         {"model_type", model_type_json(*m)},
+         {"max_input_length", config_.max_input_tokens > 0 ? std::min(m->max_length(), config_.max_input_tokens)
+                                                           : m->max_length()},
+         {"max_batch_tokens", config_.max_batch_tokens},
+         {"max_client_batch_size", config_.max_inputs_per_request},
+         {"max_concurrent_requests", config_.max_queue},
+         {"version", dlrt::version()},
+         {"dimension", m->dimension()},
+         {"normalize", m->normalizes()},
+         {"default_prompt_name", m->default_prompt_name().empty() ? json(nullptr) : json(m->default_prompt_name())},
+         {"truncate", config_.truncate},
+         {"backend", h.backend},
+         {"device", h.device}};
+  }
+  r.body = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  return r;
+}
+
+}  // namespace dlrt::embed
