@@ -1,6 +1,7 @@
-// The C API (include/dlrt/dlrt_c.h) over the C++ API: each handle wraps the
-// C++ object, each call catches every exception and turns it, like every
-// dlrt::Status, into a dlrt_status the caller owns.
+// The C API (include/dlrt/dlrt_c.h) over the C++ API: status, version,
+// dtypes, tensors, session options, run reports and sessions. Devices are in
+// dlrt_c_devices.cpp, the embedder in dlrt_c_embedder.cpp; the helpers they
+// share in capi_util.h.
 #include "dlrt/dlrt_c.h"
 
 #include <atomic>
@@ -16,14 +17,11 @@
 #include <utility>
 #include <vector>
 
-#include "dlrt/device.h"
+#include "capi/capi_util.h"
 #include "dlrt/dlrt.h"
-#include "embed/embedder.h"
 
-struct dlrt_status {
-  dlrt_status_code code;
-  std::string message;
-};
+using namespace dlrt::capi;  // NOLINT: this file implements the C API with its helpers
+
 
 struct dlrt_tensor {
   dlrt::Tensor tensor;
@@ -33,9 +31,6 @@ struct dlrt_session_options {
   dlrt::SessionOptions options;
 };
 
-struct dlrt_run_report {
-  dlrt::RunReport report;
-};
 
 struct dlrt_cancel_token {
   std::atomic<bool> cancelled{false};
@@ -66,52 +61,14 @@ struct dlrt_session {
   std::vector<ValueInfoC> inputs, outputs;
 };
 
-struct dlrt_device_list {
-  std::vector<dlrt::Device> devices;
-};
 
-struct dlrt_embedder {
-  std::unique_ptr<dlrt::embed::Embedder> embedder;
-};
 
 namespace {
 
-dlrt_status* make_status(dlrt_status_code code, std::string message) {
-  // A status must be returned even when memory is short: fall back to one
-  // without a message rather than throw out of the C API.
-  try {
-    return new dlrt_status{code, std::move(message)};
-  } catch (...) {
-    return new (std::nothrow) dlrt_status{code, std::string()};
-  }
-}
 
-dlrt_status* invalid(const char* function, const std::string& what) {
-  return make_status(DLRT_INVALID_ARGUMENT, std::string(function) + ": " + what);
-}
 
-dlrt_status* from_status(const dlrt::Status& s) {
-  if (s.ok()) return nullptr;
-  return make_status(static_cast<dlrt_status_code>(s.code()), s.message());
-}
 
-// Runs `body` (returning dlrt_status*), turning exceptions into statuses.
-template <typename F>
-dlrt_status* guarded(const char* function, F&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return make_status(DLRT_OUT_OF_MEMORY, std::string(function) + ": out of memory");
-  } catch (const std::exception& e) {
-    return make_status(DLRT_INTERNAL, std::string(function) + ": " + e.what());
-  } catch (...) {
-    return make_status(DLRT_INTERNAL, std::string(function) + ": unknown exception");
-  }
-}
 
-// True when the caller-sized struct *s has room for its member `field`.
-#define DLRT_FITS(s, field) \
-  ((s)->struct_size >= offsetof(std::remove_cvref_t<decltype(*(s))>, field) + sizeof((s)->field))
 
 bool valid_dtype(dlrt_dtype dtype) {
   return dtype != DLRT_DTYPE_UNDEFINED && dlrt::dtype_is_valid(static_cast<int>(dtype));
@@ -170,12 +127,6 @@ dlrt_status* new_report(dlrt::RunReport&& r, dlrt_run_report** out) {
   return nullptr;
 }
 
-template <typename T>
-void free_handle(T** handle) noexcept {
-  if (!handle) return;
-  delete *handle;
-  *handle = nullptr;
-}
 
 }  // namespace
 
@@ -589,153 +540,6 @@ dlrt_status* dlrt_session_placement(const dlrt_session* session, dlrt_run_report
     *out = nullptr;
     if (!session) return invalid(fn, "session is NULL");
     return new_report(session->session->placement(), out);
-  });
-}
-
-// --------------------------------------------------------------- devices
-
-dlrt_status* dlrt_devices_discover(dlrt_device_list** out) {
-  constexpr const char* fn = "dlrt_devices_discover";
-  return guarded(fn, [&]() -> dlrt_status* {
-    if (!out) return invalid(fn, "out is NULL");
-    *out = new dlrt_device_list{dlrt::discover_devices()};
-    return nullptr;
-  });
-}
-
-void dlrt_device_list_free(dlrt_device_list** list) { free_handle(list); }
-
-size_t dlrt_device_list_count(const dlrt_device_list* list) { return list ? list->devices.size() : 0; }
-
-namespace {
-
-dlrt_status* device_at(const char* fn, const dlrt_device_list* list, size_t index, const dlrt::Device** d) {
-  if (!list) return invalid(fn, "list is NULL");
-  if (index >= list->devices.size())
-    return make_status(DLRT_OUT_OF_RANGE, std::string(fn) + ": index " + std::to_string(index) + " but there are " +
-                                              std::to_string(list->devices.size()) + " devices");
-  *d = &list->devices[index];
-  return nullptr;
-}
-
-}  // namespace
-
-dlrt_status* dlrt_device_list_get(const dlrt_device_list* list, size_t index, dlrt_device_info* info) {
-  return guarded("dlrt_device_list_get", [&]() -> dlrt_status* {
-    constexpr const char* fn = "dlrt_device_list_get";
-    if (!info) return invalid(fn, "info is NULL");
-    if (!DLRT_FITS(info, id)) return invalid(fn, "info->struct_size is too small (set it to sizeof(dlrt_device_info))");
-    const dlrt::Device* d = nullptr;
-    if (dlrt_status* st = device_at(fn, list, index, &d)) return st;
-    info->id = d->id.c_str();
-    if (DLRT_FITS(info, type)) info->type = dlrt::device_type_name(d->type);
-    if (DLRT_FITS(info, vendor)) info->vendor = d->vendor.c_str();
-    if (DLRT_FITS(info, name)) info->name = d->name.c_str();
-    if (DLRT_FITS(info, vendor_id)) info->vendor_id = d->vendor_id;
-    if (DLRT_FITS(info, device_id)) info->device_id = d->device_id;
-    if (DLRT_FITS(info, metadata_count)) info->metadata_count = d->metadata.size();
-    return nullptr;
-  });
-}
-
-dlrt_status* dlrt_device_list_metadata(const dlrt_device_list* list, size_t index, size_t meta_index, const char** key,
-                                       const char** value) {
-  return guarded("dlrt_device_list_metadata", [&]() -> dlrt_status* {
-    constexpr const char* fn = "dlrt_device_list_metadata";
-    if (!key || !value) return invalid(fn, "key and value must not be NULL");
-    *key = *value = nullptr;
-    const dlrt::Device* d = nullptr;
-    if (dlrt_status* st = device_at(fn, list, index, &d)) return st;
-    if (meta_index >= d->metadata.size())
-      return make_status(DLRT_OUT_OF_RANGE, std::string(fn) + ": metadata index " + std::to_string(meta_index) +
-                                                " but device " + d->id + " has " + std::to_string(d->metadata.size()));
-    auto it = std::next(d->metadata.begin(), static_cast<std::ptrdiff_t>(meta_index));
-    *key = it->first.c_str();
-    *value = it->second.c_str();
-    return nullptr;
-  });
-}
-
-const char* dlrt_device_list_find_metadata(const dlrt_device_list* list, size_t index, const char* key) {
-  if (!list || !key || index >= list->devices.size()) return nullptr;
-  try {
-    const auto& m = list->devices[index].metadata;
-    auto it = m.find(key);
-    return it == m.end() ? nullptr : it->second.c_str();
-  } catch (...) {
-    return nullptr;
-  }
-}
-
-// -------------------------------------------------------------- embedder
-
-dlrt_status* dlrt_embedder_create(const char* model_dir, const dlrt_embedder_options* options, dlrt_embedder** out) {
-  constexpr const char* fn = "dlrt_embedder_create";
-  return guarded(fn, [&]() -> dlrt_status* {
-    if (!out) return invalid(fn, "out is NULL");
-    *out = nullptr;
-    if (!model_dir) return invalid(fn, "model_dir is NULL");
-    dlrt::embed::EmbedderOptions o;
-    if (options) {
-      if (!DLRT_FITS(options, device))
-        return invalid(fn, "options->struct_size is too small (set it to sizeof(dlrt_embedder_options))");
-      if (options->device) o.device = options->device;
-      if (DLRT_FITS(options, strict)) o.strict = options->strict != 0;
-      if (DLRT_FITS(options, threads)) {
-        if (options->threads < 0) return invalid(fn, "options->threads is negative; use 0 for one per core");
-        o.threads = options->threads;
-      }
-      if (DLRT_FITS(options, max_length)) o.max_length = options->max_length;
-    }
-    auto e = dlrt::embed::Embedder::create(model_dir, o);
-    if (!e.ok()) return from_status(e.status());
-    *out = new dlrt_embedder{std::move(*e)};
-    return nullptr;
-  });
-}
-
-void dlrt_embedder_free(dlrt_embedder** embedder) { free_handle(embedder); }
-
-size_t dlrt_embedder_dimension(const dlrt_embedder* embedder) { return embedder ? embedder->embedder->dimension() : 0; }
-
-size_t dlrt_embedder_max_length(const dlrt_embedder* embedder) {
-  return embedder ? embedder->embedder->max_length() : 0;
-}
-
-int dlrt_embedder_normalizes(const dlrt_embedder* embedder) {
-  return embedder && embedder->embedder->normalize() ? 1 : 0;
-}
-
-dlrt_status* dlrt_embedder_embed(const dlrt_embedder* embedder, const char* const* texts, const size_t* lengths,
-                                 size_t count, float* vectors, size_t capacity, dlrt_run_report** report) {
-  constexpr const char* fn = "dlrt_embedder_embed";
-  return guarded(fn, [&]() -> dlrt_status* {
-    if (report) *report = nullptr;
-    if (!embedder) return invalid(fn, "embedder is NULL");
-    if (count == 0) return nullptr;
-    if (!texts) return invalid(fn, "texts is NULL");
-    const size_t dim = embedder->embedder->dimension();
-    if (!vectors) return invalid(fn, "vectors is NULL");
-    if (dim == 0) return make_status(DLRT_INTERNAL, std::string(fn) + ": the embedder has no dimension");
-    if (capacity / dim < count)
-      return invalid(fn, "vectors holds " + std::to_string(capacity) + " floats but " + std::to_string(count) +
-                             " texts need " + std::to_string(count) + " x " + std::to_string(dim));
-    std::vector<std::string> batch(count);
-    for (size_t i = 0; i < count; ++i) {
-      if (!texts[i]) return invalid(fn, "texts[" + std::to_string(i) + "] is NULL");
-      batch[i] = lengths ? std::string(texts[i], lengths[i]) : std::string(texts[i]);
-    }
-    auto got = embedder->embedder->embed(batch);
-    if (!got.ok()) return from_status(got.status());
-    if (got->vectors.size() != count) return make_status(DLRT_INTERNAL, std::string(fn) + ": wrong number of vectors");
-    std::unique_ptr<dlrt_run_report> rep;
-    if (report) rep = std::make_unique<dlrt_run_report>(dlrt_run_report{std::move(got->report)});
-    for (size_t i = 0; i < count; ++i) {
-      if (got->vectors[i].size() != dim) return make_status(DLRT_INTERNAL, std::string(fn) + ": wrong vector length");
-      std::memcpy(vectors + i * dim, got->vectors[i].data(), dim * sizeof(float));
-    }
-    if (report) *report = rep.release();
-    return nullptr;
   });
 }
 

@@ -1,0 +1,91 @@
+// The C API's embedder (dlrt_embedder_*): a sentence-transformers folder as
+// text -> vectors, over dlrt::embed::Embedder.
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "embed/embedder.h"
+#include "capi/capi_util.h"
+
+using namespace dlrt::capi;  // NOLINT: this file implements the C API with its helpers
+
+struct dlrt_embedder {
+  std::unique_ptr<dlrt::embed::Embedder> embedder;
+};
+
+extern "C" {
+
+// -------------------------------------------------------------- embedder
+
+dlrt_status* dlrt_embedder_create(const char* model_dir, const dlrt_embedder_options* options, dlrt_embedder** out) {
+  constexpr const char* fn = "dlrt_embedder_create";
+  return guarded(fn, [&]() -> dlrt_status* {
+    if (!out) return invalid(fn, "out is NULL");
+    *out = nullptr;
+    if (!model_dir) return invalid(fn, "model_dir is NULL");
+    dlrt::embed::EmbedderOptions o;
+    if (options) {
+      if (!DLRT_FITS(options, device))
+        return invalid(fn, "options->struct_size is too small (set it to sizeof(dlrt_embedder_options))");
+      if (options->device) o.device = options->device;
+      if (DLRT_FITS(options, strict)) o.strict = options->strict != 0;
+      if (DLRT_FITS(options, threads)) {
+        if (options->threads < 0) return invalid(fn, "options->threads is negative; use 0 for one per core");
+        o.threads = options->threads;
+      }
+      if (DLRT_FITS(options, max_length)) o.max_length = options->max_length;
+    }
+    auto e = dlrt::embed::Embedder::create(model_dir, o);
+    if (!e.ok()) return from_status(e.status());
+    *out = new dlrt_embedder{std::move(*e)};
+    return nullptr;
+  });
+}
+
+void dlrt_embedder_free(dlrt_embedder** embedder) { free_handle(embedder); }
+
+size_t dlrt_embedder_dimension(const dlrt_embedder* embedder) { return embedder ? embedder->embedder->dimension() : 0; }
+
+size_t dlrt_embedder_max_length(const dlrt_embedder* embedder) {
+  return embedder ? embedder->embedder->max_length() : 0;
+}
+
+int dlrt_embedder_normalizes(const dlrt_embedder* embedder) {
+  return embedder && embedder->embedder->normalize() ? 1 : 0;
+}
+
+dlrt_status* dlrt_embedder_embed(const dlrt_embedder* embedder, const char* const* texts, const size_t* lengths,
+                                 size_t count, float* vectors, size_t capacity, dlrt_run_report** report) {
+  constexpr const char* fn = "dlrt_embedder_embed";
+  return guarded(fn, [&]() -> dlrt_status* {
+    if (report) *report = nullptr;
+    if (!embedder) return invalid(fn, "embedder is NULL");
+    if (count == 0) return nullptr;
+    if (!texts) return invalid(fn, "texts is NULL");
+    const size_t dim = embedder->embedder->dimension();
+    if (!vectors) return invalid(fn, "vectors is NULL");
+    if (dim == 0) return make_status(DLRT_INTERNAL, std::string(fn) + ": the embedder has no dimension");
+    if (capacity / dim < count)
+      return invalid(fn, "vectors holds " + std::to_string(capacity) + " floats but " + std::to_string(count) +
+                             " texts need " + std::to_string(count) + " x " + std::to_string(dim));
+    std::vector<std::string> batch(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (!texts[i]) return invalid(fn, "texts[" + std::to_string(i) + "] is NULL");
+      batch[i] = lengths ? std::string(texts[i], lengths[i]) : std::string(texts[i]);
+    }
+    auto got = embedder->embedder->embed(batch);
+    if (!got.ok()) return from_status(got.status());
+    if (got->vectors.size() != count) return make_status(DLRT_INTERNAL, std::string(fn) + ": wrong number of vectors");
+    std::unique_ptr<dlrt_run_report> rep;
+    if (report) rep = std::make_unique<dlrt_run_report>(dlrt_run_report{std::move(got->report)});
+    for (size_t i = 0; i < count; ++i) {
+      if (got->vectors[i].size() != dim) return make_status(DLRT_INTERNAL, std::string(fn) + ": wrong vector length");
+      std::memcpy(vectors + i * dim, got->vectors[i].data(), dim * sizeof(float));
+    }
+    if (report) *report = rep.release();
+    return nullptr;
+  });
+}
+
+}  // extern "C"
