@@ -27,10 +27,11 @@ fi
 need=()
 for spec in "$@"; do
   name=${spec%%[=<>]*}
+  name=${name%%\[*}  # ray[data]==X: pip show knows the package as ray
   want=${spec#*==}
   have=$("$VENV/bin/python" -m pip show "$name" 2>/dev/null | awk '/^Version:/ {print $2}' || true)
   if [ "$spec" != "$name" ] && [ "$have" = "$want" ]; then continue; fi
-  if [ "$spec" = "$name" ] && [ -n "$have" ]; then continue; fi
+  if [ "$spec" = "${spec%%[=<>]*}" ] && [ -n "$have" ]; then continue; fi
   need+=("$spec")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -14,8 +14,9 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${1:-$ROOT/build}" && pwd)
 JOBS=${JOBS:-$(nproc)}
-# Verified together: nanobind builds the module, pytest and numpy run the tests.
-PYTHON_PACKAGES="nanobind==2.9.2 pytest==8.4.2 numpy==2.4.6"
+# Verified together: nanobind builds the module, pytest and numpy run the tests;
+# Ray Data (with pyarrow and pandas) runs tests/python/test_ray.py (dlrt.ray).
+PYTHON_PACKAGES="nanobind==2.9.2 pytest==8.4.2 numpy==2.4.6 ray[data]==2.60.0 pyarrow==23.0.1 pandas==2.3.3"
 
 if grep -qE '^DLRT_(SANITIZE|FUZZ):BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; then
   # An ASan-built module cannot load into an uninstrumented python.

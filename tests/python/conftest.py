@@ -51,3 +51,10 @@ def run_python(code):
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """test_ray.py runs last: after a local Ray cluster has run in this process, the
+    peak-memory checks of test_zero_copy.py (in child interpreters) no longer see the
+    control copy (seen with ray 2.60.0); the cause is not yet known."""
+    items.sort(key=lambda item: item.nodeid.split("::")[0].endswith("test_ray.py"))
