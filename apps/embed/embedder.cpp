@@ -155,24 +155,11 @@ Embedder::Embedder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Embedder::~Embedder() = default;
 
 Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir, const EmbedderOptions& options) {
-  std::error_code ec;
-  fs::path dir(model_dir);
-  if (model_dir.empty() || !fs::is_directory(dir, ec)) {
-    return NotFound("model folder \"" + model_dir + "\" does not exist or is not a folder");
-  }
+  DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_file(model_dir));
+  const fs::path& dir = file.dir;
+  const fs::path& model_path = file.path;
   auto impl = std::make_unique<Impl>();
-  fs::path canonical = fs::weakly_canonical(dir, ec);
-  impl->name = (ec ? dir : canonical).filename().string();
-  if (impl->name.empty() || impl->name == ".") impl->name = "model";
-
-  fs::path model_path;
-  for (const char* candidate : {"model.onnx", "onnx/model.onnx"}) {
-    if (fs::is_regular_file(dir / candidate, ec)) {
-      model_path = dir / candidate;
-      break;
-    }
-  }
-  if (model_path.empty()) return NotFound(model_dir + ": no model.onnx or onnx/model.onnx in the model folder");
+  impl->name = file.name;
 
   auto tok = Tokenizer::from_folder(model_dir);
   if (!tok.ok()) return tok.status();
@@ -201,16 +188,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
   if (positions > 0) max_len = std::min(max_len, static_cast<size_t>(positions));
   impl->max_length = std::max<size_t>(max_len, 2);
 
-  SessionOptions so;
-  so.device = options.device;
-  so.strict = options.strict;
-  so.threads = options.threads;
-  so.warm_start = options.warm_start;
-  so.backend_options = options.backend_options;
-  auto session = Session::create(model_path.string(), so);
-  if (!session.ok()) return session.status().with_context(model_path.string());
-  impl->session = std::move(session).value();
-
+  DLRT_ASSIGN_OR_RETURN(impl->session, open_model_session(model_path, options));
   DLRT_ASSIGN_OR_RETURN(impl->inputs, TokenInputs::from_session(*impl->session, model_path.string()));
 
   const auto& outs = impl->session->outputs();

@@ -5,6 +5,37 @@
 
 namespace dlrt::embed {
 
+namespace fs = std::filesystem;
+
+Result<ModelFile> find_model_file(const std::string& model_dir) {
+  std::error_code ec;
+  ModelFile f;
+  f.dir = fs::path(model_dir);
+  if (model_dir.empty() || !fs::is_directory(f.dir, ec))
+    return NotFound("model folder \"" + model_dir + "\" does not exist or is not a folder");
+  const fs::path canonical = fs::weakly_canonical(f.dir, ec);
+  f.name = (ec ? f.dir : canonical).filename().string();
+  if (f.name.empty() || f.name == ".") f.name = "model";
+  for (const char* candidate : {"model.onnx", "onnx/model.onnx"})
+    if (fs::is_regular_file(f.dir / candidate, ec)) {
+      f.path = f.dir / candidate;
+      return f;
+    }
+  return NotFound(model_dir + ": no model.onnx or onnx/model.onnx in the model folder");
+}
+
+Result<std::unique_ptr<Session>> open_model_session(const fs::path& path, const EmbedderOptions& options) {
+  SessionOptions so;
+  so.device = options.device;
+  so.strict = options.strict;
+  so.threads = options.threads;
+  so.warm_start = options.warm_start;
+  so.backend_options = options.backend_options;
+  auto session = Session::create(path.string(), so);
+  if (!session.ok()) return session.status().with_context(path.string());
+  return std::move(session).value();
+}
+
 Result<TokenInputs> TokenInputs::from_session(const Session& session, const std::string& what) {
   TokenInputs t;
   bool has_ids = false;

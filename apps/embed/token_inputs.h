@@ -1,12 +1,14 @@
-// The token inputs of a text model (input_ids, attention_mask,
-// token_type_ids, position_ids; int64 or int32) and a padded batch of
-// encodings as the tensors to feed them: shared by the Embedder and the
-// Classifier.
+// What the Embedder and the Classifier share about a text model folder: its
+// model file and session, the model's token inputs (input_ids,
+// attention_mask, token_type_ids, position_ids; int64 or int32), and a padded
+// batch of encodings as the tensors to feed them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,18 @@
 #include "embed/embedder.h"
 
 namespace dlrt::embed {
+
+// A model folder's model file (model.onnx, else onnx/model.onnx) and the name
+// to report (the folder's). kNotFound without the folder or the file.
+struct ModelFile {
+  std::filesystem::path dir, path;
+  std::string name;
+};
+Result<ModelFile> find_model_file(const std::string& model_dir);
+
+// The session of a folder's model with the options' device, strict mode,
+// threads, warm start and backend options; errors name the file.
+Result<std::unique_ptr<Session>> open_model_session(const std::filesystem::path& path, const EmbedderOptions& options);
 
 class TokenInputs {
  public:
