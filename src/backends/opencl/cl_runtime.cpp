@@ -7,6 +7,7 @@
 #include <set>
 
 #include "backend/canary.h"
+#include "backends/gpu/kernel_source.h"
 #include "core/env.h"
 #include "core/hash.h"
 #include "core/logging.h"
@@ -89,8 +90,8 @@ std::string pci_bus_id(const ClApi& api, cl_device_id d, const std::string& ext)
 }
 
 // Tile sizes from the device's limits (GEMM_TS x GEMM_TS tiles, (TS/WPT)^2 work-items).
-DeviceParams params_for(const ClDeviceInfo& d) {
-  DeviceParams p;
+gpu::DeviceParams params_for(const ClDeviceInfo& d) {
+  gpu::DeviceParams p;
   p.max_wg = d.max_wg;
   p.gemm_wpt = 4;
   if (d.max_wg >= 256 && d.local_mem >= 16 * 1024) p.gemm_ts = 64;
@@ -296,7 +297,7 @@ Result<std::shared_ptr<ClDeviceContext>> ClRuntime::make_context(const ClDeviceI
 
   ctx->build_options = "-cl-std=CL1.2 -DGEMM_TS=" + std::to_string(ctx->params.gemm_ts) +
                        " -DGEMM_WPT=" + std::to_string(ctx->params.gemm_wpt);
-  std::string_view src = embedded_kernel_source();
+  std::string_view src = gpu::embedded_kernel_source();
   std::string key = std::string(kProgramFormat) + "|" + info.platform_name + "|" + info.name + "|" + info.vendor +
                     "|" + info.version + "|driver " + info.driver_version + "|src " + hex64(fnv1a(src)) + "|opts " +
                     ctx->build_options;

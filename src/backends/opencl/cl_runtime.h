@@ -15,12 +15,9 @@
 #include "backend/backend.h"
 #include "backend/dynamic_library.h"
 #include "backends/opencl/cl_api.h"
-#include "backends/opencl/ops.h"
+#include "backends/gpu/lowering.h"
 
 namespace dlrt::opencl {
-
-// The kernels/*.cl sources, embedded at build time (cmake/opencl.cmake).
-std::string_view embedded_kernel_source();
 
 struct ClDeviceInfo {
   int index = 0;  // dlrt's name for the device: "0", "1", ... across platforms
@@ -40,7 +37,7 @@ struct ClDeviceContext {
   ClDeviceInfo info;
   cl_context context = nullptr;
   cl_program program = nullptr;
-  DeviceParams params;
+  gpu::DeviceParams params;
   std::string build_options;
   bool program_from_cache = false;
   double build_ms = 0;

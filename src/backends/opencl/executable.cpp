@@ -1,643 +1,147 @@
 #include "backends/opencl/executable.h"
 
+#include <chrono>
+#include <map>
+
 #include "core/env.h"
 #include "core/logging.h"
-
-#include <algorithm>
-#include <chrono>
-#include <climits>
-#include <cstdlib>
-#include <cstring>
-#include <functional>
-#include <numeric>
 
 namespace dlrt::opencl {
 
 namespace {
 
-bool is_random(const std::string& op) {
-  return op == "RandomNormal" || op == "RandomUniform" || op == "RandomNormalLike" || op == "RandomUniformLike" ||
-         op == "Multinomial" || op == "Bernoulli";
-}
+cl_mem as_mem(gpu::DeviceBuffer b) { return reinterpret_cast<cl_mem>(static_cast<uintptr_t>(b)); }
+gpu::DeviceBuffer as_buffer(cl_mem m) { return static_cast<gpu::DeviceBuffer>(reinterpret_cast<uintptr_t>(m)); }
 
-bool has_graph_attr(const ir::Node& n) {
-  for (auto& [k, a] : n.attributes)
-    if (a.kind == ir::Attribute::Kind::kGraph || a.kind == ir::Attribute::Kind::kGraphs) return true;
-  return false;
-}
+struct ClLaunch final : gpu::BoundLaunch {
+  const ClApi* api = nullptr;
+  cl_kernel kernel = nullptr;
+  ~ClLaunch() override {
+    if (kernel) api->clReleaseKernel(kernel);
+  }
+};
 
-DType vtype(const ir::Graph& g, ir::ValueId v) {
-  return v >= 0 && v < static_cast<ir::ValueId>(g.values.size()) ? g.values[v].type.dtype : DType::kUndefined;
-}
+class ClKernelDevice final : public gpu::KernelDevice {
+ public:
+  explicit ClKernelDevice(std::shared_ptr<ClDeviceContext> ctx) : ctx_(std::move(ctx)), api_(*ctx_->api) {}
+  ~ClKernelDevice() override {
+    if (queue_) api_.clReleaseCommandQueue(queue_);
+  }
 
-bool tensors_only(const ir::Graph& g, const ir::Node& n) {
-  auto ok = [&](ir::ValueId v) {
-    return v == ir::kNoValue || (v >= 0 && v < static_cast<ir::ValueId>(g.values.size()) &&
-                                 g.values[v].type.kind == ir::ValueKind::kTensor);
-  };
-  return std::all_of(n.inputs.begin(), n.inputs.end(), ok) && std::all_of(n.outputs.begin(), n.outputs.end(), ok);
-}
+  Status open() {
+    cl_int err = CL_SUCCESS;
+    queue_ = api_.clCreateCommandQueue(ctx_->context, ctx_->info.id, 0, &err);
+    if (!queue_ || err != CL_SUCCESS)
+      return Status(StatusCode::kBackendError, "clCreateCommandQueue failed: " + cl_error(err));
+    return Status::Ok();
+  }
 
-bool touches_float(const ir::Graph& g, const ir::Node& n) {
-  auto f = [&](ir::ValueId v) {
-    if (v == ir::kNoValue) return false;
-    DType t = vtype(g, v);
-    return t == DType::kUndefined || dtype_is_float(t);
-  };
-  return std::any_of(n.inputs.begin(), n.inputs.end(), f) || std::any_of(n.outputs.begin(), n.outputs.end(), f);
-}
+  std::string name() const override { return "opencl"; }
+  const gpu::DeviceParams& params() const override { return ctx_->params; }
 
-bool is_shape_op(const ir::Node& n) { return (n.op_type == "Shape" || n.op_type == "Size") && n.domain.empty(); }
+  Result<gpu::DeviceBuffer> alloc(size_t bytes) override {
+    cl_int err = CL_SUCCESS;
+    cl_mem m = api_.clCreateBuffer(ctx_->context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
+    if (!m || err != CL_SUCCESS)
+      return Status(StatusCode::kOutOfMemory,
+                    "opencl: allocating " + std::to_string(bytes) + " bytes failed: " + cl_error(err));
+    return as_buffer(m);
+  }
 
-// Shape and Size computed from the input's shape alone (the input may live on the device).
-Result<Tensor> shape_op(const ir::Node& n, const Shape& s) {
-  if (n.op_type == "Size") return Tensor::scalar<int64_t>(static_cast<int64_t>(
-      std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<int64_t>())));
-  int64_t r = static_cast<int64_t>(s.size());
-  int64_t start = n.attr_int("start", 0), end = n.attr_int("end", r);
-  if (start < 0) start += r;
-  if (end < 0) end += r;
-  start = std::clamp<int64_t>(start, 0, r);
-  end = std::clamp<int64_t>(end, 0, r);
-  std::vector<int64_t> v;
-  for (int64_t i = start; i < end; ++i) v.push_back(s[i]);
-  return Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v);
-}
+  Result<gpu::DeviceBuffer> alloc_constant(const void* data, size_t bytes) override {
+    cl_int err = CL_SUCCESS;
+    cl_mem m = api_.clCreateBuffer(ctx_->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
+                                   const_cast<void*>(data), &err);
+    if (!m || err != CL_SUCCESS)
+      return Status(StatusCode::kOutOfMemory,
+                    "opencl: uploading a constant of " + std::to_string(bytes) + " bytes failed: " + cl_error(err));
+    return as_buffer(m);
+  }
 
-Result<std::vector<Tensor>> run_cpu_kernel(const ir::Node& n, const cpu::OpKernel& k,
-                                           const std::vector<const Tensor*>& inputs, ThreadPool& pool) {
-  std::vector<RunValue> vals(inputs.size());
-  std::vector<const RunValue*> ptrs(inputs.size(), nullptr);
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i]) {
-      vals[i] = RunValue::of(*inputs[i]);
-      ptrs[i] = &vals[i];
+  void release(gpu::DeviceBuffer b) override { api_.clReleaseMemObject(as_mem(b)); }
+
+  Result<std::unique_ptr<gpu::BoundLaunch>> bind(const gpu::Launch& l,
+                                                 const std::vector<gpu::DeviceBuffer>& slots) override {
+    auto b = std::make_unique<ClLaunch>();
+    b->api = &api_;
+    cl_int err = CL_SUCCESS;
+    b->kernel = api_.clCreateKernel(ctx_->program, l.kernel.c_str(), &err);
+    if (!b->kernel || err != CL_SUCCESS)
+      return Status(StatusCode::kBackendError, "clCreateKernel(" + l.kernel + ") failed: " + cl_error(err));
+    for (size_t a = 0; a < l.args.size(); ++a) {
+      const gpu::LArg& arg = l.args[a];
+      cl_uint idx = static_cast<cl_uint>(a);
+      if (arg.kind == gpu::LArg::Kind::kSlot) {
+        cl_mem m = as_mem(slots[arg.slot]);
+        err = api_.clSetKernelArg(b->kernel, idx, sizeof(cl_mem), &m);
+      } else {
+        err = api_.clSetKernelArg(b->kernel, idx, arg.bytes.size(), arg.bytes.data());
+      }
+      if (err != CL_SUCCESS)
+        return Status(StatusCode::kBackendError,
+                      "clSetKernelArg(" + l.kernel + ", " + std::to_string(a) + ") failed: " + cl_error(err));
     }
-  std::vector<RunValue> outs(n.outputs.size());
-  cpu::KernelContext ctx(n, ptrs, outs, pool, nullptr);
-  DLRT_RETURN_IF_ERROR(k.compute(ctx));
-  std::vector<Tensor> r;
-  for (auto& o : outs) r.push_back(o.kind == RunValue::Kind::kTensor ? o.tensor : Tensor());
-  return r;
-}
+    return std::unique_ptr<gpu::BoundLaunch>(std::move(b));
+  }
 
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (auto d : s) n *= d;
-  return n;
-}
+  Status replay(const std::vector<gpu::Upload>& uploads, gpu::PlanLaunches& plan,
+                const std::vector<gpu::Download>& downloads) override {
+    auto fail = [&](const std::string& what, cl_int err) {
+      api_.clFinish(queue_);
+      return Status(StatusCode::kBackendError, "opencl: " + what + " failed: " + cl_error(err));
+    };
+    for (const auto& u : uploads) {
+      cl_int err = api_.clEnqueueWriteBuffer(queue_, as_mem(u.buffer), CL_FALSE, 0, u.bytes, u.data, 0, nullptr, nullptr);
+      if (err != CL_SUCCESS) return fail("uploading '" + u.what + "'", err);
+    }
+    // DLRT_OPENCL_PROFILE=1: finish after every launch and log time per kernel (slow; for tuning).
+    static const bool profile = env::get("DLRT_OPENCL_PROFILE") != nullptr;
+    std::map<std::string, std::pair<double, int>> prof;
+    for (size_t i = 0; i < plan.launches.size(); ++i) {
+      const gpu::Launch& l = *plan.launches[i];
+      auto t0 = std::chrono::steady_clock::now();
+      if (profile) {
+        api_.clFinish(queue_);
+        t0 = std::chrono::steady_clock::now();
+      }
+      cl_int err = api_.clEnqueueNDRangeKernel(queue_, static_cast<ClLaunch*>(plan.bound[i])->kernel,
+                                               static_cast<cl_uint>(l.dims), nullptr, l.gws, l.lws[0] ? l.lws : nullptr,
+                                               0, nullptr, nullptr);
+      if (err != CL_SUCCESS) return fail("launching " + l.kernel, err);
+      if (profile) {
+        api_.clFinish(queue_);
+        auto& e = prof[l.kernel];
+        e.first += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        e.second++;
+      }
+    }
+    if (profile) {
+      std::string msg = "opencl profile:";
+      for (auto& [k, v] : prof) msg += " " + k + "=" + std::to_string(v.first) + "ms/" + std::to_string(v.second);
+      DLRT_LOG(kWarn, msg);
+    }
+    for (const auto& d : downloads) {
+      cl_int err = api_.clEnqueueReadBuffer(queue_, as_mem(d.buffer), CL_FALSE, 0, d.bytes, d.data, 0, nullptr, nullptr);
+      if (err != CL_SUCCESS) return fail("reading '" + d.what + "'", err);
+    }
+    if (cl_int err = api_.clFinish(queue_); err != CL_SUCCESS) return fail("clFinish", err);
+    return Status::Ok();
+  }
+
+ private:
+  std::shared_ptr<ClDeviceContext> ctx_;
+  const ClApi& api_;
+  cl_command_queue queue_ = nullptr;
+};
 
 }  // namespace
 
-Classification classify(const ir::Graph& g) {
-  size_t nv = g.values.size();
-  std::vector<char> host(nv, 1), cst(nv, 0);
-  for (size_t v = 0; v < nv; ++v) cst[v] = g.values[v].constant.has_value();
-  Classification c;
-  c.cls.resize(g.nodes.size(), NodeClass::kUnsupported);
-  c.reason.resize(g.nodes.size());
-  const auto& cpu = cpu::KernelRegistry::builtin();
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const ir::Node& n = g.nodes[i];
-    bool in_host = true, in_const = true;
-    std::vector<bool> hin;
-    for (auto v : n.inputs) {
-      if (v == ir::kNoValue || v < 0 || v >= static_cast<ir::ValueId>(nv)) {
-        hin.push_back(true);
-        continue;
-      }
-      hin.push_back(host[v]);
-      in_host = in_host && host[v];
-      in_const = in_const && cst[v];
-    }
-    bool tensors = tensors_only(g, n);
-    bool cpu_ok = tensors && !has_graph_attr(n) && !is_random(n.op_type) && cpu.find(n.op_type, n.domain, n.opset);
-    NodeClass k;
-    if (is_shape_op(n) && tensors) {
-      k = NodeClass::kHost;
-    } else if (cpu_ok && in_host && (in_const || !touches_float(g, n))) {
-      k = NodeClass::kHost;
-    } else {
-      c.reason[i] = has_graph_attr(n) ? "control flow stays on the cpu" : device_unsupported_reason(g, n, hin);
-      k = c.reason[i].empty() ? NodeClass::kDevice : NodeClass::kUnsupported;
-    }
-    c.cls[i] = k;
-    for (auto v : n.outputs)
-      if (v != ir::kNoValue && v >= 0 && v < static_cast<ir::ValueId>(nv)) {
-        host[v] = k != NodeClass::kDevice;
-        cst[v] = k == NodeClass::kHost && in_const;
-      }
-  }
-  return c;
-}
-
-// ---- one run's lowering ----
-
-struct SlotInfo {
-  enum class Kind { kTemp, kUpload, kConst } kind = Kind::kTemp;
-  size_t bytes = 0;
-  ir::ValueId value = ir::kNoValue;
-};
-
-struct Step {
-  enum class Kind { kUpload, kLaunch } kind = Kind::kLaunch;
-  int slot = -1;
-  ir::ValueId value = ir::kNoValue;
-  Launch launch;
-};
-
-struct Plan {
-  const ClApi* api = nullptr;
-  std::vector<cl_mem> mem;         // per slot
-  std::vector<cl_mem> owned;       // pool buffers
-  std::vector<cl_kernel> kernels;  // per step (null for uploads)
-  size_t pool_bytes = 0;
-  ~Plan() {
-    for (auto k : kernels)
-      if (k) api->clReleaseKernel(k);
-    for (auto m : owned) api->clReleaseMemObject(m);
-  }
-};
-
-class RunLowering final : public LowerCtx {
- public:
-  struct Dev {
-    Shape shape;
-    DType dtype = DType::kUndefined;
-    int slot = -1;
-  };
-
-  explicit RunLowering(ClExecutable& exe)
-      : exe_(exe), host_(exe.graph_->values.size()), dev_(exe.graph_->values.size()) {}
-
-  const DeviceParams& device() const override { return exe_.dev_->params; }
-  const Shape& shape(ir::ValueId v) const override {
-    static const Shape empty;
-    if (!valid(v)) return empty;
-    if (host_[v]) return host_[v]->shape();
-    return dev_[v] ? dev_[v]->shape : empty;
-  }
-  DType dtype(ir::ValueId v) const override {
-    if (!valid(v)) return DType::kUndefined;
-    if (host_[v]) return host_[v]->dtype();
-    return dev_[v] ? dev_[v]->dtype : DType::kUndefined;
-  }
-  const Tensor* host(ir::ValueId v) const override { return valid(v) && host_[v] ? &*host_[v] : nullptr; }
-  Result<int> slot_of(ir::ValueId v) override {
-    if (!valid(v)) return Internal("opencl: bad value id");
-    if (dev_[v]) return dev_[v]->slot;
-    if (!host_[v]) return Internal("opencl: value '" + exe_.graph_->values[v].name + "' was not computed");
-    if (auto it = host_slot_.find(v); it != host_slot_.end()) return it->second;
-    SlotInfo s;
-    s.kind = exe_.is_const_[v] ? SlotInfo::Kind::kConst : SlotInfo::Kind::kUpload;
-    s.bytes = host_[v]->nbytes();
-    s.value = v;
-    int id = add_slot(s);
-    host_slot_[v] = id;
-    if (s.kind == SlotInfo::Kind::kUpload) {
-      Step st;
-      st.kind = Step::Kind::kUpload;
-      st.slot = id;
-      st.value = v;
-      steps.push_back(std::move(st));
-    }
-    return id;
-  }
-  Result<int> define(ir::ValueId out, Shape shape, DType dtype) override {
-    if (!valid(out)) return Internal("opencl: bad output id");
-    for (auto d : shape)
-      if (d < 0) return InvalidArgument("opencl: negative dimension");
-    SlotInfo s;
-    s.bytes = static_cast<size_t>(numel(shape)) * dtype_size(dtype);
-    int id = add_slot(s);
-    dev_[out] = Dev{std::move(shape), dtype, id};
-    return id;
-  }
-  Status alias(ir::ValueId out, ir::ValueId in, Shape shape) override {
-    if (!valid(out) || !valid(in)) return Internal("opencl: bad value id");
-    if (host_[in]) {
-      DLRT_ASSIGN_OR_RETURN(Tensor t, host_[in]->reshaped(std::move(shape)));
-      host_[out] = std::move(t);
-      return Status::Ok();
-    }
-    if (!dev_[in]) return Internal("opencl: value '" + exe_.graph_->values[in].name + "' was not computed");
-    dev_[out] = Dev{std::move(shape), dev_[in]->dtype, dev_[in]->slot};
-    return Status::Ok();
-  }
-  int scratch(size_t bytes) override {
-    SlotInfo s;
-    s.bytes = bytes;
-    return add_slot(s);
-  }
-  void launch(Launch l) override {
-    Step st;
-    st.kind = Step::Kind::kLaunch;
-    st.launch = std::move(l);
-    steps.push_back(std::move(st));
-  }
-
-  bool valid(ir::ValueId v) const { return v >= 0 && v < static_cast<ir::ValueId>(host_.size()); }
-  int add_slot(SlotInfo s) {
-    slots.push_back(s);
-    return static_cast<int>(slots.size()) - 1;
-  }
-
-  // Everything that shapes a plan, as bytes.
-  std::string key(const std::vector<ir::ValueId>& outputs) const {
-    std::string k;
-    auto put = [&](const void* p, size_t n) { k.append(static_cast<const char*>(p), n); };
-    auto put_i = [&](int64_t v) { put(&v, sizeof v); };
-    for (const auto& s : slots) {
-      put_i(static_cast<int64_t>(s.kind));
-      put_i(static_cast<int64_t>(s.bytes));
-      put_i(s.kind == SlotInfo::Kind::kConst ? s.value : -1);
-    }
-    k += '|';
-    for (const auto& st : steps) {
-      if (st.kind == Step::Kind::kUpload) {
-        k += 'U';
-        put_i(st.slot);
-        continue;
-      }
-      k += 'L';
-      k += st.launch.kernel;
-      k += '\0';
-      put_i(st.launch.dims);
-      put(st.launch.gws, sizeof st.launch.gws);
-      put(st.launch.lws, sizeof st.launch.lws);
-      for (const auto& a : st.launch.args) {
-        put_i(static_cast<int64_t>(a.kind));
-        put_i(a.slot);
-        put_i(static_cast<int64_t>(a.local_bytes));
-        put_i(static_cast<int64_t>(a.bytes.size()));
-        if (!a.bytes.empty()) put(a.bytes.data(), a.bytes.size());
-      }
-    }
-    k += '|';
-    for (auto v : outputs) put_i(valid(v) && dev_[v] ? dev_[v]->slot : -1);
-    return k;
-  }
-
-  ClExecutable& exe_;
-  std::vector<std::optional<Tensor>> host_;
-  std::vector<std::optional<Dev>> dev_;
-  std::vector<SlotInfo> slots;
-  std::vector<Step> steps;
-  std::map<ir::ValueId, int> host_slot_;
-};
-
-// ---- the executable ----
-
 Result<std::unique_ptr<ClExecutable>> ClExecutable::create(std::shared_ptr<ClDeviceContext> device, ir::Model model) {
+  auto dev = std::make_unique<ClKernelDevice>(std::move(device));
+  DLRT_RETURN_IF_ERROR(dev->open());
   std::unique_ptr<ClExecutable> exe(new ClExecutable());
-  exe->dev_ = std::move(device);
-  exe->model_ = std::move(model);
-  exe->graph_ = exe->model_.graph.get();
-  if (!exe->graph_) return Internal("opencl: no graph");
-  DLRT_RETURN_IF_ERROR(exe->prepare());
+  DLRT_ASSIGN_OR_RETURN(exe->exec_, gpu::Executor::create(std::move(dev), std::move(model)));
   return exe;
-}
-
-ClExecutable::~ClExecutable() {
-  plans_.clear();
-  const ClApi* api = dev_ ? dev_->api : nullptr;
-  if (!api) return;
-  for (auto& [v, m] : const_mem_) api->clReleaseMemObject(m);
-  if (queue_) api->clReleaseCommandQueue(queue_);
-}
-
-size_t ClExecutable::plan_count() const {
-  std::lock_guard<std::mutex> lk(mu_);
-  return plans_.size();
-}
-
-Status ClExecutable::prepare() {
-  const ir::Graph& g = *graph_;
-  size_t nv = g.values.size(), nn = g.nodes.size();
-  classes_ = classify(g);
-  for (size_t i = 0; i < nn; ++i)
-    if (classes_.cls[i] == NodeClass::kUnsupported)
-      return Unsupported("opencl cannot run " + g.nodes[i].describe() + ": " + classes_.reason[i]);
-  pool_ = std::make_unique<ThreadPool>(1);
-
-  const_values_.assign(nv, std::nullopt);
-  is_const_.assign(nv, false);
-  for (size_t v = 0; v < nv; ++v)
-    if (g.values[v].constant) {
-      const_values_[v] = *g.values[v].constant;
-      is_const_[v] = true;
-    }
-  host_kernels_.resize(nn);
-  const auto& cpu = cpu::KernelRegistry::builtin();
-  for (size_t i = 0; i < nn; ++i) {
-    const ir::Node& n = g.nodes[i];
-    if (classes_.cls[i] != NodeClass::kHost) continue;
-    if (!is_shape_op(n)) {
-      const cpu::KernelDef* def = cpu.find(n.op_type, n.domain, n.opset);
-      if (!def) return Unsupported("opencl: no host kernel for " + n.describe());
-      DLRT_ASSIGN_OR_RETURN(host_kernels_[i], def->factory(n));
-    }
-    bool all_const = true;
-    for (auto v : n.inputs)
-      if (v != ir::kNoValue && !is_const_[v]) all_const = false;
-    if (!all_const) continue;
-    // Constant host node: evaluate once now.
-    std::vector<Tensor> outs;
-    if (is_shape_op(n)) {
-      DLRT_ASSIGN_OR_RETURN(Tensor t, shape_op(n, const_values_[n.inputs[0]]->shape()));
-      outs.push_back(std::move(t));
-    } else {
-      std::vector<const Tensor*> ins;
-      for (auto v : n.inputs) ins.push_back(v == ir::kNoValue ? nullptr : &*const_values_[v]);
-      DLRT_ASSIGN_OR_RETURN(outs, run_cpu_kernel(n, *host_kernels_[i], ins, *pool_));
-    }
-    for (size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
-      if (n.outputs[k] != ir::kNoValue && outs[k].valid()) {
-        const_values_[n.outputs[k]] = outs[k];
-        is_const_[n.outputs[k]] = true;
-      }
-  }
-
-  // Fusion: MatMul + Add(bias) and Gemm/MatMul/Conv + activation, when the
-  // intermediate has exactly one reader and is not a partition output.
-  epilogue_.assign(nn, Epilogue{});
-  out_override_.assign(nn, ir::kNoValue);
-  fused_bias_.assign(nn, ir::kNoValue);
-  skip_.assign(nn, false);
-  std::vector<int> uses(nv, 0), reader(nv, -1);
-  for (size_t i = 0; i < nn; ++i)
-    for (auto v : g.nodes[i].inputs)
-      if (v != ir::kNoValue) {
-        ++uses[v];
-        reader[v] = static_cast<int>(i);
-      }
-  for (auto v : g.outputs) uses[v] += 1000;
-  auto const_inputs = [&](const ir::Node& n) {
-    std::vector<const Tensor*> h;
-    for (auto v : n.inputs) h.push_back(v != ir::kNoValue && const_values_[v] ? &*const_values_[v] : nullptr);
-    return h;
-  };
-  for (size_t i = 0; i < nn; ++i) {
-    const ir::Node& n = g.nodes[i];
-    if (classes_.cls[i] != NodeClass::kDevice || skip_[i] || !n.domain.empty()) continue;
-    if (n.op_type != "MatMul" && n.op_type != "Gemm" && n.op_type != "Conv") continue;
-    ir::ValueId v = n.outputs[0];
-    if (n.op_type == "MatMul" && uses[v] == 1) {
-      int j = reader[v];
-      const ir::Node& a = g.nodes[j];
-      if (a.op_type == "Add" && a.domain.empty() && classes_.cls[j] == NodeClass::kDevice && a.inputs.size() == 2) {
-        ir::ValueId b = a.inputs[0] == v ? a.inputs[1] : a.inputs[0];
-        const auto& w = const_values_[n.inputs[1]];
-        const auto& bt = const_values_[b];
-        if (b != v && w && bt && w->rank() == 2 && bt->rank() == 1 && bt->dtype() == DType::kFloat32 &&
-            bt->dim(0) == w->dim(1)) {
-          fused_bias_[i] = b;
-          out_override_[i] = a.outputs[0];
-          skip_[j] = true;
-          v = a.outputs[0];
-        }
-      }
-    }
-    if (uses[v] != 1) continue;
-    int j = reader[v];
-    const ir::Node& act = g.nodes[j];
-    Epilogue e;
-    if (classes_.cls[j] == NodeClass::kDevice && act.inputs[0] == v && epilogue_of(act, const_inputs(act), &e)) {
-      epilogue_[i] = e;
-      out_override_[i] = act.outputs[0];
-      skip_[j] = true;
-    }
-  }
-
-  cl_int err = CL_SUCCESS;
-  queue_ = dev_->api->clCreateCommandQueue(dev_->context, dev_->info.id, 0, &err);
-  if (!queue_ || err != CL_SUCCESS)
-    return Status(StatusCode::kBackendError, "clCreateCommandQueue failed: " + cl_error(err));
-  return Status::Ok();
-}
-
-Result<cl_mem> ClExecutable::const_buffer(ir::ValueId v, const Tensor& t) {
-  if (auto it = const_mem_.find(v); it != const_mem_.end()) return it->second;
-  cl_int err = CL_SUCCESS;
-  size_t bytes = std::max<size_t>(t.nbytes(), 16);
-  std::vector<uint8_t> pad;
-  const void* src = t.raw_data();
-  if (t.nbytes() < bytes) {
-    pad.assign(bytes, 0);
-    if (t.nbytes()) std::memcpy(pad.data(), t.raw_data(), t.nbytes());
-    src = pad.data();
-  }
-  cl_mem m = dev_->api->clCreateBuffer(dev_->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
-                                       const_cast<void*>(src), &err);
-  if (!m || err != CL_SUCCESS)
-    return Status(StatusCode::kOutOfMemory, "opencl: uploading a constant of " + std::to_string(bytes) +
-                                                " bytes failed: " + cl_error(err));
-  const_mem_[v] = m;
-  return m;
-}
-
-Result<Plan*> ClExecutable::plan_for(const std::string& key, RunLowering& low) {
-  if (auto it = plans_.find(key); it != plans_.end()) return it->second.get();
-  if (plans_.size() >= 16) plans_.clear();  // many distinct shapes: start over
-  const ClApi& api = *dev_->api;
-  auto plan = std::make_unique<Plan>();
-  plan->api = &api;
-  size_t ns = low.slots.size();
-  plan->mem.assign(ns, nullptr);
-  // Liveness in step order; outputs stay alive to the end.
-  std::vector<int> first(ns, INT_MAX), last(ns, -1);
-  auto touch = [&](int s, int i) {
-    first[s] = std::min(first[s], i);
-    last[s] = std::max(last[s], i);
-  };
-  for (size_t i = 0; i < low.steps.size(); ++i) {
-    const Step& st = low.steps[i];
-    if (st.kind == Step::Kind::kUpload) touch(st.slot, static_cast<int>(i));
-    else
-      for (const auto& a : st.launch.args)
-        if (a.kind == LArg::Kind::kSlot) touch(a.slot, static_cast<int>(i));
-  }
-  for (auto v : graph_->outputs)
-    if (low.valid(v) && low.dev_[v]) {
-      int s = low.dev_[v]->slot;
-      if (first[s] == INT_MAX) first[s] = static_cast<int>(low.steps.size());
-      last[s] = INT_MAX;
-    }
-  // Constants: persistent buffers shared by every plan.
-  for (size_t s = 0; s < ns; ++s)
-    if (low.slots[s].kind == SlotInfo::Kind::kConst) {
-      ir::ValueId v = low.slots[s].value;
-      DLRT_ASSIGN_OR_RETURN(plan->mem[s], const_buffer(v, *const_values_[v]));
-    }
-  // Pool: best-fit reuse of buffers whose last reader is already enqueued.
-  std::vector<std::vector<int>> starts(low.steps.size() + 1), ends(low.steps.size() + 1);
-  for (size_t s = 0; s < ns; ++s) {
-    if (low.slots[s].kind == SlotInfo::Kind::kConst || first[s] == INT_MAX) continue;
-    starts[std::min<size_t>(first[s], low.steps.size())].push_back(static_cast<int>(s));
-    if (last[s] != INT_MAX) ends[last[s]].push_back(static_cast<int>(s));
-  }
-  std::multimap<size_t, cl_mem> free_list;
-  std::map<cl_mem, size_t> sizes;
-  for (size_t i = 0; i <= low.steps.size(); ++i) {
-    for (int s : starts[i]) {
-      size_t need = std::max<size_t>(low.slots[s].bytes, 16);
-      need = (need + 255) / 256 * 256;
-      auto it = free_list.lower_bound(need);
-      if (it != free_list.end() && it->first <= need * 2 + 4096) {
-        plan->mem[s] = it->second;
-        free_list.erase(it);
-        continue;
-      }
-      cl_int err = CL_SUCCESS;
-      cl_mem m = api.clCreateBuffer(dev_->context, CL_MEM_READ_WRITE, need, nullptr, &err);
-      if (!m || err != CL_SUCCESS)
-        return Status(StatusCode::kOutOfMemory,
-                      "opencl: allocating " + std::to_string(need) + " bytes failed: " + cl_error(err));
-      plan->owned.push_back(m);
-      sizes[m] = need;
-      plan->pool_bytes += need;
-      plan->mem[s] = m;
-    }
-    if (i < low.steps.size())
-      for (int s : ends[i]) free_list.emplace(sizes[plan->mem[s]], plan->mem[s]);
-  }
-  // Kernels with their arguments set once.
-  plan->kernels.assign(low.steps.size(), nullptr);
-  for (size_t i = 0; i < low.steps.size(); ++i) {
-    const Step& st = low.steps[i];
-    if (st.kind != Step::Kind::kLaunch) continue;
-    cl_int err = CL_SUCCESS;
-    cl_kernel k = api.clCreateKernel(dev_->program, st.launch.kernel.c_str(), &err);
-    if (!k || err != CL_SUCCESS)
-      return Status(StatusCode::kBackendError, "clCreateKernel(" + st.launch.kernel + ") failed: " + cl_error(err));
-    plan->kernels[i] = k;
-    for (size_t a = 0; a < st.launch.args.size(); ++a) {
-      const LArg& arg = st.launch.args[a];
-      cl_uint idx = static_cast<cl_uint>(a);
-      if (arg.kind == LArg::Kind::kSlot) err = api.clSetKernelArg(k, idx, sizeof(cl_mem), &plan->mem[arg.slot]);
-      else if (arg.kind == LArg::Kind::kLocal) err = api.clSetKernelArg(k, idx, arg.local_bytes, nullptr);
-      else err = api.clSetKernelArg(k, idx, arg.bytes.size(), arg.bytes.data());
-      if (err != CL_SUCCESS)
-        return Status(StatusCode::kBackendError, "clSetKernelArg(" + st.launch.kernel + ", " + std::to_string(a) +
-                                                     ") failed: " + cl_error(err));
-    }
-  }
-  Plan* p = plan.get();
-  plans_[key] = std::move(plan);
-  return p;
-}
-
-Result<std::vector<Tensor>> ClExecutable::run(std::span<const Tensor> inputs) {
-  std::lock_guard<std::mutex> lk(mu_);
-  const ir::Graph& g = *graph_;
-  if (inputs.size() != g.inputs.size())
-    return InvalidArgument("opencl: expected " + std::to_string(g.inputs.size()) + " inputs, got " +
-                           std::to_string(inputs.size()));
-  RunLowering low(*this);
-  for (size_t v = 0; v < const_values_.size(); ++v)
-    if (const_values_[v]) low.host_[v] = const_values_[v];
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].valid() || inputs[i].dtype() == DType::kString)
-      return InvalidArgument("opencl: input " + std::to_string(i) + " must be a numeric tensor");
-    low.host_[g.inputs[i]] = inputs[i];
-  }
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const ir::Node& n = g.nodes[i];
-    if (skip_[i]) continue;
-    if (classes_.cls[i] == NodeClass::kHost) {
-      bool done = true;
-      for (auto v : n.outputs)
-        if (v != ir::kNoValue && !is_const_[v]) done = false;
-      if (done) continue;
-      std::vector<Tensor> outs;
-      if (is_shape_op(n)) {
-        DLRT_ASSIGN_OR_RETURN(Tensor t, shape_op(n, low.shape(n.inputs[0])));
-        outs.push_back(std::move(t));
-      } else {
-        std::vector<const Tensor*> ins;
-        for (auto v : n.inputs) {
-          if (v != ir::kNoValue && !low.host(v))
-            return Internal("opencl: host node " + n.describe() + " reads a value that is not on the host");
-          ins.push_back(v == ir::kNoValue ? nullptr : low.host(v));
-        }
-        DLRT_ASSIGN_OR_RETURN(outs, run_cpu_kernel(n, *host_kernels_[i], ins, *pool_));
-      }
-      for (size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
-        if (n.outputs[k] != ir::kNoValue) low.host_[n.outputs[k]] = std::move(outs[k]);
-      continue;
-    }
-    for (auto v : n.inputs)
-      if (v != ir::kNoValue && !low.host(v) && !low.dev_[v])
-        return Internal("opencl: " + n.describe() + " reads a value that was not computed");
-    if (fused_bias_[i] != ir::kNoValue) {
-      DLRT_RETURN_IF_ERROR(lower_matmul_bias(low, n, fused_bias_[i], out_override_[i], epilogue_[i]));
-    } else {
-      DLRT_RETURN_IF_ERROR(lower_node(low, n, epilogue_[i], out_override_[i]));
-    }
-  }
-
-  std::string key = low.key(g.outputs);
-  DLRT_ASSIGN_OR_RETURN(Plan * plan, plan_for(key, low));
-  const ClApi& api = *dev_->api;
-  auto fail = [&](const std::string& what, cl_int err) {
-    api.clFinish(queue_);
-    return Status(StatusCode::kBackendError, "opencl: " + what + " failed: " + cl_error(err));
-  };
-  // DLRT_OPENCL_PROFILE=1: finish after every step and log time per kernel (slow; for tuning).
-  static const bool profile = env::get("DLRT_OPENCL_PROFILE") != nullptr;
-  std::map<std::string, std::pair<double, int>> prof;
-  for (size_t i = 0; i < low.steps.size(); ++i) {
-    const Step& st = low.steps[i];
-    cl_int err = CL_SUCCESS;
-    auto t0 = std::chrono::steady_clock::now();
-    if (profile) {
-      auto& e = prof[st.kind == Step::Kind::kUpload ? std::string("upload") : st.launch.kernel];
-      api.clFinish(queue_);
-      t0 = std::chrono::steady_clock::now();
-      e.second++;
-    }
-    if (st.kind == Step::Kind::kUpload) {
-      const Tensor& t = *low.host_[st.value];
-      if (t.nbytes())
-        err = api.clEnqueueWriteBuffer(queue_, plan->mem[st.slot], CL_FALSE, 0, t.nbytes(), t.raw_data(), 0, nullptr,
-                                       nullptr);
-      if (err != CL_SUCCESS) return fail("uploading '" + g.values[st.value].name + "'", err);
-    } else {
-      const Launch& l = st.launch;
-      err = api.clEnqueueNDRangeKernel(queue_, plan->kernels[i], static_cast<cl_uint>(l.dims), nullptr, l.gws,
-                                       l.lws[0] ? l.lws : nullptr, 0, nullptr, nullptr);
-      if (err != CL_SUCCESS) return fail("launching " + l.kernel, err);
-    }
-    if (profile) {
-      api.clFinish(queue_);
-      prof[st.kind == Step::Kind::kUpload ? std::string("upload") : st.launch.kernel].first +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    }
-  }
-  if (profile) {
-    std::string msg = "opencl profile:";
-    for (auto& [k, v] : prof) msg += " " + k + "=" + std::to_string(v.first) + "ms/" + std::to_string(v.second);
-    DLRT_LOG(kWarn, msg);
-  }
-  std::vector<Tensor> outputs;
-  for (auto v : g.outputs) {
-    if (low.host(v)) {
-      DLRT_ASSIGN_OR_RETURN(Tensor t, low.host(v)->clone());
-      outputs.push_back(std::move(t));
-      continue;
-    }
-    if (!low.dev_[v]) return Internal("opencl: output '" + g.values[v].name + "' was not computed");
-    const auto& d = *low.dev_[v];
-    DLRT_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(d.dtype, d.shape));
-    if (t.nbytes()) {
-      cl_int err = api.clEnqueueReadBuffer(queue_, plan->mem[d.slot], CL_FALSE, 0, t.nbytes(), t.raw_data(), 0,
-                                           nullptr, nullptr);
-      if (err != CL_SUCCESS) return fail("reading '" + g.values[v].name + "'", err);
-    }
-    outputs.push_back(std::move(t));
-  }
-  if (cl_int err = api.clFinish(queue_); err != CL_SUCCESS) return fail("clFinish", err);
-  return outputs;
 }
 
 }  // namespace dlrt::opencl

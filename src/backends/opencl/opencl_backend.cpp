@@ -67,9 +67,9 @@ class OpenClBackend final : public backend::Backend {
       for (auto& s : out) s.reason = "opencl is unavailable: " + a.reason;
       return out;
     }
-    Classification c = classify(graph);
+    gpu::Classification c = gpu::classify(graph);
     for (size_t i = 0; i < graph.nodes.size(); ++i) {
-      out[i].supported = c.cls[i] != NodeClass::kUnsupported;
+      out[i].supported = c.cls[i] != gpu::NodeClass::kUnsupported;
       out[i].reason = c.reason[i];
     }
     return out;
@@ -78,9 +78,9 @@ class OpenClBackend final : public backend::Backend {
   Result<backend::Blob> compile(const ir::Graph& subgraph, const backend::BackendDevice& device,
                                 const backend::CompileOptions&) override {
     DLRT_ASSIGN_OR_RETURN(int index, device_index(device));
-    Classification c = classify(subgraph);
+    gpu::Classification c = gpu::classify(subgraph);
     for (size_t i = 0; i < subgraph.nodes.size(); ++i)
-      if (c.cls[i] == NodeClass::kUnsupported)
+      if (c.cls[i] == gpu::NodeClass::kUnsupported)
         return Unsupported("opencl cannot run " + subgraph.nodes[i].describe() + ": " + c.reason[i]);
     // Builds (or loads from the program cache) the device's kernels now, so
     // that a driver that cannot build them fails the compile, not a run.

@@ -1,4 +1,9 @@
-// Lowering ONNX nodes to OpenCL kernel launches (host side of kernels/*.cl).
+// Lowering ONNX nodes to GPU kernel launches (host side of kernels/*.cl).
+//
+// The kernels are written once in a dialect that compiles both as OpenCL C
+// and as CUDA C++ (kernels/common.cl), so the OpenCL and CUDA backends share
+// this lowering and the executor (executor.h); only the way a launch reaches
+// the device differs.
 //
 // The executor walks a partition in order. Nodes it classifies as device
 // nodes are lowered here: given the shapes (and, for shape-like inputs, the
@@ -18,17 +23,17 @@
 #include "dlrt/tensor.h"
 #include "ir/graph.h"
 
-namespace dlrt::opencl {
+namespace dlrt::gpu {
 
 inline constexpr int kMaxRank = 6;
 
-// Mirrors of the OpenCL structs (ints/floats only: the layouts match).
-struct ClGeo {
+// Mirrors of the kernels' parameter structs (ints/floats only: the layouts match).
+struct GeoArgs {
   int32_t rank = 0, n = 0;
   int32_t dims[kMaxRank] = {};
   int32_t s[4][kMaxRank] = {};
 };
-struct ClGemm {
+struct GemmArgs {
   int32_t M = 0, N = 0, K = 0;
   int32_t a_off = 0, a_sm = 0, a_sk = 0, a_sb1 = 0, a_sb2 = 0;
   int32_t b_off = 0, b_sk = 0, b_sn = 0, b_sb1 = 0, b_sb2 = 0;
@@ -37,20 +42,20 @@ struct ClGemm {
   int32_t nb2 = 1, act = 0;
   float alpha = 1, beta = 1, act_a = 0, act_b = 0;
 };
-struct ClConv {
+struct ConvArgs {
   int32_t C = 0, H = 0, W = 0, OH = 0, OW = 0, KH = 0, KW = 0, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
   int32_t x_off = 0, n = 0;
 };
-struct ClDw {
+struct DwArgs {
   int32_t C = 0, H = 0, W = 0, M = 0, OH = 0, OW = 0, KH = 0, KW = 0, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1,
           dw = 1, mult = 1, has_bias = 0, act = 0, n = 0;
   float act_a = 0, act_b = 0;
 };
-struct ClPool {
+struct PoolArgs {
   int32_t C = 0, H = 0, W = 0, OH = 0, OW = 0, KH = 0, KW = 0, sh = 1, sw = 1, ph = 0, pw = 0, ph_end = 0, pw_end = 0,
           dh = 1, dw = 1, count_include_pad = 0, n = 0;
 };
-struct ClResize {
+struct ResizeArgs {
   int32_t C = 0, H = 0, W = 0, OH = 0, OW = 0, linear = 0, coord = 0, nearest = 0, n = 0;
   float scale_h = 1, scale_w = 1;
 };
@@ -70,13 +75,11 @@ struct Epilogue {
   float a = 0, b = 0;
 };
 
-// One kernel argument: a slot (device buffer), raw bytes (scalars, structs),
-// or a __local buffer of `local_bytes`.
+// One kernel argument: a slot (device buffer) or raw bytes (scalars, structs).
 struct LArg {
-  enum class Kind { kSlot, kBytes, kLocal } kind = Kind::kBytes;
+  enum class Kind { kSlot, kBytes } kind = Kind::kBytes;
   int slot = -1;
   std::vector<uint8_t> bytes;
-  size_t local_bytes = 0;
 };
 
 struct Launch {
@@ -84,9 +87,11 @@ struct Launch {
   std::vector<LArg> args;
   int dims = 1;
   size_t gws[3] = {1, 1, 1};
-  size_t lws[3] = {0, 0, 0};  // all zero: let the driver choose
+  // All zero: the device chooses. Kernels launched so take a 1-D range and
+  // ignore work-items past their element count, so a device may round gws up.
+  size_t lws[3] = {0, 0, 0};
 
-  Launch& slot(int s) { args.push_back({LArg::Kind::kSlot, s, {}, 0}); return *this; }
+  Launch& slot(int s) { args.push_back({LArg::Kind::kSlot, s, {}}); return *this; }
   template <typename T>
   Launch& val(const T& v) {
     LArg a;
@@ -95,7 +100,6 @@ struct Launch {
     args.push_back(std::move(a));
     return *this;
   }
-  Launch& local(size_t bytes) { args.push_back({LArg::Kind::kLocal, -1, {}, bytes}); return *this; }
 };
 
 // What a lowering needs to know about the device.
@@ -143,4 +147,4 @@ Status lower_matmul_bias(LowerCtx& ctx, const ir::Node& node, ir::ValueId bias, 
 // The activation of a unary node that may be fused as an epilogue, if any.
 bool epilogue_of(const ir::Node& node, const std::vector<const Tensor*>& host_inputs, Epilogue* epi);
 
-}  // namespace dlrt::opencl
+}  // namespace dlrt::gpu

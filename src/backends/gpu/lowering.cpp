@@ -1,4 +1,4 @@
-#include "backends/opencl/ops.h"
+#include "backends/gpu/lowering.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <numeric>
 #include <optional>
 
-namespace dlrt::opencl {
+namespace dlrt::gpu {
 
 namespace {
 
@@ -55,8 +55,8 @@ Result<Shape> broadcast_shape(const std::vector<Shape>& shapes, const ir::Node& 
 
 // Builds a geometry over `dims` with up to four stride sets, dropping size-1
 // dims and merging dims that are contiguous for every operand.
-Result<ClGeo> make_geo(const Shape& dims, const std::vector<std::vector<int64_t>>& strides, const ir::Node& n) {
-  ClGeo g;
+Result<GeoArgs> make_geo(const Shape& dims, const std::vector<std::vector<int64_t>>& strides, const ir::Node& n) {
+  GeoArgs g;
   int64_t total = numel(dims);
   if (total > kMaxIndex) return unsup(n, "tensor too large for 32-bit indexing");
   std::vector<int64_t> d2;
@@ -134,7 +134,7 @@ Status emit_copy(LowerCtx& c, const ir::Node& n, DType t, int src, int64_t src_o
   if (numel(dims) == 0) return Status::Ok();
   const char* k = copy_kernel(t);
   if (!k) return unsup(n, "element size not supported");
-  DLRT_ASSIGN_OR_RETURN(ClGeo g, make_geo(dims, {src_strides, dst_strides}, n));
+  DLRT_ASSIGN_OR_RETURN(GeoArgs g, make_geo(dims, {src_strides, dst_strides}, n));
   if (src_off > kMaxIndex || dst_off > kMaxIndex) return unsup(n, "offset too large");
   Launch l;
   l.kernel = k;
@@ -243,7 +243,7 @@ Status emit_binary(LowerCtx& c, const ir::Node& n, const char* kernel, int32_t c
   DLRT_ASSIGN_OR_RETURN(int bs, c.slot_of(b));
   DLRT_ASSIGN_OR_RETURN(int ys, c.define(out, so, out_type));
   if (numel(so) == 0) return Status::Ok();
-  DLRT_ASSIGN_OR_RETURN(ClGeo g, make_geo(so, {broadcast_strides(sa, so), broadcast_strides(sb, so)}, n));
+  DLRT_ASSIGN_OR_RETURN(GeoArgs g, make_geo(so, {broadcast_strides(sa, so), broadcast_strides(sb, so)}, n));
   Launch l = elementwise_launch(kernel, g.n);
   l.slot(as).slot(bs).slot(ys).val(g).val(code);
   c.launch(std::move(l));
@@ -278,7 +278,7 @@ Status lower_where(LowerCtx& c, const ir::Node& n) {
   DLRT_ASSIGN_OR_RETURN(int zs, c.slot_of(z));
   DLRT_ASSIGN_OR_RETURN(int ys, c.define(n.outputs[0], so, DType::kFloat32));
   if (numel(so) == 0) return Status::Ok();
-  DLRT_ASSIGN_OR_RETURN(ClGeo g, make_geo(so, {broadcast_strides(c.shape(cv), so), broadcast_strides(c.shape(x), so),
+  DLRT_ASSIGN_OR_RETURN(GeoArgs g, make_geo(so, {broadcast_strides(c.shape(cv), so), broadcast_strides(c.shape(x), so),
                                                broadcast_strides(c.shape(z), so)}, n));
   Launch l = elementwise_launch("where_f32", g.n);
   l.slot(cs).slot(xs).slot(zs).slot(ys).val(g);
@@ -313,13 +313,13 @@ Status lower_cast(LowerCtx& c, const ir::Node& n) {
 
 // ---- GEMM family ----
 
-void set_epilogue(ClGemm& p, const Epilogue& e) {
+void set_epilogue(GemmArgs& p, const Epilogue& e) {
   p.act = e.act;
   p.act_a = e.a;
   p.act_b = e.b;
 }
 
-void emit_gemm(LowerCtx& c, const ClGemm& p, int a, int b, int y, int bias, int batch) {
+void emit_gemm(LowerCtx& c, const GemmArgs& p, int a, int b, int y, int bias, int batch) {
   const DeviceParams& d = c.device();
   size_t rts = static_cast<size_t>(d.gemm_ts / d.gemm_wpt);
   Launch l;
@@ -346,7 +346,7 @@ Status lower_gemm(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
   int64_t KB = tb ? sb[1] : sb[0], N = tb ? sb[0] : sb[1];
   if (K != KB) return bad(n, "inner dimensions differ");
   if (!fits(M * K) || !fits(K * N) || !fits(M * N)) return unsup(n, "too large");
-  ClGemm p;
+  GemmArgs p;
   p.M = static_cast<int32_t>(M);
   p.N = static_cast<int32_t>(N);
   p.K = static_cast<int32_t>(K);
@@ -409,7 +409,7 @@ Status lower_matmul(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Val
   for (auto& s : sb_b) s *= K * N;
   auto sc_b = contiguous_strides(bo);
   for (auto& s : sc_b) s *= M * N;
-  ClGemm p;
+  GemmArgs p;
   p.M = static_cast<int32_t>(M);
   p.N = static_cast<int32_t>(N);
   p.K = static_cast<int32_t>(K);
@@ -472,7 +472,7 @@ Status lower_matmul(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Val
       bo2 += ci * s2[i];
       co += ci * s3[i];
     }
-    ClGemm q = p;
+    GemmArgs q = p;
     q.a_off = static_cast<int32_t>(ao);
     q.b_off = static_cast<int32_t>(bo2);
     q.c_off = static_cast<int32_t>(co);
@@ -549,7 +549,7 @@ Status lower_conv(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
   if (N == 0 || M == 0 || P == 0) return Status::Ok();
   if (!fits(numel(sx)) || !fits(N * M * P) || !fits(numel(sw))) return unsup(n, "too large");
   if (G == C && sw[1] == 1) {  // depthwise: direct
-    ClDw d;
+    DwArgs d;
     d.C = static_cast<int32_t>(C);
     d.H = static_cast<int32_t>(H);
     d.W = static_cast<int32_t>(W);
@@ -580,7 +580,7 @@ Status lower_conv(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
                 std::all_of(w.pads.begin(), w.pads.end(), [](int64_t v) { return v == 0; });
   if (!fits(K * P)) return unsup(n, "im2col buffer too large");
   int col = direct ? -1 : c.scratch(static_cast<size_t>(K * P) * sizeof(float));
-  ClGemm p;
+  GemmArgs p;
   p.M = static_cast<int32_t>(Mg);
   p.N = static_cast<int32_t>(P);
   p.K = static_cast<int32_t>(K);
@@ -597,7 +597,7 @@ Status lower_conv(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
   for (int64_t b = 0; b < N; ++b)
     for (int64_t g = 0; g < G; ++g) {
       int64_t x_off = (b * C + g * Cg) * H * W;
-      ClGemm q = p;
+      GemmArgs q = p;
       q.a_off = static_cast<int32_t>(g * Mg * K);
       q.c_off = static_cast<int32_t>((b * M + g * Mg) * P);
       q.bias_off = static_cast<int32_t>(g * Mg);
@@ -606,7 +606,7 @@ Status lower_conv(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
         emit_gemm(c, q, ws, xs, ys, bs, 1);
         continue;
       }
-      ClConv cv;
+      ConvArgs cv;
       cv.C = static_cast<int32_t>(Cg);
       cv.H = static_cast<int32_t>(H);
       cv.W = static_cast<int32_t>(W);
@@ -639,7 +639,7 @@ Status lower_pool(LowerCtx& c, const ir::Node& n) {
   DLRT_ASSIGN_OR_RETURN(Window w, window(n, sx, n.attr_ints("kernel_shape"), n.attr_int("ceil_mode", 0) != 0));
   DLRT_ASSIGN_OR_RETURN(int xs, c.slot_of(n.inputs[0]));
   DLRT_ASSIGN_OR_RETURN(int ys, c.define(n.outputs[0], {sx[0], sx[1], w.out[0], w.out[1]}, DType::kFloat32));
-  ClPool p;
+  PoolArgs p;
   p.C = static_cast<int32_t>(sx[0] * sx[1]);
   p.H = static_cast<int32_t>(sx[2]);
   p.W = static_cast<int32_t>(sx[3]);
@@ -701,8 +701,8 @@ Status emit_reduce(LowerCtx& c, const ir::Node& n, int32_t code, const std::vect
   DLRT_ASSIGN_OR_RETURN(int xs, c.slot_of(x));
   DLRT_ASSIGN_OR_RETURN(int ys, c.define(n.outputs[0], out, DType::kFloat32));
   if (numel(out) == 0) return Status::Ok();
-  DLRT_ASSIGN_OR_RETURN(ClGeo keep, make_geo(kd, {ks}, n));
-  DLRT_ASSIGN_OR_RETURN(ClGeo red, make_geo(rd, {rs}, n));
+  DLRT_ASSIGN_OR_RETURN(GeoArgs keep, make_geo(kd, {ks}, n));
+  DLRT_ASSIGN_OR_RETURN(GeoArgs red, make_geo(rd, {rs}, n));
   if (numel(rd) == 0) red.n = 0;
   Launch l = elementwise_launch("reduce_f32", keep.n);
   l.slot(xs).slot(ys).val(keep).val(red).val(code);
@@ -765,7 +765,7 @@ Status lower_softmax(LowerCtx& c, const ir::Node& n) {
   Launch l;
   l.kernel = "softmax_f32";
   l.slot(xs).slot(ys).val(static_cast<int32_t>(len)).val(static_cast<int32_t>(inner))
-      .val(static_cast<int32_t>(n.op_type == "LogSoftmax")).local(lsz * sizeof(float));
+      .val(static_cast<int32_t>(n.op_type == "LogSoftmax"));
   l.gws[0] = static_cast<size_t>(rows) * lsz;
   l.lws[0] = lsz;
   c.launch(std::move(l));
@@ -797,7 +797,7 @@ Status lower_layernorm(LowerCtx& c, const ir::Node& n) {
   Launch l;
   l.kernel = "layernorm_f32";
   l.slot(xs).slot(ss).slot(bs).slot(ys).val(static_cast<int32_t>(len)).val(n.attr_float("epsilon", 1e-5f))
-      .val(static_cast<int32_t>(has_bias)).local(lsz * sizeof(float));
+      .val(static_cast<int32_t>(has_bias));
   l.gws[0] = static_cast<size_t>(rows) * lsz;
   l.lws[0] = lsz;
   c.launch(std::move(l));
@@ -1137,7 +1137,7 @@ Status lower_resize(LowerCtx& c, const ir::Node& n) {
     return bad(n, "needs 4 scales or 4 sizes");
   }
   if (out[0] != sx[0] || out[1] != sx[1]) return unsup(n, "scaling N or C");
-  ClResize p;
+  ResizeArgs p;
   p.C = static_cast<int32_t>(sx[0] * sx[1]);
   p.H = static_cast<int32_t>(sx[2]);
   p.W = static_cast<int32_t>(sx[3]);
@@ -1267,9 +1267,9 @@ std::string static_shape_reason(const ir::Graph& graph, const ir::Node& node) {
 
 std::string device_unsupported_reason(const ir::Graph& graph, const ir::Node& node,
                                       const std::vector<bool>& host_input) {
-  if (!node.domain.empty() && node.domain != "ai.onnx") return "domain '" + node.domain + "' has no OpenCL kernels";
+  if (!node.domain.empty() && node.domain != "ai.onnx") return "domain '" + node.domain + "' has no GPU kernels";
   auto it = op_table().find(node.op_type);
-  if (it == op_table().end()) return "op " + node.op_type + " has no OpenCL kernel";
+  if (it == op_table().end()) return "op " + node.op_type + " has no GPU kernel";
   const OpInfo& info = it->second;
   if (node.opset < info.min_opset) return node.op_type + " before opset " + std::to_string(info.min_opset);
   for (int p : info.host_params)
@@ -1288,7 +1288,7 @@ std::string device_unsupported_reason(const ir::Graph& graph, const ir::Node& no
   if (node.inputs.empty() || node.inputs[0] == ir::kNoValue) return "missing first input";
   DType t0 = type_of(node.inputs[0]);
   if (info.data == Data::kFloat) {
-    if (t0 != DType::kFloat32) return std::string("OpenCL kernels take float32 here, not ") + dtype_name(t0);
+    if (t0 != DType::kFloat32) return std::string("GPU kernels take float32 here, not ") + dtype_name(t0);
     for (auto v : node.outputs)
       if (v != ir::kNoValue && type_of(v) != DType::kFloat32 && node.op_type.find("Equal") == std::string::npos &&
           node.op_type.find("Less") == std::string::npos && node.op_type.find("Greater") == std::string::npos &&
@@ -1314,7 +1314,7 @@ std::string device_unsupported_reason(const ir::Graph& graph, const ir::Node& no
     bool ok = t0 == to || (to == DType::kFloat32 && (t0 == DType::kInt64 || t0 == DType::kInt32 ||
                                                       t0 == DType::kBool || t0 == DType::kUInt8)) ||
               (to == DType::kBool && t0 == DType::kFloat32);
-    if (!ok) return std::string("Cast ") + dtype_name(t0) + " -> " + dtype_name(to) + " has no OpenCL kernel";
+    if (!ok) return std::string("Cast ") + dtype_name(t0) + " -> " + dtype_name(to) + " has no GPU kernel";
   }
   if (op == "LayerNormalization")
     for (size_t i = 1; i < node.outputs.size(); ++i)
@@ -1353,7 +1353,7 @@ Status lower_node(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
   if (op == "MatMul") return lower_matmul(c, n, epi, out, ir::kNoValue);
   if (op == "Conv") return lower_conv(c, n, epi, out);
   auto it = op_table().find(op);
-  if (it == op_table().end() || !it->second.lower) return unsup(n, "no OpenCL lowering");
+  if (it == op_table().end() || !it->second.lower) return unsup(n, "no GPU lowering");
   return it->second.lower(c, n);
 }
 
@@ -1361,4 +1361,4 @@ Status lower_matmul_bias(LowerCtx& c, const ir::Node& n, ir::ValueId bias, ir::V
   return lower_matmul(c, n, epi, out, bias);
 }
 
-}  // namespace dlrt::opencl
+}  // namespace dlrt::gpu

@@ -46,8 +46,10 @@ __kernel void reduce_f32(__global const float* x, __global float* y, geo_t keep,
   y[i] = acc;
 }
 
-// Work-group (size LSIZE, a power of two) reduction helpers.
-inline float wg_max(__local float* tmp, float v) {
+// Work-group reduction helpers (work-group size a power of two, at most
+// WG_ROW_MAX, the size of the kernels' scratch arrays).
+#define WG_ROW_MAX 256
+inline float wg_max(LOCAL_PTR float* tmp, float v) {
   int l = get_local_id(0), n = get_local_size(0);
   tmp[l] = v;
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -59,7 +61,7 @@ inline float wg_max(__local float* tmp, float v) {
   barrier(CLK_LOCAL_MEM_FENCE);
   return r;
 }
-inline float wg_sum(__local float* tmp, float v) {
+inline float wg_sum(LOCAL_PTR float* tmp, float v) {
   int l = get_local_id(0), n = get_local_size(0);
   tmp[l] = v;
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -73,8 +75,8 @@ inline float wg_sum(__local float* tmp, float v) {
 }
 
 // One work-group per row. Row r = (o, in): elements x[(o*len + k)*inner + in], k < len.
-__kernel void softmax_f32(__global const float* x, __global float* y, int len, int inner, int is_log,
-                          __local float* tmp) {
+__kernel void softmax_f32(__global const float* x, __global float* y, int len, int inner, int is_log) {
+  __local float tmp[WG_ROW_MAX];
   int row = get_group_id(0);
   int o = row / inner, in = row % inner;
   long base = (long)o * len * inner + in;
@@ -96,7 +98,8 @@ __kernel void softmax_f32(__global const float* x, __global float* y, int len, i
 
 // One work-group per row of `len` contiguous elements; scale/bias have `len` elements.
 __kernel void layernorm_f32(__global const float* x, __global const float* scale, __global const float* bias,
-                            __global float* y, int len, float eps, int has_bias, __local float* tmp) {
+                            __global float* y, int len, float eps, int has_bias) {
+  __local float tmp[WG_ROW_MAX];
   long base = (long)get_group_id(0) * len;
   int l = get_local_id(0), n = get_local_size(0);
   float s = 0.0f;

@@ -1,7 +1,21 @@
-// Shared definitions for every dlrt OpenCL kernel (this file is first in the program).
+// Shared definitions for every dlrt GPU kernel (this file is first in the program).
+//
+// The kernels are written in OpenCL C and compile unchanged as CUDA C++: the
+// CUDA backend compiles them with NVRTC after a prelude (backends/cuda/
+// cuda_kernels.cpp) that defines DLRT_CUDA and maps OpenCL's qualifiers and
+// work-item functions to CUDA's. To stay inside that common dialect, kernels
+// use only scalar types and math functions both languages have, declare
+// work-group memory as fixed-size __local arrays inside the kernel (never as a
+// kernel argument), spell a pointer to it LOCAL_PTR, and give a required
+// work-group size with REQD_WG_SIZE.
+#ifndef DLRT_CUDA
+#define LOCAL_PTR __local
+#define REQD_WG_SIZE(x, y, z) __attribute__((reqd_work_group_size(x, y, z)))
+#endif
+
 // geo_t describes an N-d iteration (rank <= 6, innermost dim last) and the
 // element strides of up to four operands over it; a stride of 0 broadcasts.
-// Its layout matches struct ClGeo in ops.h (ints only, no padding).
+// Its layout matches struct GeoArgs in lowering.h (ints only, no padding).
 #define GEO_MAX_RANK 6
 typedef struct {
   int rank;

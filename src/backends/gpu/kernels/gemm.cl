@@ -13,7 +13,7 @@
 #define GEMM_TK 16
 #define GEMM_RTS (GEMM_TS / GEMM_WPT)
 
-// Layout matches struct ClGemm in ops.h.
+// Layout matches struct GemmArgs in lowering.h.
 typedef struct {
   int M, N, K;
   int a_off, a_sm, a_sk, a_sb1, a_sb2;
@@ -24,7 +24,7 @@ typedef struct {
   float alpha, beta, act_a, act_b;
 } gemm_t;
 
-__kernel __attribute__((reqd_work_group_size(GEMM_RTS, GEMM_RTS, 1)))
+__kernel REQD_WG_SIZE(GEMM_RTS, GEMM_RTS, 1)
 void gemm_f32(__global const float* A, __global const float* B, __global float* C, __global const float* bias,
               gemm_t p) {
   __local float As[GEMM_TK][GEMM_TS];

@@ -1,7 +1,7 @@
 // Convolution helpers (im2col for the GEMM path, direct depthwise), pooling
 // and Resize, all on NCHW float32.
 
-// Layout matches struct ClConv in ops.h.
+// Layout matches struct ConvArgs in lowering.h.
 typedef struct {
   int C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
   int x_off, n;
@@ -21,7 +21,7 @@ __kernel void im2col_f32(__global const float* x, __global float* col, conv_t p)
   col[i] = (ih >= 0 && ih < p.H && iw >= 0 && iw < p.W) ? x[p.x_off + (c * p.H + ih) * p.W + iw] : 0.0f;
 }
 
-// Layout matches struct ClDw in ops.h.
+// Layout matches struct DwArgs in lowering.h.
 typedef struct {
   int C, H, W, M, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, mult, has_bias, act, n;
   float act_a, act_b;
@@ -53,7 +53,7 @@ __kernel void dwconv_f32(__global const float* x, __global const float* w, __glo
   y[i] = apply_act(p.act, acc, p.act_a, p.act_b);
 }
 
-// Layout matches struct ClPool in ops.h. C here is batch * channels.
+// Layout matches struct PoolArgs in lowering.h. C here is batch * channels.
 typedef struct {
   int C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, ph_end, pw_end, dh, dw, count_include_pad, n;
 } pool_t;
@@ -107,7 +107,7 @@ __kernel void avgpool_f32(__global const float* x, __global float* y, pool_t p) 
 #define NEAREST_FLOOR 2
 #define NEAREST_CEIL 3
 
-// Layout matches struct ClResize in ops.h. C here is batch * channels.
+// Layout matches struct ResizeArgs in lowering.h. C here is batch * channels.
 typedef struct {
   int C, H, W, OH, OW, linear, coord, nearest, n;
   float scale_h, scale_w;
