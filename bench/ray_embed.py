@@ -5,7 +5,7 @@ same corpus and the same cores: texts/s of each, and the ratio (issue 40's targe
         [--model DIR] [--lines 20000] [--cpus 2] [--repeat 2] [--out bench/results]
 
 --model defaults to the zoo's MiniLM (../shared/models/minilm_l6.onnx, $DLRT_ZOO_DIR) with
-../shared/data's BERT vocabulary, assembled into a temporary folder as tests/python does.
+../shared/data's BERT vocabulary, assembled into a temporary folder (tests/embed/model_folder.py).
 The single-process run uses one Embedder with --cpus threads; the Ray run a local cluster
 of --cpus CPUs, --concurrency actors (default --cpus) of cpus // concurrency threads each,
 reading Parquet and writing Parquet (the CLI's path). Each is timed end to end, best of
@@ -24,6 +24,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "embed"))
 
 
 def cpu_name():
@@ -38,20 +39,10 @@ def cpu_name():
 
 
 def minilm_folder(tmp):
-    from test_embedder import bert_layout
+    from model_folder import make_minilm_folder
 
     zoo = os.environ.get("DLRT_ZOO_DIR") or os.path.join(os.path.dirname(ROOT), "shared", "models")
-    vocab = os.path.join(os.path.dirname(zoo), "data", "bert-uncased-vocab.txt")
-    folder = os.path.join(tmp, "minilm")
-    os.makedirs(folder)
-    with open(vocab, encoding="utf-8") as f:
-        tokens = [bert_layout(line.rstrip("\n")) for line in f]
-    with open(os.path.join(folder, "vocab.txt"), "w", encoding="utf-8") as f:
-        f.write("\n".join(tokens) + "\n")
-    with open(os.path.join(folder, "tokenizer_config.json"), "w") as f:
-        json.dump({"do_lower_case": True, "model_max_length": 128}, f)
-    os.symlink(os.path.join(zoo, "minilm_l6.onnx"), os.path.join(folder, "model.onnx"))
-    return folder
+    return make_minilm_folder(zoo, os.path.join(tmp, "minilm"))
 
 
 def main():

@@ -48,7 +48,8 @@ export DLRT_SERVE_URL
 if [ -n "${DLRT_ZOO_DIR:-}" ] && [ -f "$DLRT_ZOO_DIR/minilm_l6.onnx" ]; then
   CROSS="$BUILD/cross_encoder"
   VOCAB=${DLRT_SHARED_DIR:-$ROOT/../shared}/data/bert-uncased-vocab.txt
-  want=$(cat "$ROOT/tests/embed/make_cross_encoder.py" "$DLRT_ZOO_DIR/manifest.json" | sha256sum | cut -c1-16)
+  want=$(cat "$ROOT/tests/embed/make_cross_encoder.py" "$ROOT/tests/embed/model_folder.py" "$DLRT_ZOO_DIR/manifest.json" |
+    sha256sum | cut -c1-16)
   if [ "$(cat "$CROSS/SOURCE" 2>/dev/null)" != "$want" ]; then
     rm -rf "$CROSS"
     /usr/bin/python3 "$ROOT/tests/embed/make_cross_encoder.py" "$DLRT_ZOO_DIR" "$VOCAB" "$CROSS" && echo "$want" > "$CROSS/SOURCE" ||

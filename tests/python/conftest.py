@@ -13,6 +13,8 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "embed"))
+import model_folder  # noqa: E402  (tests/embed/model_folder.py)
 
 
 def _zoo_dir():
@@ -43,6 +45,20 @@ def test_models():
         pytest.fail(f"no test models in {path}: run /usr/bin/python3 tests/models/make_test_models.py {path} "
                     "or set DLRT_TEST_MODELS")
     return path
+
+
+@pytest.fixture(scope="session")
+def minilm_folder(tmp_path_factory):
+    """The zoo's minilm_l6 as a sentence-transformers folder (tests/embed/model_folder.py):
+    vocab.txt in BERT's layout, tokenizer_config.json, model.onnx. Skips without the zoo."""
+    if not ZOO_DIR or not os.path.isfile(os.path.join(ZOO_DIR, "minilm_l6.onnx")):
+        pytest.skip("no zoo with minilm_l6.onnx (DLRT_ZOO_DIR)")
+    vocab = model_folder.bert_vocab_path(ZOO_DIR)
+    if not os.path.isfile(vocab):
+        pytest.skip(f"no BERT vocabulary at {vocab}")
+    folder = tmp_path_factory.mktemp("minilm")
+    model_folder.make_minilm_folder(ZOO_DIR, str(folder), vocab)
+    return folder
 
 
 def run_python(code):

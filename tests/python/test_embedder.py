@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dlrt
-from conftest import ROOT, ZOO_DIR
+from conftest import ROOT
 
 EMBED_DATA = os.path.join(ROOT, "tests", "embed", "data")
 TINY = os.path.join(EMBED_DATA, "tiny_bert")
@@ -89,32 +89,6 @@ def test_max_seq_length_truncates(expected):
     a = short.encode(long_text)
     b = dlrt.Embedder(TINY).encode(long_text)
     assert not np.allclose(a, b)
-
-
-def bert_layout(token):
-    # The shared vocabulary marks word starts with U+2581; BERT's layout marks
-    # continuations with ## (same ids). As tests/embed/make_reference.py.
-    if token.startswith("[") and token.endswith("]"):
-        return token
-    if token.startswith("\u2581"):
-        return token[1:]
-    return "##" + token
-
-
-@pytest.fixture(scope="module")
-def minilm_folder(tmp_path_factory):
-    if not ZOO_DIR or not os.path.isfile(os.path.join(ZOO_DIR, "minilm_l6.onnx")):
-        pytest.skip("no zoo with minilm_l6.onnx (DLRT_ZOO_DIR)")
-    vocab = os.path.join(os.path.dirname(ZOO_DIR), "data", "bert-uncased-vocab.txt")
-    if not os.path.isfile(vocab):
-        pytest.skip(f"no BERT vocabulary at {vocab}")
-    folder = tmp_path_factory.mktemp("minilm")
-    with open(vocab, encoding="utf-8") as f:
-        tokens = [bert_layout(line.rstrip("\n")) for line in f]
-    (folder / "vocab.txt").write_text("\n".join(tokens) + "\n", encoding="utf-8")
-    (folder / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": True, "model_max_length": 128}))
-    os.symlink(os.path.join(ZOO_DIR, "minilm_l6.onnx"), folder / "model.onnx")
-    return folder
 
 
 def test_minilm_matches_session_and_reference_ids(minilm_folder):

@@ -14,8 +14,7 @@ import pytest
 
 import dlrt
 import dlrt.ray
-from conftest import ZOO_DIR, run_python
-from test_embedder import bert_layout
+from conftest import run_python
 
 N_LINES = 20_000
 SAMPLE = 500
@@ -63,19 +62,8 @@ def ray_cluster():
 
 
 @pytest.fixture(scope="module")
-def minilm(tmp_path_factory):
-    if not ZOO_DIR or not os.path.isfile(os.path.join(ZOO_DIR, "minilm_l6.onnx")):
-        pytest.skip("no zoo with minilm_l6.onnx (DLRT_ZOO_DIR)")
-    vocab = os.path.join(os.path.dirname(ZOO_DIR), "data", "bert-uncased-vocab.txt")
-    if not os.path.isfile(vocab):
-        pytest.skip(f"no BERT vocabulary at {vocab}")
-    folder = tmp_path_factory.mktemp("minilm_ray")
-    with open(vocab, encoding="utf-8") as f:
-        tokens = [bert_layout(line.rstrip("\n")) for line in f]
-    (folder / "vocab.txt").write_text("\n".join(tokens) + "\n", encoding="utf-8")
-    (folder / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": True, "model_max_length": 128}))
-    os.symlink(os.path.join(ZOO_DIR, "minilm_l6.onnx"), folder / "model.onnx")
-    return str(folder)
+def minilm(minilm_folder):
+    return str(minilm_folder)
 
 
 def make_texts(n):
