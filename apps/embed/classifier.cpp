@@ -84,17 +84,10 @@ Result<std::unique_ptr<Classifier>> Classifier::create(const std::string& model_
 }
 
 Result<Encoding> Classifier::tokenize(const ClassifierInput& input, bool* truncated) const {
-  // One id more than the limit tells whether the input was longer.
-  const size_t max = impl_->max_length;
-  auto encode = [&](size_t limit) {
+  return encode_within(impl_->max_length, truncated, [&](size_t limit) {
     return input.pair ? impl_->tokenizer->encode_pair(input.first, input.second, limit)
                       : impl_->tokenizer->encode(input.first, limit);
-  };
-  Encoding probe = encode(max + 1);
-  const bool over = probe.ids.size() > max;
-  if (truncated) *truncated = over;
-  if (!over) return probe;
-  return encode(max);
+  });
 }
 
 Result<ClassifierResult> Classifier::score_encoded(const std::vector<Encoding>& batch) const {

@@ -7,6 +7,7 @@
 #include "embed/classifier.h"
 #include "embed/embedder.h"
 #include "embed/server.h"
+#include "embed/token_inputs.h"
 #include "embed/tokenizer.h"
 
 namespace dlrt::embed {
@@ -18,13 +19,8 @@ class EmbedderModel final : public EmbedModel {
  public:
   explicit EmbedderModel(std::shared_ptr<const Embedder> e) : e_(std::move(e)) {}
   Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
-    // One id more than the limit tells whether the text was longer.
-    size_t max = e_->max_length();
-    Encoding probe = e_->tokenizer().encode(text, max + 1);
-    bool over = probe.ids.size() > max;
-    if (truncated) *truncated = over;
-    if (!over) return probe;
-    return e_->tokenize(text);
+    return encode_within(e_->max_length(), truncated,
+                         [&](size_t limit) { return e_->tokenizer().encode(text, limit); });
   }
   Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch) const override {
     return e_->embed_encoded(batch, /*normalize=*/false);  // the server normalises per request

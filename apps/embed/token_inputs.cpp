@@ -1,4 +1,4 @@
-// TokenInputs (token_inputs.h).
+// A text model folder's file and session, encode_within, TokenInputs (token_inputs.h).
 #include "embed/token_inputs.h"
 
 #include <algorithm>
@@ -34,6 +34,14 @@ Result<std::unique_ptr<Session>> open_model_session(const fs::path& path, const 
   auto session = Session::create(path.string(), so);
   if (!session.ok()) return session.status().with_context(path.string());
   return std::move(session).value();
+}
+
+Encoding encode_within(size_t max_length, bool* truncated, const std::function<Encoding(size_t limit)>& encode) {
+  Encoding probe = encode(max_length + 1);
+  const bool over = probe.ids.size() > max_length;
+  if (truncated) *truncated = over;
+  if (!over) return probe;
+  return encode(max_length);
 }
 
 Result<TokenInputs> TokenInputs::from_session(const Session& session, const std::string& what) {

@@ -1,12 +1,14 @@
 // What the Embedder and the Classifier share about a text model folder: its
-// model file and session, the model's token inputs (input_ids,
-// attention_mask, token_type_ids, position_ids; int64 or int32), and a padded
-// batch of encodings as the tensors to feed them.
+// model file and session, encoding an input within the length limit, the
+// model's token inputs (input_ids, attention_mask, token_type_ids,
+// position_ids; int64 or int32), and a padded batch of encodings as the
+// tensors to feed them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -30,6 +32,13 @@ Result<ModelFile> find_model_file(const std::string& model_dir);
 // The session of a folder's model with the options' device, strict mode,
 // threads, warm start and backend options; errors name the file.
 Result<std::unique_ptr<Session>> open_model_session(const std::filesystem::path& path, const EmbedderOptions& options);
+
+// The encoding of one input at most `max_length` ids long, by `encode(limit)`
+// (a Tokenizer's encode or encode_pair with that limit): a probe at
+// max_length + 1 ids tells whether the input was longer (then it is encoded
+// again at max_length); *truncated, when given, says so. The server rejects or
+// truncates by that.
+Encoding encode_within(size_t max_length, bool* truncated, const std::function<Encoding(size_t limit)>& encode);
 
 class TokenInputs {
  public:
