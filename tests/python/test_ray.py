@@ -1,4 +1,4 @@
-"""dlrt.ray: Ray Data batch embedding (docs/python.md, "Ray Data") on a local cluster of
+"""dlrt.ray: Ray Data batch embedding (docs/python-ray.md) on a local cluster of
 2 CPUs, over a generated corpus of 20,000 lines with ids and the zoo's MiniLM: every id
 exactly once, vectors as single-process dlrt.Embedder.encode gives them, an actor process
 killed mid-job, and the bad-row policy. Skipped without Ray (scripts/test_python.sh

@@ -1,4 +1,4 @@
-"""Batch embedding on Ray Data with dlrt.Embedder (docs/python.md, "Ray Data").
+"""Batch embedding on Ray Data with dlrt.Embedder (docs/python-ray.md).
 
     import ray, dlrt.ray
     ds = ray.data.read_parquet("corpus.parquet")

@@ -10,7 +10,7 @@
             input columns but the text when none is given) and --output-column, a
             fixed_size_list<float32>[dimension] column.
 --address   a running Ray cluster ("auto", "ray://host:10001"); default: a local one.
-The bad-row policy is dlrt.ray's (docs/python.md, "Ray Data"); --status-column adds a
+The bad-row policy is dlrt.ray's (docs/python-ray.md); --status-column adds a
 column that says per row what it did. Prints a JSON summary line at the end.
 """
 
