@@ -71,3 +71,19 @@ void gemm_f32(__global const float* A, __global const float* B, __global float* 
     }
   }
 }
+
+// The epilogue of gemm_f32 alone, for a device that computed alpha * A x B
+// with a vendor GEMM into C: C = act(C + beta * bias), one work-item per
+// element of the `batch` products.
+__kernel void gemm_epilogue_f32(__global float* C, __global const float* bias, gemm_t p, int batch) {
+  int i = get_global_id(0);
+  int mn = p.M * p.N;
+  if (i >= mn * batch) return;
+  int bz = i / mn, r = i % mn;
+  int m = r / p.N, n = r % p.N;
+  int b1 = bz / p.nb2, b2 = bz % p.nb2;
+  __global float* c = C + p.c_off + b1 * p.c_sb1 + b2 * p.c_sb2 + m * p.c_sm + n * p.c_sn;
+  float v = *c;
+  if (p.has_bias) v += p.beta * bias[p.bias_off + m * p.bias_sm + n * p.bias_sn];
+  *c = apply_act(p.act, v, p.act_a, p.act_b);
+}
