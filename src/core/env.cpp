@@ -46,6 +46,8 @@ constexpr Variable kVariables[] = {
     {"DLRT_PLUGIN_<NAME>_LIB", "the loader path", "backends", "file or folder of plugin <name>'s library"},
     {"DLRT_OPENCL_LIB", "the loader path, then well-known places", "opencl", "file or folder of the OpenCL ICD loader"},
     {"DLRT_OPENCL_PROFILE", "(unset)", "opencl", "set: finish after every step and log the time per kernel (slow)"},
+    {"DLRT_CUDA_LIB_PATH", "the loader path, the CUDA toolkit, then pip wheels", "cuda",
+     "colon-separated files or folders holding libcuda.so.1, libnvrtc.so.* and libcublas.so.*; when set, the only place searched"},
     {"OPENVINO_LIB_PATH", "the loader path, then pip wheels and /opt/intel/openvino*", "openvino",
      "file or folder of libopenvino_c.so"},
     {"DLRT_OPENVINO_NO_PYTHON", "0", "openvino",

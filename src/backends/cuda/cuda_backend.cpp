@@ -1,0 +1,139 @@
+#include "backends/cuda/cuda_backend.h"
+
+#include <memory>
+
+#include "backends/cuda/cuda_executable.h"
+#include "backends/cuda/cuda_runtime.h"
+#include "backends/gpu/executor.h"
+#include "ir/onnx_export.h"
+#include "ir/onnx_import.h"
+
+namespace dlrt::cuda {
+
+namespace {
+
+constexpr const char* kBlobFormat = "dlrt-cuda-onnx-v1";
+
+class CudaBackend final : public backend::Backend {
+ public:
+  std::string name() const override { return "cuda"; }
+
+  backend::Availability is_available(bool refresh) override { return rt_.availability(refresh); }
+
+  std::vector<backend::BackendDevice> devices(const std::vector<Device>& hardware) override {
+    std::vector<backend::BackendDevice> out;
+    const std::vector<CudaDeviceInfo> devs = rt_.devices();
+    if (devs.empty()) return out;
+    const int driver = rt_.api().driver_version;
+    for (const CudaDeviceInfo& d : devs) {
+      backend::BackendDevice bd;
+      bd.backend = "cuda";
+      bd.name = std::to_string(d.ordinal);
+      bd.type = DeviceType::kGpu;
+      if (!d.pci_bus_id.empty())
+        for (const auto& h : hardware)
+          if (h.meta("pci_bus_id") == d.pci_bus_id) {
+            bd.hardware = h;
+            break;
+          }
+      if (bd.hardware) {
+        bd.metadata = bd.hardware->metadata;
+        // sysfs's driver_version is the kernel module's ("580.65.06"); keep it beside CUDA's.
+        if (auto it = bd.metadata.find("driver_version"); it != bd.metadata.end())
+          bd.metadata["kernel_driver_version"] = it->second;
+      } else {
+        bd.metadata["discovered_by"] = "cuda";
+      }
+      bd.metadata["device_name"] = d.name;
+      bd.metadata["vendor"] = "NVIDIA";
+      bd.metadata["compute_capability"] = std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);
+      bd.metadata["memory_bytes"] = std::to_string(d.total_mem);
+      bd.metadata["multiprocessors"] = std::to_string(d.sm_count);
+      bd.metadata["max_threads_per_block"] = std::to_string(d.max_threads_per_block);
+      bd.metadata["max_shared_memory_per_block"] = std::to_string(d.max_shared_per_block_optin);
+      bd.metadata["driver_version"] = cuda_version_string(driver);
+      bd.metadata["driver_version_int"] = std::to_string(driver);
+      if (!d.pci_bus_id.empty()) bd.metadata["pci_bus_id"] = d.pci_bus_id;
+      if (!d.uuid_or_empty.empty()) bd.metadata["uuid"] = d.uuid_or_empty;
+      out.push_back(std::move(bd));
+    }
+    return out;
+  }
+
+  std::vector<backend::NodeSupport> supports(const ir::Graph& graph, const backend::BackendDevice&) override {
+    std::vector<backend::NodeSupport> out(graph.nodes.size());
+    backend::Availability a = rt_.availability();
+    if (!a.available) {
+      for (auto& s : out) s.reason = "cuda is unavailable: " + a.reason;
+      return out;
+    }
+    gpu::Classification c = gpu::classify(graph);
+    for (size_t i = 0; i < graph.nodes.size(); ++i) {
+      out[i].supported = c.cls[i] != gpu::NodeClass::kUnsupported;
+      out[i].reason = c.reason[i];
+    }
+    return out;
+  }
+
+  Result<backend::Blob> compile(const ir::Graph& subgraph, const backend::BackendDevice& device,
+                                const backend::CompileOptions&) override {
+    DLRT_ASSIGN_OR_RETURN(int ordinal, device_ordinal(device));
+    gpu::Classification c = gpu::classify(subgraph);
+    for (size_t i = 0; i < subgraph.nodes.size(); ++i)
+      if (c.cls[i] == gpu::NodeClass::kUnsupported)
+        return Unsupported("cuda cannot run " + subgraph.nodes[i].describe() + ": " + c.reason[i]);
+    // Makes the device's context and kernel module now, so that a driver or
+    // NVRTC that cannot build them fails the compile, not a run.
+    DLRT_RETURN_IF_ERROR(rt_.context(ordinal).status());
+    DLRT_ASSIGN_OR_RETURN(std::string bytes, ir::export_onnx(subgraph));
+    backend::Blob b;
+    b.format = kBlobFormat;
+    b.data.assign(bytes.begin(), bytes.end());
+    return b;
+  }
+
+  Result<backend::Executable*> init(const backend::Blob& blob, const backend::CompileOptions&,
+                                    const backend::BackendDevice& device) override {
+    if (device.is_virtual)
+      return Status(StatusCode::kDeviceUnavailable, device.spec() + " is a virtual device: it can compile, never execute");
+    if (blob.format != kBlobFormat)
+      return Status(StatusCode::kBackendError, "blob format '" + blob.format + "' is not " + kBlobFormat + ": recompile");
+    DLRT_ASSIGN_OR_RETURN(int ordinal, device_ordinal(device));
+    DLRT_ASSIGN_OR_RETURN(auto ctx, rt_.context(ordinal));
+    std::string bytes(blob.data.begin(), blob.data.end());
+    DLRT_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_bytes(bytes, ""));
+    DLRT_ASSIGN_OR_RETURN(auto exe, CudaExecutable::create(std::move(ctx), std::move(model)));
+    return static_cast<backend::Executable*>(exe.release());
+  }
+
+  Result<std::vector<Tensor>> execute(backend::Executable* exe, std::span<const Tensor> inputs) override {
+    auto* e = dynamic_cast<CudaExecutable*>(exe);
+    if (!e) return InvalidArgument("cuda: execute given an executable it did not make");
+    return e->run(inputs);
+  }
+
+  int max_concurrent_runs(const backend::Executable*) const override { return 1; }
+
+  void destroy(backend::Executable* exe) override { delete exe; }
+
+ private:
+  Result<int> device_ordinal(const backend::BackendDevice& device) {
+    backend::Availability a = rt_.availability();
+    if (!a.available)
+      return Status(StatusCode::kDeviceUnavailable, "cuda is unavailable: " + a.reason + ". Fix: " + a.fix);
+    int ordinal = -1;
+    const std::string& n = device.name;
+    if (!n.empty() && n.size() <= 4 && n.find_first_not_of("0123456789") == std::string::npos) ordinal = std::stoi(n);
+    if (ordinal < 0 || ordinal >= static_cast<int>(rt_.devices().size()))
+      return Status(StatusCode::kDeviceUnavailable, "cuda has no device '" + device.name + "'");
+    return ordinal;
+  }
+
+  CudaRuntime rt_;
+};
+
+}  // namespace
+
+std::shared_ptr<backend::Backend> make_cuda_backend() { return std::make_shared<CudaBackend>(); }
+
+}  // namespace dlrt::cuda
