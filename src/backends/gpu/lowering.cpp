@@ -579,7 +579,11 @@ Status lower_conv(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
   bool direct = w.kernel[0] == 1 && w.kernel[1] == 1 && w.strides[0] == 1 && w.strides[1] == 1 &&
                 std::all_of(w.pads.begin(), w.pads.end(), [](int64_t v) { return v == 0; });
   if (!fits(K * P)) return unsup(n, "im2col buffer too large");
-  int col = direct ? -1 : c.scratch(static_cast<size_t>(K * P) * sizeof(float));
+  // Images per GEMM: all of them when their im2col buffer stays small enough
+  // (one im2col and one batched GEMM per group), else one at a time.
+  constexpr int64_t kMaxColBytes = int64_t{256} << 20;
+  int64_t per = direct || (fits(N * K * P) && N * K * P * 4 <= kMaxColBytes) ? N : 1;
+  int col = direct ? -1 : c.scratch(static_cast<size_t>(per * K * P) * sizeof(float));
   GemmArgs p;
   p.M = static_cast<int32_t>(Mg);
   p.N = static_cast<int32_t>(P);
@@ -593,8 +597,11 @@ Status lower_conv(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
   p.has_bias = has_bias;
   p.bias_sm = 1;
   p.bias_sn = 0;
+  p.nb2 = static_cast<int32_t>(per);
+  p.c_sb2 = static_cast<int32_t>(M * P);  // batch: images; weights shared (a_sb2 = 0)
+  p.b_sb2 = static_cast<int32_t>(direct ? C * H * W : K * P);
   set_epilogue(p, epi);
-  for (int64_t b = 0; b < N; ++b)
+  for (int64_t b = 0; b < N; b += per)
     for (int64_t g = 0; g < G; ++g) {
       int64_t x_off = (b * C + g * Cg) * H * W;
       GemmArgs q = p;
@@ -603,7 +610,7 @@ Status lower_conv(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
       q.bias_off = static_cast<int32_t>(g * Mg);
       if (direct) {
         q.b_off = static_cast<int32_t>(x_off);
-        emit_gemm(c, q, ws, xs, ys, bs, 1);
+        emit_gemm(c, q, ws, xs, ys, bs, static_cast<int>(per));
         continue;
       }
       ConvArgs cv;
@@ -621,11 +628,13 @@ Status lower_conv(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
       cv.dh = static_cast<int32_t>(w.dilations[0]);
       cv.dw = static_cast<int32_t>(w.dilations[1]);
       cv.x_off = static_cast<int32_t>(x_off);
-      cv.n = static_cast<int32_t>(K * P);
+      cv.kp = static_cast<int32_t>(K * P);
+      cv.x_bstride = static_cast<int32_t>(C * H * W);
+      cv.n = static_cast<int32_t>(per * K * P);
       Launch l = elementwise_launch("im2col_f32", cv.n);
       l.slot(xs).slot(col).val(cv);
       c.launch(std::move(l));
-      emit_gemm(c, q, ws, col, ys, bs, 1);
+      emit_gemm(c, q, ws, col, ys, bs, static_cast<int>(per));
     }
   return Status::Ok();
 }

@@ -5,20 +5,23 @@
 typedef struct {
   int C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
   int x_off, n;
+  int kp, x_bstride;
 } conv_t;
 
-// col[(c*KH + kh)*KW + kw][oh*OW + ow] for one image and one group.
+// col[img][(c*KH + kh)*KW + kw][oh*OW + ow] for one group of p.n / p.kp
+// images, each p.kp elements of col and p.x_bstride elements of x apart.
 __kernel void im2col_f32(__global const float* x, __global float* col, conv_t p) {
   int i = get_global_id(0);
   if (i >= p.n) return;
+  int img = i / p.kp, j = i % p.kp;
   int P = p.OH * p.OW;
-  int row = i / P, q = i % P;
+  int row = j / P, q = j % P;
   int kw = row % p.KW;
   int t = row / p.KW;
   int kh = t % p.KH, c = t / p.KH;
   int oh = q / p.OW, ow = q % p.OW;
   int ih = oh * p.sh - p.ph + kh * p.dh, iw = ow * p.sw - p.pw + kw * p.dw;
-  col[i] = (ih >= 0 && ih < p.H && iw >= 0 && iw < p.W) ? x[p.x_off + (c * p.H + ih) * p.W + iw] : 0.0f;
+  col[i] = (ih >= 0 && ih < p.H && iw >= 0 && iw < p.W) ? x[p.x_off + img * p.x_bstride + (c * p.H + ih) * p.W + iw] : 0.0f;
 }
 
 // Layout matches struct DwArgs in lowering.h.
