@@ -418,8 +418,12 @@ def step_b8(R):
         t = row["torch_eager"].get("median_ms")
         if b.get("median_ms") and t:
             row["ratio_dlrt_over_torch"] = b["median_ms"] / t
+        h = row["torch_eager"].get("median_ms_host_to_host")
+        if b.get("median_ms") and h:
+            row["ratio_dlrt_over_torch_host_to_host"] = b["median_ms"] / h
         R.log(f"b8 {label:18s} dlrt {R.a.b8_device}: {_ms(b.get('median_ms'))} ms | torch eager {R.a.torch_device}: "
-              f"{_ms(t)} ms (cudnn.benchmark: {_ms(row['torch_eager'].get('median_ms_cudnn_benchmark'))}) "
+              f"{_ms(t)} ms on-device, {_ms(h)} ms host to host "
+              f"(cudnn.benchmark: {_ms(row['torch_eager'].get('median_ms_cudnn_benchmark'))}) "
               f"ratio {_ms(row.get('ratio_dlrt_over_torch'))} {b.get('error', '')}{row['torch_eager'].get('error', '')}",
               echo=True)
         R.save()
@@ -499,6 +503,22 @@ def torch_bench(a):
             m = m.to(dev).eval()
             torch.backends.cudnn.benchmark = False
             out["median_ms"], out["min_ms"] = timeit(lambda: m(*args))
+            # Host tensors in, host tensors out (what `dlrt bench` times): copies and a synchronise included.
+            host = [a_.cpu() for a_ in args]
+
+            def host_to_host():
+                y = m(*[h.to(dev) for h in host])
+                ys = y if isinstance(y, (tuple, list)) else (y,)
+                return [t.cpu() for t in ys]
+            ts = []
+            with torch.inference_mode():
+                for _ in range(a.warmup):
+                    host_to_host()
+                for _ in range(a.iters):
+                    t = time.perf_counter()
+                    host_to_host()
+                    ts.append((time.perf_counter() - t) * 1e3)
+            out["median_ms_host_to_host"] = statistics.median(ts)
             if dev.type == "cuda":
                 torch.backends.cudnn.benchmark = True
                 out["median_ms_cudnn_benchmark"], _ = timeit(lambda: m(*args))
@@ -592,8 +612,11 @@ def summary(res):
                 ratio = row.get("ratio_dlrt_over_torch")
                 L.append(f"  {label:18s} {k}: {_ms(b['median_ms']) if b.get('median_ms') is not None else 'ERR ' + str(b.get('error'))[:200]} ms"
                          f" | torch {_ms(te['median_ms']) if te.get('median_ms') is not None else 'ERR ' + str(te.get('error'))[:200]} ms"
-                         f" (cudnn.benchmark {_ms(te.get('median_ms_cudnn_benchmark'))})"
-                         + (f" | ratio {ratio:.2f} {'ok' if ratio <= 1.25 else 'OVER'}" if ratio else ""))
+                         f" (cudnn.benchmark {_ms(te.get('median_ms_cudnn_benchmark'))}; host to host "
+                         f"{_ms(te.get('median_ms_host_to_host'))})"
+                         + (f" | ratio {ratio:.2f} {'ok' if ratio <= 1.25 else 'OVER'}" if ratio else "")
+                         + (f", host to host {row['ratio_dlrt_over_torch_host_to_host']:.2f}"
+                            if row.get("ratio_dlrt_over_torch_host_to_host") else ""))
     return "\n".join(L)
 
 
