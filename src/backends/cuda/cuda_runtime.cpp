@@ -23,7 +23,6 @@ const char* cu_error_name_fallback(CUresult code) {
     case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
     case CUDA_ERROR_DEINITIALIZED: return "CUDA_ERROR_DEINITIALIZED";
     case CUDA_ERROR_STUB_LIBRARY: return "CUDA_ERROR_STUB_LIBRARY";
-    case CUDA_ERROR_INSUFFICIENT_DRIVER: return "CUDA_ERROR_INSUFFICIENT_DRIVER";
     case CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
     case CUDA_ERROR_INVALID_DEVICE: return "CUDA_ERROR_INVALID_DEVICE";
     case CUDA_ERROR_INVALID_IMAGE: return "CUDA_ERROR_INVALID_IMAGE";
@@ -42,6 +41,7 @@ const char* cu_error_name_fallback(CUresult code) {
     case CUDA_ERROR_NOT_PERMITTED: return "CUDA_ERROR_NOT_PERMITTED";
     case CUDA_ERROR_NOT_SUPPORTED: return "CUDA_ERROR_NOT_SUPPORTED";
     case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
     case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: return "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
     case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: return "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
     case CUDA_ERROR_UNKNOWN: return "CUDA_ERROR_UNKNOWN";
@@ -92,8 +92,9 @@ std::string cuinit_advice(CUresult rc, const std::string& path) {
     case CUDA_ERROR_STUB_LIBRARY:
       return path + " is the CUDA toolkit's stub library, not the driver: install the NVIDIA driver, and keep "
                     "lib64/stubs off LD_LIBRARY_PATH";
-    case CUDA_ERROR_INSUFFICIENT_DRIVER:
-      return "the installed kernel driver is older than " + path + ": update the NVIDIA driver";
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+      return path + " is a CUDA forward-compatibility library this GPU cannot use: remove it from the library "
+                    "path, or update the NVIDIA driver itself";
     case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
       return "the kernel module and " + path + " come from different driver releases: reinstall the driver "
                                                 "or reboot after an update";
@@ -374,8 +375,7 @@ Result<std::shared_ptr<CudaDeviceContext>> CudaRuntime::context(int ordinal) {
   rc = api_.cu.cuCtxSetCurrent(c);
   if (rc != CUDA_SUCCESS)
     return Status(StatusCode::kBackendError, "cuCtxSetCurrent on " + where + " failed: " + cu_error(api_, rc));
-  Status st = load_kernel_module(*ctx);
-  if (!st.ok()) return Status(st.code(), "loading dlrt's CUDA kernels on " + where + ": " + st.message());
+  DLRT_RETURN_IF_ERROR(load_kernel_module(*ctx));  // its message names the device
   contexts_[ordinal] = ctx;
   return ctx;
 }
