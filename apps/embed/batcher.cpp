@@ -7,6 +7,7 @@ namespace dlrt::embed {
 using Clock = std::chrono::steady_clock;
 
 struct Batcher::Request {
+  Clock::time_point deadline{};  // epoch: none
   std::mutex mu;
   RequestResult result;
   Status error;
@@ -46,9 +47,11 @@ size_t Batcher::batches_running() const {
   return running_;
 }
 
-Result<std::shared_future<Result<RequestResult>>> Batcher::submit(std::vector<Encoding> inputs) {
+Result<std::shared_future<Result<RequestResult>>> Batcher::submit(std::vector<Encoding> inputs,
+                                                                  Clock::time_point deadline) {
   if (inputs.empty()) return InvalidArgument("a request needs at least one input");
   auto req = std::make_shared<Request>();
+  req->deadline = deadline;
   req->remaining = inputs.size();
   req->result.vectors.resize(inputs.size());
   for (const auto& e : inputs) req->result.tokens += e.ids.size();
@@ -84,11 +87,33 @@ size_t Batcher::batch_len_locked(bool* full) const {
   return n;
 }
 
+std::vector<Batcher::Item> Batcher::take_expired_locked(Clock::time_point now) {
+  std::vector<Item> expired;
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    const Clock::time_point d = it->request->deadline;
+    if (d != Clock::time_point{} && now >= d) {
+      expired.push_back(std::move(*it));
+      it = queue_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return expired;
+}
+
 void Batcher::worker() {
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
     cv_.wait(lk, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, nothing left
+    // Inputs whose request gave up while queued are answered, not run.
+    if (std::vector<Item> expired = take_expired_locked(Clock::now()); !expired.empty()) {
+      lk.unlock();
+      Result<EmbedResult> cancelled = Status(StatusCode::kCancelled, "the request's deadline passed while it was queued");
+      complete(expired, cancelled);
+      lk.lock();
+      continue;
+    }
     // Let the batch fill up until it is full or its oldest input has waited max_wait.
     auto deadline = queue_.front().enqueued + options_.max_wait;
     bool full = false;
@@ -110,13 +135,21 @@ void Batcher::worker() {
     std::vector<Encoding> batch;
     batch.reserve(items.size());
     size_t longest = 0, tokens = 0;
+    // The run may last until the latest deadline of its requests (none when
+    // one of them has none): past it nobody waits for the answer.
+    Clock::time_point latest{};
+    bool bounded = true;
     for (auto& it : items) {
       longest = std::max(longest, it.encoding.ids.size());
       tokens += it.encoding.ids.size();
       batch.push_back(std::move(it.encoding));
+      bounded = bounded && it.request->deadline != Clock::time_point{};
+      latest = std::max(latest, it.request->deadline);
     }
     auto t0 = Clock::now();
-    Result<EmbedResult> result = fn_(batch);
+    dlrt::RunOptions bounds;
+    if (bounded) bounds.timeout_ms = std::max(std::chrono::duration<double, std::milli>(latest - t0).count(), 1.0);
+    Result<EmbedResult> result = fn_(batch, bounds);
     if (result.ok() && result->vectors.size() != batch.size())
       result = Internal("the model returned " + std::to_string(result->vectors.size()) + " vectors for " +
                         std::to_string(batch.size()) + " inputs");

@@ -4,6 +4,13 @@
 // max_wait for a batch to fill) and runs them in parallel through one
 // thread-safe embed function. Each request's future completes when all its
 // inputs have run.
+//
+// Deadlines: a request may carry one (submit()). An input still queued when
+// its request's deadline passes is not run (the request fails with
+// kCancelled); a batch runs with RunOptions::timeout_ms up to the latest
+// deadline among its requests, so a model run nobody waits for any more
+// stops (kCancelled, passed to every request of the batch) and frees its
+// worker.
 #pragma once
 
 #include <chrono>
@@ -42,8 +49,9 @@ struct BatchInfo {
   const dlrt::RunReport* report = nullptr;  // null when the run failed
 };
 
-// The model call: thread-safe, called by several workers at once.
-using BatchFn = std::function<Result<EmbedResult>(const std::vector<Encoding>&)>;
+// The model call: thread-safe, called by several workers at once; `bounds`
+// carries the batch's timeout (pass it to Session::run).
+using BatchFn = std::function<Result<EmbedResult>(const std::vector<Encoding>&, const dlrt::RunOptions& bounds)>;
 using BatchObserver = std::function<void(const BatchInfo&)>;
 
 // One request's answer: vectors in input order, its own token count, and the
@@ -63,8 +71,10 @@ class Batcher {
 
   // Queues one request's inputs. Errors: kOutOfRange when they do not fit in
   // the queue now (answer 429), kRuntimeError once stopped (answer 503),
-  // kInvalidArgument for an empty request.
-  Result<std::shared_future<Result<RequestResult>>> submit(std::vector<Encoding> inputs);
+  // kInvalidArgument for an empty request. `deadline` (default: none): past
+  // it the request's inputs are no longer run and its future holds kCancelled.
+  Result<std::shared_future<Result<RequestResult>>> submit(
+      std::vector<Encoding> inputs, std::chrono::steady_clock::time_point deadline = {});
 
   // Stops taking requests, runs everything queued, joins the workers.
   void stop();
@@ -86,6 +96,8 @@ class Batcher {
   // How many queued items the next batch would take (front first).
   size_t batch_len_locked(bool* full) const;
   void complete(std::vector<Item>& items, Result<EmbedResult>& result);
+  // Takes the queued inputs whose request's deadline has passed out of the queue.
+  std::vector<Item> take_expired_locked(std::chrono::steady_clock::time_point now);
 
   BatchFn fn_;
   BatcherOptions options_;

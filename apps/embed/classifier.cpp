@@ -90,14 +90,14 @@ Result<Encoding> Classifier::tokenize(const ClassifierInput& input, bool* trunca
   });
 }
 
-Result<ClassifierResult> Classifier::score_encoded(const std::vector<Encoding>& batch) const {
+Result<ClassifierResult> Classifier::score_encoded(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const {
   ClassifierResult result;
   if (batch.empty()) return result;
   TokenInputs::Batch in;
   DLRT_RETURN_IF_ERROR(impl_->inputs.make_batch(batch, impl_->tokenizer->pad_id(), impl_->tokenizer->vocab_size(),
                                                 impl_->max_length, in));
   result.total_tokens = in.tokens;
-  auto outputs = impl_->session->run(in.feeds, &result.report);
+  auto outputs = impl_->session->run(in.feeds, bounds, &result.report);
   if (!outputs.ok()) return outputs.status();
   const Tensor& logits = (*outputs)[impl_->output_index];
   const size_t n = impl_->labels.size();

@@ -54,8 +54,10 @@ class Classifier {
   // Tokenizes one input (pairs by the tokenizer's pair template), truncated
   // to max_length() ids; *truncated says whether it was longer.
   dlrt::Result<Encoding> tokenize(const ClassifierInput& input, bool* truncated = nullptr) const;
-  // Runs the model on tokenized inputs (padded to the longest).
-  dlrt::Result<ClassifierResult> score_encoded(const std::vector<Encoding>& batch) const;
+  // Runs the model on tokenized inputs (padded to the longest), within
+  // `bounds` (kCancelled when they stop the run).
+  dlrt::Result<ClassifierResult> score_encoded(const std::vector<Encoding>& batch,
+                                               const dlrt::RunOptions& bounds = {}) const;
   // tokenize + score_encoded.
   dlrt::Result<ClassifierResult> score(const std::vector<ClassifierInput>& inputs) const;
 

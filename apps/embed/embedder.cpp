@@ -238,7 +238,8 @@ Result<Encoding> Embedder::tokenize(std::string_view text) const {
   return impl_->tokenizer->encode(text, impl_->max_length);
 }
 
-Result<EmbedResult> Embedder::embed_encoded(const std::vector<Encoding>& batch, std::optional<bool> normalize) const {
+Result<EmbedResult> Embedder::embed_encoded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
+                                            const dlrt::RunOptions& bounds) const {
   EmbedResult result;
   if (batch.empty()) return result;
   const size_t b = batch.size();
@@ -248,7 +249,7 @@ Result<EmbedResult> Embedder::embed_encoded(const std::vector<Encoding>& batch, 
   const size_t len = in.length;
   const std::vector<int64_t>& mask = in.mask;
   result.total_tokens = in.tokens;
-  auto outputs = impl_->session->run(in.feeds, &result.report);
+  auto outputs = impl_->session->run(in.feeds, bounds, &result.report);
   if (!outputs.ok()) return outputs.status();
   if (impl_->output_index >= outputs->size()) return Internal("the model returned too few outputs");
   const Tensor& hidden = (*outputs)[impl_->output_index];

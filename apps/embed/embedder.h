@@ -72,9 +72,11 @@ class Embedder {
   dlrt::Result<Encoding> tokenize(std::string_view text) const;
   // Pads the batch to its longest encoding, runs the model, pools and
   // L2-normalises when `normalize` says so (nullopt: when the folder does,
-  // see normalize()). An empty batch gives an empty result.
+  // see normalize()). An empty batch gives an empty result. `bounds` bound
+  // the model run (timeout, cancel flag): kCancelled when they stop it.
   dlrt::Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch,
-                                          std::optional<bool> normalize = std::nullopt) const;
+                                          std::optional<bool> normalize = std::nullopt,
+                                          const dlrt::RunOptions& bounds = {}) const;
   // tokenize + embed_encoded.
   dlrt::Result<EmbedResult> embed(const std::vector<std::string>& texts,
                                   std::optional<bool> normalize = std::nullopt) const;

@@ -180,8 +180,9 @@ void EmbedServer::set_model(std::shared_ptr<const EmbedModel> model) {
   o.max_queue = config_.max_queue;
   o.workers = config_.pool_size;
   const EmbedModel* m = model.get();
-  auto b = std::make_unique<Batcher>([m](const std::vector<Encoding>& batch) { return m->embed_encoded(batch); }, o,
-                                     [this](const BatchInfo& info) { on_batch(info); });
+  auto b = std::make_unique<Batcher>(
+      [m](const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) { return m->embed_encoded(batch, bounds); },
+      o, [this](const BatchInfo& info) { on_batch(info); });
   std::lock_guard<std::mutex> lk(mu_);
   model_ = std::move(model);
   batcher_ = std::move(b);
@@ -310,6 +311,18 @@ void EmbedServer::shutdown() {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     http_->stop();
   });
+}
+
+EmbedServer::Reply EmbedServer::run_error_reply(Api api, const Status& s, const std::string& what) const {
+  if (s.code() == StatusCode::kCancelled)
+    return error_reply(api, 504, "timeout",
+                       "the request was not answered within its deadline of " + std::to_string(config_.request_timeout_ms) +
+                           " ms (request_timeout_ms), so its model run was stopped (" + s.message() +
+                           "): retry later, send fewer or shorter inputs, or raise request_timeout_ms");
+  if (is_device_failure(s.code()))
+    return error_reply(api, 503, "device_unavailable",
+                       "the accelerator failed and strict mode forbids falling back to the CPU: " + s.message());
+  return error_reply(api, 500, "internal_error", what + " failed: " + s.to_string());
 }
 
 EmbedServer::Reply EmbedServer::error_reply(Api api, int status, const std::string& type,

@@ -24,7 +24,8 @@
 // 413 body or input count over the limit, 422 bad fields or an input over
 // the token limit, 429 + Retry-After when the queue is full, 503 while
 // loading/draining or when strict mode forbids the CPU fallback, 504 when a
-// batch takes longer than request_timeout_ms.
+// request is not answered within request_timeout_ms: its deadline, which
+// also stops its model run (RunOptions) so the worker is free again.
 #pragma once
 
 #include <atomic>
@@ -60,7 +61,9 @@ class EmbedModel {
   virtual ~EmbedModel() = default;
   // One text, truncated to max_length(); *truncated says whether it was longer.
   virtual Result<Encoding> tokenize(std::string_view text, bool* truncated) const = 0;
-  virtual Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch) const = 0;
+  // `bounds` bound the model run (the request deadline): a run past them
+  // returns kCancelled.
+  virtual Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const = 0;
   virtual size_t dimension() const = 0;
   virtual std::string model_name() const = 0;
   virtual size_t max_length() const = 0;
@@ -92,8 +95,9 @@ class EmbedModel {
   virtual Result<Encoding> tokenize_pair(std::string_view first, std::string_view second, bool* truncated) const {
     return Unsupported("this model does not take text pairs");
   }
-  // Logits, one row per encoding.
-  virtual Result<std::vector<std::vector<float>>> classify(const std::vector<Encoding>& batch) const {
+  // Logits, one row per encoding; `bounds` as embed_encoded's.
+  virtual Result<std::vector<std::vector<float>>> classify(const std::vector<Encoding>& batch,
+                                                           const dlrt::RunOptions& bounds) const {
     return Unsupported("this model is not a classifier");
   }
 };
@@ -166,6 +170,15 @@ class EmbedServer {
   Reply handle_predict(const std::string& body);
   Reply info_reply(bool openai_models) const;
   Reply error_reply(Api api, int status, const std::string& type, const std::string& message) const;
+  // A failed model run: 504 past the request's deadline (kCancelled), 503
+  // for a device failure in strict mode, else 500 "<what> failed: ...".
+  Reply run_error_reply(Api api, const Status& s, const std::string& what) const;
+  // A run on the HTTP thread (/rerank, /predict) stops at request_timeout_ms.
+  dlrt::RunOptions request_bounds() const {
+    dlrt::RunOptions o;
+    o.timeout_ms = config_.request_timeout_ms;
+    return o;
+  }
   void on_batch(const BatchInfo& info);
   std::shared_ptr<const EmbedModel> model() const;
   Batcher* batcher() const;

@@ -80,8 +80,8 @@ EmbedServer::Reply EmbedServer::handle_rerank(const std::string& body) {
                              " tokens; shorten it or send \"truncate\": true");
     batch.push_back(std::move(enc).value());
   }
-  auto logits = m->classify(batch);
-  if (!logits.ok()) return error_reply(Api::kTei, 500, "internal_error", "scoring failed: " + logits.status().to_string());
+  auto logits = m->classify(batch, request_bounds());
+  if (!logits.ok()) return run_error_reply(Api::kTei, logits.status(), "scoring");
   std::vector<size_t> order(batch.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::vector<float> score(batch.size());
@@ -162,8 +162,8 @@ EmbedServer::Reply EmbedServer::handle_predict(const std::string& body) {
                              " tokens; shorten it or send \"truncate\": true");
     batch.push_back(std::move(enc).value());
   }
-  auto logits = m->classify(batch);
-  if (!logits.ok()) return error_reply(Api::kTei, 500, "internal_error", "scoring failed: " + logits.status().to_string());
+  auto logits = m->classify(batch, request_bounds());
+  if (!logits.ok()) return run_error_reply(Api::kTei, logits.status(), "scoring");
   const std::vector<std::string> labels = m->labels();
   json out = json::array();
   for (const auto& row : *logits) {

@@ -22,8 +22,8 @@ class EmbedderModel final : public EmbedModel {
     return encode_within(e_->max_length(), truncated,
                          [&](size_t limit) { return e_->tokenizer().encode(text, limit); });
   }
-  Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch) const override {
-    return e_->embed_encoded(batch, /*normalize=*/false);  // the server normalises per request
+  Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const override {
+    return e_->embed_encoded(batch, /*normalize=*/false, bounds);  // the server normalises per request
   }
   size_t dimension() const override { return e_->dimension(); }
   std::string model_name() const override { return e_->model_name(); }
@@ -69,11 +69,12 @@ class ClassifierModel final : public EmbedModel {
   Result<Encoding> tokenize_pair(std::string_view first, std::string_view second, bool* truncated) const override {
     return c_->tokenize(ClassifierInput{std::string(first), std::string(second), true}, truncated);
   }
-  Result<EmbedResult> embed_encoded(const std::vector<Encoding>&) const override {
+  Result<EmbedResult> embed_encoded(const std::vector<Encoding>&, const dlrt::RunOptions&) const override {
     return InvalidArgument("the served model is a sequence classifier: use /rerank or /predict");
   }
-  Result<std::vector<std::vector<float>>> classify(const std::vector<Encoding>& batch) const override {
-    DLRT_ASSIGN_OR_RETURN(ClassifierResult r, c_->score_encoded(batch));
+  Result<std::vector<std::vector<float>>> classify(const std::vector<Encoding>& batch,
+                                                   const dlrt::RunOptions& bounds) const override {
+    DLRT_ASSIGN_OR_RETURN(ClassifierResult r, c_->score_encoded(batch, bounds));
     return std::move(r.logits);
   }
   bool is_classifier() const override { return true; }
@@ -107,12 +108,12 @@ Status warm_up(const EmbedModel& model) {
   bool truncated = false;
   DLRT_ASSIGN_OR_RETURN(Encoding enc, model.tokenize("warm up the model before serving", &truncated));
   if (model.is_classifier()) {
-    DLRT_ASSIGN_OR_RETURN(auto logits, model.classify({enc}));
+    DLRT_ASSIGN_OR_RETURN(auto logits, model.classify({enc}, {}));
     if (logits.size() != 1 || logits[0].size() != model.labels().size())
       return Internal("warm-up run returned " + std::to_string(logits.size()) + " rows");
     return Status::Ok();
   }
-  DLRT_ASSIGN_OR_RETURN(EmbedResult r, model.embed_encoded({enc}));
+  DLRT_ASSIGN_OR_RETURN(EmbedResult r, model.embed_encoded({enc}, {}));
   if (r.vectors.size() != 1 || r.vectors[0].size() != model.dimension())
     return Internal("warm-up run returned " + std::to_string(r.vectors.size()) + " vectors");
   return Status::Ok();

@@ -19,7 +19,6 @@ namespace dlrt::embed {
 namespace {
 
 using json = nlohmann::json;
-using server_util::is_device_failure;
 using server_util::json_string;
 
 // ---- JSON writing -----------------------------------------------------------
@@ -182,7 +181,9 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
     }
   }
 
-  auto fut = b->submit(std::move(encodings));
+  // The request's deadline: past it the client gets 504 and its model run stops.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.request_timeout_ms);
+  auto fut = b->submit(std::move(encodings), deadline);
   if (!fut.ok()) {
     if (fut.status().code() == StatusCode::kOutOfRange) {
       metrics_.observe_rejected();
@@ -192,17 +193,10 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
     }
     return error_reply(api, 503, "unavailable", fut.status().message());
   }
-  if (fut->wait_for(std::chrono::milliseconds(config_.request_timeout_ms)) != std::future_status::ready)
-    return error_reply(api, 504, "timeout",
-                       "the batch did not finish within " + std::to_string(config_.request_timeout_ms) + " ms");
+  if (fut->wait_until(deadline) != std::future_status::ready)
+    return run_error_reply(api, Status(StatusCode::kCancelled, "no answer by the deadline"), "embedding");
   Result<RequestResult> res = std::move(fut->get());
-  if (!res.ok()) {
-    const Status& s = res.status();
-    if (is_device_failure(s.code()))
-      return error_reply(api, 503, "device_unavailable",
-                         "the accelerator failed and strict mode forbids falling back to the CPU: " + s.message());
-    return error_reply(api, 500, "internal_error", "embedding failed: " + s.to_string());
-  }
+  if (!res.ok()) return run_error_reply(api, res.status(), "embedding");
   for (std::vector<float>& v : res->vectors) finish_vector(v, req.dimensions, normalize);
   server_util::note_request_size(res->vectors.size(), res->tokens);
 

@@ -87,7 +87,7 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
       serve_key("max_inputs_per_request", "inputs per request; beyond it 413 (default 256)"),
       serve_key("max_input_tokens", "tokens per input; beyond it 422 or truncation (0 = model maximum)"),
       serve_key("truncate", "truncate inputs longer than the limit instead of refusing them with 413 (default false)"),
-      serve_key("request_timeout_ms", "how long a request waits for its batch; beyond it 504 (default 60000)"),
+      serve_key("request_timeout_ms", "a request's deadline: beyond it 504 and its model run stops (default 60000)"),
       serve_key("drain_timeout_ms", "graceful shutdown: time in-flight requests get (default 30000)"),
       serve_key("read_timeout_s", "close a connection silent this long mid-request, seconds (default 5)"),
       serve_key("api_key", "require \"Authorization: Bearer KEY\" on every route but /health (prefer the env var)"),

@@ -50,7 +50,7 @@ struct ServiceConfig {
   size_t max_inputs_per_request = 256;   // beyond it 413
   size_t max_input_tokens = 0;  // per input, [CLS]/[SEP] included; 0 = the model's maximum
   bool truncate = false;        // truncate long inputs to the model's maximum instead of 413 (as TEI)
-  int request_timeout_ms = 60000;  // waiting for a batch; beyond it 504
+  int request_timeout_ms = 60000;  // a request's deadline: beyond it 504, its model run stops
   int drain_timeout_ms = 30000;    // graceful shutdown: in-flight requests get this long
   int read_timeout_s = 5;          // a connection silent this long while sending a request is closed
   // Security and operations.

@@ -28,7 +28,7 @@ std::vector<Encoding> encs(size_t n, size_t len) {
 }
 
 BatchFn fn_of(const FakeModel& m) {
-  return [&m](const std::vector<Encoding>& b) { return m.embed_encoded(b); };
+  return [&m](const std::vector<Encoding>& b, const dlrt::RunOptions& bounds) { return m.embed_encoded(b, bounds); };
 }
 
 TEST(Batcher, SplitsByMaxBatchSizeAndKeepsInputOrder) {
@@ -195,6 +195,65 @@ TEST(Batcher, StopRunsWhatIsQueuedThenRefuses) {
   auto after = b.submit(encs(1, 3));
   ASSERT_FALSE(after.ok());
   EXPECT_NE(after.status().message().find("shutting down"), std::string::npos);
+}
+
+// Issue 41: a request's deadline bounds its model run (RunOptions), so a
+// run nobody waits for stops and its worker serves the next batch.
+TEST(Batcher, DeadlineStopsTheRunAndTheWorkerIsFreeAgain) {
+  FakeModel m;
+  m.delay_ms = 60000;  // would hold the only worker for a minute
+  BatcherOptions o;
+  o.workers = 1;
+  o.max_wait = std::chrono::milliseconds(0);
+  std::vector<Status> seen;
+  std::mutex mu;
+  Batcher b(fn_of(m), o, [&](const BatchInfo& i) {
+    std::lock_guard<std::mutex> lk(mu);
+    seen.push_back(i.status);
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto slow = b.submit(encs(2, 3), t0 + std::chrono::milliseconds(200));
+  ASSERT_TRUE(slow.ok());
+  const auto& r = slow->get();
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kCancelled) << r.status().to_string();
+  EXPECT_LT(ms, 5000) << "the run was not stopped at the deadline";
+  ASSERT_EQ(m.timeouts_ms().size(), 1u);
+  EXPECT_GT(m.timeouts_ms()[0], 0);
+  EXPECT_LE(m.timeouts_ms()[0], 200);
+  m.delay_ms = 0;
+  auto next = b.submit(encs(1, 3));  // no deadline: runs without a timeout
+  ASSERT_TRUE(next.ok());
+  ASSERT_TRUE(next->get().ok());
+  EXPECT_EQ(m.timeouts_ms().back(), 0);
+  std::lock_guard<std::mutex> lk(mu);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].code(), StatusCode::kCancelled);
+  EXPECT_TRUE(seen[1].ok());
+}
+
+TEST(Batcher, InputsQueuedPastTheirDeadlineAreAnsweredNotRun) {
+  FakeModel m;
+  m.close_gate();
+  BatcherOptions o;
+  o.workers = 1;
+  o.max_wait = std::chrono::milliseconds(0);
+  Batcher b(fn_of(m), o);
+  auto running = b.submit(encs(1, 3));  // holds the worker at the gate
+  ASSERT_TRUE(running.ok());
+  ASSERT_TRUE(m.wait_batches(1));
+  auto expired = b.submit(encs(3, 3), std::chrono::steady_clock::now() + std::chrono::milliseconds(20));
+  auto waiting = b.submit(encs(1, 4), std::chrono::steady_clock::now() + std::chrono::seconds(60));
+  ASSERT_TRUE(expired.ok() && waiting.ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  m.open_gate();
+  EXPECT_TRUE(running->get().ok());
+  EXPECT_EQ(expired->get().status().code(), StatusCode::kCancelled);
+  EXPECT_NE(expired->get().status().message().find("queued"), std::string::npos);
+  ASSERT_TRUE(waiting->get().ok()) << waiting->get().status().to_string();
+  EXPECT_EQ(m.batch_sizes(), (std::vector<size_t>{1, 1}));  // the expired inputs never ran
+  EXPECT_EQ(b.queue_depth(), 0u);
 }
 
 TEST(Batcher, EmptyRequestIsInvalid) {

@@ -45,12 +45,15 @@ class FakeModel final : public EmbedModel {
     return e;
   }
 
-  // vector = {tokens, second id, batch size, 1}
-  Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch) const override {
+  // vector = {tokens, second id, batch size, 1}. The delay honours
+  // bounds.timeout_ms as Session::run does (kCancelled once it passes).
+  Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const override {
+    const auto start = std::chrono::steady_clock::now();
     int now = ++running_;
     {
       std::lock_guard<std::mutex> lk(mu_);
       batch_sizes_.push_back(batch.size());
+      timeouts_ms_.push_back(bounds.timeout_ms);
       max_running_ = std::max(max_running_, now);
     }
     entered_cv_.notify_all();
@@ -58,7 +61,15 @@ class FakeModel final : public EmbedModel {
       std::unique_lock<std::mutex> lk(mu_);
       gate_cv_.wait(lk, [&] { return gate_open_; });
     }
-    if (int ms = delay_ms.load(); ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    const auto end = start + std::chrono::milliseconds(delay_ms.load());
+    while (std::chrono::steady_clock::now() < end) {
+      if (bounds.timeout_ms > 0 &&
+          std::chrono::steady_clock::now() - start > std::chrono::duration<double, std::milli>(bounds.timeout_ms)) {
+        --running_;
+        return Status(StatusCode::kCancelled, "the fake run took longer than its timeout");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
     --running_;
     if (StatusCode c = fail_code.load(); c != StatusCode::kOk) return Status(c, "fake device failure");
     EmbedResult r;
@@ -123,6 +134,11 @@ class FakeModel final : public EmbedModel {
     std::lock_guard<std::mutex> lk(mu_);
     return batch_sizes_;
   }
+  // The timeout each batch ran with (RunOptions::timeout_ms, 0: none).
+  std::vector<double> timeouts_ms() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return timeouts_ms_;
+  }
   int max_running() const {
     std::lock_guard<std::mutex> lk(mu_);
     return max_running_;
@@ -137,6 +153,7 @@ class FakeModel final : public EmbedModel {
   mutable std::condition_variable gate_cv_, entered_cv_;
   bool gate_open_ = true;
   mutable std::vector<size_t> batch_sizes_;
+  mutable std::vector<double> timeouts_ms_;
   mutable int max_running_ = 0;
   mutable std::atomic<int> running_{0};
   dlrt::RunReport placement_;

@@ -22,54 +22,15 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_model.h"
+#include "test_server.h"
 
 namespace dlrt::embed {
 namespace {
 
 using json = nlohmann::json;
+using testing::body_json;
 using testing::FakeModel;
-
-// A server on 127.0.0.1:<any port> with the fake model, serving on a thread.
-struct TestServer {
-  explicit TestServer(ServiceConfig c = {}, bool with_model = true) {
-    c.host = "127.0.0.1";
-    c.port = 0;
-    if (c.model.empty()) c.model = "fake";
-    server = std::make_unique<EmbedServer>(c);
-    Status s = server->bind();
-    EXPECT_TRUE(s.ok()) << s.to_string();
-    model = std::make_shared<FakeModel>();
-    if (with_model) server->set_model(model);
-    thread = std::thread([this] { server->run(); });
-  }
-  ~TestServer() { stop(); }
-  void stop() {
-    if (!thread.joinable()) return;
-    model->open_gate();
-    server->shutdown();
-    thread.join();
-  }
-  httplib::Client client() const {
-    httplib::Client c("127.0.0.1", server->port());
-    c.set_read_timeout(20, 0);
-    c.set_connection_timeout(5, 0);
-    return c;
-  }
-  httplib::Result post(const std::string& path, const std::string& body) const {
-    return client().Post(path.c_str(), body, "application/json");
-  }
-  httplib::Result get(const std::string& path) const { return client().Get(path.c_str()); }
-
-  std::unique_ptr<EmbedServer> server;
-  std::shared_ptr<FakeModel> model;
-  std::thread thread;
-};
-
-json body_json(const httplib::Result& r) {
-  json j = json::parse(r->body, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << "not JSON: " << r->body;
-  return j;
-}
+using testing::TestServer;
 
 // An OpenAI-style error object with a message containing `part`.
 void expect_openai_error(const httplib::Result& r, int status, const std::string& part) {
