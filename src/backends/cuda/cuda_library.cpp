@@ -181,7 +181,10 @@ std::vector<std::string> python_site_patterns() {
   // The environment of every python3 on PATH: <prefix>/bin/python3 -> <prefix>/lib/python3.X/.
   for (const auto& dir : split(env_str("PATH"), ':'))
     if (::access((dir + "/python3").c_str(), X_OK) == 0 && dir_name(dir) != "") add_prefix(dir_name(dir));
-  if (std::string home = env_str("HOME"); !home.empty()) out.push_back(home + "/.local/lib/python3*/site-packages");
+  if (std::string home = env_str("HOME"); !home.empty()) {
+    out.push_back(home + "/.local/lib/python3*/site-packages");
+    out.push_back(home + "/.pyenv/versions/*/lib/python3*/site-packages");
+  }
   out.push_back("/usr/local/lib/python3*/dist-packages");
   out.push_back("/usr/local/lib/python3*/site-packages");
   out.push_back("/usr/lib/python3/dist-packages");

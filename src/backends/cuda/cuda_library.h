@@ -33,7 +33,7 @@ CudaLibSpec cuda_lib_spec(CudaLib lib);
 
 // site-packages (and dist-packages) folders found without starting Python:
 // $VIRTUAL_ENV, $CONDA_PREFIX, $PYTHONPATH's entries, the lib/python3*/
-// folders beside every python3 on $PATH, ~/.local, /usr/local/lib, /usr/lib.
+// folders beside every python3 on $PATH, ~/.local, ~/.pyenv, /usr/local/lib, /usr/lib.
 // Glob patterns; duplicates removed.
 std::vector<std::string> python_site_patterns();
 
