@@ -1,5 +1,7 @@
 #include "backends/gpu/executor.h"
 
+#include "ir/passes/passes.h"
+
 
 #include <algorithm>
 #include <chrono>
@@ -290,9 +292,16 @@ Result<std::unique_ptr<Executor>> Executor::create(std::unique_ptr<KernelDevice>
   std::unique_ptr<Executor> exe(new Executor());
   exe->dev_ = std::move(device);
   exe->model_ = std::move(model);
-  exe->graph_ = exe->model_.graph.get();
   if (!exe->dev_) return Internal("gpu: no device");
-  if (!exe->graph_) return Internal(exe->dev_->name() + ": no graph");
+  if (!exe->model_.graph) return Internal(exe->dev_->name() + ": no graph");
+  // The erf form of GELU (Div, Erf, Add, Mul, Mul) becomes one Gelu node,
+  // which runs as one kernel or as the epilogue of the GEMM before it. The
+  // graph is shared with whoever imported it: rewrite a copy.
+  auto graph = std::make_shared<ir::Graph>(*exe->model_.graph);
+  ir::passes::PassContext pc;
+  ir::passes::fuse_gelu(*graph, pc);
+  exe->model_.graph = std::move(graph);
+  exe->graph_ = exe->model_.graph.get();
   DLRT_RETURN_IF_ERROR(exe->prepare());
   return exe;
 }

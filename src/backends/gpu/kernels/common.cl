@@ -24,15 +24,35 @@ typedef struct {
   int s[4][GEO_MAX_RANK];
 } geo_t;
 
+// Loops over a geometry's dims run over all GEO_MAX_RANK positions, unrolled,
+// skipping those past g.rank, so that every index into g is a constant: a
+// loop bounded by g.rank indexes the kernel argument dynamically, which makes
+// a GPU compiler copy the whole struct to private memory in every work-item.
+#define GEO_FOR_EACH_DIM(d) _Pragma("unroll") for (int d = GEO_MAX_RANK - 1; d >= 0; --d)
+
 // Decomposes linear index i over g's dims and returns the offset of operand k.
-inline int geo_offset(const geo_t* g, int i, int k) {
+inline int geo_offset(const geo_t g, int i, const int k) {
+  if (g.rank == 1) return i * g.s[k][0];
   int off = 0;
-  for (int d = g->rank - 1; d >= 0; --d) {
-    int c = i % g->dims[d];
-    i /= g->dims[d];
-    off += c * g->s[k][d];
+  GEO_FOR_EACH_DIM(d) {
+    if (d < g.rank) {
+      int c = i % g.dims[d];
+      i /= g.dims[d];
+      off += c * g.s[k][d];
+    }
   }
   return off;
+}
+
+// n / d for 0 <= n < 2^22 and d > 0, given rd = 1.0f / d: GPUs divide
+// integers with a long instruction sequence, floats multiply in one. The
+// float estimate is off by at most one either way, which the remainder fixes.
+inline int fast_div(int n, int d, float rd) {
+  int q = (int)((float)n * rd);
+  int r = n - q * d;
+  if (r < 0) --q;
+  else if (r >= d) ++q;
+  return q;
 }
 
 // Activation epilogues (Gemm, Conv, depthwise conv) and unary ops share these codes.

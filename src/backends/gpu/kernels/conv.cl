@@ -5,23 +5,42 @@
 typedef struct {
   int C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
   int x_off, n;
-  int kp, x_bstride;
+  int kp, x_bstride, fast;
+  float r_p, r_ow, r_kw, r_kh;  // 1 / (OH*OW), 1 / OW, 1 / KW, 1 / KH
 } conv_t;
 
-// col[img][(c*KH + kh)*KW + kw][oh*OW + ow] for one group of p.n / p.kp
-// images, each p.kp elements of col and p.x_bstride elements of x apart.
+// col[img][(c*KH + kh)*KW + kw][oh*OW + ow]: dimension 0 runs over one
+// image's p.kp elements (rounded up to the work-group size), dimension 1 over
+// the images, p.kp elements of col and p.x_bstride elements of x apart. With
+// p.fast (kp < 2^22) the index arithmetic divides through float reciprocals.
 __kernel void im2col_f32(__global const float* x, __global float* col, conv_t p) {
-  int i = get_global_id(0);
-  if (i >= p.n) return;
-  int img = i / p.kp, j = i % p.kp;
+  int j = get_global_id(0), img = get_global_id(1);
+  if (j >= p.kp) return;
   int P = p.OH * p.OW;
-  int row = j / P, q = j % P;
-  int kw = row % p.KW;
-  int t = row / p.KW;
-  int kh = t % p.KH, c = t / p.KH;
-  int oh = q / p.OW, ow = q % p.OW;
+  int row, q, kw, t, kh, c, oh, ow;
+  if (p.fast) {
+    row = fast_div(j, P, p.r_p);
+    q = j - row * P;
+    t = fast_div(row, p.KW, p.r_kw);
+    kw = row - t * p.KW;
+    c = fast_div(t, p.KH, p.r_kh);
+    kh = t - c * p.KH;
+    oh = fast_div(q, p.OW, p.r_ow);
+    ow = q - oh * p.OW;
+  } else {
+    row = j / P;
+    q = j % P;
+    kw = row % p.KW;
+    t = row / p.KW;
+    kh = t % p.KH;
+    c = t / p.KH;
+    oh = q / p.OW;
+    ow = q % p.OW;
+  }
   int ih = oh * p.sh - p.ph + kh * p.dh, iw = ow * p.sw - p.pw + kw * p.dw;
-  col[i] = (ih >= 0 && ih < p.H && iw >= 0 && iw < p.W) ? x[p.x_off + img * p.x_bstride + (c * p.H + ih) * p.W + iw] : 0.0f;
+  col[(long)img * p.kp + j] = (ih >= 0 && ih < p.H && iw >= 0 && iw < p.W)
+                                  ? x[p.x_off + img * p.x_bstride + (c * p.H + ih) * p.W + iw]
+                                  : 0.0f;
 }
 
 // Layout matches struct DwArgs in lowering.h.

@@ -6,14 +6,7 @@
   __kernel void copy_nd_##SUFFIX(__global const T* x, int xoff, __global T* y, int yoff, geo_t g) { \
     int i = get_global_id(0);                                                                       \
     if (i >= g.n) return;                                                                           \
-    int ix = xoff, iy = yoff, r = i;                                                                \
-    for (int d = g.rank - 1; d >= 0; --d) {                                                         \
-      int c = r % g.dims[d];                                                                        \
-      r /= g.dims[d];                                                                               \
-      ix += c * g.s[0][d];                                                                          \
-      iy += c * g.s[1][d];                                                                          \
-    }                                                                                               \
-    y[iy] = x[ix];                                                                                  \
+    y[yoff + geo_offset(g, i, 1)] = x[xoff + geo_offset(g, i, 0)];                                 \
   }
 DEFINE_COPY_ND(uchar, 1)
 DEFINE_COPY_ND(uint, 4)

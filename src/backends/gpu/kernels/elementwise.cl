@@ -38,12 +38,20 @@ inline float binary_op(int op, float a, float b) {
 __kernel void binary_f32(__global const float* a, __global const float* b, __global float* y, geo_t g, int op) {
   int i = get_global_id(0);
   if (i >= g.n) return;
-  int ia = 0, ib = 0, r = i;
-  for (int d = g.rank - 1; d >= 0; --d) {
-    int c = r % g.dims[d];
-    r /= g.dims[d];
-    ia += c * g.s[0][d];
-    ib += c * g.s[1][d];
+  int ia = 0, ib = 0;
+  if (g.rank == 1) {
+    ia = i * g.s[0][0];
+    ib = i * g.s[1][0];
+  } else {
+    int r = i;
+    GEO_FOR_EACH_DIM(d) {
+      if (d < g.rank) {
+        int c = r % g.dims[d];
+        r /= g.dims[d];
+        ia += c * g.s[0][d];
+        ib += c * g.s[1][d];
+      }
+    }
   }
   y[i] = binary_op(op, a[ia], b[ib]);
 }
@@ -57,7 +65,7 @@ __kernel void binary_f32(__global const float* a, __global const float* b, __glo
 __kernel void compare_f32(__global const float* a, __global const float* b, __global uchar* y, geo_t g, int op) {
   int i = get_global_id(0);
   if (i >= g.n) return;
-  float x = a[geo_offset(&g, i, 0)], z = b[geo_offset(&g, i, 1)];
+  float x = a[geo_offset(g, i, 0)], z = b[geo_offset(g, i, 1)];
   int r = 0;
   switch (op) {
     case CMP_EQ: r = x == z; break;
@@ -74,7 +82,7 @@ __kernel void where_f32(__global const uchar* c, __global const float* x, __glob
                         geo_t g) {
   int i = get_global_id(0);
   if (i >= g.n) return;
-  y[i] = c[geo_offset(&g, i, 0)] ? x[geo_offset(&g, i, 1)] : z[geo_offset(&g, i, 2)];
+  y[i] = c[geo_offset(g, i, 0)] ? x[geo_offset(g, i, 1)] : z[geo_offset(g, i, 2)];
 }
 
 __kernel void cast_i64_f32(__global const long* x, __global float* y, int n) {

@@ -16,7 +16,7 @@
 __kernel void reduce_f32(__global const float* x, __global float* y, geo_t keep, geo_t red, int op) {
   int i = get_global_id(0);
   if (i >= keep.n) return;
-  int base = geo_offset(&keep, i, 0);
+  int base = geo_offset(keep, i, 0);
   float acc;
   if (op == RED_MAX) acc = -INFINITY;
   else if (op == RED_MIN) acc = INFINITY;
@@ -24,11 +24,11 @@ __kernel void reduce_f32(__global const float* x, __global float* y, geo_t keep,
   else acc = 0.0f;
   float mx = -INFINITY;
   if (op == RED_LOGSUMEXP) {
-    for (int r = 0; r < red.n; ++r) mx = fmax(mx, x[base + geo_offset(&red, r, 0)]);
+    for (int r = 0; r < red.n; ++r) mx = fmax(mx, x[base + geo_offset(red, r, 0)]);
     if (isinf(mx)) mx = 0.0f;
   }
   for (int r = 0; r < red.n; ++r) {
-    float v = x[base + geo_offset(&red, r, 0)];
+    float v = x[base + geo_offset(red, r, 0)];
     switch (op) {
       case RED_SUM: case RED_MEAN: case RED_LOGSUM: acc += v; break;
       case RED_MAX: acc = (isnan(v) || isnan(acc)) ? NAN : fmax(acc, v); break;
