@@ -46,6 +46,7 @@ struct EmbedderOptions {
   size_t max_length = 0;  // 0 = the folder's (tokenizer_config/model max), capped at model positions
   // Accelerator compile options for the session (SessionOptions::backend_options).
   std::map<std::string, std::string> backend_options;
+  uint64_t max_tensor_bytes = 0;  // SessionOptions::max_tensor_bytes (0: DLRT_MAX_TENSOR_MB, config, default)
 };
 
 struct EmbedResult {

@@ -72,6 +72,8 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
       {"strict", true, true, "DLRT_STRICT", "strict", "no CPU fallback: failed accelerator runs answer 503"},
       {"threads", true, false, "DLRT_THREADS", "threads", "intra-op threads per run (0 = one per core)"},
       {"cache_dir", true, false, "DLRT_CACHE_DIR", "cache-dir", "compiled-blob cache folder"},
+      {"max_tensor_mb", true, false, "DLRT_MAX_TENSOR_MB", "max-tensor-mb",
+       "largest tensor a run may allocate, MiB; beyond it the run fails (default: half the physical memory)"},
       serve_key("model", "model folder (sentence-transformers / Hugging Face ONNX export)"),
       serve_key("model_name", "model name in responses (default: the folder's)"),
       serve_key("host", "address to listen on (default 127.0.0.1)"),
@@ -85,7 +87,7 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
       serve_key("max_queue", "inputs waiting before requests get 429 (default 1024)"),
       serve_key("max_body_bytes", "largest request body; beyond it 413 (default 2 MiB)"),
       serve_key("max_inputs_per_request", "inputs per request; beyond it 413 (default 256)"),
-      serve_key("max_input_tokens", "tokens per input; beyond it 422 or truncation (0 = model maximum)"),
+      serve_key("max_input_tokens", "tokens per input; beyond it 413 or truncation (0 = model maximum)"),
       serve_key("truncate", "truncate inputs longer than the limit instead of refusing them with 413 (default false)"),
       serve_key("request_timeout_ms", "a request's deadline: beyond it 504 and its model run stops (default 60000)"),
       serve_key("drain_timeout_ms", "graceful shutdown: time in-flight requests get (default 30000)"),
@@ -107,6 +109,7 @@ Status set_service_config_value(ServiceConfig& c, const std::string& key, const 
   if (key == "strict") return parse_bool(source, v, c.strict);
   if (key == "threads") return parse_int(source, v, 0, 4096, c.threads);
   if (key == "cache_dir") return (c.cache_dir = v), Status::Ok();
+  if (key == "max_tensor_mb") return parse_size(source, v, 1, c.max_tensor_mb);
   if (key == "model") return (c.model = v), Status::Ok();
   if (key == "model_name") return (c.model_name = v), Status::Ok();
   if (key == "host") {

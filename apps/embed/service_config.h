@@ -8,6 +8,7 @@
 //   strict    = false            # no CPU fallback: 503 instead env DLRT_STRICT     flag --strict
 //   threads   = 0                # intra-op threads (0 = cores) env DLRT_THREADS    flag --threads
 //   cache_dir = "/var/cache/dlrt"                               env DLRT_CACHE_DIR  flag --cache-dir
+//   max_tensor_mb = 4096         # largest tensor of a run     env DLRT_MAX_TENSOR_MB flag --max-tensor-mb
 //   [serve]
 //   model = "/models/all-MiniLM-L6-v2"                          env DLRT_SERVE_MODEL flag --model
 //   host = "127.0.0.1"
@@ -34,6 +35,7 @@ struct ServiceConfig {
   bool strict = false;    // accelerator failure -> 503 instead of CPU fallback
   int threads = 0;        // intra-op threads per run, 0 = one per core
   std::string cache_dir;  // compiled-blob cache ("" = dlrt's default)
+  size_t max_tensor_mb = 0;  // largest tensor a run may allocate, MiB (0 = the runtime's default)
   // [serve]
   std::string model;       // model folder (sentence-transformers / HF ONNX export)
   std::string model_name;  // name reported in responses ("" = the folder's)

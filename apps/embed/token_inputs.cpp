@@ -31,6 +31,7 @@ Result<std::unique_ptr<Session>> open_model_session(const fs::path& path, const 
   so.threads = options.threads;
   so.warm_start = options.warm_start;
   so.backend_options = options.backend_options;
+  so.max_tensor_bytes = options.max_tensor_bytes;
   auto session = Session::create(path.string(), so);
   if (!session.ok()) return session.status().with_context(path.string());
   return std::move(session).value();

@@ -45,6 +45,13 @@ struct SessionOptions {
   // preference the backend may decline, see docs/openvino.md),
   // inference_precision, infer_requests, ov.<PROPERTY>.
   std::map<std::string, std::string> backend_options;
+  // The largest single tensor a run may allocate, in bytes: an output or
+  // buffer a model's shapes or an input's size would make larger fails with
+  // kOutOfMemory ("node 'y' (Resize): an output of shape [...] would allocate
+  // 19.2 GiB, over the 4.0 GiB limit (...)") before anything is allocated.
+  // 0: DLRT_MAX_TENSOR_MB, then the config file's max_tensor_mb, else half the
+  // physical memory (at least 1 GiB).
+  uint64_t max_tensor_bytes = 0;
 };
 
 // One model input or output as the model declares it. Dynamic dims are -1

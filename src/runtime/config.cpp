@@ -136,10 +136,14 @@ Result<RuntimeConfig> parse_runtime_config(const std::string& text, const std::s
       auto v = node.value<std::string>();
       if (!v || !cpu::gemm_precision_from_name(*v)) return bad(k, "\"f32\" or \"bf16x3\"");
       cfg.cpu_precision = *v;
+    } else if (k == "max_tensor_mb") {
+      auto v = node.value<int64_t>();
+      if (!v || *v < 1 || *v >= (int64_t{1} << 44)) return bad(k, "an integer number of MiB from 1 to 2^44 - 1");
+      cfg.max_tensor_mb = static_cast<uint64_t>(*v);
     } else {
       return InvalidArgument("config file " + path + ": unknown key '" + k +
-                             "' (known: device, strict, threads, cache_dir, cpu_precision; application settings go in a table "
-                             "such as [serve])");
+                             "' (known: device, strict, threads, cache_dir, cpu_precision, max_tensor_mb; application "
+                             "settings go in a table such as [serve])");
     }
   }
   return cfg;

@@ -11,9 +11,12 @@
 //   strict    = true                 fallback becomes an error
 //   threads   = 4                    CPU intra-op threads (0 = one per core)
 //   cache_dir = "/var/cache/dlrt"    blob cache folder
+//   cpu_precision = "f32"            CPU matmul precision (f32, bf16x3)
+//   max_tensor_mb = 4096             largest tensor a run may allocate, MiB
 //
 // Precedence, everywhere: API option or CLI flag, then environment variable
-// (DLRT_DEVICE, DLRT_STRICT, DLRT_CACHE_DIR), then this file, then defaults.
+// (DLRT_DEVICE, DLRT_STRICT, DLRT_CACHE_DIR, DLRT_MAX_TENSOR_MB), then this
+// file, then defaults.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +35,7 @@ struct RuntimeConfig {
   std::optional<int> threads;
   std::optional<std::string> cache_dir;
   std::optional<std::string> cpu_precision;
+  std::optional<uint64_t> max_tensor_mb;
 };
 
 // The session settings the environment gives, read together in this one

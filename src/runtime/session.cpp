@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/logging.h"
+#include "core/memory_limit.h"
 #include "core/run_limits.h"
 #include "core/thread_pool.h"
 #include "ir/onnx_import.h"
@@ -44,6 +45,9 @@ class SessionImpl {
   RunReport placement;
   std::vector<NodePlacement> node_placement;  // per node of model.graph, in plan order
   CompiledPartitions compiled;  // com.dlrt.CompiledPartition nodes (dlrt compile), runtime/compiled_model.h
+  // The largest tensor a shape may imply (core/memory_limit.h), installed on
+  // the thread that builds or runs the session.
+  TensorLimit tensor_limit;
 
   // `Given` maps input names to RunValues or to Tensors (Session::run's map,
   // read without a copy into another map).
@@ -153,6 +157,8 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   // Precedence: options (the CLI's flags), then environment, then config file.
   DLRT_ASSIGN_OR_RETURN(RuntimeConfig config, load_runtime_config());
   const RuntimeEnv env = read_runtime_env();
+  impl->tensor_limit = resolve_tensor_limit(options.max_tensor_bytes, config.max_tensor_mb);
+  ScopedTensorLimit tensor_limit_scope(&impl->tensor_limit);  // constant folding and compilation below
   std::string spec_text = options.device;
   if (spec_text.empty()) spec_text = env.device ? *env.device : config.device.value_or("auto");
   DLRT_ASSIGN_OR_RETURN(DeviceSpec spec, parse_device_spec(spec_text));
@@ -410,6 +416,7 @@ Result<std::vector<RunValue>> SessionImpl::run(const Given& given, RunReport* re
 template <typename Given>
 Status SessionImpl::run_values(const Given& given, std::vector<RunValue>& results, RunReport* report,
                                std::vector<double>* node_ms_out, std::span<Tensor* const> out_buffers) const {
+  ScopedTensorLimit tensor_limit_scope(&tensor_limit);
   ThreadKeptValues<kOrderedInputs> kept;
   std::vector<RunValue>& ordered = kept.get();
   DLRT_RETURN_IF_ERROR(validate_inputs(given, ordered));

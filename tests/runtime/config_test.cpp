@@ -9,6 +9,8 @@
 #include <fstream>
 #include <optional>
 
+#include "../onnx_proto_util.h"
+#include "core/memory_limit.h"
 #include "dlrt/session.h"
 #include "runtime/config.h"
 
@@ -73,12 +75,16 @@ TEST(RuntimeConfig, ParsesKnownKeysAndIgnoresApplicationTables) {
   EXPECT_EQ(c->threads.value_or(-1), 3);
   EXPECT_EQ(c->cache_dir.value_or(""), "/tmp/c");
   EXPECT_EQ(c->cpu_precision.value_or(""), "bf16x3");
+  auto mb = parse_runtime_config("max_tensor_mb = 4096\n", "m.toml");
+  ASSERT_TRUE(mb.ok()) << mb.status().to_string();
+  EXPECT_EQ(mb->max_tensor_mb.value_or(0), 4096u);
   auto bad = parse_runtime_config("cpu_precision = \"fp16\"\n", "p.toml");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("cpu_precision"), std::string::npos) << bad.status().message();
   auto empty = parse_runtime_config("", "e.toml");
   ASSERT_TRUE(empty.ok());
-  EXPECT_FALSE(empty->device || empty->strict || empty->threads || empty->cache_dir || empty->cpu_precision);
+  EXPECT_FALSE(empty->device || empty->strict || empty->threads || empty->cache_dir || empty->cpu_precision ||
+               empty->max_tensor_mb);
 }
 
 TEST(RuntimeConfig, ErrorsNameFileKeyAndPosition) {
@@ -89,7 +95,8 @@ TEST(RuntimeConfig, ErrorsNameFileKeyAndPosition) {
   auto syntax = parse_runtime_config("device = \"npu\"\nstrict = \n", "syntax.toml");
   ASSERT_FALSE(syntax.ok());
   EXPECT_NE(syntax.status().message().find("line 2"), std::string::npos) << syntax.status().message();
-  for (const char* bad : {"strict = \"yes\"\n", "threads = -1\n", "threads = 1.5\n", "device = 3\n", "cache_dir = \"\"\n"}) {
+  for (const char* bad : {"strict = \"yes\"\n", "threads = -1\n", "threads = 1.5\n", "device = 3\n", "cache_dir = \"\"\n",
+                          "max_tensor_mb = 0\n", "max_tensor_mb = \"4G\"\n"}) {
     auto r = parse_runtime_config(bad, "bad.toml");
     EXPECT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
@@ -155,6 +162,52 @@ TEST(RuntimeConfig, SessionPrecedenceOptionsOverEnvOverFile) {
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find("broken.toml"), std::string::npos) << r.status().message();
   }
+}
+
+// y = ConstantOfShape(shape): a float tensor as large as an input asks.
+std::string constant_of_shape_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("fill");
+  testing::add_value_info(g->add_input(), "shape", onnx::TensorProto::INT64, {1});
+  auto* y = g->add_output();
+  y->set_name("y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  testing::add_onnx_node(g, "ConstantOfShape", {"shape"}, "y");
+  return m.SerializeAsString();
+}
+
+// The tensor budget (issue 41): SessionOptions::max_tensor_bytes over
+// DLRT_MAX_TENSOR_MB over the config file's max_tensor_mb; the error names
+// the node, the size, the limit and where the limit came from.
+TEST(RuntimeConfig, TensorLimitFromOptionsAndConfigFile) {
+  const std::string model = constant_of_shape_model();
+  auto fill = [](int64_t n) { return std::map<std::string, Tensor>{{"shape", Tensor::from_vector<int64_t>({1}, {n})}}; };
+  ScopedEnv cfg("DLRT_CONFIG", write_file("limit.toml", "max_tensor_mb = 1\n"));
+  SessionOptions o;
+  o.max_tensor_bytes = 8 << 20;
+  auto s = Session::create_from_bytes(model, o);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_TRUE((*s)->run(fill(1 << 20)).ok());  // 4 MiB: within the option's 8 MiB, over the file's 1 MiB
+  auto over = (*s)->run(fill(3 << 20));          // 12 MiB
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), StatusCode::kOutOfMemory);
+  EXPECT_NE(over.status().message().find("(ConstantOfShape)"), std::string::npos) << over.status().message();
+  EXPECT_NE(over.status().message().find("would allocate 12.0 MiB, over the 8.0 MiB limit (SessionOptions::max_tensor_bytes)"),
+            std::string::npos)
+      << over.status().message();
+  EXPECT_TRUE((*s)->run(fill(4)).ok());  // the session stays usable
+  if (env_max_tensor_bytes()) GTEST_SKIP() << "DLRT_MAX_TENSOR_MB is set: it wins over the config file";
+  auto from_file = Session::create_from_bytes(model);
+  ASSERT_TRUE(from_file.ok()) << from_file.status().to_string();
+  auto r = (*from_file)->run(fill(1 << 20));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kOutOfMemory);
+  EXPECT_NE(r.status().message().find("over the 1.0 MiB limit (max_tensor_mb in the config file)"), std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(max_tensor_bytes(), default_tensor_limit().bytes) << "a session's limit must not stay on the thread";
 }
 
 }  // namespace

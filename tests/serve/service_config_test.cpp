@@ -25,6 +25,7 @@ device = "gpu,cpu"
 strict = true
 threads = 3
 cache_dir = "/tmp/dlrt-cache"
+max_tensor_mb = 512
 
 [serve]
 model = "/models/minilm"
@@ -51,6 +52,9 @@ TEST(ServeConfig, TomlFile) {
   EXPECT_TRUE(c.strict);
   EXPECT_EQ(c.threads, 3);
   EXPECT_EQ(c.cache_dir, "/tmp/dlrt-cache");
+  EXPECT_EQ(c.max_tensor_mb, 512u);  // the runtime's key: the same file works for dlrt run
+  ServiceConfig zero;
+  EXPECT_FALSE(apply_service_config_toml(zero, "max_tensor_mb = 0\n", "z.toml").ok());
   EXPECT_EQ(c.model, "/models/minilm");
   EXPECT_EQ(c.host, "0.0.0.0");
   EXPECT_EQ(c.port, 9000);

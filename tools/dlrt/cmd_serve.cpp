@@ -41,8 +41,8 @@ std::string help_text() {
       "new requests are refused, in-flight ones finish; a second signal exits at once.\n"
       "\n"
       "Settings come from the TOML file (--config FILE, else $DLRT_CONFIG when set; top-level device,\n"
-      "strict, threads, cache_dir and a [serve] table with the other keys), then environment variables,\n"
-      "then these flags (each overrides the one before). See docs/serve.md.\n"
+      "strict, threads, cache_dir, max_tensor_mb and a [serve] table with the other keys), then\n"
+      "environment variables, then these flags (each overrides the one before). See docs/serve.md.\n"
       "\n"
       "options (flag, env var, meaning):\n"
       "  --config FILE         TOML settings file\n";
@@ -150,6 +150,7 @@ int cmd_serve(int argc, char** argv) {
   eo.strict = config.strict;
   eo.threads = config.threads;
   eo.warm_start = config.warm_start;
+  eo.max_tensor_bytes = static_cast<uint64_t>(config.max_tensor_mb) << 20;
   // The server batches concurrent requests: ask accelerators to compile for
   // throughput (OpenVINO's PERFORMANCE_HINT; declined on OpenVINO's CPU device,
   // see docs/openvino.md).
