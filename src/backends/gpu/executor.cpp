@@ -510,6 +510,26 @@ Result<Plan*> Executor::plan_for(const std::string& key, RunLowering& low) {
   return p;
 }
 
+Result<Tensor> Executor::output_tensor(size_t k, DType dtype, const Shape& shape) {
+  // A few buffers per output: enough for a caller that keeps the previous
+  // result while the next run fills another; beyond that, plain memory.
+  constexpr size_t kPoolPerOutput = 3;
+  int64_t count = 1;
+  for (auto d : shape) count *= d;
+  size_t bytes = static_cast<size_t>(count) * dtype_size(dtype);
+  if (bytes < (size_t{64} << 10) || dtype == DType::kString) return Tensor::allocate_uninitialized(dtype, shape);
+  if (out_pool_.size() <= k) out_pool_.resize(k + 1);
+  auto& pool = out_pool_[k];
+  for (auto& [buf, size] : pool)
+    if (size >= bytes && buf.use_count() == 1) return Tensor::adopt(dtype, shape, buf, buf.get());
+  if (pool.size() < kPoolPerOutput)
+    if (std::shared_ptr<void> buf = dev_->host_buffer(bytes)) {
+      pool.emplace_back(buf, bytes);
+      return Tensor::adopt(dtype, shape, buf, buf.get());
+    }
+  return Tensor::allocate_uninitialized(dtype, shape);
+}
+
 Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs) {
   std::lock_guard<std::mutex> lk(mu_);
   const ir::Graph& g = *graph_;
@@ -584,7 +604,7 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs) {
     }
     if (!low.dev_[v]) return Internal(dev_->name() + ": output '" + g.values[v].name + "' was not computed");
     const auto& d = *low.dev_[v];
-    DLRT_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(d.dtype, d.shape));
+    DLRT_ASSIGN_OR_RETURN(Tensor t, output_tensor(outputs.size(), d.dtype, d.shape));
     if (t.nbytes()) downloads.push_back({plan->mem[d.slot], t.raw_data(), t.nbytes(), g.values[v].name});
     outputs.push_back(std::move(t));
   }

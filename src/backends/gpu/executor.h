@@ -103,6 +103,9 @@ class KernelDevice {
   virtual void release(DeviceBuffer b) = 0;
   // Binds `l` to the buffers of its slot arguments (slot_buffers[slot]).
   virtual Result<std::unique_ptr<BoundLaunch>> bind(const Launch& l, const std::vector<DeviceBuffer>& slot_buffers) = 0;
+  // `bytes` of host memory the device copies into fastest (e.g. page-locked),
+  // freed when the last holder drops it; null: the executor uses plain memory.
+  virtual std::shared_ptr<void> host_buffer(size_t bytes) { return nullptr; }
   // One run: the uploads, then every launch in order, then the downloads;
   // returns once the downloads are on the host.
   virtual Status replay(const std::vector<Upload>& uploads, PlanLaunches& plan,
@@ -130,6 +133,8 @@ class Executor {
   Status prepare();
   Result<Plan*> plan_for(const std::string& key, class RunLowering& low);
   Result<DeviceBuffer> const_buffer(ir::ValueId v, const Tensor& t);
+  // A host tensor for graph output k of a run, in a recycled device host buffer when one is free.
+  Result<Tensor> output_tensor(size_t k, DType dtype, const Shape& shape);
 
   std::unique_ptr<KernelDevice> dev_;
   ir::Model model_;
@@ -149,6 +154,9 @@ class Executor {
   mutable std::mutex mu_;
   std::map<ir::ValueId, DeviceBuffer> const_mem_;
   std::map<std::string, std::unique_ptr<Plan>> plans_;
+  // Per graph output, host buffers from the device (host_buffer) that earlier
+  // runs returned; one the caller has dropped again is used for the next run.
+  std::vector<std::vector<std::pair<std::shared_ptr<void>, size_t>>> out_pool_;
 };
 
 }  // namespace dlrt::gpu
