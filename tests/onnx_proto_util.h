@@ -20,6 +20,31 @@ inline onnx::NodeProto* add_onnx_node(onnx::GraphProto* g, const std::string& op
   return n;
 }
 
+// `m` as an IR 8 model importing default-domain `opset`; its graph, named `name`.
+inline onnx::GraphProto* start_model(onnx::ModelProto& m, int opset, const std::string& name) {
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(opset);
+  auto* g = m.mutable_graph();
+  g->set_name(name);
+  return g;
+}
+
+// A tensor value of element type `elem` and unknown shape.
+inline void add_unshaped_value_info(onnx::ValueInfoProto* vi, const std::string& name, int elem) {
+  vi->set_name(name);
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
+}
+
+// An int64 initializer of shape `dims`.
+inline void add_int64_initializer(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims,
+                                  std::vector<int64_t> values) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int64_t v : values) t->add_int64_data(v);
+}
+
 inline void add_value_info(onnx::ValueInfoProto* vi, const std::string& name, int elem, std::vector<int64_t> dims) {
   vi->set_name(name);
   auto* tt = vi->mutable_type()->mutable_tensor_type();
@@ -32,10 +57,7 @@ inline void add_value_info(onnx::ValueInfoProto* vi, const std::string& name, in
 // count, so it can be huge: a model made slow on purpose) and x (float[64]).
 inline std::string loop_model() {
   onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
-  auto* g = m.mutable_graph();
-  g->set_name("loop");
+  auto* g = start_model(m, 17, "loop");
   add_value_info(g->add_input(), "m", onnx::TensorProto::INT64, {});
   add_value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {64});
   add_value_info(g->add_output(), "y", onnx::TensorProto::FLOAT, {64});

@@ -22,6 +22,7 @@
 #include "core/file_io.h"
 #include "core/logging.h"
 #include "core/tensor_values.h"
+#include "ir/onnx_arity.h"
 #include "ir/onnx_tensor.h"
 
 namespace dlrt::ir {
@@ -570,6 +571,9 @@ Result<Model> import_model(onnx::ModelProto& m, const std::string& base_dir) {
   for (auto& init : *m.mutable_graph()->mutable_initializer())
     if (init.data_location() == onnx::TensorProto::EXTERNAL)
       DLRT_RETURN_IF_ERROR(inline_external_data(init, base_dir, "initializer '" + init.name() + "'"));
+  // Node arity for every opset, before libonnx's checker (opsets <= 17 only):
+  // the same broken graph gets the same error whatever its opset.
+  DLRT_RETURN_IF_ERROR(check_node_arity(m.graph(), op));
   DLRT_RETURN_IF_ERROR(run_libonnx_checks(m));
   DLRT_ASSIGN_OR_RETURN(model.graph, importer.convert_graph(*m.mutable_graph(), nullptr));
   return model;
