@@ -167,14 +167,9 @@ TEST(RuntimeConfig, SessionPrecedenceOptionsOverEnvOverFile) {
 // y = ConstantOfShape(shape): a float tensor as large as an input asks.
 std::string constant_of_shape_model() {
   onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
-  auto* g = m.mutable_graph();
-  g->set_name("fill");
+  auto* g = testing::start_model(m, 17, "fill");
   testing::add_value_info(g->add_input(), "shape", onnx::TensorProto::INT64, {1});
-  auto* y = g->add_output();
-  y->set_name("y");
-  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  testing::add_unshaped_value_info(g->add_output(), "y", onnx::TensorProto::FLOAT);
   testing::add_onnx_node(g, "ConstantOfShape", {"shape"}, "y");
   return m.SerializeAsString();
 }

@@ -31,6 +31,18 @@ BatchFn fn_of(const FakeModel& m) {
   return [&m](const std::vector<Encoding>& b, const dlrt::RunOptions& bounds) { return m.embed_encoded(b, bounds); };
 }
 
+// The batches a Batcher reports to its observer.
+struct SeenBatches {
+  std::mutex mu;
+  std::vector<BatchInfo> seen;
+  BatchObserver observer() {
+    return [this](const BatchInfo& i) {
+      std::lock_guard<std::mutex> lk(mu);
+      seen.push_back(i);
+    };
+  }
+};
+
 TEST(Batcher, SplitsByMaxBatchSizeAndKeepsInputOrder) {
   FakeModel m;
   m.close_gate();  // queue everything before the first batch is taken
@@ -162,22 +174,18 @@ TEST(Batcher, ModelErrorReachesEveryRequestOfTheBatch) {
   BatcherOptions o;
   o.workers = 1;
   o.max_wait = std::chrono::milliseconds(100);
-  std::vector<BatchInfo> seen;
-  std::mutex mu;
-  Batcher b(fn_of(m), o, [&](const BatchInfo& i) {
-    std::lock_guard<std::mutex> lk(mu);
-    seen.push_back(i);
-  });
+  SeenBatches batches;
+  Batcher b(fn_of(m), o, batches.observer());
   auto f1 = b.submit(encs(1, 3));
   auto f2 = b.submit(encs(2, 3));
   ASSERT_TRUE(f1.ok() && f2.ok());
   m.open_gate();
   EXPECT_EQ(f1->get().status().code(), StatusCode::kBackendError);
   EXPECT_EQ(f2->get().status().code(), StatusCode::kBackendError);
-  std::lock_guard<std::mutex> lk(mu);
-  ASSERT_FALSE(seen.empty());
-  EXPECT_FALSE(seen[0].status.ok());
-  EXPECT_EQ(seen[0].report, nullptr);
+  std::lock_guard<std::mutex> lk(batches.mu);
+  ASSERT_FALSE(batches.seen.empty());
+  EXPECT_FALSE(batches.seen[0].status.ok());
+  EXPECT_EQ(batches.seen[0].report, nullptr);
 }
 
 TEST(Batcher, StopRunsWhatIsQueuedThenRefuses) {
@@ -205,12 +213,8 @@ TEST(Batcher, DeadlineStopsTheRunAndTheWorkerIsFreeAgain) {
   BatcherOptions o;
   o.workers = 1;
   o.max_wait = std::chrono::milliseconds(0);
-  std::vector<Status> seen;
-  std::mutex mu;
-  Batcher b(fn_of(m), o, [&](const BatchInfo& i) {
-    std::lock_guard<std::mutex> lk(mu);
-    seen.push_back(i.status);
-  });
+  SeenBatches batches;
+  Batcher b(fn_of(m), o, batches.observer());
   const auto t0 = std::chrono::steady_clock::now();
   auto slow = b.submit(encs(2, 3), t0 + std::chrono::milliseconds(200));
   ASSERT_TRUE(slow.ok());
@@ -227,10 +231,10 @@ TEST(Batcher, DeadlineStopsTheRunAndTheWorkerIsFreeAgain) {
   ASSERT_TRUE(next.ok());
   ASSERT_TRUE(next->get().ok());
   EXPECT_EQ(m.timeouts_ms().back(), 0);
-  std::lock_guard<std::mutex> lk(mu);
-  ASSERT_EQ(seen.size(), 2u);
-  EXPECT_EQ(seen[0].code(), StatusCode::kCancelled);
-  EXPECT_TRUE(seen[1].ok());
+  std::lock_guard<std::mutex> lk(batches.mu);
+  ASSERT_EQ(batches.seen.size(), 2u);
+  EXPECT_EQ(batches.seen[0].status.code(), StatusCode::kCancelled);
+  EXPECT_TRUE(batches.seen[1].status.ok());
 }
 
 TEST(Batcher, InputsQueuedPastTheirDeadlineAreAnsweredNotRun) {
