@@ -291,6 +291,15 @@ std::vector<Case> op_cases() {
                {{"group", ai(2)}, {"dilations", ais({2, 2})}, {"auto_pad", as("SAME_UPPER")}}});
   c.push_back({"Conv_depthwise", "Conv", {f("x", {2, 6, 8, 7}), w("w", {6, 1, 3, 3}), w("b", {6})},
                {{"group", ai(6)}, {"pads", ais({1, 0, 1, 2})}, {"strides", ais({2, 2})}}});
+  c.push_back({"ConvTranspose_2x2_s2", "ConvTranspose", {f("x", {2, 6, 5, 4}), w("w", {6, 3, 2, 2}), w("b", {3})},
+               {{"strides", ais({2, 2})}}});
+  c.push_back({"ConvTranspose_3x3_pad_outpad_dil", "ConvTranspose", {f("x", {1, 4, 6, 5}), w("w", {4, 5, 3, 3})},
+               {{"strides", ais({2, 3})}, {"pads", ais({1, 0, 2, 1})}, {"output_padding", ais({1, 2})},
+                {"dilations", ais({1, 2})}}});
+  c.push_back({"ConvTranspose_group_outshape", "ConvTranspose", {f("x", {1, 4, 5, 5}), w("w", {4, 2, 3, 3}), w("b", {4})},
+               {{"group", ai(2)}, {"strides", ais({2, 2})}, {"output_shape", ais({10, 9})}, {"auto_pad", as("SAME_UPPER")}}});
+  c.push_back({"ConvTranspose_same_lower", "ConvTranspose", {f("x", {1, 3, 4, 5}), w("w", {3, 2, 3, 3})},
+               {{"strides", ais({2, 2})}, {"auto_pad", as("SAME_LOWER")}}});
   c.push_back({"MaxPool", "MaxPool", {f("x", {1, 3, 10, 9})},
                {{"kernel_shape", ais({3, 3})}, {"strides", ais({2, 2})}, {"pads", ais({1, 1, 1, 1})}, {"ceil_mode", ai(1)}}});
   c.push_back({"AveragePool", "AveragePool", {f("x", {2, 2, 7, 8})},

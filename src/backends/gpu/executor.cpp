@@ -386,7 +386,7 @@ Status Executor::prepare() {
   for (size_t i = 0; i < nn; ++i) {
     const ir::Node& n = g.nodes[i];
     if (classes_.cls[i] != NodeClass::kDevice || skip_[i] || !n.domain.empty()) continue;
-    if (n.op_type != "MatMul" && n.op_type != "Gemm" && n.op_type != "Conv") continue;
+    if (n.op_type != "MatMul" && n.op_type != "Gemm" && n.op_type != "Conv" && n.op_type != "ConvTranspose") continue;
     ir::ValueId v = n.outputs[0];
     if (n.op_type == "MatMul" && uses[v] == 1) {
       int j = reader[v];

@@ -651,6 +651,91 @@ Status lower_conv(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
   return Status::Ok();
 }
 
+// ConvTranspose (2-D): output size from strides, pads, dilations and
+// output_padding, or pads from output_shape (ONNX's rules); a direct gather
+// kernel with the bias and a fused activation.
+Status lower_convtranspose(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::ValueId out) {
+  const Shape& sx = c.shape(n.inputs[0]);
+  const Shape& sw = c.shape(n.inputs[1]);
+  if (sx.size() != 4 || sw.size() != 4) return unsup(n, "only 2-D ConvTranspose");
+  int64_t N = sx[0], C = sx[1], H = sx[2], W = sx[3];
+  int64_t G = n.attr_int("group", 1);
+  if (G <= 0 || C % G != 0 || sw[0] != C) return bad(n, "channels do not match the weights and group");
+  int64_t Cg = C / G, Mg = sw[1], M = Mg * G;
+  std::vector<int64_t> k = n.attr_ints("kernel_shape", {sw[2], sw[3]});
+  std::vector<int64_t> st = n.attr_ints("strides", {1, 1}), dl = n.attr_ints("dilations", {1, 1});
+  std::vector<int64_t> op = n.attr_ints("output_padding", {0, 0}), pads = n.attr_ints("pads", {0, 0, 0, 0});
+  std::vector<int64_t> oshape = n.attr_ints("output_shape", {});
+  std::string ap = n.attr_string("auto_pad", "NOTSET");
+  if (k.size() != 2 || st.size() != 2 || dl.size() != 2 || op.size() != 2 || pads.size() != 4)
+    return bad(n, "bad kernel_shape/strides/dilations/output_padding/pads");
+  if (k[0] != sw[2] || k[1] != sw[3]) return bad(n, "kernel_shape does not match the weights");
+  for (int i = 0; i < 2; ++i)
+    if (st[i] <= 0 || dl[i] <= 0 || k[i] <= 0) return bad(n, "non-positive window parameter");
+  int64_t outs[2];
+  for (int i = 0; i < 2; ++i) {
+    int64_t in = sx[2 + i], ext = (k[i] - 1) * dl[i] + 1;
+    int64_t full = st[i] * (in - 1) + op[i] + ext;
+    if (!oshape.empty()) {
+      if (oshape.size() != 2 && oshape.size() != 4) return bad(n, "output_shape must have 2 (or 4) values");
+      int64_t want = oshape[oshape.size() - 2 + i];
+      int64_t total = full - want;
+      if (total < 0) return unsup(n, "output_shape larger than the full output");
+      bool upper = ap == "SAME_UPPER";
+      pads[i] = upper ? total / 2 : total - total / 2;
+      pads[i + 2] = total - pads[i];
+    } else if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      int64_t want = in * st[i];
+      int64_t total = std::max<int64_t>(0, full - want);
+      pads[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[i + 2] = total - pads[i];
+    } else if (ap == "VALID") {
+      pads[i] = pads[i + 2] = 0;
+    } else if (ap != "NOTSET") {
+      return bad(n, "unknown auto_pad '" + ap + "'");
+    }
+    outs[i] = full - pads[i] - pads[i + 2];
+    if (outs[i] < 0) return bad(n, "negative output size");
+  }
+  bool has_bias = n.inputs.size() > 2 && n.inputs[2] != ir::kNoValue;
+  if (has_bias && numel(c.shape(n.inputs[2])) != M) return bad(n, "bias must have M elements");
+  DLRT_ASSIGN_OR_RETURN(int xs, c.slot_of(n.inputs[0]));
+  DLRT_ASSIGN_OR_RETURN(int ws, c.slot_of(n.inputs[1]));
+  int bs = -1;
+  if (has_bias) {
+    DLRT_ASSIGN_OR_RETURN(bs, c.slot_of(n.inputs[2]));
+  }
+  DLRT_ASSIGN_OR_RETURN(int ys, c.define(out, {N, M, outs[0], outs[1]}, DType::kFloat32));
+  int64_t total = N * M * outs[0] * outs[1];
+  if (total == 0) return Status::Ok();
+  if (!fits(numel(sx)) || !fits(total) || !fits(numel(sw))) return unsup(n, "too large");
+  ConvTArgs p;
+  p.C = static_cast<int32_t>(Cg);
+  p.H = static_cast<int32_t>(H);
+  p.W = static_cast<int32_t>(W);
+  p.M = static_cast<int32_t>(Mg);
+  p.G = static_cast<int32_t>(G);
+  p.OH = static_cast<int32_t>(outs[0]);
+  p.OW = static_cast<int32_t>(outs[1]);
+  p.KH = static_cast<int32_t>(k[0]);
+  p.KW = static_cast<int32_t>(k[1]);
+  p.sh = static_cast<int32_t>(st[0]);
+  p.sw = static_cast<int32_t>(st[1]);
+  p.ph = static_cast<int32_t>(pads[0]);
+  p.pw = static_cast<int32_t>(pads[1]);
+  p.dh = static_cast<int32_t>(dl[0]);
+  p.dw = static_cast<int32_t>(dl[1]);
+  p.has_bias = has_bias;
+  p.act = epi.act;
+  p.act_a = epi.a;
+  p.act_b = epi.b;
+  p.n = static_cast<int32_t>(total);
+  Launch l = elementwise_launch("convtranspose_f32", total);
+  l.slot(xs).slot(ws).slot(bs >= 0 ? bs : ws).slot(ys).val(p);
+  c.launch(std::move(l));
+  return Status::Ok();
+}
+
 Status lower_pool(LowerCtx& c, const ir::Node& n) {
   const Shape& sx = c.shape(n.inputs[0]);
   if (sx.size() != 4) return unsup(n, "only 2-D pooling");
@@ -1214,6 +1299,7 @@ const std::map<std::string, OpInfo>& op_table() {
     m["Gemm"] = {Data::kFloat, {}, 7, nullptr};
     m["MatMul"] = {Data::kFloat, {}, 1, nullptr};
     m["Conv"] = {Data::kFloat, {}, 1, nullptr};
+    m["ConvTranspose"] = {Data::kFloat, {}, 1, nullptr};
     m["MaxPool"] = {Data::kFloat, {}, 1, lower_pool};
     m["AveragePool"] = {Data::kFloat, {}, 7, lower_pool};
     m["GlobalAveragePool"] = {Data::kFloat, {}, 1, lower_reduce};
@@ -1258,7 +1344,7 @@ std::string static_shape_reason(const ir::Graph& graph, const ir::Node& node) {
     return "";
   };
   const std::string& op = node.op_type;
-  if (op == "Conv") {
+  if (op == "Conv" || op == "ConvTranspose") {
     std::string r = needs_rank(0, 4, "only 2-D convolution");
     if (r.empty()) r = needs_rank(1, 4, "only 2-D convolution");
     return r;
@@ -1373,6 +1459,7 @@ Status lower_node(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
   if (op == "Gemm") return lower_gemm(c, n, epi, out);
   if (op == "MatMul") return lower_matmul(c, n, epi, out, ir::kNoValue);
   if (op == "Conv") return lower_conv(c, n, epi, out);
+  if (op == "ConvTranspose") return lower_convtranspose(c, n, epi, out);
   auto it = op_table().find(op);
   if (it == op_table().end() || !it->second.lower) return unsup(n, "no GPU lowering");
   return it->second.lower(c, n);

@@ -54,6 +54,11 @@ struct DwArgs {
           dw = 1, mult = 1, has_bias = 0, act = 0, n = 0;
   float act_a = 0, act_b = 0;
 };
+struct ConvTArgs {  // ConvTranspose; C and M per group, weights [G*C, M, KH, KW]
+  int32_t C = 0, H = 0, W = 0, M = 0, G = 1, OH = 0, OW = 0, KH = 0, KW = 0, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1,
+          dw = 1, has_bias = 0, act = 0, n = 0;
+  float act_a = 0, act_b = 0;
+};
 struct PoolArgs {
   int32_t C = 0, H = 0, W = 0, OH = 0, OW = 0, KH = 0, KW = 0, sh = 1, sw = 1, ph = 0, pw = 0, ph_end = 0, pw_end = 0,
           dh = 1, dw = 1, count_include_pad = 0, n = 0;

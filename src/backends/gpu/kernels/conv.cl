@@ -75,6 +75,45 @@ __kernel void dwconv_f32(__global const float* x, __global const float* w, __glo
   y[i] = apply_act(p.act, acc, p.act_a, p.act_b);
 }
 
+// Layout matches struct ConvTArgs in lowering.h.
+typedef struct {
+  int C, H, W, M, G, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, has_bias, act, n;
+  float act_a, act_b;
+} convt_t;
+
+// ConvTranspose as a gather: one work-item per output element sums the
+// input positions whose scatter would reach it (no scatter-add, no atomics).
+// x [N, G*C, H, W], w [G*C, M, KH, KW], y [N, G*M, OH, OW].
+__kernel void convtranspose_f32(__global const float* x, __global const float* w, __global const float* bias,
+                                __global float* y, convt_t p) {
+  int i = get_global_id(0);
+  if (i >= p.n) return;
+  int ow = i % p.OW;
+  int t = i / p.OW;
+  int oh = t % p.OH;
+  t /= p.OH;
+  int GM = p.G * p.M;
+  int om = t % GM, nb = t / GM;
+  int g = om / p.M, m = om % p.M;
+  float acc = p.has_bias ? bias[om] : 0.0f;
+  for (int kh = 0; kh < p.KH; ++kh) {
+    int th = oh + p.ph - kh * p.dh;
+    if (th < 0 || th % p.sh != 0) continue;
+    int ih = th / p.sh;
+    if (ih >= p.H) continue;
+    for (int kw = 0; kw < p.KW; ++kw) {
+      int tw = ow + p.pw - kw * p.dw;
+      if (tw < 0 || tw % p.sw != 0) continue;
+      int iw = tw / p.sw;
+      if (iw >= p.W) continue;
+      __global const float* xp = x + (((long)nb * p.G + g) * p.C * p.H + ih) * p.W + iw;
+      __global const float* wp = w + (((long)g * p.C * p.M + m) * p.KH + kh) * p.KW + kw;
+      for (int c = 0; c < p.C; ++c) acc = fma(xp[(long)c * p.H * p.W], wp[(long)c * p.M * p.KH * p.KW], acc);
+    }
+  }
+  y[i] = apply_act(p.act, acc, p.act_a, p.act_b);
+}
+
 // Layout matches struct PoolArgs in lowering.h. C here is batch * channels.
 typedef struct {
   int C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, ph_end, pw_end, dh, dw, count_include_pad, n;
