@@ -193,6 +193,11 @@ DLRT_C_API dlrt_status* dlrt_session_options_set_warm_start(dlrt_session_options
  * created. */
 DLRT_C_API dlrt_status* dlrt_session_options_set_cpu_precision(dlrt_session_options* options,
                                                                const char* precision);
+/* The largest single tensor a run may allocate, in bytes: beyond it a run
+ * fails with DLRT_OUT_OF_MEMORY before allocating. 0 (the default):
+ * DLRT_MAX_TENSOR_MB, then the config file's max_tensor_mb, else half the
+ * physical memory (at least 1 GiB). */
+DLRT_C_API dlrt_status* dlrt_session_options_set_max_tensor_bytes(dlrt_session_options* options, uint64_t bytes);
 /* One option handed to accelerator backends when they compile (OpenVINO:
  * performance_hint, inference_precision, ov.<PROPERTY>, ... see
  * docs/openvino.md); setting a key again replaces it, a NULL value removes it. */

@@ -336,6 +336,14 @@ dlrt_status* dlrt_session_options_set_cpu_precision(dlrt_session_options* option
   });
 }
 
+dlrt_status* dlrt_session_options_set_max_tensor_bytes(dlrt_session_options* options, uint64_t bytes) {
+  return guarded("dlrt_session_options_set_max_tensor_bytes", [&]() -> dlrt_status* {
+    if (!options) return invalid("dlrt_session_options_set_max_tensor_bytes", "options is NULL");
+    options->options.max_tensor_bytes = bytes;
+    return nullptr;
+  });
+}
+
 dlrt_status* dlrt_session_options_set_backend_option(dlrt_session_options* options, const char* key, const char* value) {
   constexpr const char* fn = "dlrt_session_options_set_backend_option";
   return guarded(fn, [&]() -> dlrt_status* {

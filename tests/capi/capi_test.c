@@ -292,6 +292,8 @@ static void test_options(void) {
   OK(dlrt_session_options_set_warm_start(o, 1));
   OK(dlrt_session_options_set_cpu_precision(o, "f32"));
   OK(dlrt_session_options_set_cpu_precision(o, NULL));
+  OK(dlrt_session_options_set_max_tensor_bytes(o, (uint64_t)64 << 20));
+  OK(dlrt_session_options_set_max_tensor_bytes(o, 0));
   OK(dlrt_session_options_set_backend_option(o, "performance_hint", "LATENCY"));
   OK(dlrt_session_options_set_backend_option(o, "performance_hint", NULL));
   FAILS(dlrt_session_options_set_threads(o, -1), DLRT_INVALID_ARGUMENT, "threads is -1");
@@ -303,6 +305,7 @@ static void test_options(void) {
   FAILS(dlrt_session_options_set_optimize(NULL, 1), DLRT_INVALID_ARGUMENT, "options is NULL");
   FAILS(dlrt_session_options_set_warm_start(NULL, 1), DLRT_INVALID_ARGUMENT, "options is NULL");
   FAILS(dlrt_session_options_set_cpu_precision(NULL, "f32"), DLRT_INVALID_ARGUMENT, "options is NULL");
+  FAILS(dlrt_session_options_set_max_tensor_bytes(NULL, 1), DLRT_INVALID_ARGUMENT, "options is NULL");
   FAILS(dlrt_session_options_set_backend_option(NULL, "k", "v"), DLRT_INVALID_ARGUMENT, "options is NULL");
   FAILS(dlrt_session_options_create(NULL), DLRT_INVALID_ARGUMENT, "out is NULL");
   dlrt_session_options_free(&o);
