@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Summarises a bench/compare_peers.sh results folder: dlrt against ONNX Runtime and OpenVINO.
+
+  summarize_peers.py RESULTS_DIR [JSON_OUT]
+
+Reads <case>_t<threads>_r<round>_{dlrt,ort,ov}.json (dlrt bench --json, ort_rss.py and ov_run.py
+reports), meta.json, fma.json (dlrt_fma_peak --json) and flops_<case>.json (flops.py). Per case
+and thread count each figure is the median over rounds of that round's figure (latency: the
+round's median run). Ratios are dlrt / peer (below 1: dlrt better); "best" is dlrt / min(ORT, OV).
+The peers' RSS is net of the Python interpreter and numpy (python_baseline_rss_mb).
+Prints Markdown tables and writes RESULTS_DIR/summary.json (and JSON_OUT when given).
+"""
+import glob
+import json
+import math
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summarize import fmt, load, med, ratio  # noqa: E402
+
+PEERS = ("ort", "ov")
+
+
+def geomean(xs):
+    xs = [x for x in xs if x]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
+
+
+def net_rss(rep):
+    if rep.get("peak_rss_mb") is None:
+        return None
+    return rep["peak_rss_mb"] - rep.get("python_baseline_rss_mb", 0)
+
+
+def main(argv):
+    if len(argv) not in (1, 2):
+        sys.exit(__doc__)
+    d = argv[0]
+    meta = load(os.path.join(d, "meta.json")) or {}
+    fma = load(os.path.join(d, "fma.json")) or {}
+    order = meta.get("cases", [])
+    runs = {}
+    for path in glob.glob(os.path.join(d, "*_t*_r*_*.json")):
+        m = re.match(r"(.+)_t(\d+)_r(\d+)_(dlrt|ort|ov)\.json$", os.path.basename(path))
+        if m:
+            rep = load(path)
+            if rep:
+                runs.setdefault((m.group(1), int(m.group(2))), {}).setdefault(m.group(4), []).append(rep)
+    rows = []
+    for case, threads in sorted(runs, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[0], k[1])):
+        r = runs[(case, threads)]
+        row = {"case": case, "threads": threads}
+        for who in ("dlrt",) + PEERS:
+            reps = r.get(who, [])
+            row[f"{who}_rounds"] = len(reps)
+            row[f"{who}_round_medians_ms"] = [x["latency_ms"]["median"] for x in reps]
+            row[f"{who}_ms"] = med(row[f"{who}_round_medians_ms"])
+            row[f"{who}_create_ms"] = med([x.get("session_create_ms") for x in reps])
+            row[f"{who}_rss_mb"] = med([(x.get("peak_rss_mb") if who == "dlrt" else net_rss(x)) for x in reps])
+        peers_ms = [row[f"{p}_ms"] for p in PEERS if row[f"{p}_ms"]]
+        row["best_peer_ms"] = min(peers_ms) if peers_ms else None
+        for p in PEERS + ("best_peer",):
+            row[f"ratio_{p}"] = ratio(row["dlrt_ms"], row[f"{p}_ms"])
+        for p in PEERS:
+            row[f"create_ratio_{p}"] = ratio(row["dlrt_create_ms"], row[f"{p}_create_ms"])
+            row[f"rss_ratio_{p}"] = ratio(row["dlrt_rss_mb"], row[f"{p}_rss_mb"])
+        fl = load(os.path.join(d, f"flops_{case}.json"))
+        peak = fma.get("gflops_1_thread") if threads == 1 else (
+            fma.get("gflops_n_threads") if threads == fma.get("threads") else None)
+        if fl and fl.get("flop") and row["dlrt_ms"]:
+            row["gflop"] = fl["flop"] / 1e9
+            row["dlrt_gflops"] = row["gflop"] / (row["dlrt_ms"] / 1e3)
+            if peak:
+                row["dlrt_peak_share_pct"] = 100 * row["dlrt_gflops"] / peak
+        rows.append(row)
+
+    out = ["| case | threads | dlrt ms | ORT ms | OV ms | /ORT | /OV | **/min** | create ms dlrt / ORT / OV "
+           "| peak RSS MiB dlrt / ORT / OV | dlrt GFLOP/s (% FMA peak) |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        share = ""
+        if r.get("dlrt_gflops"):
+            share = f"{fmt(r['dlrt_gflops'], 1)}"
+            if r.get("dlrt_peak_share_pct") is not None:
+                share += f" ({fmt(r['dlrt_peak_share_pct'], 0)}%)"
+        out.append(f"| {r['case']} | {r['threads']} | {fmt(r['dlrt_ms'])} | {fmt(r['ort_ms'])} | {fmt(r['ov_ms'])} | "
+                   f"{fmt(r['ratio_ort'])} | {fmt(r['ratio_ov'])} | **{fmt(r['ratio_best_peer'])}** | "
+                   f"{fmt(r['dlrt_create_ms'], 0)} / {fmt(r['ort_create_ms'], 0)} / {fmt(r['ov_create_ms'], 0)} | "
+                   f"{fmt(r['dlrt_rss_mb'], 0)} / {fmt(r['ort_rss_mb'], 0)} / {fmt(r['ov_rss_mb'], 0)} | {share} |")
+    out.append("")
+    out.append("| threads | cases | geomean /ORT | /OV | **/min(ORT, OV)** | cases <= 1.00 vs min "
+               "| create /ORT | /OV | RSS /ORT | /OV |")
+    out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    geo = {}
+    for t in sorted({r["threads"] for r in rows}) + ["all"]:
+        sel = [r for r in rows if t == "all" or r["threads"] == t]
+        g = {k: geomean([r[k] for r in sel]) for k in
+             ("ratio_ort", "ratio_ov", "ratio_best_peer", "create_ratio_ort", "create_ratio_ov",
+              "rss_ratio_ort", "rss_ratio_ov")}
+        g["cases"] = len(sel)
+        g["cases_at_most_1"] = sum(1 for r in sel if r["ratio_best_peer"] and r["ratio_best_peer"] <= 1.0)
+        geo[str(t)] = g
+        out.append(f"| {t} | {g['cases']} | {fmt(g['ratio_ort'])} | {fmt(g['ratio_ov'])} | "
+                   f"**{fmt(g['ratio_best_peer'])}** | {g['cases_at_most_1']}/{g['cases']} | "
+                   f"{fmt(g['create_ratio_ort'])} | {fmt(g['create_ratio_ov'])} | {fmt(g['rss_ratio_ort'])} | "
+                   f"{fmt(g['rss_ratio_ov'])} |")
+    out.append("")
+    if fma:
+        out.append(f"fp32 FMA peak (dlrt_fma_peak, {fma.get('isa')}): {fmt(fma.get('gflops_1_thread'), 1)} GFLOP/s "
+                   f"on 1 thread, {fmt(fma.get('gflops_n_threads'), 1)} on {fma.get('threads')}; "
+                   "GFLOP per run from bench/flops.py (Conv/ConvTranspose/MatMul/Gemm).")
+    out.append(f"Machine: {meta.get('cpu')}, {meta.get('cores')} cores; dlrt {meta.get('commit')}, "
+               f"onnxruntime {meta.get('ort_version')}, openvino {meta.get('ov_version')}; "
+               f"{meta.get('rounds')} alternating rounds, {meta.get('date_utc')} UTC.")
+    text = "\n".join(out)
+    print(text)
+    summary = {"meta": meta, "fma": fma, "rows": rows, "geomean": geo}
+    targets = [os.path.join(d, "summary.json")] + argv[1:]
+    for path in targets:
+        with open(path, "w") as f:
+            json.dump(summary, f, indent=1)
+    with open(os.path.join(d, "summary.md"), "w") as f:
+        f.write(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
