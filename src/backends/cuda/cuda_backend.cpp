@@ -4,9 +4,7 @@
 
 #include "backends/cuda/cuda_executable.h"
 #include "backends/cuda/cuda_runtime.h"
-#include "backends/gpu/executor.h"
-#include "ir/onnx_export.h"
-#include "ir/onnx_import.h"
+#include "backends/gpu/partition.h"
 
 namespace dlrt::cuda {
 
@@ -61,47 +59,24 @@ class CudaBackend final : public backend::Backend {
   }
 
   std::vector<backend::NodeSupport> supports(const ir::Graph& graph, const backend::BackendDevice&) override {
-    std::vector<backend::NodeSupport> out(graph.nodes.size());
-    backend::Availability a = rt_.availability();
-    if (!a.available) {
-      for (auto& s : out) s.reason = "cuda is unavailable: " + a.reason;
-      return out;
-    }
-    gpu::Classification c = gpu::classify(graph);
-    for (size_t i = 0; i < graph.nodes.size(); ++i) {
-      out[i].supported = c.cls[i] != gpu::NodeClass::kUnsupported;
-      out[i].reason = c.reason[i];
-    }
-    return out;
+    return gpu::node_support(graph, rt_.availability(), "cuda");
   }
 
   Result<backend::Blob> compile(const ir::Graph& subgraph, const backend::BackendDevice& device,
                                 const backend::CompileOptions&) override {
     DLRT_ASSIGN_OR_RETURN(int ordinal, device_ordinal(device));
-    gpu::Classification c = gpu::classify(subgraph);
-    for (size_t i = 0; i < subgraph.nodes.size(); ++i)
-      if (c.cls[i] == gpu::NodeClass::kUnsupported)
-        return Unsupported("cuda cannot run " + subgraph.nodes[i].describe() + ": " + c.reason[i]);
+    DLRT_ASSIGN_OR_RETURN(backend::Blob b, gpu::partition_blob(subgraph, "cuda", kBlobFormat));
     // Makes the device's context and kernel module now, so that a driver or
     // NVRTC that cannot build them fails the compile, not a run.
     DLRT_RETURN_IF_ERROR(rt_.context(ordinal).status());
-    DLRT_ASSIGN_OR_RETURN(std::string bytes, ir::export_onnx(subgraph));
-    backend::Blob b;
-    b.format = kBlobFormat;
-    b.data.assign(bytes.begin(), bytes.end());
     return b;
   }
 
   Result<backend::Executable*> init(const backend::Blob& blob, const backend::CompileOptions&,
                                     const backend::BackendDevice& device) override {
-    if (device.is_virtual)
-      return Status(StatusCode::kDeviceUnavailable, device.spec() + " is a virtual device: it can compile, never execute");
-    if (blob.format != kBlobFormat)
-      return Status(StatusCode::kBackendError, "blob format '" + blob.format + "' is not " + kBlobFormat + ": recompile");
+    DLRT_ASSIGN_OR_RETURN(ir::Model model, gpu::partition_model(blob, device, kBlobFormat));
     DLRT_ASSIGN_OR_RETURN(int ordinal, device_ordinal(device));
     DLRT_ASSIGN_OR_RETURN(auto ctx, rt_.context(ordinal));
-    std::string bytes(blob.data.begin(), blob.data.end());
-    DLRT_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_bytes(bytes, ""));
     DLRT_ASSIGN_OR_RETURN(auto exe, CudaExecutable::create(std::move(ctx), std::move(model)));
     return static_cast<backend::Executable*>(exe.release());
   }
@@ -118,15 +93,7 @@ class CudaBackend final : public backend::Backend {
 
  private:
   Result<int> device_ordinal(const backend::BackendDevice& device) {
-    backend::Availability a = rt_.availability();
-    if (!a.available)
-      return Status(StatusCode::kDeviceUnavailable, "cuda is unavailable: " + a.reason + ". Fix: " + a.fix);
-    int ordinal = -1;
-    const std::string& n = device.name;
-    if (!n.empty() && n.size() <= 4 && n.find_first_not_of("0123456789") == std::string::npos) ordinal = std::stoi(n);
-    if (ordinal < 0 || ordinal >= static_cast<int>(rt_.devices().size()))
-      return Status(StatusCode::kDeviceUnavailable, "cuda has no device '" + device.name + "'");
-    return ordinal;
+    return gpu::device_index(device, rt_.devices().size(), rt_.availability(), "cuda");
   }
 
   CudaRuntime rt_;

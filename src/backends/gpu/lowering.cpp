@@ -526,6 +526,25 @@ Result<Window> window(const ir::Node& n, const Shape& x, const std::vector<int64
   return w;
 }
 
+// The geometry fields the conv-like kernels' argument structs share.
+template <typename Args>
+void set_geometry(Args& a, int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW, const int64_t k[2],
+                  const int64_t s[2], const int64_t p[2], const int64_t d[2]) {
+  a.C = static_cast<int32_t>(C);
+  a.H = static_cast<int32_t>(H);
+  a.W = static_cast<int32_t>(W);
+  a.OH = static_cast<int32_t>(OH);
+  a.OW = static_cast<int32_t>(OW);
+  a.KH = static_cast<int32_t>(k[0]);
+  a.KW = static_cast<int32_t>(k[1]);
+  a.sh = static_cast<int32_t>(s[0]);
+  a.sw = static_cast<int32_t>(s[1]);
+  a.ph = static_cast<int32_t>(p[0]);
+  a.pw = static_cast<int32_t>(p[1]);
+  a.dh = static_cast<int32_t>(d[0]);
+  a.dw = static_cast<int32_t>(d[1]);
+}
+
 Status lower_conv(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::ValueId out) {
   const Shape& sx = c.shape(n.inputs[0]);
   const Shape& sw = c.shape(n.inputs[1]);
@@ -550,20 +569,8 @@ Status lower_conv(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
   if (!fits(numel(sx)) || !fits(N * M * P) || !fits(numel(sw))) return unsup(n, "too large");
   if (G == C && sw[1] == 1) {  // depthwise: direct
     DwArgs d;
-    d.C = static_cast<int32_t>(C);
-    d.H = static_cast<int32_t>(H);
-    d.W = static_cast<int32_t>(W);
+    set_geometry(d, C, H, W, OH, OW, w.kernel.data(), w.strides.data(), w.pads.data(), w.dilations.data());
     d.M = static_cast<int32_t>(M);
-    d.OH = static_cast<int32_t>(OH);
-    d.OW = static_cast<int32_t>(OW);
-    d.KH = static_cast<int32_t>(w.kernel[0]);
-    d.KW = static_cast<int32_t>(w.kernel[1]);
-    d.sh = static_cast<int32_t>(w.strides[0]);
-    d.sw = static_cast<int32_t>(w.strides[1]);
-    d.ph = static_cast<int32_t>(w.pads[0]);
-    d.pw = static_cast<int32_t>(w.pads[1]);
-    d.dh = static_cast<int32_t>(w.dilations[0]);
-    d.dw = static_cast<int32_t>(w.dilations[1]);
     d.mult = static_cast<int32_t>(M / C);
     d.has_bias = has_bias;
     d.act = epi.act;
@@ -614,19 +621,7 @@ Status lower_conv(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
         continue;
       }
       ConvArgs cv;
-      cv.C = static_cast<int32_t>(Cg);
-      cv.H = static_cast<int32_t>(H);
-      cv.W = static_cast<int32_t>(W);
-      cv.OH = static_cast<int32_t>(OH);
-      cv.OW = static_cast<int32_t>(OW);
-      cv.KH = static_cast<int32_t>(w.kernel[0]);
-      cv.KW = static_cast<int32_t>(w.kernel[1]);
-      cv.sh = static_cast<int32_t>(w.strides[0]);
-      cv.sw = static_cast<int32_t>(w.strides[1]);
-      cv.ph = static_cast<int32_t>(w.pads[0]);
-      cv.pw = static_cast<int32_t>(w.pads[1]);
-      cv.dh = static_cast<int32_t>(w.dilations[0]);
-      cv.dw = static_cast<int32_t>(w.dilations[1]);
+      set_geometry(cv, Cg, H, W, OH, OW, w.kernel.data(), w.strides.data(), w.pads.data(), w.dilations.data());
       cv.x_off = static_cast<int32_t>(x_off);
       cv.kp = static_cast<int32_t>(K * P);
       cv.x_bstride = static_cast<int32_t>(C * H * W);
@@ -710,21 +705,9 @@ Status lower_convtranspose(LowerCtx& c, const ir::Node& n, const Epilogue& epi, 
   if (total == 0) return Status::Ok();
   if (!fits(numel(sx)) || !fits(total) || !fits(numel(sw))) return unsup(n, "too large");
   ConvTArgs p;
-  p.C = static_cast<int32_t>(Cg);
-  p.H = static_cast<int32_t>(H);
-  p.W = static_cast<int32_t>(W);
+  set_geometry(p, Cg, H, W, outs[0], outs[1], k.data(), st.data(), pads.data(), dl.data());
   p.M = static_cast<int32_t>(Mg);
   p.G = static_cast<int32_t>(G);
-  p.OH = static_cast<int32_t>(outs[0]);
-  p.OW = static_cast<int32_t>(outs[1]);
-  p.KH = static_cast<int32_t>(k[0]);
-  p.KW = static_cast<int32_t>(k[1]);
-  p.sh = static_cast<int32_t>(st[0]);
-  p.sw = static_cast<int32_t>(st[1]);
-  p.ph = static_cast<int32_t>(pads[0]);
-  p.pw = static_cast<int32_t>(pads[1]);
-  p.dh = static_cast<int32_t>(dl[0]);
-  p.dw = static_cast<int32_t>(dl[1]);
   p.has_bias = has_bias;
   p.act = epi.act;
   p.act_a = epi.a;

@@ -2,10 +2,9 @@
 
 #include <memory>
 
+#include "backends/gpu/partition.h"
 #include "backends/opencl/cl_runtime.h"
 #include "backends/opencl/executable.h"
-#include "ir/onnx_export.h"
-#include "ir/onnx_import.h"
 
 namespace dlrt::opencl {
 
@@ -61,47 +60,24 @@ class OpenClBackend final : public backend::Backend {
   }
 
   std::vector<backend::NodeSupport> supports(const ir::Graph& graph, const backend::BackendDevice&) override {
-    std::vector<backend::NodeSupport> out(graph.nodes.size());
-    backend::Availability a = rt_.availability();
-    if (!a.available) {
-      for (auto& s : out) s.reason = "opencl is unavailable: " + a.reason;
-      return out;
-    }
-    gpu::Classification c = gpu::classify(graph);
-    for (size_t i = 0; i < graph.nodes.size(); ++i) {
-      out[i].supported = c.cls[i] != gpu::NodeClass::kUnsupported;
-      out[i].reason = c.reason[i];
-    }
-    return out;
+    return gpu::node_support(graph, rt_.availability(), "opencl");
   }
 
   Result<backend::Blob> compile(const ir::Graph& subgraph, const backend::BackendDevice& device,
                                 const backend::CompileOptions&) override {
     DLRT_ASSIGN_OR_RETURN(int index, device_index(device));
-    gpu::Classification c = gpu::classify(subgraph);
-    for (size_t i = 0; i < subgraph.nodes.size(); ++i)
-      if (c.cls[i] == gpu::NodeClass::kUnsupported)
-        return Unsupported("opencl cannot run " + subgraph.nodes[i].describe() + ": " + c.reason[i]);
+    DLRT_ASSIGN_OR_RETURN(backend::Blob b, gpu::partition_blob(subgraph, "opencl", kBlobFormat));
     // Builds (or loads from the program cache) the device's kernels now, so
     // that a driver that cannot build them fails the compile, not a run.
     DLRT_RETURN_IF_ERROR(rt_.context(index).status());
-    DLRT_ASSIGN_OR_RETURN(std::string bytes, ir::export_onnx(subgraph));
-    backend::Blob b;
-    b.format = kBlobFormat;
-    b.data.assign(bytes.begin(), bytes.end());
     return b;
   }
 
   Result<backend::Executable*> init(const backend::Blob& blob, const backend::CompileOptions&,
                                     const backend::BackendDevice& device) override {
-    if (device.is_virtual)
-      return Status(StatusCode::kDeviceUnavailable, device.spec() + " is a virtual device: it can compile, never execute");
-    if (blob.format != kBlobFormat)
-      return Status(StatusCode::kBackendError, "blob format '" + blob.format + "' is not " + kBlobFormat + ": recompile");
+    DLRT_ASSIGN_OR_RETURN(ir::Model model, gpu::partition_model(blob, device, kBlobFormat));
     DLRT_ASSIGN_OR_RETURN(int index, device_index(device));
     DLRT_ASSIGN_OR_RETURN(auto ctx, rt_.context(index));
-    std::string bytes(blob.data.begin(), blob.data.end());
-    DLRT_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_bytes(bytes, ""));
     DLRT_ASSIGN_OR_RETURN(auto exe, ClExecutable::create(std::move(ctx), std::move(model)));
     return static_cast<backend::Executable*>(exe.release());
   }
@@ -118,20 +94,7 @@ class OpenClBackend final : public backend::Backend {
 
  private:
   Result<int> device_index(const backend::BackendDevice& device) {
-    backend::Availability a = rt_.availability();
-    if (!a.available)
-      return Status(StatusCode::kDeviceUnavailable, "opencl is unavailable: " + a.reason + ". Fix: " + a.fix);
-    int index = -1;
-    try {
-      size_t used = 0;
-      index = std::stoi(device.name, &used);
-      if (used != device.name.size()) index = -1;
-    } catch (...) {
-      index = -1;
-    }
-    if (index < 0 || index >= static_cast<int>(rt_.devices().size()))
-      return Status(StatusCode::kDeviceUnavailable, "opencl has no device '" + device.name + "'");
-    return index;
+    return gpu::device_index(device, rt_.devices().size(), rt_.availability(), "opencl");
   }
 
   ClRuntime rt_;
