@@ -453,6 +453,38 @@ TEST_P(ConvDirectIsa, GroupsBatchAndEpilogues) {
     }
 }
 
+// Every activation that is not a clamp (Sigmoid, Tanh, LeakyRelu,
+// HardSigmoid, HardSwish, Gelu, Gelu_tanh, SiLU) through each way a tile is
+// stored: a pointwise grid (output columns), grid rows wider than 16 (two
+// pieces per vector from the registers), narrower ones (the tile buffer on
+// AVX-512), 7x7 outputs (the 49th column riding on the full tile) and a
+// strided conv, with bias and residual.
+TEST_P(ConvDirectIsa, EveryActivationInEveryStore) {
+  std::mt19937 rng(24);
+  std::vector<Activation> acts;
+  for (ActKind k : {ActKind::kSigmoid, ActKind::kTanh, ActKind::kLeakyRelu, ActKind::kHardSigmoid, ActKind::kHardSwish,
+                    ActKind::kGelu, ActKind::kGeluTanh, ActKind::kSilu}) {
+    Activation a;
+    a.kind = k;
+    if (k == ActKind::kLeakyRelu) a.p0 = 0.1f;
+    if (k == ActKind::kHardSigmoid) a.p0 = 0.2f, a.p1 = 0.5f;
+    acts.push_back(a);
+  }
+  std::vector<Case> shapes{make(10, 14, 1, {9, 9}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}),
+                           make(6, 13, 1, {11, 37}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}),
+                           make(6, 13, 1, {9, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}),
+                           make(9, 21, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}),
+                           make(8, 11, 1, {13, 13}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1})};
+  for (const Activation& a : acts)
+    for (Case c : shapes) {
+      c.bias = true;
+      c.residual = c.k[0] == 3;
+      c.act = a;
+      check(c, rng);
+      if (HasFatalFailure()) return;
+    }
+}
+
 TEST_P(ConvDirectIsa, OneDimensional) {
   std::mt19937 rng(24);
   Case c = make(6, 10, 2, {50}, {5}, {2}, {2}, {3}, {1});

@@ -694,6 +694,36 @@ TEST(Passes, BiasActivationFusesConvClipAndGemmRelu) {
   EXPECT_EQ(count_ops(*opt, "FusedGemm"), 1);
 }
 
+// SiLU (Sigmoid(v) then Mul by v, either operand order) after a Conv and a
+// MatMul + bias fuses as activation "Silu"; a Conv output also read by a
+// third node keeps its Sigmoid and Mul.
+TEST(Passes, BiasActivationFusesSilu) {
+  if (!cpu::KernelRegistry::builtin().find("FusedConv", "com.dlrt", 1) ||
+      !cpu::KernelRegistry::builtin().find("FusedMatMul", "com.dlrt", 1))
+    GTEST_SKIP() << "no FusedConv/FusedMatMul kernel in this build";
+  for (bool shared : {false, true}) {
+    GraphBuilder b;
+    auto x = b.input("x", {1, 3, 8, 8});
+    auto c = b.node("Conv", {x, b.constant("w", random_tensor({4, 3, 3, 3}, 70)), b.constant("cb", random_tensor({4}, 71))},
+                    {{"pads", ais({1, 1, 1, 1})}});
+    auto s = b.node("Mul", {b.node("Sigmoid", {c}), c});
+    if (shared) b.output(b.node("Neg", {c}));
+    auto f = b.node("Reshape", {s, b.constant("shape", Tensor::from_vector<int64_t>({2}, {1, 256}))});
+    auto m = b.node("MatMul", {f, b.constant("mw", random_tensor({256, 10}, 72))});
+    auto a = b.node("Add", {m, b.constant("mb", random_tensor({10}, 73))});
+    b.output(b.node("Mul", {a, b.node("Sigmoid", {a})}));
+    auto opt = check_pass(b.graph(), {random_tensor({1, 3, 8, 8}, 74, -3, 3)}, p::fuse_bias_activation,
+                          "bias-activation", shared ? 1 : 2, 1e-4f);
+    SCOPED_TRACE(shared ? "conv output read elsewhere" : "conv output read by the SiLU only");
+    EXPECT_EQ(count_ops(*opt, "Sigmoid"), shared ? 1 : 0);
+    for (const auto& n : opt->nodes) {
+      if (n.op_type == "FusedMatMul" || (n.op_type == "FusedConv" && !shared)) {
+        EXPECT_EQ(n.attr_string("activation", ""), "Silu") << n.describe();
+      }
+    }
+  }
+}
+
 TEST(Passes, FusionsKeepNodeTagsAligned) {
   GraphBuilder b;
   auto g = bert_attention(b, 1, 4, 2, 8, false);

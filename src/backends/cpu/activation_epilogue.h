@@ -3,8 +3,9 @@
 // `activation_params` attributes, applied to a tile while it is in cache.
 //
 // Semantics match the unfused ONNX ops: Relu, Clip [min, max], Sigmoid, Tanh,
-// LeakyRelu [alpha], HardSigmoid [alpha, beta], HardSwish, Gelu (erf form)
-// and Gelu_tanh (the tanh approximation). NaN inputs stay NaN, except where
+// LeakyRelu [alpha], HardSigmoid [alpha, beta], HardSwish, Gelu (erf form),
+// Gelu_tanh (the tanh approximation) and Silu (x * Sigmoid(x), the ONNX
+// pair Sigmoid then Mul by the input). NaN inputs stay NaN, except where
 // the ONNX op itself maps them (Clip/Relu follow max/min like the ONNX kernels).
 #pragma once
 
@@ -31,6 +32,7 @@ enum class ActKind : uint8_t {
   kHardSwish,
   kGelu,
   kGeluTanh,
+  kSilu,
 };
 
 struct Activation {
@@ -87,6 +89,8 @@ inline Result<Activation> make_activation(const std::string& name, const std::ve
     a.kind = ActKind::kGelu;
   } else if (name == "Gelu_tanh" || name == "GeluTanh") {
     a.kind = ActKind::kGeluTanh;
+  } else if (name == "Silu") {
+    a.kind = ActKind::kSilu;
   } else {
     return InvalidArgument("unknown fused activation '" + name + "'");
   }
@@ -114,6 +118,7 @@ inline float activate(const Activation& a, float x) {
     case ActKind::kGelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
     case ActKind::kGeluTanh:
       return 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+    case ActKind::kSilu: return x * (1.0f / (1.0f + std::exp(-x)));
   }
   return x;
 }

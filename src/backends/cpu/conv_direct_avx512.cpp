@@ -121,14 +121,18 @@ DLRT_AVX512 const float* copy_small_planes(const ConvDirectPlan& P, const float*
 // c % wq): 1x1 grids (wq == out_w) are the output columns themselves; wider
 // grids (out_w >= 16, so a 16-column vector spans at most two grid rows)
 // store each vector as two masked pieces, one per row, dropping the columns
-// past out_w.
+// past out_w. Relu and Clip are a clamp in registers; any other activation
+// (other_act) runs on a row's vectors in registers too (act_ps_array),
+// before the store: once applied to the stored row through
+// apply_activation, it re-read masked stores that do not forward and cost
+// a dispatch per row, which made a fused SiLU slower than none.
 struct TileOut {
   float* t = nullptr;  // non-null: write the raw tile here
   float* y = nullptr;  // else: output row m is y + m * plane
   int64_t plane = 0, wq = 0, out_w = 0;
   const float* bias = nullptr;      // per output row, or null
   const float* residual = nullptr;  // like y, or null
-  bool clamp = false, other_act = false;  // other_act: only with wq == out_w
+  bool clamp = false, other_act = false;
   float lo = 0.0f, hi = 0.0f;
   const Activation* act = nullptr;
 };
@@ -230,25 +234,30 @@ DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, 
     float* ym = out.y + m * out.plane;
     const float* zm = out.residual ? out.residual + m * out.plane : nullptr;
     const __m512 bias = _mm512_set1_ps(out.bias ? out.bias[m] : 0.0f);
+    __m512 r[NV];
 #pragma GCC unroll 3
     for (int v = 0; v < NV; ++v) {
-      __m512 r = _mm512_add_ps(acc[i][v], bias);
+      r[v] = _mm512_add_ps(acc[i][v], bias);
       if (zm) {
         __m512 z = _mm512_maskz_loadu_ps(k1[v], zm + o1[v]);
         if (k2[v]) z = _mm512_mask_loadu_ps(z, k2[v], zm + o2[v]);
-        r = _mm512_add_ps(r, z);
+        r[v] = _mm512_add_ps(r[v], z);
       }
-      if (out.clamp) r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));
-      _mm512_mask_storeu_ps(ym + o1[v], k1[v], r);
-      if (k2[v]) _mm512_mask_storeu_ps(ym + o2[v], k2[v], r);
+      if (out.clamp) r[v] = _mm512_min_ps(hi, _mm512_max_ps(lo, r[v]));
+    }
+    if (out.other_act) avx512::act_ps_array(*out.act, r, NV);
+#pragma GCC unroll 3
+    for (int v = 0; v < NV; ++v) {
+      _mm512_mask_storeu_ps(ym + o1[v], k1[v], r[v]);
+      if (k2[v]) _mm512_mask_storeu_ps(ym + o2[v], k2[v], r[v]);
     }
     if (kExtra && ex_at >= 0) {
       float e = ex[i] + (out.bias ? out.bias[m] : 0.0f);
       if (zm) e += zm[ex_at];
       if (out.clamp) e = std::min(out.hi, std::max(out.lo, e));
+      if (out.other_act) e = activate(*out.act, e);
       ym[ex_at] = e;
     }
-    if (out.other_act) apply_activation(*out.act, ym + j0, n);
   }
 }
 
@@ -320,14 +329,17 @@ DLRT_AVX512 void store_tile(const float* t, int rows, int64_t m0, int64_t j0, in
         float* yi = y + m * plane + idx;
         const float* zi = ep.residual ? ep.residual + m * ep.ldr + idx : nullptr;
         const __m512 bias = _mm512_set1_ps(ep.row_bias ? ep.row_bias[m] : 0.0f);
-        for (int64_t c = 0; c < valid; c += 16) {
-          const __mmask16 mk = avx512::tail_mask(valid - c);
-          __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(mk, ti + c), bias);
-          if (zi) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, zi + c));
-          if (clamp) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-          _mm512_mask_storeu_ps(yi + c, mk, v);
+        __m512 v[kNR / 16];  // valid <= kNR
+        __mmask16 mk[kNR / 16];
+        int nv = 0;
+        for (int64_t c = 0; c < valid; c += 16, ++nv) {
+          mk[nv] = avx512::tail_mask(valid - c);
+          v[nv] = _mm512_add_ps(_mm512_maskz_loadu_ps(mk[nv], ti + c), bias);
+          if (zi) v[nv] = _mm512_add_ps(v[nv], _mm512_maskz_loadu_ps(mk[nv], zi + c));
+          if (clamp) v[nv] = _mm512_min_ps(hi, _mm512_max_ps(lo, v[nv]));
         }
-        if (other_act) apply_activation(ep.act, yi, valid);
+        if (other_act) avx512::act_ps_array(ep.act, v, nv);
+        for (int k = 0; k < nv; ++k) _mm512_mask_storeu_ps(yi + 16 * k, mk[k], v[k]);
       }
     }
     jj += len;
@@ -354,7 +366,7 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   const int64_t panels = ceil_div(M, kMR), Mp = panels * kMR;
   // Tiles store from the registers where TileOut allows; the others through a tile buffer.
   const bool other_act = !clamp_or_none(ep.act);
-  const bool from_registers = plan.wq == g.out_w || (g.out_w >= 16 && !other_act);
+  const bool from_registers = plan.wq == g.out_w || g.out_w >= 16;
   // A 1-column remainder (7x7 grids: 49 columns) rides on the last full
   // tile (direct_tile's kExtra) where that tile stores from the registers.
   const bool absorb = from_registers && conv_direct_avx512_extra_column(plan);

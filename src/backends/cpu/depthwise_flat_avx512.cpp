@@ -146,6 +146,7 @@ DLRT_AVX512 void depthwise_flat_avx512(const float* x, const float* w, const Dep
     case ActKind::kHardSwish: return compact<ActKind::kHardSwish>(grid, wq, g, o, y);
     case ActKind::kGelu: return compact<ActKind::kGelu>(grid, wq, g, o, y);
     case ActKind::kGeluTanh: return compact<ActKind::kGeluTanh>(grid, wq, g, o, y);
+    case ActKind::kSilu: return compact<ActKind::kSilu>(grid, wq, g, o, y);
   }
 }
 #else

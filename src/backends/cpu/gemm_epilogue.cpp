@@ -144,6 +144,8 @@ DLRT_AVX2 inline __m256 act_ps(__m256 v, __m256 p0, __m256 p1) {
     __m256 x[1] = {v};
     gelu_lockstep<1>(x);
     return x[0];
+  } else if constexpr (K == ActKind::kSilu) {
+    return _mm256_mul_ps(v, sigmoid_ps(v));
   } else {  // kGeluTanh
     const __m256 v3 = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
     const __m256 in = _mm256_mul_ps(_mm256_set1_ps(0.7978845608028654f), _mm256_fmadd_ps(v3, _mm256_set1_ps(0.044715f), v));
@@ -305,6 +307,7 @@ auto by_kind(ActKind k) {
     case ActKind::kHardSwish: return Pick<ActKind::kHardSwish>::fn;
     case ActKind::kGelu: return Pick<ActKind::kGelu>::fn;
     case ActKind::kGeluTanh: return Pick<ActKind::kGeluTanh>::fn;
+    case ActKind::kSilu: return Pick<ActKind::kSilu>::fn;
   }
   return Pick<ActKind::kNone>::fn;
 }

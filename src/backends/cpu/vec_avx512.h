@@ -21,6 +21,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/cpu/activation_epilogue.h"
 
@@ -253,10 +254,37 @@ DLRT_AVX512 inline __m512 act_ps(__m512 v, __m512 p0, __m512 p1) {
     __m512 one[1] = {v};
     gelu_lockstep<1>(one);
     return one[0];
-  } else {  // kGeluTanh
+  } else if constexpr (K == ActKind::kGeluTanh) {
     const __m512 v3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
     const __m512 in = _mm512_mul_ps(_mm512_set1_ps(0.7978845608028654f), _mm512_fmadd_ps(v3, _mm512_set1_ps(0.044715f), v));
     return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(_mm512_set1_ps(1.0f), tanh_ps(in)));
+  } else {  // kSilu
+    return _mm512_mul_ps(v, sigmoid_ps(v));
+  }
+}
+
+// act_ps on v[0, n) for an activation known at run time only: one branch on
+// the kind for all n vectors, out of line, for output stages that store a few
+// vectors per row from registers (the direct conv's tiles) where one template
+// per kind would multiply their instantiations. Relu and Clip belong in the
+// caller's clamp (ClampStage); they work here too.
+DLRT_AVX512 __attribute__((noinline)) inline void act_ps_array(const Activation& a, __m512* v, int n) {
+  const __m512 p0 = _mm512_set1_ps(a.p0), p1 = _mm512_set1_ps(a.p1);
+  auto each = [&](auto kind) DLRT_AVX512 {
+    for (int i = 0; i < n; ++i) v[i] = act_ps<decltype(kind)::value>(v[i], p0, p1);
+  };
+  switch (a.kind) {
+    case ActKind::kNone: return;
+    case ActKind::kRelu: return each(std::integral_constant<ActKind, ActKind::kRelu>{});
+    case ActKind::kClip: return each(std::integral_constant<ActKind, ActKind::kClip>{});
+    case ActKind::kSigmoid: return each(std::integral_constant<ActKind, ActKind::kSigmoid>{});
+    case ActKind::kTanh: return each(std::integral_constant<ActKind, ActKind::kTanh>{});
+    case ActKind::kLeakyRelu: return each(std::integral_constant<ActKind, ActKind::kLeakyRelu>{});
+    case ActKind::kHardSigmoid: return each(std::integral_constant<ActKind, ActKind::kHardSigmoid>{});
+    case ActKind::kHardSwish: return each(std::integral_constant<ActKind, ActKind::kHardSwish>{});
+    case ActKind::kGelu: return each(std::integral_constant<ActKind, ActKind::kGelu>{});
+    case ActKind::kGeluTanh: return each(std::integral_constant<ActKind, ActKind::kGeluTanh>{});
+    case ActKind::kSilu: return each(std::integral_constant<ActKind, ActKind::kSilu>{});
   }
 }
 

@@ -324,6 +324,23 @@ std::optional<std::pair<std::string, std::vector<float>>> activation_of(Rewriter
   return std::nullopt;
 }
 
+// SiLU as ONNX exports it: Sigmoid(v) and Mul(v, Sigmoid(v)) as the only
+// readers of v, the Sigmoid's output read by that Mul alone. Returns the
+// indices of the Sigmoid and the Mul, or nullopt.
+std::optional<std::pair<int, int>> silu_of(const Rewriter& rw, ValueId v) {
+  if (rw.escapes(v)) return std::nullopt;
+  const std::vector<int> users = rw.consumers(v);
+  if (users.size() != 2) return std::nullopt;
+  for (int k = 0; k < 2; ++k) {
+    const int sig = users[k], mul = users[1 - k];
+    const Node& sn = rw.node(sig);
+    if (!is_op(sn, "Sigmoid") || sn.inputs.size() != 1 || sn.outputs.size() != 1) continue;
+    if (sole_consumer(rw, sn.outputs[0], "Mul") != mul || rw.node(mul).outputs.size() != 1) continue;
+    if (other_input(rw.node(mul), v) == sn.outputs[0]) return std::make_pair(sig, mul);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int fuse_bias_activation(Graph& g, PassContext& ctx) {
@@ -388,8 +405,14 @@ int fuse_bias_activation(Graph& g, PassContext& ctx) {
         }
       }
     }
-    // Activation.
-    if (rw.single_use(out)) {
+    // Activation: one node, or SiLU's Sigmoid and Mul.
+    if (auto silu = silu_of(rw, out)) {
+      fused.attributes["activation"] = make_attr_string("Silu");
+      out = rw.node(silu->second).outputs[0];
+      chain.push_back(silu->first);
+      chain.push_back(silu->second);
+      last = silu->second;
+    } else if (rw.single_use(out)) {
       int a = rw.consumers(out)[0];
       const Node& an = rw.node(a);
       auto act = activation_of(rw, an);
