@@ -485,6 +485,28 @@ TEST_P(ConvDirectIsa, EveryActivationInEveryStore) {
     }
 }
 
+// Depthwise convs with every non-clamp activation, bias and residual: the
+// 16-channel kernel on AVX-512 (strided, and rows narrower than 16; the
+// activation in its store), the 8-channel one's fallback on AVX2 (the plane
+// kernels, then the epilogue), and wide stride-1 planes (plane kernels).
+TEST_P(ConvDirectIsa, DepthwiseEveryActivation) {
+  std::mt19937 rng(25);
+  std::vector<Case> shapes{make(32, 32, 32, {14, 14}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {2, 2}),
+                           make(16, 16, 16, {7, 7}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}),
+                           make(16, 16, 16, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}),
+                           make(16, 16, 16, {20, 21}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1})};
+  for (ActKind k : {ActKind::kSigmoid, ActKind::kHardSwish, ActKind::kHardSigmoid, ActKind::kGelu, ActKind::kSilu}) {
+    for (Case c : shapes) {
+      c.act.kind = k;
+      if (k == ActKind::kHardSigmoid) c.act.p0 = 0.2f, c.act.p1 = 0.5f;
+      c.bias = true;
+      c.residual = c.in[0] != 7;
+      check(c, rng, false);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 TEST_P(ConvDirectIsa, OneDimensional) {
   std::mt19937 rng(24);
   Case c = make(6, 10, 2, {50}, {5}, {2}, {2}, {3}, {1});

@@ -749,10 +749,12 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       // shuffles per 256 floats each, on a port the FMAs use too), so wide
       // stride-1 rows keep the plane kernels (docs/performance.md).
       const DepthwiseGeometry dg = dw_geometry(g);
+      // The 16-channel kernel applies any activation in its store; the
+      // 8-channel one a clamp only.
       const bool plain2d = g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 &&
-                           depthwise_c8_avx2_ok(dg) && clamp_or_none(fuse.act);
+                           depthwise_c8_avx2_ok(dg);
       const bool c16 = cpu_has_avx512() && M % 16 == 0 && (dg.sw >= 2 || dg.out_w < 16);
-      const bool c8 = cpu_has_avx2() && !cpu_has_avx512() && M % 8 == 0;
+      const bool c8 = cpu_has_avx2() && !cpu_has_avx512() && M % 8 == 0 && clamp_or_none(fuse.act);
       const int64_t lanes = !plain2d ? 0 : c16 ? 16 : c8 ? 8 : 0;
       if (lanes > 0) {
         const ClampStage c = clamp_stage(fuse.act);
@@ -760,6 +762,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
         o.clamp = c.clamp;
         o.lo = c.lo;
         o.hi = c.hi;
+        o.act = clamp_or_none(fuse.act) ? nullptr : &fuse.act;
         const int64_t blocks = M / lanes, bands = depthwise_c8_row_bands(dg.out_h, pool.num_threads());
         pool.parallel_for(N * bands * blocks, 1, [&](int64_t b, int64_t e) {
           for (int64_t t = b; t < e; ++t) {

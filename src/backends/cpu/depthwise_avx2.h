@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "backends/cpu/activation_epilogue.h"
+
 namespace dlrt::cpu {
 
 struct DepthwiseGeometry {
@@ -53,6 +55,10 @@ struct DepthwiseC8Output {
   const float* residual = nullptr;  // 8 planes [out_h, out_w], out_plane apart, or null
   bool clamp = false;
   float lo = 0.0f, hi = 0.0f;
+  // Any other activation (HardSwish, Sigmoid, SiLU, ...) after the residual,
+  // or null. Only depthwise_c16_avx512 applies it; the 8-channel kernels take
+  // the clamp alone.
+  const Activation* act = nullptr;
 };
 
 // Row bands per image for the 8-channel kernels on `threads` threads: one per

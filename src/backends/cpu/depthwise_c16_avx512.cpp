@@ -145,8 +145,9 @@ DLRT_AVX512 void c16_row(const float* in, int64_t Wp, const __m512 (&w3)[9], con
 }
 
 // The band's output positions [0, n) in out [n][16] back to the 16 planes at
-// y (position p at y + c * out_plane + p), with the residual (same layout) and
-// the clamp. out has room for n rounded up to 16.
+// y (position p at y + c * out_plane + p), with the residual (same layout),
+// the clamp and any other activation (o.act: all 16 vectors of a block in one
+// call). out has room for n rounded up to 16.
 DLRT_AVX512 void store_c16(const float* out, int64_t n, float* y, int64_t out_plane, const DepthwiseC8Output& o,
                            const float* res) {
   const __m512 lo = _mm512_set1_ps(o.lo), hi = _mm512_set1_ps(o.hi);
@@ -158,11 +159,12 @@ DLRT_AVX512 void store_c16(const float* out, int64_t n, float* y, int64_t out_pl
     const __mmask16 m = avx512::tail_mask(n - p);
 #pragma GCC unroll 16
     for (int c = 0; c < 16; ++c) {
-      __m512 v = r[c];
-      if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, res + c * out_plane + p));
-      if (o.clamp) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-      _mm512_mask_storeu_ps(y + c * out_plane + p, m, v);
+      if (res) r[c] = _mm512_add_ps(r[c], _mm512_maskz_loadu_ps(m, res + c * out_plane + p));
+      if (o.clamp) r[c] = _mm512_min_ps(hi, _mm512_max_ps(lo, r[c]));
     }
+    if (o.act) avx512::act_ps_array(*o.act, r, 16);
+#pragma GCC unroll 16
+    for (int c = 0; c < 16; ++c) _mm512_mask_storeu_ps(y + c * out_plane + p, m, r[c]);
   }
 }
 
