@@ -17,11 +17,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +31,7 @@
 #include "../device/fake_sysfs.h"
 #include "../tools/cli_test_util.h"
 #include "backend/registry.h"
+#include "backends/cuda/cuda_executable.h"
 #include "backends/cuda/cuda_runtime.h"
 #include "core/npy.h"
 #include "dlrt/session.h"
@@ -526,6 +529,55 @@ TEST(CudaDoubleChild, SessionFallsBackOrFailsWhenStrict) {
     EXPECT_NE(y.status().message().find("strict"), std::string::npos) << y.status().to_string();
     EXPECT_NE(y.status().message().find("CUDA_ERROR_LAUNCH_FAILED"), std::string::npos) << y.status().to_string();
   }
+}
+
+// Concurrent callers of one session each get a stream of their own (up to the
+// backend's limit) and share the model's constants on the device.
+TEST(CudaDoubleChild, ConcurrentCallersGetStreamsOfTheirOwn) {
+  if (!in_child()) GTEST_SKIP() << "runs in a child process of CudaDouble.ConcurrentCallersGetStreamsOfTheirOwn";
+  std::string err;
+  const std::string models = testing::test_models_dir(&err);
+  ASSERT_FALSE(models.empty()) << err;
+  auto x = read_npy_file(models + "/mlp_input.npy");
+  ASSERT_TRUE(x.ok());
+  {
+    SessionOptions o;
+    o.device = "cuda";
+    o.strict = true;
+    auto s = Session::create(models + "/mlp.onnx", o);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    constexpr int kThreads = 6, kRuns = 5;
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&] {
+        std::map<std::string, Tensor> feeds{{"x", *x}};
+        for (int i = 0; i < kRuns; ++i) {
+          RunReport rep;
+          auto y = (*s)->run(feeds, &rep);
+          if (!y.ok() || rep.partitions.empty() || rep.partitions[0].backend != "cuda") ++failures;
+        }
+      });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(failures.load(), 0);
+  }
+}
+
+TEST_F(CudaDouble, ConcurrentCallersGetStreamsOfTheirOwn) {
+  const std::string fake = fake_folder(tmp_, "all", kAll);
+  const fs::path stats = tmp_ / "stats";
+  auto r = run_child("ConcurrentCallersGetStreamsOfTheirOwn",
+                     cuda_env(fake, tmp_, "DLRT_FAKE_CUDA_SYNC_US=20000 DLRT_FAKE_CUDA_STATS=" + quote(stats.string())));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[  PASSED  ] 1 test"), std::string::npos) << r.output;
+  auto st = read_stats(stats);
+  // Six callers, each run holding its stream ~40 ms (two synchronisations):
+  // more than one executor, never more than the limit of four.
+  EXPECT_GE(st["cublas_handles"], 2) << "callers overlapped but shared one stream";
+  EXPECT_LE(st["cublas_handles"], cuda::CudaExecutable::kMaxStreams);
+  EXPECT_EQ(st["streams_created"], st["streams_destroyed"]);
+  EXPECT_EQ(st["cublas_handles"], st["cublas_handles_destroyed"]);
+  EXPECT_EQ(st["allocs"], st["frees"]) << "every device buffer, the shared constants included, was freed";
 }
 
 TEST_F(CudaDouble, SessionFallsBackOrFailsWhenStrict) {

@@ -26,6 +26,8 @@
 //                                     cublas (cublasCreate: CUBLAS_STATUS_NOT_INITIALIZED)
 //   DLRT_FAKE_CUDA_FAIL_AFTER=N       launch/sync faults only after N successful launches
 //   DLRT_FAKE_CUDA_STATS=FILE         at exit, append "key=value" counters (per library)
+//   DLRT_FAKE_CUDA_SYNC_US=N          cuStreamSynchronize takes N microseconds (a run that keeps
+//                                     the "GPU" busy, for tests of concurrent callers)
 #include <pthread.h>
 #include <unistd.h>
 
@@ -296,6 +298,8 @@ FAKE_API CUresult cuStreamDestroy_v2(CUstream s) {
 FAKE_API CUresult cuStreamSynchronize(CUstream s) {
   if (s && reinterpret_cast<FakeStream*>(s)->capturing) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
   if (launch_fault("sync")) return CUDA_ERROR_LAUNCH_FAILED;
+  static const long sync_us = env_long("DLRT_FAKE_CUDA_SYNC_US", 0);
+  if (sync_us > 0) ::usleep(static_cast<useconds_t>(sync_us));
   return CUDA_SUCCESS;
 }
 

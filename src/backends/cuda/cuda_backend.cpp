@@ -87,7 +87,7 @@ class CudaBackend final : public backend::Backend {
     return e->run(inputs);
   }
 
-  int max_concurrent_runs(const backend::Executable*) const override { return 1; }
+  int max_concurrent_runs(const backend::Executable*) const override { return CudaExecutable::kMaxStreams; }
 
   void destroy(backend::Executable* exe) override { delete exe; }
 

@@ -338,11 +338,62 @@ class CudaKernelDevice final : public gpu::KernelDevice {
 
 Result<std::unique_ptr<CudaExecutable>> CudaExecutable::create(std::shared_ptr<CudaDeviceContext> device,
                                                                ir::Model model) {
-  auto dev = std::make_unique<CudaKernelDevice>(std::move(device));
-  DLRT_RETURN_IF_ERROR(dev->open());
   std::unique_ptr<CudaExecutable> exe(new CudaExecutable());
-  DLRT_ASSIGN_OR_RETURN(exe->exec_, gpu::Executor::create(std::move(dev), std::move(model)));
+  exe->ctx_ = std::move(device);
+  exe->model_ = std::move(model);
+  std::shared_ptr<CudaDeviceContext> ctx = exe->ctx_;
+  exe->constants_ = std::make_shared<gpu::ConstantBuffers>([ctx](gpu::DeviceBuffer b) {
+    ctx->api->cu.cuCtxSetCurrent(ctx->context);
+    ctx->api->cu.cuMemFree_v2(static_cast<CUdeviceptr>(b));
+  });
+  // The first executor now, so that a model the kernels cannot run, or a
+  // device that cannot give it a stream, fails init rather than a run.
+  DLRT_ASSIGN_OR_RETURN(auto first, exe->make_executor());
+  exe->idle_.push_back(std::move(first));
+  exe->made_ = 1;
   return exe;
+}
+
+Result<std::unique_ptr<gpu::Executor>> CudaExecutable::make_executor() {
+  auto dev = std::make_unique<CudaKernelDevice>(ctx_);
+  DLRT_RETURN_IF_ERROR(dev->open());
+  return gpu::Executor::create(std::move(dev), model_, constants_);
+}
+
+Result<std::vector<Tensor>> CudaExecutable::run(std::span<const Tensor> inputs) {
+  std::unique_ptr<gpu::Executor> exec;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!idle_.empty()) {
+      exec = std::move(idle_.back());
+      idle_.pop_back();
+    } else {
+      ++made_;  // counted now so that concurrent callers do not overshoot
+    }
+  }
+  if (!exec) {
+    auto made = make_executor();
+    if (!made.ok()) {
+      std::lock_guard<std::mutex> lk(mu_);
+      --made_;
+      return made.status();
+    }
+    exec = std::move(made).value();
+  }
+  auto result = exec->run(inputs);
+  std::lock_guard<std::mutex> lk(mu_);
+  idle_.push_back(std::move(exec));
+  return result;
+}
+
+size_t CudaExecutable::stream_count() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return made_;
+}
+
+size_t CudaExecutable::plan_count() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return idle_.empty() ? 0 : idle_.front()->plan_count();
 }
 
 }  // namespace dlrt::cuda

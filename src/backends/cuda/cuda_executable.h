@@ -5,11 +5,17 @@
 // strides fit its layouts (else dlrt's own GEMM kernel runs); every run after
 // a plan's first replays the plan's launches as one CUDA graph.
 //
-// Thread-safety: run() serialises on the executable (max_concurrent_runs = 1);
-// each executable has its own stream and cuBLAS handle.
+// Concurrent callers: up to kMaxStreams runs at once, each on an executor of
+// its own (its own stream, cuBLAS handle, plans and buffers), made when a
+// caller finds every existing one busy; the model's constants are on the
+// device once, shared by all of them.
+//
+// Thread-safety: run() may be called from any number of threads; the backend
+// reports max_concurrent_runs() = kMaxStreams so callers beyond that wait.
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -22,16 +28,26 @@ namespace dlrt::cuda {
 
 class CudaExecutable final : public backend::Executable {
  public:
+  static constexpr int kMaxStreams = 4;
+
   static Result<std::unique_ptr<CudaExecutable>> create(std::shared_ptr<CudaDeviceContext> device, ir::Model model);
 
   // Runs on host tensors in graph-input order; returns the graph outputs.
-  Result<std::vector<Tensor>> run(std::span<const Tensor> inputs) { return exec_->run(inputs); }
+  Result<std::vector<Tensor>> run(std::span<const Tensor> inputs);
 
-  // How many plans (input signatures) are cached.
-  size_t plan_count() const { return exec_->plan_count(); }
+  // How many executors (streams) exist; how many plans the first one caches.
+  size_t stream_count() const;
+  size_t plan_count() const;
 
  private:
-  std::unique_ptr<gpu::Executor> exec_;
+  Result<std::unique_ptr<gpu::Executor>> make_executor();
+
+  std::shared_ptr<CudaDeviceContext> ctx_;
+  ir::Model model_;
+  std::shared_ptr<gpu::ConstantBuffers> constants_;
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<gpu::Executor>> idle_;  // free executors
+  size_t made_ = 0;                                   // executors in existence
 };
 
 }  // namespace dlrt::cuda

@@ -288,9 +288,27 @@ class RunLowering final : public LowerCtx {
 
 // ---- the executor ----
 
-Result<std::unique_ptr<Executor>> Executor::create(std::unique_ptr<KernelDevice> device, ir::Model model) {
+ConstantBuffers::~ConstantBuffers() {
+  for (auto& [v, b] : buffers_) release_(b);
+}
+
+Result<DeviceBuffer> ConstantBuffers::get(ir::ValueId v, const std::function<Result<DeviceBuffer>()>& make) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (auto it = buffers_.find(v); it != buffers_.end()) return it->second;
+  DLRT_ASSIGN_OR_RETURN(DeviceBuffer b, make());
+  buffers_[v] = b;
+  return b;
+}
+
+Result<std::unique_ptr<Executor>> Executor::create(std::unique_ptr<KernelDevice> device, ir::Model model,
+                                                   std::shared_ptr<ConstantBuffers> constants) {
   std::unique_ptr<Executor> exe(new Executor());
   exe->dev_ = std::move(device);
+  if (exe->dev_ && !constants) {
+    KernelDevice* dev = exe->dev_.get();  // outlives constants_, declared after it
+    constants = std::make_shared<ConstantBuffers>([dev](DeviceBuffer b) { dev->release(b); });
+  }
+  exe->constants_ = std::move(constants);
   exe->model_ = std::move(model);
   if (!exe->dev_) return Internal("gpu: no device");
   if (!exe->model_.graph) return Internal(exe->dev_->name() + ": no graph");
@@ -308,8 +326,7 @@ Result<std::unique_ptr<Executor>> Executor::create(std::unique_ptr<KernelDevice>
 
 Executor::~Executor() {
   plans_.clear();
-  if (!dev_) return;
-  for (auto& [v, m] : const_mem_) dev_->release(m);
+  constants_.reset();
 }
 
 size_t Executor::plan_count() const {
@@ -419,18 +436,17 @@ Status Executor::prepare() {
 }
 
 Result<DeviceBuffer> Executor::const_buffer(ir::ValueId v, const Tensor& t) {
-  if (auto it = const_mem_.find(v); it != const_mem_.end()) return it->second;
-  size_t bytes = std::max<size_t>(t.nbytes(), 16);
-  std::vector<uint8_t> pad;
-  const void* src = t.raw_data();
-  if (t.nbytes() < bytes) {
-    pad.assign(bytes, 0);
-    if (t.nbytes()) std::memcpy(pad.data(), t.raw_data(), t.nbytes());
-    src = pad.data();
-  }
-  DLRT_ASSIGN_OR_RETURN(DeviceBuffer m, dev_->alloc_constant(src, bytes));
-  const_mem_[v] = m;
-  return m;
+  return constants_->get(v, [&]() -> Result<DeviceBuffer> {
+    size_t bytes = std::max<size_t>(t.nbytes(), 16);
+    std::vector<uint8_t> pad;
+    const void* src = t.raw_data();
+    if (t.nbytes() < bytes) {
+      pad.assign(bytes, 0);
+      if (t.nbytes()) std::memcpy(pad.data(), t.raw_data(), t.nbytes());
+      src = pad.data();
+    }
+    return dev_->alloc_constant(src, bytes);
+  });
 }
 
 Result<Plan*> Executor::plan_for(const std::string& key, RunLowering& low) {

@@ -25,6 +25,7 @@
 // Thread-safety: Executor::run serialises on the executor.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -114,10 +115,33 @@ class KernelDevice {
 
 struct Plan;
 
+// Device copies of a model's constants, shared by the executors that run the
+// same model on the same device concurrently (each with its own stream and
+// buffers). Frees them through `release` when the last executor is gone.
+// Thread-safe.
+class ConstantBuffers {
+ public:
+  explicit ConstantBuffers(std::function<void(DeviceBuffer)> release) : release_(std::move(release)) {}
+  ~ConstantBuffers();
+  ConstantBuffers(const ConstantBuffers&) = delete;
+  ConstantBuffers& operator=(const ConstantBuffers&) = delete;
+  // The buffer of value v, made by `make` on first use.
+  Result<DeviceBuffer> get(ir::ValueId v, const std::function<Result<DeviceBuffer>()>& make);
+
+ private:
+  std::function<void(DeviceBuffer)> release_;
+  std::mutex mu_;
+  std::map<ir::ValueId, DeviceBuffer> buffers_;
+};
+
 class Executor {
  public:
   // Fails with kUnsupported when a node of the model cannot run on the device.
-  static Result<std::unique_ptr<Executor>> create(std::unique_ptr<KernelDevice> device, ir::Model model);
+  // `constants` (optional) shares the model's constant buffers with other
+  // executors of the same model on the same device; by default they are the
+  // executor's own.
+  static Result<std::unique_ptr<Executor>> create(std::unique_ptr<KernelDevice> device, ir::Model model,
+                                                  std::shared_ptr<ConstantBuffers> constants = nullptr);
   ~Executor();
 
   // Runs on host tensors in graph-input order; returns the graph outputs.
@@ -152,7 +176,7 @@ class Executor {
 
   std::unique_ptr<ThreadPool> pool_;
   mutable std::mutex mu_;
-  std::map<ir::ValueId, DeviceBuffer> const_mem_;
+  std::shared_ptr<ConstantBuffers> constants_;
   std::map<std::string, std::unique_ptr<Plan>> plans_;
   // Per graph output, host buffers from the device (host_buffer) that earlier
   // runs returned; one the caller has dropped again is used for the next run.
