@@ -486,15 +486,20 @@ TEST_P(ConvDirectIsa, EveryActivationInEveryStore) {
 }
 
 // Depthwise convs with every non-clamp activation, bias and residual: the
-// 16-channel kernel on AVX-512 (strided, and rows narrower than 16; the
-// activation in its store), the 8-channel one's fallback on AVX2 (the plane
-// kernels, then the epilogue), and wide stride-1 planes (plane kernels).
+// 16-channel kernel on AVX-512 (strided, rows narrower than 16 and dilated;
+// the activation in its store), the 8-channel one's fallback on AVX2 (the
+// plane kernels or the dilated split, then the epilogue), and wide stride-1
+// planes (plane kernels).
 TEST_P(ConvDirectIsa, DepthwiseEveryActivation) {
   std::mt19937 rng(25);
   std::vector<Case> shapes{make(32, 32, 32, {14, 14}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {2, 2}),
                            make(16, 16, 16, {7, 7}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}),
                            make(16, 16, 16, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}),
-                           make(16, 16, 16, {20, 21}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1})};
+                           make(16, 16, 16, {20, 21}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}),
+                           // Dilated (lraspp's d=2 5x5 on 20x20, and uneven ones, a stride among them).
+                           make(32, 32, 32, {20, 20}, {5, 5}, {1, 1}, {2, 2}, {4, 4}, {4, 4}),
+                           make(16, 16, 16, {19, 23}, {3, 5}, {1, 2}, {3, 2}, {2, 1}, {3, 4}),
+                           make(16, 16, 16, {11, 9}, {3, 3}, {2, 1}, {2, 3}, {1, 0}, {0, 2})};
   for (ActKind k : {ActKind::kSigmoid, ActKind::kHardSwish, ActKind::kHardSigmoid, ActKind::kGelu, ActKind::kSilu}) {
     for (Case c : shapes) {
       c.act.kind = k;

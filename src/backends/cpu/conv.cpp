@@ -278,6 +278,7 @@ DepthwiseGeometry dw_geometry(const Geo3& g) {
   d.in_h = g.in[1], d.in_w = g.in[2], d.out_h = g.out[1], d.out_w = g.out[2];
   d.kh = g.k[1], d.kw = g.k[2], d.sh = g.s[1], d.sw = g.s[2];
   d.pad_top = g.p[1], d.pad_left = g.p[2];
+  d.dh = g.d[1], d.dw = g.d[2];
   return d;
 }
 
@@ -749,12 +750,16 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       // shuffles per 256 floats each, on a port the FMAs use too), so wide
       // stride-1 rows keep the plane kernels (docs/performance.md).
       const DepthwiseGeometry dg = dw_geometry(g);
-      // The 16-channel kernel applies any activation in its store; the
-      // 8-channel one a clamp only.
-      const bool plain2d = g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 &&
-                           depthwise_c8_avx2_ok(dg);
-      const bool c16 = cpu_has_avx512() && M % 16 == 0 && (dg.sw >= 2 || dg.out_w < 16);
-      const bool c8 = cpu_has_avx2() && !cpu_has_avx512() && M % 8 == 0 && clamp_or_none(fuse.act);
+      // The 16-channel kernel applies any activation in its store, and
+      // takes dilated convs at any width (their taps read the scratch
+      // dh rows and dw columns apart, where the plane kernels split a
+      // dilated conv into dh x dw gathered phases: lraspp's d=2 5x5 on
+      // 20x20); the 8-channel one takes a clamp and no dilation.
+      const bool dilated = g.d[1] != 1 || g.d[2] != 1;
+      const bool plain2d = g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && depthwise_c8_avx2_ok(dg);
+      const bool c16 = cpu_has_avx512() && M % 16 == 0 && (dg.sw >= 2 || dg.out_w < 16 || dilated);
+      const bool c8 =
+          cpu_has_avx2() && !cpu_has_avx512() && M % 8 == 0 && clamp_or_none(fuse.act) && !dilated;
       const int64_t lanes = !plain2d ? 0 : c16 ? 16 : c8 ? 8 : 0;
       if (lanes > 0) {
         const ClampStage c = clamp_stage(fuse.act);

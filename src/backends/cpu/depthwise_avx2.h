@@ -20,6 +20,7 @@ struct DepthwiseGeometry {
   int64_t in_h = 0, in_w = 0, out_h = 0, out_w = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1;
   int64_t pad_top = 0, pad_left = 0;  // bottom/right padding is implied by the output size
+  int64_t dh = 1, dw = 1;  // dilation: only depthwise_c16_avx512 takes other than 1
 };
 
 // Applied to each output element: v = conv + bias (+ residual[i]), then

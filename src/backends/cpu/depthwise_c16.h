@@ -13,7 +13,9 @@
 
 namespace dlrt::cpu {
 
-// Runs the geometries depthwise_c8_avx2_ok accepts. x holds 16 input planes
+// Runs the geometries depthwise_c8_avx2_ok accepts, dilated too (g.dh,
+// g.dw: tap (i, j) reads padded row oy * sh + i * dh, column ox * sw + j * dw
+// of the scratch, so a dilated conv costs what an undilated one does). x holds 16 input planes
 // (channel c at x + c * in_plane), w 16 filters (c at w + c * kh * kw), y
 // receives 16 output planes (c at y + c * out_plane); o.bias, when set, has
 // 16 values and o.residual 16 planes like y. Only output rows [row_begin,
@@ -23,7 +25,8 @@ void depthwise_c16_avx512(const float* x, int64_t in_plane, const float* w, cons
                           int64_t out_plane, const DepthwiseC8Output& o, int64_t row_begin = 0, int64_t row_end = -1);
 
 // depthwise_c16_avx512 on input already in the scratch layout: buf holds the
-// padded rows [(out_h - 1) * sh + kh][Wp][16] with Wp = (out_w - 1) * sw + kw
+// padded rows [(out_h - 1) * sh + (kh - 1) * dh + 1][Wp][16] with
+// Wp = (out_w - 1) * sw + (kw - 1) * dw + 1
 // (padded row r, column c = input row r - pad_top, column c - pad_left;
 // zeros outside the input). Call only when cpu_has_avx512().
 void depthwise_c16_padded_avx512(const float* buf, int64_t Wp, const float* w, const DepthwiseGeometry& g, float* y,

@@ -115,18 +115,18 @@ DLRT_AVX512 void fill_c16(const float* x, int64_t in_plane, const DepthwiseGeome
 template <int U, bool K3>
 DLRT_AVX512 inline void dw_c16_block(const float* in, int64_t Wp, const __m512 (&w3)[9], const float* wv,
                                      const DepthwiseGeometry& g, int64_t ox, __m512 bias, float* out) {
-  const int64_t kh = K3 ? 3 : g.kh, kw = K3 ? 3 : g.kw, sw = g.sw;
+  const int64_t kh = K3 ? 3 : g.kh, kw = K3 ? 3 : g.kw, sw = g.sw, dh = g.dh, dw = g.dw;
   __m512 acc[U];
 #pragma GCC unroll 8
   for (int u = 0; u < U; ++u) acc[u] = bias;
 #pragma GCC unroll 3
   for (int64_t ky = 0; ky < kh; ++ky) {
-    const float* row = in + (ky * Wp + ox * sw) * 16;
+    const float* row = in + (ky * dh * Wp + ox * sw) * 16;
 #pragma GCC unroll 3
     for (int64_t kx = 0; kx < kw; ++kx) {
       const __m512 w = K3 ? w3[ky * 3 + kx] : _mm512_load_ps(wv + (ky * kw + kx) * 16);
 #pragma GCC unroll 8
-      for (int u = 0; u < U; ++u) acc[u] = _mm512_fmadd_ps(w, _mm512_load_ps(row + (u * sw + kx) * 16), acc[u]);
+      for (int u = 0; u < U; ++u) acc[u] = _mm512_fmadd_ps(w, _mm512_load_ps(row + (u * sw + kx * dw) * 16), acc[u]);
     }
   }
 #pragma GCC unroll 8
@@ -169,9 +169,12 @@ DLRT_AVX512 void store_c16(const float* out, int64_t n, float* y, int64_t out_pl
 }
 
 // Output rows per band: the band's input rows in about 48 KiB of scratch.
+// (The rows one output row's taps span: (kh - 1) * dh + 1.)
+int64_t c16_tap_rows(const DepthwiseGeometry& g) { return (g.kh - 1) * g.dh + 1; }
 int64_t c16_band_rows(const DepthwiseGeometry& g, int64_t Wp) {
-  const int64_t max_in_rows = std::max<int64_t>(g.kh, (48 * 1024 / 64) / Wp);
-  return std::clamp<int64_t>((max_in_rows - g.kh) / g.sh + 1, 1, g.out_h);
+  const int64_t span = c16_tap_rows(g);
+  const int64_t max_in_rows = std::max<int64_t>(span, (48 * 1024 / 64) / Wp);
+  return std::clamp<int64_t>((max_in_rows - span) / g.sh + 1, 1, g.out_h);
 }
 
 // The 16-channel filters w (channel c at w + c * kh * kw) as [taps][16]
@@ -210,10 +213,10 @@ DLRT_AVX512 void c16_band(const float* ibuf, int64_t Wp, const float* wv, const 
 DLRT_AVX512 void depthwise_c16_avx512(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g,
                                       float* y, int64_t out_plane, const DepthwiseC8Output& o, int64_t row_begin,
                                       int64_t row_end) {
-  const int64_t kh = g.kh, kw = g.kw, sh = g.sh, OW = g.out_w;
-  const int64_t Wp = (OW - 1) * g.sw + kw;  // padded columns the taps read
+  const int64_t span = c16_tap_rows(g), sh = g.sh, OW = g.out_w;
+  const int64_t Wp = (OW - 1) * g.sw + (g.kw - 1) * g.dw + 1;  // padded columns the taps read
   const int64_t band = c16_band_rows(g, Wp);
-  const int64_t in_rows = (band - 1) * sh + kh, kk = kh * kw;
+  const int64_t in_rows = (band - 1) * sh + span, kk = g.kh * g.kw;
   float* wv = scratch(static_cast<size_t>(kk * 16 + in_rows * Wp * 16 + (band * OW + 15) / 16 * 16 * 16));
   float* ibuf = wv + kk * 16;
   float* obuf = ibuf + in_rows * Wp * 16;
@@ -221,7 +224,7 @@ DLRT_AVX512 void depthwise_c16_avx512(const float* x, int64_t in_plane, const fl
   const int64_t end = row_end < 0 ? g.out_h : std::min(row_end, g.out_h);
   for (int64_t oy0 = std::max<int64_t>(row_begin, 0); oy0 < end; oy0 += band) {
     const int64_t rows = std::min(band, end - oy0);
-    fill_c16(x, in_plane, g, Wp, oy0 * sh, (rows - 1) * sh + kh, ibuf);
+    fill_c16(x, in_plane, g, Wp, oy0 * sh, (rows - 1) * sh + span, ibuf);
     c16_band(ibuf, Wp, wv, f, g, rows, obuf);
     store_c16(obuf, rows * OW, y + oy0 * OW, out_plane, o, o.residual ? o.residual + oy0 * OW : nullptr);
   }
