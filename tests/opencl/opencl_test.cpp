@@ -30,6 +30,7 @@
 #include "backend/registry.h"
 #include "backends/opencl/opencl_backend.h"
 #include "core/npy.h"
+#include "../onnx_proto_util.h"
 #include "dlrt/session.h"
 
 namespace dlrt {
@@ -356,6 +357,90 @@ TEST_F(OpenClTest, EveryKernelMatchesCpu) {
     ++checked;
   }
   EXPECT_GT(checked, 80);
+}
+
+// Half-precision graphs run in float32 on the device with Casts at the
+// borders: every float16 bit pattern survives x * 1 exactly (NaN as NaN), and
+// float32 -> float16 / bfloat16 rounds as the CPU does (to nearest even,
+// subnormals, overflow to infinity).
+std::string half_model(bool cast_from_float, int half_type) {
+  using testing::add_onnx_node;
+  using testing::add_value_info;
+  using testing::start_model;
+  onnx::ModelProto m;
+  auto* g = start_model(m, 17, "half");
+  if (cast_from_float) {
+    add_value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {-1});
+    auto* n = add_onnx_node(g, "Cast", {"x"}, "y");
+    auto* a = n->add_attribute();
+    a->set_name("to");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(half_type);
+  } else {
+    add_value_info(g->add_input(), "x", half_type, {-1});
+    auto* one = g->add_initializer();
+    one->set_name("one");
+    one->set_data_type(half_type);
+    one->add_int32_data(half_type == onnx::TensorProto::FLOAT16 ? 0x3C00 : 0x3F80);
+    add_onnx_node(g, "Mul", {"x", "one"}, "y");
+  }
+  add_value_info(g->add_output(), "y", half_type, {-1});
+  return m.SerializeAsString();
+}
+
+TEST_F(OpenClTest, HalfPrecisionBordersConvertExactly) {
+  // Every float16 / bfloat16 bit pattern through x * 1.
+  for (int type : {int(onnx::TensorProto::FLOAT16), int(onnx::TensorProto::BFLOAT16)}) {
+    SCOPED_TRACE(type == onnx::TensorProto::FLOAT16 ? "float16" : "bfloat16");
+    DType dt = type == onnx::TensorProto::FLOAT16 ? DType::kFloat16 : DType::kBFloat16;
+    auto x = Tensor::allocate(dt, {65536});
+    ASSERT_TRUE(x.ok());
+    for (int i = 0; i < 65536; ++i) static_cast<uint16_t*>(x->raw_data())[i] = static_cast<uint16_t>(i);
+    RunReport report;
+    auto y = run_on(half_model(false, type), {{"x", *x}}, "opencl", &report);
+    ASSERT_TRUE(y.ok()) << y.status().to_string();
+    ASSERT_FALSE(report.partitions.empty());
+    EXPECT_EQ(report.partitions[0].backend, "opencl");
+    ASSERT_EQ((*y)[0].dtype(), dt);
+    const uint16_t* got = static_cast<const uint16_t*>((*y)[0].raw_data());
+    int bad = 0;
+    for (int i = 0; i < 65536; ++i) {
+      bool nan = type == onnx::TensorProto::FLOAT16 ? ((i & 0x7c00) == 0x7c00 && (i & 0x3ff))
+                                                     : ((i & 0x7f80) == 0x7f80 && (i & 0x7f));
+      bool got_nan = type == onnx::TensorProto::FLOAT16 ? ((got[i] & 0x7c00) == 0x7c00 && (got[i] & 0x3ff))
+                                                         : ((got[i] & 0x7f80) == 0x7f80 && (got[i] & 0x7f));
+      if (nan ? !got_nan : got[i] != i) {
+        if (++bad <= 5) ADD_FAILURE() << "bits " << i << " came back as " << got[i];
+      }
+    }
+    EXPECT_EQ(bad, 0);
+  }
+  // float32 -> half: ties, both sides of the subnormal and overflow limits, NaN, infinities, random values.
+  std::vector<float> v = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 65519.0f, 65520.0f, 1e6f, -1e6f, 6.1035156e-05f,
+                          6.0975552e-05f, 5.9604645e-08f, 2.9802322e-08f, 2.9802326e-08f, 8.9406967e-08f, 1e-10f,
+                          INFINITY, -INFINITY, NAN, 1.0009765625f, 1.00048828125f, 1.00146484375f, 3.0517578e-05f};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-8.0f, 8.0f);
+  for (int i = 0; i < 2000; ++i) v.push_back(std::ldexp(u(rng), static_cast<int>(rng() % 60) - 30));
+  auto x = Tensor::from_vector<float>({static_cast<int64_t>(v.size())}, v);
+  for (int type : {int(onnx::TensorProto::FLOAT16), int(onnx::TensorProto::BFLOAT16)}) {
+    SCOPED_TRACE(type == onnx::TensorProto::FLOAT16 ? "to float16" : "to bfloat16");
+    RunReport report;
+    auto cl = run_on(half_model(true, type), {{"x", x}}, "opencl", &report);
+    auto cpu = run_on(half_model(true, type), {{"x", x}}, "cpu", nullptr);
+    ASSERT_TRUE(cl.ok()) << cl.status().to_string();
+    ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+    ASSERT_FALSE(report.partitions.empty());
+    EXPECT_EQ(report.partitions[0].backend, "opencl");
+    const uint16_t* a = static_cast<const uint16_t*>((*cl)[0].raw_data());
+    const uint16_t* b = static_cast<const uint16_t*>((*cpu)[0].raw_data());
+    int bad = 0;
+    for (size_t i = 0; i < v.size(); ++i)
+      if (a[i] != b[i] && !(std::isnan(v[i]))) {
+        if (++bad <= 5) ADD_FAILURE() << v[i] << ": device " << a[i] << ", cpu " << b[i];
+      }
+    EXPECT_EQ(bad, 0);
+  }
 }
 
 // A two-layer MLP with fused bias/activation, run twice with different batch

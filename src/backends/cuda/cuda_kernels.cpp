@@ -29,7 +29,10 @@ constexpr const char kPrelude[] = R"dlrtcu(
 #define barrier(flags) __syncthreads()
 #define INFINITY __int_as_float(0x7f800000)
 #define NAN __int_as_float(0x7fffffff)
+#define as_uint(x) __float_as_uint(x)
+#define as_float(x) __uint_as_float(x)
 typedef unsigned char uchar;
+typedef unsigned short ushort;
 typedef unsigned int uint;
 typedef unsigned long ulong;
 static __device__ __forceinline__ int get_local_id(int d) { return d == 0 ? threadIdx.x : d == 1 ? threadIdx.y : threadIdx.z; }

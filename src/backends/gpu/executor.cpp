@@ -312,11 +312,14 @@ Result<std::unique_ptr<Executor>> Executor::create(std::unique_ptr<KernelDevice>
   exe->model_ = std::move(model);
   if (!exe->dev_) return Internal("gpu: no device");
   if (!exe->model_.graph) return Internal(exe->dev_->name() + ": no graph");
-  // The erf form of GELU (Div, Erf, Add, Mul, Mul) becomes one Gelu node,
-  // which runs as one kernel or as the epilogue of the GEMM before it. The
-  // graph is shared with whoever imported it: rewrite a copy.
+  // Rewrites on a copy (the graph is shared with whoever imported it): a
+  // float16/bfloat16 partition computes in float32 (half constants and values
+  // become float32, Casts at its borders); the erf form of GELU (Div, Erf,
+  // Add, Mul, Mul) becomes one Gelu node, which runs as one kernel or as the
+  // epilogue of the GEMM before it.
   auto graph = std::make_shared<ir::Graph>(*exe->model_.graph);
   ir::passes::PassContext pc;
+  ir::passes::compute_half_in_float32(*graph, pc);
   ir::passes::fuse_gelu(*graph, pc);
   exe->model_.graph = std::move(graph);
   exe->graph_ = exe->model_.graph.get();

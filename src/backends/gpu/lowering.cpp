@@ -1,5 +1,7 @@
 #include "backends/gpu/lowering.h"
 
+#include "ir/passes/passes.h"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -296,8 +298,14 @@ Status lower_cast(LowerCtx& c, const ir::Node& n) {
     if (from == DType::kInt64) k = "cast_i64_f32";
     else if (from == DType::kInt32) k = "cast_i32_f32";
     else if (from == DType::kBool || from == DType::kUInt8) k = "cast_u8_f32";
+    else if (from == DType::kFloat16) k = "cast_f16_f32";
+    else if (from == DType::kBFloat16) k = "cast_bf16_f32";
   } else if (to == DType::kBool && from == DType::kFloat32) {
     k = "cast_f32_u8";
+  } else if (to == DType::kFloat16 && from == DType::kFloat32) {
+    k = "cast_f32_f16";
+  } else if (to == DType::kBFloat16 && from == DType::kFloat32) {
+    k = "cast_f32_bf16";
   }
   if (!k) return unsup(n, "cast not supported on the device");
   DLRT_ASSIGN_OR_RETURN(int xs, c.slot_of(x));
@@ -1365,8 +1373,15 @@ std::string device_unsupported_reason(const ir::Graph& graph, const ir::Node& no
   for (int p : info.host_params)
     if (p < static_cast<int>(node.inputs.size()) && node.inputs[p] != ir::kNoValue && !host_input[p])
       return node.op_type + " input " + std::to_string(p) + " must be computed on the host (a constant or shape)";
+  // Half-precision values count as float32 for the ops the executor computes
+  // in float32 (it rewrites its copy of the graph so, see executor.cpp).
+  const bool half_as_float = node.domain.empty() && ir::passes::half_in_float32_op(node.op_type);
+  auto as_computed = [&](DType t) {
+    return half_as_float && (t == DType::kFloat16 || t == DType::kBFloat16) ? DType::kFloat32 : t;
+  };
   auto type_of = [&](ir::ValueId v) {
-    return v >= 0 && v < static_cast<ir::ValueId>(graph.values.size()) ? graph.values[v].type.dtype : DType::kUndefined;
+    return as_computed(v >= 0 && v < static_cast<ir::ValueId>(graph.values.size()) ? graph.values[v].type.dtype
+                                                                                    : DType::kUndefined);
   };
   auto kind_of = [&](ir::ValueId v) {
     return v >= 0 && v < static_cast<ir::ValueId>(graph.values.size()) ? graph.values[v].type.kind : ir::ValueKind::kUnknown;
@@ -1400,9 +1415,13 @@ std::string device_unsupported_reason(const ir::Graph& graph, const ir::Node& no
       return "Where needs a bool condition and float32 values";
   }
   if (op == "Cast") {
-    DType to = static_cast<DType>(node.attr_int("to", 0));
-    bool ok = t0 == to || (to == DType::kFloat32 && (t0 == DType::kInt64 || t0 == DType::kInt32 ||
-                                                      t0 == DType::kBool || t0 == DType::kUInt8)) ||
+    DType to = as_computed(static_cast<DType>(node.attr_int("to", 0)));
+    DType from = graph.values[node.inputs[0]].type.dtype;
+    bool half_border = (to == DType::kFloat32 && (from == DType::kFloat16 || from == DType::kBFloat16)) ||
+                       (from == DType::kFloat32 && (to == DType::kFloat16 || to == DType::kBFloat16));
+    bool ok = t0 == to || half_border ||
+              (to == DType::kFloat32 && (t0 == DType::kInt64 || t0 == DType::kInt32 || t0 == DType::kBool ||
+                                         t0 == DType::kUInt8)) ||
               (to == DType::kBool && t0 == DType::kFloat32);
     if (!ok) return std::string("Cast ") + dtype_name(t0) + " -> " + dtype_name(to) + " has no GPU kernel";
   }

@@ -56,6 +56,8 @@ ir::Node cast_node(const std::string& name, ValueId in, ValueId out, DType to, i
 
 }  // namespace
 
+bool half_in_float32_op(const std::string& op_type) { return float_agnostic_ops().count(op_type) > 0; }
+
 int compute_half_in_float32(Graph& g, PassContext& ctx) {
   // Which values are half, and whether every node touching one is float-agnostic.
   std::vector<bool> half(g.values.size(), false);

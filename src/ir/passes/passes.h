@@ -180,4 +180,9 @@ int fuse_integer_matmul_to_float(Graph& g, PassContext& ctx);
 // rewrote the graph.
 int compute_half_in_float32(Graph& g, PassContext& ctx);
 
+// Whether compute_half_in_float32 takes a node of this (standard-domain) op
+// on half values: its float32 result is its half result without the
+// intermediate roundings.
+bool half_in_float32_op(const std::string& op_type);
+
 }  // namespace dlrt::ir::passes

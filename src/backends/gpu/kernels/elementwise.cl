@@ -101,3 +101,57 @@ __kernel void cast_f32_u8(__global const float* x, __global uchar* y, int n) {
   int i = get_global_id(0);
   if (i < n) y[i] = x[i] != 0.0f ? 1 : 0;
 }
+
+// float16 and bfloat16 <-> float32 from their bits (ushort storage), round to
+// nearest even, NaN kept NaN, overflow to infinity; for the borders of a half
+// model the executor computes in float32.
+inline float half_bits_to_float(uint h) {
+  uint sign = (h & 0x8000u) << 16;
+  // Exponent and mantissa moved into a float's place then scaled by 2^112:
+  // exact for normal and subnormal halves alike.
+  float mag = as_float((h & 0x7fffu) << 13) * 0x1p112f;
+  if ((h & 0x7c00u) == 0x7c00u) mag = as_float(0x7f800000u | ((h & 0x3ffu) << 13));  // inf, NaN
+  return as_float(as_uint(mag) | sign);
+}
+
+inline uint float_to_half_bits(float f) {
+  uint x = as_uint(f);
+  uint sign = (x >> 16) & 0x8000u;
+  uint ax = x & 0x7fffffffu;
+  if (ax >= 0x7f800000u) return sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u);
+  if (ax >= 0x477ff000u) return sign | 0x7c00u;  // 65520 and up round to infinity
+  uint hm, rem, tie;
+  if (ax < 0x38800000u) {                        // below 2^-14: a subnormal half (or zero)
+    if (ax <= 0x33000000u) return sign;          // up to 2^-25 rounds to zero
+    uint e = ax >> 23, m = (ax & 0x7fffffu) | 0x800000u, s = 126u - e;
+    hm = m >> s;
+    rem = m & ((1u << s) - 1u);
+    tie = 1u << (s - 1u);
+  } else {
+    hm = (((ax >> 23) - 112u) << 10) | ((ax & 0x7fffffu) >> 13);
+    rem = ax & 0x1fffu;
+    tie = 0x1000u;
+  }
+  if (rem > tie || (rem == tie && (hm & 1u))) ++hm;
+  return sign | hm;
+}
+
+__kernel void cast_f16_f32(__global const ushort* x, __global float* y, int n) {
+  int i = get_global_id(0);
+  if (i < n) y[i] = half_bits_to_float(x[i]);
+}
+__kernel void cast_f32_f16(__global const float* x, __global ushort* y, int n) {
+  int i = get_global_id(0);
+  if (i < n) y[i] = (ushort)float_to_half_bits(x[i]);
+}
+__kernel void cast_bf16_f32(__global const ushort* x, __global float* y, int n) {
+  int i = get_global_id(0);
+  if (i < n) y[i] = as_float((uint)x[i] << 16);
+}
+__kernel void cast_f32_bf16(__global const float* x, __global ushort* y, int n) {
+  int i = get_global_id(0);
+  if (i >= n) return;
+  uint b = as_uint(x[i]);
+  if ((b & 0x7fffffffu) > 0x7f800000u) y[i] = (ushort)((b >> 16) | 0x40u);  // NaN stays NaN
+  else y[i] = (ushort)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
