@@ -90,7 +90,7 @@ TEST(CpuIsa, ActivationsMatchScalarIncludingExtremes) {
     xs.push_back(v);
   const std::vector<std::pair<std::string, std::vector<float>>> acts = {
       {"Relu", {}},      {"Clip", {-0.5f, 0.75f}},      {"Sigmoid", {}},   {"Tanh", {}},   {"LeakyRelu", {0.3f}},
-      {"HardSigmoid", {0.25f, 0.4f}}, {"HardSwish", {}}, {"Gelu", {}},     {"Gelu_tanh", {}}};
+      {"HardSigmoid", {0.25f, 0.4f}}, {"HardSwish", {}}, {"Gelu", {}},     {"Gelu_tanh", {}}, {"Silu", {}}};
   for (CpuIsa isa : vector_isas()) {
     ScopedCpuIsa scope(isa);
     for (const auto& [name, params] : acts) {

@@ -145,7 +145,11 @@ DLRT_AVX2 inline __m256 act_ps(__m256 v, __m256 p0, __m256 p1) {
     gelu_lockstep<1>(x);
     return x[0];
   } else if constexpr (K == ActKind::kSilu) {
-    return _mm256_mul_ps(v, sigmoid_ps(v));
+    // sigmoid_ps clamps e^-x to a finite value; Sigmoid is 0 where e^-x
+    // overflows (x < -88.72, as in <cmath>), so huge negative x give -0 and
+    // -inf gives NaN, as Mul(x, Sigmoid(x)) does.
+    const __m256 keep = _mm256_cmp_ps(v, _mm256_set1_ps(-88.7228394f), _CMP_NLT_UQ);
+    return _mm256_mul_ps(v, _mm256_and_ps(sigmoid_ps(v), keep));
   } else {  // kGeluTanh
     const __m256 v3 = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
     const __m256 in = _mm256_mul_ps(_mm256_set1_ps(0.7978845608028654f), _mm256_fmadd_ps(v3, _mm256_set1_ps(0.044715f), v));
