@@ -757,7 +757,8 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       // 20x20); the 8-channel one takes a clamp and no dilation.
       const bool dilated = g.d[1] != 1 || g.d[2] != 1;
       const bool plain2d = g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && depthwise_c8_avx2_ok(dg);
-      const bool c16 = cpu_has_avx512() && M % 16 == 0 && (dg.sw >= 2 || dg.out_w < 16 || dilated);
+      const bool c16 = cpu_has_avx512() && M % 16 == 0 &&
+                       (dg.sw >= 2 || dg.out_w < 16 || dilated || !clamp_or_none(fuse.act));
       const bool c8 =
           cpu_has_avx2() && !cpu_has_avx512() && M % 8 == 0 && clamp_or_none(fuse.act) && !dilated;
       const int64_t lanes = !plain2d ? 0 : c16 ? 16 : c8 ? 8 : 0;
