@@ -332,6 +332,80 @@ def step_correctness(R, dev):
     R.save()
 
 
+def step_half(R):
+    """float16 at a partition's borders on the first run device: every half bit pattern
+    through x * 1 must come back unchanged (NaN as NaN), and float32 -> half must round as dlrt's
+    CPU backend does."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+    dev = R.a.run_devices[0]
+    res = R.res.setdefault("half", {})
+    d = os.path.join(R.a.work, "half")
+    os.makedirs(d, exist_ok=True)
+    rng = np.random.default_rng(5)
+    vals = np.array([0.0, -0.0, 1.0, -2.5, 65504, 65519, 65520, 1e6, -1e6, 6.1035156e-05, 6.0975552e-05,
+                     5.9604645e-08, 2.9802322e-08, 2.9802326e-08, 8.9406967e-08, 1e-10, np.inf, -np.inf,
+                     1.0009765625, 1.00048828125, 1.00146484375, 3.0517578e-05], np.float32)
+    vals = np.concatenate([vals, (rng.uniform(-8, 8, 2000) * 2.0 ** rng.integers(-30, 30, 2000)).astype(np.float32)])
+    np.save(os.path.join(d, "f32.npy"), vals)
+    # float16 only: numpy (and so .npy files) has no bfloat16; OpenClTest covers bfloat16 on the same kernels.
+    for tname, t in (("float16", TensorProto.FLOAT16),):
+        one = helper.make_tensor("one", t, [], [1.0])
+        g = helper.make_graph([helper.make_node("Mul", ["x", "one"], ["y"])], "half",
+                              [helper.make_tensor_value_info("x", t, [None])], [helper.make_tensor_value_info("y", t, [None])],
+                              [one])
+        mul = os.path.join(d, f"mul_{tname}.onnx")
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), mul)
+        g2 = helper.make_graph([helper.make_node("Cast", ["x"], ["y"], to=t)], "cast",
+                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None])],
+                               [helper.make_tensor_value_info("y", t, [None])])
+        cast = os.path.join(d, f"cast_{tname}.onnx")
+        onnx.save(helper.make_model(g2, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), cast)
+        bits = np.arange(65536, dtype=np.uint16)
+        xin = os.path.join(d, f"bits_{tname}.npy")
+        np.save(xin, bits.view(np.float16))
+        entry = {}
+        outs = {}
+        for which, model, inp in (("roundtrip", mul, xin), ("round", cast, os.path.join(d, "f32.npy"))):
+            for dv in (dev, "cpu"):
+                od = os.path.join(d, f"{tname}_{which}_{dv}")
+                shutil.rmtree(od, ignore_errors=True)
+                cmd = [R.a.dlrt, "run", model, "--device", dv, "--strict", "--input", f"x={inp}", "--output-dir", od, "--json"]
+                r = R.sh(cmd, timeout=60, key=f"half:{dv}")
+                if r["rc"] != 0:
+                    outs[(which, dv)] = None
+                    entry[f"{which}_{dv}_error"] = _err(r)
+                    continue
+                j = _json_out(r) or {}
+                entry[f"{which}_{dv}_placement"] = _partitions(j.get("report"))
+                f = [x for x in os.listdir(od) if x.endswith(".npy")]
+                outs[(which, dv)] = np.load(os.path.join(od, f[0])).view(np.uint16) if f else None
+            a, b = outs.get((which, dev)), outs.get((which, "cpu"))
+            if a is None or b is None:
+                entry[which] = "FAIL: no output"
+                continue
+            on = entry.get(f"{which}_{dev}_placement", {}).get("backends", {})
+            if dev != "cpu" and not any(k.startswith(dev.split(":")[0] + ":") for k in on):
+                entry[which] = f"FAIL: did not run on {dev} ({on})"
+                continue
+            if which == "roundtrip":
+                ref = bits
+                exp = (ref & 0x7C00) == 0x7C00
+                nan = exp & ((ref & 0x3FF) != 0)
+                got_nan = ((a & 0x7C00) == 0x7C00) & ((a & 0x3FF) != 0)
+                bad = int(np.sum(np.where(nan, ~got_nan, a != ref)))
+            else:
+                bad = int(np.sum(a != b))
+            entry[which] = "ok" if bad == 0 else f"FAIL: {bad} values differ"
+        res[tname] = entry
+        R.log(f"half {tname}: {entry}", echo=True)
+    ok = all(e.get(k) == "ok" for e in res.values() for k in ("roundtrip", "round"))
+    R.res["steps"]["half"] = f"half-precision borders on {dev}: {'ok' if ok else 'FAILED'}"
+    R.log(R.res["steps"]["half"], echo=True)
+    R.save()
+
+
 def bench(R, model_path, dev, inputs, warmup, iters, extra=()):
     cmd = [R.a.dlrt, "bench", model_path, "--device", dev, "--strict", "--warmup", str(warmup),
            "--iterations", str(iters), "--json"] + list(extra)
@@ -665,6 +739,8 @@ def main():
     if a.run_devices:
         steps.append((f"correctness_{a.run_devices[0]}", lambda: step_correctness(R, a.run_devices[0])))
     steps += [("b8", lambda: step_b8(R)), ("bench_b1", lambda: step_bench_b1(R))]
+    if a.run_devices:
+        steps.append(("half", lambda: step_half(R)))
     for d in a.run_devices[1:]:
         steps.append((f"correctness_{d}", lambda d=d: step_correctness(R, d)))
     for key, fn in steps:
