@@ -486,8 +486,8 @@ TEST_P(ConvDirectIsa, EveryActivationInEveryStore) {
 }
 
 // Depthwise convs with every non-clamp activation, bias and residual: the
-// 16-channel kernel on AVX-512 (strided, rows narrower than 16 and dilated;
-// the activation in its store), the 8-channel one's fallback on AVX2 (the
+// 16-channel kernel on AVX-512 (strided, rows narrower than 16, dilated and
+// channel counts off 16; the activation in its store), the 8-channel one's fallback on AVX2 (the
 // plane kernels or the dilated split, then the epilogue), and wide stride-1
 // planes (plane kernels).
 TEST_P(ConvDirectIsa, DepthwiseEveryActivation) {
@@ -499,7 +499,11 @@ TEST_P(ConvDirectIsa, DepthwiseEveryActivation) {
                            // Dilated (lraspp's d=2 5x5 on 20x20, and uneven ones, a stride among them).
                            make(32, 32, 32, {20, 20}, {5, 5}, {1, 1}, {2, 2}, {4, 4}, {4, 4}),
                            make(16, 16, 16, {19, 23}, {3, 5}, {1, 2}, {3, 2}, {2, 1}, {3, 4}),
-                           make(16, 16, 16, {11, 9}, {3, 3}, {2, 1}, {2, 3}, {1, 0}, {0, 2})};
+                           make(16, 16, 16, {11, 9}, {3, 3}, {2, 1}, {2, 3}, {1, 0}, {0, 2}),
+                           // Channel counts off 16 (a partial last group of 8, 4 and 1 channels).
+                           make(72, 72, 72, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}),
+                           make(20, 20, 20, {9, 18}, {5, 5}, {1, 1}, {2, 2}, {4, 4}, {4, 4}),
+                           make(17, 17, 17, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1})};
   for (ActKind k : {ActKind::kSigmoid, ActKind::kHardSwish, ActKind::kHardSigmoid, ActKind::kGelu, ActKind::kSilu}) {
     for (Case c : shapes) {
       c.act.kind = k;

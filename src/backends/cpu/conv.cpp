@@ -754,10 +754,12 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
       // takes dilated convs at any width (their taps read the scratch
       // dh rows and dw columns apart, where the plane kernels split a
       // dilated conv into dh x dw gathered phases: lraspp's d=2 5x5 on
-      // 20x20); the 8-channel one takes a clamp and no dilation.
+      // 20x20), and a channel count off 16 (the last group partial:
+      // mobilenet_v3's 72 and 88); the 8-channel one takes a clamp, no
+      // dilation and whole groups.
       const bool dilated = g.d[1] != 1 || g.d[2] != 1;
       const bool plain2d = g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && depthwise_c8_avx2_ok(dg);
-      const bool c16 = cpu_has_avx512() && M % 16 == 0 &&
+      const bool c16 = cpu_has_avx512() && M >= 16 &&
                        (dg.sw >= 2 || dg.out_w < 16 || dilated || !clamp_or_none(fuse.act));
       const bool c8 =
           cpu_has_avx2() && !cpu_has_avx512() && M % 8 == 0 && clamp_or_none(fuse.act) && !dilated;
@@ -769,7 +771,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
         o.lo = c.lo;
         o.hi = c.hi;
         o.act = clamp_or_none(fuse.act) ? nullptr : &fuse.act;
-        const int64_t blocks = M / lanes, bands = depthwise_c8_row_bands(dg.out_h, pool.num_threads());
+        const int64_t blocks = ceil_div(M, lanes), bands = depthwise_c8_row_bands(dg.out_h, pool.num_threads());
         pool.parallel_for(N * bands * blocks, 1, [&](int64_t b, int64_t e) {
           for (int64_t t = b; t < e; ++t) {
             const int64_t n = t / (bands * blocks), band = t / blocks % bands, m = (t % blocks) * lanes;
@@ -779,7 +781,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
             const int64_t r0 = dg.out_h * band / bands, r1 = dg.out_h * (band + 1) / bands;
             if (lanes == 16)
               depthwise_c16_avx512(X + (n * C + m) * in_plane, in_plane, W + m * ks, dg, Y + (n * M + m) * out_plane,
-                                   out_plane, oc, r0, r1);
+                                   out_plane, oc, r0, r1, static_cast<int>(std::min<int64_t>(16, M - m)));
             else
               depthwise_c8_avx2(X + (n * C + m) * in_plane, in_plane, W + m * ks, dg, Y + (n * M + m) * out_plane,
                                 out_plane, oc, r0, r1);

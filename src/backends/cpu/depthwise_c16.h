@@ -20,9 +20,13 @@ namespace dlrt::cpu {
 // receives 16 output planes (c at y + c * out_plane); o.bias, when set, has
 // 16 values and o.residual 16 planes like y. Only output rows [row_begin,
 // row_end) (row_end < 0: to the last). Writes every element of those rows.
+// `channels` < 16: a layer's last, partial group (the first `channels`
+// planes, filters and biases are real; nothing past them is written, and
+// lanes past them compute a copy of the last channel that is dropped).
 // Call only when cpu_has_avx512().
 void depthwise_c16_avx512(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g, float* y,
-                          int64_t out_plane, const DepthwiseC8Output& o, int64_t row_begin = 0, int64_t row_end = -1);
+                          int64_t out_plane, const DepthwiseC8Output& o, int64_t row_begin = 0, int64_t row_end = -1,
+                          int channels = 16);
 
 // depthwise_c16_avx512 on input already in the scratch layout: buf holds the
 // padded rows [(out_h - 1) * sh + (kh - 1) * dh + 1][Wp][16] with

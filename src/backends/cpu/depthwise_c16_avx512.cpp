@@ -49,9 +49,12 @@ DLRT_AVX512 inline void transpose16(__m512 (&r)[16]) {
 }
 
 // The input rows [r0, r0 + rows) of the padded planes (padded row r is input
-// row r - pad_top) into buf [rows][Wp][16], zeros outside the input.
+// row r - pad_top) into buf [rows][Wp][16], zeros outside the input. Lanes
+// past `channels` repeat the last real channel (read, never stored).
 DLRT_AVX512 void fill_c16(const float* x, int64_t in_plane, const DepthwiseGeometry& g, int64_t Wp, int64_t r0,
-                          int64_t rows, float* buf) {
+                          int64_t rows, float* buf, int channels) {
+  int64_t poff[16];
+  for (int c = 0; c < 16; ++c) poff[c] = std::min(c, channels - 1) * in_plane;
   const __m512 zero = _mm512_setzero_ps();
   const int64_t pl = g.pad_left, W = g.in_w;
   const int64_t lead = std::min(pl, Wp);                    // padded columns before the input
@@ -87,7 +90,7 @@ DLRT_AVX512 void fill_c16(const float* x, int64_t in_plane, const DepthwiseGeome
   for (; p + 16 <= count; p += 16, xs += 16) {  // whole loads stay inside each plane's band rows
     __m512 r[16];
 #pragma GCC unroll 16
-    for (int c = 0; c < 16; ++c) r[c] = _mm512_loadu_ps(xs + c * in_plane);
+    for (int c = 0; c < 16; ++c) r[c] = _mm512_loadu_ps(xs + poff[c]);
     transpose16(r);
     if (col + 16 < W && col + 16 <= body) {  // all 16 in one row and in the scratch
 #pragma GCC unroll 16
@@ -103,7 +106,7 @@ DLRT_AVX512 void fill_c16(const float* x, int64_t in_plane, const DepthwiseGeome
     const __mmask16 m = avx512::tail_mask(count - p);
     __m512 r[16];
 #pragma GCC unroll 16
-    for (int c = 0; c < 16; ++c) r[c] = _mm512_maskz_loadu_ps(m, xs + c * in_plane);
+    for (int c = 0; c < 16; ++c) r[c] = _mm512_maskz_loadu_ps(m, xs + poff[c]);
     transpose16(r);
     for (int q = 0; q < count - p; ++q) put(r[q]);
   }
@@ -147,9 +150,9 @@ DLRT_AVX512 void c16_row(const float* in, int64_t Wp, const __m512 (&w3)[9], con
 // The band's output positions [0, n) in out [n][16] back to the 16 planes at
 // y (position p at y + c * out_plane + p), with the residual (same layout),
 // the clamp and any other activation (o.act: all 16 vectors of a block in one
-// call). out has room for n rounded up to 16.
+// call); planes [0, channels) only. out has room for n rounded up to 16.
 DLRT_AVX512 void store_c16(const float* out, int64_t n, float* y, int64_t out_plane, const DepthwiseC8Output& o,
-                           const float* res) {
+                           const float* res, int channels) {
   const __m512 lo = _mm512_set1_ps(o.lo), hi = _mm512_set1_ps(o.hi);
   for (int64_t p = 0; p < n; p += 16) {
     __m512 r[16];
@@ -159,12 +162,13 @@ DLRT_AVX512 void store_c16(const float* out, int64_t n, float* y, int64_t out_pl
     const __mmask16 m = avx512::tail_mask(n - p);
 #pragma GCC unroll 16
     for (int c = 0; c < 16; ++c) {
-      if (res) r[c] = _mm512_add_ps(r[c], _mm512_maskz_loadu_ps(m, res + c * out_plane + p));
+      if (res && c < channels) r[c] = _mm512_add_ps(r[c], _mm512_maskz_loadu_ps(m, res + c * out_plane + p));
       if (o.clamp) r[c] = _mm512_min_ps(hi, _mm512_max_ps(lo, r[c]));
     }
     if (o.act) avx512::act_ps_array(*o.act, r, 16);
 #pragma GCC unroll 16
-    for (int c = 0; c < 16; ++c) _mm512_mask_storeu_ps(y + c * out_plane + p, m, r[c]);
+    for (int c = 0; c < 16; ++c)
+      if (c < channels) _mm512_mask_storeu_ps(y + c * out_plane + p, m, r[c]);
   }
 }
 
@@ -178,21 +182,23 @@ int64_t c16_band_rows(const DepthwiseGeometry& g, int64_t Wp) {
 }
 
 // The 16-channel filters w (channel c at w + c * kh * kw) as [taps][16]
-// vectors in wv, the 3x3 ones also in registers, and the bias.
+// vectors in wv, the 3x3 ones also in registers, and the bias; lanes past
+// `channels` repeat the last real filter and take no bias.
 struct C16Filters {
   bool k3 = false;
   __m512 w3[9];
   __m512 bias;
 };
 
-DLRT_AVX512 C16Filters c16_filters(const float* w, const DepthwiseGeometry& g, const float* bias, float* wv) {
+DLRT_AVX512 C16Filters c16_filters(const float* w, const DepthwiseGeometry& g, const float* bias, float* wv,
+                                   int channels) {
   const int64_t kk = g.kh * g.kw;
   for (int64_t t = 0; t < kk; ++t)
-    for (int c = 0; c < 16; ++c) wv[t * 16 + c] = w[c * kk + t];
+    for (int c = 0; c < 16; ++c) wv[t * 16 + c] = w[std::min(c, channels - 1) * kk + t];
   C16Filters f;
   f.k3 = g.kh == 3 && g.kw == 3;
   for (int t = 0; t < 9; ++t) f.w3[t] = f.k3 ? _mm512_load_ps(wv + t * 16) : _mm512_setzero_ps();
-  f.bias = bias ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
+  f.bias = bias ? _mm512_maskz_loadu_ps(avx512::tail_mask(channels), bias) : _mm512_setzero_ps();
   return f;
 }
 
@@ -212,7 +218,8 @@ DLRT_AVX512 void c16_band(const float* ibuf, int64_t Wp, const float* wv, const 
 
 DLRT_AVX512 void depthwise_c16_avx512(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g,
                                       float* y, int64_t out_plane, const DepthwiseC8Output& o, int64_t row_begin,
-                                      int64_t row_end) {
+                                      int64_t row_end, int channels) {
+  channels = std::clamp(channels, 1, 16);
   const int64_t span = c16_tap_rows(g), sh = g.sh, OW = g.out_w;
   const int64_t Wp = (OW - 1) * g.sw + (g.kw - 1) * g.dw + 1;  // padded columns the taps read
   const int64_t band = c16_band_rows(g, Wp);
@@ -220,13 +227,13 @@ DLRT_AVX512 void depthwise_c16_avx512(const float* x, int64_t in_plane, const fl
   float* wv = scratch(static_cast<size_t>(kk * 16 + in_rows * Wp * 16 + (band * OW + 15) / 16 * 16 * 16));
   float* ibuf = wv + kk * 16;
   float* obuf = ibuf + in_rows * Wp * 16;
-  const C16Filters f = c16_filters(w, g, o.bias, wv);
+  const C16Filters f = c16_filters(w, g, o.bias, wv, channels);
   const int64_t end = row_end < 0 ? g.out_h : std::min(row_end, g.out_h);
   for (int64_t oy0 = std::max<int64_t>(row_begin, 0); oy0 < end; oy0 += band) {
     const int64_t rows = std::min(band, end - oy0);
-    fill_c16(x, in_plane, g, Wp, oy0 * sh, (rows - 1) * sh + span, ibuf);
+    fill_c16(x, in_plane, g, Wp, oy0 * sh, (rows - 1) * sh + span, ibuf, channels);
     c16_band(ibuf, Wp, wv, f, g, rows, obuf);
-    store_c16(obuf, rows * OW, y + oy0 * OW, out_plane, o, o.residual ? o.residual + oy0 * OW : nullptr);
+    store_c16(obuf, rows * OW, y + oy0 * OW, out_plane, o, o.residual ? o.residual + oy0 * OW : nullptr, channels);
   }
 }
 
@@ -236,18 +243,18 @@ DLRT_AVX512 void depthwise_c16_padded_avx512(const float* buf, int64_t Wp, const
   const int64_t band = c16_band_rows(g, Wp);
   float* wv = scratch(static_cast<size_t>(kk * 16 + (band * OW + 15) / 16 * 16 * 16));
   float* obuf = wv + kk * 16;
-  const C16Filters f = c16_filters(w, g, o.bias, wv);
+  const C16Filters f = c16_filters(w, g, o.bias, wv, 16);
   for (int64_t oy0 = 0; oy0 < OH; oy0 += band) {
     const int64_t rows = std::min(band, OH - oy0);
     c16_band(buf + oy0 * g.sh * Wp * 16, Wp, wv, f, g, rows, obuf);
-    store_c16(obuf, rows * OW, y + oy0 * OW, out_plane, o, o.residual ? o.residual + oy0 * OW : nullptr);
+    store_c16(obuf, rows * OW, y + oy0 * OW, out_plane, o, o.residual ? o.residual + oy0 * OW : nullptr, 16);
   }
 }
 
 #else
 
 void depthwise_c16_avx512(const float*, int64_t, const float*, const DepthwiseGeometry&, float*, int64_t,
-                          const DepthwiseC8Output&, int64_t, int64_t) {}
+                          const DepthwiseC8Output&, int64_t, int64_t, int) {}
 void depthwise_c16_padded_avx512(const float*, int64_t, const float*, const DepthwiseGeometry&, float*, int64_t,
                                  const DepthwiseC8Output&) {}
 
