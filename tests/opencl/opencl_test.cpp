@@ -288,6 +288,10 @@ std::vector<Case> op_cases() {
   c.push_back({"Conv_3x3_pad_stride", "Conv", {f("x", {2, 3, 11, 9}), w("w", {5, 3, 3, 3}), w("b", {5})},
                {{"pads", ais({1, 1, 1, 1})}, {"strides", ais({2, 1})}}});
   c.push_back({"Conv_1x1", "Conv", {f("x", {1, 8, 5, 7}), w("w", {6, 8, 1, 1})}});
+  c.push_back({"Conv_group_batch3", "Conv", {f("x", {3, 4, 7, 6}), w("w", {6, 2, 3, 3}), w("b", {6})},
+               {{"group", ai(2)}, {"pads", ais({1, 1, 0, 1})}}});
+  c.push_back({"Conv_wide_plane_batch2", "Conv", {f("x", {2, 3, 40, 33}), w("w", {4, 3, 3, 3})},
+               {{"pads", ais({1, 1, 1, 1})}}});
   c.push_back({"Conv_group_dil", "Conv", {f("x", {1, 4, 9, 9}), w("w", {6, 2, 3, 3})},
                {{"group", ai(2)}, {"dilations", ais({2, 2})}, {"auto_pad", as("SAME_UPPER")}}});
   c.push_back({"Conv_depthwise", "Conv", {f("x", {2, 6, 8, 7}), w("w", {6, 1, 3, 3}), w("b", {6})},

@@ -599,6 +599,13 @@ Status lower_conv(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
   constexpr int64_t kMaxColBytes = int64_t{256} << 20;
   int64_t per = direct || (fits(N * K * P) && N * K * P * 4 <= kMaxColBytes) ? N : 1;
   int col = direct ? -1 : c.scratch(static_cast<size_t>(per * K * P) * sizeof(float));
+  // Small output planes (the last stages of a CNN, batch > 1) make narrow
+  // GEMMs: there the images go side by side in one wide GEMM (col is
+  // K x per*P) into a scratch [Mg][per][P], copied to the output's
+  // [per][M][P] order after. Wider planes run as one GEMM per image.
+  constexpr int64_t kFoldBelowPlane = 1024;
+  const bool fold = !direct && per > 1 && P < kFoldBelowPlane && fits(Mg * per * P);
+  int folded = fold ? c.scratch(static_cast<size_t>(Mg * per * P) * sizeof(float)) : -1;
   GemmArgs p;
   p.M = static_cast<int32_t>(Mg);
   p.N = static_cast<int32_t>(P);
@@ -633,6 +640,8 @@ Status lower_conv(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
       cv.x_off = static_cast<int32_t>(x_off);
       cv.kp = static_cast<int32_t>(K * P);
       cv.x_bstride = static_cast<int32_t>(C * H * W);
+      cv.col_img = static_cast<int32_t>(fold ? P : K * P);
+      cv.col_row = static_cast<int32_t>(fold ? per * P : P);
       cv.n = static_cast<int32_t>(per * K * P);
       cv.fast = K * P < (int64_t{1} << 22);
       cv.r_p = 1.0f / static_cast<float>(P);
@@ -649,7 +658,20 @@ Status lower_conv(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
       l.gws[1] = static_cast<size_t>(per);
       l.slot(xs).slot(col).val(cv);
       c.launch(std::move(l));
-      emit_gemm(c, q, ws, col, ys, bs, static_cast<int>(per));
+      if (!fold) {
+        emit_gemm(c, q, ws, col, ys, bs, static_cast<int>(per));
+        continue;
+      }
+      GemmArgs f = q;
+      f.N = static_cast<int32_t>(per * P);
+      f.b_sk = f.N;
+      f.c_sm = f.N;
+      f.c_off = 0;
+      f.nb2 = 1;
+      f.b_sb2 = f.c_sb2 = 0;
+      emit_gemm(c, f, ws, col, folded, bs, 1);
+      DLRT_RETURN_IF_ERROR(emit_copy(c, n, DType::kFloat32, folded, 0, ys, (b * M + g * Mg) * P, {per, Mg, P},
+                                     {P, per * P, 1}, {M * P, P, 1}));
     }
   return Status::Ok();
 }

@@ -48,6 +48,7 @@ struct ConvArgs {
   int32_t kp = 0, x_bstride = 0;  // im2col over several images: K * P per image, input elements per image
   int32_t fast = 0;                // kp < 2^22: divide by the reciprocals below
   float r_p = 0, r_ow = 0, r_kw = 0, r_kh = 0;
+  int32_t col_img = 0, col_row = 0;  // col[img * col_img + row * col_row + q]
 };
 struct DwArgs {
   int32_t C = 0, H = 0, W = 0, M = 0, OH = 0, OW = 0, KH = 0, KW = 0, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1,

@@ -7,12 +7,15 @@ typedef struct {
   int x_off, n;
   int kp, x_bstride, fast;
   float r_p, r_ow, r_kw, r_kh;  // 1 / (OH*OW), 1 / OW, 1 / KW, 1 / KH
+  int col_img, col_row;
 } conv_t;
 
-// col[img][(c*KH + kh)*KW + kw][oh*OW + ow]: dimension 0 runs over one
+// col[img * col_img + ((c*KH + kh)*KW + kw) * col_row + oh*OW + ow]: images
+// one after another (col_img = kp, col_row = OH*OW) or side by side in each
+// row (col_img = OH*OW, col_row = images * OH*OW). Dimension 0 runs over one
 // image's p.kp elements (rounded up to the work-group size), dimension 1 over
-// the images, p.kp elements of col and p.x_bstride elements of x apart. With
-// p.fast (kp < 2^22) the index arithmetic divides through float reciprocals.
+// the images, p.x_bstride elements of x apart. With p.fast (kp < 2^22) the
+// index arithmetic divides through float reciprocals.
 __kernel void im2col_f32(__global const float* x, __global float* col, conv_t p) {
   int j = get_global_id(0), img = get_global_id(1);
   if (j >= p.kp) return;
@@ -38,7 +41,7 @@ __kernel void im2col_f32(__global const float* x, __global float* col, conv_t p)
     ow = q % p.OW;
   }
   int ih = oh * p.sh - p.ph + kh * p.dh, iw = ow * p.sw - p.pw + kw * p.dw;
-  col[(long)img * p.kp + j] = (ih >= 0 && ih < p.H && iw >= 0 && iw < p.W)
+  col[(long)img * p.col_img + (long)row * p.col_row + q] = (ih >= 0 && ih < p.H && iw >= 0 && iw < p.W)
                                   ? x[p.x_off + img * p.x_bstride + (c * p.H + ih) * p.W + iw]
                                   : 0.0f;
 }
