@@ -216,6 +216,37 @@ TEST(RnnKernels, BadInputsAreErrors) {
   EXPECT_FALSE(r.ok());
 }
 
+// A bidirectional layer runs its two directions at once on 2 threads: LSTM
+// and GRU (both reset modes), with sequence lengths, agree with 1 thread.
+TEST(RnnKernels, BidirectionalOnTwoThreadsMatchesOne) {
+  const int64_t S = 9, B = 3, I = 12, H = 16;
+  auto fill = [](size_t n, float a, float f) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = a * std::sin(f * static_cast<float>(i) + 0.3f);
+    return v;
+  };
+  const Tensor x = f32({S, B, I}, fill(S * B * I, 1.0f, 0.7f));
+  const Tensor lens = Tensor::from_vector<int32_t>({B}, {9, 4, 7});
+  const std::vector<std::pair<const char*, int64_t>> ops = {{"LSTM", 0}, {"GRU", 0}, {"GRU", 1}};
+  for (const auto& [op, linear_before_reset] : ops) {
+    const bool lstm = std::string(op) == "LSTM";
+    const int64_t G = lstm ? 4 : 3;
+    ir::Attributes attrs = {{"direction", attr_string("bidirectional")}, {"hidden_size", attr_int(H)}};
+    if (linear_before_reset) attrs["linear_before_reset"] = attr_int(1);
+    std::vector<Tensor> in = {x, f32({2, G * H, I}, fill(2 * G * H * I, 0.2f, 0.37f)),
+                              f32({2, G * H, H}, fill(2 * G * H * H, 0.2f, 0.11f)),
+                              f32({2, 2 * G * H}, fill(4 * G * H, 0.1f, 0.53f)), lens};
+    SCOPED_TRACE(std::string(op) + (attrs.count("linear_before_reset") ? " linear_before_reset" : ""));
+    auto one = run_op(op, in, attrs, 2, 14, "", 1);
+    auto two = run_op(op, in, attrs, 2, 14, "", 2);
+    ASSERT_TRUE(one.ok() && two.ok());
+    for (int k = 0; k < 2; ++k) {
+      std::vector<float> want((*one)[k].data<float>(), (*one)[k].data<float>() + (*one)[k].size());
+      expect_near((*two)[k], want, 1e-6f);
+    }
+  }
+}
+
 TEST(RnnKernels, LargerBatchUsesThreadsAndMatchesSmallRuns) {
   // A batch of 64 identical rows must give 64 identical answers equal to a batch of one.
   const int64_t S = 5, B = 64, I = 40, H = 48;

@@ -1,4 +1,5 @@
-// Recurrent layers: RNN, GRU, LSTM (opsets 1..14+), one direction at a time.
+// Recurrent layers: RNN, GRU, LSTM (opsets 1..14+); a bidirectional layer's
+// two directions run at once on 2+ threads.
 //
 // For each direction the input projection X*W^T (+ biases) is one GEMM over
 // every timestep; the loop over time then only adds H*R^T (a small GEMM per
@@ -361,7 +362,7 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
   const size_t n_weights = use_pre ? 0 : wsz.wt + wsz.rt + wsz.bias + wsz.peep;
   const size_t n_state = static_cast<size_t>(D * B * H);
   const size_t n_y = want_y && !y_direct ? static_cast<size_t>(S * D * B * H) : 0;
-  const size_t n_loop = static_cast<size_t>(B * GH + B * H + GH + S * B * GH);
+  const size_t n_loop = static_cast<size_t>(D * B * GH + D * B * H + GH + D * S * B * GH);
   T* cur = workspace<T>(n_x + n_weights + 2 * n_state + n_y + n_loop);
   auto carve = [&cur](size_t n) {
     T* p = cur;
@@ -432,18 +433,17 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
   };
   const size_t apd = cfg.cell == Cell::kRnn ? 1 : (cfg.cell == Cell::kGru ? 2 : 3);
 
-  T* gates = carve(static_cast<size_t>(B * GH));
-  T* scratch = carve(static_cast<size_t>(B * H));
+  // Per direction: the loop's buffers, and the input projection of every
+  // step, all directions' first (on the whole pool).
+  T* gates_all = carve(static_cast<size_t>(D * B * GH));
+  T* scratch_all = carve(static_cast<size_t>(D * B * H));
   T* row_bias = carve(static_cast<size_t>(GH));
-  T* xw = carve(static_cast<size_t>(S * B * GH));
+  T* xw_all = carve(static_cast<size_t>(D * S * B * GH));
   for (int64_t d = 0; d < D; ++d) {
-    const bool reverse = D == 2 ? d == 1 : cfg.reverse;
-    const RnnActivation* act = &cfg.acts[d * apd];
     const T* wt = wv.wt + d * I * GH;  // [I, GH]
-    const T* rt = wv.rt + d * H * GH;  // [H, GH]
     const T* wb = wv.bias + d * 2 * GH;
     const T* rb = wb + GH;
-
+    T* xw = xw_all + d * S * B * GH;
     // Row bias folded into the input projection (GRU with linear_before_reset keeps Rbh apart).
     for (int64_t k = 0; k < GH; ++k) {
       const bool rb_inside = cfg.cell == Cell::kGru && cfg.linear_before_reset && k >= 2 * H;
@@ -458,7 +458,18 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
       if (packed) sgemm(false, false, S * B, GH, I, 1.0f, xs, I, wt, GH, 1.0f, xw, GH, pool);
     }
     if (!packed) detail::gemm_acc<T>(S * B, GH, I, xs, I, wt, GH, xw, GH, pool);
+  }
 
+  // The recurrence of direction d (its own state, buffers and Y slots), its
+  // step products on `step_pool` (null: this thread).
+  auto recur = [&](int64_t d, ThreadPool* step_pool) {
+    const bool reverse = D == 2 ? d == 1 : cfg.reverse;
+    const RnnActivation* act = &cfg.acts[d * apd];
+    const T* rt = wv.rt + d * H * GH;  // [H, GH]
+    const T* rb = wv.bias + d * 2 * GH + GH;
+    T* gates = gates_all + d * B * GH;
+    T* scratch = scratch_all + d * B * H;
+    const T* xw = xw_all + d * S * B * GH;
     T* h = h_all + d * B * H;
     T* c = cfg.cell == Cell::kLstm ? c_all + d * B * H : nullptr;
     const T* p_i = has_peep ? wv.peep + d * 3 * H : nullptr;
@@ -474,7 +485,7 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
       T* y_t = want_y ? ys + (t * D + d) * B * H : nullptr;
 
       if (cfg.cell == Cell::kRnn) {
-        step_gemm_acc<T>(B, H, H, h, H, rt, GH, gates, GH, pool);
+        step_gemm_acc<T>(B, H, H, h, H, rt, GH, gates, GH, step_pool);
         for (int64_t b = 0; b < B; ++b) {
           if (t >= lens[b]) continue;
           T* g = gates + b * GH;
@@ -484,7 +495,7 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
         }
       } else if (cfg.cell == Cell::kGru) {
         // z and r first: they only need H_{t-1}.
-        step_gemm_acc<T>(B, 2 * H, H, h, H, rt, GH, gates, GH, pool);
+        step_gemm_acc<T>(B, 2 * H, H, h, H, rt, GH, gates, GH, step_pool);
         for (int64_t b = 0; b < B; ++b) {
           T* g = gates + b * GH;
           do_clip(g, 2 * H);
@@ -492,7 +503,7 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
         }
         if (cfg.linear_before_reset) {
           std::fill(scratch, scratch + B * H, T(0));
-          step_gemm_acc<T>(B, H, H, h, H, rt + 2 * H, GH, scratch, H, pool);
+          step_gemm_acc<T>(B, H, H, h, H, rt + 2 * H, GH, scratch, H, step_pool);
           for (int64_t b = 0; b < B; ++b) {
             T* g = gates + b * GH;
             const T* hr = scratch + b * H;
@@ -501,7 +512,7 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
         } else {
           for (int64_t b = 0; b < B; ++b)
             for (int64_t j = 0; j < H; ++j) scratch[b * H + j] = gates[b * GH + H + j] * h[b * H + j];
-          step_gemm_acc<T>(B, H, H, scratch, H, rt + 2 * H, GH, gates + 2 * H, GH, pool);
+          step_gemm_acc<T>(B, H, H, scratch, H, rt + 2 * H, GH, gates + 2 * H, GH, step_pool);
         }
         for (int64_t b = 0; b < B; ++b) {
           if (t >= lens[b]) continue;
@@ -513,7 +524,7 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
           for (int64_t j = 0; j < H; ++j) hb[j] = (T(1) - g[j]) * hh[j] + g[j] * hb[j];
         }
       } else {
-        step_gemm_acc<T>(B, GH, H, h, H, rt, GH, gates, GH, pool);
+        step_gemm_acc<T>(B, GH, H, h, H, rt, GH, gates, GH, step_pool);
         for (int64_t b = 0; b < B; ++b) {
           if (t >= lens[b]) continue;
           T* gi = gates + b * GH;
@@ -551,6 +562,16 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
         for (int64_t b = 0; b < B; ++b)
           if (t < lens[b]) std::copy(h + b * H, h + (b + 1) * H, y_t + b * H);
     }
+  };
+  // A bidirectional layer on 2+ threads runs its two recurrences at once,
+  // one per thread: each step is a product too small to split (a few rows
+  // of h against R^T), so the pool gains nothing inside one direction.
+  if (D == 2 && pool->num_threads() > 1) {
+    pool->parallel_for(2, 1, [&](int64_t b, int64_t e) {
+      for (int64_t d = b; d < e; ++d) recur(d, nullptr);
+    });
+  } else {
+    for (int64_t d = 0; d < D; ++d) recur(d, pool);
   }
 
   // Outputs, in the layout the node asked for.
