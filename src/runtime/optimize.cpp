@@ -123,6 +123,11 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   // Every plane size: 7x7 expanded planes (mobilenet_v2's last blocks), once
   // kept as separate convs on AVX-512, run fused since the fused op splits
   // small planes over K on several threads (expand_depthwise.cpp; docs/performance.md).
+  // On AVX-512 the fused kernel runs 16-channel blocks only where the
+  // channel count is a multiple of 16 (8-channel ones otherwise), where the
+  // separate convs take the 16-channel depthwise kernel for any count:
+  // mobilenet_v3_small's 72- and 88-channel blocks ran 2x slower fused.
+  ctx.expand_depthwise_channel_multiple = cpu::cpu_has_avx512() ? 16 : 8;
   if (on("expand-depthwise") && cpu::cpu_has_avx2()) {
     p::fuse_expand_depthwise(graph, ctx);
     if (on("expand-depthwise-project")) p::fuse_expand_depthwise_project(graph, ctx);

@@ -461,6 +461,30 @@ TEST(Passes, ExpandDepthwiseSkipsPlanesUnderTheMinimum) {
   }
 }
 
+// expand_depthwise_channel_multiple (AVX-512 CPUs: 16): 24 channels fuse
+// at a multiple of 8 and stay separate convs at 16; 32 fuse at either.
+TEST(Passes, ExpandDepthwiseChannelMultiple) {
+  if (!cpu::KernelRegistry::builtin().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
+  for (int64_t channels : {24, 32})
+    for (int64_t multiple : {8, 16}) {
+      auto both = [multiple](ir::Graph& g, p::PassContext& ctx) {
+        ctx.expand_depthwise_channel_multiple = multiple;
+        p::fuse_bias_activation(g, ctx);
+        return p::fuse_expand_depthwise(g, ctx);
+      };
+      GraphBuilder b;
+      auto x = b.input("x", {1, 6, 9, 10});
+      auto e = b.node("Conv", {x, b.constant("we", random_tensor({channels, 6, 1, 1}, 80))});
+      auto r = b.node("Relu", {e});
+      auto d = b.node("Conv", {r, b.constant("wd", random_tensor({channels, 1, 3, 3}, 81))},
+                      {{"group", ai(channels)}, {"pads", ais({1, 1, 1, 1})}});
+      b.output(b.node("Relu", {d}));
+      SCOPED_TRACE(std::to_string(channels) + " channels, multiple " + std::to_string(multiple));
+      check_pass(b.graph(), {random_tensor({1, 6, 9, 10}, 82, -2, 2)}, both, "expand-depthwise",
+                 channels % multiple == 0 ? 1 : 0, 2e-5f);
+    }
+}
+
 // A stem (3x3/2 on 3 channels: 27 taps) fuses with the depthwise conv after
 // it; a 3x3 conv on 8 channels (72 taps) keeps its own kernel.
 TEST(Passes, ExpandDepthwiseFusesSmallStemsOnly) {

@@ -490,11 +490,13 @@ int fuse_expand_depthwise(Graph& g, PassContext& ctx) {
     if (rw.dead(i)) continue;
     const Node& e = rw.node(i);
     const Tensor* we = plain_conv_weights(rw, e);
-    // The first conv: group 1, M a multiple of 8; 1x1 with stride 1 and no
-    // padding (an expand conv), or at most kMaxStemTaps taps per output (a
-    // stem on a few input channels; larger convs keep their own kernels).
+    // The first conv: group 1, M a multiple of 8 (of
+    // expand_depthwise_channel_multiple); 1x1 with stride 1 and no padding
+    // (an expand conv), or at most kMaxStemTaps taps per output (a stem on a
+    // few input channels; larger convs keep their own kernels).
     constexpr int64_t kMaxStemTaps = 64;
-    if (!we || we->dim(0) % 8 != 0 || e.attr_int("group", 1) != 1 || !is_float32(g, e.inputs[0])) continue;
+    const int64_t multiple = std::max<int64_t>(8, ctx.expand_depthwise_channel_multiple);
+    if (!we || we->dim(0) % multiple != 0 || e.attr_int("group", 1) != 1 || !is_float32(g, e.inputs[0])) continue;
     const bool pointwise = we->dim(2) == 1 && we->dim(3) == 1 && all_equal(e, "strides", 1) && all_equal(e, "pads", 0);
     if (!pointwise && we->dim(1) * we->dim(2) * we->dim(3) > kMaxStemTaps) continue;
     const int64_t M = we->dim(0);

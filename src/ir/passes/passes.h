@@ -52,6 +52,11 @@ struct PassContext {
   // expand-depthwise fuses only expanded planes (the depthwise conv's input)
   // of at least this many positions when their size is known (0: any).
   int64_t expand_depthwise_min_positions = 0;
+  // expand-depthwise fuses only convs whose channel count is a multiple of
+  // this (8: the fused kernel's 8-channel blocks; 16 where it runs 16-channel
+  // blocks only, AVX-512, and the separate depthwise conv has a 16-channel
+  // kernel for any count).
+  int64_t expand_depthwise_channel_multiple = 8;
   // Rewrites per pass name, for logs and tests.
   std::map<std::string, int> fired;
   void count(const std::string& pass, int n = 1) {
