@@ -147,7 +147,7 @@ class Session:
     A loaded ONNX model, ready to run many times.
 
     Session(model, device=None, strict=False, threads=0, warm_start=False,
-            cpu_precision=None, backend_options=None)
+            cpu_precision=None, backend_options=None, max_tensor_bytes=0)
 
     model           a path (str or os.PathLike) to an .onnx file, or the model itself as
                     bytes, bytearray or memoryview (external data is then refused).
@@ -161,6 +161,8 @@ class Session:
     cpu_precision   "f32" or "bf16x3" (see docs/python.md); None: $DLRT_CPU_PRECISION,
                     the config file, else "f32".
     backend_options dict of str -> str handed to accelerator backends when they compile.
+    max_tensor_bytes the largest tensor a run may allocate (dlrt.OutOfMemory past it); 0:
+                    $DLRT_MAX_TENSOR_MB, the config file, else half the machine's memory.
 
     Raises dlrt.IoError (a missing or unreadable file), dlrt.InvalidModel (not ONNX,
     broken graph), dlrt.Unsupported (op or opset), dlrt.InvalidArgument (bad option),
@@ -169,7 +171,7 @@ class Session:
     One Session may be used from many threads at once: run() releases the GIL.
     """
 
-    def __init__(self, model: str | os.PathLike[str] | bytes | bytearray | memoryview, device: str | None = None, strict: bool = False, threads: int = 0, warm_start: bool = False, cpu_precision: str | None = None, backend_options: dict[str, str] | None = None) -> None: ...
+    def __init__(self, model: str | os.PathLike[str] | bytes | bytearray | memoryview, device: str | None = None, strict: bool = False, threads: int = 0, warm_start: bool = False, cpu_precision: str | None = None, backend_options: dict[str, str] | None = None, max_tensor_bytes: int = 0) -> None: ...
 
     @property
     def inputs(self) -> list[TensorInfo]:

@@ -16,7 +16,7 @@ namespace {
 const char* const kSessionDoc = R"(A loaded ONNX model, ready to run many times.
 
 Session(model, device=None, strict=False, threads=0, warm_start=False,
-        cpu_precision=None, backend_options=None)
+        cpu_precision=None, backend_options=None, max_tensor_bytes=0)
 
 model           a path (str or os.PathLike) to an .onnx file, or the model itself as
                 bytes, bytearray or memoryview (external data is then refused).
@@ -30,6 +30,8 @@ warm_start      serve on the CPU at once while accelerators compile in the backg
 cpu_precision   "f32" or "bf16x3" (see docs/python.md); None: $DLRT_CPU_PRECISION,
                 the config file, else "f32".
 backend_options dict of str -> str handed to accelerator backends when they compile.
+max_tensor_bytes the largest tensor a run may allocate (dlrt.OutOfMemory past it); 0:
+                $DLRT_MAX_TENSOR_MB, the config file, else half the machine's memory.
 
 Raises dlrt.IoError (a missing or unreadable file), dlrt.InvalidModel (not ONNX,
 broken graph), dlrt.Unsupported (op or opset), dlrt.InvalidArgument (bad option),
@@ -76,7 +78,7 @@ std::string read_model_bytes(nb::handle model) {
 
 void init_session(PySession* self, nb::handle model, std::optional<std::string> device, bool strict, int threads,
                   bool warm_start, std::optional<std::string> cpu_precision,
-                  std::optional<std::map<std::string, std::string>> backend_options) {
+                  std::optional<std::map<std::string, std::string>> backend_options, int64_t max_tensor_bytes) {
   new (self) PySession();
   SessionOptions options;
   options.device = device.value_or("");
@@ -86,6 +88,9 @@ void init_session(PySession* self, nb::handle model, std::optional<std::string> 
   options.cpu_precision = cpu_precision.value_or("");
   if (backend_options) options.backend_options = *backend_options;
   if (threads < 0) raise_status(InvalidArgument("threads must be >= 0, got " + std::to_string(threads)));
+  if (max_tensor_bytes < 0)
+    raise_status(InvalidArgument("max_tensor_bytes must be >= 0, got " + std::to_string(max_tensor_bytes)));
+  options.max_tensor_bytes = static_cast<uint64_t>(max_tensor_bytes);
 
   const bool from_bytes = PyBytes_Check(model.ptr()) || PyByteArray_Check(model.ptr()) ||
                           PyMemoryView_Check(model.ptr());
@@ -253,10 +258,11 @@ void bind_session(nb::module_& m) {
   nb::class_<PySession>(m, "Session", kSessionDoc)
       .def("__init__", &init_session, nb::arg("model"), nb::arg("device") = nb::none(), nb::arg("strict") = false,
            nb::arg("threads") = 0, nb::arg("warm_start") = false, nb::arg("cpu_precision") = nb::none(),
-           nb::arg("backend_options") = nb::none(),
+           nb::arg("backend_options") = nb::none(), nb::arg("max_tensor_bytes") = 0,
            nb::sig("def __init__(self, model: str | os.PathLike[str] | bytes | bytearray | memoryview, device: str | None = None, "
                    "strict: bool = False, threads: int = 0, warm_start: bool = False, "
-                   "cpu_precision: str | None = None, backend_options: dict[str, str] | None = None) -> None"))
+                   "cpu_precision: str | None = None, backend_options: dict[str, str] | None = None, "
+                   "max_tensor_bytes: int = 0) -> None"))
       .def_prop_ro("inputs", [](PySession& s) { return get(s).inputs(); },
                    "The model's inputs: a list of TensorInfo (name, dtype, shape).")
       .def_prop_ro("outputs", [](PySession& s) { return get(s).outputs(); },

@@ -52,6 +52,18 @@ def test_options_are_accepted(test_models):
     assert s.placement().partitions[0].precision.startswith("f32")
 
 
+def test_max_tensor_bytes_bounds_a_run(models):
+    s = dlrt.Session(str(models / "negate.onnx"), max_tensor_bytes=1024)
+    [y] = s.run({"x": np.ones(64, np.float32)})  # 256 bytes: under the limit
+    np.testing.assert_array_equal(y, -np.ones(64, np.float32))
+    with pytest.raises(dlrt.OutOfMemory, match="max_tensor_bytes"):
+        s.run({"x": np.ones(1024, np.float32)})  # a 4 KiB output
+    [y] = s.run({"x": np.ones(4, np.float32)})  # the session stays usable
+    assert y.shape == (4,)
+    with pytest.raises(dlrt.InvalidArgument, match="max_tensor_bytes"):
+        dlrt.Session(str(models / "negate.onnx"), max_tensor_bytes=-1)
+
+
 def test_output_names_pick_and_order(models):
     s = dlrt.Session(str(models / "three_outputs.onnx"))
     assert [o.name for o in s.outputs] == ["sum", "prod", "neg"]
