@@ -17,6 +17,9 @@ PACKAGES=(
   # Run-time only, for the OpenCL backend's tests: the ICD loader and PoCL
   # (OpenCL on the CPU). dlrt never links them; the backend dlopens them.
   ocl-icd-libopencl1 pocl-opencl-icd
+  # Build-time, for one test only: the Khronos CL/cl.h that tests/opencl/cl_api_test.cpp checks
+  # src/backends/opencl/cl_api.h against. dlrt itself includes no OpenCL header.
+  opencl-c-headers
 )
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
