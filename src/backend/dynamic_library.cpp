@@ -23,17 +23,6 @@ bool exists(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0;
 }
 
-// Paths matching a glob pattern, newest version first ("lib.so.12" before "lib.so.9").
-std::vector<std::string> glob_newest_first(const std::string& pattern) {
-  std::vector<std::string> out;
-  glob_t g{};
-  if (::glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g) == 0)
-    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-  ::globfree(&g);
-  std::sort(out.begin(), out.end(),
-            [](const std::string& a, const std::string& b) { return ::strverscmp(a.c_str(), b.c_str()) > 0; });
-  return out;
-}
 
 // "path: reason"; dlerror() usually starts with the path already.
 std::string outcome(const std::string& path, const std::string& reason) {
@@ -87,6 +76,28 @@ class Searcher {
 };
 
 }  // namespace
+
+std::vector<std::string> glob_newest_first(const std::string& pattern) {
+  std::vector<std::string> out;
+  glob_t g{};
+  if (::glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g) == 0)
+    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+  ::globfree(&g);
+  std::sort(out.begin(), out.end(),
+            [](const std::string& a, const std::string& b) { return ::strverscmp(a.c_str(), b.c_str()) > 0; });
+  return out;
+}
+
+std::vector<std::string> split_list(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t e = std::min(s.find(sep, pos), s.size());
+    if (e > pos) out.push_back(s.substr(pos, e - pos));
+    pos = e + 1;
+  }
+  return out;
+}
 
 Result<std::shared_ptr<DynamicLibrary>> DynamicLibrary::open_file(const std::string& path, bool own_symbols_first) {
   int flags = RTLD_NOW | RTLD_LOCAL;

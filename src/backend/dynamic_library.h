@@ -76,6 +76,14 @@ class DynamicLibrary {
   bool unload_on_destroy_ = false;
 };
 
+// Paths matching a glob pattern, newest version first ("lib.so.13" before
+// "lib.so.9"): the order library searches try versioned sonames in.
+std::vector<std::string> glob_newest_first(const std::string& pattern);
+
+// The non-empty parts of a `sep`-separated list ("a::b" -> a, b), as search
+// paths in environment variables are written.
+std::vector<std::string> split_list(const std::string& s, char sep);
+
 // Declares `struct Struct` with one typed function pointer per entry of TABLE, where TABLE is
 //   #define MY_SYMBOLS(X) X(name, return_type, (arg types)) X(...) ...
 // and gives it resolve(lib): all pointers or none (on any missing symbol every pointer is left

@@ -21,17 +21,6 @@ std::string env_str(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t e = std::min(s.find(sep, pos), s.size());
-    if (e > pos) out.push_back(s.substr(pos, e - pos));
-    pos = e + 1;
-  }
-  return out;
-}
-
 bool is_folder(const std::string& p) {
   struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -51,18 +40,6 @@ std::string base_name(const std::string& p) {
 std::string dir_name(const std::string& p) {
   size_t slash = p.rfind('/');
   return slash == std::string::npos ? std::string() : p.substr(0, slash);
-}
-
-// Matches of a glob pattern, newest version first ("x.so.13" before "x.so.12").
-std::vector<std::string> glob_newest_first(const std::string& pattern) {
-  std::vector<std::string> out;
-  glob_t g{};
-  if (::glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g) == 0)
-    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-  ::globfree(&g);
-  std::sort(out.begin(), out.end(),
-            [](const std::string& a, const std::string& b) { return ::strverscmp(a.c_str(), b.c_str()) > 0; });
-  return out;
 }
 
 const char* arch_dir() {
@@ -102,7 +79,7 @@ void preload_neighbours(CudaLib lib, const std::string& path) {
   } else if (lib == CudaLib::kNvrtc && base.rfind("libnvrtc.so.", 0) == 0) {
     std::string major = base.substr(std::string("libnvrtc.so.").size());
     major = major.substr(0, major.find('.'));
-    auto builtins = glob_newest_first(folder + "/libnvrtc-builtins.so." + major + ".*");
+    auto builtins = backend::glob_newest_first(folder + "/libnvrtc-builtins.so." + major + ".*");
     if (!builtins.empty()) deps.push_back(builtins.front());
   }
   for (const auto& d : deps)
@@ -142,7 +119,7 @@ class Searcher {
   bool try_folder(const std::string& folder, const std::string& prefix) {
     std::vector<std::string> candidates;
     if (exists(folder + "/" + spec_.stem)) candidates.push_back(folder + "/" + spec_.stem);
-    for (auto& v : glob_newest_first(folder + "/" + spec_.stem + ".*")) candidates.push_back(std::move(v));
+    for (auto& v : backend::glob_newest_first(folder + "/" + spec_.stem + ".*")) candidates.push_back(std::move(v));
     for (const auto& c : candidates)
       if (try_file(c, prefix)) return true;
     if (candidates.empty()) record(prefix, folder + ": no " + spec_.stem + "* there");
@@ -166,7 +143,7 @@ class Searcher {
 
 }  // namespace
 
-std::vector<std::string> cuda_lib_path_entries() { return split(env_str("DLRT_CUDA_LIB_PATH"), ':'); }
+std::vector<std::string> cuda_lib_path_entries() { return backend::split_list(env_str("DLRT_CUDA_LIB_PATH"), ':'); }
 
 std::vector<std::string> python_site_patterns() {
   std::vector<std::string> out;
@@ -177,9 +154,9 @@ std::vector<std::string> python_site_patterns() {
   };
   add_prefix(env_str("VIRTUAL_ENV"));
   add_prefix(env_str("CONDA_PREFIX"));
-  for (const auto& p : split(env_str("PYTHONPATH"), ':')) out.push_back(p);
+  for (const auto& p : backend::split_list(env_str("PYTHONPATH"), ':')) out.push_back(p);
   // The environment of every python3 on PATH: <prefix>/bin/python3 -> <prefix>/lib/python3.X/.
-  for (const auto& dir : split(env_str("PATH"), ':'))
+  for (const auto& dir : backend::split_list(env_str("PATH"), ':'))
     if (::access((dir + "/python3").c_str(), X_OK) == 0 && dir_name(dir) != "") add_prefix(dir_name(dir));
   if (std::string home = env_str("HOME"); !home.empty()) {
     out.push_back(home + "/.local/lib/python3*/site-packages");
@@ -263,7 +240,7 @@ Result<std::shared_ptr<backend::DynamicLibrary>> find_library(const CudaLibSpec&
     std::set<std::string> seen_folders;
     for (size_t i = 0; !ok && i < spec.folders.size(); ++i) {
       bool matched = false;
-      for (const auto& folder : glob_newest_first(spec.folders[i])) {
+      for (const auto& folder : backend::glob_newest_first(spec.folders[i])) {
         if (!is_folder(folder)) continue;
         matched = true;
         if (!seen_folders.insert(real_path(folder)).second) continue;

@@ -12,17 +12,6 @@ namespace dlrt::backend::openvino {
 
 namespace {
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t e = std::min(s.find(sep, pos), s.size());
-    if (e > pos) out.push_back(s.substr(pos, e - pos));
-    pos = e + 1;
-  }
-  return out;
-}
-
 // Runs `cmd` through /bin/sh and returns its stdout lines (empty on any failure). The
 // command bounds its own run time: python_site_packages runs python3 under timeout(1),
 // which kills it (SIGKILL a second after SIGTERM) so the read below always ends.
@@ -36,7 +25,7 @@ std::vector<std::string> command_lines(const std::string& cmd) {
   while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && text.size() < 65536) text.append(buf, n);
   int rc = ::pclose(f);
   if (rc != 0) return out;
-  for (auto& l : split(text, '\n'))
+  for (auto& l : split_list(text, '\n'))
     if (!l.empty() && l[0] == '/') out.push_back(l);
   return out;
 }
@@ -72,7 +61,7 @@ LibrarySearch openvino_library_search(bool with_python) {
   // exports aborted its IR frontend (free(): invalid pointer) while importing some models.
   s.own_symbols_first = true;
   // Versioned sonames (libopenvino_c.so.2541) in the loader's folders.
-  for (const auto& d : split(env_or("LD_LIBRARY_PATH"), ':')) s.folders.push_back(d);
+  for (const auto& d : split_list(env_or("LD_LIBRARY_PATH"), ':')) s.folders.push_back(d);
   auto add_site = [&](const std::string& site) { s.folders.push_back(site + "/openvino/libs"); };
   if (with_python)
     for (const auto& site : python_site_packages()) add_site(site);
