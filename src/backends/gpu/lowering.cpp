@@ -327,6 +327,21 @@ void set_epilogue(GemmArgs& p, const Epilogue& e) {
   p.act_b = e.b;
 }
 
+// C (M x N) = A (M x K) x B (K x N), all three row-major and contiguous.
+GemmArgs row_major_gemm(int64_t M, int64_t N, int64_t K) {
+  GemmArgs p;
+  p.M = static_cast<int32_t>(M);
+  p.N = static_cast<int32_t>(N);
+  p.K = static_cast<int32_t>(K);
+  p.a_sm = static_cast<int32_t>(K);
+  p.a_sk = 1;
+  p.b_sk = static_cast<int32_t>(N);
+  p.b_sn = 1;
+  p.c_sm = static_cast<int32_t>(N);
+  p.c_sn = 1;
+  return p;
+}
+
 void emit_gemm(LowerCtx& c, const GemmArgs& p, int a, int b, int y, int bias, int batch) {
   const DeviceParams& d = c.device();
   size_t rts = static_cast<size_t>(d.gemm_ts / d.gemm_wpt);
@@ -417,16 +432,7 @@ Status lower_matmul(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Val
   for (auto& s : sb_b) s *= K * N;
   auto sc_b = contiguous_strides(bo);
   for (auto& s : sc_b) s *= M * N;
-  GemmArgs p;
-  p.M = static_cast<int32_t>(M);
-  p.N = static_cast<int32_t>(N);
-  p.K = static_cast<int32_t>(K);
-  p.a_sm = static_cast<int32_t>(K);
-  p.a_sk = 1;
-  p.b_sk = static_cast<int32_t>(N);
-  p.b_sn = 1;
-  p.c_sm = static_cast<int32_t>(N);
-  p.c_sn = 1;
+  GemmArgs p = row_major_gemm(M, N, K);
   set_epilogue(p, epi);
   if (biass >= 0) {
     p.has_bias = 1;
@@ -606,16 +612,7 @@ Status lower_conv(LowerCtx& c, const ir::Node& n, const Epilogue& epi, ir::Value
   constexpr int64_t kFoldBelowPlane = 1024;
   const bool fold = !direct && per > 1 && P < kFoldBelowPlane && fits(Mg * per * P);
   int folded = fold ? c.scratch(static_cast<size_t>(Mg * per * P) * sizeof(float)) : -1;
-  GemmArgs p;
-  p.M = static_cast<int32_t>(Mg);
-  p.N = static_cast<int32_t>(P);
-  p.K = static_cast<int32_t>(K);
-  p.a_sm = static_cast<int32_t>(K);
-  p.a_sk = 1;
-  p.b_sk = static_cast<int32_t>(P);
-  p.b_sn = 1;
-  p.c_sm = static_cast<int32_t>(P);
-  p.c_sn = 1;
+  GemmArgs p = row_major_gemm(Mg, P, K);
   p.has_bias = has_bias;
   p.bias_sm = 1;
   p.bias_sn = 0;
