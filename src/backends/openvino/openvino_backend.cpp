@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <unordered_set>
 
 #include "backends/openvino/ov_compile.h"
@@ -178,6 +179,28 @@ const std::unordered_set<std::string>& supported_ops() {
   return ops;
 }
 
+// Nodes OpenVINO's ONNX frontend computes differently from the ONNX
+// specification (found by the differential test, Differential.*, against the
+// OpenVINO wheels and checked against ONNX Runtime): left to the CPU.
+std::string onnx_meaning_differs(const ir::Graph& graph, const ir::Node& n) {
+  const std::string& op = n.op_type;
+  if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && n.opset < 13) {
+    // Before opset 13 these flatten the input to 2-D at `axis`; OpenVINO
+    // applies the opset-13 meaning (one axis). The same when axis is the last.
+    std::optional<size_t> rank;
+    if (!n.inputs.empty() && n.inputs[0] >= 0 && n.inputs[0] < static_cast<ir::ValueId>(graph.values.size()) &&
+        graph.values[n.inputs[0]].type.shape)
+      rank = graph.values[n.inputs[0]].type.shape->size();
+    int64_t axis = n.attr_int("axis", 1);
+    if (rank && axis < 0) axis += static_cast<int64_t>(*rank);
+    if (!rank || axis != static_cast<int64_t>(*rank) - 1)
+      return op + " before opset 13 with an axis other than the last: OpenVINO gives it the opset-13 meaning";
+  }
+  if (op == "ConvTranspose" && n.has_attr("output_shape"))
+    return "ConvTranspose with output_shape: OpenVINO places the padding differently from ONNX's rule";
+  return "";
+}
+
 DeviceType ov_device_type(const std::string& name) {
   if (name.rfind("CPU", 0) == 0) return DeviceType::kCpu;
   if (name.rfind("GPU", 0) == 0) return DeviceType::kGpu;
@@ -296,6 +319,10 @@ class OpenVinoBackend final : public Backend {
       for (auto id : n.outputs) check(id);
       if (!bad.empty()) {
         r.reason = bad;
+        continue;
+      }
+      if (std::string why = onnx_meaning_differs(graph, n); !why.empty()) {
+        r.reason = why;
         continue;
       }
       r.supported = true;
