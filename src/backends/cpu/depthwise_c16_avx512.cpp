@@ -50,11 +50,12 @@ DLRT_AVX512 inline void transpose16(__m512 (&r)[16]) {
 
 // The input rows [r0, r0 + rows) of the padded planes (padded row r is input
 // row r - pad_top) into buf [rows][Wp][16], zeros outside the input. Lanes
-// past `channels` repeat the last real channel (read, never stored).
+// past `channels` repeat the last real channel (read, never stored; kPartial
+// only, so whole groups keep the plain addressing).
+template <bool kPartial>
 DLRT_AVX512 void fill_c16(const float* x, int64_t in_plane, const DepthwiseGeometry& g, int64_t Wp, int64_t r0,
                           int64_t rows, float* buf, int channels) {
-  int64_t poff[16];
-  for (int c = 0; c < 16; ++c) poff[c] = std::min(c, channels - 1) * in_plane;
+  auto plane = [&](int c) { return (kPartial ? std::min(c, channels - 1) : c) * in_plane; };
   const __m512 zero = _mm512_setzero_ps();
   const int64_t pl = g.pad_left, W = g.in_w;
   const int64_t lead = std::min(pl, Wp);                    // padded columns before the input
@@ -90,7 +91,7 @@ DLRT_AVX512 void fill_c16(const float* x, int64_t in_plane, const DepthwiseGeome
   for (; p + 16 <= count; p += 16, xs += 16) {  // whole loads stay inside each plane's band rows
     __m512 r[16];
 #pragma GCC unroll 16
-    for (int c = 0; c < 16; ++c) r[c] = _mm512_loadu_ps(xs + poff[c]);
+    for (int c = 0; c < 16; ++c) r[c] = _mm512_loadu_ps(xs + plane(c));
     transpose16(r);
     if (col + 16 < W && col + 16 <= body) {  // all 16 in one row and in the scratch
 #pragma GCC unroll 16
@@ -106,7 +107,7 @@ DLRT_AVX512 void fill_c16(const float* x, int64_t in_plane, const DepthwiseGeome
     const __mmask16 m = avx512::tail_mask(count - p);
     __m512 r[16];
 #pragma GCC unroll 16
-    for (int c = 0; c < 16; ++c) r[c] = _mm512_maskz_loadu_ps(m, xs + poff[c]);
+    for (int c = 0; c < 16; ++c) r[c] = _mm512_maskz_loadu_ps(m, xs + plane(c));
     transpose16(r);
     for (int q = 0; q < count - p; ++q) put(r[q]);
   }
@@ -151,6 +152,7 @@ DLRT_AVX512 void c16_row(const float* in, int64_t Wp, const __m512 (&w3)[9], con
 // y (position p at y + c * out_plane + p), with the residual (same layout),
 // the clamp and any other activation (o.act: all 16 vectors of a block in one
 // call); planes [0, channels) only. out has room for n rounded up to 16.
+template <bool kPartial>
 DLRT_AVX512 void store_c16(const float* out, int64_t n, float* y, int64_t out_plane, const DepthwiseC8Output& o,
                            const float* res, int channels) {
   const __m512 lo = _mm512_set1_ps(o.lo), hi = _mm512_set1_ps(o.hi);
@@ -162,13 +164,14 @@ DLRT_AVX512 void store_c16(const float* out, int64_t n, float* y, int64_t out_pl
     const __mmask16 m = avx512::tail_mask(n - p);
 #pragma GCC unroll 16
     for (int c = 0; c < 16; ++c) {
-      if (res && c < channels) r[c] = _mm512_add_ps(r[c], _mm512_maskz_loadu_ps(m, res + c * out_plane + p));
+      if (res && (!kPartial || c < channels))
+        r[c] = _mm512_add_ps(r[c], _mm512_maskz_loadu_ps(m, res + c * out_plane + p));
       if (o.clamp) r[c] = _mm512_min_ps(hi, _mm512_max_ps(lo, r[c]));
     }
     if (o.act) avx512::act_ps_array(*o.act, r, 16);
 #pragma GCC unroll 16
     for (int c = 0; c < 16; ++c)
-      if (c < channels) _mm512_mask_storeu_ps(y + c * out_plane + p, m, r[c]);
+      if (!kPartial || c < channels) _mm512_mask_storeu_ps(y + c * out_plane + p, m, r[c]);
   }
 }
 
@@ -231,9 +234,16 @@ DLRT_AVX512 void depthwise_c16_avx512(const float* x, int64_t in_plane, const fl
   const int64_t end = row_end < 0 ? g.out_h : std::min(row_end, g.out_h);
   for (int64_t oy0 = std::max<int64_t>(row_begin, 0); oy0 < end; oy0 += band) {
     const int64_t rows = std::min(band, end - oy0);
-    fill_c16(x, in_plane, g, Wp, oy0 * sh, (rows - 1) * sh + span, ibuf, channels);
-    c16_band(ibuf, Wp, wv, f, g, rows, obuf);
-    store_c16(obuf, rows * OW, y + oy0 * OW, out_plane, o, o.residual ? o.residual + oy0 * OW : nullptr, channels);
+    const float* res = o.residual ? o.residual + oy0 * OW : nullptr;
+    if (channels == 16) {
+      fill_c16<false>(x, in_plane, g, Wp, oy0 * sh, (rows - 1) * sh + span, ibuf, 16);
+      c16_band(ibuf, Wp, wv, f, g, rows, obuf);
+      store_c16<false>(obuf, rows * OW, y + oy0 * OW, out_plane, o, res, 16);
+    } else {
+      fill_c16<true>(x, in_plane, g, Wp, oy0 * sh, (rows - 1) * sh + span, ibuf, channels);
+      c16_band(ibuf, Wp, wv, f, g, rows, obuf);
+      store_c16<true>(obuf, rows * OW, y + oy0 * OW, out_plane, o, res, channels);
+    }
   }
 }
 
@@ -247,7 +257,7 @@ DLRT_AVX512 void depthwise_c16_padded_avx512(const float* buf, int64_t Wp, const
   for (int64_t oy0 = 0; oy0 < OH; oy0 += band) {
     const int64_t rows = std::min(band, OH - oy0);
     c16_band(buf + oy0 * g.sh * Wp * 16, Wp, wv, f, g, rows, obuf);
-    store_c16(obuf, rows * OW, y + oy0 * OW, out_plane, o, o.residual ? o.residual + oy0 * OW : nullptr, 16);
+    store_c16<false>(obuf, rows * OW, y + oy0 * OW, out_plane, o, o.residual ? o.residual + oy0 * OW : nullptr, 16);
   }
 }
 
