@@ -33,20 +33,10 @@
 # About 10 minutes on a 2-core machine with the defaults.
 set -euo pipefail
 
-usage() {
-  sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//' >&2
-  exit 2
-}
-[ $# -ge 1 ] && [ $# -le 2 ] || usage
-case "$1" in -h|--help) usage ;; esac
-
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-ZOO=$(cd "$1" && pwd) || { echo "compare_ort: no zoo folder $1" >&2; exit 2; }
-PEER=${2:-$REPO/../shared/peers/ort}
-PEER=$(cd "$PEER" 2>/dev/null && pwd) || { echo "compare_ort: no ORT peer folder ${2:-$REPO/../shared/peers/ort}" >&2; exit 2; }
+# shellcheck source=bench/zoo_args.sh
+source "$(dirname "$0")/zoo_args.sh"
+parse_zoo_args compare_ort 28 "$@"
 [ -f "$PEER/ort_run.py" ] || { echo "compare_ort: $PEER/ort_run.py is missing" >&2; exit 2; }
-BUILD=${BUILD:-build}
-case "$BUILD" in /*) ;; *) BUILD=$REPO/$BUILD ;; esac
 THREADS=${THREADS:-1 2}
 ROUNDS=${ROUNDS:-3}
 CASES=${CASES:-minilm_b1s128 minilm_b8s128 minilm_b1s16 resnet18 mobilenet_v2 tiny_vit}
@@ -177,21 +167,14 @@ run_ort() {
     { log "ORT failed on $c (threads $t): $(tail -n 3 "$OUT/${c}_t${t}_r${r}_ort.err")"; rm -f "$OUT/${c}_t${t}_r${r}_ort.json"; }
 }
 
-start=$(date +%s)
-for r in $(seq 1 "$ROUNDS"); do
-  for c in $CASES; do
-    mapfile -t feeds < <(feeds_of "$c")
-    for t in $THREADS; do
-      log "round $r/$ROUNDS: $c, $t thread(s)"
-      if [ $(( r % 2 )) -eq 1 ]; then
-        run_dlrt "$c" "$t" "$r"; run_ort "$c" "$t" "$r"
-      else
-        run_ort "$c" "$t" "$r"; run_dlrt "$c" "$t" "$r"
-      fi
-    done
-  done
-done
-log "comparison took $(( $(date +%s) - start )) s"
+run_one() {  # who case threads round
+  case "$1" in
+    dlrt) run_dlrt "$2" "$3" "$4" ;;
+    ort) run_ort "$2" "$3" "$4" ;;
+  esac
+}
+who_list=(dlrt ort)
+run_rounds
 
 # The FMA rates again: on a shared host the machine's state can change during the rounds.
 "$FMA" --json > "$OUT/fma_end.json" || rm -f "$OUT/fma_end.json"

@@ -27,6 +27,9 @@
 #   WARMUP=5             untimed runs before timing, all runtimes
 #   PEERS="ort ov"       which peers to run
 #   NO_BUILD=1           do not run ninja for dlrt_cli and dlrt_fma_peak first
+#   DLRT_BIN=BUILD/dlrt  the dlrt binary to time; DLRT_LABEL names it in the results
+#   BASE_BIN=PATH        a second dlrt binary (e.g. built at an earlier commit) timed in the same
+#                        rotation, reported as "before" with its own ratios; BASE_LABEL names it
 #   SAVE=bench/results/<date>_compare_peers_<HHMM>.json   where the summary JSON goes
 #                        (relative to the repository; SAVE= leaves it in the raw folder only)
 #
@@ -35,20 +38,10 @@
 # FMA peak) and the geometric means per thread count. About 6 minutes with the defaults on 2 cores.
 set -euo pipefail
 
-usage() {
-  sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//' >&2
-  exit 2
-}
-[ $# -ge 1 ] && [ $# -le 2 ] || usage
-case "$1" in -h|--help) usage ;; esac
-
-REPO=$(cd "$(dirname "$0")/.." && pwd)
-ZOO=$(cd "$1" && pwd) || { echo "compare_peers: no zoo folder $1" >&2; exit 2; }
+# shellcheck source=bench/zoo_args.sh
+source "$(dirname "$0")/zoo_args.sh"
+parse_zoo_args compare_peers 37 "$@"
 [ -f "$ZOO/manifest.json" ] || { echo "compare_peers: $ZOO/manifest.json is missing" >&2; exit 2; }
-PEER=${2:-$REPO/../shared/peers/ort}
-PEER=$(cd "$PEER" 2>/dev/null && pwd) || { echo "compare_peers: no ORT peer folder ${2:-$REPO/../shared/peers/ort}" >&2; exit 2; }
-BUILD=${BUILD:-build}
-case "$BUILD" in /*) ;; *) BUILD=$REPO/$BUILD ;; esac
 VENVS=${VENVS:-$BUILD}
 case "$VENVS" in /*) ;; *) VENVS=$REPO/$VENVS ;; esac
 THREADS=${THREADS:-1 2}
@@ -70,9 +63,11 @@ if [ "${NO_BUILD:-0}" != 1 ]; then
   [ -f "$BUILD/build.ninja" ] || { log "$BUILD has no build.ninja: configure it first"; exit 1; }
   ninja -C "$BUILD" -j2 dlrt_cli dlrt_fma_peak >&2
 fi
-DLRT=$BUILD/dlrt
+DLRT=${DLRT_BIN:-$BUILD/dlrt}
 FMA=$BUILD/dlrt_fma_peak
 [ -x "$DLRT" ] && [ -x "$FMA" ] || { log "$DLRT or $FMA is missing (build dlrt_cli and dlrt_fma_peak)"; exit 1; }
+BASE=${BASE_BIN:-}
+[ -z "$BASE" ] || [ -x "$BASE" ] || { log "BASE_BIN $BASE is not an executable"; exit 1; }
 
 # setup_venv.sh checks the pins and installs what is missing; it fails without network.
 venv_python() {  # DIR PACKAGE==VERSION...
@@ -135,14 +130,16 @@ done
   "$(grep -o -w 'avx512f\|avx2\|fma\|avx512_bf16\|avx512_vnni\|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')" \
   "$(git -C "$REPO" rev-parse --short HEAD)" "$(git -C "$REPO" status --porcelain --untracked-files=no | wc -l)" \
   "$ROUNDS" "$THREADS" "$WARMUP" "$(uptime)" "$ORT_VERSION" "$ov_have" "${OV_DYNAMIC:-0}" \
-  "$(for c in $CASES; do tag_of "$c"; done | tr '\n' ' ')" <<'PYEOF'
+  "$(for c in $CASES; do tag_of "$c"; done | tr '\n' ' ')" "$DLRT" "${DLRT_LABEL:-}" "$BASE" "${BASE_LABEL:-}" <<'PYEOF'
 import json, sys, datetime
-(out, cpu, cores, isa, commit, dirty, rounds, threads, warmup, uptime, ort, ov, ov_dynamic, cases) = sys.argv[1:]
+(out, cpu, cores, isa, commit, dirty, rounds, threads, warmup, uptime, ort, ov, ov_dynamic, cases, dlrt,
+ label, base, base_label) = sys.argv[1:]
 json.dump({"date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"), "cpu": cpu,
            "cores": int(cores), "isa_flags": isa.split(), "commit": commit, "modified_tracked_files": int(dirty),
            "rounds": int(rounds), "threads": [int(t) for t in threads.split()], "warmup": int(warmup),
            "uptime_at_start": uptime.strip(), "ort_version": ort, "ov_version": ov,
-           "ov_static_shapes": ov_dynamic != "1", "cases": cases.split(),
+           "ov_static_shapes": ov_dynamic != "1", "cases": cases.split(), "dlrt_binary": dlrt,
+           "dlrt_label": label, "base_binary": base, "base_label": base_label,
            "tool": "bench/compare_peers.sh"}, open(out, "w"), indent=1)
 PYEOF
 
@@ -152,10 +149,11 @@ run_one() {  # who case threads round
   n=$(iters_of "$c")
   base=$OUT/$(tag_of "$c")_t${t}_r${r}_$who
   case "$who" in
-    dlrt)
-      local args=()
+    dlrt|base)
+      local args=() bin=$DLRT
+      [ "$who" = base ] && bin=$BASE
       for f in "${feeds[@]}"; do args+=(--input "$f"); done
-      "$DLRT" bench "$ZOO/${c%%/*}.onnx" --device cpu --threads "$t" --warmup "$WARMUP" --iterations "$n" \
+      "$bin" bench "$ZOO/${c%%/*}.onnx" --device cpu --threads "$t" --warmup "$WARMUP" --iterations "$n" \
         "${args[@]}" --json > "$base.json" 2> "$base.err" ;;
     ort)
       "$ORT_PY" "$REPO/bench/ort_rss.py" "$PEER/ort_run.py" --model "$ZOO/${c%%/*}.onnx" "${feeds[@]}" \
@@ -168,21 +166,8 @@ run_one() {  # who case threads round
   esac || { log "$who failed on $c ($t threads): $(tail -n 3 "$base.err")"; rm -f "$base.json"; }
 }
 
-read -r -a who_list <<< "dlrt $PEERS"
-start=$(date +%s)
-for r in $(seq 1 "$ROUNDS"); do
-  for c in $CASES; do
-    mapfile -t feeds < <(feeds_of "$c")
-    for t in $THREADS; do
-      log "round $r/$ROUNDS: $c, $t thread(s)"
-      k=${#who_list[@]}
-      for i in $(seq 0 $(( k - 1 ))); do   # round r starts with runtime (r-1) mod k
-        run_one "${who_list[$(( (i + r - 1) % k ))]}" "$c" "$t" "$r"
-      done
-    done
-  done
-done
-log "comparison took $(( $(date +%s) - start )) s"
+read -r -a who_list <<< "dlrt ${BASE:+base }$PEERS"
+run_rounds
 
 "$ORT_PY" "$REPO/bench/summarize_peers.py" "$OUT" ${SAVE:+"$SAVE"}
 echo

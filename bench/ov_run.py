@@ -18,6 +18,7 @@ Extra keys: peak_rss_mb (getrusage ru_maxrss of this process, MiB) and python_ba
 """
 import argparse
 import json
+import os
 import resource
 import statistics
 import sys
@@ -25,13 +26,8 @@ import time
 
 import numpy as np
 
-
-def rss_now_mb():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return 0.0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ort_rss import rss_now_mb  # noqa: E402  (resident memory now, MiB)
 
 
 def parse_args(argv):

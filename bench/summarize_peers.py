@@ -3,8 +3,8 @@
 
   summarize_peers.py RESULTS_DIR [JSON_OUT]
 
-Reads <case>_t<threads>_r<round>_{dlrt,ort,ov}.json (dlrt bench --json, ort_rss.py and ov_run.py
-reports), meta.json, fma.json (dlrt_fma_peak --json) and flops_<case>.json (flops.py). Per case
+Reads <case>_t<threads>_r<round>_{dlrt,base,ort,ov}.json (dlrt bench --json, ort_rss.py and ov_run.py
+reports; base: a second dlrt binary, BASE_BIN), meta.json, fma.json (dlrt_fma_peak --json) and flops_<case>.json (flops.py). Per case
 and thread count each figure is the median over rounds of that round's figure (latency: the
 round's median run). Ratios are dlrt / peer (below 1: dlrt better); "best" is dlrt / min(ORT, OV).
 The peers' RSS is net of the Python interpreter and numpy (python_baseline_rss_mb).
@@ -43,7 +43,7 @@ def main(argv):
     order = meta.get("cases", [])
     runs = {}
     for path in glob.glob(os.path.join(d, "*_t*_r*_*.json")):
-        m = re.match(r"(.+)_t(\d+)_r(\d+)_(dlrt|ort|ov)\.json$", os.path.basename(path))
+        m = re.match(r"(.+)_t(\d+)_r(\d+)_(dlrt|base|ort|ov)\.json$", os.path.basename(path))
         if m:
             rep = load(path)
             if rep:
@@ -52,17 +52,19 @@ def main(argv):
     for case, threads in sorted(runs, key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[0], k[1])):
         r = runs[(case, threads)]
         row = {"case": case, "threads": threads}
-        for who in ("dlrt",) + PEERS:
+        for who in ("dlrt", "base") + PEERS:
             reps = r.get(who, [])
             row[f"{who}_rounds"] = len(reps)
             row[f"{who}_round_medians_ms"] = [x["latency_ms"]["median"] for x in reps]
             row[f"{who}_ms"] = med(row[f"{who}_round_medians_ms"])
             row[f"{who}_create_ms"] = med([x.get("session_create_ms") for x in reps])
-            row[f"{who}_rss_mb"] = med([(x.get("peak_rss_mb") if who == "dlrt" else net_rss(x)) for x in reps])
+            row[f"{who}_rss_mb"] = med([(x.get("peak_rss_mb") if who in ("dlrt", "base") else net_rss(x)) for x in reps])
         peers_ms = [row[f"{p}_ms"] for p in PEERS if row[f"{p}_ms"]]
         row["best_peer_ms"] = min(peers_ms) if peers_ms else None
         for p in PEERS + ("best_peer",):
             row[f"ratio_{p}"] = ratio(row["dlrt_ms"], row[f"{p}_ms"])
+        row["base_ratio_best_peer"] = ratio(row["base_ms"], row["best_peer_ms"])
+        row["ratio_base"] = ratio(row["dlrt_ms"], row["base_ms"])
         for p in PEERS:
             row[f"create_ratio_{p}"] = ratio(row["dlrt_create_ms"], row[f"{p}_create_ms"])
             row[f"rss_ratio_{p}"] = ratio(row["dlrt_rss_mb"], row[f"{p}_rss_mb"])
@@ -76,10 +78,14 @@ def main(argv):
                 row["dlrt_peak_share_pct"] = 100 * row["dlrt_gflops"] / peak
         rows.append(row)
 
+    has_base = any(r["base_ms"] for r in rows)
     out = ["| case | threads | dlrt ms | ORT ms | OV ms | /ORT | /OV | **/min** | create ms dlrt / ORT / OV "
-           "| peak RSS MiB dlrt / ORT / OV | dlrt GFLOP/s (% FMA peak) |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "| peak RSS MiB dlrt / ORT / OV | dlrt GFLOP/s (% FMA peak) |" +
+           (" before ms | before /min | dlrt / before |" if has_base else ""),
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if has_base else "")]
     for r in rows:
+        before = (f" {fmt(r['base_ms'])} | {fmt(r['base_ratio_best_peer'])} | {fmt(r['ratio_base'])} |"
+                  if has_base else "")
         share = ""
         if r.get("dlrt_gflops"):
             share = f"{fmt(r['dlrt_gflops'], 1)}"
@@ -88,30 +94,33 @@ def main(argv):
         out.append(f"| {r['case']} | {r['threads']} | {fmt(r['dlrt_ms'])} | {fmt(r['ort_ms'])} | {fmt(r['ov_ms'])} | "
                    f"{fmt(r['ratio_ort'])} | {fmt(r['ratio_ov'])} | **{fmt(r['ratio_best_peer'])}** | "
                    f"{fmt(r['dlrt_create_ms'], 0)} / {fmt(r['ort_create_ms'], 0)} / {fmt(r['ov_create_ms'], 0)} | "
-                   f"{fmt(r['dlrt_rss_mb'], 0)} / {fmt(r['ort_rss_mb'], 0)} / {fmt(r['ov_rss_mb'], 0)} | {share} |")
+                   f"{fmt(r['dlrt_rss_mb'], 0)} / {fmt(r['ort_rss_mb'], 0)} / {fmt(r['ov_rss_mb'], 0)} | {share} |" + before)
     out.append("")
     out.append("| threads | cases | geomean /ORT | /OV | **/min(ORT, OV)** | cases <= 1.00 vs min "
-               "| create /ORT | /OV | RSS /ORT | /OV |")
-    out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+               "| create /ORT | /OV | RSS /ORT | /OV |" + (" before /min | dlrt / before |" if has_base else ""))
+    out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if has_base else ""))
     geo = {}
     for t in sorted({r["threads"] for r in rows}) + ["all"]:
         sel = [r for r in rows if t == "all" or r["threads"] == t]
         g = {k: geomean([r[k] for r in sel]) for k in
              ("ratio_ort", "ratio_ov", "ratio_best_peer", "create_ratio_ort", "create_ratio_ov",
-              "rss_ratio_ort", "rss_ratio_ov")}
+              "rss_ratio_ort", "rss_ratio_ov", "base_ratio_best_peer", "ratio_base")}
         g["cases"] = len(sel)
         g["cases_at_most_1"] = sum(1 for r in sel if r["ratio_best_peer"] and r["ratio_best_peer"] <= 1.0)
         geo[str(t)] = g
         out.append(f"| {t} | {g['cases']} | {fmt(g['ratio_ort'])} | {fmt(g['ratio_ov'])} | "
                    f"**{fmt(g['ratio_best_peer'])}** | {g['cases_at_most_1']}/{g['cases']} | "
                    f"{fmt(g['create_ratio_ort'])} | {fmt(g['create_ratio_ov'])} | {fmt(g['rss_ratio_ort'])} | "
-                   f"{fmt(g['rss_ratio_ov'])} |")
+                   f"{fmt(g['rss_ratio_ov'])} |" +
+                   (f" {fmt(g['base_ratio_best_peer'])} | {fmt(g['ratio_base'])} |" if has_base else ""))
     out.append("")
     if fma:
         out.append(f"fp32 FMA peak (dlrt_fma_peak, {fma.get('isa')}): {fmt(fma.get('gflops_1_thread'), 1)} GFLOP/s "
                    f"on 1 thread, {fmt(fma.get('gflops_n_threads'), 1)} on {fma.get('threads')}; "
                    "GFLOP per run from bench/flops.py (Conv/ConvTranspose/MatMul/Gemm).")
-    out.append(f"Machine: {meta.get('cpu')}, {meta.get('cores')} cores; dlrt {meta.get('commit')}, "
+    if has_base:
+        out.append(f"before: {meta.get('base_label') or meta.get('base_binary')}, timed in the same rotation.")
+    out.append(f"Machine: {meta.get('cpu')}, {meta.get('cores')} cores; dlrt {meta.get('dlrt_label') or meta.get('commit')}, "
                f"onnxruntime {meta.get('ort_version')}, openvino {meta.get('ov_version')}; "
                f"{meta.get('rounds')} alternating rounds, {meta.get('date_utc')} UTC.")
     text = "\n".join(out)

@@ -434,23 +434,39 @@ TEST(Passes, ExpandDepthwiseFusesPointwiseThenDepthwise) {
   }
 }
 
+// x [1, 6, 9, 10] (a 9 x 10 = 90-position plane) -> 1x1 Conv to `channels`
+// -> Relu -> depthwise 3x3 (pad 1) -> Relu, the graph's output; returns the
+// first Relu (the expanded plane). Weights from seeds `seed` and `seed` + 1.
+ir::ValueId expand_then_depthwise(GraphBuilder& b, int64_t channels, uint32_t seed) {
+  auto x = b.input("x", {1, 6, 9, 10});
+  auto e = b.node("Conv", {x, b.constant("we", random_tensor({channels, 6, 1, 1}, seed))});
+  auto r = b.node("Relu", {e});
+  auto d = b.node("Conv", {r, b.constant("wd", random_tensor({channels, 1, 3, 3}, seed + 1))},
+                  {{"group", ai(channels)}, {"pads", ais({1, 1, 1, 1})}});
+  b.output(b.node("Relu", {d}));
+  return r;
+}
+
+// bias-activation then expand-depthwise, on a context `setup` adjusts first.
+template <typename Setup>
+auto expand_depthwise_passes(Setup setup) {
+  return [setup](ir::Graph& g, p::PassContext& ctx) {
+    setup(ctx);
+    p::fuse_bias_activation(g, ctx);
+    return p::fuse_expand_depthwise(g, ctx);
+  };
+}
+
 // With expand_depthwise_min_positions (AVX-512 CPUs: 64), an expanded plane
 // of fewer positions is left to the separate convs; one of at least as many fuses.
 TEST(Passes, ExpandDepthwiseSkipsPlanesUnderTheMinimum) {
   if (!cpu::KernelRegistry::builtin().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
   for (int64_t min_positions : {91, 90}) {
-    auto both = [min_positions](ir::Graph& g, p::PassContext& ctx) {
+    auto both = expand_depthwise_passes([min_positions](p::PassContext& ctx) {
       ctx.expand_depthwise_min_positions = min_positions;
-      p::fuse_bias_activation(g, ctx);
-      return p::fuse_expand_depthwise(g, ctx);
-    };
+    });
     GraphBuilder b;
-    auto x = b.input("x", {1, 6, 9, 10});  // a 9 x 10 = 90-position plane
-    auto e = b.node("Conv", {x, b.constant("we", random_tensor({16, 6, 1, 1}, 55))});
-    auto r = b.node("Relu", {e});
-    auto d = b.node("Conv", {r, b.constant("wd", random_tensor({16, 1, 3, 3}, 56))},
-                    {{"group", ai(16)}, {"pads", ais({1, 1, 1, 1})}});
-    b.output(b.node("Relu", {d}));
+    const ir::ValueId r = expand_then_depthwise(b, 16, 55);
     // The expanded plane's shape, as the importer's shape inference records it.
     ir::TypeInfo& t = b.graph()->values[r].type;
     t.dtype = DType::kFloat32;
@@ -467,18 +483,11 @@ TEST(Passes, ExpandDepthwiseChannelMultiple) {
   if (!cpu::KernelRegistry::builtin().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
   for (int64_t channels : {24, 32})
     for (int64_t multiple : {8, 16}) {
-      auto both = [multiple](ir::Graph& g, p::PassContext& ctx) {
+      auto both = expand_depthwise_passes([multiple](p::PassContext& ctx) {
         ctx.expand_depthwise_channel_multiple = multiple;
-        p::fuse_bias_activation(g, ctx);
-        return p::fuse_expand_depthwise(g, ctx);
-      };
+      });
       GraphBuilder b;
-      auto x = b.input("x", {1, 6, 9, 10});
-      auto e = b.node("Conv", {x, b.constant("we", random_tensor({channels, 6, 1, 1}, 80))});
-      auto r = b.node("Relu", {e});
-      auto d = b.node("Conv", {r, b.constant("wd", random_tensor({channels, 1, 3, 3}, 81))},
-                      {{"group", ai(channels)}, {"pads", ais({1, 1, 1, 1})}});
-      b.output(b.node("Relu", {d}));
+      expand_then_depthwise(b, channels, 80);
       SCOPED_TRACE(std::to_string(channels) + " channels, multiple " + std::to_string(multiple));
       check_pass(b.graph(), {random_tensor({1, 6, 9, 10}, 82, -2, 2)}, both, "expand-depthwise",
                  channels % multiple == 0 ? 1 : 0, 2e-5f);
