@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../device/fake_sysfs.h"
+#include "../backends/double_test_util.h"
 #include "../tools/cli_test_util.h"
 #include "backend/registry.h"
 #include "backends/cuda/cuda_executable.h"
@@ -41,6 +42,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::quote;
+using testing::check_mlp_run;
+using testing::close_to;
+using testing::json_in_output;
 using testing::run_command;
 
 const std::string kDoubleDir = DLRT_CUDA_DOUBLE_DIR;
@@ -70,12 +74,6 @@ std::string cuda_env(const std::string& lib_path, const fs::path& home, const st
   return e + extra + " ";
 }
 
-nlohmann::json parse_json(const std::string& out) {
-  auto start = out.find('{');
-  if (start == std::string::npos) return nlohmann::json();
-  return nlohmann::json::parse(out.substr(start), nullptr, false);
-}
-
 std::map<std::string, long> read_stats(const fs::path& file) {
   std::map<std::string, long> m;
   std::ifstream f(file);
@@ -85,19 +83,6 @@ std::map<std::string, long> read_stats(const fs::path& file) {
     if (eq != std::string::npos) m[line.substr(0, eq)] += std::atol(line.c_str() + eq + 1);
   }
   return m;
-}
-
-// |a-e| <= 1e-4 + 1e-3 |e| everywhere.
-::testing::AssertionResult matches(const Tensor& got, const Tensor& want) {
-  if (got.shape() != want.shape())
-    return ::testing::AssertionFailure() << "shape " << shape_to_string(got.shape()) << " vs " << shape_to_string(want.shape());
-  if (got.dtype() != DType::kFloat32 || want.dtype() != DType::kFloat32) return ::testing::AssertionFailure() << "not float32";
-  for (int64_t i = 0; i < want.size(); ++i) {
-    double a = got.data<float>()[i], e = want.data<float>()[i];
-    if (!(std::fabs(a - e) <= 1e-4 + 1e-3 * std::fabs(e)))
-      return ::testing::AssertionFailure() << "element " << i << ": " << a << " vs " << e;
-  }
-  return ::testing::AssertionSuccess();
 }
 
 bool have_cuda_backend() { return backend::BackendRegistry::global().find("cuda") != nullptr; }
@@ -127,7 +112,7 @@ class CudaDouble : public ::testing::Test {
     auto r = run_command(dlrt(lib_path, extra, "devices --json " + more_args));
     EXPECT_EQ(r.exit_code, 0) << r.output;
     last_output_ = r.output;
-    nlohmann::json j = parse_json(r.output);
+    nlohmann::json j = json_in_output(r.output);
     if (all) *all = j;
     if (!j.is_object()) return nlohmann::json();
     for (const auto& b : j["backends"])
@@ -148,21 +133,8 @@ class CudaDouble : public ::testing::Test {
     auto r = run_command(dlrt(lib_path, extra,
                               "run " + quote(model("mlp.onnx")) + " --device " + device + " --json --input x=" +
                                   quote(model("mlp_input.npy")) + " --output-dir " + quote(out)));
-    EXPECT_FALSE(r.signaled) << r.output;
-    EXPECT_EQ(r.exit_code, expect_exit) << r.output;
     last_output_ = r.output;
-    if (r.exit_code != 0) return nlohmann::json();
-    if (expect_cpu) {
-      auto got = read_npy_file(out + "/probs.npy");
-      auto want = read_npy_file(model("mlp_expected.npy"));
-      EXPECT_TRUE(got.ok() && want.ok()) << r.output;
-      if (got.ok() && want.ok()) {
-        EXPECT_TRUE(matches(*got, *want));
-      }
-    }
-    auto j = parse_json(r.output);
-    EXPECT_TRUE(j.is_object() && j.contains("report")) << r.output;
-    return j;
+    return check_mlp_run(r, out, models_, expect_exit, expect_cpu);
   }
 
   std::string models_;
@@ -327,7 +299,7 @@ TEST_F(CudaDouble, GpuSpecPrefersCudaAndOpenClStaysSelectable) {
   auto plan = [&](const std::string& device) {
     auto r = run_command(dlrt(dir, "", "inspect " + quote(model("mlp.onnx")) + " --device " + device + " --json"));
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    return parse_json(r.output);
+    return json_in_output(r.output);
   };
   auto j = plan("gpu");
   ASSERT_TRUE(j.is_object() && j.contains("placement")) << last_output_;
@@ -338,7 +310,7 @@ TEST_F(CudaDouble, GpuSpecPrefersCudaAndOpenClStaysSelectable) {
   EXPECT_EQ(j["placement"][0]["device"], "cuda:0") << j.dump(1);
   // opencl stays selectable by name where this machine has an OpenCL device.
   auto b = run_command(dlrt(dir, "", "devices --json"));
-  auto dj = parse_json(b.output);
+  auto dj = json_in_output(b.output);
   bool have_opencl = false;
   for (const auto& d : dj["backend_devices"]) have_opencl |= d["spec"] == "opencl:0";
   if (have_opencl) {
@@ -511,7 +483,7 @@ TEST(CudaDoubleChild, SessionFallsBackOrFailsWhenStrict) {
       RunReport rep;
       auto y = (*s)->run(feeds, &rep);
       ASSERT_TRUE(y.ok()) << y.status().to_string();
-      EXPECT_TRUE(matches((*y)[0], *want));
+      EXPECT_TRUE(close_to((*y)[0], *want));
       ASSERT_FALSE(rep.partitions.empty());
       EXPECT_EQ(rep.partitions[0].backend, "cpu");
       EXPECT_TRUE(rep.partitions[0].degraded);

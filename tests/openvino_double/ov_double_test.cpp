@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../backends/double_test_util.h"
 #include "../tools/cli_test_util.h"
 #include "backend/dynamic_library.h"
 #include "backend/registry.h"
@@ -39,6 +40,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::quote;
+using testing::check_mlp_run;
+using testing::close_to;
+using testing::json_in_output;
 using testing::run_command;
 
 const std::string kDoubleDir = DLRT_OV_DOUBLE_DIR;
@@ -63,12 +67,6 @@ std::string ov_env(const std::string& lib_dir, const fs::path& home, const std::
          " ";
 }
 
-nlohmann::json parse_json(const std::string& out) {
-  auto start = out.find('{');
-  if (start == std::string::npos) return nlohmann::json();
-  return nlohmann::json::parse(out.substr(start), nullptr, false);
-}
-
 std::map<std::string, long> read_stats(const fs::path& file) {
   std::map<std::string, long> m;
   std::ifstream f(file);
@@ -78,28 +76,6 @@ std::map<std::string, long> read_stats(const fs::path& file) {
     if (eq != std::string::npos) m[line.substr(0, eq)] = std::atol(line.c_str() + eq + 1);
   }
   return m;
-}
-
-double as_double(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DType::kFloat32: return t.data<float>()[i];
-    case DType::kFloat64: return t.data<double>()[i];
-    case DType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
-    case DType::kInt32: return t.data<int32_t>()[i];
-    default: return std::nan("");
-  }
-}
-
-// |a-e| <= 1e-4 + 1e-3 |e| everywhere.
-::testing::AssertionResult matches(const Tensor& got, const Tensor& want) {
-  if (got.shape() != want.shape())
-    return ::testing::AssertionFailure() << "shape " << shape_to_string(got.shape()) << " vs " << shape_to_string(want.shape());
-  for (int64_t i = 0; i < want.size(); ++i) {
-    double a = as_double(got, i), e = as_double(want, i);
-    if (!(std::fabs(a - e) <= 1e-4 + 1e-3 * std::fabs(e)))
-      return ::testing::AssertionFailure() << "element " << i << ": " << a << " vs " << e;
-  }
-  return ::testing::AssertionSuccess();
 }
 
 class OvDouble : public ::testing::Test {
@@ -130,19 +106,8 @@ class OvDouble : public ::testing::Test {
     auto r = run_command(dlrt(lib_dir, extra,
                               "run " + quote(model_file.empty() ? model("mlp.onnx") : model_file) + " --device " + device +
                                   " --json --input x=" + quote(model("mlp_input.npy")) + " --output-dir " + quote(out)));
-    EXPECT_FALSE(r.signaled) << r.output;
-    EXPECT_EQ(r.exit_code, expect_exit) << r.output;
     last_output_ = r.output;
-    if (r.exit_code != 0) return nlohmann::json();
-    auto got = read_npy_file(out + "/probs.npy");
-    auto want = read_npy_file(model("mlp_expected.npy"));
-    EXPECT_TRUE(got.ok() && want.ok()) << r.output;
-    if (got.ok() && want.ok()) {
-      EXPECT_TRUE(matches(*got, *want));
-    }
-    auto j = parse_json(r.output);
-    EXPECT_TRUE(j.is_object() && j.contains("report")) << r.output;
-    return j;
+    return check_mlp_run(r, out, models_, expect_exit, /*check_values=*/true);
   }
 
   std::string models_;
@@ -294,7 +259,7 @@ TEST_F(OvDouble, ImportedBytesLiveAsLongAsTheCompiledModel) {
                               "run " + quote(model("conv_net.onnx")) + " --device " + device + " --json"));
     EXPECT_FALSE(r.signaled) << r.output;
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    auto j = parse_json(r.output);
+    auto j = json_in_output(r.output);
     ASSERT_TRUE(j.is_object()) << r.output;
     EXPECT_EQ(j["report"][0]["backend"], "openvino") << r.output;
     EXPECT_FALSE(j["report"][0]["degraded"].get<bool>()) << r.output;
@@ -305,7 +270,7 @@ TEST_F(OvDouble, ImportedBytesLiveAsLongAsTheCompiledModel) {
 
 // `dlrt devices --json`'s entry for the openvino backend.
 nlohmann::json openvino_entry(const std::string& output) {
-  auto j = parse_json(output);
+  auto j = json_in_output(output);
   if (!j.is_object()) return nlohmann::json();
   for (const auto& b : j["backends"])
     if (b["name"] == "openvino") return b;
@@ -424,7 +389,7 @@ TEST_F(OvDouble, CompileForAVirtualNpuThenRunWhereThereIsOne) {
   auto c = run_command(dlrt(kDoubleDir, "OV_DOUBLE_NO_NPU=1",
                             "compile " + quote(model("mlp.onnx")) + " --device openvino:NPU --json -o " + quote(out)));
   ASSERT_EQ(c.exit_code, 0) << c.output;
-  auto j = parse_json(c.output);
+  auto j = json_in_output(c.output);
   ASSERT_TRUE(j.is_object()) << c.output;
   ASSERT_EQ(j["partitions"].size(), 1u) << c.output;
   EXPECT_EQ(j["partitions"][0]["device"], "openvino:NPU");
@@ -510,7 +475,7 @@ TEST(OvDoubleChild, EightCallersShareTwoRequests) {
       for (int i = 0; i < 25; ++i) {
         RunReport rep;
         auto y = (*s)->run(feeds, &rep);
-        if (!y.ok() || !matches((*y)[0], *want)) ++failures;
+        if (!y.ok() || !close_to((*y)[0], *want)) ++failures;
         if (!rep.partitions.empty() && rep.partitions[0].device == "openvino:NPU") ++on_npu;
       }
     });
@@ -553,7 +518,7 @@ TEST(OvDoubleChild, WarmStartServesOnCpuDuringASlowCompile) {
   RunReport rep;
   auto y = (*s)->run(feeds, &rep);
   ASSERT_TRUE(y.ok()) << y.status().to_string();
-  EXPECT_TRUE(matches((*y)[0], *want));
+  EXPECT_TRUE(close_to((*y)[0], *want));
   ASSERT_EQ(rep.partitions.size(), 1u);
   EXPECT_EQ(rep.partitions[0].backend, "cpu");
   EXPECT_NE(rep.partitions[0].reason.find("warm start"), std::string::npos) << rep.partitions[0].reason;
@@ -562,7 +527,7 @@ TEST(OvDoubleChild, WarmStartServesOnCpuDuringASlowCompile) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     y = (*s)->run(feeds, &rep);
     ASSERT_TRUE(y.ok()) << y.status().to_string();
-    EXPECT_TRUE(matches((*y)[0], *want));
+    EXPECT_TRUE(close_to((*y)[0], *want));
     switched = rep.partitions[0].device == "openvino:NPU";
   }
   EXPECT_TRUE(switched) << "never switched to openvino:NPU: " << rep.partitions[0].reason;
@@ -602,7 +567,7 @@ TEST_F(OvDouble, ZooModelsMatchThroughTheNpu) {
     for (const auto& [in, path] : c["inputs"].items()) cmd += " --input " + quote(in + "=" + (root / path.get<std::string>()).string());
     auto r = run_command(dlrt(kDoubleDir, "", cmd));
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    auto j = parse_json(r.output);
+    auto j = json_in_output(r.output);
     ASSERT_TRUE(j.is_object()) << r.output;
     int npu_nodes = 0;
     for (const auto& p : j["report"])
@@ -614,7 +579,7 @@ TEST_F(OvDouble, ZooModelsMatchThroughTheNpu) {
       for (char ch : oname) safe += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-') ? ch : '_';
       auto got = read_npy_file((out / (safe + ".npy")).string());
       ASSERT_TRUE(want.ok() && got.ok()) << oname;
-      EXPECT_TRUE(matches(*got, *want)) << oname;
+      EXPECT_TRUE(close_to(*got, *want)) << oname;
     }
     std::printf("ov double zoo: %s/%s ok, %d nodes on openvino:NPU\n", name.c_str(), case_name.c_str(), npu_nodes);
     ++checked;
