@@ -99,10 +99,70 @@ std::vector<std::string> split_list(const std::string& s, char sep) {
   return out;
 }
 
+namespace {
+
+// The first C++ runtime type-information object (typeinfo for std::...) the
+// main program copy-relocates, read from its dynamic section; "" when none.
+int first_copied_typeinfo(struct dl_phdr_info* info, size_t, void* data) {
+  auto* out = static_cast<std::string*>(data);
+  // The main program is the first object dl_iterate_phdr reports.
+  const ElfW(Addr) base = info->dlpi_addr;
+  const ElfW(Dyn)* dyn = nullptr;
+  for (int i = 0; i < info->dlpi_phnum; ++i)
+    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) dyn = reinterpret_cast<const ElfW(Dyn)*>(base + info->dlpi_phdr[i].p_vaddr);
+  if (dyn == nullptr) return 1;
+  ElfW(Addr) rela = 0, symtab = 0, strtab = 0;
+  size_t relasz = 0, relaent = sizeof(ElfW(Rela));
+  for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d) {
+    if (d->d_tag == DT_RELA) rela = d->d_un.d_ptr;
+    if (d->d_tag == DT_RELASZ) relasz = d->d_un.d_val;
+    if (d->d_tag == DT_RELAENT) relaent = d->d_un.d_val;
+    if (d->d_tag == DT_SYMTAB) symtab = d->d_un.d_ptr;
+    if (d->d_tag == DT_STRTAB) strtab = d->d_un.d_ptr;
+  }
+  if (rela == 0 || symtab == 0 || strtab == 0 || relaent == 0) return 1;
+  // glibc relocates these addresses in place; other loaders may not.
+  auto at = [&](ElfW(Addr) a) { return a < base ? base + a : a; };
+#if defined(__x86_64__)
+  constexpr unsigned kCopy = R_X86_64_COPY;
+#elif defined(__aarch64__)
+  constexpr unsigned kCopy = R_AARCH64_COPY;
+#else
+  return 1;
+#endif
+  const auto* syms = reinterpret_cast<const ElfW(Sym)*>(at(symtab));
+  const char* names = reinterpret_cast<const char*>(at(strtab));
+  for (size_t off = 0; off + sizeof(ElfW(Rela)) <= relasz; off += relaent) {
+    const auto* r = reinterpret_cast<const ElfW(Rela)*>(at(rela) + off);
+    if (ELF64_R_TYPE(r->r_info) != kCopy) continue;
+    const char* n = names + syms[ELF64_R_SYM(r->r_info)].st_name;
+    if (std::strncmp(n, "_ZTISt", 6) == 0 || std::strncmp(n, "_ZTINSt", 7) == 0) {
+      *out = n;
+      break;
+    }
+  }
+  return 1;  // the main program only
+}
+
+}  // namespace
+
+std::string program_copies_cxx_typeinfo() {
+  static const std::string name = [] {
+    std::string n;
+    ::dl_iterate_phdr(first_copied_typeinfo, &n);
+    return n;
+  }();
+  return name;
+}
+
 Result<std::shared_ptr<DynamicLibrary>> DynamicLibrary::open_file(const std::string& path, bool own_symbols_first) {
   int flags = RTLD_NOW | RTLD_LOCAL;
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-  if (own_symbols_first) flags |= RTLD_DEEPBIND;
+  // Not when the program holds its own copies of the C++ runtime's type
+  // information: the library would then compare types against the originals
+  // while the C++ runtime uses the program's copies (OpenVINO 2026.4.1
+  // crashed so). Without RTLD_DEEPBIND it binds to the same copies.
+  if (own_symbols_first && program_copies_cxx_typeinfo().empty()) flags |= RTLD_DEEPBIND;
 #else
   (void)own_symbols_first;
 #endif

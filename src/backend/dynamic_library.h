@@ -40,7 +40,8 @@ struct LibrarySearch {
   // the process's (RTLD_DEEPBIND), so that C++ runtime code the host program
   // exports (its own instantiations of std::string members, say) is never
   // bound into the vendor's code. Off in sanitizer builds, whose runtimes
-  // refuse RTLD_DEEPBIND.
+  // refuse RTLD_DEEPBIND, and in a program that copy-relocates the C++
+  // runtime's type information (program_copies_cxx_typeinfo).
   bool own_symbols_first = false;
 };
 
@@ -75,6 +76,13 @@ class DynamicLibrary {
   std::string path_;
   bool unload_on_destroy_ = false;
 };
+
+// The first type-information object of the C++ runtime (typeinfo for
+// std::...) that the main program copy-relocates into itself ("" when none):
+// a position-dependent or PIE program using <regex> or locale facets
+// directly gets such copies. Libraries loaded with RTLD_DEEPBIND into such a
+// program see other addresses for those types than the C++ runtime does.
+std::string program_copies_cxx_typeinfo();
 
 // Paths matching a glob pattern, newest version first ("lib.so.13" before
 // "lib.so.9"): the order library searches try versioned sonames in.
