@@ -101,8 +101,20 @@ std::vector<std::string> split_list(const std::string& s, char sep) {
 
 namespace {
 
-// The first C++ runtime type-information object (typeinfo for std::...) the
-// main program copy-relocates, read from its dynamic section; "" when none.
+// Whether `name` is the typeinfo of std::locale::facet or of a standard
+// facet (the types std::use_facet compares by address).
+bool is_facet_typeinfo(const char* name) {
+  if (std::strncmp(name, "_ZTI", 4) != 0) return false;
+  static const char* const kFacets[] = {"locale5facet", "5ctype", "7collate", "8numpunct", "7num_get", "7num_put",
+                                        "10moneypunct", "9money_get", "9money_put", "8messages", "7codecvt",
+                                        "8time_get", "8time_put", "10__timepunct", "21__ctype_abstract_base"};
+  for (const char* f : kFacets)
+    if (std::strstr(name, f)) return true;
+  return false;
+}
+
+// The first locale-facet type-information object of the C++ runtime the main
+// program copy-relocates, read from its dynamic section; "" when none.
 int first_copied_typeinfo(struct dl_phdr_info* info, size_t, void* data) {
   auto* out = static_cast<std::string*>(data);
   // The main program is the first object dl_iterate_phdr reports.
@@ -136,7 +148,7 @@ int first_copied_typeinfo(struct dl_phdr_info* info, size_t, void* data) {
     const auto* r = reinterpret_cast<const ElfW(Rela)*>(at(rela) + off);
     if (ELF64_R_TYPE(r->r_info) != kCopy) continue;
     const char* n = names + syms[ELF64_R_SYM(r->r_info)].st_name;
-    if (std::strncmp(n, "_ZTISt", 6) == 0 || std::strncmp(n, "_ZTINSt", 7) == 0) {
+    if (is_facet_typeinfo(n)) {
       *out = n;
       break;
     }
@@ -158,10 +170,12 @@ std::string program_copies_cxx_typeinfo() {
 Result<std::shared_ptr<DynamicLibrary>> DynamicLibrary::open_file(const std::string& path, bool own_symbols_first) {
   int flags = RTLD_NOW | RTLD_LOCAL;
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-  // Not when the program holds its own copies of the C++ runtime's type
-  // information: the library would then compare types against the originals
-  // while the C++ runtime uses the program's copies (OpenVINO 2026.4.1
-  // crashed so). Without RTLD_DEEPBIND it binds to the same copies.
+  // Not when the program holds its own copies of the locale facets' type
+  // information: the library would then look facets up by the originals
+  // while the C++ runtime registered them under the program's copies
+  // (OpenVINO 2026.4.1 crashed so). Without RTLD_DEEPBIND it binds to the
+  // same copies. (Other copied typeinfo, e.g. std::runtime_error's, is fine
+  // with RTLD_DEEPBIND, and OpenVINO 2025.4.1 aborted in free() without it.)
   if (own_symbols_first && program_copies_cxx_typeinfo().empty()) flags |= RTLD_DEEPBIND;
 #else
   (void)own_symbols_first;

@@ -40,8 +40,8 @@ struct LibrarySearch {
   // the process's (RTLD_DEEPBIND), so that C++ runtime code the host program
   // exports (its own instantiations of std::string members, say) is never
   // bound into the vendor's code. Off in sanitizer builds, whose runtimes
-  // refuse RTLD_DEEPBIND, and in a program that copy-relocates the C++
-  // runtime's type information (program_copies_cxx_typeinfo).
+  // refuse RTLD_DEEPBIND, and in a program that copy-relocates the locale
+  // facets' type information (program_copies_cxx_typeinfo).
   bool own_symbols_first = false;
 };
 
@@ -77,11 +77,12 @@ class DynamicLibrary {
   bool unload_on_destroy_ = false;
 };
 
-// The first type-information object of the C++ runtime (typeinfo for
-// std::...) that the main program copy-relocates into itself ("" when none):
-// a position-dependent or PIE program using <regex> or locale facets
-// directly gets such copies. Libraries loaded with RTLD_DEEPBIND into such a
-// program see other addresses for those types than the C++ runtime does.
+// The first type-information object of a standard locale facet (typeinfo
+// for std::ctype<char>, std::locale::facet, ...) that the main program
+// copy-relocates into itself ("" when none): a position-dependent or PIE
+// program using <regex> or locale facets directly gets such copies. A library
+// loaded with RTLD_DEEPBIND into such a program looks facets up under other
+// addresses than the C++ runtime registered them with.
 std::string program_copies_cxx_typeinfo();
 
 // Paths matching a glob pattern, newest version first ("lib.so.13" before
