@@ -234,22 +234,34 @@ DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, 
     float* ym = out.y + m * out.plane;
     const float* zm = out.residual ? out.residual + m * out.plane : nullptr;
     const __m512 bias = _mm512_set1_ps(out.bias ? out.bias[m] : 0.0f);
-    __m512 r[NV];
-#pragma GCC unroll 3
-    for (int v = 0; v < NV; ++v) {
-      r[v] = _mm512_add_ps(acc[i][v], bias);
+    auto pre = [&](int v) DLRT_AVX512 {  // bias and residual
+      __m512 r = _mm512_add_ps(acc[i][v], bias);
       if (zm) {
         __m512 z = _mm512_maskz_loadu_ps(k1[v], zm + o1[v]);
         if (k2[v]) z = _mm512_mask_loadu_ps(z, k2[v], zm + o2[v]);
-        r[v] = _mm512_add_ps(r[v], z);
+        r = _mm512_add_ps(r, z);
       }
-      if (out.clamp) r[v] = _mm512_min_ps(hi, _mm512_max_ps(lo, r[v]));
-    }
-    if (out.other_act) avx512::act_ps_array(*out.act, r, NV);
+      return r;
+    };
+    auto put = [&](int v, __m512 r) DLRT_AVX512 {
+      _mm512_mask_storeu_ps(ym + o1[v], k1[v], r);
+      if (k2[v]) _mm512_mask_storeu_ps(ym + o2[v], k2[v], r);
+    };
+    if (out.other_act) {
+      // (Apart from the clamp path, whose values never go through memory.)
+      __m512 r[NV];
 #pragma GCC unroll 3
-    for (int v = 0; v < NV; ++v) {
-      _mm512_mask_storeu_ps(ym + o1[v], k1[v], r[v]);
-      if (k2[v]) _mm512_mask_storeu_ps(ym + o2[v], k2[v], r[v]);
+      for (int v = 0; v < NV; ++v) r[v] = pre(v);
+      avx512::act_ps_array(*out.act, r, NV);
+#pragma GCC unroll 3
+      for (int v = 0; v < NV; ++v) put(v, r[v]);
+    } else {
+#pragma GCC unroll 3
+      for (int v = 0; v < NV; ++v) {
+        __m512 r = pre(v);
+        if (out.clamp) r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));
+        put(v, r);
+      }
     }
     if (kExtra && ex_at >= 0) {
       float e = ex[i] + (out.bias ? out.bias[m] : 0.0f);

@@ -168,7 +168,16 @@ DLRT_AVX512 void store_c16(const float* out, int64_t n, float* y, int64_t out_pl
         r[c] = _mm512_add_ps(r[c], _mm512_maskz_loadu_ps(m, res + c * out_plane + p));
       if (o.clamp) r[c] = _mm512_min_ps(hi, _mm512_max_ps(lo, r[c]));
     }
-    if (o.act) avx512::act_ps_array(*o.act, r, 16);
+    if (o.act) {
+      // Through a copy: r itself stays in registers on the clamp path (an
+      // array passed to the out-of-line call would live in memory).
+      __m512 a[16];
+#pragma GCC unroll 16
+      for (int c = 0; c < 16; ++c) a[c] = r[c];
+      avx512::act_ps_array(*o.act, a, 16);
+#pragma GCC unroll 16
+      for (int c = 0; c < 16; ++c) r[c] = a[c];
+    }
 #pragma GCC unroll 16
     for (int c = 0; c < 16; ++c)
       if (!kPartial || c < channels) _mm512_mask_storeu_ps(y + c * out_plane + p, m, r[c]);
