@@ -350,7 +350,6 @@ Result<std::unique_ptr<CudaExecutable>> CudaExecutable::create(std::shared_ptr<C
   // device that cannot give it a stream, fails init rather than a run.
   DLRT_ASSIGN_OR_RETURN(auto first, exe->make_executor());
   exe->idle_.push_back(std::move(first));
-  exe->made_ = 1;
   return exe;
 }
 
@@ -367,33 +366,16 @@ Result<std::vector<Tensor>> CudaExecutable::run(std::span<const Tensor> inputs) 
     if (!idle_.empty()) {
       exec = std::move(idle_.back());
       idle_.pop_back();
-    } else {
-      ++made_;  // counted now so that concurrent callers do not overshoot
     }
   }
+  // Every executor busy: one more (the backend's max_concurrent_runs bounds how many).
   if (!exec) {
-    auto made = make_executor();
-    if (!made.ok()) {
-      std::lock_guard<std::mutex> lk(mu_);
-      --made_;
-      return made.status();
-    }
-    exec = std::move(made).value();
+    DLRT_ASSIGN_OR_RETURN(exec, make_executor());
   }
   auto result = exec->run(inputs);
   std::lock_guard<std::mutex> lk(mu_);
   idle_.push_back(std::move(exec));
   return result;
-}
-
-size_t CudaExecutable::stream_count() const {
-  std::lock_guard<std::mutex> lk(mu_);
-  return made_;
-}
-
-size_t CudaExecutable::plan_count() const {
-  std::lock_guard<std::mutex> lk(mu_);
-  return idle_.empty() ? 0 : idle_.front()->plan_count();
 }
 
 }  // namespace dlrt::cuda

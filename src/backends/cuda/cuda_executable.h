@@ -35,10 +35,6 @@ class CudaExecutable final : public backend::Executable {
   // Runs on host tensors in graph-input order; returns the graph outputs.
   Result<std::vector<Tensor>> run(std::span<const Tensor> inputs);
 
-  // How many executors (streams) exist; how many plans the first one caches.
-  size_t stream_count() const;
-  size_t plan_count() const;
-
  private:
   Result<std::unique_ptr<gpu::Executor>> make_executor();
 
@@ -47,7 +43,6 @@ class CudaExecutable final : public backend::Executable {
   std::shared_ptr<gpu::ConstantBuffers> constants_;
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<gpu::Executor>> idle_;  // free executors
-  size_t made_ = 0;                                   // executors in existence
 };
 
 }  // namespace dlrt::cuda

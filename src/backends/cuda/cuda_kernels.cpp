@@ -59,7 +59,7 @@ std::string nvrtc_log(const NvrtcApi& nv, nvrtcProgram p) {
 // knows it, else PTX for the newest virtual architecture it offers, which the
 // driver compiles at load.
 Result<backend::Blob> compile(const CudaApi& api, const CudaDeviceInfo& info, const std::string& source,
-                              const std::vector<std::string>& common_opts, std::string* log_out) {
+                              const std::vector<std::string>& common_opts) {
   const NvrtcApi& nv = api.nvrtc;
   std::string arch = std::to_string(info.cc_major) + std::to_string(info.cc_minor);
   struct Attempt {
@@ -97,7 +97,6 @@ Result<backend::Blob> compile(const CudaApi& api, const CudaDeviceInfo& info, co
     if (r != NVRTC_SUCCESS || n == 0)
       return Status(StatusCode::kBackendError, "NVRTC gave no " + std::string(at.cubin ? "CUBIN" : "PTX") + ": " +
                                                    nvrtc_error(api, r));
-    if (log_out) *log_out = log;
     return blob;
   }
   return Status(StatusCode::kBackendError, "compiling dlrt's CUDA kernels with NVRTC " +
@@ -139,9 +138,7 @@ Status load_kernel_module(CudaDeviceContext& ctx) {
     }
   }
   if (!ctx.module) {
-    std::string log;
-    DLRT_ASSIGN_OR_RETURN(backend::Blob blob, compile(api, info, source, opts, &log));
-    ctx.module_log = log;
+    DLRT_ASSIGN_OR_RETURN(backend::Blob blob, compile(api, info, source, opts));
     DLRT_RETURN_IF_ERROR(load(ctx, blob));
     if (cache.enabled()) {
       Status st = cache.store(key, blob);

@@ -68,8 +68,6 @@ struct CudaDeviceContext {
   CUmodule module = nullptr;    // set by load_kernel_module (cuda_kernels.h)
   bool module_from_cache = false;
   double module_build_ms = 0;
-  std::string module_log;
-  void* cublas = nullptr;  // unused here: cuBLAS handles are made per executable
   ~CudaDeviceContext();    // unloads the module, releases the primary context
 };
 
