@@ -152,7 +152,6 @@ struct Plan {
   std::vector<DeviceBuffer> owned;                  // pool buffers
   std::vector<std::unique_ptr<BoundLaunch>> bound;  // per step (null for uploads)
   std::unique_ptr<PlanState> state;                 // the device's, e.g. a captured graph
-  size_t pool_bytes = 0;
   ~Plan() {
     state.reset();
     bound.clear();
@@ -511,7 +510,6 @@ Result<Plan*> Executor::plan_for(const std::string& key, RunLowering& low) {
       DLRT_ASSIGN_OR_RETURN(DeviceBuffer m, dev_->alloc(need));
       plan->owned.push_back(m);
       sizes[m] = need;
-      plan->pool_bytes += need;
       plan->mem[s] = m;
     }
     if (i < low.steps.size())

@@ -149,7 +149,6 @@ class Executor {
 
   // How many plans (input signatures) are cached.
   size_t plan_count() const;
-  KernelDevice& device() { return *dev_; }
 
  private:
   friend class RunLowering;
