@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlrt/dlrt.h"
+#include "embed/http_server.h"
 #include "embed/openapi.h"
 #include "embed/server_util.h"
 
@@ -146,7 +147,7 @@ std::string report_device(const dlrt::RunReport& report) {
 
 EmbedServer::EmbedServer(ServiceConfig config) : config_(std::move(config)), log_(config_.json_logs) {
   if (!config_.tls_cert.empty()) http_ = std::make_unique<httplib::SSLServer>(config_.tls_cert.c_str(), config_.tls_key.c_str());
-  else http_ = std::make_unique<httplib::Server>();
+  else http_ = std::make_unique<PipeliningServer>();
   health_since_ = std::chrono::system_clock::now();
   install_routes();
 }

@@ -523,6 +523,39 @@ TEST(ServeErrors, ChunkedBodyTooLarge) {
   EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"small"})")->status, 200);
 }
 
+// Requests pipelined in one write on one connection are all answered, in order.
+TEST(ServeErrors, PipelinedRequestsAreAnsweredInOrder) {
+  TestServer t;
+  auto post = [](const std::string& path, const std::string& body, bool close) {
+    return "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\n" + (close ? "Connection: close\r\n" : "") + "\r\n" + body;
+  };
+  const std::string one = R"({"input":"first"})";
+  const std::string two = R"({"inputs":["second","third"]})";
+  const std::string three = R"({"inputs":"fourth"})";
+  const std::string answer = raw_exchange(t.server->port(),
+                                          post("/v1/embeddings", one, false) +
+                                              "GET /live HTTP/1.1\r\nHost: x\r\n\r\n" + post("/embed", two, false) +
+                                              post("/tokenize", three, true),
+                                          10);
+  // Four status lines, in the order asked: the embeddings list, /live's
+  // status, two TEI vectors, then the tokens of "fourth".
+  std::vector<size_t> at;
+  for (size_t p = answer.find("HTTP/1.1 "); p != std::string::npos; p = answer.find("HTTP/1.1 ", p + 1)) at.push_back(p);
+  ASSERT_EQ(at.size(), 4u) << answer.substr(0, 600);
+  for (size_t p : at) EXPECT_EQ(answer.compare(p, 12, "HTTP/1.1 200"), 0) << answer.substr(p, 80);
+  EXPECT_NE(answer.find("\"object\":\"list\"", at[0]), std::string::npos);
+  EXPECT_LT(answer.find("\"object\":\"list\"", at[0]), at[1]);
+  EXPECT_LT(answer.find("\"status\"", at[1]), at[2]);
+  EXPECT_LT(answer.find("[[", at[2]), at[3]);
+  EXPECT_NE(answer.find("\"special\"", at[3]), std::string::npos) << answer.substr(at[3]);
+  // Two requests without bodies in one write.
+  const std::string req = "GET /live HTTP/1.1\r\nHost: x\r\n\r\nGET /live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  const std::string gets = raw_exchange(t.server->port(), req, 10);
+  EXPECT_EQ(gets.rfind("HTTP/1.1 200", 0), 0u) << gets.substr(0, 200);
+  EXPECT_NE(gets.find("HTTP/1.1 200", 1), std::string::npos) << gets;
+}
+
 // A Range header is ignored: /metrics answers whole, however many ranges are asked for.
 TEST(ServeErrors, RangeHeaderIsIgnored) {
   TestServer t;
