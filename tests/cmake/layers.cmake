@@ -11,3 +11,22 @@ add_test(NAME layers.check_rejects_upward_include
           --plant src/core/tensor.cpp:runtime/session_internal.h)
 set_tests_properties(layers.check_rejects_upward_include PROPERTIES
   PASS_REGULAR_EXPRESSION "FAIL: upward include: src/core/tensor.cpp \\(core\\) includes src/runtime/session_internal.h")
+
+# The size limits of issue 36 (tests/layers/check_sizes.py): no file under src/
+# over 700 lines, no function over 150, beyond its shrinking EXCEPTIONS list.
+# The two tests after it plant a long file and a long function and must see
+# the check fail on them.
+add_test(NAME layers.sizes
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/layers/check_sizes.py --root ${PROJECT_SOURCE_DIR})
+add_test(NAME layers.sizes_rejects_long_file
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/layers/check_sizes.py --root ${PROJECT_SOURCE_DIR}
+          --plant-lines src/core/tensor.cpp:700)
+set_tests_properties(layers.sizes_rejects_long_file PROPERTIES
+  PASS_REGULAR_EXPRESSION "FAIL: file over 700 lines: src/core/tensor.cpp: [0-9]+ lines")
+add_test(NAME layers.sizes_rejects_long_function
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/layers/check_sizes.py --root ${PROJECT_SOURCE_DIR}
+          --plant-function src/core/tensor.cpp:151)
+set_tests_properties(layers.sizes_rejects_long_function PROPERTIES
+  PASS_REGULAR_EXPRESSION "FAIL: function over 150 lines: src/core/tensor.cpp:planted_function: 151 lines")
+add_test(NAME layers.sizes_self_test
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/layers/check_sizes.py --self-test)
