@@ -1,4 +1,4 @@
-// dlrt_conv_direct: Conv on the direct path (backends/cpu/conv_direct.h; the
+// dlrt_conv_direct: Conv on the direct path (backends/cpu/kernels/conv_direct.h; the
 // AVX-512 or AVX2 tile, as cpu_isa() and so the weights' packing pick; run
 // with DLRT_CPU_ISA=avx2 for the AVX2 one on an AVX-512 machine) and on the
 // im2col/GEMM path, alternately, on every non-depthwise conv shape of
@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/conv_direct.h"
-#include "backends/cpu/conv_impl.h"
-#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels/conv_direct.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/ops/conv_impl.h"
 
 namespace {
 

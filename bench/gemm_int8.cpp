@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/gemm_int8.h"
+#include "backends/cpu/kernels/gemm_int8.h"
 
 namespace {
 

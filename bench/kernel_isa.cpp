@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/activation_epilogue.h"
-#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/kernels/isa.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include <toml++/toml.h>
 
-#include "backends/cpu/gemm.h"
+#include "backends/cpu/kernels/gemm.h"
 #include "core/env.h"
 #include "core/file_io.h"
 

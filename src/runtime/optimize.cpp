@@ -4,8 +4,8 @@
 #include <set>
 #include <sstream>
 
-#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/kernels/isa.h"
 #include "core/logging.h"
 #include "core/run_value.h"
 #include "ir/passes/passes.h"

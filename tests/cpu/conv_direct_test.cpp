@@ -1,4 +1,4 @@
-// The direct float32 convolution (backends/cpu/conv_direct.h) against the
+// The direct float32 convolution (backends/cpu/kernels/conv_direct.h) against the
 // im2col/GEMM path and a naive reference loop, through conv_run with weights
 // pre-packed as a model's constant would be. The ConvDirectIsa tests run once
 // per tile: avx512 (the 8x48 kernel; AVX-512 CPUs only) and avx2 (the 6x16
@@ -17,11 +17,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "backends/cpu/conv_direct.h"
-#include "backends/cpu/conv_impl.h"
-#include "backends/cpu/conv_winograd.h"
-#include "backends/cpu/isa.h"
-#include "backends/cpu/vec_avx512.h"
+#include "backends/cpu/kernels/conv_direct.h"
+#include "backends/cpu/kernels/conv_winograd.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/ops/conv_impl.h"
 #include "conv_test_util.h"
 #include "kernel_test_util.h"
 

@@ -1,7 +1,7 @@
 #include <random>
 
-#include "backends/cpu/depthwise_flat.h"
-#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels/depthwise_flat.h"
+#include "backends/cpu/kernels/isa.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "backends/cpu/activation_epilogue.h"
-#include "backends/cpu/conv_impl.h"
+#include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/ops/conv_impl.h"
 
 namespace dlrt::cpu::testing {
 

@@ -1,4 +1,4 @@
-// Winograd F(2x2, 3x3) and F(4x4, 3x3) (backends/cpu/conv_winograd.h)
+// Winograd F(2x2, 3x3) and F(4x4, 3x3) (backends/cpu/kernels/conv_winograd.h)
 // through conv_run, as a model's Conv with pre-packed weights runs it,
 // against a double-precision reference: output sizes that end in partial
 // runs of 8 tiles (16 for F(4x4, 3x3)) and odd rows, every padding it
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/conv_impl.h"
-#include "backends/cpu/conv_winograd.h"
-#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels/conv_winograd.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/ops/conv_impl.h"
 #include "conv_test_util.h"
 #include "kernel_test_util.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/broadcast.h"
+#include "backends/cpu/ops/broadcast.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {

@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "../ir/graph_builder.h"
-#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels/isa.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {

@@ -1,4 +1,4 @@
-// Unit tests for the gather/scatter family (src/backends/cpu/gather_scatter.cpp).
+// Unit tests for the gather/scatter family (src/backends/cpu/ops/gather_scatter.cpp).
 // Expected values are computed by hand or with numpy (noted where non-obvious).
 #include <gtest/gtest.h>
 

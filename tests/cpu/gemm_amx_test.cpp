@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/gemm.h"
-#include "backends/cpu/gemm_amx.h"
-#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/isa.h"
 
 namespace dlrt::cpu {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/gemm_int8.h"
-#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels/gemm_int8.h"
+#include "backends/cpu/kernels/isa.h"
 #include "core/thread_pool.h"
 
 namespace dlrt::cpu {

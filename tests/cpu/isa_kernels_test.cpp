@@ -11,10 +11,10 @@
 #include <random>
 
 #include "../ir/graph_builder.h"
-#include "backends/cpu/activation_epilogue.h"
-#include "backends/cpu/gemm.h"
-#include "backends/cpu/isa.h"
-#include "backends/cpu/vec_avx512.h"
+#include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/vec_avx512.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {

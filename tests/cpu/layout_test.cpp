@@ -1,8 +1,8 @@
-// Unit tests for the layout family (src/backends/cpu/layout.cpp). Expected
+// Unit tests for the layout family (src/backends/cpu/ops/layout.cpp). Expected
 // values are computed by hand or with numpy (noted where non-obvious).
 #include <gtest/gtest.h>
 
-#include "backends/cpu/layout_impl.h"
+#include "backends/cpu/ops/layout_impl.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu::testing {

@@ -1,7 +1,7 @@
 #include <cmath>
 #include <random>
 
-#include "backends/cpu/gemm.h"
+#include "backends/cpu/kernels/gemm.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {

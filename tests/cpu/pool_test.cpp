@@ -3,8 +3,8 @@
 #include <limits>
 #include <random>
 
-#include "backends/cpu/isa.h"
-#include "backends/cpu/pool_impl.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/ops/pool_impl.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {

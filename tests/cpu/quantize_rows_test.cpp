@@ -1,6 +1,6 @@
 // The vector loops of quantize_rows.h against their scalar definitions, on
 // the portable path and on every vector ISA this CPU has.
-#include "backends/cpu/quantize_rows.h"
+#include "backends/cpu/kernels/quantize_rows.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels/isa.h"
 
 namespace dlrt::cpu {
 namespace {

@@ -2,7 +2,7 @@
 #include <limits>
 #include <random>
 
-#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels/isa.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu::testing {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels/isa.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {

@@ -1,4 +1,4 @@
-// Unit tests for the shape family (src/backends/cpu/shape.cpp). Expected
+// Unit tests for the shape family (src/backends/cpu/ops/shape.cpp). Expected
 // values are computed by hand (or with numpy where noted).
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "backends/cpu/gemm.h"
+#include "backends/cpu/kernels/gemm.h"
 
 namespace dlrt::cli {
 

@@ -4,7 +4,7 @@
 // builds kernels; the options object must outlive the scope.
 #pragma once
 
-#include "backends/cpu/gemm.h"
+#include "backends/cpu/kernels/gemm.h"
 
 namespace dlrt::cpu {
 

@@ -140,7 +140,7 @@ int quant_convs_channels_last(Graph& g, PassContext& ctx);
 // (ONNX opset 20, approximate "none").
 int fuse_gelu(Graph& g, PassContext& ctx);
 
-// MatMul/Softmax attention -> com.dlrt Attention (see backends/cpu/transformer.cpp):
+// MatMul/Softmax attention -> com.dlrt Attention (see backends/cpu/ops/transformer.cpp):
 //   Q·Kᵀ (MatMul), scale (Div or Mul by a constant scalar, either side of the
 //   MatMul), optional additive mask (Add), Softmax over the last axis,
 //   ·V (MatMul); Q/K/V read through the Transposes (and the Gathers of a

@@ -309,7 +309,7 @@ class ShapeInference {
   }
 
   // The quantized com.microsoft ops ONNX Runtime's QOperator quantization
-  // and its saved optimised models emit (backends/cpu/quantize_contrib.cpp,
+  // and its saved optimised models emit (backends/cpu/ops/quantize_contrib.cpp,
   // quantize.cpp).
   void infer_ms(const Node& n) {
     const std::string& op = n.op_type;

@@ -1,5 +1,5 @@
 // Byte-matrix transposes (byte_transpose.h).
-#include "backends/cpu/byte_transpose.h"
+#include "backends/cpu/kernels/byte_transpose.h"
 
 namespace dlrt::cpu {
 

@@ -1,5 +1,5 @@
 // Geometry, offset table and on/off switch of the direct convolution (conv_direct.h).
-#include "backends/cpu/conv_direct.h"
+#include "backends/cpu/kernels/conv_direct.h"
 
 #include <algorithm>
 #include <atomic>
@@ -8,8 +8,8 @@
 #include <new>
 #include <vector>
 
-#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/scratch.h"
 #include "core/env.h"
 

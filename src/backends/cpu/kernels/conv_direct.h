@@ -21,8 +21,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backends/cpu/gemm.h"
-#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/isa.h"
 #include "core/thread_pool.h"
 
 #if defined(__x86_64__) || defined(__i386__)

@@ -4,8 +4,8 @@
 // the offset-addressed B operand, run K slice by K slice over a group of M
 // panels so a tile's B rows stay in L1, the store through the fused
 // epilogue, and the split over threads.
-#include "backends/cpu/conv_direct.h"
-#include "backends/cpu/conv_direct_fill.h"
+#include "backends/cpu/kernels/conv_direct.h"
+#include "backends/cpu/kernels/conv_direct_fill.h"
 
 #ifdef DLRT_HAVE_CONV_DIRECT_AVX2
 
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/kernels/isa_target.h"
 
-#define DLRT_CONV_AVX2 __attribute__((target("avx2,fma")))
 
 namespace dlrt::cpu {
 namespace {
@@ -34,7 +34,7 @@ constexpr int64_t kMaxGroup = 32;
 constexpr int64_t kBlockBBytes = 128 * 1024;
 
 // dst[j] = src[j * s] for j < n (reads nothing past src[(n - 1) * s]).
-DLRT_CONV_AVX2 void gather_row(const float* src, int64_t s, int64_t n, float* dst) {
+DLRT_AVX2 void gather_row(const float* src, int64_t s, int64_t n, float* dst) {
   if (s == 1) {
     std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
     return;
@@ -59,11 +59,11 @@ void zero_floats(float* dst, int64_t n) {
 // The phase copy's row primitives (conv_direct_fill.h), inlined into fill_channel.
 struct Rows {
   static void zero(float* dst, int64_t n) { zero_floats(dst, n); }
-  DLRT_CONV_AVX2 static void gather(const float* src, int64_t s, int64_t n, float* dst) { gather_row(src, s, n, dst); }
+  DLRT_AVX2 static void gather(const float* src, int64_t s, int64_t n, float* dst) { gather_row(src, s, n, dst); }
 };
 
 // The copied planes of one input channel xc [in_h, in_w] into dst (nphase planes of hq x wq).
-DLRT_CONV_AVX2 void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst) {
+DLRT_AVX2 void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst) {
   conv_direct_fill_phases<Rows>(P, xc, dst);
 }
 
@@ -127,7 +127,7 @@ void activate_piece(int64_t m, int64_t j0, int64_t n, const TileOut& out) {
   }
 }
 
-DLRT_CONV_AVX2 inline __m256i lane_mask(int64_t n) {  // lanes [0, n) set, 0 <= n <= 8
+DLRT_AVX2 inline __m256i lane_mask(int64_t n) {  // lanes [0, n) set, 0 <= n <= 8
   const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), idx);
 }
@@ -136,7 +136,7 @@ DLRT_CONV_AVX2 inline __m256i lane_mask(int64_t n) {  // lanes [0, n) set, 0 <= 
 // `mask` when kMask) times the first R of the 6 floats of A column a, into
 // acc (rows past R are left alone).
 template <int NV, bool kMask, int R = kMR>
-DLRT_CONV_AVX2 __attribute__((always_inline)) inline void tile_step(const float* a, const float* s, __m256i mask,
+DLRT_AVX2 __attribute__((always_inline)) inline void tile_step(const float* a, const float* s, __m256i mask,
                                                                     __m256 (&acc)[kMR][NV]) {
   __m256 b[NV];
 #pragma GCC unroll 2
@@ -160,7 +160,7 @@ DLRT_CONV_AVX2 __attribute__((always_inline)) inline void tile_step(const float*
 // prefetch_next: pull the next M panel's slice (contiguous in the slice)
 // towards L1 while this one computes.
 template <int NV, bool kMask>
-DLRT_CONV_AVX2 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t kb, int64_t ke, int64_t q,
+DLRT_AVX2 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t kb, int64_t ke, int64_t q,
                                 bool prefetch_next, const float* src, const int64_t* off, float* part, int rows,
                                 int64_t m0, int64_t j0, int64_t n, const TileOut& out) {
   const __m256i mask = lane_mask(n - 8 * (NV - 1));
@@ -243,7 +243,7 @@ DLRT_CONV_AVX2 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t 
 // when the input itself is B). R: the rows whose FMAs run (a last panel of
 // 4 or 2 real rows runs only those; `rows` of them are stored).
 template <int NV, bool kMask, int R = kMR>
-DLRT_CONV_AVX2 void slice_tile(const float* __restrict a, int64_t K, const float* src, const int64_t* off, int rows,
+DLRT_AVX2 void slice_tile(const float* __restrict a, int64_t K, const float* src, const int64_t* off, int rows,
                                int64_t m0, int64_t j0, int64_t n, const TileOut& out) {
   const __m256i mask = lane_mask(n - 8 * (NV - 1));
   __m256 acc[kMR][NV];
@@ -279,7 +279,7 @@ DLRT_CONV_AVX2 void slice_tile(const float* __restrict a, int64_t K, const float
 // The 6 floats of one packed A column in lanes 0-5 (lanes 6-7 zero): a
 // 16-byte and an 8-byte load, reading nothing past a[5]. (vmaskmovps, the
 // obvious alternative, is several times slower on Zen 1.)
-DLRT_CONV_AVX2 inline __m256 load_panel_column(const float* a) {
+DLRT_AVX2 inline __m256 load_panel_column(const float* a) {
   const __m128 lo = _mm_loadu_ps(a);
   const __m128 hi = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(a + 4)));
   return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
@@ -290,7 +290,7 @@ DLRT_CONV_AVX2 inline __m256 load_panel_column(const float* a) {
 // column and K step, the panel column loaded by load_panel_column); U
 // partial sums per column hide the FMA latency. Stored through store_piece.
 template <int NC>
-DLRT_CONV_AVX2 void narrow_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t q, const float* src,
+DLRT_AVX2 void narrow_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t q, const float* src,
                                 const int64_t* off, int rows, int64_t m0, int64_t j0, const TileOut& out) {
   constexpr int U = NC == 1 ? 4 : NC <= 3 ? 3 : 2;
   __m256 acc[NC][U];
@@ -334,7 +334,7 @@ DLRT_CONV_AVX2 void narrow_tile(const float* w, int64_t Mp, int64_t KC, int64_t 
 
 }  // namespace
 
-DLRT_CONV_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, const float* x,
+DLRT_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, const float* x,
                                      const PackedMatrix& w, float* y, const GemmEpilogue& ep, ThreadPool* pool,
                                      int64_t y_plane) {
   conv_direct_note_run();

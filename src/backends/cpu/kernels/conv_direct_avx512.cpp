@@ -5,11 +5,11 @@
 #include <cstring>
 #include <vector>
 
-#include "backends/cpu/conv_direct.h"
-#include "backends/cpu/conv_direct_fill.h"
-#include "backends/cpu/gemm_kernels.h"
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/vec_avx512.h"
+#include "backends/cpu/kernels/conv_direct.h"
+#include "backends/cpu/kernels/conv_direct_fill.h"
+#include "backends/cpu/kernels/gemm_kernels.h"
+#include "backends/cpu/kernels/vec_avx512.h"
 
 #ifdef DLRT_HAVE_AVX512_PATHS
 

@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "backends/cpu/conv_direct.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/kernels/conv_direct.h"
 
 namespace dlrt::cpu {
 

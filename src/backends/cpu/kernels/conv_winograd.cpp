@@ -8,7 +8,7 @@
 //  3. per output channel: 8 tiles per step back to 2x2 outputs each, their
 //     two columns interleaved into 16 consecutive floats of a row, then the
 //     epilogue over the plane while it is in cache.
-#include "backends/cpu/conv_winograd.h"
+#include "backends/cpu/kernels/conv_winograd.h"
 
 #include <algorithm>
 #include <atomic>
@@ -17,12 +17,12 @@
 #include <cstring>
 
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/kernels/isa_target.h"
 #include "backends/cpu/scratch.h"
 #include "core/env.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
-#define DLRT_WINO_AVX2 __attribute__((target("avx2,fma")))
 #endif
 
 namespace dlrt::cpu {
@@ -110,17 +110,17 @@ uint64_t conv_winograd_runs() { return g_runs.load(std::memory_order_relaxed) + 
 namespace {
 
 // Lanes j of the result: p[2j] (even) or p[2j + 1] (odd), j < 8; reads p[0, 16).
-DLRT_WINO_AVX2 inline __m256 evens(const float* p) {
+DLRT_AVX2 inline __m256 evens(const float* p) {
   const __m256 t = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8), _MM_SHUFFLE(2, 0, 2, 0));
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
 }
-DLRT_WINO_AVX2 inline __m256 odds(const float* p) {
+DLRT_AVX2 inline __m256 odds(const float* p) {
   const __m256 t = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8), _MM_SHUFFLE(3, 1, 3, 1));
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
 // Stores the first n (<= 8) lanes of v at dst.
-DLRT_WINO_AVX2 inline void store_first(float* dst, __m256 v, int64_t n) {
+DLRT_AVX2 inline void store_first(float* dst, __m256 v, int64_t n) {
   if (n >= 8) {
     _mm256_storeu_ps(dst, v);
     return;
@@ -135,7 +135,7 @@ struct Dims {
 };
 
 // Phase 1 for channel c: x plane -> padded copy -> V[e][c][t] for the 16 e.
-DLRT_WINO_AVX2 void input_transform(const WinogradGeometry& g, const Dims& d, const float* xc, float* pad, float* V,
+DLRT_AVX2 void input_transform(const WinogradGeometry& g, const Dims& d, const float* xc, float* pad, float* V,
                                     int64_t c) {
   winograd_pad_plane(g, xc, d.Hp, d.Wp, pad);
   const int64_t CT = d.C * d.T;
@@ -176,7 +176,7 @@ DLRT_WINO_AVX2 void input_transform(const WinogradGeometry& g, const Dims& d, co
 
 // Phase 3 for output channel m: Mo[e][m][t] -> y plane (raw sums; the
 // caller applies the epilogue). Mo has 8 floats of slack past its end.
-DLRT_WINO_AVX2 void output_transform(const WinogradGeometry& g, const Dims& d, const float* Mo, float* ym, int64_t m) {
+DLRT_AVX2 void output_transform(const WinogradGeometry& g, const Dims& d, const float* Mo, float* ym, int64_t m) {
   const int64_t MT = d.M * d.T;
   for (int64_t th = 0; th < d.TH; ++th)
     for (int64_t tw0 = 0; tw0 < d.TW; tw0 += 8) {

@@ -19,7 +19,7 @@
 #include <memory>
 #include <vector>
 
-#include "backends/cpu/gemm.h"
+#include "backends/cpu/kernels/gemm.h"
 #include "core/thread_pool.h"
 
 namespace dlrt::cpu {

@@ -26,10 +26,10 @@
 #include <memory>
 #include <vector>
 
-#include "backends/cpu/conv_winograd.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/kernels/conv_winograd.h"
+#include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/scratch.h"
-#include "backends/cpu/vec_avx512.h"
 
 namespace dlrt::cpu {
 

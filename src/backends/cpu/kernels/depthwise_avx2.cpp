@@ -1,9 +1,10 @@
 // AVX2 depthwise plane (see depthwise_avx2.h).
-#include "backends/cpu/depthwise_avx2.h"
+#include "backends/cpu/kernels/depthwise_avx2.h"
 
 #include <algorithm>
 #include <cstddef>
 
+#include "backends/cpu/kernels/isa_target.h"
 #include "backends/cpu/scratch.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -28,10 +29,9 @@ bool depthwise_c8_avx2_ok(const DepthwiseGeometry& g) {
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-#define DLRT_AVX2 __attribute__((target("avx2,fma")))
 // For the row copies: no loop turned into a libc memset/memcpy call (per
 // padded row of a 7x7 plane, such a call costs more than the row).
-#define DLRT_AVX2_INLINE_COPIES __attribute__((target("avx2,fma"), optimize("no-tree-loop-distribute-patterns")))
+#define DLRT_AVX2_INLINE_COPIES DLRT_AVX2 __attribute__((optimize("no-tree-loop-distribute-patterns")))
 
 namespace {
 

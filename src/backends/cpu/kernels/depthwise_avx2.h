@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "backends/cpu/activation_epilogue.h"
+#include "backends/cpu/kernels/activation_epilogue.h"
 
 namespace dlrt::cpu {
 

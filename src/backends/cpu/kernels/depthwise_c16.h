@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "backends/cpu/depthwise_avx2.h"
+#include "backends/cpu/kernels/depthwise_avx2.h"
 
 namespace dlrt::cpu {
 

@@ -1,11 +1,11 @@
 // AVX-512 depthwise conv, 16 channels per vector (see depthwise_c16.h).
-#include "backends/cpu/depthwise_c16.h"
+#include "backends/cpu/kernels/depthwise_c16.h"
 
 #include <algorithm>
 
-#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/scratch.h"
-#include "backends/cpu/vec_avx512.h"
 
 namespace dlrt::cpu {
 

@@ -1,13 +1,13 @@
 // Depthwise convolution of one plane on a flattened grid (see depthwise_flat.h).
-#include "backends/cpu/depthwise_flat.h"
+#include "backends/cpu/kernels/depthwise_flat.h"
 
 #include <algorithm>
 #include <cstring>
 #include <new>
 
-#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/scratch.h"
-#include "backends/cpu/vec_avx512.h"
 
 namespace dlrt::cpu {
 

@@ -1,20 +1,21 @@
 // The 8-bit depthwise plane (depthwise_int8.h).
-#include "backends/cpu/depthwise_int8.h"
+#include "backends/cpu/kernels/depthwise_int8.h"
 
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 
-#include "backends/cpu/byte_transpose.h"
-#include "backends/cpu/isa.h"
-#include "backends/cpu/quantize_rows.h"
+#include "backends/cpu/kernels/byte_transpose.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/quantize_rows.h"
 #include "backends/cpu/scratch.h"
 #include "device/cpu_features.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
-#include "backends/cpu/vec_avx512.h"
+#include "backends/cpu/kernels/vec_avx512.h"
 #define DLRT_DW8_X86 1
 #endif
 
@@ -285,7 +286,7 @@ constexpr int64_t vnni_channel(int64_t q) { return (q % 16) / 4 * 16 + q / 16 * 
 // origin (groups * 4 taps, the missing ones with zero weights); wv[4g + m]:
 // tap group g's weights for vector m; bias / mult[kBlock] in the interleaved
 // order, x_zp * sum of the weights folded into the bias.
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void channels_block_vnni(
+DLRT_AVX512_VNNI void channels_block_vnni(
     const DepthwiseInt8Geometry& g, const uint8_t* xp, int64_t Wp, const int64_t* off, int64_t groups,
     const __m512i* wv, const int32_t* bias, const float* mult, const DepthwiseInt8Requant& rq, uint8_t* yt) {
   const __m512i vzp = _mm512_set1_epi32(rq.zero_point);
@@ -326,7 +327,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void channels_block_vnni(
 }
 
 // XORs n bytes with 0x80 (int8 to uint8 + 128).
-__attribute__((target("avx512f,avx512bw"))) void flip_bytes(uint8_t* p, int64_t n) {
+DLRT_AVX512BW void flip_bytes(uint8_t* p, int64_t n) {
   const __m512i f = _mm512_set1_epi8(static_cast<char>(0x80));
   int64_t i = 0;
   for (; i + 64 <= n; i += 64) _mm512_storeu_si512(p + i, _mm512_xor_si512(_mm512_loadu_si512(p + i), f));
@@ -337,14 +338,14 @@ __attribute__((target("avx512f,avx512bw"))) void flip_bytes(uint8_t* p, int64_t 
 // channels_block_vnni, when every weight fits int8. False (nothing done) otherwise.
 // dst[p * kBlock + c] = src[p * ld + c] for p < n, c < cb (channels-last
 // pixels into a block; lanes past cb are 0).
-__attribute__((target("avx512f,avx512bw"))) void pixels_in(const uint8_t* src, int64_t ld, int64_t n, int64_t cb,
+DLRT_AVX512BW void pixels_in(const uint8_t* src, int64_t ld, int64_t n, int64_t cb,
                                                            uint8_t* dst) {
   const __mmask64 k = cb >= 64 ? ~__mmask64{0} : (~__mmask64{0}) >> (64 - cb);
   for (int64_t p = 0; p < n; ++p) _mm512_storeu_si512(dst + p * kBlock, _mm512_maskz_loadu_epi8(k, src + p * ld));
 }
 
 // dst[p * ld + c] = src[p * kBlock + c] for p < n, c < cb (a block's natural-order rows out to channels-last pixels).
-__attribute__((target("avx512f,avx512bw"))) void pixels_out(const uint8_t* src, int64_t n, int64_t cb, uint8_t* dst,
+DLRT_AVX512BW void pixels_out(const uint8_t* src, int64_t n, int64_t cb, uint8_t* dst,
                                                             int64_t ld) {
   const __mmask64 k = cb >= 64 ? ~__mmask64{0} : (~__mmask64{0}) >> (64 - cb);
   for (int64_t p = 0; p < n; ++p) _mm512_mask_storeu_epi8(dst + p * ld, k, _mm512_loadu_si512(src + p * kBlock));
@@ -353,7 +354,7 @@ __attribute__((target("avx512f,avx512bw"))) void pixels_out(const uint8_t* src, 
 // pixels_out for the VNNI block's rows, whose position q holds channel
 // vnni_channel(q): dword 4m + j holds channels 16j + 4m .. 16j + 4m + 3, so
 // one dword permute per pixel restores the order.
-__attribute__((target("avx512f,avx512bw"))) void pixels_out_vnni(const uint8_t* src, int64_t n, int64_t cb,
+DLRT_AVX512BW void pixels_out_vnni(const uint8_t* src, int64_t n, int64_t cb,
                                                                  uint8_t* dst, int64_t ld) {
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   const __mmask64 k = cb >= 64 ? ~__mmask64{0} : (~__mmask64{0}) >> (64 - cb);

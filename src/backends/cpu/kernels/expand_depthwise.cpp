@@ -1,15 +1,16 @@
 // Expand conv + depthwise conv in one pass (see expand_depthwise.h).
-#include "backends/cpu/expand_depthwise.h"
+#include "backends/cpu/kernels/expand_depthwise.h"
 
 #include <algorithm>
 #include <cassert>
 
-#include "backends/cpu/conv_direct.h"
-#include "backends/cpu/depthwise_c16.h"
-#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/kernels/conv_direct.h"
+#include "backends/cpu/kernels/depthwise_c16.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/scratch.h"
-#include "backends/cpu/vec_avx512.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -106,7 +107,6 @@ void block_generic(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& 
 }
 
 #ifdef DLRT_EXPAND_DW_AVX2
-#define DLRT_AVX2 __attribute__((target("avx2,fma")))
 
 // R expanded positions from (h, c) on, for NB blocks (12 accumulators at
 // R = 6, NB = 2, as the GEMM's tile), stored with bias and activation into

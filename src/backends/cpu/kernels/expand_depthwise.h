@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "backends/cpu/activation_epilogue.h"
-#include "backends/cpu/depthwise_avx2.h"
-#include "backends/cpu/gemm.h"
+#include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/kernels/depthwise_avx2.h"
+#include "backends/cpu/kernels/gemm.h"
 #include "core/thread_pool.h"
 
 namespace dlrt::cpu {

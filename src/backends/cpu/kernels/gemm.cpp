@@ -3,7 +3,7 @@
 // parallel loop takes one MC x (part of NC) block of C and sweeps the packed
 // panels with a register-tiled microkernel that keeps an MR x NR tile of C in
 // registers.
-#include "backends/cpu/gemm.h"
+#include "backends/cpu/kernels/gemm.h"
 
 #include <algorithm>
 #include <cassert>
@@ -13,10 +13,11 @@
 #include <new>
 #include <type_traits>
 
-#include "backends/cpu/gemm_amx.h"
-#include "backends/cpu/gemm_kernels.h"
-#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/gemm_kernels.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/isa_target.h"
 #include "backends/cpu/packed_store.h"
 #include "backends/cpu/scratch.h"
 #include "core/env.h"
@@ -141,7 +142,7 @@ void dkernel_generic(int64_t kc, const double* a, const double* b, double* c, in
 }
 
 #ifdef DLRT_GEMM_X86
-__attribute__((target("avx2,fma"))) void skernel_avx2(int64_t kc, const float* a, const float* b, float* c,
+DLRT_AVX2 void skernel_avx2(int64_t kc, const float* a, const float* b, float* c,
                                                       int64_t ldc, float alpha, float beta) {
   __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
   __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
@@ -193,7 +194,7 @@ __attribute__((target("avx2,fma"))) void skernel_avx2(int64_t kc, const float* a
   }
 }
 
-__attribute__((target("avx2,fma"))) void dkernel_avx2(int64_t kc, const double* a, const double* b, double* c,
+DLRT_AVX2 void dkernel_avx2(int64_t kc, const double* a, const double* b, double* c,
                                                       int64_t ldc, double alpha, double beta) {
   micro_generic<double, kDMR, kDNR>(kc, a, b, c, ldc, alpha, beta);
 }
@@ -545,9 +546,9 @@ struct GemvFns {
 DLRT_GEMV_FNS(float, f_generic, )
 DLRT_GEMV_FNS(double, d_generic, )
 #ifdef DLRT_GEMM_X86
-DLRT_GEMV_FNS(float, f_avx2, __attribute__((target("avx2,fma"))))
-DLRT_GEMV_FNS(double, d_avx2, __attribute__((target("avx2,fma"))))
-DLRT_GEMV_FNS(float, f_avx512, __attribute__((target("avx512f"))))
+DLRT_GEMV_FNS(float, f_avx2, DLRT_AVX2)
+DLRT_GEMV_FNS(double, d_avx2, DLRT_AVX2)
+DLRT_GEMV_FNS(float, f_avx512, DLRT_AVX512F)
 // Several rows per pass, two accumulator chains per row (the generic
 // loop's single 8-lane chain is FMA-latency bound).
 void gemv_rows_f_avx512_wide(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda, const float* x,

@@ -20,7 +20,7 @@
 #include <optional>
 #include <string_view>
 
-#include "backends/cpu/activation_epilogue.h"
+#include "backends/cpu/kernels/activation_epilogue.h"
 #include "core/thread_pool.h"
 #include "dlrt/status.h"
 

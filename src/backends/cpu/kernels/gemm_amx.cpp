@@ -14,7 +14,7 @@
 // weights), A converted at run time in per-thread scratch.
 // amx_bf16x3_gemm_packed_a: A packed once (Conv's filters), B (the image,
 // or its im2col rows) converted at run time.
-#include "backends/cpu/gemm_amx.h"
+#include "backends/cpu/kernels/gemm_amx.h"
 
 #include <algorithm>
 #include <bit>
@@ -22,10 +22,11 @@
 #include <cstring>
 #include <limits>
 
-#include "backends/cpu/gemm.h"
-#include "backends/cpu/gemm_kernels.h"
-#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/gemm_kernels.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/isa_target.h"
 #include "backends/cpu/scratch.h"
 #include "device/cpu_features.h"
 
@@ -78,7 +79,6 @@ void split(float x, uint16_t& hi, uint16_t& lo) {
 
 #ifdef DLRT_AMX
 
-#define DLRT_AMX_TARGET __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
 
 // Palette 1, all eight tiles 16 rows x 64 bytes.
 struct alignas(64) TileConfig {

@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backends/cpu/gemm.h"
+#include "backends/cpu/kernels/gemm.h"
 #include "core/thread_pool.h"
 
 namespace dlrt::cpu {

@@ -3,8 +3,9 @@
 // of the packed B panel (two ymm) and broadcasts one element of each A row
 // straight from that row, so no A panel is packed and a tile of fewer rows
 // (M = 16: tiles of 6, 6 and 4) runs only the FMAs of its real rows.
-#include "backends/cpu/gemm_kernels.h"
-#include "backends/cpu/vec_avx2.h"
+#include "backends/cpu/kernels/gemm_kernels.h"
+#include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/vec_avx2.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -12,7 +13,6 @@
 namespace dlrt::cpu {
 namespace {
 
-#define DLRT_AVX2 __attribute__((target("avx2,fma")))
 
 // Lanes [0, n) of a ymm store mask (n clamped to [0, 8]).
 DLRT_AVX2 inline __m256i lane_mask(int n) {

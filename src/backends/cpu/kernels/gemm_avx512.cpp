@@ -5,7 +5,8 @@
 // store through k-masks (columns) and skip rows past mr, so they need no
 // scratch tile; a narrow edge (nr <= NR - 16) also skips the FMAs of the
 // all-padding zmm columns.
-#include "backends/cpu/gemm_kernels.h"
+#include "backends/cpu/kernels/gemm_kernels.h"
+#include "backends/cpu/kernels/isa_target.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -13,12 +14,11 @@
 namespace dlrt::cpu {
 namespace {
 
-#define DLRT_AVX512 __attribute__((target("avx512f,avx2,fma")))
 
 // One k step of an R x (16*NV) tile: NV loads of B (the packed row at bp),
 // R broadcasts of A (column p of the rows r[i]), R*NV FMAs.
 template <int R, int NV>
-DLRT_AVX512 __attribute__((always_inline)) inline void rows_step(__m512 (&acc)[R][NV], const float* const* r,
+DLRT_AVX512F_FMA __attribute__((always_inline)) inline void rows_step(__m512 (&acc)[R][NV], const float* const* r,
                                                                 int64_t p, const float* bp) {
   __m512 bv[NV];
 #pragma GCC unroll 4
@@ -34,7 +34,7 @@ DLRT_AVX512 __attribute__((always_inline)) inline void rows_step(__m512 (&acc)[R
 // R x (16*NV) tile with A read in place: row i from ar[i] (k step 1), B a
 // packed panel (rows NR floats apart). Writes rows [0, mr) through `mask`.
 template <int R, int NV, int NR>
-DLRT_AVX512 __attribute__((always_inline)) inline void tile_rows_avx512(int64_t kc, const float* const* ar,
+DLRT_AVX512F_FMA __attribute__((always_inline)) inline void tile_rows_avx512(int64_t kc, const float* const* ar,
                                                                        const float* __restrict b, float* c,
                                                                        int64_t ldc, float alpha, float beta, int mr,
                                                                        const __mmask16* mask, const float* pf,
@@ -127,7 +127,7 @@ DLRT_AVX512 __attribute__((always_inline)) inline void tile_rows_avx512(int64_t 
 // at or past mr read row mr-1 (computed, never stored), so nothing past A's
 // last row is touched.
 template <int R, int NV, int NR, int AS, bool ROWS = false>
-DLRT_AVX512 __attribute__((always_inline)) inline void tile_avx512(int64_t kc, const float* __restrict a,
+DLRT_AVX512F_FMA __attribute__((always_inline)) inline void tile_avx512(int64_t kc, const float* __restrict a,
                                                                   const float* __restrict b, float* c, int64_t ldc,
                                                                   float alpha, float beta, int mr,
                                                                   const __mmask16* mask, int64_t lda = 0,
@@ -193,7 +193,7 @@ DLRT_AVX512 __attribute__((always_inline)) inline void tile_avx512(int64_t kc, c
 // k step costs NC 8-lane FMAs instead of 8 zmm FMAs. Column j's accumulators
 // are U partial sums over k (enough independent chains to hide FMA latency).
 template <int NC, int NR>
-DLRT_AVX512 __attribute__((always_inline)) inline void narrow_edge(int64_t kc, const float* __restrict a,
+DLRT_AVX512F_FMA __attribute__((always_inline)) inline void narrow_edge(int64_t kc, const float* __restrict a,
                                                                       const float* __restrict b, float* c,
                                                                       int64_t ldc, float alpha, float beta, int mr) {
   constexpr int U = NC == 1 ? 4 : NC <= 3 ? 3 : 2;
@@ -234,7 +234,7 @@ DLRT_AVX512 __attribute__((always_inline)) inline void narrow_edge(int64_t kc, c
 // Edge tile of R <= 4 real rows (M = 49: one row in the last panel): only
 // R rows of FMAs, on the zmm columns that hold output.
 template <int R, int MR, int NR>
-DLRT_AVX512 inline void short_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
+DLRT_AVX512F_FMA inline void short_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                                    float beta, int mr, int nv, const __mmask16* mask) {
   constexpr int NV = NR / 16;
   if constexpr (NV >= 2) {
@@ -247,7 +247,7 @@ DLRT_AVX512 inline void short_tile(int64_t kc, const float* a, const float* b, f
 }
 
 template <int MR, int NR>
-DLRT_AVX512 inline void kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
+DLRT_AVX512F_FMA inline void kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                                       float beta, int mr, int nr) {
   constexpr int NV = NR / 16;
   static_assert(NR % 16 == 0 && NV >= 1 && NV <= 4, "NR: 16, 32, 48 or 64");
@@ -291,7 +291,7 @@ DLRT_AVX512 inline void kernel_avx512(int64_t kc, const float* a, const float* b
 
 }  // namespace
 
-DLRT_AVX512 void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
+DLRT_AVX512F_FMA void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                                      float beta, int mr, int nr) {
   kernel_avx512<kSgemmAvx512MR, kSgemmAvx512NR>(kc, a, b, c, ldc, alpha, beta, mr, nr);
 }
@@ -299,7 +299,7 @@ DLRT_AVX512 void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b,
 namespace {
 // R rows (A in place) on the nv zmm columns that hold output.
 template <int R, int NR>
-DLRT_AVX512 inline void rows_tile(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
+DLRT_AVX512F_FMA inline void rows_tile(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
                                   float alpha, float beta, int mr, int nv, const __mmask16* mask, const float* pf,
                                   int64_t pr, const TileAdd* add) {
   if (nv == 1)
@@ -310,7 +310,7 @@ DLRT_AVX512 inline void rows_tile(int64_t kc, const float* a, int64_t lda, const
 }
 }  // namespace
 
-DLRT_AVX512 void sgemm_kernel_avx512_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c,
+DLRT_AVX512F_FMA void sgemm_kernel_avx512_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c,
                                           int64_t ldc, float alpha, float beta, int mr, int nr,
                                           const float* prefetch, int64_t pf_rows, const TileAdd* add) {
   constexpr int MR = kSgemmAvx512MR, NR = kSgemmAvx512NR, NV = NR / 16;
@@ -331,7 +331,7 @@ DLRT_AVX512 void sgemm_kernel_avx512_rows(int64_t kc, const float* a, int64_t ld
 }
 
 namespace {
-DLRT_AVX512 inline float hsum(__m512 v) {
+DLRT_AVX512F_FMA inline float hsum(__m512 v) {
   // Through memory: GCC 12's lane-extract intrinsics trip -Wuninitialized.
   alignas(64) float t[16];
   _mm512_store_ps(t, v);
@@ -342,7 +342,7 @@ DLRT_AVX512 inline float hsum(__m512 v) {
 
 // y[r] for R rows: 2R independent accumulator chains over 32 columns per step.
 template <int R>
-DLRT_AVX512 inline void dot_rows(int64_t cols, float alpha, const float* A, int64_t lda, const float* x, float beta,
+DLRT_AVX512F_FMA inline void dot_rows(int64_t cols, float alpha, const float* A, int64_t lda, const float* x, float beta,
                                  float* y, int64_t incy) {
   __m512 acc0[R], acc1[R];
 #pragma GCC unroll 4
@@ -372,14 +372,14 @@ DLRT_AVX512 inline void dot_rows(int64_t cols, float alpha, const float* A, int6
 }
 }  // namespace
 
-DLRT_AVX512 void sgemv_rows_avx512(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda,
+DLRT_AVX512F_FMA void sgemv_rows_avx512(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda,
                                    const float* x, float beta, float* y, int64_t incy) {
   int64_t r = 0;
   for (; r + 4 <= rows; r += 4) dot_rows<4>(cols, alpha, A + r * lda, lda, x, beta, y + r * incy, incy);
   for (; r < rows; ++r) dot_rows<1>(cols, alpha, A + r * lda, lda, x, beta, y + r * incy, incy);
 }
 
-DLRT_AVX512 void sgemm_pack_a8_avx512(const float* A, int64_t lda, int64_t kc, float* dst) {
+DLRT_AVX512F_FMA void sgemm_pack_a8_avx512(const float* A, int64_t lda, int64_t kc, float* dst) {
   const float* r[8];
   for (int i = 0; i < 8; ++i) r[i] = A + i * lda;
   int64_t p = 0;

@@ -5,12 +5,13 @@
 // the portable version uses <cmath>.
 #include <cmath>
 
-#include "backends/cpu/activation_epilogue.h"
-#include "backends/cpu/gemm.h"
-#include "backends/cpu/gemm_kernels.h"
-#include "backends/cpu/isa.h"
-#include "backends/cpu/vec_avx2.h"
-#include "backends/cpu/vec_avx512.h"
+#include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/gemm_kernels.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/vec_avx2.h"
+#include "backends/cpu/kernels/vec_avx512.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -44,7 +45,6 @@ void act_generic(const Activation& a, float* x, int64_t n) {
 }
 
 #ifdef DLRT_EPI_X86
-#define DLRT_AVX2 __attribute__((target("avx2,fma")))
 
 using avx2::exp_ps;
 

@@ -1,13 +1,13 @@
 // Packing, the portable microkernel and the driver of the 8-bit GEMM (gemm_int8.h).
-#include "backends/cpu/gemm_int8.h"
+#include "backends/cpu/kernels/gemm_int8.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <new>
 
-#include "backends/cpu/isa.h"
-#include "backends/cpu/quantize_rows.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/quantize_rows.h"
 #include "backends/cpu/scratch.h"
 #include "device/cpu_features.h"
 

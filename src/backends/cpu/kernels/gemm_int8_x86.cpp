@@ -4,7 +4,8 @@
 // plain AVX2 both are widened to 16 bits for VPMADDWD (VPMADDUBSW would
 // saturate). Either way the sums are exact (mod 2^32), as the portable
 // kernel's.
-#include "backends/cpu/gemm_int8.h"
+#include "backends/cpu/kernels/gemm_int8.h"
+#include "backends/cpu/kernels/isa_target.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 // GCC 12 reports the _mm512_undefined_*() its AVX-512 intrinsics start from
@@ -31,7 +32,7 @@ inline int32_t load4(const uint8_t* p) {
 // broadcasts of A, 8*NV dot products. Inlined into both tile kernels, so
 // that the accumulators stay in registers.
 template <int NV>
-__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void vnni_8x16nv(
+DLRT_AVX512_VNNI __attribute__((always_inline)) inline void vnni_8x16nv(
     int64_t kg, const uint8_t* a, const int8_t* b, int64_t panel_stride, __m512i (&c)[8][NV]) {
   constexpr int MR = 8;
   const int8_t* b1 = b + panel_stride;
@@ -53,7 +54,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline voi
 
 // 8 rows x 16*NV columns in 8*NV zmm accumulators (vnni_8x16nv).
 template <int NV>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_avx512_vnni(int64_t kg, const uint8_t* a,
+DLRT_AVX512_VNNI void tile_avx512_vnni(int64_t kg, const uint8_t* a,
                                                                              const int8_t* b, int64_t panel_stride,
                                                                              int32_t* acc, bool accumulate) {
   constexpr int MR = 8;
@@ -75,7 +76,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_avx512_vnni(int
 // tile_avx512_vnni with correct_requant_uniform_cols_avx512 applied to the
 // accumulators in registers: the finished 8-bit tile goes straight to out.
 template <int NV>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_requant_cols_avx512_vnni(
+DLRT_AVX512_VNNI void tile_requant_cols_avx512_vnni(
     int64_t kg, const uint8_t* a, const int8_t* b, int64_t panel_stride, const RequantColsTile& q) {
   constexpr int MR = 8;
   __m512i c[MR][NV];
@@ -110,7 +111,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_requant_cols_av
 
 // 6 rows x 16 columns in 12 ymm accumulators (each panel group is two ymm):
 // enough independent sums to cover the dot product's latency.
-__attribute__((target("avx2,avxvnni"))) void tile_avx_vnni(int64_t kg, const uint8_t* a, const int8_t* b, int64_t,
+DLRT_AVX2_VNNI void tile_avx_vnni(int64_t kg, const uint8_t* a, const int8_t* b, int64_t,
                                                            int32_t* acc, bool accumulate) {
   constexpr int MR = 6;
   __m256i c[MR][2];
@@ -141,7 +142,7 @@ __attribute__((target("avx2,avxvnni"))) void tile_avx_vnni(int64_t kg, const uin
 // four chunks of 4 columns x 4 k, sign-extended to 16 bits; A's 4 bytes,
 // zero-extended and repeated, multiply them pairwise (VPMADDWD): lane 2c
 // holds column c's products of k 0-1, lane 2c+1 those of k 2-3, summed at the end.
-__attribute__((target("avx2"))) void tile_avx2(int64_t kg, const uint8_t* a, const int8_t* b, int64_t,
+DLRT_AVX2_INT void tile_avx2(int64_t kg, const uint8_t* a, const int8_t* b, int64_t,
                                                int32_t* acc, bool accumulate) {
   constexpr int MR = 2;
   __m256i c[MR][4];
@@ -173,7 +174,7 @@ __attribute__((target("avx2"))) void tile_avx2(int64_t kg, const uint8_t* a, con
   }
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void correct_avx512(const int32_t* acc, int64_t acc_ld,
+DLRT_AVX512BW_VL void correct_avx512(const int32_t* acc, int64_t acc_ld,
                                                                           int64_t rows, int64_t cols,
                                                                           const uint32_t* az, const uint32_t* rs,
                                                                           const uint32_t* ct, const uint32_t* cz,
@@ -193,7 +194,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void correct_avx512(const i
 
 // correct_avx512, then each row r requantized (requantize_u8/s8's
 // operations, with mult[r] and bias[r]) to out + r * ldo.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void correct_requant_avx512(
+DLRT_AVX512BW_VL void correct_requant_avx512(
     const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az, const uint32_t* rs,
     const uint32_t* ct, const uint32_t* cz, const float* mult, const int32_t* bias, int32_t zp, bool out_signed,
     uint8_t* out, int64_t ldo) {
@@ -220,7 +221,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void correct_requant_avx512
 
 // correct_requant_avx512 when every row has the same az and every column the
 // same cz: the correction is col_total[q] + row_total[r] (precomputed).
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void correct_requant_uniform_avx512(
+DLRT_AVX512BW_VL void correct_requant_uniform_avx512(
     const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* col_total,
     const uint32_t* row_total, const float* mult, const int32_t* bias, int32_t zp, bool out_signed, uint8_t* out,
     int64_t ldo) {
@@ -247,7 +248,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void correct_requant_unifor
 // their stored int8 values, transposed to 16 columns x 4 bytes per panel (the
 // 128-bit lanes do the four panels side by side, then a 4 x 4 lane
 // transpose puts each panel's 64 bytes together), and the columns' sums.
-__attribute__((target("avx512f,avx512bw"))) void pack_quad_avx512(const uint8_t* const* r, uint8_t flip,
+DLRT_AVX512BW void pack_quad_avx512(const uint8_t* const* r, uint8_t flip,
                                                                   int8_t* dst, int64_t panel_bytes,
                                                                   int32_t* colsum) {
   const __m512i f = _mm512_set1_epi8(static_cast<char>(flip));
@@ -281,7 +282,7 @@ __attribute__((target("avx512f,avx512bw"))) void pack_quad_avx512(const uint8_t*
 }
 
 // correct_requant_uniform_avx512 with mult and bias per column.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void correct_requant_uniform_cols_avx512(
+DLRT_AVX512BW_VL void correct_requant_uniform_cols_avx512(
     const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* col_total,
     const uint32_t* row_total, const float* mult, const int32_t* bias, int32_t zp, bool out_signed, uint8_t* out,
     int64_t ldo) {
@@ -310,7 +311,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void correct_requant_unifor
 // dst + g * 32, row r's 4 bytes at offset 4 r. Per 16 groups (the last ones
 // through masked loads): the 8 x 16 dwords transposed by unpacks within
 // 128-bit lanes, then stored by lane. Returns the groups packed (all).
-__attribute__((target("avx512f,avx512bw"))) int64_t pack_a8_avx512(const uint8_t* const* rows, int64_t groups,
+DLRT_AVX512BW int64_t pack_a8_avx512(const uint8_t* const* rows, int64_t groups,
                                                                    uint8_t flip, uint8_t* dst) {
   const __m512i f = _mm512_set1_epi8(static_cast<char>(flip));
   for (int64_t g0 = 0; g0 < groups; g0 += 16) {

@@ -1,5 +1,5 @@
 // Run-time ISA selection for the CPU kernels (see isa.h).
-#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels/isa.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,5 +1,6 @@
 // Vector loops of the quantization kernels (quantize_rows.h).
-#include "backends/cpu/quantize_rows.h"
+#include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/quantize_rows.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,13 +8,13 @@
 #include <cstring>
 #include <limits>
 
-#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels/isa.h"
 #include "device/cpu_features.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
-#include "backends/cpu/vec_avx512.h"
+#include "backends/cpu/kernels/vec_avx512.h"
 #define DLRT_QROWS_X86 1
 #endif
 
@@ -121,15 +122,14 @@ DLRT_AVX512 void copy_stride2_avx512(const uint8_t* src, int64_t n, uint8_t* dst
   }
 }
 
-#define DLRT_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
 
 // table[idx] for 64 indices: bits 0-6 pick one of 128 bytes, bit 7 the half.
-DLRT_VBMI inline __m512i lookup64_vbmi(__m512i idx, __m512i t0, __m512i t1, __m512i t2, __m512i t3) {
+DLRT_AVX512_VBMI inline __m512i lookup64_vbmi(__m512i idx, __m512i t0, __m512i t1, __m512i t2, __m512i t3) {
   const __m512i lo = _mm512_permutex2var_epi8(t0, idx, t1), hi = _mm512_permutex2var_epi8(t2, idx, t3);
   return _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi);
 }
 
-DLRT_VBMI void lookup_vbmi(const uint8_t* table, const uint8_t* src, int64_t n, uint8_t* dst) {
+DLRT_AVX512_VBMI void lookup_vbmi(const uint8_t* table, const uint8_t* src, int64_t n, uint8_t* dst) {
   const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
   const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
   int64_t i = 0;

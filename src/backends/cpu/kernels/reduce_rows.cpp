@@ -1,11 +1,12 @@
 // Contiguous float32 reductions (see reduce_rows.h).
-#include "backends/cpu/reduce_rows.h"
+#include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/reduce_rows.h"
 
 #include <cmath>
 #include <limits>
 
-#include "backends/cpu/isa.h"
-#include "backends/cpu/vec_avx2.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/vec_avx2.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -44,7 +45,6 @@ double reduce_generic(RowReduce op, const float* x, int64_t n) {
 }
 
 #ifdef DLRT_REDUCE_ROWS_AVX2
-#define DLRT_AVX2 __attribute__((target("avx2,fma")))
 
 // 16 floats per step into four double accumulators (each float widened
 // exactly); the tail through the generic loop.

@@ -6,7 +6,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
-#define DLRT_AVX2_FN __attribute__((target("avx2,fma"), always_inline)) inline
+#include "backends/cpu/kernels/isa_target.h"
 
 namespace dlrt::cpu::avx2 {
 

@@ -23,9 +23,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "backends/cpu/activation_epilogue.h"
+#include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/kernels/isa_target.h"
 
-#define DLRT_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma")))
 #define DLRT_HAVE_AVX512_PATHS 1
 
 namespace dlrt::cpu::avx512 {

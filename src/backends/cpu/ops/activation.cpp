@@ -6,10 +6,10 @@
 #include <limits>
 #include <type_traits>
 
-#include "backends/cpu/activation_epilogue.h"
-#include "backends/cpu/broadcast.h"
 #include "backends/cpu/kernel_families.h"
-#include "backends/cpu/unary_impl.h"
+#include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/ops/broadcast.h"
+#include "backends/cpu/ops/unary_impl.h"
 
 namespace dlrt::cpu {
 namespace {

@@ -16,19 +16,20 @@
 #include <immintrin.h>
 #endif
 
-#include "backends/cpu/conv_direct.h"
-#include "backends/cpu/conv_impl.h"
-#include "backends/cpu/depthwise_avx2.h"
-#include "backends/cpu/depthwise_c16.h"
-#include "backends/cpu/depthwise_flat.h"
-#include "backends/cpu/gemm.h"
-#include "backends/cpu/gemm_amx.h"
-#include "backends/cpu/isa.h"
-#include "backends/cpu/vec_avx512.h"
 #include "backends/cpu/kernel_build_options.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/nn_util.h"
+#include "backends/cpu/kernels/conv_direct.h"
+#include "backends/cpu/kernels/depthwise_avx2.h"
+#include "backends/cpu/kernels/depthwise_c16.h"
+#include "backends/cpu/kernels/depthwise_flat.h"
+#include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/ops/conv_impl.h"
+#include "backends/cpu/ops/nn_util.h"
 #include "backends/cpu/scratch.h"
 #include "core/first_error.h"
 
@@ -428,7 +429,7 @@ DLRT_AVX512 void depthwise_fast_avx512(const float* x, const float* w, const Geo
 
 void depthwise_generic_f32(const float* x, const float* w, const Geo3& g, float* y) { depthwise_rows<float>(x, w, g, y); }
 #if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx2,fma"))) void depthwise_avx2_f32(const float* x, const float* w, const Geo3& g, float* y) {
+DLRT_AVX2 void depthwise_avx2_f32(const float* x, const float* w, const Geo3& g, float* y) {
   depthwise_rows<float>(x, w, g, y);
 }
 #endif

@@ -6,10 +6,10 @@
 #include <mutex>
 #include <vector>
 
-#include "backends/cpu/activation_epilogue.h"
-#include "backends/cpu/conv_winograd.h"
-#include "backends/cpu/gemm.h"
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/kernels/conv_winograd.h"
+#include "backends/cpu/kernels/gemm.h"
 
 namespace dlrt::cpu {
 

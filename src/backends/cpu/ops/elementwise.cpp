@@ -4,10 +4,10 @@
 #include <cmath>
 #include <type_traits>
 
-#include "backends/cpu/broadcast.h"
-#include "backends/cpu/convert.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/ops/broadcast.h"
+#include "backends/cpu/ops/convert.h"
 
 namespace dlrt::cpu {
 namespace {

@@ -15,11 +15,11 @@
 // (floats: Clip [min, max], LeakyRelu [alpha], HardSigmoid [alpha, beta]).
 // The bias/residual/activation run in the GEMM's epilogue, on each output
 // tile while it is in cache; constant weights are packed at kernel creation.
-#include "backends/cpu/activation_epilogue.h"
-#include "backends/cpu/conv_impl.h"
-#include "backends/cpu/expand_depthwise.h"
 #include "backends/cpu/kernel_families.h"
-#include "backends/cpu/matmul_impl.h"
+#include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/kernels/expand_depthwise.h"
+#include "backends/cpu/ops/conv_impl.h"
+#include "backends/cpu/ops/matmul_impl.h"
 
 namespace dlrt::cpu {
 namespace {

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "backends/cpu/kernel_families.h"
-#include "backends/cpu/layout_impl.h"
+#include "backends/cpu/ops/layout_impl.h"
 
 namespace dlrt::cpu {
 namespace {

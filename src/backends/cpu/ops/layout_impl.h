@@ -4,7 +4,7 @@
 // DepthToSpace and SpaceToDepth all reduce to.
 #pragma once
 
-#include "backends/cpu/byte_transpose.h"
+#include "backends/cpu/kernels/byte_transpose.h"
 
 #include <algorithm>
 #include <cstdint>

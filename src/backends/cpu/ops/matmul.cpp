@@ -3,12 +3,12 @@
 // compute in float32; integer MatMul wraps like numpy.
 #include <algorithm>
 
-#include "backends/cpu/gemm.h"
 #include "backends/cpu/kernel_build_options.h"
 #include "backends/cpu/kernel_families.h"
-#include "backends/cpu/matmul_impl.h"
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/nn_util.h"
+#include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/ops/matmul_impl.h"
+#include "backends/cpu/ops/nn_util.h"
 #include "core/first_error.h"
 
 namespace dlrt::cpu {

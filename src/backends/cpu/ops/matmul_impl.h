@@ -3,9 +3,9 @@
 
 #include <memory>
 
-#include "backends/cpu/activation_epilogue.h"
-#include "backends/cpu/gemm.h"
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/kernels/gemm.h"
 
 namespace dlrt::cpu {
 

@@ -5,12 +5,13 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/nn_util.h"
-#include "backends/cpu/vec_avx2.h"
-#include "backends/cpu/vec_avx512.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/vec_avx2.h"
+#include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/ops/nn_util.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -160,7 +161,6 @@ DLRT_AVX512 void layer_norm_row_avx512(const float* x, const float* s, const flo
 
 #if defined(__x86_64__) || defined(__i386__)  // (immintrin.h comes with vec_avx512.h there)
 #define DLRT_HAVE_AVX2_LAYER_NORM 1
-#define DLRT_AVX2 __attribute__((target("avx2,fma")))
 
 // moments() for a float32 row, 8 floats per step as two 4-double halves
 // (still two passes, still in double); the last n % 8 values one by one.
@@ -208,7 +208,6 @@ DLRT_AVX2 void layer_norm_row_avx2(const float* x, const float* s, const float* 
   }
   for (; i < n; ++i) y[i] = (x[i] - mf) * ivf * s[i] + (b ? b[i] : 0.0f);
 }
-#undef DLRT_AVX2
 #endif
 
 template <typename T>

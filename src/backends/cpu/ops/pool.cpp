@@ -15,13 +15,14 @@
 #define DLRT_POOL_X86 1
 #endif
 
-#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/nn_util.h"
-#include "backends/cpu/pool_impl.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/ops/nn_util.h"
+#include "backends/cpu/ops/pool_impl.h"
 #include "backends/cpu/scratch.h"
-#include "backends/cpu/vec_avx512.h"
 
 namespace dlrt::cpu::pool_impl {
 namespace {
@@ -64,19 +65,19 @@ void cols_scalar(const float* t, float* y, int64_t out, int64_t s, int64_t k, co
 
 #ifdef DLRT_POOL_X86
 template <bool kMax>
-__attribute__((target("avx2,fma"))) inline __m256 vop(__m256 a, __m256 b) {
+DLRT_AVX2 inline __m256 vop(__m256 a, __m256 b) {
   if constexpr (kMax) return _mm256_max_ps(a, b);
   else return _mm256_add_ps(a, b);
 }
 
 // The even-indexed floats of w[0..16).
-__attribute__((target("avx2,fma"))) inline __m256 load_even(const float* w) {
+DLRT_AVX2 inline __m256 load_even(const float* w) {
   const __m256 sh = _mm256_shuffle_ps(_mm256_loadu_ps(w), _mm256_loadu_ps(w + 8), _MM_SHUFFLE(2, 0, 2, 0));
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(sh), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
 template <bool kMax>
-__attribute__((target("avx2,fma"))) void rows_avx2(const float* const* rows, int64_t nr, float* t, int64_t n) {
+DLRT_AVX2 void rows_avx2(const float* const* rows, int64_t nr, float* t, int64_t n) {
   int64_t j = 0;
   for (; j + 16 <= n; j += 16) {
     __m256 a0 = _mm256_loadu_ps(rows[0] + j), a1 = _mm256_loadu_ps(rows[0] + j + 8);
@@ -104,7 +105,7 @@ __attribute__((target("avx2,fma"))) void rows_avx2(const float* const* rows, int
 
 // Needs t readable up to index (out-1)*s + k (one past the last tap).
 template <bool kMax>
-__attribute__((target("avx2,fma"))) void cols_avx2(const float* t, float* y, int64_t out, int64_t s, int64_t k,
+DLRT_AVX2 void cols_avx2(const float* t, float* y, int64_t out, int64_t s, int64_t k,
                                                    const float* colcnt, float rowcnt) {
   int64_t o = 0;
   const __m256 vrow = _mm256_set1_ps(rowcnt);
@@ -141,7 +142,7 @@ __attribute__((target("avx2,fma"))) void cols_avx2(const float* t, float* y, int
   cols_scalar_from<kMax>(t, y, o, out, s, k, colcnt, rowcnt);
 }
 
-__attribute__((target("avx2,fma"))) float global_max_avx2(const float* x, int64_t n) {
+DLRT_AVX2 float global_max_avx2(const float* x, int64_t n) {
   if (n < 8) {
     float m = x[0];
     for (int64_t i = 1; i < n; ++i) m = x[i] > m ? x[i] : m;
@@ -158,7 +159,7 @@ __attribute__((target("avx2,fma"))) float global_max_avx2(const float* x, int64_
 }
 
 // Sum in double, like the reference walk.
-__attribute__((target("avx2,fma"))) double global_sum_avx2(const float* x, int64_t n) {
+DLRT_AVX2 double global_sum_avx2(const float* x, int64_t n) {
   __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -480,7 +481,7 @@ DLRT_AVX512 void max_pool_8bit_planes_avx512(const nn::WindowGeometry& g, const 
 }
 
 template <typename T>
-__attribute__((target("avx2"))) void max_pool_8bit_planes_avx2(const nn::WindowGeometry& g, const T* X, T* Y,
+DLRT_AVX2_INT void max_pool_8bit_planes_avx2(const nn::WindowGeometry& g, const T* X, T* Y,
                                                                  int64_t p0, int64_t p1) {
   for (int64_t p = p0; p < p1; ++p) max_pool_8bit_plane(g, X + p * g.in[0] * g.in[1], Y + p * g.out[0] * g.out[1]);
 }

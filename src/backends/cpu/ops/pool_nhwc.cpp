@@ -7,13 +7,14 @@
 #include <algorithm>
 #include <limits>
 
-#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/nn_util.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/ops/nn_util.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#include "backends/cpu/vec_avx512.h"
+#include "backends/cpu/kernels/vec_avx512.h"
 #define DLRT_POOL_NHWC_X86 1
 #endif
 
@@ -57,7 +58,7 @@ DLRT_AVX512 void max_pool_rows_avx512(const nn::WindowGeometry& g, int64_t C, co
 }
 
 template <typename T>
-__attribute__((target("avx2"))) void max_pool_rows_avx2(const nn::WindowGeometry& g, int64_t C, const T* x, T* y,
+DLRT_AVX2_INT void max_pool_rows_avx2(const nn::WindowGeometry& g, int64_t C, const T* x, T* y,
                                                          int64_t r0, int64_t r1) {
   max_pool_rows(g, C, x, y, r0, r1);
 }

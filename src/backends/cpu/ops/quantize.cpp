@@ -14,13 +14,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "backends/cpu/gemm_int8.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/quantize_rows.h"
-#include "backends/cpu/quantize_util.h"
+#include "backends/cpu/kernels/gemm_int8.h"
+#include "backends/cpu/kernels/quantize_rows.h"
+#include "backends/cpu/kernels/simple_gemm_impl.h"
+#include "backends/cpu/ops/quantize_util.h"
 #include "backends/cpu/scratch.h"
-#include "backends/cpu/simple_gemm_impl.h"
 
 namespace dlrt::cpu {
 namespace {

@@ -39,18 +39,18 @@
 #include <memory>
 #include <string>
 
-#include "backends/cpu/broadcast.h"
-#include "backends/cpu/gemm_int8.h"
-#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/quantize_rows.h"
+#include "backends/cpu/kernels/gemm_int8.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/quantize_rows.h"
+#include "backends/cpu/ops/broadcast.h"
 #include "backends/cpu/scratch.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 #define DLRT_QOP_X86 1
-#define DLRT_QOP_AVX2 __attribute__((target("avx2,fma")))
 #endif
 
 namespace dlrt::cpu {
@@ -132,7 +132,7 @@ void qadd_run_generic(const Q* x, float rx, const Q* y, float ry, float fixed, Q
 
 #ifdef DLRT_QOP_X86
 template <typename Q>
-DLRT_QOP_AVX2 inline __m256 load8_as_float(const Q* p) {
+DLRT_AVX2 inline __m256 load8_as_float(const Q* p) {
   const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
   if constexpr (std::is_same_v<Q, uint8_t>) return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v));
   else return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v));
@@ -140,7 +140,7 @@ DLRT_QOP_AVX2 inline __m256 load8_as_float(const Q* p) {
 
 // Rounds (cvtps2dq) and saturates 8 floats to Q, as packs_epi32 + packus/packs_epi16 do.
 template <typename Q>
-DLRT_QOP_AVX2 inline void store8_saturated(__m256 v, Q* p) {
+DLRT_AVX2 inline void store8_saturated(__m256 v, Q* p) {
   const __m256i i32 = _mm256_cvtps_epi32(v);
   const __m128i i16 = _mm_packs_epi32(_mm256_castsi256_si128(i32), _mm256_extracti128_si256(i32, 1));
   __m128i q;
@@ -150,7 +150,7 @@ DLRT_QOP_AVX2 inline void store8_saturated(__m256 v, Q* p) {
 }
 
 template <typename Q>
-DLRT_QOP_AVX2 void qadd_run_avx2(const Q* x, float rx, const Q* y, float ry, float fixed, Q* out, int64_t n) {
+DLRT_AVX2 void qadd_run_avx2(const Q* x, float rx, const Q* y, float ry, float fixed, Q* out, int64_t n) {
   const __m256 vrx = _mm256_set1_ps(rx), vry = _mm256_set1_ps(ry), vfixed = _mm256_set1_ps(fixed);
   int64_t i = 0;
   if (y) {
@@ -216,14 +216,14 @@ void qmul_run_generic(const Q* x, int32_t zx, const Q* y, int32_t yv, int32_t zy
 
 #ifdef DLRT_QOP_X86
 template <typename Q>
-DLRT_QOP_AVX2 inline __m256i load8_as_int(const Q* p) {
+DLRT_AVX2 inline __m256i load8_as_int(const Q* p) {
   const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
   if constexpr (std::is_same_v<Q, uint8_t>) return _mm256_cvtepu8_epi32(v);
   else return _mm256_cvtepi8_epi32(v);
 }
 
 template <typename Q>
-DLRT_QOP_AVX2 void qmul_run_avx2(const Q* x, int32_t zx, const Q* y, int32_t yv, int32_t zy, float ratio, float zc,
+DLRT_AVX2 void qmul_run_avx2(const Q* x, int32_t zx, const Q* y, int32_t yv, int32_t zy, float ratio, float zc,
                                  Q* out, int64_t n) {
   const __m256i vzx = _mm256_set1_epi32(zx), vzy = _mm256_set1_epi32(zy), vyv = _mm256_set1_epi32(yv - zy);
   const __m256 vratio = _mm256_set1_ps(ratio), vzc = _mm256_set1_ps(zc);

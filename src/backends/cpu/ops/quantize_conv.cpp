@@ -1,7 +1,7 @@
 // ConvInteger and QLinearConv on NCHW tensors: 1 x 1 and im2col convs on the
 // 8-bit GEMM (gemm_int8.h, the weights packed once), depthwise ones directly
 // (depthwise_int8.h); QLinearConv requantizes as the sums leave the kernels.
-#include "backends/cpu/quantize_conv.h"
+#include "backends/cpu/ops/quantize_conv.h"
 
 #include <algorithm>
 #include <cstring>
@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/depthwise_int8.h"
-#include "backends/cpu/gemm_int8.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/quantize_rows.h"
-#include "backends/cpu/quantize_util.h"
+#include "backends/cpu/kernels/depthwise_int8.h"
+#include "backends/cpu/kernels/gemm_int8.h"
+#include "backends/cpu/kernels/quantize_rows.h"
+#include "backends/cpu/ops/quantize_util.h"
 #include "backends/cpu/scratch.h"
 
 namespace dlrt::cpu {

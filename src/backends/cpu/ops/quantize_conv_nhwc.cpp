@@ -14,12 +14,12 @@
 #include <memory>
 #include <vector>
 
-#include "backends/cpu/depthwise_int8.h"
-#include "backends/cpu/gemm_int8.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/quantize_conv.h"
-#include "backends/cpu/quantize_util.h"
+#include "backends/cpu/kernels/depthwise_int8.h"
+#include "backends/cpu/kernels/gemm_int8.h"
+#include "backends/cpu/ops/quantize_conv.h"
+#include "backends/cpu/ops/quantize_util.h"
 #include "backends/cpu/scratch.h"
 
 namespace dlrt::cpu {

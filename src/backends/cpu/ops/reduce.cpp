@@ -14,7 +14,7 @@
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/reduce_rows.h"
+#include "backends/cpu/kernels/reduce_rows.h"
 #include "backends/cpu/scratch.h"
 
 namespace dlrt::cpu {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/kernel.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/kernel.h"
 
 namespace dlrt::cpu {
 namespace {

@@ -15,14 +15,15 @@
 #include <type_traits>
 #include <vector>
 
-#include "backends/cpu/activation_epilogue.h"
-#include "backends/cpu/gemm.h"
-#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/simple_gemm_impl.h"
+#include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/scratch.h"
-#include "backends/cpu/simple_gemm_impl.h"
-#include "backends/cpu/vec_avx512.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -293,7 +294,7 @@ DLRT_AVX512 void few_rows_gemm_acc_avx512(int64_t M, int64_t N, int64_t K, const
     }
   }
 }
-__attribute__((target("avx2,fma"))) void few_rows_gemm_acc_avx2(int64_t M, int64_t N, int64_t K, const float* A,
+DLRT_AVX2 void few_rows_gemm_acc_avx2(int64_t M, int64_t N, int64_t K, const float* A,
                                                                 int64_t lda, const float* B, int64_t ldb, float* C,
                                                                 int64_t ldc) {
   few_rows_gemm_acc(M, N, K, A, lda, B, ldb, C, ldc);

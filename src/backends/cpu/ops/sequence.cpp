@@ -11,7 +11,7 @@
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/layout_impl.h"
+#include "backends/cpu/ops/layout_impl.h"
 
 namespace dlrt::cpu {
 

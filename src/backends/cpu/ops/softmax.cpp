@@ -9,10 +9,10 @@
 #include <limits>
 #include <vector>
 
-#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/vec_avx512.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/vec_avx512.h"
 
 namespace dlrt::cpu {
 namespace {

@@ -27,13 +27,14 @@
 
 #include <immintrin.h>
 
-#include "backends/cpu/gemm_amx.h"
-#include "backends/cpu/isa.h"
 #include "backends/cpu/kernel_build_options.h"
 #include "backends/cpu/kernel_families.h"
+#include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/vec_avx2.h"
+#include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/scratch.h"
-#include "backends/cpu/vec_avx2.h"
-#include "backends/cpu/vec_avx512.h"
 
 namespace dlrt::cpu {
 
@@ -145,7 +146,6 @@ void attend_generic(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t 
 }
 
 #if defined(__x86_64__)
-#define DLRT_AVX2 __attribute__((target("avx2,fma")))
 
 DLRT_AVX2 inline float hmax256(__m256 v) {
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

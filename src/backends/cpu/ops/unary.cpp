@@ -4,7 +4,7 @@
 #include <type_traits>
 
 #include "backends/cpu/kernel_families.h"
-#include "backends/cpu/unary_impl.h"
+#include "backends/cpu/ops/unary_impl.h"
 
 namespace dlrt::cpu {
 namespace {

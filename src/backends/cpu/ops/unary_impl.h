@@ -3,9 +3,9 @@
 
 #include <string>
 
-#include "backends/cpu/broadcast.h"
-#include "backends/cpu/convert.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/ops/broadcast.h"
+#include "backends/cpu/ops/convert.h"
 
 namespace dlrt::cpu {
 
