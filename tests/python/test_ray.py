@@ -43,6 +43,21 @@ def test_clean_policy_without_ray():
         c(3)
 
 
+def test_arrow_string_fast_path_matches_clean():
+    """A pyarrow string / large_string batch skips the per-row _clean: same texts, same statuses."""
+    pa = pytest.importorskip("pyarrow")
+    assert dlrt.ray._WHITESPACE == "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+    e = dlrt.ray.Embed.__new__(dlrt.ray.Embed)  # no model: only the text step
+    e.text_column, e.status_column = "text", "status"
+    values = ["a b", "", "  ", None, "\u3000\x1c", "x\u2028", "\u200b", "caf\u00e9", "\x00", "\t\n"]
+    want = [dlrt.ray._clean(v) for v in values]
+    for typ in (pa.string(), pa.large_string()):
+        texts, statuses = e._arrow_texts(pa.table({"id": range(len(values)), "text": pa.array(values, typ)}))
+        assert texts == [t for t, _ in want]
+        assert statuses.to_pylist() == [s for _, s in want]
+    assert e._arrow_texts(pa.table({"text": pa.array([b"x"], pa.binary())})) is None  # bytes: per row
+
+
 @pytest.fixture(scope="module")
 def ray_cluster():
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ray[data]'; "
@@ -202,6 +217,16 @@ def test_bad_rows(ray_cluster, minilm):
         key=lambda r: r["id"])
     assert [r["status"] for r in rows] == ["ok", "invalid_utf8_replaced", "empty"]
     want = e.encode(["caf\u00e9 au lait", "bad \ufffd\ufffd bytes", ""])
+    np.testing.assert_allclose(np.stack([np.asarray(r["embedding"]) for r in rows]), want, rtol=1e-4, atol=1e-5)
+
+    # A pyarrow string column (Parquet's usual text column) takes the vectorised path.
+    table = pa.table({"id": [0, 1, 2, 3], "text": pa.array(["a normal line", None, " \t", "last"], pa.string())})
+    rows = sorted(ray.data.from_arrow(table).map_batches(
+        dlrt.ray.Embed, compute=ray.data.ActorPoolStrategy(size=1), batch_size=8, batch_format="pyarrow", num_cpus=0.5,
+        fn_constructor_kwargs={"model": minilm, "threads": 1, "status_column": "status"}).take_all(),
+        key=lambda r: r["id"])
+    assert [r["status"] for r in rows] == ["ok", "null", "empty", "ok"]
+    want = e.encode(["a normal line", "", " \t", "last"])
     np.testing.assert_allclose(np.stack([np.asarray(r["embedding"]) for r in rows]), want, rtol=1e-4, atol=1e-5)
 
 

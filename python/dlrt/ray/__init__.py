@@ -78,6 +78,12 @@ def default_threads(concurrency=None):
     return _cpus()
 
 
+# The characters str.strip() removes (str.isspace() is true), for pyarrow.compute.utf8_trim.
+# (tests/python/test_ray.py checks it against str.isspace over every code point)
+_WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+               "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
 def _clean(value):
     """(text, status) for one cell, as the bad-row policy says."""
     if value is None:
@@ -171,13 +177,40 @@ class Embed:
             return batch[col].tolist(), table, True
         raise TypeError(f"Embed: a batch must be a pyarrow.Table, pandas.DataFrame or dict, got {type(batch).__name__}")
 
+    def _arrow_texts(self, batch):
+        """The texts of a pyarrow.Table batch whose text column is string / large_string,
+        without a Python step per row: Arrow strings are valid UTF-8 (nothing to replace),
+        nulls become "" (the policy's "null"); None for any other batch or column type.
+        The statuses, when asked for, come from pyarrow.compute, as _clean says them."""
+        pa = _import_pyarrow()
+        if not isinstance(batch, pa.Table) or self.text_column not in batch.column_names:
+            return None
+        col = batch.column(self.text_column)
+        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+            return None
+        import pyarrow.compute as pc
+
+        filled = pc.fill_null(col, "") if col.null_count else col
+        statuses = None
+        if self.status_column:
+            # Python's str.strip() whitespace, as _clean's "empty" test
+            blank = pc.equal(pc.utf8_length(pc.utf8_trim(filled, _WHITESPACE)), 0)
+            statuses = pc.if_else(pc.is_null(col), STATUS_NULL,
+                                  pc.if_else(blank, STATUS_EMPTY, STATUS_OK))
+        return filled.to_pylist(), statuses
+
     def __call__(self, batch):
         import numpy as np
 
         pa = _import_pyarrow()
-        raw, table, put_text_back = self._split(batch)
-        cleaned = [_clean(v) for v in raw]
-        texts = [t for t, _ in cleaned]
+        fast = self._arrow_texts(batch)
+        if fast is not None:
+            (texts, statuses), table, put_text_back = fast, batch, False
+        else:
+            raw, table, put_text_back = self._split(batch)
+            cleaned = [_clean(v) for v in raw]
+            texts = [t for t, _ in cleaned]
+            statuses = pa.array([s for _, s in cleaned], pa.string())
         if put_text_back:
             text_column = pa.array(texts, pa.string())
             table = pa.table({self.text_column: text_column}) if table is None else \
@@ -186,11 +219,12 @@ class Embed:
             vectors = self.embedder.encode(texts, batch_size=self.batch_size, normalize_embeddings=self.normalize)
         else:
             vectors = np.zeros((0, self.dimension), np.float32)
+        # Zero-copy: the Arrow values buffer is the float32 matrix Embedder.encode returned.
         values = pa.array(np.ascontiguousarray(vectors, np.float32).reshape(-1), pa.float32())
         column = pa.FixedSizeListArray.from_arrays(values, self.dimension)
         table = _set_column(table, self.output_column, column)
         if self.status_column:
-            table = _set_column(table, self.status_column, pa.array([s for _, s in cleaned], pa.string()))
+            table = _set_column(table, self.status_column, statuses)
         return table
 
 
