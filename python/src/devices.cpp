@@ -7,6 +7,7 @@
 #include "backend/registry.h"
 #include "bindings.h"
 #include "dlrt/device.h"
+#include "runtime/backends.h"
 
 namespace dlrt::python {
 
@@ -63,7 +64,7 @@ void bind_devices(nb::module_& m) {
         {
           nb::gil_scoped_release unlocked;
           const std::vector<Device> hardware = discover_devices();
-          for (const std::shared_ptr<backend::Backend>& b : backend::BackendRegistry::global().all()) {
+          for (const std::shared_ptr<backend::Backend>& b : dlrt::global_backends().all()) {
             Found f{b->name(), b->is_available(refresh), {}};
             if (f.availability.available) f.devices = b->devices(hardware);
             found.push_back(std::move(f));

@@ -1,7 +1,5 @@
 #include "backend/registry.h"
 
-#include "core/logging.h"
-
 namespace dlrt::backend {
 
 std::string CompileOptions::to_string() const {
@@ -30,28 +28,5 @@ std::vector<std::shared_ptr<Backend>> BackendRegistry::all() const {
   std::lock_guard<std::mutex> lk(mu_);
   return backends_;
 }
-
-namespace {
-
-struct Global {
-  BackendRegistry registry;
-  Status status;
-};
-
-Global& global_registry() {
-  static Global* g = [] {
-    auto* r = new Global();
-    r->status = register_builtin_backends(r->registry).with_context("registering backends");
-    if (!r->status.ok()) DLRT_LOG(kError, r->status.to_string());
-    return r;
-  }();
-  return *g;
-}
-
-}  // namespace
-
-BackendRegistry& BackendRegistry::global() { return global_registry().registry; }
-
-Status BackendRegistry::global_status() { return global_registry().status; }
 
 }  // namespace dlrt::backend

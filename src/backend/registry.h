@@ -1,6 +1,6 @@
-// The backends this process knows, by name. The built-in ones are added in
-// one place (builtin_backends.cpp) the first time the registry is used; no
-// vendor code runs at registration (loading happens in is_available()).
+// A set of backends, by name. The process-wide one, with dlrt's built-in
+// backends, is the runtime's (runtime/backends.h); no vendor code runs at
+// registration (loading happens in is_available()).
 //
 // Thread-safety: every call may be made from any thread.
 #pragma once
@@ -23,20 +23,9 @@ class BackendRegistry {
   // In registration order (cpu first).
   std::vector<std::shared_ptr<Backend>> all() const;
 
-  // The process-wide registry, with the built-in backends registered.
-  static BackendRegistry& global();
-  // Why registering the built-in and DLRT_PLUGINS backends into global()
-  // failed, or ok. Session::create (and the CLI at start) return it: a
-  // backend that failed to register is fatal, not a log line. Thread-safe.
-  static Status global_status();
-
  private:
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<Backend>> backends_;
 };
-
-// Registers dlrt's built-in backends (cpu, then the accelerators) and any
-// plugin backends named in DLRT_PLUGINS. Called once by global().
-Status register_builtin_backends(BackendRegistry& registry);
 
 }  // namespace dlrt::backend

@@ -20,6 +20,7 @@
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
 #include "runtime/device_spec.h"
+#include "runtime/backends.h"
 
 namespace dlrt {
 
@@ -291,7 +292,7 @@ class CompiledPartitionBackend final : public backend::Backend {
 
 Result<PartitionPlan> CompiledPartitions::plan(const ir::Graph& graph, const std::string& base_dir, Resolution& res,
                                                const std::vector<Device>& hardware) {
-  auto& registry = backend::BackendRegistry::global();
+  auto& registry = dlrt::global_backends();
   std::vector<Candidate> mine;
   for (const ir::Node& n : graph.nodes) {
     if (!is_compiled_partition(n)) continue;
@@ -399,7 +400,7 @@ Result<CompileModelResult> compile_model_file(const std::string& model_path, con
   const ir::Graph& g = *model.graph;
 
   DLRT_ASSIGN_OR_RETURN(DeviceSpec spec, parse_device_spec(options.device.empty() ? "auto" : options.device));
-  auto& registry = backend::BackendRegistry::global();
+  auto& registry = dlrt::global_backends();
   const std::vector<Device> hardware = discover_devices();
   Resolution res = resolve_devices(spec, registry, hardware, /*for_compile=*/true);
   if (!res.unknown_backends.empty()) {

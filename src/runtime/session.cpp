@@ -6,25 +6,26 @@
 #include <filesystem>
 #include <optional>
 
+#include "backend/registry.h"
+#include "backends/cpu/executor.h"
+#include "backends/cpu/kernel.h"
+#include "backends/cpu/kernel_build_options.h"
+#include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/gemm_int8.h"
 #include "core/logging.h"
 #include "core/memory_limit.h"
 #include "core/run_limits.h"
 #include "core/thread_pool.h"
-#include "ir/onnx_import.h"
-#include "backend/registry.h"
-#include "backends/cpu/executor.h"
-#include "backends/cpu/kernels/gemm_amx.h"
-#include "backends/cpu/kernels/gemm_int8.h"
-#include "backends/cpu/kernel.h"
-#include "backends/cpu/kernel_build_options.h"
 #include "dlrt/device.h"
-#include "runtime/config.h"
+#include "ir/onnx_import.h"
 #include "runtime/compiled_model.h"
+#include "runtime/config.h"
 #include "runtime/device_spec.h"
 #include "runtime/optimize.h"
 #include "runtime/partition_kernel.h"
 #include "runtime/placement.h"
 #include "runtime/session_internal.h"
+#include "runtime/backends.h"
 
 namespace dlrt {
 
@@ -148,7 +149,7 @@ Result<cpu::GemmPrecision> cpu_precision_of(const SessionOptions& options, const
 Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const SessionOptions& options) {
   // A kernel family or backend that failed to register is fatal here, by name.
   DLRT_RETURN_IF_ERROR(cpu::KernelRegistry::builtin_status());
-  DLRT_RETURN_IF_ERROR(backend::BackendRegistry::global_status());
+  DLRT_RETURN_IF_ERROR(dlrt::global_backends_status());
   if (!model.ok()) return model.status();
   auto impl = std::make_unique<SessionImpl>();
   impl->model = std::move(model).value();
@@ -165,10 +166,10 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   const bool strict = options.strict || env.strict.value_or(config.strict.value_or(false));
   DLRT_ASSIGN_OR_RETURN(const cpu::GemmPrecision precision, cpu_precision_of(options, env, config));
   const int threads = options.threads > 0 ? options.threads : config.threads.value_or(0);
-  Resolution res = resolve_devices(spec, backend::BackendRegistry::global(), hardware());
+  Resolution res = resolve_devices(spec, dlrt::global_backends(), hardware());
   if (!res.unknown_backends.empty()) {
     std::string known;
-    for (const auto& b : backend::BackendRegistry::global().all()) known += (known.empty() ? "" : ", ") + b->name();
+    for (const auto& b : dlrt::global_backends().all()) known += (known.empty() ? "" : ", ") + b->name();
     return InvalidArgument("unknown device '" + res.unknown_backends.front() + "' in spec '" + spec_text +
                            "'; use auto, cpu, gpu, npu, a backend of this build (" + known +
                            ") or backend:device, comma-separated as a priority list");

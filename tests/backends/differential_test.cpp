@@ -36,6 +36,7 @@
 #include "../backend/plugin_test_util.h"
 #include "../openvino/ov_wheel_util.h"
 #include "op_cases.h"
+#include "runtime/backends.h"
 
 namespace dlrt {
 namespace {
@@ -110,7 +111,7 @@ struct Candidate {
 // first time), active from here on in this test.
 std::shared_ptr<TestOnlyBackend> test_only(const std::string& name,
                                            const std::function<std::shared_ptr<backend::Backend>()>& make) {
-  auto& reg = backend::BackendRegistry::global();
+  auto& reg = dlrt::global_backends();
   auto existing = std::dynamic_pointer_cast<TestOnlyBackend>(reg.find(name));
   if (existing) return existing;
   auto b = std::make_shared<TestOnlyBackend>(name, make());
@@ -204,7 +205,7 @@ TEST(Differential, EveryBackendMatchesCpu) {
 
   std::vector<Candidate> candidates;
   // Every registered backend but the reference.
-  for (const auto& b : backend::BackendRegistry::global().all()) {
+  for (const auto& b : dlrt::global_backends().all()) {
     if (b->name() == "cpu" || std::dynamic_pointer_cast<TestOnlyBackend>(b)) continue;
     candidates.emplace_back(b->name(), b->name(), b);
   }

@@ -36,6 +36,7 @@
 #include "backends/cuda/cuda_runtime.h"
 #include "core/npy.h"
 #include "dlrt/session.h"
+#include "runtime/backends.h"
 
 namespace dlrt {
 namespace {
@@ -85,7 +86,7 @@ std::map<std::string, long> read_stats(const fs::path& file) {
   return m;
 }
 
-bool have_cuda_backend() { return backend::BackendRegistry::global().find("cuda") != nullptr; }
+bool have_cuda_backend() { return dlrt::global_backends().find("cuda") != nullptr; }
 
 class CudaDouble : public ::testing::Test {
  protected:

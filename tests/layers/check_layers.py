@@ -58,21 +58,7 @@ ALLOWED = {
 
 # Known violations: (including file, included file, reason). Each is a debt
 # of issue 36 part 1; remove the line with the include.
-EXCEPTIONS = [
-    ("src/backend/builtin_backends.cpp", "src/backends/cpu/cpu_backend.h",
-     "the one place built-in backends are registered names their factories; belongs above the backends "
-     "(runtime) once BackendRegistry::global() no longer fills itself"),
-    ("src/backend/builtin_backends.cpp", "src/backends/cuda/cuda_backend.h", "as above"),
-    ("src/backend/builtin_backends.cpp", "src/backends/opencl/opencl_backend.h", "as above"),
-    ("src/backend/builtin_backends.cpp", "src/backends/openvino/openvino_backend.h", "as above"),
-    ("src/backends/opencl/cl_runtime.cpp", "src/runtime/blob_cache.h",
-     "program binary cache (BlobCache::from_env: folder from DLRT_CACHE_DIR or the runtime's config file); "
-     "needs the cache location passed through the backend contract"),
-    ("src/backends/cuda/cuda_kernels.cpp", "src/runtime/blob_cache.h", "module cache, as for OpenCL"),
-    ("src/backends/openvino/ov_runtime.cpp", "src/runtime/blob_cache.h",
-     "the cache folder for the release compatibility check's verdicts"),
-    ("src/backends/openvino/ov_compile.cpp", "src/runtime/blob_cache.h", "the cache folder for OpenVINO's own cache"),
-]
+EXCEPTIONS = []
 
 ROOTS = ["src", "include", "apps", "tools", "python/src"]
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".c", ".inc")

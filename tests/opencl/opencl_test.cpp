@@ -33,6 +33,7 @@
 #include "../backends/op_cases.h"
 #include "../onnx_proto_util.h"
 #include "dlrt/session.h"
+#include "runtime/backends.h"
 
 namespace dlrt {
 namespace {
@@ -47,7 +48,7 @@ class OpenClTest : public ::testing::Test {
     had_cache_ = old != nullptr;
     if (old) old_cache_ = old;
     setenv("DLRT_CACHE_DIR", (std::string(DLRT_BINARY_DIR) + "/opencl-test-cache").c_str(), 1);
-    auto be = backend::BackendRegistry::global().find("opencl");
+    auto be = dlrt::global_backends().find("opencl");
     ASSERT_NE(be, nullptr) << "opencl is not registered";
     auto a = be->is_available();
     if (!a.available) GTEST_SKIP() << "no usable OpenCL here: " << a.reason << " (fix: " << a.fix << ")";
@@ -70,7 +71,7 @@ using testing::ops::run_on;
 // ---- loading and devices ----
 
 TEST_F(OpenClTest, ListsDevicesWithMetadata) {
-  auto be = backend::BackendRegistry::global().find("opencl");
+  auto be = dlrt::global_backends().find("opencl");
   auto a = be->is_available();
   EXPECT_FALSE(a.library_path.empty());
   EXPECT_NE(a.version.find("OpenCL"), std::string::npos) << a.version;
@@ -449,7 +450,7 @@ TEST_F(OpenClTest, ProgramBinaryIsCachedAcrossProcesses) {
 TEST(Zoo, OpenClMatchesCpu) {
   const char* root = std::getenv("DLRT_ZOO_DIR");
   if (!root || !*root) GTEST_SKIP() << "DLRT_ZOO_DIR is not set";
-  auto be = backend::BackendRegistry::global().find("opencl");
+  auto be = dlrt::global_backends().find("opencl");
   if (!be || !be->is_available().available) GTEST_SKIP() << "no usable OpenCL here";
   if (!std::getenv("DLRT_CACHE_DIR")) setenv("DLRT_CACHE_DIR", (std::string(DLRT_BINARY_DIR) + "/opencl-test-cache").c_str(), 1);
   std::vector<fs::path> models;

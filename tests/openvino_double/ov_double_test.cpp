@@ -34,6 +34,7 @@
 #include "backends/openvino/ov_api.h"
 #include "core/npy.h"
 #include "dlrt/session.h"
+#include "runtime/backends.h"
 
 namespace dlrt {
 namespace {
@@ -48,7 +49,7 @@ using testing::run_command;
 const std::string kDoubleDir = DLRT_OV_DOUBLE_DIR;
 const std::string kNosymDir = DLRT_OV_DOUBLE_NOSYM_DIR;
 
-bool have_openvino_backend() { return backend::BackendRegistry::global().find("openvino") != nullptr; }
+bool have_openvino_backend() { return dlrt::global_backends().find("openvino") != nullptr; }
 
 fs::path temp_dir(const std::string& tag) {
   fs::path p = fs::temp_directory_path() / ("dlrt_ovd_" + tag + "_" + std::to_string(::getpid()));

@@ -13,6 +13,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "dlrt/session.h"
 #include "runtime/placement.h"
+#include "runtime/backends.h"
 
 namespace dlrt {
 namespace {
@@ -93,7 +94,7 @@ std::vector<std::shared_ptr<FakeBackend>>& live_fakes() {
 
 std::shared_ptr<FakeBackend> register_fake(const std::string& name, std::set<std::string> ops = {"Relu"}) {
   auto b = std::make_shared<FakeBackend>(name, std::move(ops));
-  EXPECT_TRUE(backend::BackendRegistry::global().add(b).ok());
+  EXPECT_TRUE(dlrt::global_backends().add(b).ok());
   live_fakes().push_back(b);
   return b;
 }
@@ -332,7 +333,7 @@ TEST_F(Fallback, WarmStartRefusesAnAcceleratorThatDisagrees) {
 TEST_F(Fallback, DuplicateBackendNameIsAnError) {
   register_fake("fake_dup");
   auto again = std::make_shared<FakeBackend>("fake_dup", std::set<std::string>{});
-  EXPECT_FALSE(backend::BackendRegistry::global().add(again).ok());
+  EXPECT_FALSE(dlrt::global_backends().add(again).ok());
 }
 
 // A bare backend name takes that backend's accelerators before its CPU devices, whatever
@@ -342,7 +343,7 @@ TEST_F(Fallback, BareBackendNamePrefersItsGpuOverItsCpuDevice) {
   fake->device_types = {DeviceType::kCpu, DeviceType::kGpu};
   auto spec = parse_device_spec("fakecl");
   ASSERT_TRUE(spec.ok());
-  Resolution r = resolve_devices(*spec, backend::BackendRegistry::global(), {});
+  Resolution r = resolve_devices(*spec, dlrt::global_backends(), {});
   ASSERT_EQ(r.candidates.size(), 2u);
   EXPECT_EQ(r.candidates[0].device.type, DeviceType::kGpu);
   EXPECT_EQ(r.candidates[0].device.name, "1");
@@ -350,7 +351,7 @@ TEST_F(Fallback, BareBackendNamePrefersItsGpuOverItsCpuDevice) {
   // Naming the device still gets exactly that one.
   auto one = parse_device_spec("fakecl:0");
   ASSERT_TRUE(one.ok());
-  Resolution r0 = resolve_devices(*one, backend::BackendRegistry::global(), {});
+  Resolution r0 = resolve_devices(*one, dlrt::global_backends(), {});
   ASSERT_EQ(r0.candidates.size(), 1u);
   EXPECT_EQ(r0.candidates[0].device.type, DeviceType::kCpu);
 }

@@ -18,6 +18,7 @@
 #include "backend/plugin_backend.h"
 #include "backend/registry.h"
 #include "dlrt/session.h"
+#include "runtime/backends.h"
 
 namespace dlrt {
 namespace {
@@ -28,7 +29,7 @@ using testing::ScopedEnv;
 // Registers plugin `name` in the process-wide registry once (the registry reads
 // DLRT_PLUGINS only when first used, which may have happened in this process).
 void ensure_plugin(const std::string& name) {
-  auto& reg = backend::BackendRegistry::global();
+  auto& reg = dlrt::global_backends();
   if (!reg.find(name)) {
     ASSERT_TRUE(reg.add(std::make_shared<backend::PluginBackend>(name)).ok());
   }
@@ -187,7 +188,7 @@ TEST(PluginSession, SixteenThreadsWhileTheBackendDegrades) {
 // A missing library is remembered, but the next session create retries it:
 // fixing the variable in-process is enough, no restart.
 TEST(PluginSession, NextSessionRetriesAfterTheEnvironmentIsFixed) {
-  if (auto b = backend::BackendRegistry::global().find("good"); b && b->is_available().available)
+  if (auto b = dlrt::global_backends().find("good"); b && b->is_available().available)
     GTEST_SKIP() << "the good plugin was already loaded by an earlier test in this process; a loaded library "
                     "stays loaded, so run this test in a process of its own (ctest does)";
   ScopedEnv lib("DLRT_PLUGIN_GOOD_LIB", "/nonexistent/dlrt-plugins");

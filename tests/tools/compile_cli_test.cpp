@@ -22,6 +22,7 @@
 #include "core/npy.h"
 #include "dlrt/session.h"
 #include "runtime/compiled_model.h"
+#include "runtime/backends.h"
 
 namespace dlrt {
 namespace {
@@ -267,7 +268,7 @@ class VersionedFake final : public backend::Backend {
 std::shared_ptr<VersionedFake> vfake() {
   static std::shared_ptr<VersionedFake> f = [] {
     auto b = std::make_shared<VersionedFake>();
-    EXPECT_TRUE(backend::BackendRegistry::global().add(b).ok());
+    EXPECT_TRUE(dlrt::global_backends().add(b).ok());
     return b;
   }();
   return f;

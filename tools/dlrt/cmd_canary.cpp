@@ -16,6 +16,7 @@
 #include "dlrt/session.h"
 #include "json_out.h"
 #include "runtime/canary_model.h"
+#include "runtime/backends.h"
 
 namespace dlrt::cli {
 namespace {
@@ -64,7 +65,7 @@ int cmd_canary(int argc, char** argv) {
   if (name.empty()) return usage_error("canary", "name a BACKEND (dlrt devices lists them)");
   // This process is the check: the backend must not start another one.
   setenv("DLRT_CANARY_CHILD", "1", 1);
-  auto be = backend::BackendRegistry::global().find(name);
+  auto be = dlrt::global_backends().find(name);
   if (!be) return answer(name, "", false, "no backend named '" + name + "'");
   backend::Availability a = be->is_available();
   if (!a.available) return answer(name, a.version, false, name + " is unavailable: " + a.reason);

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "dlrt/device.h"
 #include "json_out.h"
+#include "runtime/backends.h"
 
 namespace dlrt::cli {
 namespace {
@@ -185,7 +186,7 @@ int cmd_devices(int argc, char** argv) {
 
   std::vector<BackendInfo> backends;
   std::vector<backend::BackendDevice> bdevs;
-  for (const std::shared_ptr<backend::Backend>& b : backend::BackendRegistry::global().all()) {
+  for (const std::shared_ptr<backend::Backend>& b : dlrt::global_backends().all()) {
     BackendInfo info{b->name(), b->is_available(args.has("refresh"))};
     if (info.availability.available)
       for (backend::BackendDevice& d : b->devices(hardware)) bdevs.push_back(std::move(d));

@@ -8,7 +8,7 @@
 #include "backends/gpu/kernel_source.h"
 #include "core/hash.h"
 #include "core/logging.h"
-#include "runtime/blob_cache.h"
+#include "backend/blob_cache.h"
 
 namespace dlrt::cuda {
 
@@ -130,7 +130,7 @@ Status load_kernel_module(CudaDeviceContext& ctx) {
                     hex64(fnv1a(source)) + "|opts";
   for (const auto& o : opts) key += " " + o;
   auto t0 = std::chrono::steady_clock::now();
-  BlobCache cache = BlobCache::from_env();
+  BlobCache cache = configured_blob_cache();
   if (cache.enabled()) {
     if (auto blob = cache.load(key); blob && blob->format == kModuleFormat && !blob->data.empty()) {
       if (load(ctx, *blob).ok()) ctx.module_from_cache = true;

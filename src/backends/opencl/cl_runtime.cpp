@@ -11,7 +11,7 @@
 #include "core/env.h"
 #include "core/hash.h"
 #include "core/logging.h"
-#include "runtime/blob_cache.h"
+#include "backend/blob_cache.h"
 
 namespace dlrt::opencl {
 
@@ -225,7 +225,7 @@ Result<std::string> ClRuntime::on_load(const backend::DynamicLibrary& lib) {
     if (tested_drivers(devs)) {
       compatibility = "tested driver";
     } else {
-      BlobCache cache = BlobCache::from_env();
+      BlobCache cache = configured_blob_cache();
       backend::CanaryVerdict v =
           backend::check_release({"opencl", "OpenCL driver", drivers, cache.enabled() ? cache.dir() : ""});
       compatibility = v.summary();
@@ -302,7 +302,7 @@ Result<std::shared_ptr<ClDeviceContext>> ClRuntime::make_context(const ClDeviceI
                     "|" + info.version + "|driver " + info.driver_version + "|src " + hex64(fnv1a(src)) + "|opts " +
                     ctx->build_options;
   auto t0 = std::chrono::steady_clock::now();
-  BlobCache cache = BlobCache::from_env();
+  BlobCache cache = configured_blob_cache();
 
   // Warm: a cached binary for exactly this device, driver, source and options.
   if (cache.enabled()) {

@@ -11,7 +11,7 @@
 #include "backends/openvino/ov_library.h"
 #include "core/logging.h"
 #include "ir/onnx_export.h"
-#include "runtime/blob_cache.h"
+#include "backend/blob_cache.h"
 
 namespace dlrt::backend::openvino {
 
@@ -245,7 +245,7 @@ Result<Blob> compile_blob(const Runtime& rt_ref, const ir::Graph& subgraph, cons
   std::string cache_dir;
   std::string want_cache = options.get("openvino_cache_dir", device.type == DeviceType::kCpu ? "0" : "1");
   if (!device.is_virtual && want_cache == "1") {
-    BlobCache cache = BlobCache::from_env();
+    BlobCache cache = configured_blob_cache();
     if (cache.enabled()) cache_dir = cache.dir() + "/openvino";
   }
   std::vector<uint8_t> exported;

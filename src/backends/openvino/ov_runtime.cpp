@@ -6,7 +6,7 @@
 #include "backend/canary.h"
 #include "backends/openvino/ov_library.h"
 #include "core/logging.h"
-#include "runtime/blob_cache.h"
+#include "backend/blob_cache.h"
 
 namespace dlrt::backend::openvino {
 
@@ -131,7 +131,7 @@ Availability load_runtime(std::unique_ptr<Runtime>* out) {
     if (tested_release(rt->version)) {
       a.compatibility = "tested release";
     } else {
-      BlobCache cache = BlobCache::from_env();
+      BlobCache cache = configured_blob_cache();
       CanaryVerdict v = check_release({"openvino", "OpenVINO", rt->version.build, cache.enabled() ? cache.dir() : ""});
       a.compatibility = v.summary();
       if (v.kind == CanaryVerdict::Kind::kFailed) {
