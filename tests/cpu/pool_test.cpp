@@ -4,7 +4,7 @@
 #include <random>
 
 #include "backends/cpu/kernels/isa.h"
-#include "backends/cpu/ops/pool_impl.h"
+#include "backends/cpu/kernels/pool_planes.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {

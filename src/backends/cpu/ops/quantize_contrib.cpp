@@ -1,7 +1,7 @@
 // Quantized operators of the com.microsoft domain (opset 1) that ONNX
 // Runtime's quantize_static(quant_format=QOperator) emits: QLinearAdd,
 // QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool,
-// QLinearAveragePool, QLinearConcat and QGemm, on uint8 and int8 tensors.
+// QLinearAveragePool, QLinearConcat and QGemm (quantize_qgemm.cpp), on uint8 and int8 tensors.
 //
 // The integer outputs follow ONNX Runtime's x86 CPU kernels (MLAS) bit for
 // bit, so the float steps are done in the same order and precision (checked
@@ -46,6 +46,7 @@
 #include "backends/cpu/kernels/isa_target.h"
 #include "backends/cpu/kernels/quantize_rows.h"
 #include "backends/cpu/ops/broadcast.h"
+#include "backends/cpu/ops/qlinear_util.h"
 #include "backends/cpu/scratch.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -56,64 +57,7 @@
 namespace dlrt::cpu {
 namespace {
 
-constexpr const char* kMsDomain = "com.microsoft";
-
-bool is_8bit(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
-
-// Float to int32 the way cvtps2dq does it: round half to even; NaN and
-// values outside int32 give INT32_MIN.
-inline int32_t cvt_rne(float v) {
-  if (!(v >= -2147483648.0f && v < 2147483648.0f)) return std::numeric_limits<int32_t>::min();
-  return static_cast<int32_t>(std::nearbyint(v));
-}
-
-template <typename Q>
-inline Q saturate(int32_t v) {
-  return static_cast<Q>(std::clamp<int32_t>(v, std::numeric_limits<Q>::lowest(), std::numeric_limits<Q>::max()));
-}
-
-// MLAS's requantization of a float: clamp to the range the zero point
-// leaves, round half to even, add the zero point.
-template <typename Q>
-inline Q requantize(float v, int32_t zp) {
-  const float lo = static_cast<float>(std::numeric_limits<Q>::lowest() - zp);
-  const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
-  return saturate<Q>(cvt_rne(std::min(std::max(v, lo), hi)) + zp);
-}
-
-// Calls f(std::type_identity<Q>{}) for uint8 / int8.
-template <typename F>
-Status dispatch_8bit(DType t, const KernelContext& ctx, F&& f) {
-  switch (t) {
-    case DType::kUInt8: return f(std::type_identity<uint8_t>{});
-    case DType::kInt8: return f(std::type_identity<int8_t>{});
-    default: return ctx.unsupported(std::string("quantized type ") + dtype_name(t) + " is not supported (uint8 or int8)");
-  }
-}
-
-inline int32_t int8_at(const Tensor& t, int64_t i) {
-  return t.dtype() == DType::kUInt8 ? static_cast<int32_t>(t.data<uint8_t>()[i])
-                                    : static_cast<int32_t>(t.data<int8_t>()[i]);
-}
-
-// A scale input: a float32 scalar (or a 1-element tensor).
-Result<float> scale_input(const KernelContext& ctx, size_t i, const char* name) {
-  const Tensor* t = ctx.input(i);
-  if (!t) return ctx.invalid(std::string(name) + " is missing");
-  if (t->dtype() != DType::kFloat32) return ctx.invalid(std::string(name) + " must be float32");
-  if (t->size() != 1) return ctx.invalid(std::string(name) + " must be a scalar, got shape " + shape_to_string(t->shape()));
-  return t->data<float>()[0];
-}
-
-// A zero point input of dtype `want`: a scalar, 0 when omitted.
-Result<int32_t> zero_point_input(const KernelContext& ctx, size_t i, DType want, const char* name) {
-  const Tensor* t = ctx.input(i);
-  if (!t) return 0;
-  if (t->dtype() != want)
-    return ctx.invalid(std::string(name) + " has dtype " + dtype_name(t->dtype()) + ", expected " + dtype_name(want));
-  if (t->size() != 1) return ctx.invalid(std::string(name) + " must be a scalar, got shape " + shape_to_string(t->shape()));
-  return int8_at(*t, 0);
-}
+using namespace qlinear;
 
 // ---------------------------------------------------------------------------
 // QLinearAdd, QLinearMul.
@@ -589,218 +533,6 @@ Status qlinear_average_pool(KernelContext& ctx) {
   });
 }
 
-// ---------------------------------------------------------------------------
-// QGemm.
-
-// B (input 3) packed for gemm_u8s8 when the kernel is created, if it is a constant.
-struct QGemmPackedB {
-  const void* data = nullptr;  // the tensor it was packed from
-  DType dtype = DType::kUndefined;
-  Shape shape;
-  bool trans_b = false;
-  std::shared_ptr<const PackedInt8B> packed;
-};
-
-Status qgemm(KernelContext& ctx, const QGemmPackedB* pre) {
-  DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 3));
-  if (!is_8bit(a->dtype()) || !is_8bit(b->dtype())) return ctx.unsupported("A and B must be uint8 or int8");
-  if (a->rank() != 2 || b->rank() != 2)
-    return ctx.invalid("A and B must be matrices, got " + shape_to_string(a->shape()) + " and " + shape_to_string(b->shape()));
-  const bool trans_a = ctx.node().attr_int("transA", 0) != 0;
-  const bool trans_b = ctx.node().attr_int("transB", 0) != 0;
-  const float alpha = ctx.node().attr_float("alpha", 1.0f);
-  const int64_t M = trans_a ? a->dim(1) : a->dim(0);
-  const int64_t K = trans_a ? a->dim(0) : a->dim(1);
-  const int64_t N = trans_b ? b->dim(0) : b->dim(1);
-  if ((trans_b ? b->dim(1) : b->dim(0)) != K)
-    return ctx.invalid("inner dimensions differ: A " + shape_to_string(a->shape()) + ", B " + shape_to_string(b->shape()));
-  DLRT_ASSIGN_OR_RETURN(float sa, scale_input(ctx, 1, "a_scale"));
-  DLRT_ASSIGN_OR_RETURN(int32_t za, zero_point_input(ctx, 2, a->dtype(), "a_zero_point"));
-  // b_scale / b_zero_point: one value or one per column of the output.
-  const Tensor* b_scale = ctx.input(4);
-  const Tensor* b_zp = ctx.input(5);
-  if (!b_scale || b_scale->dtype() != DType::kFloat32) return ctx.invalid("b_scale must be a float32 tensor");
-  auto per_column_ok = [&](const Tensor& t) { return t.size() == 1 || (t.rank() == 1 && t.dim(0) == N); };
-  if (!per_column_ok(*b_scale)) return ctx.invalid("b_scale must be a scalar or have N = " + std::to_string(N) + " values");
-  if (b_zp && (b_zp->dtype() != b->dtype() || !per_column_ok(*b_zp)))
-    return ctx.invalid("b_zero_point must have B's dtype and be a scalar or have N values");
-  const Tensor* bias = ctx.input(6);
-  int64_t bias_row_stride = 0, bias_col_stride = 0;
-  if (bias) {
-    if (bias->dtype() != DType::kInt32) return ctx.invalid("C must be int32");
-    const Shape& cs = bias->shape();
-    if (bias->size() == 1) {
-    } else if (cs.size() == 1 && cs[0] == N) {
-      bias_col_stride = 1;
-    } else if (cs.size() == 2 && cs[0] == 1 && cs[1] == N) {
-      bias_col_stride = 1;
-    } else if (cs.size() == 2 && cs[0] == M && cs[1] == 1) {
-      bias_row_stride = 1;
-    } else if (cs.size() == 2 && cs[0] == M && cs[1] == N) {
-      bias_row_stride = N;
-      bias_col_stride = 1;
-    } else {
-      return ctx.invalid("C of shape " + shape_to_string(cs) + " does not broadcast to [" + std::to_string(M) + ", " +
-                         std::to_string(N) + "]");
-    }
-  }
-  const bool quantized = ctx.input(7) != nullptr;
-  float ys = 1.0f;
-  int32_t yz = 0;
-  DType out_type = DType::kFloat32;
-  if (quantized) {
-    DLRT_ASSIGN_OR_RETURN(ys, scale_input(ctx, 7, "y_scale"));
-    const Tensor* yzt = ctx.input(8);
-    out_type = yzt ? yzt->dtype() : a->dtype();
-    if (!is_8bit(out_type)) return ctx.invalid("y_zero_point must be uint8 or int8");
-    DLRT_ASSIGN_OR_RETURN(yz, zero_point_input(ctx, 8, out_type, "y_zero_point"));
-  } else if (ctx.input(8)) {
-    return ctx.invalid("y_zero_point is given without y_scale");
-  }
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, out_type, {M, N}));
-  if (M == 0 || N == 0) return Status::Ok();
-
-  const float* bsc = b_scale->data<float>();
-  const bool scale_per_col = b_scale->size() > 1;
-  const bool zp_per_col = b_zp && b_zp->size() > 1;
-  const int32_t zb0 = b_zp ? int8_at(*b_zp, 0) : 0;
-  // ONNX Runtime's output scale: (alpha * a_scale) * b_scale[j], then / y_scale.
-  auto out_scale = [&](int64_t j) {
-    float s = alpha * sa * bsc[scale_per_col ? j : 0];
-    if (quantized) s /= ys;
-    return s;
-  };
-  // The output of row m, column col from its int32 sum (bias included).
-  auto store = [&](int64_t m, int64_t col, uint32_t acc) {
-    const float v = static_cast<float>(static_cast<int32_t>(acc)) * out_scale(col);
-    if (!quantized) {
-      y->data<float>()[m * N + col] = v;
-    } else if (out_type == DType::kUInt8) {
-      y->data<uint8_t>()[m * N + col] = requantize<uint8_t>(v, yz);
-    } else {
-      y->data<int8_t>()[m * N + col] = requantize<int8_t>(v, yz);
-    }
-  };
-  auto bias_at = [&](int64_t m, int64_t col) {
-    return bias ? static_cast<uint32_t>(bias->data<int32_t>()[m * bias_row_stride + col * bias_col_stride]) : 0u;
-  };
-  if (!trans_a) {
-    // The 8-bit GEMM (B packed once when constant), then bias and scales per element.
-    const bool b_signed = b->dtype() == DType::kInt8;
-    thread_local AlignedScratch acc_scratch, zp_scratch, b_scratch;
-    int32_t* acc = acc_scratch.get<int32_t>(static_cast<size_t>(M * N), AlignedScratch::Growth::kByHalf);
-    int32_t* bz = zp_scratch.get<int32_t>(static_cast<size_t>(N), AlignedScratch::Growth::kByHalf);
-    for (int64_t j = 0; j < (zp_per_col ? N : 1); ++j) bz[j] = b_zp ? int8_at(*b_zp, j) : 0;
-    PackedInt8B scratch_b;
-    const PackedInt8B* pb = nullptr;
-    if (pre && pre->packed && pre->data == b->raw_data() && pre->dtype == b->dtype() && pre->shape == b->shape() &&
-        pre->trans_b == trans_b) {
-      pb = pre->packed.get();
-    } else {
-      void* storage = b_scratch.bytes(PackedInt8B::bytes(K, N), AlignedScratch::Growth::kByHalf);
-      scratch_b = PackedInt8B::pack_into(storage, trans_b, K, N, b->raw_data(), trans_b ? K : N, b_signed);
-      pb = &scratch_b;
-    }
-    gemm_u8s8(M, N, K, a->raw_data(), K, a->dtype() == DType::kInt8, &za, 0, *pb, bz, zp_per_col ? 1 : 0, acc, N,
-              &ctx.pool());
-    auto rows = [&](int64_t m0, int64_t m1) {
-      for (int64_t m = m0; m < m1; ++m)
-        for (int64_t col = 0; col < N; ++col)
-          store(m, col, static_cast<uint32_t>(acc[m * N + col]) + bias_at(m, col));
-    };
-    ctx.pool().parallel_for(M, ctx.pool().balanced_grain(M, std::max<int64_t>(1, 16384 / N)), rows);
-    return Status::Ok();
-  }
-
-  // transA: direct loops.
-  const int64_t a_row = trans_a ? 1 : K, a_k = trans_a ? M : 1;  // element strides of A's row m / step k
-  const int64_t b_col = trans_b ? K : 1, b_k = trans_b ? 1 : N;
-
-  auto gemm_rows = [&](auto a_tag, auto b_tag, int64_t m0, int64_t m1) {
-    using TA = typename decltype(a_tag)::type;
-    using TB = typename decltype(b_tag)::type;
-    const TA* ap = a->data<TA>();
-    const TB* bp = b->data<TB>();
-    const TB* bzp = b_zp ? b_zp->data<TB>() : nullptr;
-    constexpr int64_t kBlock = 256;
-    std::array<uint32_t, kBlock> acc;
-    for (int64_t m = m0; m < m1; ++m) {
-      for (int64_t j0 = 0; j0 < N; j0 += kBlock) {
-        const int64_t jn = std::min(kBlock, N - j0);
-        for (int64_t j = 0; j < jn; ++j) {
-          const int64_t col = j0 + j;
-          acc[static_cast<size_t>(j)] = bias_at(m, col);
-        }
-        if (trans_b) {
-          // Rows of B are contiguous: one dot product per output.
-          for (int64_t j = 0; j < jn; ++j) {
-            const int64_t col = j0 + j;
-            const int32_t zb = zp_per_col ? static_cast<int32_t>(bzp[col]) : zb0;
-            const TB* brow = bp + col * b_col;
-            int32_t s = 0;
-            if (!trans_a) {
-              const TA* arow = ap + m * a_row;
-              for (int64_t k = 0; k < K; ++k) s += (static_cast<int32_t>(arow[k]) - za) * (static_cast<int32_t>(brow[k]) - zb);
-            } else {
-              for (int64_t k = 0; k < K; ++k)
-                s += (static_cast<int32_t>(ap[m + k * a_k]) - za) * (static_cast<int32_t>(brow[k]) - zb);
-            }
-            acc[static_cast<size_t>(j)] += static_cast<uint32_t>(s);
-          }
-        } else {
-          // Rows of B along k: accumulate a block of the output row.
-          for (int64_t k = 0; k < K; ++k) {
-            const int32_t av = static_cast<int32_t>(ap[m * a_row + k * a_k]) - za;
-            const TB* brow = bp + k * b_k + j0;
-            if (zp_per_col) {
-              for (int64_t j = 0; j < jn; ++j)
-                acc[static_cast<size_t>(j)] += static_cast<uint32_t>(av * (static_cast<int32_t>(brow[j]) - static_cast<int32_t>(bzp[j0 + j])));
-            } else {
-              for (int64_t j = 0; j < jn; ++j)
-                acc[static_cast<size_t>(j)] += static_cast<uint32_t>(av * (static_cast<int32_t>(brow[j]) - zb0));
-            }
-          }
-        }
-        for (int64_t j = 0; j < jn; ++j) store(m, j0 + j, acc[static_cast<size_t>(j)]);
-      }
-    }
-  };
-  const int64_t grain = ctx.pool().balanced_grain(M, std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, N * K)));
-  auto run_typed = [&](auto a_tag, auto b_tag) {
-    ctx.pool().parallel_for(M, grain, [&](int64_t m0, int64_t m1) { gemm_rows(a_tag, b_tag, m0, m1); });
-  };
-  const bool au = a->dtype() == DType::kUInt8, bu = b->dtype() == DType::kUInt8;
-  if (au && bu) run_typed(std::type_identity<uint8_t>{}, std::type_identity<uint8_t>{});
-  else if (au) run_typed(std::type_identity<uint8_t>{}, std::type_identity<int8_t>{});
-  else if (bu) run_typed(std::type_identity<int8_t>{}, std::type_identity<uint8_t>{});
-  else run_typed(std::type_identity<int8_t>{}, std::type_identity<int8_t>{});
-  return Status::Ok();
-}
-
-// Packs a constant 8-bit matrix B of QGemm as op(B) per transB (null otherwise).
-std::shared_ptr<const QGemmPackedB> prepack_qgemm_b(const ir::Node& node, const Tensor* b) {
-  if (!b || (b->dtype() != DType::kUInt8 && b->dtype() != DType::kInt8) || b->rank() != 2 || b->size() == 0)
-    return nullptr;
-  auto pre = std::make_shared<QGemmPackedB>();
-  pre->data = b->raw_data();
-  pre->dtype = b->dtype();
-  pre->shape = b->shape();
-  pre->trans_b = node.attr_int("transB", 0) != 0;
-  const int64_t K = pre->trans_b ? b->dim(1) : b->dim(0), N = pre->trans_b ? b->dim(0) : b->dim(1);
-  pre->packed = PackedInt8B::pack(pre->trans_b, K, N, b->raw_data(), b->dim(1), b->dtype() == DType::kInt8);
-  return pre;
-}
-
-class QGemmKernel final : public OpKernel {
- public:
-  explicit QGemmKernel(std::shared_ptr<const QGemmPackedB> pre) : pre_(std::move(pre)) {}
-  Status compute(KernelContext& ctx) const override { return qgemm(ctx, pre_.get()); }
-
- private:
-  std::shared_ptr<const QGemmPackedB> pre_;
-};
-
 }  // namespace
 
 Status register_quantize_contrib_kernels(KernelRegistry& r) {
@@ -809,21 +541,7 @@ Status register_quantize_contrib_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("QLinearSigmoid", qlinear_lookup<LookupOp::kSigmoid>, 1, 1000, kMsDomain));
   DLRT_RETURN_IF_ERROR(r.add_fn("QLinearLeakyRelu", qlinear_lookup<LookupOp::kLeakyRelu>, 1, 1000, kMsDomain));
   DLRT_RETURN_IF_ERROR(r.add_fn("QLinearGlobalAveragePool", qlinear_global_average_pool, 1, 1000, kMsDomain));
-  {
-    KernelDef d;
-    d.op_type = "QGemm";
-    d.domain = kMsDomain;
-    d.min_opset = 1;
-    d.max_opset = 1000;
-    d.factory = [](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
-      return std::unique_ptr<OpKernel>(new QGemmKernel(nullptr));
-    };
-    d.factory_with_constants = [](const ir::Node& node,
-                                  const ConstantInputs& constants) -> Result<std::unique_ptr<OpKernel>> {
-      return std::unique_ptr<OpKernel>(new QGemmKernel(prepack_qgemm_b(node, constants(3))));
-    };
-    DLRT_RETURN_IF_ERROR(r.add(std::move(d)));
-  }
+  DLRT_RETURN_IF_ERROR(r.add(qlinear::qgemm_kernel_def()));
   DLRT_RETURN_IF_ERROR(r.add_fn("QLinearConcat", qlinear_concat, 1, 1000, kMsDomain));
   DLRT_RETURN_IF_ERROR(r.add_fn("QLinearAveragePool", qlinear_average_pool, 1, 1000, kMsDomain));
   return Status::Ok();

@@ -1,0 +1,56 @@
+// The attention kernels of com.dlrt Attention (ops/transformer.cpp says what
+// the op computes): Y = softmax(scale * Q·Kᵀ + mask) · V for one head and a
+// block of query rows, portable, AVX2, AVX-512 and AMX (precision bf16x3).
+// Each packs Kᵀ for its head once, then runs blocks of query rows through
+// Q·Kᵀ (vectorised along the keys), a fused scale/mask/softmax, and P·V
+// (vectorised along the head dim). Thread-safe: scratch is per thread.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cpu/kernels/vec_avx512.h"
+
+namespace dlrt::cpu::attention {
+
+struct View {
+  const float* base = nullptr;
+  int64_t sb = 0, sh = 0, ss = 0, sd = 0;  // element strides for batch, head, sequence, dim
+};
+
+struct Problem {
+  int64_t B = 0, H = 0, Sq = 0, Skv = 0, D = 0, Dv = 0;
+  View q, k, v;
+  const float* mask = nullptr;
+  int64_t mb = 0, mh = 0, mq = 0, mk = 0;
+  float* out = nullptr;
+  int64_t ob = 0, oh = 0, os = 0;
+  float scale = 1;
+
+  // Query row i's mask of head (b, h): keys mk floats apart (0: one value
+  // for every key); null without a mask.
+  const float* mask_row(int64_t b, int64_t h, int64_t i) const {
+    return mask ? mask + b * mb + h * mh + i * mq : nullptr;
+  }
+};
+
+// Query rows per block of the generic and AVX-512 paths' callers.
+constexpr int kRows = 4;
+// Query rows per block of the AVX2 path: a 6 x 16 tile (12 ymm accumulators)
+// for Q·Kᵀ (rows x keys) and for P·V (rows x head dims), as the GEMM's.
+constexpr int kRowsAvx2 = 6;
+
+// Rows [r0, r1) of head (b, h).
+void attend_generic(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1);
+#if defined(__x86_64__)
+void attend_avx2(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1);
+#endif
+#ifdef DLRT_HAVE_AVX512_PATHS
+void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1);
+// Q·Kᵀ and P·V on AMX tiles; needs Q's and V's head dims contiguous.
+void attend_amx(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1);
+#endif
+
+// How many attend_amx calls ran since the process started; for tests.
+uint64_t amx_runs();
+
+}  // namespace dlrt::cpu::attention

@@ -1,0 +1,466 @@
+// Conv's depthwise paths (one input and one output channel per group): the
+// float32 plane kernels (direct loops, the AVX2 and AVX-512 fast planes, the
+// dilated split), the 8- and 16-channel vector kernels, and float64's plane.
+#include <algorithm>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+#include "backends/cpu/kernel_util.h"
+#include "backends/cpu/kernels/depthwise_avx2.h"
+#include "backends/cpu/kernels/depthwise_c16.h"
+#include "backends/cpu/kernels/depthwise_flat.h"
+#include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/ops/conv_internal.h"
+#include "backends/cpu/scratch.h"
+
+namespace dlrt::cpu::conv_detail {
+namespace {
+
+// Depthwise: one input plane, one filter, one output plane.
+template <typename T>
+void depthwise_plane(const T* x, const T* w, const Geo3& g, T* y) {
+  const int64_t out_w = g.out[2];
+  for (int64_t kd = 0; kd < g.k[0]; ++kd)
+    for (int64_t kh = 0; kh < g.k[1]; ++kh)
+      for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+        const T wv = w[(kd * g.k[1] + kh) * g.k[2] + kw];
+        const int64_t off_w = kw * g.d[2] - g.p[2];
+        int64_t w0 = off_w >= 0 ? 0 : (-off_w + g.s[2] - 1) / g.s[2];
+        int64_t w1 = g.in[2] - off_w > 0 ? (g.in[2] - off_w + g.s[2] - 1) / g.s[2] : 0;
+        w1 = std::min(w1, out_w);
+        for (int64_t od = 0; od < g.out[0]; ++od) {
+          const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+          if (id < 0 || id >= g.in[0]) continue;
+          for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+            const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+            if (ih < 0 || ih >= g.in[1]) continue;
+            const T* src = x + (id * g.in[1] + ih) * g.in[2];
+            T* dst = y + (od * g.out[1] + oh) * out_w;
+            if (g.s[2] == 1) {
+              for (int64_t ow = w0; ow < w1; ++ow) dst[ow] += wv * src[ow + off_w];
+            } else {
+              for (int64_t ow = w0; ow < w1; ++ow) dst[ow] += wv * src[ow * g.s[2] + off_w];
+            }
+          }
+        }
+      }
+}
+
+// Depthwise, row by row: each output row stays in L1 while every tap adds
+// its shifted input row. Compiled for AVX2 where the CPU has it.
+template <typename T>
+__attribute__((always_inline)) inline void depthwise_rows(const T* __restrict x, const T* __restrict w, const Geo3& g,
+                                                          T* __restrict y) {
+  const int64_t out_w = g.out[2];
+  for (int64_t od = 0; od < g.out[0]; ++od)
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      T* dst = y + (od * g.out[1] + oh) * out_w;
+      for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+        const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+        if (id < 0 || id >= g.in[0]) continue;
+        for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+          const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+          if (ih < 0 || ih >= g.in[1]) continue;
+          const T* src = x + (id * g.in[1] + ih) * g.in[2];
+          const T* wk = w + (kd * g.k[1] + kh) * g.k[2];
+          for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+            const T wv = wk[kw];
+            const int64_t off_w = kw * g.d[2] - g.p[2];
+            int64_t w0 = off_w >= 0 ? 0 : (-off_w + g.s[2] - 1) / g.s[2];
+            int64_t w1 = g.in[2] - off_w > 0 ? (g.in[2] - off_w + g.s[2] - 1) / g.s[2] : 0;
+            w1 = std::min(w1, out_w);
+            if (g.s[2] == 1) {
+              const T* sp = src + off_w;
+              for (int64_t ow = w0; ow < w1; ++ow) dst[ow] += wv * sp[ow];
+            } else if (g.s[2] == 2) {
+              const T* sp = src + off_w;
+              for (int64_t ow = w0; ow < w1; ++ow) dst[ow] += wv * sp[2 * ow];
+            } else {
+              for (int64_t ow = w0; ow < w1; ++ow) dst[ow] += wv * src[ow * g.s[2] + off_w];
+            }
+          }
+        }
+      }
+    }
+}
+
+// Fast 2-D depthwise (no dilation, width stride 1 or 2): the AVX2 kernel
+// (depthwise_avx2.h) and the AVX-512 one below first copy the plane into a
+// zero-padded scratch (for stride 2, each row split into its even and odd
+// columns), so every tap is a contiguous vector load with no bounds checks.
+// Both write every output element (y need not be zeroed).
+bool depthwise_fast_ok(const Geo3& g) {
+  return g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 && (g.s[2] == 1 || g.s[2] == 2) &&
+         g.k[1] <= 16 && g.k[2] <= 16 && g.p[1] >= 0 && g.p[2] >= 0;
+}
+
+DepthwiseGeometry dw_geometry(const Geo3& g) {
+  DepthwiseGeometry d;
+  d.in_h = g.in[1], d.in_w = g.in[2], d.out_h = g.out[1], d.out_w = g.out[2];
+  d.kh = g.k[1], d.kw = g.k[2], d.sh = g.s[1], d.sw = g.s[2];
+  d.pad_top = g.p[1], d.pad_left = g.p[2];
+  d.dh = g.d[1], d.dw = g.d[2];
+  return d;
+}
+
+#ifdef DLRT_HAVE_AVX512_PATHS
+float* dw_scratch(size_t n) {
+  thread_local AlignedScratch s;
+  return s.get<float>(n);
+}
+#endif
+
+
+#ifdef DLRT_HAVE_AVX512_PATHS
+// AVX-512 fast depthwise (same conditions as depthwise_fast_ok). The plane is
+// copied into a zero-padded scratch as in the AVX2 version (stride 2: each
+// row split into even and odd columns with two permutes per 32 inputs). Each
+// step computes R output rows x NV 16-wide vectors in registers (loads of an
+// input row are shared by the output rows that use it), then applies the
+// bias, residual and Relu/Clip before the (tail-masked) store.
+
+// KW > 0: the kernel width as a constant (the tap loop unrolled); 0: kw at run time.
+template <int R, int NV, bool kS2, int KW>
+DLRT_AVX512 inline void dw512_step(const float* buf, int64_t Wp, int64_t half, const float* w, int64_t kh, int64_t kw_rt,
+                                   int64_t sh, int64_t oh, int64_t ow, int64_t out_w, float* y,
+                                   const DepthwiseOutput& o) {
+  const int64_t kw = KW > 0 ? KW : kw_rt;
+  __m512 acc[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_setzero_ps();
+  const int64_t nrows = (R - 1) * sh + kh;
+  for (int64_t ii = 0; ii < nrows; ++ii) {
+    const float* row = buf + (oh * sh + ii) * Wp + ow;
+#pragma GCC unroll 8
+    for (int64_t j = 0; j < kw; ++j) {
+      const float* p = kS2 ? row + (j & 1) * half + (j >> 1) : row + j;
+      __m512 v[NV];
+      for (int q = 0; q < NV; ++q) v[q] = _mm512_loadu_ps(p + 16 * q);
+      for (int r = 0; r < R; ++r) {
+        const int64_t i = ii - r * sh;
+        if (i < 0 || i >= kh) continue;
+        const __m512 wv = _mm512_set1_ps(w[i * kw + j]);
+        for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_fmadd_ps(wv, v[q], acc[r][q]);
+      }
+    }
+  }
+  const __m512 bias = _mm512_set1_ps(o.bias), lo = _mm512_set1_ps(o.lo), hi = _mm512_set1_ps(o.hi);
+  for (int r = 0; r < R; ++r) {
+    float* yr = y + (oh + r) * out_w;
+    const float* rr = o.residual ? o.residual + (oh + r) * out_w : nullptr;
+    for (int q = 0; q < NV; ++q) {
+      const int64_t c = ow + 16 * q;
+      const __mmask16 m = avx512::tail_mask(out_w - c);
+      __m512 v = _mm512_add_ps(acc[r][q], bias);
+      if (rr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, rr + c));
+      if (o.clamp) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+      _mm512_mask_storeu_ps(yr + c, m, v);
+    }
+  }
+}
+
+template <int R, bool kS2, int KW>
+DLRT_AVX512 inline void dw512_rows(const float* buf, int64_t Wp, int64_t half, const float* w, int64_t kh, int64_t kw,
+                                   int64_t sh, int64_t oh, int64_t out_w, float* y, const DepthwiseOutput& o) {
+  const int64_t nv = (out_w + 15) / 16;
+  int64_t v = 0;
+  for (; v + 4 <= nv; v += 4) dw512_step<R, 4, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o);
+  switch (nv - v) {
+    case 3: dw512_step<R, 3, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o); break;
+    case 2: dw512_step<R, 2, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o); break;
+    case 1: dw512_step<R, 1, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o); break;
+    default: break;
+  }
+}
+
+template <bool kS2, int KW>
+DLRT_AVX512 void dw512_plane(const float* buf, int64_t Wp, int64_t half, const float* w, int64_t kh, int64_t kw,
+                             int64_t sh, int64_t out_h, int64_t out_w, float* y, const DepthwiseOutput& o) {
+  int64_t oh = 0;
+  for (; oh + 2 <= out_h; oh += 2) dw512_rows<2, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, out_w, y, o);
+  if (oh < out_h) dw512_rows<1, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, out_w, y, o);
+}
+
+// dst[0, n) = 0 with inline stores: a libc memset per padded row (a few
+// hundred bytes) cost a quarter of a stride-2 112x112 depthwise layer.
+DLRT_AVX512 inline void zero_floats(float* dst, int64_t n) {
+  for (int64_t c = 0; c < n; c += 16) _mm512_mask_storeu_ps(dst + c, avx512::tail_mask(n - c), _mm512_setzero_ps());
+}
+
+// Writes every element of y: conv + bias (+ residual) (+ clamp) per `o`.
+DLRT_AVX512 void depthwise_fast_avx512(const float* x, const float* w, const Geo3& g, float* y,
+                                       const DepthwiseOutput& o) {
+  const int64_t kh = g.k[1], kw = g.k[2], sh = g.s[1], sw = g.s[2];
+  const int64_t in_h = g.in[1], in_w = g.in[2], out_h = g.out[1], out_w = g.out[2];
+  const int64_t ow16 = (out_w + 15) / 16 * 16;
+  const int64_t Hp = (out_h - 1) * sh + kh;
+  // Stride 1: Wp columns; stride 2: the even half then the odd half, `half` each.
+  const int64_t half = ow16 + kw;
+  const int64_t Wp = sw == 1 ? ow16 + kw : 2 * half;
+  float* buf = dw_scratch(static_cast<size_t>(Hp * Wp + 16));
+  const int64_t pl = g.p[2];
+  for (int64_t r = 0; r < Hp; ++r) {
+    float* dst = buf + r * Wp;
+    const int64_t ih = r - g.p[1];
+    if (ih < 0 || ih >= in_h) {
+      zero_floats(dst, Wp);
+      continue;
+    }
+    const float* src = x + ih * in_w;
+    if (sw == 1) {
+      // [0, lead) zeros, then the row, then zeros to Wp: short rows, so inline masked moves (no libc calls).
+      const int64_t lead = std::min(pl, Wp), n = std::max<int64_t>(0, std::min(in_w, Wp - lead));
+      for (int64_t c = 0; c < lead; c += 16) _mm512_mask_storeu_ps(dst + c, avx512::tail_mask(lead - c), _mm512_setzero_ps());
+      float* body = dst + lead;
+      for (int64_t c = 0; c < n; c += 16) {
+        const __mmask16 k = avx512::tail_mask(n - c);
+        _mm512_mask_storeu_ps(body + c, k, _mm512_maskz_loadu_ps(k, src + c));
+      }
+      float* rest = body + n;
+      const int64_t nz = Wp - lead - n;
+      for (int64_t c = 0; c < nz; c += 16) _mm512_mask_storeu_ps(rest + c, avx512::tail_mask(nz - c), _mm512_setzero_ps());
+      continue;
+    }
+    // Stride 2: padded column c = i + pl goes to half (c & 1) at c >> 1, so the
+    // even inputs start at (pl & 1, pl >> 1) and the odd ones at ((pl + 1) & 1, (pl + 1) >> 1).
+    zero_floats(dst, Wp);
+    float* ev = dst + (pl & 1) * half + (pl >> 1);
+    float* od = dst + ((pl + 1) & 1) * half + ((pl + 1) >> 1);
+    const int64_t n_ev = std::min((in_w + 1) / 2, half - (pl >> 1));
+    const int64_t n_od = std::min(in_w / 2, half - ((pl + 1) >> 1));
+    const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    for (int64_t k = 0; k < std::max(n_ev, n_od); k += 16) {
+      const int64_t i = 2 * k;  // first input of this step
+      const __m512 a = _mm512_maskz_loadu_ps(avx512::tail_mask(in_w - i), src + i);
+      const __m512 b = _mm512_maskz_loadu_ps(avx512::tail_mask(in_w - i - 16), src + i + 16);
+      if (k < n_ev) _mm512_mask_storeu_ps(ev + k, avx512::tail_mask(n_ev - k), _mm512_permutex2var_ps(a, ie, b));
+      if (k < n_od) _mm512_mask_storeu_ps(od + k, avx512::tail_mask(n_od - k), _mm512_permutex2var_ps(a, io, b));
+    }
+  }
+  if (sw == 1) {
+    if (kw == 3) return dw512_plane<false, 3>(buf, Wp, half, w, kh, kw, sh, out_h, out_w, y, o);
+    return dw512_plane<false, 0>(buf, Wp, half, w, kh, kw, sh, out_h, out_w, y, o);
+  }
+  if (kw == 3) return dw512_plane<true, 3>(buf, Wp, half, w, kh, kw, sh, out_h, out_w, y, o);
+  dw512_plane<true, 0>(buf, Wp, half, w, kh, kw, sh, out_h, out_w, y, o);
+}
+#endif
+
+void depthwise_generic_f32(const float* x, const float* w, const Geo3& g, float* y) { depthwise_rows<float>(x, w, g, y); }
+#if defined(__x86_64__) || defined(__i386__)
+DLRT_AVX2 void depthwise_avx2_f32(const float* x, const float* w, const Geo3& g, float* y) {
+  depthwise_rows<float>(x, w, g, y);
+}
+#endif
+
+// y must be zero-filled unless depthwise_writes_all(g).
+void depthwise_plane_f32(const float* x, const float* w, const Geo3& g, float* y) {
+#if defined(__x86_64__) || defined(__i386__)
+  const CpuIsa isa = cpu_isa();
+  if (isa >= CpuIsa::kAvx2 && depthwise_fast_ok(g)) return depthwise_plane_avx2(x, w, dw_geometry(g), y, DepthwiseOutput{});
+  if (isa >= CpuIsa::kAvx2) return depthwise_avx2_f32(x, w, g, y);
+#endif
+  depthwise_generic_f32(x, w, g, y);
+}
+
+// The in-register output stage of plane m for the epilogue `ep` (no
+// col_bias; Relu, Clip or no activation: clamp_or_none).
+DepthwiseOutput depthwise_output(const GemmEpilogue& ep, int64_t m) {
+  const ClampStage c = clamp_stage(ep.act);
+  DepthwiseOutput o;
+  o.bias = ep.row_bias ? ep.row_bias[m] : 0.0f;
+  o.residual = ep.residual ? ep.residual + m * ep.ldr : nullptr;
+  o.clamp = c.clamp;
+  o.lo = c.lo;
+  o.hi = c.hi;
+  return o;
+}
+
+// A 2-D depthwise conv at stride 1 dilated by (dh, dw) is dh x dw undilated
+// ones, interleaved: the outputs of rows a, a + dh, ... and columns b, b + dw,
+// ... read only the inputs of one row phase and one column phase. Each is
+// gathered into scratch, convolved by the fast undilated kernels and
+// scattered back (the epilogue is the caller's).
+bool dilated_depthwise_split_ok(const Geo3& g) {
+  return g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && (g.d[1] > 1 || g.d[2] > 1) &&
+         g.p[1] >= 0 && g.p[2] >= 0 && g.k[1] <= 16 && g.k[2] <= 16;
+}
+
+void depthwise_dilated_plane_f32(const float* x, const float* w, const Geo3& g, float* y) {
+  const int64_t dh = g.d[1], dw = g.d[2], out_w = g.out[2];
+  thread_local AlignedScratch in_buf, out_buf;
+  auto floor_mod = [](int64_t v, int64_t d) { return ((v % d) + d) % d; };
+  for (int64_t a = 0; a < dh; ++a)
+    for (int64_t b = 0; b < dw; ++b) {
+      const int64_t oh_n = (g.out[1] - a + dh - 1) / dh, ow_n = (out_w - b + dw - 1) / dw;
+      if (oh_n <= 0 || ow_n <= 0) continue;
+      // Output (a + dh i, b + dw j) reads input row a - pad_top + dh (i + ky): the rows of
+      // phase rem_h, offset by q_h whole steps (likewise for columns).
+      const int64_t rem_h = floor_mod(a - g.p[1], dh), q_h = (a - g.p[1] - rem_h) / dh;
+      const int64_t rem_w = floor_mod(b - g.p[2], dw), q_w = (b - g.p[2] - rem_w) / dw;
+      const int64_t ih_n = g.in[1] > rem_h ? (g.in[1] - rem_h + dh - 1) / dh : 0;
+      const int64_t iw_n = g.in[2] > rem_w ? (g.in[2] - rem_w + dw - 1) / dw : 0;
+      float* sub_out = out_buf.get<float>(static_cast<size_t>(oh_n * ow_n));
+      Geo3 sg = g;
+      sg.in[1] = ih_n;
+      sg.in[2] = iw_n;
+      sg.out[1] = oh_n;
+      sg.out[2] = ow_n;
+      sg.d[1] = sg.d[2] = 1;
+      sg.p[1] = -q_h;
+      sg.p[2] = -q_w;
+      if (ih_n == 0 || iw_n == 0) {
+        std::fill(sub_out, sub_out + oh_n * ow_n, 0.0f);
+      } else {
+        float* sub_in = in_buf.get<float>(static_cast<size_t>(ih_n * iw_n));
+        for (int64_t i = 0; i < ih_n; ++i) {
+          const float* row = x + (rem_h + dh * i) * g.in[2] + rem_w;
+          for (int64_t j = 0; j < iw_n; ++j) sub_in[i * iw_n + j] = row[dw * j];
+        }
+        if (!depthwise_writes_all(sg)) std::fill(sub_out, sub_out + oh_n * ow_n, 0.0f);
+        depthwise_plane_f32(sub_in, w, sg, sub_out);
+      }
+      for (int64_t i = 0; i < oh_n; ++i) {
+        float* dst = y + (a + dh * i) * out_w + b;
+        for (int64_t j = 0; j < ow_n; ++j) dst[dw * j] = sub_out[i * ow_n + j];
+      }
+    }
+}
+
+// Output plane m of image n: the depthwise conv followed by the epilogue `ep`
+// (row_bias indexed by m; residual already offset to image n, ldr = plane size).
+void depthwise_plane_with_epilogue_f32(const float* x, const float* w, const Geo3& g, float* y, const GemmEpilogue& ep,
+                                       int64_t m) {
+  const int64_t out_plane = g.out_size();
+  if (cpu_has_avx2() && dilated_depthwise_split_ok(g)) {
+    depthwise_dilated_plane_f32(x, w, g, y);
+    return apply_epilogue(ep, y, out_plane, m, 0, 1, out_plane);
+  }
+#ifdef DLRT_HAVE_AVX512_PATHS
+  // Rows of at most 8 outputs at stride 1 fill an AVX2 vector but not half an AVX-512 one: keep AVX2 there.
+  const bool narrow = g.s[2] == 1 && g.out[2] <= 8;
+  if (cpu_has_avx512() && depthwise_fast_ok(g) && !narrow && !ep.col_bias && clamp_or_none(ep.act))
+    return depthwise_fast_avx512(x, w, g, y, depthwise_output(ep, m));
+  if (cpu_has_avx512() && depthwise_fast_ok(g) && !narrow) {
+    depthwise_fast_avx512(x, w, g, y, DepthwiseOutput{});
+    return apply_epilogue(ep, y, out_plane, m, 0, 1, out_plane);
+  }
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+  if (cpu_has_avx2() && depthwise_fast_ok(g) && !ep.col_bias && clamp_or_none(ep.act))
+    return depthwise_plane_avx2(x, w, dw_geometry(g), y, depthwise_output(ep, m));
+#endif
+  depthwise_plane_f32(x, w, g, y);
+  apply_epilogue(ep, y, out_plane, m, 0, 1, out_plane);
+}
+
+}  // namespace
+
+bool depthwise_writes_all(const Geo3& g) { return cpu_has_avx2() && depthwise_fast_ok(g); }
+
+void depthwise_plane_f64(const double* x, const double* w, const Geo3& g, double* y) {
+  depthwise_plane<double>(x, w, g, y);
+}
+
+Status conv_depthwise_f32(const ConvProblem& prob, const ConvFusion& fuse) {
+  const float* X = prob.x->data<float>();
+  const float* W = prob.w->data<float>();
+  const float* Bv = prob.bias ? prob.bias->data<float>() : nullptr;
+  const float* Z = prob.z ? prob.z->data<float>() : nullptr;
+  float* Y = prob.y->data<float>();
+  const int64_t N = prob.N, C = prob.C, M = prob.M, in_plane = prob.in_plane, out_plane = prob.out_plane, ks = prob.ks;
+  const Geo3 g = prob.g;
+  ThreadPool& pool = *prob.pool;
+  GemmEpilogue ep;
+  ep.act = fuse.act;
+  ep.row_bias = Bv;
+  ep.ldr = out_plane;
+  // Stride 1 with output rows of at most 16 (mobilenet's 14x14 and 7x7
+  // planes): the flat-grid kernel (depthwise_flat.h).
+  DepthwiseFlatPlan flat;
+  const bool use_flat = g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 &&
+                        g.s[1] == 1 && g.s[2] == 1 && g.out[2] <= 16 &&
+                        depthwise_flat_plan({g.in[1], g.in[2], g.out[1], g.out[2], g.k[1], g.k[2], g.p[1], g.p[2]},
+                                            &flat);
+  auto body = [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t n = t / M, m = t % M;
+      if (use_flat) {
+        DepthwiseFlatOutput o;
+        o.bias = Bv ? Bv[m] : 0.0f;
+        o.residual = Z ? Z + t * out_plane : nullptr;
+        o.act = fuse.act;
+        depthwise_flat_avx512(X + (n * C + m) * in_plane, W + m * ks, flat, Y + t * out_plane, o);
+        continue;
+      }
+      GemmEpilogue pe = ep;
+      pe.residual = Z ? Z + n * M * out_plane : nullptr;
+      depthwise_plane_with_epilogue_f32(X + (n * C + m) * in_plane, W + m * ks, g, Y + t * out_plane, pe, m);
+    }
+  };
+  #if defined(__x86_64__) || defined(__i386__)
+  // AVX2 without AVX-512, 2-D, whole groups of 8 channels: 8 channels
+  // per vector (depthwise_c8_avx2) instead of one plane at a time: faster
+  // on every plane size inside mobilenet_v2, where outputs are cold in
+  // cache, though not alone on large planes (docs/performance.md).
+  //
+  // AVX-512, whole groups of 16 channels, strided or with output rows
+  // narrower than a vector: the same with 16 channels per zmm
+  // (depthwise_c16_avx512). There the plane kernels split even and odd
+  // columns or waste lanes; at stride 1 on wider rows they run without
+  // the two 16 x 16 transposes, which cost more than the taps (64
+  // shuffles per 256 floats each, on a port the FMAs use too), so wide
+  // stride-1 rows keep the plane kernels (docs/performance.md).
+  const DepthwiseGeometry dg = dw_geometry(g);
+  // The 16-channel kernel applies any activation in its store, and
+  // takes dilated convs at any width (their taps read the scratch
+  // dh rows and dw columns apart, where the plane kernels split a
+  // dilated conv into dh x dw gathered phases: lraspp's d=2 5x5 on
+  // 20x20), and a channel count off 16 (the last group partial:
+  // mobilenet_v3's 72 and 88); the 8-channel one takes a clamp, no
+  // dilation and whole groups.
+  const bool dilated = g.d[1] != 1 || g.d[2] != 1;
+  const bool plain2d = g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && depthwise_c8_avx2_ok(dg);
+  const bool c16 = cpu_has_avx512() && M >= 16 &&
+                   (dg.sw >= 2 || dg.out_w < 16 || dilated || !clamp_or_none(fuse.act));
+  const bool c8 =
+      cpu_has_avx2() && !cpu_has_avx512() && M % 8 == 0 && clamp_or_none(fuse.act) && !dilated;
+  const int64_t lanes = !plain2d ? 0 : c16 ? 16 : c8 ? 8 : 0;
+  if (lanes > 0) {
+    const ClampStage c = clamp_stage(fuse.act);
+    DepthwiseC8Output o;
+    o.clamp = c.clamp;
+    o.lo = c.lo;
+    o.hi = c.hi;
+    o.act = clamp_or_none(fuse.act) ? nullptr : &fuse.act;
+    const int64_t blocks = ceil_div(M, lanes), bands = depthwise_c8_row_bands(dg.out_h, pool.num_threads());
+    pool.parallel_for(N * bands * blocks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t n = t / (bands * blocks), band = t / blocks % bands, m = (t % blocks) * lanes;
+        DepthwiseC8Output oc = o;
+        oc.bias = Bv ? Bv + m : nullptr;
+        oc.residual = Z ? Z + (n * M + m) * out_plane : nullptr;
+        const int64_t r0 = dg.out_h * band / bands, r1 = dg.out_h * (band + 1) / bands;
+        if (lanes == 16)
+          depthwise_c16_avx512(X + (n * C + m) * in_plane, in_plane, W + m * ks, dg, Y + (n * M + m) * out_plane,
+                               out_plane, oc, r0, r1, static_cast<int>(std::min<int64_t>(16, M - m)));
+        else
+          depthwise_c8_avx2(X + (n * C + m) * in_plane, in_plane, W + m * ks, dg, Y + (n * M + m) * out_plane,
+                            out_plane, oc, r0, r1);
+      }
+    });
+    return Status::Ok();
+  }
+  #endif
+  // Planes per chunk: at least ~16K multiply-adds (late 7x7 planes are tiny).
+  pool.parallel_for(N * M, std::max<int64_t>(1, 16384 / std::max<int64_t>(out_plane * ks, 1)), body);
+  return Status::Ok();
+}
+
+}  // namespace dlrt::cpu::conv_detail

@@ -1,0 +1,90 @@
+// What the files of the Conv family share: conv.cpp (checks, the choice of
+// path, prepacking, registration), conv_depthwise.cpp and conv_gemm.cpp (the
+// paths), conv_transpose.cpp (ConvTranspose). Other families use conv_impl.h.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/ops/conv_impl.h"
+#include "backends/cpu/ops/nn_util.h"
+
+namespace dlrt::cpu::conv_detail {
+
+template <typename T>
+void gemm_t(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb,
+            T beta, T* C, int64_t ldc, ThreadPool* pool) {
+  if constexpr (std::is_same_v<T, float>) sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc, pool);
+  else dgemm(ta, tb, M, N, K, 1.0, A, lda, B, ldb, beta, C, ldc, pool);
+}
+
+// Window geometry padded to exactly 3 spatial dims.
+struct Geo3 {
+  int64_t in[3], out[3], k[3], s[3], d[3], p[3];
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+  int64_t k_size() const { return k[0] * k[1] * k[2]; }
+};
+
+inline Geo3 to_geo3(const nn::WindowGeometry& g) {
+  Geo3 r;
+  const int off = 3 - g.nd;
+  for (int i = 0; i < 3; ++i) {
+    const bool real = i >= off;
+    r.in[i] = real ? g.in[i - off] : 1;
+    r.out[i] = real ? g.out[i - off] : 1;
+    r.k[i] = real ? g.kernel[i - off] : 1;
+    r.s[i] = real ? g.stride[i - off] : 1;
+    r.d[i] = real ? g.dilation[i - off] : 1;
+    r.p[i] = real ? g.pad_begin[i - off] : 0;
+  }
+  return r;
+}
+
+// One Conv run after conv_run's checks: the operands (y allocated) and the
+// geometry every path reads. `pre` is null when absent or stale.
+struct ConvProblem {
+  const Tensor* x = nullptr;
+  const Tensor* w = nullptr;
+  const Tensor* bias = nullptr;
+  const Tensor* z = nullptr;  // the fused residual
+  Tensor* y = nullptr;
+  const ConvPrepacked* pre = nullptr;
+  int64_t N = 0, C = 0, M = 0, group = 1, Cg = 0, Mg = 0;
+  Geo3 g{};
+  int64_t in_plane = 0, out_plane = 0, ks = 0, col_rows = 0;
+  bool pointwise = false;  // 1x1, stride 1, unpadded: the image is the im2col matrix
+  bool depthwise = false;  // one input and one output channel per group
+  ThreadPool* pool = nullptr;
+};
+
+// Shared attribute checks: kernel shape from the attribute or W.
+Result<IntList> kernel_shape_of(const KernelContext& ctx, const Tensor& w, int nd);
+
+// conv_depthwise.cpp. Whether the float32 depthwise path writes every
+// element of y (else y must be zero-filled first).
+bool depthwise_writes_all(const Geo3& g);
+// The float32 depthwise conv (one input channel per group).
+Status conv_depthwise_f32(const ConvProblem& prob, const ConvFusion& fuse);
+// One float64 depthwise plane, accumulated into y.
+void depthwise_plane_f64(const double* x, const double* w, const Geo3& g, double* y);
+
+// conv_gemm.cpp: the float32 paths over the GEMM-like kernels, and float64.
+#if defined(__x86_64__) || defined(__i386__)
+// Winograd F(2x2, 3x3) (wtile 2) or F(4x4, 3x3) (wtile 4); false when the
+// geometry does not fit it (then another path runs).
+bool conv_winograd_f32(const ConvProblem& prob, const ConvFusion& fuse, int wtile);
+// Yᵀ = im2colᵀ · Wᵀ, image by image (small output planes, patch embeddings).
+Status conv_transposed_f32(const ConvProblem& prob, const ConvFusion& fuse);
+#endif
+// The direct tile (conv_direct.h) where it is faster, else W_g times the
+// im2col rows on the GEMM (on AMX when `amx`).
+Status conv_gemm_f32(const ConvProblem& prob, const ConvFusion& fuse, bool amx);
+// float64: bias first, the GEMM accumulates, then the fused stage element-wise.
+Status conv_f64(const ConvProblem& prob, const ConvFusion& fuse);
+
+// conv_transpose.cpp.
+Status conv_transpose_compute(KernelContext& ctx);
+
+}  // namespace dlrt::cpu::conv_detail
