@@ -21,44 +21,16 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/rnn_step_gemm.h"
 #include "backends/cpu/kernels/simple_gemm_impl.h"
 #include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/ops/rnn_attrs.h"
 #include "backends/cpu/scratch.h"
 
 namespace dlrt::cpu {
 namespace {
 
-enum class Cell { kRnn, kGru, kLstm };
-
-enum class RnnActKind { kRelu, kTanh, kSigmoid, kAffine, kLeakyRelu, kThresholdedRelu, kScaledTanh, kHardSigmoid, kElu,
-                     kSoftsign, kSoftplus };
-
-struct RnnActivation {
-  RnnActKind kind = RnnActKind::kTanh;
-  float alpha = 0;
-  float beta = 0;
-};
-
-struct ActSpec {
-  const char* name;
-  RnnActKind kind;
-  bool uses_alpha, uses_beta;
-  float alpha, beta;  // defaults
-};
-
-constexpr ActSpec kActSpecs[] = {
-    {"relu", RnnActKind::kRelu, false, false, 0, 0},
-    {"tanh", RnnActKind::kTanh, false, false, 0, 0},
-    {"sigmoid", RnnActKind::kSigmoid, false, false, 0, 0},
-    {"affine", RnnActKind::kAffine, true, true, 1.0f, 0.0f},
-    {"leakyrelu", RnnActKind::kLeakyRelu, true, false, 0.01f, 0},
-    {"thresholdedrelu", RnnActKind::kThresholdedRelu, true, false, 1.0f, 0},
-    {"scaledtanh", RnnActKind::kScaledTanh, true, true, 1.0f, 1.0f},
-    {"hardsigmoid", RnnActKind::kHardSigmoid, true, true, 0.2f, 0.5f},
-    {"elu", RnnActKind::kElu, true, false, 1.0f, 0},
-    {"softsign", RnnActKind::kSoftsign, false, false, 0, 0},
-    {"softplus", RnnActKind::kSoftplus, false, false, 0, 0},
-};
+using namespace rnn;
 
 template <typename T>
 void rnn_activate(const RnnActivation& a, T* x, int64_t n) {
@@ -105,98 +77,6 @@ void rnn_activate(const RnnActivation& a, T* x, int64_t n) {
   }
 }
 
-// The node's attributes, parsed once when the session is prepared.
-struct RnnAttrs {
-  Cell cell = Cell::kRnn;
-  int64_t D = 1, G = 1;
-  bool reverse = false;  // only meaningful when D == 1
-  int64_t layout = 0;
-  bool has_clip = false;
-  float clip = 0;
-  bool linear_before_reset = false;
-  bool input_forget = false;
-  int64_t hidden_size = -1;      // -1 when the attribute is absent
-  std::vector<RnnActivation> acts;  // D * acts_per_dir
-};
-
-// A run's sizes, from the inputs' shapes.
-struct Dims {
-  int64_t S = 0, B = 0, I = 0, H = 0;
-};
-
-Status node_error(const ir::Node& n, StatusCode code, const std::string& message) {
-  return Status(code, n.describe() + ": " + message);
-}
-
-// Parses activations/activation_alpha/activation_beta; `defaults` is one direction's list.
-Status parse_activations(const ir::Node& n, std::span<const char* const> defaults, RnnAttrs& at) {
-  std::vector<std::string> names = n.attr_strings("activations");
-  const size_t per_dir = defaults.size();
-  if (names.empty()) {
-    for (int64_t d = 0; d < at.D; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
-  } else if (names.size() == per_dir && at.D == 2) {
-    std::vector<std::string> twice = names;
-    names.insert(names.end(), twice.begin(), twice.end());
-  }
-  if (names.size() != per_dir * static_cast<size_t>(at.D))
-    return node_error(n, StatusCode::kInvalidArgument,
-                      "expected " + std::to_string(per_dir * at.D) + " activations, got " + std::to_string(names.size()));
-  const std::vector<float> alphas = n.attr_floats("activation_alpha");
-  const std::vector<float> betas = n.attr_floats("activation_beta");
-  size_t ai = 0, bi = 0;
-  for (const std::string& raw : names) {
-    std::string lower;
-    for (char c : raw) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-    const ActSpec* spec = nullptr;
-    for (const ActSpec& s : kActSpecs)
-      if (lower == s.name) spec = &s;
-    if (!spec) return node_error(n, StatusCode::kUnsupported, "activation '" + raw + "' is not supported");
-    RnnActivation a;
-    a.kind = spec->kind;
-    a.alpha = spec->alpha;
-    a.beta = spec->beta;
-    if (spec->uses_alpha && ai < alphas.size()) a.alpha = alphas[ai++];
-    if (spec->uses_beta && bi < betas.size()) a.beta = betas[bi++];
-    at.acts.push_back(a);
-  }
-  return Status::Ok();
-}
-
-Result<RnnAttrs> parse_attrs(const ir::Node& n, Cell cell) {
-  RnnAttrs at;
-  at.cell = cell;
-  at.G = cell == Cell::kRnn ? 1 : (cell == Cell::kGru ? 3 : 4);
-  const std::string direction = n.attr_string("direction", "forward");
-  if (direction == "forward") {
-    at.D = 1;
-  } else if (direction == "reverse") {
-    at.D = 1;
-    at.reverse = true;
-  } else if (direction == "bidirectional") {
-    at.D = 2;
-  } else {
-    return node_error(n, StatusCode::kInvalidArgument, "unknown direction '" + direction + "'");
-  }
-  at.layout = n.opset >= 14 ? n.attr_int("layout", 0) : 0;
-  if (at.layout != 0 && at.layout != 1) return node_error(n, StatusCode::kInvalidArgument, "layout must be 0 or 1");
-  if (n.has_attr("hidden_size")) at.hidden_size = n.attr_int("hidden_size", 0);
-  if (const ir::Attribute* a = n.attr("clip")) {
-    at.has_clip = true;
-    at.clip = a->f;
-    if (!(at.clip > 0)) return node_error(n, StatusCode::kInvalidArgument, "clip must be positive");
-  }
-  at.linear_before_reset = n.attr_int("linear_before_reset", 0) != 0;
-  at.input_forget = n.attr_int("input_forget", 0) != 0;
-  static constexpr const char* kRnnActs[] = {"Tanh"};
-  static constexpr const char* kGruActs[] = {"Sigmoid", "Tanh"};
-  static constexpr const char* kLstmActs[] = {"Sigmoid", "Tanh", "Tanh"};
-  std::span<const char* const> defaults = cell == Cell::kRnn   ? std::span<const char* const>(kRnnActs)
-                                          : cell == Cell::kGru ? std::span<const char* const>(kGruActs)
-                                                               : std::span<const char* const>(kLstmActs);
-  DLRT_RETURN_IF_ERROR(parse_activations(n, defaults, at));
-  return at;
-}
-
 template <typename T, typename E>
 struct Converter {
   static T in(E v) { return static_cast<T>(v); }
@@ -229,77 +109,6 @@ void transpose_into(const E* src, int64_t rows, int64_t cols, T* dst) {
         for (int64_t c = c0; c < std::min(cols, c0 + kBlock); ++c)
           dst[c * rows + r] = Converter<T, E>::in(src[r * cols + c]);
 }
-
-// C[M, N] += A[M, K] B[K, N] for the recurrence's few rows (the batch); the
-// wrappers below compile it for AVX-512 and AVX2, where the loop over n
-// vectorises.
-__attribute__((always_inline)) inline void few_rows_gemm_acc(int64_t M, int64_t N, int64_t K, const float* A,
-                                                             int64_t lda, const float* B, int64_t ldb, float* C,
-                                                             int64_t ldc) {
-  for (int64_t i = 0; i < M; ++i) {
-    float* __restrict c = C + i * ldc;
-    for (int64_t k = 0; k < K; ++k) {
-      const float a = A[i * lda + k];
-      const float* __restrict b = B + k * ldb;
-      for (int64_t n = 0; n < N; ++n) c[n] += a * b[n];
-    }
-  }
-}
-
-#if defined(__x86_64__)
-// R rows of C[:, n0, n0 + 16 NV) kept in registers over the whole K (the
-// loop above loads and stores C for every k: a store-bound 12K cycles per
-// LSTM step of 512 x 128 on Zen 5); B's row k is loaded once for the R rows.
-// Columns past N load and store nothing (masks).
-template <int R, int NV>
-DLRT_AVX512 void rows_gemm_acc_avx512(int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
-                                      float* C, int64_t ldc) {
-  for (int64_t n0 = 0; n0 < N; n0 += 16 * NV) {
-    __mmask16 mk[NV];
-#pragma GCC unroll 16
-    for (int v = 0; v < NV; ++v) mk[v] = avx512::tail_mask(N - n0 - 16 * v);
-    __m512 acc[R][NV];
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 16
-      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_maskz_loadu_ps(mk[v], C + r * ldc + n0 + 16 * v);
-    for (int64_t k = 0; k < K; ++k) {
-      const float* b = B + k * ldb + n0;
-      __m512 bv[NV];
-#pragma GCC unroll 16
-      for (int v = 0; v < NV; ++v) bv[v] = _mm512_maskz_loadu_ps(mk[v], b + 16 * v);
-#pragma GCC unroll 4
-      for (int r = 0; r < R; ++r) {
-        const __m512 a = _mm512_set1_ps(A[r * lda + k]);
-#pragma GCC unroll 16
-        for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(a, bv[v], acc[r][v]);
-      }
-    }
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 16
-      for (int v = 0; v < NV; ++v) _mm512_mask_storeu_ps(C + r * ldc + n0 + 16 * v, mk[v], acc[r][v]);
-  }
-}
-
-DLRT_AVX512 void few_rows_gemm_acc_avx512(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
-                                          int64_t ldb, float* C, int64_t ldc) {
-  // Up to 4 rows at a time; accumulators and B vectors within the 32 zmm.
-  for (int64_t i = 0; i < M;) {
-    switch (std::min<int64_t>(4, M - i)) {
-      case 4: rows_gemm_acc_avx512<4, 6>(N, K, A + i * lda, lda, B, ldb, C + i * ldc, ldc); i += 4; break;
-      case 3: rows_gemm_acc_avx512<3, 8>(N, K, A + i * lda, lda, B, ldb, C + i * ldc, ldc); i += 3; break;
-      case 2: rows_gemm_acc_avx512<2, 12>(N, K, A + i * lda, lda, B, ldb, C + i * ldc, ldc); i += 2; break;
-      default: rows_gemm_acc_avx512<1, 16>(N, K, A + i * lda, lda, B, ldb, C + i * ldc, ldc); i += 1; break;
-    }
-  }
-}
-DLRT_AVX2 void few_rows_gemm_acc_avx2(int64_t M, int64_t N, int64_t K, const float* A,
-                                                                int64_t lda, const float* B, int64_t ldb, float* C,
-                                                                int64_t ldc) {
-  few_rows_gemm_acc(M, N, K, A, lda, B, ldb, C, ldc);
-}
-#endif
 
 // The per-step product h R^T: a batch of up to 8 rows runs the loop above on
 // one thread (AVX-512 or AVX2 where the CPU has it); more rows, another type
@@ -382,12 +191,31 @@ int64_t* lens_buffer(size_t n) {
   return ws.get<int64_t>(n);
 }
 
+// A run's buffers, carved in order from the thread's workspace (one
+// allocation): X as [S, B, I] when it needs converting, the weights unless
+// prepared ones match, the states [D, B, H], Y [S, D, B, H] unless written in
+// place, and per direction the loop's gates, scratch and input projections.
+template <typename T>
+struct RnnBuffers {
+  const T* xs = nullptr;
+  Weights<T> wv;
+  bool has_peep = false;
+  T* h_all = nullptr;
+  T* c_all = nullptr;
+  bool want_y = false, y_direct = false;
+  Tensor* y_out = nullptr;
+  T* ys = nullptr;
+  T* gates_all = nullptr;
+  T* scratch_all = nullptr;
+  T* row_bias = nullptr;
+  T* xw_all = nullptr;
+};
+
 template <typename T, typename E>
-Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const int64_t* lens,
-               const PreparedWeights<T>* pre) {
+Result<RnnBuffers<T>> rnn_buffers(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm,
+                                  const PreparedWeights<T>* pre) {
   const int64_t S = dm.S, B = dm.B, I = dm.I, H = dm.H, D = cfg.D, G = cfg.G, GH = G * H;
   const bool batch_first = cfg.layout == 1;
-  ThreadPool* pool = &ctx.pool();
   const Tensor* x_in = ctx.input(0);
   const Tensor* w_in = ctx.input(1);
   const Tensor* r_in = ctx.input(2);
@@ -470,19 +298,27 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
     }
   }
 
-  const T clip = static_cast<T>(cfg.clip);
-  auto do_clip = [&](T* x, int64_t n) {
-    if (!cfg.has_clip) return;
-    for (int64_t i = 0; i < n; ++i) x[i] = std::min(clip, std::max(-clip, x[i]));
-  };
-  const size_t apd = cfg.cell == Cell::kRnn ? 1 : (cfg.cell == Cell::kGru ? 2 : 3);
-
-  // Per direction: the loop's buffers, and the input projection of every
-  // step, all directions' first (on the whole pool).
   T* gates_all = carve(static_cast<size_t>(D * B * GH));
   T* scratch_all = carve(static_cast<size_t>(D * B * H));
   T* row_bias = carve(static_cast<size_t>(GH));
   T* xw_all = carve(static_cast<size_t>(D * S * B * GH));
+
+  RnnBuffers<T> buf;
+  buf.xs = xs, buf.wv = wv, buf.has_peep = has_peep, buf.h_all = h_all, buf.c_all = c_all;
+  buf.want_y = want_y, buf.y_direct = y_direct, buf.y_out = y_out, buf.ys = ys;
+  buf.gates_all = gates_all, buf.scratch_all = scratch_all, buf.row_bias = row_bias, buf.xw_all = xw_all;
+  return buf;
+}
+
+// The input projection X W^T plus the biases of every step, per direction,
+// each on the whole pool.
+template <typename T>
+void rnn_input_projection(const RnnAttrs& cfg, const Dims& dm, const RnnBuffers<T>& buf, ThreadPool* pool) {
+  const int64_t S = dm.S, B = dm.B, I = dm.I, H = dm.H, D = cfg.D, GH = cfg.G * dm.H;
+  const T* xs = buf.xs;
+  const Weights<T>& wv = buf.wv;
+  T* row_bias = buf.row_bias;
+  T* xw_all = buf.xw_all;
   for (int64_t d = 0; d < D; ++d) {
     const T* wt = wv.wt + d * I * GH;  // [I, GH]
     const T* wb = wv.bias + d * 2 * GH;
@@ -503,6 +339,66 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
     }
     if (!packed) detail::gemm_acc<T>(S * B, GH, I, xs, I, wt, GH, xw, GH, pool);
   }
+}
+
+// Y, Y_h and Y_c in the layout the node asked for.
+template <typename T, typename E>
+Status rnn_write_outputs(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const RnnBuffers<T>& buf) {
+  const int64_t S = dm.S, B = dm.B, H = dm.H, D = cfg.D;
+  const bool batch_first = cfg.layout == 1;
+  const Tensor* x_in = ctx.input(0);
+  const T* ys = buf.ys;
+  Tensor* y_out = buf.y_out;
+  if (buf.want_y && !buf.y_direct) {
+    E* out = y_out->data<E>();
+    for (int64_t t = 0; t < S; ++t)
+      for (int64_t d = 0; d < D; ++d)
+        for (int64_t b = 0; b < B; ++b) {
+          const T* src = ys + ((t * D + d) * B + b) * H;
+          E* dst = out + (batch_first ? ((b * S + t) * D + d) : ((t * D + d) * B + b)) * H;
+          for (int64_t j = 0; j < H; ++j) dst[j] = Converter<T, E>::out(src[j]);
+        }
+  }
+  auto write_state = [&](size_t idx, const T* st) -> Status {
+    if (!ctx.output_requested(idx)) return Status::Ok();
+    Shape shape = batch_first ? Shape{B, D, H} : Shape{D, B, H};
+    DLRT_ASSIGN_OR_RETURN(Tensor * o, ctx.allocate_output(idx, x_in->dtype(), shape));
+    E* out = o->data<E>();
+    for (int64_t d = 0; d < D; ++d)
+      for (int64_t b = 0; b < B; ++b) {
+        const T* src = st + (d * B + b) * H;
+        E* dst = out + (batch_first ? (b * D + d) : (d * B + b)) * H;
+        for (int64_t j = 0; j < H; ++j) dst[j] = Converter<T, E>::out(src[j]);
+      }
+    return Status::Ok();
+  };
+  DLRT_RETURN_IF_ERROR(write_state(1, buf.h_all));
+  if (cfg.cell == Cell::kLstm) DLRT_RETURN_IF_ERROR(write_state(2, buf.c_all));
+  return Status::Ok();
+}
+
+template <typename T, typename E>
+Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const int64_t* lens,
+               const PreparedWeights<T>* pre) {
+  const int64_t S = dm.S, B = dm.B, H = dm.H, D = cfg.D, GH = cfg.G * dm.H;
+  ThreadPool* pool = &ctx.pool();
+  DLRT_ASSIGN_OR_RETURN(const RnnBuffers<T> buf, (rnn_buffers<T, E>(ctx, cfg, dm, pre)));
+  rnn_input_projection<T>(cfg, dm, buf, pool);
+
+  const Weights<T>& wv = buf.wv;
+  const bool has_peep = buf.has_peep, want_y = buf.want_y;
+  T* const h_all = buf.h_all;
+  T* const c_all = buf.c_all;
+  T* const ys = buf.ys;
+  T* const gates_all = buf.gates_all;
+  T* const scratch_all = buf.scratch_all;
+  const T* const xw_all = buf.xw_all;
+  const T clip = static_cast<T>(cfg.clip);
+  auto do_clip = [&](T* x, int64_t n) {
+    if (!cfg.has_clip) return;
+    for (int64_t i = 0; i < n; ++i) x[i] = std::min(clip, std::max(-clip, x[i]));
+  };
+  const size_t apd = cfg.cell == Cell::kRnn ? 1 : (cfg.cell == Cell::kGru ? 2 : 3);
 
   // The recurrence of direction d (its own state, buffers and Y slots), its
   // step products on `step_pool` (null: this thread).
@@ -618,33 +514,7 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
     for (int64_t d = 0; d < D; ++d) recur(d, pool);
   }
 
-  // Outputs, in the layout the node asked for.
-  if (want_y && !y_direct) {
-    E* out = y_out->data<E>();
-    for (int64_t t = 0; t < S; ++t)
-      for (int64_t d = 0; d < D; ++d)
-        for (int64_t b = 0; b < B; ++b) {
-          const T* src = ys + ((t * D + d) * B + b) * H;
-          E* dst = out + (batch_first ? ((b * S + t) * D + d) : ((t * D + d) * B + b)) * H;
-          for (int64_t j = 0; j < H; ++j) dst[j] = Converter<T, E>::out(src[j]);
-        }
-  }
-  auto write_state = [&](size_t idx, const T* st) -> Status {
-    if (!ctx.output_requested(idx)) return Status::Ok();
-    Shape shape = batch_first ? Shape{B, D, H} : Shape{D, B, H};
-    DLRT_ASSIGN_OR_RETURN(Tensor * o, ctx.allocate_output(idx, x_in->dtype(), shape));
-    E* out = o->data<E>();
-    for (int64_t d = 0; d < D; ++d)
-      for (int64_t b = 0; b < B; ++b) {
-        const T* src = st + (d * B + b) * H;
-        E* dst = out + (batch_first ? (b * D + d) : (d * B + b)) * H;
-        for (int64_t j = 0; j < H; ++j) dst[j] = Converter<T, E>::out(src[j]);
-      }
-    return Status::Ok();
-  };
-  DLRT_RETURN_IF_ERROR(write_state(1, h_all));
-  if (cfg.cell == Cell::kLstm) DLRT_RETURN_IF_ERROR(write_state(2, c_all));
-  return Status::Ok();
+  return rnn_write_outputs<T, E>(ctx, cfg, dm, buf);
 }
 
 Status check_shape(const KernelContext& ctx, const Tensor* t, const char* name, const Shape& want) {
