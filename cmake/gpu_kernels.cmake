@@ -15,4 +15,4 @@ add_custom_command(
   DEPENDS ${DLRT_GPU_KERNELS} ${PROJECT_SOURCE_DIR}/cmake/gpu_kernels_embed.cmake.in
   COMMENT "Embedding GPU kernels"
   VERBATIM)
-target_sources(dlrt_internal PRIVATE ${DLRT_GPU_KERNELS_EMBEDDED})
+target_sources(dlrt_backend_gpu PRIVATE ${DLRT_GPU_KERNELS_EMBEDDED})

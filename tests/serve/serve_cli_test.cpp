@@ -199,9 +199,18 @@ TEST_F(ServeCli, SigtermFinishesInFlightRequestsAndExitsZero) {
     auto r = p.client().Post("/v1/embeddings", R"({"input":"the quick brown fox"})", "application/json");
     status = r ? r->status : -1;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // SIGTERM once the request is in flight (on a loaded machine the thread may
+  // take a while to send it).
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  bool seen = false;
+  while (!seen && std::chrono::steady_clock::now() < give_up) {
+    auto m = p.client().Get("/metrics");
+    seen = m && m->body.find("\ndlrt_requests_in_flight 1") != std::string::npos;
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   p.signal(SIGTERM);
   in_flight.join();
+  ASSERT_TRUE(seen) << "the request never got in flight";
   EXPECT_EQ(status, 200) << "the in-flight request was not finished";
   EXPECT_EQ(p.wait_exit(), 0) << p.output();
   EXPECT_NE(p.output().find("stopped"), std::string::npos) << p.output();
