@@ -31,66 +31,24 @@ void par_for(ThreadPool& pool, int64_t n, int64_t grain, const F& f) {
   pool.parallel_for(n, grain, [pf = &f](int64_t b, int64_t e) { (*pf)(b, e); });
 }
 
-}  // namespace
 
-Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFusion& fuse) {
-  DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
-  const Tensor* bias = fuse.bias_input >= 0 ? ctx.input(static_cast<size_t>(fuse.bias_input)) : nullptr;
-  const Tensor* resid = fuse.residual_input >= 0 ? ctx.input(static_cast<size_t>(fuse.residual_input)) : nullptr;
-  if (a->dtype() != b->dtype() || (bias && bias->dtype() != a->dtype()) || (resid && resid->dtype() != a->dtype()))
-    return ctx.invalid("A and B (and the bias and residual) must have the same dtype");
-  if (nn::is_half(a->dtype()))
-    return nn::run_as_float32(ctx, [&](KernelContext& c) { return matmul_run(c, nullptr, fuse); });
-  if (a->rank() == 0 || b->rank() == 0) return ctx.invalid("MatMul operands must have rank >= 1");
-  if (fuse.fused() && a->dtype() != DType::kFloat32 && a->dtype() != DType::kFloat64)
-    return ctx.unsupported(std::string("FusedMatMul on ") + dtype_name(a->dtype()) + " is not supported");
+// The batch of one MatMul: numpy's 1-D operands (a 1-D A is a row vector, a
+// 1-D B a column vector) and broadcast batch dims, and how a path runs its
+// per-batch products.
+struct MatMulBatch {
+  const Shape* a_shape = nullptr;
+  const Shape* b_shape = nullptr;
+  bool a_vec = false, b_vec = false;
+  size_t ar = 0, br = 0;  // ranks, 1-D operands counted as 2-D
+  size_t ab = 0, bb = 0, rb = 0;  // batch ranks of A, B and the result
+  int64_t M = 0, K = 0, N = 0, nbatch = 1;
+  bool fold = false;  // one (nbatch*M) x K by K x N product (B shared, A's batches contiguous)
 
-  // numpy: a 1-D A is a row vector, a 1-D B a column vector; the added dim is dropped from the result.
-  const Shape& a_shape = a->shape();
-  const Shape& b_shape = b->shape();
-  const bool a_vec = a_shape.size() == 1, b_vec = b_shape.size() == 1;
-  const size_t ar = a_vec ? 2 : a_shape.size(), br = b_vec ? 2 : b_shape.size();
-  auto adim = [&](size_t i) -> int64_t { return a_vec ? (i == 0 ? 1 : a_shape[0]) : a_shape[i]; };
-  auto bdim = [&](size_t i) -> int64_t { return b_vec ? (i == 0 ? b_shape[0] : 1) : b_shape[i]; };
-  const int64_t M = adim(ar - 2), K = adim(ar - 1), N = bdim(br - 1);
-  if (bdim(br - 2) != K)
-    return ctx.invalid("inner dimensions differ: A " + shape_to_string(a_shape) + ", B " + shape_to_string(b_shape));
-
-  // Broadcast the batch dims (at most 8 here; more falls back to a slower index walk below).
-  const size_t ab = ar - 2, bb = br - 2, rb = std::max(ab, bb);
-  Shape out_shape(rb);
-  int64_t nbatch = 1;
-  for (size_t i = 0; i < rb; ++i) {
-    const int64_t da = i + ab >= rb ? adim(i + ab - rb) : 1;
-    const int64_t db = i + bb >= rb ? bdim(i + bb - rb) : 1;
-    if (da != db && da != 1 && db != 1)
-      return ctx.invalid("batch dims do not broadcast: A " + shape_to_string(a_shape) + ", B " +
-                         shape_to_string(b_shape));
-    out_shape[i] = da == 1 ? db : da;
-    nbatch *= out_shape[i];
-  }
-  if (!a_vec) out_shape.push_back(M);
-  if (!b_vec) out_shape.push_back(N);
-  if (bias) {
-    if (bias->size() != N || (bias->rank() > 0 && bias->dim(bias->rank() - 1) != N))
-      return ctx.invalid("the bias must have N = " + std::to_string(N) + " elements along the last dim, got " +
-                         shape_to_string(bias->shape()));
-  }
-  if (resid && resid->shape() != out_shape)
-    return ctx.invalid("the residual must have the output's shape " + shape_to_string(out_shape) + ", got " +
-                       shape_to_string(resid->shape()));
-  // The float32 GEMM writes every element; integer paths accumulate into zeros.
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, a->dtype() == DType::kFloat32
-                                        ? ctx.allocate_output_uninitialized(0, a->dtype(), std::move(out_shape))
-                                        : ctx.allocate_output(0, a->dtype(), std::move(out_shape)));
-  if (y->size() == 0) return Status::Ok();
-  if (pre_b && (a->dtype() != DType::kFloat32 || pre_b->source.raw_data() != b->raw_data() || b_vec ||
-                pre_b->source.shape() != b_shape || pre_b->packed->rows() != K || pre_b->packed->cols() != N))
-    pre_b = nullptr;
+  int64_t adim(size_t i) const { return a_vec ? (i == 0 ? 1 : (*a_shape)[0]) : (*a_shape)[i]; }
+  int64_t bdim(size_t i) const { return b_vec ? (i == 0 ? (*b_shape)[0] : 1) : (*b_shape)[i]; }
 
   // Element offset of batch t's A and B matrix (0 along broadcast dims).
-  auto offsets = [&](int64_t t, int64_t& ao, int64_t& bo) {
+  void offsets(int64_t t, int64_t& ao, int64_t& bo) const {
     ao = 0;
     bo = 0;
     int64_t astride = M * K, bstride = K * N;
@@ -109,29 +67,19 @@ Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFu
         bstride *= db;
       }
     }
-  };
-  // When B is shared by every batch and A's batches are contiguous, the whole
-  // batch is one (nbatch*M) x K by K x N product: the common Linear layer case.
-  bool b_shared = true, a_contig = true;
-  for (size_t d = 0; d < rb && (b_shared || a_contig); ++d) {
-    const int64_t da = d + ab >= rb ? adim(d + ab - rb) : 1;
-    const int64_t db = d + bb >= rb ? bdim(d + bb - rb) : 1;
-    const int64_t extent = std::max(da, db);
-    if (db != 1 && extent > 1) b_shared = false;
-    if (da != extent) a_contig = false;
   }
-  const bool fold = nbatch > 1 && b_shared && a_contig;
 
   // Runs one(rows, A_t, B_t, C_t, pool) over the batch: one folded product when
   // possible; many small products (under `small_work` multiply-adds) one per
   // task; few large ones one after the other, each parallel inside.
-  auto for_each_batch = [&](const auto* A, const auto* B, auto* C, int64_t small_work, auto&& one) {
+  template <typename TA, typename TB, typename TC, typename F>
+  void for_each(ThreadPool& pool, const TA* A, const TB* B, TC* C, int64_t small_work, F&& one) const {
     if (nbatch == 1 || fold) {
-      one(nbatch * M, A, B, C, &ctx.pool());
+      one(nbatch * M, A, B, C, &pool);
       return;
     }
-    if (nbatch >= 2 * ctx.pool().num_threads() && M * N * K < small_work) {
-      par_for(ctx.pool(), nbatch, 1, [&](int64_t b0, int64_t b1) {
+    if (nbatch >= 2 * pool.num_threads() && M * N * K < small_work) {
+      par_for(pool, nbatch, 1, [&](int64_t b0, int64_t b1) {
         for (int64_t t = b0; t < b1; ++t) {
           int64_t ao, bo;
           offsets(t, ao, bo);
@@ -143,33 +91,86 @@ Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFu
     for (int64_t t = 0; t < nbatch; ++t) {
       int64_t ao, bo;
       offsets(t, ao, bo);
-      one(M, A + ao, B + bo, C + t * M * N, &ctx.pool());
+      one(M, A + ao, B + bo, C + t * M * N, &pool);
     }
-  };
-
-  if (a->dtype() == DType::kFloat32) {
-    const float* A = a->data<float>();
-    const float* B = b->data<float>();
-    float* C = y->data<float>();
-    GemmEpilogue ep;
-    ep.col_bias = bias ? bias->data<float>() : nullptr;
-    ep.act = fuse.act;
-    const float* Z = resid ? resid->data<float>() : nullptr;
-    FirstError err;
-    auto one = [&](int64_t rows, const float* Ab, const float* Bb, float* Cb, ThreadPool* p) {
-      SgemmOperand oa{Ab, K, false, nullptr, nullptr};
-      SgemmOperand ob{Bb, N, false, pre_b ? pre_b->packed.get() : nullptr, nullptr};
-      GemmEpilogue e = ep;
-      if (Z) {  // Z has C's layout: the same offset as this product's C
-        e.residual = Z + (Cb - C);
-        e.ldr = N;
-      }
-      err.record(sgemm_ex(rows, N, K, fuse.alpha, oa, ob, 0.0f, Cb, N, &e, p));
-    };
-    for_each_batch(A, B, C, int64_t{1} << 21, one);
-    return err.take();
   }
+};
 
+// A MatMul's batch and output shape; the node's error when A and B do not fit.
+Result<MatMulBatch> matmul_batch(const KernelContext& ctx, const Tensor& a, const Tensor& b, Shape* out) {
+  MatMulBatch mb;
+  const Shape& a_shape = a.shape();
+  const Shape& b_shape = b.shape();
+  mb.a_shape = &a_shape, mb.b_shape = &b_shape;
+  mb.a_vec = a_shape.size() == 1, mb.b_vec = b_shape.size() == 1;
+  mb.ar = mb.a_vec ? 2 : a_shape.size(), mb.br = mb.b_vec ? 2 : b_shape.size();
+  mb.M = mb.adim(mb.ar - 2), mb.K = mb.adim(mb.ar - 1), mb.N = mb.bdim(mb.br - 1);
+  if (mb.bdim(mb.br - 2) != mb.K)
+    return ctx.invalid("inner dimensions differ: A " + shape_to_string(a_shape) + ", B " + shape_to_string(b_shape));
+
+  // Broadcast the batch dims.
+  mb.ab = mb.ar - 2, mb.bb = mb.br - 2, mb.rb = std::max(mb.ab, mb.bb);
+  const size_t ab = mb.ab, bb = mb.bb, rb = mb.rb;
+  Shape& out_shape = *out;
+  out_shape.assign(rb, 0);
+  for (size_t i = 0; i < rb; ++i) {
+    const int64_t da = i + ab >= rb ? mb.adim(i + ab - rb) : 1;
+    const int64_t db = i + bb >= rb ? mb.bdim(i + bb - rb) : 1;
+    if (da != db && da != 1 && db != 1)
+      return ctx.invalid("batch dims do not broadcast: A " + shape_to_string(a_shape) + ", B " +
+                         shape_to_string(b_shape));
+    out_shape[i] = da == 1 ? db : da;
+    mb.nbatch *= out_shape[i];
+  }
+  if (!mb.a_vec) out_shape.push_back(mb.M);
+  if (!mb.b_vec) out_shape.push_back(mb.N);
+
+  // When B is shared by every batch and A's batches are contiguous, the whole
+  // batch is one (nbatch*M) x K by K x N product: the common Linear layer case.
+  bool b_shared = true, a_contig = true;
+  for (size_t d = 0; d < rb && (b_shared || a_contig); ++d) {
+    const int64_t da = d + ab >= rb ? mb.adim(d + ab - rb) : 1;
+    const int64_t db = d + bb >= rb ? mb.bdim(d + bb - rb) : 1;
+    const int64_t extent = std::max(da, db);
+    if (db != 1 && extent > 1) b_shared = false;
+    if (da != extent) a_contig = false;
+  }
+  mb.fold = mb.nbatch > 1 && b_shared && a_contig;
+  return mb;
+}
+
+// float32: the blocked GEMM (B packed once when constant), bias, residual and
+// activation in its epilogue.
+Status matmul_f32(KernelContext& ctx, const MatMulBatch& mb, const Tensor* a, const Tensor* b, const Tensor* bias,
+                  const Tensor* resid, Tensor* y, const PackedOperand* pre_b, const MatMulFusion& fuse) {
+  const int64_t K = mb.K, N = mb.N;
+  const float* A = a->data<float>();
+  const float* B = b->data<float>();
+  float* C = y->data<float>();
+  GemmEpilogue ep;
+  ep.col_bias = bias ? bias->data<float>() : nullptr;
+  ep.act = fuse.act;
+  const float* Z = resid ? resid->data<float>() : nullptr;
+  FirstError err;
+  auto one = [&](int64_t rows, const float* Ab, const float* Bb, float* Cb, ThreadPool* p) {
+    SgemmOperand oa{Ab, K, false, nullptr, nullptr};
+    SgemmOperand ob{Bb, N, false, pre_b ? pre_b->packed.get() : nullptr, nullptr};
+    GemmEpilogue e = ep;
+    if (Z) {  // Z has C's layout: the same offset as this product's C
+      e.residual = Z + (Cb - C);
+      e.ldr = N;
+    }
+    err.record(sgemm_ex(rows, N, K, fuse.alpha, oa, ob, 0.0f, Cb, N, &e, p));
+  };
+  mb.for_each(ctx.pool(), A, B, C, int64_t{1} << 21, one);
+  return err.take();
+}
+
+// float64 and the integer types: the typed GEMMs (integers wrap like numpy),
+// then the fused stage element-wise.
+Status matmul_typed(KernelContext& ctx, const MatMulBatch& mb, const Tensor* a, const Tensor* b,
+                    const Tensor* bias, const Tensor* resid, Tensor* y, const MatMulFusion& fuse) {
+  const int64_t K = mb.K, N = mb.N;
   return dispatch_numeric(a->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16> || std::is_same_v<T, int8_t> ||
@@ -188,7 +189,7 @@ Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFu
           igemm<T>(rows, N, K, Ab, K, Bb, N, Cb, N, false, p);
         }
       };
-      for_each_batch(A, B, C, int64_t{1} << 20, one);
+      mb.for_each(ctx.pool(), A, B, C, int64_t{1} << 20, one);
       if constexpr (std::is_same_v<T, double>) {
         if (fuse.fused()) {
           const T* bv = bias ? bias->data<T>() : nullptr;
@@ -202,6 +203,45 @@ Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFu
       return Status::Ok();
     }
   });
+}
+
+}  // namespace
+
+Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFusion& fuse) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
+  const Tensor* bias = fuse.bias_input >= 0 ? ctx.input(static_cast<size_t>(fuse.bias_input)) : nullptr;
+  const Tensor* resid = fuse.residual_input >= 0 ? ctx.input(static_cast<size_t>(fuse.residual_input)) : nullptr;
+  if (a->dtype() != b->dtype() || (bias && bias->dtype() != a->dtype()) || (resid && resid->dtype() != a->dtype()))
+    return ctx.invalid("A and B (and the bias and residual) must have the same dtype");
+  if (nn::is_half(a->dtype()))
+    return nn::run_as_float32(ctx, [&](KernelContext& c) { return matmul_run(c, nullptr, fuse); });
+  if (a->rank() == 0 || b->rank() == 0) return ctx.invalid("MatMul operands must have rank >= 1");
+  if (fuse.fused() && a->dtype() != DType::kFloat32 && a->dtype() != DType::kFloat64)
+    return ctx.unsupported(std::string("FusedMatMul on ") + dtype_name(a->dtype()) + " is not supported");
+
+  Shape out_shape;
+  DLRT_ASSIGN_OR_RETURN(const MatMulBatch mb, matmul_batch(ctx, *a, *b, &out_shape));
+  const int64_t K = mb.K, N = mb.N;
+  if (bias) {
+    if (bias->size() != N || (bias->rank() > 0 && bias->dim(bias->rank() - 1) != N))
+      return ctx.invalid("the bias must have N = " + std::to_string(N) + " elements along the last dim, got " +
+                         shape_to_string(bias->shape()));
+  }
+  if (resid && resid->shape() != out_shape)
+    return ctx.invalid("the residual must have the output's shape " + shape_to_string(out_shape) + ", got " +
+                       shape_to_string(resid->shape()));
+  // The float32 GEMM writes every element; integer paths accumulate into zeros.
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, a->dtype() == DType::kFloat32
+                                        ? ctx.allocate_output_uninitialized(0, a->dtype(), std::move(out_shape))
+                                        : ctx.allocate_output(0, a->dtype(), std::move(out_shape)));
+  if (y->size() == 0) return Status::Ok();
+  if (pre_b && (a->dtype() != DType::kFloat32 || pre_b->source.raw_data() != b->raw_data() || mb.b_vec ||
+                pre_b->source.shape() != b->shape() || pre_b->packed->rows() != K || pre_b->packed->cols() != N))
+    pre_b = nullptr;
+
+  if (a->dtype() == DType::kFloat32) return matmul_f32(ctx, mb, a, b, bias, resid, y, pre_b, fuse);
+  return matmul_typed(ctx, mb, a, b, bias, resid, y, fuse);
 }
 
 Status gemm_run(KernelContext& ctx, const PackedOperand* pre_b, const Activation& act) {
