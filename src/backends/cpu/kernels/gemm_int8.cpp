@@ -378,6 +378,182 @@ std::shared_ptr<const PackedInt8A> PackedInt8A::pack(int64_t M, int64_t K, const
   return p;
 }
 
+namespace {
+
+// One 8-bit GEMM once A is packed (or the caller's packing is taken) and B's
+// column terms are made: what its tiles read, and how a tile's raw sums
+// become C (corrected, then stored, converted to float or requantized).
+struct Int8Gemm {
+  Kernel kern;
+  int64_t M = 0, N = 0, K = 0, MR = 0, NR = 0, kg = 0, mblocks = 0, nblocks = 0, a_block = 0, panel_stride = 0;
+  int32_t a_shift = 0;
+  const int32_t* a_zp = nullptr;
+  int64_t a_zp_stride = 0;
+  const PackedInt8B* b = nullptr;
+  const uint8_t* a_blocks = nullptr;
+  const uint32_t* a_sums = nullptr;
+  uint32_t* col_zp = nullptr;
+  uint32_t* col_term = nullptr;
+  uint32_t* col_total = nullptr;
+  int8_detail::CorrectFn correct = nullptr;
+  int8_detail::CorrectRequantFn correct_requant = nullptr;
+  int8_detail::CorrectRequantUniformFn correct_requant_uniform = nullptr;
+  bool per_column = false, uniform = false;
+  const Int8FloatOutput* float_output = nullptr;
+  const Int8RequantOutput* requant_output = nullptr;
+  int32_t* C = nullptr;
+  int64_t ldc = 0;
+
+  // The tile (mb, nb) from its raw sums in acc.
+  void finish(int64_t mb, int64_t nb, int32_t* acc) const {
+    const int64_t i0 = mb * MR, j0 = nb * NR;
+    const int64_t rows = std::min(MR, M - i0), cols = std::min(NR, N - j0);
+    const int64_t nv = (cols + kPanel - 1) / kPanel;
+    // C = sums - a_zp * (sum_k B - K * b_zp) - b_zp * sum_k A, all shifted, mod 2^32.
+    if (uniform) {
+      const Int8RequantOutput& q = *requant_output;
+      uint32_t row_total[8] = {};  // 0 when B's zero point is (the row sums were not made)
+      if (col_zp[0] != 0)
+        for (int64_t r = 0; r < rows; ++r) row_total[r] = a_sums[i0 + r] * col_zp[0];
+      const int64_t p0 = per_column ? j0 : i0;  // the first row's or column's parameters
+      correct_requant_uniform(acc, kPanel * nv, rows, cols, col_total + j0, row_total, q.mult + p0,
+                              q.bias ? q.bias + p0 : nullptr, q.zero_point, q.out_signed,
+                              static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0, q.ldo);
+      return;
+    }
+    uint32_t az[8] = {}, rs[8] = {};
+    for (int64_t r = 0; r < rows; ++r) {
+      az[r] = static_cast<uint32_t>((a_zp ? a_zp[(i0 + r) * a_zp_stride] : 0) + a_shift);
+      rs[r] = a_sums[i0 + r];
+    }
+    if (per_column) {
+      // Corrected in place, then each element with its column's parameters.
+      const Int8RequantOutput& q = *requant_output;
+      correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, acc, kPanel * nv);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int32_t* src = acc + r * kPanel * nv;
+        const int32_t* bias = q.bias ? q.bias + j0 : nullptr;
+        if (q.out_signed)
+          requantize_cols_s8(src, cols, bias, q.mult + j0, q.zero_point,
+                             static_cast<int8_t*>(q.out) + (i0 + r) * q.ldo + j0);
+        else
+          requantize_cols_u8(src, cols, bias, q.mult + j0, q.zero_point,
+                             static_cast<uint8_t*>(q.out) + (i0 + r) * q.ldo + j0);
+      }
+      return;
+    }
+    if (requant_output && correct_requant) {
+      const Int8RequantOutput& q = *requant_output;
+      correct_requant(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, q.mult + i0,
+                      q.bias ? q.bias + i0 : nullptr, q.zero_point, q.out_signed,
+                      static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0, q.ldo);
+      return;
+    }
+    if (requant_output) {
+      // Corrected in place (acc holds C's tile), then straight to 8 bits.
+      const Int8RequantOutput& q = *requant_output;
+      correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, acc, kPanel * nv);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t i = i0 + r;
+        const int32_t* src = acc + r * kPanel * nv;
+        const int32_t bias = q.bias ? q.bias[i] : 0;
+        if (q.out_signed)
+          requantize_s8(src, cols, bias, q.mult[i], q.zero_point, static_cast<int8_t*>(q.out) + i * q.ldo + j0);
+        else
+          requantize_u8(src, cols, bias, q.mult[i], q.zero_point, static_cast<uint8_t*>(q.out) + i * q.ldo + j0);
+      }
+      return;
+    }
+    correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, C + i0 * ldc + j0, ldc);
+    if (float_output) to_float(*float_output, C + i0 * ldc + j0, ldc, rows, cols, j0);
+  }
+
+  // One pass over K per tile.
+  void run_short_k(ThreadPool* pool) const {
+    const PackedInt8B& B = *b;
+    const int64_t panel_stride_bytes = panel_stride;
+    // Threads split the longer side, so that each writes its own rows (or
+    // columns) of C: a channels-last conv's pixels x few channels, split by
+    // columns, would have two threads writing the same cache lines.
+    const bool by_rows = mblocks >= nblocks;
+    // A channels-last conv's tiles (uniform zero points, parameters per
+    // column) finish in the kernel's registers on AVX512-VNNI.
+    const bool fused = uniform && per_column && MR == 8 && kern.nv == 3 &&
+                       int8_detail::avx512_vnni_requant_cols_tile(1) != nullptr;
+    auto tiles = [&](int64_t t0, int64_t t1) {
+      alignas(64) int32_t acc[8 * 48];  // the largest tile (avx512-vnni)
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t nb = by_rows ? t % nblocks : t / mblocks, mb = by_rows ? t / nblocks : t % mblocks;
+        const int64_t j0 = nb * NR, nv = (std::min(NR, N - j0) + kPanel - 1) / kPanel;
+        if (fused) {
+          const Int8RequantOutput& q = *requant_output;
+          const int64_t i0 = mb * MR;
+          uint32_t row_total[8] = {};
+          if (col_zp[0] != 0)
+            for (int64_t r = 0; r < std::min(MR, M - i0); ++r) row_total[r] = a_sums[i0 + r] * col_zp[0];
+          int8_detail::RequantColsTile rt;
+          rt.rows = std::min(MR, M - i0);
+          rt.cols = std::min(NR, N - j0);
+          rt.col_total = col_total + j0;
+          rt.row_total = row_total;
+          rt.mult = q.mult + j0;
+          rt.bias = q.bias ? q.bias + j0 : nullptr;
+          rt.zero_point = q.zero_point;
+          rt.out_signed = q.out_signed;
+          rt.out = static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0;
+          rt.ldo = q.ldo;
+          int8_detail::avx512_vnni_requant_cols_tile(static_cast<int>(nv))(
+              kg, a_blocks + mb * a_block, B.data + (j0 / kPanel) * panel_stride_bytes, panel_stride_bytes, rt);
+          continue;
+        }
+        // A narrow last column block runs the kernel's narrower variant.
+        kern.fn[nv](kg, a_blocks + mb * a_block, B.data + (j0 / kPanel) * panel_stride_bytes, panel_stride_bytes, acc,
+                    false);
+        finish(mb, nb, acc);
+      }
+    };
+    const int64_t ntiles = mblocks * nblocks;
+    const int64_t tile_macs = std::max<int64_t>(1, MR * NR * K);
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 21) / tile_macs);
+    if (pool)
+      pool->parallel_for(ntiles, pool->balanced_grain(ntiles, grain), tiles);
+    else
+      tiles(0, ntiles);
+  }
+
+  // Long K: per column block and run of kMChunk row blocks, K in ranges of
+  // kKcGroups groups, each range's B block (NR x 4 kKcGroups bytes) staying in
+  // L1 while the row blocks of the run go over it; their sums accumulate in
+  // a buffer until the last range.
+  void run_long_k(ThreadPool* pool) const {
+    const PackedInt8B& B = *b;
+    const int64_t panel_stride_bytes = panel_stride;
+    const int64_t mchunks = (mblocks + kMChunk - 1) / kMChunk;
+    auto blocked = [&](int64_t t0, int64_t t1) {
+      alignas(64) int32_t accs[kMChunk][8 * 48];
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t nb = t / mchunks, mb0 = (t % mchunks) * kMChunk, mb1 = std::min(mblocks, mb0 + kMChunk);
+        const int64_t j0 = nb * NR, nv = (std::min(NR, N - j0) + kPanel - 1) / kPanel;
+        const int8_t* bp = B.data + (j0 / kPanel) * panel_stride_bytes;
+        for (int64_t g0 = 0; g0 < kg; g0 += kKcGroups) {
+          const int64_t gn = std::min(kKcGroups, kg - g0);
+          for (int64_t mb = mb0; mb < mb1; ++mb)
+            kern.fn[nv](gn, a_blocks + mb * a_block + g0 * MR * kGroup, bp + g0 * kPanel * kGroup, panel_stride_bytes,
+                        accs[mb - mb0], g0 > 0);
+        }
+        for (int64_t mb = mb0; mb < mb1; ++mb) finish(mb, nb, accs[mb - mb0]);
+      }
+    };
+    const int64_t tasks = nblocks * mchunks;
+    if (pool)
+      pool->parallel_for(tasks, 1, blocked);
+    else
+      blocked(0, tasks);
+  }
+};
+
+}  // namespace
+
 void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool a_signed, const int32_t* a_zp,
                int64_t a_zp_stride, const PackedInt8B& B, const int32_t* b_zp, int64_t b_zp_stride, int32_t* C,
                int64_t ldc, ThreadPool* pool, const PackedInt8A* packed_a, const Int8FloatOutput* float_output,
@@ -442,147 +618,20 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
   if (uniform)
     for (int64_t j = 0; j < N; ++j) col_total[j] = az0 * col_term[j];
   const int64_t panel_stride = kg * kPanel * kGroup;
-  // The tile (mb, nb) from its raw sums in acc: corrected, then stored,
-  // converted to float or requantized.
-  auto finish = [&](int64_t mb, int64_t nb, int32_t* acc) {
-    const int64_t i0 = mb * MR, j0 = nb * NR;
-    const int64_t rows = std::min(MR, M - i0), cols = std::min(NR, N - j0);
-    const int64_t nv = (cols + kPanel - 1) / kPanel;
-    // C = sums - a_zp * (sum_k B - K * b_zp) - b_zp * sum_k A, all shifted, mod 2^32.
-    if (uniform) {
-      const Int8RequantOutput& q = *requant_output;
-      uint32_t row_total[8] = {};  // 0 when B's zero point is (the row sums were not made)
-      if (col_zp[0] != 0)
-        for (int64_t r = 0; r < rows; ++r) row_total[r] = a_sums[i0 + r] * col_zp[0];
-      const int64_t p0 = per_column ? j0 : i0;  // the first row's or column's parameters
-      correct_requant_uniform(acc, kPanel * nv, rows, cols, col_total + j0, row_total, q.mult + p0,
-                              q.bias ? q.bias + p0 : nullptr, q.zero_point, q.out_signed,
-                              static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0, q.ldo);
-      return;
-    }
-    uint32_t az[8] = {}, rs[8] = {};
-    for (int64_t r = 0; r < rows; ++r) {
-      az[r] = static_cast<uint32_t>((a_zp ? a_zp[(i0 + r) * a_zp_stride] : 0) + a_shift);
-      rs[r] = a_sums[i0 + r];
-    }
-    if (per_column) {
-      // Corrected in place, then each element with its column's parameters.
-      const Int8RequantOutput& q = *requant_output;
-      correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, acc, kPanel * nv);
-      for (int64_t r = 0; r < rows; ++r) {
-        const int32_t* src = acc + r * kPanel * nv;
-        const int32_t* bias = q.bias ? q.bias + j0 : nullptr;
-        if (q.out_signed)
-          requantize_cols_s8(src, cols, bias, q.mult + j0, q.zero_point,
-                             static_cast<int8_t*>(q.out) + (i0 + r) * q.ldo + j0);
-        else
-          requantize_cols_u8(src, cols, bias, q.mult + j0, q.zero_point,
-                             static_cast<uint8_t*>(q.out) + (i0 + r) * q.ldo + j0);
-      }
-      return;
-    }
-    if (requant_output && correct_requant) {
-      const Int8RequantOutput& q = *requant_output;
-      correct_requant(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, q.mult + i0,
-                      q.bias ? q.bias + i0 : nullptr, q.zero_point, q.out_signed,
-                      static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0, q.ldo);
-      return;
-    }
-    if (requant_output) {
-      // Corrected in place (acc holds C's tile), then straight to 8 bits.
-      const Int8RequantOutput& q = *requant_output;
-      correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, acc, kPanel * nv);
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t i = i0 + r;
-        const int32_t* src = acc + r * kPanel * nv;
-        const int32_t bias = q.bias ? q.bias[i] : 0;
-        if (q.out_signed)
-          requantize_s8(src, cols, bias, q.mult[i], q.zero_point, static_cast<int8_t*>(q.out) + i * q.ldo + j0);
-        else
-          requantize_u8(src, cols, bias, q.mult[i], q.zero_point, static_cast<uint8_t*>(q.out) + i * q.ldo + j0);
-      }
-      return;
-    }
-    correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, C + i0 * ldc + j0, ldc);
-    if (float_output) to_float(*float_output, C + i0 * ldc + j0, ldc, rows, cols, j0);
-  };
-  const int64_t panel_stride_bytes = panel_stride;
-  if (kg <= kKcGroups + kKcGroups / 2) {
-    // One pass over K per tile.
-    // Threads split the longer side, so that each writes its own rows (or
-    // columns) of C: a channels-last conv's pixels x few channels, split by
-    // columns, would have two threads writing the same cache lines.
-    const bool by_rows = mblocks >= nblocks;
-    // A channels-last conv's tiles (uniform zero points, parameters per
-    // column) finish in the kernel's registers on AVX512-VNNI.
-    const bool fused = uniform && per_column && MR == 8 && kern.nv == 3 &&
-                       int8_detail::avx512_vnni_requant_cols_tile(1) != nullptr;
-    auto tiles = [&](int64_t t0, int64_t t1) {
-      alignas(64) int32_t acc[8 * 48];  // the largest tile (avx512-vnni)
-      for (int64_t t = t0; t < t1; ++t) {
-        const int64_t nb = by_rows ? t % nblocks : t / mblocks, mb = by_rows ? t / nblocks : t % mblocks;
-        const int64_t j0 = nb * NR, nv = (std::min(NR, N - j0) + kPanel - 1) / kPanel;
-        if (fused) {
-          const Int8RequantOutput& q = *requant_output;
-          const int64_t i0 = mb * MR;
-          uint32_t row_total[8] = {};
-          if (col_zp[0] != 0)
-            for (int64_t r = 0; r < std::min(MR, M - i0); ++r) row_total[r] = a_sums[i0 + r] * col_zp[0];
-          int8_detail::RequantColsTile rt;
-          rt.rows = std::min(MR, M - i0);
-          rt.cols = std::min(NR, N - j0);
-          rt.col_total = col_total + j0;
-          rt.row_total = row_total;
-          rt.mult = q.mult + j0;
-          rt.bias = q.bias ? q.bias + j0 : nullptr;
-          rt.zero_point = q.zero_point;
-          rt.out_signed = q.out_signed;
-          rt.out = static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0;
-          rt.ldo = q.ldo;
-          int8_detail::avx512_vnni_requant_cols_tile(static_cast<int>(nv))(
-              kg, a_blocks + mb * a_block, B.data + (j0 / kPanel) * panel_stride_bytes, panel_stride_bytes, rt);
-          continue;
-        }
-        // A narrow last column block runs the kernel's narrower variant.
-        kern.fn[nv](kg, a_blocks + mb * a_block, B.data + (j0 / kPanel) * panel_stride_bytes, panel_stride_bytes, acc,
-                    false);
-        finish(mb, nb, acc);
-      }
-    };
-    const int64_t ntiles = mblocks * nblocks;
-    const int64_t tile_macs = std::max<int64_t>(1, MR * NR * K);
-    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 21) / tile_macs);
-    if (pool)
-      pool->parallel_for(ntiles, pool->balanced_grain(ntiles, grain), tiles);
-    else
-      tiles(0, ntiles);
-    return;
-  }
-  // Long K: per column block and run of kMChunk row blocks, K in ranges of
-  // kKcGroups groups, each range's B block (NR x 4 kKcGroups bytes) staying in
-  // L1 while the row blocks of the run go over it; their sums accumulate in
-  // a buffer until the last range.
-  const int64_t mchunks = (mblocks + kMChunk - 1) / kMChunk;
-  auto blocked = [&](int64_t t0, int64_t t1) {
-    alignas(64) int32_t accs[kMChunk][8 * 48];
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t nb = t / mchunks, mb0 = (t % mchunks) * kMChunk, mb1 = std::min(mblocks, mb0 + kMChunk);
-      const int64_t j0 = nb * NR, nv = (std::min(NR, N - j0) + kPanel - 1) / kPanel;
-      const int8_t* bp = B.data + (j0 / kPanel) * panel_stride_bytes;
-      for (int64_t g0 = 0; g0 < kg; g0 += kKcGroups) {
-        const int64_t gn = std::min(kKcGroups, kg - g0);
-        for (int64_t mb = mb0; mb < mb1; ++mb)
-          kern.fn[nv](gn, a_blocks + mb * a_block + g0 * MR * kGroup, bp + g0 * kPanel * kGroup, panel_stride_bytes,
-                      accs[mb - mb0], g0 > 0);
-      }
-      for (int64_t mb = mb0; mb < mb1; ++mb) finish(mb, nb, accs[mb - mb0]);
-    }
-  };
-  const int64_t tasks = nblocks * mchunks;
-  if (pool)
-    pool->parallel_for(tasks, 1, blocked);
-  else
-    blocked(0, tasks);
+
+  Int8Gemm g;
+  g.kern = kern;
+  g.M = M, g.N = N, g.K = K, g.MR = MR, g.NR = NR, g.kg = kg, g.mblocks = mblocks, g.nblocks = nblocks;
+  g.a_block = a_block, g.panel_stride = panel_stride;
+  g.a_shift = a_shift, g.a_zp = a_zp, g.a_zp_stride = a_zp_stride;
+  g.b = &B, g.a_blocks = a_blocks, g.a_sums = a_sums;
+  g.col_zp = col_zp, g.col_term = col_term, g.col_total = col_total;
+  g.correct = correct, g.correct_requant = correct_requant, g.correct_requant_uniform = correct_requant_uniform;
+  g.per_column = per_column, g.uniform = uniform;
+  g.float_output = float_output, g.requant_output = requant_output;
+  g.C = C, g.ldc = ldc;
+  if (kg <= kKcGroups + kKcGroups / 2) return g.run_short_k(pool);
+  g.run_long_k(pool);
 }
 
 }  // namespace dlrt::cpu
