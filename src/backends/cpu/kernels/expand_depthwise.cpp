@@ -441,6 +441,130 @@ DLRT_AVX512 void sum_partials(const float* partial, int64_t parts, int64_t part_
 }
 #endif
 
+// The expand conv's taps; a conv other than 1x1/1 reads a zero-padded copy of
+// the input (the rows and columns its taps reach), shared by the threads.
+Taps expand_taps(const ExpandDepthwiseShape& s, const float* x, ThreadPool& pool, int64_t* off, AlignedScratch& pad) {
+  const ExpandConvGeometry& e = s.e;
+  const int64_t T = s.K * e.kh * e.kw;
+  Taps tp;
+  tp.off = off;
+  tp.count = T;
+  if (e.pointwise()) {
+    tp.src = x, tp.row_step = s.W, tp.col_step = 1, tp.channel_step = s.in_h * s.in_w, tp.pointwise = true;
+    for (int64_t t = 0; t < T; ++t) off[t] = t * tp.channel_step;
+  } else {
+    const int64_t Hq = (s.H - 1) * e.sh + e.kh, Wq = (s.W - 1) * e.sw + e.kw;
+    float* xq = pad.get<float>(static_cast<size_t>(s.K * Hq * Wq));
+    // Input columns [0, body) land at pad_left; the rest of a row is zero.
+    const int64_t lead = std::min(e.pad_left, Wq), body = std::clamp<int64_t>(Wq - e.pad_left, 0, s.in_w);
+    pool.parallel_for(s.K * Hq, 32, [&](int64_t b, int64_t e2) {
+      for (int64_t kr = b; kr < e2; ++kr) {
+        const int64_t k = kr / Hq, ih = kr % Hq - e.pad_top;
+        float* dst = xq + kr * Wq;
+        if (ih < 0 || ih >= s.in_h) {
+          std::fill(dst, dst + Wq, 0.0f);
+          continue;
+        }
+        std::fill(dst, dst + lead, 0.0f);
+        std::copy_n(x + (k * s.in_h + ih) * s.in_w, body, dst + lead);
+        std::fill(dst + lead + body, dst + Wq, 0.0f);
+      }
+    });
+    for (int64_t k = 0, t = 0; k < s.K; ++k)
+      for (int64_t i = 0; i < e.kh; ++i)
+        for (int64_t j = 0; j < e.kw; ++j) off[t++] = (k * Hq + i) * Wq + j;
+    tp.src = xq, tp.row_step = e.sh * Wq, tp.col_step = e.sw;
+  }
+  return tp;
+}
+
+#if defined(DLRT_EXPAND_DW_AVX2) && defined(DLRT_HAVE_AVX512_PATHS)
+// 16-channel blocks projected on the 8 x 48 tile in `pbands` row bands, each
+// band's depthwise output in a region of its own (expand_depthwise says why).
+void expand_bands16(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* we_packed,
+                    const float* be, const float* wd, const float* bd, const ProjectStage* proj, float* y,
+                    int64_t pbands, AlignedScratch& mid_buf, ThreadPool& pool) {
+  const int64_t pairs = (s.M / pd.lanes + 1) / 2, out_plane = s.g.out_h * s.g.out_w;
+  const int64_t band_ld = ceil_div(ceil_div(s.g.out_h, pbands) * s.g.out_w, 16) * 16;
+  float* bmid = mid_buf.get<float>(static_cast<size_t>(pbands * s.M * band_ld));
+  pool.parallel_for(pbands, 1, [&](int64_t b, int64_t e2) {
+    float* buf = block_scratch(static_cast<size_t>(2 * pd.plane()));
+    for (int64_t band = b; band < e2; ++band) {
+      const int64_t oh0 = s.g.out_h * band / pbands, oh1 = s.g.out_h * (band + 1) / pbands;
+      const int64_t p0 = oh0 * s.g.out_w;
+      float* own = bmid + band * s.M * band_ld;
+      // pair_rows16 writes row oh of channel m at base + m * band_ld + oh * out_w
+      // (base + p0 is `own`; p0 <= band * band_ld, so base is inside bmid).
+      for (int64_t pr = 0; pr < pairs; ++pr)
+        pair_rows16(s, pd, tp, we_packed, be, wd, bd, own - p0, band_ld, 2 * pr, oh0, oh1, buf);
+      ConvDirectPlan plan;
+      const int64_t* off = conv_direct_pointwise_plan(s.M, (oh1 - oh0) * s.g.out_w, band_ld, &plan);
+      GemmEpilogue e = proj->ep;
+      if (e.residual) e.residual += p0;
+      conv_direct_avx512(plan, off, own, *proj->w, y + p0, e, nullptr, out_plane);
+    }
+  });
+}
+
+// 16-channel blocks projected on the 8 x 48 tile, split over the block pairs
+// into per-thread partial products, then summed (expand_depthwise says why).
+void expand_split_k16(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* we_packed,
+                      const float* be, const float* wd, const float* bd, const ProjectStage* proj, float* mid,
+                      int64_t mid_plane, float* y, AlignedScratch& part_buf, ThreadPool& pool) {
+  const int64_t pairs = (s.M / pd.lanes + 1) / 2, out_plane = s.g.out_h * s.g.out_w, threads = pool.num_threads();
+  const int64_t P = proj->w->rows(), ld = ceil_div(out_plane, 16) * 16, part = P * ld;
+  float* partial = part_buf.get<float>(static_cast<size_t>(threads * part));
+  pool.parallel_for(threads, 1, [&](int64_t b, int64_t e2) {
+    float* buf = block_scratch(static_cast<size_t>(2 * pd.plane()));
+    for (int64_t t = b; t < e2; ++t) {
+      const int64_t pr0 = pairs * t / threads, pr1 = pairs * (t + 1) / threads;
+      for (int64_t pr = pr0; pr < pr1; ++pr)
+        pair_rows16(s, pd, tp, we_packed, be, wd, bd, mid, mid_plane, 2 * pr, 0, s.g.out_h, buf);
+      ConvDirectPlan plan;
+      const int64_t* off = conv_direct_pointwise_plan(s.M, out_plane, mid_plane, &plan);
+      conv_direct_avx512(plan, off, mid, *proj->w, partial + t * part, GemmEpilogue{}, nullptr, ld, 32 * pr0,
+                         std::min(s.M, 32 * pr1));
+    }
+  });
+  pool.parallel_for(P, 8, [&](int64_t m0, int64_t m1) {
+    sum_partials(partial, threads, part, ld, out_plane, m0, m1, y, out_plane);
+    if (!proj->ep.empty()) apply_epilogue(proj->ep, y + m0 * out_plane, out_plane, m0, 0, m1 - m0, out_plane);
+  });
+}
+#endif
+
+// The 1x1 projection of `mid` into y: the AVX-512 direct tile where Conv's
+// policy would take it, the AVX2 pointwise kernel, else the GEMM.
+void project_mid(const ExpandDepthwiseShape& s, bool c16, bool avx2, float* mid, int64_t mid_plane,
+                 const ProjectStage* proj, float* y, ThreadPool& pool) {
+  const int64_t out_plane = s.g.out_h * s.g.out_w;
+#ifdef DLRT_HAVE_AVX512_PATHS
+  if (c16 && proj->w->mr() == 8 && proj->w->nr() == 48) {
+    ConvDirectPlan plan;
+    const int64_t* off = conv_direct_pointwise_plan(s.M, out_plane, mid_plane, &plan);
+    if (conv_direct_worth(plan, CpuIsa::kAvx512, pool.num_threads())) {
+      conv_direct_avx512(plan, off, mid, *proj->w, y, proj->ep, &pool);
+      return;
+    }
+  }
+#endif
+#ifdef DLRT_EXPAND_DW_AVX2
+  if (avx2 && proj->w->mr() == 6 && proj->w->nr() == 16) {
+    pointwise_avx2(mid, mid_plane, out_plane, *proj->w, y, out_plane, proj->ep, &pool);
+    return;
+  }
+#endif
+  SgemmOperand a, b;
+  a.packed = proj->w;
+  b.data = mid;
+  b.ld = mid_plane;
+  // The projection is packed fp32 (never for AMX) against a plain B: sgemm_ex
+  // cannot fail on these operands, so only debug builds check.
+  [[maybe_unused]] const Status st = sgemm_ex(proj->w->rows(), out_plane, s.M, 1.0f, a, b, 0.0f, y, out_plane,
+                                              &proj->ep, &pool);
+  assert(st.ok());
+}
+
 }  // namespace
 
 bool expand_depthwise_ok(const ExpandDepthwiseShape& s) {
@@ -473,41 +597,11 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   const Padded pd = padded_of(s.g, c16 ? 16 : 8);
   const int64_t blocks = s.M / pd.lanes, out_plane = s.g.out_h * s.g.out_w;
   [[maybe_unused]] const int64_t pairs = (blocks + 1) / 2;  // the x86 paths below: work units of two blocks
-  const ExpandConvGeometry& e = s.e;
-  const int64_t T = s.K * e.kh * e.kw;
-  // The tap offsets; a conv other than 1x1/1 reads a zero-padded copy of the
-  // input (rows and columns its taps reach), shared read-only by the threads.
+  const int64_t T = s.K * s.e.kh * s.e.kw;
+  // Per-thread scratch: tap offsets, padded input, depthwise output, partials.
   thread_local AlignedScratch off_buf, pad_buf, mid_buf, part_buf;
   int64_t* off = off_buf.get<int64_t>(static_cast<size_t>(T));
-  Taps tp;
-  tp.off = off;
-  tp.count = T;
-  if (e.pointwise()) {
-    tp.src = x, tp.row_step = s.W, tp.col_step = 1, tp.channel_step = s.in_h * s.in_w, tp.pointwise = true;
-    for (int64_t t = 0; t < T; ++t) off[t] = t * tp.channel_step;
-  } else {
-    const int64_t Hq = (s.H - 1) * e.sh + e.kh, Wq = (s.W - 1) * e.sw + e.kw;
-    float* xq = pad_buf.get<float>(static_cast<size_t>(s.K * Hq * Wq));
-    // Input columns [0, body) land at pad_left; the rest of a row is zero.
-    const int64_t lead = std::min(e.pad_left, Wq), body = std::clamp<int64_t>(Wq - e.pad_left, 0, s.in_w);
-    pool.parallel_for(s.K * Hq, 32, [&](int64_t b, int64_t e2) {
-      for (int64_t kr = b; kr < e2; ++kr) {
-        const int64_t k = kr / Hq, ih = kr % Hq - e.pad_top;
-        float* dst = xq + kr * Wq;
-        if (ih < 0 || ih >= s.in_h) {
-          std::fill(dst, dst + Wq, 0.0f);
-          continue;
-        }
-        std::fill(dst, dst + lead, 0.0f);
-        std::copy_n(x + (k * s.in_h + ih) * s.in_w, body, dst + lead);
-        std::fill(dst + lead + body, dst + Wq, 0.0f);
-      }
-    });
-    for (int64_t k = 0, t = 0; k < s.K; ++k)
-      for (int64_t i = 0; i < e.kh; ++i)
-        for (int64_t j = 0; j < e.kw; ++j) off[t++] = (k * Hq + i) * Wq + j;
-    tp.src = xq, tp.row_step = e.sh * Wq, tp.col_step = e.sw;
-  }
+  const Taps tp = expand_taps(s, x, pool, off, pad_buf);
   const int64_t bands = depthwise_c8_row_bands(s.g.out_h, pool.num_threads());
   bool avx2 = false;
 #ifdef DLRT_EXPAND_DW_AVX2
@@ -548,28 +642,8 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   //   28x28 planes in 2 bands on 1 thread were slower than whole).
   int64_t pbands = pool.num_threads() > 1 && s.g.out_h >= 14 * pool.num_threads() ? pool.num_threads() : 1;
   if (s.g.out_h >= 56) pbands = std::max(pbands, ceil_div(s.g.out_h, 28));
-  if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && pbands > 1) {
-    const int64_t band_ld = ceil_div(ceil_div(s.g.out_h, pbands) * s.g.out_w, 16) * 16;
-    float* bmid = mid_buf.get<float>(static_cast<size_t>(pbands * s.M * band_ld));
-    pool.parallel_for(pbands, 1, [&](int64_t b, int64_t e2) {
-      float* buf = block_scratch(static_cast<size_t>(2 * pd.plane()));
-      for (int64_t band = b; band < e2; ++band) {
-        const int64_t oh0 = s.g.out_h * band / pbands, oh1 = s.g.out_h * (band + 1) / pbands;
-        const int64_t p0 = oh0 * s.g.out_w;
-        float* own = bmid + band * s.M * band_ld;
-        // pair_rows16 writes row oh of channel m at base + m * band_ld + oh * out_w
-        // (base + p0 is `own`; p0 <= band * band_ld, so base is inside bmid).
-        for (int64_t pr = 0; pr < pairs; ++pr)
-          pair_rows16(s, pd, tp, we_packed, be, wd, bd, own - p0, band_ld, 2 * pr, oh0, oh1, buf);
-        ConvDirectPlan plan;
-        const int64_t* off = conv_direct_pointwise_plan(s.M, (oh1 - oh0) * s.g.out_w, band_ld, &plan);
-        GemmEpilogue e = proj->ep;
-        if (e.residual) e.residual += p0;
-        conv_direct_avx512(plan, off, own, *proj->w, y + p0, e, nullptr, out_plane);
-      }
-    });
-    return;
-  }
+  if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && pbands > 1)
+    return expand_bands16(s, pd, tp, we_packed, be, wd, bd, proj, y, pbands, mid_buf, pool);
 #endif
 #endif
   // Otherwise the depthwise output goes to y, or with the projection to a
@@ -590,27 +664,8 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   // fused: 1.2% faster than with that split; its 14x14 blocks split over K
   // rather than in bands of 7 rows: 0.7% faster).
   const int64_t threads = pool.num_threads();
-  if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && threads > 1 && pairs >= threads) {
-    const int64_t P = proj->w->rows(), ld = ceil_div(out_plane, 16) * 16, part = P * ld;
-    float* partial = part_buf.get<float>(static_cast<size_t>(threads * part));
-    pool.parallel_for(threads, 1, [&](int64_t b, int64_t e2) {
-      float* buf = block_scratch(static_cast<size_t>(2 * pd.plane()));
-      for (int64_t t = b; t < e2; ++t) {
-        const int64_t pr0 = pairs * t / threads, pr1 = pairs * (t + 1) / threads;
-        for (int64_t pr = pr0; pr < pr1; ++pr)
-          pair_rows16(s, pd, tp, we_packed, be, wd, bd, mid, mid_plane, 2 * pr, 0, s.g.out_h, buf);
-        ConvDirectPlan plan;
-        const int64_t* off = conv_direct_pointwise_plan(s.M, out_plane, mid_plane, &plan);
-        conv_direct_avx512(plan, off, mid, *proj->w, partial + t * part, GemmEpilogue{}, nullptr, ld, 32 * pr0,
-                           std::min(s.M, 32 * pr1));
-      }
-    });
-    pool.parallel_for(P, 8, [&](int64_t m0, int64_t m1) {
-      sum_partials(partial, threads, part, ld, out_plane, m0, m1, y, out_plane);
-      if (!proj->ep.empty()) apply_epilogue(proj->ep, y + m0 * out_plane, out_plane, m0, 0, m1 - m0, out_plane);
-    });
-    return;
-  }
+  if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && threads > 1 && pairs >= threads)
+    return expand_split_k16(s, pd, tp, we_packed, be, wd, bd, proj, mid, mid_plane, y, part_buf, pool);
 #endif
   if (avx2) {
     // Pairs of blocks: the expand tile then has the GEMM's 12 accumulators
@@ -639,32 +694,7 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
     });
   }
   if (!proj) return;
-#ifdef DLRT_HAVE_AVX512_PATHS
-  // The 1x1 conv on the AVX-512 direct tile where Conv's policy would take it.
-  if (c16 && proj->w->mr() == 8 && proj->w->nr() == 48) {
-    ConvDirectPlan plan;
-    const int64_t* off = conv_direct_pointwise_plan(s.M, out_plane, mid_plane, &plan);
-    if (conv_direct_worth(plan, CpuIsa::kAvx512, pool.num_threads())) {
-      conv_direct_avx512(plan, off, mid, *proj->w, y, proj->ep, &pool);
-      return;
-    }
-  }
-#endif
-#ifdef DLRT_EXPAND_DW_AVX2
-  if (avx2 && proj->w->mr() == 6 && proj->w->nr() == 16) {
-    pointwise_avx2(mid, mid_plane, out_plane, *proj->w, y, out_plane, proj->ep, &pool);
-    return;
-  }
-#endif
-  SgemmOperand a, b;
-  a.packed = proj->w;
-  b.data = mid;
-  b.ld = mid_plane;
-  // The projection is packed fp32 (never for AMX) against a plain B: sgemm_ex
-  // cannot fail on these operands, so only debug builds check.
-  [[maybe_unused]] const Status st = sgemm_ex(proj->w->rows(), out_plane, s.M, 1.0f, a, b, 0.0f, y, out_plane,
-                                              &proj->ep, &pool);
-  assert(st.ok());
+  project_mid(s, c16, avx2, mid, mid_plane, proj, y, pool);
 }
 
 }  // namespace dlrt::cpu
