@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "ir/passes/rewriter.h"
+#include "ir/passes/symbolic_dims.h"
 
 namespace dlrt::ir::passes {
 
@@ -13,14 +14,7 @@ namespace {
 // (ONNX sets no limit; real models stay far below).
 constexpr int64_t kMaxInferredRank = 64;
 
-using Dims = std::vector<Dim>;
-
-Dim unknown_dim() { return Dim{-1, ""}; }
-Dim static_dim(int64_t v) { return Dim{v, ""}; }
-bool same_dim(const Dim& a, const Dim& b) {
-  if (a.is_static() || b.is_static()) return a.size == b.size;
-  return !a.symbol.empty() && a.symbol == b.symbol;
-}
+using namespace symbolic;
 
 struct Info {
   DType dtype = DType::kUndefined;
@@ -28,39 +22,6 @@ struct Info {
   std::optional<Dims> sval;  // value of a small integer tensor (rank 0 or 1)
   bool sval_scalar = false;  // the value is rank 0
 };
-
-// Shape values may hold literal negative numbers (Reshape's -1): they are
-// known but not dims; marked with the symbol "#lit".
-Dim literal(int64_t v) { return v >= 0 ? static_dim(v) : Dim{v, "#lit"}; }
-bool is_literal(const Dim& d) { return !d.is_static() && d.symbol == "#lit"; }
-bool known(const Dim& d) { return d.is_static() || is_literal(d); }
-bool fully_static(const Dims& d) { return std::all_of(d.begin(), d.end(), known); }
-// A shape value used as a shape: literals are not valid dims.
-Dims as_shape(Dims d) {
-  for (Dim& x : d)
-    if (is_literal(x)) x = unknown_dim();
-  return d;
-}
-
-std::optional<Dims> broadcast(const std::optional<Dims>& a, const std::optional<Dims>& b) {
-  if (!a || !b) return std::nullopt;
-  size_t r = std::max(a->size(), b->size());
-  Dims out(r);
-  for (size_t i = 0; i < r; ++i) {
-    const Dim* x = i + a->size() >= r ? &(*a)[i + a->size() - r] : nullptr;
-    const Dim* y = i + b->size() >= r ? &(*b)[i + b->size() - r] : nullptr;
-    if (!x) { out[i] = *y; continue; }
-    if (!y) { out[i] = *x; continue; }
-    if (x->is_static() && x->size == 1) out[i] = *y;
-    else if (y->is_static() && y->size == 1) out[i] = *x;
-    else if (same_dim(*x, *y)) out[i] = *x;
-    else if (x->is_static() && y->is_static()) return std::nullopt;  // invalid broadcast: leave to run time
-    else if (x->is_static()) out[i] = *x;  // y must equal x (or be 1, then x wins too)
-    else if (y->is_static()) out[i] = *y;
-    else out[i] = unknown_dim();
-  }
-  return out;
-}
 
 class ShapeInference {
  public:
