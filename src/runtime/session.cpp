@@ -146,6 +146,38 @@ Result<cpu::GemmPrecision> cpu_precision_of(const SessionOptions& options, const
   return cpu::GemmPrecision::kBf16x3;
 }
 
+// The nodes of `nodes`, each with the nodes of its subgraphs (If, Loop, Scan).
+int node_count(const ir::Graph& g, const std::vector<int>& nodes) {
+  int total = 0;
+  for (int i : nodes) {
+    const ir::Node& n = g.nodes[i];
+    size_t count = 1;
+    for (const auto& [k, a] : n.attributes) {
+      if (a.g) count += a.g->total_node_count();
+      for (const auto& sg : a.graphs) count += sg->total_node_count();
+    }
+    total += static_cast<int>(count);
+  }
+  return total;
+}
+
+// The com.dlrt.Partition node that stands for accelerator partition p (its
+// subgraph `sub`) in the graph the session runs.
+ir::Node partition_node(const ir::Graph& g, const ir::Graph& sub, size_t p) {
+  ir::Node pn;
+  pn.name = "dlrt_partition_" + std::to_string(p);
+  pn.op_type = "Partition";
+  pn.domain = "com.dlrt";
+  pn.opset = 1;
+  for (ir::ValueId v : sub.inputs) pn.inputs.push_back(g.find_value(sub.values[v].name));
+  for (ir::ValueId v : sub.outputs) pn.outputs.push_back(g.find_value(sub.values[v].name));
+  ir::Attribute idx;
+  idx.kind = ir::Attribute::Kind::kInt;
+  idx.i = static_cast<int64_t>(p);
+  pn.attributes["partition"] = idx;
+  return pn;
+}
+
 Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const SessionOptions& options) {
   // A kernel family or backend that failed to register is fatal here, by name.
   DLRT_RETURN_IF_ERROR(cpu::KernelRegistry::builtin_status());
@@ -212,15 +244,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
                                       static_cast<int>(p), std::move(why)});
     }
     PartitionReport rep;
-    for (int i : part.nodes) {
-      const ir::Node& n = g.nodes[i];
-      size_t count = 1;
-      for (const auto& [k, a] : n.attributes) {
-        if (a.g) count += a.g->total_node_count();
-        for (const auto& sg : a.graphs) count += sg->total_node_count();
-      }
-      rep.node_count += static_cast<int>(count);
-    }
+    rep.node_count = node_count(g, part.nodes);
     if (part.candidate < 0) {
       rep.backend = "cpu";
       rep.device = "cpu:0";
@@ -257,18 +281,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
                                                           res.candidates[part.candidate].device.spec() +
                                                           " failed and strict mode forbids falling back: " + s.message());
     }
-    ir::Node pn;
-    pn.name = "dlrt_partition_" + std::to_string(p);
-    pn.op_type = "Partition";
-    pn.domain = "com.dlrt";
-    pn.opset = 1;
-    for (ir::ValueId v : sub->inputs) pn.inputs.push_back(g.find_value(sub->values[v].name));
-    for (ir::ValueId v : sub->outputs) pn.outputs.push_back(g.find_value(sub->values[v].name));
-    ir::Attribute idx;
-    idx.kind = ir::Attribute::Kind::kInt;
-    idx.i = static_cast<int64_t>(p);
-    pn.attributes["partition"] = idx;
-    rg->nodes.push_back(std::move(pn));
+    rg->nodes.push_back(partition_node(g, *sub, p));
     impl->node_partition.push_back(static_cast<int>(p));
     impl->accelerated.push_back(state);
     impl->placement.partitions.push_back(state->placement());

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/cuda_library.h"
@@ -173,6 +174,48 @@ backend::Availability CudaRuntime::availability(bool refresh) {
   return availability_;
 }
 
+namespace {
+
+// What the driver reports of device i; nullopt (logged) when it cannot be opened.
+std::optional<CudaDeviceInfo> query_device(const CudaApi& api, int i) {
+  CudaDeviceInfo d;
+  d.ordinal = i;
+  CUdevice dev = 0;
+  if (CUresult rc = api.cu.cuDeviceGet(&dev, i); rc != CUDA_SUCCESS) {
+    DLRT_LOG(kWarn, "cuda: cuDeviceGet(" + std::to_string(i) + ") failed: " + cu_error(api, rc) + "; device skipped");
+    return std::nullopt;
+  }
+  char name[256] = {};
+  if (api.cu.cuDeviceGetName(name, sizeof name - 1, dev) == CUDA_SUCCESS) d.name = name;
+  auto attr = [&](CUdevice_attribute at) {
+    int v = 0;
+    return api.cu.cuDeviceGetAttribute(&v, at, dev) == CUDA_SUCCESS ? v : 0;
+  };
+  d.cc_major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  d.cc_minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  d.sm_count = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  d.max_threads_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  d.max_shared_per_block_optin = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  size_t mem = 0;
+  if (api.cu.cuDeviceTotalMem_v2(&mem, dev) == CUDA_SUCCESS) d.total_mem = mem;
+  char bus[64] = {};
+  if (api.cu.cuDeviceGetPCIBusId(bus, sizeof bus - 1, dev) == CUDA_SUCCESS) d.pci_bus_id = normalize_bus_id(bus);
+  if (d.pci_bus_id.empty()) {
+    int domain = attr(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID), b = attr(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
+        slot = attr(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID);
+    if (b > 0) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.0", domain, b, slot);
+      d.pci_bus_id = buf;
+    }
+  }
+  CUuuid uuid{};
+  if (api.cu.cuDeviceGetUuid_v2(&uuid, dev) == CUDA_SUCCESS) d.uuid_or_empty = format_uuid(uuid);
+  return d;
+}
+
+}  // namespace
+
 Status CudaRuntime::load(backend::Availability& a) {
   CudaApi api;
   const bool explicit_path = !cuda_lib_path_entries().empty();
@@ -226,42 +269,8 @@ Status CudaRuntime::load(backend::Availability& a) {
                       (rc == CUDA_SUCCESS ? std::string() : ": " + cu_error(api, rc)));
   }
   std::vector<CudaDeviceInfo> devs;
-  for (int i = 0; i < count; ++i) {
-    CudaDeviceInfo d;
-    d.ordinal = i;
-    CUdevice dev = 0;
-    if ((rc = api.cu.cuDeviceGet(&dev, i)) != CUDA_SUCCESS) {
-      DLRT_LOG(kWarn, "cuda: cuDeviceGet(" + std::to_string(i) + ") failed: " + cu_error(api, rc) + "; device skipped");
-      continue;
-    }
-    char name[256] = {};
-    if (api.cu.cuDeviceGetName(name, sizeof name - 1, dev) == CUDA_SUCCESS) d.name = name;
-    auto attr = [&](CUdevice_attribute at) {
-      int v = 0;
-      return api.cu.cuDeviceGetAttribute(&v, at, dev) == CUDA_SUCCESS ? v : 0;
-    };
-    d.cc_major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-    d.cc_minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-    d.sm_count = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    d.max_threads_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-    d.max_shared_per_block_optin = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-    size_t mem = 0;
-    if (api.cu.cuDeviceTotalMem_v2(&mem, dev) == CUDA_SUCCESS) d.total_mem = mem;
-    char bus[64] = {};
-    if (api.cu.cuDeviceGetPCIBusId(bus, sizeof bus - 1, dev) == CUDA_SUCCESS) d.pci_bus_id = normalize_bus_id(bus);
-    if (d.pci_bus_id.empty()) {
-      int domain = attr(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID), b = attr(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
-          slot = attr(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID);
-      if (b > 0) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.0", domain, b, slot);
-        d.pci_bus_id = buf;
-      }
-    }
-    CUuuid uuid{};
-    if (api.cu.cuDeviceGetUuid_v2(&uuid, dev) == CUDA_SUCCESS) d.uuid_or_empty = format_uuid(uuid);
-    devs.push_back(std::move(d));
-  }
+  for (int i = 0; i < count; ++i)
+    if (std::optional<CudaDeviceInfo> d = query_device(api, i)) devs.push_back(std::move(*d));
   if (devs.empty()) {
     a.fix = "check `nvidia-smi`";
     return Status(StatusCode::kDeviceUnavailable,
