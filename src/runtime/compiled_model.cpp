@@ -390,6 +390,35 @@ void CompiledPartitions::annotate(RunReport& report) const {
 // ---------------------------------------------------------------------------
 // Writing.
 
+namespace {
+
+// Writes n bytes to `path` through a temporary in the same folder, renamed
+// over it: a reader never sees a half-written file.
+Status write_file_atomic(const fs::path& path, const char* data, size_t n) {
+  static std::atomic<uint64_t> counter{0};
+  fs::path tmp = path;
+  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return IoError("cannot write " + tmp.string());
+    f.write(data, static_cast<std::streamsize>(n));
+    if (!f.flush()) {
+      std::error_code e;
+      fs::remove(tmp, e);
+      return IoError("writing " + path.string() + " failed (disk full?)");
+    }
+  }
+  std::error_code e;
+  fs::rename(tmp, path, e);
+  if (e) {
+    fs::remove(tmp, e);
+    return IoError("cannot move " + tmp.string() + " to " + path.string());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<CompileModelResult> compile_model_file(const std::string& model_path, const std::string& out_path,
                                               const CompileModelOptions& options) {
   if (out_path.empty()) return InvalidArgument("no output path given");
@@ -531,31 +560,9 @@ Result<CompileModelResult> compile_model_file(const std::string& model_path, con
   DLRT_ASSIGN_OR_RETURN(std::string bytes, ir::export_onnx(*out, std::max<int64_t>(model.ir_version, 8)));
 
   // Side files first, then the model (each written to a temporary and renamed).
-  auto write_atomic = [](const fs::path& path, const char* data, size_t n) -> Status {
-    static std::atomic<uint64_t> counter{0};
-    fs::path tmp = path;
-    tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-    {
-      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-      if (!f) return IoError("cannot write " + tmp.string());
-      f.write(data, static_cast<std::streamsize>(n));
-      if (!f.flush()) {
-        std::error_code e;
-        fs::remove(tmp, e);
-        return IoError("writing " + path.string() + " failed (disk full?)");
-      }
-    }
-    std::error_code e;
-    fs::rename(tmp, path, e);
-    if (e) {
-      fs::remove(tmp, e);
-      return IoError("cannot move " + tmp.string() + " to " + path.string());
-    }
-    return Status::Ok();
-  };
   for (const auto& [path, data] : side_files)
-    DLRT_RETURN_IF_ERROR(write_atomic(path, reinterpret_cast<const char*>(data.data()), data.size()));
-  DLRT_RETURN_IF_ERROR(write_atomic(out_path, bytes.data(), bytes.size()));
+    DLRT_RETURN_IF_ERROR(write_file_atomic(path, reinterpret_cast<const char*>(data.data()), data.size()));
+  DLRT_RETURN_IF_ERROR(write_file_atomic(out_path, bytes.data(), bytes.size()));
   return result;
 }
 
