@@ -58,6 +58,20 @@ def test_arrow_string_fast_path_matches_clean():
     assert e._arrow_texts(pa.table({"text": pa.array([b"x"], pa.binary())})) is None  # bytes: per row
 
 
+def test_cli_rows_per_batch_even_blocks():
+    from dlrt.ray.embed import rows_per_batch_for
+
+    assert rows_per_batch_for(None, 2) == 1024  # the count is not known (JSON Lines)
+    assert rows_per_batch_for(20_000, 2) == 3334  # 6 blocks, 3 per actor
+    assert rows_per_batch_for(100_000, 2) == 3847  # 26 blocks, 13 per actor
+    assert rows_per_batch_for(3, 2) == 2 and rows_per_batch_for(1, 4) == 1
+    for rows in (1, 999, 20_000, 123_457, 10**7):
+        for actors in (1, 2, 3, 16):
+            r = rows_per_batch_for(rows, actors)
+            blocks = -(-rows // r)
+            assert 1 <= r <= 4096 and (blocks % actors == 0 or blocks < actors), (rows, actors, r)
+
+
 @pytest.fixture(scope="module")
 def ray_cluster():
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ray[data]'; "
