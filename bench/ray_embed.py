@@ -16,7 +16,7 @@ both sides):
             single-process CLI the issue names), timed end to end (load, read, embed, write).
   embedder  one process: dlrt.Embedder(threads=CPUS), read the Parquet, encode, write Parquet
             (id, fixed_size_list<float32>), each phase timed; its steady state is the encode.
-  ray AxT   python -m dlrt.ray.embed's main() (read Parquet, re-block to --rows-per-batch,
+  ray AxT   python -m dlrt.ray.embed's main() (read Parquet, re-block to its rows per batch,
             A actors x T threads, write Parquet of id and embedding) on a local cluster of CPUS
             CPUs started for the run, twice: "fresh cluster", the first job after ray.init
             (ray.init itself timed apart; Ray's task workers and Ray Data's own actors start
@@ -263,7 +263,8 @@ def ray_job(model, corpus, out, actors, threads, batch_size, rows_per_batch, lin
             with contextlib.redirect_stdout(buf):
                 cli.main(["--input", corpus, "--text-column", "text", "--id-column", "id", "--model", model,
                           "--output", out, "--concurrency", str(actors), "--threads", str(threads),
-                          "--batch-size", str(batch_size), "--rows-per-batch", str(rows_per_batch)])
+                          "--batch-size", str(batch_size)]
+                         + (["--rows-per-batch", str(rows_per_batch)] if rows_per_batch else []))
         finally:
             dlrt.ray.Embed = original
     summary = json.loads(buf.getvalue().strip().splitlines()[-1])
@@ -295,7 +296,7 @@ def ray_job(model, corpus, out, actors, threads, batch_size, rows_per_batch, lin
         "steady_s": round(steady, 2),
         "tail_s": round(job0 + seconds - last_call, 2),
     }
-    return {"total_s": seconds, "texts_per_s": round(lines / seconds, 1),
+    return {"total_s": seconds, "texts_per_s": round(lines / seconds, 1), "rows_per_batch": summary["rows_per_batch"],
             "steady_texts_per_s": round(rows_done / steady, 1), "phases": phases, "actors": actors_log,
             "cpu": m.result}
 
@@ -332,7 +333,7 @@ def main():
     p.add_argument("--cpus", type=int, default=len(os.sched_getaffinity(0)))
     p.add_argument("--configs", default=None, help="comma-separated ACTORSxTHREADS (default: CPUSx1)")
     p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--rows-per-batch", type=int, default=1024)
+    p.add_argument("--rows-per-batch", type=int, default=None, help="default: the CLI's own choice")
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--no-cli", action="store_true", help="skip `dlrt embed` (no build/dlrt)")
     p.add_argument("--ray-only", action="store_true", help="only the Ray runs (profiling; no ratios)")
