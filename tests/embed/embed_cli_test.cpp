@@ -53,6 +53,27 @@ TEST(EmbedCli, JsonOutputMatchesTheApi) {
   for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(v[i], want[i], 1e-6);
 }
 
+// Texts run in batches of similar token counts; the output keeps the input's order.
+TEST(EmbedCli, OutputKeepsTheInputOrderWhateverTheLengths) {
+  const std::vector<std::string> texts = {"a", "the cat sat on the big red mat", "b c", "hello world", "dog"};
+  std::string cmd = "--json --batch 2";
+  for (const auto& t : texts) cmd += " '" + t + "'";
+  auto r = run_command(embed_cmd(cmd));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  ASSERT_EQ(j["data"].size(), texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    EXPECT_EQ(j["data"][i]["index"], i);
+    auto v = j["data"][i]["embedding"].get<std::vector<float>>();
+    auto want = api_vector(texts[i]);
+    ASSERT_EQ(v.size(), want.size());
+    for (size_t k = 0; k < v.size(); ++k) EXPECT_NEAR(v[k], want[k], 1e-6) << texts[i];
+  }
+  EXPECT_EQ(j["data"][0]["tokens"], 3);  // [CLS] a [SEP]
+  EXPECT_GT(j["data"][1]["tokens"].get<int>(), j["data"][3]["tokens"].get<int>());
+}
+
 TEST(EmbedCli, TextOutputFileAndNpy) {
   fs::path dir = fs::path(DLRT_BINARY_DIR) / "embed_test" / "cli";
   fs::create_directories(dir);

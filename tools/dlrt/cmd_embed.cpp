@@ -1,10 +1,12 @@
 // dlrt embed --model DIR [TEXT... | --file LINES.txt]: text -> embedding vectors
 // with a sentence-transformers / Hugging Face model folder (apps/embed).
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -73,7 +75,7 @@ constexpr const char* kEmbedHelp =
     "  --strict           fail instead of falling back to another device\n"
     "  --threads N        CPU threads (0: one per core)\n"
     "  --file PATH        read the texts from PATH, one per line ('-': standard input)\n"
-    "  --batch N          texts per model run (default 32)\n"
+    "  --batch N          texts per model run (default 32; texts of similar token counts run together)\n"
     "  --max-length N     tokens per text, [CLS]/[SEP] included (default: the folder's)\n"
     "  --json             print one JSON object {model, dimension, pooling, normalized, data: [{index, tokens, embedding}]}\n"
     "  --npy OUT.npy      write the vectors as a float32 [count, dimension] .npy file\n"
@@ -163,26 +165,36 @@ int cmd_embed(int argc, char** argv) {
   }
   const embed::Embedder& embedder = **created;
 
-  std::vector<std::vector<float>> vectors;
+  // Every text is tokenized first, then embedded `batch` at a time in order of
+  // decreasing token count (less padding per batch), each vector going back to
+  // its text's place.
+  std::vector<embed::Encoding> encodings;
   std::vector<size_t> tokens;
-  vectors.reserve(texts.size());
-  for (size_t start = 0; start < texts.size(); start += batch) {
-    std::vector<embed::Encoding> encodings;
-    for (size_t i = start; i < std::min(texts.size(), start + batch); ++i) {
-      auto e = embedder.tokenize(texts[i]);
-      if (!e.ok()) {
-        std::fprintf(stderr, "dlrt embed: error: %s\n", e.status().to_string().c_str());
-        return kExitRuntimeError;
-      }
-      tokens.push_back(e->ids.size());
-      encodings.push_back(std::move(e).value());
+  encodings.reserve(texts.size());
+  for (const std::string& text : texts) {
+    auto e = embedder.tokenize(text);
+    if (!e.ok()) {
+      std::fprintf(stderr, "dlrt embed: error: %s\n", e.status().to_string().c_str());
+      return kExitRuntimeError;
     }
-    auto r = embedder.embed_encoded(encodings);
+    tokens.push_back(e->ids.size());
+    encodings.push_back(std::move(e).value());
+  }
+  std::vector<size_t> order(texts.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tokens[a] > tokens[b]; });
+  std::vector<std::vector<float>> vectors(texts.size());
+  std::vector<embed::Encoding> chunk;
+  for (size_t start = 0; start < order.size(); start += batch) {
+    const size_t end = std::min(order.size(), start + batch);
+    chunk.clear();
+    for (size_t k = start; k < end; ++k) chunk.push_back(std::move(encodings[order[k]]));
+    auto r = embedder.embed_encoded(chunk);
     if (!r.ok()) {
       std::fprintf(stderr, "dlrt embed: error: %s\n", r.status().to_string().c_str());
       return exit_code_for_run_status(r.status());
     }
-    for (auto& v : r->vectors) vectors.push_back(std::move(v));
+    for (size_t k = start; k < end; ++k) vectors[order[k]] = std::move(r->vectors[k - start]);
   }
 
   if (args.has("npy")) {
