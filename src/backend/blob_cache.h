@@ -1,13 +1,12 @@
-// On-disk cache of compiled blobs under DLRT_CACHE_DIR (else the config
-// file's cache_dir, else $XDG_CACHE_HOME/dlrt or ~/.cache/dlrt; DLRT_CACHE=0
-// turns it off), keyed by
-// the subgraph's content (which includes the model's weights), backend,
-// backend runtime version, device and driver version, and compile options.
-// Entries are written atomically (temp file + rename) and verified when read
-// (magic, format version, full key, lengths, checksum); a corrupt, truncated
-// or stale entry is deleted and recompiled, never trusted. The folder is kept
-// under DLRT_CACHE_MAX_MB (default 2048) by evicting least recently used
-// entries.
+// On-disk cache of compiled blobs in one folder, by key: entries are written
+// atomically (temp file + rename) and verified when read (magic, format
+// version, full key, lengths, checksum); a corrupt, truncated or stale entry is
+// deleted and reported missing, never trusted. The folder is kept under a size
+// limit by evicting least recently used entries. Which folder and limit
+// (DLRT_CACHE_DIR, the config file's cache_dir, DLRT_CACHE_MAX_MB, DLRT_CACHE=0)
+// is the runtime's configuration (runtime/blob_cache.h); the runtime keys
+// compiled partitions by subgraph content, backend, runtime version, device,
+// driver and compile options.
 #pragma once
 
 #include <cstdint>
