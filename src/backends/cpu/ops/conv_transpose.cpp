@@ -1,5 +1,6 @@
 // ConvTranspose over 1-D, 2-D and 3-D inputs: per (image, group) the
 // columns W_g^T X_g on the GEMM, scattered into the output by col2im.
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -120,7 +121,8 @@ Status conv_transpose_compute(KernelContext& ctx) {
   }
   Shape out_shape = {N, M};
   out_shape.insert(out_shape.end(), wg.in.begin(), wg.in.end());
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), out_shape));
+  // Every element is written below: each channel is first set to its bias (or 0).
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, x->dtype(), out_shape));
   if (y->size() == 0) return Status::Ok();
   const Geo3 g = to_geo3(wg);
 
@@ -132,11 +134,21 @@ Status conv_transpose_compute(KernelContext& ctx) {
     const int64_t img = g.in_size(), cols = g.out_size(), ks = g.k_size();
     const int64_t col_rows = Mg * ks;
     ThreadPool& pool = ctx.pool();
-    // Per (image, group): col = W_g^T X_g, then scatter into Y (zero-initialised).
+    const T* Bv = bias ? bias->data<T>() : nullptr;
+    // Channels [c0, c1) of (image n, group gi): set to the bias, then the
+    // columns' rows of those channels scattered in.
+    auto scatter = [&](int64_t n, int64_t gi, const T* col, int64_t c0, int64_t c1) {
+      T* Yg = Y + (n * M + gi * Mg) * img;
+      for (int64_t c = c0; c < c1; ++c) std::fill(Yg + c * img, Yg + (c + 1) * img, Bv ? Bv[gi * Mg + c] : T(0));
+      col2im<T>(col + c0 * ks * cols, c1 - c0, g, Yg + c0 * img);
+    };
+    // Per (image, group): col = W_g^T X_g, then scattered into Y; with the
+    // pool, the GEMM and the scatter (by channel) both run in parallel.
     auto one = [&](int64_t n, int64_t gi, T* col, ThreadPool* p) {
       gemm_t<T>(true, false, col_rows, cols, Cg, W + gi * Cg * col_rows, col_rows, X + (n * C + gi * Cg) * cols, cols,
                 T(0), col, cols, p);
-      col2im<T>(col, Mg, g, Y + (n * M + gi * Mg) * img);
+      if (!p) return scatter(n, gi, col, 0, Mg);
+      p->parallel_for(Mg, 1, [&](int64_t c0, int64_t c1) { scatter(n, gi, col, c0, c1); });
     };
     // The columns live in a per-thread buffer that is kept from run to run.
     auto col_buffer = [&]() {
@@ -152,14 +164,6 @@ Status conv_transpose_compute(KernelContext& ctx) {
     } else {
       T* col = col_buffer();
       for (int64_t t = 0; t < tasks; ++t) one(t / group, t % group, col, &pool);
-    }
-    if (bias) {
-      const T* Bv = bias->data<T>();
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t m = 0; m < M; ++m) {
-          T* yp = Y + (n * M + m) * img;
-          for (int64_t i = 0; i < img; ++i) yp[i] += Bv[m];
-        }
     }
     return Status::Ok();
   };
