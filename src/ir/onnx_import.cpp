@@ -355,6 +355,11 @@ int default_opset(const onnx::ModelProto& m) {
 Status validate_for_libonnx(const onnx::GraphProto& g, int opset, const std::set<std::string>& outer = {}) {
   std::map<std::string, const onnx::TensorProto*> inits;
   for (const auto& t : g.initializer()) inits[t.name()] = &t;
+  // A subgraph's initializers likewise (the main graph's are read in full by
+  // the importer right after).
+  if (!outer.empty())
+    for (const auto& t : g.initializer())
+      DLRT_RETURN_IF_ERROR(tensor_from_proto(t, "initializer '" + t.name() + "'").status());
   // Every value a node reads is defined here (in any order: dlrt sorts the
   // graph) or in an enclosing graph. The checker reports an undefined input
   // as an unsorted graph, which dlrt ignores, and libonnx's MaxUnpool
@@ -388,6 +393,12 @@ Status validate_for_libonnx(const onnx::GraphProto& g, int opset, const std::set
     const std::string what = "node '" + (n.name().empty() ? (n.output_size() ? n.output(0) : std::string()) : n.name()) +
                              "' (" + n.op_type() + ")";
     for (const auto& a : n.attribute()) {
+      // Tensor attributes (Constant's value) hold data of their dims' size:
+      // libonnx's inference copies them by their dims (a short one in a Loop
+      // body overflowed in ParseData; found by fuzzing).
+      if (a.has_t()) DLRT_RETURN_IF_ERROR(tensor_from_proto(a.t(), what + " attribute '" + a.name() + "'").status());
+      for (const auto& t : a.tensors())
+        DLRT_RETURN_IF_ERROR(tensor_from_proto(t, what + " attribute '" + a.name() + "'").status());
       if (a.type() == onnx::AttributeProto::GRAPH) DLRT_RETURN_IF_ERROR(validate_for_libonnx(a.g(), opset, defined));
       for (const auto& sub : a.graphs()) DLRT_RETURN_IF_ERROR(validate_for_libonnx(sub, opset, defined));
       if (a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape")
