@@ -359,7 +359,7 @@ Status validate_for_libonnx(const onnx::GraphProto& g, int opset, const std::set
   // the importer right after).
   if (!outer.empty())
     for (const auto& t : g.initializer())
-      DLRT_RETURN_IF_ERROR(tensor_from_proto(t, "initializer '" + t.name() + "'").status());
+      DLRT_RETURN_IF_ERROR(check_tensor_proto(t, "initializer '" + t.name() + "'"));
   // Every value a node reads is defined here (in any order: dlrt sorts the
   // graph) or in an enclosing graph. The checker reports an undefined input
   // as an unsorted graph, which dlrt ignores, and libonnx's MaxUnpool
@@ -396,9 +396,9 @@ Status validate_for_libonnx(const onnx::GraphProto& g, int opset, const std::set
       // Tensor attributes (Constant's value) hold data of their dims' size:
       // libonnx's inference copies them by their dims (a short one in a Loop
       // body overflowed in ParseData; found by fuzzing).
-      if (a.has_t()) DLRT_RETURN_IF_ERROR(tensor_from_proto(a.t(), what + " attribute '" + a.name() + "'").status());
+      if (a.has_t()) DLRT_RETURN_IF_ERROR(check_tensor_proto(a.t(), what + " attribute '" + a.name() + "'"));
       for (const auto& t : a.tensors())
-        DLRT_RETURN_IF_ERROR(tensor_from_proto(t, what + " attribute '" + a.name() + "'").status());
+        DLRT_RETURN_IF_ERROR(check_tensor_proto(t, what + " attribute '" + a.name() + "'"));
       if (a.type() == onnx::AttributeProto::GRAPH) DLRT_RETURN_IF_ERROR(validate_for_libonnx(a.g(), opset, defined));
       for (const auto& sub : a.graphs()) DLRT_RETURN_IF_ERROR(validate_for_libonnx(sub, opset, defined));
       if (a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape")

@@ -54,7 +54,9 @@ namespace {
 // string object, without the heap buffer's 16-byte alignment).
 constexpr size_t kAdoptMinBytes = 4096;
 
-Result<Tensor> convert(const onnx::TensorProto& p, const std::string& what, onnx::TensorProto* take) {
+// The checks convert() relies on: a supported dtype, a sane element count,
+// inline data of exactly the size the dims call for.
+Status check_proto(const onnx::TensorProto& p, const std::string& what) {
   if (!dtype_is_valid(p.data_type()))
     return Unsupported(what + " has data type " + std::to_string(p.data_type()) +
                        ", which dlrt does not support (supported: float32/16/64, bfloat16, int4-64, uint4-64, bool, string)");
@@ -66,10 +68,38 @@ Result<Tensor> convert(const onnx::TensorProto& p, const std::string& what, onnx
     return Internal(what + " still refers to external data after loading");
   if (dt != DType::kString && static_cast<uint64_t>(*count) > (uint64_t{1} << 40))
     return InvalidModel(what + " declares " + std::to_string(*count) + " elements, more than any model file can hold");
-
   if (dtype_is_4bit(dt)) {
     // Packed: (count + 1) / 2 bytes, in raw_data or one per int32_data entry.
     const int64_t bytes = (*count + 1) / 2;
+    const size_t have = p.has_raw_data() ? p.raw_data().size() : static_cast<size_t>(p.int32_data_size());
+    if (static_cast<int64_t>(have) != bytes)
+      return InvalidModel(what + " has " + std::to_string(have) + " bytes of packed " + dtype_name(dt) +
+                          " data but its shape " + shape_to_string(shape) + " needs " + std::to_string(bytes));
+    return Status::Ok();
+  }
+  if (p.has_raw_data()) {
+    if (dt == DType::kString) return InvalidModel(what + ": string tensors cannot use raw_data");
+    uint64_t need = static_cast<uint64_t>(*count) * dtype_size(dt);
+    if (p.raw_data().size() != need)
+      return InvalidModel(what + " has " + std::to_string(p.raw_data().size()) + " bytes of data but its shape " +
+                          shape_to_string(shape) + " of " + dtype_name(dt) + " needs " + std::to_string(need));
+    return Status::Ok();
+  }
+  int64_t have = typed_field_count(p, dt);
+  if (have != *count)
+    return InvalidModel(what + " has " + std::to_string(have) + " values but its shape " + shape_to_string(shape) +
+                        " needs " + std::to_string(*count));
+  return Status::Ok();
+}
+
+Result<Tensor> convert(const onnx::TensorProto& p, const std::string& what, onnx::TensorProto* take) {
+  DLRT_RETURN_IF_ERROR(check_proto(p, what));
+  DType dt = static_cast<DType>(p.data_type());
+  Shape shape(p.dims().begin(), p.dims().end());
+  const int64_t count = *checked_element_count(shape);
+
+  if (dtype_is_4bit(dt)) {
+    // Packed: (count + 1) / 2 bytes, in raw_data or one per int32_data entry.
     std::string packed;
     if (p.has_raw_data()) {
       packed = p.raw_data();
@@ -77,20 +107,13 @@ Result<Tensor> convert(const onnx::TensorProto& p, const std::string& what, onnx
       packed.resize(static_cast<size_t>(p.int32_data_size()));
       for (int i = 0; i < p.int32_data_size(); ++i) packed[static_cast<size_t>(i)] = static_cast<char>(p.int32_data(i));
     }
-    if (static_cast<int64_t>(packed.size()) != bytes)
-      return InvalidModel(what + " has " + std::to_string(packed.size()) + " bytes of packed " + dtype_name(dt) +
-                          " data but its shape " + shape_to_string(shape) + " needs " + std::to_string(bytes));
     DLRT_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate_uninitialized(dt, std::move(shape)));
     unpack_4bit(reinterpret_cast<const uint8_t*>(packed.data()), dt == DType::kInt4, t);
     return t;
   }
   if (p.has_raw_data()) {
-    if (dt == DType::kString) return InvalidModel(what + ": string tensors cannot use raw_data");
     const std::string& raw = p.raw_data();
-    uint64_t need = static_cast<uint64_t>(*count) * dtype_size(dt);
-    if (raw.size() != need)
-      return InvalidModel(what + " has " + std::to_string(raw.size()) + " bytes of data but its shape " +
-                          shape_to_string(shape) + " of " + dtype_name(dt) + " needs " + std::to_string(need));
+    const uint64_t need = static_cast<uint64_t>(count) * dtype_size(dt);
     // ONNX raw data is little-endian, as is x86/arm64: the bytes are the values.
     if (take && need >= kAdoptMinBytes) {
       auto owner = std::make_shared<std::string>(std::move(*take->mutable_raw_data()));
@@ -101,10 +124,6 @@ Result<Tensor> convert(const onnx::TensorProto& p, const std::string& what, onnx
     if (need) std::memcpy(t.raw_data(), raw.data(), need);
     return t;
   }
-  int64_t have = typed_field_count(p, dt);
-  if (have != *count)
-    return InvalidModel(what + " has " + std::to_string(have) + " values but its shape " + shape_to_string(shape) +
-                        " needs " + std::to_string(*count));
   DLRT_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dt, std::move(shape)));
   switch (dt) {
     case DType::kFloat32: copy_field<float>(t, p.float_data()); break;
@@ -136,6 +155,8 @@ Result<Tensor> convert(const onnx::TensorProto& p, const std::string& what, onnx
 }
 
 }  // namespace
+
+Status check_tensor_proto(const onnx::TensorProto& p, const std::string& what) { return check_proto(p, what); }
 
 Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& what) { return convert(p, what, nullptr); }
 

@@ -10,6 +10,9 @@
 
 namespace dlrt::ir {
 
+// The checks tensor_from_proto makes, without converting: a supported dtype,
+// a sane element count, inline data of exactly the size the dims call for.
+Status check_tensor_proto(const onnx::TensorProto& proto, const std::string& what);
 // Converts a TensorProto whose data is inline (raw_data or typed fields).
 // `what` names the tensor in messages ("initializer 'w'").
 Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& what);
