@@ -13,10 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/executor.h"
+#include "backends/cpu/kernel.h"
 #include "core/run_value.h"
 #include "core/thread_pool.h"
 #include "dlrt/session.h"
+#include "exec/executor.h"
 #include "ir/onnx_import.h"
 
 namespace {
@@ -70,7 +71,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     graph = m->graph;
-    auto e = dlrt::Executor::create(graph, pool);
+    auto e = dlrt::Executor::create(graph, pool, dlrt::cpu::builtin_kernels());
     create_direct.push_back(ms_since(t0));
     if (!e.ok()) {
       std::fprintf(stderr, "executor: %s\n", e.status().to_string().c_str());

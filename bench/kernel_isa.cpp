@@ -64,7 +64,7 @@ std::unique_ptr<OpCall> make_call(const std::string& op, const std::string& doma
   c->node.attributes = std::move(attrs);
   for (size_t i = 0; i < inputs.size(); ++i) c->node.inputs.push_back(static_cast<ir::ValueId>(i));
   c->node.outputs.push_back(static_cast<ir::ValueId>(100));
-  const KernelDef* def = KernelRegistry::builtin().find(op, domain, opset);
+  const KernelDef* def = builtin_kernels().find(op, domain, opset);
   if (!def) {
     std::fprintf(stderr, "no kernel for %s\n", op.c_str());
     std::exit(1);

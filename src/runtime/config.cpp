@@ -7,9 +7,9 @@
 
 #include <toml++/toml.h>
 
-#include "backends/cpu/kernels/gemm.h"
 #include "core/env.h"
 #include "core/file_io.h"
+#include "exec/kernel_build_options.h"
 
 namespace dlrt {
 
@@ -134,7 +134,7 @@ Result<RuntimeConfig> parse_runtime_config(const std::string& text, const std::s
       cfg.cache_dir = *v;
     } else if (k == "cpu_precision") {
       auto v = node.value<std::string>();
-      if (!v || !cpu::gemm_precision_from_name(*v)) return bad(k, "\"f32\" or \"bf16x3\"");
+      if (!v || !exec::gemm_precision_from_name(*v)) return bad(k, "\"f32\" or \"bf16x3\"");
       cfg.cpu_precision = *v;
     } else if (k == "max_tensor_mb") {
       auto v = node.value<int64_t>();

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "backends/cpu/kernel.h"
 #include "core/logging.h"
 #include "runtime/blob_cache.h"
 
@@ -59,7 +60,7 @@ PartitionState::~PartitionState() {
 }
 
 Status PartitionState::prepare_cpu(ThreadPool& pool) {
-  auto ex = Executor::create(subgraph_, pool);
+  auto ex = Executor::create(subgraph_, pool, cpu::builtin_kernels());
   if (!ex.ok()) return ex.status();
   cpu_ = std::move(ex).value();
   return Status::Ok();
@@ -256,7 +257,7 @@ Status PartitionState::run(std::span<const Tensor> inputs, std::vector<Tensor>& 
   return Status::Ok();
 }
 
-Status PartitionKernel::compute(cpu::KernelContext& ctx) const {
+Status PartitionKernel::compute(exec::KernelContext& ctx) const {
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     const Tensor* t = ctx.input(i);

@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "backend/backend.h"
-#include "backends/cpu/executor.h"
 #include "dlrt/session.h"
+#include "exec/executor.h"
 #include "runtime/placement.h"
 
 namespace dlrt {
@@ -85,10 +85,10 @@ class PartitionState {
 };
 
 // The kernel the executor runs for a "com.dlrt.Partition" node.
-class PartitionKernel final : public cpu::OpKernel {
+class PartitionKernel final : public exec::OpKernel {
  public:
   explicit PartitionKernel(std::shared_ptr<PartitionState> state) : state_(std::move(state)) {}
-  Status compute(cpu::KernelContext& ctx) const override;
+  Status compute(exec::KernelContext& ctx) const override;
 
  private:
   std::shared_ptr<PartitionState> state_;

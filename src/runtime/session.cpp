@@ -7,17 +7,17 @@
 #include <optional>
 
 #include "backend/registry.h"
-#include "backends/cpu/executor.h"
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernel.h"
-#include "backends/cpu/kernel_build_options.h"
-#include "backends/cpu/kernels/gemm_amx.h"
-#include "backends/cpu/kernels/gemm_int8.h"
 #include "core/logging.h"
 #include "core/memory_limit.h"
 #include "core/run_limits.h"
 #include "core/thread_pool.h"
 #include "dlrt/device.h"
+#include "exec/executor.h"
+#include "exec/kernel_build_options.h"
 #include "ir/onnx_import.h"
+#include "runtime/backends.h"
 #include "runtime/compiled_model.h"
 #include "runtime/config.h"
 #include "runtime/device_spec.h"
@@ -25,7 +25,6 @@
 #include "runtime/partition_kernel.h"
 #include "runtime/placement.h"
 #include "runtime/session_internal.h"
-#include "runtime/backends.h"
 
 namespace dlrt {
 
@@ -71,8 +70,8 @@ namespace {
 // "bf16x3"), then ", int8 <kernel>" when it has integer products (the 8-bit
 // GEMM kernel this CPU runs, gemm_int8.h) and ", float16 storage" when it
 // holds half-precision values (computed in float32).
-std::string cpu_partition_precision(const ir::Graph& g, const std::vector<int>& nodes, cpu::GemmPrecision precision) {
-  std::string out = cpu::gemm_precision_name(precision);
+std::string cpu_partition_precision(const ir::Graph& g, const std::vector<int>& nodes, exec::GemmPrecision precision) {
+  std::string out = exec::gemm_precision_name(precision);
   bool int8 = false, half = false;
   for (int i : nodes) {
     const ir::Node& n = g.nodes[i];
@@ -85,7 +84,7 @@ std::string cpu_partition_precision(const ir::Graph& g, const std::vector<int>& 
         half = half || t == DType::kFloat16 || t == DType::kBFloat16;
       }
   }
-  if (int8) out += std::string(", int8 ") + cpu::int8_gemm_kernel_name();
+  if (int8) out += std::string(", int8 ") + cpu::cpu_kernel_traits().int8_gemm;
   if (half) out += ", float16 storage";
   return out;
 }
@@ -127,23 +126,23 @@ std::string join_unavailable(const std::vector<Unavailable>& u, bool with_fix) {
 
 // SessionOptions::cpu_precision, else DLRT_CPU_PRECISION, else the config
 // file; "bf16x3" becomes f32, with a warning, where AMX cannot run.
-Result<cpu::GemmPrecision> cpu_precision_of(const SessionOptions& options, const RuntimeEnv& env,
+Result<exec::GemmPrecision> cpu_precision_of(const SessionOptions& options, const RuntimeEnv& env,
                                             const RuntimeConfig& config) {
   std::string text = options.cpu_precision, from = "SessionOptions::cpu_precision";
   if (text.empty()) {
     if (env.cpu_precision) text = *env.cpu_precision, from = "DLRT_CPU_PRECISION";
   }
   if (text.empty() && config.cpu_precision) text = *config.cpu_precision, from = "config file cpu_precision";
-  if (text.empty()) return cpu::GemmPrecision::kF32;
-  const std::optional<cpu::GemmPrecision> named = cpu::gemm_precision_from_name(text);
+  if (text.empty()) return exec::GemmPrecision::kF32;
+  const std::optional<exec::GemmPrecision> named = exec::gemm_precision_from_name(text);
   if (!named) return InvalidArgument(from + " is '" + text + "'; expected f32 or bf16x3");
-  if (*named == cpu::GemmPrecision::kF32) return cpu::GemmPrecision::kF32;
-  if (!cpu::amx_bf16x3_available()) {
+  if (*named == exec::GemmPrecision::kF32) return exec::GemmPrecision::kF32;
+  if (!cpu::cpu_kernel_traits().amx_bf16x3) {
     DLRT_LOG(kWarn, "cpu precision bf16x3 needs AMX-BF16 and AVX512-BF16 (and DLRT_CPU_ISA not below avx512); "
                     "this CPU runs f32");
-    return cpu::GemmPrecision::kF32;
+    return exec::GemmPrecision::kF32;
   }
-  return cpu::GemmPrecision::kBf16x3;
+  return exec::GemmPrecision::kBf16x3;
 }
 
 // The nodes of `nodes`, each with the nodes of its subgraphs (If, Loop, Scan).
@@ -180,7 +179,7 @@ ir::Node partition_node(const ir::Graph& g, const ir::Graph& sub, size_t p) {
 
 Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const SessionOptions& options) {
   // A kernel family or backend that failed to register is fatal here, by name.
-  DLRT_RETURN_IF_ERROR(cpu::KernelRegistry::builtin_status());
+  DLRT_RETURN_IF_ERROR(cpu::builtin_kernels_status());
   DLRT_RETURN_IF_ERROR(dlrt::global_backends_status());
   if (!model.ok()) return model.status();
   auto impl = std::make_unique<SessionImpl>();
@@ -196,7 +195,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   if (spec_text.empty()) spec_text = env.device ? *env.device : config.device.value_or("auto");
   DLRT_ASSIGN_OR_RETURN(DeviceSpec spec, parse_device_spec(spec_text));
   const bool strict = options.strict || env.strict.value_or(config.strict.value_or(false));
-  DLRT_ASSIGN_OR_RETURN(const cpu::GemmPrecision precision, cpu_precision_of(options, env, config));
+  DLRT_ASSIGN_OR_RETURN(const exec::GemmPrecision precision, cpu_precision_of(options, env, config));
   const int threads = options.threads > 0 ? options.threads : config.threads.value_or(0);
   Resolution res = resolve_devices(spec, dlrt::global_backends(), hardware());
   if (!res.unknown_backends.empty()) {
@@ -221,9 +220,9 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   // Every kernel this session builds from here on this thread (CPU partitions
   // and the accelerators' CPU fallbacks; constant folding above stays fp32)
   // packs its weights for this precision.
-  cpu::KernelBuildOptions build_options;
+  exec::KernelBuildOptions build_options;
   build_options.precision = precision;
-  cpu::ScopedKernelBuildOptions build_scope(build_options);
+  exec::ScopedKernelBuildOptions build_scope(build_options);
   DLRT_ASSIGN_OR_RETURN(PartitionPlan plan, impl->compiled.plan(g, impl->model.base_dir, res, hardware()));
   backend::CompileOptions copts;
   copts.values = options.backend_options;
@@ -304,7 +303,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
       return Internal("partition node '" + n.name + "' refers to no accelerator partition");
     return std::unique_ptr<cpu::OpKernel>(std::make_unique<PartitionKernel>((*states)[p]));
   };
-  DLRT_ASSIGN_OR_RETURN(impl->executor, Executor::create(impl->run_graph, *impl->pool, custom));
+  DLRT_ASSIGN_OR_RETURN(impl->executor, Executor::create(impl->run_graph, *impl->pool, cpu::builtin_kernels(), custom));
   for (ir::ValueId id : g.inputs) impl->inputs.push_back(info_of(g.values[id]));
   for (ir::ValueId id : g.outputs) impl->outputs.push_back(info_of(g.values[id]));
   for (ir::ValueId id : rg->outputs) impl->constant_outputs.push_back(rg->values[id].constant.has_value());

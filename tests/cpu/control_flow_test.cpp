@@ -47,7 +47,7 @@ Result<std::vector<RunValue>> run(const std::string& op, std::vector<RunValue> i
   for (size_t i = 0; i < inputs.size(); ++i)
     node.inputs.push_back(inputs[i].kind == RunValue::Kind::kNone ? ir::kNoValue : static_cast<ir::ValueId>(i));
   for (int i = 0; i < num_outputs; ++i) node.outputs.push_back(100 + i);
-  const KernelDef* def = KernelRegistry::builtin().find(op, "", opset);
+  const KernelDef* def = builtin_kernels().find(op, "", opset);
   if (!def) return Unsupported("no kernel for " + op);
   DLRT_ASSIGN_OR_RETURN(auto kernel, def->factory(node));
   std::vector<const RunValue*> ptrs;

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/kernel_build_options.h"
 #include "backends/cpu/kernels/conv_winograd.h"
 #include "backends/cpu/kernels/gemm_amx.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/ops/conv_impl.h"
 #include "conv_test_util.h"
+#include "exec/kernel_build_options.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {

@@ -301,7 +301,7 @@ TEST(FusedPrepacked, ExecutorWithConstantWeightsMatchesRunOp) {
   // ones run in it (their values, the packed kernels' outputs among them,
   // placed in the arena instead of on the heap).
   ThreadPool pool(2);
-  auto ex = Executor::create(graph, pool);
+  auto ex = Executor::create(graph, pool, cpu::builtin_kernels());
   ASSERT_TRUE(ex.ok()) << ex.status().to_string();
   for (int rep = 0; rep < 3; ++rep) {
     SCOPED_TRACE("run " + std::to_string(rep));

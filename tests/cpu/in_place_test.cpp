@@ -29,7 +29,7 @@ struct Planned {
 // bit-identical to the first's. Returns the plan's in-place count.
 Planned run_four_times(std::shared_ptr<ir::Graph> graph, const std::vector<Tensor>& inputs, int threads) {
   ThreadPool pool(threads);
-  auto ex = Executor::create(graph, pool);
+  auto ex = Executor::create(graph, pool, cpu::builtin_kernels());
   EXPECT_TRUE(ex.ok()) << ex.status().to_string();
   if (!ex.ok()) return {};
   std::vector<RunValue> in;

@@ -30,7 +30,7 @@ inline Result<std::vector<Tensor>> run_op(const std::string& op_type, std::vecto
   node.attributes = std::move(attrs);
   for (size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(inputs[i].valid() ? static_cast<ir::ValueId>(i) : ir::kNoValue);
   for (int i = 0; i < num_outputs; ++i) node.outputs.push_back(static_cast<ir::ValueId>(100 + i));
-  const KernelDef* def = KernelRegistry::builtin().find(op_type, domain, opset);
+  const KernelDef* def = builtin_kernels().find(op_type, domain, opset);
   if (!def) return Unsupported("no CPU kernel for " + op_type + " at opset " + std::to_string(opset));
   DLRT_ASSIGN_OR_RETURN(auto kernel, def->factory(node));
   std::vector<RunValue> in_values;

@@ -94,7 +94,7 @@ TEST(RnnKernels, PreparedConstantWeightsAndTheirFallback) {
   node.attributes = {{"direction", attr_string("bidirectional")}, {"hidden_size", attr_int(2)}, {"clip", attr_float(0.9f)}};
   for (int i = 0; i < 8; ++i) node.inputs.push_back(i);
   for (int i = 0; i < 3; ++i) node.outputs.push_back(100 + i);
-  const KernelDef* def = KernelRegistry::builtin().find("LSTM", "", 14);
+  const KernelDef* def = builtin_kernels().find("LSTM", "", 14);
   ASSERT_NE(def, nullptr);
   ASSERT_TRUE(def->factory_with_constants);
   const std::vector<const Tensor*> constants = {nullptr, &w, &rr, &b, nullptr, nullptr, nullptr, &p};

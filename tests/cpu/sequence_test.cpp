@@ -18,7 +18,7 @@ Result<std::vector<RunValue>> run_values(const std::string& op, std::vector<RunV
   for (size_t i = 0; i < inputs.size(); ++i)
     node.inputs.push_back(inputs[i].kind == RunValue::Kind::kNone ? ir::kNoValue : static_cast<ir::ValueId>(i));
   node.outputs.push_back(100);
-  const KernelDef* def = KernelRegistry::builtin().find(op, "", opset);
+  const KernelDef* def = builtin_kernels().find(op, "", opset);
   if (!def) return Unsupported("no kernel for " + op);
   DLRT_ASSIGN_OR_RETURN(auto kernel, def->factory(node));
   std::vector<const RunValue*> ptrs;

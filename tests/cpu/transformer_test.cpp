@@ -5,9 +5,9 @@
 #include <functional>
 #include <random>
 
-#include "backends/cpu/kernel_build_options.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernels/gemm_amx.h"
+#include "exec/kernel_build_options.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu::testing {

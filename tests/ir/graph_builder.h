@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/executor.h"
 #include "backends/cpu/kernel.h"
 #include "core/thread_pool.h"
+#include "exec/executor.h"
 #include "ir/graph.h"
 #include "ir/passes/passes.h"
 
@@ -35,7 +35,7 @@ inline ir::Attribute ais(std::vector<int64_t> v) {
 inline ir::passes::PassContext cpu_kernels_context() {
   ir::passes::PassContext ctx;
   ctx.supports = [](const std::string& op, const std::string& domain, int opset) {
-    return cpu::KernelRegistry::builtin().find(op, domain, opset) != nullptr;
+    return cpu::builtin_kernels().find(op, domain, opset) != nullptr;
   };
   return ctx;
 }
@@ -120,7 +120,7 @@ inline Tensor random_tensor(Shape shape, uint32_t seed, float lo = -1, float hi 
 inline std::vector<Tensor> run_graph(std::shared_ptr<ir::Graph> graph, const std::vector<Tensor>& inputs,
                                      int threads = 2) {
   static ThreadPool pool(threads);
-  auto ex = Executor::create(graph, pool);
+  auto ex = Executor::create(graph, pool, cpu::builtin_kernels());
   EXPECT_TRUE(ex.ok()) << ex.status().to_string();
   if (!ex.ok()) return {};
   std::vector<RunValue> in;

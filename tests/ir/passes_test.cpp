@@ -31,7 +31,7 @@ ThreadPool& pool() {
 p::PassContext cpu_context() {
   p::PassContext ctx;
   ctx.evaluate = [](const ir::Node& n, const std::vector<const Tensor*>& in) -> Result<std::vector<Tensor>> {
-    const cpu::KernelDef* def = cpu::KernelRegistry::builtin().find(n.op_type, n.domain, n.opset);
+    const cpu::KernelDef* def = cpu::builtin_kernels().find(n.op_type, n.domain, n.opset);
     if (!def) return Unsupported("no kernel");
     DLRT_ASSIGN_OR_RETURN(auto k, def->factory(n));
     std::vector<RunValue> vals(in.size());
@@ -46,7 +46,7 @@ p::PassContext cpu_context() {
     return r;
   };
   ctx.supports = [](const std::string& op, const std::string& domain, int opset) {
-    return cpu::KernelRegistry::builtin().find(op, domain, opset) != nullptr;
+    return cpu::builtin_kernels().find(op, domain, opset) != nullptr;
   };
   return ctx;
 }
@@ -409,7 +409,7 @@ TEST(Passes, AttentionNotFusedWhenScoresAreRead) {
 // then a depthwise 3x3/2 Conv + Relu -> one FusedExpandDepthwise; a 1x1 conv
 // whose output is also read elsewhere is left alone.
 TEST(Passes, ExpandDepthwiseFusesPointwiseThenDepthwise) {
-  if (!cpu::KernelRegistry::builtin().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
+  if (!cpu::builtin_kernels().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
   auto both = [](ir::Graph& g, p::PassContext& ctx) {
     p::fuse_bias_activation(g, ctx);
     return p::fuse_expand_depthwise(g, ctx);
@@ -460,7 +460,7 @@ auto expand_depthwise_passes(Setup setup) {
 // With expand_depthwise_min_positions (AVX-512 CPUs: 64), an expanded plane
 // of fewer positions is left to the separate convs; one of at least as many fuses.
 TEST(Passes, ExpandDepthwiseSkipsPlanesUnderTheMinimum) {
-  if (!cpu::KernelRegistry::builtin().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
+  if (!cpu::builtin_kernels().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
   for (int64_t min_positions : {91, 90}) {
     auto both = expand_depthwise_passes([min_positions](p::PassContext& ctx) {
       ctx.expand_depthwise_min_positions = min_positions;
@@ -480,7 +480,7 @@ TEST(Passes, ExpandDepthwiseSkipsPlanesUnderTheMinimum) {
 // expand_depthwise_channel_multiple (AVX-512 CPUs: 16): 24 channels fuse
 // at a multiple of 8 and stay separate convs at 16; 32 fuse at either.
 TEST(Passes, ExpandDepthwiseChannelMultiple) {
-  if (!cpu::KernelRegistry::builtin().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
+  if (!cpu::builtin_kernels().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
   for (int64_t channels : {24, 32})
     for (int64_t multiple : {8, 16}) {
       auto both = expand_depthwise_passes([multiple](p::PassContext& ctx) {
@@ -497,7 +497,7 @@ TEST(Passes, ExpandDepthwiseChannelMultiple) {
 // A stem (3x3/2 on 3 channels: 27 taps) fuses with the depthwise conv after
 // it; a 3x3 conv on 8 channels (72 taps) keeps its own kernel.
 TEST(Passes, ExpandDepthwiseFusesSmallStemsOnly) {
-  if (!cpu::KernelRegistry::builtin().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
+  if (!cpu::builtin_kernels().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
   auto both = [](ir::Graph& g, p::PassContext& ctx) {
     p::fuse_bias_activation(g, ctx);
     return p::fuse_expand_depthwise(g, ctx);
@@ -526,7 +526,7 @@ TEST(Passes, ExpandDepthwiseFusesSmallStemsOnly) {
 // [and Z]; a projection with a 3x3 kernel, or a depthwise output also read
 // elsewhere, is left alone.
 TEST(Passes, ExpandDepthwiseProjectFoldsThePointwiseConv) {
-  if (!cpu::KernelRegistry::builtin().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
+  if (!cpu::builtin_kernels().find("FusedExpandDepthwise", "com.dlrt", 1)) GTEST_SKIP() << "no kernel in this build";
   auto all = [](ir::Graph& g, p::PassContext& ctx) {
     p::fold_shapes(g, ctx);  // the residual check reads the values' shapes
     p::fuse_bias_activation(g, ctx);
@@ -570,7 +570,7 @@ Tensor random_bytes(Shape shape, DType dt, uint32_t seed) {
 // becomes one MatMulIntegerToFloat with bit-identical outputs, for a scale of
 // one value and one per column; a Cast output read twice is left alone.
 TEST(Passes, IntegerMatMulToFloatFusesCastMulAdd) {
-  if (!cpu::KernelRegistry::builtin().find("MatMulIntegerToFloat", "com.dlrt", 1))
+  if (!cpu::builtin_kernels().find("MatMulIntegerToFloat", "com.dlrt", 1))
     GTEST_SKIP() << "no MatMulIntegerToFloat kernel in this build";
   for (bool per_column : {false, true}) {
     for (bool read_twice : {false, true}) {
@@ -651,7 +651,7 @@ TEST(Passes, HalfModelBordersAndUnknownOps) {
 }
 
 TEST(Passes, BiasActivationFusesMatMulAddGelu) {
-  if (!cpu::KernelRegistry::builtin().find("FusedMatMul", "com.dlrt", 1)) GTEST_SKIP() << "no FusedMatMul kernel in this build";
+  if (!cpu::builtin_kernels().find("FusedMatMul", "com.dlrt", 1)) GTEST_SKIP() << "no FusedMatMul kernel in this build";
   GraphBuilder b;
   auto x = b.input("x", {2, 5, 16});
   auto mm = b.node("MatMul", {x, b.constant("w", random_tensor({16, 24}, 27))});
@@ -666,7 +666,7 @@ TEST(Passes, BiasActivationFusesMatMulAddGelu) {
 // the skip as input 3 (added in the GEMM epilogue); a skip that broadcasts
 // (not the output's shape) stays a separate Add.
 TEST(Passes, BiasActivationFusesMatMulResidual) {
-  if (!cpu::KernelRegistry::builtin().find("FusedMatMul", "com.dlrt", 1)) GTEST_SKIP() << "no FusedMatMul kernel in this build";
+  if (!cpu::builtin_kernels().find("FusedMatMul", "com.dlrt", 1)) GTEST_SKIP() << "no FusedMatMul kernel in this build";
   // The residual check reads the values' shapes: infer them first, as the optimiser does.
   auto shaped = [](GraphBuilder& b) {
     auto g = b.graph();
@@ -710,8 +710,8 @@ TEST(Passes, BiasActivationFusesMatMulResidual) {
 }
 
 TEST(Passes, BiasActivationFusesConvClipAndGemmRelu) {
-  if (!cpu::KernelRegistry::builtin().find("FusedConv", "com.dlrt", 1) ||
-      !cpu::KernelRegistry::builtin().find("FusedGemm", "com.dlrt", 1))
+  if (!cpu::builtin_kernels().find("FusedConv", "com.dlrt", 1) ||
+      !cpu::builtin_kernels().find("FusedGemm", "com.dlrt", 1))
     GTEST_SKIP() << "no FusedConv/FusedGemm kernel in this build";
   GraphBuilder b;
   auto x = b.input("x", {1, 3, 8, 8});
@@ -731,8 +731,8 @@ TEST(Passes, BiasActivationFusesConvClipAndGemmRelu) {
 // MatMul + bias fuses as activation "Silu"; a Conv output also read by a
 // third node keeps its Sigmoid and Mul.
 TEST(Passes, BiasActivationFusesSilu) {
-  if (!cpu::KernelRegistry::builtin().find("FusedConv", "com.dlrt", 1) ||
-      !cpu::KernelRegistry::builtin().find("FusedMatMul", "com.dlrt", 1))
+  if (!cpu::builtin_kernels().find("FusedConv", "com.dlrt", 1) ||
+      !cpu::builtin_kernels().find("FusedMatMul", "com.dlrt", 1))
     GTEST_SKIP() << "no FusedConv/FusedMatMul kernel in this build";
   for (bool shared : {false, true}) {
     GraphBuilder b;

@@ -19,7 +19,7 @@ using ir::ValueId;
 namespace p = ir::passes;
 
 bool has_kernel(const std::string& op, const std::string& domain) {
-  return cpu::KernelRegistry::builtin().find(op, domain, 1) != nullptr;
+  return cpu::builtin_kernels().find(op, domain, 1) != nullptr;
 }
 
 // Builds QDQ graphs: float activations quantised to uint8 between ops.

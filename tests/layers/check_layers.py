@@ -31,6 +31,7 @@ LAYERS = [
     ("ir", 1, ["src/ir/"]),
     ("backend", 2, ["src/backend/", "include/dlrt/plugin.h"]),
     ("device", 2, ["src/device/", "include/dlrt/device.h"]),
+    ("exec", 2, ["src/exec/"]),
     ("backends/cpu", 3, ["src/backends/cpu/"]),
     ("backends/gpu", 3, ["src/backends/gpu/"]),
     ("backends/opencl", 3, ["src/backends/opencl/"]),

@@ -34,11 +34,7 @@ SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".c", ".inc", ".cl", ".cu")
 
 # (path or path:function, lines allowed, why it is still here). Remove the
 # line with the split.
-EXCEPTIONS = [
-    ("src/backends/cpu/kernels/gemm.cpp", 1008,
-     "the float GEMM's packing, blocking, GEMV and drivers share one anonymous namespace the compiler inlines "
-     "as a unit; splitting it moves hot code across translation units, so it waits for a compare_ort A/B run"),
-]
+EXCEPTIONS = []
 
 BLANK_RE = re.compile(
     r"""//[^\n]*|/\*.*?\*/|R"([^(\s]*)\(.*?\)\1"|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'""", re.S)

@@ -51,8 +51,9 @@
 #include <optional>
 #include <type_traits>
 
-#include "backends/cpu/executor.h"
 #include "core/thread_pool.h"
+#include "backends/cpu/kernel.h"
+#include "exec/executor.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
 
@@ -476,7 +477,7 @@ ov_status_e finish_compiled(std::shared_ptr<dlrt::ir::Graph> graph, const std::s
   cm->hint = hint;
   cm->graph = std::move(graph);
   cm->pool = std::make_unique<dlrt::ThreadPool>(1);
-  auto ex = dlrt::Executor::create(cm->graph, *cm->pool);
+  auto ex = dlrt::Executor::create(cm->graph, *cm->pool, dlrt::cpu::builtin_kernels());
   if (!ex.ok()) return fail(kGeneralError, device + " plugin cannot compile the model: " + ex.status().message());
   cm->executor = std::move(ex).value();
   *out = cm.release();

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "backends/cpu/kernels/gemm.h"
+#include "exec/kernel_build_options.h"
 
 namespace dlrt::cli {
 
@@ -84,7 +84,7 @@ Result<int64_t> parse_nonnegative_int(const std::string& text, const std::string
 }
 
 Result<std::string> parse_precision(const std::string& text) {
-  if (!cpu::gemm_precision_from_name(text)) return InvalidArgument("--precision must be f32 or bf16x3, not '" + text + "'");
+  if (!exec::gemm_precision_from_name(text)) return InvalidArgument("--precision must be f32 or bf16x3, not '" + text + "'");
   return text;
 }
 

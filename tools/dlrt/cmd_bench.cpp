@@ -16,12 +16,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backends/cpu/executor.h"
 #include "cli_args.h"
 #include "commands.h"
 #include "core/run_value.h"
 #include "core/thread_pool.h"
 #include "dlrt/session.h"
+#include "exec/executor.h"
 #include "json_out.h"
 #include "run_inputs.h"
 #include "runtime/session_internal.h"

@@ -2,9 +2,12 @@
 
 #include <mutex>
 
-#include "backends/cpu/executor.h"
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/gemm_int8.h"
+#include "backends/cpu/kernels/isa.h"
 #include "core/thread_pool.h"
+#include "exec/executor.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
 
@@ -79,7 +82,7 @@ class CpuBackend final : public backend::Backend {
       return InvalidArgument("cpu backend option threads='" + options.get("threads") + "' is not a number");
     }
     exe->pool = std::make_unique<ThreadPool>(threads);
-    DLRT_ASSIGN_OR_RETURN(exe->executor, Executor::create(exe->model.graph, *exe->pool));
+    DLRT_ASSIGN_OR_RETURN(exe->executor, Executor::create(exe->model.graph, *exe->pool, builtin_kernels()));
     return exe.release();
   }
 
@@ -103,11 +106,20 @@ class CpuBackend final : public backend::Backend {
 }  // namespace
 
 std::string cpu_unsupported_reason(const ir::Node& node) {
-  if (KernelRegistry::builtin().find(node.op_type, node.domain, node.opset)) return "";
+  if (builtin_kernels().find(node.op_type, node.domain, node.opset)) return "";
   return "op '" + node.op_type + "' (domain '" + (node.domain.empty() ? "ai.onnx" : node.domain) + "', opset " +
          std::to_string(node.opset) + ") has no CPU kernel";
 }
 
 std::shared_ptr<backend::Backend> make_cpu_backend() { return std::make_shared<CpuBackend>(); }
+
+CpuKernelTraits cpu_kernel_traits() {
+  CpuKernelTraits t;
+  t.avx2 = cpu_has_avx2();
+  t.avx512 = cpu_has_avx512();
+  t.amx_bf16x3 = amx_bf16x3_available();
+  t.int8_gemm = int8_gemm_kernel_name();
+  return t;
+}
 
 }  // namespace dlrt::cpu

@@ -96,7 +96,7 @@ Classification classify(const ir::Graph& g) {
   Classification c;
   c.cls.resize(g.nodes.size(), NodeClass::kUnsupported);
   c.reason.resize(g.nodes.size());
-  const auto& cpu = cpu::KernelRegistry::builtin();
+  const auto& cpu = cpu::builtin_kernels();
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& n = g.nodes[i];
     bool in_host = true, in_const = true;
@@ -353,7 +353,7 @@ Status Executor::prepare() {
       is_const_[v] = true;
     }
   host_kernels_.resize(nn);
-  const auto& cpu = cpu::KernelRegistry::builtin();
+  const auto& cpu = cpu::builtin_kernels();
   for (size_t i = 0; i < nn; ++i) {
     const ir::Node& n = g.nodes[i];
     if (classes_.cls[i] != NodeClass::kHost) continue;

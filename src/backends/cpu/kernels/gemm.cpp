@@ -15,20 +15,21 @@
 
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/gemm_internal.h"
 #include "backends/cpu/kernels/gemm_kernels.h"
 #include "backends/cpu/kernels/isa.h"
-#include "backends/cpu/kernels/isa_target.h"
 #include "backends/cpu/packed_store.h"
 #include "backends/cpu/scratch.h"
 #include "core/env.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
 #define DLRT_GEMM_X86 1
 #endif
 
 namespace dlrt::cpu {
 namespace {
+
+using namespace gemm_detail;
 
 inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
@@ -42,13 +43,6 @@ template <typename T>
 T* scratch(int slot, size_t n) {
   thread_local AlignedScratch slots[kScratchSlots];
   return slots[slot].get<T>(std::max<size_t>(n, 1), AlignedScratch::Growth::kByHalf);
-}
-
-// parallel_for through a one-pointer closure (fits std::function's inline
-// storage: no heap allocation per call).
-template <typename F>
-void par_for(ThreadPool& pool, int64_t n, int64_t grain, const F& f) {
-  pool.parallel_for(n, grain, [pf = &f](int64_t b, int64_t e) { (*pf)(b, e); });
 }
 
 // Deepest K slice for a tile NR columns wide: a kc x NR sliver of packed B
@@ -81,131 +75,6 @@ int64_t kc_for(int64_t K) {
   return round_up(ceil_div(K, kslices), 8);
 }
 
-// Microkernel contract: a is a packed MR x kc panel (column p at a + p*MR),
-// b a packed kc x NR panel (row p at b + p*NR); writes the full MR x NR tile
-// c = alpha * a*b + beta * c (c not read when beta == 0).
-template <typename T>
-using MicroKernel = void (*)(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, T alpha, T beta);
-// Same, writing only rows [0, mr) x columns [0, nr) of c (edge tiles without a scratch tile).
-template <typename T>
-using EdgeKernel = void (*)(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, T alpha, T beta, int mr, int nr);
-
-template <typename T>
-struct Kernels {
-  MicroKernel<T> full = nullptr;
-  EdgeKernel<T> edge = nullptr;  // null: edge tiles go through a scratch tile
-  // Fused output stage for a finished tile (float only).
-  void (*epilogue)(const GemmEpilogue&, float*, int64_t, int64_t, int64_t, int64_t, int64_t) = apply_epilogue;
-};
-
-// Portable microkernel; the compiler vectorises the j loops. Inlined into
-// per-target wrappers below so the same source yields SSE2 and AVX2 code.
-template <typename T, int MR, int NR>
-__attribute__((always_inline)) inline void micro_generic(int64_t kc, const T* __restrict a, const T* __restrict b,
-                                                         T* __restrict c, int64_t ldc, T alpha, T beta) {
-  T acc[MR][NR];
-  for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NR; ++j) acc[i][j] = T(0);
-  for (int64_t p = 0; p < kc; ++p) {
-    const T* bp = b + p * NR;
-    const T* ap = a + p * MR;
-    for (int i = 0; i < MR; ++i) {
-      const T av = ap[i];
-      for (int j = 0; j < NR; ++j) acc[i][j] += av * bp[j];
-    }
-  }
-  for (int i = 0; i < MR; ++i) {
-    T* ci = c + i * ldc;
-    if (beta == T(0)) {
-      for (int j = 0; j < NR; ++j) ci[j] = alpha * acc[i][j];
-    } else {
-      for (int j = 0; j < NR; ++j) ci[j] = alpha * acc[i][j] + beta * ci[j];
-    }
-  }
-}
-
-constexpr int kSMR = kSgemmAvx2MR, kSNR = kSgemmAvx2NR;  // float tile: 6 x 16 = 12 AVX registers of accumulators
-constexpr int kDMR = 4, kDNR = 8;   // double tile
-
-void skernel_generic(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta) {
-  micro_generic<float, kSMR, kSNR>(kc, a, b, c, ldc, alpha, beta);
-}
-// The AVX-512 tile in portable code: runs operands packed for that layout
-// when cpu_isa() has been capped below AVX-512 after they were packed.
-void skernel_generic_avx512_tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
-                          float beta) {
-  micro_generic<float, kSgemmAvx512MR, kSgemmAvx512NR>(kc, a, b, c, ldc, alpha, beta);
-}
-void dkernel_generic(int64_t kc, const double* a, const double* b, double* c, int64_t ldc, double alpha,
-                     double beta) {
-  micro_generic<double, kDMR, kDNR>(kc, a, b, c, ldc, alpha, beta);
-}
-
-#ifdef DLRT_GEMM_X86
-DLRT_AVX2 void skernel_avx2(int64_t kc, const float* a, const float* b, float* c,
-                                                      int64_t ldc, float alpha, float beta) {
-  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
-  __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
-  __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
-  __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
-  __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
-  __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
-  for (int64_t p = 0; p < kc; ++p) {
-    const __m256 b0 = _mm256_load_ps(b);
-    const __m256 b1 = _mm256_load_ps(b + 8);
-    __m256 av = _mm256_broadcast_ss(a + 0);
-    c00 = _mm256_fmadd_ps(av, b0, c00);
-    c01 = _mm256_fmadd_ps(av, b1, c01);
-    av = _mm256_broadcast_ss(a + 1);
-    c10 = _mm256_fmadd_ps(av, b0, c10);
-    c11 = _mm256_fmadd_ps(av, b1, c11);
-    av = _mm256_broadcast_ss(a + 2);
-    c20 = _mm256_fmadd_ps(av, b0, c20);
-    c21 = _mm256_fmadd_ps(av, b1, c21);
-    av = _mm256_broadcast_ss(a + 3);
-    c30 = _mm256_fmadd_ps(av, b0, c30);
-    c31 = _mm256_fmadd_ps(av, b1, c31);
-    av = _mm256_broadcast_ss(a + 4);
-    c40 = _mm256_fmadd_ps(av, b0, c40);
-    c41 = _mm256_fmadd_ps(av, b1, c41);
-    av = _mm256_broadcast_ss(a + 5);
-    c50 = _mm256_fmadd_ps(av, b0, c50);
-    c51 = _mm256_fmadd_ps(av, b1, c51);
-    a += kSMR;
-    b += kSNR;
-  }
-  const __m256 va = _mm256_set1_ps(alpha);
-  if (beta == 0.0f) {
-#define DLRT_STORE_ROW(r, x0, x1)                                 \
-  _mm256_storeu_ps(c + (r) * ldc, _mm256_mul_ps(va, x0));         \
-  _mm256_storeu_ps(c + (r) * ldc + 8, _mm256_mul_ps(va, x1));
-    DLRT_STORE_ROW(0, c00, c01) DLRT_STORE_ROW(1, c10, c11) DLRT_STORE_ROW(2, c20, c21)
-    DLRT_STORE_ROW(3, c30, c31) DLRT_STORE_ROW(4, c40, c41) DLRT_STORE_ROW(5, c50, c51)
-#undef DLRT_STORE_ROW
-  } else {
-    const __m256 vb = _mm256_set1_ps(beta);
-#define DLRT_STORE_ROW(r, x0, x1)                                                                      \
-  _mm256_storeu_ps(c + (r) * ldc, _mm256_fmadd_ps(va, x0, _mm256_mul_ps(vb, _mm256_loadu_ps(c + (r) * ldc)))); \
-  _mm256_storeu_ps(c + (r) * ldc + 8,                                                                  \
-                   _mm256_fmadd_ps(va, x1, _mm256_mul_ps(vb, _mm256_loadu_ps(c + (r) * ldc + 8))));
-    DLRT_STORE_ROW(0, c00, c01) DLRT_STORE_ROW(1, c10, c11) DLRT_STORE_ROW(2, c20, c21)
-    DLRT_STORE_ROW(3, c30, c31) DLRT_STORE_ROW(4, c40, c41) DLRT_STORE_ROW(5, c50, c51)
-#undef DLRT_STORE_ROW
-  }
-}
-
-DLRT_AVX2 void dkernel_avx2(int64_t kc, const double* a, const double* b, double* c,
-                                                      int64_t ldc, double alpha, double beta) {
-  micro_generic<double, kDMR, kDNR>(kc, a, b, c, ldc, alpha, beta);
-}
-
-void skernel_avx512_full(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
-                         float beta) {
-  sgemm_kernel_avx512(kc, a, b, c, ldc, alpha, beta, kSgemmAvx512MR, kSgemmAvx512NR);
-}
-#endif
-
-bool cpu_has_avx2_fma() { return cpu_has_avx2(); }
 
 // DLRT_GEMM_PACK_A=1: pack op(A) even against a pre-packed B (the blocked
 // path), to compare the two in one build.
@@ -215,38 +84,6 @@ bool rows_a_disabled() {
     return e && e[0] == '1';
   }();
   return off;
-}
-
-// Packed-operand layouts of the float GEMM: the tile (MR x NR) the panels were built for.
-enum class SLayout : uint8_t { k6x16, kAvx512 };
-
-// The layout the float GEMM packs for under the current cpu_isa().
-SLayout pick_slayout() {
-#ifdef DLRT_GEMM_X86
-  if (cpu_has_avx512()) return SLayout::kAvx512;
-#endif
-  return SLayout::k6x16;
-}
-
-// The fastest kernel the current cpu_isa() allows for a layout.
-Kernels<float> skernels_for(SLayout layout) {
-  if (layout == SLayout::kAvx512) {
-#ifdef DLRT_GEMM_X86
-    if (cpu_has_avx512()) return {skernel_avx512_full, sgemm_kernel_avx512, apply_epilogue_zmm_tile};
-#endif
-    return {skernel_generic_avx512_tile, nullptr};
-  }
-#ifdef DLRT_GEMM_X86
-  if (cpu_has_avx2_fma()) return {skernel_avx2, nullptr};
-#endif
-  return {skernel_generic, nullptr};
-}
-
-MicroKernel<double> pick_dkernel() {
-#ifdef DLRT_GEMM_X86
-  if (cpu_has_avx2_fma()) return dkernel_avx2;
-#endif
-  return dkernel_generic;
 }
 
 // Packs rows [i0, i0+mc) x cols [p0, p0+kc) of op(A) into MR-row panels,
@@ -491,131 +328,6 @@ const T* pack_b_block(int64_t K, int64_t N, int64_t nc, ThreadPool* tp, const Pa
   return bp;
 }
 
-// Matrix-vector products (M == 1 or N == 1) are memory bound: a packed
-// microkernel would waste most of its tile, so stream the matrix once.
-template <typename T>
-__attribute__((always_inline)) inline void gemv_rows_impl(int64_t rows, int64_t cols, T alpha, const T* A, int64_t lda, const T* x, int64_t incx, T beta, T* y,
-               int64_t incy) {
-  // y[r] = alpha * dot(A[r, :], x) + beta * y[r]
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* a = A + r * lda;
-    T acc[8] = {};
-    int64_t c = 0;
-    if (incx == 1) {
-      for (; c + 8 <= cols; c += 8)
-        for (int u = 0; u < 8; ++u) acc[u] += a[c + u] * x[c + u];
-    }
-    T s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; c < cols; ++c) s += a[c] * x[c * incx];
-    T& out = y[r * incy];
-    out = beta == T(0) ? alpha * s : alpha * s + beta * out;
-  }
-}
-
-template <typename T>
-__attribute__((always_inline)) inline void gemv_cols_impl(int64_t rows, int64_t cols, T alpha, const T* A, int64_t lda, const T* x, int64_t incx, T beta, T* y,
-               int64_t incy, T* scratch) {
-  // y[c] = alpha * sum_r x[r] * A[r, c] + beta * y[c]
-  std::fill(scratch, scratch + cols, T(0));
-  for (int64_t r = 0; r < rows; ++r) {
-    const T xv = x[r * incx];
-    const T* a = A + r * lda;
-    for (int64_t c = 0; c < cols; ++c) scratch[c] += xv * a[c];
-  }
-  for (int64_t c = 0; c < cols; ++c) {
-    T& out = y[c * incy];
-    out = beta == T(0) ? alpha * scratch[c] : alpha * scratch[c] + beta * out;
-  }
-}
-
-template <typename T>
-struct GemvFns {
-  void (*rows)(int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, int64_t);
-  void (*cols)(int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, int64_t, T*);
-};
-
-#define DLRT_GEMV_FNS(T, suffix, attr)                                                                            \
-  attr void gemv_rows_##suffix(int64_t rows, int64_t cols, T alpha, const T* A, int64_t lda, const T* x,          \
-                               int64_t incx, T beta, T* y, int64_t incy) {                                        \
-    gemv_rows_impl<T>(rows, cols, alpha, A, lda, x, incx, beta, y, incy);                                         \
-  }                                                                                                               \
-  attr void gemv_cols_##suffix(int64_t rows, int64_t cols, T alpha, const T* A, int64_t lda, const T* x,          \
-                               int64_t incx, T beta, T* y, int64_t incy, T* scratch) {                            \
-    gemv_cols_impl<T>(rows, cols, alpha, A, lda, x, incx, beta, y, incy, scratch);                                \
-  }
-DLRT_GEMV_FNS(float, f_generic, )
-DLRT_GEMV_FNS(double, d_generic, )
-#ifdef DLRT_GEMM_X86
-DLRT_GEMV_FNS(float, f_avx2, DLRT_AVX2)
-DLRT_GEMV_FNS(double, d_avx2, DLRT_AVX2)
-DLRT_GEMV_FNS(float, f_avx512, DLRT_AVX512F)
-// Several rows per pass, two accumulator chains per row (the generic
-// loop's single 8-lane chain is FMA-latency bound).
-void gemv_rows_f_avx512_wide(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda, const float* x,
-                             int64_t incx, float beta, float* y, int64_t incy) {
-  if (incx == 1) sgemv_rows_avx512(rows, cols, alpha, A, lda, x, beta, y, incy);
-  else gemv_rows_f_avx512(rows, cols, alpha, A, lda, x, incx, beta, y, incy);
-}
-void gemv_rows_f_avx2_wide(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda, const float* x,
-                           int64_t incx, float beta, float* y, int64_t incy) {
-  if (incx == 1) sgemv_rows_avx2(rows, cols, alpha, A, lda, x, beta, y, incy);
-  else gemv_rows_f_avx2(rows, cols, alpha, A, lda, x, incx, beta, y, incy);
-}
-#endif
-#undef DLRT_GEMV_FNS
-
-GemvFns<float> pick_sgemv() {
-#ifdef DLRT_GEMM_X86
-  if (cpu_has_avx512()) return {gemv_rows_f_avx512_wide, gemv_cols_f_avx512};
-  if (cpu_has_avx2_fma()) return {gemv_rows_f_avx2_wide, gemv_cols_f_avx2};
-#endif
-  return {gemv_rows_f_generic, gemv_cols_f_generic};
-}
-GemvFns<double> pick_dgemv() {
-#ifdef DLRT_GEMM_X86
-  if (cpu_has_avx2_fma()) return {gemv_rows_d_avx2, gemv_cols_d_avx2};
-#endif
-  return {gemv_rows_d_generic, gemv_cols_d_generic};
-}
-
-template <typename T>
-bool try_gemv(const GemvFns<T>& fns, bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
-              int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc, ThreadPool* pool) {
-  if (K <= 0 || alpha == T(0)) return false;
-  if (M == 1) {
-    // C[0, j] = sum_p opA(0, p) * opB(p, j); opA's row has stride lda when transposed.
-    const int64_t incx = ta ? lda : 1;
-    if (tb) {
-      // opB(p, j) = B[j*ldb + p]: one dot product per j, split over N.
-      auto body = [&](int64_t b, int64_t e) { fns.rows(e - b, K, alpha, B + b * ldb, ldb, A, incx, beta, C + b, 1); };
-      if (pool && N * K > 65536) par_for(*pool, N, 64, body);
-      else body(0, N);
-    } else {
-      auto body = [&](int64_t b, int64_t e) {
-        T* buf = scratch<T>(kScratchRow, static_cast<size_t>(N));  // all of N: see pack_b_rows
-        fns.cols(K, e - b, alpha, B + b, ldb, A, incx, beta, C + b, 1, buf);
-      };
-      if (pool && N * K > 65536) par_for(*pool, N, 256, body);
-      else body(0, N);
-    }
-    return true;
-  }
-  if (N == 1) {
-    const int64_t incx = tb ? 1 : ldb;  // opB(p, 0)
-    if (!ta) {
-      auto body = [&](int64_t b, int64_t e) {
-        fns.rows(e - b, K, alpha, A + b * lda, lda, B, incx, beta, C + b * ldc, ldc);
-      };
-      if (pool && M * K > 65536) par_for(*pool, M, 64, body);
-      else body(0, M);
-    } else {
-      T* buf = scratch<T>(kScratchRow, static_cast<size_t>(M));
-      fns.cols(K, M, alpha, A, lda, B, incx, beta, C, ldc, buf);
-    }
-    return true;
-  }
-  return false;
-}
 
 // The tile of an fp32 packed operand. Only pack_a/pack_b below make
 // PackedMatrix, always with one of these two tiles (kBf16x3 operands never
@@ -791,21 +503,6 @@ void pack_b_whole(bool trans, int64_t K, int64_t N, const float* B, int64_t ldb,
 
 }  // namespace
 
-const char* gemm_precision_name(GemmPrecision p) { return p == GemmPrecision::kBf16x3 ? "bf16x3" : "f32"; }
-
-std::optional<GemmPrecision> gemm_precision_from_name(std::string_view name) {
-  if (name == "f32") return GemmPrecision::kF32;
-  if (name == "bf16x3") return GemmPrecision::kBf16x3;
-  return std::nullopt;
-}
-
-const char* sgemm_kernel_name() {
-  const SLayout layout = pick_slayout();
-  const Kernels<float> k = skernels_for(layout);
-  if (layout == SLayout::kAvx512) return k.edge ? "avx512-8x48" : "generic-8x48";
-  return k.full == skernel_generic ? "generic" : "avx2-fma";
-}
-
 void PackedMatrix::Free::operator()(float* p) const { packed_free(p, bytes); }
 
 void PackedMatrix::init(bool is_a, int64_t rows, int64_t cols, int mr, int nr, GemmPrecision precision,
@@ -873,7 +570,7 @@ Status sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand
   // One row or column: the GEMV on the unpacked operands (also for a B
   // packed for AMX, where a 16-row tile would be mostly padding).
   if (a.data && b.data && !b.rows &&
-      try_gemv<float>(pick_sgemv(), a.trans, b.trans, M, N, K, alpha, a.data, a.ld, b.data, b.ld, beta, C, ldc, pool)) {
+      try_gemv(a.trans, b.trans, M, N, K, alpha, a.data, a.ld, b.data, b.ld, beta, C, ldc, pool)) {
     if (ep) apply_epilogue(*ep, C, ldc, 0, 0, M, N);
     return Status::Ok();
   }
@@ -956,8 +653,7 @@ void sgemm_rows(bool trans_a, int64_t M, int64_t N, int64_t K, float alpha, cons
 void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
            const double* B, int64_t ldb, double beta, double* C, int64_t ldc, ThreadPool* pool) {
   const MicroKernel<double> kernel = pick_dkernel();
-  const GemvFns<double> gemv = pick_dgemv();
-  if (try_gemv<double>(gemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool)) return;
+  if (try_gemv(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool)) return;
   auto a_slice = [&](int64_t p0, int64_t kc, ThreadPool* tp) -> const double* {
     return pack_a_slice<double, kDMR, kDNR>(trans_a, A, lda, M, K, p0, kc, tp);
   };
@@ -969,40 +665,5 @@ void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double a
   gemm_blocked<double, kDMR, kDNR>(Kernels<double>{kernel, nullptr}, M, N, K, alpha, a_slice, b_block, beta, C, ldc, nullptr, pool);
 }
 
-template <typename T>
-void igemm(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
-           bool accumulate, ThreadPool* pool) {
-  // Signed overflow is UB in C++; compute in the unsigned type of the same width (wraps like numpy).
-  using U = std::make_unsigned_t<T>;
-  using W = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, U>;
-  auto rows = [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      T* c = C + i * ldc;
-      if (!accumulate) std::fill(c, c + N, T(0));
-      for (int64_t p = 0; p < K; ++p) {
-        const W a = static_cast<W>(static_cast<U>(A[i * lda + p]));
-        const T* brow = B + p * ldb;
-        for (int64_t j = 0; j < N; ++j)
-          c[j] = static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(c[j])) +
-                                               a * static_cast<W>(static_cast<U>(brow[j]))));
-      }
-    }
-  };
-  if (pool && M > 1 && M * N * K > 65536) pool->parallel_for(M, 1, rows);
-  else rows(0, M);
-}
-
-#define DLRT_INSTANTIATE_IGEMM(T)                                                                          \
-  template void igemm<T>(int64_t, int64_t, int64_t, const T*, int64_t, const T*, int64_t, T*, int64_t, bool, \
-                         ThreadPool*);
-DLRT_INSTANTIATE_IGEMM(int8_t)
-DLRT_INSTANTIATE_IGEMM(uint8_t)
-DLRT_INSTANTIATE_IGEMM(int16_t)
-DLRT_INSTANTIATE_IGEMM(uint16_t)
-DLRT_INSTANTIATE_IGEMM(int32_t)
-DLRT_INSTANTIATE_IGEMM(uint32_t)
-DLRT_INSTANTIATE_IGEMM(int64_t)
-DLRT_INSTANTIATE_IGEMM(uint64_t)
-#undef DLRT_INSTANTIATE_IGEMM
 
 }  // namespace dlrt::cpu

@@ -23,6 +23,7 @@
 #include "backends/cpu/kernels/activation_epilogue.h"
 #include "core/thread_pool.h"
 #include "dlrt/status.h"
+#include "exec/kernel_build_options.h"
 
 namespace dlrt::cpu {
 
@@ -48,16 +49,11 @@ void igemm(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B,
 
 // ---- Fused output stage and pre-packed operands (float32) ----
 
-// How a float GEMM against a pre-packed constant B multiplies (the session's
-// CPU precision, docs/performance.md).
-enum class GemmPrecision : uint8_t {
-  kF32,     // fp32 FMAs (the default)
-  kBf16x3,  // AMX tiles, each operand split into two bf16 parts (gemm_amx.h); fp32 where AMX is missing
-};
-
-const char* gemm_precision_name(GemmPrecision p);  // "f32", "bf16x3"
-// The inverse: the precision named "f32" or "bf16x3"; nullopt for any other text.
-std::optional<GemmPrecision> gemm_precision_from_name(std::string_view name);
+// How a float GEMM against a pre-packed constant B multiplies: the
+// contract's GemmPrecision (exec/kernel_build_options.h).
+using exec::GemmPrecision;
+using exec::gemm_precision_from_name;
+using exec::gemm_precision_name;
 
 // Applied to every element of C once its final value is known, while the
 // tile is still in cache: C[i, j] = act(C[i, j] + row_bias[i] + col_bias[j]

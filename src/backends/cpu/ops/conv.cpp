@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/kernel_build_options.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/conv_direct.h"
@@ -25,6 +24,7 @@
 #include "backends/cpu/ops/conv_impl.h"
 #include "backends/cpu/ops/conv_internal.h"
 #include "backends/cpu/ops/nn_util.h"
+#include "exec/kernel_build_options.h"
 
 namespace dlrt::cpu {
 

@@ -3,13 +3,13 @@
 // compute in float32; integer MatMul wraps like numpy.
 #include <algorithm>
 
-#include "backends/cpu/kernel_build_options.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/ops/matmul_impl.h"
 #include "backends/cpu/ops/nn_util.h"
 #include "core/first_error.h"
+#include "exec/kernel_build_options.h"
 
 namespace dlrt::cpu {
 namespace {

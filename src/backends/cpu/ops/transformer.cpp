@@ -27,7 +27,6 @@
 
 #include <immintrin.h>
 
-#include "backends/cpu/kernel_build_options.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernels/attention.h"
 #include "backends/cpu/kernels/gemm_amx.h"
@@ -36,6 +35,7 @@
 #include "backends/cpu/kernels/vec_avx2.h"
 #include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/scratch.h"
+#include "exec/kernel_build_options.h"
 
 namespace dlrt::cpu {
 

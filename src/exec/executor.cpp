@@ -1,4 +1,4 @@
-#include "backends/cpu/executor.h"
+#include "exec/executor.h"
 
 #include <algorithm>
 #include <chrono>
@@ -78,7 +78,7 @@ struct RunMemory {
 
 namespace {
 
-class NodeAllocator final : public cpu::OutputAllocator {
+class NodeAllocator final : public exec::OutputAllocator {
  public:
   // `used` is the run's scratch flag vector (its capacity kept across nodes).
   NodeAllocator(RunMemory& mem, const ir::Node& node, int index, std::vector<char>& used)
@@ -171,15 +171,14 @@ Status settle_outputs(RunMemory& mem, const ir::Node& node, int index, const Nod
 }  // namespace
 
 Result<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool,
-                                                  CustomKernelFactory custom) {
-  std::unique_ptr<Executor> ex(new Executor(std::move(graph), pool, std::move(custom)));
+                                                  const exec::KernelRegistry& kernels, CustomKernelFactory custom) {
+  std::unique_ptr<Executor> ex(new Executor(std::move(graph), pool, kernels, std::move(custom)));
   DLRT_RETURN_IF_ERROR(ex->plan_graph(*ex->graph_));
   return ex;
 }
 
 Status Executor::plan_graph(const ir::Graph& g) {
   GraphPlan plan;
-  const auto& registry = cpu::KernelRegistry::builtin();
   // last reader of each value; graph outputs are never released
   std::vector<int> last_use(g.values.size(), -1);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -214,15 +213,15 @@ Status Executor::plan_graph(const ir::Graph& g) {
         continue;
       }
     }
-    const cpu::KernelDef* def = registry.find(node.op_type, node.domain, node.opset);
+    const exec::KernelDef* def = kernels_.find(node.op_type, node.domain, node.opset);
     if (!def)
       return Unsupported("op '" + node.op_type + "' (domain '" + domain_name(node.domain) + "', opset " +
                          std::to_string(node.opset) + ") of node '" + node.name +
                          "' is not supported by the CPU backend");
-    auto kernel = [&]() -> Result<std::unique_ptr<cpu::OpKernel>> {
+    auto kernel = [&]() -> Result<std::unique_ptr<exec::OpKernel>> {
       if (!def->factory_with_constants) return def->factory(node);
       // Initializers and folded constants of this graph (a subgraph's own constants work the same way).
-      cpu::ConstantInputs constants = [&g, &node](size_t k) -> const Tensor* {
+      exec::ConstantInputs constants = [&g, &node](size_t k) -> const Tensor* {
         if (k >= node.inputs.size() || node.inputs[k] == ir::kNoValue) return nullptr;
         const auto& c = g.values[node.inputs[k]].constant;
         return c && c->valid() ? &*c : nullptr;
@@ -321,8 +320,9 @@ Status Executor::run_into(std::span<const RunValue> inputs, std::vector<RunValue
   return s;
 }
 
-Executor::Executor(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool, CustomKernelFactory custom)
-    : graph_(std::move(graph)), pool_(pool), custom_(std::move(custom)) {}
+Executor::Executor(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool, const exec::KernelRegistry& kernels,
+                   CustomKernelFactory custom)
+    : graph_(std::move(graph)), pool_(pool), kernels_(kernels), custom_(std::move(custom)) {}
 Executor::~Executor() = default;
 
 Status Executor::run_graph(const ir::Graph& g, std::span<const RunValue> inputs, const Frame* parent,
@@ -365,7 +365,7 @@ Status Executor::run_graph(const ir::Graph& g, std::span<const RunValue> inputs,
     frame.values[c] = *v;
   }
 
-  cpu::SubgraphRunner runner = [this, &frame](const ir::Graph& sub,
+  exec::SubgraphRunner runner = [this, &frame](const ir::Graph& sub,
                                              std::vector<RunValue> in) -> Result<std::vector<RunValue>> {
     std::vector<RunValue> out;
     DLRT_RETURN_IF_ERROR(run_graph(sub, in, &frame, nullptr, out));
@@ -393,7 +393,7 @@ Status Executor::run_graph(const ir::Graph& g, std::span<const RunValue> inputs,
     outs.resize(node.outputs.size());
     std::optional<NodeAllocator> alloc;
     if (memory) alloc.emplace(*memory, node, static_cast<int>(i), sc.used);
-    cpu::KernelContext ctx(node, in_ptrs, outs, pool_, runner, alloc ? &*alloc : nullptr);
+    exec::KernelContext ctx(node, in_ptrs, outs, pool_, runner, alloc ? &*alloc : nullptr);
     Status s = plan.nodes[i].kernel->compute(ctx);
     if (!s.ok()) {
       if (s.message().find(node.describe()) == std::string::npos) s = s.with_context(node.describe());

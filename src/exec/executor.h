@@ -1,4 +1,4 @@
-// Runs a graph node by node on the CPU kernels, freeing each intermediate
+// Runs a graph node by node on the kernels of a registry, freeing each intermediate
 // value after its last use (the liveness plan is computed once, at create).
 //
 // Thread-safety: run() may be called concurrently; each call keeps its values
@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/kernel.h"
 #include "core/run_value.h"
 #include "core/thread_pool.h"
+#include "exec/arena.h"
+#include "exec/kernel.h"
 #include "ir/graph.h"
 #include "ir/memory_plan.h"
-#include "backends/cpu/arena.h"
 
 namespace dlrt {
 
@@ -43,15 +43,17 @@ struct Frame {
 struct RunMemory;
 struct RunScratch;
 
-// Makes the kernel for nodes the CPU registry does not cover (the runtime's
+// Makes the kernel for nodes the registry does not cover (the runtime's
 // partition nodes); returns nullptr for nodes it does not handle either.
-using CustomKernelFactory = std::function<Result<std::unique_ptr<cpu::OpKernel>>(const ir::Node& node)>;
+using CustomKernelFactory = std::function<Result<std::unique_ptr<exec::OpKernel>>(const ir::Node& node)>;
 
 class Executor {
  public:
-  // Creates a kernel for every node of `graph` and of its subgraphs.
-  // kUnsupported names the first op without a CPU kernel (op, domain, opset, node).
+  // Creates a kernel for every node of `graph` and of its subgraphs, from
+  // `custom` first and then `kernels` (which must outlive the executor).
+  // kUnsupported names the first op without a kernel (op, domain, opset, node).
   static Result<std::unique_ptr<Executor>> create(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool,
+                                                  const exec::KernelRegistry& kernels,
                                                   CustomKernelFactory custom = nullptr);
 
   // Runs the main graph; `inputs` are in graph->inputs order. With
@@ -77,7 +79,7 @@ class Executor {
 
  private:
   struct NodePlan {
-    std::unique_ptr<cpu::OpKernel> kernel;
+    std::unique_ptr<exec::OpKernel> kernel;
     std::vector<ir::ValueId> release_after;  // values whose last reader is this node
   };
   struct GraphPlan {
@@ -88,7 +90,8 @@ class Executor {
     size_t max_inputs = 0, max_outputs = 0;  // over the nodes, to size the run's scratch vectors once
   };
 
-  Executor(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool, CustomKernelFactory custom);
+  Executor(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool, const exec::KernelRegistry& kernels,
+           CustomKernelFactory custom);
   Status plan_graph(const ir::Graph& g);
   Status run_graph(const ir::Graph& g, std::span<const RunValue> inputs, const Frame* parent, RunMemory* memory,
                    std::vector<RunValue>& result, std::vector<double>* node_ms = nullptr) const;
@@ -98,6 +101,7 @@ class Executor {
 
   std::shared_ptr<const ir::Graph> graph_;
   ThreadPool& pool_;
+  const exec::KernelRegistry& kernels_;
   CustomKernelFactory custom_;
   std::map<const ir::Graph*, GraphPlan> plans_;
 

@@ -1,4 +1,4 @@
-#include "backends/cpu/arena.h"
+#include "exec/arena.h"
 
 #include <cstdlib>
 

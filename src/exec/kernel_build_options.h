@@ -1,12 +1,25 @@
-// Settings that shape how CPU kernels are built, for the factories that read
+// Settings that shape how kernels are built, for the factories that read
 // them (e.g. MatMul packs its constant weights for the session's precision).
 // Session::create installs the session's options on its thread while it
 // builds kernels; the options object must outlive the scope.
 #pragma once
 
-#include "backends/cpu/kernels/gemm.h"
+#include <cstdint>
+#include <optional>
+#include <string_view>
 
-namespace dlrt::cpu {
+namespace dlrt::exec {
+
+// How a float GEMM against a pre-packed constant B multiplies (the session's
+// CPU precision, docs/performance.md).
+enum class GemmPrecision : uint8_t {
+  kF32,     // fp32 FMAs (the default)
+  kBf16x3,  // AMX tiles, each operand split into two bf16 parts; fp32 where AMX is missing
+};
+
+const char* gemm_precision_name(GemmPrecision p);  // "f32", "bf16x3"
+// The inverse: the precision named "f32" or "bf16x3"; nullopt for any other text.
+std::optional<GemmPrecision> gemm_precision_from_name(std::string_view name);
 
 struct KernelBuildOptions {
   // Float GEMMs against constant weights (MatMul, Gemm, Conv and their fused forms).
@@ -28,4 +41,4 @@ class ScopedKernelBuildOptions {
   const KernelBuildOptions* previous_;
 };
 
-}  // namespace dlrt::cpu
+}  // namespace dlrt::exec
