@@ -111,7 +111,7 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   }
   // Channels-last 8-bit convs: their depthwise kernels are fast with AVX-512
   // only (portable loops elsewhere).
-  if (on("quant-channels-last") && cpu::cpu_kernel_traits().avx512) p::quant_convs_channels_last(graph, ctx);
+  if (on("quant-channels-last") && cpu::cpu_kernels_have_avx512()) p::quant_convs_channels_last(graph, ctx);
   if (on("half-in-float32")) p::compute_half_in_float32(graph, ctx);
   if (on("layer-norm")) p::fuse_layer_norm(graph, ctx, true);
   if (on("gelu")) p::fuse_gelu(graph, ctx);
@@ -127,8 +127,8 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   // channel count is a multiple of 16 (8-channel ones otherwise), where the
   // separate convs take the 16-channel depthwise kernel for any count:
   // mobilenet_v3_small's 72- and 88-channel blocks ran 2x slower fused.
-  ctx.expand_depthwise_channel_multiple = cpu::cpu_kernel_traits().avx512 ? 16 : 8;
-  if (on("expand-depthwise") && cpu::cpu_kernel_traits().avx2) {
+  ctx.expand_depthwise_channel_multiple = cpu::cpu_kernels_have_avx512() ? 16 : 8;
+  if (on("expand-depthwise") && cpu::cpu_kernels_have_avx2()) {
     p::fuse_expand_depthwise(graph, ctx);
     if (on("expand-depthwise-project")) p::fuse_expand_depthwise_project(graph, ctx);
   }

@@ -84,7 +84,7 @@ std::string cpu_partition_precision(const ir::Graph& g, const std::vector<int>& 
         half = half || t == DType::kFloat16 || t == DType::kBFloat16;
       }
   }
-  if (int8) out += std::string(", int8 ") + cpu::cpu_kernel_traits().int8_gemm;
+  if (int8) out += std::string(", int8 ") + cpu::cpu_int8_gemm_kernel();
   if (half) out += ", float16 storage";
   return out;
 }
@@ -137,7 +137,7 @@ Result<exec::GemmPrecision> cpu_precision_of(const SessionOptions& options, cons
   const std::optional<exec::GemmPrecision> named = exec::gemm_precision_from_name(text);
   if (!named) return InvalidArgument(from + " is '" + text + "'; expected f32 or bf16x3");
   if (*named == exec::GemmPrecision::kF32) return exec::GemmPrecision::kF32;
-  if (!cpu::cpu_kernel_traits().amx_bf16x3) {
+  if (!cpu::cpu_kernels_have_amx_bf16x3()) {
     DLRT_LOG(kWarn, "cpu precision bf16x3 needs AMX-BF16 and AVX512-BF16 (and DLRT_CPU_ISA not below avx512); "
                     "this CPU runs f32");
     return exec::GemmPrecision::kF32;

@@ -113,13 +113,9 @@ std::string cpu_unsupported_reason(const ir::Node& node) {
 
 std::shared_ptr<backend::Backend> make_cpu_backend() { return std::make_shared<CpuBackend>(); }
 
-CpuKernelTraits cpu_kernel_traits() {
-  CpuKernelTraits t;
-  t.avx2 = cpu_has_avx2();
-  t.avx512 = cpu_has_avx512();
-  t.amx_bf16x3 = amx_bf16x3_available();
-  t.int8_gemm = int8_gemm_kernel_name();
-  return t;
-}
+bool cpu_kernels_have_avx2() { return cpu_has_avx2(); }
+bool cpu_kernels_have_avx512() { return cpu_has_avx512(); }
+bool cpu_kernels_have_amx_bf16x3() { return amx_bf16x3_available(); }
+const char* cpu_int8_gemm_kernel() { return int8_gemm_kernel_name(); }
 
 }  // namespace dlrt::cpu

@@ -15,13 +15,12 @@ std::shared_ptr<backend::Backend> make_cpu_backend();
 std::string cpu_unsupported_reason(const ir::Node& node);
 
 // What the CPU kernels run on this machine, for the runtime's graph passes
-// and its reports (the ISA as kernels/isa.h picks it, so after any override).
-struct CpuKernelTraits {
-  bool avx2 = false;         // AVX2+FMA kernels or better
-  bool avx512 = false;       // AVX-512 kernels
-  bool amx_bf16x3 = false;   // precision bf16x3 runs on AMX tiles
-  const char* int8_gemm = "";  // the 8-bit GEMM kernel (gemm_int8.h)
-};
-CpuKernelTraits cpu_kernel_traits();
+// and its reports: the ISA as kernels/isa.h picks it (after any override).
+bool cpu_kernels_have_avx2();    // AVX2+FMA kernels or better
+bool cpu_kernels_have_avx512();  // AVX-512 kernels
+// Whether precision bf16x3 runs on AMX tiles; the first call asks the kernel
+// for AMX permission, so call it only for a session that wants bf16x3.
+bool cpu_kernels_have_amx_bf16x3();
+const char* cpu_int8_gemm_kernel();  // the 8-bit GEMM kernel (gemm_int8.h)
 
 }  // namespace dlrt::cpu
