@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <numeric>
 
 #include <nlohmann/json.hpp>
 
@@ -331,6 +332,24 @@ Result<EmbedResult> Embedder::embed(const std::vector<std::string>& texts, std::
   batch.reserve(texts.size());
   for (const std::string& t : texts) batch.push_back(impl_->tokenizer->encode(t, impl_->max_length));
   return embed_encoded(batch, normalize);
+}
+
+Status Embedder::embed_by_length(std::vector<Encoding> encodings, size_t batch_size, std::optional<bool> normalize,
+                                 const VectorSink& sink) const {
+  if (batch_size < 1) return InvalidArgument("batch size must be at least 1");
+  std::vector<size_t> order(encodings.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return encodings[a].ids.size() > encodings[b].ids.size(); });
+  std::vector<Encoding> batch;
+  for (size_t start = 0; start < order.size(); start += batch_size) {
+    const size_t end = std::min(order.size(), start + batch_size);
+    batch.clear();
+    for (size_t k = start; k < end; ++k) batch.push_back(std::move(encodings[order[k]]));
+    DLRT_ASSIGN_OR_RETURN(EmbedResult r, embed_encoded(batch, normalize));
+    for (size_t k = start; k < end; ++k) DLRT_RETURN_IF_ERROR(sink(order[k], std::move(r.vectors[k - start])));
+  }
+  return Status::Ok();
 }
 
 size_t Embedder::dimension() const { return impl_->dimension; }

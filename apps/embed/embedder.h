@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -81,6 +82,13 @@ class Embedder {
   // tokenize + embed_encoded.
   dlrt::Result<EmbedResult> embed(const std::vector<std::string>& texts,
                                   std::optional<bool> normalize = std::nullopt) const;
+  // Embeds many tokenized texts `batch_size` (>= 1) at a time, in order of
+  // decreasing token count (less padding per batch); `sink(i, vector)` gets
+  // the vector of encodings[i]. Stops at the first batch or sink that fails
+  // and returns its status.
+  using VectorSink = std::function<dlrt::Status(size_t index, std::vector<float>&& vector)>;
+  dlrt::Status embed_by_length(std::vector<Encoding> encodings, size_t batch_size, std::optional<bool> normalize,
+                               const VectorSink& sink) const;
 
   size_t dimension() const;         // vector length
   std::string model_name() const;   // the folder's name (or config's _name_or_path)

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <numeric>
 
 #include "bindings.h"
 #include "embed/embedder.h"
@@ -91,27 +90,15 @@ Status embed_all(const embed::Embedder& e, const std::vector<std::string>& texts
     DLRT_ASSIGN_OR_RETURN(embed::Encoding enc, e.tokenize(t));
     encodings.push_back(std::move(enc));
   }
-  std::vector<size_t> order(texts.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return encodings[a].ids.size() > encodings[b].ids.size(); });
   const size_t dim = e.dimension();
-  std::vector<embed::Encoding> batch;
-  for (size_t start = 0; start < order.size(); start += batch_size) {
-    const size_t end = std::min(order.size(), start + batch_size);
-    batch.clear();
-    for (size_t k = start; k < end; ++k) batch.push_back(std::move(encodings[order[k]]));
-    DLRT_ASSIGN_OR_RETURN(embed::EmbedResult r, e.embed_encoded(batch, normalize));
-    for (size_t k = start; k < end; ++k) {
-      const std::vector<float>& v = r.vectors[k - start];
-      if (v.size() != dim) {
-        return Internal("the embedder returned a vector of " + std::to_string(v.size()) + " values, expected " +
-                        std::to_string(dim));
-      }
-      std::copy(v.begin(), v.end(), out + order[k] * dim);
+  return e.embed_by_length(std::move(encodings), batch_size, normalize, [&](size_t i, std::vector<float>&& v) {
+    if (v.size() != dim) {
+      return Internal("the embedder returned a vector of " + std::to_string(v.size()) + " values, expected " +
+                      std::to_string(dim));
     }
-  }
-  return Status::Ok();
+    std::copy(v.begin(), v.end(), out + i * dim);
+    return Status::Ok();
+  });
 }
 
 nb::object encode(PyEmbedder& self, nb::handle sentences, int64_t batch_size, bool show_progress_bar,

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -165,11 +164,10 @@ int cmd_embed(int argc, char** argv) {
   }
   const embed::Embedder& embedder = **created;
 
-  // Every text is tokenized first, then embedded `batch` at a time in order of
-  // decreasing token count (less padding per batch), each vector going back to
-  // its text's place.
+  // Every text is tokenized first (a tokenizer error is exit 1), then embedded
+  // `batch` at a time, longest first, each vector going back to its text's place.
   std::vector<embed::Encoding> encodings;
-  std::vector<size_t> tokens;
+  std::vector<size_t> tokens;  // per text, for --json
   encodings.reserve(texts.size());
   for (const std::string& text : texts) {
     auto e = embedder.tokenize(text);
@@ -180,21 +178,15 @@ int cmd_embed(int argc, char** argv) {
     tokens.push_back(e->ids.size());
     encodings.push_back(std::move(e).value());
   }
-  std::vector<size_t> order(texts.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tokens[a] > tokens[b]; });
   std::vector<std::vector<float>> vectors(texts.size());
-  std::vector<embed::Encoding> chunk;
-  for (size_t start = 0; start < order.size(); start += batch) {
-    const size_t end = std::min(order.size(), start + batch);
-    chunk.clear();
-    for (size_t k = start; k < end; ++k) chunk.push_back(std::move(encodings[order[k]]));
-    auto r = embedder.embed_encoded(chunk);
-    if (!r.ok()) {
-      std::fprintf(stderr, "dlrt embed: error: %s\n", r.status().to_string().c_str());
-      return exit_code_for_run_status(r.status());
-    }
-    for (size_t k = start; k < end; ++k) vectors[order[k]] = std::move(r->vectors[k - start]);
+  const Status embedded = embedder.embed_by_length(std::move(encodings), batch, std::nullopt,
+                                                   [&](size_t i, std::vector<float>&& v) {
+                                                     vectors[i] = std::move(v);
+                                                     return Status::Ok();
+                                                   });
+  if (!embedded.ok()) {
+    std::fprintf(stderr, "dlrt embed: error: %s\n", embedded.to_string().c_str());
+    return exit_code_for_run_status(embedded);
   }
 
   if (args.has("npy")) {
