@@ -16,6 +16,10 @@ BUILD=$(cd "$BUILD" && pwd)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 PREFIX=$WORK/prefix
+# A sanitizer build's libdlrt.so needs the sanitizer runtime loaded first: its
+# consumers are built with the same -fsanitize flags.
+SAN=""
+if grep -q '^DLRT_SANITIZE:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; then SAN="-fsanitize=address,undefined"; fi
 
 cmake --install "$BUILD" --prefix "$PREFIX" > "$WORK/install.log"
 LIBDIR=$(dirname "$(find "$PREFIX" -name 'libdlrt.so' | head -1)")
@@ -47,13 +51,13 @@ version=$(sed -n 's/^#define DLRT_VERSION_MAJOR \([0-9]*\)$/\1/p' "$PREFIX/inclu
 
 # Consumer 1: find_package(dlrt CONFIG).
 cmake -S "$ROOT/tests/install/consumer" -B "$WORK/cmake-build" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX" \
-  -DCMAKE_BUILD_TYPE=Release > "$WORK/configure.log" || { cat "$WORK/configure.log"; exit 1; }
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="$SAN" -DCMAKE_CXX_FLAGS="$SAN" > "$WORK/configure.log" || { cat "$WORK/configure.log"; exit 1; }
 cmake --build "$WORK/cmake-build" > "$WORK/build.log" || { cat "$WORK/build.log"; exit 1; }
 LD_LIBRARY_PATH=$LIBDIR "$WORK/cmake-build/consumer" "$MODEL"
 LD_LIBRARY_PATH=$LIBDIR "$WORK/cmake-build/c_consumer" "$MODEL"
 
 # Consumer 2: pkg-config.
-flags=$(PKG_CONFIG_PATH="$LIBDIR/pkgconfig" pkg-config --cflags --libs dlrt)
+flags="$(PKG_CONFIG_PATH="$LIBDIR/pkgconfig" pkg-config --cflags --libs dlrt) $SAN"
 [ "$(PKG_CONFIG_PATH="$LIBDIR/pkgconfig" pkg-config --modversion dlrt)" = "$(sed -n 's/^#define DLRT_VERSION_STRING "\(.*\)"$/\1/p' "$PREFIX/include/dlrt/version.h")" ]
 # shellcheck disable=SC2086
 c++ -std=c++20 "$ROOT/tests/install/consumer/main.cpp" $flags -o "$WORK/pc-consumer"

@@ -48,10 +48,20 @@ extern "C" {
 /* The C API's version: raised when a function or a struct field is added. */
 #define DLRT_C_API_VERSION 1u
 
+/* The enums' underlying type in C++ (in C it is the compiler's choice for an
+ * enum, an int-sized type on the platforms dlrt supports): any int a caller
+ * passes is a value the library can check and refuse, not undefined
+ * behaviour. */
+#ifdef __cplusplus
+#define DLRT_ENUM_INT : int
+#else
+#define DLRT_ENUM_INT
+#endif
+
 /* ---------------------------------------------------------------- status */
 
 /* The same numbers as dlrt::StatusCode, grouped by range. */
-typedef enum dlrt_status_code {
+typedef enum dlrt_status_code DLRT_ENUM_INT {
   DLRT_OK = 0,
   DLRT_INVALID_ARGUMENT = 100, /* the caller's arguments, tensors or files */
   DLRT_NOT_FOUND = 101,
@@ -90,7 +100,7 @@ DLRT_C_API uint32_t dlrt_c_api_version(void);
 /* ---------------------------------------------------------------- dtypes */
 
 /* Element types; the values equal dlrt::DType and ONNX's TensorProto types. */
-typedef enum dlrt_dtype {
+typedef enum dlrt_dtype DLRT_ENUM_INT {
   DLRT_DTYPE_UNDEFINED = 0,
   DLRT_DTYPE_FLOAT32 = 1,
   DLRT_DTYPE_UINT8 = 2,

@@ -36,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -112,11 +113,13 @@ struct FakeGraph {
   long launches = 0;
   bool poisoned = false;
 };
-struct FakeModule {
-  int functions = 0;
-};
 struct FakeFunction {
   std::string name;
+};
+// A module owns the functions looked up in it (as in CUDA: a CUfunction is
+// valid until its module is unloaded).
+struct FakeModule {
+  std::vector<std::unique_ptr<FakeFunction>> functions;
 };
 
 std::map<CUdeviceptr, size_t> allocations;
@@ -390,7 +393,10 @@ FAKE_API CUresult cuModuleUnload(CUmodule m) {
 }
 FAKE_API CUresult cuModuleGetFunction(CUfunction* f, CUmodule m, const char* name) {
   if (!m || !f || !name || !*name) return CUDA_ERROR_INVALID_VALUE;
-  *f = reinterpret_cast<CUfunction>(new FakeFunction{name});  // one per lookup; the fake never frees them
+  auto* module = reinterpret_cast<FakeModule*>(m);
+  std::lock_guard<std::mutex> lk(mu);
+  module->functions.push_back(std::make_unique<FakeFunction>(FakeFunction{name}));
+  *f = reinterpret_cast<CUfunction>(module->functions.back().get());
   return CUDA_SUCCESS;
 }
 FAKE_API CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute, int) {
