@@ -34,8 +34,10 @@ const Builtin& builtin_registry() {
     };
 #undef DLRT_FAMILY
     r->status = r->registry.add_families(families);
-    if (!r->status.ok()) r->status = r->status.with_context("built-in CPU kernels");
-    if (!r->status.ok()) DLRT_LOG(kError, r->status.to_string());
+    if (!r->status.ok()) {
+      r->status = r->status.with_context("built-in CPU kernels");
+      DLRT_LOG(kError, r->status.to_string());
+    }
     return r;
   }();
   return *b;
