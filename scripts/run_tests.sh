@@ -22,6 +22,8 @@ JOBS=${JOBS:-$(nproc)}
 TESTDATA=${DLRT_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
 EXPECTED=${DLRT_CONFORMANCE_EXPECTED:-$ROOT/tests/conformance/expected_passing.txt}
 export DLRT_TEST_MODELS="$BUILD/test_models"
+# Each phase's time goes to $DLRT_PHASE_LOG when set (scripts/make_test.sh prints them).
+. "$ROOT/scripts/phases.sh"
 
 if [ ! -x "$BUILD/dlrt" ]; then
   echo "run_tests: $BUILD/dlrt is missing; build first (make build)" >&2
@@ -31,8 +33,8 @@ if [ ! -f "$DLRT_TEST_MODELS/STAMP" ]; then
   /usr/bin/python3 "$ROOT/tests/models/make_test_models.py" "$DLRT_TEST_MODELS" || exit 1
 fi
 
-# What make_quant_zoo.py runs with (ONNX Runtime's quantizer and its reference outputs).
-QUANT_ZOO_PACKAGES="onnxruntime==1.30.0 onnx==1.23.2 onnxconverter-common==1.16.0 numpy"
+# The pinned PyPI tools (QUANT_ZOO_PACKAGES, TOKENIZER_PARITY_PACKAGES, OpenVINO's pins).
+. "$ROOT/scripts/pins.sh"
 
 # The quantized and float16 variants of the zoo (tests/models/make_quant_zoo.py),
 # made once per build folder with pip's ONNX Runtime and remade when the
@@ -47,10 +49,12 @@ if [ -n "${DLRT_ZOO_DIR:-}" ] && [ "${DLRT_QUANT_ZOO:-}" != skip ]; then
   if [ "$(cat "$QZOO/SOURCE" 2>/dev/null)" != "$want_stamp" ] || [ ! -f "$QZOO/STAMP" ]; then
     echo
     echo "== making the quantized zoo ($QZOO)"
+    t0=$(phase_now)
     if QPY=$("$ROOT/scripts/setup_venv.sh" "$BUILD" $QUANT_ZOO_PACKAGES | tail -n 1) &&
        rm -rf "$QZOO" && "$QPY" -W ignore "$ROOT/tests/models/make_quant_zoo.py" "$DLRT_ZOO_DIR" "$QZOO" 2>&1 | tail -3; then
       echo "$want_stamp" > "$QZOO/SOURCE"
     fi
+    phase_record "quantized zoo (make_quant_zoo.py)" "$(phase_since "$t0")" 0
   fi
   if [ -f "$QZOO/STAMP" ] && [ "$(cat "$QZOO/SOURCE" 2>/dev/null)" = "$want_stamp" ]; then
     export DLRT_QUANT_ZOO_DIR="$QZOO"
@@ -68,17 +72,18 @@ fi
 # and offsets it gives, made once per build folder and remade when the
 # generator changes; EmbedTokenizerParity.* compares dlrt with them. A failure
 # to make them (no PyPI) is a test failure.
-TOKENIZER_PARITY_PACKAGES="tokenizers==0.23.3 sentencepiece==0.2.3"
 TPAR="$BUILD/tokenizer_parity"
 tok_rc=0
 tok_stamp=$(sha256sum < "$ROOT/tests/embed/make_tokenizer_parity.py" | cut -c1-16)
 if [ "$(cat "$TPAR/SOURCE" 2>/dev/null)" != "$tok_stamp" ] || [ ! -f "$TPAR/STAMP" ]; then
   echo
   echo "== making the tokenizer parity suite ($TPAR)"
+  t0=$(phase_now)
   if TPY=$("$ROOT/scripts/setup_venv.sh" "$BUILD" $TOKENIZER_PARITY_PACKAGES | tail -n 1) &&
      "$TPY" "$ROOT/tests/embed/make_tokenizer_parity.py" "$TPAR" 2>&1 | tail -3; then
     echo "$tok_stamp" > "$TPAR/SOURCE"
   fi
+  phase_record "tokenizer parity suite (make_tokenizer_parity.py)" "$(phase_since "$t0")" 0
 fi
 if [ -f "$TPAR/STAMP" ] && [ "$(cat "$TPAR/SOURCE" 2>/dev/null)" = "$tok_stamp" ]; then
   export DLRT_TOKENIZER_PARITY_DIR="$TPAR"
@@ -91,8 +96,14 @@ fi
 echo
 echo "== unit tests (ctest)"
 # (OvDoubleChild.* are not tests of their own: OvDouble.* runs them in child processes.)
+t0=$(phase_now)
 ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" -E '^(Zoo|OvDoubleChild)\.' 2>&1 | tee "$BUILD/ctest.log"
 unit_rc=${PIPESTATUS[0]}
+phase_record "unit and CLI tests (ctest -j $JOBS)" "$(phase_since "$t0")" "$unit_rc"
+# The slowest tests, so that a test that grows is seen.
+echo "slowest tests:"
+grep -E 'Test +#[0-9]+: .* sec$' "$BUILD/ctest.log" | awk '{print $(NF-1), $4}' | sort -rn | head -8 |
+  awk '{printf "  %7.2f s  %s\n", $1, $2}'
 # Skipped tests are listed in the totals, so a green run never hides one.
 unit_skipped=$(grep -oE 'Test +#[0-9]+: [A-Za-z0-9_.]+ \.+\*+Skipped' "$BUILD/ctest.log" | awk '{print $3}' | sort | tr '\n' ' ')
 
@@ -103,8 +114,8 @@ unit_skipped=$(grep -oE 'Test +#[0-9]+: [A-Za-z0-9_.]+ \.+\*+Skipped' "$BUILD/ct
 # when it is not already in the matrix. A release pip cannot install is
 # skipped with the reason; a failure of any is a test failure.
 # DLRT_OPENVINO_MATRIX= (empty) leaves them out.
-OV_MATRIX=${DLRT_OPENVINO_MATRIX-2024.6.0 2026.4.1 newest}
-OV_DEFAULT=2025.4.1
+OV_MATRIX=${DLRT_OPENVINO_MATRIX-$OPENVINO_MATRIX_DEFAULT}
+OV_DEFAULT=$OPENVINO_PIN
 ov_summary=()
 newest_openvino() {
   # `pip index versions` prints "openvino (X.Y.Z)" first.
@@ -130,6 +141,7 @@ if [ -z "${DLRT_OPENVINO_TEST_VERSION:-}" ]; then
   for v in "${releases[@]}"; do
     echo
     echo "== real OpenVINO $v (ctest -R RealOpenVino, DLRT_OPENVINO_TEST_VERSION=$v)"
+    t0=$(phase_now)
     ov_out=$(DLRT_OPENVINO_TEST_VERSION=$v ctest --test-dir "$BUILD" --output-on-failure -V -R '^RealOpenVino\.' 2>&1)
     ov_rc=$?
     echo "$ov_out" | grep -E 'Test +#[0-9]+: .*(Passed|Failed|Skipped)|tests passed|Failure|\[  SKIPPED \]' |
@@ -143,6 +155,7 @@ if [ -z "${DLRT_OPENVINO_TEST_VERSION:-}" ]; then
     elif echo "$ov_out" | grep -q 'Skipped'; then state="skipped ($(echo "$ov_out" | grep -m1 -oE 'cannot install[^)]*' || echo 'see the reasons above'))"
     fi
     ov_summary+=("$v: $state")
+    phase_record "real OpenVINO $v (ctest -R RealOpenVino)" "$(phase_since "$t0")" "$ov_rc"
   done
 fi
 echo
@@ -162,7 +175,7 @@ else
   else
     echo "note: $EXPECTED does not exist; nothing is checked for regressions (create it with 'make update-expected')"
   fi
-  "$BUILD/dlrt" "${args[@]}" > "$BUILD/conformance.log"
+  phase "ONNX conformance" "$BUILD/dlrt" "${args[@]}" > "$BUILD/conformance.log"
   conf_rc=$?
   if [ $conf_rc -ge 128 ]; then
     echo "dlrt conformance crashed (exit $conf_rc); last lines of $BUILD/conformance.log:"
@@ -178,8 +191,10 @@ fi
 
 echo
 echo "== model zoo (DLRT_ZOO_DIR=${DLRT_ZOO_DIR:-unset}, DLRT_QUANT_ZOO_DIR=${DLRT_QUANT_ZOO_DIR:-unset})"
+t0=$(phase_now)
 zoo_out=$(ctest --test-dir "$BUILD" --output-on-failure -V -R '^Zoo\.' 2>&1)
 zoo_rc=$?
+phase_record "model zoo (ctest -R Zoo)" "$(phase_since "$t0")" "$zoo_rc"
 echo "$zoo_out" | grep -E 'zoo:|Skipped|_ZOO_DIR is not set|Failure|MISMATCH|exit code' | sed -E 's/^[0-9]+: //'
 matches=$(echo "$zoo_out" | grep -oE '^([0-9]+: )?(quantized )?zoo: [0-9]+ of [0-9]+ cases match' | sed -E 's/^[0-9]+: //' | paste -sd ';' | sed 's/;/; /g')
 if echo "$zoo_out" | grep -q 'DLRT_ZOO_DIR is not set'; then zoo_state="skipped (DLRT_ZOO_DIR not set)"
@@ -188,22 +203,28 @@ else zoo_state="FAILED ($matches)"; fi
 
 echo
 echo "== install (scripts/test_install.sh: a fresh prefix, consumers through the CMake package and pkg-config)"
+t0=$(phase_now)
 install_out=$("$ROOT/scripts/test_install.sh" "$BUILD" "$DLRT_TEST_MODELS/conv_net.onnx" 2>&1)
 install_rc=$?
+phase_record "install (test_install.sh)" "$(phase_since "$t0")" "$install_rc"
 echo "$install_out"
 install_line=$(echo "$install_out" | tail -1)
 
 echo
 echo "== python (scripts/test_python.sh: the module built in $BUILD, pytest on tests/python)"
+t0=$(phase_now)
 python_out=$("$ROOT/scripts/test_python.sh" "$BUILD" 2>&1)
 python_rc=$?
+phase_record "python (test_python.sh: module, pytest)" "$(phase_since "$t0")" "$python_rc"
 echo "$python_out"
 python_state=$(echo "$python_out" | tail -1)
 
 echo
 echo "== wheel (scripts/test_wheel.sh: make wheel, a fresh venv with only the wheel, a zoo model, the embedder, OpenVINO)"
+t0=$(phase_now)
 wheel_out=$("$ROOT/scripts/test_wheel.sh" 2>&1)
 wheel_rc=$?
+phase_record "wheel (test_wheel.sh: build, fresh venv, OpenVINO)" "$(phase_since "$t0")" "$wheel_rc"
 echo "$wheel_out"
 wheel_state=$(echo "$wheel_out" | tail -1)
 

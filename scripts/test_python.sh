@@ -14,9 +14,9 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${1:-$ROOT/build}" && pwd)
 JOBS=${JOBS:-$(nproc)}
-# Verified together: nanobind builds the module, pytest and numpy run the tests;
-# Ray Data (with pyarrow and pandas) runs tests/python/test_ray.py (dlrt.ray).
-PYTHON_PACKAGES="nanobind==2.9.2 pytest==8.4.2 numpy==2.4.6 ray[data]==2.60.0 pyarrow==23.0.1 pandas==2.3.3"
+# The pinned tools (scripts/pins.sh): nanobind, pytest, numpy, Ray Data.
+. "$ROOT/scripts/pins.sh"
+PYTHON_PACKAGES=$PYTHON_TEST_PACKAGES
 
 if grep -qE '^DLRT_(SANITIZE|FUZZ):BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null; then
   # An ASan-built module cannot load into an uninstrumented python.
@@ -44,7 +44,7 @@ if ! cmake --build "$BUILD" -j "$JOBS" --target _dlrt > "$BUILD/python_build.log
   exit 1
 fi
 out=$(cd "$ROOT" && PYTHONPATH="$BUILD/python" DLRT_TEST_MODELS="${DLRT_TEST_MODELS:-$BUILD/test_models}" \
-      "$PY" -m pytest -q -rs -p no:cacheprovider "$ROOT/tests/python" 2>&1)
+      "$PY" -m pytest -q -rs --durations=10 -p no:cacheprovider "$ROOT/tests/python" 2>&1)
 rc=$?
 echo "$out" | tail -40
 summary=$(echo "$out" | grep -E '^=* ?[0-9]+ (passed|failed|skipped|error)' | tail -1 | sed -E 's/^=+ //; s/ =+$//')

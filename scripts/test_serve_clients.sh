@@ -20,8 +20,9 @@ BUILD=$(cd "${1:?usage: test_serve_clients.sh BUILD}" && pwd)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SECONDS_BUDGET=${SCHEMATHESIS_SECONDS:-30}
 
-PY=$("$ROOT/scripts/setup_venv.sh" "$BUILD/serve-clients" openai==3.57.0 schemathesis==4.32.5 pytest==8.4.2 \
-  tokenizers==0.23.3 onnxruntime==1.30.0 numpy pyyaml==6.0.3 | tail -n 1) || {
+. "$ROOT/scripts/pins.sh"
+# shellcheck disable=SC2086  # the pins are words
+PY=$("$ROOT/scripts/setup_venv.sh" "$BUILD/serve-clients" $SERVE_CLIENT_PACKAGES | tail -n 1) || {
   echo "test_serve_clients: FAILED: pip could not install openai, schemathesis, pytest, tokenizers, onnxruntime (no PyPI?)"
   exit 1
 }

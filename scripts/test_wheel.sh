@@ -18,8 +18,9 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ZOO=${DLRT_ZOO_DIR:-$ROOT/../shared/models}
-OV_VERSION=${DLRT_WHEEL_OPENVINO:-2025.4.1}
-NUMPY=numpy==2.4.6
+. "$ROOT/scripts/pins.sh"
+OV_VERSION=${DLRT_WHEEL_OPENVINO:-$OPENVINO_PIN}
+NUMPY=$WHEEL_TEST_NUMPY
 start=$(date +%s)
 
 fail() { echo "FAILED: $*"; exit 1; }

