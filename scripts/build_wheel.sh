@@ -39,8 +39,10 @@ JOBS=${JOBS:-$(nproc)}
 # Warnings as errors (ON/OFF, default OFF): the same as build/'s, the compile commands are
 # the same and ccache reuses build/'s objects.
 WERROR=${DLRT_WHEEL_WERROR:-OFF}
-# The source tree as ccache's base folder (the Makefile exports it too).
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
+# The source tree as ccache's base folder (the Makefile exports it too), and the compilers
+# CMake picks for build/ by default (scikit-build-core would name Python's, g++ and gcc:
+# another compiler name is another ccache key).
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT} CC=${CC:-cc} CXX=${CXX:-c++}
 
 fail() { echo "FAILED: $*"; exit 1; }
 

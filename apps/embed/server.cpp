@@ -15,6 +15,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <nlohmann/json.hpp>
@@ -113,11 +114,9 @@ std::string route_label(const std::string& path) {
   return "other";
 }
 
-// cpp-httplib 0.11 listens with a backlog of 5 (compiled into Debian's
-// library): a burst of new clients overflows it and some of their first
-// requests fail. listen() again on the bound socket raises the backlog; the
-// socket is found as the listening TCP socket of this process on `port`.
-void widen_listen_backlog(int port) {
+// The listening TCP socket of this process on `port` (httplib does not expose
+// it), or -1.
+int find_listening_socket(int port) {
   for (int fd = 0; fd < 4096; ++fd) {
     int listening = 0;
     socklen_t len = sizeof listening;
@@ -128,8 +127,19 @@ void widen_listen_backlog(int port) {
     int p = addr.ss_family == AF_INET    ? ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port)
             : addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
                                          : -1;
-    if (p == port) ::listen(fd, SOMAXCONN);
+    if (p == port) return fd;
   }
+  return -1;
+}
+
+// Connections the kernel has completed on a listening socket that nobody has
+// accepted yet (Linux reports the accept queue's length in tcpi_unacked for a
+// socket in the LISTEN state); 0 when unknown.
+size_t accept_queue_length(int fd) {
+  tcp_info info{};
+  socklen_t len = sizeof info;
+  if (fd < 0 || ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 || info.tcpi_state != TCP_LISTEN) return 0;
+  return info.tcpi_unacked;
 }
 
 }  // namespace
@@ -277,7 +287,11 @@ Status EmbedServer::bind() {
                      " (in use, or not an address of this machine)");
     port_ = config_.port;
   }
-  widen_listen_backlog(port_);
+  // cpp-httplib 0.11 listens with a backlog of 5 (compiled into Debian's
+  // library): a burst of new clients overflows it and some of their first
+  // requests fail. listen() again on the bound socket raises the backlog.
+  listen_fd_ = find_listening_socket(port_);
+  if (listen_fd_ >= 0) ::listen(listen_fd_, SOMAXCONN);
   bound_.store(true);
   return Status::Ok();
 }
@@ -306,10 +320,14 @@ void EmbedServer::shutdown() {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     // Connections already accepted are answered (503 or their result) before
-    // the listening socket closes: httplib drops the queued ones once it is.
+    // the listening socket closes: httplib drops the queued ones once it is,
+    // and closing it resets those the kernel has completed but nobody has
+    // accepted yet (their clients saw connect() succeed), so it waits for
+    // both to be empty, then closes at once.
     const auto deadline = Clock::now() + std::chrono::milliseconds(config_.drain_timeout_ms);
-    while (connections_->load() > 0 && http_->is_running() && Clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    while ((connections_->load() > 0 || accept_queue_length(listen_fd_) > 0) && http_->is_running() &&
+           Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
     http_->stop();
   });
 }

@@ -1,5 +1,5 @@
 """dlrt.ray: Ray Data batch embedding (docs/python-ray.md) on a local cluster of
-2 CPUs, over a generated corpus of 20,000 lines with ids and the zoo's MiniLM: every id
+2 CPUs, over a generated corpus of 8,000 lines with ids and the zoo's MiniLM: every id
 exactly once, vectors as single-process dlrt.Embedder.encode gives them, an actor process
 killed mid-job, and the bad-row policy. Skipped without Ray (scripts/test_python.sh
 installs it) or without the zoo."""
@@ -16,7 +16,7 @@ import dlrt
 import dlrt.ray
 from conftest import run_python
 
-N_LINES = 20_000
+N_LINES = 8_000
 SAMPLE = 500
 WORDS = ("apple banana river mountain music science history ocean forest city train garden "
          "computer language window winter summer coffee market school doctor football").split()
@@ -188,8 +188,8 @@ def test_actor_killed_mid_job_every_id_once(ray_cluster, minilm, corpus, referen
                     os.kill(os.getpid(), signal.SIGKILL)  # the actor's process dies mid-job
             return super().__call__(batch)
 
-    ds = ray.data.read_parquet(corpus["path"]).repartition(target_num_rows_per_block=1000)
-    ds = ds.map_batches(KilledOnce, compute=ray.data.ActorPoolStrategy(size=2), batch_size=1000, batch_format="pyarrow", num_cpus=0.5,
+    ds = ray.data.read_parquet(corpus["path"]).repartition(target_num_rows_per_block=400)
+    ds = ds.map_batches(KilledOnce, compute=ray.data.ActorPoolStrategy(size=2), batch_size=400, batch_format="pyarrow", num_cpus=0.5,
                         fn_constructor_kwargs={"model": minilm, "concurrency": 2})
     out = tmp_path / "out"
     ds.drop_columns(["text"]).write_parquet(str(out))
