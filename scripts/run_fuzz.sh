@@ -4,7 +4,8 @@
 #   scripts/run_fuzz.sh BUILD_FUZZ SECONDS [HARNESS...]
 #   scripts/run_fuzz.sh BUILD_FUZZ smoke     (make test: the regression
 #     inputs and the seeds, then a fixed number of executions from the seeds
-#     alone with a fixed random seed, about 20-30 s each)
+#     alone with a fixed random seed: 8-16 s each on a -O2 build, 20-65 s on
+#     make test's -O0 build)
 # Default harnesses: model npy tokenizer config request. First each harness runs its
 # regression inputs (fuzz/regressions/<harness>/: inputs that once crashed
 # it), then fuzzes for SECONDS, starting from seeds the script gathers from
@@ -78,8 +79,7 @@ run_harness() {
   seeds=$(seeds_for "$h")
   log="$BUILD/fuzz_$h.log"
   if [ "$SECONDS_EACH" = smoke ]; then
-    # A fixed number of executions (about 20-30 s each on a 2-core VM) from a
-    # fixed random seed: the same binary and seeds take the same path, so a
+    # A fixed number of executions from a fixed random seed: the same binary and seeds take the same path, so a
     # failure here reproduces.
     case "$h" in model) runs=150000 ;; npy) runs=2000000 ;; *) runs=400000 ;; esac
     fresh="$BUILD/corpus-smoke/$h"
