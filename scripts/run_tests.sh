@@ -12,7 +12,7 @@
 #   5. the Python package: the module dlrt._dlrt built in BUILD and the
 #      pytest suite tests/python (scripts/test_python.sh),
 #   6. the manylinux wheel installed into a fresh venv and run from there
-#      (scripts/test_wheel.sh; built incrementally in build-wheel/).
+#      (scripts/test_wheel.sh; built incrementally in build-wheel-<tag>/).
 # Then prints the totals. Exit status 0 only when all of them pass.
 set -uo pipefail
 

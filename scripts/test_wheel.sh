@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The wheel a stranger installs (scripts/run_tests.sh step 6):
-#   1. scripts/build_wheel.sh: the manylinux wheel (incremental in build-wheel/),
+#   1. scripts/build_wheel.sh: the manylinux wheel (incremental in build-wheel-<tag>/),
 #      auditwheel show and the no-vendor-runtime check,
 #   2. a FRESH venv in a temporary folder (python3 -m venv, or $DLRT_VENV_PYTHON), only that wheel
 #      and numpy installed into it, run from the temporary folder with
