@@ -427,8 +427,11 @@ Status validate_for_libonnx(const onnx::GraphProto& g, int opset, const std::set
     if (n.op_type() == "SplitToSequence" && n.input_size() > 1) {
       auto it = inits.find(n.input(1));
       if (it != inits.end() && it->second->dims_size() == 0) {
+        // A malformed one (a scalar holding 8 values, found by fuzzing) is refused here too:
+        // libonnx's inference divides by its first value.
         auto t = tensor_from_proto(*it->second, what + " split");
-        if (t.ok() && t->size() == 1 && (t->dtype() == DType::kInt64 || t->dtype() == DType::kInt32) &&
+        if (!t.ok()) return t.status();
+        if (t->size() == 1 && (t->dtype() == DType::kInt64 || t->dtype() == DType::kInt32) &&
             element_as_double(*t, 0) <= 0)
           return InvalidModel(what + ": a scalar split must be positive, got " +
                               std::to_string(static_cast<int64_t>(element_as_double(*t, 0))));
