@@ -86,8 +86,9 @@ test-asan: deps
 # The Python wheel, repaired by auditwheel into a manylinux wheel in $(WHEEL_DIR)
 # (scripts/build_wheel.sh: pinned tools from PyPI, incremental in build-wheel/).
 WHEEL_DIR ?= build-wheel/wheelhouse
+# With build/'s warning flags (WERROR), so ccache reuses build/'s objects.
 wheel: deps
-	JOBS=$(JOBS) bash scripts/build_wheel.sh $(WHEEL_DIR)
+	JOBS=$(JOBS) DLRT_WHEEL_WERROR=$(WERROR) bash scripts/build_wheel.sh $(WHEEL_DIR)
 
 # Rewrites tests/conformance/expected_passing.txt from a fresh conformance run.
 update-expected: build
