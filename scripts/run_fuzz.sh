@@ -79,8 +79,9 @@ run_harness() {
   seeds=$(seeds_for "$h")
   log="$BUILD/fuzz_$h.log"
   if [ "$SECONDS_EACH" = smoke ]; then
-    # A fixed number of executions from a fixed random seed: the same binary and seeds take the same path, so a
-    # failure here reproduces.
+    # A fixed number of executions from a fixed random seed. The path is not fully
+    # repeatable (the model harness runs threaded kernels, so coverage and thus
+    # mutations can differ run to run): a failure leaves its input in $crashes.
     case "$h" in model) runs=150000 ;; npy) runs=2000000 ;; *) runs=400000 ;; esac
     fresh="$BUILD/corpus-smoke/$h"
     rm -rf "$fresh"
