@@ -7,11 +7,13 @@
 set -euo pipefail
 
 # The build: compilers and tools, the libraries dlrt links or includes, GoogleTest
-# (the test binaries share the build folder), and python3-onnx/numpy for the
-# generated test models (tests/models/make_test_models.py; the demo runs one).
+# (the test binaries share the build folder), python3-onnx/numpy for the
+# generated test models (tests/models/make_test_models.py; the demo runs one),
+# and pip, which fetches the pinned onnx sources (scripts/fetch_onnx.sh: dlrt's
+# model layer is built from them; Debian's libonnx is too old).
 BUILD_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
-  libprotobuf-dev protobuf-compiler libonnx-dev
+  libprotobuf-dev protobuf-compiler python3-pip
   libgtest-dev nlohmann-json3-dev libtomlplusplus-dev libcpp-httplib-dev
   python3-onnx python3-numpy
 )
@@ -44,7 +46,7 @@ for p in "${PACKAGES[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install_deps: all ${#PACKAGES[@]} packages are installed"
-  exit 0
+  exec "$(dirname "$0")/fetch_onnx.sh"
 fi
 echo "install_deps: missing: ${missing[*]}"
 
@@ -73,3 +75,4 @@ if [ $need_update -eq 1 ]; then
 fi
 "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 echo "install_deps: done"
+exec "$(dirname "$0")/fetch_onnx.sh"

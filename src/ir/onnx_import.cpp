@@ -1,4 +1,4 @@
-// ONNX ModelProto -> ir::Model: parsing, libonnx's checker and shape
+// ONNX ModelProto -> ir::Model: parsing, ONNX's checker and shape
 // inference, external data, subgraphs with outer-scope captures.
 #include "ir/onnx_import.h"
 
@@ -23,6 +23,8 @@
 #include "core/logging.h"
 #include "core/tensor_values.h"
 #include "ir/onnx_arity.h"
+#include "ir/onnx_definitions.h"
+#include "ir/onnx_functions.h"
 #include "ir/onnx_tensor.h"
 
 namespace dlrt::ir {
@@ -30,10 +32,6 @@ namespace dlrt::ir {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The newest default-domain opset the installed libonnx has schemas for;
-// newer models skip its checker and shape inference (dlrt's kernels check).
-constexpr int kLibOnnxMaxOpset = 17;
 
 std::string normalize_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 
@@ -509,14 +507,9 @@ bool needs_shapes_libonnx_lacks(const onnx::GraphProto& g) {
   return false;
 }
 
-// libonnx's checker and shape inference know opsets up to kLibOnnxMaxOpset.
-// Errors that only say an op is unknown are left to the runtime, which names
-// the op, domain, opset and node.
+// ONNX's checker and shape inference. Errors that only say an op is unknown
+// are left to the runtime, which names the op, domain, opset and node.
 Status run_libonnx_checks(onnx::ModelProto& m) {
-  if (default_opset(m) > kLibOnnxMaxOpset) {
-    DLRT_LOG(kDebug, "opset newer than libonnx knows: skipping its checker and shape inference");
-    return Status::Ok();
-  }
   // The checker requires a shape on every graph input and output and stops
   // at the first one without. A value of unknown rank is legal for dlrt (its
   // kernels check shapes at run time; partitions it exports may have such
@@ -543,8 +536,8 @@ Status run_libonnx_checks(onnx::ModelProto& m) {
   }
   for (auto* t : shapeless) t->clear_shape();
   if (!rejected.empty()) return InvalidModel("the ONNX checker rejected the model: " + rejected);
-  // libonnx's shape inference divides by strides and indexes ranks it never
-  // checked: refuse what would crash it first.
+  // ONNX's shape inference divides by strides and indexes ranks it does not
+  // always check: refuse what would crash it first.
   DLRT_RETURN_IF_ERROR(validate_for_libonnx(m.graph(), default_opset(m)));
   if (needs_shapes_libonnx_lacks(m.graph())) {
     DLRT_LOG(kDebug, "a MaxUnpool: skipping libonnx's shape inference (it may crash on unknown input shapes)");
@@ -559,7 +552,7 @@ Status run_libonnx_checks(onnx::ModelProto& m) {
   return Status::Ok();
 }
 
-Result<Model> import_model(onnx::ModelProto& m, const std::string& base_dir) {
+Result<Model> import_model(onnx::ModelProto& m, const std::string& base_dir, const ImportOptions& options) {
   if (!m.has_graph() || (m.ir_version() <= 0 && m.opset_import_size() == 0))
     return InvalidModel("the data parsed as protobuf but is not an ONNX model (no graph, no ir_version, no opset_import)");
   Model model;
@@ -585,29 +578,32 @@ Result<Model> import_model(onnx::ModelProto& m, const std::string& base_dir) {
   for (auto& init : *m.mutable_graph()->mutable_initializer())
     if (init.data_location() == onnx::TensorProto::EXTERNAL)
       DLRT_RETURN_IF_ERROR(inline_external_data(init, base_dir, "initializer '" + init.name() + "'"));
-  // Node arity for every opset, before libonnx's checker (opsets <= 17 only):
-  // the same broken graph gets the same error whatever its opset.
+  DLRT_RETURN_IF_ERROR(inline_local_functions(m));
+  // Node arity with dlrt's wording, before ONNX's checker (which stops at the
+  // first problem of any kind).
   DLRT_RETURN_IF_ERROR(check_node_arity(m.graph(), op));
   DLRT_RETURN_IF_ERROR(run_libonnx_checks(m));
+  DLRT_RETURN_IF_ERROR(inline_function_ops(m, options.runs_op));
+  DLRT_RETURN_IF_ERROR(check_newer_definitions(m.graph(), op));
   DLRT_ASSIGN_OR_RETURN(model.graph, importer.convert_graph(*m.mutable_graph(), nullptr));
   return model;
 }
 
 }  // namespace
 
-Result<Model> import_onnx_bytes(const std::string& bytes, const std::string& base_dir) {
+Result<Model> import_onnx_bytes(const std::string& bytes, const std::string& base_dir, const ImportOptions& options) {
   onnx::ModelProto m;
   DLRT_RETURN_IF_ERROR(parse_proto(m, bytes, "the model data"));
-  return import_model(m, base_dir);
+  return import_model(m, base_dir, options);
 }
 
-Result<Model> import_onnx_file(const std::string& path) {
+Result<Model> import_onnx_file(const std::string& path, const ImportOptions& options) {
   DLRT_RETURN_IF_ERROR(check_model_path(path));
   onnx::ModelProto m;
   DLRT_RETURN_IF_ERROR(parse_proto_file(m, path));
   std::string base = fs::path(path).parent_path().string();
   if (base.empty()) base = ".";
-  auto r = import_model(m, base);
+  auto r = import_model(m, base, options);
   if (!r.ok()) return r.status().with_context(path);
   return r;
 }

@@ -1,4 +1,5 @@
 #include "runtime/compiled_model.h"
+#include "runtime/import.h"
 
 #include <unistd.h>
 
@@ -425,7 +426,7 @@ Result<CompileModelResult> compile_model_file(const std::string& model_path, con
   std::error_code ec;
   if (fs::exists(model_path, ec) && fs::exists(out_path, ec) && fs::equivalent(model_path, out_path, ec))
     return InvalidArgument("the output " + out_path + " is the input model; write the compiled model elsewhere");
-  DLRT_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(model_path));
+  DLRT_ASSIGN_OR_RETURN(ir::Model model, ir::import_onnx_file(model_path, runtime_import_options()));
   const ir::Graph& g = *model.graph;
 
   DLRT_ASSIGN_OR_RETURN(DeviceSpec spec, parse_device_spec(options.device.empty() ? "auto" : options.device));

@@ -21,6 +21,7 @@
 #include "runtime/compiled_model.h"
 #include "runtime/config.h"
 #include "runtime/device_spec.h"
+#include "runtime/import.h"
 #include "runtime/optimize.h"
 #include "runtime/partition_kernel.h"
 #include "runtime/placement.h"
@@ -471,13 +472,13 @@ Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
 Result<std::unique_ptr<Session>> Session::create(const std::string& path, const SessionOptions& options) {
-  DLRT_ASSIGN_OR_RETURN(auto impl, build(ir::import_onnx_file(path), options));
+  DLRT_ASSIGN_OR_RETURN(auto impl, build(ir::import_onnx_file(path, runtime_import_options()), options));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
 Result<std::unique_ptr<Session>> Session::create_from_bytes(const std::string& bytes, const SessionOptions& options,
                                                             const std::string& base_dir) {
-  DLRT_ASSIGN_OR_RETURN(auto impl, build(ir::import_onnx_bytes(bytes, base_dir), options));
+  DLRT_ASSIGN_OR_RETURN(auto impl, build(ir::import_onnx_bytes(bytes, base_dir, runtime_import_options()), options));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 

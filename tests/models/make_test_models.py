@@ -245,7 +245,7 @@ def write_all(out):
             [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
         return model(g, opset=opset)
     save(relu_model(99), os.path.join(bad, "opset99.onnx"))
-    save(relu_model(22), os.path.join(bad, "opset22.onnx"))
+    save(relu_model(29), os.path.join(bad, "opset29.onnx"))
 
     with open(os.path.join(out, "x.bin"), "wb") as f:  # exists, but outside bad/
         f.write(w.tobytes())

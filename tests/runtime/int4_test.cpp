@@ -142,7 +142,10 @@ TEST(Int4, WrongPackedSizeIsAnInvalidModel) {
   auto r = Session::create_from_bytes(m.SerializeAsString());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidModel);
-  EXPECT_NE(r.status().message().find("packed int4"), std::string::npos) << r.status().message();
+  // dlrt's reader ("packed int4") or ONNX's checker, whichever sees it first.
+  const std::string& msg = r.status().message();
+  EXPECT_TRUE(msg.find("packed int4") != std::string::npos || msg.find("(3 bytes required)") != std::string::npos)
+      << msg;
 }
 
 TEST(Int4, NamesAndSizes) {

@@ -204,7 +204,10 @@ TEST(Session, ShortInitializerIsRejected) {
   m.mutable_graph()->mutable_initializer(0)->mutable_float_data()->RemoveLast();
   auto r = Session::create_from_bytes(m.SerializeAsString());
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("initializer 'b'"), std::string::npos) << r.status().message();
+  // ONNX's checker or dlrt's own reader, whichever sees it first, names the tensor.
+  const std::string& msg = r.status().message();
+  EXPECT_TRUE(msg.find("initializer 'b'") != std::string::npos || msg.find("tensor name: b)") != std::string::npos)
+      << msg;
 }
 
 TEST(Session, StrictModeRefusesMissingDevice) {

@@ -227,8 +227,8 @@ Status roi_align_kernel(KernelContext& ctx) {
 }  // namespace
 
 Status register_detection_kernels(KernelRegistry& r) {
-  DLRT_RETURN_IF_ERROR(r.add_fn("NonMaxSuppression", nms_kernel, 10, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("RoiAlign", roi_align_kernel, 10, 21));
+  DLRT_RETURN_IF_ERROR(r.add_fn("NonMaxSuppression", nms_kernel, 10));
+  DLRT_RETURN_IF_ERROR(r.add_fn("RoiAlign", roi_align_kernel, 10));
   return Status::Ok();
 }
 

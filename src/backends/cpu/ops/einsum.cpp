@@ -360,6 +360,6 @@ Status einsum_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-Status register_einsum_kernels(KernelRegistry& r) { return r.add_fn("Einsum", einsum_kernel, 12, 21); }
+Status register_einsum_kernels(KernelRegistry& r) { return r.add_fn("Einsum", einsum_kernel, 12); }
 
 }  // namespace dlrt::cpu

@@ -215,8 +215,18 @@ struct ShiftOp {
   bool left;
   explicit ShiftOp(const KernelContext& ctx) : left(ctx.node().attr_string("direction", "") == "LEFT") {}
   T operator()(T a, T b) const {
-    if (b >= sizeof(T) * 8) return 0;  // shifting by the width or more is UB in C++
-    return left ? static_cast<T>(static_cast<wrap_t<T>>(a) << b) : static_cast<T>(a >> b);
+    constexpr int64_t kBits = sizeof(T) * 8;
+    if constexpr (std::is_signed_v<T>) {
+      // Signed types (opset 28): an arithmetic right shift; a left shift
+      // drops the bits moved past the sign bit; a shift by a negative amount
+      // or by the width or more gives what the sign extension alone gives.
+      if (b < 0 || b >= kBits) return (!left && a < 0) ? static_cast<T>(-1) : static_cast<T>(0);
+      using U = std::make_unsigned_t<T>;
+      return left ? static_cast<T>(static_cast<wrap_t<U>>(static_cast<U>(a)) << b) : static_cast<T>(a >> b);
+    } else {
+      if (b >= kBits) return 0;  // shifting by the width or more is UB in C++
+      return left ? static_cast<T>(static_cast<wrap_t<T>>(a) << b) : static_cast<T>(a >> b);
+    }
   }
 };
 
@@ -243,6 +253,8 @@ Status BitwiseXor(KernelContext& ctx) { return same_type_binary<BitXorOp>(ctx, k
 Status BitShift(KernelContext& ctx) {
   std::string dir = ctx.node().attr_string("direction", "");
   if (dir != "LEFT" && dir != "RIGHT") return ctx.invalid("attribute direction must be \"LEFT\" or \"RIGHT\", got \"" + dir + "\"");
+  // Signed integer types are defined from opset 28.
+  if (ctx.node().opset >= 28) return same_type_binary<ShiftOp>(ctx, kInt);
   return same_type_binary<ShiftOp>(ctx, kUnsigned);
 }
 

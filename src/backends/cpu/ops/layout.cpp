@@ -418,7 +418,12 @@ Status space_to_depth(KernelContext& ctx) {
   if (b <= 0 || h % b != 0 || w % b != 0)
     return ctx.invalid("blocksize " + std::to_string(b) + " must be positive and divide the height " +
                        std::to_string(h) + " and width " + std::to_string(w));
-  return permute_to_output(ctx, *x, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4}, {n, c * b * b, h / b, w / b});
+  // mode (opset 28; before, always DCR): output channel (bh * b + bw) * C + c
+  // for DCR, c * b * b + bh * b + bw for CRD.
+  const std::string mode = ctx.node().attr_string("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") return ctx.invalid("attribute mode must be \"DCR\" or \"CRD\", got \"" + mode + "\"");
+  const IntList perm = mode == "DCR" ? IntList{0, 3, 5, 1, 2, 4} : IntList{0, 1, 3, 5, 2, 4};
+  return permute_to_output(ctx, *x, {n, c, h / b, b, w / b, b}, perm, {n, c * b * b, h / b, w / b});
 }
 
 Status trilu(KernelContext& ctx) {

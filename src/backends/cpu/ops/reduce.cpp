@@ -502,18 +502,18 @@ Status arg_kernel(KernelContext& ctx) {
 }  // namespace
 
 Status register_reduce_kernels(KernelRegistry& r) {
-  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceSum", reduce_kernel<ReduceOp::kSum>, 1, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceMean", reduce_kernel<ReduceOp::kMean>, 1, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceMax", reduce_kernel<ReduceOp::kMax>, 1, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceMin", reduce_kernel<ReduceOp::kMin>, 1, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceProd", reduce_kernel<ReduceOp::kProd>, 1, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceL1", reduce_kernel<ReduceOp::kL1>, 1, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceL2", reduce_kernel<ReduceOp::kL2>, 1, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceLogSum", reduce_kernel<ReduceOp::kLogSum>, 1, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceLogSumExp", reduce_kernel<ReduceOp::kLogSumExp>, 1, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceSumSquare", reduce_kernel<ReduceOp::kSumSquare>, 1, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("ArgMax", arg_kernel<true>, 1, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("ArgMin", arg_kernel<false>, 1, 21));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceSum", reduce_kernel<ReduceOp::kSum>, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceMean", reduce_kernel<ReduceOp::kMean>, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceMax", reduce_kernel<ReduceOp::kMax>, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceMin", reduce_kernel<ReduceOp::kMin>, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceProd", reduce_kernel<ReduceOp::kProd>, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceL1", reduce_kernel<ReduceOp::kL1>, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceL2", reduce_kernel<ReduceOp::kL2>, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceLogSum", reduce_kernel<ReduceOp::kLogSum>, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceLogSumExp", reduce_kernel<ReduceOp::kLogSumExp>, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ReduceSumSquare", reduce_kernel<ReduceOp::kSumSquare>, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ArgMax", arg_kernel<true>, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ArgMin", arg_kernel<false>, 1));
   return Status::Ok();
 }
 

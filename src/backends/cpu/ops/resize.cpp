@@ -680,7 +680,7 @@ Status grid_sample_kernel(KernelContext& ctx) {
 Status register_resize_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add({"Resize", "", 10, 21, ResizeKernel::create}));
   DLRT_RETURN_IF_ERROR(r.add({"Upsample", "", 7, 9, UpsampleKernel::create}));
-  DLRT_RETURN_IF_ERROR(r.add_fn("GridSample", grid_sample_kernel, 16, 21));
+  DLRT_RETURN_IF_ERROR(r.add_fn("GridSample", grid_sample_kernel, 16));
   return Status::Ok();
 }
 

@@ -321,11 +321,11 @@ Status sce_loss_kernel(KernelContext& ctx) {
 }  // namespace
 
 Status register_softmax_kernels(KernelRegistry& r) {
-  DLRT_RETURN_IF_ERROR(r.add_fn("Softmax", softmax_kernel<SoftmaxKind::kSoftmax>, 1, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("LogSoftmax", softmax_kernel<SoftmaxKind::kLogSoftmax>, 1, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("Hardmax", softmax_kernel<SoftmaxKind::kHardmax>, 1, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("NegativeLogLikelihoodLoss", nll_loss_kernel, 12, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("SoftmaxCrossEntropyLoss", sce_loss_kernel, 12, 21));
+  DLRT_RETURN_IF_ERROR(r.add_fn("Softmax", softmax_kernel<SoftmaxKind::kSoftmax>, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("LogSoftmax", softmax_kernel<SoftmaxKind::kLogSoftmax>, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("Hardmax", softmax_kernel<SoftmaxKind::kHardmax>, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("NegativeLogLikelihoodLoss", nll_loss_kernel, 12));
+  DLRT_RETURN_IF_ERROR(r.add_fn("SoftmaxCrossEntropyLoss", sce_loss_kernel, 12));
   return Status::Ok();
 }
 

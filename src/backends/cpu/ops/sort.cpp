@@ -292,9 +292,9 @@ Status unique_kernel(KernelContext& ctx) {
 }  // namespace
 
 Status register_sort_kernels(KernelRegistry& r) {
-  DLRT_RETURN_IF_ERROR(r.add_fn("TopK", topk_kernel, 1, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("CumSum", cumsum_kernel, 11, 21));
-  DLRT_RETURN_IF_ERROR(r.add_fn("Unique", unique_kernel, 11, 21));
+  DLRT_RETURN_IF_ERROR(r.add_fn("TopK", topk_kernel, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("CumSum", cumsum_kernel, 11));
+  DLRT_RETURN_IF_ERROR(r.add_fn("Unique", unique_kernel, 11));
   return Status::Ok();
 }
 
