@@ -74,7 +74,10 @@ struct QuantParams {
 
 Result<QuantParams> quant_params(const KernelContext& ctx, const Tensor& x, const Tensor& scale, const Tensor* zp) {
   QuantParams p;
-  if (zp && zp->shape() != scale.shape()) return ctx.invalid("zero point and scale must have the same shape");
+  // A one-element zero point goes with a one-element scale of another rank
+  // ([] and [1]: ONNX's own int4 test cases mix them).
+  if (zp && zp->shape() != scale.shape() && !(zp->size() == 1 && scale.size() == 1))
+    return ctx.invalid("zero point and scale must have the same shape");
   const int64_t block = ctx.opset() >= 21 ? ctx.node().attr_int("block_size", 0) : 0;
   if (block < 0) return ctx.invalid("block_size must be non-negative");
   if (block == 0 && scale.size() == 1 && scale.rank() <= 1) return p;

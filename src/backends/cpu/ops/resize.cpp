@@ -101,8 +101,12 @@ void make_taps(const ResizeAttrs& at, int64_t in_len, int64_t out_len, double sc
   t.weight.assign(static_cast<size_t>(out_len * t.ntaps), 0.0);
   t.outside.assign(static_cast<size_t>(out_len), 0);
   for (int64_t j = 0; j < out_len; ++j) {
-    // tf_crop_and_resize divides by the integer output length, the others by input * scale.
-    const double lr = at.coord == Coord::kTfCropAndResize ? static_cast<double>(out_len) : len_resized;
+    // tf_crop_and_resize divides by the integer output length, the others by
+    // input * scale; half_pixel_symmetric's adjustment is the integer output
+    // length over input * scale.
+    const double lr = at.coord == Coord::kTfCropAndResize || at.coord == Coord::kHalfPixelSymmetric
+                          ? static_cast<double>(out_len)
+                          : len_resized;
     double x = transform(at.coord, static_cast<double>(j), scale, lr, in_len, roi_start, roi_end);
     if (at.coord == Coord::kTfCropAndResize && !(x >= 0 && x <= len_in_d - 1)) t.outside[j] = 1;
     if (!std::isfinite(x)) x = 0;

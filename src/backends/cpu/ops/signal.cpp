@@ -84,10 +84,13 @@ Status dft_typed(KernelContext& ctx, const Tensor& x, int64_t axis, int64_t leng
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= s[i];
   for (int64_t i = axis + 1; i < rank - 1; ++i) inner *= s[i];
-  const int64_t n_out = onesided ? length / 2 + 1 : length;
+  // A one-sided inverse (IRFFT): the input holds bins 0..length/2 of a
+  // Hermitian spectrum and the output is the real signal of `length` values.
+  const bool irfft = inverse && onesided;
+  const int64_t n_out = irfft ? length : onesided ? length / 2 + 1 : length;
   Shape os = s;
   os[axis] = n_out;
-  os.back() = 2;
+  os.back() = irfft ? 1 : 2;
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), os));
   const T* src = x.data<T>();
   T* dst = y->data<T>();
@@ -95,15 +98,24 @@ Status dft_typed(KernelContext& ctx, const Tensor& x, int64_t axis, int64_t leng
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in) {
       for (int64_t k = 0; k < length; ++k) {
-        if (k >= n_in) {
+        // IRFFT: bin k > length/2 is the conjugate of bin length - k.
+        const bool mirrored = irfft && k > length / 2;
+        const int64_t kk = mirrored ? length - k : k;
+        if (kk >= n_in) {
           buf[k] = 0;
           continue;
         }
-        const T* e = src + ((o * n_in + k) * inner + in) * comps;
+        const T* e = src + ((o * n_in + kk) * inner + in) * comps;
         buf[k] = cd(static_cast<double>(e[0]), comps == 2 ? static_cast<double>(e[1]) : 0.0);
+        if (mirrored) buf[k] = std::conj(buf[k]);
       }
       transform(buf, inverse);
       double scale = inverse ? 1.0 / static_cast<double>(length) : 1.0;
+      if (irfft) {
+        for (int64_t k = 0; k < n_out; ++k)
+          dst[(o * n_out + k) * inner + in] = static_cast<T>(buf[k].real() * scale);
+        continue;
+      }
       for (int64_t k = 0; k < n_out; ++k) {
         T* e = dst + ((o * n_out + k) * inner + in) * 2;
         e[0] = static_cast<T>(buf[k].real() * scale);
@@ -129,14 +141,18 @@ Status dft_kernel(KernelContext& ctx) {
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank - 1)
     return ctx.invalid("axis is out of range for input shape " + shape_to_string(x->shape()));
-  int64_t length = x->dim(axis);
+  bool inverse = ctx.node().attr_int("inverse", 0) != 0;
+  bool onesided = ctx.node().attr_int("onesided", 0) != 0;
+  if (onesided && !inverse && x->shape().back() == 2)
+    return ctx.invalid("a one-sided forward DFT needs a real input (last dim 1)");
+  if (onesided && inverse && x->shape().back() != 2)
+    return ctx.invalid("a one-sided inverse DFT needs a complex input (last dim 2)");
+  // IRFFT's default length: the full signal of a one-sided spectrum.
+  int64_t length = onesided && inverse ? 2 * (x->dim(axis) - 1) : x->dim(axis);
   if (const Tensor* l = ctx.input(1)) {
     DLRT_ASSIGN_OR_RETURN(length, scalar_int(*l, ctx, "dft_length"));
   }
   if (length <= 0) return ctx.invalid("dft_length must be positive");
-  bool inverse = ctx.node().attr_int("inverse", 0) != 0;
-  bool onesided = ctx.node().attr_int("onesided", 0) != 0;
-  if (onesided && x->shape().back() == 2) return ctx.invalid("onesided output needs a real input");
   return dispatch_float(x->dtype(), [&](auto tag) {
     return dft_typed<typename decltype(tag)::type>(ctx, *x, axis, length, inverse, onesided);
   });
