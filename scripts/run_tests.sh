@@ -3,7 +3,9 @@
 #   1. the unit and CLI tests (ctest, all but the zoo test),
 #   2. `dlrt conformance` over ONNX's backend test data, compared with
 #      tests/conformance/expected_passing.txt (any expected case that does not
-#      pass is a failure; the full log is in BUILD/conformance.log),
+#      pass is a failure; the full log is in BUILD/conformance.log), and the
+#      same for the node cases of the onnx release dlrt's model layer is built
+#      from (scripts/conformance_onnx.sh, its own expected list),
 #   3. the model-zoo test (ctest -R Zoo; skipped unless DLRT_ZOO_DIR is set),
 #   and the real-OpenVINO tests again against each release of the OpenVINO
 #   matrix (DLRT_OPENVINO_MATRIX),
@@ -188,6 +190,13 @@ else
   echo "${conf_line:-no totals (see $BUILD/conformance.log)}; $skipped training-only cases skipped"
   echo "(per-case results: $BUILD/conformance.log; passing cases: $BUILD/conformance_passing.txt)"
 fi
+
+echo
+echo "== ONNX $ONNX_SOURCE_VERSION conformance (the node cases of the release dlrt's model layer is built from)"
+phase "ONNX $ONNX_SOURCE_VERSION conformance" bash "$ROOT/scripts/conformance_onnx.sh" "$BUILD"
+conf_new_rc=$?
+[ $conf_new_rc -ne 0 ] && conf_rc=1
+conf_line="$conf_line; onnx $ONNX_SOURCE_VERSION: $(grep -m1 -oE '[0-9.]+% of [0-9]+ cases pass' "$BUILD/conformance_onnx.log" 2>/dev/null || echo 'see above')"
 
 echo
 echo "== model zoo (DLRT_ZOO_DIR=${DLRT_ZOO_DIR:-unset}, DLRT_QUANT_ZOO_DIR=${DLRT_QUANT_ZOO_DIR:-unset})"

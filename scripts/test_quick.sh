@@ -3,6 +3,7 @@
 # test` runs everything). Runs against BUILD (default build):
 #   1. ctest without the slow tests below (each has a faster sibling here),
 #   2. the ONNX conformance suite against tests/conformance/expected_passing.txt,
+#      and that of the onnx release dlrt is built from (scripts/conformance_onnx.sh),
 #   3. the zoo (ctest -R Zoo) when DLRT_ZOO_DIR is set, with the quantized zoo
 #      when an earlier `make test` made it (BUILD/quant_zoo).
 # Left out, all run by `make test`: the real-OpenVINO tests (pip), the clients
@@ -37,6 +38,8 @@ else
   conf_rc=$?
   grep -E '^(dlrt conformance|conformance):' "$BUILD/conformance.log" | tail -2
 fi
+echo "== ONNX conformance of the release the model layer is built from"
+bash "$ROOT/scripts/conformance_onnx.sh" "$BUILD" || conf_rc=1
 
 echo "== model zoo (DLRT_ZOO_DIR=${DLRT_ZOO_DIR:-unset})"
 [ -f "$BUILD/quant_zoo/STAMP" ] && export DLRT_QUANT_ZOO_DIR="$BUILD/quant_zoo"
