@@ -10,7 +10,7 @@ namespace dlrt::cpu {
 Status register_elementwise_kernels(KernelRegistry& r);     // elementwise.cpp: binary arithmetic, comparison, logic, Where
 Status register_unary_kernels(KernelRegistry& r);           // unary.cpp: unary math
 Status register_activation_kernels(KernelRegistry& r);      // activation.cpp
-Status register_cast_kernels(KernelRegistry& r);            // cast.cpp: Cast, CastLike
+Status register_cast_kernels(KernelRegistry& r);            // cast.cpp: Cast, CastLike, BitCast
 Status register_matmul_kernels(KernelRegistry& r);          // matmul.cpp: MatMul, Gemm
 Status register_conv_kernels(KernelRegistry& r);            // conv.cpp: Conv, ConvTranspose
 Status register_pool_kernels(KernelRegistry& r);            // pool.cpp
@@ -20,7 +20,7 @@ Status register_layout_kernels(KernelRegistry& r);          // layout.cpp: Trans
 Status register_gather_scatter_kernels(KernelRegistry& r);  // gather_scatter.cpp
 Status register_reduce_kernels(KernelRegistry& r);          // reduce.cpp: Reduce*, ArgMax, ArgMin
 Status register_softmax_kernels(KernelRegistry& r);         // softmax.cpp: Softmax, LogSoftmax, Hardmax, losses
-Status register_sort_kernels(KernelRegistry& r);            // sort.cpp: TopK, CumSum, Unique, NonZero...
+Status register_sort_kernels(KernelRegistry& r);            // sort.cpp: TopK, CumSum, CumProd, Unique, NonZero...
 Status register_einsum_kernels(KernelRegistry& r);          // einsum.cpp
 Status register_resize_kernels(KernelRegistry& r);          // resize.cpp: Resize, Upsample, GridSample
 Status register_detection_kernels(KernelRegistry& r);       // detection.cpp: NonMaxSuppression, RoiAlign
@@ -34,7 +34,7 @@ Status register_pool_nhwc_kernels(KernelRegistry& r);       // pool_nhwc.cpp: co
 Status register_quantize_contrib_kernels(KernelRegistry& r);  // quantize_contrib.cpp: com.microsoft QLinear*, QGemm
 Status register_signal_kernels(KernelRegistry& r);          // signal.cpp: DFT, STFT, windows, MelWeightMatrix
 Status register_linalg_kernels(KernelRegistry& r);          // linalg.cpp: Det
-Status register_text_kernels(KernelRegistry& r);            // text.cpp: StringNormalizer, TfIdfVectorizer
+Status register_text_kernels(KernelRegistry& r);            // text.cpp: StringNormalizer, StringConcat, StringSplit, TfIdfVectorizer
 Status register_fused_kernels(KernelRegistry& r);           // fused.cpp: com.dlrt FusedConv, FusedMatMul, FusedGemm
 Status register_transformer_kernels(KernelRegistry& r);     // transformer.cpp: com.dlrt Attention
 

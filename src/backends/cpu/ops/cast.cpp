@@ -1,4 +1,4 @@
-// Cast and CastLike between every numeric dtype, bool and string.
+// Cast and CastLike between every numeric dtype, bool and string; BitCast.
 //
 // Numbers become strings the way numpy prints them (ONNX's test data comes
 // from numpy): the shortest digits that read back to the same value, fixed
@@ -10,6 +10,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -171,6 +172,27 @@ Status Cast(KernelContext& ctx) {
   return cast_to(ctx, *x, static_cast<DType>(to));
 }
 
+// BitCast (opset 26): the same bytes as another type of the same width.
+Status BitCast(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  if (!ctx.node().has_attr("to")) return ctx.invalid("attribute 'to' is required");
+  const int64_t to = ctx.node().attr_int("to", 0);
+  if (to < 0 || to > 1000 || !dtype_is_valid(static_cast<int>(to)))
+    return ctx.unsupported("cannot bitcast to ONNX element type " + std::to_string(to) + " (not supported by dlrt)");
+  const DType out = static_cast<DType>(to);
+  auto sub_byte = [](DType t) { return t == DType::kInt4 || t == DType::kUInt4; };
+  if (x->dtype() == DType::kString || out == DType::kString)
+    return ctx.invalid("BitCast does not take string tensors");
+  if (sub_byte(x->dtype()) || sub_byte(out))
+    return ctx.unsupported("BitCast of 4-bit types is not supported by dlrt");
+  if (dtype_size(x->dtype()) != dtype_size(out))
+    return ctx.invalid(std::string("BitCast from ") + dtype_name(x->dtype()) + " to " + dtype_name(out) +
+                       ": the types must have the same width");
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, out, x->shape()));
+  if (x->nbytes() > 0) std::memcpy(y->raw_data(), x->raw_data(), x->nbytes());
+  return Status::Ok();
+}
+
 Status CastLike(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* like, required_input(ctx, 1));
@@ -182,6 +204,7 @@ Status CastLike(KernelContext& ctx) {
 Status register_cast_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("Cast", Cast));
   DLRT_RETURN_IF_ERROR(r.add_fn("CastLike", CastLike));
+  DLRT_RETURN_IF_ERROR(r.add_fn("BitCast", BitCast, 26));
   return Status::Ok();
 }
 

@@ -4,6 +4,7 @@
 // kOutOfRange Status naming the index, its position and the valid range.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 #include "backends/cpu/kernel_families.h"
@@ -385,6 +386,58 @@ Status non_zero(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// TensorScatter (opset 24): present = past with update's `sequence_length`
+// rows written along `axis` at write_indices[batch] (0 when absent), wrapping
+// around max_sequence_length in "circular" mode.
+Status tensor_scatter(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* past, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* upd, required_input(ctx, 1));
+  const Tensor* wi = ctx.input(2);
+  if (past->dtype() != upd->dtype()) return ctx.invalid("past_cache and update must have the same type");
+  if (past->dtype() == DType::kString) return ctx.unsupported("TensorScatter of strings is not supported by dlrt");
+  const int64_t rank = static_cast<int64_t>(past->rank());
+  if (rank < 2 || upd->rank() != past->rank())
+    return ctx.invalid("past_cache and update must have the same rank >= 2, got " + shape_to_string(past->shape()) +
+                       " and " + shape_to_string(upd->shape()));
+  DLRT_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.node().attr_int("axis", -2), rank, ctx));
+  if (axis == 0) return ctx.invalid("axis cannot be the batch dimension 0");
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && past->dim(d) != upd->dim(d))
+      return ctx.invalid("update " + shape_to_string(upd->shape()) + " differs from past_cache " +
+                         shape_to_string(past->shape()) + " outside the sequence axis");
+  const std::string mode = ctx.node().attr_string("mode", "linear");
+  if (mode != "linear" && mode != "circular") return ctx.invalid("mode must be \"linear\" or \"circular\"");
+  const int64_t batch = past->dim(0), max_seq = past->dim(axis), seq = upd->dim(axis);
+  if (seq > max_seq) return ctx.invalid("update is longer than the cache along the sequence axis");
+  IntList starts(static_cast<size_t>(batch), 0);
+  if (wi) {
+    DLRT_ASSIGN_OR_RETURN(starts, read_int_tensor(*wi, ctx));
+    if (static_cast<int64_t>(starts.size()) != batch) return ctx.invalid("write_indices must have batch_size values");
+  }
+  int64_t prefix = 1, inner = 1;
+  for (int64_t d = 1; d < axis; ++d) prefix *= past->dim(d);
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= past->dim(d);
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, past->dtype(), past->shape()));
+  if (past->nbytes() > 0) std::memcpy(y->raw_data(), past->raw_data(), past->nbytes());
+  const size_t row = static_cast<size_t>(inner) * dtype_size(past->dtype());
+  const auto* src = static_cast<const uint8_t*>(upd->raw_data());
+  auto* dst = static_cast<uint8_t*>(y->raw_data());
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t w = starts[static_cast<size_t>(b)];
+    if (w < 0 || (mode == "linear" && w + seq > max_seq))
+      return ctx.invalid("write index " + std::to_string(w) + " of batch " + std::to_string(b) + " with " +
+                         std::to_string(seq) + " new rows does not fit a cache of " + std::to_string(max_seq));
+    for (int64_t p = 0; p < prefix; ++p)
+      for (int64_t i = 0; i < seq; ++i) {
+        const int64_t at = mode == "circular" ? (w + i) % max_seq : w + i;
+        const int64_t outer = b * prefix + p;
+        std::memcpy(dst + static_cast<size_t>(outer * max_seq + at) * row,
+                    src + static_cast<size_t>(outer * seq + i) * row, row);
+      }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status register_gather_scatter_kernels(KernelRegistry& r) {
@@ -396,6 +449,7 @@ Status register_gather_scatter_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("Scatter", scatter_elements, 9));
   DLRT_RETURN_IF_ERROR(r.add_fn("OneHot", one_hot, 9));
   DLRT_RETURN_IF_ERROR(r.add_fn("NonZero", non_zero, 9));
+  DLRT_RETURN_IF_ERROR(r.add_fn("TensorScatter", tensor_scatter, 24));
   return Status::Ok();
 }
 

@@ -426,6 +426,71 @@ Status space_to_depth(KernelContext& ctx) {
   return permute_to_output(ctx, *x, {n, c, h / b, b, w / b, b}, perm, {n, c * b * b, h / b, w / b});
 }
 
+// Col2Im (opset 18): input [N, C * prod(block), L] column blocks summed back
+// into an image [N, C, image...] (torch's fold), for any number of spatial dims.
+Status col2im(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* is, required_input(ctx, 1));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* bs, required_input(ctx, 2));
+  DLRT_ASSIGN_OR_RETURN(IntList image, read_int_tensor(*is, ctx));
+  DLRT_ASSIGN_OR_RETURN(IntList block, read_int_tensor(*bs, ctx));
+  const size_t nd = image.size();
+  if (x->rank() != 3) return ctx.invalid("input must be 3-D [N, C * prod(block_shape), L], got " + shape_to_string(x->shape()));
+  if (nd < 1 || block.size() != nd) return ctx.invalid("image_shape and block_shape must have the same length >= 1");
+  const IntList strides = ints_attr(ctx.node(), "strides", nd, 1);
+  const IntList dil = ints_attr(ctx.node(), "dilations", nd, 1);
+  const IntList pads = ints_attr(ctx.node(), "pads", 2 * nd, 0);
+  if (strides.size() != nd || dil.size() != nd || pads.size() != 2 * nd)
+    return ctx.invalid("strides, dilations and pads must have one (pads: two) value per spatial dim");
+  int64_t block_size = 1, cols = 1;
+  IntList outs(nd);
+  for (size_t i = 0; i < nd; ++i) {
+    if (image[i] < 0 || block[i] <= 0 || strides[i] <= 0 || dil[i] <= 0 || pads[i] < 0 || pads[i + nd] < 0)
+      return ctx.invalid("image_shape, block_shape, strides, dilations and pads must be positive (pads >= 0)");
+    const int64_t span = dil[i] * (block[i] - 1) + 1;
+    const int64_t padded = image[i] + pads[i] + pads[i + nd];
+    outs[i] = padded >= span ? (padded - span) / strides[i] + 1 : 0;
+    block_size *= block[i];
+    cols *= outs[i];
+  }
+  const int64_t n = x->dim(0);
+  if (x->dim(1) % block_size != 0 || x->dim(2) != cols)
+    return ctx.invalid("input " + shape_to_string(x->shape()) + " does not match block_shape and image_shape (expected C * " +
+                       std::to_string(block_size) + " channels and " + std::to_string(cols) + " blocks)");
+  const int64_t c = x->dim(1) / block_size;
+  Shape os{n, c};
+  int64_t pixels = 1;
+  for (int64_t d : image) os.push_back(d), pixels *= d;
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), os));
+  return dispatch_float(x->dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* in = x->data<T>();
+    T* out = y->data<T>();
+    std::vector<double> acc(static_cast<size_t>(pixels));
+    IntList k(nd), l(nd);
+    for (int64_t plane = 0; plane < n * c; ++plane) {
+      std::fill(acc.begin(), acc.end(), 0.0);
+      const T* src = in + plane * block_size * cols;
+      for (int64_t kb = 0; kb < block_size; ++kb) {
+        for (int64_t r = kb, i = static_cast<int64_t>(nd) - 1; i >= 0; --i) k[i] = r % block[i], r /= block[i];
+        for (int64_t lc = 0; lc < cols; ++lc) {
+          int64_t at = 0;
+          bool inside = true;
+          for (int64_t r = lc, i = static_cast<int64_t>(nd) - 1; i >= 0; --i) l[i] = r % outs[i], r /= outs[i];
+          for (size_t i = 0; i < nd && inside; ++i) {
+            const int64_t p = l[i] * strides[i] - pads[i] + k[i] * dil[i];
+            inside = p >= 0 && p < image[i];
+            at = at * image[i] + p;
+          }
+          if (inside) acc[static_cast<size_t>(at)] += static_cast<double>(static_cast<float>(src[kb * cols + lc]));
+        }
+      }
+      for (int64_t p = 0; p < pixels; ++p) out[plane * pixels + p] = static_cast<T>(static_cast<float>(acc[p]));
+    }
+    return Status::Ok();
+  });
+}
+
 Status trilu(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   if (x->rank() < 2) return ctx.invalid("input must have rank >= 2, got " + shape_to_string(x->shape()));
@@ -539,6 +604,7 @@ Status register_layout_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("Pad", pad, 1));
   DLRT_RETURN_IF_ERROR(r.add_fn("DepthToSpace", depth_to_space, 1));
   DLRT_RETURN_IF_ERROR(r.add_fn("SpaceToDepth", space_to_depth, 1));
+  DLRT_RETURN_IF_ERROR(r.add_fn("Col2Im", col2im, 18));
   DLRT_RETURN_IF_ERROR(r.add_fn("Trilu", trilu, 14));
   DLRT_RETURN_IF_ERROR(r.add_fn("ReverseSequence", reverse_sequence, 10));
   DLRT_RETURN_IF_ERROR(r.add_fn("Compress", compress, 9));

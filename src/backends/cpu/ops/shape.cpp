@@ -290,7 +290,22 @@ Status range(KernelContext& ctx) {
   return dispatch_numeric(start->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
-      return ctx.unsupported(std::string("Range of ") + dtype_name(dtype_of<T>));
+      // float16 / bfloat16 (opset 27): computed in the stash type, float32
+      // (the default) or double, then rounded.
+      const int64_t stash = ctx.node().attr_int("stash_type", 1);
+      if (stash != 1 && stash != 11) return ctx.invalid("stash_type must be 1 (float) or 11 (double)");
+      auto fill = [&](auto zero) -> Status {
+        using C = decltype(zero);
+        const C s0 = static_cast<C>(static_cast<float>(start->data<T>()[0]));
+        const C l = static_cast<C>(static_cast<float>(limit->data<T>()[0]));
+        const C d = static_cast<C>(static_cast<float>(delta->data<T>()[0]));
+        DLRT_ASSIGN_OR_RETURN(int64_t n, range_count<C>(s0, l, d, ctx));
+        DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, dtype_of<T>, {n}));
+        T* p = y->data<T>();
+        for (int64_t i = 0; i < n; ++i) p[i] = T(static_cast<float>(s0 + static_cast<C>(i) * d));
+        return Status::Ok();
+      };
+      return stash == 11 ? fill(0.0) : fill(0.0f);
     } else {
       const T s0 = start->data<T>()[0], l = limit->data<T>()[0], d = delta->data<T>()[0];
       DLRT_ASSIGN_OR_RETURN(int64_t n, range_count<T>(s0, l, d, ctx));

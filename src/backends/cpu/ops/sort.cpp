@@ -115,7 +115,7 @@ Status topk_kernel(KernelContext& ctx) {
   return s;
 }
 
-// ---- CumSum ----
+// ---- CumSum, CumProd ----
 
 template <typename T>
 inline T add_wrap(T a, T b) {
@@ -131,7 +131,21 @@ inline T add_wrap(T a, T b) {
   }
 }
 
-Status cumsum_kernel(KernelContext& ctx) {
+template <typename T>
+inline T mul_wrap(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    // Unsigned arithmetic wraps; small types promote to unsigned (not int).
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return a * b;
+  } else {
+    return T(static_cast<float>(a) * static_cast<float>(b));
+  }
+}
+
+template <bool kProduct>
+Status cumulative_kernel(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* at, required_input(ctx, 1));
   DLRT_ASSIGN_OR_RETURN(auto av, read_int_tensor(*at, ctx));
@@ -159,7 +173,8 @@ Status cumsum_kernel(KernelContext& ctx) {
         const T* in = src + o * n * inner;
         T* out = dst + o * n * inner;
         // Row by row along the axis; each row is contiguous over `inner`.
-        std::vector<T> acc(static_cast<size_t>(inner), T(0));
+        std::vector<T> acc(static_cast<size_t>(inner), kProduct ? T(1) : T(0));
+        auto step_acc = [](T a, T b) { return kProduct ? mul_wrap(a, b) : add_wrap(a, b); };
         for (int64_t step = 0; step < n; ++step) {
           const int64_t r = reverse ? n - 1 - step : step;
           const T* row = in + r * inner;
@@ -167,11 +182,11 @@ Status cumsum_kernel(KernelContext& ctx) {
           if (exclusive) {
             for (int64_t i = 0; i < inner; ++i) {
               orow[i] = acc[i];
-              acc[i] = add_wrap(acc[i], row[i]);
+              acc[i] = step_acc(acc[i], row[i]);
             }
           } else {
             for (int64_t i = 0; i < inner; ++i) {
-              acc[i] = add_wrap(acc[i], row[i]);
+              acc[i] = step_acc(acc[i], row[i]);
               orow[i] = acc[i];
             }
           }
@@ -293,7 +308,8 @@ Status unique_kernel(KernelContext& ctx) {
 
 Status register_sort_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("TopK", topk_kernel, 1));
-  DLRT_RETURN_IF_ERROR(r.add_fn("CumSum", cumsum_kernel, 11));
+  DLRT_RETURN_IF_ERROR(r.add_fn("CumSum", cumulative_kernel<false>, 11));
+  DLRT_RETURN_IF_ERROR(r.add_fn("CumProd", cumulative_kernel<true>, 26));
   DLRT_RETURN_IF_ERROR(r.add_fn("Unique", unique_kernel, 11));
   return Status::Ok();
 }

@@ -1,10 +1,11 @@
-// String ops: StringNormalizer, TfIdfVectorizer.
+// String ops: StringNormalizer, StringConcat, StringSplit, TfIdfVectorizer.
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <set>
 
 #include "backends/cpu/kernel_families.h"
+#include "backends/cpu/ops/broadcast.h"
 #include "backends/cpu/kernel_util.h"
 
 namespace dlrt::cpu {
@@ -42,6 +43,85 @@ Status string_normalizer_kernel(KernelContext& ctx) {
   int64_t c = static_cast<int64_t>(kept.size());
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kString, two_d ? Shape{1, c} : Shape{c}));
   for (int64_t i = 0; i < c; ++i) y->data<std::string>()[i] = kept[i];
+  return Status::Ok();
+}
+
+// X + Y elementwise, with numpy broadcasting.
+Status string_concat_kernel(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
+  if (a->dtype() != DType::kString || b->dtype() != DType::kString) return ctx.invalid("inputs must be string tensors");
+  DLRT_ASSIGN_OR_RETURN(Shape os, broadcast_shapes(a->shape(), b->shape()));
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kString, os));
+  if (y->size() == 0) return Status::Ok();
+  DLRT_ASSIGN_OR_RETURN(auto plan, make_broadcast_plan<2>(os, {&a->shape(), &b->shape()}));
+  const std::string* x0 = a->data<std::string>();
+  const std::string* x1 = b->data<std::string>();
+  std::string* out = y->data<std::string>();
+  for_each_run(plan, nullptr, [&](int64_t o, const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
+    for (int64_t i = 0; i < n; ++i) out[o + i] = x0[off[0] + i * st[0]] + x1[off[1] + i * st[1]];
+  });
+  return Status::Ok();
+}
+
+// Splits each string on `delimiter` (consecutive delimiters delimit empty
+// strings) or, without one, on runs of whitespace (ignoring leading and
+// trailing whitespace), at most `maxsplit` times. Y gets one more dim, padded
+// with empty strings to the most substrings of any element; Z the counts.
+Status string_split_kernel(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  if (x->dtype() != DType::kString) return ctx.invalid("input must be a string tensor");
+  const std::string delim = ctx.node().attr_string("delimiter", "");
+  const bool has_max = ctx.node().has_attr("maxsplit");
+  const int64_t maxsplit = ctx.node().attr_int("maxsplit", 0);
+  if (has_max && maxsplit < 0) return ctx.invalid("maxsplit must be >= 0");
+  const int64_t n = x->size();
+  std::vector<std::vector<std::string>> parts(static_cast<size_t>(n));
+  int64_t widest = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::string& s = x->data<std::string>()[i];
+    auto& p = parts[static_cast<size_t>(i)];
+    if (delim.empty()) {
+      auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+      size_t pos = 0;
+      while (pos < s.size() && is_space(s[pos])) ++pos;
+      while (pos < s.size()) {
+        if (has_max && static_cast<int64_t>(p.size()) == maxsplit) {
+          size_t end = s.size();
+          while (end > pos && is_space(s[end - 1])) --end;
+          p.push_back(s.substr(pos, end - pos));
+          break;
+        }
+        size_t end = pos;
+        while (end < s.size() && !is_space(s[end])) ++end;
+        p.push_back(s.substr(pos, end - pos));
+        pos = end;
+        while (pos < s.size() && is_space(s[pos])) ++pos;
+      }
+    } else {
+      size_t pos = 0;
+      while (true) {
+        size_t hit = s.find(delim, pos);
+        if (hit == std::string::npos || (has_max && static_cast<int64_t>(p.size()) == maxsplit)) {
+          p.push_back(s.substr(pos));
+          break;
+        }
+        p.push_back(s.substr(pos, hit - pos));
+        pos = hit + delim.size();
+      }
+    }
+    widest = std::max<int64_t>(widest, static_cast<int64_t>(p.size()));
+  }
+  Shape ys = x->shape();
+  ys.push_back(widest);
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kString, ys));
+  DLRT_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(1, DType::kInt64, x->shape()));
+  for (int64_t i = 0; i < n; ++i) {
+    const auto& p = parts[static_cast<size_t>(i)];
+    for (int64_t k = 0; k < widest; ++k)
+      y->data<std::string>()[i * widest + k] = k < static_cast<int64_t>(p.size()) ? p[k] : std::string();
+    z->data<int64_t>()[i] = static_cast<int64_t>(p.size());
+  }
   return Status::Ok();
 }
 
@@ -136,6 +216,8 @@ class TfIdfKernel final : public OpKernel {
 
 Status register_text_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("StringNormalizer", string_normalizer_kernel, 10));
+  DLRT_RETURN_IF_ERROR(r.add_fn("StringConcat", string_concat_kernel, 20));
+  DLRT_RETURN_IF_ERROR(r.add_fn("StringSplit", string_split_kernel, 20));
   KernelDef d;
   d.op_type = "TfIdfVectorizer";
   d.min_opset = 9;
