@@ -29,11 +29,22 @@ enum class DType : int {
   kUInt32 = 12,
   kUInt64 = 13,
   kBFloat16 = 16,
-  // 4-bit integers (ONNX opset 21), held unpacked in memory: one element per
-  // byte, int4 sign-extended to int8, uint4 in 0..15. Model files store them
-  // packed two per byte; the importer and exporter convert.
+  // 8-bit floats (ONNX opset 19; E8M0 opset 24), held as their bit patterns,
+  // one byte per element. Only Cast, CastLike and data movement take them.
+  kFloat8E4M3FN = 17,
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
+  // Sub-byte types, held unpacked in memory: one element per byte, int4 and
+  // int2 sign-extended to int8, uint4 in 0..15, uint2 in 0..3, float4e2m1 as
+  // its 4-bit pattern. Model files store them packed (two or four per byte);
+  // the importer and exporter convert.
   kUInt4 = 21,
   kInt4 = 22,
+  kFloat4E2M1 = 23,
+  kFloat8E8M0 = 24,
+  kUInt2 = 25,
+  kInt2 = 26,
 };
 
 // Bytes per element; 0 for kUndefined. For kString this is sizeof(std::string).
@@ -57,6 +68,19 @@ inline bool dtype_is_int(DType t) { return dtype_is_signed_int(t) || dtype_is_un
 // int4 and uint4 (not counted by the integer predicates above: only the
 // quantization ops and data movement take them).
 inline bool dtype_is_4bit(DType t) { return t == DType::kInt4 || t == DType::kUInt4; }
+// The types above whose model-file form packs several elements per byte: bits
+// per element (4 or 2), else 0.
+inline int dtype_packed_bits(DType t) {
+  if (t == DType::kInt4 || t == DType::kUInt4 || t == DType::kFloat4E2M1) return 4;
+  if (t == DType::kInt2 || t == DType::kUInt2) return 2;
+  return 0;
+}
+// The narrow types only casts and data movement take: float8 (all five),
+// float4e2m1, int4/uint4, int2/uint2.
+inline bool dtype_is_narrow(DType t) {
+  const int v = static_cast<int>(t);
+  return (v >= 17 && v <= 26);
+}
 
 // IEEE 754 half precision, stored as bits. Converts to and from float, so
 // templated kernels written for float also compile for it (computing in float).

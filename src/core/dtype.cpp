@@ -10,7 +10,11 @@ size_t dtype_size(DType t) {
     case DType::kFloat64: case DType::kInt64: case DType::kUInt64: return 8;
     case DType::kFloat16: case DType::kBFloat16: case DType::kInt16: case DType::kUInt16: return 2;
     case DType::kInt8: case DType::kUInt8: case DType::kBool: return 1;
-    case DType::kInt4: case DType::kUInt4: return 1;  // unpacked in memory
+    case DType::kInt4: case DType::kUInt4: case DType::kInt2: case DType::kUInt2: case DType::kFloat4E2M1:
+      return 1;  // unpacked in memory
+    case DType::kFloat8E4M3FN: case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2: case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat8E8M0:
+      return 1;
     case DType::kString: return sizeof(std::string);
     case DType::kUndefined: return 0;
   }
@@ -33,6 +37,14 @@ const char* dtype_name(DType t) {
     case DType::kUInt64: return "uint64";
     case DType::kInt4: return "int4";
     case DType::kUInt4: return "uint4";
+    case DType::kInt2: return "int2";
+    case DType::kUInt2: return "uint2";
+    case DType::kFloat4E2M1: return "float4e2m1";
+    case DType::kFloat8E4M3FN: return "float8e4m3fn";
+    case DType::kFloat8E4M3FNUZ: return "float8e4m3fnuz";
+    case DType::kFloat8E5M2: return "float8e5m2";
+    case DType::kFloat8E5M2FNUZ: return "float8e5m2fnuz";
+    case DType::kFloat8E8M0: return "float8e8m0";
     case DType::kBool: return "bool";
     case DType::kString: return "string";
     case DType::kUndefined: return "undefined";
@@ -41,11 +53,11 @@ const char* dtype_name(DType t) {
 }
 
 bool dtype_is_valid(int v) {
-  return (v >= 1 && v <= 13) || v == 16 || v == 21 || v == 22;
+  return (v >= 1 && v <= 13) || (v >= 16 && v <= 26);
 }
 
 std::optional<DType> dtype_from_name(std::string_view name) {
-  for (int v = 1; v <= 22; ++v) {
+  for (int v = 1; v <= 26; ++v) {
     if (!dtype_is_valid(v)) continue;
     if (name == dtype_name(static_cast<DType>(v))) return static_cast<DType>(v);
   }

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "core/narrow_types.h"
+
 namespace dlrt {
 
 double element_as_double(const Tensor& t, int64_t i) {
@@ -19,7 +21,9 @@ double element_as_double(const Tensor& t, int64_t i) {
     case DType::kUInt32: return t.data<uint32_t>()[i];
     case DType::kUInt64: return static_cast<double>(t.data<uint64_t>()[i]);
     case DType::kBool: return static_cast<const uint8_t*>(t.raw_data())[i] ? 1.0 : 0.0;
-    default: return 0.0;
+    default:
+      if (dtype_is_narrow(t.dtype())) return narrow_to_double(t.dtype(), static_cast<const uint8_t*>(t.raw_data())[i]);
+      return 0.0;
   }
 }
 
@@ -40,7 +44,15 @@ int64_t element_as_int64(const Tensor& t, int64_t i) {
       if (d <= -9223372036854775808.0) return INT64_MIN;
       return static_cast<int64_t>(d);
     }
-    default: return static_cast<int64_t>(element_as_double(t, i));  // the narrower integers and bool: exact
+    default: {
+      // The narrower integers and bool: exact. float8/float4 may be NaN or
+      // infinite (float8e5m2), which have no int64 value.
+      const double d = element_as_double(t, i);
+      if (!(d == d)) return 0;
+      if (d >= 9223372036854775807.0) return INT64_MAX;
+      if (d <= -9223372036854775808.0) return INT64_MIN;
+      return static_cast<int64_t>(d);
+    }
   }
 }
 

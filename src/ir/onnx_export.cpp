@@ -16,12 +16,16 @@ Status tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorPro
   for (int64_t d : t.shape()) p->add_dims(d);
   if (t.dtype() == DType::kString) {
     for (int64_t i = 0; i < t.size(); ++i) p->add_string_data(t.data<std::string>()[i]);
-  } else if (dtype_is_4bit(t.dtype())) {
-    // Packed two per byte, the lower index in the lower nibble.
-    std::string packed(static_cast<size_t>((t.size() + 1) / 2), '\0');
+  } else if (const int bits = dtype_packed_bits(t.dtype())) {
+    // Packed 8 / bits per byte, the lower index in the lower bits.
+    const int64_t per_byte = 8 / bits;
+    const unsigned mask = (1u << bits) - 1;
+    std::string packed(static_cast<size_t>((t.size() + per_byte - 1) / per_byte), '\0');
     const auto* s = static_cast<const uint8_t*>(t.raw_data());
-    for (int64_t i = 0; i < t.size(); ++i)
-      packed[static_cast<size_t>(i / 2)] = static_cast<char>(packed[static_cast<size_t>(i / 2)] | ((s[i] & 0x0F) << ((i & 1) * 4)));
+    for (int64_t i = 0; i < t.size(); ++i) {
+      auto& byte = packed[static_cast<size_t>(i / per_byte)];
+      byte = static_cast<char>(static_cast<unsigned char>(byte) | ((s[i] & mask) << ((i % per_byte) * bits)));
+    }
     p->set_raw_data(std::move(packed));
   } else if (t.size() > 0) {
     p->set_raw_data(t.raw_data(), t.nbytes());

@@ -24,14 +24,18 @@ void copy_bits16(Tensor& t, const google::protobuf::RepeatedField<int32_t>& fiel
   for (int i = 0; i < field.size(); ++i) d[i] = H::from_bits(static_cast<uint16_t>(field.Get(i)));
 }
 
-// int4/uint4 come packed two per byte, the lower index in the lower nibble
-// (raw_data bytes, or one byte per int32_data entry); dlrt holds them one per
-// byte, int4 sign-extended.
-void unpack_4bit(const uint8_t* packed, bool is_signed, Tensor& t) {
+// int4/uint4/float4e2m1 come packed two per byte, int2/uint2 four per byte,
+// the lower index in the lower bits (raw_data bytes, or one byte per
+// int32_data entry); dlrt holds them one per byte, int4 and int2
+// sign-extended.
+void unpack_subbyte(const uint8_t* packed, int bits, bool is_signed, Tensor& t) {
   auto* d = static_cast<uint8_t*>(t.raw_data());
+  const int per_byte = 8 / bits;
+  const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1);
+  const uint8_t sign = static_cast<uint8_t>(1u << (bits - 1));
   for (int64_t i = 0; i < t.size(); ++i) {
-    const uint8_t nibble = (packed[i / 2] >> ((i & 1) * 4)) & 0x0F;
-    d[i] = is_signed && (nibble & 0x08) ? static_cast<uint8_t>(nibble | 0xF0) : nibble;
+    const uint8_t v = (packed[i / per_byte] >> ((i % per_byte) * bits)) & mask;
+    d[i] = is_signed && (v & sign) ? static_cast<uint8_t>(v | ~mask) : v;
   }
 }
 
@@ -59,7 +63,7 @@ constexpr size_t kAdoptMinBytes = 4096;
 Status check_proto(const onnx::TensorProto& p, const std::string& what) {
   if (!dtype_is_valid(p.data_type()))
     return Unsupported(what + " has data type " + std::to_string(p.data_type()) +
-                       ", which dlrt does not support (supported: float32/16/64, bfloat16, int4-64, uint4-64, bool, string)");
+                       ", which dlrt does not support (supported: float32/16/64, bfloat16, float8, float4e2m1, int2-64, uint2-64, bool, string)");
   DType dt = static_cast<DType>(p.data_type());
   Shape shape(p.dims().begin(), p.dims().end());
   auto count = checked_element_count(shape);
@@ -68,9 +72,10 @@ Status check_proto(const onnx::TensorProto& p, const std::string& what) {
     return Internal(what + " still refers to external data after loading");
   if (dt != DType::kString && static_cast<uint64_t>(*count) > (uint64_t{1} << 40))
     return InvalidModel(what + " declares " + std::to_string(*count) + " elements, more than any model file can hold");
-  if (dtype_is_4bit(dt)) {
-    // Packed: (count + 1) / 2 bytes, in raw_data or one per int32_data entry.
-    const int64_t bytes = (*count + 1) / 2;
+  if (const int bits = dtype_packed_bits(dt)) {
+    // Packed: 8 / bits elements per byte, in raw_data or one byte per int32_data entry.
+    const int64_t per_byte = 8 / bits;
+    const int64_t bytes = (*count + per_byte - 1) / per_byte;
     const size_t have = p.has_raw_data() ? p.raw_data().size() : static_cast<size_t>(p.int32_data_size());
     if (static_cast<int64_t>(have) != bytes)
       return InvalidModel(what + " has " + std::to_string(have) + " bytes of packed " + dtype_name(dt) +
@@ -98,8 +103,8 @@ Result<Tensor> convert(const onnx::TensorProto& p, const std::string& what, onnx
   Shape shape(p.dims().begin(), p.dims().end());
   const int64_t count = *checked_element_count(shape);
 
-  if (dtype_is_4bit(dt)) {
-    // Packed: (count + 1) / 2 bytes, in raw_data or one per int32_data entry.
+  if (const int bits = dtype_packed_bits(dt)) {
+    // Packed: 8 / bits elements per byte, in raw_data or one byte per int32_data entry.
     std::string packed;
     if (p.has_raw_data()) {
       packed = p.raw_data();
@@ -108,7 +113,7 @@ Result<Tensor> convert(const onnx::TensorProto& p, const std::string& what, onnx
       for (int i = 0; i < p.int32_data_size(); ++i) packed[static_cast<size_t>(i)] = static_cast<char>(p.int32_data(i));
     }
     DLRT_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate_uninitialized(dt, std::move(shape)));
-    unpack_4bit(reinterpret_cast<const uint8_t*>(packed.data()), dt == DType::kInt4, t);
+    unpack_subbyte(reinterpret_cast<const uint8_t*>(packed.data()), bits, dt == DType::kInt4 || dt == DType::kInt2, t);
     return t;
   }
   if (p.has_raw_data()) {
@@ -148,7 +153,12 @@ Result<Tensor> convert(const onnx::TensorProto& p, const std::string& what, onnx
       for (int i = 0; i < p.string_data_size(); ++i) d[i] = p.string_data(i);
       break;
     }
-    case DType::kInt4: case DType::kUInt4:  // handled above
+    // float8: one bit pattern per int32_data entry.
+    case DType::kFloat8E4M3FN: case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2: case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat8E8M0:
+      copy_field<uint8_t>(t, p.int32_data());
+      break;
+    case DType::kInt4: case DType::kUInt4: case DType::kInt2: case DType::kUInt2: case DType::kFloat4E2M1:  // handled above
     case DType::kUndefined: return Internal("undefined dtype");
   }
   return t;

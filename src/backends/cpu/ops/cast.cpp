@@ -21,6 +21,7 @@
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/ops/broadcast.h"
 #include "backends/cpu/ops/convert.h"
+#include "core/narrow_types.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -150,7 +151,52 @@ Status convert_all(KernelContext& ctx, const Tensor& in, Tensor& out) {
   return Status::Ok();
 }
 
+// Casts from or to the narrow types (float8, float4e2m1, int4/uint4,
+// int2/uint2) go through double: core/narrow_types.h has their rounding,
+// saturation (attribute saturate, float8 targets) and float8e8m0's round_mode.
+Status cast_narrow(KernelContext& ctx, const Tensor& in, DType to) {
+  if (in.dtype() == DType::kString || to == DType::kString)
+    return ctx.unsupported(std::string("Cast between string and ") +
+                           dtype_name(in.dtype() == DType::kString ? to : in.dtype()) + " is not supported by dlrt");
+  const bool saturate = ctx.node().attr_int("saturate", 1) != 0;
+  const std::string mode = ctx.node().attr_string("round_mode", "up");
+  E8M0Rounding rounding = E8M0Rounding::kUp;
+  if (mode == "down") rounding = E8M0Rounding::kDown;
+  else if (mode == "nearest") rounding = E8M0Rounding::kNearest;
+  else if (mode != "up") return ctx.invalid("round_mode must be \"up\", \"down\" or \"nearest\", got \"" + mode + "\"");
+  DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, to, in.shape()));
+  const int64_t n = in.size();
+  std::vector<double> v(static_cast<size_t>(n));
+  if (dtype_is_narrow(in.dtype())) {
+    const auto* src = static_cast<const uint8_t*>(in.raw_data());
+    for (int64_t i = 0; i < n; ++i) v[i] = narrow_to_double(in.dtype(), src[i]);
+  } else {
+    DLRT_RETURN_IF_ERROR(dispatch_all(in.dtype(), [&](auto tag) -> Status {
+      using From = typename decltype(tag)::type;
+      if constexpr (!std::is_same_v<From, std::string>) {
+        const From* src = in.data<From>();
+        for (int64_t i = 0; i < n; ++i) v[i] = convert_value<double>(src[i]);
+      }
+      return Status::Ok();
+    }));
+  }
+  if (dtype_is_narrow(to)) {
+    auto* dst = static_cast<uint8_t*>(out->raw_data());
+    for (int64_t i = 0; i < n; ++i) dst[i] = narrow_from_double(to, v[i], saturate, rounding);
+    return Status::Ok();
+  }
+  return dispatch_all(to, [&](auto tag) -> Status {
+    using To = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<To, std::string>) {
+      To* dst = out->data<To>();
+      for (int64_t i = 0; i < n; ++i) dst[i] = convert_value<To>(v[i]);
+    }
+    return Status::Ok();
+  });
+}
+
 Status cast_to(KernelContext& ctx, const Tensor& in, DType to) {
+  if (dtype_is_narrow(in.dtype()) || dtype_is_narrow(to)) return cast_narrow(ctx, in, to);
   DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output(0, to, in.shape()));
   Status s = dispatch_all(in.dtype(), [&](auto from_tag) -> Status {
     using From = typename decltype(from_tag)::type;

@@ -21,16 +21,25 @@
 #include "backends/cpu/kernels/simple_gemm_impl.h"
 #include "backends/cpu/ops/quantize_util.h"
 #include "backends/cpu/scratch.h"
+#include "core/narrow_types.h"
 
 namespace dlrt::cpu {
 namespace {
 
 
 bool is_quant_type(DType t) {
-  return t == DType::kUInt8 || t == DType::kInt8 || t == DType::kUInt16 || t == DType::kInt16 || dtype_is_4bit(t);
+  return t == DType::kUInt8 || t == DType::kInt8 || t == DType::kUInt16 || t == DType::kInt16 || dtype_is_4bit(t) ||
+         t == DType::kInt2 || t == DType::kUInt2;
 }
 
-// The range of a quantized type: its storage type's, or 4 bits' for int4/uint4.
+// The float quantized types (opsets 19, 21, 23): float8 and float4e2m1.
+bool is_float_quant_type(DType t) {
+  return t == DType::kFloat8E4M3FN || t == DType::kFloat8E4M3FNUZ || t == DType::kFloat8E5M2 ||
+         t == DType::kFloat8E5M2FNUZ || t == DType::kFloat4E2M1;
+}
+
+// The range of a quantized type: its storage type's, or 4 or 2 bits' for
+// int4/uint4/int2/uint2.
 struct QuantRange {
   double lo, hi;
 };
@@ -38,6 +47,8 @@ template <typename Q>
 QuantRange quant_range(DType t) {
   if (t == DType::kInt4) return {-8, 7};
   if (t == DType::kUInt4) return {0, 15};
+  if (t == DType::kInt2) return {-2, 1};
+  if (t == DType::kUInt2) return {0, 3};
   return {static_cast<double>(std::numeric_limits<Q>::lowest()), static_cast<double>(std::numeric_limits<Q>::max())};
 }
 
@@ -56,8 +67,8 @@ Q saturate_round(double v, QuantRange range = {static_cast<double>(std::numeric_
 template <typename F>
 Status dispatch_quant(DType t, const KernelContext& ctx, F&& f) {
   switch (t) {
-    case DType::kUInt8: case DType::kUInt4: return f(std::type_identity<uint8_t>{});
-    case DType::kInt8: case DType::kInt4: return f(std::type_identity<int8_t>{});
+    case DType::kUInt8: case DType::kUInt4: case DType::kUInt2: return f(std::type_identity<uint8_t>{});
+    case DType::kInt8: case DType::kInt4: case DType::kInt2: return f(std::type_identity<int8_t>{});
     case DType::kUInt16: return f(std::type_identity<uint16_t>{});
     case DType::kInt16: return f(std::type_identity<int16_t>{});
     default: return ctx.unsupported(std::string("quantized type ") + dtype_name(t) + " is not supported");
@@ -133,9 +144,23 @@ Status quantize_linear(KernelContext& ctx) {
   } else if (ctx.opset() >= 21 && ctx.node().has_attr("output_dtype")) {
     out = static_cast<DType>(ctx.node().attr_int("output_dtype", 2));
   }
-  if (!is_quant_type(out)) return ctx.unsupported(std::string("output type ") + dtype_name(out) + " is not supported");
+  if (!is_quant_type(out) && !is_float_quant_type(out))
+    return ctx.unsupported(std::string("output type ") + dtype_name(out) + " is not supported");
   DLRT_ASSIGN_OR_RETURN(QuantParams p, quant_params(ctx, *x, *scale, zp));
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, out, x->shape()));
+  if (is_float_quant_type(out)) {
+    // float8 / float4: x / scale + zero point, rounded to the type (saturating
+    // unless saturate=0; float4 always saturates).
+    const bool saturate = ctx.node().attr_int("saturate", 1) != 0;
+    auto* dst = static_cast<uint8_t*>(y->raw_data());
+    const auto* zs = zp ? static_cast<const uint8_t*>(zp->raw_data()) : nullptr;
+    for_each_param(p, x->size(), [&](int64_t e, int64_t k) {
+      const double z = zs ? narrow_to_double(out, zs[k]) : 0.0;
+      const double v = static_cast<double>(float_at(*x, e) / float_at(*scale, k)) + z;
+      dst[e] = narrow_from_double(out, v, saturate);
+    });
+    return Status::Ok();
+  }
   const bool int_input = x->dtype() == DType::kInt32;
   return dispatch_quant(out, ctx, [&](auto tag) -> Status {
     using Q = typename decltype(tag)::type;
@@ -173,7 +198,7 @@ Status dequantize_linear(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* scale, required_input(ctx, 1));
   const Tensor* zp = ctx.input(2);
-  if (!is_quant_type(x->dtype()) && x->dtype() != DType::kInt32)
+  if (!is_quant_type(x->dtype()) && !is_float_quant_type(x->dtype()) && x->dtype() != DType::kInt32)
     return ctx.unsupported(std::string("input dtype ") + dtype_name(x->dtype()) + " is not supported");
   if (zp && zp->dtype() != x->dtype()) return ctx.invalid("x_zero_point must have x's dtype");
   if (!dtype_is_float(scale->dtype()) || scale->dtype() == DType::kFloat64)
@@ -195,9 +220,20 @@ Status dequantize_linear(KernelContext& ctx) {
     }
     return Status::Ok();
   }
+  const bool float_x = is_float_quant_type(x->dtype());
   return dispatch_float(out, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     T* dst = y->data<T>();
+    if (float_x) {
+      // float8 / float4: (x - zero point) * scale, the elements decoded.
+      const auto* xs = static_cast<const uint8_t*>(x->raw_data());
+      const auto* zs = zp ? static_cast<const uint8_t*>(zp->raw_data()) : nullptr;
+      for_each_param(p, x->size(), [&](int64_t e, int64_t k) {
+        const float z = zs ? static_cast<float>(narrow_to_double(x->dtype(), zs[k])) : 0.0f;
+        dst[e] = T((static_cast<float>(narrow_to_double(x->dtype(), xs[e])) - z) * float_at(*scale, k));
+      });
+      return Status::Ok();
+    }
     for_each_param(p, x->size(), [&](int64_t e, int64_t k) {
       const float z = zp ? static_cast<float>(int_at(*zp, k)) : 0.0f;
       dst[e] = T((static_cast<float>(int_at(*x, e)) - z) * float_at(*scale, k));

@@ -13,14 +13,16 @@ namespace dlrt::cpu {
 
 inline bool is_8bit(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
 
-// Reads element i of a 4/8/16/32-bit integer tensor.
+// Reads element i of a 2/4/8/16/32-bit integer tensor.
 inline int32_t int_at(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
     case DType::kUInt8:
     case DType::kUInt4:
+    case DType::kUInt2:
       return t.data<uint8_t>()[i];
     case DType::kInt8:
     case DType::kInt4:  // held unpacked, sign-extended
+    case DType::kInt2:
       return t.data<int8_t>()[i];
     case DType::kUInt16:
       return t.data<uint16_t>()[i];
