@@ -116,8 +116,17 @@ typedef enum dlrt_dtype DLRT_ENUM_INT {
   DLRT_DTYPE_UINT32 = 12,
   DLRT_DTYPE_UINT64 = 13,
   DLRT_DTYPE_BFLOAT16 = 16,
+  /* float8 kinds: one bit pattern per byte */
+  DLRT_DTYPE_FLOAT8E4M3FN = 17,
+  DLRT_DTYPE_FLOAT8E4M3FNUZ = 18,
+  DLRT_DTYPE_FLOAT8E5M2 = 19,
+  DLRT_DTYPE_FLOAT8E5M2FNUZ = 20,
   DLRT_DTYPE_UINT4 = 21, /* one element per byte in memory (0..15) */
-  DLRT_DTYPE_INT4 = 22   /* one element per byte in memory, sign-extended (-8..7) */
+  DLRT_DTYPE_INT4 = 22,  /* one element per byte in memory, sign-extended (-8..7) */
+  DLRT_DTYPE_FLOAT4E2M1 = 23, /* one 4-bit pattern per byte */
+  DLRT_DTYPE_FLOAT8E8M0 = 24,
+  DLRT_DTYPE_UINT2 = 25, /* one element per byte in memory (0..3) */
+  DLRT_DTYPE_INT2 = 26   /* one element per byte in memory, sign-extended (-2..1) */
 } dlrt_dtype;
 
 /* "float32", "int64", ... (numpy's spelling); "undefined" for a value not in

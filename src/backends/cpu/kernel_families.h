@@ -37,6 +37,8 @@ Status register_linalg_kernels(KernelRegistry& r);          // linalg.cpp: Det
 Status register_text_kernels(KernelRegistry& r);            // text.cpp: StringNormalizer, StringConcat, StringSplit, TfIdfVectorizer
 Status register_fused_kernels(KernelRegistry& r);           // fused.cpp: com.dlrt FusedConv, FusedMatMul, FusedGemm
 Status register_transformer_kernels(KernelRegistry& r);     // transformer.cpp: com.dlrt Attention
+// contrib_transformer.cpp: com.microsoft SkipLayerNormalization, EmbedLayerNormalization, Attention, Gelu kinds, ...
+Status register_contrib_transformer_kernels(KernelRegistry& r);
 
 // How many (batch, head, row block) tasks of com.dlrt Attention ran their
 // products on AMX (precision bf16x3) since the process started; for tests.

@@ -29,6 +29,17 @@ const std::set<std::string>& float_agnostic_ops() {
   return ops;
 }
 
+// com.microsoft ops of ONNX Runtime's transformer optimizer (its float16
+// "O4" models), float-agnostic in the same sense; SimplifiedLayerNormalization
+// is ONNX Runtime's, in the ONNX domain.
+bool float_agnostic(const Node& n) {
+  static const std::set<std::string> ms = {"Attention", "BiasAdd",  "BiasGelu", "EmbedLayerNormalization",
+                                           "FastGelu",  "Gelu",     "QuickGelu", "SkipLayerNormalization",
+                                           "SkipSimplifiedLayerNormalization"};
+  if (n.domain.empty()) return float_agnostic_ops().count(n.op_type) > 0 || n.op_type == "SimplifiedLayerNormalization";
+  return n.domain == "com.microsoft" && ms.count(n.op_type) > 0;
+}
+
 Tensor to_float32(const Tensor& t) {
   Tensor f = Tensor::allocate(DType::kFloat32, t.shape()).value();
   float* dst = f.data<float>();
@@ -73,7 +84,7 @@ int compute_half_in_float32(Graph& g, PassContext& ctx) {
     for (const auto& [name, a] : n.attributes)
       if (a.kind == Attribute::Kind::kGraph || a.kind == Attribute::Kind::kGraphs) return 0;  // captures
     if (!touches) continue;
-    if (!n.domain.empty() || !float_agnostic_ops().count(n.op_type)) return 0;
+    if (!float_agnostic(n)) return 0;
     if (n.op_type == "Cast" && !is_half(static_cast<DType>(n.attr_int("to", 0))) && n.outputs[0] != kNoValue &&
         half[n.outputs[0]])
       return 0;  // (cannot happen in a valid model)

@@ -29,6 +29,7 @@
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernels/attention.h"
+#include "backends/cpu/ops/attention_run.h"
 #include "backends/cpu/kernels/gemm_amx.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/isa_target.h"
@@ -71,6 +72,77 @@ bool view_of(const Tensor& t, const std::string& layout, View& v, int64_t dims[4
   }
   return true;
 }
+
+}  // namespace
+
+void run_attention(ThreadPool& pool, const attention::Problem& p, bool amx_allowed) {
+  // Tasks: (b, h, row block); enough blocks that few heads (tiny_vit: 3)
+  // still split evenly over the threads. Each block repacks its head's Kᵀ,
+  // so more blocks cost more (docs/performance.md).
+  const int64_t heads = p.B * p.H;
+  int64_t threads = pool.num_threads();
+  // One thread: one task per head (each task packs its head's Kᵀ). More:
+  // the fewest row blocks per head that give every thread as many tasks,
+  // at least 16 rows a block (balance beat more tasks; docs/performance.md).
+  int64_t blocks = 1;
+  if (threads > 1) {
+    const int64_t cap = std::max<int64_t>(1, (p.Sq + 15) / 16);
+    while (blocks < cap && (heads * blocks < threads || heads * blocks % threads != 0)) ++blocks;
+  }
+  int64_t rows_per = (p.Sq + blocks - 1) / blocks;
+  const bool avx2 = use_avx2();
+#ifdef DLRT_HAVE_AVX512_PATHS
+  const bool avx512 = cpu_has_avx512();
+  // bf16x3: Q's and V's head dims contiguous, and AMX still usable. Heads
+  // of 64+ dims over 64+ keys only: with fewer the tile products are too
+  // short for their setup (A/B on tiny_vit and minilm: docs/performance.md).
+  const bool amx = amx_allowed && p.q.sd == 1 && p.v.sd == 1 && p.D >= 64 && p.Skv >= 64 && amx_bf16x3_available();
+#else
+  [[maybe_unused]] const bool avx512 = false;
+  [[maybe_unused]] const bool amx = false;
+#endif
+  // Whole row blocks of the path that runs.
+#if defined(__x86_64__)
+  const int64_t tile_rows = avx2 && !avx512 ? attention::kRowsAvx2 : attention::kRows;
+#else
+  const int64_t tile_rows = attention::kRows;
+#endif
+  rows_per = (rows_per + tile_rows - 1) / tile_rows * tile_rows;
+  blocks = (p.Sq + rows_per - 1) / rows_per;
+  // Chunks of at least ~32K multiply-adds: the shortest sequences run on
+  // one thread rather than pay for a dispatch. minilm at sequence 16 (16K
+  // per head) splits its 12 heads in two: the Q, K and V projections before
+  // it split their columns over the threads, so each thread then reads the
+  // heads it wrote, in its own L2 (docs/performance.md).
+  const int64_t task_work = std::max<int64_t>(1, rows_per * p.Skv * (p.D + p.Dv));
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / task_work);
+  pool.parallel_for(heads * blocks, grain, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      int64_t bh = t / blocks, blk = t % blocks;
+      int64_t r0 = blk * rows_per, r1 = std::min(p.Sq, r0 + rows_per);
+      if (r0 >= r1) continue;
+#ifdef DLRT_HAVE_AVX512_PATHS
+      if (amx) {
+        attention::attend_amx(p, bh / p.H, bh % p.H, r0, r1);
+        continue;
+      }
+      if (avx512) {
+        attention::attend_avx512(p, bh / p.H, bh % p.H, r0, r1);
+        continue;
+      }
+#endif
+#if defined(__x86_64__)
+      if (avx2) {
+        attention::attend_avx2(p, bh / p.H, bh % p.H, r0, r1);
+        continue;
+      }
+#endif
+      attention::attend_generic(p, bh / p.H, bh % p.H, r0, r1);
+    }
+  });
+}
+
+namespace {
 
 class AttentionKernel final : public OpKernel {
  public:
@@ -162,70 +234,7 @@ class AttentionKernel final : public OpKernel {
     p.out = out->data<float>();
     if (out_bshd_) p.ob = p.Sq * p.H * p.Dv, p.oh = p.Dv, p.os = p.H * p.Dv;
     else p.ob = p.H * p.Sq * p.Dv, p.oh = p.Sq * p.Dv, p.os = p.Dv;
-    // Tasks: (b, h, row block); enough blocks that few heads (tiny_vit: 3)
-    // still split evenly over the threads. Each block repacks its head's Kᵀ,
-    // so more blocks cost more (docs/performance.md).
-    const int64_t heads = p.B * p.H;
-    int64_t threads = ctx.pool().num_threads();
-    // One thread: one task per head (each task packs its head's Kᵀ). More:
-    // the fewest row blocks per head that give every thread as many tasks,
-    // at least 16 rows a block (balance beat more tasks; docs/performance.md).
-    int64_t blocks = 1;
-    if (threads > 1) {
-      const int64_t cap = std::max<int64_t>(1, (p.Sq + 15) / 16);
-      while (blocks < cap && (heads * blocks < threads || heads * blocks % threads != 0)) ++blocks;
-    }
-    int64_t rows_per = (p.Sq + blocks - 1) / blocks;
-    const bool avx2 = use_avx2();
-#ifdef DLRT_HAVE_AVX512_PATHS
-    const bool avx512 = cpu_has_avx512();
-    // bf16x3: Q's and V's head dims contiguous, and AMX still usable. Heads
-    // of 64+ dims over 64+ keys only: with fewer the tile products are too
-    // short for their setup (A/B on tiny_vit and minilm: docs/performance.md).
-    const bool amx = amx_ && p.q.sd == 1 && p.v.sd == 1 && p.D >= 64 && p.Skv >= 64 && amx_bf16x3_available();
-#else
-    [[maybe_unused]] const bool avx512 = false;
-    [[maybe_unused]] const bool amx = false;
-#endif
-    // Whole row blocks of the path that runs.
-#if defined(__x86_64__)
-    const int64_t tile_rows = avx2 && !avx512 ? attention::kRowsAvx2 : attention::kRows;
-#else
-    const int64_t tile_rows = attention::kRows;
-#endif
-    rows_per = (rows_per + tile_rows - 1) / tile_rows * tile_rows;
-    blocks = (p.Sq + rows_per - 1) / rows_per;
-    // Chunks of at least ~32K multiply-adds: the shortest sequences run on
-    // one thread rather than pay for a dispatch. minilm at sequence 16 (16K
-    // per head) splits its 12 heads in two: the Q, K and V projections before
-    // it split their columns over the threads, so each thread then reads the
-    // heads it wrote, in its own L2 (docs/performance.md).
-    const int64_t task_work = std::max<int64_t>(1, rows_per * p.Skv * (p.D + p.Dv));
-    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / task_work);
-    ctx.pool().parallel_for(heads * blocks, grain, [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) {
-        int64_t bh = t / blocks, blk = t % blocks;
-        int64_t r0 = blk * rows_per, r1 = std::min(p.Sq, r0 + rows_per);
-        if (r0 >= r1) continue;
-#ifdef DLRT_HAVE_AVX512_PATHS
-        if (amx) {
-          attention::attend_amx(p, bh / p.H, bh % p.H, r0, r1);
-          continue;
-        }
-        if (avx512) {
-          attention::attend_avx512(p, bh / p.H, bh % p.H, r0, r1);
-          continue;
-        }
-#endif
-#if defined(__x86_64__)
-        if (avx2) {
-          attention::attend_avx2(p, bh / p.H, bh % p.H, r0, r1);
-          continue;
-        }
-#endif
-        attention::attend_generic(p, bh / p.H, bh % p.H, r0, r1);
-      }
-    });
+    run_attention(ctx.pool(), p, amx_);
     return Status::Ok();
   }
 

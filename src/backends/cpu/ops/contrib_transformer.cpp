@@ -1,0 +1,413 @@
+// com.microsoft transformer ops, as ONNX Runtime's transformer optimizer and
+// model builders write them (semantics of ONNX Runtime's contrib op schemas):
+//   SkipLayerNormalization, SkipSimplifiedLayerNormalization: s = input + skip
+//     (+ bias), LayerNorm(s) * gamma + beta, or RMS norm s / sqrt(mean(s^2) +
+//     eps) * gamma; outputs mean / inv_std_var ([..., 1]) and s when asked.
+//   SimplifiedLayerNormalization (ai.onnx domain in ONNX Runtime): the RMS norm
+//     of X over axes [axis, rank) times scale.
+//   EmbedLayerNormalization: word + position (+ segment) embeddings, layer
+//     norm; mask_index = the number of non-zero mask values per row (the
+//     sequence length without right padding), or the length without a mask.
+//   Gelu, BiasGelu (erf), FastGelu (tanh approximation, optional bias),
+//   QuickGelu (x * sigmoid(alpha x)), BiasAdd (X + bias + skip).
+//   Attention: input · weights + bias split into Q, K, V, multi-head attention
+//     with mask_index (1-D lengths, 2-D/3-D 0/1 masks, [B,1,M,M] 4-D), an
+//     optional attention_bias and unidirectional (causal) masking; masked
+//     scores get mask_filter_value added (-10000 by default). past/present
+//     are not supported (refused with the reason).
+// float32 only (float16 graphs are converted to float32 by the optimiser's
+// half-precision pass before they reach these kernels, where it applies).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/kernel_families.h"
+#include "backends/cpu/kernel_util.h"
+#include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/ops/attention_run.h"
+#include "exec/kernel_build_options.h"
+
+namespace dlrt::cpu {
+namespace {
+
+constexpr const char* kMs = "com.microsoft";
+
+Result<const Tensor*> float_input(KernelContext& ctx, size_t i, const char* what) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* t, required_input(ctx, i));
+  if (t->dtype() != DType::kFloat32)
+    return ctx.unsupported(std::string(what) + " of dtype " + dtype_name(t->dtype()) + ": only float32 is supported");
+  return t;
+}
+
+// One row of a layer norm (or RMS norm, `rms`) of n values, in double.
+void norm_row(const float* x, int64_t n, double eps, bool rms, const float* gamma, const float* beta, float* y,
+              float* mean_out, float* inv_out) {
+  double mean = 0;
+  if (!rms) {
+    for (int64_t i = 0; i < n; ++i) mean += x[i];
+    mean /= static_cast<double>(n);
+  }
+  double var = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = x[i] - mean;
+    var += d * d;
+  }
+  var /= static_cast<double>(n);
+  const double inv = 1.0 / std::sqrt(var + eps);
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = (x[i] - mean) * inv * gamma[i] + (beta ? beta[i] : 0.0f);
+    y[i] = static_cast<float>(v);
+  }
+  if (mean_out) *mean_out = static_cast<float>(mean);
+  if (inv_out) *inv_out = static_cast<float>(inv);
+}
+
+Shape stat_shape(const Shape& s) {
+  Shape r = s;
+  if (!r.empty()) r.back() = 1;
+  return r;
+}
+
+template <bool kRms>
+Status skip_layer_norm(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, float_input(ctx, 0, "input"));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* skip, float_input(ctx, 1, "skip"));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* gamma, float_input(ctx, 2, "gamma"));
+  // SkipLayerNormalization: gamma, beta, bias; the simplified one has no beta.
+  const Tensor* beta = kRms ? nullptr : ctx.input(3);
+  const Tensor* bias = ctx.input(kRms ? 3 : 4);
+  if (x->rank() < 2) return ctx.invalid("input must have rank 2 or 3, got " + shape_to_string(x->shape()));
+  const int64_t h = x->shape().back();
+  const int64_t rows = h > 0 ? x->size() / h : 0;
+  if (gamma->size() != h || (beta && beta->size() != h) || (bias && bias->size() != h))
+    return ctx.invalid("gamma, beta and bias must have hidden_size " + std::to_string(h) + " values");
+  // skip: the input's shape, or its last dims ([1, S, H] or [S, H]) repeated over the batch.
+  if (skip->size() == 0 || x->size() % skip->size() != 0 || skip->shape().back() != h)
+    return ctx.invalid("skip " + shape_to_string(skip->shape()) + " does not match input " + shape_to_string(x->shape()));
+  const int64_t skip_rows = skip->size() / h;
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, x->shape()));
+  float* mean = nullptr;
+  float* inv = nullptr;
+  float* sum = nullptr;
+  if (ctx.num_outputs() > 1 && ctx.output_requested(1)) {
+    DLRT_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(1, DType::kFloat32, stat_shape(x->shape())));
+    mean = t->data<float>();
+  }
+  if (ctx.num_outputs() > 2 && ctx.output_requested(2)) {
+    DLRT_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(2, DType::kFloat32, stat_shape(x->shape())));
+    inv = t->data<float>();
+  }
+  if (ctx.num_outputs() > 3 && ctx.output_requested(3)) {
+    DLRT_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output_uninitialized(3, DType::kFloat32, x->shape()));
+    sum = t->data<float>();
+  }
+  const float* X = x->data<float>();
+  const float* K = skip->data<float>();
+  const float* G = gamma->data<float>();
+  const float* Bt = beta ? beta->data<float>() : nullptr;
+  const float* Bs = bias ? bias->data<float>() : nullptr;
+  float* Y = y->data<float>();
+  const double eps = ctx.node().attr_float("epsilon", 1e-12f);
+  ctx.pool().parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(h, 1)), [&](int64_t lo, int64_t hi) {
+    std::vector<float> s(static_cast<size_t>(h));
+    for (int64_t r = lo; r < hi; ++r) {
+      const float* xr = X + r * h;
+      const float* kr = K + (r % skip_rows) * h;
+      float* sr = sum ? sum + r * h : s.data();
+      for (int64_t i = 0; i < h; ++i) sr[i] = xr[i] + kr[i] + (Bs ? Bs[i] : 0.0f);
+      norm_row(sr, h, eps, kRms, G, Bt, Y + r * h, mean ? mean + r : nullptr, inv ? inv + r : nullptr);
+    }
+  });
+  return Status::Ok();
+}
+
+// SimplifiedLayerNormalization: RMS norm over [axis, rank).
+Status simplified_layer_norm(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, float_input(ctx, 0, "X"));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* scale, float_input(ctx, 1, "scale"));
+  const int64_t rank = static_cast<int64_t>(x->rank());
+  if (rank == 0) return ctx.invalid("X must have rank >= 1");
+  DLRT_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.node().attr_int("axis", -1), rank, ctx));
+  int64_t inner = 1;
+  for (int64_t d = axis; d < rank; ++d) inner *= x->dim(d);
+  if (scale->size() != inner) return ctx.invalid("scale must have " + std::to_string(inner) + " values");
+  const int64_t rows = inner > 0 ? x->size() / inner : 0;
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, x->shape()));
+  float* inv = nullptr;
+  if (ctx.num_outputs() > 1 && ctx.output_requested(1)) {
+    Shape ss = x->shape();
+    for (int64_t d = axis; d < rank; ++d) ss[d] = 1;
+    DLRT_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output(1, DType::kFloat32, ss));
+    inv = t->data<float>();
+  }
+  const double eps = ctx.node().attr_float("epsilon", 1e-5f);
+  const float* X = x->data<float>();
+  ctx.pool().parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1)), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r)
+      norm_row(X + r * inner, inner, eps, true, scale->data<float>(), nullptr, y->data<float>() + r * inner, nullptr,
+               inv ? inv + r : nullptr);
+  });
+  return Status::Ok();
+}
+
+Result<IntList> ids_of(KernelContext& ctx, const Tensor& t, const char* what) {
+  if (t.dtype() != DType::kInt32 && t.dtype() != DType::kInt64) return ctx.invalid(std::string(what) + " must be int32 or int64");
+  return read_int_tensor(t, ctx);
+}
+
+Status embed_layer_norm(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* ids_t, required_input(ctx, 0));
+  const Tensor* seg_t = ctx.input(1);
+  DLRT_ASSIGN_OR_RETURN(const Tensor* word, float_input(ctx, 2, "word_embedding"));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* pos, float_input(ctx, 3, "position_embedding"));
+  const Tensor* seg_emb = ctx.input(4);
+  DLRT_ASSIGN_OR_RETURN(const Tensor* gamma, float_input(ctx, 5, "gamma"));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* beta, float_input(ctx, 6, "beta"));
+  const Tensor* mask_t = ctx.input(7);
+  const Tensor* pos_ids_t = ctx.input(8);
+  if (ids_t->rank() != 2) return ctx.invalid("input_ids must be [batch, sequence], got " + shape_to_string(ids_t->shape()));
+  if (word->rank() != 2 || pos->rank() != 2) return ctx.invalid("embeddings must be 2-D [rows, hidden]");
+  const int64_t B = ids_t->dim(0), S = ids_t->dim(1), h = word->dim(1);
+  if (pos->dim(1) != h || gamma->size() != h || beta->size() != h || (seg_emb && (seg_emb->rank() != 2 || seg_emb->dim(1) != h)))
+    return ctx.invalid("embeddings, gamma and beta must share the hidden size " + std::to_string(h));
+  if ((seg_t == nullptr) != (seg_emb == nullptr)) return ctx.invalid("segment_ids and segment_embedding go together");
+  DLRT_ASSIGN_OR_RETURN(auto ids, ids_of(ctx, *ids_t, "input_ids"));
+  IntList segs, mask, pos_ids;
+  if (seg_t) {
+    if (seg_t->shape() != ids_t->shape()) return ctx.invalid("segment_ids must have input_ids' shape");
+    DLRT_ASSIGN_OR_RETURN(segs, ids_of(ctx, *seg_t, "segment_ids"));
+  }
+  if (mask_t) {
+    if (mask_t->shape() != ids_t->shape()) return ctx.invalid("mask must have input_ids' shape");
+    DLRT_ASSIGN_OR_RETURN(mask, ids_of(ctx, *mask_t, "mask"));
+  }
+  if (pos_ids_t) {
+    if (pos_ids_t->rank() != 2 || (pos_ids_t->dim(0) != B && pos_ids_t->dim(0) != 1) || pos_ids_t->dim(1) != S)
+      return ctx.invalid("position_ids must be [batch, sequence] or [1, sequence]");
+    DLRT_ASSIGN_OR_RETURN(pos_ids, ids_of(ctx, *pos_ids_t, "position_ids"));
+  }
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, {B, S, h}));
+  float* esum = nullptr;
+  if (ctx.num_outputs() > 2 && ctx.output_requested(2)) {
+    DLRT_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output_uninitialized(2, DType::kFloat32, {B, S, h}));
+    esum = t->data<float>();
+  }
+  auto row_of = [&](const Tensor& table, int64_t id, const char* what) -> Result<const float*> {
+    if (id < 0 || id >= table.dim(0))
+      return ctx.invalid(std::string(what) + " index " + std::to_string(id) + " is outside [0, " + std::to_string(table.dim(0)) + ")");
+    return table.data<float>() + id * h;
+  };
+  const double eps = ctx.node().attr_float("epsilon", 1e-12f);
+  std::vector<float> s(static_cast<size_t>(h));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < S; ++t) {
+      const int64_t e = b * S + t;
+      const int64_t p = pos_ids.empty() ? t : pos_ids[pos_ids_t->dim(0) == 1 ? t : e];
+      DLRT_ASSIGN_OR_RETURN(const float* w, row_of(*word, ids[e], "input_ids"));
+      DLRT_ASSIGN_OR_RETURN(const float* pr, row_of(*pos, p, "position"));
+      const float* sr = nullptr;
+      if (seg_emb) {
+        DLRT_ASSIGN_OR_RETURN(sr, row_of(*seg_emb, segs[e], "segment_ids"));
+      }
+      for (int64_t i = 0; i < h; ++i) s[i] = w[i] + pr[i] + (sr ? sr[i] : 0.0f);
+      if (esum) std::memcpy(esum + e * h, s.data(), static_cast<size_t>(h) * sizeof(float));
+      norm_row(s.data(), h, eps, false, gamma->data<float>(), beta->data<float>(), y->data<float>() + e * h, nullptr,
+               nullptr);
+    }
+  if (ctx.num_outputs() > 1 && ctx.output_requested(1)) {
+    DLRT_ASSIGN_OR_RETURN(Tensor * mi, ctx.allocate_output(1, DType::kInt32, {B}));
+    for (int64_t b = 0; b < B; ++b) {
+      int64_t n = S;
+      if (!mask.empty()) {
+        n = 0;
+        for (int64_t t = 0; t < S; ++t) n += mask[b * S + t] != 0;
+      }
+      mi->data<int32_t>()[b] = static_cast<int32_t>(n);
+    }
+  }
+  return Status::Ok();
+}
+
+// Elementwise: y = f(x (+ bias along the last dim) (+ skip)).
+template <typename F>
+Status biased_unary(KernelContext& ctx, const Tensor* bias, const Tensor* skip, F&& f) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, float_input(ctx, 0, "input"));
+  const int64_t h = x->rank() ? x->shape().back() : 1;
+  if (bias && (bias->dtype() != DType::kFloat32 || bias->size() != h))
+    return ctx.invalid("bias must be float32 with the input's last dim (" + std::to_string(h) + ") values");
+  if (skip && (skip->dtype() != DType::kFloat32 || skip->shape() != x->shape()))
+    return ctx.invalid("skip must be float32 of the input's shape");
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, x->shape()));
+  const float* X = x->data<float>();
+  float* Y = y->data<float>();
+  const int64_t n = x->size();
+  const int64_t rows = h > 0 ? n / h : 0;
+  ctx.pool().parallel_for(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(h, 1)), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      float* yr = Y + r * h;
+      for (int64_t i = 0; i < h; ++i)
+        yr[i] = X[r * h + i] + (bias ? bias->data<float>()[i] : 0.0f) + (skip ? skip->data<float>()[r * h + i] : 0.0f);
+      f(yr, h);
+    }
+  });
+  return Status::Ok();
+}
+
+Status gelu_erf(KernelContext& ctx) {
+  return biased_unary(ctx, nullptr, nullptr, [](float* v, int64_t n) { apply_activation(Activation{ActKind::kGelu}, v, n); });
+}
+Status bias_gelu(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
+  return biased_unary(ctx, b, nullptr, [](float* v, int64_t n) { apply_activation(Activation{ActKind::kGelu}, v, n); });
+}
+Status fast_gelu(KernelContext& ctx) {
+  return biased_unary(ctx, ctx.input(1), nullptr,
+                      [](float* v, int64_t n) { apply_activation(Activation{ActKind::kGeluTanh}, v, n); });
+}
+Status quick_gelu(KernelContext& ctx) {
+  const float alpha = ctx.node().attr_float("alpha", 1.702f);
+  return biased_unary(ctx, nullptr, nullptr, [alpha](float* v, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) v[i] = v[i] / (1.0f + std::exp(-alpha * v[i]));
+  });
+}
+Status bias_add(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* skip, required_input(ctx, 2));
+  return biased_unary(ctx, b, skip, [](float*, int64_t) {});
+}
+
+// The additive mask [B, Sq, T] of com.microsoft Attention's mask_index and
+// unidirectional attribute (empty when neither masks anything).
+Result<std::vector<float>> attention_mask(KernelContext& ctx, const Tensor* mi, int64_t B, int64_t Sq, int64_t T,
+                                          bool causal, float filter) {
+  std::vector<float> m;
+  if (!mi && !causal) return m;
+  m.assign(static_cast<size_t>(B * Sq * T), 0.0f);
+  if (mi) {
+    if (mi->dtype() != DType::kInt32 && mi->dtype() != DType::kInt64) return ctx.invalid("mask_index must be int32");
+    DLRT_ASSIGN_OR_RETURN(auto v, read_int_tensor(*mi, ctx));
+    const auto& s = mi->shape();
+    auto at = [&](int64_t b, int64_t i, int64_t j) -> float& { return m[static_cast<size_t>((b * Sq + i) * T + j)]; };
+    if (s.size() == 1 && (s[0] == B || s[0] == 2 * B)) {
+      // Right padding: keys [end, T) masked; with 2B values, keys [0, start) too.
+      for (int64_t b = 0; b < B; ++b) {
+        const int64_t end = std::clamp<int64_t>(v[b], 0, T);
+        const int64_t start = s[0] == 2 * B ? std::clamp<int64_t>(v[B + b], 0, T) : 0;
+        for (int64_t i = 0; i < Sq; ++i)
+          for (int64_t j = 0; j < T; ++j)
+            if (j >= end || j < start) at(b, i, j) = filter;
+      }
+    } else if (s.size() == 2 && s[0] == B && s[1] == T) {
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t i = 0; i < Sq; ++i)
+          for (int64_t j = 0; j < T; ++j)
+            if (v[b * T + j] == 0) at(b, i, j) = filter;
+    } else if (s.size() == 3 && s[0] == B && s[1] == Sq && s[2] == T) {
+      for (int64_t e = 0; e < B * Sq * T; ++e)
+        if (v[e] == 0) m[e] = filter;
+    } else if (s.size() == 4 && s[0] == B && s[1] == 1 && s[2] >= Sq && s[3] >= T) {
+      // [B, 1, max, max]: the top-left Sq x T block.
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t i = 0; i < Sq; ++i)
+          for (int64_t j = 0; j < T; ++j)
+            if (v[(b * s[2] + i) * s[3] + j] == 0) at(b, i, j) = filter;
+    } else {
+      return ctx.unsupported("mask_index of shape " + shape_to_string(s) + " is not supported (batch " +
+                             std::to_string(B) + ", sequence " + std::to_string(Sq) + ")");
+    }
+  }
+  if (causal)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t i = 0; i < Sq; ++i)
+        for (int64_t j = i + 1 + (T - Sq); j < T; ++j) m[static_cast<size_t>((b * Sq + i) * T + j)] += filter;
+  return m;
+}
+
+Status ms_attention(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, float_input(ctx, 0, "input"));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* w, float_input(ctx, 1, "weights"));
+  const Tensor* bias = ctx.input(2);
+  const Tensor* mi = ctx.input(3);
+  const Tensor* ab = ctx.input(5);
+  const ir::Node& n = ctx.node();
+  if (ctx.input(4) || (ctx.num_outputs() > 1 && ctx.output_requested(1)))
+    return ctx.unsupported("past/present state (incremental decoding) is not supported by dlrt's com.microsoft Attention");
+  if (n.attr_int("do_rotary", 0) != 0) return ctx.unsupported("do_rotary is not supported");
+  if (x->rank() != 3 || w->rank() != 2 || w->dim(0) != x->dim(2))
+    return ctx.invalid("input must be [B, S, in_hidden] and weights [in_hidden, q + k + v hidden], got " +
+                       shape_to_string(x->shape()) + " and " + shape_to_string(w->shape()));
+  const int64_t H = n.attr_int("num_heads", 0);
+  if (H <= 0) return ctx.invalid("attribute num_heads must be positive");
+  const int64_t B = x->dim(0), S = x->dim(1), in_h = x->dim(2), N = w->dim(1);
+  auto sizes = n.attr_ints("qkv_hidden_sizes");
+  if (sizes.empty()) sizes = {N / 3, N / 3, N / 3};
+  if (sizes.size() != 3 || sizes[0] + sizes[1] + sizes[2] != N || sizes[0] != sizes[1] || sizes[0] % H || sizes[2] % H)
+    return ctx.invalid("weights' " + std::to_string(N) + " columns do not split into Q, K, V of num_heads " +
+                       std::to_string(H) + " (qkv_hidden_sizes)");
+  if (bias && (bias->dtype() != DType::kFloat32 || bias->size() != N)) return ctx.invalid("bias must have " + std::to_string(N) + " values");
+  // QKV = input · weights + bias, [B * S, N].
+  std::vector<float> qkv(static_cast<size_t>(B * S * N));
+  if (bias)
+    for (int64_t r = 0; r < B * S; ++r) std::memcpy(qkv.data() + r * N, bias->data<float>(), static_cast<size_t>(N) * sizeof(float));
+  sgemm(false, false, B * S, N, in_h, 1.0f, x->data<float>(), in_h, w->data<float>(), N, bias ? 1.0f : 0.0f, qkv.data(), N,
+        &ctx.pool());
+  const int64_t D = sizes[0] / H, Dv = sizes[2] / H;
+  attention::Problem p;
+  p.B = B, p.H = H, p.Sq = S, p.Skv = S, p.D = D, p.Dv = Dv;
+  p.scale = n.has_attr("scale") ? n.attr_float("scale", 1.0f) : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+  attention::View base;
+  base.sb = S * N, base.ss = N, base.sh = D, base.sd = 1;
+  p.q = p.k = base;
+  p.q.base = qkv.data();
+  p.k.base = qkv.data() + sizes[0];
+  p.v = base;
+  p.v.sh = Dv;
+  p.v.base = qkv.data() + 2 * sizes[0];
+  const float filter = n.attr_float("mask_filter_value", -10000.0f);
+  DLRT_ASSIGN_OR_RETURN(auto mask, attention_mask(ctx, mi, B, S, S, n.attr_int("unidirectional", 0) != 0, filter));
+  // attention_bias [B or 1, H or 1, S, T]: added to the mask per head.
+  std::vector<float> full;
+  if (ab) {
+    if (ab->dtype() != DType::kFloat32 || ab->rank() != 4 || (ab->dim(0) != B && ab->dim(0) != 1) ||
+        (ab->dim(1) != H && ab->dim(1) != 1) || ab->dim(2) != S || ab->dim(3) != S)
+      return ctx.invalid("attention_bias must be float32 [B or 1, num_heads or 1, S, S], got " + shape_to_string(ab->shape()));
+    full.assign(static_cast<size_t>(B * H * S * S), 0.0f);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t hh = 0; hh < H; ++hh)
+        for (int64_t e = 0; e < S * S; ++e) {
+          const int64_t src = ((ab->dim(0) == 1 ? 0 : b) * ab->dim(1) + (ab->dim(1) == 1 ? 0 : hh)) * S * S + e;
+          full[static_cast<size_t>((b * H + hh) * S * S + e)] = ab->data<float>()[src] + (mask.empty() ? 0.0f : mask[b * S * S + e]);
+        }
+    p.mask = full.data(), p.mb = H * S * S, p.mh = S * S, p.mq = S, p.mk = 1;
+  } else if (!mask.empty()) {
+    p.mask = mask.data(), p.mb = S * S, p.mh = 0, p.mq = S, p.mk = 1;
+  }
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, {B, S, H * Dv}));
+  if (y->size() == 0) return Status::Ok();
+  p.out = y->data<float>();
+  p.ob = S * H * Dv, p.oh = Dv, p.os = H * Dv;
+  run_attention(ctx.pool(), p, false);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status register_contrib_transformer_kernels(KernelRegistry& r) {
+  DLRT_RETURN_IF_ERROR(r.add_fn("SkipLayerNormalization", skip_layer_norm<false>, 1, 1000, kMs));
+  DLRT_RETURN_IF_ERROR(r.add_fn("SkipSimplifiedLayerNormalization", skip_layer_norm<true>, 1, 1000, kMs));
+  // ONNX Runtime registers SimplifiedLayerNormalization in the ONNX domain
+  // (opset 1 up); ONNX itself defines no op of that name.
+  DLRT_RETURN_IF_ERROR(r.add_fn("SimplifiedLayerNormalization", simplified_layer_norm, 1, 1000, ""));
+  DLRT_RETURN_IF_ERROR(r.add_fn("EmbedLayerNormalization", embed_layer_norm, 1, 1000, kMs));
+  DLRT_RETURN_IF_ERROR(r.add_fn("Gelu", gelu_erf, 1, 1000, kMs));
+  DLRT_RETURN_IF_ERROR(r.add_fn("BiasGelu", bias_gelu, 1, 1000, kMs));
+  DLRT_RETURN_IF_ERROR(r.add_fn("FastGelu", fast_gelu, 1, 1000, kMs));
+  DLRT_RETURN_IF_ERROR(r.add_fn("QuickGelu", quick_gelu, 1, 1000, kMs));
+  DLRT_RETURN_IF_ERROR(r.add_fn("BiasAdd", bias_add, 1, 1000, kMs));
+  DLRT_RETURN_IF_ERROR(r.add_fn("Attention", ms_attention, 1, 1000, kMs));
+  return Status::Ok();
+}
+
+}  // namespace dlrt::cpu
