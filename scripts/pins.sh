@@ -15,7 +15,7 @@ ONNX_SOURCE_SHA256=008cb0467b2bbee41448acc7da8b6f4e704624cb0d327a2d5adafc7ce19bc
 # (tests/conformance/make_onnx_testdata.py writes them from the wheel's collectors).
 CONFORMANCE_PACKAGES="onnx==$ONNX_SOURCE_VERSION numpy"
 # build/venv: make_quant_zoo.py (ONNX Runtime's quantizer and its reference outputs).
-QUANT_ZOO_PACKAGES="onnxruntime==1.30.0 onnx==1.23.2 onnxconverter-common==1.16.0 numpy"
+QUANT_ZOO_PACKAGES="onnxruntime==1.30.0 onnx==1.23.2 onnxconverter-common==1.16.0 sympy==1.14.0 numpy"
 # build/venv: make_tokenizer_parity.py (PyPI's tokenizers as the reference).
 TOKENIZER_PARITY_PACKAGES="tokenizers==0.23.3 sentencepiece==0.2.3"
 # build/venv (ctest RealOpenVino.*), the wheel test's fresh venv; the matrix's other

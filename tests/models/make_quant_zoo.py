@@ -18,7 +18,10 @@ ZOO_DIR is laid out like shared/models (manifest.json, <model>.onnx,
 - the same CNNs converted to float16 with onnxconverter_common, inputs and
   outputs kept float32;
 - two small opset-21 QDQ graphs of int4 and of uint4 values (blocked
-  QuantizeLinear/DequantizeLinear, per-column weights), made here.
+  QuantizeLinear/DequantizeLinear, per-column weights), made here;
+- minilm_l6 and gpt_small through ONNX Runtime's transformer optimizer
+  (com.microsoft EmbedLayerNormalization, Attention, SkipLayerNormalization,
+  BiasGelu, FastGelu), in float32 and converted to float16.
 
 Expected outputs come from ONNX Runtime's CPU provider, one thread:
 - QDQ models with all graph optimisations: ONNX Runtime then runs each
@@ -28,7 +31,7 @@ Expected outputs come from ONNX Runtime's CPU provider, one thread:
 - every other model with graph optimisations off (the graph as written, op by
   op); for QOperator models both give the same outputs.
 
-Needs onnxruntime, onnx, onnxconverter-common and numpy: run it with the
+Needs onnxruntime, onnx, onnxconverter-common, sympy and numpy: run it with the
 venv scripts/setup_venv.sh makes. Writes OUT_DIR/STAMP last, holding the
 versions used, so a caller can tell a finished folder from a broken one.
 """
@@ -47,6 +50,10 @@ from onnxruntime.quantization.shape_inference import quant_pre_process
 
 CNNS = ["resnet18", "mobilenet_v2", "efficientnet_b0"]
 TRANSFORMERS = ["minilm_l6"]
+# Zoo transformers through ONNX Runtime's transformer optimizer (its com.microsoft
+# fused ops: EmbedLayerNormalization, Attention, SkipLayerNormalization, BiasGelu,
+# FastGelu), by the optimizer's model type; heads and hidden size are detected.
+ORT_OPTIMIZED = {"minilm_l6": "bert", "gpt_small": "gpt2"}
 
 
 def log(msg):
@@ -237,6 +244,26 @@ def main():
             write_variant(out, fused, os.path.join(out, fused + ".onnx"), cases, emb_compare,
                           f"{variant} saved by onnxruntime {ort.__version__} after its extended graph optimisations "
                           "(transformer fusions off: the integer fusions only)", manifest)
+
+    from onnxruntime.transformers.optimizer import optimize_model
+    for name, model_type in ORT_OPTIMIZED.items():
+        if (found := source(name)) is None:
+            continue
+        src, cases = found
+        for half in (False, True):
+            variant = f"{name}_ort_optimized" + ("_fp16" if half else "")
+            path = os.path.join(out, variant + ".onnx")
+            # opt_level 0: the optimizer's own fusions, without ONNX Runtime's
+            # graph optimiser (which would need torch here).
+            opt = optimize_model(src, model_type=model_type, num_heads=0, hidden_size=0, opt_level=0)
+            if half:
+                opt.convert_float_to_float16(keep_io_types=True)
+            opt.save_model_to_file(path)
+            ops = sorted({n.op_type for n in onnx.load(path).graph.node if n.domain == "com.microsoft"})
+            write_variant(out, variant, path, cases,
+                          {"rtol": 1e-2, "atol": 2e-2} if half else {"rtol": 1e-3, "atol": 1e-4},
+                          f"{name} through onnxruntime {ort.__version__} transformers.optimizer (model_type "
+                          f"{model_type}{', float16' if half else ''}): com.microsoft {', '.join(ops)}", manifest)
 
     for name in CNNS:
         if (found := source(name)) is None:

@@ -33,6 +33,8 @@ const std::set<std::string>& float_agnostic_ops() {
 // "O4" models), float-agnostic in the same sense; SimplifiedLayerNormalization
 // is ONNX Runtime's, in the ONNX domain.
 bool float_agnostic(const Node& n) {
+  // ConstantOfShape: its value attribute is converted with the values.
+  if (n.domain.empty() && (n.op_type == "ConstantOfShape" || n.op_type == "Trilu")) return true;
   static const std::set<std::string> ms = {"Attention", "BiasAdd",  "BiasGelu", "EmbedLayerNormalization",
                                            "FastGelu",  "Gelu",     "QuickGelu", "SkipLayerNormalization",
                                            "SkipSimplifiedLayerNormalization"};
@@ -110,6 +112,12 @@ int compute_half_in_float32(Graph& g, PassContext& ctx) {
     if (n.op_type == "Cast" && n.domain.empty() && is_half(static_cast<DType>(n.attr_int("to", 0))) &&
         !io.count(n.outputs[0]))
       n.attributes["to"] = make_attr_int(static_cast<int64_t>(DType::kFloat32));
+    if (n.op_type == "ConstantOfShape" && n.domain.empty() && n.has_attr("value") &&
+        is_half(n.attr("value")->t.dtype())) {
+      Attribute a = *n.attr("value");
+      a.t = to_float32(a.t);
+      n.attributes["value"] = std::move(a);
+    }
     for (ValueId& o : n.outputs) {
       if (o == kNoValue || !half[o] || !io.count(o)) continue;
       // A half graph output: computed in float32, then cast back.
