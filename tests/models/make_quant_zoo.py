@@ -21,7 +21,9 @@ ZOO_DIR is laid out like shared/models (manifest.json, <model>.onnx,
   QuantizeLinear/DequantizeLinear, per-column weights), made here;
 - minilm_l6 and gpt_small through ONNX Runtime's transformer optimizer
   (com.microsoft EmbedLayerNormalization, Attention, SkipLayerNormalization,
-  BiasGelu, FastGelu), in float32 and converted to float16.
+  BiasGelu, FastGelu), in float32 and converted to float16;
+- single com.microsoft transformer ops, each attribute and mask format
+  (tests/models/contrib_op_models.py).
 
 Expected outputs come from ONNX Runtime's CPU provider, one thread:
 - QDQ models with all graph optimisations: ONNX Runtime then runs each
@@ -301,6 +303,13 @@ def main():
         write_variant(out, variant, path, cases, {"rtol": 1e-4, "atol": 1e-5},
                       f"{tag} QuantizeLinear/DequantizeLinear in blocks of 32 and {tag} weights per column "
                       "(opset 21, made by make_quant_zoo.py)", manifest)
+
+    # Single com.microsoft ops (tests/models/contrib_op_models.py), as written.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from contrib_op_models import contrib_models
+    for variant, path, inputs, description in contrib_models(out, np.random.default_rng(1)):
+        write_variant(out, variant, path, {"c0": inputs}, {"rtol": 1e-4, "atol": 1e-5},
+                      description + " (made by contrib_op_models.py)", manifest)
 
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2, sort_keys=True)

@@ -7,7 +7,7 @@
 //     of X over axes [axis, rank) times scale.
 //   EmbedLayerNormalization: word + position (+ segment) embeddings, layer
 //     norm; mask_index = the number of non-zero mask values per row (the
-//     sequence length without right padding), or the length without a mask.
+//     sequence length without right padding), zeros without a mask.
 //   Gelu, BiasGelu (erf), FastGelu (tanh approximation, optional bias),
 //   QuickGelu (x * sigmoid(alpha x)), BiasAdd (X + bias + skip).
 //   Attention: input · weights + bias split into Q, K, V, multi-head attention
@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "backends/cpu/kernel_families.h"
@@ -27,6 +28,8 @@
 #include "backends/cpu/kernels/activation_epilogue.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/ops/attention_run.h"
+#include "backends/cpu/ops/layer_norm_row.h"
+#include "backends/cpu/ops/matmul_impl.h"
 #include "exec/kernel_build_options.h"
 
 namespace dlrt::cpu {
@@ -41,9 +44,17 @@ Result<const Tensor*> float_input(KernelContext& ctx, size_t i, const char* what
   return t;
 }
 
-// One row of a layer norm (or RMS norm, `rms`) of n values, in double.
+// One row of a layer norm (layer_norm_row's vector paths) or RMS norm
+// (`rms`: statistics in double) of n values.
 void norm_row(const float* x, int64_t n, double eps, bool rms, const float* gamma, const float* beta, float* y,
               float* mean_out, float* inv_out) {
+  if (!rms) {
+    double m = 0, iv = 0;
+    layer_norm_row(x, gamma, beta, n, eps, y, &m, &iv);
+    if (mean_out) *mean_out = static_cast<float>(m);
+    if (inv_out) *inv_out = static_cast<float>(iv);
+    return;
+  }
   double mean = 0;
   if (!rms) {
     for (int64_t i = 0; i < n; ++i) mean += x[i];
@@ -219,11 +230,8 @@ Status embed_layer_norm(KernelContext& ctx) {
   if (ctx.num_outputs() > 1 && ctx.output_requested(1)) {
     DLRT_ASSIGN_OR_RETURN(Tensor * mi, ctx.allocate_output(1, DType::kInt32, {B}));
     for (int64_t b = 0; b < B; ++b) {
-      int64_t n = S;
-      if (!mask.empty()) {
-        n = 0;
-        for (int64_t t = 0; t < S; ++t) n += mask[b * S + t] != 0;
-      }
+      int64_t n = 0;  // without a mask ONNX Runtime writes zeros
+      for (int64_t t = 0; t < S && !mask.empty(); ++t) n += mask[b * S + t] != 0;
       mi->data<int32_t>()[b] = static_cast<int32_t>(n);
     }
   }
@@ -325,7 +333,8 @@ Result<std::vector<float>> attention_mask(KernelContext& ctx, const Tensor* mi, 
   return m;
 }
 
-Status ms_attention(KernelContext& ctx) {
+// `pre`: the weights packed when the kernel was made (constant weights), or null.
+Status ms_attention(KernelContext& ctx, const PackedOperand* pre) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, float_input(ctx, 0, "input"));
   DLRT_ASSIGN_OR_RETURN(const Tensor* w, float_input(ctx, 1, "weights"));
   const Tensor* bias = ctx.input(2);
@@ -347,12 +356,16 @@ Status ms_attention(KernelContext& ctx) {
     return ctx.invalid("weights' " + std::to_string(N) + " columns do not split into Q, K, V of num_heads " +
                        std::to_string(H) + " (qkv_hidden_sizes)");
   if (bias && (bias->dtype() != DType::kFloat32 || bias->size() != N)) return ctx.invalid("bias must have " + std::to_string(N) + " values");
-  // QKV = input · weights + bias, [B * S, N].
-  std::vector<float> qkv(static_cast<size_t>(B * S * N));
-  if (bias)
-    for (int64_t r = 0; r < B * S; ++r) std::memcpy(qkv.data() + r * N, bias->data<float>(), static_cast<size_t>(N) * sizeof(float));
-  sgemm(false, false, B * S, N, in_h, 1.0f, x->data<float>(), in_h, w->data<float>(), N, bias ? 1.0f : 0.0f, qkv.data(), N,
-        &ctx.pool());
+  // QKV = input · weights + bias, [B * S, N]; the packed weights when they
+  // are the ones this run got.
+  std::unique_ptr<float[]> qkv_buf(new float[static_cast<size_t>(B * S * N)]);
+  float* qkv = qkv_buf.get();
+  const bool packed = pre && pre->packed && pre->source.data<float>() == w->data<float>();
+  const SgemmOperand oa{x->data<float>(), in_h, false, nullptr, nullptr};
+  const SgemmOperand ob{w->data<float>(), N, false, packed ? pre->packed.get() : nullptr, nullptr};
+  GemmEpilogue ep;
+  if (bias) ep.col_bias = bias->data<float>();  // one value per column
+  DLRT_RETURN_IF_ERROR(sgemm_ex(B * S, N, in_h, 1.0f, oa, ob, 0.0f, qkv, N, &ep, &ctx.pool()));
   const int64_t D = sizes[0] / H, Dv = sizes[2] / H;
   attention::Problem p;
   p.B = B, p.H = H, p.Sq = S, p.Skv = S, p.D = D, p.Dv = Dv;
@@ -360,11 +373,11 @@ Status ms_attention(KernelContext& ctx) {
   attention::View base;
   base.sb = S * N, base.ss = N, base.sh = D, base.sd = 1;
   p.q = p.k = base;
-  p.q.base = qkv.data();
-  p.k.base = qkv.data() + sizes[0];
+  p.q.base = qkv;
+  p.k.base = qkv + sizes[0];
   p.v = base;
   p.v.sh = Dv;
-  p.v.base = qkv.data() + 2 * sizes[0];
+  p.v.base = qkv + 2 * sizes[0];
   const float filter = n.attr_float("mask_filter_value", -10000.0f);
   DLRT_ASSIGN_OR_RETURN(auto mask, attention_mask(ctx, mi, B, S, S, n.attr_int("unidirectional", 0) != 0, filter));
   // attention_bias [B or 1, H or 1, S, T]: added to the mask per head.
@@ -392,6 +405,15 @@ Status ms_attention(KernelContext& ctx) {
   return Status::Ok();
 }
 
+class MsAttentionKernel final : public OpKernel {
+ public:
+  explicit MsAttentionKernel(std::shared_ptr<const PackedOperand> pre) : pre_(std::move(pre)) {}
+  Status compute(KernelContext& ctx) const override { return ms_attention(ctx, pre_.get()); }
+
+ private:
+  std::shared_ptr<const PackedOperand> pre_;
+};
+
 }  // namespace
 
 Status register_contrib_transformer_kernels(KernelRegistry& r) {
@@ -406,8 +428,17 @@ Status register_contrib_transformer_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("FastGelu", fast_gelu, 1, 1000, kMs));
   DLRT_RETURN_IF_ERROR(r.add_fn("QuickGelu", quick_gelu, 1, 1000, kMs));
   DLRT_RETURN_IF_ERROR(r.add_fn("BiasAdd", bias_add, 1, 1000, kMs));
-  DLRT_RETURN_IF_ERROR(r.add_fn("Attention", ms_attention, 1, 1000, kMs));
-  return Status::Ok();
+  KernelDef att;
+  att.op_type = "Attention";
+  att.domain = kMs;
+  att.factory = [](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
+    return std::unique_ptr<OpKernel>(new MsAttentionKernel(nullptr));
+  };
+  att.factory_with_constants = [](const ir::Node&, const ConstantInputs& k) -> Result<std::unique_ptr<OpKernel>> {
+    DLRT_ASSIGN_OR_RETURN(auto pre, prepack_b(k(1), false));
+    return std::unique_ptr<OpKernel>(new MsAttentionKernel(std::move(pre)));
+  };
+  return r.add(std::move(att));
 }
 
 }  // namespace dlrt::cpu

@@ -11,6 +11,7 @@
 #include "backends/cpu/kernels/isa_target.h"
 #include "backends/cpu/kernels/vec_avx2.h"
 #include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/ops/layer_norm_row.h"
 #include "backends/cpu/ops/nn_util.h"
 
 namespace dlrt::cpu {
@@ -504,6 +505,17 @@ DLRT_FLOAT_KERNEL(lrn_compute, lrn_impl)
 #undef DLRT_FLOAT_KERNEL_EX
 
 }  // namespace
+
+void layer_norm_row(const float* x, const float* s, const float* b, int64_t n, double eps, float* y, double* mean,
+                    double* inv) {
+#ifdef DLRT_HAVE_AVX2_LAYER_NORM
+  if (cpu_has_avx512()) return layer_norm_row_avx512(x, s, b, n, eps, y, mean, inv);
+  if (cpu_has_avx2()) return layer_norm_row_avx2(x, s, b, n, eps, y, mean, inv);
+#endif
+  moments(x, n, eps, mean, inv);
+  const float m = static_cast<float>(*mean), iv = static_cast<float>(*inv);
+  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * iv * s[i] + (b ? b[i] : 0.0f);
+}
 
 Status register_normalization_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("BatchNormalization", batch_norm_compute, 1));
