@@ -30,6 +30,7 @@
 #include "backends/cpu/ops/attention_run.h"
 #include "backends/cpu/ops/layer_norm_row.h"
 #include "backends/cpu/ops/matmul_impl.h"
+#include "backends/cpu/scratch.h"
 #include "exec/kernel_build_options.h"
 
 namespace dlrt::cpu {
@@ -122,11 +123,12 @@ Status skip_layer_norm(KernelContext& ctx) {
   float* Y = y->data<float>();
   const double eps = ctx.node().attr_float("epsilon", 1e-12f);
   ctx.pool().parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(h, 1)), [&](int64_t lo, int64_t hi) {
-    std::vector<float> s(static_cast<size_t>(h));
+    thread_local AlignedScratch scratch;
+    float* row = scratch.get<float>(static_cast<size_t>(h));
     for (int64_t r = lo; r < hi; ++r) {
       const float* xr = X + r * h;
       const float* kr = K + (r % skip_rows) * h;
-      float* sr = sum ? sum + r * h : s.data();
+      float* sr = sum ? sum + r * h : row;
       for (int64_t i = 0; i < h; ++i) sr[i] = xr[i] + kr[i] + (Bs ? Bs[i] : 0.0f);
       norm_row(sr, h, eps, kRms, G, Bt, Y + r * h, mean ? mean + r : nullptr, inv ? inv + r : nullptr);
     }
@@ -163,9 +165,15 @@ Status simplified_layer_norm(KernelContext& ctx) {
   return Status::Ok();
 }
 
-Result<IntList> ids_of(KernelContext& ctx, const Tensor& t, const char* what) {
-  if (t.dtype() != DType::kInt32 && t.dtype() != DType::kInt64) return ctx.invalid(std::string(what) + " must be int32 or int64");
-  return read_int_tensor(t, ctx);
+// Element i of an int32 or int64 tensor (the run path reads them in place).
+int64_t id_at(const Tensor& t, int64_t i) {
+  return t.dtype() == DType::kInt32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i];
+}
+
+Status check_ids(KernelContext& ctx, const Tensor* t, const char* what) {
+  if (t && t->dtype() != DType::kInt32 && t->dtype() != DType::kInt64)
+    return ctx.invalid(std::string(what) + " must be int32 or int64");
+  return Status::Ok();
 }
 
 Status embed_layer_norm(KernelContext& ctx) {
@@ -184,21 +192,14 @@ Status embed_layer_norm(KernelContext& ctx) {
   if (pos->dim(1) != h || gamma->size() != h || beta->size() != h || (seg_emb && (seg_emb->rank() != 2 || seg_emb->dim(1) != h)))
     return ctx.invalid("embeddings, gamma and beta must share the hidden size " + std::to_string(h));
   if ((seg_t == nullptr) != (seg_emb == nullptr)) return ctx.invalid("segment_ids and segment_embedding go together");
-  DLRT_ASSIGN_OR_RETURN(auto ids, ids_of(ctx, *ids_t, "input_ids"));
-  IntList segs, mask, pos_ids;
-  if (seg_t) {
-    if (seg_t->shape() != ids_t->shape()) return ctx.invalid("segment_ids must have input_ids' shape");
-    DLRT_ASSIGN_OR_RETURN(segs, ids_of(ctx, *seg_t, "segment_ids"));
-  }
-  if (mask_t) {
-    if (mask_t->shape() != ids_t->shape()) return ctx.invalid("mask must have input_ids' shape");
-    DLRT_ASSIGN_OR_RETURN(mask, ids_of(ctx, *mask_t, "mask"));
-  }
-  if (pos_ids_t) {
-    if (pos_ids_t->rank() != 2 || (pos_ids_t->dim(0) != B && pos_ids_t->dim(0) != 1) || pos_ids_t->dim(1) != S)
-      return ctx.invalid("position_ids must be [batch, sequence] or [1, sequence]");
-    DLRT_ASSIGN_OR_RETURN(pos_ids, ids_of(ctx, *pos_ids_t, "position_ids"));
-  }
+  DLRT_RETURN_IF_ERROR(check_ids(ctx, ids_t, "input_ids"));
+  DLRT_RETURN_IF_ERROR(check_ids(ctx, seg_t, "segment_ids"));
+  DLRT_RETURN_IF_ERROR(check_ids(ctx, mask_t, "mask"));
+  DLRT_RETURN_IF_ERROR(check_ids(ctx, pos_ids_t, "position_ids"));
+  if (seg_t && seg_t->shape() != ids_t->shape()) return ctx.invalid("segment_ids must have input_ids' shape");
+  if (mask_t && mask_t->shape() != ids_t->shape()) return ctx.invalid("mask must have input_ids' shape");
+  if (pos_ids_t && (pos_ids_t->rank() != 2 || (pos_ids_t->dim(0) != B && pos_ids_t->dim(0) != 1) || pos_ids_t->dim(1) != S))
+    return ctx.invalid("position_ids must be [batch, sequence] or [1, sequence]");
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, {B, S, h}));
   float* esum = nullptr;
   if (ctx.num_outputs() > 2 && ctx.output_requested(2)) {
@@ -211,27 +212,27 @@ Status embed_layer_norm(KernelContext& ctx) {
     return table.data<float>() + id * h;
   };
   const double eps = ctx.node().attr_float("epsilon", 1e-12f);
-  std::vector<float> s(static_cast<size_t>(h));
+  thread_local AlignedScratch scratch;
+  float* s = scratch.get<float>(static_cast<size_t>(h));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t t = 0; t < S; ++t) {
       const int64_t e = b * S + t;
-      const int64_t p = pos_ids.empty() ? t : pos_ids[pos_ids_t->dim(0) == 1 ? t : e];
-      DLRT_ASSIGN_OR_RETURN(const float* w, row_of(*word, ids[e], "input_ids"));
+      const int64_t p = pos_ids_t ? id_at(*pos_ids_t, pos_ids_t->dim(0) == 1 ? t : e) : t;
+      DLRT_ASSIGN_OR_RETURN(const float* w, row_of(*word, id_at(*ids_t, e), "input_ids"));
       DLRT_ASSIGN_OR_RETURN(const float* pr, row_of(*pos, p, "position"));
       const float* sr = nullptr;
       if (seg_emb) {
-        DLRT_ASSIGN_OR_RETURN(sr, row_of(*seg_emb, segs[e], "segment_ids"));
+        DLRT_ASSIGN_OR_RETURN(sr, row_of(*seg_emb, id_at(*seg_t, e), "segment_ids"));
       }
       for (int64_t i = 0; i < h; ++i) s[i] = w[i] + pr[i] + (sr ? sr[i] : 0.0f);
-      if (esum) std::memcpy(esum + e * h, s.data(), static_cast<size_t>(h) * sizeof(float));
-      norm_row(s.data(), h, eps, false, gamma->data<float>(), beta->data<float>(), y->data<float>() + e * h, nullptr,
-               nullptr);
+      if (esum) std::memcpy(esum + e * h, s, static_cast<size_t>(h) * sizeof(float));
+      norm_row(s, h, eps, false, gamma->data<float>(), beta->data<float>(), y->data<float>() + e * h, nullptr, nullptr);
     }
   if (ctx.num_outputs() > 1 && ctx.output_requested(1)) {
     DLRT_ASSIGN_OR_RETURN(Tensor * mi, ctx.allocate_output(1, DType::kInt32, {B}));
     for (int64_t b = 0; b < B; ++b) {
       int64_t n = 0;  // without a mask ONNX Runtime writes zeros
-      for (int64_t t = 0; t < S && !mask.empty(); ++t) n += mask[b * S + t] != 0;
+      for (int64_t t = 0; t < S && mask_t; ++t) n += id_at(*mask_t, b * S + t) != 0;
       mi->data<int32_t>()[b] = static_cast<int32_t>(n);
     }
   }
@@ -286,23 +287,21 @@ Status bias_add(KernelContext& ctx) {
   return biased_unary(ctx, b, skip, [](float*, int64_t) {});
 }
 
-// The additive mask [B, Sq, T] of com.microsoft Attention's mask_index and
-// unidirectional attribute (empty when neither masks anything).
-Result<std::vector<float>> attention_mask(KernelContext& ctx, const Tensor* mi, int64_t B, int64_t Sq, int64_t T,
-                                          bool causal, float filter) {
-  std::vector<float> m;
-  if (!mi && !causal) return m;
-  m.assign(static_cast<size_t>(B * Sq * T), 0.0f);
+// Writes the additive mask [B, Sq, T] of com.microsoft Attention's mask_index
+// and unidirectional attribute into m (B * Sq * T floats).
+Status attention_mask(KernelContext& ctx, const Tensor* mi, int64_t B, int64_t Sq, int64_t T, bool causal, float filter,
+                      float* m) {
+  std::fill(m, m + B * Sq * T, 0.0f);
+  auto at = [&](int64_t b, int64_t i, int64_t j) -> float& { return m[(b * Sq + i) * T + j]; };
   if (mi) {
-    if (mi->dtype() != DType::kInt32 && mi->dtype() != DType::kInt64) return ctx.invalid("mask_index must be int32");
-    DLRT_ASSIGN_OR_RETURN(auto v, read_int_tensor(*mi, ctx));
+    DLRT_RETURN_IF_ERROR(check_ids(ctx, mi, "mask_index"));
     const auto& s = mi->shape();
-    auto at = [&](int64_t b, int64_t i, int64_t j) -> float& { return m[static_cast<size_t>((b * Sq + i) * T + j)]; };
+    auto v = [&](int64_t e) { return id_at(*mi, e); };
     if (s.size() == 1 && (s[0] == B || s[0] == 2 * B)) {
       // Right padding: keys [end, T) masked; with 2B values, keys [0, start) too.
       for (int64_t b = 0; b < B; ++b) {
-        const int64_t end = std::clamp<int64_t>(v[b], 0, T);
-        const int64_t start = s[0] == 2 * B ? std::clamp<int64_t>(v[B + b], 0, T) : 0;
+        const int64_t end = std::clamp<int64_t>(v(b), 0, T);
+        const int64_t start = s[0] == 2 * B ? std::clamp<int64_t>(v(B + b), 0, T) : 0;
         for (int64_t i = 0; i < Sq; ++i)
           for (int64_t j = 0; j < T; ++j)
             if (j >= end || j < start) at(b, i, j) = filter;
@@ -311,16 +310,16 @@ Result<std::vector<float>> attention_mask(KernelContext& ctx, const Tensor* mi, 
       for (int64_t b = 0; b < B; ++b)
         for (int64_t i = 0; i < Sq; ++i)
           for (int64_t j = 0; j < T; ++j)
-            if (v[b * T + j] == 0) at(b, i, j) = filter;
+            if (v(b * T + j) == 0) at(b, i, j) = filter;
     } else if (s.size() == 3 && s[0] == B && s[1] == Sq && s[2] == T) {
       for (int64_t e = 0; e < B * Sq * T; ++e)
-        if (v[e] == 0) m[e] = filter;
+        if (v(e) == 0) m[e] = filter;
     } else if (s.size() == 4 && s[0] == B && s[1] == 1 && s[2] >= Sq && s[3] >= T) {
       // [B, 1, max, max]: the top-left Sq x T block.
       for (int64_t b = 0; b < B; ++b)
         for (int64_t i = 0; i < Sq; ++i)
           for (int64_t j = 0; j < T; ++j)
-            if (v[(b * s[2] + i) * s[3] + j] == 0) at(b, i, j) = filter;
+            if (v((b * s[2] + i) * s[3] + j) == 0) at(b, i, j) = filter;
     } else {
       return ctx.unsupported("mask_index of shape " + shape_to_string(s) + " is not supported (batch " +
                              std::to_string(B) + ", sequence " + std::to_string(Sq) + ")");
@@ -329,8 +328,8 @@ Result<std::vector<float>> attention_mask(KernelContext& ctx, const Tensor* mi, 
   if (causal)
     for (int64_t b = 0; b < B; ++b)
       for (int64_t i = 0; i < Sq; ++i)
-        for (int64_t j = i + 1 + (T - Sq); j < T; ++j) m[static_cast<size_t>((b * Sq + i) * T + j)] += filter;
-  return m;
+        for (int64_t j = i + 1 + (T - Sq); j < T; ++j) at(b, i, j) += filter;
+  return Status::Ok();
 }
 
 // `pre`: the weights packed when the kernel was made (constant weights), or null.
@@ -350,16 +349,19 @@ Status ms_attention(KernelContext& ctx, const PackedOperand* pre) {
   const int64_t H = n.attr_int("num_heads", 0);
   if (H <= 0) return ctx.invalid("attribute num_heads must be positive");
   const int64_t B = x->dim(0), S = x->dim(1), in_h = x->dim(2), N = w->dim(1);
-  auto sizes = n.attr_ints("qkv_hidden_sizes");
-  if (sizes.empty()) sizes = {N / 3, N / 3, N / 3};
-  if (sizes.size() != 3 || sizes[0] + sizes[1] + sizes[2] != N || sizes[0] != sizes[1] || sizes[0] % H || sizes[2] % H)
+  int64_t sizes[3] = {N / 3, N / 3, N / 3};
+  const auto given = n.ints_of("qkv_hidden_sizes");
+  if (!given.empty() && given.size() != 3) return ctx.invalid("qkv_hidden_sizes must have 3 values");
+  if (given.size() == 3) std::copy(given.begin(), given.end(), sizes);
+  if (sizes[0] + sizes[1] + sizes[2] != N || sizes[0] != sizes[1] || sizes[0] <= 0 || sizes[2] <= 0 || sizes[0] % H ||
+      sizes[2] % H)
     return ctx.invalid("weights' " + std::to_string(N) + " columns do not split into Q, K, V of num_heads " +
                        std::to_string(H) + " (qkv_hidden_sizes)");
   if (bias && (bias->dtype() != DType::kFloat32 || bias->size() != N)) return ctx.invalid("bias must have " + std::to_string(N) + " values");
   // QKV = input · weights + bias, [B * S, N]; the packed weights when they
   // are the ones this run got.
-  std::unique_ptr<float[]> qkv_buf(new float[static_cast<size_t>(B * S * N)]);
-  float* qkv = qkv_buf.get();
+  thread_local AlignedScratch qkv_scratch, mask_scratch;
+  float* qkv = qkv_scratch.get<float>(static_cast<size_t>(B * S * N), AlignedScratch::Growth::kByHalf);
   const bool packed = pre && pre->packed && pre->source.data<float>() == w->data<float>();
   const SgemmOperand oa{x->data<float>(), in_h, false, nullptr, nullptr};
   const SgemmOperand ob{w->data<float>(), N, false, packed ? pre->packed.get() : nullptr, nullptr};
@@ -379,23 +381,29 @@ Status ms_attention(KernelContext& ctx, const PackedOperand* pre) {
   p.v.sh = Dv;
   p.v.base = qkv + 2 * sizes[0];
   const float filter = n.attr_float("mask_filter_value", -10000.0f);
-  DLRT_ASSIGN_OR_RETURN(auto mask, attention_mask(ctx, mi, B, S, S, n.attr_int("unidirectional", 0) != 0, filter));
-  // attention_bias [B or 1, H or 1, S, T]: added to the mask per head.
-  std::vector<float> full;
-  if (ab) {
-    if (ab->dtype() != DType::kFloat32 || ab->rank() != 4 || (ab->dim(0) != B && ab->dim(0) != 1) ||
-        (ab->dim(1) != H && ab->dim(1) != 1) || ab->dim(2) != S || ab->dim(3) != S)
-      return ctx.invalid("attention_bias must be float32 [B or 1, num_heads or 1, S, S], got " + shape_to_string(ab->shape()));
-    full.assign(static_cast<size_t>(B * H * S * S), 0.0f);
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t hh = 0; hh < H; ++hh)
-        for (int64_t e = 0; e < S * S; ++e) {
-          const int64_t src = ((ab->dim(0) == 1 ? 0 : b) * ab->dim(1) + (ab->dim(1) == 1 ? 0 : hh)) * S * S + e;
-          full[static_cast<size_t>((b * H + hh) * S * S + e)] = ab->data<float>()[src] + (mask.empty() ? 0.0f : mask[b * S * S + e]);
-        }
-    p.mask = full.data(), p.mb = H * S * S, p.mh = S * S, p.mq = S, p.mk = 1;
-  } else if (!mask.empty()) {
-    p.mask = mask.data(), p.mb = S * S, p.mh = 0, p.mq = S, p.mk = 1;
+  const bool causal = n.attr_int("unidirectional", 0) != 0;
+  // The additive mask: [B, S, S], or [B, H, S, S] with a per-head attention_bias.
+  if (ab && (ab->dtype() != DType::kFloat32 || ab->rank() != 4 || (ab->dim(0) != B && ab->dim(0) != 1) ||
+             (ab->dim(1) != H && ab->dim(1) != 1) || ab->dim(2) != S || ab->dim(3) != S))
+    return ctx.invalid("attention_bias must be float32 [B or 1, num_heads or 1, S, S], got " + shape_to_string(ab->shape()));
+  if (mi || causal || ab) {
+    const int64_t heads = ab ? H : 1;
+    float* m = mask_scratch.get<float>(static_cast<size_t>(B * heads * S * S), AlignedScratch::Growth::kByHalf);
+    // The mask of mask_index first ([B, S, S] at the front), then spread
+    // over the heads with the bias added.
+    DLRT_RETURN_IF_ERROR(attention_mask(ctx, mi, B, S, S, causal, filter, m));
+    if (ab) {
+      // Spread [B, S, S] to [B, H, S, S] from the end so nothing is overwritten before it is read.
+      for (int64_t b = B - 1; b >= 0; --b)
+        for (int64_t hh = H - 1; hh >= 0; --hh)
+          for (int64_t e = S * S - 1; e >= 0; --e) {
+            const int64_t src = ((ab->dim(0) == 1 ? 0 : b) * ab->dim(1) + (ab->dim(1) == 1 ? 0 : hh)) * S * S + e;
+            m[(b * H + hh) * S * S + e] = m[b * S * S + e] + ab->data<float>()[src];
+          }
+      p.mask = m, p.mb = H * S * S, p.mh = S * S, p.mq = S, p.mk = 1;
+    } else {
+      p.mask = m, p.mb = S * S, p.mh = 0, p.mq = S, p.mk = 1;
+    }
   }
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, {B, S, H * Dv}));
   if (y->size() == 0) return Status::Ok();
