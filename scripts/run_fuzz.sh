@@ -35,11 +35,13 @@ seeds_for() {  # harness -> folder of seed inputs
   case "$h" in
     model)
       find "$TEST_MODELS" -name '*.onnx' -size -256k -exec cp -t "$dir" --backup=numbered {} + 2>/dev/null
-      # One small model per ONNX conformance case (node/<case>/model.onnx).
+      # One small model per ONNX conformance case (node/<case>/model.onnx), of
+      # Debian's ONNX 1.12 data and, when scripts/conformance_onnx.sh made them,
+      # of the release dlrt's model layer is built from (opsets up to 28).
       local n=0
-      for f in "$TESTDATA"/node/*/model.onnx; do
+      for f in "$TESTDATA"/node/*/model.onnx "$ROOT"/build/onnx-testdata-*/node/*/model.onnx; do
         [ -f "$f" ] || continue
-        cp "$f" "$dir/$(basename "$(dirname "$f")").onnx"
+        cp "$f" "$dir/$(basename "$(dirname "$(dirname "$(dirname "$f")")")")_$(basename "$(dirname "$f")").onnx"
         n=$((n + 1))
       done ;;
     npy)

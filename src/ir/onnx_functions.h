@@ -4,17 +4,12 @@
 // where the runtime has no kernel for them.
 #pragma once
 
-#include <functional>
-#include <string>
-
 #include <onnx/onnx_pb.h>
 
 #include "dlrt/status.h"
+#include "ir/onnx_import.h"
 
 namespace dlrt::ir {
-
-// Whether the runtime runs op `op_type` of `domain` ("" for ai.onnx) at `opset`.
-using RunsOp = std::function<bool(const std::string& domain, const std::string& op_type, int opset)>;
 
 // Replaces every call of a model-local function by the function's body.
 // kInvalidModel when a function cannot be inlined.

@@ -348,6 +348,29 @@ int default_opset(const onnx::ModelProto& m) {
   return 0;
 }
 
+// Einsum's equation: letters, ',', spaces, "..." and one "->" only (ONNX
+// 1.23.2's inference loops forever on another character left of the arrow;
+// found by fuzzing).
+Status check_einsum_equation(const onnx::NodeProto& n, const std::string& what) {
+  std::string eq;
+  for (const auto& a : n.attribute())
+    if (a.name() == "equation") eq = a.s();
+  const size_t arrow = eq.find("->");
+  bool ok = arrow == std::string::npos || eq.find("->", arrow + 2) == std::string::npos;
+  for (size_t i = 0; i < eq.size() && ok; ++i) {
+    const char c = eq[i];
+    if (i == arrow || (arrow != std::string::npos && i == arrow + 1)) continue;
+    if (c == '.') {
+      ok = eq.compare(i, 3, "...") == 0;
+      i += 2;
+      continue;
+    }
+    ok = std::isalpha(static_cast<unsigned char>(c)) || c == ',' || c == ' ';
+  }
+  if (!ok) return InvalidModel(what + ": Einsum equation '" + eq + "' is malformed (letters, ',', '...' and one '->')");
+  return Status::Ok();
+}
+
 // Attribute and input values that crash libonnx's shape inference (a
 // division by a zero stride, a rank it assumes), found by fuzzing: each is
 // also invalid ONNX, so the model is refused with the reason instead.
@@ -423,27 +446,7 @@ Status validate_for_libonnx(const onnx::GraphProto& g, int opset, const std::set
           return InvalidModel(what + ": attribute '" + name + "' has the wrong type");
       }
     }
-    // Einsum's equation: letters, ',', spaces, "..." and one "->" only (ONNX
-    // 1.23.2's inference loops forever on another character left of the
-    // arrow; found by fuzzing).
-    if (n.op_type() == "Einsum") {
-      std::string eq;
-      for (const auto& a : n.attribute())
-        if (a.name() == "equation") eq = a.s();
-      const size_t arrow = eq.find("->");
-      bool ok = arrow == std::string::npos || eq.find("->", arrow + 2) == std::string::npos;
-      for (size_t i = 0; i < eq.size() && ok; ++i) {
-        const char c = eq[i];
-        if (i == arrow || (arrow != std::string::npos && i == arrow + 1)) continue;
-        if (c == '.') {
-          ok = eq.compare(i, 3, "...") == 0;
-          i += 2;
-          continue;
-        }
-        ok = std::isalpha(static_cast<unsigned char>(c)) || c == ',' || c == ' ';
-      }
-      if (!ok) return InvalidModel(what + ": Einsum equation '" + eq + "' is malformed (letters, ',', '...' and one '->')");
-    }
+    if (n.op_type() == "Einsum") DLRT_RETURN_IF_ERROR(check_einsum_equation(n, what));
     if (n.op_type() == "SplitToSequence" && n.input_size() > 1) {
       auto it = inits.find(n.input(1));
       if (it != inits.end() && it->second->dims_size() == 0) {

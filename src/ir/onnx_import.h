@@ -2,12 +2,12 @@
 // files) that sees ONNX protobuf types.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "core/run_value.h"
 #include "dlrt/status.h"
 #include "ir/graph.h"
-#include "ir/onnx_functions.h"
 
 namespace dlrt::ir {
 
@@ -17,6 +17,9 @@ namespace dlrt::ir {
 // (onnx_definitions.h).
 inline constexpr int kMinOpset = 7;
 inline constexpr int kMaxOpset = 28;
+
+// Whether the runtime runs op `op_type` of `domain` ("" for ai.onnx) at `opset`.
+using RunsOp = std::function<bool(const std::string& domain, const std::string& op_type, int opset)>;
 
 struct ImportOptions {
   // Whether the runtime runs op `op_type` of `domain` ("" for ai.onnx) at

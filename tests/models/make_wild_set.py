@@ -131,7 +131,7 @@ def main():
         json.dump(manifest, f, indent=2, sort_keys=True)
     with open(stamp, "w") as f:
         f.write(f"onnxruntime {ort.__version__}, onnx {onnx.__version__}; wheels: "
-                f"{', '.join(sorted(os.path.basename(w) for w, _ in files.values()))}\n")
+                f"{', '.join(sorted({os.path.basename(w) for w, _ in files.values()}))}\n")
     return 0
 
 
