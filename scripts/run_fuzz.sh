@@ -84,7 +84,7 @@ run_harness() {
     # A fixed number of executions from a fixed random seed. The path is not fully
     # repeatable (the model harness runs threaded kernels, so coverage and thus
     # mutations can differ run to run): a failure leaves its input in $crashes.
-    case "$h" in model) runs=150000 ;; npy) runs=2000000 ;; *) runs=400000 ;; esac
+    case "$h" in model) runs=100000 ;; npy) runs=2000000 ;; *) runs=400000 ;; esac
     fresh="$BUILD/corpus-smoke/$h"
     rm -rf "$fresh"
     mkdir -p "$fresh"
