@@ -39,6 +39,8 @@ Status register_fused_kernels(KernelRegistry& r);           // fused.cpp: com.dl
 Status register_transformer_kernels(KernelRegistry& r);     // transformer.cpp: com.dlrt Attention
 // contrib_transformer.cpp: com.microsoft SkipLayerNormalization, EmbedLayerNormalization, Attention, Gelu kinds, ...
 Status register_contrib_transformer_kernels(KernelRegistry& r);
+// ml.cpp: ai.onnx.ml Binarizer, ArrayFeatureExtractor, LabelEncoder, Scaler, Normalizer, LinearRegressor
+Status register_ml_kernels(KernelRegistry& r);
 
 // How many (batch, head, row block) tasks of com.dlrt Attention ran their
 // products on AMX (precision bf16x3) since the process started; for tests.

@@ -1,0 +1,92 @@
+// ai.onnx.ml ops (src/backends/cpu/ops/ml.cpp) on values worked out by hand;
+// ONNX's conformance cases cover Binarizer, ArrayFeatureExtractor and LabelEncoder.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include <onnx/onnx_pb.h>
+
+#include "../onnx_proto_util.h"
+#include "dlrt/session.h"
+
+namespace dlrt {
+namespace {
+
+using testing::add_onnx_node;
+using testing::add_value_info;
+
+// y = OP(x) of ai.onnx.ml with x float[2, 3]; `attrs` sets the node's attributes.
+std::vector<float> run_ml(const std::string& op, const std::function<void(onnx::NodeProto*)>& attrs,
+                          std::vector<int64_t> out_dims, std::vector<float> x) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* ml = m.add_opset_import();
+  ml->set_domain("ai.onnx.ml");
+  ml->set_version(3);
+  auto* g = m.mutable_graph();
+  g->set_name(op);
+  add_value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+  add_value_info(g->add_output(), "y", onnx::TensorProto::FLOAT, out_dims);
+  auto* n = add_onnx_node(g, op, {"x"}, "y");
+  n->set_domain("ai.onnx.ml");
+  attrs(n);
+  auto s = Session::create_from_bytes(m.SerializeAsString());
+  EXPECT_TRUE(s.ok()) << s.status().to_string();
+  if (!s.ok()) return {};
+  auto out = (*s)->run({{"x", Tensor::from_vector<float>({2, 3}, x)}});
+  EXPECT_TRUE(out.ok()) << out.status().to_string();
+  if (!out.ok()) return {};
+  const Tensor& y = (*out)[0];
+  return std::vector<float>(y.data<float>(), y.data<float>() + y.size());
+}
+
+void floats(onnx::NodeProto* n, const std::string& name, std::vector<float> v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOATS);
+  for (float f : v) a->add_floats(f);
+}
+
+void str(onnx::NodeProto* n, const std::string& name, const std::string& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
+TEST(MlOps, ScalerSubtractsThenMultiplies) {
+  auto y = run_ml("Scaler", [](onnx::NodeProto* n) { floats(n, "offset", {1, 2, 3}); floats(n, "scale", {2}); },
+                  {2, 3}, {1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(y, (std::vector<float>{0, 0, 0, 6, 6, 6}));
+}
+
+TEST(MlOps, NormalizerModes) {
+  const std::vector<float> x{1, -3, 2, 0, 0, 0};  // the zero row stays as it is
+  auto l1 = run_ml("Normalizer", [](onnx::NodeProto* n) { str(n, "norm", "L1"); }, {2, 3}, x);
+  EXPECT_EQ(l1, (std::vector<float>{1 / 6.0f, -3 / 6.0f, 2 / 6.0f, 0, 0, 0}));
+  auto mx = run_ml("Normalizer", [](onnx::NodeProto* n) { str(n, "norm", "MAX"); }, {2, 3}, x);
+  EXPECT_EQ(mx, (std::vector<float>{0.5f, -1.5f, 1, 0, 0, 0}));  // X / max(X), as ONNX and ONNX Runtime
+  auto l2 = run_ml("Normalizer", [](onnx::NodeProto* n) { str(n, "norm", "L2"); }, {2, 3}, x);
+  ASSERT_EQ(l2.size(), 6u);
+  EXPECT_NEAR(l2[1], -3 / std::sqrt(14.0f), 1e-6);
+}
+
+TEST(MlOps, LinearRegressorTwoTargetsWithIntercepts) {
+  auto y = run_ml(
+      "LinearRegressor",
+      [](onnx::NodeProto* n) {
+        floats(n, "coefficients", {1, 0, -1, 0.5f, 0.5f, 0.5f});
+        floats(n, "intercepts", {10, -1});
+        auto* t = n->add_attribute();
+        t->set_name("targets");
+        t->set_type(onnx::AttributeProto::INT);
+        t->set_i(2);
+      },
+      {2, 2}, {1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(y, (std::vector<float>{8, 2, 8, 6.5f}));
+}
+
+}  // namespace
+}  // namespace dlrt
