@@ -88,5 +88,42 @@ TEST(MlOps, LinearRegressorTwoTargetsWithIntercepts) {
   EXPECT_EQ(y, (std::vector<float>{8, 2, 8, 6.5f}));
 }
 
+// Two classes, one score column each, LOGISTIC; labels are the larger score's.
+TEST(MlOps, LinearClassifierScoresAndLabels) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* ml = m.add_opset_import();
+  ml->set_domain("ai.onnx.ml");
+  ml->set_version(1);
+  auto* g = m.mutable_graph();
+  g->set_name("lc");
+  add_value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 2});
+  add_value_info(g->add_output(), "label", onnx::TensorProto::INT64, {2});
+  add_value_info(g->add_output(), "scores", onnx::TensorProto::FLOAT, {2, 2});
+  auto* n = g->add_node();
+  n->set_op_type("LinearClassifier");
+  n->set_domain("ai.onnx.ml");
+  n->add_input("x");
+  n->add_output("label");
+  n->add_output("scores");
+  floats(n, "coefficients", {1, 0, -1, 0});
+  floats(n, "intercepts", {0, 0});
+  str(n, "post_transform", "LOGISTIC");
+  auto* labels = n->add_attribute();
+  labels->set_name("classlabels_ints");
+  labels->set_type(onnx::AttributeProto::INTS);
+  labels->add_ints(7);
+  labels->add_ints(9);
+  auto s = Session::create_from_bytes(m.SerializeAsString());
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  auto out = (*s)->run({{"x", Tensor::from_vector<float>({2, 2}, {2, 5, -1, 5})}});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  EXPECT_EQ((*out)[0].data<int64_t>()[0], 7);
+  EXPECT_EQ((*out)[0].data<int64_t>()[1], 9);
+  EXPECT_NEAR((*out)[1].data<float>()[0], 1 / (1 + std::exp(-2.0f)), 1e-6);
+  EXPECT_NEAR((*out)[1].data<float>()[3], 1 / (1 + std::exp(-1.0f)), 1e-6);
+}
+
 }  // namespace
 }  // namespace dlrt

@@ -1,6 +1,6 @@
 // Traditional-ML ops (domain ai.onnx.ml), as scikit-learn converters write
 // them: Binarizer, ArrayFeatureExtractor, LabelEncoder (keys/values lists or
-// tensors, opsets 1-4), Scaler, Normalizer, LinearRegressor. Numeric inputs
+// tensors, opsets 1-4), Scaler, Normalizer, LinearRegressor, LinearClassifier. Numeric inputs
 // compute in double and output float32 where the spec says so.
 #include <algorithm>
 #include <cmath>
@@ -272,9 +272,50 @@ Status linear_regressor(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// LinearClassifier: scores Z[n, c] = post(X[n] · coefficients[c] + intercepts[c])
+// for each of the E classes, label Y[n] = the class of the largest score (the
+// first on ties). A single score column for two labels (binary converters
+// other than scikit-learn's logistic regression) is refused: ONNX does not
+// define how its second column reads.
+Status linear_classifier(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, numeric_input(ctx, 0));
+  const ir::Node& n = ctx.node();
+  const auto coef = n.attr_floats("coefficients");
+  const auto icpt = n.attr_floats("intercepts");
+  const auto labels_i = n.attr_ints("classlabels_ints");
+  const auto labels_s = n.attr_strings("classlabels_strings");
+  const bool strings = !labels_s.empty();
+  if (strings == !labels_i.empty()) return ctx.invalid("exactly one of classlabels_ints and classlabels_strings must be set");
+  const int64_t classes = strings ? static_cast<int64_t>(labels_s.size()) : static_cast<int64_t>(labels_i.size());
+  const int64_t f = x->rank() ? x->shape().back() : 1, rows = f > 0 ? x->size() / f : 0;
+  if (f <= 0 || coef.size() % static_cast<size_t>(f) != 0) return ctx.invalid("coefficients do not split into rows of the features");
+  const int64_t e = static_cast<int64_t>(coef.size()) / f;
+  if (e != classes)
+    return ctx.unsupported(std::to_string(e) + " score column(s) for " + std::to_string(classes) +
+                           " class labels: only one column per class is supported");
+  if (!icpt.empty() && static_cast<int64_t>(icpt.size()) != e) return ctx.invalid("intercepts must have one value per class");
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, strings ? DType::kString : DType::kInt64, {rows}));
+  DLRT_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(1, DType::kFloat32, {rows, e}));
+  const std::string how = n.attr_string("post_transform", "NONE");
+  for (int64_t r = 0; r < rows; ++r) {
+    float* sc = z->data<float>() + r * e;
+    for (int64_t c = 0; c < e; ++c) {
+      double s = icpt.empty() ? 0.0 : icpt[c];
+      for (int64_t j = 0; j < f; ++j) s += element_as_double(*x, r * f + j) * coef[c * f + j];
+      sc[c] = static_cast<float>(s);
+    }
+    const int64_t best = std::max_element(sc, sc + e) - sc;
+    DLRT_RETURN_IF_ERROR(post_transform(how, sc, e));
+    if (strings) y->data<std::string>()[r] = labels_s[best];
+    else y->data<int64_t>()[r] = labels_i[best];
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status register_ml_kernels(KernelRegistry& r) {
+  DLRT_RETURN_IF_ERROR(r.add_fn("LinearClassifier", linear_classifier, 1, 1000, kMl));
   DLRT_RETURN_IF_ERROR(r.add_fn("Binarizer", binarizer, 1, 1000, kMl));
   DLRT_RETURN_IF_ERROR(r.add_fn("ArrayFeatureExtractor", array_feature_extractor, 1, 1000, kMl));
   DLRT_RETURN_IF_ERROR(r.add_fn("Scaler", scaler, 1, 1000, kMl));
