@@ -125,5 +125,40 @@ TEST(MlOps, LinearClassifierScoresAndLabels) {
   EXPECT_NEAR((*out)[1].data<float>()[3], 1 / (1 + std::exp(-1.0f)), 1e-6);
 }
 
+void ints(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t i : v) a->add_ints(i);
+}
+
+// One tree: x[1] <= 0.5 ? (x[2] < 2 ? 10 : 20) : 30, a NaN x[1] going left;
+// base value 1, post_transform NONE.
+TEST(MlOps, TreeEnsembleRegressorWalksBranchesAndMissingValues) {
+  const float nan = std::nanf("");
+  auto y = run_ml(
+      "TreeEnsembleRegressor",
+      [](onnx::NodeProto* n) {
+        ints(n, "nodes_treeids", {0, 0, 0, 0, 0});
+        ints(n, "nodes_nodeids", {0, 1, 2, 3, 4});
+        ints(n, "nodes_featureids", {1, 2, 0, 0, 0});
+        floats(n, "nodes_values", {0.5f, 2, 0, 0, 0});
+        auto* modes = n->add_attribute();
+        modes->set_name("nodes_modes");
+        modes->set_type(onnx::AttributeProto::STRINGS);
+        for (const char* m : {"BRANCH_LEQ", "BRANCH_LT", "LEAF", "LEAF", "LEAF"}) modes->add_strings(m);
+        ints(n, "nodes_truenodeids", {1, 3, 0, 0, 0});
+        ints(n, "nodes_falsenodeids", {2, 4, 0, 0, 0});
+        ints(n, "nodes_missing_value_tracks_true", {1, 0, 0, 0, 0});
+        ints(n, "target_treeids", {0, 0, 0});
+        ints(n, "target_nodeids", {2, 3, 4});
+        ints(n, "target_ids", {0, 0, 0});
+        floats(n, "target_weights", {30, 10, 20});
+        floats(n, "base_values", {1});
+      },
+      {2, 1}, {0, 0.5f, 1.5f, 0, nan, 2});
+  EXPECT_EQ(y, (std::vector<float>{11, 21}));
+}
+
 }  // namespace
 }  // namespace dlrt

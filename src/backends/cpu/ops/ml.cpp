@@ -10,6 +10,7 @@
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/ops/ml_util.h"
 #include "core/tensor_values.h"
 
 namespace dlrt::cpu {
@@ -214,39 +215,6 @@ Status normalizer(KernelContext& ctx) {
   return Status::Ok();
 }
 
-// post_transform of the linear and tree models on one row of scores.
-Status post_transform(const std::string& how, float* s, int64_t n) {
-  if (how == "NONE") return Status::Ok();
-  if (how == "LOGISTIC") {
-    for (int64_t i = 0; i < n; ++i) s[i] = 1.0f / (1.0f + std::exp(-s[i]));
-    return Status::Ok();
-  }
-  if (how == "SOFTMAX" || how == "SOFTMAX_ZERO") {
-    const bool zero = how == "SOFTMAX_ZERO";
-    float m = -INFINITY;
-    for (int64_t i = 0; i < n; ++i) m = std::max(m, s[i]);
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const double e = (zero && s[i] == 0) ? 0.0 : std::exp(static_cast<double>(s[i] - m));
-      s[i] = static_cast<float>(e);
-      sum += e;
-    }
-    for (int64_t i = 0; i < n; ++i) s[i] = sum > 0 ? static_cast<float>(s[i] / sum) : 0.0f;
-    return Status::Ok();
-  }
-  if (how == "PROBIT") {
-    // sqrt(2) * erfinv(2p - 1) by Newton steps on erf.
-    for (int64_t i = 0; i < n; ++i) {
-      const double t = 2.0 * s[i] - 1.0;
-      double z = 0;
-      for (int it = 0; it < 60 && std::fabs(t) < 1; ++it) z -= (std::erf(z) - t) / (2.0 / std::sqrt(M_PI) * std::exp(-z * z));
-      s[i] = static_cast<float>(std::sqrt(2.0) * z);
-    }
-    return Status::Ok();
-  }
-  return InvalidArgument("post_transform must be NONE, SOFTMAX, LOGISTIC, SOFTMAX_ZERO or PROBIT, got " + how);
-}
-
 // LinearRegressor: Y[n, t] = post(X[n] · coefficients[t] + intercepts[t]).
 Status linear_regressor(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, numeric_input(ctx, 0));
@@ -267,7 +235,7 @@ Status linear_regressor(KernelContext& ctx) {
       for (int64_t j = 0; j < f; ++j) s += element_as_double(*x, r * f + j) * coef[t * f + j];
       out[t] = static_cast<float>(s);
     }
-    DLRT_RETURN_IF_ERROR(post_transform(how, out, targets));
+    DLRT_RETURN_IF_ERROR(ml_post_transform(how, out, targets));
   }
   return Status::Ok();
 }
@@ -305,7 +273,7 @@ Status linear_classifier(KernelContext& ctx) {
       sc[c] = static_cast<float>(s);
     }
     const int64_t best = std::max_element(sc, sc + e) - sc;
-    DLRT_RETURN_IF_ERROR(post_transform(how, sc, e));
+    DLRT_RETURN_IF_ERROR(ml_post_transform(how, sc, e));
     if (strings) y->data<std::string>()[r] = labels_s[best];
     else y->data<int64_t>()[r] = labels_i[best];
   }
@@ -313,6 +281,38 @@ Status linear_classifier(KernelContext& ctx) {
 }
 
 }  // namespace
+
+Status ml_post_transform(const std::string& how, float* s, int64_t n) {
+  if (how == "NONE") return Status::Ok();
+  if (how == "LOGISTIC") {
+    for (int64_t i = 0; i < n; ++i) s[i] = 1.0f / (1.0f + std::exp(-s[i]));
+    return Status::Ok();
+  }
+  if (how == "SOFTMAX" || how == "SOFTMAX_ZERO") {
+    const bool zero = how == "SOFTMAX_ZERO";
+    float m = -INFINITY;
+    for (int64_t i = 0; i < n; ++i) m = std::max(m, s[i]);
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double e = (zero && s[i] == 0) ? 0.0 : std::exp(static_cast<double>(s[i] - m));
+      s[i] = static_cast<float>(e);
+      sum += e;
+    }
+    for (int64_t i = 0; i < n; ++i) s[i] = sum > 0 ? static_cast<float>(s[i] / sum) : 0.0f;
+    return Status::Ok();
+  }
+  if (how == "PROBIT") {
+    // sqrt(2) * erfinv(2p - 1) by Newton steps on erf.
+    for (int64_t i = 0; i < n; ++i) {
+      const double t = 2.0 * s[i] - 1.0;
+      double z = 0;
+      for (int it = 0; it < 60 && std::fabs(t) < 1; ++it) z -= (std::erf(z) - t) / (2.0 / std::sqrt(M_PI) * std::exp(-z * z));
+      s[i] = static_cast<float>(std::sqrt(2.0) * z);
+    }
+    return Status::Ok();
+  }
+  return InvalidArgument("post_transform must be NONE, SOFTMAX, LOGISTIC, SOFTMAX_ZERO or PROBIT, got " + how);
+}
 
 Status register_ml_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("LinearClassifier", linear_classifier, 1, 1000, kMl));
