@@ -1,10 +1,9 @@
 // Node arity against the ONNX schema, for every opset: a default-domain node
 // with too few or too many inputs or outputs (an Add with one input, a Conv
 // without weights, a Relu with two outputs), or an empty name for an input
-// the schema requires, is refused at load with the reason. libonnx's checker
-// says the same only up to opset 17 (the newest the installed libonnx knows,
-// and it stops at the first problem); this check runs before it, so a broken
-// graph gets the same error at opset 17 and 18+. Subgraphs are checked too.
+// the schema requires, is refused at load with the reason, in dlrt's words,
+// before ONNX's checker runs (which stops at the first problem of any kind).
+// Subgraphs are checked too.
 #pragma once
 
 #include <onnx/onnx_pb.h>
@@ -15,8 +14,8 @@ namespace dlrt::ir {
 
 // kInvalidModel "node 'a' (Add) has 1 input; Add takes 2 inputs: ..." for the
 // first node of `g` (or of its subgraphs) that breaks its op's schema at
-// `opset` (the model's default-domain opset). Ops libonnx has no schema for
-// (other domains, ops newer than it) are left to the runtime.
+// `opset` (the model's default-domain opset). Ops ONNX has no schema for
+// (other domains) are left to the runtime.
 Status check_node_arity(const onnx::GraphProto& g, int opset);
 
 }  // namespace dlrt::ir

@@ -89,7 +89,7 @@ TEST(OnnxArity, BrokenGraphsFailAtLoadWithTheSameMessageAtEveryOpset) {
   }
 }
 
-// Inputs added after opset 17 (libonnx knows only its opset-17 schemas): a
+// Inputs added after opset 17 (the schema of the model's opset decides): a
 // ReduceMean with axes as an input and a Pad with axes load at opset 18, and
 // are refused at 17.
 TEST(OnnxArity, InputsAddedAfterOpset17AreAccepted) {
