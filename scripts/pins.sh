@@ -8,7 +8,7 @@
 
 # third_party/onnx-<version>: scripts/fetch_onnx.sh. The onnx release whose C++ sources
 # (the PyPI sdist) dlrt's model layer is built from (cmake/deps/onnx.cmake), and the sdist's
-# sha256 (PyPI's published digest); the build refuses any other file.
+# sha256 (of the file pip downloaded from PyPI on 2026-11-27); any other file is refused.
 ONNX_SOURCE_VERSION=1.23.2
 ONNX_SOURCE_SHA256=008cb0467b2bbee41448acc7da8b6f4e704624cb0d327a2d5adafc7ce19bc5b8
 # build/venv: scripts/conformance_onnx.sh, the node cases of that same onnx release
