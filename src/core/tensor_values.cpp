@@ -34,22 +34,12 @@ int64_t element_as_int64(const Tensor& t, int64_t i) {
       const uint64_t v = t.data<uint64_t>()[i];
       return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
     }
-    case DType::kFloat32:
-    case DType::kFloat64:
-    case DType::kFloat16:
-    case DType::kBFloat16: {
+    default: {
+      // Floats (float8/float4 included) saturate, NaN gives 0; the narrower
+      // integers and bool are exact.
       const double d = element_as_double(t, i);
       if (!(d == d)) return 0;
       if (d >= 9223372036854775807.0) return INT64_MAX;  // (2^63: the first double past the range)
-      if (d <= -9223372036854775808.0) return INT64_MIN;
-      return static_cast<int64_t>(d);
-    }
-    default: {
-      // The narrower integers and bool: exact. float8/float4 may be NaN or
-      // infinite (float8e5m2), which have no int64 value.
-      const double d = element_as_double(t, i);
-      if (!(d == d)) return 0;
-      if (d >= 9223372036854775807.0) return INT64_MAX;
       if (d <= -9223372036854775808.0) return INT64_MIN;
       return static_cast<int64_t>(d);
     }

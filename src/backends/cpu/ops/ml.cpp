@@ -215,6 +215,17 @@ Status normalizer(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// out[k] = X[r] · coef[k] + icpt[k] for the n rows of f coefficients (the
+// linear models' scores of row r, in double); no intercepts: 0.
+void linear_scores(const Tensor& x, int64_t r, int64_t f, const std::vector<float>& coef,
+                   const std::vector<float>& icpt, int64_t n, float* out) {
+  for (int64_t k = 0; k < n; ++k) {
+    double s = icpt.empty() ? 0.0 : icpt[k];
+    for (int64_t j = 0; j < f; ++j) s += element_as_double(x, r * f + j) * coef[k * f + j];
+    out[k] = static_cast<float>(s);
+  }
+}
+
 // LinearRegressor: Y[n, t] = post(X[n] · coefficients[t] + intercepts[t]).
 Status linear_regressor(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, numeric_input(ctx, 0));
@@ -230,11 +241,7 @@ Status linear_regressor(KernelContext& ctx) {
   const std::string how = ctx.node().attr_string("post_transform", "NONE");
   for (int64_t r = 0; r < rows; ++r) {
     float* out = y->data<float>() + r * targets;
-    for (int64_t t = 0; t < targets; ++t) {
-      double s = icpt.empty() ? 0.0 : icpt[t];
-      for (int64_t j = 0; j < f; ++j) s += element_as_double(*x, r * f + j) * coef[t * f + j];
-      out[t] = static_cast<float>(s);
-    }
+    linear_scores(*x, r, f, coef, icpt, targets, out);
     DLRT_RETURN_IF_ERROR(ml_post_transform(how, out, targets));
   }
   return Status::Ok();
@@ -267,11 +274,7 @@ Status linear_classifier(KernelContext& ctx) {
   const std::string how = n.attr_string("post_transform", "NONE");
   for (int64_t r = 0; r < rows; ++r) {
     float* sc = z->data<float>() + r * e;
-    for (int64_t c = 0; c < e; ++c) {
-      double s = icpt.empty() ? 0.0 : icpt[c];
-      for (int64_t j = 0; j < f; ++j) s += element_as_double(*x, r * f + j) * coef[c * f + j];
-      sc[c] = static_cast<float>(s);
-    }
+    linear_scores(*x, r, f, coef, icpt, e, sc);
     const int64_t best = std::max_element(sc, sc + e) - sc;
     DLRT_RETURN_IF_ERROR(ml_post_transform(how, sc, e));
     if (strings) y->data<std::string>()[r] = labels_s[best];
