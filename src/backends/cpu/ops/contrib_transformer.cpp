@@ -21,7 +21,6 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
-#include <vector>
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
@@ -31,7 +30,6 @@
 #include "backends/cpu/ops/layer_norm_row.h"
 #include "backends/cpu/ops/matmul_impl.h"
 #include "backends/cpu/scratch.h"
-#include "exec/kernel_build_options.h"
 
 namespace dlrt::cpu {
 namespace {
