@@ -61,8 +61,41 @@ struct TensorInfo {
   DType dtype = DType::kUndefined;
   std::vector<int64_t> shape;
   std::vector<std::string> dim_names;
-  // False for values that are not tensors (sequences, optionals).
+  // False for values that are not tensors (sequences, optionals, maps).
   bool is_tensor = true;
+  // The type as ONNX (and ONNX Runtime's NodeArg.type) writes it:
+  // "tensor(float)", "seq(tensor(int64))", "map(string,tensor(float))",
+  // "seq(map(int64,tensor(float)))", "optional(tensor(float))".
+  std::string type;
+};
+
+// One input or output value of any kind, for Session::run_values: a tensor,
+// a sequence of tensors, a map or a sequence of maps (what traditional-ML
+// models read and write: DictVectorizer reads a map, ZipMap writes a
+// sequence of maps), or nothing (an absent optional).
+struct Value {
+  enum class Kind { kNone, kTensor, kSequence, kMap, kMapSequence };
+  Kind kind = Kind::kNone;
+  Tensor tensor;                 // kTensor
+  std::vector<Tensor> sequence;  // kSequence
+  // kMap: keys[i] -> values[i], both 1-D of one length (int64 or string keys).
+  // kMapSequence: maps sharing their keys; map r is keys[i] -> values[r, i]
+  // (values 2-D: [maps, keys]).
+  Tensor keys, values;
+
+  static Value of(Tensor t) {
+    Value v;
+    v.kind = Kind::kTensor;
+    v.tensor = std::move(t);
+    return v;
+  }
+  static Value of_map(Tensor keys, Tensor values) {
+    Value v;
+    v.kind = Kind::kMap;
+    v.keys = std::move(keys);
+    v.values = std::move(values);
+    return v;
+  }
 };
 
 // Where one part of the graph ran and how that went.
@@ -127,6 +160,11 @@ class DLRT_API Session {
   // The same with bounds (RunOptions); kCancelled when one stopped it.
   Result<std::vector<Tensor>> run(const std::map<std::string, Tensor>& inputs, const RunOptions& options,
                                   RunReport* report = nullptr) const;
+
+  // Runs a model whose inputs or outputs are not all tensors (sequences,
+  // maps, optionals); works for any model. Errors as run().
+  Result<std::vector<Value>> run_values(const std::map<std::string, Value>& inputs, const RunOptions& options = {},
+                                        RunReport* report = nullptr) const;
 
   // As above, writing into caller-provided outputs: each entry of `outputs`
   // names a model output; a valid tensor there must have the right dtype and

@@ -54,7 +54,13 @@ timeout_ms    stop the run with dlrt.Cancelled once it has run this long (checke
               between the nodes it executes, Loop/Scan bodies included); None: no
               limit. The Session stays usable.
 
+Inputs that are not tensors take what ONNX Runtime takes: a dict for a map
+(DictVectorizer's), a list of arrays for a sequence, None for an absent optional.
+
 Returns a list of numpy arrays. Each one owns dlrt's output buffer (no copy).
+Outputs that are not tensors come as ONNX Runtime gives them: a sequence as a
+list of arrays, a map as a dict, a sequence of maps (ZipMap's class
+probabilities) as a list of dicts, an absent optional as None.
 Raises dlrt.InvalidArgument for an unknown or missing input, a wrong dtype, rank or
 dim, or an unknown output name; dlrt.RunError when a kernel fails.
 The GIL is released while the model runs.)";
@@ -104,6 +110,72 @@ void init_session(PySession* self, nb::handle model, std::optional<std::string> 
   self->session = std::move(created).value();
 }
 
+// A feed for an input that is not a plain tensor: a dict for a map input, a
+// list of arrays for a sequence, None for an absent optional; arrays
+// otherwise. The arrays it views are kept in `prepared`.
+Value value_from_python(const std::string& name, nb::handle value, const TensorInfo* info, std::vector<Feed>& prepared) {
+  const std::string type = info ? info->type : "";
+  if (value.is_none()) return Value();
+  if (type.rfind("map(", 0) == 0) {
+    if (!PyDict_Check(value.ptr()))
+      throw nb::type_error(("input '" + name + "' is a " + type + ": pass a dict").c_str());
+    nb::dict d = nb::borrow<nb::dict>(value);
+    nb::object key_dtype = type.rfind("map(string", 0) == 0 ? nb::object(nb::str("U")) : numpy().attr("int64");
+    nb::object keys = numpy().attr("asarray")(nb::list(d.keys()), key_dtype);
+    nb::object vals = numpy().attr("asarray")(nb::list(d.values()), numpy_dtype(info->dtype));
+    prepared.push_back(feed_from_python(name, keys, nullptr));
+    Tensor k = prepared.back().tensor;
+    prepared.push_back(feed_from_python(name, vals, nullptr));
+    return Value::of_map(std::move(k), prepared.back().tensor);
+  }
+  if (type.rfind("seq(tensor", 0) == 0) {
+    if (!PyList_Check(value.ptr()) && !PyTuple_Check(value.ptr()))
+      throw nb::type_error(("input '" + name + "' is a " + type + ": pass a list of arrays").c_str());
+    Value v;
+    v.kind = Value::Kind::kSequence;
+    TensorInfo elem;
+    if (info) elem.dtype = info->dtype;
+    for (nb::handle item : nb::borrow<nb::sequence>(value)) {
+      prepared.push_back(feed_from_python(name, item, &elem));
+      v.sequence.push_back(prepared.back().tensor);
+    }
+    return v;
+  }
+  prepared.push_back(feed_from_python(name, value, info));
+  return Value::of(prepared.back().tensor);
+}
+
+// A run's value as ONNX Runtime's Python API returns it: an array, a list of
+// arrays (sequence), a dict (map), a list of dicts (ZipMap's sequence of
+// maps), None (an absent optional).
+nb::object value_to_python(Value v) {
+  switch (v.kind) {
+    case Value::Kind::kTensor: return tensor_to_numpy(std::move(v.tensor));
+    case Value::Kind::kSequence: {
+      nb::list items;
+      for (Tensor& t : v.sequence) items.append(tensor_to_numpy(std::move(t)));
+      return items;
+    }
+    case Value::Kind::kMap:
+    case Value::Kind::kMapSequence: {
+      nb::list keys = nb::borrow<nb::list>(tensor_to_numpy(std::move(v.keys)).attr("tolist")());
+      nb::object vals = tensor_to_numpy(std::move(v.values)).attr("tolist")();
+      auto zip = [&](nb::handle row) {
+        nb::dict d;
+        nb::list r = nb::borrow<nb::list>(row);
+        for (size_t i = 0; i < keys.size(); ++i) d[keys[i]] = r[i];
+        return d;
+      };
+      if (v.kind == Value::Kind::kMap) return zip(vals);
+      nb::list maps;
+      for (nb::handle row : nb::borrow<nb::list>(vals)) maps.append(zip(row));
+      return maps;
+    }
+    case Value::Kind::kNone: break;
+  }
+  return nb::none();
+}
+
 nb::object run(PySession& self, nb::handle feeds, std::optional<std::vector<std::string>> output_names,
                bool want_report, std::optional<double> timeout_ms) {
   Session& session = get(self);
@@ -141,6 +213,11 @@ nb::object run(PySession& self, nb::handle feeds, std::optional<std::vector<std:
   std::vector<Feed> prepared;
   prepared.reserve(items.size());
   std::map<std::string, Tensor> inputs;
+  // Models with sequence, map or optional values run through run_values.
+  bool all_tensors = true;
+  for (const TensorInfo& t : session.inputs()) all_tensors = all_tensors && t.is_tensor;
+  for (const TensorInfo& t : session.outputs()) all_tensors = all_tensors && t.is_tensor;
+  std::map<std::string, Value> values;
   for (auto [key, value] : items) {
     if (!PyUnicode_Check(key.ptr())) throw nb::type_error("feeds keys must be str (input names)");
     std::string name = nb::cast<std::string>(key);
@@ -148,11 +225,33 @@ nb::object run(PySession& self, nb::handle feeds, std::optional<std::vector<std:
     for (const TensorInfo& in : session.inputs()) {
       if (in.name == name) info = &in;
     }
-    prepared.push_back(feed_from_python(name, value, info));
-    inputs.emplace(name, prepared.back().tensor);
+    if (all_tensors) {
+      prepared.push_back(feed_from_python(name, value, info));
+      inputs.emplace(name, prepared.back().tensor);
+    } else {
+      values.emplace(name, value_from_python(name, value, info, prepared));
+    }
   }
 
   RunReport report;
+  if (!all_tensors) {
+    Result<std::vector<Value>> result = Status();
+    {
+      nb::gil_scoped_release unlocked;
+      result = session.run_values(values, options, want_report ? &report : nullptr);
+      values.clear();
+    }
+    check(result.status());
+    std::vector<Value>& got = result.value();
+    nb::list out;
+    if (output_names) {
+      for (size_t i : picked) out.append(value_to_python(std::move(got[i])));
+    } else {
+      for (Value& v : got) out.append(value_to_python(std::move(v)));
+    }
+    if (want_report) return nb::make_tuple(out, nb::cast(std::move(report)));
+    return out;
+  }
   Result<std::vector<Tensor>> result = Status();
   {
     nb::gil_scoped_release unlocked;
@@ -216,7 +315,10 @@ void bind_reports(nb::module_& m) {
             return nb::tuple(names);
           },
           nb::for_getter(nb::sig("def dim_names(self, /) -> tuple[str | None, ...]")), "Per dim, the model's name of a dynamic dim ('batch'), else None.")
-      .def_ro("is_tensor", &TensorInfo::is_tensor, "False for sequences and optionals.")
+      .def_ro("is_tensor", &TensorInfo::is_tensor, "False for sequences, maps and optionals.")
+      .def_ro("type", &TensorInfo::type,
+              "The type as ONNX (and ONNX Runtime's NodeArg.type) writes it: 'tensor(float)', "
+              "'seq(map(int64,tensor(float)))', ...")
       .def("__repr__", &info_repr);
 
   nb::class_<PartitionReport>(m, "PartitionReport", "Where one part of the graph ran and how that went.")

@@ -1,5 +1,6 @@
 // What a graph value holds while a model runs: a tensor (almost always), a
-// sequence of tensors, or an empty optional.
+// sequence of tensors, an empty optional, or (traditional-ML models) a map or
+// a sequence of maps.
 #pragma once
 
 #include <vector>
@@ -9,11 +10,15 @@
 namespace dlrt {
 
 struct RunValue {
-  enum class Kind { kNone, kTensor, kSequence, kOptionalNone };
+  // kMap: map_keys[i] -> map_values[i] (both 1-D, one length).
+  // kMapSequence: maps that share their keys, map r being map_keys[i] ->
+  // map_values[r, i] (map_values 2-D [maps, keys]); what ZipMap makes.
+  enum class Kind { kNone, kTensor, kSequence, kOptionalNone, kMap, kMapSequence };
   Kind kind = Kind::kNone;
   Tensor tensor;
   std::vector<Tensor> sequence;
-  DType elem_dtype = DType::kUndefined;  // for empty sequences and optionals
+  Tensor map_keys, map_values;
+  DType elem_dtype = DType::kUndefined;  // for empty sequences and optionals; a map's value type
 
   static RunValue of(Tensor t) {
     RunValue v;
@@ -35,7 +40,15 @@ struct RunValue {
     v.elem_dtype = elem;
     return v;
   }
-  bool present() const { return kind == Kind::kTensor || kind == Kind::kSequence; }
+  static RunValue of_map(Tensor keys, Tensor values, bool sequence_of_maps) {
+    RunValue v;
+    v.kind = sequence_of_maps ? Kind::kMapSequence : Kind::kMap;
+    v.elem_dtype = values.dtype();
+    v.map_keys = std::move(keys);
+    v.map_values = std::move(values);
+    return v;
+  }
+  bool present() const { return kind != Kind::kNone && kind != Kind::kOptionalNone; }
 };
 
 }  // namespace dlrt

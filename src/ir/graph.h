@@ -36,12 +36,15 @@ struct Dim {
 };
 
 // What a value holds. Most values are tensors; a few ONNX ops use sequences
-// of tensors or optionals.
-enum class ValueKind { kTensor, kSequence, kOptional, kUnknown };
+// of tensors or optionals, and traditional-ML ops maps (ZipMap makes a
+// sequence of maps: kSequence with a key_dtype).
+enum class ValueKind { kTensor, kSequence, kOptional, kMap, kUnknown };
 
 struct TypeInfo {
   ValueKind kind = ValueKind::kTensor;
-  DType dtype = DType::kUndefined;  // element type (of the tensor, or sequence/optional element)
+  DType dtype = DType::kUndefined;  // element type (of the tensor, or sequence/optional element; a map's values)
+  // A map's key type (int64 or string), for kMap and for a kSequence of maps; else undefined.
+  DType key_dtype = DType::kUndefined;
   std::optional<std::vector<Dim>> shape;  // nullopt when the rank is unknown
 };
 

@@ -95,9 +95,18 @@ Status parse_proto_file(google::protobuf::MessageLite& msg, const std::string& p
 TypeInfo type_from_proto(const onnx::TypeProto& tp) {
   TypeInfo t;
   const onnx::TypeProto* inner = &tp;
+  // map(K, tensor(V)): the key type, then the values' tensor type.
+  auto take_map = [&](const onnx::TypeProto& m) {
+    if (dtype_is_valid(m.map_type().key_type())) t.key_dtype = static_cast<DType>(m.map_type().key_type());
+    inner = &m.map_type().value_type();
+  };
   if (tp.has_sequence_type()) {
     t.kind = ValueKind::kSequence;
     inner = &tp.sequence_type().elem_type();
+    if (inner->has_map_type()) take_map(*inner);
+  } else if (tp.has_map_type()) {
+    t.kind = ValueKind::kMap;
+    take_map(tp);
   } else if (tp.has_optional_type()) {
     t.kind = ValueKind::kOptional;
     inner = &tp.optional_type().elem_type();
@@ -371,6 +380,42 @@ Status check_einsum_equation(const onnx::NodeProto& n, const std::string& what) 
   return Status::Ok();
 }
 
+// True when a node of g or of any graph nested in it reads `name`.
+bool graph_reads(const onnx::GraphProto& g, const std::string& name, bool nested_only) {
+  for (const auto& n : g.node()) {
+    if (!nested_only)
+      for (const auto& in : n.input())
+        if (in == name) return true;
+    for (const auto& a : n.attribute()) {
+      if (a.has_g() && graph_reads(a.g(), name, false)) return true;
+      for (const auto& sub : a.graphs())
+        if (graph_reads(sub, name, false)) return true;
+    }
+  }
+  return false;
+}
+
+// A map graph input is taken where its type is one dlrt holds (int64 or
+// string keys, tensor values) and only DictVectorizer reads it, in the main
+// graph; other ops' shape inference assumes tensor inputs.
+Status check_map_input(const onnx::GraphProto& g, const onnx::ValueInfoProto& v, bool main_graph) {
+  const auto& m = v.type().map_type();
+  const std::string what = "graph input '" + v.name() + "'";
+  if (m.key_type() != onnx::TensorProto::INT64 && m.key_type() != onnx::TensorProto::STRING)
+    return Unsupported(what + " is a map with keys of type " + std::to_string(m.key_type()) +
+                       "; dlrt takes maps with int64 or string keys");
+  if (!m.value_type().has_tensor_type() || !dtype_is_valid(m.value_type().tensor_type().elem_type()))
+    return Unsupported(what + " is a map whose values are not tensors of a type dlrt has");
+  if (!main_graph || graph_reads(g, v.name(), true))
+    return Unsupported(what + " is a map read inside a subgraph; dlrt takes map inputs where DictVectorizer reads them");
+  for (const auto& n : g.node())
+    for (const auto& in : n.input())
+      if (in == v.name() && (n.op_type() != "DictVectorizer" || n.domain() != "ai.onnx.ml"))
+        return Unsupported(what + " is a map read by " + n.op_type() +
+                           "; dlrt takes map inputs where DictVectorizer reads them");
+  return Status::Ok();
+}
+
 // Attribute and input values that crash libonnx's shape inference (a
 // division by a zero stride, a rank it assumes), found by fuzzing: each is
 // also invalid ONNX, so the model is refused with the reason instead.
@@ -399,15 +444,17 @@ Status validate_for_libonnx(const onnx::GraphProto& g, int opset, const std::set
   for (const auto& v : g.input()) note_rank(v);
   // A tensor input of no element type: libonnx's inference functions read
   // its type as if it had one (MaxUnpool's crashed, found by fuzzing).
-  // Likewise a map, sparse-tensor or opaque input, which no dlrt kernel takes (MaxUnpool's read a map's
+  // Likewise a sparse-tensor or opaque input, which no dlrt kernel takes, and
+  // a map that anything but DictVectorizer reads (MaxUnpool's read a map's
   // missing tensor type).
   for (const auto& v : g.input()) {
     if (inits.count(v.name())) continue;
     if (v.type().has_tensor_type() && v.type().tensor_type().elem_type() == onnx::TensorProto::UNDEFINED)
       return InvalidModel("graph input '" + v.name() + "' is a tensor of no element type");
-    if (v.type().has_map_type() || v.type().has_sparse_tensor_type() || v.type().has_opaque_type())
-      return Unsupported("graph input '" + v.name() + "' is a map, sparse tensor or opaque value; dlrt takes tensors, "
-                         "sequences and optionals");
+    if (v.type().has_sparse_tensor_type() || v.type().has_opaque_type())
+      return Unsupported("graph input '" + v.name() + "' is a sparse tensor or opaque value; dlrt takes tensors, "
+                         "sequences, optionals and maps");
+    if (v.type().has_map_type()) DLRT_RETURN_IF_ERROR(check_map_input(g, v, outer.empty()));
   }
   for (const auto& v : g.value_info()) note_rank(v);
   for (const auto& t : g.initializer()) ranks[t.name()] = t.dims_size();

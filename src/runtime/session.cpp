@@ -91,11 +91,31 @@ std::string cpu_partition_precision(const ir::Graph& g, const std::vector<int>& 
 }
 
 
+// A type as ONNX writes it: "tensor(float)", "seq(map(int64,tensor(float)))".
+std::string onnx_type_string(const ir::TypeInfo& type) {
+  auto elem = [](DType d) -> std::string {
+    if (d == DType::kFloat32) return "float";
+    if (d == DType::kFloat64) return "double";
+    return dtype_name(d);
+  };
+  const std::string tensor = "tensor(" + elem(type.dtype) + ")";
+  const std::string inner = type.key_dtype != DType::kUndefined ? "map(" + elem(type.key_dtype) + "," + tensor + ")" : tensor;
+  switch (type.kind) {
+    case ir::ValueKind::kTensor: return tensor;
+    case ir::ValueKind::kMap: return inner;
+    case ir::ValueKind::kSequence: return "seq(" + inner + ")";
+    case ir::ValueKind::kOptional: return "optional(" + tensor + ")";
+    case ir::ValueKind::kUnknown: break;
+  }
+  return "unknown";
+}
+
 TensorInfo info_of(const ir::Value& v) {
   TensorInfo t;
   t.name = v.name;
   t.dtype = v.type.dtype;
   t.is_tensor = v.type.kind == ir::ValueKind::kTensor;
+  t.type = onnx_type_string(v.type);
   if (v.type.shape) {
     for (const auto& d : *v.type.shape) {
       t.shape.push_back(d.size);
@@ -383,6 +403,21 @@ Status SessionImpl::validate_inputs(const Given& given, std::vector<RunValue>& o
       return InvalidArgument("input '" + info.name + "' is missing; the model's inputs are: " + names_of(inputs));
     }
     RunValue v = value_of(it->second);
+    const ir::ValueKind declared = g.values[g.inputs[k]].type.kind;
+    const bool is_map = v.kind == RunValue::Kind::kMap || v.kind == RunValue::Kind::kMapSequence;
+    if ((declared == ir::ValueKind::kMap) != is_map ||
+        (declared == ir::ValueKind::kSequence && v.kind != RunValue::Kind::kSequence) ||
+        (declared == ir::ValueKind::kTensor && v.kind != RunValue::Kind::kTensor))
+      return InvalidArgument("input '" + info.name + "' must be a " + info.type + " value");
+    if (is_map) {
+      const auto& type = g.values[g.inputs[k]].type;
+      if (!v.map_keys.valid() || !v.map_values.valid() || v.map_keys.rank() != 1 || v.map_values.rank() != 1 ||
+          v.map_keys.size() != v.map_values.size())
+        return InvalidArgument("input '" + info.name + "': a map's keys and values must be 1-D tensors of one length");
+      if (v.map_keys.dtype() != type.key_dtype || v.map_values.dtype() != type.dtype)
+        return InvalidArgument("input '" + info.name + "' must be a " + info.type + ", got map(" +
+                               dtype_name(v.map_keys.dtype()) + ",tensor(" + dtype_name(v.map_values.dtype()) + "))");
+    }
     if (v.kind == RunValue::Kind::kTensor) {
       const Tensor& t = v.tensor;
       if (!t.valid()) return InvalidArgument("input '" + info.name + "' is an empty tensor");
@@ -492,7 +527,42 @@ namespace {
 // Ok when output `info`'s value is a tensor; else why Session::run cannot hand it over.
 Status check_tensor_output(const RunValue& v, const TensorInfo& info) {
   if (v.kind == RunValue::Kind::kTensor) return Status::Ok();
-  return Unsupported("output '" + info.name + "' is a sequence or optional, which Session::run cannot return");
+  return Unsupported("output '" + info.name + "' is a " + info.type +
+                     " value, which Session::run cannot return: use Session::run_values");
+}
+
+RunValue run_value_of(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::kTensor: return RunValue::of(v.tensor);
+    case Value::Kind::kSequence:
+      return RunValue::of_sequence(v.sequence, v.sequence.empty() ? DType::kUndefined : v.sequence[0].dtype());
+    case Value::Kind::kMap: return RunValue::of_map(v.keys, v.values, false);
+    case Value::Kind::kMapSequence: return RunValue::of_map(v.keys, v.values, true);
+    case Value::Kind::kNone: break;
+  }
+  return RunValue();
+}
+
+// A run's value as Session::run_values returns it; `copy`: it is a constant
+// of the model (copied, as Session::run does).
+Result<Value> public_value_of(RunValue r, bool copy) {
+  auto own = [copy](Tensor t) -> Result<Tensor> { return copy ? t.clone() : Result<Tensor>(std::move(t)); };
+  Value v;
+  if (r.kind == RunValue::Kind::kTensor) {
+    v.kind = Value::Kind::kTensor;
+    DLRT_ASSIGN_OR_RETURN(v.tensor, own(std::move(r.tensor)));
+  } else if (r.kind == RunValue::Kind::kSequence) {
+    v.kind = Value::Kind::kSequence;
+    for (Tensor& t : r.sequence) {
+      DLRT_ASSIGN_OR_RETURN(Tensor item, own(std::move(t)));
+      v.sequence.push_back(std::move(item));
+    }
+  } else if (r.kind == RunValue::Kind::kMap || r.kind == RunValue::Kind::kMapSequence) {
+    v.kind = r.kind == RunValue::Kind::kMap ? Value::Kind::kMap : Value::Kind::kMapSequence;
+    DLRT_ASSIGN_OR_RETURN(v.keys, own(std::move(r.map_keys)));
+    DLRT_ASSIGN_OR_RETURN(v.values, own(std::move(r.map_values)));
+  }
+  return v;
 }
 
 // A run's values as the tensors Session::run returns: constants copied (see
@@ -540,6 +610,27 @@ Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& in
   const RunLimits limits = limits_of(options);
   RunLimitsScope scope(&limits);
   return run(inputs, report);
+}
+
+Result<std::vector<Value>> Session::run_values(const std::map<std::string, Value>& inputs, const RunOptions& options,
+                                               RunReport* report) const {
+  if (options.timeout_ms < 0) return InvalidArgument("RunOptions::timeout_ms must not be negative");
+  std::map<std::string, RunValue> given;
+  for (const auto& [name, v] : inputs) {
+    if (v.kind == Value::Kind::kNone) continue;  // an absent optional: as if not given
+    given.emplace(name, run_value_of(v));
+  }
+  const RunLimits limits = limits_of(options);
+  RunLimitsScope scope(&limits);
+  DLRT_ASSIGN_OR_RETURN(auto out, impl_->run(given, report));
+  std::vector<Value> values;
+  values.reserve(out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const bool constant = i < impl_->constant_outputs.size() && impl_->constant_outputs[i];
+    DLRT_ASSIGN_OR_RETURN(Value v, public_value_of(std::move(out[i]), constant));
+    values.push_back(std::move(v));
+  }
+  return values;
 }
 
 Status Session::run_into(const std::map<std::string, Tensor>& inputs, std::map<std::string, Tensor>& outputs,

@@ -68,12 +68,17 @@ void visit(const ir::Graph& g, Totals& t) {
 
 std::string type_string(const ir::TypeInfo& type) {
   std::string s;
+  const std::string map = type.key_dtype != DType::kUndefined
+                              ? std::string("map ") + dtype_name(type.key_dtype) + " -> " + dtype_name(type.dtype)
+                              : "";
   switch (type.kind) {
     case ir::ValueKind::kSequence: s = "sequence of "; break;
     case ir::ValueKind::kOptional: s = "optional "; break;
+    case ir::ValueKind::kMap: return map;
     case ir::ValueKind::kUnknown: return "unknown type";
     case ir::ValueKind::kTensor: break;
   }
+  if (!map.empty()) return s + map + "s";
   s += dtype_name(type.dtype);
   if (!type.shape) return s + " [rank unknown]";
   s += " [";

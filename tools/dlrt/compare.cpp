@@ -83,6 +83,8 @@ const char* kind_name(RunValue::Kind k) {
     case RunValue::Kind::kTensor: return "a tensor";
     case RunValue::Kind::kSequence: return "a sequence";
     case RunValue::Kind::kOptionalNone: return "an empty optional";
+    case RunValue::Kind::kMap: return "a map";
+    case RunValue::Kind::kMapSequence: return "a sequence of maps";
   }
   return "?";
 }
@@ -103,6 +105,13 @@ std::optional<std::string> compare_values(const RunValue& expected, const RunVal
         if (auto r = compare_tensors(e, actual.sequence[i], tolerance_for(e.dtype())))
           return "sequence element " + std::to_string(i) + ": " + *r;
       }
+      return std::nullopt;
+    case RunValue::Kind::kMap:
+    case RunValue::Kind::kMapSequence:
+      if (auto r = compare_tensors(expected.map_keys, actual.map_keys, tolerance_for(expected.map_keys.dtype())))
+        return "map keys: " + *r;
+      if (auto r = compare_tensors(expected.map_values, actual.map_values, tolerance_for(expected.map_values.dtype())))
+        return "map values: " + *r;
       return std::nullopt;
     case RunValue::Kind::kOptionalNone:
     case RunValue::Kind::kNone: return std::nullopt;
