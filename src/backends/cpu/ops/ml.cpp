@@ -1,7 +1,8 @@
 // Traditional-ML ops (domain ai.onnx.ml), as scikit-learn converters write
 // them: Binarizer, ArrayFeatureExtractor, LabelEncoder (keys/values lists or
 // tensors, opsets 1-4), Scaler, Normalizer, LinearRegressor, LinearClassifier. Numeric inputs
-// compute in double and output float32 where the spec says so; the kernels
+// compute in double (the linear models: in float32 through sgemm, as ONNX
+// Runtime) and output float32 where the spec says so; the kernels
 // with attribute lists read them once, when the kernel is made.
 #include <algorithm>
 #include <cmath>
@@ -13,7 +14,9 @@
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/ops/ml_util.h"
+#include "backends/cpu/scratch.h"
 #include "core/tensor_values.h"
 
 namespace dlrt::cpu {
@@ -225,15 +228,24 @@ Status normalizer(KernelContext& ctx) {
   return Status::Ok();
 }
 
-// out[k] = X[r] · coef[k] + icpt[k] for the n rows of f coefficients (the
-// linear models' scores of row r, in double); no intercepts: 0.
-void linear_scores(const Tensor& x, int64_t r, int64_t f, const std::vector<float>& coef,
-                   const std::vector<float>& icpt, int64_t n, float* out) {
-  for (int64_t k = 0; k < n; ++k) {
-    double s = icpt.empty() ? 0.0 : icpt[k];
-    for (int64_t j = 0; j < f; ++j) s += element_as_double(x, r * f + j) * coef[k * f + j];
-    out[k] = static_cast<float>(s);
+// out[r, k] (row stride ld) = X[r] · coef[k] + icpt[k] for the rows of f
+// features and the n coefficient rows (no intercepts: 0): X read as float32,
+// as ONNX Runtime does, and multiplied by sgemm.
+void linear_scores(KernelContext& ctx, const Tensor& x, int64_t rows, int64_t f, const std::vector<float>& coef,
+                   const std::vector<float>& icpt, int64_t n, float* out, int64_t ld) {
+  const float* xf = nullptr;
+  if (x.dtype() == DType::kFloat32) {
+    xf = x.data<float>();
+  } else {
+    thread_local AlignedScratch scratch;
+    float* c = scratch.get<float>(static_cast<size_t>(x.size()), AlignedScratch::Growth::kByHalf);
+    for (int64_t i = 0; i < x.size(); ++i) c[i] = static_cast<float>(element_as_double(x, i));
+    xf = c;
   }
+  sgemm(false, true, rows, n, f, 1.0f, xf, f, coef.data(), f, 0.0f, out, ld, &ctx.pool());
+  if (!icpt.empty())
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < n; ++k) out[r * ld + k] += icpt[k];
 }
 
 // LinearRegressor: Y[n, t] = post(X[n] · coefficients[t] + intercepts[t]).
@@ -260,11 +272,9 @@ class LinearRegressorKernel final : public OpKernel {
       return ctx.invalid("coefficients must have targets x features (" + std::to_string(targets_) + " x " +
                          std::to_string(f) + ") values and intercepts one per target");
     DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, {rows, targets_}));
-    for (int64_t r = 0; r < rows; ++r) {
-      float* out = y->data<float>() + r * targets_;
-      linear_scores(*x, r, f, coef_, icpt_, targets_, out);
-      if (targets_ > 1 || post_ == MlPost::kProbit) ml_post_apply(post_, out, targets_);
-    }
+    linear_scores(ctx, *x, rows, f, coef_, icpt_, targets_, y->data<float>(), targets_);
+    if (targets_ > 1 || post_ == MlPost::kProbit)
+      for (int64_t r = 0; r < rows; ++r) ml_post_apply(post_, y->data<float>() + r * targets_, targets_);
     return Status::Ok();
   }
 
@@ -315,9 +325,9 @@ class LinearClassifierKernel final : public OpKernel {
     if (!icpt_.empty() && static_cast<int64_t>(icpt_.size()) != e) return ctx.invalid("intercepts must have one value per score column");
     DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, strings_ ? DType::kString : DType::kInt64, {rows}));
     DLRT_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(1, DType::kFloat32, {rows, classes_}));
+    linear_scores(ctx, *x, rows, f, coef_, icpt_, e, z->data<float>(), classes_);
     for (int64_t r = 0; r < rows; ++r) {
       float* sc = z->data<float>() + r * classes_;
-      linear_scores(*x, r, f, coef_, icpt_, e, sc);
       int64_t best = 0;
       if (binary) {
         best = sc[0] > 0 ? 1 : 0;

@@ -338,8 +338,8 @@ class SvmRegressorKernel final : public OpKernel {
     if (nv > 0) {
       float* kv = kernel_scratch.get<float>(static_cast<size_t>(rows * nv), AlignedScratch::Growth::kByHalf);
       common_.kernel_values(xf, rows, common_.support.data(), nv, 0.0f, kv, &ctx.pool());
-      sgemm(false, false, rows, 1, nv, 1.0f, kv, nv, coef_.data(), 1, 0.0f, yd, 1, &ctx.pool());
-      for (int64_t r = 0; r < rows; ++r) yd[r] += rho_[0];
+      std::fill(yd, yd + rows, rho_[0]);
+      sgemm(false, true, rows, 1, nv, 1.0f, kv, nv, coef_.data(), nv, 1.0f, yd, 1, &ctx.pool());
     } else {
       common_.kernel_values(xf, rows, coef_.data(), 1, rho_[0], yd, &ctx.pool());
     }

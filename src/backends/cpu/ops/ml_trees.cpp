@@ -278,18 +278,22 @@ class TreeEnsembleKernel final : public OpKernel {
     const size_t n = static_cast<size_t>(outputs_);
     double* acc = scratch.get<double>(2 * n, AlignedScratch::Growth::kByHalf);
     double* seen = acc + n;  // 1 where some leaf scored the column
-    thread_local AlignedScratch out_scratch;
+    thread_local AlignedScratch out_scratch, row_scratch;
     float* out_row = out_scratch.get<float>(n, AlignedScratch::Growth::kByHalf);
+    double* xr = row_scratch.get<double>(static_cast<size_t>(f), AlignedScratch::Growth::kByHalf);
     const bool transform = outputs_ > 1 ? post_ != MlPost::kNone : post_ == MlPost::kProbit;
     const double divisor = aggregate_ == Aggregate::kAverage && !roots_.empty() ? static_cast<double>(roots_.size()) : 1.0;
     for (int64_t r = 0; r < rows; ++r) {
       std::fill(acc, acc + 2 * n, 0.0);
+      if (x->dtype() == DType::kFloat32) std::copy(x->data<float>() + r * f, x->data<float>() + (r + 1) * f, xr);
+      else if (x->dtype() == DType::kFloat64) std::copy(x->data<double>() + r * f, x->data<double>() + (r + 1) * f, xr);
+      else for (int64_t j = 0; j < f; ++j) xr[j] = element_as_double(*x, r * f + j);
       for (int32_t root : roots_) {
         int32_t at = root;
         for (int guard = 0; nodes_[at].mode != Mode::kLeaf; ++guard) {
           if (guard > static_cast<int>(nodes_.size())) return ctx.invalid("a tree has a cycle");
           const TreeNode& t = nodes_[at];
-          const double v = element_as_double(*x, r * f + t.feature);
+          const double v = xr[t.feature];
           bool go = false;
           if (std::isnan(v) && t.nan_yes) go = true;
           else switch (t.mode) {
@@ -300,7 +304,7 @@ class TreeEnsembleKernel final : public OpKernel {
               case Mode::kEq: go = v == t.value; break;
               case Mode::kNeq: go = v != t.value; break;
               case Mode::kMember:
-                go = std::binary_search(members_.begin() + t.first_weight,
+                go = !std::isnan(v) && std::binary_search(members_.begin() + t.first_weight,
                                         members_.begin() + t.first_weight + t.num_weights, v);
                 break;
               case Mode::kLeaf: break;
