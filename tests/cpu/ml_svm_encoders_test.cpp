@@ -368,10 +368,11 @@ void tree_v5(onnx::NodeProto* n) {
 TEST(MlTreeEnsemble, Opset5MembershipMissingAndAverage) {
   const float nan = std::nanf("");
   auto out = run(model("TreeEnsemble", {{"x", kF}}, {{"y", kF}}, tree_v5, 5),
-                 {{"x", Tensor::from_vector<float>({4, 2}, {3, 0.2f, 2, 0.9f, 5, nan, 2.5f, 0})}});
+                 {{"x", Tensor::from_vector<float>({5, 2}, {3, 0.2f, 2, 0.9f, 5, nan, 2.5f, 0, nan, 0.2f})}});
   ASSERT_TRUE(out.ok()) << out.status().to_string();
-  EXPECT_EQ((*out)[0].shape(), (Shape{4, 2}));
-  EXPECT_EQ(f32((*out)[0]), (std::vector<float>{0.5f, 1, 2, 1, 0.5f, 1, 0, 2}));
+  EXPECT_EQ((*out)[0].shape(), (Shape{5, 2}));
+  // (The last row: a NaN is in no set, and the membership node does not send NaN to its true branch.)
+  EXPECT_EQ(f32((*out)[0]), (std::vector<float>{0.5f, 1, 2, 1, 0.5f, 1, 0, 2, 2, 1}));
   // Double input: double output.
   auto d = run(model("TreeEnsemble", {{"x", onnx::TensorProto::DOUBLE}}, {{"y", onnx::TensorProto::DOUBLE}}, tree_v5, 5),
                {{"x", Tensor::from_vector<double>({1, 2}, {3, 0.2})}});
