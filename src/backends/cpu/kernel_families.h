@@ -41,8 +41,11 @@ Status register_transformer_kernels(KernelRegistry& r);     // transformer.cpp: 
 Status register_contrib_transformer_kernels(KernelRegistry& r);
 // ml.cpp: ai.onnx.ml Binarizer, ArrayFeatureExtractor, LabelEncoder, Scaler, Normalizer, Linear*
 Status register_ml_kernels(KernelRegistry& r);
-Status register_ml_tree_kernels(KernelRegistry& r);
-Status register_ml_map_kernels(KernelRegistry& r);  // ml_maps.cpp: ZipMap, DictVectorizer  // ml_trees.cpp: TreeEnsembleRegressor, TreeEnsembleClassifier
+Status register_ml_tree_kernels(KernelRegistry& r);  // ml_trees.cpp: TreeEnsembleRegressor, TreeEnsembleClassifier, TreeEnsemble
+Status register_ml_svm_kernels(KernelRegistry& r);   // ml_svm.cpp: SVMClassifier, SVMRegressor
+// ml_encoders.cpp: OneHotEncoder, Imputer, CategoryMapper, FeatureVectorizer
+Status register_ml_encoder_kernels(KernelRegistry& r);
+Status register_ml_map_kernels(KernelRegistry& r);  // ml_maps.cpp: ZipMap, DictVectorizer
 
 // How many (batch, head, row block) tasks of com.dlrt Attention ran their
 // products on AMX (precision bf16x3) since the process started; for tests.

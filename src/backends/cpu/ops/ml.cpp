@@ -1,16 +1,22 @@
 // Traditional-ML ops (domain ai.onnx.ml), as scikit-learn converters write
 // them: Binarizer, ArrayFeatureExtractor, LabelEncoder (keys/values lists or
 // tensors, opsets 1-4), Scaler, Normalizer, LinearRegressor, LinearClassifier. Numeric inputs
-// compute in double and output float32 where the spec says so.
+// compute in double (the linear models: in float32 through sgemm, as ONNX
+// Runtime) and output float32 where the spec says so; the kernels
+// with attribute lists read them once, when the kernel is made.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/ops/ml_util.h"
+#include "backends/cpu/scratch.h"
 #include "core/tensor_values.h"
 
 namespace dlrt::cpu {
@@ -170,29 +176,36 @@ class LabelEncoderKernel final : public OpKernel {
   std::string default_str_ = "_Unused";
 };
 
-// Scaler: (x - offset) * scale per feature (or one value for all), float32 out.
-Status scaler(KernelContext& ctx) {
-  DLRT_ASSIGN_OR_RETURN(const Tensor* x, numeric_input(ctx, 0));
-  const auto offset = ctx.node().attr_floats("offset");
-  const auto scale = ctx.node().attr_floats("scale");
-  const int64_t f = x->rank() ? x->shape().back() : 1;
-  auto fits = [&](const std::vector<float>& v) { return v.empty() || v.size() == 1 || static_cast<int64_t>(v.size()) == f; };
-  if (!fits(offset) || !fits(scale)) return ctx.invalid("offset and scale must have 1 or " + std::to_string(f) + " values");
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, x->shape()));
-  auto at = [](const std::vector<float>& v, int64_t j, float d) { return v.empty() ? d : v[v.size() == 1 ? 0 : j]; };
-  for (int64_t i = 0; i < x->size(); ++i) {
-    const int64_t j = f > 0 ? i % f : 0;
-    y->data<float>()[i] = static_cast<float>((element_as_double(*x, i) - at(offset, j, 0.0f)) * at(scale, j, 1.0f));
+// Scaler: (x - offset) * scale per feature (or one value for all), float32
+// out; the attributes are read once.
+class ScalerKernel final : public OpKernel {
+ public:
+  explicit ScalerKernel(const ir::Node& n) : offset_(n.attr_floats("offset")), scale_(n.attr_floats("scale")) {}
+
+  Status compute(KernelContext& ctx) const override {
+    DLRT_ASSIGN_OR_RETURN(const Tensor* x, numeric_input(ctx, 0));
+    const int64_t f = x->rank() ? x->shape().back() : 1;
+    auto fits = [&](const std::vector<float>& v) { return v.size() <= 1 || static_cast<int64_t>(v.size()) == f; };
+    if (!fits(offset_) || !fits(scale_)) return ctx.invalid("offset and scale must have 1 or " + std::to_string(f) + " values");
+    DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, x->shape()));
+    auto at = [](const std::vector<float>& v, int64_t j, float d) { return v.empty() ? d : v[v.size() == 1 ? 0 : j]; };
+    for (int64_t i = 0; i < x->size(); ++i) {
+      const int64_t j = f > 0 ? i % f : 0;
+      y->data<float>()[i] = static_cast<float>((element_as_double(*x, i) - at(offset_, j, 0.0f)) * at(scale_, j, 1.0f));
+    }
+    return Status::Ok();
   }
-  return Status::Ok();
-}
+
+ private:
+  std::vector<float> offset_, scale_;
+};
 
 // Normalizer: each row ([N, C] or [C]) divided by its max, L1 norm or L2 norm
 // (rows whose divisor is 0 unchanged); float32 out.
 Status normalizer(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, numeric_input(ctx, 0));
   if (x->rank() != 1 && x->rank() != 2) return ctx.invalid("X must be [N, C] or [C]");
-  const std::string norm = ctx.node().attr_string("norm", "MAX");
+  const std::string& norm = ctx.node().attr_string("norm", "MAX");
   if (norm != "MAX" && norm != "L1" && norm != "L2") return ctx.invalid("norm must be MAX, L1 or L2, got " + norm);
   const int64_t c = x->shape().back(), rows = c > 0 ? x->size() / c : 0;
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, x->shape()));
@@ -215,120 +228,196 @@ Status normalizer(KernelContext& ctx) {
   return Status::Ok();
 }
 
-// out[k] = X[r] · coef[k] + icpt[k] for the n rows of f coefficients (the
-// linear models' scores of row r, in double); no intercepts: 0.
-void linear_scores(const Tensor& x, int64_t r, int64_t f, const std::vector<float>& coef,
-                   const std::vector<float>& icpt, int64_t n, float* out) {
-  for (int64_t k = 0; k < n; ++k) {
-    double s = icpt.empty() ? 0.0 : icpt[k];
-    for (int64_t j = 0; j < f; ++j) s += element_as_double(x, r * f + j) * coef[k * f + j];
-    out[k] = static_cast<float>(s);
+// out[r, k] (row stride ld) = X[r] · coef[k] + icpt[k] for the rows of f
+// features and the n coefficient rows (no intercepts: 0): X read as float32,
+// as ONNX Runtime does, and multiplied by sgemm.
+void linear_scores(KernelContext& ctx, const Tensor& x, int64_t rows, int64_t f, const std::vector<float>& coef,
+                   const std::vector<float>& icpt, int64_t n, float* out, int64_t ld) {
+  const float* xf = nullptr;
+  if (x.dtype() == DType::kFloat32) {
+    xf = x.data<float>();
+  } else {
+    thread_local AlignedScratch scratch;
+    float* c = scratch.get<float>(static_cast<size_t>(x.size()), AlignedScratch::Growth::kByHalf);
+    for (int64_t i = 0; i < x.size(); ++i) c[i] = static_cast<float>(element_as_double(x, i));
+    xf = c;
   }
+  sgemm(false, true, rows, n, f, 1.0f, xf, f, coef.data(), f, 0.0f, out, ld, &ctx.pool());
+  if (!icpt.empty())
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < n; ++k) out[r * ld + k] += icpt[k];
 }
 
 // LinearRegressor: Y[n, t] = post(X[n] · coefficients[t] + intercepts[t]).
-Status linear_regressor(KernelContext& ctx) {
-  DLRT_ASSIGN_OR_RETURN(const Tensor* x, numeric_input(ctx, 0));
-  const int64_t targets = ctx.node().attr_int("targets", 1);
-  const auto coef = ctx.node().attr_floats("coefficients");
-  const auto icpt = ctx.node().attr_floats("intercepts");
-  const int64_t f = x->rank() ? x->shape().back() : 1, rows = f > 0 ? x->size() / f : 0;
-  if (targets < 1 || static_cast<int64_t>(coef.size()) != targets * f ||
-      (!icpt.empty() && static_cast<int64_t>(icpt.size()) != targets))
-    return ctx.invalid("coefficients must have targets x features (" + std::to_string(targets) + " x " +
-                       std::to_string(f) + ") values and intercepts one per target");
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, {rows, targets}));
-  const std::string how = ctx.node().attr_string("post_transform", "NONE");
-  for (int64_t r = 0; r < rows; ++r) {
-    float* out = y->data<float>() + r * targets;
-    linear_scores(*x, r, f, coef, icpt, targets, out);
-    DLRT_RETURN_IF_ERROR(ml_post_transform(how, out, targets));
+// As ONNX Runtime: with one target only PROBIT applies (its batched update
+// leaves a single column's score as it is for the other transforms).
+class LinearRegressorKernel final : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> create(const ir::Node& n) {
+    auto k = std::make_unique<LinearRegressorKernel>();
+    k->targets_ = n.attr_int("targets", 1);
+    k->coef_ = n.attr_floats("coefficients");
+    k->icpt_ = n.attr_floats("intercepts");
+    auto post = ml_parse_post(n.attr_string("post_transform", "NONE"));
+    if (!post.ok()) return InvalidModel(n.describe() + ": " + post.status().message());
+    k->post_ = *post;
+    if (k->targets_ < 1) return InvalidModel(n.describe() + ": targets must be >= 1");
+    return std::unique_ptr<OpKernel>(std::move(k));
   }
-  return Status::Ok();
-}
+
+  Status compute(KernelContext& ctx) const override {
+    DLRT_ASSIGN_OR_RETURN(const Tensor* x, numeric_input(ctx, 0));
+    const int64_t f = x->rank() ? x->shape().back() : 1, rows = f > 0 ? x->size() / f : 0;
+    if (static_cast<int64_t>(coef_.size()) != targets_ * f || (!icpt_.empty() && static_cast<int64_t>(icpt_.size()) != targets_))
+      return ctx.invalid("coefficients must have targets x features (" + std::to_string(targets_) + " x " +
+                         std::to_string(f) + ") values and intercepts one per target");
+    DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, {rows, targets_}));
+    linear_scores(ctx, *x, rows, f, coef_, icpt_, targets_, y->data<float>(), targets_);
+    if (targets_ > 1 || post_ == MlPost::kProbit)
+      for (int64_t r = 0; r < rows; ++r) ml_post_apply(post_, y->data<float>() + r * targets_, targets_);
+    return Status::Ok();
+  }
+
+ private:
+  int64_t targets_ = 1;
+  std::vector<float> coef_, icpt_;
+  MlPost post_ = MlPost::kNone;
+};
 
 // LinearClassifier: scores Z[n, c] = post(X[n] · coefficients[c] + intercepts[c])
-// for each of the E classes, label Y[n] = the class of the largest score (the
-// first on ties). A single score column for two labels (binary converters
-// other than scikit-learn's logistic regression) is refused: ONNX does not
-// define how its second column reads.
-Status linear_classifier(KernelContext& ctx) {
-  DLRT_ASSIGN_OR_RETURN(const Tensor* x, numeric_input(ctx, 0));
-  const ir::Node& n = ctx.node();
-  const auto coef = n.attr_floats("coefficients");
-  const auto icpt = n.attr_floats("intercepts");
-  const auto labels_i = n.attr_ints("classlabels_ints");
-  const auto labels_s = n.attr_strings("classlabels_strings");
-  const bool strings = !labels_s.empty();
-  if (strings == !labels_i.empty()) return ctx.invalid("exactly one of classlabels_ints and classlabels_strings must be set");
-  const int64_t classes = strings ? static_cast<int64_t>(labels_s.size()) : static_cast<int64_t>(labels_i.size());
-  const int64_t f = x->rank() ? x->shape().back() : 1, rows = f > 0 ? x->size() / f : 0;
-  if (f <= 0 || coef.size() % static_cast<size_t>(f) != 0) return ctx.invalid("coefficients do not split into rows of the features");
-  const int64_t e = static_cast<int64_t>(coef.size()) / f;
-  if (e != classes)
-    return ctx.unsupported(std::to_string(e) + " score column(s) for " + std::to_string(classes) +
-                           " class labels: only one column per class is supported");
-  if (!icpt.empty() && static_cast<int64_t>(icpt.size()) != e) return ctx.invalid("intercepts must have one value per class");
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, strings ? DType::kString : DType::kInt64, {rows}));
-  DLRT_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(1, DType::kFloat32, {rows, e}));
-  const std::string how = n.attr_string("post_transform", "NONE");
-  for (int64_t r = 0; r < rows; ++r) {
-    float* sc = z->data<float>() + r * e;
-    linear_scores(*x, r, f, coef, icpt, e, sc);
-    const int64_t best = std::max_element(sc, sc + e) - sc;
-    DLRT_RETURN_IF_ERROR(ml_post_transform(how, sc, e));
-    if (strings) y->data<std::string>()[r] = labels_s[best];
-    else y->data<int64_t>()[r] = labels_i[best];
+// for each of the E score columns, label Y[n] = the class of the largest
+// score (the first on ties). One score column s for two labels (binary
+// converters), as ONNX Runtime: label = labels[1] where s > 0, else labels[0];
+// Z = [logistic(-s), logistic(s)] with LOGISTIC, else [1 - s, s] (SOFTMAX
+// and SOFTMAX_ZERO are not applied); PROBIT is refused (ONNX Runtime leaves
+// the second column unwritten).
+class LinearClassifierKernel final : public OpKernel {
+ public:
+  static Result<std::unique_ptr<OpKernel>> create(const ir::Node& n) {
+    auto k = std::make_unique<LinearClassifierKernel>();
+    k->coef_ = n.attr_floats("coefficients");
+    k->icpt_ = n.attr_floats("intercepts");
+    k->labels_i_ = n.attr_ints("classlabels_ints");
+    k->labels_s_ = n.attr_strings("classlabels_strings");
+    k->strings_ = !k->labels_s_.empty();
+    if (k->strings_ == !k->labels_i_.empty())
+      return InvalidModel(n.describe() + ": exactly one of classlabels_ints and classlabels_strings must be set");
+    k->classes_ = static_cast<int64_t>(k->strings_ ? k->labels_s_.size() : k->labels_i_.size());
+    auto post = ml_parse_post(n.attr_string("post_transform", "NONE"));
+    if (!post.ok()) return InvalidModel(n.describe() + ": " + post.status().message());
+    k->post_ = *post;
+    if (k->coef_.empty()) return InvalidModel(n.describe() + ": coefficients are missing");
+    return std::unique_ptr<OpKernel>(std::move(k));
   }
-  return Status::Ok();
-}
+
+  Status compute(KernelContext& ctx) const override {
+    DLRT_ASSIGN_OR_RETURN(const Tensor* x, numeric_input(ctx, 0));
+    const int64_t f = x->rank() ? x->shape().back() : 1, rows = f > 0 ? x->size() / f : 0;
+    if (f <= 0 || coef_.size() % static_cast<size_t>(f) != 0)
+      return ctx.invalid("coefficients do not split into rows of the features");
+    const int64_t e = static_cast<int64_t>(coef_.size()) / f;
+    const bool binary = e == 1 && classes_ == 2;
+    if (e != classes_ && !binary)
+      return ctx.unsupported(std::to_string(e) + " score column(s) for " + std::to_string(classes_) +
+                             " class labels: one column per class, or one for two classes, is supported");
+    if (binary && post_ == MlPost::kProbit)
+      return ctx.unsupported("PROBIT on a single score column for two classes (ONNX Runtime leaves its second column unset)");
+    if (!icpt_.empty() && static_cast<int64_t>(icpt_.size()) != e) return ctx.invalid("intercepts must have one value per score column");
+    DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, strings_ ? DType::kString : DType::kInt64, {rows}));
+    DLRT_ASSIGN_OR_RETURN(Tensor * z, ctx.allocate_output(1, DType::kFloat32, {rows, classes_}));
+    linear_scores(ctx, *x, rows, f, coef_, icpt_, e, z->data<float>(), classes_);
+    for (int64_t r = 0; r < rows; ++r) {
+      float* sc = z->data<float>() + r * classes_;
+      int64_t best = 0;
+      if (binary) {
+        best = sc[0] > 0 ? 1 : 0;
+        ml_write_two(MlSecond::kComplement, post_, sc[0], sc);
+      } else {
+        best = std::max_element(sc, sc + e) - sc;
+        ml_post_apply(post_, sc, e);
+      }
+      if (strings_) y->data<std::string>()[r] = labels_s_[best];
+      else y->data<int64_t>()[r] = labels_i_[best];
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::vector<float> coef_, icpt_;
+  std::vector<int64_t> labels_i_;
+  std::vector<std::string> labels_s_;
+  bool strings_ = false;
+  int64_t classes_ = 0;
+  MlPost post_ = MlPost::kNone;
+};
 
 }  // namespace
 
-Status ml_post_transform(const std::string& how, float* s, int64_t n) {
-  if (how == "NONE") return Status::Ok();
-  if (how == "LOGISTIC") {
-    for (int64_t i = 0; i < n; ++i) s[i] = 1.0f / (1.0f + std::exp(-s[i]));
-    return Status::Ok();
-  }
-  if (how == "SOFTMAX" || how == "SOFTMAX_ZERO") {
-    const bool zero = how == "SOFTMAX_ZERO";
-    float m = -INFINITY;
-    for (int64_t i = 0; i < n; ++i) m = std::max(m, s[i]);
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const double e = (zero && s[i] == 0) ? 0.0 : std::exp(static_cast<double>(s[i] - m));
-      s[i] = static_cast<float>(e);
-      sum += e;
-    }
-    for (int64_t i = 0; i < n; ++i) s[i] = sum > 0 ? static_cast<float>(s[i] / sum) : 0.0f;
-    return Status::Ok();
-  }
-  if (how == "PROBIT") {
-    // sqrt(2) * erfinv(2p - 1) by Newton steps on erf.
-    for (int64_t i = 0; i < n; ++i) {
-      const double t = 2.0 * s[i] - 1.0;
-      double z = 0;
-      for (int it = 0; it < 60 && std::fabs(t) < 1; ++it) z -= (std::erf(z) - t) / (2.0 / std::sqrt(M_PI) * std::exp(-z * z));
-      s[i] = static_cast<float>(std::sqrt(2.0) * z);
-    }
-    return Status::Ok();
-  }
+Result<MlPost> ml_parse_post(const std::string& how) {
+  if (how == "NONE") return MlPost::kNone;
+  if (how == "LOGISTIC") return MlPost::kLogistic;
+  if (how == "SOFTMAX") return MlPost::kSoftmax;
+  if (how == "SOFTMAX_ZERO") return MlPost::kSoftmaxZero;
+  if (how == "PROBIT") return MlPost::kProbit;
   return InvalidArgument("post_transform must be NONE, SOFTMAX, LOGISTIC, SOFTMAX_ZERO or PROBIT, got " + how);
 }
 
+void ml_post_apply(MlPost post, float* s, int64_t n) {
+  switch (post) {
+    case MlPost::kNone: return;
+    case MlPost::kLogistic:
+      for (int64_t i = 0; i < n; ++i) s[i] = ml_logistic(s[i]);
+      return;
+    case MlPost::kProbit:
+      for (int64_t i = 0; i < n; ++i) s[i] = ml_probit(s[i]);
+      return;
+    case MlPost::kSoftmax:
+    case MlPost::kSoftmaxZero: {
+      // SOFTMAX_ZERO: scores within 1e-7 of 0 stay out of the sum and end as ~0.
+      const bool zero = post == MlPost::kSoftmaxZero;
+      float m = -std::numeric_limits<float>::max();
+      for (int64_t i = 0; i < n; ++i) m = std::max(m, s[i]);
+      const float e_neg_m = std::exp(-m);
+      float sum = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        if (zero && !(s[i] > 1e-7f || s[i] < -1e-7f)) {
+          s[i] *= e_neg_m;
+        } else {
+          s[i] = std::exp(s[i] - m);
+          sum += s[i];
+        }
+      }
+      for (int64_t i = 0; i < n; ++i) s[i] /= sum;
+      return;
+    }
+  }
+}
+
+Status ml_post_transform(const std::string& how, float* s, int64_t n) {
+  DLRT_ASSIGN_OR_RETURN(MlPost post, ml_parse_post(how));
+  ml_post_apply(post, s, n);
+  return Status::Ok();
+}
+
 Status register_ml_kernels(KernelRegistry& r) {
-  DLRT_RETURN_IF_ERROR(r.add_fn("LinearClassifier", linear_classifier, 1, 1000, kMl));
   DLRT_RETURN_IF_ERROR(r.add_fn("Binarizer", binarizer, 1, 1000, kMl));
   DLRT_RETURN_IF_ERROR(r.add_fn("ArrayFeatureExtractor", array_feature_extractor, 1, 1000, kMl));
-  DLRT_RETURN_IF_ERROR(r.add_fn("Scaler", scaler, 1, 1000, kMl));
   DLRT_RETURN_IF_ERROR(r.add_fn("Normalizer", normalizer, 1, 1000, kMl));
-  DLRT_RETURN_IF_ERROR(r.add_fn("LinearRegressor", linear_regressor, 1, 1000, kMl));
-  KernelDef le;
-  le.op_type = "LabelEncoder";
-  le.domain = kMl;
-  le.factory = [](const ir::Node& n) { return LabelEncoderKernel::create(n); };
-  return r.add(std::move(le));
+  for (auto [op, factory] : std::initializer_list<std::pair<const char*, KernelFactory>>{
+           {"LabelEncoder", [](const ir::Node& n) { return LabelEncoderKernel::create(n); }},
+           {"LinearRegressor", [](const ir::Node& n) { return LinearRegressorKernel::create(n); }},
+           {"LinearClassifier", [](const ir::Node& n) { return LinearClassifierKernel::create(n); }},
+           {"Scaler",
+            [](const ir::Node& n) -> Result<std::unique_ptr<OpKernel>> {
+              return std::unique_ptr<OpKernel>(std::make_unique<ScalerKernel>(n));
+            }}}) {
+    KernelDef d;
+    d.op_type = op;
+    d.domain = kMl;
+    d.factory = factory;
+    DLRT_RETURN_IF_ERROR(r.add(std::move(d)));
+  }
+  return Status::Ok();
 }
 
 }  // namespace dlrt::cpu
