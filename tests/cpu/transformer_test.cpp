@@ -3,10 +3,12 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/isa.h"
 #include "exec/kernel_build_options.h"
 #include "kernel_test_util.h"
 
@@ -141,11 +143,11 @@ TEST(Attention, MaskBroadcastShapes) {
   for (int64_t j = 0; j < Skv; ++j) full.data<float>()[((0 * H + 1) * Sq + 2) * Skv + j] = -100.0f - 0.1f * j;
   const auto a = layouts("bhsd", "bhsd", "bhsd", "bhsd", scale);
   for (int threads : {1, 2}) {
-    auto out = run_op("Attention", {q, k, v, per_row}, a, threads, 1, "com.dlrt");
+    auto out = run_op("Attention", {q, k, v, per_row}, a, 1, 1, "com.dlrt", threads);
     ASSERT_TRUE(out.ok()) << out.status().to_string();
     expect_near((*out)[0], want_for([&](int64_t, int64_t, int64_t i, int64_t) { return per_row.data<float>()[i]; }),
                 1e-5f);
-    out = run_op("Attention", {q, k, v, full}, a, threads, 1, "com.dlrt");
+    out = run_op("Attention", {q, k, v, full}, a, 1, 1, "com.dlrt", threads);
     ASSERT_TRUE(out.ok()) << out.status().to_string();
     expect_near((*out)[0], want_for([&](int64_t b, int64_t h, int64_t i, int64_t j) {
                   return full.data<float>()[((b * H + h) * Sq + i) * Skv + j];
@@ -196,6 +198,56 @@ TEST(Attention, FullyMaskedRowGivesUniformAverageNotNaN) {
   auto out = run_op("Attention", {q, k, v, mask}, layouts("bhsd", "bhsd", "bhsd", "bhsd", 1.0f), 1, 1, "com.dlrt");
   ASSERT_TRUE(out.ok());
   for (int64_t i = 0; i < (*out)[0].size(); ++i) EXPECT_FALSE(std::isnan((*out)[0].data<float>()[i]));
+}
+
+// Scores as a trained model has them (issue 52 item 5): each query row puts
+// one key about 45 above the rest, so its softmax saturates (the random inputs
+// above give near-uniform rows that average any mistake away), padded keys
+// at float's lowest (finfo.min, as exporters write the mask), and V with two
+// outlier channels 100x the others. Every ISA path the CPU has, on 1 and 2
+// threads (2 threads, 3 heads: each head's rows split into two blocks),
+// against the double reference.
+TEST(Attention, SaturatedSoftmaxOnEveryIsa) {
+  const int64_t B = 1, H = 3, Sq = 33, Skv = 37, D = 32, Dv = 24;
+  auto q = rnd({B, H, Sq, D}, 31), k = rnd({B, H, Skv, D}, 32), v = rnd({B, H, Skv, Dv}, 33);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  // Key (7 i + 3) mod 29 of query row i < 29 (keys 29.. are padding) gets 24
+  // times Q's row plus a constant: its scaled score leads by about 45.
+  for (int64_t bh = 0; bh < B * H; ++bh)
+    for (int64_t i = 0; i < 29; ++i) {
+      const int64_t j = (7 * i + 3) % 29;
+      for (int64_t c = 0; c < D; ++c)
+        k.data<float>()[(bh * Skv + j) * D + c] = 24.0f * q.data<float>()[(bh * Sq + i) * D + c] + 0.1f * static_cast<float>(i % 5);
+    }
+  for (int64_t n = 0; n < B * H * Skv; ++n)
+    for (int64_t c : {1, 17}) v.data<float>()[n * Dv + c] *= 100.0f;
+  std::vector<float> mv(static_cast<size_t>(B * Skv), 0.0f);
+  for (int64_t j = 29; j < Skv; ++j) mv[static_cast<size_t>(j)] = std::numeric_limits<float>::lowest();
+  auto mask = Tensor::allocate(DType::kFloat32, {B, 1, 1, Skv}).value();
+  std::copy(mv.begin(), mv.end(), mask.data<float>());
+  const auto want = reference(values(q), values(k), values(v), &mv, B, H, Sq, Skv, D, Dv, scale);
+  // The leading key takes nearly all the weight: the output follows V's row of that key.
+  int saturated = 0;
+  for (int64_t i = 0; i < 29; ++i) {
+    const int64_t j = (7 * i + 3) % 29;
+    saturated += std::abs(want[i * Dv + 1] - v.data<float>()[j * Dv + 1]) < 1.0f;
+  }
+  EXPECT_GT(saturated, 25) << "the test's scores do not saturate the softmax";
+  for (CpuIsa isa : {CpuIsa::kGeneric, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+    if (isa > detected_cpu_isa()) continue;
+    ScopedCpuIsa cap(isa);
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::string(cpu_isa_name(isa)) + ", " + std::to_string(threads) + " threads");
+      auto out = run_op("Attention", {q, k, v, mask}, layouts("bhsd", "bhsd", "bhsd", "bhsd", scale), 1, 1, "com.dlrt",
+                        threads);
+      ASSERT_TRUE(out.ok()) << out.status().to_string();
+      // Float sums of V's 100-sized outliers (rows 29.. average them, with
+      // cancellation): an absolute term for those; a wrong key costs ~100.
+      const float* got = (*out)[0].data<float>();
+      for (size_t n = 0; n < want.size(); ++n)
+        ASSERT_NEAR(got[n], want[n], 1e-5f * (1 + std::abs(want[n])) + 5e-4f) << "at index " << n;
+    }
+  }
 }
 
 // Precision bf16x3 (the kernel created under it, on an AMX machine): heads

@@ -23,7 +23,9 @@ ZOO_DIR is laid out like shared/models (manifest.json, <model>.onnx,
   (com.microsoft EmbedLayerNormalization, Attention, SkipLayerNormalization,
   BiasGelu, FastGelu), in float32 and converted to float16;
 - single com.microsoft transformer ops, each attribute and mask format
-  (tests/models/contrib_op_models.py).
+  (tests/models/contrib_op_models.py);
+- minilm_l6 with saturated attention and outlier channels through quantize_dynamic,
+  expected outputs from onnx.reference.ReferenceEvaluator (peaked_minilm_variants).
 
 Expected outputs come from ONNX Runtime's CPU provider, one thread:
 - QDQ models with all graph optimisations: ONNX Runtime then runs each
@@ -203,6 +205,89 @@ def write_variant(out_dir, variant, model_path, cases, compare, description, man
     log(f"{variant}: {len(cases)} cases")
 
 
+# --- minilm_l6 attending like a trained model, int8, checked against the ONNX reference (issue 52 item 5) ---
+# The zoo's minilm has random weights: its softmax rows are nearly uniform (largest probability about 0.04
+# over 32 keys) and its hidden states have no outlier channels, so an int8 attention path that goes wrong
+# only where a few keys dominate, or where a few huge channels set DynamicQuantizeLinear's per-tensor scale,
+# still passes it. Here the query weights are scaled so that the softmax saturates (from layer 1 on, about
+# 3 in 4 rows put more than 0.9 on one key) and every LayerNormalization's gain is raised on a few channels
+# (hidden values up to about 200 against a median of 0.15, as trained BERTs carry). Expected outputs come
+# from onnx.reference.ReferenceEvaluator on the quantized graph, not from ONNX Runtime, whose own
+# optimisations round differently.
+PEAKED_QUERY_SCALE = 6.0
+PEAKED_OUTLIER_CHANNELS = [7, 100, 250]
+PEAKED_OUTLIER_GAIN = 10.0
+
+
+def peaked_minilm_variants(src, out, manifest):
+    """Adds minilm_l6_peaked_dynamic_{qint8, qint8_per_channel_rr} to manifest (files under out)."""
+    from onnx import numpy_helper, version_converter
+    from onnx.reference import ReferenceEvaluator
+    m = onnx.load(src)
+    inits = {i.name: i for i in m.graph.initializer}
+
+    def rescale(name, fn):
+        inits[name].CopyFrom(numpy_helper.from_array(fn(numpy_helper.to_array(inits[name]).copy()), name))
+
+    def outliers(gain):
+        gain[PEAKED_OUTLIER_CHANNELS] *= PEAKED_OUTLIER_GAIN
+        return gain
+
+    queries = layer_norms = 0
+    for n in m.graph.node:
+        if n.op_type == "MatMul" and "/attention/query/" in n.output[0] and n.input[1] in inits:
+            rescale(n.input[1], lambda w: w * np.float32(PEAKED_QUERY_SCALE))
+            queries += 1
+        elif n.op_type == "LayerNormalization" and n.input[1] in inits:
+            rescale(n.input[1], outliers)
+            layer_norms += 1
+    if queries != 6 or layer_norms != 13:
+        raise RuntimeError(f"{src}: found {queries} query MatMuls and {layer_norms} LayerNormalizations, "
+                           "expected 6 and 13 (the zoo's minilm_l6)")
+    peaked = os.path.join(out, "minilm_l6_peaked.onnx")
+    onnx.save(m, peaked)
+    rng = np.random.default_rng(52)
+    # A sentence run alone (32 tokens), a padded batch of three with two segments, a short one.
+    cases = {"b1s32": {"input_ids": rng.integers(1000, 30000, size=(1, 32)), "attention_mask": np.ones((1, 32)),
+                       "token_type_ids": np.zeros((1, 32))}}
+    mask = np.ones((3, 20))
+    mask[1, 13:] = 0
+    mask[2, 5:] = 0
+    cases["b3s20_padded"] = {"input_ids": rng.integers(1000, 30000, size=(3, 20)) * mask, "attention_mask": mask,
+                             "token_type_ids": np.repeat((np.arange(20) >= 10)[None, :], 3, axis=0) * mask}
+    cases["b1s7"] = {"input_ids": rng.integers(1000, 30000, size=(1, 7)), "attention_mask": np.ones((1, 7)),
+                     "token_type_ids": np.zeros((1, 7))}
+    cases = {c: {k: v.astype(np.int64) for k, v in feeds.items()} for c, feeds in cases.items()}
+    for tag, options in (("qint8", {}), ("qint8_per_channel_rr", {"per_channel": True, "reduce_range": True})):
+        variant = f"minilm_l6_peaked_dynamic_{tag}"
+        path = os.path.join(out, variant + ".onnx")
+        quantize_dynamic(peaked, path, weight_type=QuantType.QInt8, **options)
+        # The reference implements DequantizeLinear (the quantized embeddings) from opset 19 on: the same
+        # graph converted to opset 19 (no op of this graph changed meaning between 17 and 19).
+        reference = ReferenceEvaluator(version_converter.convert_version(onnx.load(path), 19))
+        entry = {"file": f"{variant}.onnx", "compare": {"min_cosine": 0.9999},
+                 "reference": f"onnx {onnx.__version__} onnx.reference.ReferenceEvaluator",
+                 "description": f"minilm_l6 with query weights x{PEAKED_QUERY_SCALE:g} (saturated softmax) and "
+                                f"LayerNormalization gains x{PEAKED_OUTLIER_GAIN:g} on channels "
+                                f"{PEAKED_OUTLIER_CHANNELS} (outlier channels), through onnxruntime "
+                                f"{ort.__version__} quantize_dynamic (weights qint8"
+                                + (", per channel, reduce_range" if options else "") + ")", "cases": {}}
+        for case, feeds in cases.items():
+            case_dir = os.path.join(out, variant, case)
+            os.makedirs(os.path.join(case_dir, "expected"), exist_ok=True)
+            c = {"inputs": {}, "expected": {}}
+            for k, v in feeds.items():
+                c["inputs"][k] = f"{variant}/{case}/{k}.npy"
+                np.save(os.path.join(out, c["inputs"][k]), v)
+            (got,) = reference.run(None, feeds)
+            c["expected"]["last_hidden_state"] = f"{variant}/{case}/expected/last_hidden_state.npy"
+            np.save(os.path.join(out, c["expected"]["last_hidden_state"]), got)
+            entry["cases"][case] = c
+        manifest["models"][variant] = entry
+        log(f"{variant}: {len(cases)} cases (expected from the ONNX reference)")
+    os.remove(peaked)
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -303,6 +388,10 @@ def main():
         write_variant(out, variant, path, cases, {"rtol": 1e-4, "atol": 1e-5},
                       f"{tag} QuantizeLinear/DequantizeLinear in blocks of 32 and {tag} weights per column "
                       "(opset 21, made by make_quant_zoo.py)", manifest)
+
+    # minilm_l6 with peaked attention and outlier channels, int8, against the ONNX reference.
+    if (found := source("minilm_l6")) is not None:
+        peaked_minilm_variants(found[0], out, manifest)
 
     # Single com.microsoft ops (tests/models/contrib_op_models.py), as written.
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
