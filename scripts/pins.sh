@@ -19,6 +19,9 @@ CONFORMANCE_PACKAGES="onnx==$ONNX_SOURCE_VERSION numpy"
 WILD_PACKAGES="nudenet==3.4.2 rapidocr-onnxruntime==1.4.4 magika==1.0.3 silero-vad==6.2.3"
 # build/venv: make_quant_zoo.py (ONNX Runtime's quantizer and its reference outputs).
 QUANT_ZOO_PACKAGES="onnxruntime==1.30.0 onnx==1.23.2 onnxconverter-common==1.16.0 sympy==1.14.0 numpy"
+# build/ml-set: make_ml_set.py (scikit-learn pipelines converted by skl2onnx; ONNX
+# Runtime's and scikit-learn's outputs for tests/python/test_ml_set.py).
+ML_SET_PACKAGES="scikit-learn==1.9.1 skl2onnx==1.20.0 onnxruntime==1.31.1 onnx==1.23.2 pandas==3.1.1 numpy==2.4.6"
 # build/venv: make_tokenizer_parity.py (PyPI's tokenizers as the reference).
 TOKENIZER_PARITY_PACKAGES="tokenizers==0.23.3 sentencepiece==0.2.3"
 # build/venv (ctest RealOpenVino.*), the wheel test's fresh venv; the matrix's other

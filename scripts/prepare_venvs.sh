@@ -30,6 +30,8 @@ install() {  # FOLDER PACKAGE...
 # shellcheck disable=SC2086
 install "$BUILD" $QUANT_ZOO_PACKAGES $TOKENIZER_PARITY_PACKAGES "openvino==$OPENVINO_PIN"
 # shellcheck disable=SC2086
+install "$BUILD/ml-set" $ML_SET_PACKAGES
+# shellcheck disable=SC2086
 install "$BUILD/serve-clients" $SERVE_CLIENT_PACKAGES
 for v in $OPENVINO_MATRIX_DEFAULT; do
   [ "$v" = newest ] && continue  # resolved at test time (scripts/run_tests.sh)

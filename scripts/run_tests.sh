@@ -110,6 +110,34 @@ else
   wild_state="skipped (DLRT_WILD_SET=skip)"
 fi
 
+# The traditional-ML set (tests/models/make_ml_set.py): scikit-learn pipelines
+# converted by skl2onnx, with ONNX Runtime's and scikit-learn's outputs;
+# remade when the generator or the pins change; tests/python/test_ml_set.py
+# (the python phase) compares dlrt with them. A failure to make it (no PyPI)
+# is a test failure unless DLRT_ML_SET=skip says to leave it out.
+make_ml_set() {
+  local py
+  # shellcheck disable=SC2086
+  py=$("$ROOT/scripts/setup_venv.sh" "$BUILD/ml-set" $ML_SET_PACKAGES | tail -n 1) && rm -rf "$MLSET/cases" &&
+    "$py" -W ignore "$ROOT/tests/models/make_ml_set.py" "$MLSET/cases" 2>&1 | tail -3 &&
+    cp "$MLSET/cases/STAMP" "$MLSET/STAMP"
+}
+ml_state="not run"
+ml_rc=0
+if [ "${DLRT_ML_SET:-}" != skip ]; then
+  MLSET="$BUILD/ml-set"
+  ml_stamp=$(echo "$ML_SET_PACKAGES" | cat - "$ROOT/tests/models/make_ml_set.py" | sha256sum | cut -c1-16)
+  if generated "$MLSET" "$ml_stamp" "traditional-ML set" make_ml_set.py make_ml_set; then
+    export DLRT_ML_SET_DIR="$MLSET/cases"
+    ml_state="made with $(cat "$MLSET/STAMP")"
+  else
+    ml_state="FAILED: could not make the traditional-ML set (see above; DLRT_ML_SET=skip leaves it out)"
+    ml_rc=1
+  fi
+else
+  ml_state="skipped (DLRT_ML_SET=skip)"
+fi
+
 # The tokenizer parity suite (tests/embed/make_tokenizer_parity.py): small
 # tokenizers of the three families trained with PyPI's tokenizers and the ids
 # and offsets it gives, remade when the generator changes;
@@ -284,10 +312,11 @@ if [ $conf_rc -eq 0 ]; then echo "conformance: ok -- $conf_line"; else echo "con
 echo "zoo:         $zoo_state"
 echo "quant zoo:   $quant_state"
 echo "wild set:    $wild_state"
+echo "ML set:      $ml_state"
 echo "tokenizers:  $tok_state"
 if [ $install_rc -eq 0 ]; then echo "install:     ok"; else echo "install:     FAILED -- $install_line"; fi
 echo "python:      $python_state"
 echo "wheel:       $wheel_state"
 for line in "${ov_summary[@]}"; do echo "openvino    $line"; done
-[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ] && [ $wild_rc -eq 0 ] && [ $tok_rc -eq 0 ] && [ $install_rc -eq 0 ] &&
+[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ] && [ $wild_rc -eq 0 ] && [ $ml_rc -eq 0 ] && [ $tok_rc -eq 0 ] && [ $install_rc -eq 0 ] &&
   [ $python_rc -eq 0 ] && [ $wheel_rc -eq 0 ]
