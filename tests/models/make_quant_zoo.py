@@ -335,10 +335,11 @@ def main():
         # DynamicQuantizeLinear may differ from ONNX Runtime's in the last bit
         # and so move a value by one integer step.
         opt_path = os.path.join(out, f"{name}_ort_optimized.onnx")
-        for wt, tag in ((QuantType.QInt8, "qint8"), (QuantType.QUInt8, "quint8")):
+        for wt, tag, per_channel in ((QuantType.QInt8, "qint8", False), (QuantType.QUInt8, "quint8", False),
+                                     (QuantType.QInt8, "qint8_per_channel", True)):
             variant = f"{name}_ort_optimized_dynamic_{tag}"
             path = os.path.join(out, variant + ".onnx")
-            quantize_dynamic(opt_path, path, weight_type=wt,
+            quantize_dynamic(opt_path, path, weight_type=wt, per_channel=per_channel,
                              extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
             ops = sorted({n.op_type for n in onnx.load(path).graph.node if n.domain == "com.microsoft"})
             write_variant(out, variant, path, cases, emb_compare,
