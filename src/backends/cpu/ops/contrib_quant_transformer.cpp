@@ -304,6 +304,7 @@ Status qattention(KernelContext& ctx, const QAttentionPrepared* pre) {
   if (h <= 0 || N != 3 * h || h % H != 0)
     return ctx.invalid("weight's " + std::to_string(N) + " columns do not split into Q, K, V of num_heads " +
                        std::to_string(H));
+  if (n.attr_int("do_rotary", 0) != 0) return ctx.unsupported("do_rotary is not supported");
   if (!n.ints_of("qkv_hidden_sizes").empty()) return ctx.unsupported("qkv_hidden_sizes (QAttention takes equal Q, K, V)");
   if (bias->dtype() != DType::kFloat32 || bias->size() != N)
     return ctx.invalid("bias must be float32 with " + std::to_string(N) + " values");
