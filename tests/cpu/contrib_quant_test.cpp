@@ -56,6 +56,30 @@ TEST(ContribQuant, MatMulNBitsDefaultAndPackedZeroPoints) {
   expect_near((*z)[0], {120 * 0.5f + 1, -120 * 0.25f + 2});
 }
 
+TEST(ContribQuant, MatMulNBitsAccuracyLevel4RoundsAToInt8PerBlock) {
+  // A = [127, 0.4 x 15]: its block's scale is 1, so the 0.4s round to 0; B
+  // all 9 (zero point 8: weight 1), scale 1.
+  std::vector<float> av(16, 0.4f);
+  av[0] = 127;
+  const Tensor a = floats({1, 16}, av);
+  const Tensor b = bytes({1, 1, 8}, std::vector<uint8_t>(8, 0x99));
+  const Tensor scale = floats({1, 1}, {1.0f});
+  auto at = nbits_attrs(16, 1, 4, 16);
+  auto f = run_op("MatMulNBits", {a, b, scale}, at, 1, 1, kMs);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  expect_near((*f)[0], {127 + 0.4f * 15});
+  at["accuracy_level"] = attr_int(4);
+  auto q = run_op("MatMulNBits", {a, b, scale}, at, 1, 1, kMs);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  expect_near((*q)[0], {127});
+  // 2-bit weights in blocks of 16 stay float (as in ONNX Runtime).
+  auto at2 = nbits_attrs(16, 1, 2, 16);
+  at2["accuracy_level"] = attr_int(4);
+  auto t = run_op("MatMulNBits", {a, bytes({1, 1, 4}, std::vector<uint8_t>(4, 0xff)), scale}, at2, 1, 1, kMs);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  expect_near((*t)[0], {127 + 0.4f * 15});  // 3 - 2 = 1 each
+}
+
 TEST(ContribQuant, MatMulNBitsRejectsInputsThatDoNotFitTheAttributes) {
   const Tensor a = floats({1, 16}, ones(16));
   const Tensor scales = floats({2, 1}, {0.5f, 0.25f});

@@ -7,9 +7,8 @@
 //     A float32 or float16. B is dequantized once when the kernel is made
 //     (constant weights; per run otherwise) and packed for the float GEMM:
 //     ONNX Runtime's own accuracy_level 0/1 path (dequantize, then SGEMM).
-//     accuracy_level 4 (ONNX Runtime then quantizes A per block to int8) is
-//     computed in float too: closer to the float model, within the bound of
-//     A's int8 rounding of ONNX Runtime's result.
+//     At accuracy_level 4 A is first rounded to int8 per block, as ONNX
+//     Runtime's int8 path does on x86-64 (see int8_activations).
 //   QAttention: uint8 input (int8 too) times uint8/int8 weights on the int8
 //     GEMM, float(acc) * input_scale * weight_scale + bias, then the float
 //     attention of com.microsoft Attention (ms_attention.h). past is refused.
@@ -148,6 +147,34 @@ void dequantize_nbits(const NBitsShape& s, const Tensor& b, const Tensor& scales
     rows(0, s.N);
 }
 
+// accuracy_level 4: ONNX Runtime 1.30 on x86-64 (MLAS's CompInt8 kernels,
+// AVX2 and up) then rounds A to int8 per block of block_size along K, for 4-
+// and 8-bit weights and for 2-bit ones in blocks of 32 or more; elsewhere it
+// computes in float.
+bool int8_activations(const ir::Node& node, const NBitsShape& s) {
+  return node.attr_int("accuracy_level", 0) == 4 && (s.bits != 2 || s.block >= 32);
+}
+
+// Each row's blocks of `block` values (the last may be shorter) rounded as
+// ONNX Runtime quantizes A there: scale = max|a| / 127, q = round(a * (1 /
+// scale)) to nearest even, a = q * scale. The product with the dequantized B
+// then equals ONNX Runtime's int32 block sums times the two scales up to
+// float rounding.
+void round_to_int8_blocks(float* a, int64_t M, int64_t K, int64_t block, ThreadPool& pool) {
+  pool.parallel_for(M, std::max<int64_t>(1, 16384 / std::max<int64_t>(K, 1)), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r)
+      for (int64_t k0 = 0; k0 < K; k0 += block) {
+        float* v = a + r * K + k0;
+        const int64_t n = std::min(block, K - k0);
+        float amax = 0;
+        for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(v[i]));
+        const float scale = amax / 127.0f;
+        const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
+        for (int64_t i = 0; i < n; ++i) v[i] = std::nearbyint(v[i] * inv) * scale;
+      }
+  });
+}
+
 // B dequantized and packed when the kernel was made, with the tensors it came from.
 struct NBitsPrepared {
   const void *b = nullptr, *scales = nullptr, *zp = nullptr, *g_idx = nullptr;
@@ -188,16 +215,18 @@ Status matmul_nbits(KernelContext& ctx, const NBitsPrepared* pre) {
     dequantize_nbits(s, *b, *scales, zp, g_idx, d, &ctx.pool());
     deq = d;
   }
-  const float* A = nullptr;
-  float* Y = nullptr;
-  if (half) {
+  const float* A = half ? nullptr : a->data<float>();
+  float* Y = half ? y_scratch.get<float>(static_cast<size_t>(y->size()), AlignedScratch::Growth::kByHalf)
+                  : y->data<float>();
+  const bool int8_a = int8_activations(ctx.node(), s);
+  if (half || int8_a) {
     float* af = a_scratch.get<float>(static_cast<size_t>(a->size()), AlignedScratch::Growth::kByHalf);
-    for (int64_t i = 0; i < a->size(); ++i) af[i] = static_cast<float>(a->data<Float16>()[i]);
+    if (half)
+      for (int64_t i = 0; i < a->size(); ++i) af[i] = static_cast<float>(a->data<Float16>()[i]);
+    else
+      std::memcpy(af, a->data<float>(), static_cast<size_t>(a->size()) * sizeof(float));
+    if (int8_a) round_to_int8_blocks(af, M, s.K, s.block, ctx.pool());
     A = af;
-    Y = y_scratch.get<float>(static_cast<size_t>(y->size()), AlignedScratch::Growth::kByHalf);
-  } else {
-    A = a->data<float>();
-    Y = y->data<float>();
   }
   GemmEpilogue ep;
   if (bias) {
