@@ -178,7 +178,7 @@ void round_to_int8_blocks(float* a, int64_t M, int64_t K, int64_t block, ThreadP
 // B dequantized and packed when the kernel was made, with the tensors it came from.
 struct NBitsPrepared {
   const void *b = nullptr, *scales = nullptr, *zp = nullptr, *g_idx = nullptr;
-  std::vector<float> deq;  // [N, K]
+  std::vector<float> deq;  // [N, K]; emptied once packed (the GEMM reads the packed copy)
   std::shared_ptr<const PackedMatrix> packed;
   bool matches(const Tensor& b_, const Tensor& s_, const Tensor* z_, const Tensor* g_) const {
     return b_.raw_data() == b && s_.raw_data() == scales && (z_ ? z_->raw_data() : nullptr) == zp &&
@@ -208,7 +208,7 @@ Status matmul_nbits(KernelContext& ctx, const NBitsPrepared* pre) {
   const float* deq = nullptr;
   const PackedMatrix* packed = nullptr;
   if (pre && pre->matches(*b, *scales, zp, g_idx)) {
-    deq = pre->deq.data();
+    deq = pre->deq.empty() ? nullptr : pre->deq.data();
     packed = pre->packed.get();
   } else {
     float* d = b_scratch.get<float>(static_cast<size_t>(s.N * s.K), AlignedScratch::Growth::kByHalf);
@@ -291,6 +291,9 @@ std::shared_ptr<const NBitsPrepared> prepare_nbits(const ir::Node& node, const C
   pre->deq.resize(static_cast<size_t>(s.N * s.K));
   dequantize_nbits(s, *b, *scales, zp, g, pre->deq.data(), nullptr);
   pre->packed = PackedMatrix::pack_b(true, s.K, s.N, pre->deq.data(), s.K);
+  // Only the packed floats stay: the weights' memory is then the float
+  // model's, not twice it (a one-row A runs on the packed panels too).
+  if (pre->packed) std::vector<float>().swap(pre->deq);
   return pre;
 }
 
