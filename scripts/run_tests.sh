@@ -70,7 +70,7 @@ quant_state="not run"
 quant_rc=0
 if [ -n "${DLRT_ZOO_DIR:-}" ] && [ "${DLRT_QUANT_ZOO:-}" != skip ]; then
   QZOO="$BUILD/quant_zoo"
-  want_stamp=$(cat "$ROOT/tests/models/make_quant_zoo.py" "$ROOT/tests/models/contrib_op_models.py" "$DLRT_ZOO_DIR/manifest.json" 2>/dev/null | sha256sum | cut -c1-16)
+  want_stamp=$(cat "$ROOT/tests/models/make_quant_zoo.py" "$ROOT/tests/models/contrib_op_models.py" "$ROOT/tests/models/contrib_quant_models.py" "$DLRT_ZOO_DIR/manifest.json" 2>/dev/null | sha256sum | cut -c1-16)
   if generated "$QZOO" "$want_stamp" "quantized zoo" make_quant_zoo.py make_quant_zoo; then
     export DLRT_QUANT_ZOO_DIR="$QZOO"
     quant_state="made with $(cat "$QZOO/STAMP")"

@@ -24,6 +24,14 @@ ZOO_DIR is laid out like shared/models (manifest.json, <model>.onnx,
   BiasGelu, FastGelu), in float32 and converted to float16;
 - single com.microsoft transformer ops, each attribute and mask format
   (tests/models/contrib_op_models.py);
+- the ORT-optimized minilm_l6 and gpt_small through quantize_dynamic (com.microsoft
+  QAttention, QEmbedLayerNormalization where the optimizer fused attention);
+- minilm_l6 and gpt_small, as exported and ORT-optimized, with every MatMul of a
+  constant 2-D weight as com.microsoft MatMulNBits (4 bits, blocks of 32,
+  symmetric and asymmetric), the weights quantized by ONNX Runtime's own
+  quantize_matmul_4bits (what its MatMulNBitsQuantizer calls);
+- single quantized com.microsoft ops: MatMulNBits, QAttention,
+  QEmbedLayerNormalization (tests/models/contrib_quant_models.py).
 - minilm_l6 with saturated attention and outlier channels through quantize_dynamic,
   expected outputs from onnx.reference.ReferenceEvaluator (peaked_minilm_variants).
 
@@ -181,6 +189,59 @@ def int4_model(path, signed, rng):
     x = rng.uniform(-2.5, 2.5, size=(4, k)).astype(np.float32)
     x[0, :8] = (np.arange(8, dtype=np.float32) + 0.5) * x_scale[0, 0]
     return {"sample": {"x": x}}
+
+
+def matmul_nbits_model(src, dst, symmetric, block_size=32):
+    """src with each MatMul whose B is a 2-D float32 initializer replaced by
+    com.microsoft MatMulNBits (4 bits, QOperator layout), quantized by ONNX
+    Runtime's quantize_matmul_4bits: what
+    onnxruntime.quantization.matmul_nbits_quantizer.MatMulNBitsQuantizer writes
+    with its default config (its module needs onnx_ir, which the pinned venv
+    lacks, so the same rewrite is done here)."""
+    from onnx import helper, numpy_helper
+    from onnxruntime.capi._pybind_state import quantize_matmul_4bits
+    m = onnx.load(src)
+    inits = {i.name: i for i in m.graph.initializer}
+    uses = {}
+    for n in m.graph.node:
+        for i in n.input:
+            uses[i] = uses.get(i, 0) + 1
+    nodes, replaced = [], 0
+    for n in m.graph.node:
+        b = inits.get(n.input[1]) if n.op_type == "MatMul" and n.domain == "" else None
+        if b is None or len(b.dims) != 2 or b.data_type != onnx.TensorProto.FLOAT:
+            nodes.append(n)
+            continue
+        w = numpy_helper.to_array(b)
+        rows, cols = w.shape
+        k_blocks = (rows + block_size - 1) // block_size
+        wp = np.pad(w, ((0, k_blocks * block_size - rows), (0, 0))) if k_blocks * block_size != rows else w
+        packed = np.zeros((cols, k_blocks, block_size // 2), dtype=np.uint8)
+        zp = np.zeros((cols, (k_blocks + 1) // 2), dtype=np.uint8)
+        scales = np.zeros((cols, k_blocks), dtype=np.float32)
+        quantize_matmul_4bits(packed, np.ascontiguousarray(wp), scales, zp, block_size, cols, rows, symmetric)
+        base = f"{b.name}_{replaced}"
+        new = [numpy_helper.from_array(packed, base + "_Q4"), numpy_helper.from_array(scales, base + "_scales")]
+        ins = [n.input[0], new[0].name, new[1].name]
+        if not symmetric:
+            new.append(numpy_helper.from_array(zp, base + "_zero_points"))
+            ins.append(new[2].name)
+        m.graph.initializer.extend(new)
+        nodes.append(helper.make_node("MatMulNBits", ins, list(n.output), name=(n.name or base) + "_Q4",
+                                      domain="com.microsoft", K=rows, N=cols, bits=4, block_size=block_size))
+        uses[b.name] -= 1
+        replaced += 1
+    del m.graph.node[:]
+    m.graph.node.extend(nodes)
+    keep = [i for i in m.graph.initializer if uses.get(i.name, 1) > 0]
+    del m.graph.initializer[:]
+    m.graph.initializer.extend(keep)
+    if not any(o.domain == "com.microsoft" for o in m.opset_import):
+        m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    onnx.save(m, dst)
+    if not replaced:
+        raise RuntimeError(f"{src}: no MatMul with a constant 2-D float weight")
+    return replaced
 
 
 def write_variant(out_dir, variant, model_path, cases, compare, description, manifest, optimize=False):
@@ -352,6 +413,38 @@ def main():
                           f"{name} through onnxruntime {ort.__version__} transformers.optimizer (model_type "
                           f"{model_type}{', float16' if half else ''}): com.microsoft {', '.join(ops)}", manifest)
 
+        # The optimized float32 graph through quantize_dynamic: com.microsoft
+        # QAttention and QEmbedLayerNormalization where attention was fused,
+        # MatMulInteger + DynamicQuantizeLinear elsewhere. Compared row by
+        # row, as the other dynamic models: dlrt's float ops before each
+        # DynamicQuantizeLinear may differ from ONNX Runtime's in the last bit
+        # and so move a value by one integer step.
+        opt_path = os.path.join(out, f"{name}_ort_optimized.onnx")
+        for wt, tag, per_channel in ((QuantType.QInt8, "qint8", False), (QuantType.QUInt8, "quint8", False),
+                                     (QuantType.QInt8, "qint8_per_channel", True)):
+            variant = f"{name}_ort_optimized_dynamic_{tag}"
+            path = os.path.join(out, variant + ".onnx")
+            quantize_dynamic(opt_path, path, weight_type=wt, per_channel=per_channel,
+                             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+            ops = sorted({n.op_type for n in onnx.load(path).graph.node if n.domain == "com.microsoft"})
+            write_variant(out, variant, path, cases, emb_compare,
+                          f"{name}_ort_optimized through onnxruntime {ort.__version__} quantize_dynamic, weights "
+                          f"{tag}: com.microsoft {', '.join(ops)}", manifest)
+
+        # MatMulNBits (4 bits, blocks of 32), symmetric and with zero points,
+        # of the graph as exported and of the optimized one. ONNX Runtime
+        # dequantizes the weights and runs a float GEMM (accuracy_level 0), as
+        # dlrt does: the float tolerance.
+        for base, base_path in ((name, src), (f"{name}_ort_optimized", opt_path)):
+            for symmetric, tag in ((True, "sym"), (False, "asym")):
+                variant = f"{base}_matmul_nbits4_{tag}"
+                path = os.path.join(out, variant + ".onnx")
+                count = matmul_nbits_model(base_path, path, symmetric)
+                write_variant(out, variant, path, cases, {"rtol": 1e-3, "atol": 1e-4},
+                              f"{base} with its {count} constant-weight MatMuls as com.microsoft MatMulNBits (4 bits, "
+                              f"block 32, {'symmetric' if symmetric else 'with zero points'}; weights by onnxruntime "
+                              f"{ort.__version__} quantize_matmul_4bits)", manifest)
+
     for name in CNNS:
         if (found := source(name)) is None:
             continue
@@ -399,6 +492,13 @@ def main():
     for variant, path, inputs, description in contrib_models(out, np.random.default_rng(1)):
         write_variant(out, variant, path, {"c0": inputs}, {"rtol": 1e-4, "atol": 1e-5},
                       description + " (made by contrib_op_models.py)", manifest)
+
+    # Single quantized com.microsoft ops (tests/models/contrib_quant_models.py),
+    # as written, each with its own tolerance.
+    from contrib_quant_models import contrib_quant_models
+    for variant, path, inputs, description, compare in contrib_quant_models(out, np.random.default_rng(2)):
+        write_variant(out, variant, path, {"c0": inputs}, compare, description + " (made by contrib_quant_models.py)",
+                      manifest)
 
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2, sort_keys=True)

@@ -29,6 +29,7 @@
 #include "backends/cpu/ops/attention_run.h"
 #include "backends/cpu/ops/layer_norm_row.h"
 #include "backends/cpu/ops/matmul_impl.h"
+#include "backends/cpu/ops/ms_attention.h"
 #include "backends/cpu/scratch.h"
 
 namespace dlrt::cpu {
@@ -358,7 +359,7 @@ Status ms_attention(KernelContext& ctx, const PackedOperand* pre) {
   if (bias && (bias->dtype() != DType::kFloat32 || bias->size() != N)) return ctx.invalid("bias must have " + std::to_string(N) + " values");
   // QKV = input · weights + bias, [B * S, N]; the packed weights when they
   // are the ones this run got.
-  thread_local AlignedScratch qkv_scratch, mask_scratch;
+  thread_local AlignedScratch qkv_scratch;
   float* qkv = qkv_scratch.get<float>(static_cast<size_t>(B * S * N), AlignedScratch::Growth::kByHalf);
   const bool packed = pre && pre->packed && pre->source.data<float>() == w->data<float>();
   const SgemmOperand oa{x->data<float>(), in_h, false, nullptr, nullptr};
@@ -366,7 +367,17 @@ Status ms_attention(KernelContext& ctx, const PackedOperand* pre) {
   GemmEpilogue ep;
   if (bias) ep.col_bias = bias->data<float>();  // one value per column
   DLRT_RETURN_IF_ERROR(sgemm_ex(B * S, N, in_h, 1.0f, oa, ob, 0.0f, qkv, N, &ep, &ctx.pool()));
-  const int64_t D = sizes[0] / H, Dv = sizes[2] / H;
+  return ms_attention_from_qkv(ctx, qkv, B, S, H, sizes[0], sizes[2], mi, ab);
+}
+
+}  // namespace
+
+Status ms_attention_from_qkv(KernelContext& ctx, const float* qkv, int64_t B, int64_t S, int64_t H, int64_t qk_hidden,
+                             int64_t v_hidden, const Tensor* mi, const Tensor* ab) {
+  const ir::Node& n = ctx.node();
+  const int64_t N = 2 * qk_hidden + v_hidden;
+  const int64_t D = qk_hidden / H, Dv = v_hidden / H;
+  thread_local AlignedScratch mask_scratch;
   attention::Problem p;
   p.B = B, p.H = H, p.Sq = S, p.Skv = S, p.D = D, p.Dv = Dv;
   p.scale = n.has_attr("scale") ? n.attr_float("scale", 1.0f) : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
@@ -374,10 +385,10 @@ Status ms_attention(KernelContext& ctx, const PackedOperand* pre) {
   base.sb = S * N, base.ss = N, base.sh = D, base.sd = 1;
   p.q = p.k = base;
   p.q.base = qkv;
-  p.k.base = qkv + sizes[0];
+  p.k.base = qkv + qk_hidden;
   p.v = base;
   p.v.sh = Dv;
-  p.v.base = qkv + 2 * sizes[0];
+  p.v.base = qkv + 2 * qk_hidden;
   const float filter = n.attr_float("mask_filter_value", -10000.0f);
   const bool causal = n.attr_int("unidirectional", 0) != 0;
   // The additive mask: [B, S, S], or [B, H, S, S] with a per-head attention_bias.
@@ -410,6 +421,8 @@ Status ms_attention(KernelContext& ctx, const PackedOperand* pre) {
   run_attention(ctx.pool(), p, false);
   return Status::Ok();
 }
+
+namespace {
 
 class MsAttentionKernel final : public OpKernel {
  public:
