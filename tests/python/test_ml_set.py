@@ -49,7 +49,10 @@ def _close(got, want, rtol, atol, what):
             np.testing.assert_array_equal(got, want, err_msg=what)
         else:
             assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
-            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=what)
+            # float32 sums of large terms (SVM kernels, tree sums) round apart
+            # by a few ulps of the largest value, not of each result.
+            scale = float(np.abs(want).max()) if want.size else 0.0
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol * (1 + scale), err_msg=what)
 
 
 def _as_matrix(value):
@@ -97,7 +100,6 @@ def test_matches_onnxruntime_and_sklearn(name):
         agree = (label.reshape(-1).astype(want.dtype) == want) | unsure
         assert agree.all(), f"labels {label.reshape(-1)[~agree]} != scikit-learn's {want[~agree]}"
     if "proba" in sk:
-        proba = _as_matrix(scores[0] if not isinstance(got[1], np.ndarray) or True else got[1])
         proba = _as_matrix(next(g for g in got if not (isinstance(g, np.ndarray) and g.dtype.kind in "iuOUS")))
         np.testing.assert_allclose(proba, sk["proba"], rtol=1e-3, atol=1e-4, err_msg="probabilities vs scikit-learn")
     if "value" in sk:
