@@ -1,5 +1,6 @@
 #include "core/npy.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <fstream>
@@ -22,6 +23,52 @@ struct Descr {
   DType dtype = DType::kUndefined;
   size_t itemsize = 0;
 };
+
+// The widest text element read or written (numpy's '<U' width), in characters.
+constexpr size_t kMaxTextChars = 1 << 20;
+
+// Appends code point c as UTF-8; false for a surrogate or a value past U+10FFFF.
+bool append_utf8(std::string& out, uint32_t c) {
+  if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return false;
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xC0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xE0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (c >> 18));
+    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+  return true;
+}
+
+// The code points of UTF-8 text; nullopt when it is not valid UTF-8.
+std::optional<std::vector<uint32_t>> utf8_code_points(const std::string& s) {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    const size_t len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return std::nullopt;
+    uint32_t c = len == 1 ? b : len == 2 ? (b & 0x1F) : len == 3 ? (b & 0x0F) : (b & 0x07);
+    for (size_t k = 1; k < len; ++k) {
+      const auto t = static_cast<unsigned char>(s[i + k]);
+      if ((t >> 6) != 2) return std::nullopt;
+      c = (c << 6) | (t & 0x3F);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
+    const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c < least[len] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return std::nullopt;
+    out.push_back(c);
+    i += len;
+  }
+  return out;
+}
 
 // The three keys of a .npy header, parsed from its Python dict literal.
 struct Header {
@@ -159,10 +206,17 @@ Result<Descr> parse_descr(const std::string& d) {
   else if (rest == "u2") out = {DType::kUInt16, 2};
   else if (rest == "u4") out = {DType::kUInt32, 4};
   else if (rest == "u8") out = {DType::kUInt64, 8};
-  else
+  else if (rest.size() > 1 && rest[0] == 'U' && rest.find_first_not_of("0123456789", 1) == std::string::npos) {
+    // Fixed-width text of N UTF-32 code units per element (numpy's str arrays).
+    const unsigned long chars = rest.size() > 9 ? kMaxTextChars + 1 : std::stoul(rest.substr(1));
+    if (chars == 0 || chars > kMaxTextChars)
+      return InvalidArgument("unsupported .npy text width '" + d + "' (1 to " + std::to_string(kMaxTextChars) +
+                             " characters)");
+    out = {DType::kString, 4 * chars};
+  } else
     return Status(StatusCode::kInvalidArgument,
                   "unsupported .npy dtype '" + d +
-                      "' (supported: float16/32/64, int8..64, uint8..64, bool); convert the array with numpy's astype()");
+                      "' (supported: float16/32/64, int8..64, uint8..64, bool, str); convert the array with numpy's astype()");
   if (order == '>' && out.itemsize > 1)
     return InvalidArgument("big-endian .npy data ('" + d + "') is not supported; save it little-endian (arr.astype(arr.dtype.newbyteorder('<')))");
   return out;
@@ -212,6 +266,20 @@ Result<Tensor> parse_impl(std::string_view bytes) {
                            ": shape " + shape_to_string(*h.shape) + " of " + *h.descr + " needs " +
                            std::to_string(nbytes) + " bytes, the file has " + std::to_string(have));
   DLRT_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(descr.dtype, *h.shape));
+  if (descr.dtype == DType::kString) {
+    // Each element: itemsize / 4 little-endian code points, NUL-padded.
+    const size_t chars = descr.itemsize / 4;
+    std::string* out = t.data<std::string>();
+    for (uint64_t e = 0; e < n; ++e) {
+      size_t len = chars;
+      const size_t at = data_start + e * descr.itemsize;
+      while (len > 0 && read_le(bytes, at + 4 * (len - 1), 4) == 0) --len;
+      for (size_t k = 0; k < len; ++k)
+        if (!append_utf8(out[e], read_le(bytes, at + 4 * k, 4)))
+          return InvalidArgument("text element " + std::to_string(e) + " holds an invalid code point");
+    }
+    return t;
+  }
   if (nbytes) std::memcpy(t.raw_data(), bytes.data() + data_start, nbytes);
   if (descr.dtype == DType::kBool) {
     // Normalise to 0/1 so no invalid bool value is ever loaded.
@@ -256,6 +324,21 @@ Result<Tensor> read_npy_file(const std::string& path) {
 Result<std::string> serialize_npy(const Tensor& t) {
   if (!t.valid()) return InvalidArgument("cannot write an empty tensor as .npy");
   std::string descr = npy_descr(t.dtype());
+  // Text: UTF-32 code points, as wide as the longest element.
+  std::vector<std::vector<uint32_t>> text;
+  size_t chars = 1;
+  if (t.dtype() == DType::kString) {
+    text.reserve(static_cast<size_t>(t.size()));
+    for (int64_t i = 0; i < t.size(); ++i) {
+      auto cps = utf8_code_points(t.data<std::string>()[i]);
+      if (!cps) return InvalidArgument("string element " + std::to_string(i) + " is not valid UTF-8; .npy text holds code points");
+      chars = std::max(chars, cps->size());
+      text.push_back(std::move(*cps));
+    }
+    if (chars > kMaxTextChars)
+      return Unsupported("a string of " + std::to_string(chars) + " characters is too long for .npy text here");
+    descr = "<U" + std::to_string(chars);
+  }
   if (descr.empty())
     return Unsupported(std::string("cannot write a ") + dtype_name(t.dtype()) + " tensor as .npy (no numpy dtype)");
   std::string shape = "(";
@@ -284,6 +367,14 @@ Result<std::string> serialize_npy(const Tensor& t) {
   out += dict;
   out.append(header_len - dict.size() - 1, ' ');
   out += '\n';
+  if (t.dtype() == DType::kString) {
+    for (const auto& cps : text)
+      for (size_t k = 0; k < chars; ++k) {
+        const uint32_t c = k < cps.size() ? cps[k] : 0;
+        for (int b = 0; b < 4; ++b) out += static_cast<char>((c >> (8 * b)) & 0xff);
+      }
+    return out;
+  }
   if (t.nbytes()) out.append(static_cast<const char*>(t.raw_data()), t.nbytes());
   return out;
 }

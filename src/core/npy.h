@@ -1,9 +1,10 @@
 // Reading and writing NumPy .npy files (format versions 1.0, 2.0 and 3.0).
 //
 // Supported: little-endian (or byte-order-free) C-order arrays of float16,
-// float32, float64, int8..int64, uint8..uint64 and bool, including 0-d arrays.
+// float32, float64, int8..int64, uint8..uint64, bool and text ('<U' of up to
+// 2^20 characters: string tensors, UTF-8 inside dlrt), including 0-d arrays.
 // Everything else (Fortran order, big-endian data, other dtypes such as
-// strings or objects) is rejected with a Status that names the file and the
+// bytes or objects) is rejected with a Status that names the file and the
 // problem; malformed input never crashes.
 //
 // Thread-safety: all functions are free of shared state.
@@ -26,8 +27,9 @@ Result<Tensor> parse_npy(std::string_view bytes, const std::string& what = "npy 
 Result<Tensor> read_npy_file(const std::string& path);
 
 // Serialises `t` as a version 1.0 .npy file (version 2.0 when the header
-// needs it). Errors: kUnsupported for dtypes .npy cannot hold here (bfloat16,
-// string), kInvalidArgument for an invalid tensor.
+// needs it); strings as '<U' text as wide as the longest. Errors:
+// kUnsupported for dtypes .npy cannot hold here (bfloat16, the narrow types),
+// kInvalidArgument for an invalid tensor or a string that is not UTF-8.
 Result<std::string> serialize_npy(const Tensor& t);
 
 // Writes `t` to `path` (replacing it). Errors: as serialize_npy, kIoError on write failure.

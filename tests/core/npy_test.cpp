@@ -129,9 +129,40 @@ TEST(Npy, BoolBytesAreNormalised) {
   EXPECT_EQ(static_cast<const unsigned char*>(r->raw_data())[1], 1);
 }
 
-TEST(Npy, CannotWriteBFloat16OrString) {
+TEST(Npy, CannotWriteBFloat16) {
   EXPECT_EQ(serialize_npy(Tensor::from_vector<BFloat16>({1}, {BFloat16(1.0f)})).status().code(), StatusCode::kUnsupported);
   EXPECT_FALSE(serialize_npy(Tensor()).ok());
+}
+
+// numpy's str arrays ('<U': UTF-32 code units, NUL-padded) as string tensors (UTF-8).
+TEST(Npy, TextReadsAsUtf8AndRoundTrips) {
+  // np.array([["ab", "\u00e9"], ["", "\U0001F600x"]]): '<U2'.
+  const std::vector<uint32_t> units = {'a', 'b', 0xE9, 0, 0, 0, 0x1F600, 'x'};
+  auto r = parse_npy(make_npy("{'descr': '<U2', 'fortran_order': False, 'shape': (2, 2), }", raw(units)));
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->dtype(), DType::kString);
+  ASSERT_EQ(r->shape(), (Shape{2, 2}));
+  const std::string* s = r->data<std::string>();
+  EXPECT_EQ(s[0], "ab");
+  EXPECT_EQ(s[1], "\xc3\xa9");
+  EXPECT_EQ(s[2], "");
+  EXPECT_EQ(s[3], "\xf0\x9f\x98\x80x");
+  auto bytes = serialize_npy(*r);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+  EXPECT_NE(bytes->find("'descr': '<U2'"), std::string::npos);
+  auto back = parse_npy(*bytes);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(back->data<std::string>()[i], s[i]);
+  // Not UTF-8 inside dlrt, or not a code point in the file: errors, not garbage.
+  EXPECT_EQ(serialize_npy(Tensor::from_vector<std::string>({1}, {std::string("\xff")})).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_NE(error_of(make_npy("{'descr': '<U1', 'fortran_order': False, 'shape': (1,), }", raw<uint32_t>({0xD800})))
+                .find("invalid code point"),
+            std::string::npos);
+  EXPECT_NE(error_of(make_npy("{'descr': '<U0', 'fortran_order': False, 'shape': (1,), }", "")).find("text width"),
+            std::string::npos);
+  EXPECT_NE(error_of(make_npy("{'descr': '<U99999999', 'fortran_order': False, 'shape': (1,), }", "")).find("text width"),
+            std::string::npos);
 }
 
 TEST(Npy, MalformedFilesAreErrors) {
@@ -149,7 +180,7 @@ TEST(Npy, MalformedFilesAreErrors) {
             std::string::npos);
   EXPECT_NE(error_of(make_npy("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", two)).find("big-endian"),
             std::string::npos);
-  EXPECT_NE(error_of(make_npy("{'descr': '<U3', 'fortran_order': False, 'shape': (2,), }", two)).find("unsupported .npy dtype"),
+  EXPECT_NE(error_of(make_npy("{'descr': '|S3', 'fortran_order': False, 'shape': (2,), }", two)).find("unsupported .npy dtype"),
             std::string::npos);
   EXPECT_NE(error_of(make_npy("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", two)).find("unsupported"),
             std::string::npos);

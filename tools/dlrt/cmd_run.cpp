@@ -35,7 +35,9 @@ constexpr const char* kRunHelp =
     "  --input NAME=FILE     feed input NAME from a .npy file (repeatable)\n"
     "  --shape NAME=DIMS     shape of a random input, e.g. --shape input_ids=1x128 (repeatable)\n"
     "  --output-dir DIR      write each output to DIR/<output name>.npy (characters outside\n"
-    "                        [A-Za-z0-9._-] replaced by '_')\n"
+    "                        [A-Za-z0-9._-] replaced by '_'); a sequence's tensors to\n"
+    "                        <name>.0.npy, <name>.1.npy ...; a map's (or ZipMap's sequence of\n"
+    "                        maps') keys and values to <name>.keys.npy and <name>.values.npy\n"
     "  --threads N           intra-op threads (default 0: one per core)\n"
     "  --precision P         CPU float matmuls: f32 (default) or bf16x3 (AMX tiles, about 1e-5\n"
     "                        relative error; f32 where the CPU has no AMX-BF16). Also\n"
@@ -111,16 +113,41 @@ int cmd_run(int argc, char** argv) {
 
   // Run.
   RunReport report;
+  std::map<std::string, Value> values;
+  for (auto& [name, t] : feeds) values.emplace(name, Value::of(t));
   t0 = std::chrono::steady_clock::now();
-  auto outputs_r = session.run(feeds, &report);
+  auto outputs_r = session.run_values(values, {}, &report);
   double run_ms = ms_since(t0);
   if (!outputs_r.ok()) {
     const Status& s = outputs_r.status();
     return fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
   }
-  const std::vector<Tensor>& outputs = *outputs_r;
   const auto& out_infos = session.outputs();
   auto output_name = [&](size_t i) { return i < out_infos.size() ? out_infos[i].name : "output_" + std::to_string(i); };
+  // Each output as its tensors: one for a tensor; a sequence's items
+  // (".0", ".1", ...); a map's keys and values (".keys", ".values").
+  struct Part {
+    size_t output;
+    std::string suffix;
+    Tensor tensor;
+  };
+  std::vector<Part> parts;
+  for (size_t i = 0; i < outputs_r->size(); ++i) {
+    Value& v = (*outputs_r)[i];
+    switch (v.kind) {
+      case Value::Kind::kTensor: parts.push_back({i, "", std::move(v.tensor)}); break;
+      case Value::Kind::kSequence:
+        for (size_t k = 0; k < v.sequence.size(); ++k) parts.push_back({i, "." + std::to_string(k), std::move(v.sequence[k])});
+        break;
+      case Value::Kind::kMap:
+      case Value::Kind::kMapSequence:
+        parts.push_back({i, ".keys", std::move(v.keys)});
+        parts.push_back({i, ".values", std::move(v.values)});
+        break;
+      case Value::Kind::kNone: break;
+    }
+  }
+  auto part_name = [&](const Part& p) { return output_name(p.output) + p.suffix; };
 
   // Write outputs.
   std::vector<std::string> written;
@@ -130,15 +157,15 @@ int cmd_run(int argc, char** argv) {
     std::filesystem::create_directories(dir, ec);
     if (ec) return fail("cannot create output folder " + dir.string() + ": " + ec.message(), kExitRuntimeError);
     std::map<std::string, std::string> used;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      std::string file = sanitize_file_name(output_name(i));
+    for (const Part& p : parts) {
+      std::string file = sanitize_file_name(output_name(p.output)) + p.suffix;
       if (used.count(file))
-        return fail("outputs '" + used[file] + "' and '" + output_name(i) + "' map to the same file name " + file + ".npy",
+        return fail("outputs '" + used[file] + "' and '" + part_name(p) + "' map to the same file name " + file + ".npy",
                     kExitRuntimeError);
-      used[file] = output_name(i);
+      used[file] = part_name(p);
       std::string path = (dir / (file + ".npy")).string();
-      Status s = write_npy_file(path, outputs[i]);
-      if (!s.ok()) return fail("cannot write output '" + output_name(i) + "': " + s.message(), kExitRuntimeError);
+      Status s = write_npy_file(path, p.tensor);
+      if (!s.ok()) return fail("cannot write output '" + part_name(p) + "': " + s.message(), kExitRuntimeError);
       written.push_back(path);
     }
   }
@@ -148,8 +175,8 @@ int cmd_run(int argc, char** argv) {
     j["model"] = model_path;
     j["inputs"] = inputs_json(plans);
     j["outputs"] = nlohmann::json::array();
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      nlohmann::json o = tensor_summary_json(output_name(i), outputs[i]);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      nlohmann::json o = tensor_summary_json(part_name(parts[i]), parts[i].tensor);
       if (i < written.size()) o["file"] = written[i];
       j["outputs"].push_back(o);
     }
@@ -165,9 +192,11 @@ int cmd_run(int argc, char** argv) {
     std::printf("  %s: %s %s (%s)\n", plan.name.c_str(), dtype_name(plan.tensor.dtype()), shape_to_string(plan.tensor.shape()).c_str(),
                 plan.source.c_str());
   std::printf("outputs:\n");
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const Tensor& t = outputs[i];
-    std::printf("  %s: %s %s\n", output_name(i).c_str(), dtype_name(t.dtype()), shape_to_string(t.shape()).c_str());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Tensor& t = parts[i].tensor;
+    if (!parts[i].suffix.empty() && (i == 0 || parts[i - 1].output != parts[i].output))
+      std::printf("  %s: %s\n", output_name(parts[i].output).c_str(), out_infos[parts[i].output].type.c_str());
+    std::printf("  %s: %s %s\n", part_name(parts[i]).c_str(), dtype_name(t.dtype()), shape_to_string(t.shape()).c_str());
     std::printf("    values: %s\n", value_preview(t).c_str());
     TensorStats st = tensor_stats(t);
     if (st.numeric && t.size() > 0) {

@@ -71,8 +71,8 @@ int prepare_inputs(const Session& session, const InputFlags& flags, std::mt19937
     plan.name = info.name;
     if (!info.is_tensor)
       return command_error(command,
-                           "input '" + info.name + "' is not a tensor (sequence or optional); dlrt " + command +
-                               " feeds tensors only",
+                           "input '" + info.name + "' is a " + info.type + " value; dlrt " + command +
+                               " feeds tensors only (Session::run_values and Python's Session.run take the others)",
                            kExitRuntimeError);
     if (auto it = flags.files.find(info.name); it != flags.files.end()) {
       auto t = read_npy_file(it->second);
