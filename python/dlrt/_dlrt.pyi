@@ -84,7 +84,13 @@ class TensorInfo:
 
     @property
     def is_tensor(self) -> bool:
-        """False for sequences and optionals."""
+        """False for sequences, maps and optionals."""
+
+    @property
+    def type(self) -> str:
+        """
+        The type as ONNX (and ONNX Runtime's NodeArg.type) writes it: 'tensor(float)', 'seq(map(int64,tensor(float)))', ...
+        """
 
     def __repr__(self) -> str: ...
 
@@ -200,7 +206,13 @@ class Session:
                       between the nodes it executes, Loop/Scan bodies included); None: no
                       limit. The Session stays usable.
 
+        Inputs that are not tensors take what ONNX Runtime takes: a dict for a map
+        (DictVectorizer's), a list of arrays for a sequence, None for an absent optional.
+
         Returns a list of numpy arrays. Each one owns dlrt's output buffer (no copy).
+        Outputs that are not tensors come as ONNX Runtime gives them: a sequence as a
+        list of arrays, a map as a dict, a sequence of maps (ZipMap's class
+        probabilities) as a list of dicts, an absent optional as None.
         Raises dlrt.InvalidArgument for an unknown or missing input, a wrong dtype, rank or
         dim, or an unknown output name; dlrt.RunError when a kernel fails.
         The GIL is released while the model runs.
