@@ -31,7 +31,8 @@ const Builtin& builtin_registry() {
         DLRT_FAMILY(register_pool_nhwc_kernels),       DLRT_FAMILY(register_signal_kernels),
         DLRT_FAMILY(register_linalg_kernels),          DLRT_FAMILY(register_text_kernels),
         DLRT_FAMILY(register_fused_kernels),           DLRT_FAMILY(register_transformer_kernels),
-        DLRT_FAMILY(register_contrib_transformer_kernels), DLRT_FAMILY(register_ml_kernels),
+        DLRT_FAMILY(register_contrib_transformer_kernels), DLRT_FAMILY(register_contrib_attention_kernels),
+        DLRT_FAMILY(register_ml_kernels),
         DLRT_FAMILY(register_ml_tree_kernels),
     };
 #undef DLRT_FAMILY

@@ -39,6 +39,7 @@ Status register_fused_kernels(KernelRegistry& r);           // fused.cpp: com.dl
 Status register_transformer_kernels(KernelRegistry& r);     // transformer.cpp: com.dlrt Attention
 // contrib_transformer.cpp: com.microsoft SkipLayerNormalization, EmbedLayerNormalization, Attention, Gelu kinds, ...
 Status register_contrib_transformer_kernels(KernelRegistry& r);
+Status register_contrib_attention_kernels(KernelRegistry& r);
 // ml.cpp: ai.onnx.ml Binarizer, ArrayFeatureExtractor, LabelEncoder, Scaler, Normalizer, Linear*
 Status register_ml_kernels(KernelRegistry& r);
 Status register_ml_tree_kernels(KernelRegistry& r);  // ml_trees.cpp: TreeEnsembleRegressor, TreeEnsembleClassifier
