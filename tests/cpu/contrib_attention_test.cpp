@@ -211,5 +211,39 @@ TEST(MsGroupQueryAttention, TokenStepSeesPastAndItself) {
   expect_near((*r)[0], want);
 }
 
+TEST(MsAttentionPast, InvalidPastIsRefused) {
+  auto x = rnd({2, 3, 16}, 1), w = rnd({16, 48}, 2);
+  const ir::Attributes two = {{"num_heads", attr_int(2)}};
+  ASSERT_TRUE(ms("Attention", {x, w, Tensor(), Tensor(), rnd({2, 2, 2, 4, 8}, 3)}, two, 2).ok());
+  // Past of another batch, head count, head size; not 5-D.
+  for (Shape s : {Shape{2, 1, 2, 4, 8}, Shape{2, 2, 4, 4, 4}, Shape{2, 2, 2, 4, 4}, Shape{2, 2, 4, 8}})
+    expect_error(ms("Attention", {x, w, Tensor(), Tensor(), rnd(s, 3)}, two, 2), StatusCode::kInvalidArgument,
+                 "past must be");
+  // Past with attention_bias (ONNX Runtime refuses it too); V of another width.
+  expect_error(ms("Attention", {x, w, Tensor(), Tensor(), rnd({2, 2, 2, 4, 8}, 3), rnd({1, 2, 3, 7}, 4)}, two, 2),
+               StatusCode::kUnsupported, "attention_bias");
+  expect_error(ms("Attention", {x, rnd({16, 40}, 2), Tensor(), Tensor(), rnd({2, 2, 2, 4, 8}, 3)},
+                  {{"num_heads", attr_int(2)}, {"qkv_hidden_sizes", attr_ints({16, 16, 8})}}, 2),
+               StatusCode::kInvalidArgument, "one hidden size");
+}
+
+TEST(MsAttentionPast, PresentIsPastThenNewKeysAndValues) {
+  // With zero weights and a bias, the new K and V rows are the bias halves.
+  auto x = rnd({1, 2, 4}, 1), past = rnd({2, 1, 2, 3, 2}, 2), bias = rnd({12}, 3);
+  auto w = Tensor::allocate(DType::kFloat32, {4, 12}).value();
+  auto r = ms("Attention", {x, w, bias, Tensor(), past}, {{"num_heads", attr_int(2)}, {"unidirectional", attr_int(1)}}, 2);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  const Tensor& present = (*r)[1];
+  ASSERT_EQ(present.shape(), (Shape{2, 1, 2, 5, 2}));
+  for (int kv = 0; kv < 2; ++kv)
+    for (int h = 0; h < 2; ++h)
+      for (int t = 0; t < 5; ++t)
+        for (int d = 0; d < 2; ++d) {
+          const float want = t < 3 ? past.data<float>()[((kv * 2 + h) * 3 + t) * 2 + d]
+                                   : bias.data<float>()[(kv + 1) * 4 + h * 2 + d];
+          EXPECT_EQ(present.data<float>()[((kv * 2 + h) * 5 + t) * 2 + d], want);
+        }
+}
+
 }  // namespace
 }  // namespace dlrt::cpu::testing

@@ -274,4 +274,32 @@ def attention_family_models(out, rng):
     gqa("rotary_token_interleaved", {"rotary_interleaved": 1}, 2, 1, 8, [4, 2], 5, rotary=True)
     gqa("packed_rotary_prompt", {}, 2, 5, 0, [4, 4], 5, rotary=True, packed=True)
     gqa("packed_token", {}, 2, 1, 8, [4, 2], 5, packed=True)
+
+    # Attention with past/present: past [2, B, N, P, H] in front of this
+    # run's keys and values; masks over the P + S keys; causal decoding
+    # (ONNX Runtime refuses past with attention_bias).
+    B, S, N, Hd, P = 2, 3, 2, 8, 4
+    D = N * Hd
+    T = P + S
+    def att(tag, attrs, mask, ab, with_past, half=False):
+        ins = ["x", "w", "bias", "mask" if mask is not None else "", "past" if with_past else ""]
+        feeds = {"x": _f(rng, B, S, D)}
+        if mask is not None:
+            feeds["mask"] = mask
+        if with_past:
+            feeds["past"] = _f(rng, 2, B, N, P, Hd)
+        if ab is not None:
+            ins.append("ab")
+            feeds["ab"] = ab
+        node = helper.make_node("Attention", ins, ["y", "present"], domain=MS, num_heads=N, **attrs)
+        _case(out, made, f"ms_attention_{tag}" + ("_fp16" if half else ""), node, [i for i in ins if i in feeds],
+              feeds, ["y", "present"], {"w": _f(rng, D, 3 * D, scale=0.5), "bias": _f(rng, 3 * D, scale=0.1)},
+              f"com.microsoft Attention ({tag})", half)
+    for half in (False, True):
+        att("past_causal", {"unidirectional": 1}, None, None, True, half)
+    att("past_lengths", {}, np.array([7, 5], I32), None, True)
+    att("past_mask_2d", {}, np.array([[1, 1, 0, 1, 1, 1, 1], [1, 1, 1, 1, 0, 1, 0]], I32), None, True)
+    att("present_bias", {}, None, _f(rng, 1, N, S, S), False)
+    att("past_causal_mask_3d", {"unidirectional": 1}, rng.integers(0, 2, (B, S, T)).astype(I32), None, True)
+    att("present_only", {"unidirectional": 1}, None, None, False)
     return made
