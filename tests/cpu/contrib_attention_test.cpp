@@ -46,8 +46,11 @@ TEST(MsFusedMatMul, BatchTransposesMatchReference) {
   // B [5, 2, 4] with transBatchB and transB reads as [2, 4, 5]: B'[j][k][n] = B[n][j][k].
   auto a = rnd({4, 2, 3}, 1), b = rnd({5, 2, 4}, 2);
   auto r = ms("FusedMatMul", {a, b},
-              {{"transA", attr_int(1)}, {"transBatchA", attr_int(1)}, {"transB", attr_int(1)},
-               {"transBatchB", attr_int(1)}, {"alpha", attr_float(0.5f)}});
+              {{"transA", attr_int(1)},
+               {"transBatchA", attr_int(1)},
+               {"transB", attr_int(1)},
+               {"transBatchB", attr_int(1)},
+               {"alpha", attr_float(0.5f)}});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ((*r)[0].shape(), (Shape{2, 3, 5}));
   std::vector<float> want(2 * 3 * 5);
@@ -55,7 +58,8 @@ TEST(MsFusedMatMul, BatchTransposesMatchReference) {
     for (int m = 0; m < 3; ++m)
       for (int n = 0; n < 5; ++n) {
         double acc = 0;
-        for (int k = 0; k < 4; ++k) acc += double(a.data<float>()[(k * 2 + j) * 3 + m]) * b.data<float>()[(n * 2 + j) * 4 + k];
+        for (int k = 0; k < 4; ++k)
+          acc += double(a.data<float>()[(k * 2 + j) * 3 + m]) * b.data<float>()[(n * 2 + j) * 4 + k];
         want[(j * 3 + m) * 5 + n] = static_cast<float>(0.5 * acc);
       }
   expect_near((*r)[0], want);
@@ -94,8 +98,9 @@ TEST(MsRotaryEmbedding, InvalidInputsAreRefused) {
                StatusCode::kInvalidArgument, "outside the cos/sin cache");
   expect_error(ms("RotaryEmbedding", {rnd({1, 2, 16}, 3), i64({1, 2}, {0, 9}), cs, sn}, {{"num_heads", attr_int(2)}}),
                StatusCode::kInvalidArgument, "outside the cos/sin cache");
-  expect_error(ms("RotaryEmbedding", {rnd({1, 2, 16}, 3), i64({2, 2}, {0, 1, 2, 3}), cs, sn}, {{"num_heads", attr_int(2)}}),
-               StatusCode::kInvalidArgument, "position_ids");
+  expect_error(
+      ms("RotaryEmbedding", {rnd({1, 2, 16}, 3), i64({2, 2}, {0, 1, 2, 3}), cs, sn}, {{"num_heads", attr_int(2)}}),
+      StatusCode::kInvalidArgument, "position_ids");
   expect_error(ms("RotaryEmbedding", {rnd({1, 2, 16}, 3), i64({1}, {0}), cs, sn},
                   {{"num_heads", attr_int(2)}, {"is_packed_batching", attr_int(1)}}),
                StatusCode::kUnsupported, "is_packed_batching");
@@ -118,8 +123,8 @@ TEST(MsMultiHeadAttention, InvalidInputsAreRefused) {
   expect_error(ms("MultiHeadAttention", {q, k, v, Tensor(), Tensor(), rnd({1, 2, 3, 4}, 5)}, two),
                StatusCode::kInvalidArgument, "attention_bias");
   // Past of the wrong head size; past with only one of key/value.
-  expect_error(ms("MultiHeadAttention", {q, k, v, Tensor(), Tensor(), Tensor(), rnd({2, 2, 4, 4}, 6), rnd({2, 2, 4, 4}, 7)},
-                  two, 3),
+  expect_error(ms("MultiHeadAttention",
+                  {q, k, v, Tensor(), Tensor(), Tensor(), rnd({2, 2, 4, 4}, 6), rnd({2, 2, 4, 4}, 7)}, two, 3),
                StatusCode::kInvalidArgument, "past_key");
   expect_error(ms("MultiHeadAttention", {q, k, v, Tensor(), Tensor(), Tensor(), rnd({2, 2, 4, 8}, 6)}, two, 3),
                StatusCode::kInvalidArgument, "together");
@@ -231,7 +236,8 @@ TEST(MsAttentionPast, PresentIsPastThenNewKeysAndValues) {
   // With zero weights and a bias, the new K and V rows are the bias halves.
   auto x = rnd({1, 2, 4}, 1), past = rnd({2, 1, 2, 3, 2}, 2), bias = rnd({12}, 3);
   auto w = Tensor::allocate(DType::kFloat32, {4, 12}).value();
-  auto r = ms("Attention", {x, w, bias, Tensor(), past}, {{"num_heads", attr_int(2)}, {"unidirectional", attr_int(1)}}, 2);
+  auto r =
+      ms("Attention", {x, w, bias, Tensor(), past}, {{"num_heads", attr_int(2)}, {"unidirectional", attr_int(1)}}, 2);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   const Tensor& present = (*r)[1];
   ASSERT_EQ(present.shape(), (Shape{2, 1, 2, 5, 2}));
@@ -239,8 +245,8 @@ TEST(MsAttentionPast, PresentIsPastThenNewKeysAndValues) {
     for (int h = 0; h < 2; ++h)
       for (int t = 0; t < 5; ++t)
         for (int d = 0; d < 2; ++d) {
-          const float want = t < 3 ? past.data<float>()[((kv * 2 + h) * 3 + t) * 2 + d]
-                                   : bias.data<float>()[(kv + 1) * 4 + h * 2 + d];
+          const float want =
+              t < 3 ? past.data<float>()[((kv * 2 + h) * 3 + t) * 2 + d] : bias.data<float>()[(kv + 1) * 4 + h * 2 + d];
           EXPECT_EQ(present.data<float>()[((kv * 2 + h) * 5 + t) * 2 + d], want);
         }
 }

@@ -239,7 +239,9 @@ Status rotary_embedding(KernelContext& ctx) {
     B = x->dim(0), S = x->dim(1);
     const int64_t hidden = x->dim(2);
     head = heads > 0 ? (hidden % heads ? -1 : hidden / heads) : 2 * cache.half;
-    if (head <= 0 || hidden % head) return ctx.invalid("hidden size " + std::to_string(hidden) + " does not split into heads of num_heads " + std::to_string(heads) + " / the cache width");
+    if (head <= 0 || hidden % head)
+      return ctx.invalid("hidden size " + std::to_string(hidden) + " does not split into heads of num_heads " +
+                         std::to_string(heads) + " / the cache width");
     heads = hidden / head;
   } else if (x->rank() == 4) {
     bnsh = true;
@@ -247,7 +249,8 @@ Status rotary_embedding(KernelContext& ctx) {
     if (heads > 0 && heads != x->dim(1)) return ctx.invalid("num_heads does not match input dim 1");
     heads = x->dim(1);
   } else {
-    return ctx.invalid("input must be [B, S, hidden] or [B, num_heads, S, head_size], got " + shape_to_string(x->shape()));
+    return ctx.invalid("input must be [B, S, hidden] or [B, num_heads, S, head_size], got " +
+                       shape_to_string(x->shape()));
   }
   const int64_t rot = rot_attr > 0 ? rot_attr : head;
   if (rot > head || rot % 2 || cache.half != rot / 2)
@@ -265,18 +268,19 @@ Status rotary_embedding(KernelContext& ctx) {
   const float* X = x->data<float>();
   float* Y = y->data<float>();
   // Rows are (b, s) pairs; each holds `heads` vectors.
-  ctx.pool().parallel_for(B * S, std::max<int64_t>(1, 4096 / std::max<int64_t>(heads * head, 1)), [&](int64_t lo, int64_t hi) {
-    for (int64_t r = lo; r < hi; ++r) {
-      const int64_t b = r / S, s = r % S;
-      const int64_t p = offset ? P[0] + s : P[r];
-      const float* cs = cache.cos + p * cache.half;
-      const float* sn = cache.sin + p * cache.half;
-      for (int64_t h = 0; h < heads; ++h) {
-        const int64_t o = bnsh ? ((b * heads + h) * S + s) * head : (r * heads + h) * head;
-        rotate_head(X + o, Y + o, cs, sn, head, rot, inter);
-      }
-    }
-  });
+  ctx.pool().parallel_for(B * S, std::max<int64_t>(1, 4096 / std::max<int64_t>(heads * head, 1)),
+                          [&](int64_t lo, int64_t hi) {
+                            for (int64_t r = lo; r < hi; ++r) {
+                              const int64_t b = r / S, s = r % S;
+                              const int64_t p = offset ? P[0] + s : P[r];
+                              const float* cs = cache.cos + p * cache.half;
+                              const float* sn = cache.sin + p * cache.half;
+                              for (int64_t h = 0; h < heads; ++h) {
+                                const int64_t o = bnsh ? ((b * heads + h) * S + s) * head : (r * heads + h) * head;
+                                rotate_head(X + o, Y + o, cs, sn, head, rot, inter);
+                              }
+                            }
+                          });
   return Status::Ok();
 }
 
@@ -294,15 +298,22 @@ Status multi_head_attention(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* pv, float_in(ctx, 7, "past_value", false));
   const int64_t N = n.attr_int("num_heads", 0);
   if (N <= 0) return ctx.invalid("attribute num_heads must be positive");
-  if (q->rank() == 5) return ctx.unsupported("packed QKV [B, L, N, 3, H] is not supported (ONNX Runtime's CPU provider has no kernel for it)");
-  if (k && k->rank() == 5) return ctx.unsupported("packed KV [B, L, N, 2, H] is not supported (ONNX Runtime's CPU provider has no kernel for it)");
+  if (q->rank() == 5)
+    return ctx.unsupported(
+        "packed QKV [B, L, N, 3, H] is not supported (ONNX Runtime's CPU provider has no kernel for it)");
+  if (k && k->rank() == 5)
+    return ctx.unsupported(
+        "packed KV [B, L, N, 2, H] is not supported (ONNX Runtime's CPU provider has no kernel for it)");
   if (ctx.input(8) || ctx.input(9))
-    return ctx.unsupported("past_sequence_length and cache_indirection (shared-buffer decoding, beam search) are not supported");
+    return ctx.unsupported(
+        "past_sequence_length and cache_indirection (shared-buffer decoding, beam search) are not supported");
   if (ctx.output_requested(3)) return ctx.unsupported("the qk output is not supported");
   if (!k || !v) return ctx.invalid("key and value are required (packed QKV is not supported)");
   if (q->rank() != 3) return ctx.invalid("query must be [B, S, hidden], got " + shape_to_string(q->shape()));
   const int64_t B = q->dim(0), S = q->dim(1), D = q->dim(2);
-  if (D % N) return ctx.invalid("query hidden size " + std::to_string(D) + " is not a multiple of num_heads " + std::to_string(N));
+  if (D % N)
+    return ctx.invalid("query hidden size " + std::to_string(D) + " is not a multiple of num_heads " +
+                       std::to_string(N));
   const int64_t H = D / N;
   const bool kv4 = k->rank() == 4;
   int64_t L, Dv;
@@ -314,22 +325,23 @@ Status multi_head_attention(KernelContext& ctx) {
     if (pk || pv) return ctx.invalid("past_key/past_value cannot be used with key/value of shape [B, N, L, H]");
     L = k->dim(2), Dv = v->dim(3) * N;
   } else {
-    if (k->rank() != 3 || v->rank() != 3 || k->dim(0) != B || k->dim(2) != D || v->dim(0) != B || v->dim(1) != k->dim(1) ||
-        v->dim(2) % N)
-      return ctx.invalid("key/value must be [B, L, hidden] matching the query " + shape_to_string(q->shape()) + ", got " +
-                         shape_to_string(k->shape()) + " and " + shape_to_string(v->shape()));
+    if (k->rank() != 3 || v->rank() != 3 || k->dim(0) != B || k->dim(2) != D || v->dim(0) != B ||
+        v->dim(1) != k->dim(1) || v->dim(2) % N)
+      return ctx.invalid("key/value must be [B, L, hidden] matching the query " + shape_to_string(q->shape()) +
+                         ", got " + shape_to_string(k->shape()) + " and " + shape_to_string(v->shape()));
     L = k->dim(1), Dv = v->dim(2);
   }
   const int64_t Hv = Dv / N;
   if (bias && (bias->rank() != 1 || bias->dim(0) != D + D + Dv))
-    return ctx.invalid("bias must have " + std::to_string(D + D + Dv) + " values, got " + shape_to_string(bias->shape()));
+    return ctx.invalid("bias must have " + std::to_string(D + D + Dv) + " values, got " +
+                       shape_to_string(bias->shape()));
   if ((pk != nullptr) != (pv != nullptr)) return ctx.invalid("past_key and past_value must be given together");
   int64_t P = 0;
   if (pk) {
-    if (pk->rank() != 4 || pk->dim(0) != B || pk->dim(1) != N || pk->dim(3) != H || pv->rank() != 4 || pv->dim(0) != B ||
-        pv->dim(1) != N || pv->dim(2) != pk->dim(2) || pv->dim(3) != Hv)
-      return ctx.invalid("past_key/past_value must be [B, num_heads, P, head_size], got " + shape_to_string(pk->shape()) +
-                         " and " + shape_to_string(pv->shape()));
+    if (pk->rank() != 4 || pk->dim(0) != B || pk->dim(1) != N || pk->dim(3) != H || pv->rank() != 4 ||
+        pv->dim(0) != B || pv->dim(1) != N || pv->dim(2) != pk->dim(2) || pv->dim(3) != Hv)
+      return ctx.invalid("past_key/past_value must be [B, num_heads, P, head_size], got " +
+                         shape_to_string(pk->shape()) + " and " + shape_to_string(pv->shape()));
     P = pk->dim(2);
   }
   const int64_t T = P + L;
@@ -396,7 +408,8 @@ Status multi_head_attention(KernelContext& ctx) {
       for (int64_t b = 0; b < B; ++b)
         for (int64_t h = 0; h < N; ++h) {
           float* o = dst + (b * N + h) * T * hd;
-          if (P) std::memcpy(o, past->data<float>() + (b * N + h) * P * hd, sizeof(float) * static_cast<size_t>(P * hd));
+          if (P)
+            std::memcpy(o, past->data<float>() + (b * N + h) * P * hd, sizeof(float) * static_cast<size_t>(P * hd));
           for (int64_t t = 0; t < L; ++t) {
             const float* src = cur->data<float>() + (b * L + t) * width + h * hd;
             float* d = o + (P + t) * hd;
@@ -432,7 +445,8 @@ Status multi_head_attention(KernelContext& ctx) {
             // ONNX Runtime's CPU causal mask leaves the last query row unmasked.
             if (causal && i < S - 1 && j >= P + i + 1) val = kHidden;
             if (ab) {
-              const int64_t src = (((ab->dim(0) == 1 ? 0 : b) * ab->dim(1) + (ab->dim(1) == 1 ? 0 : h)) * S + i) * T + j;
+              const int64_t src =
+                  (((ab->dim(0) == 1 ? 0 : b) * ab->dim(1) + (ab->dim(1) == 1 ? 0 : h)) * S + i) * T + j;
               val += ab->data<float>()[src];
             }
             row[j] = val;
@@ -475,13 +489,18 @@ Status group_query_attention(KernelContext& ctx) {
   if (q->rank() != 3) return ctx.invalid("query must be [B, S, hidden], got " + shape_to_string(q->shape()));
   const int64_t B = q->dim(0), S = q->dim(1);
   const bool packed = k == nullptr;
-  if (packed != (v == nullptr)) return ctx.invalid("key and value must be given together (or both left out: packed QKV)");
+  if (packed != (v == nullptr))
+    return ctx.invalid("key and value must be given together (or both left out: packed QKV)");
   int64_t H;
   if (packed) {
-    if (q->dim(2) % (N + 2 * KV)) return ctx.invalid("packed QKV width " + std::to_string(q->dim(2)) + " is not (num_heads + 2 kv_num_heads) x head_size");
+    if (q->dim(2) % (N + 2 * KV))
+      return ctx.invalid("packed QKV width " + std::to_string(q->dim(2)) +
+                         " is not (num_heads + 2 kv_num_heads) x head_size");
     H = q->dim(2) / (N + 2 * KV);
   } else {
-    if (q->dim(2) % N) return ctx.invalid("query hidden size " + std::to_string(q->dim(2)) + " is not a multiple of num_heads " + std::to_string(N));
+    if (q->dim(2) % N)
+      return ctx.invalid("query hidden size " + std::to_string(q->dim(2)) + " is not a multiple of num_heads " +
+                         std::to_string(N));
     H = q->dim(2) / N;
     if (k->rank() != 3 || v->rank() != 3 || k->dim(0) != B || k->dim(1) != S || k->dim(2) != KV * H ||
         v->shape() != k->shape())
@@ -491,14 +510,15 @@ Status group_query_attention(KernelContext& ctx) {
   }
   if (seqlens->dtype() != DType::kInt32 || seqlens->size() != B)
     return ctx.invalid("seqlens_k must be int32 with one value per batch entry");
-  if (total_t->dtype() != DType::kInt32 || total_t->size() != 1) return ctx.invalid("total_sequence_length must be one int32");
+  if (total_t->dtype() != DType::kInt32 || total_t->size() != 1)
+    return ctx.invalid("total_sequence_length must be one int32");
   const int64_t total = total_t->data<int32_t>()[0];
   if ((pk != nullptr) != (pv != nullptr)) return ctx.invalid("past_key and past_value must be given together");
   int64_t Pbuf = 0;
   if (pk) {
     if (pk->rank() != 4 || pk->dim(0) != B || pk->dim(1) != KV || pk->dim(3) != H || pv->shape() != pk->shape())
-      return ctx.invalid("past_key/past_value must be [B, kv_num_heads, P, head_size], got " + shape_to_string(pk->shape()) +
-                         " and " + shape_to_string(pv->shape()));
+      return ctx.invalid("past_key/past_value must be [B, kv_num_heads, P, head_size], got " +
+                         shape_to_string(pk->shape()) + " and " + shape_to_string(pv->shape()));
     Pbuf = pk->dim(2);
   }
   const bool first = S == total;
@@ -518,10 +538,13 @@ Status group_query_attention(KernelContext& ctx) {
   if (rotary) {
     DLRT_ASSIGN_OR_RETURN(cache, rotary_cache(ctx, 7, 8));
     if (2 * cache.half > H || cache.half == 0)
-      return ctx.invalid("the cos/sin cache width " + std::to_string(cache.half) + " is not within half the head size " + std::to_string(H));
+      return ctx.invalid("the cos/sin cache width " + std::to_string(cache.half) +
+                         " is not within half the head size " + std::to_string(H));
     for (int64_t b = 0; b < B; ++b) {
       const int64_t past = first ? 0 : lens[b] + 1 - S;
-      if (past + S > cache.positions) return ctx.invalid("positions up to " + std::to_string(past + S) + " exceed the cos/sin cache's " + std::to_string(cache.positions) + " rows");
+      if (past + S > cache.positions)
+        return ctx.invalid("positions up to " + std::to_string(past + S) + " exceed the cos/sin cache's " +
+                           std::to_string(cache.positions) + " rows");
     }
   }
   const int64_t qw = packed ? (N + 2 * KV) * H : N * H;  // width of a query row

@@ -367,7 +367,8 @@ Status ms_attention(KernelContext& ctx, const PackedOperand* pre) {
       if (past->dtype() != DType::kFloat32 || past->rank() != 5 || past->dim(0) != 2 || past->dim(1) != B ||
           past->dim(2) != H || past->dim(4) != D)
         return ctx.invalid("past must be float32 [2, B, num_heads, P, head_size] = [2, " + std::to_string(B) + ", " +
-                           std::to_string(H) + ", P, " + std::to_string(D) + "], got " + shape_to_string(past->shape()));
+                           std::to_string(H) + ", P, " + std::to_string(D) + "], got " +
+                           shape_to_string(past->shape()));
       P = past->dim(3);
     }
     if (mi && mi->rank() == 4 && P > 0) return ctx.unsupported("a 4-D mask_index with past is not supported");
@@ -411,7 +412,8 @@ Status ms_attention(KernelContext& ctx, const PackedOperand* pre) {
         for (int64_t hh = 0; hh < H; ++hh) {
           float* dst = kv + ((w * B + b) * H + hh) * T * D;
           if (P)
-            std::memcpy(dst, past->data<float>() + ((w * B + b) * H + hh) * P * D, sizeof(float) * static_cast<size_t>(P * D));
+            std::memcpy(dst, past->data<float>() + ((w * B + b) * H + hh) * P * D,
+                        sizeof(float) * static_cast<size_t>(P * D));
           for (int64_t t = 0; t < S; ++t)
             std::memcpy(dst + (P + t) * D, qkv + (b * S + t) * N + (w + 1) * sizes[0] + hh * D,
                         sizeof(float) * static_cast<size_t>(D));
