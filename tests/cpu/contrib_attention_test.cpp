@@ -178,6 +178,17 @@ TEST(MsGroupQueryAttention, InvalidInputsAreRefused) {
                "cos_cache");
   expect_error(run({q, k, v, Tensor(), Tensor(), i32({2}, {2, 2}), i32({}, {3}), rnd({2, 8}, 6), rnd({2, 8}, 7)}, rot),
                StatusCode::kInvalidArgument, "cos/sin cache");
+  // position_ids of the wrong shape, or past the cache's rows.
+  auto cs = rnd({8, 8}, 6), sn = rnd({8, 8}, 7);
+  ASSERT_TRUE(
+      run({q, k, v, Tensor(), Tensor(), i32({2}, {2, 2}), i32({}, {3}), cs, sn, i64({2, 3}, {0, 1, 2, 5, 6, 7})}, rot)
+          .ok());
+  expect_error(
+      run({q, k, v, Tensor(), Tensor(), i32({2}, {2, 2}), i32({}, {3}), cs, sn, i64({2, 2}, {0, 1, 2, 3})}, rot),
+      StatusCode::kInvalidArgument, "position_ids");
+  expect_error(
+      run({q, k, v, Tensor(), Tensor(), i32({2}, {2, 2}), i32({}, {3}), cs, sn, i64({2, 3}, {0, 1, 2, 5, 6, 8})}, rot),
+      StatusCode::kInvalidArgument, "outside the cos/sin cache");
 }
 
 TEST(MsGroupQueryAttention, TokenStepSeesPastAndItself) {

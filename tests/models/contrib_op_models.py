@@ -242,7 +242,7 @@ def attention_family_models(out, rng):
     # the total, and exactly as long), a continued prompt (batch 1), the
     # local window, softcap with scale, rotary, packed QKV.
     N, KV, Hd = 4, 2, 16
-    def gqa(tag, attrs, b, s, pbuf, lens, total, rotary=False, packed=False, half=False):
+    def gqa(tag, attrs, b, s, pbuf, lens, total, rotary=False, packed=False, half=False, pos=None):
         feeds = {}
         if packed:
             feeds["q"] = _f(rng, b, s, (N + 2 * KV) * Hd)
@@ -256,6 +256,9 @@ def attention_family_models(out, rng):
             attrs = dict(attrs, do_rotary=1)
         ins = ["q", "" if packed else "k", "" if packed else "v", "pk" if pbuf else "", "pv" if pbuf else "", "lens",
                "total"] + (["cos", "sin"] if rotary else [])
+        if pos is not None:
+            ins.append("pos")
+            feeds["pos"] = pos
         node = helper.make_node("GroupQueryAttention", ins, ["y", "ok", "ov"], domain=MS, num_heads=N, kv_num_heads=KV,
                                 **attrs)
         _case(out, made, f"ms_gqa_{tag}" + ("_fp16" if half else ""), node, [i for i in ins if i], feeds,
@@ -274,6 +277,7 @@ def attention_family_models(out, rng):
     gqa("rotary_token_interleaved", {"rotary_interleaved": 1}, 2, 1, 8, [4, 2], 5, rotary=True)
     gqa("packed_rotary_prompt", {}, 2, 5, 0, [4, 4], 5, rotary=True, packed=True)
     gqa("packed_token", {}, 2, 1, 8, [4, 2], 5, packed=True)
+    gqa("rotary_position_ids", {}, 2, 1, 8, [4, 2], 5, rotary=True, pos=np.array([[9], [3]], I64))
 
     # Attention with past/present: past [2, B, N, P, H] in front of this
     # run's keys and values; masks over the P + S keys; causal decoding

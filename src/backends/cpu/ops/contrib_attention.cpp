@@ -23,7 +23,8 @@
 //     past, otherwise the past is total - S long. The present is the past then
 //     the new keys, zeros after; query row i sees keys [start, end) with end =
 //     min(past + i + 1, total) and start = end - local_window_size (when > 0);
-//     optional rotary (positions past + i) on Q and K, softcap.
+//     optional rotary on Q and K (positions past + i, or position_ids),
+//     softcap.
 // float32 (float16 graphs are run in float32 by the half-precision pass).
 #include <algorithm>
 #include <cmath>
@@ -478,8 +479,9 @@ Status group_query_attention(KernelContext& ctx) {
   if (N <= 0 || KV <= 0 || N % KV)
     return ctx.invalid("num_heads (" + std::to_string(N) + ") and kv_num_heads (" + std::to_string(KV) +
                        ") must be positive, num_heads a multiple of kv_num_heads");
-  for (size_t i = 9; i < 12; ++i)
-    if (ctx.input(i)) return ctx.unsupported("position_ids, attention_bias and head_sink inputs are not supported");
+  for (size_t i = 10; i < 12; ++i)
+    if (ctx.input(i)) return ctx.unsupported("the attention_bias and head_sink inputs are not supported");
+  const Tensor* pos_ids = ctx.input(9);
   if (ctx.output_requested(3)) return ctx.unsupported("the output_qk output is not supported");
   if (n.attr_int("smooth_softmax", 0) != 0) return ctx.unsupported("smooth_softmax is not supported");
   if (n.attr_int("qk_output", 0) != 0) return ctx.unsupported("qk_output is not supported");
@@ -540,13 +542,25 @@ Status group_query_attention(KernelContext& ctx) {
     if (2 * cache.half > H || cache.half == 0)
       return ctx.invalid("the cos/sin cache width " + std::to_string(cache.half) +
                          " is not within half the head size " + std::to_string(H));
-    for (int64_t b = 0; b < B; ++b) {
+    if (pos_ids) {
+      if (pos_ids->dtype() != DType::kInt64 || pos_ids->rank() != 2 || pos_ids->dim(0) != B || pos_ids->dim(1) != S)
+        return ctx.invalid("position_ids must be int64 [B, S], got " + shape_to_string(pos_ids->shape()));
+      for (int64_t i = 0; i < B * S; ++i)
+        if (pos_ids->data<int64_t>()[i] < 0 || pos_ids->data<int64_t>()[i] >= cache.positions)
+          return ctx.invalid("position " + std::to_string(pos_ids->data<int64_t>()[i]) +
+                             " is outside the cos/sin cache's " + std::to_string(cache.positions) + " rows");
+    }
+    for (int64_t b = 0; b < B && !pos_ids; ++b) {
       const int64_t past = first ? 0 : lens[b] + 1 - S;
       if (past + S > cache.positions)
         return ctx.invalid("positions up to " + std::to_string(past + S) + " exceed the cos/sin cache's " +
                            std::to_string(cache.positions) + " rows");
     }
   }
+  // Rotary position of token s of batch b: position_ids when given, else past + s.
+  auto position = [&](int64_t b, int64_t s, int64_t past) {
+    return pos_ids ? pos_ids->data<int64_t>()[b * S + s] : past + s;
+  };
   const int64_t qw = packed ? (N + 2 * KV) * H : N * H;  // width of a query row
   const int64_t kw = packed ? qw : KV * H;
   const float* Qin = q->data<float>();
@@ -591,8 +605,8 @@ Status group_query_attention(KernelContext& ctx) {
         const float* vs = Vin + (b * S + s) * kw + h * H;
         float* kd = ko + (past + s) * H;
         if (rotary)
-          rotate_head(ks, kd, cache.cos + (past + s) * cache.half, cache.sin + (past + s) * cache.half, H,
-                      2 * cache.half, inter);
+          rotate_head(ks, kd, cache.cos + position(b, s, past) * cache.half,
+                      cache.sin + position(b, s, past) * cache.half, H, 2 * cache.half, inter);
         else
           std::memcpy(kd, ks, sizeof(float) * static_cast<size_t>(H));
         std::memcpy(vo + (past + s) * H, vs, sizeof(float) * static_cast<size_t>(H));
@@ -605,8 +619,8 @@ Status group_query_attention(KernelContext& ctx) {
           for (int64_t g = 0; g < G; ++g) {
             const int64_t head = h * G + g;
             rotate_head(Qin + (b * S + s) * qw + head * H, qrot + ((b * S + s) * N + head) * H,
-                        cache.cos + (past + s) * cache.half, cache.sin + (past + s) * cache.half, H, 2 * cache.half,
-                        inter);
+                        cache.cos + position(b, s, past) * cache.half, cache.sin + position(b, s, past) * cache.half, H,
+                        2 * cache.half, inter);
           }
       }
     }
