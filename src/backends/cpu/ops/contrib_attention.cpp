@@ -370,8 +370,11 @@ Status multi_head_attention(KernelContext& ctx) {
   if (bias) {
     float* qb = q_scratch.get<float>(static_cast<size_t>(B * S * D), AlignedScratch::Growth::kByHalf);
     const float* bq = bias->data<float>();
-    for (int64_t r = 0; r < B * S; ++r)
-      for (int64_t i = 0; i < D; ++i) qb[r * D + i] = Qd[r * D + i] + bq[i];
+    const float* src = Qd;
+    ctx.pool().parallel_for(B * S, std::max<int64_t>(1, 8192 / std::max<int64_t>(D, 1)), [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r)
+        for (int64_t i = 0; i < D; ++i) qb[r * D + i] = src[r * D + i] + bq[i];
+    });
     Qd = qb;
   }
   attention::Problem p;
@@ -406,17 +409,18 @@ Status multi_head_attention(KernelContext& ctx) {
     const float* bv = bias ? bias->data<float>() + 2 * D : nullptr;
     auto fill = [&](float* dst, const Tensor* past, const Tensor* cur, int64_t hd, const float* bb) {
       const int64_t width = N * hd;
-      for (int64_t b = 0; b < B; ++b)
-        for (int64_t h = 0; h < N; ++h) {
-          float* o = dst + (b * N + h) * T * hd;
-          if (P)
-            std::memcpy(o, past->data<float>() + (b * N + h) * P * hd, sizeof(float) * static_cast<size_t>(P * hd));
+      ctx.pool().parallel_for(B * N, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t bh = lo; bh < hi; ++bh) {
+          const int64_t b = bh / N, h = bh % N;
+          float* o = dst + bh * T * hd;
+          if (P) std::memcpy(o, past->data<float>() + bh * P * hd, sizeof(float) * static_cast<size_t>(P * hd));
           for (int64_t t = 0; t < L; ++t) {
             const float* src = cur->data<float>() + (b * L + t) * width + h * hd;
             float* d = o + (P + t) * hd;
             for (int64_t i = 0; i < hd; ++i) d[i] = src[i] + (bb ? bb[h * hd + i] : 0.0f);
           }
         }
+      });
     };
     fill(kbuf, pk, k, H, bk);
     fill(vbuf, pv, v, Hv, bv);
