@@ -17,14 +17,7 @@
 //     as ONNX Runtime's CPU kernel does it: query row s < S - 1 sees keys
 //     [0, P + s + 1), the last row sees every key. Packed QKV/KV are refused
 //     as ONNX Runtime's CPU provider refuses them.
-//   GroupQueryAttention: query [B, S, N H] (or packed QKV), key/value
-//     [B, S, kvN H], past [B, kvN, P, H]; per batch the total length is
-//     seqlens_k[b] + 1; the first prompt (S == total_sequence_length) has no
-//     past, otherwise the past is total - S long. The present is the past then
-//     the new keys, zeros after; query row i sees keys [start, end) with end =
-//     min(past + i + 1, total) and start = end - local_window_size (when > 0);
-//     optional rotary on Q and K (positions past + i, or position_ids),
-//     softcap.
+//   GroupQueryAttention: contrib_gqa.cpp.
 // float32 (float16 graphs are run in float32 by the half-precision pass).
 #include <algorithm>
 #include <cmath>
@@ -36,16 +29,12 @@
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/ops/attention_run.h"
+#include "backends/cpu/ops/contrib_attention_util.h"
 #include "backends/cpu/ops/matmul_impl.h"
 #include "backends/cpu/scratch.h"
 
 namespace dlrt::cpu {
-namespace {
-
-constexpr const char* kMs = "com.microsoft";
-// The additive mask value of keys a query row must not see (GroupQueryAttention,
-// MultiHeadAttention's causal rows): its softmax weight is exactly 0.
-constexpr float kHidden = -1.0e30f;
+namespace ms_attn {
 
 Result<const Tensor*> float_in(KernelContext& ctx, size_t i, const char* what, bool required) {
   const Tensor* t = ctx.input(i);
@@ -57,6 +46,41 @@ Result<const Tensor*> float_in(KernelContext& ctx, size_t i, const char* what, b
     return ctx.unsupported(std::string(what) + " of dtype " + dtype_name(t->dtype()) + ": only float32 is supported");
   return t;
 }
+
+void rotate_head(const float* x, float* y, const float* cs, const float* sn, int64_t head, int64_t rot, bool inter) {
+  const int64_t half = rot / 2;
+  if (inter) {
+    for (int64_t i = 0; i < half; ++i) {
+      const float x1 = x[2 * i], x2 = x[2 * i + 1];
+      y[2 * i] = x1 * cs[i] - x2 * sn[i];
+      y[2 * i + 1] = x2 * cs[i] + x1 * sn[i];
+    }
+  } else {
+    for (int64_t i = 0; i < half; ++i) {
+      const float x1 = x[i], x2 = x[i + half];
+      y[i] = x1 * cs[i] - x2 * sn[i];
+      y[i + half] = x2 * cs[i] + x1 * sn[i];
+    }
+  }
+  if (y != x) std::copy(x + rot, x + head, y + rot);
+}
+
+Result<RotaryCache> rotary_cache(KernelContext& ctx, size_t ci, size_t si) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* c, float_in(ctx, ci, "cos_cache", true));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* s, float_in(ctx, si, "sin_cache", true));
+  if (c->rank() != 2 || c->shape() != s->shape())
+    return ctx.invalid("cos_cache and sin_cache must be 2-D [max_positions, rotary_dim / 2] of one shape, got " +
+                       shape_to_string(c->shape()) + " and " + shape_to_string(s->shape()));
+  return RotaryCache{c->data<float>(), s->data<float>(), c->dim(0), c->dim(1)};
+}
+
+}  // namespace ms_attn
+
+namespace {
+
+using namespace ms_attn;
+
+constexpr const char* kMs = "com.microsoft";
 
 // ---------------------------------------------------------------- FusedMatMul
 
@@ -185,42 +209,6 @@ class MsFusedMatMulKernel final : public OpKernel {
 
 // ------------------------------------------------------------------- Rotary
 
-// Rotates one head (head values at x) into y (may be x): the first `rot`
-// values by the cache rows cs/sn (rot / 2 values each), the rest copied.
-void rotate_head(const float* x, float* y, const float* cs, const float* sn, int64_t head, int64_t rot, bool inter) {
-  const int64_t half = rot / 2;
-  if (inter) {
-    for (int64_t i = 0; i < half; ++i) {
-      const float x1 = x[2 * i], x2 = x[2 * i + 1];
-      y[2 * i] = x1 * cs[i] - x2 * sn[i];
-      y[2 * i + 1] = x2 * cs[i] + x1 * sn[i];
-    }
-  } else {
-    for (int64_t i = 0; i < half; ++i) {
-      const float x1 = x[i], x2 = x[i + half];
-      y[i] = x1 * cs[i] - x2 * sn[i];
-      y[i + half] = x2 * cs[i] + x1 * sn[i];
-    }
-  }
-  if (y != x) std::copy(x + rot, x + head, y + rot);
-}
-
-// The cos/sin caches [max_positions, rot / 2].
-struct RotaryCache {
-  const float* cos = nullptr;
-  const float* sin = nullptr;
-  int64_t positions = 0, half = 0;
-};
-
-Result<RotaryCache> rotary_cache(KernelContext& ctx, size_t ci, size_t si) {
-  DLRT_ASSIGN_OR_RETURN(const Tensor* c, float_in(ctx, ci, "cos_cache", true));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* s, float_in(ctx, si, "sin_cache", true));
-  if (c->rank() != 2 || c->shape() != s->shape())
-    return ctx.invalid("cos_cache and sin_cache must be 2-D [max_positions, rotary_dim / 2] of one shape, got " +
-                       shape_to_string(c->shape()) + " and " + shape_to_string(s->shape()));
-  return RotaryCache{c->data<float>(), s->data<float>(), c->dim(0), c->dim(1)};
-}
-
 Status rotary_embedding(KernelContext& ctx) {
   const ir::Node& n = ctx.node();
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, float_in(ctx, 0, "input", true));
@@ -287,7 +275,15 @@ Status rotary_embedding(KernelContext& ctx) {
 
 // ------------------------------------------------------- MultiHeadAttention
 
-Status multi_head_attention(KernelContext& ctx) {
+// MultiHeadAttention's inputs, checked.
+struct MhaInputs {
+  const Tensor *q = nullptr, *k = nullptr, *v = nullptr, *bias = nullptr, *kpm = nullptr, *ab = nullptr;
+  const Tensor *pk = nullptr, *pv = nullptr;
+  int64_t B = 0, S = 0, D = 0, N = 0, H = 0, L = 0, Dv = 0, Hv = 0, P = 0, T = 0;
+  bool kv4 = false;  // key/value given as [B, N, L, H]
+};
+
+Result<MhaInputs> mha_inputs(KernelContext& ctx) {
   const ir::Node& n = ctx.node();
   DLRT_ASSIGN_OR_RETURN(const Tensor* q, float_in(ctx, 0, "query", true));
   DLRT_ASSIGN_OR_RETURN(const Tensor* k, float_in(ctx, 1, "key", false));
@@ -358,6 +354,51 @@ Status multi_head_attention(KernelContext& ctx) {
       return ctx.unsupported("key_padding_mask of shape " + shape_to_string(s) + " is not supported ([B], [B, " +
                              std::to_string(T) + "] or [B, S, " + std::to_string(T) + "])");
   }
+  MhaInputs in;
+  in.q = q, in.k = k, in.v = v, in.bias = bias, in.kpm = kpm, in.ab = ab, in.pk = pk, in.pv = pv;
+  in.B = B, in.S = S, in.D = D, in.N = N, in.H = H, in.L = L, in.Dv = Dv, in.Hv = Hv, in.P = P, in.T = T;
+  in.kv4 = kv4;
+  return in;
+}
+
+// The additive mask [B, 1 or N, S, T] of key_padding_mask (mask_filter_value),
+// ONNX Runtime's causal rows and attention_bias.
+void mha_mask(const MhaInputs& in, bool causal, float filter, float* m) {
+  const Tensor* kpm = in.kpm;
+  const Tensor* ab = in.ab;
+  const int64_t B = in.B, S = in.S, T = in.T, P = in.P, mh = ab ? in.N : 1;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < mh; ++h)
+      for (int64_t i = 0; i < S; ++i) {
+        float* row = m + ((b * mh + h) * S + i) * T;
+        for (int64_t j = 0; j < T; ++j) {
+          float val = 0.0f;
+          if (kpm) {
+            const auto& s = kpm->shape();
+            const int32_t* km = kpm->data<int32_t>();
+            const bool hidden = s.size() == 1   ? j >= km[b]
+                                : s.size() == 2 ? km[b * T + j] == 0
+                                                : km[(b * S + i) * T + j] == 0;
+            if (hidden) val = filter;
+          }
+          // ONNX Runtime's CPU causal mask leaves the last query row unmasked.
+          if (causal && i < S - 1 && j >= P + i + 1) val = kHidden;
+          if (ab) {
+            const int64_t src = (((ab->dim(0) == 1 ? 0 : b) * ab->dim(1) + (ab->dim(1) == 1 ? 0 : h)) * S + i) * T + j;
+            val += ab->data<float>()[src];
+          }
+          row[j] = val;
+        }
+      }
+}
+
+Status multi_head_attention(KernelContext& ctx) {
+  const ir::Node& n = ctx.node();
+  DLRT_ASSIGN_OR_RETURN(MhaInputs in, mha_inputs(ctx));
+  const Tensor *q = in.q, *k = in.k, *v = in.v, *bias = in.bias, *pk = in.pk, *pv = in.pv;
+  const bool kv4 = in.kv4, mask_needed = in.kpm || in.ab;
+  const bool with_bias_heads = in.ab != nullptr;
+  const int64_t B = in.B, S = in.S, D = in.D, N = in.N, H = in.H, L = in.L, Dv = in.Dv, Hv = in.Hv, P = in.P, T = in.T;
   const bool causal = n.attr_int("unidirectional", 0) != 0;
   const float filter = n.attr_float("mask_filter_value", -10000.0f);
   const float scale = n.attr_float("scale", 0.0f);
@@ -430,34 +471,11 @@ Status multi_head_attention(KernelContext& ctx) {
     p.k = attention::View{k->data<float>(), L * D, H, D, 1};
     p.v = attention::View{v->data<float>(), L * Dv, Hv, Dv, 1};
   }
-  if (kpm || causal || ab) {
-    const int64_t mh = ab ? N : 1;
+  if (mask_needed || causal) {
+    const int64_t mh = with_bias_heads ? N : 1;
     float* m = mask_scratch.get<float>(static_cast<size_t>(B * mh * S * T), AlignedScratch::Growth::kByHalf);
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t h = 0; h < mh; ++h)
-        for (int64_t i = 0; i < S; ++i) {
-          float* row = m + ((b * mh + h) * S + i) * T;
-          for (int64_t j = 0; j < T; ++j) {
-            float val = 0.0f;
-            if (kpm) {
-              const auto& s = kpm->shape();
-              const int32_t* km = kpm->data<int32_t>();
-              const bool hidden = s.size() == 1   ? j >= km[b]
-                                  : s.size() == 2 ? km[b * T + j] == 0
-                                                  : km[(b * S + i) * T + j] == 0;
-              if (hidden) val = filter;
-            }
-            // ONNX Runtime's CPU causal mask leaves the last query row unmasked.
-            if (causal && i < S - 1 && j >= P + i + 1) val = kHidden;
-            if (ab) {
-              const int64_t src =
-                  (((ab->dim(0) == 1 ? 0 : b) * ab->dim(1) + (ab->dim(1) == 1 ? 0 : h)) * S + i) * T + j;
-              val += ab->data<float>()[src];
-            }
-            row[j] = val;
-          }
-        }
-    p.mask = m, p.mb = mh * S * T, p.mh = ab ? S * T : 0, p.mq = T, p.mk = 1;
+    mha_mask(in, causal, filter, m);
+    p.mask = m, p.mb = mh * S * T, p.mh = with_bias_heads ? S * T : 0, p.mq = T, p.mk = 1;
   }
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, {B, S, Dv}));
   if (y->size() == 0) return Status::Ok();
@@ -465,233 +483,6 @@ Status multi_head_attention(KernelContext& ctx) {
   p.out = y->data<float>();
   p.ob = S * Dv, p.oh = Hv, p.os = Dv;
   run_attention(ctx.pool(), p, false);
-  return Status::Ok();
-}
-
-// ------------------------------------------------------ GroupQueryAttention
-
-Status group_query_attention(KernelContext& ctx) {
-  const ir::Node& n = ctx.node();
-  DLRT_ASSIGN_OR_RETURN(const Tensor* q, float_in(ctx, 0, "query", true));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* k, float_in(ctx, 1, "key", false));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* v, float_in(ctx, 2, "value", false));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* pk, float_in(ctx, 3, "past_key", false));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* pv, float_in(ctx, 4, "past_value", false));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* seqlens, required_input(ctx, 5));
-  DLRT_ASSIGN_OR_RETURN(const Tensor* total_t, required_input(ctx, 6));
-  const int64_t N = n.attr_int("num_heads", 0), KV = n.attr_int("kv_num_heads", 0);
-  if (N <= 0 || KV <= 0 || N % KV)
-    return ctx.invalid("num_heads (" + std::to_string(N) + ") and kv_num_heads (" + std::to_string(KV) +
-                       ") must be positive, num_heads a multiple of kv_num_heads");
-  for (size_t i = 10; i < 12; ++i)
-    if (ctx.input(i)) return ctx.unsupported("the attention_bias and head_sink inputs are not supported");
-  const Tensor* pos_ids = ctx.input(9);
-  if (ctx.output_requested(3)) return ctx.unsupported("the output_qk output is not supported");
-  if (n.attr_int("smooth_softmax", 0) != 0) return ctx.unsupported("smooth_softmax is not supported");
-  if (n.attr_int("qk_output", 0) != 0) return ctx.unsupported("qk_output is not supported");
-  const bool rotary = n.attr_int("do_rotary", 0) != 0, inter = n.attr_int("rotary_interleaved", 0) != 0;
-  const float softcap = n.attr_float("softcap", 0.0f);
-  const int64_t window = n.attr_int("local_window_size", -1);
-  if (q->rank() != 3) return ctx.invalid("query must be [B, S, hidden], got " + shape_to_string(q->shape()));
-  const int64_t B = q->dim(0), S = q->dim(1);
-  const bool packed = k == nullptr;
-  if (packed != (v == nullptr))
-    return ctx.invalid("key and value must be given together (or both left out: packed QKV)");
-  int64_t H;
-  if (packed) {
-    if (q->dim(2) % (N + 2 * KV))
-      return ctx.invalid("packed QKV width " + std::to_string(q->dim(2)) +
-                         " is not (num_heads + 2 kv_num_heads) x head_size");
-    H = q->dim(2) / (N + 2 * KV);
-  } else {
-    if (q->dim(2) % N)
-      return ctx.invalid("query hidden size " + std::to_string(q->dim(2)) + " is not a multiple of num_heads " +
-                         std::to_string(N));
-    H = q->dim(2) / N;
-    if (k->rank() != 3 || v->rank() != 3 || k->dim(0) != B || k->dim(1) != S || k->dim(2) != KV * H ||
-        v->shape() != k->shape())
-      return ctx.invalid("key and value must be [B, S, kv_num_heads x head_size] = [" + std::to_string(B) + ", " +
-                         std::to_string(S) + ", " + std::to_string(KV * H) + "], got " + shape_to_string(k->shape()) +
-                         " and " + shape_to_string(v->shape()));
-  }
-  if (seqlens->dtype() != DType::kInt32 || seqlens->size() != B)
-    return ctx.invalid("seqlens_k must be int32 with one value per batch entry");
-  if (total_t->dtype() != DType::kInt32 || total_t->size() != 1)
-    return ctx.invalid("total_sequence_length must be one int32");
-  const int64_t total = total_t->data<int32_t>()[0];
-  if ((pk != nullptr) != (pv != nullptr)) return ctx.invalid("past_key and past_value must be given together");
-  int64_t Pbuf = 0;
-  if (pk) {
-    if (pk->rank() != 4 || pk->dim(0) != B || pk->dim(1) != KV || pk->dim(3) != H || pv->shape() != pk->shape())
-      return ctx.invalid("past_key/past_value must be [B, kv_num_heads, P, head_size], got " +
-                         shape_to_string(pk->shape()) + " and " + shape_to_string(pv->shape()));
-    Pbuf = pk->dim(2);
-  }
-  const bool first = S == total;
-  if (!first && S > 1 && B > 1)
-    return ctx.invalid("batch size must be 1 when sequence length > 1 and there is past context");
-  const int64_t Tp = std::max(Pbuf, total);
-  const int32_t* lens = seqlens->data<int32_t>();
-  for (int64_t b = 0; b < B; ++b) {
-    const int64_t tot = static_cast<int64_t>(lens[b]) + 1;
-    const int64_t past = first ? 0 : tot - S;
-    if (tot < 1 || tot > Tp || past < 0 || past > Pbuf || past + S > Tp)
-      return ctx.invalid("seqlens_k[" + std::to_string(b) + "] = " + std::to_string(lens[b]) +
-                         " does not fit the sequence length " + std::to_string(S) + ", past " + std::to_string(Pbuf) +
-                         " and total_sequence_length " + std::to_string(total));
-  }
-  RotaryCache cache;
-  if (rotary) {
-    DLRT_ASSIGN_OR_RETURN(cache, rotary_cache(ctx, 7, 8));
-    if (2 * cache.half > H || cache.half == 0)
-      return ctx.invalid("the cos/sin cache width " + std::to_string(cache.half) +
-                         " is not within half the head size " + std::to_string(H));
-    if (pos_ids) {
-      if (pos_ids->dtype() != DType::kInt64 || pos_ids->rank() != 2 || pos_ids->dim(0) != B || pos_ids->dim(1) != S)
-        return ctx.invalid("position_ids must be int64 [B, S], got " + shape_to_string(pos_ids->shape()));
-      for (int64_t i = 0; i < B * S; ++i)
-        if (pos_ids->data<int64_t>()[i] < 0 || pos_ids->data<int64_t>()[i] >= cache.positions)
-          return ctx.invalid("position " + std::to_string(pos_ids->data<int64_t>()[i]) +
-                             " is outside the cos/sin cache's " + std::to_string(cache.positions) + " rows");
-    }
-    for (int64_t b = 0; b < B && !pos_ids; ++b) {
-      const int64_t past = first ? 0 : lens[b] + 1 - S;
-      if (past + S > cache.positions)
-        return ctx.invalid("positions up to " + std::to_string(past + S) + " exceed the cos/sin cache's " +
-                           std::to_string(cache.positions) + " rows");
-    }
-  }
-  // Rotary position of token s of batch b: position_ids when given, else past + s.
-  auto position = [&](int64_t b, int64_t s, int64_t past) {
-    return pos_ids ? pos_ids->data<int64_t>()[b * S + s] : past + s;
-  };
-  const int64_t qw = packed ? (N + 2 * KV) * H : N * H;  // width of a query row
-  const int64_t kw = packed ? qw : KV * H;
-  const float* Qin = q->data<float>();
-  const float* Kin = packed ? Qin + N * H : k->data<float>();
-  const float* Vin = packed ? Qin + (N + KV) * H : v->data<float>();
-
-  // Present K/V [B, KV, Tp, H]: the past, the new rows, zeros after.
-  thread_local AlignedScratch kv_scratch, q_scratch, mask_scratch;
-  float* kbuf = nullptr;
-  float* vbuf = nullptr;
-  if (ctx.output_requested(1)) {
-    DLRT_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output_uninitialized(1, DType::kFloat32, {B, KV, Tp, H}));
-    kbuf = t->data<float>();
-  }
-  if (ctx.output_requested(2)) {
-    DLRT_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output_uninitialized(2, DType::kFloat32, {B, KV, Tp, H}));
-    vbuf = t->data<float>();
-  }
-  if (!kbuf || !vbuf) {
-    float* s = kv_scratch.get<float>(static_cast<size_t>(2 * B * KV * Tp * H), AlignedScratch::Growth::kByHalf);
-    if (!kbuf) kbuf = s;
-    if (!vbuf) vbuf = s + B * KV * Tp * H;
-  }
-  const float* Qd = Qin;
-  float* qrot = nullptr;
-  if (rotary) {
-    qrot = q_scratch.get<float>(static_cast<size_t>(B * S * N * H), AlignedScratch::Growth::kByHalf);
-    Qd = qrot;
-  }
-  ctx.pool().parallel_for(B * KV, 1, [&](int64_t lo, int64_t hi) {
-    for (int64_t bh = lo; bh < hi; ++bh) {
-      const int64_t b = bh / KV, h = bh % KV;
-      const int64_t past = first ? 0 : lens[b] + 1 - S;
-      float* ko = kbuf + bh * Tp * H;
-      float* vo = vbuf + bh * Tp * H;
-      if (past) {
-        std::memcpy(ko, pk->data<float>() + bh * Pbuf * H, sizeof(float) * static_cast<size_t>(past * H));
-        std::memcpy(vo, pv->data<float>() + bh * Pbuf * H, sizeof(float) * static_cast<size_t>(past * H));
-      }
-      for (int64_t s = 0; s < S; ++s) {
-        const float* ks = Kin + (b * S + s) * kw + h * H;
-        const float* vs = Vin + (b * S + s) * kw + h * H;
-        float* kd = ko + (past + s) * H;
-        if (rotary)
-          rotate_head(ks, kd, cache.cos + position(b, s, past) * cache.half,
-                      cache.sin + position(b, s, past) * cache.half, H, 2 * cache.half, inter);
-        else
-          std::memcpy(kd, ks, sizeof(float) * static_cast<size_t>(H));
-        std::memcpy(vo + (past + s) * H, vs, sizeof(float) * static_cast<size_t>(H));
-      }
-      std::fill(ko + (past + S) * H, ko + Tp * H, 0.0f);
-      std::fill(vo + (past + S) * H, vo + Tp * H, 0.0f);
-      if (rotary) {
-        const int64_t G = N / KV;
-        for (int64_t s = 0; s < S; ++s)
-          for (int64_t g = 0; g < G; ++g) {
-            const int64_t head = h * G + g;
-            rotate_head(Qin + (b * S + s) * qw + head * H, qrot + ((b * S + s) * N + head) * H,
-                        cache.cos + position(b, s, past) * cache.half, cache.sin + position(b, s, past) * cache.half, H,
-                        2 * cache.half, inter);
-          }
-      }
-    }
-  });
-  const int64_t qstride = rotary ? N * H : qw;  // floats between query rows of Qd
-  // The mask [B, S, Tp]: keys [start, end) of each query row visible.
-  float* m = mask_scratch.get<float>(static_cast<size_t>(B * S * Tp), AlignedScratch::Growth::kByHalf);
-  for (int64_t b = 0; b < B; ++b) {
-    const int64_t tot = static_cast<int64_t>(lens[b]) + 1, past = first ? 0 : tot - S;
-    for (int64_t i = 0; i < S; ++i) {
-      const int64_t end = std::min(past + i + 1, tot);
-      const int64_t start = window > 0 ? std::max<int64_t>(0, end - window) : 0;
-      float* row = m + (b * S + i) * Tp;
-      for (int64_t j = 0; j < Tp; ++j) row[j] = j >= start && j < end ? 0.0f : kHidden;
-    }
-  }
-  const float scale_attr = n.attr_float("scale", 0.0f);
-  const float scale = scale_attr != 0.0f ? scale_attr : static_cast<float>(1.0 / std::sqrt(static_cast<double>(H)));
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, {B, S, N * H}));
-  if (y->size() == 0) return Status::Ok();
-  float* Y = y->data<float>();
-  const int64_t G = N / KV;
-  if (softcap > 0.0f) {
-    // Scores through softcap * tanh(score / softcap) before the mask and
-    // softmax: per head, Q·Kᵀ and P·V on the GEMM.
-    ctx.pool().parallel_for(B * N, 1, [&](int64_t lo, int64_t hi) {
-      thread_local AlignedScratch probs;
-      float* pr = probs.get<float>(static_cast<size_t>(S * Tp), AlignedScratch::Growth::kByHalf);
-      for (int64_t bn = lo; bn < hi; ++bn) {
-        const int64_t b = bn / N, h = bn % N, kvh = h / G;
-        const float* Kb = kbuf + (b * KV + kvh) * Tp * H;
-        const float* Vb = vbuf + (b * KV + kvh) * Tp * H;
-        const SgemmOperand sq{Qd + b * S * qstride + h * H, qstride, false, nullptr, nullptr};
-        const SgemmOperand sk{Kb, H, true, nullptr, nullptr};
-        (void)sgemm_ex(S, Tp, H, scale, sq, sk, 0.0f, pr, Tp, nullptr, nullptr);
-        for (int64_t i = 0; i < S; ++i) {
-          float* row = pr + i * Tp;
-          const float* mrow = m + (b * S + i) * Tp;
-          float mx = -std::numeric_limits<float>::infinity();
-          for (int64_t j = 0; j < Tp; ++j) {
-            row[j] = softcap * std::tanh(row[j] / softcap) + mrow[j];
-            mx = std::max(mx, row[j]);
-          }
-          float sum = 0.0f;
-          for (int64_t j = 0; j < Tp; ++j) sum += row[j] = std::exp(row[j] - mx);
-          for (int64_t j = 0; j < Tp; ++j) row[j] /= sum;
-        }
-        const SgemmOperand sp{pr, Tp, false, nullptr, nullptr};
-        const SgemmOperand sv{Vb, H, false, nullptr, nullptr};
-        (void)sgemm_ex(S, H, Tp, 1.0f, sp, sv, 0.0f, Y + b * S * N * H + h * H, N * H, nullptr, nullptr);
-      }
-    });
-    return Status::Ok();
-  }
-  // One attention problem per KV head: its G query heads share K and V.
-  for (int64_t kvh = 0; kvh < KV; ++kvh) {
-    attention::Problem p;
-    p.B = B, p.H = G, p.Sq = S, p.Skv = Tp, p.D = H, p.Dv = H;
-    p.scale = scale;
-    p.q = attention::View{Qd + kvh * G * H, S * qstride, H, qstride, 1};
-    p.k = attention::View{kbuf + kvh * Tp * H, KV * Tp * H, 0, H, 1};
-    p.v = attention::View{vbuf + kvh * Tp * H, KV * Tp * H, 0, H, 1};
-    p.mask = m, p.mb = S * Tp, p.mh = 0, p.mq = Tp, p.mk = 1;
-    p.out = Y + kvh * G * H;
-    p.ob = S * N * H, p.oh = H, p.os = N * H;
-    run_attention(ctx.pool(), p, false);
-  }
   return Status::Ok();
 }
 
@@ -715,8 +506,7 @@ Status register_contrib_attention_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add(std::move(fmm)));
   DLRT_RETURN_IF_ERROR(r.add_fn("RotaryEmbedding", rotary_embedding, 1, 1000, kMs));
   DLRT_RETURN_IF_ERROR(r.add_fn("MultiHeadAttention", multi_head_attention, 1, 1000, kMs));
-  DLRT_RETURN_IF_ERROR(r.add_fn("GroupQueryAttention", group_query_attention, 1, 1000, kMs));
-  return Status::Ok();
+  return register_group_query_attention(r);
 }
 
 }  // namespace dlrt::cpu
