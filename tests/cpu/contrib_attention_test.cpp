@@ -168,6 +168,16 @@ TEST(MsGroupQueryAttention, InvalidInputsAreRefused) {
   // A continued prompt (3 new tokens after a past) with batch 2.
   expect_error(run({q, k, v, rnd({2, 2, 8, 16}, 4), rnd({2, 2, 8, 16}, 5), i32({2}, {6, 6}), i32({}, {7})}),
                StatusCode::kInvalidArgument, "batch size must be 1");
+  // attention_bias not [B or 1, N or 1, S, total]; head_sink not one value per head.
+  expect_error(run({q, k, v, Tensor(), Tensor(), i32({2}, {2, 2}), i32({}, {3}), Tensor(), Tensor(), Tensor(),
+                    rnd({1, 4, 3, 4}, 8)}),
+               StatusCode::kInvalidArgument, "attention_bias");
+  expect_error(run({q, k, v, Tensor(), Tensor(), i32({2}, {2, 2}), i32({}, {3}), Tensor(), Tensor(), Tensor(),
+                    rnd({1, 3, 3, 3}, 8)}),
+               StatusCode::kInvalidArgument, "attention_bias");
+  expect_error(run({q, k, v, Tensor(), Tensor(), i32({2}, {2, 2}), i32({}, {3}), Tensor(), Tensor(), Tensor(), Tensor(),
+                    rnd({2}, 9)}),
+               StatusCode::kInvalidArgument, "head_sink");
   // Past of the wrong KV head count.
   expect_error(run({q, k, v, rnd({2, 4, 8, 16}, 4), rnd({2, 4, 8, 16}, 5), i32({2}, {6, 6}), i32({}, {7})}),
                StatusCode::kInvalidArgument, "past_key");

@@ -227,9 +227,10 @@ def attention_family_models(out, rng):
             ["q", "k", "v", "bias", "", "", "pk", "pv"], ["y", "ok", "ov"], half)
     mha("past_lengths", {}, dict(qkv(S, S), mask=np.array([7, 5], I32), **past()),
         ["q", "k", "v", "", "mask", "", "pk", "pv"], ["y", "ok", "ov"])
-    mha("mask_2d", {"mask_filter_value": -1000.0}, dict(qkv(S, L), mask=np.array([[1, 1, 0, 1, 1], [1, 0, 1, 1, 0]], I32)),
-        ["q", "k", "v", "", "mask"], ["y"])
-    mha("mask_3d", {}, dict(qkv(S, L), mask=rng.integers(0, 2, (B, S, L)).astype(I32)), ["q", "k", "v", "", "mask"], ["y"])
+    mha("mask_2d", {"mask_filter_value": -1000.0},
+        dict(qkv(S, L), mask=np.array([[1, 1, 0, 1, 1], [1, 0, 1, 1, 0]], I32)), ["q", "k", "v", "", "mask"], ["y"])
+    mha("mask_3d", {}, dict(qkv(S, L), mask=rng.integers(0, 2, (B, S, L)).astype(I32)), ["q", "k", "v", "", "mask"],
+        ["y"])
     mha("attention_bias", {"scale": 0.2}, dict(qkv(S, L), ab=_f(rng, 1, N, S, L)), ["q", "k", "v", "", "", "ab"], ["y"])
     mha("attention_bias_batch", {}, dict(qkv(S, S), ab=_f(rng, B, 1, S, T), **past()),
         ["q", "k", "v", "", "", "ab", "pk", "pv"], ["y", "ok", "ov"])
@@ -242,7 +243,8 @@ def attention_family_models(out, rng):
     # the total, and exactly as long), a continued prompt (batch 1), the
     # local window, softcap with scale, rotary, packed QKV.
     N, KV, Hd = 4, 2, 16
-    def gqa(tag, attrs, b, s, pbuf, lens, total, rotary=False, packed=False, half=False, pos=None):
+    def gqa(tag, attrs, b, s, pbuf, lens, total, rotary=False, packed=False, half=False, pos=None, ab=None,
+            sink=None):
         feeds = {}
         if packed:
             feeds["q"] = _f(rng, b, s, (N + 2 * KV) * Hd)
@@ -256,9 +258,16 @@ def attention_family_models(out, rng):
             attrs = dict(attrs, do_rotary=1)
         ins = ["q", "" if packed else "k", "" if packed else "v", "pk" if pbuf else "", "pv" if pbuf else "", "lens",
                "total"] + (["cos", "sin"] if rotary else [])
-        if pos is not None:
-            ins.append("pos")
-            feeds["pos"] = pos
+        extra = {"pos": pos, "ab": ab, "sink": sink}
+        last = max([i for i, v in enumerate(extra.values()) if v is not None], default=-1)
+        for i, (name, val) in enumerate(extra.items()):
+            if i > last:
+                break
+            if len(ins) < 9:
+                ins += ["", ""]
+            ins.append(name if val is not None else "")
+            if val is not None:
+                feeds[name] = val
         node = helper.make_node("GroupQueryAttention", ins, ["y", "ok", "ov"], domain=MS, num_heads=N, kv_num_heads=KV,
                                 **attrs)
         _case(out, made, f"ms_gqa_{tag}" + ("_fp16" if half else ""), node, [i for i in ins if i], feeds,
@@ -278,6 +287,10 @@ def attention_family_models(out, rng):
     gqa("packed_rotary_prompt", {}, 2, 5, 0, [4, 4], 5, rotary=True, packed=True)
     gqa("packed_token", {}, 2, 1, 8, [4, 2], 5, packed=True)
     gqa("rotary_position_ids", {}, 2, 1, 8, [4, 2], 5, rotary=True, pos=np.array([[9], [3]], I64))
+    gqa("smooth_softmax", {"smooth_softmax": 1}, 2, 5, 0, [4, 4], 5)
+    gqa("head_sink_token", {}, 2, 1, 8, [4, 2], 5, sink=_f(rng, N, scale=2.0))
+    gqa("attention_bias_prompt", {}, 2, 5, 0, [4, 4], 5, ab=_f(rng, 1, N, 5, 5))
+    gqa("attention_bias_softcap_token", {"softcap": 1.5}, 2, 1, 8, [4, 2], 5, ab=_f(rng, 2, 1, 1, 5))
 
     # Attention with past/present: past [2, B, N, P, H] in front of this
     # run's keys and values; masks over the P + S keys; causal decoding

@@ -7,7 +7,10 @@
 // after; query row i sees keys [start, end) with end = min(past + i + 1,
 // total) and start = end - local_window_size (when > 0). do_rotary rotates Q
 // and K at positions past + i (or position_ids) by the cos/sin caches;
-// softcap maps scores through softcap * tanh(score / softcap). float32
+// softcap maps scores through softcap * tanh(score / softcap), then
+// attention_bias [B or 1, N or 1, S, total_sequence_length] is added;
+// head_sink (a logit per head) or smooth_softmax (a logit 0) adds exp(sink)
+// to the softmax's denominator. float32
 // (float16 graphs run in float32 through the half-precision pass).
 #include <algorithm>
 #include <cmath>
@@ -29,9 +32,10 @@ using namespace ms_attn;
 // GroupQueryAttention's inputs and attributes, checked.
 struct Gqa {
   const Tensor *q = nullptr, *k = nullptr, *v = nullptr, *pk = nullptr, *pv = nullptr, *pos_ids = nullptr;
+  const Tensor *ab = nullptr, *sink = nullptr;  // attention_bias [B or 1, N or 1, S, total], head_sink [N]
   const int32_t* lens = nullptr;
   int64_t B = 0, S = 0, N = 0, KV = 0, H = 0, Pbuf = 0, Tp = 0, total = 0, window = -1;
-  bool first = false, packed = false, rotary = false, inter = false;
+  bool first = false, packed = false, rotary = false, inter = false, smooth = false;
   float softcap = 0.0f;
   RotaryCache cache;
 
@@ -53,11 +57,11 @@ Result<Gqa> gqa_inputs(KernelContext& ctx) {
   if (N <= 0 || KV <= 0 || N % KV)
     return ctx.invalid("num_heads (" + std::to_string(N) + ") and kv_num_heads (" + std::to_string(KV) +
                        ") must be positive, num_heads a multiple of kv_num_heads");
-  for (size_t i = 10; i < 12; ++i)
-    if (ctx.input(i)) return ctx.unsupported("the attention_bias and head_sink inputs are not supported");
+  DLRT_ASSIGN_OR_RETURN(const Tensor* ab, float_in(ctx, 10, "attention_bias", false));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* sink, float_in(ctx, 11, "head_sink", false));
   const Tensor* pos_ids = ctx.input(9);
   if (ctx.output_requested(3)) return ctx.unsupported("the output_qk output is not supported");
-  if (n.attr_int("smooth_softmax", 0) != 0) return ctx.unsupported("smooth_softmax is not supported");
+  const bool smooth = n.attr_int("smooth_softmax", 0) != 0;
   if (n.attr_int("qk_output", 0) != 0) return ctx.unsupported("qk_output is not supported");
   const bool rotary = n.attr_int("do_rotary", 0) != 0, inter = n.attr_int("rotary_interleaved", 0) != 0;
   const float softcap = n.attr_float("softcap", 0.0f);
@@ -97,6 +101,12 @@ Result<Gqa> gqa_inputs(KernelContext& ctx) {
                          shape_to_string(pk->shape()) + " and " + shape_to_string(pv->shape()));
     Pbuf = pk->dim(2);
   }
+  if (ab && (ab->rank() != 4 || (ab->dim(0) != B && ab->dim(0) != 1) || (ab->dim(1) != N && ab->dim(1) != 1) ||
+             ab->dim(2) != S || ab->dim(3) != total))
+    return ctx.invalid("attention_bias must be [B or 1, num_heads or 1, S, total_sequence_length], got " +
+                       shape_to_string(ab->shape()));
+  if (sink && (sink->rank() != 1 || sink->dim(0) != N))
+    return ctx.invalid("head_sink must have num_heads values, got " + shape_to_string(sink->shape()));
   const bool first = S == total;
   if (!first && S > 1 && B > 1)
     return ctx.invalid("batch size must be 1 when sequence length > 1 and there is past context");
@@ -135,6 +145,7 @@ Result<Gqa> gqa_inputs(KernelContext& ctx) {
   g.q = q, g.k = k, g.v = v, g.pk = pk, g.pv = pv, g.pos_ids = pos_ids, g.lens = lens;
   g.B = B, g.S = S, g.N = N, g.KV = KV, g.H = H, g.Pbuf = Pbuf, g.Tp = Tp, g.total = total, g.window = window;
   g.first = first, g.packed = packed, g.rotary = rotary, g.inter = inter, g.softcap = softcap, g.cache = cache;
+  g.ab = ab, g.sink = sink, g.smooth = smooth;
   return g;
 }
 
@@ -202,12 +213,16 @@ void gqa_mask(const Gqa& g, float* m) {
   }
 }
 
-// Scores through softcap * tanh(score / softcap) before the mask and
-// softmax: per head, Q·Kᵀ and P·V on the GEMM. Qd: the queries, rows
-// qstride floats apart.
-void gqa_softcap(ThreadPool& pool, const Gqa& g, const float* Qd, int64_t qstride, const float* kbuf, const float* vbuf,
+// The attention of the options the fused kernels lack, per head on the GEMM:
+// scores (scaled) through softcap * tanh(score / softcap), plus
+// attention_bias, plus the mask; a softmax whose denominator also holds
+// exp(sink - max) with the head's head_sink value (smooth_softmax: sink 0)
+// and max = max(scores, sink); then P·V. Qd: the queries, rows qstride
+// floats apart.
+void gqa_generic(ThreadPool& pool, const Gqa& g, const float* Qd, int64_t qstride, const float* kbuf, const float* vbuf,
                  const float* m, float scale, float* Y) {
   const int64_t B = g.B, S = g.S, N = g.N, KV = g.KV, H = g.H, Tp = g.Tp, G = N / KV;
+  const int64_t bias_cols = std::min(g.total, Tp);
   const float softcap = g.softcap;
   pool.parallel_for(B * N, 1, [&](int64_t lo, int64_t hi) {
     thread_local AlignedScratch probs;
@@ -219,15 +234,25 @@ void gqa_softcap(ThreadPool& pool, const Gqa& g, const float* Qd, int64_t qstrid
       const SgemmOperand sq{Qd + b * S * qstride + h * H, qstride, false, nullptr, nullptr};
       const SgemmOperand sk{Kb, H, true, nullptr, nullptr};
       (void)sgemm_ex(S, Tp, H, scale, sq, sk, 0.0f, pr, Tp, nullptr, nullptr);
+      const bool has_sink = g.sink || g.smooth;
+      const float sink = g.sink ? g.sink->data<float>()[h] : 0.0f;
       for (int64_t i = 0; i < S; ++i) {
         float* row = pr + i * Tp;
         const float* mrow = m + (b * S + i) * Tp;
-        float mx = -std::numeric_limits<float>::infinity();
+        if (softcap > 0.0f)
+          for (int64_t j = 0; j < Tp; ++j) row[j] = softcap * std::tanh(row[j] / softcap);
+        if (g.ab) {
+          const float* brow =
+              g.ab->data<float>() +
+              (((g.ab->dim(0) == 1 ? 0 : b) * g.ab->dim(1) + (g.ab->dim(1) == 1 ? 0 : h)) * S + i) * g.total;
+          for (int64_t j = 0; j < bias_cols; ++j) row[j] += brow[j];
+        }
+        float mx = has_sink ? sink : -std::numeric_limits<float>::infinity();
         for (int64_t j = 0; j < Tp; ++j) {
-          row[j] = softcap * std::tanh(row[j] / softcap) + mrow[j];
+          row[j] += mrow[j];
           mx = std::max(mx, row[j]);
         }
-        float sum = 0.0f;
+        float sum = has_sink ? std::exp(sink - mx) : 0.0f;
         for (int64_t j = 0; j < Tp; ++j) sum += row[j] = std::exp(row[j] - mx);
         for (int64_t j = 0; j < Tp; ++j) row[j] /= sum;
       }
@@ -270,8 +295,8 @@ Status group_query_attention(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, {B, S, N * H}));
   if (y->size() == 0) return Status::Ok();
   float* Y = y->data<float>();
-  if (g.softcap > 0.0f) {
-    gqa_softcap(ctx.pool(), g, Qd, qstride, kbuf, vbuf, m, scale, Y);
+  if (g.softcap > 0.0f || g.ab || g.sink || g.smooth) {
+    gqa_generic(ctx.pool(), g, Qd, qstride, kbuf, vbuf, m, scale, Y);
     return Status::Ok();
   }
   // One attention problem per KV head: its G query heads share K and V.
