@@ -112,6 +112,8 @@ TEST(MsMultiHeadAttention, InvalidInputsAreRefused) {
   ASSERT_TRUE(ms("MultiHeadAttention", {q, k, v}, two).ok());
   expect_error(ms("MultiHeadAttention", {q, k, v}, {{"num_heads", attr_int(3)}}), StatusCode::kInvalidArgument,
                "not a multiple of num_heads");
+  expect_error(ms("MultiHeadAttention", {rnd({2, 3, 0}, 1), rnd({2, 5, 0}, 2), rnd({2, 5, 0}, 3)}, two),
+               StatusCode::kInvalidArgument, "head size is 0");
   expect_error(ms("MultiHeadAttention", {q, rnd({2, 5, 8}, 2), v}, two), StatusCode::kInvalidArgument, "key/value");
   expect_error(ms("MultiHeadAttention", {q, k, rnd({2, 4, 16}, 3)}, two), StatusCode::kInvalidArgument, "key/value");
   expect_error(ms("MultiHeadAttention", {q, k, v, rnd({40}, 4)}, two), StatusCode::kInvalidArgument, "bias");
@@ -158,6 +160,9 @@ TEST(MsGroupQueryAttention, InvalidInputsAreRefused) {
                StatusCode::kInvalidArgument, "multiple of kv_num_heads");
   expect_error(run({q, rnd({2, 3, 48}, 2), v, Tensor(), Tensor(), i32({2}, {2, 2}), i32({}, {3})}),
                StatusCode::kInvalidArgument, "key and value");
+  expect_error(run({rnd({2, 3, 0}, 1), rnd({2, 3, 0}, 2), rnd({2, 3, 0}, 3), Tensor(), Tensor(), i32({2}, {2, 2}),
+                    i32({}, {3})}),
+               StatusCode::kInvalidArgument, "head size is 0");
   // seqlens_k past the total length; int64 seqlens_k; one value for two batch entries.
   expect_error(run({q, k, v, Tensor(), Tensor(), i32({2}, {2, 5}), i32({}, {3})}), StatusCode::kInvalidArgument,
                "seqlens_k[1]");

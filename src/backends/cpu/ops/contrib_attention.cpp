@@ -312,6 +312,7 @@ Result<MhaInputs> mha_inputs(KernelContext& ctx) {
     return ctx.invalid("query hidden size " + std::to_string(D) + " is not a multiple of num_heads " +
                        std::to_string(N));
   const int64_t H = D / N;
+  if (H == 0) return ctx.invalid("the head size is 0 (query of shape " + shape_to_string(q->shape()) + ")");
   const bool kv4 = k->rank() == 4;
   int64_t L, Dv;
   if (kv4) {

@@ -88,6 +88,7 @@ Result<Gqa> gqa_inputs(KernelContext& ctx) {
                          std::to_string(S) + ", " + std::to_string(KV * H) + "], got " + shape_to_string(k->shape()) +
                          " and " + shape_to_string(v->shape()));
   }
+  if (H == 0) return ctx.invalid("the head size is 0 (query of shape " + shape_to_string(q->shape()) + ")");
   if (seqlens->dtype() != DType::kInt32 || seqlens->size() != B)
     return ctx.invalid("seqlens_k must be int32 with one value per batch entry");
   if (total_t->dtype() != DType::kInt32 || total_t->size() != 1)
