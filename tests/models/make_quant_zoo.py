@@ -21,8 +21,11 @@ ZOO_DIR is laid out like shared/models (manifest.json, <model>.onnx,
   QuantizeLinear/DequantizeLinear, per-column weights), made here;
 - minilm_l6 and gpt_small through ONNX Runtime's transformer optimizer
   (com.microsoft EmbedLayerNormalization, Attention, SkipLayerNormalization,
-  BiasGelu, FastGelu), in float32 and converted to float16;
-- single com.microsoft transformer ops, each attribute and mask format
+  BiasGelu, FastGelu), in float32 and converted to float16; minilm_l6 also
+  with its use_multi_head_attention option (com.microsoft MultiHeadAttention);
+- single com.microsoft transformer and attention-family ops (FusedMatMul,
+  RotaryEmbedding, MultiHeadAttention, GroupQueryAttention), each attribute,
+  layout, mask and past variant, float32 and float16
   (tests/models/contrib_op_models.py);
 - the ORT-optimized minilm_l6 and gpt_small through quantize_dynamic (com.microsoft
   QAttention, QEmbedLayerNormalization where the optimizer fused attention);
@@ -31,7 +34,7 @@ ZOO_DIR is laid out like shared/models (manifest.json, <model>.onnx,
   symmetric and asymmetric), the weights quantized by ONNX Runtime's own
   quantize_matmul_4bits (what its MatMulNBitsQuantizer calls);
 - single quantized com.microsoft ops: MatMulNBits, QAttention,
-  QEmbedLayerNormalization (tests/models/contrib_quant_models.py).
+  QEmbedLayerNormalization (tests/models/contrib_quant_models.py);
 - minilm_l6 with saturated attention and outlier channels through quantize_dynamic,
   expected outputs from onnx.reference.ReferenceEvaluator (peaked_minilm_variants).
 
@@ -66,6 +69,8 @@ TRANSFORMERS = ["minilm_l6"]
 # fused ops: EmbedLayerNormalization, Attention, SkipLayerNormalization, BiasGelu,
 # FastGelu), by the optimizer's model type; heads and hidden size are detected.
 ORT_OPTIMIZED = {"minilm_l6": "bert", "gpt_small": "gpt2"}
+# ... and with the optimizer's use_multi_head_attention option (MultiHeadAttention).
+ORT_OPTIMIZED_MHA = {"minilm_l6": "bert"}
 
 
 def log(msg):
@@ -445,6 +450,27 @@ def main():
                               f"block 32, {'symmetric' if symmetric else 'with zero points'}; weights by onnxruntime "
                               f"{ort.__version__} quantize_matmul_4bits)", manifest)
 
+    # The same optimizer with its use_multi_head_attention option: minilm_l6's
+    # attention as com.microsoft MultiHeadAttention (separate Q/K/V
+    # projections, bias, EmbedLayerNormalization's mask index as the
+    # key_padding_mask). gpt_small's gpt2 fusions write no MultiHeadAttention.
+    from onnxruntime.transformers.fusion_options import FusionOptions
+    for name, model_type in ORT_OPTIMIZED_MHA.items():
+        if (found := source(name)) is None:
+            continue
+        src, cases = found
+        variant = f"{name}_ort_optimized_mha"
+        path = os.path.join(out, variant + ".onnx")
+        options = FusionOptions(model_type)
+        options.use_multi_head_attention = True
+        opt = optimize_model(src, model_type=model_type, num_heads=0, hidden_size=0, opt_level=0,
+                             optimization_options=options)
+        opt.save_model_to_file(path)
+        ops = sorted({n.op_type for n in onnx.load(path).graph.node if n.domain == "com.microsoft"})
+        write_variant(out, variant, path, cases, {"rtol": 1e-3, "atol": 1e-4},
+                      f"{name} through onnxruntime {ort.__version__} transformers.optimizer (model_type {model_type}, "
+                      f"use_multi_head_attention): com.microsoft {', '.join(ops)}", manifest)
+
     for name in CNNS:
         if (found := source(name)) is None:
             continue
@@ -488,10 +514,13 @@ def main():
 
     # Single com.microsoft ops (tests/models/contrib_op_models.py), as written.
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from contrib_op_models import contrib_models
+    from contrib_op_models import attention_family_models, contrib_models
     for variant, path, inputs, description in contrib_models(out, np.random.default_rng(1)):
         write_variant(out, variant, path, {"c0": inputs}, {"rtol": 1e-4, "atol": 1e-5},
                       description + " (made by contrib_op_models.py)", manifest)
+    for variant, path, inputs, description, compare in attention_family_models(out, np.random.default_rng(2)):
+        write_variant(out, variant, path, {"c0": inputs}, compare, description + " (made by contrib_op_models.py)",
+                      manifest)
 
     # Single quantized com.microsoft ops (tests/models/contrib_quant_models.py),
     # as written, each with its own tolerance.

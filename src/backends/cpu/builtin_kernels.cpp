@@ -35,6 +35,7 @@ const Builtin& builtin_registry() {
         DLRT_FAMILY(register_ml_tree_kernels), DLRT_FAMILY(register_ml_svm_kernels),
         DLRT_FAMILY(register_ml_encoder_kernels), DLRT_FAMILY(register_ml_map_kernels),
         DLRT_FAMILY(register_contrib_quant_transformer_kernels),
+        DLRT_FAMILY(register_contrib_attention_kernels),
     };
 #undef DLRT_FAMILY
     r->status = r->registry.add_families(families);

@@ -41,6 +41,9 @@ Status register_transformer_kernels(KernelRegistry& r);     // transformer.cpp: 
 Status register_contrib_transformer_kernels(KernelRegistry& r);
 // contrib_quant_transformer.cpp: com.microsoft MatMulNBits, QAttention, QEmbedLayerNormalization
 Status register_contrib_quant_transformer_kernels(KernelRegistry& r);
+// contrib_attention.cpp, contrib_gqa.cpp: com.microsoft FusedMatMul, RotaryEmbedding, MultiHeadAttention,
+// GroupQueryAttention
+Status register_contrib_attention_kernels(KernelRegistry& r);
 // ml.cpp: ai.onnx.ml Binarizer, ArrayFeatureExtractor, LabelEncoder, Scaler, Normalizer, Linear*
 Status register_ml_kernels(KernelRegistry& r);
 Status register_ml_tree_kernels(KernelRegistry& r);  // ml_trees.cpp: TreeEnsembleRegressor, TreeEnsembleClassifier, TreeEnsemble

@@ -35,8 +35,10 @@ const std::set<std::string>& float_agnostic_ops() {
 bool float_agnostic(const Node& n) {
   // ConstantOfShape: its value attribute is converted with the values.
   if (n.domain.empty() && (n.op_type == "ConstantOfShape" || n.op_type == "Trilu")) return true;
-  static const std::set<std::string> ms = {"Attention", "BiasAdd",  "BiasGelu", "EmbedLayerNormalization",
-                                           "FastGelu",  "Gelu",     "QuickGelu", "SkipLayerNormalization",
+  static const std::set<std::string> ms = {"Attention",          "BiasAdd",          "BiasGelu",
+                                           "EmbedLayerNormalization", "FastGelu",    "FusedMatMul",
+                                           "Gelu",               "GroupQueryAttention", "MultiHeadAttention",
+                                           "QuickGelu",          "RotaryEmbedding",  "SkipLayerNormalization",
                                            "SkipSimplifiedLayerNormalization"};
   if (n.domain.empty()) return float_agnostic_ops().count(n.op_type) > 0 || n.op_type == "SimplifiedLayerNormalization";
   return n.domain == "com.microsoft" && ms.count(n.op_type) > 0;

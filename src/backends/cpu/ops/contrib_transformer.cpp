@@ -13,8 +13,10 @@
 //   Attention: input · weights + bias split into Q, K, V, multi-head attention
 //     with mask_index (1-D lengths, 2-D/3-D 0/1 masks, [B,1,M,M] 4-D), an
 //     optional attention_bias and unidirectional (causal) masking; masked
-//     scores get mask_filter_value added (-10000 by default). past/present
-//     are not supported (refused with the reason).
+//     scores get mask_filter_value added (-10000 by default). past
+//     [2, B, N, P, H] (K and V) is put in front of the new keys and values,
+//     present [2, B, N, P + S, H] is the whole; masks then cover the P + S
+//     keys and causal row i sees keys [0, P + i + 1).
 // float32 only (float16 graphs are converted to float32 by the optimiser's
 // half-precision pass before they reach these kernels, where it applies).
 #include <algorithm>
@@ -350,10 +352,10 @@ Status ms_attention(KernelContext& ctx, const PackedOperand* pre) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* w, float_input(ctx, 1, "weights"));
   const Tensor* bias = ctx.input(2);
   const Tensor* mi = ctx.input(3);
+  const Tensor* past = ctx.input(4);
   const Tensor* ab = ctx.input(5);
   const ir::Node& n = ctx.node();
-  if (ctx.input(4) || (ctx.num_outputs() > 1 && ctx.output_requested(1)))
-    return ctx.unsupported("past/present state (incremental decoding) is not supported by dlrt's com.microsoft Attention");
+  if (ctx.input(6)) return ctx.unsupported("past_sequence_length (a shared past/present buffer) is not supported");
   if (n.attr_int("do_rotary", 0) != 0) return ctx.unsupported("do_rotary is not supported");
   if (x->rank() != 3 || w->rank() != 2 || w->dim(0) != x->dim(2))
     return ctx.invalid("input must be [B, S, in_hidden] and weights [in_hidden, q + k + v hidden], got " +
@@ -380,19 +382,35 @@ Status ms_attention(KernelContext& ctx, const PackedOperand* pre) {
   GemmEpilogue ep;
   if (bias) ep.col_bias = bias->data<float>();  // one value per column
   DLRT_RETURN_IF_ERROR(sgemm_ex(B * S, N, in_h, 1.0f, oa, ob, 0.0f, qkv, N, &ep, &ctx.pool()));
-  return ms_attention_from_qkv(ctx, qkv, B, S, H, sizes[0], sizes[2], mi, ab);
+  return ms_attention_from_qkv(ctx, qkv, B, S, H, sizes[0], sizes[2], mi, ab, past);
 }
 
 }  // namespace
 
 Status ms_attention_from_qkv(KernelContext& ctx, const float* qkv, int64_t B, int64_t S, int64_t H, int64_t qk_hidden,
-                             int64_t v_hidden, const Tensor* mi, const Tensor* ab) {
+                             int64_t v_hidden, const Tensor* mi, const Tensor* ab, const Tensor* past) {
   const ir::Node& n = ctx.node();
   const int64_t N = 2 * qk_hidden + v_hidden;
   const int64_t D = qk_hidden / H, Dv = v_hidden / H;
+  const bool want_present = ctx.num_outputs() > 1 && ctx.output_requested(1);
+  int64_t P = 0;
+  if (past || want_present) {
+    if (qk_hidden != v_hidden) return ctx.invalid("past/present need Q, K and V of one hidden size (qkv_hidden_sizes)");
+    if (past) {
+      if (past->dtype() != DType::kFloat32 || past->rank() != 5 || past->dim(0) != 2 || past->dim(1) != B ||
+          past->dim(2) != H || past->dim(4) != D)
+        return ctx.invalid("past must be float32 [2, B, num_heads, P, head_size] = [2, " + std::to_string(B) + ", " +
+                           std::to_string(H) + ", P, " + std::to_string(D) + "], got " +
+                           shape_to_string(past->shape()));
+      P = past->dim(3);
+    }
+    if (mi && mi->rank() == 4 && P > 0) return ctx.unsupported("a 4-D mask_index with past is not supported");
+    if (ab && past) return ctx.unsupported("past with attention_bias is not supported (nor by ONNX Runtime)");
+  }
+  const int64_t T = P + S;  // keys: the past's, then this run's
   thread_local AlignedScratch mask_scratch;
   attention::Problem p;
-  p.B = B, p.H = H, p.Sq = S, p.Skv = S, p.D = D, p.Dv = Dv;
+  p.B = B, p.H = H, p.Sq = S, p.Skv = T, p.D = D, p.Dv = Dv;
   p.scale = n.has_attr("scale") ? n.attr_float("scale", 1.0f) : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
   attention::View base;
   base.sb = S * N, base.ss = N, base.sh = D, base.sd = 1;
@@ -402,29 +420,55 @@ Status ms_attention_from_qkv(KernelContext& ctx, const float* qkv, int64_t B, in
   p.v = base;
   p.v.sh = Dv;
   p.v.base = qkv + 2 * qk_hidden;
+  if (past || want_present) {
+    // K and V of the past and this run, [2, B, H, T, D]: the present output,
+    // or scratch when it is not asked for.
+    thread_local AlignedScratch kv_scratch;
+    float* kv;
+    if (want_present) {
+      DLRT_ASSIGN_OR_RETURN(Tensor * pres, ctx.allocate_output_uninitialized(1, DType::kFloat32, {2, B, H, T, D}));
+      kv = pres->data<float>();
+    } else {
+      kv = kv_scratch.get<float>(static_cast<size_t>(2 * B * H * T * D), AlignedScratch::Growth::kByHalf);
+    }
+    for (int64_t w = 0; w < 2; ++w)
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t hh = 0; hh < H; ++hh) {
+          float* dst = kv + ((w * B + b) * H + hh) * T * D;
+          if (P)
+            std::memcpy(dst, past->data<float>() + ((w * B + b) * H + hh) * P * D,
+                        sizeof(float) * static_cast<size_t>(P * D));
+          for (int64_t t = 0; t < S; ++t)
+            std::memcpy(dst + (P + t) * D, qkv + (b * S + t) * N + (w + 1) * qk_hidden + hh * D,
+                        sizeof(float) * static_cast<size_t>(D));
+        }
+    p.k = attention::View{kv, H * T * D, T * D, D, 1};
+    p.v = attention::View{kv + B * H * T * D, H * T * D, T * D, D, 1};
+  }
   const float filter = n.attr_float("mask_filter_value", -10000.0f);
   const bool causal = n.attr_int("unidirectional", 0) != 0;
   // The additive mask: [B, S, S], or [B, H, S, S] with a per-head attention_bias.
   if (ab && (ab->dtype() != DType::kFloat32 || ab->rank() != 4 || (ab->dim(0) != B && ab->dim(0) != 1) ||
-             (ab->dim(1) != H && ab->dim(1) != 1) || ab->dim(2) != S || ab->dim(3) != S))
-    return ctx.invalid("attention_bias must be float32 [B or 1, num_heads or 1, S, S], got " + shape_to_string(ab->shape()));
+             (ab->dim(1) != H && ab->dim(1) != 1) || ab->dim(2) != S || ab->dim(3) != T))
+    return ctx.invalid("attention_bias must be float32 [B or 1, num_heads or 1, S, " + std::to_string(T) + "], got " +
+                       shape_to_string(ab->shape()));
   if (mi || causal || ab) {
     const int64_t heads = ab ? H : 1;
-    float* m = mask_scratch.get<float>(static_cast<size_t>(B * heads * S * S), AlignedScratch::Growth::kByHalf);
-    // The mask of mask_index first ([B, S, S] at the front), then spread
+    float* m = mask_scratch.get<float>(static_cast<size_t>(B * heads * S * T), AlignedScratch::Growth::kByHalf);
+    // The mask of mask_index first ([B, S, T] at the front), then spread
     // over the heads with the bias added.
-    DLRT_RETURN_IF_ERROR(attention_mask(ctx, mi, B, S, S, causal, filter, m));
+    DLRT_RETURN_IF_ERROR(attention_mask(ctx, mi, B, S, T, causal, filter, m));
     if (ab) {
-      // Spread [B, S, S] to [B, H, S, S] from the end so nothing is overwritten before it is read.
+      // Spread [B, S, T] to [B, H, S, T] from the end so nothing is overwritten before it is read.
       for (int64_t b = B - 1; b >= 0; --b)
         for (int64_t hh = H - 1; hh >= 0; --hh)
-          for (int64_t e = S * S - 1; e >= 0; --e) {
-            const int64_t src = ((ab->dim(0) == 1 ? 0 : b) * ab->dim(1) + (ab->dim(1) == 1 ? 0 : hh)) * S * S + e;
-            m[(b * H + hh) * S * S + e] = m[b * S * S + e] + ab->data<float>()[src];
+          for (int64_t e = S * T - 1; e >= 0; --e) {
+            const int64_t src = ((ab->dim(0) == 1 ? 0 : b) * ab->dim(1) + (ab->dim(1) == 1 ? 0 : hh)) * S * T + e;
+            m[(b * H + hh) * S * T + e] = m[b * S * T + e] + ab->data<float>()[src];
           }
-      p.mask = m, p.mb = H * S * S, p.mh = S * S, p.mq = S, p.mk = 1;
+      p.mask = m, p.mb = H * S * T, p.mh = S * T, p.mq = T, p.mk = 1;
     } else {
-      p.mask = m, p.mb = S * S, p.mh = 0, p.mq = S, p.mk = 1;
+      p.mask = m, p.mb = S * T, p.mh = 0, p.mq = T, p.mk = 1;
     }
   }
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, {B, S, H * Dv}));
