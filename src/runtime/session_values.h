@@ -1,0 +1,24 @@
+// The values of Session::run_values (dlrt::Value, public) as the executor's
+// RunValues and back, and ONNX's type strings for TensorInfo::type.
+#pragma once
+
+#include <string>
+
+#include "core/run_value.h"
+#include "dlrt/session.h"
+#include "ir/graph.h"
+
+namespace dlrt {
+
+// A type as ONNX (and ONNX Runtime's NodeArg.type) writes it: "tensor(float)",
+// "seq(map(int64,tensor(float)))", "optional(tensor(int64))".
+std::string onnx_type_string(const ir::TypeInfo& type);
+
+// A caller's value as the executor takes it (kNone: an empty RunValue).
+RunValue run_value_of(const Value& v);
+
+// A run's value as Session::run_values returns it; `copy`: it is a constant
+// of the model, copied as Session::run copies those.
+Result<Value> public_value_of(RunValue r, bool copy);
+
+}  // namespace dlrt
