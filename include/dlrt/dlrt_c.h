@@ -280,7 +280,8 @@ typedef struct dlrt_value_info {
   size_t rank;
   const int64_t* shape;         /* rank dims; -1 where the dim is dynamic */
   const char* const* dim_names; /* rank names of dims; "" where the model names none */
-  int32_t is_tensor;            /* 0 for sequences and optionals */
+  int32_t is_tensor;            /* 0 for sequences, maps and optionals (dlrt_session_run
+                                   cannot return those; C++ Session::run_values can) */
 } dlrt_value_info;
 #define DLRT_VALUE_INFO_INIT {sizeof(dlrt_value_info), NULL, DLRT_DTYPE_UNDEFINED, 0, NULL, NULL, 0}
 
