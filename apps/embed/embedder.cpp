@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/batch_dependence.h"
 #include "embed/dense.h"
 #include "embed/file_util.h"
 #include "embed/json_util.h"
@@ -127,6 +128,7 @@ struct Embedder::Impl {
   std::map<std::string, std::string> prompts;
   std::string default_prompt_name;
   std::vector<DenseLayer> dense;  // after pooling, in modules.json's order
+  std::string batch_dependent_op;  // "" : rows are independent, padded batches are fine
 };
 
 namespace {
@@ -190,6 +192,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
   impl->max_length = std::max<size_t>(max_len, 2);
 
   DLRT_ASSIGN_OR_RETURN(impl->session, open_model_session(model_path, options));
+  DLRT_ASSIGN_OR_RETURN(impl->batch_dependent_op, dlrt::embed::batch_dependent_op(model_path));
   DLRT_ASSIGN_OR_RETURN(impl->inputs, TokenInputs::from_session(*impl->session, model_path.string()));
 
   const auto& outs = impl->session->outputs();
@@ -241,6 +244,27 @@ Result<Encoding> Embedder::tokenize(std::string_view text) const {
 
 Result<EmbedResult> Embedder::embed_encoded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
                                             const dlrt::RunOptions& bounds) const {
+  if (impl_->batch_dependent_op.empty() || batch.size() <= 1) return embed_padded(batch, normalize, bounds);
+  // Dynamic quantization's scale spans the whole tensor (padding and
+  // batch-mates included): each text runs alone, without padding. Texts of
+  // equal length batched together would still share that scale.
+  EmbedResult result;
+  result.vectors.reserve(batch.size());
+  std::vector<Encoding> one(1);
+  for (const Encoding& e : batch) {
+    one[0] = e;
+    DLRT_ASSIGN_OR_RETURN(EmbedResult r, embed_padded(one, normalize, bounds));
+    result.vectors.push_back(std::move(r.vectors[0]));
+    result.total_tokens += r.total_tokens;
+    const double run_ms = result.report.run_ms + r.report.run_ms;
+    result.report = std::move(r.report);
+    result.report.run_ms = run_ms;
+  }
+  return result;
+}
+
+Result<EmbedResult> Embedder::embed_padded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
+                                           const dlrt::RunOptions& bounds) const {
   EmbedResult result;
   if (batch.empty()) return result;
   const size_t b = batch.size();
@@ -361,5 +385,10 @@ const std::string& Embedder::default_prompt_name() const { return impl_->default
 bool Embedder::normalize() const { return impl_->normalize; }
 RunReport Embedder::placement() const { return impl_->session->placement(); }
 const Tokenizer& Embedder::tokenizer() const { return *impl_->tokenizer; }
+const std::string& Embedder::batch_dependent_op() const { return impl_->batch_dependent_op; }
+std::string Embedder::batching() const {
+  if (impl_->batch_dependent_op.empty()) return "padded batches";
+  return "one text per run (dynamic quantization: " + impl_->batch_dependent_op + ")";
+}
 
 }  // namespace dlrt::embed

@@ -76,6 +76,8 @@ class Embedder {
   // L2-normalises when `normalize` says so (nullopt: when the folder does,
   // see normalize()). An empty batch gives an empty result. `bounds` bound
   // the model run (timeout, cancel flag): kCancelled when they stop it.
+  // A batch-dependent model (batch_dependent_op() not empty) runs each
+  // encoding alone, unpadded, so that every text gets the vector it gets alone.
   dlrt::Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch,
                                           std::optional<bool> normalize = std::nullopt,
                                           const dlrt::RunOptions& bounds = {}) const;
@@ -102,8 +104,17 @@ class Embedder {
   bool normalize() const;           // the folder asks for L2-normalised output (a Normalize module)
   dlrt::RunReport placement() const;  // where the session was placed (for /health)
   const Tokenizer& tokenizer() const;
+  // The op that makes the model's results depend on a text's batch-mates
+  // (dynamic quantization with per-tensor scales, see batch_dependence.h),
+  // "" when there is none; and the batching rule that follows, for summaries:
+  // "padded batches" or "one text per run (dynamic quantization: OP)".
+  const std::string& batch_dependent_op() const;
+  std::string batching() const;
 
  private:
+  // embed_encoded's padded batch run.
+  dlrt::Result<EmbedResult> embed_padded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
+                                         const dlrt::RunOptions& bounds) const;
   struct Impl;
   explicit Embedder(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

@@ -190,6 +190,9 @@ void EmbedServer::set_model(std::shared_ptr<const EmbedModel> model) {
   o.max_wait = std::chrono::milliseconds(config_.max_wait_ms);
   o.max_queue = config_.max_queue;
   o.workers = config_.pool_size;
+  // A batch-dependent model (dynamic quantization) runs each input alone, so
+  // every text gets its own vector; the workers still run inputs in parallel.
+  if (model && model->batch_dependent()) o.max_batch_size = 1;
   const EmbedModel* m = model.get();
   auto b = std::make_unique<Batcher>(
       [m](const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) { return m->embed_encoded(batch, bounds); },

@@ -31,6 +31,8 @@ class EmbedderModel final : public EmbedModel {
   dlrt::RunReport placement() const override { return e_->placement(); }
   bool normalizes() const override { return e_->normalize(); }
   std::string pooling() const override { return pooling_name(e_->pooling()); }
+  bool batch_dependent() const override { return !e_->batch_dependent_op().empty(); }
+  std::string batching() const override { return e_->batching(); }
   std::optional<std::string> prompt(const std::string& name) const override {
     auto it = e_->prompts().find(name);
     if (it == e_->prompts().end()) return std::nullopt;

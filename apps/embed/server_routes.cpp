@@ -328,6 +328,7 @@ EmbedServer::Reply EmbedServer::info_reply(bool openai_models) const {
          {"version", dlrt::version()},
          {"dimension", m->dimension()},
          {"normalize", m->normalizes()},
+         {"batching", m->batching()},
          {"default_prompt_name", m->default_prompt_name().empty() ? json(nullptr) : json(m->default_prompt_name())},
          {"truncate", config_.truncate},
          {"backend", h.backend},

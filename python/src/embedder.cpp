@@ -36,6 +36,8 @@ sentences             a str (gives a 1-D array) or a list of str (gives a 2-D ar
                       one row per text, in input order).
 batch_size            texts per model run. Texts are sorted by token count before
                       batching (less padding), results come back in input order.
+                      A dynamically quantized model runs one text per run whatever
+                      batch_size says (see Embedder.batching).
 show_progress_bar     accepted for call compatibility; no bar is drawn.
 convert_to_numpy      True: one float32 numpy array; False: a list of 1-D arrays.
 normalize_embeddings  True: each vector L2-normalised (unit length). False: the pooled
@@ -159,6 +161,10 @@ void bind_embedder(nb::module_& m) {
                    "True when the folder's modules.json has a Normalize module (or there is no modules.json).")
       .def_prop_ro("pooling", [](PyEmbedder& e) { return std::string(embed::pooling_name(get(e).pooling())); },
                    "The folder's pooling: 'mean', 'cls' or 'max'.")
+      .def_prop_ro("batching", [](PyEmbedder& e) { return get(e).batching(); },
+                   "How encode() batches: 'padded batches', or 'one text per run (dynamic quantization: OP)' "
+                   "for a model whose per-tensor dynamic quantization would make a text's vector depend on "
+                   "its batch-mates.")
       .def_prop_ro("model_name", [](PyEmbedder& e) { return get(e).model_name(); },
                    "The folder's name (or config.json's _name_or_path).")
       .def("placement", [](PyEmbedder& e) { return get(e).placement(); },

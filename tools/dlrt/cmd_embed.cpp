@@ -74,9 +74,11 @@ constexpr const char* kEmbedHelp =
     "  --strict           fail instead of falling back to another device\n"
     "  --threads N        CPU threads (0: one per core)\n"
     "  --file PATH        read the texts from PATH, one per line ('-': standard input)\n"
-    "  --batch N          texts per model run (default 32; texts of similar token counts run together)\n"
+    "  --batch N          texts per model run (default 32; texts of similar token counts run together;\n"
+    "                     a dynamically quantized model runs one text per run: see docs/embed.md)\n"
     "  --max-length N     tokens per text, [CLS]/[SEP] included (default: the folder's)\n"
-    "  --json             print one JSON object {model, dimension, pooling, normalized, data: [{index, tokens, embedding}]}\n"
+    "  --json             print one JSON object {model, dimension, pooling, normalized, max_length, batching,\n"
+    "                     data: [{index, tokens, embedding}]}\n"
     "  --npy OUT.npy      write the vectors as a float32 [count, dimension] .npy file\n"
     "  -h, --help         this help\n"
     "\n"
@@ -203,6 +205,7 @@ int cmd_embed(int argc, char** argv) {
     j["pooling"] = embed::pooling_name(embedder.pooling());
     j["normalized"] = embedder.normalize();
     j["max_length"] = embedder.max_length();
+    j["batching"] = embedder.batching();
     nlohmann::ordered_json data = nlohmann::ordered_json::array();
     for (size_t i = 0; i < vectors.size(); ++i) {
       nlohmann::ordered_json item;
