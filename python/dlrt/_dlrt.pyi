@@ -315,6 +315,8 @@ class Embedder:
                               one row per text, in input order).
         batch_size            texts per model run. Texts are sorted by token count before
                               batching (less padding), results come back in input order.
+                              A dynamically quantized model runs one text per run whatever
+                              batch_size says (see Embedder.batching).
         show_progress_bar     accepted for call compatibility; no bar is drawn.
         convert_to_numpy      True: one float32 numpy array; False: a list of 1-D arrays.
         normalize_embeddings  True: each vector L2-normalised (unit length). False: the pooled
@@ -342,6 +344,12 @@ class Embedder:
     @property
     def pooling(self) -> str:
         """The folder's pooling: 'mean', 'cls' or 'max'."""
+
+    @property
+    def batching(self) -> str:
+        """
+        How encode() batches: 'padded batches', or 'one text per run (dynamic quantization: OP)' for a model whose per-tensor dynamic quantization would make a text's vector depend on its batch-mates.
+        """
 
     @property
     def model_name(self) -> str:
