@@ -1,11 +1,12 @@
 // Batch invariance (issue 53): each text gets the vector it gets alone,
 // whatever its batch-mates, through every path that batches: the Embedder's
 // embed_encoded (what the server's batcher calls) and embed_by_length (what
-// `dlrt embed` and the Python Embedder call), the server's Batcher, and the
-// `dlrt embed` binary. For the zoo's MiniLM in float32, float16 and
+// `dlrt embed` and the Python Embedder call), the server's Batcher, `dlrt
+// serve`'s /embed and /info, and the `dlrt embed` binary. For the zoo's MiniLM in float32, float16 and
 // dynamic-int8 (per-tensor DynamicQuantizeLinear, whose scale spans the whole
 // batch: the Embedder runs it one text per run) variants.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <ostream>
 #include <random>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +24,7 @@
 #include "embed/batch_dependence.h"
 #include "embed/batcher.h"
 #include "embed/embedder.h"
+#include "embed/server.h"
 #include "embed_test_util.h"
 
 namespace dlrt::embed {
@@ -172,6 +175,49 @@ TEST_P(BatchInvariance, EveryTextGetsItsAloneVector) {
   ASSERT_EQ(j["data"].size(), order.size());
   for (size_t k = 0; k < order.size(); ++k)
     check(order[k], j["data"][k]["embedding"].get<std::vector<float>>(), "from dlrt embed --batch 4");
+
+  // dlrt serve over the same folder: its own batcher settings, its /info.
+  {
+    ServiceConfig c;
+    c.host = "127.0.0.1";
+    c.port = 0;
+    c.model = folder.string();
+    c.max_batch_size = 5;
+    c.max_wait_ms = 20;
+    EmbedServer server(c);
+    ASSERT_TRUE(server.bind().ok());
+    auto served = Embedder::create(folder.string(), o);
+    ASSERT_TRUE(served.ok()) << served.status().to_string();
+    server.set_model(embedder_model(std::shared_ptr<const Embedder>(std::move(*served))));
+    std::thread th([&] { server.run(); });
+    struct Stop {
+      EmbedServer& s;
+      std::thread& t;
+      ~Stop() {
+        s.shutdown();
+        t.join();
+      }
+    } stop{server, th};
+    httplib::Client cli("127.0.0.1", server.port());
+    cli.set_read_timeout(120, 0);
+    std::vector<size_t> sent;  // the server refuses empty inputs
+    nlohmann::json inputs = nlohmann::json::array();
+    for (size_t i : order)
+      if (!kTexts[i].empty()) {
+        sent.push_back(i);
+        inputs.push_back(kTexts[i]);
+      }
+    auto r = cli.Post("/embed", nlohmann::json{{"inputs", inputs}}.dump(), "application/json");
+    ASSERT_TRUE(r) << httplib::to_string(r.error());
+    ASSERT_EQ(r->status, 200) << r->body;
+    auto vectors = nlohmann::json::parse(r->body);
+    ASSERT_EQ(vectors.size(), sent.size());
+    for (size_t k = 0; k < sent.size(); ++k)
+      check(sent[k], vectors[k].get<std::vector<float>>(), "from dlrt serve's /embed");
+    auto info = cli.Get("/info");
+    ASSERT_TRUE(info) << httplib::to_string(info.error());
+    EXPECT_EQ(nlohmann::json::parse(info->body)["batching"], e.batching()) << info->body;
+  }
 
   std::printf("%s: %s; worst cosine to the alone vector %.9f\n", var.name, e.batching().c_str(), worst);
 }
