@@ -340,7 +340,7 @@ EmbedServer::Reply EmbedServer::run_error_reply(Api api, const Status& s, const 
                            "): retry later, send fewer or shorter inputs, or raise request_timeout_ms");
   if (s.code() == StatusCode::kOutOfMemory)  // the server stays up; a smaller request may fit
     return error_reply(api, 507, "insufficient_storage",
-                       what + " ran out of memory: " + s.message() +
+                       what + " ran out of memory: " + s.to_string() +
                            "; send fewer or shorter inputs, or raise the memory limit (max_tensor_mb, the container's)");
   if (is_device_failure(s.code()))
     return error_reply(api, 503, "device_unavailable",
