@@ -520,10 +520,17 @@ Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
 Result<std::unique_ptr<Session>> Session::create(const std::string& path, const SessionOptions& options) {
-  DLRT_ASSIGN_OR_RETURN(auto impl, guard_allocations("loading the model", [&]() -> Result<std::unique_ptr<SessionImpl>> {
-                          return build(ir::import_onnx_file(path, runtime_import_options()), options);
-                        }));
-  return std::unique_ptr<Session>(new Session(std::move(impl)));
+  auto impl = guard_allocations("loading the model", [&]() -> Result<std::unique_ptr<SessionImpl>> {
+    return build(ir::import_onnx_file(path, runtime_import_options()), options);
+  });
+  if (!impl.ok()) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (impl.status().code() == StatusCode::kOutOfMemory && !ec)
+      return Status(StatusCode::kOutOfMemory, impl.status().message() + " (the model file holds " + format_bytes(size) + ")");
+    return impl.status();
+  }
+  return std::unique_ptr<Session>(new Session(std::move(impl).value()));
 }
 
 Result<std::unique_ptr<Session>> Session::create_from_bytes(const std::string& bytes, const SessionOptions& options,
