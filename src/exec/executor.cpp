@@ -217,7 +217,14 @@ Status Executor::plan_graph(const ir::Graph& g) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
     if (custom_) {
-      DLRT_ASSIGN_OR_RETURN(auto k, custom_(node));
+      auto custom_kernel = [&]() -> Result<std::unique_ptr<exec::OpKernel>> {
+        try {
+          return custom_(node);
+        } catch (const std::bad_alloc& e) {
+          return allocation_failure(node, e, "building its kernel");
+        }
+      };
+      DLRT_ASSIGN_OR_RETURN(auto k, custom_kernel());
       if (k) {
         plan.nodes[i].kernel = std::move(k);
         continue;
