@@ -218,7 +218,7 @@ json schemas(const ModelLimits* limits) {
 }
 
 json post(const std::string& summary, const std::string& request, const std::string& response, const std::string& error) {
-  json responses = errors(error, {"401", "405", "413", "422", "429", "500", "501", "503", "504"});
+  json responses = errors(error, {"401", "405", "413", "422", "429", "500", "501", "503", "504", "507"});
   responses["400"] = answer("error", schema_ref(error == "TeiError" ? "TeiOrHttpError" : error));
   responses["200"] = answer("OK", schema_ref(response));
   json body = json_body(schema_ref(request));

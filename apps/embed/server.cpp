@@ -341,6 +341,10 @@ EmbedServer::Reply EmbedServer::run_error_reply(Api api, const Status& s, const 
                        "the request was not answered within its deadline of " + std::to_string(config_.request_timeout_ms) +
                            " ms (request_timeout_ms), so its model run was stopped (" + s.message() +
                            "): retry later, send fewer or shorter inputs, or raise request_timeout_ms");
+  if (s.code() == StatusCode::kOutOfMemory)  // the server stays up; a smaller request may fit
+    return error_reply(api, 507, "insufficient_storage",
+                       what + " ran out of memory: " + s.to_string() +
+                           "; send fewer or shorter inputs, or raise the memory limit (max_tensor_mb, the container's)");
   if (is_device_failure(s.code()))
     return error_reply(api, 503, "device_unavailable",
                        "the accelerator failed and strict mode forbids falling back to the CPU: " + s.message());

@@ -333,6 +333,20 @@ EmbedServer::Reply EmbedServer::info_reply(bool openai_models) const {
          {"truncate", config_.truncate},
          {"backend", h.backend},
          {"device", h.device}};
+    // The memory budget of a run (core/memory_limit.h): the largest tensor
+    // and the memory available to the process that the default derives from.
+    const MemoryInfo b = memory_info();
+    const bool set = config_.max_tensor_mb > 0;  // the service's max_tensor_mb (flag, environment, config) wins
+    auto opt = [](const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); };
+    j["memory"] = {{"max_tensor_bytes", set ? static_cast<uint64_t>(config_.max_tensor_mb) << 20 : b.max_tensor_bytes},
+                   {"max_tensor_source", set ? std::string("max_tensor_mb") : b.max_tensor_source},
+                   {"available_bytes", b.available_bytes},
+                   {"available_source", b.available_source},
+                   {"physical_bytes", b.physical_bytes},
+                   {"cgroup_limit_bytes", opt(b.cgroup_limit_bytes)},
+                   {"rlimit_as_bytes", opt(b.rlimit_as_bytes)},
+                   {"rss_bytes", b.rss_bytes},
+                   {"vm_size_bytes", b.vm_size_bytes}};
   }
   r.body = j.dump(-1, ' ', false, json::error_handler_t::replace);
   return r;

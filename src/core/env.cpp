@@ -28,7 +28,7 @@ constexpr Variable kVariables[] = {
     {"DLRT_CACHE_MAX_MB", "2048", "session", "blob cache size limit in MiB (least recently used entries go first)"},
     // Process-wide: read once (or on each use) where they apply.
     {"DLRT_LOG_LEVEL", "warn", "process", "debug, info, warn, error or off"},
-    {"DLRT_MAX_TENSOR_MB", "half the physical memory, at least 1024", "process",
+    {"DLRT_MAX_TENSOR_MB", "half the memory available (physical, cgroup, RLIMIT_AS)", "process",
      "the largest single tensor a run may allocate, in MiB (read once per process)"},
     {"DLRT_SPIN_US", "100", "process",
      "microseconds CPU worker threads spin for the next parallel section before they sleep (0: sleep at once)"},

@@ -5,10 +5,22 @@
 //
 // The limit of a session (resolved once, at create): SessionOptions::
 // max_tensor_bytes, else DLRT_MAX_TENSOR_MB (read once per process), else the
-// config file's max_tensor_mb, else half the machine's physical memory and
-// never less than 1 GiB. The session installs it (ScopedTensorLimit) on the
-// thread that builds or runs it; elsewhere the process default applies
-// (DLRT_MAX_TENSOR_MB, else half the physical memory).
+// config file's max_tensor_mb, else the default: half the memory available to
+// the process (MemoryBudget below). The session installs it (ScopedTensorLimit)
+// on the thread that builds or runs it; elsewhere the process default applies
+// (DLRT_MAX_TENSOR_MB, else that default).
+//
+// The memory available (read once per process, at the first use of the
+// default): the smallest of
+//   - the physical memory, less the process's resident set (VmRSS),
+//   - the memory cgroup's limit (cgroup v2 memory.max of the process's cgroup
+//     and its ancestors, "max" being none; v1 memory.limit_in_bytes), less the
+//     resident set,
+//   - the address-space limit (getrlimit RLIMIT_AS, as `ulimit -v` sets it),
+//     less what the process has mapped already (VmSize),
+// each "less" from /proc/self/status. The default limit of one tensor is half
+// of it: never less than 1 GiB when the physical memory is the bound (as
+// before), never less than 16 MiB otherwise.
 //
 // Thread-safety: safe to call from any thread.
 #pragma once
@@ -26,9 +38,38 @@ struct TensorLimit {
   std::string source;  // where it came from, for messages: "DLRT_MAX_TENSOR_MB"
 };
 
+// What bounds the memory of this process, and the memory available under it.
+struct MemoryBudget {
+  uint64_t physical = 0;            // the machine's physical memory
+  std::optional<uint64_t> cgroup;   // the memory cgroup's limit (none: unlimited or no cgroup)
+  std::string cgroup_source;        // "cgroup memory.max", "cgroup v1 memory.limit_in_bytes"
+  std::optional<uint64_t> rlimit_as;  // RLIMIT_AS (none: RLIM_INFINITY)
+  uint64_t rss = 0;                 // VmRSS: resident now
+  uint64_t vm_size = 0;             // VmSize: mapped now
+  uint64_t available = 0;           // the smallest bound less what the process holds against it
+  std::string source;               // that bound: "physical memory", "cgroup memory.max", "RLIMIT_AS", ...
+  uint64_t tensor_default = 0;      // the default limit of one tensor: half of `available` (floors above)
+  // "RLIMIT_AS 7.6 GiB less 96.0 MiB mapped": how `available` was found.
+  std::string describe() const;
+};
+
+// The bounds as given (no reading of the system): `available`, `source` and
+// `tensor_default` computed from the other fields.
+MemoryBudget compute_memory_budget(MemoryBudget b);
+// The cgroup memory limit of the process described by `proc_self_cgroup` (the
+// text of /proc/self/cgroup) under the cgroup file systems at `root`
+// (/sys/fs/cgroup): the smallest memory.max of its cgroup v2 path and its
+// ancestors, else v1's memory.limit_in_bytes. `source` names the file kind.
+std::optional<uint64_t> cgroup_memory_limit(const std::string& proc_self_cgroup, const std::string& root,
+                                            std::string* source);
+// The bounds of this process now (fresh readings of /proc and getrlimit).
+MemoryBudget read_memory_budget();
+// read_memory_budget() as of the first use of the default limit (read once per process).
+const MemoryBudget& process_memory_budget();
+
 // DLRT_MAX_TENSOR_MB in bytes, when set to a valid value (read once per process).
 std::optional<uint64_t> env_max_tensor_bytes();
-// The process default: DLRT_MAX_TENSOR_MB, else half the physical memory (at least 1 GiB).
+// The process default: DLRT_MAX_TENSOR_MB, else process_memory_budget().tensor_default.
 const TensorLimit& default_tensor_limit();
 // A session's limit from its option, the environment and the config file (0: not set).
 TensorLimit resolve_tensor_limit(uint64_t option_bytes, std::optional<uint64_t> config_mb);

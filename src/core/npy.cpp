@@ -5,10 +5,12 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <new>
 #include <optional>
 #include <vector>
 
 #include "core/file_io.h"
+#include "core/memory_limit.h"
 
 namespace dlrt {
 
@@ -379,7 +381,8 @@ Result<std::string> serialize_npy(const Tensor& t) {
   return out;
 }
 
-Status write_npy_file(const std::string& path, const Tensor& t) {
+namespace {
+Status write_npy_file_unguarded(const std::string& path, const Tensor& t) {
   auto bytes = serialize_npy(t);
   if (!bytes.ok()) return bytes.status().with_context(path);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
@@ -388,6 +391,16 @@ Status write_npy_file(const std::string& path, const Tensor& t) {
   f.close();
   if (!f) return IoError(path + ": write failed");
   return Status::Ok();
+}
+}  // namespace
+
+Status write_npy_file(const std::string& path, const Tensor& t) {
+  try {
+    return write_npy_file_unguarded(path, t);
+  } catch (const std::bad_alloc&) {  // the file's bytes are built in memory first
+    return Status(StatusCode::kOutOfMemory, path + ": out of memory serializing " + format_bytes(t.nbytes()) +
+                                                " of tensor data");
+  }
 }
 
 }  // namespace dlrt

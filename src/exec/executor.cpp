@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 
 #include "core/logging.h"
 #include "core/run_limits.h"
@@ -43,6 +45,14 @@ bool same_signature(const std::vector<std::pair<DType, Shape>>& key, std::span<c
   for (size_t i = 0; i < key.size(); ++i)
     if (key[i].first != inputs[i].tensor.dtype() || key[i].second != inputs[i].tensor.shape()) return false;
   return true;
+}
+
+// An allocation that failed inside a kernel (operator new's std::bad_alloc, a
+// std::vector past max_size) as kOutOfMemory naming the node: `what` is
+// "its compute" or "building its kernel".
+Status allocation_failure(const ir::Node& node, const std::exception& e, const std::string& what) {
+  return Status(StatusCode::kOutOfMemory, node.describe() + ": out of memory in " + what + " (" + e.what() +
+                                              "); lower the inputs' sizes or raise the process's memory limit");
 }
 
 }  // namespace
@@ -207,7 +217,14 @@ Status Executor::plan_graph(const ir::Graph& g) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
     if (custom_) {
-      DLRT_ASSIGN_OR_RETURN(auto k, custom_(node));
+      auto custom_kernel = [&]() -> Result<std::unique_ptr<exec::OpKernel>> {
+        try {
+          return custom_(node);
+        } catch (const std::bad_alloc& e) {
+          return allocation_failure(node, e, "building its kernel");
+        }
+      };
+      DLRT_ASSIGN_OR_RETURN(auto k, custom_kernel());
       if (k) {
         plan.nodes[i].kernel = std::move(k);
         continue;
@@ -219,14 +236,21 @@ Status Executor::plan_graph(const ir::Graph& g) {
                          std::to_string(node.opset) + ") of node '" + node.name +
                          "' is not supported by the CPU backend");
     auto kernel = [&]() -> Result<std::unique_ptr<exec::OpKernel>> {
-      if (!def->factory_with_constants) return def->factory(node);
-      // Initializers and folded constants of this graph (a subgraph's own constants work the same way).
-      exec::ConstantInputs constants = [&g, &node](size_t k) -> const Tensor* {
-        if (k >= node.inputs.size() || node.inputs[k] == ir::kNoValue) return nullptr;
-        const auto& c = g.values[node.inputs[k]].constant;
-        return c && c->valid() ? &*c : nullptr;
-      };
-      return def->factory_with_constants(node, constants);
+      // A kernel packs its weights here: an allocation failing in it is kOutOfMemory, not an abort.
+      try {
+        if (!def->factory_with_constants) return def->factory(node);
+        // Initializers and folded constants of this graph (a subgraph's own constants work the same way).
+        exec::ConstantInputs constants = [&g, &node](size_t k) -> const Tensor* {
+          if (k >= node.inputs.size() || node.inputs[k] == ir::kNoValue) return nullptr;
+          const auto& c = g.values[node.inputs[k]].constant;
+          return c && c->valid() ? &*c : nullptr;
+        };
+        return def->factory_with_constants(node, constants);
+      } catch (const std::bad_alloc& e) {
+        return allocation_failure(node, e, "building its kernel (packing its weights)");
+      } catch (const std::length_error& e) {
+        return allocation_failure(node, e, "building its kernel (packing its weights)");
+      }
     }();
     if (!kernel.ok()) {
       const Status& s = kernel.status();
@@ -394,7 +418,14 @@ Status Executor::run_graph(const ir::Graph& g, std::span<const RunValue> inputs,
     std::optional<NodeAllocator> alloc;
     if (memory) alloc.emplace(*memory, node, static_cast<int>(i), sc.used);
     exec::KernelContext ctx(node, in_ptrs, outs, pool_, runner, alloc ? &*alloc : nullptr);
-    Status s = plan.nodes[i].kernel->compute(ctx);
+    Status s;
+    try {
+      s = plan.nodes[i].kernel->compute(ctx);
+    } catch (const std::bad_alloc& e) {
+      s = allocation_failure(node, e, "its compute");
+    } catch (const std::length_error& e) {
+      s = allocation_failure(node, e, "its compute");
+    }
     if (!s.ok()) {
       if (s.message().find(node.describe()) == std::string::npos) s = s.with_context(node.describe());
       return s;

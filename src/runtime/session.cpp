@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <new>
 #include <optional>
 
 #include "backend/registry.h"
@@ -63,6 +64,9 @@ class SessionImpl {
   template <typename Given>
   Status run_values(const Given& given, std::vector<RunValue>& results, RunReport* report,
                     std::vector<double>* node_ms_out = nullptr, std::span<Tensor* const> out_buffers = {}) const;
+  template <typename Given>
+  Status run_values_unguarded(const Given& given, std::vector<RunValue>& results, RunReport* report,
+                              std::vector<double>* node_ms_out, std::span<Tensor* const> out_buffers) const;
   RunReport current_placement() const;
 };
 
@@ -178,6 +182,25 @@ ir::Node partition_node(const ir::Graph& g, const ir::Graph& sub, size_t p) {
   idx.i = static_cast<int64_t>(p);
   pn.attributes["partition"] = idx;
   return pn;
+}
+
+// An allocation failure that no kernel boundary caught (reading the model's
+// initializers, optimizing the graph, a run's bookkeeping) as kOutOfMemory:
+// the caller gets a Status, the process does not abort.
+Status allocation_failure(const char* what, const std::exception& e) {
+  return Status(StatusCode::kOutOfMemory, std::string("out of memory ") + what + " (" + e.what() +
+                                              "); raise the process's memory limit or use a smaller model or input");
+}
+
+template <typename F>
+auto guard_allocations(const char* what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::bad_alloc& e) {
+    return allocation_failure(what, e);
+  } catch (const std::length_error& e) {
+    return allocation_failure(what, e);
+  }
 }
 
 Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const SessionOptions& options) {
@@ -449,6 +472,12 @@ Result<std::vector<RunValue>> SessionImpl::run(const Given& given, RunReport* re
 template <typename Given>
 Status SessionImpl::run_values(const Given& given, std::vector<RunValue>& results, RunReport* report,
                                std::vector<double>* node_ms_out, std::span<Tensor* const> out_buffers) const {
+  return guard_allocations("in a run", [&] { return run_values_unguarded(given, results, report, node_ms_out, out_buffers); });
+}
+
+template <typename Given>
+Status SessionImpl::run_values_unguarded(const Given& given, std::vector<RunValue>& results, RunReport* report,
+                                         std::vector<double>* node_ms_out, std::span<Tensor* const> out_buffers) const {
   ScopedTensorLimit tensor_limit_scope(&tensor_limit);
   ThreadKeptValues<kOrderedInputs> kept;
   std::vector<RunValue>& ordered = kept.get();
@@ -491,13 +520,24 @@ Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
 Result<std::unique_ptr<Session>> Session::create(const std::string& path, const SessionOptions& options) {
-  DLRT_ASSIGN_OR_RETURN(auto impl, build(ir::import_onnx_file(path, runtime_import_options()), options));
-  return std::unique_ptr<Session>(new Session(std::move(impl)));
+  auto impl = guard_allocations("loading the model", [&]() -> Result<std::unique_ptr<SessionImpl>> {
+    return build(ir::import_onnx_file(path, runtime_import_options()), options);
+  });
+  if (!impl.ok()) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (impl.status().code() == StatusCode::kOutOfMemory && !ec)
+      return Status(StatusCode::kOutOfMemory, impl.status().message() + " (the model file holds " + format_bytes(size) + ")");
+    return impl.status();
+  }
+  return std::unique_ptr<Session>(new Session(std::move(impl).value()));
 }
 
 Result<std::unique_ptr<Session>> Session::create_from_bytes(const std::string& bytes, const SessionOptions& options,
                                                             const std::string& base_dir) {
-  DLRT_ASSIGN_OR_RETURN(auto impl, build(ir::import_onnx_bytes(bytes, base_dir, runtime_import_options()), options));
+  DLRT_ASSIGN_OR_RETURN(auto impl, guard_allocations("loading the model", [&]() -> Result<std::unique_ptr<SessionImpl>> {
+                          return build(ir::import_onnx_bytes(bytes, base_dir, runtime_import_options()), options);
+                        }));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,8 +12,10 @@
 
 #include "backend/registry.h"
 #include "cli_args.h"
+#include "core/memory_limit.h"
 #include "commands.h"
 #include "dlrt/device.h"
+#include "dlrt/memory.h"
 #include "json_out.h"
 #include "runtime/backends.h"
 
@@ -26,10 +29,14 @@ constexpr const char* kDevicesHelp =
     "/sys/class/drm, /sys/class/accel and PCI; no vendor runtime is needed), then every\n"
     "backend: available or not, the vendor library and version it loaded, or the reason\n"
     "it cannot be used and the fix; then the devices each backend offers (BACKEND:DEVICE,\n"
-    "usable with --device), virtual ones (compile only) marked.\n"
+    "usable with --device), virtual ones (compile only) marked; last the memory budget: the\n"
+    "largest tensor a run may allocate and the memory available to the process that its\n"
+    "default (half of it) derives from: the smallest of the physical memory, the memory\n"
+    "cgroup's limit (less the resident set) and RLIMIT_AS (less what is mapped).\n"
     "\n"
     "options:\n"
-    "  --json          print one JSON object {\"hardware\", \"backends\", \"backend_devices\"}\n"
+    "  --json          print one JSON object {\"hardware\", \"backends\", \"backend_devices\",\n"
+    "                  \"memory\"}\n"
     "  --refresh       retry backends whose runtime failed to load earlier\n"
     "  --root DIR      read /proc and /sys under DIR instead of / (testing)\n"
     "  -h, --help      this help\n";
@@ -124,6 +131,22 @@ nlohmann::ordered_json to_json(const std::vector<Device>& hardware, const std::v
     e["metadata"] = d.metadata;
     j["backend_devices"].push_back(std::move(e));
   }
+  const MemoryInfo b = memory_info();
+  auto opt = [](const std::optional<uint64_t>& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+  };
+  nlohmann::ordered_json m;
+  m["max_tensor_bytes"] = b.max_tensor_bytes;
+  m["max_tensor_source"] = b.max_tensor_source;
+  m["available_bytes"] = b.available_bytes;
+  m["available_source"] = b.available_source;
+  m["physical_bytes"] = b.physical_bytes;
+  m["cgroup_limit_bytes"] = opt(b.cgroup_limit_bytes);
+  m["cgroup_source"] = b.cgroup_limit_bytes ? nlohmann::ordered_json(b.cgroup_source) : nlohmann::ordered_json(nullptr);
+  m["rlimit_as_bytes"] = opt(b.rlimit_as_bytes);
+  m["rss_bytes"] = b.rss_bytes;
+  m["vm_size_bytes"] = b.vm_size_bytes;
+  j["memory"] = std::move(m);
   return j;
 }
 
@@ -165,6 +188,15 @@ void print_text(const std::vector<Device>& hardware, const std::vector<BackendIn
                 hw.c_str());
     if (!d.metadata.empty()) std::printf("  %-22s      %s\n", "", metadata_line(d.metadata).c_str());
   }
+  const MemoryInfo b = memory_info();
+  auto opt = [](const std::optional<uint64_t>& v) { return v ? format_bytes(*v) : std::string("none"); };
+  std::printf("\nMemory\n");
+  std::printf("  %-22s %s (%s)\n", "largest tensor", format_bytes(b.max_tensor_bytes).c_str(), b.max_tensor_source.c_str());
+  std::printf("  %-22s %s (%s)\n", "available", format_bytes(b.available_bytes).c_str(), b.describe.c_str());
+  std::printf("  %-22s physical %s, %s %s, RLIMIT_AS %s; resident %s, mapped %s\n", "bounds",
+              format_bytes(b.physical_bytes).c_str(), b.cgroup_limit_bytes ? b.cgroup_source.c_str() : "cgroup limit",
+              opt(b.cgroup_limit_bytes).c_str(), opt(b.rlimit_as_bytes).c_str(), format_bytes(b.rss_bytes).c_str(),
+              format_bytes(b.vm_size_bytes).c_str());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // dlrt: command-line front end of the dlrt runtime.
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "cli_args.h"
@@ -37,7 +38,8 @@ constexpr const char* kUsage =
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+int dispatch(int argc, char** argv) {
   using namespace dlrt::cli;
   if (argc < 2) {
     std::fputs(kUsage, stderr);
@@ -69,4 +71,17 @@ int main(int argc, char** argv) {
   if (cmd == "canary") return cmd_canary(argc, argv);
   std::fprintf(stderr, "dlrt: error: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return kExitUsage;
+}
+}  // namespace
+
+// An allocation that nothing below caught (the commands turn the ones they
+// expect into OutOfMemory errors) still ends as a runtime error, not an abort.
+int main(int argc, char** argv) {
+  try {
+    return dispatch(argc, argv);
+  } catch (const std::bad_alloc& e) {
+    std::fprintf(stderr, "dlrt: error: out of memory (%s); raise the process's memory limit or use smaller inputs\n",
+                 e.what());
+    return dlrt::cli::kExitRuntimeError;
+  }
 }
