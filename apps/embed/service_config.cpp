@@ -73,7 +73,7 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
       {"threads", true, false, "DLRT_THREADS", "threads", "intra-op threads per run (0 = one per core)"},
       {"cache_dir", true, false, "DLRT_CACHE_DIR", "cache-dir", "compiled-blob cache folder"},
       {"max_tensor_mb", true, false, "DLRT_MAX_TENSOR_MB", "max-tensor-mb",
-       "largest tensor a run may allocate, MiB; beyond it the run fails (default: half the physical memory)"},
+       "largest tensor a run may allocate, MiB; beyond it the run fails (default: half the memory available: physical, cgroup, RLIMIT_AS)"},
       serve_key("model", "model folder (sentence-transformers / Hugging Face ONNX export)"),
       serve_key("model_name", "model name in responses (default: the folder's)"),
       serve_key("host", "address to listen on (default 127.0.0.1)"),

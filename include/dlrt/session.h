@@ -50,7 +50,9 @@ struct SessionOptions {
   // kOutOfMemory ("node 'y' (Resize): an output of shape [...] would allocate
   // 19.2 GiB, over the 4.0 GiB limit (...)") before anything is allocated.
   // 0: DLRT_MAX_TENSOR_MB, then the config file's max_tensor_mb, else half the
-  // physical memory (at least 1 GiB).
+  // memory available to the process (dlrt::memory_info(), include/dlrt/memory.h:
+  // the least of physical memory, the memory cgroup's limit and RLIMIT_AS, less
+  // what the process holds).
   uint64_t max_tensor_bytes = 0;
 };
 
