@@ -168,7 +168,8 @@ class Session:
                     the config file, else "f32".
     backend_options dict of str -> str handed to accelerator backends when they compile.
     max_tensor_bytes the largest tensor a run may allocate (dlrt.OutOfMemory past it); 0:
-                    $DLRT_MAX_TENSOR_MB, the config file, else half the machine's memory.
+                    $DLRT_MAX_TENSOR_MB, the config file, else half the memory available
+                     (physical, cgroup limit, RLIMIT_AS; see docs/serve.md).
 
     Raises dlrt.IoError (a missing or unreadable file), dlrt.InvalidModel (not ONNX,
     broken graph), dlrt.Unsupported (op or opset), dlrt.InvalidArgument (bad option),
