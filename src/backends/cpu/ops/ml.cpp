@@ -22,8 +22,6 @@
 namespace dlrt::cpu {
 namespace {
 
-constexpr const char* kMl = "ai.onnx.ml";
-
 bool is_ml_numeric(DType t) {
   return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kInt64 || t == DType::kInt32;
 }
@@ -403,20 +401,16 @@ Status register_ml_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("Binarizer", binarizer, 1, 1000, kMl));
   DLRT_RETURN_IF_ERROR(r.add_fn("ArrayFeatureExtractor", array_feature_extractor, 1, 1000, kMl));
   DLRT_RETURN_IF_ERROR(r.add_fn("Normalizer", normalizer, 1, 1000, kMl));
-  for (auto [op, factory] : std::initializer_list<std::pair<const char*, KernelFactory>>{
-           {"LabelEncoder", [](const ir::Node& n) { return LabelEncoderKernel::create(n); }},
-           {"LinearRegressor", [](const ir::Node& n) { return LinearRegressorKernel::create(n); }},
-           {"LinearClassifier", [](const ir::Node& n) { return LinearClassifierKernel::create(n); }},
-           {"Scaler",
-            [](const ir::Node& n) -> Result<std::unique_ptr<OpKernel>> {
-              return std::unique_ptr<OpKernel>(std::make_unique<ScalerKernel>(n));
-            }}}) {
-    KernelDef d;
-    d.op_type = op;
-    d.domain = kMl;
-    d.factory = factory;
-    DLRT_RETURN_IF_ERROR(r.add(std::move(d)));
-  }
+  DLRT_RETURN_IF_ERROR(r.add(ml_kernel_def<LabelEncoderKernel>("LabelEncoder")));
+  DLRT_RETURN_IF_ERROR(r.add(ml_kernel_def<LinearRegressorKernel>("LinearRegressor")));
+  DLRT_RETURN_IF_ERROR(r.add(ml_kernel_def<LinearClassifierKernel>("LinearClassifier")));
+  KernelDef scaler;
+  scaler.op_type = "Scaler";
+  scaler.domain = kMl;
+  scaler.factory = [](const ir::Node& n) -> Result<std::unique_ptr<OpKernel>> {
+    return std::unique_ptr<OpKernel>(std::make_unique<ScalerKernel>(n));
+  };
+  DLRT_RETURN_IF_ERROR(r.add(std::move(scaler)));
   return Status::Ok();
 }
 

@@ -22,12 +22,11 @@
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/ops/ml_util.h"
 #include "core/tensor_values.h"
 
 namespace dlrt::cpu {
 namespace {
-
-constexpr const char* kMl = "ai.onnx.ml";
 
 class OneHotEncoderKernel final : public OpKernel {
  public:
@@ -225,22 +224,13 @@ class FeatureVectorizerKernel final : public OpKernel {
   int64_t total_ = 0;
 };
 
-template <typename K>
-KernelDef def(const char* op) {
-  KernelDef d;
-  d.op_type = op;
-  d.domain = kMl;
-  d.factory = [](const ir::Node& n) { return K::create(n); };
-  return d;
-}
-
 }  // namespace
 
 Status register_ml_encoder_kernels(KernelRegistry& r) {
-  DLRT_RETURN_IF_ERROR(r.add(def<OneHotEncoderKernel>("OneHotEncoder")));
-  DLRT_RETURN_IF_ERROR(r.add(def<ImputerKernel>("Imputer")));
-  DLRT_RETURN_IF_ERROR(r.add(def<CategoryMapperKernel>("CategoryMapper")));
-  return r.add(def<FeatureVectorizerKernel>("FeatureVectorizer"));
+  DLRT_RETURN_IF_ERROR(r.add(ml_kernel_def<OneHotEncoderKernel>("OneHotEncoder")));
+  DLRT_RETURN_IF_ERROR(r.add(ml_kernel_def<ImputerKernel>("Imputer")));
+  DLRT_RETURN_IF_ERROR(r.add(ml_kernel_def<CategoryMapperKernel>("CategoryMapper")));
+  return r.add(ml_kernel_def<FeatureVectorizerKernel>("FeatureVectorizer"));
 }
 
 }  // namespace dlrt::cpu

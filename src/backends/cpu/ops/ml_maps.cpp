@@ -9,11 +9,10 @@
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/ops/ml_util.h"
 
 namespace dlrt::cpu {
 namespace {
-
-constexpr const char* kMl = "ai.onnx.ml";
 
 // ZipMap: X [N, C] (or [C], one row) float -> N maps from the C class labels
 // (classlabels_int64s or classlabels_strings) to the row's values. The maps
@@ -117,20 +116,11 @@ class DictVectorizerKernel final : public OpKernel {
   std::map<std::string, int64_t, std::less<>> str_index_;
 };
 
-template <typename K>
-KernelDef def_of(const char* op) {
-  KernelDef d;
-  d.op_type = op;
-  d.domain = kMl;
-  d.factory = [](const ir::Node& n) { return K::create(n); };
-  return d;
-}
-
 }  // namespace
 
 Status register_ml_map_kernels(KernelRegistry& r) {
-  DLRT_RETURN_IF_ERROR(r.add(def_of<ZipMapKernel>("ZipMap")));
-  return r.add(def_of<DictVectorizerKernel>("DictVectorizer"));
+  DLRT_RETURN_IF_ERROR(r.add(ml_kernel_def<ZipMapKernel>("ZipMap")));
+  return r.add(ml_kernel_def<DictVectorizerKernel>("DictVectorizer"));
 }
 
 }  // namespace dlrt::cpu

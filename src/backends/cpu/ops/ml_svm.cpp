@@ -37,8 +37,6 @@
 namespace dlrt::cpu {
 namespace {
 
-constexpr const char* kMl = "ai.onnx.ml";
-
 enum class SvmKernel { kLinear, kPoly, kRbf, kSigmoid };
 
 // What both SVM ops share: the kernel function and the support vectors.
@@ -357,16 +355,8 @@ class SvmRegressorKernel final : public OpKernel {
 }  // namespace
 
 Status register_ml_svm_kernels(KernelRegistry& r) {
-  KernelDef c;
-  c.op_type = "SVMClassifier";
-  c.domain = kMl;
-  c.factory = [](const ir::Node& n) { return SvmClassifierKernel::create(n); };
-  DLRT_RETURN_IF_ERROR(r.add(std::move(c)));
-  KernelDef g;
-  g.op_type = "SVMRegressor";
-  g.domain = kMl;
-  g.factory = [](const ir::Node& n) { return SvmRegressorKernel::create(n); };
-  return r.add(std::move(g));
+  DLRT_RETURN_IF_ERROR(r.add(ml_kernel_def<SvmClassifierKernel>("SVMClassifier")));
+  return r.add(ml_kernel_def<SvmRegressorKernel>("SVMRegressor"));
 }
 
 }  // namespace dlrt::cpu

@@ -429,13 +429,13 @@ Status register_ml_tree_kernels(KernelRegistry& r) {
   for (bool classifier : {false, true}) {
     KernelDef d;
     d.op_type = classifier ? "TreeEnsembleClassifier" : "TreeEnsembleRegressor";
-    d.domain = "ai.onnx.ml";
+    d.domain = kMl;
     d.factory = [classifier](const ir::Node& n) { return TreeEnsembleKernel::create(n, classifier); };
     DLRT_RETURN_IF_ERROR(r.add(std::move(d)));
   }
   KernelDef v5;
   v5.op_type = "TreeEnsemble";
-  v5.domain = "ai.onnx.ml";
+  v5.domain = kMl;
   v5.min_opset = 5;
   v5.factory = [](const ir::Node& n) { return TreeEnsembleKernel::create_v5(n); };
   return r.add(std::move(v5));

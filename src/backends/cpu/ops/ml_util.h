@@ -1,5 +1,5 @@
-// What the ai.onnx.ml kernels share (ml.cpp, ml_trees.cpp, ml_svm.cpp): the
-// post transforms and the two-column scores of a binary classifier with one
+// What the ai.onnx.ml kernels share (ml*.cpp): their domain and kernel
+// definitions, the post transforms and the two-column scores of a binary classifier with one
 // score column, with ONNX Runtime's formulas (float arithmetic, its erfinv
 // approximation for PROBIT), since its results are what users compare with.
 #pragma once
@@ -10,8 +10,21 @@
 #include <string>
 
 #include "dlrt/status.h"
+#include "exec/kernel.h"
 
 namespace dlrt::cpu {
+
+inline constexpr const char* kMl = "ai.onnx.ml";
+
+// The ai.onnx.ml kernel `op` made by K::create(node).
+template <typename K>
+KernelDef ml_kernel_def(const char* op) {
+  KernelDef d;
+  d.op_type = op;
+  d.domain = kMl;
+  d.factory = [](const ir::Node& n) { return K::create(n); };
+  return d;
+}
 
 enum class MlPost { kNone, kLogistic, kSoftmax, kSoftmaxZero, kProbit };
 
