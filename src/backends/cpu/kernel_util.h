@@ -1,6 +1,7 @@
 // Small helpers every CPU kernel family uses: dtype dispatch, axis handling, ceil_div.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <type_traits>
 
@@ -93,5 +94,23 @@ inline Result<IntList> read_int_tensor(const Tensor& t, const KernelContext& ctx
   }
   return v;
 }
+
+// A kernel whose weight input is packed (or otherwise prepared) once when it
+// is a graph constant, `pre` null otherwise or when that does not apply; its
+// compute is fn(ctx, pre). MatMulInteger, QLinearMatMul, MatMulIntegerToFloat
+// (quantize.cpp), ConvInteger, QLinearConv (quantize_conv*.cpp; see
+// prepacked_def in ops/quantize_util.h), com.microsoft Attention, FusedMatMul,
+// MatMulNBits, QAttention (contrib_*.cpp).
+template <typename Pre>
+class PrepackedKernel final : public OpKernel {
+ public:
+  using Fn = Status (*)(KernelContext&, const Pre*);
+  PrepackedKernel(Fn fn, std::shared_ptr<const Pre> pre) : fn_(fn), pre_(std::move(pre)) {}
+  Status compute(KernelContext& ctx) const override { return fn_(ctx, pre_.get()); }
+
+ private:
+  Fn fn_;
+  std::shared_ptr<const Pre> pre_;
+};
 
 }  // namespace dlrt::cpu

@@ -198,15 +198,6 @@ Status ms_fused_matmul(KernelContext& ctx, const PackedOperand* pre) {
   return Status::Ok();
 }
 
-class MsFusedMatMulKernel final : public OpKernel {
- public:
-  explicit MsFusedMatMulKernel(std::shared_ptr<const PackedOperand> pre) : pre_(std::move(pre)) {}
-  Status compute(KernelContext& ctx) const override { return ms_fused_matmul(ctx, pre_.get()); }
-
- private:
-  std::shared_ptr<const PackedOperand> pre_;
-};
-
 // ------------------------------------------------------------------- Rotary
 
 Status rotary_embedding(KernelContext& ctx) {
@@ -494,15 +485,15 @@ Status register_contrib_attention_kernels(KernelRegistry& r) {
   fmm.op_type = "FusedMatMul";
   fmm.domain = kMs;
   fmm.factory = [](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
-    return std::unique_ptr<OpKernel>(new MsFusedMatMulKernel(nullptr));
+    return std::unique_ptr<OpKernel>(new PrepackedKernel<PackedOperand>(ms_fused_matmul, nullptr));
   };
   fmm.factory_with_constants = [](const ir::Node& node, const ConstantInputs& k) -> Result<std::unique_ptr<OpKernel>> {
     // Packed B only serves the plain (untransposed) case.
     if (node.attr_int("transB", 0) != 0 || node.attr_int("transBatchB", 0) != 0 || node.attr_int("transA", 0) != 0 ||
         node.attr_int("transBatchA", 0) != 0)
-      return std::unique_ptr<OpKernel>(new MsFusedMatMulKernel(nullptr));
+      return std::unique_ptr<OpKernel>(new PrepackedKernel<PackedOperand>(ms_fused_matmul, nullptr));
     DLRT_ASSIGN_OR_RETURN(auto pre, prepack_b(k(1), false));
-    return std::unique_ptr<OpKernel>(new MsFusedMatMulKernel(std::move(pre)));
+    return std::unique_ptr<OpKernel>(new PrepackedKernel<PackedOperand>(ms_fused_matmul, std::move(pre)));
   };
   DLRT_RETURN_IF_ERROR(r.add(std::move(fmm)));
   DLRT_RETURN_IF_ERROR(r.add_fn("RotaryEmbedding", rotary_embedding, 1, 1000, kMs));

@@ -246,15 +246,6 @@ Status matmul_nbits(KernelContext& ctx, const NBitsPrepared* pre) {
   return Status::Ok();
 }
 
-class MatMulNBitsKernel final : public OpKernel {
- public:
-  explicit MatMulNBitsKernel(std::shared_ptr<const NBitsPrepared> pre) : pre_(std::move(pre)) {}
-  Status compute(KernelContext& ctx) const override { return matmul_nbits(ctx, pre_.get()); }
-
- private:
-  std::shared_ptr<const NBitsPrepared> pre_;
-};
-
 // Dequantizes and packs constant weights; null when they are not constant
 // or do not fit (compute() then reports the error).
 std::shared_ptr<const NBitsPrepared> prepare_nbits(const ir::Node& node, const ConstantInputs& k) {
@@ -373,15 +364,6 @@ Status qattention(KernelContext& ctx, const QAttentionPrepared* pre) {
   return ms_attention_from_qkv(ctx, qkv, B, S, H, h, h, mi, nullptr);
 }
 
-class QAttentionKernel final : public OpKernel {
- public:
-  explicit QAttentionKernel(std::shared_ptr<const QAttentionPrepared> pre) : pre_(std::move(pre)) {}
-  Status compute(KernelContext& ctx) const override { return qattention(ctx, pre_.get()); }
-
- private:
-  std::shared_ptr<const QAttentionPrepared> pre_;
-};
-
 // ---------------------------------------------------------------------------
 // QEmbedLayerNormalization
 
@@ -494,17 +476,17 @@ Status register_contrib_quant_transformer_kernels(KernelRegistry& r) {
   nb.op_type = "MatMulNBits";
   nb.domain = kMs;
   nb.factory = [](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
-    return std::unique_ptr<OpKernel>(new MatMulNBitsKernel(nullptr));
+    return std::unique_ptr<OpKernel>(new PrepackedKernel<NBitsPrepared>(matmul_nbits, nullptr));
   };
   nb.factory_with_constants = [](const ir::Node& node, const ConstantInputs& k) -> Result<std::unique_ptr<OpKernel>> {
-    return std::unique_ptr<OpKernel>(new MatMulNBitsKernel(prepare_nbits(node, k)));
+    return std::unique_ptr<OpKernel>(new PrepackedKernel<NBitsPrepared>(matmul_nbits, prepare_nbits(node, k)));
   };
   DLRT_RETURN_IF_ERROR(r.add(std::move(nb)));
   KernelDef qa;
   qa.op_type = "QAttention";
   qa.domain = kMs;
   qa.factory = [](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
-    return std::unique_ptr<OpKernel>(new QAttentionKernel(nullptr));
+    return std::unique_ptr<OpKernel>(new PrepackedKernel<QAttentionPrepared>(qattention, nullptr));
   };
   qa.factory_with_constants = [](const ir::Node&, const ConstantInputs& k) -> Result<std::unique_ptr<OpKernel>> {
     std::shared_ptr<QAttentionPrepared> pre;
@@ -514,7 +496,7 @@ Status register_contrib_quant_transformer_kernels(KernelRegistry& r) {
       pre->source = w->raw_data();
       pre->packed = PackedInt8B::pack(false, w->dim(0), w->dim(1), w->raw_data(), w->dim(1), w->dtype() == DType::kInt8);
     }
-    return std::unique_ptr<OpKernel>(new QAttentionKernel(std::move(pre)));
+    return std::unique_ptr<OpKernel>(new PrepackedKernel<QAttentionPrepared>(qattention, std::move(pre)));
   };
   DLRT_RETURN_IF_ERROR(r.add(std::move(qa)));
   return r.add_fn("QEmbedLayerNormalization", qembed_layer_norm, 1, 1000, kMs);

@@ -479,19 +479,6 @@ Status ms_attention_from_qkv(KernelContext& ctx, const float* qkv, int64_t B, in
   return Status::Ok();
 }
 
-namespace {
-
-class MsAttentionKernel final : public OpKernel {
- public:
-  explicit MsAttentionKernel(std::shared_ptr<const PackedOperand> pre) : pre_(std::move(pre)) {}
-  Status compute(KernelContext& ctx) const override { return ms_attention(ctx, pre_.get()); }
-
- private:
-  std::shared_ptr<const PackedOperand> pre_;
-};
-
-}  // namespace
-
 Status register_contrib_transformer_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("SkipLayerNormalization", skip_layer_norm<false>, 1, 1000, kMs));
   DLRT_RETURN_IF_ERROR(r.add_fn("SkipSimplifiedLayerNormalization", skip_layer_norm<true>, 1, 1000, kMs));
@@ -508,11 +495,11 @@ Status register_contrib_transformer_kernels(KernelRegistry& r) {
   att.op_type = "Attention";
   att.domain = kMs;
   att.factory = [](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
-    return std::unique_ptr<OpKernel>(new MsAttentionKernel(nullptr));
+    return std::unique_ptr<OpKernel>(new PrepackedKernel<PackedOperand>(ms_attention, nullptr));
   };
   att.factory_with_constants = [](const ir::Node&, const ConstantInputs& k) -> Result<std::unique_ptr<OpKernel>> {
     DLRT_ASSIGN_OR_RETURN(auto pre, prepack_b(k(1), false));
-    return std::unique_ptr<OpKernel>(new MsAttentionKernel(std::move(pre)));
+    return std::unique_ptr<OpKernel>(new PrepackedKernel<PackedOperand>(ms_attention, std::move(pre)));
   };
   return r.add(std::move(att));
 }

@@ -53,22 +53,6 @@ inline float float_at(const Tensor& t, int64_t i) {
 // The output type of a QLinear* op: y_zero_point's, else `fallback` (x's); 8 bits only.
 Result<DType> qlinear_out_type(const KernelContext& ctx, const Tensor* y_zp, DType fallback);
 
-// A kernel whose weight input is packed once when it is a graph constant
-// (null otherwise, or when it does not apply): MatMulInteger, QLinearMatMul,
-// MatMulIntegerToFloat (quantize.cpp), ConvInteger, QLinearConv
-// (quantize_conv.cpp), QLinearConvNhwc (quantize_conv_nhwc.cpp).
-template <typename Pre>
-class PrepackedKernel final : public OpKernel {
- public:
-  using Fn = Status (*)(KernelContext&, const Pre*);
-  PrepackedKernel(Fn fn, std::shared_ptr<const Pre> pre) : fn_(fn), pre_(std::move(pre)) {}
-  Status compute(KernelContext& ctx) const override { return fn_(ctx, pre_.get()); }
-
- private:
-  Fn fn_;
-  std::shared_ptr<const Pre> pre_;
-};
-
 template <typename Pre>
 KernelDef prepacked_def(const char* op, typename PrepackedKernel<Pre>::Fn fn, size_t weight_input,
                         std::shared_ptr<const Pre> (*prepack)(const ir::Node&, const Tensor*), const char* domain = "",
