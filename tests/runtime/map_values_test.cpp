@@ -90,8 +90,15 @@ TEST(MapValues, ZipMapGivesOneMapPerRow) {
     else EXPECT_EQ(y.keys.data<int64_t>()[1], 8);
     ASSERT_EQ(y.values.shape(), (Shape{2, 3}));
     EXPECT_EQ(y.values.data<float>()[4], 5.0f);
-    // The run's values do not alias the input.
+    // The run's values alias neither the input nor the model: writing into
+    // one run's keys leaves the next run's alone.
     EXPECT_NE(y.values.raw_data(), x.raw_data());
+    if (strings) (*r)[0].keys.data<std::string>()[0] = "changed";
+    else (*r)[0].keys.data<int64_t>()[0] = -5;
+    auto again = (*s)->run_values({{"x", Value::of(x)}});
+    ASSERT_TRUE(again.ok()) << again.status().to_string();
+    if (strings) EXPECT_EQ((*again)[0].keys.data<std::string>()[0], "a");
+    else EXPECT_EQ((*again)[0].keys.data<int64_t>()[0], 7);
     // A 1-D X is one row; Session::run cannot return maps and says what can.
     auto one = (*s)->run_values({{"x", Value::of(Tensor::from_vector<float>({3}, {1, 2, 3}))}});
     ASSERT_TRUE(one.ok()) << one.status().to_string();

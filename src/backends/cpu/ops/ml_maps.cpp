@@ -45,7 +45,9 @@ class ZipMapKernel final : public OpKernel {
     if (x->rank() == 1) {
       DLRT_ASSIGN_OR_RETURN(values, values.reshaped(Shape{1, cols}));
     }
-    ctx.set_output_value(0, RunValue::of_map(labels_, std::move(values), true));
+    // The labels copied too: the caller owns what a run returns, and may write into it.
+    DLRT_ASSIGN_OR_RETURN(Tensor keys, labels_.clone());
+    ctx.set_output_value(0, RunValue::of_map(std::move(keys), std::move(values), true));
     return Status::Ok();
   }
 
