@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 /* The C API's version: raised when a function or a struct field is added. */
-#define DLRT_C_API_VERSION 1u
+#define DLRT_C_API_VERSION 2u
 
 /* The enums' underlying type in C++ (in C it is the compiler's choice for an
  * enum, an int-sized type on the platforms dlrt supports): any int a caller
@@ -373,6 +373,29 @@ DLRT_C_API dlrt_status* dlrt_device_list_metadata(const dlrt_device_list* list, 
 /* The value of metadata `key` of device `index`, or NULL when it has none. */
 DLRT_C_API const char* dlrt_device_list_find_metadata(const dlrt_device_list* list, size_t index,
                                                       const char* key);
+
+/* ---------------------------------------------------------- memory budget */
+
+/* The process's memory budget as sessions apply it (dlrt/memory.h): the
+ * largest tensor a run may allocate by default, and the memory available to
+ * the process that the default (half of it) derives from. A bound that does
+ * not apply is 0. The strings are static storage. */
+typedef struct dlrt_memory_info {
+  size_t struct_size;             /* sizeof(dlrt_memory_info), set by the caller */
+  uint64_t max_tensor_bytes;      /* the limit a session made now gets (no max_tensor_bytes option) */
+  const char* max_tensor_source;  /* "DLRT_MAX_TENSOR_MB", "the default, half ..." */
+  uint64_t available_bytes;       /* the smallest bound below less what the process holds against it */
+  const char* available_source;   /* "physical memory", "cgroup memory.max", "RLIMIT_AS" */
+  uint64_t physical_bytes;
+  uint64_t cgroup_limit_bytes;    /* 0: no memory cgroup limit */
+  uint64_t rlimit_as_bytes;       /* 0: RLIMIT_AS unlimited */
+  const char* describe;           /* one line, e.g. "RLIMIT_AS 7.6 GiB less 120.0 MiB mapped" */
+} dlrt_memory_info;
+#define DLRT_MEMORY_INFO_INIT {sizeof(dlrt_memory_info), 0, NULL, 0, NULL, 0, 0, 0, NULL}
+
+/* Fills *info with the budget as read at the first call in this process (the
+ * same figures `dlrt devices` prints under "Memory"). Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_memory_info_get(dlrt_memory_info* info);
 
 /* -------------------------------------------------------------- embedder */
 

@@ -8,7 +8,7 @@
     model = dlrt.Embedder("all-MiniLM-L6-v2/")   # a sentence-transformers ONNX folder
     vectors = model.encode(["a sentence", "another one"])
 
-Classes: Session, Embedder, CrossEncoder, TensorInfo, RunReport, PartitionReport, Device; devices(), backends();
+Classes: Session, Embedder, CrossEncoder, TensorInfo, RunReport, PartitionReport, Device; devices(), backends(), memory_info();
 errors: Error and its subclasses, one per dlrt.StatusCode. Reference: docs/python.md.
 """
 
@@ -61,6 +61,7 @@ from ._dlrt import (  # noqa: E402
     __version__,
     backends,
     devices,
+    memory_info,
 )
 
 __all__ = [
@@ -88,4 +89,5 @@ __all__ = [
     "__version__",
     "backends",
     "devices",
+    "memory_info",
 ]

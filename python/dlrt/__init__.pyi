@@ -13,6 +13,7 @@ from ._dlrt import (
     TensorInfo as TensorInfo,
     backends as backends,
     devices as devices,
+    memory_info as memory_info,
 )
 
 __version__: str

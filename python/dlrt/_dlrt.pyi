@@ -287,6 +287,16 @@ def backends(refresh: bool = False) -> list[dict[str, object]]:
     refresh=True retries one that failed to load earlier.
     """
 
+def memory_info() -> dict[str, object]:
+    """
+    The process's memory budget as sessions apply it (what `dlrt devices` prints under Memory):
+    a dict with max_tensor_bytes (the largest tensor a run may allocate when SessionOptions sets
+    no max_tensor_bytes) and max_tensor_source, available_bytes and available_source (the
+    smallest of physical memory, the cgroup limit and RLIMIT_AS, less what the process holds;
+    the default limit is half of it), physical_bytes, cgroup_limit_bytes and rlimit_as_bytes
+    (None: no such limit), rss_bytes, and describe (one line).
+    """
+
 class Embedder:
     """
     Sentence embeddings from a sentence-transformers / Hugging Face ONNX

@@ -1,5 +1,6 @@
 // dlrt.devices() and dlrt.Device over dlrt::discover_devices(); dlrt.backends() over the
-// backend registry (what `dlrt devices` prints under "Backends" and "Backend devices").
+// backend registry (what `dlrt devices` prints under "Backends" and "Backend devices");
+// dlrt.memory_info() over dlrt::memory_info() (its "Memory" section).
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -7,6 +8,7 @@
 #include "backend/registry.h"
 #include "bindings.h"
 #include "dlrt/device.h"
+#include "dlrt/memory.h"
 #include "runtime/backends.h"
 
 namespace dlrt::python {
@@ -106,6 +108,28 @@ void bind_devices(nb::module_& m) {
       "spec, usable as Session(device=spec), backend, name, type, is_virtual, hardware: the id of\n"
       "the dlrt.devices() entry it drives, metadata). Loads the vendor runtimes it finds;\n"
       "refresh=True retries one that failed to load earlier.");
+
+  m.def("memory_info", []() {
+        const MemoryInfo mi = memory_info();
+        nb::dict r;
+        r["max_tensor_bytes"] = mi.max_tensor_bytes;
+        r["max_tensor_source"] = mi.max_tensor_source;
+        r["available_bytes"] = mi.available_bytes;
+        r["available_source"] = mi.available_source;
+        r["physical_bytes"] = mi.physical_bytes;
+        r["cgroup_limit_bytes"] = mi.cgroup_limit_bytes ? nb::cast(*mi.cgroup_limit_bytes) : nb::none();
+        r["rlimit_as_bytes"] = mi.rlimit_as_bytes ? nb::cast(*mi.rlimit_as_bytes) : nb::none();
+        r["rss_bytes"] = mi.rss_bytes;
+        r["describe"] = mi.describe;
+        return r;
+      },
+      nb::sig("def memory_info() -> dict[str, object]"),
+      "The process's memory budget as sessions apply it (what `dlrt devices` prints under Memory):\n"
+      "a dict with max_tensor_bytes (the largest tensor a run may allocate when SessionOptions sets\n"
+      "no max_tensor_bytes) and max_tensor_source, available_bytes and available_source (the\n"
+      "smallest of physical memory, the cgroup limit and RLIMIT_AS, less what the process holds;\n"
+      "the default limit is half of it), physical_bytes, cgroup_limit_bytes and rlimit_as_bytes\n"
+      "(None: no such limit), rss_bytes, and describe (one line).");
 }
 
 }  // namespace dlrt::python

@@ -1,10 +1,12 @@
-// The C API's device discovery (dlrt_devices_*, dlrt_device_list_*).
+// The C API's device discovery (dlrt_devices_*, dlrt_device_list_*) and the
+// process's memory budget (dlrt_memory_info_get).
 #include <cstddef>
 #include <iterator>
 #include <string>
 #include <vector>
 
 #include "dlrt/device.h"
+#include "dlrt/memory.h"
 #include "capi/capi_util.h"
 
 using namespace dlrt::capi;  // NOLINT: this file implements the C API with its helpers
@@ -88,6 +90,28 @@ const char* dlrt_device_list_find_metadata(const dlrt_device_list* list, size_t 
   } catch (...) {
     return nullptr;
   }
+}
+
+// --------------------------------------------------------- memory budget
+
+dlrt_status* dlrt_memory_info_get(dlrt_memory_info* info) {
+  return guarded("dlrt_memory_info_get", [&]() -> dlrt_status* {
+    constexpr const char* fn = "dlrt_memory_info_get";
+    if (!info) return invalid(fn, "info is NULL");
+    if (!DLRT_FITS(info, max_tensor_bytes))
+      return invalid(fn, "info->struct_size is too small (set it to sizeof(dlrt_memory_info))");
+    // Read once: the strings handed out live as long as the process.
+    static const dlrt::MemoryInfo m = dlrt::memory_info();
+    info->max_tensor_bytes = m.max_tensor_bytes;
+    if (DLRT_FITS(info, max_tensor_source)) info->max_tensor_source = m.max_tensor_source.c_str();
+    if (DLRT_FITS(info, available_bytes)) info->available_bytes = m.available_bytes;
+    if (DLRT_FITS(info, available_source)) info->available_source = m.available_source.c_str();
+    if (DLRT_FITS(info, physical_bytes)) info->physical_bytes = m.physical_bytes;
+    if (DLRT_FITS(info, cgroup_limit_bytes)) info->cgroup_limit_bytes = m.cgroup_limit_bytes.value_or(0);
+    if (DLRT_FITS(info, rlimit_as_bytes)) info->rlimit_as_bytes = m.rlimit_as_bytes.value_or(0);
+    if (DLRT_FITS(info, describe)) info->describe = m.describe.c_str();
+    return nullptr;
+  });
 }
 
 }  // extern "C"

@@ -623,6 +623,30 @@ static void test_devices(void) {
   dlrt_device_list_free(&list);
 }
 
+static void test_memory_info(void) {
+  dlrt_memory_info m = DLRT_MEMORY_INFO_INIT;
+  dlrt_memory_info again = DLRT_MEMORY_INFO_INIT;
+  struct {
+    size_t struct_size;
+    uint64_t max_tensor_bytes;
+  } old = {sizeof old, 0};
+  OK(dlrt_memory_info_get(&m));
+  CHECK(m.physical_bytes > 0 && m.available_bytes > 0 && m.available_bytes <= m.physical_bytes);
+  CHECK(m.max_tensor_bytes > 0);
+  CHECK(m.max_tensor_source && m.max_tensor_source[0] && m.available_source && m.available_source[0]);
+  CHECK(m.describe && m.describe[0]);
+  if (!getenv("DLRT_MAX_TENSOR_MB")) CHECK(m.max_tensor_bytes <= m.available_bytes);
+  /* Read once per process: the same figures and the same strings. */
+  OK(dlrt_memory_info_get(&again));
+  CHECK(again.max_tensor_bytes == m.max_tensor_bytes && again.describe == m.describe);
+  /* A caller built against a header with only the first field gets that field. */
+  OK(dlrt_memory_info_get((dlrt_memory_info*)(void*)&old));
+  CHECK(old.max_tensor_bytes == m.max_tensor_bytes);
+  FAILS(dlrt_memory_info_get(NULL), DLRT_INVALID_ARGUMENT, "info is NULL");
+  m.struct_size = 4;
+  FAILS(dlrt_memory_info_get(&m), DLRT_INVALID_ARGUMENT, "struct_size");
+}
+
 static void test_embedder(const char* folder, const char* expected_json) {
   size_t json_size = 0;
   char* json = read_file(expected_json, &json_size);
@@ -711,6 +735,7 @@ int main(int argc, char** argv) {
   test_options();
   test_session(argv[1], argv[2], argv[3]);
   test_devices();
+  test_memory_info();
   test_embedder(argv[4], argv[5]);
   printf("capi_test: %d checks, %d failed\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;

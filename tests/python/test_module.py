@@ -1,4 +1,4 @@
-"""dlrt.__version__, dlrt.devices() and dlrt.backends()."""
+"""dlrt.__version__, dlrt.devices(), dlrt.backends() and dlrt.memory_info()."""
 import os
 import re
 
@@ -44,6 +44,30 @@ def test_backends():
     assert cpu["available"] and [d["spec"] for d in cpu["devices"]] == ["cpu:0"]
     assert cpu["devices"][0]["hardware"] == "cpu:0" and cpu["devices"][0]["type"] == "cpu"
     assert dlrt.backends(refresh=True)[0]["name"] == "cpu"
+
+
+def test_memory_info():
+    m = dlrt.memory_info()
+    assert set(m) == {"max_tensor_bytes", "max_tensor_source", "available_bytes", "available_source",
+                      "physical_bytes", "cgroup_limit_bytes", "rlimit_as_bytes", "rss_bytes", "describe"}
+    assert 0 < m["available_bytes"] <= m["physical_bytes"]
+    assert m["max_tensor_bytes"] > 0 and m["max_tensor_source"] and m["available_source"] and m["describe"]
+    if "DLRT_MAX_TENSOR_MB" not in os.environ:
+        assert m["max_tensor_bytes"] <= m["available_bytes"]
+    for k in ("cgroup_limit_bytes", "rlimit_as_bytes"):
+        assert m[k] is None or m[k] > 0, k
+
+
+def test_memory_info_follows_rlimit_as():
+    # In a child with RLIMIT_AS set, the budget is bounded by it (the default: half the room left).
+    import subprocess
+    import sys
+    code = ("import resource, dlrt; resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30)); "
+            "m = dlrt.memory_info(); print(m['rlimit_as_bytes'], m['available_source'], m['max_tensor_bytes'])")
+    env = {k: v for k, v in os.environ.items() if k != "DLRT_MAX_TENSOR_MB"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert int(out[0]) == 8 << 30
+    assert out[1] == "RLIMIT_AS" or int(out[-1]) < 4 << 30
 
 
 def test_openvino_of_this_python_is_pointed_at(tmp_path):
