@@ -70,7 +70,7 @@ Result<ModelFile> find_model_file(const std::string& model_dir) {
     if (!generic_folder_name(up.filename().string())) f.name = up.filename().string();
   }
   if (generic_folder_name(f.name)) f.name = "model";
-  if (given_file) {
+  if (given_file && fs::path(model_dir).extension() == ".onnx") {
     f.path = fs::path(model_dir);
     return f;
   }
