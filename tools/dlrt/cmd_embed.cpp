@@ -71,7 +71,7 @@ constexpr const char* kEmbedHelp =
     "unless --json or --npy is given.\n"
     "\n"
     "options:\n"
-    "  --model DIR        the model folder (required)\n"
+    "  --model DIR        the model folder (required; its model.onnx names it too)\n"
     "  --device SPEC      auto, cpu, gpu, npu, a backend or backend:device (default: DLRT_DEVICE, else auto)\n"
     "  --strict           fail instead of falling back to another device\n"
     "  --threads N        CPU threads (0: one per core)\n"
