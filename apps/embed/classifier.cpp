@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 bool is_classifier_folder(const std::string& dir) {
-  auto config = jsonu::read_optional_json(fs::path(dir) / "config.json");
+  auto config = jsonu::read_optional_json(model_folder_of(dir) / "config.json");
   if (!config.ok() || !config->is_object()) return false;
   auto arch = config->find("architectures");
   if (arch == config->end() || !arch->is_array()) return false;
@@ -46,7 +46,7 @@ Result<std::unique_ptr<Classifier>> Classifier::create(const std::string& model_
   const fs::path& model_path = file.path;
   auto impl = std::make_unique<Impl>();
   impl->name = file.name;
-  DLRT_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_folder(model_dir));
+  DLRT_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_folder(dir.string()));
   impl->tokenizer = std::make_unique<Tokenizer>(std::move(tok));
   DLRT_ASSIGN_OR_RETURN(json config, jsonu::read_optional_json(dir / "config.json"));
 

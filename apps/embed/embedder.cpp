@@ -37,21 +37,19 @@ namespace {
 
 Result<json> read_json(const fs::path& path) { return jsonu::read_optional_json(path); }
 
-// `rel`, a path modules.json names, as a path inside the model folder `dir`: no
-// absolute path, no "..", and no symbolic link out of the folder.
+// `rel`, a path modules.json names, as a path inside the model folder `dir`:
+// no absolute path and no "..". Symbolic links are followed (a module folder
+// linked from elsewhere is the folder's owner's choice).
 Result<fs::path> inside_folder(const fs::path& dir, const std::string& rel) {
   const fs::path p(rel);
   bool ok = !rel.empty() && !p.has_root_path();
   for (const auto& part : p) ok = ok && part != "..";
-  if (ok) {
-    std::error_code ec;
-    const fs::path base = fs::weakly_canonical(dir, ec), full = fs::weakly_canonical(dir / p, ec);
-    const auto mismatch = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
-    ok = !ec && mismatch.first == base.end();
-  }
   if (!ok)
-    return InvalidModel("modules.json: the Pooling path \"" + rel + "\" is not a folder inside the model folder " +
-                        dir.string());
+    return InvalidModel("modules.json: the module path \"" + rel + "\" is not a path inside the model folder " +
+                        dir.string() + " (absolute, or with \"..\")");
+  std::error_code ec;
+  if (fs::exists(dir / p, ec) && !fs::is_directory(dir / p, ec))
+    return InvalidModel("modules.json: the module path \"" + rel + "\" in " + dir.string() + " is a file, not a folder");
   return dir / p;
 }
 
@@ -164,7 +162,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
   auto impl = std::make_unique<Impl>();
   impl->name = file.name;
 
-  auto tok = Tokenizer::from_folder(model_dir);
+  auto tok = Tokenizer::from_folder(dir.string());
   if (!tok.ok()) return tok.status();
   impl->tokenizer = std::make_unique<Tokenizer>(std::move(tok).value());
 

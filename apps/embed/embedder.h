@@ -93,7 +93,7 @@ class Embedder {
                                const VectorSink& sink) const;
 
   size_t dimension() const;         // vector length
-  std::string model_name() const;   // the folder's name (or config's _name_or_path)
+  std::string model_name() const;   // the folder's name, or above a generic one ("model", "onnx"): find_model_file
   size_t max_length() const;        // tokens per text, [CLS]/[SEP] included
   Pooling pooling() const;
   // Named prompts of config_sentence_transformers.json ("query" -> "query: "),

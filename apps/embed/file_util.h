@@ -39,6 +39,10 @@ inline Result<std::string> read_folder_file(const std::string& path, size_t max_
   std::string out(static_cast<size_t>(size), '\0');
   f.read(out.data(), static_cast<std::streamsize>(out.size()));
   if (f.bad() || static_cast<size_t>(f.gcount()) != out.size()) return IoError("cannot read " + path);
+  // A Hugging Face clone made without git-lfs holds pointer files in place of large files.
+  if (out.rfind("version https://git-lfs.github.com/spec/", 0) == 0)
+    return InvalidModel(path + " is a Git LFS pointer file, not the file itself: the repository was cloned without "
+                                  "git-lfs; run `git lfs install && git lfs pull` in the clone");
   return out;
 }
 

@@ -75,7 +75,7 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
       {"max_tensor_mb", true, false, "DLRT_MAX_TENSOR_MB", "max-tensor-mb",
        "largest tensor a run may allocate, MiB; beyond it the run fails (default: half the memory available: physical, cgroup, RLIMIT_AS)"},
       serve_key("model", "model folder (sentence-transformers / Hugging Face ONNX export)"),
-      serve_key("model_name", "model name in responses (default: the folder's)"),
+      serve_key("model_name", "model name in responses (default: the folder's, or the folder above a generic one such as model/ or onnx/)"),
       serve_key("host", "address to listen on (default 127.0.0.1)"),
       serve_key("port", "port (default 8080; 0 = any free port, printed at startup)"),
       serve_key("warm_start", "serve on CPU while the accelerator compiles", true),
@@ -88,7 +88,7 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
       serve_key("max_body_bytes", "largest request body; beyond it 413 (default 2 MiB)"),
       serve_key("max_inputs_per_request", "inputs per request; beyond it 413 (default 256)"),
       serve_key("max_input_tokens", "tokens per input; beyond it 413 or truncation (0 = model maximum)"),
-      serve_key("truncate", "truncate inputs longer than the limit instead of refusing them with 413 (default false)"),
+      serve_key("truncate", "truncate inputs longer than the limit instead of refusing them with 413 (default false)", true),
       serve_key("request_timeout_ms", "a request's deadline: beyond it 504 and its model run stops (default 60000)"),
       serve_key("drain_timeout_ms", "graceful shutdown: time in-flight requests get (default 30000)"),
       serve_key("read_timeout_s", "close a connection silent this long mid-request, seconds (default 5)"),
@@ -97,7 +97,7 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
       serve_key("tls_cert", "PEM certificate (chain) file: serve HTTPS (with tls_key)"),
       serve_key("tls_key", "PEM private key file for tls_cert"),
       serve_key("json_logs", "log lines as JSON objects (ts, level, msg, fields)", true),
-      serve_key("access_log", "one log line per request: true or false (default true)"),
+      serve_key("access_log", "one log line per request: true or false (default true)", true),
   };
   return keys;
 }

@@ -68,7 +68,7 @@ struct ServiceConfig {
 struct ServiceConfigKey {
   std::string key;
   bool top_level = false;
-  bool is_switch = false;  // a bool: the flag takes no value
+  bool is_switch = false;  // a bool: --flag alone means true; --flag=B / --flag B set it
   std::string env;         // DLRT_SERVE_PORT
   std::string flag;        // "port" (for --port)
   std::string help;

@@ -2,20 +2,78 @@
 #include "embed/token_inputs.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace dlrt::embed {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Folder names that say nothing about the model ("model", "onnx"): the
+// reported name comes from a folder above them instead.
+bool generic_folder_name(const std::string& name) {
+  static const char* const kGeneric[] = {"", ".", "..", "model", "models", "onnx", "export", "exported",
+                                         "output", "out", "snapshot", "snapshots", "weights", "main"};
+  for (const char* g : kGeneric)
+    if (name == g) return true;
+  return false;
+}
+
+// "owner/name" or "name-v2": a relative path of at most two plain parts, as
+// Hugging Face hub ids are spelled.
+bool looks_like_hub_id(const std::string& text) {
+  if (text.empty() || text[0] == '.' || text[0] == '/' || text[0] == '~' || text.back() == '/') return false;
+  if (std::count(text.begin(), text.end(), '/') > 1) return false;
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '/';
+  });
+}
+
+Status missing_folder(const std::string& model_dir) {
+  if (!looks_like_hub_id(model_dir))
+    return NotFound("model folder \"" + model_dir + "\" does not exist or is not a folder");
+  const std::string repo = model_dir.find('/') == std::string::npos ? "OWNER/" + model_dir : model_dir;
+  const std::string local = model_dir.substr(model_dir.find('/') + 1);
+  return NotFound("model folder \"" + model_dir + "\" does not exist; it looks like a Hugging Face hub id, and dlrt "
+                  "does not download models: get the folder with `git lfs install && git clone https://huggingface.co/" +
+                  repo + "` (or `huggingface-cli download " + repo + " --local-dir " + local + "`) and pass its path");
+}
+
+}  // namespace
+
+std::filesystem::path model_folder_of(const std::string& model) {
+  std::error_code ec;
+  const fs::path p(model);
+  if (!fs::is_regular_file(p, ec)) return p;
+  fs::path dir = p.parent_path();
+  if (dir.empty()) dir = ".";
+  // onnx/model.onnx of an export: the folder is the one above onnx/.
+  if (dir.filename() == "onnx" && !fs::exists(dir / "tokenizer.json", ec) && !fs::exists(dir / "vocab.txt", ec))
+    dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+  return dir;
+}
+
 Result<ModelFile> find_model_file(const std::string& model_dir) {
   std::error_code ec;
   ModelFile f;
-  f.dir = fs::path(model_dir);
-  if (model_dir.empty() || !fs::is_directory(f.dir, ec))
-    return NotFound("model folder \"" + model_dir + "\" does not exist or is not a folder");
+  const bool given_file = !model_dir.empty() && fs::is_regular_file(model_dir, ec);
+  f.dir = given_file ? model_folder_of(model_dir) : fs::path(model_dir);
+  if (model_dir.empty() || !fs::is_directory(f.dir, ec)) return missing_folder(model_dir);
+  // The name: the folder's, else (a generic one such as "model" or "onnx") the
+  // nearest folder above it whose name is not.
   const fs::path canonical = fs::weakly_canonical(f.dir, ec);
-  f.name = (ec ? f.dir : canonical).filename().string();
-  if (f.name.empty() || f.name == ".") f.name = "model";
+  fs::path named = ec ? fs::absolute(f.dir, ec) : canonical;
+  f.name = named.filename().string();
+  for (fs::path up = named; generic_folder_name(f.name) && up.has_parent_path() && up != up.parent_path();) {
+    up = up.parent_path();
+    if (!generic_folder_name(up.filename().string())) f.name = up.filename().string();
+  }
+  if (generic_folder_name(f.name)) f.name = "model";
+  if (given_file && fs::path(model_dir).extension() == ".onnx") {
+    f.path = fs::path(model_dir);
+    return f;
+  }
   for (const char* candidate : {"model.onnx", "onnx/model.onnx"})
     if (fs::is_regular_file(f.dir / candidate, ec)) {
       f.path = f.dir / candidate;

@@ -22,12 +22,19 @@
 namespace dlrt::embed {
 
 // A model folder's model file (model.onnx, else onnx/model.onnx) and the name
-// to report (the folder's). kNotFound without the folder or the file.
+// to report: the folder's, or when that is generic ("model", "onnx", "export",
+// ...) the nearest folder above it with a telling name. `model_dir` may also
+// be the model file itself (DIR/model.onnx, DIR/onnx/model.onnx): its folder
+// is the model folder (model_folder_of). kNotFound without the folder or the
+// file, saying so when the text looks like a Hugging Face hub id.
 struct ModelFile {
   std::filesystem::path dir, path;
   std::string name;
 };
 Result<ModelFile> find_model_file(const std::string& model_dir);
+// The model folder `model` names: itself, or for a model file its folder (the
+// one above onnx/ for DIR/onnx/model.onnx).
+std::filesystem::path model_folder_of(const std::string& model);
 
 // The session of a folder's model with the options' device, strict mode,
 // threads, warm start and backend options; errors name the file.

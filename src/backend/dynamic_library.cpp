@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backend/search_summary.h"
 #include "core/env.h"
 
 namespace dlrt::backend {
@@ -222,8 +223,7 @@ Result<std::shared_ptr<DynamicLibrary>> DynamicLibrary::open(const LibrarySearch
   if (tried != nullptr) *tried = s.tried;
   if (ok) return s.loaded;
 
-  std::string msg = search.what + " not found or not loadable. Tried: ";
-  for (size_t i = 0; i < s.tried.size(); ++i) msg += (i ? "; " : "") + s.tried[i];
+  std::string msg = search_failure_summary(search.what, s.tried);
   if (!search.fix.empty()) msg += ". Fix: " + search.fix;
   return Status(StatusCode::kDeviceUnavailable, msg);
 }
@@ -264,7 +264,9 @@ Availability LazyLibrary::get(bool refresh) {
     a.available = true;
     library_ = std::move(lib).value();
   } else {
-    a.reason = st.message();
+    // Not found: the short line without the fix (a.fix holds it); a library
+    // that loaded but failed on_load_: that failure.
+    a.reason = lib.ok() ? st.message() : search_failure_summary(search_.what, a.tried);
     a.fix = search_.fix;
   }
   availability_ = std::move(a);

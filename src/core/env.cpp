@@ -67,6 +67,8 @@ constexpr Variable kVariables[] = {
     // Applications (apps/embed, dlrt serve): read through their own config (docs/serve.md).
     {"DLRT_THREADS", "0", "serve", "dlrt serve: intra-op threads per run (0: one per core)"},
     {"DLRT_SERVE_<KEY>", "the serve.toml value", "serve", "dlrt serve: any [serve] setting, e.g. DLRT_SERVE_PORT"},
+    {"DLRT_PROGRESS", "1 when stderr is a terminal", "cli",
+     "dlrt embed: 1 shows progress and a summary on stderr even when it is not a terminal, 0 never (--quiet wins)"},
 };
 
 bool matches(std::string_view pattern, std::string_view name) {

@@ -21,6 +21,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "core/file_io.h"
+#include "core/lfs_pointer.h"
 #include "core/logging.h"
 #include "core/tensor_values.h"
 #include "ir/onnx_arity.h"
@@ -54,7 +55,8 @@ Result<std::string> read_file(const std::string& path) {
 // importer recurses once per subgraph, a few KiB of stack each.
 constexpr int kMaxProtoDepth = 1000;
 
-std::string not_a_model(const std::string& what) {
+std::string not_a_model(const std::string& what, bool lfs_pointer) {
+  if (lfs_pointer) return lfs_pointer_message(what);
   return what + " is not a valid ONNX protobuf (truncated, not an ONNX file, or subgraphs nested deeper than " +
          std::to_string(kMaxProtoDepth / 3) + " levels)";
 }
@@ -64,7 +66,8 @@ Status parse_proto(google::protobuf::MessageLite& msg, std::string_view bytes, c
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
   in.SetTotalBytesLimit(INT32_MAX);
   in.SetRecursionLimit(kMaxProtoDepth);
-  if (!msg.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) return InvalidModel(not_a_model(what));
+  if (!msg.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
+    return InvalidModel(not_a_model(what, is_lfs_pointer(bytes)));
   return Status::Ok();
 }
 
@@ -89,7 +92,7 @@ Status parse_proto_file(google::protobuf::MessageLite& msg, const std::string& p
   if (file.GetErrno() != 0) return IoError("reading " + what + " failed: " + std::strerror(file.GetErrno()));
   // An empty input parses as an empty message: refuse it as parse_proto does.
   if (consumed == 0) return InvalidModel(what + " is empty (0 bytes)");
-  if (!ok) return InvalidModel(not_a_model(what));
+  if (!ok) return InvalidModel(not_a_model(what, file_is_lfs_pointer(path)));
   return Status::Ok();
 }
 

@@ -26,6 +26,18 @@ std::string unavailable_reason(const backend::Availability& a) {
   return a.reason.empty() ? "not available" : a.reason;
 }
 
+// "opencl:0 (a cpu device: Portable Computing Language)": a device a gpu or npu
+// request passed over, and why.
+std::string passed_over(const backend::BackendDevice& d, DeviceType want) {
+  std::string why = d.type != want ? std::string("a ") + device_type_name(d.type) + " device" : "virtual: compile only";
+  for (const char* key : {"platform", "device_name", "full_name"})
+    if (auto it = d.metadata.find(key); it != d.metadata.end() && !it->second.empty()) {
+      why += ": " + it->second;
+      break;
+    }
+  return d.spec() + " (" + why + ")";
+}
+
 }  // namespace
 
 Resolution resolve_devices(const DeviceSpec& spec, backend::BackendRegistry& registry,
@@ -96,18 +108,21 @@ Resolution resolve_devices(const DeviceSpec& spec, backend::BackendRegistry& reg
       case DeviceChoice::Kind::kNpu: {
         DeviceType want = c.kind == DeviceChoice::Kind::kGpu ? DeviceType::kGpu : DeviceType::kNpu;
         bool found = false;
-        std::string why, fixes;
+        std::string why, fixes, skipped;
         for (const auto& o : offers) {
           if (!o.availability.available) {
             why += (why.empty() ? "" : "; ") + o.backend->name() + ": " + unavailable_reason(o.availability);
             if (!o.availability.fix.empty()) fixes += (fixes.empty() ? "" : "; ") + o.backend->name() + ": " + o.availability.fix;
             continue;
           }
-          for (const auto& d : o.devices)
+          for (const auto& d : o.devices) {
             if (d.type == want && usable(d)) {
               add(o.backend, d);
               found = true;
+            } else {
+              skipped += (skipped.empty() ? "" : ", ") + passed_over(d, want);
             }
+          }
         }
         if (!found) {
           std::string type = device_type_name(want);
@@ -115,6 +130,7 @@ Resolution resolve_devices(const DeviceSpec& spec, backend::BackendRegistry& reg
           Unavailable u{c.text, "", ""};
           if (!hw) u.reason = "no " + type + " was found on this machine";
           else u.reason = "a " + type + " is present but no available backend can drive it";
+          if (!skipped.empty()) u.reason += "; passed over " + skipped;
           if (!why.empty()) u.reason += " (" + why + ")";
           // Name each unavailable backend's own fix (which library, which variable), so
           // a strict-mode failure says exactly what to install.

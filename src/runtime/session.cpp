@@ -236,8 +236,9 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
       return Status(StatusCode::kDeviceUnavailable, "device '" + spec_text +
                                                         "' is unavailable and strict mode forbids falling back: " +
                                                         join_unavailable(res.unavailable, true));
-    DLRT_LOG(kWarn, "device '" + spec_text + "': " + join_unavailable(res.unavailable, true) +
-                        (res.candidates.empty() ? "; running on cpu" : ""));
+    // One line: the reasons without the fixes (`dlrt devices` and strict mode's error give them).
+    DLRT_LOG(kWarn, "device '" + spec_text + "': " + join_unavailable(res.unavailable, false) +
+                        (res.candidates.empty() ? "; running on cpu" : "") + " (`dlrt devices` says how to fix it)");
   }
 
   impl->pool = std::make_unique<ThreadPool>(threads);

@@ -303,7 +303,7 @@ TEST(PluginBackend, RefreshSucceedsAfterTheEnvVarIsFixedInProcess) {
   Availability a = b.is_available();
   ASSERT_FALSE(a.available);
   EXPECT_TRUE(contains(a.reason, "$DLRT_PLUGIN_GOOD_LIB -> /nonexistent/plugins")) << a.reason;
-  EXPECT_TRUE(contains(a.reason, "Fix: set DLRT_PLUGIN_GOOD_LIB")) << a.reason;
+  EXPECT_TRUE(contains(a.fix, "set DLRT_PLUGIN_GOOD_LIB")) << a.fix;
   env.set(plugin_dir());
   EXPECT_FALSE(b.is_available().available);  // remembered until refreshed
   Availability fixed = b.is_available(/*refresh=*/true);

@@ -356,5 +356,21 @@ TEST_F(Fallback, BareBackendNamePrefersItsGpuOverItsCpuDevice) {
   EXPECT_EQ(r0.candidates[0].device.type, DeviceType::kCpu);
 }
 
+// `--device gpu` where the only devices are of another type (OpenCL on PoCL is
+// a CPU device): the reason names each device passed over and why.
+TEST_F(Fallback, GpuRequestNamesTheDevicesItPassedOver) {
+  auto fake = register_fake("fakepocl");
+  fake->device_types = {DeviceType::kCpu};
+  auto spec = parse_device_spec("gpu");
+  ASSERT_TRUE(spec.ok());
+  Resolution r = resolve_devices(*spec, dlrt::global_backends(), {});
+  if (!r.candidates.empty()) GTEST_SKIP() << "this machine has a usable gpu: " << r.candidates[0].device.spec();
+  ASSERT_EQ(r.unavailable.size(), 1u);
+  const std::string& why = r.unavailable[0].reason;
+  EXPECT_NE(why.find("no gpu was found"), std::string::npos) << why;
+  EXPECT_NE(why.find("passed over"), std::string::npos) << why;
+  EXPECT_NE(why.find("fakepocl:0 (a cpu device)"), std::string::npos) << why;
+}
+
 }  // namespace
 }  // namespace dlrt

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -180,6 +181,38 @@ TEST_F(BenchCliTest, BadModelsAndFiles) {
   expect_clean_error(bench(quote(models_ + "/no_such_model.onnx") + " --iterations 1"), 3, {"cannot load model"});
   expect_clean_error(bench(model("mlp.onnx") + " --input x=" + quote(models_ + "/no_such.npy") + " --iterations 1"), 1,
                      {"input 'x'"});
+}
+
+// A BERT's inputs share named dims ([batch, sequence]): --shape on one input
+// sizes the others, --shape DIM=N sizes a named dim everywhere, and the
+// throughput is given per sample (batch x runs/s) besides per run.
+TEST_F(BenchCliTest, NamedDimsSizeEveryInputAndSamplesPerSecond) {
+  const std::string bert = quote(std::string(DLRT_EMBED_TEST_DATA) + "/tiny_bert/model.onnx");
+  auto shapes_of = [](const nlohmann::json& j) {
+    std::map<std::string, std::vector<int64_t>> m;
+    for (const auto& in : j["inputs"]) m[in["name"]] = in["shape"].get<std::vector<int64_t>>();
+    return m;
+  };
+  const std::map<std::string, std::vector<int64_t>> want = {
+      {"input_ids", {2, 16}}, {"attention_mask", {2, 16}}, {"token_type_ids", {2, 16}}};
+  for (const std::string args : {"--shape input_ids=2x16", "--shape sequence=16 --shape batch=2",
+                                 "--shape batch=2 --shape attention_mask=2x16"}) {
+    SCOPED_TRACE(args);
+    auto r = bench_stdout(bert + " --device cpu --threads 1 --warmup 0 --iterations 2 --json " + args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto j = nlohmann::json::parse(r.output, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.output;
+    EXPECT_EQ(shapes_of(j), want) << r.output;
+    EXPECT_EQ(j["batch"], 2);
+    EXPECT_DOUBLE_EQ(j["samples_per_s"].get<double>(), 2 * j["throughput_per_s"].get<double>());
+  }
+  auto text = bench(bert + " --device cpu --threads 1 --warmup 0 --iterations 2 --shape batch=4");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("samples/s (batch 4)"), std::string::npos) << text.output;
+
+  expect_clean_error(bench(bert + " --shape seq=16"), 2, {"no input or named dim 'seq'", "named dims: batch, sequence"});
+  expect_clean_error(bench(bert + " --shape sequence=1x16"), 2, {"is a named dim"});
+  expect_clean_error(bench(bert + " --shape sequence=8 --shape input_ids=1x16"), 2, {"dim 'sequence' is 8"});
 }
 
 }  // namespace

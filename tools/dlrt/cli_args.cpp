@@ -1,5 +1,7 @@
 #include "cli_args.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -35,6 +37,9 @@ Result<Args> parse_args(int argc, char** argv, int first, const std::vector<Flag
       out.values["help"].push_back("");
       continue;
     }
+    // -v: --verbose, for the commands that have it.
+    if (a == "-v" && std::any_of(specs.begin(), specs.end(), [](const FlagSpec& s) { return s.name == "verbose"; }))
+      a = "--verbose";
     if (a.rfind("--", 0) != 0) return InvalidArgument("unknown option '" + a + "' (options are spelled --name)");
     std::string name = a.substr(2);
     std::string value;
@@ -49,7 +54,10 @@ Result<Args> parse_args(int argc, char** argv, int first, const std::vector<Flag
     for (const auto& s : specs)
       if (s.name == name) spec = &s;
     if (!spec) return InvalidArgument("unknown option '--" + name + "'");
-    if (spec->takes_value) {
+    if (spec->optional_bool) {
+      // "--truncate false" keeps working; "--truncate" alone means true.
+      if (!has_inline) value = i + 1 < argc && parse_bool_value(argv[i + 1]) ? argv[++i] : "true";
+    } else if (spec->takes_value) {
       if (!has_inline) {
         if (i + 1 >= argc) return InvalidArgument("option '--" + name + "' needs a value");
         value = argv[++i];
@@ -71,6 +79,14 @@ Result<Args> parse_args(int argc, char** argv, int first, const std::vector<Flag
     setenv("DLRT_CONFIG", path.c_str(), 1);
   }
   return out;
+}
+
+std::optional<bool> parse_bool_value(const std::string& text) {
+  std::string s;
+  for (char c : text) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s == "1" || s == "true" || s == "yes" || s == "on") return true;
+  if (s == "0" || s == "false" || s == "no" || s == "off") return false;
+  return std::nullopt;
 }
 
 Result<int64_t> parse_nonnegative_int(const std::string& text, const std::string& what) {

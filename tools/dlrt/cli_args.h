@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,7 @@
 
 namespace dlrt::cli {
 
-// Exit codes of the dlrt binary (README "Exit codes").
+// Exit codes of the dlrt binary (docs/cli.md "Exit codes").
 enum ExitCode : int {
   kExitOk = 0,
   kExitRuntimeError = 1,
@@ -25,6 +26,9 @@ struct FlagSpec {
   std::string name;          // without the leading "--"
   bool takes_value = false;
   bool repeatable = false;
+  // A boolean option: "--name" alone means true; "--name=B" or "--name B" (B one of
+  // true/false/1/0/yes/no/on/off) sets it. The value is checked by parse_bool_value.
+  bool optional_bool = false;
 };
 
 struct Args {
@@ -44,6 +48,9 @@ struct Args {
 // returned values for commands with their own settings in that file).
 // Errors: kInvalidArgument with a message for the user.
 Result<Args> parse_args(int argc, char** argv, int first, const std::vector<FlagSpec>& specs);
+
+// "true"/"false"/"1"/"0"/"yes"/"no"/"on"/"off" (any case); nullopt otherwise.
+std::optional<bool> parse_bool_value(const std::string& text);
 
 // A whole non-negative decimal number ("4"); kInvalidArgument otherwise.
 Result<int64_t> parse_nonnegative_int(const std::string& text, const std::string& what);

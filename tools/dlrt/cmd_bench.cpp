@@ -50,15 +50,19 @@ constexpr const char* kBenchHelp =
     "  --warmup K            untimed runs before timing (default 3)\n"
     "  --iterations N        timed runs (default 20, at least 1)\n"
     "  --input NAME=FILE     feed input NAME from a .npy file (repeatable)\n"
-    "  --shape NAME=DIMS     shape of a random input, e.g. --shape input_ids=1x128 (repeatable)\n"
+    "  --shape NAME=DIMS     shape of a random input, e.g. --shape input_ids=1x128; the other inputs\n"
+    "                        with the same named dims (attention_mask [batch, sequence]) follow it\n"
+    "  --shape DIM=N         size of a named dynamic dim (as the model's dim_param spells it, e.g.\n"
+    "                        --shape sequence=128 --shape batch=8) in every input (repeatable)\n"
     "  --seed N              seed of the random inputs (default 0)\n"
     "  --profile             also time every node the session runs (--iterations more runs,\n"
     "                        fused nodes as fused, an accelerator partition as one node):\n"
     "                        time per op type and the 20 slowest nodes\n"
     "  --json                print one JSON object: session_create_ms, session_create_warm_ms,\n"
     "                        latency_ms {min, median, p90, max, mean}, iterations,\n"
-    "                        throughput_per_s, peak_rss_mb, threads, report (as 'dlrt run\n"
-    "                        --json'), inputs, and profile with --profile\n"
+    "                        throughput_per_s (runs), batch, samples_per_s (batch x runs/s),\n"
+    "                        peak_rss_mb, threads, report (as 'dlrt run --json'), inputs, and\n"
+    "                        profile with --profile\n"
     "  -h, --help            this help\n"
     "\n"
     "A progress bar goes to stderr when stderr is a terminal.\n"
@@ -307,6 +311,7 @@ int cmd_bench(int argc, char** argv) {
   std::vector<PreparedInput> inputs;
   if (int rc = prepare_inputs(*session, input_flags, rng, "bench", inputs); rc != kExitOk) return rc;
   const std::map<std::string, Tensor> feeds = feeds_of(inputs);
+  const int64_t batch = batch_size_of(*session, inputs);  // samples per run
 
   Progress progress(::isatty(STDERR_FILENO) == 1);
   auto run_once = [&](RunReport* report) -> Status {
@@ -388,6 +393,8 @@ int cmd_bench(int argc, char** argv) {
     j["latency_ms"] = {{"min", st.min},   {"median", st.median}, {"p90", st.p90},
                        {"max", st.max},   {"mean", st.mean},     {"stddev", st.stddev}};
     j["throughput_per_s"] = throughput;
+    j["batch"] = batch;
+    j["samples_per_s"] = throughput * static_cast<double>(batch);
     j["peak_rss_mb"] = rss_mb;
     j["inputs"] = inputs_json(inputs);
     j["report"] = report_json(report);
@@ -415,7 +422,8 @@ int cmd_bench(int argc, char** argv) {
               static_cast<long long>(iterations), static_cast<long long>(warmup), format_ms(st.min).c_str(),
               format_ms(st.median).c_str(), format_ms(st.p90).c_str(), format_ms(st.max).c_str(), format_ms(st.mean).c_str(),
               format_ms(st.stddev).c_str());
-  std::printf("throughput: %.2f runs/s\n", throughput);
+  std::printf("throughput: %.2f runs/s, %.2f samples/s (batch %lld)\n", throughput, throughput * static_cast<double>(batch),
+              static_cast<long long>(batch));
   std::printf("peak RSS: %.1f MiB\n", rss_mb);
   if (prof) print_profile(*prof);
   return kExitOk;

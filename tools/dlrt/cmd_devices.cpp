@@ -38,6 +38,8 @@ constexpr const char* kDevicesHelp =
     "  --json          print one JSON object {\"hardware\", \"backends\", \"backend_devices\",\n"
     "                  \"memory\"}\n"
     "  --refresh       retry backends whose runtime failed to load earlier\n"
+    "  -v, --verbose   also list every place each backend searched for its vendor library\n"
+    "                  (and the outcome), one per line\n"
     "  --root DIR      read /proc and /sys under DIR instead of / (testing)\n"
     "  -h, --help      this help\n";
 
@@ -151,7 +153,7 @@ nlohmann::ordered_json to_json(const std::vector<Device>& hardware, const std::v
 }
 
 void print_text(const std::vector<Device>& hardware, const std::vector<BackendInfo>& backends,
-                const std::vector<backend::BackendDevice>& bdevs) {
+                const std::vector<backend::BackendDevice>& bdevs, bool verbose) {
   std::printf("Hardware\n");
   for (const Device& d : hardware) {
     std::string ids = d.vendor_id || d.device_id ? " " + hex_id(d.vendor_id).substr(2) + ":" + hex_id(d.device_id).substr(2) : "";
@@ -172,11 +174,10 @@ void print_text(const std::vector<Device>& hardware, const std::vector<BackendIn
     } else {
       std::printf("  %-14s unavailable  %s\n", b.name.c_str(), a.reason.empty() ? "(no reason given)" : a.reason.c_str());
       if (!a.fix.empty()) std::printf("  %-14s   fix: %s\n", "", a.fix.c_str());
-      if (!a.tried.empty()) {
-        std::printf("  %-14s   tried:", "");
-        for (const std::string& p : a.tried) std::printf(" %s", p.c_str());
-        std::printf("\n");
-      }
+    }
+    if (verbose && !a.tried.empty()) {
+      std::printf("  %-14s   searched:\n", "");
+      for (const std::string& p : a.tried) std::printf("  %-14s     %s\n", "", p.c_str());
     }
   }
 
@@ -202,7 +203,7 @@ void print_text(const std::vector<Device>& hardware, const std::vector<BackendIn
 }  // namespace
 
 int cmd_devices(int argc, char** argv) {
-  const std::vector<FlagSpec> specs = {{"json", false, false}, {"refresh", false, false}, {"root", true, false}};
+  const std::vector<FlagSpec> specs = {{"json", false, false}, {"refresh", false, false}, {"root", true, false}, {"verbose", false, false}};
   auto parsed = parse_args(argc, argv, 2, specs);
   if (!parsed.ok()) return usage_error("devices", parsed.status().message());
   const Args& args = *parsed;
@@ -228,7 +229,7 @@ int cmd_devices(int argc, char** argv) {
   if (args.has("json")) {
     print_json(to_json(hardware, backends, bdevs));
   } else {
-    print_text(hardware, backends, bdevs);
+    print_text(hardware, backends, bdevs, args.has("verbose"));
   }
   return kExitOk;
 }

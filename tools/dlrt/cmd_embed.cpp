@@ -1,6 +1,7 @@
 // dlrt embed --model DIR [TEXT... | --file LINES.txt]: text -> embedding vectors
 // with a sentence-transformers / Hugging Face model folder (apps/embed).
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "commands.h"
 #include "embed/embedder.h"
 #include "json_out.h"
+#include "progress.h"
 
 namespace dlrt::cli {
 namespace {
@@ -69,7 +71,7 @@ constexpr const char* kEmbedHelp =
     "unless --json or --npy is given.\n"
     "\n"
     "options:\n"
-    "  --model DIR        the model folder (required)\n"
+    "  --model DIR        the model folder (required; its model.onnx names it too)\n"
     "  --device SPEC      auto, cpu, gpu, npu, a backend or backend:device (default: DLRT_DEVICE, else auto)\n"
     "  --strict           fail instead of falling back to another device\n"
     "  --threads N        CPU threads (0: one per core)\n"
@@ -77,6 +79,12 @@ constexpr const char* kEmbedHelp =
     "  --batch N          texts per model run (default 32; texts of similar token counts run together;\n"
     "                     a dynamically quantized model runs one text per run: see docs/embed.md)\n"
     "  --max-length N     tokens per text, [CLS]/[SEP] included (default: the folder's)\n"
+    "  --prompt-name NAME put the folder's prompt NAME (config_sentence_transformers.json's \"prompts\")\n"
+    "                     in front of each text (default: its default_prompt_name, as dlrt serve does)\n"
+    "  --prompt TEXT      put TEXT in front of each text instead (--prompt '': no prompt at all)\n"
+    "  --quiet            no progress or summary on stderr\n"
+    "  --progress         progress and a summary on stderr even when it is not a terminal (they show\n"
+    "                     by default on a terminal; DLRT_PROGRESS=1 or 0 sets the default)\n"
     "  --json             print one JSON object {model, dimension, pooling, normalized, max_length, batching,\n"
     "                     data: [{index, tokens, embedding}]}\n"
     "  --npy OUT.npy      write the vectors as a float32 [count, dimension] .npy file\n"
@@ -101,12 +109,28 @@ bool write_npy(const std::string& path, const std::vector<std::vector<float>>& r
   return static_cast<bool>(f);
 }
 
+// "embedded 5000 texts (61234 tokens) in 12.3 s: 406.5 texts/s on cpu:0"
+std::string summary_line(size_t count, const std::vector<size_t>& tokens, double seconds,
+                         const embed::Embedder& embedder) {
+  size_t total_tokens = 0;
+  for (size_t t : tokens) total_tokens += t;
+  std::string devices;
+  for (const auto& p : embedder.placement().partitions)
+    if (devices.find(p.device) == std::string::npos) devices += (devices.empty() ? "" : ", ") + p.device;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "embedded %zu texts (%zu tokens) in %.2f s: %.1f texts/s on %s", count, total_tokens,
+                seconds, seconds > 0 ? static_cast<double>(count) / seconds : 0.0,
+                devices.empty() ? "cpu:0" : devices.c_str());
+  return buf;
+}
+
 }  // namespace
 
 int cmd_embed(int argc, char** argv) {
   auto parsed = parse_args(argc, argv, 2,
                            {{"model", true}, {"device", true}, {"strict"}, {"threads", true}, {"file", true},
-                            {"batch", true}, {"max-length", true}, {"json"}, {"npy", true}});
+                            {"batch", true}, {"max-length", true}, {"json"}, {"npy", true},
+                            {"prompt-name", true}, {"prompt", true}, {"quiet"}, {"progress"}});
   if (!parsed.ok()) return usage_error("embed", parsed.status().message());
   const Args& args = *parsed;
   if (args.has("help")) {
@@ -116,6 +140,8 @@ int cmd_embed(int argc, char** argv) {
   if (!args.has("model") || args.get("model").empty()) return usage_error("embed", "missing --model DIR");
   if (args.has("json") && args.has("npy")) return usage_error("embed", "--json and --npy exclude each other");
   if (args.has("file") && !args.positional.empty()) return usage_error("embed", "give TEXT arguments or --file, not both");
+  if (args.has("prompt") && args.has("prompt-name")) return usage_error("embed", "--prompt and --prompt-name exclude each other");
+  if (args.has("quiet") && args.has("progress")) return usage_error("embed", "--quiet and --progress exclude each other");
 
   embed::EmbedderOptions opt;
   opt.device = args.get("device");
@@ -144,9 +170,12 @@ int cmd_embed(int argc, char** argv) {
     if (path != "-") {
       std::error_code ec;
       if (std::filesystem::is_directory(path, ec)) return usage_error("embed", "--file " + path + " is a folder");
+      errno = 0;
       file.open(path, std::ios::binary);
       if (!file) {
-        std::fprintf(stderr, "dlrt embed: error: cannot read %s\n", path.c_str());
+        const int err = errno;
+        std::fprintf(stderr, "dlrt embed: error: cannot read --file %s: %s\n", path.c_str(),
+                     err ? std::strerror(err) : "cannot open it");
         return kExitUsage;
       }
       in = &file;
@@ -166,13 +195,29 @@ int cmd_embed(int argc, char** argv) {
   }
   const embed::Embedder& embedder = **created;
 
+  // The prompt: --prompt's text, --prompt-name's, else the folder's default
+  // prompt (as dlrt serve does for a request without prompt_name).
+  std::string prompt = args.get("prompt");
+  if (!args.has("prompt")) {
+    const std::string name = args.has("prompt-name") ? args.get("prompt-name") : embedder.default_prompt_name();
+    const auto& prompts = embedder.prompts();
+    if (auto it = prompts.find(name); it != prompts.end()) {
+      prompt = it->second;
+    } else if (args.has("prompt-name")) {
+      std::string names;
+      for (const auto& [n, text] : prompts) names += (names.empty() ? "" : ", ") + n;
+      return usage_error("embed", "the model has no prompt named '" + name + "' (its prompts: " +
+                                      (names.empty() ? "none" : names) + ")");
+    }
+  }
+
   // Every text is tokenized first (a tokenizer error is exit 1), then embedded
   // `batch` at a time, longest first, each vector going back to its text's place.
   std::vector<embed::Encoding> encodings;
   std::vector<size_t> tokens;  // per text, for --json
   encodings.reserve(texts.size());
   for (const std::string& text : texts) {
-    auto e = embedder.tokenize(text);
+    auto e = embedder.tokenize(prompt.empty() ? text : prompt + text);
     if (!e.ok()) {
       std::fprintf(stderr, "dlrt embed: error: %s\n", e.status().to_string().c_str());
       return kExitRuntimeError;
@@ -181,15 +226,21 @@ int cmd_embed(int argc, char** argv) {
     encodings.push_back(std::move(e).value());
   }
   std::vector<std::vector<float>> vectors(texts.size());
+  Progress progress(progress_wanted(args.has("quiet"), args.has("progress")), "embedding", "texts", texts.size());
+  size_t done = 0;
+  progress.update(0);
   const Status embedded = embedder.embed_by_length(std::move(encodings), batch, std::nullopt,
                                                    [&](size_t i, std::vector<float>&& v) {
                                                      vectors[i] = std::move(v);
+                                                     progress.update(++done);
                                                      return Status::Ok();
                                                    });
   if (!embedded.ok()) {
+    progress.finish("stopped after " + std::to_string(done) + " of " + std::to_string(texts.size()) + " texts");
     std::fprintf(stderr, "dlrt embed: error: %s\n", embedded.to_string().c_str());
     return exit_code_for_run_status(embedded);
   }
+  progress.finish(summary_line(texts.size(), tokens, progress.seconds(), embedder));
 
   if (args.has("npy")) {
     if (!write_npy(args.get("npy"), vectors, embedder.dimension())) {

@@ -47,12 +47,13 @@ std::string help_text() {
       "options (flag, env var, meaning):\n"
       "  --config FILE         TOML settings file\n";
   for (const auto& k : embed::service_config_keys()) {
-    std::string flag = "  --" + k.flag + (k.is_switch ? "" : " V");
+    std::string flag = "  --" + k.flag + (k.is_switch ? "[=B]" : " V");
     if (flag.size() < 24) flag.resize(24, ' ');
     else flag += ' ';
     s += flag + k.env + ": " + k.help + "\n";
   }
-  s += "  -h, --help            this help\n"
+  s += "  (B: true/false, 1/0, yes/no or on/off; a boolean flag alone means true)\n"
+       "  -h, --help            this help\n"
        "\n"
        "exit codes: 0 ok (stopped by a signal), 1 runtime error (cannot listen, warm-up failed), 2 usage\n"
        "            error, 3 missing, invalid or unsupported model folder, 4 requested device unavailable\n"
@@ -69,7 +70,7 @@ int fail(const std::string& message, int code) {
 
 int cmd_serve(int argc, char** argv) {
   std::vector<FlagSpec> specs = {{"config", true, false}};
-  for (const auto& k : embed::service_config_keys()) specs.push_back({k.flag, !k.is_switch, false});
+  for (const auto& k : embed::service_config_keys()) specs.push_back({k.flag, !k.is_switch, false, k.is_switch});
   auto parsed = parse_args(argc, argv, 2, specs);
   if (!parsed.ok()) return usage_error("serve", parsed.status().message());
   const Args& args = *parsed;
@@ -88,7 +89,7 @@ int cmd_serve(int argc, char** argv) {
   }
   std::vector<std::pair<std::string, std::string>> flags;
   for (const auto& k : embed::service_config_keys())
-    if (args.has(k.flag)) flags.emplace_back(k.key, k.is_switch ? "true" : args.get(k.flag));
+    if (args.has(k.flag)) flags.emplace_back(k.key, args.get(k.flag));
   auto resolved = embed::resolve_service_config(config_file, [](const char* n) { return env::get(n); }, flags);
   if (!resolved.ok()) {
     if (resolved.status().code() == StatusCode::kIoError) return fail(resolved.status().message(), kExitUsage);

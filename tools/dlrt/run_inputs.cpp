@@ -1,6 +1,7 @@
 #include "run_inputs.h"
 
 #include <cstdio>
+#include <set>
 
 #include "core/npy.h"
 #include "tensor_format.h"
@@ -46,11 +47,51 @@ int parse_input_flags(const Args& args, const std::string& command, InputFlags& 
   return kExitOk;
 }
 
+namespace {
+
+// The name of dim `i` of `info` when it is dynamic and named (ONNX dim_param), else "".
+std::string dim_name(const TensorInfo& info, size_t i) {
+  return i < info.shape.size() && info.shape[i] < 0 && i < info.dim_names.size() ? info.dim_names[i] : std::string();
+}
+
+// Named dims and where their sizes came from: --shape NAME=N, or the shape
+// of an input given with --shape or --input that has the dim.
+struct NamedDims {
+  std::map<std::string, int64_t> size;
+  std::map<std::string, std::string> source;
+
+  // Records the dims of `shape`, the value of input `info`; an error message
+  // when a named dim already has another size.
+  std::string bind(const TensorInfo& info, const Shape& shape, const std::string& from) {
+    for (size_t i = 0; i < shape.size(); ++i) {
+      const std::string n = dim_name(info, i);
+      if (n.empty()) continue;
+      auto it = size.find(n);
+      if (it == size.end()) {
+        size[n] = shape[i];
+        source[n] = from;
+      } else if (it->second != shape[i]) {
+        return "dim '" + n + "' is " + std::to_string(it->second) + " (" + source[n] + ") but " + from + " makes it " +
+               std::to_string(shape[i]);
+      }
+    }
+    return "";
+  }
+};
+
+}  // namespace
+
 int prepare_inputs(const Session& session, const InputFlags& flags, std::mt19937_64& rng, const std::string& command,
                    std::vector<PreparedInput>& out) {
-  // Every name given must be an input of the model.
-  std::string names;
-  for (const auto& in : session.inputs()) names += (names.empty() ? "" : ", ") + in.name;
+  // Every name given must be an input of the model, or for --shape a named dim of one.
+  std::string names, dim_list;
+  std::set<std::string> dim_names;
+  for (const auto& in : session.inputs()) {
+    names += (names.empty() ? "" : ", ") + in.name;
+    for (size_t i = 0; i < in.shape.size(); ++i)
+      if (const std::string n = dim_name(in, i); !n.empty() && dim_names.insert(n).second)
+        dim_list += (dim_list.empty() ? "" : ", ") + n;
+  }
   auto has_input = [&](const std::string& name) {
     for (const auto& in : session.inputs())
       if (in.name == name) return true;
@@ -59,15 +100,31 @@ int prepare_inputs(const Session& session, const InputFlags& flags, std::mt19937
   for (const auto& [name, file] : flags.files)
     if (!has_input(name))
       return usage_error(command, "--input " + name + ": the model has no input '" + name + "' (inputs: " + names + ")");
+  NamedDims dims;
   for (const auto& [name, shape] : flags.shapes) {
-    if (!has_input(name))
-      return usage_error(command, "--shape " + name + ": the model has no input '" + name + "' (inputs: " + names + ")");
-    if (flags.files.count(name)) return usage_error(command, "--shape " + name + ": the input is also given with --input");
+    if (has_input(name)) {
+      if (flags.files.count(name)) return usage_error(command, "--shape " + name + ": the input is also given with --input");
+      continue;
+    }
+    if (!dim_names.count(name))
+      return usage_error(command, "--shape " + name + ": the model has no input or named dim '" + name + "' (inputs: " +
+                                      names + "; named dims: " + (dim_list.empty() ? "none" : dim_list) + ")");
+    if (shape.size() != 1)
+      return usage_error(command, "--shape " + name + ": '" + name + "' is a named dim: give one size, e.g. --shape " +
+                                      name + "=128");
+    dims.size[name] = shape[0];
+    dims.source[name] = "--shape " + name;
   }
 
-  // From .npy files, else random.
-  for (const auto& info : session.inputs()) {
-    PreparedInput plan;
+  // First the inputs given (.npy files, --shape NAME=DIMS), which fix the
+  // named dims they have; then random values for the others, their dynamic
+  // dims from those named dims, else 1.
+  const auto& infos = session.inputs();
+  std::vector<PreparedInput> prepared(infos.size());
+  std::vector<bool> ready(infos.size(), false);
+  for (size_t k = 0; k < infos.size(); ++k) {
+    const TensorInfo& info = infos[k];
+    PreparedInput& plan = prepared[k];
     plan.name = info.name;
     if (!info.is_tensor)
       return command_error(command,
@@ -89,32 +146,53 @@ int prepare_inputs(const Session& session, const InputFlags& flags, std::mt19937
                              "input '" + info.name + "' expects rank " + std::to_string(info.shape.size()) + " " +
                                  declared_shape(info) + ", but " + it->second + " has shape " + shape_to_string(t->shape()),
                              kExitRuntimeError);
+      if (std::string e = dims.bind(info, t->shape(), "--input " + info.name); !e.empty()) return usage_error(command, e);
       plan.source = it->second;
       plan.tensor = std::move(t).value();
-    } else {
-      Shape shape;
-      if (auto sit = flags.shapes.find(info.name); sit != flags.shapes.end()) {
-        shape = sit->second;
-        if (!info.shape.empty()) {
-          if (shape.size() != info.shape.size())
-            return usage_error(command, "--shape " + info.name + ": the input has rank " + std::to_string(info.shape.size()) +
-                                            " " + declared_shape(info) + ", got " + shape_to_string(shape));
-          for (size_t i = 0; i < shape.size(); ++i)
-            if (info.shape[i] >= 0 && info.shape[i] != shape[i])
-              return usage_error(command, "--shape " + info.name + ": dim " + std::to_string(i) + " is fixed to " +
-                                              std::to_string(info.shape[i]) + " by the model " + declared_shape(info));
-        }
-      } else {
-        for (int64_t d : info.shape) shape.push_back(d >= 0 ? d : 1);
+      ready[k] = true;
+    } else if (auto sit = flags.shapes.find(info.name); sit != flags.shapes.end()) {
+      const Shape& shape = sit->second;
+      if (!info.shape.empty()) {
+        if (shape.size() != info.shape.size())
+          return usage_error(command, "--shape " + info.name + ": the input has rank " + std::to_string(info.shape.size()) +
+                                          " " + declared_shape(info) + ", got " + shape_to_string(shape));
+        for (size_t i = 0; i < shape.size(); ++i)
+          if (info.shape[i] >= 0 && info.shape[i] != shape[i])
+            return usage_error(command, "--shape " + info.name + ": dim " + std::to_string(i) + " is fixed to " +
+                                            std::to_string(info.shape[i]) + " by the model " + declared_shape(info));
       }
+      if (std::string e = dims.bind(info, shape, "--shape " + info.name); !e.empty()) return usage_error(command, e);
       auto t = random_tensor(info.dtype, shape, rng);
       if (!t.ok()) return command_error(command, "input '" + info.name + "': " + t.status().message(), kExitRuntimeError);
       plan.source = "random";
       plan.tensor = std::move(t).value();
+      ready[k] = true;
     }
-    out.push_back(std::move(plan));
   }
+  for (size_t k = 0; k < infos.size(); ++k) {
+    if (ready[k]) continue;
+    const TensorInfo& info = infos[k];
+    Shape shape;
+    for (size_t i = 0; i < info.shape.size(); ++i) {
+      auto it = dims.size.find(dim_name(info, i));
+      shape.push_back(info.shape[i] >= 0 ? info.shape[i] : it != dims.size.end() ? it->second : 1);
+    }
+    auto t = random_tensor(info.dtype, shape, rng);
+    if (!t.ok()) return command_error(command, "input '" + info.name + "': " + t.status().message(), kExitRuntimeError);
+    prepared[k].source = "random";
+    prepared[k].tensor = std::move(t).value();
+  }
+  for (auto& p : prepared) out.push_back(std::move(p));
   return kExitOk;
+}
+
+int64_t batch_size_of(const Session& session, const std::vector<PreparedInput>& inputs) {
+  const auto& infos = session.inputs();
+  for (size_t k = 0; k < infos.size() && k < inputs.size(); ++k)
+    if (!infos[k].shape.empty() && infos[k].shape[0] < 0 && inputs[k].tensor.rank() >= 1) return inputs[k].tensor.shape()[0];
+  for (const auto& p : inputs)
+    if (p.tensor.rank() >= 1) return p.tensor.shape()[0];
+  return 1;
 }
 
 std::map<std::string, Tensor> feeds_of(const std::vector<PreparedInput>& inputs) {

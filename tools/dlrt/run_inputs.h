@@ -44,13 +44,20 @@ struct PreparedInput {
   Tensor tensor;
 };
 
-// Checks every name in `flags` against the session's inputs and makes one
-// tensor per model input: from its .npy file, else random (dynamic dims 1
-// unless --shape gives them). Returns kExitOk, or prints the error for
+// Checks every name in `flags` against the session's inputs (for --shape, an
+// input or a named dim, ONNX's dim_param: --shape sequence=128) and makes one
+// tensor per model input: from its .npy file, else random. A random input's
+// dynamic dims are --shape's; else a named dim's size, from --shape NAME=N or
+// from an input given with --shape or --input that has the same named dim
+// (--shape input_ids=1x128 sizes attention_mask [batch, sequence] too); else 1. Returns kExitOk, or prints the error for
 // `command` and returns its exit code (kExitUsage for a bad flag,
 // kExitRuntimeError for an unreadable or mismatched file).
 int prepare_inputs(const Session& session, const InputFlags& flags, std::mt19937_64& rng, const std::string& command,
                    std::vector<PreparedInput>& out);
+
+// The batch a run of `inputs` holds: dim 0 of the first input whose dim 0 is
+// dynamic, else of the first input with a dim; 1 for scalars only.
+int64_t batch_size_of(const Session& session, const std::vector<PreparedInput>& inputs);
 
 // The feeds of Session::run for prepared inputs.
 std::map<std::string, Tensor> feeds_of(const std::vector<PreparedInput>& inputs);

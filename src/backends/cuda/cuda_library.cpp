@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <set>
 
+#include "backend/search_summary.h"
 #include "core/env.h"
 
 namespace dlrt::cuda {
@@ -256,12 +257,11 @@ Result<std::shared_ptr<backend::DynamicLibrary>> find_library(const CudaLibSpec&
   }
   tried.insert(tried.end(), s.tried.begin(), s.tried.end());
   if (ok) return s.found;
-  std::string msg = spec.label + " not found or not usable" +
-                    (entries.empty() ? std::string() : " in $DLRT_CUDA_LIB_PATH (the only place searched when it is set)") +
-                    ". Tried: ";
-  for (size_t i = 0; i < s.tried.size(); ++i)
-    msg += (i ? "; " : "") + s.tried[i].substr(std::min(label.size(), s.tried[i].size()));
-  return Status(StatusCode::kDeviceUnavailable, msg);
+  std::vector<std::string> attempts;
+  for (const auto& t : s.tried) attempts.push_back(t.substr(std::min(label.size(), t.size())));
+  const std::string what =
+      spec.label + (entries.empty() ? std::string() : " in $DLRT_CUDA_LIB_PATH (the only place searched when it is set)");
+  return Status(StatusCode::kDeviceUnavailable, backend::search_failure_summary(what, attempts));
 }
 
 }  // namespace dlrt::cuda

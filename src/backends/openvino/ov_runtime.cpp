@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backend/canary.h"
+#include "backend/search_summary.h"
 #include "backends/openvino/ov_library.h"
 #include "core/logging.h"
 #include "backend/blob_cache.h"
@@ -102,9 +103,7 @@ Availability load_runtime(std::unique_ptr<Runtime>* out) {
   std::shared_ptr<DynamicLibrary> lib = open_openvino_library(&tried);
   a.tried = tried;
   if (!lib) {
-    std::string msg = "OpenVINO runtime (libopenvino_c.so) not found or not loadable. Tried: ";
-    for (size_t i = 0; i < tried.size(); ++i) msg += (i ? "; " : "") + tried[i];
-    a.reason = msg;
+    a.reason = backend::search_failure_summary("OpenVINO runtime (libopenvino_c.so)", tried);
     a.fix = openvino_library_search(false).fix;
     return a;
   }
