@@ -8,7 +8,7 @@ Needs Debian's python3-onnx and python3-numpy. Weights come from fixed seeds,
 so reruns write identical files. The folder is written next to OUT_DIR and
 renamed into place, so concurrent runs never see half-written files.
 
-Good models: mlp, conv_net, dynamic_batch, if_model, external_data (+ weights.bin).
+Good models: mlp, conv_net, dynamic_batch, unknown_dims, if_model, external_data (+ weights.bin).
 Bad inputs (each must be rejected with a clear error): see BAD below.
 """
 import os
@@ -97,6 +97,15 @@ def dynamic_batch():
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq"])],
         [helper.make_tensor_value_info("scores/out:0", TensorProto.FLOAT, ["batch", "seq"])],
         [init("two", np.array(2.0, dtype=np.float32))])
+    return model(g)
+
+
+def unknown_dims():
+    # Every dim "?", as paddle2onnx writes unknown dims: each is its own size, not one name.
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")], "unknown_dims",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["?", "?"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["?", "?"])])
     return model(g)
 
 
@@ -209,6 +218,7 @@ def write_all(out):
     np.save(os.path.join(out, "mlp_expected.npy"), mlp_ref(x))
     save(conv_net(rng), os.path.join(out, "conv_net.onnx"))
     save(dynamic_batch(), os.path.join(out, "dynamic_batch.onnx"))
+    save(unknown_dims(), os.path.join(out, "unknown_dims.onnx"))
     save(if_model(), os.path.join(out, "if_model.onnx"))
     save(nested_if_model(40), os.path.join(out, "nested_if.onnx"))
     save(int8_matmul(rng), os.path.join(out, "int8_matmul.onnx"))

@@ -215,5 +215,16 @@ TEST_F(BenchCliTest, NamedDimsSizeEveryInputAndSamplesPerSecond) {
   expect_clean_error(bench(bert + " --shape sequence=8 --shape input_ids=1x16"), 2, {"dim 'sequence' is 8"});
 }
 
+// "?" (paddle2onnx's word for every unknown dim) names no dim: an input [?, ?]
+// takes any shape, and "?" is not offered as a named dim.
+TEST_F(BenchCliTest, QuestionMarkDimsAreEachTheirOwn) {
+  auto r = bench_stdout(model("unknown_dims.onnx") + " --threads 1 --warmup 0 --iterations 1 --shape x=3x5 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j["inputs"][0]["shape"], nlohmann::json::array({3, 5}));
+  expect_clean_error(bench(model("unknown_dims.onnx") + " --shape ?=4 --iterations 1"), 2, {"named dims: none"});
+}
+
 }  // namespace
 }  // namespace dlrt

@@ -50,8 +50,11 @@ int parse_input_flags(const Args& args, const std::string& command, InputFlags& 
 namespace {
 
 // The name of dim `i` of `info` when it is dynamic and named (ONNX dim_param), else "".
+// "?" is not a name: exporters (paddle2onnx) write it for every unknown dim, each its
+// own size, and Session's input check treats it so too.
 std::string dim_name(const TensorInfo& info, size_t i) {
-  return i < info.shape.size() && info.shape[i] < 0 && i < info.dim_names.size() ? info.dim_names[i] : std::string();
+  if (i >= info.shape.size() || info.shape[i] >= 0 || i >= info.dim_names.size() || info.dim_names[i] == "?") return {};
+  return info.dim_names[i];
 }
 
 // Named dims and where their sizes came from: --shape NAME=N, or the shape
