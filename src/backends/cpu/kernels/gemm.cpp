@@ -220,7 +220,7 @@ void gemm_blocked(Kernels<T> kernels, int64_t M, int64_t N, int64_t K, int64_t K
   ThreadPool* tp = (pool && pool->num_threads() > 1 && flops > 2.0e5) ? pool : nullptr;
   const int threads = tp ? tp->num_threads() : 1;
 
-  // Rows per M block: at most kMC, balanced (kMC 336, 512 rows: 2 x 256, not 336 + 176).
+  // Rows per M block: at most kMC, balanced (with kMC 336, 512 rows run as 2 x 256, not 336 + 176).
   const int64_t mc_default = round_up(ceil_div(M, ceil_div(M, kMC)), MR);
   for (int64_t p0 = 0; p0 < K; p0 += KC) {
     const int64_t kc = std::min(KC, K - p0);
