@@ -34,6 +34,7 @@
 
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/gemm_blocking.h"
 #include "backends/cpu/kernels/gemm_kernels.h"
 #include "backends/cpu/kernels/isa.h"
 
@@ -161,6 +162,14 @@ int main(int argc, char** argv) {
   }
   std::printf(", avx512 = %s%s; %d thread(s), %d alternating rounds, median\n", sgemm_kernel_name(),
               has512 ? "" : " (no AVX-512 on this CPU: both columns run AVX2)", threads, reps);
+  // The caches the blocking follows (DLRT_CACHE_SIZES applied) and the blocks of each float tile.
+  const GemmBlocking b5 = gemm_blocking(dlrt::device::cpu_caches(), kSgemmAvx512MR, kSgemmAvx512NR, 4);
+  const GemmBlocking b2 = gemm_blocking(dlrt::device::cpu_caches(), kSgemmAvx2MR, kSgemmAvx2NR, 4);
+  std::printf("# caches: %s\n", dlrt::device::describe_cpu_caches(dlrt::device::cpu_caches()).c_str());
+  std::printf("# blocks: %dx%d kc %lld mc %lld nc %lld, %dx%d kc %lld mc %lld nc %lld\n", kSgemmAvx512MR,
+              kSgemmAvx512NR, static_cast<long long>(b5.kc), static_cast<long long>(b5.mc),
+              static_cast<long long>(b5.nc), kSgemmAvx2MR, kSgemmAvx2NR, static_cast<long long>(b2.kc),
+              static_cast<long long>(b2.mc), static_cast<long long>(b2.nc));
 #if defined(__x86_64__)
   if (detected_cpu_isa() >= CpuIsa::kAvx2) {
     const double m2 = kernel_in_l1(sgemm_kernel_avx2_rows, kSgemmAvx2MR, kSgemmAvx2NR, reps);

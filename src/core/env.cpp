@@ -34,6 +34,8 @@ constexpr Variable kVariables[] = {
      "microseconds CPU worker threads spin for the next parallel section before they sleep (0: sleep at once)"},
     // CPU kernels: process-wide switches, read once.
     {"DLRT_CPU_ISA", "what the CPU has", "cpu", "cap the CPU kernels' vector ISA: generic, avx2 or avx512"},
+    {"DLRT_CACHE_SIZES", "what cpuid (else sysfs) reports", "cpu",
+     "cache sizes per core the CPU kernels size their blocks for, e.g. l1d:32K,l2:1M,l3:1408K (also l1d_ways, l2_ways)"},
     {"DLRT_HUGE_PAGES", "1", "cpu", "0: packed CPU weights on ordinary pages instead of transparent huge pages"},
     {"DLRT_CONV_DIRECT", "(unset: the shapes where it is faster)", "cpu",
      "float Conv's AVX-512/AVX2 direct path: 0 off, 1 for every shape it can run"},

@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "device/cpu_caches.h"
 #include "device/cpu_features.h"
 #include "device/device_internal.h"
 
@@ -199,25 +200,6 @@ CpuInfo parse_cpuinfo(const std::string& text) {
   return info;
 }
 
-// "0-3,5,7-8" -> 7
-int count_cpu_list(const std::string& list) {
-  int count = 0;
-  size_t pos = 0;
-  std::string t = trim_ws(list);
-  while (pos < t.size()) {
-    size_t comma = t.find(',', pos);
-    if (comma == std::string::npos) comma = t.size();
-    std::string part = t.substr(pos, comma - pos);
-    pos = comma + 1;
-    size_t dash = part.find('-');
-    auto lo = parse_uint(part.substr(0, dash));
-    auto hi = dash == std::string::npos ? lo : parse_uint(part.substr(dash + 1));
-    if (!lo || !hi || *hi < *lo || *hi - *lo > 1u << 20) return 0;
-    count += static_cast<int>(*hi - *lo + 1);
-  }
-  return count;
-}
-
 [[maybe_unused]] std::string x86_vendor_name(const std::string& v) {
   if (v == "GenuineIntel") return "Intel";
   if (v == "AuthenticAMD") return "AMD";
@@ -263,6 +245,25 @@ int count_cpu_list(const std::string& list) {
 }
 
 }  // namespace
+
+// "0-3,5,7-8" -> 7
+int count_cpu_list(const std::string& list) {
+  int count = 0;
+  size_t pos = 0;
+  std::string t = trim_ws(list);
+  while (pos < t.size()) {
+    size_t comma = t.find(',', pos);
+    if (comma == std::string::npos) comma = t.size();
+    std::string part = t.substr(pos, comma - pos);
+    pos = comma + 1;
+    size_t dash = part.find('-');
+    auto lo = parse_uint(part.substr(0, dash));
+    auto hi = dash == std::string::npos ? lo : parse_uint(part.substr(dash + 1));
+    if (!lo || !hi || *hi < *lo || *hi - *lo > 1u << 20) return 0;
+    count += static_cast<int>(*hi - *lo + 1);
+  }
+  return count;
+}
 
 const CpuFeatures& cpu_features() { return identity().features; }
 
@@ -326,6 +327,10 @@ Device discover_cpu(const std::string& root) {
   if (cores > threads && threads > 0) cores = threads;
   if (cores > 0) d.metadata["cores"] = std::to_string(cores);
   if (threads > 0) d.metadata["threads"] = std::to_string(threads);
+  // The caches one core sees (the kernels' block sizes follow them); the
+  // running machine's, with DLRT_CACHE_SIZES applied, else the tree's.
+  const CpuCaches caches = root.empty() || root == "/" ? cpu_caches() : probe_cpu_caches(root);
+  d.metadata["caches"] = describe_cpu_caches(caches);
 
   // Host memory: "MemTotal:  16318200 kB".
   std::string meminfo = read_file(under_root(root, "/proc/meminfo"), 16384);

@@ -25,6 +25,8 @@ std::string read_trimmed(const std::string& path);
 // An unsigned number written in decimal or as 0x-hex ("0x8086\n", "17163091968").
 std::optional<uint64_t> parse_uint(const std::string& text);
 std::optional<uint64_t> read_uint(const std::string& path);
+// How many CPUs a list like "0-3,5,7-8" names (7); 0 when malformed.
+int count_cpu_list(const std::string& list);
 // The last path component a symlink points at ("../../bus/pci/drivers/i915" -> "i915"); "" if not a link.
 std::string link_target_name(const std::string& path);
 // The names in a directory (no "." or ".."), sorted; empty when it cannot be read.

@@ -15,6 +15,7 @@
 
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/gemm_blocking.h"
 #include "backends/cpu/kernels/gemm_internal.h"
 #include "backends/cpu/kernels/gemm_kernels.h"
 #include "backends/cpu/kernels/isa.h"
@@ -45,36 +46,34 @@ T* scratch(int slot, size_t n) {
   return slots[slot].get<T>(std::max<size_t>(n, 1), AlignedScratch::Growth::kByHalf);
 }
 
-// Deepest K slice for a tile NR columns wide: a kc x NR sliver of packed B
-// stays in L1 (48 KiB on Sapphire Rapids) beside the streamed A panel.
+// The MR of the tile NR columns wide for T (the float AVX-512 and AVX2 tiles, the double tile).
 template <typename T, int NR>
-constexpr int64_t kc_max() {
-  if constexpr (sizeof(T) == 8) return 192;
-  return NR >= 32 ? 192 : 256;  // 8x48 tile: 192 x 48 floats = 36 KiB of B
+constexpr int tile_mr() {
+  if constexpr (sizeof(T) == 8) return kDMR;
+  return NR == kSgemmAvx512NR ? kSgemmAvx512MR : kSMR;
 }
 
-// Widest block of op(B) packed at once (see gemm_blocked). For the AVX-512
-// tile, 16 panels (768 columns, 576 KiB at kc 192): a block is still in L2
-// when the tiles read it (faster than 64 panels on resnet18's conv1/layer1 in
-// bench/gemm_isa.cpp).
-template <int NR>
-constexpr int64_t nc_max() {
-  return NR * (NR >= 32 ? 16 : 256);
+// The block sizes of the tile on this machine's caches (gemm_blocking.h): a
+// KC x NR sliver of packed B in L1 (8 x 48 on a 48 KiB 12-way L1: 192 deep,
+// 36 KiB), an MC x KC block of A in half of L2, a KC x NC block of B in L2
+// (AVX-512) or L3 (AVX2).
+template <typename T, int NR>
+const GemmBlocking& blocks() {
+  return machine_gemm_blocking<tile_mr<T, NR>(), NR, static_cast<int>(sizeof(T))>();
 }
 
 // Depth of the K slices for a K-long product (same rule for packed operands and on-the-fly packing).
-// On the AVX-512 tile a float K of up to two slices' depth (384) is one slice:
-// its B sliver (up to 72 KiB) then streams from L2 instead of staying in L1,
-// but each tile of C is stored once, not stored, reloaded and stored again
-// (about 1% on minilm_l6, docs/performance.md).
+// On the AVX-512 tile a float K of up to two slices' depth is one slice:
+// its B sliver then streams from L2 instead of staying in L1, but each tile
+// of C is stored once, not stored, reloaded and stored again (about 1% on
+// minilm_l6, docs/performance.md).
 template <typename T, int NR>
 int64_t kc_for(int64_t K) {
-  constexpr int64_t kKC = kc_max<T, NR>();
+  const int64_t kKC = blocks<T, NR>().kc;
   if (sizeof(T) == 4 && NR >= 32 && K <= 2 * kKC) return round_up(K, 8);
   const int64_t kslices = ceil_div(K, kKC);
   return round_up(ceil_div(K, kslices), 8);
 }
-
 
 // DLRT_GEMM_PACK_A=1: pack op(A) even against a pre-packed B (the blocked
 // path), to compare the two in one build.
@@ -202,7 +201,7 @@ void pack_b_rows(const BRowSource& src, int64_t p0, int64_t kc, int64_t j0, int6
 // returns that block of op(B) packed in NR-column panels. `ep` (float only)
 // is applied to each tile after its last K slice.
 template <typename T, int MR, int NR, typename ASlice, typename BBlock>
-void gemm_blocked(Kernels<T> kernels, int64_t M, int64_t N, int64_t K, T alpha, const ASlice& a_slice,
+void gemm_blocked(Kernels<T> kernels, int64_t M, int64_t N, int64_t K, int64_t KC, T alpha, const ASlice& a_slice,
                   const BBlock& b_block, T beta, T* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0 || alpha == T(0)) {
@@ -212,17 +211,16 @@ void gemm_blocked(Kernels<T> kernels, int64_t M, int64_t N, int64_t K, T alpha, 
     }
     return;
   }
-  // Block sizes: an MC x KC block of A stays in L2, a KC x NR sliver of B in L1.
-  constexpr int64_t kMC = NR >= 32 ? 336 : MR * 24;
-  constexpr int64_t kNC = nc_max<NR>();
-  const int64_t KC = kc_for<T, NR>(K);
-  const int64_t NC = std::min<int64_t>(kNC, round_up(N, NR));
+  // Block sizes (KC: the caller's, kc_for or a packed operand's): an MC x
+  // KC block of A stays in L2, a KC x NR sliver of B in L1.
+  const int64_t kMC = blocks<T, NR>().mc;
+  const int64_t NC = std::min<int64_t>(blocks<T, NR>().nc, round_up(N, NR));
 
   const double flops = 2.0 * static_cast<double>(M) * N * K;
   ThreadPool* tp = (pool && pool->num_threads() > 1 && flops > 2.0e5) ? pool : nullptr;
   const int threads = tp ? tp->num_threads() : 1;
 
-  // Rows per M block: at most kMC, balanced (512 rows: 2 x 256, not 336 + 176).
+  // Rows per M block: at most kMC, balanced (with kMC 336, 512 rows run as 2 x 256, not 336 + 176).
   const int64_t mc_default = round_up(ceil_div(M, ceil_div(M, kMC)), MR);
   for (int64_t p0 = 0; p0 < K; p0 += KC) {
     const int64_t kc = std::min(KC, K - p0);
@@ -305,7 +303,7 @@ void gemm_blocked(Kernels<T> kernels, int64_t M, int64_t N, int64_t K, T alpha, 
 template <typename T, int MR, int NR>
 const T* pack_a_slice(bool ta, const T* A, int64_t lda, int64_t M, int64_t K, int64_t p0, int64_t kc,
                       ThreadPool* tp) {
-  T* ap = scratch<T>(kScratchA, static_cast<size_t>(round_up(M, MR) * kc_for<T, NR>(K)));
+  T* ap = scratch<T>(kScratchA, static_cast<size_t>(round_up(M, MR) * std::max(kc, kc_for<T, NR>(K))));
   const int64_t apanels = ceil_div(M, MR);
   auto pack_a_range = [&](int64_t b, int64_t e) {
     const int64_t i0 = b * MR, i1 = std::min(M, e * MR);
@@ -318,9 +316,9 @@ const T* pack_a_slice(bool ta, const T* A, int64_t lda, int64_t M, int64_t K, in
 
 // Packs a block of op(B) (panels from `pack(dst, panel_begin, panel_end)`) into the B scratch.
 template <typename T, int NR, typename Pack>
-const T* pack_b_block(int64_t K, int64_t N, int64_t nc, ThreadPool* tp, const Pack& pack) {
-  T* bp =
-      scratch<T>(kScratchB, static_cast<size_t>(std::min<int64_t>(nc_max<NR>(), round_up(N, NR)) * kc_for<T, NR>(K)));
+const T* pack_b_block(int64_t K, int64_t N, int64_t kc, int64_t nc, ThreadPool* tp, const Pack& pack) {
+  T* bp = scratch<T>(kScratchB, static_cast<size_t>(std::min<int64_t>(blocks<T, NR>().nc, round_up(N, NR)) *
+                                                    std::max(kc, kc_for<T, NR>(K))));
   const int64_t bpanels = ceil_div(nc, NR);
   auto pack_b_range = [&](int64_t b, int64_t e) { pack(bp, b, e); };
   if (tp && bpanels >= 8) par_for(*tp, bpanels, 4, pack_b_range);
@@ -355,15 +353,17 @@ void sgemm_tiled(Kernels<float> kernels, int64_t M, int64_t N, int64_t K, float 
   auto b_block = [&](int64_t p0, int64_t kc, int64_t j0, int64_t nc, ThreadPool* tp) -> const float* {
     if (b.packed) return b.packed->data() + round_up(N, NR) * p0 + j0 * kc;
     if (b.rows) {
-      return pack_b_block<float, NR>(K, N, nc, tp, [&](float* dst, int64_t pb, int64_t pe) {
+      return pack_b_block<float, NR>(K, N, kc, nc, tp, [&](float* dst, int64_t pb, int64_t pe) {
         pack_b_rows<NR>(*b.rows, p0, kc, j0, nc, dst, pb, pe);
       });
     }
-    return pack_b_block<float, NR>(K, N, nc, tp, [&](float* dst, int64_t pb, int64_t pe) {
+    return pack_b_block<float, NR>(K, N, kc, nc, tp, [&](float* dst, int64_t pb, int64_t pe) {
       pack_b<float, NR>(b.trans, b.data, b.ld, p0, kc, j0, nc, dst, pb, pe);
     });
   };
-  gemm_blocked<float, MR, NR>(kernels, M, N, K, alpha, a_slice, b_block, beta, C, ldc, ep, pool);
+  // Packed operands fix the K slices (sgemm_ex checks that two packed ones agree).
+  const int64_t KC = a.packed ? packed_kc(*a.packed) : b.packed ? packed_kc(*b.packed) : kc_for<float, NR>(K);
+  gemm_blocked<float, MR, NR>(kernels, M, N, K, KC, alpha, a_slice, b_block, beta, C, ldc, ep, pool);
 }
 
 #ifdef DLRT_GEMM_X86
@@ -379,14 +379,15 @@ using TileEpilogue = void (*)(const GemmEpilogue&, float*, int64_t, int64_t, int
 // parallel section for the whole product: each task owns a block of C (rows
 // x a run of B panels) and sweeps every K slice itself, so there is no
 // barrier per K slice and no shared packed A; tasks split N before M, since
-// splitting N costs nothing here (no A block is packed twice). kMC: rows of
-// A per block, kept in L2 across the block's panels.
-template <int MR, int NR, int kMC>
+// splitting N costs nothing here (no A block is packed twice). Blocks of
+// blocks<float, NR>().mc rows of A, kept in L2 across the block's panels.
+template <int MR, int NR>
 void sgemm_rows_a_packed_b(RowsKernel kernel, TileEpilogue tile_epilogue, int64_t M, int64_t N, int64_t K,
                            float alpha, const float* A, int64_t lda, const PackedMatrix& packed_b, float beta,
                            float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool) {
-  constexpr int64_t kPC = nc_max<NR>() / NR;         // panels per block (a KC x NC block of B in L2)
-  const int64_t KC = kc_for<float, NR>(K);           // the slices pack_b_whole used
+  const int64_t kMC = blocks<float, NR>().mc;
+  const int64_t kPC = blocks<float, NR>().nc / NR;  // panels per block (a KC x NC block of B in L2)
+  const int64_t KC = packed_kc(packed_b);            // the slices pack_b_whole used
   const int64_t Np = round_up(N, NR), bpanels = Np / NR;
   const double flops = 2.0 * static_cast<double>(M) * N * K;
   ThreadPool* tp = (pool && pool->num_threads() > 1 && flops > 2.0e5) ? pool : nullptr;
@@ -530,6 +531,7 @@ std::shared_ptr<const PackedMatrix> PackedMatrix::pack_a(bool trans, int64_t M, 
   set_tile(layout, mr, nr);
   const int64_t Mp = round_up(std::max<int64_t>(M, 1), mr);
   pm->init(true, M, K, mr, nr, GemmPrecision::kF32, static_cast<size_t>(Mp * std::max<int64_t>(K, 1)) * sizeof(float));
+  pm->kc_ = layout == SLayout::kAvx512 ? kc_for<float, kSgemmAvx512NR>(K) : kc_for<float, kSNR>(K);
   if (M > 0 && K > 0) {
     if (layout == SLayout::kAvx512) pack_a_whole<kSgemmAvx512MR, kSgemmAvx512NR>(trans, M, K, A, lda, pm->data_.get());
     else pack_a_whole<kSMR, kSNR>(trans, M, K, A, lda, pm->data_.get());
@@ -537,11 +539,7 @@ std::shared_ptr<const PackedMatrix> PackedMatrix::pack_a(bool trans, int64_t M, 
   return pm;
 }
 
-int64_t packed_kc(const PackedMatrix& pm) {
-  const int64_t K = pm.is_a() ? pm.cols() : pm.rows();
-  if (layout_of(pm) == SLayout::kAvx512) return kc_for<float, kSgemmAvx512NR>(K);
-  return kc_for<float, kSNR>(K);
-}
+int64_t packed_kc(const PackedMatrix& pm) { return pm.kc_; }
 
 std::shared_ptr<const PackedMatrix> PackedMatrix::pack_b(bool trans, int64_t K, int64_t N, const float* B,
                                                          int64_t ldb, GemmPrecision precision) {
@@ -556,6 +554,7 @@ std::shared_ptr<const PackedMatrix> PackedMatrix::pack_b(bool trans, int64_t K, 
   set_tile(layout, mr, nr);
   const int64_t Np = round_up(std::max<int64_t>(N, 1), nr);
   pm->init(false, K, N, mr, nr, GemmPrecision::kF32, static_cast<size_t>(Np * std::max<int64_t>(K, 1)) * sizeof(float));
+  pm->kc_ = layout == SLayout::kAvx512 ? kc_for<float, kSgemmAvx512NR>(K) : kc_for<float, kSNR>(K);
   if (N > 0 && K > 0) {
     if (layout == SLayout::kAvx512) pack_b_whole<kSgemmAvx512NR>(trans, K, N, B, ldb, pm->data_.get());
     else pack_b_whole<kSNR>(trans, K, N, B, ldb, pm->data_.get());
@@ -609,19 +608,21 @@ Status sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand
     if (a.packed && lb != layout)
       return InvalidArgument(
           "sgemm_ex: A and B were packed for different tile layouts (the CPU ISA changed between); pack them again");
+    if (a.packed && packed_kc(*a.packed) != packed_kc(*b.packed))
+      return InvalidArgument("sgemm_ex: A and B were packed in K slices of different depths; pack them again");
     layout = lb;
   }
 #ifdef DLRT_GEMM_X86
   // A plain row-major op(A) against a pre-packed B: A is read in place.
   if (b.packed && !a.packed && a.data && !a.trans && K > 0 && alpha != 0.0f && !rows_a_disabled()) {
     if (layout == SLayout::kAvx512 && cpu_has_avx512()) {
-      sgemm_rows_a_packed_b<kSgemmAvx512MR, kSgemmAvx512NR, 336>(sgemm_kernel_avx512_rows, apply_epilogue_zmm_tile,
+      sgemm_rows_a_packed_b<kSgemmAvx512MR, kSgemmAvx512NR>(sgemm_kernel_avx512_rows, apply_epilogue_zmm_tile,
                                                                 M, N, K, alpha, a.data, a.ld, *b.packed, beta, C,
                                                                 ldc, ep, pool);
       return Status::Ok();
     }
     if (layout == SLayout::k6x16 && cpu_has_avx2_fma()) {
-      sgemm_rows_a_packed_b<kSMR, kSNR, kSMR * 24>(sgemm_kernel_avx2_rows, apply_epilogue, M, N, K, alpha, a.data,
+      sgemm_rows_a_packed_b<kSMR, kSNR>(sgemm_kernel_avx2_rows, apply_epilogue, M, N, K, alpha, a.data,
                                                    a.ld, *b.packed, beta, C, ldc, ep, pool);
       return Status::Ok();
     }
@@ -658,11 +659,11 @@ void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double a
     return pack_a_slice<double, kDMR, kDNR>(trans_a, A, lda, M, K, p0, kc, tp);
   };
   auto b_block = [&](int64_t p0, int64_t kc, int64_t j0, int64_t nc, ThreadPool* tp) -> const double* {
-    return pack_b_block<double, kDNR>(K, N, nc, tp, [&](double* dst, int64_t pb, int64_t pe) {
+    return pack_b_block<double, kDNR>(K, N, kc, nc, tp, [&](double* dst, int64_t pb, int64_t pe) {
       pack_b<double, kDNR>(trans_b, B, ldb, p0, kc, j0, nc, dst, pb, pe);
     });
   };
-  gemm_blocked<double, kDMR, kDNR>(Kernels<double>{kernel, nullptr}, M, N, K, alpha, a_slice, b_block, beta, C, ldc, nullptr, pool);
+  gemm_blocked<double, kDMR, kDNR>(Kernels<double>{kernel, nullptr}, M, N, K, kc_for<double, kDNR>(K), alpha, a_slice, b_block, beta, C, ldc, nullptr, pool);
 }
 
 

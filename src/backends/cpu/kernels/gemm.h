@@ -100,6 +100,7 @@ class PackedMatrix {
   size_t bytes() const { return bytes_; }
 
  private:
+  friend int64_t packed_kc(const PackedMatrix& pm);
   // Sets the shape, tile and precision and allocates `bytes` for the panels.
   void init(bool is_a, int64_t rows, int64_t cols, int mr, int nr, GemmPrecision precision, size_t bytes);
 
@@ -111,6 +112,7 @@ class PackedMatrix {
   int64_t rows_ = 0, cols_ = 0;
   int mr_ = 0, nr_ = 0;
   GemmPrecision precision_ = GemmPrecision::kF32;
+  int64_t kc_ = 0;  // depth of the K slices (fp32 tiles; packed_kc)
   size_t bytes_ = 0;
   std::unique_ptr<float[], Free> data_;
 };
@@ -118,6 +120,8 @@ class PackedMatrix {
 // Depth of the K slices a PackedMatrix is cut into: packed op(A) column p of
 // the slice starting at p0 (kc = min(packed_kc(pm), K - p0) columns) lies at
 // data() + round_up(M, mr) * p0 + panel * mr * kc + (p - p0) * mr.
+// The depth is fixed when packing (from the caches, gemm_blocking.h) and kept
+// with the panels, so every reader slices K as the packing did.
 int64_t packed_kc(const PackedMatrix& pm);
 
 // One GEMM operand: a plain row-major matrix (data, ld, trans), a packed one,

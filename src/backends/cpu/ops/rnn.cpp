@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <memory>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -126,7 +127,8 @@ void step_gemm_acc(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, con
 }
 
 // The weights in the form the loop reads: per direction W^T [I, GH] and R^T
-// [H, GH], the biases [D, 2 GH] and peepholes [D, 3 H], all in T.
+// [H, GH], the biases [D, 2 GH] and peepholes [D, 3 H], all in T; prepared
+// float weights also hold each direction's W^T packed for the GEMM.
 template <typename T>
 struct Weights {
   T* wt = nullptr;
@@ -134,6 +136,7 @@ struct Weights {
   T* bias = nullptr;
   T* peep = nullptr;
   bool has_peep = false;
+  const PackedMatrix* wt_packed[2] = {nullptr, nullptr};
 };
 
 struct WeightSizes {
@@ -169,6 +172,7 @@ struct PreparedWeights {
   const void* p = nullptr;
   Dims dims;
   std::vector<T> data;
+  std::shared_ptr<const PackedMatrix> packed[2];  // W^T per direction (float, vector ISAs)
   Weights<T> view;
 
   bool matches(const Tensor* w_in, const Tensor* r_in, const Tensor* b_in, const Tensor* p_in, const Dims& dm) const {
@@ -332,10 +336,13 @@ void rnn_input_projection(const RnnAttrs& cfg, const Dims& dm, const RnnBuffers<
     for (int64_t row = 0; row < S * B; ++row) std::copy(row_bias, row_bias + GH, xw + row * GH);
     // float on a CPU with a vector sgemm kernel: the packed GEMM; else the tiled loop (faster
     // than sgemm's portable kernel).
+    // W^T packed when the weights were prepared (not packed again every run).
     bool packed = false;
     if constexpr (std::is_same_v<T, float>) {
       packed = cpu_has_avx2();
-      if (packed) sgemm(false, false, S * B, GH, I, 1.0f, xs, I, wt, GH, 1.0f, xw, GH, pool);
+      const SgemmOperand a{xs, I, false, nullptr, nullptr}, b{wt, GH, false, wv.wt_packed[d], nullptr};
+      if (packed && !(b.packed && sgemm_ex(S * B, GH, I, 1.0f, a, b, 1.0f, xw, GH, nullptr, pool).ok()))
+        sgemm(false, false, S * B, GH, I, 1.0f, xs, I, wt, GH, 1.0f, xw, GH, pool);
     }
     if (!packed) detail::gemm_acc<T>(S * B, GH, I, xs, I, wt, GH, xw, GH, pool);
   }
@@ -627,6 +634,13 @@ class RecurrentKernel final : public OpKernel {
     pre.view.bias = pre.view.rt + ws.rt;
     pre.view.peep = pre.view.bias + ws.bias;
     prepare_weights<T, E>(at_, dm, w, r, b, p, pre.view);
+    if constexpr (std::is_same_v<T, float>) {
+      for (int64_t d = 0; d < at_.D && cpu_has_avx2(); ++d) {
+        const int64_t GH = at_.G * dm.H;
+        pre.packed[d] = PackedMatrix::pack_b(false, dm.I, GH, pre.view.wt + d * dm.I * GH, GH);
+        pre.view.wt_packed[d] = pre.packed[d].get();
+      }
+    }
     pre.w = w->raw_data();
     pre.r = r->raw_data();
     pre.b = b ? b->raw_data() : nullptr;
