@@ -1,0 +1,189 @@
+// AVX-512 convolutions on the 16-channel blocked layout (conv_blocked.h):
+// group-1 convs keep NB output blocks x T positions of one output row in
+// zmm accumulators, depthwise convs T positions of one 16-channel block.
+// Positions whose window lies inside the input take the T-wide tiles with no
+// bounds checks; the few at the row's ends run one at a time, skipping the
+// taps that fall into the padding.
+#include <algorithm>
+
+#include "backends/cpu/kernels/conv_blocked_impl.h"
+#include "backends/cpu/kernels/vec_avx512.h"
+
+#ifdef DLRT_HAVE_AVX512_PATHS
+
+namespace dlrt::cpu::blocked_detail {
+namespace {
+
+constexpr int kB = 16;
+constexpr int kBB = kB * kB;
+
+// Stores T results of one output block (bias already in acc): adds the
+// residual z, clamps, then applies any other activation to the stored row.
+template <int T>
+DLRT_AVX512 __attribute__((always_inline)) inline void store_row(const ConvJob& j, __m512 (&acc)[T], float* y,
+                                                                 const float* z) {
+  const ClampStage cs = clamp_stage(j.act);
+  const __m512 lo = _mm512_set1_ps(cs.lo), hi = _mm512_set1_ps(cs.hi);
+#pragma GCC unroll 32
+  for (int t = 0; t < T; ++t) {
+    __m512 v = acc[t];
+    if (z) v = _mm512_add_ps(v, _mm512_loadu_ps(z + t * kB));
+    if (cs.clamp) v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    _mm512_storeu_ps(y + t * kB, v);
+  }
+  if (!cs.clamp && !j.act.none()) apply_activation(j.act, y, T * kB);
+}
+
+// NB output blocks from `ocb` on, output row oh, positions [ow0, ow0 + T).
+// EDGE (T == 1): taps outside the input row are skipped.
+template <int NB, int T, bool EDGE>
+DLRT_AVX512 void conv_tile(const ConvJob& j, int64_t n, int64_t ocb, int64_t oh, int64_t ow0) {
+  const BlockedConvGeometry& g = j.g;
+  const int64_t icbs = (g.C + kB - 1) / kB, kk = g.kh * g.kw, ocbs = (g.M + kB - 1) / kB;
+  const int64_t w_ocb = icbs * kk * kBB;  // floats between output blocks' weights
+  const int64_t xstep = g.sw * j.sx;
+  __m512 acc[NB][T];
+#pragma GCC unroll 4
+  for (int b = 0; b < NB; ++b) {
+    const __m512 bv = _mm512_loadu_ps(j.bias + (ocb + b) * kB);
+#pragma GCC unroll 32
+    for (int t = 0; t < T; ++t) acc[b][t] = bv;
+  }
+  for (int64_t kh = 0; kh < g.kh; ++kh) {
+    const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
+    if (ih < 0 || ih >= g.H) continue;
+    for (int64_t icb = 0; icb < icbs; ++icb) {
+      const int64_t icn = std::min<int64_t>(kB, g.C - icb * kB);
+      const float* xr = j.x + n * j.xs_n + icb * j.xs_cb + ih * j.xs_h;
+      const float* wk = j.w->w.data() + (ocb * icbs + icb) * kk * kBB + kh * g.kw * kBB;
+      for (int64_t kw = 0; kw < g.kw; ++kw) {
+        const int64_t iw0 = ow0 * g.sw - g.pad_left + kw * g.dw;
+        if (EDGE && (iw0 < 0 || iw0 >= g.W)) continue;
+        const float* xp = xr + iw0 * j.sx;
+        const float* wp = wk + kw * kBB;
+        for (int64_t ic = 0; ic < icn; ++ic) {
+          __m512 wv[NB];
+#pragma GCC unroll 4
+          for (int b = 0; b < NB; ++b) wv[b] = _mm512_loadu_ps(wp + b * w_ocb + ic * kB);
+          const float* xi = xp + ic * j.sc;
+#pragma GCC unroll 32
+          for (int t = 0; t < T; ++t) {
+            const __m512 xv = _mm512_set1_ps(xi[t * xstep]);
+#pragma GCC unroll 4
+            for (int b = 0; b < NB; ++b) acc[b][t] = _mm512_fmadd_ps(xv, wv[b], acc[b][t]);
+          }
+        }
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int b = 0; b < NB; ++b) {
+    const int64_t off = (((n * ocbs + ocb + b) * g.OH + oh) * g.OW + ow0) * kB;
+    store_row<T>(j, acc[b], j.y + off, j.z ? j.z + off : nullptr);
+  }
+}
+
+// The positions of an output row whose every tap lies inside the input: [lo, hi).
+void interior(const BlockedConvGeometry& g, int64_t* lo, int64_t* hi) {
+  *lo = std::min(g.OW, (g.pad_left + g.sw - 1) / g.sw);
+  const int64_t last = g.W - 1 + g.pad_left - (g.kw - 1) * g.dw;  // ow * sw <= last
+  *hi = last < 0 ? *lo : std::clamp(last / g.sw + 1, *lo, g.OW);
+}
+
+// Remainder tiles of 1..T-1 positions: a switch over the instantiations.
+template <int NB, int T>
+DLRT_AVX512 void conv_rest(const ConvJob& j, int64_t n, int64_t ocb, int64_t oh, int64_t ow0, int64_t count) {
+  if constexpr (T > 1) {
+    if (count == T - 1) return conv_tile<NB, T - 1, false>(j, n, ocb, oh, ow0);
+    return conv_rest<NB, T - 1>(j, n, ocb, oh, ow0, count);
+  }
+}
+
+template <int NB, int T>
+DLRT_AVX512 void conv_row(const ConvJob& j, int64_t n, int64_t ocb, int64_t oh) {
+  int64_t lo, hi;
+  interior(j.g, &lo, &hi);
+  for (int64_t ow = 0; ow < lo; ++ow) conv_tile<NB, 1, true>(j, n, ocb, oh, ow);
+  int64_t ow = lo;
+  for (; ow + T <= hi; ow += T) conv_tile<NB, T, false>(j, n, ocb, oh, ow);
+  if (ow < hi) conv_rest<NB, T>(j, n, ocb, oh, ow, hi - ow);
+  for (ow = std::max(hi, lo); ow < j.g.OW; ++ow) conv_tile<NB, 1, true>(j, n, ocb, oh, ow);
+}
+
+// Depthwise: T positions of one 16-channel block.
+template <int T, bool EDGE>
+DLRT_AVX512 void dw_tile(const ConvJob& j, int64_t n, int64_t cb, int64_t oh, int64_t ow0) {
+  const BlockedConvGeometry& g = j.g;
+  const int64_t cbs = (g.C + kB - 1) / kB;
+  const int64_t xstep = g.sw * kB;
+  __m512 acc[T];
+  const __m512 bv = _mm512_loadu_ps(j.bias + cb * kB);
+#pragma GCC unroll 32
+  for (int t = 0; t < T; ++t) acc[t] = bv;
+  const float* xc = j.x + (n * cbs + cb) * g.H * g.W * kB;
+  const float* wc = j.w->w.data() + cb * g.kh * g.kw * kB;
+  for (int64_t kh = 0; kh < g.kh; ++kh) {
+    const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
+    if (ih < 0 || ih >= g.H) continue;
+    const float* xr = xc + ih * g.W * kB;
+    for (int64_t kw = 0; kw < g.kw; ++kw) {
+      const int64_t iw0 = ow0 * g.sw - g.pad_left + kw * g.dw;
+      if (EDGE && (iw0 < 0 || iw0 >= g.W)) continue;
+      const __m512 wv = _mm512_loadu_ps(wc + (kh * g.kw + kw) * kB);
+      const float* xp = xr + iw0 * kB;
+#pragma GCC unroll 32
+      for (int t = 0; t < T; ++t) acc[t] = _mm512_fmadd_ps(_mm512_loadu_ps(xp + t * xstep), wv, acc[t]);
+    }
+  }
+  const int64_t off = (((n * cbs + cb) * g.OH + oh) * g.OW + ow0) * kB;
+  store_row<T>(j, acc, j.y + off, j.z ? j.z + off : nullptr);
+}
+
+template <int T>
+DLRT_AVX512 void dw_rest(const ConvJob& j, int64_t n, int64_t cb, int64_t oh, int64_t ow0, int64_t count) {
+  if constexpr (T > 1) {
+    if (count == T - 1) return dw_tile<T - 1, false>(j, n, cb, oh, ow0);
+    return dw_rest<T - 1>(j, n, cb, oh, ow0, count);
+  }
+}
+
+}  // namespace
+
+constexpr int kConvT = 12;  // positions per group-1 tile (2 blocks x 12: 24 accumulators)
+constexpr int kConvT1 = 24; // positions per tile with one output block
+constexpr int kDwT = 8;
+
+DLRT_AVX512 void conv_units_avx512(const ConvJob& j, int64_t u0, int64_t u1) {
+  const BlockedConvGeometry& g = j.g;
+  const int64_t ocbs = (g.M + kB - 1) / kB, pairs = (ocbs + 1) / 2;
+  for (int64_t u = u0; u < u1; ++u) {
+    const int64_t oh = u % g.OH, rest = u / g.OH, p = rest % pairs, n = rest / pairs;
+    const int64_t ocb = p * 2;
+    if (ocb + 1 < ocbs) conv_row<2, kConvT>(j, n, ocb, oh);
+    else conv_row<1, kConvT1>(j, n, ocb, oh);
+  }
+}
+
+int64_t conv_units_avx512_count(const BlockedConvGeometry& g) {
+  const int64_t ocbs = (g.M + kB - 1) / kB;
+  return g.N * ((ocbs + 1) / 2) * g.OH;
+}
+
+DLRT_AVX512 void depthwise_units_avx512(const ConvJob& j, int64_t u0, int64_t u1) {
+  const BlockedConvGeometry& g = j.g;
+  const int64_t cbs = (g.C + kB - 1) / kB;
+  int64_t lo, hi;
+  interior(g, &lo, &hi);
+  for (int64_t u = u0; u < u1; ++u) {
+    const int64_t oh = u % g.OH, rest = u / g.OH, cb = rest % cbs, n = rest / cbs;
+    for (int64_t ow = 0; ow < lo; ++ow) dw_tile<1, true>(j, n, cb, oh, ow);
+    int64_t ow = lo;
+    for (; ow + kDwT <= hi; ow += kDwT) dw_tile<kDwT, false>(j, n, cb, oh, ow);
+    if (ow < hi) dw_rest<kDwT>(j, n, cb, oh, ow, hi - ow);
+    for (ow = std::max(hi, lo); ow < g.OW; ++ow) dw_tile<1, true>(j, n, cb, oh, ow);
+  }
+}
+
+}  // namespace dlrt::cpu::blocked_detail
+
+#endif  // DLRT_HAVE_AVX512_PATHS

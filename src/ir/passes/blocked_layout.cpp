@@ -1,0 +1,273 @@
+// Channel-blocked float32 conv networks (passes.h: blocked_layout).
+//
+// The ops of a conv net that can work on the blocked layout
+// [N, ceil(C/b), H, W, b] (backends/cpu/ops/blocked.cpp) form regions:
+//  - 2-D float32 Conv / com.dlrt FusedConv with a constant W and one group or
+//    one channel per group -> com.dlrt ConvBlocked (the residual Z blocked too);
+//  - MaxPool (2-D, no Indices) -> MaxPoolBlocked; GlobalAveragePool /
+//    GlobalMaxPool -> GlobalPoolBlocked;
+//  - unary elementwise ops (Relu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh,
+//    LeakyRelu) on a blocked value, and Add / Mul / Sub of two blocked values
+//    with the same channel count (spatial broadcasts such as squeeze-excite's
+//    [N, C, 1, 1] scale stay correct: dims 1 and 4 match), unchanged: they run
+//    on the rank-5 tensors;
+//  - Concat on channels of blocked values whose channel counts, but the
+//    last's, are whole blocks.
+// A conv whose input is not blocked reads it through a ToBlocked, except a
+// one-group conv of at most kStemChannels input channels (an RGB stem), which
+// reads the NCHW image itself (x_blocked = 0). A value read by any op outside
+// the region, or a graph output, gets a FromBlocked after its producer, once.
+// The rule that decides: a connected region is converted when it holds at
+// least kMinConvs convs (fewer do not pay for the reorders at its borders).
+// Lanes past C in a last block hold values no real channel reads (see
+// kernels/conv_blocked.h).
+//
+// optimize.cpp runs this pass on AVX-512 CPUs with b = 16, before the
+// expand/depthwise fusions; DLRT_DISABLE_PASSES=blocked-layout turns it off
+// (every conv then runs NCHW as before).
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/passes/passes.h"
+#include "ir/passes/rewriter.h"
+
+namespace dlrt::ir::passes {
+namespace {
+
+constexpr const char* kDlrt = "com.dlrt";
+constexpr int kMinConvs = 2;
+constexpr int64_t kStemChannels = 4;
+
+enum class Kind { kNone, kConv, kUnary, kBinary, kGlobalPool, kMaxPool, kConcat };
+
+bool float_or_unknown(const Graph& g, ValueId v) {
+  const DType t = g.values[static_cast<size_t>(v)].type.dtype;
+  return t == DType::kFloat32 || t == DType::kUndefined;
+}
+
+// Conv / FusedConv that ConvBlocked runs: its output channels, else -1.
+int64_t conv_channels(const Rewriter& rw, const Graph& g, const Node& n) {
+  const bool fused = n.domain == kDlrt && n.op_type == "FusedConv";
+  if (!is_op(n, "Conv") && !fused) return -1;
+  if (n.inputs.size() < 2 || n.inputs[0] == kNoValue || n.outputs.size() != 1) return -1;
+  if (!float_or_unknown(g, n.inputs[0])) return -1;
+  const Tensor* w = rw.constant(n.inputs[1]);
+  if (!w || w->rank() != 4 || w->dtype() != DType::kFloat32 || w->dim(0) <= 0) return -1;
+  if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+    const Tensor* b = rw.constant(n.inputs[2]);
+    if (b && b->dtype() != DType::kFloat32) return -1;
+  }
+  const int64_t group = n.attr_int("group", 1);
+  if (group != 1 && !(w->dim(1) == 1 && group == w->dim(0))) return -1;
+  return w->dim(0);
+}
+
+int64_t conv_in_channels(const Rewriter& rw, const Node& n) {
+  const Tensor* w = rw.constant(n.inputs[1]);
+  const int64_t group = n.attr_int("group", 1);
+  return group == 1 ? w->dim(1) : group;
+}
+
+bool is_unary(const Node& n) {
+  static const std::set<std::string> ops = {"Relu",      "Clip", "Sigmoid",  "HardSigmoid",
+                                            "HardSwish", "Tanh", "LeakyRelu"};
+  return n.domain.empty() && ops.count(n.op_type) && !n.inputs.empty() && n.outputs.size() == 1;
+}
+
+bool is_binary(const Node& n) {
+  return (is_op(n, "Add") || is_op(n, "Mul") || is_op(n, "Sub")) && n.inputs.size() == 2 && n.outputs.size() == 1;
+}
+
+bool is_max_pool(const Node& n) {
+  if (!is_op(n, "MaxPool") || n.inputs.empty() || n.outputs.empty()) return false;
+  if (n.outputs.size() > 1 && n.outputs[1] != kNoValue) return false;
+  const Attribute* k = n.attr("kernel_shape");
+  return k && k->ints.size() == 2 && n.attr_int("storage_order", 0) == 0;
+}
+
+// Reader-side data inputs of a chosen node (those that must be blocked).
+std::vector<size_t> data_inputs(Kind k, const Node& n) {
+  switch (k) {
+    case Kind::kConv: {
+      std::vector<size_t> d{0};
+      if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) d.push_back(3);
+      return d;
+    }
+    case Kind::kBinary: return {0, 1};
+    case Kind::kConcat: {
+      std::vector<size_t> d(n.inputs.size());
+      std::iota(d.begin(), d.end(), size_t{0});
+      return d;
+    }
+    default: return {0};
+  }
+}
+
+TypeInfo blocked_type(const Graph& g, ValueId v, int64_t C, int block) {
+  TypeInfo t;
+  t.dtype = DType::kFloat32;
+  const auto& shape = g.values[static_cast<size_t>(v)].type.shape;
+  std::vector<Dim> s(5);
+  if (shape && shape->size() == 4) {
+    s[0] = (*shape)[0];
+    s[2] = (*shape)[2];
+    s[3] = (*shape)[3];
+  }
+  s[1].size = (C + block - 1) / block;
+  s[4].size = block;
+  t.shape = s;
+  return t;
+}
+
+Node reorder(const std::string& op, ValueId in, ValueId out, const std::string& name, int block, int64_t C) {
+  Node n;
+  n.name = name;
+  n.op_type = op;
+  n.domain = kDlrt;
+  n.opset = 1;
+  n.inputs = {in};
+  n.outputs = {out};
+  n.attributes["block"] = make_attr_int(block);
+  if (op == "FromBlocked") n.attributes["channels"] = make_attr_int(C);
+  return n;
+}
+
+int find_root(std::vector<int>& parent, int i) {
+  while (parent[static_cast<size_t>(i)] != i) i = parent[static_cast<size_t>(i)] = parent[static_cast<size_t>(parent[static_cast<size_t>(i)])];
+  return i;
+}
+
+}  // namespace
+
+int blocked_layout(Graph& g, PassContext& ctx, int block) {
+  if (block != 8 && block != 16) return 0;
+  for (const char* op : {"ConvBlocked", "ToBlocked", "FromBlocked", "GlobalPoolBlocked", "MaxPoolBlocked"})
+    if (!ctx.can_run(op, kDlrt, 1)) return 0;
+  Rewriter rw(g, ctx);
+  const int nodes = rw.size();
+  std::vector<Kind> kind(static_cast<size_t>(nodes), Kind::kNone);
+  std::map<ValueId, int64_t> channels;  // blocked values (outputs of chosen nodes) -> C
+  std::map<ValueId, int> made_by;       // ... -> their node
+  std::vector<int> parent(static_cast<size_t>(nodes));
+  std::iota(parent.begin(), parent.end(), 0);
+  auto blocked = [&](ValueId v) { return v != kNoValue && channels.count(v) > 0; };
+  for (int i = 0; i < nodes; ++i) {
+    if (rw.dead(i)) continue;
+    const Node& n = rw.node(i);
+    Kind k = Kind::kNone;
+    int64_t C = -1;
+    if (const int64_t m = conv_channels(rw, g, n); m > 0) {
+      k = Kind::kConv;
+      C = m;
+      // A residual Z of another layout is reordered like X; its channels must match.
+      if (n.inputs.size() > 3 && n.inputs[3] != kNoValue && blocked(n.inputs[3]) && channels[n.inputs[3]] != m)
+        k = Kind::kNone;
+    } else if (is_unary(n) && blocked(n.inputs[0])) {
+      k = Kind::kUnary;
+      C = channels[n.inputs[0]];
+    } else if (is_binary(n) && blocked(n.inputs[0]) && blocked(n.inputs[1]) &&
+               channels[n.inputs[0]] == channels[n.inputs[1]]) {
+      k = Kind::kBinary;
+      C = channels[n.inputs[0]];
+    } else if ((is_op(n, "GlobalAveragePool") || is_op(n, "GlobalMaxPool")) && n.outputs.size() == 1 &&
+               blocked(n.inputs[0])) {
+      k = Kind::kGlobalPool;
+      C = channels[n.inputs[0]];
+    } else if (is_max_pool(n) && blocked(n.inputs[0])) {
+      k = Kind::kMaxPool;
+      C = channels[n.inputs[0]];
+    } else if (is_op(n, "Concat") && n.outputs.size() == 1 && !n.inputs.empty() &&
+               (n.attr_int("axis", 0) == 1 || n.attr_int("axis", 0) == -3)) {
+      bool ok = true;
+      C = 0;
+      for (size_t j = 0; j < n.inputs.size() && ok; ++j) {
+        ok = blocked(n.inputs[j]) && (j + 1 == n.inputs.size() || channels[n.inputs[j]] % block == 0);
+        if (ok) C += channels[n.inputs[j]];
+      }
+      if (ok) k = Kind::kConcat;
+    }
+    if (k == Kind::kNone) continue;
+    kind[static_cast<size_t>(i)] = k;
+    for (size_t j : data_inputs(k, n))
+      if (auto it = made_by.find(n.inputs[j]); it != made_by.end())
+        parent[static_cast<size_t>(find_root(parent, i))] = find_root(parent, it->second);
+    channels[n.outputs[0]] = C;
+    made_by[n.outputs[0]] = i;
+  }
+  // Regions with enough convs.
+  std::map<int, int> convs;
+  for (int i = 0; i < nodes; ++i)
+    if (kind[static_cast<size_t>(i)] == Kind::kConv) ++convs[find_root(parent, i)];
+  std::vector<int> chosen;
+  for (int i = 0; i < nodes; ++i) {
+    if (kind[static_cast<size_t>(i)] == Kind::kNone) continue;
+    if (convs[find_root(parent, i)] >= kMinConvs) chosen.push_back(i);
+    else channels.erase(rw.node(i).outputs[0]);
+  }
+  if (chosen.empty()) return 0;
+  std::set<int> chosen_set(chosen.begin(), chosen.end());
+  std::map<ValueId, ValueId> twin;  // NCHW value -> its blocked twin
+  int rewrites = 0;
+  for (int i : chosen) {
+    Node n = rw.node(i);
+    const Kind k = kind[static_cast<size_t>(i)];
+    for (size_t j : data_inputs(k, n)) {
+      const ValueId v = n.inputs[j];
+      if (auto it = twin.find(v); it != twin.end()) {
+        n.inputs[j] = it->second;
+        continue;
+      }
+      // Only convs read values from outside the region.
+      if (k == Kind::kConv && j == 0 && n.attr_int("group", 1) == 1 && conv_in_channels(rw, n) <= kStemChannels) {
+        n.attributes["x_blocked"] = make_attr_int(0);
+        continue;
+      }
+      const int64_t C = j == 0 ? conv_in_channels(rw, n) : channels[n.outputs[0]];
+      const ValueId t = rw.new_value(g.values[static_cast<size_t>(v)].name + "_blocked", blocked_type(g, v, C, block));
+      rw.insert_before(i, reorder("ToBlocked", v, t, g.values[static_cast<size_t>(t)].name + "/reorder", block, C));
+      twin[v] = t;
+      n.inputs[j] = t;
+    }
+    if (k == Kind::kConv) {
+      n.op_type = "ConvBlocked";
+      n.domain = kDlrt;
+      n.opset = 1;
+    } else if (k == Kind::kGlobalPool) {
+      n.attributes["max"] = make_attr_int(is_op(n, "GlobalMaxPool") ? 1 : 0);
+      n.op_type = "GlobalPoolBlocked";
+      n.domain = kDlrt;
+      n.opset = 1;
+    } else if (k == Kind::kMaxPool) {
+      n.op_type = "MaxPoolBlocked";
+      n.domain = kDlrt;
+      n.opset = 1;
+      n.outputs.resize(1);
+    } else if (k == Kind::kConcat) {
+      n.attributes["axis"] = make_attr_int(1);
+    }
+    if (n.domain == kDlrt) n.attributes["block"] = make_attr_int(block);
+    const ValueId out = n.outputs[0];
+    const int64_t C = channels[out];
+    const ValueId t = rw.new_value(g.values[static_cast<size_t>(out)].name + "_blocked", blocked_type(g, out, C, block));
+    n.outputs[0] = t;
+    twin[out] = t;
+    bool outside = rw.escapes(out);
+    for (int c : rw.consumers(out)) outside = outside || !chosen_set.count(c);
+    if (outside) {
+      rw.insert_before(i, std::move(n));
+      rw.replace(i, reorder("FromBlocked", t, out, g.values[static_cast<size_t>(out)].name + "/reorder", block, C));
+    } else {
+      rw.replace(i, std::move(n));
+    }
+    ++rewrites;
+  }
+  rw.commit();
+  ctx.count("blocked-layout", rewrites);
+  return rewrites;
+}
+
+}  // namespace dlrt::ir::passes
