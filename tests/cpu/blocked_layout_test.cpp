@@ -100,7 +100,7 @@ TEST(BlockedLayout, DepthwiseSqueezeExciteConcatDilation) {
   ValueId dil2 = m.conv(pj2, 32, 32, 3, 1, 32, 2);
   ValueId silu2 = m.b.node("Mul", {dil2, m.b.node("Sigmoid", {dil2})});
   ValueId cat2 = m.b.node("Concat", {pj2, silu2, m.conv(silu2, 32, 13, 3, 1)}, {{"axis", ai(1)}});
-  m.b.output(m.b.node("Sub", {m.conv(cat2, 77, 5, 1, 1), m.conv(cat2, 77, 5, 3, 1)}));
+  m.b.output(m.b.node("Sub", {m.conv(cat2, 77, 5, 1, 1), m.conv(cat2, 77, 5, 3, 1, 1, 2)}));
   auto g2 = m.b.graph();
   std::vector<Tensor> in2{random_tensor({1, 24, 15, 17}, 7)};
   auto blocked = check(g2, in2, 16);
@@ -109,6 +109,18 @@ TEST(BlockedLayout, DepthwiseSqueezeExciteConcatDilation) {
   EXPECT_EQ(count_ops(*blocked, "FromBlocked"), 1);
   EXPECT_EQ(count_ops(*blocked, "GlobalPoolBlocked"), 1);
   check_all(g2, in2);
+}
+
+TEST(BlockedLayout, WinogradShapedConvsStayNchw) {
+  Net n;
+  ValueId x = n.b.input("x", {1, 64, 12, 12});
+  ValueId a = n.relu(n.conv(x, 64, 64, 3, 1));  // 3x3/1 of 64 channels: the NCHW path's Winograd
+  a = n.relu(n.conv(a, 64, 64, 3, 2));          // strided: blocked
+  n.b.output(n.conv(n.conv(a, 64, 64, 1, 1), 64, 64, 3, 1, 64));
+  auto g = n.b.graph();
+  auto blocked = check(g, {random_tensor({1, 64, 12, 12}, 3)}, 16);
+  EXPECT_EQ(count_ops(*blocked, "Conv"), 1);
+  EXPECT_EQ(count_ops(*blocked, "ConvBlocked"), 3);
 }
 
 TEST(BlockedLayout, SingleConvRegionsStayNchw) {

@@ -3,7 +3,9 @@
 // The ops of a conv net that can work on the blocked layout
 // [N, ceil(C/b), H, W, b] (backends/cpu/ops/blocked.cpp) form regions:
 //  - 2-D float32 Conv / com.dlrt FusedConv with a constant W and one group or
-//    one channel per group -> com.dlrt ConvBlocked (the residual Z blocked too);
+//    one channel per group -> com.dlrt ConvBlocked (the residual Z blocked too),
+//    except 3x3 stride-1 one-group convs of 64+ input channels, which the NCHW
+//    path runs as Winograd transforms;
 //  - MaxPool (2-D, no Indices) -> MaxPoolBlocked; GlobalAveragePool /
 //    GlobalMaxPool -> GlobalPoolBlocked;
 //  - unary elementwise ops (Relu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh,
@@ -49,6 +51,23 @@ bool float_or_unknown(const Graph& g, ValueId v) {
   return t == DType::kFloat32 || t == DType::kUndefined;
 }
 
+bool all_ones(const Node& n, const char* attr) {
+  const Attribute* a = n.attr(attr);
+  if (!a) return true;
+  for (int64_t v : a->ints)
+    if (v != 1) return false;
+  return true;
+}
+
+// A 3x3, stride-1, undilated one-group conv of kWinogradChannels+ input
+// channels: the NCHW path runs it as a Winograd transform (fewer products
+// than any direct conv), so it stays NCHW.
+constexpr int64_t kWinogradChannels = 64;
+bool winograd_shaped(const Node& n, const Tensor& w) {
+  return n.attr_int("group", 1) == 1 && w.dim(2) == 3 && w.dim(3) == 3 && w.dim(1) >= kWinogradChannels &&
+         all_ones(n, "strides") && all_ones(n, "dilations");
+}
+
 // Conv / FusedConv that ConvBlocked runs: its output channels, else -1.
 int64_t conv_channels(const Rewriter& rw, const Graph& g, const Node& n) {
   const bool fused = n.domain == kDlrt && n.op_type == "FusedConv";
@@ -63,6 +82,7 @@ int64_t conv_channels(const Rewriter& rw, const Graph& g, const Node& n) {
   }
   const int64_t group = n.attr_int("group", 1);
   if (group != 1 && !(w->dim(1) == 1 && group == w->dim(0))) return -1;
+  if (winograd_shaped(n, *w)) return -1;
   return w->dim(0);
 }
 

@@ -65,6 +65,37 @@ void conv_row_generic(const ConvJob& j, int64_t n, int64_t ob, int64_t oh) {
   }
 }
 
+// x (blocked [N, cbs, H, W, b]) copied into `dst` with the conv's padding made
+// explicit: [N, cbs, Hp, Wp, b] holding padded row r, column c = input row
+// r - pad_top, column c - pad_left (zeros outside), Hp and Wp covering every
+// window of the output. Then *g describes the copy (no padding).
+void pad_blocked(const float* x, BlockedConvGeometry* g, int64_t b, std::vector<float>& dst, ThreadPool* pool) {
+  const int64_t cbs = ceil_div(g->C, b);
+  const int64_t Hp = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1, Wp = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+  dst.resize(static_cast<size_t>(g->N * cbs * Hp * Wp * b));
+  const BlockedConvGeometry src = *g;
+  float* out = dst.data();
+  run(pool, g->N * cbs, Hp * Wp * b, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u)
+      for (int64_t r = 0; r < Hp; ++r) {
+        float* row = out + (u * Hp + r) * Wp * b;
+        const int64_t ih = r - src.pad_top;
+        const int64_t c0 = std::min(Wp, src.pad_left), c1 = std::clamp(src.pad_left + src.W, c0, Wp);
+        if (ih < 0 || ih >= src.H) {
+          std::fill(row, row + Wp * b, 0.0f);
+          continue;
+        }
+        std::fill(row, row + c0 * b, 0.0f);
+        std::copy(x + ((u * src.H + ih) * src.W + (c0 - src.pad_left)) * b,
+                  x + ((u * src.H + ih) * src.W + (c1 - src.pad_left)) * b, row + c0 * b);
+        std::fill(row + c1 * b, row + Wp * b, 0.0f);
+      }
+  });
+  g->H = Hp;
+  g->W = Wp;
+  g->pad_top = g->pad_left = 0;
+}
+
 }  // namespace
 
 int blocked_width() { return cpu_isa() >= CpuIsa::kAvx512 ? 16 : 8; }
@@ -108,20 +139,31 @@ BlockedConvWeights pack_blocked_conv(const float* w, int64_t M, int64_t C, int64
 void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, const float* x, bool x_blocked,
                   const float* bias, const float* z, const Activation& act, float* y, ThreadPool* pool) {
   const int64_t b = w.block, obs = ceil_div(g.M, b);
+  // A padded conv on the vector path reads an explicitly padded copy: every
+  // output position is then a whole-window tile (no edge cases).
+  const bool vector = blocked_vector_path(w.block) && (x_blocked || !w.depthwise);
+  const bool padded = g.pad_top > 0 || g.pad_left > 0 || (g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1 > g.W + g.pad_left ||
+                      (g.OH - 1) * g.sh + (g.kh - 1) * g.dh + 1 > g.H + g.pad_top;
+  thread_local std::vector<float> scratch;
+  BlockedConvGeometry gp = g;
+  if (vector && x_blocked && padded) {
+    pad_blocked(x, &gp, b, scratch, pool);
+    x = scratch.data();
+  }
   std::vector<float> padded_bias(static_cast<size_t>(obs * b), 0.0f);
   if (bias) std::copy(bias, bias + g.M, padded_bias.begin());
   ConvJob j;
   j.w = &w;
-  j.g = g;
+  j.g = gp;
   j.x = x;
   j.bias = padded_bias.data();
   j.z = z;
   j.act = act;
   j.y = y;
   if (x_blocked) {
-    j.xs_n = ceil_div(g.C, b) * g.H * g.W * b;
-    j.xs_cb = g.H * g.W * b;
-    j.xs_h = g.W * b;
+    j.xs_n = ceil_div(g.C, b) * gp.H * gp.W * b;
+    j.xs_cb = gp.H * gp.W * b;
+    j.xs_h = gp.W * b;
     j.sx = b;
     j.sc = 1;
   } else {
@@ -133,11 +175,11 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
   }
   const int64_t row_work = g.OW * g.kh * g.kw * b * (w.depthwise ? 1 : g.C);
 #if defined(__x86_64__) || defined(__i386__)
-  if (blocked_vector_path(w.block) && (x_blocked || !w.depthwise)) {
+  if (vector) {
     if (w.depthwise) {
       run(pool, g.N * obs * g.OH, row_work, [&](int64_t u0, int64_t u1) { blocked_detail::depthwise_units_avx512(j, u0, u1); });
     } else {
-      run(pool, blocked_detail::conv_units_avx512_count(g), 2 * row_work * b,
+      run(pool, blocked_detail::conv_units_avx512_count(gp), 2 * row_work * b,
           [&](int64_t u0, int64_t u1) { blocked_detail::conv_units_avx512(j, u0, u1); });
     }
     return;
@@ -176,49 +218,63 @@ void from_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, f
   });
 }
 
+// Planes [u0, u1) of global_pool_blocked, B lanes (a constant: the lane loops vectorise).
+template <int B>
+void global_pool_planes(const float* x, int64_t hw, bool max, float* y, int64_t u0, int64_t u1) {
+  for (int64_t u = u0; u < u1; ++u) {
+    const float* xs = x + u * hw * B;
+    float acc[B];
+    for (int c = 0; c < B; ++c) acc[c] = max ? -std::numeric_limits<float>::infinity() : 0.0f;
+    if (max) {
+      for (int64_t p = 0; p < hw; ++p)
+        for (int c = 0; c < B; ++c) acc[c] = std::max(acc[c], xs[p * B + c]);
+    } else {
+      for (int64_t p = 0; p < hw; ++p)
+        for (int c = 0; c < B; ++c) acc[c] += xs[p * B + c];
+      for (int c = 0; c < B; ++c) acc[c] /= static_cast<float>(hw);
+    }
+    std::copy(acc, acc + B, y + u * B);
+  }
+}
+
 void global_pool_blocked(const float* x, int64_t N, int64_t cb, int64_t hw, int block, bool max, float* y,
                          ThreadPool* pool) {
-  const int64_t b = block;
-  run(pool, N * cb, hw * b, [&](int64_t u0, int64_t u1) {
-    std::vector<float> acc(static_cast<size_t>(b));
-    for (int64_t u = u0; u < u1; ++u) {
-      const float* xs = x + u * hw * b;
-      std::fill(acc.begin(), acc.end(), max ? -std::numeric_limits<float>::infinity() : 0.0f);
-      for (int64_t p = 0; p < hw; ++p)
-        for (int64_t c = 0; c < b; ++c) {
-          float& a = acc[static_cast<size_t>(c)];
-          const float v = xs[p * b + c];
-          a = max ? (v > a || v != v ? v : a) : a + v;
-        }
-      for (int64_t c = 0; c < b; ++c)
-        y[u * b + c] = max ? acc[static_cast<size_t>(c)] : acc[static_cast<size_t>(c)] / static_cast<float>(hw);
-    }
+  run(pool, N * cb, hw * block, [&](int64_t u0, int64_t u1) {
+    if (block == 16) global_pool_planes<16>(x, hw, max, y, u0, u1);
+    else global_pool_planes<8>(x, hw, max, y, u0, u1);
   });
+}
+
+// Output rows [u0, u1) of max_pool_blocked, B lanes (a constant: the lane loops vectorise).
+template <int B>
+void max_pool_rows(const float* x, const BlockedConvGeometry& g, float* y, int64_t u0, int64_t u1) {
+  for (int64_t u = u0; u < u1; ++u) {
+    const int64_t oh = u % g.OH, plane = u / g.OH;
+    const float* xs = x + plane * g.H * g.W * B;
+    float* yd = y + u * g.OW * B;
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
+      float out[B];
+      for (int c = 0; c < B; ++c) out[c] = -std::numeric_limits<float>::infinity();
+      for (int64_t kh = 0; kh < g.kh; ++kh) {
+        const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
+        if (ih < 0 || ih >= g.H) continue;
+        for (int64_t kw = 0; kw < g.kw; ++kw) {
+          const int64_t iw = ow * g.sw - g.pad_left + kw * g.dw;
+          if (iw < 0 || iw >= g.W) continue;
+          const float* in = xs + (ih * g.W + iw) * B;
+          for (int c = 0; c < B; ++c) out[c] = std::max(out[c], in[c]);
+        }
+      }
+      std::copy(out, out + B, yd + ow * B);
+    }
+  }
 }
 
 void max_pool_blocked(const float* x, const BlockedConvGeometry& g, int64_t cb, int block, float* y,
                       ThreadPool* pool) {
-  const int64_t b = block;
-  run(pool, g.N * cb * g.OH, g.OW * g.kh * g.kw * b, [&](int64_t u0, int64_t u1) {
-    for (int64_t u = u0; u < u1; ++u) {
-      const int64_t oh = u % g.OH, plane = u / g.OH;
-      const float* xs = x + plane * g.H * g.W * b;
-      float* yd = y + u * g.OW * b;
-      for (int64_t ow = 0; ow < g.OW; ++ow) {
-        float* out = yd + ow * b;
-        std::fill(out, out + b, -std::numeric_limits<float>::infinity());
-        for (int64_t kh = 0; kh < g.kh; ++kh) {
-          const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
-          if (ih < 0 || ih >= g.H) continue;
-          for (int64_t kw = 0; kw < g.kw; ++kw) {
-            const int64_t iw = ow * g.sw - g.pad_left + kw * g.dw;
-            if (iw < 0 || iw >= g.W) continue;
-            const float* in = xs + (ih * g.W + iw) * b;
-            for (int64_t c = 0; c < b; ++c) out[c] = in[c] > out[c] || in[c] != in[c] ? in[c] : out[c];
-          }
-        }
-      }
-    }
+  run(pool, g.N * cb * g.OH, g.OW * g.kh * g.kw * block, [&](int64_t u0, int64_t u1) {
+    if (block == 16) max_pool_rows<16>(x, g, y, u0, u1);
+    else max_pool_rows<8>(x, g, y, u0, u1);
   });
 }
 

@@ -20,7 +20,7 @@ constexpr int kBB = kB * kB;
 // Stores T results of one output block (bias already in acc): adds the
 // residual z, clamps, then applies any other activation to the stored row.
 template <int T>
-DLRT_AVX512 __attribute__((always_inline)) inline void store_row(const ConvJob& j, __m512 (&acc)[T], float* y,
+DLRT_AVX512 __attribute__((always_inline)) inline void store_row(const ConvJob& j, const __m512* acc, float* y,
                                                                  const float* z) {
   const ClampStage cs = clamp_stage(j.act);
   const __m512 lo = _mm512_set1_ps(cs.lo), hi = _mm512_set1_ps(cs.hi);
@@ -34,24 +34,29 @@ DLRT_AVX512 __attribute__((always_inline)) inline void store_row(const ConvJob& 
   if (!cs.clamp && !j.act.none()) apply_activation(j.act, y, T * kB);
 }
 
-// NB output blocks from `ocb` on, output row oh, positions [ow0, ow0 + T).
-// EDGE (T == 1): taps outside the input row are skipped.
-template <int NB, int T, bool EDGE>
+// NB output blocks from `ocb` on, output rows [oh, oh + R), positions
+// [ow0, ow0 + T) (R > 1: every tap of those rows inside the input).
+// EDGE (T == 1): taps outside the input row are skipped. XS: floats between
+// the inputs of neighbouring positions when the input is blocked (16 * stride,
+// a constant so that every position is a displacement off one pointer), or 0
+// (any layout: j.sx and j.sc).
+template <int NB, int R, int T, bool EDGE, int XS>
 DLRT_AVX512 void conv_tile(const ConvJob& j, int64_t n, int64_t ocb, int64_t oh, int64_t ow0) {
+  constexpr int P = R * T;
   const BlockedConvGeometry& g = j.g;
   const int64_t icbs = (g.C + kB - 1) / kB, kk = g.kh * g.kw, ocbs = (g.M + kB - 1) / kB;
   const int64_t w_ocb = icbs * kk * kBB;  // floats between output blocks' weights
-  const int64_t xstep = g.sw * j.sx;
-  __m512 acc[NB][T];
+  const int64_t xstep = XS ? XS : g.sw * j.sx, sc = XS ? 1 : j.sc, rs = g.sh * j.xs_h;
+  __m512 acc[NB][P];
 #pragma GCC unroll 4
   for (int b = 0; b < NB; ++b) {
     const __m512 bv = _mm512_loadu_ps(j.bias + (ocb + b) * kB);
 #pragma GCC unroll 32
-    for (int t = 0; t < T; ++t) acc[b][t] = bv;
+    for (int t = 0; t < P; ++t) acc[b][t] = bv;
   }
   for (int64_t kh = 0; kh < g.kh; ++kh) {
     const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
-    if (ih < 0 || ih >= g.H) continue;
+    if (R == 1 && (ih < 0 || ih >= g.H)) continue;
     for (int64_t icb = 0; icb < icbs; ++icb) {
       const int64_t icn = std::min<int64_t>(kB, g.C - icb * kB);
       const float* xr = j.x + n * j.xs_n + icb * j.xs_cb + ih * j.xs_h;
@@ -65,22 +70,27 @@ DLRT_AVX512 void conv_tile(const ConvJob& j, int64_t n, int64_t ocb, int64_t oh,
           __m512 wv[NB];
 #pragma GCC unroll 4
           for (int b = 0; b < NB; ++b) wv[b] = _mm512_loadu_ps(wp + b * w_ocb + ic * kB);
-          const float* xi = xp + ic * j.sc;
-#pragma GCC unroll 32
-          for (int t = 0; t < T; ++t) {
-            const __m512 xv = _mm512_set1_ps(xi[t * xstep]);
+          const float* xi = xp + ic * sc;
 #pragma GCC unroll 4
-            for (int b = 0; b < NB; ++b) acc[b][t] = _mm512_fmadd_ps(xv, wv[b], acc[b][t]);
+          for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 32
+            for (int t = 0; t < T; ++t) {
+              const __m512 xv = _mm512_set1_ps(xi[r * rs + t * xstep]);
+#pragma GCC unroll 4
+              for (int b = 0; b < NB; ++b) acc[b][r * T + t] = _mm512_fmadd_ps(xv, wv[b], acc[b][r * T + t]);
+            }
           }
         }
       }
     }
   }
 #pragma GCC unroll 4
-  for (int b = 0; b < NB; ++b) {
-    const int64_t off = (((n * ocbs + ocb + b) * g.OH + oh) * g.OW + ow0) * kB;
-    store_row<T>(j, acc[b], j.y + off, j.z ? j.z + off : nullptr);
-  }
+  for (int b = 0; b < NB; ++b)
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const int64_t off = (((n * ocbs + ocb + b) * g.OH + oh + r) * g.OW + ow0) * kB;
+      store_row<T>(j, acc[b] + r * T, j.y + off, j.z ? j.z + off : nullptr);
+    }
 }
 
 // The positions of an output row whose every tap lies inside the input: [lo, hi).
@@ -91,23 +101,27 @@ void interior(const BlockedConvGeometry& g, int64_t* lo, int64_t* hi) {
 }
 
 // Remainder tiles of 1..T-1 positions: a switch over the instantiations.
-template <int NB, int T>
+template <int NB, int R, int T, int XS>
 DLRT_AVX512 void conv_rest(const ConvJob& j, int64_t n, int64_t ocb, int64_t oh, int64_t ow0, int64_t count) {
   if constexpr (T > 1) {
-    if (count == T - 1) return conv_tile<NB, T - 1, false>(j, n, ocb, oh, ow0);
-    return conv_rest<NB, T - 1>(j, n, ocb, oh, ow0, count);
+    if (count == T - 1) return conv_tile<NB, R, T - 1, false, XS>(j, n, ocb, oh, ow0);
+    return conv_rest<NB, R, T - 1, XS>(j, n, ocb, oh, ow0, count);
   }
 }
 
-template <int NB, int T>
+// Tiles of about equal width (at most T) over the interior of a row.
+template <int NB, int T, int XS>
 DLRT_AVX512 void conv_row(const ConvJob& j, int64_t n, int64_t ocb, int64_t oh) {
   int64_t lo, hi;
   interior(j.g, &lo, &hi);
-  for (int64_t ow = 0; ow < lo; ++ow) conv_tile<NB, 1, true>(j, n, ocb, oh, ow);
-  int64_t ow = lo;
-  for (; ow + T <= hi; ow += T) conv_tile<NB, T, false>(j, n, ocb, oh, ow);
-  if (ow < hi) conv_rest<NB, T>(j, n, ocb, oh, ow, hi - ow);
-  for (ow = std::max(hi, lo); ow < j.g.OW; ++ow) conv_tile<NB, 1, true>(j, n, ocb, oh, ow);
+  for (int64_t ow = 0; ow < lo; ++ow) conv_tile<NB, 1, 1, true, XS>(j, n, ocb, oh, ow);
+  const int64_t len = hi - lo, tiles = (len + T - 1) / T, width = tiles ? (len + tiles - 1) / tiles : 0;
+  for (int64_t ow = lo; ow < hi; ow += width) {
+    const int64_t cnt = std::min(width, hi - ow);
+    if (cnt == T) conv_tile<NB, 1, T, false, XS>(j, n, ocb, oh, ow);
+    else conv_rest<NB, 1, T, XS>(j, n, ocb, oh, ow, cnt);
+  }
+  for (int64_t ow = std::max(hi, lo); ow < j.g.OW; ++ow) conv_tile<NB, 1, 1, true, XS>(j, n, ocb, oh, ow);
 }
 
 // Depthwise: T positions of one 16-channel block.
@@ -149,24 +163,52 @@ DLRT_AVX512 void dw_rest(const ConvJob& j, int64_t n, int64_t cb, int64_t oh, in
 
 }  // namespace
 
-constexpr int kConvT = 12;  // positions per group-1 tile (2 blocks x 12: 24 accumulators)
-constexpr int kConvT1 = 24; // positions per tile with one output block
+constexpr int kConvT = 14;  // positions per group-1 tile (2 blocks x 14: 28 accumulators)
+constexpr int kConvT1 = 28;  // positions per tile with one output block
 constexpr int kDwT = 8;
 
-DLRT_AVX512 void conv_units_avx512(const ConvJob& j, int64_t u0, int64_t u1) {
+namespace {
+
+// Rows per unit: 2 where a row has few positions (a 7x7 plane: 14 per tile
+// instead of 7, half the weight loads per product) and every tap of every
+// row lies inside the input (the padded copy), else 1.
+int64_t rows_per_unit(const BlockedConvGeometry& g) {
+  int64_t lo, hi;
+  interior(g, &lo, &hi);
+  const bool inside = lo == 0 && hi == g.OW && g.pad_top == 0 && (g.OH - 1) * g.sh + (g.kh - 1) * g.dh < g.H;
+  return inside && g.OW <= kConvT / 2 && g.OH >= 2 ? 2 : 1;
+}
+
+template <int XS>
+DLRT_AVX512 void conv_units(const ConvJob& j, int64_t u0, int64_t u1) {
   const BlockedConvGeometry& g = j.g;
-  const int64_t ocbs = (g.M + kB - 1) / kB, pairs = (ocbs + 1) / 2;
+  const int64_t ocbs = (g.M + kB - 1) / kB, pairs = (ocbs + 1) / 2, rpu = rows_per_unit(g);
+  const int64_t row_units = (g.OH + rpu - 1) / rpu;
   for (int64_t u = u0; u < u1; ++u) {
-    const int64_t oh = u % g.OH, rest = u / g.OH, p = rest % pairs, n = rest / pairs;
+    const int64_t oh = (u % row_units) * rpu, rest = u / row_units, p = rest % pairs, n = rest / pairs;
     const int64_t ocb = p * 2;
-    if (ocb + 1 < ocbs) conv_row<2, kConvT>(j, n, ocb, oh);
-    else conv_row<1, kConvT1>(j, n, ocb, oh);
+    const bool two = ocb + 1 < ocbs;
+    if (rpu == 2 && oh + 1 < g.OH) {
+      if (two) conv_rest<2, 2, kConvT / 2 + 1, XS>(j, n, ocb, oh, 0, g.OW);
+      else conv_rest<1, 2, kConvT / 2 + 1, XS>(j, n, ocb, oh, 0, g.OW);
+      continue;
+    }
+    if (two) conv_row<2, kConvT, XS>(j, n, ocb, oh);
+    else conv_row<1, kConvT1, XS>(j, n, ocb, oh);
   }
 }
 
+}  // namespace
+
+DLRT_AVX512 void conv_units_avx512(const ConvJob& j, int64_t u0, int64_t u1) {
+  if (j.sx == kB && j.sc == 1 && j.g.sw == 1) return conv_units<kB>(j, u0, u1);
+  if (j.sx == kB && j.sc == 1 && j.g.sw == 2) return conv_units<2 * kB>(j, u0, u1);
+  conv_units<0>(j, u0, u1);
+}
+
 int64_t conv_units_avx512_count(const BlockedConvGeometry& g) {
-  const int64_t ocbs = (g.M + kB - 1) / kB;
-  return g.N * ((ocbs + 1) / 2) * g.OH;
+  const int64_t ocbs = (g.M + kB - 1) / kB, rpu = rows_per_unit(g);
+  return g.N * ((ocbs + 1) / 2) * ((g.OH + rpu - 1) / rpu);
 }
 
 DLRT_AVX512 void depthwise_units_avx512(const ConvJob& j, int64_t u0, int64_t u1) {
@@ -177,10 +219,13 @@ DLRT_AVX512 void depthwise_units_avx512(const ConvJob& j, int64_t u0, int64_t u1
   for (int64_t u = u0; u < u1; ++u) {
     const int64_t oh = u % g.OH, rest = u / g.OH, cb = rest % cbs, n = rest / cbs;
     for (int64_t ow = 0; ow < lo; ++ow) dw_tile<1, true>(j, n, cb, oh, ow);
-    int64_t ow = lo;
-    for (; ow + kDwT <= hi; ow += kDwT) dw_tile<kDwT, false>(j, n, cb, oh, ow);
-    if (ow < hi) dw_rest<kDwT>(j, n, cb, oh, ow, hi - ow);
-    for (ow = std::max(hi, lo); ow < g.OW; ++ow) dw_tile<1, true>(j, n, cb, oh, ow);
+    const int64_t len = hi - lo, tiles = (len + kDwT - 1) / kDwT, width = tiles ? (len + tiles - 1) / tiles : 0;
+    for (int64_t ow = lo; ow < hi; ow += width) {
+      const int64_t cnt = std::min(width, hi - ow);
+      if (cnt == kDwT) dw_tile<kDwT, false>(j, n, cb, oh, ow);
+      else dw_rest<kDwT>(j, n, cb, oh, ow, cnt);
+    }
+    for (int64_t ow = std::max(hi, lo); ow < g.OW; ++ow) dw_tile<1, true>(j, n, cb, oh, ow);
   }
 }
 
