@@ -139,14 +139,16 @@ BlockedConvWeights pack_blocked_conv(const float* w, int64_t M, int64_t C, int64
 void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, const float* x, bool x_blocked,
                   const float* bias, const float* z, const Activation& act, float* y, ThreadPool* pool) {
   const int64_t b = w.block, obs = ceil_div(g.M, b);
-  // A padded conv on the vector path reads an explicitly padded copy: every
-  // output position is then a whole-window tile (no edge cases).
+  // A padded one-group conv on the vector path reads an explicitly padded
+  // copy: every output position is then a whole-window tile (no edge cases).
+  // Depthwise convs do a tap's 16 channels in one FMA and take the edges in
+  // place (the copy would cost as much as the conv).
   const bool vector = blocked_vector_path(w.block) && (x_blocked || !w.depthwise);
   const bool padded = g.pad_top > 0 || g.pad_left > 0 || (g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1 > g.W + g.pad_left ||
                       (g.OH - 1) * g.sh + (g.kh - 1) * g.dh + 1 > g.H + g.pad_top;
   thread_local std::vector<float> scratch;
   BlockedConvGeometry gp = g;
-  if (vector && x_blocked && padded) {
+  if (vector && x_blocked && padded && !w.depthwise) {
     pad_blocked(x, &gp, b, scratch, pool);
     x = scratch.data();
   }
@@ -197,6 +199,12 @@ void to_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, flo
       const int64_t n = u / cbs, cb = u % cbs, cn = std::min(b, C - cb * b);
       const float* xs = x + (n * C + cb * b) * hw;
       float* yd = y + u * hw * b;
+#if defined(__x86_64__) || defined(__i386__)
+      if (blocked_vector_path(block)) {
+        blocked_detail::to_block16_avx512(xs, cn, hw, yd);
+        continue;
+      }
+#endif
       for (int64_t p = 0; p < hw; ++p) {
         for (int64_t c = 0; c < cn; ++c) yd[p * b + c] = xs[c * hw + p];
         for (int64_t c = cn; c < b; ++c) yd[p * b + c] = 0.0f;
@@ -212,6 +220,12 @@ void from_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, f
       const int64_t n = u / cbs, cb = u % cbs, cn = std::min(b, C - cb * b);
       const float* xs = x + u * hw * b;
       float* yd = y + (n * C + cb * b) * hw;
+#if defined(__x86_64__) || defined(__i386__)
+      if (blocked_vector_path(block)) {
+        blocked_detail::from_block16_avx512(xs, cn, hw, yd);
+        continue;
+      }
+#endif
       for (int64_t c = 0; c < cn; ++c)
         for (int64_t p = 0; p < hw; ++p) yd[c * hw + p] = xs[p * b + c];
     }

@@ -229,6 +229,68 @@ DLRT_AVX512 void depthwise_units_avx512(const ConvJob& j, int64_t u0, int64_t u1
   }
 }
 
+namespace {
+
+// r[i][j] -> r[j][i] for a 16 x 16 tile in registers.
+DLRT_AVX512 __attribute__((always_inline)) inline void transpose16(__m512 (&r)[16]) {
+  __m512 t[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // r[4i + k], 128-bit lane L: column 4L + k of rows 4i .. 4i + 3.
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+    const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    t[k] = _mm512_shuffle_f32x4(r[k], r[4 + k], 0x88);
+    t[4 + k] = _mm512_shuffle_f32x4(r[k], r[4 + k], 0xdd);
+    t[8 + k] = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0x88);
+    t[12 + k] = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0xdd);
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    r[k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0x88);
+    r[8 + k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0xdd);
+    r[4 + k] = _mm512_shuffle_f32x4(t[4 + k], t[12 + k], 0x88);
+    r[12 + k] = _mm512_shuffle_f32x4(t[4 + k], t[12 + k], 0xdd);
+  }
+}
+
+}  // namespace
+
+DLRT_AVX512 void to_block16_avx512(const float* x, int64_t cn, int64_t hw, float* y) {
+  __m512 r[16];
+  for (int64_t p0 = 0; p0 < hw; p0 += 16) {
+    const int64_t pn = std::min<int64_t>(16, hw - p0);
+    const __mmask16 m = avx512::tail_mask(pn);
+#pragma GCC unroll 16
+    for (int c = 0; c < 16; ++c) r[c] = c < cn ? _mm512_maskz_loadu_ps(m, x + c * hw + p0) : _mm512_setzero_ps();
+    transpose16(r);
+    for (int64_t p = 0; p < pn; ++p) _mm512_storeu_ps(y + (p0 + p) * kB, r[p]);
+  }
+}
+
+DLRT_AVX512 void from_block16_avx512(const float* x, int64_t cn, int64_t hw, float* y) {
+  __m512 r[16];
+  for (int64_t p0 = 0; p0 < hw; p0 += 16) {
+    const int64_t pn = std::min<int64_t>(16, hw - p0);
+    const __mmask16 m = avx512::tail_mask(pn);
+#pragma GCC unroll 16
+    for (int p = 0; p < 16; ++p) r[p] = p < pn ? _mm512_loadu_ps(x + (p0 + p) * kB) : _mm512_setzero_ps();
+    transpose16(r);
+    for (int64_t c = 0; c < cn; ++c) _mm512_mask_storeu_ps(y + c * hw + p0, m, r[c]);
+  }
+}
+
 }  // namespace dlrt::cpu::blocked_detail
 
 #endif  // DLRT_HAVE_AVX512_PATHS

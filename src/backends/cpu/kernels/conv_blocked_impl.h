@@ -27,6 +27,10 @@ struct ConvJob {
 void conv_units_avx512(const ConvJob& j, int64_t u0, int64_t u1);
 int64_t conv_units_avx512_count(const BlockedConvGeometry& g);
 void depthwise_units_avx512(const ConvJob& j, int64_t u0, int64_t u1);
+// One 16-channel block: cn (<= 16) planes of hw floats, hw apart, <-> [hw][16]
+// (to: lanes past cn zero; from: only cn planes written).
+void to_block16_avx512(const float* x, int64_t cn, int64_t hw, float* y);
+void from_block16_avx512(const float* x, int64_t cn, int64_t hw, float* y);
 #endif
 
 }  // namespace dlrt::cpu::blocked_detail
