@@ -108,6 +108,8 @@ TEST(BlockedLayout, DepthwiseSqueezeExciteConcatDilation) {
   EXPECT_EQ(count_ops(*blocked, "ToBlocked"), 1);
   EXPECT_EQ(count_ops(*blocked, "FromBlocked"), 1);
   EXPECT_EQ(count_ops(*blocked, "GlobalPoolBlocked"), 1);
+  EXPECT_EQ(count_ops(*blocked, "ChannelScaleBlocked"), 1);  // the squeeze-excite scale
+  EXPECT_EQ(count_ops(*blocked, "Mul"), 1);                  // SiLU's x * sigmoid(x)
   check_all(g2, in2);
 }
 

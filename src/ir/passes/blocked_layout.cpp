@@ -12,7 +12,8 @@
 //    LeakyRelu) on a blocked value, and Add / Mul / Sub of two blocked values
 //    with the same channel count (spatial broadcasts such as squeeze-excite's
 //    [N, C, 1, 1] scale stay correct: dims 1 and 4 match), unchanged: they run
-//    on the rank-5 tensors;
+//    on the rank-5 tensors; a Mul of a value by one known to be [N, C, 1, 1]
+//    (a global pool's, through 1x1 convs and unary ops) -> ChannelScaleBlocked;
 //  - Concat on channels of blocked values whose channel counts, but the
 //    last's, are whole blocks.
 // A conv whose input is not blocked reads it through a ToBlocked, except a
@@ -44,7 +45,7 @@ constexpr const char* kDlrt = "com.dlrt";
 constexpr int kMinConvs = 2;
 constexpr int64_t kStemChannels = 4;
 
-enum class Kind { kNone, kConv, kUnary, kBinary, kGlobalPool, kMaxPool, kConcat };
+enum class Kind { kNone, kConv, kUnary, kBinary, kScale, kGlobalPool, kMaxPool, kConcat };
 
 bool float_or_unknown(const Graph& g, ValueId v) {
   const DType t = g.values[static_cast<size_t>(v)].type.dtype;
@@ -66,6 +67,18 @@ constexpr int64_t kWinogradChannels = 64;
 bool winograd_shaped(const Node& n, const Tensor& w) {
   return n.attr_int("group", 1) == 1 && w.dim(2) == 3 && w.dim(3) == 3 && w.dim(1) >= kWinogradChannels &&
          all_ones(n, "strides") && all_ones(n, "dilations");
+}
+
+// A 1x1 conv without padding (a 1x1 plane stays 1x1).
+bool pointwise_unpadded(const Rewriter& rw, const Node& n) {
+  const Tensor* w = rw.constant(n.inputs[1]);
+  if (!w || w->dim(2) != 1 || w->dim(3) != 1) return false;
+  const std::string pad = n.attr_string("auto_pad", "NOTSET");
+  if (pad != "NOTSET" && pad != "VALID") return false;
+  if (const Attribute* a = n.attr("pads"))
+    for (int64_t v : a->ints)
+      if (v != 0) return false;
+  return true;
 }
 
 // Conv / FusedConv that ConvBlocked runs: its output channels, else -1.
@@ -117,7 +130,8 @@ std::vector<size_t> data_inputs(Kind k, const Node& n) {
       if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) d.push_back(3);
       return d;
     }
-    case Kind::kBinary: return {0, 1};
+    case Kind::kBinary:
+    case Kind::kScale: return {0, 1};
     case Kind::kConcat: {
       std::vector<size_t> d(n.inputs.size());
       std::iota(d.begin(), d.end(), size_t{0});
@@ -165,7 +179,8 @@ int find_root(std::vector<int>& parent, int i) {
 
 int blocked_layout(Graph& g, PassContext& ctx, int block) {
   if (block != 8 && block != 16) return 0;
-  for (const char* op : {"ConvBlocked", "ToBlocked", "FromBlocked", "GlobalPoolBlocked", "MaxPoolBlocked"})
+  for (const char* op :
+       {"ConvBlocked", "ToBlocked", "FromBlocked", "GlobalPoolBlocked", "MaxPoolBlocked", "ChannelScaleBlocked"})
     if (!ctx.can_run(op, kDlrt, 1)) return 0;
   Rewriter rw(g, ctx);
   const int nodes = rw.size();
@@ -175,6 +190,7 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
   std::vector<int> parent(static_cast<size_t>(nodes));
   std::iota(parent.begin(), parent.end(), 0);
   auto blocked = [&](ValueId v) { return v != kNoValue && channels.count(v) > 0; };
+  std::set<ValueId> pooled;  // blocked values known to be [N, cb, 1, 1, b]
   for (int i = 0; i < nodes; ++i) {
     if (rw.dead(i)) continue;
     const Node& n = rw.node(i);
@@ -191,8 +207,11 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
       C = channels[n.inputs[0]];
     } else if (is_binary(n) && blocked(n.inputs[0]) && blocked(n.inputs[1]) &&
                channels[n.inputs[0]] == channels[n.inputs[1]]) {
-      k = Kind::kBinary;
+      // x * s with s one value per channel (squeeze-excite): ChannelScaleBlocked.
+      const bool p0 = pooled.count(n.inputs[0]) > 0, p1 = pooled.count(n.inputs[1]) > 0;
+      k = is_op(n, "Mul") && p0 != p1 ? Kind::kScale : Kind::kBinary;
       C = channels[n.inputs[0]];
+      if (p0 && p1) pooled.insert(n.outputs[0]);
     } else if ((is_op(n, "GlobalAveragePool") || is_op(n, "GlobalMaxPool")) && n.outputs.size() == 1 &&
                blocked(n.inputs[0])) {
       k = Kind::kGlobalPool;
@@ -211,6 +230,9 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
       if (ok) k = Kind::kConcat;
     }
     if (k == Kind::kNone) continue;
+    if (k == Kind::kGlobalPool || (k == Kind::kUnary && pooled.count(n.inputs[0])) ||
+        (k == Kind::kConv && pooled.count(n.inputs[0]) && pointwise_unpadded(rw, n)))
+      pooled.insert(n.outputs[0]);
     kind[static_cast<size_t>(i)] = k;
     for (size_t j : data_inputs(k, n))
       if (auto it = made_by.find(n.inputs[j]); it != made_by.end())
@@ -268,6 +290,11 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
       n.outputs.resize(1);
     } else if (k == Kind::kConcat) {
       n.attributes["axis"] = make_attr_int(1);
+    } else if (k == Kind::kScale) {
+      if (pooled.count(rw.node(i).inputs[0])) std::swap(n.inputs[0], n.inputs[1]);
+      n.op_type = "ChannelScaleBlocked";
+      n.domain = kDlrt;
+      n.opset = 1;
     }
     if (n.domain == kDlrt) n.attributes["block"] = make_attr_int(block);
     const ValueId out = n.outputs[0];

@@ -259,6 +259,26 @@ void global_pool_blocked(const float* x, int64_t N, int64_t cb, int64_t hw, int 
   });
 }
 
+template <int B>
+void scale_planes(const float* x, const float* s, int64_t cb, int64_t hw, bool per_image, float* y, int64_t u0,
+                  int64_t u1) {
+  for (int64_t u = u0; u < u1; ++u) {
+    const float* sv = s + (per_image ? u : u % cb) * B;
+    const float* xs = x + u * hw * B;
+    float* yd = y + u * hw * B;
+    for (int64_t p = 0; p < hw; ++p)
+      for (int c = 0; c < B; ++c) yd[p * B + c] = xs[p * B + c] * sv[c];
+  }
+}
+
+void channel_scale_blocked(const float* x, const float* s, int64_t N, int64_t cb, int64_t hw, int block,
+                           bool per_image, float* y, ThreadPool* pool) {
+  run(pool, N * cb, hw * block, [&](int64_t u0, int64_t u1) {
+    if (block == 16) scale_planes<16>(x, s, cb, hw, per_image, y, u0, u1);
+    else scale_planes<8>(x, s, cb, hw, per_image, y, u0, u1);
+  });
+}
+
 // Output rows [u0, u1) of max_pool_blocked, B lanes (a constant: the lane loops vectorise).
 template <int B>
 void max_pool_rows(const float* x, const BlockedConvGeometry& g, float* y, int64_t u0, int64_t u1) {

@@ -65,6 +65,10 @@ void from_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, f
 void global_pool_blocked(const float* x, int64_t N, int64_t cb, int64_t hw, int block, bool max, float* y,
                          ThreadPool* pool);
 
+// y = x * s for blocked x [N, cb, hw, b] and s [N (per_image) or 1, cb, 1, 1, b].
+void channel_scale_blocked(const float* x, const float* s, int64_t N, int64_t cb, int64_t hw, int block,
+                           bool per_image, float* y, ThreadPool* pool);
+
 // 2-D MaxPool of blocked x [N, cb, H, W, b] into y [N, cb, OH, OW, b] (the
 // geometry's C counts blocks here, M is unused; pads past the input are skipped).
 void max_pool_blocked(const float* x, const BlockedConvGeometry& g, int64_t cb, int block, float* y,

@@ -9,6 +9,7 @@
 //       NCHW when x_blocked = 0 (group 1 only: a stem reads its image directly).
 //   GlobalPoolBlocked(X) -> [N, cb, 1, 1, b]                (block, max: 0 average, 1 max)
 //   MaxPoolBlocked(X) -> blocked                            (block and MaxPool's 2-D attributes)
+//   ChannelScaleBlocked(X, S) -> X * S, S [N or 1, cb, 1, 1, b] (block): squeeze-excite's scale
 #include <algorithm>
 #include <memory>
 
@@ -79,6 +80,20 @@ Status global_pool_compute(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, {N, cb, 1, 1, b}));
   global_pool_blocked(x->data<float>(), N, cb, hw, b, ctx.node().attr_int("max", 0) != 0, y->data<float>(),
                       &ctx.pool());
+  return Status::Ok();
+}
+
+Status channel_scale_compute(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(int b, block_of(ctx));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, blocked_input(ctx, 0, b));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* s, blocked_input(ctx, 1, b));
+  const int64_t N = x->dim(0), cb = x->dim(1), hw = x->dim(2) * x->dim(3);
+  if (s->dim(1) != cb || s->dim(2) != 1 || s->dim(3) != 1 || (s->dim(0) != N && s->dim(0) != 1))
+    return ctx.invalid("S has shape " + shape_to_string(s->shape()) + ", not one value per channel of X " +
+                       shape_to_string(x->shape()));
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, x->shape()));
+  channel_scale_blocked(x->data<float>(), s->data<float>(), N, cb, hw, b, s->dim(0) == N, y->data<float>(),
+                        &ctx.pool());
   return Status::Ok();
 }
 
@@ -190,6 +205,7 @@ Status register_blocked_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("FromBlocked", from_blocked_compute, 1, 1, kDomain));
   DLRT_RETURN_IF_ERROR(r.add_fn("GlobalPoolBlocked", global_pool_compute, 1, 1, kDomain));
   DLRT_RETURN_IF_ERROR(r.add_fn("MaxPoolBlocked", max_pool_compute, 1, 1, kDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ChannelScaleBlocked", channel_scale_compute, 1, 1, kDomain));
   KernelDef d;
   d.op_type = "ConvBlocked";
   d.domain = kDomain;
