@@ -127,14 +127,15 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   // channel count is a multiple of 16 (8-channel ones otherwise), where the
   // separate convs take the 16-channel depthwise kernel for any count:
   // mobilenet_v3_small's 72- and 88-channel blocks ran 2x slower fused.
-  // Channel-blocked conv regions (16-channel blocks): AVX-512 CPUs only, the
-  // blocked convs' vector code being AVX-512 (portable loops elsewhere).
-  if (on("blocked-layout") && cpu::cpu_kernels_have_avx512()) p::blocked_layout(graph, ctx, 16);
   ctx.expand_depthwise_channel_multiple = cpu::cpu_kernels_have_avx512() ? 16 : 8;
   if (on("expand-depthwise") && cpu::cpu_kernels_have_avx2()) {
     p::fuse_expand_depthwise(graph, ctx);
     if (on("expand-depthwise-project")) p::fuse_expand_depthwise_project(graph, ctx);
   }
+  // Channel-blocked conv regions (16-channel blocks) among the convs the
+  // fusions above left: AVX-512 CPUs only, the blocked convs' vector code
+  // being AVX-512 (portable loops elsewhere).
+  if (on("blocked-layout") && cpu::cpu_kernels_have_avx512()) p::blocked_layout(graph, ctx, 16);
   if (on("dead-nodes")) p::eliminate_dead_nodes(graph, ctx);
   log_summary("cpu fusions", ctx.fired, before, graph.nodes.size());
   return ctx.fired;

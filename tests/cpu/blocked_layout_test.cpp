@@ -118,11 +118,23 @@ TEST(BlockedLayout, WinogradShapedConvsStayNchw) {
   ValueId x = n.b.input("x", {1, 64, 12, 12});
   ValueId a = n.relu(n.conv(x, 64, 64, 3, 1));  // 3x3/1 of 64 channels: the NCHW path's Winograd
   a = n.relu(n.conv(a, 64, 64, 3, 2));          // strided: blocked
+  a = n.conv(n.conv(a, 64, 64, 1, 1), 64, 64, 3, 1, 64);
   n.b.output(n.conv(n.conv(a, 64, 64, 1, 1), 64, 64, 3, 1, 64));
   auto g = n.b.graph();
   auto blocked = check(g, {random_tensor({1, 64, 12, 12}, 3)}, 16);
   EXPECT_EQ(count_ops(*blocked, "Conv"), 1);
-  EXPECT_EQ(count_ops(*blocked, "ConvBlocked"), 3);
+  EXPECT_EQ(count_ops(*blocked, "ConvBlocked"), 5);
+}
+
+// Three convs between two reorders do not pay for them (kConvsPerBorder).
+TEST(BlockedLayout, SmallRegionsBetweenReordersStayNchw) {
+  Net n;
+  ValueId x = n.b.input("x", {1, 24, 10, 10});
+  ValueId a = n.conv(n.conv(n.conv(x, 24, 48, 1, 1), 48, 48, 3, 1, 48), 48, 24, 1, 1);
+  n.b.output(n.b.node("Softmax", {a}, {{"axis", ai(1)}}));
+  auto g = n.b.graph();
+  p::PassContext ctx = cpu_kernels_context();
+  EXPECT_EQ(p::blocked_layout(*g, ctx, 16), 0);
 }
 
 TEST(BlockedLayout, SingleConvRegionsStayNchw) {

@@ -21,12 +21,15 @@
 // reads the NCHW image itself (x_blocked = 0). A value read by any op outside
 // the region, or a graph output, gets a FromBlocked after its producer, once.
 // The rule that decides: a connected region is converted when it holds at
-// least kMinConvs convs (fewer do not pay for the reorders at its borders).
+// least kMinConvs convs and kConvsPerBorder convs per reorder at its borders
+// (each value reordered in or out counts once); smaller regions do not pay
+// for their reorders.
 // Lanes past C in a last block hold values no real channel reads (see
 // kernels/conv_blocked.h).
 //
-// optimize.cpp runs this pass on AVX-512 CPUs with b = 16, before the
-// expand/depthwise fusions; DLRT_DISABLE_PASSES=blocked-layout turns it off
+// optimize.cpp runs this pass on AVX-512 CPUs with b = 16, after the
+// expand/depthwise fusions (their fused ops stay NCHW and bound regions);
+// DLRT_DISABLE_PASSES=blocked-layout turns it off
 // (every conv then runs NCHW as before).
 #include <algorithm>
 #include <map>
@@ -43,6 +46,7 @@ namespace {
 
 constexpr const char* kDlrt = "com.dlrt";
 constexpr int kMinConvs = 2;
+constexpr int kConvsPerBorder = 2;
 constexpr int64_t kStemChannels = 4;
 
 enum class Kind { kNone, kConv, kUnary, kBinary, kScale, kGlobalPool, kMaxPool, kConcat };
@@ -103,6 +107,11 @@ int64_t conv_in_channels(const Rewriter& rw, const Node& n) {
   const Tensor* w = rw.constant(n.inputs[1]);
   const int64_t group = n.attr_int("group", 1);
   return group == 1 ? w->dim(1) : group;
+}
+
+// A one-group conv of few input channels reads its NCHW input as it is.
+bool reads_image(const Rewriter& rw, const Node& n) {
+  return n.attr_int("group", 1) == 1 && conv_in_channels(rw, n) <= kStemChannels;
 }
 
 bool is_unary(const Node& n) {
@@ -240,14 +249,34 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
     channels[n.outputs[0]] = C;
     made_by[n.outputs[0]] = i;
   }
-  // Regions with enough convs.
-  std::map<int, int> convs;
-  for (int i = 0; i < nodes; ++i)
-    if (kind[static_cast<size_t>(i)] == Kind::kConv) ++convs[find_root(parent, i)];
+  // Regions with enough convs for their borders: the values reordered into
+  // the region (a stem's image is read as it is) and out of it.
+  std::map<int, int> convs, borders;
+  std::map<int, std::set<ValueId>> entering;
+  for (int i = 0; i < nodes; ++i) {
+    const Kind k = kind[static_cast<size_t>(i)];
+    if (k == Kind::kNone) continue;
+    const int root = find_root(parent, i);
+    const Node& n = rw.node(i);
+    if (k == Kind::kConv) ++convs[root];
+    for (size_t j : data_inputs(k, n)) {
+      const ValueId v = n.inputs[j];
+      auto it = made_by.find(v);
+      if (it != made_by.end() && find_root(parent, it->second) == root) continue;
+      if (k == Kind::kConv && j == 0 && reads_image(rw, n)) continue;
+      entering[root].insert(v);
+    }
+    bool outside = rw.escapes(n.outputs[0]);
+    for (int c : rw.consumers(n.outputs[0]))
+      outside = outside || kind[static_cast<size_t>(c)] == Kind::kNone || find_root(parent, c) != root;
+    borders[root] += outside;
+  }
   std::vector<int> chosen;
   for (int i = 0; i < nodes; ++i) {
     if (kind[static_cast<size_t>(i)] == Kind::kNone) continue;
-    if (convs[find_root(parent, i)] >= kMinConvs) chosen.push_back(i);
+    const int root = find_root(parent, i);
+    const int b = borders[root] + static_cast<int>(entering[root].size());
+    if (convs[root] >= kMinConvs && convs[root] >= kConvsPerBorder * b) chosen.push_back(i);
     else channels.erase(rw.node(i).outputs[0]);
   }
   if (chosen.empty()) return 0;
@@ -264,7 +293,7 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
         continue;
       }
       // Only convs read values from outside the region.
-      if (k == Kind::kConv && j == 0 && n.attr_int("group", 1) == 1 && conv_in_channels(rw, n) <= kStemChannels) {
+      if (k == Kind::kConv && j == 0 && reads_image(rw, n)) {
         n.attributes["x_blocked"] = make_attr_int(0);
         continue;
       }

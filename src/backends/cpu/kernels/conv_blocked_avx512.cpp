@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "backends/cpu/kernels/conv_blocked_impl.h"
+#include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/vec_avx512.h"
 
 #ifdef DLRT_HAVE_AVX512_PATHS
@@ -48,16 +49,21 @@ DLRT_AVX512 void conv_tile(const ConvJob& j, int64_t n, int64_t ocb, int64_t oh,
   const int64_t w_ocb = icbs * kk * kBB;  // floats between output blocks' weights
   const int64_t xstep = XS ? XS : g.sw * j.sx, sc = XS ? 1 : j.sc, rs = g.sh * j.xs_h;
   __m512 acc[NB][P];
+  auto y_at = [&](int b, int r) { return (((n * ocbs + ocb + b) * g.OH + oh + r) * g.OW + ow0) * kB; };
 #pragma GCC unroll 4
   for (int b = 0; b < NB; ++b) {
     const __m512 bv = _mm512_loadu_ps(j.bias + (ocb + b) * kB);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
 #pragma GCC unroll 32
-    for (int t = 0; t < P; ++t) acc[b][t] = bv;
+      for (int t = 0; t < T; ++t)
+        acc[b][r * T + t] = j.first ? bv : _mm512_loadu_ps(j.y + y_at(b, r) + t * kB);
   }
+  const int64_t ib0 = j.icb0, ib1 = j.icb1 < 0 ? icbs : j.icb1;
   for (int64_t kh = 0; kh < g.kh; ++kh) {
     const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
     if (R == 1 && (ih < 0 || ih >= g.H)) continue;
-    for (int64_t icb = 0; icb < icbs; ++icb) {
+    for (int64_t icb = ib0; icb < ib1; ++icb) {
       const int64_t icn = std::min<int64_t>(kB, g.C - icb * kB);
       const float* xr = j.x + n * j.xs_n + icb * j.xs_cb + ih * j.xs_h;
       const float* wk = j.w->w.data() + (ocb * icbs + icb) * kk * kBB + kh * g.kw * kBB;
@@ -88,8 +94,13 @@ DLRT_AVX512 void conv_tile(const ConvJob& j, int64_t n, int64_t ocb, int64_t oh,
   for (int b = 0; b < NB; ++b)
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
-      const int64_t off = (((n * ocbs + ocb + b) * g.OH + oh + r) * g.OW + ow0) * kB;
-      store_row<T>(j, acc[b] + r * T, j.y + off, j.z ? j.z + off : nullptr);
+      const int64_t off = y_at(b, r);
+      if (j.last) {
+        store_row<T>(j, acc[b] + r * T, j.y + off, j.z ? j.z + off : nullptr);
+      } else {
+#pragma GCC unroll 32
+        for (int t = 0; t < T; ++t) _mm512_storeu_ps(j.y + off + t * kB, acc[b][r * T + t]);
+      }
     }
 }
 
@@ -179,22 +190,43 @@ int64_t rows_per_unit(const BlockedConvGeometry& g) {
   return inside && g.OW <= kConvT / 2 && g.OH >= 2 ? 2 : 1;
 }
 
+// Input blocks per K chunk: a chunk of a block pair's weights fills about
+// half the L1 data cache the CPU reports, so that every tile of the rows a
+// call runs reads them from L1.
+int64_t chunk_blocks(const BlockedConvGeometry& g) {
+  const int64_t pair_bytes = 2 * g.kh * g.kw * kBB * int64_t{sizeof(float)};
+  return std::max<int64_t>(1, cpu_cache_sizes().l1d / 2 / pair_bytes);
+}
+
 template <int XS>
 DLRT_AVX512 void conv_units(const ConvJob& j, int64_t u0, int64_t u1) {
   const BlockedConvGeometry& g = j.g;
   const int64_t ocbs = (g.M + kB - 1) / kB, pairs = (ocbs + 1) / 2, rpu = rows_per_unit(g);
-  const int64_t row_units = (g.OH + rpu - 1) / rpu;
-  for (int64_t u = u0; u < u1; ++u) {
-    const int64_t oh = (u % row_units) * rpu, rest = u / row_units, p = rest % pairs, n = rest / pairs;
+  const int64_t row_units = (g.OH + rpu - 1) / rpu, icbs = (g.C + kB - 1) / kB, chunk = chunk_blocks(g);
+  ConvJob jc = j;
+  for (int64_t ua = u0; ua < u1;) {
+    // The units of one (image, block pair) run chunk by chunk of K.
+    const int64_t rest = ua / row_units, p = rest % pairs, n = rest / pairs, ub = std::min(u1, (rest + 1) * row_units);
     const int64_t ocb = p * 2;
     const bool two = ocb + 1 < ocbs;
-    if (rpu == 2 && oh + 1 < g.OH) {
-      if (two) conv_rest<2, 2, kConvT / 2 + 1, XS>(j, n, ocb, oh, 0, g.OW);
-      else conv_rest<1, 2, kConvT / 2 + 1, XS>(j, n, ocb, oh, 0, g.OW);
-      continue;
+    for (int64_t c0 = 0; c0 < icbs; c0 += chunk) {
+      jc.icb0 = c0;
+      jc.icb1 = std::min(icbs, c0 + chunk);
+      jc.first = c0 == 0;
+      jc.last = jc.icb1 == icbs;
+      for (int64_t u = ua; u < ub; ++u) {
+        const int64_t oh = (u % row_units) * rpu;
+        if (rpu == 2 && oh + 1 < g.OH) {
+          if (two) conv_rest<2, 2, kConvT / 2 + 1, XS>(jc, n, ocb, oh, 0, g.OW);
+          else conv_rest<1, 2, kConvT / 2 + 1, XS>(jc, n, ocb, oh, 0, g.OW);
+        } else if (two) {
+          conv_row<2, kConvT, XS>(jc, n, ocb, oh);
+        } else {
+          conv_row<1, kConvT1, XS>(jc, n, ocb, oh);
+        }
+      }
     }
-    if (two) conv_row<2, kConvT, XS>(j, n, ocb, oh);
-    else conv_row<1, kConvT1, XS>(j, n, ocb, oh);
+    ua = ub;
   }
 }
 

@@ -19,6 +19,11 @@ struct ConvJob {
   const float* z = nullptr;
   Activation act;
   float* y = nullptr;
+  // Input blocks [icb0, icb1) of the sum (icb1 < 0: to the last); !first: add
+  // to the partial sums in y; !last: store partial sums (no bias, residual or
+  // activation). Group-1 convs on the vector path run K in such chunks.
+  int64_t icb0 = 0, icb1 = -1;
+  bool first = true, last = true;
 };
 
 #if defined(__x86_64__) || defined(__i386__)
