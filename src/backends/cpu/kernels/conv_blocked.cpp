@@ -152,6 +152,17 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
     pad_blocked(x, &gp, b, scratch, pool);
     x = scratch.data();
   }
+  // A 1x1, stride-1, unpadded conv on blocked input reads positions in
+  // order: k rows run as one (k divides OH, the largest that leaves every
+  // thread a few units), so its tiles are full-width across row ends.
+  if (vector && !w.depthwise && x_blocked && !padded && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
+      g.OH == g.H && g.OW == g.W) {
+    const int64_t threads = pool ? pool->num_threads() : 1, pairs = (obs + 1) / 2;
+    int64_t k = g.OH;
+    while (k > 1 && (g.OH % k != 0 || g.N * pairs * (g.OH / k) < 4 * threads)) --k;
+    gp.OW = gp.W = g.OW * k;
+    gp.OH = gp.H = g.OH / k;
+  }
   std::vector<float> padded_bias(static_cast<size_t>(obs * b), 0.0f);
   if (bias) std::copy(bias, bias + g.M, padded_bias.begin());
   ConvJob j;
