@@ -318,6 +318,9 @@ void max_pool_rows(const float* x, const BlockedConvGeometry& g, float* y, int64
 void max_pool_blocked(const float* x, const BlockedConvGeometry& g, int64_t cb, int block, float* y,
                       ThreadPool* pool) {
   run(pool, g.N * cb * g.OH, g.OW * g.kh * g.kw * block, [&](int64_t u0, int64_t u1) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (blocked_vector_path(block)) return blocked_detail::max_pool16_avx512(x, g, y, u0, u1);
+#endif
     if (block == 16) max_pool_rows<16>(x, g, y, u0, u1);
     else max_pool_rows<8>(x, g, y, u0, u1);
   });

@@ -5,6 +5,7 @@
 // bounds checks; the few at the row's ends run one at a time, skipping the
 // taps that fall into the padding.
 #include <algorithm>
+#include <limits>
 
 #include "backends/cpu/kernels/conv_blocked_impl.h"
 #include "backends/cpu/kernels/isa.h"
@@ -298,6 +299,27 @@ DLRT_AVX512 __attribute__((always_inline)) inline void transpose16(__m512 (&r)[1
 }
 
 }  // namespace
+
+DLRT_AVX512 void max_pool16_avx512(const float* x, const BlockedConvGeometry& g, float* y, int64_t u0, int64_t u1) {
+  for (int64_t u = u0; u < u1; ++u) {
+    const int64_t oh = u % g.OH, plane = u / g.OH;
+    const float* xs = x + plane * g.H * g.W * kB;
+    float* yd = y + u * g.OW * kB;
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
+      __m512 m = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+      for (int64_t kh = 0; kh < g.kh; ++kh) {
+        const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
+        if (ih < 0 || ih >= g.H) continue;
+        const float* xr = xs + ih * g.W * kB;
+        for (int64_t kw = 0; kw < g.kw; ++kw) {
+          const int64_t iw = ow * g.sw - g.pad_left + kw * g.dw;
+          if (iw >= 0 && iw < g.W) m = _mm512_max_ps(m, _mm512_loadu_ps(xr + iw * kB));
+        }
+      }
+      _mm512_storeu_ps(yd + ow * kB, m);
+    }
+  }
+}
 
 DLRT_AVX512 void to_block16_avx512(const float* x, int64_t cn, int64_t hw, float* y) {
   __m512 r[16];

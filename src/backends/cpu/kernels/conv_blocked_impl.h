@@ -34,6 +34,8 @@ int64_t conv_units_avx512_count(const BlockedConvGeometry& g);
 void depthwise_units_avx512(const ConvJob& j, int64_t u0, int64_t u1);
 // One 16-channel block: cn (<= 16) planes of hw floats, hw apart, <-> [hw][16]
 // (to: lanes past cn zero; from: only cn planes written).
+// max_pool_blocked's output rows [u0, u1) for 16-channel blocks.
+void max_pool16_avx512(const float* x, const BlockedConvGeometry& g, float* y, int64_t u0, int64_t u1);
 void to_block16_avx512(const float* x, int64_t cn, int64_t hw, float* y);
 void from_block16_avx512(const float* x, int64_t cn, int64_t hw, float* y);
 #endif
