@@ -184,6 +184,43 @@ int find_root(std::vector<int>& parent, int i) {
   return i;
 }
 
+// The candidate nodes (kind != kNone) of the regions worth converting, in
+// order. parent: the union-find forest of regions; made_by: candidate outputs.
+std::vector<int> regions_worth_converting(const Rewriter& rw, const std::vector<Kind>& kind, std::vector<int>& parent,
+                                          const std::map<ValueId, int>& made_by) {
+  const int nodes = rw.size();
+  // Regions with enough convs for their borders: the values reordered into
+  // the region (a stem's image is read as it is) and out of it.
+  std::map<int, int> convs, borders;
+  std::map<int, std::set<ValueId>> entering;
+  for (int i = 0; i < nodes; ++i) {
+    const Kind k = kind[static_cast<size_t>(i)];
+    if (k == Kind::kNone) continue;
+    const int root = find_root(parent, i);
+    const Node& n = rw.node(i);
+    if (k == Kind::kConv) ++convs[root];
+    for (size_t j : data_inputs(k, n)) {
+      const ValueId v = n.inputs[j];
+      auto it = made_by.find(v);
+      if (it != made_by.end() && find_root(parent, it->second) == root) continue;
+      if (k == Kind::kConv && j == 0 && reads_image(rw, n)) continue;
+      entering[root].insert(v);
+    }
+    bool outside = rw.escapes(n.outputs[0]);
+    for (int c : rw.consumers(n.outputs[0]))
+      outside = outside || kind[static_cast<size_t>(c)] == Kind::kNone || find_root(parent, c) != root;
+    borders[root] += outside;
+  }
+  std::vector<int> chosen;
+  for (int i = 0; i < nodes; ++i) {
+    if (kind[static_cast<size_t>(i)] == Kind::kNone) continue;
+    const int root = find_root(parent, i);
+    const int b = borders[root] + static_cast<int>(entering[root].size());
+    if (convs[root] >= kMinConvs && convs[root] >= kConvsPerBorder * b) chosen.push_back(i);
+  }
+  return chosen;
+}
+
 }  // namespace
 
 int blocked_layout(Graph& g, PassContext& ctx, int block) {
@@ -249,36 +286,10 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
     channels[n.outputs[0]] = C;
     made_by[n.outputs[0]] = i;
   }
-  // Regions with enough convs for their borders: the values reordered into
-  // the region (a stem's image is read as it is) and out of it.
-  std::map<int, int> convs, borders;
-  std::map<int, std::set<ValueId>> entering;
-  for (int i = 0; i < nodes; ++i) {
-    const Kind k = kind[static_cast<size_t>(i)];
-    if (k == Kind::kNone) continue;
-    const int root = find_root(parent, i);
-    const Node& n = rw.node(i);
-    if (k == Kind::kConv) ++convs[root];
-    for (size_t j : data_inputs(k, n)) {
-      const ValueId v = n.inputs[j];
-      auto it = made_by.find(v);
-      if (it != made_by.end() && find_root(parent, it->second) == root) continue;
-      if (k == Kind::kConv && j == 0 && reads_image(rw, n)) continue;
-      entering[root].insert(v);
-    }
-    bool outside = rw.escapes(n.outputs[0]);
-    for (int c : rw.consumers(n.outputs[0]))
-      outside = outside || kind[static_cast<size_t>(c)] == Kind::kNone || find_root(parent, c) != root;
-    borders[root] += outside;
-  }
-  std::vector<int> chosen;
-  for (int i = 0; i < nodes; ++i) {
-    if (kind[static_cast<size_t>(i)] == Kind::kNone) continue;
-    const int root = find_root(parent, i);
-    const int b = borders[root] + static_cast<int>(entering[root].size());
-    if (convs[root] >= kMinConvs && convs[root] >= kConvsPerBorder * b) chosen.push_back(i);
-    else channels.erase(rw.node(i).outputs[0]);
-  }
+  const std::vector<int> chosen = regions_worth_converting(rw, kind, parent, made_by);
+  for (int i = 0; i < nodes; ++i)
+    if (kind[static_cast<size_t>(i)] != Kind::kNone && !std::binary_search(chosen.begin(), chosen.end(), i))
+      channels.erase(rw.node(i).outputs[0]);
   if (chosen.empty()) return 0;
   std::set<int> chosen_set(chosen.begin(), chosen.end());
   std::map<ValueId, ValueId> twin;  // NCHW value -> its blocked twin
