@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "../ir/graph_builder.h"
+#include "kernel_test_util.h"
 #include "backends/cpu/kernels/isa.h"
 #include "ir/passes/passes.h"
 
@@ -146,6 +147,50 @@ TEST(BlockedLayout, SingleConvRegionsStayNchw) {
   p::PassContext ctx = cpu_kernels_context();
   EXPECT_EQ(p::blocked_layout(*g, ctx, 16), 0);
   EXPECT_EQ(count_ops(*g, "ConvBlocked"), 0);
+}
+
+// ToBlocked then FromBlocked gives the tensor back (odd channels and planes,
+// both blocks, vector and portable code); the pad lanes are zero.
+TEST(BlockedLayout, ReordersRoundTrip) {
+  using cpu::testing::attr_int;
+  using cpu::testing::run_op;
+  const Tensor x = random_tensor({2, 19, 3, 7}, 5);
+  for (bool generic : {false, true}) {
+    std::unique_ptr<cpu::ScopedCpuIsa> cap;
+    if (generic) cap = std::make_unique<cpu::ScopedCpuIsa>(cpu::CpuIsa::kGeneric);
+    for (int64_t b : {8, 16}) {
+      auto blocked = run_op("ToBlocked", {x}, {{"block", attr_int(b)}}, 1, 1, "com.dlrt");
+      ASSERT_TRUE(blocked.ok()) << blocked.status().to_string();
+      const Tensor& t = (*blocked)[0];
+      ASSERT_EQ(t.shape(), (Shape{2, (19 + b - 1) / b, 3, 7, b}));
+      EXPECT_EQ(t.data<float>()[t.size() - 1], 0.0f);  // channel ceil(19/b)*b - 1 does not exist
+      auto back = run_op("FromBlocked", {t}, {{"block", attr_int(b)}, {"channels", attr_int(19)}}, 1, 1, "com.dlrt");
+      ASSERT_TRUE(back.ok()) << back.status().to_string();
+      expect_close((*back)[0], x, 0.0f);
+    }
+  }
+}
+
+// Bad inputs and attributes are errors, not crashes.
+TEST(BlockedLayout, BadInputsAreErrors) {
+  using cpu::testing::attr_int;
+  using cpu::testing::run_op;
+  const Tensor blocked = random_tensor({1, 2, 3, 3, 16}, 1);
+  auto r = run_op("FromBlocked", {blocked}, {{"block", attr_int(16)}, {"channels", attr_int(40)}}, 1, 1, "com.dlrt");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("channels 40"), std::string::npos) << r.status().to_string();
+  EXPECT_FALSE(run_op("ToBlocked", {random_tensor({1, 4, 3, 3}, 1)}, {{"block", attr_int(12)}}, 1, 1, "com.dlrt").ok());
+  EXPECT_FALSE(run_op("ToBlocked", {random_tensor({4, 3, 3}, 1)}, {{"block", attr_int(16)}}, 1, 1, "com.dlrt").ok());
+  EXPECT_FALSE(run_op("GlobalPoolBlocked", {random_tensor({1, 2, 3, 3, 8}, 1)}, {{"block", attr_int(16)}}, 1, 1,
+                      "com.dlrt")
+                   .ok());
+  EXPECT_FALSE(run_op("ChannelScaleBlocked", {blocked, random_tensor({1, 2, 2, 2, 16}, 2)}, {{"block", attr_int(16)}},
+                      1, 1, "com.dlrt")
+                   .ok());
+  auto conv = run_op("ConvBlocked", {blocked, random_tensor({16, 32, 1, 1}, 3)}, {{"block", attr_int(16)}}, 1, 1,
+                     "com.dlrt");
+  ASSERT_FALSE(conv.ok());
+  EXPECT_NE(conv.status().message().find("constant"), std::string::npos) << conv.status().to_string();
 }
 
 }  // namespace
