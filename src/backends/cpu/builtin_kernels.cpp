@@ -28,7 +28,7 @@ const Builtin& builtin_registry() {
         DLRT_FAMILY(register_control_flow_kernels),    DLRT_FAMILY(register_sequence_kernels),
         DLRT_FAMILY(register_quantize_kernels),        DLRT_FAMILY(register_quantize_conv_kernels),
         DLRT_FAMILY(register_quantize_conv_nhwc_kernels), DLRT_FAMILY(register_quantize_contrib_kernels),
-        DLRT_FAMILY(register_pool_nhwc_kernels),       DLRT_FAMILY(register_signal_kernels),
+        DLRT_FAMILY(register_pool_nhwc_kernels), DLRT_FAMILY(register_blocked_kernels),       DLRT_FAMILY(register_signal_kernels),
         DLRT_FAMILY(register_linalg_kernels),          DLRT_FAMILY(register_text_kernels),
         DLRT_FAMILY(register_fused_kernels),           DLRT_FAMILY(register_transformer_kernels),
         DLRT_FAMILY(register_contrib_transformer_kernels), DLRT_FAMILY(register_ml_kernels),

@@ -30,6 +30,7 @@ Status register_sequence_kernels(KernelRegistry& r);        // sequence.cpp: Seq
 Status register_quantize_kernels(KernelRegistry& r);        // quantize.cpp
 Status register_quantize_conv_kernels(KernelRegistry& r);   // quantize_conv.cpp: ConvInteger, QLinearConv
 Status register_quantize_conv_nhwc_kernels(KernelRegistry& r);  // quantize_conv_nhwc.cpp: com.dlrt QLinearConvNhwc
+Status register_blocked_kernels(KernelRegistry& r);         // blocked.cpp: com.dlrt ToBlocked, ConvBlocked, ...
 Status register_pool_nhwc_kernels(KernelRegistry& r);       // pool_nhwc.cpp: com.dlrt MaxPoolNhwc
 Status register_quantize_contrib_kernels(KernelRegistry& r);  // quantize_contrib.cpp: com.microsoft QLinear*, QGemm
 Status register_signal_kernels(KernelRegistry& r);          // signal.cpp: DFT, STFT, windows, MelWeightMatrix

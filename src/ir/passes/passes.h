@@ -136,6 +136,14 @@ int fuse_qdq(Graph& g, PassContext& ctx);
 // crosses between the layouts (quant_layout.cpp). Returns the nodes converted.
 int quant_convs_channels_last(Graph& g, PassContext& ctx);
 
+// Float32 conv nets -> the channel-blocked layout [N, ceil(C/block), H, W,
+// block]: regions of 2-D Convs/FusedConvs (one group or depthwise), pools,
+// elementwise ops and channel Concats with at least two convs run as com.dlrt
+// ConvBlocked, MaxPoolBlocked, GlobalPoolBlocked and the unchanged
+// elementwise ops, with ToBlocked/FromBlocked only at the regions' borders
+// (blocked_layout.cpp). block: 8 or 16. Returns the nodes converted.
+int blocked_layout(Graph& g, PassContext& ctx, int block);
+
 // x * 0.5 * (1 + erf(x / sqrt(2))) in any of its usual arrangements -> Gelu
 // (ONNX opset 20, approximate "none").
 int fuse_gelu(Graph& g, PassContext& ctx);

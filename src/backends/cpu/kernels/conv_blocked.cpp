@@ -1,0 +1,329 @@
+// The blocked-layout kernels (conv_blocked.h): weight packing, the choice
+// between the AVX-512 convs and the portable loops, reorders and pools.
+#include "backends/cpu/kernels/conv_blocked.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "backends/cpu/kernels/conv_blocked_impl.h"
+#include "backends/cpu/kernels/isa.h"
+
+namespace dlrt::cpu {
+
+using blocked_detail::ConvJob;
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t grain_for(ThreadPool* pool, int64_t units, int64_t work_per_unit) {
+  const int64_t g = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, work_per_unit));
+  return pool ? pool->balanced_grain(units, g) : units;
+}
+
+void run(ThreadPool* pool, int64_t units, int64_t work_per_unit, FunctionRef<void(int64_t, int64_t)> fn) {
+  if (units <= 0) return;
+  if (pool) pool->parallel_for(units, grain_for(pool, units, work_per_unit), fn);
+  else fn(0, units);
+}
+
+// Portable loops for any block: one output row of one output block.
+void conv_row_generic(const ConvJob& j, int64_t n, int64_t ob, int64_t oh) {
+  const BlockedConvGeometry& g = j.g;
+  const BlockedConvWeights& w = *j.w;
+  const int64_t b = w.block, icbs = ceil_div(g.C, b), kk = g.kh * g.kw, obs = ceil_div(g.M, b);
+  std::vector<float> acc(static_cast<size_t>(b));
+  for (int64_t ow = 0; ow < g.OW; ++ow) {
+    for (int64_t o = 0; o < b; ++o) acc[static_cast<size_t>(o)] = j.bias[ob * b + o];
+    for (int64_t kh = 0; kh < g.kh; ++kh) {
+      const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
+      if (ih < 0 || ih >= g.H) continue;
+      for (int64_t kw = 0; kw < g.kw; ++kw) {
+        const int64_t iw = ow * g.sw - g.pad_left + kw * g.dw;
+        if (iw < 0 || iw >= g.W) continue;
+        if (w.depthwise) {
+          const float* xp = j.x + n * j.xs_n + ob * j.xs_cb + ih * j.xs_h + iw * j.sx;
+          const float* wp = w.w.data() + (ob * kk + kh * g.kw + kw) * b;
+          for (int64_t o = 0; o < b; ++o) acc[static_cast<size_t>(o)] += xp[o * j.sc] * wp[o];
+          continue;
+        }
+        for (int64_t icb = 0; icb < icbs; ++icb) {
+          const int64_t icn = std::min(b, g.C - icb * b);
+          const float* xp = j.x + n * j.xs_n + icb * j.xs_cb + ih * j.xs_h + iw * j.sx;
+          const float* wp = w.w.data() + ((ob * icbs + icb) * kk + kh * g.kw + kw) * b * b;
+          for (int64_t ic = 0; ic < icn; ++ic)
+            for (int64_t o = 0; o < b; ++o) acc[static_cast<size_t>(o)] += xp[ic * j.sc] * wp[ic * b + o];
+        }
+      }
+    }
+    const int64_t off = (((n * obs + ob) * g.OH + oh) * g.OW + ow) * b;
+    for (int64_t o = 0; o < b; ++o) {
+      float v = acc[static_cast<size_t>(o)];
+      if (j.z) v += j.z[off + o];
+      j.y[off + o] = activate(j.act, v);
+    }
+  }
+}
+
+// x (blocked [N, cbs, H, W, b]) copied into `dst` with the conv's padding made
+// explicit: [N, cbs, Hp, Wp, b] holding padded row r, column c = input row
+// r - pad_top, column c - pad_left (zeros outside), Hp and Wp covering every
+// window of the output. Then *g describes the copy (no padding).
+void pad_blocked(const float* x, BlockedConvGeometry* g, int64_t b, std::vector<float>& dst, ThreadPool* pool) {
+  const int64_t cbs = ceil_div(g->C, b);
+  const int64_t Hp = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1, Wp = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+  dst.resize(static_cast<size_t>(g->N * cbs * Hp * Wp * b));
+  const BlockedConvGeometry src = *g;
+  float* out = dst.data();
+  run(pool, g->N * cbs, Hp * Wp * b, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u)
+      for (int64_t r = 0; r < Hp; ++r) {
+        float* row = out + (u * Hp + r) * Wp * b;
+        const int64_t ih = r - src.pad_top;
+        const int64_t c0 = std::min(Wp, src.pad_left), c1 = std::clamp(src.pad_left + src.W, c0, Wp);
+        if (ih < 0 || ih >= src.H) {
+          std::fill(row, row + Wp * b, 0.0f);
+          continue;
+        }
+        std::fill(row, row + c0 * b, 0.0f);
+        std::copy(x + ((u * src.H + ih) * src.W + (c0 - src.pad_left)) * b,
+                  x + ((u * src.H + ih) * src.W + (c1 - src.pad_left)) * b, row + c0 * b);
+        std::fill(row + c1 * b, row + Wp * b, 0.0f);
+      }
+  });
+  g->H = Hp;
+  g->W = Wp;
+  g->pad_top = g->pad_left = 0;
+}
+
+}  // namespace
+
+int blocked_width() { return cpu_isa() >= CpuIsa::kAvx512 ? 16 : 8; }
+
+bool blocked_vector_path(int block) {
+#if defined(__x86_64__) || defined(__i386__)
+  return block == 16 && cpu_isa() >= CpuIsa::kAvx512;
+#else
+  (void)block;
+  return false;
+#endif
+}
+
+BlockedConvWeights pack_blocked_conv(const float* w, int64_t M, int64_t C, int64_t kh, int64_t kw, bool depthwise,
+                                     int block) {
+  BlockedConvWeights p;
+  p.block = block;
+  p.depthwise = depthwise;
+  p.M = M;
+  p.C = C;
+  p.kh = kh;
+  p.kw = kw;
+  const int64_t b = block, kk = kh * kw;
+  if (depthwise) {
+    const int64_t cbs = ceil_div(C, b);
+    p.w.assign(static_cast<size_t>(cbs * kk * b), 0.0f);
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = 0; t < kk; ++t) p.w[static_cast<size_t>(((c / b) * kk + t) * b + c % b)] = w[c * kk + t];
+    return p;
+  }
+  const int64_t obs = ceil_div(M, b), icbs = ceil_div(C, b);
+  p.w.assign(static_cast<size_t>(obs * icbs * kk * b * b), 0.0f);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = 0; t < kk; ++t)
+        p.w[static_cast<size_t>((((m / b) * icbs + c / b) * kk + t) * b * b + (c % b) * b + m % b)] =
+            w[(m * C + c) * kk + t];
+  return p;
+}
+
+void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, const float* x, bool x_blocked,
+                  const float* bias, const float* z, const Activation& act, float* y, ThreadPool* pool) {
+  const int64_t b = w.block, obs = ceil_div(g.M, b);
+  // A padded one-group conv on the vector path reads an explicitly padded
+  // copy: every output position is then a whole-window tile (no edge cases).
+  // Depthwise convs do a tap's 16 channels in one FMA and take the edges in
+  // place (the copy would cost as much as the conv).
+  const bool vector = blocked_vector_path(w.block) && (x_blocked || !w.depthwise);
+  const bool padded = g.pad_top > 0 || g.pad_left > 0 || (g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1 > g.W + g.pad_left ||
+                      (g.OH - 1) * g.sh + (g.kh - 1) * g.dh + 1 > g.H + g.pad_top;
+  thread_local std::vector<float> scratch;
+  BlockedConvGeometry gp = g;
+  if (vector && x_blocked && padded && !w.depthwise) {
+    pad_blocked(x, &gp, b, scratch, pool);
+    x = scratch.data();
+  }
+  // A 1x1, stride-1, unpadded conv on blocked input reads positions in
+  // order: k rows run as one (k divides OH, the largest that leaves every
+  // thread a few units), so its tiles are full-width across row ends.
+  if (vector && !w.depthwise && x_blocked && !padded && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
+      g.OH == g.H && g.OW == g.W) {
+    const int64_t threads = pool ? pool->num_threads() : 1, pairs = (obs + 1) / 2;
+    int64_t k = g.OH;
+    while (k > 1 && (g.OH % k != 0 || g.N * pairs * (g.OH / k) < 4 * threads)) --k;
+    gp.OW = gp.W = g.OW * k;
+    gp.OH = gp.H = g.OH / k;
+  }
+  std::vector<float> padded_bias(static_cast<size_t>(obs * b), 0.0f);
+  if (bias) std::copy(bias, bias + g.M, padded_bias.begin());
+  ConvJob j;
+  j.w = &w;
+  j.g = gp;
+  j.x = x;
+  j.bias = padded_bias.data();
+  j.z = z;
+  j.act = act;
+  j.y = y;
+  if (x_blocked) {
+    j.xs_n = ceil_div(g.C, b) * gp.H * gp.W * b;
+    j.xs_cb = gp.H * gp.W * b;
+    j.xs_h = gp.W * b;
+    j.sx = b;
+    j.sc = 1;
+  } else {
+    j.xs_n = g.C * g.H * g.W;
+    j.xs_cb = b * g.H * g.W;
+    j.xs_h = g.W;
+    j.sx = 1;
+    j.sc = g.H * g.W;
+  }
+  const int64_t row_work = g.OW * g.kh * g.kw * b * (w.depthwise ? 1 : g.C);
+#if defined(__x86_64__) || defined(__i386__)
+  if (vector) {
+    if (w.depthwise) {
+      run(pool, g.N * obs * g.OH, row_work, [&](int64_t u0, int64_t u1) { blocked_detail::depthwise_units_avx512(j, u0, u1); });
+    } else {
+      run(pool, blocked_detail::conv_units_avx512_count(gp), 2 * row_work * b,
+          [&](int64_t u0, int64_t u1) { blocked_detail::conv_units_avx512(j, u0, u1); });
+    }
+    return;
+  }
+#endif
+  run(pool, g.N * obs * g.OH, row_work * b, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) conv_row_generic(j, u / g.OH / obs, (u / g.OH) % obs, u % g.OH);
+  });
+}
+
+void to_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, float* y, ThreadPool* pool) {
+  const int64_t b = block, cbs = ceil_div(C, b);
+  run(pool, N * cbs, hw * b, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / cbs, cb = u % cbs, cn = std::min(b, C - cb * b);
+      const float* xs = x + (n * C + cb * b) * hw;
+      float* yd = y + u * hw * b;
+#if defined(__x86_64__) || defined(__i386__)
+      if (blocked_vector_path(block)) {
+        blocked_detail::to_block16_avx512(xs, cn, hw, yd);
+        continue;
+      }
+#endif
+      for (int64_t p = 0; p < hw; ++p) {
+        for (int64_t c = 0; c < cn; ++c) yd[p * b + c] = xs[c * hw + p];
+        for (int64_t c = cn; c < b; ++c) yd[p * b + c] = 0.0f;
+      }
+    }
+  });
+}
+
+void from_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, float* y, ThreadPool* pool) {
+  const int64_t b = block, cbs = ceil_div(C, b);
+  run(pool, N * cbs, hw * b, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / cbs, cb = u % cbs, cn = std::min(b, C - cb * b);
+      const float* xs = x + u * hw * b;
+      float* yd = y + (n * C + cb * b) * hw;
+#if defined(__x86_64__) || defined(__i386__)
+      if (blocked_vector_path(block)) {
+        blocked_detail::from_block16_avx512(xs, cn, hw, yd);
+        continue;
+      }
+#endif
+      for (int64_t c = 0; c < cn; ++c)
+        for (int64_t p = 0; p < hw; ++p) yd[c * hw + p] = xs[p * b + c];
+    }
+  });
+}
+
+// Planes [u0, u1) of global_pool_blocked, B lanes (a constant: the lane loops vectorise).
+template <int B>
+void global_pool_planes(const float* x, int64_t hw, bool max, float* y, int64_t u0, int64_t u1) {
+  for (int64_t u = u0; u < u1; ++u) {
+    const float* xs = x + u * hw * B;
+    float acc[B];
+    for (int c = 0; c < B; ++c) acc[c] = max ? -std::numeric_limits<float>::infinity() : 0.0f;
+    if (max) {
+      for (int64_t p = 0; p < hw; ++p)
+        for (int c = 0; c < B; ++c) acc[c] = std::max(acc[c], xs[p * B + c]);
+    } else {
+      for (int64_t p = 0; p < hw; ++p)
+        for (int c = 0; c < B; ++c) acc[c] += xs[p * B + c];
+      for (int c = 0; c < B; ++c) acc[c] /= static_cast<float>(hw);
+    }
+    std::copy(acc, acc + B, y + u * B);
+  }
+}
+
+void global_pool_blocked(const float* x, int64_t N, int64_t cb, int64_t hw, int block, bool max, float* y,
+                         ThreadPool* pool) {
+  run(pool, N * cb, hw * block, [&](int64_t u0, int64_t u1) {
+    if (block == 16) global_pool_planes<16>(x, hw, max, y, u0, u1);
+    else global_pool_planes<8>(x, hw, max, y, u0, u1);
+  });
+}
+
+template <int B>
+void scale_planes(const float* x, const float* s, int64_t cb, int64_t hw, bool per_image, float* y, int64_t u0,
+                  int64_t u1) {
+  for (int64_t u = u0; u < u1; ++u) {
+    const float* sv = s + (per_image ? u : u % cb) * B;
+    const float* xs = x + u * hw * B;
+    float* yd = y + u * hw * B;
+    for (int64_t p = 0; p < hw; ++p)
+      for (int c = 0; c < B; ++c) yd[p * B + c] = xs[p * B + c] * sv[c];
+  }
+}
+
+void channel_scale_blocked(const float* x, const float* s, int64_t N, int64_t cb, int64_t hw, int block,
+                           bool per_image, float* y, ThreadPool* pool) {
+  run(pool, N * cb, hw * block, [&](int64_t u0, int64_t u1) {
+    if (block == 16) scale_planes<16>(x, s, cb, hw, per_image, y, u0, u1);
+    else scale_planes<8>(x, s, cb, hw, per_image, y, u0, u1);
+  });
+}
+
+// Output rows [u0, u1) of max_pool_blocked, B lanes (a constant: the lane loops vectorise).
+template <int B>
+void max_pool_rows(const float* x, const BlockedConvGeometry& g, float* y, int64_t u0, int64_t u1) {
+  for (int64_t u = u0; u < u1; ++u) {
+    const int64_t oh = u % g.OH, plane = u / g.OH;
+    const float* xs = x + plane * g.H * g.W * B;
+    float* yd = y + u * g.OW * B;
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
+      float out[B];
+      for (int c = 0; c < B; ++c) out[c] = -std::numeric_limits<float>::infinity();
+      for (int64_t kh = 0; kh < g.kh; ++kh) {
+        const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
+        if (ih < 0 || ih >= g.H) continue;
+        for (int64_t kw = 0; kw < g.kw; ++kw) {
+          const int64_t iw = ow * g.sw - g.pad_left + kw * g.dw;
+          if (iw < 0 || iw >= g.W) continue;
+          const float* in = xs + (ih * g.W + iw) * B;
+          for (int c = 0; c < B; ++c) out[c] = std::max(out[c], in[c]);
+        }
+      }
+      std::copy(out, out + B, yd + ow * B);
+    }
+  }
+}
+
+void max_pool_blocked(const float* x, const BlockedConvGeometry& g, int64_t cb, int block, float* y,
+                      ThreadPool* pool) {
+  run(pool, g.N * cb * g.OH, g.OW * g.kh * g.kw * block, [&](int64_t u0, int64_t u1) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (blocked_vector_path(block)) return blocked_detail::max_pool16_avx512(x, g, y, u0, u1);
+#endif
+    if (block == 16) max_pool_rows<16>(x, g, y, u0, u1);
+    else max_pool_rows<8>(x, g, y, u0, u1);
+  });
+}
+
+}  // namespace dlrt::cpu

@@ -1,0 +1,43 @@
+// What conv_blocked.cpp (dispatch, portable loops) and conv_blocked_avx512.cpp share.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cpu/kernels/conv_blocked.h"
+#include "backends/cpu/kernels/isa_target.h"
+
+namespace dlrt::cpu::blocked_detail {
+
+// One conv call: x addressed as x[n * xs_n + icb * xs_cb + ih * xs_h + iw * sx + ic * sc]
+// (ic within block icb), bias padded to whole output blocks.
+struct ConvJob {
+  const BlockedConvWeights* w = nullptr;
+  BlockedConvGeometry g;
+  const float* x = nullptr;
+  int64_t xs_n = 0, xs_cb = 0, xs_h = 0, sx = 0, sc = 0;
+  const float* bias = nullptr;
+  const float* z = nullptr;
+  Activation act;
+  float* y = nullptr;
+  // Input blocks [icb0, icb1) of the sum (icb1 < 0: to the last); !first: add
+  // to the partial sums in y; !last: store partial sums (no bias, residual or
+  // activation). Group-1 convs on the vector path run K in such chunks.
+  int64_t icb0 = 0, icb1 = -1;
+  bool first = true, last = true;
+};
+
+#if defined(__x86_64__) || defined(__i386__)
+// Block 16 only. Units: (image, output block pair, output row) for group-1
+// convs, (image, block, output row) for depthwise ones.
+void conv_units_avx512(const ConvJob& j, int64_t u0, int64_t u1);
+int64_t conv_units_avx512_count(const BlockedConvGeometry& g);
+void depthwise_units_avx512(const ConvJob& j, int64_t u0, int64_t u1);
+// One 16-channel block: cn (<= 16) planes of hw floats, hw apart, <-> [hw][16]
+// (to: lanes past cn zero; from: only cn planes written).
+// max_pool_blocked's output rows [u0, u1) for 16-channel blocks.
+void max_pool16_avx512(const float* x, const BlockedConvGeometry& g, float* y, int64_t u0, int64_t u1);
+void to_block16_avx512(const float* x, int64_t cn, int64_t hw, float* y);
+void from_block16_avx512(const float* x, int64_t cn, int64_t hw, float* y);
+#endif
+
+}  // namespace dlrt::cpu::blocked_detail

@@ -1,0 +1,221 @@
+// The com.dlrt ops of the channel-blocked float32 layout (opset 1), emitted
+// by ir/passes/blocked_layout.cpp; a blocked tensor is [N, ceil(C/b), H, W, b]
+// (kernels/conv_blocked.h), b the `block` attribute (8 or 16):
+//   ToBlocked(X [N, C, H, W]) -> blocked, pad lanes zero    (block)
+//   FromBlocked(X blocked) -> [N, C, H, W]                  (block, channels = C)
+//   ConvBlocked(X, W, [B], [Z]) -> blocked Y = act(Conv(X, W) + B + Z):
+//       FusedConv's inputs and attributes (W a constant [M, C/group, kh, kw],
+//       2-D, group 1 or one channel per group), Z blocked like Y; X blocked, or
+//       NCHW when x_blocked = 0 (group 1 only: a stem reads its image directly).
+//   GlobalPoolBlocked(X) -> [N, cb, 1, 1, b]                (block, max: 0 average, 1 max)
+//   MaxPoolBlocked(X) -> blocked                            (block and MaxPool's 2-D attributes)
+//   ChannelScaleBlocked(X, S) -> X * S, S [N or 1, cb, 1, 1, b] (block): squeeze-excite's scale
+#include <algorithm>
+#include <memory>
+
+#include "backends/cpu/kernel_families.h"
+#include "backends/cpu/kernel_util.h"
+#include "backends/cpu/kernels/conv_blocked.h"
+#include "backends/cpu/ops/nn_util.h"
+
+namespace dlrt::cpu {
+namespace {
+
+constexpr const char* kDomain = "com.dlrt";
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+Result<int> block_of(const KernelContext& ctx) {
+  const int64_t b = ctx.node().attr_int("block", 16);
+  if (b != 8 && b != 16) return ctx.invalid("block must be 8 or 16, got " + std::to_string(b));
+  return static_cast<int>(b);
+}
+
+Result<const Tensor*> float_input(const KernelContext& ctx, size_t i, int64_t rank) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* t, required_input(ctx, i));
+  if (t->dtype() != DType::kFloat32)
+    return ctx.unsupported(std::string("input ") + std::to_string(i) + " has dtype " + dtype_name(t->dtype()) +
+                           " (float32 expected)");
+  if (t->rank() != rank)
+    return ctx.invalid("input " + std::to_string(i) + " has shape " + shape_to_string(t->shape()) + ", expected rank " +
+                       std::to_string(rank));
+  return t;
+}
+
+// A blocked input of `block` lanes.
+Result<const Tensor*> blocked_input(const KernelContext& ctx, size_t i, int block) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* t, float_input(ctx, i, 5));
+  if (t->dim(4) != block)
+    return ctx.invalid("input " + std::to_string(i) + " has shape " + shape_to_string(t->shape()) + ", not " +
+                       std::to_string(block) + "-channel blocks");
+  return t;
+}
+
+Status to_blocked_compute(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(int b, block_of(ctx));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, float_input(ctx, 0, 4));
+  const int64_t N = x->dim(0), C = x->dim(1), H = x->dim(2), W = x->dim(3);
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, {N, ceil_div(C, b), H, W, b}));
+  to_blocked(x->data<float>(), N, C, H * W, b, y->data<float>(), &ctx.pool());
+  return Status::Ok();
+}
+
+Status from_blocked_compute(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(int b, block_of(ctx));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, blocked_input(ctx, 0, b));
+  const int64_t C = ctx.node().attr_int("channels", -1);
+  if (C < 0 || ceil_div(C, b) != x->dim(1))
+    return ctx.invalid("channels " + std::to_string(C) + " does not fit the blocked shape " + shape_to_string(x->shape()));
+  const int64_t N = x->dim(0), H = x->dim(2), W = x->dim(3);
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, {N, C, H, W}));
+  from_blocked(x->data<float>(), N, C, H * W, b, y->data<float>(), &ctx.pool());
+  return Status::Ok();
+}
+
+Status global_pool_compute(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(int b, block_of(ctx));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, blocked_input(ctx, 0, b));
+  const int64_t N = x->dim(0), cb = x->dim(1), hw = x->dim(2) * x->dim(3);
+  if (hw == 0 && N * cb > 0) return ctx.invalid("global pooling of an empty plane");
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, {N, cb, 1, 1, b}));
+  global_pool_blocked(x->data<float>(), N, cb, hw, b, ctx.node().attr_int("max", 0) != 0, y->data<float>(),
+                      &ctx.pool());
+  return Status::Ok();
+}
+
+Status channel_scale_compute(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(int b, block_of(ctx));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, blocked_input(ctx, 0, b));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* s, blocked_input(ctx, 1, b));
+  const int64_t N = x->dim(0), cb = x->dim(1), hw = x->dim(2) * x->dim(3);
+  if (s->dim(1) != cb || s->dim(2) != 1 || s->dim(3) != 1 || (s->dim(0) != N && s->dim(0) != 1))
+    return ctx.invalid("S has shape " + shape_to_string(s->shape()) + ", not one value per channel of X " +
+                       shape_to_string(x->shape()));
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, x->shape()));
+  channel_scale_blocked(x->data<float>(), s->data<float>(), N, cb, hw, b, s->dim(0) == N, y->data<float>(),
+                        &ctx.pool());
+  return Status::Ok();
+}
+
+BlockedConvGeometry geometry_of(const nn::WindowGeometry& wg, int64_t N, int64_t C, int64_t M) {
+  BlockedConvGeometry g;
+  g.N = N;
+  g.C = C;
+  g.M = M;
+  g.H = wg.in[0];
+  g.W = wg.in[1];
+  g.OH = wg.out[0];
+  g.OW = wg.out[1];
+  g.kh = wg.kernel[0];
+  g.kw = wg.kernel[1];
+  g.sh = wg.stride[0];
+  g.sw = wg.stride[1];
+  g.dh = wg.dilation[0];
+  g.dw = wg.dilation[1];
+  g.pad_top = wg.pad_begin[0];
+  g.pad_left = wg.pad_begin[1];
+  return g;
+}
+
+Status max_pool_compute(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(int b, block_of(ctx));
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, blocked_input(ctx, 0, b));
+  const IntList kernel = ints_attr(ctx.node(), "kernel_shape", 0, 0);
+  if (kernel.size() != 2) return ctx.invalid("kernel_shape must have 2 values");
+  DLRT_ASSIGN_OR_RETURN(nn::WindowGeometry wg, nn::resolve_window(ctx, IntList{x->dim(2), x->dim(3)}, kernel,
+                                                                   ctx.node().attr_int("ceil_mode", 0) != 0));
+  const BlockedConvGeometry g = geometry_of(wg, x->dim(0), x->dim(1), x->dim(1));
+  DLRT_ASSIGN_OR_RETURN(Tensor * y,
+                        ctx.allocate_output_uninitialized(0, DType::kFloat32, {g.N, x->dim(1), g.OH, g.OW, b}));
+  max_pool_blocked(x->data<float>(), g, x->dim(1), b, y->data<float>(), &ctx.pool());
+  return Status::Ok();
+}
+
+class ConvBlockedKernel final : public OpKernel {
+ public:
+  ConvBlockedKernel(BlockedConvWeights w, const Tensor& source, Activation act, bool x_blocked)
+      : w_(std::move(w)), source_(source), act_(act), x_blocked_(x_blocked) {}
+
+  Status compute(KernelContext& ctx) const override {
+    const int b = w_.block;
+    DLRT_ASSIGN_OR_RETURN(const Tensor* wt, required_input(ctx, 1));
+    if (wt->dtype() != DType::kFloat32 || wt->shape() != source_.shape())
+      return ctx.invalid("W has shape " + shape_to_string(wt->shape()) + ", not the constant's " +
+                         shape_to_string(source_.shape()));
+    // W is the constant packed at creation, unless a run passes another tensor.
+    BlockedConvWeights repacked;
+    const BlockedConvWeights& wp = wt->raw_data() == source_.raw_data() ? w_ : (repacked = pack_blocked_conv(
+        wt->data<float>(), w_.M, w_.C, w_.kh, w_.kw, w_.depthwise, b));
+    DLRT_ASSIGN_OR_RETURN(const Tensor* x, x_blocked_ ? blocked_input(ctx, 0, b) : float_input(ctx, 0, 4));
+    const int64_t C = w_.C, M = w_.M, N = x->dim(0);
+    if (x_blocked_ ? x->dim(1) != ceil_div(C, b) : x->dim(1) != C)
+      return ctx.invalid("X has shape " + shape_to_string(x->shape()) + ", which does not hold the " +
+                         std::to_string(C) + " channels W expects");
+    DLRT_ASSIGN_OR_RETURN(nn::WindowGeometry wg,
+                          nn::resolve_window(ctx, IntList{x->dim(2), x->dim(3)}, IntList{w_.kh, w_.kw}, false));
+    const BlockedConvGeometry g = geometry_of(wg, N, C, M);
+    const Shape out{N, ceil_div(M, b), g.OH, g.OW, b};
+    const Tensor* bias = ctx.input(2);
+    if (bias && (bias->dtype() != DType::kFloat32 || bias->size() != M))
+      return ctx.invalid("B must be float32 with " + std::to_string(M) + " values");
+    const Tensor* z = ctx.input(3);
+    if (z && (z->dtype() != DType::kFloat32 || z->shape() != out))
+      return ctx.invalid("Z has shape " + shape_to_string(z->shape()) + ", expected " + shape_to_string(out));
+    DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, out));
+    if (y->size() == 0) return Status::Ok();
+    conv_blocked(wp, g, x->data<float>(), x_blocked_, bias ? bias->data<float>() : nullptr,
+                 z ? z->data<float>() : nullptr, act_, y->data<float>(), &ctx.pool());
+    return Status::Ok();
+  }
+
+ private:
+  BlockedConvWeights w_;
+  Tensor source_;
+  Activation act_;
+  bool x_blocked_;
+};
+
+Result<std::unique_ptr<OpKernel>> make_conv_blocked(const ir::Node& node, const Tensor* w) {
+  const std::string where = node.describe() + ": ";
+  if (!w) return InvalidArgument(where + "W must be a constant");
+  if (w->dtype() != DType::kFloat32 || w->rank() != 4)
+    return InvalidArgument(where + "W must be a float32 [M, C/group, kh, kw] constant");
+  const int64_t b = node.attr_int("block", 16), group = node.attr_int("group", 1);
+  if (b != 8 && b != 16) return InvalidArgument(where + "block must be 8 or 16");
+  const int64_t M = w->dim(0);
+  const bool depthwise = group > 1;
+  if (depthwise && (w->dim(1) != 1 || group != M))
+    return Unsupported(where + "only one group, or one channel per group, runs blocked");
+  const bool x_blocked = node.attr_int("x_blocked", 1) != 0;
+  if (depthwise && !x_blocked) return Unsupported(where + "a depthwise conv reads blocked input only");
+  const IntList ks = ints_attr(node, "kernel_shape", 0, 0);
+  if (!ks.empty() && (ks.size() != 2 || ks[0] != w->dim(2) || ks[1] != w->dim(3)))
+    return InvalidArgument(where + "kernel_shape does not match W");
+  DLRT_ASSIGN_OR_RETURN(Activation act, activation_of(node));
+  const int64_t C = depthwise ? group : w->dim(1);
+  BlockedConvWeights packed =
+      pack_blocked_conv(w->data<float>(), M, C, w->dim(2), w->dim(3), depthwise, static_cast<int>(b));
+  return std::unique_ptr<OpKernel>(new ConvBlockedKernel(std::move(packed), *w, act, x_blocked));
+}
+
+}  // namespace
+
+Status register_blocked_kernels(KernelRegistry& r) {
+  DLRT_RETURN_IF_ERROR(r.add_fn("ToBlocked", to_blocked_compute, 1, 1, kDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("FromBlocked", from_blocked_compute, 1, 1, kDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("GlobalPoolBlocked", global_pool_compute, 1, 1, kDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("MaxPoolBlocked", max_pool_compute, 1, 1, kDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ChannelScaleBlocked", channel_scale_compute, 1, 1, kDomain));
+  KernelDef d;
+  d.op_type = "ConvBlocked";
+  d.domain = kDomain;
+  d.min_opset = 1;
+  d.max_opset = 1;
+  d.factory = [](const ir::Node& node) { return make_conv_blocked(node, nullptr); };
+  d.factory_with_constants = [](const ir::Node& node, const ConstantInputs& constants) {
+    return make_conv_blocked(node, constants(1));
+  };
+  return r.add(std::move(d));
+}
+
+}  // namespace dlrt::cpu

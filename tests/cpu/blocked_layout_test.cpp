@@ -1,0 +1,208 @@
+// blocked_layout (ir/passes/blocked_layout.cpp) and the com.dlrt blocked ops
+// (ops/blocked.cpp): random conv nets with odd channel counts, strides, pads,
+// dilations, depthwise convs, residual adds, squeeze-excite blocks, pools and
+// channel concats compute what the NCHW graph computes, with block 16 (the
+// AVX-512 convs where the CPU has them) and block 8 (portable loops).
+#include <gtest/gtest.h>
+
+#include "../ir/graph_builder.h"
+#include "kernel_test_util.h"
+#include "backends/cpu/kernels/isa.h"
+#include "ir/passes/passes.h"
+
+namespace dlrt::testing {
+namespace {
+
+namespace p = ir::passes;
+using ir::ValueId;
+
+struct Net {
+  GraphBuilder b;
+  uint32_t seed = 1;
+  ValueId weights(int64_t m, int64_t cg, int64_t k) {
+    const uint32_t s = seed++;
+    return b.constant("w" + std::to_string(s), random_tensor({m, cg, k, k}, s, -0.3f, 0.3f));
+  }
+  ValueId bias(int64_t m) {
+    const uint32_t s = seed++;
+    return b.constant("b" + std::to_string(s), random_tensor({m}, s));
+  }
+  ValueId conv(ValueId x, int64_t c, int64_t m, int64_t k, int64_t stride, int64_t group = 1, int64_t dil = 1,
+               int64_t pad = -1) {
+    const int64_t pd = pad >= 0 ? pad : dil * (k / 2);
+    return b.node("Conv", {x, weights(m, c / group, k), bias(m)},
+                  {{"pads", ais({pd, pd, pd, pd})},
+                   {"strides", ais({stride, stride})},
+                   {"dilations", ais({dil, dil})},
+                   {"group", ai(group)}});
+  }
+  ValueId relu(ValueId x) { return b.node("Relu", {x}); }
+  // Squeeze-excite: x * HardSigmoid(conv(relu(conv(GlobalAveragePool(x))))).
+  ValueId se(ValueId x, int64_t c) {
+    ValueId s = b.node("GlobalAveragePool", {x});
+    s = relu(conv(s, c, 8, 1, 1));
+    s = b.node("HardSigmoid", {conv(s, 8, c, 1, 1)});
+    return b.node("Mul", {x, s});
+  }
+};
+
+// Runs g as built and after blocked_layout(block): the same outputs (close:
+// the sums run in another order). Returns the converted graph.
+std::shared_ptr<ir::Graph> check(std::shared_ptr<ir::Graph> g, const std::vector<Tensor>& inputs, int block,
+                                 int min_rewrites = 1) {
+  auto blocked = std::make_shared<ir::Graph>(*g);
+  p::PassContext ctx = cpu_kernels_context();
+  EXPECT_GE(p::blocked_layout(*blocked, ctx, block), min_rewrites);
+  EXPECT_TRUE(blocked->topological_sort().ok());
+  auto want = run_graph(g, inputs), got = run_graph(blocked, inputs);
+  EXPECT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size() && i < got.size(); ++i) expect_close(got[i], want[i], 2e-4f);
+  return blocked;
+}
+
+// Both blocks; 16 also on the portable loops.
+void check_all(std::shared_ptr<ir::Graph> g, const std::vector<Tensor>& inputs) {
+  check(g, inputs, 8);
+  check(g, inputs, 16);
+  cpu::ScopedCpuIsa generic(cpu::CpuIsa::kGeneric);
+  check(g, inputs, 16);
+}
+
+TEST(BlockedLayout, ResidualNetWithStemPoolAndHead) {
+  Net n;
+  ValueId x = n.b.input("x", {2, 3, 23, 19});
+  ValueId a = n.relu(n.conv(x, 3, 20, 7, 2));  // stem: NCHW input read directly
+  a = n.b.node("MaxPool", {a}, {{"kernel_shape", ais({3, 3})}, {"strides", ais({2, 2})}, {"pads", ais({1, 1, 1, 1})}});
+  ValueId r = n.relu(n.conv(a, 20, 20, 3, 1));
+  r = n.conv(r, 20, 20, 3, 1);
+  a = n.relu(n.b.node("Add", {r, a}));
+  ValueId d = n.conv(a, 20, 36, 3, 2);  // odd channels, strided
+  ValueId s = n.conv(a, 20, 36, 1, 2);  // strided 1x1 downsample
+  a = n.b.node("Add", {d, s});
+  n.b.output(n.b.node("GlobalAveragePool", {a}));
+  n.b.output(a);
+  auto g = n.b.graph();
+  std::vector<Tensor> in{random_tensor({2, 3, 23, 19}, 99)};
+  auto blocked = check(g, in, 16);
+  EXPECT_EQ(count_ops(*blocked, "Conv"), 0);
+  EXPECT_EQ(count_ops(*blocked, "ConvBlocked"), 5);
+  EXPECT_EQ(count_ops(*blocked, "ToBlocked"), 0);    // the stem reads the image
+  EXPECT_EQ(count_ops(*blocked, "FromBlocked"), 2);  // the two outputs
+  check_all(g, in);
+}
+
+TEST(BlockedLayout, DepthwiseSqueezeExciteConcatDilation) {
+  Net m;
+  ValueId x2 = m.b.input("x", {1, 24, 15, 17});
+  ValueId e2 = m.relu(m.conv(x2, 24, 40, 1, 1));
+  ValueId dw2 = m.b.node("HardSwish", {m.conv(e2, 40, 40, 5, 2, 40)});
+  dw2 = m.se(dw2, 40);
+  ValueId pj2 = m.conv(dw2, 40, 32, 1, 1);
+  ValueId dil2 = m.conv(pj2, 32, 32, 3, 1, 32, 2);
+  ValueId silu2 = m.b.node("Mul", {dil2, m.b.node("Sigmoid", {dil2})});
+  ValueId cat2 = m.b.node("Concat", {pj2, silu2, m.conv(silu2, 32, 13, 3, 1)}, {{"axis", ai(1)}});
+  m.b.output(m.b.node("Sub", {m.conv(cat2, 77, 5, 1, 1), m.conv(cat2, 77, 5, 3, 1, 1, 2)}));
+  auto g2 = m.b.graph();
+  std::vector<Tensor> in2{random_tensor({1, 24, 15, 17}, 7)};
+  auto blocked = check(g2, in2, 16);
+  EXPECT_EQ(count_ops(*blocked, "Conv"), 0);
+  EXPECT_EQ(count_ops(*blocked, "ToBlocked"), 1);
+  EXPECT_EQ(count_ops(*blocked, "FromBlocked"), 1);
+  EXPECT_EQ(count_ops(*blocked, "GlobalPoolBlocked"), 1);
+  EXPECT_EQ(count_ops(*blocked, "ChannelScaleBlocked"), 1);  // the squeeze-excite scale
+  EXPECT_EQ(count_ops(*blocked, "Mul"), 1);                  // SiLU's x * sigmoid(x)
+  check_all(g2, in2);
+}
+
+TEST(BlockedLayout, WinogradShapedConvsStayNchw) {
+  Net n;
+  ValueId x = n.b.input("x", {1, 64, 12, 12});
+  ValueId a = n.relu(n.conv(x, 64, 64, 3, 1));  // 3x3/1 of 64 channels: the NCHW path's Winograd
+  a = n.relu(n.conv(a, 64, 64, 3, 2));          // strided: blocked
+  a = n.conv(n.conv(a, 64, 64, 1, 1), 64, 64, 3, 1, 64);
+  n.b.output(n.conv(n.conv(a, 64, 64, 1, 1), 64, 64, 3, 1, 64));
+  auto g = n.b.graph();
+  auto blocked = check(g, {random_tensor({1, 64, 12, 12}, 3)}, 16);
+  EXPECT_EQ(count_ops(*blocked, "Conv"), 1);
+  EXPECT_EQ(count_ops(*blocked, "ConvBlocked"), 5);
+}
+
+// Three convs between two reorders do not pay for them (kConvsPerBorder).
+TEST(BlockedLayout, SmallRegionsBetweenReordersStayNchw) {
+  Net n;
+  ValueId x = n.b.input("x", {1, 24, 10, 10});
+  ValueId a = n.conv(n.conv(n.conv(x, 24, 48, 1, 1), 48, 48, 3, 1, 48), 48, 24, 1, 1);
+  n.b.output(n.b.node("Softmax", {a}, {{"axis", ai(1)}}));
+  auto g = n.b.graph();
+  p::PassContext ctx = cpu_kernels_context();
+  EXPECT_EQ(p::blocked_layout(*g, ctx, 16), 0);
+}
+
+TEST(BlockedLayout, SingleConvRegionsStayNchw) {
+  Net n;
+  ValueId x = n.b.input("x", {1, 8, 9, 9});
+  ValueId a = n.b.node("Softmax", {n.conv(x, 8, 16, 3, 1)}, {{"axis", ai(1)}});
+  n.b.output(n.conv(a, 16, 16, 3, 1, 4));  // 4 groups: not blocked
+  auto g = n.b.graph();
+  p::PassContext ctx = cpu_kernels_context();
+  EXPECT_EQ(p::blocked_layout(*g, ctx, 16), 0);
+  EXPECT_EQ(count_ops(*g, "ConvBlocked"), 0);
+}
+
+// ToBlocked then FromBlocked gives the tensor back (odd channels and planes,
+// both blocks, vector and portable code); the pad lanes are zero.
+TEST(BlockedLayout, ReordersRoundTrip) {
+  using cpu::testing::attr_int;
+  using cpu::testing::run_op;
+  const Tensor x = random_tensor({2, 19, 3, 7}, 5);
+  for (bool generic : {false, true}) {
+    std::unique_ptr<cpu::ScopedCpuIsa> cap;
+    if (generic) cap = std::make_unique<cpu::ScopedCpuIsa>(cpu::CpuIsa::kGeneric);
+    for (int64_t b : {8, 16}) {
+      auto blocked = run_op("ToBlocked", {x}, {{"block", attr_int(b)}}, 1, 1, "com.dlrt");
+      ASSERT_TRUE(blocked.ok()) << blocked.status().to_string();
+      const Tensor& t = (*blocked)[0];
+      ASSERT_EQ(t.shape(), (Shape{2, (19 + b - 1) / b, 3, 7, b}));
+      EXPECT_EQ(t.data<float>()[t.size() - 1], 0.0f);  // channel ceil(19/b)*b - 1 does not exist
+      auto back = run_op("FromBlocked", {t}, {{"block", attr_int(b)}, {"channels", attr_int(19)}}, 1, 1, "com.dlrt");
+      ASSERT_TRUE(back.ok()) << back.status().to_string();
+      expect_close((*back)[0], x, 0.0f);
+    }
+  }
+}
+
+// The cache sizes the blocked convs size their K chunks from: what cpuid
+// reports (or the defaults), a level-1 data cache of at least 4 KiB inside a
+// larger level 2.
+TEST(BlockedLayout, CacheSizesArePlausible) {
+  const cpu::CpuCacheSizes& c = cpu::cpu_cache_sizes();
+  EXPECT_GE(c.l1d, 4 * 1024);
+  EXPECT_LE(c.l1d, 4 * 1024 * 1024);
+  EXPECT_GT(c.l2, c.l1d);
+  EXPECT_TRUE(c.l3 == 0 || c.l3 >= c.l2);
+}
+
+// Bad inputs and attributes are errors, not crashes.
+TEST(BlockedLayout, BadInputsAreErrors) {
+  using cpu::testing::attr_int;
+  using cpu::testing::run_op;
+  const Tensor blocked = random_tensor({1, 2, 3, 3, 16}, 1);
+  auto r = run_op("FromBlocked", {blocked}, {{"block", attr_int(16)}, {"channels", attr_int(40)}}, 1, 1, "com.dlrt");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("channels 40"), std::string::npos) << r.status().to_string();
+  EXPECT_FALSE(run_op("ToBlocked", {random_tensor({1, 4, 3, 3}, 1)}, {{"block", attr_int(12)}}, 1, 1, "com.dlrt").ok());
+  EXPECT_FALSE(run_op("ToBlocked", {random_tensor({4, 3, 3}, 1)}, {{"block", attr_int(16)}}, 1, 1, "com.dlrt").ok());
+  EXPECT_FALSE(run_op("GlobalPoolBlocked", {random_tensor({1, 2, 3, 3, 8}, 1)}, {{"block", attr_int(16)}}, 1, 1,
+                      "com.dlrt")
+                   .ok());
+  EXPECT_FALSE(run_op("ChannelScaleBlocked", {blocked, random_tensor({1, 2, 2, 2, 16}, 2)}, {{"block", attr_int(16)}},
+                      1, 1, "com.dlrt")
+                   .ok());
+  auto conv = run_op("ConvBlocked", {blocked, random_tensor({16, 32, 1, 1}, 3)}, {{"block", attr_int(16)}}, 1, 1,
+                     "com.dlrt");
+  ASSERT_FALSE(conv.ok());
+  EXPECT_NE(conv.status().message().find("constant"), std::string::npos) << conv.status().to_string();
+}
+
+}  // namespace
+}  // namespace dlrt::testing
