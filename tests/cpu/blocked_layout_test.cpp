@@ -171,17 +171,6 @@ TEST(BlockedLayout, ReordersRoundTrip) {
   }
 }
 
-// The cache sizes the blocked convs size their K chunks from: what cpuid
-// reports (or the defaults), a level-1 data cache of at least 4 KiB inside a
-// larger level 2.
-TEST(BlockedLayout, CacheSizesArePlausible) {
-  const cpu::CpuCacheSizes& c = cpu::cpu_cache_sizes();
-  EXPECT_GE(c.l1d, 4 * 1024);
-  EXPECT_LE(c.l1d, 4 * 1024 * 1024);
-  EXPECT_GT(c.l2, c.l1d);
-  EXPECT_TRUE(c.l3 == 0 || c.l3 >= c.l2);
-}
-
 // Bad inputs and attributes are errors, not crashes.
 TEST(BlockedLayout, BadInputsAreErrors) {
   using cpu::testing::attr_int;

@@ -10,6 +10,7 @@
 #include "backends/cpu/kernels/conv_blocked_impl.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/vec_avx512.h"
+#include "device/cpu_caches.h"
 
 #ifdef DLRT_HAVE_AVX512_PATHS
 
@@ -196,7 +197,7 @@ int64_t rows_per_unit(const BlockedConvGeometry& g) {
 // call runs reads them from L1.
 int64_t chunk_blocks(const BlockedConvGeometry& g) {
   const int64_t pair_bytes = 2 * g.kh * g.kw * kBB * int64_t{sizeof(float)};
-  return std::max<int64_t>(1, cpu_cache_sizes().l1d / 2 / pair_bytes);
+  return std::max<int64_t>(1, device::cpu_caches().l1d / 2 / pair_bytes);
 }
 
 template <int XS>

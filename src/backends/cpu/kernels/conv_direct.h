@@ -84,7 +84,7 @@ bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool sh
 // them are stored piece by piece; measured faster on Zen 1, see
 // docs/performance.md). A 1x1/2 downsample would copy a row phase it never reads.
 constexpr int64_t kConvDirectTapColumnsMinW = 12, kConvDirectTapColumnsMaxW = 20;
-constexpr int64_t kConvDirectTapColumnsMaxStridedK = 256;  // the AVX2 packing's K slice (gemm.cpp kc_max)
+constexpr int64_t kConvDirectTapColumnsMaxStridedK = 256;  // the AVX2 packing's K slice cap (gemm_blocking.cpp)
 bool conv_direct_tap_columns(const ConvDirectGeometry& g);
 
 // Whether the kernel of `isa` takes tap_columns: kAvx2 as above; kAvx512

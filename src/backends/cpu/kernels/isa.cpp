@@ -10,10 +10,6 @@
 #include "core/env.h"
 #include "device/cpu_features.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
 namespace dlrt::cpu {
 namespace {
 
@@ -65,45 +61,6 @@ const char* cpu_isa_name(CpuIsa isa) {
     case CpuIsa::kAvx512: return "avx512";
   }
   return "unknown";
-}
-
-namespace {
-
-// The deterministic cache parameters leaf (4 on Intel, 0x8000001D on AMD):
-// subleaf i describes one cache until its type field is 0.
-CpuCacheSizes read_cache_sizes() {
-  CpuCacheSizes c;
-#if defined(__x86_64__) || defined(__i386__)
-  unsigned a = 0, b = 0, cx = 0, d = 0;
-  if (!__get_cpuid(0, &a, &b, &cx, &d)) return c;
-  const bool amd = b == 0x68747541;  // "Auth"enticAMD
-  unsigned leaf = 4;
-  if (amd) {
-    unsigned max_ext = __get_cpuid_max(0x80000000, nullptr);
-    if (max_ext < 0x8000001D) return c;
-    leaf = 0x8000001D;
-  } else if (a < 4) {
-    return c;
-  }
-  for (unsigned i = 0; i < 16; ++i) {
-    if (!__get_cpuid_count(leaf, i, &a, &b, &cx, &d)) break;
-    const unsigned type = a & 0x1F, level = (a >> 5) & 0x7;
-    if (type == 0) break;
-    if (type == 2) continue;  // instruction cache
-    const int64_t bytes = int64_t{((b >> 22) & 0x3FF) + 1} * (((b >> 12) & 0x3FF) + 1) * ((b & 0xFFF) + 1) * (int64_t{cx} + 1);
-    if (level == 1) c.l1d = bytes;
-    else if (level == 2) c.l2 = bytes;
-    else if (level == 3) c.l3 = bytes;
-  }
-#endif
-  return c;
-}
-
-}  // namespace
-
-const CpuCacheSizes& cpu_cache_sizes() {
-  static const CpuCacheSizes sizes = read_cache_sizes();
-  return sizes;
 }
 
 ScopedCpuIsa::ScopedCpuIsa(CpuIsa limit) : previous_(cpu_isa()) {

@@ -27,18 +27,6 @@ inline bool cpu_has_avx512() { return cpu_isa() >= CpuIsa::kAvx512; }
 
 const char* cpu_isa_name(CpuIsa isa);
 
-// Per-core data cache sizes in bytes as the CPU reports them (cpuid leaf 4
-// on Intel, 0x8000001D on AMD: ways x partitions x line size x sets of the
-// level-1 data and level-2 caches), read once; kernels size their blocking
-// from them. Where the CPU reports nothing (non-x86, old CPUs), 32 KiB and
-// 1 MiB. l3 is 0 when unknown.
-struct CpuCacheSizes {
-  int64_t l1d = 32 * 1024;
-  int64_t l2 = 1024 * 1024;
-  int64_t l3 = 0;
-};
-const CpuCacheSizes& cpu_cache_sizes();
-
 // Caps cpu_isa() at `limit` (never above the hardware) while alive; for tests
 // that compare a vector path against the portable one. Not thread-safe against
 // kernels running concurrently on other threads.
