@@ -13,7 +13,7 @@
 #      (scripts/test_install.sh),
 #   5. the Python package: the module dlrt._dlrt built in BUILD and the
 #      pytest suite tests/python (scripts/test_python.sh),
-#   6. the manylinux wheel installed into a fresh venv and run from there
+#   6. the manylinux wheels installed into a fresh venv of each CPython and run from there
 #      (scripts/test_wheel.sh; built incrementally in build-wheel-<tag>/).
 # Then prints the totals. Exit status 0 only when all of them pass.
 set -uo pipefail
@@ -294,7 +294,7 @@ echo "$python_out"
 python_state=$(echo "$python_out" | tail -1)
 
 echo
-echo "== wheel (scripts/test_wheel.sh: make wheel, a fresh venv with only the wheel, a zoo model, the embedder, OpenVINO)"
+echo "== wheel (scripts/test_wheel.sh: make wheel, per CPython 3.10-3.13 a fresh venv with only its wheel, a zoo model, the embedder, OpenVINO)"
 t0=$(phase_now)
 wheel_out=$("$ROOT/scripts/test_wheel.sh" 2>&1)
 wheel_rc=$?
