@@ -96,8 +96,8 @@ wheel: deps
 sdist: deps-build
 	bash scripts/build_sdist.sh
 
-# `pip install` of that sdist in a fresh venv, then the wheel test's checks (scripts/test_sdist.sh).
-# Not in `make test`: it compiles the library again (reusing `make wheel`'s objects through ccache).
+# `pip install` of that sdist in a fresh venv, then the wheel test's checks (scripts/test_sdist.sh;
+# `make test` runs it after the wheels, whose objects ccache reuses for it).
 test-sdist: deps-build
 	JOBS=$(JOBS) DLRT_WHEEL_WERROR=$(WERROR) DLRT_ZOO_DIR=$(ZOO_DIR) bash scripts/test_sdist.sh
 

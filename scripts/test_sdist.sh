@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The sdist a user builds from source (what `make test-sdist` runs):
+# The sdist a user builds from source (step 7 of scripts/run_tests.sh; `make test-sdist`):
 #   1. scripts/build_sdist.sh: dlrt-<version>.tar.gz and the check of its contents,
-#   2. a fresh venv (python3, or $DLRT_VENV_PYTHON) in a temporary folder and
+#   2. a fresh venv (CPython 3.11, or $DLRT_VENV_PYTHON) in a temporary folder and
 #      `pip install dlrt-<version>.tar.gz` into it: pip's isolated build (the
 #      pinned scikit-build-core and nanobind of pyproject.toml from PyPI) compiles
 #      the whole library from the sdist alone; nothing else is downloaded,
@@ -17,7 +17,9 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ZOO=${DLRT_ZOO_DIR:-$ROOT/../shared/models}
 . "$ROOT/scripts/pins.sh"
-PYTHON=${DLRT_VENV_PYTHON:-python3}
+. "$ROOT/scripts/wheel_pythons.sh"
+# CPython 3.11 as the cp311 wheel's build (scripts/wheel_pythons.sh), so that ccache finds its objects.
+PYTHON=${DLRT_VENV_PYTHON:-$(wheel_python 3.11 || echo python3)}
 WERROR=${DLRT_WHEEL_WERROR:-OFF}
 start=$(date +%s)
 fail() { echo "FAILED: $*"; exit 1; }
