@@ -45,7 +45,7 @@ if(DLRT_BUILD_PYTHON)
   # The wheel (pyproject.toml turns it on): libstdc++ linked in, its symbols hidden like the
   # rest (--exclude-libs), so the module needs no GLIBCXX_3.4.30 (GCC 12's libstdc++.so,
   # newer than manylinux_2_34 allows). libgcc stays shared: GCC 12's static unwinder calls
-  # _dl_find_object (glibc 2.35). docs/python-wheel.md ("glibc") says what else sets the tag.
+  # _dl_find_object (glibc 2.35). docs/python-wheel.md ("The platform tag") says what else sets the tag.
   option(DLRT_PYTHON_STATIC_LIBSTDCXX "Link libstdc++ statically into the Python module" OFF)
   if(DLRT_PYTHON_STATIC_LIBSTDCXX)
     target_link_options(_dlrt PRIVATE -static-libstdc++)

@@ -48,7 +48,7 @@ BUILD_TOOLS=$WHEEL_BUILD_TOOLS
 # DLRT_PYTHON_STATIC_LIBSTDCXX), so its newest symbol versions are glibc's; with the bundled
 # libprotobuf (Debian's: GLIBC_2.34, GLIBCXX_3.4.29) manylinux_2_34 (RHEL/Alma 9, Amazon
 # Linux 2023, Ubuntu 22.04 and later) is the oldest policy auditwheel accepts for them:
-# docs/python-wheel.md ("glibc") lists the symbols that rule out an older one.
+# docs/python-wheel.md ("The platform tag") lists the symbols that rule out an older one.
 PLAT=${DLRT_WHEEL_PLAT:-manylinux_2_34_x86_64}
 JOBS=${JOBS:-$(nproc)}
 # Warnings as errors (ON/OFF, default OFF): the same as build/'s, the compile commands are
@@ -114,7 +114,7 @@ fi
 glibc_floor() {  # ELF: "GLIBC_2.34 (dlopen pthread_once ...)"
   local top
   top=$(objdump -T "$1" | grep -oE 'GLIBC_2\.[0-9]+' | sort -uV | tail -1)
-  [ -n "$top" ] && echo "$top ($(objdump -T "$1" | awk -v v="($top)" '$0 ~ v {print $NF}' | sort -u | paste -sd ' '))"
+  [ -n "$top" ] && echo "$top ($(objdump -T "$1" | awk -v v="($top)" 'index($0, v) {print $NF}' | sort -u | paste -sd ' '))"
 }
 echo "== no vendor runtime in the wheel (tests/backends/check_no_vendor_libs.sh)"
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
