@@ -41,3 +41,5 @@ WHEEL_BUILD_TOOLS="scikit-build-core==0.11.6 nanobind==2.9.2 auditwheel==6.8.2 p
 # CPython X.Y, WHEEL_TEST_NUMPY_X_Y where set (numpy 2.3 and later need 3.11).
 WHEEL_TEST_NUMPY=numpy==2.4.6
 WHEEL_TEST_NUMPY_3_10=numpy==2.2.6
+# Then pytest, which runs tests/python on the installed wheel (PYTHON_TEST_PACKAGES' pin).
+WHEEL_TEST_PYTEST=pytest==8.4.2

@@ -296,7 +296,7 @@ echo "$python_out"
 python_state=$(echo "$python_out" | tail -1)
 
 echo
-echo "== wheel (scripts/test_wheel.sh: make wheel, per CPython 3.10-3.13 a fresh venv with only its wheel, a zoo model, the embedder, OpenVINO)"
+echo "== wheel (scripts/test_wheel.sh: make wheel, per CPython 3.10-3.13 a fresh venv with only its wheel, a zoo model, the embedder, tests/python, OpenVINO)"
 t0=$(phase_now)
 wheel_out=$("$ROOT/scripts/test_wheel.sh" 2>&1)
 wheel_rc=$?

@@ -12,19 +12,23 @@
 #      tests/wheel/check_wheel.py checks it): a zoo model against its expected
 #      outputs, the Embedder on tiny_bert, and device="openvino" refused with
 #      the reason (nothing vendor bundled),
-#   3. `pip install openvino==$OV_VERSION` into the same venv, not activated:
+#   3. `pip install pytest` (pinned) into the same venv and tests/python run with it on the
+#      installed package (the generated test models: DLRT_TEST_MODELS, default
+#      build/test_models; tests that need Ray, pyarrow or nanobind skip and say so),
+#   4. `pip install openvino==$OV_VERSION` into the same venv, not activated:
 #      dlrt finds that OpenVINO by itself and runs the zoo model on it.
 # Prints one line per version ("ok 3.10: ..." or "FAILED 3.10: ..."); the last
 # line is the summary run_tests.sh shows. Exit 0 only when every version ran
 # and passed; a missing interpreter or pip failing to reach PyPI is a failure,
 # never a skip.
-# Env: DLRT_ZOO_DIR (default ../shared/models), DLRT_WHEEL_OPENVINO (the
+# Env: DLRT_ZOO_DIR (default ../shared/models), DLRT_TEST_MODELS, DLRT_WHEEL_OPENVINO (the
 # OpenVINO release for step 3, default the project's pin; "skip" leaves it out),
 # DLRT_WHEEL_PYTHONS (the versions, default all: scripts/wheel_pythons.sh).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ZOO=${DLRT_ZOO_DIR:-$ROOT/../shared/models}
+MODELS=${DLRT_TEST_MODELS:-$ROOT/build/test_models}
 . "$ROOT/scripts/pins.sh"
 . "$ROOT/scripts/wheel_pythons.sh"
 OV_VERSION=${DLRT_WHEEL_OPENVINO:-$OPENVINO_PIN}
@@ -53,7 +57,7 @@ build_for() {
 
 # Installs V's wheel into a fresh venv of V and runs check_wheel.py; prints its result last.
 test_version() {
-  local v=$1 whl py venv vpy numpy t0 var ov_note
+  local v=$1 whl py venv vpy numpy t0 var ov_note pytest_out pytest_sum prc
   t0=$(date +%s)
   echo
   echo "=== CPython $v"
@@ -78,6 +82,20 @@ test_version() {
       "$vpy" -I "$ROOT/tests/wheel/check_wheel.py" --embed-data "$ROOT/tests/embed/data" --source "$ROOT" "$@"
   }
   check --openvino absent || { echo "FAILED: the wheel in a fresh venv (tests/wheel/check_wheel.py)"; return 1; }
+  echo "== pip install $WHEEL_TEST_PYTEST; pytest tests/python on the installed dlrt"
+  if ! "$vpy" -m pip install --disable-pip-version-check -q "$WHEEL_TEST_PYTEST" > "$tmp/pip-pytest-$v.log" 2>&1; then
+    tail -5 "$tmp/pip-pytest-$v.log"
+    echo "FAILED: pip could not install $WHEEL_TEST_PYTEST (PyPI unreachable?)"
+    return 1
+  fi
+  [ -f "$MODELS/mlp.onnx" ] || { echo "FAILED: no generated test models in $MODELS (make build/test_models/STAMP)"; return 1; }
+  mkdir -p "$tmp/run-$v"
+  pytest_out=$(cd "$tmp/run-$v" && env -u PYTHONPATH DLRT_TEST_MODELS="$MODELS" DLRT_ZOO_DIR="$ZOO" \
+               "$vpy" -m pytest -q -rs -p no:cacheprovider "$ROOT/tests/python" 2>&1)
+  prc=$?
+  echo "$pytest_out" | tail -15
+  pytest_sum=$(echo "$pytest_out" | grep -E '^=* ?[0-9]+ (passed|failed|skipped|error)' | tail -1 | sed -E 's/^=+ //; s/ =+$//')
+  [ $prc -eq 0 ] || { echo "FAILED: pytest tests/python on the wheel (${pytest_sum:-exit $prc})"; return 1; }
   ov_note="openvino not tried (DLRT_WHEEL_OPENVINO=skip)"
   if [ "$OV_VERSION" != skip ]; then
     echo "== pip install openvino==$OV_VERSION into the same venv (not activated)"
@@ -90,7 +108,7 @@ test_version() {
     ov_note="openvino $OV_VERSION found"
   fi
   rm -rf "$venv"
-  echo "ok: $(basename "$whl"), $numpy: zoo, embedder, $ov_note; $(( $(date +%s) - t0 )) s"
+  echo "ok: $(basename "$whl"), $numpy: zoo, embedder, pytest ${pytest_sum%% in *}, $ov_note; $(( $(date +%s) - t0 )) s"
 }
 
 # Each wheel once (the abi3 one serves 3.12 and 3.13), then each version; in this
@@ -117,6 +135,6 @@ echo "== wheels per CPython"
 printf '%s\n' "${results[@]}"
 tags=$(for bv in "${!wheel_of[@]}"; do [ -n "${wheel_of[$bv]}" ] && basename "${wheel_of[$bv]}" | cut -d- -f3-; done |
        sed 's/\.whl$//' | sort | paste -sd ' ')
-summary="CPython $(echo "$WHEEL_PYTHONS" | tr ' ' ','): fresh venvs, zoo, embedder, OpenVINO ${OV_VERSION}; wheels: ${tags:-none}; $(( $(date +%s) - start )) s"
+summary="CPython $(echo "$WHEEL_PYTHONS" | tr ' ' ','): fresh venvs, zoo, embedder, tests/python, OpenVINO ${OV_VERSION}; wheels: ${tags:-none}; $(( $(date +%s) - start )) s"
 if [ $rc -eq 0 ]; then echo "ok ($summary)"; else echo "FAILED: $(printf '%s\n' "${results[@]}" | grep -c ^FAILED) of ${#results[@]} versions ($summary)"; fi
 exit $rc
