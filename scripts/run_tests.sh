@@ -300,7 +300,7 @@ echo "== wheel (scripts/test_wheel.sh: make wheel, per CPython 3.10-3.13 a fresh
 t0=$(phase_now)
 wheel_out=$("$ROOT/scripts/test_wheel.sh" 2>&1)
 wheel_rc=$?
-phase_record "wheel (test_wheel.sh: build, fresh venv, OpenVINO)" "$(phase_since "$t0")" "$wheel_rc"
+phase_record "wheels (test_wheel.sh: cp310, cp311, abi3; fresh venvs of 3.10-3.13, pytest, OpenVINO)" "$(phase_since "$t0")" "$wheel_rc"
 echo "$wheel_out"
 wheel_state=$(echo "$wheel_out" | tail -1)
 
