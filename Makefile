@@ -21,7 +21,7 @@ ZOO_DIR    ?= $(or $(DLRT_ZOO_DIR),$(if $(wildcard ../shared/models/.),$(abspath
 # objects of build/ instead of compiling the library again.
 export CCACHE_BASEDIR ?= $(CURDIR)
 
-.PHONY: all deps deps-build build demo test test-quick test-asan fuzz fuzz-build update-expected wheel clean
+.PHONY: all deps deps-build build demo test test-quick test-asan fuzz fuzz-build update-expected wheel sdist test-sdist clean
 
 all: build
 
@@ -83,12 +83,23 @@ test-asan: deps
 	$(MAKE) --no-print-directory $(BUILD_ASAN)/test_models/STAMP BUILD=$(BUILD_ASAN)
 	JOBS=$(JOBS) DLRT_ONNX_TESTDATA=$(TESTDATA) DLRT_ZOO_DIR=$(ZOO_DIR) bash scripts/run_tests.sh $(BUILD_ASAN)
 
-# The Python wheel, repaired by auditwheel into a manylinux wheel in $(WHEEL_DIR)
-# (scripts/build_wheel.sh: pinned tools from PyPI, incremental in build-wheel/).
+# The Python wheels (cp310, cp311, cp312-abi3 for 3.12+), repaired by auditwheel into
+# manylinux wheels in $(WHEEL_DIR) (scripts/build_wheels.sh: pinned tools from PyPI,
+# incremental in build-wheel-<tag>/).
 WHEEL_DIR ?= build-wheel/wheelhouse
 # With build/'s warning flags (WERROR), so ccache reuses build/'s objects.
 wheel: deps
-	JOBS=$(JOBS) DLRT_WHEEL_WERROR=$(WERROR) bash scripts/build_wheel.sh $(WHEEL_DIR)
+	JOBS=$(JOBS) DLRT_WHEEL_WERROR=$(WERROR) bash scripts/build_wheels.sh $(WHEEL_DIR)
+
+# The source distribution, dlrt-<version>.tar.gz in build-wheel/sdist (scripts/build_sdist.sh:
+# the tree and the pinned onnx sources, no build folders).
+sdist: deps-build
+	bash scripts/build_sdist.sh
+
+# `pip install` of that sdist in a fresh venv, then the wheel test's checks (scripts/test_sdist.sh;
+# `make test` runs it after the wheels, whose objects ccache reuses for it).
+test-sdist: deps-build
+	JOBS=$(JOBS) DLRT_WHEEL_WERROR=$(WERROR) DLRT_ZOO_DIR=$(ZOO_DIR) bash scripts/test_sdist.sh
 
 # Rewrites tests/conformance/expected_passing.txt from a fresh conformance run.
 update-expected: build

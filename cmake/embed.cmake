@@ -7,11 +7,11 @@
 # Both use only dlrt's public headers (include/) and their own (apps/); the
 # public API symbols come from dlrt_internal, which consumers (dlrt_cli,
 # dlrt_tests) link after them.
-find_package(PkgConfig REQUIRED)
-find_package(nlohmann_json REQUIRED)
+dlrt_require_package(PkgConfig pkg-config)
+dlrt_require_package(nlohmann_json nlohmann-json3-dev)
 # toml++ is used header-only, as by the runtime's config file (src/runtime/config.cpp): one
 # mode per binary, and no run-time dependency on libtomlplusplus.
-pkg_check_modules(DLRT_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+dlrt_require_pkg_config(DLRT_HTTPLIB cpp-httplib libcpp-httplib-dev)
 
 set(DLRT_EMBED_CORE_FILES batch_dependence classifier dense embedder token_inputs tokenizer unicode_lookup unicode_tables)
 # The tokenizer's parts (apps/embed/tokenizer_*.cpp, tokenizer_parts.h).

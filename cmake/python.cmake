@@ -10,7 +10,9 @@
 option(DLRT_BUILD_PYTHON "Build the Python package dlrt (needs nanobind: python -m pip install nanobind)" OFF)
 
 if(DLRT_BUILD_PYTHON)
-  find_package(Python 3.9 REQUIRED COMPONENTS Interpreter Development.Module)
+  # SKBUILD_SABI_COMPONENT: Development.SABIModule when scikit-build-core builds the
+  # stable-ABI wheel (pyproject.toml: wheel.py-api, CPython >= 3.12); empty otherwise.
+  find_package(Python 3.10 REQUIRED COMPONENTS Interpreter Development.Module ${SKBUILD_SABI_COMPONENT})
   # nanobind from PyPI, installed for the Python found above (or its venv).
   # Asked every configure: pip's isolated build environments move it.
   execute_process(COMMAND ${Python_EXECUTABLE} -m nanobind --cmake_dir
@@ -27,7 +29,10 @@ if(DLRT_BUILD_PYTHON)
   file(GLOB DLRT_PYTHON_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/python/src/*.cpp)
   # NB_STATIC: nanobind's own runtime is linked in, not a shared libnanobind.
   # NOMINSIZE: the project's -O3, not nanobind's default -Os.
-  nanobind_add_module(_dlrt NB_STATIC NOMINSIZE ${DLRT_PYTHON_SOURCES})
+  # STABLE_ABI: the limited C API of CPython 3.12 (_dlrt.abi3.so, one module for
+  # 3.12 and every later CPython) where Python::SABIModule exists, i.e. in the
+  # abi3 wheel's build; nanobind ignores it otherwise (a version-specific module).
+  nanobind_add_module(_dlrt NB_STATIC NOMINSIZE STABLE_ABI ${DLRT_PYTHON_SOURCES})
   target_include_directories(_dlrt PRIVATE ${PROJECT_SOURCE_DIR}/python/src)
   target_compile_options(_dlrt PRIVATE ${DLRT_WARNINGS})
   # The embedder core's objects (not dlrt_embed: its HTTP server would add
@@ -37,6 +42,14 @@ if(DLRT_BUILD_PYTHON)
   # The static libraries' symbols stay inside the module: no clash with a
   # libdlrt.so or another extension loaded into the same process.
   target_link_options(_dlrt PRIVATE -Wl,--exclude-libs,ALL)
+  # The wheel (pyproject.toml turns it on): libstdc++ linked in, its symbols hidden like the
+  # rest (--exclude-libs), so the module needs no GLIBCXX_3.4.30 (GCC 12's libstdc++.so,
+  # newer than manylinux_2_34 allows). libgcc stays shared: GCC 12's static unwinder calls
+  # _dl_find_object (glibc 2.35). docs/python-wheel.md ("The platform tag") says what else sets the tag.
+  option(DLRT_PYTHON_STATIC_LIBSTDCXX "Link libstdc++ statically into the Python module" OFF)
+  if(DLRT_PYTHON_STATIC_LIBSTDCXX)
+    target_link_options(_dlrt PRIVATE -static-libstdc++)
+  endif()
 
   set(DLRT_PYTHON_PACKAGE_DIR ${PROJECT_BINARY_DIR}/python/dlrt)
   set_target_properties(_dlrt PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${DLRT_PYTHON_PACKAGE_DIR})

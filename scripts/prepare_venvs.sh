@@ -11,8 +11,6 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${1:?usage: prepare_venvs.sh BUILD}" && pwd)
 . "$ROOT/scripts/pins.sh"
-PY=${DLRT_VENV_PYTHON:-python3}
-pyver=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])') || exit 1
 
 rc=0
 install() {  # FOLDER PACKAGE...
@@ -39,6 +37,15 @@ for v in $OPENVINO_MATRIX_DEFAULT; do
 done
 # shellcheck disable=SC2086
 install "$BUILD/python-venv" $PYTHON_TEST_PACKAGES
-# shellcheck disable=SC2086
-install "$ROOT/build-wheel/tools-$pyver" $WHEEL_BUILD_TOOLS
+# The wheel build tools, for each Python that builds a wheel (scripts/wheel_pythons.sh).
+. "$ROOT/scripts/wheel_pythons.sh"
+built=" "
+for v in $WHEEL_PYTHONS; do
+  bv=$(wheel_build_python "$v")
+  case $built in *" $bv "*) continue ;; esac
+  built="$built$bv "
+  if ! wpy=$(wheel_python "$bv"); then rc=1; continue; fi
+  # shellcheck disable=SC2086
+  DLRT_VENV_PYTHON=$wpy install "$ROOT/build-wheel/tools-$bv" $WHEEL_BUILD_TOOLS
+done
 exit $rc

@@ -13,8 +13,10 @@
 #      (scripts/test_install.sh),
 #   5. the Python package: the module dlrt._dlrt built in BUILD and the
 #      pytest suite tests/python (scripts/test_python.sh),
-#   6. the manylinux wheel installed into a fresh venv and run from there
-#      (scripts/test_wheel.sh; built incrementally in build-wheel-<tag>/).
+#   6. the manylinux wheels installed into a fresh venv of each CPython and run from there
+#      (scripts/test_wheel.sh; built incrementally in build-wheel-<tag>/),
+#   7. the sdist built by `pip install dlrt-*.tar.gz` in a fresh venv and run
+#      (scripts/test_sdist.sh; ccache reuses the cp311 wheel's objects).
 # Then prints the totals. Exit status 0 only when all of them pass.
 set -uo pipefail
 
@@ -294,13 +296,22 @@ echo "$python_out"
 python_state=$(echo "$python_out" | tail -1)
 
 echo
-echo "== wheel (scripts/test_wheel.sh: make wheel, a fresh venv with only the wheel, a zoo model, the embedder, OpenVINO)"
+echo "== wheel (scripts/test_wheel.sh: make wheel, per CPython 3.10-3.13 a fresh venv with only its wheel, a zoo model, the embedder, tests/python, OpenVINO)"
 t0=$(phase_now)
 wheel_out=$("$ROOT/scripts/test_wheel.sh" 2>&1)
 wheel_rc=$?
-phase_record "wheel (test_wheel.sh: build, fresh venv, OpenVINO)" "$(phase_since "$t0")" "$wheel_rc"
+phase_record "wheels (test_wheel.sh: cp310, cp311, abi3; fresh venvs of 3.10-3.13, pytest, OpenVINO)" "$(phase_since "$t0")" "$wheel_rc"
 echo "$wheel_out"
 wheel_state=$(echo "$wheel_out" | tail -1)
+
+echo
+echo "== sdist (scripts/test_sdist.sh: make sdist, pip install dlrt-*.tar.gz into a fresh venv, a zoo model, the embedder)"
+t0=$(phase_now)
+sdist_out=$("$ROOT/scripts/test_sdist.sh" 2>&1)
+sdist_rc=$?
+phase_record "sdist (test_sdist.sh: pip builds it, ccache from the wheel)" "$(phase_since "$t0")" "$sdist_rc"
+echo "$sdist_out"
+sdist_state=$(echo "$sdist_out" | tail -1)
 
 echo
 echo "== totals"
@@ -317,6 +328,7 @@ echo "tokenizers:  $tok_state"
 if [ $install_rc -eq 0 ]; then echo "install:     ok"; else echo "install:     FAILED -- $install_line"; fi
 echo "python:      $python_state"
 echo "wheel:       $wheel_state"
+echo "sdist:       $sdist_state"
 for line in "${ov_summary[@]}"; do echo "openvino    $line"; done
 [ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ] && [ $wild_rc -eq 0 ] && [ $ml_rc -eq 0 ] && [ $tok_rc -eq 0 ] && [ $install_rc -eq 0 ] &&
-  [ $python_rc -eq 0 ] && [ $wheel_rc -eq 0 ]
+  [ $python_rc -eq 0 ] && [ $wheel_rc -eq 0 ] && [ $sdist_rc -eq 0 ]

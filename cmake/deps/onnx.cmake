@@ -13,7 +13,6 @@ if(NOT EXISTS "${DLRT_ONNX_SOURCE_DIR}/onnx/onnx-ml.proto")
                       "run scripts/fetch_onnx.sh (scripts/install_deps.sh build runs it)")
 endif()
 
-find_package(Protobuf REQUIRED)
 set(_onnx_gen "${PROJECT_BINARY_DIR}/onnx_gen")
 set(_onnx_pb_srcs)
 foreach(_name onnx-ml onnx-operators-ml onnx-data)

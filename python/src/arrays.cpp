@@ -90,7 +90,10 @@ Tensor string_tensor(const std::string& name, nb::handle arr) {
       if (!utf8) throw nb::python_error();
       out[i++].assign(utf8, static_cast<size_t>(size));
     } else if (PyBytes_Check(item.ptr())) {
-      out[i++].assign(PyBytes_AS_STRING(item.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(item.ptr())));
+      char* data = nullptr;
+      Py_ssize_t size = 0;
+      if (PyBytes_AsStringAndSize(item.ptr(), &data, &size) != 0) throw nb::python_error();
+      out[i++].assign(data, static_cast<size_t>(size));
     } else {
       raise_status(InvalidArgument("input '" + name + "': a string tensor takes str or bytes elements, got " +
                                    str_of(item.type().attr("__name__"))));
@@ -211,8 +214,12 @@ std::string path_from_python(nb::handle path, const char* what) {
     throw nb::type_error((std::string(what) + " must be a str or os.PathLike").c_str());
   }
   nb::object fs = nb::steal(p);
-  if (PyBytes_Check(fs.ptr())) return std::string(PyBytes_AS_STRING(fs.ptr()), PyBytes_GET_SIZE(fs.ptr()));
   Py_ssize_t size = 0;
+  if (PyBytes_Check(fs.ptr())) {
+    char* data = nullptr;
+    if (PyBytes_AsStringAndSize(fs.ptr(), &data, &size) != 0) throw nb::python_error();
+    return std::string(data, static_cast<size_t>(size));
+  }
   const char* utf8 = PyUnicode_AsUTF8AndSize(fs.ptr(), &size);
   if (!utf8) throw nb::python_error();
   return std::string(utf8, static_cast<size_t>(size));

@@ -31,11 +31,12 @@ PyObject* class_for(StatusCode code) {
 
 [[noreturn]] void raise_status(const Status& status) {
   PyObject* cls = class_for(status.code());
-  nb::object exc = nb::steal(PyObject_CallOneArg(cls, nb::str(status.message().c_str()).ptr()));
+  nb::object exc = nb::steal(PyObject_CallFunctionObjArgs(cls, nb::str(status.message().c_str()).ptr(), nullptr));
   if (!exc.is_valid()) throw nb::python_error();
   // The class already has its code; set it on the instance too, as the
   // status's code (the base class Error serves codes without a class).
-  nb::object code = nb::steal(PyObject_CallOneArg(g_status_code, nb::int_(static_cast<int>(status.code())).ptr()));
+  nb::object code = nb::steal(
+      PyObject_CallFunctionObjArgs(g_status_code, nb::int_(static_cast<int>(status.code())).ptr(), nullptr));
   if (!code.is_valid()) throw nb::python_error();
   if (PyObject_SetAttrString(exc.ptr(), "code", code.ptr()) != 0) throw nb::python_error();
   PyErr_SetObject(cls, exc.ptr());
