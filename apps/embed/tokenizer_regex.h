@@ -36,7 +36,7 @@ class Regex {
   // code-point indices (an empty match moves the search on by one). At most
   // kStepsPerChar steps per code point plus kBaseSteps: past that the search
   // stops with the matches so far and flags the thread (take_budget_exceeded).
-  static constexpr size_t kStepsPerChar = 256;
+  static constexpr size_t kStepsPerChar = 64;
   static constexpr size_t kBaseSteps = size_t{1} << 22;
   void find_all(std::u32string_view text, std::vector<std::pair<size_t, size_t>>& out) const;
   const std::string& pattern() const { return pattern_; }

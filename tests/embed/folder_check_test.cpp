@@ -158,5 +158,26 @@ TEST(EmbedFolderCheck, BacktrackingPreTokenizerRegexDoesNotHang) {
   EXPECT_EQ((*e)->tokenizer().tokenize("xaab"), (std::vector<std::string>{"[UNK]", "[UNK]"}));  // "x" and "aab"
 }
 
+// A pre-tokenizer regex whose program is large takes more steps per character
+// than the budget: tokenizing errors out (embed exits 1, the server answers
+// 400) in well under a second instead of running on.
+TEST(EmbedFolderCheck, TokenizationBudgetErrorsOut) {
+  fs::path dir = copy_tiny("regex_budget");
+  json tj = tiny_tokenizer_json();
+  tj["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(?:a{1,200}){1,50}b"}}}, {"behavior", "Isolated"}, {"invert", false}};
+  write(dir / "tokenizer.json", tj.dump());
+  auto e = Embedder::create(dir.string(), cpu());
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  const auto start = std::chrono::steady_clock::now();
+  auto t = (*e)->tokenize(std::string(100000, 'a'));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(t.status().message().find("budget"), std::string::npos) << t.status().to_string();
+  auto r = (*e)->embed({"fine", std::string(100000, 'a')});
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE((*e)->tokenize("aab").ok());  // the next input is not affected
+}
+
 }  // namespace
 }  // namespace dlrt::embed

@@ -211,6 +211,29 @@ TEST(EmbedTokenizerParts, RegexIsLinear) {
   EXPECT_EQ(tok::Regex::compile("(a{100}){300}").status().code(), StatusCode::kUnsupported);  // 30000 instructions
 }
 
+// A program large enough to take more than kStepsPerChar steps a character
+// stops at the budget and says so; patterns of real tokenizers stay far below.
+TEST(EmbedTokenizerParts, RegexStepBudget) {
+  auto big = tok::Regex::compile("(?:a{1,200}){1,50}b");  // 10000 instructions
+  ASSERT_TRUE(big.ok()) << big.status().to_string();
+  tok::take_budget_exceeded();
+  std::vector<std::pair<size_t, size_t>> m;
+  const std::u32string as(100000, U'a');
+  const auto start = std::chrono::steady_clock::now();
+  big->find_all(as, m);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  EXPECT_TRUE(tok::take_budget_exceeded());
+  EXPECT_FALSE(tok::take_budget_exceeded());  // taking clears it
+  big->find_all(U"aab", m);
+  EXPECT_FALSE(tok::take_budget_exceeded());
+  EXPECT_EQ(m.back(), (std::pair<size_t, size_t>{0, 3}));
+  const std::string gpt2 = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+  for (const std::string& text : {std::string(100000, ' ') + "x", std::string(50000, '1') + std::string(50000, '!')}) {
+    matches(gpt2, text);
+    EXPECT_FALSE(tok::take_budget_exceeded());
+  }
+}
+
 // A small byte-level BPE written by hand: merges, offsets, truncation, pair.
 TEST(EmbedTokenizerParts, ByteLevelBpeByHand) {
   nlohmann::json j = {
