@@ -396,7 +396,7 @@ class Compiler {
   static constexpr size_t kMaxProgram = 20000;
 
   void emit(const Node& n, std::vector<Inst>& code) {
-    if (too_large || code.size() > kMaxProgram) {
+    if (too_large || code.size() + in_subs_ > kMaxProgram) {
       too_large = true;
       return;
     }
@@ -432,6 +432,7 @@ class Compiler {
         emit(n.kids[0], sub);
         sub.push_back({Op::kMatch, false, false, 0, 0, 0});
         code.push_back({Op::kLook, false, n.negate, 0, static_cast<int32_t>(prog_.subs.size()), 0});
+        in_subs_ += sub.size();
         prog_.subs.push_back(std::move(sub));
         break;
       }
@@ -443,6 +444,7 @@ class Compiler {
           emit(plain, sub);
           sub.push_back({Op::kMatch, false, false, 0, 0, 0});
           code.push_back({Op::kAtomic, false, false, 0, static_cast<int32_t>(prog_.subs.size()), 0});
+          in_subs_ += sub.size();
           prog_.subs.push_back(std::move(sub));
           break;
         }
@@ -470,6 +472,8 @@ class Compiler {
   }
 
  private:
+  size_t in_subs_ = 0;  // instructions in the finished lookahead / possessive bodies
+
   static void set_split(Inst& in, int32_t body, int32_t after, bool greedy) {
     in.x = greedy ? body : after;
     in.y = greedy ? after : body;
@@ -633,7 +637,7 @@ Result<Regex> Regex::compile(std::string_view pattern) {
   if (!ast.ok()) return Status(ast.status().code(), ast.status().message() + " (pattern " + std::string(pattern) + ")");
   Compiler compiler(*prog);
   compiler.emit(*ast, prog->code);
-  if (compiler.too_large) return Unsupported("regex: counted repetitions expand past 20000 instructions (pattern " + std::string(pattern) + ")");
+  if (compiler.too_large) return Unsupported("regex: the pattern expands past 20000 instructions (counted or nested repetitions; pattern " + std::string(pattern) + ")");
   prog->code.push_back({Op::kMatch, false, false, 0, 0, 0});
   Regex r;
   r.pattern_ = std::string(pattern);

@@ -209,6 +209,12 @@ TEST(EmbedTokenizerParts, RegexIsLinear) {
   EXPECT_EQ(m[2], " word");
   EXPECT_EQ(m.back(), "  ");
   EXPECT_EQ(tok::Regex::compile("(a{100}){300}").status().code(), StatusCode::kUnsupported);  // 30000 instructions
+  // Quantifiers on quantifiers (x++++...) double the program at each level:
+  // refused at once, not after 2^100 copies (a fuzzer's find).
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(tok::Regex::compile(R"(\p{N})" + std::string(100, '+')).status().code(), StatusCode::kUnsupported);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+  EXPECT_TRUE(tok::Regex::compile(R"(\p{N}++)").ok());
 }
 
 // A program large enough to take more than kStepsPerChar steps a character
