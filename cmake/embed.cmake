@@ -13,9 +13,9 @@ dlrt_require_package(nlohmann_json nlohmann-json3-dev)
 # mode per binary, and no run-time dependency on libtomlplusplus.
 dlrt_require_pkg_config(DLRT_HTTPLIB cpp-httplib libcpp-httplib-dev)
 
-set(DLRT_EMBED_CORE_FILES batch_dependence classifier dense embedder token_inputs tokenizer unicode_lookup unicode_tables)
+set(DLRT_EMBED_CORE_FILES batch_dependence classifier dense embedder folder_check token_inputs tokenizer unicode_lookup unicode_tables)
 # The tokenizer's parts (apps/embed/tokenizer_*.cpp, tokenizer_parts.h).
-list(APPEND DLRT_EMBED_CORE_FILES tokenizer_bpe tokenizer_decode tokenizer_normalize tokenizer_postprocess tokenizer_precompiled
+list(APPEND DLRT_EMBED_CORE_FILES tokenizer_bpe tokenizer_checked tokenizer_decode tokenizer_normalize tokenizer_postprocess tokenizer_precompiled
      tokenizer_pretokenize tokenizer_regex tokenizer_unigram tokenizer_wordpiece)
 list(TRANSFORM DLRT_EMBED_CORE_FILES PREPEND ${PROJECT_SOURCE_DIR}/apps/embed/)
 list(TRANSFORM DLRT_EMBED_CORE_FILES APPEND .cpp)

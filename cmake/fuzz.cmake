@@ -2,10 +2,11 @@
 # the whole library is then compiled with ASan, UBSan and libFuzzer's
 # coverage (see the top-level CMakeLists.txt), and each harness in fuzz/ is
 # one executable (fuzz_model, fuzz_npy, fuzz_tokenizer, fuzz_config,
-# fuzz_request: the server's JSON request parsing).
+# fuzz_request: the server's JSON request parsing, fuzz_folder: the config
+# files of a model folder).
 # scripts/run_fuzz.sh builds the seed corpora and runs them (make fuzz).
 if(DLRT_FUZZ)
-  foreach(h model npy tokenizer config request)
+  foreach(h model npy tokenizer config request folder)
     add_executable(fuzz_${h} ${PROJECT_SOURCE_DIR}/fuzz/fuzz_${h}.cpp)
     target_compile_options(fuzz_${h} PRIVATE ${DLRT_WARNINGS})
     target_link_options(fuzz_${h} PRIVATE -fsanitize=fuzzer)

@@ -1,4 +1,4 @@
-// libFuzzer harness: bytes -> dlrt serve's request parsing (the JSON body of
+// libFuzzer harness: bytes -> dlrt serve's request parsing (the JSON body, body_json.h, of
 // /v1/embeddings, /embed and /tokenize, apps/embed/request.h) and the
 // finishing of a vector with what it asked for.
 #include <cstddef>
@@ -7,12 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/body_json.h"
 #include "embed/request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string body(reinterpret_cast<const char*>(data), size);
-  const nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return 0;
+  nlohmann::json j;
+  if (!dlrt::embed::parse_body_json(body, j).empty()) return 0;
   for (auto kind : {dlrt::embed::RequestKind::kOpenAIEmbeddings, dlrt::embed::RequestKind::kTeiEmbed,
                     dlrt::embed::RequestKind::kTeiTokenize}) {
     dlrt::embed::EmbedRequest req;

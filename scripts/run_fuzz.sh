@@ -6,10 +6,11 @@
 #     inputs and the seeds, then a fixed number of executions from the seeds
 #     alone with a fixed random seed: 8-16 s each on a -O2 build, 20-65 s on
 #     make test's -O0 build)
-# Default harnesses: model npy tokenizer config request. First each harness runs its
+# Default harnesses: model npy tokenizer config request folder. First each harness runs its
 # regression inputs (fuzz/regressions/<harness>/: inputs that once crashed
 # it), then fuzzes for SECONDS, starting from seeds the script gathers from
-# the test models, ONNX's conformance data and the tests' tokenizer files,
+# the test models, ONNX's conformance data, the tests' tokenizer files and
+# fuzz/seeds/<harness>/ (hostile regexes, model-folder configs, JSON bodies),
 # and from BUILD_FUZZ/corpus/<harness> (which it keeps and grows). A crash,
 # leak, timeout (10 s per input) or out-of-memory (2 GiB) is written to
 # BUILD_FUZZ/crashes/<harness>/ and makes the exit status 1. Prints
@@ -24,7 +25,7 @@ BUILD=$(cd "$1" && pwd)
 SECONDS_EACH=$2
 shift 2
 HARNESSES=("$@")
-[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(model npy tokenizer config request)
+[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(model npy tokenizer config request folder)
 TESTDATA=${DLRT_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
 TEST_MODELS=${DLRT_TEST_MODELS:-$ROOT/build/test_models}
 
@@ -58,6 +59,7 @@ seeds_for() {  # harness -> folder of seed inputs
       printf '{"inputs": ["a", "b"], "normalize": false, "truncate": true, "prompt_name": "query"}' > "$dir/tei.json"
       printf '{"inputs": "x", "add_special_tokens": false, "truncation_direction": "right"}' > "$dir/tokenize.json" ;;
   esac
+  if [ -d "$ROOT/fuzz/seeds/$h" ]; then cp "$ROOT/fuzz/seeds/$h"/* "$dir/" 2>/dev/null; fi
   echo "$dir"
 }
 

@@ -85,8 +85,8 @@ Result<std::unique_ptr<Classifier>> Classifier::create(const std::string& model_
 
 Result<Encoding> Classifier::tokenize(const ClassifierInput& input, bool* truncated) const {
   return encode_within(impl_->max_length, truncated, [&](size_t limit) {
-    return input.pair ? impl_->tokenizer->encode_pair(input.first, input.second, limit)
-                      : impl_->tokenizer->encode(input.first, limit);
+    return input.pair ? impl_->tokenizer->encode_pair_checked(input.first, input.second, limit)
+                      : impl_->tokenizer->encode_checked(input.first, limit);
   });
 }
 

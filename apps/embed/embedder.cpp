@@ -12,6 +12,7 @@
 #include "embed/batch_dependence.h"
 #include "embed/dense.h"
 #include "embed/file_util.h"
+#include "embed/folder_check.h"
 #include "embed/json_util.h"
 #include "embed/token_inputs.h"
 #include "embed/tokenizer.h"
@@ -54,10 +55,11 @@ Result<fs::path> inside_folder(const fs::path& dir, const std::string& rel) {
 }
 
 // Pooling, Dense layers and normalisation from modules.json / 1_Pooling/config.json.
-Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize, std::vector<fs::path>& dense) {
+Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize, std::vector<fs::path>& dense,
+                    fs::path& pooling_config, json& pc) {
   pooling = Pooling::kMean;
   normalize = true;
-  fs::path pooling_config = dir / "1_Pooling" / "config.json";
+  pooling_config = dir / "1_Pooling" / "config.json";
   DLRT_ASSIGN_OR_RETURN(json modules, read_json(dir / "modules.json"));
   if (!modules.is_null()) {
     if (!modules.is_array()) return InvalidModel((dir / "modules.json").string() + ": expected a list of modules");
@@ -76,9 +78,10 @@ Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize, std:
       }
     }
   }
-  DLRT_ASSIGN_OR_RETURN(json pc, read_json(pooling_config));
+  DLRT_ASSIGN_OR_RETURN(pc, read_json(pooling_config));
   if (pc.is_null()) return Status::Ok();
   if (!pc.is_object()) return InvalidModel(pooling_config.string() + ": expected a JSON object");
+  DLRT_RETURN_IF_ERROR(check_pooling_config(pooling_config, pc));
   // The mode as one string ("pooling_mode") and as sentence-transformers'
   // per-mode flags; the names are both spellings it uses.
   static const struct {
@@ -162,14 +165,18 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
   auto impl = std::make_unique<Impl>();
   impl->name = file.name;
 
+  DLRT_RETURN_IF_ERROR(check_folder_configs(dir));
   auto tok = Tokenizer::from_folder(dir.string());
   if (!tok.ok()) return tok.status();
   impl->tokenizer = std::make_unique<Tokenizer>(std::move(tok).value());
+  DLRT_RETURN_IF_ERROR(check_tokenizer_ids(dir, *impl->tokenizer));
 
   DLRT_ASSIGN_OR_RETURN(json config, read_json(dir / "config.json"));
   DLRT_ASSIGN_OR_RETURN(json st_config, read_json(dir / "sentence_bert_config.json"));
   std::vector<fs::path> dense_dirs;
-  DLRT_RETURN_IF_ERROR(read_pooling(dir, impl->pooling, impl->normalize, dense_dirs));
+  fs::path pooling_path;
+  json pooling_json;
+  DLRT_RETURN_IF_ERROR(read_pooling(dir, impl->pooling, impl->normalize, dense_dirs, pooling_path, pooling_json));
   for (const fs::path& d : dense_dirs) {
     DLRT_ASSIGN_OR_RETURN(DenseLayer layer, DenseLayer::load(d));
     if (!impl->dense.empty() && impl->dense.back().out_features() != layer.in_features())
@@ -221,6 +228,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
   }
   if (outs[found].shape.size() == 3 && outs[found].shape[2] > 0) {
     const size_t hidden = static_cast<size_t>(outs[found].shape[2]);
+    DLRT_RETURN_IF_ERROR(check_pooling_dimension(pooling_path, pooling_json, hidden));
     if (!impl->dense.empty() && impl->dense.front().in_features() != hidden)
       return InvalidModel(model_dir + ": the Dense module takes " + std::to_string(impl->dense.front().in_features()) +
                           " values but the model's vectors have " + std::to_string(hidden));
@@ -237,7 +245,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
 }
 
 Result<Encoding> Embedder::tokenize(std::string_view text) const {
-  return impl_->tokenizer->encode(text, impl_->max_length);
+  return impl_->tokenizer->encode_checked(text, impl_->max_length);
 }
 
 Result<EmbedResult> Embedder::embed_encoded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
@@ -352,7 +360,10 @@ Result<EmbedResult> Embedder::embed_padded(const std::vector<Encoding>& batch, s
 Result<EmbedResult> Embedder::embed(const std::vector<std::string>& texts, std::optional<bool> normalize) const {
   std::vector<Encoding> batch;
   batch.reserve(texts.size());
-  for (const std::string& t : texts) batch.push_back(impl_->tokenizer->encode(t, impl_->max_length));
+  for (const std::string& t : texts) {
+    DLRT_ASSIGN_OR_RETURN(Encoding e, impl_->tokenizer->encode_checked(t, impl_->max_length));
+    batch.push_back(std::move(e));
+  }
   return embed_encoded(batch, normalize);
 }
 

@@ -157,7 +157,11 @@ std::string report_device(const dlrt::RunReport& report) {
 
 EmbedServer::EmbedServer(ServiceConfig config) : config_(std::move(config)), log_(config_.json_logs) {
   if (!config_.tls_cert.empty()) http_ = std::make_unique<httplib::SSLServer>(config_.tls_cert.c_str(), config_.tls_key.c_str());
-  else http_ = std::make_unique<PipeliningServer>();
+  else {
+    auto plain = std::make_unique<PipeliningServer>();
+    plain->set_max_pending_heads(config_.http_threads / 2);
+    http_ = std::move(plain);
+  }
   health_since_ = std::chrono::system_clock::now();
   install_routes();
 }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/body_json.h"
 #include "embed/server.h"
 
 namespace dlrt::embed {
@@ -50,8 +51,8 @@ EmbedServer::Reply EmbedServer::handle_rerank(const std::string& body) {
     return error_reply(Api::kTei, 400, "invalid_request_error",
                        "the served classifier has " + std::to_string(m->labels().size()) +
                            " labels; /rerank needs a model with one score (use /predict)");
-  json req = json::parse(body, nullptr, false);
-  if (req.is_discarded()) return error_reply(Api::kTei, 400, "invalid_request_error", "the body is not valid JSON (UTF-8)");
+  json req;
+  if (std::string e = parse_body_json(body, req); !e.empty()) return error_reply(Api::kTei, 400, "invalid_request_error", e);
   if (!req.is_object()) return error_reply(Api::kTei, 422, "invalid_request_error", "the body must be a JSON object");
   auto q = req.find("query");
   if (q == req.end() || !q->is_string()) return error_reply(Api::kTei, 422, "invalid_request_error", "'query' must be a string");
@@ -104,8 +105,8 @@ EmbedServer::Reply EmbedServer::handle_predict(const std::string& body) {
   if (!m->is_classifier())
     return error_reply(Api::kTei, 400, "invalid_request_error",
                        "the served model is an embedding model: /predict needs a sequence classifier");
-  json req = json::parse(body, nullptr, false);
-  if (req.is_discarded()) return error_reply(Api::kTei, 400, "invalid_request_error", "the body is not valid JSON (UTF-8)");
+  json req;
+  if (std::string e = parse_body_json(body, req); !e.empty()) return error_reply(Api::kTei, 400, "invalid_request_error", e);
   if (!req.is_object()) return error_reply(Api::kTei, 422, "invalid_request_error", "the body must be a JSON object");
   auto in = req.find("inputs");
   if (in == req.end()) return error_reply(Api::kTei, 422, "invalid_request_error", "missing field 'inputs'");

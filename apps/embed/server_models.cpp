@@ -20,7 +20,7 @@ class EmbedderModel final : public EmbedModel {
   explicit EmbedderModel(std::shared_ptr<const Embedder> e) : e_(std::move(e)) {}
   Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
     return encode_within(e_->max_length(), truncated,
-                         [&](size_t limit) { return e_->tokenizer().encode(text, limit); });
+                         [&](size_t limit) { return e_->tokenizer().encode_checked(text, limit); });
   }
   Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const override {
     return e_->embed_encoded(batch, /*normalize=*/false, bounds);  // the server normalises per request

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlrt/dlrt.h"
+#include "embed/body_json.h"
 #include "embed/request.h"
 #include "embed/server.h"
 #include "embed/server_util.h"
@@ -117,8 +118,8 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
   if (m->is_classifier())
     return error_reply(api, 400, "invalid_request_error",
                        "the served model is a sequence classifier (cross-encoder): use /rerank or /predict");
-  json body_json = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (body_json.is_discarded()) return error_reply(api, 400, "invalid_request_error", "the body is not valid JSON (UTF-8)");
+  json body_json;
+  if (std::string e = parse_body_json(body, body_json); !e.empty()) return error_reply(api, 400, "invalid_request_error", e);
   EmbedRequest req;
   if (auto e = parse_embed_request(body_json, api == Api::kOpenAI ? RequestKind::kOpenAIEmbeddings : RequestKind::kTeiEmbed,
                                    config_.max_inputs_per_request, &req))
@@ -230,8 +231,8 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
 EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
   auto m = model();
   if (!m) return error_reply(Api::kTei, 503, "unavailable", "the model is still loading; retry shortly");
-  json body_json = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (body_json.is_discarded()) return error_reply(Api::kTei, 400, "invalid_request_error", "the body is not valid JSON (UTF-8)");
+  json body_json;
+  if (std::string e = parse_body_json(body, body_json); !e.empty()) return error_reply(Api::kTei, 400, "invalid_request_error", e);
   EmbedRequest req;
   if (auto e = parse_embed_request(body_json, RequestKind::kTeiTokenize, config_.max_inputs_per_request, &req))
     return error_reply(Api::kTei, e->status, "invalid_request_error", e->message);
@@ -262,8 +263,8 @@ EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
 EmbedServer::Reply EmbedServer::handle_decode(const std::string& body) {
   auto m = model();
   if (!m) return error_reply(Api::kTei, 503, "unavailable", "the model is still loading; retry shortly");
-  json req = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (req.is_discarded()) return error_reply(Api::kTei, 400, "invalid_request_error", "the body is not valid JSON (UTF-8)");
+  json req;
+  if (std::string e = parse_body_json(body, req); !e.empty()) return error_reply(Api::kTei, 400, "invalid_request_error", e);
   if (!req.is_object()) return error_reply(Api::kTei, 422, "invalid_request_error", "the body must be a JSON object");
   auto ids = req.find("ids");
   if (ids == req.end() || !ids->is_array() || ids->empty())

@@ -95,8 +95,9 @@ Result<std::unique_ptr<Session>> open_model_session(const fs::path& path, const 
   return std::move(session).value();
 }
 
-Encoding encode_within(size_t max_length, bool* truncated, const std::function<Encoding(size_t limit)>& encode) {
-  Encoding probe = encode(max_length + 1);
+Result<Encoding> encode_within(size_t max_length, bool* truncated,
+                               const std::function<Result<Encoding>(size_t limit)>& encode) {
+  DLRT_ASSIGN_OR_RETURN(Encoding probe, encode(max_length + 1));
   const bool over = probe.ids.size() > max_length;
   if (truncated) *truncated = over;
   if (!over) return probe;

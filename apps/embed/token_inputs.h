@@ -45,7 +45,8 @@ Result<std::unique_ptr<Session>> open_model_session(const std::filesystem::path&
 // max_length + 1 ids tells whether the input was longer (then it is encoded
 // again at max_length); *truncated, when given, says so. The server rejects or
 // truncates by that.
-Encoding encode_within(size_t max_length, bool* truncated, const std::function<Encoding(size_t limit)>& encode);
+Result<Encoding> encode_within(size_t max_length, bool* truncated,
+                               const std::function<Result<Encoding>(size_t limit)>& encode);
 
 class TokenInputs {
  public:

@@ -1,4 +1,5 @@
-// A small backtracking regex engine (see tokenizer_regex.h): the pattern is
+// A small backtracking regex engine (see tokenizer_regex.h) with a memory of
+// the states it explored (linear in the text): the pattern is
 // parsed into a program of instructions (char, class, split, jump, lookahead,
 // assertions, match) and run depth-first, alternatives in pattern order, which
 // gives the leftmost-first match Oniguruma gives.
@@ -52,6 +53,7 @@ struct Inst {
   bool icase = false, negate = false;
   char32_t c = 0;
   int32_t x = 0, y = 0;  // kSplit: preferred, other; kJmp: target; kSet/kLook/kAtomic: index
+  int32_t loop_exit = -1;  // kSplit at the head of a * or + loop: where the loop ends
 };
 
 uint32_t fold(uint32_t c) {
@@ -391,10 +393,10 @@ class Compiler {
 
   // Set when the program grows past kMaxProgram (nested counted repetitions).
   bool too_large = false;
-  static constexpr size_t kMaxProgram = 100000;
+  static constexpr size_t kMaxProgram = 20000;
 
   void emit(const Node& n, std::vector<Inst>& code) {
-    if (too_large || code.size() > kMaxProgram) {
+    if (too_large || code.size() + in_subs_ > kMaxProgram) {
       too_large = true;
       return;
     }
@@ -430,6 +432,7 @@ class Compiler {
         emit(n.kids[0], sub);
         sub.push_back({Op::kMatch, false, false, 0, 0, 0});
         code.push_back({Op::kLook, false, n.negate, 0, static_cast<int32_t>(prog_.subs.size()), 0});
+        in_subs_ += sub.size();
         prog_.subs.push_back(std::move(sub));
         break;
       }
@@ -441,6 +444,7 @@ class Compiler {
           emit(plain, sub);
           sub.push_back({Op::kMatch, false, false, 0, 0, 0});
           code.push_back({Op::kAtomic, false, false, 0, static_cast<int32_t>(prog_.subs.size()), 0});
+          in_subs_ += sub.size();
           prog_.subs.push_back(std::move(sub));
           break;
         }
@@ -452,6 +456,7 @@ class Compiler {
           emit(body, code);
           code.push_back({Op::kJmp, false, false, 0, static_cast<int32_t>(split), 0});
           set_split(code[split], static_cast<int32_t>(split + 1), static_cast<int32_t>(code.size()), n.greedy);
+          code[split].loop_exit = static_cast<int32_t>(code.size());
         } else {
           std::vector<size_t> splits;
           for (int k = n.min; k < n.max; ++k) {
@@ -467,6 +472,8 @@ class Compiler {
   }
 
  private:
+  size_t in_subs_ = 0;  // instructions in the finished lookahead / possessive bodies
+
   static void set_split(Inst& in, int32_t body, int32_t after, bool greedy) {
     in.x = greedy ? body : after;
     in.y = greedy ? after : body;
@@ -474,24 +481,92 @@ class Compiler {
   Regex::Program& prog_;
 };
 
-// Depth-first run of `code` from `pos`; the end of the first match found, or -1.
-// A bound on the steps of one match attempt: a pattern whose loop can match
-// the empty string, or one that backtracks exponentially, gives up (no match
-// here) instead of running away; tokenizer patterns stay far below it.
-constexpr size_t kMaxSteps = size_t{1} << 22;
+// The memory of one find_all: for each program (the main one and each
+// lookahead / possessive body) the (instruction, position) states already
+// explored without reaching a match, and the result of each body at each
+// position. A state's outcome does not depend on where the attempt started
+// (there are no captures and ^ $ are absolute), so a state is explored at most
+// once: the run is O(instructions x text length), the bit-state method, with
+// the leftmost-first answer of a plain backtracking run.
+class Memo {
+ public:
+  Memo(const Regex::Program& prog, size_t n) : n_(n), progs_(prog.subs.size() + 1) {
+    for (size_t k = 0; k < progs_.size(); ++k) {
+      const auto& code = k < prog.subs.size() ? prog.subs[k] : prog.code;
+      progs_[k].words = (code.size() + 63) / 64;
+      progs_[k].chunks.resize(n / kChunk + 1);
+      if (k < prog.subs.size()) progs_[k].result.assign(n + 1, kUnknown);
+    }
+  }
+  static constexpr int64_t kUnknown = -2;
+  // Marks (pc, at) of program `k`; false when it was marked already.
+  bool visit(size_t k, int32_t pc, size_t at) {
+    uint64_t* row = this->row(k, at);
+    uint64_t bit = uint64_t{1} << (static_cast<uint32_t>(pc) & 63u);
+    uint64_t& w = row[static_cast<size_t>(pc) >> 6];
+    if (w & bit) return false;
+    w |= bit;
+    return true;
+  }
+  // Forgets the states of program `k` at positions [from, to]: a match went
+  // through some of them, so they are not failures.
+  void forget(size_t k, size_t from, size_t to) {
+    Prog& p = progs_[k];
+    for (size_t at = from; at <= to && at <= n_; ++at) {
+      auto& chunk = p.chunks[at / kChunk];
+      if (chunk) std::fill_n(chunk.get() + (at % kChunk) * p.words, p.words, uint64_t{0});
+    }
+  }
+  // Frees the chunks wholly before `at` (no attempt goes back there).
+  void release_before(size_t at) {
+    for (Prog& p : progs_)
+      for (size_t c = 0; c < at / kChunk && c < p.chunks.size(); ++c) p.chunks[c].reset();
+  }
+  int64_t& result(size_t k, size_t at) { return progs_[k].result[at]; }
 
-int64_t run(const Regex::Program& prog, const std::vector<Inst>& code, std::u32string_view text, size_t pos,
-            std::vector<std::pair<int32_t, size_t>>& stack, size_t& steps) {
+ private:
+  static constexpr size_t kChunk = 256;
+  struct Prog {
+    size_t words = 0;
+    std::vector<std::unique_ptr<uint64_t[]>> chunks;
+    std::vector<int64_t> result;
+  };
+  uint64_t* row(size_t k, size_t at) {
+    Prog& p = progs_[k];
+    auto& chunk = p.chunks[at / kChunk];
+    if (!chunk) chunk = std::make_unique<uint64_t[]>(kChunk * p.words);  // zeroed
+    return chunk.get() + (at % kChunk) * p.words;
+  }
+  size_t n_;
+  std::vector<Prog> progs_;
+};
+
+// Depth-first run of program `k` (code) from `pos`, alternatives in pattern
+// order; the end of the first match found, or -1. States already explored
+// (memo) fail at once.
+// Steps past `limit` end the run with kOverBudget.
+constexpr int64_t kOverBudget = -3;
+
+int64_t run(const Regex::Program& prog, size_t k, std::u32string_view text, size_t pos,
+            std::vector<std::pair<int32_t, size_t>>& stack, Memo& memo, size_t& steps, size_t limit) {
+  const std::vector<Inst>& code = k < prog.subs.size() ? prog.subs[k] : prog.code;
   size_t base = stack.size();
   stack.push_back({0, pos});
-  int64_t result = -1;
   while (stack.size() > base) {
     auto [pc, at] = stack.back();
     stack.pop_back();
     while (true) {
-      if (++steps > kMaxSteps) {
+      if (!memo.visit(k, pc, at)) {
+        // Back at a loop's head at the same position: the iteration matched
+        // the empty string, and the loop ends there (Perl's and Oniguruma's
+        // empty-iteration rule) unless its exit was tried already.
+        const Inst& head = code[static_cast<size_t>(pc)];
+        if (head.op != Op::kSplit || head.loop_exit < 0 || !memo.visit(k, head.loop_exit, at)) break;
+        pc = head.loop_exit;
+      }
+      if (++steps > limit) {
         stack.resize(base);
-        return -1;
+        return kOverBudget;
       }
       const Inst& in = code[static_cast<size_t>(pc)];
       bool ok = true;
@@ -521,27 +596,36 @@ int64_t run(const Regex::Program& prog, const std::vector<Inst>& code, std::u32s
           ok = at == text.size();
           ++pc;
           break;
-        case Op::kLook: {
-          bool found = run(prog, prog.subs[static_cast<size_t>(in.x)], text, at, stack, steps) >= 0;
-          ok = found != in.negate;
+        case Op::kLook:
+        case Op::kAtomic: {
+          size_t sub = static_cast<size_t>(in.x);
+          int64_t& end = memo.result(sub, at);
+          if (end == Memo::kUnknown) {
+            end = run(prog, sub, text, at, stack, memo, steps, limit);
+            if (end == kOverBudget) {
+              end = Memo::kUnknown;
+              stack.resize(base);
+              return kOverBudget;
+            }
+            if (end >= 0) memo.forget(sub, at, static_cast<size_t>(end));
+          }
+          if (in.op == Op::kLook) {
+            ok = (end >= 0) != in.negate;
+          } else {
+            ok = end >= 0;
+            if (ok) at = static_cast<size_t>(end);
+          }
           ++pc;
           break;
         }
-        case Op::kAtomic: {
-          int64_t end = run(prog, prog.subs[static_cast<size_t>(in.x)], text, at, stack, steps);
-          ok = end >= 0;
-          if (ok) at = static_cast<size_t>(end), ++pc;
-          break;
-        }
         case Op::kMatch:
-          result = static_cast<int64_t>(at);
           stack.resize(base);
-          return result;
+          return static_cast<int64_t>(at);
       }
       if (!ok) break;
     }
   }
-  return result;
+  return -1;
 }
 
 }  // namespace
@@ -553,7 +637,7 @@ Result<Regex> Regex::compile(std::string_view pattern) {
   if (!ast.ok()) return Status(ast.status().code(), ast.status().message() + " (pattern " + std::string(pattern) + ")");
   Compiler compiler(*prog);
   compiler.emit(*ast, prog->code);
-  if (compiler.too_large) return Unsupported("regex: counted repetitions expand past 100000 instructions (pattern " + std::string(pattern) + ")");
+  if (compiler.too_large) return Unsupported("regex: the pattern expands past 20000 instructions (counted or nested repetitions; pattern " + std::string(pattern) + ")");
   prog->code.push_back({Op::kMatch, false, false, 0, 0, 0});
   Regex r;
   r.pattern_ = std::string(pattern);
@@ -561,23 +645,42 @@ Result<Regex> Regex::compile(std::string_view pattern) {
   return r;
 }
 
+namespace {
+thread_local bool t_budget_exceeded = false;
+}  // namespace
+
+bool take_budget_exceeded() {
+  const bool was = t_budget_exceeded;
+  t_budget_exceeded = false;
+  return was;
+}
+
 void Regex::find_all(std::u32string_view text, std::vector<std::pair<size_t, size_t>>& out) const {
   std::vector<std::pair<int32_t, size_t>> stack;
+  size_t steps = 0;
+  const size_t limit = kBaseSteps + kStepsPerChar * text.size();
+  Memo memo(*program_, text.size());
+  const size_t main = program_->subs.size();
   size_t pos = 0;
   while (pos <= text.size()) {
-    size_t steps = 0;
-    int64_t end = run(*program_, program_->code, text, pos, stack, steps);
+    int64_t end = run(*program_, main, text, pos, stack, memo, steps, limit);
+    if (end == kOverBudget) {
+      t_budget_exceeded = true;
+      return;
+    }
     if (end < 0) {
       ++pos;
       continue;
     }
     size_t e = static_cast<size_t>(end);
+    memo.forget(main, e, e);  // the match went through states at e
     if (e == pos) {  // an empty match: skipped, and the search moves on
       ++pos;
       continue;
     }
     out.push_back({pos, e});
     pos = e;
+    memo.release_before(pos);
   }
 }
 

@@ -96,10 +96,7 @@ T empty_result(ReduceOp op) {
     case ReduceOp::kLogSumExp:
       if constexpr (kIsFloatLike<T>) return T(-std::numeric_limits<float>::infinity());
       else return std::numeric_limits<T>::lowest();
-    case ReduceOp::kMean:
-      if constexpr (kIsFloatLike<T>) return T(std::numeric_limits<float>::quiet_NaN());
-      else return T(0);
-    default: return T(0);
+    default: return T(0);  // Sum, Mean (as ONNX Runtime: 0, not 0/0), L1, L2, SumSquare
   }
 }
 
@@ -346,8 +343,7 @@ Result<ReducePlan> plan_reduce(KernelContext& ctx, const Tensor& x, bool axes_fr
   } else {
     for (int64_t a : axes) {
       DLRT_ASSIGN_OR_RETURN(int64_t na, normalize_axis(a, rank, ctx));
-      if (p.reduced[na]) return ctx.invalid("axis " + std::to_string(a) + " is listed twice in axes");
-      p.reduced[na] = 1;
+      p.reduced[na] = 1;  // an axis listed twice (1 and -1 on rank 2) is reduced once, as ONNX Runtime does
     }
   }
   for (int64_t d = 0; d < rank; ++d) {
