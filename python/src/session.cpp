@@ -250,7 +250,12 @@ nb::object run(PySession& self, nb::handle feeds, std::optional<std::vector<std:
     std::vector<Value>& got = result.value();
     nb::list out;
     if (output_names) {
-      for (size_t i : picked) out.append(value_to_python(std::move(got[i])));
+      // A name asked for twice gives the same object twice (a value converts once).
+      std::vector<nb::object> made(got.size());
+      for (size_t i : picked) {
+        if (!made[i].is_valid()) made[i] = value_to_python(std::move(got[i]));
+        out.append(made[i]);
+      }
     } else {
       for (Value& v : got) out.append(value_to_python(std::move(v)));
     }
@@ -320,7 +325,7 @@ nb::object run_either(PySession& self, nb::handle first, nb::handle second, std:
   } else if (is_mapping(first)) {
     feeds = first;
     names = second;
-  } else if (is_mapping(second) && !PyUnicode_Check(first.ptr())) {
+  } else if (is_mapping(second)) {
     feeds = second;
     names = first;
     ort_style = true;

@@ -204,7 +204,8 @@ empty = e.encode([], convert_to_tensor=True)
 assert isinstance(empty, torch.Tensor) and empty.numel() == 0
 print("ok")
 """
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    # Only the folder holding this dlrt: that python's own numpy and torch, not this one's.
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(dlrt.__file__))))
     done = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     if done.returncode != 0 and "No module named 'dlrt._dlrt'" in done.stderr:
         pytest.skip(f"{python} cannot load this build's dlrt module: {done.stderr.splitlines()[-1]}")
