@@ -82,13 +82,13 @@ def normed(folders):
     return dlrt.Embedder(folders["normalize"], device="cpu", threads=1)
 
 
-def cli_vectors(folder, texts):
-    """`dlrt embed --json` on `texts`: the C++ Embedder's vectors."""
+def cli_vectors(folder, texts, *flags):
+    """`dlrt embed --json [flags]` on `texts`: the C++ Embedder's vectors."""
     build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(dlrt._dlrt.__file__))))
     cli = os.path.join(build, "dlrt")
     if not os.path.isfile(cli):
         pytest.skip(f"no dlrt CLI next to the module ({cli}): build the dlrt target")
-    done = subprocess.run([cli, "embed", "--model", folder, "--device", "cpu", "--json", *texts],
+    done = subprocess.run([cli, "embed", "--model", folder, "--device", "cpu", "--json", *flags, "--", *texts],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return np.array([row["embedding"] for row in json.loads(done.stdout)["data"]], np.float32)
@@ -160,6 +160,16 @@ def test_default_prompt_name(folders, plain):
     np.testing.assert_array_equal(e.encode(texts), plain.encode(["the cat " + t for t in texts]))
     np.testing.assert_array_equal(e.encode(texts, prompt_name="passage"), plain.encode(["a dog " + t for t in texts]))
     np.testing.assert_array_equal(e.encode(texts, prompt=""), plain.encode(texts))  # "" switches the default off
+
+
+def test_prompts_as_the_cli_applies_them(plain, folders):
+    texts = ["sat on the mat", "hello world"]
+    np.testing.assert_allclose(plain.encode(texts, prompt_name="query"),
+                               cli_vectors(folders["plain"], texts, "--prompt-name", "query"), rtol=1e-6, atol=1e-6)
+    e = dlrt.Embedder(folders["default_prompt"], device="cpu", threads=1)
+    np.testing.assert_allclose(e.encode(texts), cli_vectors(folders["default_prompt"], texts), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(e.encode(texts, prompt=""), cli_vectors(folders["default_prompt"], texts, "--prompt", ""),
+                               rtol=1e-6, atol=1e-6)
 
 
 def test_encode_query_and_document(plain):
