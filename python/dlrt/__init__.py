@@ -8,7 +8,8 @@
     model = dlrt.Embedder("all-MiniLM-L6-v2/")   # a sentence-transformers ONNX folder
     vectors = model.encode(["a sentence", "another one"])
 
-Classes: Session, Embedder, CrossEncoder, TensorInfo, RunReport, PartitionReport, Device; devices(), backends(), memory_info();
+Classes: Session, Embedder, CrossEncoder, TensorInfo, NodeArg, RunReport, PartitionReport, Device; devices(),
+backends(), memory_info();
 errors: Error and its subclasses, one per dlrt.StatusCode. Reference: docs/python.md.
 """
 
@@ -42,12 +43,12 @@ from ._dlrt import (  # noqa: E402
     CrossEncoder,
     Device,
     DeviceUnavailable,
-    Embedder,
     Error,
     InternalError,
     InvalidArgument,
     InvalidModel,
     IoError,
+    NodeArg,
     NotFound,
     OutOfMemory,
     OutOfRange,
@@ -63,6 +64,7 @@ from ._dlrt import (  # noqa: E402
     devices,
     memory_info,
 )
+from ._embedder import Embedder  # noqa: E402  (the native Embedder with sentence-transformers' encode)
 
 __all__ = [
     "BackendError",
@@ -76,6 +78,7 @@ __all__ = [
     "InvalidArgument",
     "InvalidModel",
     "IoError",
+    "NodeArg",
     "NotFound",
     "OutOfMemory",
     "OutOfRange",

@@ -1,11 +1,12 @@
 # The package's public names (python/dlrt/__init__.py). The native classes and
 # functions are in _dlrt.pyi, which `python -m nanobind.stubgen -m dlrt._dlrt`
-# writes; the exception classes are made at import time (python/src/errors.cpp)
-# and written here. tests/python/test_stubs.py checks both against the module.
+# writes (Embedder is _embedder.py's subclass of the native one); the exception
+# classes are made at import time (python/src/errors.cpp) and written here.
+# tests/python/test_stubs.py checks both against the module.
 from ._dlrt import (
     CrossEncoder as CrossEncoder,
     Device as Device,
-    Embedder as Embedder,
+    NodeArg as NodeArg,
     PartitionReport as PartitionReport,
     RunReport as RunReport,
     Session as Session,
@@ -15,6 +16,7 @@ from ._dlrt import (
     devices as devices,
     memory_info as memory_info,
 )
+from ._embedder import Embedder as Embedder
 
 __version__: str
 

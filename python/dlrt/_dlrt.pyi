@@ -55,6 +55,29 @@ class StatusCode(enum.IntEnum):
 
     Cancelled = 502
 
+class NodeArg:
+    """
+    A model input or output as ONNX Runtime's NodeArg describes it (Session.get_inputs(), Session.get_outputs()).
+    """
+
+    @property
+    def name(self) -> str:
+        """The input or output name."""
+
+    @property
+    def shape(self, /) -> list[int | str | None]:
+        """
+        The dims as a list: an int per fixed dim, the dim's name (str) per named dynamic dim, None per unnamed dynamic dim (also for the unk__N names ONNX's shape inference makes up); [] for a scalar and for values that are not tensors.
+        """
+
+    @property
+    def type(self) -> str:
+        """
+        The type as ONNX Runtime writes it: 'tensor(float)', 'seq(map(int64,tensor(float)))', ...
+        """
+
+    def __repr__(self) -> str: ...
+
 class TensorInfo:
     """One model input or output as the model declares it."""
 
@@ -190,7 +213,7 @@ class Session:
         The model's outputs: a list of TensorInfo, in the order run() returns them.
         """
 
-    def run(self, feeds: Mapping[str, numpy.typing.ArrayLike], output_names: Sequence[str] | None = None, report: bool = False, timeout_ms: float | None = None) -> list[numpy.ndarray] | tuple[list[numpy.ndarray], RunReport]:
+    def run(self, feeds: Mapping[str, numpy.typing.ArrayLike] | Sequence[str] | None = None, output_names: Sequence[str] | Mapping[str, numpy.typing.ArrayLike] | None = None, report: bool | None = False, timeout_ms: float | None = None, *, input_feed: Mapping[str, numpy.typing.ArrayLike] | None = None) -> list[numpy.ndarray] | tuple[list[numpy.ndarray], RunReport]:
         """
         Runs the model once.
 
@@ -210,6 +233,10 @@ class Session:
         Inputs that are not tensors take what ONNX Runtime takes: a dict for a map
         (DictVectorizer's), a list of arrays for a sequence, None for an absent optional.
 
+        ONNX Runtime's calling convention works too: run(output_names, feeds) with
+        output_names None or a list (an empty list: every output), and the keyword
+        input_feed=; a third positional None (ONNX Runtime's run_options) is accepted.
+
         Returns a list of numpy arrays. Each one owns dlrt's output buffer (no copy).
         Outputs that are not tensors come as ONNX Runtime gives them: a sequence as a
         list of arrays, a map as a dict, a sequence of maps (ZipMap's class
@@ -217,6 +244,16 @@ class Session:
         Raises dlrt.InvalidArgument for an unknown or missing input, a wrong dtype, rank or
         dim, or an unknown output name; dlrt.RunError when a kernel fails.
         The GIL is released while the model runs.
+        """
+
+    def get_inputs(self) -> list[NodeArg]:
+        """
+        The model's inputs as ONNX Runtime's InferenceSession.get_inputs() gives them: a list of NodeArg (name, shape with dim names, type).
+        """
+
+    def get_outputs(self) -> list[NodeArg]:
+        """
+        The model's outputs as ONNX Runtime's InferenceSession.get_outputs() gives them, in run()'s order.
         """
 
     def placement(self) -> RunReport:
@@ -318,25 +355,16 @@ class Embedder:
 
     def __init__(self, model_folder: str | os.PathLike[str], device: str | None = None, threads: int = 0, strict: bool = False, max_seq_length: int | None = None) -> None: ...
 
-    def encode(self, sentences: str | Sequence[str], batch_size: int = 32, show_progress_bar: bool = False, convert_to_numpy: bool = True, normalize_embeddings: bool = True) -> numpy.ndarray | list[numpy.ndarray]:
+    @property
+    def prompts(self, /) -> dict[str, str]:
         """
-        Embeds texts, as sentence-transformers' SentenceTransformer.encode.
+        The named prompts of the folder's config_sentence_transformers.json ("prompts"): name -> the text put in front of each input; {} when there are none.
+        """
 
-        sentences             a str (gives a 1-D array) or a list of str (gives a 2-D array,
-                              one row per text, in input order).
-        batch_size            texts per model run. Texts are sorted by token count before
-                              batching (less padding), results come back in input order.
-                              A dynamically quantized model runs one text per run whatever
-                              batch_size says (see Embedder.batching).
-        show_progress_bar     accepted for call compatibility; no bar is drawn.
-        convert_to_numpy      True: one float32 numpy array; False: a list of 1-D arrays.
-        normalize_embeddings  True: each vector L2-normalised (unit length). False: the pooled
-                              vectors as the model gives them, without normalisation, even
-                              where the folder's modules.json lists a Normalize module
-                              (sentence-transformers would still apply that module; see
-                              Embedder.normalizes for what the folder asks).
-
-        The GIL is released while the texts are tokenized and the model runs.
+    @property
+    def default_prompt_name(self) -> str | None:
+        """
+        config_sentence_transformers.json's "default_prompt_name": the prompt encode() uses when given neither prompt nor prompt_name; None when it names none.
         """
 
     @property

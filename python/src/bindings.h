@@ -26,6 +26,11 @@ void bind_session(nb::module_& m);
 void bind_devices(nb::module_& m);
 void bind_embedder(nb::module_& m);
 void bind_cross_encoder(nb::module_& m);
+void bind_node_arg(nb::module_& m);
+
+// ONNX Runtime-style descriptions of `infos` (Session.get_inputs/get_outputs):
+// a list of dlrt.NodeArg (node_arg.cpp; bind_node_arg must have run).
+nb::list node_args(const std::vector<TensorInfo>& infos);
 
 // Raises the dlrt.Error subclass for `status.code()` (dlrt.InvalidArgument,
 // dlrt.InvalidModel, ...) with dlrt's message; `status` must not be ok.

@@ -1,11 +1,13 @@
-// dlrt.Embedder over dlrt::embed::Embedder, with sentence-transformers'
-// encode() call shape.
+// The native base of dlrt.Embedder over dlrt::embed::Embedder: loading, the
+// batched embedding and the folder's facts; encode() with sentence-transformers'
+// semantics is python/dlrt/_embedder.py.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 
 #include "bindings.h"
@@ -30,23 +32,13 @@ Raises dlrt.NotFound (no folder, model or vocabulary), dlrt.InvalidModel (broken
 a model without input_ids or a 3-D output), dlrt.Unsupported (a tokenizer other than
 BERT WordPiece) and Session's errors. One Embedder may be used from many threads.)";
 
-const char* const kEncodeDoc = R"(Embeds texts, as sentence-transformers' SentenceTransformer.encode.
-
-sentences             a str (gives a 1-D array) or a list of str (gives a 2-D array,
-                      one row per text, in input order).
-batch_size            texts per model run. Texts are sorted by token count before
-                      batching (less padding), results come back in input order.
-                      A dynamically quantized model runs one text per run whatever
-                      batch_size says (see Embedder.batching).
-show_progress_bar     accepted for call compatibility; no bar is drawn.
-convert_to_numpy      True: one float32 numpy array; False: a list of 1-D arrays.
-normalize_embeddings  True: each vector L2-normalised (unit length). False: the pooled
-                      vectors as the model gives them, without normalisation, even
-                      where the folder's modules.json lists a Normalize module
-                      (sentence-transformers would still apply that module; see
-                      Embedder.normalizes for what the folder asks).
-
-The GIL is released while the texts are tokenized and the model runs.)";
+const char* const kEncodeDoc = R"(The native half of Embedder.encode (python/dlrt/_embedder.py): embeds
+`texts` (a sequence of str) `batch_size` at a time, texts sorted by token count
+(less padding), and returns a float32 [len(texts), dimension] array in input
+order, normalised where the folder asks for it (Embedder.normalizes) and only
+there. `progress(done)` (optional) is called with the GIL held after each batch,
+`done` being the number of texts embedded so far; an exception it raises stops
+the encoding and propagates. The GIL is released while the model runs.)";
 
 struct PyEmbedder {
   std::unique_ptr<embed::Embedder> embedder;
@@ -85,57 +77,74 @@ void init_embedder(PyEmbedder* self, nb::handle folder, std::optional<std::strin
 // Embeds `texts` into rows of `out` (texts.size() x dimension), batch_size at
 // a time in order of decreasing token count. Runs without the GIL.
 Status embed_all(const embed::Embedder& e, const std::vector<std::string>& texts, size_t batch_size,
-                 bool normalize, float* out) {
+                 const std::function<Status(size_t)>& batch_done, float* out) {
   std::vector<embed::Encoding> encodings;
   encodings.reserve(texts.size());
   for (const std::string& t : texts) {
     DLRT_ASSIGN_OR_RETURN(embed::Encoding enc, e.tokenize(t));
     encodings.push_back(std::move(enc));
   }
-  const size_t dim = e.dimension();
-  return e.embed_by_length(std::move(encodings), batch_size, normalize, [&](size_t i, std::vector<float>&& v) {
+  const size_t dim = e.dimension(), total = encodings.size();
+  size_t done = 0;
+  return e.embed_by_length(std::move(encodings), batch_size, std::nullopt, [&](size_t i, std::vector<float>&& v) {
     if (v.size() != dim) {
       return Internal("the embedder returned a vector of " + std::to_string(v.size()) + " values, expected " +
                       std::to_string(dim));
     }
     std::copy(v.begin(), v.end(), out + i * dim);
+    ++done;
+    if (batch_done && (done % batch_size == 0 || done == total)) return batch_done(done);
     return Status::Ok();
   });
 }
 
-nb::object encode(PyEmbedder& self, nb::handle sentences, int64_t batch_size, bool show_progress_bar,
-                  bool convert_to_numpy, bool normalize_embeddings) {
-  (void)show_progress_bar;
+nb::object encode_texts(PyEmbedder& self, nb::handle sentences, int64_t batch_size, nb::handle progress) {
   embed::Embedder& e = get(self);
   if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
-  const bool single = PyUnicode_Check(sentences.ptr());
   std::vector<std::string> texts;
-  if (single) {
-    texts.push_back(nb::cast<std::string>(sentences));
-  } else {
-    for (nb::handle s : nb::iter(sentences)) {
-      if (!PyUnicode_Check(s.ptr())) {
-        throw nb::type_error(("sentences must be a str or a list of str, got an element of type " +
-                              str_of(s.type().attr("__name__")))
-                                 .c_str());
-      }
-      texts.push_back(nb::cast<std::string>(s));
+  for (nb::handle s : nb::iter(sentences)) {
+    if (!PyUnicode_Check(s.ptr())) {
+      throw nb::type_error(("sentences must be a str or a list of str, got an element of type " +
+                            str_of(s.type().attr("__name__")))
+                               .c_str());
     }
+    texts.push_back(nb::cast<std::string>(s));
   }
   const size_t dim = e.dimension();
   auto buffer = std::make_unique<std::vector<float>>(texts.size() * dim);
+  // The progress callback runs with the GIL taken back; an exception it raises
+  // is left set as the Python error and stops the encoding (kCancelled).
+  bool callback_failed = false;
+  std::function<Status(size_t)> batch_done;
+  if (!progress.is_none()) {
+    batch_done = [&](size_t done) {
+      nb::gil_scoped_acquire locked;
+      try {
+        progress(done);
+      } catch (nb::python_error& error) {
+        error.restore();
+        callback_failed = true;
+        return Status(StatusCode::kCancelled, "the progress callback raised an exception");
+      }
+      return Status::Ok();
+    };
+  }
   Status status;
   {
     nb::gil_scoped_release unlocked;
-    status = embed_all(e, texts, static_cast<size_t>(batch_size), normalize_embeddings, buffer->data());
+    status = embed_all(e, texts, static_cast<size_t>(batch_size), batch_done, buffer->data());
   }
+  if (callback_failed) throw nb::python_error();
   check(status);
   float* data = buffer->data();
   nb::capsule owner(buffer.release(), [](void* p) noexcept { delete static_cast<std::vector<float>*>(p); });
-  nb::object matrix = nb::ndarray<nb::numpy, float>(data, {texts.size(), dim}, owner).cast();
-  if (single) return matrix[nb::int_(0)];
-  if (!convert_to_numpy) return nb::list(matrix);
-  return matrix;
+  return nb::ndarray<nb::numpy, float>(data, {texts.size(), dim}, owner).cast();
+}
+
+nb::dict prompts_of(PyEmbedder& self) {
+  nb::dict out;
+  for (const auto& [name, text] : get(self).prompts()) out[nb::str(name.c_str())] = nb::str(text.c_str());
+  return out;
 }
 
 }  // namespace
@@ -146,13 +155,22 @@ void bind_embedder(nb::module_& m) {
            nb::arg("threads") = 0, nb::arg("strict") = false, nb::arg("max_seq_length") = nb::none(),
            nb::sig("def __init__(self, model_folder: str | os.PathLike[str], device: str | None = None, "
                    "threads: int = 0, strict: bool = False, max_seq_length: int | None = None) -> None"))
-      .def("encode", &encode, nb::arg("sentences"), nb::arg("batch_size") = 32,
-           nb::arg("show_progress_bar") = false, nb::arg("convert_to_numpy") = true,
-           nb::arg("normalize_embeddings") = true,
-           nb::sig("def encode(self, sentences: str | collections.abc.Sequence[str], batch_size: int = 32, "
-                   "show_progress_bar: bool = False, convert_to_numpy: bool = True, "
-                   "normalize_embeddings: bool = True) -> numpy.ndarray | list[numpy.ndarray]"),
+      .def("_encode_texts", &encode_texts, nb::arg("texts"), nb::arg("batch_size") = 32,
+           nb::arg("progress") = nb::none(),
+           nb::sig("def _encode_texts(self, texts: collections.abc.Iterable[str], batch_size: int = 32, "
+                   "progress: collections.abc.Callable[[int], object] | None = None) -> numpy.ndarray"),
            kEncodeDoc)
+      .def_prop_ro("prompts", &prompts_of, nb::for_getter(nb::sig("def prompts(self, /) -> dict[str, str]")),
+                   "The named prompts of the folder's config_sentence_transformers.json (\"prompts\"): "
+                   "name -> the text put in front of each input; {} when there are none.")
+      .def_prop_ro("default_prompt_name",
+                   [](PyEmbedder& e) -> std::optional<std::string> {
+                     const std::string& name = get(e).default_prompt_name();
+                     if (name.empty()) return std::nullopt;
+                     return name;
+                   },
+                   "config_sentence_transformers.json's \"default_prompt_name\": the prompt encode() uses "
+                   "when given neither prompt nor prompt_name; None when it names none.")
       .def_prop_ro("max_seq_length", [](PyEmbedder& e) { return get(e).max_length(); },
                    "Tokens per text, [CLS]/[SEP] included; longer texts are truncated.")
       .def("get_sentence_embedding_dimension", [](PyEmbedder& e) { return get(e).dimension(); },

@@ -7,6 +7,7 @@ NB_MODULE(_dlrt, m) {
   m.doc() = "dlrt's native module (use the package: import dlrt).";
   m.attr("__version__") = dlrt::version();
   dlrt::python::bind_errors(m);
+  dlrt::python::bind_node_arg(m);
   dlrt::python::bind_session(m);
   dlrt::python::bind_devices(m);
   dlrt::python::bind_embedder(m);

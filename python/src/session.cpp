@@ -58,6 +58,10 @@ timeout_ms    stop the run with dlrt.Cancelled once it has run this long (checke
 Inputs that are not tensors take what ONNX Runtime takes: a dict for a map
 (DictVectorizer's), a list of arrays for a sequence, None for an absent optional.
 
+ONNX Runtime's calling convention works too: run(output_names, feeds) with
+output_names None or a list (an empty list: every output), and the keyword
+input_feed=; a third positional None (ONNX Runtime's run_options) is accepted.
+
 Returns a list of numpy arrays. Each one owns dlrt's output buffer (no copy).
 Outputs that are not tensors come as ONNX Runtime gives them: a sequence as a
 list of arrays, a map as a dict, a sequence of maps (ZipMap's class
@@ -246,7 +250,12 @@ nb::object run(PySession& self, nb::handle feeds, std::optional<std::vector<std:
     std::vector<Value>& got = result.value();
     nb::list out;
     if (output_names) {
-      for (size_t i : picked) out.append(value_to_python(std::move(got[i])));
+      // A name asked for twice gives the same object twice (a value converts once).
+      std::vector<nb::object> made(got.size());
+      for (size_t i : picked) {
+        if (!made[i].is_valid()) made[i] = value_to_python(std::move(got[i]));
+        out.append(made[i]);
+      }
     } else {
       for (Value& v : got) out.append(value_to_python(std::move(v)));
     }
@@ -270,6 +279,65 @@ nb::object run(PySession& self, nb::handle feeds, std::optional<std::vector<std:
   }
   if (want_report) return nb::make_tuple(out, nb::cast(std::move(report)));
   return out;
+}
+
+// A dict, or another mapping (not a list, tuple or str, which also pass PyMapping_Check).
+bool is_mapping(nb::handle x) {
+  if (PyDict_Check(x.ptr())) return true;
+  if (PyList_Check(x.ptr()) || PyTuple_Check(x.ptr()) || PyUnicode_Check(x.ptr())) return false;
+  return PyMapping_Check(x.ptr()) && nb::hasattr(x, "keys");
+}
+
+std::optional<std::vector<std::string>> names_from_python(nb::handle names) {
+  if (names.is_none()) return std::nullopt;
+  if (PyUnicode_Check(names.ptr()) || is_mapping(names)) {
+    throw nb::type_error(("output_names must be None or a list of output names, got a " +
+                          str_of(names.type().attr("__name__")))
+                             .c_str());
+  }
+  std::vector<std::string> out;
+  for (nb::handle n : nb::iter(names)) {
+    if (!PyUnicode_Check(n.ptr())) {
+      throw nb::type_error(("output_names must be None or a list of output names (str), got an element of type " +
+                            str_of(n.type().attr("__name__")))
+                               .c_str());
+    }
+    out.push_back(nb::cast<std::string>(n));
+  }
+  return out;
+}
+
+// Session.run in both calling conventions: dlrt's run(feeds, output_names=None)
+// and ONNX Runtime's run(output_names, input_feed) (output_names None or a list;
+// an empty list, as in ONNX Runtime, means every output), also with ONNX
+// Runtime's keyword input_feed=.
+nb::object run_either(PySession& self, nb::handle first, nb::handle second, std::optional<bool> want_report,
+                      std::optional<double> timeout_ms, nb::handle input_feed) {
+  nb::handle feeds, names;
+  bool ort_style = false;
+  if (!input_feed.is_none()) {
+    if (!first.is_none() && !second.is_none()) {
+      throw nb::type_error("run(output_names, input_feed=...): the output names are given twice");
+    }
+    feeds = input_feed;
+    names = first.is_none() ? second : first;
+    ort_style = true;
+  } else if (is_mapping(first)) {
+    feeds = first;
+    names = second;
+  } else if (is_mapping(second)) {
+    feeds = second;
+    names = first;
+    ort_style = true;
+  } else {
+    throw nb::type_error(("run() takes the feeds as a dict of input name -> array: run(feeds) or "
+                          "run(feeds, output_names) as dlrt, run(output_names, feeds) as ONNX Runtime; got " +
+                          str_of(first.type().attr("__name__")) + " and " + str_of(second.type().attr("__name__")))
+                             .c_str());
+  }
+  std::optional<std::vector<std::string>> picked = names_from_python(names);
+  if (ort_style && picked && picked->empty()) picked.reset();
+  return run(self, feeds, std::move(picked), want_report.value_or(false), timeout_ms);
 }
 
 std::string info_repr(const TensorInfo& t) {
@@ -370,13 +438,24 @@ void bind_session(nb::module_& m) {
                    "The model's inputs: a list of TensorInfo (name, dtype, shape).")
       .def_prop_ro("outputs", [](PySession& s) { return get(s).outputs(); },
                    "The model's outputs: a list of TensorInfo, in the order run() returns them.")
-      .def("run", &run, nb::arg("feeds"), nb::arg("output_names") = nb::none(), nb::arg("report") = false,
-           nb::arg("timeout_ms") = nb::none(),
-           nb::sig("def run(self, feeds: collections.abc.Mapping[str, numpy.typing.ArrayLike], "
-                   "output_names: collections.abc.Sequence[str] | None = None, report: bool = False, "
-                   "timeout_ms: float | None = None) "
+      .def("run", &run_either, nb::arg("feeds") = nb::none(), nb::arg("output_names") = nb::none(),
+           nb::arg("report").none() = false, nb::arg("timeout_ms") = nb::none(), nb::kw_only(),
+           nb::arg("input_feed") = nb::none(),
+           nb::sig("def run(self, feeds: collections.abc.Mapping[str, numpy.typing.ArrayLike] | "
+                   "collections.abc.Sequence[str] | None = None, "
+                   "output_names: collections.abc.Sequence[str] | collections.abc.Mapping[str, "
+                   "numpy.typing.ArrayLike] | None = None, report: bool | None = False, "
+                   "timeout_ms: float | None = None, *, "
+                   "input_feed: collections.abc.Mapping[str, numpy.typing.ArrayLike] | None = None) "
                    "-> list[numpy.ndarray] | tuple[list[numpy.ndarray], RunReport]"),
            kRunDoc)
+      .def("get_inputs", [](PySession& s) { return node_args(get(s).inputs()); },
+           nb::sig("def get_inputs(self) -> list[NodeArg]"),
+           "The model's inputs as ONNX Runtime's InferenceSession.get_inputs() gives them: a list of "
+           "NodeArg (name, shape with dim names, type).")
+      .def("get_outputs", [](PySession& s) { return node_args(get(s).outputs()); },
+           nb::sig("def get_outputs(self) -> list[NodeArg]"),
+           "The model's outputs as ONNX Runtime's InferenceSession.get_outputs() gives them, in run()'s order.")
       .def("placement", [](PySession& s) { return get(s).placement(); },
            "Where the session's partitions were placed (before any run): a RunReport.")
       .def("__repr__", [](PySession& s) {

@@ -39,6 +39,15 @@ def main():
     # One elementwise output.
     save(model([helper.make_node("Neg", ["x"], ["y"])], [f32("x", ["n"])], [f32("y", ["n"])]),
          os.path.join(out, "negate.onnx"))
+    # ONNX Runtime-style calls (test_session_ort_style.py): a named, an unnamed and a fixed
+    # dim, a scalar int64 input, three tensor outputs and a sequence output.
+    save(model([helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Neg", ["x"], ["z"]),
+                helper.make_node("Identity", ["n"], ["m"]), helper.make_node("SequenceConstruct", ["x", "x"], ["s"])],
+               [f32("x", ["batch", None, 3]), helper.make_tensor_value_info("n", TensorProto.INT64, [])],
+               [f32("y", ["batch", None, 3]), f32("z", ["batch", None, 3]),
+                helper.make_tensor_value_info("m", TensorProto.INT64, []),
+                helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, ["batch", None, 3])]),
+         os.path.join(out, "ort_style.onnx"))
     # An output that is the input itself.
     save(model([helper.make_node("Identity", ["x"], ["y"])], [f32("x", ["n"])], [f32("y", ["n"])]),
          os.path.join(out, "identity.onnx"))

@@ -3,6 +3,7 @@ BERT folder (tests/embed/data/tiny_bert, expected vectors from make_tiny_model.p
 and on the zoo's MiniLM with the shared BERT vocabulary against a pooling done here."""
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -45,10 +46,11 @@ def test_list_gives_2d_normalised(tiny, expected):
     np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1, rtol=1e-6)
 
 
-def test_normalize_false_gives_the_pooled_vectors(tiny, expected):
+def test_normalize_false_keeps_the_folders_normalize_module(tiny, expected):
+    # As sentence-transformers: normalize_embeddings=False does not remove the Normalize
+    # module tiny_bert's modules.json lists (test_embedder_st_semantics.py has the rules).
     got = tiny.encode(expected["texts"], normalize_embeddings=False)
-    np.testing.assert_allclose(got, expected["mean"], rtol=1e-5, atol=1e-6)
-    assert not np.allclose(np.linalg.norm(got, axis=1), 1)
+    np.testing.assert_allclose(got, unit(expected["mean"]), rtol=1e-5, atol=1e-6)
 
 
 def test_str_gives_1d(tiny, expected):
@@ -91,20 +93,28 @@ def test_max_seq_length_truncates(expected):
     assert not np.allclose(a, b)
 
 
-def test_minilm_matches_session_and_reference_ids(minilm_folder):
+def test_minilm_matches_session_and_reference_ids(minilm_folder, tmp_path):
     # Hugging Face's token ids for a few texts (tests/embed/data/bert_reference.jsonl),
     # run through a plain Session and mean-pooled here, against the Embedder.
     with open(os.path.join(EMBED_DATA, "bert_reference.jsonl"), encoding="utf-8") as f:
         rows = [json.loads(line) for line in f][1:]
     rows = [r for r in rows if 3 <= len(r["ids"]) <= 40][:12]
     texts = [r["text"] for r in rows]
-    model = dlrt.Embedder(minilm_folder, device="cpu")
+    # A modules.json without a Normalize module: the Embedder gives the mean-pooled vectors.
+    folder = tmp_path / "minilm"
+    shutil.copytree(minilm_folder, folder, symlinks=True)
+    (folder / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]))
+    model = dlrt.Embedder(folder, device="cpu")
     assert model.get_sentence_embedding_dimension() == 384
-    got = model.encode(texts, batch_size=5, normalize_embeddings=False)
+    got = model.encode(texts, batch_size=5)
     s = dlrt.Session(str(minilm_folder / "model.onnx"), device="cpu")
     for text, r, vec in zip(texts, rows, got):
         ids = np.array([r["ids"]], np.int64)
         [hidden] = s.run({"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)})
         np.testing.assert_allclose(vec, hidden[0].mean(axis=0), rtol=1e-4, atol=1e-5, err_msg=text)
-    normed = model.encode(texts)
+    normed = model.encode(texts, normalize_embeddings=True)
     np.testing.assert_allclose(normed, unit(got), rtol=1e-5, atol=1e-6)
+    # The folder as the zoo gives it (no modules.json): dlrt's default, mean + Normalize.
+    np.testing.assert_allclose(dlrt.Embedder(minilm_folder, device="cpu").encode(texts), normed, rtol=1e-5, atol=1e-6)

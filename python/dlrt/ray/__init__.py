@@ -126,7 +126,8 @@ class Embed:
     threads         the Embedder's CPU threads; None: default_threads(concurrency).
     concurrency     the number of actors per node, only to size the default threads
                     (pass the same number as map_batches' concurrency).
-    normalize       L2-normalise the vectors (Embedder.encode's normalize_embeddings).
+    normalize       L2-normalise the vectors (Embedder.encode's normalize_embeddings); False
+                    keeps the folder's own normalisation (a Normalize module) as it is.
     max_seq_length  tokens per text; longer texts are truncated (None: the folder's).
     status_column   when set, a string column saying per row: "ok", "empty", "null" or
                     "invalid_utf8_replaced".
