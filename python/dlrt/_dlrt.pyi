@@ -296,7 +296,7 @@ class Device:
     def metadata(self) -> dict[str, str]:
         """
         dict of str -> str: discovered_by, is_virtual, pci_bus_id, driver, driver_version,
-        memory_bytes, numa_node, cores, threads, isa (see docs/devices.md).
+        memory_bytes, numa_node, cores, threads, isa, caches (see docs/devices.md).
         """
 
     @property

@@ -25,7 +25,7 @@ void bind_devices(nb::module_& m) {
       .def_ro("device_id", &Device::device_id, "PCI device id (0 where there is none).")
       .def_ro("metadata", &Device::metadata,
               "dict of str -> str: discovered_by, is_virtual, pci_bus_id, driver, driver_version,\n"
-              "memory_bytes, numa_node, cores, threads, isa (see docs/devices.md).")
+              "memory_bytes, numa_node, cores, threads, isa, caches (see docs/devices.md).")
       .def_prop_ro("is_virtual", &Device::is_virtual, "True for a device that exists only to compile for.")
       .def("as_dict", [](const Device& d) {
             nb::dict r;
