@@ -7,6 +7,7 @@
 
 #include "backends/cpu/kernels/conv_blocked_impl.h"
 #include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/scratch.h"
 
 namespace dlrt::cpu {
 
@@ -32,9 +33,10 @@ void conv_row_generic(const ConvJob& j, int64_t n, int64_t ob, int64_t oh) {
   const BlockedConvGeometry& g = j.g;
   const BlockedConvWeights& w = *j.w;
   const int64_t b = w.block, icbs = ceil_div(g.C, b), kk = g.kh * g.kw, obs = ceil_div(g.M, b);
-  std::vector<float> acc(static_cast<size_t>(b));
+  thread_local AlignedScratch acc_buf;  // no heap allocation once a block width was seen
+  float* acc = acc_buf.get<float>(static_cast<size_t>(b));
   for (int64_t ow = 0; ow < g.OW; ++ow) {
-    for (int64_t o = 0; o < b; ++o) acc[static_cast<size_t>(o)] = j.bias[ob * b + o];
+    for (int64_t o = 0; o < b; ++o) acc[o] = j.bias[ob * b + o];
     for (int64_t kh = 0; kh < g.kh; ++kh) {
       const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
       if (ih < 0 || ih >= g.H) continue;
@@ -44,7 +46,7 @@ void conv_row_generic(const ConvJob& j, int64_t n, int64_t ob, int64_t oh) {
         if (w.depthwise) {
           const float* xp = j.x + n * j.xs_n + ob * j.xs_cb + ih * j.xs_h + iw * j.sx;
           const float* wp = w.w.data() + (ob * kk + kh * g.kw + kw) * b;
-          for (int64_t o = 0; o < b; ++o) acc[static_cast<size_t>(o)] += xp[o * j.sc] * wp[o];
+          for (int64_t o = 0; o < b; ++o) acc[o] += xp[o * j.sc] * wp[o];
           continue;
         }
         for (int64_t icb = 0; icb < icbs; ++icb) {
@@ -52,13 +54,13 @@ void conv_row_generic(const ConvJob& j, int64_t n, int64_t ob, int64_t oh) {
           const float* xp = j.x + n * j.xs_n + icb * j.xs_cb + ih * j.xs_h + iw * j.sx;
           const float* wp = w.w.data() + ((ob * icbs + icb) * kk + kh * g.kw + kw) * b * b;
           for (int64_t ic = 0; ic < icn; ++ic)
-            for (int64_t o = 0; o < b; ++o) acc[static_cast<size_t>(o)] += xp[ic * j.sc] * wp[ic * b + o];
+            for (int64_t o = 0; o < b; ++o) acc[o] += xp[ic * j.sc] * wp[ic * b + o];
         }
       }
     }
     const int64_t off = (((n * obs + ob) * g.OH + oh) * g.OW + ow) * b;
     for (int64_t o = 0; o < b; ++o) {
-      float v = acc[static_cast<size_t>(o)];
+      float v = acc[o];
       if (j.z) v += j.z[off + o];
       j.y[off + o] = activate(j.act, v);
     }
@@ -163,13 +165,15 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
     gp.OW = gp.W = g.OW * k;
     gp.OH = gp.H = g.OH / k;
   }
-  std::vector<float> padded_bias(static_cast<size_t>(obs * b), 0.0f);
-  if (bias) std::copy(bias, bias + g.M, padded_bias.begin());
+  thread_local AlignedScratch bias_buf;  // the bias padded to whole blocks, without a heap allocation per run
+  float* padded_bias = bias_buf.get<float>(static_cast<size_t>(obs * b));
+  std::fill(padded_bias, padded_bias + obs * b, 0.0f);
+  if (bias) std::copy(bias, bias + g.M, padded_bias);
   ConvJob j;
   j.w = &w;
   j.g = gp;
   j.x = x;
-  j.bias = padded_bias.data();
+  j.bias = padded_bias;
   j.z = z;
   j.act = act;
   j.y = y;
