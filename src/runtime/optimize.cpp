@@ -115,6 +115,7 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   if (on("half-in-float32")) p::compute_half_in_float32(graph, ctx);
   if (on("layer-norm")) p::fuse_layer_norm(graph, ctx, true);
   if (on("gelu")) p::fuse_gelu(graph, ctx);
+  if (on("hard-swish")) p::fuse_hard_swish(graph, ctx);
   if (on("attention")) p::fuse_attention(graph, ctx);
   if (on("bias-activation")) p::fuse_bias_activation(graph, ctx);
   if (on("integer-matmul-float")) p::fuse_integer_matmul_to_float(graph, ctx);

@@ -332,6 +332,48 @@ TEST(Passes, GeluFusesAllArrangements) {
   }
 }
 
+// x * Clip(x + 3, 0, 6) / 6 as exporters decompose HardSwish: Div by 6 or Mul
+// by 1/6, after the Mul by x or before it; Clip with inputs (opset 11+) or
+// attributes (opset 6).
+TEST(Passes, HardSwishFusesAllArrangements) {
+  for (int form = 0; form < 5; ++form) {
+    GraphBuilder b;
+    auto x = b.input("x", {3, 16});
+    auto a = b.node("Add", {x, b.scalar("three", 3.0f)});
+    ir::ValueId c;
+    if (form == 4) {
+      c = b.node("Clip", {a}, {{"min", af(0.0f)}, {"max", af(6.0f)}}, 6);
+    } else {
+      c = b.node("Clip", {a, b.scalar("lo", 0.0f), b.scalar("hi", 6.0f)});
+    }
+    ir::ValueId y;
+    if (form == 0 || form == 4) y = b.node("Div", {b.node("Mul", {x, c}), b.scalar("six", 6.0f)});
+    else if (form == 1) y = b.node("Mul", {b.node("Mul", {c, x}), b.scalar("sixth", 1.0f / 6.0f)});
+    else if (form == 2) y = b.node("Mul", {x, b.node("Div", {c, b.scalar("six", 6.0f)})});
+    else y = b.node("Mul", {b.node("Mul", {c, b.scalar("sixth", 1.0f / 6.0f)}), x});
+    b.output(y);
+    auto opt = check_pass(b.graph(), {random_tensor({3, 16}, 21, -6, 6)}, p::fuse_hard_swish, "hard-swish", 1, 1e-5f);
+    ASSERT_EQ(opt->nodes.size(), 1u) << "form " << form;
+    EXPECT_EQ(opt->nodes[0].op_type, "HardSwish") << "form " << form;
+  }
+}
+
+// Near misses stay: another offset, another bound, a Mul by something other than
+// x, and an intermediate that is also read elsewhere.
+TEST(Passes, HardSwishNearMissesLeftAlone) {
+  for (int form = 0; form < 4; ++form) {
+    GraphBuilder b;
+    auto x = b.input("x", {8});
+    auto z = b.input("z", {8});
+    auto a = b.node("Add", {x, b.scalar("k", form == 0 ? 2.0f : 3.0f)});
+    auto c = b.node("Clip", {a, b.scalar("lo", 0.0f), b.scalar("hi", form == 1 ? 8.0f : 6.0f)});
+    auto m = b.node("Mul", {form == 2 ? z : x, c});
+    b.output(b.node("Div", {m, b.scalar("six", 6.0f)}));
+    if (form == 3) b.output(m);
+    check_pass(b.graph(), {random_tensor({8}, 22, -6, 6), random_tensor({8}, 23)}, p::fuse_hard_swish, "hard-swish", 0);
+  }
+}
+
 TEST(Passes, GeluNotFusedWhenIntermediateIsAlsoRead) {
   GraphBuilder b;
   auto x = b.input("x", {8});

@@ -289,6 +289,88 @@ int fuse_attention(Graph& g, PassContext& ctx) {
 
 namespace {
 
+// A Clip of x + 3 to [0, 6] as a decomposed HardSwish has it: the Add's other
+// input when `clip` is Clip(Add(x, 3), 0, 6) with the Add read by it alone.
+ValueId hard_swish_input(Rewriter& rw, int clip) {
+  const Node& c = rw.node(clip);
+  if (!is_op(c, "Clip") || c.inputs.empty()) return kNoValue;
+  float lo = -INFINITY, hi = INFINITY;
+  if (c.opset < 11) {
+    lo = c.attr_float("min", lo);
+    hi = c.attr_float("max", hi);
+  } else {
+    auto l = c.inputs.size() > 1 && c.inputs[1] != kNoValue ? rw.scalar(c.inputs[1]) : std::nullopt;
+    auto h = c.inputs.size() > 2 && c.inputs[2] != kNoValue ? rw.scalar(c.inputs[2]) : std::nullopt;
+    if (!l || !h) return kNoValue;
+    lo = static_cast<float>(*l), hi = static_cast<float>(*h);
+  }
+  if (lo != 0.0f || hi != 6.0f) return kNoValue;
+  const int add = rw.producer_op(c.inputs[0], "Add");
+  if (add < 0 || !rw.single_use(c.inputs[0])) return kNoValue;
+  for (int k = 0; k < 2; ++k) {
+    auto three = rw.scalar(rw.node(add).inputs[k]);
+    if (three && *three == 3.0) return rw.node(add).inputs[1 - k];
+  }
+  return kNoValue;
+}
+
+// The node dividing `v` by 6 (Div by 6 or Mul by 1/6) when it is v's only reader, else -1.
+int divides_by_six(Rewriter& rw, ValueId v) {
+  for (const char* op : {"Div", "Mul"}) {
+    const int d = sole_consumer(rw, v, op);
+    if (d < 0) continue;
+    const Node& n = rw.node(d);
+    if (n.inputs.size() != 2 || (op[0] == 'D' && n.inputs[0] != v)) continue;
+    auto c = rw.scalar(other_input(n, v));
+    if (c && near(*c, op[0] == 'D' ? 6.0 : 1.0 / 6.0, 1e-6)) return d;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int fuse_hard_swish(Graph& g, PassContext& ctx) {
+  if (!ctx.can_run("HardSwish", "", 14)) return 0;
+  Rewriter rw(g, ctx);
+  int fired = 0;
+  for (int c = 0; c < rw.size(); ++c) {
+    if (rw.dead(c)) continue;
+    const ValueId x = hard_swish_input(rw, c);
+    if (x == kNoValue || !is_float32(g, x)) continue;
+    const ValueId clipped = rw.node(c).outputs[0];
+    std::vector<int> chain = {rw.producer(rw.node(c).inputs[0]), c};
+    int last = -1;
+    if (const int m = sole_consumer(rw, clipped, "Mul"); m >= 0 && other_input(rw.node(m), clipped) == x) {
+      const int d = divides_by_six(rw, rw.node(m).outputs[0]);  // (x * clip) / 6
+      if (d < 0) continue;
+      chain.push_back(m);
+      last = d;
+    } else if (const int d = divides_by_six(rw, clipped); d >= 0) {  // x * (clip / 6)
+      const int m2 = sole_consumer(rw, rw.node(d).outputs[0], "Mul");
+      if (m2 < 0 || other_input(rw.node(m2), rw.node(d).outputs[0]) != x) continue;
+      chain.push_back(d);
+      last = m2;
+    } else {
+      continue;
+    }
+    Node hs;
+    hs.name = rw.node(c).name + "_hard_swish";
+    hs.op_type = "HardSwish";
+    hs.opset = 14;
+    hs.inputs = {x};
+    hs.outputs = {rw.node(last).outputs[0]};
+    log_fired("hard-swish", "fused " + std::to_string(chain.size() + 1) + " nodes around " + rw.node(c).describe());
+    for (int k : chain) rw.remove(k);
+    rw.replace(last, std::move(hs));
+    ++fired;
+  }
+  rw.commit();
+  ctx.count("hard-swish", fired);
+  return fired;
+}
+
+namespace {
+
 // Activation node -> (name, params) for the fused kernels.
 std::optional<std::pair<std::string, std::vector<float>>> activation_of(Rewriter& rw, const Node& n) {
   if (!n.domain.empty()) return std::nullopt;

@@ -148,6 +148,11 @@ int blocked_layout(Graph& g, PassContext& ctx, int block);
 // (ONNX opset 20, approximate "none").
 int fuse_gelu(Graph& g, PassContext& ctx);
 
+// x * Clip(x + 3, 0, 6) / 6 (Div by 6 or Mul by 1/6, either side of the Mul
+// by x; paddle2onnx's and older exporters' HardSwish) -> HardSwish (opset 14),
+// which fuse_bias_activation then puts into the conv before it.
+int fuse_hard_swish(Graph& g, PassContext& ctx);
+
 // MatMul/Softmax attention -> com.dlrt Attention (see backends/cpu/ops/transformer.cpp):
 //   Q·Kᵀ (MatMul), scale (Div or Mul by a constant scalar, either side of the
 //   MatMul), optional additive mask (Add), Softmax over the last axis,
