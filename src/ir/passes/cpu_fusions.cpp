@@ -16,6 +16,28 @@ bool is_float32(const Graph& g, ValueId v) {
 }
 
 // Transpose perm of node p, if it is a Transpose with an explicit perm.
+// A Clip's bounds: attributes before opset 11, constant scalar inputs from
+// it on (absent: unbounded); nullopt when an input bound is not a constant.
+std::optional<std::pair<float, float>> clip_bounds(Rewriter& rw, const Node& n) {
+  float lo = -INFINITY, hi = INFINITY;
+  if (n.opset < 11) {
+    lo = n.attr_float("min", -3.4028234663852886e+38f);
+    hi = n.attr_float("max", 3.4028234663852886e+38f);
+    return std::make_pair(lo, hi);
+  }
+  if (n.inputs.size() > 1 && n.inputs[1] != kNoValue) {
+    auto c = rw.scalar(n.inputs[1]);
+    if (!c) return std::nullopt;
+    lo = static_cast<float>(*c);
+  }
+  if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
+    auto c = rw.scalar(n.inputs[2]);
+    if (!c) return std::nullopt;
+    hi = static_cast<float>(*c);
+  }
+  return std::make_pair(lo, hi);
+}
+
 std::optional<std::vector<int64_t>> perm_of(Rewriter& rw, int p) {
   if (p < 0 || !is_op(rw.node(p), "Transpose") || !rw.node(p).has_attr("perm")) return std::nullopt;
   return rw.node(p).attr_ints("perm");
@@ -294,17 +316,8 @@ namespace {
 ValueId hard_swish_input(Rewriter& rw, int clip) {
   const Node& c = rw.node(clip);
   if (!is_op(c, "Clip") || c.inputs.empty()) return kNoValue;
-  float lo = -INFINITY, hi = INFINITY;
-  if (c.opset < 11) {
-    lo = c.attr_float("min", lo);
-    hi = c.attr_float("max", hi);
-  } else {
-    auto l = c.inputs.size() > 1 && c.inputs[1] != kNoValue ? rw.scalar(c.inputs[1]) : std::nullopt;
-    auto h = c.inputs.size() > 2 && c.inputs[2] != kNoValue ? rw.scalar(c.inputs[2]) : std::nullopt;
-    if (!l || !h) return kNoValue;
-    lo = static_cast<float>(*l), hi = static_cast<float>(*h);
-  }
-  if (lo != 0.0f || hi != 6.0f) return kNoValue;
+  const auto bounds = clip_bounds(rw, c);
+  if (!bounds || bounds->first != 0.0f || bounds->second != 6.0f) return kNoValue;
   const int add = rw.producer_op(c.inputs[0], "Add");
   if (add < 0 || !rw.single_use(c.inputs[0])) return kNoValue;
   for (int k = 0; k < 2; ++k) {
@@ -385,23 +398,9 @@ std::optional<std::pair<std::string, std::vector<float>>> activation_of(Rewriter
     return std::make_pair(std::string(a == "tanh" ? "Gelu_tanh" : "Gelu"), std::vector<float>{});
   }
   if (op == "Clip") {
-    float lo = -INFINITY, hi = INFINITY;
-    if (n.opset < 11) {
-      lo = n.attr_float("min", -3.4028234663852886e+38f);
-      hi = n.attr_float("max", 3.4028234663852886e+38f);
-    } else {
-      if (n.inputs.size() > 1 && n.inputs[1] != kNoValue) {
-        auto c = rw.scalar(n.inputs[1]);
-        if (!c) return std::nullopt;
-        lo = static_cast<float>(*c);
-      }
-      if (n.inputs.size() > 2 && n.inputs[2] != kNoValue) {
-        auto c = rw.scalar(n.inputs[2]);
-        if (!c) return std::nullopt;
-        hi = static_cast<float>(*c);
-      }
-    }
-    return std::make_pair(std::string("Clip"), std::vector<float>{lo, hi});
+    const auto bounds = clip_bounds(rw, n);
+    if (!bounds) return std::nullopt;
+    return std::make_pair(std::string("Clip"), std::vector<float>{bounds->first, bounds->second});
   }
   return std::nullopt;
 }
