@@ -10,6 +10,20 @@
 
 namespace dlrt::embed::testing {
 
+// A fresh copy of the folder `from` at `to` (removed first), for variants of a test folder.
+inline std::filesystem::path copy_folder(const std::filesystem::path& from, const std::filesystem::path& to) {
+  std::filesystem::remove_all(to);
+  std::filesystem::create_directories(to.parent_path());
+  std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
+  return to;
+}
+
+// Writes `text` to `p` (bytes as given), creating its folder.
+inline void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
 // ../shared relative to the repo root; DLRT_SHARED_DIR overrides.
 inline std::filesystem::path shared_dir() {
   if (const char* env = std::getenv("DLRT_SHARED_DIR"); env && *env) return env;

@@ -49,17 +49,10 @@ void expect_near(const std::vector<float>& got, const std::vector<float>& want, 
 
 // A copy of the tiny folder in the build dir, for variants.
 fs::path copy_tiny(const std::string& name) {
-  fs::path dir = fs::path(DLRT_BINARY_DIR) / "embed_test" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir.parent_path());
-  fs::copy(kTiny, dir, fs::copy_options::recursive);
-  return dir;
+  return testing::copy_folder(kTiny, fs::path(DLRT_BINARY_DIR) / "embed_test" / name);
 }
 
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
+void write(const fs::path& p, const std::string& text) { testing::write_file(p, text); }
 
 TEST(EmbedEmbedder, TinyFolderMeanNormalized) {
   auto e = Embedder::create(kTiny.string(), cpu());

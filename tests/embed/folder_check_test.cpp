@@ -27,17 +27,10 @@ using nlohmann::json;
 const fs::path kTiny = fs::path(DLRT_EMBED_TEST_DATA) / "tiny_bert";
 
 fs::path copy_tiny(const std::string& name) {
-  fs::path dir = fs::path(DLRT_BINARY_DIR) / "folder_check_test" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir.parent_path());
-  fs::copy(kTiny, dir, fs::copy_options::recursive);
-  return dir;
+  return testing::copy_folder(kTiny, fs::path(DLRT_BINARY_DIR) / "folder_check_test" / name);
 }
 
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
+void write(const fs::path& p, const std::string& text) { testing::write_file(p, text); }
 
 EmbedderOptions cpu() {
   EmbedderOptions o;
