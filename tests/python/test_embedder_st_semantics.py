@@ -194,12 +194,16 @@ def test_convert_to_tensor_without_torch(plain, monkeypatch):
         plain.encode(["a big dog"], convert_to_tensor=True)
 
 
-def test_convert_to_tensor_with_torch(folders):
+def test_convert_to_tensor_with_torch(folders, tmp_path):
     # The test python has no torch; Debian's python3 (same CPython minor) has it.
     python = os.environ.get("DLRT_TORCH_PYTHON", "/usr/bin/python3")
-    probe = subprocess.run([python, "-c", "import torch"], capture_output=True)
+    probe = subprocess.run([python, "-c", "import sys, torch; print('%d.%d' % sys.version_info[:2])"],
+                           capture_output=True, text=True)
     if probe.returncode != 0:
         pytest.skip(f"{python} cannot import torch (set DLRT_TORCH_PYTHON)")
+    mine = "%d.%d" % sys.version_info[:2]
+    if probe.stdout.strip() != mine:
+        pytest.skip(f"{python} with torch is CPython {probe.stdout.strip()}, this dlrt module is for {mine}")
     code = f"""
 import numpy as np, torch, dlrt
 e = dlrt.Embedder({folders['normalize']!r}, device="cpu", threads=1)
@@ -214,8 +218,13 @@ empty = e.encode([], convert_to_tensor=True)
 assert isinstance(empty, torch.Tensor) and empty.numel() == 0
 print("ok")
 """
-    # Only the folder holding this dlrt: that python's own numpy and torch, not this one's.
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(dlrt.__file__))))
+    # A copy of this dlrt package alone (and the libraries a wheel bundles beside it), so that
+    # the child uses its own numpy and torch, not those next to this dlrt in a venv.
+    package = os.path.dirname(os.path.abspath(dlrt.__file__))
+    shutil.copytree(package, tmp_path / "dlrt")
+    if os.path.isdir(package + ".libs"):
+        shutil.copytree(package + ".libs", tmp_path / "dlrt.libs")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
     done = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     if done.returncode != 0 and "No module named 'dlrt._dlrt'" in done.stderr:
         pytest.skip(f"{python} cannot load this build's dlrt module: {done.stderr.splitlines()[-1]}")
