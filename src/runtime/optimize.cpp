@@ -81,6 +81,8 @@ Result<std::map<std::string, int>> optimize_standard(ir::Graph& graph, ThreadPoo
     if (on("constant-folding")) changes += p::fold_constants(graph, ctx);
     if (on("dead-nodes")) changes += p::eliminate_dead_nodes(graph, ctx);
     if (on("conv-bn")) changes += p::fold_conv_batchnorm(graph, ctx);
+    if (on("conv-affine")) changes += p::fold_conv_affine(graph, ctx);
+    if (on("conv-bn")) changes += p::fold_conv_transpose_batchnorm(graph, ctx);
     if (on("transpose")) changes += p::eliminate_transposes(graph, ctx);
     if (on("layer-norm")) changes += p::fuse_layer_norm(graph, ctx);
     if (changes == 0) break;
@@ -118,6 +120,7 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   if (on("hard-swish")) p::fuse_hard_swish(graph, ctx);
   if (on("attention")) p::fuse_attention(graph, ctx);
   if (on("bias-activation")) p::fuse_bias_activation(graph, ctx);
+  if (on("activation-affine")) p::fuse_activation_affine(graph, ctx);
   if (on("integer-matmul-float")) p::fuse_integer_matmul_to_float(graph, ctx);
   // AVX2 and AVX-512 CPUs (8- or 16-channel blocks; measured on Zen 1 and on
   // a Sapphire Rapids-class Xeon, docs/performance.md).

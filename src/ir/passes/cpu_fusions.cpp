@@ -526,10 +526,10 @@ namespace {
 
 bool is_fused_conv(const Node& n) { return n.domain == "com.dlrt" && n.op_type == "FusedConv"; }
 
-// No activation, Relu or Clip (what the fused depthwise kernel applies).
+// No activation, Relu or Clip, no post-affine (what the fused depthwise kernel applies).
 bool clamp_activation(const Node& n) {
   const std::string a = n.attr_string("activation", "");
-  return a.empty() || a == "Relu" || a == "Clip";
+  return !n.has_attr("activation_affine") && (a.empty() || a == "Relu" || a == "Clip");
 }
 
 // Every value of an int-list attribute equals v (an absent attribute passes).
@@ -648,6 +648,7 @@ int fuse_expand_depthwise_project(Graph& g, PassContext& ctx) {
     while (fused.inputs.back() == kNoValue) fused.inputs.pop_back();
     if (p.has_attr("activation")) fused.attributes["project_activation"] = p.attributes.at("activation");
     if (p.has_attr("activation_params")) fused.attributes["project_activation_params"] = p.attributes.at("activation_params");
+    if (p.has_attr("activation_affine")) fused.attributes["project_activation_affine"] = p.attributes.at("activation_affine");
     fused.outputs = p.outputs;
     log_fired("expand-depthwise-project", "fused " + f.describe() + " and " + p.describe());
     rw.remove(i);

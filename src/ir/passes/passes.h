@@ -84,6 +84,18 @@ int fold_shapes(Graph& g, PassContext& ctx, const std::map<std::string, Shape>& 
 // inference mode) -> one Conv with scaled weights and bias.
 int fold_conv_batchnorm(Graph& g, PassContext& ctx);
 
+// Conv / ConvTranspose (constant float32 W, constant or no B) whose output's
+// only reader is a Mul, Add or Sub (conv - c) by a finite float32 constant
+// that varies along the output channels at most (a scalar, [1], [M, 1, 1],
+// [1, M, 1, 1], ...; never a per-position or per-batch tensor) -> one conv
+// with scaled W and B or a shifted B (created when absent), writing the
+// Mul/Add's output. Chains (Mul then Add) fold one node at a time.
+int fold_conv_affine(Graph& g, PassContext& ctx);
+
+// ConvTranspose ([C, M/group, k...] weights) followed by BatchNormalization
+// (constant params, inference mode) -> one ConvTranspose (counted as conv-bn).
+int fold_conv_transpose_batchnorm(Graph& g, PassContext& ctx);
+
 // Transpose(Transpose(x)) -> one Transpose (or nothing when the perms
 // cancel); identity Transposes disappear.
 int eliminate_transposes(Graph& g, PassContext& ctx);
@@ -165,6 +177,14 @@ int fuse_attention(Graph& g, PassContext& ctx);
 // Conv/MatMul + residual Add (a tensor of the output's shape) -> com.dlrt FusedConv /
 // FusedGemm / FusedMatMul.
 int fuse_bias_activation(Graph& g, PassContext& ctx);
+
+// A FusedConv / FusedGemm / FusedMatMul with an activation whose output's
+// only reader is a Mul, Add or Sub (y - c) by a finite float32 constant of
+// one element (of rank at most the output's) -> the same op with
+// activation_affine = [scale, shift]: y = act(...) * scale + shift, chains
+// composed (in double, then rounded to float). Per-channel operands are not
+// taken (the kernels' epilogues hold one scale and one shift).
+int fuse_activation_affine(Graph& g, PassContext& ctx);
 
 // FusedConv, group 1 (a 1x1 "expand" conv, or a stem of at most 64 taps per
 // output; no residual, Relu/Clip or none, a multiple of 8 output channels)

@@ -7,6 +7,14 @@
 // Gelu_tanh (the tanh approximation) and Silu (x * Sigmoid(x), the ONNX
 // pair Sigmoid then Mul by the input). NaN inputs stay NaN, except where
 // the ONNX op itself maps them (Clip/Relu follow max/min like the ONNX kernels).
+//
+// An optional post-affine (attribute `activation_affine` = [scale, shift])
+// follows the activation: y = fma(act(x), scale, shift), the Mul and Add by
+// scalar constants that exporters put after activations (ir pass
+// activation-affine). Every consumer of an Activation applies it: the vector
+// paths through act_ps_array, apply_activation, apply_epilogue or their own
+// affine step; the clamp-only paths never see one (clamp_stage reports no
+// clamp and none() is false, so they take their general activation path).
 #pragma once
 
 #include <algorithm>
@@ -39,7 +47,12 @@ struct Activation {
   ActKind kind = ActKind::kNone;
   float p0 = 0.0f;  // Clip min, LeakyRelu alpha, HardSigmoid alpha
   float p1 = 0.0f;  // Clip max, HardSigmoid beta
-  bool none() const { return kind == ActKind::kNone; }
+  // Post-affine y = act * scale + shift (one rounding); the defaults leave
+  // every value as it is (-0 is the additive identity for -0 too).
+  bool affine = false;
+  float scale = 1.0f;
+  float shift = -0.0f;
+  bool none() const { return kind == ActKind::kNone && !affine; }
 };
 
 // Relu and Clip as the clamp to [lo, hi] a kernel's store applies in
@@ -51,7 +64,7 @@ struct ClampStage {
 
 inline ClampStage clamp_stage(const Activation& a) {
   ClampStage c;
-  c.clamp = a.kind == ActKind::kRelu || a.kind == ActKind::kClip;
+  c.clamp = !a.affine && (a.kind == ActKind::kRelu || a.kind == ActKind::kClip);
   if (a.kind == ActKind::kClip) c.lo = a.p0, c.hi = a.p1;
   return c;
 }
@@ -97,15 +110,36 @@ inline Result<Activation> make_activation(const std::string& name, const std::ve
   return a;
 }
 
-// The activation named by a node's `activation` and `activation_params` attributes.
+// Sets a's post-affine from the node's attribute `attr` ([scale, shift]) when it has one.
+inline Status read_activation_affine(const ir::Node& node, const std::string& attr, Activation& a) {
+  if (!node.has_attr(attr)) return Status::Ok();
+  const std::vector<float> st = node.attr_floats(attr);
+  if (st.size() != 2) return InvalidArgument(node.describe() + ": " + attr + " must hold [scale, shift]");
+  a.affine = true;
+  a.scale = st[0];
+  a.shift = st[1];
+  return Status::Ok();
+}
+
+// The activation named by a node's `activation`, `activation_params` and
+// `activation_affine` attributes (the latter: [scale, shift], optional).
 inline Result<Activation> activation_of(const ir::Node& node) {
   auto a = make_activation(node.attr_string("activation", ""), node.attr_floats("activation_params"));
   if (!a.ok()) return InvalidArgument(node.describe() + ": " + a.status().message());
+  DLRT_RETURN_IF_ERROR(read_activation_affine(node, "activation_affine", *a));
   return a;
 }
 
+inline float activate_only(const Activation& a, float x);
+
 // One element (the reference the vector code is tested against).
 inline float activate(const Activation& a, float x) {
+  const float y = activate_only(a, x);
+  return a.affine ? std::fma(y, a.scale, a.shift) : y;
+}
+
+// The activation without the post-affine.
+inline float activate_only(const Activation& a, float x) {
   switch (a.kind) {
     case ActKind::kNone: return x;
     case ActKind::kRelu: return x < 0.0f ? 0.0f : x;

@@ -104,12 +104,14 @@ DLRT_AVX512 void flat_taps(const float* src, const int64_t* off, const float* w,
   }
 }
 
-// y[oh, ow] = act(grid[oh * wq + ow] + bias + residual[oh, ow]) for ow < out_w.
+// y[oh, ow] = act(grid[oh * wq + ow] + bias + residual[oh, ow]) for ow < out_w (and its post-affine).
 template <ActKind K>
 DLRT_AVX512 void compact(const float* grid, int64_t wq, const DepthwiseFlatGeometry& g, const DepthwiseFlatOutput& o,
                          float* y) {
   const __m512 bias = _mm512_set1_ps(o.bias);
   const __m512 p0 = _mm512_set1_ps(o.act.p0), p1 = _mm512_set1_ps(o.act.p1);
+  const bool affine = o.act.affine;  // the post-affine (activation_epilogue.h)
+  const __m512 sc = _mm512_set1_ps(o.act.scale), sh = _mm512_set1_ps(o.act.shift);
   for (int64_t oh = 0; oh < g.out_h; ++oh) {
     const float* gr = grid + oh * wq;
     float* yr = y + oh * g.out_w;
@@ -118,7 +120,8 @@ DLRT_AVX512 void compact(const float* grid, int64_t wq, const DepthwiseFlatGeome
       const __mmask16 m = avx512::tail_mask(g.out_w - c);
       __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, gr + c), bias);
       if (rr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, rr + c));
-      _mm512_mask_storeu_ps(yr + c, m, avx512::act_ps<K>(v, p0, p1));
+      v = avx512::act_ps<K>(v, p0, p1);
+      _mm512_mask_storeu_ps(yr + c, m, affine ? _mm512_fmadd_ps(v, sc, sh) : v);
     }
   }
 }

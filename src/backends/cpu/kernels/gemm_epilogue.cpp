@@ -180,6 +180,13 @@ template <ActKind K>
 DLRT_AVX2 void epilogue_avx2_t(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
                                int64_t cols) {
   const __m256 p0 = _mm256_set1_ps(ep.act.p0), p1 = _mm256_set1_ps(ep.act.p1);
+  // The post-affine (activation_epilogue.h) after the activation.
+  const bool affine = ep.act.affine;
+  const __m256 sc = _mm256_set1_ps(ep.act.scale), sh = _mm256_set1_ps(ep.act.shift);
+  auto act = [&](__m256 v) DLRT_AVX2 {
+    v = act_ps<K>(v, p0, p1);
+    return affine ? _mm256_fmadd_ps(v, sc, sh) : v;
+  };
   // The input of the activation at (row r, column j): C plus the biases and the residual.
   auto pre = [&](int64_t r, int64_t j) DLRT_AVX2 {
     __m256 v = _mm256_loadu_ps(c + r * ldc + j);
@@ -202,13 +209,17 @@ DLRT_AVX2 void epilogue_avx2_t(const GemmEpilogue& ep, float* c, int64_t ldc, in
       v[u] = pre(r, 8 * jv);
       advance();
     }
-    if constexpr (K == ActKind::kGelu) gelu_lockstep<4>(v);
-    else
-      for (int u = 0; u < 4; ++u) v[u] = act_ps<K>(v[u], p0, p1);
+    if constexpr (K == ActKind::kGelu) {
+      gelu_lockstep<4>(v);
+      if (affine)
+        for (int u = 0; u < 4; ++u) v[u] = _mm256_fmadd_ps(v[u], sc, sh);
+    } else {
+      for (int u = 0; u < 4; ++u) v[u] = act(v[u]);
+    }
     for (int u = 0; u < 4; ++u) _mm256_storeu_ps(dst[u], v[u]);
   }
   for (; t < total; ++t) {
-    _mm256_storeu_ps(c + r * ldc + 8 * jv, act_ps<K>(pre(r, 8 * jv), p0, p1));
+    _mm256_storeu_ps(c + r * ldc + 8 * jv, act(pre(r, 8 * jv)));
     advance();
   }
   if (cols % 8 == 0) return;
@@ -225,7 +236,7 @@ DLRT_AVX2 void epilogue_avx2_t(const GemmEpilogue& ep, float* c, int64_t ldc, in
       if (res) v += res[j + e];
       tmp[e] = v;
     }
-    _mm256_store_ps(tmp, act_ps<K>(_mm256_load_ps(tmp), p0, p1));
+    _mm256_store_ps(tmp, act(_mm256_load_ps(tmp)));
     for (int64_t e = 0; e < n; ++e) cr[j + e] = tmp[e];
   }
 }
@@ -258,7 +269,7 @@ struct RowInputs512 {
 // gelu_lockstep quarters the cost of one vector at a time (docs/performance.md).
 template <int U>
 DLRT_AVX512 __attribute__((always_inline)) inline void gelu_step_avx512(float* cr, int64_t j, int64_t cols,
-                                                                         const RowInputs512& pre) {
+                                                                         const RowInputs512& pre, const Activation& a) {
   __m512 v[U];
   __mmask16 m[U];
 #pragma GCC unroll 4
@@ -267,18 +278,21 @@ DLRT_AVX512 __attribute__((always_inline)) inline void gelu_step_avx512(float* c
     v[u] = pre(j + 16 * u, m[u]);
   }
   avx512::gelu_lockstep<U>(v);
+  if (a.affine)
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) v[u] = _mm512_fmadd_ps(v[u], _mm512_set1_ps(a.scale), _mm512_set1_ps(a.shift));
 #pragma GCC unroll 4
   for (int u = 0; u < U; ++u) _mm512_mask_storeu_ps(cr + j + 16 * u, m[u], v[u]);
 }
 
-DLRT_AVX512 inline void gelu_row_avx512(float* cr, int64_t cols, const RowInputs512& pre) {
+DLRT_AVX512 inline void gelu_row_avx512(float* cr, int64_t cols, const RowInputs512& pre, const Activation& a) {
   int64_t j = 0;
-  for (; j + 64 <= cols; j += 64) gelu_step_avx512<4>(cr, j, cols, pre);
+  for (; j + 64 <= cols; j += 64) gelu_step_avx512<4>(cr, j, cols, pre, a);
   switch ((cols - j + 15) / 16) {  // the last 1 to 63 columns
-    case 4: gelu_step_avx512<4>(cr, j, cols, pre); break;
-    case 3: gelu_step_avx512<3>(cr, j, cols, pre); break;
-    case 2: gelu_step_avx512<2>(cr, j, cols, pre); break;
-    case 1: gelu_step_avx512<1>(cr, j, cols, pre); break;
+    case 4: gelu_step_avx512<4>(cr, j, cols, pre, a); break;
+    case 3: gelu_step_avx512<3>(cr, j, cols, pre, a); break;
+    case 2: gelu_step_avx512<2>(cr, j, cols, pre, a); break;
+    case 1: gelu_step_avx512<1>(cr, j, cols, pre, a); break;
     default: break;
   }
 }
@@ -288,6 +302,8 @@ template <ActKind K>
 DLRT_AVX512 void epilogue_avx512_t(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0,
                                    int64_t rows, int64_t cols) {
   const __m512 p0 = _mm512_set1_ps(ep.act.p0), p1 = _mm512_set1_ps(ep.act.p1);
+  const bool affine = ep.act.affine;
+  const __m512 sc = _mm512_set1_ps(ep.act.scale), sh = _mm512_set1_ps(ep.act.shift);
   for (int64_t r = 0; r < rows; ++r) {
     float* cr = c + r * ldc;
     const __m512 rb = _mm512_set1_ps(ep.row_bias ? ep.row_bias[i0 + r] : 0.0f);
@@ -295,12 +311,13 @@ DLRT_AVX512 void epilogue_avx512_t(const GemmEpilogue& ep, float* c, int64_t ldc
     const float* res = ep.residual ? ep.residual + (i0 + r) * ep.ldr + j0 : nullptr;
     const RowInputs512 pre{cr, cb, res, rb};
     if constexpr (K == ActKind::kGelu) {
-      gelu_row_avx512(cr, cols, pre);
+      gelu_row_avx512(cr, cols, pre, ep.act);
       continue;
     }
     for (int64_t j = 0; j < cols; j += 16) {
       const __mmask16 m = avx512::tail_mask(cols - j);
-      _mm512_mask_storeu_ps(cr + j, m, avx512::act_ps<K>(pre(j, m), p0, p1));
+      const __m512 v = avx512::act_ps<K>(pre(j, m), p0, p1);
+      _mm512_mask_storeu_ps(cr + j, m, affine ? _mm512_fmadd_ps(v, sc, sh) : v);
     }
   }
 }

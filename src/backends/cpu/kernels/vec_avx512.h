@@ -283,24 +283,28 @@ DLRT_AVX512 inline __m512 act_ps(__m512 v, __m512 p0, __m512 p1) {
 // the kind for all n vectors, out of line, for output stages that store a few
 // vectors per row from registers (the direct conv's tiles) where one template
 // per kind would multiply their instantiations. Relu and Clip belong in the
-// caller's clamp (ClampStage); they work here too.
+// caller's clamp (ClampStage); they work here too. The post-affine follows.
 DLRT_AVX512 __attribute__((noinline)) inline void act_ps_array(const Activation& a, __m512* v, int n) {
   const __m512 p0 = _mm512_set1_ps(a.p0), p1 = _mm512_set1_ps(a.p1);
   auto each = [&](auto kind) DLRT_AVX512 {
     for (int i = 0; i < n; ++i) v[i] = act_ps<decltype(kind)::value>(v[i], p0, p1);
   };
   switch (a.kind) {
-    case ActKind::kNone: return;
-    case ActKind::kRelu: return each(std::integral_constant<ActKind, ActKind::kRelu>{});
-    case ActKind::kClip: return each(std::integral_constant<ActKind, ActKind::kClip>{});
-    case ActKind::kSigmoid: return each(std::integral_constant<ActKind, ActKind::kSigmoid>{});
-    case ActKind::kTanh: return each(std::integral_constant<ActKind, ActKind::kTanh>{});
-    case ActKind::kLeakyRelu: return each(std::integral_constant<ActKind, ActKind::kLeakyRelu>{});
-    case ActKind::kHardSigmoid: return each(std::integral_constant<ActKind, ActKind::kHardSigmoid>{});
-    case ActKind::kHardSwish: return each(std::integral_constant<ActKind, ActKind::kHardSwish>{});
-    case ActKind::kGelu: return each(std::integral_constant<ActKind, ActKind::kGelu>{});
-    case ActKind::kGeluTanh: return each(std::integral_constant<ActKind, ActKind::kGeluTanh>{});
-    case ActKind::kSilu: return each(std::integral_constant<ActKind, ActKind::kSilu>{});
+    case ActKind::kNone: break;
+    case ActKind::kRelu: each(std::integral_constant<ActKind, ActKind::kRelu>{}); break;
+    case ActKind::kClip: each(std::integral_constant<ActKind, ActKind::kClip>{}); break;
+    case ActKind::kSigmoid: each(std::integral_constant<ActKind, ActKind::kSigmoid>{}); break;
+    case ActKind::kTanh: each(std::integral_constant<ActKind, ActKind::kTanh>{}); break;
+    case ActKind::kLeakyRelu: each(std::integral_constant<ActKind, ActKind::kLeakyRelu>{}); break;
+    case ActKind::kHardSigmoid: each(std::integral_constant<ActKind, ActKind::kHardSigmoid>{}); break;
+    case ActKind::kHardSwish: each(std::integral_constant<ActKind, ActKind::kHardSwish>{}); break;
+    case ActKind::kGelu: each(std::integral_constant<ActKind, ActKind::kGelu>{}); break;
+    case ActKind::kGeluTanh: each(std::integral_constant<ActKind, ActKind::kGeluTanh>{}); break;
+    case ActKind::kSilu: each(std::integral_constant<ActKind, ActKind::kSilu>{}); break;
+  }
+  if (a.affine) {
+    const __m512 sc = _mm512_set1_ps(a.scale), sh = _mm512_set1_ps(a.shift);
+    for (int i = 0; i < n; ++i) v[i] = _mm512_fmadd_ps(v[i], sc, sh);
   }
 }
 
