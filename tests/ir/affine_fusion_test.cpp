@@ -314,6 +314,27 @@ TEST(ActivationAffine, ExpandDepthwiseRefusesAffineConvs) {
   }
 }
 
+// As the project conv of a FusedExpandDepthwise a conv keeps its post-affine
+// (project_activation_affine), and the fused op computes it.
+TEST(ActivationAffine, ExpandDepthwiseProjectKeepsTheAffine) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 16, 14, 14});
+  auto c1 = b.node("FusedConv", {x, b.constant("we", random_tensor({32, 16, 1, 1}, 62))}, {{"activation", as("Relu")}}, 1,
+                   "com.dlrt");
+  auto c2 = b.node("FusedConv", {c1, b.constant("wd", random_tensor({32, 1, 3, 3}, 63))},
+                   {{"activation", as("Relu")}, {"group", ai(32)}, {"pads", ais({1, 1, 1, 1})}}, 1, "com.dlrt");
+  ir::Attributes pa = {{"activation", as("HardSwish")}};
+  pa["activation_affine"].kind = ir::Attribute::Kind::kFloats;
+  pa["activation_affine"].floats = {-1.5f, 0.25f};
+  b.output(b.node("FusedConv", {c2, b.constant("wp", random_tensor({16, 32, 1, 1}, 64)), b.constant("bp", random_tensor({16}, 65))},
+                  pa, 1, "com.dlrt"));
+  const std::vector<Tensor> in = {random_tensor({1, 16, 14, 14}, 66)};
+  auto opt = check(b.graph(), in, p::fuse_expand_depthwise, "expand-depthwise", 1);
+  opt = check(opt, in, p::fuse_expand_depthwise_project, "expand-depthwise-project", 1);
+  ASSERT_EQ(opt->nodes.size(), 1u);
+  EXPECT_EQ(opt->nodes[0].attr_floats("project_activation_affine"), (std::vector<float>{-1.5f, 0.25f}));
+}
+
 // ------------------------------------------------------------- end to end
 
 // The learnable-affine block PP-OCR exports (Conv, Mul and Add by [1]
