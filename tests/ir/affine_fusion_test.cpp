@@ -65,8 +65,9 @@ std::vector<cpu::CpuIsa> runnable_isas() {
 TEST(ConvAffine, FoldsPerChannelAndScalarChains) {
   GraphBuilder b;
   auto x = b.input("x", {2, 4, 7, 7});
-  auto c1 = b.node("Conv", {x, b.constant("w1", random_tensor({6, 4, 3, 3}, 1)), b.constant("b1", random_tensor({6}, 2))},
-                   {{"pads", ais({1, 1, 1, 1})}});
+  auto c1 =
+      b.node("Conv", {x, b.constant("w1", random_tensor({6, 4, 3, 3}, 1)), b.constant("b1", random_tensor({6}, 2))},
+             {{"pads", ais({1, 1, 1, 1})}});
   auto m1 = b.node("Mul", {c1, b.constant("s1", filled({1}, {0.75f}))});
   auto a1 = b.node("Add", {b.constant("t1", random_tensor({1, 6, 1, 1}, 3)), m1});  // constant first
   auto c2 = b.node("Conv", {a1, b.constant("w2", random_tensor({6, 3, 1, 1}, 4))}, {{"group", ai(2)}});  // no B
@@ -110,15 +111,28 @@ TEST(ConvAffine, NearMissesLeftAlone) {
     GraphBuilder b;
     auto x = b.input("x", {2, 3, 5, 5});
     auto y = b.input("y", {1});
-    auto c = b.node("Conv", {x, b.constant("w", random_tensor({4, 3, 1, 1}, 20)), b.constant("cb", random_tensor({4}, 21))});
+    auto c =
+        b.node("Conv", {x, b.constant("w", random_tensor({4, 3, 1, 1}, 20)), b.constant("cb", random_tensor({4}, 21))});
     ir::ValueId operand;
     switch (k.variant) {
-      case 0: operand = b.constant("t", random_tensor({1, 1, 5, 5}, 22)); break;
-      case 1: operand = b.constant("t", random_tensor({2, 1, 1, 1}, 22)); break;
-      case 2: operand = b.node("Neg", {y}); break;
-      case 5: operand = b.constant("t", filled({1}, {INFINITY})); break;
-      case 6: operand = b.constant("t", random_tensor({1, 1, 1, 1, 1}, 22)); break;
-      default: operand = b.constant("t", random_tensor({1, 4, 1, 1}, 22)); break;
+      case 0:
+        operand = b.constant("t", random_tensor({1, 1, 5, 5}, 22));
+        break;
+      case 1:
+        operand = b.constant("t", random_tensor({2, 1, 1, 1}, 22));
+        break;
+      case 2:
+        operand = b.node("Neg", {y});
+        break;
+      case 5:
+        operand = b.constant("t", filled({1}, {INFINITY}));
+        break;
+      case 6:
+        operand = b.constant("t", random_tensor({1, 1, 1, 1, 1}, 22));
+        break;
+      default:
+        operand = b.constant("t", random_tensor({1, 4, 1, 1}, 22));
+        break;
     }
     b.output(b.node(k.variant == 5 ? "Mul" : "Add", {c, operand}));
     if (k.variant == 3) b.output(b.node("Relu", {c}));
@@ -154,9 +168,9 @@ TEST(ConvAffine, ConvTransposeAddBatchNormFold) {
   auto ct = b.node("ConvTranspose", {x, b.constant("w", random_tensor({4, 3, 2, 2}, 40))},
                    {{"group", ai(2)}, {"strides", ais({2, 2})}});
   auto ad = b.node("Add", {ct, b.constant("t", random_tensor({1, 6, 1, 1}, 41))});
-  auto bn = b.node("BatchNormalization", {ad, b.constant("s", random_tensor({6}, 42, 0.5f, 1.5f)),
-                                          b.constant("bb", random_tensor({6}, 43)), b.constant("m", random_tensor({6}, 44)),
-                                          b.constant("v", random_tensor({6}, 45, 0.5f, 2.0f))},
+  auto bn = b.node("BatchNormalization",
+                   {ad, b.constant("s", random_tensor({6}, 42, 0.5f, 1.5f)), b.constant("bb", random_tensor({6}, 43)),
+                    b.constant("m", random_tensor({6}, 44)), b.constant("v", random_tensor({6}, 45, 0.5f, 2.0f))},
                    {{"epsilon", af(1e-3f)}});
   b.output(bn);
   auto g = b.graph();
@@ -198,43 +212,45 @@ TEST(ActivationAffine, FusedConvEveryKernelPath) {
       {"HardSwish", {}}, {"Relu", {}}, {"Clip", {-0.5f, 0.5f}}, {"Sigmoid", {}}, {"Gelu", {}}, {"LeakyRelu", {0.1f}}};
   uint32_t seed = 100;
   for (cpu::CpuIsa isa : runnable_isas())
-  for (const auto& cc : convs)
-    for (const auto& [act, params] : acts)
-      for (bool residual : {false, true}) {
-        cpu::ScopedCpuIsa cap(isa);
-        SCOPED_TRACE(std::string(cc.what) + " " + act + (residual ? " + residual" : "") + " isa " + cpu::cpu_isa_name(isa));
-        GraphBuilder b;
-        auto x = b.input("x", cc.x);
-        const int64_t pad = cc.pad;
-        ir::Attributes attrs = {{"activation", as(act)},
-                                {"pads", ais({pad, pad, pad, pad})},
-                                {"strides", ais({cc.stride, cc.stride})},
-                                {"group", ai(cc.group)}};
-        if (!params.empty()) {
-          ir::Attribute pa;
-          pa.kind = ir::Attribute::Kind::kFloats;
-          pa.floats = params;
-          attrs["activation_params"] = pa;
+    for (const auto& cc : convs)
+      for (const auto& [act, params] : acts)
+        for (bool residual : {false, true}) {
+          cpu::ScopedCpuIsa cap(isa);
+          SCOPED_TRACE(std::string(cc.what) + " " + act + (residual ? " + residual" : "") + " isa " +
+                       cpu::cpu_isa_name(isa));
+          GraphBuilder b;
+          auto x = b.input("x", cc.x);
+          const int64_t pad = cc.pad;
+          ir::Attributes attrs = {{"activation", as(act)},
+                                  {"pads", ais({pad, pad, pad, pad})},
+                                  {"strides", ais({cc.stride, cc.stride})},
+                                  {"group", ai(cc.group)}};
+          if (!params.empty()) {
+            ir::Attribute pa;
+            pa.kind = ir::Attribute::Kind::kFloats;
+            pa.floats = params;
+            attrs["activation_params"] = pa;
+          }
+          const int64_t M = cc.w[0];
+          const int64_t oh = (cc.x[2] + 2 * pad - cc.w[2]) / cc.stride + 1,
+                        ow = (cc.x[3] + 2 * pad - cc.w[3]) / cc.stride + 1;
+          std::vector<ir::ValueId> ins = {x, b.constant("w", random_tensor(cc.w, seed++, -0.3f, 0.3f)),
+                                          b.constant("b", random_tensor({M}, seed++))};
+          std::vector<Tensor> inputs = {random_tensor(cc.x, seed++, -3, 3)};
+          if (residual) {
+            ins.push_back(b.input("z", {cc.x[0], M, oh, ow}));
+            inputs.push_back(random_tensor({cc.x[0], M, oh, ow}, seed++));
+          }
+          auto f = b.node("FusedConv", ins, attrs, 1, "com.dlrt");
+          auto m = b.node("Mul", {f, b.constant("s", filled({1}, {-1.75f}))});
+          b.output(b.node("Add", {m, b.scalar("t", 0.375f)}));
+          auto opt = check(b.graph(), inputs, p::fuse_activation_affine, "activation-affine", 1, 1e-5f);
+          ASSERT_EQ(opt->nodes.size(), 1u);
+          const std::vector<float> st = opt->nodes[0].attr_floats("activation_affine");
+          ASSERT_EQ(st.size(), 2u);
+          EXPECT_EQ(st[0], -1.75f);
+          EXPECT_EQ(st[1], 0.375f);
         }
-        const int64_t M = cc.w[0];
-        const int64_t oh = (cc.x[2] + 2 * pad - cc.w[2]) / cc.stride + 1, ow = (cc.x[3] + 2 * pad - cc.w[3]) / cc.stride + 1;
-        std::vector<ir::ValueId> ins = {x, b.constant("w", random_tensor(cc.w, seed++, -0.3f, 0.3f)),
-                                        b.constant("b", random_tensor({M}, seed++))};
-        std::vector<Tensor> inputs = {random_tensor(cc.x, seed++, -3, 3)};
-        if (residual) {
-          ins.push_back(b.input("z", {cc.x[0], M, oh, ow}));
-          inputs.push_back(random_tensor({cc.x[0], M, oh, ow}, seed++));
-        }
-        auto f = b.node("FusedConv", ins, attrs, 1, "com.dlrt");
-        auto m = b.node("Mul", {f, b.constant("s", filled({1}, {-1.75f}))});
-        b.output(b.node("Add", {m, b.scalar("t", 0.375f)}));
-        auto opt = check(b.graph(), inputs, p::fuse_activation_affine, "activation-affine", 1, 1e-5f);
-        ASSERT_EQ(opt->nodes.size(), 1u);
-        const std::vector<float> st = opt->nodes[0].attr_floats("activation_affine");
-        ASSERT_EQ(st.size(), 2u);
-        EXPECT_EQ(st[0], -1.75f);
-        EXPECT_EQ(st[1], 0.375f);
-      }
 }
 
 // FusedGemm and FusedMatMul: narrow (AVX2 tile epilogue) and wide (16-lane)
@@ -243,24 +259,28 @@ TEST(ActivationAffine, FusedConvEveryKernelPath) {
 TEST(ActivationAffine, FusedGemmAndMatMul) {
   uint32_t seed = 300;
   for (cpu::CpuIsa isa : runnable_isas())
-  for (int64_t n : {24, 100})
-    for (const char* act : {"Gelu", "Tanh", "HardSigmoid", "Silu"})
-      for (const char* tail : {"Mul", "Add", "Sub"}) {
-        cpu::ScopedCpuIsa cap(isa);
-        SCOPED_TRACE(std::string(act) + " N=" + std::to_string(n) + " then " + tail + " isa " + cpu::cpu_isa_name(isa));
-        for (bool gemm : {false, true}) {
-          GraphBuilder b;
-          auto a = b.input("a", {5, 33});
-          auto f = gemm ? b.node("FusedGemm", {a, b.constant("w", random_tensor({33, n}, seed++)),
-                                               b.constant("c", random_tensor({n}, seed++))},
-                                 {{"activation", as(act)}}, 1, "com.dlrt")
-                        : b.node("FusedMatMul", {a, b.constant("w", random_tensor({33, n}, seed++)),
-                                                 b.constant("c", random_tensor({n}, seed++))},
-                                 {{"activation", as(act)}}, 1, "com.dlrt");
-          b.output(b.node(tail, {f, b.constant("k", filled({1, 1}, {0.625f}))}));
-          check(b.graph(), {random_tensor({5, 33}, seed++)}, p::fuse_activation_affine, "activation-affine", 1, 1e-5f);
+    for (int64_t n : {24, 100})
+      for (const char* act : {"Gelu", "Tanh", "HardSigmoid", "Silu"})
+        for (const char* tail : {"Mul", "Add", "Sub"}) {
+          cpu::ScopedCpuIsa cap(isa);
+          SCOPED_TRACE(std::string(act) + " N=" + std::to_string(n) + " then " + tail + " isa " +
+                       cpu::cpu_isa_name(isa));
+          for (bool gemm : {false, true}) {
+            GraphBuilder b;
+            auto a = b.input("a", {5, 33});
+            auto f = gemm ? b.node("FusedGemm",
+                                   {a, b.constant("w", random_tensor({33, n}, seed++)),
+                                    b.constant("c", random_tensor({n}, seed++))},
+                                   {{"activation", as(act)}}, 1, "com.dlrt")
+                          : b.node("FusedMatMul",
+                                   {a, b.constant("w", random_tensor({33, n}, seed++)),
+                                    b.constant("c", random_tensor({n}, seed++))},
+                                   {{"activation", as(act)}}, 1, "com.dlrt");
+            b.output(b.node(tail, {f, b.constant("k", filled({1, 1}, {0.625f}))}));
+            check(b.graph(), {random_tensor({5, 33}, seed++)}, p::fuse_activation_affine, "activation-affine", 1,
+                  1e-5f);
+          }
         }
-      }
 }
 
 // A per-channel operand, a computed one, c - y, a second reader of the
@@ -289,7 +309,8 @@ TEST(ActivationAffine, NearMissesLeftAlone) {
       EXPECT_EQ(p::fuse_activation_affine(*g, ctx), 0);
       continue;
     }
-    check(g, {random_tensor({1, 4, 6, 6}, 52), random_tensor({1}, 53)}, p::fuse_activation_affine, "activation-affine", 0);
+    check(g, {random_tensor({1, 4, 6, 6}, 52), random_tensor({1}, 53)}, p::fuse_activation_affine, "activation-affine",
+          0);
   }
 }
 
@@ -319,14 +340,15 @@ TEST(ActivationAffine, ExpandDepthwiseRefusesAffineConvs) {
 TEST(ActivationAffine, ExpandDepthwiseProjectKeepsTheAffine) {
   GraphBuilder b;
   auto x = b.input("x", {1, 16, 14, 14});
-  auto c1 = b.node("FusedConv", {x, b.constant("we", random_tensor({32, 16, 1, 1}, 62))}, {{"activation", as("Relu")}}, 1,
-                   "com.dlrt");
+  auto c1 = b.node("FusedConv", {x, b.constant("we", random_tensor({32, 16, 1, 1}, 62))}, {{"activation", as("Relu")}},
+                   1, "com.dlrt");
   auto c2 = b.node("FusedConv", {c1, b.constant("wd", random_tensor({32, 1, 3, 3}, 63))},
                    {{"activation", as("Relu")}, {"group", ai(32)}, {"pads", ais({1, 1, 1, 1})}}, 1, "com.dlrt");
   ir::Attributes pa = {{"activation", as("HardSwish")}};
   pa["activation_affine"].kind = ir::Attribute::Kind::kFloats;
   pa["activation_affine"].floats = {-1.5f, 0.25f};
-  b.output(b.node("FusedConv", {c2, b.constant("wp", random_tensor({16, 32, 1, 1}, 64)), b.constant("bp", random_tensor({16}, 65))},
+  b.output(b.node("FusedConv",
+                  {c2, b.constant("wp", random_tensor({16, 32, 1, 1}, 64)), b.constant("bp", random_tensor({16}, 65))},
                   pa, 1, "com.dlrt"));
   const std::vector<Tensor> in = {random_tensor({1, 16, 14, 14}, 66)};
   auto opt = check(b.graph(), in, p::fuse_expand_depthwise, "expand-depthwise", 1);
@@ -351,13 +373,14 @@ TEST(ActivationAffine, LearnableAffineBlocksEndToEnd) {
   int k = 0;
   for (auto [cin, cout] : layers) {
     const std::string s = std::to_string(k++);
-    v = b.node("Conv", {v, b.constant("w" + s, random_tensor({cout, cin, 3, 3}, seed++, -0.4f, 0.4f)),
-                        b.constant("b" + s, random_tensor({cout}, seed++))},
+    v = b.node("Conv",
+               {v, b.constant("w" + s, random_tensor({cout, cin, 3, 3}, seed++, -0.4f, 0.4f)),
+                b.constant("b" + s, random_tensor({cout}, seed++))},
                {{"pads", ais({1, 1, 1, 1})}});
     v = b.node("Mul", {v, b.constant("s" + s, filled({1}, {1.25f}))});
     v = b.node("Add", {v, b.constant("t" + s, filled({1}, {-0.125f}))});
-    auto clip = b.node("Clip", {b.node("Add", {v, b.scalar("three" + s, 3.0f)}), b.scalar("lo" + s, 0.0f),
-                                b.scalar("hi" + s, 6.0f)});
+    auto clip = b.node(
+        "Clip", {b.node("Add", {v, b.scalar("three" + s, 3.0f)}), b.scalar("lo" + s, 0.0f), b.scalar("hi" + s, 6.0f)});
     v = b.node("Div", {b.node("Mul", {v, clip}), b.scalar("six" + s, 6.0f)});
     v = b.node("Mul", {v, b.constant("s2" + s, filled({1}, {0.875f}))});
     v = b.node("Add", {v, b.constant("t2" + s, filled({1}, {0.0625f}))});

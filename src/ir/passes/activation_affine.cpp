@@ -1,7 +1,7 @@
 // Scalar Mul/Add after a fused activation -> the fused op's post-affine
 // (passes.h: fuse_activation_affine).
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <vector>
 
@@ -28,7 +28,8 @@ int64_t output_rank(const Rewriter& rw, const Graph& g, const Node& n) {
     // Both operands of rank >= 2: the output has the larger rank.
     const auto& a = g.values[static_cast<size_t>(n.inputs[0])].type.shape;
     const Tensor* b = rw.constant(n.inputs[1]);
-    if (a && b && a->size() >= 2 && b->rank() >= 2) return std::max<int64_t>(static_cast<int64_t>(a->size()), b->rank());
+    if (a && b && a->size() >= 2 && b->rank() >= 2)
+      return std::max<int64_t>(static_cast<int64_t>(a->size()), b->rank());
   }
   return -1;
 }
@@ -37,7 +38,8 @@ int64_t output_rank(const Rewriter& rw, const Graph& g, const Node& n) {
 // `rank` (so broadcasting it leaves the shape as it is).
 std::optional<double> scalar_operand(const Rewriter& rw, ValueId v, int64_t rank) {
   const Tensor* c = rw.constant(v);
-  if (!c || c->dtype() != DType::kFloat32 || c->size() != 1 || c->rank() > std::max<int64_t>(rank, 0)) return std::nullopt;
+  if (!c || c->dtype() != DType::kFloat32 || c->size() != 1 || c->rank() > std::max<int64_t>(rank, 0))
+    return std::nullopt;
   const double x = element_as_double(*c, 0);
   if (!std::isfinite(x)) return std::nullopt;
   return x;
@@ -75,7 +77,8 @@ int fuse_activation_affine(Graph& g, PassContext& ctx) {
       chain.push_back(k);
       out = n.outputs[0];
     }
-    if (chain.empty() || !std::isfinite(static_cast<float>(scale)) || !std::isfinite(static_cast<float>(shift))) continue;
+    if (chain.empty() || !std::isfinite(static_cast<float>(scale)) || !std::isfinite(static_cast<float>(shift)))
+      continue;
     Node fused = rw.node(i);
     // Without an Add the shift is -0, the identity of every sum (+0 would turn -0 into +0).
     fused.attributes["activation_affine"] =

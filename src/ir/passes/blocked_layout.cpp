@@ -3,7 +3,8 @@
 // The ops of a conv net that can work on the blocked layout
 // [N, ceil(C/b), H, W, b] (backends/cpu/ops/blocked.cpp) form regions:
 //  - 2-D float32 Conv / com.dlrt FusedConv with a constant W and one group or
-//    one channel per group -> com.dlrt ConvBlocked (the residual Z blocked too),
+//    one channel per group -> com.dlrt ConvBlocked (the residual Z blocked too,
+//    the activation and its post-affine kept),
 //    except 3x3 stride-1 one-group convs of 64+ input channels, which the NCHW
 //    path runs as Winograd transforms;
 //  - MaxPool (2-D, no Indices) -> MaxPoolBlocked; GlobalAveragePool /

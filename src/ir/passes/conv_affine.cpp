@@ -145,8 +145,8 @@ int fold_conv_transpose_batchnorm(Graph& g, PassContext& ctx) {
     const Node conv = rw.node(c);
     const int64_t m = foldable_conv(rw, conv);
     if (m < 0) continue;
-    const Tensor *scale = rw.constant(bn.inputs[1]), *bias = rw.constant(bn.inputs[2]), *mean = rw.constant(bn.inputs[3]),
-                 *var = rw.constant(bn.inputs[4]);
+    const Tensor *scale = rw.constant(bn.inputs[1]), *bias = rw.constant(bn.inputs[2]),
+                 *mean = rw.constant(bn.inputs[3]), *var = rw.constant(bn.inputs[4]);
     bool ok = true;
     for (const Tensor* t : {scale, bias, mean, var}) ok = ok && t && t->dtype() == DType::kFloat32 && t->size() == m;
     if (!ok) continue;

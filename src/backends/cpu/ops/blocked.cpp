@@ -4,7 +4,7 @@
 //   ToBlocked(X [N, C, H, W]) -> blocked, pad lanes zero    (block)
 //   FromBlocked(X blocked) -> [N, C, H, W]                  (block, channels = C)
 //   ConvBlocked(X, W, [B], [Z]) -> blocked Y = act(Conv(X, W) + B + Z):
-//       FusedConv's inputs and attributes (W a constant [M, C/group, kh, kw],
+//       FusedConv's inputs and attributes (activation_affine included; W a constant [M, C/group, kh, kw],
 //       2-D, group 1 or one channel per group), Z blocked like Y; X blocked, or
 //       NCHW when x_blocked = 0 (group 1 only: a stem reads its image directly).
 //   GlobalPoolBlocked(X) -> [N, cb, 1, 1, b]                (block, max: 0 average, 1 max)
