@@ -363,7 +363,7 @@ TEST(ActivationAffine, ExpandDepthwiseProjectKeepsTheAffine) {
 // constants, HardSwish as x * Clip(x + 3, 0, 6) / 6, Mul and Add by [1]
 // constants, the next Conv): the optimiser's two stages leave convs alone
 // (the affine ops folded or fused; blocked on AVX-512 CPUs) and the numbers
-// match the unoptimised graph.
+// match the unoptimised graph on every ISA level.
 TEST(ActivationAffine, LearnableAffineBlocksEndToEnd) {
   GraphBuilder b;
   auto x = b.input("x", {1, 3, 24, 24});
@@ -404,9 +404,14 @@ TEST(ActivationAffine, LearnableAffineBlocksEndToEnd) {
   if (cpu::cpu_kernels_have_avx512()) {
     EXPECT_GT(count_ops(*opt, "ConvBlocked"), 0);
   }
-  auto got = run_graph(opt, in);
-  ASSERT_EQ(got.size(), 1u);
-  expect_close(got[0], want[0], 1e-4f);
+  // The optimised graph (ConvBlocked where the CPU has AVX-512) under every ISA level: each kernel path.
+  for (cpu::CpuIsa isa : runnable_isas()) {
+    cpu::ScopedCpuIsa cap(isa);
+    SCOPED_TRACE(std::string("isa ") + cpu::cpu_isa_name(isa));
+    auto got = run_graph(opt, in);
+    ASSERT_EQ(got.size(), 1u);
+    expect_close(got[0], want[0], 1e-4f);
+  }
 }
 
 }  // namespace
