@@ -13,6 +13,7 @@
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/ops/resize_nearest.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -295,6 +296,16 @@ Status run_resize(KernelContext& ctx, const Tensor& x, const std::vector<AxisTap
   for (size_t i = 1; i < order.size(); ++i)
     for (size_t j = i; j > 0 && before(order[j], order[j - 1]); --j) std::swap(order[j], order[j - 1]);
   if (y.size() == 0) return Status::Ok();
+  // Nearest on the two innermost axes alone: one pass over the same index maps.
+  const DType dt = x.dtype();
+  if (at.mode == Mode::kNearest && at.coord != Coord::kTfCropAndResize && rank >= 2 &&
+      std::all_of(order.begin(), order.end(), [&](int64_t a) { return a >= rank - 2; }) &&
+      (dt == DType::kBool || dtype_is_float(dt) || dtype_is_int(dt))) {
+    const int64_t h = x.dim(rank - 2), w = x.dim(rank - 1);
+    if (nearest_gather_2d(ctx.pool(), x.raw_data(), y.raw_data(), dtype_size(dt), x.size() / (h * w), h, w,
+                          taps[rank - 2].index.data(), y.dim(rank - 2), taps[rank - 1].index.data(), y.dim(rank - 1)))
+      return Status::Ok();
+  }
   if (at.mode == Mode::kNearest) {
     return dispatch_all(x.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
@@ -415,8 +426,7 @@ Status resize_with(KernelContext& ctx, const Tensor& x, const ResizeAttrs& at, R
   }
   DLRT_ASSIGN_OR_RETURN(auto count, checked_element_count(out_shape));
   (void)count;
-  // The output first: its size is checked against the memory budget before the
-  // taps (as long as the output axes) are computed.
+  // The output first: its size is checked against the memory budget before the taps are made.
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), out_shape));
   if (w.taps.size() < static_cast<size_t>(rank)) w.taps.resize(static_cast<size_t>(rank));
   for (int64_t d = 0; d < rank; ++d) {
@@ -563,8 +573,7 @@ class UpsampleKernel final : public OpKernel {
   std::vector<double> attr_scales_;
 };
 
-// ---- GridSample ----
-
+// GridSample's padding of out-of-range coordinates.
 enum class GridPad { kZeros, kBorder, kReflection };
 
 double reflect_coord(double v, double twice_low, double twice_high) {
