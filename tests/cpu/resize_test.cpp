@@ -1,3 +1,6 @@
+#include <cstring>
+#include <random>
+
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu::testing {
@@ -47,6 +50,80 @@ TEST(Resize, Errors) {
   EXPECT_FALSE(run_op("Resize", {x, empty(), empty(), empty()}, {}, 1, 13).ok());
   EXPECT_FALSE(run_op("Resize", {x, empty(), scales({1, 2})}, {{"mode", attr_string("bogus")}}, 1, 13).ok());
   EXPECT_FALSE(run_op("Resize", {x, empty(), scales({1, -2})}, {}, 1, 13).ok());
+}
+
+// Random bytes of `dtype` (a bool as 0 or 1) in `shape`.
+Tensor random_tensor(DType dtype, const Shape& shape, std::mt19937& rng) {
+  Tensor t = *Tensor::allocate(dtype, shape);
+  auto* p = static_cast<uint8_t*>(t.raw_data());
+  for (size_t i = 0; i < t.nbytes(); ++i) p[i] = dtype == DType::kBool ? rng() % 2 : static_cast<uint8_t>(rng());
+  return t;
+}
+
+// Nearest Resize of the two innermost axes (resize_nearest.cpp's one pass)
+// against the same resize of the tensor with a trailing axis of 1 added, which
+// the per-axis passes run: the same index maps, so equal bytes, for every
+// coordinate_transformation_mode and nearest_mode, integer and fractional
+// scales, sizes, up and down, several dtypes, batch > 1, 1-element axes and
+// 1..4 threads.
+TEST(Resize, NearestInnerTwoAxesMatchesPerAxisPasses) {
+  std::mt19937 rng(5);
+  const char* coords[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+                          "tf_half_pixel_for_nn"};
+  const char* modes[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  const DType dtypes[] = {DType::kFloat32, DType::kUInt8, DType::kFloat16, DType::kInt64, DType::kBool};
+  const float factors[] = {2, 3, 1, 0.5f, 1.5f, 4, 17, 0.75f};
+  int cases = 0;
+  for (int it = 0; it < 160; ++it) {
+    const int64_t n = 1 + rng() % 2, c = 1 + rng() % 3, h = 1 + rng() % 19, w = 1 + rng() % 37;
+    const float sh = factors[rng() % 8], sw = factors[rng() % 8];
+    const bool use_sizes = rng() % 4 == 0;
+    const DType dt = dtypes[rng() % 5];
+    ir::Attributes attrs = {{"coordinate_transformation_mode", attr_string(coords[rng() % 6])},
+                            {"nearest_mode", attr_string(modes[rng() % 4])}};
+    const Tensor x = random_tensor(dt, {n, c, h, w}, rng);
+    const Tensor x5 = Tensor::view(dt, {n, c, h, w, 1}, const_cast<void*>(x.raw_data()));
+    std::vector<Tensor> in4, in5;
+    if (use_sizes) {
+      const int64_t oh = std::max<int64_t>(1, static_cast<int64_t>(h * sh)), ow = 1 + rng() % 70;
+      in4 = {x, empty(), empty(), Tensor::from_vector<int64_t>({4}, {n, c, oh, ow})};
+      in5 = {x5, empty(), empty(), Tensor::from_vector<int64_t>({5}, {n, c, oh, ow, 1})};
+    } else {
+      in4 = {x, empty(), scales({1, 1, sh, sw})};
+      in5 = {x5, empty(), scales({1, 1, sh, sw, 1})};
+    }
+    auto want = run_op("Resize", in5, attrs, 1, 19);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    if ((*want)[0].size() == 0) continue;
+    ++cases;
+    for (int threads = 1; threads <= 4; ++threads) {
+      auto got = run_op("Resize", in4, attrs, 1, 19, "", threads);
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      const Shape& ws = (*want)[0].shape();
+      ASSERT_EQ((*got)[0].shape(), Shape(ws.begin(), ws.end() - 1)) << "case " << it;
+      ASSERT_EQ((*got)[0].nbytes(), (*want)[0].nbytes());
+      EXPECT_EQ(std::memcmp((*got)[0].raw_data(), (*want)[0].raw_data(), (*got)[0].nbytes()), 0)
+          << "case " << it << " " << attrs.at("coordinate_transformation_mode").s << " " << attrs.at("nearest_mode").s
+          << " scales " << sh << " " << sw << " threads " << threads;
+    }
+  }
+  EXPECT_GT(cases, 100);
+}
+
+// The integer replication written directly: asymmetric floor by 2 and 3.
+TEST(Resize, NearestIntegerReplication) {
+  std::vector<float> v(2 * 3 * 18);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  const Tensor x = Tensor::from_vector<float>({2, 3, 18}, v);
+  auto r = run_op("Resize", {x, empty(), scales({1, 2, 3})},
+                  {{"coordinate_transformation_mode", attr_string("asymmetric")}, {"nearest_mode", attr_string("floor")}},
+                  1, 13);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ((*r)[0].shape(), (Shape{2, 6, 54}));
+  for (int64_t o = 0; o < 2; ++o)
+    for (int64_t j = 0; j < 6; ++j)
+      for (int64_t i = 0; i < 54; ++i)
+        ASSERT_EQ((*r)[0].data<float>()[(o * 6 + j) * 54 + i], v[(o * 3 + j / 2) * 18 + i / 3]) << o << " " << j << " " << i;
 }
 
 TEST(Upsample, NearestOpset9) {
