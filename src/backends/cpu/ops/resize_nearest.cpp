@@ -26,27 +26,33 @@ void replicate_row(const E* in, E* out, int64_t in_w, int64_t k) {
     for (int64_t r = 0; r < k; ++r) out[i * k + r] = in[i];
 }
 
-#ifdef DLRT_HAVE_AVX512_PATHS
-// replicate_row for 4-byte elements: per 16 inputs, k output vectors, the m-th
-// holding inputs (16 m + t) / k for t < 16.
-DLRT_AVX512 void replicate_row_32(const uint32_t* in, uint32_t* out, int64_t in_w, int64_t k) {
-  __m512i pattern[kMaxVectorFactor];
-  for (int64_t m = 0; m < k; ++m) {
-    alignas(64) int32_t idx[16];
-    for (int t = 0; t < 16; ++t) idx[t] = static_cast<int32_t>((16 * m + t) / k);
-    pattern[m] = _mm512_load_si512(idx);
+// The lane indexes of replicate_row_32: output vector m of every 16 inputs
+// holds inputs (16 m + t) / k, t < 16.
+struct ReplicatePattern {
+  alignas(64) int32_t idx[kMaxVectorFactor][16];
+  explicit ReplicatePattern(int64_t k) {
+    for (int64_t m = 0; m < std::min(k, kMaxVectorFactor); ++m)
+      for (int t = 0; t < 16; ++t) idx[m][t] = static_cast<int32_t>((16 * m + t) / k);
   }
+};
+
+#ifdef DLRT_HAVE_AVX512_PATHS
+// replicate_row for 4-byte elements and k <= kMaxVectorFactor: k permuted
+// stores per 16 inputs.
+DLRT_AVX512 void replicate_row_32(const uint32_t* in, uint32_t* out, int64_t in_w, int64_t k,
+                                  const ReplicatePattern& pat) {
   int64_t i = 0;
   for (; i + 16 <= in_w; i += 16) {
     const __m512i v = _mm512_loadu_si512(in + i);
-    for (int64_t m = 0; m < k; ++m) _mm512_storeu_si512(out + i * k + 16 * m, _mm512_permutexvar_epi32(pattern[m], v));
+    for (int64_t m = 0; m < k; ++m)
+      _mm512_storeu_si512(out + i * k + 16 * m, _mm512_permutexvar_epi32(_mm512_load_si512(pat.idx[m]), v));
   }
   if (i < in_w) {
     const int64_t rem = in_w - i;
     const __m512i v = _mm512_maskz_loadu_epi32(avx512::tail_mask(rem), in + i);
     for (int64_t m = 0; m * 16 < rem * k; ++m)
       _mm512_mask_storeu_epi32(out + i * k + 16 * m, avx512::tail_mask(rem * k - 16 * m),
-                               _mm512_permutexvar_epi32(pattern[m], v));
+                               _mm512_permutexvar_epi32(_mm512_load_si512(pat.idx[m]), v));
   }
 }
 #endif
@@ -56,6 +62,7 @@ void gather_rows(const E* x, E* y, int64_t in_h, int64_t in_w, const int64_t* ro
                  const int64_t* col_index, int64_t out_w, int64_t k, int64_t b, int64_t e) {
 #ifdef DLRT_HAVE_AVX512_PATHS
   const bool vec = sizeof(E) == 4 && k > 1 && k <= kMaxVectorFactor && cpu_has_avx512();
+  const ReplicatePattern pat(vec ? k : 0);
 #endif
   for (int64_t u = b; u < e; ++u) {
     const int64_t o = u / out_h, j = u % out_h;
@@ -71,7 +78,7 @@ void gather_rows(const E* x, E* y, int64_t in_h, int64_t in_w, const int64_t* ro
     } else if (k > 1) {
 #ifdef DLRT_HAVE_AVX512_PATHS
       if (vec) {
-        replicate_row_32(reinterpret_cast<const uint32_t*>(irow), reinterpret_cast<uint32_t*>(orow), in_w, k);
+        replicate_row_32(reinterpret_cast<const uint32_t*>(irow), reinterpret_cast<uint32_t*>(orow), in_w, k, pat);
         continue;
       }
 #endif
