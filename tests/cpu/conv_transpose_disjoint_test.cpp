@@ -128,6 +128,10 @@ TEST(ConvTranspose, DisjointNearMissesMatchReference) {
   c.k = {1, 2};
   c.s = {2, 2};
   check(c, rng, "kernel 1 stride 2");
+  // No input channels: the output is the bias alone.
+  c = base;
+  c.Cg = 0;
+  check(c, rng, "no input channels");
 }
 
 }  // namespace
