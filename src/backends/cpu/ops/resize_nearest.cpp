@@ -1,4 +1,4 @@
-// Nearest-neighbour Resize of the two innermost axes (resize_nearest.h).
+// Nearest-neighbour Resize of two adjacent axes (resize_nearest.h).
 #include "backends/cpu/ops/resize_nearest.h"
 
 #include <algorithm>
@@ -12,6 +12,13 @@ namespace {
 
 // Elements per parallel task, about: small resizes run on the caller alone.
 constexpr int64_t kTaskElems = 1 << 15;
+// An element of N bytes (several of a dtype's: the unresized trailing axes),
+// copied as one.
+template <int N>
+struct Bytes {
+  uint32_t v[N / 4];
+};
+
 // The widest replication the vector path takes (its permutes per 16 inputs).
 constexpr int64_t kMaxVectorFactor = 16;
 
@@ -121,6 +128,9 @@ bool nearest_gather_2d(ThreadPool& pool, const void* x, void* y, size_t elem_siz
     case 2: run<uint16_t>(pool, x, y, outer, in_h, in_w, row_index, out_h, col_index, out_w); return true;
     case 4: run<uint32_t>(pool, x, y, outer, in_h, in_w, row_index, out_h, col_index, out_w); return true;
     case 8: run<uint64_t>(pool, x, y, outer, in_h, in_w, row_index, out_h, col_index, out_w); return true;
+    case 16: run<Bytes<16>>(pool, x, y, outer, in_h, in_w, row_index, out_h, col_index, out_w); return true;
+    case 32: run<Bytes<32>>(pool, x, y, outer, in_h, in_w, row_index, out_h, col_index, out_w); return true;
+    case 64: run<Bytes<64>>(pool, x, y, outer, in_h, in_w, row_index, out_h, col_index, out_w); return true;
     default: return false;
   }
 }
