@@ -128,6 +128,9 @@ TEST(ConvTranspose, DisjointNearMissesMatchReference) {
   c.k = {1, 2};
   c.s = {2, 2};
   check(c, rng, "kernel 1 stride 2");
+  // A one-channel head (few product rows), 24 input channels, rows not a multiple of 32.
+  check({1, 1, 24, 1, {7, 37}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, {0, 0}, true}, rng, "24 -> 1");
+  check({2, 2, 9, 2, {3, 70}, {1, 3}, {1, 3}, {1, 1}, {0, 0, 0, 0}, {0, 0}, false}, rng, "6 product rows");
   // No input channels: the output is the bias alone.
   c = base;
   c.Cg = 0;

@@ -29,7 +29,58 @@ DLRT_AVX512 void interleave2_bias(const float* a, const float* b, float bias, fl
     _mm512_mask_storeu_ps(out + 2 * i + 16, avx512::tail_mask(2 * (n - i) - 16), _mm512_permutex2var_ps(va, hi, vc));
   }
 }
+
+// col [R, nc] = W^T X for few product rows (R = Mg * kernel size <= 8, e.g.
+// a one-channel head): W [Cg, R], X [Cg, nc] with row stride ldx; 2 x R
+// accumulators over 32 columns, each X vector loaded once (the GEMM would
+// pack X and run its 8-row tile half empty).
+template <int R>
+DLRT_AVX512 void few_rows_avx512(const float* W, const float* X, int64_t ldx, int64_t Cg, int64_t nc, float* col) {
+  for (int64_t p = 0; p < nc; p += 32) {
+    const __mmask16 k0 = avx512::tail_mask(nc - p), k1 = avx512::tail_mask(nc - p - 16);
+    __m512 a0[R], a1[R];
+    for (int r = 0; r < R; ++r) a0[r] = a1[r] = _mm512_setzero_ps();
+    for (int64_t c = 0; c < Cg; ++c) {
+      const __m512 x0 = _mm512_maskz_loadu_ps(k0, X + c * ldx + p), x1 = _mm512_maskz_loadu_ps(k1, X + c * ldx + p + 16);
+      for (int r = 0; r < R; ++r) {
+        const __m512 w = _mm512_set1_ps(W[c * R + r]);
+        a0[r] = _mm512_fmadd_ps(w, x0, a0[r]);
+        a1[r] = _mm512_fmadd_ps(w, x1, a1[r]);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      _mm512_mask_storeu_ps(col + r * nc + p, k0, a0[r]);
+      _mm512_mask_storeu_ps(col + r * nc + p + 16, k1, a1[r]);
+    }
+  }
+}
+
+// few_rows_avx512 for R in 1..8; false for more rows.
+bool few_rows(int64_t R, const float* W, const float* X, int64_t ldx, int64_t Cg, int64_t nc, float* col) {
+  switch (R) {
+    case 1: few_rows_avx512<1>(W, X, ldx, Cg, nc, col); return true;
+    case 2: few_rows_avx512<2>(W, X, ldx, Cg, nc, col); return true;
+    case 3: few_rows_avx512<3>(W, X, ldx, Cg, nc, col); return true;
+    case 4: few_rows_avx512<4>(W, X, ldx, Cg, nc, col); return true;
+    case 5: few_rows_avx512<5>(W, X, ldx, Cg, nc, col); return true;
+    case 6: few_rows_avx512<6>(W, X, ldx, Cg, nc, col); return true;
+    case 7: few_rows_avx512<7>(W, X, ldx, Cg, nc, col); return true;
+    case 8: few_rows_avx512<8>(W, X, ldx, Cg, nc, col); return true;
+    default: return false;
+  }
+}
 #endif
+
+// col [col_rows, nc] = W_g^T X_g block.
+template <typename T>
+void products(const T* W, const T* X, int64_t ldx, int64_t Cg, int64_t col_rows, int64_t nc, T* col) {
+#ifdef DLRT_HAVE_AVX512_PATHS
+  if constexpr (std::is_same_v<T, float>) {
+    if (Cg > 0 && cpu_has_avx512() && few_rows(col_rows, W, X, ldx, Cg, nc, col)) return;
+  }
+#endif
+  gemm_t<T>(true, false, col_rows, nc, Cg, W, col_rows, X, ldx, T(0), col, nc, nullptr);
+}
 
 // One output row segment: out[iw * kw + j] = rows[j][iw] + bias (rows[j] =
 // first + j * row_stride) for iw < n, j < kw.
@@ -77,8 +128,7 @@ void conv_transpose_disjoint(ThreadPool& pool, const T* X, const T* W, const T* 
     for (int64_t t = b; t < e; ++t) {
       const int64_t blk = t % blocks, ng = t / blocks, n = ng / group, gi = ng % group;
       const int64_t r0 = blk * rows, r1 = std::min(in_rows, r0 + rows), nc = (r1 - r0) * in_w;
-      gemm_t<T>(true, false, col_rows, nc, Cg, W + gi * Cg * col_rows, col_rows, X + (n * C + gi * Cg) * cols + r0 * in_w,
-                cols, T(0), col, nc, nullptr);
+      products<T>(W + gi * Cg * col_rows, X + (n * C + gi * Cg) * cols + r0 * in_w, cols, Cg, col_rows, nc, col);
       for (int64_t c = 0; c < Mg; ++c) {
         T* yc = Y + (n * M + gi * Mg + c) * img;
         const T bias = B ? B[gi * Mg + c] : T(0);
