@@ -114,6 +114,76 @@ TEST(BlockedLayout, DepthwiseSqueezeExciteConcatDilation) {
   check_all(g2, in2);
 }
 
+// The Resize of the graph: whether it runs on a blocked value.
+bool resize_blocked(const ir::Graph& g) {
+  for (const auto& n : g.nodes)
+    if (n.op_type == "Resize") {
+      const std::string& in = g.values[static_cast<size_t>(n.inputs[0])].name;
+      return in.size() > 8 && in.compare(in.size() - 8, 8, "_blocked") == 0;
+    }
+  ADD_FAILURE() << "no Resize";
+  return false;
+}
+
+// An FPN-style upsample: conv -> stride-2 conv -> nearest Resize x2 -> Add
+// with the first conv's output -> conv. A nearest Resize by constant [1, 1,
+// sh, sw] joins the region (one reorder in, one out); its near misses (modes
+// whose scale-1 axes need not be identities, linear, sizes, a channel scale)
+// stay NCHW, and every variant computes what the NCHW graph does.
+TEST(BlockedLayout, NearestResizeJoinsRegions) {
+  using cpu::testing::attr_string;
+  struct Variant {
+    std::string mode, coord, nearest;
+    bool sizes, joins;
+  };
+  const std::vector<Variant> variants = {
+      {"nearest", "asymmetric", "floor", false, true},
+      {"nearest", "half_pixel", "round_prefer_floor", false, true},
+      {"nearest", "align_corners", "ceil", false, true},
+      {"nearest", "pytorch_half_pixel", "round_prefer_ceil", false, true},
+      {"nearest", "half_pixel_symmetric", "floor", false, true},
+      {"nearest", "tf_half_pixel_for_nn", "round_prefer_ceil", false, false},
+      {"linear", "half_pixel", "round_prefer_floor", false, false},
+      {"nearest", "asymmetric", "floor", true, false},
+  };
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(v.mode + " " + v.coord + " " + v.nearest + (v.sizes ? " sizes" : ""));
+    Net n;
+    ValueId x = n.b.input("x", {2, 20, 10, 8});
+    ValueId a = n.relu(n.conv(x, 20, 24, 3, 1));
+    ValueId d = n.relu(n.conv(a, 24, 24, 3, 2));  // [2, 24, 5, 4]
+    ValueId sc = n.b.constant("scales", Tensor::from_vector<float>({4}, {1, 1, 2, 2}));
+    ValueId empty = n.b.constant("empty", Tensor::from_vector<float>({0}, {}));
+    std::vector<ValueId> ins = {d, ir::kNoValue, sc};
+    if (v.sizes) ins = {d, ir::kNoValue, empty, n.b.constant("sizes", Tensor::from_vector<int64_t>({4}, {2, 24, 10, 8}))};
+    ValueId u = n.b.node("Resize", ins,
+                         {{"mode", attr_string(v.mode)},
+                          {"coordinate_transformation_mode", attr_string(v.coord)},
+                          {"nearest_mode", attr_string(v.nearest)}},
+                         19);
+    n.b.output(n.conv(n.relu(n.conv(n.relu(n.b.node("Add", {a, u})), 24, 24, 3, 1)), 24, 16, 1, 1));
+    auto g = n.b.graph();
+    std::vector<Tensor> in{random_tensor({2, 20, 10, 8}, 5)};
+    auto blocked = check(g, in, 16, v.joins ? 1 : 0);
+    EXPECT_EQ(resize_blocked(*blocked), v.joins);
+    if (v.joins) {
+      EXPECT_EQ(count_ops(*blocked, "ToBlocked"), 1);
+      EXPECT_EQ(count_ops(*blocked, "FromBlocked"), 1);
+    }
+    check(g, in, 8, 0);
+  }
+  // A scale on the channel axis: not a blocked Resize (the NCHW result is [2, 48, 10, 8]).
+  Net n;
+  ValueId x = n.b.input("x", {1, 20, 6, 6});
+  ValueId d = n.relu(n.conv(n.relu(n.conv(x, 20, 24, 3, 1)), 24, 24, 3, 1));
+  ValueId u = n.b.node("Resize", {d, ir::kNoValue, n.b.constant("scales", Tensor::from_vector<float>({4}, {1, 2, 1, 1}))},
+                       {}, 19);
+  n.b.output(n.conv(n.conv(u, 48, 16, 3, 1), 16, 16, 3, 1));
+  auto g = n.b.graph();
+  auto blocked = check(g, {random_tensor({1, 20, 6, 6}, 6)}, 16, 0);
+  EXPECT_FALSE(resize_blocked(*blocked));
+}
+
 TEST(BlockedLayout, WinogradShapedConvsStayNchw) {
   Net n;
   ValueId x = n.b.input("x", {1, 64, 12, 12});

@@ -18,7 +18,7 @@ inline ir::Attribute attr_ints(std::vector<int64_t> v) { ir::Attribute a; a.kind
 inline ir::Attribute attr_floats(std::vector<float> v) { ir::Attribute a; a.kind = ir::Attribute::Kind::kFloats; a.floats = std::move(v); return a; }
 
 // Runs `op_type` at `opset` on `inputs` (an invalid Tensor means "omitted").
-// Returns the outputs, or the kernel's Status.
+// Returns the outputs, or the kernel's Status. `threads` (1..4) sizes the pool.
 inline Result<std::vector<Tensor>> run_op(const std::string& op_type, std::vector<Tensor> inputs,
                                           ir::Attributes attrs = {}, int num_outputs = 1,
                                           int opset = 17, const std::string& domain = "", int threads = 2) {
@@ -39,8 +39,9 @@ inline Result<std::vector<Tensor>> run_op(const std::string& op_type, std::vecto
   std::vector<const RunValue*> in_ptrs;
   for (auto& v : in_values) in_ptrs.push_back(v.kind == RunValue::Kind::kNone ? nullptr : &v);
   std::vector<RunValue> outs(static_cast<size_t>(num_outputs));
-  static ThreadPool pool1(1), pool2(2);
-  KernelContext ctx(node, in_ptrs, outs, threads == 1 ? pool1 : pool2, nullptr);
+  static ThreadPool pool1(1), pool2(2), pool3(3), pool4(4);
+  ThreadPool& pool = threads <= 1 ? pool1 : threads == 2 ? pool2 : threads == 3 ? pool3 : pool4;
+  KernelContext ctx(node, in_ptrs, outs, pool, nullptr);
   DLRT_RETURN_IF_ERROR(kernel->compute(ctx));
   std::vector<Tensor> result;
   for (auto& o : outs) result.push_back(o.tensor);

@@ -282,6 +282,58 @@ TEST(LayoutOps, LargeCopiesUseThePoolCorrectly) {
   EXPECT_EQ(p.data<float>()[p.size() - 1], static_cast<float>((63 * 33 + 31) * 65 + 64));
 }
 
+// Concat and Split split their copies over the threads by element ranges that
+// cut rows and input chunks anywhere (a batch-1 channel Concat is one row):
+// against index arithmetic, on shapes large enough for the pool, with odd
+// sizes, a zero-length input, 1-element axes and batch > 1, at 1..4 threads,
+// for a 4-byte dtype and strings.
+TEST(LayoutOps, ConcatSplitElementRangesOverThreads) {
+  const std::vector<Shape> firsts = {{1, 24, 136, 184}, {3, 5, 1, 4099}, {2, 1, 70001}, {1, 1, 1, 1}};
+  for (const Shape& s0 : firsts) {
+    const int64_t rank = static_cast<int64_t>(s0.size());
+    for (int64_t axis = 0; axis < rank; ++axis) {
+      // Three inputs along `axis`: s0's extent, 0 and 3.
+      Shape s1 = s0, s2 = s0;
+      s1[axis] = 0;
+      s2[axis] = 3;
+      std::vector<Tensor> in = {iota<int32_t>(s0), iota<int32_t>(s1), iota<int32_t>(s2)};
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < axis; ++d) outer *= s0[d];
+      for (int64_t d = axis + 1; d < rank; ++d) inner *= s0[d];
+      const int64_t a0 = s0[axis], a2 = 3, row = (a0 + a2) * inner;
+      for (int threads = 1; threads <= 4; ++threads) {
+        auto r = run_op("Concat", in, {{"axis", attr_int(axis)}}, 1, 13, "", threads);
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        const Tensor& y = (*r)[0];
+        ASSERT_EQ(y.size(), outer * row);
+        int bad = 0;
+        for (int64_t o = 0; o < outer && bad < 3; ++o)
+          for (int64_t q = 0; q < row && bad < 3; ++q) {
+            const int32_t want = static_cast<int32_t>(q < a0 * inner ? o * a0 * inner + q : o * a2 * inner + q - a0 * inner);
+            if (y.data<int32_t>()[o * row + q] != want) {
+              ++bad;
+              ADD_FAILURE() << shape_to_string(s0) << " axis " << axis << " threads " << threads << " at " << o << "," << q;
+            }
+          }
+        // Split back into the three parts (sizes as an input, opset 13).
+        auto sp = run_op("Split", {y, i64({a0, 0, a2})}, {{"axis", attr_int(axis)}}, 3, 13, "", threads);
+        ASSERT_TRUE(sp.ok()) << sp.status().to_string();
+        for (int k = 0; k < 3; ++k) {
+          ASSERT_EQ((*sp)[k].shape(), in[k].shape());
+          EXPECT_EQ(values<int32_t>((*sp)[k]), values<int32_t>(in[k])) << shape_to_string(s0) << " axis " << axis;
+        }
+      }
+    }
+  }
+  // Strings go element by element through the same ranges.
+  std::vector<std::string> sv(40000);
+  for (size_t i = 0; i < sv.size(); ++i) sv[i] = std::to_string(i);
+  const Tensor st = Tensor::from_vector<std::string>({1, 2, 20000}, sv);
+  auto r = run_op("Concat", {st, st}, {{"axis", attr_int(1)}}, 1, 13, "", 2);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  for (int64_t i = 0; i < 80000; i += 777) EXPECT_EQ((*r)[0].data<std::string>()[i], sv[static_cast<size_t>(i % 40000)]);
+}
+
 }  // namespace
 }  // namespace dlrt::cpu::testing
 

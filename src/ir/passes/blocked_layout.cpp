@@ -16,7 +16,11 @@
 //    on the rank-5 tensors; a Mul of a value by one known to be [N, C, 1, 1]
 //    (a global pool's, through 1x1 convs and unary ops) -> ChannelScaleBlocked;
 //  - Concat on channels of blocked values whose channel counts, but the
-//    last's, are whole blocks.
+//    last's, are whole blocks;
+//  - nearest Resize (opset 11+) of a blocked value by constant scales
+//    [1, 1, sh, sw]: it runs on the rank-5 tensor with scales [1, 1, sh, sw, 1]
+//    (not for tf_crop_and_resize or tf_half_pixel_for_nn, whose scale-1 axes
+//    need not be identities, nor with sizes or axes).
 // A conv whose input is not blocked reads it through a ToBlocked, except a
 // one-group conv of at most kStemChannels input channels (an RGB stem), which
 // reads the NCHW image itself (x_blocked = 0). A value read by any op outside
@@ -50,7 +54,7 @@ constexpr int kMinConvs = 2;
 constexpr int kConvsPerBorder = 2;
 constexpr int64_t kStemChannels = 4;
 
-enum class Kind { kNone, kConv, kUnary, kBinary, kScale, kGlobalPool, kMaxPool, kConcat };
+enum class Kind { kNone, kConv, kUnary, kBinary, kScale, kGlobalPool, kMaxPool, kConcat, kResize };
 
 bool float_or_unknown(const Graph& g, ValueId v) {
   const DType t = g.values[static_cast<size_t>(v)].type.dtype;
@@ -130,6 +134,23 @@ bool is_max_pool(const Node& n) {
   if (n.outputs.size() > 1 && n.outputs[1] != kNoValue) return false;
   const Attribute* k = n.attr("kernel_shape");
   return k && k->ints.size() == 2 && n.attr_int("storage_order", 0) == 0;
+}
+
+// A Resize that runs unchanged on the blocked layout once its scales gain a
+// trailing 1 (see the list at the top).
+bool blocked_resize(const Rewriter& rw, const Node& n) {
+  if (!is_op(n, "Resize") || n.opset < 11 || n.outputs.size() != 1 || n.inputs.size() < 3 || n.has_attr("axes"))
+    return false;
+  if (n.attr_string("mode", "nearest") != "nearest") return false;
+  const std::string coord = n.attr_string("coordinate_transformation_mode", "half_pixel");
+  if (coord == "tf_crop_and_resize" || coord == "tf_half_pixel_for_nn") return false;
+  if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) {
+    const Tensor* sizes = rw.constant(n.inputs[3]);
+    if (!sizes || sizes->size() != 0) return false;
+  }
+  const Tensor* s = n.inputs[2] == kNoValue ? nullptr : rw.constant(n.inputs[2]);
+  return s && s->dtype() == DType::kFloat32 && s->rank() == 1 && s->size() == 4 && s->data<float>()[0] == 1.0f &&
+         s->data<float>()[1] == 1.0f;
 }
 
 // Reader-side data inputs of a chosen node (those that must be blocked).
@@ -266,6 +287,9 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
     } else if (is_max_pool(n) && blocked(n.inputs[0])) {
       k = Kind::kMaxPool;
       C = channels[n.inputs[0]];
+    } else if (blocked_resize(rw, n) && blocked(n.inputs[0])) {
+      k = Kind::kResize;
+      C = channels[n.inputs[0]];
     } else if (is_op(n, "Concat") && n.outputs.size() == 1 && !n.inputs.empty() &&
                (n.attr_int("axis", 0) == 1 || n.attr_int("axis", 0) == -3)) {
       bool ok = true;
@@ -331,6 +355,10 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
       n.outputs.resize(1);
     } else if (k == Kind::kConcat) {
       n.attributes["axis"] = make_attr_int(1);
+    } else if (k == Kind::kResize) {
+      const float* sc = rw.constant(n.inputs[2])->data<float>();
+      n.inputs[2] = rw.new_constant(g.values[static_cast<size_t>(n.inputs[2])].name + "_blocked",
+                                    Tensor::from_vector<float>({5}, {sc[0], sc[1], sc[2], sc[3], 1.0f}));
     } else if (k == Kind::kScale) {
       if (pooled.count(rw.node(i).inputs[0])) std::swap(n.inputs[0], n.inputs[1]);
       n.op_type = "ChannelScaleBlocked";

@@ -87,4 +87,14 @@ Status conv_f64(const ConvProblem& prob, const ConvFusion& fuse);
 // conv_transpose.cpp.
 Status conv_transpose_compute(KernelContext& ctx);
 
+// conv_transpose_disjoint.cpp: ConvTranspose where stride == kernel (dilation
+// 1 or kernel 1), no padding and output == input * stride, so that each output
+// element is one GEMM product plus the bias. `g` as conv_transpose.cpp builds
+// it (in = ConvTranspose's output, out = its input); X [N, Cg*group, out...],
+// W [Cg*group, Mg, k...], B [Mg*group] or null, Y [N, Mg*group, in...].
+bool conv_transpose_is_disjoint(const Geo3& g);
+template <typename T>
+void conv_transpose_disjoint(ThreadPool& pool, const T* X, const T* W, const T* B, T* Y, int64_t N, int64_t group,
+                             int64_t Cg, int64_t Mg, const Geo3& g);
+
 }  // namespace dlrt::cpu::conv_detail

@@ -135,6 +135,10 @@ Status conv_transpose_compute(KernelContext& ctx) {
     const int64_t col_rows = Mg * ks;
     ThreadPool& pool = ctx.pool();
     const T* Bv = bias ? bias->data<T>() : nullptr;
+    if (conv_transpose_is_disjoint(g)) {
+      conv_transpose_disjoint<T>(pool, X, W, Bv, Y, N, group, Cg, Mg, g);
+      return Status::Ok();
+    }
     // Channels [c0, c1) of (image n, group gi): set to the bias, then the
     // columns' rows of those channels scattered in.
     auto scatter = [&](int64_t n, int64_t gi, const T* col, int64_t c0, int64_t c1) {

@@ -99,12 +99,15 @@ Status concat(KernelContext& ctx) {
   const int64_t out_row = out[axis] * inner;
   // Each output row is the inputs' chunks end to end: every element is written.
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, first.dtype(), out));
-  for_rows(ctx, outer, out_row, [&](int64_t b, int64_t e) {
-    for (int64_t o = b; o < e; ++o) {
+  // The output's elements in ranges over the threads (a Concat of one image's channels is a single row); each range
+  // copies the parts of the input chunks that fall in it.
+  for_rows(ctx, outer * out_row, 1, [&](int64_t b, int64_t e) {
+    for (int64_t o = b / out_row; o * out_row < e; ++o) {
       int64_t dst = o * out_row;
       for_each_input([&](const Tensor* t) {
         const int64_t chunk = t->dim(axis) * inner;
-        copy_elements(*t, o * chunk, *y, dst, chunk);
+        const int64_t lo = std::max(b, dst), hi = std::min(e, dst + chunk);
+        if (lo < hi) copy_elements(*t, o * chunk + (lo - dst), *y, lo, hi - lo);
         dst += chunk;
       });
     }
@@ -159,8 +162,13 @@ Status split(KernelContext& ctx) {
     shape[axis] = sizes[i];
     DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(i, x->dtype(), shape));
     const int64_t chunk = sizes[i] * inner;
-    for_rows(ctx, outer, chunk, [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; ++o) copy_elements(*x, o * dim * inner + start * inner, *y, o * chunk, chunk);
+    // The output's elements in ranges over the threads, each range row piece by row piece.
+    for_rows(ctx, outer * chunk, 1, [&](int64_t b, int64_t e) {
+      while (b < e) {
+        const int64_t o = b / chunk, off = b % chunk, n = std::min(e - b, chunk - off);
+        copy_elements(*x, (o * dim + start) * inner + off, *y, b, n);
+        b += n;
+      }
     });
     start += sizes[i];
   }

@@ -1,9 +1,8 @@
 // Resize (opsets 10..19), Upsample (7..9) and GridSample (16+).
 //
-// Resize is separable: for every resized axis we precompute, per output
-// coordinate, the input indices and weights it reads (nearest: one tap;
-// linear: 2; cubic: 4; antialiased: a footprint stretched by 1/scale), then
-// apply the axes one pass at a time over an [outer, length, inner] view.
+// Resize is separable: for every resized axis we precompute, per output coordinate, the input indices and weights it
+// reads (nearest: one tap; linear: 2; cubic: 4; antialiased: a footprint stretched by 1/scale), then apply the axes
+// one pass at a time over an [outer, length, inner] view (nearest on two adjacent axes: one pass, resize_nearest.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,6 +12,7 @@
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/ops/resize_nearest.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -238,8 +238,7 @@ T cast_result(double v) {
   }
 }
 
-// Per-thread buffers that Resize reuses from call to call: once a thread has
-// run a node's shapes, the run allocates nothing.
+// Per-thread buffers Resize reuses from call to call: once a thread has run a node's shapes, the run allocates nothing.
 struct ResizeWork {
   std::vector<double> scales, roi, len_resized, given;
   std::vector<AxisTaps> taps;  // grows only, so that its buffers are kept
@@ -251,9 +250,8 @@ ResizeWork& resize_work() {
   return w;
 }
 
-// Runs `pass` once per non-identity axis in `order`, ping-ponging between two
-// per-thread buffers; the last pass writes to `final_dst` when it is given.
-// Returns where the result is.
+// Runs `pass` once per non-identity axis in `order`, ping-ponging between two per-thread buffers; the last pass
+// writes to `final_dst` when it is given. Returns where the result is.
 template <typename C, typename Pass>
 const C* run_passes(const C* src, const Shape& in_shape, const IntList& order, const std::vector<AxisTaps>& taps,
                     C* final_dst, Pass pass) {
@@ -287,14 +285,27 @@ Status run_resize(KernelContext& ctx, const Tensor& x, const std::vector<AxisTap
   order.clear();
   for (int64_t d = 0; d < rank; ++d)
     if (!taps[d].identity) order.push_back(d);
-  // Insertion sort by the axis's resize ratio (std::sort would take a temporary buffer from
-  // the heap); equal ratios go innermost axis first, so that the one pass that cannot run
-  // along contiguous rows works on the smallest tensor.
+  // Insertion sort by the axis's resize ratio (std::sort would take a temporary buffer from the heap); equal ratios
+  // go innermost axis first, so that the one pass that cannot run along contiguous rows works on the smallest tensor.
   auto ratio = [&](int64_t a) { return static_cast<double>(taps[a].out_len) / std::max<int64_t>(1, x.dim(a)); };
   auto before = [&](int64_t a, int64_t b) { return ratio(a) < ratio(b) || (ratio(a) == ratio(b) && a > b); };
   for (size_t i = 1; i < order.size(); ++i)
     for (size_t j = i; j > 0 && before(order[j], order[j - 1]); --j) std::swap(order[j], order[j - 1]);
   if (y.size() == 0) return Status::Ok();
+  // Nearest on two adjacent axes and no other, the trailing (unresized) axes folded into the elements: one pass
+  // over the same index maps.
+  const DType dt = x.dtype();
+  const int64_t last = order.empty() ? -1 : *std::max_element(order.begin(), order.end());
+  if (at.mode == Mode::kNearest && at.coord != Coord::kTfCropAndResize && last >= 1 &&
+      std::all_of(order.begin(), order.end(), [&](int64_t a) { return a >= last - 1; }) &&
+      (dt == DType::kBool || dtype_is_float(dt) || dtype_is_int(dt))) {
+    int64_t outer = 1, trail = 1;
+    for (int64_t d = 0; d < last - 1; ++d) outer *= x.dim(d);
+    for (int64_t d = last + 1; d < rank; ++d) trail *= x.dim(d);
+    if (nearest_gather_2d(ctx.pool(), x.raw_data(), y.raw_data(), dtype_size(dt) * trail, outer, x.dim(last - 1),
+                          x.dim(last), taps[last - 1].index.data(), y.dim(last - 1), taps[last].index.data(), y.dim(last)))
+      return Status::Ok();
+  }
   if (at.mode == Mode::kNearest) {
     return dispatch_all(x.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
@@ -392,8 +403,7 @@ Status read_float_tensor(const Tensor& t, const KernelContext& ctx, const char* 
   return Status::Ok();
 }
 
-// Shared by Resize and Upsample once w.scales (and `sizes`, w.roi) are known
-// for every axis.
+// Shared by Resize and Upsample once w.scales (and `sizes`, w.roi) are known for every axis.
 Status resize_with(KernelContext& ctx, const Tensor& x, const ResizeAttrs& at, ResizeWork& w, const IntList* sizes) {
   const int64_t rank = static_cast<int64_t>(x.rank());
   Shape out_shape(static_cast<size_t>(rank));
@@ -415,8 +425,7 @@ Status resize_with(KernelContext& ctx, const Tensor& x, const ResizeAttrs& at, R
   }
   DLRT_ASSIGN_OR_RETURN(auto count, checked_element_count(out_shape));
   (void)count;
-  // The output first: its size is checked against the memory budget before the
-  // taps (as long as the output axes) are computed.
+  // The output first: its size is checked against the memory budget before the taps are made.
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), out_shape));
   if (w.taps.size() < static_cast<size_t>(rank)) w.taps.resize(static_cast<size_t>(rank));
   for (int64_t d = 0; d < rank; ++d) {
@@ -563,8 +572,7 @@ class UpsampleKernel final : public OpKernel {
   std::vector<double> attr_scales_;
 };
 
-// ---- GridSample ----
-
+// GridSample's padding of out-of-range coordinates.
 enum class GridPad { kZeros, kBorder, kReflection };
 
 double reflect_coord(double v, double twice_low, double twice_high) {

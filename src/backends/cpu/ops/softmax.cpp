@@ -64,43 +64,50 @@ Result<AxisView> softmax_view(KernelContext& ctx, const Tensor& x) {
   return v;
 }
 
-// One [n, inner] slab; computes in double per column so float16 inputs keep accuracy.
+// Columns [i0, i1) of one [n, inner] slab; computes in double per column so
+// float16 inputs keep accuracy. The per-column buffers are per thread.
 template <typename T>
-void softmax_slab(SoftmaxKind kind, const T* in, T* out, int64_t n, int64_t inner) {
-  if (n == 0) return;
-  std::vector<double> mx(static_cast<size_t>(inner), -std::numeric_limits<double>::infinity());
-  std::vector<int64_t> arg(static_cast<size_t>(inner), 0);
+void softmax_slab(SoftmaxKind kind, const T* in, T* out, int64_t n, int64_t inner, int64_t i0, int64_t i1) {
+  if (n == 0 || i1 <= i0) return;
+  static thread_local std::vector<double> mx, sum;
+  static thread_local std::vector<int64_t> arg;
+  const size_t w = static_cast<size_t>(i1 - i0);
+  mx.assign(w, -std::numeric_limits<double>::infinity());
+  arg.assign(w, 0);
+  in += i0;
+  out += i0;
+  const int64_t cols = i1 - i0;
   for (int64_t r = 0; r < n; ++r) {
     const T* row = in + r * inner;
-    for (int64_t i = 0; i < inner; ++i) {
+    for (int64_t i = 0; i < cols; ++i) {
       double x = to_d(row[i]);
       if (r == 0 || x > mx[i]) { mx[i] = x; arg[i] = r; }
     }
   }
   if (kind == SoftmaxKind::kHardmax) {
     for (int64_t r = 0; r < n; ++r)
-      for (int64_t i = 0; i < inner; ++i) out[r * inner + i] = T(arg[i] == r ? 1.0f : 0.0f);
+      for (int64_t i = 0; i < cols; ++i) out[r * inner + i] = T(arg[i] == r ? 1.0f : 0.0f);
     return;
   }
-  std::vector<double> sum(static_cast<size_t>(inner), 0.0);
+  sum.assign(w, 0.0);
   for (int64_t r = 0; r < n; ++r) {
     const T* row = in + r * inner;
-    for (int64_t i = 0; i < inner; ++i) sum[i] += std::exp(to_d(row[i]) - mx[i]);
+    for (int64_t i = 0; i < cols; ++i) sum[i] += std::exp(to_d(row[i]) - mx[i]);
   }
   if (kind == SoftmaxKind::kSoftmax) {
-    for (int64_t i = 0; i < inner; ++i) sum[i] = 1.0 / sum[i];
+    for (int64_t i = 0; i < cols; ++i) sum[i] = 1.0 / sum[i];
     for (int64_t r = 0; r < n; ++r) {
       const T* row = in + r * inner;
       T* o = out + r * inner;
-      for (int64_t i = 0; i < inner; ++i)
+      for (int64_t i = 0; i < cols; ++i)
         o[i] = from_d<T>(std::exp(to_d(row[i]) - mx[i]) * sum[i]);
     }
   } else {
-    for (int64_t i = 0; i < inner; ++i) sum[i] = std::log(sum[i]);
+    for (int64_t i = 0; i < cols; ++i) sum[i] = std::log(sum[i]);
     for (int64_t r = 0; r < n; ++r) {
       const T* row = in + r * inner;
       T* o = out + r * inner;
-      for (int64_t i = 0; i < inner; ++i) o[i] = from_d<T>((to_d(row[i]) - mx[i]) - sum[i]);
+      for (int64_t i = 0; i < cols; ++i) o[i] = from_d<T>((to_d(row[i]) - mx[i]) - sum[i]);
     }
   }
 }
@@ -155,7 +162,76 @@ DLRT_AVX512 void softmax_row_avx512(const float* in, float* out, int64_t n) {
     _mm512_mask_storeu_ps(out + r, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, out + r), inv));
   }
 }
+
+// Softmax or LogSoftmax of up to 64 columns [i0, i0 + cols) of a float
+// [n, inner] slab, reduced along n with one lane per column (4 vectors in
+// lockstep): max, exp and sum (the sum in double, as softmax_slab), then the
+// scale (Softmax) or the shift by max + log(sum) (LogSoftmax). A NaN in a
+// column makes its sum and so all its outputs NaN, as in softmax_slab.
+DLRT_AVX512 void softmax_cols_avx512(SoftmaxKind kind, const float* in, float* out, int64_t n, int64_t inner,
+                                     int64_t cols) {
+  constexpr int U = 4;
+  __mmask16 k[U];
+  __m512 vmx[U];
+  for (int u = 0; u < U; ++u) {
+    k[u] = avx512::tail_mask(cols - 16 * u);
+    vmx[u] = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  }
+  for (int64_t r = 0; r < n; ++r)
+    for (int u = 0; u < U; ++u)
+      vmx[u] = _mm512_max_ps(vmx[u], _mm512_maskz_loadu_ps(k[u], in + r * inner + 16 * u));
+  __m512d s0[U], s1[U];
+  for (int u = 0; u < U; ++u) s0[u] = s1[u] = _mm512_setzero_pd();
+  for (int64_t r = 0; r < n; ++r) {
+    __m512 x[U];
+    for (int u = 0; u < U; ++u) x[u] = _mm512_sub_ps(_mm512_maskz_loadu_ps(k[u], in + r * inner + 16 * u), vmx[u]);
+    avx512::exp_nonpositive_lockstep<U>(x);
+    for (int u = 0; u < U; ++u) {
+      if (kind == SoftmaxKind::kSoftmax) _mm512_mask_storeu_ps(out + r * inner + 16 * u, k[u], x[u]);
+      s0[u] = _mm512_add_pd(s0[u], _mm512_cvtps_pd(_mm512_castps512_ps256(x[u])));
+      s1[u] = _mm512_add_pd(s1[u], _mm512_cvtps_pd(_mm512_extractf32x8_ps(x[u], 1)));
+    }
+  }
+  __m512 f[U];  // Softmax: 1 / sum; LogSoftmax: log(sum)
+  for (int u = 0; u < U; ++u) {
+    if (kind == SoftmaxKind::kSoftmax) {
+      const __m512d one = _mm512_set1_pd(1.0);
+      f[u] = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(_mm512_div_pd(one, s0[u]))),
+                                _mm512_cvtpd_ps(_mm512_div_pd(one, s1[u])), 1);
+    } else {
+      alignas(64) double s[16];
+      alignas(64) float l[16];
+      _mm512_store_pd(s, s0[u]);
+      _mm512_store_pd(s + 8, s1[u]);
+      for (int i = 0; i < 16; ++i) l[i] = static_cast<float>(std::log(s[i]));
+      f[u] = _mm512_load_ps(l);
+    }
+  }
+  for (int64_t r = 0; r < n; ++r)
+    for (int u = 0; u < U; ++u) {
+      float* o = out + r * inner + 16 * u;
+      if (kind == SoftmaxKind::kSoftmax) {
+        _mm512_mask_storeu_ps(o, k[u], _mm512_mul_ps(_mm512_maskz_loadu_ps(k[u], o), f[u]));
+      } else {
+        // (x - max) - log(sum), as softmax_rows_f32.
+        const __m512 x = _mm512_maskz_loadu_ps(k[u], in + r * inner + 16 * u);
+        _mm512_mask_storeu_ps(o, k[u], _mm512_sub_ps(_mm512_sub_ps(x, vmx[u]), f[u]));
+      }
+    }
+}
 #endif
+
+// Columns per task of an [n, inner] slab (inner > 1): about kTaskElems
+// elements a task, a multiple of 64 (softmax_cols_avx512's width), the slab's
+// columns split evenly.
+constexpr int64_t kTaskElems = 16384;
+
+int64_t column_chunk(int64_t n, int64_t inner) {
+  const int64_t want = std::max<int64_t>(64, kTaskElems / std::max<int64_t>(1, n));
+  const int64_t chunks = (inner + want - 1) / want;
+  const int64_t per = (inner + chunks - 1) / chunks;
+  return std::min(inner, (per + 63) / 64 * 64);
+}
 
 template <SoftmaxKind kKind>
 Status softmax_kernel(KernelContext& ctx) {
@@ -168,14 +244,43 @@ Status softmax_kernel(KernelContext& ctx) {
     const T* src = x->data<T>();
     T* dst = y->data<T>();
     const int64_t slab = v.n * v.inner;
-    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, slab));
 #ifdef DLRT_HAVE_AVX512_PATHS
     const bool avx512 = cpu_has_avx512();
 #endif
-    ctx.pool().parallel_for(v.outer, grain, [&](int64_t b, int64_t e) {
+    ThreadPool& pool = ctx.pool();
+    if (v.inner > 1) {
+      // Reduce along n with the contiguous inner dimension across lanes; the
+      // tasks are (outer, column chunk) pairs.
+      const int64_t chunk = column_chunk(v.n, v.inner);
+      const int64_t per_slab = (v.inner + chunk - 1) / chunk;
+      const int64_t tasks = v.outer * per_slab;
+      const int64_t grain = std::max<int64_t>(1, kTaskElems / std::max<int64_t>(1, v.n * chunk));
+      auto body = [&](int64_t b, int64_t e) {
+        for (int64_t t = b; t < e; ++t) {
+          const int64_t o = t / per_slab, i0 = (t % per_slab) * chunk, i1 = std::min(v.inner, i0 + chunk);
+          const T* in = src + o * slab;
+          T* out = dst + o * slab;
+#ifdef DLRT_HAVE_AVX512_PATHS
+          if constexpr (std::is_same_v<T, float>) {
+            if (kKind != SoftmaxKind::kHardmax && avx512) {
+              for (int64_t i = i0; i < i1; i += 64)
+                softmax_cols_avx512(kKind, in + i, out + i, v.n, v.inner, std::min<int64_t>(64, i1 - i));
+              continue;
+            }
+          }
+#endif
+          softmax_slab<T>(kKind, in, out, v.n, v.inner, i0, i1);
+        }
+      };
+      if (tasks <= grain) body(0, tasks);
+      else pool.parallel_for(tasks, pool.balanced_grain(tasks, grain), body);
+      return Status::Ok();
+    }
+    const int64_t grain = std::max<int64_t>(1, kTaskElems / std::max<int64_t>(1, slab));
+    pool.parallel_for(v.outer, grain, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
         if constexpr (std::is_same_v<T, float>) {
-          if (v.inner == 1 && kKind != SoftmaxKind::kHardmax) {
+          if (kKind != SoftmaxKind::kHardmax) {
 #ifdef DLRT_HAVE_AVX512_PATHS
             if (kKind == SoftmaxKind::kSoftmax && avx512) {
               softmax_row_avx512(src + o * slab, dst + o * slab, v.n);
@@ -186,7 +291,7 @@ Status softmax_kernel(KernelContext& ctx) {
             continue;
           }
         }
-        softmax_slab<T>(kKind, src + o * slab, dst + o * slab, v.n, v.inner);
+        softmax_slab<T>(kKind, src + o * slab, dst + o * slab, v.n, 1, 0, 1);
       }
     });
     return Status::Ok();

@@ -1,0 +1,138 @@
+// Nearest-neighbour Resize of two adjacent axes (resize_nearest.h).
+#include "backends/cpu/ops/resize_nearest.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/vec_avx512.h"
+
+namespace dlrt::cpu {
+namespace {
+
+// Elements per parallel task, about: small resizes run on the caller alone.
+constexpr int64_t kTaskElems = 1 << 15;
+// An element of N bytes (several of a dtype's: the unresized trailing axes),
+// copied as one.
+template <int N>
+struct Bytes {
+  uint32_t v[N / 4];
+};
+
+// The widest replication the vector path takes (its permutes per 16 inputs).
+constexpr int64_t kMaxVectorFactor = 16;
+
+template <typename E>
+void gather_row(const E* in, E* out, const int64_t* col_index, int64_t out_w) {
+  for (int64_t i = 0; i < out_w; ++i) out[i] = in[col_index[i]];
+}
+
+template <typename E>
+void replicate_row(const E* in, E* out, int64_t in_w, int64_t k) {
+  for (int64_t i = 0; i < in_w; ++i)
+    for (int64_t r = 0; r < k; ++r) out[i * k + r] = in[i];
+}
+
+// The lane indexes of replicate_row_32: output vector m of every 16 inputs
+// holds inputs (16 m + t) / k, t < 16.
+struct ReplicatePattern {
+  alignas(64) int32_t idx[kMaxVectorFactor][16];
+  explicit ReplicatePattern(int64_t k) {
+    for (int64_t m = 0; m < std::min(k, kMaxVectorFactor); ++m)
+      for (int t = 0; t < 16; ++t) idx[m][t] = static_cast<int32_t>((16 * m + t) / k);
+  }
+};
+
+#ifdef DLRT_HAVE_AVX512_PATHS
+// replicate_row for 4-byte elements and k <= kMaxVectorFactor: k permuted
+// stores per 16 inputs.
+DLRT_AVX512 void replicate_row_32(const uint32_t* in, uint32_t* out, int64_t in_w, int64_t k,
+                                  const ReplicatePattern& pat) {
+  int64_t i = 0;
+  for (; i + 16 <= in_w; i += 16) {
+    const __m512i v = _mm512_loadu_si512(in + i);
+    for (int64_t m = 0; m < k; ++m)
+      _mm512_storeu_si512(out + i * k + 16 * m, _mm512_permutexvar_epi32(_mm512_load_si512(pat.idx[m]), v));
+  }
+  if (i < in_w) {
+    const int64_t rem = in_w - i;
+    const __m512i v = _mm512_maskz_loadu_epi32(avx512::tail_mask(rem), in + i);
+    for (int64_t m = 0; m * 16 < rem * k; ++m)
+      _mm512_mask_storeu_epi32(out + i * k + 16 * m, avx512::tail_mask(rem * k - 16 * m),
+                               _mm512_permutexvar_epi32(_mm512_load_si512(pat.idx[m]), v));
+  }
+}
+#endif
+
+template <typename E>
+void gather_rows(const E* x, E* y, int64_t in_h, int64_t in_w, const int64_t* row_index, int64_t out_h,
+                 const int64_t* col_index, int64_t out_w, int64_t k, int64_t b, int64_t e) {
+#ifdef DLRT_HAVE_AVX512_PATHS
+  const bool vec = sizeof(E) == 4 && k > 1 && k <= kMaxVectorFactor && cpu_has_avx512();
+  const ReplicatePattern pat(vec ? k : 0);
+#endif
+  for (int64_t u = b; u < e; ++u) {
+    const int64_t o = u / out_h, j = u % out_h;
+    E* orow = y + u * out_w;
+    if (u > b && j > 0 && row_index[j] == row_index[j - 1]) {
+      // The row this task wrote last: a copy.
+      std::memcpy(orow, orow - out_w, static_cast<size_t>(out_w) * sizeof(E));
+      continue;
+    }
+    const E* irow = x + (o * in_h + row_index[j]) * in_w;
+    if (k == 1) {
+      std::memcpy(orow, irow, static_cast<size_t>(out_w) * sizeof(E));
+    } else if (k > 1) {
+#ifdef DLRT_HAVE_AVX512_PATHS
+      if (vec) {
+        replicate_row_32(reinterpret_cast<const uint32_t*>(irow), reinterpret_cast<uint32_t*>(orow), in_w, k, pat);
+        continue;
+      }
+#endif
+      replicate_row<E>(irow, orow, in_w, k);
+    } else {
+      gather_row<E>(irow, orow, col_index, out_w);
+    }
+  }
+}
+
+template <typename E>
+void run(ThreadPool& pool, const void* x, void* y, int64_t outer, int64_t in_h, int64_t in_w, const int64_t* row_index,
+         int64_t out_h, const int64_t* col_index, int64_t out_w) {
+  const int64_t k = replication_factor(col_index, in_w, out_w);
+  const E* src = static_cast<const E*>(x);
+  E* dst = static_cast<E*>(y);
+  const int64_t rows = outer * out_h;
+  auto body = [&](int64_t b, int64_t e) {
+    gather_rows<E>(src, dst, in_h, in_w, row_index, out_h, col_index, out_w, k, b, e);
+  };
+  const int64_t grain = std::max<int64_t>(1, kTaskElems / std::max<int64_t>(1, out_w));
+  if (rows <= grain) body(0, rows);
+  else pool.parallel_for(rows, pool.balanced_grain(rows, grain), body);
+}
+
+}  // namespace
+
+int64_t replication_factor(const int64_t* col_index, int64_t in_w, int64_t out_w) {
+  if (in_w <= 0 || out_w % in_w != 0) return 0;
+  const int64_t k = out_w / in_w;
+  for (int64_t i = 0; i < out_w; ++i)
+    if (col_index[i] != i / k) return 0;
+  return k;
+}
+
+bool nearest_gather_2d(ThreadPool& pool, const void* x, void* y, size_t elem_size, int64_t outer, int64_t in_h,
+                       int64_t in_w, const int64_t* row_index, int64_t out_h, const int64_t* col_index, int64_t out_w) {
+  switch (elem_size) {
+    case 1: run<uint8_t>(pool, x, y, outer, in_h, in_w, row_index, out_h, col_index, out_w); return true;
+    case 2: run<uint16_t>(pool, x, y, outer, in_h, in_w, row_index, out_h, col_index, out_w); return true;
+    case 4: run<uint32_t>(pool, x, y, outer, in_h, in_w, row_index, out_h, col_index, out_w); return true;
+    case 8: run<uint64_t>(pool, x, y, outer, in_h, in_w, row_index, out_h, col_index, out_w); return true;
+    case 16: run<Bytes<16>>(pool, x, y, outer, in_h, in_w, row_index, out_h, col_index, out_w); return true;
+    case 32: run<Bytes<32>>(pool, x, y, outer, in_h, in_w, row_index, out_h, col_index, out_w); return true;
+    case 64: run<Bytes<64>>(pool, x, y, outer, in_h, in_w, row_index, out_h, col_index, out_w); return true;
+    default: return false;
+  }
+}
+
+}  // namespace dlrt::cpu

@@ -1,0 +1,141 @@
+// ConvTranspose with stride == kernel and no padding (the disjoint path of
+// conv_transpose_disjoint.cpp) and its near misses (the col2im path), against
+// a scatter reference, on 1-D, 2-D and 3-D shapes, at 1..4 threads.
+#include <random>
+
+#include "kernel_test_util.h"
+
+namespace dlrt::cpu::testing {
+namespace {
+
+struct Case {
+  int64_t N, group, Cg, Mg;
+  std::vector<int64_t> in, k, s, d, pads, outpad;  // spatial, pads: begins then ends
+  bool bias;
+};
+
+// Every input element scattered through the kernel, in double.
+std::vector<float> reference(const Case& c, const std::vector<float>& x, const std::vector<float>& w,
+                             const std::vector<float>& b, Shape& out_shape) {
+  const size_t nd = c.in.size();
+  // Pad to 3 spatial dims.
+  int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1}, p[3] = {0, 0, 0}, out[3] = {1, 1, 1};
+  const size_t off = 3 - nd;
+  for (size_t i = 0; i < nd; ++i) {
+    in[off + i] = c.in[i];
+    k[off + i] = c.k[i];
+    s[off + i] = c.s[i];
+    d[off + i] = c.d[i];
+    p[off + i] = c.pads[i];
+    out[off + i] = s[off + i] * (in[off + i] - 1) + c.outpad[i] + (k[off + i] - 1) * d[off + i] + 1 - c.pads[i] -
+                   c.pads[nd + i];
+  }
+  const int64_t C = c.group * c.Cg, M = c.group * c.Mg;
+  out_shape = {c.N, M};
+  for (size_t i = 0; i < nd; ++i) out_shape.push_back(out[off + i]);
+  const int64_t osz = out[0] * out[1] * out[2], isz = in[0] * in[1] * in[2], ksz = k[0] * k[1] * k[2];
+  std::vector<double> y(static_cast<size_t>(c.N * M * osz), 0.0);
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t i = 0; i < osz; ++i) y[(n * M + m) * osz + i] = c.bias ? b[m] : 0.0;
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t ci = 0; ci < C; ++ci)
+      for (int64_t q = 0; q < isz; ++q) {
+        const int64_t i0 = q / (in[1] * in[2]), i1 = q / in[2] % in[1], i2 = q % in[2];
+        const double xv = x[(n * C + ci) * isz + q];
+        for (int64_t mg = 0; mg < c.Mg; ++mg)
+          for (int64_t kk = 0; kk < ksz; ++kk) {
+            const int64_t a0 = kk / (k[1] * k[2]), a1 = kk / k[2] % k[1], a2 = kk % k[2];
+            const int64_t o0 = i0 * s[0] - p[0] + a0 * d[0], o1 = i1 * s[1] - p[1] + a1 * d[1],
+                          o2 = i2 * s[2] - p[2] + a2 * d[2];
+            if (o0 < 0 || o0 >= out[0] || o1 < 0 || o1 >= out[1] || o2 < 0 || o2 >= out[2]) continue;
+            const int64_t m = (ci / c.Cg) * c.Mg + mg;
+            y[(n * M + m) * osz + (o0 * out[1] + o1) * out[2] + o2] += xv * w[(ci * c.Mg + mg) * ksz + kk];
+          }
+      }
+  return std::vector<float>(y.begin(), y.end());
+}
+
+void check(const Case& c, std::mt19937& rng, const std::string& what) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  const size_t nd = c.in.size();
+  int64_t isz = 1, ksz = 1;
+  for (size_t i = 0; i < nd; ++i) isz *= c.in[i], ksz *= c.k[i];
+  const int64_t C = c.group * c.Cg, M = c.group * c.Mg;
+  std::vector<float> x(static_cast<size_t>(c.N * C * isz)), w(static_cast<size_t>(C * c.Mg * ksz)), b(M);
+  for (auto& v : x) v = dist(rng);
+  for (auto& v : w) v = dist(rng);
+  for (auto& v : b) v = dist(rng);
+  Shape out_shape;
+  const std::vector<float> want = reference(c, x, w, b, out_shape);
+  Shape xs = {c.N, C}, ws = {C, c.Mg};
+  for (size_t i = 0; i < nd; ++i) xs.push_back(c.in[i]), ws.push_back(c.k[i]);
+  std::vector<Tensor> inputs = {Tensor::from_vector<float>(xs, x), Tensor::from_vector<float>(ws, w)};
+  if (c.bias) inputs.push_back(Tensor::from_vector<float>({M}, b));
+  for (int threads = 1; threads <= 4; ++threads) {
+    auto r = run_op("ConvTranspose", inputs,
+                    {{"strides", attr_ints(c.s)}, {"dilations", attr_ints(c.d)}, {"group", attr_int(c.group)},
+                     {"pads", attr_ints(c.pads)}, {"output_padding", attr_ints(c.outpad)}},
+                    1, 17, "", threads);
+    ASSERT_TRUE(r.ok()) << what << ": " << r.status().to_string();
+    ASSERT_EQ((*r)[0].shape(), out_shape) << what;
+    SCOPED_TRACE(what + " threads " + std::to_string(threads));
+    expect_near((*r)[0], want, 1e-4f);
+  }
+}
+
+TEST(ConvTranspose, DisjointStrideEqualsKernelMatchesReference) {
+  std::mt19937 rng(11);
+  for (int it = 0; it < 40; ++it) {
+    const size_t nd = 1 + it % 3;
+    Case c;
+    c.N = 1 + rng() % 2;
+    c.group = 1 + rng() % 3;
+    c.Cg = 1 + rng() % 20;
+    c.Mg = 1 + rng() % 20;
+    c.bias = rng() % 2 == 0;
+    for (size_t i = 0; i < nd; ++i) {
+      c.in.push_back(1 + rng() % (nd == 3 ? 6 : 37));
+      c.k.push_back(1 + rng() % 3);
+      c.s.push_back(c.k.back());
+      c.d.push_back(c.k.back() == 1 ? 1 + rng() % 2 : 1);  // dilation is moot for a kernel of 1
+      c.outpad.push_back(0);
+    }
+    c.pads.assign(2 * nd, 0);
+    check(c, rng, "case " + std::to_string(it));
+  }
+}
+
+// Shapes one step from the disjoint path (padding, output padding, stride
+// unlike the kernel, dilation): the general path, with the same answers.
+TEST(ConvTranspose, DisjointNearMissesMatchReference) {
+  std::mt19937 rng(12);
+  const Case base = {2, 2, 5, 3, {9, 17}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, {0, 0}, true};
+  check(base, rng, "disjoint");
+  Case c = base;
+  c.pads = {0, 1, 0, 1};
+  check(c, rng, "pads");
+  c = base;
+  c.outpad = {1, 0};
+  check(c, rng, "output_padding");
+  c = base;
+  c.s = {2, 3};
+  check(c, rng, "stride 3 kernel 2");
+  c = base;
+  c.d = {1, 2};
+  check(c, rng, "dilation 2, stride == kernel");
+  c = base;
+  c.k = {1, 2};
+  c.s = {2, 2};
+  check(c, rng, "kernel 1 stride 2");
+  // A one-channel head (few product rows), 24 input channels, rows not a multiple of 32.
+  check({1, 1, 24, 1, {7, 37}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, {0, 0}, true}, rng, "24 -> 1");
+  check({2, 2, 9, 2, {3, 70}, {1, 3}, {1, 3}, {1, 1}, {0, 0, 0, 0}, {0, 0}, false}, rng, "6 product rows");
+  // No input channels: the output is the bias alone.
+  c = base;
+  c.Cg = 0;
+  check(c, rng, "no input channels");
+}
+
+}  // namespace
+}  // namespace dlrt::cpu::testing
