@@ -1,6 +1,6 @@
 // conv_blocked (kernels/conv_blocked.h) on 1 to 5 threads: the split of the
 // work over the threads (by output blocks, or by bands of rows where the
-// activations outweigh the weights; blocked_detail::unit_at) gives every
+// activations outweigh the weights; unit_order.h) gives every
 // output the same sums in the same order, so the results equal the
 // single-threaded ones bit for bit, and both match a plain reference conv.
 // Odd shapes, channel counts that are not multiples of the block, batches
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/conv_blocked.h"
-#include "backends/cpu/kernels/conv_blocked_impl.h"
+#include "backends/cpu/kernels/unit_order.h"
 #include "backends/cpu/kernels/isa.h"
 
 namespace dlrt::testing {
@@ -152,13 +152,13 @@ TEST(ConvBlockedThreads, UnitOrderIsAPermutation) {
           const int64_t units = images * groups * rows, bw = band <= 0 ? rows : std::min(band, rows);
           int64_t last_band = -1, last_n = -1;
           for (int64_t u = 0; u < units; ++u) {
-            const auto p = cpu::blocked_detail::unit_at(u, groups, rows, band);
+            const auto p = cpu::unit_at(u, groups, rows, band);
             ASSERT_TRUE(p.n >= 0 && p.n < images && p.group >= 0 && p.group < groups && p.row >= 0 && p.row < rows);
             ASSERT_TRUE(seen.insert({p.n, p.group, p.row}).second);
             ASSERT_GT(p.end, u);
             ASSERT_LE(p.end, units);
             if (u + 1 < p.end) {
-              const auto q = cpu::blocked_detail::unit_at(u + 1, groups, rows, band);
+              const auto q = cpu::unit_at(u + 1, groups, rows, band);
               ASSERT_EQ(q.n, p.n);
               ASSERT_EQ(q.group, p.group);
               ASSERT_EQ(q.row, p.row + 1);

@@ -12,8 +12,6 @@
 namespace dlrt::cpu {
 
 using blocked_detail::ConvJob;
-using blocked_detail::unit_at;
-using blocked_detail::UnitPos;
 
 namespace {
 
@@ -32,12 +30,10 @@ void run(ThreadPool* pool, int64_t units, int64_t work_per_unit, FunctionRef<voi
 
 int64_t threads_of(ThreadPool* pool) { return pool ? pool->num_threads() : 1; }
 
-// Row units per band of unit_at's order: one band per thread where the
-// split goes by rows (several threads and at least two rows for each), else
-// 0 (one band: the units run group by group).
+// Row units per band of unit_at's order (unit_order.h): one per thread where
+// the split goes by rows, else 0 (the units run group by group).
 int64_t band_rows(ThreadPool* pool, int64_t row_units, bool by_rows) {
-  const int64_t t = threads_of(pool);
-  return by_rows && t > 1 && row_units >= 2 * t ? ceil_div(row_units, t) : 0;
+  return by_rows ? band_per_thread(pool, row_units) : 0;
 }
 
 // Portable loops for any block: one output row of one output block.

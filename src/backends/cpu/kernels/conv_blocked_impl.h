@@ -1,11 +1,11 @@
 // What conv_blocked.cpp (dispatch, portable loops) and conv_blocked_avx512.cpp share.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 
 #include "backends/cpu/kernels/conv_blocked.h"
 #include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/unit_order.h"
 
 namespace dlrt::cpu::blocked_detail {
 
@@ -25,34 +25,10 @@ struct ConvJob {
   // activation). Group-1 convs on the vector path run K in such chunks.
   int64_t icb0 = 0, icb1 = -1;
   bool first = true, last = true;
-  // Rows (row units) per band of the unit order (unit_at); 0: one band.
+  // Row units per band of the unit order (unit_order.h); 0: one band.
   int64_t band_rows = 0;
 };
 
-// Where unit u of a conv over (image, channel group, row unit) lies. The
-// units run image by image, then band by band of `band` row units (the last
-// band may be shorter), then group by group, then row by row: with one band
-// (band >= row_units) the order is (image, group, row); with one band per
-// thread, the contiguous run of units the pool deals each thread is a band
-// of rows of every group, so that a thread reads the rows of the input that
-// it wrote in the op before. `end`: one past the last unit of u's (image,
-// band, group) run, whose rows follow u's one by one.
-struct UnitPos {
-  int64_t n = 0, group = 0, row = 0, end = 0;
-};
-
-inline UnitPos unit_at(int64_t u, int64_t groups, int64_t row_units, int64_t band) {
-  band = band <= 0 ? row_units : std::min(band, row_units);
-  const int64_t per_image = groups * row_units, n = u / per_image, off = u % per_image;
-  const int64_t b = off / (groups * band), base = b * groups * band;
-  const int64_t rows = std::min(band, row_units - b * band), within = off - base, group = within / rows;
-  UnitPos p;
-  p.n = n;
-  p.group = group;
-  p.row = b * band + within % rows;
-  p.end = n * per_image + base + (group + 1) * rows;
-  return p;
-}
 
 #if defined(__x86_64__) || defined(__i386__)
 // Block 16 only. Units (unit_at, j.band_rows): (image, output block pair,
