@@ -400,6 +400,18 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   int64_t per_block = std::max<int64_t>(1, block_cols / kNR);
   int64_t blocks = ceil_div(wide, per_block);
   if (threads > 1 && blocks * panels < 4 * threads) blocks = std::min(wide, ceil_div(4 * threads, panels));
+  // The units run block by block (all M panels of a block, then the next),
+  // and the pool deals each thread one contiguous run of them. Where the
+  // activations outweigh the weights, the blocks are a multiple of the
+  // threads: each thread then takes whole blocks, a band of output rows of
+  // every channel, reading the input rows it wrote (or copied) before and
+  // writing the rows it reads next (a row the other core wrote crosses
+  // between the cores' caches), at the price of reading every panel's
+  // weights. Else a thread's run may end inside a block: its part is M
+  // panels of all the columns, half the weights each.
+  const int64_t weight_bytes = M * K * int64_t{sizeof(float)};
+  const int64_t act_bytes = (g.channels * g.in_h * g.in_w + M * g.out_h * g.out_w) * int64_t{sizeof(float)};
+  if (threads > 1 && wide >= threads && act_bytes >= weight_bytes) blocks = std::min(wide, ceil_div(blocks, threads) * threads);
   per_block = ceil_div(wide, blocks);
   blocks = ceil_div(wide, per_block);
   const int64_t units = blocks * panels;
