@@ -28,6 +28,14 @@ void run(ThreadPool* pool, int64_t units, int64_t work_per_unit, FunctionRef<voi
   else fn(0, units);
 }
 
+int64_t threads_of(ThreadPool* pool) { return pool ? pool->num_threads() : 1; }
+
+// Row units per band of unit_at's order (unit_order.h): one per thread where
+// the split goes by rows, else 0 (the units run group by group).
+int64_t band_rows(ThreadPool* pool, int64_t row_units, bool by_rows) {
+  return by_rows ? band_per_thread(pool, row_units) : 0;
+}
+
 // Portable loops for any block: one output row of one output block.
 void conv_row_generic(const ConvJob& j, int64_t n, int64_t ob, int64_t oh) {
   const BlockedConvGeometry& g = j.g;
@@ -77,21 +85,24 @@ void pad_blocked(const float* x, BlockedConvGeometry* g, int64_t b, std::vector<
   dst.resize(static_cast<size_t>(g->N * cbs * Hp * Wp * b));
   const BlockedConvGeometry src = *g;
   float* out = dst.data();
-  run(pool, g->N * cbs, Hp * Wp * b, [&](int64_t u0, int64_t u1) {
-    for (int64_t u = u0; u < u1; ++u)
-      for (int64_t r = 0; r < Hp; ++r) {
-        float* row = out + (u * Hp + r) * Wp * b;
-        const int64_t ih = r - src.pad_top;
-        const int64_t c0 = std::min(Wp, src.pad_left), c1 = std::clamp(src.pad_left + src.W, c0, Wp);
-        if (ih < 0 || ih >= src.H) {
-          std::fill(row, row + Wp * b, 0.0f);
-          continue;
-        }
-        std::fill(row, row + c0 * b, 0.0f);
-        std::copy(x + ((u * src.H + ih) * src.W + (c0 - src.pad_left)) * b,
-                  x + ((u * src.H + ih) * src.W + (c1 - src.pad_left)) * b, row + c0 * b);
-        std::fill(row + c1 * b, row + Wp * b, 0.0f);
+  // Rows in the conv's unit order: a thread copies the band of rows it then reads.
+  const int64_t band = band_rows(pool, Hp, true);
+  run(pool, g->N * cbs * Hp, Wp * b, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const UnitPos pos = unit_at(u, cbs, Hp, band);
+      const int64_t plane = pos.n * cbs + pos.group, r = pos.row;
+      float* row = out + (plane * Hp + r) * Wp * b;
+      const int64_t ih = r - src.pad_top;
+      const int64_t c0 = std::min(Wp, src.pad_left), c1 = std::clamp(src.pad_left + src.W, c0, Wp);
+      if (ih < 0 || ih >= src.H) {
+        std::fill(row, row + Wp * b, 0.0f);
+        continue;
       }
+      std::fill(row, row + c0 * b, 0.0f);
+      std::copy(x + ((plane * src.H + ih) * src.W + (c0 - src.pad_left)) * b,
+                x + ((plane * src.H + ih) * src.W + (c1 - src.pad_left)) * b, row + c0 * b);
+      std::fill(row + c1 * b, row + Wp * b, 0.0f);
+    }
   });
   g->H = Hp;
   g->W = Wp;
@@ -157,11 +168,25 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
   // A 1x1, stride-1, unpadded conv on blocked input reads positions in
   // order: k rows run as one (k divides OH, the largest that leaves every
   // thread a few units), so its tiles are full-width across row ends.
+  //
+  // On several threads the units go by bands of rows (a band per thread,
+  // every output block of it; unit_at) where the activations outweigh the
+  // weights: each thread then reads all the weights but only its band of the
+  // input, most of it written by the same thread in the op before (a row of
+  // the input the other core wrote crosses between the cores' caches), and
+  // it writes the band the next op's same thread reads. Where the weights
+  // are the larger part, by output blocks (each thread reads half of them).
+  const int64_t threads = threads_of(pool), icbs = ceil_div(g.C, b);
+  const int64_t weight_bytes = obs * icbs * g.kh * g.kw * b * b * int64_t{sizeof(float)};
+  const int64_t act_bytes = g.N * (icbs * g.H * g.W + obs * g.OH * g.OW) * b * int64_t{sizeof(float)};
+  const bool by_rows = w.depthwise || weight_bytes <= act_bytes;
   if (vector && !w.depthwise && x_blocked && !padded && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
       g.OH == g.H && g.OW == g.W) {
-    const int64_t threads = pool ? pool->num_threads() : 1, pairs = (obs + 1) / 2;
+    const int64_t pairs = (obs + 1) / 2;
     int64_t k = g.OH;
-    while (k > 1 && (g.OH % k != 0 || g.N * pairs * (g.OH / k) < 4 * threads)) --k;
+    while (k > 1 && (g.OH % k != 0 || g.N * pairs * (g.OH / k) < 4 * threads ||
+                     (by_rows && threads > 1 && g.OH / k < 2 * threads)))
+      --k;
     gp.OW = gp.W = g.OW * k;
     gp.OH = gp.H = g.OH / k;
   }
@@ -194,16 +219,23 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
 #if defined(__x86_64__) || defined(__i386__)
   if (vector) {
     if (w.depthwise) {
+      j.band_rows = band_rows(pool, g.OH, by_rows);
       run(pool, g.N * obs * g.OH, row_work, [&](int64_t u0, int64_t u1) { blocked_detail::depthwise_units_avx512(j, u0, u1); });
     } else {
-      run(pool, blocked_detail::conv_units_avx512_count(gp), 2 * row_work * b,
+      const int64_t row_units = blocked_detail::conv_row_units_avx512(gp);
+      j.band_rows = band_rows(pool, row_units, by_rows);
+      run(pool, g.N * ((obs + 1) / 2) * row_units, 2 * row_work * b,
           [&](int64_t u0, int64_t u1) { blocked_detail::conv_units_avx512(j, u0, u1); });
     }
     return;
   }
 #endif
+  const int64_t band = band_rows(pool, g.OH, by_rows);
   run(pool, g.N * obs * g.OH, row_work * b, [&](int64_t u0, int64_t u1) {
-    for (int64_t u = u0; u < u1; ++u) conv_row_generic(j, u / g.OH / obs, (u / g.OH) % obs, u % g.OH);
+    for (int64_t u = u0; u < u1; ++u) {
+      const UnitPos pos = unit_at(u, obs, g.OH, band);
+      conv_row_generic(j, pos.n, pos.group, pos.row);
+    }
   });
 }
 

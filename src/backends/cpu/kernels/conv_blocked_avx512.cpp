@@ -207,9 +207,9 @@ DLRT_AVX512 void conv_units(const ConvJob& j, int64_t u0, int64_t u1) {
   const int64_t row_units = (g.OH + rpu - 1) / rpu, icbs = (g.C + kB - 1) / kB, chunk = chunk_blocks(g);
   ConvJob jc = j;
   for (int64_t ua = u0; ua < u1;) {
-    // The units of one (image, block pair) run chunk by chunk of K.
-    const int64_t rest = ua / row_units, p = rest % pairs, n = rest / pairs, ub = std::min(u1, (rest + 1) * row_units);
-    const int64_t ocb = p * 2;
+    // The units of one (image, band, block pair) run chunk by chunk of K.
+    const UnitPos pos = unit_at(ua, pairs, row_units, j.band_rows);
+    const int64_t n = pos.n, ub = std::min(u1, pos.end), ocb = pos.group * 2;
     const bool two = ocb + 1 < ocbs;
     for (int64_t c0 = 0; c0 < icbs; c0 += chunk) {
       jc.icb0 = c0;
@@ -217,7 +217,7 @@ DLRT_AVX512 void conv_units(const ConvJob& j, int64_t u0, int64_t u1) {
       jc.first = c0 == 0;
       jc.last = jc.icb1 == icbs;
       for (int64_t u = ua; u < ub; ++u) {
-        const int64_t oh = (u % row_units) * rpu;
+        const int64_t oh = (pos.row + u - ua) * rpu;
         if (rpu == 2 && oh + 1 < g.OH) {
           if (two) conv_rest<2, 2, kConvT / 2 + 1, XS>(jc, n, ocb, oh, 0, g.OW);
           else conv_rest<1, 2, kConvT / 2 + 1, XS>(jc, n, ocb, oh, 0, g.OW);
@@ -240,9 +240,9 @@ DLRT_AVX512 void conv_units_avx512(const ConvJob& j, int64_t u0, int64_t u1) {
   conv_units<0>(j, u0, u1);
 }
 
-int64_t conv_units_avx512_count(const BlockedConvGeometry& g) {
-  const int64_t ocbs = (g.M + kB - 1) / kB, rpu = rows_per_unit(g);
-  return g.N * ((ocbs + 1) / 2) * ((g.OH + rpu - 1) / rpu);
+int64_t conv_row_units_avx512(const BlockedConvGeometry& g) {
+  const int64_t rpu = rows_per_unit(g);
+  return (g.OH + rpu - 1) / rpu;
 }
 
 DLRT_AVX512 void depthwise_units_avx512(const ConvJob& j, int64_t u0, int64_t u1) {
@@ -251,7 +251,8 @@ DLRT_AVX512 void depthwise_units_avx512(const ConvJob& j, int64_t u0, int64_t u1
   int64_t lo, hi;
   interior(g, &lo, &hi);
   for (int64_t u = u0; u < u1; ++u) {
-    const int64_t oh = u % g.OH, rest = u / g.OH, cb = rest % cbs, n = rest / cbs;
+    const UnitPos pos = unit_at(u, cbs, g.OH, j.band_rows);
+    const int64_t oh = pos.row, cb = pos.group, n = pos.n;
     for (int64_t ow = 0; ow < lo; ++ow) dw_tile<1, true>(j, n, cb, oh, ow);
     const int64_t len = hi - lo, tiles = (len + kDwT - 1) / kDwT, width = tiles ? (len + tiles - 1) / tiles : 0;
     for (int64_t ow = lo; ow < hi; ow += width) {

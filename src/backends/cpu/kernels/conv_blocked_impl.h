@@ -5,6 +5,7 @@
 
 #include "backends/cpu/kernels/conv_blocked.h"
 #include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/unit_order.h"
 
 namespace dlrt::cpu::blocked_detail {
 
@@ -24,13 +25,17 @@ struct ConvJob {
   // activation). Group-1 convs on the vector path run K in such chunks.
   int64_t icb0 = 0, icb1 = -1;
   bool first = true, last = true;
+  // Row units per band of the unit order (unit_order.h); 0: one band.
+  int64_t band_rows = 0;
 };
 
+
 #if defined(__x86_64__) || defined(__i386__)
-// Block 16 only. Units: (image, output block pair, output row) for group-1
-// convs, (image, block, output row) for depthwise ones.
+// Block 16 only. Units (unit_at, j.band_rows): (image, output block pair,
+// row unit) for group-1 convs, (image, block, output row) for depthwise ones.
 void conv_units_avx512(const ConvJob& j, int64_t u0, int64_t u1);
-int64_t conv_units_avx512_count(const BlockedConvGeometry& g);
+// Row units of a group-1 conv (one or two output rows each).
+int64_t conv_row_units_avx512(const BlockedConvGeometry& g);
 void depthwise_units_avx512(const ConvJob& j, int64_t u0, int64_t u1);
 // One 16-channel block: cn (<= 16) planes of hw floats, hw apart, <-> [hw][16]
 // (to: lanes past cn zero; from: only cn planes written).

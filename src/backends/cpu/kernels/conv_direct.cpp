@@ -10,6 +10,7 @@
 
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/unit_order.h"
 #include "backends/cpu/scratch.h"
 #include "core/env.h"
 
@@ -130,17 +131,30 @@ void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off) {
 }
 
 const float* conv_direct_copy_input(const ConvDirectPlan& plan, const float* x, ThreadPool* pool, ChannelFill fill,
-                                    PhaseRowZero zero, int64_t split_floats, int64_t chunk_floats) {
+                                    PhaseRowZero zero, int64_t split_floats, int64_t chunk_floats, bool split_rows) {
   const ConvDirectGeometry& g = plan.g;
   float* s = conv_direct_scratch(static_cast<size_t>(plan.src_floats));
-  const int64_t per_channel = plan.nphase * plan.hq * plan.wq;
+  const int64_t per_channel = plan.nphase * plan.hq * plan.wq, row_floats = plan.nphase * plan.wq;
   auto fill_range = [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) fill(plan, x + c * g.in_h * g.in_w, s + c * per_channel);
+    for (int64_t c = b; c < e; ++c) fill(plan, x + c * g.in_h * g.in_w, s + c * per_channel, 0, plan.hq);
   };
-  if (pool && pool->num_threads() > 1 && g.channels * per_channel >= split_floats)
+  const bool split = pool && pool->num_threads() > 1 && g.channels * per_channel >= split_floats;
+  const int64_t band = split && split_rows ? band_per_thread(pool, plan.hq) : 0;
+  if (band > 0) {
+    // Units (band, channel, row): each thread copies a band of rows of every channel.
+    pool->parallel_for(g.channels * plan.hq, std::max<int64_t>(1, chunk_floats / row_floats), [&](int64_t b, int64_t e) {
+      for (int64_t u = b; u < e;) {
+        const UnitPos pos = unit_at(u, g.channels, plan.hq, band);
+        const int64_t ue = std::min(e, pos.end);
+        fill(plan, x + pos.group * g.in_h * g.in_w, s + pos.group * per_channel, pos.row, pos.row + (ue - u));
+        u = ue;
+      }
+    });
+  } else if (split) {
     pool->parallel_for(g.channels, std::max<int64_t>(1, chunk_floats / per_channel), fill_range);
-  else
+  } else {
     fill_range(0, g.channels);
+  }
   zero(s + g.channels * per_channel, plan.src_floats - g.channels * per_channel);
   return s;
 }

@@ -166,15 +166,19 @@ void conv_direct_note_run();
 
 // The input x [channels, in_h, in_w] of one (image, group) copied for the
 // plan (plan.copy) into the calling thread's conv_direct_scratch:
-// fill(plan, xc, dst) per channel (an ISA's conv_direct_fill_phases,
-// conv_direct_fill.h, or a copy that holds state of its own), split over
-// `pool` (the callable is called from its threads) from `split_floats`
-// copied floats on, in chunks of about `chunk_floats`; the scratch's slack
-// past the channels is zeroed. Returns the copy.
-using ChannelFill = FunctionRef<void(const ConvDirectPlan& plan, const float* xc, float* dst)>;
+// fill(plan, xc, dst, r0, r1) copies rows [r0, r1) of every plane of a
+// channel (an ISA's conv_direct_fill_phases, conv_direct_fill.h, or a copy
+// that holds state of its own and copies whole channels), split over `pool`
+// (the callable is called from its threads) from `split_floats` copied
+// floats on, in chunks of about `chunk_floats`; the scratch's slack past the
+// channels is zeroed. Returns the copy. With `split_rows` the threads take
+// bands of plane rows of every channel (unit_order.h), the rows their part
+// of the conv reads (its column blocks run in order of the output rows);
+// else runs of whole channels.
+using ChannelFill = FunctionRef<void(const ConvDirectPlan& plan, const float* xc, float* dst, int64_t r0, int64_t r1)>;
 using PhaseRowZero = void (*)(float* dst, int64_t n);
 const float* conv_direct_copy_input(const ConvDirectPlan& plan, const float* x, ThreadPool* pool, ChannelFill fill,
-                                    PhaseRowZero zero, int64_t split_floats, int64_t chunk_floats);
+                                    PhaseRowZero zero, int64_t split_floats, int64_t chunk_floats, bool split_rows);
 
 // The calling thread's scratch for the phase copy, at least n floats,
 // 64-byte aligned: grows, never shrinks, so steady-state calls allocate

@@ -62,9 +62,9 @@ struct Rows {
   DLRT_AVX2 static void gather(const float* src, int64_t s, int64_t n, float* dst) { gather_row(src, s, n, dst); }
 };
 
-// The copied planes of one input channel xc [in_h, in_w] into dst (nphase planes of hq x wq).
-DLRT_AVX2 void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst) {
-  conv_direct_fill_phases<Rows>(P, xc, dst);
+// Rows [r0, r1) of the copied planes of one input channel xc [in_h, in_w] into dst (nphase planes of hq x wq).
+DLRT_AVX2 void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst, int64_t r0, int64_t r1) {
+  conv_direct_fill_phases<Rows>(P, xc, dst, r0, r1);
 }
 
 // Where finished tiles go: output row m is y + m * plane; grid column c is
@@ -342,7 +342,7 @@ DLRT_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, 
   const int threads = pool ? pool->num_threads() : 1;
   // Split from 16K floats on (the scalar stride-2 gather of a 1x1/2
   // downsample's 64 x 28 x 28 phase took a fifth of its conv on one thread).
-  const float* src = plan.copy ? conv_direct_copy_input(plan, x, pool, &fill_channel, zero_floats, 16384, 4096) : x;
+  const float* src = plan.copy ? conv_direct_copy_input(plan, x, pool, &fill_channel, zero_floats, 16384, 4096, true) : x;
   const int64_t M = w.rows(), K = plan.k, KC = packed_kc(w);
   const int64_t panels = ceil_div(M, kMR), Mp = panels * kMR;
   const int64_t tiles = ceil_div(plan.grid, kNR);

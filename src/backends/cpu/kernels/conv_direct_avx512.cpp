@@ -62,9 +62,9 @@ struct Rows {
   DLRT_AVX512 static void gather(const float* src, int64_t s, int64_t n, float* dst) { gather_row(src, s, n, dst); }
 };
 
-// The copied planes of one input channel xc [in_h, in_w] into dst (nphase planes of hq x wq).
-DLRT_AVX512 void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst) {
-  conv_direct_fill_phases<Rows>(P, xc, dst);
+// Rows [r0, r1) of the copied planes of one input channel xc [in_h, in_w] into dst (nphase planes of hq x wq).
+DLRT_AVX512 void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst, int64_t r0, int64_t r1) {
+  conv_direct_fill_phases<Rows>(P, xc, dst, r0, r1);
 }
 
 // Channels of at most kSmallPlane input floats (7x7 and 8x8 planes:
@@ -93,11 +93,12 @@ DLRT_AVX512 const float* copy_small_planes(const ConvDirectPlan& P, const float*
   for (int64_t i = 0; i < in; ++i) ids[static_cast<size_t>(i)] = static_cast<float>(i);
   if (static_cast<int64_t>(from.size()) < chunks * 16) from.resize(static_cast<size_t>(chunks * 16));
   if (static_cast<int64_t>(idx.size()) < chunks * 16) idx.resize(static_cast<size_t>(chunks * 16));
-  conv_direct_fill_phases<IndexRows>(P, ids.data(), from.data());
+  conv_direct_fill_phases<IndexRows>(P, ids.data(), from.data(), 0, P.hq);
   for (int64_t e = per; e < chunks * 16; ++e) from[static_cast<size_t>(e)] = -1.0f;
   for (int64_t e = 0; e < chunks * 16; ++e) idx[static_cast<size_t>(e)] = static_cast<int32_t>(from[static_cast<size_t>(e)]);
   const int32_t* table = idx.data();  // the caller's; pool tasks only read it
-  auto fill = [&](const ConvDirectPlan&, const float* xc, float* dc) DLRT_AVX512 {
+  // Whole channels only (split_rows false below).
+  auto fill = [&](const ConvDirectPlan&, const float* xc, float* dc, int64_t, int64_t) DLRT_AVX512 {
     __m512 v[4];
 #pragma GCC unroll 4
     for (int q = 0; q < 4; ++q)
@@ -112,7 +113,7 @@ DLRT_AVX512 const float* copy_small_planes(const ConvDirectPlan& P, const float*
       _mm512_mask_storeu_ps(dc + 16 * t, avx512::tail_mask(per - 16 * t), r);
     }
   };
-  return conv_direct_copy_input(P, x, pool, fill, zero_floats, kCopySplitFloats, kCopyChunkFloats);
+  return conv_direct_copy_input(P, x, pool, fill, zero_floats, kCopySplitFloats, kCopyChunkFloats, false);
 }
 
 // Where a finished tile goes: the tile buffer `t` (8 rows of kNR floats,
@@ -369,7 +370,7 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   const float* src = x;
   if (plan.copy && g.in_h * g.in_w <= kSmallPlane) src = copy_small_planes(plan, x, pool);
   else if (plan.copy)
-    src = conv_direct_copy_input(plan, x, pool, &fill_channel, zero_floats, kCopySplitFloats, kCopyChunkFloats);
+    src = conv_direct_copy_input(plan, x, pool, &fill_channel, zero_floats, kCopySplitFloats, kCopyChunkFloats, true);
   const int64_t M = w.rows(), K = plan.k, KC = packed_kc(w);
   KRange kr;
   kr.K = K;
@@ -399,6 +400,18 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   int64_t per_block = std::max<int64_t>(1, block_cols / kNR);
   int64_t blocks = ceil_div(wide, per_block);
   if (threads > 1 && blocks * panels < 4 * threads) blocks = std::min(wide, ceil_div(4 * threads, panels));
+  // The units run block by block (all M panels of a block, then the next),
+  // and the pool deals each thread one contiguous run of them. Where the
+  // activations outweigh the weights, the blocks are a multiple of the
+  // threads: each thread then takes whole blocks, a band of output rows of
+  // every channel, reading the input rows it wrote (or copied) before and
+  // writing the rows it reads next (a row the other core wrote crosses
+  // between the cores' caches), at the price of reading every panel's
+  // weights. Else a thread's run may end inside a block: its part is M
+  // panels of all the columns, half the weights each.
+  const int64_t weight_bytes = M * K * int64_t{sizeof(float)};
+  const int64_t act_bytes = (g.channels * g.in_h * g.in_w + M * g.out_h * g.out_w) * int64_t{sizeof(float)};
+  if (threads > 1 && wide >= threads && act_bytes >= weight_bytes) blocks = std::min(wide, ceil_div(blocks, threads) * threads);
   per_block = ceil_div(wide, blocks);
   blocks = ceil_div(wide, per_block);
   const int64_t units = blocks * panels;

@@ -17,12 +17,13 @@
 
 namespace dlrt::cpu {
 
-// One plane of hq x wq: row i, column j holds the padded input at
-// (a + sh*i, b + sw*j) (phase (a, b) for b < sw; tap column j' of row phase
-// a for b = j'*dw), zeros outside the input.
+// Rows [r0, r1) of one plane of hq x wq: row i, column j holds the padded
+// input at (a + sh*i, b + sw*j) (phase (a, b) for b < sw; tap column j' of
+// row phase a for b = j'*dw), zeros outside the input.
 template <class Rows>
 __attribute__((always_inline)) inline void conv_direct_fill_plane(const ConvDirectPlan& P, const float* xc,
-                                                                  float* plane, int64_t a, int64_t b) {
+                                                                  float* plane, int64_t a, int64_t b, int64_t r0,
+                                                                  int64_t r1) {
   const ConvDirectGeometry& g = P.g;
   // Plane column j is padded column b + sw*j, input column b + sw*j - pad_left: inside for j in [j0, j1).
   const int64_t lead = g.pad_left - b;
@@ -30,7 +31,7 @@ __attribute__((always_inline)) inline void conv_direct_fill_plane(const ConvDire
   int64_t j1 = g.in_w + lead > 0 ? ceil_div(g.in_w + lead, g.sw) : 0;
   j1 = std::min(j1, P.wq);
   j0 = std::min(j0, j1);
-  for (int64_t i = 0; i < P.hq; ++i) {
+  for (int64_t i = r0; i < r1; ++i) {
     float* row = plane + i * P.wq;
     const int64_t ih = a + g.sh * i - g.pad_top;
     if (ih < 0 || ih >= g.in_h || j1 == j0) {
@@ -43,24 +44,24 @@ __attribute__((always_inline)) inline void conv_direct_fill_plane(const ConvDire
   }
 }
 
-// The copied planes of one input channel xc [in_h, in_w] into dst (the
-// plan's nphase planes of hq x wq: its phases, or with tap_columns one plane
-// per row phase and tap column).
+// Rows [r0, r1) of the copied planes of one input channel xc [in_h, in_w]
+// into dst (the plan's nphase planes of hq x wq: its phases, or with
+// tap_columns one plane per row phase and tap column).
 template <class Rows>
 __attribute__((always_inline)) inline void conv_direct_fill_phases(const ConvDirectPlan& P, const float* xc,
-                                                                   float* dst) {
+                                                                   float* dst, int64_t r0, int64_t r1) {
   const ConvDirectGeometry& g = P.g;
   if (P.tap_columns) {
     // Plane (a, j) row r, column ow: the padded input at (a + sh*r, sw*ow + j*dw).
     for (int64_t a = 0; a < g.sh; ++a)
       for (int64_t j = 0; j < g.kw; ++j)
-        conv_direct_fill_plane<Rows>(P, xc, dst + (a * g.kw + j) * P.hq * P.wq, a, j * g.dw);
+        conv_direct_fill_plane<Rows>(P, xc, dst + (a * g.kw + j) * P.hq * P.wq, a, j * g.dw, r0, r1);
     return;
   }
   for (int64_t a = 0; a < g.sh; ++a)
     for (int64_t b = 0; b < g.sw; ++b) {
       const int slot = P.phase_slot[a * g.sw + b];
-      if (slot >= 0) conv_direct_fill_plane<Rows>(P, xc, dst + slot * P.hq * P.wq, a, b);
+      if (slot >= 0) conv_direct_fill_plane<Rows>(P, xc, dst + slot * P.hq * P.wq, a, b, r0, r1);
     }
 }
 

@@ -1,0 +1,178 @@
+// conv_blocked (kernels/conv_blocked.h) on 1 to 5 threads: the split of the
+// work over the threads (by output blocks, or by bands of rows where the
+// activations outweigh the weights; unit_order.h) gives every
+// output the same sums in the same order, so the results equal the
+// single-threaded ones bit for bit, and both match a plain reference conv.
+// Odd shapes, channel counts that are not multiples of the block, batches
+// of several images, strides, pads, dilations, depthwise convs, blocked and
+// NCHW inputs, the AVX-512 kernels (where the CPU has them) and the portable
+// loops.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <set>
+#include <tuple>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/kernels/conv_blocked.h"
+#include "backends/cpu/kernels/unit_order.h"
+#include "backends/cpu/kernels/isa.h"
+
+namespace dlrt::testing {
+namespace {
+
+using cpu::BlockedConvGeometry;
+
+struct Case {
+  int64_t N, C, H, W, M, k, stride, pad, dil;
+  bool depthwise, x_blocked, residual;
+};
+
+std::string name(const Case& c) {
+  return "N" + std::to_string(c.N) + " C" + std::to_string(c.C) + " " + std::to_string(c.H) + "x" +
+         std::to_string(c.W) + " M" + std::to_string(c.M) + " k" + std::to_string(c.k) + " s" +
+         std::to_string(c.stride) + " p" + std::to_string(c.pad) + " d" + std::to_string(c.dil) +
+         (c.depthwise ? " depthwise" : "") + (c.x_blocked ? " blocked" : " nchw") + (c.residual ? " +z" : "");
+}
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// The plain conv, NCHW in and out, with bias and the optional residual (NCHW).
+std::vector<float> reference(const Case& c, const BlockedConvGeometry& g, const std::vector<float>& x,
+                             const std::vector<float>& w, const std::vector<float>& bias, const std::vector<float>& z) {
+  const int64_t cg = c.depthwise ? 1 : c.C;
+  std::vector<float> y(static_cast<size_t>(c.N * c.M * g.OH * g.OW));
+  for (int64_t n = 0; n < c.N; ++n)
+    for (int64_t m = 0; m < c.M; ++m)
+      for (int64_t oh = 0; oh < g.OH; ++oh)
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          double acc = bias[m];
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            const int64_t ic = c.depthwise ? m : ci;
+            for (int64_t i = 0; i < c.k; ++i)
+              for (int64_t j = 0; j < c.k; ++j) {
+                const int64_t ih = oh * c.stride - c.pad + i * c.dil, iw = ow * c.stride - c.pad + j * c.dil;
+                if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
+                acc += double(x[((n * c.C + ic) * c.H + ih) * c.W + iw]) * w[((m * cg + ci) * c.k + i) * c.k + j];
+              }
+          }
+          const size_t o = static_cast<size_t>(((n * c.M + m) * g.OH + oh) * g.OW + ow);
+          if (!z.empty()) acc += z[o];
+          y[o] = static_cast<float>(acc);
+        }
+  return y;
+}
+
+// Runs every case on `block` with no pool and on pools of 1..5 threads.
+void check_cases(int block) {
+  const std::vector<Case> cases = {
+      {1, 35, 23, 19, 40, 3, 1, 1, 1, false, true, false},   // 3 blocks in and out, padded copy
+      {3, 20, 17, 13, 36, 3, 2, 1, 1, false, true, true},    // batch 3, strided, residual
+      {2, 24, 9, 31, 50, 1, 1, 0, 1, false, true, false},    // 1x1 (rows run as one)
+      {1, 17, 29, 11, 18, 1, 2, 0, 1, false, true, false},   // strided 1x1
+      {1, 40, 7, 7, 200, 3, 1, 1, 1, false, true, false},    // the weights outweigh the activations
+      {2, 3, 33, 27, 20, 7, 2, 3, 1, false, false, false},   // stem on NCHW input
+      {1, 21, 15, 22, 24, 3, 1, 2, 2, false, true, false},   // dilated
+      {2, 37, 21, 18, 37, 3, 1, 1, 1, true, true, false},    // depthwise
+      {1, 50, 25, 25, 50, 5, 2, 2, 1, true, true, true},     // depthwise 5x5 strided, residual
+      {5, 19, 3, 2, 21, 3, 1, 1, 1, false, true, false},     // fewer rows than threads
+  };
+  const int64_t b = block;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(name(c) + " block " + std::to_string(block));
+    BlockedConvGeometry g;
+    g.N = c.N, g.C = c.C, g.H = c.H, g.W = c.W, g.M = c.M;
+    g.kh = g.kw = c.k, g.sh = g.sw = c.stride, g.dh = g.dw = c.dil, g.pad_top = g.pad_left = c.pad;
+    g.OH = (c.H + 2 * c.pad - c.dil * (c.k - 1) - 1) / c.stride + 1;
+    g.OW = (c.W + 2 * c.pad - c.dil * (c.k - 1) - 1) / c.stride + 1;
+    const int64_t cg = c.depthwise ? 1 : c.C, ocbs = (c.M + b - 1) / b, out_plane = g.OH * g.OW;
+    const auto x = random_floats(static_cast<size_t>(c.N * c.C * c.H * c.W), 1);
+    const auto w = random_floats(static_cast<size_t>(c.M * cg * c.k * c.k), 2);
+    const auto bias = random_floats(static_cast<size_t>(c.M), 3);
+    const auto z = c.residual ? random_floats(static_cast<size_t>(c.N * c.M * out_plane), 4) : std::vector<float>();
+    const auto packed = cpu::pack_blocked_conv(w.data(), c.M, c.C, c.k, c.k, c.depthwise, block);
+    std::vector<float> xb(static_cast<size_t>(c.N * ((c.C + b - 1) / b) * c.H * c.W * b));
+    cpu::to_blocked(x.data(), c.N, c.C, c.H * c.W, block, xb.data(), nullptr);
+    std::vector<float> zb;
+    if (c.residual) {
+      zb.resize(static_cast<size_t>(c.N * ocbs * out_plane * b));
+      cpu::to_blocked(z.data(), c.N, c.M, out_plane, block, zb.data(), nullptr);
+    }
+    const size_t ysize = static_cast<size_t>(c.N * ocbs * out_plane * b);
+    auto run = [&](ThreadPool* pool) {
+      std::vector<float> y(ysize, NAN);
+      cpu::conv_blocked(packed, g, c.x_blocked ? xb.data() : x.data(), c.x_blocked, bias.data(),
+                        c.residual ? zb.data() : nullptr, cpu::Activation{}, y.data(), pool);
+      return y;
+    };
+    const std::vector<float> single = run(nullptr);
+    std::vector<float> got(static_cast<size_t>(c.N * c.M * out_plane));
+    cpu::from_blocked(single.data(), c.N, c.M, out_plane, block, got.data(), nullptr);
+    const std::vector<float> want = reference(c, g, x, w, bias, z);
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4f * (1.0f + std::fabs(want[i]))) << i;
+    for (int threads = 1; threads <= 5; ++threads) {
+      SCOPED_TRACE("threads " + std::to_string(threads));
+      ThreadPool pool(threads);
+      const std::vector<float> y = run(&pool);
+      // Every real lane equals the single-threaded result bit for bit.
+      std::vector<float> yn(want.size());
+      cpu::from_blocked(y.data(), c.N, c.M, out_plane, block, yn.data(), nullptr);
+      ASSERT_EQ(std::memcmp(yn.data(), got.data(), yn.size() * sizeof(float)), 0);
+    }
+  }
+}
+
+TEST(ConvBlockedThreads, SameResultOnAnyThreadCount) {
+  check_cases(cpu::blocked_width());
+  cpu::ScopedCpuIsa generic(cpu::CpuIsa::kGeneric);
+  check_cases(8);
+  check_cases(16);
+}
+
+// unit_at visits every (image, group, row) once, runs of one (image, group)
+// hold consecutive rows, and with bands the units of a band come before the
+// next band's.
+TEST(ConvBlockedThreads, UnitOrderIsAPermutation) {
+  for (int64_t images : {1, 3})
+    for (int64_t groups : {1, 2, 5})
+      for (int64_t rows : {1, 2, 7, 16})
+        for (int64_t band : {0, 1, 3, 4, 7, 16, 40}) {
+          SCOPED_TRACE(std::to_string(images) + " " + std::to_string(groups) + " " + std::to_string(rows) + " " +
+                       std::to_string(band));
+          std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
+          const int64_t units = images * groups * rows, bw = band <= 0 ? rows : std::min(band, rows);
+          int64_t last_band = -1, last_n = -1;
+          for (int64_t u = 0; u < units; ++u) {
+            const auto p = cpu::unit_at(u, groups, rows, band);
+            ASSERT_TRUE(p.n >= 0 && p.n < images && p.group >= 0 && p.group < groups && p.row >= 0 && p.row < rows);
+            ASSERT_TRUE(seen.insert({p.n, p.group, p.row}).second);
+            ASSERT_GT(p.end, u);
+            ASSERT_LE(p.end, units);
+            if (u + 1 < p.end) {
+              const auto q = cpu::unit_at(u + 1, groups, rows, band);
+              ASSERT_EQ(q.n, p.n);
+              ASSERT_EQ(q.group, p.group);
+              ASSERT_EQ(q.row, p.row + 1);
+            }
+            const int64_t bi = p.row / bw;
+            if (p.n == last_n) {
+              ASSERT_GE(bi, last_band);
+            }
+            last_band = bi;
+            last_n = p.n;
+          }
+          ASSERT_EQ(static_cast<int64_t>(seen.size()), units);
+        }
+}
+
+}  // namespace
+}  // namespace dlrt::testing
