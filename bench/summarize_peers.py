@@ -29,8 +29,12 @@ def geomean(xs):
 
 
 def set_of(case):
-    """The set a case tag belongs to: unseen/<model>/<case> cases are tagged unseen_<model>_<case>."""
-    return "unseen" if case.startswith("unseen_") else "zoo"
+    """The set a case tag belongs to: unseen/<model>/<case> cases are tagged unseen_<model>_<case>,
+    unseen2/<model>/<case> ones unseen2_<model>_<case>."""
+    for st in ("unseen2", "unseen"):
+        if case.startswith(st + "_"):
+            return st
+    return "zoo"
 
 
 def net_rss(rep):

