@@ -198,11 +198,10 @@ TEST(ConvWinogradAvx512, WideConvsOnly) {
   check(c, rng, 0);
 }
 
-// F(4x4, 3x3) is bounded by its own scratch (blocks of tile rows and the
-// padded input planes), not by F(2x2, 3x3)'s whole-image V and M: a plane
-// whose F(2x2, 3x3) scratch passes kWinogradMaxScratchBytes still runs
-// F(4x4, 3x3), batch 2 included; one whose padded planes pass it too runs
-// the direct path.
+// F(4x4, 3x3) is bounded by its own scratch (blocks of tile rows), not by
+// F(2x2, 3x3)'s whole-image V and M: a plane whose F(2x2, 3x3) scratch
+// passes kWinogradMaxScratchBytes still runs F(4x4, 3x3), batch 2 included;
+// one whose single tile row passes it too runs the direct path.
 TEST(ConvWinogradAvx512, LargePlanesByTheirOwnScratch) {
   if (cpu_isa() < CpuIsa::kAvx512)
     GTEST_SKIP() << "no AVX-512 here (detected " << cpu_isa_name(detected_cpu_isa()) << ", in use "
@@ -214,10 +213,12 @@ TEST(ConvWinogradAvx512, LargePlanesByTheirOwnScratch) {
   c.bias = true;
   c.act.kind = ActKind::kRelu;
   check(c, rng, 2, 2);
-  // 128 padded planes of 242 x 244 floats (30.2 MB) plus a block: past the bound.
-  c.N = 1, c.C = 128, c.M = 4, c.H = c.W = 240;
+  // One tile row of 1716 tiles: 36 x (128 + 8) floats each, 33.6 MB: past the bound.
+  c.N = 1, c.C = 128, c.M = 8, c.H = 2, c.W = 6862;
   c.act = Activation{};
   check(c, rng, 0, 0);
+  c.W = 6000;  // 1500 tiles, 29.4 MB: within
+  check(c, rng, 1, 1);
 }
 
 // F(4x4, 3x3) on AVX-512: 64-128 input channels on planes of 32+ 4x4 tiles.

@@ -105,18 +105,14 @@ int winograd_tile(int64_t M, int64_t C, int64_t out_h, int64_t out_w) {
 // an M x C conv with an out_h x out_w output is at most
 // kWinogradMaxScratchBytes. F(2x2, 3x3) holds V and M of the whole image:
 // 16 x (C + M) floats per 2x2 tile (resnet18's layer1 takes 6.4 MiB).
-// F(4x4, 3x3) works on blocks of tile rows of about kWinograd4BlockBytes
-// and holds the zero-padded input planes whole: C planes of
-// (4 x tile rows + 2) x (16 x groups of 4 tiles + 4) floats (see
-// conv_winograd4_avx512). A 96 -> 24 conv on 136 x 184 takes 48 MiB as
-// F(2x2, 3x3) but 13.8 MiB as F(4x4, 3x3).
+// F(4x4, 3x3) works on blocks of tile rows whose V and M take about
+// kWinograd4BlockBytes, at least one tile row: 36 x (C + M) floats per 4x4
+// tile (see conv_winograd4_avx512; its padded input rows are a few rows of
+// one channel per thread). A 96 -> 24 conv on 136 x 184 takes 48 MiB as
+// F(2x2, 3x3) and about 4 MiB as F(4x4, 3x3).
 bool winograd_scratch_ok(int wtile, int64_t M, int64_t C, int64_t out_h, int64_t out_w) {
   constexpr int64_t f = sizeof(float);
-  if (wtile == 4) {
-    const int64_t th = (out_h + 3) / 4, tw = (out_w + 3) / 4;
-    const int64_t block_bytes = std::max(kWinograd4BlockBytes, 36 * (C + M) * tw * f);  // at least one tile row
-    return C * (4 * th + 2) * (16 * ((tw + 3) / 4) + 4) * f + block_bytes <= kWinogradMaxScratchBytes;
-  }
+  if (wtile == 4) return 36 * (C + M) * ((out_w + 3) / 4) * f <= kWinogradMaxScratchBytes;
   return 16 * (M + C) * ((out_h + 1) / 2) * ((out_w + 1) / 2) * f <= kWinogradMaxScratchBytes;
 }
 
