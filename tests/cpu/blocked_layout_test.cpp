@@ -114,6 +114,59 @@ TEST(BlockedLayout, DepthwiseSqueezeExciteConcatDilation) {
   check_all(g2, in2);
 }
 
+// Inputs of the graph's ChannelScaleBlocked nodes, in order.
+std::vector<size_t> scale_arities(const ir::Graph& g) {
+  std::vector<size_t> a;
+  for (const auto& n : g.nodes)
+    if (n.op_type == "ChannelScaleBlocked") a.push_back(n.inputs.size());
+  return a;
+}
+
+// Squeeze-excite's residual form y + y * s (PP-OCR's RSE FPN): the Add
+// joins the scale as its third input, on 20 channels (a partial last block)
+// and batch 2, either operand order. Near misses keep their Add: the
+// product read elsewhere too, and an Add of the product with another value.
+TEST(BlockedLayout, SqueezeExciteResidualJoinsTheScale) {
+  for (int order = 0; order < 2; ++order) {
+    Net n;
+    ValueId x = n.b.input("x", {2, 20, 9, 11});
+    ValueId y = n.relu(n.conv(n.relu(n.conv(x, 20, 20, 3, 1)), 20, 20, 3, 1));
+    ValueId ys = n.se(y, 20);
+    ValueId sum = order == 0 ? n.b.node("Add", {y, ys}) : n.b.node("Add", {ys, y});
+    n.b.output(n.conv(sum, 20, 6, 3, 1));
+    auto g = n.b.graph();
+    std::vector<Tensor> in{random_tensor({2, 20, 9, 11}, 5)};
+    auto blocked = check(g, in, 16);
+    EXPECT_EQ(count_ops(*blocked, "Add"), 0);
+    EXPECT_EQ(scale_arities(*blocked), std::vector<size_t>{3});
+    check_all(g, in);
+  }
+  {
+    Net n;  // the product is also read by a conv
+    ValueId x = n.b.input("x", {1, 20, 9, 11});
+    ValueId y = n.relu(n.conv(n.relu(n.conv(x, 20, 20, 3, 1)), 20, 20, 3, 1));
+    ValueId ys = n.se(y, 20);
+    n.b.output(n.b.node("Add", {n.conv(n.b.node("Add", {y, ys}), 20, 6, 3, 1), n.conv(ys, 20, 6, 1, 1)}));
+    auto g = n.b.graph();
+    std::vector<Tensor> in{random_tensor({1, 20, 9, 11}, 6)};
+    auto blocked = check(g, in, 16);
+    EXPECT_EQ(count_ops(*blocked, "Add"), 2);
+    EXPECT_EQ(scale_arities(*blocked), std::vector<size_t>{2});
+  }
+  {
+    Net n;  // z + y * s with z another value (of y's shape)
+    ValueId x = n.b.input("x", {1, 20, 9, 11});
+    ValueId y = n.conv(n.relu(n.conv(x, 20, 20, 3, 1)), 20, 20, 3, 1);
+    ValueId z = n.relu(y);
+    n.b.output(n.conv(n.b.node("Add", {z, n.se(y, 20)}), 20, 6, 3, 1));
+    auto g = n.b.graph();
+    std::vector<Tensor> in{random_tensor({1, 20, 9, 11}, 7)};
+    auto blocked = check(g, in, 16);
+    EXPECT_EQ(count_ops(*blocked, "Add"), 1);
+    EXPECT_EQ(scale_arities(*blocked), std::vector<size_t>{2});
+  }
+}
+
 // The Resize of the graph: whether it runs on a blocked value.
 bool resize_blocked(const ir::Graph& g) {
   for (const auto& n : g.nodes)

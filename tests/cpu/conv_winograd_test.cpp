@@ -198,6 +198,29 @@ TEST(ConvWinogradAvx512, WideConvsOnly) {
   check(c, rng, 0);
 }
 
+// F(4x4, 3x3) is bounded by its own scratch (blocks of tile rows), not by
+// F(2x2, 3x3)'s whole-image V and M: a plane whose F(2x2, 3x3) scratch
+// passes kWinogradMaxScratchBytes still runs F(4x4, 3x3), batch 2 included;
+// one whose single tile row passes it too runs the direct path.
+TEST(ConvWinogradAvx512, LargePlanesByTheirOwnScratch) {
+  if (cpu_isa() < CpuIsa::kAvx512)
+    GTEST_SKIP() << "no AVX-512 here (detected " << cpu_isa_name(detected_cpu_isa()) << ", in use "
+                 << cpu_isa_name(cpu_isa()) << ", DLRT_CPU_ISA caps it): F(4x4, 3x3) runs on AVX-512 only";
+  std::mt19937 rng(45);
+  Case c;
+  // 16 x (72 + 20) floats x 80 x 80 2x2 tiles: 37.7 MB as F(2x2, 3x3); 7.6 MB of padded planes.
+  c.N = 2, c.C = 72, c.M = 20, c.H = 161, c.W = 157;
+  c.bias = true;
+  c.act.kind = ActKind::kRelu;
+  check(c, rng, 2, 2);
+  // One tile row of 1716 tiles: 36 x (128 + 8) floats each, 33.6 MB: past the bound.
+  c.N = 1, c.C = 128, c.M = 8, c.H = 2, c.W = 6862;
+  c.act = Activation{};
+  check(c, rng, 0, 0);
+  c.W = 6000;  // 1500 tiles, 29.4 MB: within
+  check(c, rng, 1, 1);
+}
+
 // F(4x4, 3x3) on AVX-512: 64-128 input channels on planes of 32+ 4x4 tiles.
 // Partial tiles at the right and bottom edges, partial runs of 16 tiles,
 // several blocks of tile rows (V and M of a 75 x 75 plane pass

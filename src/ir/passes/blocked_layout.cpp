@@ -14,7 +14,8 @@
 //    with the same channel count (spatial broadcasts such as squeeze-excite's
 //    [N, C, 1, 1] scale stay correct: dims 1 and 4 match), unchanged: they run
 //    on the rank-5 tensors; a Mul of a value by one known to be [N, C, 1, 1]
-//    (a global pool's, through 1x1 convs and unary ops) -> ChannelScaleBlocked;
+//    (a global pool's, through 1x1 convs and unary ops) -> ChannelScaleBlocked
+//    (and y + y * s then -> ChannelScaleBlocked(y, s, y): channel_scale_residual);
 //  - Concat on channels of blocked values whose channel counts, but the
 //    last's, are whole blocks;
 //  - nearest Resize (opset 11+) of a blocked value by constant scales
@@ -383,6 +384,7 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
   }
   rw.commit();
   ctx.count("blocked-layout", rewrites);
+  channel_scale_residual(g, ctx);
   return rewrites;
 }
 

@@ -156,6 +156,13 @@ int quant_convs_channels_last(Graph& g, PassContext& ctx);
 // (blocked_layout.cpp). block: 8 or 16. Returns the nodes converted.
 int blocked_layout(Graph& g, PassContext& ctx, int block);
 
+// Squeeze-excite's residual y + y * s on the blocked layout: an Add of a
+// value y and of ChannelScaleBlocked(y, s) (read by the Add alone) ->
+// ChannelScaleBlocked(y, s, y), y * s + y in one pass
+// (channel_scale_residual.cpp). blocked_layout runs it on what it converted.
+// Returns the Adds fused.
+int channel_scale_residual(Graph& g, PassContext& ctx);
+
 // x * 0.5 * (1 + erf(x / sqrt(2))) in any of its usual arrangements -> Gelu
 // (ONNX opset 20, approximate "none").
 int fuse_gelu(Graph& g, PassContext& ctx);

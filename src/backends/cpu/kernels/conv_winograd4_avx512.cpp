@@ -9,10 +9,10 @@
 //        [0  2 -1 -2  1  0]       [1/24 -1/12 1/6 ]
 //        [0  4  0 -5  0  1]       [   0    0    1 ]
 //
-// One image: every input channel is copied zero-padded, then three parallel
-// phases, like F(2x2, 3x3), run per block of tile rows (kWinograd4BlockBytes
-// bounds a block's V and M):
-//  1. per input channel: 16 tiles at a time (4 groups of 4 consecutive
+// One image: three parallel phases, like F(2x2, 3x3), run per block of
+// tile rows (kWinograd4BlockBytes bounds a block's V and M):
+//  1. per input channel: the rows the block's patches read copied
+//     zero-padded into a buffer of the thread, then 16 tiles at a time (4 groups of 4 consecutive
 //     tiles of a tile row, their patch rows loaded whole and transposed in
 //     registers) are transformed into V [36][C][tiles of the block];
 //  2. the 36 GEMMs M_e = U_e · V_e of the block;
@@ -161,7 +161,8 @@ DLRT_AVX512 __attribute__((always_inline)) inline void interleave4(const __m512 
 }
 
 // Phase 1 for channel c and the block's tile rows [th0, th0 + rows):
-// V[e][c][tile of the block] for the 36 e.
+// V[e][c][tile of the block] for the 36 e, from `pad`, the padded rows
+// [4 th0, 4 (th0 + rows) + 2) of the channel's plane, d.Wp floats apart.
 DLRT_AVX512 void input_transform(const Dims4& d, const float* pad, float* V, int64_t c, int64_t th0, int64_t rows) {
   const int64_t ld = d.block, CT = d.C * ld, n = rows * ceil_div(d.TW, 4);
   float* v = V + c * ld;
@@ -170,10 +171,10 @@ DLRT_AVX512 void input_transform(const Dims4& d, const float* pad, float* V, int
     __m512 h[6][6];  // h[r][k]: patch row r transformed along its columns
 #pragma GCC unroll 6
     for (int r = 0; r < 6; ++r) {
-      const float* const p[4] = {pad + (4 * gr.row[0] + r) * d.Wp + gr.col[0],
-                                 pad + (4 * gr.row[1] + r) * d.Wp + gr.col[1],
-                                 pad + (4 * gr.row[2] + r) * d.Wp + gr.col[2],
-                                 pad + (4 * gr.row[3] + r) * d.Wp + gr.col[3]};
+      const float* const p[4] = {pad + (4 * (gr.row[0] - th0) + r) * d.Wp + gr.col[0],
+                                 pad + (4 * (gr.row[1] - th0) + r) * d.Wp + gr.col[1],
+                                 pad + (4 * (gr.row[2] - th0) + r) * d.Wp + gr.col[2],
+                                 pad + (4 * (gr.row[3] - th0) + r) * d.Wp + gr.col[3]};
       __m512 lo[4], hi[4];  // patch columns 0-3 and 2-5
       strided4(p, 0, lo);
       strided4(p, 2, hi);
@@ -227,6 +228,22 @@ DLRT_AVX512 void output_transform(const WinogradGeometry& g, const Dims4& d, con
   }
 }
 
+// Rows [r0, r1) of channel plane xc zero-padded (padded row r is input row
+// r - pad_top, column j input column j - pad_left), wp floats each, at dst.
+void pad_rows(const WinogradGeometry& g, const float* xc, int64_t r0, int64_t r1, int64_t wp, float* dst) {
+  const int64_t n = std::max<int64_t>(0, std::min(g.in_w, wp - g.pad_left));
+  for (int64_t r = r0; r < r1; ++r, dst += wp) {
+    const int64_t ih = r - g.pad_top;
+    if (ih < 0 || ih >= g.in_h) {
+      std::fill(dst, dst + wp, 0.0f);
+      continue;
+    }
+    std::fill(dst, dst + g.pad_left, 0.0f);
+    std::copy(xc + ih * g.in_w, xc + ih * g.in_w + n, dst + g.pad_left);
+    std::fill(dst + g.pad_left + n, dst + wp, 0.0f);
+  }
+}
+
 }  // namespace
 
 void conv_winograd4_avx512(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,
@@ -247,21 +264,23 @@ void conv_winograd4_avx512(const WinogradFilters& f, const WinogradGeometry& g, 
   d.block_rows = ceil_div(d.TH, blocks);
   d.block = d.block_rows * d.TW;
   const int64_t in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
-  thread_local AlignedScratch scratch;  // V, then Mo, then the padded planes
-  float* V = scratch.get<float>(static_cast<size_t>(36 * (d.C + d.M) * d.block + d.C * d.Hp * d.Wp));
+  thread_local AlignedScratch scratch;  // V, then Mo
+  float* V = scratch.get<float>(static_cast<size_t>(36 * (d.C + d.M) * d.block));
   float* Mo = V + 36 * d.C * d.block;
-  float* pads = Mo + 36 * d.M * d.block;
 
-  // Three parallel sections per block: the first block's also pads the
-  // channels it transforms, the last block's also runs the epilogue on the
-  // planes it completes.
+  // Three parallel sections per block: the first pads the rows of each
+  // channel that the block's patches read into a small buffer of its
+  // thread (in cache when they are transformed, where whole padded planes
+  // would be C times that and stream through memory) and transforms them;
+  // the last block's third also runs the epilogue on the planes it completes.
   for (int64_t th0 = 0; th0 < d.TH; th0 += d.block_rows) {
     const int64_t rows = std::min(d.block_rows, d.TH - th0), nb = rows * d.TW;
-    const bool first = th0 == 0, last = th0 + rows >= d.TH;
+    const bool last = th0 + rows >= d.TH;
     pool.parallel_for(d.C, 1, [&](int64_t b, int64_t e) {
+      thread_local AlignedScratch pad_scratch;  // the padded rows of one channel
+      float* pad = pad_scratch.get<float>(static_cast<size_t>((4 * rows + 2) * d.Wp));
       for (int64_t c = b; c < e; ++c) {
-        float* pad = pads + c * d.Hp * d.Wp;
-        if (first) winograd_pad_plane(g, x + c * in_plane, d.Hp, d.Wp, pad);
+        pad_rows(g, x + c * in_plane, 4 * th0, 4 * (th0 + rows) + 2, d.Wp, pad);
         input_transform(d, pad, V, c, th0, rows);
       }
     });

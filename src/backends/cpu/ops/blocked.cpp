@@ -9,12 +9,14 @@
 //       NCHW when x_blocked = 0 (group 1 only: a stem reads its image directly).
 //   GlobalPoolBlocked(X) -> [N, cb, 1, 1, b]                (block, max: 0 average, 1 max)
 //   MaxPoolBlocked(X) -> blocked                            (block and MaxPool's 2-D attributes)
-//   ChannelScaleBlocked(X, S) -> X * S, S [N or 1, cb, 1, 1, b] (block): squeeze-excite's scale
+//   ChannelScaleBlocked(X, S, [R]) -> X * S (+ R), S [N or 1, cb, 1, 1, b], R blocked like X (block):
+//       squeeze-excite's scale, with R = X its residual form y + y * s (ir/passes/channel_scale_residual.cpp)
 #include <algorithm>
 #include <memory>
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/kernels/channel_scale_residual.h"
 #include "backends/cpu/kernels/conv_blocked.h"
 #include "backends/cpu/ops/nn_util.h"
 
@@ -91,9 +93,19 @@ Status channel_scale_compute(KernelContext& ctx) {
   if (s->dim(1) != cb || s->dim(2) != 1 || s->dim(3) != 1 || (s->dim(0) != N && s->dim(0) != 1))
     return ctx.invalid("S has shape " + shape_to_string(s->shape()) + ", not one value per channel of X " +
                        shape_to_string(x->shape()));
+  const Tensor* r = nullptr;
+  if (ctx.input(2)) {
+    DLRT_ASSIGN_OR_RETURN(r, blocked_input(ctx, 2, b));
+    if (r->shape() != x->shape())
+      return ctx.invalid("R has shape " + shape_to_string(r->shape()) + ", not X's " + shape_to_string(x->shape()));
+  }
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, x->shape()));
-  channel_scale_blocked(x->data<float>(), s->data<float>(), N, cb, hw, b, s->dim(0) == N, y->data<float>(),
-                        &ctx.pool());
+  if (r)
+    channel_scale_residual_blocked(x->data<float>(), s->data<float>(), r->data<float>(), N, cb, hw, b,
+                                   s->dim(0) == N, y->data<float>(), &ctx.pool());
+  else
+    channel_scale_blocked(x->data<float>(), s->data<float>(), N, cb, hw, b, s->dim(0) == N, y->data<float>(),
+                          &ctx.pool());
   return Status::Ok();
 }
 

@@ -55,9 +55,9 @@ namespace {
 // many bytes.
 constexpr int64_t kWinogradMinPlane = 100;
 constexpr int64_t kWinogradMaxBytes = int64_t{5} << 20;
-// ... and at most this much per-image scratch (V and M: 16 x (C + M) floats
-// per 2x2 tile; resnet18's layer1 takes 6.4 MiB): larger images keep the
-// direct path rather than grow a thread's scratch without bound.
+// ... and at most this much per-image scratch (see winograd_scratch_ok):
+// larger images keep the direct path rather than grow a thread's scratch
+// without bound.
 constexpr int64_t kWinogradMaxScratchBytes = int64_t{32} << 20;
 // Input channels of the AVX-512 variants (see winograd_tile), and the 4x4
 // tiles F(4x4, 3x3) wants in a plane.
@@ -99,6 +99,21 @@ int winograd_tile(int64_t M, int64_t C, int64_t out_h, int64_t out_w) {
   if (!cpu_has_avx512()) return 2;
   if (winograd4_channels(M, C) && ((out_h + 3) / 4) * ((out_w + 3) / 4) >= kWinograd4MinTiles) return 4;
   return C >= kWinogradMinChannelsAvx512 ? 2 : 0;
+}
+
+// Whether the scratch the variant `wtile` (4 or 2) wants for one image of
+// an M x C conv with an out_h x out_w output is at most
+// kWinogradMaxScratchBytes. F(2x2, 3x3) holds V and M of the whole image:
+// 16 x (C + M) floats per 2x2 tile (resnet18's layer1 takes 6.4 MiB).
+// F(4x4, 3x3) works on blocks of tile rows whose V and M take about
+// kWinograd4BlockBytes, at least one tile row: 36 x (C + M) floats per 4x4
+// tile (see conv_winograd4_avx512; its padded input rows are a few rows of
+// one channel per thread). A 96 -> 24 conv on 136 x 184 takes 48 MiB as
+// F(2x2, 3x3) and about 4 MiB as F(4x4, 3x3).
+bool winograd_scratch_ok(int wtile, int64_t M, int64_t C, int64_t out_h, int64_t out_w) {
+  constexpr int64_t f = sizeof(float);
+  if (wtile == 4) return 36 * (C + M) * ((out_w + 3) / 4) * f <= kWinogradMaxScratchBytes;
+  return 16 * (M + C) * ((out_h + 1) / 2) * ((out_w + 1) / 2) * f <= kWinogradMaxScratchBytes;
 }
 
 // The filters prepack_conv_weights transforms at session create, before
@@ -187,20 +202,17 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
   const int64_t out_plane = prob.out_plane, ks = prob.ks;
   // Winograd F(2x2, 3x3) or F(4x4, 3x3), 2.25x or 4x fewer products
   // (conv_winograd.h), for the convs winograd_candidate takes, on output
-  // planes of kWinogradMinPlane+ positions whose F(2x2, 3x3) scratch
-  // would be at most kWinogradMaxScratchBytes (F(4x4, 3x3) works on blocks
-  // of tiles and needs less), in the variant winograd_tile picks.
-  // DLRT_CONV_WINOGRAD=0 turns it off, and DLRT_CONV_DIRECT=1 (direct for
-  // every shape) too.
+  // planes of kWinogradMinPlane+ positions, in the variant winograd_tile
+  // picks, when that variant's scratch is within kWinogradMaxScratchBytes
+  // (winograd_scratch_ok). DLRT_CONV_WINOGRAD=0 turns it off, and
+  // DLRT_CONV_DIRECT=1 (direct for every shape) too.
   const int wtile = pre && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 &&
                             winograd_candidate(group, M, C, g.k[1], g.k[2], g.s[1], g.s[2], g.d[1], g.d[2]) &&
-                            out_plane >= kWinogradMinPlane &&
-                            16 * (M + C) * ((g.out[1] + 1) / 2) * ((g.out[2] + 1) / 2) * int64_t{sizeof(float)} <=
-                                kWinogradMaxScratchBytes &&
-                            conv_direct_mode() != ConvDirectMode::kForce
+                            out_plane >= kWinogradMinPlane && conv_direct_mode() != ConvDirectMode::kForce
                         ? winograd_tile(M, C, g.out[1], g.out[2])
                         : 0;
-  if (wtile != 0 && conv_winograd_f32(prob, fuse, wtile)) return Status::Ok();
+  if (wtile != 0 && winograd_scratch_ok(wtile, M, C, g.out[1], g.out[2]) && conv_winograd_f32(prob, fuse, wtile))
+    return Status::Ok();
 
   // Group-1 2-D convs, kernels larger than 1x1, with output planes of at
   // most 64 positions (resnet18's 7x7 layer4) on AVX2 without AVX-512:
