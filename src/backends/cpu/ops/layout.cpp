@@ -160,7 +160,7 @@ Status split(KernelContext& ctx) {
   for (int64_t i = 0; i < n_out; ++i) {
     Shape shape = x->shape();
     shape[axis] = sizes[i];
-    DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(i, x->dtype(), shape));
+    DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(i, x->dtype(), shape));
     const int64_t chunk = sizes[i] * inner;
     // The output's elements in ranges over the threads, each range row piece by row piece.
     for_rows(ctx, outer * chunk, 1, [&](int64_t b, int64_t e) {
