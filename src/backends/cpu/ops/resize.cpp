@@ -426,7 +426,7 @@ Status resize_with(KernelContext& ctx, const Tensor& x, const ResizeAttrs& at, R
   DLRT_ASSIGN_OR_RETURN(auto count, checked_element_count(out_shape));
   (void)count;
   // The output first: its size is checked against the memory budget before the taps are made.
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x.dtype(), out_shape));
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, x.dtype(), out_shape));
   if (w.taps.size() < static_cast<size_t>(rank)) w.taps.resize(static_cast<size_t>(rank));
   for (int64_t d = 0; d < rank; ++d) {
     const double rs = w.roi.empty() ? 0.0 : w.roi[d], re = w.roi.empty() ? 1.0 : w.roi[rank + d];
