@@ -3,7 +3,8 @@
 // split over threads (R past one core's L2, or a batch past 8 rows), the two
 // directions on two threads, and one thread must all agree. The ctest entry
 // rnn.split_steps_small_l2 runs these with DLRT_CACHE_SIZES=l2:64K, so every
-// shape here takes the split path there.
+// shape here takes the split path there (at 2+ threads; 3+ for two
+// directions).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -171,7 +172,7 @@ void check_case(const Case& c) {
     in.push_back(c.states ? Tensor::from_vector<float>({c.D, c.B, c.H}, c0) : Tensor());
     in.push_back(c.peep ? Tensor::from_vector<float>({c.D, 3 * c.H}, P) : Tensor());
   }
-  if (std::getenv("DLRT_CACHE_SIZES")) {  // the split path is taken at 2+ threads
+  if (std::getenv("DLRT_CACHE_SIZES")) {  // the split path is taken
     EXPECT_LT(device::cpu_caches().l2, c.D * GH * c.H * 4);
   }
   const auto want = reference(c, G, X, W, R, Bv, lens, h0, c0, P);

@@ -411,11 +411,13 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
                 int64_t ldc) { step_gemm_acc<T>(M, N, K, A, lda, B, ldb, C, ldc); };
   // Each step split over the threads when R (every direction's) does not fit
   // one core's L2, or the batch is past the few-rows kernel: each thread then
-  // streams only its slice of R. Else a bidirectional layer runs its two
-  // directions on two threads with no per-step synchronisation, and one
-  // direction runs on this thread.
+  // streams only its slice of R. Else, and on two threads for two directions
+  // (the split would give each thread one direction, plus a barrier per
+  // step), a bidirectional layer runs its directions on two threads with no
+  // per-step synchronisation, and one direction runs on this thread.
   const int64_t r_bytes = D * GH * H * static_cast<int64_t>(sizeof(T));
-  const bool split = pool->num_threads() > 1 && (r_bytes > device::cpu_caches().l2 || B > 8);
+  const int threads = pool->num_threads();
+  const bool split = threads > D && (r_bytes > device::cpu_caches().l2 || B > 8);
   if (split) {
     run_recurrence<T>(loop, 0, D, pool, acc, act, do_clip);
   } else if (D == 2 && pool->num_threads() > 1) {
