@@ -74,6 +74,50 @@ struct RnnLoop {
   T* ys = nullptr;          // [S, D, B, H] or null
 };
 
+// The LSTM update of direction d's units [j0, j0 + n) at time t, from the
+// gate pre-activations in `gates` ([B, 4 H]); writes c in place and h into
+// `hn`.
+template <typename T, typename Act, typename Clip>
+void lstm_units(const RnnLoop<T>& L, int64_t d, int64_t t, int64_t j0, int64_t n, const RnnActivation* a, T* gates,
+                T* scratch, T* hn, Act act, Clip do_clip) {
+  const RnnAttrs& cfg = *L.cfg;
+  const int64_t B = L.dm.B, H = L.dm.H, GH = cfg.G * H;
+  const T* p_i = L.peep ? L.peep + d * 3 * H : nullptr;
+  for (int64_t b = 0; b < B; ++b) {
+    if (t >= L.lens[b]) continue;
+    T* gi = gates + b * GH + j0;
+    T* go = gi + H;
+    T* gf = gi + 2 * H;
+    T* gc = gi + 3 * H;
+    T* cb = L.c + (d * B + b) * H + j0;
+    if (p_i)
+      for (int64_t j = 0; j < n; ++j) {
+        gi[j] += p_i[j0 + j] * cb[j];
+        gf[j] += p_i[2 * H + j0 + j] * cb[j];
+      }
+    do_clip(gi, n);
+    act(a[0], gi, n);
+    if (cfg.input_forget) {
+      for (int64_t j = 0; j < n; ++j) gf[j] = T(1) - gi[j];
+    } else {
+      do_clip(gf, n);
+      act(a[0], gf, n);
+    }
+    do_clip(gc, n);
+    act(a[1], gc, n);
+    for (int64_t j = 0; j < n; ++j) cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
+    if (p_i)
+      for (int64_t j = 0; j < n; ++j) go[j] += p_i[H + j0 + j] * cb[j];
+    do_clip(go, n);
+    act(a[0], go, n);
+    T* tmp = scratch + b * H + j0;
+    std::copy(cb, cb + n, tmp);
+    act(a[2], tmp, n);
+    T* hb = hn + b * H + j0;
+    for (int64_t j = 0; j < n; ++j) hb[j] = go[j] * tmp[j];
+  }
+}
+
 // Runs the recurrence of directions [d0, d1); each step's tasks on `pool`
 // (null: inline on this thread). `acc` is the dense per-panel product,
 // `act(kind, x, n)` an activation, `clip(x, n)` the clip.
@@ -141,40 +185,7 @@ void run_recurrence(const RnnLoop<T>& L, int64_t d0, int64_t d1, ThreadPool* poo
         std::copy(g, g + n, hn + b * H + j0);
       }
     } else if (cfg.cell == Cell::kLstm) {
-      const T* p_i = L.peep ? L.peep + d * 3 * H : nullptr;
-      for (int64_t b = 0; b < B; ++b) {
-        if (t >= L.lens[b]) continue;
-        T* gi = gates + b * GH + j0;
-        T* go = gi + H;
-        T* gf = gi + 2 * H;
-        T* gc = gi + 3 * H;
-        T* cb = L.c + (d * B + b) * H + j0;
-        if (p_i)
-          for (int64_t j = 0; j < n; ++j) {
-            gi[j] += p_i[j0 + j] * cb[j];
-            gf[j] += p_i[2 * H + j0 + j] * cb[j];
-          }
-        do_clip(gi, n);
-        act(a[0], gi, n);
-        if (cfg.input_forget) {
-          for (int64_t j = 0; j < n; ++j) gf[j] = T(1) - gi[j];
-        } else {
-          do_clip(gf, n);
-          act(a[0], gf, n);
-        }
-        do_clip(gc, n);
-        act(a[1], gc, n);
-        for (int64_t j = 0; j < n; ++j) cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
-        if (p_i)
-          for (int64_t j = 0; j < n; ++j) go[j] += p_i[H + j0 + j] * cb[j];
-        do_clip(go, n);
-        act(a[0], go, n);
-        T* tmp = scratch + b * H + j0;
-        std::copy(cb, cb + n, tmp);
-        act(a[2], tmp, n);
-        T* hb = hn + b * H + j0;
-        for (int64_t j = 0; j < n; ++j) hb[j] = go[j] * tmp[j];
-      }
+      lstm_units(L, d, t, j0, n, a, gates, scratch, hn, act, do_clip);
     } else if (phase == 0) {  // GRU: z and r
       for (int64_t b = 0; b < B; ++b) {
         T* g = gates + b * GH;
