@@ -1,10 +1,11 @@
-// RNN, GRU and LSTM with hidden sizes over several R^T panels (ops/rnn_loop.h)
-// against a plain double-precision reference, on 1 to 5 threads: the step
-// split over threads (R past one core's L2, or a batch past 8 rows), the two
-// directions on two threads, and one thread must all agree. The ctest entry
-// rnn.split_steps_small_l2 runs these with DLRT_CACHE_SIZES=l2:64K, so every
-// shape here takes the split path there (at 2+ threads; 3+ for two
-// directions).
+// RNN, GRU and LSTM with hidden sizes over several chunks of units
+// (ops/rnn_loop.h) against a plain double-precision reference, on 1 to 5
+// threads: the step split over threads, the two directions on two threads,
+// one thread, and a batch past the few-rows kernel must all agree. Without
+// an override these layers' R fit a core's L2 (one chunk; but
+// LstmRLargerThanL2); the ctest entry rnn.split_steps_small_l2 runs them with
+// DLRT_CACHE_SIZES=l2:64K, so every one is in chunks (64 to 256 units) and takes
+// the split path (at 2+ threads; 3+ for two directions).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -28,7 +28,6 @@
 #include "backends/cpu/ops/rnn_attrs.h"
 #include "backends/cpu/ops/rnn_loop.h"
 #include "backends/cpu/scratch.h"
-#include "device/cpu_caches.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -118,14 +117,14 @@ void transpose_into(const E* src, int64_t rows, int64_t cols, T* dst) {
 // or an older CPU the tiled gemm_acc.
 template <typename T>
 void step_gemm_acc(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C,
-                   int64_t ldc) {
+                   int64_t ldc, ThreadPool* pool) {
 #if defined(__x86_64__)
   if constexpr (std::is_same_v<T, float>) {
     if (M <= 8 && cpu_has_avx512()) return few_rows_gemm_acc_avx512(M, N, K, A, lda, B, ldb, C, ldc);
     if (M <= 8 && cpu_has_avx2()) return few_rows_gemm_acc_avx2(M, N, K, A, lda, B, ldb, C, ldc);
   }
 #endif
-  detail::gemm_acc<T>(M, N, K, A, lda, B, ldb, C, ldc, nullptr);
+  detail::gemm_acc<T>(M, N, K, A, lda, B, ldb, C, ldc, pool);
 }
 
 // The weights in the form the loop reads: per direction W^T [I, GH] and R^T
@@ -158,7 +157,8 @@ void prepare_weights(const RnnAttrs& at, const Dims& dm, const Tensor* w, const 
   const WeightSizes ws = weight_sizes(at, dm);
   for (int64_t d = 0; d < at.D; ++d) {
     transpose_into<T, E>(w->data<E>() + d * GH * dm.I, GH, dm.I, out.wt + d * dm.I * GH);
-    pack_r_panels<T, E>(r->data<E>() + d * GH * dm.H, at.G, dm.H, out.rt + d * dm.H * GH, Converter<T, E>::in);
+    pack_r_panels<T, E>(r->data<E>() + d * GH * dm.H, at.G, dm.H, rnn_chunk_width(at.D, at.G, dm.H, sizeof(T)),
+                        out.rt + d * dm.H * GH, Converter<T, E>::in);
   }
   convert_into<T, E>(b, ws.bias, out.bias);
   convert_into<T, E>(at.cell == Cell::kLstm ? p : nullptr, ws.peep, out.peep);
@@ -391,7 +391,7 @@ Status rnn_write_outputs(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm
 template <typename T, typename E>
 Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const int64_t* lens,
                const PreparedWeights<T>* pre) {
-  const int64_t B = dm.B, H = dm.H, D = cfg.D, GH = cfg.G * dm.H;
+  const int64_t H = dm.H, D = cfg.D;
   ThreadPool* pool = &ctx.pool();
   DLRT_ASSIGN_OR_RETURN(const RnnBuffers<T> buf, (rnn_buffers<T, E>(ctx, cfg, dm, pre)));
   rnn_input_projection<T>(cfg, dm, buf, pool);
@@ -401,31 +401,28 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
   loop.peep = buf.has_peep ? buf.wv.peep : nullptr, loop.xw = buf.xw_all, loop.gates = buf.gates_all;
   loop.scratch = buf.scratch_all, loop.h = buf.h_all, loop.h_alt = buf.h_alt, loop.c = buf.c_all;
   loop.ys = buf.want_y ? buf.ys : nullptr;
+  loop.W = rnn_chunk_width(D, cfg.G, H, sizeof(T));
   const T clip = static_cast<T>(cfg.clip);
   auto do_clip = [&](T* x, int64_t n) {
     if (!cfg.has_clip) return;
     for (int64_t i = 0; i < n; ++i) x[i] = std::min(clip, std::max(-clip, x[i]));
   };
   auto act = [](const RnnActivation& a, T* x, int64_t n) { rnn_activate(a, x, n); };
-  auto acc = [](int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C,
-                int64_t ldc) { step_gemm_acc<T>(M, N, K, A, lda, B, ldb, C, ldc); };
-  // Each step split over the threads when R (every direction's) does not fit
-  // one core's L2, or the batch is past the few-rows kernel: each thread then
-  // streams only its slice of R. Else, and on two threads for two directions
-  // (the split would give each thread one direction, plus a barrier per
-  // step), a bidirectional layer runs its directions on two threads with no
-  // per-step synchronisation, and one direction runs on this thread.
-  const int64_t r_bytes = D * GH * H * static_cast<int64_t>(sizeof(T));
+  auto acc = [](int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
+                ThreadPool* inner) { step_gemm_acc<T>(M, N, K, A, lda, B, ldb, C, ldc, inner); };
+  // Where R (every direction's) does not fit one core's L2 the units come in
+  // several chunks, and each step is split over the threads by chunk: each
+  // thread then streams only its slice of R. A bidirectional layer on two
+  // threads (the split would give each thread one direction, plus a barrier
+  // per step), or whose R fits, runs one direction per thread with no
+  // per-step synchronisation.
   const int threads = pool->num_threads();
-  const bool split = threads > D && (r_bytes > device::cpu_caches().l2 || B > 8);
-  if (split) {
-    run_recurrence<T>(loop, 0, D, pool, acc, act, do_clip);
-  } else if (D == 2 && pool->num_threads() > 1) {
+  if (D == 2 && threads > 1 && (threads == 2 || loop.W == H)) {
     pool->parallel_for(2, 1, [&](int64_t b, int64_t e) {
       for (int64_t d = b; d < e; ++d) run_recurrence<T>(loop, d, d + 1, nullptr, acc, act, do_clip);
     });
   } else {
-    run_recurrence<T>(loop, 0, D, nullptr, acc, act, do_clip);
+    run_recurrence<T>(loop, 0, D, threads > 1 ? pool : nullptr, acc, act, do_clip);
   }
 
   return rnn_write_outputs<T, E>(ctx, cfg, dm, buf);
