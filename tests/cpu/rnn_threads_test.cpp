@@ -212,5 +212,18 @@ TEST(RnnThreads, GruBothResetForms) {
 }
 TEST(RnnThreads, RnnPanels) { check_case({"RNN", 6, 2, 5, 257, 2, false, true, true}); }
 
+// Hidden size 0: empty outputs, no chunk of zero width to divide by.
+TEST(RnnThreads, ZeroHiddenSize) {
+  for (int threads : {1, 2}) {
+    auto r = testing::run_op("LSTM",
+                             {Tensor::from_vector<float>({2, 1, 3}, {1, 2, 3, 4, 5, 6}),
+                              Tensor::from_vector<float>({1, 0, 3}, {}), Tensor::from_vector<float>({1, 0, 0}, {})},
+                             {}, 2, 14, "", threads);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ((*r)[0].shape(), (Shape{2, 1, 1, 0}));
+    EXPECT_EQ((*r)[1].shape(), (Shape{1, 1, 0}));
+  }
+}
+
 }  // namespace
 }  // namespace dlrt::cpu

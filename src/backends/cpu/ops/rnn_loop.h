@@ -40,7 +40,7 @@ inline constexpr int64_t kRnnChunkColumns = 256;
 inline int64_t rnn_chunk_width(int64_t D, int64_t G, int64_t H, size_t elem) {
   const int64_t r_bytes = D * G * H * H * static_cast<int64_t>(elem);
   const int64_t w = std::max<int64_t>(16, kRnnChunkColumns / G / 16 * 16);
-  return r_bytes > device::cpu_caches().l2 ? std::min(w, H) : H;
+  return std::max<int64_t>(1, r_bytes > device::cpu_caches().l2 ? std::min(w, H) : H);  // 1 for H = 0
 }
 
 // Packs one direction's R [G H, H] (row-major) in chunks of W units as above
