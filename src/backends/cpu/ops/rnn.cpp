@@ -1,5 +1,5 @@
-// Recurrent layers: RNN, GRU, LSTM (opsets 1..14+); a bidirectional layer's
-// two directions run at once on 2+ threads.
+// Recurrent layers: RNN, GRU, LSTM (opsets 1..14+); the time loop and how it
+// uses the threads are in rnn_loop.h and run_rnn below.
 //
 // For each direction the input projection X*W^T (+ biases) is one GEMM over
 // every timestep; the loop over time then only adds H*R^T (a small GEMM per
