@@ -1,5 +1,5 @@
-// Recurrent layers: RNN, GRU, LSTM (opsets 1..14+); a bidirectional layer's
-// two directions run at once on 2+ threads.
+// Recurrent layers: RNN, GRU, LSTM (opsets 1..14+); the time loop and how it
+// uses the threads are in rnn_loop.h and run_rnn below.
 //
 // For each direction the input projection X*W^T (+ biases) is one GEMM over
 // every timestep; the loop over time then only adds H*R^T (a small GEMM per
@@ -26,6 +26,7 @@
 #include "backends/cpu/kernels/simple_gemm_impl.h"
 #include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/ops/rnn_attrs.h"
+#include "backends/cpu/ops/rnn_loop.h"
 #include "backends/cpu/scratch.h"
 
 namespace dlrt::cpu {
@@ -115,8 +116,8 @@ void transpose_into(const E* src, int64_t rows, int64_t cols, T* dst) {
 // one thread (AVX-512 or AVX2 where the CPU has it); more rows, another type
 // or an older CPU the tiled gemm_acc.
 template <typename T>
-void step_gemm_acc(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
-                   ThreadPool* pool) {
+void step_gemm_acc(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C,
+                   int64_t ldc, ThreadPool* pool) {
 #if defined(__x86_64__)
   if constexpr (std::is_same_v<T, float>) {
     if (M <= 8 && cpu_has_avx512()) return few_rows_gemm_acc_avx512(M, N, K, A, lda, B, ldb, C, ldc);
@@ -127,7 +128,7 @@ void step_gemm_acc(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, con
 }
 
 // The weights in the form the loop reads: per direction W^T [I, GH] and R^T
-// [H, GH], the biases [D, 2 GH] and peepholes [D, 3 H], all in T; prepared
+// in panels (rnn_loop.h), the biases [D, 2 GH] and peepholes [D, 3 H], all in T; prepared
 // float weights also hold each direction's W^T packed for the GEMM.
 template <typename T>
 struct Weights {
@@ -156,7 +157,8 @@ void prepare_weights(const RnnAttrs& at, const Dims& dm, const Tensor* w, const 
   const WeightSizes ws = weight_sizes(at, dm);
   for (int64_t d = 0; d < at.D; ++d) {
     transpose_into<T, E>(w->data<E>() + d * GH * dm.I, GH, dm.I, out.wt + d * dm.I * GH);
-    transpose_into<T, E>(r->data<E>() + d * GH * dm.H, GH, dm.H, out.rt + d * dm.H * GH);
+    pack_r_panels<T, E>(r->data<E>() + d * GH * dm.H, at.G, dm.H, rnn_chunk_width(at.D, at.G, dm.H, sizeof(T)),
+                        out.rt + d * dm.H * GH, Converter<T, E>::in);
   }
   convert_into<T, E>(b, ws.bias, out.bias);
   convert_into<T, E>(at.cell == Cell::kLstm ? p : nullptr, ws.peep, out.peep);
@@ -205,6 +207,7 @@ struct RnnBuffers {
   Weights<T> wv;
   bool has_peep = false;
   T* h_all = nullptr;
+  T* h_alt = nullptr;
   T* c_all = nullptr;
   bool want_y = false, y_direct = false;
   Tensor* y_out = nullptr;
@@ -239,7 +242,7 @@ Result<RnnBuffers<T>> rnn_buffers(KernelContext& ctx, const RnnAttrs& cfg, const
   const size_t n_state = static_cast<size_t>(D * B * H);
   const size_t n_y = want_y && !y_direct ? static_cast<size_t>(S * D * B * H) : 0;
   const size_t n_loop = static_cast<size_t>(D * B * GH + D * B * H + GH + D * S * B * GH);
-  T* cur = workspace<T>(n_x + n_weights + 2 * n_state + n_y + n_loop);
+  T* cur = workspace<T>(n_x + n_weights + 3 * n_state + n_y + n_loop);
   auto carve = [&cur](size_t n) {
     T* p = cur;
     cur += n;
@@ -286,6 +289,7 @@ Result<RnnBuffers<T>> rnn_buffers(KernelContext& ctx, const RnnAttrs& cfg, const
   };
   T* h_all = carve(n_state);
   T* c_all = carve(n_state);
+  T* h_alt = carve(n_state);
   read_state(ctx.input(5), h_all);
   if (cfg.cell == Cell::kLstm) read_state(ctx.input(6), c_all);
 
@@ -308,7 +312,7 @@ Result<RnnBuffers<T>> rnn_buffers(KernelContext& ctx, const RnnAttrs& cfg, const
   T* xw_all = carve(static_cast<size_t>(D * S * B * GH));
 
   RnnBuffers<T> buf;
-  buf.xs = xs, buf.wv = wv, buf.has_peep = has_peep, buf.h_all = h_all, buf.c_all = c_all;
+  buf.xs = xs, buf.wv = wv, buf.has_peep = has_peep, buf.h_all = h_all, buf.h_alt = h_alt, buf.c_all = c_all;
   buf.want_y = want_y, buf.y_direct = y_direct, buf.y_out = y_out, buf.ys = ys;
   buf.gates_all = gates_all, buf.scratch_all = scratch_all, buf.row_bias = row_bias, buf.xw_all = xw_all;
   return buf;
@@ -387,138 +391,41 @@ Status rnn_write_outputs(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm
 template <typename T, typename E>
 Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const int64_t* lens,
                const PreparedWeights<T>* pre) {
-  const int64_t S = dm.S, B = dm.B, H = dm.H, D = cfg.D, GH = cfg.G * dm.H;
+  const int64_t H = dm.H, D = cfg.D;
   ThreadPool* pool = &ctx.pool();
   DLRT_ASSIGN_OR_RETURN(const RnnBuffers<T> buf, (rnn_buffers<T, E>(ctx, cfg, dm, pre)));
   rnn_input_projection<T>(cfg, dm, buf, pool);
 
-  const Weights<T>& wv = buf.wv;
-  const bool has_peep = buf.has_peep, want_y = buf.want_y;
-  T* const h_all = buf.h_all;
-  T* const c_all = buf.c_all;
-  T* const ys = buf.ys;
-  T* const gates_all = buf.gates_all;
-  T* const scratch_all = buf.scratch_all;
-  const T* const xw_all = buf.xw_all;
+  RnnLoop<T> loop;
+  loop.cfg = &cfg, loop.dm = dm, loop.lens = lens, loop.rtp = buf.wv.rt, loop.bias = buf.wv.bias;
+  loop.peep = buf.has_peep ? buf.wv.peep : nullptr, loop.xw = buf.xw_all, loop.gates = buf.gates_all;
+  loop.scratch = buf.scratch_all, loop.h = buf.h_all, loop.h_alt = buf.h_alt, loop.c = buf.c_all;
+  loop.ys = buf.want_y ? buf.ys : nullptr;
+  loop.W = rnn_chunk_width(D, cfg.G, H, sizeof(T));
   const T clip = static_cast<T>(cfg.clip);
   auto do_clip = [&](T* x, int64_t n) {
     if (!cfg.has_clip) return;
     for (int64_t i = 0; i < n; ++i) x[i] = std::min(clip, std::max(-clip, x[i]));
   };
-  const size_t apd = cfg.cell == Cell::kRnn ? 1 : (cfg.cell == Cell::kGru ? 2 : 3);
-
-  // The recurrence of direction d (its own state, buffers and Y slots), its
-  // step products on `step_pool` (null: this thread).
-  auto recur = [&](int64_t d, ThreadPool* step_pool) {
-    const bool reverse = D == 2 ? d == 1 : cfg.reverse;
-    const RnnActivation* act = &cfg.acts[d * apd];
-    const T* rt = wv.rt + d * H * GH;  // [H, GH]
-    const T* rb = wv.bias + d * 2 * GH + GH;
-    T* gates = gates_all + d * B * GH;
-    T* scratch = scratch_all + d * B * H;
-    const T* xw = xw_all + d * S * B * GH;
-    T* h = h_all + d * B * H;
-    T* c = cfg.cell == Cell::kLstm ? c_all + d * B * H : nullptr;
-    const T* p_i = has_peep ? wv.peep + d * 3 * H : nullptr;
-    const T* p_o = p_i ? p_i + H : nullptr;
-    const T* p_f = p_i ? p_i + 2 * H : nullptr;
-
-    for (int64_t s = 0; s < S; ++s) {
-      const int64_t t = reverse ? S - 1 - s : s;
-      bool any_active = false;
-      for (int64_t b = 0; b < B; ++b) any_active |= t < lens[b];
-      if (!any_active) continue;
-      std::copy(xw + t * B * GH, xw + (t + 1) * B * GH, gates);
-      T* y_t = want_y ? ys + (t * D + d) * B * H : nullptr;
-
-      if (cfg.cell == Cell::kRnn) {
-        step_gemm_acc<T>(B, H, H, h, H, rt, GH, gates, GH, step_pool);
-        for (int64_t b = 0; b < B; ++b) {
-          if (t >= lens[b]) continue;
-          T* g = gates + b * GH;
-          do_clip(g, H);
-          rnn_activate(act[0], g, H);
-          std::copy(g, g + H, h + b * H);
-        }
-      } else if (cfg.cell == Cell::kGru) {
-        // z and r first: they only need H_{t-1}.
-        step_gemm_acc<T>(B, 2 * H, H, h, H, rt, GH, gates, GH, step_pool);
-        for (int64_t b = 0; b < B; ++b) {
-          T* g = gates + b * GH;
-          do_clip(g, 2 * H);
-          rnn_activate(act[0], g, 2 * H);
-        }
-        if (cfg.linear_before_reset) {
-          std::fill(scratch, scratch + B * H, T(0));
-          step_gemm_acc<T>(B, H, H, h, H, rt + 2 * H, GH, scratch, H, step_pool);
-          for (int64_t b = 0; b < B; ++b) {
-            T* g = gates + b * GH;
-            const T* hr = scratch + b * H;
-            for (int64_t j = 0; j < H; ++j) g[2 * H + j] += g[H + j] * (hr[j] + rb[2 * H + j]);
-          }
-        } else {
-          for (int64_t b = 0; b < B; ++b)
-            for (int64_t j = 0; j < H; ++j) scratch[b * H + j] = gates[b * GH + H + j] * h[b * H + j];
-          step_gemm_acc<T>(B, H, H, scratch, H, rt + 2 * H, GH, gates + 2 * H, GH, step_pool);
-        }
-        for (int64_t b = 0; b < B; ++b) {
-          if (t >= lens[b]) continue;
-          T* g = gates + b * GH;
-          T* hh = g + 2 * H;
-          do_clip(hh, H);
-          rnn_activate(act[1], hh, H);
-          T* hb = h + b * H;
-          for (int64_t j = 0; j < H; ++j) hb[j] = (T(1) - g[j]) * hh[j] + g[j] * hb[j];
-        }
-      } else {
-        step_gemm_acc<T>(B, GH, H, h, H, rt, GH, gates, GH, step_pool);
-        for (int64_t b = 0; b < B; ++b) {
-          if (t >= lens[b]) continue;
-          T* gi = gates + b * GH;
-          T* go = gi + H;
-          T* gf = gi + 2 * H;
-          T* gc = gi + 3 * H;
-          T* cb = c + b * H;
-          if (p_i)
-            for (int64_t j = 0; j < H; ++j) {
-              gi[j] += p_i[j] * cb[j];
-              gf[j] += p_f[j] * cb[j];
-            }
-          do_clip(gi, H);
-          rnn_activate(act[0], gi, H);
-          if (cfg.input_forget) {
-            for (int64_t j = 0; j < H; ++j) gf[j] = T(1) - gi[j];
-          } else {
-            do_clip(gf, H);
-            rnn_activate(act[0], gf, H);
-          }
-          do_clip(gc, H);
-          rnn_activate(act[1], gc, H);
-          for (int64_t j = 0; j < H; ++j) cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
-          if (p_o)
-            for (int64_t j = 0; j < H; ++j) go[j] += p_o[j] * cb[j];
-          do_clip(go, H);
-          rnn_activate(act[0], go, H);
-          T* tmp = scratch + b * H;
-          std::copy(cb, cb + H, tmp);
-          rnn_activate(act[2], tmp, H);
-          for (int64_t j = 0; j < H; ++j) h[b * H + j] = go[j] * tmp[j];
-        }
-      }
-      if (y_t)
-        for (int64_t b = 0; b < B; ++b)
-          if (t < lens[b]) std::copy(h + b * H, h + (b + 1) * H, y_t + b * H);
-    }
-  };
-  // A bidirectional layer on 2+ threads runs its two recurrences at once,
-  // one per thread: each step is a product too small to split (a few rows
-  // of h against R^T), so the pool gains nothing inside one direction.
-  if (D == 2 && pool->num_threads() > 1) {
+  auto act = [](const RnnActivation& a, T* x, int64_t n) { rnn_activate(a, x, n); };
+  auto acc = [](int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc,
+                ThreadPool* inner) { step_gemm_acc<T>(M, N, K, A, lda, B, ldb, C, ldc, inner); };
+  // Where R (every direction's) does not fit one core's L2 the units come in
+  // several chunks, and each step is split over the threads by chunk, one
+  // direction after the other: each thread then reads only its slice of one
+  // direction's R, the smallest share there is, which can stay in its L2
+  // across the steps (ddddocr's LSTM: 4 MiB per direction, 2 MiB per thread
+  // on 2 threads). Where R fits, a bidirectional layer runs one direction per
+  // thread with no per-step synchronisation.
+  const int threads = pool->num_threads();
+  if (threads > 1 && loop.W < H) {
+    for (int64_t d = 0; d < D; ++d) run_recurrence<T>(loop, d, d + 1, pool, acc, act, do_clip);
+  } else if (D == 2 && threads > 1) {
     pool->parallel_for(2, 1, [&](int64_t b, int64_t e) {
-      for (int64_t d = b; d < e; ++d) recur(d, nullptr);
+      for (int64_t d = b; d < e; ++d) run_recurrence<T>(loop, d, d + 1, nullptr, acc, act, do_clip);
     });
   } else {
-    for (int64_t d = 0; d < D; ++d) recur(d, pool);
+    run_recurrence<T>(loop, 0, D, threads > 1 ? pool : nullptr, acc, act, do_clip);
   }
 
   return rnn_write_outputs<T, E>(ctx, cfg, dm, buf);
