@@ -135,11 +135,7 @@ int fold_conv_transpose_batchnorm(Graph& g, PassContext& ctx) {
   for (int i = 0; i < rw.size(); ++i) {
     if (rw.dead(i) || !is_op(rw.node(i), "BatchNormalization")) continue;
     const Node bn = rw.node(i);
-    if (bn.inputs.size() < 5 || bn.attr_int("training_mode", 0) != 0) continue;
-    if (bn.opset < 9 && bn.attr_int("spatial", 1) == 0) continue;  // per-element statistics
-    bool extra_outputs = false;
-    for (size_t k = 1; k < bn.outputs.size(); ++k) extra_outputs = extra_outputs || bn.outputs[k] != kNoValue;
-    if (extra_outputs) continue;
+    if (!inference_batchnorm(bn)) continue;
     const int c = rw.producer_op(bn.inputs[0], "ConvTranspose");
     if (c < 0 || !rw.single_use(bn.inputs[0])) continue;
     const Node conv = rw.node(c);

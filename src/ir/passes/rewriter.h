@@ -81,6 +81,16 @@ using dlrt::element_as_int64;
 // "Op" with the ONNX domain.
 inline bool is_op(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
 
+// A BatchNormalization in inference mode with per-channel statistics and no
+// running-statistics outputs: the form a conv before it can absorb.
+inline bool inference_batchnorm(const Node& bn) {
+  if (bn.inputs.size() < 5 || bn.attr_int("training_mode", 0) != 0) return false;
+  if (bn.opset < 9 && bn.attr_int("spatial", 1) == 0) return false;  // per-element statistics
+  for (size_t k = 1; k < bn.outputs.size(); ++k)
+    if (bn.outputs[k] != kNoValue) return false;
+  return true;
+}
+
 // The other input of a two-input node, given one of them (v itself when the
 // node reads v twice); kNoValue when n has not two inputs or does not read v.
 inline ValueId other_input(const Node& n, ValueId v) {
