@@ -3,7 +3,8 @@
 // Winograd): every thread count matches the plain conv and the
 // single-threaded result. Batches, channel counts that are not multiples of
 // 8 or 16, odd planes, strides, pads, dilations, inputs large enough that
-// the copy is split over the threads.
+// the copy is split over the threads, grids whose direct-tile blocks split
+// the tiles' vectors evenly (a short last tile, 1x1 and strided).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -35,6 +36,12 @@ TEST(ConvThreads, AnyThreadCountMatchesOneThread) {
       {2, 45, 50, 30, 31, 1, 1, 1, 1},   // padded 1x1: copied
       {1, 70, 33, 27, 29, 1, 1, 0, 1},   // pointwise: no copy
       {1, 24, 130, 19, 22, 5, 1, 2, 1},  // 5x5, many output panels
+      // Activations outweigh the weights: the direct tile's column blocks,
+      // a band per thread, split the tiles' 16-column vectors evenly.
+      {1, 40, 24, 40, 40, 3, 2, 1, 1},   // strided, 20 x 21 = 420 grid columns
+      {1, 48, 40, 20, 20, 1, 1, 0, 1},   // pointwise, 400 columns
+      {1, 20, 16, 23, 29, 1, 1, 0, 1},   // pointwise, 667 columns
+      {2, 16, 24, 9, 11, 3, 1, 1, 1},    // a grid of two tiles and a few columns
   };
   std::mt19937 rng(7);
   uint64_t direct_runs = 0;  // on 2+ threads

@@ -411,9 +411,23 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   // panels of all the columns, half the weights each.
   const int64_t weight_bytes = M * K * int64_t{sizeof(float)};
   const int64_t act_bytes = (g.channels * g.in_h * g.in_w + M * g.out_h * g.out_w) * int64_t{sizeof(float)};
-  if (threads > 1 && wide >= threads && act_bytes >= weight_bytes) blocks = std::min(wide, ceil_div(blocks, threads) * threads);
+  const bool banded = threads > 1 && wide >= threads && act_bytes >= weight_bytes;
+  if (banded) blocks = std::min(wide, ceil_div(blocks, threads) * threads);
   per_block = ceil_div(wide, blocks);
-  blocks = ceil_div(wide, per_block);
+  // Banded, the blocks split the tiles' 16-column vectors evenly (a short
+  // last tile costs its vectors): block b starts at the tile nearest to
+  // b / blocks of them, a tie going to the earlier blocks, as long as every
+  // block still gets a tile. Equal tile counts left one thread the more work
+  // where the last tile is short (a 1640-column grid, 34 tiles and 8
+  // columns: 18 and 16 + 8 columns; now 17 and 17 + 8).
+  const int64_t vecs = 3 * (tiles - 1) + (absorb ? 3 : ceil_div(plan.grid - (tiles - 1) * kNR, 16));
+  const bool by_vectors = banded && vecs >= 3 * blocks;
+  if (!by_vectors) blocks = ceil_div(wide, per_block);
+  auto block_tile = [&](int64_t b) -> int64_t {
+    if (b >= blocks) return tiles;
+    if (by_vectors) return (2 * b * vecs + 3 * blocks) / (6 * blocks);
+    return std::min(tiles, b * per_block);
+  };
   const int64_t units = blocks * panels;
   const float* wd = w.data();
 
@@ -441,7 +455,7 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
     const TileOut& out = from_registers ? direct_out : buffered;
     for (int64_t u = ub; u < ue; ++u) {
       const int64_t blk = u / panels, q = u % panels;
-      const int64_t t0 = blk * per_block, t1 = blk + 1 == blocks ? tiles : std::min(tiles, t0 + per_block);
+      const int64_t t0 = block_tile(blk), t1 = block_tile(blk + 1);
       const int rows = static_cast<int>(std::min<int64_t>(kMR, M - q * kMR));
       const int64_t m0 = q * kMR;
       // The first tile of the run prefetches the next panel, so the rest of
