@@ -84,7 +84,15 @@ void check_cases(int block) {
       {1, 21, 15, 22, 24, 3, 1, 2, 2, false, true, false},   // dilated
       {2, 37, 21, 18, 37, 3, 1, 1, 1, true, true, false},    // depthwise
       {1, 50, 25, 25, 50, 5, 2, 2, 1, true, true, true},     // depthwise 5x5 strided, residual
+      {1, 40, 19, 19, 40, 5, 1, 2, 1, true, true, true},     // depthwise 5x5, masked tiles at both row ends
+      {2, 16, 6, 3, 16, 5, 1, 2, 1, true, true, false},      // depthwise, no position inside the input
+      {1, 33, 14, 30, 33, 3, 2, 1, 1, true, true, false},    // depthwise 3x3 strided, one masked end
+      {1, 20, 12, 23, 20, 3, 1, 2, 2, true, true, false},    // depthwise dilated
       {5, 19, 3, 2, 21, 3, 1, 1, 1, false, true, false},     // fewer rows than threads
+      // Inputs over half a 2 MiB L2 with 3 output block pairs: on one thread,
+      // bands of rows each run for every pair.
+      {1, 64, 64, 72, 80, 1, 1, 0, 1, false, true, false},   // 1x1, merged rows
+      {1, 48, 96, 96, 40, 3, 1, 1, 1, false, true, true},    // 3x3 padded copy, residual
   };
   const int64_t b = block;
   for (const Case& c : cases) {

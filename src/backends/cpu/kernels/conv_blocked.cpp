@@ -8,6 +8,7 @@
 #include "backends/cpu/kernels/conv_blocked_impl.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/scratch.h"
+#include "device/cpu_caches.h"
 
 namespace dlrt::cpu {
 
@@ -184,8 +185,12 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
       g.OH == g.H && g.OW == g.W) {
     const int64_t pairs = (obs + 1) / 2;
     int64_t k = g.OH;
+    // On one thread, a merged row's input also stays within a quarter of the
+    // L2, so that a band of them (below) fits half of it.
+    const int64_t l2 = device::cpu_caches().l2, row_in_bytes = icbs * g.W * b * int64_t{sizeof(float)};
     while (k > 1 && (g.OH % k != 0 || g.N * pairs * (g.OH / k) < 4 * threads ||
-                     (by_rows && threads > 1 && g.OH / k < 2 * threads)))
+                     (by_rows && threads > 1 && g.OH / k < 2 * threads) ||
+                     (threads == 1 && pairs > 1 && l2 > 0 && k * row_in_bytes > l2 / 4)))
       --k;
     gp.OW = gp.W = g.OW * k;
     gp.OH = gp.H = g.OH / k;
@@ -224,6 +229,14 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
     } else {
       const int64_t row_units = blocked_detail::conv_row_units_avx512(gp);
       j.band_rows = band_rows(pool, row_units, by_rows);
+      // One thread, several output block pairs and an input larger than half
+      // the L2: bands of row units whose input fits half of it, each band
+      // run for every pair, so that the pairs after the first read it from L2.
+      const int64_t l2 = device::cpu_caches().l2;
+      const int64_t unit_in_bytes = icbs * gp.W * b * int64_t{sizeof(float)} * (gp.OH > 0 ? gp.H / gp.OH + 1 : 1) *
+                                    (gp.OH > 0 ? (gp.OH + row_units - 1) / row_units : 1);
+      if (threads == 1 && obs > 2 && l2 > 0 && row_units * unit_in_bytes > l2 / 2)
+        j.band_rows = std::max<int64_t>(1, l2 / 2 / unit_in_bytes);
       run(pool, g.N * ((obs + 1) / 2) * row_units, 2 * row_work * b,
           [&](int64_t u0, int64_t u1) { blocked_detail::conv_units_avx512(j, u0, u1); });
     }

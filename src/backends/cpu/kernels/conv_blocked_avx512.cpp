@@ -2,14 +2,16 @@
 // group-1 convs keep NB output blocks x T positions of one output row in
 // zmm accumulators, depthwise convs T positions of one 16-channel block.
 // Positions whose window lies inside the input take the T-wide tiles with no
-// bounds checks; the few at the row's ends run one at a time, skipping the
-// taps that fall into the padding.
+// bounds checks. At a row's ends, group-1 convs run one position at a time
+// (they mostly read a padded copy and have none), depthwise convs T-wide
+// tiles on a copy of the rows they read, zeros in the padding.
 #include <algorithm>
 #include <limits>
 
 #include "backends/cpu/kernels/conv_blocked_impl.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/scratch.h"
 #include "device/cpu_caches.h"
 
 #ifdef DLRT_HAVE_AVX512_PATHS
@@ -137,25 +139,42 @@ DLRT_AVX512 void conv_row(const ConvJob& j, int64_t n, int64_t ocb, int64_t oh) 
   for (int64_t ow = std::max(hi, lo); ow < j.g.OW; ++ow) conv_tile<NB, 1, 1, true, XS>(j, n, ocb, oh, ow);
 }
 
-// Depthwise: T positions of one 16-channel block.
+// Depthwise: T positions of one 16-channel block. EDGE: some windows of the
+// tile reach past the input row; each input row the tile reads is then
+// first copied with zeros in the padding (as the group-1 convs' padded copy),
+// so the row's ends run as T-wide tiles too.
 template <int T, bool EDGE>
 DLRT_AVX512 void dw_tile(const ConvJob& j, int64_t n, int64_t cb, int64_t oh, int64_t ow0) {
   const BlockedConvGeometry& g = j.g;
   const int64_t cbs = (g.C + kB - 1) / kB;
-  const int64_t xstep = g.sw * kB;
+  const int64_t xstep = g.sw * kB, x0 = ow0 * g.sw - g.pad_left;  // x0: the first window's first column
   __m512 acc[T];
   const __m512 bv = _mm512_loadu_ps(j.bias + cb * kB);
 #pragma GCC unroll 32
   for (int t = 0; t < T; ++t) acc[t] = bv;
   const float* xc = j.x + (n * cbs + cb) * g.H * g.W * kB;
   const float* wc = j.w->w.data() + cb * g.kh * g.kw * kB;
+  float* row = nullptr;
+  const int64_t span = (T - 1) * g.sw + (g.kw - 1) * g.dw + 1;  // input columns the tile reads
+  if constexpr (EDGE) {
+    thread_local AlignedScratch row_buf;  // no heap allocation once a span was seen
+    row = row_buf.get<float>(static_cast<size_t>(span * kB));
+  }
   for (int64_t kh = 0; kh < g.kh; ++kh) {
     const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
     if (ih < 0 || ih >= g.H) continue;
     const float* xr = xc + ih * g.W * kB;
+    int64_t xb = x0;  // the input column xr[0] stands for
+    if constexpr (EDGE) {
+      for (int64_t v = 0; v < span; ++v) {
+        const int64_t iw = x0 + v;
+        _mm512_storeu_ps(row + v * kB, iw >= 0 && iw < g.W ? _mm512_loadu_ps(xr + iw * kB) : _mm512_setzero_ps());
+      }
+      xr = row;
+      xb = 0;
+    }
     for (int64_t kw = 0; kw < g.kw; ++kw) {
-      const int64_t iw0 = ow0 * g.sw - g.pad_left + kw * g.dw;
-      if (EDGE && (iw0 < 0 || iw0 >= g.W)) continue;
+      const int64_t iw0 = xb + kw * g.dw;
       const __m512 wv = _mm512_loadu_ps(wc + (kh * g.kw + kw) * kB);
       const float* xp = xr + iw0 * kB;
 #pragma GCC unroll 32
@@ -166,11 +185,32 @@ DLRT_AVX512 void dw_tile(const ConvJob& j, int64_t n, int64_t cb, int64_t oh, in
   store_row<T>(j, acc, j.y + off, j.z ? j.z + off : nullptr);
 }
 
-template <int T>
+// Depthwise: one position of one 16-channel block, skipping the taps in the padding.
+DLRT_AVX512 void dw_point(const ConvJob& j, int64_t n, int64_t cb, int64_t oh, int64_t ow) {
+  const BlockedConvGeometry& g = j.g;
+  const int64_t cbs = (g.C + kB - 1) / kB;
+  __m512 acc = _mm512_loadu_ps(j.bias + cb * kB);
+  const float* xc = j.x + (n * cbs + cb) * g.H * g.W * kB;
+  const float* wc = j.w->w.data() + cb * g.kh * g.kw * kB;
+  for (int64_t kh = 0; kh < g.kh; ++kh) {
+    const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
+    if (ih < 0 || ih >= g.H) continue;
+    for (int64_t kw = 0; kw < g.kw; ++kw) {
+      const int64_t iw = ow * g.sw - g.pad_left + kw * g.dw;
+      if (iw < 0 || iw >= g.W) continue;
+      acc = _mm512_fmadd_ps(_mm512_loadu_ps(xc + (ih * g.W + iw) * kB), _mm512_loadu_ps(wc + (kh * g.kw + kw) * kB),
+                            acc);
+    }
+  }
+  const int64_t off = (((n * cbs + cb) * g.OH + oh) * g.OW + ow) * kB;
+  store_row<1>(j, &acc, j.y + off, j.z ? j.z + off : nullptr);
+}
+
+template <int T, bool EDGE>
 DLRT_AVX512 void dw_rest(const ConvJob& j, int64_t n, int64_t cb, int64_t oh, int64_t ow0, int64_t count) {
   if constexpr (T > 1) {
-    if (count == T - 1) return dw_tile<T - 1, false>(j, n, cb, oh, ow0);
-    return dw_rest<T - 1>(j, n, cb, oh, ow0, count);
+    if (count == T - 1) return dw_tile<T - 1, EDGE>(j, n, cb, oh, ow0);
+    return dw_rest<T - 1, EDGE>(j, n, cb, oh, ow0, count);
   }
 }
 
@@ -250,17 +290,30 @@ DLRT_AVX512 void depthwise_units_avx512(const ConvJob& j, int64_t u0, int64_t u1
   const int64_t cbs = (g.C + kB - 1) / kB;
   int64_t lo, hi;
   interior(g, &lo, &hi);
+  // A row end with one position whose window reaches into the padding runs
+  // it alone (one FMA chain, taps in the padding skipped); an end with more
+  // joins the tiles, which copy the rows they read (one position at a time,
+  // each would be a serial chain of every tap).
+  const int64_t first = lo < 2 ? lo : 0, end = g.OW - hi < 2 ? hi : g.OW;
+  const int64_t len = end - first, tiles = (len + kDwT - 1) / kDwT, width = tiles ? (len + tiles - 1) / tiles : 1;
   for (int64_t u = u0; u < u1; ++u) {
     const UnitPos pos = unit_at(u, cbs, g.OH, j.band_rows);
     const int64_t oh = pos.row, cb = pos.group, n = pos.n;
-    for (int64_t ow = 0; ow < lo; ++ow) dw_tile<1, true>(j, n, cb, oh, ow);
-    const int64_t len = hi - lo, tiles = (len + kDwT - 1) / kDwT, width = tiles ? (len + tiles - 1) / tiles : 0;
-    for (int64_t ow = lo; ow < hi; ow += width) {
-      const int64_t cnt = std::min(width, hi - ow);
-      if (cnt == kDwT) dw_tile<kDwT, false>(j, n, cb, oh, ow);
-      else dw_rest<kDwT>(j, n, cb, oh, ow, cnt);
+    // Tiles of about equal width (at most kDwT) over [first, end); those
+    // reaching past the interior [lo, hi) copy their rows.
+    for (int64_t ow = 0; ow < first; ++ow) dw_point(j, n, cb, oh, ow);
+    for (int64_t ow = first; ow < end; ow += width) {
+      const int64_t cnt = std::min(width, end - ow);
+      if (ow < lo || ow + cnt > hi) {
+        if (cnt == kDwT) dw_tile<kDwT, true>(j, n, cb, oh, ow);
+        else dw_rest<kDwT, true>(j, n, cb, oh, ow, cnt);
+      } else if (cnt == kDwT) {
+        dw_tile<kDwT, false>(j, n, cb, oh, ow);
+      } else {
+        dw_rest<kDwT, false>(j, n, cb, oh, ow, cnt);
+      }
     }
-    for (int64_t ow = std::max(hi, lo); ow < g.OW; ++ow) dw_tile<1, true>(j, n, cb, oh, ow);
+    for (int64_t ow = end; ow < g.OW; ++ow) dw_point(j, n, cb, oh, ow);
   }
 }
 
