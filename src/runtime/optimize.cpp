@@ -83,10 +83,13 @@ Result<std::map<std::string, int>> optimize_standard(ir::Graph& graph, ThreadPoo
     if (on("conv-bn")) changes += p::fold_conv_batchnorm(graph, ctx);
     if (on("conv-affine")) changes += p::fold_conv_affine(graph, ctx);
     if (on("conv-bn")) changes += p::fold_conv_transpose_batchnorm(graph, ctx);
+    if (on("identity")) changes += p::eliminate_identities(graph, ctx);
     if (on("transpose")) changes += p::eliminate_transposes(graph, ctx);
     if (on("layer-norm")) changes += p::fuse_layer_norm(graph, ctx);
     if (changes == 0) break;
   }
+  // Once, on the weights the folds above left (they may make new ones).
+  if (on("flush-subnormal-weights")) p::flush_subnormal_weights(graph, ctx);
   log_summary("standard passes", ctx.fired, before, graph.nodes.size());
   return ctx.fired;
 }

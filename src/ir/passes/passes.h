@@ -96,6 +96,21 @@ int fold_conv_affine(Graph& g, PassContext& ctx);
 // (constant params, inference mode) -> one ConvTranspose (counted as conv-bn).
 int fold_conv_transpose_batchnorm(Graph& g, PassContext& ctx);
 
+// Subnormal elements (nonzero, below 2^-126 in magnitude) of float32 constants
+// read only as the weights of products (Conv/ConvTranspose W, Gemm/MatMul
+// A and B, RNN/GRU/LSTM W and R) become zero of the same sign. Each such
+// weight moves a product's sum by less than 2^-126 times its input, far below
+// the rounding of any normal result, while CPUs run multiplications with a
+// subnormal operand many times slower (x86 microcode assists: trained
+// weights decayed towards zero can make a conv 100x slower). Constants read
+// by any other op (a threshold, an epsilon) are left exact. Returns the
+// tensors changed.
+int flush_subnormal_weights(Graph& g, PassContext& ctx);
+
+// Identity nodes disappear: their readers read the Identity's input (an
+// Identity whose output is a graph output or a subgraph capture stays).
+int eliminate_identities(Graph& g, PassContext& ctx);
+
 // Transpose(Transpose(x)) -> one Transpose (or nothing when the perms
 // cancel); identity Transposes disappear.
 int eliminate_transposes(Graph& g, PassContext& ctx);

@@ -69,6 +69,22 @@ int fold_conv_batchnorm(Graph& g, PassContext& ctx) {
   return fired;
 }
 
+int eliminate_identities(Graph& g, PassContext& ctx) {
+  Rewriter rw(g, ctx);
+  int fired = 0;
+  for (int i = 0; i < rw.size(); ++i) {
+    if (rw.dead(i) || !is_op(rw.node(i), "Identity")) continue;
+    const Node& n = rw.node(i);
+    if (n.inputs.size() != 1 || n.outputs.size() != 1 || n.inputs[0] < 0 || n.outputs[0] < 0) continue;
+    if (!rw.replace_uses(n.outputs[0], n.inputs[0])) continue;  // a graph output or capture keeps its node
+    rw.remove(i);
+    ++fired;
+  }
+  rw.commit();
+  ctx.count("identity", fired);
+  return fired;
+}
+
 int eliminate_transposes(Graph& g, PassContext& ctx) {
   Rewriter rw(g, ctx);
   int fired = 0;
