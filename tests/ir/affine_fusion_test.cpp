@@ -176,7 +176,7 @@ TEST(ConvAffine, ConvTransposeAddBatchNormFold) {
   auto g = b.graph();
   const std::vector<Tensor> in = {random_tensor({1, 4, 5, 5}, 46)};
   auto opt = check(g, in, p::fold_conv_affine, "conv-affine", 1);
-  opt = check(opt, in, p::fold_conv_transpose_batchnorm, "conv-bn", 1, 1e-5f);
+  opt = check(opt, in, p::fold_conv_batchnorm, "conv-bn", 1, 1e-5f);
   ASSERT_EQ(opt->nodes.size(), 1u);
   EXPECT_EQ(opt->nodes[0].op_type, "ConvTranspose");
 }

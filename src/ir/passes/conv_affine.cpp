@@ -1,5 +1,5 @@
 // Per-output-channel affine ops folded into the conv before them
-// (passes.h: fold_conv_affine, fold_conv_transpose_batchnorm).
+// (passes.h: fold_conv_affine, fold_conv_batchnorm).
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -129,22 +129,22 @@ int fold_conv_affine(Graph& g, PassContext& ctx) {
   return fired;
 }
 
-int fold_conv_transpose_batchnorm(Graph& g, PassContext& ctx) {
+int fold_conv_batchnorm(Graph& g, PassContext& ctx) {
   Rewriter rw(g, ctx);
   int fired = 0;
   for (int i = 0; i < rw.size(); ++i) {
     if (rw.dead(i) || !is_op(rw.node(i), "BatchNormalization")) continue;
     const Node bn = rw.node(i);
     if (!inference_batchnorm(bn)) continue;
-    const int c = rw.producer_op(bn.inputs[0], "ConvTranspose");
+    const int c = rw.producer(bn.inputs[0]);
     if (c < 0 || !rw.single_use(bn.inputs[0])) continue;
     const Node conv = rw.node(c);
-    const int64_t m = foldable_conv(rw, conv);
+    const int64_t m = foldable_conv(rw, conv);  // -1 for anything but a Conv / ConvTranspose
     if (m < 0) continue;
     const Tensor *scale = rw.constant(bn.inputs[1]), *bias = rw.constant(bn.inputs[2]),
                  *mean = rw.constant(bn.inputs[3]), *var = rw.constant(bn.inputs[4]);
     bool ok = true;
-    for (const Tensor* t : {scale, bias, mean, var}) ok = ok && t && t->dtype() == DType::kFloat32 && t->size() == m;
+    for (const Tensor* t : {scale, bias, mean, var}) ok = ok && t && t->size() == m;  // any float type
     if (!ok) continue;
     const double eps = bn.attr_float("epsilon", 1e-5f);
     std::vector<double> f(static_cast<size_t>(m)), t(static_cast<size_t>(m));

@@ -80,8 +80,9 @@ int fold_constants(Graph& g, PassContext& ctx);
 // inputs to concrete shapes (by input name).
 int fold_shapes(Graph& g, PassContext& ctx, const std::map<std::string, Shape>& input_shapes = {});
 
-// Conv (constant W, B) followed by BatchNormalization (constant params,
-// inference mode) -> one Conv with scaled weights and bias.
+// Conv or ConvTranspose (constant float32 W, constant or no B) followed by
+// BatchNormalization (constant params, inference mode) -> one conv with scaled
+// weights and bias (ConvTranspose weights are [C, M/group, k...]).
 int fold_conv_batchnorm(Graph& g, PassContext& ctx);
 
 // Conv / ConvTranspose (constant float32 W, constant or no B) whose output's
@@ -91,10 +92,6 @@ int fold_conv_batchnorm(Graph& g, PassContext& ctx);
 // with scaled W and B or a shifted B (created when absent), writing the
 // Mul/Add's output. Chains (Mul then Add) fold one node at a time.
 int fold_conv_affine(Graph& g, PassContext& ctx);
-
-// ConvTranspose ([C, M/group, k...] weights) followed by BatchNormalization
-// (constant params, inference mode) -> one ConvTranspose (counted as conv-bn).
-int fold_conv_transpose_batchnorm(Graph& g, PassContext& ctx);
 
 // Subnormal elements (nonzero, below 2^-126 in magnitude) of float32 constants
 // read only as the weights of products (Conv/ConvTranspose W, Gemm/MatMul

@@ -1,5 +1,5 @@
-// Rewrites that keep standard ONNX ops: Conv+BatchNormalization folding,
-// transpose elimination, decomposed LayerNorm -> LayerNormalization.
+// Rewrites that keep standard ONNX ops: Identity and transpose elimination,
+// decomposed LayerNorm -> LayerNormalization (conv folds: conv_affine.cpp).
 #include <cmath>
 #include <numeric>
 
@@ -9,12 +9,6 @@ namespace dlrt::ir::passes {
 
 namespace {
 
-std::vector<double> as_doubles(const Tensor& t) {
-  std::vector<double> r(static_cast<size_t>(t.size()));
-  for (int64_t i = 0; i < t.size(); ++i) r[i] = element_as_double(t, i);
-  return r;
-}
-
 std::optional<int> value_rank(const Graph& g, ValueId v) {
   const auto& s = g.values[v].type.shape;
   if (!s) return std::nullopt;
@@ -22,52 +16,6 @@ std::optional<int> value_rank(const Graph& g, ValueId v) {
 }
 
 }  // namespace
-
-int fold_conv_batchnorm(Graph& g, PassContext& ctx) {
-  Rewriter rw(g, ctx);
-  int fired = 0;
-  for (int i = 0; i < rw.size(); ++i) {
-    if (rw.dead(i) || !is_op(rw.node(i), "BatchNormalization")) continue;
-    const Node bn = rw.node(i);
-    if (!inference_batchnorm(bn)) continue;
-    int c = rw.producer_op(bn.inputs[0], "Conv");
-    if (c < 0 || !rw.single_use(bn.inputs[0])) continue;
-    const Node conv = rw.node(c);
-    if (conv.inputs.size() < 2) continue;
-    const Tensor* w = rw.constant(conv.inputs[1]);
-    const Tensor* b = conv.inputs.size() > 2 && conv.inputs[2] != kNoValue ? rw.constant(conv.inputs[2]) : nullptr;
-    if (!w || (conv.inputs.size() > 2 && conv.inputs[2] != kNoValue && !b)) continue;
-    if (w->dtype() != DType::kFloat32 || w->rank() < 3) continue;
-    const Tensor *scale = rw.constant(bn.inputs[1]), *bias = rw.constant(bn.inputs[2]), *mean = rw.constant(bn.inputs[3]),
-                 *var = rw.constant(bn.inputs[4]);
-    if (!scale || !bias || !mean || !var) continue;
-    int64_t m = w->dim(0);
-    if (scale->size() != m || bias->size() != m || mean->size() != m || var->size() != m || (b && b->size() != m)) continue;
-    double eps = bn.attr_float("epsilon", 1e-5f);
-    auto sc = as_doubles(*scale), bi = as_doubles(*bias), mu = as_doubles(*mean), va = as_doubles(*var);
-    auto nw = Tensor::allocate(DType::kFloat32, w->shape());
-    auto nb = Tensor::allocate(DType::kFloat32, {m});
-    if (!nw.ok() || !nb.ok()) continue;
-    int64_t per = w->size() / m;
-    for (int64_t o = 0; o < m; ++o) {
-      double f = sc[o] / std::sqrt(va[o] + eps);
-      for (int64_t k = 0; k < per; ++k) nw->data<float>()[o * per + k] = static_cast<float>(w->data<float>()[o * per + k] * f);
-      double b0 = b ? element_as_double(*b, o) : 0.0;
-      nb->data<float>()[o] = static_cast<float>((b0 - mu[o]) * f + bi[o]);
-    }
-    Node fused = conv;
-    fused.inputs = {conv.inputs[0], rw.new_constant(conv.name + "_bn_W", std::move(nw).value()),
-                    rw.new_constant(conv.name + "_bn_B", std::move(nb).value())};
-    fused.outputs = {bn.outputs[0]};
-    log_fired("conv-bn", "folded " + bn.describe() + " into " + conv.describe());
-    rw.remove(c);
-    rw.replace(i, std::move(fused));
-    ++fired;
-  }
-  rw.commit();
-  ctx.count("conv-bn", fired);
-  return fired;
-}
 
 int eliminate_identities(Graph& g, PassContext& ctx) {
   Rewriter rw(g, ctx);
