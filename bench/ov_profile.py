@@ -24,9 +24,11 @@ Run it with the OpenVINO venv that scripts/setup_venv.sh makes (VENVS/venv-openv
 import argparse
 import collections
 import json
+import os
 import sys
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from feeds import load_feeds, take_bare_inputs  # noqa: E402
 
 
 def parse_args(argv):
@@ -40,11 +42,7 @@ def parse_args(argv):
     p.add_argument("--dlrt-json", help="`dlrt bench --profile --json` report to join by ONNX node name")
     p.add_argument("--json", help="write every node's row here")
     args, rest = p.parse_known_args(argv)
-    for r in rest:
-        if "=" in r and not r.startswith("--"):
-            args.input.append(r)
-        else:
-            p.error(f"unknown argument {r}")
+    take_bare_inputs(p, args, rest)
     if args.iters < 1 or args.warmup < 0 or args.threads < 1:
         p.error("--iters and --threads must be >= 1, --warmup >= 0")
     return args
@@ -88,10 +86,7 @@ def profile(a, feeds):
 
 def main(argv):
     a = parse_args(argv)
-    feeds = {}
-    for spec in a.input:
-        name, path = spec.split("=", 1)
-        feeds[name] = np.load(path, allow_pickle=False)
+    feeds = load_feeds(a.input)
     rows = profile(a, feeds)
     total = sum(r["ms"] for r in rows)
     print(f"OpenVINO, {a.threads} thread(s), mean of {a.iters} runs: {total:.3f} ms in {len(rows)} nodes")

@@ -24,9 +24,8 @@ import statistics
 import sys
 import time
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from feeds import load_feeds, take_bare_inputs  # noqa: E402
 from ort_rss import rss_now_mb  # noqa: E402  (resident memory now, MiB)
 
 
@@ -40,21 +39,14 @@ def parse_args(argv):
     p.add_argument("--dynamic", action="store_true", help="keep the model's dynamic input shapes")
     p.add_argument("--quiet", "-q", action="store_true")
     args, rest = p.parse_known_args(argv)
-    for r in rest:
-        if "=" in r and not r.startswith("--"):
-            args.input.append(r)
-        else:
-            p.error(f"unknown argument {r}")
+    take_bare_inputs(p, args, rest)
     return args
 
 
 def main(argv):
     baseline = rss_now_mb()
     a = parse_args(argv)
-    feeds = {}
-    for spec in a.input:
-        name, path = spec.split("=", 1)
-        feeds[name] = np.load(path, allow_pickle=False)
+    feeds = load_feeds(a.input)
 
     import openvino as ov
 
