@@ -361,24 +361,26 @@ TEST(CpuIsa, SoftmaxRowsMatchGeneric) {
   uint32_t seed = 400;
   std::vector<int64_t> lengths;
   for (int64_t n = 1; n <= 40; ++n) lengths.push_back(n);
-  lengths.push_back(1000);
-  for (int64_t n : lengths) {
-    SCOPED_TRACE("n " + std::to_string(n));
-    Tensor x = rnd({6, n}, seed++, -30.0f, 30.0f);
-    float* d = x.data<float>();
-    if (n > 1) d[n] = -std::numeric_limits<float>::infinity();  // row 1: one -inf (alone it is NaN)
-    if (n > 2) d[2 * n + 2] = -1e30f;                 // row 2: a huge negative (exp underflows to 0)
-    for (int64_t j = 0; j < n; ++j) d[3 * n + j] = -1e30f;  // row 3: all equal
-    const auto want = run_with(CpuIsa::kGeneric, "Softmax", {x}, {{"axis", attr_int(-1)}}, 1, 13);
-    expect_same(run_with(CpuIsa::kAvx512, "Softmax", {x}, {{"axis", attr_int(-1)}}, 1, 13), want, 1e-6f);
-    // A NaN or +inf makes the row NaN on both paths.
-    d[4 * n + n / 2] = std::numeric_limits<float>::quiet_NaN();
-    d[5 * n + n - 1] = std::numeric_limits<float>::infinity();
-    const auto got = run_with(CpuIsa::kAvx512, "Softmax", {x}, {{"axis", attr_int(-1)}}, 1, 13);
-    const auto ref = run_with(CpuIsa::kGeneric, "Softmax", {x}, {{"axis", attr_int(-1)}}, 1, 13);
-    ASSERT_EQ(got.size(), 1u);
-    for (int64_t i = 4 * n; i < 6 * n; ++i)
-      EXPECT_EQ(std::isnan(got[0].data<float>()[i]), std::isnan(ref[0].data<float>()[i])) << "at " << i;
+  for (int64_t n : {63, 64, 65, 127, 128, 130, 1000}) lengths.push_back(n);  // around the 64-lane step
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    for (int64_t n : lengths) {
+      SCOPED_TRACE(std::string(op) + " n " + std::to_string(n));
+      Tensor x = rnd({6, n}, seed++, -30.0f, 30.0f);
+      float* d = x.data<float>();
+      if (n > 1) d[n] = -std::numeric_limits<float>::infinity();  // row 1: one -inf (alone it is NaN)
+      if (n > 2) d[2 * n + 2] = -1e30f;                 // row 2: a huge negative (exp underflows to 0)
+      for (int64_t j = 0; j < n; ++j) d[3 * n + j] = -1e30f;  // row 3: all equal
+      const auto want = run_with(CpuIsa::kGeneric, op, {x}, {{"axis", attr_int(-1)}}, 1, 13);
+      expect_same(run_with(CpuIsa::kAvx512, op, {x}, {{"axis", attr_int(-1)}}, 1, 13), want, 1e-6f);
+      // A NaN or +inf makes the row NaN on both paths.
+      d[4 * n + n / 2] = std::numeric_limits<float>::quiet_NaN();
+      d[5 * n + n - 1] = std::numeric_limits<float>::infinity();
+      const auto got = run_with(CpuIsa::kAvx512, op, {x}, {{"axis", attr_int(-1)}}, 1, 13);
+      const auto ref = run_with(CpuIsa::kGeneric, op, {x}, {{"axis", attr_int(-1)}}, 1, 13);
+      ASSERT_EQ(got.size(), 1u);
+      for (int64_t i = 4 * n; i < 6 * n; ++i)
+        EXPECT_EQ(std::isnan(got[0].data<float>()[i]), std::isnan(ref[0].data<float>()[i])) << "at " << i;
+    }
   }
 }
 

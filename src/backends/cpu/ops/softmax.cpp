@@ -134,29 +134,52 @@ void softmax_rows_f32(SoftmaxKind kind, const float* in, float* out, int64_t n) 
 }
 
 #ifdef DLRT_HAVE_AVX512_PATHS
-// softmax_rows_f32 (kSoftmax) on 16 lanes: max, exp and sum (the sum in
-// double, one 8-lane half per step, as the scalar version), then the scale.
-DLRT_AVX512 void softmax_row_avx512(const float* in, float* out, int64_t n) {
-  __m512 vmx = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  for (int64_t r = 0; r < n; r += 16) {
-    const __mmask16 k = avx512::tail_mask(n - r);
-    vmx = _mm512_mask_max_ps(vmx, k, vmx, _mm512_maskz_loadu_ps(k, in + r));
-  }
+// softmax_rows_f32 on 16 lanes, 4 vectors in lockstep (exp is a dependent
+// chain; 4 independent ones keep the FMA ports busy): max, exp and sum (the sum
+// in double, one 8-lane half per step, as the scalar version), then the scale
+// (Softmax) or the shift by max + log(sum) (LogSoftmax, as softmax_rows_f32).
+DLRT_AVX512 void softmax_row_avx512(SoftmaxKind kind, const float* in, float* out, int64_t n) {
+  constexpr int U = 4;
+  constexpr int64_t kStep = 16 * U;
+  __m512 vmx[U];
+  for (int u = 0; u < U; ++u) vmx[u] = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int64_t r = 0; r < n; r += kStep)
+    for (int u = 0; u < U; ++u) {
+      const __mmask16 k = avx512::tail_mask(n - r - 16 * u);
+      vmx[u] = _mm512_mask_max_ps(vmx[u], k, vmx[u], _mm512_maskz_loadu_ps(k, in + r + 16 * u));
+    }
   // A NaN input may drop out of the max, but its exp is NaN, so the sum and every output are NaN (as scalar).
-  const float mx = avx512::hmax(vmx);
+  const float mx = avx512::hmax(_mm512_max_ps(_mm512_max_ps(vmx[0], vmx[1]), _mm512_max_ps(vmx[2], vmx[3])));
   const __m512 vm = _mm512_set1_ps(mx);
-  __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
-  for (int64_t r = 0; r < n; r += 16) {
-    const __mmask16 k = avx512::tail_mask(n - r);
-    // <= 0 or NaN (lanes past n may be positive: dropped below)
-    __m512 x[1] = {_mm512_sub_ps(_mm512_maskz_loadu_ps(k, in + r), vm)};
-    avx512::exp_nonpositive_lockstep<1>(x);
-    const __m512 e = _mm512_maskz_mov_ps(k, x[0]);
-    _mm512_mask_storeu_ps(out + r, k, e);
-    s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
-    s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
+  __m512d s0[U], s1[U];
+  for (int u = 0; u < U; ++u) s0[u] = s1[u] = _mm512_setzero_pd();
+  for (int64_t r = 0; r < n; r += kStep) {
+    __mmask16 k[U];
+    __m512 x[U];
+    for (int u = 0; u < U; ++u) {
+      k[u] = avx512::tail_mask(n - r - 16 * u);
+      // <= 0 or NaN (lanes past n may be positive: dropped below)
+      x[u] = _mm512_sub_ps(_mm512_maskz_loadu_ps(k[u], in + r + 16 * u), vm);
+    }
+    avx512::exp_nonpositive_lockstep<U>(x);
+    for (int u = 0; u < U; ++u) {
+      const __m512 e = _mm512_maskz_mov_ps(k[u], x[u]);
+      if (kind == SoftmaxKind::kSoftmax) _mm512_mask_storeu_ps(out + r + 16 * u, k[u], e);
+      s0[u] = _mm512_add_pd(s0[u], _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+      s1[u] = _mm512_add_pd(s1[u], _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
+    }
   }
-  const __m512 inv = _mm512_set1_ps(static_cast<float>(1.0 / _mm512_reduce_add_pd(_mm512_add_pd(s0, s1))));
+  __m512d s = _mm512_setzero_pd();
+  for (int u = 0; u < U; ++u) s = _mm512_add_pd(s, _mm512_add_pd(s0[u], s1[u]));
+  if (kind == SoftmaxKind::kLogSoftmax) {
+    const __m512 lse = _mm512_set1_ps(static_cast<float>(std::log(_mm512_reduce_add_pd(s))));
+    for (int64_t r = 0; r < n; r += 16) {
+      const __mmask16 k = avx512::tail_mask(n - r);
+      _mm512_mask_storeu_ps(out + r, k, _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, in + r), vm), lse));
+    }
+    return;
+  }
+  const __m512 inv = _mm512_set1_ps(static_cast<float>(1.0 / _mm512_reduce_add_pd(s)));
   for (int64_t r = 0; r < n; r += 16) {
     const __mmask16 k = avx512::tail_mask(n - r);
     _mm512_mask_storeu_ps(out + r, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, out + r), inv));
@@ -282,8 +305,8 @@ Status softmax_kernel(KernelContext& ctx) {
         if constexpr (std::is_same_v<T, float>) {
           if (kKind != SoftmaxKind::kHardmax) {
 #ifdef DLRT_HAVE_AVX512_PATHS
-            if (kKind == SoftmaxKind::kSoftmax && avx512) {
-              softmax_row_avx512(src + o * slab, dst + o * slab, v.n);
+            if (avx512) {
+              softmax_row_avx512(kKind, src + o * slab, dst + o * slab, v.n);
               continue;
             }
 #endif
