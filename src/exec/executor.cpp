@@ -6,6 +6,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "core/large_alloc.h"
 #include "core/logging.h"
 #include "core/run_limits.h"
 
@@ -77,6 +78,7 @@ struct RunMemory {
   RunScratch* scratch = nullptr;  // null: run_graph makes its own vectors
   // Caller buffers for the main graph's outputs (Executor::run), by output index.
   const std::vector<ir::ValueId>* graph_outputs = nullptr;
+  OutputRecycler* recycler = nullptr;  // planned runs: large graph outputs reuse earlier runs' buffers
   std::span<Tensor* const> out_buffers;
 
   // The caller's buffer for output `k` when it holds exactly `dtype` and `shape`.
@@ -116,6 +118,7 @@ class NodeAllocator final : public exec::OutputAllocator {
         return Tensor::view(dtype, std::move(shape), p);
       }
     }
+    if (Tensor t = recycled(id, dtype, shape, zero); t.valid()) return t;
     auto t = zero ? Tensor::allocate(dtype, std::move(shape)) : Tensor::allocate_uninitialized(dtype, std::move(shape));
     if (mem_.recording && id != ir::kNoValue && t.ok() && dtype != DType::kString) {
       mem_.record[id].bytes = t->nbytes();
@@ -134,6 +137,27 @@ class NodeAllocator final : public exec::OutputAllocator {
       if (outs[k] == id)
         if (Tensor* b = mem_.buffer_for_output(k, dtype, shape)) return b;
     return nullptr;
+  }
+
+  // Graph output `id` of kLargeAllocBytes or more in a buffer from the
+  // recycler (planned runs), or an invalid tensor.
+  Tensor recycled(ir::ValueId id, DType dtype, const Shape& shape, bool zero) const {
+    if (!mem_.recycler || id == ir::kNoValue || dtype == DType::kString) return Tensor();
+    auto n = checked_element_count(shape);
+    if (!n.ok()) return Tensor();
+    const size_t bytes = static_cast<size_t>(*n) * dtype_size(dtype);
+    if (bytes < kLargeAllocBytes) return Tensor();
+    const auto& outs = *mem_.graph_outputs;
+    for (size_t k = 0; k < outs.size(); ++k) {
+      if (outs[k] != id) continue;
+      bool reused = false;
+      std::shared_ptr<void> owner = mem_.recycler->take(k, bytes, &reused);
+      if (!owner) return Tensor();
+      if (reused && zero) std::memset(owner.get(), 0, bytes);
+      void* p = owner.get();
+      return Tensor::adopt(dtype, shape, std::move(owner), p);
+    }
+    return Tensor();
   }
 
   RunMemory& mem_;
@@ -322,6 +346,7 @@ Status Executor::run_into(std::span<const RunValue> inputs, std::vector<RunValue
   mem.plan = plan.get();
   mem.graph_outputs = &graph_->outputs;
   mem.out_buffers = out_buffers;
+  mem.recycler = &output_recycler_;
   mem.arena_bytes = plan->stats().arena_bytes;
   mem.arena = static_cast<uint8_t*>(plan->acquire());
   if (!mem.arena) return Status(StatusCode::kOutOfMemory, "cannot allocate the " + std::to_string(mem.arena_bytes) + "-byte arena for a run");

@@ -17,6 +17,7 @@
 #include "core/thread_pool.h"
 #include "exec/arena.h"
 #include "exec/kernel.h"
+#include "exec/output_recycler.h"
 #include "ir/graph.h"
 #include "ir/memory_plan.h"
 
@@ -112,6 +113,8 @@ class Executor {
   // Per-run vectors of finished planned runs, for the next ones (one per
   // concurrent run at most); under arena_mu_.
   mutable std::vector<std::unique_ptr<RunScratch>> scratch_;
+  // Large graph outputs' buffers, reused once their caller dropped them.
+  mutable OutputRecycler output_recycler_;
 };
 
 }  // namespace dlrt
