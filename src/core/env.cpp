@@ -39,6 +39,9 @@ constexpr Variable kVariables[] = {
     {"DLRT_HUGE_PAGES", "1", "cpu", "0: packed CPU weights on ordinary pages instead of transparent huge pages"},
     {"DLRT_CONV_DIRECT", "(unset: the shapes where it is faster)", "cpu",
      "float Conv's AVX-512/AVX2 direct path: 0 off, 1 for every shape it can run"},
+    {"DLRT_FLUSH_SUBNORMALS", "1", "cpu",
+     "0: Conv, Gemm, MatMul and recurrent kernels keep the caller's subnormal-float mode instead of flushing "
+     "subnormals to zero (slower where a model makes subnormals; results differ by < 1.2e-38)"},
     {"DLRT_CONV_WINOGRAD", "1", "cpu", "0: 3x3 stride-1 convs never run as Winograd"},
     {"DLRT_GEMM_PACK_A", "0", "cpu",
      "1: MatMul/Gemm against pre-packed weights pack the activations instead of reading them in place (A/B timing)"},

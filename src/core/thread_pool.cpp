@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include "core/env.h"
+#include "core/fp_mode.h"
 #endif
 
 namespace dlrt {
@@ -58,7 +59,8 @@ struct ThreadPool::Job {
   static constexpr int kMaxParts = 16;
 
   Job(FunctionRef<void(int64_t, int64_t)> f, int64_t n_, int64_t chunk_, int64_t chunks_, int parts_)
-      : fn(f), n(n_), chunk(chunk_), chunks(chunks_), parts(std::clamp(parts_, 1, kMaxParts)) {
+      : fn(f), n(n_), chunk(chunk_), chunks(chunks_), parts(std::clamp(parts_, 1, kMaxParts)),
+        fp(fp_control()) {
     for (int t = 0; t < parts; ++t) {
       cursor[t].next.store(chunks * t / parts, std::memory_order_relaxed);
       cursor[t].end = chunks * (t + 1) / parts;
@@ -70,6 +72,9 @@ struct ThreadPool::Job {
   const int64_t chunk;
   const int64_t chunks;
   const int parts;
+  // The caller's floating-point mode (core/fp_mode.h): workers run its chunks
+  // in it, so a range computes the same at any thread count.
+  const uint32_t fp;
   // Chunks are dealt in `parts` contiguous runs, one per thread (the caller
   // is thread 0, worker i thread i + 1; threads past kMaxParts share runs):
   // thread t claims from its own run first, so a thread runs the same part
@@ -162,7 +167,12 @@ bool ThreadPool::help(Hazard& hazard, int self) {
       // a live job and ours to help.)
       hazard.job.store(job);
       const bool joined = slot.load() == job && job->unclaimed();
-      if (joined) job->run_chunks(self);
+      if (joined) {
+        const uint32_t own = fp_control();
+        if (own != job->fp) set_fp_control(job->fp);
+        job->run_chunks(self);
+        if (own != job->fp) set_fp_control(own);
+      }
       hazard.job.store(nullptr);  // last touch of *job
       // Even a look without joining may have held up a caller's hazard scan.
       if (waiters_.load() > 0) {

@@ -6,6 +6,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "core/fp_mode.h"
 #include "core/large_alloc.h"
 #include "core/logging.h"
 #include "core/run_limits.h"
@@ -235,6 +236,7 @@ Status Executor::plan_graph(const ir::Graph& g) {
   }
   plan.nodes.resize(g.nodes.size());
   plan.in_place.assign(g.nodes.size(), 0);
+  plan.flush.assign(g.nodes.size(), 0);
   for (size_t v = 0; v < g.values.size(); ++v)
     if (last_use[v] >= 0 && !g.values[v].constant) plan.nodes[last_use[v]].release_after.push_back(static_cast<ir::ValueId>(v));
 
@@ -283,6 +285,7 @@ Status Executor::plan_graph(const ir::Graph& g) {
     }
     plan.nodes[i].kernel = std::move(kernel).value();
     plan.in_place[i] = def->in_place_inputs;
+    plan.flush[i] = def->flush_subnormals && flush_subnormals_enabled();
     for (const auto& [name, a] : node.attributes) {
       if (a.g) DLRT_RETURN_IF_ERROR(plan_graph(*a.g));
       for (const auto& sg : a.graphs) DLRT_RETURN_IF_ERROR(plan_graph(*sg));
@@ -445,6 +448,7 @@ Status Executor::run_graph(const ir::Graph& g, std::span<const RunValue> inputs,
     exec::KernelContext ctx(node, in_ptrs, outs, pool_, runner, alloc ? &*alloc : nullptr);
     Status s;
     try {
+      ScopedFlushSubnormals fp(plan.flush[i] != 0);
       s = plan.nodes[i].kernel->compute(ctx);
     } catch (const std::bad_alloc& e) {
       s = allocation_failure(node, e, "its compute");

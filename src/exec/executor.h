@@ -88,6 +88,7 @@ class Executor {
     std::vector<int> last_use;  // per value: last reading node, -1 for graph outputs and unread values
     std::vector<RunValue> constants;  // per value: the graph's constant, kNone for computed values
     std::vector<uint32_t> in_place;  // per node: KernelDef::in_place_inputs (0 for custom kernels)
+    std::vector<char> flush;         // per node: KernelDef::flush_subnormals, when enabled
     size_t max_inputs = 0, max_outputs = 0;  // over the nodes, to size the run's scratch vectors once
   };
 

@@ -189,6 +189,10 @@ struct KernelDef {
   // (row normalisations). The executor's memory plan then places the output
   // over the input (ArenaPlan::build), where it is still in cache.
   uint32_t in_place_inputs = 0;
+  // The kernel runs with subnormal floats flushed to zero (core/fp_mode.h):
+  // for products and sums, where a subnormal changes no result by more than
+  // its own size but costs a microcode assist per instruction.
+  bool flush_subnormals = false;
 };
 
 class KernelRegistry {
@@ -201,6 +205,9 @@ class KernelRegistry {
   // Marks `inputs` (KernelDef::in_place_inputs) on every registered opset
   // range of op/domain; kInternal when none is registered.
   Status set_in_place_inputs(const std::string& op_type, uint32_t inputs, const std::string& domain = "");
+  // Marks KernelDef::flush_subnormals on every registered opset range of
+  // op/domain; kInternal when none is registered.
+  Status set_flush_subnormals(const std::string& op_type, const std::string& domain = "");
   // The kernel for op/domain at `opset`, or nullptr.
   const KernelDef* find(const std::string& op_type, const std::string& domain, int opset) const;
   std::vector<std::string> op_types() const;

@@ -25,6 +25,17 @@ Status KernelRegistry::set_in_place_inputs(const std::string& op_type, uint32_t 
   return Status::Ok();
 }
 
+Status KernelRegistry::set_flush_subnormals(const std::string& op_type, const std::string& domain) {
+  bool found = false;
+  for (KernelDef& d : defs_)
+    if (d.op_type == op_type && d.domain == domain) {
+      d.flush_subnormals = true;
+      found = true;
+    }
+  if (!found) return Internal("set_flush_subnormals: no kernel registered for op '" + op_type + "'");
+  return Status::Ok();
+}
+
 Status KernelRegistry::add_fn(const std::string& op_type, KernelFn fn, int min_opset, int max_opset,
                               const std::string& domain) {
   KernelDef d;

@@ -11,6 +11,17 @@ struct Builtin {
   Status status;
 };
 
+// The float kernels of products and sums, which run with subnormals flushed
+// (core/fp_mode.h): convs, GEMMs, the recurrent ops and their fused forms.
+Status mark_flushing_kernels(KernelRegistry& r) {
+  for (const char* op : {"Conv", "ConvTranspose", "Gemm", "MatMul", "LSTM", "GRU", "RNN"})
+    DLRT_RETURN_IF_ERROR(r.set_flush_subnormals(op));
+  for (const char* op : {"FusedConv", "ConvBlocked", "FusedExpandDepthwise", "FusedGemm", "FusedMatMul",
+                         "ChannelScaleBlocked"})
+    DLRT_RETURN_IF_ERROR(r.set_flush_subnormals(op, "com.dlrt"));
+  return Status::Ok();
+}
+
 const Builtin& builtin_registry() {
   static const Builtin* b = [] {
     auto* r = new Builtin();
@@ -39,6 +50,7 @@ const Builtin& builtin_registry() {
     };
 #undef DLRT_FAMILY
     r->status = r->registry.add_families(families);
+    if (r->status.ok()) r->status = mark_flushing_kernels(r->registry);
     if (!r->status.ok()) {
       r->status = r->status.with_context("built-in CPU kernels");
       DLRT_LOG(kError, r->status.to_string());
