@@ -73,7 +73,7 @@ struct Case {
   const char* what;
   Shape x, w;
   ir::Attributes attrs;
-  Shape want_w;                // W's shape after the pass (== w: nothing cropped)
+  Shape want_w;                    // W's shape after the pass (== w: nothing cropped)
   std::vector<int64_t> want_pads;  // pads after the pass (empty: not checked)
 };
 
@@ -96,35 +96,76 @@ TEST(ConvPaddingTaps, CropsTapsThatReadPaddingOnly) {
       {"height 1, 3x3 pads 1", {1, 8, 1, 10}, {6, 8, 3, 3}, {{"pads", ais({1, 1, 1, 1})}}, {6, 8, 1, 3}, {0, 1, 0, 1}},
       {"width 1, 3x3 pads 1", {2, 4, 9, 1}, {5, 4, 3, 3}, {{"pads", ais({1, 1, 1, 1})}}, {5, 4, 3, 1}, {1, 0, 1, 0}},
       {"height 1, 5x5 pads 2, stride 2",
-       {1, 3, 1, 11}, {4, 3, 5, 5}, {{"pads", ais({2, 2, 2, 2})}, {"strides", ais({2, 2})}}, {4, 3, 1, 5}, {0, 2, 0, 2}},
+       {1, 3, 1, 11},
+       {4, 3, 5, 5},
+       {{"pads", ais({2, 2, 2, 2})}, {"strides", ais({2, 2})}},
+       {4, 3, 1, 5},
+       {0, 2, 0, 2}},
       // H 2, kernel 5, pads 2, stride 2: one output row reading rows -2..2: taps 0, 1 and 4 dead.
       {"height 2, stride 2",
-       {1, 3, 2, 6}, {4, 3, 5, 3}, {{"pads", ais({2, 1, 2, 1})}, {"strides", ais({2, 1})}}, {4, 3, 2, 3}, {0, 1, 1, 1}},
+       {1, 3, 2, 6},
+       {4, 3, 5, 3},
+       {{"pads", ais({2, 1, 2, 1})}, {"strides", ais({2, 1})}},
+       {4, 3, 2, 3},
+       {0, 1, 1, 1}},
       // H 1, dilation 2, pads 2: rows -2, 0, 2.
       {"dilation 2",
-       {1, 3, 1, 8}, {4, 3, 3, 3}, {{"pads", ais({2, 2, 2, 2})}, {"dilations", ais({2, 2})}}, {4, 3, 1, 3}, {0, 2, 0, 2}},
+       {1, 3, 1, 8},
+       {4, 3, 3, 3},
+       {{"pads", ais({2, 2, 2, 2})}, {"dilations", ais({2, 2})}},
+       {4, 3, 1, 3},
+       {0, 2, 0, 2}},
       // H 3, dilation 2, stride 2, pads 1: rows -1, 1, 3; a leading crop would need pad_begin -1, so only
       // the last row goes (pad_end 1 -> 0 keeps the one output row).
       {"dilation 2, leading tap kept",
-       {1, 2, 3, 5}, {3, 2, 3, 3}, {{"pads", ais({1, 1, 1, 1})}, {"dilations", ais({2, 1})}, {"strides", ais({2, 1})}},
-       {3, 2, 2, 3}, {1, 1, 0, 1}},
+       {1, 2, 3, 5},
+       {3, 2, 3, 3},
+       {{"pads", ais({1, 1, 1, 1})}, {"dilations", ais({2, 1})}, {"strides", ais({2, 1})}},
+       {3, 2, 2, 3},
+       {1, 1, 0, 1}},
       // Asymmetric pads: H 1 with 2 rows of padding above and none below.
       {"asymmetric pads", {1, 3, 1, 9}, {4, 3, 3, 3}, {{"pads", ais({2, 1, 0, 1})}}, {4, 3, 1, 3}, {0, 1, 0, 1}},
       // H 2, stride 2, pads 1: one output row reading rows -1, 0, 1: the first tap only.
-      {"leading tap only", {1, 3, 2, 4}, {2, 3, 3, 3}, {{"pads", ais({1, 1, 1, 1})}, {"strides", ais({2, 1})}},
-       {2, 3, 2, 3}, {0, 1, 1, 1}},
+      {"leading tap only",
+       {1, 3, 2, 4},
+       {2, 3, 3, 3},
+       {{"pads", ais({1, 1, 1, 1})}, {"strides", ais({2, 1})}},
+       {2, 3, 2, 3},
+       {0, 1, 1, 1}},
       {"auto_pad SAME_UPPER", {1, 3, 1, 7}, {4, 3, 3, 3}, {{"auto_pad", as("SAME_UPPER")}}, {4, 3, 1, 3}, {0, 1, 0, 1}},
       // Kernel 4, stride 2 on H 1 and W 5: total padding 3 on both axes (1 before, 2 after for UPPER;
       // 2 before, 1 after for LOWER); the width keeps its taps.
       {"auto_pad SAME_UPPER, even kernel",
-       {1, 2, 1, 5}, {3, 2, 4, 4}, {{"auto_pad", as("SAME_UPPER")}, {"strides", ais({2, 2})}}, {3, 2, 1, 4}, {0, 1, 0, 2}},
+       {1, 2, 1, 5},
+       {3, 2, 4, 4},
+       {{"auto_pad", as("SAME_UPPER")}, {"strides", ais({2, 2})}},
+       {3, 2, 1, 4},
+       {0, 1, 0, 2}},
       {"auto_pad SAME_LOWER, even kernel",
-       {1, 2, 1, 5}, {3, 2, 4, 4}, {{"auto_pad", as("SAME_LOWER")}, {"strides", ais({2, 2})}}, {3, 2, 1, 4}, {0, 2, 0, 1}},
-      {"kernel_shape given", {1, 4, 1, 6}, {2, 4, 3, 3}, {{"pads", ais({1, 1, 1, 1})}, {"kernel_shape", ais({3, 3})}},
-       {2, 4, 1, 3}, {0, 1, 0, 1}},
-      {"grouped", {1, 4, 1, 6}, {4, 2, 3, 3}, {{"pads", ais({1, 1, 1, 1})}, {"group", ai(2)}}, {4, 2, 1, 3}, {0, 1, 0, 1}},
+       {1, 2, 1, 5},
+       {3, 2, 4, 4},
+       {{"auto_pad", as("SAME_LOWER")}, {"strides", ais({2, 2})}},
+       {3, 2, 1, 4},
+       {0, 2, 0, 1}},
+      {"kernel_shape given",
+       {1, 4, 1, 6},
+       {2, 4, 3, 3},
+       {{"pads", ais({1, 1, 1, 1})}, {"kernel_shape", ais({3, 3})}},
+       {2, 4, 1, 3},
+       {0, 1, 0, 1}},
+      {"grouped",
+       {1, 4, 1, 6},
+       {4, 2, 3, 3},
+       {{"pads", ais({1, 1, 1, 1})}, {"group", ai(2)}},
+       {4, 2, 1, 3},
+       {0, 1, 0, 1}},
       {"1-D", {1, 3, 1}, {2, 3, 3}, {{"pads", ais({1, 1})}}, {2, 3, 1}, {0, 0}},
-      {"3-D", {1, 2, 1, 5, 1}, {3, 2, 3, 3, 3}, {{"pads", ais({1, 1, 1, 1, 1, 1})}}, {3, 2, 1, 3, 1}, {0, 1, 0, 0, 1, 0}},
+      {"3-D",
+       {1, 2, 1, 5, 1},
+       {3, 2, 3, 3, 3},
+       {{"pads", ais({1, 1, 1, 1, 1, 1})}},
+       {3, 2, 1, 3, 1},
+       {0, 1, 0, 0, 1, 0}},
   };
   uint32_t seed = 1;
   for (const Case& k : cases) {
@@ -148,6 +189,14 @@ TEST(ConvPaddingTaps, LiveTapsStay) {
       {"dead for some outputs only", {1, 3, 3, 8}, {4, 3, 3, 3}, {{"pads", ais({1, 1, 1, 1})}}, {4, 3, 3, 3}, {}},
       // H 2, pads 1, stride 1: rows -1..1 and 0..2: every tap reads a real row somewhere.
       {"dead at one end of each output", {1, 3, 2, 5}, {4, 3, 3, 3}, {{"pads", ais({1, 1, 1, 1})}}, {4, 3, 3, 3}, {}},
+      // H 4, dilation 2, pads 0 / 1: rows 0, 2, 4: the last tap reads padding only, but without it the
+      // kernel would span 3 rows, and with no padding left to take off the output would get a second row.
+      {"trailing crop would add an output",
+       {1, 2, 4, 3},
+       {3, 2, 3, 1},
+       {{"pads", ais({0, 0, 1, 0})}, {"dilations", ais({2, 1})}},
+       {3, 2, 3, 1},
+       {}},
       {"no padding", {1, 3, 3, 3}, {4, 3, 3, 3}, {}, {4, 3, 3, 3}, {}},
       {"auto_pad VALID", {1, 3, 3, 5}, {4, 3, 3, 3}, {{"auto_pad", as("VALID")}}, {4, 3, 3, 3}, {}},
       {"1x1 kernel", {1, 3, 1, 5}, {4, 3, 1, 1}, {}, {4, 3, 1, 1}, {}},
@@ -179,7 +228,8 @@ TEST(ConvPaddingTaps, NonFiniteWeightInADeadTapStays) {
 // Symbolic spatial dims: those axes keep their taps; a static axis beside one
 // is still cropped.
 TEST(ConvPaddingTaps, UnknownSizesKeepTheirAxis) {
-  const Case all{"height and width symbolic", {1, 4, 1, 1}, {5, 4, 3, 3}, {{"pads", ais({1, 1, 1, 1})}}, {5, 4, 3, 3}, {}};
+  const Case all{"height and width symbolic",   {1, 4, 1, 1}, {5, 4, 3, 3},
+                 {{"pads", ais({1, 1, 1, 1})}}, {5, 4, 3, 3}, {}};
   auto opt = check(one_conv(all, 30, {"", "", "h", "w"}), {random_tensor({1, 4, 1, 1}, 31)}, 0);
   EXPECT_EQ(w_shape(*opt), Shape({5, 4, 3, 3}));
 
@@ -228,8 +278,10 @@ TEST(ConvPaddingTaps, StandardPassAndItsSwitch) {
     setenv("DLRT_DISABLE_PASSES", "conv-padding-taps", 1);  // NOLINT(concurrency-mt-unsafe)
     auto g = one_conv(k, 50);
     auto fired = optimize_standard(*g, pool);
-    if (old) setenv("DLRT_DISABLE_PASSES", saved.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
-    else unsetenv("DLRT_DISABLE_PASSES");                       // NOLINT(concurrency-mt-unsafe)
+    if (old)
+      setenv("DLRT_DISABLE_PASSES", saved.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
+    else
+      unsetenv("DLRT_DISABLE_PASSES");  // NOLINT(concurrency-mt-unsafe)
     ASSERT_TRUE(fired.ok());
     EXPECT_EQ((*fired)["conv-padding-taps"], 0);
     EXPECT_EQ(w_shape(*g), Shape({6, 8, 3, 3}));

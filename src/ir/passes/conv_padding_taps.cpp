@@ -83,7 +83,8 @@ std::optional<std::vector<Axis>> conv_axes(Rewriter& rw, const Node& n) {
       (!pads.empty() && static_cast<int64_t>(pads.size()) != 2 * nd))
     return std::nullopt;
   const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") return std::nullopt;  // VALID: no padding
+  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
+    return std::nullopt;  // VALID: no padding
   std::vector<Axis> axes(static_cast<size_t>(nd));
   for (int64_t i = 0; i < nd; ++i) {
     Axis& a = axes[i];
