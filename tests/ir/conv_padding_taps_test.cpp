@@ -182,6 +182,39 @@ TEST(ConvPaddingTaps, CropsTapsThatReadPaddingOnly) {
   }
 }
 
+// Every small 1-D geometry (input 1..5, kernel 1..4, stride and dilation
+// 1..3, pads 0..3 each side): the rewritten conv computes the same output.
+TEST(ConvPaddingTaps, SmallGeometriesSweep) {
+  int fired = 0, cases = 0;
+  uint32_t seed = 200;
+  for (int64_t in = 1; in <= 5; ++in)
+    for (int64_t k = 1; k <= 4; ++k)
+      for (int64_t s = 1; s <= 3; ++s)
+        for (int64_t d = 1; d <= 3; ++d)
+          for (int64_t pb = 0; pb <= 3; ++pb)
+            for (int64_t pe = 0; pe <= 3; ++pe) {
+              if (in + pb + pe < (k - 1) * d + 1) continue;  // no output: the kernel rejects it
+              SCOPED_TRACE("in " + std::to_string(in) + " kernel " + std::to_string(k) + " stride " +
+                           std::to_string(s) + " dilation " + std::to_string(d) + " pads " + std::to_string(pb) + "," +
+                           std::to_string(pe));
+              GraphBuilder b;
+              auto x = b.input("x", {1, 2, in});
+              b.output(b.node("Conv", {x, b.constant("w", random_tensor({2, 2, k}, seed))},
+                              {{"pads", ais({pb, pe})}, {"strides", ais({s})}, {"dilations", ais({d})}}));
+              auto g = b.graph();
+              auto before = run_graph(g, {random_tensor({1, 2, in}, seed + 1)});
+              p::PassContext ctx = cpu_kernels_context();
+              fired += p::crop_padding_taps(*g, ctx);
+              auto after = run_graph(g, {random_tensor({1, 2, in}, seed + 1)});
+              ASSERT_EQ(after.size(), 1u);
+              expect_same(after[0], before[0]);
+              ++cases;
+              seed += 2;
+            }
+  EXPECT_GT(fired, cases / 10);  // many geometries have padding-only taps
+  EXPECT_LT(fired, cases);       // and many have none
+}
+
 // Taps that some output position reads, no padding, VALID: nothing changes.
 TEST(ConvPaddingTaps, LiveTapsStay) {
   const std::vector<Case> cases = {
@@ -222,6 +255,21 @@ TEST(ConvPaddingTaps, NonFiniteWeightInADeadTapStays) {
     b.output(b.node("Conv", {x, b.constant("w", w)}, {{"pads", ais({1, 1, 1, 1})}}));
     auto opt = check(b.graph(), {random_tensor({1, 2, 1, 5}, 8)}, 0);
     EXPECT_EQ(w_shape(*opt), Shape({3, 2, 3, 3}));
+  }
+}
+
+// Huge pads (a hostile model): the pass decides at once, without visiting
+// every output position, and leaves attributes past 2^31 to the kernel.
+TEST(ConvPaddingTaps, HugePadsDecidedWithoutALoopOverOutputs) {
+  for (int64_t pad : {int64_t{1} << 30, int64_t{1} << 40}) {
+    SCOPED_TRACE(pad);
+    GraphBuilder b;
+    auto x = b.input("x", {1, 1, 1, 1});
+    b.output(b.node("Conv", {x, b.constant("w", random_tensor({1, 1, 3, 1}, 60))}, {{"pads", ais({pad, 0, pad, 0})}}));
+    auto g = b.graph();
+    p::PassContext ctx = cpu_kernels_context();
+    EXPECT_EQ(p::crop_padding_taps(*g, ctx), 0);  // every tap reads the one input row for some output row
+    EXPECT_EQ(w_shape(*g), Shape({1, 1, 3, 1}));
   }
 }
 

@@ -21,14 +21,12 @@ struct Axis {
 };
 
 // Whether tap k reads padding only: o * stride - pad_begin + k * dilation is
-// outside [0, in) for every output position o.
+// outside [0, in) for every output position o in [0, out).
 bool dead_tap(const Axis& a, int64_t k) {
-  const int64_t out = a.out();
-  for (int64_t o = 0; o < out; ++o) {
-    const int64_t i = o * a.stride - a.pad_begin + k * a.dilation;
-    if (i >= 0 && i < a.in) return false;
-  }
-  return true;
+  const int64_t first = k * a.dilation - a.pad_begin;  // input position read by output 0
+  // The first output position reading at or after input 0, then whether it reads inside the input.
+  const int64_t o = first >= 0 ? 0 : (-first + a.stride - 1) / a.stride;
+  return o >= a.out() || o * a.stride + first >= a.in;
 }
 
 // How many leading (lead) and trailing (trail) taps of `a` to crop, with the
@@ -68,7 +66,7 @@ Crop crop_axis(const Axis& a) {
 std::optional<std::vector<Axis>> conv_axes(Rewriter& rw, const Node& n) {
   if (!is_op(n, "Conv") || n.inputs.size() < 2 || n.outputs.size() != 1 || n.inputs[0] == kNoValue) return std::nullopt;
   const Tensor* w = rw.constant(n.inputs[1]);
-  if (!w || w->rank() < 3 || w->rank() > 5) return std::nullopt;
+  if (!w || w->rank() < 3 || w->rank() > 5 || w->size() == 0) return std::nullopt;
   const DType dt = w->dtype();
   if (dt != DType::kFloat32 && dt != DType::kFloat16 && dt != DType::kBFloat16 && dt != DType::kFloat64)
     return std::nullopt;
@@ -95,6 +93,9 @@ std::optional<std::vector<Axis>> conv_axes(Rewriter& rw, const Node& n) {
     a.stride = strides.empty() ? 1 : strides[i];
     a.dilation = dil.empty() ? 1 : dil[i];
     if ((a.known && a.in < 1) || a.kernel < 1 || a.stride < 1 || a.dilation < 1) return std::nullopt;
+    // (Sizes and attributes past 2^31 are left to the kernel: the arithmetic below stays far from overflow.)
+    constexpr int64_t kLimit = int64_t{1} << 31;
+    if (a.in >= kLimit || a.kernel >= kLimit || a.stride >= kLimit || a.dilation >= kLimit) return std::nullopt;
     if (!a.known && auto_pad != "NOTSET") return std::nullopt;
     if (auto_pad == "NOTSET") {
       a.pad_begin = pads.empty() ? 0 : pads[i];
@@ -105,7 +106,8 @@ std::optional<std::vector<Axis>> conv_axes(Rewriter& rw, const Node& n) {
       a.pad_begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       a.pad_end = total - a.pad_begin;
     }
-    if (a.pad_begin < 0 || a.pad_end < 0 || (a.known && a.span() < 0)) return std::nullopt;  // the kernel reports these
+    if (a.pad_begin < 0 || a.pad_end < 0 || a.pad_begin >= kLimit || a.pad_end >= kLimit) return std::nullopt;
+    if (a.known && a.span() < 0) return std::nullopt;  // the kernel reports it
   }
   return axes;
 }
