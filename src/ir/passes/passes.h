@@ -99,8 +99,9 @@ int fold_conv_affine(Graph& g, PassContext& ctx);
 // new W without them, pad_begin less dilation per leading tap removed,
 // pad_end less (down to 0) per trailing one, so the output's shape and values
 // stay as they were. auto_pad SAME_* is resolved to explicit pads. Not when a
-// weight cropped out is infinite or NaN (0 * inf is NaN), when pad_begin
-// would become negative, or on axes whose size is not known statically.
+// weight cropped out is infinite or NaN (0 * inf is NaN), for a leading tap
+// when pad_begin would become negative, for a trailing one when the output
+// would grow (no pad_end left), or on axes whose size is not known statically.
 // Returns the convs rewritten.
 int crop_padding_taps(Graph& g, PassContext& ctx);
 
