@@ -82,6 +82,7 @@ Result<std::map<std::string, int>> optimize_standard(ir::Graph& graph, ThreadPoo
     if (on("dead-nodes")) changes += p::eliminate_dead_nodes(graph, ctx);
     if (on("conv-bn")) changes += p::fold_conv_batchnorm(graph, ctx);
     if (on("conv-affine")) changes += p::fold_conv_affine(graph, ctx);
+    if (on("conv-padding-taps")) changes += p::crop_padding_taps(graph, ctx);
     if (on("identity")) changes += p::eliminate_identities(graph, ctx);
     if (on("transpose")) changes += p::eliminate_transposes(graph, ctx);
     if (on("layer-norm")) changes += p::fuse_layer_norm(graph, ctx);

@@ -15,7 +15,7 @@
 //
 // DLRT_OPTIMIZE=0 turns both off (as SessionOptions::optimize = false does);
 // DLRT_DISABLE_PASSES=name,name skips single passes (names as logged:
-// constant-folding, dead-nodes, shape-folding, conv-bn, conv-affine, transpose,
+// constant-folding, dead-nodes, shape-folding, conv-bn, conv-affine, conv-padding-taps, transpose,
 // layer-norm, gelu, hard-swish, attention, bias-activation, activation-affine,
 // qdq, ...; docs/optimizer.md lists them all). DLRT_LOG_LEVEL=debug logs each rewrite.
 #pragma once

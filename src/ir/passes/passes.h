@@ -93,6 +93,18 @@ int fold_conv_batchnorm(Graph& g, PassContext& ctx);
 // Mul/Add's output. Chains (Mul then Add) fold one node at a time.
 int fold_conv_affine(Graph& g, PassContext& ctx);
 
+// Conv (1-, 2- or 3-D; constant float W; input spatial sizes known) kernel
+// taps that read padding only, for every output position (a 3x3 conv with
+// pads 1 on a height-1 input: its top and bottom rows), are cropped out: a
+// new W without them, pad_begin less dilation per leading tap removed,
+// pad_end less (down to 0) per trailing one, so the output's shape and values
+// stay as they were. auto_pad SAME_* is resolved to explicit pads. Not when a
+// weight cropped out is infinite or NaN (0 * inf is NaN), for a leading tap
+// when pad_begin would become negative, for a trailing one when the output
+// would grow (no pad_end left), or on axes whose size is not known statically.
+// Returns the convs rewritten.
+int crop_padding_taps(Graph& g, PassContext& ctx);
+
 // Subnormal elements (nonzero, below 2^-126 in magnitude) of float32 constants
 // read only as the weights of products (Conv/ConvTranspose W, Gemm/MatMul
 // A and B, RNN/GRU/LSTM W and R) become zero of the same sign. Each such
