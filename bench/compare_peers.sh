@@ -16,6 +16,8 @@
 # tests/models/make_wild_set.py --speed; its cases are named unseen/<model>/<case>. The second
 # unseen set (SETS="... unseen2"): conv nets from other wheels (FRESH_PACKAGES) that nobody tunes
 # on, made by make_wild_set.py --speed-fresh into BUILD/unseen2_set; cases unseen2/<model>/<case>.
+# The third (SETS="... unseen3"): conv nets from yet other wheels (THIRD_PACKAGES), made by
+# make_wild_set.py --speed-third into BUILD/unseen3_set; cases unseen3/<model>/<case>.
 #
 # Environment:
 #   BUILD=build          build folder of dlrt and dlrt_fma_peak; raw reports go to
@@ -25,10 +27,11 @@
 #   OV_DYNAMIC=1         give OpenVINO the model's dynamic shapes instead of the feeds' shapes
 #   THREADS="1 2"        thread counts (dlrt --threads, ORT intra_op_num_threads, OV threads)
 #   ROUNDS=3             rounds; each runs every case once on each runtime, rotating which goes first
-#   SETS=zoo             which sets CASES=all takes: zoo, unseen, unseen2, or several
-#                        ("zoo unseen unseen2")
+#   SETS=zoo             which sets CASES=all takes: zoo, unseen, unseen2, unseen3, or several
+#                        ("zoo unseen unseen2 unseen3")
 #   CASES=all            every batch-1 case of each set's manifest.json plus minilm_l6/b8s128, or a
-#                        list of MODEL/CASE, unseen/MODEL/CASE and unseen2/MODEL/CASE (e.g.
+#                        list of MODEL/CASE, unseen/MODEL/CASE, unseen2/MODEL/CASE and
+#                        unseen3/MODEL/CASE (e.g.
 #                        CASES="efficientnet_b0/b1 unseen/320n/b1")
 #   ITER_SCALE=1         multiplies each case's timed-run count (about 0.25 s of runs at 1 thread)
 #   ITERS=N              the same timed-run count for every case instead
@@ -92,6 +95,7 @@ ov_have=$([ -z "$OV_PY" ] || "$OV_PY" -c 'import openvino; print(openvino.get_ve
 # --- cases -------------------------------------------------------------------
 UNSEEN=$BUILD/unseen_set
 UNSEEN2=$BUILD/unseen2_set
+UNSEEN3=$BUILD/unseen3_set
 # make_unseen DIR FLAG PACKAGES_VAR: the set in DIR from the wheels of PACKAGES_VAR (scripts/pins.sh),
 # made again when the pins or make_wild_set.py change.
 make_unseen() {
@@ -111,12 +115,13 @@ make_unseen() {
 }
 case " $SETS $CASES " in *" unseen "*|*" unseen/"*) make_unseen "$UNSEEN" --speed WILD_PACKAGES ;; esac
 case " $SETS $CASES " in *" unseen2 "*|*" unseen2/"*) make_unseen "$UNSEEN2" --speed-fresh FRESH_PACKAGES ;; esac
+case " $SETS $CASES " in *" unseen3 "*|*" unseen3/"*) make_unseen "$UNSEEN3" --speed-third THIRD_PACKAGES ;; esac
 if [ "$CASES" = all ]; then
   CASES=
   for set in $SETS; do
     case "$set" in zoo) dir=$ZOO prefix= ;; unseen) dir=$UNSEEN prefix=unseen/ ;;
-      unseen2) dir=$UNSEEN2 prefix=unseen2/ ;;
-      *) log "SETS: unknown set $set (zoo, unseen, unseen2)"; exit 2 ;; esac
+      unseen2) dir=$UNSEEN2 prefix=unseen2/ ;; unseen3) dir=$UNSEEN3 prefix=unseen3/ ;;
+      *) log "SETS: unknown set $set (zoo, unseen, unseen2, unseen3)"; exit 2 ;; esac
     CASES+=" $("$ORT_PY" - "$dir/manifest.json" "$prefix" <<'PYEOF'
 import json, sys
 models = json.load(open(sys.argv[1]))["models"]
@@ -133,15 +138,17 @@ PYEOF
   done
 fi
 # A case's set folder, and its MODEL/CASE inside it.
-set_dir_of() { case "$1" in unseen/*) echo "$UNSEEN" ;; unseen2/*) echo "$UNSEEN2" ;; *) echo "$ZOO" ;; esac; }
-rel_of() { local r=${1#unseen/}; echo "${r#unseen2/}"; }
+set_dir_of() {
+  case "$1" in unseen/*) echo "$UNSEEN" ;; unseen2/*) echo "$UNSEEN2" ;; unseen3/*) echo "$UNSEEN3" ;; *) echo "$ZOO" ;; esac
+}
+rel_of() { case "$1" in unseen/*|unseen2/*|unseen3/*) echo "${1#*/}" ;; *) echo "$1" ;; esac; }
 model_of() { local r; r=$(rel_of "$1"); echo "$(set_dir_of "$1")/${r%%/*}.onnx"; }
 # Timed runs per case: about 0.25 s of runs at 1 thread on a 2-core Zen 5 (dlrt's latency).
 iters_of() {
   local n
   if [ -n "${ITERS:-}" ]; then echo "$ITERS"; return; fi
   case "$1" in
-    unseen/*|unseen2/*) n=10 ;;
+    unseen/*|unseen2/*|unseen3/*) n=10 ;;
     minilm_l6/b8s128|unet_small/*) n=10 ;;
     resnet18/*|lraspp_mobilenet_v3_large/*) n=20 ;;
     minilm_l6/b1s128|tiny_vit/*|efficientnet_b0/*|mobilenet_v2/*) n=40 ;;

