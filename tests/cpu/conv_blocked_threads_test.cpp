@@ -93,6 +93,12 @@ void check_cases(int block) {
       // bands of rows each run for every pair.
       {1, 64, 64, 72, 80, 1, 1, 0, 1, false, true, false},   // 1x1, merged rows
       {1, 48, 96, 96, 40, 3, 1, 1, 1, false, true, true},    // 3x3 padded copy, residual
+      // Padded inputs over 4 MiB (more than the L2 of today's CPUs) and
+      // outputs wider than a two-row tile: read in place, the row ends as
+      // one-position tiles, the rows past the input skipped.
+      {1, 48, 170, 160, 24, 3, 2, 1, 1, false, true, false},  // stride-2 stem-like, partial output block
+      {1, 48, 150, 150, 8, 3, 1, 1, 1, false, true, true},    // stride 1, residual
+      {1, 48, 150, 150, 8, 3, 1, 2, 2, false, true, false},   // dilated
   };
   const int64_t b = block;
   for (const Case& c : cases) {

@@ -154,15 +154,23 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
                   const float* bias, const float* z, const Activation& act, float* y, ThreadPool* pool) {
   const int64_t b = w.block, obs = ceil_div(g.M, b);
   // A padded one-group conv on the vector path reads an explicitly padded
-  // copy: every output position is then a whole-window tile (no edge cases).
-  // Depthwise convs do a tap's 16 channels in one FMA and take the edges in
-  // place (the copy would cost as much as the conv).
+  // copy: every output position is then a whole-window tile (no edge cases),
+  // and outputs at most kConvT / 2 wide run two rows per tile. An input
+  // larger than the L2 is read in place instead where the output is wider
+  // (the copy would stream it through memory twice more, a quarter of a
+  // stride-2 stem conv's time): rows past the input are skipped and the
+  // positions at the row ends run as one-position tiles that skip the taps
+  // past the row. Depthwise convs do a tap's 16 channels in one FMA and take
+  // the edges in place (the copy would cost as much as the conv).
   const bool vector = blocked_vector_path(w.block) && (x_blocked || !w.depthwise);
   const bool padded = g.pad_top > 0 || g.pad_left > 0 || (g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1 > g.W + g.pad_left ||
                       (g.OH - 1) * g.sh + (g.kh - 1) * g.dh + 1 > g.H + g.pad_top;
+  const int64_t in_bytes = g.N * ceil_div(g.C, b) * g.H * g.W * b * int64_t{sizeof(float)};
+  const int64_t l2_bytes = device::cpu_caches().l2;
+  const bool copy_pays = g.OW <= blocked_detail::kConvT / 2 || l2_bytes <= 0 || in_bytes <= l2_bytes;
   thread_local std::vector<float> scratch;
   BlockedConvGeometry gp = g;
-  if (vector && x_blocked && padded && !w.depthwise) {
+  if (vector && x_blocked && padded && !w.depthwise && copy_pays) {
     pad_blocked(x, &gp, b, scratch, pool);
     x = scratch.data();
   }

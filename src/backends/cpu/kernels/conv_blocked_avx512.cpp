@@ -216,7 +216,6 @@ DLRT_AVX512 void dw_rest(const ConvJob& j, int64_t n, int64_t cb, int64_t oh, in
 
 }  // namespace
 
-constexpr int kConvT = 14;  // positions per group-1 tile (2 blocks x 14: 28 accumulators)
 constexpr int kConvT1 = 28;  // positions per tile with one output block
 constexpr int kDwT = 8;
 

@@ -30,6 +30,11 @@ struct ConvJob {
 };
 
 
+// Positions per group-1 tile on the vector path (2 blocks x 14: 28
+// accumulators); outputs at most kConvT / 2 wide run two rows per tile, which
+// needs every tap inside the input (a padded copy).
+inline constexpr int kConvT = 14;
+
 #if defined(__x86_64__) || defined(__i386__)
 // Block 16 only. Units (unit_at, j.band_rows): (image, output block pair,
 // row unit) for group-1 convs, (image, block, output row) for depthwise ones.
