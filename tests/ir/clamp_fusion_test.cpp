@@ -1,7 +1,8 @@
 // activation-clamp: Max / Min by a scalar constant after a fused op (or a
 // plain Conv / Gemm / MatMul) -> the op's post-clamp in every kernel path,
 // against the unfused graph on every ISA level, NaN included; the near
-// misses that must not fuse; Max / Min by a scalar inside blocked regions.
+// misses that must not fuse; Max / Min by a scalar inside blocked regions;
+// the LeakyRelu op on the vector path.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -116,6 +117,32 @@ TEST(ActivationClamp, MatchesMaxMinKernelsBitForBit) {
           EXPECT_EQ(std::memcmp(&got[static_cast<size_t>(i)], &w, 4), 0) << "at " << i << ": " << got[i] << " vs " << w;
           EXPECT_EQ(std::memcmp(&r, &w, 4), 0) << "at " << i << ": " << r << " vs " << w;
         }
+      }
+    }
+  }
+}
+
+// The LeakyRelu op (vectorised through the epilogue's LeakyRelu) against
+// x >= 0 ? x : alpha * x, bit for bit, on NaN, both zeros and infinities,
+// a length with a vector tail, on every ISA level.
+TEST(ActivationClamp, LeakyReluOpMatchesScalarBitForBit) {
+  std::vector<float> xs = {kNaN, 0.0f, -0.0f, kInf, -kInf, 1e-40f, -1e-40f, -3.5f, 2.0f};
+  for (int i = 0; i < 60; ++i) xs.push_back(-2.0f + 0.07f * static_cast<float>(i));
+  const int64_t n = static_cast<int64_t>(xs.size());
+  for (cpu::CpuIsa isa : runnable_isas()) {
+    cpu::ScopedCpuIsa cap(isa);
+    SCOPED_TRACE(std::string("isa ") + cpu::cpu_isa_name(isa));
+    GraphBuilder b;
+    auto x = b.input("x", {n});
+    b.output(b.node("LeakyRelu", {x}, {{"alpha", af(0.2f)}}));
+    const auto got = run_graph(b.graph(), {filled({n}, xs)});
+    ASSERT_EQ(got.size(), 1u);
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = xs[static_cast<size_t>(i)], w = v >= 0.0f ? v : 0.2f * v, g = got[0].data<float>()[i];
+      if (std::isnan(w)) {
+        EXPECT_TRUE(std::isnan(g)) << "at " << i;
+      } else {
+        EXPECT_EQ(std::memcmp(&g, &w, 4), 0) << "at " << i << ": " << g << " vs " << w;
       }
     }
   }
