@@ -364,10 +364,10 @@ TEST(ActivationClamp, ExpandDepthwise) {
 // A conv net as tf2onnx exports Keras' LeakyRelu + maximum (Conv,
 // LeakyRelu, Max by a [1, 1, 1, 1] constant, MaxPool, channel counts not
 // multiples of 16), with a standalone LeakyRelu + Max after a
-// BatchNormalization that stays and a Min by a scalar after the MaxPool:
-// the optimiser fuses every Max next to a conv, the convs run blocked on
-// AVX-512 CPUs with the Min inside their region, and the numbers match the
-// unoptimised graph on every ISA level.
+// BatchNormalization that stays, and a Min by a scalar and 1 - y after the
+// MaxPool: the optimiser fuses every Max next to a conv, the convs run
+// blocked on AVX-512 CPUs with the Min and the Sub inside their region, and
+// the numbers match the unoptimised graph on every ISA level.
 TEST(ActivationClamp, LeakyMaxConvNetEndToEnd) {
   GraphBuilder b;
   auto x = b.input("x", {1, 1, 30, 16});
@@ -391,6 +391,7 @@ TEST(ActivationClamp, LeakyMaxConvNetEndToEnd) {
     if (k == 2) {
       v = b.node("MaxPool", {v}, {{"kernel_shape", ais({2, 2})}, {"strides", ais({2, 2})}});
       v = b.node("Min", {v, b.scalar("hi", 1.5f)});
+      v = b.node("Sub", {b.constant("one", filled({1}, {1.0f})), v});  // the constant first
     }
   }
   b.output(v);
@@ -405,9 +406,10 @@ TEST(ActivationClamp, LeakyMaxConvNetEndToEnd) {
   EXPECT_EQ((*fused)["activation-clamp"], 4);
   EXPECT_EQ(count_ops(*opt, "Max"), 1);
   EXPECT_EQ(count_ops(*opt, "Min"), 1);
+  EXPECT_EQ(count_ops(*opt, "Sub"), 1);
   if (cpu::cpu_kernels_have_avx512()) {
     EXPECT_EQ(count_ops(*opt, "ConvBlocked"), 4);
-    // The Min runs on the blocked tensor: one reorder in, one out.
+    // The Min and the Sub run on the blocked tensor: one reorder in, one out.
     EXPECT_EQ(count_ops(*opt, "ToBlocked"), 1);
     EXPECT_EQ(count_ops(*opt, "FromBlocked"), 1);
   }
