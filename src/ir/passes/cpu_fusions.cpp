@@ -651,7 +651,8 @@ int fuse_expand_depthwise_project(Graph& g, PassContext& ctx) {
     if (p.has_attr("activation")) fused.attributes["project_activation"] = p.attributes.at("activation");
     if (p.has_attr("activation_params")) fused.attributes["project_activation_params"] = p.attributes.at("activation_params");
     if (p.has_attr("activation_affine")) fused.attributes["project_activation_affine"] = p.attributes.at("activation_affine");
-    if (p.has_attr("activation_clamp")) fused.attributes["project_activation_clamp"] = p.attributes.at("activation_clamp");
+    if (p.has_attr("activation_clamp"))
+      fused.attributes["project_activation_clamp"] = p.attributes.at("activation_clamp");
     fused.outputs = p.outputs;
     log_fired("expand-depthwise-project", "fused " + f.describe() + " and " + p.describe());
     rw.remove(i);

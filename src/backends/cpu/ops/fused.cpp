@@ -200,7 +200,8 @@ Result<std::unique_ptr<OpKernel>> make_fused_expand_depthwise(const ir::Node& no
   if (!act_e.ok()) return InvalidArgument(node.describe() + ": " + act_e.status().message());
   DLRT_RETURN_IF_ERROR(read_activation_affine(node, "expand_activation_affine", *act_e));
   if (!clamp_or_none(*act_e) || !clamp_or_none(act_d))
-    return InvalidArgument(node.describe() + ": only Relu, Clip or no activation (no post-affine or post-clamp) are supported");
+    return InvalidArgument(node.describe() +
+                           ": only Relu, Clip or no activation (no post-affine or post-clamp) are supported");
   auto act_p = make_activation(node.attr_string("project_activation", ""), node.attr_floats("project_activation_params"));
   if (!act_p.ok()) return InvalidArgument(node.describe() + ": " + act_p.status().message());
   DLRT_RETURN_IF_ERROR(read_activation_affine(node, "project_activation_affine", *act_p));
