@@ -124,6 +124,7 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   if (on("attention")) p::fuse_attention(graph, ctx);
   if (on("bias-activation")) p::fuse_bias_activation(graph, ctx);
   if (on("activation-affine")) p::fuse_activation_affine(graph, ctx);
+  if (on("activation-clamp")) p::fuse_activation_clamp(graph, ctx);
   if (on("integer-matmul-float")) p::fuse_integer_matmul_to_float(graph, ctx);
   // AVX2 and AVX-512 CPUs (8- or 16-channel blocks; measured on Zen 1 and on
   // a Sapphire Rapids-class Xeon, docs/performance.md).

@@ -139,6 +139,40 @@ TEST(LayoutOps, ExpandAndTile) {
   EXPECT_FALSE(run_op("Tile", {iota({2, 2}), i64({2})}).ok());
 }
 
+// Constant pads on inner axes with unpadded axes after them (the kernel
+// joins those into the padded axis): padding and cropping, against
+// element-by-element index arithmetic; edge mode on the same shape.
+TEST(LayoutOps, PadTrailingUnpaddedAxes) {
+  const Shape s = {2, 5, 3, 2};
+  Tensor x = iota(s);
+  for (const std::vector<int64_t>& pads : std::vector<std::vector<int64_t>>{
+           {0, 0, 1, 0, 0, 0, 1, 0}, {0, 2, -1, 0, 1, 0, 2, 0}, {0, 0, 0, 0, 0, 0, 0, 0}, {1, -2, 0, 0, 0, 1, 0, 0}}) {
+    SCOPED_TRACE(shape_to_string(pads));
+    Shape out(4);
+    for (size_t d = 0; d < 4; ++d) out[d] = s[d] + pads[d] + pads[d + 4];
+    std::vector<float> want;
+    for (int64_t a = 0; a < out[0]; ++a)
+      for (int64_t b = 0; b < out[1]; ++b)
+        for (int64_t c = 0; c < out[2]; ++c)
+          for (int64_t d = 0; d < out[3]; ++d) {
+            const int64_t i[4] = {a - pads[0], b - pads[1], c - pads[2], d - pads[3]};
+            bool inside = true;
+            for (size_t k = 0; k < 4; ++k) inside = inside && i[k] >= 0 && i[k] < s[k];
+            want.push_back(inside ? static_cast<float>(((i[0] * s[1] + i[1]) * s[2] + i[2]) * s[3] + i[3]) : -5.0f);
+          }
+    Tensor y = run1("Pad", {x, i64(pads), Tensor::scalar<float>(-5)});
+    EXPECT_EQ(y.shape(), out);
+    EXPECT_EQ(values<float>(y), want);
+  }
+  // Edge mode keeps its per-axis indexing: numpy.pad(x, ((0,0),(1,0),(0,0),(0,0)), 'edge').
+  Tensor y = run1("Pad", {x, i64({0, 1, 0, 0, 0, 0, 0, 0})}, {{"mode", attr_string("edge")}});
+  std::vector<float> want;
+  for (int64_t a = 0; a < 2; ++a)
+    for (int64_t b = -1; b < 5; ++b)
+      for (int64_t k = 0; k < 6; ++k) want.push_back(static_cast<float>((a * 5 + std::max<int64_t>(b, 0)) * 6 + k));
+  EXPECT_EQ(values<float>(y), want);
+}
+
 TEST(LayoutOps, PadModes) {
   Tensor x = iota({2, 3});  // [[0,1,2],[3,4,5]]
   Tensor y = run1("Pad", {x, i64({0, 2, 0, 1}), Tensor::scalar<float>(9)});

@@ -10,7 +10,9 @@
 //  - MaxPool (2-D, no Indices) -> MaxPoolBlocked; GlobalAveragePool /
 //    GlobalMaxPool -> GlobalPoolBlocked;
 //  - unary elementwise ops (Relu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh,
-//    LeakyRelu) on a blocked value, and Add / Mul / Sub of two blocked values
+//    LeakyRelu) on a blocked value, Max / Min / Add / Sub / Mul / Div of a
+//    blocked value and a float32 constant of one element (rank <= 4: the
+//    shape stays), and Add / Mul / Sub of two blocked values
 //    with the same channel count (spatial broadcasts such as squeeze-excite's
 //    [N, C, 1, 1] scale stay correct: dims 1 and 4 match), unchanged: they run
 //    on the rank-5 tensors; a Mul of a value by one known to be [N, C, 1, 1]
@@ -55,7 +57,7 @@ constexpr int kMinConvs = 2;
 constexpr int kConvsPerBorder = 2;
 constexpr int64_t kStemChannels = 4;
 
-enum class Kind { kNone, kConv, kUnary, kBinary, kScale, kGlobalPool, kMaxPool, kConcat, kResize };
+enum class Kind { kNone, kConv, kUnary, kScalar, kBinary, kScale, kGlobalPool, kMaxPool, kConcat, kResize };
 
 bool float_or_unknown(const Graph& g, ValueId v) {
   const DType t = g.values[static_cast<size_t>(v)].type.dtype;
@@ -126,6 +128,21 @@ bool is_unary(const Node& n) {
   return n.domain.empty() && ops.count(n.op_type) && !n.inputs.empty() && n.outputs.size() == 1;
 }
 
+// An elementwise op of a value and a float32 constant of one element of
+// rank <= 4 (broadcast over the rank-5 blocked tensor as over the NCHW one):
+// the index of the other input, else -1.
+int scalar_operand_data(const Rewriter& rw, const Node& n) {
+  static const std::set<std::string> ops = {"Max", "Min", "Add", "Sub", "Mul", "Div"};
+  if (!n.domain.empty() || !ops.count(n.op_type) || n.inputs.size() != 2 || n.outputs.size() != 1) return -1;
+  for (int j = 0; j < 2; ++j) {
+    const Tensor* c = rw.constant(n.inputs[static_cast<size_t>(1 - j)]);
+    const ValueId x = n.inputs[static_cast<size_t>(j)];
+    if (c && c->dtype() == DType::kFloat32 && c->size() == 1 && c->rank() <= 4 && x != kNoValue && !rw.constant(x))
+      return j;
+  }
+  return -1;
+}
+
 bool is_binary(const Node& n) {
   return (is_op(n, "Add") || is_op(n, "Mul") || is_op(n, "Sub")) && n.inputs.size() == 2 && n.outputs.size() == 1;
 }
@@ -155,8 +172,9 @@ bool blocked_resize(const Rewriter& rw, const Node& n) {
 }
 
 // Reader-side data inputs of a chosen node (those that must be blocked).
-std::vector<size_t> data_inputs(Kind k, const Node& n) {
+std::vector<size_t> data_inputs(const Rewriter& rw, Kind k, const Node& n) {
   switch (k) {
+    case Kind::kScalar: return {static_cast<size_t>(scalar_operand_data(rw, n))};
     case Kind::kConv: {
       std::vector<size_t> d{0};
       if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) d.push_back(3);
@@ -222,7 +240,7 @@ std::vector<int> regions_worth_converting(const Rewriter& rw, const std::vector<
     const int root = find_root(parent, i);
     const Node& n = rw.node(i);
     if (k == Kind::kConv) ++convs[root];
-    for (size_t j : data_inputs(k, n)) {
+    for (size_t j : data_inputs(rw, k, n)) {
       const ValueId v = n.inputs[j];
       auto it = made_by.find(v);
       if (it != made_by.end() && find_root(parent, it->second) == root) continue;
@@ -274,6 +292,9 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
     } else if (is_unary(n) && blocked(n.inputs[0])) {
       k = Kind::kUnary;
       C = channels[n.inputs[0]];
+    } else if (const int d = scalar_operand_data(rw, n); d >= 0 && blocked(n.inputs[static_cast<size_t>(d)])) {
+      k = Kind::kScalar;
+      C = channels[n.inputs[static_cast<size_t>(d)]];
     } else if (is_binary(n) && blocked(n.inputs[0]) && blocked(n.inputs[1]) &&
                channels[n.inputs[0]] == channels[n.inputs[1]]) {
       // x * s with s one value per channel (squeeze-excite): ChannelScaleBlocked.
@@ -302,11 +323,12 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
       if (ok) k = Kind::kConcat;
     }
     if (k == Kind::kNone) continue;
-    if (k == Kind::kGlobalPool || (k == Kind::kUnary && pooled.count(n.inputs[0])) ||
+    const bool elementwise = k == Kind::kUnary || k == Kind::kScalar;
+    if (k == Kind::kGlobalPool || (elementwise && pooled.count(n.inputs[data_inputs(rw, k, n)[0]])) ||
         (k == Kind::kConv && pooled.count(n.inputs[0]) && pointwise_unpadded(rw, n)))
       pooled.insert(n.outputs[0]);
     kind[static_cast<size_t>(i)] = k;
-    for (size_t j : data_inputs(k, n))
+    for (size_t j : data_inputs(rw, k, n))
       if (auto it = made_by.find(n.inputs[j]); it != made_by.end())
         parent[static_cast<size_t>(find_root(parent, i))] = find_root(parent, it->second);
     channels[n.outputs[0]] = C;
@@ -323,7 +345,7 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
   for (int i : chosen) {
     Node n = rw.node(i);
     const Kind k = kind[static_cast<size_t>(i)];
-    for (size_t j : data_inputs(k, n)) {
+    for (size_t j : data_inputs(rw, k, n)) {
       const ValueId v = n.inputs[j];
       if (auto it = twin.find(v); it != twin.end()) {
         n.inputs[j] = it->second;

@@ -526,10 +526,12 @@ namespace {
 
 bool is_fused_conv(const Node& n) { return n.domain == "com.dlrt" && n.op_type == "FusedConv"; }
 
-// No activation, Relu or Clip, no post-affine (what the fused depthwise kernel applies).
+// No activation, Relu or Clip, no post-affine or post-clamp (what the fused
+// depthwise kernel applies).
 bool clamp_activation(const Node& n) {
   const std::string a = n.attr_string("activation", "");
-  return !n.has_attr("activation_affine") && (a.empty() || a == "Relu" || a == "Clip");
+  return !n.has_attr("activation_affine") && !n.has_attr("activation_clamp") &&
+         (a.empty() || a == "Relu" || a == "Clip");
 }
 
 // Every value of an int-list attribute equals v (an absent attribute passes).
@@ -649,6 +651,8 @@ int fuse_expand_depthwise_project(Graph& g, PassContext& ctx) {
     if (p.has_attr("activation")) fused.attributes["project_activation"] = p.attributes.at("activation");
     if (p.has_attr("activation_params")) fused.attributes["project_activation_params"] = p.attributes.at("activation_params");
     if (p.has_attr("activation_affine")) fused.attributes["project_activation_affine"] = p.attributes.at("activation_affine");
+    if (p.has_attr("activation_clamp"))
+      fused.attributes["project_activation_clamp"] = p.attributes.at("activation_clamp");
     fused.outputs = p.outputs;
     log_fired("expand-depthwise-project", "fused " + f.describe() + " and " + p.describe());
     rw.remove(i);

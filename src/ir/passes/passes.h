@@ -217,6 +217,15 @@ int fuse_bias_activation(Graph& g, PassContext& ctx);
 // taken (the kernels' epilogues hold one scale and one shift).
 int fuse_activation_affine(Graph& g, PassContext& ctx);
 
+// A FusedConv / FusedGemm / FusedMatMul (any activation and post-affine), or
+// a float Conv / Gemm / MatMul (which becomes one), whose output's only
+// reader is a Max or Min of it and a float32 constant of one element, not
+// NaN, of rank at most the output's (a chain of them composed) -> the fused
+// op with activation_clamp = [lo, hi]: y = min(max(y, lo), hi) after the
+// activation and its post-affine, NaN kept as the Max/Min kernels keep it.
+// Max(c, y) / Min(c, y) with c = 0 stay (their ties of +0 and -0 return c).
+int fuse_activation_clamp(Graph& g, PassContext& ctx);
+
 // FusedConv, group 1 (a 1x1 "expand" conv, or a stem of at most 64 taps per
 // output; no residual, Relu/Clip or none, a multiple of 8 output channels)
 // whose only consumer is a depthwise FusedConv (Relu/Clip or none, no

@@ -15,6 +15,14 @@
 // paths through act_ps_array, apply_activation, apply_epilogue or their own
 // affine step; the clamp-only paths never see one (clamp_stage reports no
 // clamp and none() is false, so they take their general activation path).
+//
+// An optional post-clamp (attribute `activation_clamp` = [lo, hi]) follows
+// the post-affine: y = min(max(y, lo), hi), the Max and Min by scalar
+// constants after activations (ir pass activation-clamp). It keeps the
+// semantics of dlrt's Max(y, lo) / Min(y, hi): NaN stays NaN, and where y
+// equals a bound (+0 and -0) y is kept. The same consumers apply it next to
+// the post-affine (apply_post, avx512::post_of); clamp_stage reports no
+// clamp when there is one.
 #pragma once
 
 #include <algorithm>
@@ -52,7 +60,11 @@ struct Activation {
   bool affine = false;
   float scale = 1.0f;
   float shift = -0.0f;
-  bool none() const { return kind == ActKind::kNone && !affine; }
+  // Post-clamp y = min(max(y, lo), hi) after the post-affine; lo <= hi.
+  bool bounded = false;
+  float lo = -std::numeric_limits<float>::infinity();
+  float hi = std::numeric_limits<float>::infinity();
+  bool none() const { return kind == ActKind::kNone && !affine && !bounded; }
 };
 
 // Relu and Clip as the clamp to [lo, hi] a kernel's store applies in
@@ -64,7 +76,7 @@ struct ClampStage {
 
 inline ClampStage clamp_stage(const Activation& a) {
   ClampStage c;
-  c.clamp = !a.affine && (a.kind == ActKind::kRelu || a.kind == ActKind::kClip);
+  c.clamp = !a.affine && !a.bounded && (a.kind == ActKind::kRelu || a.kind == ActKind::kClip);
   if (a.kind == ActKind::kClip) c.lo = a.p0, c.hi = a.p1;
   return c;
 }
@@ -121,22 +133,43 @@ inline Status read_activation_affine(const ir::Node& node, const std::string& at
   return Status::Ok();
 }
 
-// The activation named by a node's `activation`, `activation_params` and
-// `activation_affine` attributes (the latter: [scale, shift], optional).
+// Sets a's post-clamp from the node's attribute `attr` ([lo, hi]) when it has one.
+inline Status read_activation_clamp(const ir::Node& node, const std::string& attr, Activation& a) {
+  if (!node.has_attr(attr)) return Status::Ok();
+  const std::vector<float> b = node.attr_floats(attr);
+  if (b.size() != 2 || std::isnan(b[0]) || std::isnan(b[1]) || b[0] > b[1])
+    return InvalidArgument(node.describe() + ": " + attr + " must hold [lo, hi] with lo <= hi");
+  a.bounded = true;
+  a.lo = b[0];
+  a.hi = b[1];
+  return Status::Ok();
+}
+
+// The activation named by a node's `activation`, `activation_params`,
+// `activation_affine` ([scale, shift]) and `activation_clamp` ([lo, hi])
+// attributes (the last two optional).
 inline Result<Activation> activation_of(const ir::Node& node) {
   auto a = make_activation(node.attr_string("activation", ""), node.attr_floats("activation_params"));
   if (!a.ok()) return InvalidArgument(node.describe() + ": " + a.status().message());
   DLRT_RETURN_IF_ERROR(read_activation_affine(node, "activation_affine", *a));
+  DLRT_RETURN_IF_ERROR(read_activation_clamp(node, "activation_clamp", *a));
   return a;
 }
 
 inline float activate_only(const Activation& a, float x);
 
-// One element (the reference the vector code is tested against).
-inline float activate(const Activation& a, float x) {
-  const float y = activate_only(a, x);
-  return a.affine ? std::fma(y, a.scale, a.shift) : y;
+// The post-affine and the post-clamp of one activated element.
+inline float apply_post(const Activation& a, float y) {
+  if (a.affine) y = std::fma(y, a.scale, a.shift);
+  if (a.bounded) {
+    y = y < a.lo ? a.lo : y;  // NaN and ties keep y
+    y = y > a.hi ? a.hi : y;
+  }
+  return y;
 }
+
+// One element (the reference the vector code is tested against).
+inline float activate(const Activation& a, float x) { return apply_post(a, activate_only(a, x)); }
 
 // The activation without the post-affine.
 inline float activate_only(const Activation& a, float x) {

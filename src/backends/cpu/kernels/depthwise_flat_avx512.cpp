@@ -104,14 +104,13 @@ DLRT_AVX512 void flat_taps(const float* src, const int64_t* off, const float* w,
   }
 }
 
-// y[oh, ow] = act(grid[oh * wq + ow] + bias + residual[oh, ow]) for ow < out_w (and its post-affine).
+// y[oh, ow] = act(grid[oh * wq + ow] + bias + residual[oh, ow]) for ow < out_w (and its post-stages).
 template <ActKind K>
 DLRT_AVX512 void compact(const float* grid, int64_t wq, const DepthwiseFlatGeometry& g, const DepthwiseFlatOutput& o,
                          float* y) {
   const __m512 bias = _mm512_set1_ps(o.bias);
   const __m512 p0 = _mm512_set1_ps(o.act.p0), p1 = _mm512_set1_ps(o.act.p1);
-  const bool affine = o.act.affine;  // the post-affine (activation_epilogue.h)
-  const __m512 sc = _mm512_set1_ps(o.act.scale), sh = _mm512_set1_ps(o.act.shift);
+  const avx512::Post512 post = avx512::post_of(o.act);  // post-affine and post-clamp (activation_epilogue.h)
   for (int64_t oh = 0; oh < g.out_h; ++oh) {
     const float* gr = grid + oh * wq;
     float* yr = y + oh * g.out_w;
@@ -121,7 +120,7 @@ DLRT_AVX512 void compact(const float* grid, int64_t wq, const DepthwiseFlatGeome
       __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, gr + c), bias);
       if (rr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, rr + c));
       v = avx512::act_ps<K>(v, p0, p1);
-      _mm512_mask_storeu_ps(yr + c, m, affine ? _mm512_fmadd_ps(v, sc, sh) : v);
+      _mm512_mask_storeu_ps(yr + c, m, post(v));
     }
   }
 }

@@ -28,7 +28,8 @@ void epilogue_generic(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0,
                       int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     float* cr = c + r * ldc;
-    const float rb = ep.row_bias ? ep.row_bias[i0 + r] : 0.0f;
+    // Without a row bias -0, the identity of every sum (+0 would turn -0 into +0).
+    const float rb = ep.row_bias ? ep.row_bias[i0 + r] : -0.0f;
     const float* cb = ep.col_bias ? ep.col_bias + j0 : nullptr;
     const float* res = ep.residual ? ep.residual + (i0 + r) * ep.ldr + j0 : nullptr;
     for (int64_t j = 0; j < cols; ++j) {
@@ -180,13 +181,16 @@ template <ActKind K>
 DLRT_AVX2 void epilogue_avx2_t(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
                                int64_t cols) {
   const __m256 p0 = _mm256_set1_ps(ep.act.p0), p1 = _mm256_set1_ps(ep.act.p1);
-  // The post-affine (activation_epilogue.h) after the activation.
-  const bool affine = ep.act.affine;
+  // The post-affine and post-clamp (activation_epilogue.h) after the activation.
+  const bool affine = ep.act.affine, bounded = ep.act.bounded;
   const __m256 sc = _mm256_set1_ps(ep.act.scale), sh = _mm256_set1_ps(ep.act.shift);
-  auto act = [&](__m256 v) DLRT_AVX2 {
-    v = act_ps<K>(v, p0, p1);
-    return affine ? _mm256_fmadd_ps(v, sc, sh) : v;
+  const __m256 lo = _mm256_set1_ps(ep.act.lo), hi = _mm256_set1_ps(ep.act.hi);
+  auto post = [&](__m256 v) DLRT_AVX2 {
+    if (affine) v = _mm256_fmadd_ps(v, sc, sh);
+    if (bounded) v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));  // NaN and ties keep v (second operand)
+    return v;
   };
+  auto act = [&](__m256 v) DLRT_AVX2 { return post(act_ps<K>(v, p0, p1)); };
   // The input of the activation at (row r, column j): C plus the biases and the residual.
   auto pre = [&](int64_t r, int64_t j) DLRT_AVX2 {
     __m256 v = _mm256_loadu_ps(c + r * ldc + j);
@@ -211,8 +215,7 @@ DLRT_AVX2 void epilogue_avx2_t(const GemmEpilogue& ep, float* c, int64_t ldc, in
     }
     if constexpr (K == ActKind::kGelu) {
       gelu_lockstep<4>(v);
-      if (affine)
-        for (int u = 0; u < 4; ++u) v[u] = _mm256_fmadd_ps(v[u], sc, sh);
+      for (int u = 0; u < 4; ++u) v[u] = post(v[u]);
     } else {
       for (int u = 0; u < 4; ++u) v[u] = act(v[u]);
     }
@@ -226,7 +229,7 @@ DLRT_AVX2 void epilogue_avx2_t(const GemmEpilogue& ep, float* c, int64_t ldc, in
   const int64_t j = 8 * nvec, n = cols - j;
   for (r = 0; r < rows; ++r) {
     float* cr = c + r * ldc;
-    const float rbs = ep.row_bias ? ep.row_bias[i0 + r] : 0.0f;
+    const float rbs = ep.row_bias ? ep.row_bias[i0 + r] : -0.0f;
     const float* cb = ep.col_bias ? ep.col_bias + j0 : nullptr;
     const float* res = ep.residual ? ep.residual + (i0 + r) * ep.ldr + j0 : nullptr;
     alignas(32) float tmp[8] = {};
@@ -278,9 +281,9 @@ DLRT_AVX512 __attribute__((always_inline)) inline void gelu_step_avx512(float* c
     v[u] = pre(j + 16 * u, m[u]);
   }
   avx512::gelu_lockstep<U>(v);
-  if (a.affine)
+  const avx512::Post512 post = avx512::post_of(a);
 #pragma GCC unroll 4
-    for (int u = 0; u < U; ++u) v[u] = _mm512_fmadd_ps(v[u], _mm512_set1_ps(a.scale), _mm512_set1_ps(a.shift));
+  for (int u = 0; u < U; ++u) v[u] = post(v[u]);
 #pragma GCC unroll 4
   for (int u = 0; u < U; ++u) _mm512_mask_storeu_ps(cr + j + 16 * u, m[u], v[u]);
 }
@@ -302,11 +305,10 @@ template <ActKind K>
 DLRT_AVX512 void epilogue_avx512_t(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0,
                                    int64_t rows, int64_t cols) {
   const __m512 p0 = _mm512_set1_ps(ep.act.p0), p1 = _mm512_set1_ps(ep.act.p1);
-  const bool affine = ep.act.affine;
-  const __m512 sc = _mm512_set1_ps(ep.act.scale), sh = _mm512_set1_ps(ep.act.shift);
+  const avx512::Post512 post = avx512::post_of(ep.act);
   for (int64_t r = 0; r < rows; ++r) {
     float* cr = c + r * ldc;
-    const __m512 rb = _mm512_set1_ps(ep.row_bias ? ep.row_bias[i0 + r] : 0.0f);
+    const __m512 rb = _mm512_set1_ps(ep.row_bias ? ep.row_bias[i0 + r] : -0.0f);  // -0 keeps -0
     const float* cb = ep.col_bias ? ep.col_bias + j0 : nullptr;
     const float* res = ep.residual ? ep.residual + (i0 + r) * ep.ldr + j0 : nullptr;
     const RowInputs512 pre{cr, cb, res, rb};
@@ -317,7 +319,7 @@ DLRT_AVX512 void epilogue_avx512_t(const GemmEpilogue& ep, float* c, int64_t ldc
     for (int64_t j = 0; j < cols; j += 16) {
       const __mmask16 m = avx512::tail_mask(cols - j);
       const __m512 v = avx512::act_ps<K>(pre(j, m), p0, p1);
-      _mm512_mask_storeu_ps(cr + j, m, affine ? _mm512_fmadd_ps(v, sc, sh) : v);
+      _mm512_mask_storeu_ps(cr + j, m, post(v));
     }
   }
 }

@@ -279,11 +279,28 @@ DLRT_AVX512 inline __m512 act_ps(__m512 v, __m512 p0, __m512 p1) {
   }
 }
 
+// The post-affine and post-clamp of an Activation (activation_epilogue.h)
+// on 16 lanes, their constants broadcast once: post_of(a)(v).
+struct Post512 {
+  bool affine, bounded;
+  __m512 sc, sh, lo, hi;
+  DLRT_AVX512 __attribute__((always_inline)) __m512 operator()(__m512 v) const {
+    if (affine) v = _mm512_fmadd_ps(v, sc, sh);
+    if (bounded) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));  // NaN and ties keep v (second operand)
+    return v;
+  }
+};
+DLRT_AVX512 inline Post512 post_of(const Activation& a) {
+  return {a.affine, a.bounded, _mm512_set1_ps(a.scale), _mm512_set1_ps(a.shift), _mm512_set1_ps(a.lo),
+          _mm512_set1_ps(a.hi)};
+}
+
 // act_ps on v[0, n) for an activation known at run time only: one branch on
 // the kind for all n vectors, out of line, for output stages that store a few
 // vectors per row from registers (the direct conv's tiles) where one template
 // per kind would multiply their instantiations. Relu and Clip belong in the
-// caller's clamp (ClampStage); they work here too. The post-affine follows.
+// caller's clamp (ClampStage); they work here too. The post-affine and
+// post-clamp follow.
 DLRT_AVX512 __attribute__((noinline)) inline void act_ps_array(const Activation& a, __m512* v, int n) {
   const __m512 p0 = _mm512_set1_ps(a.p0), p1 = _mm512_set1_ps(a.p1);
   auto each = [&](auto kind) DLRT_AVX512 {
@@ -302,9 +319,9 @@ DLRT_AVX512 __attribute__((noinline)) inline void act_ps_array(const Activation&
     case ActKind::kGeluTanh: each(std::integral_constant<ActKind, ActKind::kGeluTanh>{}); break;
     case ActKind::kSilu: each(std::integral_constant<ActKind, ActKind::kSilu>{}); break;
   }
-  if (a.affine) {
-    const __m512 sc = _mm512_set1_ps(a.scale), sh = _mm512_set1_ps(a.shift);
-    for (int i = 0; i < n; ++i) v[i] = _mm512_fmadd_ps(v[i], sc, sh);
+  if (a.affine || a.bounded) {
+    const Post512 post = post_of(a);
+    for (int i = 0; i < n; ++i) v[i] = post(v[i]);
   }
 }
 

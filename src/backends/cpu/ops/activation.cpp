@@ -24,11 +24,6 @@ Status Relu(KernelContext& ctx) {
   });
 }
 
-Status LeakyRelu(KernelContext& ctx) {
-  const float alpha = attr_f(ctx, "alpha", 0.01f);
-  return float_unary(ctx, [alpha](auto x) { using C = decltype(x); return x >= C(0) ? x : C(alpha) * x; });
-}
-
 Status Elu(KernelContext& ctx) {
   const float alpha = attr_f(ctx, "alpha", 1.0f);
   return float_unary(ctx, [alpha](auto x) { using C = decltype(x); return x >= C(0) ? x : C(alpha) * std::expm1(x); });
@@ -71,6 +66,16 @@ Status vectorised_or(KernelContext& ctx, const Activation& act, F scalar) {
   if (pool.num_threads() > 1 && n >= kParallelElements) pool.parallel_for(n, pool.balanced_grain(n, kParallelGrain), body);
   else body(0, n);
   return Status::Ok();
+}
+
+// float32 through the epilogue's LeakyRelu (x < 0 ? alpha * x : x: the same
+// value for every input, NaN and -0 included).
+Status LeakyRelu(KernelContext& ctx) {
+  const float alpha = attr_f(ctx, "alpha", 0.01f);
+  Activation act;
+  act.kind = ActKind::kLeakyRelu;
+  act.p0 = alpha;
+  return vectorised_or(ctx, act, [alpha](auto x) { using C = decltype(x); return x >= C(0) ? x : C(alpha) * x; });
 }
 
 template <typename C>

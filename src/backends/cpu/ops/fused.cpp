@@ -14,7 +14,9 @@
 // LeakyRelu, HardSigmoid, HardSwish, Gelu, Gelu_tanh) and activation_params
 // (floats: Clip [min, max], LeakyRelu [alpha], HardSigmoid [alpha, beta]),
 // and an optional activation_affine (floats [scale, shift]: Y = act(...) *
-// scale + shift, one rounding; project_activation_affine for the project conv).
+// scale + shift, one rounding; project_activation_affine for the project conv)
+// and an optional activation_clamp (floats [lo, hi]: Y = min(max(Y, lo), hi)
+// after the affine; project_activation_clamp for the project conv).
 // The bias/residual/activation run in the GEMM's epilogue, on each output
 // tile while it is in cache; constant weights are packed at kernel creation.
 #include "backends/cpu/kernel_families.h"
@@ -198,10 +200,12 @@ Result<std::unique_ptr<OpKernel>> make_fused_expand_depthwise(const ir::Node& no
   if (!act_e.ok()) return InvalidArgument(node.describe() + ": " + act_e.status().message());
   DLRT_RETURN_IF_ERROR(read_activation_affine(node, "expand_activation_affine", *act_e));
   if (!clamp_or_none(*act_e) || !clamp_or_none(act_d))
-    return InvalidArgument(node.describe() + ": only Relu, Clip or no activation (no post-affine) are supported");
+    return InvalidArgument(node.describe() +
+                           ": only Relu, Clip or no activation (no post-affine or post-clamp) are supported");
   auto act_p = make_activation(node.attr_string("project_activation", ""), node.attr_floats("project_activation_params"));
   if (!act_p.ok()) return InvalidArgument(node.describe() + ": " + act_p.status().message());
   DLRT_RETURN_IF_ERROR(read_activation_affine(node, "project_activation_affine", *act_p));
+  DLRT_RETURN_IF_ERROR(read_activation_clamp(node, "project_activation_clamp", *act_p));
   return std::unique_ptr<OpKernel>(new FusedExpandDepthwiseKernel(we, wp, *act_e, act_d, *act_p));
 }
 

@@ -308,7 +308,7 @@ int64_t pad_source(int64_t i, int64_t before, int64_t n, PadMode mode) {
 
 Status pad(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
-  const int64_t r = static_cast<int64_t>(x->rank());
+  int64_t r = static_cast<int64_t>(x->rank());
   const ir::Node& node = ctx.node();
   const std::string mode_name = node.attr_string("mode", "constant");
   PadMode mode;
@@ -365,13 +365,31 @@ Status pad(KernelContext& ctx) {
   if (y->size() == 0) return Status::Ok();
   if (r == 0) return y->copy_from(*x);
 
+  // In constant mode trailing axes without padding join the axis before them
+  // (its pads scaled by their size): rows of whole blocks instead of many
+  // short rows (a [1, H, W, 1] image padded on W: rows of W, not of 1).
+  Shape in_shape = x->shape();
+  if (mode == PadMode::kConstant) {
+    const int64_t limit = std::numeric_limits<int64_t>::max() / 4;
+    while (r > 1 && before[r - 1] == 0 && after[r - 1] == 0) {
+      const int64_t n = in_shape[r - 1];  // >= 1: y is not empty
+      if (std::abs(before[r - 2]) > limit / n || std::abs(after[r - 2]) > limit / n) break;
+      in_shape[r - 2] *= n;
+      before[r - 2] *= n;
+      after[r - 2] *= n;
+      out[r - 2] *= n;
+      --r;
+    }
+    in_shape.resize(r);
+    out.resize(r);
+  }
   // Per dim, the source index of each output index (-1: the constant).
   std::vector<std::vector<int64_t>> src(r);
   for (int64_t d = 0; d < r; ++d) {
     src[d].resize(out[d]);
-    for (int64_t i = 0; i < out[d]; ++i) src[d][i] = pad_source(i, before[d], x->dim(d), mode);
+    for (int64_t i = 0; i < out[d]; ++i) src[d][i] = pad_source(i, before[d], in_shape[d], mode);
   }
-  const auto in_strides = contiguous_strides(x->shape());
+  const auto in_strides = contiguous_strides(in_shape);
   const int64_t row = out[r - 1];
   const int64_t rows = y->size() / row;
   return dispatch_all(x->dtype(), [&](auto tag) -> Status {
