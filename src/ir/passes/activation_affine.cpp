@@ -97,6 +97,16 @@ bool compose_bound(float& lo, float& hi, float c, bool is_max) {
   return true;
 }
 
+// Node i and the chain of nodes after it become `fused`, in the place of the
+// chain's last node (whose output it now writes).
+void replace_chain(Rewriter& rw, int i, const std::vector<int>& chain, Node fused) {
+  const int last = chain.back();
+  rw.remove(i);
+  for (int k : chain)
+    if (k != last) rw.remove(k);
+  rw.replace(last, std::move(fused));
+}
+
 }  // namespace
 
 int fuse_activation_clamp(Graph& g, PassContext& ctx) {
@@ -140,11 +150,7 @@ int fuse_activation_clamp(Graph& g, PassContext& ctx) {
     fused.outputs = {out};
     log_fired("activation-clamp",
               "fused " + std::to_string(chain.size()) + " scalar Max/Min into " + rw.node(i).describe());
-    const int last = chain.back();
-    rw.remove(i);
-    for (int k : chain)
-      if (k != last) rw.remove(k);
-    rw.replace(last, std::move(fused));
+    replace_chain(rw, i, chain, std::move(fused));
     ++fired;
   }
   rw.commit();
@@ -191,11 +197,7 @@ int fuse_activation_affine(Graph& g, PassContext& ctx) {
     fused.outputs = {out};
     log_fired("activation-affine",
               "fused " + std::to_string(chain.size()) + " scalar Mul/Add into " + rw.node(i).describe());
-    const int last = chain.back();
-    rw.remove(i);
-    for (int k : chain)
-      if (k != last) rw.remove(k);
-    rw.replace(last, std::move(fused));
+    replace_chain(rw, i, chain, std::move(fused));
     ++fired;
   }
   rw.commit();
