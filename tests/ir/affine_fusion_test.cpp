@@ -10,6 +10,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/isa.h"
+#include "fusion_test_util.h"
 #include "graph_builder.h"
 #include "ir/passes/passes.h"
 #include "runtime/optimize.h"
@@ -19,18 +20,6 @@ namespace {
 
 namespace p = ir::passes;
 
-ir::Attribute af(float v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kFloat;
-  a.f = v;
-  return a;
-}
-ir::Attribute as(std::string v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kString;
-  a.s = std::move(v);
-  return a;
-}
 
 // Runs the graph before and after `pass`; the outputs agree within tol.
 template <typename Pass>
@@ -48,15 +37,6 @@ std::shared_ptr<ir::Graph> check(std::shared_ptr<ir::Graph> g, const std::vector
   return opt;
 }
 
-Tensor filled(Shape shape, std::vector<float> v) { return Tensor::from_vector<float>(shape, v); }
-
-// Every ISA level this CPU runs (generic always): the kernels pick their paths by it.
-std::vector<cpu::CpuIsa> runnable_isas() {
-  std::vector<cpu::CpuIsa> r{cpu::CpuIsa::kGeneric};
-  if (cpu::detected_cpu_isa() >= cpu::CpuIsa::kAvx2) r.push_back(cpu::CpuIsa::kAvx2);
-  if (cpu::detected_cpu_isa() >= cpu::CpuIsa::kAvx512) r.push_back(cpu::CpuIsa::kAvx512);
-  return r;
-}
 
 // ---------------------------------------------------------------- conv-affine
 
@@ -183,31 +163,11 @@ TEST(ConvAffine, ConvTransposeAddBatchNormFold) {
 
 // --------------------------------------------------------- activation-affine
 
-struct ConvCase {
-  const char* what;
-  Shape x, w;
-  int64_t group, pad, stride;
-};
-
-// Every conv kernel path under every ISA this CPU runs: GEMM (1x1), direct
-// (small 3x3), Winograd (3x3 of 64 channels), depthwise planes of 8 and 32
-// channels (plane kernels, the flat grid for rows <= 16, the 8/16-channel
-// kernels), strided convs, a residual input; each activation kind through
-// it, and Relu/Clip (whose clamp stages cannot hold the affine).
+// Every conv kernel path (conv_kernel_paths) under every ISA this CPU runs,
+// each activation kind through it, with and without a residual input, and
+// Relu/Clip (whose clamp stages cannot hold the affine).
 TEST(ActivationAffine, FusedConvEveryKernelPath) {
-  const std::vector<ConvCase> convs = {
-      {"pointwise", {1, 32, 12, 12}, {48, 32, 1, 1}, 1, 0, 1},
-      {"pointwise wide", {1, 16, 32, 32}, {16, 16, 1, 1}, 1, 0, 1},
-      {"direct 3x3", {1, 8, 20, 20}, {16, 8, 3, 3}, 1, 1, 1},
-      {"winograd 3x3", {1, 64, 12, 12}, {64, 64, 3, 3}, 1, 1, 1},
-      {"winograd 3x3 large", {1, 64, 28, 28}, {64, 64, 3, 3}, 1, 1, 1},
-      {"depthwise wide", {1, 32, 40, 40}, {32, 1, 3, 3}, 32, 1, 1},
-      {"depthwise flat", {1, 32, 14, 14}, {32, 1, 3, 3}, 32, 1, 1},
-      {"depthwise 8 wide", {1, 8, 40, 40}, {8, 1, 3, 3}, 8, 1, 1},
-      {"depthwise 8 flat", {1, 8, 14, 14}, {8, 1, 3, 3}, 8, 1, 1},
-      {"depthwise stride 2", {1, 32, 20, 20}, {32, 1, 5, 5}, 32, 2, 2},
-      {"strided 3x3", {2, 16, 17, 17}, {24, 16, 3, 3}, 1, 1, 2},
-  };
+  const std::vector<ConvCase> convs = conv_kernel_paths();
   const std::vector<std::pair<std::string, std::vector<float>>> acts = {
       {"HardSwish", {}}, {"Relu", {}}, {"Clip", {-0.5f, 0.5f}}, {"Sigmoid", {}}, {"Gelu", {}}, {"LeakyRelu", {0.1f}}};
   uint32_t seed = 100;
@@ -219,29 +179,10 @@ TEST(ActivationAffine, FusedConvEveryKernelPath) {
           SCOPED_TRACE(std::string(cc.what) + " " + act + (residual ? " + residual" : "") + " isa " +
                        cpu::cpu_isa_name(isa));
           GraphBuilder b;
-          auto x = b.input("x", cc.x);
-          const int64_t pad = cc.pad;
-          ir::Attributes attrs = {{"activation", as(act)},
-                                  {"pads", ais({pad, pad, pad, pad})},
-                                  {"strides", ais({cc.stride, cc.stride})},
-                                  {"group", ai(cc.group)}};
-          if (!params.empty()) {
-            ir::Attribute pa;
-            pa.kind = ir::Attribute::Kind::kFloats;
-            pa.floats = params;
-            attrs["activation_params"] = pa;
-          }
-          const int64_t M = cc.w[0];
-          const int64_t oh = (cc.x[2] + 2 * pad - cc.w[2]) / cc.stride + 1,
-                        ow = (cc.x[3] + 2 * pad - cc.w[3]) / cc.stride + 1;
-          std::vector<ir::ValueId> ins = {x, b.constant("w", random_tensor(cc.w, seed++, -0.3f, 0.3f)),
-                                          b.constant("b", random_tensor({M}, seed++))};
-          std::vector<Tensor> inputs = {random_tensor(cc.x, seed++, -3, 3)};
-          if (residual) {
-            ins.push_back(b.input("z", {cc.x[0], M, oh, ow}));
-            inputs.push_back(random_tensor({cc.x[0], M, oh, ow}, seed++));
-          }
-          auto f = b.node("FusedConv", ins, attrs, 1, "com.dlrt");
+          ir::Attributes attrs = {{"activation", as(act)}};
+          if (!params.empty()) attrs["activation_params"] = afs(params);
+          std::vector<Tensor> inputs;
+          auto f = add_fused_conv(b, cc, attrs, residual, false, seed, inputs);
           auto m = b.node("Mul", {f, b.constant("s", filled({1}, {-1.75f}))});
           b.output(b.node("Add", {m, b.scalar("t", 0.375f)}));
           auto opt = check(b.graph(), inputs, p::fuse_activation_affine, "activation-affine", 1, 1e-5f);

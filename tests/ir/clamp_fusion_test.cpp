@@ -14,6 +14,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/activation_epilogue.h"
 #include "backends/cpu/kernels/isa.h"
+#include "fusion_test_util.h"
 #include "graph_builder.h"
 #include "ir/passes/passes.h"
 #include "runtime/optimize.h"
@@ -26,33 +27,6 @@ namespace p = ir::passes;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-ir::Attribute af(float v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kFloat;
-  a.f = v;
-  return a;
-}
-ir::Attribute as(std::string v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kString;
-  a.s = std::move(v);
-  return a;
-}
-ir::Attribute afs(std::vector<float> v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kFloats;
-  a.floats = std::move(v);
-  return a;
-}
-
-Tensor filled(Shape shape, std::vector<float> v) { return Tensor::from_vector<float>(shape, v); }
-
-std::vector<cpu::CpuIsa> runnable_isas() {
-  std::vector<cpu::CpuIsa> r{cpu::CpuIsa::kGeneric};
-  if (cpu::detected_cpu_isa() >= cpu::CpuIsa::kAvx2) r.push_back(cpu::CpuIsa::kAvx2);
-  if (cpu::detected_cpu_isa() >= cpu::CpuIsa::kAvx512) r.push_back(cpu::CpuIsa::kAvx512);
-  return r;
-}
 
 // Within tol, and NaN exactly where `want` has NaN.
 void expect_close_nan(const Tensor& got, const Tensor& want, float tol) {
@@ -148,28 +122,12 @@ TEST(ActivationClamp, LeakyReluOpMatchesScalarBitForBit) {
   }
 }
 
-struct ConvCase {
-  const char* what;
-  Shape x, w;
-  int64_t group, pad, stride;
-};
-
 // Every conv kernel path (GEMM, direct, Winograd, depthwise planes / flat /
 // 8-channel, strided) under every ISA level, with each activation kind, a
 // post-affine or not, a residual or not, and Max, Min and Max-then-Min
 // tails; channel 0's bias is NaN (a NaN channel in every path).
 TEST(ActivationClamp, FusedConvEveryKernelPath) {
-  const std::vector<ConvCase> convs = {
-      {"pointwise", {1, 32, 12, 12}, {48, 32, 1, 1}, 1, 0, 1},
-      {"pointwise wide", {1, 16, 32, 32}, {24, 16, 1, 1}, 1, 0, 1},
-      {"direct 3x3", {1, 8, 20, 20}, {16, 8, 3, 3}, 1, 1, 1},
-      {"winograd 3x3", {1, 64, 12, 12}, {64, 64, 3, 3}, 1, 1, 1},
-      {"depthwise wide", {1, 32, 40, 40}, {32, 1, 3, 3}, 32, 1, 1},
-      {"depthwise flat", {1, 32, 14, 14}, {32, 1, 3, 3}, 32, 1, 1},
-      {"depthwise 8 flat", {1, 8, 14, 14}, {8, 1, 3, 3}, 8, 1, 1},
-      {"depthwise stride 2", {1, 32, 20, 20}, {32, 1, 5, 5}, 32, 2, 2},
-      {"strided 3x3", {2, 16, 17, 17}, {24, 16, 3, 3}, 1, 1, 2},
-  };
+  const std::vector<ConvCase> convs = conv_kernel_paths();
   const std::vector<std::pair<std::string, std::vector<float>>> acts = {
       {"", {}}, {"LeakyRelu", {0.2f}}, {"Relu", {}}, {"Clip", {-0.5f, 0.5f}}, {"HardSwish", {}}, {"Gelu", {}}};
   const std::vector<std::vector<std::pair<const char*, float>>> tails = {
@@ -187,25 +145,12 @@ TEST(ActivationClamp, FusedConvEveryKernelPath) {
                        (tail.size() > 1 ? "+Min" : "") + (residual ? " + residual" : "") + (affine ? " + affine" : "") +
                        " isa " + cpu::cpu_isa_name(isa));
           GraphBuilder b;
-          auto x = b.input("x", cc.x);
-          const int64_t pad = cc.pad, M = cc.w[0];
-          ir::Attributes attrs = {
-              {"pads", ais({pad, pad, pad, pad})}, {"strides", ais({cc.stride, cc.stride})}, {"group", ai(cc.group)}};
+          ir::Attributes attrs;
           if (!act.empty()) attrs["activation"] = as(act);
           if (!params.empty()) attrs["activation_params"] = afs(params);
           if (affine) attrs["activation_affine"] = afs({-1.25f, 0.125f});
-          const int64_t oh = (cc.x[2] + 2 * pad - cc.w[2]) / cc.stride + 1,
-                        ow = (cc.x[3] + 2 * pad - cc.w[3]) / cc.stride + 1;
-          Tensor bias = random_tensor({M}, seed++);
-          bias.data<float>()[0] = kNaN;
-          std::vector<ir::ValueId> ins = {x, b.constant("w", random_tensor(cc.w, seed++, -0.3f, 0.3f)),
-                                          b.constant("b", bias)};
-          std::vector<Tensor> inputs = {random_tensor(cc.x, seed++, -3, 3)};
-          if (residual) {
-            ins.push_back(b.input("z", {cc.x[0], M, oh, ow}));
-            inputs.push_back(random_tensor({cc.x[0], M, oh, ow}, seed++));
-          }
-          ir::ValueId v = b.node("FusedConv", ins, attrs, 1, "com.dlrt");
+          std::vector<Tensor> inputs;
+          ir::ValueId v = add_fused_conv(b, cc, attrs, residual, true, seed, inputs);
           int c = 0;
           for (auto [op, val] : tail) v = b.node(op, {v, b.constant("c" + std::to_string(c++), filled({1}, {val}))});
           b.output(v);

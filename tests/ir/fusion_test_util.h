@@ -1,0 +1,93 @@
+// What the epilogue-fusion tests (affine_fusion_test, clamp_fusion_test)
+// share: attribute makers, the ISA levels to run, and the conv kernel paths a
+// fused activation must reach, built as com.dlrt FusedConv graphs.
+#pragma once
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/kernels/isa.h"
+#include "graph_builder.h"
+
+namespace dlrt::testing {
+
+inline ir::Attribute af(float v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kFloat;
+  a.f = v;
+  return a;
+}
+inline ir::Attribute as(std::string v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kString;
+  a.s = std::move(v);
+  return a;
+}
+inline ir::Attribute afs(std::vector<float> v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kFloats;
+  a.floats = std::move(v);
+  return a;
+}
+
+inline Tensor filled(Shape shape, std::vector<float> v) { return Tensor::from_vector<float>(shape, v); }
+
+// Every ISA level this CPU runs (generic always): the kernels pick their paths by it.
+inline std::vector<cpu::CpuIsa> runnable_isas() {
+  std::vector<cpu::CpuIsa> r{cpu::CpuIsa::kGeneric};
+  if (cpu::detected_cpu_isa() >= cpu::CpuIsa::kAvx2) r.push_back(cpu::CpuIsa::kAvx2);
+  if (cpu::detected_cpu_isa() >= cpu::CpuIsa::kAvx512) r.push_back(cpu::CpuIsa::kAvx512);
+  return r;
+}
+
+struct ConvCase {
+  const char* what;
+  Shape x, w;
+  int64_t group, pad, stride;
+};
+
+// The conv kernel paths: GEMM (1x1), direct (small 3x3), Winograd (3x3 of 64
+// channels), depthwise planes of 8 and 32 channels (plane kernels, the flat
+// grid for rows <= 16, the 8/16-channel kernels), strided convs.
+inline std::vector<ConvCase> conv_kernel_paths() {
+  return {
+      {"pointwise", {1, 32, 12, 12}, {48, 32, 1, 1}, 1, 0, 1},
+      {"pointwise wide", {1, 16, 32, 32}, {16, 16, 1, 1}, 1, 0, 1},
+      {"pointwise wide, partial block", {1, 16, 32, 32}, {24, 16, 1, 1}, 1, 0, 1},
+      {"direct 3x3", {1, 8, 20, 20}, {16, 8, 3, 3}, 1, 1, 1},
+      {"winograd 3x3", {1, 64, 12, 12}, {64, 64, 3, 3}, 1, 1, 1},
+      {"winograd 3x3 large", {1, 64, 28, 28}, {64, 64, 3, 3}, 1, 1, 1},
+      {"depthwise wide", {1, 32, 40, 40}, {32, 1, 3, 3}, 32, 1, 1},
+      {"depthwise flat", {1, 32, 14, 14}, {32, 1, 3, 3}, 32, 1, 1},
+      {"depthwise 8 wide", {1, 8, 40, 40}, {8, 1, 3, 3}, 8, 1, 1},
+      {"depthwise 8 flat", {1, 8, 14, 14}, {8, 1, 3, 3}, 8, 1, 1},
+      {"depthwise stride 2", {1, 32, 20, 20}, {32, 1, 5, 5}, 32, 2, 2},
+      {"strided 3x3", {2, 16, 17, 17}, {24, 16, 3, 3}, 1, 1, 2},
+  };
+}
+
+// Adds a com.dlrt FusedConv of `cc` to `b` (input "x", random weights and
+// bias, the bias of channel 0 NaN when `nan_bias`, a residual input "z" when
+// `residual`) with `attrs` besides pads/strides/group; appends the inputs'
+// tensors to `inputs` and returns the conv's output.
+inline ir::ValueId add_fused_conv(GraphBuilder& b, const ConvCase& cc, ir::Attributes attrs, bool residual,
+                                  bool nan_bias, uint32_t& seed, std::vector<Tensor>& inputs) {
+  const int64_t pad = cc.pad, M = cc.w[0];
+  attrs["pads"] = ais({pad, pad, pad, pad});
+  attrs["strides"] = ais({cc.stride, cc.stride});
+  attrs["group"] = ai(cc.group);
+  const int64_t oh = (cc.x[2] + 2 * pad - cc.w[2]) / cc.stride + 1, ow = (cc.x[3] + 2 * pad - cc.w[3]) / cc.stride + 1;
+  Tensor bias = random_tensor({M}, seed++);
+  if (nan_bias) bias.data<float>()[0] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<ir::ValueId> ins = {b.input("x", cc.x), b.constant("w", random_tensor(cc.w, seed++, -0.3f, 0.3f)),
+                                  b.constant("b", bias)};
+  inputs.push_back(random_tensor(cc.x, seed++, -3, 3));
+  if (residual) {
+    ins.push_back(b.input("z", {cc.x[0], M, oh, ow}));
+    inputs.push_back(random_tensor({cc.x[0], M, oh, ow}, seed++));
+  }
+  return b.node("FusedConv", ins, attrs, 1, "com.dlrt");
+}
+
+}  // namespace dlrt::testing
