@@ -21,22 +21,11 @@ namespace {
 namespace p = ir::passes;
 
 
-// Runs the graph before and after `pass`; the outputs agree within tol.
 template <typename Pass>
 std::shared_ptr<ir::Graph> check(std::shared_ptr<ir::Graph> g, const std::vector<Tensor>& inputs, Pass pass,
                                  const std::string& name, int expect_fired, float tol = 1e-5f) {
-  auto before = run_graph(g, inputs);
-  auto opt = std::make_shared<ir::Graph>(*g);
-  p::PassContext ctx = cpu_kernels_context();
-  EXPECT_EQ(pass(*opt, ctx), expect_fired) << name;
-  EXPECT_EQ(ctx.fired[name], expect_fired) << name;
-  EXPECT_TRUE(opt->topological_sort().ok());
-  auto after = run_graph(opt, inputs);
-  EXPECT_EQ(before.size(), after.size());
-  for (size_t i = 0; i < before.size() && i < after.size(); ++i) expect_close(after[i], before[i], tol);
-  return opt;
+  return check_pass(std::move(g), inputs, pass, name, expect_fired, tol);
 }
-
 
 // ---------------------------------------------------------------- conv-affine
 

@@ -28,33 +28,10 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 
-// Within tol, and NaN exactly where `want` has NaN.
-void expect_close_nan(const Tensor& got, const Tensor& want, float tol) {
-  ASSERT_EQ(got.shape(), want.shape());
-  for (int64_t i = 0; i < got.size(); ++i) {
-    const float g = got.data<float>()[i], w = want.data<float>()[i];
-    if (std::isnan(w)) {
-      ASSERT_TRUE(std::isnan(g)) << "at " << i << ": " << g;
-    } else {
-      ASSERT_NEAR(g, w, tol * (1 + std::abs(w))) << "at " << i;
-    }
-  }
-}
-
-// Runs the graph before and after activation-clamp; the outputs agree
-// (NaN where the unfused graph has NaN); returns the optimised graph.
+// activation-clamp against the unfused graph (check_pass).
 std::shared_ptr<ir::Graph> check(std::shared_ptr<ir::Graph> g, const std::vector<Tensor>& inputs, int expect_fired,
                                  float tol = 1e-5f) {
-  auto before = run_graph(g, inputs);
-  auto opt = std::make_shared<ir::Graph>(*g);
-  p::PassContext ctx = cpu_kernels_context();
-  EXPECT_EQ(p::fuse_activation_clamp(*opt, ctx), expect_fired);
-  EXPECT_EQ(ctx.fired["activation-clamp"], expect_fired);
-  EXPECT_TRUE(opt->topological_sort().ok());
-  auto after = run_graph(opt, inputs);
-  EXPECT_EQ(before.size(), after.size());
-  for (size_t i = 0; i < before.size() && i < after.size(); ++i) expect_close_nan(after[i], before[i], tol);
-  return opt;
+  return check_pass(std::move(g), inputs, p::fuse_activation_clamp, "activation-clamp", expect_fired, tol);
 }
 
 // The post-clamp alone (no activation) against dlrt's Max and Min kernels,

@@ -3,12 +3,16 @@
 // fused activation must reach, built as com.dlrt FusedConv graphs.
 #pragma once
 
+#include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/isa.h"
 #include "graph_builder.h"
+#include "ir/passes/passes.h"
 
 namespace dlrt::testing {
 
@@ -88,6 +92,37 @@ inline ir::ValueId add_fused_conv(GraphBuilder& b, const ConvCase& cc, ir::Attri
     inputs.push_back(random_tensor({cc.x[0], M, oh, ow}, seed++));
   }
   return b.node("FusedConv", ins, attrs, 1, "com.dlrt");
+}
+
+// Within tol, and NaN exactly where `want` has NaN.
+inline void expect_close_nan(const Tensor& got, const Tensor& want, float tol) {
+  ASSERT_EQ(got.shape(), want.shape());
+  for (int64_t i = 0; i < got.size(); ++i) {
+    const float g = got.data<float>()[i], w = want.data<float>()[i];
+    if (std::isnan(w)) {
+      ASSERT_TRUE(std::isnan(g)) << "at " << i << ": " << g;
+    } else {
+      ASSERT_NEAR(g, w, tol * (1 + std::abs(w))) << "at " << i;
+    }
+  }
+}
+
+// Runs the graph before and after `pass` (named `name` in the pass context's
+// counts, which must show expect_fired): the outputs agree within tol, NaN
+// where the unrewritten graph has NaN. Returns the rewritten graph.
+template <typename Pass>
+std::shared_ptr<ir::Graph> check_pass(std::shared_ptr<ir::Graph> g, const std::vector<Tensor>& inputs, Pass pass,
+                                      const std::string& name, int expect_fired, float tol = 1e-5f) {
+  auto before = run_graph(g, inputs);
+  auto opt = std::make_shared<ir::Graph>(*g);
+  ir::passes::PassContext ctx = cpu_kernels_context();
+  EXPECT_EQ(pass(*opt, ctx), expect_fired) << name;
+  EXPECT_EQ(ctx.fired[name], expect_fired) << name;
+  EXPECT_TRUE(opt->topological_sort().ok());
+  auto after = run_graph(opt, inputs);
+  EXPECT_EQ(before.size(), after.size());
+  for (size_t i = 0; i < before.size() && i < after.size(); ++i) expect_close_nan(after[i], before[i], tol);
+  return opt;
 }
 
 }  // namespace dlrt::testing
