@@ -18,8 +18,10 @@
 //    on the rank-5 tensors; a Mul of a value by one known to be [N, C, 1, 1]
 //    (a global pool's, through 1x1 convs and unary ops) -> ChannelScaleBlocked
 //    (and y + y * s then -> ChannelScaleBlocked(y, s, y): channel_scale_residual);
-//  - Concat on channels of blocked values whose channel counts, but the
-//    last's, are whole blocks;
+//  - Concat on channels of blocked values: unchanged on the rank-5 tensors
+//    when the channel counts, but the last's, are whole blocks, else ->
+//    ConcatBlocked (channels: each input's count), which packs the lanes
+//    across block boundaries;
 //  - nearest Resize (opset 11+) of a blocked value by constant scales
 //    [1, 1, sh, sw]: it runs on the rank-5 tensor with scales [1, 1, sh, sw, 1]
 //    (not for tf_crop_and_resize or tf_half_pixel_for_nn, whose scale-1 axes
@@ -278,6 +280,8 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
   std::iota(parent.begin(), parent.end(), 0);
   auto blocked = [&](ValueId v) { return v != kNoValue && channels.count(v) > 0; };
   std::set<ValueId> pooled;  // blocked values known to be [N, cb, 1, 1, b]
+  const bool packed_concat = ctx.can_run("ConcatBlocked", kDlrt, 1);
+  std::set<int> packed;  // Concats of inputs not all whole blocks -> ConcatBlocked
   for (int i = 0; i < nodes; ++i) {
     if (rw.dead(i)) continue;
     const Node& n = rw.node(i);
@@ -314,13 +318,19 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
       C = channels[n.inputs[0]];
     } else if (is_op(n, "Concat") && n.outputs.size() == 1 && !n.inputs.empty() &&
                (n.attr_int("axis", 0) == 1 || n.attr_int("axis", 0) == -3)) {
-      bool ok = true;
+      // Inputs of whole blocks (but the last) concatenate as rank-5 tensors;
+      // others need ConcatBlocked, which packs lanes across blocks.
+      bool ok = true, whole = true;
       C = 0;
       for (size_t j = 0; j < n.inputs.size() && ok; ++j) {
-        ok = blocked(n.inputs[j]) && (j + 1 == n.inputs.size() || channels[n.inputs[j]] % block == 0);
-        if (ok) C += channels[n.inputs[j]];
+        ok = blocked(n.inputs[j]);
+        if (!ok) break;
+        whole = whole && (j + 1 == n.inputs.size() || channels[n.inputs[j]] % block == 0);
+        C += channels[n.inputs[j]];
       }
+      if (ok && !whole && !packed_concat) ok = false;
       if (ok) k = Kind::kConcat;
+      if (ok && !whole) packed.insert(i);
     }
     if (k == Kind::kNone) continue;
     const bool elementwise = k == Kind::kUnary || k == Kind::kScalar;
@@ -376,6 +386,14 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
       n.domain = kDlrt;
       n.opset = 1;
       n.outputs.resize(1);
+    } else if (k == Kind::kConcat && packed.count(i)) {
+      std::vector<int64_t> cs;
+      for (ValueId v : rw.node(i).inputs) cs.push_back(channels[v]);
+      n.attributes.erase("axis");
+      n.attributes["channels"] = make_attr_ints(cs);
+      n.op_type = "ConcatBlocked";
+      n.domain = kDlrt;
+      n.opset = 1;
     } else if (k == Kind::kConcat) {
       n.attributes["axis"] = make_attr_int(1);
     } else if (k == Kind::kResize) {
