@@ -173,6 +173,45 @@ bool blocked_resize(const Rewriter& rw, const Node& n) {
          s->data<float>()[1] == 1.0f;
 }
 
+// A channel Concat of blocked values (channels: the blocked values' counts):
+// its channel count (-1: not blocked), and whether it needs ConcatBlocked.
+// Inputs of whole blocks (but the last) concatenate as rank-5 tensors; others
+// need ConcatBlocked (when `packing`: the backend runs it), which packs lanes
+// across blocks.
+struct ConcatChoice {
+  int64_t channels = -1;
+  bool packed = false;
+};
+ConcatChoice concat_choice(const Node& n, const std::map<ValueId, int64_t>& channels, int block, bool packing) {
+  ConcatChoice c;
+  if (!is_op(n, "Concat") || n.outputs.size() != 1 || n.inputs.empty()) return c;
+  const int64_t axis = n.attr_int("axis", 0);
+  if (axis != 1 && axis != -3) return c;
+  int64_t total = 0;
+  bool whole = true;
+  for (size_t j = 0; j < n.inputs.size(); ++j) {
+    auto it = n.inputs[j] == kNoValue ? channels.end() : channels.find(n.inputs[j]);
+    if (it == channels.end()) return c;
+    whole = whole && (j + 1 == n.inputs.size() || it->second % block == 0);
+    total += it->second;
+  }
+  if (!whole && !packing) return c;
+  c.channels = total;
+  c.packed = !whole;
+  return c;
+}
+
+// n (a Concat of `inputs`, their channel counts in `channels`) -> ConcatBlocked.
+void to_concat_blocked(Node& n, const std::vector<ValueId>& inputs, const std::map<ValueId, int64_t>& channels) {
+  std::vector<int64_t> cs;
+  for (ValueId v : inputs) cs.push_back(channels.at(v));
+  n.attributes.erase("axis");
+  n.attributes["channels"] = make_attr_ints(cs);
+  n.op_type = "ConcatBlocked";
+  n.domain = kDlrt;
+  n.opset = 1;
+}
+
 // Reader-side data inputs of a chosen node (those that must be blocked).
 std::vector<size_t> data_inputs(const Rewriter& rw, Kind k, const Node& n) {
   switch (k) {
@@ -316,21 +355,10 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
     } else if (blocked_resize(rw, n) && blocked(n.inputs[0])) {
       k = Kind::kResize;
       C = channels[n.inputs[0]];
-    } else if (is_op(n, "Concat") && n.outputs.size() == 1 && !n.inputs.empty() &&
-               (n.attr_int("axis", 0) == 1 || n.attr_int("axis", 0) == -3)) {
-      // Inputs of whole blocks (but the last) concatenate as rank-5 tensors;
-      // others need ConcatBlocked, which packs lanes across blocks.
-      bool ok = true, whole = true;
-      C = 0;
-      for (size_t j = 0; j < n.inputs.size() && ok; ++j) {
-        ok = blocked(n.inputs[j]);
-        if (!ok) break;
-        whole = whole && (j + 1 == n.inputs.size() || channels[n.inputs[j]] % block == 0);
-        C += channels[n.inputs[j]];
-      }
-      if (ok && !whole && !packed_concat) ok = false;
-      if (ok) k = Kind::kConcat;
-      if (ok && !whole) packed.insert(i);
+    } else if (const ConcatChoice cc = concat_choice(n, channels, block, packed_concat); cc.channels >= 0) {
+      k = Kind::kConcat;
+      C = cc.channels;
+      if (cc.packed) packed.insert(i);
     }
     if (k == Kind::kNone) continue;
     const bool elementwise = k == Kind::kUnary || k == Kind::kScalar;
@@ -387,13 +415,7 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
       n.opset = 1;
       n.outputs.resize(1);
     } else if (k == Kind::kConcat && packed.count(i)) {
-      std::vector<int64_t> cs;
-      for (ValueId v : rw.node(i).inputs) cs.push_back(channels[v]);
-      n.attributes.erase("axis");
-      n.attributes["channels"] = make_attr_ints(cs);
-      n.op_type = "ConcatBlocked";
-      n.domain = kDlrt;
-      n.opset = 1;
+      to_concat_blocked(n, rw.node(i).inputs, channels);
     } else if (k == Kind::kConcat) {
       n.attributes["axis"] = make_attr_int(1);
     } else if (k == Kind::kResize) {
