@@ -90,14 +90,16 @@ void concat_blocked(const BlockedConcatPlan& plan, const float* const* x, int64_
   const std::vector<int64_t>& blocks = plan.blocks;
   const int64_t obs = static_cast<int64_t>(runs.size());
   if (N <= 0 || hw <= 0 || obs == 0) return;
-  // Units: (image, output block, chunk of positions), chunks of about 64 KiB.
+  // Units: (image, chunk of positions, output block), chunks of about 64 KiB
+  // per block: the output blocks of a chunk, which share input blocks, run
+  // one after another (the shared chunk stays in cache).
   const int64_t chunk = std::min(hw, std::max<int64_t>(1, 16384 / b));
   const int64_t chunks = ceil_div(hw, chunk), units = N * obs * chunks;
   const bool vector = blocked_vector_path(block);
   auto body = [&](int64_t u0, int64_t u1) {
     const float* src[16];  // at most one run per lane
     for (int64_t u = u0; u < u1; ++u) {
-      const int64_t n = u / (obs * chunks), ob = u / chunks % obs, p0 = u % chunks * chunk;
+      const int64_t n = u / (obs * chunks), ob = u % obs, p0 = u / obs % chunks * chunk;
       const int64_t p1 = std::min(hw, p0 + chunk);
       const std::vector<Run>& r = runs[static_cast<size_t>(ob)];
       for (size_t k = 0; k < r.size(); ++k)
