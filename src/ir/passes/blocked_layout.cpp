@@ -18,8 +18,10 @@
 //    on the rank-5 tensors; a Mul of a value by one known to be [N, C, 1, 1]
 //    (a global pool's, through 1x1 convs and unary ops) -> ChannelScaleBlocked
 //    (and y + y * s then -> ChannelScaleBlocked(y, s, y): channel_scale_residual);
-//  - Concat on channels of blocked values whose channel counts, but the
-//    last's, are whole blocks;
+//  - Concat on channels of blocked values: unchanged on the rank-5 tensors
+//    when the channel counts, but the last's, are whole blocks, else ->
+//    ConcatBlocked (channels: each input's count), which packs the lanes
+//    across block boundaries;
 //  - nearest Resize (opset 11+) of a blocked value by constant scales
 //    [1, 1, sh, sw]: it runs on the rank-5 tensor with scales [1, 1, sh, sw, 1]
 //    (not for tf_crop_and_resize or tf_half_pixel_for_nn, whose scale-1 axes
@@ -171,6 +173,45 @@ bool blocked_resize(const Rewriter& rw, const Node& n) {
          s->data<float>()[1] == 1.0f;
 }
 
+// A channel Concat of blocked values (channels: the blocked values' counts):
+// its channel count (-1: not blocked), and whether it needs ConcatBlocked.
+// Inputs of whole blocks (but the last) concatenate as rank-5 tensors; others
+// need ConcatBlocked (when `packing`: the backend runs it), which packs lanes
+// across blocks.
+struct ConcatChoice {
+  int64_t channels = -1;
+  bool packed = false;
+};
+ConcatChoice concat_choice(const Node& n, const std::map<ValueId, int64_t>& channels, int block, bool packing) {
+  ConcatChoice c;
+  if (!is_op(n, "Concat") || n.outputs.size() != 1 || n.inputs.empty()) return c;
+  const int64_t axis = n.attr_int("axis", 0);
+  if (axis != 1 && axis != -3) return c;
+  int64_t total = 0;
+  bool whole = true;
+  for (size_t j = 0; j < n.inputs.size(); ++j) {
+    auto it = n.inputs[j] == kNoValue ? channels.end() : channels.find(n.inputs[j]);
+    if (it == channels.end()) return c;
+    whole = whole && (j + 1 == n.inputs.size() || it->second % block == 0);
+    total += it->second;
+  }
+  if (!whole && !packing) return c;
+  c.channels = total;
+  c.packed = !whole;
+  return c;
+}
+
+// n (a Concat of `inputs`, their channel counts in `channels`) -> ConcatBlocked.
+void to_concat_blocked(Node& n, const std::vector<ValueId>& inputs, const std::map<ValueId, int64_t>& channels) {
+  std::vector<int64_t> cs;
+  for (ValueId v : inputs) cs.push_back(channels.at(v));
+  n.attributes.erase("axis");
+  n.attributes["channels"] = make_attr_ints(cs);
+  n.op_type = "ConcatBlocked";
+  n.domain = kDlrt;
+  n.opset = 1;
+}
+
 // Reader-side data inputs of a chosen node (those that must be blocked).
 std::vector<size_t> data_inputs(const Rewriter& rw, Kind k, const Node& n) {
   switch (k) {
@@ -278,6 +319,8 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
   std::iota(parent.begin(), parent.end(), 0);
   auto blocked = [&](ValueId v) { return v != kNoValue && channels.count(v) > 0; };
   std::set<ValueId> pooled;  // blocked values known to be [N, cb, 1, 1, b]
+  const bool packed_concat = ctx.can_run("ConcatBlocked", kDlrt, 1);
+  std::set<int> packed;  // Concats of inputs not all whole blocks -> ConcatBlocked
   for (int i = 0; i < nodes; ++i) {
     if (rw.dead(i)) continue;
     const Node& n = rw.node(i);
@@ -312,15 +355,10 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
     } else if (blocked_resize(rw, n) && blocked(n.inputs[0])) {
       k = Kind::kResize;
       C = channels[n.inputs[0]];
-    } else if (is_op(n, "Concat") && n.outputs.size() == 1 && !n.inputs.empty() &&
-               (n.attr_int("axis", 0) == 1 || n.attr_int("axis", 0) == -3)) {
-      bool ok = true;
-      C = 0;
-      for (size_t j = 0; j < n.inputs.size() && ok; ++j) {
-        ok = blocked(n.inputs[j]) && (j + 1 == n.inputs.size() || channels[n.inputs[j]] % block == 0);
-        if (ok) C += channels[n.inputs[j]];
-      }
-      if (ok) k = Kind::kConcat;
+    } else if (const ConcatChoice cc = concat_choice(n, channels, block, packed_concat); cc.channels >= 0) {
+      k = Kind::kConcat;
+      C = cc.channels;
+      if (cc.packed) packed.insert(i);
     }
     if (k == Kind::kNone) continue;
     const bool elementwise = k == Kind::kUnary || k == Kind::kScalar;
@@ -376,6 +414,8 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
       n.domain = kDlrt;
       n.opset = 1;
       n.outputs.resize(1);
+    } else if (k == Kind::kConcat && packed.count(i)) {
+      to_concat_blocked(n, rw.node(i).inputs, channels);
     } else if (k == Kind::kConcat) {
       n.attributes["axis"] = make_attr_int(1);
     } else if (k == Kind::kResize) {

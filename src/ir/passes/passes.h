@@ -175,7 +175,8 @@ int quant_convs_channels_last(Graph& g, PassContext& ctx);
 // Float32 conv nets -> the channel-blocked layout [N, ceil(C/block), H, W,
 // block]: regions of 2-D Convs/FusedConvs (one group or depthwise), pools,
 // elementwise ops and channel Concats with at least two convs run as com.dlrt
-// ConvBlocked, MaxPoolBlocked, GlobalPoolBlocked and the unchanged
+// ConvBlocked, MaxPoolBlocked, GlobalPoolBlocked, ConcatBlocked (channel
+// counts not whole blocks) and the unchanged
 // elementwise ops, with ToBlocked/FromBlocked only at the regions' borders
 // (blocked_layout.cpp). block: 8 or 16. Returns the nodes converted.
 int blocked_layout(Graph& g, PassContext& ctx, int block);

@@ -354,24 +354,50 @@ DLRT_AVX512 __attribute__((always_inline)) inline void transpose16(__m512 (&r)[1
 
 }  // namespace
 
+// One output position of max_pool16_avx512 with bounds checks (the row's ends).
+DLRT_AVX512 inline __m512 max_pool16_edge(const float* xs, const BlockedConvGeometry& g, int64_t oh, int64_t ow) {
+  __m512 m = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int64_t kh = 0; kh < g.kh; ++kh) {
+    const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
+    if (ih < 0 || ih >= g.H) continue;
+    const float* xr = xs + ih * g.W * kB;
+    for (int64_t kw = 0; kw < g.kw; ++kw) {
+      const int64_t iw = ow * g.sw - g.pad_left + kw * g.dw;
+      if (iw >= 0 && iw < g.W) m = _mm512_max_ps(m, _mm512_loadu_ps(xr + iw * kB));
+    }
+  }
+  return m;
+}
+
 DLRT_AVX512 void max_pool16_avx512(const float* x, const BlockedConvGeometry& g, float* y, int64_t u0, int64_t u1) {
+  // Output columns [ow0, ow1) have every tap inside the row: no bounds checks there.
+  const int64_t ow0 = std::min(g.OW, (g.pad_left + g.sw - 1) / g.sw);
+  const int64_t last = g.W - 1 + g.pad_left - (g.kw - 1) * g.dw;
+  const int64_t ow1 = last < 0 ? ow0 : std::clamp(last / g.sw + 1, ow0, g.OW);
+  constexpr int64_t kMaxRows = 16;
+  int64_t rows[kMaxRows];  // offsets of the rows in the plane
   for (int64_t u = u0; u < u1; ++u) {
     const int64_t oh = u % g.OH, plane = u / g.OH;
     const float* xs = x + plane * g.H * g.W * kB;
     float* yd = y + u * g.OW * kB;
-    for (int64_t ow = 0; ow < g.OW; ++ow) {
+    int64_t nr = 0;  // the input rows the window covers, in kh order
+    for (int64_t kh = 0; kh < g.kh && nr <= kMaxRows; ++kh) {
+      const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
+      if (ih < 0 || ih >= g.H) continue;
+      if (nr < kMaxRows) rows[nr] = ih * g.W * kB;
+      ++nr;
+    }
+    const int64_t mid0 = nr <= kMaxRows ? ow0 : g.OW, mid1 = nr <= kMaxRows ? ow1 : g.OW;
+    for (int64_t ow = 0; ow < mid0; ++ow) _mm512_storeu_ps(yd + ow * kB, max_pool16_edge(xs, g, oh, ow));
+    for (int64_t ow = mid0; ow < mid1; ++ow) {
       __m512 m = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-      for (int64_t kh = 0; kh < g.kh; ++kh) {
-        const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
-        if (ih < 0 || ih >= g.H) continue;
-        const float* xr = xs + ih * g.W * kB;
-        for (int64_t kw = 0; kw < g.kw; ++kw) {
-          const int64_t iw = ow * g.sw - g.pad_left + kw * g.dw;
-          if (iw >= 0 && iw < g.W) m = _mm512_max_ps(m, _mm512_loadu_ps(xr + iw * kB));
-        }
-      }
+      const float* xw = xs + (ow * g.sw - g.pad_left) * kB;
+      for (int64_t r = 0; r < nr; ++r)
+        for (int64_t kw = 0; kw < g.kw; ++kw) m = _mm512_max_ps(m, _mm512_loadu_ps(xw + rows[r] + kw * g.dw * kB));
       _mm512_storeu_ps(yd + ow * kB, m);
     }
+    for (int64_t ow = std::max(mid0, mid1); ow < g.OW; ++ow)
+      _mm512_storeu_ps(yd + ow * kB, max_pool16_edge(xs, g, oh, ow));
   }
 }
 

@@ -11,12 +11,15 @@
 //   MaxPoolBlocked(X) -> blocked                            (block and MaxPool's 2-D attributes)
 //   ChannelScaleBlocked(X, S, [R]) -> X * S (+ R), S [N or 1, cb, 1, 1, b], R blocked like X (block):
 //       squeeze-excite's scale, with R = X its residual form y + y * s (ir/passes/channel_scale_residual.cpp)
+//   ConcatBlocked(X0, X1, ...) -> blocked Concat on channels  (block, channels = each input's C):
+//       channel counts need not be whole blocks (kernels/concat_blocked.h)
 #include <algorithm>
 #include <memory>
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/channel_scale_residual.h"
+#include "backends/cpu/kernels/concat_blocked.h"
 #include "backends/cpu/kernels/conv_blocked.h"
 #include "backends/cpu/ops/nn_util.h"
 
@@ -210,6 +213,51 @@ Result<std::unique_ptr<OpKernel>> make_conv_blocked(const ir::Node& node, const 
   return std::unique_ptr<OpKernel>(new ConvBlockedKernel(std::move(packed), *w, act, x_blocked));
 }
 
+class ConcatBlockedKernel final : public OpKernel {
+ public:
+  explicit ConcatBlockedKernel(BlockedConcatPlan plan) : plan_(std::move(plan)) {}
+
+  Status compute(KernelContext& ctx) const override {
+    const int b = plan_.block;
+    if (ctx.num_inputs() != plan_.channels.size())
+      return ctx.invalid(std::to_string(ctx.num_inputs()) + " inputs for " + std::to_string(plan_.channels.size()) +
+                         " channel counts");
+    thread_local std::vector<const float*> xs;  // no heap allocation once the input count was seen
+    xs.resize(plan_.channels.size());
+    const Tensor* first = nullptr;
+    for (size_t j = 0; j < plan_.channels.size(); ++j) {
+      DLRT_ASSIGN_OR_RETURN(const Tensor* x, blocked_input(ctx, j, b));
+      if (!first) first = x;
+      if (x->dim(1) != plan_.blocks[j] || x->dim(0) != first->dim(0) || x->dim(2) != first->dim(2) ||
+          x->dim(3) != first->dim(3))
+        return ctx.invalid("input " + std::to_string(j) + " has shape " + shape_to_string(x->shape()) + ", not [" +
+                           std::to_string(first->dim(0)) + ", " + std::to_string(plan_.blocks[j]) + ", " +
+                           std::to_string(first->dim(2)) + ", " + std::to_string(first->dim(3)) + ", " +
+                           std::to_string(b) + "] (" + std::to_string(plan_.channels[j]) + " channels)");
+      xs[j] = x->data<float>();
+    }
+    const int64_t N = first->dim(0), H = first->dim(2), W = first->dim(3);
+    const int64_t obs = static_cast<int64_t>(plan_.runs.size());
+    DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, {N, obs, H, W, b}));
+    concat_blocked(plan_, xs.data(), N, H * W, y->data<float>(), &ctx.pool());
+    return Status::Ok();
+  }
+
+ private:
+  BlockedConcatPlan plan_;
+};
+
+Result<std::unique_ptr<OpKernel>> make_concat_blocked(const ir::Node& node) {
+  const std::string where = node.describe() + ": ";
+  const int64_t b = node.attr_int("block", 16);
+  if (b != 8 && b != 16) return InvalidArgument(where + "block must be 8 or 16");
+  const ir::Attribute* a = node.attr("channels");
+  if (!a || a->ints.empty()) return InvalidArgument(where + "attribute 'channels' (one count per input) is required");
+  for (int64_t c : a->ints)
+    if (c < 0) return InvalidArgument(where + "channel counts must not be negative");
+  return std::unique_ptr<OpKernel>(new ConcatBlockedKernel(plan_blocked_concat(a->ints, static_cast<int>(b))));
+}
+
 }  // namespace
 
 Status register_blocked_kernels(KernelRegistry& r) {
@@ -218,6 +266,13 @@ Status register_blocked_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("GlobalPoolBlocked", global_pool_compute, 1, 1, kDomain));
   DLRT_RETURN_IF_ERROR(r.add_fn("MaxPoolBlocked", max_pool_compute, 1, 1, kDomain));
   DLRT_RETURN_IF_ERROR(r.add_fn("ChannelScaleBlocked", channel_scale_compute, 1, 1, kDomain));
+  KernelDef cat;
+  cat.op_type = "ConcatBlocked";
+  cat.domain = kDomain;
+  cat.min_opset = 1;
+  cat.max_opset = 1;
+  cat.factory = [](const ir::Node& node) { return make_concat_blocked(node); };
+  DLRT_RETURN_IF_ERROR(r.add(std::move(cat)));
   KernelDef d;
   d.op_type = "ConvBlocked";
   d.domain = kDomain;
