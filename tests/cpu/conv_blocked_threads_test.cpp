@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/conv_blocked.h"
+#include "backends/cpu/kernels/conv_blocked_impl.h"
 #include "backends/cpu/kernels/unit_order.h"
 #include "backends/cpu/kernels/isa.h"
 
@@ -92,6 +93,7 @@ void check_cases(int block) {
       // Inputs over half a 2 MiB L2 with 3 output block pairs: on one thread,
       // bands of rows each run for every pair.
       {1, 64, 64, 72, 80, 1, 1, 0, 1, false, true, false},   // 1x1, merged rows
+      {1, 64, 14, 14, 64, 1, 1, 0, 1, false, true, true},    // 1x1 by rows, 14 rows (7 per band on 2 threads)
       {1, 48, 96, 96, 40, 3, 1, 1, 1, false, true, true},    // 3x3 padded copy, residual
       // Padded inputs over 4 MiB (more than the L2 of today's CPUs) and
       // outputs wider than a two-row tile: read in place, the row ends as
@@ -186,6 +188,40 @@ TEST(ConvBlockedThreads, UnitOrderIsAPermutation) {
           }
           ASSERT_EQ(static_cast<int64_t>(seen.size()), units);
         }
+}
+
+// pointwise_merge_rows: by bands of rows on several threads, the merge that
+// leaves the busiest thread the fewest rows (14 rows on 2 threads: unmerged,
+// 7 and 7; merged by 2, bands of 4 and 3 merged rows, 8 and 6), the largest
+// such; elsewhere the largest merge that leaves each thread a few units.
+TEST(ConvBlockedThreads, PointwiseMergeBalancesBands) {
+  auto geometry = [](int64_t n, int64_t oh, int64_t ow) {
+    BlockedConvGeometry g;
+    g.N = n, g.C = 256, g.M = 256, g.H = g.OH = oh, g.W = g.OW = ow;
+    return g;
+  };
+  EXPECT_EQ(cpu::blocked_detail::band_output_rows(14, 14, 2, 2), 8);
+  EXPECT_EQ(cpu::blocked_detail::band_output_rows(14, 14, 1, 2), 7);
+  EXPECT_EQ(cpu::blocked_detail::pointwise_merge_rows(geometry(1, 14, 14), 8, 2, true, 0, 0), 1);
+  EXPECT_EQ(cpu::blocked_detail::pointwise_merge_rows(geometry(1, 56, 56), 8, 2, true, 0, 0), 14);
+  EXPECT_EQ(cpu::blocked_detail::pointwise_merge_rows(geometry(1, 28, 28), 8, 2, true, 0, 0), 7);
+  EXPECT_EQ(cpu::blocked_detail::pointwise_merge_rows(geometry(1, 10, 10), 8, 2, true, 0, 0), 1);
+  EXPECT_EQ(cpu::blocked_detail::pointwise_merge_rows(geometry(1, 30, 30), 8, 3, true, 0, 0), 5);
+  // By output blocks, or on one thread: the largest merge that fits.
+  EXPECT_EQ(cpu::blocked_detail::pointwise_merge_rows(geometry(1, 14, 14), 8, 2, false, 0, 0), 14);
+  EXPECT_EQ(cpu::blocked_detail::pointwise_merge_rows(geometry(1, 14, 14), 8, 1, true, 0, 0), 14);
+  EXPECT_EQ(cpu::blocked_detail::pointwise_merge_rows(geometry(1, 14, 14), 8, 1, true, 1 << 20, 64 << 10), 2);
+  for (int64_t threads : {2, 3, 4})
+    for (int64_t oh : {6, 7, 12, 14, 20, 28, 30, 56, 112}) {
+      const int64_t k = cpu::blocked_detail::pointwise_merge_rows(geometry(1, oh, oh), 8, threads, true, 0, 0);
+      ASSERT_EQ(oh % k, 0);
+      for (int64_t c = 1; c <= oh; ++c) {
+        if (oh % c != 0 || (c > 1 && oh / c < 2 * threads)) continue;
+        ASSERT_LE(cpu::blocked_detail::band_output_rows(oh, oh, k, threads),
+                  cpu::blocked_detail::band_output_rows(oh, oh, c, threads))
+            << oh << " rows, " << threads << " threads, k " << k << " against " << c;
+      }
+    }
 }
 
 }  // namespace

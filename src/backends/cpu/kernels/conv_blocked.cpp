@@ -31,6 +31,7 @@ void run(ThreadPool* pool, int64_t units, int64_t work_per_unit, FunctionRef<voi
 
 int64_t threads_of(ThreadPool* pool) { return pool ? pool->num_threads() : 1; }
 
+
 // Row units per band of unit_at's order (unit_order.h): one per thread where
 // the split goes by rows, else 0 (the units run group by group).
 int64_t band_rows(ThreadPool* pool, int64_t row_units, bool by_rows) {
@@ -112,6 +113,43 @@ void pad_blocked(const float* x, BlockedConvGeometry* g, int64_t b, std::vector<
 
 }  // namespace
 
+namespace blocked_detail {
+
+// The row units as rows_per_unit (conv_blocked_avx512.cpp) makes them.
+int64_t band_output_rows(int64_t OH, int64_t OW, int64_t k, int64_t threads) {
+  const int64_t rows = OH / k, rpu = OW * k <= kConvT / 2 && rows >= 2 ? 2 : 1;
+  const int64_t units = ceil_div(rows, rpu), band = band_for_threads(threads, units);
+  return std::min(rows, (band > 0 ? band : units) * rpu) * k;
+}
+
+int64_t pointwise_merge_rows(const BlockedConvGeometry& g, int64_t pairs, int64_t threads, bool by_rows, int64_t l2,
+                             int64_t row_in_bytes) {
+  // k divides OH and leaves every thread a few units; by rows on several
+  // threads, at least two merged rows per thread. On one thread, a merged
+  // row's input also stays within a quarter of the L2, so that a band of
+  // them (conv_blocked) fits half of it.
+  auto fits = [&](int64_t c) {
+    return g.OH % c == 0 && g.N * pairs * (g.OH / c) >= 4 * threads &&
+           !(by_rows && threads > 1 && g.OH / c < 2 * threads) &&
+           !(threads == 1 && pairs > 1 && l2 > 0 && c * row_in_bytes > l2 / 4);
+  };
+  // The largest such k; by rows on several threads, the largest of those
+  // whose bands give the busiest thread the fewest output rows (14 rows
+  // merged by 2 make 7, bands of 4 and 3 merged rows: 8 and 6 rows;
+  // unmerged, 7 and 7).
+  const bool banded = by_rows && threads > 1;
+  int64_t k = 1, best = std::numeric_limits<int64_t>::max();
+  for (int64_t c = g.OH; c >= 1; --c) {
+    if (c > 1 && !fits(c)) continue;
+    if (!banded) return c;
+    const int64_t cost = band_output_rows(g.OH, g.OW, c, threads);
+    if (cost < best) best = cost, k = c;
+  }
+  return k;
+}
+
+}  // namespace blocked_detail
+
 int blocked_width() { return cpu_isa() >= CpuIsa::kAvx512 ? 16 : 8; }
 
 bool blocked_vector_path(int block) {
@@ -175,8 +213,8 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
     x = scratch.data();
   }
   // A 1x1, stride-1, unpadded conv on blocked input reads positions in
-  // order: k rows run as one (k divides OH, the largest that leaves every
-  // thread a few units), so its tiles are full-width across row ends.
+  // order: k rows run as one (pointwise_merge_rows), so its tiles are
+  // full-width across row ends.
   //
   // On several threads the units go by bands of rows (a band per thread,
   // every output block of it; unit_at) where the activations outweigh the
@@ -192,14 +230,9 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
   if (vector && !w.depthwise && x_blocked && !padded && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
       g.OH == g.H && g.OW == g.W) {
     const int64_t pairs = (obs + 1) / 2;
-    int64_t k = g.OH;
-    // On one thread, a merged row's input also stays within a quarter of the
-    // L2, so that a band of them (below) fits half of it.
-    const int64_t l2 = device::cpu_caches().l2, row_in_bytes = icbs * g.W * b * int64_t{sizeof(float)};
-    while (k > 1 && (g.OH % k != 0 || g.N * pairs * (g.OH / k) < 4 * threads ||
-                     (by_rows && threads > 1 && g.OH / k < 2 * threads) ||
-                     (threads == 1 && pairs > 1 && l2 > 0 && k * row_in_bytes > l2 / 4)))
-      --k;
+    const int64_t row_in_bytes = icbs * g.W * b * int64_t{sizeof(float)};
+    const int64_t k = blocked_detail::pointwise_merge_rows(g, pairs, threads, by_rows, device::cpu_caches().l2,
+                                                           row_in_bytes);
     gp.OW = gp.W = g.OW * k;
     gp.OH = gp.H = g.OH / k;
   }
