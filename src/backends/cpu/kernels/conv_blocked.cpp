@@ -293,20 +293,47 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
   });
 }
 
+namespace {
+
+// The reorders' units: (image, channel block, piece of the positions) in
+// unit_at's order with a band of pieces per thread. On several threads the
+// positions split into two pieces per thread (whole 16-position vectors),
+// so that a tensor of one or two blocks (16 channels at 112x112) still
+// spreads over the threads, and each thread reorders about the band of
+// rows the conv next to it computes on that thread (unit_order.h).
+struct ReorderSplit {
+  int64_t pieces = 1, len = 0, band = 0;
+};
+
+ReorderSplit reorder_split(ThreadPool* pool, int64_t hw) {
+  ReorderSplit r;
+  const int64_t threads = threads_of(pool);
+  if (threads > 1 && hw >= 2 * threads * 16) r.pieces = 2 * threads;
+  r.len = ceil_div(ceil_div(hw, r.pieces), 16) * 16;
+  r.pieces = ceil_div(hw, r.len);
+  r.band = band_per_thread(pool, r.pieces);
+  return r;
+}
+
+}  // namespace
+
 void to_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, float* y, ThreadPool* pool) {
   const int64_t b = block, cbs = ceil_div(C, b);
-  run(pool, N * cbs, hw * b, [&](int64_t u0, int64_t u1) {
+  const ReorderSplit sp = reorder_split(pool, hw);
+  run(pool, N * cbs * sp.pieces, sp.len * b, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
-      const int64_t n = u / cbs, cb = u % cbs, cn = std::min(b, C - cb * b);
-      const float* xs = x + (n * C + cb * b) * hw;
-      float* yd = y + u * hw * b;
+      const UnitPos pos = unit_at(u, cbs, sp.pieces, sp.band);
+      const int64_t n = pos.n, cb = pos.group, cn = std::min(b, C - cb * b);
+      const int64_t p0 = pos.row * sp.len, p1 = std::min(hw, p0 + sp.len);
+      const float* xs = x + (n * C + cb * b) * hw + p0;
+      float* yd = y + ((n * cbs + cb) * hw + p0) * b;
 #if defined(__x86_64__) || defined(__i386__)
       if (blocked_vector_path(block)) {
-        blocked_detail::to_block16_avx512(xs, cn, hw, yd);
+        blocked_detail::to_block16_avx512(xs, cn, p1 - p0, hw, yd);
         continue;
       }
 #endif
-      for (int64_t p = 0; p < hw; ++p) {
+      for (int64_t p = 0; p < p1 - p0; ++p) {
         for (int64_t c = 0; c < cn; ++c) yd[p * b + c] = xs[c * hw + p];
         for (int64_t c = cn; c < b; ++c) yd[p * b + c] = 0.0f;
       }
@@ -316,19 +343,22 @@ void to_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, flo
 
 void from_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, float* y, ThreadPool* pool) {
   const int64_t b = block, cbs = ceil_div(C, b);
-  run(pool, N * cbs, hw * b, [&](int64_t u0, int64_t u1) {
+  const ReorderSplit sp = reorder_split(pool, hw);
+  run(pool, N * cbs * sp.pieces, sp.len * b, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
-      const int64_t n = u / cbs, cb = u % cbs, cn = std::min(b, C - cb * b);
-      const float* xs = x + u * hw * b;
-      float* yd = y + (n * C + cb * b) * hw;
+      const UnitPos pos = unit_at(u, cbs, sp.pieces, sp.band);
+      const int64_t n = pos.n, cb = pos.group, cn = std::min(b, C - cb * b);
+      const int64_t p0 = pos.row * sp.len, p1 = std::min(hw, p0 + sp.len);
+      const float* xs = x + ((n * cbs + cb) * hw + p0) * b;
+      float* yd = y + (n * C + cb * b) * hw + p0;
 #if defined(__x86_64__) || defined(__i386__)
       if (blocked_vector_path(block)) {
-        blocked_detail::from_block16_avx512(xs, cn, hw, yd);
+        blocked_detail::from_block16_avx512(xs, cn, p1 - p0, hw, yd);
         continue;
       }
 #endif
       for (int64_t c = 0; c < cn; ++c)
-        for (int64_t p = 0; p < hw; ++p) yd[c * hw + p] = xs[p * b + c];
+        for (int64_t p = 0; p < p1 - p0; ++p) yd[c * hw + p] = xs[p * b + c];
     }
   });
 }

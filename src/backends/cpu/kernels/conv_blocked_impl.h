@@ -58,12 +58,13 @@ void conv_units_avx512(const ConvJob& j, int64_t u0, int64_t u1);
 // Row units of a group-1 conv (one or two output rows each).
 int64_t conv_row_units_avx512(const BlockedConvGeometry& g);
 void depthwise_units_avx512(const ConvJob& j, int64_t u0, int64_t u1);
-// One 16-channel block: cn (<= 16) planes of hw floats, hw apart, <-> [hw][16]
-// (to: lanes past cn zero; from: only cn planes written).
+
 // max_pool_blocked's output rows [u0, u1) for 16-channel blocks.
 void max_pool16_avx512(const float* x, const BlockedConvGeometry& g, float* y, int64_t u0, int64_t u1);
-void to_block16_avx512(const float* x, int64_t cn, int64_t hw, float* y);
-void from_block16_avx512(const float* x, int64_t cn, int64_t hw, float* y);
+// One 16-channel block: hw positions of cn (<= 16) planes, `plane` floats
+// apart, <-> [hw][16] (to: lanes past cn zero; from: only cn planes written).
+void to_block16_avx512(const float* x, int64_t cn, int64_t hw, int64_t plane, float* y);
+void from_block16_avx512(const float* x, int64_t cn, int64_t hw, int64_t plane, float* y);
 #endif
 
 }  // namespace dlrt::cpu::blocked_detail
