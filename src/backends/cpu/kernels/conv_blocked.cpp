@@ -134,9 +134,12 @@ int64_t pointwise_merge_rows(const BlockedConvGeometry& g, int64_t pairs, int64_
            !(threads == 1 && pairs > 1 && l2 > 0 && c * row_in_bytes > l2 / 4);
   };
   // The largest such k; by rows on several threads, the largest of those
-  // whose bands give the busiest thread the fewest output rows (14 rows
-  // merged by 2 make 7, bands of 4 and 3 merged rows: 8 and 6 rows;
-  // unmerged, 7 and 7).
+  // whose bands give the busiest thread the fewest output rows, i.e. the
+  // most equal bands (14 rows merged by 2 make 7, bands of 4 and 3 merged
+  // rows: 8 and 6 rows; unmerged, 7 and 7). parallel_for deals each thread
+  // an equal run of the units, so with unequal bands one thread's run
+  // reaches into the other's band and reads rows of the input that the
+  // other core wrote in the op before.
   const bool banded = by_rows && threads > 1;
   int64_t k = 1, best = std::numeric_limits<int64_t>::max();
   for (int64_t c = g.OH; c >= 1; --c) {
