@@ -299,19 +299,22 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
 namespace {
 
 // The reorders' units: (image, channel block, piece of the positions) in
-// unit_at's order with a band of pieces per thread. On several threads the
-// positions split into two pieces per thread (whole 16-position vectors),
-// so that a tensor of one or two blocks (16 channels at 112x112) still
-// spreads over the threads, and each thread reorders about the band of
-// rows the conv next to it computes on that thread (unit_order.h).
+// unit_at's order with a band of pieces per thread. Where the planes
+// (images x channel blocks) are fewer than two per thread, the positions
+// split into two pieces per thread (whole 16-position vectors), so that a
+// tensor of one or two blocks (16 channels at 112x112) still spreads over
+// the threads, each thread reordering about the band of rows the conv next
+// to it computes on that thread (unit_order.h). Else whole planes: each
+// thread writes whole NCHW planes (pieces of a plane not a multiple of 16
+// positions long would share cache lines between the threads).
 struct ReorderSplit {
   int64_t pieces = 1, len = 0, band = 0;
 };
 
-ReorderSplit reorder_split(ThreadPool* pool, int64_t hw) {
+ReorderSplit reorder_split(ThreadPool* pool, int64_t planes, int64_t hw) {
   ReorderSplit r;
   const int64_t threads = threads_of(pool);
-  if (threads > 1 && hw >= 2 * threads * 16) r.pieces = 2 * threads;
+  if (threads > 1 && planes < 2 * threads && hw >= 2 * threads * 16) r.pieces = 2 * threads;
   r.len = ceil_div(ceil_div(hw, r.pieces), 16) * 16;
   r.pieces = ceil_div(hw, r.len);
   r.band = band_per_thread(pool, r.pieces);
@@ -322,7 +325,7 @@ ReorderSplit reorder_split(ThreadPool* pool, int64_t hw) {
 
 void to_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, float* y, ThreadPool* pool) {
   const int64_t b = block, cbs = ceil_div(C, b);
-  const ReorderSplit sp = reorder_split(pool, hw);
+  const ReorderSplit sp = reorder_split(pool, N * cbs, hw);
   run(pool, N * cbs * sp.pieces, sp.len * b, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
       const UnitPos pos = unit_at(u, cbs, sp.pieces, sp.band);
@@ -346,7 +349,7 @@ void to_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, flo
 
 void from_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, float* y, ThreadPool* pool) {
   const int64_t b = block, cbs = ceil_div(C, b);
-  const ReorderSplit sp = reorder_split(pool, hw);
+  const ReorderSplit sp = reorder_split(pool, N * cbs, hw);
   run(pool, N * cbs * sp.pieces, sp.len * b, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
       const UnitPos pos = unit_at(u, cbs, sp.pieces, sp.band);
