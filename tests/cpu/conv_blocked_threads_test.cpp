@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/conv_blocked.h"
+#include "backends/cpu/kernels/conv_blocked_impl.h"
 #include "backends/cpu/kernels/unit_order.h"
 #include "backends/cpu/kernels/isa.h"
 
@@ -92,6 +93,7 @@ void check_cases(int block) {
       // Inputs over half a 2 MiB L2 with 3 output block pairs: on one thread,
       // bands of rows each run for every pair.
       {1, 64, 64, 72, 80, 1, 1, 0, 1, false, true, false},   // 1x1, merged rows
+      {1, 64, 14, 14, 64, 1, 1, 0, 1, false, true, true},    // 1x1 by rows, 14 rows (7 per band on 2 threads)
       {1, 48, 96, 96, 40, 3, 1, 1, 1, false, true, true},    // 3x3 padded copy, residual
       // Padded inputs over 4 MiB (more than the L2 of today's CPUs) and
       // outputs wider than a two-row tile: read in place, the row ends as
@@ -152,6 +154,44 @@ TEST(ConvBlockedThreads, SameResultOnAnyThreadCount) {
   check_cases(16);
 }
 
+// to_blocked and from_blocked on 1 to 5 threads (units by pieces of the
+// positions too, so that one channel block spreads over the threads): every
+// channel lane lands where the layout puts it, lanes past C are zero, and
+// the round trip gives the input back, for positions not a multiple of 16
+// and the pieces' edges.
+TEST(ConvBlockedThreads, ReordersOnAnyThreadCount) {
+  auto check = [](int block) {
+    const int64_t b = block;
+    for (auto [N, C, hw] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+             {1, 16, 112 * 112}, {1, 5, 1000}, {2, 19, 333}, {3, 40, 33}, {1, 7, 3}, {2, 24, 160}}) {
+      SCOPED_TRACE(std::to_string(N) + "x" + std::to_string(C) + "x" + std::to_string(hw) + " block " +
+                   std::to_string(block));
+      const int64_t cbs = (C + b - 1) / b;
+      const auto x = random_floats(static_cast<size_t>(N * C * hw), 7);
+      for (int threads = 1; threads <= 5; ++threads) {
+        SCOPED_TRACE("threads " + std::to_string(threads));
+        ThreadPool pool(threads);
+        std::vector<float> xb(static_cast<size_t>(N * cbs * hw * b), NAN);
+        cpu::to_blocked(x.data(), N, C, hw, block, xb.data(), &pool);
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t c = 0; c < cbs * b; ++c)
+            for (int64_t p = 0; p < hw; ++p) {
+              const float got = xb[static_cast<size_t>(((n * cbs + c / b) * hw + p) * b + c % b)];
+              const float want = c < C ? x[static_cast<size_t>((n * C + c) * hw + p)] : 0.0f;
+              ASSERT_EQ(got, want) << n << " " << c << " " << p;
+            }
+        std::vector<float> back(x.size(), NAN);
+        cpu::from_blocked(xb.data(), N, C, hw, block, back.data(), &pool);
+        ASSERT_EQ(std::memcmp(back.data(), x.data(), x.size() * sizeof(float)), 0);
+      }
+    }
+  };
+  check(cpu::blocked_width());
+  cpu::ScopedCpuIsa generic(cpu::CpuIsa::kGeneric);
+  check(8);
+  check(16);
+}
+
 // unit_at visits every (image, group, row) once, runs of one (image, group)
 // hold consecutive rows, and with bands the units of a band come before the
 // next band's.
@@ -186,6 +226,40 @@ TEST(ConvBlockedThreads, UnitOrderIsAPermutation) {
           }
           ASSERT_EQ(static_cast<int64_t>(seen.size()), units);
         }
+}
+
+// pointwise_merge_rows: by bands of rows on several threads, the merge that
+// leaves the busiest thread the fewest rows (14 rows on 2 threads: unmerged,
+// 7 and 7; merged by 2, bands of 4 and 3 merged rows, 8 and 6), the largest
+// such; elsewhere the largest merge that leaves each thread a few units.
+TEST(ConvBlockedThreads, PointwiseMergeBalancesBands) {
+  auto geometry = [](int64_t n, int64_t oh, int64_t ow) {
+    BlockedConvGeometry g;
+    g.N = n, g.C = 256, g.M = 256, g.H = g.OH = oh, g.W = g.OW = ow;
+    return g;
+  };
+  EXPECT_EQ(cpu::blocked_detail::band_output_rows(14, 14, 2, 2), 8);
+  EXPECT_EQ(cpu::blocked_detail::band_output_rows(14, 14, 1, 2), 7);
+  EXPECT_EQ(cpu::blocked_detail::pointwise_merge_rows(geometry(1, 14, 14), 8, 2, true, 0, 0), 1);
+  EXPECT_EQ(cpu::blocked_detail::pointwise_merge_rows(geometry(1, 56, 56), 8, 2, true, 0, 0), 14);
+  EXPECT_EQ(cpu::blocked_detail::pointwise_merge_rows(geometry(1, 28, 28), 8, 2, true, 0, 0), 7);
+  EXPECT_EQ(cpu::blocked_detail::pointwise_merge_rows(geometry(1, 10, 10), 8, 2, true, 0, 0), 1);
+  EXPECT_EQ(cpu::blocked_detail::pointwise_merge_rows(geometry(1, 30, 30), 8, 3, true, 0, 0), 5);
+  // By output blocks, or on one thread: the largest merge that fits.
+  EXPECT_EQ(cpu::blocked_detail::pointwise_merge_rows(geometry(1, 14, 14), 8, 2, false, 0, 0), 14);
+  EXPECT_EQ(cpu::blocked_detail::pointwise_merge_rows(geometry(1, 14, 14), 8, 1, true, 0, 0), 14);
+  EXPECT_EQ(cpu::blocked_detail::pointwise_merge_rows(geometry(1, 14, 14), 8, 1, true, 1 << 20, 64 << 10), 2);
+  for (int64_t threads : {2, 3, 4})
+    for (int64_t oh : {6, 7, 12, 14, 20, 28, 30, 56, 112}) {
+      const int64_t k = cpu::blocked_detail::pointwise_merge_rows(geometry(1, oh, oh), 8, threads, true, 0, 0);
+      ASSERT_EQ(oh % k, 0);
+      for (int64_t c = 1; c <= oh; ++c) {
+        if (oh % c != 0 || (c > 1 && oh / c < 2 * threads)) continue;
+        ASSERT_LE(cpu::blocked_detail::band_output_rows(oh, oh, k, threads),
+                  cpu::blocked_detail::band_output_rows(oh, oh, c, threads))
+            << oh << " rows, " << threads << " threads, k " << k << " against " << c;
+      }
+    }
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ void run(ThreadPool* pool, int64_t units, int64_t work_per_unit, FunctionRef<voi
 
 int64_t threads_of(ThreadPool* pool) { return pool ? pool->num_threads() : 1; }
 
+
 // Row units per band of unit_at's order (unit_order.h): one per thread where
 // the split goes by rows, else 0 (the units run group by group).
 int64_t band_rows(ThreadPool* pool, int64_t row_units, bool by_rows) {
@@ -112,6 +113,46 @@ void pad_blocked(const float* x, BlockedConvGeometry* g, int64_t b, std::vector<
 
 }  // namespace
 
+namespace blocked_detail {
+
+// The row units as rows_per_unit (conv_blocked_avx512.cpp) makes them.
+int64_t band_output_rows(int64_t OH, int64_t OW, int64_t k, int64_t threads) {
+  const int64_t rows = OH / k, rpu = OW * k <= kConvT / 2 && rows >= 2 ? 2 : 1;
+  const int64_t units = ceil_div(rows, rpu), band = band_for_threads(threads, units);
+  return std::min(rows, (band > 0 ? band : units) * rpu) * k;
+}
+
+int64_t pointwise_merge_rows(const BlockedConvGeometry& g, int64_t pairs, int64_t threads, bool by_rows, int64_t l2,
+                             int64_t row_in_bytes) {
+  // k divides OH and leaves every thread a few units; by rows on several
+  // threads, at least two merged rows per thread. On one thread, a merged
+  // row's input also stays within a quarter of the L2, so that a band of
+  // them (conv_blocked) fits half of it.
+  auto fits = [&](int64_t c) {
+    return g.OH % c == 0 && g.N * pairs * (g.OH / c) >= 4 * threads &&
+           !(by_rows && threads > 1 && g.OH / c < 2 * threads) &&
+           !(threads == 1 && pairs > 1 && l2 > 0 && c * row_in_bytes > l2 / 4);
+  };
+  // The largest such k; by rows on several threads, the largest of those
+  // whose bands give the busiest thread the fewest output rows, i.e. the
+  // most equal bands (14 rows merged by 2 make 7, bands of 4 and 3 merged
+  // rows: 8 and 6 rows; unmerged, 7 and 7). parallel_for deals each thread
+  // an equal run of the units, so with unequal bands one thread's run
+  // reaches into the other's band and reads rows of the input that the
+  // other core wrote in the op before.
+  const bool banded = by_rows && threads > 1;
+  int64_t k = 1, best = std::numeric_limits<int64_t>::max();
+  for (int64_t c = g.OH; c >= 1; --c) {
+    if (c > 1 && !fits(c)) continue;
+    if (!banded) return c;
+    const int64_t cost = band_output_rows(g.OH, g.OW, c, threads);
+    if (cost < best) best = cost, k = c;
+  }
+  return k;
+}
+
+}  // namespace blocked_detail
+
 int blocked_width() { return cpu_isa() >= CpuIsa::kAvx512 ? 16 : 8; }
 
 bool blocked_vector_path(int block) {
@@ -175,8 +216,8 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
     x = scratch.data();
   }
   // A 1x1, stride-1, unpadded conv on blocked input reads positions in
-  // order: k rows run as one (k divides OH, the largest that leaves every
-  // thread a few units), so its tiles are full-width across row ends.
+  // order: k rows run as one (pointwise_merge_rows), so its tiles are
+  // full-width across row ends.
   //
   // On several threads the units go by bands of rows (a band per thread,
   // every output block of it; unit_at) where the activations outweigh the
@@ -192,14 +233,9 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
   if (vector && !w.depthwise && x_blocked && !padded && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
       g.OH == g.H && g.OW == g.W) {
     const int64_t pairs = (obs + 1) / 2;
-    int64_t k = g.OH;
-    // On one thread, a merged row's input also stays within a quarter of the
-    // L2, so that a band of them (below) fits half of it.
-    const int64_t l2 = device::cpu_caches().l2, row_in_bytes = icbs * g.W * b * int64_t{sizeof(float)};
-    while (k > 1 && (g.OH % k != 0 || g.N * pairs * (g.OH / k) < 4 * threads ||
-                     (by_rows && threads > 1 && g.OH / k < 2 * threads) ||
-                     (threads == 1 && pairs > 1 && l2 > 0 && k * row_in_bytes > l2 / 4)))
-      --k;
+    const int64_t row_in_bytes = icbs * g.W * b * int64_t{sizeof(float)};
+    const int64_t k = blocked_detail::pointwise_merge_rows(g, pairs, threads, by_rows, device::cpu_caches().l2,
+                                                           row_in_bytes);
     gp.OW = gp.W = g.OW * k;
     gp.OH = gp.H = g.OH / k;
   }
@@ -260,20 +296,50 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
   });
 }
 
+namespace {
+
+// The reorders' units: (image, channel block, piece of the positions) in
+// unit_at's order with a band of pieces per thread. Where the planes
+// (images x channel blocks) are fewer than two per thread, the positions
+// split into two pieces per thread (whole 16-position vectors), so that a
+// tensor of one or two blocks (16 channels at 112x112) still spreads over
+// the threads, each thread reordering about the band of rows the conv next
+// to it computes on that thread (unit_order.h). Else whole planes: each
+// thread writes whole NCHW planes (pieces of a plane not a multiple of 16
+// positions long would share cache lines between the threads).
+struct ReorderSplit {
+  int64_t pieces = 1, len = 0, band = 0;
+};
+
+ReorderSplit reorder_split(ThreadPool* pool, int64_t planes, int64_t hw) {
+  ReorderSplit r;
+  const int64_t threads = threads_of(pool);
+  if (threads > 1 && planes < 2 * threads && hw >= 2 * threads * 16) r.pieces = 2 * threads;
+  r.len = ceil_div(ceil_div(hw, r.pieces), 16) * 16;
+  r.pieces = ceil_div(hw, r.len);
+  r.band = band_per_thread(pool, r.pieces);
+  return r;
+}
+
+}  // namespace
+
 void to_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, float* y, ThreadPool* pool) {
   const int64_t b = block, cbs = ceil_div(C, b);
-  run(pool, N * cbs, hw * b, [&](int64_t u0, int64_t u1) {
+  const ReorderSplit sp = reorder_split(pool, N * cbs, hw);
+  run(pool, N * cbs * sp.pieces, sp.len * b, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
-      const int64_t n = u / cbs, cb = u % cbs, cn = std::min(b, C - cb * b);
-      const float* xs = x + (n * C + cb * b) * hw;
-      float* yd = y + u * hw * b;
+      const UnitPos pos = unit_at(u, cbs, sp.pieces, sp.band);
+      const int64_t n = pos.n, cb = pos.group, cn = std::min(b, C - cb * b);
+      const int64_t p0 = pos.row * sp.len, p1 = std::min(hw, p0 + sp.len);
+      const float* xs = x + (n * C + cb * b) * hw + p0;
+      float* yd = y + ((n * cbs + cb) * hw + p0) * b;
 #if defined(__x86_64__) || defined(__i386__)
       if (blocked_vector_path(block)) {
-        blocked_detail::to_block16_avx512(xs, cn, hw, yd);
+        blocked_detail::to_block16_avx512(xs, cn, p1 - p0, hw, yd);
         continue;
       }
 #endif
-      for (int64_t p = 0; p < hw; ++p) {
+      for (int64_t p = 0; p < p1 - p0; ++p) {
         for (int64_t c = 0; c < cn; ++c) yd[p * b + c] = xs[c * hw + p];
         for (int64_t c = cn; c < b; ++c) yd[p * b + c] = 0.0f;
       }
@@ -283,19 +349,22 @@ void to_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, flo
 
 void from_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, float* y, ThreadPool* pool) {
   const int64_t b = block, cbs = ceil_div(C, b);
-  run(pool, N * cbs, hw * b, [&](int64_t u0, int64_t u1) {
+  const ReorderSplit sp = reorder_split(pool, N * cbs, hw);
+  run(pool, N * cbs * sp.pieces, sp.len * b, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
-      const int64_t n = u / cbs, cb = u % cbs, cn = std::min(b, C - cb * b);
-      const float* xs = x + u * hw * b;
-      float* yd = y + (n * C + cb * b) * hw;
+      const UnitPos pos = unit_at(u, cbs, sp.pieces, sp.band);
+      const int64_t n = pos.n, cb = pos.group, cn = std::min(b, C - cb * b);
+      const int64_t p0 = pos.row * sp.len, p1 = std::min(hw, p0 + sp.len);
+      const float* xs = x + ((n * cbs + cb) * hw + p0) * b;
+      float* yd = y + (n * C + cb * b) * hw + p0;
 #if defined(__x86_64__) || defined(__i386__)
       if (blocked_vector_path(block)) {
-        blocked_detail::from_block16_avx512(xs, cn, hw, yd);
+        blocked_detail::from_block16_avx512(xs, cn, p1 - p0, hw, yd);
         continue;
       }
 #endif
       for (int64_t c = 0; c < cn; ++c)
-        for (int64_t p = 0; p < hw; ++p) yd[c * hw + p] = xs[p * b + c];
+        for (int64_t p = 0; p < p1 - p0; ++p) yd[c * hw + p] = xs[p * b + c];
     }
   });
 }

@@ -401,19 +401,19 @@ DLRT_AVX512 void max_pool16_avx512(const float* x, const BlockedConvGeometry& g,
   }
 }
 
-DLRT_AVX512 void to_block16_avx512(const float* x, int64_t cn, int64_t hw, float* y) {
+DLRT_AVX512 void to_block16_avx512(const float* x, int64_t cn, int64_t hw, int64_t plane, float* y) {
   __m512 r[16];
   for (int64_t p0 = 0; p0 < hw; p0 += 16) {
     const int64_t pn = std::min<int64_t>(16, hw - p0);
     const __mmask16 m = avx512::tail_mask(pn);
 #pragma GCC unroll 16
-    for (int c = 0; c < 16; ++c) r[c] = c < cn ? _mm512_maskz_loadu_ps(m, x + c * hw + p0) : _mm512_setzero_ps();
+    for (int c = 0; c < 16; ++c) r[c] = c < cn ? _mm512_maskz_loadu_ps(m, x + c * plane + p0) : _mm512_setzero_ps();
     transpose16(r);
     for (int64_t p = 0; p < pn; ++p) _mm512_storeu_ps(y + (p0 + p) * kB, r[p]);
   }
 }
 
-DLRT_AVX512 void from_block16_avx512(const float* x, int64_t cn, int64_t hw, float* y) {
+DLRT_AVX512 void from_block16_avx512(const float* x, int64_t cn, int64_t hw, int64_t plane, float* y) {
   __m512 r[16];
   for (int64_t p0 = 0; p0 < hw; p0 += 16) {
     const int64_t pn = std::min<int64_t>(16, hw - p0);
@@ -421,7 +421,7 @@ DLRT_AVX512 void from_block16_avx512(const float* x, int64_t cn, int64_t hw, flo
 #pragma GCC unroll 16
     for (int p = 0; p < 16; ++p) r[p] = p < pn ? _mm512_loadu_ps(x + (p0 + p) * kB) : _mm512_setzero_ps();
     transpose16(r);
-    for (int64_t c = 0; c < cn; ++c) _mm512_mask_storeu_ps(y + c * hw + p0, m, r[c]);
+    for (int64_t c = 0; c < cn; ++c) _mm512_mask_storeu_ps(y + c * plane + p0, m, r[c]);
   }
 }
 

@@ -30,6 +30,22 @@ struct ConvJob {
 };
 
 
+// Output rows of the busiest of `threads` threads where an unpadded 1x1
+// conv's OH x OW output rows merge k at a time (OH % k == 0) and the merged
+// rows run in a band per thread (unit_order.h), in row units of one merged
+// row, or two where a merged row has at most kConvT / 2 positions.
+int64_t band_output_rows(int64_t OH, int64_t OW, int64_t k, int64_t threads);
+
+// How many output rows of a 1x1, stride-1, unpadded conv on blocked input
+// run as one row (a divisor of g.OH): the largest that leaves every thread
+// a few units of the `pairs` output block pairs (and, `by_rows` on several
+// threads, two merged rows each; on one thread, k rows' input within a
+// quarter of `l2` bytes, `row_in_bytes` per row); by rows on several
+// threads, of those the largest whose bands leave the busiest thread the
+// fewest output rows (band_output_rows).
+int64_t pointwise_merge_rows(const BlockedConvGeometry& g, int64_t pairs, int64_t threads, bool by_rows, int64_t l2,
+                             int64_t row_in_bytes);
+
 // Positions per group-1 tile on the vector path (2 blocks x 14: 28
 // accumulators); outputs at most kConvT / 2 wide run two rows per tile, which
 // needs every tap inside the input (a padded copy).
@@ -42,12 +58,13 @@ void conv_units_avx512(const ConvJob& j, int64_t u0, int64_t u1);
 // Row units of a group-1 conv (one or two output rows each).
 int64_t conv_row_units_avx512(const BlockedConvGeometry& g);
 void depthwise_units_avx512(const ConvJob& j, int64_t u0, int64_t u1);
-// One 16-channel block: cn (<= 16) planes of hw floats, hw apart, <-> [hw][16]
-// (to: lanes past cn zero; from: only cn planes written).
+
 // max_pool_blocked's output rows [u0, u1) for 16-channel blocks.
 void max_pool16_avx512(const float* x, const BlockedConvGeometry& g, float* y, int64_t u0, int64_t u1);
-void to_block16_avx512(const float* x, int64_t cn, int64_t hw, float* y);
-void from_block16_avx512(const float* x, int64_t cn, int64_t hw, float* y);
+// One 16-channel block: hw positions of cn (<= 16) planes, `plane` floats
+// apart, <-> [hw][16] (to: lanes past cn zero; from: only cn planes written).
+void to_block16_avx512(const float* x, int64_t cn, int64_t hw, int64_t plane, float* y);
+void from_block16_avx512(const float* x, int64_t cn, int64_t hw, int64_t plane, float* y);
 #endif
 
 }  // namespace dlrt::cpu::blocked_detail

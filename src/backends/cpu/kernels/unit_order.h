@@ -35,11 +35,13 @@ inline UnitPos unit_at(int64_t u, int64_t groups, int64_t row_units, int64_t ban
   return p;
 }
 
-// The band for unit_at: a band per thread of `pool` where it has several
+// The band for unit_at: a band per thread (of `threads`, or of `pool`) where there are several
 // threads and there are at least two rows for each, else 0 (one band).
+inline int64_t band_for_threads(int64_t threads, int64_t row_units) {
+  return threads > 1 && row_units >= 2 * threads ? (row_units + threads - 1) / threads : 0;
+}
 inline int64_t band_per_thread(const ThreadPool* pool, int64_t row_units) {
-  const int64_t t = pool ? pool->num_threads() : 1;
-  return t > 1 && row_units >= 2 * t ? (row_units + t - 1) / t : 0;
+  return band_for_threads(pool ? pool->num_threads() : 1, row_units);
 }
 
 }  // namespace dlrt::cpu
