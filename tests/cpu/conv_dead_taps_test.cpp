@@ -211,5 +211,50 @@ TEST(ConvDeadTaps, ConcurrentRunsAtDifferentSizes) {
   for (int t = 0; t < 8; ++t) EXPECT_EQ(failures[static_cast<size_t>(t)], 0) << "thread " << t;
 }
 
+// com.dlrt ConvBlocked (the blocked layout the blocked-layout pass makes):
+// a group-1 conv reading NCHW (x_blocked 0) and a depthwise one reading
+// blocked input, on dynamic sizes, against plain Conv with W as an input.
+TEST(ConvDeadTaps, BlockedConvsCropToo) {
+  for (const bool depthwise : {false, true}) {
+    SCOPED_TRACE(depthwise ? "depthwise" : "group 1");
+    const int64_t C = 24, M = depthwise ? 24 : 20;
+    const Tensor w = dlrt::testing::random_tensor({M, depthwise ? 1 : C, 3, 3}, 12);
+    const Tensor bias = dlrt::testing::random_tensor({M}, 13);
+    ir::Attributes conv_attrs = {{"pads", attr_ints({1, 1, 1, 1})}, {"group", attr_int(depthwise ? C : 1)}};
+    dlrt::testing::GraphBuilder b;
+    auto x = b.input("x", {1, C, -1, -1}, DType::kFloat32, {"", "", "h", "w"});
+    ir::Attributes battrs = conv_attrs;
+    battrs["block"] = attr_int(16);
+    ir::ValueId in = x;
+    if (depthwise) in = b.node("ToBlocked", {x}, {{"block", attr_int(16)}}, 1, "com.dlrt");
+    else battrs["x_blocked"] = attr_int(0);
+    auto y = b.node("ConvBlocked", {in, b.constant("w", w), b.constant("b", bias)}, battrs, 1, "com.dlrt");
+    b.output(b.node("FromBlocked", {y}, {{"block", attr_int(16)}, {"channels", attr_int(M)}}, 1, "com.dlrt"));
+    dlrt::testing::GraphBuilder r;
+    auto rx = r.input("x", {1, C, -1, -1}, DType::kFloat32, {"", "", "h", "w"});
+    auto rw = r.input("w", {w.dim(0), w.dim(1), 3, 3});
+    r.output(r.node("Conv", {rx, rw, r.constant("b", bias)}, conv_attrs));
+    ThreadPool pool(2);
+    auto ex = Executor::create(b.graph(), pool, builtin_kernels());
+    ASSERT_TRUE(ex.ok()) << ex.status().to_string();
+    auto ref = Executor::create(r.graph(), pool, builtin_kernels());
+    ASSERT_TRUE(ref.ok()) << ref.status().to_string();
+    const std::vector<std::pair<Shape, bool>> feeds = {
+        {{1, C, 1, 37}, true}, {{1, C, 11, 1}, true}, {{1, C, 4, 9}, false}, {{1, C, 1, 1}, true}, {{1, C, 1, 37}, true}};
+    uint32_t seed = 60;
+    for (const auto& [shape, cropped] : feeds) {
+      SCOPED_TRACE(shape_to_string(shape));
+      const Tensor xt = dlrt::testing::random_tensor(shape, seed++);
+      const uint64_t before = conv_cropped_runs();
+      auto got = (*ex)->run({RunValue::of(xt)});
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      EXPECT_EQ(conv_cropped_runs() - before, cropped ? 1u : 0u);
+      auto want = (*ref)->run({RunValue::of(xt), RunValue::of(w)});
+      ASSERT_TRUE(want.ok()) << want.status().to_string();
+      dlrt::testing::expect_close((*got)[0].tensor, (*want)[0].tensor, 1e-4f);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dlrt::cpu

@@ -23,6 +23,7 @@ std::atomic<uint64_t> g_cropped_runs{0};
 }  // namespace
 
 uint64_t conv_cropped_runs() { return g_cropped_runs.load(std::memory_order_relaxed); }
+void count_cropped_conv_run() { g_cropped_runs.fetch_add(1, std::memory_order_relaxed); }
 
 namespace conv_detail {
 namespace {
@@ -76,11 +77,9 @@ void crop_dead_taps(ConvProblem& prob) {
 
 }  // namespace conv_detail
 
-namespace {
+ConvTapCrop dead_conv_taps(const nn::WindowGeometry& g) { return conv_detail::dead_taps(conv_detail::to_geo3(g)); }
 
-// W [M, C/group, k...] without `crop`'s taps; an empty tensor when a removed
-// weight is not finite or the allocation fails.
-Tensor cropped_weights(const Tensor& w, const ConvTapCrop& crop) {
+Tensor crop_conv_weights(const Tensor& w, const ConvTapCrop& crop) {
   const int nd = static_cast<int>(w.rank()) - 2;
   int64_t k[3] = {1, 1, 1};
   Shape shape = w.shape();
@@ -106,14 +105,12 @@ Tensor cropped_weights(const Tensor& w, const ConvTapCrop& crop) {
   return out;
 }
 
-}  // namespace
-
 const ConvPrepacked* ConvPrepacked::cropped(const ConvTapCrop& crop) const {
   std::lock_guard<std::mutex> lock(crops_mutex_);
   for (const auto& [key, made] : crops_)
     if (key == crop) return made.get();
   std::shared_ptr<ConvPrepacked> made;
-  Tensor w = cropped_weights(source, crop);
+  Tensor w = crop_conv_weights(source, crop);
   if (w.size() > 0) {
     made = std::make_shared<ConvPrepacked>();
     made->source = std::move(w);

@@ -14,6 +14,10 @@
 
 namespace dlrt::cpu {
 
+namespace nn {
+struct WindowGeometry;
+}
+
 // Kernel taps cropped from each of the three spatial axes (Geo3's: missing
 // leading axes have one tap) because, at a run's input and output sizes,
 // they read padding only (conv_dead_taps.cpp).
@@ -26,6 +30,15 @@ struct ConvTapCrop {
   }
   bool operator==(const ConvTapCrop&) const = default;
 };
+
+// The taps of a conv with window geometry `g` (nn_util.h, 1- to 3-D) that
+// read padding only: what crop_dead_taps crops (conv_internal.h).
+ConvTapCrop dead_conv_taps(const nn::WindowGeometry& g);
+
+// Float32 W [M, C/group, k...] (1- to 3-D) without `crop`'s taps (axes as
+// ConvTapCrop's: the last of three are W's); an empty tensor when a removed
+// weight is not finite or the allocation fails.
+Tensor crop_conv_weights(const Tensor& w, const ConvTapCrop& crop);
 
 // Weights packed once per group (op(A) = W_g, Mg x Cg*k) for the float32 GEMM.
 struct ConvPrepacked {
@@ -97,9 +110,11 @@ uint64_t conv_amx_runs();
 // AVX2, conv.cpp) since the process started; for tests.
 uint64_t conv_transposed_runs();
 
-// How many float Conv runs ran cropped (dead taps, conv_dead_taps.cpp)
-// since the process started; for tests.
+// How many float Conv / FusedConv / ConvBlocked runs ran cropped (dead
+// taps, conv_dead_taps.cpp) since the process started; for tests. The
+// kernels count theirs with count_cropped_conv_run.
 uint64_t conv_cropped_runs();
+void count_cropped_conv_run();
 
 // Conv / FusedConv. `pre` may be null (or stale: it is then ignored).
 Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& fuse);
