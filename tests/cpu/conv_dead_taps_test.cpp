@@ -211,6 +211,46 @@ TEST(ConvDeadTaps, ConcurrentRunsAtDifferentSizes) {
   for (int t = 0; t < 8; ++t) EXPECT_EQ(failures[static_cast<size_t>(t)], 0) << "thread " << t;
 }
 
+// com.dlrt FusedConv (bias, residual Z, Relu) on dynamic sizes: the same
+// crop, the fused stage unchanged; against Conv + Z + Relu with W an input.
+TEST(ConvDeadTaps, FusedConvCropsWithItsResidualAndActivation) {
+  const int64_t C = 40, M = 24;
+  const Tensor w = dlrt::testing::random_tensor({M, C, 3, 3}, 14);
+  const Tensor bias = dlrt::testing::random_tensor({M}, 15);
+  const ir::Attributes pads = {{"pads", attr_ints({1, 1, 1, 1})}};
+  dlrt::testing::GraphBuilder b;
+  auto x = b.input("x", {1, C, -1, -1}, DType::kFloat32, {"", "", "h", "w"});
+  auto z = b.input("z", {1, M, -1, -1}, DType::kFloat32, {"", "", "h", "w"});
+  ir::Attributes fattrs = pads;
+  fattrs["activation"] = testing::attr_string("Relu");
+  b.output(b.node("FusedConv", {x, b.constant("w", w), b.constant("b", bias), z}, fattrs, 1, "com.dlrt"));
+  dlrt::testing::GraphBuilder r;
+  auto rx = r.input("x", {1, C, -1, -1}, DType::kFloat32, {"", "", "h", "w"});
+  auto rz = r.input("z", {1, M, -1, -1}, DType::kFloat32, {"", "", "h", "w"});
+  auto rw = r.input("w", {M, C, 3, 3});
+  r.output(r.node("Relu", {r.node("Add", {r.node("Conv", {rx, rw, r.constant("b", bias)}, pads), rz})}));
+  ThreadPool pool(2);
+  auto ex = Executor::create(b.graph(), pool, builtin_kernels());
+  ASSERT_TRUE(ex.ok()) << ex.status().to_string();
+  auto ref = Executor::create(r.graph(), pool, builtin_kernels());
+  ASSERT_TRUE(ref.ok()) << ref.status().to_string();
+  const std::vector<std::pair<std::pair<int64_t, int64_t>, bool>> feeds = {
+      {{1, 33}, true}, {{9, 1}, true}, {{3, 8}, false}, {{1, 33}, true}};
+  uint32_t seed = 80;
+  for (const auto& [hw, cropped] : feeds) {
+    const Tensor xt = dlrt::testing::random_tensor({1, C, hw.first, hw.second}, seed++);
+    const Tensor zt = dlrt::testing::random_tensor({1, M, hw.first, hw.second}, seed++);
+    SCOPED_TRACE(shape_to_string(xt.shape()));
+    const uint64_t before = conv_cropped_runs();
+    auto got = (*ex)->run({RunValue::of(xt), RunValue::of(zt)});
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_EQ(conv_cropped_runs() - before, cropped ? 1u : 0u);
+    auto want = (*ref)->run({RunValue::of(xt), RunValue::of(zt), RunValue::of(w)});
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    dlrt::testing::expect_close((*got)[0].tensor, (*want)[0].tensor, 1e-4f);
+  }
+}
+
 // com.dlrt ConvBlocked (the blocked layout the blocked-layout pass makes):
 // a group-1 conv reading NCHW (x_blocked 0) and a depthwise one reading
 // blocked input, on dynamic sizes, against plain Conv with W as an input.
