@@ -225,6 +225,51 @@ TEST(RunAllocations, RunIntoAllocatesNothing) {
   for (int64_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.data<float>()[i], (*expected)[0].data<float>()[i]) << i;
 }
 
+// x [1, 16, h, w] (h, w symbolic) -> Conv 3x3 pads 1 (constant W) -> y. Fed
+// height 1, the conv runs cropped to 1x3 (backends/cpu/ops/conv_dead_taps.cpp):
+// the cropped weights are made on the first such run and kept, so warm runs
+// allocate no more than an uncropped conv's, at either size in turn.
+TEST(RunAllocations, CroppedConvAllocatesNothingOnceWarm) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("cropped_conv");
+  auto* xi = g->add_input();
+  xi->set_name("x");
+  auto* xt = xi->mutable_type()->mutable_tensor_type();
+  xt->set_elem_type(onnx::TensorProto::FLOAT);
+  xt->mutable_shape()->add_dim()->set_dim_value(1);
+  xt->mutable_shape()->add_dim()->set_dim_value(16);
+  xt->mutable_shape()->add_dim()->set_dim_param("h");
+  xt->mutable_shape()->add_dim()->set_dim_param("w");
+  std::vector<float> w(8 * 16 * 9);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.01f * static_cast<float>(static_cast<int>(i % 23) - 11);
+  add_init(g, "w", {8, 16, 3, 3}, onnx::TensorProto::FLOAT, w);
+  auto* conv = add_onnx_node(g, "Conv", {"x", "w"}, "y");
+  auto* pads = conv->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : {1, 1, 1, 1}) pads->add_ints(v);
+  auto* yo = g->add_output();
+  yo->set_name("y");
+  yo->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int threads : {1, 2}) {
+    SessionOptions opts;
+    opts.threads = threads;
+    auto s = Session::create_from_bytes(m.SerializeAsString(), opts);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    for (const Shape& shape : {Shape{1, 16, 1, 24}, Shape{1, 16, 5, 24}, Shape{1, 16, 9, 1}}) {
+      Tensor x = Tensor::allocate(DType::kFloat32, shape).value();
+      for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = 0.03f * static_cast<float>(i % 17) - 0.2f;
+      const std::map<std::string, Tensor> inputs = {{"x", x}};
+      EXPECT_LE(news_per_run(**s, inputs, 10), allowed(**s)) << shape_to_string(shape) << ", " << threads << " threads";
+      auto outs = output_buffers(**s, inputs);
+      EXPECT_EQ(news_per_run_into(**s, inputs, outs, 10), 0.0) << shape_to_string(shape) << ", " << threads << " threads";
+    }
+  }
+}
+
 // Every model of a zoo folder (<model>.onnx, <model>/<case>/<input>.npy) at 1 and 2 threads.
 void check_zoo_folder(const fs::path& root) {
   int checked = 0;

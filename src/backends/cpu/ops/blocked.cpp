@@ -15,12 +15,16 @@
 //       channel counts need not be whole blocks (kernels/concat_blocked.h)
 #include <algorithm>
 #include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/channel_scale_residual.h"
 #include "backends/cpu/kernels/concat_blocked.h"
 #include "backends/cpu/kernels/conv_blocked.h"
+#include "backends/cpu/ops/conv_impl.h"
 #include "backends/cpu/ops/nn_util.h"
 
 namespace dlrt::cpu {
@@ -168,8 +172,21 @@ class ConvBlockedKernel final : public OpKernel {
                          std::to_string(C) + " channels W expects");
     DLRT_ASSIGN_OR_RETURN(nn::WindowGeometry wg,
                           nn::resolve_window(ctx, IntList{x->dim(2), x->dim(3)}, IntList{w_.kh, w_.kw}, false));
-    const BlockedConvGeometry g = geometry_of(wg, N, C, M);
+    BlockedConvGeometry g = geometry_of(wg, N, C, M);
     const Shape out{N, ceil_div(M, b), g.OH, g.OW, b};
+    // Taps that read padding only at these sizes (dynamic ones the graph
+    // pass conv-padding-taps could not see): run the cropped conv.
+    const BlockedConvWeights* use = &wp;
+    if (&wp == &w_) {
+      const ConvTapCrop crop = dead_conv_taps(wg);
+      if (crop.any())
+        if (const BlockedConvWeights* c = cropped(crop)) {
+          use = c;
+          count_cropped_conv_run();
+          g.kh = c->kh, g.kw = c->kw;
+          g.pad_top -= crop.lead[1] * g.dh, g.pad_left -= crop.lead[2] * g.dw;
+        }
+    }
     const Tensor* bias = ctx.input(2);
     if (bias && (bias->dtype() != DType::kFloat32 || bias->size() != M))
       return ctx.invalid("B must be float32 with " + std::to_string(M) + " values");
@@ -178,9 +195,25 @@ class ConvBlockedKernel final : public OpKernel {
       return ctx.invalid("Z has shape " + shape_to_string(z->shape()) + ", expected " + shape_to_string(out));
     DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, out));
     if (y->size() == 0) return Status::Ok();
-    conv_blocked(wp, g, x->data<float>(), x_blocked_, bias ? bias->data<float>() : nullptr,
+    conv_blocked(*use, g, x->data<float>(), x_blocked_, bias ? bias->data<float>() : nullptr,
                  z ? z->data<float>() : nullptr, act_, y->data<float>(), &ctx.pool());
     return Status::Ok();
+  }
+
+  // The weights without `crop`'s taps, packed on the first run that asks
+  // for this crop and kept (thread-safe); null when a removed weight is not
+  // finite (0 * inf is NaN: those taps are not dead).
+  const BlockedConvWeights* cropped(const ConvTapCrop& crop) const {
+    std::lock_guard<std::mutex> lock(crops_mutex_);
+    for (const auto& [key, made] : crops_)
+      if (key == crop) return made.get();
+    std::unique_ptr<BlockedConvWeights> made;
+    const Tensor w = crop_conv_weights(source_, crop);
+    if (w.size() > 0)
+      made = std::make_unique<BlockedConvWeights>(
+          pack_blocked_conv(w.data<float>(), w_.M, w_.C, w.dim(2), w.dim(3), w_.depthwise, w_.block));
+    crops_.emplace_back(crop, std::move(made));
+    return crops_.back().second.get();
   }
 
  private:
@@ -188,6 +221,8 @@ class ConvBlockedKernel final : public OpKernel {
   Tensor source_;
   Activation act_;
   bool x_blocked_;
+  mutable std::mutex crops_mutex_;
+  mutable std::vector<std::pair<ConvTapCrop, std::unique_ptr<BlockedConvWeights>>> crops_;
 };
 
 Result<std::unique_ptr<OpKernel>> make_conv_blocked(const ir::Node& node, const Tensor* w) {

@@ -163,10 +163,9 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
   if (z && z->shape() != out_shape)
     return ctx.invalid("Z has shape " + shape_to_string(z->shape()) + ", expected the output shape " +
                        shape_to_string(out_shape));
-  const Geo3 g = to_geo3(wg);
   const bool depthwise = Cg == 1 && Mg == 1 && group > 1;
   // The float32 paths write every element except the slow depthwise fallback.
-  const bool writes_all = x->dtype() == DType::kFloat32 && (!depthwise || depthwise_writes_all(g));
+  const bool writes_all = x->dtype() == DType::kFloat32 && (!depthwise || depthwise_writes_all(to_geo3(wg)));
   DLRT_ASSIGN_OR_RETURN(Tensor * y, writes_all ? ctx.allocate_output_uninitialized(0, x->dtype(), out_shape)
                                                : ctx.allocate_output(0, x->dtype(), out_shape));
   if (y->size() == 0) return Status::Ok();
@@ -178,15 +177,21 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
   ConvProblem prob;
   prob.x = x, prob.w = w, prob.bias = bias, prob.z = z, prob.y = y, prob.pre = pre;
   prob.N = N, prob.C = C, prob.M = M, prob.group = group, prob.Cg = Cg, prob.Mg = Mg;
-  prob.g = g;
-  prob.in_plane = g.in_size(), prob.out_plane = g.out_size(), prob.ks = g.k_size();
+  prob.g = to_geo3(wg);
+  prob.in_plane = prob.g.in_size(), prob.out_plane = prob.g.out_size(), prob.ks = prob.g.k_size();
   prob.col_rows = Cg * prob.ks;
-  prob.pointwise = prob.ks == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && g.p[0] == 0 && g.p[1] == 0 &&
-                   g.p[2] == 0 && prob.out_plane == prob.in_plane;
+  const Geo3& pg = prob.g;
+  prob.pointwise = prob.ks == 1 && pg.s[0] == 1 && pg.s[1] == 1 && pg.s[2] == 1 && pg.p[0] == 0 && pg.p[1] == 0 &&
+                   pg.p[2] == 0 && prob.out_plane == prob.in_plane;
   prob.depthwise = depthwise;
   prob.pool = &ctx.pool();
   if (x->dtype() != DType::kFloat32) return conv_f64(prob, fuse);
   if (depthwise) return conv_depthwise_f32(prob, fuse);
+  // Taps that read padding only at these sizes (dynamic ones the graph
+  // pass conv-padding-taps could not see): run the cropped conv.
+  crop_dead_taps(prob);
+  pre = prob.pre;
+  [[maybe_unused]] const Geo3& g = prob.g;
 
   // Precision bf16x3 with the filters packed for AMX: a conv that does not
   // run Winograd is the GEMM of the filters (A) and the image or its

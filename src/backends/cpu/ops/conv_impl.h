@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/kernel.h"
@@ -12,6 +13,32 @@
 #include "backends/cpu/kernels/gemm.h"
 
 namespace dlrt::cpu {
+
+namespace nn {
+struct WindowGeometry;
+}
+
+// Kernel taps cropped from each of the three spatial axes (Geo3's: missing
+// leading axes have one tap) because, at a run's input and output sizes,
+// they read padding only (conv_dead_taps.cpp).
+struct ConvTapCrop {
+  int64_t lead[3] = {0, 0, 0}, trail[3] = {0, 0, 0};
+  bool any() const {
+    for (int i = 0; i < 3; ++i)
+      if (lead[i] != 0 || trail[i] != 0) return true;
+    return false;
+  }
+  bool operator==(const ConvTapCrop&) const = default;
+};
+
+// The taps of a conv with window geometry `g` (nn_util.h, 1- to 3-D) that
+// read padding only: what crop_dead_taps crops (conv_internal.h).
+ConvTapCrop dead_conv_taps(const nn::WindowGeometry& g);
+
+// Float32 W [M, C/group, k...] (1- to 3-D) without `crop`'s taps (axes as
+// ConvTapCrop's: the last of three are W's); an empty tensor when a removed
+// weight is not finite or the allocation fails.
+Tensor crop_conv_weights(const Tensor& w, const ConvTapCrop& crop);
 
 // Weights packed once per group (op(A) = W_g, Mg x Cg*k) for the float32 GEMM.
 struct ConvPrepacked {
@@ -44,6 +71,12 @@ struct ConvPrepacked {
   // The F(4x4, 3x3) filters (conv_winograd4_avx512), likewise.
   const WinogradFilters& winograd4() const;
 
+  // The weights with `crop`'s taps removed, packed like these (AMX tiles
+  // where these have them, the rest on first use): made on the first run
+  // that asks for this crop, then kept (thread-safe). Null when a removed
+  // weight is not finite (0 * inf is NaN: those taps are not dead).
+  const ConvPrepacked* cropped(const ConvTapCrop& crop) const;
+
  private:
   friend Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w);
   void pack_groups() const;
@@ -56,6 +89,8 @@ struct ConvPrepacked {
   mutable std::shared_ptr<const WinogradFilters> winograd_;
   mutable std::once_flag winograd4_once_;
   mutable std::shared_ptr<const WinogradFilters> winograd4_;
+  mutable std::mutex crops_mutex_;
+  mutable std::vector<std::pair<ConvTapCrop, std::shared_ptr<const ConvPrepacked>>> crops_;
 };
 
 // The fused stage: Y = act(conv(X, W) + B + Z), Z being input `residual_input` (-1: none).
@@ -74,6 +109,12 @@ uint64_t conv_amx_runs();
 // How many (image) products ran as Yᵀ = im2colᵀ · Wᵀ (small output planes on
 // AVX2, conv.cpp) since the process started; for tests.
 uint64_t conv_transposed_runs();
+
+// How many float Conv / FusedConv / ConvBlocked runs ran cropped (dead
+// taps, conv_dead_taps.cpp) since the process started; for tests. The
+// kernels count theirs with count_cropped_conv_run.
+uint64_t conv_cropped_runs();
+void count_cropped_conv_run();
 
 // Conv / FusedConv. `pre` may be null (or stale: it is then ignored).
 Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& fuse);

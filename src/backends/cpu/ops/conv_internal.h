@@ -59,6 +59,18 @@ struct ConvProblem {
   ThreadPool* pool = nullptr;
 };
 
+// conv_dead_taps.cpp. The leading and trailing taps of each axis that read
+// padding only for every output position of `g` (as ir/passes/
+// conv_padding_taps.cpp decides for static sizes: at least one tap stays,
+// leading taps only while the leading pad absorbs them, trailing ones while
+// the last window still reaches the input's end).
+ConvTapCrop dead_taps(const Geo3& g);
+// A float32, non-depthwise problem with prepacked weights whose input and
+// output sizes leave dead taps runs as the cropped conv: W, the packing, the
+// kernel, the leading pads, ks, col_rows and pointwise replaced. Unchanged
+// when nothing is dead or the cropped weights are not usable.
+void crop_dead_taps(ConvProblem& prob);
+
 // Shared attribute checks: kernel shape from the attribute or W.
 Result<IntList> kernel_shape_of(const KernelContext& ctx, const Tensor& w, int nd);
 

@@ -1,0 +1,129 @@
+// Kernel taps that read padding only at a run's sizes (conv_internal.h:
+// dead_taps, crop_dead_taps; conv_impl.h: ConvPrepacked::cropped).
+//
+// ir/passes/conv_padding_taps.cpp crops such taps when the input's spatial
+// sizes are known statically. With dynamic sizes only the run knows them:
+// a 3x3 pad-1 conv on an input of height 1 (a text recogniser's neck after
+// its backbone has reduced the height to 1) reads only padding with its top
+// and bottom kernel rows, so it runs as the 1x3 conv on the same input, with
+// the same outputs up to summation order. The cropped weights are made and
+// packed once per crop and kept with the conv's packed weights.
+#include <atomic>
+#include <cmath>
+#include <memory>
+#include <mutex>
+
+#include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/ops/conv_impl.h"
+#include "backends/cpu/ops/conv_internal.h"
+
+namespace dlrt::cpu {
+namespace {
+std::atomic<uint64_t> g_cropped_runs{0};
+}  // namespace
+
+uint64_t conv_cropped_runs() { return g_cropped_runs.load(std::memory_order_relaxed); }
+void count_cropped_conv_run() { g_cropped_runs.fetch_add(1, std::memory_order_relaxed); }
+
+namespace conv_detail {
+namespace {
+
+// Whether tap k of axis i reads padding only: o * s - p + k * d is outside
+// [0, in) for every output position o in [0, out).
+bool dead_tap(const Geo3& g, int i, int64_t k) {
+  const int64_t first = k * g.d[i] - g.p[i];  // the input position output 0 reads
+  // The first output position reading at or after input 0, then whether it reads inside the input.
+  const int64_t o = first >= 0 ? 0 : (-first + g.s[i] - 1) / g.s[i];
+  return o >= g.out[i] || o * g.s[i] + first >= g.in[i];
+}
+
+}  // namespace
+
+ConvTapCrop dead_taps(const Geo3& g) {
+  ConvTapCrop c;
+  for (int i = 0; i < 3; ++i) {
+    const int64_t k = g.k[i], d = g.d[i];
+    int64_t& lead = c.lead[i];
+    int64_t& trail = c.trail[i];
+    // Removing a leading tap moves the first tap's input position by d, which the leading pad absorbs.
+    while (lead < k - 1 && (lead + 1) * d <= g.p[i] && dead_tap(g, i, lead)) ++lead;
+    while (lead + trail < k - 1 && dead_tap(g, i, k - 1 - trail)) ++trail;
+    // Keep the last window reaching the input's end (a trailing pad >= 0), as the pass does.
+    while (trail > 0 && (g.out[i] - 1) * g.s[i] + (k - lead - trail - 1) * d + 1 - g.in[i] - (g.p[i] - lead * d) < 0)
+      --trail;
+  }
+  return c;
+}
+
+void crop_dead_taps(ConvProblem& prob) {
+  if (!prob.pre || prob.depthwise || prob.x->dtype() != DType::kFloat32) return;
+  const ConvTapCrop crop = dead_taps(prob.g);
+  if (!crop.any()) return;
+  const ConvPrepacked* cropped = prob.pre->cropped(crop);
+  if (!cropped) return;
+  g_cropped_runs.fetch_add(1, std::memory_order_relaxed);
+  prob.pre = cropped;
+  prob.w = &cropped->source;
+  Geo3& g = prob.g;
+  for (int i = 0; i < 3; ++i) {
+    g.k[i] -= crop.lead[i] + crop.trail[i];
+    g.p[i] -= crop.lead[i] * g.d[i];
+  }
+  prob.ks = g.k_size();
+  prob.col_rows = prob.Cg * prob.ks;
+  prob.pointwise = prob.ks == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && g.p[0] == 0 && g.p[1] == 0 &&
+                   g.p[2] == 0 && prob.out_plane == prob.in_plane;
+}
+
+}  // namespace conv_detail
+
+ConvTapCrop dead_conv_taps(const nn::WindowGeometry& g) { return conv_detail::dead_taps(conv_detail::to_geo3(g)); }
+
+Tensor crop_conv_weights(const Tensor& w, const ConvTapCrop& crop) {
+  const int nd = static_cast<int>(w.rank()) - 2;
+  int64_t k[3] = {1, 1, 1};
+  Shape shape = w.shape();
+  for (int j = 0; j < nd; ++j) {
+    const int i = 3 - nd + j;
+    k[i] = w.dim(2 + j);
+    shape[2 + j] = k[i] - crop.lead[i] - crop.trail[i];
+  }
+  auto alloc = Tensor::allocate_uninitialized(DType::kFloat32, shape);
+  if (!alloc.ok()) return Tensor();
+  Tensor out = std::move(alloc).value();
+  const float* src = w.data<float>();
+  float* dst = out.data<float>();
+  auto kept = [&](int i, int64_t t) { return t >= crop.lead[i] && t < k[i] - crop.trail[i]; };
+  const int64_t rows = w.dim(0) * w.dim(1);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t a = 0; a < k[0]; ++a)
+      for (int64_t b = 0; b < k[1]; ++b)
+        for (int64_t c = 0; c < k[2]; ++c, ++src) {
+          if (kept(0, a) && kept(1, b) && kept(2, c)) *dst++ = *src;
+          else if (!std::isfinite(*src)) return Tensor();
+        }
+  return out;
+}
+
+const ConvPrepacked* ConvPrepacked::cropped(const ConvTapCrop& crop) const {
+  std::lock_guard<std::mutex> lock(crops_mutex_);
+  for (const auto& [key, made] : crops_)
+    if (key == crop) return made.get();
+  std::shared_ptr<ConvPrepacked> made;
+  Tensor w = crop_conv_weights(source, crop);
+  if (w.size() > 0) {
+    made = std::make_shared<ConvPrepacked>();
+    made->source = std::move(w);
+    made->group_count = group_count;
+    if (!amx_groups_.empty()) {  // the precision these were packed for (bf16x3 on AMX)
+      const int64_t Mg = made->source.dim(0) / group_count, K = made->source.size() / made->source.dim(0);
+      for (int64_t gi = 0; gi < group_count; ++gi)
+        made->amx_groups_.push_back(PackedMatrix::pack_a(false, Mg, K, made->source.data<float>() + gi * Mg * K, K,
+                                                         GemmPrecision::kBf16x3));
+    }
+  }
+  crops_.emplace_back(crop, made);
+  return made.get();
+}
+
+}  // namespace dlrt::cpu
