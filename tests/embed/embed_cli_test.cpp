@@ -146,6 +146,7 @@ TEST(EmbedCli, EndlessAndOddFilesAreRefused) {
 
   fs::path linked = fs::path(DLRT_BINARY_DIR) / "embed_test" / "tokenizer_to_dev_zero";
   fs::remove_all(linked);
+  fs::create_directories(linked.parent_path());  // this test may run before any other makes embed_test
   fs::copy(kTiny, linked, fs::copy_options::recursive);
   fs::remove(linked / "vocab.txt");
   fs::create_symlink("/dev/zero", linked / "tokenizer.json");
