@@ -145,6 +145,16 @@ inline bool conv_direct_worth(const ConvDirectPlan& plan, CpuIsa isa, int thread
   return !(plan.nphase > 1 && plan.g.channels >= 64 && plan.grid >= kConvDirectMinGrid);
 }
 
+// Whether the AVX-512 kernel gives each of its `threads` a private phase
+// copy of the whole input (conv_direct_avx512.cpp, Source) instead of one
+// shared copy: on 2+ threads where the units are not banded by output rows
+// (each thread then reads the whole copy) and the copy takes at most a
+// quarter of a core's L2 (`l2_bytes`), so it stays there beside the weights
+// the thread streams. The products are the same either way.
+inline bool conv_direct_private_copy(const ConvDirectPlan& plan, int threads, bool banded, int64_t l2_bytes) {
+  return threads > 1 && plan.copy && !banded && plan.src_floats * int64_t{sizeof(float)} <= l2_bytes / 4;
+}
+
 // Forces the direct path on (every shape it can run; AVX2 still required)
 // or off while alive; for tests and benchmarks. Not thread-safe against
 // running convs.
@@ -183,7 +193,8 @@ const float* conv_direct_copy_input(const ConvDirectPlan& plan, const float* x, 
 // The calling thread's scratch for the phase copy, at least n floats,
 // 64-byte aligned: grows, never shrinks, so steady-state calls allocate
 // nothing. Pool tasks of the same call only read it (the pool runs one job's
-// chunks at a time on a thread, nested work inline).
+// chunks at a time on a thread, nested work inline), except a private copy
+// (conv_direct_private_copy), which each thread writes to its own.
 float* conv_direct_scratch(size_t n);
 
 // y[m, oh*out_w + ow] = epilogue(sum_p W[m, p] * B[p, (oh, ow)]) for m < rows

@@ -2,6 +2,7 @@
 // input, the 8 x 48 register tile over the offset-addressed B operand, the
 // compacting store with the fused epilogue, and the split over threads.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "backends/cpu/kernels/conv_direct_fill.h"
 #include "backends/cpu/kernels/gemm_kernels.h"
 #include "backends/cpu/kernels/vec_avx512.h"
+#include "device/cpu_caches.h"
 
 #ifdef DLRT_HAVE_AVX512_PATHS
 
@@ -359,6 +361,44 @@ DLRT_AVX512 void store_tile(const float* t, int rows, int64_t m0, int64_t j0, in
   }
 }
 
+// The phase copy the tiles read. Shared: one copy, split over the threads
+// by bands of rows (or by channels), that every thread then reads. Private
+// (conv_direct_private_copy): each thread copies the whole input into its
+// own scratch on its first unit of the call, so a thread whose units are M
+// panels over all the grid reads the copy from its own core's caches rather
+// than the other core's, and the threads copy at the same time instead of
+// the others waiting for a copy too small to split.
+struct Source {
+  const float* shared = nullptr;  // null: private copies
+  uint64_t call = 0;              // the call's token for the private copies
+
+  DLRT_AVX512 const float* get(const ConvDirectPlan& plan, const float* x) const {
+    if (shared) return shared;
+    thread_local uint64_t copied_for = 0;
+    thread_local const float* copy = nullptr;
+    if (copied_for != call) {
+      copy = conv_direct_copy_input(plan, x, nullptr, &fill_channel, zero_floats, kCopySplitFloats, kCopyChunkFloats,
+                                    false);
+      copied_for = call;
+    }
+    return copy;
+  }
+};
+
+DLRT_AVX512 Source prepare_source(const ConvDirectPlan& plan, const float* x, ThreadPool* pool, bool banded) {
+  static std::atomic<uint64_t> calls{0};
+  Source s;
+  const ConvDirectGeometry& g = plan.g;
+  const int threads = pool ? pool->num_threads() : 1;
+  if (!plan.copy) s.shared = x;
+  else if (g.in_h * g.in_w <= kSmallPlane) s.shared = copy_small_planes(plan, x, pool);
+  else if (conv_direct_private_copy(plan, threads, banded, device::cpu_caches().l2)) s.call = ++calls;
+  else
+    s.shared =
+        conv_direct_copy_input(plan, x, pool, &fill_channel, zero_floats, kCopySplitFloats, kCopyChunkFloats, true);
+  return s;
+}
+
 }  // namespace
 
 DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* off, const float* x,
@@ -367,10 +407,6 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   conv_direct_note_run();
   const ConvDirectGeometry& g = plan.g;
   const int threads = pool ? pool->num_threads() : 1;
-  const float* src = x;
-  if (plan.copy && g.in_h * g.in_w <= kSmallPlane) src = copy_small_planes(plan, x, pool);
-  else if (plan.copy)
-    src = conv_direct_copy_input(plan, x, pool, &fill_channel, zero_floats, kCopySplitFloats, kCopyChunkFloats, true);
   const int64_t M = w.rows(), K = plan.k, KC = packed_kc(w);
   KRange kr;
   kr.K = K;
@@ -448,7 +484,9 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
     direct_out.act = &ep.act;
   }
 
+  const Source source = prepare_source(plan, x, pool, banded);
   auto body = [&](int64_t ub, int64_t ue) {
+    const float* src = source.get(plan, x);
     alignas(64) float t[kMR * kNR];
     TileOut buffered;
     buffered.t = t;
