@@ -260,6 +260,37 @@ TEST(RnnKernels, BidirectionalOnTwoThreadsMatchesOne) {
   }
 }
 
+// The fused LSTM cell covers only sigmoid/tanh/tanh: other activation lists
+// (here h = sigmoid, or g = relu in one direction) take the per-gate path, so
+// the vector build must agree with the portable one.
+TEST(RnnKernels, LstmOtherActivationsAreNotFused) {
+  auto fill = [](size_t n, float a, float f) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = a * std::sin(f * static_cast<float>(i) + 0.3f);
+    return v;
+  };
+  const int64_t S = 5, B = 2, I = 7, H = 24, G = 4;
+  const std::vector<Tensor> in = {f32({S, B, I}, fill(S * B * I, 1.0f, 0.7f)),
+                                  f32({2, G * H, I}, fill(2 * G * H * I, 0.3f, 0.37f)),
+                                  f32({2, G * H, H}, fill(2 * G * H * H, 0.3f, 0.11f))};
+  for (const auto& acts : {std::vector<std::string>{"Sigmoid", "Tanh", "Sigmoid"},
+                           std::vector<std::string>{"Sigmoid", "Tanh", "Tanh", "Sigmoid", "Relu", "Tanh"}}) {
+    ir::Attributes attrs = {{"direction", attr_string("bidirectional")}, {"hidden_size", attr_int(H)},
+                            {"activations", attr_strings(acts)}};
+    auto vec = run_op("LSTM", in, attrs, 3, 14, "", 1);
+    Result<std::vector<Tensor>> portable = Status::Ok();
+    {
+      ScopedCpuIsa generic(CpuIsa::kGeneric);
+      portable = run_op("LSTM", in, attrs, 3, 14, "", 1);
+    }
+    ASSERT_TRUE(vec.ok() && portable.ok());
+    for (int k = 0; k < 3; ++k) {
+      std::vector<float> want((*portable)[k].data<float>(), (*portable)[k].data<float>() + (*portable)[k].size());
+      expect_near((*vec)[k], want, 2e-5f);
+    }
+  }
+}
+
 TEST(RnnKernels, LargerBatchUsesThreadsAndMatchesSmallRuns) {
   // A batch of 64 identical rows must give 64 identical answers equal to a batch of one.
   const int64_t S = 5, B = 64, I = 40, H = 48;

@@ -22,6 +22,7 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/lstm_cell_avx512.h"
 #include "backends/cpu/kernels/rnn_step_gemm.h"
 #include "backends/cpu/kernels/simple_gemm_impl.h"
 #include "backends/cpu/kernels/vec_avx512.h"
@@ -77,6 +78,21 @@ void rnn_activate(const RnnActivation& a, T* x, int64_t n) {
       for (int64_t i = 0; i < n; ++i) x[i] = std::max(x[i], T(0)) + std::log1p(std::exp(-std::abs(x[i])));
       break;
   }
+}
+
+// The fused cell update for an LSTM it covers (see RnnLoop::lstm_cell), else null.
+template <typename T>
+auto fused_lstm_cell(const RnnAttrs& cfg, bool peephole) -> void (*)(int64_t, const T*, T*, T*) {
+#if defined(__x86_64__)
+  if constexpr (std::is_same_v<T, float>) {
+    if (cfg.cell != Cell::kLstm || peephole || cfg.has_clip || cfg.input_forget || !cpu_has_avx512()) return nullptr;
+    for (size_t i = 0; i < cfg.acts.size(); ++i)
+      if (cfg.acts[i].kind != (i % 3 == 0 ? RnnActKind::kSigmoid : RnnActKind::kTanh)) return nullptr;
+    return lstm_cell_avx512;
+  }
+#endif
+  (void)cfg, (void)peephole;
+  return nullptr;
 }
 
 template <typename T, typename E>
@@ -402,6 +418,7 @@ Status run_rnn(KernelContext& ctx, const RnnAttrs& cfg, const Dims& dm, const in
   loop.scratch = buf.scratch_all, loop.h = buf.h_all, loop.h_alt = buf.h_alt, loop.c = buf.c_all;
   loop.ys = buf.want_y ? buf.ys : nullptr;
   loop.W = rnn_chunk_width(D, cfg.G, H, sizeof(T));
+  loop.lstm_cell = fused_lstm_cell<T>(cfg, loop.peep != nullptr);
   const T clip = static_cast<T>(cfg.clip);
   auto do_clip = [&](T* x, int64_t n) {
     if (!cfg.has_clip) return;

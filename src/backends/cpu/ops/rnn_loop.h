@@ -75,6 +75,10 @@ struct RnnLoop {
   T* h_alt = nullptr;       // [D, B, H]: the other state buffer
   T* c = nullptr;           // [D, B, H] (LSTM)
   T* ys = nullptr;          // [S, D, B, H] or null
+  // LSTM with the default activations, no peepholes, clip or coupled input
+  // and forget gates: the whole update of one row's units [j0, j0 + n) from
+  // its gates (i, o, f, g at 0, n, 2 n, 3 n), writing c and h; or null.
+  void (*lstm_cell)(int64_t n, const T* gates, T* c, T* h) = nullptr;
 };
 
 // The LSTM update of direction d's units [j0, j0 + n) at time t, from the
@@ -88,6 +92,10 @@ void lstm_units(const RnnLoop<T>& L, int64_t d, int64_t t, int64_t j0, int64_t n
   const T* p_i = L.peep ? L.peep + d * 3 * H : nullptr;
   for (int64_t b = 0; b < B; ++b) {
     if (t >= L.lens[b]) continue;
+    if (L.lstm_cell) {
+      L.lstm_cell(n, gates + b * GH, L.c + (d * B + b) * H + j0, hn + b * H + j0);
+      continue;
+    }
     T* gi = gates + b * GH;
     T* go = gi + n;
     T* gf = gi + 2 * n;
