@@ -160,8 +160,21 @@ iters_of() {
 }
 tag_of() { echo "${1//\//_}"; }          # minilm_l6/b1s128 -> minilm_l6_b1s128
 feeds_of() {                             # NAME=FILE per input of a case
-  local f
-  for f in "$(set_dir_of "$1")/$(rel_of "$1")"/*.npy; do printf '%s=%s\n' "$(basename "$f" .npy)" "$f"; done
+  # The set's manifest.json names each input (a file name cannot hold every input name: tf2onnx's
+  # "input:0" is stored as input_0.npy); without an entry there, the file names are the names.
+  local dir rel
+  dir=$(set_dir_of "$1") rel=$(rel_of "$1")
+  "$ORT_PY" - "$dir" "$rel" <<'PYEOF'
+import glob, json, os, sys
+d, rel = sys.argv[1:]
+model, _, case = rel.rpartition("/")
+try:
+    inputs = json.load(open(os.path.join(d, "manifest.json")))["models"][model]["cases"][case]["inputs"]
+except (OSError, KeyError, ValueError):
+    inputs = {os.path.basename(f)[:-4]: os.path.relpath(f, d) for f in sorted(glob.glob(os.path.join(d, rel, "*.npy")))}
+for name, path in inputs.items():
+    print(f"{name}={os.path.join(d, path)}")
+PYEOF
 }
 
 OUT=$BUILD/bench_results/peers-$STAMP
