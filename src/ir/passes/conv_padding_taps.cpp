@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/conv_taps.h"
 #include "ir/passes/rewriter.h"
 
 namespace dlrt::ir::passes {
@@ -19,15 +20,6 @@ struct Axis {
   int64_t span() const { return in + pad_begin + pad_end - (kernel - 1) * dilation - 1; }  // (out - 1) * stride + rest
   int64_t out() const { return span() / stride + 1; }
 };
-
-// Whether tap k reads padding only: o * stride - pad_begin + k * dilation is
-// outside [0, in) for every output position o in [0, out).
-bool dead_tap(const Axis& a, int64_t k) {
-  const int64_t first = k * a.dilation - a.pad_begin;  // input position read by output 0
-  // The first output position reading at or after input 0, then whether it reads inside the input.
-  const int64_t o = first >= 0 ? 0 : (-first + a.stride - 1) / a.stride;
-  return o >= a.out() || o * a.stride + first >= a.in;
-}
 
 // How many leading (lead) and trailing (trail) taps of `a` to crop, with the
 // axis they leave: the same outputs from the same input positions. Removing
@@ -44,8 +36,9 @@ Crop crop_axis(const Axis& a) {
   Crop c;
   c.axis = a;
   if (!a.known) return c;
-  while (c.lead < a.kernel - 1 && (c.lead + 1) * a.dilation <= a.pad_begin && dead_tap(a, c.lead)) ++c.lead;
-  while (c.lead + c.trail < a.kernel - 1 && dead_tap(a, a.kernel - 1 - c.trail)) ++c.trail;
+  const ConvTapCut cut = dead_conv_taps({a.in, a.out(), a.kernel, a.stride, a.dilation, a.pad_begin});
+  c.lead = cut.lead;
+  c.trail = cut.trail;
   for (;; --c.trail) {  // trail 0 keeps the span, so the output size, as it was
     Axis n = a;
     n.kernel = a.kernel - c.lead - c.trail;

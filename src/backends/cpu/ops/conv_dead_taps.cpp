@@ -16,6 +16,7 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/ops/conv_impl.h"
 #include "backends/cpu/ops/conv_internal.h"
+#include "ir/conv_taps.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -26,28 +27,16 @@ uint64_t conv_cropped_runs() { return g_cropped_runs.load(std::memory_order_rela
 void count_cropped_conv_run() { g_cropped_runs.fetch_add(1, std::memory_order_relaxed); }
 
 namespace conv_detail {
-namespace {
-
-// Whether tap k of axis i reads padding only: o * s - p + k * d is outside
-// [0, in) for every output position o in [0, out).
-bool dead_tap(const Geo3& g, int i, int64_t k) {
-  const int64_t first = k * g.d[i] - g.p[i];  // the input position output 0 reads
-  // The first output position reading at or after input 0, then whether it reads inside the input.
-  const int64_t o = first >= 0 ? 0 : (-first + g.s[i] - 1) / g.s[i];
-  return o >= g.out[i] || o * g.s[i] + first >= g.in[i];
-}
-
-}  // namespace
 
 ConvTapCrop dead_taps(const Geo3& g) {
   ConvTapCrop c;
   for (int i = 0; i < 3; ++i) {
     const int64_t k = g.k[i], d = g.d[i];
-    int64_t& lead = c.lead[i];
+    const ir::ConvTapCut cut = ir::dead_conv_taps({g.in[i], g.out[i], k, g.s[i], d, g.p[i]});
+    const int64_t lead = cut.lead;
     int64_t& trail = c.trail[i];
-    // Removing a leading tap moves the first tap's input position by d, which the leading pad absorbs.
-    while (lead < k - 1 && (lead + 1) * d <= g.p[i] && dead_tap(g, i, lead)) ++lead;
-    while (lead + trail < k - 1 && dead_tap(g, i, k - 1 - trail)) ++trail;
+    c.lead[i] = lead;
+    trail = cut.trail;
     // Keep the last window reaching the input's end (a trailing pad >= 0), as the pass does.
     while (trail > 0 && (g.out[i] - 1) * g.s[i] + (k - lead - trail - 1) * d + 1 - g.in[i] - (g.p[i] - lead * d) < 0)
       --trail;
