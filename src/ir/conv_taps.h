@@ -5,6 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "dlrt/tensor.h"
 
 namespace dlrt::ir {
 
@@ -37,5 +41,10 @@ inline ConvTapCut dead_conv_taps(const ConvTapAxis& a) {
   while (c.lead + c.trail < a.kernel - 1 && conv_tap_dead(a, a.kernel - 1 - c.trail)) ++c.trail;
   return c;
 }
+
+// W ([M, C/group, k...]) without the cut taps, one cut per spatial axis of W,
+// as a new tensor of W's dtype; nullopt when a weight cut out is not finite
+// (0 * inf is NaN: those taps were not dead) or there is no memory.
+std::optional<Tensor> crop_conv_taps(const Tensor& w, const std::vector<ConvTapCut>& cuts);
 
 }  // namespace dlrt::ir

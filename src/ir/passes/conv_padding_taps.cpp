@@ -1,8 +1,6 @@
 // Conv kernel taps that only ever read padding are cropped out of the weights
 // (passes.h: crop_padding_taps).
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -105,39 +103,6 @@ std::optional<std::vector<Axis>> conv_axes(Rewriter& rw, const Node& n) {
   return axes;
 }
 
-// W[:, :, lead0 : lead0 + k0', lead1 : ...] as a new tensor; nullopt when a
-// weight cropped out is not finite (0 * inf is NaN: the taps were not dead).
-std::optional<Tensor> cropped_weights(const Tensor& w, const std::vector<Crop>& crops) {
-  const int64_t nd = static_cast<int64_t>(crops.size());
-  Shape shape = w.shape();
-  for (int64_t i = 0; i < nd; ++i) shape[2 + i] = crops[i].axis.kernel;
-  auto alloc = Tensor::allocate(w.dtype(), shape);
-  if (!alloc.ok()) return std::nullopt;
-  Tensor out = std::move(alloc).value();
-  const size_t es = dtype_size(w.dtype());
-  const auto* src = static_cast<const unsigned char*>(w.raw_data());
-  auto* dst = static_cast<unsigned char*>(out.raw_data());
-  // Spatial index of flat element e within one [k...] block of W.
-  const int64_t block = w.size() / (w.dim(0) * w.dim(1));
-  int64_t written = 0;
-  for (int64_t e = 0; e < w.size(); ++e) {
-    int64_t rest = e % block;
-    bool kept = true;
-    for (int64_t i = nd - 1; i >= 0; --i) {
-      const int64_t k = rest % w.dim(2 + i);
-      rest /= w.dim(2 + i);
-      if (k < crops[i].lead || k >= crops[i].lead + crops[i].axis.kernel) kept = false;
-    }
-    if (kept) {
-      std::memcpy(dst + written * es, src + e * es, es);
-      ++written;
-    } else if (!std::isfinite(element_as_double(w, e))) {
-      return std::nullopt;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 int crop_padding_taps(Graph& g, PassContext& ctx) {
@@ -155,7 +120,9 @@ int crop_padding_taps(Graph& g, PassContext& ctx) {
       any = any || crops.back().lead > 0 || crops.back().trail > 0;
     }
     if (!any) continue;
-    auto w = cropped_weights(*rw.constant(n.inputs[1]), crops);
+    std::vector<ConvTapCut> cuts;
+    for (const Crop& c : crops) cuts.push_back({c.lead, c.trail});
+    auto w = crop_conv_taps(*rw.constant(n.inputs[1]), cuts);
     if (!w) continue;
     Node conv = n;
     const size_t nd = crops.size();

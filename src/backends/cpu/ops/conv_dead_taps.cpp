@@ -9,9 +9,10 @@
 // the same outputs up to summation order. The cropped weights are made and
 // packed once per crop and kept with the conv's packed weights.
 #include <atomic>
-#include <cmath>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <vector>
 
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/ops/conv_impl.h"
@@ -70,28 +71,10 @@ ConvTapCrop dead_conv_taps(const nn::WindowGeometry& g) { return conv_detail::de
 
 Tensor crop_conv_weights(const Tensor& w, const ConvTapCrop& crop) {
   const int nd = static_cast<int>(w.rank()) - 2;
-  int64_t k[3] = {1, 1, 1};
-  Shape shape = w.shape();
-  for (int j = 0; j < nd; ++j) {
-    const int i = 3 - nd + j;
-    k[i] = w.dim(2 + j);
-    shape[2 + j] = k[i] - crop.lead[i] - crop.trail[i];
-  }
-  auto alloc = Tensor::allocate_uninitialized(DType::kFloat32, shape);
-  if (!alloc.ok()) return Tensor();
-  Tensor out = std::move(alloc).value();
-  const float* src = w.data<float>();
-  float* dst = out.data<float>();
-  auto kept = [&](int i, int64_t t) { return t >= crop.lead[i] && t < k[i] - crop.trail[i]; };
-  const int64_t rows = w.dim(0) * w.dim(1);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t a = 0; a < k[0]; ++a)
-      for (int64_t b = 0; b < k[1]; ++b)
-        for (int64_t c = 0; c < k[2]; ++c, ++src) {
-          if (kept(0, a) && kept(1, b) && kept(2, c)) *dst++ = *src;
-          else if (!std::isfinite(*src)) return Tensor();
-        }
-  return out;
+  std::vector<ir::ConvTapCut> cuts;
+  for (int j = 0; j < nd; ++j) cuts.push_back({crop.lead[3 - nd + j], crop.trail[3 - nd + j]});
+  std::optional<Tensor> out = ir::crop_conv_taps(w, cuts);
+  return out ? std::move(*out) : Tensor();
 }
 
 const ConvPrepacked* ConvPrepacked::cropped(const ConvTapCrop& crop) const {
