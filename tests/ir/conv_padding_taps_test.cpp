@@ -21,13 +21,6 @@ namespace {
 
 namespace p = ir::passes;
 
-ir::Attribute as(std::string v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kString;
-  a.s = std::move(v);
-  return a;
-}
-
 // Equal shapes, values within tol, NaN where the reference has NaN.
 void expect_same(const Tensor& got, const Tensor& want, float tol = 1e-5f) {
   ASSERT_EQ(got.shape(), want.shape());

@@ -1,6 +1,7 @@
 // What the epilogue-fusion tests (affine_fusion_test, clamp_fusion_test)
-// share: attribute makers, the ISA levels to run, and the conv kernel paths a
-// fused activation must reach, built as com.dlrt FusedConv graphs.
+// share: the ISA levels to run, the conv kernel paths a fused activation must
+// reach (built as com.dlrt FusedConv graphs), and the check against the
+// unfused graph.
 #pragma once
 
 #include <cmath>
@@ -15,25 +16,6 @@
 #include "ir/passes/passes.h"
 
 namespace dlrt::testing {
-
-inline ir::Attribute af(float v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kFloat;
-  a.f = v;
-  return a;
-}
-inline ir::Attribute as(std::string v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kString;
-  a.s = std::move(v);
-  return a;
-}
-inline ir::Attribute afs(std::vector<float> v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::kFloats;
-  a.floats = std::move(v);
-  return a;
-}
 
 inline Tensor filled(Shape shape, std::vector<float> v) { return Tensor::from_vector<float>(shape, v); }
 

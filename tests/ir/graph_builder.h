@@ -18,7 +18,7 @@
 
 namespace dlrt::testing {
 
-// Integer and integer-list attributes.
+// Attribute makers: integer and integer-list attributes.
 inline ir::Attribute ai(int64_t v) {
   ir::Attribute a;
   a.kind = ir::Attribute::Kind::kInt;
@@ -29,6 +29,25 @@ inline ir::Attribute ais(std::vector<int64_t> v) {
   ir::Attribute a;
   a.kind = ir::Attribute::Kind::kInts;
   a.ints = std::move(v);
+  return a;
+}
+// Float, string and float-list attributes.
+inline ir::Attribute af(float v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kFloat;
+  a.f = v;
+  return a;
+}
+inline ir::Attribute as(std::string v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kString;
+  a.s = std::move(v);
+  return a;
+}
+inline ir::Attribute afs(std::vector<float> v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::kFloats;
+  a.floats = std::move(v);
   return a;
 }
 
