@@ -108,6 +108,16 @@ class GraphBuilder {
     g_->nodes.push_back(std::move(n));
     return out;
   }
+  // A node of `outputs` outputs (Split and the like): their values.
+  std::vector<ir::ValueId> nodes(const std::string& op, std::vector<ir::ValueId> inputs, size_t outputs,
+                                 ir::Attributes attrs = {}, int opset = 17) {
+    const ir::ValueId first = node(op, std::move(inputs), std::move(attrs), opset);
+    ir::Node& n = g_->nodes.back();
+    for (size_t j = 1; j < outputs; ++j) n.outputs.push_back(g_->add_value(n.name + "_out" + std::to_string(j)));
+    std::vector<ir::ValueId> outs = n.outputs;
+    outs[0] = first;
+    return outs;
+  }
   void output(ir::ValueId v) { g_->outputs.push_back(v); }
   // An output with a declared type (what an exported model needs).
   void output(ir::ValueId v, DType dt, std::vector<int64_t> dims, std::vector<std::string> syms = {}) {

@@ -22,6 +22,9 @@
 //    when the channel counts, but the last's, are whole blocks, else ->
 //    ConcatBlocked (channels: each input's count), which packs the lanes
 //    across block boundaries;
+//  - Split on channels of a blocked value into parts of whole blocks (but
+//    the last): a Split of the rank-5 tensor on axis 1 into each part's
+//    block count (YOLOv8's C2f blocks split a conv's output in halves);
 //  - nearest Resize (opset 11+) of a blocked value by constant scales
 //    [1, 1, sh, sw]: it runs on the rank-5 tensor with scales [1, 1, sh, sw, 1]
 //    (not for tf_crop_and_resize or tf_half_pixel_for_nn, whose scale-1 axes
@@ -59,7 +62,7 @@ constexpr int kMinConvs = 2;
 constexpr int kConvsPerBorder = 2;
 constexpr int64_t kStemChannels = 4;
 
-enum class Kind { kNone, kConv, kUnary, kScalar, kBinary, kScale, kGlobalPool, kMaxPool, kConcat, kResize };
+enum class Kind { kNone, kConv, kUnary, kScalar, kBinary, kScale, kGlobalPool, kMaxPool, kConcat, kResize, kSplit };
 
 bool float_or_unknown(const Graph& g, ValueId v) {
   const DType t = g.values[static_cast<size_t>(v)].type.dtype;
@@ -173,6 +176,54 @@ bool blocked_resize(const Rewriter& rw, const Node& n) {
          s->data<float>()[1] == 1.0f;
 }
 
+// A channel Split of a blocked value of C channels into parts of whole blocks
+// (but the last, which keeps the input's pad lanes): each part's channels,
+// else empty. Sizes as the Split kernel reads them: the `split` attribute
+// (opset < 13) or a constant input, else equal parts.
+std::vector<int64_t> split_channels(const Rewriter& rw, const Node& n, int64_t C, int block) {
+  if (!is_op(n, "Split") || n.inputs.empty() || n.outputs.empty()) return {};
+  const int64_t axis = n.attr_int("axis", 0);
+  if (axis != 1 && axis != -3) return {};
+  for (ValueId v : n.outputs)
+    if (v == kNoValue) return {};
+  const int64_t parts = static_cast<int64_t>(n.outputs.size());
+  std::vector<int64_t> sizes;
+  if (n.opset < 13) {
+    if (const Attribute* a = n.attr("split")) sizes = a->ints;
+  } else if (n.inputs.size() > 1 && n.inputs[1] != kNoValue) {
+    const Tensor* s = rw.constant(n.inputs[1]);
+    if (!s || s->dtype() != DType::kInt64 || s->rank() != 1) return {};
+    sizes.assign(s->data<int64_t>(), s->data<int64_t>() + s->size());
+  }
+  if (sizes.empty()) {
+    if (n.opset >= 18 && n.attr_int("num_outputs", parts) != parts) return {};
+    if (C % parts != 0) return {};  // uneven parts: the kernel's rules differ by opset; stays NCHW
+    sizes.assign(static_cast<size_t>(parts), C / parts);
+  }
+  if (static_cast<int64_t>(sizes.size()) != parts) return {};
+  int64_t sum = 0;
+  for (size_t j = 0; j < sizes.size(); ++j) {
+    if (sizes[j] <= 0 || (j + 1 < sizes.size() && sizes[j] % block != 0)) return {};
+    sum += sizes[j];
+  }
+  return sum == C ? sizes : std::vector<int64_t>{};
+}
+
+// n (a channel Split into parts of `parts` channels) -> the Split of the
+// rank-5 tensor on axis 1 into the parts' block counts (an opset-13 Split
+// with a constant split input).
+void to_block_split(Rewriter& rw, Node& n, const std::vector<int64_t>& parts, int block) {
+  std::vector<int64_t> blocks;
+  for (int64_t c : parts) blocks.push_back((c + block - 1) / block);
+  const int64_t count = static_cast<int64_t>(blocks.size());
+  n.inputs.resize(2);
+  n.inputs[1] = rw.new_constant(n.name + "_blocks", Tensor::from_vector<int64_t>({count}, blocks));
+  n.attributes.erase("split");
+  n.attributes.erase("num_outputs");
+  n.attributes["axis"] = make_attr_int(1);
+  n.opset = 13;
+}
+
 // A channel Concat of blocked values (channels: the blocked values' counts):
 // its channel count (-1: not blocked), and whether it needs ConcatBlocked.
 // Inputs of whole blocks (but the last) concatenate as rank-5 tensors; others
@@ -261,6 +312,32 @@ Node reorder(const std::string& op, ValueId in, ValueId out, const std::string& 
   return n;
 }
 
+// Puts n, the blocked form of node i, in its place: each output becomes its
+// blocked twin (recorded in `twin`), and those read outside the chosen nodes
+// (or graph outputs) get a FromBlocked after n.
+void put_blocked(Rewriter& rw, int i, Node n, const std::set<int>& chosen, const std::map<ValueId, int64_t>& channels,
+                 std::map<ValueId, ValueId>& twin, int block) {
+  Graph& g = rw.graph();
+  std::vector<Node> from;
+  for (ValueId& out : n.outputs) {
+    const int64_t C = channels.at(out);
+    const std::string name = g.values[static_cast<size_t>(out)].name;  // new_value may move the values
+    const ValueId t = rw.new_value(name + "_blocked", blocked_type(g, out, C, block));
+    bool outside = rw.escapes(out);
+    for (int c : rw.consumers(out)) outside = outside || !chosen.count(c);
+    if (outside) from.push_back(reorder("FromBlocked", t, out, name + "/reorder", block, C));
+    twin[out] = t;
+    out = t;
+  }
+  if (from.empty()) {
+    rw.replace(i, std::move(n));
+    return;
+  }
+  rw.insert_before(i, std::move(n));
+  for (size_t j = 0; j + 1 < from.size(); ++j) rw.insert_before(i, std::move(from[j]));
+  rw.replace(i, std::move(from.back()));
+}
+
 int find_root(std::vector<int>& parent, int i) {
   while (parent[static_cast<size_t>(i)] != i) i = parent[static_cast<size_t>(i)] = parent[static_cast<size_t>(parent[static_cast<size_t>(i)])];
   return i;
@@ -288,10 +365,12 @@ std::vector<int> regions_worth_converting(const Rewriter& rw, const std::vector<
       if (k == Kind::kConv && j == 0 && reads_image(rw, n)) continue;
       entering[root].insert(v);
     }
-    bool outside = rw.escapes(n.outputs[0]);
-    for (int c : rw.consumers(n.outputs[0]))
-      outside = outside || kind[static_cast<size_t>(c)] == Kind::kNone || find_root(parent, c) != root;
-    borders[root] += outside;
+    for (ValueId out : n.outputs) {
+      bool outside = rw.escapes(out);
+      for (int c : rw.consumers(out))
+        outside = outside || kind[static_cast<size_t>(c)] == Kind::kNone || find_root(parent, c) != root;
+      borders[root] += outside;
+    }
   }
   std::vector<int> chosen;
   for (int i = 0; i < nodes; ++i) {
@@ -321,6 +400,7 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
   std::set<ValueId> pooled;  // blocked values known to be [N, cb, 1, 1, b]
   const bool packed_concat = ctx.can_run("ConcatBlocked", kDlrt, 1);
   std::set<int> packed;  // Concats of inputs not all whole blocks -> ConcatBlocked
+  std::map<int, std::vector<int64_t>> split_parts;  // Splits -> their outputs' channels
   for (int i = 0; i < nodes; ++i) {
     if (rw.dead(i)) continue;
     const Node& n = rw.node(i);
@@ -359,6 +439,9 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
       k = Kind::kConcat;
       C = cc.channels;
       if (cc.packed) packed.insert(i);
+    } else if (is_op(n, "Split") && blocked(n.inputs[0])) {
+      split_parts[i] = split_channels(rw, n, channels[n.inputs[0]], block);
+      if (!split_parts[i].empty()) k = Kind::kSplit;
     }
     if (k == Kind::kNone) continue;
     const bool elementwise = k == Kind::kUnary || k == Kind::kScalar;
@@ -369,13 +452,15 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
     for (size_t j : data_inputs(rw, k, n))
       if (auto it = made_by.find(n.inputs[j]); it != made_by.end())
         parent[static_cast<size_t>(find_root(parent, i))] = find_root(parent, it->second);
-    channels[n.outputs[0]] = C;
-    made_by[n.outputs[0]] = i;
+    for (size_t j = 0; j < n.outputs.size(); ++j) {
+      channels[n.outputs[j]] = k == Kind::kSplit ? split_parts[i][j] : C;
+      made_by[n.outputs[j]] = i;
+    }
   }
   const std::vector<int> chosen = regions_worth_converting(rw, kind, parent, made_by);
   for (int i = 0; i < nodes; ++i)
     if (kind[static_cast<size_t>(i)] != Kind::kNone && !std::binary_search(chosen.begin(), chosen.end(), i))
-      channels.erase(rw.node(i).outputs[0]);
+      for (ValueId out : rw.node(i).outputs) channels.erase(out);
   if (chosen.empty()) return 0;
   std::set<int> chosen_set(chosen.begin(), chosen.end());
   std::map<ValueId, ValueId> twin;  // NCHW value -> its blocked twin
@@ -427,21 +512,11 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
       n.op_type = "ChannelScaleBlocked";
       n.domain = kDlrt;
       n.opset = 1;
+    } else if (k == Kind::kSplit) {
+      to_block_split(rw, n, split_parts.at(i), block);
     }
     if (n.domain == kDlrt) n.attributes["block"] = make_attr_int(block);
-    const ValueId out = n.outputs[0];
-    const int64_t C = channels[out];
-    const ValueId t = rw.new_value(g.values[static_cast<size_t>(out)].name + "_blocked", blocked_type(g, out, C, block));
-    n.outputs[0] = t;
-    twin[out] = t;
-    bool outside = rw.escapes(out);
-    for (int c : rw.consumers(out)) outside = outside || !chosen_set.count(c);
-    if (outside) {
-      rw.insert_before(i, std::move(n));
-      rw.replace(i, reorder("FromBlocked", t, out, g.values[static_cast<size_t>(out)].name + "/reorder", block, C));
-    } else {
-      rw.replace(i, std::move(n));
-    }
+    put_blocked(rw, i, std::move(n), chosen_set, channels, twin, block);
     ++rewrites;
   }
   rw.commit();
