@@ -237,17 +237,25 @@ TEST(BlockedLayout, NearestResizeJoinsRegions) {
   EXPECT_FALSE(resize_blocked(*blocked));
 }
 
+// 3x3 stride-1 one-group convs of more than 128 input channels stay NCHW
+// (the NCHW path's Winograd F(2x2, 3x3), or its GEMM on small planes); with
+// 64-128 input channels they join the region (ConvBlocked runs F(4x4, 3x3)
+// itself).
 TEST(BlockedLayout, WinogradShapedConvsStayNchw) {
-  Net n;
-  ValueId x = n.b.input("x", {1, 64, 12, 12});
-  ValueId a = n.relu(n.conv(x, 64, 64, 3, 1));  // 3x3/1 of 64 channels: the NCHW path's Winograd
-  a = n.relu(n.conv(a, 64, 64, 3, 2));          // strided: blocked
-  a = n.conv(n.conv(a, 64, 64, 1, 1), 64, 64, 3, 1, 64);
-  n.b.output(n.conv(n.conv(a, 64, 64, 1, 1), 64, 64, 3, 1, 64));
-  auto g = n.b.graph();
-  auto blocked = check(g, {random_tensor({1, 64, 12, 12}, 3)}, 16);
-  EXPECT_EQ(count_ops(*blocked, "Conv"), 1);
-  EXPECT_EQ(count_ops(*blocked, "ConvBlocked"), 5);
+  for (const int64_t c : {160, 129, 128, 64}) {
+    SCOPED_TRACE(std::to_string(c) + " channels");
+    Net n;
+    ValueId x = n.b.input("x", {1, c, 12, 12});
+    ValueId a = n.relu(n.conv(x, c, c, 3, 1));  // the Winograd-shaped conv
+    a = n.relu(n.conv(a, c, 64, 3, 2));         // strided: blocked
+    a = n.conv(n.conv(a, 64, 64, 1, 1), 64, 64, 3, 1, 64);
+    n.b.output(n.conv(n.conv(a, 64, 64, 1, 1), 64, 64, 3, 1, 64));
+    auto g = n.b.graph();
+    auto blocked = check(g, {random_tensor({1, c, 12, 12}, 3)}, 16);
+    const int nchw = c > 128 ? 1 : 0;
+    EXPECT_EQ(count_ops(*blocked, "Conv"), nchw);
+    EXPECT_EQ(count_ops(*blocked, "ConvBlocked"), 6 - nchw);
+  }
 }
 
 // Three convs between two reorders do not pay for them (kConvsPerBorder).

@@ -24,18 +24,22 @@
 
 namespace dlrt::cpu {
 
-// The transformed filters U_ξν (M x C each), packed as GEMM A operands:
+// The transformed filters U_ξν (M x C each), packed as GEMM A operands
+// (transposed: U_ξνᵀ, C x M, as B operands, for the blocked F(4x4, 3x3)):
 // 16 for F(2x2, 3x3), 36 for F(4x4, 3x3).
 struct WinogradFilters {
   int64_t M = 0, C = 0;
   int tile = 2;                                        // outputs per tile side: 2 or 4
+  bool transposed = false;                             // u holds the U_ξνᵀ (B operands)
   std::vector<std::shared_ptr<const PackedMatrix>> u;  // (tile + 2)^2, index ξ*(tile + 2) + ν
 };
 
 // Transforms W [M, C, 3, 3] (row-major float32) for F(2x2, 3x3).
 std::shared_ptr<const WinogradFilters> winograd_filters(const float* w, int64_t M, int64_t C);
-// The same for F(4x4, 3x3) (conv_winograd4_avx512.cpp).
-std::shared_ptr<const WinogradFilters> winograd4_filters(const float* w, int64_t M, int64_t C);
+// The same for F(4x4, 3x3) (conv_winograd4_avx512.cpp); `transposed` for
+// conv_winograd4_blocked_avx512.
+std::shared_ptr<const WinogradFilters> winograd4_filters(const float* w, int64_t M, int64_t C,
+                                                         bool transposed = false);
 
 struct WinogradGeometry {
   int64_t in_h = 0, in_w = 0, out_h = 0, out_w = 0;
@@ -86,15 +90,28 @@ constexpr int64_t kWinograd4BlockBytes = int64_t{4} << 20;
 void conv_winograd4_avx512(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,
                            const GemmEpilogue& ep, ThreadPool& pool);
 
+// F(4x4, 3x3) on the 16-channel blocked layout (conv_blocked.h), one image:
+// x [ceil(C/16)][in_h][in_w][16], y [ceil(M/16)][out_h][out_w][16] =
+// act(conv + bias + z); bias M values or null, z null or laid out like y;
+// f from winograd4_filters(..., transposed = true). Lanes are channels: each
+// tile's 6x6 patch is 36 loads of 16 channels, V and M are tiles x channels
+// (M_e = V_e · U_eᵀ), and the outputs are stored as they come, so no
+// transposes. Pad lanes of x are not read; those of y are unspecified.
+// Call only when cpu_isa() >= kAvx512 (conv_winograd4_blocked_avx512.cpp).
+void conv_winograd4_blocked_avx512(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,
+                                   const float* bias, const float* z, const Activation& act, ThreadPool& pool);
+
 // Both variants' products: M_e = U_e · V_e for every transformed filter e
 // of f, one GEMM per pool task; V_e [C][ld] at V + e * C * ld and M_e
 // [M][ld] at Mo + e * M * ld, n columns (tiles) of each.
 void winograd_products(const WinogradFilters& f, int64_t n, int64_t ld, const float* V, float* Mo,
                        ThreadPool& pool);
 
-// How many images conv_winograd and conv_winograd4_avx512 have run in this
-// process, and conv_winograd4_avx512 alone; for tests.
+// How many images the Winograd kernels have run in this process, and the
+// F(4x4, 3x3) ones (NCHW and blocked) alone; for tests.
 uint64_t conv_winograd_runs();
 uint64_t conv_winograd4_runs();
+// Counts one image of either F(4x4, 3x3) kernel (conv_winograd4_runs).
+void count_conv_winograd4_run();
 
 }  // namespace dlrt::cpu

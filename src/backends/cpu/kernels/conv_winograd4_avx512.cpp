@@ -28,6 +28,7 @@
 
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/conv_winograd.h"
+#include "backends/cpu/kernels/winograd4_transforms_avx512.h"
 #include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/scratch.h"
 
@@ -38,8 +39,9 @@ std::atomic<uint64_t> g_runs4{0};
 }  // namespace
 
 uint64_t conv_winograd4_runs() { return g_runs4.load(std::memory_order_relaxed); }
+void count_conv_winograd4_run() { g_runs4.fetch_add(1, std::memory_order_relaxed); }
 
-std::shared_ptr<const WinogradFilters> winograd4_filters(const float* w, int64_t M, int64_t C) {
+std::shared_ptr<const WinogradFilters> winograd4_filters(const float* w, int64_t M, int64_t C, bool transposed) {
   static constexpr double G[6][3] = {{1.0 / 4, 0.0, 0.0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6},
                                      {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
                                      {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0.0, 0.0, 1.0}};
@@ -59,7 +61,10 @@ std::shared_ptr<const WinogradFilters> winograd4_filters(const float* w, int64_t
   f->M = M;
   f->C = C;
   f->tile = 4;
-  for (int e = 0; e < 36; ++e) f->u.push_back(PackedMatrix::pack_a(false, M, C, u.data() + e * M * C, C));
+  f->transposed = transposed;
+  for (int e = 0; e < 36; ++e)
+    f->u.push_back(transposed ? PackedMatrix::pack_b(true, C, M, u.data() + e * M * C, C)
+                              : PackedMatrix::pack_a(false, M, C, u.data() + e * M * C, C));
   return f;
 }
 
@@ -67,32 +72,14 @@ std::shared_ptr<const WinogradFilters> winograd4_filters(const float* w, int64_t
 
 namespace {
 
+using winograd4::at6;
+using winograd4::bt6;
+
 struct Dims4 {
   int64_t C, M, TH, TW, Hp, Wp;  // channels, tile rows and columns, padded plane
   int64_t block_rows;  // tile rows per block
   int64_t block;       // tiles per block: block_rows * TW
 };
-
-// y = Bᵀ x for one 6-vector (x and y may not alias).
-DLRT_AVX512 __attribute__((always_inline)) inline void bt6(const __m512 (&x)[6], __m512 (&y)[6]) {
-  const __m512 four = _mm512_set1_ps(4.0f), five = _mm512_set1_ps(-5.0f), two = _mm512_set1_ps(2.0f);
-  y[0] = _mm512_fmadd_ps(four, x[0], _mm512_fmadd_ps(five, x[2], x[4]));
-  y[1] = _mm512_fnmadd_ps(four, _mm512_add_ps(x[1], x[2]), _mm512_add_ps(x[3], x[4]));
-  y[2] = _mm512_fmadd_ps(four, _mm512_sub_ps(x[1], x[2]), _mm512_sub_ps(x[4], x[3]));
-  y[3] = _mm512_fmadd_ps(two, _mm512_sub_ps(x[3], x[1]), _mm512_sub_ps(x[4], x[2]));
-  y[4] = _mm512_fmadd_ps(two, _mm512_sub_ps(x[1], x[3]), _mm512_sub_ps(x[4], x[2]));
-  y[5] = _mm512_fmadd_ps(four, x[1], _mm512_fmadd_ps(five, x[3], x[5]));
-}
-
-// y = Aᵀ x for one 6-vector.
-DLRT_AVX512 __attribute__((always_inline)) inline void at6(const __m512 (&x)[6], __m512 (&y)[4]) {
-  const __m512 p12 = _mm512_add_ps(x[1], x[2]), m12 = _mm512_sub_ps(x[1], x[2]);
-  const __m512 p34 = _mm512_add_ps(x[3], x[4]), m34 = _mm512_sub_ps(x[3], x[4]);
-  y[0] = _mm512_add_ps(_mm512_add_ps(x[0], p12), p34);
-  y[1] = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), m34, m12);
-  y[2] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), p34, p12);
-  y[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), m34, m12), x[5]);
-}
 
 // Lanes hold tiles in groups of 4 consecutive tiles of a tile row (128
 // bits each, lane 4a + s: tile s of group a). A block's tile rows are cut

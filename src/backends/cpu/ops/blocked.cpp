@@ -6,7 +6,8 @@
 //   ConvBlocked(X, W, [B], [Z]) -> blocked Y = act(Conv(X, W) + B + Z):
 //       FusedConv's inputs and attributes (activation_affine included; W a constant [M, C/group, kh, kw],
 //       2-D, group 1 or one channel per group), Z blocked like Y; X blocked, or
-//       NCHW when x_blocked = 0 (group 1 only: a stem reads its image directly).
+//       NCHW when x_blocked = 0 (group 1 only: a stem reads its image directly). A 3x3 stride-1
+//       conv of blocked input runs as Winograd F(4x4, 3x3) where the NCHW Conv would.
 //   GlobalPoolBlocked(X) -> [N, cb, 1, 1, b]                (block, max: 0 average, 1 max)
 //   MaxPoolBlocked(X) -> blocked                            (block and MaxPool's 2-D attributes)
 //   ChannelScaleBlocked(X, S, [R]) -> X * S (+ R), S [N or 1, cb, 1, 1, b], R blocked like X (block):
@@ -174,10 +175,11 @@ class ConvBlockedKernel final : public OpKernel {
                           nn::resolve_window(ctx, IntList{x->dim(2), x->dim(3)}, IntList{w_.kh, w_.kw}, false));
     BlockedConvGeometry g = geometry_of(wg, N, C, M);
     const Shape out{N, ceil_div(M, b), g.OH, g.OW, b};
+    const bool winograd = &wp == &w_ && winograd4(wg);
     // Taps that read padding only at these sizes (dynamic ones the graph
     // pass conv-padding-taps could not see): run the cropped conv.
     const BlockedConvWeights* use = &wp;
-    if (&wp == &w_) {
+    if (&wp == &w_ && !winograd) {
       const ConvTapCrop crop = dead_conv_taps(wg);
       if (crop.any())
         if (const BlockedConvWeights* c = cropped(crop)) {
@@ -195,9 +197,45 @@ class ConvBlockedKernel final : public OpKernel {
       return ctx.invalid("Z has shape " + shape_to_string(z->shape()) + ", expected " + shape_to_string(out));
     DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, out));
     if (y->size() == 0) return Status::Ok();
+    if (winograd) {
+      run_winograd4(g, x->data<float>(), bias ? bias->data<float>() : nullptr, z ? z->data<float>() : nullptr,
+                    y->data<float>(), ctx.pool());
+      return Status::Ok();
+    }
     conv_blocked(*use, g, x->data<float>(), x_blocked_, bias ? bias->data<float>() : nullptr,
                  z ? z->data<float>() : nullptr, act_, y->data<float>(), &ctx.pool());
     return Status::Ok();
+  }
+
+  // Whether this run takes Winograd F(4x4, 3x3) (conv_winograd4_blocked_avx512):
+  // where the NCHW Conv would (conv_winograd_tile), for blocked input in
+  // 16-channel blocks and the constant W.
+  bool winograd4(const nn::WindowGeometry& wg) const {
+    if (w_.block != 16 || !x_blocked_ || w_.depthwise || wg.nd != 2) return false;
+    const int64_t k[2] = {w_.kh, w_.kw}, s[2] = {wg.stride[0], wg.stride[1]}, d[2] = {wg.dilation[0], wg.dilation[1]};
+    if (conv_winograd_tile(1, w_.M, w_.C, k, s, d, wg.out[0], wg.out[1]) != 4) return false;
+    return winograd_ok(winograd_geometry(wg));
+  }
+
+  static WinogradGeometry winograd_geometry(const nn::WindowGeometry& wg) {
+    WinogradGeometry geo;
+    geo.in_h = wg.in[0], geo.in_w = wg.in[1], geo.out_h = wg.out[0], geo.out_w = wg.out[1];
+    geo.pad_top = wg.pad_begin[0], geo.pad_left = wg.pad_begin[1];
+    return geo;
+  }
+
+  // Image by image, the F(4x4, 3x3) filters of W transformed on the first run.
+  void run_winograd4(const BlockedConvGeometry& g, const float* x, const float* bias, const float* z, float* y,
+                     ThreadPool& pool) const {
+    std::call_once(winograd4_once_,
+                   [&] { winograd4_ = winograd4_filters(source_.data<float>(), w_.M, w_.C, true); });
+    WinogradGeometry geo;
+    geo.in_h = g.H, geo.in_w = g.W, geo.out_h = g.OH, geo.out_w = g.OW, geo.pad_top = g.pad_top,
+    geo.pad_left = g.pad_left;
+    const int64_t x_image = ceil_div(w_.C, 16) * g.H * g.W * 16, y_image = ceil_div(w_.M, 16) * g.OH * g.OW * 16;
+    for (int64_t n = 0; n < g.N; ++n)
+      conv_winograd4_blocked_avx512(*winograd4_, geo, x + n * x_image, y + n * y_image, bias,
+                                    z ? z + n * y_image : nullptr, act_, pool);
   }
 
   // The weights without `crop`'s taps, packed on the first run that asks
@@ -223,6 +261,8 @@ class ConvBlockedKernel final : public OpKernel {
   bool x_blocked_;
   mutable std::mutex crops_mutex_;
   mutable std::vector<std::pair<ConvTapCrop, std::unique_ptr<BlockedConvWeights>>> crops_;
+  mutable std::once_flag winograd4_once_;
+  mutable std::shared_ptr<const WinogradFilters> winograd4_;
 };
 
 Result<std::unique_ptr<OpKernel>> make_conv_blocked(const ir::Node& node, const Tensor* w) {

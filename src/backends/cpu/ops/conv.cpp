@@ -130,6 +130,21 @@ constexpr int64_t kTransposedMaxPlane = 64;
 
 }  // namespace
 
+// Winograd F(2x2, 3x3) or F(4x4, 3x3), 2.25x or 4x fewer products
+// (conv_winograd.h), for the convs winograd_candidate takes, on output
+// planes of kWinogradMinPlane+ positions, in the variant winograd_tile
+// picks, when that variant's scratch is within kWinogradMaxScratchBytes
+// (winograd_scratch_ok). DLRT_CONV_WINOGRAD=0 turns it off, and
+// DLRT_CONV_DIRECT=1 (direct for every shape) too.
+int conv_winograd_tile(int64_t group, int64_t M, int64_t C, const int64_t k[2], const int64_t s[2], const int64_t d[2],
+                       int64_t out_h, int64_t out_w) {
+  if (!winograd_candidate(group, M, C, k[0], k[1], s[0], s[1], d[0], d[1]) || out_h * out_w < kWinogradMinPlane ||
+      conv_direct_mode() == ConvDirectMode::kForce)
+    return 0;
+  const int tile = winograd_tile(M, C, out_h, out_w);
+  return tile != 0 && winograd_scratch_ok(tile, M, C, out_h, out_w) ? tile : 0;
+}
+
 // Conv with an optional fused stage (see conv_impl.h).
 Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& fuse) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
@@ -205,19 +220,11 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
 
 #if defined(__x86_64__) || defined(__i386__)
   const int64_t out_plane = prob.out_plane, ks = prob.ks;
-  // Winograd F(2x2, 3x3) or F(4x4, 3x3), 2.25x or 4x fewer products
-  // (conv_winograd.h), for the convs winograd_candidate takes, on output
-  // planes of kWinogradMinPlane+ positions, in the variant winograd_tile
-  // picks, when that variant's scratch is within kWinogradMaxScratchBytes
-  // (winograd_scratch_ok). DLRT_CONV_WINOGRAD=0 turns it off, and
-  // DLRT_CONV_DIRECT=1 (direct for every shape) too.
-  const int wtile = pre && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 &&
-                            winograd_candidate(group, M, C, g.k[1], g.k[2], g.s[1], g.s[2], g.d[1], g.d[2]) &&
-                            out_plane >= kWinogradMinPlane && conv_direct_mode() != ConvDirectMode::kForce
-                        ? winograd_tile(M, C, g.out[1], g.out[2])
+  // Winograd where conv_winograd_tile takes the conv.
+  const int wtile = pre && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1
+                        ? conv_winograd_tile(group, M, C, g.k + 1, g.s + 1, g.d + 1, g.out[1], g.out[2])
                         : 0;
-  if (wtile != 0 && winograd_scratch_ok(wtile, M, C, g.out[1], g.out[2]) && conv_winograd_f32(prob, fuse, wtile))
-    return Status::Ok();
+  if (wtile != 0 && conv_winograd_f32(prob, fuse, wtile)) return Status::Ok();
 
   // Group-1 2-D convs, kernels larger than 1x1, with output planes of at
   // most 64 positions (resnet18's 7x7 layer4) on AVX2 without AVX-512:

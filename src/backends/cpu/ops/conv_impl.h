@@ -116,6 +116,12 @@ uint64_t conv_transposed_runs();
 uint64_t conv_cropped_runs();
 void count_cropped_conv_run();
 
+// Which Winograd a float32 2-D conv of this shape runs on this CPU (conv.cpp
+// decides, for Conv and FusedConv; ConvBlocked takes the same choice and runs
+// the 4x4 variant): 4 for F(4x4, 3x3), 2 for F(2x2, 3x3), 0 for another path.
+int conv_winograd_tile(int64_t group, int64_t M, int64_t C, const int64_t k[2], const int64_t s[2], const int64_t d[2],
+                       int64_t out_h, int64_t out_w);
+
 // Conv / FusedConv. `pre` may be null (or stale: it is then ignored).
 Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& fuse);
 
