@@ -277,41 +277,31 @@ if echo "$zoo_out" | grep -q 'DLRT_ZOO_DIR is not set'; then zoo_state="skipped 
 elif [ $zoo_rc -eq 0 ]; then zoo_state="ok ($matches)"
 else zoo_state="FAILED ($matches)"; fi
 
-echo
-echo "== install (scripts/test_install.sh: a fresh prefix, consumers through the CMake package and pkg-config)"
-t0=$(phase_now)
-install_out=$("$ROOT/scripts/test_install.sh" "$BUILD" "$DLRT_TEST_MODELS/conv_net.onnx" 2>&1)
-install_rc=$?
-phase_record "install (test_install.sh)" "$(phase_since "$t0")" "$install_rc"
-echo "$install_out"
-install_line=$(echo "$install_out" | tail -1)
+# `script_phase NAME HEADING PHASE CMD...`: runs the test script CMD under
+# HEADING, records its time as PHASE, prints its output, and leaves its exit
+# status in NAME_rc and its last line (the script's verdict) in NAME_last.
+script_phase() {
+  local name=$1 heading=$2 phase_name=$3 t0 out rc
+  shift 3
+  echo
+  echo "== $heading"
+  t0=$(phase_now)
+  out=$("$@" 2>&1)
+  rc=$?
+  phase_record "$phase_name" "$(phase_since "$t0")" "$rc"
+  echo "$out"
+  printf -v "${name}_rc" '%s' "$rc"
+  printf -v "${name}_last" '%s' "$(echo "$out" | tail -1)"
+}
 
-echo
-echo "== python (scripts/test_python.sh: the module built in $BUILD, pytest on tests/python)"
-t0=$(phase_now)
-python_out=$("$ROOT/scripts/test_python.sh" "$BUILD" 2>&1)
-python_rc=$?
-phase_record "python (test_python.sh: module, pytest)" "$(phase_since "$t0")" "$python_rc"
-echo "$python_out"
-python_state=$(echo "$python_out" | tail -1)
-
-echo
-echo "== wheel (scripts/test_wheel.sh: make wheel, per CPython 3.10-3.13 a fresh venv with only its wheel, a zoo model, the embedder, tests/python, OpenVINO)"
-t0=$(phase_now)
-wheel_out=$("$ROOT/scripts/test_wheel.sh" 2>&1)
-wheel_rc=$?
-phase_record "wheels (test_wheel.sh: cp310, cp311, abi3; fresh venvs of 3.10-3.13, pytest, OpenVINO)" "$(phase_since "$t0")" "$wheel_rc"
-echo "$wheel_out"
-wheel_state=$(echo "$wheel_out" | tail -1)
-
-echo
-echo "== sdist (scripts/test_sdist.sh: make sdist, pip install dlrt-*.tar.gz into a fresh venv, a zoo model, the embedder)"
-t0=$(phase_now)
-sdist_out=$("$ROOT/scripts/test_sdist.sh" 2>&1)
-sdist_rc=$?
-phase_record "sdist (test_sdist.sh: pip builds it, ccache from the wheel)" "$(phase_since "$t0")" "$sdist_rc"
-echo "$sdist_out"
-sdist_state=$(echo "$sdist_out" | tail -1)
+script_phase install "install (scripts/test_install.sh: a fresh prefix, consumers through the CMake package and pkg-config)" \
+  "install (test_install.sh)" "$ROOT/scripts/test_install.sh" "$BUILD" "$DLRT_TEST_MODELS/conv_net.onnx"
+script_phase python "python (scripts/test_python.sh: the module built in $BUILD, pytest on tests/python)" \
+  "python (test_python.sh: module, pytest)" "$ROOT/scripts/test_python.sh" "$BUILD"
+script_phase wheel "wheel (scripts/test_wheel.sh: make wheel, per CPython 3.10-3.13 a fresh venv with only its wheel, a zoo model, the embedder, tests/python, OpenVINO)" \
+  "wheels (test_wheel.sh: cp310, cp311, abi3; fresh venvs of 3.10-3.13, pytest, OpenVINO)" "$ROOT/scripts/test_wheel.sh"
+script_phase sdist "sdist (scripts/test_sdist.sh: make sdist, pip install dlrt-*.tar.gz into a fresh venv, a zoo model, the embedder)" \
+  "sdist (test_sdist.sh: pip builds it, ccache from the wheel)" "$ROOT/scripts/test_sdist.sh"
 
 echo
 echo "== totals"
@@ -325,10 +315,10 @@ echo "quant zoo:   $quant_state"
 echo "wild set:    $wild_state"
 echo "ML set:      $ml_state"
 echo "tokenizers:  $tok_state"
-if [ $install_rc -eq 0 ]; then echo "install:     ok"; else echo "install:     FAILED -- $install_line"; fi
-echo "python:      $python_state"
-echo "wheel:       $wheel_state"
-echo "sdist:       $sdist_state"
+if [ $install_rc -eq 0 ]; then echo "install:     ok"; else echo "install:     FAILED -- $install_last"; fi
+echo "python:      $python_last"
+echo "wheel:       $wheel_last"
+echo "sdist:       $sdist_last"
 for line in "${ov_summary[@]}"; do echo "openvino    $line"; done
 [ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ] && [ $wild_rc -eq 0 ] && [ $ml_rc -eq 0 ] && [ $tok_rc -eq 0 ] && [ $install_rc -eq 0 ] &&
   [ $python_rc -eq 0 ] && [ $wheel_rc -eq 0 ] && [ $sdist_rc -eq 0 ]
