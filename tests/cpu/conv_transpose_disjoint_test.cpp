@@ -1,7 +1,11 @@
 // ConvTranspose with stride == kernel and no padding (the disjoint path of
 // conv_transpose_disjoint.cpp) and its near misses (the col2im path), against
 // a scatter reference, on 1-D, 2-D and 3-D shapes, at 1..4 threads.
+#include <functional>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "kernel_test_util.h"
 
@@ -111,30 +115,23 @@ TEST(ConvTranspose, DisjointStrideEqualsKernelMatchesReference) {
 TEST(ConvTranspose, DisjointNearMissesMatchReference) {
   std::mt19937 rng(12);
   const Case base = {2, 2, 5, 3, {9, 17}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, {0, 0}, true};
-  check(base, rng, "disjoint");
-  Case c = base;
-  c.pads = {0, 1, 0, 1};
-  check(c, rng, "pads");
-  c = base;
-  c.outpad = {1, 0};
-  check(c, rng, "output_padding");
-  c = base;
-  c.s = {2, 3};
-  check(c, rng, "stride 3 kernel 2");
-  c = base;
-  c.d = {1, 2};
-  check(c, rng, "dilation 2, stride == kernel");
-  c = base;
-  c.k = {1, 2};
-  c.s = {2, 2};
-  check(c, rng, "kernel 1 stride 2");
+  const std::vector<std::pair<std::string, std::function<void(Case&)>>> changes = {
+      {"disjoint", [](Case&) {}},
+      {"pads", [](Case& c) { c.pads = {0, 1, 0, 1}; }},
+      {"output_padding", [](Case& c) { c.outpad = {1, 0}; }},
+      {"stride 3 kernel 2", [](Case& c) { c.s = {2, 3}; }},
+      {"dilation 2, stride == kernel", [](Case& c) { c.d = {1, 2}; }},
+      {"kernel 1 stride 2", [](Case& c) { c.k = {1, 2}, c.s = {2, 2}; }},
+      {"no input channels", [](Case& c) { c.Cg = 0; }},  // the output is the bias alone
+  };
+  for (const auto& [what, change] : changes) {
+    Case c = base;
+    change(c);
+    check(c, rng, what);
+  }
   // A one-channel head (few product rows), 24 input channels, rows not a multiple of 32.
   check({1, 1, 24, 1, {7, 37}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, {0, 0}, true}, rng, "24 -> 1");
   check({2, 2, 9, 2, {3, 70}, {1, 3}, {1, 3}, {1, 1}, {0, 0, 0, 0}, {0, 0}, false}, rng, "6 product rows");
-  // No input channels: the output is the bias alone.
-  c = base;
-  c.Cg = 0;
-  check(c, rng, "no input channels");
 }
 
 }  // namespace
