@@ -6,8 +6,7 @@
 // Concats on other axes or of whole blocks do not become ConcatBlocked.
 #include <gtest/gtest.h>
 
-#include "../ir/graph_builder.h"
-#include "kernel_test_util.h"
+#include "blocked_test_net.h"
 #include "backends/cpu/kernels/isa.h"
 #include "ir/passes/passes.h"
 
@@ -81,31 +80,13 @@ TEST(BlockedConcat, BadInputsAreErrors) {
   EXPECT_FALSE(run_op("ConcatBlocked", {a, c}, {{"block", attr_int(16)}}, 1, 1, "com.dlrt").ok());
 }
 
-struct Net {
-  GraphBuilder b;
-  uint32_t seed = 1;
-  ValueId conv(ValueId x, int64_t c, int64_t m, int64_t k, int64_t stride = 1, bool same_upper = false) {
-    const uint32_t s = seed++;
-    ValueId w = b.constant("w" + std::to_string(s), random_tensor({m, c, k, k}, s, -0.3f, 0.3f));
-    ValueId bias = b.constant("b" + std::to_string(s), random_tensor({m}, s + 1000));
-    ir::Attributes a{{"strides", ais({stride, stride})}};
-    if (same_upper) a["auto_pad"] = attr_string("SAME_UPPER");
-    else a["pads"] = ais({k / 2, k / 2, k / 2, k / 2});
-    return b.node("Relu", {b.node("Conv", {x, w, bias}, a)});
-  }
-};
+using Net = BlockedNet;
 
-// Runs g as built and after blocked_layout(16); the outputs agree (the convs
-// sum in another order). Returns the converted graph and its outputs.
+// g converted with blocked_layout(block) (the outputs checked), and its outputs.
 std::pair<std::shared_ptr<ir::Graph>, std::vector<Tensor>> convert(std::shared_ptr<ir::Graph> g,
                                                                    const std::vector<Tensor>& in, int block = 16) {
-  auto blocked = std::make_shared<ir::Graph>(*g);
-  p::PassContext ctx = cpu_kernels_context();
-  p::blocked_layout(*blocked, ctx, block);
-  EXPECT_TRUE(blocked->topological_sort().ok());
-  auto want = run_graph(g, in), got = run_graph(blocked, in);
-  EXPECT_EQ(want.size(), got.size());
-  for (size_t i = 0; i < want.size() && i < got.size(); ++i) expect_close(got[i], want[i], 2e-4f);
+  std::vector<Tensor> got;
+  auto blocked = convert_blocked(g, in, block, &got);
   return {blocked, got};
 }
 
@@ -126,14 +107,14 @@ TEST(BlockedConcat, RegionConcatIsExact) {
           total = -1;
           break;
         }
-        branches.push_back(n.conv(n.conv(n.conv(x, 3, c, 3), c, c, 3), c, c, 1));
+        branches.push_back(n.conv_relu(n.conv_relu(n.conv_relu(x, 3, c, 3), c, c, 3), c, c, 1));
         total += c;
       }
       if (total < 0) continue;
       ValueId cat = n.b.node("Concat", branches, {{"axis", ai(cs.size() == 2 ? -3 : 1)}});
       n.b.output(cat);
       for (ValueId v : branches) n.b.output(v);
-      n.b.output(n.conv(n.conv(n.conv(cat, total, 16, 3, 2), 16, 16, 3), 16, 8, 1));
+      n.b.output(n.conv_relu(n.conv_relu(n.conv_relu(cat, total, 16, 3, 2), 16, 16, 3), 16, 8, 1));
       std::vector<Tensor> in{random_tensor({2, 3, 9, 11}, 4)};
       auto [blocked, got] = convert(n.b.graph(), in, static_cast<int>(block));
       bool whole = true;
@@ -155,12 +136,12 @@ TEST(BlockedConcat, RegionConcatIsExact) {
 TEST(BlockedConcat, HgnetStemJoinsTheRegion) {
   Net n;
   ValueId x = n.b.input("x", {2, 3, 22, 30});
-  ValueId s = n.conv(x, 3, 24, 3, 2);
+  ValueId s = n.conv_relu(x, 3, 24, 3, 2);
   ValueId pool = n.b.node("MaxPool", {s},
                           {{"kernel_shape", ais({2, 2})}, {"strides", ais({1, 1})}, {"auto_pad", attr_string("SAME_UPPER")}});
-  ValueId c = n.conv(n.conv(s, 24, 12, 2, 1, true), 12, 24, 2, 1, true);
+  ValueId c = n.conv_relu(n.conv_relu(s, 24, 12, 2, 1, true), 12, 24, 2, 1, true);
   ValueId cat = n.b.node("Concat", {pool, c}, {{"axis", ai(1)}});
-  n.b.output(n.conv(n.conv(cat, 48, 24, 3, 2), 24, 48, 1));
+  n.b.output(n.conv_relu(n.conv_relu(cat, 48, 24, 3, 2), 24, 48, 1));
   std::vector<Tensor> in{random_tensor({2, 3, 22, 30}, 8)};
   auto g = n.b.graph();
   auto blocked = convert(g, in).first;
@@ -178,12 +159,12 @@ TEST(BlockedConcat, HgnetStemJoinsTheRegion) {
 // blocked regions (and compute the same).
 TEST(BlockedConcat, OtherAxesAndOutsideInputsStayConcat) {
   auto after = [](Net& n, ValueId cat, int64_t c) {
-    n.b.output(n.conv(n.conv(n.conv(n.conv(cat, c, 24, 3), 24, 24, 3), 24, 24, 3), 24, 8, 3));
+    n.b.output(n.conv_relu(n.conv_relu(n.conv_relu(n.conv_relu(cat, c, 24, 3), 24, 24, 3), 24, 24, 3), 24, 8, 3));
   };
   for (int64_t axis : {2, -2, 3}) {
     Net n;
     ValueId x = n.b.input("x", {2, 3, 9, 9});
-    ValueId a = n.conv(n.conv(x, 3, 24, 3), 24, 24, 3), b = n.conv(n.conv(x, 3, 24, 3), 24, 24, 3);
+    ValueId a = n.conv_relu(n.conv_relu(x, 3, 24, 3), 24, 24, 3), b = n.conv_relu(n.conv_relu(x, 3, 24, 3), 24, 24, 3);
     after(n, n.b.node("Concat", {a, b}, {{"axis", ai(axis)}}), 24);
     auto blocked = convert(n.b.graph(), {random_tensor({2, 3, 9, 9}, 5)}).first;
     EXPECT_EQ(count_ops(*blocked, "ConcatBlocked"), 0);
@@ -193,7 +174,7 @@ TEST(BlockedConcat, OtherAxesAndOutsideInputsStayConcat) {
   }
   Net n;
   ValueId x = n.b.input("x", {2, 3, 9, 9});
-  ValueId a = n.conv(n.conv(x, 3, 24, 3), 24, 24, 3);
+  ValueId a = n.conv_relu(n.conv_relu(x, 3, 24, 3), 24, 24, 3);
   after(n, n.b.node("Concat", {a, n.b.node("Softmax", {x}, {{"axis", ai(1)}})}, {{"axis", ai(1)}}), 27);
   auto blocked = convert(n.b.graph(), {random_tensor({2, 3, 9, 9}, 6)}).first;
   EXPECT_EQ(count_ops(*blocked, "ConcatBlocked"), 0);

@@ -5,8 +5,7 @@
 // AVX-512 convs where the CPU has them) and block 8 (portable loops).
 #include <gtest/gtest.h>
 
-#include "../ir/graph_builder.h"
-#include "kernel_test_util.h"
+#include "blocked_test_net.h"
 #include "backends/cpu/kernels/isa.h"
 #include "ir/passes/passes.h"
 
@@ -16,27 +15,7 @@ namespace {
 namespace p = ir::passes;
 using ir::ValueId;
 
-struct Net {
-  GraphBuilder b;
-  uint32_t seed = 1;
-  ValueId weights(int64_t m, int64_t cg, int64_t k) {
-    const uint32_t s = seed++;
-    return b.constant("w" + std::to_string(s), random_tensor({m, cg, k, k}, s, -0.3f, 0.3f));
-  }
-  ValueId bias(int64_t m) {
-    const uint32_t s = seed++;
-    return b.constant("b" + std::to_string(s), random_tensor({m}, s));
-  }
-  ValueId conv(ValueId x, int64_t c, int64_t m, int64_t k, int64_t stride, int64_t group = 1, int64_t dil = 1,
-               int64_t pad = -1) {
-    const int64_t pd = pad >= 0 ? pad : dil * (k / 2);
-    return b.node("Conv", {x, weights(m, c / group, k), bias(m)},
-                  {{"pads", ais({pd, pd, pd, pd})},
-                   {"strides", ais({stride, stride})},
-                   {"dilations", ais({dil, dil})},
-                   {"group", ai(group)}});
-  }
-  ValueId relu(ValueId x) { return b.node("Relu", {x}); }
+struct Net : BlockedNet {
   // Squeeze-excite: x * HardSigmoid(conv(relu(conv(GlobalAveragePool(x))))).
   ValueId se(ValueId x, int64_t c) {
     ValueId s = b.node("GlobalAveragePool", {x});
@@ -46,17 +25,13 @@ struct Net {
   }
 };
 
-// Runs g as built and after blocked_layout(block): the same outputs (close:
-// the sums run in another order). Returns the converted graph.
+// g converted with blocked_layout(block) (the outputs checked), the pass
+// having made at least min_rewrites rewrites.
 std::shared_ptr<ir::Graph> check(std::shared_ptr<ir::Graph> g, const std::vector<Tensor>& inputs, int block,
                                  int min_rewrites = 1) {
-  auto blocked = std::make_shared<ir::Graph>(*g);
-  p::PassContext ctx = cpu_kernels_context();
-  EXPECT_GE(p::blocked_layout(*blocked, ctx, block), min_rewrites);
-  EXPECT_TRUE(blocked->topological_sort().ok());
-  auto want = run_graph(g, inputs), got = run_graph(blocked, inputs);
-  EXPECT_EQ(want.size(), got.size());
-  for (size_t i = 0; i < want.size() && i < got.size(); ++i) expect_close(got[i], want[i], 2e-4f);
+  int rewrites = 0;
+  auto blocked = convert_blocked(g, inputs, block, nullptr, &rewrites);
+  EXPECT_GE(rewrites, min_rewrites);
   return blocked;
 }
 

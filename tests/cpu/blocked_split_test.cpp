@@ -7,8 +7,7 @@
 // graph computes what the NCHW graph computes.
 #include <gtest/gtest.h>
 
-#include "../ir/graph_builder.h"
-#include "kernel_test_util.h"
+#include "blocked_test_net.h"
 #include "backends/cpu/kernels/isa.h"
 #include "ir/passes/passes.h"
 
@@ -18,17 +17,7 @@ namespace {
 namespace p = ir::passes;
 using ir::ValueId;
 
-struct Net {
-  GraphBuilder b;
-  uint32_t seed = 1;
-  ValueId conv(ValueId x, int64_t c, int64_t m, int64_t k, int64_t stride = 1) {
-    const uint32_t s = seed++;
-    ValueId w = b.constant("w" + std::to_string(s), random_tensor({m, c, k, k}, s, -0.3f, 0.3f));
-    ValueId bias = b.constant("b" + std::to_string(s), random_tensor({m}, s + 1000));
-    return b.node("Relu", {b.node("Conv", {x, w, bias},
-                                  {{"strides", ais({stride, stride})}, {"pads", ais({k / 2, k / 2, k / 2, k / 2})}})});
-  }
-};
+using Net = BlockedNet;
 
 // How a Split gets its sizes.
 enum class Sizes { kAttribute, kInput, kEqual, kNumOutputs };
@@ -59,7 +48,7 @@ std::shared_ptr<ir::Graph> c2f(const SplitCase& sc, bool part_out) {
   int64_t total = 0;
   for (int64_t c : sc.parts) total += c;
   ValueId x = n.b.input("x", {2, 3, 13, 11});
-  ValueId y = n.conv(n.conv(x, 3, 16, 3, 2), 16, total, 1);
+  ValueId y = n.conv_relu(n.conv_relu(x, 3, 16, 3, 2), 16, total, 1);
   const int opset = sc.how == Sizes::kAttribute ? 11 : sc.how == Sizes::kNumOutputs ? 18 : 13;
   ir::Attributes a{{"axis", ai(sc.axis)}};
   std::vector<ValueId> in{y};
@@ -68,26 +57,18 @@ std::shared_ptr<ir::Graph> c2f(const SplitCase& sc, bool part_out) {
   if (sc.how == Sizes::kNumOutputs) a["num_outputs"] = ai(static_cast<int64_t>(sc.parts.size()));
   std::vector<ValueId> parts = n.b.nodes("Split", in, sc.parts.size(), a, opset);
   const int64_t last = sc.parts.back();
-  ValueId bott = n.b.node("Add", {parts.back(), n.conv(n.conv(parts.back(), last, last, 3), last, last, 3)});
+  ValueId bott = n.b.node("Add", {parts.back(), n.conv_relu(n.conv_relu(parts.back(), last, last, 3), last, last, 3)});
   std::vector<ValueId> cat = parts;
   cat.push_back(bott);
   ValueId c = n.b.node("Concat", cat, {{"axis", ai(1)}});
-  n.b.output(n.conv(n.conv(c, total + last, 24, 1), 24, 24, 3, 2));
+  n.b.output(n.conv_relu(n.conv_relu(c, total + last, 24, 1), 24, 24, 3, 2));
   if (part_out) n.b.output(parts[0]);
   return n.b.graph();
 }
 
-// Converts g with `block`; the outputs agree with the NCHW graph's.
+// g converted with blocked_layout(block) on a random input (the outputs checked).
 std::shared_ptr<ir::Graph> convert(std::shared_ptr<ir::Graph> g, int block) {
-  auto blocked = std::make_shared<ir::Graph>(*g);
-  p::PassContext ctx = cpu_kernels_context();
-  p::blocked_layout(*blocked, ctx, block);
-  EXPECT_TRUE(blocked->topological_sort().ok());
-  const std::vector<Tensor> in{random_tensor({2, 3, 13, 11}, 7)};
-  auto want = run_graph(g, in), got = run_graph(blocked, in);
-  EXPECT_EQ(want.size(), got.size());
-  for (size_t i = 0; i < want.size() && i < got.size(); ++i) expect_close(got[i], want[i], 2e-4f);
-  return blocked;
+  return convert_blocked(g, {random_tensor({2, 3, 13, 11}, 7)}, block);
 }
 
 TEST(BlockedSplit, C2fBlockStaysBlocked) {
@@ -138,10 +119,10 @@ TEST(BlockedSplit, OtherSplitsStayNchw) {
   // A split of the height: the parts are not channel parts.
   Net n;
   ValueId x = n.b.input("x", {2, 3, 13, 11});
-  ValueId y = n.conv(n.conv(x, 3, 16, 3, 2), 16, 16, 1);  // [2, 16, 7, 6]
+  ValueId y = n.conv_relu(n.conv_relu(x, 3, 16, 3, 2), 16, 16, 1);  // [2, 16, 7, 6]
   std::vector<ValueId> parts = n.b.nodes("Split", {y, n.b.ints("split", {3, 4})}, 2, {{"axis", ai(2)}}, 13);
-  n.b.output(n.conv(n.conv(parts[0], 16, 16, 3), 16, 16, 1));
-  n.b.output(n.conv(n.conv(parts[1], 16, 16, 3), 16, 16, 1));
+  n.b.output(n.conv_relu(n.conv_relu(parts[0], 16, 16, 3), 16, 16, 1));
+  n.b.output(n.conv_relu(n.conv_relu(parts[1], 16, 16, 3), 16, 16, 1));
   auto g = convert(n.b.graph(), 16);
   EXPECT_FALSE(split_blocked(*g));
 }

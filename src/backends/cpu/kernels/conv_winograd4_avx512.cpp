@@ -74,6 +74,7 @@ namespace {
 
 using winograd4::at6;
 using winograd4::bt6;
+using winograd4::bt6_column;
 
 struct Dims4 {
   int64_t C, M, TH, TW, Hp, Wp;  // channels, tile rows and columns, padded plane
@@ -170,9 +171,8 @@ DLRT_AVX512 void input_transform(const Dims4& d, const float* pad, float* V, int
     }
 #pragma GCC unroll 6
     for (int k = 0; k < 6; ++k) {
-      const __m512 col[6] = {h[0][k], h[1][k], h[2][k], h[3][k], h[4][k], h[5][k]};
       __m512 out[6];
-      bt6(col, out);
+      bt6_column(h, k, out);
 #pragma GCC unroll 6
       for (int i = 0; i < 6; ++i) _mm512_mask_compressstoreu_ps(v + (i * 6 + k) * CT, gr.valid, out[i]);
     }

@@ -25,6 +25,7 @@ namespace {
 
 using winograd4::at6;
 using winograd4::bt6;
+using winograd4::bt6_column;
 
 constexpr int64_t kB = 16;
 
@@ -59,9 +60,8 @@ DLRT_AVX512 void input_row(const Plan& p, const WinogradGeometry& g, const float
     float* v = V + ((th - th0) * p.TW + tw) * p.Cp + cb * kB;
 #pragma GCC unroll 6
     for (int k = 0; k < 6; ++k) {
-      const __m512 col[6] = {h[0][k], h[1][k], h[2][k], h[3][k], h[4][k], h[5][k]};
       __m512 out[6];
-      bt6(col, out);
+      bt6_column(h, k, out);
 #pragma GCC unroll 6
       for (int i = 0; i < 6; ++i) _mm512_storeu_ps(v + (i * 6 + k) * es, out[i]);
     }

@@ -30,6 +30,13 @@ DLRT_AVX512 __attribute__((always_inline)) inline void at6(const __m512 (&x)[6],
   y[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), m34, m12), x[5]);
 }
 
+// The second pass of Bᵀ d B: column k of h (h[r]: patch row r after the
+// first pass) transformed, out[i] the element (i, k).
+DLRT_AVX512 __attribute__((always_inline)) inline void bt6_column(const __m512 (&h)[6][6], int k, __m512 (&out)[6]) {
+  const __m512 col[6] = {h[0][k], h[1][k], h[2][k], h[3][k], h[4][k], h[5][k]};
+  bt6(col, out);
+}
+
 }  // namespace dlrt::cpu::winograd4
 
 #endif  // DLRT_HAVE_AVX512_PATHS
