@@ -3,13 +3,16 @@
 // whose padding holds most of their reach (the tiles skip the kernel rows
 // outside the input; only column padding is copied), pads past the kernel's
 // reach (output rows that read nothing but padding: bias and residual only),
-// rows padded but not columns (read in place), outputs at most kConvT / 2
+// rows padded but not columns (read in place), column padding on inputs
+// whose copy would not fit the L2 beside the input and output (read in
+// place, the row ends one position at a time), outputs at most kConvT / 2
 // wide (two-row tiles on a copy padded along both axes), channel counts
 // below one block and odd sizes. Compared with a plain reference conv on no
 // pool and on 1 and 2 threads, the AVX-512 kernels (where the CPU has them)
 // and the portable loops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -17,6 +20,7 @@
 
 #include "backends/cpu/kernels/conv_blocked.h"
 #include "backends/cpu/kernels/isa.h"
+#include "device/cpu_caches.h"
 
 namespace dlrt::testing {
 namespace {
@@ -69,8 +73,16 @@ std::vector<float> reference(const Case& c, const BlockedConvGeometry& g, const 
   return y;
 }
 
+// Rows enough that an input of `blocks` channel blocks, W columns, its
+// column-padded copy and an output as large exceed the L2 the CPU reports.
+int64_t rows_past_l2(int64_t blocks, int64_t W) {
+  const int64_t l2 = std::max<int64_t>(device::cpu_caches().l2, 1 << 20);
+  return l2 / (3 * blocks * W * 16 * int64_t{sizeof(float)}) + 3;
+}
+
 void check_cases(int block) {
-  const std::vector<Case> cases = {
+  const int64_t tall = rows_past_l2(1, 61), tall2 = rows_past_l2(2, 47);
+  std::vector<Case> cases = {
       {"7x1 dilated 17 along rows, pad 51", 1, 12, 128, 37, 12, 7, 1, 1, 1, 17, 1, 51, 0, 51, 0, true, true},
       {"3x1 dilation 40, pad 40 (the outer taps half dead)", 1, 12, 100, 19, 12, 3, 1, 1, 1, 40, 1, 40, 0, 40, 0, true,
        false},
@@ -85,6 +97,8 @@ void check_cases(int block) {
       {"narrow output, dilated both axes", 2, 12, 15, 9, 12, 3, 3, 1, 1, 5, 3, 5, 2, 5, 2, true, false},
       {"NCHW input, dilated along rows", 1, 3, 64, 33, 12, 5, 3, 1, 1, 11, 1, 22, 1, 22, 1, false, false},
       {"single output row", 1, 12, 3, 40, 12, 3, 1, 1, 1, 30, 1, 30, 0, 30, 0, true, false},
+      {"7x3 over the L2, read in place", 1, 12, tall, 61, 12, 7, 3, 1, 1, 1, 1, 3, 1, 3, 1, true, true},
+      {"over the L2, dilated, two output blocks", 1, 23, tall2, 47, 20, 7, 3, 1, 1, 2, 2, 6, 3, 6, 2, true, false},
   };
   const int64_t b = block;
   for (const Case& c : cases) {
