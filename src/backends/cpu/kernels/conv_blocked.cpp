@@ -210,22 +210,21 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
   // its taps' reach does only the products inside the input), and a conv
   // padded only along the rows reads its input in place. Where the output
   // is wider, the input is read in place too unless the copy stays in the
-  // L2 beside the input and the output (on any number of threads, so that
-  // every thread count gives the same sums): a
-  // copy that does not streams the input through memory twice more (a
-  // quarter of a stride-2 stem conv's time, a tenth of a 12-channel 7x3
-  // conv's), more than the positions at the row ends cost in place, where
-  // they run one at a time and skip the taps past the row. Depthwise convs
-  // do a tap's 16 channels in one FMA and take the edges in place (the copy
-  // would cost as much as the conv).
+  // L2 beside the input and the output (whatever the thread count, so that
+  // every thread count gives the same sums): a copy that does not streams
+  // the input through memory twice more (a quarter of a stride-2 stem
+  // conv's time, a tenth of a 12-channel 7x3 conv's), more than the
+  // positions at the row ends cost in place, where they run one at a time
+  // (conv_point) and skip the taps past the row. Depthwise convs do a tap's
+  // 16 channels in one FMA and take the edges in place (the copy would cost
+  // as much as the conv).
   const bool vector = blocked_vector_path(w.block) && (x_blocked || !w.depthwise);
   const bool two_row_tiles = g.OW <= blocked_detail::kConvT / 2 && g.OH >= 2;
   const bool cols_padded = g.pad_left > 0 || (g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1 > g.W + g.pad_left;
   const bool rows_padded = g.pad_top > 0 || (g.OH - 1) * g.sh + (g.kh - 1) * g.dh + 1 > g.H + g.pad_top;
   const int64_t fb = int64_t{sizeof(float)};
   const int64_t in_bytes = g.N * ceil_div(g.C, b) * g.H * g.W * b * fb;
-  const int64_t copy_bytes =
-      g.N * ceil_div(g.C, b) * g.H * ((g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1) * b * fb;
+  const int64_t copy_bytes = g.N * ceil_div(g.C, b) * g.H * ((g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1) * b * fb;
   const int64_t out_bytes = g.N * obs * g.OH * g.OW * b * fb;
   const int64_t l2_bytes = device::cpu_caches().l2;
   const bool copy_pays = two_row_tiles || l2_bytes <= 0 || in_bytes + copy_bytes + out_bytes <= l2_bytes;
