@@ -77,13 +77,18 @@ void conv_row_generic(const ConvJob& j, int64_t n, int64_t ob, int64_t oh) {
   }
 }
 
-// x (blocked [N, cbs, H, W, b]) copied into `dst` with the conv's padding made
-// explicit: [N, cbs, Hp, Wp, b] holding padded row r, column c = input row
-// r - pad_top, column c - pad_left (zeros outside), Hp and Wp covering every
-// window of the output. Then *g describes the copy (no padding).
-void pad_blocked(const float* x, BlockedConvGeometry* g, int64_t b, std::vector<float>& dst, ThreadPool* pool) {
+// x (blocked [N, cbs, H, W, b]) copied into `dst` with the conv's column
+// padding made explicit, and its row padding too where `rows`:
+// [N, cbs, Hp, Wp, b] holding copied row r, column c = input row r - pad_top
+// (r where !rows), column c - pad_left (zeros outside), Wp (and Hp where
+// `rows`) covering every window of the output. Then *g describes the copy
+// (no column padding; no row padding where `rows`).
+void pad_blocked(const float* x, BlockedConvGeometry* g, int64_t b, bool rows, std::vector<float>& dst,
+                 ThreadPool* pool) {
   const int64_t cbs = ceil_div(g->C, b);
-  const int64_t Hp = (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1, Wp = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+  const int64_t Hp = rows ? (g->OH - 1) * g->sh + (g->kh - 1) * g->dh + 1 : g->H;
+  const int64_t Wp = (g->OW - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+  const int64_t row_shift = rows ? g->pad_top : 0;
   dst.resize(static_cast<size_t>(g->N * cbs * Hp * Wp * b));
   const BlockedConvGeometry src = *g;
   float* out = dst.data();
@@ -94,7 +99,7 @@ void pad_blocked(const float* x, BlockedConvGeometry* g, int64_t b, std::vector<
       const UnitPos pos = unit_at(u, cbs, Hp, band);
       const int64_t plane = pos.n * cbs + pos.group, r = pos.row;
       float* row = out + (plane * Hp + r) * Wp * b;
-      const int64_t ih = r - src.pad_top;
+      const int64_t ih = r - row_shift;
       const int64_t c0 = std::min(Wp, src.pad_left), c1 = std::clamp(src.pad_left + src.W, c0, Wp);
       if (ih < 0 || ih >= src.H) {
         std::fill(row, row + Wp * b, 0.0f);
@@ -108,7 +113,8 @@ void pad_blocked(const float* x, BlockedConvGeometry* g, int64_t b, std::vector<
   });
   g->H = Hp;
   g->W = Wp;
-  g->pad_top = g->pad_left = 0;
+  g->pad_left = 0;
+  if (rows) g->pad_top = 0;
 }
 
 }  // namespace
@@ -194,27 +200,42 @@ BlockedConvWeights pack_blocked_conv(const float* w, int64_t M, int64_t C, int64
 void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, const float* x, bool x_blocked,
                   const float* bias, const float* z, const Activation& act, float* y, ThreadPool* pool) {
   const int64_t b = w.block, obs = ceil_div(g.M, b);
-  // A padded one-group conv on the vector path reads an explicitly padded
-  // copy: every output position is then a whole-window tile (no edge cases),
-  // and outputs at most kConvT / 2 wide run two rows per tile. An input
-  // larger than the L2 is read in place instead where the output is wider
-  // (the copy would stream it through memory twice more, a quarter of a
-  // stride-2 stem conv's time): rows past the input are skipped and the
-  // positions at the row ends run as one-position tiles that skip the taps
-  // past the row. Depthwise convs do a tap's 16 channels in one FMA and take
-  // the edges in place (the copy would cost as much as the conv).
+  // A one-group conv on the vector path whose windows reach past the
+  // input's columns reads a copy with the column padding made explicit:
+  // every output position is then a whole-window tile (no edge cases). Its
+  // tiles skip the kernel rows that fall outside the input, so the copy pads
+  // the rows only for outputs at most kConvT / 2 wide, which run two rows
+  // per tile and need every tap of both rows inside; elsewhere the taps in
+  // the row padding cost nothing (a dilated conv whose padding holds most of
+  // its taps' reach does only the products inside the input), and a conv
+  // padded only along the rows reads its input in place. Where the output
+  // is wider, the input is read in place too unless the copy stays in the
+  // L2 beside the input and the output (whatever the thread count, so that
+  // every thread count gives the same sums): a copy that does not streams
+  // the input through memory twice more (a quarter of a stride-2 stem
+  // conv's time, a tenth of a 12-channel 7x3 conv's), more than the
+  // positions at the row ends cost in place, where they run one at a time
+  // (conv_point) and skip the taps past the row. Depthwise convs do a tap's
+  // 16 channels in one FMA and take the edges in place (the copy would cost
+  // as much as the conv).
   const bool vector = blocked_vector_path(w.block) && (x_blocked || !w.depthwise);
-  const bool padded = g.pad_top > 0 || g.pad_left > 0 || (g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1 > g.W + g.pad_left ||
-                      (g.OH - 1) * g.sh + (g.kh - 1) * g.dh + 1 > g.H + g.pad_top;
-  const int64_t in_bytes = g.N * ceil_div(g.C, b) * g.H * g.W * b * int64_t{sizeof(float)};
+  const bool two_row_tiles = g.OW <= blocked_detail::kConvT / 2 && g.OH >= 2;
+  const bool cols_padded = g.pad_left > 0 || (g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1 > g.W + g.pad_left;
+  const bool rows_padded = g.pad_top > 0 || (g.OH - 1) * g.sh + (g.kh - 1) * g.dh + 1 > g.H + g.pad_top;
+  const int64_t fb = int64_t{sizeof(float)};
+  const int64_t in_bytes = g.N * ceil_div(g.C, b) * g.H * g.W * b * fb;
+  const int64_t copy_bytes = g.N * ceil_div(g.C, b) * g.H * ((g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1) * b * fb;
+  const int64_t out_bytes = g.N * obs * g.OH * g.OW * b * fb;
   const int64_t l2_bytes = device::cpu_caches().l2;
-  const bool copy_pays = g.OW <= blocked_detail::kConvT / 2 || l2_bytes <= 0 || in_bytes <= l2_bytes;
+  const bool copy_pays = two_row_tiles || l2_bytes <= 0 || in_bytes + copy_bytes + out_bytes <= l2_bytes;
+  const bool pad_rows = two_row_tiles && rows_padded;
   thread_local std::vector<float> scratch;
   BlockedConvGeometry gp = g;
-  if (vector && x_blocked && padded && !w.depthwise && copy_pays) {
-    pad_blocked(x, &gp, b, scratch, pool);
+  if (vector && x_blocked && (cols_padded || pad_rows) && !w.depthwise && copy_pays) {
+    pad_blocked(x, &gp, b, pad_rows, scratch, pool);
     x = scratch.data();
   }
+  const bool padded = cols_padded || rows_padded;
   // A 1x1, stride-1, unpadded conv on blocked input reads positions in
   // order: k rows run as one (pointwise_merge_rows), so its tiles are
   // full-width across row ends.

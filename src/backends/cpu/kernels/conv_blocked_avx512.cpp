@@ -1,10 +1,12 @@
 // AVX-512 convolutions on the 16-channel blocked layout (conv_blocked.h):
 // group-1 convs keep NB output blocks x T positions of one output row in
 // zmm accumulators, depthwise convs T positions of one 16-channel block.
-// Positions whose window lies inside the input take the T-wide tiles with no
-// bounds checks. At a row's ends, group-1 convs run one position at a time
-// (they mostly read a padded copy and have none), depthwise convs T-wide
-// tiles on a copy of the rows they read, zeros in the padding.
+// Positions whose window lies inside the input's columns take the T-wide
+// tiles with no bounds checks on the columns (kernel rows outside the input
+// are skipped). At a row's ends, group-1 convs run one position at a time
+// with independent accumulator chains (where they read the input in place
+// rather than a copy with the column padding), depthwise convs T-wide tiles
+// on a copy of the rows they read, zeros in the padding.
 #include <algorithm>
 #include <limits>
 
@@ -40,12 +42,12 @@ DLRT_AVX512 __attribute__((always_inline)) inline void store_row(const ConvJob& 
 }
 
 // NB output blocks from `ocb` on, output rows [oh, oh + R), positions
-// [ow0, ow0 + T) (R > 1: every tap of those rows inside the input).
-// EDGE (T == 1): taps outside the input row are skipped. XS: floats between
+// [ow0, ow0 + T) (R > 1: every tap of those rows inside the input; every
+// column tap of the T positions inside the input row). XS: floats between
 // the inputs of neighbouring positions when the input is blocked (16 * stride,
 // a constant so that every position is a displacement off one pointer), or 0
 // (any layout: j.sx and j.sc).
-template <int NB, int R, int T, bool EDGE, int XS>
+template <int NB, int R, int T, int XS>
 DLRT_AVX512 void conv_tile(const ConvJob& j, int64_t n, int64_t ocb, int64_t oh, int64_t ow0) {
   constexpr int P = R * T;
   const BlockedConvGeometry& g = j.g;
@@ -73,7 +75,6 @@ DLRT_AVX512 void conv_tile(const ConvJob& j, int64_t n, int64_t ocb, int64_t oh,
       const float* wk = j.w->w.data() + (ocb * icbs + icb) * kk * kBB + kh * g.kw * kBB;
       for (int64_t kw = 0; kw < g.kw; ++kw) {
         const int64_t iw0 = ow0 * g.sw - g.pad_left + kw * g.dw;
-        if (EDGE && (iw0 < 0 || iw0 >= g.W)) continue;
         const float* xp = xr + iw0 * j.sx;
         const float* wp = wk + kw * kBB;
         for (int64_t ic = 0; ic < icn; ++ic) {
@@ -108,6 +109,65 @@ DLRT_AVX512 void conv_tile(const ConvJob& j, int64_t n, int64_t ocb, int64_t oh,
     }
 }
 
+// One output position of NB output blocks whose window reaches past the
+// input (a row's ends read in place): taps outside the input are skipped, and
+// the input channels alternate over kChains accumulators per block, so that
+// the sum is not one chain of dependent FMAs as long as the window.
+template <int NB, int XS>
+DLRT_AVX512 void conv_point(const ConvJob& j, int64_t n, int64_t ocb, int64_t oh, int64_t ow) {
+  constexpr int kChains = 4;
+  const BlockedConvGeometry& g = j.g;
+  const int64_t icbs = (g.C + kB - 1) / kB, kk = g.kh * g.kw, ocbs = (g.M + kB - 1) / kB;
+  const int64_t w_ocb = icbs * kk * kBB, sc = XS ? 1 : j.sc;
+  __m512 acc[NB][kChains];
+  auto y_at = [&](int b) { return (((n * ocbs + ocb + b) * g.OH + oh) * g.OW + ow) * kB; };
+#pragma GCC unroll 4
+  for (int b = 0; b < NB; ++b) {
+    acc[b][0] = j.first ? _mm512_loadu_ps(j.bias + (ocb + b) * kB) : _mm512_loadu_ps(j.y + y_at(b));
+#pragma GCC unroll 4
+    for (int a = 1; a < kChains; ++a) acc[b][a] = _mm512_setzero_ps();
+  }
+  const int64_t ib0 = j.icb0, ib1 = j.icb1 < 0 ? icbs : j.icb1;
+  for (int64_t kh = 0; kh < g.kh; ++kh) {
+    const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
+    if (ih < 0 || ih >= g.H) continue;
+    for (int64_t icb = ib0; icb < ib1; ++icb) {
+      const int64_t icn = std::min<int64_t>(kB, g.C - icb * kB);
+      const float* xr = j.x + n * j.xs_n + icb * j.xs_cb + ih * j.xs_h;
+      const float* wk = j.w->w.data() + (ocb * icbs + icb) * kk * kBB + kh * g.kw * kBB;
+      for (int64_t kw = 0; kw < g.kw; ++kw) {
+        const int64_t iw = ow * g.sw - g.pad_left + kw * g.dw;
+        if (iw < 0 || iw >= g.W) continue;
+        const float* xp = xr + iw * j.sx;
+        const float* wp = wk + kw * kBB;
+        int64_t ic = 0;
+        for (; ic + kChains <= icn; ic += kChains) {
+#pragma GCC unroll 4
+          for (int a = 0; a < kChains; ++a) {
+            const __m512 xv = _mm512_set1_ps(xp[(ic + a) * sc]);
+#pragma GCC unroll 4
+            for (int b = 0; b < NB; ++b)
+              acc[b][a] = _mm512_fmadd_ps(xv, _mm512_loadu_ps(wp + b * w_ocb + (ic + a) * kB), acc[b][a]);
+          }
+        }
+        for (; ic < icn; ++ic) {
+          const __m512 xv = _mm512_set1_ps(xp[ic * sc]);
+#pragma GCC unroll 4
+          for (int b = 0; b < NB; ++b)
+            acc[b][0] = _mm512_fmadd_ps(xv, _mm512_loadu_ps(wp + b * w_ocb + ic * kB), acc[b][0]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int b = 0; b < NB; ++b) {
+    __m512 v = _mm512_add_ps(_mm512_add_ps(acc[b][0], acc[b][1]), _mm512_add_ps(acc[b][2], acc[b][3]));
+    const int64_t off = y_at(b);
+    if (j.last) store_row<1>(j, &v, j.y + off, j.z ? j.z + off : nullptr);
+    else _mm512_storeu_ps(j.y + off, v);
+  }
+}
+
 // The positions of an output row whose every tap lies inside the input: [lo, hi).
 void interior(const BlockedConvGeometry& g, int64_t* lo, int64_t* hi) {
   *lo = std::min(g.OW, (g.pad_left + g.sw - 1) / g.sw);
@@ -119,7 +179,7 @@ void interior(const BlockedConvGeometry& g, int64_t* lo, int64_t* hi) {
 template <int NB, int R, int T, int XS>
 DLRT_AVX512 void conv_rest(const ConvJob& j, int64_t n, int64_t ocb, int64_t oh, int64_t ow0, int64_t count) {
   if constexpr (T > 1) {
-    if (count == T - 1) return conv_tile<NB, R, T - 1, false, XS>(j, n, ocb, oh, ow0);
+    if (count == T - 1) return conv_tile<NB, R, T - 1, XS>(j, n, ocb, oh, ow0);
     return conv_rest<NB, R, T - 1, XS>(j, n, ocb, oh, ow0, count);
   }
 }
@@ -129,14 +189,14 @@ template <int NB, int T, int XS>
 DLRT_AVX512 void conv_row(const ConvJob& j, int64_t n, int64_t ocb, int64_t oh) {
   int64_t lo, hi;
   interior(j.g, &lo, &hi);
-  for (int64_t ow = 0; ow < lo; ++ow) conv_tile<NB, 1, 1, true, XS>(j, n, ocb, oh, ow);
+  for (int64_t ow = 0; ow < lo; ++ow) conv_point<NB, XS>(j, n, ocb, oh, ow);
   const int64_t len = hi - lo, tiles = (len + T - 1) / T, width = tiles ? (len + tiles - 1) / tiles : 0;
   for (int64_t ow = lo; ow < hi; ow += width) {
     const int64_t cnt = std::min(width, hi - ow);
-    if (cnt == T) conv_tile<NB, 1, T, false, XS>(j, n, ocb, oh, ow);
+    if (cnt == T) conv_tile<NB, 1, T, XS>(j, n, ocb, oh, ow);
     else conv_rest<NB, 1, T, XS>(j, n, ocb, oh, ow, cnt);
   }
-  for (int64_t ow = std::max(hi, lo); ow < j.g.OW; ++ow) conv_tile<NB, 1, 1, true, XS>(j, n, ocb, oh, ow);
+  for (int64_t ow = std::max(hi, lo); ow < j.g.OW; ++ow) conv_point<NB, XS>(j, n, ocb, oh, ow);
 }
 
 // Depthwise: T positions of one 16-channel block. EDGE: some windows of the

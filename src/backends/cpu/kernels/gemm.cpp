@@ -141,12 +141,11 @@ void pack_b(bool trans, const T* B, int64_t ldb, int64_t p0, int64_t kc, int64_t
       const T* src = B + (p0 + p) * ldb + j0;
       for (int64_t panel = panel_begin; panel < full_end; ++panel)
         std::memcpy(dst + panel * NR * kc + p * NR, src + panel * NR, NR * sizeof(T));
-      if (full_end < panel_end) {  // the ragged last panel
+      if (full_end < panel_end) {  // the ragged last panel (memcpy and memset: the C library's widest vectors)
         const int64_t jr = full_end * NR, nr = nc - jr;
         T* dp = dst + jr * kc + p * NR;
-        int64_t j = 0;
-        for (; j < nr; ++j) dp[j] = src[jr + j];
-        for (; j < NR; ++j) dp[j] = T(0);
+        std::memcpy(dp, src + jr, static_cast<size_t>(nr) * sizeof(T));
+        std::memset(static_cast<void*>(dp + nr), 0, static_cast<size_t>(NR - nr) * sizeof(T));  // all-zero bits: +0
       }
     }
     return;

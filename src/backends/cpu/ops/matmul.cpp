@@ -46,6 +46,12 @@ struct MatMulBatch {
 
   int64_t adim(size_t i) const { return a_vec ? (i == 0 ? 1 : (*a_shape)[0]) : (*a_shape)[i]; }
   int64_t bdim(size_t i) const { return b_vec ? (i == 0 ? (*b_shape)[0] : 1) : (*b_shape)[i]; }
+  // Whether every product reads the same A (A has no batch dims other than 1).
+  bool a_shared() const {
+    for (size_t i = 0; i < ab; ++i)
+      if (adim(i) != 1) return false;
+    return true;
+  }
 
   // Element offset of batch t's A and B matrix (0 along broadcast dims).
   void offsets(int64_t t, int64_t& ao, int64_t& bo) const {
@@ -69,6 +75,11 @@ struct MatMulBatch {
     }
   }
 
+  // Whether for_each runs the products one per task (many, each under `small_work` multiply-adds).
+  bool one_per_task(const ThreadPool& pool, int64_t small_work) const {
+    return nbatch > 1 && !fold && nbatch >= 2 * pool.num_threads() && M * N * K < small_work;
+  }
+
   // Runs one(rows, A_t, B_t, C_t, pool) over the batch: one folded product when
   // possible; many small products (under `small_work` multiply-adds) one per
   // task; few large ones one after the other, each parallel inside.
@@ -78,7 +89,7 @@ struct MatMulBatch {
       one(nbatch * M, A, B, C, &pool);
       return;
     }
-    if (nbatch >= 2 * pool.num_threads() && M * N * K < small_work) {
+    if (one_per_task(pool, small_work)) {
       par_for(pool, nbatch, 1, [&](int64_t b0, int64_t b1) {
         for (int64_t t = b0; t < b1; ++t) {
           int64_t ao, bo;
@@ -152,8 +163,14 @@ Status matmul_f32(KernelContext& ctx, const MatMulBatch& mb, const Tensor* a, co
   ep.act = fuse.act;
   const float* Z = resid ? resid->data<float>() : nullptr;
   FirstError err;
+  // An A that every one of many small products reads (a matrix times a
+  // stack of matrices) is packed once here rather than once per product.
+  const int64_t small_work = int64_t{1} << 21;
+  std::shared_ptr<const PackedMatrix> shared_a;
+  if (mb.one_per_task(ctx.pool(), small_work) && !mb.a_vec && mb.M > 1 && !pre_b && mb.a_shared())
+    shared_a = PackedMatrix::pack_a(false, mb.M, K, A, K);
   auto one = [&](int64_t rows, const float* Ab, const float* Bb, float* Cb, ThreadPool* p) {
-    SgemmOperand oa{Ab, K, false, nullptr, nullptr};
+    SgemmOperand oa{Ab, K, false, shared_a.get(), nullptr};
     SgemmOperand ob{Bb, N, false, pre_b ? pre_b->packed.get() : nullptr, nullptr};
     GemmEpilogue e = ep;
     if (Z) {  // Z has C's layout: the same offset as this product's C
@@ -162,7 +179,7 @@ Status matmul_f32(KernelContext& ctx, const MatMulBatch& mb, const Tensor* a, co
     }
     err.record(sgemm_ex(rows, N, K, fuse.alpha, oa, ob, 0.0f, Cb, N, &e, p));
   };
-  mb.for_each(ctx.pool(), A, B, C, int64_t{1} << 21, one);
+  mb.for_each(ctx.pool(), A, B, C, small_work, one);
   return err.take();
 }
 
