@@ -27,7 +27,6 @@
 #include "backends/cpu/kernels/conv_direct.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/ops/conv_impl.h"
-#include "device/cpu_caches.h"
 
 namespace {
 
@@ -229,7 +228,7 @@ int main(int argc, char** argv) {
     ConvDirectPlan plan;
     const bool picks_direct = conv_direct_plan(dg, &plan, cpu_isa() == CpuIsa::kAvx2,
                                                conv_direct_tap_columns(dg, cpu_isa())) &&
-                              conv_direct_worth(plan, cpu_isa(), threads, s.M, device::cpu_caches().l2);
+                              conv_direct_worth(plan, cpu_isa(), threads, s.M);
     total_default[mi] += (picks_direct ? md : mg) * s.count;
     auto cell = [&](double t) {
       char buf[32];

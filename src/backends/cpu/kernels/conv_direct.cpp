@@ -13,6 +13,7 @@
 #include "backends/cpu/kernels/unit_order.h"
 #include "backends/cpu/scratch.h"
 #include "core/env.h"
+#include "device/cpu_caches.h"
 
 namespace dlrt::cpu {
 
@@ -23,6 +24,7 @@ bool conv_direct_worth(const ConvDirectPlan& plan, CpuIsa isa, int threads, int6
     if (threads <= 1) return one_thread_direct;
     if (one_by_one && (plan.g.sh > 1 || plan.g.sw > 1)) return false;
     if (one_thread_direct) return true;
+    if (l2_bytes < 0) l2_bytes = device::cpu_caches().l2;
     const bool weights_large = l2_bytes > 0 && out_channels * plan.k * int64_t{sizeof(float)} > l2_bytes / 2;
     return !(one_by_one || weights_large);
   }

@@ -137,12 +137,13 @@ inline bool conv_direct_avx512_extra_column(const ConvDirectPlan& plan) {
 // also every conv but strided 1x1 ones (the direct (tile x panel) units
 // spread well), except where the 1-thread rule takes the GEMM and either the
 // conv is 1x1 or its weights (`out_channels` x plan.k floats) are larger than
-// half of the L2 (`l2_bytes`): those the GEMM runs over whole B
+// half of the L2 (`l2_bytes`; -1: the CPU's, device::cpu_caches()): those the GEMM runs over whole B
 // (gemm_whole_b.h) in one parallel section, 1.8x on 2 threads where the
 // direct tile rereads B for each 8-row panel of weights streamed from
 // memory (243 channels, 3x3, on 10x4: 0.36 -> 0.23 ms). Such convs then run
 // the same path, with the same result, on any number of threads.
-bool conv_direct_worth(const ConvDirectPlan& plan, CpuIsa isa, int threads, int64_t out_channels, int64_t l2_bytes);
+bool conv_direct_worth(const ConvDirectPlan& plan, CpuIsa isa, int threads, int64_t out_channels,
+                       int64_t l2_bytes = -1);
 
 // Whether the AVX-512 kernel gives each of its `threads` a private phase
 // copy of the whole input (conv_direct_avx512.cpp, Source) instead of one

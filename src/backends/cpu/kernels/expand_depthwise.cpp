@@ -11,7 +11,6 @@
 #include "backends/cpu/kernels/isa_target.h"
 #include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/scratch.h"
-#include "device/cpu_caches.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -543,7 +542,7 @@ void project_mid(const ExpandDepthwiseShape& s, bool c16, bool avx2, float* mid,
   if (c16 && proj->w->mr() == 8 && proj->w->nr() == 48) {
     ConvDirectPlan plan;
     const int64_t* off = conv_direct_pointwise_plan(s.M, out_plane, mid_plane, &plan);
-    if (conv_direct_worth(plan, CpuIsa::kAvx512, pool.num_threads(), proj->w->rows(), device::cpu_caches().l2)) {
+    if (conv_direct_worth(plan, CpuIsa::kAvx512, pool.num_threads(), proj->w->rows())) {
       conv_direct_avx512(plan, off, mid, *proj->w, y, proj->ep, &pool);
       return;
     }
