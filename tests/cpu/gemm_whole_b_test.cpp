@@ -103,6 +103,22 @@ void check(CpuIsa isa) {
   }
 }
 
+// alpha 0 reads neither operand (a NaN in B stays out of C), on a shape
+// the whole-B path would take.
+TEST(GemmWholeB, AlphaZeroReadsNoOperand) {
+  const int64_t M = 64, N = 40, K = 2000;
+  auto a = random_floats(static_cast<size_t>(M * K), 1);
+  auto b = random_floats(static_cast<size_t>(K * N), 2);
+  b[17] = NAN;
+  auto pa = PackedMatrix::pack_a(false, M, K, a.data(), K);
+  ThreadPool pool(2);
+  std::vector<float> c(static_cast<size_t>(M * N), 3.0f);
+  ASSERT_TRUE(sgemm_ex(M, N, K, 0.0f, SgemmOperand{nullptr, 0, false, pa.get(), nullptr},
+                       SgemmOperand{b.data(), N, false, nullptr, nullptr}, 0.5f, c.data(), N, nullptr, &pool)
+                  .ok());
+  for (float v : c) ASSERT_EQ(v, 1.5f);
+}
+
 TEST(GemmWholeB, SameResultOnAnyThreadCount) {
   for (CpuIsa isa : {CpuIsa::kGeneric, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
     if (detected_cpu_isa() < isa) continue;

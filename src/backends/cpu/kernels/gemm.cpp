@@ -347,7 +347,8 @@ void sgemm_tiled(Kernels<float> kernels, int64_t M, int64_t N, int64_t K, float 
   // slice of B packed at once, one parallel section (gemm_whole_b.h).
   const int threads = pool && 2.0 * static_cast<double>(M) * N * K > 2.0e5 ? pool->num_threads() : 1;
   const int64_t NC = blocks<float, NR>().nc;
-  if (a.packed && !b.packed && whole_b_fits<float, NR>(N, K, KC, NC, threads, device::cpu_caches().l2)) {
+  if (a.packed && !b.packed && M > 0 && N > 0 && alpha != 0.0f &&
+      whole_b_fits<float, NR>(N, K, KC, NC, threads, device::cpu_caches().l2)) {
     float* bp = scratch<float>(kScratchB, static_cast<size_t>(round_up(N, NR) * K));
     auto pack = [&](float* dst, int64_t p0, int64_t kc, int64_t pb, int64_t pe) {
       if (b.rows) pack_b_rows<NR>(*b.rows, p0, kc, 0, N, dst, pb, pe);
