@@ -228,7 +228,7 @@ int main(int argc, char** argv) {
     ConvDirectPlan plan;
     const bool picks_direct = conv_direct_plan(dg, &plan, cpu_isa() == CpuIsa::kAvx2,
                                                conv_direct_tap_columns(dg, cpu_isa())) &&
-                              conv_direct_worth(plan, cpu_isa(), threads);
+                              conv_direct_worth(plan, cpu_isa(), threads, s.M);
     total_default[mi] += (picks_direct ? md : mg) * s.count;
     auto cell = [&](double t) {
       char buf[32];

@@ -90,6 +90,11 @@ void check_cases(int block) {
       {1, 33, 14, 30, 33, 3, 2, 1, 1, true, true, false},    // depthwise 3x3 strided, one masked end
       {1, 20, 12, 23, 20, 3, 1, 2, 2, true, true, false},    // depthwise dilated
       {5, 19, 3, 2, 21, 3, 1, 1, 1, false, true, false},     // fewer rows than threads
+      // Depthwise on short planes with two blocks per thread or more: by
+      // channel blocks on several threads (depthwise_by_rows).
+      {1, 77, 7, 7, 77, 5, 1, 2, 1, true, true, false},      // 5x5 on 7x7, 5 blocks (a partial one)
+      {2, 100, 7, 9, 100, 3, 1, 1, 1, true, true, true},     // 3x3, batch 2, residual
+      {1, 150, 5, 6, 150, 3, 2, 1, 1, true, true, false},    // strided
       // Inputs over half a 2 MiB L2 with 3 output block pairs: on one thread,
       // bands of rows each run for every pair.
       {1, 64, 64, 72, 80, 1, 1, 0, 1, false, true, false},   // 1x1, merged rows
@@ -260,6 +265,27 @@ TEST(ConvBlockedThreads, PointwiseMergeBalancesBands) {
             << oh << " rows, " << threads << " threads, k " << k << " against " << c;
       }
     }
+}
+
+// depthwise_by_rows: by bands of rows, unless a band's halo is half its
+// share of the input rows or more and there are two blocks per thread.
+TEST(ConvBlockedThreads, DepthwiseSplitsShortPlanesByBlocks) {
+  auto geometry = [](int64_t c, int64_t oh, int64_t k, int64_t stride) {
+    BlockedConvGeometry g;
+    g.C = g.M = c, g.OH = g.OW = oh, g.H = g.W = oh * stride, g.kh = g.kw = k, g.sh = g.sw = stride;
+    g.pad_top = g.pad_left = k / 2;
+    return g;
+  };
+  using cpu::blocked_detail::depthwise_by_rows;
+  EXPECT_FALSE(depthwise_by_rows(geometry(960, 7, 5, 1), 16, 2));   // bands of 4 rows read 8
+  EXPECT_FALSE(depthwise_by_rows(geometry(672, 7, 3, 1), 16, 2));   // 4 read 6
+  EXPECT_FALSE(depthwise_by_rows(geometry(672, 14, 5, 1), 16, 2));  // 7 read 11
+  EXPECT_TRUE(depthwise_by_rows(geometry(480, 14, 3, 1), 16, 2));   // 7 read 9
+  EXPECT_TRUE(depthwise_by_rows(geometry(672, 7, 5, 2), 16, 2));    // 8 input rows read 11
+  EXPECT_TRUE(depthwise_by_rows(geometry(144, 28, 3, 1), 16, 2));
+  EXPECT_TRUE(depthwise_by_rows(geometry(48, 7, 5, 1), 16, 2));     // 3 blocks: fewer than two per thread
+  EXPECT_FALSE(depthwise_by_rows(geometry(48, 7, 5, 1), 8, 2));     // 6 blocks of 8
+  EXPECT_TRUE(depthwise_by_rows(geometry(960, 7, 5, 1), 16, 1));    // one thread: one band
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "../ir/graph_builder.h"
+#include "backends/cpu/kernels/expand_depthwise.h"
 #include "backends/cpu/kernels/isa.h"
 #include "kernel_test_util.h"
 
@@ -116,10 +117,11 @@ TEST(FusedExpandDepthwise, MatchesWithProjection) {
     int64_t p;  // projection output channels
   };
   const std::vector<PCase> cases = {
-      // 3 bands on 1 thread, 2 per thread on 2; AVX-512: 3 bands of at most 28
-      // rows, each projected by its thread (as the next case), on 1 and 2 threads.
+      // 3 bands on 1 thread, 2 per thread on 2; AVX-512: bands of at most 28
+      // rows (3 on 1 thread, 4 on 2), each projected by its thread.
       {{1, 5, 64, 60, 20, 3, 3, 1, 1, {1, 1, 1, 1}}, 24},
       {{1, 4, 64, 121, 22, 3, 3, 2, 2, {1, 1, 1, 1}}, 10},  // stride 2: 61 x 11, a last panel of 4 rows
+      {{1, 4, 64, 160, 10, 3, 3, 2, 2, {1, 1, 1, 1}}, 24},  // 80 x 5: AVX-512, 3 bands on 1 thread, 4 on 2
       {{2, 9, 48, 7, 7, 3, 3, 1, 1, {1, 1, 1, 1}}, 16},     // a 7x7 plane, batch 2: AVX-512, 2 threads: split over K
       {{1, 6, 24, 14, 14, 3, 3, 1, 1, {1, 1, 1, 1}}, 8},    // 14x14: AVX2, 2 threads: the two-phase path
       {{1, 7, 64, 13, 13, 3, 3, 1, 1, {1, 1, 1, 1}}, 24},   // 13x13: AVX-512, 2 threads: split over K
@@ -170,6 +172,24 @@ TEST(FusedExpandDepthwise, MatchesWithProjection) {
             }
         }
   }
+}
+
+// The AVX-512 projection path's row bands: one per thread from 14 rows per
+// thread, at most 28 rows each from 56 rows, a multiple of the threads.
+TEST(FusedExpandDepthwise, RowBandsAreAMultipleOfTheThreads) {
+  EXPECT_EQ(expand_row_bands(80, 1), 3);
+  EXPECT_EQ(expand_row_bands(80, 2), 4);
+  EXPECT_EQ(expand_row_bands(112, 2), 4);
+  EXPECT_EQ(expand_row_bands(160, 3), 6);
+  EXPECT_EQ(expand_row_bands(56, 2), 2);
+  EXPECT_EQ(expand_row_bands(28, 2), 2);
+  EXPECT_EQ(expand_row_bands(20, 2), 1);
+  EXPECT_EQ(expand_row_bands(28, 1), 1);
+  for (int64_t threads = 2; threads <= 5; ++threads)
+    for (int64_t rows = 1; rows <= 300; ++rows) {
+      const int64_t b = expand_row_bands(rows, threads);
+      ASSERT_TRUE(b == 1 || b % threads == 0) << rows << " rows, " << threads << " threads";
+    }
 }
 
 TEST(FusedExpandDepthwise, BadShapesAreErrors) {

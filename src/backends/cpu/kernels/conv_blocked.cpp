@@ -128,6 +128,15 @@ int64_t band_output_rows(int64_t OH, int64_t OW, int64_t k, int64_t threads) {
   return std::min(rows, (band > 0 ? band : units) * rpu) * k;
 }
 
+bool depthwise_by_rows(const BlockedConvGeometry& g, int64_t block, int64_t threads) {
+  const int64_t cbs = ceil_div(g.C, block), band = ceil_div(g.OH, std::max<int64_t>(1, threads));
+  if (threads <= 1 || cbs < 2 * threads) return true;
+  // Input rows a band of output rows reads, and the rows its own share of
+  // the input holds: by blocks where the band's halo is half its share or more.
+  const int64_t in_rows = (band - 1) * g.sh + (g.kh - 1) * g.dh + 1, share = band * g.sh;
+  return 2 * (in_rows - share) < share;
+}
+
 int64_t pointwise_merge_rows(const BlockedConvGeometry& g, int64_t pairs, int64_t threads, bool by_rows, int64_t l2,
                              int64_t row_in_bytes) {
   // k divides OH and leaves every thread a few units; by rows on several
@@ -250,7 +259,8 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
   const int64_t threads = threads_of(pool), icbs = ceil_div(g.C, b);
   const int64_t weight_bytes = obs * icbs * g.kh * g.kw * b * b * int64_t{sizeof(float)};
   const int64_t act_bytes = g.N * (icbs * g.H * g.W + obs * g.OH * g.OW) * b * int64_t{sizeof(float)};
-  const bool by_rows = w.depthwise || weight_bytes <= act_bytes;
+  const bool by_rows = w.depthwise ? blocked_detail::depthwise_by_rows(g, b, threads)
+                                   : weight_bytes <= act_bytes;
   if (vector && !w.depthwise && x_blocked && !padded && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
       g.OH == g.H && g.OW == g.W) {
     const int64_t pairs = (obs + 1) / 2;

@@ -30,6 +30,19 @@ struct ConvJob {
 };
 
 
+// Whether a depthwise conv on blocks of `block` channels splits its units
+// over `threads` threads by bands of output rows (else by channel
+// blocks, each thread whole planes). Rows, unless the planes are so short
+// that a band's halo (the input rows it reads past its share, (kh - 1) * dh
+// of them beyond the band) is at least half its share, and there are two
+// blocks per thread or more: a 5x5 conv on 7x7 planes in bands of 4 and 3
+// rows reads 6 and 5 input rows each, 11 for 7, where whole planes by
+// blocks read each row once. Whole planes also match what the ops around
+// such convs do on small planes: the 1x1 convs split by output blocks where
+// the weights outweigh the activations, and the global pool and channel
+// scale go by planes, so each thread reads the planes it wrote.
+bool depthwise_by_rows(const BlockedConvGeometry& g, int64_t block, int64_t threads);
+
 // Output rows of the busiest of `threads` threads where an unpadded 1x1
 // conv's OH x OW output rows merge k at a time (OH % k == 0) and the merged
 // rows run in a band per thread (unit_order.h), in row units of one merged

@@ -13,8 +13,23 @@
 #include "backends/cpu/kernels/unit_order.h"
 #include "backends/cpu/scratch.h"
 #include "core/env.h"
+#include "device/cpu_caches.h"
 
 namespace dlrt::cpu {
+
+bool conv_direct_worth(const ConvDirectPlan& plan, CpuIsa isa, int threads, int64_t out_channels, int64_t l2_bytes) {
+  if (isa >= CpuIsa::kAvx512) {
+    const bool one_by_one = plan.g.kh * plan.g.kw == 1;
+    const bool one_thread_direct = conv_direct_worth(plan) || conv_direct_avx512_extra_column(plan);
+    if (threads <= 1) return one_thread_direct;
+    if (one_by_one && (plan.g.sh > 1 || plan.g.sw > 1)) return false;
+    if (one_thread_direct) return true;
+    if (l2_bytes < 0) l2_bytes = device::cpu_caches().l2;
+    const bool weights_large = l2_bytes > 0 && out_channels * plan.k * int64_t{sizeof(float)} > l2_bytes / 2;
+    return !(one_by_one || weights_large);
+  }
+  return !(plan.nphase > 1 && plan.g.channels >= 64 && plan.grid >= kConvDirectMinGrid);
+}
 
 bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool shared_pad, bool tap_columns) {
   const int S = ConvDirectPlan::kMaxStride;

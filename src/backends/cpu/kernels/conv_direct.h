@@ -132,18 +132,18 @@ inline bool conv_direct_avx512_extra_column(const ConvDirectPlan& plan) {
 // on the fly, which 6-row A panels amortise badly, so the direct path takes
 // every conv but stride-2 ones of 64+ channels on grids of kConvDirectMinGrid+
 // columns (four phase planes per channel push a K slice's B rows out of L1).
-// kAvx512 on 2+ threads: every conv but strided 1x1 ones, since the GEMM
-// path scales poorly on small grids and the direct (tile x panel) units
-// spread well. On 1 thread: grids of kConvDirectMinGrid+ columns, and 7x7
-// outputs (one full tile and the 49th column riding along).
-inline bool conv_direct_worth(const ConvDirectPlan& plan, CpuIsa isa, int threads) {
-  if (isa >= CpuIsa::kAvx512) {
-    const bool strided_1x1 = plan.g.kh * plan.g.kw == 1 && (plan.g.sh > 1 || plan.g.sw > 1);
-    if (threads > 1) return !strided_1x1;
-    return conv_direct_worth(plan) || conv_direct_avx512_extra_column(plan);
-  }
-  return !(plan.nphase > 1 && plan.g.channels >= 64 && plan.grid >= kConvDirectMinGrid);
-}
+// kAvx512 on 1 thread: grids of kConvDirectMinGrid+ columns, and 7x7
+// outputs (one full tile and the 49th column riding along). On 2+ threads
+// also every conv but strided 1x1 ones (the direct (tile x panel) units
+// spread well), except where the 1-thread rule takes the GEMM and either the
+// conv is 1x1 or its weights (`out_channels` x plan.k floats) are larger than
+// half of the L2 (`l2_bytes`; -1: the CPU's, device::cpu_caches()): those the GEMM runs over whole B
+// (gemm_whole_b.h) in one parallel section, 1.8x on 2 threads where the
+// direct tile rereads B for each 8-row panel of weights streamed from
+// memory (243 channels, 3x3, on 10x4: 0.36 -> 0.23 ms). Such convs then run
+// the same path, with the same result, on any number of threads.
+bool conv_direct_worth(const ConvDirectPlan& plan, CpuIsa isa, int threads, int64_t out_channels,
+                       int64_t l2_bytes = -1);
 
 // Whether the AVX-512 kernel gives each of its `threads` a private phase
 // copy of the whole input (conv_direct_avx512.cpp, Source) instead of one

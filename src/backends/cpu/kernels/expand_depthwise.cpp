@@ -542,7 +542,7 @@ void project_mid(const ExpandDepthwiseShape& s, bool c16, bool avx2, float* mid,
   if (c16 && proj->w->mr() == 8 && proj->w->nr() == 48) {
     ConvDirectPlan plan;
     const int64_t* off = conv_direct_pointwise_plan(s.M, out_plane, mid_plane, &plan);
-    if (conv_direct_worth(plan, CpuIsa::kAvx512, pool.num_threads())) {
+    if (conv_direct_worth(plan, CpuIsa::kAvx512, pool.num_threads(), proj->w->rows())) {
       conv_direct_avx512(plan, off, mid, *proj->w, y, proj->ep, &pool);
       return;
     }
@@ -602,7 +602,7 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   thread_local AlignedScratch off_buf, pad_buf, mid_buf, part_buf;
   int64_t* off = off_buf.get<int64_t>(static_cast<size_t>(T));
   const Taps tp = expand_taps(s, x, pool, off, pad_buf);
-  const int64_t bands = depthwise_c8_row_bands(s.g.out_h, pool.num_threads());
+  const int64_t threads = pool.num_threads(), bands = depthwise_c8_row_bands(s.g.out_h, threads);
   bool avx2 = false;
 #ifdef DLRT_EXPAND_DW_AVX2
   avx2 = cpu_has_avx2();
@@ -639,9 +639,9 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   //   thread (a thread then runs a contiguous run of bands): a band's
   //   expanded rows and depthwise output then stay in L2 (mobilenet_v2's
   //   112x112 and 56x56 blocks: 1 thread 1.4% faster, 2 threads the same;
-  //   28x28 planes in 2 bands on 1 thread were slower than whole).
-  int64_t pbands = pool.num_threads() > 1 && s.g.out_h >= 14 * pool.num_threads() ? pool.num_threads() : 1;
-  if (s.g.out_h >= 56) pbands = std::max(pbands, ceil_div(s.g.out_h, 28));
+  //   28x28 planes in 2 bands on 1 thread were slower than whole); on 2+
+  //   threads a multiple of their count (expand_row_bands).
+  const int64_t pbands = expand_row_bands(s.g.out_h, threads);
   if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && pbands > 1)
     return expand_bands16(s, pd, tp, we_packed, be, wd, bd, proj, y, pbands, mid_buf, pool);
 #endif
@@ -663,7 +663,6 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   // other's depthwise output (mobilenet_v2 on 2 threads, its 7x7 blocks
   // fused: 1.2% faster than with that split; its 14x14 blocks split over K
   // rather than in bands of 7 rows: 0.7% faster).
-  const int64_t threads = pool.num_threads();
   if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && threads > 1 && pairs >= threads)
     return expand_split_k16(s, pd, tp, we_packed, be, wd, bd, proj, mid, mid_plane, y, part_buf, pool);
 #endif

@@ -42,6 +42,17 @@ bool expand_depthwise_ok(const ExpandDepthwiseShape& s);
 // per position), else 8.
 int64_t expand_depthwise_lanes(int64_t M);
 
+// Row bands of the AVX-512 projection path for `out_h` output rows on
+// `threads` threads (1: the plane whole): one per thread from 14 rows per
+// thread, bands of at most 28 rows from 56 rows (also on one thread), on
+// several threads a multiple of their count (80 rows on 2: 4, not 3, which
+// left one thread two of them).
+inline int64_t expand_row_bands(int64_t out_h, int64_t threads) {
+  const int64_t bands = threads > 1 && out_h >= 14 * threads ? threads : 1;
+  const int64_t capped = ((out_h + 27) / 28 + threads - 1) / threads * threads;
+  return out_h >= 56 && capped > bands ? capped : bands;
+}
+
 // The expand weights We [M][T] (T = K * kh * kw) as blocks of `lanes` (8 or
 // 16) output channels, [M / lanes][T][lanes].
 std::vector<float> pack_expand_weights(const float* We, int64_t M, int64_t T, int64_t lanes = 8);

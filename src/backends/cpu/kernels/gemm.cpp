@@ -18,10 +18,12 @@
 #include "backends/cpu/kernels/gemm_blocking.h"
 #include "backends/cpu/kernels/gemm_internal.h"
 #include "backends/cpu/kernels/gemm_kernels.h"
+#include "backends/cpu/kernels/gemm_whole_b.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/packed_store.h"
 #include "backends/cpu/scratch.h"
 #include "core/env.h"
+#include "device/cpu_caches.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define DLRT_GEMM_X86 1
@@ -263,31 +265,9 @@ void gemm_blocked(Kernels<T> kernels, int64_t M, int64_t N, int64_t K, int64_t K
             const int64_t jr = panel * NR;
             const int64_t nr = std::min<int64_t>(NR, nc - jr);
             const T* bpanel = bp + jr * kc;
-            for (int64_t i = i_begin; i < i_end; i += MR) {
-              const int64_t mr = std::min<int64_t>(MR, M - i);
-              const T* apanel = ap + i * kc;
-              T* cblk = C + i * ldc + j0 + jr;
-              if (mr == MR && nr == NR) {
-                kernels.full(kc, apanel, bpanel, cblk, ldc, alpha, beta_eff);
-              } else if (kernels.edge) {
-                kernels.edge(kc, apanel, bpanel, cblk, ldc, alpha, beta_eff, static_cast<int>(mr),
-                             static_cast<int>(nr));
-              } else {
-                kernels.full(kc, apanel, bpanel, tile, NR, alpha, T(0));
-                for (int64_t r = 0; r < mr; ++r) {
-                  T* crow = cblk + r * ldc;
-                  const T* trow = tile + r * NR;
-                  if (beta_eff == T(0)) {
-                    for (int64_t j = 0; j < nr; ++j) crow[j] = trow[j];
-                  } else {
-                    for (int64_t j = 0; j < nr; ++j) crow[j] = trow[j] + beta_eff * crow[j];
-                  }
-                }
-              }
-              if constexpr (std::is_same_v<T, float>) {
-                if (tile_ep) kernels.epilogue(*tile_ep, cblk, ldc, i, j0 + jr, mr, nr);
-              }
-            }
+            for (int64_t i = i_begin; i < i_end; i += MR)
+              gemm_tile<T, MR, NR>(kernels, kc, ap + i * kc, bpanel, C + i * ldc + j0 + jr, ldc, alpha, beta_eff,
+                                   std::min<int64_t>(MR, M - i), nr, tile_ep, i, j0 + jr, tile);
           }
         }
       };
@@ -362,6 +342,20 @@ void sgemm_tiled(Kernels<float> kernels, int64_t M, int64_t N, int64_t K, float 
   };
   // Packed operands fix the K slices (sgemm_ex checks that two packed ones agree).
   const int64_t KC = a.packed ? packed_kc(*a.packed) : b.packed ? packed_kc(*b.packed) : kc_for<float, NR>(K);
+  // Pre-packed A, B of few columns, several slices, several threads: every
+  // slice of B packed at once, one parallel section (gemm_whole_b.h).
+  const int threads = pool && 2.0 * static_cast<double>(M) * N * K > 2.0e5 ? pool->num_threads() : 1;
+  const int64_t NC = blocks<float, NR>().nc;
+  if (a.packed && !b.packed && M > 0 && N > 0 && alpha != 0.0f &&
+      whole_b_fits<float, NR>(N, K, KC, NC, threads, device::cpu_caches().l2)) {
+    float* bp = scratch<float>(kScratchB, static_cast<size_t>(round_up(N, NR) * K));
+    auto pack = [&](float* dst, int64_t p0, int64_t kc, int64_t pb, int64_t pe) {
+      if (b.rows) pack_b_rows<NR>(*b.rows, p0, kc, 0, N, dst, pb, pe);
+      else pack_b<float, NR>(b.trans, b.data, b.ld, p0, kc, 0, N, dst, pb, pe);
+    };
+    return gemm_whole_b<float, MR, NR>(kernels, M, N, K, KC, alpha, a.packed->data(), pack, bp, beta, C, ldc, ep,
+                                       *pool);
+  }
   gemm_blocked<float, MR, NR>(kernels, M, N, K, KC, alpha, a_slice, b_block, beta, C, ldc, ep, pool);
 }
 

@@ -276,7 +276,7 @@ Status conv_gemm_f32(const ConvProblem& prob, const ConvFusion& fuse, bool amx) 
     dg.pad_top = g.p[1], dg.pad_left = g.p[2];
     const bool avx2 = disa == CpuIsa::kAvx2;
     if (conv_direct_plan(dg, &dplan, avx2, conv_direct_tap_columns(dg, disa)) &&
-        (dmode == ConvDirectMode::kForce || conv_direct_worth(dplan, disa, pool.num_threads()))) {
+        (dmode == ConvDirectMode::kForce || conv_direct_worth(dplan, disa, pool.num_threads(), Mg))) {
       thread_local std::vector<int64_t> offsets;  // grows only: no allocation once warm
       if (offsets.size() < static_cast<size_t>(dplan.k)) offsets.resize(static_cast<size_t>(dplan.k));
       conv_direct_offsets(dplan, offsets.data());
