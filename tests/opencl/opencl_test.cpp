@@ -32,6 +32,7 @@
 #include "core/npy.h"
 #include "../backends/op_cases.h"
 #include "../onnx_proto_util.h"
+#include "../tools/cli_test_util.h"
 #include "dlrt/session.h"
 #include "runtime/backends.h"
 
@@ -349,15 +350,11 @@ TEST_F(OpenClTest, PlacementLeavesWhatTheKernelsCannotRunOnCpu) {
 
 // Runs `ENV dlrt ARGS` (stderr to /dev/null unless ARGS redirects it); stdout into *out.
 int run_cli(const std::string& args, std::string* out, const std::string& env = "") {
-  std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(DLRT_BINARY_DIR) + "/dlrt " + args +
-                    (args.find("2>&1") == std::string::npos ? " 2>/dev/null" : "");
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
-  int rc = pclose(p);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  const testing::CommandResult r =
+      testing::run_command((env.empty() ? "" : "env " + env + " ") + testing::dlrt_binary() + " " + args +
+                           (args.find("2>&1") == std::string::npos ? " 2>/dev/null" : ""));
+  *out += r.output;
+  return r.signaled ? -1 : r.exit_code;
 }
 
 // The compatibility check (backend/canary.h) of an OpenCL driver, run by hand: the built-in

@@ -8,21 +8,19 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "../onnx_proto_util.h"
 #include "../serve/serve_model_folder.h"
+#include "../tools/dlrt_process.h"
 #include "core/memory_limit.h"
 
 namespace dlrt {
@@ -120,8 +118,6 @@ TEST(MemoryBudget, ThisProcessHasOne) {
 
 // ---- the processes --------------------------------------------------------
 
-std::string dlrt_binary() { return std::string(DLRT_BINARY_DIR) + "/dlrt"; }
-
 // Input x [1, 1, 1000, 1000] Resized by `scale` along both spatial axes.
 void write_resize_model(const fs::path& path, float scale) {
   onnx::ModelProto m;
@@ -156,109 +152,23 @@ void write_weights_model(const fs::path& path, int64_t rows) {
   m.SerializeToOstream(&f);
 }
 
-// A child process running `dlrt ARGS...` under RLIMIT_AS = `as_bytes` (0:
-// none), in the cgroup whose cgroup.procs is `cgroup_procs` ("" none), with
-// `env` added; stdout and stderr together in output().
-class Child {
- public:
-  Child(std::vector<std::string> args, uint64_t as_bytes, std::map<std::string, std::string> env = {},
-        const std::string& cgroup_procs = "") {
-    int fds[2];
-    if (::pipe(fds) != 0) return;
-    std::vector<std::string> argv_s = {dlrt_binary()};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(fds[1], 1);
-      ::dup2(fds[1], 2);
-      ::close(fds[0]);
-      if (!cgroup_procs.empty()) {
-        const std::string pid = std::to_string(::getpid());
-        int fd = ::open(cgroup_procs.c_str(), O_WRONLY);
-        if (fd < 0 || ::write(fd, pid.data(), pid.size()) != static_cast<ssize_t>(pid.size())) ::_exit(97);
-        ::close(fd);
-      }
-      if (as_bytes) {
-        struct rlimit rl{as_bytes, as_bytes};
-        if (::setrlimit(RLIMIT_AS, &rl) != 0) ::_exit(98);
-      }
-      for (auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-      ::execv(argv[0], argv.data());
-      ::_exit(99);
-    }
-    ::close(fds[1]);
-    out_ = fds[0];
-  }
-  ~Child() {
-    if (pid_ > 0 && !exited_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status_, 0);
-    }
-    if (out_ >= 0) ::close(out_);
-  }
-  // Waits for the exit; the exit code, or 128 + the signal.
-  int wait(int timeout_ms = 60000) {
-    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    while (std::chrono::steady_clock::now() < until) {
-      read_some(20);
-      if (exited()) {
-        read_some(0);
-        return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
-      }
-    }
-    return -1;
-  }
-  bool exited() {
-    if (exited_) return true;
-    if (pid_ <= 0) return exited_ = true;
-    if (::waitpid(pid_, &status_, WNOHANG) == pid_) exited_ = true;
-    return exited_;
-  }
-  int wait_port(int timeout_ms = 30000) {
-    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    while (std::chrono::steady_clock::now() < until) {
-      read_some(100);
-      auto p = out_text_.find("listening on http://");
-      if (p != std::string::npos) {
-        auto colon = out_text_.find(':', p + 20);
-        auto end = out_text_.find(' ', colon);
-        if (colon != std::string::npos && end != std::string::npos)
-          return std::atoi(out_text_.substr(colon + 1, end - colon - 1).c_str());
-      }
-      if (exited()) return -1;
-    }
-    return -1;
-  }
-  const std::string& output() {
-    read_some(0);
-    return out_text_;
-  }
-
- private:
-  void read_some(int timeout_ms) {
-    pollfd p{out_, POLLIN, 0};
-    while (out_ >= 0 && ::poll(&p, 1, timeout_ms) > 0 && (p.revents & (POLLIN | POLLHUP))) {
-      char buf[4096];
-      ssize_t n = ::read(out_, buf, sizeof buf);
-      if (n <= 0) break;
-      out_text_.append(buf, static_cast<size_t>(n));
-      timeout_ms = 0;
-    }
-  }
-  pid_t pid_ = -1;
-  int out_ = -1;
-  int status_ = 0;
-  bool exited_ = false;
-  std::string out_text_;
-};
+// `dlrt ARGS...` under RLIMIT_AS = `as_bytes` (0: none), in the cgroup whose
+// cgroup.procs is `cgroup_procs` ("": none), with `env` added; stdout and
+// stderr together in its output().
+testing::DlrtProcessOptions child(std::vector<std::string> args, uint64_t as_bytes,
+                                  std::map<std::string, std::string> env = {}, const std::string& cgroup_procs = "") {
+  testing::DlrtProcessOptions o;
+  o.args = std::move(args);
+  o.env = std::move(env);
+  o.address_space = as_bytes;
+  o.cgroup_procs = cgroup_procs;
+  return o;
+}
 
 class MemoryLimitProcess : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(dlrt_binary())) GTEST_SKIP() << dlrt_binary() << " is not built (ninja dlrt_cli)";
+    if (!fs::exists(testing::dlrt_binary())) GTEST_SKIP() << testing::dlrt_binary() << " is not built (ninja dlrt_cli)";
     dir_ = fs::temp_directory_path() / ("dlrt_memory_limit_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
@@ -277,16 +187,17 @@ TEST_F(MemoryLimitProcess, HugeResizeUnderUlimitIsOutOfMemoryNotAnAbort) {
   const fs::path model = dir_ / "resize.onnx";
   write_resize_model(model, 30.f);
   {  // the default budget knows the limit: refused before allocating, naming it
-    Child c({"run", model.string(), "--device", "cpu"}, kAddressSpace);
-    const int rc = c.wait();
+    testing::DlrtProcess c(child({"run", model.string(), "--device", "cpu"}, kAddressSpace));
+    const int rc = c.wait_exit();
     EXPECT_EQ(rc, 1) << c.output();
     EXPECT_NE(c.output().find("OutOfMemory: node 'upsample' (Resize)"), std::string::npos) << c.output();
     EXPECT_NE(c.output().find("3.4 GiB"), std::string::npos) << c.output();
     EXPECT_NE(c.output().find("RLIMIT_AS"), std::string::npos) << c.output();
   }
   {  // a budget set over the limit: the allocation itself fails, still a Status
-    Child c({"run", model.string(), "--device", "cpu"}, kAddressSpace, {{"DLRT_MAX_TENSOR_MB", "100000"}});
-    const int rc = c.wait();
+    testing::DlrtProcess c(
+        child({"run", model.string(), "--device", "cpu"}, kAddressSpace, {{"DLRT_MAX_TENSOR_MB", "100000"}}));
+    const int rc = c.wait_exit();
     EXPECT_EQ(rc, 1) << c.output();
     EXPECT_NE(c.output().find("OutOfMemory: node 'upsample' (Resize)"), std::string::npos) << c.output();
     EXPECT_EQ(c.output().find("terminate called"), std::string::npos) << c.output();
@@ -294,8 +205,8 @@ TEST_F(MemoryLimitProcess, HugeResizeUnderUlimitIsOutOfMemoryNotAnAbort) {
 }
 
 TEST_F(MemoryLimitProcess, DevicesReportsTheBudgetUnderUlimit) {
-  Child c({"devices", "--json"}, kAddressSpace);
-  ASSERT_EQ(c.wait(), 0) << c.output();
+  testing::DlrtProcess c(child({"devices", "--json"}, kAddressSpace));
+  ASSERT_EQ(c.wait_exit(), 0) << c.output();
   const std::string& out = c.output();
   json j = json::parse(out.substr(out.find('{')), nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << out;
@@ -313,8 +224,8 @@ TEST_F(MemoryLimitProcess, WeightsOverTheLimitFailToLoadWithAClearError) {
   for (const char* budget : {"", "100000"}) {  // the default budget, then one over the address space
     std::map<std::string, std::string> env;
     if (*budget) env["DLRT_MAX_TENSOR_MB"] = budget;
-    Child c({"run", model.string(), "--device", "cpu"}, 512 * kMiB, env);
-    const int rc = c.wait();
+    testing::DlrtProcess c(child({"run", model.string(), "--device", "cpu"}, 512 * kMiB, env));
+    const int rc = c.wait_exit();
     EXPECT_GE(rc, 1) << c.output();
     EXPECT_LE(rc, 4) << c.output();
     EXPECT_NE(c.output().find("OutOfMemory"), std::string::npos) << c.output();
@@ -374,10 +285,10 @@ TEST_F(MemoryLimitProcess, EmbedOfATextOverTheLimitExitsOne) {
     SCOPED_TRACE(std::string("DLRT_MAX_TENSOR_MB=") + budget);
     std::map<std::string, std::string> env = {{"DLRT_DEVICE", ""}};
     if (*budget) env["DLRT_MAX_TENSOR_MB"] = budget;
-    Child c({"embed", "--model", (dir_ / "model").string(), "--device", "cpu",
-             embed::testing::serve_sentence(450, 3)},
-            3 * kGiB, env);
-    const int rc = c.wait();
+    testing::DlrtProcess c(child(
+        {"embed", "--model", (dir_ / "model").string(), "--device", "cpu", embed::testing::serve_sentence(450, 3)},
+        3 * kGiB, env));
+    const int rc = c.wait_exit();
     EXPECT_EQ(rc, 1) << c.output();
     EXPECT_NE(c.output().find("OutOfMemory: node 'Mul_big' (Mul)"), std::string::npos) << c.output();
   }
@@ -390,8 +301,9 @@ TEST_F(MemoryLimitProcess, ServerAnswers507AndKeepsServing) {
     SCOPED_TRACE(std::string("DLRT_MAX_TENSOR_MB=") + budget);
     std::map<std::string, std::string> env = {{"DLRT_DEVICE", ""}};
     if (*budget) env["DLRT_MAX_TENSOR_MB"] = budget;
-    Child c({"serve", "--model", (dir_ / "model").string(), "--port", "0", "--device", "cpu", "--threads", "1"},
-            kServerAddressSpace, env);
+    testing::DlrtProcess c(
+        child({"serve", "--model", (dir_ / "model").string(), "--port", "0", "--device", "cpu", "--threads", "1"},
+              kServerAddressSpace, env));
     const int port = c.wait_port();
     ASSERT_GT(port, 0) << c.output();
     httplib::Client cl("127.0.0.1", port);
@@ -490,9 +402,10 @@ TEST_F(MemoryLimitProcess, InAMemoryCgroupTheBudgetFollowsItsLimit) {
   const std::string procs = (cg / "cgroup.procs").string();
   const std::string source = v2 ? "cgroup memory.max" : "cgroup v1 memory.limit_in_bytes";
   {
-    Child c({"devices", "--json"}, 0, {}, procs);
-    const int rc = c.wait();
-    if (rc == 97) GTEST_SKIP() << "cannot move a process into " << procs;  // e.g. cgroup v2's no-internal-process rule
+    testing::DlrtProcess c(child({"devices", "--json"}, 0, {}, procs));
+    const int rc = c.wait_exit();
+    if (rc == testing::kChildCgroupFailed)
+      GTEST_SKIP() << "cannot move a process into " << procs;  // e.g. cgroup v2's no-internal-process rule
     ASSERT_EQ(rc, 0) << c.output();
     const std::string& out = c.output();
     json j = json::parse(out.substr(out.find('{')), nullptr, false);
@@ -504,8 +417,8 @@ TEST_F(MemoryLimitProcess, InAMemoryCgroupTheBudgetFollowsItsLimit) {
   {  // the Resize is refused by the budget before the kernel's OOM killer answers
     const fs::path model = dir_ / "resize.onnx";
     write_resize_model(model, 30.f);
-    Child c({"run", model.string(), "--device", "cpu"}, 0, {}, procs);
-    const int rc = c.wait();
+    testing::DlrtProcess c(child({"run", model.string(), "--device", "cpu"}, 0, {}, procs));
+    const int rc = c.wait_exit();
     EXPECT_EQ(rc, 1) << c.output();
     EXPECT_NE(c.output().find("OutOfMemory: node 'upsample' (Resize)"), std::string::npos) << c.output();
     EXPECT_NE(c.output().find(source), std::string::npos) << c.output();

@@ -5,11 +5,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -18,10 +14,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "../tools/dlrt_process.h"
 #include "embed/embedder.h"
 #include "serve_model_folder.h"
-
-extern char** environ;
 
 namespace dlrt::embed {
 namespace {
@@ -29,11 +24,10 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-std::string dlrt_binary() { return std::string(DLRT_BINARY_DIR) + "/dlrt"; }
-
 // Why the real-model tests cannot run here ("" when they can).
 std::string real_model_skip_reason(const std::string& folder) {
-  if (!fs::exists(dlrt_binary())) return dlrt_binary() + " is not built (ninja dlrt_cli)";
+  const std::string binary = dlrt::testing::dlrt_binary();
+  if (!fs::exists(binary)) return binary + " is not built (ninja dlrt_cli)";
   EmbedderOptions o;
   o.device = "cpu";
   auto e = Embedder::create(folder, o);
@@ -41,62 +35,15 @@ std::string real_model_skip_reason(const std::string& folder) {
   return "";
 }
 
-class ServeProcess {
+// `dlrt serve ARGS...` with `env` added, its stdout in output(), and HTTP
+// clients to the port it listens on.
+class ServeProcess : public dlrt::testing::DlrtProcess {
  public:
-  ServeProcess(std::vector<std::string> args, std::map<std::string, std::string> env) {
-    int fds[2];
-    if (::pipe(fds) != 0) return;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    std::vector<std::string> argv_s = {dlrt_binary(), "serve"};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::map<std::string, std::string> all;
-    for (char** e = environ; *e; ++e) {
-      std::string kv = *e;
-      auto eq = kv.find('=');
-      if (eq != std::string::npos) all[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-    for (auto& [k, v] : env) all[k] = v;
-    std::vector<std::string> env_s;
-    for (auto& [k, v] : all) env_s.push_back(k + "=" + v);
-    std::vector<char*> envp;
-    for (auto& e : env_s) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    if (posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), envp.data()) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-    ::close(fds[1]);
-    out_ = fds[0];
-  }
-  ~ServeProcess() {
-    if (pid_ > 0 && !exited_) {
-      ::kill(pid_, SIGKILL);
-      int st;
-      ::waitpid(pid_, &st, 0);
-    }
-    if (out_ >= 0) ::close(out_);
-  }
+  ServeProcess(std::vector<std::string> args, std::map<std::string, std::string> env)
+      : DlrtProcess(options(std::move(args), std::move(env))) {}
 
-  // Reads stdout until the "listening on http://HOST:PORT" line; the port or -1.
-  int wait_port(int timeout_ms = 20000) {
-    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    while (std::chrono::steady_clock::now() < until) {
-      read_some(100);
-      auto p = stdout_.find("listening on http://");
-      if (p != std::string::npos) {
-        auto colon = stdout_.find(':', p + 20);
-        auto end = stdout_.find(' ', colon);
-        if (colon != std::string::npos && end != std::string::npos)
-          return port_ = std::atoi(stdout_.substr(colon + 1, end - colon - 1).c_str());
-      }
-      if (exited()) return -1;
-    }
-    return -1;
-  }
+  int wait_port(int timeout_ms = 20000) { return DlrtProcess::wait_port(timeout_ms); }
+  int wait_exit(int timeout_ms = 30000) { return DlrtProcess::wait_exit(timeout_ms); }
   // Polls /health until 200 (ready) or the timeout.
   bool wait_ready(int timeout_ms = 60000) {
     auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -109,50 +56,22 @@ class ServeProcess {
     return false;
   }
   httplib::Client client() const {
-    httplib::Client c("127.0.0.1", port_);
+    httplib::Client c("127.0.0.1", port());
     c.set_read_timeout(30, 0);
     c.set_connection_timeout(5, 0);
     return c;
   }
-  void signal(int sig) { ::kill(pid_, sig); }
-  // Exit code, or -1 if it did not exit in time.
-  int wait_exit(int timeout_ms = 30000) {
-    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    while (std::chrono::steady_clock::now() < until) {
-      if (exited()) return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
-      read_some(50);
-    }
-    return -1;
-  }
-  bool exited() {
-    if (exited_) return true;
-    if (pid_ <= 0) return exited_ = true;
-    if (::waitpid(pid_, &status_, WNOHANG) == pid_) exited_ = true;
-    return exited_;
-  }
-  const std::string& output() {
-    read_some(0);
-    return stdout_;
-  }
-  bool started() const { return pid_ > 0; }
 
  private:
-  void read_some(int timeout_ms) {
-    pollfd p{out_, POLLIN, 0};
-    while (::poll(&p, 1, timeout_ms) > 0 && (p.revents & (POLLIN | POLLHUP))) {
-      char buf[4096];
-      ssize_t n = ::read(out_, buf, sizeof buf);
-      if (n <= 0) break;
-      stdout_.append(buf, static_cast<size_t>(n));
-      timeout_ms = 0;
-    }
+  static dlrt::testing::DlrtProcessOptions options(std::vector<std::string> args,
+                                                   std::map<std::string, std::string> env) {
+    dlrt::testing::DlrtProcessOptions o;
+    o.args = {"serve"};
+    o.args.insert(o.args.end(), args.begin(), args.end());
+    o.env = std::move(env);
+    o.merge_stderr = false;
+    return o;
   }
-  pid_t pid_ = -1;
-  int out_ = -1;
-  int port_ = -1;
-  int status_ = 0;
-  bool exited_ = false;
-  std::string stdout_;
 };
 
 std::vector<float> embedding(const httplib::Result& r) {
