@@ -212,24 +212,27 @@ TEST(BlockedLayout, NearestResizeJoinsRegions) {
   EXPECT_FALSE(resize_blocked(*blocked));
 }
 
-// 3x3 stride-1 one-group convs of more than 128 input channels stay NCHW
-// (the NCHW path's Winograd F(2x2, 3x3), or its GEMM on small planes); with
-// 64-128 input channels they join the region (ConvBlocked runs F(4x4, 3x3)
-// itself).
+// 3x3 stride-1 one-group convs of 64+ input channels stay NCHW (the NCHW
+// path's Winograd, or its GEMM on small planes) unless they have at most 128
+// input and 48+ output channels (ConvBlocked runs F(4x4, 3x3) itself).
 TEST(BlockedLayout, WinogradShapedConvsStayNchw) {
-  for (const int64_t c : {160, 129, 128, 64}) {
-    SCOPED_TRACE(std::to_string(c) + " channels");
+  struct Variant {
+    int64_t c, m;
+    bool nchw;
+  };
+  for (const Variant v : {Variant{160, 160, true}, Variant{129, 64, true}, Variant{128, 128, false},
+                          Variant{64, 48, false}, Variant{64, 47, true}, Variant{96, 24, true}, Variant{63, 24, false}}) {
+    SCOPED_TRACE(std::to_string(v.c) + " -> " + std::to_string(v.m) + " channels");
     Net n;
-    ValueId x = n.b.input("x", {1, c, 12, 12});
-    ValueId a = n.relu(n.conv(x, c, c, 3, 1));  // the Winograd-shaped conv
-    a = n.relu(n.conv(a, c, 64, 3, 2));         // strided: blocked
+    ValueId x = n.b.input("x", {1, v.c, 12, 12});
+    ValueId a = n.relu(n.conv(x, v.c, v.m, 3, 1));  // the Winograd-shaped conv
+    a = n.relu(n.conv(a, v.m, 64, 3, 2));           // strided: blocked
     a = n.conv(n.conv(a, 64, 64, 1, 1), 64, 64, 3, 1, 64);
     n.b.output(n.conv(n.conv(a, 64, 64, 1, 1), 64, 64, 3, 1, 64));
     auto g = n.b.graph();
-    auto blocked = check(g, {random_tensor({1, c, 12, 12}, 3)}, 16);
-    const int nchw = c > 128 ? 1 : 0;
-    EXPECT_EQ(count_ops(*blocked, "Conv"), nchw);
-    EXPECT_EQ(count_ops(*blocked, "ConvBlocked"), 6 - nchw);
+    auto blocked = check(g, {random_tensor({1, v.c, 12, 12}, 3)}, 16);
+    EXPECT_EQ(count_ops(*blocked, "Conv"), v.nchw ? 1 : 0);
+    EXPECT_EQ(count_ops(*blocked, "ConvBlocked"), v.nchw ? 5 : 6);
   }
 }
 

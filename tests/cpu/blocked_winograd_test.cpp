@@ -1,6 +1,6 @@
 // com.dlrt ConvBlocked on 3x3 stride-1 convs that the NCHW Conv runs as
 // Winograd F(4x4, 3x3): on AVX-512 CPUs it takes the same choice (64-128
-// input channels, planes of 32+ 4x4 tiles) and runs
+// input and 48+ output channels, planes of 32+ 4x4 tiles) and runs
 // kernels/conv_winograd4_blocked_avx512.cpp; the result matches a
 // double-precision conv for channel counts off the 16-channel blocks, every
 // padding Winograd takes, batches, bias, residual, activations, planes cut
@@ -111,24 +111,24 @@ TEST_F(BlockedWinograd, MatchesReference) {
   for (int threads : {1, 3}) {
     Case c;  // 7 x 8 tiles
     check(c, threads, 1, seed++);
-    c.N = 2, c.C = 72, c.M = 40, c.H = 33, c.W = 17;  // partial blocks in and out, partial tiles
+    c.N = 2, c.C = 72, c.M = 56, c.H = 33, c.W = 17;  // partial blocks in and out, partial tiles
     c.pt = 0, c.pl = 2, c.pb = 2, c.pr = 1;
     c.residual = true;
     c.act = "Relu";
     check(c, threads, 2, seed++);
     c = Case();
-    c.C = 128, c.M = 24, c.H = 20, c.W = 40, c.act = "none";  // 5 x 10 tiles
+    c.C = 128, c.M = 48, c.H = 20, c.W = 40, c.act = "none";  // 5 x 10 tiles
     check(c, threads, 1, seed++);
     c.pt = c.pl = c.pb = c.pr = 0;
     check(c, threads, 1, seed++);
     c = Case();
-    c.C = 64, c.M = 16, c.H = c.W = 96, c.residual = true;  // V and M over kWinograd4BlockBytes: 2 blocks of rows
+    c.C = 64, c.M = 48, c.H = c.W = 96, c.residual = true;  // V and M over kWinograd4BlockBytes: 2 blocks of rows
     check(c, threads, 1, seed++);
   }
 }
 
-// Planes under 32 tiles, fewer than 64 input channels, and the switch off:
-// the direct blocked conv, with the same result.
+// Planes under 32 tiles, fewer than 64 input or 48 output channels, and the
+// switch off: the direct blocked conv, with the same result.
 TEST_F(BlockedWinograd, OtherShapesRunDirect) {
   uint32_t seed = 20;
   Case c;
@@ -138,6 +138,9 @@ TEST_F(BlockedWinograd, OtherShapesRunDirect) {
     check(c, 2, 0, seed++);
     c = Case();
     c.C = 48;
+    check(c, 2, 0, seed++);
+    c = Case();
+    c.M = 40;
     check(c, 2, 0, seed++);
   }
   ScopedWinograd off(false);

@@ -5,9 +5,9 @@
 //  - 2-D float32 Conv / com.dlrt FusedConv with a constant W and one group or
 //    one channel per group -> com.dlrt ConvBlocked (the residual Z blocked too,
 //    the activation and its post-affine kept),
-//    except 3x3 stride-1 one-group convs of 129+ input channels, which the
-//    NCHW path runs as Winograd F(2x2, 3x3) (fewer channels: ConvBlocked
-//    runs F(4x4, 3x3) itself);
+//    except 3x3 stride-1 one-group convs of 64+ input channels, which the
+//    NCHW path runs as Winograd, unless ConvBlocked runs Winograd F(4x4, 3x3)
+//    itself (64-128 input and 48+ output channels);
 //  - MaxPool (2-D, no Indices) -> MaxPoolBlocked; GlobalAveragePool /
 //    GlobalMaxPool -> GlobalPoolBlocked;
 //  - unary elementwise ops (Relu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh,
@@ -78,16 +78,18 @@ bool all_ones(const Node& n, const char* attr) {
   return true;
 }
 
-// A 3x3, stride-1, undilated one-group conv of more than
-// kWinograd4MaxChannels input channels, which the NCHW path runs as Winograd
-// F(2x2, 3x3) (fewer products than any direct conv) or, on small planes, on
-// its GEMM: it stays NCHW. Fewer channels join the region: ConvBlocked runs
-// Winograd F(4x4, 3x3) itself where the NCHW path would
-// (backends/cpu/ops/conv.cpp, conv_winograd_tile).
-constexpr int64_t kWinograd4MaxChannels = 128;
+// A 3x3, stride-1, undilated one-group conv of 64+ input channels, which
+// the NCHW path runs as Winograd (fewer products than any direct conv) or,
+// on small planes, on its GEMM, stays NCHW unless ConvBlocked runs the same
+// Winograd F(4x4, 3x3) itself (backends/cpu/ops/conv.cpp,
+// conv_winograd_tile): for at most kWinograd4MaxChannels input channels and
+// kWinogradBlockedMinOutputs+ output channels (its GEMMs have the output
+// channels as columns: fewer leave most of each 48-wide tile empty).
+constexpr int64_t kWinogradChannels = 64, kWinograd4MaxChannels = 128, kWinogradBlockedMinOutputs = 48;
 bool winograd_shaped(const Node& n, const Tensor& w) {
-  return n.attr_int("group", 1) == 1 && w.dim(2) == 3 && w.dim(3) == 3 && w.dim(1) > kWinograd4MaxChannels &&
-         all_ones(n, "strides") && all_ones(n, "dilations");
+  const bool shaped = n.attr_int("group", 1) == 1 && w.dim(2) == 3 && w.dim(3) == 3 && w.dim(1) >= kWinogradChannels &&
+                      all_ones(n, "strides") && all_ones(n, "dilations");
+  return shaped && (w.dim(1) > kWinograd4MaxChannels || w.dim(0) < kWinogradBlockedMinOutputs);
 }
 
 // A 1x1 conv without padding (a 1x1 plane stays 1x1).

@@ -209,9 +209,10 @@ class ConvBlockedKernel final : public OpKernel {
 
   // Whether this run takes Winograd F(4x4, 3x3) (conv_winograd4_blocked_avx512):
   // where the NCHW Conv would (conv_winograd_tile), for blocked input in
-  // 16-channel blocks and the constant W.
+  // 16-channel blocks, the constant W and 48+ output channels (the columns
+  // of its GEMMs: fewer leave most of each 48-wide tile empty).
   bool winograd4(const nn::WindowGeometry& wg) const {
-    if (w_.block != 16 || !x_blocked_ || w_.depthwise || wg.nd != 2) return false;
+    if (w_.block != 16 || !x_blocked_ || w_.depthwise || wg.nd != 2 || w_.M < 48) return false;
     const int64_t k[2] = {w_.kh, w_.kw}, s[2] = {wg.stride[0], wg.stride[1]}, d[2] = {wg.dilation[0], wg.dilation[1]};
     if (conv_winograd_tile(1, w_.M, w_.C, k, s, d, wg.out[0], wg.out[1]) != 4) return false;
     return winograd_ok(winograd_geometry(wg));
