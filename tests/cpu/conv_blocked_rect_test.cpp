@@ -21,6 +21,8 @@
 #include "backends/cpu/kernels/conv_blocked.h"
 #include "backends/cpu/kernels/isa.h"
 #include "device/cpu_caches.h"
+#include "conv_test_util.h"
+#include "kernel_test_util.h"
 
 namespace dlrt::testing {
 namespace {
@@ -33,13 +35,7 @@ struct Case {
   bool x_blocked, residual;
 };
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using cpu::testing::random_floats;
 
 BlockedConvGeometry geometry(const Case& c) {
   BlockedConvGeometry g;
@@ -53,24 +49,10 @@ BlockedConvGeometry geometry(const Case& c) {
 // The plain conv, NCHW in and out, with bias and the optional residual (NCHW), summed in double.
 std::vector<float> reference(const Case& c, const BlockedConvGeometry& g, const std::vector<float>& x,
                              const std::vector<float>& w, const std::vector<float>& bias, const std::vector<float>& z) {
-  std::vector<float> y(static_cast<size_t>(c.N * c.M * g.OH * g.OW));
-  for (int64_t n = 0; n < c.N; ++n)
-    for (int64_t m = 0; m < c.M; ++m)
-      for (int64_t oh = 0; oh < g.OH; ++oh)
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          double acc = bias[m];
-          for (int64_t ic = 0; ic < c.C; ++ic)
-            for (int64_t i = 0; i < c.kh; ++i)
-              for (int64_t j = 0; j < c.kw; ++j) {
-                const int64_t ih = oh * c.sh - c.pt + i * c.dh, iw = ow * c.sw - c.pl + j * c.dw;
-                if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
-                acc += double(x[((n * c.C + ic) * c.H + ih) * c.W + iw]) * w[((m * c.C + ic) * c.kh + i) * c.kw + j];
-              }
-          const size_t o = static_cast<size_t>(((n * c.M + m) * g.OH + oh) * g.OW + ow);
-          if (!z.empty()) acc += z[o];
-          y[o] = static_cast<float>(acc);
-        }
-  return y;
+  cpu::testing::RefConvShape s;
+  s.N = c.N, s.C = c.C, s.M = c.M, s.H = c.H, s.W = c.W, s.KH = c.kh, s.KW = c.kw, s.SH = c.sh, s.SW = c.sw;
+  s.DH = c.dh, s.DW = c.dw, s.PT = c.pt, s.PL = c.pl, s.OH = g.OH, s.OW = g.OW;
+  return cpu::testing::reference_conv(s, x, w, bias, z, cpu::Activation{});
 }
 
 // Rows enough that an input of `blocks` channel blocks, W columns, its
@@ -112,13 +94,8 @@ void check_cases(int block) {
     const auto bias = random_floats(static_cast<size_t>(c.M), 13);
     const auto z = c.residual ? random_floats(static_cast<size_t>(c.N * c.M * out_plane), 14) : std::vector<float>();
     const auto packed = cpu::pack_blocked_conv(w.data(), c.M, c.C, c.kh, c.kw, false, block);
-    std::vector<float> xb(static_cast<size_t>(c.N * ((c.C + b - 1) / b) * c.H * c.W * b));
-    cpu::to_blocked(x.data(), c.N, c.C, c.H * c.W, block, xb.data(), nullptr);
-    std::vector<float> zb;
-    if (c.residual) {
-      zb.resize(static_cast<size_t>(c.N * ocbs * out_plane * b));
-      cpu::to_blocked(z.data(), c.N, c.M, out_plane, block, zb.data(), nullptr);
-    }
+    const auto xb = cpu::testing::blocked_copy(x, c.N, c.C, c.H * c.W, block);
+    const auto zb = c.residual ? cpu::testing::blocked_copy(z, c.N, c.M, out_plane, block) : std::vector<float>();
     const std::vector<float> want = reference(c, g, x, w, bias, z);
     for (int threads = 0; threads <= 2; ++threads) {
       SCOPED_TRACE("threads " + std::to_string(threads));

@@ -19,6 +19,8 @@
 
 #include "backends/cpu/kernels/conv_blocked.h"
 #include "backends/cpu/kernels/conv_blocked_impl.h"
+#include "conv_test_util.h"
+#include "kernel_test_util.h"
 #include "backends/cpu/kernels/unit_order.h"
 #include "backends/cpu/kernels/isa.h"
 
@@ -39,38 +41,15 @@ std::string name(const Case& c) {
          (c.depthwise ? " depthwise" : "") + (c.x_blocked ? " blocked" : " nchw") + (c.residual ? " +z" : "");
 }
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using cpu::testing::random_floats;
 
 // The plain conv, NCHW in and out, with bias and the optional residual (NCHW).
 std::vector<float> reference(const Case& c, const BlockedConvGeometry& g, const std::vector<float>& x,
                              const std::vector<float>& w, const std::vector<float>& bias, const std::vector<float>& z) {
-  const int64_t cg = c.depthwise ? 1 : c.C;
-  std::vector<float> y(static_cast<size_t>(c.N * c.M * g.OH * g.OW));
-  for (int64_t n = 0; n < c.N; ++n)
-    for (int64_t m = 0; m < c.M; ++m)
-      for (int64_t oh = 0; oh < g.OH; ++oh)
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          double acc = bias[m];
-          for (int64_t ci = 0; ci < cg; ++ci) {
-            const int64_t ic = c.depthwise ? m : ci;
-            for (int64_t i = 0; i < c.k; ++i)
-              for (int64_t j = 0; j < c.k; ++j) {
-                const int64_t ih = oh * c.stride - c.pad + i * c.dil, iw = ow * c.stride - c.pad + j * c.dil;
-                if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
-                acc += double(x[((n * c.C + ic) * c.H + ih) * c.W + iw]) * w[((m * cg + ci) * c.k + i) * c.k + j];
-              }
-          }
-          const size_t o = static_cast<size_t>(((n * c.M + m) * g.OH + oh) * g.OW + ow);
-          if (!z.empty()) acc += z[o];
-          y[o] = static_cast<float>(acc);
-        }
-  return y;
+  cpu::testing::RefConvShape s;
+  s.N = c.N, s.C = c.C, s.M = c.M, s.group = c.depthwise ? c.C : 1, s.H = c.H, s.W = c.W, s.KH = s.KW = c.k;
+  s.SH = s.SW = c.stride, s.DH = s.DW = c.dil, s.PT = s.PL = c.pad, s.OH = g.OH, s.OW = g.OW;
+  return cpu::testing::reference_conv(s, x, w, bias, z, cpu::Activation{});
 }
 
 // Runs every case on `block` with no pool and on pools of 1..5 threads.
@@ -121,13 +100,8 @@ void check_cases(int block) {
     const auto bias = random_floats(static_cast<size_t>(c.M), 3);
     const auto z = c.residual ? random_floats(static_cast<size_t>(c.N * c.M * out_plane), 4) : std::vector<float>();
     const auto packed = cpu::pack_blocked_conv(w.data(), c.M, c.C, c.k, c.k, c.depthwise, block);
-    std::vector<float> xb(static_cast<size_t>(c.N * ((c.C + b - 1) / b) * c.H * c.W * b));
-    cpu::to_blocked(x.data(), c.N, c.C, c.H * c.W, block, xb.data(), nullptr);
-    std::vector<float> zb;
-    if (c.residual) {
-      zb.resize(static_cast<size_t>(c.N * ocbs * out_plane * b));
-      cpu::to_blocked(z.data(), c.N, c.M, out_plane, block, zb.data(), nullptr);
-    }
+    const auto xb = cpu::testing::blocked_copy(x, c.N, c.C, c.H * c.W, block);
+    const auto zb = c.residual ? cpu::testing::blocked_copy(z, c.N, c.M, out_plane, block) : std::vector<float>();
     const size_t ysize = static_cast<size_t>(c.N * ocbs * out_plane * b);
     auto run = [&](ThreadPool* pool) {
       std::vector<float> y(ysize, NAN);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/kernels/conv_blocked.h"
 #include "backends/cpu/ops/conv_impl.h"
 
 namespace dlrt::cpu::testing {
@@ -74,6 +75,13 @@ inline std::vector<float> reference_conv(const RefConvShape& s, const std::vecto
           if (!z.empty()) acc += z[o];
           y[o] = activate(act, static_cast<float>(acc));
         }
+  return y;
+}
+
+// x [N, C, hw] in the blocked layout [N, ceil(C/block), hw, block] (pad lanes zero).
+inline std::vector<float> blocked_copy(const std::vector<float>& x, int64_t N, int64_t C, int64_t hw, int block) {
+  std::vector<float> y(static_cast<size_t>(N * ((C + block - 1) / block) * hw * block));
+  to_blocked(x.data(), N, C, hw, block, y.data(), nullptr);
   return y;
 }
 

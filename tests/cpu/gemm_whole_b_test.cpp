@@ -24,13 +24,7 @@
 namespace dlrt::cpu {
 namespace {
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using testing::random_floats;
 
 struct Case {
   int64_t M, N, K;

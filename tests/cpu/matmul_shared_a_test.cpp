@@ -22,13 +22,7 @@ namespace {
 using testing::attr_string;
 using testing::run_op;
 
-std::vector<float> randoms(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using testing::random_floats;
 
 // C[t] = A @ B[t] for A [M, K] and B [batch, K, N], in double.
 std::vector<float> reference(const std::vector<float>& a, const std::vector<float>& b, int64_t batch, int64_t M,
@@ -68,8 +62,8 @@ TEST(MatMulSharedA, MatchesReference) {
     for (int threads : {1, 2}) {
       SCOPED_TRACE("batch " + std::to_string(c.batch) + " M " + std::to_string(c.M) + " K " + std::to_string(c.K) +
                    " N " + std::to_string(c.N) + " threads " + std::to_string(threads));
-      const auto a = randoms(static_cast<size_t>(c.M * c.K), 1);
-      const auto b = randoms(static_cast<size_t>(c.batch * c.K * c.N), 2);
+      const auto a = random_floats(static_cast<size_t>(c.M * c.K), 1);
+      const auto b = random_floats(static_cast<size_t>(c.batch * c.K * c.N), 2);
       Shape b_shape = {c.batch, c.K, c.N};
       if (c.a_shape.size() == 4) b_shape = {1, c.batch, c.K, c.N};
       auto r = run_op("MatMul", {Tensor::from_vector<float>(c.a_shape, a), Tensor::from_vector<float>(b_shape, b)}, {},
@@ -86,8 +80,8 @@ TEST(MatMulSharedA, MatchesReference) {
 TEST(MatMulSharedA, VectorAIsNotPacked) {
   // A 1-D A [K] against B [batch, K, N]: numpy's row vector, result [batch, N].
   const int64_t batch = 6, K = 11, N = 9;
-  const auto a = randoms(K, 3);
-  const auto b = randoms(static_cast<size_t>(batch * K * N), 4);
+  const auto a = random_floats(K, 3);
+  const auto b = random_floats(static_cast<size_t>(batch * K * N), 4);
   auto r = run_op("MatMul", {Tensor::from_vector<float>({K}, a), Tensor::from_vector<float>({batch, K, N}, b)});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ((*r)[0].shape(), (Shape{batch, N}));
@@ -96,10 +90,10 @@ TEST(MatMulSharedA, VectorAIsNotPacked) {
 
 TEST(MatMulSharedA, FusedBiasResidualActivation) {
   const int64_t batch = 23, M = 10, K = 12, N = 20;
-  const auto a = randoms(static_cast<size_t>(M * K), 5);
-  const auto b = randoms(static_cast<size_t>(batch * K * N), 6);
-  const auto bias = randoms(static_cast<size_t>(N), 7);
-  const auto z = randoms(static_cast<size_t>(batch * M * N), 8);
+  const auto a = random_floats(static_cast<size_t>(M * K), 5);
+  const auto b = random_floats(static_cast<size_t>(batch * K * N), 6);
+  const auto bias = random_floats(static_cast<size_t>(N), 7);
+  const auto z = random_floats(static_cast<size_t>(batch * M * N), 8);
   ir::Attributes attrs = {{"activation", attr_string("Relu")}};
   for (int threads : {1, 2}) {
     SCOPED_TRACE("threads " + std::to_string(threads));
