@@ -145,6 +145,32 @@ std::shared_ptr<ir::Graph> dynamic_conv(const Tensor& w, bool w_input, ir::Attri
   return b.graph();
 }
 
+// One run of a conv with dynamic sizes: its inputs, and whether it must take
+// the cropped conv.
+struct CropFeed {
+  std::vector<Tensor> inputs;
+  bool cropped;
+};
+
+// Runs each feed through `test` (the conv under test) and `ref` (the same
+// computation with W as its last input: nothing packed, nothing cropped): the
+// outputs agree, and exactly the feeds marked cropped ran cropped.
+void expect_crops(Executor& test, Executor& ref, const Tensor& w, const std::vector<CropFeed>& feeds) {
+  for (const CropFeed& f : feeds) {
+    SCOPED_TRACE(shape_to_string(f.inputs[0].shape()));
+    std::vector<RunValue> in, ref_in;
+    for (const Tensor& t : f.inputs) in.push_back(RunValue::of(t)), ref_in.push_back(RunValue::of(t));
+    ref_in.push_back(RunValue::of(w));
+    const uint64_t before = conv_cropped_runs();
+    auto got = test.run(in);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_EQ(conv_cropped_runs() - before, f.cropped ? 1u : 0u);
+    auto want = ref.run(ref_in);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    dlrt::testing::expect_close((*got)[0].tensor, (*want)[0].tensor, 1e-4f);
+  }
+}
+
 TEST(ConvDeadTaps, OneExecutorFedHeightOneWidthOneAndFullSizes) {
   const Tensor w = dlrt::testing::random_tensor({24, 32, 3, 3}, 9);
   const ir::Attributes attrs = {{"pads", attr_ints({1, 1, 1, 1})}};
@@ -153,22 +179,14 @@ TEST(ConvDeadTaps, OneExecutorFedHeightOneWidthOneAndFullSizes) {
   ASSERT_TRUE(ex.ok()) << ex.status().to_string();
   auto ref = Executor::create(dynamic_conv(w, true, attrs), pool, builtin_kernels());
   ASSERT_TRUE(ref.ok()) << ref.status().to_string();
-  const std::vector<std::pair<Shape, bool>> feeds = {
+  const std::vector<std::pair<Shape, bool>> shapes = {
       {{1, 32, 1, 40}, true}, {{1, 32, 17, 1}, true}, {{1, 32, 6, 20}, false}, {{1, 32, 1, 40}, true},
       {{1, 32, 1, 1}, true},  {{1, 32, 2, 9}, false},
   };
+  std::vector<CropFeed> feeds;
   uint32_t seed = 20;
-  for (const auto& [shape, cropped] : feeds) {
-    SCOPED_TRACE(shape_to_string(shape));
-    const Tensor x = dlrt::testing::random_tensor(shape, seed++);
-    const uint64_t before = conv_cropped_runs();
-    auto got = (*ex)->run({RunValue::of(x)});
-    ASSERT_TRUE(got.ok()) << got.status().to_string();
-    EXPECT_EQ(conv_cropped_runs() - before, cropped ? 1u : 0u);
-    auto want = (*ref)->run({RunValue::of(x), RunValue::of(w)});
-    ASSERT_TRUE(want.ok()) << want.status().to_string();
-    dlrt::testing::expect_close((*got)[0].tensor, (*want)[0].tensor, 1e-4f);
-  }
+  for (const auto& [shape, cropped] : shapes) feeds.push_back({{dlrt::testing::random_tensor(shape, seed++)}, cropped});
+  expect_crops(**ex, **ref, w, feeds);
 }
 
 // Concurrent runs of one executor at sizes that crop differently (and not at
@@ -234,21 +252,16 @@ TEST(ConvDeadTaps, FusedConvCropsWithItsResidualAndActivation) {
   ASSERT_TRUE(ex.ok()) << ex.status().to_string();
   auto ref = Executor::create(r.graph(), pool, builtin_kernels());
   ASSERT_TRUE(ref.ok()) << ref.status().to_string();
-  const std::vector<std::pair<std::pair<int64_t, int64_t>, bool>> feeds = {
+  const std::vector<std::pair<std::pair<int64_t, int64_t>, bool>> sizes = {
       {{1, 33}, true}, {{9, 1}, true}, {{3, 8}, false}, {{1, 33}, true}};
+  std::vector<CropFeed> feeds;
   uint32_t seed = 80;
-  for (const auto& [hw, cropped] : feeds) {
+  for (const auto& [hw, cropped] : sizes) {
     const Tensor xt = dlrt::testing::random_tensor({1, C, hw.first, hw.second}, seed++);
     const Tensor zt = dlrt::testing::random_tensor({1, M, hw.first, hw.second}, seed++);
-    SCOPED_TRACE(shape_to_string(xt.shape()));
-    const uint64_t before = conv_cropped_runs();
-    auto got = (*ex)->run({RunValue::of(xt), RunValue::of(zt)});
-    ASSERT_TRUE(got.ok()) << got.status().to_string();
-    EXPECT_EQ(conv_cropped_runs() - before, cropped ? 1u : 0u);
-    auto want = (*ref)->run({RunValue::of(xt), RunValue::of(zt), RunValue::of(w)});
-    ASSERT_TRUE(want.ok()) << want.status().to_string();
-    dlrt::testing::expect_close((*got)[0].tensor, (*want)[0].tensor, 1e-4f);
+    feeds.push_back({{xt, zt}, cropped});
   }
+  expect_crops(**ex, **ref, w, feeds);
 }
 
 // com.dlrt ConvBlocked (the blocked layout the blocked-layout pass makes):
@@ -279,20 +292,12 @@ TEST(ConvDeadTaps, BlockedConvsCropToo) {
     ASSERT_TRUE(ex.ok()) << ex.status().to_string();
     auto ref = Executor::create(r.graph(), pool, builtin_kernels());
     ASSERT_TRUE(ref.ok()) << ref.status().to_string();
-    const std::vector<std::pair<Shape, bool>> feeds = {
+    const std::vector<std::pair<Shape, bool>> shapes = {
         {{1, C, 1, 37}, true}, {{1, C, 11, 1}, true}, {{1, C, 4, 9}, false}, {{1, C, 1, 1}, true}, {{1, C, 1, 37}, true}};
+    std::vector<CropFeed> feeds;
     uint32_t seed = 60;
-    for (const auto& [shape, cropped] : feeds) {
-      SCOPED_TRACE(shape_to_string(shape));
-      const Tensor xt = dlrt::testing::random_tensor(shape, seed++);
-      const uint64_t before = conv_cropped_runs();
-      auto got = (*ex)->run({RunValue::of(xt)});
-      ASSERT_TRUE(got.ok()) << got.status().to_string();
-      EXPECT_EQ(conv_cropped_runs() - before, cropped ? 1u : 0u);
-      auto want = (*ref)->run({RunValue::of(xt), RunValue::of(w)});
-      ASSERT_TRUE(want.ok()) << want.status().to_string();
-      dlrt::testing::expect_close((*got)[0].tensor, (*want)[0].tensor, 1e-4f);
-    }
+    for (const auto& [shape, cropped] : shapes) feeds.push_back({{dlrt::testing::random_tensor(shape, seed++)}, cropped});
+    expect_crops(**ex, **ref, w, feeds);
   }
 }
 

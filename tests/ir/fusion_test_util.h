@@ -89,6 +89,28 @@ inline void expect_close_nan(const Tensor& got, const Tensor& want, float tol) {
   }
 }
 
+// A 3x3 Conv of cin -> cout channels padded 1, weights in [-w_range, w_range)
+// and a bias, named by `tag`; the seeds drawn from `seed`.
+inline ir::ValueId add_conv3x3(GraphBuilder& b, ir::ValueId x, int64_t cin, int64_t cout, const std::string& tag,
+                               uint32_t& seed, float w_range) {
+  ir::ValueId w = b.constant("w" + tag, random_tensor({cout, cin, 3, 3}, seed++, -w_range, w_range));
+  ir::ValueId bias = b.constant("b" + tag, random_tensor({cout}, seed++));
+  return b.node("Conv", {x, w, bias}, {{"pads", ais({1, 1, 1, 1})}});
+}
+
+// The optimised graph g under every ISA level this CPU runs (each kernel
+// path): its one output within tol of `want`.
+inline void expect_same_on_every_isa(std::shared_ptr<ir::Graph> g, const std::vector<Tensor>& in, const Tensor& want,
+                                     float tol) {
+  for (cpu::CpuIsa isa : runnable_isas()) {
+    cpu::ScopedCpuIsa cap(isa);
+    SCOPED_TRACE(std::string("isa ") + cpu::cpu_isa_name(isa));
+    auto got = run_graph(g, in);
+    ASSERT_EQ(got.size(), 1u);
+    expect_close(got[0], want, tol);
+  }
+}
+
 // Runs the graph before and after `pass` (named `name` in the pass context's
 // counts, which must show expect_fired): the outputs agree within tol, NaN
 // where the unrewritten graph has NaN. Returns the rewritten graph.
