@@ -198,8 +198,8 @@ class ConvBlockedKernel final : public OpKernel {
     DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, out));
     if (y->size() == 0) return Status::Ok();
     if (winograd) {
-      run_winograd4(g, x->data<float>(), bias ? bias->data<float>() : nullptr, z ? z->data<float>() : nullptr,
-                    y->data<float>(), ctx.pool());
+      run_winograd4(winograd_geometry(wg), N, x->data<float>(), bias ? bias->data<float>() : nullptr,
+                    z ? z->data<float>() : nullptr, y->data<float>(), ctx.pool());
       return Status::Ok();
     }
     conv_blocked(*use, g, x->data<float>(), x_blocked_, bias ? bias->data<float>() : nullptr,
@@ -226,15 +226,13 @@ class ConvBlockedKernel final : public OpKernel {
   }
 
   // Image by image, the F(4x4, 3x3) filters of W transformed on the first run.
-  void run_winograd4(const BlockedConvGeometry& g, const float* x, const float* bias, const float* z, float* y,
-                     ThreadPool& pool) const {
+  void run_winograd4(const WinogradGeometry& geo, int64_t N, const float* x, const float* bias, const float* z,
+                     float* y, ThreadPool& pool) const {
     std::call_once(winograd4_once_,
                    [&] { winograd4_ = winograd4_filters(source_.data<float>(), w_.M, w_.C, true); });
-    WinogradGeometry geo;
-    geo.in_h = g.H, geo.in_w = g.W, geo.out_h = g.OH, geo.out_w = g.OW, geo.pad_top = g.pad_top,
-    geo.pad_left = g.pad_left;
-    const int64_t x_image = ceil_div(w_.C, 16) * g.H * g.W * 16, y_image = ceil_div(w_.M, 16) * g.OH * g.OW * 16;
-    for (int64_t n = 0; n < g.N; ++n)
+    const int64_t x_image = ceil_div(w_.C, 16) * geo.in_h * geo.in_w * 16;
+    const int64_t y_image = ceil_div(w_.M, 16) * geo.out_h * geo.out_w * 16;
+    for (int64_t n = 0; n < N; ++n)
       conv_winograd4_blocked_avx512(*winograd4_, geo, x + n * x_image, y + n * y_image, bias,
                                     z ? z + n * y_image : nullptr, act_, pool);
   }
