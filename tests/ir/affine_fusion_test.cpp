@@ -249,16 +249,9 @@ TEST(ActivationAffine, NearMissesLeftAlone) {
 TEST(ActivationAffine, ExpandDepthwiseRefusesAffineConvs) {
   for (bool affine : {false, true}) {
     GraphBuilder b;
-    auto x = b.input("x", {1, 16, 14, 14});
     ir::Attributes e = {{"activation", as("Relu")}};
-    if (affine) {
-      e["activation_affine"].kind = ir::Attribute::Kind::kFloats;
-      e["activation_affine"].floats = {2.0f, 1.0f};
-    }
-    auto c1 = b.node("FusedConv", {x, b.constant("we", random_tensor({32, 16, 1, 1}, 60))}, e, 1, "com.dlrt");
-    auto c2 = b.node("FusedConv", {c1, b.constant("wd", random_tensor({32, 1, 3, 3}, 61))},
-                     {{"activation", as("Relu")}, {"group", ai(32)}, {"pads", ais({1, 1, 1, 1})}}, 1, "com.dlrt");
-    b.output(c2);
+    if (affine) e["activation_affine"] = afs({2.0f, 1.0f});
+    b.output(add_expand_depthwise(b, b.input("x", {1, 16, 14, 14}), e, 60));
     auto g = b.graph();
     p::PassContext ctx = cpu_kernels_context();
     EXPECT_EQ(p::fuse_expand_depthwise(*g, ctx), affine ? 0 : 1);
@@ -269,14 +262,8 @@ TEST(ActivationAffine, ExpandDepthwiseRefusesAffineConvs) {
 // (project_activation_affine), and the fused op computes it.
 TEST(ActivationAffine, ExpandDepthwiseProjectKeepsTheAffine) {
   GraphBuilder b;
-  auto x = b.input("x", {1, 16, 14, 14});
-  auto c1 = b.node("FusedConv", {x, b.constant("we", random_tensor({32, 16, 1, 1}, 62))}, {{"activation", as("Relu")}},
-                   1, "com.dlrt");
-  auto c2 = b.node("FusedConv", {c1, b.constant("wd", random_tensor({32, 1, 3, 3}, 63))},
-                   {{"activation", as("Relu")}, {"group", ai(32)}, {"pads", ais({1, 1, 1, 1})}}, 1, "com.dlrt");
-  ir::Attributes pa = {{"activation", as("HardSwish")}};
-  pa["activation_affine"].kind = ir::Attribute::Kind::kFloats;
-  pa["activation_affine"].floats = {-1.5f, 0.25f};
+  auto c2 = add_expand_depthwise(b, b.input("x", {1, 16, 14, 14}), {{"activation", as("Relu")}}, 62);
+  ir::Attributes pa = {{"activation", as("HardSwish")}, {"activation_affine", afs({-1.5f, 0.25f})}};
   b.output(b.node("FusedConv",
                   {c2, b.constant("wp", random_tensor({16, 32, 1, 1}, 64)), b.constant("bp", random_tensor({16}, 65))},
                   pa, 1, "com.dlrt"));

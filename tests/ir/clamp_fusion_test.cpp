@@ -248,23 +248,15 @@ TEST(ActivationClamp, NearMissesLeftAlone) {
 TEST(ActivationClamp, ExpandDepthwise) {
   for (bool clamp : {false, true}) {
     GraphBuilder b;
-    auto x = b.input("x", {1, 16, 14, 14});
     ir::Attributes e = {{"activation", as("Relu")}};
     if (clamp) e["activation_clamp"] = afs({-1.0f, 4.0f});
-    auto c1 = b.node("FusedConv", {x, b.constant("we", random_tensor({32, 16, 1, 1}, 60))}, e, 1, "com.dlrt");
-    auto c2 = b.node("FusedConv", {c1, b.constant("wd", random_tensor({32, 1, 3, 3}, 61))},
-                     {{"activation", as("Relu")}, {"group", ai(32)}, {"pads", ais({1, 1, 1, 1})}}, 1, "com.dlrt");
-    b.output(c2);
+    b.output(add_expand_depthwise(b, b.input("x", {1, 16, 14, 14}), e, 60));
     auto g = b.graph();
     p::PassContext ctx = cpu_kernels_context();
     EXPECT_EQ(p::fuse_expand_depthwise(*g, ctx), clamp ? 0 : 1);
   }
   GraphBuilder b;
-  auto x = b.input("x", {1, 16, 14, 14});
-  auto c1 = b.node("FusedConv", {x, b.constant("we", random_tensor({32, 16, 1, 1}, 62))}, {{"activation", as("Relu")}},
-                   1, "com.dlrt");
-  auto c2 = b.node("FusedConv", {c1, b.constant("wd", random_tensor({32, 1, 3, 3}, 63))},
-                   {{"activation", as("Relu")}, {"group", ai(32)}, {"pads", ais({1, 1, 1, 1})}}, 1, "com.dlrt");
+  auto c2 = add_expand_depthwise(b, b.input("x", {1, 16, 14, 14}), {{"activation", as("Relu")}}, 62);
   auto c3 = b.node("FusedConv",
                    {c2, b.constant("wp", random_tensor({16, 32, 1, 1}, 64)), b.constant("bp", random_tensor({16}, 65))},
                    {{"activation", as("LeakyRelu")}}, 1, "com.dlrt");

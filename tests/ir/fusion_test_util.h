@@ -89,6 +89,16 @@ inline void expect_close_nan(const Tensor& got, const Tensor& want, float tol) {
   }
 }
 
+// On x [1, 16, 14, 14]: an expand FusedConv 16 -> 32 (1x1, attributes
+// `expand`) then a 3x3 depthwise FusedConv with Relu, weights seeded from
+// `seed` on; the depthwise conv's output.
+inline ir::ValueId add_expand_depthwise(GraphBuilder& b, ir::ValueId x, ir::Attributes expand, uint32_t seed) {
+  auto c1 = b.node("FusedConv", {x, b.constant("we", random_tensor({32, 16, 1, 1}, seed))}, std::move(expand), 1,
+                   "com.dlrt");
+  return b.node("FusedConv", {c1, b.constant("wd", random_tensor({32, 1, 3, 3}, seed + 1))},
+                {{"activation", as("Relu")}, {"group", ai(32)}, {"pads", ais({1, 1, 1, 1})}}, 1, "com.dlrt");
+}
+
 // A 3x3 Conv of cin -> cout channels padded 1, weights in [-w_range, w_range)
 // and a bias, named by `tag`; the seeds drawn from `seed`.
 inline ir::ValueId add_conv3x3(GraphBuilder& b, ir::ValueId x, int64_t cin, int64_t cout, const std::string& tag,
