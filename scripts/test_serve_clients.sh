@@ -30,7 +30,9 @@ WORK=$(mktemp -d)
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill $p 2>/dev/null; wait $p 2>/dev/null; done; rm -rf "$WORK"' EXIT
 
-# Starts `dlrt serve` on folder $1 (log $WORK/$2.out) and prints its URL once ready.
+# Starts `dlrt serve` on folder $1 (log $WORK/$2.out) and sets URL once it is
+# ready. Called in this shell, not in $(...), so that PIDS (and the trap that
+# stops the servers) sees it.
 serve() {
   "$BUILD/dlrt" serve --model "$1" --port 0 --device cpu --threads 1 --access-log false > "$WORK/$2.out" 2>&1 &
   local pid=$!
@@ -41,9 +43,10 @@ serve() {
     sleep 0.1
   done
   grep -q "ready in" "$WORK/$2.out" || { cat "$WORK/$2.out" >&2; echo "test_serve_clients: $2: no ready server" >&2; return 1; }
-  echo "http://127.0.0.1:$(sed -n 's/.*listening on http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$WORK/$2.out")"
+  URL="http://127.0.0.1:$(sed -n 's/.*listening on http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$WORK/$2.out")"
 }
-DLRT_SERVE_URL=$(serve "$ROOT/tests/embed/data/tiny_bert" embed) || exit 1
+serve "$ROOT/tests/embed/data/tiny_bert" embed || exit 1
+DLRT_SERVE_URL=$URL
 export DLRT_SERVE_URL
 
 if [ -n "${DLRT_ZOO_DIR:-}" ] && [ -f "$DLRT_ZOO_DIR/minilm_l6.onnx" ]; then
@@ -56,8 +59,10 @@ if [ -n "${DLRT_ZOO_DIR:-}" ] && [ -f "$DLRT_ZOO_DIR/minilm_l6.onnx" ]; then
     /usr/bin/python3 "$ROOT/tests/embed/make_cross_encoder.py" "$DLRT_ZOO_DIR" "$VOCAB" "$CROSS" && echo "$want" > "$CROSS/SOURCE" ||
       { echo "test_serve_clients: FAILED to make the cross-encoder folders"; exit 1; }
   fi
-  DLRT_RERANK_URL=$(serve "$CROSS/reranker" reranker) || exit 1
-  DLRT_CLASSIFIER_URL=$(serve "$CROSS/classifier" classifier) || exit 1
+  serve "$CROSS/reranker" reranker || exit 1
+  DLRT_RERANK_URL=$URL
+  serve "$CROSS/classifier" classifier || exit 1
+  DLRT_CLASSIFIER_URL=$URL
   export DLRT_RERANK_URL DLRT_CLASSIFIER_URL DLRT_CROSS_ENCODER_DIR="$CROSS"
 else
   echo "test_serve_clients: no DLRT_ZOO_DIR with minilm_l6.onnx: the /rerank and /predict tests are skipped (pytest says why)"

@@ -15,17 +15,10 @@
 
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/isa.h"
+#include "isa_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
-
-// Every ISA level the hardware allows (generic always).
-std::vector<CpuIsa> runnable_isas() {
-  std::vector<CpuIsa> r{CpuIsa::kGeneric};
-  if (detected_cpu_isa() >= CpuIsa::kAvx2) r.push_back(CpuIsa::kAvx2);
-  if (detected_cpu_isa() >= CpuIsa::kAvx512) r.push_back(CpuIsa::kAvx512);
-  return r;
-}
 
 struct Mat {
   int64_t rows = 0, cols = 0, ld = 0;
@@ -114,7 +107,7 @@ TEST(SgemmIsa, KernelNameFollowsTheIsaCap) {
 TEST(SgemmIsa, EveryKernelMatchesReferenceOnEdgeSizes) {
   std::mt19937 rng(11);
   ThreadPool pool(2);
-  for (CpuIsa isa : runnable_isas()) {
+  for (CpuIsa isa : testing::runnable_isas()) {
     ScopedCpuIsa cap(isa);
     const std::vector<int64_t> sizes = edge_sizes(rng);
     int it = 0;
@@ -146,7 +139,7 @@ TEST(SgemmIsa, EveryKernelWithPackedOperandsAndEpilogue) {
   std::mt19937 rng(12);
   ThreadPool pool(2);
   const ActKind acts[] = {ActKind::kNone, ActKind::kRelu, ActKind::kSigmoid, ActKind::kTanh};
-  for (CpuIsa isa : runnable_isas()) {
+  for (CpuIsa isa : testing::runnable_isas()) {
     ScopedCpuIsa cap(isa);
     for (int it = 0; it < 60; ++it) {
       const int64_t M = 1 + rng() % 70, N = 2 + rng() % 69;  // N == 1 would be a matrix-vector product
@@ -198,7 +191,7 @@ TEST(SgemmIsa, EveryKernelWithPackedOperandsAndEpilogue) {
 
 TEST(SgemmIsa, EveryKernelWithRowSource) {
   std::mt19937 rng(13);
-  for (CpuIsa isa : runnable_isas()) {
+  for (CpuIsa isa : testing::runnable_isas()) {
     ScopedCpuIsa cap(isa);
     for (int it = 0; it < 40; ++it) {
       const int64_t M = 1 + rng() % 70, N = 2 + rng() % 69;

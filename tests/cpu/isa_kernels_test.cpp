@@ -16,6 +16,7 @@
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/vec_avx512.h"
 #include "kernel_test_util.h"
+#include "isa_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -29,14 +30,6 @@ using testing::run_op;
 
 Tensor rnd(Shape s, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   return dlrt::testing::random_tensor(std::move(s), seed, lo, hi);
-}
-
-// The vector ISAs this CPU has (each compared with the generic path).
-std::vector<CpuIsa> vector_isas() {
-  std::vector<CpuIsa> r;
-  if (detected_cpu_isa() >= CpuIsa::kAvx2) r.push_back(CpuIsa::kAvx2);
-  if (detected_cpu_isa() >= CpuIsa::kAvx512) r.push_back(CpuIsa::kAvx512);
-  return r;
 }
 
 #define SKIP_WITHOUT_AVX512()                                                                  \
@@ -81,7 +74,7 @@ TEST(CpuIsa, ScopedCapNeverExceedsHardware) {
 
 // Every activation on every vector path against activate() (the <cmath> definition).
 TEST(CpuIsa, ActivationsMatchScalarIncludingExtremes) {
-  if (vector_isas().empty()) GTEST_SKIP() << "this CPU has no AVX2/AVX-512: nothing but the scalar path to compare";
+  if (testing::vector_isas().empty()) GTEST_SKIP() << "this CPU has no AVX2/AVX-512: nothing but the scalar path to compare";
   std::vector<float> xs;
   for (float v = -20.0f; v <= 20.0f; v += 0.003f) xs.push_back(v);
   const float inf = std::numeric_limits<float>::infinity();
@@ -91,7 +84,7 @@ TEST(CpuIsa, ActivationsMatchScalarIncludingExtremes) {
   const std::vector<std::pair<std::string, std::vector<float>>> acts = {
       {"Relu", {}},      {"Clip", {-0.5f, 0.75f}},      {"Sigmoid", {}},   {"Tanh", {}},   {"LeakyRelu", {0.3f}},
       {"HardSigmoid", {0.25f, 0.4f}}, {"HardSwish", {}}, {"Gelu", {}},     {"Gelu_tanh", {}}, {"Silu", {}}};
-  for (CpuIsa isa : vector_isas()) {
+  for (CpuIsa isa : testing::vector_isas()) {
     ScopedCpuIsa scope(isa);
     for (const auto& [name, params] : acts) {
       SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " " + name);
@@ -131,7 +124,7 @@ TEST(CpuIsa, ActivationsMatchScalarIncludingExtremes) {
 
 // The epilogue on a block with row bias, column bias and residual, widths 1..33 and 63..97.
 TEST(CpuIsa, EpilogueTailsMatchGeneric) {
-  if (vector_isas().empty()) GTEST_SKIP() << "this CPU has no AVX2/AVX-512: nothing but the scalar path to compare";
+  if (testing::vector_isas().empty()) GTEST_SKIP() << "this CPU has no AVX2/AVX-512: nothing but the scalar path to compare";
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(-3.0f, 3.0f);
   // Widths below 64 take 8-lane vectors (GEMM tiles), from 64 on 16-lane ones where the CPU has them.
@@ -155,7 +148,7 @@ TEST(CpuIsa, EpilogueTailsMatchGeneric) {
       ScopedCpuIsa s(CpuIsa::kGeneric);
       apply_epilogue(ep, want.data(), ldc, 1, 2, rows, cols);
     }
-    for (CpuIsa isa : vector_isas()) {
+    for (CpuIsa isa : testing::vector_isas()) {
       ScopedCpuIsa s(isa);
       std::vector<float> got = c;
       apply_epilogue(ep, got.data(), ldc, 1, 2, rows, cols);
@@ -167,7 +160,7 @@ TEST(CpuIsa, EpilogueTailsMatchGeneric) {
 
 // Depthwise FusedConv (bias, residual Z, activation) on odd planes: every vector path vs the portable loop.
 TEST(CpuIsa, DepthwiseConvMatchesGeneric) {
-  if (vector_isas().empty()) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no vector path to compare";
+  if (testing::vector_isas().empty()) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: no vector path to compare";
   struct Case {
     int64_t c, h, w, kh, kw, s, pt, pl, pb, pr;
   };
@@ -224,7 +217,7 @@ TEST(CpuIsa, DepthwiseConvMatchesGeneric) {
         if (!act.empty()) at["activation"] = attr_string(act);
         if (!params.empty()) at["activation_params"] = attr_floats(params);
         const auto want = run_with(CpuIsa::kGeneric, "FusedConv", in, at, 1, 1, "com.dlrt");
-        for (CpuIsa isa : vector_isas()) {
+        for (CpuIsa isa : testing::vector_isas()) {
           SCOPED_TRACE(cpu_isa_name(isa));
           expect_same(run_with(isa, "FusedConv", in, at, 1, 1, "com.dlrt"), want, 2e-6f);
         }
@@ -251,7 +244,7 @@ TEST(CpuIsa, StridedConvRowsMatchGeneric) {
 
 // Attention: key counts 1..33 (and 40, 67), head dims with odd tails, per-key and scalar masks, a fully masked row.
 TEST(CpuIsa, AttentionMatchesGeneric) {
-  if (vector_isas().empty()) GTEST_SKIP() << "this CPU has no AVX2/AVX-512: nothing but the scalar path to compare";
+  if (testing::vector_isas().empty()) GTEST_SKIP() << "this CPU has no AVX2/AVX-512: nothing but the scalar path to compare";
   uint32_t seed = 100;
   for (int64_t skv : {1, 2, 5, 15, 16, 17, 31, 32, 33, 40, 67}) {
     for (int64_t d : {3, 16, 17, 32, 40, 64}) {
@@ -263,25 +256,25 @@ TEST(CpuIsa, AttentionMatchesGeneric) {
                                                  {"k_layout", attr_string("bshd")}, {"v_layout", attr_string("bhsd")},
                                                  {"output_layout", attr_string("bshd")}};
       auto want = run_with(CpuIsa::kGeneric, "Attention", in, at, 1, 1, "com.dlrt");
-      for (CpuIsa isa : vector_isas()) expect_same(run_with(isa, "Attention", in, at, 1, 1, "com.dlrt"), want, 2e-5f);
+      for (CpuIsa isa : testing::vector_isas()) expect_same(run_with(isa, "Attention", in, at, 1, 1, "com.dlrt"), want, 2e-5f);
       // Per-key mask, one row fully masked (-1e30, as exporters write finfo.min).
       Tensor mask = rnd({B, 1, Sq, skv}, seed++, -4, 0);
       for (int64_t j = 0; j < skv; ++j) mask.data<float>()[2 * skv + j] = -1e30f;
       for (int64_t r = 0; r < Sq && skv > 1; ++r) mask.data<float>()[r * skv + skv - 1] = -3.4028235e38f;  // padded key
       in.push_back(mask);
       want = run_with(CpuIsa::kGeneric, "Attention", in, at, 1, 1, "com.dlrt");
-      for (CpuIsa isa : vector_isas()) expect_same(run_with(isa, "Attention", in, at, 1, 1, "com.dlrt"), want, 2e-5f);
+      for (CpuIsa isa : testing::vector_isas()) expect_same(run_with(isa, "Attention", in, at, 1, 1, "com.dlrt"), want, 2e-5f);
       // A mask broadcast along the keys (one value per query row).
       in.back() = rnd({B, 1, Sq, 1}, seed++, -4, 0);
       want = run_with(CpuIsa::kGeneric, "Attention", in, at, 1, 1, "com.dlrt");
-      for (CpuIsa isa : vector_isas()) expect_same(run_with(isa, "Attention", in, at, 1, 1, "com.dlrt"), want, 2e-5f);
+      for (CpuIsa isa : testing::vector_isas()) expect_same(run_with(isa, "Attention", in, at, 1, 1, "com.dlrt"), want, 2e-5f);
     }
   }
 }
 
 // LayerNormalization rows of 1..33 (and wider) elements, with and without B, with Mean/InvStdDev outputs.
 TEST(CpuIsa, LayerNormMatchesGeneric) {
-  if (vector_isas().empty()) GTEST_SKIP() << "this CPU has no AVX2/AVX-512: nothing but the scalar path to compare";
+  if (testing::vector_isas().empty()) GTEST_SKIP() << "this CPU has no AVX2/AVX-512: nothing but the scalar path to compare";
   uint32_t seed = 300;
   for (int64_t n = 1; n <= 40; ++n) {
     for (bool with_b : {false, true}) {
@@ -291,7 +284,7 @@ TEST(CpuIsa, LayerNormMatchesGeneric) {
       if (with_b) in.push_back(rnd({n}, seed++));
       ir::Attributes at = {{"axis", attr_int(-1)}, {"epsilon", attr_float(1e-5f)}};
       const auto want = run_with(CpuIsa::kGeneric, "LayerNormalization", in, at, 3);
-      for (CpuIsa isa : vector_isas()) expect_same(run_with(isa, "LayerNormalization", in, at, 3), want, 2e-5f);
+      for (CpuIsa isa : testing::vector_isas()) expect_same(run_with(isa, "LayerNormalization", in, at, 3), want, 2e-5f);
     }
   }
 }
@@ -301,7 +294,7 @@ TEST(CpuIsa, LayerNormMatchesGeneric) {
 // the rest. The normalized outputs, the mean and 1/std must match the
 // generic two-pass moments.
 TEST(CpuIsa, LayerNormMomentsOfOffsetRowsAndOutliers) {
-  if (vector_isas().empty()) GTEST_SKIP() << "this CPU has no AVX2/AVX-512: nothing but the scalar path to compare";
+  if (testing::vector_isas().empty()) GTEST_SKIP() << "this CPU has no AVX2/AVX-512: nothing but the scalar path to compare";
   for (int64_t n : {7, 384, 1000}) {
     SCOPED_TRACE("n " + std::to_string(n));
     Tensor x = rnd({4, n}, 310 + static_cast<uint32_t>(n), -0.01f, 0.01f);
@@ -312,7 +305,7 @@ TEST(CpuIsa, LayerNormMomentsOfOffsetRowsAndOutliers) {
     std::vector<Tensor> in = {x, rnd({n}, 400), rnd({n}, 401)};
     ir::Attributes at = {{"axis", attr_int(-1)}, {"epsilon", attr_float(1e-12f)}};
     const auto want = run_with(CpuIsa::kGeneric, "LayerNormalization", in, at, 3);
-    for (CpuIsa isa : vector_isas()) expect_same(run_with(isa, "LayerNormalization", in, at, 3), want, 2e-5f);
+    for (CpuIsa isa : testing::vector_isas()) expect_same(run_with(isa, "LayerNormalization", in, at, 3), want, 2e-5f);
   }
 }
 

@@ -2,6 +2,7 @@
 #include <random>
 
 #include "backends/cpu/kernels/gemm.h"
+#include "isa_test_util.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {
@@ -81,11 +82,15 @@ TEST(Sgemm, MatchesReferenceOnRandomShapes) { check_random_gemms<float>(300, 1);
 TEST(Dgemm, MatchesReferenceOnRandomShapes) { check_random_gemms<double>(120, 2); }
 
 TEST(Sgemm, ZeroKScalesC) {
-  std::vector<float> C = {1, 2, 3, 4};
-  sgemm(false, false, 2, 2, 0, 1.0f, nullptr, 1, nullptr, 2, 0.5f, C.data(), 2, nullptr);
-  EXPECT_EQ(C, (std::vector<float>{0.5f, 1, 1.5f, 2}));
-  sgemm(false, false, 2, 2, 0, 1.0f, nullptr, 1, nullptr, 2, 0.0f, C.data(), 2, nullptr);
-  EXPECT_EQ(C, (std::vector<float>{0, 0, 0, 0}));
+  for (CpuIsa isa : testing::runnable_isas()) {
+    SCOPED_TRACE(cpu_isa_name(isa));
+    ScopedCpuIsa scope(isa);
+    std::vector<float> C = {1, 2, 3, 4};
+    sgemm(false, false, 2, 2, 0, 1.0f, nullptr, 1, nullptr, 2, 0.5f, C.data(), 2, nullptr);
+    EXPECT_EQ(C, (std::vector<float>{0.5f, 1, 1.5f, 2}));
+    sgemm(false, false, 2, 2, 0, 1.0f, nullptr, 1, nullptr, 2, 0.0f, C.data(), 2, nullptr);
+    EXPECT_EQ(C, (std::vector<float>{0, 0, 0, 0}));
+  }
 }
 
 TEST(Igemm, WrapsLikeNumpy) {
@@ -171,6 +176,36 @@ TEST(MatMul, Float16ComputesInFloat) {
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ((*r)[0].dtype(), DType::kFloat16);
   EXPECT_EQ(static_cast<float>((*r)[0].data<Float16>()[0]), 3.5f);
+}
+
+// An empty inner dimension gives zeros (Gemm: beta * C) of the right shape,
+// for every element type and at every ISA level (no K slices to divide into).
+TEST(MatMul, EmptyInnerDimensionOnEveryIsa) {
+  for (CpuIsa isa : testing::runnable_isas()) {
+    SCOPED_TRACE(cpu_isa_name(isa));
+    ScopedCpuIsa scope(isa);
+    for (DType t : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kFloat16}) {
+      SCOPED_TRACE(dtype_name(t));
+      for (Shape a : {Shape{3, 0}, Shape{2, 3, 0}, Shape{200, 0}}) {
+        const int64_t M = a[a.size() - 2];
+        auto r = run_op("MatMul", {*Tensor::allocate(t, a), *Tensor::allocate(t, {0, 70})});
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        Shape want = a;
+        want.back() = 70;
+        ASSERT_EQ((*r)[0].shape(), want);
+        const Tensor& y = (*r)[0];
+        ASSERT_EQ(y.dtype(), t);
+        const auto* bytes = static_cast<const unsigned char*>(y.raw_data());  // +0 is all-zero bits in every type here
+        for (size_t i = 0; i < y.nbytes(); ++i) ASSERT_EQ(bytes[i], 0) << "byte " << i << " of M " << M;
+      }
+    }
+    auto r = run_op("Gemm", {*Tensor::allocate(DType::kFloat32, {4, 0}), *Tensor::allocate(DType::kFloat32, {0, 5}),
+                             Tensor::from_vector<float>({1, 5}, {1, 2, 3, 4, 5})},
+                    {{"beta", attr_float(2.0f)}});
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    ASSERT_EQ((*r)[0].shape(), (Shape{4, 5}));
+    for (int64_t i = 0; i < 20; ++i) EXPECT_EQ((*r)[0].data<float>()[i], 2.0f * static_cast<float>(i % 5 + 1));
+  }
 }
 
 TEST(MatMul, RejectsMismatchedShapes) {

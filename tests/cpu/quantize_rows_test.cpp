@@ -14,16 +14,10 @@
 #include <vector>
 
 #include "backends/cpu/kernels/isa.h"
+#include "isa_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
-
-std::vector<CpuIsa> every_isa() {
-  std::vector<CpuIsa> isas{CpuIsa::kGeneric};
-  if (detected_cpu_isa() >= CpuIsa::kAvx2) isas.push_back(CpuIsa::kAvx2);
-  if (detected_cpu_isa() >= CpuIsa::kAvx512) isas.push_back(CpuIsa::kAvx512);
-  return isas;
-}
 
 TEST(QuantizeRows, LookupBytesEveryLengthAndIsa) {
   std::mt19937 rng(3);
@@ -32,7 +26,7 @@ TEST(QuantizeRows, LookupBytesEveryLengthAndIsa) {
   std::vector<uint8_t> src(1000);
   for (auto& v : src) v = static_cast<uint8_t>(rng());
   for (int i = 0; i < 256; ++i) src[static_cast<size_t>(i)] = static_cast<uint8_t>(i);  // every index once
-  for (CpuIsa isa : every_isa()) {
+  for (CpuIsa isa : testing::runnable_isas()) {
     ScopedCpuIsa cap(isa);
     for (int64_t n : {0, 1, 63, 64, 65, 127, 256, 1000}) {
       SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " n " + std::to_string(n));
@@ -47,7 +41,7 @@ TEST(QuantizeRows, LookupBytesEveryLengthAndIsa) {
 TEST(QuantizeRows, CopyStridedBytesReadsOnlyWhatItNeeds) {
   std::vector<uint8_t> src(300);
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7 + 3);
-  for (CpuIsa isa : every_isa()) {
+  for (CpuIsa isa : testing::runnable_isas()) {
     ScopedCpuIsa cap(isa);
     for (int64_t stride : {1, 2, 3}) {
       for (int64_t n : {0, 1, 31, 32, 33, 64, 100}) {
@@ -80,7 +74,7 @@ TEST(QuantizeRows, QuantizeLinearOnEveryIsa) {
     const float c = std::min(std::max(static_cast<float>(lowest - zp), q), static_cast<float>(highest - zp));
     return static_cast<int32_t>(std::nearbyint(c)) + zp;
   };
-  for (CpuIsa isa : every_isa()) {
+  for (CpuIsa isa : testing::runnable_isas()) {
     ScopedCpuIsa cap(isa);
     for (int64_t n : {int64_t{1}, int64_t{16}, int64_t{101}}) {
       SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " n " + std::to_string(n));
@@ -114,7 +108,7 @@ TEST(QuantizeRows, RequantizeTiesSaturationAndWrapOnEveryIsa) {
   for (auto& v : acc) v = static_cast<int32_t>(rng() % 40001) - 20000;
   // Ties at mult 0.5 (odd sums), both saturations, and sums that wrap with the bias.
   acc[0] = 1, acc[1] = 3, acc[2] = -5, acc[3] = INT_MAX, acc[4] = INT_MIN, acc[5] = 1000000, acc[6] = -1000000;
-  for (CpuIsa isa : every_isa()) {
+  for (CpuIsa isa : testing::runnable_isas()) {
     ScopedCpuIsa cap(isa);
     for (float mult : {0.5f, 0.0123f, 3.0f}) {
       for (int64_t n : {int64_t{0}, int64_t{7}, int64_t{16}, int64_t{203}}) {

@@ -12,6 +12,7 @@
 
 #include "backends/cpu/kernels/activation_epilogue.h"
 #include "backends/cpu/kernels/isa.h"
+#include "isa_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -28,13 +29,6 @@ int64_t ulps(float got, double want) {
   return d < 0 ? -d : d;
 }
 
-std::vector<CpuIsa> vector_isas() {
-  std::vector<CpuIsa> r;
-  if (detected_cpu_isa() >= CpuIsa::kAvx2) r.push_back(CpuIsa::kAvx2);
-  if (detected_cpu_isa() >= CpuIsa::kAvx512) r.push_back(CpuIsa::kAvx512);
-  return r;
-}
-
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 struct Case {
@@ -45,7 +39,7 @@ struct Case {
 };
 
 TEST(SigmoidAccuracy, WithinFewUlpsOfExact) {
-  if (vector_isas().empty()) GTEST_SKIP() << "this CPU has no AVX2/AVX-512 (detected generic): no vector path to check";
+  if (testing::vector_isas().empty()) GTEST_SKIP() << "this CPU has no AVX2/AVX-512 (detected generic): no vector path to check";
   const Case cases[] = {
       {"Sigmoid", sigmoid, -80.0f, 40.0f, 4},
       {"Silu", [](double x) { return x * sigmoid(x); }, -80.0f, 80.0f, 4},
@@ -53,7 +47,7 @@ TEST(SigmoidAccuracy, WithinFewUlpsOfExact) {
   };
   std::vector<float> xs;
   for (float v = -80.0f; v <= 80.0f; v += 0.00137f) xs.push_back(v);
-  for (CpuIsa isa : vector_isas()) {
+  for (CpuIsa isa : testing::vector_isas()) {
     ScopedCpuIsa scope(isa);
     for (const Case& c : cases) {
       SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " " + c.name);
@@ -74,9 +68,9 @@ TEST(SigmoidAccuracy, WithinFewUlpsOfExact) {
 }
 
 TEST(SigmoidAccuracy, Extremes) {
-  if (vector_isas().empty()) GTEST_SKIP() << "this CPU has no AVX2/AVX-512 (detected generic): no vector path to check";
+  if (testing::vector_isas().empty()) GTEST_SKIP() << "this CPU has no AVX2/AVX-512 (detected generic): no vector path to check";
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  for (CpuIsa isa : vector_isas()) {
+  for (CpuIsa isa : testing::vector_isas()) {
     ScopedCpuIsa scope(isa);
     SCOPED_TRACE(cpu_isa_name(isa));
     auto sig = make_activation("Sigmoid", {});

@@ -14,18 +14,13 @@
 #include "backends/cpu/kernels/isa.h"
 #include "graph_builder.h"
 #include "ir/passes/passes.h"
+#include "../cpu/isa_test_util.h"
 
 namespace dlrt::testing {
 
 inline Tensor filled(Shape shape, std::vector<float> v) { return Tensor::from_vector<float>(shape, v); }
 
-// Every ISA level this CPU runs (generic always): the kernels pick their paths by it.
-inline std::vector<cpu::CpuIsa> runnable_isas() {
-  std::vector<cpu::CpuIsa> r{cpu::CpuIsa::kGeneric};
-  if (cpu::detected_cpu_isa() >= cpu::CpuIsa::kAvx2) r.push_back(cpu::CpuIsa::kAvx2);
-  if (cpu::detected_cpu_isa() >= cpu::CpuIsa::kAvx512) r.push_back(cpu::CpuIsa::kAvx512);
-  return r;
-}
+using cpu::testing::runnable_isas;  // every ISA level this CPU runs: the kernels pick their paths by it
 
 struct ConvCase {
   const char* what;

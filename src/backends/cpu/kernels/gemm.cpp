@@ -72,6 +72,7 @@ const GemmBlocking& blocks() {
 template <typename T, int NR>
 int64_t kc_for(int64_t K) {
   const int64_t kKC = blocks<T, NR>().kc;
+  if (K <= 0) return 8;  // no slices; still a valid depth for the scratch sizes
   if (sizeof(T) == 4 && NR >= 32 && K <= 2 * kKC) return round_up(K, 8);
   const int64_t kslices = ceil_div(K, kKC);
   return round_up(ceil_div(K, kslices), 8);
