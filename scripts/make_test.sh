@@ -69,7 +69,9 @@ echo "== fuzz harnesses: building in the background at nice 19 (log $BUILD/fuzz_
 fuzz_pid=$!
 
 # The tests do not wait for the venvs: each one that needs a venv takes its lock.
-DLRT_ONNX_TESTDATA="$TESTDATA" DLRT_ZOO_DIR="${ZOO_DIR:-}" bash scripts/run_tests.sh "$BUILD" || rc=1
+DLRT_ONNX_TESTDATA="$TESTDATA" DLRT_ZOO_DIR="${ZOO_DIR:-}" bash scripts/run_tests.sh "$BUILD" 2>&1 |
+  tee "$BUILD/run_tests.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 wait $venvs_pid
 
 echo
@@ -86,5 +88,15 @@ else
 fi
 
 phase_report
+# What failed, last, where a reader of only the log's tail (a CI summary) sees it.
+if [ $rc -ne 0 ]; then
+  echo
+  echo "== what failed"
+  awk -F '\t' '$3 != 0 { print "phase " $1 ": exit " $3 }' "$DLRT_PHASE_LOG"
+  grep -E '^[a-zA-Z ]+: +FAILED' "$BUILD/run_tests.log" 2>/dev/null | head -12
+  sed -n '/The following tests FAILED/,$p' "$BUILD/ctest.log" 2>/dev/null | grep -E '^[[:space:]]+[0-9]+ - ' | head -12 |
+    sed -E 's/^[[:space:]]+/ctest /'
+  ls "$BUILD_FUZZ"/crashes/*/* 2>/dev/null | head -5 | sed 's/^/fuzz crash: /'
+fi
 if [ $rc -eq 0 ]; then echo "make test: ok"; else echo "make test: FAILED (see the phases above)"; fi
 exit $rc
