@@ -1,0 +1,19 @@
+# The kernel, optimizer and model tests again as other CPUs would run them:
+# the same binary with its ISA capped (DLRT_CPU_ISA) and another machine's
+# caches (DLRT_CACHE_SIZES), so that a path only a CPU we do not have takes
+# (an AVX2 tile, a portable loop, a block size from a smaller L2) runs in
+# every `make test`. The process, server and device tests are left out: they
+# do not depend on the CPU kernels and run once in the main pass.
+#   other_cpus.avx2_l2_512k   AVX2 with a 512 KiB L2 (Zen 2/3 class); with the zoo
+#   other_cpus.avx512_l2_1m   AVX-512 with a 1 MiB L2 (Skylake/Cascade Lake class);
+#                             the same as the main pass on a CPU without AVX-512
+#   other_cpus.portable       the portable C++ kernels (no zoo: minutes there)
+set(DLRT_OTHER_CPUS_SKIP
+  "OvDouble*:ServeLoad*:RealOpenVino*:CudaDouble*:CliTest*:*CliBadModelTest*:BenchCliTest*:CompileCli*:DevicesCliTest*:EmbedCli*:Serve*:Fallback*:MemoryLimitProcess*:Batcher*:OpenClTest*:MissingOpenVino*:PluginBackend*:FileIo*:ThreadPool*:RunLimits*")
+add_test(NAME other_cpus.avx2_l2_512k COMMAND dlrt_tests --gtest_brief=1 --gtest_filter=-${DLRT_OTHER_CPUS_SKIP})
+set_tests_properties(other_cpus.avx2_l2_512k PROPERTIES
+  ENVIRONMENT "DLRT_CPU_ISA=avx2;DLRT_CACHE_SIZES=l1d:32K,l2:512K,l3:32M")
+add_test(NAME other_cpus.avx512_l2_1m COMMAND dlrt_tests --gtest_brief=1 --gtest_filter=-${DLRT_OTHER_CPUS_SKIP})
+set_tests_properties(other_cpus.avx512_l2_1m PROPERTIES ENVIRONMENT "DLRT_CACHE_SIZES=l1d:32K,l2:1M,l3:1408K")
+add_test(NAME other_cpus.portable COMMAND dlrt_tests --gtest_brief=1 --gtest_filter=-${DLRT_OTHER_CPUS_SKIP}:Zoo*)
+set_tests_properties(other_cpus.portable PROPERTIES ENVIRONMENT "DLRT_CPU_ISA=generic")
