@@ -2,11 +2,14 @@
 // cores and threads from /proc/cpuinfo or /sys/devices/system/cpu, memory
 // from /proc/meminfo.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <set>
+#include <string>
 #include <thread>
 #include <utility>
 
+#include "core/env.h"
 #include "device/cpu_caches.h"
 #include "device/cpu_features.h"
 #include "device/device_internal.h"
@@ -122,22 +125,55 @@ CpuIdentity probe_cpuid() {
 CpuIdentity probe_cpuid() { return {}; }
 #endif
 
+// Every feature flag with its name (as `dlrt devices` and DLRT_CPU_FEATURES_OFF spell it).
+template <typename Features, typename Fn>
+void for_each_feature(Features& f, Fn fn) {
+  fn(f.sse4_2, "sse4_2"), fn(f.avx, "avx"), fn(f.avx2, "avx2"), fn(f.fma, "fma"), fn(f.f16c, "f16c");
+  fn(f.avx512f, "avx512f"), fn(f.avx512bw, "avx512bw"), fn(f.avx512vl, "avx512vl");
+  fn(f.avx512_vnni, "avx512_vnni"), fn(f.avx512_bf16, "avx512_bf16"), fn(f.avx512_fp16, "avx512_fp16");
+  fn(f.amx_tile, "amx_tile"), fn(f.amx_bf16, "amx_bf16"), fn(f.amx_int8, "amx_int8"), fn(f.avx_vnni, "avx_vnni");
+  fn(f.avx512_vbmi, "avx512_vbmi");
+}
+
 const CpuIdentity& identity() {
-  static const CpuIdentity id = probe_cpuid();
+  static const CpuIdentity id = [] {
+    CpuIdentity i = probe_cpuid();
+    if (const char* off = env::get_nonempty("DLRT_CPU_FEATURES_OFF")) {
+      const std::string err = turn_features_off(off, &i.features);
+      if (!err.empty()) std::fprintf(stderr, "dlrt: DLRT_CPU_FEATURES_OFF='%s': %s\n", off, err.c_str());
+    }
+    return i;
+  }();
   return id;
 }
 
+}  // namespace
+
+std::string turn_features_off(const std::string& names, CpuFeatures* f) {
+  std::string unknown;
+  size_t b = 0;
+  while (b < names.size()) {
+    size_t e = names.find_first_of(", ", b);
+    if (e == std::string::npos) e = names.size();
+    const std::string name = names.substr(b, e - b);
+    b = e + 1;
+    if (name.empty()) continue;
+    bool found = false;
+    for_each_feature(*f, [&](bool& on, const char* n) {
+      if (name == n) on = false, found = true;
+    });
+    if (!found) unknown += (unknown.empty() ? "" : ", ") + name;
+  }
+  return unknown.empty() ? "" : "ignoring unknown feature names: " + unknown;
+}
+
+namespace {
+
 std::string isa_string(const CpuFeatures& f) {
-  const std::pair<bool, const char*> flags[] = {
-      {f.sse4_2, "sse4_2"},         {f.avx, "avx"},           {f.avx2, "avx2"},         {f.fma, "fma"},
-      {f.f16c, "f16c"},             {f.avx512f, "avx512f"},   {f.avx512bw, "avx512bw"}, {f.avx512vl, "avx512vl"},
-      {f.avx512_vnni, "avx512_vnni"}, {f.avx512_bf16, "avx512_bf16"}, {f.avx512_fp16, "avx512_fp16"},
-      {f.amx_tile, "amx_tile"},     {f.amx_bf16, "amx_bf16"}, {f.amx_int8, "amx_int8"}, {f.avx_vnni, "avx_vnni"},
-      {f.avx512_vbmi, "avx512_vbmi"},
-  };
   std::string s;
-  for (const auto& [on, name] : flags)
+  for_each_feature(f, [&](bool on, const char* name) {
     if (on) s += (s.empty() ? "" : " ") + std::string(name);
+  });
   return s;
 }
 

@@ -2,9 +2,15 @@
 // is true only when both the CPU has the instructions and the OS saves the
 // register state they need (XGETBV/XCR0: AVX for avx/avx2/fma/f16c, opmask and
 // ZMM for AVX-512, tile state for AMX). All false off x86.
+// DLRT_CPU_FEATURES_OFF (names as `dlrt devices` prints them, comma or space
+// separated, e.g. avx512_vnni,avx_vnni,amx_int8) turns flags off, so the
+// kernels choose what a CPU without those extensions would run (the vector
+// width itself is capped by DLRT_CPU_ISA).
 //
 // Thread-safety: cpu_features() may be called from any thread; it probes once.
 #pragma once
+
+#include <string>
 
 namespace dlrt::device {
 
@@ -17,6 +23,11 @@ struct CpuFeatures {
 
 // The features of the CPU this process runs on (cpuid, probed on first use).
 const CpuFeatures& cpu_features();
+
+// Turns the named flags off in *f (what DLRT_CPU_FEATURES_OFF does to
+// cpu_features()). Returns "" or a message naming the names it does not know;
+// the known ones are still turned off.
+std::string turn_features_off(const std::string& names, CpuFeatures* f);
 
 // Linux gives a process AMX tile state only after it asks (arch_prctl
 // ARCH_REQ_XCOMP_PERM); call this once before running AMX code. Returns

@@ -314,5 +314,21 @@ TEST(DeviceDiscovery, RealCpuMatchesCompilerCpuSupports) {
 #endif
 }
 
+// DLRT_CPU_FEATURES_OFF's parsing: named flags go off, others stay, unknown
+// names are reported while the known ones still apply.
+TEST(CpuFeaturesOff, TurnsOffTheNamedFlagsAndNamesUnknownOnes) {
+  device::CpuFeatures f;
+  f.avx2 = f.fma = f.avx512f = f.avx512_vnni = f.avx_vnni = f.amx_int8 = f.amx_tile = true;
+  EXPECT_EQ(device::turn_features_off("avx512_vnni,avx_vnni amx_int8,", &f), "");
+  EXPECT_FALSE(f.avx512_vnni);
+  EXPECT_FALSE(f.avx_vnni);
+  EXPECT_FALSE(f.amx_int8);
+  EXPECT_TRUE(f.avx2 && f.fma && f.avx512f && f.amx_tile);
+  const std::string err = device::turn_features_off("amx_tile,vnni,avx3", &f);
+  EXPECT_NE(err.find("vnni, avx3"), std::string::npos) << err;
+  EXPECT_FALSE(f.amx_tile);
+  EXPECT_EQ(device::turn_features_off("", &f), "");
+}
+
 }  // namespace
 }  // namespace dlrt
