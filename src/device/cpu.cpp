@@ -125,15 +125,23 @@ CpuIdentity probe_cpuid() {
 CpuIdentity probe_cpuid() { return {}; }
 #endif
 
-// Every feature flag with its name (as `dlrt devices` and DLRT_CPU_FEATURES_OFF spell it).
-template <typename Features, typename Fn>
-void for_each_feature(Features& f, Fn fn) {
-  fn(f.sse4_2, "sse4_2"), fn(f.avx, "avx"), fn(f.avx2, "avx2"), fn(f.fma, "fma"), fn(f.f16c, "f16c");
-  fn(f.avx512f, "avx512f"), fn(f.avx512bw, "avx512bw"), fn(f.avx512vl, "avx512vl");
-  fn(f.avx512_vnni, "avx512_vnni"), fn(f.avx512_bf16, "avx512_bf16"), fn(f.avx512_fp16, "avx512_fp16");
-  fn(f.amx_tile, "amx_tile"), fn(f.amx_bf16, "amx_bf16"), fn(f.amx_int8, "amx_int8"), fn(f.avx_vnni, "avx_vnni");
-  fn(f.avx512_vbmi, "avx512_vbmi");
-}
+// Every feature flag with its name (as `dlrt devices` and DLRT_CPU_FEATURES_OFF
+// spell it); `width` marks those DLRT_CPU_ISA caps instead.
+struct FeatureName {
+  bool CpuFeatures::*flag;
+  const char* name;
+  bool width;
+};
+constexpr FeatureName kFeatureNames[] = {
+    {&CpuFeatures::sse4_2, "sse4_2", true},          {&CpuFeatures::avx, "avx", true},
+    {&CpuFeatures::avx2, "avx2", true},              {&CpuFeatures::fma, "fma", true},
+    {&CpuFeatures::f16c, "f16c", false},             {&CpuFeatures::avx512f, "avx512f", true},
+    {&CpuFeatures::avx512bw, "avx512bw", true},      {&CpuFeatures::avx512vl, "avx512vl", true},
+    {&CpuFeatures::avx512_vnni, "avx512_vnni", false}, {&CpuFeatures::avx512_bf16, "avx512_bf16", false},
+    {&CpuFeatures::avx512_fp16, "avx512_fp16", false}, {&CpuFeatures::amx_tile, "amx_tile", false},
+    {&CpuFeatures::amx_bf16, "amx_bf16", false},     {&CpuFeatures::amx_int8, "amx_int8", false},
+    {&CpuFeatures::avx_vnni, "avx_vnni", false},     {&CpuFeatures::avx512_vbmi, "avx512_vbmi", false},
+};
 
 const CpuIdentity& identity() {
   static const CpuIdentity id = [] {
@@ -150,7 +158,7 @@ const CpuIdentity& identity() {
 }  // namespace
 
 std::string turn_features_off(const std::string& names, CpuFeatures* f) {
-  std::string unknown;
+  std::string unknown, width;
   size_t b = 0;
   while (b < names.size()) {
     size_t e = names.find_first_of(", ", b);
@@ -158,22 +166,26 @@ std::string turn_features_off(const std::string& names, CpuFeatures* f) {
     const std::string name = names.substr(b, e - b);
     b = e + 1;
     if (name.empty()) continue;
-    bool found = false;
-    for_each_feature(*f, [&](bool& on, const char* n) {
-      if (name == n) on = false, found = true;
-    });
-    if (!found) unknown += (unknown.empty() ? "" : ", ") + name;
+    const FeatureName* known = nullptr;
+    for (const FeatureName& fn : kFeatureNames)
+      if (name == fn.name) known = &fn;
+    if (!known) unknown += (unknown.empty() ? "" : ", ") + name;
+    else if (known->width) width += (width.empty() ? "" : ", ") + name;
+    else f->*known->flag = false;
   }
-  return unknown.empty() ? "" : "ignoring unknown feature names: " + unknown;
+  std::string err;
+  if (!unknown.empty()) err = "ignoring unknown feature names: " + unknown;
+  if (!width.empty())
+    err += (err.empty() ? "" : "; ") + std::string("ignoring ") + width + " (DLRT_CPU_ISA caps the vector width)";
+  return err;
 }
 
 namespace {
 
 std::string isa_string(const CpuFeatures& f) {
   std::string s;
-  for_each_feature(f, [&](bool on, const char* name) {
-    if (on) s += (s.empty() ? "" : " ") + std::string(name);
-  });
+  for (const FeatureName& fn : kFeatureNames)
+    if (f.*fn.flag) s += (s.empty() ? "" : " ") + std::string(fn.name);
   return s;
 }
 

@@ -24,9 +24,10 @@ struct CpuFeatures {
 // The features of the CPU this process runs on (cpuid, probed on first use).
 const CpuFeatures& cpu_features();
 
-// Turns the named flags off in *f (what DLRT_CPU_FEATURES_OFF does to
-// cpu_features()). Returns "" or a message naming the names it does not know;
-// the known ones are still turned off.
+// Turns the named extension flags off in *f (what DLRT_CPU_FEATURES_OFF does
+// to cpu_features()). Returns "" or a message naming what it left alone:
+// unknown names, and the vector-width flags (sse4_2, avx, avx2, fma, avx512f/bw/vl),
+// which DLRT_CPU_ISA caps instead. The others named are still turned off.
 std::string turn_features_off(const std::string& names, CpuFeatures* f);
 
 // Linux gives a process AMX tile state only after it asks (arch_prctl

@@ -314,8 +314,8 @@ TEST(DeviceDiscovery, RealCpuMatchesCompilerCpuSupports) {
 #endif
 }
 
-// DLRT_CPU_FEATURES_OFF's parsing: named flags go off, others stay, unknown
-// names are reported while the known ones still apply.
+// DLRT_CPU_FEATURES_OFF's parsing: named extensions go off, others stay,
+// unknown names and vector-width flags are reported while the rest still apply.
 TEST(CpuFeaturesOff, TurnsOffTheNamedFlagsAndNamesUnknownOnes) {
   device::CpuFeatures f;
   f.avx2 = f.fma = f.avx512f = f.avx512_vnni = f.avx_vnni = f.amx_int8 = f.amx_tile = true;
@@ -328,6 +328,9 @@ TEST(CpuFeaturesOff, TurnsOffTheNamedFlagsAndNamesUnknownOnes) {
   EXPECT_NE(err.find("vnni, avx3"), std::string::npos) << err;
   EXPECT_FALSE(f.amx_tile);
   EXPECT_EQ(device::turn_features_off("", &f), "");
+  const std::string width = device::turn_features_off("avx2,avx512f", &f);  // DLRT_CPU_ISA's job
+  EXPECT_NE(width.find("DLRT_CPU_ISA"), std::string::npos) << width;
+  EXPECT_TRUE(f.avx2 && f.avx512f);
 }
 
 }  // namespace
