@@ -17,7 +17,7 @@ set(DLRT_OTHER_CPUS_SKIP
 # DLRT_CPU_ISA=avx2 (VNNI or not), Zoo.QuantizedVariantsMatchOnnxRuntime's
 # gpt_small_ort_optimized_dynamic_qint8 reaches a min row cosine of 0.999898
 # against ONNX Runtime (the test wants 0.9999); the other 198 quantized cases
-# match. The fused com.dlrt.Attention's rounding (1e-7) flips codes of the
+# match. Most likely the fused com.dlrt.Attention's rounding (1e-7) flips codes of the
 # per-tensor DynamicQuantizeLinear after it: with the attention pass off,
 # AVX2 and AVX-512 both give 0.9999999, with it 0.999898 and 0.999993.
 add_test(NAME other_cpus.avx2_l2_512k COMMAND dlrt_tests --gtest_brief=1
