@@ -9,6 +9,8 @@
 // from many threads at once.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,6 +29,14 @@ using json = nlohmann::json;
 
 // The largest token id a tokenizer.json may use (ids index tables of that many entries).
 inline constexpr int64_t kMaxTokenId = int64_t{1} << 26;
+
+// The largest id a table of `tokens` tokens may use. Ids index a table with a
+// slot for every id below the largest, so an id far past the token count (a
+// sparse or hostile file) would cost memory out of all proportion to the file;
+// real vocabularies are dense, with at most a few gaps.
+inline int64_t max_dense_id(size_t tokens) {
+  return std::min<int64_t>(kMaxTokenId, 16 * static_cast<int64_t>(tokens) + 4096);
+}
 
 // The byte range of the input a normalised code point came from.
 struct Span {

@@ -106,6 +106,18 @@ TEST(EmbedTokenizer, JsonErrors) {
             StatusCode::kInvalidModel);  // no [UNK]
   EXPECT_EQ(Tokenizer::from_json_string(R"({"model":{"type":"WordPiece","vocab":{"[UNK]":"x"}}})").status().code(),
             StatusCode::kInvalidModel);
+  // Ids far past the token count (each would cost a table slot for every id below it) are refused,
+  // in the vocabulary and in added_tokens; a few gaps are not.
+  for (const char* sparse :
+       {R"({"model":{"type":"WordPiece","unk_token":"[UNK]","vocab":{"[UNK]":0,"ab":38885514}}})",
+        R"({"model":{"type":"BPE","vocab":{"a":0,"b":5000000},"merges":[]}})",
+        R"({"model":{"type":"WordPiece","unk_token":"[UNK]","vocab":{"[UNK]":0}},"added_tokens":[{"id":60000000,"content":"[X]"}]})"}) {
+    auto bad = Tokenizer::from_json_string(sparse);
+    ASSERT_FALSE(bad.ok()) << sparse;
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidModel) << sparse;
+    EXPECT_NE(bad.status().message().find("ids must be dense"), std::string::npos) << bad.status().to_string();
+  }
+  EXPECT_TRUE(Tokenizer::from_json_string(R"({"model":{"type":"WordPiece","unk_token":"[UNK]","vocab":{"[UNK]":0,"a":3000}}})").ok());
   auto ok = Tokenizer::from_json_string(
       R"({"model":{"type":"WordPiece","unk_token":"[UNK]","vocab":{"[UNK]":0,"hi":1}},"normalizer":{"type":"BertNormalizer","lowercase":true},"pre_tokenizer":{"type":"BertPreTokenizer"}})");
   ASSERT_TRUE(ok.ok()) << ok.status().to_string();
