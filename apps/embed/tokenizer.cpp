@@ -493,10 +493,7 @@ Result<Tokenizer> Tokenizer::from_json_string(const std::string& text) {
   }
   const size_t tokens = p->model->vocab().size() + p->added.size();
   for (const AddedToken& a : p->added)
-    if (a.id > tok::max_dense_id(tokens))
-      return InvalidModel("added_tokens[\"" + a.content + "\"] has id " + std::to_string(a.id) + " for " +
-                          std::to_string(tokens) + " tokens (at most " + std::to_string(tok::max_dense_id(tokens)) +
-                          "): ids must be dense");
+    DLRT_RETURN_IF_ERROR(tok::check_dense_id("added_tokens[\"" + a.content + "\"]", a.id, tokens));
   index_vocabulary(*p);
   build_added_matchers(*p);
 

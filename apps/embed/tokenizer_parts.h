@@ -38,6 +38,15 @@ inline int64_t max_dense_id(size_t tokens) {
   return std::min<int64_t>(kMaxTokenId, 16 * static_cast<int64_t>(tokens) + 4096);
 }
 
+// InvalidModel naming `what` (e.g. `added_tokens["[X]"]`) when `id` is past
+// max_dense_id(tokens); Ok otherwise.
+inline Status check_dense_id(const std::string& what, int64_t id, size_t tokens) {
+  const int64_t most = max_dense_id(tokens);
+  if (id <= most) return Status::Ok();
+  return InvalidModel(what + " has id " + std::to_string(id) + " for " + std::to_string(tokens) + " tokens (at most " +
+                      std::to_string(most) + "): ids must be dense");
+}
+
 // The byte range of the input a normalised code point came from.
 struct Span {
   uint32_t start = 0, end = 0;

@@ -22,10 +22,7 @@ Status read_vocab_map(const json& model, const char* owner, std::unordered_map<s
     map[it.key()] = id;
     max_id = std::max(max_id, id);
   }
-  if (max_id > max_dense_id(map.size()))
-    return InvalidModel(std::string(owner) + ": model.vocab has id " + std::to_string(max_id) + " for " +
-                        std::to_string(map.size()) + " tokens (at most " + std::to_string(max_dense_id(map.size())) +
-                        "): ids must be dense");
+  DLRT_RETURN_IF_ERROR(check_dense_id(std::string(owner) + ": model.vocab", max_id, map.size()));
   by_id.assign(static_cast<size_t>(max_id + 1), std::string());
   for (const auto& [tok, id] : map) by_id[static_cast<size_t>(id)] = tok;
   return Status::Ok();
