@@ -190,10 +190,10 @@ TEST(MatMul, EmptyInnerDimensionOnEveryIsa) {
         const int64_t M = a[a.size() - 2];
         auto r = run_op("MatMul", {*Tensor::allocate(t, a), *Tensor::allocate(t, {0, 70})});
         ASSERT_TRUE(r.ok()) << r.status().to_string();
+        const Tensor& y = (*r)[0];
         Shape want = a;
         want.back() = 70;
-        ASSERT_EQ((*r)[0].shape(), want);
-        const Tensor& y = (*r)[0];
+        ASSERT_EQ(y.shape(), want);
         ASSERT_EQ(y.dtype(), t);
         const auto* bytes = static_cast<const unsigned char*>(y.raw_data());  // +0 is all-zero bits in every type here
         for (size_t i = 0; i < y.nbytes(); ++i) ASSERT_EQ(bytes[i], 0) << "byte " << i << " of M " << M;
