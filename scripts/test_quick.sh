@@ -45,6 +45,7 @@ bash "$ROOT/scripts/conformance_onnx.sh" "$BUILD" || conf_rc=1
 echo "== model zoo (DLRT_ZOO_DIR=${DLRT_ZOO_DIR:-unset})"
 [ -f "$BUILD/quant_zoo/STAMP" ] && export DLRT_QUANT_ZOO_DIR="$BUILD/quant_zoo"
 [ -f "$BUILD/wild_set/STAMP" ] && export DLRT_WILD_DIR="$BUILD/wild_set"
+[ -f "$BUILD/trained-int8-set/STAMP" ] && export DLRT_TRAINED_INT8_DIR="$BUILD/trained-int8-set/set"
 zoo_out=$(ctest --test-dir "$BUILD" --output-on-failure -V -R '^Zoo\.' 2>&1)
 zoo_rc=$?
 echo "$zoo_out" | grep -E '^([0-9]+: )?((quantized )?zoo|wild set): [0-9]+ of|DLRT_ZOO_DIR is not set|Failure|MISMATCH' | sed -E 's/^[0-9]+: //'

@@ -75,6 +75,7 @@ Result<std::map<std::string, int>> optimize_standard(ir::Graph& graph, ThreadPoo
   size_t before = graph.nodes.size();
   auto on = [&](const char* name) { return !off.count(name); };
   ctx.keep_dequantize_linear = on("qdq") && has_qdq(graph);
+  p::mark_dynamic_quantizer_inputs(graph, ctx);
   for (int round = 0; round < 8; ++round) {
     int changes = 0;
     if (on("shape-folding")) changes += p::fold_shapes(graph, ctx, options.input_shapes);
@@ -114,6 +115,9 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
       ctx.count("constant-folding", p::fold_constants(graph, fold));
     }
   }
+  // Values a dynamic quantizer depends on keep the rounding of the ops as
+  // written: the fusions below that round differently skip them.
+  p::mark_dynamic_quantizer_inputs(graph, ctx);
   // Channels-last 8-bit convs: their depthwise kernels are fast with AVX-512
   // only (portable loops elsewhere).
   if (on("quant-channels-last") && cpu::cpu_kernels_have_avx512()) p::quant_convs_channels_last(graph, ctx);

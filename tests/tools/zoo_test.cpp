@@ -6,7 +6,9 @@
 // manifest says per model how close each must come: {"rtol", "atol"}, or
 // {"min_cosine"} between rows (the last axis) of each output. And the wild
 // set in $DLRT_WILD_DIR (tests/models/make_wild_set.py: trained models from
-// PyPI wheels, expected outputs from ONNX Runtime), laid out the same way.
+// PyPI wheels, expected outputs from ONNX Runtime), laid out the same way, and
+// the trained int8 set in $DLRT_TRAINED_INT8_DIR (tests/models/make_trained_int8.py),
+// whose manifest also asks for optimised = DLRT_OPTIMIZE=0 bit for bit.
 //
 // Layout (as shared/models): <model>.onnx, <model>/<case>/<input>.npy,
 // <model>/<case>/expected/<output>.npy; manifest.json, when present, lists
@@ -19,6 +21,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -50,6 +53,10 @@ struct ZooCase {
   std::map<std::string, fs::path> inputs;    // input name -> .npy
   std::map<std::string, fs::path> expected;  // output name -> .npy
   Tolerance tol;
+  // The manifest's "bit_exact_optimized": dlrt's outputs with its optimizer
+  // must equal those with DLRT_OPTIMIZE=0 bit for bit (a model with dynamic
+  // quantizers, whose fusions must keep the float rounding ahead of them).
+  bool bit_exact_optimized = false;
 };
 
 std::map<std::string, fs::path> npy_files(const fs::path& dir) {
@@ -79,8 +86,9 @@ std::vector<ZooCase> from_manifest(const fs::path& root, std::string& error) {
       tol.atol = cmp.value("atol", kAtol);
       tol.min_cosine = cmp.value("min_cosine", 0.0);
     }
+    const bool bit_exact = m.value("bit_exact_optimized", false);
     for (const auto& [name, c] : m["cases"].items()) {
-      ZooCase zc{model, name, onnx, {}, {}, tol};
+      ZooCase zc{model, name, onnx, {}, {}, tol, bit_exact};
       if (c.contains("inputs") && c["inputs"].is_object())
         for (const auto& [k, v] : c["inputs"].items()) zc.inputs[k] = root / v.get<std::string>();
       if (c.contains("expected") && c["expected"].is_object())
@@ -180,6 +188,37 @@ bool compare_output(const ZooCase& c, const std::string& name, const Tensor& wan
   return bad == 0;
 }
 
+std::string file_bytes(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+// Runs `cmd` (a `dlrt run ... --output-dir out`) again with DLRT_OPTIMIZE=0
+// and checks that every expected output comes out with the same bytes.
+bool same_bits_unoptimized(const ZooCase& c, const std::string& cmd, const fs::path& out) {
+  const fs::path plain = out.string() + "_unoptimized";
+  std::string unopt = cmd;
+  unopt.replace(unopt.find(quote(out.string())), quote(out.string()).size(), quote(plain.string()));
+  auto r = testing::run_command("DLRT_OPTIMIZE=0 " + unopt);
+  if (r.exit_code != 0) {
+    ADD_FAILURE() << "with DLRT_OPTIMIZE=0: exit code " << r.exit_code << "\n" << r.output;
+    return false;
+  }
+  bool same = true;
+  for (const auto& [name, path] : c.expected) {
+    const std::string file = sanitize(name) + ".npy";
+    const std::string a = file_bytes(out / file), b = file_bytes(plain / file);
+    if (a.empty() || a != b) {
+      ADD_FAILURE() << "output '" << name << "' differs between the optimised run and DLRT_OPTIMIZE=0 (a fusion "
+                    << "upstream of a dynamic quantizer changed float bits)";
+      same = false;
+    }
+  }
+  std::printf("zoo: %s/%s: optimised and DLRT_OPTIMIZE=0 outputs %s\n", c.model.c_str(), c.name.c_str(),
+              same ? "equal bit for bit" : "DIFFER");
+  return same;
+}
+
 // Runs every case under root through `dlrt run` and compares its outputs; prints how many match.
 void run_zoo(const fs::path& root, const char* label) {
   ASSERT_TRUE(fs::is_directory(root)) << root << " is not a folder";
@@ -223,6 +262,7 @@ void run_zoo(const fs::path& root, const char* label) {
       }
       case_ok = compare_output(c, name, *want, *got) && case_ok;
     }
+    if (c.bit_exact_optimized) case_ok = same_bits_unoptimized(c, cmd, out) && case_ok;
     passed += case_ok;
   }
   std::printf("%s: %d of %zu cases match\n", label, passed, cases.size());
@@ -245,6 +285,15 @@ TEST(Zoo, QuantizedVariantsMatchOnnxRuntime) {
     GTEST_SKIP() << "DLRT_QUANT_ZOO_DIR is not set, so the quantized-zoo check did not run. scripts/run_tests.sh "
                     "makes it with tests/models/make_quant_zoo.py (needs the zoo and pip's onnxruntime).";
   run_zoo(env, "quantized zoo");
+}
+
+TEST(Zoo, TrainedInt8MatchesOnnxRuntime) {
+  const char* env = std::getenv("DLRT_TRAINED_INT8_DIR");
+  if (!env || !*env)
+    GTEST_SKIP() << "DLRT_TRAINED_INT8_DIR is not set, so the trained-int8 check did not run. scripts/run_tests.sh "
+                    "makes it with tests/models/make_trained_int8.py (a trained all-MiniLM-L6-v2 from a PyPI wheel, "
+                    "pip's onnxruntime).";
+  run_zoo(env, "trained int8 set");
 }
 
 TEST(Zoo, WildModelsMatchOnnxRuntime) {

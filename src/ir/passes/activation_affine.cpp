@@ -138,7 +138,7 @@ int fuse_activation_clamp(Graph& g, PassContext& ctx) {
       chain.push_back(k);
       out = n.outputs[0];
     }
-    if (chain.empty()) continue;
+    if (chain.empty() || ctx.keeps_rounding(out)) continue;
     Node fused = rw.node(i);
     if (fused.domain != "com.dlrt") {
       fused.name += "_fused";
@@ -188,7 +188,8 @@ int fuse_activation_affine(Graph& g, PassContext& ctx) {
       chain.push_back(k);
       out = n.outputs[0];
     }
-    if (chain.empty() || !std::isfinite(static_cast<float>(scale)) || !std::isfinite(static_cast<float>(shift)))
+    if (chain.empty() || !std::isfinite(static_cast<float>(scale)) || !std::isfinite(static_cast<float>(shift)) ||
+        ctx.keeps_rounding(out))
       continue;
     Node fused = rw.node(i);
     // Without an Add the shift is -0, the identity of every sum (+0 would turn -0 into +0).

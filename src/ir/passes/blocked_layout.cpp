@@ -410,6 +410,8 @@ int blocked_layout(Graph& g, PassContext& ctx, int block) {
   for (int i = 0; i < nodes; ++i) {
     if (rw.dead(i)) continue;
     const Node& n = rw.node(i);
+    // Blocked convs sum in another order: not where a dynamic quantizer depends on the bits.
+    if (!n.outputs.empty() && ctx.keeps_rounding(n.outputs[0])) continue;
     Kind k = Kind::kNone;
     int64_t C = -1;
     if (const int64_t m = conv_channels(rw, g, n); m > 0) {

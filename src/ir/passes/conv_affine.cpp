@@ -101,6 +101,7 @@ int fold_conv_affine(Graph& g, PassContext& ctx) {
     const Node& n = rw.node(i);
     const bool mul = is_op(n, "Mul"), add = is_op(n, "Add"), sub = is_op(n, "Sub");
     if ((!mul && !add && !sub) || n.inputs.size() != 2 || n.outputs.size() != 1) continue;
+    if (ctx.keeps_rounding(n.outputs[0])) continue;  // folded weights round differently
     for (int side = 0; side < 2; ++side) {
       const ValueId y = n.inputs[side], other = n.inputs[1 - side];
       if (sub && side == 1) break;  // c - conv: not an affine of the conv's channels alone
@@ -135,7 +136,7 @@ int fold_conv_batchnorm(Graph& g, PassContext& ctx) {
   for (int i = 0; i < rw.size(); ++i) {
     if (rw.dead(i) || !is_op(rw.node(i), "BatchNormalization")) continue;
     const Node bn = rw.node(i);
-    if (!inference_batchnorm(bn)) continue;
+    if (!inference_batchnorm(bn) || ctx.keeps_rounding(bn.outputs[0])) continue;
     const int c = rw.producer(bn.inputs[0]);
     if (c < 0 || !rw.single_use(bn.inputs[0])) continue;
     const Node conv = rw.node(c);

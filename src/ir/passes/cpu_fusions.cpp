@@ -99,6 +99,7 @@ int fuse_gelu(Graph& g, PassContext& ctx) {
     } else {
       continue;
     }
+    if (ctx.keeps_rounding(rw.node(last).outputs[0])) continue;  // Gelu's erf rounds differently
     Node gelu;
     gelu.name = rw.node(e).name + "_gelu";
     gelu.op_type = "Gelu";
@@ -277,6 +278,7 @@ int fuse_attention(Graph& g, PassContext& ctx) {
         last = ot;
       }
     }
+    if (ctx.keeps_rounding(out)) continue;  // the fused kernel sums and exponentiates in its own order
     Node att;
     att.name = rw.node(mm1).name + "_attention";
     att.op_type = "Attention";
@@ -366,6 +368,7 @@ int fuse_hard_swish(Graph& g, PassContext& ctx) {
     } else {
       continue;
     }
+    if (ctx.keeps_rounding(rw.node(last).outputs[0])) continue;
     Node hs;
     hs.name = rw.node(c).name + "_hard_swish";
     hs.op_type = "HardSwish";
@@ -505,7 +508,7 @@ int fuse_bias_activation(Graph& g, PassContext& ctx) {
         last = a;
       }
     }
-    if (chain.size() == 1) continue;
+    if (chain.size() == 1 || ctx.keeps_rounding(out)) continue;
     fused.outputs = {out};
     log_fired("bias-activation", "fused " + std::to_string(chain.size()) + " nodes into " + fused.describe());
     for (int k : chain)
@@ -593,6 +596,7 @@ int fuse_expand_depthwise(Graph& g, PassContext& ctx) {
     }
     const int d = rw.consumers(mid)[0];
     const Node& dn = rw.node(d);
+    if (ctx.keeps_rounding(dn.outputs[0])) continue;
     const Tensor* wd = plain_conv_weights(rw, dn);
     // The depthwise conv: group M, one filter per channel, leading pads below the kernel.
     if (!wd || dn.inputs[0] != mid || dn.attr_int("group", 1) != M || wd->dim(0) != M || wd->dim(1) != 1) continue;
@@ -633,6 +637,7 @@ int fuse_expand_depthwise_project(Graph& g, PassContext& ctx) {
       continue;
     const int c = rw.consumers(f.outputs[0])[0];
     const Node& p = rw.node(c);
+    if (ctx.keeps_rounding(p.outputs[0])) continue;
     const bool plain_conv = p.domain.empty() && p.op_type == "Conv";  // no bias-activation stage to fuse
     if ((!is_fused_conv(p) && !plain_conv) || p.inputs.size() < 2 || p.outputs.size() != 1 || p.inputs[0] != f.outputs[0])
       continue;

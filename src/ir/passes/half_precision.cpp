@@ -78,7 +78,10 @@ int compute_half_in_float32(Graph& g, PassContext& ctx) {
   std::vector<bool> half(g.values.size(), false);
   bool any = false;
   for (size_t v = 0; v < g.values.size(); ++v)
-    if (is_half(g.values[v].type.dtype)) half[v] = any = true;
+    if (is_half(g.values[v].type.dtype)) {
+      if (ctx.keeps_rounding(static_cast<ValueId>(v))) return 0;  // float32 math would round otherwise
+      half[v] = any = true;
+    }
   if (!any) return 0;
   const int opset = g.opsets.count("") ? static_cast<int>(g.opsets.at("")) : 13;
   for (const Node& n : g.nodes) {

@@ -57,12 +57,29 @@ struct PassContext {
   // blocks only, AVX-512, and the separate depthwise conv has a 16-channel
   // kernel for any count).
   int64_t expand_depthwise_channel_multiple = 8;
+  // Per value (indexed by ValueId): true where the value's float32 bits must
+  // be those of the ops as written, because a dynamic quantizer reads it or a
+  // value computed from it (mark_dynamic_quantizer_inputs). There a fusion
+  // whose kernel rounds differently from the ops it replaces is skipped: a
+  // one-ulp difference ahead of DynamicQuantizeLinear's per-tensor scale can
+  // move a value by a whole integer step, which every later layer carries on.
+  // Values past the end (made by a pass) are not marked.
+  std::vector<bool> exact_values;
+  bool keeps_rounding(ValueId v) const {
+    return v >= 0 && static_cast<size_t>(v) < exact_values.size() && exact_values[v];
+  }
   // Rewrites per pass name, for logs and tests.
   std::map<std::string, int> fired;
   void count(const std::string& pass, int n = 1) {
     if (n > 0) fired[pass] += n;
   }
 };
+
+// Fills ctx.exact_values: every value that a dynamic quantizer
+// (DynamicQuantizeLinear; com.microsoft DynamicQuantizeMatMul, and
+// DynamicQuantizeLSTM's X and initial hidden state) quantizes, and every
+// value those are computed from. Returns how many values were marked.
+int mark_dynamic_quantizer_inputs(const Graph& g, PassContext& ctx);
 
 // Nodes whose outputs nobody reads (not a graph output, no node input, no
 // subgraph capture) are removed; constants nobody reads any more are freed.

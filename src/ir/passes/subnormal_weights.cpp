@@ -60,8 +60,11 @@ int flush_subnormal_weights(Graph& g, PassContext& ctx) {
     signed char& m = weights_only[static_cast<size_t>(v)];
     m = (m != 0 && weight) ? 1 : 0;
   };
-  for (const Node& n : g.nodes)
-    for (size_t k = 0; k < n.inputs.size(); ++k) mark(n.inputs[k], weight_input(n, k));
+  for (const Node& n : g.nodes) {
+    // A product a dynamic quantizer depends on keeps its weights exact (PassContext::exact_values).
+    const bool exact = !n.outputs.empty() && ctx.keeps_rounding(n.outputs[0]);
+    for (size_t k = 0; k < n.inputs.size(); ++k) mark(n.inputs[k], weight_input(n, k) && !exact);
+  }
   for (ValueId v : g.outputs) mark(v, false);
   for (ValueId v : g.captures) mark(v, false);
   int fired = 0;
