@@ -153,4 +153,18 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   return ctx.fired;
 }
 
+int widen_half_contrib_graph(ir::Graph& graph, const OptimizeOptions& options) {
+  bool contrib_half = false;
+  for (const auto& n : graph.nodes)
+    if (n.domain == "com.microsoft")
+      for (ir::ValueId v : n.inputs)
+        contrib_half = contrib_half || (v >= 0 && (graph.values[v].type.dtype == DType::kFloat16 ||
+                                                   graph.values[v].type.dtype == DType::kBFloat16));
+  if (!contrib_half) return 0;
+  ir::passes::PassContext ctx;
+  ctx.node_tags = options.node_tags;
+  ctx.supports = has_kernel;
+  return ir::passes::compute_half_in_float32(graph, ctx);
+}
+
 }  // namespace dlrt

@@ -46,6 +46,13 @@ Result<std::map<std::string, int>> optimize_standard(ir::Graph& graph, ThreadPoo
                                                      const OptimizeOptions& options = {});
 Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const OptimizeOptions& options = {});
 
+// With the optimizer off: a float16/bfloat16 graph with com.microsoft
+// transformer ops, whose CPU kernels compute in float32 only, is computed in
+// float32 all the same (compute_half_in_float32, the rewrite the optimizer
+// makes of it), so that it runs. Returns the rewrites made (0: none needed,
+// or the graph has an op that rewrite does not take).
+int widen_half_contrib_graph(ir::Graph& graph, const OptimizeOptions& options = {});
+
 // False when DLRT_OPTIMIZE=0.
 bool optimize_enabled_by_env();
 

@@ -319,6 +319,10 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
     oo.node_tags = &impl->node_partition;
     oo.pool = impl->pool.get();
     DLRT_RETURN_IF_ERROR(optimize_cpu_fusions(*rg, oo).status());
+  } else {
+    OptimizeOptions oo;
+    oo.node_tags = &impl->node_partition;
+    widen_half_contrib_graph(*rg, oo);
   }
   impl->run_graph = rg;
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "dlrt/session.h"
 #include "ir/onnx_export.h"
@@ -16,8 +17,10 @@ namespace {
 using ir::Attribute;
 
 // A small BERT-like block: dynamic batch/sequence, runtime Reshape shapes,
-// attention with an additive mask, erf GELU, decomposed LayerNorm.
-std::shared_ptr<ir::Graph> bert_block(int64_t hidden, int64_t heads) {
+// attention with an additive mask, erf GELU, decomposed LayerNorm. With
+// `dynamic_quant` its output goes through DynamicQuantizeLinear and
+// DequantizeLinear, as a quantize_dynamic model's next layer reads it.
+std::shared_ptr<ir::Graph> bert_block(int64_t hidden, int64_t heads, bool dynamic_quant = false) {
   const int64_t d = hidden / heads;
   GraphBuilder b;
   auto x = b.input("x", {-1, -1, hidden}, DType::kFloat32, {"batch", "seq"});
@@ -55,8 +58,20 @@ std::shared_ptr<ir::Graph> bert_block(int64_t hidden, int64_t heads) {
   auto gelu = b.node("Mul", {b.node("Mul", {f1, a}), b.scalar("half", 0.5f)});
   auto f2 = b.node("Add", {b.node("MatMul", {gelu, b.constant("f2_w", random_tensor({2 * hidden, hidden}, 42, -0.3f, 0.3f))}),
                            b.constant("f2_b", random_tensor({hidden}, 43))});
-  b.output(b.node("Add", {f2, ln}), DType::kFloat32, {-1, -1, hidden}, {"batch", "seq"});
+  auto y = b.node("Add", {f2, ln});
+  if (dynamic_quant) {
+    auto q = b.nodes("DynamicQuantizeLinear", {y}, 3);
+    y = b.node("DequantizeLinear", {q[0], q[1], q[2]});
+  }
+  b.output(y, DType::kFloat32, {-1, -1, hidden}, {"batch", "seq"});
   return b.graph();
+}
+
+// The same bits, element for element.
+void expect_same_bits(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.shape(), b.shape());
+  ASSERT_EQ(a.dtype(), b.dtype());
+  EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()), 0);
 }
 
 std::vector<Tensor> run_session(const std::string& bytes, bool optimize, const std::map<std::string, Tensor>& in,
@@ -102,6 +117,86 @@ TEST(Optimize, PassesFireOnBertBlock) {
   EXPECT_EQ((*fused)["gelu"] + (*fused)["bias-activation"] > 0, true);
   EXPECT_EQ(count_ops(*g, "Softmax"), 0);
   EXPECT_EQ(count_ops(*g, "Erf"), 0);
+}
+
+// Ahead of a dynamic quantizer every float bit counts (its per-tensor scale
+// turns an ulp into an integer step): the fusions that round differently
+// leave the whole block alone, and the optimised session equals the
+// unoptimised one bit for bit.
+TEST(Optimize, NoRoundingChangeAheadOfDynamicQuantizer) {
+  auto g = bert_block(32, 4, /*dynamic_quant=*/true);
+  auto bytes = ir::export_onnx(*g);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+  ThreadPool pool(1);
+  auto fired = optimize_standard(*g, pool);
+  ASSERT_TRUE(fired.ok());
+  EXPECT_EQ((*fired)["layer-norm"], 0);
+  auto fused = optimize_cpu_fusions(*g);
+  ASSERT_TRUE(fused.ok());
+  EXPECT_EQ((*fused)["attention"], 0);
+  EXPECT_EQ((*fused)["gelu"], 0);
+  EXPECT_EQ((*fused)["bias-activation"], 0);
+  EXPECT_EQ(count_ops(*g, "Softmax"), 1);
+  for (auto [B, S] : std::vector<std::pair<int64_t, int64_t>>{{1, 7}, {2, 5}}) {
+    auto mask = Tensor::allocate(DType::kFloat32, {B, S}).value();
+    for (int64_t i = 0; i < B * S; ++i) mask.data<float>()[i] = 1.0f;
+    std::map<std::string, Tensor> in = {{"x", random_tensor({B, S, 32}, 60)}, {"mask", mask}};
+    auto want = run_session(*bytes, false, in);
+    auto got = run_session(*bytes, true, in);
+    ASSERT_EQ(want.size(), 1u);
+    ASSERT_EQ(got.size(), 1u);
+    expect_same_bits(got[0], want[0]);
+  }
+}
+
+// Only what a dynamic quantizer reads is held back: a Gelu after the last one still fuses.
+TEST(Optimize, FusesAfterTheLastDynamicQuantizer) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 8});
+  auto q = b.nodes("DynamicQuantizeLinear", {x}, 3);
+  auto d = b.node("DequantizeLinear", {q[0], q[1], q[2]});
+  b.graph()->values[d].type = b.graph()->values[x].type;  // float32 [2, 8], as an exporter's value_info says
+  auto a = b.node("Add", {b.node("Erf", {b.node("Div", {d, b.scalar("r2", 1.4142135f)})}), b.scalar("one", 1.0f)});
+  b.output(b.node("Mul", {b.node("Mul", {d, a}), b.scalar("half", 0.5f)}));
+  auto g = b.graph();
+  auto fused = optimize_cpu_fusions(*g);
+  ASSERT_TRUE(fused.ok());
+  EXPECT_EQ((*fused)["gelu"], 1);
+}
+
+// A float16 graph of com.microsoft transformer ops (CPU kernels in float32
+// only) runs with the optimizer off too: computed in float32, as optimised.
+TEST(Optimize, HalfContribGraphRunsUnoptimized) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 3, 8}, DType::kFloat16);
+  auto skip = b.input("skip", {2, 3, 8}, DType::kFloat16);
+  auto gamma_t = Tensor::allocate(DType::kFloat16, {8}).value();
+  for (int i = 0; i < 8; ++i) gamma_t.data<Float16>()[i] = Float16(1.0f + 0.125f * i);
+  auto gamma = b.constant("gamma", std::move(gamma_t));
+  ir::Node ln;
+  ln.name = "sln";
+  ln.op_type = "SkipLayerNormalization";
+  ln.domain = "com.microsoft";
+  ln.opset = 1;
+  ln.inputs = {x, skip, gamma};
+  auto y = b.graph()->add_value("y");
+  ln.outputs = {y};
+  b.graph()->nodes.push_back(ln);
+  b.graph()->opsets["com.microsoft"] = 1;
+  b.output(y, DType::kFloat16, {2, 3, 8});
+  auto bytes = ir::export_onnx(*b.graph());
+  ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+  auto half = [](const Tensor& f) {
+    auto h = Tensor::allocate(DType::kFloat16, f.shape()).value();
+    for (int64_t i = 0; i < f.size(); ++i) h.data<Float16>()[i] = Float16(f.data<float>()[i]);
+    return h;
+  };
+  std::map<std::string, Tensor> in = {{"x", half(random_tensor({2, 3, 8}, 70))}, {"skip", half(random_tensor({2, 3, 8}, 71))}};
+  auto want = run_session(*bytes, true, in);
+  auto got = run_session(*bytes, false, in);
+  ASSERT_EQ(want.size(), 1u);
+  ASSERT_EQ(got.size(), 1u);
+  expect_same_bits(got[0], want[0]);
 }
 
 TEST(Optimize, StaticModelShapesFoldAway) {
