@@ -3,10 +3,11 @@
 # coverage (see the top-level CMakeLists.txt), and each harness in fuzz/ is
 # one executable (fuzz_model, fuzz_npy, fuzz_tokenizer, fuzz_config,
 # fuzz_request: the server's JSON request parsing, fuzz_folder: the config
-# files of a model folder).
+# files of a model folder, fuzz_ops: single com.microsoft / ai.onnx.ml nodes
+# with fuzzed attributes, shapes and values).
 # scripts/run_fuzz.sh builds the seed corpora and runs them (make fuzz).
 if(DLRT_FUZZ)
-  foreach(h model npy tokenizer config request folder)
+  foreach(h model npy tokenizer config request folder ops)
     add_executable(fuzz_${h} ${PROJECT_SOURCE_DIR}/fuzz/fuzz_${h}.cpp)
     target_compile_options(fuzz_${h} PRIVATE ${DLRT_WARNINGS})
     target_link_options(fuzz_${h} PRIVATE -fsanitize=fuzzer)

@@ -6,7 +6,7 @@
 #     inputs and the seeds, then a fixed number of executions from the seeds
 #     alone with a fixed random seed: 8-16 s each on a -O2 build, 20-65 s on
 #     make test's -O0 build)
-# Default harnesses: model npy tokenizer config request folder. First each harness runs its
+# Default harnesses: model npy tokenizer config request folder ops. First each harness runs its
 # regression inputs (fuzz/regressions/<harness>/: inputs that once crashed
 # it), then fuzzes for SECONDS, starting from seeds the script gathers from
 # the test models, ONNX's conformance data, the tests' tokenizer files and
@@ -25,7 +25,7 @@ BUILD=$(cd "$1" && pwd)
 SECONDS_EACH=$2
 shift 2
 HARNESSES=("$@")
-[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(model npy tokenizer config request folder)
+[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(model npy tokenizer config request folder ops)
 TESTDATA=${DLRT_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
 TEST_MODELS=${DLRT_TEST_MODELS:-$ROOT/build/test_models}
 
@@ -86,7 +86,8 @@ run_harness() {
     # A fixed number of executions from a fixed random seed. The path is not fully
     # repeatable (the model harness runs threaded kernels, so coverage and thus
     # mutations can differ run to run): a failure leaves its input in $crashes.
-    case "$h" in model) runs=100000 ;; npy) runs=2000000 ;; *) runs=400000 ;; esac
+    # (ops builds and loads a model per input, as model does: fewer runs.)
+    case "$h" in model) runs=100000 ;; ops) runs=30000 ;; npy) runs=2000000 ;; *) runs=400000 ;; esac
     fresh="$BUILD/corpus-smoke/$h"
     rm -rf "$fresh"
     mkdir -p "$fresh"
