@@ -444,9 +444,9 @@ void EmbedServer::install_routes() {
   auto with_body = [this, send, handled](Api api, std::function<Reply(const std::string&)> handle) {
     return [this, send, handled, api, handle](const httplib::Request& req, httplib::Response& res,
                                      const httplib::ContentReader& content) {
-      // The body is read here, under max_body_bytes whatever its framing:
-      // httplib checks Content-Length against its limit but reads a chunked
-      // body to the end.
+      // The body is read here, under max_body_bytes: the connection loop
+      // (http_server.h) has bounded the body as sent already; this bounds it
+      // as httplib hands it over (decompressed, for a Content-Encoding).
       std::string body;
       bool too_large = false;
       const bool complete = content([&](const char* data, size_t n) {
