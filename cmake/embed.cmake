@@ -12,6 +12,8 @@ dlrt_require_package(nlohmann_json nlohmann-json3-dev)
 # toml++ is used header-only, as by the runtime's config file (src/runtime/config.cpp): one
 # mode per binary, and no run-time dependency on libtomlplusplus.
 dlrt_require_pkg_config(DLRT_HTTPLIB cpp-httplib libcpp-httplib-dev)
+# The server's own TLS connection loop (apps/embed/http_server.cpp) calls OpenSSL, as httplib does.
+dlrt_require_package(OpenSSL libssl-dev)
 
 set(DLRT_EMBED_CORE_FILES batch_dependence classifier dense embedder folder_check token_inputs tokenizer unicode_lookup unicode_tables)
 # The tokenizer's parts (apps/embed/tokenizer_*.cpp, tokenizer_parts.h).
@@ -32,7 +34,7 @@ add_library(dlrt_embed STATIC ${DLRT_EMBED_SOURCES} $<TARGET_OBJECTS:dlrt_embed_
 target_include_directories(dlrt_embed PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include ${PROJECT_SOURCE_DIR}/apps)
 target_compile_options(dlrt_embed PRIVATE ${DLRT_WARNINGS})
 target_link_libraries(dlrt_embed
-  PUBLIC nlohmann_json::nlohmann_json PkgConfig::DLRT_HTTPLIB Threads::Threads
+  PUBLIC nlohmann_json::nlohmann_json PkgConfig::DLRT_HTTPLIB OpenSSL::SSL Threads::Threads
   # Link-only: dlrt_embed must not see src/ headers, but its users link dlrt after it.
   INTERFACE $<LINK_ONLY:dlrt_internal>)
 

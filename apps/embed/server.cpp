@@ -156,12 +156,15 @@ std::string report_device(const dlrt::RunReport& report) {
 }
 
 EmbedServer::EmbedServer(ServiceConfig config) : config_(std::move(config)), log_(config_.json_logs) {
-  if (!config_.tls_cert.empty()) http_ = std::make_unique<httplib::SSLServer>(config_.tls_cert.c_str(), config_.tls_key.c_str());
-  else {
-    auto plain = std::make_unique<PipeliningServer>();
-    plain->set_max_pending_heads(config_.http_threads / 2);
-    http_ = std::move(plain);
-  }
+  auto limit = [this](auto server) {
+    server->set_max_pending_heads(config_.http_threads / 2);
+    server->set_waiting_connections(waiting_connections_);
+    http_ = std::move(server);
+  };
+  if (!config_.tls_cert.empty())
+    limit(std::make_unique<PipeliningTlsServer>(config_.tls_cert.c_str(), config_.tls_key.c_str()));
+  else
+    limit(std::make_unique<PipeliningServer>());
   health_since_ = std::chrono::system_clock::now();
   install_routes();
 }
@@ -370,13 +373,18 @@ EmbedServer::Reply EmbedServer::error_reply(Api api, int status, const std::stri
 
 void EmbedServer::install_routes() {
   httplib::Server& s = *http_;
-  // httplib's pool, counting the connections it holds (see shutdown()).
+  // httplib's pool, counting the connections it holds (see shutdown()) and
+  // those still waiting for a thread (idle keep-alive connections make way
+  // for them, see http_server.h).
   class CountingPool final : public httplib::TaskQueue {
    public:
-    CountingPool(size_t n, std::shared_ptr<std::atomic<size_t>> count) : pool_(n), count_(std::move(count)) {}
+    CountingPool(size_t n, std::shared_ptr<std::atomic<size_t>> count, std::shared_ptr<std::atomic<size_t>> waiting)
+        : pool_(n), count_(std::move(count)), waiting_(std::move(waiting)) {}
     void enqueue(std::function<void()> fn) override {
       ++*count_;
-      pool_.enqueue([fn = std::move(fn), count = count_] {
+      ++*waiting_;
+      pool_.enqueue([fn = std::move(fn), count = count_, waiting = waiting_] {
+        --*waiting;
         fn();
         --*count;
       });
@@ -386,9 +394,10 @@ void EmbedServer::install_routes() {
    private:
     httplib::ThreadPool pool_;
     std::shared_ptr<std::atomic<size_t>> count_;
+    std::shared_ptr<std::atomic<size_t>> waiting_;
   };
-  s.new_task_queue = [n = config_.http_threads, count = connections_] {
-    return new CountingPool(static_cast<size_t>(n), count);
+  s.new_task_queue = [n = config_.http_threads, count = connections_, waiting = waiting_connections_] {
+    return new CountingPool(static_cast<size_t>(n), count, waiting);
   };
   s.set_payload_max_length(config_.max_body_bytes);
   s.set_keep_alive_max_count(100000);
@@ -404,13 +413,40 @@ void EmbedServer::install_routes() {
     if (r.retry_after_s > 0) res.set_header("Retry-After", std::to_string(r.retry_after_s));
     res.set_content(r.body, r.content_type.c_str());
   };
+  // What a route answers when it throws: out of memory (a request that needs
+  // more than the process may allocate) is 507 like OutOfMemory from a model
+  // run; anything else is a 500 that names it. The server keeps serving.
+  auto exception_reply = [this](Api api, std::exception_ptr ep) {
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::bad_alloc&) {
+      return error_reply(api, 507, "insufficient_storage",
+                         "the server ran out of memory handling this request; send fewer or shorter inputs, or raise "
+                         "the memory limit (the container's)");
+    } catch (const std::exception& e) {
+      return error_reply(api, 500, "internal_error", std::string("internal error handling the request: ") + e.what());
+    } catch (...) {
+      return error_reply(api, 500, "internal_error", "internal error handling the request");
+    }
+  };
+  auto handled = [exception_reply](Api api, const std::function<Reply()>& handle) {
+    try {
+      return handle();
+    } catch (...) {
+      return exception_reply(api, std::current_exception());
+    }
+  };
+  s.set_exception_handler([this, send, exception_reply](const httplib::Request& req, httplib::Response& res,
+                                                        std::exception_ptr ep) {
+    send(res, exception_reply(tei_route(req.path) ? Api::kTei : Api::kOpenAI, ep));
+  });
   // A POST route: the body read under max_body_bytes, then handle(body).
-  auto with_body = [this, send](Api api, std::function<Reply(const std::string&)> handle) {
-    return [this, send, api, handle](const httplib::Request& req, httplib::Response& res,
+  auto with_body = [this, send, handled](Api api, std::function<Reply(const std::string&)> handle) {
+    return [this, send, handled, api, handle](const httplib::Request& req, httplib::Response& res,
                                      const httplib::ContentReader& content) {
-      // The body is read here, under max_body_bytes whatever its framing:
-      // httplib checks Content-Length against its limit but reads a chunked
-      // body to the end.
+      // The body is read here, under max_body_bytes: the connection loop
+      // (http_server.h) has bounded the body as sent already; this bounds it
+      // as httplib hands it over (decompressed, for a Content-Encoding).
       std::string body;
       bool too_large = false;
       const bool complete = content([&](const char* data, size_t n) {
@@ -437,7 +473,7 @@ void EmbedServer::install_routes() {
         return;
       }
       ++in_flight_;
-      Reply r = handle(body);
+      Reply r = handled(api, [&] { return handle(body); });
       --in_flight_;
       // Counted before the response goes out, so a client that reads
       // /metrics right after sees its own request.

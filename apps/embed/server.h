@@ -213,6 +213,8 @@ class EmbedServer {
   // drain waits for them before closing the listening socket, which would
   // drop the queued ones unanswered.
   std::shared_ptr<std::atomic<size_t>> connections_ = std::make_shared<std::atomic<size_t>>(0);
+  // Accepted connections not yet on a thread (the same pool).
+  std::shared_ptr<std::atomic<size_t>> waiting_connections_ = std::make_shared<std::atomic<size_t>>(0);
   // The listening socket (bind()), for its accept queue during a drain; -1 when not found.
   int listen_fd_ = -1;
   std::thread drainer_;

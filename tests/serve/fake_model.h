@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +25,7 @@ class FakeModel final : public EmbedModel {
 
   // ids: 101, one per word (1000 + word length), 102.
   Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
+    if (throw_bad_alloc.load()) throw std::bad_alloc();  // as a tokenizer out of memory does
     Encoding e;
     e.ids.push_back(101);
     size_t i = 0;
@@ -146,6 +148,7 @@ class FakeModel final : public EmbedModel {
 
   std::atomic<int> delay_ms{0};
   std::atomic<StatusCode> fail_code{StatusCode::kOk};
+  std::atomic<bool> throw_bad_alloc{false};
 
  private:
   size_t max_length_;
