@@ -6,7 +6,7 @@
 #     inputs and the seeds, then a fixed number of executions from the seeds
 #     alone with a fixed random seed: 8-16 s each on a -O2 build, 20-65 s on
 #     make test's -O0 build)
-# Default harnesses: model npy tokenizer config request folder ops. First each harness runs its
+# Default harnesses: model npy tokenizer config request folder ops http. First each harness runs its
 # regression inputs (fuzz/regressions/<harness>/: inputs that once crashed
 # it), then fuzzes for SECONDS, starting from seeds the script gathers from
 # the test models, ONNX's conformance data, the tests' tokenizer files and
@@ -25,7 +25,7 @@ BUILD=$(cd "$1" && pwd)
 SECONDS_EACH=$2
 shift 2
 HARNESSES=("$@")
-[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(model npy tokenizer config request folder ops)
+[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(model npy tokenizer config request folder ops http)
 TESTDATA=${DLRT_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
 TEST_MODELS=${DLRT_TEST_MODELS:-$ROOT/build/test_models}
 
@@ -58,6 +58,10 @@ seeds_for() {  # harness -> folder of seed inputs
       printf '{"input": [[101, 2023, 102], [7]], "model": "m", "user": "u"}' > "$dir/ids.json"
       printf '{"inputs": ["a", "b"], "normalize": false, "truncate": true, "prompt_name": "query"}' > "$dir/tei.json"
       printf '{"inputs": "x", "add_special_tokens": false, "truncation_direction": "right"}' > "$dir/tokenize.json" ;;
+    http)
+      printf 'POST /embed HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhelloGET /health HTTP/1.1\r\nHost: a\r\n\r\n' > "$dir/pipelined"
+      printf 'POST /embed HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;x=1\r\nhello\r\n0\r\nT: v\r\n\r\n' > "$dir/chunked"
+      printf 'GET /health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n\r\nGET / HTTP/1.1\r\nHost: [::1]:80\r\n\r\n' > "$dir/http10" ;;
   esac
   if [ -d "$ROOT/fuzz/seeds/$h" ]; then cp "$ROOT/fuzz/seeds/$h"/* "$dir/" 2>/dev/null; fi
   echo "$dir"
