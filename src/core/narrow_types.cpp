@@ -120,9 +120,12 @@ uint8_t encode_e8m0(double x, bool saturate, E8M0Rounding rounding) {
   return static_cast<uint8_t>(exponent);
 }
 
+// ONNX's rule for Cast to int4/uint4/int2/uint2 (its technical notes "4 bit
+// integer types" and "2 bit integer types"): round to the nearest integer,
+// ties to even, then keep the low bits (truncate to the width).
 uint8_t wrap_int(double x, int bits, bool is_signed) {
   if (!std::isfinite(x)) return 0;
-  const double t = std::trunc(x);
+  const double t = std::nearbyint(x);  // default rounding: to nearest, ties to even
   // Beyond int64 the low bits are all zero anyway.
   const uint64_t u = std::fabs(t) >= 9.2e18 ? 0 : static_cast<uint64_t>(static_cast<int64_t>(t));
   uint8_t low = static_cast<uint8_t>(u & ((1u << bits) - 1));

@@ -3,6 +3,7 @@
 #include "core/narrow_types.h"
 
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include <gtest/gtest.h>
@@ -64,13 +65,25 @@ TEST(NarrowTypes, Float4E2M1) {
   for (int c = 0; c < 16; ++c) EXPECT_EQ(narrow_from_double(t, narrow_to_double(t, static_cast<uint8_t>(c)), false), c == 8 ? 8 : c);
 }
 
-TEST(NarrowTypes, SmallIntegersTruncateAndWrap) {
-  EXPECT_EQ(static_cast<int8_t>(narrow_from_double(DType::kInt4, -10.7, false)), 6);
-  EXPECT_EQ(static_cast<int8_t>(narrow_from_double(DType::kInt4, 8, false)), -8);
-  EXPECT_EQ(narrow_from_double(DType::kUInt4, -2.5, false), 14);
-  EXPECT_EQ(static_cast<int8_t>(narrow_from_double(DType::kInt2, 2.5, false)), -2);
-  EXPECT_EQ(narrow_from_double(DType::kUInt2, 7.5, false), 3);
+TEST(NarrowTypes, SmallIntegersRoundToEvenThenWrap) {
+  // ONNX's notes on int4/int2: round to nearest (ties to even), then keep the
+  // low bits. (Before, values were truncated toward zero: -1.7 gave -1.)
+  auto i4 = [](double x) { return static_cast<int8_t>(narrow_from_double(DType::kInt4, x, false)); };
+  const double in[] = {-1.7, 3.5, 7.9, -8.6, 2.5, -2.5, 0.5, 1.5, -0.5, 8.5};
+  const int want[] = {-2, 4, -8, 7, 2, -2, 0, 2, 0, -8};  // 7.9 -> 8 -> -8, -8.6 -> -9 -> 7
+  for (size_t i = 0; i < std::size(in); ++i) EXPECT_EQ(i4(in[i]), want[i]) << "int4 of " << in[i];
+  EXPECT_EQ(i4(-10.7), 5);  // -11 = ...0101
+  EXPECT_EQ(i4(8), -8);
+  EXPECT_EQ(narrow_from_double(DType::kUInt4, -2.5, false), 14);  // -2
+  EXPECT_EQ(narrow_from_double(DType::kUInt4, -1.5, false), 14);  // -2
+  EXPECT_EQ(narrow_from_double(DType::kUInt4, 15.5, false), 0);   // 16
+  EXPECT_EQ(narrow_from_double(DType::kUInt4, 14.5, false), 14);
+  EXPECT_EQ(static_cast<int8_t>(narrow_from_double(DType::kInt2, 2.5, false)), -2);  // 2
+  EXPECT_EQ(static_cast<int8_t>(narrow_from_double(DType::kInt2, 3.5, false)), 0);   // 4
+  EXPECT_EQ(narrow_from_double(DType::kUInt2, 7.5, false), 0);                       // 8
+  EXPECT_EQ(narrow_from_double(DType::kUInt2, 6.5, false), 2);                       // 6
   EXPECT_EQ(narrow_from_double(DType::kInt4, kNaN, false), 0);
+  EXPECT_EQ(narrow_from_double(DType::kInt4, 1e300, false), 0);
   EXPECT_DOUBLE_EQ(narrow_to_double(DType::kInt2, 0xFE), -2);
 }
 

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
+#include "core/memory_limit.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu::testing {
@@ -106,6 +108,21 @@ TEST(MsRotaryEmbedding, InvalidInputsAreRefused) {
                StatusCode::kUnsupported, "is_packed_batching");
 }
 
+TEST(MsRotaryEmbedding, PositionsNearInt64MaxAreOutsideTheCache) {
+  // P + span wrapped for P near INT64_MAX and passed the range check: the
+  // rows were read far outside the cos/sin cache (garbage, or a crash).
+  auto cs = rnd({4, 4}, 1), sn = rnd({4, 4}, 2), x = rnd({1, 2, 16}, 3);
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  const ir::Attributes two = {{"num_heads", attr_int(2)}};
+  expect_error(ms("RotaryEmbedding", {x, i64({1, 2}, {0, max}), cs, sn}, two), StatusCode::kInvalidArgument,
+               "outside the cos/sin cache");
+  for (int64_t p : {max, max - 1, int64_t{3}})  // offset form: rows p and p + 1
+    expect_error(ms("RotaryEmbedding", {x, i64({1}, {p}), cs, sn}, two), StatusCode::kInvalidArgument,
+                 "outside the cos/sin cache");
+  ASSERT_TRUE(ms("RotaryEmbedding", {x, i64({1}, {2}), cs, sn}, two).ok());  // rows 2 and 3: the last ones
+  ASSERT_TRUE(ms("RotaryEmbedding", {x, i64({1, 2}, {3, 0}), cs, sn}, two).ok());
+}
+
 TEST(MsMultiHeadAttention, InvalidInputsAreRefused) {
   auto q = rnd({2, 3, 16}, 1), k = rnd({2, 5, 16}, 2), v = rnd({2, 5, 16}, 3);
   const ir::Attributes two = {{"num_heads", attr_int(2)}};
@@ -157,7 +174,7 @@ TEST(MsGroupQueryAttention, InvalidInputsAreRefused) {
   ASSERT_TRUE(run({q, k, v, Tensor(), Tensor(), i32({2}, {2, 2}), i32({}, {3})}).ok());
   expect_error(run({q, k, v, Tensor(), Tensor(), i32({2}, {2, 2}), i32({}, {3})},
                    {{"num_heads", attr_int(4)}, {"kv_num_heads", attr_int(3)}}),
-               StatusCode::kInvalidArgument, "multiple of kv_num_heads");
+               StatusCode::kInvalidModel, "multiple of kv_num_heads");
   expect_error(run({q, rnd({2, 3, 48}, 2), v, Tensor(), Tensor(), i32({2}, {2, 2}), i32({}, {3})}),
                StatusCode::kInvalidArgument, "key and value");
   expect_error(run({rnd({2, 3, 0}, 1), rnd({2, 3, 0}, 2), rnd({2, 3, 0}, 3), Tensor(), Tensor(), i32({2}, {2, 2}),
@@ -204,6 +221,55 @@ TEST(MsGroupQueryAttention, InvalidInputsAreRefused) {
   expect_error(
       run({q, k, v, Tensor(), Tensor(), i32({2}, {2, 2}), i32({}, {3}), cs, sn, i64({2, 3}, {0, 1, 2, 5, 6, 8})}, rot),
       StatusCode::kInvalidArgument, "outside the cos/sin cache");
+}
+
+TEST(MsGroupQueryAttention, HeadCountsThatOverflowAreRefusedAtLoad) {
+  // num_heads = kv_num_heads = 0x5555555555555555: N + 2 KV wrapped to -1, so
+  // the packed width [1, 1, 6] "split" into heads of size -6 (SIGSEGV).
+  const int64_t h = 0x5555555555555555;
+  auto r = ms("GroupQueryAttention",
+              {rnd({1, 1, 6}, 1), Tensor(), Tensor(), Tensor(), Tensor(), i32({1}, {0}), i32({}, {1})},
+              {{"num_heads", attr_int(h)}, {"kv_num_heads", attr_int(h)}});
+  expect_error(r, StatusCode::kInvalidModel, "overflows int64");
+  // The largest that do not overflow still reach the shape check.
+  const int64_t kv = int64_t{1} << 60;
+  expect_error(ms("GroupQueryAttention",
+                  {rnd({1, 1, 6}, 1), Tensor(), Tensor(), Tensor(), Tensor(), i32({1}, {0}), i32({}, {1})},
+                  {{"num_heads", attr_int(2 * kv)}, {"kv_num_heads", attr_int(kv)}}),
+               StatusCode::kInvalidArgument, "packed QKV width");
+}
+
+TEST(MsGroupQueryAttention, TotalSequenceLengthMustFitThePastAndNewTokens) {
+  // One token, no past, total_sequence_length 2^24: the K/V and mask scratch
+  // were sized by that bare number (2.1 GB for a 96-byte query, past any
+  // tensor limit). ONNX Runtime requires total = past + S (or <= past).
+  auto q = rnd({1, 1, 24}, 1);
+  const ir::Attributes one = {{"num_heads", attr_int(1)}, {"kv_num_heads", attr_int(1)}};
+  auto run = [&](std::vector<Tensor> in) { return ms("GroupQueryAttention", std::move(in), one, 1); };
+  expect_error(run({q, Tensor(), Tensor(), Tensor(), Tensor(), i32({1}, {0}), i32({}, {1 << 24})}),
+               StatusCode::kInvalidArgument, "total_sequence_length must equal");
+  expect_error(run({q, Tensor(), Tensor(), Tensor(), Tensor(), i32({1}, {0}), i32({}, {2})}),
+               StatusCode::kInvalidArgument, "total_sequence_length must equal");
+  expect_error(run({q, Tensor(), Tensor(), Tensor(), Tensor(), i32({1}, {0}), i32({}, {0})}),
+               StatusCode::kInvalidArgument, "total_sequence_length must equal");
+  ASSERT_TRUE(run({q, Tensor(), Tensor(), Tensor(), Tensor(), i32({1}, {0}), i32({}, {1})}).ok());
+  // With a past buffer of 6: total 7 (6 + 1) or up to 6 are taken, 8 is not.
+  auto pk = rnd({1, 1, 6, 8}, 2), pv = rnd({1, 1, 6, 8}, 3);
+  ASSERT_TRUE(run({q, Tensor(), Tensor(), pk, pv, i32({1}, {6}), i32({}, {7})}).ok());
+  ASSERT_TRUE(run({q, Tensor(), Tensor(), pk, pv, i32({1}, {3}), i32({}, {5})}).ok());
+  expect_error(run({q, Tensor(), Tensor(), pk, pv, i32({1}, {6}), i32({}, {8})}), StatusCode::kInvalidArgument,
+               "total_sequence_length must equal");
+}
+
+TEST(MsGroupQueryAttention, ScratchIsCheckedAgainstTheTensorLimit) {
+  // A valid prompt of 1024 tokens: its [B, S, total] mask is 4 MiB.
+  auto q = rnd({1, 1024, 3}, 1);
+  const ir::Attributes one = {{"num_heads", attr_int(1)}, {"kv_num_heads", attr_int(1)}};
+  std::vector<Tensor> in = {q, Tensor(), Tensor(), Tensor(), Tensor(), i32({1}, {1023}), i32({}, {1024})};
+  ASSERT_TRUE(ms("GroupQueryAttention", in, one).ok());
+  TensorLimit small{1 << 20, "a test limit of 1 MiB"};
+  ScopedTensorLimit scoped(&small);
+  expect_error(ms("GroupQueryAttention", in, one), StatusCode::kOutOfMemory, "attention mask");
 }
 
 TEST(MsGroupQueryAttention, TokenStepSeesPastAndItself) {
@@ -275,6 +341,58 @@ TEST(MsAttentionPast, PresentIsPastThenNewKeysAndValues) {
               t < 3 ? past.data<float>()[((kv * 2 + h) * 3 + t) * 2 + d] : bias.data<float>()[(kv + 1) * 4 + h * 2 + d];
           EXPECT_EQ(present.data<float>()[((kv * 2 + h) * 5 + t) * 2 + d], want);
         }
+}
+
+TEST(MsAttention, NegativeMaskIndexIsRefused) {
+  auto x = rnd({1, 3, 4}, 1), w = rnd({4, 12}, 2), b = rnd({12}, 3);
+  const ir::Attributes two = {{"num_heads", attr_int(2)}};
+  expect_error(ms("Attention", {x, w, b, i32({1}, {-3})}, two), StatusCode::kInvalidArgument, "mask_index[0] = -3");
+  // As in ONNX Runtime: ends past the sequence and negative starts are clamped.
+  ASSERT_TRUE(ms("Attention", {x, w, b, i32({1}, {5})}, two).ok());
+  ASSERT_TRUE(ms("Attention", {x, w, b, i32({2}, {3, -1})}, two).ok());
+}
+
+TEST(MsAttention, QkvHiddenSizesThatWrapAreRefused) {
+  // 2 (2^62 + 2^40) + (2^63 - 2^41 + 3) wraps to the 3 weight columns.
+  auto x = rnd({1, 2, 4}, 1), w = rnd({4, 3}, 2);
+  const int64_t a = (int64_t{1} << 62) + (int64_t{1} << 40);
+  const int64_t c = std::numeric_limits<int64_t>::max() - (int64_t{1} << 41) + 4;
+  expect_error(ms("Attention", {x, w}, {{"num_heads", attr_int(1)}, {"qkv_hidden_sizes", attr_ints({a, a, c})}}),
+               StatusCode::kInvalidArgument, "do not split");
+}
+
+TEST(MsMultiHeadAttention, MaskScratchIsCheckedAgainstTheTensorLimit) {
+  // A causal mask [B, 1, S, T] of 1024 x 1024 floats: 4 MiB.
+  auto q = rnd({1, 1024, 2}, 1), k = rnd({1, 1024, 2}, 2), v = rnd({1, 1024, 2}, 3);
+  const ir::Attributes causal = {{"num_heads", attr_int(1)}, {"unidirectional", attr_int(1)}};
+  ASSERT_TRUE(ms("MultiHeadAttention", {q, k, v}, causal).ok());
+  TensorLimit small{1 << 20, "a test limit of 1 MiB"};
+  ScopedTensorLimit scoped(&small);
+  expect_error(ms("MultiHeadAttention", {q, k, v}, causal), StatusCode::kOutOfMemory, "attention mask");
+}
+
+TEST(MsSkipLayerNormalization, ShapesAreOnnxRuntimes) {
+  auto g = rnd({4}, 1), b = rnd({4}, 2);
+  auto sln = [&](Tensor x, Tensor skip) { return ms("SkipLayerNormalization", {x, skip, g, b}, {}); };
+  // The input's shape, or [1, S, H] / [S, H] for a [B, S, H] input.
+  for (Shape skip : {Shape{2, 3, 4}, Shape{1, 3, 4}, Shape{3, 4}})
+    ASSERT_TRUE(sln(rnd({2, 3, 4}, 3), rnd(skip, 4)).ok()) << shape_to_string(skip);
+  ASSERT_TRUE(sln(rnd({6, 4}, 3), rnd({6, 4}, 4)).ok());
+  // [3, 2, 4] for [2, 3, 4] was taken (its rows reused modulo 6); so were these.
+  for (Shape skip : {Shape{3, 2, 4}, Shape{6, 4}, Shape{1, 1, 4}, Shape{2, 1, 4}, Shape{4}})
+    expect_error(sln(rnd({2, 3, 4}, 3), rnd(skip, 4)), StatusCode::kInvalidArgument, "does not match input");
+  for (Shape skip : {Shape{1, 4}, Shape{3, 4}})
+    expect_error(sln(rnd({6, 4}, 3), rnd(skip, 4)), StatusCode::kInvalidArgument, "does not match input");
+  // Input rank 2 or 3 only.
+  expect_error(sln(rnd({1, 2, 3, 4}, 3), rnd({1, 2, 3, 4}, 4)), StatusCode::kInvalidArgument, "rank 2 or 3");
+  expect_error(ms("SkipSimplifiedLayerNormalization", {rnd({1, 2, 3, 4}, 3), rnd({1, 2, 3, 4}, 4), g}, {}),
+               StatusCode::kInvalidArgument, "rank 2 or 3");
+}
+
+TEST(MsBiasGelu, ScalarInputIsRefused) {
+  Tensor x = Tensor::from_vector<float>({}, {0.5f});
+  expect_error(ms("BiasGelu", {x, rnd({1}, 1)}, {}), StatusCode::kInvalidArgument, "scalar");
+  ASSERT_TRUE(ms("BiasGelu", {rnd({1}, 2), rnd({1}, 1)}, {}).ok());
 }
 
 }  // namespace

@@ -5,8 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
+#include <onnx/onnx_pb.h>
+
+#include "../onnx_proto_util.h"
+#include "dlrt/session.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu::testing {
@@ -93,10 +98,10 @@ TEST(ContribQuant, MatMulNBitsRejectsInputsThatDoNotFitTheAttributes) {
   EXPECT_EQ(code({a, nbits_b(), scales}, nbits_attrs(16, 3, 4, 16)), StatusCode::kInvalidArgument);
   EXPECT_EQ(code({floats({1, 32}, ones(32)), nbits_b(), scales}, nbits_attrs(32, 2, 4, 16)),
             StatusCode::kInvalidArgument);
-  // block_size not a power of two, or below 16; bits 3.
-  EXPECT_EQ(code({a, nbits_b(), scales}, nbits_attrs(16, 2, 4, 24)), StatusCode::kInvalidArgument);
-  EXPECT_EQ(code({a, nbits_b(), scales}, nbits_attrs(16, 2, 4, 8)), StatusCode::kInvalidArgument);
-  EXPECT_EQ(code({a, nbits_b(), scales}, nbits_attrs(16, 2, 3, 16)), StatusCode::kInvalidArgument);
+  // block_size not a power of two, or below 16; bits 3: refused when the kernel is made.
+  EXPECT_EQ(code({a, nbits_b(), scales}, nbits_attrs(16, 2, 4, 24)), StatusCode::kInvalidModel);
+  EXPECT_EQ(code({a, nbits_b(), scales}, nbits_attrs(16, 2, 4, 8)), StatusCode::kInvalidModel);
+  EXPECT_EQ(code({a, nbits_b(), scales}, nbits_attrs(16, 2, 3, 16)), StatusCode::kInvalidModel);
   // scales of the wrong shape or type.
   EXPECT_EQ(code({a, nbits_b(), floats({3}, {1, 1, 1})}, nbits_attrs(16, 2, 4, 16)), StatusCode::kInvalidArgument);
   EXPECT_EQ(code({a, nbits_b(), bytes({2, 1}, {1, 1})}, nbits_attrs(16, 2, 4, 16)), StatusCode::kInvalidArgument);
@@ -124,6 +129,60 @@ struct QAttentionInputs {
   Tensor wz = bytes({}, {128});
   std::vector<Tensor> all() const { return {x, w, bias, xs, ws, Tensor(), xz, wz}; }
 };
+
+TEST(ContribQuant, MatMulNBitsBlockSizeIsOneOfOnnxRuntimes) {
+  // block_size 2^61 with 8 bits (2^62 with 4) made blob = block * bits / 8
+  // wrap to 0, so an empty B [N, 1, 0] passed the shape check and K values
+  // were read past it. ONNX Runtime takes 16, 32, 64, 128 and 256 only.
+  const Tensor a = floats({1, 16}, ones(16));
+  const Tensor scales = floats({2, 1}, {0.5f, 0.25f});
+  const Tensor empty_b = Tensor::allocate(DType::kUInt8, {2, 1, 0}).value();
+  for (auto [bits, block] :
+       {std::pair<int64_t, int64_t>{8, int64_t{1} << 61}, {4, int64_t{1} << 62}, {2, 512}, {4, 1024}}) {
+    auto r = run_op("MatMulNBits", {a, empty_b, scales}, nbits_attrs(16, 2, bits, block), 1, 1, kMs);
+    ASSERT_FALSE(r.ok()) << "bits " << bits << ", block_size " << block;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidModel) << r.status().to_string();
+    EXPECT_NE(r.status().message().find("block_size must be 16, 32, 64, 128 or 256"), std::string::npos)
+        << r.status().to_string();
+  }
+  // The same with B and scales as initializers (the kernel that prepares
+  // constant weights at session creation): the session is refused.
+  onnx::ModelProto m;
+  auto* g = dlrt::testing::start_model(m, 21, "nbits");
+  auto* ms = m.add_opset_import();
+  ms->set_domain(kMs);
+  ms->set_version(1);
+  auto* n = dlrt::testing::add_onnx_node(g, "MatMulNBits", {"A", "B", "S"}, "Y");
+  n->set_domain(kMs);
+  for (auto [name, v] :
+       {std::pair<const char*, int64_t>{"K", 16}, {"N", 2}, {"bits", 8}, {"block_size", int64_t{1} << 61}}) {
+    auto* at = n->add_attribute();
+    at->set_name(name);
+    at->set_type(onnx::AttributeProto::INT);
+    at->set_i(v);
+  }
+  dlrt::testing::add_value_info(g->add_input(), "A", onnx::TensorProto::FLOAT, {1, 16});
+  dlrt::testing::add_unshaped_value_info(g->add_output(), "Y", onnx::TensorProto::FLOAT);
+  auto* bi = g->add_initializer();
+  bi->set_name("B");
+  bi->set_data_type(onnx::TensorProto::UINT8);
+  for (int64_t d : {2, 1, 0}) bi->add_dims(d);
+  auto* si = g->add_initializer();
+  si->set_name("S");
+  si->set_data_type(onnx::TensorProto::FLOAT);
+  si->add_dims(2);
+  si->add_float_data(0.5f);
+  si->add_float_data(0.25f);
+  auto session = Session::create_from_bytes(m.SerializeAsString());
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.status().code(), StatusCode::kInvalidModel) << session.status().to_string();
+  EXPECT_NE(session.status().message().find("block_size"), std::string::npos) << session.status().to_string();
+  // 256, the largest: K = 16 in one (partly used) block of 256.
+  std::vector<uint8_t> b(2 * 128, 0x88);  // q = 8 = the default zero point: Y = 0
+  auto r = run_op("MatMulNBits", {a, bytes({2, 1, 128}, b), scales}, nbits_attrs(16, 2, 4, 256), 1, 1, kMs);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  expect_near((*r)[0], {0.0f, 0.0f});
+}
 
 TEST(ContribQuant, QAttentionValuesAndErrors) {
   ir::Attributes heads{{"num_heads", attr_int(1)}};

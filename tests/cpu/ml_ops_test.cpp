@@ -160,5 +160,40 @@ TEST(MlOps, TreeEnsembleRegressorWalksBranchesAndMissingValues) {
   EXPECT_EQ(y, (std::vector<float>{11, 21}));
 }
 
+TEST(MlOps, TreeEnsembleWithACycleIsRefusedAtLoad) {
+  // Root 0 -> 1 -> 2 -> 1 (a loop; node 3 the leaf): the model loaded and
+  // only rows that reached the loop failed. ONNX Runtime refuses it at load.
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* ml = m.add_opset_import();
+  ml->set_domain("ai.onnx.ml");
+  ml->set_version(3);
+  auto* g = m.mutable_graph();
+  g->set_name("tree_cycle");
+  add_value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+  add_value_info(g->add_output(), "y", onnx::TensorProto::FLOAT, {2, 1});
+  auto* n = add_onnx_node(g, "TreeEnsembleRegressor", {"x"}, "y");
+  n->set_domain("ai.onnx.ml");
+  ints(n, "nodes_treeids", {0, 0, 0, 0});
+  ints(n, "nodes_nodeids", {0, 1, 2, 3});
+  ints(n, "nodes_featureids", {0, 1, 2, 0});
+  floats(n, "nodes_values", {0.5f, 0.5f, 0.5f, 0});
+  auto* modes = n->add_attribute();
+  modes->set_name("nodes_modes");
+  modes->set_type(onnx::AttributeProto::STRINGS);
+  for (const char* md : {"BRANCH_LEQ", "BRANCH_LEQ", "BRANCH_LEQ", "LEAF"}) modes->add_strings(md);
+  ints(n, "nodes_truenodeids", {3, 2, 1, 0});
+  ints(n, "nodes_falsenodeids", {1, 3, 3, 0});
+  ints(n, "target_treeids", {0});
+  ints(n, "target_nodeids", {3});
+  ints(n, "target_ids", {0});
+  floats(n, "target_weights", {1});
+  auto s = Session::create_from_bytes(m.SerializeAsString());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidModel) << s.status().to_string();
+  EXPECT_NE(s.status().message().find("cycle"), std::string::npos) << s.status().to_string();
+}
+
 }  // namespace
 }  // namespace dlrt

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -256,6 +257,27 @@ TEST(MlSvm, BadAttributesAndInputsAreErrors) {
   EXPECT_FALSE(out.ok());
 }
 
+TEST(MlSvm, VectorsPerClassThatSumPastTheSupportVectorsAreRefused) {
+  // [2^62, 2^62, 2^62, 2^62 + 3] summed to 3 (wrapping), which matched 3
+  // support vectors: the model loaded and the per-class loops ran 2^62 times
+  // (SIGSEGV). Now a load error, as is a count past the vectors given.
+  const int64_t big = int64_t{1} << 62;
+  for (const std::vector<int64_t>& per_class :
+       {std::vector<int64_t>{big, big, big, big + 3}, std::vector<int64_t>{1, 1, 1, 1}}) {
+    auto s =
+        Session::create_from_bytes(model("SVMClassifier", {{"x", kF}}, {{"y", kI}, {"z", kF}}, [&](onnx::NodeProto* n) {
+          ints(n, "vectors_per_class", per_class);
+          floats(n, "support_vectors", {0, 1, 2});  // 3 vectors of 1 feature
+          floats(n, "coefficients", std::vector<float>(9, 0.5f));
+          floats(n, "rho", std::vector<float>(6, 0.1f));
+          ints(n, "classlabels_ints", {0, 1, 2, 3});
+        }));
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.status().code(), StatusCode::kInvalidModel) << s.status().to_string();
+    EXPECT_NE(s.status().message().find("vectors_per_class"), std::string::npos) << s.status().to_string();
+  }
+}
+
 // One score column for two labels (skl2onnx's binary converters), ONNX Runtime's rules.
 TEST(MlBinary, LinearClassifierOneColumn) {
   auto out = run(model("LinearClassifier", {{"x", kF}}, {{"y", kI}, {"z", kF}},
@@ -392,6 +414,25 @@ TEST(MlTreeEnsemble, Opset5BadAttributes) {
   EXPECT_FALSE(bad([](onnx::NodeProto* n) { tree_v5(n), ints(n, "leaf_targetids", {0, 1, 0, 2}); }));
 }
 
+TEST(MlTreeEnsemble, Opset5CycleIsRefusedAtLoad) {
+  // tree_v5 with node 1's true branch back to node 0 (0 -> 1 -> 0): it loaded,
+  // and was an error only for rows that reached the loop; ONNX Runtime refuses
+  // the model. (Each attribute once: the checker refuses repeated ones.)
+  auto s = Session::create_from_bytes(model(
+      "TreeEnsemble", {{"x", kF}}, {{"y", kF}},
+      [](onnx::NodeProto* n) {
+        onnx::NodeProto v5;
+        tree_v5(&v5);
+        for (const auto& a : v5.attribute())
+          if (a.name() != "nodes_trueleafs") *n->add_attribute() = a;
+        ints(n, "nodes_trueleafs", {0, 0, 1});
+      },
+      5));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidModel) << s.status().to_string();
+  EXPECT_NE(s.status().message().find("cycle"), std::string::npos) << s.status().to_string();
+}
+
 TEST(MlEncoders, OneHotEncoder) {
   auto out = run(model("OneHotEncoder", {{"x", kI}}, {{"y", kF}}, [](onnx::NodeProto* n) { ints(n, "cats_int64s", {4, 2, 7}); }),
                  {{"x", Tensor::from_vector<int64_t>({2, 2}, {2, 7, 9, 4})}});
@@ -478,6 +519,22 @@ TEST(MlEncoders, FeatureVectorizerCutsAndPads) {
   EXPECT_FALSE(Session::create_from_bytes(model("FeatureVectorizer", {{"a", kF}}, {{"y", kF}}, [](onnx::NodeProto* n) {
                  ints(n, "inputdimensions", {3, 1});
                })).ok());
+}
+
+TEST(MlEncoders, FeatureVectorizerDimensionsThatOverflowAreRefused) {
+  // [2^63 - 1, 2^63 - 1, 5] summed to 3 (wrapping): the rows were written at
+  // offsets before the output (heap corruption, SIGABRT). Now a load error.
+  const int64_t max = std::numeric_limits<int64_t>::max(), big = int64_t{1} << 62;
+  for (const std::vector<int64_t>& dims :
+       {std::vector<int64_t>{max, max, 5}, std::vector<int64_t>{big, big, big, big + 3}}) {
+    std::vector<Out> in;
+    for (size_t i = 0; i < dims.size(); ++i) in.push_back({"x" + std::to_string(i), kF});
+    auto s = Session::create_from_bytes(
+        model("FeatureVectorizer", in, {{"y", kF}}, [&](onnx::NodeProto* n) { ints(n, "inputdimensions", dims); }));
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.status().code(), StatusCode::kInvalidModel) << s.status().to_string();
+    EXPECT_NE(s.status().message().find("inputdimensions"), std::string::npos) << s.status().to_string();
+  }
 }
 
 }  // namespace

@@ -17,6 +17,17 @@ TEST(Resize, NearestHalfPixelUpsample) {
   expect_near((*r)[0], {1, 1, 2, 2});
 }
 
+TEST(Resize, RunsInEveryOpsetAfterItsLastDefinition) {
+  // Resize was last defined in opset 19; models of opset 22 to 25 use it (the
+  // kernel was registered up to 21 only, so they were refused as Unsupported).
+  Tensor x = Tensor::from_vector<float>({1, 2}, {1, 2});
+  for (int opset : {19, 21, 22, 23, 25}) {
+    auto r = run_op("Resize", {x, empty(), scales({1, 2})}, {}, 1, opset);
+    ASSERT_TRUE(r.ok()) << "opset " << opset << ": " << r.status().to_string();
+    expect_near((*r)[0], {1, 1, 2, 2});
+  }
+}
+
 TEST(Resize, LinearHalfPixelAndAlignCorners) {
   Tensor x = Tensor::from_vector<float>({1, 2}, {1, 2});
   auto r = run_op("Resize", {x, empty(), scales({1, 2})}, {{"mode", attr_string("linear")}}, 1, 13);

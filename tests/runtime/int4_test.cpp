@@ -125,6 +125,32 @@ TEST(Int4, QuantizeLinearSaturatesToFourBits) {
   }
 }
 
+TEST(Int4, CastRoundsToNearestEvenThenWraps) {
+  // ONNX's notes on the 4-bit types: Cast rounds to the nearest integer, ties
+  // to even, then truncates to 4 bits. (dlrt truncated toward zero: -1.7 gave
+  // -1, 3.5 gave 3; ONNX Runtime 1.31 rounds ties away from zero: 2.5 -> 3.)
+  const std::vector<float> x = {-1.7f, 3.5f, 7.9f, -8.6f, 2.5f, -2.5f, 0.5f, 15.5f};
+  for (int type : {kInt4, kUInt4}) {
+    onnx::ModelProto m = model21();
+    auto* g = m.mutable_graph();
+    auto* c = add_node(g, "Cast", {"x"}, "c");
+    auto* to = c->add_attribute();
+    to->set_name("to");
+    to->set_type(onnx::AttributeProto::INT);
+    to->set_i(type);
+    add_node(g, "Cast", {"c"}, "y")->add_attribute()->CopyFrom(*to);
+    g->mutable_node(1)->mutable_attribute(0)->set_i(onnx::TensorProto::FLOAT);
+    add_io(g->add_input(), "x", onnx::TensorProto::FLOAT, {8});
+    add_io(g->add_output(), "y", onnx::TensorProto::FLOAT, {8});
+    auto r = run(m, {{"x", Tensor::from_vector<float>({8}, x)}});
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    // Rounded: -2, 4, 8, -9, 2, -2, 0, 16; then the low 4 bits.
+    const std::vector<float> want =
+        type == kInt4 ? std::vector<float>{-2, 4, -8, 7, 2, -2, 0, 0} : std::vector<float>{14, 4, 8, 7, 2, 14, 0, 0};
+    EXPECT_EQ(std::vector<float>((*r)[0].data<float>(), (*r)[0].data<float>() + 8), want) << "type " << type;
+  }
+}
+
 TEST(Int4, WrongPackedSizeIsAnInvalidModel) {
   onnx::ModelProto m = model21();
   auto* g = m.mutable_graph();

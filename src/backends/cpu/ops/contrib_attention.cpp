@@ -32,6 +32,7 @@
 #include "backends/cpu/ops/contrib_attention_util.h"
 #include "backends/cpu/ops/matmul_impl.h"
 #include "backends/cpu/scratch.h"
+#include "backends/cpu/scratch_check.h"
 
 namespace dlrt::cpu {
 namespace ms_attn {
@@ -240,8 +241,11 @@ Status rotary_embedding(KernelContext& ctx) {
   if (!offset && !(pos->rank() == 2 && pos->dim(0) == B && pos->dim(1) == S))
     return ctx.invalid("position_ids must be [1] or [B, S], got " + shape_to_string(pos->shape()));
   const int64_t* P = pos->data<int64_t>();
+  // Rows P[i] .. P[i] + span - 1 must be in the cache; written without the sum,
+  // which would wrap for P[i] near INT64_MAX.
+  const int64_t span = offset ? S : 1;
   for (int64_t i = 0; i < pos->size(); ++i)
-    if (P[i] < 0 || P[i] + (offset ? S : 1) > cache.positions)
+    if (P[i] < 0 || P[i] > cache.positions - span)
       return ctx.invalid("position " + std::to_string(P[i]) + (offset ? " + sequence length" : "") +
                          " is outside the cos/sin cache's " + std::to_string(cache.positions) + " rows");
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, x->shape()));
@@ -427,6 +431,7 @@ Status multi_head_attention(KernelContext& ctx) {
   }
   const bool concat = kv4 ? false : (P > 0 || bias != nullptr);
   if ((concat || kbuf || vbuf) && (!kbuf || !vbuf)) {
+    DLRT_RETURN_IF_ERROR(check_scratch(ctx, {B, N, T, H + Hv}, sizeof(float), "the keys and values [B, N, T, H + Hv]"));
     float* s = kv_scratch.get<float>(static_cast<size_t>(B * N * T * (H + Hv)), AlignedScratch::Growth::kByHalf);
     if (!kbuf) kbuf = s;
     if (!vbuf) vbuf = s + B * N * T * H;
@@ -465,6 +470,7 @@ Status multi_head_attention(KernelContext& ctx) {
   }
   if (mask_needed || causal) {
     const int64_t mh = with_bias_heads ? N : 1;
+    DLRT_RETURN_IF_ERROR(check_scratch(ctx, {B, mh, S, T}, sizeof(float), "the attention mask [B, 1 or N, S, T]"));
     float* m = mask_scratch.get<float>(static_cast<size_t>(B * mh * S * T), AlignedScratch::Growth::kByHalf);
     mha_mask(in, causal, filter, m);
     p.mask = m, p.mb = mh * S * T, p.mh = with_bias_heads ? S * T : 0, p.mq = T, p.mk = 1;

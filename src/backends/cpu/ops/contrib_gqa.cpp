@@ -2,10 +2,12 @@
 // [B, S, N H] (or packed QKV [B, S, (N + 2 kvN) H]), key/value [B, S, kvN H],
 // past [B, kvN, P, H]. Per batch entry the total length is seqlens_k[b] + 1;
 // the first prompt (S == total_sequence_length) has no past, otherwise the
-// past is total - S long (batch 1 when S > 1). The present [B, kvN,
-// max(P, total_sequence_length), H] is the past, then the new keys, zeros
-// after; query row i sees keys [start, end) with end = min(past + i + 1,
-// total) and start = end - local_window_size (when > 0). do_rotary rotates Q
+// past is total - S long (batch 1 when S > 1); total_sequence_length must be
+// P + S (a dynamic cache) or at most P (a static one), as ONNX Runtime
+// requires. The present [B, kvN, max(P, total_sequence_length), H] is the
+// past, then the new keys, zeros after; query row i sees keys [start, end)
+// with end = min(past + i + 1, total) and start = end - local_window_size
+// (when > 0). do_rotary rotates Q
 // and K at positions past + i (or position_ids) by the cos/sin caches;
 // softcap maps scores through softcap * tanh(score / softcap), then
 // attention_bias [B or 1, N or 1, S, total_sequence_length] is added;
@@ -16,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
@@ -23,6 +26,7 @@
 #include "backends/cpu/ops/attention_run.h"
 #include "backends/cpu/ops/contrib_attention_util.h"
 #include "backends/cpu/scratch.h"
+#include "backends/cpu/scratch_check.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -44,6 +48,21 @@ struct Gqa {
   int64_t position(int64_t b, int64_t s) const { return pos_ids ? pos_ids->data<int64_t>()[b * S + s] : past(b) + s; }
 };
 
+// num_heads and kv_num_heads, checked when the kernel is made (as ONNX
+// Runtime does): positive, num_heads a multiple of kv_num_heads, and
+// num_heads + 2 kv_num_heads (the packed QKV's heads) within int64.
+Status gqa_check_heads(const ir::Node& n) {
+  const int64_t N = n.attr_int("num_heads", 0), KV = n.attr_int("kv_num_heads", 0);
+  int64_t packed = 0;
+  if (N <= 0 || KV <= 0 || N % KV)
+    return InvalidModel(n.describe() + ": num_heads (" + std::to_string(N) + ") and kv_num_heads (" +
+                        std::to_string(KV) + ") must be positive, num_heads a multiple of kv_num_heads");
+  if (__builtin_mul_overflow(KV, 2, &packed) || __builtin_add_overflow(packed, N, &packed))
+    return InvalidModel(n.describe() + ": num_heads + 2 kv_num_heads overflows int64 (num_heads " + std::to_string(N) +
+                        ", kv_num_heads " + std::to_string(KV) + ")");
+  return Status::Ok();
+}
+
 Result<Gqa> gqa_inputs(KernelContext& ctx) {
   const ir::Node& n = ctx.node();
   DLRT_ASSIGN_OR_RETURN(const Tensor* q, float_in(ctx, 0, "query", true));
@@ -53,10 +72,8 @@ Result<Gqa> gqa_inputs(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* pv, float_in(ctx, 4, "past_value", false));
   DLRT_ASSIGN_OR_RETURN(const Tensor* seqlens, required_input(ctx, 5));
   DLRT_ASSIGN_OR_RETURN(const Tensor* total_t, required_input(ctx, 6));
+  DLRT_RETURN_IF_ERROR(gqa_check_heads(n));  // (also checked when the kernel was made)
   const int64_t N = n.attr_int("num_heads", 0), KV = n.attr_int("kv_num_heads", 0);
-  if (N <= 0 || KV <= 0 || N % KV)
-    return ctx.invalid("num_heads (" + std::to_string(N) + ") and kv_num_heads (" + std::to_string(KV) +
-                       ") must be positive, num_heads a multiple of kv_num_heads");
   DLRT_ASSIGN_OR_RETURN(const Tensor* ab, float_in(ctx, 10, "attention_bias", false));
   DLRT_ASSIGN_OR_RETURN(const Tensor* sink, float_in(ctx, 11, "head_sink", false));
   const Tensor* pos_ids = ctx.input(9);
@@ -108,6 +125,15 @@ Result<Gqa> gqa_inputs(KernelContext& ctx) {
                        shape_to_string(ab->shape()));
   if (sink && (sink->rank() != 1 || sink->dim(0) != N))
     return ctx.invalid("head_sink must have num_heads values, got " + shape_to_string(sink->shape()));
+  // As ONNX Runtime: the present grows by the new tokens (a dynamic cache,
+  // total = past + S) or is the past buffer itself (a static cache, total <=
+  // past). Either way it is no longer than the inputs make it, so the K/V
+  // and mask buffers cannot be sized by a bare number.
+  if (total < 1 || (total != Pbuf + S && total > Pbuf))
+    return ctx.invalid("total_sequence_length must equal past_sequence_length + kv_sequence_length (" +
+                       std::to_string(Pbuf) + " + " + std::to_string(S) +
+                       ") for a dynamic cache, or be within past_sequence_length for a static cache, got " +
+                       std::to_string(total));
   const bool first = S == total;
   if (!first && S > 1 && B > 1)
     return ctx.invalid("batch size must be 1 when sequence length > 1 and there is past context");
@@ -279,7 +305,11 @@ Status group_query_attention(KernelContext& ctx) {
     DLRT_ASSIGN_OR_RETURN(Tensor * t, ctx.allocate_output_uninitialized(2, DType::kFloat32, {B, KV, Tp, H}));
     vbuf = t->data<float>();
   }
+  // (The mask is the largest buffer of S x total floats; gqa_generic's per-thread
+  // probabilities are one batch entry's share of it.)
+  DLRT_RETURN_IF_ERROR(check_scratch(ctx, {B, S, Tp}, sizeof(float), "the attention mask [B, S, total]"));
   if (!kbuf || !vbuf) {
+    DLRT_RETURN_IF_ERROR(check_scratch(ctx, {2, B, KV, Tp, H}, sizeof(float), "the key/value buffers"));
     float* s = kv_scratch.get<float>(static_cast<size_t>(2 * B * KV * Tp * H), AlignedScratch::Growth::kByHalf);
     if (!kbuf) kbuf = s;
     if (!vbuf) vbuf = s + B * KV * Tp * H;
@@ -319,7 +349,14 @@ Status group_query_attention(KernelContext& ctx) {
 }  // namespace
 
 Status register_group_query_attention(KernelRegistry& r) {
-  return r.add_fn("GroupQueryAttention", group_query_attention, 1, 1000, "com.microsoft");
+  KernelDef d;
+  d.op_type = "GroupQueryAttention";
+  d.domain = "com.microsoft";
+  d.factory = [](const ir::Node& n) -> Result<std::unique_ptr<OpKernel>> {
+    DLRT_RETURN_IF_ERROR(gqa_check_heads(n));
+    return std::unique_ptr<OpKernel>(new FnKernel(group_query_attention));
+  };
+  return r.add(std::move(d));
 }
 
 }  // namespace dlrt::cpu

@@ -27,6 +27,7 @@
 #include "backends/cpu/kernels/gemm_int8.h"
 #include "backends/cpu/ops/ms_attention.h"
 #include "backends/cpu/scratch.h"
+#include "backends/cpu/scratch_check.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -46,19 +47,22 @@ struct NBitsShape {
   int64_t K = 0, N = 0, bits = 0, block = 0, k_blocks = 0, blob = 0;
 };
 
-Result<NBitsShape> nbits_shape(const KernelContext& ctx) {
-  const ir::Node& n = ctx.node();
+// The attributes, checked when the kernel is made as ONNX Runtime checks
+// them: K and N positive, bits 2, 4 or 8, block_size 16, 32, 64, 128 or 256
+// (so that blob = block_size * bits / 8 and k_blocks * block_size cannot
+// wrap into shapes that fit an empty B).
+Result<NBitsShape> nbits_attributes(const ir::Node& n) {
   NBitsShape s;
   s.K = n.attr_int("K", 0);
   s.N = n.attr_int("N", 0);
   s.bits = n.attr_int("bits", 4);
   s.block = n.attr_int("block_size", 0);
-  if (s.K <= 0 || s.N <= 0) return ctx.invalid("attributes K and N must be positive");
+  if (s.K <= 0 || s.N <= 0) return InvalidModel(n.describe() + ": attributes K and N must be positive");
   if (s.bits != 2 && s.bits != 4 && s.bits != 8)
-    return ctx.invalid("bits must be 2, 4 or 8, got " + std::to_string(s.bits));
-  if (s.block < 16 || (s.block & (s.block - 1)) != 0)
-    return ctx.invalid("block_size must be a power of 2 and at least 16, got " + std::to_string(s.block));
-  s.k_blocks = (s.K + s.block - 1) / s.block;
+    return InvalidModel(n.describe() + ": bits must be 2, 4 or 8, got " + std::to_string(s.bits));
+  if (s.block < 16 || s.block > 256 || (s.block & (s.block - 1)) != 0)
+    return InvalidModel(n.describe() + ": block_size must be 16, 32, 64, 128 or 256, got " + std::to_string(s.block));
+  s.k_blocks = s.K / s.block + (s.K % s.block != 0);
   s.blob = s.block * s.bits / 8;
   return s;
 }
@@ -92,7 +96,8 @@ Status check_nbits_inputs(const KernelContext& ctx, const NBitsShape& s, DType t
     }
   }
   if (g_idx) {
-    if (g_idx->dtype() != DType::kInt32 || !(shape_is(*g_idx, {s.K}) || shape_is(*g_idx, {s.k_blocks * s.block})))
+    if (g_idx->dtype() != DType::kInt32 || g_idx->rank() != 1 ||
+        (g_idx->dim(0) != s.K && g_idx->dim(0) != s.k_blocks * s.block))
       return ctx.invalid("g_idx must be int32 [K], got " + std::string(dtype_name(g_idx->dtype())) + " " +
                          shape_to_string(g_idx->shape()));
     if (s.bits != 4) return ctx.unsupported("g_idx needs bits 4 (as in ONNX Runtime)");
@@ -193,7 +198,7 @@ Status matmul_nbits(KernelContext& ctx, const NBitsPrepared* pre) {
   const Tensor* zp = ctx.input(3);
   const Tensor* g_idx = ctx.input(4);
   const Tensor* bias = ctx.input(5);
-  DLRT_ASSIGN_OR_RETURN(NBitsShape s, nbits_shape(ctx));
+  DLRT_ASSIGN_OR_RETURN(NBitsShape s, nbits_attributes(ctx.node()));
   if (!is_half_or_float(a->dtype())) return ctx.unsupported("A of dtype " + std::string(dtype_name(a->dtype())) + ": only float32 and float16");
   if (a->rank() < 1 || a->shape().back() != s.K)
     return ctx.invalid("A's last dimension must be K = " + std::to_string(s.K) + ", got " + shape_to_string(a->shape()));
@@ -211,6 +216,8 @@ Status matmul_nbits(KernelContext& ctx, const NBitsPrepared* pre) {
     deq = pre->deq.empty() ? nullptr : pre->deq.data();
     packed = pre->packed.get();
   } else {
+    // (B's shape matched [N, k_blocks, blob]: N * K is within 4 times its bytes.)
+    DLRT_RETURN_IF_ERROR(check_scratch(ctx, {s.N, s.K}, sizeof(float), "the dequantized B [N, K]"));
     float* d = b_scratch.get<float>(static_cast<size_t>(s.N * s.K), AlignedScratch::Growth::kByHalf);
     dequantize_nbits(s, *b, *scales, zp, g_idx, d, &ctx.pool());
     deq = d;
@@ -256,16 +263,15 @@ std::shared_ptr<const NBitsPrepared> prepare_nbits(const ir::Node& node, const C
   const Tensor* zp = has_zp ? k(3) : nullptr;
   const Tensor* g = has_g ? k(4) : nullptr;
   if (!b || !scales || (has_zp && !zp) || (has_g && !g) || !is_half_or_float(scales->dtype())) return nullptr;
-  NBitsShape s;
-  s.K = node.attr_int("K", 0), s.N = node.attr_int("N", 0), s.bits = node.attr_int("bits", 4);
-  s.block = node.attr_int("block_size", 0);
-  if (s.K <= 0 || s.N <= 0 || (s.bits != 2 && s.bits != 4 && s.bits != 8) || s.block < 16 || (s.block & (s.block - 1)))
-    return nullptr;
-  s.k_blocks = (s.K + s.block - 1) / s.block;
-  s.blob = s.block * s.bits / 8;
+  auto attrs = nbits_attributes(node);
+  if (!attrs.ok()) return nullptr;
+  const NBitsShape s = *attrs;
   // The same checks as at run time, without a context to report through.
   if (b->dtype() != DType::kUInt8 || !shape_is(*b, {s.N, s.k_blocks, s.blob}) || scales->size() != s.N * s.k_blocks)
     return nullptr;
+  // The float copy is a tensor the model implies: over the limit, compute()
+  // reports it (its scratch copy is checked).
+  if (static_cast<uint64_t>(s.N) * static_cast<uint64_t>(s.K) * sizeof(float) > max_tensor_bytes()) return nullptr;
   if (zp && (zp->dtype() == DType::kUInt8 ? zp->size() != s.N * ((s.k_blocks * s.bits + 7) / 8)
                                           : (zp->dtype() != scales->dtype() || zp->size() != s.N * s.k_blocks || s.bits != 4)))
     return nullptr;
@@ -357,6 +363,7 @@ Status qattention(KernelContext& ctx, const QAttentionPrepared* pre) {
     local = PackedInt8B::pack_into(storage, false, D, N, w->raw_data(), N, w->dtype() == DType::kInt8);
     pb = &local;
   }
+  DLRT_RETURN_IF_ERROR(check_scratch(ctx, {B, S, N}, sizeof(float), "Q, K and V [B, S, 3 hidden]"));
   float* qkv = qkv_scratch.get<float>(static_cast<size_t>(B * S * N), AlignedScratch::Growth::kByHalf);
   if (B * S > 0)
     gemm_u8s8(B * S, N, D, x->raw_data(), D, x->dtype() == DType::kInt8, zps, 0, *pb, w_zp ? zps + 1 : nullptr,
@@ -475,10 +482,12 @@ Status register_contrib_quant_transformer_kernels(KernelRegistry& r) {
   KernelDef nb;
   nb.op_type = "MatMulNBits";
   nb.domain = kMs;
-  nb.factory = [](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
+  nb.factory = [](const ir::Node& node) -> Result<std::unique_ptr<OpKernel>> {
+    DLRT_RETURN_IF_ERROR(nbits_attributes(node).status());
     return std::unique_ptr<OpKernel>(new PrepackedKernel<NBitsPrepared>(matmul_nbits, nullptr));
   };
   nb.factory_with_constants = [](const ir::Node& node, const ConstantInputs& k) -> Result<std::unique_ptr<OpKernel>> {
+    DLRT_RETURN_IF_ERROR(nbits_attributes(node).status());
     return std::unique_ptr<OpKernel>(new PrepackedKernel<NBitsPrepared>(matmul_nbits, prepare_nbits(node, k)));
   };
   DLRT_RETURN_IF_ERROR(r.add(std::move(nb)));

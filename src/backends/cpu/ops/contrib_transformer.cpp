@@ -33,6 +33,7 @@
 #include "backends/cpu/ops/matmul_impl.h"
 #include "backends/cpu/ops/ms_attention.h"
 #include "backends/cpu/scratch.h"
+#include "backends/cpu/scratch_check.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -91,14 +92,20 @@ Status skip_layer_norm(KernelContext& ctx) {
   // SkipLayerNormalization: gamma, beta, bias; the simplified one has no beta.
   const Tensor* beta = kRms ? nullptr : ctx.input(3);
   const Tensor* bias = ctx.input(kRms ? 3 : 4);
-  if (x->rank() < 2) return ctx.invalid("input must have rank 2 or 3, got " + shape_to_string(x->shape()));
+  if (x->rank() != 2 && x->rank() != 3)
+    return ctx.invalid("input must have rank 2 or 3, got " + shape_to_string(x->shape()));
   const int64_t h = x->shape().back();
   const int64_t rows = h > 0 ? x->size() / h : 0;
   if (gamma->size() != h || (beta && beta->size() != h) || (bias && bias->size() != h))
     return ctx.invalid("gamma, beta and bias must have hidden_size " + std::to_string(h) + " values");
-  // skip: the input's shape, or its last dims ([1, S, H] or [S, H]) repeated over the batch.
-  if (skip->size() == 0 || x->size() % skip->size() != 0 || skip->shape().back() != h)
-    return ctx.invalid("skip " + shape_to_string(skip->shape()) + " does not match input " + shape_to_string(x->shape()));
+  // skip: the input's shape, or for a [B, S, H] input [1, S, H] or [S, H],
+  // repeated over the batch (ONNX Runtime's shapes).
+  const Shape& xs = x->shape();
+  const Shape& ks = skip->shape();
+  const bool tail = ks.size() >= 2 && ks[ks.size() - 1] == h && ks[ks.size() - 2] == xs[xs.size() - 2];
+  if (ks != xs && !(xs.size() == 3 && tail && (ks.size() == 2 || (ks.size() == 3 && ks[0] == 1))))
+    return ctx.invalid("skip " + shape_to_string(ks) + " does not match input " + shape_to_string(xs) +
+                       " (the input's shape, or [1, S, H] or [S, H] for a [B, S, H] input)");
   const int64_t skip_rows = skip->size() / h;
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, x->shape()));
   float* mean = nullptr;
@@ -283,6 +290,8 @@ Status gelu_erf(KernelContext& ctx) {
 }
 Status bias_gelu(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
+  // (The bias runs along the last dim, which a scalar lacks: ONNX Runtime refuses it.)
+  if (ctx.input(0) && ctx.input(0)->rank() == 0) return ctx.invalid("input must have rank 1 or more, got a scalar");
   return biased_unary(ctx, b, nullptr, [](float* v, int64_t n) { apply_activation(Activation{ActKind::kGelu}, v, n); });
 }
 Status fast_gelu(KernelContext& ctx) {
@@ -313,6 +322,12 @@ Status attention_mask(KernelContext& ctx, const Tensor* mi, int64_t B, int64_t S
     auto v = [&](int64_t e) { return id_at(*mi, e); };
     if (s.size() == 1 && (s[0] == B || s[0] == 2 * B)) {
       // Right padding: keys [end, T) masked; with 2B values, keys [0, start) too.
+      // A negative end is refused as ONNX Runtime does (ends past T, and
+      // starts out of range, are clamped as there).
+      for (int64_t b = 0; b < B; ++b)
+        if (v(b) < 0)
+          return ctx.invalid("mask_index[" + std::to_string(b) + "] = " + std::to_string(v(b)) +
+                             ": the end positions must not be negative");
       for (int64_t b = 0; b < B; ++b) {
         const int64_t end = std::clamp<int64_t>(v(b), 0, T);
         const int64_t start = s[0] == 2 * B ? std::clamp<int64_t>(v(B + b), 0, T) : 0;
@@ -367,14 +382,16 @@ Status ms_attention(KernelContext& ctx, const PackedOperand* pre) {
   const auto given = n.ints_of("qkv_hidden_sizes");
   if (!given.empty() && given.size() != 3) return ctx.invalid("qkv_hidden_sizes must have 3 values");
   if (given.size() == 3) std::copy(given.begin(), given.end(), sizes);
-  if (sizes[0] + sizes[1] + sizes[2] != N || sizes[0] != sizes[1] || sizes[0] <= 0 || sizes[2] <= 0 || sizes[0] % H ||
-      sizes[2] % H)
+  // (Each size is compared with N before the sum, which could wrap to N.)
+  if (sizes[0] <= 0 || sizes[2] <= 0 || sizes[0] > N || sizes[1] > N || sizes[2] > N ||
+      sizes[0] + sizes[1] + sizes[2] != N || sizes[0] != sizes[1] || sizes[0] % H || sizes[2] % H)
     return ctx.invalid("weights' " + std::to_string(N) + " columns do not split into Q, K, V of num_heads " +
                        std::to_string(H) + " (qkv_hidden_sizes)");
   if (bias && (bias->dtype() != DType::kFloat32 || bias->size() != N)) return ctx.invalid("bias must have " + std::to_string(N) + " values");
   // QKV = input · weights + bias, [B * S, N]; the packed weights when they
   // are the ones this run got.
   thread_local AlignedScratch qkv_scratch;
+  DLRT_RETURN_IF_ERROR(check_scratch(ctx, {B, S, N}, sizeof(float), "Q, K and V [B, S, q + k + v hidden]"));
   float* qkv = qkv_scratch.get<float>(static_cast<size_t>(B * S * N), AlignedScratch::Growth::kByHalf);
   const bool packed = pre && pre->packed && pre->source.data<float>() == w->data<float>();
   const SgemmOperand oa{x->data<float>(), in_h, false, nullptr, nullptr};
@@ -429,6 +446,7 @@ Status ms_attention_from_qkv(KernelContext& ctx, const float* qkv, int64_t B, in
       DLRT_ASSIGN_OR_RETURN(Tensor * pres, ctx.allocate_output_uninitialized(1, DType::kFloat32, {2, B, H, T, D}));
       kv = pres->data<float>();
     } else {
+      DLRT_RETURN_IF_ERROR(check_scratch(ctx, {2, B, H, T, D}, sizeof(float), "the keys and values [2, B, N, T, H]"));
       kv = kv_scratch.get<float>(static_cast<size_t>(2 * B * H * T * D), AlignedScratch::Growth::kByHalf);
     }
     for (int64_t w = 0; w < 2; ++w)
@@ -454,6 +472,7 @@ Status ms_attention_from_qkv(KernelContext& ctx, const float* qkv, int64_t B, in
                        shape_to_string(ab->shape()));
   if (mi || causal || ab) {
     const int64_t heads = ab ? H : 1;
+    DLRT_RETURN_IF_ERROR(check_scratch(ctx, {B, heads, S, T}, sizeof(float), "the attention mask"));
     float* m = mask_scratch.get<float>(static_cast<size_t>(B * heads * S * T), AlignedScratch::Growth::kByHalf);
     // The mask of mask_index first ([B, S, T] at the front), then spread
     // over the heads with the bias added.

@@ -184,7 +184,9 @@ class FeatureVectorizerKernel final : public OpKernel {
     k->dims_ = n.attr_ints("inputdimensions");
     for (int64_t d : k->dims_) {
       if (d < 0) return InvalidModel(n.describe() + ": a negative inputdimensions value");
-      k->total_ += d;
+      // The sum is the output's row width and each input's offset in it: it must not wrap.
+      if (__builtin_add_overflow(k->total_, d, &k->total_))
+        return InvalidModel(n.describe() + ": the inputdimensions values sum past 2^63");
     }
     if (k->dims_.size() != n.inputs.size())
       return InvalidModel(n.describe() + ": " + std::to_string(n.inputs.size()) + " inputs and " +

@@ -32,6 +32,7 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/ops/ml_util.h"
 #include "backends/cpu/scratch.h"
+#include "backends/cpu/scratch_check.h"
 #include "core/tensor_values.h"
 
 namespace dlrt::cpu {
@@ -178,8 +179,14 @@ class SvmClassifierKernel final : public OpKernel {
     if (k->prob_a_.size() != k->prob_b_.size()) return InvalidModel(d + "prob_a and prob_b differ in length");
     const int64_t pairs = classes * (classes - 1) / 2;
     k->pairs_ = pairs;
+    // The counts sum to the number of support vectors, which are all in
+    // support_vectors: a sum past that (a wrapping one included) is refused.
+    const int64_t stored = static_cast<int64_t>(c.support.size());
     for (int64_t v : k->per_class_) {
       if (v < 0) return InvalidModel(d + "a negative vectors_per_class");
+      if (v > stored - c.vectors)
+        return InvalidModel(d + "vectors_per_class sums past the " + std::to_string(stored) +
+                            " support_vectors values");
       k->start_.push_back(c.vectors);
       c.vectors += v;
     }
@@ -231,6 +238,10 @@ class SvmClassifierKernel final : public OpKernel {
       return Status::Ok();
     }
     const int64_t nv = common_.vectors;
+    // (k and nv are bounded by the attributes' lengths, so k * k and the
+    // sum below do not overflow.)
+    DLRT_RETURN_IF_ERROR(check_scratch(ctx, {rows, nv}, sizeof(float), "the kernel values [rows, support vectors]"));
+    DLRT_RETURN_IF_ERROR(check_scratch(ctx, {k + pairs_ + 2 * k * k + k}, sizeof(float), "the per-class work space"));
     float* kv = kernel_scratch.get<float>(static_cast<size_t>(rows * nv), AlignedScratch::Growth::kByHalf);
     common_.kernel_values(xf, rows, common_.support.data(), nv, 0.0f, kv, &ctx.pool());
     // Work space: votes (k), decision values (pairs), and for probabilities r (k*k), q (k*k), qp (k).
@@ -334,6 +345,7 @@ class SvmRegressorKernel final : public OpKernel {
     float* yd = y->data<float>();
     const int64_t nv = common_.vectors;
     if (nv > 0) {
+      DLRT_RETURN_IF_ERROR(check_scratch(ctx, {rows, nv}, sizeof(float), "the kernel values [rows, support vectors]"));
       float* kv = kernel_scratch.get<float>(static_cast<size_t>(rows * nv), AlignedScratch::Growth::kByHalf);
       common_.kernel_values(xf, rows, common_.support.data(), nv, 0.0f, kv, &ctx.pool());
       std::fill(yd, yd + rows, rho_[0]);

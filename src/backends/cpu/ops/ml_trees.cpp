@@ -61,6 +61,37 @@ std::vector<double> tensor_attr(const ir::Node& n, const std::string& name) {
   return out;
 }
 
+// Refuses a tree that loops (a node reachable from itself through the branches
+// from a root), as ONNX Runtime does when it loads the model; walking it would
+// never reach a leaf. Depth-first without recursion: trees may be thousands deep.
+Status check_no_cycle(const std::vector<TreeNode>& nodes, const std::vector<int32_t>& roots, const std::string& what) {
+  enum : uint8_t { kNew, kOnPath, kDone };
+  std::vector<uint8_t> state(nodes.size(), kNew);
+  std::vector<std::pair<int32_t, int>> path;  // a node and how many of its branches were followed
+  for (int32_t root : roots) {
+    if (state[root] != kNew) continue;
+    state[root] = kOnPath;
+    path.emplace_back(root, 0);
+    while (!path.empty()) {
+      auto& [at, followed] = path.back();
+      const TreeNode& t = nodes[at];
+      if (t.mode == Mode::kLeaf || followed == 2) {
+        state[at] = kDone;
+        path.pop_back();
+        continue;
+      }
+      const int32_t child = followed++ == 0 ? t.yes : t.no;
+      if (state[child] == kOnPath)
+        return InvalidModel(what + "a tree has a cycle (through node index " + std::to_string(child) + ")");
+      if (state[child] == kNew) {
+        state[child] = kOnPath;
+        path.emplace_back(child, 0);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 class TreeEnsembleKernel final : public OpKernel {
  public:
   // TreeEnsembleRegressor / TreeEnsembleClassifier, opsets 1-3.
@@ -114,6 +145,7 @@ class TreeEnsembleKernel final : public OpKernel {
       if (!is_child[i] && !roots.emplace(tree_ids[i], static_cast<int32_t>(i)).second)
         return InvalidModel(n.describe() + ": tree " + std::to_string(tree_ids[i]) + " has more than one root");
     for (const auto& [tree, root] : roots) k->roots_.push_back(root);
+    DLRT_RETURN_IF_ERROR(check_no_cycle(k->nodes_, k->roots_, n.describe() + ": "));
     // Leaf weights, grouped per leaf.
     const std::string p = classifier ? "class_" : "target_";
     const auto w_tree = n.attr_ints(p + "treeids"), w_node = n.attr_ints(p + "nodeids"), w_id = n.attr_ints(p + "ids");
@@ -241,6 +273,7 @@ class TreeEnsembleKernel final : public OpKernel {
       if (yes_leaf[r] && no_leaf[r] && yes[r] == no[r]) k->roots_.push_back(k->nodes_[r].yes);
       else k->roots_.push_back(static_cast<int32_t>(r));
     }
+    DLRT_RETURN_IF_ERROR(check_no_cycle(k->nodes_, k->roots_, d));
     static constexpr Aggregate kAgg[] = {Aggregate::kAverage, Aggregate::kSum, Aggregate::kMin, Aggregate::kMax};
     const int64_t agg = n.attr_int("aggregate_function", 1);
     if (agg < 0 || agg > 3) return InvalidModel(d + "aggregate_function must be 0..3");

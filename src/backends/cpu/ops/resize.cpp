@@ -1,4 +1,4 @@
-// Resize (opsets 10..19), Upsample (7..9) and GridSample (16+).
+// Resize (opsets 10 and later; its last definition is 19), Upsample (7..9) and GridSample (16+).
 //
 // Resize is separable: for every resized axis we precompute, per output coordinate, the input indices and weights it
 // reads (nearest: one tap; linear: 2; cubic: 4; antialiased: a footprint stretched by 1/scale), then apply the axes
@@ -690,7 +690,8 @@ Status grid_sample_kernel(KernelContext& ctx) {
 }  // namespace
 
 Status register_resize_kernels(KernelRegistry& r) {
-  DLRT_RETURN_IF_ERROR(r.add({"Resize", "", 10, 21, ResizeKernel::create}));
+  // Resize's latest definition is opset 19's: every later opset the importer takes keeps it.
+  DLRT_RETURN_IF_ERROR(r.add({"Resize", "", 10, 1000, ResizeKernel::create}));
   DLRT_RETURN_IF_ERROR(r.add({"Upsample", "", 7, 9, UpsampleKernel::create}));
   DLRT_RETURN_IF_ERROR(r.add_fn("GridSample", grid_sample_kernel, 16));
   return Status::Ok();
