@@ -22,6 +22,7 @@ Result<std::vector<std::pair<std::string, SafeTensor>>> read_safetensors(const s
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<uint8_t>(bytes[static_cast<size_t>(i)]);
   if (n > bytes.size() - 8) return InvalidModel(what + ": header size " + std::to_string(n) + " is past the end of the file");
+  DLRT_RETURN_IF_ERROR(jsonu::check_json_depth(std::string_view(bytes).substr(8, static_cast<size_t>(n)), what));
   json header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n), nullptr, false);
   if (header.is_discarded() || !header.is_object()) return InvalidModel(what + ": the header is not a JSON object");
   const size_t data_start = 8 + static_cast<size_t>(n), data_size = bytes.size() - data_start;
@@ -86,6 +87,7 @@ Result<DenseLayer> DenseLayer::load(const fs::path& dir) {
   const fs::path config_path = dir / "config.json";
   auto config_text = read_folder_file(config_path.string());
   if (!config_text.ok()) return config_text.status().with_context("Dense module");
+  DLRT_RETURN_IF_ERROR(jsonu::check_json_depth(*config_text, config_path.string()));
   json config = json::parse(*config_text, nullptr, false);
   if (config.is_discarded() || !config.is_object()) return InvalidModel(config_path.string() + ": not a JSON object");
   const int64_t in = jsonu::get_int(config, "in_features", 0), out = jsonu::get_int(config, "out_features", 0);

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -223,7 +223,11 @@ void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_
     }
     NormText seg = whole.slice(rs.b, rs.e);
     if (rs.b == rs.e) seg.orig_start = rs.b < whole.align.size() ? whole.align[rs.b].start : static_cast<uint32_t>(text.size());
-    if (p.normalizer) p.normalizer->normalize(seg);
+    if (p.normalizer) {
+      p.normalizer->normalize(seg);
+      if (!tok::normalized_fits(seg, seg.chars.size())) return;
+      tok::charge_normalized(seg.chars.size());
+    }
     if (p.normalized.empty()) {
       if (!seg.chars.empty()) pieces.push_back(std::move(seg));
       continue;
@@ -325,6 +329,12 @@ std::string to_utf8(std::u32string_view s) {
 namespace {
 
 Result<std::string> read_file(const std::string& path) { return read_folder_file(path); }
+
+// Whether the folder has an entry `path` (after symbolic links), whatever its type.
+bool present(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec);
+}
 
 // The vocabulary by id with the added tokens in, and token -> id (added tokens win).
 void index_vocabulary(Tokenizer::Pipeline& p) {
@@ -452,6 +462,7 @@ Result<Tokenizer> Tokenizer::from_json_file(const std::string& path) {
 }
 
 Result<Tokenizer> Tokenizer::from_json_string(const std::string& text) {
+  DLRT_RETURN_IF_ERROR(jsonu::check_json_depth(text, ""));
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return InvalidModel("not valid JSON");
   auto p = std::make_shared<Pipeline>();
@@ -538,20 +549,18 @@ Result<Tokenizer> Tokenizer::from_json_string(const std::string& text) {
 Result<Tokenizer> Tokenizer::from_folder(const std::string& dir) {
   std::string config_path = dir + "/tokenizer_config.json";
   json config = json::object();
-  {
-    std::ifstream probe(config_path);
-    if (probe) {
-      DLRT_ASSIGN_OR_RETURN(std::string text, read_file(config_path));
-      config = json::parse(text, nullptr, false);
-      if (config.is_discarded() || !config.is_object()) return InvalidModel(config_path + ": not a valid JSON object");
-    }
+  // Presence is a stat (never an open, which would wait on a FIFO); the read
+  // refuses anything but a regular file.
+  if (present(config_path)) {
+    DLRT_ASSIGN_OR_RETURN(std::string text, read_file(config_path));
+    DLRT_RETURN_IF_ERROR(jsonu::check_json_depth(text, config_path));
+    config = json::parse(text, nullptr, false);
+    if (config.is_discarded() || !config.is_object()) return InvalidModel(config_path + ": not a valid JSON object");
   }
   Result<Tokenizer> r = Status(StatusCode::kNotFound, "");
-  std::ifstream has_json(dir + "/tokenizer.json");
-  std::ifstream has_vocab(dir + "/vocab.txt");
-  if (has_json) {
+  if (present(dir + "/tokenizer.json")) {
     r = from_json_file(dir + "/tokenizer.json");
-  } else if (has_vocab) {
+  } else if (present(dir + "/vocab.txt")) {
     NormalizerConfig n;
     n.lowercase = jsonu::get_bool(config, "do_lower_case", true);
     n.handle_chinese_chars = jsonu::get_bool(config, "tokenize_chinese_chars", true);
@@ -602,8 +611,17 @@ Result<Tokenizer> Tokenizer::from_folder(const std::string& dir) {
 
 // ---------------------------------------------------------------- encoding
 
+namespace {
+// The normalised text an encode of `bytes` input bytes may produce (tokenizer_limits.h).
+size_t normalized_budget(size_t bytes) {
+  return bytes > (SIZE_MAX - kNormalizedSlack) / kMaxNormalizedGrowth ? SIZE_MAX
+                                                                         : kMaxNormalizedGrowth * bytes + kNormalizedSlack;
+}
+}  // namespace
+
 Encoding Tokenizer::encode_impl(std::string_view a, const std::string_view* b, size_t max_length, Offsets* offsets) const {
   const Pipeline& p = *p_;
+  const tok::NormalizedBudget budget(normalized_budget(a.size() + (b ? b->size() : 0)));
   std::vector<tok::Encoded> encs(b ? 2 : 1);
   encode_sequence(p, a, 0, encs[0]);
   if (b) encode_sequence(p, *b, 1, encs[1]);
@@ -640,6 +658,7 @@ Encoding Tokenizer::encode_pair(std::string_view first, std::string_view second,
 
 std::vector<std::string> Tokenizer::tokenize(std::string_view text) const {
   tok::Encoded e;
+  const tok::NormalizedBudget budget(normalized_budget(text.size()));
   encode_sequence(*p_, text, 0, e);
   std::vector<std::string> out;
   out.reserve(e.size());

@@ -197,7 +197,8 @@ std::unique_ptr<Decoder> make_wordpiece_decoder(const std::string& prefix, bool 
   return std::make_unique<WordPieceDecoder>(prefix, cleanup_spaces);
 }
 
-Result<std::unique_ptr<Decoder>> make_decoder(const json& j) {
+Result<std::unique_ptr<Decoder>> make_decoder(const json& j, size_t depth) {
+  DLRT_RETURN_IF_ERROR(check_component_depth("decoder", depth));
   const std::string type = jsonu::get_string(j, "type", "");
   if (type == "WordPiece")
     return make_wordpiece_decoder(jsonu::get_string(j, "prefix", "##"), jsonu::get_bool(j, "cleanup", true));
@@ -229,7 +230,7 @@ Result<std::unique_ptr<Decoder>> make_decoder(const json& j) {
     if (!list || !list->is_array()) return InvalidModel("decoder Sequence has no \"decoders\" list");
     std::vector<std::unique_ptr<Decoder>> parts;
     for (const json& d : *list) {
-      DLRT_ASSIGN_OR_RETURN(auto part, make_decoder(d));
+      DLRT_ASSIGN_OR_RETURN(auto part, make_decoder(d, depth + 1));
       parts.push_back(std::move(part));
     }
     return std::unique_ptr<Decoder>(new SequenceDecoder(std::move(parts)));

@@ -2,6 +2,7 @@
 // text, as Hugging Face's tokenizers does it (see tokenizer_decode.cpp).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,7 +22,8 @@ class Decoder {
 
 // WordPiece, Metaspace, ByteLevel, BPEDecoder, ByteFallback, Fuse, Strip,
 // Replace (string patterns) and Sequence; kUnsupported for others.
-Result<std::unique_ptr<Decoder>> make_decoder(const nlohmann::json& j);
+// `depth`: the Sequences around it (tokenizer_parts.h, check_component_depth).
+Result<std::unique_ptr<Decoder>> make_decoder(const nlohmann::json& j, size_t depth = 0);
 // BertTokenizerFast's decoder (vocab.txt folders).
 std::unique_ptr<Decoder> make_wordpiece_decoder(const std::string& prefix, bool cleanup_spaces);
 

@@ -45,6 +45,37 @@ void apply_changes(NormText& t, const std::vector<Change>& changes, size_t initi
   t.align.swap(align);
 }
 
+// ---------------------------------------------------------------- the budget
+
+namespace {
+thread_local size_t t_normalized_left = SIZE_MAX;
+thread_local bool t_normalized_overflow = false;
+}  // namespace
+
+NormalizedBudget::NormalizedBudget(size_t code_points) {
+  t_normalized_left = code_points;
+  t_normalized_overflow = false;
+}
+NormalizedBudget::~NormalizedBudget() { t_normalized_left = SIZE_MAX; }
+
+bool normalized_fits(NormText& t, size_t code_points) {
+  if (code_points <= t_normalized_left) return true;
+  t_normalized_overflow = true;
+  t.chars.clear();
+  t.align.clear();
+  return false;
+}
+
+void charge_normalized(size_t code_points) {
+  if (t_normalized_left != SIZE_MAX) t_normalized_left -= std::min(code_points, t_normalized_left);
+}
+
+bool take_normalized_overflow() {
+  const bool was = t_normalized_overflow;
+  t_normalized_overflow = false;
+  return was;
+}
+
 namespace {
 
 bool is_bert_chinese(uint32_t cp) {
@@ -206,6 +237,10 @@ class ReplaceNormalizer final : public Normalizer {
         matches.push_back({pos, pos + literal_.size()});
     }
     if (matches.empty()) return;
+    size_t removed = 0;
+    for (const auto& [b, e] : matches) removed += e - b;
+    // At most one match per code point and content_ is from the file: no overflow.
+    if (!normalized_fits(t, t.chars.size() - removed + matches.size() * content_.size())) return;
     NormText out;
     out.orig_start = t.orig_start;
     size_t last = 0;
@@ -305,7 +340,7 @@ class PrependNormalizer final : public Normalizer {
  public:
   explicit PrependNormalizer(std::u32string s) : s_(std::move(s)) {}
   void normalize(NormText& t) const override {
-    if (t.chars.empty()) return;
+    if (t.chars.empty() || !normalized_fits(t, t.chars.size() + s_.size())) return;
     t.chars.insert(0, s_);
     t.align.insert(t.align.begin(), s_.size(), t.align[0]);
   }
@@ -318,7 +353,12 @@ class SequenceNormalizer final : public Normalizer {
  public:
   explicit SequenceNormalizer(std::vector<std::unique_ptr<Normalizer>> parts) : parts_(std::move(parts)) {}
   void normalize(NormText& t) const override {
-    for (const auto& p : parts_) p->normalize(t);
+    // Each part may grow the text by a bounded factor at most (Replace and
+    // Precompiled check themselves as they grow it); checked after each.
+    for (const auto& p : parts_) {
+      p->normalize(t);
+      if (!normalized_fits(t, t.chars.size())) return;
+    }
   }
 
  private:
@@ -331,7 +371,8 @@ std::unique_ptr<Normalizer> make_bert_normalizer(const BertNormalizerOptions& op
   return std::make_unique<BertNormalizer>(options);
 }
 
-Result<std::unique_ptr<Normalizer>> make_normalizer(const json& j) {
+Result<std::unique_ptr<Normalizer>> make_normalizer(const json& j, size_t depth) {
+  DLRT_RETURN_IF_ERROR(check_component_depth("normalizer", depth));
   std::string type = jsonu::get_string(j, "type", "");
   if (type == "BertNormalizer") {
     BertNormalizerOptions o;
@@ -376,7 +417,7 @@ Result<std::unique_ptr<Normalizer>> make_normalizer(const json& j) {
     if (!list || !list->is_array()) return InvalidModel("normalizer Sequence has no \"normalizers\" list");
     std::vector<std::unique_ptr<Normalizer>> parts;
     for (const json& n : *list) {
-      DLRT_ASSIGN_OR_RETURN(auto p, make_normalizer(n));
+      DLRT_ASSIGN_OR_RETURN(auto p, make_normalizer(n, depth + 1));
       parts.push_back(std::move(p));
     }
     return std::unique_ptr<Normalizer>(new SequenceNormalizer(std::move(parts)));

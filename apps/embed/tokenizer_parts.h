@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlrt/status.h"
+#include "embed/tokenizer_limits.h"
 
 namespace dlrt::embed::tok {
 
@@ -45,6 +46,15 @@ inline Status check_dense_id(const std::string& what, int64_t id, size_t tokens)
   if (id <= most) return Status::Ok();
   return InvalidModel(what + " has id " + std::to_string(id) + " for " + std::to_string(tokens) + " tokens (at most " +
                       std::to_string(most) + "): ids must be dense");
+}
+
+// kInvalidModel when a `component` ("normalizer", "decoder", ...) sits inside
+// more than kMaxComponentDepth Sequences (`depth`: the Sequences around it).
+// The make_* functions take the depth of the object they build.
+inline Status check_component_depth(const char* component, size_t depth) {
+  if (depth <= kMaxComponentDepth) return Status::Ok();
+  return InvalidModel(std::string(component) + " Sequences are nested more than " + std::to_string(kMaxComponentDepth) +
+                      " deep");
 }
 
 // The byte range of the input a normalised code point came from.
@@ -77,13 +87,33 @@ struct Change {
 // Rebuilds `t` from `changes` (after skipping `initial_offset` input code points).
 void apply_changes(NormText& t, const std::vector<Change>& changes, size_t initial_offset = 0);
 
+// The bound on the normalised text of one encode (kMaxNormalizedGrowth):
+// Tokenizer::encode_impl gives this thread a budget of code points
+// (NormalizedBudget); a normalizer about to make a piece longer than what is
+// left empties the piece instead and flags the thread, which encode_checked
+// reports (take_normalized_overflow). Outside an encode there is no bound.
+class NormalizedBudget {
+ public:
+  explicit NormalizedBudget(size_t code_points);
+  ~NormalizedBudget();
+  NormalizedBudget(const NormalizedBudget&) = delete;
+  NormalizedBudget& operator=(const NormalizedBudget&) = delete;
+};
+// Whether `t` may be `code_points` long; when not, empties `t` and flags the thread.
+bool normalized_fits(NormText& t, size_t code_points);
+// Takes a normalised piece's length off this thread's budget.
+void charge_normalized(size_t code_points);
+// Whether a normalizer on this thread went past its budget since the last
+// call; clears the flag.
+bool take_normalized_overflow();
+
 class Normalizer {
  public:
   virtual ~Normalizer() = default;
   virtual void normalize(NormText& t) const = 0;
 };
 // From tokenizer.json's "normalizer" (not null).
-Result<std::unique_ptr<Normalizer>> make_normalizer(const json& j);
+Result<std::unique_ptr<Normalizer>> make_normalizer(const json& j, size_t depth = 0);
 Result<std::unique_ptr<Normalizer>> make_precompiled_normalizer(const std::string& base64);
 
 // BertNormalizer's options (also what a vocab.txt folder's tokenizer_config.json sets).
@@ -101,7 +131,7 @@ class PreTokenizer {
   virtual void pre_tokenize(std::vector<NormText>& pieces) const = 0;
 };
 // From tokenizer.json's "pre_tokenizer" (not null).
-Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const json& j);
+Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const json& j, size_t depth = 0);
 std::unique_ptr<PreTokenizer> make_bert_pre_tokenizer();
 
 // A token of a model: its id and the code points [begin, end) of the piece it covers.
@@ -165,7 +195,8 @@ class PostProcessor {
 };
 // From tokenizer.json's "post_processor" (not null); `vocab` resolves token names.
 Result<std::unique_ptr<PostProcessor>> make_post_processor(const json& j,
-                                                           const std::unordered_map<std::string, int64_t>& vocab);
+                                                           const std::unordered_map<std::string, int64_t>& vocab,
+                                                           size_t depth = 0);
 // [CLS] $A [SEP] / [CLS] $A [SEP] $B:1 [SEP]:1 (vocab.txt folders).
 std::unique_ptr<PostProcessor> make_bert_processing(int64_t cls_id, int64_t sep_id);
 // Concatenates a pair into one encoding (what Hugging Face does without a post-processor).

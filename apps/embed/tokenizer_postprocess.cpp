@@ -237,8 +237,10 @@ std::unique_ptr<PostProcessor> make_bert_processing(int64_t cls_id, int64_t sep_
 }
 
 Result<std::unique_ptr<PostProcessor>> make_post_processor(const json& j,
-                                                           const std::unordered_map<std::string, int64_t>& vocab) {
+                                                           const std::unordered_map<std::string, int64_t>& vocab,
+                                                           size_t depth) {
   (void)vocab;
+  DLRT_RETURN_IF_ERROR(check_component_depth("post_processor", depth));
   std::string type = jsonu::get_string(j, "type", "");
   if (type == "TemplateProcessing") {
     const json* specials = jsonu::member(j, "special_tokens");
@@ -272,7 +274,7 @@ Result<std::unique_ptr<PostProcessor>> make_post_processor(const json& j,
     if (!list || !list->is_array()) return InvalidModel("post_processor Sequence has no \"processors\" list");
     std::vector<std::unique_ptr<PostProcessor>> parts;
     for (const json& p : *list) {
-      DLRT_ASSIGN_OR_RETURN(auto part, make_post_processor(p, vocab));
+      DLRT_ASSIGN_OR_RETURN(auto part, make_post_processor(p, vocab, depth + 1));
       parts.push_back(std::move(part));
     }
     return std::unique_ptr<PostProcessor>(new SequenceProcessor(std::move(parts)));

@@ -105,6 +105,8 @@ class PrecompiledNormalizer final : public Normalizer {
         }
       }
       i = j;
+      // A replacement may be long (it is the file's): bounded as it grows.
+      if (!normalized_fits(t, changes.size())) return;
     }
     if (modified) apply_changes(t, changes);
   }

@@ -365,7 +365,8 @@ bool is_white_space_fn(uint32_t c) { return unicode::is_white_space(c); }
 
 std::unique_ptr<PreTokenizer> make_bert_pre_tokenizer() { return std::make_unique<BertPre>(); }
 
-Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const json& j) {
+Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const json& j, size_t depth) {
+  DLRT_RETURN_IF_ERROR(check_component_depth("pre_tokenizer", depth));
   std::string type = jsonu::get_string(j, "type", "");
   if (type == "BertPreTokenizer") return make_bert_pre_tokenizer();
   if (type == "Whitespace") return std::unique_ptr<PreTokenizer>(new WhitespacePre());
@@ -419,7 +420,7 @@ Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const json& j) {
     if (!list || !list->is_array()) return InvalidModel("pre_tokenizer Sequence has no \"pretokenizers\" list");
     std::vector<std::unique_ptr<PreTokenizer>> parts;
     for (const json& p : *list) {
-      DLRT_ASSIGN_OR_RETURN(auto part, make_pre_tokenizer(p));
+      DLRT_ASSIGN_OR_RETURN(auto part, make_pre_tokenizer(p, depth + 1));
       parts.push_back(std::move(part));
     }
     return std::unique_ptr<PreTokenizer>(new SequencePre(std::move(parts)));

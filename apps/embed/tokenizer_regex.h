@@ -3,7 +3,9 @@
 // matcher over code points with Perl's leftmost-first semantics that remembers
 // the states it has explored, so find_all takes at most (program size x text
 // length) steps whatever the pattern ((a|a)*b on a run of a's is linear, not
-// exponential). Programs are capped at 20000 instructions.
+// exponential), and at most kRegexMemoBytesPerChar bytes of memory per code
+// point plus kRegexMemoBaseBytes. Programs are capped at kMaxRegexProgram
+// instructions (tokenizer_limits.h has the bounds).
 //
 // Supported: literals and escapes (\t \n \r \f \v \e \0, \xHH, \x{H..}, \uHHHH,
 // escaped punctuation), `.`, classes [...] with ranges and negation, \s \S \d
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "dlrt/status.h"
+#include "embed/tokenizer_limits.h"
 
 namespace dlrt::embed::tok {
 
@@ -34,10 +37,11 @@ class Regex {
   static Result<Regex> compile(std::string_view pattern);
   // The non-overlapping leftmost-first matches in `text`, as [begin, end)
   // code-point indices (an empty match moves the search on by one). At most
-  // kStepsPerChar steps per code point plus kBaseSteps: past that the search
-  // stops with the matches so far and flags the thread (take_budget_exceeded).
-  static constexpr size_t kStepsPerChar = 64;
-  static constexpr size_t kBaseSteps = size_t{1} << 22;
+  // kStepsPerChar steps per code point plus kBaseSteps, and the memory above:
+  // past either the search stops with the matches so far and flags the
+  // thread (take_budget_exceeded).
+  static constexpr size_t kStepsPerChar = kRegexStepsPerChar;
+  static constexpr size_t kBaseSteps = kRegexBaseSteps;
   void find_all(std::u32string_view text, std::vector<std::pair<size_t, size_t>>& out) const;
   const std::string& pattern() const { return pattern_; }
 
@@ -48,7 +52,7 @@ class Regex {
   std::shared_ptr<const Program> program_;
 };
 
-// Whether a find_all on this thread stopped at its step budget since the
+// Whether a find_all on this thread stopped at its step or memory budget since the
 // last call; clears the flag. Tokenizer::encode_checked turns it into an error.
 bool take_budget_exceeded();
 

@@ -72,6 +72,12 @@ nb::object tensor_to_numpy(Tensor tensor);
 // A tuple of dims with None for a dynamic (negative) dim.
 nb::tuple shape_to_python(const std::vector<int64_t>& shape);
 
+// The UTF-8 of the str `s`. A str that has none (one holding a lone
+// surrogate such as "\ud800", which Python allows and UTF-8 cannot encode)
+// raises dlrt.InvalidArgument naming `what` and the position (Hugging Face's
+// fast tokenizers, on Rust strings, cannot take such a str either) (errors.cpp).
+std::string utf8_of(nb::handle s, const std::string& what);
+
 // str(x) of a Python object.
 inline std::string str_of(nb::handle x) { return nb::str(x).c_str(); }
 // repr(x) of a Python object / of a str made from `s`.

@@ -75,11 +75,11 @@ void init_cross_encoder(PyCrossEncoder* self, nb::handle folder, std::optional<s
 }
 
 embed::ClassifierInput input_of(nb::handle item) {
-  if (PyUnicode_Check(item.ptr())) return {nb::cast<std::string>(item), {}, false};
+  if (PyUnicode_Check(item.ptr())) return {utf8_of(item, "a text"), {}, false};
   std::vector<std::string> parts;
   for (nb::handle s : nb::iter(item)) {
     if (!PyUnicode_Check(s.ptr())) throw nb::type_error("a pair must hold two str");
-    parts.push_back(nb::cast<std::string>(s));
+    parts.push_back(utf8_of(s, "a text of a pair"));
   }
   if (parts.size() == 1) return {parts[0], {}, false};
   if (parts.size() != 2) throw nb::value_error(("a pair must hold two texts, got " + std::to_string(parts.size())).c_str());

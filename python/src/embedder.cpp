@@ -108,7 +108,7 @@ nb::object encode_texts(PyEmbedder& self, nb::handle sentences, int64_t batch_si
                             str_of(s.type().attr("__name__")))
                                .c_str());
     }
-    texts.push_back(nb::cast<std::string>(s));
+    texts.push_back(utf8_of(s, "sentences[" + std::to_string(texts.size()) + "]"));
   }
   const size_t dim = e.dimension();
   auto buffer = std::make_unique<std::vector<float>>(texts.size() * dim);

@@ -1,6 +1,7 @@
 // dlrt.StatusCode and the exception classes: one per StatusCode, all under
 // dlrt.Error (a RuntimeError), each carrying dlrt's message and a `.code`.
 #include <array>
+#include <cstdio>
 #include <utility>
 
 #include "bindings.h"
@@ -41,6 +42,29 @@ PyObject* class_for(StatusCode code) {
   if (PyObject_SetAttrString(exc.ptr(), "code", code.ptr()) != 0) throw nb::python_error();
   PyErr_SetObject(cls, exc.ptr());
   throw nb::python_error();
+}
+
+std::string utf8_of(nb::handle s, const std::string& what) {
+  Py_ssize_t size = 0;
+  if (const char* data = PyUnicode_AsUTF8AndSize(s.ptr(), &size)) return std::string(data, static_cast<size_t>(size));
+  PyErr_Clear();
+  const Py_ssize_t n = PyUnicode_GetLength(s.ptr());
+  Py_ssize_t at = 0;
+  Py_UCS4 c = 0;
+  for (; at < n; ++at) {
+    c = PyUnicode_ReadChar(s.ptr(), at);
+    if (c >= 0xD800 && c <= 0xDFFF) break;
+  }
+  if (at == n) {  // not a surrogate: whatever else Python could not encode
+    PyErr_Clear();
+    raise_status(InvalidArgument(what + " cannot be encoded as UTF-8"));
+  }
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "%04X", static_cast<unsigned>(c));
+  raise_status(InvalidArgument(what + " is not valid Unicode: a lone surrogate U+" + hex + " at character " +
+                               std::to_string(at) +
+                               " has no UTF-8 form (replace it first, e.g. "
+                               "text.encode(\"utf-16\", \"surrogatepass\").decode(\"utf-16\", \"replace\"))"));
 }
 
 void bind_errors(nb::module_& m) {

@@ -4,11 +4,26 @@
 // shared bert-uncased vocab (skipped with a reason when ../shared is absent).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <functional>
+#include <future>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "embed/file_util.h"
+#include "embed/json_util.h"
 #include "embed/tokenizer.h"
+#include "embed/tokenizer_limits.h"
 #include "embed/unicode_tables.h"
 #include "embed_test_util.h"
 
@@ -134,6 +149,217 @@ TEST(EmbedTokenizer, JsonErrors) {
   EXPECT_EQ(huge.status().code(), StatusCode::kInvalidModel);
   EXPECT_NE(huge.status().message().find("added_tokens[\"[X]\"] has id 1000000000000000"), std::string::npos)
       << huge.status().to_string();
+}
+
+// ---------------------------------------------------------------- hostile folders
+// (tokenizer_limits.h: every bound a tokenizer.json can push against)
+
+// A WordPiece tokenizer.json over tiny_vocab() with `normalizer` and
+// `pre_tokenizer` (JSON text; "null" for none).
+std::string tiny_json(const std::string& normalizer, const std::string& pre_tokenizer = "null") {
+  nlohmann::json vocab = nlohmann::json::object();
+  const auto words = tiny_vocab();
+  for (size_t i = 0; i < words.size(); ++i) vocab[words[i]] = i;
+  return R"({"version":"1.0","added_tokens":[],"normalizer":)" + normalizer + R"(,"pre_tokenizer":)" + pre_tokenizer +
+         R"(,"model":{"type":"WordPiece","unk_token":"[UNK]","continuing_subword_prefix":"##","max_input_chars_per_word":100,"vocab":)" +
+         vocab.dump() + "}}";
+}
+
+// `inner` wrapped in `levels` Sequences of `type` (their list under `list`).
+std::string nested(const std::string& type_list, const std::string& inner, size_t levels) {
+  std::string open = R"({"type":"Sequence",")" + type_list + R"(":[)", out;
+  out.reserve(levels * (open.size() + 2) + inner.size());
+  for (size_t i = 0; i < levels; ++i) out += open;
+  out += inner;
+  for (size_t i = 0; i < levels; ++i) out += "]}";
+  return out;
+}
+
+// tokenizer_nested_normalizer_segv: a Sequence nested 50,000 deep recursed once
+// per level in make_normalizer until the stack overflowed (SIGSEGV). JSON
+// nested past kMaxJsonDepth (serde_json's limit too) is now refused before it
+// is parsed, wherever the nesting is.
+TEST(EmbedTokenizer, DeepNestingIsInvalidModel) {
+  const std::string lower = R"({"type":"Lowercase"})";
+  for (const std::string& bad :
+       {tiny_json(nested("normalizers", lower, 50000)),
+        tiny_json("null", nested("pretokenizers", R"({"type":"Whitespace"})", 50000)),
+        tiny_json("null").insert(1, R"("decoder":)" + nested("decoders", R"({"type":"Fuse"})", 50000) + ","),
+        tiny_json("null").insert(1, R"("post_processor":)" + nested("processors", R"({"type":"ByteLevel"})", 50000) + ","),
+        tiny_json("null").insert(1, R"("x":)" + std::string(200000, '[') + std::string(200000, ']') + ",")}) {
+    auto t = Tokenizer::from_json_string(bad);
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.status().code(), StatusCode::kInvalidModel) << t.status().to_string();
+    EXPECT_NE(t.status().message().find("nested deeper than 128 levels"), std::string::npos) << t.status().to_string();
+  }
+  // Sequences 60 deep (121 JSON levels) are within the limit and work.
+  auto ok = Tokenizer::from_json_string(tiny_json(nested("normalizers", lower, 60), R"({"type":"BertPreTokenizer"})"));
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  EXPECT_EQ(ok->tokenize("HELLO World"), (std::vector<std::string>{"hello", "world"}));
+  // Strings are not counted: brackets inside them are text.
+  EXPECT_EQ(jsonu::nesting_depth(R"({"a":"[[[[{{\"[[","b":[[1]]})", 128), 3u);
+  EXPECT_EQ(jsonu::nesting_depth(std::string(500, '['), 128), 129u);  // counting stops past the limit
+
+  // tokenizer_config.json and the other JSON files of a folder are bounded the same way.
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_tok_deep_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  testing::write_file(dir / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\n");
+  testing::write_file(dir / "tokenizer_config.json", R"({"x":)" + std::string(100000, '[') + std::string(100000, ']') + "}");
+  auto folder = Tokenizer::from_folder(dir.string());
+  EXPECT_EQ(folder.status().code(), StatusCode::kInvalidModel) << folder.status().to_string();
+  EXPECT_NE(folder.status().message().find("tokenizer_config.json: JSON nested deeper than 128"), std::string::npos)
+      << folder.status().to_string();
+  auto config = jsonu::read_optional_json(dir / "tokenizer_config.json");
+  EXPECT_EQ(config.status().code(), StatusCode::kInvalidModel);
+  fs::remove_all(dir);
+}
+
+// tokenizer_fifo_hangs_loading: a FIFO named tokenizer.json (or
+// tokenizer_config.json) was opened by a std::ifstream probe, which waits for a
+// writer forever. The folder is now refused at once. Should the load block
+// anyway, the test opens the FIFO for writing to let it finish, and fails.
+TEST(EmbedTokenizer, FifoInFolderIsRefusedAtOnce) {
+  for (const char* name : {"tokenizer.json", "tokenizer_config.json", "vocab.txt"}) {
+    const fs::path dir = fs::temp_directory_path() / ("dlrt_tok_fifo_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    testing::write_file(dir / "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\n");
+    fs::remove(dir / name);
+    ASSERT_EQ(::mkfifo((dir / name).c_str(), 0600), 0) << name;
+    auto load = std::async(std::launch::async, [&] { return Tokenizer::from_folder(dir.string()); });
+    const bool finished = load.wait_for(std::chrono::seconds(1)) == std::future_status::ready;
+    if (!finished) {
+      const int fd = ::open((dir / name).c_str(), O_WRONLY | O_NONBLOCK);  // releases a reader blocked in open
+      load.wait();
+      if (fd >= 0) ::close(fd);
+    }
+    EXPECT_TRUE(finished) << name << ": loading blocked on the FIFO";
+    auto t = load.get();
+    ASSERT_FALSE(t.ok()) << name;
+    EXPECT_EQ(t.status().code(), StatusCode::kIoError) << t.status().to_string();
+    EXPECT_NE(t.status().message().find("not a regular file"), std::string::npos) << t.status().to_string();
+    auto direct = read_folder_file((dir / name).string());
+    EXPECT_EQ(direct.status().code(), StatusCode::kIoError);
+    auto config = jsonu::read_optional_json(dir / name);
+    EXPECT_EQ(config.status().code(), StatusCode::kIoError);
+    fs::remove_all(dir);
+  }
+  auto dev = read_folder_file("/dev/null");
+  EXPECT_EQ(dev.status().code(), StatusCode::kIoError) << dev.status().to_string();
+}
+
+// Runs `body` in a child process under an address-space limit of what this
+// process maps plus `extra_bytes` (so a regression cannot take the host's
+// memory), for at most 60 s. The child's exit code (-signal when killed) and
+// how far its peak RSS rose above this process's RSS.
+struct ChildResult {
+  int code = -1;
+  long rss_growth_kb = 0;
+};
+long status_kb(const char* field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(field, 0) == 0) return std::stol(line.substr(std::strlen(field)));
+  return 0;
+}
+ChildResult run_bounded(const std::function<int()>& body, size_t extra_bytes) {
+  const long rss_kb = status_kb("VmRSS:"), vm_kb = status_kb("VmSize:");
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    struct rlimit rl;
+    rl.rlim_cur = rl.rlim_max = static_cast<rlim_t>(vm_kb) * 1024 + extra_bytes;
+#if !defined(__SANITIZE_ADDRESS__)  // ASan reserves terabytes of address space up front
+    if (::setrlimit(RLIMIT_AS, &rl) != 0) ::_exit(97);
+#endif
+    ::alarm(60);
+    int code = 98;
+    try {
+      code = body();
+    } catch (...) {
+      code = 99;  // bad_alloc
+    }
+    ::_exit(code);
+  }
+  ChildResult r;
+  int status = 0;
+  struct rusage ru {};
+  if (pid < 0 || ::wait4(pid, &status, 0, &ru) != pid) return r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  r.rss_growth_kb = ru.ru_maxrss - rss_kb;
+  return r;
+}
+
+// tokenizer_regex_lookahead_memory: each lookahead of a Split regex allocated
+// 8 bytes per character of the text up front (5,000 lookaheads: 800 MB for
+// 20,000 characters, 4 GB for 100,000). The memo now takes memory as the
+// search uses it, within kRegexMemoBaseBytes + kRegexMemoBytesPerChar per
+// character, and a search that needs more fails the request.
+TEST(EmbedTokenizer, RegexLookaheadMemoryIsBounded) {
+  std::string pattern;
+  for (int i = 0; i < 5000; ++i) pattern += "(?=[a-z])";
+  pattern += "[a-z]+";
+  auto t = Tokenizer::from_json_string(tiny_json(
+      "null", R"({"type":"Split","pattern":{"Regex":")" + pattern + R"("},"behavior":"Isolated","invert":false})"));
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  ChildResult small = run_bounded(
+      [&] {
+        auto e = t->encode_checked(std::string(20000, 'a') + ",hello");
+        if (!e.ok()) return 1;
+        // "aaa...a" is one word, too long for WordPiece ([UNK]); "," and "hello" follow.
+        return e->ids == std::vector<int64_t>{1, 12, 5} ? 0 : 2;
+      },
+      size_t{256} << 20);
+  EXPECT_EQ(small.code, 0);
+  EXPECT_LT(small.rss_growth_kb, 100 * 1024) << "peak RSS grew by " << small.rss_growth_kb << " kB";
+  // 400,000 characters: the main program's states alone (5,004 instructions,
+  // 626 bytes a position) are past the budget: a clear error, memory bounded.
+  ChildResult large = run_bounded(
+      [&] {
+        auto e = t->encode_checked(std::string(400000, 'a'));
+        if (e.ok()) return 1;
+        if (e.status().code() != StatusCode::kInvalidArgument) return 2;
+        return e.status().message().find("budget") != std::string::npos ? 0 : 3;
+      },
+      size_t{512} << 20);
+  EXPECT_EQ(large.code, 0);
+  const long budget_kb = static_cast<long>((kRegexMemoBaseBytes + kRegexMemoBytesPerChar * 400000) / 1024);
+  EXPECT_LT(large.rss_growth_kb, budget_kb + 64 * 1024) << "peak RSS grew by " << large.rss_growth_kb << " kB";
+}
+
+// tokenizer_replace_normalizer_amplification: 6 chained Replace("a" -> 10 a's)
+// grew a 1,000-character text to 10^9 code points (bad_alloc, HTTP 500). The
+// normalised text of one encode is now bounded by kMaxNormalizedGrowth x the
+// input + kNormalizedSlack; past it the request fails with InvalidArgument.
+TEST(EmbedTokenizer, NormalizerGrowthIsBounded) {
+  const std::string ten_a = R"({"type":"Replace","pattern":{"String":"a"},"content":"aaaaaaaaaa"})";
+  std::string chain = "[" + ten_a;
+  for (int i = 1; i < 4; ++i) chain += "," + ten_a;  // 10^4 x (10^7 code points unbounded: bounded memory if it regresses)
+  chain += "]";
+  auto t = Tokenizer::from_json_string(
+      tiny_json(R"({"type":"Sequence","normalizers":)" + chain + "}", R"({"type":"BertPreTokenizer"})"));
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  auto e = t->encode_checked(std::string(1000, 'a'));
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(e.status().message().find("grew past 16x the input (1000 bytes)"), std::string::npos)
+      << e.status().to_string();
+  EXPECT_FALSE(t->encode_pair_checked("hello", std::string(1000, 'a')).ok());
+  // One Replace with a long content is bounded as it builds.
+  auto one = Tokenizer::from_json_string(tiny_json(
+      R"({"type":"Replace","pattern":{"String":"a"},"content":")" + std::string(100000, 'b') + R"("})"));
+  ASSERT_TRUE(one.ok()) << one.status().to_string();
+  EXPECT_EQ(one->encode_checked("a a a").status().code(), StatusCode::kInvalidArgument);
+  // Within the bound: the next request, and growth that fits (10x), are fine.
+  EXPECT_EQ(t->encode_checked("hello").value().ids, (std::vector<int64_t>{5}));
+  auto once = Tokenizer::from_json_string(tiny_json(ten_a, R"({"type":"BertPreTokenizer"})"));
+  ASSERT_TRUE(once.ok()) << once.status().to_string();
+  EXPECT_EQ(once->encode_checked(std::string(1000, 'a')).value().ids, (std::vector<int64_t>{1}));  // one long [UNK] word
+  // NFKC's largest growth (U+FDFA: 3 bytes -> 18 code points) is far within it.
+  auto nfkc = Tokenizer::from_json_string(tiny_json(R"({"type":"NFKC"})"));
+  ASSERT_TRUE(nfkc.ok()) << nfkc.status().to_string();
+  std::string fdfa;
+  for (int i = 0; i < 2000; ++i) fdfa += "\xEF\xB7\xBA";
+  EXPECT_TRUE(nfkc->encode_checked(fdfa).ok());
 }
 
 // ---------------------------------------------------------------- parity

@@ -52,6 +52,14 @@ def test_predict_and_rank(folders):
     assert "text" not in ce.rank(QUERY, DOCS)[0]
 
 
+def test_lone_surrogate_is_invalid_argument(folders):
+    ce = dlrt.CrossEncoder(folders / "reranker", device="cpu", threads=1)
+    with pytest.raises(dlrt.InvalidArgument, match=r"lone surrogate U\+DC00 at character 1"):
+        ce.predict([(QUERY, "a\udc00")])
+    with pytest.raises(dlrt.InvalidArgument, match=r"lone surrogate U\+D83D"):
+        ce.predict(["\ud83d"])
+
+
 def test_classifier_labels_and_softmax(folders):
     cl = dlrt.CrossEncoder(folders / "classifier", device="cpu")
     assert cl.labels == ["negative", "neutral", "positive"]

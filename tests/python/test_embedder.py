@@ -84,6 +84,14 @@ def test_bad_arguments(tiny):
         dlrt.Embedder(TINY, max_seq_length=1)
 
 
+def test_lone_surrogate_is_invalid_argument(tiny):
+    # A str Python allows but UTF-8 cannot hold: refused by name (Hugging Face's
+    # tokenizers refuses it too), not "RuntimeError: std::bad_cast".
+    with pytest.raises(dlrt.InvalidArgument, match=r"sentences\[1\].*lone surrogate U\+D800 at character 0"):
+        tiny.encode(["fine", "\ud800abc"])
+    assert tiny.encode(["\ufffdabc"]).shape[0] == 1
+
+
 def test_max_seq_length_truncates(expected):
     short = dlrt.Embedder(TINY, max_seq_length=4)
     assert short.max_seq_length == 4
