@@ -6,6 +6,7 @@
 
 #include <toml++/toml.h>
 
+#include "dlrt/session.h"
 #include "embed/file_util.h"
 
 namespace dlrt::embed {
@@ -107,7 +108,7 @@ Status set_service_config_value(ServiceConfig& c, const std::string& key, const 
   constexpr int kIntMax = std::numeric_limits<int>::max();
   if (key == "device") return (c.device = v), Status::Ok();
   if (key == "strict") return parse_bool(source, v, c.strict);
-  if (key == "threads") return parse_int(source, v, 0, 4096, c.threads);
+  if (key == "threads") return parse_int(source, v, 0, kMaxThreads, c.threads);
   if (key == "cache_dir") return (c.cache_dir = v), Status::Ok();
   if (key == "max_tensor_mb") return parse_size(source, v, 1, c.max_tensor_mb);
   if (key == "model") return (c.model = v), Status::Ok();

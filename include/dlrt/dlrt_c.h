@@ -195,7 +195,7 @@ typedef struct dlrt_session_options dlrt_session_options;
  * options. */
 DLRT_C_API dlrt_status* dlrt_session_options_create(dlrt_session_options** out);
 DLRT_C_API void dlrt_session_options_free(dlrt_session_options** options);
-/* Intra-op threads of the CPU backend, >= 0 (0: one per core). */
+/* Intra-op threads of the CPU backend, 0 (one per core) to 4096; more is DLRT_INVALID_ARGUMENT. */
 DLRT_C_API dlrt_status* dlrt_session_options_set_threads(dlrt_session_options* options, int threads);
 /* Device spec: "auto", "cpu", "gpu", "npu", a backend name or backend:device,
  * comma-separated as a priority list; "" or NULL: DLRT_DEVICE, else auto.
@@ -408,7 +408,7 @@ typedef struct dlrt_embedder_options {
   size_t struct_size;  /* sizeof(dlrt_embedder_options), set by the caller */
   const char* device;  /* device spec as for sessions; NULL or "": DLRT_DEVICE, else auto */
   int32_t strict;      /* non-zero: fallbacks are errors */
-  int32_t threads;     /* CPU threads, 0: one per core */
+  int32_t threads;     /* CPU threads, 0: one per core; at most 4096 */
   size_t max_length;   /* tokens per text incl. [CLS]/[SEP]; 0: the folder's, capped by the model */
 } dlrt_embedder_options;
 #define DLRT_EMBEDDER_OPTIONS_INIT {sizeof(dlrt_embedder_options), NULL, 0, 0, 0}

@@ -18,8 +18,14 @@
 
 namespace dlrt {
 
+// The most intra-op threads a session may have (SessionOptions::threads, the
+// CLI's --threads, the config files' threads, the C and Python APIs): more is
+// refused with kInvalidArgument before any thread starts.
+inline constexpr int kMaxThreads = 4096;
+
 struct SessionOptions {
-  // Intra-op threads for the CPU backend; 0 means one per core.
+  // Intra-op threads for the CPU backend; 0 means one per core; at most
+  // kMaxThreads.
   int threads = 0;
   // Device spec: auto, cpu, gpu, npu, a backend name or backend:device,
   // comma-separated as a priority list. Empty means DLRT_DEVICE, else auto.
@@ -137,7 +143,8 @@ class DLRT_API Session {
  public:
   // Loads, checks and prepares the model at `path`; external data is read
   // relative to the model's folder. Errors: kIoError (unreadable),
-  // kInvalidModel (not ONNX, broken graph), kUnsupported (op or opset).
+  // kInvalidModel (not ONNX, broken graph), kUnsupported (op or opset),
+  // kInvalidArgument (an option out of range, e.g. threads above kMaxThreads).
   static Result<std::unique_ptr<Session>> create(const std::string& path,
                                                  const SessionOptions& options = {});
   // Same from serialized bytes; external data, if any, is resolved relative

@@ -185,7 +185,7 @@ class Session:
                     priority list. None: $DLRT_DEVICE, else "auto".
     strict          turn every fallback into an error (dlrt.DeviceUnavailable, ...);
                     also set by DLRT_STRICT=1.
-    threads         intra-op threads of the CPU backend; 0: one per core.
+    threads         intra-op threads of the CPU backend; 0: one per core; at most 4096.
     warm_start      serve on the CPU at once while accelerators compile in the background.
     cpu_precision   "f32" or "bf16x3" (see docs/python.md); None: $DLRT_CPU_PRECISION,
                     the config file, else "f32".
@@ -343,7 +343,7 @@ class Embedder:
     Embedder(model_folder, device=None, threads=0, strict=False, max_seq_length=None)
 
     device          device spec as for Session (None: $DLRT_DEVICE, else "auto").
-    threads         intra-op threads of the CPU backend; 0: one per core.
+    threads         intra-op threads of the CPU backend; 0: one per core; at most 4096.
     strict          turn every fallback into an error.
     max_seq_length  tokens per text, [CLS]/[SEP] included; None: the folder's, capped at
                     the model's positions.

@@ -39,6 +39,11 @@ inline void check(const Status& status) {
   if (!status.ok()) raise_status(status);
 }
 
+// The `threads` argument of Session, Embedder and CrossEncoder as
+// SessionOptions::threads: dlrt.InvalidArgument (a ValueError) outside 0 (one
+// per core) to dlrt::kMaxThreads, raised before any thread starts.
+int threads_from_python(int64_t threads);
+
 // numpy, imported once (kept for the life of the process).
 nb::handle numpy();
 // The numpy dtype of `dtype`: object for strings, None where numpy has none

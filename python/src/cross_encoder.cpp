@@ -52,14 +52,13 @@ embed::Classifier& get(PyCrossEncoder& c) {
   return *c.classifier;
 }
 
-void init_cross_encoder(PyCrossEncoder* self, nb::handle folder, std::optional<std::string> device, int threads,
+void init_cross_encoder(PyCrossEncoder* self, nb::handle folder, std::optional<std::string> device, int64_t threads,
                         bool strict, std::optional<int64_t> max_length) {
   new (self) PyCrossEncoder();
   embed::EmbedderOptions options;
   options.device = device.value_or("");
-  options.threads = threads;
+  options.threads = threads_from_python(threads);
   options.strict = strict;
-  if (threads < 0) raise_status(InvalidArgument("threads must be >= 0, got " + std::to_string(threads)));
   if (max_length) {
     if (*max_length < 4) raise_status(InvalidArgument("max_length must be >= 4, got " + std::to_string(*max_length)));
     options.max_length = static_cast<size_t>(*max_length);

@@ -23,7 +23,7 @@ tokenizer_config.json, config.json, modules.json, 1_Pooling/config.json).
 Embedder(model_folder, device=None, threads=0, strict=False, max_seq_length=None)
 
 device          device spec as for Session (None: $DLRT_DEVICE, else "auto").
-threads         intra-op threads of the CPU backend; 0: one per core.
+threads         intra-op threads of the CPU backend; 0: one per core; at most 4096.
 strict          turn every fallback into an error.
 max_seq_length  tokens per text, [CLS]/[SEP] included; None: the folder's, capped at
                 the model's positions.
@@ -49,14 +49,13 @@ embed::Embedder& get(PyEmbedder& e) {
   return *e.embedder;
 }
 
-void init_embedder(PyEmbedder* self, nb::handle folder, std::optional<std::string> device, int threads, bool strict,
+void init_embedder(PyEmbedder* self, nb::handle folder, std::optional<std::string> device, int64_t threads, bool strict,
                    std::optional<int64_t> max_seq_length) {
   new (self) PyEmbedder();
   embed::EmbedderOptions options;
   options.device = device.value_or("");
-  options.threads = threads;
+  options.threads = threads_from_python(threads);
   options.strict = strict;
-  if (threads < 0) raise_status(InvalidArgument("threads must be >= 0, got " + std::to_string(threads)));
   if (max_seq_length) {
     if (*max_seq_length < 3) {
       raise_status(InvalidArgument("max_seq_length must be >= 3 ([CLS], a token, [SEP]), got " +

@@ -25,7 +25,7 @@ device          device spec: "auto", "cpu", "gpu", "npu", a backend ("openvino",
                 priority list. None: $DLRT_DEVICE, else "auto".
 strict          turn every fallback into an error (dlrt.DeviceUnavailable, ...);
                 also set by DLRT_STRICT=1.
-threads         intra-op threads of the CPU backend; 0: one per core.
+threads         intra-op threads of the CPU backend; 0: one per core; at most 4096.
 warm_start      serve on the CPU at once while accelerators compile in the background.
 cpu_precision   "f32" or "bf16x3" (see docs/python.md); None: $DLRT_CPU_PRECISION,
                 the config file, else "f32".
@@ -87,18 +87,17 @@ std::string read_model_bytes(nb::handle model) {
   return bytes;
 }
 
-void init_session(PySession* self, nb::handle model, std::optional<std::string> device, bool strict, int threads,
+void init_session(PySession* self, nb::handle model, std::optional<std::string> device, bool strict, int64_t threads,
                   bool warm_start, std::optional<std::string> cpu_precision,
                   std::optional<std::map<std::string, std::string>> backend_options, int64_t max_tensor_bytes) {
   new (self) PySession();
   SessionOptions options;
   options.device = device.value_or("");
   options.strict = strict;
-  options.threads = threads;
+  options.threads = threads_from_python(threads);
   options.warm_start = warm_start;
   options.cpu_precision = cpu_precision.value_or("");
   if (backend_options) options.backend_options = *backend_options;
-  if (threads < 0) raise_status(InvalidArgument("threads must be >= 0, got " + std::to_string(threads)));
   if (max_tensor_bytes < 0)
     raise_status(InvalidArgument("max_tensor_bytes must be >= 0, got " + std::to_string(max_tensor_bytes)));
   options.max_tensor_bytes = static_cast<uint64_t>(max_tensor_bytes);
@@ -115,6 +114,24 @@ void init_session(PySession* self, nb::handle model, std::optional<std::string> 
   self->session = std::move(created).value();
 }
 
+// Raises TypeError unless every key of `d` is of the map's key type: str for
+// string keys, int (or a numpy integer) for int64 keys. np.asarray would turn
+// 1 into "1" and 1.5 into 1, keys the map then silently misses or mismatches.
+void check_map_keys(const std::string& name, const std::string& type, const nb::dict& d, bool string_keys) {
+  nb::handle integer = numpy().attr("integer");
+  for (nb::handle key : d.keys()) {
+    const bool ok = string_keys ? PyUnicode_Check(key.ptr())
+                                : !PyBool_Check(key.ptr()) && (PyLong_Check(key.ptr()) ||
+                                                               PyObject_IsInstance(key.ptr(), integer.ptr()) == 1);
+    if (!ok) {
+      throw nb::type_error(("input '" + name + "' is a " + type + ": its keys must be " +
+                            (string_keys ? "str" : "int") + ", got " + str_of(key.type().attr("__name__")) + " " +
+                            repr_of(key))
+                               .c_str());
+    }
+  }
+}
+
 // A feed for an input that is not a plain tensor: a dict for a map input, a
 // list of arrays for a sequence, None for an absent optional; arrays
 // otherwise. The arrays it views are kept in `prepared`.
@@ -125,7 +142,9 @@ Value value_from_python(const std::string& name, nb::handle value, const TensorI
     if (!PyDict_Check(value.ptr()))
       throw nb::type_error(("input '" + name + "' is a " + type + ": pass a dict").c_str());
     nb::dict d = nb::borrow<nb::dict>(value);
-    nb::object key_dtype = type.rfind("map(string", 0) == 0 ? nb::object(nb::str("U")) : numpy().attr("int64");
+    const bool string_keys = type.rfind("map(string", 0) == 0;
+    check_map_keys(name, type, d, string_keys);
+    nb::object key_dtype = string_keys ? nb::object(nb::str("U")) : numpy().attr("int64");
     nb::object keys = numpy().attr("asarray")(nb::list(d.keys()), key_dtype);
     nb::object vals = numpy().attr("asarray")(nb::list(d.values()), numpy_dtype(info->dtype));
     prepared.push_back(feed_from_python(name, keys, nullptr));
@@ -466,6 +485,13 @@ void bind_session(nb::module_& m) {
         for (size_t i = 0; i < s.session->outputs().size(); ++i) r += (i ? ", " : "") + s.session->outputs()[i].name;
         return r + "])";
       });
+}
+
+int threads_from_python(int64_t threads) {
+  if (threads < 0 || threads > kMaxThreads)
+    raise_status(InvalidArgument("threads must be 0 (one per core) to " + std::to_string(kMaxThreads) + ", got " +
+                                 std::to_string(threads)));
+  return static_cast<int>(threads);
 }
 
 }  // namespace dlrt::python

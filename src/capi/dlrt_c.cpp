@@ -288,7 +288,9 @@ dlrt_status* dlrt_session_options_set_threads(dlrt_session_options* options, int
   constexpr const char* fn = "dlrt_session_options_set_threads";
   return guarded(fn, [&]() -> dlrt_status* {
     if (!options) return invalid(fn, "options is NULL");
-    if (threads < 0) return invalid(fn, "threads is " + std::to_string(threads) + "; use 0 for one per core");
+    if (threads < 0 || threads > dlrt::kMaxThreads)
+      return invalid(fn, "threads is " + std::to_string(threads) + "; use 0 (one per core) to " +
+                             std::to_string(dlrt::kMaxThreads));
     options->options.threads = threads;
     return nullptr;
   });

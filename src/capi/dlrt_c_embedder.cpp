@@ -31,7 +31,9 @@ dlrt_status* dlrt_embedder_create(const char* model_dir, const dlrt_embedder_opt
       if (options->device) o.device = options->device;
       if (DLRT_FITS(options, strict)) o.strict = options->strict != 0;
       if (DLRT_FITS(options, threads)) {
-        if (options->threads < 0) return invalid(fn, "options->threads is negative; use 0 for one per core");
+        if (options->threads < 0 || options->threads > dlrt::kMaxThreads)
+          return invalid(fn, "options->threads is " + std::to_string(options->threads) + "; use 0 (one per core) to " +
+                                 std::to_string(dlrt::kMaxThreads));
         o.threads = options->threads;
       }
       if (DLRT_FITS(options, max_length)) o.max_length = options->max_length;

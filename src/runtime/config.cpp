@@ -9,6 +9,7 @@
 
 #include "core/env.h"
 #include "core/file_io.h"
+#include "dlrt/session.h"
 #include "exec/kernel_build_options.h"
 
 namespace dlrt {
@@ -126,7 +127,8 @@ Result<RuntimeConfig> parse_runtime_config(const std::string& text, const std::s
       cfg.strict = *v;
     } else if (k == "threads") {
       auto v = node.value<int64_t>();
-      if (!v || *v < 0 || *v > 4096) return bad(k, "an integer from 0 (one per core) to 4096");
+      if (!v || *v < 0 || *v > kMaxThreads)
+        return bad(k, "an integer from 0 (one per core) to " + std::to_string(kMaxThreads));
       cfg.threads = static_cast<int>(*v);
     } else if (k == "cache_dir") {
       auto v = node.value<std::string>();

@@ -24,6 +24,7 @@
 #include "runtime/device_spec.h"
 #include "runtime/import.h"
 #include "runtime/optimize.h"
+#include "runtime/output_aliases.h"
 #include "runtime/partition_kernel.h"
 #include "runtime/placement.h"
 #include "runtime/session_internal.h"
@@ -41,10 +42,11 @@ class SessionImpl {
   std::unique_ptr<Executor> executor;
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
-  // Per output: it is one of the model's constants (an initializer, a folded
-  // value), whose storage the session keeps; handed out as a copy, so a caller
-  // writing into an output cannot change the model.
-  std::vector<bool> constant_outputs;
+  // Which outputs of a run are handed out as copies: those over a constant's
+  // storage (an initializer, a folded value, or a view of one), so a caller
+  // writing into an output cannot change the model, and those over another
+  // output's storage (runtime/output_aliases.h).
+  OutputAliases aliases;
   RunReport placement;
   std::vector<NodePlacement> node_placement;  // per node of model.graph, in plan order
   CompiledPartitions compiled;  // com.dlrt.CompiledPartition nodes (dlrt compile), runtime/compiled_model.h
@@ -203,6 +205,15 @@ auto guard_allocations(const char* what, F&& f) -> decltype(f()) {
   }
 }
 
+// The options a session cannot be built with, refused before the model is
+// read and before any thread starts.
+Status check_options(const SessionOptions& options) {
+  if (options.threads < 0 || options.threads > kMaxThreads)
+    return InvalidArgument("SessionOptions::threads is " + std::to_string(options.threads) + "; use 0 (one per core) to " +
+                           std::to_string(kMaxThreads) + " (kMaxThreads)");
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const SessionOptions& options) {
   // A kernel family or backend that failed to register is fatal here, by name.
   DLRT_RETURN_IF_ERROR(cpu::builtin_kernels_status());
@@ -337,7 +348,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const Sessio
   DLRT_ASSIGN_OR_RETURN(impl->executor, Executor::create(impl->run_graph, *impl->pool, cpu::builtin_kernels(), custom));
   for (ir::ValueId id : g.inputs) impl->inputs.push_back(info_of(g.values[id]));
   for (ir::ValueId id : g.outputs) impl->outputs.push_back(info_of(g.values[id]));
-  for (ir::ValueId id : rg->outputs) impl->constant_outputs.push_back(rg->values[id].constant.has_value());
+  impl->aliases = OutputAliases(*rg);
   return impl;
 }
 
@@ -525,6 +536,7 @@ Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
 Result<std::unique_ptr<Session>> Session::create(const std::string& path, const SessionOptions& options) {
+  DLRT_RETURN_IF_ERROR(check_options(options));
   auto impl = guard_allocations("loading the model", [&]() -> Result<std::unique_ptr<SessionImpl>> {
     return build(ir::import_onnx_file(path, runtime_import_options()), options);
   });
@@ -540,6 +552,7 @@ Result<std::unique_ptr<Session>> Session::create(const std::string& path, const 
 
 Result<std::unique_ptr<Session>> Session::create_from_bytes(const std::string& bytes, const SessionOptions& options,
                                                             const std::string& base_dir) {
+  DLRT_RETURN_IF_ERROR(check_options(options));
   DLRT_ASSIGN_OR_RETURN(auto impl, guard_allocations("loading the model", [&]() -> Result<std::unique_ptr<SessionImpl>> {
                           return build(ir::import_onnx_bytes(bytes, base_dir, runtime_import_options()), options);
                         }));
@@ -559,15 +572,17 @@ Status check_tensor_output(const RunValue& v, const TensorInfo& info) {
 }
 
 
-// A run's values as the tensors Session::run returns: constants copied (see
-// SessionImpl::constant_outputs).
+// A run's values as the tensors Session::run returns: views of constants and
+// repeated storage copied (see SessionImpl::aliases).
 Result<std::vector<Tensor>> as_tensors(std::vector<RunValue> out, const std::vector<TensorInfo>& infos,
-                                       const std::vector<bool>& constant) {
+                                       const OutputAliases& aliases) {
   std::vector<Tensor> tensors;
   tensors.reserve(out.size());
+  std::vector<char> copy(out.size());
+  aliases.outputs_to_copy(out, copy);
   for (size_t i = 0; i < out.size(); ++i) {
     DLRT_RETURN_IF_ERROR(check_tensor_output(out[i], infos[i]));
-    if (i < constant.size() && constant[i]) {
+    if (copy[i]) {
       DLRT_ASSIGN_OR_RETURN(Tensor copy, out[i].tensor.clone());
       tensors.push_back(std::move(copy));
     } else {
@@ -595,7 +610,7 @@ RunLimits limits_of(const RunOptions& options) {
 
 Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs, RunReport* report) const {
   DLRT_ASSIGN_OR_RETURN(auto out, impl_->run(inputs, report));
-  return as_tensors(std::move(out), impl_->outputs, impl_->constant_outputs);
+  return as_tensors(std::move(out), impl_->outputs, impl_->aliases);
 }
 
 Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs, const RunOptions& options,
@@ -619,9 +634,10 @@ Result<std::vector<Value>> Session::run_values(const std::map<std::string, Value
   DLRT_ASSIGN_OR_RETURN(auto out, impl_->run(given, report));
   std::vector<Value> values;
   values.reserve(out.size());
+  std::vector<char> copy(out.size());
+  impl_->aliases.outputs_to_copy(out, copy);
   for (size_t i = 0; i < out.size(); ++i) {
-    const bool constant = i < impl_->constant_outputs.size() && impl_->constant_outputs[i];
-    DLRT_ASSIGN_OR_RETURN(Value v, public_value_of(std::move(out[i]), constant));
+    DLRT_ASSIGN_OR_RETURN(Value v, public_value_of(std::move(out[i]), copy[i] != 0));
     values.push_back(std::move(v));
   }
   return values;
@@ -656,6 +672,11 @@ Status Session::run_into(const std::map<std::string, Tensor>& inputs, std::map<s
   ThreadKeptValues<kRunIntoResults> kept;
   std::vector<RunValue>& values = kept.get();
   DLRT_RETURN_IF_ERROR(impl_->run_values(inputs, values, report, nullptr, buffers));
+  // Which outputs a buffer-less entry must get as a copy (on the stack for up to 16 outputs).
+  char copy_on_stack[16] = {};
+  std::vector<char> copy_on_heap(values.size() > 16 ? values.size() : 0, 0);
+  const std::span<char> copy(values.size() > 16 ? copy_on_heap.data() : copy_on_stack, values.size());
+  impl_->aliases.outputs_to_copy(values, copy);
   for (size_t i = 0; i < values.size(); ++i) {
     DLRT_RETURN_IF_ERROR(check_tensor_output(values[i], impl_->outputs[i]));
     auto it = outputs.find(impl_->outputs[i].name);
@@ -663,7 +684,7 @@ Status Session::run_into(const std::map<std::string, Tensor>& inputs, std::map<s
     Tensor& dst = it->second;
     const Tensor& got = values[i].tensor;
     if (!dst.valid()) {
-      if (i < impl_->constant_outputs.size() && impl_->constant_outputs[i]) {
+      if (copy[i]) {
         DLRT_ASSIGN_OR_RETURN(dst, got.clone());
       } else {
         dst = got;

@@ -17,8 +17,9 @@ std::string onnx_type_string(const ir::TypeInfo& type);
 // A caller's value as the executor takes it (kNone: an empty RunValue).
 RunValue run_value_of(const Value& v);
 
-// A run's value as Session::run_values returns it; `copy`: it is a constant
-// of the model, copied as Session::run copies those.
+// A run's value as Session::run_values returns it; `copy`: its tensors are
+// copied, as Session::run copies an output over a constant's or another
+// output's storage (runtime/output_aliases.h).
 Result<Value> public_value_of(RunValue r, bool copy);
 
 }  // namespace dlrt

@@ -297,6 +297,10 @@ static void test_options(void) {
   OK(dlrt_session_options_set_backend_option(o, "performance_hint", "LATENCY"));
   OK(dlrt_session_options_set_backend_option(o, "performance_hint", NULL));
   FAILS(dlrt_session_options_set_threads(o, -1), DLRT_INVALID_ARGUMENT, "threads is -1");
+  /* the core's bound (dlrt::kMaxThreads), refused here rather than by a session that would start them */
+  OK(dlrt_session_options_set_threads(o, 4096));
+  FAILS(dlrt_session_options_set_threads(o, 4097), DLRT_INVALID_ARGUMENT, "threads is 4097; use 0 (one per core) to 4096");
+  FAILS(dlrt_session_options_set_threads(o, 100000), DLRT_INVALID_ARGUMENT, "threads is 100000");
   FAILS(dlrt_session_options_set_backend_option(o, "", "x"), DLRT_INVALID_ARGUMENT, "key");
   FAILS(dlrt_session_options_set_backend_option(o, NULL, "x"), DLRT_INVALID_ARGUMENT, "key");
   FAILS(dlrt_session_options_set_threads(NULL, 1), DLRT_INVALID_ARGUMENT, "options is NULL");
@@ -675,6 +679,8 @@ static void test_embedder(const char* folder, const char* expected_json) {
   o.struct_size = sizeof o;
   o.threads = -2;
   FAILS(dlrt_embedder_create(folder, &o, &e), DLRT_INVALID_ARGUMENT, "threads");
+  o.threads = 100000;
+  FAILS(dlrt_embedder_create(folder, &o, &e), DLRT_INVALID_ARGUMENT, "threads is 100000");
   o.threads = 1;
   o.device = "cpu";
   OK(dlrt_embedder_create(folder, &o, &e));

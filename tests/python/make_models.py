@@ -10,7 +10,7 @@ import os
 import sys
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper, save
+from onnx import TensorProto, TypeProto, helper, numpy_helper, save
 
 OPSET = 17
 
@@ -72,6 +72,35 @@ def main():
                [helper.make_tensor_value_info("i", TensorProto.INT64, [4])],
                [helper.make_tensor_value_info("doubled", TensorProto.INT64, [4])]),
          os.path.join(out, "int64_add.onnx"))
+    # Outputs over a constant's storage (a view of it) or over another output's
+    # (test_output_aliases.py): each must come back as an independent array.
+    w = numpy_helper.from_array(np.arange(6, dtype=np.float32), "w")
+    i64 = TensorProto.INT64
+    save(model([helper.make_node("Reshape", ["w", "s"], ["y"])], [helper.make_tensor_value_info("s", i64, [2])],
+               [f32("y", None)], [w]), os.path.join(out, "reshape_init.onnx"))
+    save(model([helper.make_node("Unsqueeze", ["w", "a"], ["y"])], [helper.make_tensor_value_info("a", i64, [1])],
+               [f32("y", None)], [w]), os.path.join(out, "unsqueeze_init.onnx"))
+    branches = {b: helper.make_graph([helper.make_node("Identity", ["w"], [b])], b, [], [f32(b, None)])
+                for b in ("then_out", "else_out")}
+    save(model([helper.make_node("If", ["c"], ["y"], then_branch=branches["then_out"],
+                                 else_branch=branches["else_out"])],
+               [helper.make_tensor_value_info("c", TensorProto.BOOL, [])], [f32("y", None)], [w]),
+         os.path.join(out, "if_init.onnx"))
+    save(model([helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Identity", ["y"], ["z"])],
+               [f32("x", [6])], [f32("y", [6]), f32("z", [6])]), os.path.join(out, "two_outputs.onnx"))
+    # DictVectorizer (ai.onnx.ml) over a string-keyed and an int64-keyed map of floats.
+    for name, key_type, vocabulary in [("dictvec_str", TensorProto.STRING, {"string_vocabulary": ["a", "b", "c"]}),
+                                       ("dictvec_int", i64, {"int64_vocabulary": [1, 2, 3]})]:
+        map_type = TypeProto()  # helper.make_map_type_proto is newer than Debian's onnx
+        map_type.map_type.key_type = key_type
+        map_type.map_type.value_type.CopyFrom(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+        x = helper.make_value_info("x", map_type)
+        graph = helper.make_graph([helper.make_node("DictVectorizer", ["x"], ["y"], domain="ai.onnx.ml", **vocabulary)],
+                                  name, [x], [f32("y", None)])
+        m = helper.make_model(graph, producer_name="dlrt-tests",
+                              opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("ai.onnx.ml", 1)])
+        m.ir_version = 8
+        save(m, os.path.join(out, name + ".onnx"))
     with open(os.path.join(out, "STAMP"), "w") as f:
         f.write("ok\n")
 

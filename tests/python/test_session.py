@@ -180,3 +180,22 @@ def test_help_is_useful():
     assert "device spec" in dlrt.Session.__doc__
     assert "output_names" in dlrt.Session.run.__doc__
     assert "normalize_embeddings" in dlrt.Embedder.encode.__doc__
+
+
+def test_map_keys_must_be_of_the_maps_key_type(models):
+    # np.asarray(keys, str) would turn the int 1 into "1" (and a float key into an int for an
+    # int64 map): keys the vocabulary then silently misses. ONNX Runtime raises a type error.
+    s = dlrt.Session(str(models / "dictvec_str.onnx"))
+    [y] = s.run({"x": {"a": 1.0, "c": 3.0}})
+    np.testing.assert_array_equal(y, [[1, 0, 3]])
+    for bad, key in [({1: 1.0}, "int 1"), ({"a": 1.0, 2: 2.0}, "int 2"), ({b"a": 1.0}, "bytes b'a'")]:
+        with pytest.raises(TypeError, match=f"input 'x' is a map\\(string,tensor\\(float\\)\\): its keys must be str, "
+                                            f"got {key}"):
+            s.run({"x": bad})
+    s = dlrt.Session(str(models / "dictvec_int.onnx"))
+    [y] = s.run({"x": {1: 1.0, np.int64(3): 3.0}})
+    np.testing.assert_array_equal(y, [[1, 0, 3]])
+    for bad, key in [({"1": 1.0}, "str '1'"), ({1.5: 1.0}, "float 1.5"), ({True: 1.0}, "bool True")]:
+        with pytest.raises(TypeError, match=f"input 'x' is a map\\(int64,tensor\\(float\\)\\): its keys must be int, "
+                                            f"got {key}"):
+            s.run({"x": bad})

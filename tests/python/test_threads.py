@@ -7,6 +7,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import pytest
 
 import dlrt
 
@@ -84,3 +85,30 @@ def test_gil_released_during_run(models):
     assert held > one_run / 2, f"the control held the GIL {one_run * 1e3:.1f} ms but the pause was {held * 1e3:.1f} ms"
     longest = longest_pause_while(lambda: s.run({"a": a, "b": a}))
     assert longest < one_run / 2, f"this thread stood still {longest * 1e3:.1f} ms of a {one_run * 1e3:.1f} ms run"
+
+
+def _process_threads():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("Threads:"))
+
+
+def test_threads_above_the_bound_are_refused_before_any_starts(models):
+    # dlrt.kMaxThreads (4096) bounds Session, Embedder and CrossEncoder as it bounds the
+    # CLI's --threads and the C API: past it, dlrt.InvalidArgument (a ValueError) at once.
+    # Unbounded, threads=100000 started threads until the process limit and never returned.
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "embed", "data", "tiny_bert")
+    makers = [lambda n: dlrt.Session(str(models / "negate.onnx"), threads=n),
+              lambda n: dlrt.Embedder(folder, threads=n),
+              lambda n: dlrt.CrossEncoder(folder, threads=n)]
+    before = _process_threads()
+    for make in makers:
+        for n in (4097, 100000, 2**40, -1):
+            t0 = time.perf_counter()
+            with pytest.raises(dlrt.InvalidArgument, match=f"threads must be 0 \\(one per core\\) to 4096, got {n}"):
+                make(n)
+            assert time.perf_counter() - t0 < 1.0
+            assert _process_threads() == before
+    with pytest.raises(ValueError):
+        dlrt.Session(str(models / "negate.onnx"), threads=100000)
+    s = dlrt.Session(str(models / "negate.onnx"), threads=2)
+    np.testing.assert_array_equal(s.run({"x": np.ones(3, np.float32)})[0], -np.ones(3, np.float32))

@@ -268,7 +268,7 @@ int cmd_bench(int argc, char** argv) {
   if (args.has("threads")) {
     auto n = parse_nonnegative_int(args.get("threads"), "--threads");
     if (!n.ok()) return usage_error("bench", n.status().message());
-    if (*n > 4096) return usage_error("bench", "--threads must be at most 4096");
+    if (*n > kMaxThreads) return usage_error("bench", "--threads must be at most " + std::to_string(kMaxThreads));
     options.threads = static_cast<int>(*n);
   }
   int64_t warmup = 3, iterations = 20;

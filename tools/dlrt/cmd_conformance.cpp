@@ -248,7 +248,7 @@ int cmd_conformance(int argc, char** argv) {
   if (args.has("threads")) {
     auto n = parse_nonnegative_int(args.get("threads"), "--threads");
     if (!n.ok()) return usage_error("conformance", n.status().message());
-    if (*n > 4096) return usage_error("conformance", "--threads must be at most 4096");
+    if (*n > kMaxThreads) return usage_error("conformance", "--threads must be at most " + std::to_string(kMaxThreads));
     options.threads = static_cast<int>(*n);
   }
   std::vector<std::string> expected;

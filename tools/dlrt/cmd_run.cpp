@@ -85,7 +85,7 @@ int cmd_run(int argc, char** argv) {
   if (args.has("threads")) {
     auto n = parse_nonnegative_int(args.get("threads"), "--threads");
     if (!n.ok()) return usage_error("run", n.status().message());
-    if (*n > 4096) return usage_error("run", "--threads must be at most 4096");
+    if (*n > kMaxThreads) return usage_error("run", "--threads must be at most " + std::to_string(kMaxThreads));
     options.threads = static_cast<int>(*n);
   }
   uint64_t seed = 0;

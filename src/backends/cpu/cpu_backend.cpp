@@ -7,6 +7,7 @@
 #include "backends/cpu/kernels/gemm_int8.h"
 #include "backends/cpu/kernels/isa.h"
 #include "core/thread_pool.h"
+#include "dlrt/session.h"
 #include "exec/executor.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
@@ -81,6 +82,9 @@ class CpuBackend final : public backend::Backend {
     } catch (...) {
       return InvalidArgument("cpu backend option threads='" + options.get("threads") + "' is not a number");
     }
+    if (threads < 0 || threads > kMaxThreads)
+      return InvalidArgument("cpu backend option threads=" + std::to_string(threads) + " is outside 0 (one per core) to " +
+                             std::to_string(kMaxThreads));
     exe->pool = std::make_unique<ThreadPool>(threads);
     DLRT_ASSIGN_OR_RETURN(exe->executor, Executor::create(exe->model.graph, *exe->pool, builtin_kernels()));
     return exe.release();
