@@ -20,35 +20,15 @@
 
 #include <openssl/ssl.h>
 
+#include "raw_http.h"
 #include "test_server.h"
 
 namespace dlrt::embed {
 namespace {
 
+using testing::connect_loopback;
+using testing::send_all;
 using testing::TestServer;
-
-int connect_to(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-bool send_all(int fd, const std::string& data) {
-  for (size_t sent = 0; sent < data.size();) {
-    const ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    sent += static_cast<size_t>(n);
-  }
-  return true;
-}
 
 struct Answer {
   std::string data;
@@ -74,7 +54,7 @@ Answer receive(int fd, int quiet_ms = 600) {
 }
 
 Answer exchange(int port, const std::string& request, int quiet_ms = 600) {
-  const int fd = connect_to(port);
+  const int fd = connect_loopback(port);
   if (fd < 0) return {};
   send_all(fd, request);  // the server may close before all is sent
   Answer a = receive(fd, quiet_ms);
@@ -252,7 +232,7 @@ TEST(ServeHttpFraming, MinorConnectionRules) {
   Answer a = exchange(t.server->port(), "\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n" + kLast);
   EXPECT_EQ(statuses(a.data), (std::vector<int>{200, 200})) << a.data.substr(0, 400);
   // Expect: 100-continue: the interim answer, then the body is read.
-  const int fd = connect_to(t.server->port());
+  const int fd = connect_loopback(t.server->port());
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(send_all(fd, "POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
                            "Content-Length: 17\r\nConnection: close\r\n\r\n"));
@@ -274,7 +254,7 @@ TEST(ServeHttpFraming, IdleKeepAliveConnectionsDoNotStarveHealth) {
   TestServer t(c);
   std::vector<int> idle;
   for (int i = 0; i < 6; ++i) {
-    const int fd = connect_to(t.server->port());
+    const int fd = connect_loopback(t.server->port());
     ASSERT_GE(fd, 0);
     ASSERT_TRUE(send_all(fd, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"));
     idle.push_back(fd);
@@ -290,7 +270,7 @@ TEST(ServeHttpFraming, IdleKeepAliveConnectionsDoNotStarveHealth) {
   // The two that waited were answered too.
   for (int i = 4; i < 6; ++i) EXPECT_EQ(statuses(receive(idle[i], 200).data), std::vector<int>{200}) << i;
   // Without anyone waiting, a keep-alive connection stays usable.
-  const int fd = connect_to(t.server->port());
+  const int fd = connect_loopback(t.server->port());
   ASSERT_GE(fd, 0);
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(send_all(fd, "GET /live HTTP/1.1\r\nHost: x\r\n\r\n"));
@@ -336,7 +316,7 @@ TEST(ServeHttpFraming, TlsConnectionsAreFramedTheSameWay) {
   ASSERT_NE(ctx, nullptr);
   auto tls_exchange = [&](const std::string& request) {
     Answer a;
-    const int fd = connect_to(t.server->port());
+    const int fd = connect_loopback(t.server->port());
     SSL* ssl = fd >= 0 ? SSL_new(ctx) : nullptr;
     if (ssl != nullptr && SSL_set_fd(ssl, fd) == 1 && SSL_connect(ssl) == 1 &&
         SSL_write(ssl, request.data(), static_cast<int>(request.size())) == static_cast<int>(request.size())) {

@@ -14,45 +14,15 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "raw_http.h"
 #include "test_server.h"
 
 namespace dlrt::embed {
 namespace {
 
+using testing::connect_loopback;
+using testing::raw_exchange;
 using testing::TestServer;
-
-int connect_to(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// Sends `request` on a new connection; everything answered until the server
-// closes or 10 s pass.
-std::string exchange(int port, const std::string& request) {
-  const int fd = connect_to(port);
-  if (fd < 0) return {};
-  for (size_t sent = 0; sent < request.size();) {
-    const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;
-    sent += static_cast<size_t>(n);
-  }
-  timeval tv{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::string out;
-  char buf[8192];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return out;
-}
 
 std::string post_head(const std::string& extra) {
   return "POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + extra;
@@ -81,7 +51,7 @@ TEST(ServeHttpHead, MalformedHeadsAre400) {
       {"a bare LF", post_head("X-A: one\nX-B: two\r\nContent-Length: 17\r\n\r\n") + body, "bare CR or LF"},
   };
   for (const Case& c : cases) {
-    const std::string answer = exchange(t.server->port(), c.request);
+    const std::string answer = raw_exchange(t.server->port(), c.request);
     EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << c.what << ": " << answer.substr(0, 200);
     EXPECT_NE(answer.find(c.message), std::string::npos) << c.what << ": " << answer;
   }
@@ -89,7 +59,7 @@ TEST(ServeHttpHead, MalformedHeadsAre400) {
   for (const std::string& fine : {post_head("Content-Length: 17\r\nConnection: close\r\n\r\n") + body,
                                   post_head("Content-Length: 17\r\nContent-Length: 17\r\nConnection: close\r\n\r\n") + body,
                                   post_head("Content-Length: 17, 017\r\nX-Empty:\r\nConnection: close\r\n\r\n") + body}) {
-    const std::string answer = exchange(t.server->port(), fine);
+    const std::string answer = raw_exchange(t.server->port(), fine);
     EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer.substr(0, 300);
   }
 }
@@ -100,7 +70,7 @@ TEST(ServeHttpHead, PendingHeadsDoNotDelayHealth) {
   TestServer t;  // http_threads 64, read_timeout_s 5
   std::vector<int> slow;
   for (int i = 0; i < 100; ++i) {
-    const int fd = connect_to(t.server->port());
+    const int fd = connect_loopback(t.server->port());
     ASSERT_GE(fd, 0);
     const std::string line = "GET /health HTTP/1.1\r\n";
     ASSERT_GT(::send(fd, line.data(), line.size(), MSG_NOSIGNAL), 0);

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_model.h"
+#include "raw_http.h"
 #include "test_server.h"
 
 namespace dlrt::embed {
@@ -30,6 +31,7 @@ namespace {
 using json = nlohmann::json;
 using testing::body_json;
 using testing::FakeModel;
+using testing::raw_exchange;
 using testing::TestServer;
 
 // An OpenAI-style error object with a message containing `part`.
@@ -432,38 +434,6 @@ TEST(ServeErrors, BodyTooLarge) {
   std::string big = "{\"input\":\"" + std::string(2000, 'a') + "\"}";
   expect_openai_error(t.post("/v1/embeddings", big), 413, "larger than 1024 bytes");
   EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"small"})")->status, 200);
-}
-
-// Sends `request` on a new loopback connection and returns everything the
-// server answers until it closes the connection or `wait_s` passes.
-std::string raw_exchange(int port, const std::string& request, int wait_s = 10) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return {};
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return {};
-  }
-  size_t sent = 0;
-  while (sent < request.size()) {
-    const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;  // the server may close early (a body over the limit)
-    sent += static_cast<size_t>(n);
-  }
-  std::string out;
-  timeval tv{wait_s, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return out;
 }
 
 // Slow clients (a header line, then silence) hold a connection thread only
