@@ -13,15 +13,11 @@
 #include <vector>
 
 #include "dlrt/export.h"
+#include "dlrt/limits.h"
 #include "dlrt/status.h"
 #include "dlrt/tensor.h"
 
 namespace dlrt {
-
-// The most intra-op threads a session may have (SessionOptions::threads, the
-// CLI's --threads, the config files' threads, the C and Python APIs): more is
-// refused with kInvalidArgument before any thread starts.
-inline constexpr int kMaxThreads = 4096;
 
 struct SessionOptions {
   // Intra-op threads for the CPU backend; 0 means one per core; at most

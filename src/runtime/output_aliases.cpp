@@ -89,4 +89,10 @@ void OutputAliases::outputs_to_copy(std::span<const RunValue> values, std::span<
   }
 }
 
+OutputCopies::OutputCopies(const OutputAliases& aliases, std::span<const RunValue> values)
+    : heap_(values.size() > kOnStack ? values.size() : 0, 0),
+      flags_(values.size() > kOnStack ? heap_.data() : stack_, values.size()) {
+  aliases.outputs_to_copy(values, flags_);
+}
+
 }  // namespace dlrt

@@ -43,4 +43,20 @@ class OutputAliases {
   std::vector<std::pair<uintptr_t, uintptr_t>> ranges_;
 };
 
+// OutputAliases::outputs_to_copy for one run's values, kept on the stack for
+// up to 16 outputs: a run allocates nothing for it.
+class OutputCopies {
+ public:
+  OutputCopies(const OutputAliases& aliases, std::span<const RunValue> values);
+  OutputCopies(const OutputCopies&) = delete;
+  OutputCopies& operator=(const OutputCopies&) = delete;
+  bool operator[](size_t i) const { return flags_[i] != 0; }
+
+ private:
+  static constexpr size_t kOnStack = 16;
+  char stack_[kOnStack] = {};
+  std::vector<char> heap_;
+  std::span<char> flags_;
+};
+
 }  // namespace dlrt

@@ -564,36 +564,6 @@ const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs;
 RunReport Session::placement() const { return impl_->current_placement(); }
 
 namespace {
-// Ok when output `info`'s value is a tensor; else why Session::run cannot hand it over.
-Status check_tensor_output(const RunValue& v, const TensorInfo& info) {
-  if (v.kind == RunValue::Kind::kTensor) return Status::Ok();
-  return Unsupported("output '" + info.name + "' is a " + info.type +
-                     " value, which Session::run cannot return: use Session::run_values");
-}
-
-
-// A run's values as the tensors Session::run returns: views of constants and
-// repeated storage copied (see SessionImpl::aliases).
-Result<std::vector<Tensor>> as_tensors(std::vector<RunValue> out, const std::vector<TensorInfo>& infos,
-                                       const OutputAliases& aliases) {
-  std::vector<Tensor> tensors;
-  tensors.reserve(out.size());
-  std::vector<char> copy(out.size());
-  aliases.outputs_to_copy(out, copy);
-  for (size_t i = 0; i < out.size(); ++i) {
-    DLRT_RETURN_IF_ERROR(check_tensor_output(out[i], infos[i]));
-    if (copy[i]) {
-      DLRT_ASSIGN_OR_RETURN(Tensor copy, out[i].tensor.clone());
-      tensors.push_back(std::move(copy));
-    } else {
-      tensors.push_back(std::move(out[i].tensor));
-    }
-  }
-  return tensors;
-}
-}  // namespace
-
-namespace {
 
 // RunOptions as the executor checks them (core/run_limits.h).
 RunLimits limits_of(const RunOptions& options) {
@@ -634,10 +604,9 @@ Result<std::vector<Value>> Session::run_values(const std::map<std::string, Value
   DLRT_ASSIGN_OR_RETURN(auto out, impl_->run(given, report));
   std::vector<Value> values;
   values.reserve(out.size());
-  std::vector<char> copy(out.size());
-  impl_->aliases.outputs_to_copy(out, copy);
+  const OutputCopies copy(impl_->aliases, out);
   for (size_t i = 0; i < out.size(); ++i) {
-    DLRT_ASSIGN_OR_RETURN(Value v, public_value_of(std::move(out[i]), copy[i] != 0));
+    DLRT_ASSIGN_OR_RETURN(Value v, public_value_of(std::move(out[i]), copy[i]));
     values.push_back(std::move(v));
   }
   return values;
@@ -672,11 +641,7 @@ Status Session::run_into(const std::map<std::string, Tensor>& inputs, std::map<s
   ThreadKeptValues<kRunIntoResults> kept;
   std::vector<RunValue>& values = kept.get();
   DLRT_RETURN_IF_ERROR(impl_->run_values(inputs, values, report, nullptr, buffers));
-  // Which outputs a buffer-less entry must get as a copy (on the stack for up to 16 outputs).
-  char copy_on_stack[16] = {};
-  std::vector<char> copy_on_heap(values.size() > 16 ? values.size() : 0, 0);
-  const std::span<char> copy(values.size() > 16 ? copy_on_heap.data() : copy_on_stack, values.size());
-  impl_->aliases.outputs_to_copy(values, copy);
+  const OutputCopies copy(impl_->aliases, values);  // which outputs a buffer-less entry gets as a copy
   for (size_t i = 0; i < values.size(); ++i) {
     DLRT_RETURN_IF_ERROR(check_tensor_output(values[i], impl_->outputs[i]));
     auto it = outputs.find(impl_->outputs[i].name);

@@ -1,4 +1,4 @@
-// Session::run_values's values and TensorInfo::type (see session_values.h).
+// Session::run_values's values, Session::run's tensors and TensorInfo::type (see session_values.h).
 #include "runtime/session_values.h"
 
 #include <string>
@@ -54,6 +54,29 @@ Result<Value> public_value_of(RunValue r, bool copy) {
     DLRT_ASSIGN_OR_RETURN(v.values, own(std::move(r.map_values)));
   }
   return v;
+}
+
+Status check_tensor_output(const RunValue& v, const TensorInfo& info) {
+  if (v.kind == RunValue::Kind::kTensor) return Status::Ok();
+  return Unsupported("output '" + info.name + "' is a " + info.type +
+                     " value, which Session::run cannot return: use Session::run_values");
+}
+
+Result<std::vector<Tensor>> as_tensors(std::vector<RunValue> out, const std::vector<TensorInfo>& infos,
+                                       const OutputAliases& aliases) {
+  std::vector<Tensor> tensors;
+  tensors.reserve(out.size());
+  const OutputCopies copy(aliases, out);
+  for (size_t i = 0; i < out.size(); ++i) {
+    DLRT_RETURN_IF_ERROR(check_tensor_output(out[i], infos[i]));
+    if (copy[i]) {
+      DLRT_ASSIGN_OR_RETURN(Tensor copied, out[i].tensor.clone());
+      tensors.push_back(std::move(copied));
+    } else {
+      tensors.push_back(std::move(out[i].tensor));
+    }
+  }
+  return tensors;
 }
 
 }  // namespace dlrt

@@ -1,12 +1,15 @@
 // The values of Session::run_values (dlrt::Value, public) as the executor's
-// RunValues and back, and ONNX's type strings for TensorInfo::type.
+// RunValues and back, the tensors of Session::run, and ONNX's type strings for
+// TensorInfo::type.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/run_value.h"
 #include "dlrt/session.h"
 #include "ir/graph.h"
+#include "runtime/output_aliases.h"
 
 namespace dlrt {
 
@@ -21,5 +24,13 @@ RunValue run_value_of(const Value& v);
 // copied, as Session::run copies an output over a constant's or another
 // output's storage (runtime/output_aliases.h).
 Result<Value> public_value_of(RunValue r, bool copy);
+
+// Ok when output `info`'s value is a tensor; else why Session::run cannot hand it over.
+Status check_tensor_output(const RunValue& v, const TensorInfo& info);
+
+// A run's values as the tensors Session::run returns: views of constants and
+// repeated storage copied (OutputAliases).
+Result<std::vector<Tensor>> as_tensors(std::vector<RunValue> out, const std::vector<TensorInfo>& infos,
+                                       const OutputAliases& aliases);
 
 }  // namespace dlrt

@@ -27,7 +27,7 @@ import sys
 # is in the first layer one of whose prefixes it starts with.
 LAYERS = [
     ("core", 0, ["src/core/", "include/dlrt/dtype.h", "include/dlrt/shape.h", "include/dlrt/status.h",
-                 "include/dlrt/tensor.h", "include/dlrt/export.h", "include/dlrt/version.h"]),
+                 "include/dlrt/tensor.h", "include/dlrt/export.h", "include/dlrt/version.h", "include/dlrt/limits.h"]),
     ("ir", 1, ["src/ir/"]),
     ("backend", 2, ["src/backend/", "include/dlrt/plugin.h"]),
     ("device", 2, ["src/device/", "include/dlrt/device.h"]),

@@ -7,7 +7,7 @@
 #include "backends/cpu/kernels/gemm_int8.h"
 #include "backends/cpu/kernels/isa.h"
 #include "core/thread_pool.h"
-#include "dlrt/session.h"
+#include "dlrt/limits.h"
 #include "exec/executor.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
