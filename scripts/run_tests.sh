@@ -303,13 +303,13 @@ conf_new_rc=$?
 conf_line="$conf_line; onnx $ONNX_SOURCE_VERSION: $(grep -m1 -oE '[0-9.]+% of [0-9]+ cases pass' "$BUILD/conformance_onnx.log" 2>/dev/null || echo 'see above')"
 
 echo
-echo "== model zoo (DLRT_ZOO_DIR=${DLRT_ZOO_DIR:-unset}, DLRT_QUANT_ZOO_DIR=${DLRT_QUANT_ZOO_DIR:-unset}, DLRT_WILD_DIR=${DLRT_WILD_DIR:-unset})"
+echo "== model zoo (DLRT_ZOO_DIR=${DLRT_ZOO_DIR:-unset}, DLRT_QUANT_ZOO_DIR=${DLRT_QUANT_ZOO_DIR:-unset}, DLRT_WILD_DIR=${DLRT_WILD_DIR:-unset}, DLRT_TRAINED_INT8_DIR=${DLRT_TRAINED_INT8_DIR:-unset})"
 t0=$(phase_now)
 zoo_out=$(ctest --test-dir "$BUILD" --output-on-failure -V -R '^Zoo\.' 2>&1)
 zoo_rc=$?
 phase_record "model zoo (ctest -R Zoo)" "$(phase_since "$t0")" "$zoo_rc"
-echo "$zoo_out" | grep -E 'zoo:|wild set:|Skipped|_DIR is not set|Failure|MISMATCH|exit code' | sed -E 's/^[0-9]+: //'
-matches=$(echo "$zoo_out" | grep -oE '^([0-9]+: )?((quantized )?zoo|wild set): [0-9]+ of [0-9]+ cases match' | sed -E 's/^[0-9]+: //' | paste -sd ';' | sed 's/;/; /g')
+echo "$zoo_out" | grep -E 'zoo:|wild set:|trained int8 set:|Skipped|_DIR is not set|Failure|MISMATCH|DIFFER|exit code' | grep -v 'equal bit for bit' | sed -E 's/^[0-9]+: //'
+matches=$(echo "$zoo_out" | grep -oE '^([0-9]+: )?((quantized )?zoo|wild set|trained int8 set): [0-9]+ of [0-9]+ cases match' | sed -E 's/^[0-9]+: //' | paste -sd ';' | sed 's/;/; /g')
 if echo "$zoo_out" | grep -q 'DLRT_ZOO_DIR is not set'; then zoo_state="skipped (DLRT_ZOO_DIR not set)"
 elif [ $zoo_rc -eq 0 ]; then zoo_state="ok ($matches)"
 else zoo_state="FAILED ($matches)"; fi
