@@ -389,6 +389,15 @@ TEST(MsSkipLayerNormalization, ShapesAreOnnxRuntimes) {
                StatusCode::kInvalidArgument, "rank 2 or 3");
 }
 
+// A hidden size of 0 (found by fuzz_ops: it divided by zero) gives an empty output.
+TEST(MsSkipLayerNormalization, EmptyHiddenSizeGivesAnEmptyOutput) {
+  for (const char* op : {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization"}) {
+    auto y = ms(op, {rnd({2, 3, 0}, 1), rnd({2, 3, 0}, 2), rnd({0}, 3)}, {});
+    ASSERT_TRUE(y.ok()) << op << ": " << y.status().to_string();
+    EXPECT_EQ((*y)[0].shape(), (Shape{2, 3, 0}));
+  }
+}
+
 TEST(MsBiasGelu, ScalarInputIsRefused) {
   Tensor x = Tensor::from_vector<float>({}, {0.5f});
   expect_error(ms("BiasGelu", {x, rnd({1}, 1)}, {}), StatusCode::kInvalidArgument, "scalar");

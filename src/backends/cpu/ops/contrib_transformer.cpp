@@ -106,7 +106,7 @@ Status skip_layer_norm(KernelContext& ctx) {
   if (ks != xs && !(xs.size() == 3 && tail && (ks.size() == 2 || (ks.size() == 3 && ks[0] == 1))))
     return ctx.invalid("skip " + shape_to_string(ks) + " does not match input " + shape_to_string(xs) +
                        " (the input's shape, or [1, S, H] or [S, H] for a [B, S, H] input)");
-  const int64_t skip_rows = skip->size() / h;
+  const int64_t skip_rows = h > 0 ? skip->size() / h : 0;
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, x->shape()));
   float* mean = nullptr;
   float* inv = nullptr;
