@@ -88,6 +88,32 @@ TEST(MlOps, LinearRegressorTwoTargetsWithIntercepts) {
   EXPECT_EQ(y, (std::vector<float>{8, 2, 8, 6.5f}));
 }
 
+// targets x features overflowed int64 in the run-time check (found by fuzz_ops):
+// more targets than coefficients is refused at load.
+TEST(MlOps, LinearRegressorTargetsPastTheCoefficientsAreRefused) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* ml = m.add_opset_import();
+  ml->set_domain("ai.onnx.ml");
+  ml->set_version(1);
+  auto* g = m.mutable_graph();
+  g->set_name("lr");
+  add_value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+  add_value_info(g->add_output(), "y", onnx::TensorProto::FLOAT, {2, 1});
+  auto* n = add_onnx_node(g, "LinearRegressor", {"x"}, "y");
+  n->set_domain("ai.onnx.ml");
+  floats(n, "coefficients", {1, 2, 3});
+  auto* t = n->add_attribute();
+  t->set_name("targets");
+  t->set_type(onnx::AttributeProto::INT);
+  t->set_i(0x5555555555555555LL);
+  auto s = Session::create_from_bytes(m.SerializeAsString());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidModel) << s.status().to_string();
+  EXPECT_NE(s.status().message().find("more than the 3 coefficients"), std::string::npos) << s.status().to_string();
+}
+
 // Two classes, one score column each, LOGISTIC; labels are the larger score's.
 TEST(MlOps, LinearClassifierScoresAndLabels) {
   onnx::ModelProto m;

@@ -260,13 +260,18 @@ class LinearRegressorKernel final : public OpKernel {
     if (!post.ok()) return InvalidModel(n.describe() + ": " + post.status().message());
     k->post_ = *post;
     if (k->targets_ < 1) return InvalidModel(n.describe() + ": targets must be >= 1");
+    // (So targets x features below cannot overflow: at most the coefficients' count.)
+    if (!k->coef_.empty() && k->targets_ > static_cast<int64_t>(k->coef_.size()))
+      return InvalidModel(n.describe() + ": targets (" + std::to_string(k->targets_) + ") is more than the " +
+                          std::to_string(k->coef_.size()) + " coefficients");
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
   Status compute(KernelContext& ctx) const override {
     DLRT_ASSIGN_OR_RETURN(const Tensor* x, numeric_input(ctx, 0));
     const int64_t f = x->rank() ? x->shape().back() : 1, rows = f > 0 ? x->size() / f : 0;
-    if (static_cast<int64_t>(coef_.size()) != targets_ * f || (!icpt_.empty() && static_cast<int64_t>(icpt_.size()) != targets_))
+    const bool fits = coef_.empty() ? f == 0 : static_cast<int64_t>(coef_.size()) == targets_ * f;
+    if (!fits || (!icpt_.empty() && static_cast<int64_t>(icpt_.size()) != targets_))
       return ctx.invalid("coefficients must have targets x features (" + std::to_string(targets_) + " x " +
                          std::to_string(f) + ") values and intercepts one per target");
     DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, DType::kFloat32, {rows, targets_}));
