@@ -186,6 +186,51 @@ TEST(MlOps, TreeEnsembleRegressorWalksBranchesAndMissingValues) {
   EXPECT_EQ(y, (std::vector<float>{11, 21}));
 }
 
+// n_targets sizes each row's accumulators, which count against the tensor
+// limit like an output (found by fuzz_ops: 2^32 targets allocated 64 GiB of
+// scratch for an empty input): here 2^20 targets against a 1 MiB limit.
+TEST(MlOps, TreeEnsembleAccumulatorsAreCheckedAgainstTheTensorLimit) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* ml = m.add_opset_import();
+  ml->set_domain("ai.onnx.ml");
+  ml->set_version(3);
+  auto* g = m.mutable_graph();
+  g->set_name("tree_targets");
+  add_value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+  g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("rows");
+  add_value_info(g->add_output(), "y", onnx::TensorProto::FLOAT, {2, 1});
+  auto* n = add_onnx_node(g, "TreeEnsembleRegressor", {"x"}, "y");
+  n->set_domain("ai.onnx.ml");
+  ints(n, "nodes_treeids", {0});
+  ints(n, "nodes_nodeids", {0});
+  ints(n, "nodes_featureids", {0});
+  floats(n, "nodes_values", {0});
+  auto* modes = n->add_attribute();
+  modes->set_name("nodes_modes");
+  modes->set_type(onnx::AttributeProto::STRINGS);
+  modes->add_strings("LEAF");
+  ints(n, "nodes_truenodeids", {0});
+  ints(n, "nodes_falsenodeids", {0});
+  ints(n, "target_treeids", {0});
+  ints(n, "target_nodeids", {0});
+  ints(n, "target_ids", {0});
+  floats(n, "target_weights", {1});
+  auto* targets = n->add_attribute();
+  targets->set_name("n_targets");
+  targets->set_type(onnx::AttributeProto::INT);
+  targets->set_i(int64_t{1} << 20);
+  SessionOptions options;
+  options.max_tensor_bytes = 1 << 20;
+  auto s = Session::create_from_bytes(m.SerializeAsString(), options);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  // No rows, so an empty output: only the accumulators are too large.
+  auto out = (*s)->run({{"x", Tensor::from_vector<float>({0, 3}, {})}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kOutOfMemory) << out.status().to_string();
+}
+
 TEST(MlOps, TreeEnsembleWithACycleIsRefusedAtLoad) {
   // Root 0 -> 1 -> 2 -> 1 (a loop; node 3 the leaf): the model loaded and
   // only rows that reached the loop failed. ONNX Runtime refuses it at load.

@@ -25,6 +25,7 @@
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/ops/ml_util.h"
 #include "backends/cpu/scratch.h"
+#include "backends/cpu/scratch_check.h"
 #include "core/tensor_values.h"
 
 namespace dlrt::cpu {
@@ -307,6 +308,8 @@ class TreeEnsembleKernel final : public OpKernel {
     } else {
       DLRT_ASSIGN_OR_RETURN(scores, ctx.allocate_output(0, out_type, {rows, outputs_}));
     }
+    // n_targets sizes the per-row accumulators whatever the rows (found by fuzz_ops: 2^32 targets).
+    DLRT_RETURN_IF_ERROR(check_scratch(ctx, {3, outputs_}, sizeof(double), "the accumulators of n_targets columns"));
     thread_local AlignedScratch scratch;
     const size_t n = static_cast<size_t>(outputs_);
     double* acc = scratch.get<double>(2 * n, AlignedScratch::Growth::kByHalf);
