@@ -16,22 +16,28 @@ namespace {
 using testing::add_onnx_node;
 using testing::add_value_info;
 
-// y = OP(x) of ai.onnx.ml with x float[2, 3]; `attrs` sets the node's attributes.
-std::vector<float> run_ml(const std::string& op, const std::function<void(onnx::NodeProto*)>& attrs,
-                          std::vector<int64_t> out_dims, std::vector<float> x) {
-  onnx::ModelProto m;
+// A model of one ai.onnx.ml node OP (opset `ml_opset`) reading x float[2, 3]
+// and writing y float `y_dims`: the node, for its attributes.
+onnx::NodeProto* ml_node(onnx::ModelProto& m, const std::string& op, int ml_opset, std::vector<int64_t> y_dims) {
   m.set_ir_version(8);
   m.add_opset_import()->set_version(17);
   auto* ml = m.add_opset_import();
   ml->set_domain("ai.onnx.ml");
-  ml->set_version(3);
+  ml->set_version(ml_opset);
   auto* g = m.mutable_graph();
   g->set_name(op);
   add_value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
-  add_value_info(g->add_output(), "y", onnx::TensorProto::FLOAT, out_dims);
+  add_value_info(g->add_output(), "y", onnx::TensorProto::FLOAT, y_dims);
   auto* n = add_onnx_node(g, op, {"x"}, "y");
   n->set_domain("ai.onnx.ml");
-  attrs(n);
+  return n;
+}
+
+// y = OP(x) of ai.onnx.ml with x float[2, 3]; `attrs` sets the node's attributes.
+std::vector<float> run_ml(const std::string& op, const std::function<void(onnx::NodeProto*)>& attrs,
+                          std::vector<int64_t> out_dims, std::vector<float> x) {
+  onnx::ModelProto m;
+  attrs(ml_node(m, op, 3, out_dims));
   auto s = Session::create_from_bytes(m.SerializeAsString());
   EXPECT_TRUE(s.ok()) << s.status().to_string();
   if (!s.ok()) return {};
@@ -92,17 +98,7 @@ TEST(MlOps, LinearRegressorTwoTargetsWithIntercepts) {
 // more targets than coefficients is refused at load.
 TEST(MlOps, LinearRegressorTargetsPastTheCoefficientsAreRefused) {
   onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
-  auto* ml = m.add_opset_import();
-  ml->set_domain("ai.onnx.ml");
-  ml->set_version(1);
-  auto* g = m.mutable_graph();
-  g->set_name("lr");
-  add_value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
-  add_value_info(g->add_output(), "y", onnx::TensorProto::FLOAT, {2, 1});
-  auto* n = add_onnx_node(g, "LinearRegressor", {"x"}, "y");
-  n->set_domain("ai.onnx.ml");
+  auto* n = ml_node(m, "LinearRegressor", 1, {2, 1});
   floats(n, "coefficients", {1, 2, 3});
   auto* t = n->add_attribute();
   t->set_name("targets");
@@ -191,18 +187,8 @@ TEST(MlOps, TreeEnsembleRegressorWalksBranchesAndMissingValues) {
 // scratch for an empty input): here 2^20 targets against a 1 MiB limit.
 TEST(MlOps, TreeEnsembleAccumulatorsAreCheckedAgainstTheTensorLimit) {
   onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
-  auto* ml = m.add_opset_import();
-  ml->set_domain("ai.onnx.ml");
-  ml->set_version(3);
-  auto* g = m.mutable_graph();
-  g->set_name("tree_targets");
-  add_value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
-  g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("rows");
-  add_value_info(g->add_output(), "y", onnx::TensorProto::FLOAT, {2, 1});
-  auto* n = add_onnx_node(g, "TreeEnsembleRegressor", {"x"}, "y");
-  n->set_domain("ai.onnx.ml");
+  auto* n = ml_node(m, "TreeEnsembleRegressor", 3, {2, 1});
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("rows");
   ints(n, "nodes_treeids", {0});
   ints(n, "nodes_nodeids", {0});
   ints(n, "nodes_featureids", {0});
@@ -235,17 +221,7 @@ TEST(MlOps, TreeEnsembleWithACycleIsRefusedAtLoad) {
   // Root 0 -> 1 -> 2 -> 1 (a loop; node 3 the leaf): the model loaded and
   // only rows that reached the loop failed. ONNX Runtime refuses it at load.
   onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
-  auto* ml = m.add_opset_import();
-  ml->set_domain("ai.onnx.ml");
-  ml->set_version(3);
-  auto* g = m.mutable_graph();
-  g->set_name("tree_cycle");
-  add_value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
-  add_value_info(g->add_output(), "y", onnx::TensorProto::FLOAT, {2, 1});
-  auto* n = add_onnx_node(g, "TreeEnsembleRegressor", {"x"}, "y");
-  n->set_domain("ai.onnx.ml");
+  auto* n = ml_node(m, "TreeEnsembleRegressor", 3, {2, 1});
   ints(n, "nodes_treeids", {0, 0, 0, 0});
   ints(n, "nodes_nodeids", {0, 1, 2, 3});
   ints(n, "nodes_featureids", {0, 1, 2, 0});
