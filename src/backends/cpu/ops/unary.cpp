@@ -4,6 +4,8 @@
 #include <type_traits>
 
 #include "backends/cpu/kernel_families.h"
+#include "backends/cpu/kernels/erf.h"
+#include "backends/cpu/ops/broadcast.h"
 #include "backends/cpu/ops/unary_impl.h"
 
 namespace dlrt::cpu {
@@ -70,8 +72,23 @@ DLRT_FLOAT_UNARY(Cosh, std::cosh(x))
 DLRT_FLOAT_UNARY(Asinh, std::asinh(x))
 DLRT_FLOAT_UNARY(Acosh, std::acosh(x))
 DLRT_FLOAT_UNARY(Atanh, std::atanh(x))
-DLRT_FLOAT_UNARY(Erf, std::erf(x))
 #undef DLRT_FLOAT_UNARY
+
+// float32 through the vector erf (kernels/erf.h: the same algorithm for every
+// element, whichever chunk of the pool it falls in); other types std::erf.
+Status Erf(KernelContext& ctx) {
+  DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
+  if (x->dtype() != DType::kFloat32) return float_unary(ctx, [](auto v) { return std::erf(v); });
+  DLRT_ASSIGN_OR_RETURN(Tensor * out, ctx.allocate_output_uninitialized(0, x->dtype(), x->shape()));
+  const float* in = x->data<float>();
+  float* y = out->data<float>();
+  auto body = [&](int64_t b, int64_t e) { erf_f32(in + b, y + b, e - b); };
+  const int64_t n = x->size();
+  ThreadPool& pool = ctx.pool();
+  if (pool.num_threads() > 1 && n >= kParallelElements) pool.parallel_for(n, pool.balanced_grain(n, kParallelGrain), body);
+  else body(0, n);
+  return Status::Ok();
+}
 
 // out (bool) = pred(x) for a float x.
 template <typename Pred>
