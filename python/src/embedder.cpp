@@ -12,6 +12,7 @@
 
 #include "bindings.h"
 #include "embed/embedder.h"
+#include "embed/tokenizer.h"
 
 namespace dlrt::python {
 namespace {
@@ -40,13 +41,71 @@ there. `progress(done)` (optional) is called with the GIL held after each batch,
 `done` being the number of texts embedded so far; an exception it raises stops
 the encoding and propagates. The GIL is released while the model runs.)";
 
+// The native embedder and how it was made: max_seq_length above the one it
+// was created with, and to(device), make a new one from `dir` and `options`.
+// A call takes its own reference (with the GIL held), so a replacement never
+// frees an embedder another thread is using.
 struct PyEmbedder {
-  std::unique_ptr<embed::Embedder> embedder;
+  std::shared_ptr<embed::Embedder> embedder;
+  std::string dir;
+  embed::EmbedderOptions options;
+  size_t max_seq_length = 0;  // tokens per text, <= embedder->max_length()
 };
 
 embed::Embedder& get(PyEmbedder& e) {
   if (!e.embedder) throw nb::value_error("the Embedder is not initialised");
   return *e.embedder;
+}
+
+std::shared_ptr<embed::Embedder> share(PyEmbedder& e) {
+  get(e);
+  return e.embedder;
+}
+
+std::shared_ptr<embed::Embedder> create_embedder(const std::string& dir, const embed::EmbedderOptions& options) {
+  Result<std::unique_ptr<embed::Embedder>> created = Status();
+  {
+    nb::gil_scoped_release unlocked;
+    created = embed::Embedder::create(dir, options);
+  }
+  check(created.status());
+  return std::shared_ptr<embed::Embedder>(std::move(created).value());
+}
+
+size_t checked_max_seq_length(int64_t n) {
+  if (n < 3) {
+    raise_status(InvalidArgument("max_seq_length must be >= 3 ([CLS], a token, [SEP]), got " + std::to_string(n)));
+  }
+  return static_cast<size_t>(n);
+}
+
+// Embedder.max_seq_length = n: a shorter limit applies at once; a longer one
+// than the native embedder takes makes a new one for it, up to the model's
+// position embeddings (InvalidArgument beyond them; the old one stays).
+void set_max_seq_length(PyEmbedder& self, int64_t n) {
+  const size_t want = checked_max_seq_length(n);
+  std::shared_ptr<embed::Embedder> current = share(self);
+  if (want > current->max_length()) {
+    embed::EmbedderOptions options = self.options;
+    options.max_length = want;
+    std::shared_ptr<embed::Embedder> bigger = create_embedder(self.dir, options);
+    if (bigger->max_length() < want) {
+      raise_status(InvalidArgument("max_seq_length " + std::to_string(want) + " is more than the model takes: " +
+                                   std::to_string(bigger->max_length()) +
+                                   " (config.json's max_position_embeddings)"));
+    }
+    self.embedder = std::move(bigger);
+    self.options = options;
+  }
+  self.max_seq_length = want;
+}
+
+// Embedder.to(device): the same folder on another device (a dlrt device spec).
+void move_to(PyEmbedder& self, const std::string& device) {
+  embed::EmbedderOptions options = self.options;
+  options.device = device;
+  self.embedder = create_embedder(self.dir, options);
+  self.options = options;
 }
 
 void init_embedder(PyEmbedder* self, nb::handle folder, std::optional<std::string> device, int64_t threads, bool strict,
@@ -56,31 +115,34 @@ void init_embedder(PyEmbedder* self, nb::handle folder, std::optional<std::strin
   options.device = device.value_or("");
   options.threads = threads_from_python(threads);
   options.strict = strict;
-  if (max_seq_length) {
-    if (*max_seq_length < 3) {
-      raise_status(InvalidArgument("max_seq_length must be >= 3 ([CLS], a token, [SEP]), got " +
-                                   std::to_string(*max_seq_length)));
+  if (max_seq_length) options.max_length = checked_max_seq_length(*max_seq_length);
+  self->dir = path_from_python(folder, "model_folder");
+  self->embedder = create_embedder(self->dir, options);
+  self->options = options;
+  self->max_seq_length = self->embedder->max_length();
+}
+
+std::vector<std::string> texts_from_python(nb::handle sentences) {
+  std::vector<std::string> texts;
+  for (nb::handle s : nb::iter(sentences)) {
+    if (!PyUnicode_Check(s.ptr())) {
+      throw nb::type_error(("sentences must be a str or a list of str, got an element of type " +
+                            str_of(s.type().attr("__name__")))
+                               .c_str());
     }
-    options.max_length = static_cast<size_t>(*max_seq_length);
+    texts.push_back(utf8_of(s, "sentences[" + std::to_string(texts.size()) + "]"));
   }
-  std::string dir = path_from_python(folder, "model_folder");
-  Result<std::unique_ptr<embed::Embedder>> created = Status();
-  {
-    nb::gil_scoped_release unlocked;
-    created = embed::Embedder::create(dir, options);
-  }
-  check(created.status());
-  self->embedder = std::move(created).value();
+  return texts;
 }
 
 // Embeds `texts` into rows of `out` (texts.size() x dimension), batch_size at
 // a time in order of decreasing token count. Runs without the GIL.
-Status embed_all(const embed::Embedder& e, const std::vector<std::string>& texts, size_t batch_size,
-                 const std::function<Status(size_t)>& batch_done, float* out) {
+Status embed_all(const embed::Embedder& e, size_t max_seq_length, const std::vector<std::string>& texts,
+                 size_t batch_size, const std::function<Status(size_t)>& batch_done, float* out) {
   std::vector<embed::Encoding> encodings;
   encodings.reserve(texts.size());
   for (const std::string& t : texts) {
-    DLRT_ASSIGN_OR_RETURN(embed::Encoding enc, e.tokenize(t));
+    DLRT_ASSIGN_OR_RETURN(embed::Encoding enc, e.tokenizer().encode_checked(t, max_seq_length));
     encodings.push_back(std::move(enc));
   }
   const size_t dim = e.dimension(), total = encodings.size();
@@ -98,17 +160,11 @@ Status embed_all(const embed::Embedder& e, const std::vector<std::string>& texts
 }
 
 nb::object encode_texts(PyEmbedder& self, nb::handle sentences, int64_t batch_size, nb::handle progress) {
-  embed::Embedder& e = get(self);
+  std::shared_ptr<embed::Embedder> held = share(self);
+  const embed::Embedder& e = *held;
+  const size_t max_seq_length = self.max_seq_length;
   if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
-  std::vector<std::string> texts;
-  for (nb::handle s : nb::iter(sentences)) {
-    if (!PyUnicode_Check(s.ptr())) {
-      throw nb::type_error(("sentences must be a str or a list of str, got an element of type " +
-                            str_of(s.type().attr("__name__")))
-                               .c_str());
-    }
-    texts.push_back(utf8_of(s, "sentences[" + std::to_string(texts.size()) + "]"));
-  }
+  std::vector<std::string> texts = texts_from_python(sentences);
   const size_t dim = e.dimension();
   auto buffer = std::make_unique<std::vector<float>>(texts.size() * dim);
   // The progress callback runs with the GIL taken back; an exception it raises
@@ -131,13 +187,64 @@ nb::object encode_texts(PyEmbedder& self, nb::handle sentences, int64_t batch_si
   Status status;
   {
     nb::gil_scoped_release unlocked;
-    status = embed_all(e, texts, static_cast<size_t>(batch_size), batch_done, buffer->data());
+    status = embed_all(e, max_seq_length, texts, static_cast<size_t>(batch_size), batch_done, buffer->data());
   }
   if (callback_failed) throw nb::python_error();
   check(status);
   float* data = buffer->data();
   nb::capsule owner(buffer.release(), [](void* p) noexcept { delete static_cast<std::vector<float>*>(p); });
   return nb::ndarray<nb::numpy, float>(data, {texts.size(), dim}, owner).cast();
+}
+
+// sentence-transformers' tokenize(): the texts' ids padded to the longest.
+nb::dict tokenize_texts(PyEmbedder& self, nb::handle sentences) {
+  std::shared_ptr<embed::Embedder> held = share(self);
+  const size_t max_seq_length = self.max_seq_length;
+  std::vector<std::string> texts = texts_from_python(sentences);
+  std::vector<embed::Encoding> encodings;
+  Status status;
+  {
+    nb::gil_scoped_release unlocked;
+    for (const std::string& t : texts) {
+      Result<embed::Encoding> enc = held->tokenizer().encode_checked(t, max_seq_length);
+      if (!enc.ok()) {
+        status = enc.status();
+        break;
+      }
+      encodings.push_back(std::move(enc).value());
+    }
+  }
+  check(status);
+  size_t length = 0;
+  for (const embed::Encoding& enc : encodings) length = std::max(length, enc.ids.size());
+  const size_t rows = encodings.size();
+  auto make = [&](auto pick, int64_t pad) {
+    auto buffer = std::make_unique<std::vector<int64_t>>(rows * length, pad);
+    for (size_t r = 0; r < rows; ++r) {
+      const std::vector<int64_t>& v = pick(encodings[r]);
+      std::copy(v.begin(), v.end(), buffer->begin() + static_cast<std::ptrdiff_t>(r * length));
+    }
+    int64_t* data = buffer->data();
+    nb::capsule owner(buffer.release(), [](void* p) noexcept { delete static_cast<std::vector<int64_t>*>(p); });
+    return nb::ndarray<nb::numpy, int64_t>(data, {rows, length}, owner).cast();
+  };
+  nb::dict out;
+  out["input_ids"] = make([](const embed::Encoding& e) -> const std::vector<int64_t>& { return e.ids; },
+                          held->tokenizer().pad_id());
+  out["token_type_ids"] = make([](const embed::Encoding& e) -> const std::vector<int64_t>& { return e.type_ids; }, 0);
+  out["attention_mask"] =
+      make([](const embed::Encoding& e) -> const std::vector<int64_t>& { return e.attention_mask; }, 0);
+  return out;
+}
+
+// The device the embedder's largest partition runs on ("cpu", "openvino:GPU", ...).
+std::string device_of(PyEmbedder& self) {
+  const RunReport placed = get(self).placement();
+  const PartitionReport* largest = nullptr;
+  for (const PartitionReport& p : placed.partitions)
+    if (!largest || p.node_count > largest->node_count) largest = &p;
+  if (!largest || largest->backend == "cpu") return "cpu";
+  return largest->device;
 }
 
 nb::dict prompts_of(PyEmbedder& self) {
@@ -170,8 +277,18 @@ void bind_embedder(nb::module_& m) {
                    },
                    "config_sentence_transformers.json's \"default_prompt_name\": the prompt encode() uses "
                    "when given neither prompt nor prompt_name; None when it names none.")
-      .def_prop_ro("max_seq_length", [](PyEmbedder& e) { return get(e).max_length(); },
-                   "Tokens per text, [CLS]/[SEP] included; longer texts are truncated.")
+      .def_prop_rw("max_seq_length", [](PyEmbedder& e) { get(e); return e.max_seq_length; }, &set_max_seq_length,
+                   "Tokens per text, [CLS]/[SEP] included; longer texts are truncated. Settable: at least 3,\n"
+                   "at most the model's position embeddings (a longer limit than the Embedder was made with\n"
+                   "loads the model again).")
+      .def("_tokenize", &tokenize_texts, nb::arg("texts"),
+           nb::sig("def _tokenize(self, texts: collections.abc.Iterable[str]) -> dict[str, numpy.ndarray]"),
+           "input_ids, token_type_ids and attention_mask of the texts (int64 [texts, longest]), truncated to\n"
+           "max_seq_length and padded to the longest (the pad id; 0 in the mask). The GIL is released.")
+      .def("_to", &move_to, nb::arg("device"),
+           "Loads the folder again for `device` (a dlrt device spec); the old one is released once unused.")
+      .def_prop_ro("_device", &device_of,
+                   "The device of the largest partition: 'cpu', or the backend device ('openvino:GPU', ...).")
       .def("get_sentence_embedding_dimension", [](PyEmbedder& e) { return get(e).dimension(); },
            "The length of each embedding vector.")
       .def_prop_ro("normalizes", [](PyEmbedder& e) { return get(e).normalize(); },
@@ -190,7 +307,7 @@ void bind_embedder(nb::module_& m) {
         if (!e.embedder) return std::string("Embedder(<not initialised>)");
         return "Embedder(model_name=" + repr_of(e.embedder->model_name()) +
                ", dimension=" + std::to_string(e.embedder->dimension()) +
-               ", max_seq_length=" + std::to_string(e.embedder->max_length()) + ")";
+               ", max_seq_length=" + std::to_string(e.max_seq_length) + ")";
       });
 }
 

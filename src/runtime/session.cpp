@@ -15,6 +15,7 @@
 #include "core/run_limits.h"
 #include "core/thread_pool.h"
 #include "dlrt/device.h"
+#include "dlrt/model_metadata.h"
 #include "exec/executor.h"
 #include "exec/kernel_build_options.h"
 #include "ir/onnx_import.h"
@@ -53,6 +54,7 @@ class SessionImpl {
   // The largest tensor a shape may imply (core/memory_limit.h), installed on
   // the thread that builds or runs the session.
   TensorLimit tensor_limit;
+  ModelMetadata metadata;  // dlrt::model_metadata()
 
   // `Given` maps input names to RunValues or to Tensors (Session::run's map,
   // read without a copy into another map).
@@ -214,13 +216,15 @@ Status check_options(const SessionOptions& options) {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const SessionOptions& options) {
+Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, ModelMetadata metadata,
+                                           const SessionOptions& options) {
   // A kernel family or backend that failed to register is fatal here, by name.
   DLRT_RETURN_IF_ERROR(cpu::builtin_kernels_status());
   DLRT_RETURN_IF_ERROR(dlrt::global_backends_status());
   if (!model.ok()) return model.status();
   auto impl = std::make_unique<SessionImpl>();
   impl->model = std::move(model).value();
+  impl->metadata = std::move(metadata);
   const ir::Graph& g = *impl->model.graph;
 
   // Precedence: options (the CLI's flags), then environment, then config file.
@@ -538,7 +542,11 @@ Session::~Session() = default;
 Result<std::unique_ptr<Session>> Session::create(const std::string& path, const SessionOptions& options) {
   DLRT_RETURN_IF_ERROR(check_options(options));
   auto impl = guard_allocations("loading the model", [&]() -> Result<std::unique_ptr<SessionImpl>> {
-    return build(ir::import_onnx_file(path, runtime_import_options()), options);
+    ModelMetadata metadata;
+    ir::ImportOptions import = runtime_import_options();
+    import.metadata = &metadata;
+    Result<ir::Model> model = ir::import_onnx_file(path, import);
+    return build(std::move(model), std::move(metadata), options);
   });
   if (!impl.ok()) {
     std::error_code ec;
@@ -554,7 +562,11 @@ Result<std::unique_ptr<Session>> Session::create_from_bytes(const std::string& b
                                                             const std::string& base_dir) {
   DLRT_RETURN_IF_ERROR(check_options(options));
   DLRT_ASSIGN_OR_RETURN(auto impl, guard_allocations("loading the model", [&]() -> Result<std::unique_ptr<SessionImpl>> {
-                          return build(ir::import_onnx_bytes(bytes, base_dir, runtime_import_options()), options);
+                          ModelMetadata metadata;
+                          ir::ImportOptions import = runtime_import_options();
+                          import.metadata = &metadata;
+                          Result<ir::Model> model = ir::import_onnx_bytes(bytes, base_dir, import);
+                          return build(std::move(model), std::move(metadata), options);
                         }));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -562,6 +574,7 @@ Result<std::unique_ptr<Session>> Session::create_from_bytes(const std::string& b
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 RunReport Session::placement() const { return impl_->current_placement(); }
+const ModelMetadata& model_metadata(const Session& session) { return session_impl(session).metadata; }
 
 namespace {
 
