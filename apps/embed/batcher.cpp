@@ -146,10 +146,22 @@ void Batcher::worker() {
       bounded = bounded && it.request->deadline != Clock::time_point{};
       latest = std::max(latest, it.request->deadline);
     }
+    // The run waits for a slot shared with the other models' batchers (at most
+    // until its deadline: past it nobody waits for the answer).
+    RunSlot slot(options_.slots.get(), bounded ? latest : Clock::time_point{});
+    if (!slot.held()) {
+      Result<EmbedResult> cancelled =
+          Status(StatusCode::kCancelled, "the request's deadline passed while its batch waited for a free worker");
+      complete(items, cancelled);
+      lk.lock();
+      --running_;
+      continue;
+    }
     auto t0 = Clock::now();
     dlrt::RunOptions bounds;
     if (bounded) bounds.timeout_ms = std::max(std::chrono::duration<double, std::milli>(latest - t0).count(), 1.0);
     Result<EmbedResult> result = fn_(batch, bounds);
+    slot.release();
     if (result.ok() && result->vectors.size() != batch.size())
       result = Internal("the model returned " + std::to_string(result->vectors.size()) + " vectors for " +
                         std::to_string(batch.size()) + " inputs");

@@ -28,6 +28,7 @@
 #include "dlrt/session.h"
 #include "dlrt/status.h"
 #include "embed/embedder.h"
+#include "embed/run_slots.h"
 
 namespace dlrt::embed {
 
@@ -37,6 +38,9 @@ struct BatcherOptions {
   std::chrono::microseconds max_wait{2000};
   size_t max_queue = 1024;  // inputs waiting
   int workers = 2;
+  // Shared by the batchers of every served model: a batch runs once it holds
+  // one of these slots (null: no bound beyond `workers`).
+  std::shared_ptr<RunSlots> slots;
 };
 
 // What one batch did (for metrics and health).

@@ -103,6 +103,23 @@ void Metrics::observe_rejected() {
   ++rejected_;
 }
 
+void Metrics::observe_model_request(const std::string& model, const std::string& route, int status) {
+  std::lock_guard<std::mutex> lk(mu_);
+  ++models_[model].requests[{route, status}];
+}
+
+void Metrics::observe_model_batch(const std::string& model, size_t inputs, size_t tokens, bool ok) {
+  std::lock_guard<std::mutex> lk(mu_);
+  PerModel& m = models_[model];
+  if (ok) {
+    ++m.batches;
+    m.inputs += inputs;
+    m.tokens += tokens;
+  } else {
+    ++m.failures;
+  }
+}
+
 uint64_t Metrics::requests_total() const {
   std::lock_guard<std::mutex> lk(mu_);
   uint64_t n = 0;
@@ -116,6 +133,34 @@ uint64_t Metrics::errors_total() const {
   for (const auto& [k, v] : requests_)
     if (k.second >= 400) n += v;
   return n;
+}
+
+// The dlrt_model_* series: the above per served model (labelled model="NAME").
+void Metrics::render_models(std::string& out, const MetricsGauges& g) const {
+  auto m = [](const std::string& model) { return "{model=\"" + label(model) + "\""; };
+  header(out, "dlrt_model_requests_total", "counter", "HTTP requests by model, route and status code.");
+  for (const auto& [model, pm] : models_)
+    for (const auto& [k, v] : pm.requests)
+      out += "dlrt_model_requests_total" + m(model) + ",route=\"" + label(k.first) + "\",code=\"" +
+             std::to_string(k.second) + "\"} " + std::to_string(v) + "\n";
+  auto counter = [&](const char* name, const char* help, uint64_t PerModel::*field) {
+    header(out, name, "counter", help);
+    for (const auto& [model, pm] : models_) out += name + m(model) + "} " + std::to_string(pm.*field) + "\n";
+  };
+  counter("dlrt_model_inputs_total", "Inputs embedded, by model.", &PerModel::inputs);
+  counter("dlrt_model_tokens_total", "Tokens embedded (no padding), by model.", &PerModel::tokens);
+  counter("dlrt_model_batches_total", "Batches run, by model.", &PerModel::batches);
+  counter("dlrt_model_batch_failures_total", "Batches that failed, by model.", &PerModel::failures);
+  auto gauge = [&](const char* name, const char* help, auto value) {
+    header(out, name, "gauge", help);
+    for (const ModelGauges& mg : g.models) out += name + m(mg.model) + "} " + std::to_string(value(mg)) + "\n";
+  };
+  gauge("dlrt_model_queue_depth", "Inputs waiting for a batch, by model.", [](const ModelGauges& x) { return x.queue_depth; });
+  gauge("dlrt_model_batches_running", "Batches running now, by model.", [](const ModelGauges& x) { return x.batches_running; });
+  gauge("dlrt_model_ready", "1 while the model is loaded and serving.", [](const ModelGauges& x) { return int(x.ready); });
+  gauge("dlrt_model_load_failed", "1 when the model could not be loaded.", [](const ModelGauges& x) { return int(x.failed); });
+  gauge("dlrt_model_degraded", "1 while part of the model runs on the CPU instead of its accelerator.",
+        [](const ModelGauges& x) { return int(x.degraded); });
 }
 
 std::string Metrics::render(const MetricsGauges& g) const {
@@ -165,6 +210,7 @@ std::string Metrics::render(const MetricsGauges& g) const {
   out += std::string("dlrt_ready ") + (g.ready ? "1" : "0") + "\n";
   header(out, "dlrt_draining", "gauge", "1 during graceful shutdown.");
   out += std::string("dlrt_draining ") + (g.draining ? "1" : "0") + "\n";
+  render_models(out, g);
   return out;
 }
 

@@ -31,7 +31,17 @@ class Histogram {
   uint64_t count_ = 0;
 };
 
-// Values sampled at scrape time.
+// One served model's values sampled at scrape time.
+struct ModelGauges {
+  std::string model;
+  size_t queue_depth = 0;
+  size_t batches_running = 0;
+  bool ready = false;   // loaded and serving
+  bool failed = false;  // could not be loaded
+  bool degraded = false;
+};
+
+// Values sampled at scrape time (the totals over every served model).
 struct MetricsGauges {
   size_t queue_depth = 0;         // inputs waiting for a batch
   size_t batches_running = 0;
@@ -39,6 +49,7 @@ struct MetricsGauges {
   bool degraded = false;
   bool ready = false;
   bool draining = false;
+  std::vector<ModelGauges> models;
 };
 
 class Metrics {
@@ -51,6 +62,10 @@ class Metrics {
                      bool ok);
   // A request was turned away because the queue was full.
   void observe_rejected();
+  // The same per served model (the dlrt_model_* series, labelled model="NAME"):
+  // a request that went to `model`, and one of its batches.
+  void observe_model_request(const std::string& model, const std::string& route, int status);
+  void observe_model_batch(const std::string& model, size_t inputs, size_t tokens, bool ok);
 
   std::string render(const MetricsGauges& gauges) const;
 
@@ -58,6 +73,9 @@ class Metrics {
   uint64_t errors_total() const;
 
  private:
+  struct PerModel;
+  void render_models(std::string& out, const MetricsGauges& g) const;  // under mu_
+
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int>, uint64_t> requests_;  // (route, status) -> count
   std::map<std::string, Histogram> latency_;                   // route -> seconds
@@ -66,6 +84,11 @@ class Metrics {
   Histogram batch_seconds_;
   std::map<std::string, uint64_t> device_batches_, device_inputs_, device_failures_;
   uint64_t inputs_ = 0, tokens_ = 0, rejected_ = 0;
+  struct PerModel {
+    std::map<std::pair<std::string, int>, uint64_t> requests;  // (route, status) -> count
+    uint64_t inputs = 0, tokens = 0, batches = 0, failures = 0;
+  };
+  std::map<std::string, PerModel> models_;
 };
 
 }  // namespace dlrt::embed

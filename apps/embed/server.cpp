@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <functional>
+#include <optional>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -106,6 +107,29 @@ thread_local std::string t_request_id;
 thread_local size_t t_inputs = 0, t_tokens = 0;
 // Set when a route handler counted its request itself (the logger skips it).
 thread_local bool t_request_counted = false;
+// The model a /models/NAME/... route prefix names ("" for none), and the
+// model the request went to (for the per-model metrics; "" when not known).
+thread_local std::string t_path_model, t_request_model;
+
+// Routes a /models/NAME prefix does not apply to: they are the server's, not a model's.
+bool server_route(const std::string& path) {
+  return path == "/v1/models" || path == "/metrics" || path == "/ready" || path == "/live";
+}
+
+// "/models/NAME/ROUTE" -> NAME, with *route set to ROUTE (the shortest NAME
+// that leaves a route); nullopt for any other path.
+std::optional<std::string> split_model_prefix(const std::string& path, std::string* route) {
+  static const std::string kPrefix = "/models/";
+  if (path.compare(0, kPrefix.size(), kPrefix) != 0) return std::nullopt;
+  for (size_t slash = path.find('/', kPrefix.size() + 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+    std::string rest = path.substr(slash);
+    if (*allowed_methods(rest) && !server_route(rest)) {
+      *route = std::move(rest);
+      return path.substr(kPrefix.size(), slash - kPrefix.size());
+    }
+  }
+  return std::nullopt;
+}
 
 std::string route_label(const std::string& path) {
   for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/tokenize", "/decode", "/rerank", "/predict", "/v1/models",
@@ -155,7 +179,11 @@ std::string report_device(const dlrt::RunReport& report) {
   return "cpu:0";
 }
 
-EmbedServer::EmbedServer(ServiceConfig config) : config_(std::move(config)), log_(config_.json_logs) {
+EmbedServer::EmbedServer(ServiceConfig config)
+    : config_(std::move(config)),
+      log_(config_.json_logs),
+      registry_(served_models(config_)),
+      slots_(std::make_shared<RunSlots>(config_.pool_size)) {
   auto limit = [this](auto server) {
     server->set_max_pending_heads(config_.http_threads / 2);
     server->set_waiting_connections(waiting_connections_);
@@ -165,78 +193,71 @@ EmbedServer::EmbedServer(ServiceConfig config) : config_(std::move(config)), log
     limit(std::make_unique<PipeliningTlsServer>(config_.tls_cert.c_str(), config_.tls_key.c_str()));
   else
     limit(std::make_unique<PipeliningServer>());
-  health_since_ = std::chrono::system_clock::now();
   install_routes();
 }
 
 EmbedServer::~EmbedServer() {
   shutdown();
   if (drainer_.joinable()) drainer_.join();
-  std::unique_ptr<Batcher> b;
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    b = std::move(batcher_);
-  }
-  if (b) b->stop();
+  for (auto& b : registry_.release()) b->stop();
 }
 
-std::shared_ptr<const EmbedModel> EmbedServer::model() const {
-  std::lock_guard<std::mutex> lk(mu_);
-  return model_;
+std::shared_ptr<const EmbedModel> EmbedServer::model() const { return registry_.default_model().model; }
+
+Batcher* EmbedServer::batcher() const { return registry_.default_model().batcher.get(); }
+
+void EmbedServer::set_model(std::shared_ptr<const EmbedModel> model) { set_model_at(0, std::move(model)); }
+
+void EmbedServer::set_model(const std::string& name, std::shared_ptr<const EmbedModel> model) {
+  if (auto i = registry_.index_of(name)) set_model_at(*i, std::move(model));
 }
 
-Batcher* EmbedServer::batcher() const {
-  std::lock_guard<std::mutex> lk(mu_);
-  return batcher_.get();
-}
-
-void EmbedServer::set_model(std::shared_ptr<const EmbedModel> model) {
+void EmbedServer::set_model_at(size_t index, std::shared_ptr<const EmbedModel> model) {
   BatcherOptions o;
   o.max_batch_size = config_.max_batch_size;
   o.max_batch_tokens = config_.max_batch_tokens;
   o.max_wait = std::chrono::milliseconds(config_.max_wait_ms);
   o.max_queue = config_.max_queue;
   o.workers = config_.pool_size;
+  o.slots = slots_;  // shared with the other models' batchers
   // A batch-dependent model (dynamic quantization) runs each input alone, so
   // every text gets its own vector; the workers still run inputs in parallel.
   if (model && model->batch_dependent()) o.max_batch_size = 1;
   const EmbedModel* m = model.get();
-  auto b = std::make_unique<Batcher>(
+  // The name a bare folder is served by: model_name, else the folder's.
+  const std::string display = config_.model_name.empty() && m ? m->model_name() : config_.model_name;
+  std::string name = registry_.all()[index].config.name;
+  if (name.empty()) name = display;
+  auto b = std::make_shared<Batcher>(
       [m](const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) { return m->embed_encoded(batch, bounds); },
-      o, [this](const BatchInfo& info) { on_batch(info); });
-  std::lock_guard<std::mutex> lk(mu_);
-  model_ = std::move(model);
-  batcher_ = std::move(b);
+      o, [this, index, name](const BatchInfo& info) { on_batch(index, name, info); });
+  registry_.set_model(index, std::move(model), std::move(b), display);
 }
 
-void EmbedServer::set_load_error(const std::string& reason) {
-  std::lock_guard<std::mutex> lk(mu_);
-  load_error_ = reason;
+void EmbedServer::set_load_error(const std::string& reason) { registry_.set_load_error(0, reason); }
+
+void EmbedServer::set_load_error(const std::string& name, const std::string& reason) {
+  if (auto i = registry_.index_of(name)) registry_.set_load_error(*i, reason);
 }
 
-void EmbedServer::on_batch(const BatchInfo& info) {
+void EmbedServer::on_batch(size_t index, const std::string& name, const BatchInfo& info) {
   std::string device;
   if (info.report) {
     device = report_device(*info.report);
-  } else if (auto m = model()) {
+  } else if (auto m = registry_.all()[index].model) {
     device = report_device(m->placement());
   }
   metrics_.observe_batch(info.inputs, info.padded_tokens, info.tokens, device, info.seconds, info.status.ok());
-  std::lock_guard<std::mutex> lk(mu_);
-  if (info.status.ok()) device_error_.clear();
-  else if (is_device_failure(info.status.code())) device_error_ = info.status.message();
+  metrics_.observe_model_batch(name, info.inputs, info.tokens, info.status.ok());
+  if (info.status.ok()) registry_.set_device_error(index, "");
+  else if (is_device_failure(info.status.code())) registry_.set_device_error(index, info.status.message());
 }
 
-HealthInfo EmbedServer::health() const {
+HealthInfo EmbedServer::model_state(const ModelRef& ref) const {
   HealthInfo h;
-  std::shared_ptr<const EmbedModel> m;
-  std::string device_error, load_error;
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    m = model_;
-    device_error = device_error_;
-    load_error = load_error_;
-  }
+  const std::shared_ptr<const EmbedModel>& m = ref.model;
+  const std::string& device_error = ref.device_error;
+  const std::string& load_error = ref.load_error;
   if (m) {
     dlrt::RunReport p = m->placement();
     h.backend = "cpu";
@@ -256,11 +277,7 @@ HealthInfo EmbedServer::health() const {
       h.reason = "strict mode: the last batch failed: " + device_error;
     }
   }
-  if (draining_.load()) {
-    h.status = "draining";
-    h.http_status = 503;
-    if (h.reason.empty()) h.reason = "shutting down: finishing in-flight requests, refusing new ones";
-  } else if (!m && !load_error.empty()) {
+  if (!m && !load_error.empty()) {
     h.status = "failed";
     h.http_status = 503;
     h.reason = load_error;
@@ -273,14 +290,106 @@ HealthInfo EmbedServer::health() const {
   } else {
     h.status = "ok";
   }
-  std::lock_guard<std::mutex> lk(mu_);
-  std::string key = h.status + "|" + h.backend + "|" + h.device + "|" + h.reason;
-  if (key != health_key_) {
-    health_key_ = key;
-    health_since_ = std::chrono::system_clock::now();
-  }
-  h.since = iso_time(health_since_);
   return h;
+}
+
+void EmbedServer::stamp_since(const std::string& key, HealthInfo& h) const {
+  if (draining_.load()) {
+    h.status = "draining";
+    h.http_status = 503;
+    if (h.reason.empty()) h.reason = "shutting down: finishing in-flight requests, refusing new ones";
+  }
+  std::lock_guard<std::mutex> lk(mu_);
+  const std::string state = h.status + "|" + h.backend + "|" + h.device + "|" + h.reason;
+  auto& [last, since] = health_since_[key];
+  if (state != last) {
+    last = state;
+    since = std::chrono::system_clock::now();
+  }
+  h.since = iso_time(since);
+}
+
+HealthInfo EmbedServer::health() const {
+  const std::vector<ModelRef> all = registry_.all();
+  HealthInfo h = model_state(all.front());  // the default's backend and device
+  if (all.size() > 1) {
+    // Several models: loading while any loads, failed when all failed,
+    // otherwise the worst of those serving, degraded when some failed.
+    std::vector<std::string> loading, failed, degraded;
+    std::string warming;
+    for (const ModelRef& r : all) {
+      const HealthInfo m = model_state(r);
+      if (h.backend.empty() && !m.backend.empty()) h.backend = m.backend, h.device = m.device;
+      if (m.status == "loading") loading.push_back(r.name);
+      else if (m.status == "failed") failed.push_back("model " + r.name + " failed to load: " + m.reason);
+      else if (m.status == "warming" && warming.empty()) warming = "model " + r.name + ": " + m.reason;
+      else if (m.status == "degraded") degraded.push_back("model " + r.name + ": " + m.reason);
+    }
+    auto join = [](const std::vector<std::string>& v) {
+      std::string out;
+      for (const auto& x : v) out += (out.empty() ? "" : "; ") + x;
+      return out;
+    };
+    h.http_status = 200;
+    h.degraded = !degraded.empty() || !failed.empty();
+    if (!loading.empty()) {
+      h.status = "loading";
+      h.http_status = 503;
+      h.reason = "loading " + std::to_string(loading.size()) + " of " + std::to_string(all.size()) + " models: " +
+                 join(loading);
+    } else if (failed.size() == all.size()) {
+      h.status = "failed";
+      h.http_status = 503;
+      h.reason = join(failed);
+    } else if (!warming.empty()) {
+      h.status = "warming";
+      h.reason = warming;
+    } else if (h.degraded) {
+      h.status = "degraded";
+      failed.insert(failed.end(), degraded.begin(), degraded.end());
+      h.reason = join(failed);
+    } else {
+      h.status = "ok";
+      h.reason.clear();
+    }
+  }
+  stamp_since("", h);
+  return h;
+}
+
+std::optional<HealthInfo> EmbedServer::model_health(const std::string& name) const {
+  std::optional<ModelRef> ref = registry_.find(name);
+  if (!ref) return std::nullopt;
+  HealthInfo h = model_state(*ref);
+  stamp_since("model:" + ref->config.name, h);
+  return h;
+}
+
+std::optional<ModelRef> EmbedServer::request_model(Api api, const std::string& body_model, Reply* error) const {
+  const std::string& path_model = t_path_model;
+  if (!path_model.empty() && !body_model.empty() && body_model != path_model && registry_.size() > 1) {
+    *error = error_reply(api, 422, "invalid_request_error",
+                         "the route names model '" + path_model + "' but the body's 'model' is '" + body_model + "'");
+    return std::nullopt;
+  }
+  const std::string name = path_model.empty() ? body_model : path_model;
+  std::optional<ModelRef> ref = registry_.find(name);
+  if (!ref) {
+    std::string names;
+    for (const std::string& n : registry_.names()) names += (names.empty() ? "" : ", ") + n;
+    *error = error_reply(api, 404, "model_not_found",
+                         "the model '" + name + "' is not served here; served models: " + names);
+    return std::nullopt;
+  }
+  t_request_model = ref->name;
+  if (!ref->model) {
+    const std::string which = registry_.size() > 1 ? "model '" + ref->name + "'" : std::string("model");
+    *error = error_reply(api, 503, "unavailable",
+                         ref->load_error.empty() ? "the " + which + " is still loading; retry shortly"
+                                                 : "the " + which + " failed to load: " + ref->load_error);
+    return std::nullopt;
+  }
+  return ref;
 }
 
 Status EmbedServer::bind() {
@@ -310,13 +419,7 @@ void EmbedServer::run() {
   run_state_.store(1);
   if (bound_.load() && !draining_.load()) http_->listen_after_bind();
   run_state_.store(2);
-  std::unique_ptr<Batcher> b;
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    b = std::move(batcher_);
-    model_.reset();
-  }
-  if (b) b->stop();
+  for (auto& b : registry_.release()) b->stop();
 }
 
 void EmbedServer::shutdown() {
@@ -481,6 +584,7 @@ void EmbedServer::install_routes() {
                            ? 0.0
                            : std::chrono::duration<double>(Clock::now() - t_request_start).count();
       metrics_.observe_request(route_label(req.path), r.status, seconds);
+      if (!t_request_model.empty()) metrics_.observe_model_request(t_request_model, route_label(req.path), r.status);
       t_request_counted = true;
       if (draining_.load()) res.set_header("Connection", "close");
       send(res, r);
@@ -497,6 +601,7 @@ void EmbedServer::install_routes() {
   s.Post("/rerank", with_body(Api::kTei, [this](const std::string& body) { return handle_rerank(body); }));
   s.Post("/predict", with_body(Api::kTei, [this](const std::string& body) { return handle_predict(body); }));
   s.Get("/v1/models", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(true)); });
+  // The /models/NAME/ prefix of the routes below is taken off before routing (t_path_model).
   s.Get("/info", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(false)); });
   // Readiness and liveness for a load balancer or Kubernetes' probes.
   s.Get("/ready", [this](const httplib::Request&, httplib::Response& res) {
@@ -514,9 +619,17 @@ void EmbedServer::install_routes() {
   s.set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
     if (draining_.load()) res.set_header("Connection", "close");
   });
-  s.Get("/openapi.json", [this](const httplib::Request&, httplib::Response& res) {
+  s.Get("/openapi.json", [this, send](const httplib::Request&, httplib::Response& res) {
     ModelLimits limits;
-    auto m = model();
+    std::shared_ptr<const EmbedModel> m;
+    if (!t_path_model.empty()) {
+      Reply error;
+      auto ref = request_model(Api::kOpenAI, "", &error);
+      if (!ref) return send(res, error);
+      m = ref->model;
+    } else {
+      m = model();
+    }
     if (m) {
       limits.dimension = m->dimension();
       limits.vocab_size = m->vocab_size();
@@ -524,23 +637,62 @@ void EmbedServer::install_routes() {
     }
     res.set_content(openapi_document(dlrt::version(), m ? &limits : nullptr), "application/json");
   });
-  s.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
-    HealthInfo h = health();
-    json j = {{"status", h.status},   {"backend", h.backend}, {"device", h.device},
-              {"degraded", h.degraded}, {"since", h.since},   {"reason", h.reason}};
-    if (auto m = model()) {
-      j["model"] = config_.model_name.empty() ? m->model_name() : config_.model_name;
-      j["dimension"] = m->dimension();
-      j["max_tokens"] = m->max_length();
+  s.Get("/health", [this, send](const httplib::Request&, httplib::Response& res) {
+    auto health_json = [](const HealthInfo& h, const ModelRef* ref) {
+      json j = {{"status", h.status},   {"backend", h.backend}, {"device", h.device},
+                {"degraded", h.degraded}, {"since", h.since},   {"reason", h.reason}};
+      if (ref && ref->model) {
+        j["model"] = ref->name;
+        j["dimension"] = ref->model->dimension();
+        j["max_tokens"] = ref->model->max_length();
+      }
+      return j;
+    };
+    if (!t_path_model.empty()) {  // /models/NAME/health: that model's
+      std::optional<ModelRef> ref = registry_.find(t_path_model);
+      std::optional<HealthInfo> h = model_health(t_path_model);
+      if (!ref || !h) {
+        Reply error;
+        request_model(Api::kOpenAI, "", &error);
+        return send(res, error);
+      }
+      json j = health_json(*h, &*ref);
+      j["model"] = ref->name;
+      res.status = h->http_status;
+      res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+      return;
     }
+    const HealthInfo h = health();
+    const std::vector<ModelRef> all = registry_.all();
+    json j = health_json(h, &all.front());
+    json models = json::array();
+    for (const ModelRef& r : all) {
+      HealthInfo mh = model_state(r);
+      stamp_since("model:" + r.config.name, mh);
+      json m = health_json(mh, &r);
+      m["model"] = r.name;
+      models.push_back(std::move(m));
+    }
+    j["models"] = std::move(models);
     res.status = h.http_status;
     res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
   });
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     MetricsGauges g;
-    if (Batcher* b = batcher()) {
-      g.queue_depth = b->queue_depth();
-      g.batches_running = b->batches_running();
+    for (const ModelRef& r : registry_.all()) {
+      ModelGauges mg;
+      mg.model = r.name;
+      if (r.batcher) {
+        mg.queue_depth = r.batcher->queue_depth();
+        mg.batches_running = r.batcher->batches_running();
+      }
+      const HealthInfo h = model_state(r);
+      mg.ready = r.model != nullptr;
+      mg.failed = h.status == "failed";
+      mg.degraded = h.degraded;
+      g.queue_depth += mg.queue_depth;
+      g.batches_running += mg.batches_running;
+      if (!mg.model.empty()) g.models.push_back(std::move(mg));
     }
     g.requests_in_flight = in_flight_.load();
     HealthInfo h = health();
@@ -555,6 +707,14 @@ void EmbedServer::install_routes() {
     t_request_start = Clock::now();
     t_request_counted = false;
     t_inputs = t_tokens = 0;
+    t_request_model.clear();
+    t_path_model.clear();
+    // /models/NAME/embed and the like: routed as /embed for model NAME. The
+    // request object is httplib's own, non-const one (as for `ranges` below).
+    if (std::string route; auto name = split_model_prefix(req.path, &route)) {
+      t_path_model = *name;
+      const_cast<httplib::Request&>(req).path = route;
+    }
     t_request_id = request_id(req);
     res.set_header("X-Request-Id", t_request_id);
     if (!config_.cors_allow_origin.empty()) {
@@ -626,7 +786,8 @@ void EmbedServer::install_routes() {
     else if (res.status == 404)
       message = "no route " + req.method + " " + req.path +
                 "; routes: POST /v1/embeddings, POST /embed, POST /tokenize, POST /decode, POST /rerank, POST /predict, GET /v1/models, "
-                "GET /info, GET /health, GET /ready, GET /live, GET /metrics, GET /openapi.json";
+                "GET /info, GET /health, GET /ready, GET /live, GET /metrics, GET /openapi.json; the model routes also "
+                "under /models/NAME/ for the model served as NAME";
     else
       message = "HTTP " + std::to_string(res.status) + (res.status == 400 ? ": malformed request" : "");
     if (tei_route(req.path))
@@ -642,17 +803,23 @@ void EmbedServer::install_routes() {
                                ? 0.0
                                : std::chrono::duration<double>(Clock::now() - t_request_start).count();
     t_request_start = Clock::time_point{};
-    if (!t_request_counted) metrics_.observe_request(route_label(req.path), res.status, seconds);
+    if (!t_request_counted) {
+      metrics_.observe_request(route_label(req.path), res.status, seconds);
+      if (!t_request_model.empty()) metrics_.observe_model_request(t_request_model, route_label(req.path), res.status);
+    }
     t_request_counted = false;
-    if (config_.access_log)
-      log_.info("request", {{"method", req.method},
-                            {"path", req.path},
-                            {"status", res.status},
-                            {"latency_ms", std::round(seconds * 1e5) / 100},
-                            {"inputs", t_inputs},
-                            {"tokens", t_tokens},
-                            {"request_id", t_request_id},
-                            {"remote", req.remote_addr}});
+    if (config_.access_log) {
+      ServeLog::Fields fields = {{"method", req.method},
+                                 {"path", req.path},
+                                 {"status", res.status},
+                                 {"latency_ms", std::round(seconds * 1e5) / 100},
+                                 {"inputs", t_inputs},
+                                 {"tokens", t_tokens},
+                                 {"request_id", t_request_id},
+                                 {"remote", req.remote_addr}};
+      if (registry_.size() > 1 && !t_request_model.empty()) fields.emplace_back("model", t_request_model);
+      log_.info("request", fields);
+    }
   });
 }
 

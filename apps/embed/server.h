@@ -12,12 +12,18 @@
 //   POST /predict        TEI-style, classifiers: {"inputs": str | [a, b] | [[...], ...], "raw_scores"?}
 //                        -> [{"score","label"}] (per input for a batch), highest first
 //   POST /decode         TEI-style: {"ids": [id] | [[id], ...], "skip_special_tokens"?} -> ["text", ...]
-//   GET  /v1/models      OpenAI's model list (the one model); GET /info: TEI's model info (+ dlrt's)
+//   GET  /v1/models      OpenAI's model list (every model served); GET /info: TEI's model info (+ dlrt's)
 //   GET  /ready          readiness for a load balancer: 200 when serving at full speed (ok, degraded),
 //                        503 while loading, warming, draining or failed; GET /live: liveness, 503 only when failed
 //   GET  /health         {status, backend, device, degraded, since, reason, ...}; 200 while serving
 //                        (ok, warming, degraded), 503 while loading or draining
 //   GET  /metrics        Prometheus text
+//
+// Several models (model_registry.h): a request names one by the body's
+// "model" field or a /models/NAME prefix on the route (/models/NAME/embed,
+// /models/NAME/v1/embeddings, /models/NAME/health, ...); none names the
+// default. An unknown name is a 404 that lists the served ones. Every
+// model's batches share pool_size run slots (run_slots.h).
 //
 // Requests are tokenized on the HTTP thread (so limits answer at once), then
 // queued for dynamic batching (batcher.h). Errors are JSON: 400 bad JSON,
@@ -31,6 +37,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -45,6 +52,8 @@
 #include "embed/classifier.h"
 #include "embed/embedder.h"
 #include "embed/metrics.h"
+#include "embed/model_registry.h"
+#include "embed/run_slots.h"
 #include "embed/serve_log.h"
 #include "embed/service_config.h"
 
@@ -139,10 +148,15 @@ class EmbedServer {
   int port() const { return port_; }
   // Serves until shutdown(), then stops the batcher. Call after bind(), once.
   void run();
-  // From now on embedding routes are served by `model` (loading until then).
+  // From now on embedding routes are served by `model` (loading until then):
+  // the default model, or the one served as `name` (config's models; "" for
+  // a bare folder). Unknown names are ignored.
   void set_model(std::shared_ptr<const EmbedModel> model);
-  // The model could not be loaded: /health answers 503 "failed" with the reason.
+  void set_model(const std::string& name, std::shared_ptr<const EmbedModel> model);
+  // The model could not be loaded: its /health answers 503 "failed" with the
+  // reason; the other models keep serving.
   void set_load_error(const std::string& reason);
+  void set_load_error(const std::string& name, const std::string& reason);
   // Graceful stop: from now on requests get 503 (embedding routes) and
   // /ready 503, every response closes its connection; requests already
   // queued or running finish, connections already accepted are answered.
@@ -152,7 +166,12 @@ class EmbedServer {
   void shutdown();
   bool draining() const { return draining_.load(); }
 
+  // The server's health: the worst of its models' (draining, loading while
+  // any loads, failed when all failed, degraded when some failed), see docs/serve.md.
   HealthInfo health() const;
+  // One model's; nullopt for a name not served.
+  std::optional<HealthInfo> model_health(const std::string& name) const;
+  const ModelRegistry& models() const { return registry_; }
   const Metrics& metrics() const { return metrics_; }
   // The server's log (cmd_serve writes its lifecycle lines there too).
   ServeLog& log() { return log_; }
@@ -173,18 +192,33 @@ class EmbedServer {
   Reply handle_decode(const std::string& body);
   Reply handle_rerank(const std::string& body);
   Reply handle_predict(const std::string& body);
-  Reply info_reply(bool openai_models) const;
+  Reply info_reply(bool openai_models, const std::string& body_model = "") const;
+  // The model a request names (a /models/NAME/ route prefix, else `body_model`,
+  // else the default); nullopt with *error set (404 unknown, 503 loading or failed).
+  std::optional<ModelRef> request_model(Api api, const std::string& body_model, Reply* error) const;
+  // The token limit per input of a model (its max_input_tokens, else the
+  // server's; 0: the model's maximum).
+  size_t input_token_limit(const ModelRef& ref) const {
+    return ref.config.max_input_tokens > 0 ? ref.config.max_input_tokens : config_.max_input_tokens;
+  }
+  // The state of one model (no draining, no "since").
+  HealthInfo model_state(const ModelRef& ref) const;
+  // `h.since`: when h's status and reason (for model `key`, "" the server's) began.
+  void stamp_since(const std::string& key, HealthInfo& h) const;
   Reply error_reply(Api api, int status, const std::string& type, const std::string& message) const;
   // A failed model run: 504 past the request's deadline (kCancelled), 503
   // for a device failure in strict mode, else 500 "<what> failed: ...".
   Reply run_error_reply(Api api, const Status& s, const std::string& what) const;
+  Result<std::vector<std::vector<float>>> classify_run(const EmbedModel& m, const std::vector<Encoding>& batch) const;
   // A run on the HTTP thread (/rerank, /predict) stops at request_timeout_ms.
   dlrt::RunOptions request_bounds() const {
     dlrt::RunOptions o;
     o.timeout_ms = config_.request_timeout_ms;
     return o;
   }
-  void on_batch(const BatchInfo& info);
+  void on_batch(size_t index, const std::string& name, const BatchInfo& info);
+  void set_model_at(size_t index, std::shared_ptr<const EmbedModel> model);
+  // The default model and its batcher.
   std::shared_ptr<const EmbedModel> model() const;
   Batcher* batcher() const;
 
@@ -195,14 +229,11 @@ class EmbedServer {
   ServeLog log_;
 
   mutable std::mutex mu_;
-  std::shared_ptr<const EmbedModel> model_;
-  std::unique_ptr<Batcher> batcher_;
-  std::string load_error_;
-  // The latest batch failure on the device (strict mode), cleared by a good batch.
-  std::string device_error_;
-  // /health "since": the status/reason last seen and when it began.
-  mutable std::string health_key_;
-  mutable std::chrono::system_clock::time_point health_since_;
+  ModelRegistry registry_;
+  // Model runs at once, every model's together (pool_size).
+  std::shared_ptr<RunSlots> slots_;
+  // /health "since", per model ("" the server's): the status/reason last seen and when it began.
+  mutable std::map<std::string, std::pair<std::string, std::chrono::system_clock::time_point>> health_since_;
   std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
 
   std::atomic<bool> draining_{false};

@@ -10,6 +10,7 @@
 
 #include "embed/body_json.h"
 #include "embed/server.h"
+#include "embed/server_util.h"
 
 namespace dlrt::embed {
 namespace {
@@ -41,9 +42,27 @@ bool optional_bool(const json& body, const char* name, bool def, std::string& er
 
 }  // namespace
 
+// A classifier run on the HTTP thread, in one of the run slots every model
+// shares (pool_size), all within request_timeout_ms.
+Result<std::vector<std::vector<float>>> EmbedServer::classify_run(const EmbedModel& m,
+                                                                   const std::vector<Encoding>& batch) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.request_timeout_ms);
+  RunSlot slot(slots_.get(), deadline);
+  if (!slot.held()) return Status(StatusCode::kCancelled, "no free worker before the request's deadline");
+  dlrt::RunOptions bounds = request_bounds();
+  bounds.timeout_ms = std::max(
+      std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count(), 1.0);
+  return m.classify(batch, bounds);
+}
+
 EmbedServer::Reply EmbedServer::handle_rerank(const std::string& body) {
-  auto m = model();
-  if (!m) return error_reply(Api::kTei, 503, "unavailable", "the model is still loading; retry shortly");
+  json req;
+  if (std::string e = parse_body_json(body, req); !e.empty()) return error_reply(Api::kTei, 400, "invalid_request_error", e);
+  if (!req.is_object()) return error_reply(Api::kTei, 422, "invalid_request_error", "the body must be a JSON object");
+  Reply unavailable;
+  std::optional<ModelRef> ref = request_model(Api::kTei, server_util::body_model(req), &unavailable);
+  if (!ref) return unavailable;
+  const std::shared_ptr<const EmbedModel>& m = ref->model;
   if (!m->is_classifier())
     return error_reply(Api::kTei, 400, "invalid_request_error",
                        "the served model is an embedding model: /rerank needs a cross-encoder (a sequence classifier)");
@@ -51,9 +70,6 @@ EmbedServer::Reply EmbedServer::handle_rerank(const std::string& body) {
     return error_reply(Api::kTei, 400, "invalid_request_error",
                        "the served classifier has " + std::to_string(m->labels().size()) +
                            " labels; /rerank needs a model with one score (use /predict)");
-  json req;
-  if (std::string e = parse_body_json(body, req); !e.empty()) return error_reply(Api::kTei, 400, "invalid_request_error", e);
-  if (!req.is_object()) return error_reply(Api::kTei, 422, "invalid_request_error", "the body must be a JSON object");
   auto q = req.find("query");
   if (q == req.end() || !q->is_string()) return error_reply(Api::kTei, 422, "invalid_request_error", "'query' must be a string");
   auto t = req.find("texts");
@@ -81,7 +97,7 @@ EmbedServer::Reply EmbedServer::handle_rerank(const std::string& body) {
                              " tokens; shorten it or send \"truncate\": true");
     batch.push_back(std::move(enc).value());
   }
-  auto logits = m->classify(batch, request_bounds());
+  auto logits = classify_run(*m, batch);
   if (!logits.ok()) return run_error_reply(Api::kTei, logits.status(), "scoring");
   std::vector<size_t> order(batch.size());
   std::iota(order.begin(), order.end(), size_t{0});
@@ -100,14 +116,16 @@ EmbedServer::Reply EmbedServer::handle_rerank(const std::string& body) {
 }
 
 EmbedServer::Reply EmbedServer::handle_predict(const std::string& body) {
-  auto m = model();
-  if (!m) return error_reply(Api::kTei, 503, "unavailable", "the model is still loading; retry shortly");
-  if (!m->is_classifier())
-    return error_reply(Api::kTei, 400, "invalid_request_error",
-                       "the served model is an embedding model: /predict needs a sequence classifier");
   json req;
   if (std::string e = parse_body_json(body, req); !e.empty()) return error_reply(Api::kTei, 400, "invalid_request_error", e);
   if (!req.is_object()) return error_reply(Api::kTei, 422, "invalid_request_error", "the body must be a JSON object");
+  Reply unavailable;
+  std::optional<ModelRef> ref = request_model(Api::kTei, server_util::body_model(req), &unavailable);
+  if (!ref) return unavailable;
+  const std::shared_ptr<const EmbedModel>& m = ref->model;
+  if (!m->is_classifier())
+    return error_reply(Api::kTei, 400, "invalid_request_error",
+                       "the served model is an embedding model: /predict needs a sequence classifier");
   auto in = req.find("inputs");
   if (in == req.end()) return error_reply(Api::kTei, 422, "invalid_request_error", "missing field 'inputs'");
   std::string field_error;
@@ -163,7 +181,7 @@ EmbedServer::Reply EmbedServer::handle_predict(const std::string& body) {
                              " tokens; shorten it or send \"truncate\": true");
     batch.push_back(std::move(enc).value());
   }
-  auto logits = m->classify(batch, request_bounds());
+  auto logits = classify_run(*m, batch);
   if (!logits.ok()) return run_error_reply(Api::kTei, logits.status(), "scoring");
   const std::vector<std::string> labels = m->labels();
   json out = json::array();

@@ -20,6 +20,7 @@ namespace dlrt::embed {
 namespace {
 
 using json = nlohmann::json;
+using server_util::body_model;
 using server_util::json_string;
 
 // ---- JSON writing -----------------------------------------------------------
@@ -108,22 +109,21 @@ json model_type_json(const EmbedModel& m) {
 
 EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api api) {
   if (draining_.load()) return error_reply(api, 503, "unavailable", "the server is shutting down");
-  auto m = model();
-  Batcher* b = batcher();
-  if (!m || !b) {
-    std::lock_guard<std::mutex> lk(mu_);
-    return error_reply(api, 503, "unavailable",
-                       load_error_.empty() ? "the model is still loading; retry shortly" : "the model failed to load: " + load_error_);
-  }
-  if (m->is_classifier())
-    return error_reply(api, 400, "invalid_request_error",
-                       "the served model is a sequence classifier (cross-encoder): use /rerank or /predict");
   json body_json;
   if (std::string e = parse_body_json(body, body_json); !e.empty()) return error_reply(api, 400, "invalid_request_error", e);
   EmbedRequest req;
   if (auto e = parse_embed_request(body_json, api == Api::kOpenAI ? RequestKind::kOpenAIEmbeddings : RequestKind::kTeiEmbed,
                                    config_.max_inputs_per_request, &req))
     return error_reply(api, e->status, "invalid_request_error", e->message);
+  Reply unavailable;
+  std::optional<ModelRef> ref = request_model(api, body_model(body_json), &unavailable);
+  if (!ref) return unavailable;
+  const std::shared_ptr<const EmbedModel>& m = ref->model;
+  Batcher* b = ref->batcher.get();
+  if (!b) return error_reply(api, 503, "unavailable", "the model is still loading; retry shortly");
+  if (m->is_classifier())
+    return error_reply(api, 400, "invalid_request_error",
+                       "the served model is a sequence classifier (cross-encoder): use /rerank or /predict");
   if (req.dimensions && *req.dimensions > m->dimension())
     return error_reply(api, 422, "invalid_request_error",
                        "'dimensions' is " + std::to_string(*req.dimensions) + " but the model's vectors have " +
@@ -132,7 +132,7 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
   const bool normalize = req.normalize.value_or(m->normalizes());
 
   size_t limit = m->max_length();
-  if (config_.max_input_tokens > 0) limit = std::min(limit, config_.max_input_tokens);
+  if (const size_t cap = input_token_limit(*ref)) limit = std::min(limit, cap);
   auto over_limit = [&](size_t i, size_t tokens) {
     return error_reply(api, 413, "invalid_request_error",
                        "input " + std::to_string(i) + " has " + (tokens ? std::to_string(tokens) : "more than " + std::to_string(limit)) +
@@ -222,20 +222,21 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
     else append_vector(out, res->vectors[i]);
     out += '}';
   }
-  std::string name = config_.model_name.empty() ? m->model_name() : config_.model_name;
-  out += "],\"model\":" + json_string(name) + ",\"usage\":{\"prompt_tokens\":" + std::to_string(res->tokens) +
+  out += "],\"model\":" + json_string(ref->name) + ",\"usage\":{\"prompt_tokens\":" + std::to_string(res->tokens) +
          ",\"total_tokens\":" + std::to_string(res->tokens) + "}}";
   return r;
 }
 
 EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
-  auto m = model();
-  if (!m) return error_reply(Api::kTei, 503, "unavailable", "the model is still loading; retry shortly");
   json body_json;
   if (std::string e = parse_body_json(body, body_json); !e.empty()) return error_reply(Api::kTei, 400, "invalid_request_error", e);
   EmbedRequest req;
   if (auto e = parse_embed_request(body_json, RequestKind::kTeiTokenize, config_.max_inputs_per_request, &req))
     return error_reply(Api::kTei, e->status, "invalid_request_error", e->message);
+  Reply unavailable;
+  std::optional<ModelRef> ref = request_model(Api::kTei, body_model(body_json), &unavailable);
+  if (!ref) return unavailable;
+  const std::shared_ptr<const EmbedModel>& m = ref->model;
   auto prompt_text = resolve_prompt(*m, req.prompt_name);
   if (!prompt_text)
     return error_reply(Api::kTei, 422, "invalid_request_error", "the model has no prompt named '" + *req.prompt_name + "'");
@@ -261,11 +262,13 @@ EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
 }
 
 EmbedServer::Reply EmbedServer::handle_decode(const std::string& body) {
-  auto m = model();
-  if (!m) return error_reply(Api::kTei, 503, "unavailable", "the model is still loading; retry shortly");
   json req;
   if (std::string e = parse_body_json(body, req); !e.empty()) return error_reply(Api::kTei, 400, "invalid_request_error", e);
   if (!req.is_object()) return error_reply(Api::kTei, 422, "invalid_request_error", "the body must be a JSON object");
+  Reply unavailable;
+  std::optional<ModelRef> ref = request_model(Api::kTei, body_model(req), &unavailable);
+  if (!ref) return unavailable;
+  const std::shared_ptr<const EmbedModel>& m = ref->model;
   auto ids = req.find("ids");
   if (ids == req.end() || !ids->is_array() || ids->empty())
     return error_reply(Api::kTei, 422, "invalid_request_error", "'ids' must be a list of token ids or a list of such lists");
@@ -305,24 +308,30 @@ EmbedServer::Reply EmbedServer::handle_decode(const std::string& body) {
   return r;
 }
 
-EmbedServer::Reply EmbedServer::info_reply(bool openai_models) const {
-  auto m = model();
+EmbedServer::Reply EmbedServer::info_reply(bool openai_models, const std::string& body_model) const {
   Reply r;
-  if (!m) return error_reply(openai_models ? Api::kOpenAI : Api::kTei, 503, "unavailable", "the model is still loading");
-  const std::string name = config_.model_name.empty() ? m->model_name() : config_.model_name;
   json j;
-  if (openai_models) {
-    json model = {{"id", name}, {"object", "model"}, {"created", std::chrono::duration_cast<std::chrono::seconds>(
-                                                                    started_.time_since_epoch()).count()},
-                  {"owned_by", "dlrt"}};
-    j = {{"object", "list"}, {"data", json::array({model})}};
+  if (openai_models) {  // every model that serves, the default first
+    json data = json::array();
+    for (const ModelRef& ref : registry_.all())
+      if (ref.model)
+        data.push_back({{"id", ref.name}, {"object", "model"},
+                        {"created", std::chrono::duration_cast<std::chrono::seconds>(started_.time_since_epoch()).count()},
+                        {"owned_by", "dlrt"}});
+    if (data.empty()) return error_reply(Api::kOpenAI, 503, "unavailable", "the model is still loading");
+    j = {{"object", "list"}, {"data", std::move(data)}};
   } else {
-    const HealthInfo h = health();
+    Reply unavailable;
+    std::optional<ModelRef> ref = request_model(Api::kTei, body_model, &unavailable);
+    if (!ref) return unavailable;
+    const std::shared_ptr<const EmbedModel>& m = ref->model;
+    const std::string& name = ref->name;
+    const HealthInfo h = *model_health(name);
     json prompts = json::object();
     j = {{"model_id", name},
          {"model_type", model_type_json(*m)},
-         {"max_input_length", config_.max_input_tokens > 0 ? std::min(m->max_length(), config_.max_input_tokens)
-                                                           : m->max_length()},
+         {"max_input_length", input_token_limit(*ref) > 0 ? std::min(m->max_length(), input_token_limit(*ref))
+                                                          : m->max_length()},
          {"max_batch_tokens", config_.max_batch_tokens},
          {"max_client_batch_size", config_.max_inputs_per_request},
          {"max_concurrent_requests", config_.max_queue},

@@ -16,6 +16,13 @@ inline std::string json_string(const std::string& s) {
   return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// The "model" field of a request body ("" when it names none).
+inline std::string body_model(const nlohmann::json& body) {
+  if (!body.is_object()) return "";
+  auto f = body.find("model");
+  return f != body.end() && f->is_string() ? f->get<std::string>() : "";
+}
+
 // An accelerator failure (503 in strict mode) rather than another run error.
 inline bool is_device_failure(StatusCode c) { return c == StatusCode::kBackendError || c == StatusCode::kDeviceUnavailable; }
 

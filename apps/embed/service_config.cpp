@@ -1,7 +1,9 @@
 #include "embed/service_config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <filesystem>
 #include <limits>
 
 #include <toml++/toml.h>
@@ -57,6 +59,66 @@ Status parse_size(const std::string& source, const std::string& v, size_t min, s
   return parse_number<size_t>(source, v, min, size_t{1} << 40, out);
 }
 
+bool toml_to_text(const toml::node& n, std::string& out);
+
+// "NAME=DIR" or "NAME=DIR,NAME=DIR,...": appends them to `out` and returns
+// true; false when `text` is a bare folder (no '=', or an existing folder of
+// that name). An error for a malformed list.
+Result<bool> parse_named_models(const std::string& text, const std::string& source,
+                                std::vector<ServedModelConfig>& out) {
+  std::error_code ec;
+  if (text.find('=') == std::string::npos || std::filesystem::is_directory(text, ec)) return false;
+  std::vector<ServedModelConfig> parsed;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq + 1 == item.size() || !valid_model_name(item.substr(0, eq)))
+      return InvalidArgument(source + ": '" + item +
+                             "' is not NAME=DIR (NAME: letters, digits and ._:/-, starting with a letter or digit; "
+                             "several are separated by commas)");
+    parsed.push_back({item.substr(0, eq), item.substr(eq + 1), 0});
+    start = end + 1;
+  }
+  out.insert(out.end(), parsed.begin(), parsed.end());
+  return true;
+}
+
+Status set_model_value(ServiceConfig& c, const std::string& v, const std::string& source) {
+  DLRT_ASSIGN_OR_RETURN(bool named, parse_named_models(v, source, c.models));
+  if (!named) c.model = v;
+  return Status::Ok();
+}
+
+// One [[serve.models]] table.
+Status apply_models_table(ServiceConfig& config, const toml::node& node, const std::string& where) {
+  const toml::array* list = node.as_array();
+  if (!list) return InvalidArgument(where + ": must be an array of tables ([[serve.models]])");
+  for (size_t i = 0; i < list->size(); ++i) {
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    const toml::table* t = list->get(i)->as_table();
+    if (!t) return InvalidArgument(at + ": must be a table with name and path");
+    ServedModelConfig m;
+    for (const auto& [k, v] : *t) {
+      const std::string key(k.str());
+      std::string text;
+      if (!toml_to_text(v, text)) return InvalidArgument(at + "." + key + ": must be a string, integer or boolean");
+      if (key == "name") m.name = text;
+      else if (key == "path") m.path = text;
+      else if (key == "max_input_tokens") DLRT_RETURN_IF_ERROR(parse_size(at + "." + key, text, 0, m.max_input_tokens));
+      else return InvalidArgument(at + "." + key + ": unknown setting (name, path, max_input_tokens)");
+    }
+    if (!valid_model_name(m.name))
+      return InvalidArgument(at + ": 'name' must be 1-128 characters of letters, digits and ._:/-, starting with a "
+                                  "letter or digit");
+    if (m.path.empty()) return InvalidArgument(at + ": 'path' (the model folder) is missing");
+    config.models.push_back(std::move(m));
+  }
+  return Status::Ok();
+}
+
 // TOML scalar -> the text set_service_config_value takes.
 bool toml_to_text(const toml::node& n, std::string& out) {
   if (auto s = n.as_string()) return (out = s->get()), true;
@@ -67,6 +129,22 @@ bool toml_to_text(const toml::node& n, std::string& out) {
 
 }  // namespace
 
+bool valid_model_name(const std::string& name) {
+  if (name.empty() || name.size() > 128 || !std::isalnum(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != ':' && c != '/' && c != '-')
+      return false;
+  return true;
+}
+
+std::vector<ServedModelConfig> served_models(const ServiceConfig& config) {
+  if (config.models.empty()) return {{config.model_name, config.model, 0}};
+  std::vector<ServedModelConfig> out = config.models;
+  auto it = std::find_if(out.begin(), out.end(), [&](const auto& m) { return m.name == config.default_model; });
+  if (it != out.end()) std::rotate(out.begin(), it, it + 1);
+  return out;
+}
+
 const std::vector<ServiceConfigKey>& service_config_keys() {
   static const std::vector<ServiceConfigKey> keys = {
       {"device", true, false, "DLRT_DEVICE", "device", "device spec: auto, cpu, gpu, npu, backend[:device], comma list"},
@@ -75,7 +153,8 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
       {"cache_dir", true, false, "DLRT_CACHE_DIR", "cache-dir", "compiled-blob cache folder"},
       {"max_tensor_mb", true, false, "DLRT_MAX_TENSOR_MB", "max-tensor-mb",
        "largest tensor a run may allocate, MiB; beyond it the run fails (default: half the memory available: physical, cgroup, RLIMIT_AS)"},
-      serve_key("model", "model folder (sentence-transformers / Hugging Face ONNX export)"),
+      serve_key("model", "model folder (sentence-transformers / Hugging Face ONNX export); NAME=DIR, repeated, serves several by name"),
+      serve_key("default_model", "with several models: the one requests that name none get (default: the first)"),
       serve_key("model_name", "model name in responses (default: the folder's, or the folder above a generic one such as model/ or onnx/)"),
       serve_key("host", "address to listen on (default 127.0.0.1)"),
       serve_key("port", "port (default 8080; 0 = any free port, printed at startup)"),
@@ -111,7 +190,8 @@ Status set_service_config_value(ServiceConfig& c, const std::string& key, const 
   if (key == "threads") return parse_int(source, v, 0, kMaxThreads, c.threads);
   if (key == "cache_dir") return (c.cache_dir = v), Status::Ok();
   if (key == "max_tensor_mb") return parse_size(source, v, 1, c.max_tensor_mb);
-  if (key == "model") return (c.model = v), Status::Ok();
+  if (key == "model") return set_model_value(c, v, source);
+  if (key == "default_model") return (c.default_model = v), Status::Ok();
   if (key == "model_name") return (c.model_name = v), Status::Ok();
   if (key == "host") {
     if (v.empty()) return bad_value(source, v, "a host name or address");
@@ -167,6 +247,10 @@ Status apply_service_config_toml(ServiceConfig& config, const std::string& text,
       for (const auto& [sk, snode] : *node.as_table()) {
         std::string skey(sk.str());
         std::string where = path + ": serve." + skey;
+        if (skey == "models") {
+          DLRT_RETURN_IF_ERROR(apply_models_table(config, snode, where));
+          continue;
+        }
         if (!key_info(skey, false)) return InvalidArgument(where + ": unknown setting");
         std::string text_value;
         if (!toml_to_text(snode, text_value)) return InvalidArgument(where + ": must be a string, integer or boolean");
@@ -194,13 +278,32 @@ Status apply_service_config_env(ServiceConfig& config, const GetEnv& getenv) {
   for (const auto& k : service_config_keys()) {
     const char* v = getenv(k.env.c_str());
     if (v == nullptr || *v == '\0') continue;
+    if (k.key == "model") config.model.clear(), config.models.clear();  // replaces the file's models
     DLRT_RETURN_IF_ERROR(set_service_config_value(config, k.key, v, k.env));
   }
   return Status::Ok();
 }
 
 Status validate_service_config(const ServiceConfig& c) {
-  if (c.model.empty()) return InvalidArgument("no model folder: give --model DIR (or serve.model, DLRT_SERVE_MODEL)");
+  if (c.model.empty() && c.models.empty())
+    return InvalidArgument("no model folder: give --model DIR, or --model NAME=DIR for each of several (or serve.model, "
+                           "[[serve.models]], DLRT_SERVE_MODEL)");
+  if (!c.model.empty() && !c.models.empty())
+    return InvalidArgument("a bare model folder (" + c.model + ") serves one model; to serve several, name each: --model NAME=DIR");
+  if (!c.models.empty() && !c.model_name.empty())
+    return InvalidArgument("model_name names the one bare model folder; named models (NAME=DIR) are served by their names");
+  for (size_t i = 0; i < c.models.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (c.models[i].name == c.models[j].name)
+        return InvalidArgument("two models are named '" + c.models[i].name + "': each served model needs its own name");
+  if (!c.default_model.empty()) {
+    bool found = false;
+    std::string names;
+    for (const auto& m : c.models) found = found || m.name == c.default_model, names += (names.empty() ? "" : ", ") + m.name;
+    if (!found)
+      return InvalidArgument("default_model '" + c.default_model + "' is not a served model" +
+                             (names.empty() ? std::string(" (it needs models named NAME=DIR)") : " (served: " + names + ")"));
+  }
   if (c.max_inputs_per_request > c.max_queue)
     return InvalidArgument("max_inputs_per_request (" + std::to_string(c.max_inputs_per_request) +
                            ") must not exceed max_queue (" + std::to_string(c.max_queue) +
@@ -216,6 +319,13 @@ Result<ServiceConfig> resolve_service_config(const std::string& file, const GetE
   ServiceConfig c;
   if (!file.empty()) DLRT_RETURN_IF_ERROR(apply_service_config_file(c, file));
   DLRT_RETURN_IF_ERROR(apply_service_config_env(c, getenv));
+  // --model flags replace the models of the file and the environment.
+  for (const auto& [key, value] : flags)
+    if (key == "model") {
+      c.model.clear();
+      c.models.clear();
+      break;
+    }
   for (const auto& [key, value] : flags) {
     std::string flag = "--" + dashed(key);
     DLRT_RETURN_IF_ERROR(set_service_config_value(c, key, value, flag));

@@ -11,6 +11,9 @@
 //   max_tensor_mb = 4096         # largest tensor of a run     env DLRT_MAX_TENSOR_MB flag --max-tensor-mb
 //   [serve]
 //   model = "/models/all-MiniLM-L6-v2"                          env DLRT_SERVE_MODEL flag --model
+//   (several models: `model = "NAME=DIR"`, --model NAME=DIR repeated, DLRT_SERVE_MODEL=
+//   "NAME=DIR,NAME=DIR", or [[serve.models]] tables {name, path, max_input_tokens?};
+//   default_model names the one a request that names none gets, else the first)
 //   host = "127.0.0.1"
 //   port = 8080
 //   ...every ServiceConfig field below, env DLRT_SERVE_<KEY>, flag --<key with '-'>.
@@ -29,6 +32,13 @@
 
 namespace dlrt::embed {
 
+// One model of a server that serves several by name (--model NAME=DIR, [[serve.models]]).
+struct ServedModelConfig {
+  std::string name;             // what requests name it by: OpenAI's "model", /models/NAME/...
+  std::string path;             // model folder
+  size_t max_input_tokens = 0;  // 0: the server's max_input_tokens
+};
+
 struct ServiceConfig {
   // Runtime (top-level keys).
   std::string device;     // "" = DLRT_DEVICE / auto
@@ -39,6 +49,10 @@ struct ServiceConfig {
   // [serve]
   std::string model;       // model folder (sentence-transformers / HF ONNX export)
   std::string model_name;  // name reported in responses ("" = the folder's)
+  // Named models (instead of `model`); the first, or default_model, answers
+  // requests that name none.
+  std::vector<ServedModelConfig> models;
+  std::string default_model;
   std::string host = "127.0.0.1";
   int port = 8080;              // 0 = any free port (printed at startup)
   bool warm_start = false;      // serve on CPU while the accelerator compiles
@@ -62,6 +76,14 @@ struct ServiceConfig {
   bool json_logs = false;         // log lines as JSON objects
   bool access_log = true;         // one log line per request
 };
+
+// The models to serve, the default first: `models` (default_model moved to
+// the front), or the one bare `model` folder named `model_name` ("": the
+// folder's name, known once loaded).
+std::vector<ServedModelConfig> served_models(const ServiceConfig& config);
+
+// A served model's name: 1-128 characters of [A-Za-z0-9._:/-], starting with a letter or digit.
+bool valid_model_name(const std::string& name);
 
 // Every settable key: its name in the file ("port"), whether it is a
 // top-level (runtime) key or a [serve] key, and its env var and flag.

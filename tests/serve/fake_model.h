@@ -22,6 +22,8 @@ class FakeModel final : public EmbedModel {
   static constexpr size_t kDim = 4;
 
   explicit FakeModel(size_t max_length = 16) : max_length_(max_length) {}
+  // A model named `name` whose vectors have `dim` (>= 4) values (the rest zero).
+  FakeModel(std::string name, size_t dim) : max_length_(16), name_(std::move(name)), dim_(dim) {}
 
   // ids: 101, one per word (1000 + word length), 102.
   Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
@@ -78,14 +80,15 @@ class FakeModel final : public EmbedModel {
     for (const auto& e : batch) {
       r.vectors.push_back({static_cast<float>(e.ids.size()), static_cast<float>(e.ids.size() > 1 ? e.ids[1] : 0),
                            static_cast<float>(batch.size()), 1.f});
+      r.vectors.back().resize(dim_, 0.f);
       r.total_tokens += e.ids.size();
     }
     r.report = placement();
     return r;
   }
 
-  size_t dimension() const override { return kDim; }
-  std::string model_name() const override { return "fake-model"; }
+  size_t dimension() const override { return dim_; }
+  std::string model_name() const override { return name_; }
   size_t max_length() const override { return max_length_; }
   dlrt::RunReport placement() const override {
     std::lock_guard<std::mutex> lk(mu_);
@@ -152,6 +155,8 @@ class FakeModel final : public EmbedModel {
 
  private:
   size_t max_length_;
+  std::string name_ = "fake-model";
+  size_t dim_ = kDim;
   mutable std::mutex mu_;
   mutable std::condition_variable gate_cv_, entered_cv_;
   bool gate_open_ = true;

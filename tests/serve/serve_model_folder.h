@@ -1,7 +1,7 @@
 // Model folders for the server tests, laid out like a sentence-transformers
 // ONNX export (model.onnx, vocab.txt, tokenizer_config.json):
 //   tiny:   a generated BERT-shaped model (Gather embeddings + token types,
-//           MatMul + Add + Mul by the mask: dimension 8), so the test plugin
+//           MatMul + Add + Mul by the mask: dimension 8 unless asked), so the test plugin
 //           backends (MatMul/Add/Mul on float32) can take part of it;
 //   minilm: $DLRT_ZOO_DIR/minilm_l6.onnx (all-MiniLM-L6-v2's architecture,
 //           random weights) with the same small vocabulary.
@@ -87,10 +87,10 @@ inline void add_float(onnx::GraphProto* g, const std::string& name, std::vector<
 using dlrt::testing::add_onnx_node;
 }  // namespace detail
 
-// Writes the tiny model folder into `dir` (created). Returns false on I/O failure.
-inline bool make_tiny_model_folder(const std::filesystem::path& dir) {
+// Writes the tiny model folder into `dir` (created), vectors of `dim` values. Returns false on I/O failure.
+inline bool make_tiny_model_folder(const std::filesystem::path& dir, int64_t dim = 8) {
   using namespace detail;
-  constexpr int64_t kDim = 8;
+  const int64_t kDim = dim;
   write_vocab_and_config(dir, 32, "tiny-bert");
   onnx::ModelProto m;
   m.set_ir_version(8);

@@ -26,6 +26,7 @@ using embed::ServiceConfig;
 std::string help_text() {
   std::string s =
       "usage: dlrt serve --model DIR [--device SPEC] [--host 127.0.0.1] [--port 8080] [--config FILE] [options]\n"
+      "       dlrt serve --model NAME=DIR --model NAME=DIR ... [options]   (several models in one server)\n"
       "\n"
       "Serves sentence embeddings of a sentence-transformers / Hugging Face ONNX export folder over HTTP/1.1:\n"
       "  POST /v1/embeddings  OpenAI-compatible {\"input\": \"text\" | [\"text\", ...] | token ids, \"dimensions\"?}\n"
@@ -36,6 +37,9 @@ std::string help_text() {
       "  GET  /v1/models, /info  the model (OpenAI's list; TEI's info)\n"
       "  GET  /health         {status, backend, device, degraded, since, reason}\n"
       "  GET  /metrics        Prometheus text\n"
+      "Several models: a request picks one by its \"model\" field or a /models/NAME/ route prefix\n"
+      "(/models/NAME/embed, ...); none picks the first (or --default-model). They share pool_size\n"
+      "and the memory limit; one that fails to load is reported on /health and the others serve.\n"
       "The model is loaded, compiled and run once before the server reports ready (with --warm-start\n"
       "it serves on the CPU while the accelerator compiles). SIGTERM or SIGINT stops it gracefully:\n"
       "new requests are refused, in-flight ones finish; a second signal exits at once.\n"
@@ -70,7 +74,8 @@ int fail(const std::string& message, int code) {
 
 int cmd_serve(int argc, char** argv) {
   std::vector<FlagSpec> specs = {{"config", true, false}};
-  for (const auto& k : embed::service_config_keys()) specs.push_back({k.flag, !k.is_switch, false, k.is_switch});
+  for (const auto& k : embed::service_config_keys())
+    specs.push_back({k.flag, !k.is_switch, k.key == "model", k.is_switch});
   auto parsed = parse_args(argc, argv, 2, specs);
   if (!parsed.ok()) return usage_error("serve", parsed.status().message());
   const Args& args = *parsed;
@@ -88,8 +93,13 @@ int cmd_serve(int argc, char** argv) {
     setenv("DLRT_CONFIG", config_file.c_str(), 1);  // the runtime reads the same file
   }
   std::vector<std::pair<std::string, std::string>> flags;
-  for (const auto& k : embed::service_config_keys())
-    if (args.has(k.flag)) flags.emplace_back(k.key, args.get(k.flag));
+  for (const auto& k : embed::service_config_keys()) {
+    if (k.key == "model") {
+      for (const std::string& v : args.all(k.flag)) flags.emplace_back(k.key, v);  // repeatable
+    } else if (args.has(k.flag)) {
+      flags.emplace_back(k.key, args.get(k.flag));
+    }
+  }
   auto resolved = embed::resolve_service_config(config_file, [](const char* n) { return env::get(n); }, flags);
   if (!resolved.ok()) {
     if (resolved.status().code() == StatusCode::kIoError) return fail(resolved.status().message(), kExitUsage);
@@ -109,8 +119,11 @@ int cmd_serve(int argc, char** argv) {
   embed::EmbedServer server(config);
   if (Status s = server.bind(); !s.ok()) return fail(s.message(), kExitRuntimeError);
   embed::ServeLog& log = server.log();
+  const std::vector<embed::ServedModelConfig> models = embed::served_models(config);
+  std::string loading;
+  for (const auto& m : models) loading += (loading.empty() ? "" : ", ") + (m.name.empty() ? m.path : m.name + "=" + m.path);
   log.info(std::string("listening on ") + (config.tls_cert.empty() ? "http" : "https") + "://" + config.host + ":" +
-           std::to_string(server.port()) + " (loading " + config.model + ")");
+           std::to_string(server.port()) + " (loading " + loading + ")");
 
   std::atomic<bool> done{false};
   std::thread signal_thread([&] {
@@ -156,37 +169,55 @@ int cmd_serve(int argc, char** argv) {
   // throughput (OpenVINO's PERFORMANCE_HINT; declined on OpenVINO's CPU device,
   // see docs/openvino.md).
   eo.backend_options["default_performance_hint"] = "THROUGHPUT";
-  auto t0 = std::chrono::steady_clock::now();
-  // A sequence classifier (config.json's architectures) serves /rerank and
-  // /predict; anything else is an embedding model.
-  std::shared_ptr<const embed::EmbedModel> model;
-  Status loaded;
-  if (embed::is_classifier_folder(config.model)) {
-    auto classifier = embed::Classifier::create(config.model, eo);
-    if (classifier.ok()) model = embed::classifier_model(std::shared_ptr<const embed::Classifier>(std::move(classifier).value()));
-    else loaded = classifier.status();
-  } else {
-    auto embedder = embed::Embedder::create(config.model, eo);
-    if (embedder.ok()) model = embed::embedder_model(std::shared_ptr<const embed::Embedder>(std::move(embedder).value()));
-    else loaded = embedder.status();
+  // Each model in turn, the default first; one that cannot be loaded is
+  // reported (its /health: failed) and the others serve. The server exits
+  // when none can.
+  int first_failure = kExitOk;
+  size_t served = 0;
+  for (const embed::ServedModelConfig& spec : models) {
+    const std::string label = spec.name.empty() ? spec.path : "model " + spec.name + " (" + spec.path + ")";
+    auto t0 = std::chrono::steady_clock::now();
+    // A sequence classifier (config.json's architectures) serves /rerank and
+    // /predict; anything else is an embedding model.
+    std::shared_ptr<const embed::EmbedModel> model;
+    Status loaded;
+    if (embed::is_classifier_folder(spec.path)) {
+      auto classifier = embed::Classifier::create(spec.path, eo);
+      if (classifier.ok()) model = embed::classifier_model(std::shared_ptr<const embed::Classifier>(std::move(classifier).value()));
+      else loaded = classifier.status();
+    } else {
+      auto embedder = embed::Embedder::create(spec.path, eo);
+      if (embedder.ok()) model = embed::embedder_model(std::shared_ptr<const embed::Embedder>(std::move(embedder).value()));
+      else loaded = embedder.status();
+    }
+    int code = kExitOk;
+    if (!loaded.ok()) {
+      log.error("cannot load " + label + ": " + loaded.to_string());
+      code = exit_code_for_folder_status(loaded);
+    } else if (Status s = embed::warm_up(*model); !s.ok()) {
+      loaded = s;
+      log.error("warm-up run of " + label + " failed: " + s.to_string());
+      code = exit_code_for_run_status(s);
+    }
+    if (code != kExitOk) {
+      server.set_load_error(spec.name, loaded.message());
+      if (first_failure == kExitOk) first_failure = code;
+      continue;
+    }
+    if (server.draining()) return finish(kExitOk);  // stopped while loading
+    double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    server.set_model(spec.name, model);
+    ++served;
+    embed::HealthInfo h = *server.model_health(spec.name);
+    log.info("ready in " + std::to_string(static_cast<long long>(load_ms)) + " ms: model " +
+             (spec.name.empty() ? model->model_name() : spec.name) + " (dimension " + std::to_string(model->dimension()) +
+             ", max " + std::to_string(model->max_length()) + " tokens) on " + h.device + " (" + h.status + ")" +
+             (h.reason.empty() ? "" : ": " + h.reason));
   }
-  if (!loaded.ok()) {
-    server.set_load_error(loaded.message());
-    log.error("cannot load " + config.model + ": " + loaded.to_string());
-    return finish(exit_code_for_folder_status(loaded));
-  }
-  if (Status s = embed::warm_up(*model); !s.ok()) {
-    server.set_load_error(s.message());
-    log.error("warm-up run failed: " + s.to_string());
-    return finish(exit_code_for_run_status(s));
-  }
-  if (server.draining()) return finish(kExitOk);  // stopped while loading
-  double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  server.set_model(model);
-  embed::HealthInfo h = server.health();
-  log.info("ready in " + std::to_string(static_cast<long long>(load_ms)) + " ms: model " + model->model_name() +
-               " (dimension " + std::to_string(model->dimension()) + ", max " + std::to_string(model->max_length()) +
-               " tokens) on " + h.device + " (" + h.status + ")" + (h.reason.empty() ? "" : ": " + h.reason));
+  if (served == 0) return finish(first_failure);
+  if (served < models.size())
+    log.warning("serving " + std::to_string(served) + " of " + std::to_string(models.size()) +
+                " models; /health names the ones that failed");
 
   http_thread.join();
   done.store(true);

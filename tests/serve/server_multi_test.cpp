@@ -1,0 +1,282 @@
+// Several models in one server (model_registry.h) over fake models whose
+// vectors differ in length (a: 4 values, b: 6), so a request routed to the
+// wrong model shows: selection by the "model" field and the /models/NAME/
+// prefix, unknown names, /v1/models, /health and /metrics per model, a model
+// that failed to load, and the run slots the models share.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <future>
+#include <memory>
+#include <regex>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "embed/run_slots.h"
+#include "embed/server.h"
+#include "fake_model.h"
+#include "test_server.h"
+
+namespace dlrt::embed {
+namespace {
+
+using json = nlohmann::json;
+using testing::body_json;
+using testing::FakeModel;
+
+// A server of models a (dimension 4) and b (dimension 6); `load` says which are set.
+struct MultiServer {
+  explicit MultiServer(ServiceConfig c = {}, bool load_a = true, bool load_b = true) {
+    c.host = "127.0.0.1";
+    c.port = 0;
+    c.models = {{"a", "/models/a", 0}, {"b", "/models/b", 0}};
+    server = std::make_unique<EmbedServer>(c);
+    EXPECT_TRUE(server->bind().ok());
+    if (load_a) server->set_model("a", a);
+    if (load_b) server->set_model("b", b);
+    thread = std::thread([this] { server->run(); });
+  }
+  ~MultiServer() {
+    a->open_gate();
+    b->open_gate();
+    server->shutdown();
+    thread.join();
+  }
+  httplib::Result post(const std::string& path, const std::string& body) const {
+    httplib::Client c("127.0.0.1", server->port());
+    c.set_read_timeout(20, 0);
+    return c.Post(path.c_str(), body, "application/json");
+  }
+  httplib::Result get(const std::string& path) const {
+    httplib::Client c("127.0.0.1", server->port());
+    c.set_read_timeout(20, 0);
+    return c.Get(path.c_str());
+  }
+
+  std::shared_ptr<FakeModel> a = std::make_shared<FakeModel>("model-a", 4);
+  std::shared_ptr<FakeModel> b = std::make_shared<FakeModel>("model-b", 6);
+  std::unique_ptr<EmbedServer> server;
+  std::thread thread;
+};
+
+size_t openai_dim(const httplib::Result& r) { return body_json(r)["data"][0]["embedding"].size(); }
+
+// The value of one metric line ("NAME{labels} VALUE"), or -1.
+double metric(const std::string& text, const std::string& series) {
+  const size_t at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + series.size() + 2));
+}
+
+TEST(ServeMulti, TheModelFieldAndTheRoutePrefixPickTheModel) {
+  MultiServer t;
+  auto r = t.post("/v1/embeddings", R"({"input":"one two","model":"b"})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(openai_dim(r), 6u);
+  EXPECT_EQ(body_json(r)["model"], "b");
+  r = t.post("/v1/embeddings", R"({"input":"one two","model":"a"})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(openai_dim(r), 4u);
+  EXPECT_EQ(body_json(r)["model"], "a");
+  // None named: the default, the first.
+  r = t.post("/v1/embeddings", R"({"input":"one two"})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(openai_dim(r), 4u);
+  // TEI: the body's "model", or the /models/NAME prefix.
+  r = t.post("/embed", R"({"inputs":"one two","model":"b"})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)[0].size(), 6u);
+  r = t.post("/models/b/embed", R"({"inputs":["one","two three"]})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)[1].size(), 6u);
+  r = t.post("/models/a/embed", R"({"inputs":"one"})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)[0].size(), 4u);
+  r = t.post("/models/b/v1/embeddings", R"({"input":"one","model":"b"})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(openai_dim(r), 6u);
+  r = t.post("/models/b/tokenize", R"({"inputs":"one two"})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  r = t.get("/models/b/info");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)["model_id"], "b");
+  EXPECT_EQ(body_json(r)["dimension"], 6);
+  r = t.get("/info");
+  EXPECT_EQ(body_json(r)["model_id"], "a");
+  EXPECT_EQ(t.a->batch_sizes().size(), 3u);  // the three requests to a, none of b's
+  EXPECT_EQ(t.b->batch_sizes().size(), 4u);
+}
+
+TEST(ServeMulti, AnUnknownModelIs404WithTheServedNames) {
+  MultiServer t;
+  auto r = t.post("/v1/embeddings", R"({"input":"one","model":"text-embedding-3-small"})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  json j = body_json(r);
+  EXPECT_EQ(j["error"]["type"], "model_not_found");
+  EXPECT_NE(j["error"]["message"].get<std::string>().find("served models: a, b"), std::string::npos) << r->body;
+  r = t.post("/models/zzz/embed", R"({"inputs":"one"})");
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(body_json(r)["error_type"], "model_not_found");  // TEI's shape
+  r = t.get("/models/zzz/health");
+  EXPECT_EQ(r->status, 404);
+  // The route names one model, the body another.
+  r = t.post("/models/a/v1/embeddings", R"({"input":"one","model":"b"})");
+  EXPECT_EQ(r->status, 422) << r->body;
+  // A prefix on a route that is not a model's is no route.
+  EXPECT_EQ(t.get("/models/a/metrics")->status, 404);
+  EXPECT_EQ(t.a->batch_sizes().size() + t.b->batch_sizes().size(), 0u);
+}
+
+TEST(ServeMulti, OneModelServedTakesAnyModelName) {
+  testing::TestServer t;  // as a server of one model always did
+  auto r = t.post("/v1/embeddings", R"({"input":"one","model":"text-embedding-3-small"})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)["model"], "fake-model");
+  EXPECT_EQ(t.post("/models/fake-model/embed", R"({"inputs":"one"})")->status, 200);
+}
+
+TEST(ServeMulti, V1ModelsListsEveryModelTheDefaultFirst) {
+  ServiceConfig c;
+  c.default_model = "b";
+  MultiServer t(c);
+  auto r = t.get("/v1/models");
+  ASSERT_EQ(r->status, 200) << r->body;
+  json data = body_json(r)["data"];
+  ASSERT_EQ(data.size(), 2u);
+  EXPECT_EQ(data[0]["id"], "b");
+  EXPECT_EQ(data[1]["id"], "a");
+  r = t.post("/v1/embeddings", R"({"input":"one"})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(openai_dim(r), 6u);  // the default is b
+}
+
+TEST(ServeMulti, AModelThatFailedToLoadDoesNotTakeTheOthersDown) {
+  MultiServer t({}, true, false);
+  t.server->set_load_error("b", "broken folder: no model.onnx");
+  auto h = t.get("/health");
+  ASSERT_EQ(h->status, 200) << h->body;
+  json j = body_json(h);
+  EXPECT_EQ(j["status"], "degraded");
+  EXPECT_NE(j["reason"].get<std::string>().find("model b failed to load: broken folder"), std::string::npos) << h->body;
+  ASSERT_EQ(j["models"].size(), 2u);
+  EXPECT_EQ(j["models"][0]["model"], "a");
+  EXPECT_EQ(j["models"][0]["status"], "ok");
+  EXPECT_EQ(j["models"][1]["model"], "b");
+  EXPECT_EQ(j["models"][1]["status"], "failed");
+  h = t.get("/models/b/health");
+  EXPECT_EQ(h->status, 503);
+  EXPECT_EQ(body_json(h)["status"], "failed");
+  EXPECT_EQ(body_json(h)["reason"], "broken folder: no model.onnx");
+  EXPECT_EQ(t.get("/models/a/health")->status, 200);
+  EXPECT_EQ(t.get("/ready")->status, 200);
+  EXPECT_EQ(t.get("/live")->status, 200);
+  auto r = t.post("/v1/embeddings", R"({"input":"one","model":"b"})");
+  EXPECT_EQ(r->status, 503);
+  EXPECT_NE(r->body.find("model 'b' failed to load: broken folder"), std::string::npos) << r->body;
+  EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"one","model":"a"})")->status, 200);
+  r = t.get("/v1/models");
+  ASSERT_EQ(body_json(r)["data"].size(), 1u);
+  EXPECT_EQ(body_json(r)["data"][0]["id"], "a");
+  const std::string m = t.get("/metrics")->body;
+  EXPECT_EQ(metric(m, "dlrt_model_load_failed{model=\"b\"}"), 1) << m;
+  EXPECT_EQ(metric(m, "dlrt_model_ready{model=\"b\"}"), 0);
+  EXPECT_EQ(metric(m, "dlrt_model_ready{model=\"a\"}"), 1);
+}
+
+TEST(ServeMulti, HealthSaysLoadingUntilEveryModelLoadedAndFailedWhenAllFailed) {
+  MultiServer t({}, true, false);
+  auto h = t.get("/health");
+  EXPECT_EQ(h->status, 503);
+  EXPECT_EQ(body_json(h)["status"], "loading");
+  EXPECT_NE(body_json(h)["reason"].get<std::string>().find("loading 1 of 2 models: b"), std::string::npos) << h->body;
+  EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"one","model":"a"})")->status, 200);  // a serves meanwhile
+  EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"one","model":"b"})")->status, 503);
+  t.server->set_model("b", t.b);
+  EXPECT_EQ(body_json(t.get("/health"))["status"], "ok");
+
+  MultiServer none({}, false, false);
+  none.server->set_load_error("a", "bad a");
+  none.server->set_load_error("b", "bad b");
+  h = none.get("/health");
+  EXPECT_EQ(h->status, 503);
+  EXPECT_EQ(body_json(h)["status"], "failed");
+  EXPECT_EQ(none.get("/live")->status, 503);
+  EXPECT_EQ(none.get("/ready")->status, 503);
+}
+
+TEST(ServeMulti, PerModelMetricsAddUp) {
+  MultiServer t;
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(t.post("/v1/embeddings", R"({"input":["one","two"],"model":"a"})")->status, 200);
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(t.post("/models/b/embed", R"({"inputs":"one"})")->status, 200);
+  ASSERT_EQ(t.post("/v1/embeddings", R"({"input":"one","model":"nope"})")->status, 404);
+  const std::string m = t.get("/metrics")->body;
+  EXPECT_EQ(metric(m, "dlrt_model_requests_total{model=\"a\",route=\"/v1/embeddings\",code=\"200\"}"), 3) << m;
+  EXPECT_EQ(metric(m, "dlrt_model_requests_total{model=\"b\",route=\"/embed\",code=\"200\"}"), 2) << m;
+  EXPECT_EQ(metric(m, "dlrt_model_inputs_total{model=\"a\"}"), 6);
+  EXPECT_EQ(metric(m, "dlrt_model_inputs_total{model=\"b\"}"), 2);
+  // The totals keep their names and count every model's.
+  EXPECT_EQ(metric(m, "dlrt_inputs_total"), 8);
+  EXPECT_EQ(metric(m, "dlrt_http_requests_total{route=\"/v1/embeddings\",code=\"200\"}"), 3);
+  EXPECT_EQ(metric(m, "dlrt_http_requests_total{route=\"/embed\",code=\"200\"}"), 2);
+  EXPECT_EQ(m.find("model=\"nope\""), std::string::npos);  // an unknown name makes no series
+}
+
+TEST(ServeMulti, TheModelsShareThePoolOfRuns) {
+  ServiceConfig c;
+  c.pool_size = 1;
+  MultiServer t(c);
+  t.a->close_gate();
+  auto first = std::async(std::launch::async, [&] { return t.post("/v1/embeddings", R"({"input":"one","model":"a"})")->status; });
+  ASSERT_TRUE(t.a->wait_batches(1));
+  auto second = std::async(std::launch::async, [&] { return t.post("/v1/embeddings", R"({"input":"one","model":"b"})")->status; });
+  // b's batch waits for the one run slot a holds.
+  EXPECT_FALSE(t.b->wait_batches(1, 300));
+  t.a->open_gate();
+  EXPECT_EQ(first.get(), 200);
+  EXPECT_EQ(second.get(), 200);
+  EXPECT_EQ(t.b->batch_sizes().size(), 1u);
+}
+
+TEST(RunSlots, HandsSlotsOutFirstComeFirstServed) {
+  RunSlots slots(1);
+  ASSERT_TRUE(slots.acquire());
+  std::mutex mu;
+  std::vector<int> order;
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < 3; ++i) {
+    waiters.emplace_back([&, i] {
+      ASSERT_TRUE(slots.acquire());
+      {
+        std::lock_guard<std::mutex> lk(mu);
+        order.push_back(i);
+      }
+      slots.release();
+    });
+    // Each waits before the next arrives.
+    for (int k = 0; k < 500 && slots.waiting() < static_cast<size_t>(i + 1); ++k)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ASSERT_EQ(slots.waiting(), static_cast<size_t>(i + 1));
+  }
+  slots.release();
+  for (auto& w : waiters) w.join();
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(slots.in_use(), 0);
+}
+
+TEST(RunSlots, AWaitEndsAtItsDeadline) {
+  RunSlots slots(1);
+  ASSERT_TRUE(slots.acquire());
+  EXPECT_FALSE(slots.acquire(std::chrono::steady_clock::now() + std::chrono::milliseconds(30)));
+  EXPECT_EQ(slots.waiting(), 0u);  // the caller that gave up left the line
+  slots.release();
+  EXPECT_TRUE(slots.acquire(std::chrono::steady_clock::now() + std::chrono::milliseconds(30)));
+  slots.release();
+}
+
+}  // namespace
+}  // namespace dlrt::embed
