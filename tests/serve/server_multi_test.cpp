@@ -26,12 +26,13 @@ using json = nlohmann::json;
 using testing::body_json;
 using testing::FakeModel;
 
-// A server of models a (dimension 4) and b (dimension 6); `load` says which are set.
+// A server of models a (dimension 4) and b (dimension 6) unless `c` names
+// others; load_a and load_b say which are set.
 struct MultiServer {
   explicit MultiServer(ServiceConfig c = {}, bool load_a = true, bool load_b = true) {
     c.host = "127.0.0.1";
     c.port = 0;
-    c.models = {{"a", "/models/a", 0}, {"b", "/models/b", 0}};
+    if (c.models.empty()) c.models = {{"a", "/models/a", 0}, {"b", "/models/b", 0}};
     server = std::make_unique<EmbedServer>(c);
     EXPECT_TRUE(server->bind().ok());
     if (load_a) server->set_model("a", a);
@@ -224,6 +225,19 @@ TEST(ServeMulti, PerModelMetricsAddUp) {
   EXPECT_EQ(metric(m, "dlrt_http_requests_total{route=\"/v1/embeddings\",code=\"200\"}"), 3);
   EXPECT_EQ(metric(m, "dlrt_http_requests_total{route=\"/embed\",code=\"200\"}"), 2);
   EXPECT_EQ(m.find("model=\"nope\""), std::string::npos);  // an unknown name makes no series
+}
+
+TEST(ServeMulti, EachModelHasItsOwnTokenLimit) {
+  ServiceConfig c;
+  c.max_input_tokens = 8;
+  c.models = {{"a", "/models/a", 0}, {"b", "/models/b", 4}};
+  MultiServer t(c);
+  const std::string five_words = R"({"inputs":"one two three four five"})";  // 7 tokens with [CLS] and [SEP]
+  EXPECT_EQ(t.post("/models/a/embed", five_words)->status, 200);  // the server's limit, 8
+  auto r = t.post("/models/b/embed", five_words);
+  EXPECT_EQ(r->status, 413);
+  EXPECT_NE(r->body.find("the limit is 4"), std::string::npos) << r->body;
+  EXPECT_EQ(body_json(t.get("/models/b/info"))["max_input_length"], 4);
 }
 
 TEST(ServeMulti, TheModelsShareThePoolOfRuns) {
