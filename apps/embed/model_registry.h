@@ -21,7 +21,7 @@ class EmbedModel;
 // A served model as a request sees it (a snapshot; the model and batcher stay
 // alive while it is held).
 struct ModelRef {
-  std::string name;  // the name it is served by (its folder's until loaded, for a bare folder)
+  std::string name;  // the name it is served by (a bare folder: model_name, else its own once loaded)
   ServedModelConfig config;
   std::shared_ptr<const EmbedModel> model;  // null while loading or after it failed
   std::shared_ptr<Batcher> batcher;
