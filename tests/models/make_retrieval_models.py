@@ -56,14 +56,26 @@ TEXTS = [
 
 
 def small_bert_vocab(words=300):
-    """BERT's special tokens, its single characters and ## pieces of ASCII, and
-    its `words` most frequent whole words: a WordPiece vocabulary small enough
-    to commit that still spells every ASCII text."""
-    lines = [l.rstrip("\n") for l in open(BERT_VOCAB, encoding="utf-8")]
+    """BERT's special tokens, its single characters and ## pieces of ASCII, its
+    `words` most frequent whole words and the words of TEXTS: a WordPiece
+    vocabulary small enough to commit that still spells every ASCII text."""
+    # The shared file writes a word-initial piece as "\u2581piece" and a
+    # continuation bare; BERT's layout is "piece" and "##piece" (same order).
+    lines = []
+    for raw in open(BERT_VOCAB, encoding="utf-8"):
+        t = raw.rstrip("\n")
+        if t.startswith("[") and t.endswith("]"):
+            lines.append(t)
+        elif t.startswith("\u2581"):
+            lines.append(t[1:])
+        else:
+            lines.append("##" + t)
     special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     chars = [t for t in lines if len(t) == 1 and ord(t) < 128 and t.isprintable() and not t.isspace()]
     pieces = [t for t in lines if t.startswith("##") and len(t) == 3 and ord(t[2]) < 128 and t[2].isalnum()]
     whole = [t for t in lines[1996:] if t.isalpha() and t.isascii() and len(t) > 1][:words]
+    known = set(lines)
+    whole += [w for text in TEXTS for w in text.lower().replace(",", " ").replace(".", " ").split() if w in known]
     vocab = []
     for t in special + chars + pieces + whole:
         if t not in vocab:
