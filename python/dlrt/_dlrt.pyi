@@ -462,6 +462,25 @@ class Embedder:
     def model_name(self) -> str:
         """The folder's name (or config.json's _name_or_path)."""
 
+    def encode_sparse(self, sentences: str | Sequence[str], top_k: int | None = None, batch_size: int = 32) -> tuple[numpy.ndarray, numpy.ndarray] | list[tuple[numpy.ndarray, numpy.ndarray]]:
+        """
+        Sparse (SPLADE) vectors of a sparse model folder (modules.json:
+        MLMTransformer + SpladePooling; Embedder.kind == "sparse").
+
+        sentences   a str (gives one pair) or a sequence of str (gives a list of pairs, in input order).
+        top_k       keep each text's top_k largest weights (SparseEncoder.encode's max_active_dims);
+                    None: every non-zero weight.
+        batch_size  texts per model run (texts sorted by token count first).
+
+        Each text gives a pair (indices, values): an int64 array of vocabulary ids, ascending,
+        and a float32 array of their weights (all > 0); the other ids weigh 0. A dense model
+        folder raises dlrt.InvalidArgument, as encode() does on a sparse one.
+        """
+
+    @property
+    def kind(self) -> str:
+        """'dense' (encode()) or 'sparse' (a SPLADE folder: encode_sparse())."""
+
     def placement(self) -> RunReport:
         """Where the embedder's session was placed: a RunReport."""
 
