@@ -58,7 +58,7 @@ std::string request_id(const httplib::Request& req) {
 // The methods a route answers ("" for a path that is not a route).
 const char* allowed_methods(const std::string& path) {
   if (path == "/v1/embeddings" || path == "/embeddings" || path == "/embed" || path == "/tokenize" ||
-      path == "/decode" || path == "/rerank" || path == "/predict")
+      path == "/decode" || path == "/rerank" || path == "/v1/rerank" || path == "/predict")
     return "POST";
   if (path == "/v1/models" || path == "/info" || path == "/health" || path == "/metrics" || path == "/openapi.json" ||
       path == "/ready" || path == "/live")
@@ -108,7 +108,7 @@ thread_local size_t t_inputs = 0, t_tokens = 0;
 thread_local bool t_request_counted = false;
 
 std::string route_label(const std::string& path) {
-  for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/tokenize", "/decode", "/rerank", "/predict", "/v1/models",
+  for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/tokenize", "/decode", "/rerank", "/v1/rerank", "/predict", "/v1/models",
                         "/info", "/health", "/ready", "/live", "/metrics", "/openapi.json"})
     if (path == r) return r;
   return "other";
@@ -495,6 +495,7 @@ void EmbedServer::install_routes() {
   s.Post("/tokenize", with_body(Api::kTei, [this](const std::string& body) { return handle_tokenize(body); }));
   s.Post("/decode", with_body(Api::kTei, [this](const std::string& body) { return handle_decode(body); }));
   s.Post("/rerank", with_body(Api::kTei, [this](const std::string& body) { return handle_rerank(body); }));
+  s.Post("/v1/rerank", with_body(Api::kOpenAI, [this](const std::string& body) { return handle_v1_rerank(body); }));
   s.Post("/predict", with_body(Api::kTei, [this](const std::string& body) { return handle_predict(body); }));
   s.Get("/v1/models", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(true)); });
   s.Get("/info", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(false)); });
@@ -625,7 +626,7 @@ void EmbedServer::install_routes() {
       message = "the request body is larger than " + std::to_string(config_.max_body_bytes) + " bytes (max_body_bytes)";
     else if (res.status == 404)
       message = "no route " + req.method + " " + req.path +
-                "; routes: POST /v1/embeddings, POST /embed, POST /tokenize, POST /decode, POST /rerank, POST /predict, GET /v1/models, "
+                "; routes: POST /v1/embeddings, POST /embed, POST /tokenize, POST /decode, POST /rerank, POST /v1/rerank, POST /predict, GET /v1/models, "
                 "GET /info, GET /health, GET /ready, GET /live, GET /metrics, GET /openapi.json";
     else
       message = "HTTP " + std::to_string(res.status) + (res.status == 400 ? ": malformed request" : "");
