@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../tools/cli_test_util.h"
 #include "embed/classifier.h"
 #include "embed_test_util.h"
 #include "embed/embedder.h"
@@ -139,6 +140,30 @@ TEST(DecoderEmbedder, GemmaWithDenseStackAndDefaultPrompt) {
   // The default prompt is what a caller gets without naming one (as dlrt embed and serve apply it).
   check_family("dense_embed", ref, ref["vectors"]["default"], "default", e->prompts().at("query"));
   check_family("dense_embed", ref, ref["vectors"]["document"], "document", e->prompts().at("document"));
+}
+
+TEST(DecoderEmbedder, CliWithPromptName) {
+  // dlrt embed --prompt-name query over the model-builder GQA form, in batches of 3.
+  const json& ref = reference()["qwen3_embed"];
+  const fs::path file = fs::path(DLRT_BINARY_DIR) / "embed_test" / "decoder_texts.txt";
+  std::string lines;
+  for (const json& t : ref["texts"]) lines += t.get<std::string>() + "\n";
+  testing::write_file(file, lines);
+  using dlrt::testing::quote;
+  auto r = dlrt::testing::run_command(quote(dlrt::testing::dlrt_binary()) + " embed --model " +
+                                      quote((kDir / "qwen3_embed_gqa").string()) +
+                                      " --device cpu --threads 2 --quiet --json --batch 3 --prompt-name query --file " +
+                                      quote(file.string()) + " 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json out = json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(out.is_discarded()) << r.output;
+  EXPECT_EQ(out["pooling"], "lasttoken");
+  ASSERT_EQ(out["data"].size(), ref["texts"].size());
+  for (size_t i = 0; i < ref["texts"].size(); ++i)
+    EXPECT_GE(cosine(out["data"][i]["embedding"].get<std::vector<float>>(),
+                     ref["vectors"]["query"][i].get<std::vector<double>>()),
+              0.99999)
+        << "text " << i;
 }
 
 // ---- the LLM reranker ---------------------------------------------------------
