@@ -57,6 +57,11 @@ json schemas(const ModelLimits* limits) {
                          ids,
                          {{"type", "array"}, {"items", ids}, {"minItems", 1}}}}};
   const json vector = {{"type", "array"}, {"items", {{"type", "number"}}}};
+  const json sparse_vector = {{"type", "object"},
+                              {"required", {"indices", "values"}},
+                              {"properties",
+                               {{"indices", {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}},
+                                {"values", {{"type", "array"}, {"items", {{"type", "number"}}}}}}}};
   json s;
   s["OpenAIError"] = {{"type", "object"},
                       {"required", {"error"}},
@@ -75,7 +80,8 @@ json schemas(const ModelLimits* limits) {
       {"properties",
        {{"input", inputs},
         {"model", {{"type", "string"}}},
-        {"encoding_format", {{"type", "string"}, {"enum", {"float", "base64"}}}},
+        {"encoding_format", {{"type", "string"}, {"enum", {"float", "base64", "sparse"}}}},
+        {"top_k", {{"type", "integer"}, {"minimum", 1}}},
         {"dimensions", dimensions},
         {"user", {{"type", "string"}}},
         {"normalize", {{"type", "boolean"}}},
@@ -94,7 +100,7 @@ json schemas(const ModelLimits* limits) {
             {"properties",
              {{"object", {{"type", "string"}}},
               {"index", {{"type", "integer"}}},
-              {"embedding", {{"oneOf", {vector, {{"type", "string"}, {"format", "byte"}}}}}}}}}}}},
+              {"embedding", {{"oneOf", {vector, {{"type", "string"}, {"format", "byte"}}, sparse_vector}}}}}}}}}},
         {"model", {{"type", "string"}}},
         {"usage",
          {{"type", "object"},
@@ -110,6 +116,22 @@ json schemas(const ModelLimits* limits) {
                          {"prompt_name", prompt_name},
                          {"dimensions", dimensions}}}};
   s["EmbedResponse"] = {{"type", "array"}, {"items", vector}};
+  s["EmbedSparseRequest"] = {{"type", "object"},
+                             {"required", {"inputs"}},
+                             {"properties",
+                              {{"inputs", inputs},
+                               {"truncate", {{"type", "boolean"}}},
+                               {"truncation_direction", {{"type", "string"}, {"enum", {"right", "Right"}}}},
+                               {"prompt_name", prompt_name},
+                               {"top_k", {{"type", "integer"}, {"minimum", 1}}}}}};
+  s["EmbedSparseResponse"] = {
+      {"type", "array"},
+      {"items",
+       {{"type", "array"},
+        {"items",
+         {{"type", "object"},
+          {"required", {"index", "value"}},
+          {"properties", {{"index", {{"type", "integer"}, {"minimum", 0}}}, {"value", {{"type", "number"}}}}}}}}}};
   // A request httplib cannot parse (no route known yet) is answered in OpenAI's shape.
   s["TeiOrHttpError"] = {{"oneOf", {schema_ref("TeiError"), schema_ref("OpenAIError")}}};
   s["TokenizeRequest"] = {
@@ -147,13 +169,42 @@ json schemas(const ModelLimits* limits) {
                           {"texts", {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}}},
                           {"raw_scores", {{"type", "boolean"}}},
                           {"return_text", {{"type", "boolean"}}},
-                          {"truncate", {{"type", "boolean"}}}}}};
+                          {"truncate", {{"type", "boolean"}}},
+                          {"instruction", {{"type", "string"}}}}}};
   s["RerankResponse"] = {{"type", "array"},
                          {"items",
                           {{"type", "object"},
                            {"required", {"index", "score"}},
                            {"properties",
                             {{"index", {{"type", "integer"}}}, {"score", {{"type", "number"}}}, {"text", {{"type", "string"}}}}}}}};
+  const json document = {{"oneOf",
+                          {{{"type", "string"}},
+                           {{"type", "object"}, {"required", {"text"}}, {"properties", {{"text", {{"type", "string"}}}}}}}}};
+  s["V1RerankRequest"] = {{"type", "object"},
+                          {"required", {"query", "documents"}},
+                          {"properties",
+                           {{"query", {{"type", "string"}}},
+                            {"documents", {{"type", "array"}, {"items", document}, {"minItems", 1}}},
+                            {"top_n", {{"type", "integer"}, {"minimum", 1}}},
+                            {"return_documents", {{"type", "boolean"}}},
+                            {"model", {{"type", "string"}}},
+                            {"truncate", {{"type", "boolean"}}},
+                            {"instruction", {{"type", "string"}}}}}};
+  s["V1RerankResponse"] = {
+      {"type", "object"},
+      {"required", {"model", "results", "usage"}},
+      {"properties",
+       {{"model", {{"type", "string"}}},
+        {"results",
+         {{"type", "array"},
+          {"items",
+           {{"type", "object"},
+            {"required", {"index", "relevance_score"}},
+            {"properties",
+             {{"index", {{"type", "integer"}}},
+              {"relevance_score", {{"type", "number"}}},
+              {"document", {{"type", "object"}, {"properties", {{"text", {{"type", "string"}}}}}}}}}}}}},
+        {"usage", {{"type", "object"}, {"properties", {{"total_tokens", {{"type", "integer"}}}}}}}}}};
   const json text_or_pair = {{"oneOf",
                               {{{"type", "string"}},
                                {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}, {"maxItems", 2}}}}};
@@ -212,7 +263,8 @@ json schemas(const ModelLimits* limits) {
                    {"model", {{"type", "string"}}},
                    {"dimension", {{"type", "integer"}}},
                    {"max_tokens", {{"type", "integer"}}}}}};
-  for (const char* r : {"EmbeddingsRequest", "EmbedRequest", "TokenizeRequest", "DecodeRequest", "RerankRequest", "PredictRequest"})
+  for (const char* r : {"EmbeddingsRequest", "EmbedRequest", "EmbedSparseRequest", "TokenizeRequest", "DecodeRequest",
+                        "RerankRequest", "V1RerankRequest", "PredictRequest"})
     nullable_optionals(s[r]);
   return s;
 }
@@ -239,9 +291,13 @@ std::string openapi_document(const std::string& version, const ModelLimits* limi
   paths["/v1/embeddings"] = post("Embeddings (OpenAI)", "EmbeddingsRequest", "EmbeddingsResponse", "OpenAIError");
   paths["/embeddings"] = paths["/v1/embeddings"];
   paths["/embed"] = post("Embeddings (TEI)", "EmbedRequest", "EmbedResponse", "TeiError");
+  paths["/embed_sparse"] = post("Sparse (SPLADE) vectors (TEI)", "EmbedSparseRequest", "EmbedSparseResponse", "TeiError");
   paths["/tokenize"] = post("Tokens of texts (TEI)", "TokenizeRequest", "TokenizeResponse", "TeiError");
   paths["/decode"] = post("Text of token ids (TEI)", "DecodeRequest", "DecodeResponse", "TeiError");
-  paths["/rerank"] = post("Texts scored against a query by a cross-encoder (TEI)", "RerankRequest", "RerankResponse", "TeiError");
+  paths["/rerank"] = post("Texts scored against a query by a cross-encoder or LLM reranker (TEI)", "RerankRequest",
+                          "RerankResponse", "TeiError");
+  paths["/v1/rerank"] = post("Documents ranked against a query (Cohere, Jina)", "V1RerankRequest", "V1RerankResponse",
+                             "OpenAIError");
   paths["/predict"] = post("Label scores of a sequence classifier (TEI)", "PredictRequest", "PredictResponse", "TeiError");
   paths["/v1/models"] = get("The served model (OpenAI)", schema_ref("ModelList"));
   paths["/info"] = get("The served model and settings (TEI)", schema_ref("Info"));

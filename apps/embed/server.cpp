@@ -56,20 +56,54 @@ std::string request_id(const httplib::Request& req) {
   return buf;
 }
 
+// Every route: its path, the methods it answers, whether its errors take
+// TEI's shape (else OpenAI's), whether a 404 lists it (aliases do not), and
+// whether it is a model's (also served as /models/NAME/<path> for model NAME)
+// rather than the server's.
+struct RouteInfo {
+  const char* path;
+  const char* methods;
+  bool tei;
+  bool listed;
+  bool per_model;
+};
+constexpr const char* kPost = "POST";
+constexpr const char* kGet = "GET, HEAD";
+constexpr RouteInfo kRoutes[] = {
+    {"/v1/embeddings", kPost, false, true, true}, {"/embeddings", kPost, false, false, true},
+    {"/embed", kPost, true, true, true},          {"/embed_sparse", kPost, true, true, true},
+    {"/tokenize", kPost, true, true, true},       {"/decode", kPost, true, true, true},
+    {"/rerank", kPost, true, true, true},         {"/v1/rerank", kPost, false, true, true},
+    {"/predict", kPost, true, true, true},        {"/v1/models", kGet, false, true, false},
+    {"/info", kGet, false, true, true},           {"/health", kGet, false, true, true},
+    {"/ready", kGet, false, true, false},         {"/live", kGet, false, true, false},
+    {"/metrics", kGet, false, true, false},       {"/openapi.json", kGet, false, true, true},
+};
+
+const RouteInfo* find_route(const std::string& path) {
+  for (const RouteInfo& r : kRoutes)
+    if (path == r.path) return &r;
+  return nullptr;
+}
+
 // The methods a route answers ("" for a path that is not a route).
 const char* allowed_methods(const std::string& path) {
-  if (path == "/v1/embeddings" || path == "/embeddings" || path == "/embed" || path == "/tokenize" ||
-      path == "/decode" || path == "/rerank" || path == "/predict")
-    return "POST";
-  if (path == "/v1/models" || path == "/info" || path == "/health" || path == "/metrics" || path == "/openapi.json" ||
-      path == "/ready" || path == "/live")
-    return "GET, HEAD";
-  return "";
+  const RouteInfo* r = find_route(path);
+  return r ? r->methods : "";
 }
 
 // TEI's routes answer errors in TEI's shape, the others in OpenAI's.
 bool tei_route(const std::string& path) {
-  return path == "/embed" || path == "/tokenize" || path == "/decode" || path == "/rerank" || path == "/predict";
+  const RouteInfo* r = find_route(path);
+  return r && r->tei;
+}
+
+// "POST /v1/embeddings, POST /embed, ..., GET /openapi.json" (a 404's list).
+std::string route_list() {
+  std::string s;
+  for (const RouteInfo& r : kRoutes)
+    if (r.listed) s += std::string(s.empty() ? "" : ", ") + (r.methods == kPost ? "POST " : "GET ") + r.path;
+  return s;
 }
 
 // Compares without an early exit, so the time taken does not tell how much of a guess was right.
@@ -111,11 +145,6 @@ thread_local bool t_request_counted = false;
 // model the request went to (for the per-model metrics; "" when not known).
 thread_local std::string t_path_model, t_request_model;
 
-// Routes a /models/NAME prefix does not apply to: they are the server's, not a model's.
-bool server_route(const std::string& path) {
-  return path == "/v1/models" || path == "/metrics" || path == "/ready" || path == "/live";
-}
-
 // "/models/NAME/ROUTE" -> NAME, with *route set to ROUTE (the shortest NAME
 // that leaves a route); nullopt for any other path.
 std::optional<std::string> split_model_prefix(const std::string& path, std::string* route) {
@@ -123,7 +152,7 @@ std::optional<std::string> split_model_prefix(const std::string& path, std::stri
   if (path.compare(0, kPrefix.size(), kPrefix) != 0) return std::nullopt;
   for (size_t slash = path.find('/', kPrefix.size() + 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
     std::string rest = path.substr(slash);
-    if (*allowed_methods(rest) && !server_route(rest)) {
+    if (const RouteInfo* r = find_route(rest); r && r->per_model) {
       *route = std::move(rest);
       return path.substr(kPrefix.size(), slash - kPrefix.size());
     }
@@ -132,10 +161,8 @@ std::optional<std::string> split_model_prefix(const std::string& path, std::stri
 }
 
 std::string route_label(const std::string& path) {
-  for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/tokenize", "/decode", "/rerank", "/predict", "/v1/models",
-                        "/info", "/health", "/ready", "/live", "/metrics", "/openapi.json"})
-    if (path == r) return r;
-  return "other";
+  const RouteInfo* r = find_route(path);
+  return r ? r->path : "other";
 }
 
 // The listening TCP socket of this process on `port` (httplib does not expose
@@ -596,12 +623,14 @@ void EmbedServer::install_routes() {
   s.Post("/v1/embeddings", embeddings(Api::kOpenAI));
   s.Post("/embeddings", embeddings(Api::kOpenAI));
   s.Post("/embed", embeddings(Api::kTei));
+  s.Post("/embed_sparse", with_body(Api::kTei, [this](const std::string& body) { return handle_embeddings(body, Api::kTei, true); }));
   s.Post("/tokenize", with_body(Api::kTei, [this](const std::string& body) { return handle_tokenize(body); }));
   s.Post("/decode", with_body(Api::kTei, [this](const std::string& body) { return handle_decode(body); }));
   s.Post("/rerank", with_body(Api::kTei, [this](const std::string& body) { return handle_rerank(body); }));
+  s.Post("/v1/rerank", with_body(Api::kOpenAI, [this](const std::string& body) { return handle_v1_rerank(body); }));
   s.Post("/predict", with_body(Api::kTei, [this](const std::string& body) { return handle_predict(body); }));
   s.Get("/v1/models", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(true)); });
-  // The /models/NAME/ prefix of the routes below is taken off before routing (t_path_model).
+  // The /models/NAME/ prefix of a model's route (kRoutes) is taken off before routing (t_path_model).
   s.Get("/info", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(false)); });
   // Readiness and liveness for a load balancer or Kubernetes' probes.
   s.Get("/ready", [this](const httplib::Request&, httplib::Response& res) {
@@ -785,9 +814,7 @@ void EmbedServer::install_routes() {
       message = "the request body is larger than " + std::to_string(config_.max_body_bytes) + " bytes (max_body_bytes)";
     else if (res.status == 404)
       message = "no route " + req.method + " " + req.path +
-                "; routes: POST /v1/embeddings, POST /embed, POST /tokenize, POST /decode, POST /rerank, POST /predict, GET /v1/models, "
-                "GET /info, GET /health, GET /ready, GET /live, GET /metrics, GET /openapi.json; the model routes also "
-                "under /models/NAME/ for the model served as NAME";
+                "; routes: " + route_list() + "; the model routes also under /models/NAME/ for the model served as NAME";
     else
       message = "HTTP " + std::to_string(res.status) + (res.status == 400 ? ": malformed request" : "");
     if (tei_route(req.path))

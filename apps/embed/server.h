@@ -5,10 +5,17 @@
 //                        "embedding","embedding":[...],"index":0}],"model":...,"usage":{"prompt_tokens",...}}
 //   POST /embed          TEI-style: {"inputs": str | [str] | [[id]], "truncate"?, "normalize"?, "prompt_name"?,
 //                        "dimensions"?} -> [[...], ...]
+//   POST /embed_sparse   TEI-style, sparse (SPLADE) models: {"inputs": str | [str] | [[id]], "truncate"?,
+//                        "prompt_name"?, "top_k"?} -> [[{"index","value"}, ...], ...]; /v1/embeddings gives
+//                        them too with "encoding_format": "sparse" ("embedding": {"indices","values"})
 //   POST /tokenize       TEI-style: {"inputs": str | [str], "add_special_tokens"?, "prompt_name"?}
 //                        -> [[{"id","text","special","start","stop"}, ...], ...]
-//   POST /rerank         TEI-style, cross-encoders: {"query", "texts", "raw_scores"?, "return_text"?, "truncate"?}
-//                        -> [{"index","score","text"?}] by score, highest first
+//   POST /rerank         TEI-style, cross-encoders and LLM rerankers: {"query", "texts", "raw_scores"?,
+//                        "return_text"?, "truncate"?, "instruction"?} -> [{"index","score","text"?}] by score,
+//                        highest first
+//   POST /v1/rerank      Cohere/Jina-style: {"query", "documents": [str | {"text"}], "top_n"?, "return_documents"?,
+//                        "model"?, "truncate"? (default true), "instruction"?} -> {"model", "results": [{"index",
+//                        "relevance_score", "document"?: {"text"}}], "usage": {"total_tokens"}}
 //   POST /predict        TEI-style, classifiers: {"inputs": str | [a, b] | [[...], ...], "raw_scores"?}
 //                        -> [{"score","label"}] (per input for a batch), highest first
 //   POST /decode         TEI-style: {"ids": [id] | [[id], ...], "skip_special_tokens"?} -> ["text", ...]
@@ -105,10 +112,22 @@ class EmbedModel {
   // Sequence classifiers (cross-encoders): /rerank and /predict instead of
   // the embedding routes. labels() names the logits' columns.
   virtual bool is_classifier() const { return false; }
+  // Sparse (SPLADE) models: embed_encoded's vectors are vocabulary-wide and
+  // mostly zero; the sparse routes answer them, the dense ones refuse.
+  virtual bool is_sparse() const { return false; }
   virtual std::vector<std::string> labels() const { return {}; }
   virtual Result<Encoding> tokenize_pair(std::string_view first, std::string_view second, bool* truncated) const {
     return Unsupported("this model does not take text pairs");
   }
+  // A (query, document) pair for /rerank and /v1/rerank with a task
+  // instruction ("": the model's default); only LLM rerankers take one.
+  virtual Result<Encoding> tokenize_rerank(std::string_view query, std::string_view document,
+                                           const std::string& instruction, bool* truncated) const {
+    if (!instruction.empty()) return InvalidArgument("'instruction' is for LLM rerankers; the served model takes none");
+    return tokenize_pair(query, document, truncated);
+  }
+  // "llm" for an LLM reranker (llm_reranker.h), "" otherwise (/info).
+  virtual std::string reranker_kind() const { return ""; }
   // Logits, one row per encoding; `bounds` as embed_encoded's.
   virtual Result<std::vector<std::vector<float>>> classify(const std::vector<Encoding>& batch,
                                                            const dlrt::RunOptions& bounds) const {
@@ -187,10 +206,20 @@ class EmbedServer {
   enum class Api { kOpenAI, kTei };
 
   void install_routes();
-  Reply handle_embeddings(const std::string& body, Api api);
+  // `sparse_route`: POST /embed_sparse.
+  Reply handle_embeddings(const std::string& body, Api api, bool sparse_route = false);
   Reply handle_tokenize(const std::string& body);
   Reply handle_decode(const std::string& body);
   Reply handle_rerank(const std::string& body);
+  Reply handle_v1_rerank(const std::string& body);
+  // What both rerank routes share: `query` against each document (model
+  // m's pair or LLM-reranker prompt, `instruction` for the latter), over-long
+  // pairs cut when `truncate`, else a 413; the run takes a shared slot
+  // (classify_run). Fills `score` (sigmoid of the one logit, or the logit
+  // when `raw`) and `tokens`; the reply is an error when its status is not 200.
+  Reply score_documents(Api api, const EmbedModel& m, const std::string& query, const std::vector<std::string>& documents,
+                        const std::string& instruction, bool truncate, bool raw, std::vector<float>& score,
+                        size_t& tokens);
   Reply handle_predict(const std::string& body);
   Reply info_reply(bool openai_models, const std::string& body_model = "") const;
   // The model a request names (a /models/NAME/ route prefix, else `body_model`,

@@ -7,6 +7,7 @@
 #include "embed/classifier.h"
 #include "embed/embedder.h"
 #include "embed/server.h"
+#include "embed/sparse.h"
 #include "embed/token_inputs.h"
 #include "embed/tokenizer.h"
 
@@ -23,14 +24,24 @@ class EmbedderModel final : public EmbedModel {
                          [&](size_t limit) { return e_->tokenizer().encode_checked(text, limit); });
   }
   Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const override {
+    if (is_sparse()) {
+      // The vocabulary-wide SPLADE vectors: the sparse routes keep their non-zero (top_k) values.
+      DLRT_ASSIGN_OR_RETURN(SparseResult s, e_->encode_sparse_encoded(batch, 0, bounds));
+      EmbedResult r;
+      r.total_tokens = s.total_tokens;
+      r.report = std::move(s.report);
+      for (const SparseVector& v : s.vectors) r.vectors.push_back(densify(v, e_->dimension()));
+      return r;
+    }
     return e_->embed_encoded(batch, /*normalize=*/false, bounds);  // the server normalises per request
   }
+  bool is_sparse() const override { return e_->kind() == ModelKind::kSparse; }
   size_t dimension() const override { return e_->dimension(); }
   std::string model_name() const override { return e_->model_name(); }
   size_t max_length() const override { return e_->max_length(); }
   dlrt::RunReport placement() const override { return e_->placement(); }
   bool normalizes() const override { return e_->normalize(); }
-  std::string pooling() const override { return pooling_name(e_->pooling()); }
+  std::string pooling() const override { return is_sparse() ? "splade" : pooling_name(e_->pooling()); }
   bool batch_dependent() const override { return !e_->batch_dependent_op().empty(); }
   std::string batching() const override { return e_->batching(); }
   std::optional<std::string> prompt(const std::string& name) const override {
@@ -66,11 +77,16 @@ class ClassifierModel final : public EmbedModel {
  public:
   explicit ClassifierModel(std::shared_ptr<const Classifier> c) : c_(std::move(c)) {}
   Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
-    return c_->tokenize(ClassifierInput{std::string(text), {}, false}, truncated);
+    return c_->tokenize(ClassifierInput{std::string(text), {}, false, {}}, truncated);
   }
   Result<Encoding> tokenize_pair(std::string_view first, std::string_view second, bool* truncated) const override {
-    return c_->tokenize(ClassifierInput{std::string(first), std::string(second), true}, truncated);
+    return c_->tokenize(ClassifierInput{std::string(first), std::string(second), true, {}}, truncated);
   }
+  Result<Encoding> tokenize_rerank(std::string_view query, std::string_view document, const std::string& instruction,
+                                   bool* truncated) const override {
+    return c_->tokenize(ClassifierInput{std::string(query), std::string(document), true, instruction}, truncated);
+  }
+  std::string reranker_kind() const override { return c_->is_llm_reranker() ? "llm" : ""; }
   Result<EmbedResult> embed_encoded(const std::vector<Encoding>&, const dlrt::RunOptions&) const override {
     return InvalidArgument("the served model is a sequence classifier: use /rerank or /predict");
   }
@@ -108,6 +124,12 @@ std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classif
 
 Status warm_up(const EmbedModel& model) {
   bool truncated = false;
+  if (model.reranker_kind() == "llm") {  // takes pairs only
+    DLRT_ASSIGN_OR_RETURN(Encoding pair, model.tokenize_pair("warm up", "the model before serving", &truncated));
+    DLRT_ASSIGN_OR_RETURN(auto logits, model.classify({pair}, {}));
+    if (logits.size() != 1) return Internal("warm-up run returned " + std::to_string(logits.size()) + " rows");
+    return Status::Ok();
+  }
   DLRT_ASSIGN_OR_RETURN(Encoding enc, model.tokenize("warm up the model before serving", &truncated));
   if (model.is_classifier()) {
     DLRT_ASSIGN_OR_RETURN(auto logits, model.classify({enc}, {}));

@@ -462,6 +462,25 @@ class Embedder:
     def model_name(self) -> str:
         """The folder's name (or config.json's _name_or_path)."""
 
+    def encode_sparse(self, sentences: str | Sequence[str], top_k: int | None = None, batch_size: int = 32) -> tuple[numpy.ndarray, numpy.ndarray] | list[tuple[numpy.ndarray, numpy.ndarray]]:
+        """
+        Sparse (SPLADE) vectors of a sparse model folder (modules.json:
+        MLMTransformer + SpladePooling; Embedder.kind == "sparse").
+
+        sentences   a str (gives one pair) or a sequence of str (gives a list of pairs, in input order).
+        top_k       keep each text's top_k largest weights (SparseEncoder.encode's max_active_dims);
+                    None: every non-zero weight.
+        batch_size  texts per model run (texts sorted by token count first).
+
+        Each text gives a pair (indices, values): an int64 array of vocabulary ids, ascending,
+        and a float32 array of their weights (all > 0); the other ids weigh 0. A dense model
+        folder raises dlrt.InvalidArgument, as encode() does on a sparse one.
+        """
+
+    @property
+    def kind(self) -> str:
+        """'dense' (encode()) or 'sparse' (a SPLADE folder: encode_sparse())."""
+
     def placement(self) -> RunReport:
         """Where the embedder's session was placed: a RunReport."""
 
@@ -471,7 +490,10 @@ class CrossEncoder:
     """
     A cross-encoder (reranker) or text-pair classifier from a Hugging Face
     sequence-classification ONNX folder (model.onnx with a logits output, config.json naming a
-    *ForSequenceClassification architecture and its id2label, the tokenizer files).
+    *ForSequenceClassification architecture and its id2label, the tokenizer files), or an LLM
+    reranker folder (a causal LM such as Qwen3-Reranker exported with its logits, config.json naming a
+    *ForCausalLM, no modules.json): one label "yes", scored softmax([logit(no), logit(yes)]) at the
+    end of its prompt, so predict's default sigmoid gives that probability.
 
     CrossEncoder(model_folder, device=None, threads=0, strict=False, max_length=None)
 
@@ -482,7 +504,7 @@ class CrossEncoder:
     def __init__(self, model_folder: object, device: str | None = None, threads: int = 0, strict: bool = False, max_length: int | None = None) -> None:
         """Loads the folder; see the class docstring."""
 
-    def predict(self, sentences: object, batch_size: int = 32, show_progress_bar: bool = False, convert_to_numpy: bool = True, apply_softmax: bool = False, activation: str | None = None) -> object:
+    def predict(self, sentences: object, batch_size: int = 32, show_progress_bar: bool = False, convert_to_numpy: bool = True, apply_softmax: bool = False, activation: str | None = None, instruction: str | None = None) -> object:
         """
         Scores text pairs, as sentence-transformers' CrossEncoder.predict.
 
@@ -495,20 +517,26 @@ class CrossEncoder:
         apply_softmax      with several labels, the softmax of each row.
         activation         "sigmoid" (the default for one label, as sentence-transformers),
                            "identity" (the raw logits; the default for several labels) or "softmax".
+        instruction        an LLM reranker's task instruction for these pairs (None: the folder's
+                           default); other models raise ValueError.
 
         The GIL is released while the pairs are tokenized and the model runs.
         """
 
-    def rank(self, query: str, documents: Sequence[str], top_k: int | None = None, return_documents: bool = False, batch_size: int = 32) -> list:
+    def rank(self, query: str, documents: Sequence[str], top_k: int | None = None, return_documents: bool = False, batch_size: int = 32, instruction: str | None = None) -> list:
         """
         Ranks documents against a query, as sentence-transformers' CrossEncoder.rank:
         a list of {"corpus_id", "score"(, "text")} dicts, highest score first, top_k of them
-        (None: all). Needs a one-label model.
+        (None: all). Needs a one-label model. instruction: as predict's.
         """
 
     @property
     def labels(self) -> list[str]:
-        """The labels, from config.json's id2label."""
+        """The labels, from config.json's id2label (["yes"] for an LLM reranker)."""
+
+    @property
+    def is_llm_reranker(self) -> bool:
+        """True for an LLM reranker folder (pairs only, instructions)."""
 
     @property
     def max_length(self) -> int:

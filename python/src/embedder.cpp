@@ -12,6 +12,7 @@
 
 #include "bindings.h"
 #include "embed/embedder.h"
+#include "embed/sparse.h"
 #include "embed/tokenizer.h"
 
 namespace dlrt::python {
@@ -247,6 +248,73 @@ std::string device_of(PyEmbedder& self) {
   return largest->device;
 }
 
+const char* const kEncodeSparseDoc = R"(Sparse (SPLADE) vectors of a sparse model folder (modules.json:
+MLMTransformer + SpladePooling; Embedder.kind == "sparse").
+
+sentences   a str (gives one pair) or a sequence of str (gives a list of pairs, in input order).
+top_k       keep each text's top_k largest weights (SparseEncoder.encode's max_active_dims);
+            None: every non-zero weight.
+batch_size  texts per model run (texts sorted by token count first).
+
+Each text gives a pair (indices, values): an int64 array of vocabulary ids, ascending,
+and a float32 array of their weights (all > 0); the other ids weigh 0. A dense model
+folder raises dlrt.InvalidArgument, as encode() does on a sparse one.)";
+
+// Embedder.encode_sparse: (indices, values) per text.
+nb::object encode_sparse(PyEmbedder& self, nb::handle sentences, std::optional<int64_t> top_k, int64_t batch_size) {
+  embed::Embedder& e = get(self);
+  if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
+  if (top_k && *top_k < 1) raise_status(InvalidArgument("top_k must be >= 1 or None, got " + std::to_string(*top_k)));
+  const bool one = PyUnicode_Check(sentences.ptr());
+  std::vector<std::string> texts;
+  if (one) {
+    texts.push_back(utf8_of(sentences, "sentences"));
+  } else {
+    for (nb::handle s : nb::iter(sentences)) {
+      if (!PyUnicode_Check(s.ptr())) {
+        throw nb::type_error(("sentences must be a str or a list of str, got an element of type " +
+                              str_of(s.type().attr("__name__")))
+                                 .c_str());
+      }
+      texts.push_back(utf8_of(s, "sentences[" + std::to_string(texts.size()) + "]"));
+    }
+  }
+  std::vector<embed::SparseVector> vectors(texts.size());
+  Status status;
+  {
+    nb::gil_scoped_release unlocked;
+    std::vector<embed::Encoding> encodings;
+    for (const std::string& t : texts) {
+      auto enc = e.tokenize(t);
+      if (!enc.ok()) {
+        status = enc.status();
+        break;
+      }
+      encodings.push_back(std::move(enc).value());
+    }
+    if (status.ok())
+      status = e.encode_sparse_by_length(std::move(encodings), static_cast<size_t>(batch_size),
+                                         static_cast<size_t>(top_k.value_or(0)),
+                                         [&](size_t i, embed::SparseVector&& v) {
+                                           vectors[i] = std::move(v);
+                                           return Status::Ok();
+                                         });
+  }
+  check(status);
+  nb::list out;
+  for (embed::SparseVector& v : vectors) {
+    auto* indices = new std::vector<int64_t>(std::move(v.indices));
+    auto* values = new std::vector<float>(std::move(v.values));
+    nb::capsule own_i(indices, [](void* p) noexcept { delete static_cast<std::vector<int64_t>*>(p); });
+    nb::capsule own_v(values, [](void* p) noexcept { delete static_cast<std::vector<float>*>(p); });
+    out.append(nb::make_tuple(nb::ndarray<nb::numpy, int64_t>(indices->data(), {indices->size()}, own_i).cast(),
+                              nb::ndarray<nb::numpy, float>(values->data(), {values->size()}, own_v).cast()));
+  }
+  if (one) return out[0];
+  return out;
+}
+
+
 nb::dict prompts_of(PyEmbedder& self) {
   nb::dict out;
   for (const auto& [name, text] : get(self).prompts()) out[nb::str(name.c_str())] = nb::str(text.c_str());
@@ -301,6 +369,14 @@ void bind_embedder(nb::module_& m) {
                    "its batch-mates.")
       .def_prop_ro("model_name", [](PyEmbedder& e) { return get(e).model_name(); },
                    "The folder's name (or config.json's _name_or_path).")
+      .def("encode_sparse", &encode_sparse, nb::arg("sentences"), nb::arg("top_k") = nb::none(),
+           nb::arg("batch_size") = 32,
+           nb::sig("def encode_sparse(self, sentences: str | collections.abc.Sequence[str], top_k: int | None = None, "
+                   "batch_size: int = 32) -> tuple[numpy.ndarray, numpy.ndarray] | "
+                   "list[tuple[numpy.ndarray, numpy.ndarray]]"),
+           kEncodeSparseDoc)
+      .def_prop_ro("kind", [](PyEmbedder& e) { return std::string(embed::model_kind_name(get(e).kind())); },
+                   "'dense' (encode()) or 'sparse' (a SPLADE folder: encode_sparse()).")
       .def("placement", [](PyEmbedder& e) { return get(e).placement(); },
            "Where the embedder's session was placed: a RunReport.")
       .def("__repr__", [](PyEmbedder& e) {

@@ -24,11 +24,11 @@
 #include "core/lfs_pointer.h"
 #include "core/logging.h"
 #include "core/tensor_values.h"
-#include "dlrt/model_metadata.h"
 #include "ir/onnx_arity.h"
 #include "ir/onnx_definitions.h"
 #include "ir/onnx_functions.h"
 #include "ir/onnx_map_inputs.h"
+#include "ir/onnx_metadata.h"
 #include "ir/onnx_tensor.h"
 
 namespace dlrt::ir {
@@ -550,19 +550,6 @@ bool needs_shapes_libonnx_lacks(const onnx::GraphProto& g) {
 
 // ONNX's checker and shape inference. Errors that only say an op is unknown
 // are left to the runtime, which names the op, domain, opset and node.
-void read_metadata(const onnx::ModelProto& m, ModelMetadata& out) {
-  out.producer_name = m.producer_name();
-  out.producer_version = m.producer_version();
-  out.domain = m.domain();
-  out.description = m.doc_string();
-  if (m.has_model_version()) out.version = m.model_version();
-  else out.version.reset();
-  out.graph_name = m.graph().name();
-  out.graph_description = m.graph().doc_string();
-  out.custom.clear();
-  for (const auto& p : m.metadata_props()) out.custom[p.key()] = p.value();
-}
-
 Status run_libonnx_checks(onnx::ModelProto& m) {
   // The checker requires a shape on every graph input and output and stops
   // at the first one without. A value of unknown rank is legal for dlrt (its

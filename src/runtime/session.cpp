@@ -126,15 +126,6 @@ const std::vector<Device>& hardware() {
   return devices;
 }
 
-std::string join_unavailable(const std::vector<Unavailable>& u, bool with_fix) {
-  std::string s;
-  for (const auto& x : u) {
-    s += (s.empty() ? "" : "; ") + x.requested + ": " + x.reason;
-    if (with_fix && !x.fix.empty()) s += " (fix: " + x.fix + ")";
-  }
-  return s;
-}
-
 // SessionOptions::cpu_precision, else DLRT_CPU_PRECISION, else the config
 // file; "bf16x3" becomes f32, with a warning, where AMX cannot run.
 Result<exec::GemmPrecision> cpu_precision_of(const SessionOptions& options, const RuntimeEnv& env,
@@ -539,14 +530,21 @@ RunReport SessionImpl::current_placement() const {
 Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
+// Imports through `import` (given runtime_import_options()), keeping the
+// model's descriptive fields for model_metadata(), then builds.
+template <typename Import>
+Result<std::unique_ptr<SessionImpl>> import_and_build(Import import, const SessionOptions& options) {
+  ModelMetadata metadata;
+  ir::ImportOptions o = runtime_import_options();
+  o.metadata = &metadata;
+  Result<ir::Model> model = import(o);
+  return build(std::move(model), std::move(metadata), options);
+}
+
 Result<std::unique_ptr<Session>> Session::create(const std::string& path, const SessionOptions& options) {
   DLRT_RETURN_IF_ERROR(check_options(options));
   auto impl = guard_allocations("loading the model", [&]() -> Result<std::unique_ptr<SessionImpl>> {
-    ModelMetadata metadata;
-    ir::ImportOptions import = runtime_import_options();
-    import.metadata = &metadata;
-    Result<ir::Model> model = ir::import_onnx_file(path, import);
-    return build(std::move(model), std::move(metadata), options);
+    return import_and_build([&](const ir::ImportOptions& o) { return ir::import_onnx_file(path, o); }, options);
   });
   if (!impl.ok()) {
     std::error_code ec;
@@ -562,11 +560,9 @@ Result<std::unique_ptr<Session>> Session::create_from_bytes(const std::string& b
                                                             const std::string& base_dir) {
   DLRT_RETURN_IF_ERROR(check_options(options));
   DLRT_ASSIGN_OR_RETURN(auto impl, guard_allocations("loading the model", [&]() -> Result<std::unique_ptr<SessionImpl>> {
-                          ModelMetadata metadata;
-                          ir::ImportOptions import = runtime_import_options();
-                          import.metadata = &metadata;
-                          Result<ir::Model> model = ir::import_onnx_bytes(bytes, base_dir, import);
-                          return build(std::move(model), std::move(metadata), options);
+                          return import_and_build(
+                              [&](const ir::ImportOptions& o) { return ir::import_onnx_bytes(bytes, base_dir, o); },
+                              options);
                         }));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
