@@ -114,6 +114,8 @@ class FakeModel final : public EmbedModel {
     return out;
   }
   std::string pooling() const override { return "mean"; }
+  // A sparse (SPLADE) model when set before serving: the sparse routes answer it, the dense ones refuse.
+  bool is_sparse() const override { return sparse; }
 
   void set_placement(dlrt::RunReport r) {
     std::lock_guard<std::mutex> lk(mu_);
@@ -152,6 +154,7 @@ class FakeModel final : public EmbedModel {
   std::atomic<int> delay_ms{0};
   std::atomic<StatusCode> fail_code{StatusCode::kOk};
   std::atomic<bool> throw_bad_alloc{false};
+  bool sparse = false;
 
  private:
   size_t max_length_;
@@ -165,6 +168,80 @@ class FakeModel final : public EmbedModel {
   mutable int max_running_ = 0;
   mutable std::atomic<int> running_{0};
   dlrt::RunReport placement_;
+};
+
+// A test double of a reranker (a cross-encoder of one label): a pair's
+// logit is `scale` times its document's words, so the model that scored it
+// shows. classify() waits while the gate is closed.
+class FakeReranker final : public EmbedModel {
+ public:
+  FakeReranker(std::string name, float scale) : name_(std::move(name)), scale_(scale) {}
+
+  Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
+    return tokenize_pair(text, "", truncated);
+  }
+  // ids: 101, one per word of `second`, 102.
+  Result<Encoding> tokenize_pair(std::string_view, std::string_view second, bool* truncated) const override {
+    Encoding e;
+    e.ids.push_back(101);
+    for (size_t i = 0; i < second.size();) {
+      while (i < second.size() && second[i] == ' ') ++i;
+      size_t j = i;
+      while (j < second.size() && second[j] != ' ') ++j;
+      if (j > i) e.ids.push_back(1000);
+      i = j;
+    }
+    e.ids.push_back(102);
+    if (truncated) *truncated = false;
+    e.type_ids.assign(e.ids.size(), 0);
+    e.attention_mask.assign(e.ids.size(), 1);
+    return e;
+  }
+  Result<std::vector<std::vector<float>>> classify(const std::vector<Encoding>& batch,
+                                                   const dlrt::RunOptions&) const override {
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      ++runs_;
+      gate_cv_.wait(lk, [&] { return gate_open_; });
+    }
+    std::vector<std::vector<float>> out;
+    for (const Encoding& e : batch) out.push_back({scale_ * static_cast<float>(e.ids.size() - 2)});
+    return out;
+  }
+  Result<EmbedResult> embed_encoded(const std::vector<Encoding>&, const dlrt::RunOptions&) const override {
+    return InvalidArgument("a reranker has no vectors");
+  }
+  bool is_classifier() const override { return true; }
+  std::vector<std::string> labels() const override { return {"LABEL_0"}; }
+  size_t dimension() const override { return 1; }
+  std::string model_name() const override { return name_; }
+  size_t max_length() const override { return 64; }
+  dlrt::RunReport placement() const override { return {}; }
+
+  void close_gate() {
+    std::lock_guard<std::mutex> lk(mu_);
+    gate_open_ = false;
+  }
+  void open_gate() {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      gate_open_ = true;
+    }
+    gate_cv_.notify_all();
+  }
+  // classify() calls so far (counted on entry, before the gate).
+  int runs() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return runs_;
+  }
+
+ private:
+  std::string name_;
+  float scale_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable gate_cv_;
+  bool gate_open_ = true;
+  mutable int runs_ = 0;
 };
 
 }  // namespace dlrt::embed::testing

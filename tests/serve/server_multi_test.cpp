@@ -1,8 +1,9 @@
 // Several models in one server (model_registry.h) over fake models whose
 // vectors differ in length (a: 4 values, b: 6), so a request routed to the
 // wrong model shows: selection by the "model" field and the /models/NAME/
-// prefix, unknown names, /v1/models, /health and /metrics per model, a model
-// that failed to load, and the run slots the models share.
+// prefix (on the sparse and rerank routes too), unknown names, /v1/models,
+// /health and /metrics per model, a model that failed to load, and the run
+// slots the models share.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -254,6 +255,118 @@ TEST(ServeMulti, TheModelsShareThePoolOfRuns) {
   EXPECT_EQ(first.get(), 200);
   EXPECT_EQ(second.get(), 200);
   EXPECT_EQ(t.b->batch_sizes().size(), 1u);
+}
+
+// Models of every kind side by side: a dense (a), a sparse (s) and two
+// rerankers whose scores have opposite signs (r1: +words, r2: -words), so the
+// order of an answer shows which one scored it.
+struct KindsServer {
+  explicit KindsServer(ServiceConfig c = {}) : t(with_models(std::move(c)), true, false) {
+    s->sparse = true;
+    t.server->set_model("s", s);
+    t.server->set_model("r1", r1);
+    t.server->set_model("r2", r2);
+  }
+  ~KindsServer() {
+    r1->open_gate();
+    r2->open_gate();
+  }
+  static ServiceConfig with_models(ServiceConfig c) {
+    c.models = {{"a", "/models/a", 0}, {"s", "/models/s", 0}, {"r1", "/models/r1", 0}, {"r2", "/models/r2", 0}};
+    return c;
+  }
+  std::shared_ptr<FakeModel> s = std::make_shared<FakeModel>("model-s", 6);
+  std::shared_ptr<testing::FakeReranker> r1 = std::make_shared<testing::FakeReranker>("reranker-1", 1.f);
+  std::shared_ptr<testing::FakeReranker> r2 = std::make_shared<testing::FakeReranker>("reranker-2", -1.f);
+  MultiServer t;
+};
+
+TEST(ServeMulti, SparseRoutesPickTheModel) {
+  KindsServer k;
+  auto r = k.t.post("/embed_sparse", R"({"inputs":["one","two words"],"model":"s"})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json j = body_json(r);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[1][0]["index"], 0);
+  EXPECT_EQ(j[1][0]["value"], 4);  // the fake's first value: 4 tokens
+  r = k.t.post("/models/s/embed_sparse", R"({"inputs":"one"})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  r = k.t.post("/v1/embeddings", R"({"input":"one","model":"s","encoding_format":"sparse"})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)["model"], "s");
+  EXPECT_EQ(k.s->batch_sizes().size(), 3u);
+  // The default (a) is dense: the sparse route refuses it; s refuses the dense one.
+  r = k.t.post("/embed_sparse", R"({"inputs":"one"})");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("dense embedding model"), std::string::npos) << r->body;
+  r = k.t.post("/models/s/embed", R"({"inputs":"one"})");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("sparse (SPLADE) encoder"), std::string::npos) << r->body;
+  r = k.t.post("/embed_sparse", R"({"inputs":"one","model":"zzz"})");
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(body_json(r)["error_type"], "model_not_found");
+  EXPECT_EQ(k.t.a->batch_sizes().size(), 0u);
+  const std::string m = k.t.get("/metrics")->body;
+  EXPECT_EQ(metric(m, "dlrt_model_requests_total{model=\"s\",route=\"/embed_sparse\",code=\"200\"}"), 2) << m;
+}
+
+TEST(ServeMulti, RerankRoutesPickTheModel) {
+  KindsServer k;
+  const std::string docs = R"("query":"q","documents":["one","one two three"])";
+  auto r = k.t.post("/v1/rerank", "{" + docs + R"(,"model":"r1"})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)["model"], "r1");
+  EXPECT_EQ(body_json(r)["results"][0]["index"], 1);  // r1: more words score higher
+  r = k.t.post("/v1/rerank", "{" + docs + R"(,"model":"r2"})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)["model"], "r2");
+  EXPECT_EQ(body_json(r)["results"][0]["index"], 0);  // r2: fewer
+  r = k.t.post("/models/r2/v1/rerank", "{" + docs + "}");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)["model"], "r2");
+  // TEI's /rerank (raw scores: the logits), by the body's model or the prefix.
+  r = k.t.post("/rerank", R"({"query":"q","texts":["one","one two three"],"raw_scores":true,"model":"r1"})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)[0]["index"], 1);
+  EXPECT_EQ(body_json(r)[0]["score"], 3);
+  r = k.t.post("/models/r2/rerank", R"({"query":"q","texts":["one","one two three"],"raw_scores":true})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)[0]["score"], -1);
+  EXPECT_EQ(k.r1->runs(), 2);
+  EXPECT_EQ(k.r2->runs(), 3);
+  // The default (a) is an embedding model; an unknown name is a 404 in OpenAI's shape.
+  r = k.t.post("/v1/rerank", "{" + docs + "}");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("embedding model"), std::string::npos) << r->body;
+  r = k.t.post("/v1/rerank", "{" + docs + R"(,"model":"zzz"})");
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(body_json(r)["error"]["type"], "model_not_found");
+  r = k.t.post("/models/r1/v1/rerank", "{" + docs + R"(,"model":"r2"})");
+  EXPECT_EQ(r->status, 422) << r->body;
+  const std::string m = k.t.get("/metrics")->body;
+  EXPECT_EQ(metric(m, "dlrt_model_requests_total{model=\"r2\",route=\"/v1/rerank\",code=\"200\"}"), 2) << m;
+  EXPECT_EQ(metric(m, "dlrt_model_requests_total{model=\"r1\",route=\"/rerank\",code=\"200\"}"), 1) << m;
+}
+
+TEST(ServeMulti, RerankRunsTakeASharedRunSlot) {
+  ServiceConfig c;
+  c.pool_size = 1;
+  KindsServer k(c);
+  k.t.a->close_gate();
+  auto embed = std::async(std::launch::async, [&] { return k.t.post("/embed", R"({"inputs":"one","model":"a"})")->status; });
+  ASSERT_TRUE(k.t.a->wait_batches(1));
+  auto rerank = std::async(std::launch::async, [&] {
+    return k.t.post("/v1/rerank", R"({"query":"q","documents":["one"],"model":"r1"})")->status;
+  });
+  // The rerank waits for the one run slot a's batch holds.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(k.r1->runs(), 0);
+  k.t.a->open_gate();
+  EXPECT_EQ(embed.get(), 200);
+  EXPECT_EQ(rerank.get(), 200);
+  EXPECT_EQ(k.r1->runs(), 1);
 }
 
 TEST(RunSlots, HandsSlotsOutFirstComeFirstServed) {
