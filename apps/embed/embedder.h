@@ -56,6 +56,13 @@ struct EmbedResult {
   dlrt::RunReport report;
 };
 
+// Per-token vectors: for each input, one vector per kept token, in token order.
+struct TokenEmbedResult {
+  std::vector<std::vector<std::vector<float>>> tokens;  // [input][token][value]
+  size_t total_tokens = 0;                               // non-padding tokens run
+  dlrt::RunReport report;
+};
+
 class Tokenizer;
 
 class Embedder {
@@ -63,9 +70,14 @@ class Embedder {
   // Loads the folder and creates the session. Errors: kNotFound (no folder,
   // no model or no vocabulary), kInvalidModel (broken json, a model without
   // input_ids or without a 3-D output), kUnsupported (a tokenizer other than
-  // BERT WordPiece), and the errors of dlrt::Session::create.
+  // BERT WordPiece; a multi-vector folder, whose vectors are per token: see
+  // multi_vector.h), and the errors of dlrt::Session::create.
   static dlrt::Result<std::unique_ptr<Embedder>> create(const std::string& model_dir,
                                                         const EmbedderOptions& options);
+  // create() without the multi-vector refusal: the folder's transformer and
+  // tokenizer for per-token output (embed_tokens), as MultiVectorEmbedder uses them.
+  static dlrt::Result<std::unique_ptr<Embedder>> create_transformer(const std::string& model_dir,
+                                                                    const EmbedderOptions& options);
   ~Embedder();
   Embedder(const Embedder&) = delete;
   Embedder& operator=(const Embedder&) = delete;
@@ -92,7 +104,18 @@ class Embedder {
   dlrt::Status embed_by_length(std::vector<Encoding> encodings, size_t batch_size, std::optional<bool> normalize,
                                const VectorSink& sink) const;
 
+  // Per-token output of the model (its last_hidden_state rows, before any
+  // pooling or Dense module), for the positions `keep(input, position)`
+  // accepts among each encoding's own ids (padding never). Without `keep`:
+  // every position up to the encoding's last attended one, as
+  // sentence-transformers' encode(output_value="token_embeddings") gives.
+  // A batch-dependent model runs each encoding alone (see embed_encoded).
+  using TokenFilter = std::function<bool(size_t input, size_t position)>;
+  dlrt::Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds = {},
+                                              const TokenFilter& keep = nullptr) const;
+
   size_t dimension() const;         // vector length
+  size_t hidden_size() const;       // the model's per-token vector length (before Dense modules)
   std::string model_name() const;   // the folder's name, or above a generic one ("model", "onnx"): find_model_file
   size_t max_length() const;        // tokens per text, [CLS]/[SEP] included
   Pooling pooling() const;
@@ -115,6 +138,9 @@ class Embedder {
   // embed_encoded's padded batch run.
   dlrt::Result<EmbedResult> embed_padded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
                                          const dlrt::RunOptions& bounds) const;
+  // The model's output for a padded batch as float [batch, length, hidden].
+  struct Hidden;
+  dlrt::Result<Hidden> run_hidden(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const;
   struct Impl;
   explicit Embedder(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

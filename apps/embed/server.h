@@ -5,10 +5,13 @@
 //                        "embedding","embedding":[...],"index":0}],"model":...,"usage":{"prompt_tokens",...}}
 //   POST /embed          TEI-style: {"inputs": str | [str] | [[id]], "truncate"?, "normalize"?, "prompt_name"?,
 //                        "dimensions"?} -> [[...], ...]
+//   POST /embed_all      TEI-style, per-token vectors: {"inputs": str | [str], "truncate"?, "prompt_name"?,
+//                        "is_query"? (multi-vector models)} -> [[[...], ...], ...] (per input, per token)
 //   POST /tokenize       TEI-style: {"inputs": str | [str], "add_special_tokens"?, "prompt_name"?}
 //                        -> [[{"id","text","special","start","stop"}, ...], ...]
 //   POST /rerank         TEI-style, cross-encoders: {"query", "texts", "raw_scores"?, "return_text"?, "truncate"?}
-//                        -> [{"index","score","text"?}] by score, highest first
+//                        -> [{"index","score","text"?}] by score, highest first; a multi-vector
+//                        model scores by MaxSim (server_multi_vector.cpp)
 //   POST /predict        TEI-style, classifiers: {"inputs": str | [a, b] | [[...], ...], "raw_scores"?}
 //                        -> [{"score","label"}] (per input for a batch), highest first
 //   POST /decode         TEI-style: {"ids": [id] | [[id], ...], "skip_special_tokens"?} -> ["text", ...]
@@ -105,10 +108,23 @@ class EmbedModel {
                                                            const dlrt::RunOptions& bounds) const {
     return Unsupported("this model is not a classifier");
   }
+  // Per-token vectors (/embed_all). An embedding model gives its
+  // transformer's token vectors (is_query does not apply); a multi-vector
+  // model (ColBERT) its own, for queries or documents, and /rerank scores by MaxSim.
+  virtual bool is_multi_vector() const { return false; }
+  virtual Result<Encoding> tokenize_tokens(std::string_view text, bool is_query, bool* truncated) const {
+    return tokenize(text, truncated);
+  }
+  virtual Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, bool is_query,
+                                                const dlrt::RunOptions& bounds) const {
+    return Unsupported("this model does not give per-token vectors");
+  }
 };
 
 std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder> embedder);
 std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classifier> classifier);
+class MultiVectorEmbedder;
+std::shared_ptr<const EmbedModel> multi_vector_model(std::shared_ptr<const MultiVectorEmbedder> embedder);
 
 // Runs one short batch so the first request does not pay for first-run costs.
 Status warm_up(const EmbedModel& model);
@@ -173,6 +189,8 @@ class EmbedServer {
   Reply handle_decode(const std::string& body);
   Reply handle_rerank(const std::string& body);
   Reply handle_predict(const std::string& body);
+  Reply handle_embed_all(const std::string& body);
+  Reply handle_rerank_maxsim(const std::string& body);  // /rerank of a multi-vector model
   Reply info_reply(bool openai_models) const;
   Reply error_reply(Api api, int status, const std::string& type, const std::string& message) const;
   // A failed model run: 504 past the request's deadline (kCancelled), 503

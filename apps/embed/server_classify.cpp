@@ -44,9 +44,11 @@ bool optional_bool(const json& body, const char* name, bool def, std::string& er
 EmbedServer::Reply EmbedServer::handle_rerank(const std::string& body) {
   auto m = model();
   if (!m) return error_reply(Api::kTei, 503, "unavailable", "the model is still loading; retry shortly");
+  if (m->is_multi_vector()) return handle_rerank_maxsim(body);
   if (!m->is_classifier())
     return error_reply(Api::kTei, 400, "invalid_request_error",
-                       "the served model is an embedding model: /rerank needs a cross-encoder (a sequence classifier)");
+                       "the served model is an embedding model: /rerank needs a cross-encoder (a sequence classifier) "
+                       "or a multi-vector model");
   if (m->labels().size() != 1)
     return error_reply(Api::kTei, 400, "invalid_request_error",
                        "the served classifier has " + std::to_string(m->labels().size()) +

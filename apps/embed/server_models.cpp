@@ -55,6 +55,10 @@ class EmbedderModel final : public EmbedModel {
   Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override {
     return e_->tokenizer().decode(ids, skip_special_tokens);
   }
+  Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, bool,
+                                        const dlrt::RunOptions& bounds) const override {
+    return e_->embed_tokens(batch, bounds);
+  }
 
  private:
   std::shared_ptr<const Embedder> e_;
@@ -113,6 +117,13 @@ Status warm_up(const EmbedModel& model) {
     DLRT_ASSIGN_OR_RETURN(auto logits, model.classify({enc}, {}));
     if (logits.size() != 1 || logits[0].size() != model.labels().size())
       return Internal("warm-up run returned " + std::to_string(logits.size()) + " rows");
+    return Status::Ok();
+  }
+  if (model.is_multi_vector()) {
+    DLRT_ASSIGN_OR_RETURN(Encoding query, model.tokenize_tokens("warm up the model before serving", true, &truncated));
+    DLRT_ASSIGN_OR_RETURN(TokenEmbedResult t, model.embed_tokens({query}, true, {}));
+    if (t.tokens.size() != 1 || t.tokens[0].empty() || t.tokens[0][0].size() != model.dimension())
+      return Internal("warm-up run returned " + std::to_string(t.tokens.size()) + " token lists");
     return Status::Ok();
   }
   DLRT_ASSIGN_OR_RETURN(EmbedResult r, model.embed_encoded({enc}, {}));

@@ -118,6 +118,9 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
   if (m->is_classifier())
     return error_reply(api, 400, "invalid_request_error",
                        "the served model is a sequence classifier (cross-encoder): use /rerank or /predict");
+  if (m->is_multi_vector())
+    return error_reply(api, 400, "invalid_request_error",
+                       "the served model is a multi-vector (ColBERT) model, one vector per token: use /embed_all or /rerank");
   json body_json;
   if (std::string e = parse_body_json(body, body_json); !e.empty()) return error_reply(api, 400, "invalid_request_error", e);
   EmbedRequest req;

@@ -15,8 +15,10 @@
 #include "commands.h"
 #include "core/env.h"
 #include "embed/embedder.h"
+#include "embed/multi_vector.h"
 #include "embed/server.h"
 #include "embed/service_config.h"
+#include "embed/token_inputs.h"
 
 namespace dlrt::cli {
 namespace {
@@ -165,6 +167,11 @@ int cmd_serve(int argc, char** argv) {
     auto classifier = embed::Classifier::create(config.model, eo);
     if (classifier.ok()) model = embed::classifier_model(std::shared_ptr<const embed::Classifier>(std::move(classifier).value()));
     else loaded = classifier.status();
+  } else if (embed::is_multi_vector_folder(embed::model_folder_of(config.model))) {
+    // A multi-vector (ColBERT) model serves /embed_all and /rerank (MaxSim).
+    auto mv = embed::MultiVectorEmbedder::create(config.model, eo);
+    if (mv.ok()) model = embed::multi_vector_model(std::shared_ptr<const embed::MultiVectorEmbedder>(std::move(mv).value()));
+    else loaded = mv.status();
   } else {
     auto embedder = embed::Embedder::create(config.model, eo);
     if (embedder.ok()) model = embed::embedder_model(std::shared_ptr<const embed::Embedder>(std::move(embedder).value()));
