@@ -110,6 +110,14 @@ json schemas(const ModelLimits* limits) {
                          {"prompt_name", prompt_name},
                          {"dimensions", dimensions}}}};
   s["EmbedResponse"] = {{"type", "array"}, {"items", vector}};
+  s["EmbedAllRequest"] = {{"type", "object"},
+                          {"required", {"inputs"}},
+                          {"properties",
+                           {{"inputs", {{"oneOf", {{{"type", "string"}}, {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}}}}}},
+                            {"truncate", {{"type", "boolean"}}},
+                            {"prompt_name", prompt_name},
+                            {"is_query", {{"type", "boolean"}}}}}};
+  s["EmbedAllResponse"] = {{"type", "array"}, {"items", {{"type", "array"}, {"items", vector}}}};
   // A request httplib cannot parse (no route known yet) is answered in OpenAI's shape.
   s["TeiOrHttpError"] = {{"oneOf", {schema_ref("TeiError"), schema_ref("OpenAIError")}}};
   s["TokenizeRequest"] = {
@@ -239,6 +247,7 @@ std::string openapi_document(const std::string& version, const ModelLimits* limi
   paths["/v1/embeddings"] = post("Embeddings (OpenAI)", "EmbeddingsRequest", "EmbeddingsResponse", "OpenAIError");
   paths["/embeddings"] = paths["/v1/embeddings"];
   paths["/embed"] = post("Embeddings (TEI)", "EmbedRequest", "EmbedResponse", "TeiError");
+  paths["/embed_all"] = post("Per-token vectors (TEI); multi-vector models", "EmbedAllRequest", "EmbedAllResponse", "TeiError");
   paths["/tokenize"] = post("Tokens of texts (TEI)", "TokenizeRequest", "TokenizeResponse", "TeiError");
   paths["/decode"] = post("Text of token ids (TEI)", "DecodeRequest", "DecodeResponse", "TeiError");
   paths["/rerank"] = post("Texts scored against a query by a cross-encoder (TEI)", "RerankRequest", "RerankResponse", "TeiError");

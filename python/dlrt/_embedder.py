@@ -80,7 +80,7 @@ class Embedder(_dlrt.Embedder):
     def encode(self, sentences, prompt_name=None, prompt=None, batch_size=32, show_progress_bar=None,
                output_value="sentence_embedding", precision="float32", convert_to_numpy=True,
                convert_to_tensor=False, device=None, normalize_embeddings=False, truncate_dim=None,
-               pool=None, chunk_size=None, **kwargs):
+               pool=None, chunk_size=None, is_query=None, **kwargs):
         """Embeds texts with sentence-transformers' SentenceTransformer.encode semantics.
 
         sentences             a str (gives one vector) or a list of str (gives one row per
@@ -93,7 +93,16 @@ class Embedder(_dlrt.Embedder):
         batch_size            texts per model run (texts sorted by token count first).
         show_progress_bar     True: a bar over the batches on stderr (tqdm when importable).
                               None: on when the "dlrt" logger is at INFO or DEBUG.
-        output_value          "sentence_embedding" only (token embeddings: use dlrt.Session).
+        output_value          "sentence_embedding": one vector per text. "token_embeddings": per
+                              text a float32 [tokens, dimension] array (a list of them; one array
+                              for a str): the transformer's token vectors up to the text's last
+                              token, as sentence-transformers gives them; for a multi-vector
+                              (ColBERT / PyLate) folder (Embedder.is_multi_vector), which has
+                              only these, its projected, L2-normalised token vectors as PyLate's
+                              encode gives them.
+        is_query              multi-vector folders only: True (the default, as PyLate's) embeds
+                              the texts as queries (query marker, expansion to query_length),
+                              False as documents (document marker, skip-list).
         precision             "float32", or "int8", "uint8", "binary", "ubinary": quantized as
                               sentence_transformers.quantization.quantize_embeddings does
                               (int8/uint8 ranges from these embeddings' own min and max).
@@ -114,10 +123,16 @@ class Embedder(_dlrt.Embedder):
         """
         if precision not in _PRECISIONS:
             raise ValueError(f"Precision {precision!r} is not supported (one of {', '.join(_PRECISIONS)})")
-        if output_value != "sentence_embedding":
-            raise ValueError(f"output_value={output_value!r} is not supported: dlrt.Embedder gives "
-                             "sentence embeddings only (output_value='sentence_embedding'); run the "
-                             "folder's model.onnx with dlrt.Session for token embeddings")
+        if output_value not in ("sentence_embedding", "token_embeddings"):
+            raise ValueError(f"output_value={output_value!r} is not supported: 'sentence_embedding' or "
+                             "'token_embeddings'")
+        if self.is_multi_vector and output_value == "sentence_embedding":
+            raise ValueError("this folder is a multi-vector (ColBERT) model, one vector per token: call "
+                             "encode(..., output_value='token_embeddings', is_query=True or False)")
+        if is_query is not None and not self.is_multi_vector:
+            raise ValueError("is_query applies to multi-vector (ColBERT) folders; this one is not")
+        if output_value == "token_embeddings" and (precision != "float32" or truncate_dim):
+            raise ValueError("output_value='token_embeddings' takes neither precision nor truncate_dim")
         if device is not None:
             raise ValueError(f"encode(device={device!r}): dlrt.Embedder runs on the device it was created "
                              "for; pass device= to dlrt.Embedder(...) instead")
@@ -150,10 +165,16 @@ class Embedder(_dlrt.Embedder):
         if prompt:
             texts = [prompt + t for t in texts]
 
-        if show_progress_bar is None:
-            show_progress_bar = _log.getEffectiveLevel() in (logging.INFO, logging.DEBUG)
         if batch_size < 1:
             raise _dlrt.InvalidArgument(f"batch_size must be >= 1, got {batch_size}")
+        if output_value == "token_embeddings":
+            arrays = self._encode_tokens(texts, batch_size, True if is_query is None else bool(is_query))
+            if convert_to_tensor:
+                torch = _import_torch()
+                arrays = [torch.from_numpy(a) for a in arrays]
+            return arrays[0] if single else arrays
+        if show_progress_bar is None:
+            show_progress_bar = _log.getEffectiveLevel() in (logging.INFO, logging.DEBUG)
         if show_progress_bar:
             bar = _progress_bar(math.ceil(len(texts) / batch_size))
             shown = [0]
@@ -189,14 +210,22 @@ class Embedder(_dlrt.Embedder):
 
     def encode_query(self, sentences, prompt_name=None, prompt=None, **kwargs):
         """encode() with the folder's "query" prompt when it has one and neither prompt nor
-        prompt_name is given (sentence-transformers' encode_query)."""
+        prompt_name is given (sentence-transformers' encode_query); for a multi-vector folder,
+        its query token vectors (output_value="token_embeddings", is_query=True)."""
         if prompt_name is None and prompt is None and "query" in self.prompts:
             prompt_name = "query"
+        if self.is_multi_vector:  # a ColBERT folder: its query vectors
+            kwargs.setdefault("output_value", "token_embeddings")
+            kwargs.setdefault("is_query", True)
         return self.encode(sentences, prompt_name=prompt_name, prompt=prompt, **kwargs)
 
     def encode_document(self, sentences, prompt_name=None, prompt=None, **kwargs):
         """encode() with the folder's "document", else "passage", else "corpus" prompt when it has
-        one and neither prompt nor prompt_name is given (sentence-transformers' encode_document)."""
+        one and neither prompt nor prompt_name is given (sentence-transformers' encode_document);
+        for a multi-vector folder, its document token vectors (is_query=False)."""
         if prompt_name is None and prompt is None:
             prompt_name = next((n for n in ("document", "passage", "corpus") if n in self.prompts), None)
+        if self.is_multi_vector:  # a ColBERT folder: its document vectors
+            kwargs.setdefault("output_value", "token_embeddings")
+            kwargs.setdefault("is_query", False)
         return self.encode(sentences, prompt_name=prompt_name, prompt=prompt, **kwargs)
