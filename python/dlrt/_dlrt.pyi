@@ -356,6 +356,12 @@ class Embedder:
     def __init__(self, model_folder: str | os.PathLike[str], device: str | None = None, threads: int = 0, strict: bool = False, max_seq_length: int | None = None) -> None: ...
 
     @property
+    def is_multi_vector(self) -> bool:
+        """
+        True for a multi-vector (ColBERT / PyLate) folder: one vector per token, for queries or documents (encode(..., output_value="token_embeddings", is_query=...)).
+        """
+
+    @property
     def prompts(self, /) -> dict[str, str]:
         """
         The named prompts of the folder's config_sentence_transformers.json ("prompts"): name -> the text put in front of each input; {} when there are none.
@@ -372,7 +378,9 @@ class Embedder:
         """Tokens per text, [CLS]/[SEP] included; longer texts are truncated."""
 
     def get_sentence_embedding_dimension(self) -> int:
-        """The length of each embedding vector."""
+        """
+        The length of each embedding vector (of a multi-vector folder: of each token vector).
+        """
 
     @property
     def normalizes(self) -> bool:
