@@ -44,15 +44,20 @@ std::string mask_token_name(const fs::path& dir) {
   return "[MASK]";
 }
 
-// The Dense modules modules.json lists, in order (PyLate keeps only the
-// Transformer and the Dense modules of a folder).
+// The Dense modules modules.json lists, in order, after the Transformer.
 Result<std::vector<DenseLayer>> read_dense_modules(const fs::path& dir) {
   std::vector<DenseLayer> out;
   DLRT_ASSIGN_OR_RETURN(json modules, jsonu::read_optional_json(dir / "modules.json"));
   if (modules.is_null()) return out;
   if (!modules.is_array()) return InvalidModel((dir / "modules.json").string() + ": expected a list of modules");
   for (const json& m : modules) {
-    if (!ends_with(jsonu::get_string(m, "type", ""), "Dense")) continue;
+    const std::string type = jsonu::get_string(m, "type", "");
+    const auto& known = multi_vector_module_types();
+    if (std::find(known.begin(), known.end(), type) == known.end())
+      return Unsupported((dir / "modules.json").string() + ": module type \"" + type +
+                         "\" in a multi-vector folder (dlrt takes sentence_transformers.models.Transformer, "
+                         "sentence_transformers.models.Dense and pylate.models.Dense.Dense)");
+    if (!ends_with(type, "Dense")) continue;
     const std::string rel = jsonu::get_string(m, "path", "");
     bool inside = !rel.empty() && !fs::path(rel).has_root_path();
     for (const auto& part : fs::path(rel)) inside = inside && part != "..";
@@ -78,7 +83,13 @@ void normalize_l2(std::vector<float>& v) {
 
 }  // namespace
 
-bool is_multi_vector_module_type(std::string_view type) { return type.substr(0, 7) == "pylate."; }
+const std::vector<std::string>& multi_vector_module_types() {
+  static const std::vector<std::string> types = {"sentence_transformers.models.Transformer",
+                                                 "sentence_transformers.models.Dense", "pylate.models.Dense.Dense"};
+  return types;
+}
+
+bool is_multi_vector_module_type(std::string_view type) { return type == "pylate.models.Dense.Dense"; }
 
 bool is_multi_vector_folder(const fs::path& dir) {
   auto st = jsonu::read_optional_json(dir / "config_sentence_transformers.json");

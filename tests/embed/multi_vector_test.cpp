@@ -36,6 +36,7 @@ TEST(MultiVector, FolderIsRecognised) {
   EXPECT_TRUE(is_multi_vector_folder(colbert_dir()));
   EXPECT_TRUE(is_multi_vector_module_type("pylate.models.Dense.Dense"));
   EXPECT_FALSE(is_multi_vector_module_type("sentence_transformers.models.Dense"));
+  EXPECT_FALSE(is_multi_vector_module_type("pylate.models.Other"));
   EXPECT_FALSE(is_multi_vector_folder(fs::path(DLRT_EMBED_TEST_DATA) / "tiny_bert"));
   // The sentence-embedding path refuses it instead of mean-pooling.
   auto e = Embedder::create(colbert_dir().string(), cpu());
@@ -147,7 +148,17 @@ TEST(MultiVector, BadFolderSettingsAreClearErrors) {
     EXPECT_EQ(m.status().code(), c.code) << c.name << ": " << m.status().to_string();
     EXPECT_NE(m.status().message().find(c.says), std::string::npos) << c.name << ": " << m.status().message();
   }
-  fs::path dir = colbert_variant("residual", json::object());
+  fs::path dir = colbert_variant("normalize_module", json::object());
+  testing::write_file(dir / "modules.json",
+                      R"([{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},
+                          {"idx":1,"name":"1","path":"1_Dense","type":"pylate.models.Dense.Dense"},
+                          {"idx":2,"name":"2","path":"2_Normalize","type":"sentence_transformers.models.Normalize"}])");
+  auto other = MultiVectorEmbedder::create(dir.string(), cpu());
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().code(), StatusCode::kUnsupported) << other.status().to_string();
+  EXPECT_NE(other.status().message().find("Normalize"), std::string::npos) << other.status().message();
+
+  dir = colbert_variant("residual", json::object());
   testing::write_file(dir / "1_Dense" / "config.json",
                       R"({"in_features": 32, "out_features": 16, "bias": false,
                           "activation_function": "torch.nn.modules.linear.Identity", "use_residual": true})");
