@@ -129,9 +129,13 @@ def reference(model, overrides):
     m.eval()
     q = m.encode(QUERIES, is_query=True, batch_size=8)
     d = m.encode(DOCUMENTS, is_query=False, batch_size=8)
-    maxsim = scores.colbert_scores(torch.tensor(np.stack(q)) if len({len(x) for x in q}) == 1 else
-                                   torch.nn.utils.rnn.pad_sequence([torch.tensor(x) for x in q], batch_first=True),
-                                   torch.nn.utils.rnn.pad_sequence([torch.tensor(x) for x in d], batch_first=True))
+    def padded(arrays):
+        return torch.nn.utils.rnn.pad_sequence([torch.tensor(x) for x in arrays], batch_first=True)
+
+    def mask(arrays):
+        return padded([np.ones(len(x), dtype=np.float32) for x in arrays])
+
+    maxsim = scores.colbert_scores(padded(q), padded(d), queries_mask=mask(q), documents_mask=mask(d))
     # Per-query scores, one document at a time (padding-free), as a check of the padded call.
     for i, qv in enumerate(q):
         for j, dv in enumerate(d):
@@ -141,8 +145,7 @@ def reference(model, overrides):
     dfeats = m.tokenize(DOCUMENTS, is_query=False)
     return {
         "overrides": overrides,
-        "query_ids": [[int(t) for t, a in zip(ids, mask)] for ids, mask in
-                      zip(feats["input_ids"].tolist(), feats["attention_mask"].tolist())],
+        "query_ids": feats["input_ids"].tolist(),
         "query_attention": feats["attention_mask"].tolist(),
         "document_ids": [[int(t) for t, a in zip(ids, mask) if a] for ids, mask in
                          zip(dfeats["input_ids"].tolist(), dfeats["attention_mask"].tolist())],
