@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   nlohmann::json j;
   if (!dlrt::embed::parse_body_json(body, j).empty()) return 0;
   for (auto kind : {dlrt::embed::RequestKind::kOpenAIEmbeddings, dlrt::embed::RequestKind::kTeiEmbed,
-                    dlrt::embed::RequestKind::kTeiTokenize}) {
+                    dlrt::embed::RequestKind::kTeiEmbedSparse, dlrt::embed::RequestKind::kTeiTokenize}) {
     dlrt::embed::EmbedRequest req;
     if (dlrt::embed::parse_embed_request(j, kind, 256, &req)) continue;
     std::vector<float> v(8, 0.5f);

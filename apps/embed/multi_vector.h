@@ -36,10 +36,6 @@
 
 namespace dlrt::embed {
 
-// The modules.json types a multi-vector folder may list (others are
-// kUnsupported): "sentence_transformers.models.Transformer",
-// "sentence_transformers.models.Dense" and "pylate.models.Dense.Dense".
-const std::vector<std::string>& multi_vector_module_types();
 // True for a type only multi-vector folders have: "pylate.models.Dense.Dense".
 bool is_multi_vector_module_type(std::string_view type);
 

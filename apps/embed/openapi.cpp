@@ -57,6 +57,11 @@ json schemas(const ModelLimits* limits) {
                          ids,
                          {{"type", "array"}, {"items", ids}, {"minItems", 1}}}}};
   const json vector = {{"type", "array"}, {"items", {{"type", "number"}}}};
+  const json sparse_vector = {{"type", "object"},
+                              {"required", {"indices", "values"}},
+                              {"properties",
+                               {{"indices", {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}},
+                                {"values", {{"type", "array"}, {"items", {{"type", "number"}}}}}}}};
   json s;
   s["OpenAIError"] = {{"type", "object"},
                       {"required", {"error"}},
@@ -75,7 +80,8 @@ json schemas(const ModelLimits* limits) {
       {"properties",
        {{"input", inputs},
         {"model", {{"type", "string"}}},
-        {"encoding_format", {{"type", "string"}, {"enum", {"float", "base64"}}}},
+        {"encoding_format", {{"type", "string"}, {"enum", {"float", "base64", "sparse"}}}},
+        {"top_k", {{"type", "integer"}, {"minimum", 1}}},
         {"dimensions", dimensions},
         {"user", {{"type", "string"}}},
         {"normalize", {{"type", "boolean"}}},
@@ -94,7 +100,7 @@ json schemas(const ModelLimits* limits) {
             {"properties",
              {{"object", {{"type", "string"}}},
               {"index", {{"type", "integer"}}},
-              {"embedding", {{"oneOf", {vector, {{"type", "string"}, {"format", "byte"}}}}}}}}}}}},
+              {"embedding", {{"oneOf", {vector, {{"type", "string"}, {"format", "byte"}}, sparse_vector}}}}}}}}}},
         {"model", {{"type", "string"}}},
         {"usage",
          {{"type", "object"},
@@ -110,6 +116,22 @@ json schemas(const ModelLimits* limits) {
                          {"prompt_name", prompt_name},
                          {"dimensions", dimensions}}}};
   s["EmbedResponse"] = {{"type", "array"}, {"items", vector}};
+  s["EmbedSparseRequest"] = {{"type", "object"},
+                             {"required", {"inputs"}},
+                             {"properties",
+                              {{"inputs", inputs},
+                               {"truncate", {{"type", "boolean"}}},
+                               {"truncation_direction", {{"type", "string"}, {"enum", {"right", "Right"}}}},
+                               {"prompt_name", prompt_name},
+                               {"top_k", {{"type", "integer"}, {"minimum", 1}}}}}};
+  s["EmbedSparseResponse"] = {
+      {"type", "array"},
+      {"items",
+       {{"type", "array"},
+        {"items",
+         {{"type", "object"},
+          {"required", {"index", "value"}},
+          {"properties", {{"index", {{"type", "integer"}, {"minimum", 0}}}, {"value", {{"type", "number"}}}}}}}}}};
   s["EmbedAllRequest"] = {{"type", "object"},
                           {"required", {"inputs"}},
                           {"properties",
@@ -220,7 +242,7 @@ json schemas(const ModelLimits* limits) {
                    {"model", {{"type", "string"}}},
                    {"dimension", {{"type", "integer"}}},
                    {"max_tokens", {{"type", "integer"}}}}}};
-  for (const char* r : {"EmbeddingsRequest", "EmbedRequest", "TokenizeRequest", "DecodeRequest", "RerankRequest", "PredictRequest"})
+  for (const char* r : {"EmbeddingsRequest", "EmbedRequest", "EmbedSparseRequest", "TokenizeRequest", "DecodeRequest", "RerankRequest", "PredictRequest"})
     nullable_optionals(s[r]);
   return s;
 }
@@ -247,6 +269,7 @@ std::string openapi_document(const std::string& version, const ModelLimits* limi
   paths["/v1/embeddings"] = post("Embeddings (OpenAI)", "EmbeddingsRequest", "EmbeddingsResponse", "OpenAIError");
   paths["/embeddings"] = paths["/v1/embeddings"];
   paths["/embed"] = post("Embeddings (TEI)", "EmbedRequest", "EmbedResponse", "TeiError");
+  paths["/embed_sparse"] = post("Sparse (SPLADE) vectors (TEI)", "EmbedSparseRequest", "EmbedSparseResponse", "TeiError");
   paths["/embed_all"] = post("Per-token vectors (TEI); multi-vector models", "EmbedAllRequest", "EmbedAllResponse", "TeiError");
   paths["/tokenize"] = post("Tokens of texts (TEI)", "TokenizeRequest", "TokenizeResponse", "TeiError");
   paths["/decode"] = post("Text of token ids (TEI)", "DecodeRequest", "DecodeResponse", "TeiError");

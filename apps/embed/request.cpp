@@ -110,10 +110,20 @@ std::optional<RequestError> parse_embed_request(const json& body, RequestKind ki
   }
   if (auto f = body.find("encoding_format"); f != body.end() && !f->is_null()) {
     if (kind != RequestKind::kOpenAIEmbeddings) return error(422, "'encoding_format' is a field of /v1/embeddings");
-    if (!f->is_string() || (*f != "float" && *f != "base64"))
-      return error(422, "'encoding_format' must be \"float\" or \"base64\"");
+    if (!f->is_string() || (*f != "float" && *f != "base64" && *f != "sparse"))
+      return error(422, "'encoding_format' must be \"float\", \"base64\" or \"sparse\"");
     out->base64 = *f == "base64";
+    out->sparse = *f == "sparse";
   }
+  if (kind == RequestKind::kTeiEmbedSparse) out->sparse = true;
+  if (auto k = body.find("top_k"); k != body.end() && !k->is_null()) {
+    if (!out->sparse) return error(422, "'top_k' applies to sparse vectors (/embed_sparse, \"encoding_format\": \"sparse\")");
+    if (!k->is_number_integer() || k->get<int64_t>() < 1) return error(422, "'top_k' must be a positive integer");
+    out->top_k = static_cast<size_t>(k->get<int64_t>());
+  }
+  if (out->sparse && (out->normalize || out->dimensions))
+    return error(422, std::string("'") + (out->normalize ? "normalize" : "dimensions") +
+                          "' does not apply to sparse vectors (use 'top_k' to keep the largest weights)");
   return std::nullopt;
 }
 

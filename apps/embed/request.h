@@ -1,5 +1,5 @@
 // The embedding requests `dlrt serve` accepts (OpenAI's /v1/embeddings and
-// TEI's /embed, /tokenize), read from JSON into one form, and the per-request
+// TEI's /embed, /embed_sparse, /tokenize), read from JSON into one form, and the per-request
 // finishing of pooled vectors (Matryoshka truncation, L2 normalisation).
 #pragma once
 
@@ -23,6 +23,8 @@ struct EmbedRequest {
   std::optional<size_t> dimensions;             // keep the first N values (then normalise again)
   std::optional<std::string> prompt_name;       // a prompt of config_sentence_transformers.json
   bool add_special_tokens = true;               // /tokenize
+  bool sparse = false;                          // sparse vectors: /embed_sparse, or OpenAI encoding_format "sparse"
+  std::optional<size_t> top_k;                  // sparse: keep each vector's top_k largest weights
 
   size_t size() const { return texts.empty() ? token_ids.size() : texts.size(); }
 };
@@ -33,7 +35,7 @@ struct RequestError {
   std::string message;
 };
 
-enum class RequestKind { kOpenAIEmbeddings, kTeiEmbed, kTeiTokenize };
+enum class RequestKind { kOpenAIEmbeddings, kTeiEmbed, kTeiEmbedSparse, kTeiTokenize };
 
 // Reads `body` (a parsed JSON value) into *out; the error answer otherwise.
 // `max_inputs` bounds the number of inputs (413 above it).

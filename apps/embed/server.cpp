@@ -57,8 +57,9 @@ std::string request_id(const httplib::Request& req) {
 
 // The methods a route answers ("" for a path that is not a route).
 const char* allowed_methods(const std::string& path) {
-  if (path == "/v1/embeddings" || path == "/embeddings" || path == "/embed" || path == "/tokenize" ||
-      path == "/decode" || path == "/rerank" || path == "/predict" || path == "/embed_all")
+  if (path == "/v1/embeddings" || path == "/embeddings" || path == "/embed" || path == "/embed_sparse" ||
+      path == "/tokenize" || path == "/decode" || path == "/rerank" || path == "/predict" ||
+      path == "/embed_all")
     return "POST";
   if (path == "/v1/models" || path == "/info" || path == "/health" || path == "/metrics" || path == "/openapi.json" ||
       path == "/ready" || path == "/live")
@@ -68,8 +69,8 @@ const char* allowed_methods(const std::string& path) {
 
 // TEI's routes answer errors in TEI's shape, the others in OpenAI's.
 bool tei_route(const std::string& path) {
-  return path == "/embed" || path == "/tokenize" || path == "/decode" || path == "/rerank" || path == "/predict" ||
-         path == "/embed_all";
+  return path == "/embed" || path == "/embed_sparse" || path == "/tokenize" || path == "/decode" || path == "/rerank" ||
+         path == "/predict" || path == "/embed_all";
 }
 
 // Compares without an early exit, so the time taken does not tell how much of a guess was right.
@@ -109,7 +110,7 @@ thread_local size_t t_inputs = 0, t_tokens = 0;
 thread_local bool t_request_counted = false;
 
 std::string route_label(const std::string& path) {
-  for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/embed_all", "/tokenize", "/decode", "/rerank", "/predict", "/v1/models",
+  for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/embed_sparse", "/embed_all", "/tokenize", "/decode", "/rerank", "/predict", "/v1/models",
                         "/info", "/health", "/ready", "/live", "/metrics", "/openapi.json"})
     if (path == r) return r;
   return "other";
@@ -493,6 +494,7 @@ void EmbedServer::install_routes() {
   s.Post("/v1/embeddings", embeddings(Api::kOpenAI));
   s.Post("/embeddings", embeddings(Api::kOpenAI));
   s.Post("/embed", embeddings(Api::kTei));
+  s.Post("/embed_sparse", with_body(Api::kTei, [this](const std::string& body) { return handle_embeddings(body, Api::kTei, true); }));
   s.Post("/tokenize", with_body(Api::kTei, [this](const std::string& body) { return handle_tokenize(body); }));
   s.Post("/decode", with_body(Api::kTei, [this](const std::string& body) { return handle_decode(body); }));
   s.Post("/rerank", with_body(Api::kTei, [this](const std::string& body) { return handle_rerank(body); }));
@@ -627,7 +629,7 @@ void EmbedServer::install_routes() {
       message = "the request body is larger than " + std::to_string(config_.max_body_bytes) + " bytes (max_body_bytes)";
     else if (res.status == 404)
       message = "no route " + req.method + " " + req.path +
-                "; routes: POST /v1/embeddings, POST /embed, POST /embed_all, POST /tokenize, POST /decode, POST /rerank, POST /predict, GET /v1/models, "
+                "; routes: POST /v1/embeddings, POST /embed, POST /embed_sparse, POST /embed_all, POST /tokenize, POST /decode, POST /rerank, POST /predict, GET /v1/models, "
                 "GET /info, GET /health, GET /ready, GET /live, GET /metrics, GET /openapi.json";
     else
       message = "HTTP " + std::to_string(res.status) + (res.status == 400 ? ": malformed request" : "");

@@ -5,6 +5,9 @@
 //                        "embedding","embedding":[...],"index":0}],"model":...,"usage":{"prompt_tokens",...}}
 //   POST /embed          TEI-style: {"inputs": str | [str] | [[id]], "truncate"?, "normalize"?, "prompt_name"?,
 //                        "dimensions"?} -> [[...], ...]
+//   POST /embed_sparse   TEI-style, sparse (SPLADE) models: {"inputs": str | [str] | [[id]], "truncate"?,
+//                        "prompt_name"?, "top_k"?} -> [[{"index","value"}, ...], ...]; /v1/embeddings gives
+//                        them too with "encoding_format": "sparse" ("embedding": {"indices","values"})
 //   POST /embed_all      TEI-style, per-token vectors: {"inputs": str | [str], "truncate"?, "prompt_name"?,
 //                        "is_query"? (multi-vector models)} -> [[[...], ...], ...] (per input, per token)
 //   POST /tokenize       TEI-style: {"inputs": str | [str], "add_special_tokens"?, "prompt_name"?}
@@ -99,6 +102,9 @@ class EmbedModel {
   // Sequence classifiers (cross-encoders): /rerank and /predict instead of
   // the embedding routes. labels() names the logits' columns.
   virtual bool is_classifier() const { return false; }
+  // Sparse (SPLADE) models: embed_encoded's vectors are vocabulary-wide and
+  // mostly zero; the sparse routes answer them, the dense ones refuse.
+  virtual bool is_sparse() const { return false; }
   virtual std::vector<std::string> labels() const { return {}; }
   virtual Result<Encoding> tokenize_pair(std::string_view first, std::string_view second, bool* truncated) const {
     return Unsupported("this model does not take text pairs");
@@ -184,7 +190,8 @@ class EmbedServer {
   enum class Api { kOpenAI, kTei };
 
   void install_routes();
-  Reply handle_embeddings(const std::string& body, Api api);
+  // `sparse_route`: POST /embed_sparse.
+  Reply handle_embeddings(const std::string& body, Api api, bool sparse_route = false);
   Reply handle_tokenize(const std::string& body);
   Reply handle_decode(const std::string& body);
   Reply handle_rerank(const std::string& body);

@@ -7,6 +7,7 @@
 #include "embed/classifier.h"
 #include "embed/embedder.h"
 #include "embed/server.h"
+#include "embed/sparse.h"
 #include "embed/token_inputs.h"
 #include "embed/tokenizer.h"
 
@@ -23,14 +24,24 @@ class EmbedderModel final : public EmbedModel {
                          [&](size_t limit) { return e_->tokenizer().encode_checked(text, limit); });
   }
   Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const override {
+    if (is_sparse()) {
+      // The vocabulary-wide SPLADE vectors: the sparse routes keep their non-zero (top_k) values.
+      DLRT_ASSIGN_OR_RETURN(SparseResult s, e_->encode_sparse_encoded(batch, 0, bounds));
+      EmbedResult r;
+      r.total_tokens = s.total_tokens;
+      r.report = std::move(s.report);
+      for (const SparseVector& v : s.vectors) r.vectors.push_back(densify(v, e_->dimension()));
+      return r;
+    }
     return e_->embed_encoded(batch, /*normalize=*/false, bounds);  // the server normalises per request
   }
+  bool is_sparse() const override { return e_->kind() == ModelKind::kSparse; }
   size_t dimension() const override { return e_->dimension(); }
   std::string model_name() const override { return e_->model_name(); }
   size_t max_length() const override { return e_->max_length(); }
   dlrt::RunReport placement() const override { return e_->placement(); }
   bool normalizes() const override { return e_->normalize(); }
-  std::string pooling() const override { return pooling_name(e_->pooling()); }
+  std::string pooling() const override { return is_sparse() ? "splade" : pooling_name(e_->pooling()); }
   bool batch_dependent() const override { return !e_->batch_dependent_op().empty(); }
   std::string batching() const override { return e_->batching(); }
   std::optional<std::string> prompt(const std::string& name) const override {

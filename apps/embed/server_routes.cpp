@@ -15,6 +15,8 @@
 #include "embed/request.h"
 #include "embed/server.h"
 #include "embed/server_util.h"
+#include "embed/sparse.h"
+#include "embed/sparse_json.h"
 
 namespace dlrt::embed {
 namespace {
@@ -106,7 +108,7 @@ json model_type_json(const EmbedModel& m) {
 
 }  // namespace
 
-EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api api) {
+EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api api, bool sparse_route) {
   if (draining_.load()) return error_reply(api, 503, "unavailable", "the server is shutting down");
   auto m = model();
   Batcher* b = batcher();
@@ -124,9 +126,19 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
   json body_json;
   if (std::string e = parse_body_json(body, body_json); !e.empty()) return error_reply(api, 400, "invalid_request_error", e);
   EmbedRequest req;
-  if (auto e = parse_embed_request(body_json, api == Api::kOpenAI ? RequestKind::kOpenAIEmbeddings : RequestKind::kTeiEmbed,
-                                   config_.max_inputs_per_request, &req))
+  const RequestKind kind = api == Api::kOpenAI ? RequestKind::kOpenAIEmbeddings
+                           : sparse_route      ? RequestKind::kTeiEmbedSparse
+                                               : RequestKind::kTeiEmbed;
+  if (auto e = parse_embed_request(body_json, kind, config_.max_inputs_per_request, &req))
     return error_reply(api, e->status, "invalid_request_error", e->message);
+  if (req.sparse && !m->is_sparse())
+    return error_reply(api, 400, "invalid_request_error",
+                       "the served model is a dense embedding model: sparse vectors (/embed_sparse, \"encoding_format\": "
+                       "\"sparse\") need a sparse (SPLADE) model");
+  if (!req.sparse && m->is_sparse())
+    return error_reply(api, 400, "invalid_request_error",
+                       "the served model is a sparse (SPLADE) encoder: use POST /embed_sparse, or /v1/embeddings with "
+                       "\"encoding_format\": \"sparse\"");
   if (req.dimensions && *req.dimensions > m->dimension())
     return error_reply(api, 422, "invalid_request_error",
                        "'dimensions' is " + std::to_string(*req.dimensions) + " but the model's vectors have " +
@@ -201,6 +213,17 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
     return run_error_reply(api, Status(StatusCode::kCancelled, "no answer by the deadline"), "embedding");
   Result<RequestResult> res = std::move(fut->get());
   if (!res.ok()) return run_error_reply(api, res.status(), "embedding");
+  if (req.sparse) {
+    std::vector<SparseVector> sparse;
+    sparse.reserve(res->vectors.size());
+    for (const std::vector<float>& v : res->vectors) sparse.push_back(sparsify(v, req.top_k.value_or(0)));
+    server_util::note_request_size(sparse.size(), res->tokens);
+    Reply r;
+    r.body = api == Api::kTei ? tei_sparse_body(sparse)
+                              : openai_sparse_body(sparse, config_.model_name.empty() ? m->model_name() : config_.model_name,
+                                                   res->tokens);
+    return r;
+  }
   for (std::vector<float>& v : res->vectors) finish_vector(v, req.dimensions, normalize);
   server_util::note_request_size(res->vectors.size(), res->tokens);
 
@@ -331,6 +354,7 @@ EmbedServer::Reply EmbedServer::info_reply(bool openai_models) const {
          {"max_concurrent_requests", config_.max_queue},
          {"version", dlrt::version()},
          {"dimension", m->dimension()},
+         {"model_kind", m->is_classifier() ? "classifier" : m->is_sparse() ? "sparse" : "dense"},
          {"normalize", m->normalizes()},
          {"batching", m->batching()},
          {"default_prompt_name", m->default_prompt_name().empty() ? json(nullptr) : json(m->default_prompt_name())},

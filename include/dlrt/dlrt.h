@@ -4,6 +4,7 @@
 #include "dlrt/dtype.h"
 #include "dlrt/export.h"
 #include "dlrt/memory.h"
+#include "dlrt/model_metadata.h"
 #include "dlrt/session.h"
 #include "dlrt/shape.h"
 #include "dlrt/status.h"

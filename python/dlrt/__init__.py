@@ -9,7 +9,8 @@
     vectors = model.encode(["a sentence", "another one"])
 
 Classes: Session, Embedder, CrossEncoder, TensorInfo, NodeArg, RunReport, PartitionReport, Device; devices(),
-backends(), memory_info();
+backends(), memory_info(); ONNX Runtime's names: InferenceSession, SessionOptions, RunOptions,
+GraphOptimizationLevel, ExecutionMode, ModelMetadata, IOBinding, get_available_providers(), get_all_providers();
 errors: Error and its subclasses, one per dlrt.StatusCode. Reference: docs/python.md.
 """
 
@@ -54,8 +55,8 @@ from ._dlrt import (  # noqa: E402
     OutOfRange,
     PartitionReport,
     RunError,
+    RunOptions,
     RunReport,
-    Session,
     StatusCode,
     TensorInfo,
     Unsupported,
@@ -65,6 +66,17 @@ from ._dlrt import (  # noqa: E402
     memory_info,
 )
 from ._embedder import Embedder  # noqa: E402  (the native Embedder with sentence-transformers' encode)
+from ._session import (  # noqa: E402  (the native Session with ONNX Runtime's session API)
+    ExecutionMode,
+    GraphOptimizationLevel,
+    InferenceSession,
+    IOBinding,
+    ModelMetadata,
+    Session,
+    SessionOptions,
+    get_all_providers,
+    get_available_providers,
+)
 
 __all__ = [
     "BackendError",
@@ -74,23 +86,32 @@ __all__ = [
     "DeviceUnavailable",
     "Embedder",
     "Error",
+    "ExecutionMode",
+    "GraphOptimizationLevel",
+    "IOBinding",
+    "InferenceSession",
     "InternalError",
     "InvalidArgument",
     "InvalidModel",
     "IoError",
+    "ModelMetadata",
     "NodeArg",
     "NotFound",
     "OutOfMemory",
     "OutOfRange",
     "PartitionReport",
     "RunError",
+    "RunOptions",
     "RunReport",
     "Session",
+    "SessionOptions",
     "StatusCode",
     "TensorInfo",
     "Unsupported",
     "__version__",
     "backends",
     "devices",
+    "get_all_providers",
+    "get_available_providers",
     "memory_info",
 ]

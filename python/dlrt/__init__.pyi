@@ -1,6 +1,7 @@
 # The package's public names (python/dlrt/__init__.py). The native classes and
 # functions are in _dlrt.pyi, which `python -m nanobind.stubgen -m dlrt._dlrt`
-# writes (Embedder is _embedder.py's subclass of the native one); the exception
+# writes (Embedder is _embedder.py's subclass of the native one, Session
+# _session.py's, with ONNX Runtime's names beside it); the exception
 # classes are made at import time (python/src/errors.cpp) and written here.
 # tests/python/test_stubs.py checks both against the module.
 from ._dlrt import (
@@ -8,8 +9,8 @@ from ._dlrt import (
     Device as Device,
     NodeArg as NodeArg,
     PartitionReport as PartitionReport,
+    RunOptions as RunOptions,
     RunReport as RunReport,
-    Session as Session,
     StatusCode as StatusCode,
     TensorInfo as TensorInfo,
     backends as backends,
@@ -17,6 +18,17 @@ from ._dlrt import (
     memory_info as memory_info,
 )
 from ._embedder import Embedder as Embedder
+from ._session import (
+    ExecutionMode as ExecutionMode,
+    GraphOptimizationLevel as GraphOptimizationLevel,
+    InferenceSession as InferenceSession,
+    IOBinding as IOBinding,
+    ModelMetadata as ModelMetadata,
+    Session as Session,
+    SessionOptions as SessionOptions,
+    get_all_providers as get_all_providers,
+    get_available_providers as get_available_providers,
+)
 
 __version__: str
 

@@ -78,6 +78,63 @@ class NodeArg:
 
     def __repr__(self) -> str: ...
 
+class RunOptions:
+    """
+    ONNX Runtime's RunOptions, for Session.run(output_names, feeds, run_options).
+
+    terminate: set to True (from any thread) to stop the runs using these options
+    with dlrt.Cancelled; runs started while it is True stop at once. The logging
+    fields and run config entries are kept for ONNX Runtime code; dlrt does not act
+    on them (its log level is DLRT_LOG_LEVEL, for the process).
+    """
+
+    def __init__(self) -> None: ...
+
+    @property
+    def terminate(self) -> bool:
+        """True: runs using these options stop with dlrt.Cancelled."""
+
+    @terminate.setter
+    def terminate(self, arg: bool, /) -> None: ...
+
+    @property
+    def log_severity_level(self) -> int:
+        """Kept (ONNX Runtime's; -1: the session's)."""
+
+    @log_severity_level.setter
+    def log_severity_level(self, arg: int, /) -> None: ...
+
+    @property
+    def log_verbosity_level(self) -> int:
+        """Kept (ONNX Runtime's)."""
+
+    @log_verbosity_level.setter
+    def log_verbosity_level(self, arg: int, /) -> None: ...
+
+    @property
+    def logid(self) -> str:
+        """Kept (ONNX Runtime's)."""
+
+    @logid.setter
+    def logid(self, arg: str, /) -> None: ...
+
+    @property
+    def only_execute_path_to_fetches(self) -> bool:
+        """Kept (ONNX Runtime's); dlrt does not act on it."""
+
+    @only_execute_path_to_fetches.setter
+    def only_execute_path_to_fetches(self, arg: bool, /) -> None: ...
+
+    def add_run_config_entry(self, key: str, value: str) -> None:
+        """Keeps a config entry (dlrt does not act on it)."""
+
+    def get_run_config_entry(self, key: str) -> str:
+        """
+        A config entry set by add_run_config_entry; dlrt.InvalidArgument if none.
+        """
+
+    def __repr__(self) -> str: ...
+
 class TensorInfo:
     """One model input or output as the model declares it."""
 
@@ -176,7 +233,7 @@ class Session:
     A loaded ONNX model, ready to run many times.
 
     Session(model, device=None, strict=False, threads=0, warm_start=False,
-            cpu_precision=None, backend_options=None, max_tensor_bytes=0)
+            cpu_precision=None, backend_options=None, max_tensor_bytes=0, optimize=True)
 
     model           a path (str or os.PathLike) to an .onnx file, or the model itself as
                     bytes, bytearray or memoryview (external data is then refused).
@@ -193,6 +250,8 @@ class Session:
     max_tensor_bytes the largest tensor a run may allocate (dlrt.OutOfMemory past it); 0:
                     $DLRT_MAX_TENSOR_MB, the config file, else half the memory available
                      (physical, cgroup limit, RLIMIT_AS; see docs/serve.md).
+    optimize        False: no graph optimisation (constant folding, fusions) at create;
+                    DLRT_OPTIMIZE=0 also turns it off.
 
     Raises dlrt.IoError (a missing or unreadable file), dlrt.InvalidModel (not ONNX,
     broken graph), dlrt.Unsupported (op or opset), dlrt.InvalidArgument (bad option),
@@ -201,7 +260,7 @@ class Session:
     One Session may be used from many threads at once: run() releases the GIL.
     """
 
-    def __init__(self, model: str | os.PathLike[str] | bytes | bytearray | memoryview, device: str | None = None, strict: bool = False, threads: int = 0, warm_start: bool = False, cpu_precision: str | None = None, backend_options: dict[str, str] | None = None, max_tensor_bytes: int = 0) -> None: ...
+    def __init__(self, model: str | os.PathLike[str] | bytes | bytearray | memoryview, device: str | None = None, strict: bool = False, threads: int = 0, warm_start: bool = False, cpu_precision: str | None = None, backend_options: dict[str, str] | None = None, max_tensor_bytes: int = 0, optimize: bool = True) -> None: ...
 
     @property
     def inputs(self) -> list[TensorInfo]:
@@ -213,7 +272,7 @@ class Session:
         The model's outputs: a list of TensorInfo, in the order run() returns them.
         """
 
-    def run(self, feeds: Mapping[str, numpy.typing.ArrayLike] | Sequence[str] | None = None, output_names: Sequence[str] | Mapping[str, numpy.typing.ArrayLike] | None = None, report: bool | None = False, timeout_ms: float | None = None, *, input_feed: Mapping[str, numpy.typing.ArrayLike] | None = None) -> list[numpy.ndarray] | tuple[list[numpy.ndarray], RunReport]:
+    def run(self, feeds: Mapping[str, numpy.typing.ArrayLike] | Sequence[str] | None = None, output_names: Sequence[str] | Mapping[str, numpy.typing.ArrayLike] | None = None, report: bool | RunOptions | None = False, timeout_ms: float | None = None, *, input_feed: Mapping[str, numpy.typing.ArrayLike] | None = None, run_options: RunOptions | None = None) -> list[numpy.ndarray] | tuple[list[numpy.ndarray], RunReport]:
         """
         Runs the model once.
 
@@ -235,7 +294,9 @@ class Session:
 
         ONNX Runtime's calling convention works too: run(output_names, feeds) with
         output_names None or a list (an empty list: every output), and the keyword
-        input_feed=; a third positional None (ONNX Runtime's run_options) is accepted.
+        input_feed=. ONNX Runtime's run_options, a dlrt.RunOptions, goes third or as
+        run_options=: setting its terminate to True (from any thread) stops the run
+        with dlrt.Cancelled.
 
         Returns a list of numpy arrays. Each one owns dlrt's output buffer (no copy).
         Outputs that are not tensors come as ONNX Runtime gives them: a sequence as a
@@ -375,7 +436,15 @@ class Embedder:
 
     @property
     def max_seq_length(self) -> int:
-        """Tokens per text, [CLS]/[SEP] included; longer texts are truncated."""
+        """
+        Tokens per text, [CLS]/[SEP] included; longer texts are truncated. Settable: at least 3,
+        at most the model's position embeddings (a longer limit than the Embedder was made with
+        loads the model again). A multi-vector folder's is fixed (dlrt.Unsupported): its texts are
+        cut to its query_length and document_length.
+        """
+
+    @max_seq_length.setter
+    def max_seq_length(self, arg: int, /) -> None: ...
 
     def get_sentence_embedding_dimension(self) -> int:
         """
@@ -401,6 +470,25 @@ class Embedder:
     @property
     def model_name(self) -> str:
         """The folder's name (or config.json's _name_or_path)."""
+
+    def encode_sparse(self, sentences: str | Sequence[str], top_k: int | None = None, batch_size: int = 32) -> tuple[numpy.ndarray, numpy.ndarray] | list[tuple[numpy.ndarray, numpy.ndarray]]:
+        """
+        Sparse (SPLADE) vectors of a sparse model folder (modules.json:
+        MLMTransformer + SpladePooling; Embedder.kind == "sparse").
+
+        sentences   a str (gives one pair) or a sequence of str (gives a list of pairs, in input order).
+        top_k       keep each text's top_k largest weights (SparseEncoder.encode's max_active_dims);
+                    None: every non-zero weight.
+        batch_size  texts per model run (texts sorted by token count first).
+
+        Each text gives a pair (indices, values): an int64 array of vocabulary ids, ascending,
+        and a float32 array of their weights (all > 0); the other ids weigh 0. A dense model
+        folder raises dlrt.InvalidArgument, as encode() does on a sparse one.
+        """
+
+    @property
+    def kind(self) -> str:
+        """'dense' (encode()) or 'sparse' (a SPLADE folder: encode_sparse())."""
 
     def placement(self) -> RunReport:
         """Where the embedder's session was placed: a RunReport."""

@@ -1,13 +1,17 @@
 """dlrt.Embedder: the native embedder (dlrt._dlrt.Embedder) with sentence-transformers'
 SentenceTransformer.encode semantics on top. docs/python-embedder.md lists the rules."""
 
+import contextlib
+import json
 import logging
 import math
+import os
 import sys
 
 import numpy as np
 
 from . import _dlrt
+from ._session import _PROVIDERS
 
 _log = logging.getLogger("dlrt")
 
@@ -74,8 +78,231 @@ def _import_torch():
     return torch
 
 
+_SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan")
+_MODEL_FILES = ("model.onnx", "onnx/model.onnx")
+
+
+def _similarity_name(name, multi_vector=False):
+    """sentence-transformers' SimilarityFunction value of `name` (a str or the enum); "maxsim"
+    (PyLate's "MaxSim") for a multi-vector folder, whose vectors are per token."""
+    value = getattr(name, "value", name)
+    if value == "dot_product":
+        value = "dot"
+    if isinstance(value, str) and value.lower() == "maxsim":
+        if not multi_vector:
+            raise ValueError("similarity_fn_name 'MaxSim' scores per-token vectors: only multi-vector "
+                             "(ColBERT) folders have it")
+        return "maxsim"
+    if multi_vector:
+        raise ValueError(f"similarity_fn_name {name!r} is not supported for a multi-vector (ColBERT) folder: "
+                         "its vectors are per token and score by 'MaxSim'")
+    if value not in _SIMILARITIES:
+        raise ValueError(f"similarity_fn_name {name!r} is not supported; use one of {', '.join(_SIMILARITIES)}")
+    return value
+
+
+def _token_sets(x):
+    """Per-token vectors as a list of float32 [tokens, dimension] arrays: one 2-D array (numpy or
+    torch) is one text's, a 3-D one or a list holds one per text."""
+    if hasattr(x, "detach") and hasattr(x, "cpu"):
+        x = x.detach().cpu().numpy()
+    if isinstance(x, np.ndarray) and x.ndim == 2:
+        x = [x]
+    sets = []
+    for t in x:
+        if hasattr(t, "detach") and hasattr(t, "cpu"):
+            t = t.detach().cpu().numpy()
+        a = np.asarray(t, dtype=np.float32)
+        if a.ndim != 2:
+            raise ValueError(f"MaxSim takes per-token vectors ([tokens, dimension] per text), got shape {a.shape}")
+        sets.append(a)
+    return sets
+
+
+def _maxsim(q, d):
+    """For each query token the largest dot product with a document token, summed (0 for an empty document)."""
+    if q.shape[1] != d.shape[1]:
+        raise ValueError(f"the token vectors differ in dimension: {q.shape[1]} and {d.shape[1]}")
+    if not len(q) or not len(d):
+        return 0.0
+    return float((q.astype(np.float64) @ d.astype(np.float64).T).max(axis=1).sum())
+
+
+def _rows(x):
+    """A float32 2-D numpy array of `x` (numpy, list or torch.Tensor); a 1-D one becomes one row."""
+    if hasattr(x, "detach") and hasattr(x, "cpu"):
+        x = x.detach().cpu().numpy()
+    a = np.asarray(x, dtype=np.float32)
+    if a.ndim == 1:
+        a = a[None, :]
+    if a.ndim != 2:
+        raise ValueError(f"embeddings must be 1-D or 2-D, got shape {a.shape}")
+    return a
+
+
+def _unit(a):
+    return a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
+
+
+def _pairwise(fn, a, b):
+    """fn(a[i], b[j]) for all i, j, a block of rows at a time (bounded memory)."""
+    out = np.empty((a.shape[0], b.shape[0]), np.float32)
+    step = max(1, (1 << 22) // max(1, b.shape[0] * a.shape[1]))
+    for i in range(0, a.shape[0], step):
+        out[i:i + step] = fn(a[i:i + step, None, :], b[None, :, :])
+    return out
+
+
+def _like_input(result, *inputs):
+    """A torch.Tensor when an input was one (sentence-transformers returns tensors), else numpy."""
+    if any(type(x).__module__.startswith("torch") for x in inputs):
+        return _import_torch().from_numpy(result)
+    return result
+
+
 class Embedder(_dlrt.Embedder):
-    __doc__ = _dlrt.Embedder.__doc__
+    __doc__ = _dlrt.Embedder.__doc__ + """
+
+sentence-transformers' constructor keywords work too: truncate_dim (encode() keeps the
+first truncate_dim values, before normalize_embeddings), similarity_fn_name ("cosine",
+"dot", "euclidean", "manhattan"; None: the folder's config_sentence_transformers.json,
+else cosine), backend ("onnx" only), model_kwargs ({"provider": an ONNX Runtime provider
+name, instead of device; "file_name": "model.onnx" or "onnx/model.onnx", the files dlrt
+loads; "export": False}). Other values are a ValueError."""
+
+    def __init__(self, model_folder, device=None, threads=0, strict=False, max_seq_length=None, *,
+                 truncate_dim=None, similarity_fn_name=None, backend="onnx", model_kwargs=None):
+        if backend != "onnx":
+            hint = {"torch": "sentence-transformers' own PyTorch backend; dlrt runs the folder's ONNX export "
+                             "(backend='onnx')",
+                    "openvino": "an OpenVINO IR model; dlrt runs the folder's ONNX export on OpenVINO with "
+                                "device='openvino'"}.get(backend, "use backend='onnx'")
+            raise ValueError(f"backend={backend!r} is not supported by dlrt.Embedder: {hint}")
+        for key, value in (model_kwargs or {}).items():
+            if key == "provider":
+                if device is not None:
+                    raise ValueError("give device= or model_kwargs['provider'], not both")
+                if value not in _PROVIDERS:
+                    raise ValueError(f"dlrt has no backend for the provider {value!r}; it runs "
+                                     f"{', '.join(_PROVIDERS)}")
+                device = _PROVIDERS[value]
+            elif key == "file_name":
+                if value not in _MODEL_FILES:
+                    raise ValueError(f"model_kwargs file_name={value!r}: dlrt.Embedder loads the folder's "
+                                     f"{' or '.join(_MODEL_FILES)}; point model_folder at a folder with that model")
+            elif key == "export":
+                if value:
+                    raise ValueError("model_kwargs export=True: dlrt does not export models; give a folder with "
+                                     "an ONNX export")
+            else:
+                raise ValueError(f"model_kwargs {key!r} is not supported by dlrt.Embedder; it takes provider, "
+                                 "file_name and export")
+        if truncate_dim is not None and (not isinstance(truncate_dim, int) or truncate_dim < 1):
+            raise ValueError(f"truncate_dim must be None or an int >= 1, got {truncate_dim!r}")
+        super().__init__(model_folder, device, threads, strict, max_seq_length)
+        self.truncate_dim = truncate_dim
+        if similarity_fn_name is None:
+            path = os.path.join(os.fspath(model_folder), "config_sentence_transformers.json")
+            if os.path.isfile(path):
+                with open(path, encoding="utf-8") as f:
+                    similarity_fn_name = json.load(f).get("similarity_fn_name")
+        self._similarity = (None if similarity_fn_name is None
+                            else _similarity_name(similarity_fn_name, self.is_multi_vector))
+
+    @property
+    def similarity_fn_name(self):
+        """The similarity similarity() and similarity_pairwise() compute: "cosine" (the default),
+        "dot", "euclidean" or "manhattan" (negative distances); "maxsim" for a multi-vector
+        (ColBERT) folder, its only one. Settable."""
+        if self._similarity is None:
+            self._similarity = "maxsim" if self.is_multi_vector else "cosine"
+        return self._similarity
+
+    @similarity_fn_name.setter
+    def similarity_fn_name(self, name):
+        self._similarity = _similarity_name(name, self.is_multi_vector)
+
+    def similarity(self, embeddings1, embeddings2):
+        """sentence-transformers' similarity(): a float32 [len(embeddings1), len(embeddings2)] matrix of
+        similarity_fn_name between every pair of rows (1-D inputs count as one row); a torch.Tensor
+        when an input is one, else numpy. For a multi-vector folder ("maxsim") the inputs are
+        per-token vectors (one [tokens, dimension] array per text, as encode(output_value=
+        "token_embeddings") gives them) and each entry is the pair's MaxSim score."""
+        if self.similarity_fn_name == "maxsim":
+            q, d = _token_sets(embeddings1), _token_sets(embeddings2)
+            result = np.array([[_maxsim(x, y) for y in d] for x in q], dtype=np.float32).reshape(len(q), len(d))
+            return _like_input(result, embeddings1, embeddings2)
+        a, b = _rows(embeddings1), _rows(embeddings2)
+        if a.shape[1] != b.shape[1]:
+            raise ValueError(f"the embeddings differ in dimension: {a.shape[1]} and {b.shape[1]}")
+        name = self.similarity_fn_name
+        if name == "cosine":
+            result = _unit(a) @ _unit(b).T
+        elif name == "dot":
+            result = a @ b.T
+        elif name == "euclidean":
+            result = -_pairwise(lambda x, y: np.sqrt(((x - y) ** 2).sum(axis=-1)), a, b)
+        else:
+            result = -_pairwise(lambda x, y: np.abs(x - y).sum(axis=-1), a, b)
+        return _like_input(np.ascontiguousarray(result, dtype=np.float32), embeddings1, embeddings2)
+
+    def similarity_pairwise(self, embeddings1, embeddings2):
+        """sentence-transformers' similarity_pairwise(): similarity_fn_name of row i of each input, for
+        every i (a float32 vector; the inputs have equal shapes; for "maxsim", as many texts)."""
+        if self.similarity_fn_name == "maxsim":
+            q, d = _token_sets(embeddings1), _token_sets(embeddings2)
+            if len(q) != len(d):
+                raise ValueError(f"similarity_pairwise needs as many texts on each side, got {len(q)} and {len(d)}")
+            return _like_input(np.array([_maxsim(x, y) for x, y in zip(q, d)], dtype=np.float32),
+                               embeddings1, embeddings2)
+        a, b = _rows(embeddings1), _rows(embeddings2)
+        if a.shape != b.shape:
+            raise ValueError(f"similarity_pairwise needs embeddings of one shape, got {a.shape} and {b.shape}")
+        name = self.similarity_fn_name
+        if name == "cosine":
+            result = (_unit(a) * _unit(b)).sum(axis=1)
+        elif name == "dot":
+            result = (a * b).sum(axis=1)
+        elif name == "euclidean":
+            result = -np.sqrt(((a - b) ** 2).sum(axis=1))
+        else:
+            result = -np.abs(a - b).sum(axis=1)
+        return _like_input(result.astype(np.float32), embeddings1, embeddings2)
+
+    def tokenize(self, texts):
+        """sentence-transformers' tokenize(): a dict of input_ids, token_type_ids and attention_mask,
+        int64 numpy arrays [texts, longest], truncated to max_seq_length and padded to the longest."""
+        return self._tokenize([texts] if isinstance(texts, str) else texts)
+
+    @property
+    def device(self):
+        """Where the model runs: "cpu", or the accelerator's device ("openvino:GPU", "cuda:0", ...)
+        of its largest partition (sentence-transformers gives a torch.device)."""
+        return self._device
+
+    def to(self, device):
+        """Loads the model again on `device` (a dlrt device spec: "cpu", "cuda", "openvino:GPU", ...;
+        a torch.device works as its str) and returns the Embedder."""
+        self._to(str(device))
+        return self
+
+    def get_max_seq_length(self):
+        """max_seq_length (sentence-transformers' method)."""
+        return self.max_seq_length
+
+    def get_sentence_embedding_dimension(self):
+        """The length of each vector encode() gives: the model's, or truncate_dim when smaller."""
+        dim = super().get_sentence_embedding_dimension()
+        return min(dim, self.truncate_dim) if self.truncate_dim else dim
+
+    @contextlib.contextmanager
+    def truncate_sentence_embeddings(self, truncate_dim):
+        """Within the block, encode() keeps the first truncate_dim values (sentence-transformers')."""
+        before, self.truncate_dim = self.truncate_dim, truncate_dim
+        try:
+            yield
+        finally:
+            self.truncate_dim = before
 
     def encode(self, sentences, prompt_name=None, prompt=None, batch_size=32, show_progress_bar=None,
                output_value="sentence_embedding", precision="float32", convert_to_numpy=True,
@@ -113,8 +340,8 @@ class Embedder(_dlrt.Embedder):
                               default) leaves the vectors as the folder's modules make them:
                               a folder whose modules.json lists a Normalize module still gives
                               unit vectors (Embedder.normalizes).
-        truncate_dim          keep the first truncate_dim values of each vector (None or 0:
-                              all), before normalize_embeddings.
+        truncate_dim          keep the first truncate_dim values of each vector, before
+                              normalize_embeddings (None: Embedder.truncate_dim; 0: all).
         pool, chunk_size      multi-process encoding: not supported (must be None).
         task                  accepted, as sentence-transformers accepts it for models
                               without a Router; other keyword arguments raise ValueError.
@@ -142,6 +369,8 @@ class Embedder(_dlrt.Embedder):
         unused = sorted(set(kwargs) - {"task"})
         if unused:
             raise ValueError(f"Embedder.encode() has been called with keyword arguments it does not take: {unused}")
+        if truncate_dim is None:
+            truncate_dim = self.truncate_dim
         if truncate_dim is not None and (not isinstance(truncate_dim, int) or truncate_dim < 0):
             raise ValueError(f"truncate_dim must be None or an int >= 0, got {truncate_dim!r}")
 

@@ -27,6 +27,7 @@ void bind_devices(nb::module_& m);
 void bind_embedder(nb::module_& m);
 void bind_cross_encoder(nb::module_& m);
 void bind_node_arg(nb::module_& m);
+void bind_run_options(nb::module_& m);
 
 // ONNX Runtime-style descriptions of `infos` (Session.get_inputs/get_outputs):
 // a list of dlrt.NodeArg (node_arg.cpp; bind_node_arg must have run).

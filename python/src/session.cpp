@@ -5,10 +5,13 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 
 #include "bindings.h"
+#include "dlrt/model_metadata.h"
+#include "run_options.h"
 
 namespace dlrt::python {
 namespace {
@@ -16,7 +19,7 @@ namespace {
 const char* const kSessionDoc = R"(A loaded ONNX model, ready to run many times.
 
 Session(model, device=None, strict=False, threads=0, warm_start=False,
-        cpu_precision=None, backend_options=None, max_tensor_bytes=0)
+        cpu_precision=None, backend_options=None, max_tensor_bytes=0, optimize=True)
 
 model           a path (str or os.PathLike) to an .onnx file, or the model itself as
                 bytes, bytearray or memoryview (external data is then refused).
@@ -33,6 +36,8 @@ backend_options dict of str -> str handed to accelerator backends when they comp
 max_tensor_bytes the largest tensor a run may allocate (dlrt.OutOfMemory past it); 0:
                 $DLRT_MAX_TENSOR_MB, the config file, else half the memory available
                  (physical, cgroup limit, RLIMIT_AS; see docs/serve.md).
+optimize        False: no graph optimisation (constant folding, fusions) at create;
+                DLRT_OPTIMIZE=0 also turns it off.
 
 Raises dlrt.IoError (a missing or unreadable file), dlrt.InvalidModel (not ONNX,
 broken graph), dlrt.Unsupported (op or opset), dlrt.InvalidArgument (bad option),
@@ -60,7 +65,9 @@ Inputs that are not tensors take what ONNX Runtime takes: a dict for a map
 
 ONNX Runtime's calling convention works too: run(output_names, feeds) with
 output_names None or a list (an empty list: every output), and the keyword
-input_feed=; a third positional None (ONNX Runtime's run_options) is accepted.
+input_feed=. ONNX Runtime's run_options, a dlrt.RunOptions, goes third or as
+run_options=: setting its terminate to True (from any thread) stops the run
+with dlrt.Cancelled.
 
 Returns a list of numpy arrays. Each one owns dlrt's output buffer (no copy).
 Outputs that are not tensors come as ONNX Runtime gives them: a sequence as a
@@ -70,9 +77,54 @@ Raises dlrt.InvalidArgument for an unknown or missing input, a wrong dtype, rank
 dim, or an unknown output name; dlrt.RunError when a kernel fails.
 The GIL is released while the model runs.)";
 
+// The runs of a Session with profiling on (Session._start_profiling): one
+// model_run event per run and one event per partition, for end_profiling().
+struct Profile {
+  bool on = false;
+  nb::list events;  // dicts; touched with the GIL held only
+};
+
 struct PySession {
   std::unique_ptr<Session> session;
+  Profile profile;
 };
+
+int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Chrome trace events ("ph": "X") for a run that started at `start_us`: the
+// run, then its partitions laid end to end from the run's start.
+void record_run(Profile& profile, int64_t start_us, int64_t end_us, const RunReport& report) {
+  auto event = [](const char* cat, const std::string& name, int64_t ts, int64_t dur) {
+    nb::dict e;
+    e["cat"] = cat;
+    e["name"] = name;
+    e["ph"] = "X";
+    e["ts"] = ts;
+    e["dur"] = dur;
+    e["pid"] = 0;
+    e["tid"] = 0;
+    return e;
+  };
+  profile.events.append(event("Session", "model_run", start_us, end_us - start_us));
+  int64_t ts = start_us;
+  for (size_t i = 0; i < report.partitions.size(); ++i) {
+    const PartitionReport& p = report.partitions[i];
+    const int64_t dur = static_cast<int64_t>(p.time_ms * 1000.0);
+    nb::dict e = event("Partition", "partition_" + std::to_string(i) + "_" + p.backend, ts, dur);
+    nb::dict args;
+    args["backend"] = p.backend;
+    args["device"] = p.device;
+    args["node_count"] = p.node_count;
+    args["degraded"] = p.degraded;
+    if (!p.reason.empty()) args["reason"] = p.reason;
+    e["args"] = args;
+    profile.events.append(e);
+    ts += dur;
+  }
+}
 
 Session& get(PySession& s) {
   if (!s.session) throw nb::value_error("the Session is not initialised");
@@ -89,7 +141,8 @@ std::string read_model_bytes(nb::handle model) {
 
 void init_session(PySession* self, nb::handle model, std::optional<std::string> device, bool strict, int64_t threads,
                   bool warm_start, std::optional<std::string> cpu_precision,
-                  std::optional<std::map<std::string, std::string>> backend_options, int64_t max_tensor_bytes) {
+                  std::optional<std::map<std::string, std::string>> backend_options, int64_t max_tensor_bytes,
+                  bool optimize) {
   new (self) PySession();
   SessionOptions options;
   options.device = device.value_or("");
@@ -101,6 +154,7 @@ void init_session(PySession* self, nb::handle model, std::optional<std::string> 
   if (max_tensor_bytes < 0)
     raise_status(InvalidArgument("max_tensor_bytes must be >= 0, got " + std::to_string(max_tensor_bytes)));
   options.max_tensor_bytes = static_cast<uint64_t>(max_tensor_bytes);
+  options.optimize = optimize;
 
   const bool from_bytes = PyBytes_Check(model.ptr()) || PyByteArray_Check(model.ptr()) ||
                           PyMemoryView_Check(model.ptr());
@@ -201,13 +255,18 @@ nb::object value_to_python(Value v) {
 }
 
 nb::object run(PySession& self, nb::handle feeds, std::optional<std::vector<std::string>> output_names,
-               bool want_report, std::optional<double> timeout_ms) {
+               bool want_report, std::optional<double> timeout_ms, const PyRunOptions* run_options) {
   Session& session = get(self);
   RunOptions options;
   if (timeout_ms) {
     if (!(*timeout_ms > 0)) raise_status(InvalidArgument("timeout_ms must be positive (None: no limit)"));
     options.timeout_ms = *timeout_ms;
   }
+  if (run_options) options.cancel = &run_options->terminate;
+  const bool profiling = self.profile.on;
+  const bool asked_report = want_report;
+  want_report = want_report || profiling;
+  const int64_t start_us = profiling ? now_us() : 0;
   if (!PyDict_Check(feeds.ptr())) {
     if (!PyMapping_Check(feeds.ptr()) || PyUnicode_Check(feeds.ptr())) {
       throw nb::type_error("feeds must be a dict of input name -> array");
@@ -266,6 +325,7 @@ nb::object run(PySession& self, nb::handle feeds, std::optional<std::vector<std:
       values.clear();
     }
     check(result.status());
+    if (profiling) record_run(self.profile, start_us, now_us(), report);
     std::vector<Value>& got = result.value();
     nb::list out;
     if (output_names) {
@@ -278,7 +338,7 @@ nb::object run(PySession& self, nb::handle feeds, std::optional<std::vector<std:
     } else {
       for (Value& v : got) out.append(value_to_python(std::move(v)));
     }
-    if (want_report) return nb::make_tuple(out, nb::cast(std::move(report)));
+    if (asked_report) return nb::make_tuple(out, nb::cast(std::move(report)));
     return out;
   }
   Result<std::vector<Tensor>> result = Status();
@@ -289,6 +349,7 @@ nb::object run(PySession& self, nb::handle feeds, std::optional<std::vector<std:
     inputs.clear();  // views only; no Python object involved
   }
   check(result.status());
+  if (profiling) record_run(self.profile, start_us, now_us(), report);
   std::vector<Tensor>& tensors = result.value();
   nb::list out;
   if (output_names) {
@@ -296,7 +357,7 @@ nb::object run(PySession& self, nb::handle feeds, std::optional<std::vector<std:
   } else {
     for (Tensor& t : tensors) out.append(tensor_to_numpy(std::move(t)));
   }
-  if (want_report) return nb::make_tuple(out, nb::cast(std::move(report)));
+  if (asked_report) return nb::make_tuple(out, nb::cast(std::move(report)));
   return out;
 }
 
@@ -330,8 +391,29 @@ std::optional<std::vector<std::string>> names_from_python(nb::handle names) {
 // and ONNX Runtime's run(output_names, input_feed) (output_names None or a list;
 // an empty list, as in ONNX Runtime, means every output), also with ONNX
 // Runtime's keyword input_feed=.
-nb::object run_either(PySession& self, nb::handle first, nb::handle second, std::optional<bool> want_report,
-                      std::optional<double> timeout_ms, nb::handle input_feed) {
+// The third positional is dlrt's `report` (a bool or None) or ONNX Runtime's
+// run_options (a dlrt.RunOptions), also given as the keyword run_options=.
+nb::object run_either(PySession& self, nb::handle first, nb::handle second, nb::handle third,
+                      std::optional<double> timeout_ms, nb::handle input_feed, nb::handle run_options_arg) {
+  bool want_report = false;
+  const PyRunOptions* run_options = nullptr;
+  if (nb::isinstance<PyRunOptions>(third)) {
+    run_options = nb::inst_ptr<PyRunOptions>(third);
+  } else if (PyBool_Check(third.ptr())) {
+    want_report = third.ptr() == Py_True;
+  } else if (!third.is_none()) {
+    throw nb::type_error(("run()'s third argument is report (a bool) or run_options (a dlrt.RunOptions), got " +
+                          str_of(third.type().attr("__name__")))
+                             .c_str());
+  }
+  if (!run_options_arg.is_none()) {
+    if (run_options) throw nb::type_error("run(): run_options is given twice");
+    if (!nb::isinstance<PyRunOptions>(run_options_arg))
+      throw nb::type_error(("run_options must be a dlrt.RunOptions or None, got " +
+                            str_of(run_options_arg.type().attr("__name__")))
+                               .c_str());
+    run_options = nb::inst_ptr<PyRunOptions>(run_options_arg);
+  }
   nb::handle feeds, names;
   bool ort_style = false;
   if (!input_feed.is_none()) {
@@ -356,7 +438,21 @@ nb::object run_either(PySession& self, nb::handle first, nb::handle second, std:
   }
   std::optional<std::vector<std::string>> picked = names_from_python(names);
   if (ort_style && picked && picked->empty()) picked.reset();
-  return run(self, feeds, std::move(picked), want_report.value_or(false), timeout_ms);
+  return run(self, feeds, std::move(picked), want_report, timeout_ms, run_options);
+}
+
+nb::dict metadata_dict(PySession& self) {
+  const ModelMetadata& m = model_metadata(get(self));
+  nb::dict d;
+  d["producer_name"] = m.producer_name;
+  d["producer_version"] = m.producer_version;
+  d["domain"] = m.domain;
+  d["description"] = m.description;
+  d["version"] = m.version ? nb::cast(*m.version) : nb::none();
+  d["graph_name"] = m.graph_name;
+  d["graph_description"] = m.graph_description;
+  d["custom"] = m.custom;
+  return d;
 }
 
 std::string info_repr(const TensorInfo& t) {
@@ -448,24 +544,25 @@ void bind_session(nb::module_& m) {
   nb::class_<PySession>(m, "Session", kSessionDoc)
       .def("__init__", &init_session, nb::arg("model"), nb::arg("device") = nb::none(), nb::arg("strict") = false,
            nb::arg("threads") = 0, nb::arg("warm_start") = false, nb::arg("cpu_precision") = nb::none(),
-           nb::arg("backend_options") = nb::none(), nb::arg("max_tensor_bytes") = 0,
+           nb::arg("backend_options") = nb::none(), nb::arg("max_tensor_bytes") = 0, nb::arg("optimize") = true,
            nb::sig("def __init__(self, model: str | os.PathLike[str] | bytes | bytearray | memoryview, device: str | None = None, "
                    "strict: bool = False, threads: int = 0, warm_start: bool = False, "
                    "cpu_precision: str | None = None, backend_options: dict[str, str] | None = None, "
-                   "max_tensor_bytes: int = 0) -> None"))
+                   "max_tensor_bytes: int = 0, optimize: bool = True) -> None"))
       .def_prop_ro("inputs", [](PySession& s) { return get(s).inputs(); },
                    "The model's inputs: a list of TensorInfo (name, dtype, shape).")
       .def_prop_ro("outputs", [](PySession& s) { return get(s).outputs(); },
                    "The model's outputs: a list of TensorInfo, in the order run() returns them.")
       .def("run", &run_either, nb::arg("feeds") = nb::none(), nb::arg("output_names") = nb::none(),
            nb::arg("report").none() = false, nb::arg("timeout_ms") = nb::none(), nb::kw_only(),
-           nb::arg("input_feed") = nb::none(),
+           nb::arg("input_feed") = nb::none(), nb::arg("run_options") = nb::none(),
            nb::sig("def run(self, feeds: collections.abc.Mapping[str, numpy.typing.ArrayLike] | "
                    "collections.abc.Sequence[str] | None = None, "
                    "output_names: collections.abc.Sequence[str] | collections.abc.Mapping[str, "
-                   "numpy.typing.ArrayLike] | None = None, report: bool | None = False, "
+                   "numpy.typing.ArrayLike] | None = None, report: bool | RunOptions | None = False, "
                    "timeout_ms: float | None = None, *, "
-                   "input_feed: collections.abc.Mapping[str, numpy.typing.ArrayLike] | None = None) "
+                   "input_feed: collections.abc.Mapping[str, numpy.typing.ArrayLike] | None = None, "
+                   "run_options: RunOptions | None = None) "
                    "-> list[numpy.ndarray] | tuple[list[numpy.ndarray], RunReport]"),
            kRunDoc)
       .def("get_inputs", [](PySession& s) { return node_args(get(s).inputs()); },
@@ -477,6 +574,19 @@ void bind_session(nb::module_& m) {
            "The model's outputs as ONNX Runtime's InferenceSession.get_outputs() gives them, in run()'s order.")
       .def("placement", [](PySession& s) { return get(s).placement(); },
            "Where the session's partitions were placed (before any run): a RunReport.")
+      .def("_model_metadata", &metadata_dict, nb::sig("def _model_metadata(self) -> dict[str, object]"),
+           "The model's producer_name, producer_version, domain, description (doc_string), version\n"
+           "(model_version; None when unset), graph_name, graph_description and custom (metadata_props).")
+      .def("_start_profiling", [](PySession& s) { s.profile.on = true; },
+           "Records every later run (Session.end_profiling() writes them).")
+      .def("_end_profiling", [](PySession& s) {
+            s.profile.on = false;
+            nb::list events = s.profile.events;
+            s.profile.events = nb::list();
+            return events;
+          },
+          nb::sig("def _end_profiling(self) -> list[dict[str, object]]"),
+          "Stops recording; returns the events recorded (Chrome trace events, times in microseconds).")
       .def("__repr__", [](PySession& s) {
         if (!s.session) return std::string("Session(<not initialised>)");
         std::string r = "Session(inputs=[";

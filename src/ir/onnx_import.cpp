@@ -28,6 +28,7 @@
 #include "ir/onnx_definitions.h"
 #include "ir/onnx_functions.h"
 #include "ir/onnx_map_inputs.h"
+#include "ir/onnx_metadata.h"
 #include "ir/onnx_tensor.h"
 
 namespace dlrt::ir {
@@ -599,6 +600,7 @@ Result<Model> import_model(onnx::ModelProto& m, const std::string& base_dir, con
   model.ir_version = m.ir_version();
   model.producer_name = m.producer_name();
   model.producer_version = m.producer_version();
+  if (options.metadata) read_metadata(m, *options.metadata);
   model.base_dir = base_dir;
   for (const auto& o : m.opset_import()) {
     if (o.version() < 1 || o.version() > std::numeric_limits<int>::max())

@@ -9,6 +9,10 @@
 #include "dlrt/status.h"
 #include "ir/graph.h"
 
+namespace dlrt {
+struct ModelMetadata;  // dlrt/model_metadata.h
+}
+
 namespace dlrt::ir {
 
 // Opset range of the default domain this importer accepts: kMaxOpset is the
@@ -27,6 +31,9 @@ struct ImportOptions {
   // ONNX defines as a function of other ops, is replaced by that function's
   // body. Unset: no such expansion.
   RunsOp runs_op;
+  // Where to put the model's descriptive fields (producer, domain, doc_string,
+  // version, metadata_props, graph name); null: not kept.
+  ModelMetadata* metadata = nullptr;
 };
 
 // Reads, checks and converts a model file. External data is resolved relative

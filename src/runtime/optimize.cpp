@@ -131,10 +131,10 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   if (on("activation-clamp")) p::fuse_activation_clamp(graph, ctx);
   if (on("integer-matmul-float")) p::fuse_integer_matmul_to_float(graph, ctx);
   // AVX2 and AVX-512 CPUs (8- or 16-channel blocks; measured on Zen 1 and on
-  // a Sapphire Rapids-class Xeon, docs/performance.md).
+  // a Sapphire Rapids-class Xeon, docs/performance-decisions.md).
   // Every plane size: 7x7 expanded planes (mobilenet_v2's last blocks), once
   // kept as separate convs on AVX-512, run fused since the fused op splits
-  // small planes over K on several threads (expand_depthwise.cpp; docs/performance.md).
+  // small planes over K on several threads (expand_depthwise.cpp; docs/performance-decisions.md).
   // On AVX-512 the fused kernel runs 16-channel blocks only where the
   // channel count is a multiple of 16 (8-channel ones otherwise), where the
   // separate convs take the 16-channel depthwise kernel for any count:

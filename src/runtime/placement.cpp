@@ -259,4 +259,13 @@ std::shared_ptr<ir::Graph> extract_partition(const ir::Graph& graph, const std::
   return sub;
 }
 
+std::string join_unavailable(const std::vector<Unavailable>& u, bool with_fix) {
+  std::string s;
+  for (const auto& x : u) {
+    s += (s.empty() ? "" : "; ") + x.requested + ": " + x.reason;
+    if (with_fix && !x.fix.empty()) s += " (fix: " + x.fix + ")";
+  }
+  return s;
+}
+
 }  // namespace dlrt

@@ -26,6 +26,9 @@ struct Unavailable {
   std::string fix;
 };
 
+// "npu: reason; gpu: reason", each with " (fix: ...)" where one is known and `with_fix`.
+std::string join_unavailable(const std::vector<Unavailable>& u, bool with_fix);
+
 struct Resolution {
   std::vector<Candidate> candidates;  // accelerators in priority order (the CPU is implicit)
   std::vector<Unavailable> unavailable;

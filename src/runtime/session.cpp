@@ -15,6 +15,7 @@
 #include "core/run_limits.h"
 #include "core/thread_pool.h"
 #include "dlrt/device.h"
+#include "dlrt/model_metadata.h"
 #include "exec/executor.h"
 #include "exec/kernel_build_options.h"
 #include "ir/onnx_import.h"
@@ -53,6 +54,7 @@ class SessionImpl {
   // The largest tensor a shape may imply (core/memory_limit.h), installed on
   // the thread that builds or runs the session.
   TensorLimit tensor_limit;
+  ModelMetadata metadata;  // dlrt::model_metadata()
 
   // `Given` maps input names to RunValues or to Tensors (Session::run's map,
   // read without a copy into another map).
@@ -122,15 +124,6 @@ std::string names_of(const std::vector<TensorInfo>& infos) {
 const std::vector<Device>& hardware() {
   static const std::vector<Device> devices = discover_devices();
   return devices;
-}
-
-std::string join_unavailable(const std::vector<Unavailable>& u, bool with_fix) {
-  std::string s;
-  for (const auto& x : u) {
-    s += (s.empty() ? "" : "; ") + x.requested + ": " + x.reason;
-    if (with_fix && !x.fix.empty()) s += " (fix: " + x.fix + ")";
-  }
-  return s;
 }
 
 // SessionOptions::cpu_precision, else DLRT_CPU_PRECISION, else the config
@@ -214,13 +207,15 @@ Status check_options(const SessionOptions& options) {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, const SessionOptions& options) {
+Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, ModelMetadata metadata,
+                                           const SessionOptions& options) {
   // A kernel family or backend that failed to register is fatal here, by name.
   DLRT_RETURN_IF_ERROR(cpu::builtin_kernels_status());
   DLRT_RETURN_IF_ERROR(dlrt::global_backends_status());
   if (!model.ok()) return model.status();
   auto impl = std::make_unique<SessionImpl>();
   impl->model = std::move(model).value();
+  impl->metadata = std::move(metadata);
   const ir::Graph& g = *impl->model.graph;
 
   // Precedence: options (the CLI's flags), then environment, then config file.
@@ -535,10 +530,21 @@ RunReport SessionImpl::current_placement() const {
 Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
+// Imports through `import` (given runtime_import_options()), keeping the
+// model's descriptive fields for model_metadata(), then builds.
+template <typename Import>
+Result<std::unique_ptr<SessionImpl>> import_and_build(Import import, const SessionOptions& options) {
+  ModelMetadata metadata;
+  ir::ImportOptions o = runtime_import_options();
+  o.metadata = &metadata;
+  Result<ir::Model> model = import(o);
+  return build(std::move(model), std::move(metadata), options);
+}
+
 Result<std::unique_ptr<Session>> Session::create(const std::string& path, const SessionOptions& options) {
   DLRT_RETURN_IF_ERROR(check_options(options));
   auto impl = guard_allocations("loading the model", [&]() -> Result<std::unique_ptr<SessionImpl>> {
-    return build(ir::import_onnx_file(path, runtime_import_options()), options);
+    return import_and_build([&](const ir::ImportOptions& o) { return ir::import_onnx_file(path, o); }, options);
   });
   if (!impl.ok()) {
     std::error_code ec;
@@ -554,7 +560,9 @@ Result<std::unique_ptr<Session>> Session::create_from_bytes(const std::string& b
                                                             const std::string& base_dir) {
   DLRT_RETURN_IF_ERROR(check_options(options));
   DLRT_ASSIGN_OR_RETURN(auto impl, guard_allocations("loading the model", [&]() -> Result<std::unique_ptr<SessionImpl>> {
-                          return build(ir::import_onnx_bytes(bytes, base_dir, runtime_import_options()), options);
+                          return import_and_build(
+                              [&](const ir::ImportOptions& o) { return ir::import_onnx_bytes(bytes, base_dir, o); },
+                              options);
                         }));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -562,6 +570,7 @@ Result<std::unique_ptr<Session>> Session::create_from_bytes(const std::string& b
 const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 RunReport Session::placement() const { return impl_->current_placement(); }
+const ModelMetadata& model_metadata(const Session& session) { return session_impl(session).metadata; }
 
 namespace {
 

@@ -223,6 +223,13 @@ TEST(MultiVectorCli, TokensOfAPlainFolderAndUsageErrors) {
   r = dlrt::testing::run_command(embed_cmd(colbert_dir(), "--npy /dev/null 'the cat'"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--json"), std::string::npos) << r.output;
+  // A multi-vector folder has no sparse vectors, and --tokens is not --sparse.
+  r = dlrt::testing::run_command(embed_cmd(colbert_dir(), "--sparse 'the cat'"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("multi-vector (ColBERT) folder: --sparse needs"), std::string::npos) << r.output;
+  r = dlrt::testing::run_command(embed_cmd(tiny, "--tokens --sparse 'the cat'"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--tokens and --sparse exclude each other"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -48,6 +48,14 @@ def main():
                 helper.make_tensor_value_info("m", TensorProto.INT64, []),
                 helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, ["batch", None, 3])]),
          os.path.join(out, "ort_style.onnx"))
+    # ONNX Runtime's session API (test_ort_api.py): model metadata, and a constant Add that
+    # the optimiser folds (2 nodes without optimisation, 1 with).
+    meta = model([helper.make_node("Add", ["one", "two"], ["three"]), helper.make_node("Mul", ["x", "three"], ["y"])],
+                 [f32("x", ["n", 3])], [f32("y", ["n", 3])], [one, two])
+    meta.domain, meta.doc_string, meta.model_version = "org.dlrt.tests", "multiplies by three", 7
+    meta.graph.name, meta.graph.doc_string = "times_three", "x * (1 + 2)"
+    helper.set_model_props(meta, {"author": "dlrt", "license": "MIT"})
+    save(meta, os.path.join(out, "with_metadata.onnx"))
     # An output that is the input itself.
     save(model([helper.make_node("Identity", ["x"], ["y"])], [f32("x", ["n"])], [f32("y", ["n"])]),
          os.path.join(out, "identity.onnx"))

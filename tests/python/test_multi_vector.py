@@ -86,3 +86,49 @@ def test_plain_folder_token_embeddings_match_sentence_transformers(tmp_path):
         e.encode(ref["texts"], output_value="token_embeddings", is_query=True)
     # The sentence vector is still there for a plain folder.
     assert e.encode(ref["texts"][0]).shape == (32,)
+    # max_seq_length bounds the token vectors too.
+    e.max_seq_length = 4
+    assert e.encode(ref["texts"][0], output_value="token_embeddings").shape == (4, 32)
+
+
+def test_colbert_max_seq_length_is_fixed_and_to_reloads():
+    m = dlrt.Embedder(COLBERT, device="cpu", threads=2)
+    ref = EXPECTED["default"]
+    limit = m.max_seq_length
+    assert limit >= 3 and f"max_seq_length={limit}" in repr(m) and "multi_vector=True" in repr(m)
+    with pytest.raises(dlrt.Unsupported, match="query_length and document_length"):
+        m.max_seq_length = 8
+    assert m.max_seq_length == limit
+    # to() loads the multi-vector folder again: still its token vectors.
+    assert m.to("cpu") is m
+    assert m.is_multi_vector and m.device == "cpu"
+    assert_tokens_match(m.encode_query(EXPECTED["queries"][0]), ref["queries"][0], "after to()")
+    with pytest.raises(dlrt.InvalidArgument, match="unknown device"):
+        m.to("mps")
+    assert m.is_multi_vector
+    assert_tokens_match(m.encode_document(EXPECTED["documents"][0]), ref["documents"][0], "after a failed to()")
+    # A multi-vector folder has no sparse vectors either.
+    with pytest.raises(dlrt.InvalidArgument, match="dense embedding model"):
+        m.encode_sparse(["a cat"])
+
+
+def test_colbert_similarity_is_maxsim(colbert):
+    # The folder's config_sentence_transformers.json names PyLate's "MaxSim".
+    assert colbert.similarity_fn_name == "maxsim"
+    queries = colbert.encode_query(EXPECTED["queries"])
+    documents = colbert.encode_document(EXPECTED["documents"])
+    scores = colbert.similarity(queries, documents)
+    assert scores.dtype == np.float32 and scores.shape == (len(queries), len(documents))
+    np.testing.assert_allclose(scores, EXPECTED["default"]["maxsim"], atol=1e-4)
+    assert colbert.similarity(queries[0], documents[1]).shape == (1, 1)
+    n = min(len(queries), len(documents))
+    np.testing.assert_allclose(colbert.similarity_pairwise(queries[:n], documents[:n]),
+                               [EXPECTED["default"]["maxsim"][i][i] for i in range(n)], atol=1e-4)
+    with pytest.raises(ValueError, match="as many texts"):
+        colbert.similarity_pairwise(queries[:2], documents[:1])
+    with pytest.raises(ValueError, match="per-token"):
+        colbert.similarity(np.zeros(16, np.float32), documents)
+    with pytest.raises(ValueError, match="multi-vector"):
+        colbert.similarity_fn_name = "cosine"
+    with pytest.raises(ValueError, match="only multi-vector"):
+        dlrt.Embedder(os.path.join(ROOT, "tests", "embed", "data", "tiny_bert"), similarity_fn_name="MaxSim")

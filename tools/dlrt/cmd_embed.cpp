@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "embed/embedder.h"
 #include "embed/multi_vector.h"
+#include "embed/sparse.h"
 #include "embed/token_inputs.h"
 #include "embed_tokens.h"
 #include "json_out.h"
@@ -97,6 +98,10 @@ constexpr const char* kEmbedHelp =
     "                     line after each text's; --json gives data: [{index, tokens, embeddings}]\n"
     "  --query, --document  a multi-vector folder: embed the texts as queries (the default, as PyLate's\n"
     "                     encode) or as documents\n"
+    "  --sparse           a sparse (SPLADE) model folder (modules.json: MLMTransformer + SpladePooling):\n"
+    "                     print each text's non-zero weights as INDEX:VALUE pairs, indices ascending\n"
+    "                     (--json: data: [{index, tokens, indices, values}]); required for such a folder\n"
+    "  --top-k K          with --sparse, keep each text's K largest weights (default: all non-zero)\n"
     "  -h, --help         this help\n"
     "\n"
     "exit codes: 0 ok, 1 run error, 2 usage, 3 bad model folder, 4 device unavailable\n";
@@ -133,6 +138,63 @@ std::string summary_line(size_t count, const std::vector<size_t>& tokens, double
   return buf;
 }
 
+// --sparse: the texts' sparse vectors, printed as INDEX:VALUE pairs or --json.
+int embed_sparse(const embed::Embedder& embedder, std::vector<embed::Encoding> encodings,
+                 const std::vector<size_t>& tokens, size_t batch, size_t top_k, const Args& args) {
+  const size_t count = encodings.size();
+  std::vector<embed::SparseVector> vectors(count);
+  Progress progress(progress_wanted(args.has("quiet"), args.has("progress")), "embedding", "texts", count);
+  size_t done = 0;
+  progress.update(0);
+  const Status encoded = embedder.encode_sparse_by_length(std::move(encodings), batch, top_k,
+                                                          [&](size_t i, embed::SparseVector&& v) {
+                                                            vectors[i] = std::move(v);
+                                                            progress.update(++done);
+                                                            return Status::Ok();
+                                                          });
+  if (!encoded.ok()) {
+    progress.finish("stopped after " + std::to_string(done) + " of " + std::to_string(count) + " texts");
+    std::fprintf(stderr, "dlrt embed: error: %s\n", encoded.to_string().c_str());
+    return exit_code_for_run_status(encoded);
+  }
+  progress.finish(summary_line(count, tokens, progress.seconds(), embedder));
+  if (args.has("json")) {
+    const embed::SpladePooling& pooling = *embedder.splade_pooling();
+    nlohmann::ordered_json j;
+    j["model"] = embedder.model_name();
+    j["kind"] = embed::model_kind_name(embedder.kind());
+    j["dimension"] = embedder.dimension();
+    j["pooling"] = {{"strategy", pooling.strategy_name()}, {"activation", pooling.activation_name()}};
+    j["top_k"] = top_k ? nlohmann::ordered_json(top_k) : nlohmann::ordered_json(nullptr);
+    j["max_length"] = embedder.max_length();
+    j["batching"] = embedder.batching();
+    nlohmann::ordered_json data = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < count; ++i) {
+      nlohmann::ordered_json item;
+      item["index"] = i;
+      item["tokens"] = tokens[i];
+      item["indices"] = vectors[i].indices;
+      item["values"] = vectors[i].values;
+      data.push_back(std::move(item));
+    }
+    j["data"] = std::move(data);
+    print_json(j, -1);
+    return kExitOk;
+  }
+  std::string out;
+  char buf[64];
+  for (const embed::SparseVector& v : vectors) {
+    for (size_t k = 0; k < v.indices.size(); ++k) {
+      std::snprintf(buf, sizeof buf, k ? " %lld:%.7g" : "%lld:%.7g", static_cast<long long>(v.indices[k]),
+                    static_cast<double>(v.values[k]));
+      out += buf;
+    }
+    out += '\n';
+  }
+  std::fputs(out.c_str(), stdout);
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_embed(int argc, char** argv) {
@@ -140,7 +202,7 @@ int cmd_embed(int argc, char** argv) {
                            {{"model", true}, {"device", true}, {"strict"}, {"threads", true}, {"file", true},
                             {"batch", true}, {"max-length", true}, {"json"}, {"npy", true},
                             {"prompt-name", true}, {"prompt", true}, {"quiet"}, {"progress"}, {"tokens"},
-                            {"query"}, {"document"}});
+                            {"query"}, {"document"}, {"sparse"}, {"top-k", true}});
   if (!parsed.ok()) return usage_error("embed", parsed.status().message());
   const Args& args = *parsed;
   if (args.has("help")) {
@@ -152,6 +214,16 @@ int cmd_embed(int argc, char** argv) {
   if (args.has("file") && !args.positional.empty()) return usage_error("embed", "give TEXT arguments or --file, not both");
   if (args.has("prompt") && args.has("prompt-name")) return usage_error("embed", "--prompt and --prompt-name exclude each other");
   if (args.has("quiet") && args.has("progress")) return usage_error("embed", "--quiet and --progress exclude each other");
+  if (args.has("top-k") && !args.has("sparse")) return usage_error("embed", "--top-k needs --sparse");
+  if (args.has("npy") && args.has("sparse")) return usage_error("embed", "--npy writes dense vectors: with --sparse use --json");
+  if (args.has("tokens") && args.has("sparse")) return usage_error("embed", "--tokens and --sparse exclude each other");
+  size_t top_k = 0;
+  if (args.has("top-k")) {
+    auto v = parse_nonnegative_int(args.get("top-k"), "--top-k");
+    if (!v.ok()) return usage_error("embed", v.status().message());
+    if (*v == 0) return usage_error("embed", "--top-k must be at least 1");
+    top_k = static_cast<size_t>(*v);
+  }
 
   embed::EmbedderOptions opt;
   opt.device = args.get("device");
@@ -203,6 +275,8 @@ int cmd_embed(int argc, char** argv) {
   if ((args.has("query") || args.has("document")) && !multi_vector)
     return usage_error("embed", "--query and --document apply to multi-vector (ColBERT) folders; " + args.get("model") +
                                     " is not one");
+  if (multi_vector && args.has("sparse"))
+    return usage_error("embed", args.get("model") + " is a multi-vector (ColBERT) folder: --sparse needs a sparse (SPLADE) model folder");
   if (multi_vector || args.has("tokens")) {
     if (args.has("npy")) return usage_error("embed", "per-token vectors differ in count per text: use --json, not --npy");
     TokenEmbedJob job;
@@ -227,6 +301,13 @@ int cmd_embed(int argc, char** argv) {
     return exit_code_for_folder_status(created.status());
   }
   const embed::Embedder& embedder = **created;
+  const bool sparse = embedder.kind() == embed::ModelKind::kSparse;
+  if (sparse && !args.has("sparse"))
+    return usage_error("embed", "the model " + embedder.model_name() +
+                                    " is a sparse (SPLADE) encoder: add --sparse for its sparse vectors");
+  if (!sparse && args.has("sparse"))
+    return usage_error("embed", "the model " + embedder.model_name() +
+                                    " is a dense embedding model: --sparse needs a sparse (SPLADE) model folder");
 
   // The prompt: --prompt's text, --prompt-name's, else the folder's default
   // prompt (as dlrt serve does for a request without prompt_name).
@@ -258,6 +339,7 @@ int cmd_embed(int argc, char** argv) {
     tokens.push_back(e->ids.size());
     encodings.push_back(std::move(e).value());
   }
+  if (sparse) return embed_sparse(embedder, std::move(encodings), tokens, batch, top_k, args);
   std::vector<std::vector<float>> vectors(texts.size());
   Progress progress(progress_wanted(args.has("quiet"), args.has("progress")), "embedding", "texts", texts.size());
   size_t done = 0;

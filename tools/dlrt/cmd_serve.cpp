@@ -32,6 +32,7 @@ std::string help_text() {
       "Serves sentence embeddings of a sentence-transformers / Hugging Face ONNX export folder over HTTP/1.1:\n"
       "  POST /v1/embeddings  OpenAI-compatible {\"input\": \"text\" | [\"text\", ...] | token ids, \"dimensions\"?}\n"
       "  POST /embed          TEI-style {\"inputs\": \"text\" | [...], \"normalize\"?, \"truncate\"?, \"prompt_name\"?}\n"
+      "  POST /embed_sparse   TEI-style, sparse (SPLADE) folders {\"inputs\", \"top_k\"?} -> [[{index, value}, ...]]\n"
       "  POST /tokenize       TEI-style {\"inputs\": \"text\" | [...]} -> tokens\n"
       "  POST /decode         TEI-style {\"ids\": [...] | [[...], ...]} -> texts\n"
       "  POST /rerank, /predict  cross-encoders and classifiers (TEI)\n"

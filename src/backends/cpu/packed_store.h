@@ -10,7 +10,7 @@
 // back with transparent huge pages (madvise MADV_HUGEPAGE, which Debian's
 // default THP mode "madvise" honours), so one TLB entry covers 2 MiB of
 // weights: minilm_l6 at sequence 128 on one thread ran 4-5% faster
-// (docs/performance.md, "Packed weights on huge pages").
+// (docs/performance-decisions.md, "Packed weights on huge pages").
 //
 // Blocks are bump-allocated from 32 MiB chunks (only the 2 MiB pages a block
 // touches become resident); a block of 8 MiB or more gets a mapping of its

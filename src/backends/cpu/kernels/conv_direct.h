@@ -82,7 +82,7 @@ bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool sh
 // conv_direct_avx2's slice_tile with its plain stores (the phase layout's
 // grid rows are wider than the output's, and tiles that straddle two of
 // them are stored piece by piece; measured faster on Zen 1, see
-// docs/performance.md). A 1x1/2 downsample would copy a row phase it never reads.
+// docs/performance-decisions.md). A 1x1/2 downsample would copy a row phase it never reads.
 constexpr int64_t kConvDirectTapColumnsMinW = 12, kConvDirectTapColumnsMaxW = 20;
 constexpr int64_t kConvDirectTapColumnsMaxStridedK = 256;  // the AVX2 packing's K slice cap (gemm_blocking.cpp)
 bool conv_direct_tap_columns(const ConvDirectGeometry& g);
@@ -128,7 +128,7 @@ inline bool conv_direct_avx512_extra_column(const ConvDirectPlan& plan) {
   return plan.grid > kConvDirectAvx512Cols && plan.grid % kConvDirectAvx512Cols == 1;
 }
 // The same choice for the tile of `isa` (measured with bench/conv_direct.cpp;
-// figures in docs/performance.md, "Convolution"). kAvx2: the GEMM path packs B
+// figures in docs/performance-decisions.md, "Convolution"). kAvx2: the GEMM path packs B
 // on the fly, which 6-row A panels amortise badly, so the direct path takes
 // every conv but stride-2 ones of 64+ channels on grids of kConvDirectMinGrid+
 // columns (four phase planes per channel push a K slice's B rows out of L1).

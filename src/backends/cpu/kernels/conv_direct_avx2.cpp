@@ -238,7 +238,7 @@ DLRT_AVX2 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, in
 // src + off[p] (src already at grid column j0), the panel's A the one
 // K x 6 slice, every vector stored whole from the register. The general
 // tile's slice bookkeeping, per-call setup and row-straddling stores cost
-// as much as the FMAs of a 16- or 24-deep K (docs/performance.md). kMask: the last ymm column holds
+// as much as the FMAs of a 16- or 24-deep K (docs/performance-decisions.md). kMask: the last ymm column holds
 // n - 8*(NV-1) positions (loaded and stored through the mask; needed only
 // when the input itself is B). R: the rows whose FMAs run (a last panel of
 // 4 or 2 real rows runs only those; `rows` of them are stored).
@@ -391,7 +391,7 @@ DLRT_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, 
   // writes its 6 output rows as runs of whole cache lines, and the
   // hardware prefetcher follows those few streams; tile by tile, every tile
   // touched all M output rows, as many write streams as output channels,
-  // which missed to memory when the output was not in cache (docs/performance.md).
+  // which missed to memory when the output was not in cache (docs/performance-decisions.md).
   if (one_slice) {
     const int64_t block_tiles = std::clamp<int64_t>(kBlockBBytes / (K * kNR * int64_t{sizeof(float)}), 1,
                                                     std::max<int64_t>(1, ceil_div(tiles, 4 * threads)));

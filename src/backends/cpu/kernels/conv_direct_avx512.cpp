@@ -71,7 +71,7 @@ DLRT_AVX512 void fill_channel(const ConvDirectPlan& P, const float* xc, float* d
 
 // Channels of at most kSmallPlane input floats (7x7 and 8x8 planes:
 // resnet18's layer4) are copied as permutes of their four input vectors
-// rather than row by row (27 rows of 7 floats per channel there; docs/performance.md):
+// rather than row by row (27 rows of 7 floats per channel there; docs/performance-decisions.md):
 // entry e of a channel's copied planes is input float from[e], or 0
 // where from[e] < 0. The table comes from the row copy itself, run once on
 // a channel whose values are their own indices.
@@ -430,7 +430,7 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   // work that still read their panel's weights, and split the weights
   // between the threads by positions (resnet18's layer4 3x3 with tap
   // columns: 7x7 grids of 49 columns). On one thread the blocks stay as they
-  // were (merged was slower there; docs/performance.md).
+  // were (merged was slower there; docs/performance-decisions.md).
   const bool narrow_tail = threads > 1 && tiles > 1 && plan.grid - (tiles - 1) * kNR <= 4;
   const int64_t wide = tiles - (narrow_tail ? 1 : 0);
   int64_t per_block = std::max<int64_t>(1, block_cols / kNR);

@@ -11,7 +11,7 @@
 // outputs per vector, rows included. Grid columns ow >= out_w are computed
 // and dropped when the grid is compacted into y together with the fused
 // bias / residual / activation. Faster than the row kernels on small planes
-// only, so Conv keeps the row kernels for 28x28 and stride 2 (docs/performance.md).
+// only, so Conv keeps the row kernels for 28x28 and stride 2 (docs/performance-decisions.md).
 #pragma once
 
 #include <cstdint>

@@ -68,7 +68,7 @@ const GemmBlocking& blocks() {
 // On the AVX-512 tile a float K of up to two slices' depth is one slice:
 // its B sliver then streams from L2 instead of staying in L1, but each tile
 // of C is stored once, not stored, reloaded and stored again (about 1% on
-// minilm_l6, docs/performance.md).
+// minilm_l6, docs/performance-decisions.md).
 template <typename T, int NR>
 int64_t kc_for(int64_t K) {
   const int64_t kKC = blocks<T, NR>().kc;
@@ -397,7 +397,7 @@ void sgemm_rows_a_packed_b(RowsKernel kernel, TileEpilogue tile_epilogue, int64_
     // columns only: streaming B is then most of the work, and a row split
     // made every thread stream all of it. One task per thread, not more: a
     // task's panels then follow each other under the next-panel prefetch.
-    // Measured on 2-vCPU Xeon VMs: docs/performance.md, "GEMM".
+    // Measured on 2-vCPU Xeon VMs: docs/performance-decisions.md, "GEMM".
     const int64_t want = threads;
     const bool split_rows = ceil_div(M, MR) >= 4 * threads;
     if (mblocks < threads && split_rows) mblocks = std::min(ceil_div(M, MR), int64_t{threads});

@@ -309,7 +309,7 @@ void gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t 
   int64_t nruns = 1;
   if (threads > 1) {
     // Split M first (each thread then converts only its share of A; all
-    // read B), then N: faster than N first on 2 threads (docs/performance.md).
+    // read B), then N: faster than N first on 2 threads (docs/performance-decisions.md).
     if (mblocks < threads) mblocks = std::min(ceil_div(M, 32), threads);
     if (mblocks * nruns < threads) nruns = std::min(p.nblocks_total, ceil_div(threads, mblocks));
   }

@@ -6,7 +6,7 @@
 // three tile products per K step still run several times faster than fp32
 // FMAs on AVX-512.
 //
-// Used when the session asks for precision bf16x3 (docs/performance.md) and
+// Used when the session asks for precision bf16x3 (docs/performance-decisions.md) and
 // amx_bf16x3_available() holds, for a constant weight matrix on either side:
 // a plain fp32 op(A) against a B packed by amx_bf16x3_pack_b (MatMul, Gemm),
 // or an A packed by amx_bf16x3_pack_a against a plain or generated B (Conv:

@@ -90,7 +90,7 @@ DLRT_AVX2 inline __m256 tanh_ps(__m256 x) {
 
 // Gelu(x) = x * Phi(x) for U vectors, every step for all U before the next:
 // Zen 1 overlaps too little of one vector's long dependency chain
-// (docs/performance.md, decisions).
+// (docs/performance-decisions.md).
 // Phi(x) = 1 - q/2 for x >= 0 and q/2 below, q = erfc(|x|/sqrt 2) by
 // Abramowitz-Stegun 7.1.26 (absolute error < 1.5e-7) taken directly rather
 // than as 1 + erf(x), so negative x loses nothing to cancellation; 1/(1 + p z)
@@ -175,7 +175,7 @@ DLRT_AVX2 inline __m256 act_ps(__m256 v, __m256 p0, __m256 p1) {
 // The whole 8-lane vectors of the block go four at a time, from as many as
 // four rows (a 6 x 16 GEMM tile is 2 vectors a row): the activations with
 // long dependency chains (exp, erf, a division) then overlap four at once
-// instead of one vector waiting on the last (docs/performance.md).
+// instead of one vector waiting on the last (docs/performance-decisions.md).
 // A row's last cols % 8 elements go through a zero-padded vector.
 template <ActKind K>
 DLRT_AVX2 void epilogue_avx2_t(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
@@ -269,7 +269,7 @@ struct RowInputs512 {
 // Gelu over one row of `cols` floats at cr, the inputs from pre(j, mask):
 // four vectors in lockstep, the last one to three likewise (a 48-column
 // tile row is one step of three); lockstep with the table Phi of
-// gelu_lockstep quarters the cost of one vector at a time (docs/performance.md).
+// gelu_lockstep quarters the cost of one vector at a time (docs/performance-decisions.md).
 template <int U>
 DLRT_AVX512 __attribute__((always_inline)) inline void gelu_step_avx512(float* cr, int64_t j, int64_t cols,
                                                                          const RowInputs512& pre, const Activation& a) {
@@ -374,7 +374,7 @@ void apply_epilogue(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, i
 #ifdef DLRT_EPI_X86
   // GEMM tiles (a few rows of <= 48 columns) stay on 8-lane vectors: the micro-kernel
   // has just stored them, and a 16-lane load spanning two 8-lane stores misses
-  // store-to-load forwarding (a clear loss on AVX2 tiles, docs/performance.md).
+  // store-to-load forwarding (a clear loss on AVX2 tiles, docs/performance-decisions.md).
   // Loads inside one wider store forward, so this also suits an
   // AVX-512 micro-kernel. Wide blocks (whole planes, rows >= 64) take 16 lanes.
   const CpuIsa isa = cpu_isa();

@@ -15,7 +15,7 @@ namespace dlrt::cpu {
 
 // AVX-512F tile: 8 rows x 48 columns (three zmm per row, 24 accumulators).
 // Chosen over 14 x 32: the zoo's row counts fill 8-row panels exactly and a
-// narrow last panel runs only the zmm columns it needs (docs/performance.md).
+// narrow last panel runs only the zmm columns it needs (docs/performance-decisions.md).
 constexpr int kSgemmAvx512MR = 8;
 constexpr int kSgemmAvx512NR = 48;
 

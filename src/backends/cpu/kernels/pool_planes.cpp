@@ -188,7 +188,7 @@ using ColsFn = void (*)(const float*, float*, int64_t, int64_t, int64_t, const f
 // three input rows into a row buffer framed by -inf, then 16 outputs per
 // step from that buffer's even floats, odd floats and even floats one
 // further: faster than the AVX2 rows and columns passes on one thread, the
-// same on two, where half the input comes from the other core (docs/performance.md).
+// same on two, where half the input comes from the other core (docs/performance-decisions.md).
 bool maxpool3s2_ok(const Window3& g) {
   return g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 2 && g.s[2] == 2 &&
          g.pb[1] <= 1 && g.pb[2] <= 1;

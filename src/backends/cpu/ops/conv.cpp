@@ -213,9 +213,9 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
   // im2col rows (B, split into tiles as it is read), skipping the other
   // fp32 paths below. Winograd keeps its convs: F(4x4, 3x3) multiplies 4x
   // less, bf16x3 makes three tile products for each one, and the im2col
-  // rows of large planes cost as much again (docs/performance.md). A patch embedding
+  // rows of large planes cost as much again (docs/performance-decisions.md). A patch embedding
   // runs transposed, with Wᵀ as AMX tiles: its im2col rows gather every
-  // k-th float, its im2colᵀ rows copy whole kernel rows (docs/performance.md).
+  // k-th float, its im2colᵀ rows copy whole kernel rows (docs/performance-decisions.md).
   const bool amx = pre && pre->amx_group(0) && amx_bf16x3_available();
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -243,7 +243,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
   //
   // On AVX-512 only the patch embeddings go this way; resnet18's 7x7 layer4
   // convs measured slower transposed there (the im2colᵀ copy) and keep the
-  // direct tile or the GEMM path (docs/performance.md, "Convolution").
+  // direct tile or the GEMM path (docs/performance-decisions.md, "Convolution").
   const bool patchify = g.k[1] == g.s[1] && g.k[2] == g.s[2] && g.k[2] >= 4 && g.p[1] == 0 && g.p[2] == 0 &&
                         g.d[1] == 1 && g.d[2] == 1;
   const bool small_plane = out_plane <= kTransposedMaxPlane && ks > 1 && !cpu_has_avx512();

@@ -408,7 +408,7 @@ Status conv_depthwise_f32(const ConvProblem& prob, const ConvFusion& fuse) {
   // AVX2 without AVX-512, 2-D, whole groups of 8 channels: 8 channels
   // per vector (depthwise_c8_avx2) instead of one plane at a time: faster
   // on every plane size inside mobilenet_v2, where outputs are cold in
-  // cache, though not alone on large planes (docs/performance.md).
+  // cache, though not alone on large planes (docs/performance-decisions.md).
   //
   // AVX-512, whole groups of 16 channels, strided or with output rows
   // narrower than a vector: the same with 16 channels per zmm
@@ -416,7 +416,7 @@ Status conv_depthwise_f32(const ConvProblem& prob, const ConvFusion& fuse) {
   // columns or waste lanes; at stride 1 on wider rows they run without
   // the two 16 x 16 transposes, which cost more than the taps (64
   // shuffles per 256 floats each, on a port the FMAs use too), so wide
-  // stride-1 rows keep the plane kernels (docs/performance.md).
+  // stride-1 rows keep the plane kernels (docs/performance-decisions.md).
   const DepthwiseGeometry dg = dw_geometry(g);
   // The 16-channel kernel applies any activation in its store, and
   // takes dilated convs at any width (their taps read the scratch

@@ -2,10 +2,15 @@
 // Float work goes through the blocked GEMM in gemm.cpp; float16/bfloat16
 // compute in float32; integer MatMul wraps like numpy.
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/ops/matmul_impl.h"
 #include "backends/cpu/ops/nn_util.h"
 #include "core/first_error.h"
@@ -336,13 +341,69 @@ Status gemm_run(KernelContext& ctx, const PackedOperand* pre_b, const Activation
   return ctx.unsupported(std::string("Gemm on ") + dtype_name(a->dtype()) + " is not supported");
 }
 
+namespace {
+
+// The packed copies alive in this process, by what they were packed from:
+// nodes that share one constant B (an unrolled RNN's 20 steps of one weight)
+// share one packed copy instead of holding one each. An entry lives as long
+// as some kernel holds its PackedOperand, whose `source` keeps the constant's
+// storage alive, so a key's address cannot be reused for other data while
+// the entry can still be found. The ISA and precision are in the key: the
+// packed layout depends on them (and tests switch the ISA).
+struct PackKey {
+  const void* data;
+  int64_t rows, cols;
+  bool trans;
+  GemmPrecision precision;
+  CpuIsa isa;
+  bool operator<(const PackKey& o) const {
+    return std::tie(data, rows, cols, trans, precision, isa) <
+           std::tie(o.data, o.rows, o.cols, o.trans, o.precision, o.isa);
+  }
+};
+
+class PackedOperandCache {
+ public:
+  std::shared_ptr<const PackedOperand> find(const PackKey& k) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(k);
+    return it == entries_.end() ? nullptr : it->second.lock();
+  }
+  void add(const PackKey& k, const std::shared_ptr<const PackedOperand>& p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (++adds_ % 64 == 0) std::erase_if(entries_, [](const auto& e) { return e.second.expired(); });
+    entries_[k] = p;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<PackKey, std::weak_ptr<const PackedOperand>> entries_;
+  uint64_t adds_ = 0;
+};
+
+PackedOperandCache& packed_operands() {
+  static PackedOperandCache* cache = new PackedOperandCache();  // never destroyed: kernels may outlive statics
+  return *cache;
+}
+
+}  // namespace
+
 Result<std::shared_ptr<const PackedOperand>> prepack_b(const Tensor* b, bool trans) {
   if (!b || b->dtype() != DType::kFloat32 || b->rank() != 2) return std::shared_ptr<const PackedOperand>();
+  const GemmPrecision precision = kernel_build_options().precision;
+  const PackKey key{b->raw_data(), b->dim(0), b->dim(1), trans, precision, cpu_isa()};
+  // Only a constant whose storage the PackedOperand keeps alive is shared (a
+  // view's memory could be freed and reused while the entry stays findable).
+  const bool shareable = !b->is_view() && b->raw_data() != nullptr;
+  if (shareable)
+    if (auto hit = packed_operands().find(key)) return hit;
   auto p = std::make_shared<PackedOperand>();
   p->source = *b;
   const int64_t K = trans ? b->dim(1) : b->dim(0), N = trans ? b->dim(0) : b->dim(1);
-  p->packed = PackedMatrix::pack_b(trans, K, N, b->data<float>(), b->dim(1), kernel_build_options().precision);
-  return std::shared_ptr<const PackedOperand>(std::move(p));
+  p->packed = PackedMatrix::pack_b(trans, K, N, b->data<float>(), b->dim(1), precision);
+  std::shared_ptr<const PackedOperand> shared(std::move(p));
+  if (shareable) packed_operands().add(key, shared);
+  return shared;
 }
 
 namespace {

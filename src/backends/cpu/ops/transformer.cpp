@@ -78,12 +78,12 @@ bool view_of(const Tensor& t, const std::string& layout, View& v, int64_t dims[4
 void run_attention(ThreadPool& pool, const attention::Problem& p, bool amx_allowed) {
   // Tasks: (b, h, row block); enough blocks that few heads (tiny_vit: 3)
   // still split evenly over the threads. Each block repacks its head's Kᵀ,
-  // so more blocks cost more (docs/performance.md).
+  // so more blocks cost more (docs/performance-decisions.md).
   const int64_t heads = p.B * p.H;
   int64_t threads = pool.num_threads();
   // One thread: one task per head (each task packs its head's Kᵀ). More:
   // the fewest row blocks per head that give every thread as many tasks,
-  // at least 16 rows a block (balance beat more tasks; docs/performance.md).
+  // at least 16 rows a block (balance beat more tasks; docs/performance-decisions.md).
   int64_t blocks = 1;
   if (threads > 1) {
     const int64_t cap = std::max<int64_t>(1, (p.Sq + 15) / 16);
@@ -95,7 +95,7 @@ void run_attention(ThreadPool& pool, const attention::Problem& p, bool amx_allow
   const bool avx512 = cpu_has_avx512();
   // bf16x3: Q's and V's head dims contiguous, and AMX still usable. Heads
   // of 64+ dims over 64+ keys only: with fewer the tile products are too
-  // short for their setup (A/B on tiny_vit and minilm: docs/performance.md).
+  // short for their setup (A/B on tiny_vit and minilm: docs/performance-decisions.md).
   const bool amx = amx_allowed && p.q.sd == 1 && p.v.sd == 1 && p.D >= 64 && p.Skv >= 64 && amx_bf16x3_available();
 #else
   [[maybe_unused]] const bool avx512 = false;
@@ -113,7 +113,7 @@ void run_attention(ThreadPool& pool, const attention::Problem& p, bool amx_allow
   // one thread rather than pay for a dispatch. minilm at sequence 16 (16K
   // per head) splits its 12 heads in two: the Q, K and V projections before
   // it split their columns over the threads, so each thread then reads the
-  // heads it wrote, in its own L2 (docs/performance.md).
+  // heads it wrote, in its own L2 (docs/performance-decisions.md).
   const int64_t task_work = std::max<int64_t>(1, rows_per * p.Skv * (p.D + p.Dv));
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / task_work);
   pool.parallel_for(heads * blocks, grain, [&](int64_t t0, int64_t t1) {
