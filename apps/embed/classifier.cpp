@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "embed/json_util.h"
+#include "embed/llm_reranker.h"
 #include "embed/token_inputs.h"
 #include "embed/tokenizer.h"
 
@@ -15,6 +16,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 bool is_classifier_folder(const std::string& dir) {
+  if (is_llm_reranker_folder(dir)) return true;
   auto config = jsonu::read_optional_json(model_folder_of(dir) / "config.json");
   if (!config.ok() || !config->is_object()) return false;
   auto arch = config->find("architectures");
@@ -35,6 +37,7 @@ struct Classifier::Impl {
   size_t output_index = 0;
   size_t max_length = 512;
   std::vector<std::string> labels;
+  std::unique_ptr<LlmReranker> llm;  // an LLM reranker's prompt and answer tokens
 };
 
 Classifier::Classifier(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -59,8 +62,22 @@ Result<std::unique_ptr<Classifier>> Classifier::create(const std::string& model_
   DLRT_ASSIGN_OR_RETURN(impl->session, open_model_session(model_path, options));
   DLRT_ASSIGN_OR_RETURN(impl->inputs, TokenInputs::from_session(*impl->session, model_path.string()));
 
-  // The logits: named so, else the one 2-D float output.
   const auto& outs = impl->session->outputs();
+  if (is_llm_reranker_folder(dir.string())) {
+    // A causal LM: logits [batch, sequence, vocabulary].
+    size_t i = 0;
+    while (i < outs.size() && !(outs[i].name == "logits" && outs[i].shape.size() == 3)) ++i;
+    if (i == outs.size() || outs[i].dtype != DType::kFloat32)
+      return InvalidModel(model_path.string() + ": an LLM reranker (config.json names a *ForCausalLM) needs a float32 "
+                          "\"logits\" [batch, sequence, vocabulary] output, as optimum's text-generation export has");
+    impl->output_index = i;
+    DLRT_ASSIGN_OR_RETURN(LlmReranker llm, LlmReranker::load(dir, *impl->tokenizer));
+    impl->llm = std::make_unique<LlmReranker>(std::move(llm));
+    impl->labels = {"yes"};
+    return std::unique_ptr<Classifier>(new Classifier(std::move(impl)));
+  }
+
+  // The logits: named so, else the one 2-D float output.
   size_t found = outs.size();
   for (size_t i = 0; i < outs.size() && found == outs.size(); ++i)
     if (outs[i].name == "logits") found = i;
@@ -84,6 +101,14 @@ Result<std::unique_ptr<Classifier>> Classifier::create(const std::string& model_
 }
 
 Result<Encoding> Classifier::tokenize(const ClassifierInput& input, bool* truncated) const {
+  if (impl_->llm) {
+    if (!input.pair)
+      return InvalidArgument("an LLM reranker scores (query, document) pairs, not a single text");
+    return impl_->llm->encode(*impl_->tokenizer, input.first, input.second, input.instruction, impl_->max_length,
+                              truncated);
+  }
+  if (!input.instruction.empty())
+    return InvalidArgument("an instruction is for LLM rerankers; this model is a sequence classifier");
   return encode_within(impl_->max_length, truncated, [&](size_t limit) {
     return input.pair ? impl_->tokenizer->encode_pair_checked(input.first, input.second, limit)
                       : impl_->tokenizer->encode_checked(input.first, limit);
@@ -100,6 +125,12 @@ Result<ClassifierResult> Classifier::score_encoded(const std::vector<Encoding>& 
   auto outputs = impl_->session->run(in.feeds, bounds, &result.report);
   if (!outputs.ok()) return outputs.status();
   const Tensor& logits = (*outputs)[impl_->output_index];
+  if (impl_->llm) {
+    DLRT_ASSIGN_OR_RETURN(std::vector<float> diff, impl_->llm->score(logits, in.mask));
+    if (diff.size() != batch.size()) return RuntimeError("the model's logits have the wrong batch size");
+    for (float d : diff) result.logits.push_back({d});
+    return result;
+  }
   const size_t n = impl_->labels.size();
   if (logits.rank() != 2 || logits.dim(0) != static_cast<int64_t>(batch.size()) || logits.dim(1) != static_cast<int64_t>(n) ||
       logits.dtype() != DType::kFloat32)
@@ -121,6 +152,7 @@ Result<ClassifierResult> Classifier::score(const std::vector<ClassifierInput>& i
 }
 
 const std::vector<std::string>& Classifier::labels() const { return impl_->labels; }
+bool Classifier::is_llm_reranker() const { return impl_->llm != nullptr; }
 std::string Classifier::model_name() const { return impl_->name; }
 size_t Classifier::max_length() const { return impl_->max_length; }
 RunReport Classifier::placement() const { return impl_->session->placement(); }

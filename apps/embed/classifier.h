@@ -6,7 +6,9 @@
 // the tokenizer files of an Embedder folder, and config.json whose
 // "architectures" name a *ForSequenceClassification class (that is how
 // is_classifier_folder() tells it from an embedding model) and whose
-// "id2label" names the labels ("LABEL_i" when absent).
+// "id2label" names the labels ("LABEL_i" when absent). An LLM reranker folder
+// (a causal LM, llm_reranker.h) is served too: one label, "yes", whose logit
+// is logit("yes") - logit("no") at the end of the reranker's prompt.
 //
 // Thread-safety: create() builds an immutable object; score() may be called
 // from many threads at once.
@@ -26,14 +28,18 @@ namespace dlrt::embed {
 
 class Tokenizer;
 
-// True when DIR/config.json names a *ForSequenceClassification architecture.
+// True when DIR/config.json names a *ForSequenceClassification architecture,
+// or DIR is an LLM reranker folder (is_llm_reranker_folder).
 bool is_classifier_folder(const std::string& dir);
 
 // One input of a classifier: a text, or a pair (query and passage).
+// `instruction`: an LLM reranker's task instruction for this pair ("": the
+// folder's default); other models refuse one.
 struct ClassifierInput {
   std::string first;
   std::string second;
   bool pair = false;
+  std::string instruction;
 };
 
 struct ClassifierResult {
@@ -62,6 +68,8 @@ class Classifier {
   dlrt::Result<ClassifierResult> score(const std::vector<ClassifierInput>& inputs) const;
 
   const std::vector<std::string>& labels() const;
+  // An LLM reranker (pairs only, instructions) rather than a sequence classifier.
+  bool is_llm_reranker() const;
   std::string model_name() const;
   size_t max_length() const;
   dlrt::RunReport placement() const;

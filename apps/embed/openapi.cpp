@@ -177,13 +177,42 @@ json schemas(const ModelLimits* limits) {
                           {"texts", {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}}},
                           {"raw_scores", {{"type", "boolean"}}},
                           {"return_text", {{"type", "boolean"}}},
-                          {"truncate", {{"type", "boolean"}}}}}};
+                          {"truncate", {{"type", "boolean"}}},
+                          {"instruction", {{"type", "string"}}}}}};
   s["RerankResponse"] = {{"type", "array"},
                          {"items",
                           {{"type", "object"},
                            {"required", {"index", "score"}},
                            {"properties",
                             {{"index", {{"type", "integer"}}}, {"score", {{"type", "number"}}}, {"text", {{"type", "string"}}}}}}}};
+  const json document = {{"oneOf",
+                          {{{"type", "string"}},
+                           {{"type", "object"}, {"required", {"text"}}, {"properties", {{"text", {{"type", "string"}}}}}}}}};
+  s["V1RerankRequest"] = {{"type", "object"},
+                          {"required", {"query", "documents"}},
+                          {"properties",
+                           {{"query", {{"type", "string"}}},
+                            {"documents", {{"type", "array"}, {"items", document}, {"minItems", 1}}},
+                            {"top_n", {{"type", "integer"}, {"minimum", 1}}},
+                            {"return_documents", {{"type", "boolean"}}},
+                            {"model", {{"type", "string"}}},
+                            {"truncate", {{"type", "boolean"}}},
+                            {"instruction", {{"type", "string"}}}}}};
+  s["V1RerankResponse"] = {
+      {"type", "object"},
+      {"required", {"model", "results", "usage"}},
+      {"properties",
+       {{"model", {{"type", "string"}}},
+        {"results",
+         {{"type", "array"},
+          {"items",
+           {{"type", "object"},
+            {"required", {"index", "relevance_score"}},
+            {"properties",
+             {{"index", {{"type", "integer"}}},
+              {"relevance_score", {{"type", "number"}}},
+              {"document", {{"type", "object"}, {"properties", {{"text", {{"type", "string"}}}}}}}}}}}}},
+        {"usage", {{"type", "object"}, {"properties", {{"total_tokens", {{"type", "integer"}}}}}}}}}};
   const json text_or_pair = {{"oneOf",
                               {{{"type", "string"}},
                                {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}, {"maxItems", 2}}}}};
@@ -242,7 +271,8 @@ json schemas(const ModelLimits* limits) {
                    {"model", {{"type", "string"}}},
                    {"dimension", {{"type", "integer"}}},
                    {"max_tokens", {{"type", "integer"}}}}}};
-  for (const char* r : {"EmbeddingsRequest", "EmbedRequest", "EmbedSparseRequest", "TokenizeRequest", "DecodeRequest", "RerankRequest", "PredictRequest"})
+  for (const char* r : {"EmbeddingsRequest", "EmbedRequest", "EmbedSparseRequest", "TokenizeRequest", "DecodeRequest",
+                        "RerankRequest", "V1RerankRequest", "PredictRequest"})
     nullable_optionals(s[r]);
   return s;
 }
@@ -273,7 +303,10 @@ std::string openapi_document(const std::string& version, const ModelLimits* limi
   paths["/embed_all"] = post("Per-token vectors (TEI); multi-vector models", "EmbedAllRequest", "EmbedAllResponse", "TeiError");
   paths["/tokenize"] = post("Tokens of texts (TEI)", "TokenizeRequest", "TokenizeResponse", "TeiError");
   paths["/decode"] = post("Text of token ids (TEI)", "DecodeRequest", "DecodeResponse", "TeiError");
-  paths["/rerank"] = post("Texts scored against a query by a cross-encoder (TEI)", "RerankRequest", "RerankResponse", "TeiError");
+  paths["/rerank"] = post("Texts scored against a query by a cross-encoder or LLM reranker (TEI)", "RerankRequest",
+                          "RerankResponse", "TeiError");
+  paths["/v1/rerank"] = post("Documents ranked against a query (Cohere, Jina)", "V1RerankRequest", "V1RerankResponse",
+                             "OpenAIError");
   paths["/predict"] = post("Label scores of a sequence classifier (TEI)", "PredictRequest", "PredictResponse", "TeiError");
   paths["/v1/models"] = get("The served model (OpenAI)", schema_ref("ModelList"));
   paths["/info"] = get("The served model and settings (TEI)", schema_ref("Info"));

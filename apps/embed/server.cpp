@@ -55,22 +55,52 @@ std::string request_id(const httplib::Request& req) {
   return buf;
 }
 
+// Every route: its path, the methods it answers, whether its errors take
+// TEI's shape (else OpenAI's), and whether a 404 lists it (aliases do not).
+struct RouteInfo {
+  const char* path;
+  const char* methods;
+  bool tei;
+  bool listed;
+};
+constexpr const char* kPost = "POST";
+constexpr const char* kGet = "GET, HEAD";
+constexpr RouteInfo kRoutes[] = {
+    {"/v1/embeddings", kPost, false, true}, {"/embeddings", kPost, false, false},
+    {"/embed", kPost, true, true},          {"/embed_sparse", kPost, true, true},
+    {"/embed_all", kPost, true, true},
+    {"/tokenize", kPost, true, true},       {"/decode", kPost, true, true},
+    {"/rerank", kPost, true, true},         {"/v1/rerank", kPost, false, true},
+    {"/predict", kPost, true, true},        {"/v1/models", kGet, false, true},
+    {"/info", kGet, false, true},           {"/health", kGet, false, true},
+    {"/ready", kGet, false, true},          {"/live", kGet, false, true},
+    {"/metrics", kGet, false, true},        {"/openapi.json", kGet, false, true},
+};
+
+const RouteInfo* find_route(const std::string& path) {
+  for (const RouteInfo& r : kRoutes)
+    if (path == r.path) return &r;
+  return nullptr;
+}
+
 // The methods a route answers ("" for a path that is not a route).
 const char* allowed_methods(const std::string& path) {
-  if (path == "/v1/embeddings" || path == "/embeddings" || path == "/embed" || path == "/embed_sparse" ||
-      path == "/tokenize" || path == "/decode" || path == "/rerank" || path == "/predict" ||
-      path == "/embed_all")
-    return "POST";
-  if (path == "/v1/models" || path == "/info" || path == "/health" || path == "/metrics" || path == "/openapi.json" ||
-      path == "/ready" || path == "/live")
-    return "GET, HEAD";
-  return "";
+  const RouteInfo* r = find_route(path);
+  return r ? r->methods : "";
 }
 
 // TEI's routes answer errors in TEI's shape, the others in OpenAI's.
 bool tei_route(const std::string& path) {
-  return path == "/embed" || path == "/embed_sparse" || path == "/tokenize" || path == "/decode" || path == "/rerank" ||
-         path == "/predict" || path == "/embed_all";
+  const RouteInfo* r = find_route(path);
+  return r && r->tei;
+}
+
+// "POST /v1/embeddings, POST /embed, ..., GET /openapi.json" (a 404's list).
+std::string route_list() {
+  std::string s;
+  for (const RouteInfo& r : kRoutes)
+    if (r.listed) s += std::string(s.empty() ? "" : ", ") + (r.methods == kPost ? "POST " : "GET ") + r.path;
+  return s;
 }
 
 // Compares without an early exit, so the time taken does not tell how much of a guess was right.
@@ -110,10 +140,8 @@ thread_local size_t t_inputs = 0, t_tokens = 0;
 thread_local bool t_request_counted = false;
 
 std::string route_label(const std::string& path) {
-  for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/embed_sparse", "/embed_all", "/tokenize", "/decode", "/rerank", "/predict", "/v1/models",
-                        "/info", "/health", "/ready", "/live", "/metrics", "/openapi.json"})
-    if (path == r) return r;
-  return "other";
+  const RouteInfo* r = find_route(path);
+  return r ? r->path : "other";
 }
 
 // The listening TCP socket of this process on `port` (httplib does not expose
@@ -498,6 +526,7 @@ void EmbedServer::install_routes() {
   s.Post("/tokenize", with_body(Api::kTei, [this](const std::string& body) { return handle_tokenize(body); }));
   s.Post("/decode", with_body(Api::kTei, [this](const std::string& body) { return handle_decode(body); }));
   s.Post("/rerank", with_body(Api::kTei, [this](const std::string& body) { return handle_rerank(body); }));
+  s.Post("/v1/rerank", with_body(Api::kOpenAI, [this](const std::string& body) { return handle_v1_rerank(body); }));
   s.Post("/predict", with_body(Api::kTei, [this](const std::string& body) { return handle_predict(body); }));
   s.Post("/embed_all", with_body(Api::kTei, [this](const std::string& body) { return handle_embed_all(body); }));
   s.Get("/v1/models", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(true)); });
@@ -629,8 +658,7 @@ void EmbedServer::install_routes() {
       message = "the request body is larger than " + std::to_string(config_.max_body_bytes) + " bytes (max_body_bytes)";
     else if (res.status == 404)
       message = "no route " + req.method + " " + req.path +
-                "; routes: POST /v1/embeddings, POST /embed, POST /embed_sparse, POST /embed_all, POST /tokenize, POST /decode, POST /rerank, POST /predict, GET /v1/models, "
-                "GET /info, GET /health, GET /ready, GET /live, GET /metrics, GET /openapi.json";
+                "; routes: " + route_list();
     else
       message = "HTTP " + std::to_string(res.status) + (res.status == 400 ? ": malformed request" : "");
     if (tei_route(req.path))

@@ -12,9 +12,12 @@
 //                        "is_query"? (multi-vector models)} -> [[[...], ...], ...] (per input, per token)
 //   POST /tokenize       TEI-style: {"inputs": str | [str], "add_special_tokens"?, "prompt_name"?}
 //                        -> [[{"id","text","special","start","stop"}, ...], ...]
-//   POST /rerank         TEI-style, cross-encoders: {"query", "texts", "raw_scores"?, "return_text"?, "truncate"?}
-//                        -> [{"index","score","text"?}] by score, highest first; a multi-vector
-//                        model scores by MaxSim (server_multi_vector.cpp)
+//   POST /rerank         TEI-style, cross-encoders and LLM rerankers: {"query", "texts", "raw_scores"?,
+//                        "return_text"?, "truncate"?, "instruction"?} -> [{"index","score","text"?}] by score,
+//                        highest first; a multi-vector model scores by MaxSim (server_multi_vector.cpp)
+//   POST /v1/rerank      Cohere/Jina-style: {"query", "documents": [str | {"text"}], "top_n"?, "return_documents"?,
+//                        "model"?, "truncate"? (default true), "instruction"?} -> {"model", "results": [{"index",
+//                        "relevance_score", "document"?: {"text"}}], "usage": {"total_tokens"}}
 //   POST /predict        TEI-style, classifiers: {"inputs": str | [a, b] | [[...], ...], "raw_scores"?}
 //                        -> [{"score","label"}] (per input for a batch), highest first
 //   POST /decode         TEI-style: {"ids": [id] | [[id], ...], "skip_special_tokens"?} -> ["text", ...]
@@ -109,6 +112,15 @@ class EmbedModel {
   virtual Result<Encoding> tokenize_pair(std::string_view first, std::string_view second, bool* truncated) const {
     return Unsupported("this model does not take text pairs");
   }
+  // A (query, document) pair for /rerank and /v1/rerank with a task
+  // instruction ("": the model's default); only LLM rerankers take one.
+  virtual Result<Encoding> tokenize_rerank(std::string_view query, std::string_view document,
+                                           const std::string& instruction, bool* truncated) const {
+    if (!instruction.empty()) return InvalidArgument("'instruction' is for LLM rerankers; the served model takes none");
+    return tokenize_pair(query, document, truncated);
+  }
+  // "llm" for an LLM reranker (llm_reranker.h), "" otherwise (/info).
+  virtual std::string reranker_kind() const { return ""; }
   // Logits, one row per encoding; `bounds` as embed_encoded's.
   virtual Result<std::vector<std::vector<float>>> classify(const std::vector<Encoding>& batch,
                                                            const dlrt::RunOptions& bounds) const {
@@ -195,6 +207,15 @@ class EmbedServer {
   Reply handle_tokenize(const std::string& body);
   Reply handle_decode(const std::string& body);
   Reply handle_rerank(const std::string& body);
+  Reply handle_v1_rerank(const std::string& body);
+  // What both rerank routes share: `query` against each document (the
+  // served model's pair or LLM-reranker prompt, `instruction` for the
+  // latter), over-long pairs cut when `truncate`, else a 413. Fills `score`
+  // (sigmoid of the one logit, or the logit when `raw`) and `tokens`; the
+  // reply is an error when its status is not 200.
+  Reply score_documents(Api api, const std::string& query, const std::vector<std::string>& documents,
+                        const std::string& instruction, bool truncate, bool raw, std::vector<float>& score,
+                        size_t& tokens);
   Reply handle_predict(const std::string& body);
   Reply handle_embed_all(const std::string& body);
   Reply handle_rerank_maxsim(const std::string& body);  // /rerank of a multi-vector model

@@ -1,5 +1,6 @@
-// dlrt serve's routes for sequence classifiers (cross-encoders): POST /rerank
-// and POST /predict, TEI's request and answer shapes (see server.h).
+// dlrt serve's routes for sequence classifiers (cross-encoders) and LLM
+// rerankers: POST /rerank and POST /predict in TEI's request and answer shapes,
+// POST /v1/rerank in Cohere's and Jina's (see server.h).
 #include <httplib.h>
 
 #include <algorithm>
@@ -29,6 +30,12 @@ std::vector<float> scores(const std::vector<float>& logits, bool raw) {
   return out;
 }
 
+// A document object's "text" when it is a string, else null.
+const json* document_text(const json& v) {
+  auto f = v.find("text");
+  return f != v.end() && f->is_string() ? &*f : nullptr;
+}
+
 bool optional_bool(const json& body, const char* name, bool def, std::string& error) {
   auto f = body.find(name);
   if (f == body.end() || f->is_null()) return def;
@@ -41,18 +48,76 @@ bool optional_bool(const json& body, const char* name, bool def, std::string& er
 
 }  // namespace
 
+EmbedServer::Reply EmbedServer::score_documents(Api api, const std::string& query,
+                                                const std::vector<std::string>& documents,
+                                                const std::string& instruction, bool truncate, bool raw,
+                                                std::vector<float>& score, size_t& tokens) {
+  auto m = model();
+  if (!m) return error_reply(api, 503, "unavailable", "the model is still loading; retry shortly");
+  std::vector<Encoding> batch;
+  tokens = 0;
+  for (size_t i = 0; i < documents.size(); ++i) {
+    bool truncated = false;
+    auto enc = m->tokenize_rerank(query, documents[i], instruction, &truncated);
+    if (!enc.ok()) return error_reply(api, 422, "invalid_request_error", enc.status().message());
+    if (truncated && !truncate)
+      return error_reply(api, 413, "invalid_request_error",
+                         "the query with document " + std::to_string(i) + " has more than " +
+                             std::to_string(m->max_length()) + " tokens; shorten it or send \"truncate\": true");
+    tokens += enc->ids.size();
+    batch.push_back(std::move(enc).value());
+  }
+  auto logits = m->classify(batch, request_bounds());
+  if (!logits.ok()) return run_error_reply(api, logits.status(), "scoring");
+  score.resize(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) score[i] = scores((*logits)[i], raw)[0];
+  return Reply{};
+}
+
+namespace {
+
+// The reranker checks both routes make before scoring; "" when the model can rerank.
+std::string rerank_model_error(const EmbedModel& m, const char* route) {
+  if (m.is_multi_vector())
+    return std::string("the served model is a multi-vector (ColBERT) model: it scores by MaxSim on POST /rerank, not ") +
+           route;
+  if (!m.is_classifier())
+    return std::string("the served model is an embedding model: ") + route +
+           " needs a reranker (a cross-encoder or an LLM reranker" +
+           (std::string(route) == "/rerank" ? ", or a multi-vector model)" : ")");
+  if (m.labels().size() != 1)
+    return "the served classifier has " + std::to_string(m.labels().size()) + " labels; " + route +
+           " needs a model with one score (use /predict)";
+  return "";
+}
+
+// An optional string field ("" when absent or null).
+std::string optional_string(const json& body, const char* name, std::string& error) {
+  auto f = body.find(name);
+  if (f == body.end() || f->is_null()) return "";
+  if (!f->is_string()) {
+    error = std::string("'") + name + "' must be a string";
+    return "";
+  }
+  return f->get<std::string>();
+}
+
+// Indices 0..n-1 by score, highest first (ties in input order).
+std::vector<size_t> by_score(const std::vector<float>& score) {
+  std::vector<size_t> order(score.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
+  return order;
+}
+
+}  // namespace
+
 EmbedServer::Reply EmbedServer::handle_rerank(const std::string& body) {
   auto m = model();
   if (!m) return error_reply(Api::kTei, 503, "unavailable", "the model is still loading; retry shortly");
   if (m->is_multi_vector()) return handle_rerank_maxsim(body);
-  if (!m->is_classifier())
-    return error_reply(Api::kTei, 400, "invalid_request_error",
-                       "the served model is an embedding model: /rerank needs a cross-encoder (a sequence classifier) "
-                       "or a multi-vector model");
-  if (m->labels().size() != 1)
-    return error_reply(Api::kTei, 400, "invalid_request_error",
-                       "the served classifier has " + std::to_string(m->labels().size()) +
-                           " labels; /rerank needs a model with one score (use /predict)");
+  if (std::string e = rerank_model_error(*m, "/rerank"); !e.empty())
+    return error_reply(Api::kTei, 400, "invalid_request_error", e);
   json req;
   if (std::string e = parse_body_json(body, req); !e.empty()) return error_reply(Api::kTei, 400, "invalid_request_error", e);
   if (!req.is_object()) return error_reply(Api::kTei, 422, "invalid_request_error", "the body must be a JSON object");
@@ -69,33 +134,84 @@ EmbedServer::Reply EmbedServer::handle_rerank(const std::string& body) {
   const bool raw = optional_bool(req, "raw_scores", false, field_error);
   const bool return_text = optional_bool(req, "return_text", false, field_error);
   const bool truncate = optional_bool(req, "truncate", config_.truncate, field_error);
+  const std::string instruction = optional_string(req, "instruction", field_error);
   if (!field_error.empty()) return error_reply(Api::kTei, 422, "invalid_request_error", field_error);
-  std::vector<Encoding> batch;
+  std::vector<std::string> texts;
   for (size_t i = 0; i < t->size(); ++i) {
     if (!(*t)[i].is_string())
       return error_reply(Api::kTei, 422, "invalid_request_error", "'texts'[" + std::to_string(i) + "] is not a string");
-    bool truncated = false;
-    auto enc = m->tokenize_pair(q->get<std::string>(), (*t)[i].get<std::string>(), &truncated);
-    if (!enc.ok()) return error_reply(Api::kTei, 422, "invalid_request_error", enc.status().message());
-    if (truncated && !truncate)
-      return error_reply(Api::kTei, 413, "invalid_request_error",
-                         "the query with text " + std::to_string(i) + " has more than " + std::to_string(m->max_length()) +
-                             " tokens; shorten it or send \"truncate\": true");
-    batch.push_back(std::move(enc).value());
+    texts.push_back((*t)[i].get<std::string>());
   }
-  auto logits = m->classify(batch, request_bounds());
-  if (!logits.ok()) return run_error_reply(Api::kTei, logits.status(), "scoring");
-  std::vector<size_t> order(batch.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::vector<float> score(batch.size());
-  for (size_t i = 0; i < batch.size(); ++i) score[i] = scores((*logits)[i], raw)[0];
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
+  std::vector<float> score;
+  size_t tokens = 0;
+  if (Reply r = score_documents(Api::kTei, q->get<std::string>(), texts, instruction, truncate, raw, score, tokens);
+      r.status != 200)
+    return r;
   json out = json::array();
-  for (size_t i : order) {
+  for (size_t i : by_score(score)) {
     json r = {{"index", i}, {"score", score[i]}};
-    if (return_text) r["text"] = (*t)[i];
+    if (return_text) r["text"] = texts[i];
     out.push_back(std::move(r));
   }
+  Reply reply;
+  reply.body = out.dump(-1, ' ', false, json::error_handler_t::replace);
+  return reply;
+}
+
+EmbedServer::Reply EmbedServer::handle_v1_rerank(const std::string& body) {
+  const Api api = Api::kOpenAI;
+  auto m = model();
+  if (!m) return error_reply(api, 503, "unavailable", "the model is still loading; retry shortly");
+  if (std::string e = rerank_model_error(*m, "/v1/rerank"); !e.empty())
+    return error_reply(api, 400, "invalid_request_error", e);
+  json req;
+  if (std::string e = parse_body_json(body, req); !e.empty()) return error_reply(api, 400, "invalid_request_error", e);
+  if (!req.is_object()) return error_reply(api, 422, "invalid_request_error", "the body must be a JSON object");
+  auto q = req.find("query");
+  if (q == req.end() || !q->is_string()) return error_reply(api, 422, "invalid_request_error", "'query' must be a string");
+  auto d = req.find("documents");
+  if (d == req.end() || !d->is_array() || d->empty())
+    return error_reply(api, 422, "invalid_request_error",
+                       "'documents' must be a non-empty array of strings or {\"text\": string} objects");
+  if (d->size() > config_.max_inputs_per_request)
+    return error_reply(api, 413, "invalid_request_error",
+                       std::to_string(d->size()) + " documents in one request; the limit is " +
+                           std::to_string(config_.max_inputs_per_request) + " (max_inputs_per_request)");
+  std::string field_error;
+  const bool return_documents = optional_bool(req, "return_documents", false, field_error);
+  const bool truncate = optional_bool(req, "truncate", true, field_error);
+  const std::string instruction = optional_string(req, "instruction", field_error);
+  (void)optional_string(req, "model", field_error);  // one model is served: any name is that model
+  if (!field_error.empty()) return error_reply(api, 422, "invalid_request_error", field_error);
+  size_t top_n = d->size();
+  if (auto n = req.find("top_n"); n != req.end() && !n->is_null()) {
+    if (!n->is_number_integer() || n->get<int64_t>() < 1)
+      return error_reply(api, 422, "invalid_request_error", "'top_n' must be an integer >= 1");
+    top_n = std::min(top_n, static_cast<size_t>(n->get<int64_t>()));
+  }
+  std::vector<std::string> docs;
+  for (size_t i = 0; i < d->size(); ++i) {
+    const json& v = (*d)[i];
+    const json* text = v.is_object() ? document_text(v) : nullptr;
+    if (v.is_string()) docs.push_back(v.get<std::string>());
+    else if (text) docs.push_back(text->get<std::string>());
+    else
+      return error_reply(api, 422, "invalid_request_error",
+                         "'documents'[" + std::to_string(i) + "] is neither a string nor an object with a \"text\" string");
+  }
+  std::vector<float> score;
+  size_t tokens = 0;
+  if (Reply r = score_documents(api, q->get<std::string>(), docs, instruction, truncate, false, score, tokens);
+      r.status != 200)
+    return r;
+  json results = json::array();
+  for (size_t i : by_score(score)) {
+    if (results.size() == top_n) break;
+    json r = {{"index", i}, {"relevance_score", score[i]}};
+    if (return_documents) r["document"] = {{"text", docs[i]}};
+    results.push_back(std::move(r));
+  }
+  json out = {{"model", m->model_name()}, {"results", std::move(results)}, {"usage", {{"total_tokens", tokens}}}};
   Reply reply;
   reply.body = out.dump(-1, ' ', false, json::error_handler_t::replace);
   return reply;

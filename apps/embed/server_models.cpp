@@ -81,11 +81,16 @@ class ClassifierModel final : public EmbedModel {
  public:
   explicit ClassifierModel(std::shared_ptr<const Classifier> c) : c_(std::move(c)) {}
   Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
-    return c_->tokenize(ClassifierInput{std::string(text), {}, false}, truncated);
+    return c_->tokenize(ClassifierInput{std::string(text), {}, false, {}}, truncated);
   }
   Result<Encoding> tokenize_pair(std::string_view first, std::string_view second, bool* truncated) const override {
-    return c_->tokenize(ClassifierInput{std::string(first), std::string(second), true}, truncated);
+    return c_->tokenize(ClassifierInput{std::string(first), std::string(second), true, {}}, truncated);
   }
+  Result<Encoding> tokenize_rerank(std::string_view query, std::string_view document, const std::string& instruction,
+                                   bool* truncated) const override {
+    return c_->tokenize(ClassifierInput{std::string(query), std::string(document), true, instruction}, truncated);
+  }
+  std::string reranker_kind() const override { return c_->is_llm_reranker() ? "llm" : ""; }
   Result<EmbedResult> embed_encoded(const std::vector<Encoding>&, const dlrt::RunOptions&) const override {
     return InvalidArgument("the served model is a sequence classifier: use /rerank or /predict");
   }
@@ -123,6 +128,12 @@ std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classif
 
 Status warm_up(const EmbedModel& model) {
   bool truncated = false;
+  if (model.reranker_kind() == "llm") {  // takes pairs only
+    DLRT_ASSIGN_OR_RETURN(Encoding pair, model.tokenize_pair("warm up", "the model before serving", &truncated));
+    DLRT_ASSIGN_OR_RETURN(auto logits, model.classify({pair}, {}));
+    if (logits.size() != 1) return Internal("warm-up run returned " + std::to_string(logits.size()) + " rows");
+    return Status::Ok();
+  }
   DLRT_ASSIGN_OR_RETURN(Encoding enc, model.tokenize("warm up the model before serving", &truncated));
   if (model.is_classifier()) {
     DLRT_ASSIGN_OR_RETURN(auto logits, model.classify({enc}, {}));

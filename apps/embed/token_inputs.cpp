@@ -108,14 +108,27 @@ Result<TokenInputs> TokenInputs::from_session(const Session& session, const std:
   TokenInputs t;
   bool has_ids = false;
   for (const TensorInfo& in : session.inputs()) {
-    Input mi{in.name, Kind::kIds, in.dtype};
+    Input mi{in.name, Kind::kIds, in.dtype, {}};
     if (in.name == "input_ids") mi.kind = Kind::kIds, has_ids = true;
     else if (in.name == "attention_mask") mi.kind = Kind::kMask;
     else if (in.name == "token_type_ids") mi.kind = Kind::kTypes;
     else if (in.name == "position_ids") mi.kind = Kind::kPositions;
+    else if (in.name.rfind("past_key_values.", 0) == 0) mi.kind = Kind::kPast;
     else
       return InvalidModel(what + ": model input \"" + in.name +
-                          "\" is not one of input_ids, attention_mask, token_type_ids, position_ids");
+                          "\" is not one of input_ids, attention_mask, token_type_ids, position_ids, past_key_values.*");
+    if (mi.kind == Kind::kPast) {
+      // A decoder's key/value cache: empty, as for the first step of generation.
+      const auto& s = in.shape;
+      if (s.size() != 4 || s[1] <= 0 || s[3] <= 0 ||
+          (in.dtype != DType::kFloat32 && in.dtype != DType::kFloat16 && in.dtype != DType::kBFloat16))
+        return InvalidModel(what + ": model input \"" + in.name +
+                            "\" must be a float [batch, heads, past, head_size] cache with heads and head_size fixed, not " +
+                            dtype_name(in.dtype) + " " + shape_to_string(s));
+      mi.shape = s;
+      t.inputs_.push_back(mi);
+      continue;
+    }
     if (in.dtype != DType::kInt64 && in.dtype != DType::kInt32)
       return InvalidModel(what + ": model input \"" + in.name + "\" must be int64 or int32, not " + dtype_name(in.dtype));
     t.inputs_.push_back(mi);
@@ -165,6 +178,10 @@ Status TokenInputs::make_batch(const std::vector<Encoding>& batch, int64_t pad_i
   out.narrow.clear();
   out.narrow.reserve(inputs_.size());
   for (const Input& in : inputs_) {
+    if (in.kind == Kind::kPast) {
+      DLRT_ASSIGN_OR_RETURN(out.feeds[in.name], Tensor::allocate(in.dtype, {static_cast<int64_t>(b), in.shape[1], 0, in.shape[3]}));
+      continue;
+    }
     std::vector<int64_t>* src = in.kind == Kind::kIds     ? &out.ids
                                 : in.kind == Kind::kMask  ? &out.mask
                                 : in.kind == Kind::kTypes ? &out.types

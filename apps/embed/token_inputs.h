@@ -1,7 +1,8 @@
 // What the Embedder and the Classifier share about a text model folder: its
 // model file and session, encoding an input within the length limit, the
 // model's token inputs (input_ids, attention_mask, token_type_ids,
-// position_ids; int64 or int32), and a padded batch of encodings as the
+// position_ids; int64 or int32; and a decoder's past_key_values.*, fed empty:
+// a whole text is one step), and a padded batch of encodings as the
 // tensors to feed them.
 #pragma once
 
@@ -50,8 +51,10 @@ Result<Encoding> encode_within(size_t max_length, bool* truncated,
 
 class TokenInputs {
  public:
-  // The session's inputs, each one of the four above (kInvalidModel
-  // otherwise, or without input_ids); `what` names the model in messages.
+  // The session's inputs, each one of the four above or a past key/value
+  // cache "past_key_values.*" ([batch, heads, past, head_size] with heads and
+  // head_size fixed; kInvalidModel otherwise, or without input_ids); `what`
+  // names the model in messages.
   static Result<TokenInputs> from_session(const Session& session, const std::string& what);
 
   // A batch padded to its longest encoding with `pad_id` (right side). Its
@@ -72,11 +75,12 @@ class TokenInputs {
                     Batch& out) const;
 
  private:
-  enum class Kind { kIds, kMask, kTypes, kPositions };
+  enum class Kind { kIds, kMask, kTypes, kPositions, kPast };
   struct Input {
     std::string name;
     Kind kind;
     DType dtype;
+    std::vector<int64_t> shape;  // kPast: [batch, heads, past, head_size]
   };
   std::vector<Input> inputs_;
 };

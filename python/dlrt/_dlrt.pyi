@@ -499,7 +499,10 @@ class CrossEncoder:
     """
     A cross-encoder (reranker) or text-pair classifier from a Hugging Face
     sequence-classification ONNX folder (model.onnx with a logits output, config.json naming a
-    *ForSequenceClassification architecture and its id2label, the tokenizer files).
+    *ForSequenceClassification architecture and its id2label, the tokenizer files), or an LLM
+    reranker folder (a causal LM such as Qwen3-Reranker exported with its logits, config.json naming a
+    *ForCausalLM, no modules.json): one label "yes", scored softmax([logit(no), logit(yes)]) at the
+    end of its prompt, so predict's default sigmoid gives that probability.
 
     CrossEncoder(model_folder, device=None, threads=0, strict=False, max_length=None)
 
@@ -510,7 +513,7 @@ class CrossEncoder:
     def __init__(self, model_folder: object, device: str | None = None, threads: int = 0, strict: bool = False, max_length: int | None = None) -> None:
         """Loads the folder; see the class docstring."""
 
-    def predict(self, sentences: object, batch_size: int = 32, show_progress_bar: bool = False, convert_to_numpy: bool = True, apply_softmax: bool = False, activation: str | None = None) -> object:
+    def predict(self, sentences: object, batch_size: int = 32, show_progress_bar: bool = False, convert_to_numpy: bool = True, apply_softmax: bool = False, activation: str | None = None, instruction: str | None = None) -> object:
         """
         Scores text pairs, as sentence-transformers' CrossEncoder.predict.
 
@@ -523,20 +526,26 @@ class CrossEncoder:
         apply_softmax      with several labels, the softmax of each row.
         activation         "sigmoid" (the default for one label, as sentence-transformers),
                            "identity" (the raw logits; the default for several labels) or "softmax".
+        instruction        an LLM reranker's task instruction for these pairs (None: the folder's
+                           default); other models raise ValueError.
 
         The GIL is released while the pairs are tokenized and the model runs.
         """
 
-    def rank(self, query: str, documents: Sequence[str], top_k: int | None = None, return_documents: bool = False, batch_size: int = 32) -> list:
+    def rank(self, query: str, documents: Sequence[str], top_k: int | None = None, return_documents: bool = False, batch_size: int = 32, instruction: str | None = None) -> list:
         """
         Ranks documents against a query, as sentence-transformers' CrossEncoder.rank:
         a list of {"corpus_id", "score"(, "text")} dicts, highest score first, top_k of them
-        (None: all). Needs a one-label model.
+        (None: all). Needs a one-label model. instruction: as predict's.
         """
 
     @property
     def labels(self) -> list[str]:
-        """The labels, from config.json's id2label."""
+        """The labels, from config.json's id2label (["yes"] for an LLM reranker)."""
+
+    @property
+    def is_llm_reranker(self) -> bool:
+        """True for an LLM reranker folder (pairs only, instructions)."""
 
     @property
     def max_length(self) -> int:

@@ -18,7 +18,10 @@ namespace {
 
 const char* const kCrossEncoderDoc = R"(A cross-encoder (reranker) or text-pair classifier from a Hugging Face
 sequence-classification ONNX folder (model.onnx with a logits output, config.json naming a
-*ForSequenceClassification architecture and its id2label, the tokenizer files).
+*ForSequenceClassification architecture and its id2label, the tokenizer files), or an LLM
+reranker folder (a causal LM such as Qwen3-Reranker exported with its logits, config.json naming a
+*ForCausalLM, no modules.json): one label "yes", scored softmax([logit(no), logit(yes)]) at the
+end of its prompt, so predict's default sigmoid gives that probability.
 
 CrossEncoder(model_folder, device=None, threads=0, strict=False, max_length=None)
 
@@ -36,12 +39,14 @@ convert_to_numpy   True: a numpy array; False: a list.
 apply_softmax      with several labels, the softmax of each row.
 activation         "sigmoid" (the default for one label, as sentence-transformers),
                    "identity" (the raw logits; the default for several labels) or "softmax".
+instruction        an LLM reranker's task instruction for these pairs (None: the folder's
+                   default); other models raise ValueError.
 
 The GIL is released while the pairs are tokenized and the model runs.)";
 
 const char* const kRankDoc = R"(Ranks documents against a query, as sentence-transformers' CrossEncoder.rank:
 a list of {"corpus_id", "score"(, "text")} dicts, highest score first, top_k of them
-(None: all). Needs a one-label model.)";
+(None: all). Needs a one-label model. instruction: as predict's.)";
 
 struct PyCrossEncoder {
   std::unique_ptr<embed::Classifier> classifier;
@@ -74,15 +79,15 @@ void init_cross_encoder(PyCrossEncoder* self, nb::handle folder, std::optional<s
 }
 
 embed::ClassifierInput input_of(nb::handle item) {
-  if (PyUnicode_Check(item.ptr())) return {utf8_of(item, "a text"), {}, false};
+  if (PyUnicode_Check(item.ptr())) return {utf8_of(item, "a text"), {}, false, {}};
   std::vector<std::string> parts;
   for (nb::handle s : nb::iter(item)) {
     if (!PyUnicode_Check(s.ptr())) throw nb::type_error("a pair must hold two str");
     parts.push_back(utf8_of(s, "a text of a pair"));
   }
-  if (parts.size() == 1) return {parts[0], {}, false};
+  if (parts.size() == 1) return {parts[0], {}, false, {}};
   if (parts.size() != 2) throw nb::value_error(("a pair must hold two texts, got " + std::to_string(parts.size())).c_str());
-  return {parts[0], parts[1], true};
+  return {parts[0], parts[1], true, {}};
 }
 
 // Logits of every input (rows), batch_size at a time. Runs without the GIL.
@@ -116,7 +121,8 @@ void activate(std::vector<float>& scores, size_t labels, const std::string& acti
 }
 
 nb::object predict(PyCrossEncoder& self, nb::handle sentences, int64_t batch_size, bool show_progress_bar,
-                   bool convert_to_numpy, bool apply_softmax, std::optional<std::string> activation) {
+                   bool convert_to_numpy, bool apply_softmax, std::optional<std::string> activation,
+                   std::optional<std::string> instruction) {
   (void)show_progress_bar;
   embed::Classifier& c = get(self);
   if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
@@ -129,6 +135,7 @@ nb::object predict(PyCrossEncoder& self, nb::handle sentences, int64_t batch_siz
   if (single) inputs.push_back(input_of(sentences));
   else
     for (nb::handle item : nb::iter(sentences)) inputs.push_back(input_of(item));
+  for (embed::ClassifierInput& in : inputs) in.instruction = instruction.value_or("");
   const size_t labels = c.labels().size();
   std::string act = activation.value_or(apply_softmax && labels > 1 ? "softmax" : labels == 1 ? "sigmoid" : "identity");
   if (act != "sigmoid" && act != "identity" && act != "softmax")
@@ -152,14 +159,15 @@ nb::object predict(PyCrossEncoder& self, nb::handle sentences, int64_t batch_siz
 }
 
 nb::list rank(PyCrossEncoder& self, const std::string& query, const std::vector<std::string>& documents,
-              std::optional<int64_t> top_k, bool return_documents, int64_t batch_size) {
+              std::optional<int64_t> top_k, bool return_documents, int64_t batch_size,
+              std::optional<std::string> instruction) {
   embed::Classifier& c = get(self);
   if (c.labels().size() != 1)
     raise_status(InvalidArgument("rank needs a one-label model (a reranker); this one has " +
                                  std::to_string(c.labels().size()) + " labels: use predict"));
   if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
   std::vector<embed::ClassifierInput> inputs;
-  for (const std::string& d : documents) inputs.push_back({query, d, true});
+  for (const std::string& d : documents) inputs.push_back({query, d, true, instruction.value_or("")});
   std::vector<float> scores;
   Status status;
   {
@@ -192,10 +200,14 @@ void bind_cross_encoder(nb::module_& m) {
            "Loads the folder; see the class docstring.")
       .def("predict", &predict, nb::arg("sentences"), nb::arg("batch_size") = 32,
            nb::arg("show_progress_bar") = false, nb::arg("convert_to_numpy") = true, nb::arg("apply_softmax") = false,
-           nb::arg("activation") = nb::none(), kPredictDoc)
+           nb::arg("activation") = nb::none(), nb::arg("instruction") = nb::none(), kPredictDoc)
       .def("rank", &rank, nb::arg("query"), nb::arg("documents"), nb::arg("top_k") = nb::none(),
-           nb::arg("return_documents") = false, nb::arg("batch_size") = 32, kRankDoc)
-      .def_prop_ro("labels", [](PyCrossEncoder& c) { return get(c).labels(); }, "The labels, from config.json's id2label.")
+           nb::arg("return_documents") = false, nb::arg("batch_size") = 32, nb::arg("instruction") = nb::none(),
+           kRankDoc)
+      .def_prop_ro("labels", [](PyCrossEncoder& c) { return get(c).labels(); },
+                   "The labels, from config.json's id2label ([\"yes\"] for an LLM reranker).")
+      .def_prop_ro("is_llm_reranker", [](PyCrossEncoder& c) { return get(c).is_llm_reranker(); },
+                   "True for an LLM reranker folder (pairs only, instructions).")
       .def_prop_ro("max_length", [](PyCrossEncoder& c) { return get(c).max_length(); },
                    "Tokens per pair, special tokens included (longer pairs are truncated).")
       .def("placement", [](PyCrossEncoder& c) { return get(c).placement(); },

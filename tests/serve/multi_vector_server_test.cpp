@@ -89,6 +89,11 @@ TEST(MultiVectorServer, RefusesPooledRoutesAndBadFields) {
   r = ts.post("/rerank", R"({"query": "a cat", "texts": []})");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 422) << r->body;
+  // Cohere/Jina's /v1/rerank is for cross-encoders and LLM rerankers: it names /rerank.
+  r = ts.post("/v1/rerank", R"({"query": "a cat", "documents": ["a dog"]})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("MaxSim on POST /rerank"), std::string::npos) << r->body;
   // One string in: still a list per input.
   r = ts.post("/embed_all", R"({"inputs": "dogs"})");
   ASSERT_TRUE(r);

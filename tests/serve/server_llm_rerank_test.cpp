@@ -1,0 +1,144 @@
+// dlrt serve with the LLM reranker of tests/models/retrieval (qwen3_rerank):
+// POST /v1/rerank (Cohere's and Jina's shapes) and POST /rerank against the
+// model card's scores in torch; /v1/rerank's errors; an embedding model refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "embed/classifier.h"
+#include "test_server.h"
+
+namespace dlrt::embed {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using testing::TestServer;
+using testing::body_json;
+
+const fs::path kDir = fs::path(DLRT_TEST_DIR) / "models" / "retrieval";
+
+const json& reference() {
+  static const json r = [] {
+    std::ifstream f(kDir / "decoder_reference.json");
+    return json::parse(f);
+  }()["qwen3_rerank"];
+  return r;
+}
+
+struct RerankServer : TestServer {
+  RerankServer() : TestServer({}, /*with_model=*/false) {
+    EmbedderOptions o;
+    o.device = "cpu";
+    o.threads = 2;
+    auto c = Classifier::create((kDir / "qwen3_rerank").string(), o);
+    EXPECT_TRUE(c.ok()) << c.status().to_string();
+    if (c.ok()) server->set_model(classifier_model(std::shared_ptr<const Classifier>(std::move(c).value())));
+  }
+};
+
+// The reference's scores of query q (pairs are query-major) against every document.
+std::vector<double> want_scores(size_t q, const char* key = "scores") {
+  const size_t n = reference()["documents"].size();
+  std::vector<double> out;
+  for (size_t d = 0; d < n; ++d) out.push_back(reference()[key][q * n + d].get<double>());
+  return out;
+}
+
+TEST(ServeLlmRerank, V1RerankAsCohereAndJina) {
+  RerankServer s;
+  const json& ref = reference();
+  for (size_t q = 0; q < ref["queries"].size(); ++q) {
+    // Documents as strings and as {"text"} objects, mixed.
+    json docs = json::array();
+    for (size_t d = 0; d < ref["documents"].size(); ++d)
+      docs.push_back(d % 2 ? json{{"text", ref["documents"][d]}} : ref["documents"][d]);
+    auto r = s.post("/v1/rerank", json{{"model", "anything"}, {"query", ref["queries"][q]}, {"documents", docs},
+                                       {"top_n", 3}, {"return_documents", true}}.dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    const json body = body_json(r);
+    EXPECT_EQ(body["model"], "qwen3_rerank");
+    EXPECT_GT(body["usage"]["total_tokens"].get<int>(), 0);
+    const json& results = body["results"];
+    ASSERT_EQ(results.size(), 3u);
+    const std::vector<double> want = want_scores(q);
+    double previous = 2;
+    for (const json& res : results) {
+      const size_t i = res["index"].get<size_t>();
+      EXPECT_NEAR(res["relevance_score"].get<double>(), want[i], 1e-4) << "query " << q << " document " << i;
+      EXPECT_LE(res["relevance_score"].get<double>(), previous);  // highest first
+      previous = res["relevance_score"].get<double>();
+      EXPECT_EQ(res["document"]["text"], ref["documents"][i]);
+    }
+    // The best document is the reference's best.
+    EXPECT_EQ(results[0]["index"].get<size_t>(), static_cast<size_t>(std::max_element(want.begin(), want.end()) - want.begin()));
+  }
+  // Without return_documents and top_n: every document, no text.
+  auto all = s.post("/v1/rerank", json{{"query", ref["queries"][0]}, {"documents", ref["documents"]}}.dump());
+  ASSERT_EQ(all->status, 200) << all->body;
+  EXPECT_EQ(body_json(all)["results"].size(), ref["documents"].size());
+  EXPECT_FALSE(body_json(all)["results"][0].contains("document"));
+}
+
+TEST(ServeLlmRerank, TeiRerankWithInstruction) {
+  RerankServer s;
+  const json& ref = reference();
+  auto r = s.post("/rerank", json{{"query", ref["queries"][1]}, {"texts", ref["documents"]},
+                                  {"instruction", ref["custom_instruction"]}, {"return_text", true}}.dump());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const std::vector<double> want = want_scores(1, "scores_custom");
+  for (const json& res : body_json(r)) {
+    const size_t i = res["index"].get<size_t>();
+    EXPECT_NEAR(res["score"].get<double>(), want[i], 1e-4) << i;
+    EXPECT_EQ(res["text"], ref["documents"][i]);
+  }
+  // raw_scores: logit(yes) - logit(no), whose sigmoid is the score.
+  auto raw = s.post("/rerank", json{{"query", ref["queries"][0]}, {"texts", {ref["documents"][0]}}, {"raw_scores", true}}.dump());
+  ASSERT_EQ(raw->status, 200) << raw->body;
+  const double logit = body_json(raw)[0]["score"].get<double>();
+  EXPECT_NEAR(1 / (1 + std::exp(-logit)), want_scores(0)[0], 1e-4);
+  // /info calls it a reranker.
+  auto info = s.get("/info");
+  ASSERT_EQ(info->status, 200);
+  EXPECT_TRUE(body_json(info)["model_type"].contains("reranker")) << info->body;
+}
+
+TEST(ServeLlmRerank, V1RerankErrors) {
+  RerankServer s;
+  for (const std::string& bad : {std::string(R"({"documents": ["a"]})"), std::string(R"({"query": "q", "documents": []})"),
+                                 std::string(R"({"query": "q", "documents": [3]})"),
+                                 std::string(R"({"query": "q", "documents": [{"title": "t"}]})"),
+                                 std::string(R"({"query": "q", "documents": ["a"], "top_n": 0})"),
+                                 std::string(R"({"query": "q", "documents": ["a"], "top_n": "2"})"),
+                                 std::string(R"({"query": "q", "documents": ["a"], "return_documents": "yes"})"),
+                                 std::string(R"({"query": "q", "documents": ["a"], "instruction": 5})")}) {
+    auto r = s.post("/v1/rerank", bad);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 422) << bad << " -> " << r->body;
+    EXPECT_TRUE(body_json(r)["error"].contains("message")) << r->body;
+  }
+  auto broken = s.post("/v1/rerank", "{not json");
+  EXPECT_EQ(broken->status, 400);
+  // Over-long pairs: cut by default on /v1/rerank, a 413 when truncate is false.
+  const std::string long_doc(20000, 'a');
+  auto cut = s.post("/v1/rerank", json{{"query", "q"}, {"documents", {long_doc}}}.dump());
+  EXPECT_EQ(cut->status, 200) << cut->body;
+  auto refused = s.post("/v1/rerank", json{{"query", "q"}, {"documents", {long_doc}}, {"truncate", false}}.dump());
+  EXPECT_EQ(refused->status, 413) << refused->body;
+}
+
+TEST(ServeLlmRerank, EmbeddingModelIsRefused) {
+  TestServer s;  // the fake embedding model
+  auto r = s.post("/v1/rerank", R"({"query": "q", "documents": ["a"]})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("embedding model"), std::string::npos) << r->body;
+}
+
+}  // namespace
+}  // namespace dlrt::embed
