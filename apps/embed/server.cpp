@@ -58,17 +58,18 @@ std::string request_id(const httplib::Request& req) {
 // The methods a route answers ("" for a path that is not a route).
 const char* allowed_methods(const std::string& path) {
   if (path == "/v1/embeddings" || path == "/embeddings" || path == "/embed" || path == "/tokenize" ||
-      path == "/decode" || path == "/rerank" || path == "/predict")
+      path == "/decode" || path == "/rerank" || path == "/predict" || path == "/similarity")
     return "POST";
   if (path == "/v1/models" || path == "/info" || path == "/health" || path == "/metrics" || path == "/openapi.json" ||
-      path == "/ready" || path == "/live")
+      path == "/docs" || path == "/ready" || path == "/live")
     return "GET, HEAD";
   return "";
 }
 
 // TEI's routes answer errors in TEI's shape, the others in OpenAI's.
 bool tei_route(const std::string& path) {
-  return path == "/embed" || path == "/tokenize" || path == "/decode" || path == "/rerank" || path == "/predict";
+  return path == "/embed" || path == "/tokenize" || path == "/decode" || path == "/rerank" || path == "/predict" ||
+         path == "/similarity";
 }
 
 // Compares without an early exit, so the time taken does not tell how much of a guess was right.
@@ -108,8 +109,9 @@ thread_local size_t t_inputs = 0, t_tokens = 0;
 thread_local bool t_request_counted = false;
 
 std::string route_label(const std::string& path) {
-  for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/tokenize", "/decode", "/rerank", "/predict", "/v1/models",
-                        "/info", "/health", "/ready", "/live", "/metrics", "/openapi.json"})
+  for (const char* r : {"/v1/embeddings", "/embeddings", "/embed", "/tokenize", "/decode", "/rerank", "/predict",
+                        "/similarity", "/v1/models", "/info", "/health", "/ready", "/live", "/metrics", "/openapi.json",
+                        "/docs"})
     if (path == r) return r;
   return "other";
 }
@@ -492,6 +494,7 @@ void EmbedServer::install_routes() {
   s.Post("/v1/embeddings", embeddings(Api::kOpenAI));
   s.Post("/embeddings", embeddings(Api::kOpenAI));
   s.Post("/embed", embeddings(Api::kTei));
+  s.Post("/similarity", with_body(Api::kTei, [this](const std::string& body) { return handle_similarity(body); }));
   s.Post("/tokenize", with_body(Api::kTei, [this](const std::string& body) { return handle_tokenize(body); }));
   s.Post("/decode", with_body(Api::kTei, [this](const std::string& body) { return handle_decode(body); }));
   s.Post("/rerank", with_body(Api::kTei, [this](const std::string& body) { return handle_rerank(body); }));
@@ -523,6 +526,9 @@ void EmbedServer::install_routes() {
       limits.prompt_names = m->prompt_names();
     }
     res.set_content(openapi_document(dlrt::version(), m ? &limits : nullptr), "application/json");
+  });
+  s.Get("/docs", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(openapi_docs_page(), "text/html; charset=utf-8");
   });
   s.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
     HealthInfo h = health();

@@ -1,8 +1,12 @@
 #include "core/env.h"
 
+#include "core/spelling.h"
+
 #include <cassert>
 #include <cstdlib>
 #include <string_view>
+
+#include <unistd.h>
 
 namespace dlrt::env {
 
@@ -114,6 +118,42 @@ const char* get(const char* name) {
 const char* get_nonempty(const char* name) {
   const char* v = get(name);
   return v && *v ? v : nullptr;
+}
+
+std::vector<std::string> names_with_prefix(std::string_view prefix) {
+  std::vector<std::string> out;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    if (entry.substr(0, prefix.size()) == prefix) out.emplace_back(entry.substr(0, entry.find('=')));
+  }
+  return out;
+}
+
+std::vector<std::string> unknown_variable_warnings(const std::vector<std::string>& names,
+                                                   const std::vector<std::string>& concrete) {
+  std::vector<std::string> candidates = concrete;
+  for (const Variable& v : kVariables)
+    if (std::string_view(v.name).find('<') == std::string_view::npos) candidates.push_back(v.name);
+  // The pattern entries `concrete` speaks for: a name under one of them must be listed.
+  auto listed_pattern = [&](const std::string& name) {
+    for (const Variable& v : kVariables) {
+      if (std::string_view(v.name).find('<') == std::string_view::npos || !matches(v.name, name)) continue;
+      for (const std::string& c : concrete)
+        if (matches(v.name, c)) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> out;
+  for (const std::string& n : names) {
+    if (n.rfind("DLRT_", 0) != 0 || n.rfind("DLRT_TEST_", 0) == 0) continue;
+    bool ok = false;
+    for (const std::string& c : concrete) ok = ok || c == n;
+    if (!ok) ok = known(n) && !listed_pattern(n);
+    if (ok) continue;
+    const std::string near = spelling::closest(n, candidates);
+    out.push_back(n + " is not a dlrt variable and is ignored" + (near.empty() ? "" : " (did you mean " + near + "?)"));
+  }
+  return out;
 }
 
 std::string help_text() {

@@ -191,7 +191,7 @@ TEST(ServeRoutes, ModelsInfoAndTokenize) {
   EXPECT_EQ(j["dimension"], FakeModel::kDim);
   EXPECT_EQ(j["max_input_length"], 16);
   EXPECT_EQ(j["model_type"]["embedding"]["pooling"], "mean");
-  EXPECT_EQ(j["truncate"], false);
+  EXPECT_EQ(j["truncate"], true);  // as TEI since 1.9
   EXPECT_TRUE(j["version"].is_string());
   EXPECT_EQ(j["device"], "cpu:0");
 
