@@ -182,11 +182,11 @@ class EmbedServer {
   Reply handle_embeddings(const std::string& body, Api api);
   Reply handle_tokenize(const std::string& body);
   Reply handle_similarity(const std::string& body);
-  // Tokenizes and runs a parsed embedding request (limits, prompt,
-  // truncation, queueing, deadline): its finished vectors (cut to
-  // `dimensions`, normalised as asked) in `result`, or the error to answer.
-  std::optional<Reply> embed_request(EmbedRequest& req, Api api, const EmbedModel& model, Batcher& batcher,
-                                     RequestResult& result);
+  // Tokenizes and runs a parsed embedding request on `m` through `b` (both
+  // non-null; limits, prompt, truncation, queueing, deadline): its finished
+  // vectors (cut to `dimensions`, normalised as asked) in `result`, or the
+  // error to answer.
+  std::optional<Reply> embed_request(EmbedRequest& req, Api api, const EmbedModel* m, Batcher* b, RequestResult& result);
   Reply handle_decode(const std::string& body);
   Reply handle_rerank(const std::string& body);
   Reply handle_predict(const std::string& body);

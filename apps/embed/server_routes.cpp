@@ -126,40 +126,37 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
                                    config_.max_inputs_per_request, &req))
     return error_reply(api, e->status, "invalid_request_error", e->message);
   RequestResult result;
-  if (std::optional<Reply> error = embed_request(req, api, *m, *b, result)) return *error;
-  const RequestResult* res = &result;
+  if (std::optional<Reply> error = embed_request(req, api, m.get(), b, result)) return *error;
 
   Reply r;
   std::string& out = r.body;
-  size_t dim = res->vectors.empty() ? 0 : res->vectors[0].size();
-  out.reserve(64 + res->vectors.size() * (req.base64 ? dim * 4 / 3 + 64 : dim * 12 + 64));
+  size_t dim = result.vectors.empty() ? 0 : result.vectors[0].size();
+  out.reserve(64 + result.vectors.size() * (req.base64 ? dim * 4 / 3 + 64 : dim * 12 + 64));
   if (api == Api::kTei) {
     out += '[';
-    for (size_t i = 0; i < res->vectors.size(); ++i) {
+    for (size_t i = 0; i < result.vectors.size(); ++i) {
       if (i) out += ',';
-      append_vector(out, res->vectors[i]);
+      append_vector(out, result.vectors[i]);
     }
     out += ']';
     return r;
   }
   out += "{\"object\":\"list\",\"data\":[";
-  for (size_t i = 0; i < res->vectors.size(); ++i) {
+  for (size_t i = 0; i < result.vectors.size(); ++i) {
     if (i) out += ',';
     out += "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
-    if (req.base64) append_base64(out, res->vectors[i]);
-    else append_vector(out, res->vectors[i]);
+    if (req.base64) append_base64(out, result.vectors[i]);
+    else append_vector(out, result.vectors[i]);
     out += '}';
   }
   std::string name = config_.model_name.empty() ? m->model_name() : config_.model_name;
-  out += "],\"model\":" + json_string(name) + ",\"usage\":{\"prompt_tokens\":" + std::to_string(res->tokens) +
-         ",\"total_tokens\":" + std::to_string(res->tokens) + "}}";
+  out += "],\"model\":" + json_string(name) + ",\"usage\":{\"prompt_tokens\":" + std::to_string(result.tokens) +
+         ",\"total_tokens\":" + std::to_string(result.tokens) + "}}";
   return r;
 }
 
-std::optional<EmbedServer::Reply> EmbedServer::embed_request(EmbedRequest& req, Api api, const EmbedModel& model,
-                                                             Batcher& batcher, RequestResult& result) {
-  const EmbedModel* m = &model;
-  Batcher* b = &batcher;
+std::optional<EmbedServer::Reply> EmbedServer::embed_request(EmbedRequest& req, Api api, const EmbedModel* m, Batcher* b,
+                                                             RequestResult& result) {
   if (req.dimensions && *req.dimensions > m->dimension())
     return error_reply(api, 422, "invalid_request_error",
                        "'dimensions' is " + std::to_string(*req.dimensions) + " but the model's vectors have " +
@@ -253,8 +250,10 @@ EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
     return error_reply(Api::kTei, 422, "invalid_request_error", "the model has no prompt named '" + *req.prompt_name + "'");
   const std::string prompt = *prompt_text;
   // As TEI: "start"/"stop" are byte offsets into the text (the prompt
-  // included) and "text" is that part of it; a special token has its own
-  // text and null offsets.
+  // included) and "text" is that part of it; a special token (one the
+  // tokenizer added: [CLS], [SEP], ...) has its own text and null offsets.
+  // A token the model made from the text ([UNK] for an unknown word) is not
+  // special, whatever its id.
   json out = json::array();
   for (size_t i = 0; i < req.texts.size(); ++i) {
     const std::string text = prompt + req.texts[i];
@@ -267,7 +266,7 @@ EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
     json tokens = json::array();
     for (size_t t = 0; t < enc->ids.size(); ++t) {
       const int64_t id = enc->ids[t];
-      const bool special = m->is_special_token(id);
+      const bool special = m->is_special_token(id) && (!have_offsets || offsets[t].first == offsets[t].second);
       if (special && !req.add_special_tokens) continue;
       json token = {{"id", id}, {"text", m->token_text(id)}, {"special", special}, {"start", nullptr}, {"stop", nullptr}};
       if (!special && have_offsets) {

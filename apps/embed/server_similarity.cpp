@@ -72,7 +72,7 @@ EmbedServer::Reply EmbedServer::handle_similarity(const std::string& body) {
   if (auto e = parse_embed_request(embed, RequestKind::kTeiEmbed, config_.max_inputs_per_request, &parsed))
     return error_reply(api, e->status, "invalid_request_error", e->message);
   RequestResult result;
-  if (std::optional<Reply> error = embed_request(parsed, api, *m, *b, result)) return *error;
+  if (std::optional<Reply> error = embed_request(parsed, api, m.get(), b, result)) return *error;
   const std::string fn = m->similarity_fn_name();
   json scores = json::array();
   for (size_t i = 1; i < result.vectors.size(); ++i) scores.push_back(similarity(fn, result.vectors[0], result.vectors[i]));

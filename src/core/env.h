@@ -44,8 +44,8 @@ const char* get_nonempty(const char* name);
 std::vector<std::string> names_with_prefix(std::string_view prefix);
 
 // One warning for each DLRT_* name in `names` that dlrt does not read, naming
-// the nearest known name ("DLRT_DEVCE is not a dlrt variable and is ignored
-// (did you mean DLRT_DEVICE?)"). A name that fits a "<KEY>" entry of the table
+// the nearest known name (DLRT_DEVCE: "... is not a dlrt variable and is
+// ignored (did you mean DLRT_DEVICE?)"). A name that fits a "<KEY>" entry of the table
 // is known only when `concrete` lists it (an application's own names, such as
 // dlrt serve's DLRT_SERVE_PORT) or, without such a list for that entry, always.
 // DLRT_TEST_* (the test plugins' own) are left alone.

@@ -139,6 +139,9 @@ def test_tokenize_offsets_match_hugging_face_tokenizers():
             byte_start, byte_stop = len(text[:start].encode()), len(text[:stop].encode())
             assert (t["start"], t["stop"]) == (byte_start, byte_stop), (text, t)
             assert t["text"] == data[byte_start:byte_stop].decode(), t
+        # Without special tokens: [CLS] and [SEP] go, an [UNK] made from the text stays.
+        status, plain = post("/tokenize", {"inputs": text, "add_special_tokens": False})
+        assert status == 200 and [t["id"] for t in plain[0]] == want.ids[1:-1], plain
 
 
 def test_similarity_is_the_cosine_of_the_vectors():
