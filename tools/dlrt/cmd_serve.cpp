@@ -61,7 +61,7 @@ std::string help_text() {
     if (!*t.key) continue;
     std::string flag = t.key;
     std::replace(flag.begin(), flag.end(), '_', '-');
-    s += std::string("  --") + t.flag + " = --" + flag + "\n";
+    if (flag != t.flag) s += std::string("  --") + t.flag + " = --" + flag + "\n";
   }
   s += "  -p = --port; TEI's variables MODEL_ID, AUTO_TRUNCATE, ... are read under the DLRT_ ones\n"
        "  (docs/migrate.md); its other flags are refused with the reason\n"
