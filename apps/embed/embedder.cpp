@@ -127,6 +127,7 @@ struct Embedder::Impl {
   bool normalize = true;
   std::map<std::string, std::string> prompts;
   std::string default_prompt_name;
+  std::string similarity_fn = "cosine";
   std::vector<DenseLayer> dense;  // after pooling, in modules.json's order
   std::string batch_dependent_op;  // "" : rows are independent, padded batches are fine
   ModelKind kind = ModelKind::kDense;
@@ -135,8 +136,9 @@ struct Embedder::Impl {
 
 namespace {
 
-// Named prompts from config_sentence_transformers.json.
-Status read_prompts(const fs::path& dir, std::map<std::string, std::string>& prompts, std::string& default_name) {
+// Named prompts and the similarity function from config_sentence_transformers.json.
+Status read_prompts(const fs::path& dir, std::map<std::string, std::string>& prompts, std::string& default_name,
+                    std::string& similarity_fn) {
   const fs::path path = dir / "config_sentence_transformers.json";
   DLRT_ASSIGN_OR_RETURN(json c, read_json(path));
   if (c.is_null()) return Status::Ok();
@@ -151,6 +153,15 @@ Status read_prompts(const fs::path& dir, std::map<std::string, std::string>& pro
   default_name = jsonu::get_string(c, "default_prompt_name", "");
   if (!default_name.empty() && !prompts.count(default_name))
     return InvalidModel(path.string() + ": default_prompt_name \"" + default_name + "\" is not one of its prompts");
+  const std::string fn = jsonu::get_string(c, "similarity_fn_name", "");
+  if (!fn.empty() && fn == "MaxSim" && is_multi_vector_folder(dir)) {
+    similarity_fn = "maxsim";  // PyLate's: the score of per-token vectors (multi_vector.h)
+  } else if (!fn.empty()) {
+    if (fn != "cosine" && fn != "dot" && fn != "euclidean" && fn != "manhattan")
+      return InvalidModel(path.string() + ": similarity_fn_name \"" + fn +
+                          "\" is not one of cosine, dot, euclidean, manhattan");
+    similarity_fn = fn;
+  }
   return Status::Ok();
 }
 
@@ -197,7 +208,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string
                           " but the module before gives " + std::to_string(impl->dense.back().out_features()));
     impl->dense.push_back(std::move(layer));
   }
-  DLRT_RETURN_IF_ERROR(read_prompts(dir, impl->prompts, impl->default_prompt_name));
+  DLRT_RETURN_IF_ERROR(read_prompts(dir, impl->prompts, impl->default_prompt_name, impl->similarity_fn));
 
   // Length: option, else sentence-transformers' max_seq_length, else the tokenizer's, else 512;
   // never beyond the model's position embeddings.
@@ -543,6 +554,7 @@ size_t Embedder::max_length() const { return impl_->max_length; }
 Pooling Embedder::pooling() const { return impl_->pooling; }
 const std::map<std::string, std::string>& Embedder::prompts() const { return impl_->prompts; }
 const std::string& Embedder::default_prompt_name() const { return impl_->default_prompt_name; }
+const std::string& Embedder::similarity_fn_name() const { return impl_->similarity_fn; }
 bool Embedder::normalize() const { return impl_->normalize; }
 RunReport Embedder::placement() const { return impl_->session->placement(); }
 const Tokenizer& Embedder::tokenizer() const { return *impl_->tokenizer; }

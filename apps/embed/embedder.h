@@ -158,6 +158,11 @@ class Embedder {
   // name used when a caller names none ("" for none).
   const std::map<std::string, std::string>& prompts() const;
   const std::string& default_prompt_name() const;
+  // config_sentence_transformers.json's similarity_fn_name: "cosine" (also
+  // when absent), "dot", "euclidean" or "manhattan" (the last two negated
+  // distances, as sentence-transformers' similarity()); "maxsim" for a
+  // multi-vector folder naming PyLate's "MaxSim" (kInvalidModel elsewhere).
+  const std::string& similarity_fn_name() const;
   bool normalize() const;           // the folder asks for L2-normalised output (a Normalize module)
   dlrt::RunReport placement() const;  // where the session was placed (for /health)
   const Tokenizer& tokenizer() const;

@@ -21,6 +21,8 @@ class Histogram {
   // either empty or `key="value",` pairs without braces.
   void render(std::string& out, const std::string& name, const std::string& labels = "") const;
   uint64_t count() const { return count_; }
+  // Adds `other`'s observations (same bounds; others are ignored).
+  void add(const Histogram& other);
   // Smallest bound with at least q of the observations at or below it.
   double quantile_bound(double q) const;
 
@@ -42,6 +44,9 @@ struct MetricsGauges {
 };
 
 class Metrics {
+  void render_tei(std::string& out, const MetricsGauges& gauges) const;
+
+
  public:
   Metrics();
   // One HTTP request finished with `status` after `seconds`.
@@ -52,6 +57,8 @@ class Metrics {
   // A request was turned away because the queue was full.
   void observe_rejected();
 
+  // dlrt's metrics (dlrt_*), then the same counters under text-embeddings-
+  // inference's names (te_*, docs/migrate.md) for dashboards made for TEI.
   std::string render(const MetricsGauges& gauges) const;
 
   uint64_t requests_total() const;
@@ -66,6 +73,7 @@ class Metrics {
   Histogram batch_seconds_;
   std::map<std::string, uint64_t> device_batches_, device_inputs_, device_failures_;
   uint64_t inputs_ = 0, tokens_ = 0, rejected_ = 0;
+  uint64_t failed_inputs_ = 0;  // inputs of batches that failed
 };
 
 }  // namespace dlrt::embed

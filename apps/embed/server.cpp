@@ -68,13 +68,14 @@ constexpr const char* kGet = "GET, HEAD";
 constexpr RouteInfo kRoutes[] = {
     {"/v1/embeddings", kPost, false, true}, {"/embeddings", kPost, false, false},
     {"/embed", kPost, true, true},          {"/embed_sparse", kPost, true, true},
-    {"/embed_all", kPost, true, true},
+    {"/embed_all", kPost, true, true},      {"/similarity", kPost, true, true},
     {"/tokenize", kPost, true, true},       {"/decode", kPost, true, true},
     {"/rerank", kPost, true, true},         {"/v1/rerank", kPost, false, true},
     {"/predict", kPost, true, true},        {"/v1/models", kGet, false, true},
     {"/info", kGet, false, true},           {"/health", kGet, false, true},
     {"/ready", kGet, false, true},          {"/live", kGet, false, true},
     {"/metrics", kGet, false, true},        {"/openapi.json", kGet, false, true},
+    {"/docs", kGet, false, true},
 };
 
 const RouteInfo* find_route(const std::string& path) {
@@ -523,6 +524,7 @@ void EmbedServer::install_routes() {
   s.Post("/embeddings", embeddings(Api::kOpenAI));
   s.Post("/embed", embeddings(Api::kTei));
   s.Post("/embed_sparse", with_body(Api::kTei, [this](const std::string& body) { return handle_embeddings(body, Api::kTei, true); }));
+  s.Post("/similarity", with_body(Api::kTei, [this](const std::string& body) { return handle_similarity(body); }));
   s.Post("/tokenize", with_body(Api::kTei, [this](const std::string& body) { return handle_tokenize(body); }));
   s.Post("/decode", with_body(Api::kTei, [this](const std::string& body) { return handle_decode(body); }));
   s.Post("/rerank", with_body(Api::kTei, [this](const std::string& body) { return handle_rerank(body); }));
@@ -556,6 +558,9 @@ void EmbedServer::install_routes() {
       limits.prompt_names = m->prompt_names();
     }
     res.set_content(openapi_document(dlrt::version(), m ? &limits : nullptr), "application/json");
+  });
+  s.Get("/docs", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(openapi_docs_page(), "text/html; charset=utf-8");
   });
   s.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
     HealthInfo h = health();

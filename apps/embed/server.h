@@ -54,6 +54,7 @@
 #include "embed/classifier.h"
 #include "embed/embedder.h"
 #include "embed/metrics.h"
+#include "embed/request.h"
 #include "embed/serve_log.h"
 #include "embed/service_config.h"
 
@@ -91,10 +92,20 @@ class EmbedModel {
   virtual std::optional<std::string> prompt(const std::string& name) const { return std::nullopt; }
   virtual std::string default_prompt_name() const { return ""; }
   virtual std::vector<std::string> prompt_names() const { return {}; }
+  // The folder's similarity function (Embedder::similarity_fn_name), for /similarity.
+  virtual std::string similarity_fn_name() const { return "cosine"; }
   // Token ids are in [0, vocab_size()) (0: not known, not checked).
   virtual size_t vocab_size() const { return 0; }
   // Tokens of `text` without a length limit (0: not known).
   virtual size_t count_tokens(std::string_view text) const { return 0; }
+  // One text as tokenize() does, with each token's byte offsets [start, stop)
+  // into `text` in `offsets` ((0, 0) for the special tokens the tokenizer
+  // adds); the default leaves `offsets` empty (not known).
+  virtual Result<Encoding> tokenize_with_offsets(std::string_view text,
+                                                 std::vector<std::pair<size_t, size_t>>& offsets) const {
+    offsets.clear();
+    return tokenize(text, nullptr);
+  }
   // A token's text and whether it is a special token (for /tokenize).
   virtual std::string token_text(int64_t id) const { return ""; }
   virtual bool is_special_token(int64_t id) const { return false; }
@@ -205,6 +216,12 @@ class EmbedServer {
   // `sparse_route`: POST /embed_sparse.
   Reply handle_embeddings(const std::string& body, Api api, bool sparse_route = false);
   Reply handle_tokenize(const std::string& body);
+  Reply handle_similarity(const std::string& body);
+  // Tokenizes and runs a parsed embedding request on `m` through `b` (both
+  // non-null; limits, prompt, truncation, queueing, deadline): its finished
+  // vectors (cut to `dimensions`, normalised as asked) in `result`, or the
+  // error to answer.
+  std::optional<Reply> embed_request(EmbedRequest& req, Api api, const EmbedModel* m, Batcher* b, RequestResult& result);
   Reply handle_decode(const std::string& body);
   Reply handle_rerank(const std::string& body);
   Reply handle_v1_rerank(const std::string& body);

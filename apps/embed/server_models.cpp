@@ -23,6 +23,10 @@ class EmbedderModel final : public EmbedModel {
     return encode_within(e_->max_length(), truncated,
                          [&](size_t limit) { return e_->tokenizer().encode_checked(text, limit); });
   }
+  Result<Encoding> tokenize_with_offsets(std::string_view text,
+                                         std::vector<std::pair<size_t, size_t>>& offsets) const override {
+    return e_->tokenizer().encode_checked(text, e_->max_length(), &offsets);
+  }
   Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const override {
     if (is_sparse()) {
       // The vocabulary-wide SPLADE vectors: the sparse routes keep their non-zero (top_k) values.
@@ -50,6 +54,7 @@ class EmbedderModel final : public EmbedModel {
     return it->second;
   }
   std::string default_prompt_name() const override { return e_->default_prompt_name(); }
+  std::string similarity_fn_name() const override { return e_->similarity_fn_name(); }
   std::vector<std::string> prompt_names() const override {
     std::vector<std::string> names;
     for (const auto& [name, text] : e_->prompts()) names.push_back(name);

@@ -84,11 +84,12 @@ void truncate_encoding(Encoding& e, size_t limit) {
 }
 
 // The text to put in front of a request's texts: its prompt_name's, else the
-// model's default prompt's, else none (""); nullopt when the name it gives is
-// not a prompt of the model.
-std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::optional<std::string>& requested) {
+// server's default_prompt_name's, else the model's default prompt's, else none
+// (""); nullopt when the name it gives is not a prompt of the model.
+std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::optional<std::string>& requested,
+                                          const std::string& server_default) {
   if (requested) return m.prompt(*requested);
-  const std::string def = m.default_prompt_name();
+  const std::string def = server_default.empty() ? m.default_prompt_name() : server_default;
   if (def.empty()) return std::string();
   return m.prompt(def).value_or(std::string());
 }
@@ -139,6 +140,48 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
     return error_reply(api, 400, "invalid_request_error",
                        "the served model is a sparse (SPLADE) encoder: use POST /embed_sparse, or /v1/embeddings with "
                        "\"encoding_format\": \"sparse\"");
+  RequestResult result;
+  if (std::optional<Reply> error = embed_request(req, api, m.get(), b, result)) return *error;
+  if (req.sparse) {
+    std::vector<SparseVector> sparse;
+    sparse.reserve(result.vectors.size());
+    for (const std::vector<float>& v : result.vectors) sparse.push_back(sparsify(v, req.top_k.value_or(0)));
+    Reply r;
+    r.body = api == Api::kTei ? tei_sparse_body(sparse)
+                              : openai_sparse_body(sparse, config_.model_name.empty() ? m->model_name() : config_.model_name,
+                                                   result.tokens);
+    return r;
+  }
+
+  Reply r;
+  std::string& out = r.body;
+  size_t dim = result.vectors.empty() ? 0 : result.vectors[0].size();
+  out.reserve(64 + result.vectors.size() * (req.base64 ? dim * 4 / 3 + 64 : dim * 12 + 64));
+  if (api == Api::kTei) {
+    out += '[';
+    for (size_t i = 0; i < result.vectors.size(); ++i) {
+      if (i) out += ',';
+      append_vector(out, result.vectors[i]);
+    }
+    out += ']';
+    return r;
+  }
+  out += "{\"object\":\"list\",\"data\":[";
+  for (size_t i = 0; i < result.vectors.size(); ++i) {
+    if (i) out += ',';
+    out += "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
+    if (req.base64) append_base64(out, result.vectors[i]);
+    else append_vector(out, result.vectors[i]);
+    out += '}';
+  }
+  std::string name = config_.model_name.empty() ? m->model_name() : config_.model_name;
+  out += "],\"model\":" + json_string(name) + ",\"usage\":{\"prompt_tokens\":" + std::to_string(result.tokens) +
+         ",\"total_tokens\":" + std::to_string(result.tokens) + "}}";
+  return r;
+}
+
+std::optional<EmbedServer::Reply> EmbedServer::embed_request(EmbedRequest& req, Api api, const EmbedModel* m, Batcher* b,
+                                                             RequestResult& result) {
   if (req.dimensions && *req.dimensions > m->dimension())
     return error_reply(api, 422, "invalid_request_error",
                        "'dimensions' is " + std::to_string(*req.dimensions) + " but the model's vectors have " +
@@ -179,7 +222,7 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
   } else {
     // A named prompt (or the folder's default) goes in front of each text.
     std::string prompt;
-    if (auto p = resolve_prompt(*m, req.prompt_name); !p) {
+    if (auto p = resolve_prompt(*m, req.prompt_name, config_.default_prompt_name); !p) {
       return error_reply(api, 422, "invalid_request_error", "the model has no prompt named '" + *req.prompt_name + "'");
     } else {
       prompt = *p;
@@ -213,45 +256,12 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
     return run_error_reply(api, Status(StatusCode::kCancelled, "no answer by the deadline"), "embedding");
   Result<RequestResult> res = std::move(fut->get());
   if (!res.ok()) return run_error_reply(api, res.status(), "embedding");
-  if (req.sparse) {
-    std::vector<SparseVector> sparse;
-    sparse.reserve(res->vectors.size());
-    for (const std::vector<float>& v : res->vectors) sparse.push_back(sparsify(v, req.top_k.value_or(0)));
-    server_util::note_request_size(sparse.size(), res->tokens);
-    Reply r;
-    r.body = api == Api::kTei ? tei_sparse_body(sparse)
-                              : openai_sparse_body(sparse, config_.model_name.empty() ? m->model_name() : config_.model_name,
-                                                   res->tokens);
-    return r;
-  }
-  for (std::vector<float>& v : res->vectors) finish_vector(v, req.dimensions, normalize);
+  // A sparse request's vectors are the model's vocabulary-wide weights, as they came.
+  if (!req.sparse)
+    for (std::vector<float>& v : res->vectors) finish_vector(v, req.dimensions, normalize);
   server_util::note_request_size(res->vectors.size(), res->tokens);
-
-  Reply r;
-  std::string& out = r.body;
-  size_t dim = res->vectors.empty() ? 0 : res->vectors[0].size();
-  out.reserve(64 + res->vectors.size() * (req.base64 ? dim * 4 / 3 + 64 : dim * 12 + 64));
-  if (api == Api::kTei) {
-    out += '[';
-    for (size_t i = 0; i < res->vectors.size(); ++i) {
-      if (i) out += ',';
-      append_vector(out, res->vectors[i]);
-    }
-    out += ']';
-    return r;
-  }
-  out += "{\"object\":\"list\",\"data\":[";
-  for (size_t i = 0; i < res->vectors.size(); ++i) {
-    if (i) out += ',';
-    out += "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
-    if (req.base64) append_base64(out, res->vectors[i]);
-    else append_vector(out, res->vectors[i]);
-    out += '}';
-  }
-  std::string name = config_.model_name.empty() ? m->model_name() : config_.model_name;
-  out += "],\"model\":" + json_string(name) + ",\"usage\":{\"prompt_tokens\":" + std::to_string(res->tokens) +
-         ",\"total_tokens\":" + std::to_string(res->tokens) + "}}";
-  return r;
+  result = std::move(res).value();
+  return std::nullopt;
 }
 
 EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
@@ -262,22 +272,39 @@ EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
   EmbedRequest req;
   if (auto e = parse_embed_request(body_json, RequestKind::kTeiTokenize, config_.max_inputs_per_request, &req))
     return error_reply(Api::kTei, e->status, "invalid_request_error", e->message);
-  auto prompt_text = resolve_prompt(*m, req.prompt_name);
+  auto prompt_text = resolve_prompt(*m, req.prompt_name, config_.default_prompt_name);
   if (!prompt_text)
     return error_reply(Api::kTei, 422, "invalid_request_error", "the model has no prompt named '" + *req.prompt_name + "'");
   const std::string prompt = *prompt_text;
-  // Offsets ("start", "stop") are not tracked by the tokenizer: null.
+  // As TEI: "start"/"stop" are byte offsets into the text (the prompt
+  // included) and "text" is that part of it; a special token (one the
+  // tokenizer added: [CLS], [SEP], ...) has its own text and null offsets.
+  // A token the model made from the text ([UNK] for an unknown word) is not
+  // special, whatever its id.
   json out = json::array();
   for (size_t i = 0; i < req.texts.size(); ++i) {
-    auto enc = m->tokenize(prompt + req.texts[i], nullptr);
+    const std::string text = prompt + req.texts[i];
+    std::vector<std::pair<size_t, size_t>> offsets;
+    auto enc = m->tokenize_with_offsets(text, offsets);
     if (!enc.ok())
       return error_reply(Api::kTei, 422, "invalid_request_error",
                          "input " + std::to_string(i) + " cannot be tokenized: " + enc.status().message());
+    const bool have_offsets = offsets.size() == enc->ids.size();
     json tokens = json::array();
-    for (int64_t id : enc->ids) {
-      const bool special = m->is_special_token(id);
+    for (size_t t = 0; t < enc->ids.size(); ++t) {
+      const int64_t id = enc->ids[t];
+      const bool special = m->is_special_token(id) && (!have_offsets || offsets[t].first == offsets[t].second);
       if (special && !req.add_special_tokens) continue;
-      tokens.push_back({{"id", id}, {"text", m->token_text(id)}, {"special", special}, {"start", nullptr}, {"stop", nullptr}});
+      json token = {{"id", id}, {"text", m->token_text(id)}, {"special", special}, {"start", nullptr}, {"stop", nullptr}};
+      if (!special && have_offsets) {
+        const auto [start, stop] = offsets[t];
+        if (start <= stop && stop <= text.size()) {
+          token["text"] = text.substr(start, stop - start);
+          token["start"] = start;
+          token["stop"] = stop;
+        }
+      }
+      tokens.push_back(std::move(token));
     }
     out.push_back(std::move(tokens));
   }
@@ -357,7 +384,9 @@ EmbedServer::Reply EmbedServer::info_reply(bool openai_models) const {
          {"model_kind", m->is_classifier() ? "classifier" : m->is_sparse() ? "sparse" : "dense"},
          {"normalize", m->normalizes()},
          {"batching", m->batching()},
-         {"default_prompt_name", m->default_prompt_name().empty() ? json(nullptr) : json(m->default_prompt_name())},
+         {"default_prompt_name", !config_.default_prompt_name.empty() ? json(config_.default_prompt_name)
+                                 : m->default_prompt_name().empty() ? json(nullptr)
+                                                                    : json(m->default_prompt_name())},
          {"truncate", config_.truncate},
          {"backend", h.backend},
          {"device", h.device}};

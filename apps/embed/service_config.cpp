@@ -8,6 +8,7 @@
 
 #include "dlrt/session.h"
 #include "embed/file_util.h"
+#include "embed/tei_compat.h"
 
 namespace dlrt::embed {
 namespace {
@@ -77,6 +78,8 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
        "largest tensor a run may allocate, MiB; beyond it the run fails (default: half the memory available: physical, cgroup, RLIMIT_AS)"},
       serve_key("model", "model folder (sentence-transformers / Hugging Face ONNX export)"),
       serve_key("model_name", "model name in responses (default: the folder's, or the folder above a generic one such as model/ or onnx/)"),
+      serve_key("default_prompt_name",
+                "prompt of config_sentence_transformers.json for requests that name none (default: the folder's default_prompt_name)"),
       serve_key("host", "address to listen on (default 127.0.0.1)"),
       serve_key("port", "port (default 8080; 0 = any free port, printed at startup)"),
       serve_key("warm_start", "serve on CPU while the accelerator compiles", true),
@@ -89,7 +92,7 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
       serve_key("max_body_bytes", "largest request body; beyond it 413 (default 2 MiB)"),
       serve_key("max_inputs_per_request", "inputs per request; beyond it 413 (default 256)"),
       serve_key("max_input_tokens", "tokens per input; beyond it 413 or truncation (0 = model maximum)"),
-      serve_key("truncate", "truncate inputs longer than the limit instead of refusing them with 413 (default false)", true),
+      serve_key("truncate", "cut inputs longer than the limit (default true); false: refuse them with 413", true),
       serve_key("request_timeout_ms", "a request's deadline: beyond it 504 and its model run stops (default 60000)"),
       serve_key("drain_timeout_ms", "graceful shutdown: time in-flight requests get (default 30000)"),
       serve_key("read_timeout_s", "close a connection silent this long mid-request, seconds (default 5)"),
@@ -113,6 +116,7 @@ Status set_service_config_value(ServiceConfig& c, const std::string& key, const 
   if (key == "max_tensor_mb") return parse_size(source, v, 1, c.max_tensor_mb);
   if (key == "model") return (c.model = v), Status::Ok();
   if (key == "model_name") return (c.model_name = v), Status::Ok();
+  if (key == "default_prompt_name") return (c.default_prompt_name = v), Status::Ok();
   if (key == "host") {
     if (v.empty()) return bad_value(source, v, "a host name or address");
     return (c.host = v), Status::Ok();
@@ -215,6 +219,7 @@ Result<ServiceConfig> resolve_service_config(const std::string& file, const GetE
                                              const std::vector<std::pair<std::string, std::string>>& flags) {
   ServiceConfig c;
   if (!file.empty()) DLRT_RETURN_IF_ERROR(apply_service_config_file(c, file));
+  DLRT_RETURN_IF_ERROR(apply_tei_env(c, getenv));
   DLRT_RETURN_IF_ERROR(apply_service_config_env(c, getenv));
   for (const auto& [key, value] : flags) {
     std::string flag = "--" + dashed(key);

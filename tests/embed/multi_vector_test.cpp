@@ -104,6 +104,19 @@ TEST(MultiVector, BatchMatesDoNotChangeVectors) {
   expect_tokens_match(alone->tokens[0], json(together->tokens[2]), "document 2 alone");
 }
 
+TEST(MultiVector, MaxSimIsTheSimilarityOfAMultiVectorFolderOnly) {
+  auto m = MultiVectorEmbedder::create(colbert_dir().string(), cpu());
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  EXPECT_EQ((*m)->base().similarity_fn_name(), "maxsim");
+  // A plain folder naming MaxSim: its vectors are one per text, so the name is an error.
+  fs::path dir = testing::copy_folder(fs::path(DLRT_EMBED_TEST_DATA) / "tiny_bert", testing::colbert_scratch("plain_maxsim"));
+  testing::write_file(dir / "config_sentence_transformers.json", R"({"similarity_fn_name": "MaxSim"})");
+  auto e = Embedder::create(dir.string(), cpu());
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kInvalidModel) << e.status().to_string();
+  EXPECT_NE(e.status().message().find("similarity_fn_name"), std::string::npos) << e.status().message();
+}
+
 TEST(MultiVector, PlainFolderTokenEmbeddingsMatchSentenceTransformers) {
   // The same transformer as a plain sentence-transformers folder.
   fs::path dir = testing::copy_folder(colbert_dir(), testing::colbert_scratch("plain"));

@@ -94,6 +94,10 @@ TEST(MultiVectorServer, RefusesPooledRoutesAndBadFields) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400) << r->body;
   EXPECT_NE(r->body.find("MaxSim on POST /rerank"), std::string::npos) << r->body;
+  r = ts.post("/similarity", R"({"inputs": {"source_sentence": "a cat", "sentences": ["a dog"]}})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("MaxSim with /rerank"), std::string::npos) << r->body;
   // One string in: still a list per input.
   r = ts.post("/embed_all", R"({"inputs": "dogs"})");
   ASSERT_TRUE(r);

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "embed/server.h"
 #include "embed/service_config.h"
 #include "embed/token_inputs.h"
+#include "embed/tei_compat.h"
 
 namespace dlrt::cli {
 namespace {
@@ -55,7 +57,17 @@ std::string help_text() {
     else flag += ' ';
     s += flag + k.env + ": " + k.help + "\n";
   }
-  s += "  (B: true/false, 1/0, yes/no or on/off; a boolean flag alone means true)\n"
+  s += "  (B: true/false, 1/0, yes/no or on/off; a boolean flag alone means true, --no-FLAG means false,\n"
+       "   e.g. --no-truncate)\n"
+       "text-embeddings-inference's launcher flags work where dlrt has the setting:\n";
+  for (const auto& t : embed::tei_options()) {
+    if (!*t.key) continue;
+    std::string flag = t.key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (flag != t.flag) s += std::string("  --") + t.flag + " = --" + flag + "\n";
+  }
+  s += "  -p = --port; TEI's variables MODEL_ID, AUTO_TRUNCATE, ... are read under the DLRT_ ones\n"
+       "  (docs/migrate.md); its other flags are refused with the reason\n"
        "  -h, --help            this help\n"
        "\n"
        "exit codes: 0 ok (stopped by a signal), 1 runtime error (cannot listen, warm-up failed), 2 usage\n"
@@ -74,7 +86,12 @@ int fail(const std::string& message, int code) {
 int cmd_serve(int argc, char** argv) {
   std::vector<FlagSpec> specs = {{"config", true, false}};
   for (const auto& k : embed::service_config_keys()) specs.push_back({k.flag, !k.is_switch, false, k.is_switch});
-  auto parsed = parse_args(argc, argv, 2, specs);
+  // TEI's launcher flags, -p and --no-<switch> in dlrt's spelling (tei_compat.h).
+  auto translated = embed::translate_serve_args(std::vector<std::string>(argv + std::min(argc, 2), argv + argc));
+  if (!translated.ok()) return usage_error("serve", translated.status().message());
+  std::vector<char*> args_in = {argv[0], argv[1]};
+  for (std::string& a : *translated) args_in.push_back(a.data());
+  auto parsed = parse_args(static_cast<int>(args_in.size()), args_in.data(), 2, specs);
   if (!parsed.ok()) return usage_error("serve", parsed.status().message());
   const Args& args = *parsed;
   if (args.has("help")) {
@@ -112,6 +129,11 @@ int cmd_serve(int argc, char** argv) {
   embed::EmbedServer server(config);
   if (Status s = server.bind(); !s.ok()) return fail(s.message(), kExitRuntimeError);
   embed::ServeLog& log = server.log();
+  // DLRT_* variables that are not dlrt's (a misspelt setting): once, at start.
+  std::vector<std::string> serve_variables;
+  for (const auto& k : embed::service_config_keys()) serve_variables.push_back(k.env);
+  for (const std::string& w : env::unknown_variable_warnings(env::names_with_prefix("DLRT_"), serve_variables))
+    log.warning(w);
   log.info(std::string("listening on ") + (config.tls_cert.empty() ? "http" : "https") + "://" + config.host + ":" +
            std::to_string(server.port()) + " (loading " + config.model + ")");
 
@@ -187,6 +209,15 @@ int cmd_serve(int argc, char** argv) {
     server.set_load_error(s.message());
     log.error("warm-up run failed: " + s.to_string());
     return finish(exit_code_for_run_status(s));
+  }
+  if (const std::string& name = config.default_prompt_name; !name.empty() && !model->prompt(name)) {
+    std::string names;
+    for (const std::string& p : model->prompt_names()) names += (names.empty() ? "" : ", ") + p;
+    const std::string message = "default_prompt_name '" + name + "' is not a prompt of the model (" +
+                                (names.empty() ? "it has none" : "it has " + names) + ")";
+    server.set_load_error(message);
+    log.error(message);
+    return finish(kExitUsage);
   }
   if (server.draining()) return finish(kExitOk);  // stopped while loading
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
