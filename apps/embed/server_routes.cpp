@@ -26,21 +26,11 @@ using server_util::json_string;
 
 // ---- JSON writing -----------------------------------------------------------
 
-void append_float(std::string& out, float v) {
-  if (!std::isfinite(v)) {
-    out += "null";
-    return;
-  }
-  char buf[32];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, ec == std::errc() ? p : buf);
-}
-
 void append_vector(std::string& out, const std::vector<float>& v) {
   out += '[';
   for (size_t i = 0; i < v.size(); ++i) {
     if (i) out += ',';
-    append_float(out, v[i]);
+    server_util::append_json_float(out, v[i]);
   }
   out += ']';
 }

@@ -73,33 +73,25 @@ std::shared_ptr<const embed::Embedder> share(PyEmbedder& e) {
 
 const embed::Embedder& get(PyEmbedder& e) { return *share(e); }
 
-std::shared_ptr<embed::Embedder> create_embedder(const std::string& dir, const embed::EmbedderOptions& options) {
-  Result<std::unique_ptr<embed::Embedder>> created = Status();
+// T::create(dir, options) without the GIL (Embedder or MultiVectorEmbedder).
+template <typename T>
+std::shared_ptr<T> create_shared(const std::string& dir, const embed::EmbedderOptions& options) {
+  Result<std::unique_ptr<T>> created = Status();
   {
     nb::gil_scoped_release unlocked;
-    created = embed::Embedder::create(dir, options);
+    created = T::create(dir, options);
   }
   check(created.status());
-  return std::shared_ptr<embed::Embedder>(std::move(created).value());
-}
-
-std::shared_ptr<embed::MultiVectorEmbedder> create_multi(const std::string& dir, const embed::EmbedderOptions& options) {
-  Result<std::unique_ptr<embed::MultiVectorEmbedder>> created = Status();
-  {
-    nb::gil_scoped_release unlocked;
-    created = embed::MultiVectorEmbedder::create(dir, options);
-  }
-  check(created.status());
-  return std::shared_ptr<embed::MultiVectorEmbedder>(std::move(created).value());
+  return std::shared_ptr<T>(std::move(created).value());
 }
 
 // Loads `self.dir` with `options`: a MultiVectorEmbedder for a multi-vector folder, else an Embedder.
 void load(PyEmbedder& self, const embed::EmbedderOptions& options) {
   if (embed::is_multi_vector_folder(embed::model_folder_of(self.dir))) {
-    self.multi = create_multi(self.dir, options);
+    self.multi = create_shared<embed::MultiVectorEmbedder>(self.dir, options);
     self.embedder.reset();
   } else {
-    self.embedder = create_embedder(self.dir, options);
+    self.embedder = create_shared<embed::Embedder>(self.dir, options);
     self.multi.reset();
   }
   self.options = options;
@@ -125,7 +117,7 @@ void set_max_seq_length(PyEmbedder& self, int64_t n) {
   if (want > current->max_length()) {
     embed::EmbedderOptions options = self.options;
     options.max_length = want;
-    std::shared_ptr<embed::Embedder> bigger = create_embedder(self.dir, options);
+    std::shared_ptr<embed::Embedder> bigger = create_shared<embed::Embedder>(self.dir, options);
     if (bigger->max_length() < want) {
       raise_status(InvalidArgument("max_seq_length " + std::to_string(want) + " is more than the model takes: " +
                                    std::to_string(bigger->max_length()) +
