@@ -5,8 +5,8 @@
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
-# Optimisation of the fuzz build: -O2 for `make fuzz` (executions per second);
-# `make test`'s smoke run builds at -O0 in build-fuzz-smoke/ (scripts/make_test.sh).
+# Optimisation of `make fuzz`'s build (executions per second). `make test`'s fuzz
+# smoke run needs no fuzz build: dlrt_fuzz_smoke is part of $(BUILD) (cmake/fuzz.cmake).
 FUZZ_CXX_FLAGS ?= -O2 -g -DNDEBUG
 FUZZ_SECONDS ?= 600
 JOBS       ?= $(shell nproc)

@@ -5,27 +5,22 @@
 #      tools of the later phases install into their venvs in the background
 #      (scripts/prepare_venvs.sh: network, not CPU),
 #   3. scripts/run_tests.sh (unit and CLI tests, OpenVINO matrix, conformance,
-#      zoo, install, Python, wheel), which records its own phases, while the
-#      libFuzzer harnesses (clang, ASan, UBSan, -O0) build beside it at the
-#      lowest CPU priority (nice 19), on the cycles the tests leave idle (they
-#      wait on servers, subprocesses and pip),
-#   4. the fuzz smoke run, once both are done.
+#      zoo, install, Python, wheel), which records its own phases,
+#   4. the fuzz smoke run: the harnesses of fuzz/ in the Release build
+#      (dlrt_fuzz_smoke, cmake/fuzz.cmake) on their regression inputs, seeds and
+#      seeded random mutations (scripts/run_fuzz.sh BUILD smoke). The sanitizer
+#      fuzz build with libFuzzer is `make fuzz`'s.
 # The table at the end lists every phase, slowest first, and the wall-clock
 # total: a phase that grows shows in every run. The exit status is non-zero
 # when any phase failed; each phase still runs after an earlier one failed,
 # except those that need the build.
 # Env (the Makefile passes them): BUILD, JOBS, WERROR, PYTHON, TESTDATA,
-# ZOO_DIR; BUILD_FUZZ_SMOKE (default build-fuzz-smoke).
+# ZOO_DIR.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
 BUILD=${BUILD:-build}
-# The smoke run's fuzz build: -O0 compiles the harnesses with ASan and UBSan in a third
-# of the CPU time of -O2 (942 -> 310 CPU-s; a few SIMD kernel files take 70-100 s each
-# at -O2), at about a quarter of the executions per second, which the smoke run's fixed
-# counts can afford; `make fuzz` keeps -O2 in build-fuzz/.
-BUILD_FUZZ=${BUILD_FUZZ_SMOKE:-build-fuzz-smoke}
 JOBS=${JOBS:-$(nproc)}
 PYTHON=${PYTHON:-/usr/bin/python3}
 TESTDATA=${TESTDATA:-/usr/share/libonnx-testdata/data}
@@ -57,17 +52,6 @@ phase "build (Release, -Werror)" make --no-print-directory build BUILD="$BUILD" 
   { wait $venvs_pid; phase_report; exit 1; }
 phase "test models" make --no-print-directory "$BUILD/test_models/STAMP" BUILD="$BUILD" PYTHON="$PYTHON" || rc=1
 
-echo "== fuzz harnesses: building in the background at nice 19 (log $BUILD/fuzz_build.log)"
-(
-  t0=$(phase_now)
-  nice -n 19 make --no-print-directory fuzz-build BUILD_FUZZ="$BUILD_FUZZ" FUZZ_CXX_FLAGS="-O0 -g -DNDEBUG" \
-    JOBS="$JOBS" > "$BUILD/fuzz_build.log" 2>&1
-  r=$?
-  phase_record "fuzz build (clang, ASan, UBSan, -O0; background, nice 19)" "$(phase_since "$t0")" $r
-  exit $r
-) &
-fuzz_pid=$!
-
 # The tests do not wait for the venvs: each one that needs a venv takes its lock.
 DLRT_ONNX_TESTDATA="$TESTDATA" DLRT_ZOO_DIR="${ZOO_DIR:-}" bash scripts/run_tests.sh "$BUILD" 2>&1 |
   tee "$BUILD/run_tests.log"
@@ -75,17 +59,9 @@ DLRT_ONNX_TESTDATA="$TESTDATA" DLRT_ZOO_DIR="${ZOO_DIR:-}" bash scripts/run_test
 wait $venvs_pid
 
 echo
-echo "== fuzz smoke run (scripts/run_fuzz.sh $BUILD_FUZZ smoke)"
-t0=$(phase_now)
-if wait $fuzz_pid; then
-  phase_record "waiting for the fuzz build after the tests" "$(phase_since "$t0")" 0
-  phase "fuzz smoke ($JOBS harnesses at a time)" env DLRT_TEST_MODELS="$ROOT/$BUILD/test_models" \
-    bash scripts/run_fuzz.sh "$BUILD_FUZZ" smoke || rc=1
-else
-  grep -E 'error|FAILED' "$BUILD/fuzz_build.log" | head -20
-  echo "fuzz build FAILED (see $BUILD/fuzz_build.log)"
-  rc=1
-fi
+echo "== fuzz smoke run (scripts/run_fuzz.sh $BUILD smoke)"
+phase "fuzz smoke (dlrt_fuzz_smoke, $JOBS harnesses at a time)" env DLRT_TEST_MODELS="$ROOT/$BUILD/test_models" \
+  bash scripts/run_fuzz.sh "$BUILD" smoke || rc=1
 
 phase_report
 # What failed, last, where a reader of only the log's tail (a CI summary) sees it.
@@ -96,7 +72,7 @@ if [ $rc -ne 0 ]; then
   grep -E '^[a-zA-Z ]+: +FAILED' "$BUILD/run_tests.log" 2>/dev/null | head -12
   sed -n '/The following tests FAILED/,$p' "$BUILD/ctest.log" 2>/dev/null | grep -E '^[[:space:]]+[0-9]+ - ' | head -12 |
     sed -E 's/^[[:space:]]+/ctest /'
-  ls "$BUILD_FUZZ"/crashes/*/* 2>/dev/null | head -5 | sed 's/^/fuzz crash: /'
+  ls "$BUILD"/fuzz-smoke/crashes/*/* 2>/dev/null | head -5 | sed 's/^/fuzz crash: /'
 fi
 if [ $rc -eq 0 ]; then echo "make test: ok"; else echo "make test: FAILED (see the phases above)"; fi
 exit $rc

@@ -57,6 +57,11 @@ WHEEL_TEST_NUMPY=numpy==2.4.6
 WHEEL_TEST_NUMPY_3_10=numpy==2.2.6
 # Then pytest, which runs tests/python on the installed wheel (PYTHON_TEST_PACKAGES' pin).
 WHEEL_TEST_PYTEST=pytest==8.4.2
+# A venv of its own (not installed by make test): tests/models/make_colbert_models.py, which
+# writes the committed multi-vector test model and PyLate's reference outputs. Recreate with
+# `python3 -m venv V && V/bin/pip install --extra-index-url https://download.pytorch.org/whl/cpu
+# $COLBERT_MODEL_PACKAGES` (torch's CPU wheel).
+COLBERT_MODEL_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transformers==5.3.0 pylate==1.6.0 optimum==2.1.0 optimum-onnx==0.1.0 onnx==1.23.2 onnxruntime==1.31.1 numpy==2.4.6 safetensors==0.8.0"
 # tests/models/make_decoder_models.py (run by hand, once; its output is committed under
 # tests/models/retrieval/): the decoder embedders and the LLM reranker and their references.
 # One venv: pip install $DECODER_MODEL_PACKAGES; then ONNX Runtime GenAI's model builder,

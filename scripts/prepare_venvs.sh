@@ -39,10 +39,12 @@ for v in $OPENVINO_MATRIX_DEFAULT; do
 done
 # shellcheck disable=SC2086
 install "$BUILD/python-venv" $PYTHON_TEST_PACKAGES
-# The wheel build tools, for each Python that builds a wheel (scripts/wheel_pythons.sh).
+# The wheel build tools, for each Python here that builds a wheel (scripts/wheel_pythons.sh;
+# the wheel test names the missing ones).
 . "$ROOT/scripts/wheel_pythons.sh"
+wheel_pythons_here 2> /dev/null
 built=" "
-for v in $WHEEL_PYTHONS; do
+for v in $WHEEL_PYTHONS_HERE; do
   bv=$(wheel_build_python "$v")
   case $built in *" $bv "*) continue ;; esac
   built="$built$bv "

@@ -1,24 +1,27 @@
 #!/usr/bin/env bash
-# Runs dlrt's libFuzzer harnesses (fuzz/*.cpp, built in a DLRT_FUZZ=ON
-# folder) for a set time each:
-#   scripts/run_fuzz.sh BUILD_FUZZ SECONDS [HARNESS...]
-#   scripts/run_fuzz.sh BUILD_FUZZ smoke     (make test: the regression
-#     inputs and the seeds, then a fixed number of executions from the seeds
-#     alone with a fixed random seed: 8-16 s each on a -O2 build, 20-65 s on
-#     make test's -O0 build)
+# Runs dlrt's fuzz harnesses (fuzz/*.cpp):
+#   scripts/run_fuzz.sh BUILD_FUZZ SECONDS [HARNESS...]   (make fuzz)
+#     the libFuzzer executables of a DLRT_FUZZ=ON folder (clang, ASan, UBSan),
+#     each harness for SECONDS;
+#   scripts/run_fuzz.sh BUILD smoke [HARNESS...]          (make test)
+#     dlrt_fuzz_smoke of an ordinary build (cmake/fuzz.cmake: the harnesses on
+#     that build's objects, no sanitizer, no coverage): the seeds once, then a
+#     fixed number of seeded random mutations of them; the same inputs every
+#     run, a few seconds per harness.
 # Default harnesses: model npy tokenizer config request folder ops http. First each harness runs its
 # regression inputs (fuzz/regressions/<harness>/: inputs that once crashed
-# it), then fuzzes for SECONDS, starting from seeds the script gathers from
+# it), then fuzzes, starting from seeds the script gathers from
 # the test models, ONNX's conformance data, the tests' tokenizer files and
 # fuzz/seeds/<harness>/ (hostile regexes, model-folder configs, JSON bodies),
-# and from BUILD_FUZZ/corpus/<harness> (which it keeps and grows). A crash,
-# leak, timeout (10 s per input) or out-of-memory (2 GiB) is written to
-# BUILD_FUZZ/crashes/<harness>/ and makes the exit status 1. Prints
-# libFuzzer's last statistics line per harness.
+# and, with SECONDS, from BUILD_FUZZ/corpus/<harness> (which it keeps and grows). A crash,
+# leak (libFuzzer), timeout (10 s per input) or out-of-memory (2 GiB; 4 GiB of
+# address space in the smoke run) is written to crashes/<harness>/ there (BUILD_FUZZ, BUILD/fuzz-smoke) and
+# makes the exit status 1. Prints one line per harness: libFuzzer's last
+# statistics line, or the smoke driver's counts.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 if [ $# -lt 2 ]; then
-  echo "usage: $0 BUILD_FUZZ SECONDS [HARNESS...]" >&2
+  echo "usage: $0 BUILD_FUZZ SECONDS [HARNESS...] | $0 BUILD smoke [HARNESS...]" >&2
   exit 2
 fi
 BUILD=$(cd "$1" && pwd)
@@ -26,11 +29,15 @@ SECONDS_EACH=$2
 shift 2
 HARNESSES=("$@")
 [ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(model npy tokenizer config request folder ops http)
+# Seeds, corpora, crashes and logs: in BUILD_FUZZ, or BUILD/fuzz-smoke for the smoke run.
+WORK=$BUILD
+[ "$SECONDS_EACH" = smoke ] && WORK=$BUILD/fuzz-smoke
+mkdir -p "$WORK"
 TESTDATA=${DLRT_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
 TEST_MODELS=${DLRT_TEST_MODELS:-$ROOT/build/test_models}
 
 seeds_for() {  # harness -> folder of seed inputs
-  local h=$1 dir="$BUILD/seeds/$1"
+  local h=$1 dir="$WORK/seeds/$1"
   rm -rf "$dir"
   mkdir -p "$dir"
   case "$h" in
@@ -69,44 +76,51 @@ seeds_for() {  # harness -> folder of seed inputs
 
 # One harness: its regression inputs, then the fuzzing; prints one line, exit 1 on a failure.
 run_harness() {
-  local h=$1 bin="$BUILD/fuzz_$1" rc=0
-  if [ ! -x "$bin" ]; then
-    echo "run_fuzz: $bin is missing (configure $BUILD with -DDLRT_FUZZ=ON and clang, build fuzz_$h)" >&2
-    return 1
+  local h=$1 rc=0 bin
+  if [ "$SECONDS_EACH" = smoke ]; then
+    bin=("$BUILD/dlrt_fuzz_smoke" "$h")
+    if [ ! -x "${bin[0]}" ]; then
+      echo "run_fuzz: ${bin[0]} is missing (build dlrt_fuzz_smoke in $BUILD: make build)" >&2
+      return 1
+    fi
+  else
+    bin=("$BUILD/fuzz_$h")
+    if [ ! -x "${bin[0]}" ]; then
+      echo "run_fuzz: ${bin[0]} is missing (configure $BUILD with -DDLRT_FUZZ=ON and clang, build fuzz_$h)" >&2
+      return 1
+    fi
   fi
-  corpus="$BUILD/corpus/$h"
-  crashes="$BUILD/crashes/$h"
+  corpus="$WORK/corpus/$h"
+  crashes="$WORK/crashes/$h"
   mkdir -p "$corpus" "$crashes"
   regressions=("$ROOT"/fuzz/regressions/"$h"/*)
   if [ -e "${regressions[0]}" ]; then
-    if ! "$bin" -rss_limit_mb=2048 -timeout=10 "${regressions[@]}" > "$BUILD/fuzz_$h.regressions.log" 2>&1; then
-      echo "fuzz $h: a regression input fails again (see $BUILD/fuzz_$h.regressions.log)"
+    if [ "$SECONDS_EACH" = smoke ]; then limit=-memory_mb=4096; else limit=-rss_limit_mb=2048; fi
+    if ! "${bin[@]}" "$limit" -timeout=10 "${regressions[@]}" > "$WORK/fuzz_$h.regressions.log" 2>&1; then
+      echo "fuzz $h: a regression input fails again (see $WORK/fuzz_$h.regressions.log)"
       rc=1
     fi
   fi
   seeds=$(seeds_for "$h")
-  log="$BUILD/fuzz_$h.log"
+  log="$WORK/fuzz_$h.log"
   if [ "$SECONDS_EACH" = smoke ]; then
-    # A fixed number of executions from a fixed random seed. The path is not fully
-    # repeatable (the model harness runs threaded kernels, so coverage and thus
-    # mutations can differ run to run): a failure leaves its input in $crashes.
-    # (ops builds and loads a model per input, as model does: fewer runs.)
-    case "$h" in model) runs=100000 ;; ops) runs=30000 ;; npy) runs=2000000 ;; *) runs=400000 ;; esac
-    fresh="$BUILD/corpus-smoke/$h"
-    rm -rf "$fresh"
-    mkdir -p "$fresh"
-    "$bin" -seed=1 -runs=$runs -timeout=10 -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1 \
-      -artifact_prefix="$crashes/" "$fresh" "$seeds" > "$log" 2>&1
+    # A fixed number of mutations from a fixed random seed: the same inputs every run,
+    # about 1-8 s per harness. (ops builds, loads and runs a model per input: fewer runs.)
+    case "$h" in ops) runs=100000 ;; *) runs=300000 ;; esac
+    "${bin[@]}" -seed=1 -runs=$runs -timeout=10 -memory_mb=4096 -max_len=262144 \
+      -artifact_prefix="$crashes/" "$seeds" > "$log" 2>&1
   else
-    "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1 \
+    "${bin[@]}" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1 \
       -artifact_prefix="$crashes/" "$corpus" "$seeds" > "$log" 2>&1
   fi
   status=$?
   stats=$(grep -E '^#[0-9]+' "$log" | tail -1)
   execs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
   if [ $status -ne 0 ]; then
-    echo "fuzz $h: FAILED ($(grep -m1 -E 'ERROR|SUMMARY' "$log")); input in $crashes, log $log"
+    echo "fuzz $h: FAILED ($(grep -m1 -E 'ERROR|SUMMARY|CRASH|TIMEOUT|usage' "$log")); input in $crashes, log $log"
     rc=1
+  elif [ "$SECONDS_EACH" = smoke ]; then
+    echo "fuzz $h: ok (smoke) $(grep -m1 '^dlrt_fuzz_smoke' "$log" | cut -d: -f2-)"
   else
     echo "fuzz $h: ok ($SECONDS_EACH), ${execs:-?} executions; last: $stats"
   fi

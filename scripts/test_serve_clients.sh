@@ -69,7 +69,8 @@ else
 fi
 
 echo "== openai client and TEI-style HTTP ($DLRT_SERVE_URL)"
-(cd "$WORK" && "$PY" -m pytest -q -rs -p no:cacheprovider "$ROOT/tests/serve/test_clients.py")
+(cd "$WORK" && DLRT_TINY_BERT="$ROOT/tests/embed/data/tiny_bert" "$PY" -m pytest -q -rs -p no:cacheprovider \
+  "$ROOT/tests/serve/test_clients.py")
 
 echo "== deploy/kubernetes.yaml against the server; three replicas, one stopped mid-load"
 (cd "$WORK" && DLRT_BIN="$BUILD/dlrt" DLRT_TINY_BERT="$ROOT/tests/embed/data/tiny_bert" "$PY" -m pytest -q -s -rs \
@@ -78,7 +79,7 @@ echo "== deploy/kubernetes.yaml against the server; three replicas, one stopped 
 echo "== schemathesis against $DLRT_SERVE_URL/openapi.json (${SECONDS_BUDGET}s)"
 # Left out, with reasons:
 #  - positive_data_acceptance: some schema-valid requests are refused on purpose
-#    (an input over the model's token limit is a 413 unless truncation is asked for);
+#    (an input over the model's token limit with "truncate": false is a 413);
 #  - unsupported_method: cpp-httplib answers 400 to methods it cannot parse
 #    (TRACE, QUERY) before any route sees them; methods it parses get 405
 #    (tests/serve/server_test.cpp checks that).

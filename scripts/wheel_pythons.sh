@@ -7,7 +7,14 @@
 #                        and later (one cp312-abi3 wheel, pyproject.toml's
 #                        wheel.py-api), V itself before
 #   wheel_python V       the interpreter's path for version V (e.g. 3.10), or a
-#                        one-line error on stderr and status 1
+#                        one-line error on stderr (how to add it) and status 1
+#   wheel_pythons_here   splits WHEEL_PYTHONS into WHEEL_PYTHONS_HERE (those with
+#                        an interpreter on this machine) and WHEEL_PYTHONS_MISSING,
+#                        with wheel_python's line for each missing one on stderr;
+#                        status 1 when none is here, or when one is missing and
+#                        DLRT_REQUIRE_ALL_PYTHONS=1 (.ci/run sets it)
+# A machine with only its distribution's python3 builds and tests the wheel of
+# that version alone; CI demands all of them.
 # DLRT_WHEEL_PYTHONS overrides WHEEL_PYTHONS (e.g. "3.11" for one wheel only);
 # DLRT_PYTHON_<major>_<minor> (DLRT_PYTHON_3_10=/opt/py/bin/python3.10) names an
 # interpreter the search below would not find.
@@ -45,7 +52,29 @@ wheel_python() {
               "/usr/local/bin/python$v" "/usr/bin/python$v"; do
     [ -n "$cand" ] && [ -x "$cand" ] && _wheel_python_is "$cand" "$v" && return 0
   done
-  echo "no CPython $v found (PATH, $root/versions/$v.*, /usr/bin): install it (pyenv install $v, or" \
-       "apt-get install python$v-venv python$v-dev), or name it with $var=PATH" >&2
+  echo "no CPython $v found (PATH, $root/versions/$v.*, /usr/bin): add it with pyenv install $v (or the" \
+       "distribution's python$v-venv and python$v-dev where it has them), or name it with $var=PATH" >&2
   return 1
+}
+
+wheel_pythons_here() {
+  local v err
+  WHEEL_PYTHONS_HERE="" WHEEL_PYTHONS_MISSING=""
+  for v in $WHEEL_PYTHONS; do
+    if err=$(wheel_python "$v" 2>&1 > /dev/null); then
+      WHEEL_PYTHONS_HERE="${WHEEL_PYTHONS_HERE:+$WHEEL_PYTHONS_HERE }$v"
+    else
+      WHEEL_PYTHONS_MISSING="${WHEEL_PYTHONS_MISSING:+$WHEEL_PYTHONS_MISSING }$v"
+      echo "$err" >&2
+    fi
+  done
+  if [ -z "$WHEEL_PYTHONS_HERE" ]; then
+    echo "none of CPython $WHEEL_PYTHONS is here: no wheel can be built or tested" >&2
+    return 1
+  fi
+  if [ -n "$WHEEL_PYTHONS_MISSING" ] && [ "${DLRT_REQUIRE_ALL_PYTHONS:-0}" = 1 ]; then
+    echo "DLRT_REQUIRE_ALL_PYTHONS=1: every one of CPython $WHEEL_PYTHONS is required; missing: $WHEEL_PYTHONS_MISSING" >&2
+    return 1
+  fi
+  return 0
 }

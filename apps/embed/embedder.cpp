@@ -16,6 +16,7 @@
 #include "embed/json_util.h"
 #include "embed/modules.h"
 #include "embed/sparse.h"
+#include "embed/multi_vector.h"
 #include "embed/token_inputs.h"
 #include "embed/tokenizer.h"
 
@@ -120,11 +121,13 @@ struct Embedder::Impl {
   size_t output_index = 0;
   DType output_dtype = DType::kFloat32;
   size_t dimension = 0;
+  size_t hidden_size = 0;  // per-token vector length
   size_t max_length = 512;
   Pooling pooling = Pooling::kMean;
   bool normalize = true;
   std::map<std::string, std::string> prompts;
   std::string default_prompt_name;
+  std::string similarity_fn = "cosine";
   std::vector<DenseLayer> dense;  // after pooling, in modules.json's order
   std::string batch_dependent_op;  // "" : rows are independent, padded batches are fine
   ModelKind kind = ModelKind::kDense;
@@ -133,8 +136,9 @@ struct Embedder::Impl {
 
 namespace {
 
-// Named prompts from config_sentence_transformers.json.
-Status read_prompts(const fs::path& dir, std::map<std::string, std::string>& prompts, std::string& default_name) {
+// Named prompts and the similarity function from config_sentence_transformers.json.
+Status read_prompts(const fs::path& dir, std::map<std::string, std::string>& prompts, std::string& default_name,
+                    std::string& similarity_fn) {
   const fs::path path = dir / "config_sentence_transformers.json";
   DLRT_ASSIGN_OR_RETURN(json c, read_json(path));
   if (c.is_null()) return Status::Ok();
@@ -149,6 +153,15 @@ Status read_prompts(const fs::path& dir, std::map<std::string, std::string>& pro
   default_name = jsonu::get_string(c, "default_prompt_name", "");
   if (!default_name.empty() && !prompts.count(default_name))
     return InvalidModel(path.string() + ": default_prompt_name \"" + default_name + "\" is not one of its prompts");
+  const std::string fn = jsonu::get_string(c, "similarity_fn_name", "");
+  if (!fn.empty() && fn == "MaxSim" && is_multi_vector_folder(dir)) {
+    similarity_fn = "maxsim";  // PyLate's: the score of per-token vectors (multi_vector.h)
+  } else if (!fn.empty()) {
+    if (fn != "cosine" && fn != "dot" && fn != "euclidean" && fn != "manhattan")
+      return InvalidModel(path.string() + ": similarity_fn_name \"" + fn +
+                          "\" is not one of cosine, dot, euclidean, manhattan");
+    similarity_fn = fn;
+  }
   return Status::Ok();
 }
 
@@ -158,6 +171,16 @@ Embedder::Embedder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Embedder::~Embedder() = default;
 
 Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir, const EmbedderOptions& options) {
+  DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_file(model_dir));
+  if (is_multi_vector_folder(file.dir))
+    return Unsupported(file.dir.string() + " is a multi-vector (ColBERT / PyLate) model: it gives one vector per "
+                       "token, not one per text (dlrt embed --tokens, POST /embed_all and /rerank of dlrt serve, "
+                       "Python encode(output_value=\"token_embeddings\"); see docs/embed.md)");
+  return create_transformer(model_dir, options);
+}
+
+Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string& model_dir,
+                                                               const EmbedderOptions& options) {
   DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_file(model_dir));
   const fs::path& dir = file.dir;
   const fs::path& model_path = file.path;
@@ -185,7 +208,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
                           " but the module before gives " + std::to_string(impl->dense.back().out_features()));
     impl->dense.push_back(std::move(layer));
   }
-  DLRT_RETURN_IF_ERROR(read_prompts(dir, impl->prompts, impl->default_prompt_name));
+  DLRT_RETURN_IF_ERROR(read_prompts(dir, impl->prompts, impl->default_prompt_name, impl->similarity_fn));
 
   // Length: option, else sentence-transformers' max_seq_length, else the tokenizer's, else 512;
   // never beyond the model's position embeddings.
@@ -243,6 +266,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
     if (!impl->dense.empty() && impl->dense.front().in_features() != hidden)
       return InvalidModel(model_dir + ": the Dense module takes " + std::to_string(impl->dense.front().in_features()) +
                           " values but the model's vectors have " + std::to_string(hidden));
+    impl->hidden_size = hidden;
     impl->dimension = impl->dense.empty() ? hidden : impl->dense.back().out_features();
   }
   auto embedder = std::unique_ptr<Embedder>(new Embedder(std::move(impl)));
@@ -252,6 +276,10 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
     auto probe = embedder->run_encoded({empty}, std::nullopt, {});
     if (!probe.ok()) return probe.status().with_context("probing the embedding size");
     embedder->impl_->dimension = probe->vectors.empty() ? 0 : probe->vectors[0].size();
+    // The per-token vector size, where the model has per-token vectors (a sparse model's are its logits).
+    auto tokens = embedder->embed_tokens({empty});
+    if (tokens.ok() && !tokens->tokens.empty() && !tokens->tokens[0].empty())
+      embedder->impl_->hidden_size = tokens->tokens[0][0].size();
   }
   return embedder;
 }
@@ -318,41 +346,97 @@ Result<EmbedResult> Embedder::run_encoded(const std::vector<Encoding>& batch, st
   return result;
 }
 
-Result<EmbedResult> Embedder::embed_padded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
-                                           const dlrt::RunOptions& bounds) const {
-  EmbedResult result;
-  if (batch.empty()) return result;
+struct Embedder::Hidden {
+  size_t length = 0, hidden = 0;
+  std::vector<int64_t> mask;    // [batch, length], 1 for attended tokens
+  size_t tokens = 0;            // attended tokens
+  std::vector<Tensor> outputs;  // keeps the model's output alive
+  std::vector<float> converted;  // the output as float when it is not float32
+  const float* x = nullptr;     // [batch, length, hidden]
+  RunReport report;
+};
+
+Result<Embedder::Hidden> Embedder::run_hidden(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const {
+  Hidden out;
   const size_t b = batch.size();
   TokenInputs::Batch in;
   DLRT_RETURN_IF_ERROR(
       impl_->inputs.make_batch(batch, impl_->tokenizer->pad_id(), impl_->tokenizer->vocab_size(), impl_->max_length, in));
   const size_t len = in.length;
-  const std::vector<int64_t>& mask = in.mask;
-  result.total_tokens = in.tokens;
-  auto outputs = impl_->session->run(in.feeds, bounds, &result.report);
+  out.length = len;
+  out.mask = in.mask;
+  out.tokens = in.tokens;
+  auto outputs = impl_->session->run(in.feeds, bounds, &out.report);
   if (!outputs.ok()) return outputs.status();
   if (impl_->output_index >= outputs->size()) return Internal("the model returned too few outputs");
-  const Tensor& hidden = (*outputs)[impl_->output_index];
+  out.outputs = std::move(outputs).value();
+  const Tensor& hidden = out.outputs[impl_->output_index];
   if (hidden.rank() != 3 || hidden.dim(0) != static_cast<int64_t>(b) || hidden.dim(1) != static_cast<int64_t>(len) ||
       hidden.dim(2) <= 0) {
     return RuntimeError("the model output has shape " + shape_to_string(hidden.shape()) + ", expected [" +
                         std::to_string(b) + ", " + std::to_string(len) + ", hidden]");
   }
-  const size_t h = static_cast<size_t>(hidden.dim(2));
-  std::vector<float> converted;
-  const float* x = nullptr;
+  out.hidden = static_cast<size_t>(hidden.dim(2));
   if (hidden.dtype() == DType::kFloat32) {
-    x = hidden.data<float>();
+    out.x = hidden.data<float>();
   } else if (hidden.dtype() == DType::kFloat16 || hidden.dtype() == DType::kBFloat16) {
-    converted.resize(static_cast<size_t>(hidden.size()));
-    for (size_t i = 0; i < converted.size(); ++i) {
-      converted[i] = hidden.dtype() == DType::kFloat16 ? static_cast<float>(hidden.data<Float16>()[i])
-                                                      : static_cast<float>(hidden.data<BFloat16>()[i]);
+    out.converted.resize(static_cast<size_t>(hidden.size()));
+    for (size_t i = 0; i < out.converted.size(); ++i) {
+      out.converted[i] = hidden.dtype() == DType::kFloat16 ? static_cast<float>(hidden.data<Float16>()[i])
+                                                          : static_cast<float>(hidden.data<BFloat16>()[i]);
     }
-    x = converted.data();
+    out.x = out.converted.data();
   } else {
     return RuntimeError(std::string("the model output is ") + dtype_name(hidden.dtype()) + ", expected float");
   }
+  return out;
+}
+
+Result<TokenEmbedResult> Embedder::embed_tokens(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds,
+                                                const TokenFilter& keep) const {
+  TokenEmbedResult result;
+  if (batch.empty()) return result;
+  // As embed_encoded: a batch-dependent model runs each encoding alone.
+  const bool alone = !impl_->batch_dependent_op.empty() && batch.size() > 1;
+  const size_t runs = alone ? batch.size() : 1;
+  std::vector<Encoding> one(1);
+  for (size_t r = 0; r < runs; ++r) {
+    if (alone) one[0] = batch[r];
+    const std::vector<Encoding>& part = alone ? one : batch;
+    DLRT_ASSIGN_OR_RETURN(Hidden hs, run_hidden(part, bounds));
+    result.total_tokens += hs.tokens;
+    const double run_ms = result.report.run_ms + hs.report.run_ms;
+    result.report = std::move(hs.report);
+    result.report.run_ms = run_ms;
+    for (size_t i = 0; i < part.size(); ++i) {
+      const size_t input = alone ? r : i;
+      const Encoding& e = part[i];
+      size_t last = 0;  // sentence-transformers' rule: through the last attended position
+      for (size_t t = 0; t < e.ids.size(); ++t)
+        if (hs.mask[i * hs.length + t] != 0) last = t;
+      std::vector<std::vector<float>> rows;
+      for (size_t t = 0; t < e.ids.size(); ++t) {
+        if (keep ? !keep(input, t) : t > last) continue;
+        const float* row = hs.x + (i * hs.length + t) * hs.hidden;
+        rows.emplace_back(row, row + hs.hidden);
+      }
+      result.tokens.push_back(std::move(rows));
+    }
+  }
+  return result;
+}
+
+Result<EmbedResult> Embedder::embed_padded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
+                                           const dlrt::RunOptions& bounds) const {
+  EmbedResult result;
+  if (batch.empty()) return result;
+  const size_t b = batch.size();
+  DLRT_ASSIGN_OR_RETURN(Hidden hs, run_hidden(batch, bounds));
+  const size_t len = hs.length, h = hs.hidden;
+  const std::vector<int64_t>& mask = hs.mask;
+  const float* x = hs.x;
+  result.total_tokens = hs.tokens;
+  result.report = std::move(hs.report);
 
   result.vectors.assign(b, std::vector<float>(h, 0.0f));
   for (size_t i = 0; i < b; ++i) {
@@ -464,11 +548,13 @@ Status Embedder::encode_sparse_by_length(std::vector<Encoding> encodings, size_t
 ModelKind Embedder::kind() const { return impl_->kind; }
 const SpladePooling* Embedder::splade_pooling() const { return impl_->splade ? &*impl_->splade : nullptr; }
 size_t Embedder::dimension() const { return impl_->dimension; }
+size_t Embedder::hidden_size() const { return impl_->hidden_size; }
 std::string Embedder::model_name() const { return impl_->name; }
 size_t Embedder::max_length() const { return impl_->max_length; }
 Pooling Embedder::pooling() const { return impl_->pooling; }
 const std::map<std::string, std::string>& Embedder::prompts() const { return impl_->prompts; }
 const std::string& Embedder::default_prompt_name() const { return impl_->default_prompt_name; }
+const std::string& Embedder::similarity_fn_name() const { return impl_->similarity_fn; }
 bool Embedder::normalize() const { return impl_->normalize; }
 RunReport Embedder::placement() const { return impl_->session->placement(); }
 const Tokenizer& Embedder::tokenizer() const { return *impl_->tokenizer; }

@@ -72,6 +72,13 @@ struct SparseResult {
   dlrt::RunReport report;
 };
 
+// Per-token vectors: for each input, one vector per kept token, in token order.
+struct TokenEmbedResult {
+  std::vector<std::vector<std::vector<float>>> tokens;  // [input][token][value]
+  size_t total_tokens = 0;                               // non-padding tokens run
+  dlrt::RunReport report;
+};
+
 class Tokenizer;
 
 class Embedder {
@@ -79,9 +86,14 @@ class Embedder {
   // Loads the folder and creates the session. Errors: kNotFound (no folder,
   // no model or no vocabulary), kInvalidModel (broken json, a model without
   // input_ids or without a 3-D output), kUnsupported (a tokenizer other than
-  // BERT WordPiece), and the errors of dlrt::Session::create.
+  // BERT WordPiece; a multi-vector folder, whose vectors are per token: see
+  // multi_vector.h), and the errors of dlrt::Session::create.
   static dlrt::Result<std::unique_ptr<Embedder>> create(const std::string& model_dir,
                                                         const EmbedderOptions& options);
+  // create() without the multi-vector refusal: the folder's transformer and
+  // tokenizer for per-token output (embed_tokens), as MultiVectorEmbedder uses them.
+  static dlrt::Result<std::unique_ptr<Embedder>> create_transformer(const std::string& model_dir,
+                                                                    const EmbedderOptions& options);
   ~Embedder();
   Embedder(const Embedder&) = delete;
   Embedder& operator=(const Embedder&) = delete;
@@ -126,6 +138,18 @@ class Embedder {
   // The SpladePooling module of a sparse model (null for a dense one).
   const SpladePooling* splade_pooling() const;
   size_t dimension() const;         // vector length (a sparse model's: its vocabulary size)
+
+  // Per-token output of the model (its last_hidden_state rows, before any
+  // pooling or Dense module), for the positions `keep(input, position)`
+  // accepts among each encoding's own ids (padding never). Without `keep`:
+  // every position up to the encoding's last attended one, as
+  // sentence-transformers' encode(output_value="token_embeddings") gives.
+  // A batch-dependent model runs each encoding alone (see embed_encoded).
+  using TokenFilter = std::function<bool(size_t input, size_t position)>;
+  dlrt::Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds = {},
+                                              const TokenFilter& keep = nullptr) const;
+
+  size_t hidden_size() const;       // the model's per-token vector length (before Dense modules)
   std::string model_name() const;   // the folder's name, or above a generic one ("model", "onnx"): find_model_file
   size_t max_length() const;        // tokens per text, [CLS]/[SEP] included
   Pooling pooling() const;          // a dense model's (a sparse model's is SPLADE's, splade_pooling())
@@ -134,6 +158,11 @@ class Embedder {
   // name used when a caller names none ("" for none).
   const std::map<std::string, std::string>& prompts() const;
   const std::string& default_prompt_name() const;
+  // config_sentence_transformers.json's similarity_fn_name: "cosine" (also
+  // when absent), "dot", "euclidean" or "manhattan" (the last two negated
+  // distances, as sentence-transformers' similarity()); "maxsim" for a
+  // multi-vector folder naming PyLate's "MaxSim" (kInvalidModel elsewhere).
+  const std::string& similarity_fn_name() const;
   bool normalize() const;           // the folder asks for L2-normalised output (a Normalize module)
   dlrt::RunReport placement() const;  // where the session was placed (for /health)
   const Tokenizer& tokenizer() const;
@@ -152,6 +181,9 @@ class Embedder {
   // run_encoded's padded batch run.
   dlrt::Result<EmbedResult> embed_padded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
                                          const dlrt::RunOptions& bounds) const;
+  // The model's output for a padded batch as float [batch, length, hidden].
+  struct Hidden;
+  dlrt::Result<Hidden> run_hidden(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const;
   struct Impl;
   explicit Embedder(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

@@ -58,6 +58,13 @@ void Histogram::render(std::string& out, const std::string& name, const std::str
   out += name + "_count" + l + " " + std::to_string(count_) + "\n";
 }
 
+void Histogram::add(const Histogram& other) {
+  if (other.bounds_ != bounds_) return;
+  for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
+  sum_ += other.sum_;
+  count_ += other.count_;
+}
+
 double Histogram::quantile_bound(double q) const {
   if (count_ == 0) return 0;
   uint64_t need = static_cast<uint64_t>(std::ceil(q * static_cast<double>(count_)));
@@ -95,6 +102,7 @@ void Metrics::observe_batch(size_t inputs, size_t padded_tokens, size_t tokens, 
     tokens_ += tokens;
   } else {
     ++device_failures_[device];
+    failed_inputs_ += inputs;
   }
 }
 
@@ -211,7 +219,53 @@ std::string Metrics::render(const MetricsGauges& g) const {
   header(out, "dlrt_draining", "gauge", "1 during graceful shutdown.");
   out += std::string("dlrt_draining ") + (g.draining ? "1" : "0") + "\n";
   render_models(out, g);
+  render_tei(out, g);
   return out;
+}
+
+// TEI's names for the counters above: requests of the inference routes
+// (embeddings, similarity, rerank, predict) with failures by kind, inputs
+// embedded, the queue and the batches. Counters keep TEI's names (no _total).
+void Metrics::render_tei(std::string& out, const MetricsGauges& g) const {
+  auto inference_route = [](const std::string& r) {
+    return r == "/v1/embeddings" || r == "/embeddings" || r == "/embed" || r == "/similarity" || r == "/rerank" ||
+           r == "/predict";
+  };
+  auto embedding_route = [](const std::string& r) {
+    return r == "/v1/embeddings" || r == "/embeddings" || r == "/embed" || r == "/similarity";
+  };
+  uint64_t count = 0, success = 0;
+  std::map<std::string, uint64_t> failures = {{"validation", 0}, {"overloaded", 0}, {"inference", 0}};
+  for (const auto& [k, v] : requests_) {
+    if (!inference_route(k.first)) continue;
+    count += v;
+    if (k.second < 400) success += v;
+    else failures[k.second == 429 ? "overloaded" : k.second < 500 ? "validation" : "inference"] += v;
+  }
+  header(out, "te_request_count", "counter", "Inference requests (TEI's name; dlrt_http_requests_total by route).");
+  out += "te_request_count " + std::to_string(count) + "\n";
+  header(out, "te_request_success", "counter", "Inference requests answered 2xx.");
+  out += "te_request_success " + std::to_string(success) + "\n";
+  header(out, "te_request_failure", "counter",
+         "Inference requests refused or failed: validation (4xx), overloaded (429), inference (5xx).");
+  for (const auto& [err, v] : failures) out += "te_request_failure{err=\"" + err + "\"} " + std::to_string(v) + "\n";
+  header(out, "te_embed_count", "counter", "Inputs sent to the model (dlrt_inputs_total plus those of failed batches).");
+  out += "te_embed_count " + std::to_string(inputs_ + failed_inputs_) + "\n";
+  header(out, "te_embed_success", "counter", "Inputs embedded (dlrt_inputs_total).");
+  out += "te_embed_success " + std::to_string(inputs_) + "\n";
+  Histogram embed_seconds(kLatencyBounds);
+  for (const auto& [route, h] : latency_)
+    if (embedding_route(route)) embed_seconds.add(h);
+  header(out, "te_embed_duration", "histogram", "Embedding request latency, seconds (all embedding routes).");
+  embed_seconds.render(out, "te_embed_duration");
+  header(out, "te_embed_inference_duration", "histogram", "Time to run one batch, seconds (dlrt_batch_duration_seconds).");
+  batch_seconds_.render(out, "te_embed_inference_duration");
+  header(out, "te_batch_next_size", "histogram", "Inputs per batch (dlrt_batch_size).");
+  batch_size_.render(out, "te_batch_next_size");
+  header(out, "te_batch_next_tokens", "histogram", "Padded tokens per batch (dlrt_batch_padded_tokens).");
+  batch_tokens_.render(out, "te_batch_next_tokens");
+  header(out, "te_queue_size", "gauge", "Inputs waiting for a batch (dlrt_queue_depth).");
+  out += "te_queue_size " + std::to_string(g.queue_depth) + "\n";
 }
 
 }  // namespace dlrt::embed

@@ -21,6 +21,8 @@ class Histogram {
   // either empty or `key="value",` pairs without braces.
   void render(std::string& out, const std::string& name, const std::string& labels = "") const;
   uint64_t count() const { return count_; }
+  // Adds `other`'s observations (same bounds; others are ignored).
+  void add(const Histogram& other);
   // Smallest bound with at least q of the observations at or below it.
   double quantile_bound(double q) const;
 
@@ -67,6 +69,8 @@ class Metrics {
   void observe_model_request(const std::string& model, const std::string& route, int status);
   void observe_model_batch(const std::string& model, size_t inputs, size_t tokens, bool ok);
 
+  // dlrt's metrics (dlrt_*), then the same counters under text-embeddings-
+  // inference's names (te_*, docs/migrate.md) for dashboards made for TEI.
   std::string render(const MetricsGauges& gauges) const;
 
   uint64_t requests_total() const;
@@ -74,7 +78,9 @@ class Metrics {
 
  private:
   struct PerModel;
-  void render_models(std::string& out, const MetricsGauges& g) const;  // under mu_
+  // Under mu_: the dlrt_model_* series, and TEI's names (te_*) for dlrt's counters.
+  void render_models(std::string& out, const MetricsGauges& g) const;
+  void render_tei(std::string& out, const MetricsGauges& g) const;
 
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int>, uint64_t> requests_;  // (route, status) -> count
@@ -84,6 +90,7 @@ class Metrics {
   Histogram batch_seconds_;
   std::map<std::string, uint64_t> device_batches_, device_inputs_, device_failures_;
   uint64_t inputs_ = 0, tokens_ = 0, rejected_ = 0;
+  uint64_t failed_inputs_ = 0;  // inputs of batches that failed
   struct PerModel {
     std::map<std::pair<std::string, int>, uint64_t> requests;  // (route, status) -> count
     uint64_t inputs = 0, tokens = 0, batches = 0, failures = 0;

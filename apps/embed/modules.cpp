@@ -14,6 +14,7 @@ const std::vector<ModuleTypeName>& implemented_module_types() {
       {"sentence_transformers.models.Transformer", ModuleType::kTransformer},
       {"sentence_transformers.models.Pooling", ModuleType::kPooling},
       {"sentence_transformers.models.Dense", ModuleType::kDense},
+      {"pylate.models.Dense.Dense", ModuleType::kDense},  // a multi-vector (ColBERT) folder's projection
       {"sentence_transformers.models.Normalize", ModuleType::kNormalize},
       {"sentence_transformers.sparse_encoder.models.MLMTransformer", ModuleType::kMLMTransformer},
       {"sentence_transformers.sparse_encoder.models.SpladePooling", ModuleType::kSpladePooling},
@@ -41,7 +42,7 @@ Result<fs::path> inside_folder(const fs::path& dir, const std::string& rel) {
 
 // What a type dlrt does not implement is, when it is known, for the message.
 std::string known_family(const std::string& type) {
-  if (type.rfind("pylate.", 0) == 0) return " (a PyLate ColBERT multi-vector model: not supported yet)";
+  if (type.rfind("pylate.", 0) == 0) return " (a PyLate module)";
   if (type.rfind("sentence_transformers.sparse_encoder.", 0) == 0) return " (a sparse-encoder module)";
   return "";
 }

@@ -6,6 +6,9 @@
 //   sentence_transformers.models.Transformer                 the ONNX model (hidden states)
 //   sentence_transformers.models.Pooling                     dense pooling (1_Pooling/config.json)
 //   sentence_transformers.models.Dense                       a linear layer after pooling (dense.h)
+//   pylate.models.Dense.Dense                                a multi-vector (ColBERT) folder's per-token
+//                                                            projection (multi_vector.h; Embedder::create
+//                                                            refuses such folders before reading modules)
 //   sentence_transformers.models.Normalize                   L2 normalisation
 //   sentence_transformers.sparse_encoder.models.MLMTransformer  the ONNX model (MLM logits)
 //   sentence_transformers.sparse_encoder.models.SpladePooling   SPLADE pooling (sparse.h)

@@ -132,8 +132,34 @@ json schemas(const ModelLimits* limits) {
          {{"type", "object"},
           {"required", {"index", "value"}},
           {"properties", {{"index", {{"type", "integer"}, {"minimum", 0}}}, {"value", {{"type", "number"}}}}}}}}}};
+  s["EmbedAllRequest"] = {{"type", "object"},
+                          {"required", {"inputs"}},
+                          {"properties",
+                           {{"inputs", {{"oneOf", {{{"type", "string"}}, {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}}}}}},
+                            {"truncate", {{"type", "boolean"}}},
+                            {"prompt_name", prompt_name},
+                            {"is_query", {{"type", "boolean"}}}}}};
+  s["EmbedAllResponse"] = {{"type", "array"}, {"items", {{"type", "array"}, {"items", vector}}}};
   // A request httplib cannot parse (no route known yet) is answered in OpenAI's shape.
   s["TeiOrHttpError"] = {{"oneOf", {schema_ref("TeiError"), schema_ref("OpenAIError")}}};
+  // TEI's sentence similarity: one score per sentence, by the folder's similarity function.
+  s["SimilarityRequest"] = {
+      {"type", "object"},
+      {"required", {"inputs"}},
+      {"properties",
+       {{"inputs",
+         {{"type", "object"},
+          {"required", {"source_sentence", "sentences"}},
+          {"properties",
+           {{"source_sentence", {{"type", "string"}}},
+            {"sentences", {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}}}}}}},
+        {"parameters",
+         {{"type", "object"},
+          {"properties",
+           {{"truncate", {{"type", "boolean"}}},
+            {"truncation_direction", {{"type", "string"}, {"enum", {"right", "Right"}}}},
+            {"prompt_name", prompt_name}}}}}}}};
+  s["SimilarityResponse"] = {{"type", "array"}, {"items", {{"type", "number"}}}};
   s["TokenizeRequest"] = {
       {"type", "object"},
       {"required", {"inputs"}},
@@ -263,9 +289,10 @@ json schemas(const ModelLimits* limits) {
                    {"model", {{"type", "string"}}},
                    {"dimension", {{"type", "integer"}}},
                    {"max_tokens", {{"type", "integer"}}}}}};
-  for (const char* r : {"EmbeddingsRequest", "EmbedRequest", "EmbedSparseRequest", "TokenizeRequest", "DecodeRequest",
-                        "RerankRequest", "V1RerankRequest", "PredictRequest"})
+  for (const char* r : {"EmbeddingsRequest", "EmbedRequest", "EmbedSparseRequest", "SimilarityRequest", "TokenizeRequest",
+                        "DecodeRequest", "RerankRequest", "V1RerankRequest", "PredictRequest"})
     nullable_optionals(s[r]);
+  nullable_optionals(s["SimilarityRequest"]["properties"]["parameters"]);
   return s;
 }
 
@@ -292,6 +319,9 @@ std::string openapi_document(const std::string& version, const ModelLimits* limi
   paths["/embeddings"] = paths["/v1/embeddings"];
   paths["/embed"] = post("Embeddings (TEI)", "EmbedRequest", "EmbedResponse", "TeiError");
   paths["/embed_sparse"] = post("Sparse (SPLADE) vectors (TEI)", "EmbedSparseRequest", "EmbedSparseResponse", "TeiError");
+  paths["/embed_all"] = post("Per-token vectors (TEI); multi-vector models", "EmbedAllRequest", "EmbedAllResponse", "TeiError");
+  paths["/similarity"] = post("Similarity of a sentence to others, by the model's similarity function (TEI)",
+                              "SimilarityRequest", "SimilarityResponse", "TeiError");
   paths["/tokenize"] = post("Tokens of texts (TEI)", "TokenizeRequest", "TokenizeResponse", "TeiError");
   paths["/decode"] = post("Text of token ids (TEI)", "DecodeRequest", "DecodeResponse", "TeiError");
   paths["/rerank"] = post("Texts scored against a query by a cross-encoder or LLM reranker (TEI)", "RerankRequest",
@@ -315,6 +345,7 @@ std::string openapi_document(const std::string& version, const ModelLimits* limi
   }
   paths["/metrics"] = get("Prometheus metrics", {{"type", "string"}}, "text/plain");
   paths["/openapi.json"] = get("This document", {{"type", "object"}});
+  paths["/docs"] = get("This document as a web page", {{"type", "string"}}, "text/html");
   json doc = {{"openapi", "3.0.3"},
               {"info", {{"title", "dlrt serve"}, {"version", version}, {"description", "Text embeddings (OpenAI and TEI compatible)"}}},
               {"paths", paths},
@@ -322,6 +353,70 @@ std::string openapi_document(const std::string& version, const ModelLimits* limi
                {{"schemas", schemas(limits)},
                 {"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}}};
   return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string openapi_docs_page() {
+  // Self-contained: the page's script reads /openapi.json from this server
+  // (no other downloads) and lists each route with its schemas.
+  return R"html(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>dlrt serve API</title>
+<style>
+body { font-family: sans-serif; max-width: 60em; margin: 2em auto; padding: 0 1em; }
+h2 { border-bottom: 1px solid #ccc; }
+.method { font-weight: bold; text-transform: uppercase; margin-right: 0.5em; }
+pre { background: #f4f4f4; padding: 0.5em; overflow-x: auto; font-size: 85%; }
+summary { cursor: pointer; }
+</style>
+</head>
+<body>
+<h1 id="title">dlrt serve API</h1>
+<p>The OpenAPI document of this server: <a href="openapi.json">openapi.json</a>.</p>
+<div id="routes">Loading openapi.json ...</div>
+<script>
+"use strict";
+function resolve(doc, schema) {
+  if (schema && schema["$ref"]) return resolve(doc, doc.components.schemas[schema["$ref"].split("/").pop()]);
+  return schema;
+}
+function block(title, value) {
+  const d = document.createElement("details");
+  const s = document.createElement("summary");
+  s.textContent = title;
+  const pre = document.createElement("pre");
+  pre.textContent = JSON.stringify(value, null, 2);
+  d.append(s, pre);
+  return d;
+}
+fetch("openapi.json").then(r => r.json()).then(doc => {
+  document.getElementById("title").textContent = doc.info.title + " " + doc.info.version;
+  const routes = document.getElementById("routes");
+  routes.textContent = "";
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      const h = document.createElement("h2");
+      const m = document.createElement("span");
+      m.className = "method";
+      m.textContent = method;
+      h.append(m, document.createTextNode(path));
+      const p = document.createElement("p");
+      p.textContent = op.summary || "";
+      routes.append(h, p);
+      const body = op.requestBody && op.requestBody.content["application/json"];
+      if (body) routes.append(block("request", resolve(doc, body.schema)));
+      for (const [code, answer] of Object.entries(op.responses || {})) {
+        const content = answer.content && Object.values(answer.content)[0];
+        if (code === "200" && content) routes.append(block("answer " + code, resolve(doc, content.schema)));
+      }
+    }
+  }
+}).catch(e => { document.getElementById("routes").textContent = "cannot read openapi.json: " + e; });
+</script>
+</body>
+</html>
+)html";
 }
 
 }  // namespace dlrt::embed

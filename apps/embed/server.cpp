@@ -1,17 +1,13 @@
+// dlrt serve's server: its lifecycle (listening, the models set as they load,
+// graceful shutdown), the connections it holds, each batch's outcome, and
+// the error replies every route shares. The routes are installed by
+// server_dispatch.cpp; health and model selection are in server_health.cpp.
 #include "embed/server.h"
 
 #include <httplib.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
-#include <cctype>
-#include <random>
-#include <cstdlib>
-#include <cstring>
-#include <ctime>
 #include <functional>
-#include <optional>
 #include <thread>
 
 #include <arpa/inet.h>
@@ -19,151 +15,15 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
-#include <nlohmann/json.hpp>
-
-#include "dlrt/dlrt.h"
 #include "embed/http_server.h"
-#include "embed/openapi.h"
 #include "embed/server_util.h"
 
 namespace dlrt::embed {
 namespace {
 
-using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using server_util::is_device_failure;
 using server_util::json_string;
-
-std::string iso_time(std::chrono::system_clock::time_point t) {
-  std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-// The client's X-Request-Id when it is 1-128 characters of [A-Za-z0-9._:-],
-// else 16 random hex digits.
-std::string request_id(const httplib::Request& req) {
-  const std::string given = req.get_header_value("X-Request-Id");
-  bool ok = !given.empty() && given.size() <= 128;
-  for (char c : given) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' || c == '-');
-  if (ok) return given;
-  thread_local std::mt19937_64 rng{std::random_device{}() ^ static_cast<uint64_t>(Clock::now().time_since_epoch().count())};
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
-  return buf;
-}
-
-// Every route: its path, the methods it answers, whether its errors take
-// TEI's shape (else OpenAI's), whether a 404 lists it (aliases do not), and
-// whether it is a model's (also served as /models/NAME/<path> for model NAME)
-// rather than the server's.
-struct RouteInfo {
-  const char* path;
-  const char* methods;
-  bool tei;
-  bool listed;
-  bool per_model;
-};
-constexpr const char* kPost = "POST";
-constexpr const char* kGet = "GET, HEAD";
-constexpr RouteInfo kRoutes[] = {
-    {"/v1/embeddings", kPost, false, true, true}, {"/embeddings", kPost, false, false, true},
-    {"/embed", kPost, true, true, true},          {"/embed_sparse", kPost, true, true, true},
-    {"/tokenize", kPost, true, true, true},       {"/decode", kPost, true, true, true},
-    {"/rerank", kPost, true, true, true},         {"/v1/rerank", kPost, false, true, true},
-    {"/predict", kPost, true, true, true},        {"/v1/models", kGet, false, true, false},
-    {"/info", kGet, false, true, true},           {"/health", kGet, false, true, true},
-    {"/ready", kGet, false, true, false},         {"/live", kGet, false, true, false},
-    {"/metrics", kGet, false, true, false},       {"/openapi.json", kGet, false, true, true},
-};
-
-const RouteInfo* find_route(const std::string& path) {
-  for (const RouteInfo& r : kRoutes)
-    if (path == r.path) return &r;
-  return nullptr;
-}
-
-// The methods a route answers ("" for a path that is not a route).
-const char* allowed_methods(const std::string& path) {
-  const RouteInfo* r = find_route(path);
-  return r ? r->methods : "";
-}
-
-// TEI's routes answer errors in TEI's shape, the others in OpenAI's.
-bool tei_route(const std::string& path) {
-  const RouteInfo* r = find_route(path);
-  return r && r->tei;
-}
-
-// "POST /v1/embeddings, POST /embed, ..., GET /openapi.json" (a 404's list).
-std::string route_list() {
-  std::string s;
-  for (const RouteInfo& r : kRoutes)
-    if (r.listed) s += std::string(s.empty() ? "" : ", ") + (r.methods == kPost ? "POST " : "GET ") + r.path;
-  return s;
-}
-
-// Compares without an early exit, so the time taken does not tell how much of a guess was right.
-bool constant_time_equal(const std::string& a, const std::string& b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  const size_t n = std::max(a.size(), b.size());
-  for (size_t i = 0; i < n; ++i)
-    diff |= static_cast<unsigned char>((i < a.size() ? a[i] : 0) ^ (i < b.size() ? b[i] : 0));
-  return diff == 0;
-}
-
-// The Access-Control-Allow-Origin answer for `origin` under `allowed`
-// ("*" or a comma list); "" when the origin is not allowed.
-std::string cors_origin(const std::string& allowed, const std::string& origin) {
-  if (allowed == "*") return "*";
-  size_t start = 0;
-  while (start <= allowed.size()) {
-    size_t end = allowed.find(',', start);
-    if (end == std::string::npos) end = allowed.size();
-    std::string item = allowed.substr(start, end - start);
-    item.erase(0, item.find_first_not_of(' '));
-    item.erase(item.find_last_not_of(' ') + 1);
-    if (!item.empty() && item == origin) return origin;
-    start = end + 1;
-  }
-  return "";
-}
-
-
-// Start of the request being handled on this thread (pre-routing -> logger).
-thread_local Clock::time_point t_request_start;
-// The request's id (X-Request-Id, or made here) and, for embedding routes,
-// its inputs and tokens: for the access log.
-thread_local std::string t_request_id;
-thread_local size_t t_inputs = 0, t_tokens = 0;
-// Set when a route handler counted its request itself (the logger skips it).
-thread_local bool t_request_counted = false;
-// The model a /models/NAME/... route prefix names ("" for none), and the
-// model the request went to (for the per-model metrics; "" when not known).
-thread_local std::string t_path_model, t_request_model;
-
-// "/models/NAME/ROUTE" -> NAME, with *route set to ROUTE (the shortest NAME
-// that leaves a route); nullopt for any other path.
-std::optional<std::string> split_model_prefix(const std::string& path, std::string* route) {
-  static const std::string kPrefix = "/models/";
-  if (path.compare(0, kPrefix.size(), kPrefix) != 0) return std::nullopt;
-  for (size_t slash = path.find('/', kPrefix.size() + 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
-    std::string rest = path.substr(slash);
-    if (const RouteInfo* r = find_route(rest); r && r->per_model) {
-      *route = std::move(rest);
-      return path.substr(kPrefix.size(), slash - kPrefix.size());
-    }
-  }
-  return std::nullopt;
-}
-
-std::string route_label(const std::string& path) {
-  const RouteInfo* r = find_route(path);
-  return r ? r->path : "other";
-}
 
 // The listening TCP socket of this process on `port` (httplib does not expose
 // it), or -1.
@@ -192,19 +52,14 @@ size_t accept_queue_length(int fd) {
   if (fd < 0 || ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 || info.tcpi_state != TCP_LISTEN) return 0;
   return info.tcpi_unacked;
 }
-
 }  // namespace
-
-void server_util::note_request_size(size_t inputs, size_t tokens) {
-  t_inputs = inputs;
-  t_tokens = tokens;
-}
 
 std::string report_device(const dlrt::RunReport& report) {
   for (const auto& p : report.partitions)
     if (p.backend != "cpu") return p.device;
   return "cpu:0";
 }
+
 
 EmbedServer::EmbedServer(ServiceConfig config)
     : config_(std::move(config)),
@@ -220,7 +75,43 @@ EmbedServer::EmbedServer(ServiceConfig config)
     limit(std::make_unique<PipeliningTlsServer>(config_.tls_cert.c_str(), config_.tls_key.c_str()));
   else
     limit(std::make_unique<PipeliningServer>());
+  httplib::Server& s = *http_;
+  // httplib's pool, counting the connections it holds (see shutdown()) and
+  // those still waiting for a thread (idle keep-alive connections make way
+  // for them, see http_server.h).
+  class CountingPool final : public httplib::TaskQueue {
+   public:
+    CountingPool(size_t n, std::shared_ptr<std::atomic<size_t>> count, std::shared_ptr<std::atomic<size_t>> waiting)
+        : pool_(n), count_(std::move(count)), waiting_(std::move(waiting)) {}
+    void enqueue(std::function<void()> fn) override {
+      ++*count_;
+      ++*waiting_;
+      pool_.enqueue([fn = std::move(fn), count = count_, waiting = waiting_] {
+        --*waiting;
+        fn();
+        --*count;
+      });
+    }
+    void shutdown() override { pool_.shutdown(); }
+
+   private:
+    httplib::ThreadPool pool_;
+    std::shared_ptr<std::atomic<size_t>> count_;
+    std::shared_ptr<std::atomic<size_t>> waiting_;
+  };
+  s.new_task_queue = [n = config_.http_threads, count = connections_, waiting = waiting_connections_] {
+    return new CountingPool(static_cast<size_t>(n), count, waiting);
+  };
+  s.set_payload_max_length(config_.max_body_bytes);
+  s.set_keep_alive_max_count(100000);
+  // An idle keep-alive connection holds a thread too: no longer than a silent request.
+  s.set_keep_alive_timeout(std::min(5, config_.read_timeout_s));
+  // A client silent mid-request (slowloris: a header line now and then) holds
+  // one of the http_threads; read_timeout_s bounds how long.
+  s.set_read_timeout(config_.read_timeout_s, 0);
+  s.set_tcp_nodelay(true);
   install_routes();
+  install_hooks();
 }
 
 EmbedServer::~EmbedServer() {
@@ -278,145 +169,6 @@ void EmbedServer::on_batch(size_t index, const std::string& name, const BatchInf
   metrics_.observe_model_batch(name, info.inputs, info.tokens, info.status.ok());
   if (info.status.ok()) registry_.set_device_error(index, "");
   else if (is_device_failure(info.status.code())) registry_.set_device_error(index, info.status.message());
-}
-
-HealthInfo EmbedServer::model_state(const ModelRef& ref) const {
-  HealthInfo h;
-  const std::shared_ptr<const EmbedModel>& m = ref.model;
-  const std::string& device_error = ref.device_error;
-  const std::string& load_error = ref.load_error;
-  if (m) {
-    dlrt::RunReport p = m->placement();
-    h.backend = "cpu";
-    h.device = "cpu:0";
-    for (const auto& part : p.partitions) {
-      if (part.backend != "cpu") {
-        h.backend = part.backend;
-        h.device = part.device;
-      }
-      if (part.degraded && !h.degraded) {
-        h.degraded = true;
-        h.reason = part.reason;
-      }
-    }
-    if (!device_error.empty() && !h.degraded) {
-      h.degraded = true;
-      h.reason = "strict mode: the last batch failed: " + device_error;
-    }
-  }
-  if (!m && !load_error.empty()) {
-    h.status = "failed";
-    h.http_status = 503;
-    h.reason = load_error;
-  } else if (!m) {
-    h.status = "loading";
-    h.http_status = 503;
-    h.reason = "loading and compiling the model";
-  } else if (h.degraded) {
-    h.status = h.reason.rfind("warm start", 0) == 0 ? "warming" : "degraded";
-  } else {
-    h.status = "ok";
-  }
-  return h;
-}
-
-void EmbedServer::stamp_since(const std::string& key, HealthInfo& h) const {
-  if (draining_.load()) {
-    h.status = "draining";
-    h.http_status = 503;
-    if (h.reason.empty()) h.reason = "shutting down: finishing in-flight requests, refusing new ones";
-  }
-  std::lock_guard<std::mutex> lk(mu_);
-  const std::string state = h.status + "|" + h.backend + "|" + h.device + "|" + h.reason;
-  auto& [last, since] = health_since_[key];
-  if (state != last) {
-    last = state;
-    since = std::chrono::system_clock::now();
-  }
-  h.since = iso_time(since);
-}
-
-HealthInfo EmbedServer::health() const {
-  const std::vector<ModelRef> all = registry_.all();
-  HealthInfo h = model_state(all.front());  // the default's backend and device
-  if (all.size() > 1) {
-    // Several models: loading while any loads, failed when all failed,
-    // otherwise the worst of those serving, degraded when some failed.
-    std::vector<std::string> loading, failed, degraded;
-    std::string warming;
-    for (const ModelRef& r : all) {
-      const HealthInfo m = model_state(r);
-      if (h.backend.empty() && !m.backend.empty()) h.backend = m.backend, h.device = m.device;
-      if (m.status == "loading") loading.push_back(r.name);
-      else if (m.status == "failed") failed.push_back("model " + r.name + " failed to load: " + m.reason);
-      else if (m.status == "warming" && warming.empty()) warming = "model " + r.name + ": " + m.reason;
-      else if (m.status == "degraded") degraded.push_back("model " + r.name + ": " + m.reason);
-    }
-    auto join = [](const std::vector<std::string>& v) {
-      std::string out;
-      for (const auto& x : v) out += (out.empty() ? "" : "; ") + x;
-      return out;
-    };
-    h.http_status = 200;
-    h.degraded = !degraded.empty() || !failed.empty();
-    if (!loading.empty()) {
-      h.status = "loading";
-      h.http_status = 503;
-      h.reason = "loading " + std::to_string(loading.size()) + " of " + std::to_string(all.size()) + " models: " +
-                 join(loading);
-    } else if (failed.size() == all.size()) {
-      h.status = "failed";
-      h.http_status = 503;
-      h.reason = join(failed);
-    } else if (!warming.empty()) {
-      h.status = "warming";
-      h.reason = warming;
-    } else if (h.degraded) {
-      h.status = "degraded";
-      failed.insert(failed.end(), degraded.begin(), degraded.end());
-      h.reason = join(failed);
-    } else {
-      h.status = "ok";
-      h.reason.clear();
-    }
-  }
-  stamp_since("", h);
-  return h;
-}
-
-std::optional<HealthInfo> EmbedServer::model_health(const std::string& name) const {
-  std::optional<ModelRef> ref = registry_.find(name);
-  if (!ref) return std::nullopt;
-  HealthInfo h = model_state(*ref);
-  stamp_since("model:" + ref->config.name, h);
-  return h;
-}
-
-std::optional<ModelRef> EmbedServer::request_model(Api api, const std::string& body_model, Reply* error) const {
-  const std::string& path_model = t_path_model;
-  if (!path_model.empty() && !body_model.empty() && body_model != path_model && registry_.size() > 1) {
-    *error = error_reply(api, 422, "invalid_request_error",
-                         "the route names model '" + path_model + "' but the body's 'model' is '" + body_model + "'");
-    return std::nullopt;
-  }
-  const std::string name = path_model.empty() ? body_model : path_model;
-  std::optional<ModelRef> ref = registry_.find(name);
-  if (!ref) {
-    std::string names;
-    for (const std::string& n : registry_.names()) names += (names.empty() ? "" : ", ") + n;
-    *error = error_reply(api, 404, "model_not_found",
-                         "the model '" + name + "' is not served here; served models: " + names);
-    return std::nullopt;
-  }
-  t_request_model = ref->name;
-  if (!ref->model) {
-    const std::string which = registry_.size() > 1 ? "model '" + ref->name + "'" : std::string("model");
-    *error = error_reply(api, 503, "unavailable",
-                         ref->load_error.empty() ? "the " + which + " is still loading; retry shortly"
-                                                 : "the " + which + " failed to load: " + ref->load_error);
-    return std::nullopt;
-  }
-  return ref;
 }
 
 Status EmbedServer::bind() {
@@ -499,355 +251,6 @@ EmbedServer::Reply EmbedServer::error_reply(Api api, int status, const std::stri
              ",\"code\":" + std::to_string(status) + "}}";
   }
   return r;
-}
-
-void EmbedServer::install_routes() {
-  httplib::Server& s = *http_;
-  // httplib's pool, counting the connections it holds (see shutdown()) and
-  // those still waiting for a thread (idle keep-alive connections make way
-  // for them, see http_server.h).
-  class CountingPool final : public httplib::TaskQueue {
-   public:
-    CountingPool(size_t n, std::shared_ptr<std::atomic<size_t>> count, std::shared_ptr<std::atomic<size_t>> waiting)
-        : pool_(n), count_(std::move(count)), waiting_(std::move(waiting)) {}
-    void enqueue(std::function<void()> fn) override {
-      ++*count_;
-      ++*waiting_;
-      pool_.enqueue([fn = std::move(fn), count = count_, waiting = waiting_] {
-        --*waiting;
-        fn();
-        --*count;
-      });
-    }
-    void shutdown() override { pool_.shutdown(); }
-
-   private:
-    httplib::ThreadPool pool_;
-    std::shared_ptr<std::atomic<size_t>> count_;
-    std::shared_ptr<std::atomic<size_t>> waiting_;
-  };
-  s.new_task_queue = [n = config_.http_threads, count = connections_, waiting = waiting_connections_] {
-    return new CountingPool(static_cast<size_t>(n), count, waiting);
-  };
-  s.set_payload_max_length(config_.max_body_bytes);
-  s.set_keep_alive_max_count(100000);
-  // An idle keep-alive connection holds a thread too: no longer than a silent request.
-  s.set_keep_alive_timeout(std::min(5, config_.read_timeout_s));
-  // A client silent mid-request (slowloris: a header line now and then) holds
-  // one of the http_threads; read_timeout_s bounds how long.
-  s.set_read_timeout(config_.read_timeout_s, 0);
-  s.set_tcp_nodelay(true);
-
-  auto send = [](httplib::Response& res, const Reply& r) {
-    res.status = r.status;
-    if (r.retry_after_s > 0) res.set_header("Retry-After", std::to_string(r.retry_after_s));
-    res.set_content(r.body, r.content_type.c_str());
-  };
-  // What a route answers when it throws: out of memory (a request that needs
-  // more than the process may allocate) is 507 like OutOfMemory from a model
-  // run; anything else is a 500 that names it. The server keeps serving.
-  auto exception_reply = [this](Api api, std::exception_ptr ep) {
-    try {
-      std::rethrow_exception(ep);
-    } catch (const std::bad_alloc&) {
-      return error_reply(api, 507, "insufficient_storage",
-                         "the server ran out of memory handling this request; send fewer or shorter inputs, or raise "
-                         "the memory limit (the container's)");
-    } catch (const std::exception& e) {
-      return error_reply(api, 500, "internal_error", std::string("internal error handling the request: ") + e.what());
-    } catch (...) {
-      return error_reply(api, 500, "internal_error", "internal error handling the request");
-    }
-  };
-  auto handled = [exception_reply](Api api, const std::function<Reply()>& handle) {
-    try {
-      return handle();
-    } catch (...) {
-      return exception_reply(api, std::current_exception());
-    }
-  };
-  s.set_exception_handler([this, send, exception_reply](const httplib::Request& req, httplib::Response& res,
-                                                        std::exception_ptr ep) {
-    send(res, exception_reply(tei_route(req.path) ? Api::kTei : Api::kOpenAI, ep));
-  });
-  // A POST route: the body read under max_body_bytes, then handle(body).
-  auto with_body = [this, send, handled](Api api, std::function<Reply(const std::string&)> handle) {
-    return [this, send, handled, api, handle](const httplib::Request& req, httplib::Response& res,
-                                     const httplib::ContentReader& content) {
-      // The body is read here, under max_body_bytes: the connection loop
-      // (http_server.h) has bounded the body as sent already; this bounds it
-      // as httplib hands it over (decompressed, for a Content-Encoding).
-      std::string body;
-      bool too_large = false;
-      const bool complete = content([&](const char* data, size_t n) {
-        if (body.size() + n > config_.max_body_bytes) {
-          too_large = true;
-          return false;
-        }
-        body.append(data, n);
-        return true;
-      });
-      if (!complete) {
-        const bool over = too_large || res.status == 413 ||
-                          (req.has_header("Content-Length") &&
-                           std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10) >
-                               config_.max_body_bytes);
-        const std::string message =
-            over ? "the request body is larger than " + std::to_string(config_.max_body_bytes) + " bytes (max_body_bytes)"
-                 : std::string("the request body could not be read");
-        const int status = over ? 413 : 400;
-        metrics_.observe_request(route_label(req.path), status, 0.0);
-        t_request_counted = true;
-        res.set_header("Connection", "close");  // the rest of the body is not read
-        send(res, error_reply(api, status, "invalid_request_error", message));
-        return;
-      }
-      ++in_flight_;
-      Reply r = handled(api, [&] { return handle(body); });
-      --in_flight_;
-      // Counted before the response goes out, so a client that reads
-      // /metrics right after sees its own request.
-      double seconds = t_request_start == Clock::time_point{}
-                           ? 0.0
-                           : std::chrono::duration<double>(Clock::now() - t_request_start).count();
-      metrics_.observe_request(route_label(req.path), r.status, seconds);
-      if (!t_request_model.empty()) metrics_.observe_model_request(t_request_model, route_label(req.path), r.status);
-      t_request_counted = true;
-      if (draining_.load()) res.set_header("Connection", "close");
-      send(res, r);
-    };
-  };
-  auto embeddings = [this, with_body](Api api) {
-    return with_body(api, [this, api](const std::string& body) { return handle_embeddings(body, api); });
-  };
-  s.Post("/v1/embeddings", embeddings(Api::kOpenAI));
-  s.Post("/embeddings", embeddings(Api::kOpenAI));
-  s.Post("/embed", embeddings(Api::kTei));
-  s.Post("/embed_sparse", with_body(Api::kTei, [this](const std::string& body) { return handle_embeddings(body, Api::kTei, true); }));
-  s.Post("/tokenize", with_body(Api::kTei, [this](const std::string& body) { return handle_tokenize(body); }));
-  s.Post("/decode", with_body(Api::kTei, [this](const std::string& body) { return handle_decode(body); }));
-  s.Post("/rerank", with_body(Api::kTei, [this](const std::string& body) { return handle_rerank(body); }));
-  s.Post("/v1/rerank", with_body(Api::kOpenAI, [this](const std::string& body) { return handle_v1_rerank(body); }));
-  s.Post("/predict", with_body(Api::kTei, [this](const std::string& body) { return handle_predict(body); }));
-  s.Get("/v1/models", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(true)); });
-  // The /models/NAME/ prefix of a model's route (kRoutes) is taken off before routing (t_path_model).
-  s.Get("/info", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(false)); });
-  // Readiness and liveness for a load balancer or Kubernetes' probes.
-  s.Get("/ready", [this](const httplib::Request&, httplib::Response& res) {
-    const HealthInfo h = health();
-    const bool ready = h.status == "ok" || h.status == "degraded";
-    res.status = ready ? 200 : 503;
-    res.set_content(json({{"ready", ready}, {"status", h.status}}).dump(), "application/json");
-  });
-  s.Get("/live", [this](const httplib::Request&, httplib::Response& res) {
-    const HealthInfo h = health();
-    res.status = h.status == "failed" ? 503 : 200;
-    res.set_content(json({{"live", res.status == 200}, {"status", h.status}}).dump(), "application/json");
-  });
-  // While draining, every answer closes its connection (keep-alive clients move on).
-  s.set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
-    if (draining_.load()) res.set_header("Connection", "close");
-  });
-  s.Get("/openapi.json", [this, send](const httplib::Request&, httplib::Response& res) {
-    ModelLimits limits;
-    std::shared_ptr<const EmbedModel> m;
-    if (!t_path_model.empty()) {
-      Reply error;
-      auto ref = request_model(Api::kOpenAI, "", &error);
-      if (!ref) return send(res, error);
-      m = ref->model;
-    } else {
-      m = model();
-    }
-    if (m) {
-      limits.dimension = m->dimension();
-      limits.vocab_size = m->vocab_size();
-      limits.prompt_names = m->prompt_names();
-    }
-    res.set_content(openapi_document(dlrt::version(), m ? &limits : nullptr), "application/json");
-  });
-  s.Get("/health", [this, send](const httplib::Request&, httplib::Response& res) {
-    auto health_json = [](const HealthInfo& h, const ModelRef* ref) {
-      json j = {{"status", h.status},   {"backend", h.backend}, {"device", h.device},
-                {"degraded", h.degraded}, {"since", h.since},   {"reason", h.reason}};
-      if (ref && ref->model) {
-        j["model"] = ref->name;
-        j["dimension"] = ref->model->dimension();
-        j["max_tokens"] = ref->model->max_length();
-      }
-      return j;
-    };
-    if (!t_path_model.empty()) {  // /models/NAME/health: that model's
-      std::optional<ModelRef> ref = registry_.find(t_path_model);
-      std::optional<HealthInfo> h = model_health(t_path_model);
-      if (!ref || !h) {
-        Reply error;
-        request_model(Api::kOpenAI, "", &error);
-        return send(res, error);
-      }
-      json j = health_json(*h, &*ref);
-      j["model"] = ref->name;
-      res.status = h->http_status;
-      res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
-      return;
-    }
-    const HealthInfo h = health();
-    const std::vector<ModelRef> all = registry_.all();
-    json j = health_json(h, &all.front());
-    json models = json::array();
-    for (const ModelRef& r : all) {
-      HealthInfo mh = model_state(r);
-      stamp_since("model:" + r.config.name, mh);
-      json m = health_json(mh, &r);
-      m["model"] = r.name;
-      models.push_back(std::move(m));
-    }
-    j["models"] = std::move(models);
-    res.status = h.http_status;
-    res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
-  });
-  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    MetricsGauges g;
-    for (const ModelRef& r : registry_.all()) {
-      ModelGauges mg;
-      mg.model = r.name;
-      if (r.batcher) {
-        mg.queue_depth = r.batcher->queue_depth();
-        mg.batches_running = r.batcher->batches_running();
-      }
-      const HealthInfo h = model_state(r);
-      mg.ready = r.model != nullptr;
-      mg.failed = h.status == "failed";
-      mg.degraded = h.degraded;
-      g.queue_depth += mg.queue_depth;
-      g.batches_running += mg.batches_running;
-      if (!mg.model.empty()) g.models.push_back(std::move(mg));
-    }
-    g.requests_in_flight = in_flight_.load();
-    HealthInfo h = health();
-    g.degraded = h.degraded;
-    g.ready = model() != nullptr;
-    g.draining = draining_.load();
-    res.set_content(metrics_.render(g), "text/plain; version=0.0.4");
-  });
-
-  s.set_pre_routing_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
-                                                                        httplib::Response& res) {
-    t_request_start = Clock::now();
-    t_request_counted = false;
-    t_inputs = t_tokens = 0;
-    t_request_model.clear();
-    t_path_model.clear();
-    // /models/NAME/embed and the like: routed as /embed for model NAME. The
-    // request object is httplib's own, non-const one (as for `ranges` below).
-    if (std::string route; auto name = split_model_prefix(req.path, &route)) {
-      t_path_model = *name;
-      const_cast<httplib::Request&>(req).path = route;
-    }
-    t_request_id = request_id(req);
-    res.set_header("X-Request-Id", t_request_id);
-    if (!config_.cors_allow_origin.empty()) {
-      const std::string origin = req.get_header_value("Origin");
-      const std::string allow = origin.empty() ? "" : cors_origin(config_.cors_allow_origin, origin);
-      if (!allow.empty()) {
-        res.set_header("Access-Control-Allow-Origin", allow);
-        res.set_header("Access-Control-Expose-Headers", "X-Request-Id");
-        if (allow != "*") res.set_header("Vary", "Origin");
-      }
-      if (req.method == "OPTIONS") {  // a browser's preflight: no credentials
-        res.status = allow.empty() ? 403 : 204;
-        res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-        res.set_header("Access-Control-Allow-Headers", "Content-Type, Authorization, X-Request-Id");
-        res.set_header("Access-Control-Max-Age", "600");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-    }
-    // A method the route does not answer: 405 with Allow (httplib would say 400 or 404).
-    if (const std::string allowed = allowed_methods(req.path); !allowed.empty() && req.method != "OPTIONS" &&
-                                                                allowed.find(req.method) == std::string::npos) {
-      res.status = 405;
-      res.set_header("Allow", allowed);
-      const std::string message = req.method + " " + req.path + " is not supported; use " + allowed;
-      res.set_content(tei_route(req.path)
-                          ? "{\"error\":" + json_string(message) + ",\"error_type\":\"invalid_request_error\"}"
-                          : "{\"error\":{\"message\":" + json_string(message) + ",\"type\":\"invalid_request_error\",\"code\":405}}",
-                      "application/json");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (!config_.api_key.empty() && req.path != "/health" && req.path != "/ready" && req.path != "/live") {
-      const std::string auth = req.get_header_value("Authorization");
-      const bool bearer = auth.size() > 7 && auth.compare(0, 7, "Bearer ") == 0;
-      if (!bearer || !constant_time_equal(auth.substr(7), config_.api_key)) {
-        res.status = 401;
-        res.set_header("WWW-Authenticate", "Bearer");
-        const std::string message = "missing or wrong API key: send \"Authorization: Bearer <key>\"";
-        res.set_content(tei_route(req.path)
-                            ? "{\"error\":" + json_string(message) + ",\"error_type\":\"authentication_error\"}"
-                            : "{\"error\":{\"message\":" + json_string(message) +
-                                  ",\"type\":\"authentication_error\",\"code\":401}}",
-                        "application/json");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-    }
-    // No route serves byte ranges: a Range header is ignored, or httplib would
-    // answer it with one multipart part per range (an 8 KB request of a few
-    // thousand ranges turned into a 16 MB answer). The request object is
-    // httplib's own, non-const one, handed to this hook as const.
-    const_cast<httplib::Request&>(req).ranges.clear();
-    return httplib::Server::HandlerResponse::Unhandled;
-  }));
-  // Errors httplib answers itself (404, 405, 413 body too large, 400 bad request): a JSON body.
-  s.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    // A method httplib does not know (QUERY, ...) on a route: 405, as for the known ones.
-    if (const std::string allowed = allowed_methods(req.path);
-        res.status == 400 && !allowed.empty() && !req.method.empty() && allowed.find(req.method) == std::string::npos) {
-      res.status = 405;
-      res.set_header("Allow", allowed);
-    }
-    // A request that could not be read (malformed, or too slow): no second one on that connection.
-    if (res.status == 400) res.set_header("Connection", "close");
-    std::string message;
-    if (res.status == 405)
-      message = req.method + " " + req.path + " is not supported; use " + allowed_methods(req.path);
-    else if (res.status == 413)
-      message = "the request body is larger than " + std::to_string(config_.max_body_bytes) + " bytes (max_body_bytes)";
-    else if (res.status == 404)
-      message = "no route " + req.method + " " + req.path +
-                "; routes: " + route_list() + "; the model routes also under /models/NAME/ for the model served as NAME";
-    else
-      message = "HTTP " + std::to_string(res.status) + (res.status == 400 ? ": malformed request" : "");
-    if (tei_route(req.path))
-      res.set_content("{\"error\":" + json_string(message) + ",\"error_type\":\"invalid_request_error\"}", "application/json");
-    else
-      res.set_content("{\"error\":{\"message\":" + json_string(message) + ",\"type\":\"invalid_request_error\",\"code\":" +
-                          std::to_string(res.status) + "}}",
-                      "application/json");
-    return httplib::Server::HandlerResponse::Handled;
-  }));
-  s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-    const double seconds = t_request_start == Clock::time_point{}
-                               ? 0.0
-                               : std::chrono::duration<double>(Clock::now() - t_request_start).count();
-    t_request_start = Clock::time_point{};
-    if (!t_request_counted) {
-      metrics_.observe_request(route_label(req.path), res.status, seconds);
-      if (!t_request_model.empty()) metrics_.observe_model_request(t_request_model, route_label(req.path), res.status);
-    }
-    t_request_counted = false;
-    if (config_.access_log) {
-      ServeLog::Fields fields = {{"method", req.method},
-                                 {"path", req.path},
-                                 {"status", res.status},
-                                 {"latency_ms", std::round(seconds * 1e5) / 100},
-                                 {"inputs", t_inputs},
-                                 {"tokens", t_tokens},
-                                 {"request_id", t_request_id},
-                                 {"remote", req.remote_addr}};
-      if (registry_.size() > 1 && !t_request_model.empty()) fields.emplace_back("model", t_request_model);
-      log_.info("request", fields);
-    }
-  });
 }
 
 }  // namespace dlrt::embed

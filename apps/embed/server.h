@@ -8,11 +8,15 @@
 //   POST /embed_sparse   TEI-style, sparse (SPLADE) models: {"inputs": str | [str] | [[id]], "truncate"?,
 //                        "prompt_name"?, "top_k"?} -> [[{"index","value"}, ...], ...]; /v1/embeddings gives
 //                        them too with "encoding_format": "sparse" ("embedding": {"indices","values"})
+//   POST /embed_all      TEI-style, per-token vectors: {"inputs": str | [str], "truncate"?, "prompt_name"?,
+//                        "is_query"? (multi-vector models)} -> [[[...], ...], ...] (per input, per token)
+//   POST /similarity     TEI-style: {"inputs": {"source_sentence", "sentences"}, "parameters"?} -> [score, ...]
+//                        by the folder's similarity function (server_similarity.cpp)
 //   POST /tokenize       TEI-style: {"inputs": str | [str], "add_special_tokens"?, "prompt_name"?}
 //                        -> [[{"id","text","special","start","stop"}, ...], ...]
 //   POST /rerank         TEI-style, cross-encoders and LLM rerankers: {"query", "texts", "raw_scores"?,
 //                        "return_text"?, "truncate"?, "instruction"?} -> [{"index","score","text"?}] by score,
-//                        highest first
+//                        highest first; a multi-vector model scores by MaxSim (server_multi_vector.cpp)
 //   POST /v1/rerank      Cohere/Jina-style: {"query", "documents": [str | {"text"}], "top_n"?, "return_documents"?,
 //                        "model"?, "truncate"? (default true), "instruction"?} -> {"model", "results": [{"index",
 //                        "relevance_score", "document"?: {"text"}}], "usage": {"total_tokens"}}
@@ -24,13 +28,15 @@
 //                        503 while loading, warming, draining or failed; GET /live: liveness, 503 only when failed
 //   GET  /health         {status, backend, device, degraded, since, reason, ...}; 200 while serving
 //                        (ok, warming, degraded), 503 while loading or draining
-//   GET  /metrics        Prometheus text
+//   GET  /metrics        Prometheus text; GET /openapi.json: the OpenAPI document, GET /docs: its HTML page
 //
-// Several models (model_registry.h): a request names one by the body's
-// "model" field or a /models/NAME prefix on the route (/models/NAME/embed,
-// /models/NAME/v1/embeddings, /models/NAME/health, ...); none names the
-// default. An unknown name is a 404 that lists the served ones. Every
-// model's batches share pool_size run slots (run_slots.h).
+// Several models (model_registry.h): a request to a model's route (every
+// POST route, /info, /health, /openapi.json: per_model in kRoutes) names one
+// by the body's "model" field or a /models/NAME prefix on the route
+// (/models/NAME/embed, /models/NAME/v1/embeddings, /models/NAME/health, ...);
+// none names the default. An unknown name is a 404 that lists the served
+// ones; a model of the wrong kind for the route is a 400 that names it. Every
+// model's batches and HTTP-thread runs share pool_size run slots (run_slots.h).
 //
 // Requests are tokenized on the HTTP thread (so limits answer at once), then
 // queued for dynamic batching (batcher.h). Errors are JSON: 400 bad JSON,
@@ -41,6 +47,7 @@
 // also stops its model run (RunOptions) so the worker is free again.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -53,6 +60,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "dlrt/session.h"
 #include "dlrt/status.h"
 #include "embed/batcher.h"
@@ -60,6 +69,7 @@
 #include "embed/embedder.h"
 #include "embed/metrics.h"
 #include "embed/model_registry.h"
+#include "embed/request.h"
 #include "embed/run_slots.h"
 #include "embed/serve_log.h"
 #include "embed/service_config.h"
@@ -98,10 +108,20 @@ class EmbedModel {
   virtual std::optional<std::string> prompt(const std::string& name) const { return std::nullopt; }
   virtual std::string default_prompt_name() const { return ""; }
   virtual std::vector<std::string> prompt_names() const { return {}; }
+  // The folder's similarity function (Embedder::similarity_fn_name), for /similarity.
+  virtual std::string similarity_fn_name() const { return "cosine"; }
   // Token ids are in [0, vocab_size()) (0: not known, not checked).
   virtual size_t vocab_size() const { return 0; }
   // Tokens of `text` without a length limit (0: not known).
   virtual size_t count_tokens(std::string_view text) const { return 0; }
+  // One text as tokenize() does, with each token's byte offsets [start, stop)
+  // into `text` in `offsets` ((0, 0) for the special tokens the tokenizer
+  // adds); the default leaves `offsets` empty (not known).
+  virtual Result<Encoding> tokenize_with_offsets(std::string_view text,
+                                                 std::vector<std::pair<size_t, size_t>>& offsets) const {
+    offsets.clear();
+    return tokenize(text, nullptr);
+  }
   // A token's text and whether it is a special token (for /tokenize).
   virtual std::string token_text(int64_t id) const { return ""; }
   virtual bool is_special_token(int64_t id) const { return false; }
@@ -133,10 +153,23 @@ class EmbedModel {
                                                            const dlrt::RunOptions& bounds) const {
     return Unsupported("this model is not a classifier");
   }
+  // Per-token vectors (/embed_all). An embedding model gives its
+  // transformer's token vectors (is_query does not apply); a multi-vector
+  // model (ColBERT) its own, for queries or documents, and /rerank scores by MaxSim.
+  virtual bool is_multi_vector() const { return false; }
+  virtual Result<Encoding> tokenize_tokens(std::string_view text, bool is_query, bool* truncated) const {
+    return tokenize(text, truncated);
+  }
+  virtual Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, bool is_query,
+                                                const dlrt::RunOptions& bounds) const {
+    return Unsupported("this model does not give per-token vectors");
+  }
 };
 
 std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder> embedder);
 std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classifier> classifier);
+class MultiVectorEmbedder;
+std::shared_ptr<const EmbedModel> multi_vector_model(std::shared_ptr<const MultiVectorEmbedder> embedder);
 
 // Runs one short batch so the first request does not pay for first-run costs.
 Status warm_up(const EmbedModel& model);
@@ -205,23 +238,39 @@ class EmbedServer {
   };
   enum class Api { kOpenAI, kTei };
 
+  // server_dispatch.cpp: every route's handler, and what every request
+  // passes before and after it (request id, CORS, API key, model prefix, logging).
   void install_routes();
+  void install_hooks();
   // `sparse_route`: POST /embed_sparse.
   Reply handle_embeddings(const std::string& body, Api api, bool sparse_route = false);
   Reply handle_tokenize(const std::string& body);
+  Reply handle_similarity(const std::string& body);
+  // Tokenizes and runs a parsed embedding request on the model of `ref`
+  // through its batcher (both non-null; limits, prompt, truncation, queueing,
+  // deadline): its finished vectors (cut to `dimensions`, normalised as asked)
+  // in `result`, or the error to answer.
+  std::optional<Reply> embed_request(EmbedRequest& req, Api api, const ModelRef& ref, RequestResult& result);
   Reply handle_decode(const std::string& body);
   Reply handle_rerank(const std::string& body);
   Reply handle_v1_rerank(const std::string& body);
   // What both rerank routes share: `query` against each document (model
   // m's pair or LLM-reranker prompt, `instruction` for the latter), over-long
   // pairs cut when `truncate`, else a 413; the run takes a shared slot
-  // (classify_run). Fills `score` (sigmoid of the one logit, or the logit
+  // (in_run_slot). Fills `score` (sigmoid of the one logit, or the logit
   // when `raw`) and `tokens`; the reply is an error when its status is not 200.
   Reply score_documents(Api api, const EmbedModel& m, const std::string& query, const std::vector<std::string>& documents,
                         const std::string& instruction, bool truncate, bool raw, std::vector<float>& score,
                         size_t& tokens);
   Reply handle_predict(const std::string& body);
+  Reply handle_embed_all(const std::string& body);
+  // /rerank of a multi-vector model `m` (scores by MaxSim), its body parsed.
+  Reply handle_rerank_maxsim(const nlohmann::json& req, const EmbedModel& m);
   Reply info_reply(bool openai_models, const std::string& body_model = "") const;
+  // /health (the server's and each model's, or one model's under /models/NAME/)
+  // and /metrics (with each model's gauges).
+  Reply health_reply() const;
+  Reply metrics_reply() const;
   // The model a request names (a /models/NAME/ route prefix, else `body_model`,
   // else the default); nullopt with *error set (404 unknown, 503 loading or failed).
   std::optional<ModelRef> request_model(Api api, const std::string& body_model, Reply* error) const;
@@ -229,6 +278,11 @@ class EmbedServer {
   // server's; 0: the model's maximum).
   size_t input_token_limit(const ModelRef& ref) const {
     return ref.config.max_input_tokens > 0 ? ref.config.max_input_tokens : config_.max_input_tokens;
+  }
+  // How an error names the model a request went to: "model 'NAME'" when
+  // several are served, else "the served model".
+  std::string model_label(const ModelRef& ref) const {
+    return registry_.size() > 1 ? "model '" + ref.name + "'" : std::string("the served model");
   }
   // The state of one model (no draining, no "since").
   HealthInfo model_state(const ModelRef& ref) const;
@@ -238,12 +292,18 @@ class EmbedServer {
   // A failed model run: 504 past the request's deadline (kCancelled), 503
   // for a device failure in strict mode, else 500 "<what> failed: ...".
   Reply run_error_reply(Api api, const Status& s, const std::string& what) const;
-  Result<std::vector<std::vector<float>>> classify_run(const EmbedModel& m, const std::vector<Encoding>& batch) const;
-  // A run on the HTTP thread (/rerank, /predict) stops at request_timeout_ms.
-  dlrt::RunOptions request_bounds() const {
-    dlrt::RunOptions o;
-    o.timeout_ms = config_.request_timeout_ms;
-    return o;
+  // Runs run(bounds) on the HTTP thread (/rerank, /predict, /embed_all) in one
+  // of the run slots every model's batches share (pool_size), the wait and the
+  // run both within request_timeout_ms: kCancelled when no slot frees up in time.
+  template <class Run>
+  auto in_run_slot(const Run& run) const -> decltype(run(dlrt::RunOptions{})) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.request_timeout_ms);
+    RunSlot slot(slots_.get(), deadline);
+    if (!slot.held()) return Status(StatusCode::kCancelled, "no free worker before the request's deadline");
+    dlrt::RunOptions bounds;
+    bounds.timeout_ms =
+        std::max(std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count(), 1.0);
+    return run(bounds);
   }
   void on_batch(size_t index, const std::string& name, const BatchInfo& info);
   void set_model_at(size_t index, std::shared_ptr<const EmbedModel> model);

@@ -49,19 +49,6 @@ bool optional_bool(const json& body, const char* name, bool def, std::string& er
 
 }  // namespace
 
-// A classifier run on the HTTP thread, in one of the run slots every model
-// shares (pool_size), all within request_timeout_ms.
-Result<std::vector<std::vector<float>>> EmbedServer::classify_run(const EmbedModel& m,
-                                                                   const std::vector<Encoding>& batch) const {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.request_timeout_ms);
-  RunSlot slot(slots_.get(), deadline);
-  if (!slot.held()) return Status(StatusCode::kCancelled, "no free worker before the request's deadline");
-  dlrt::RunOptions bounds = request_bounds();
-  bounds.timeout_ms = std::max(
-      std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count(), 1.0);
-  return m.classify(batch, bounds);
-}
-
 EmbedServer::Reply EmbedServer::score_documents(Api api, const EmbedModel& m, const std::string& query,
                                                 const std::vector<std::string>& documents,
                                                 const std::string& instruction, bool truncate, bool raw,
@@ -79,7 +66,7 @@ EmbedServer::Reply EmbedServer::score_documents(Api api, const EmbedModel& m, co
     tokens += enc->ids.size();
     batch.push_back(std::move(enc).value());
   }
-  auto logits = classify_run(m, batch);
+  auto logits = in_run_slot([&](const dlrt::RunOptions& bounds) { return m.classify(batch, bounds); });
   if (!logits.ok()) return run_error_reply(api, logits.status(), "scoring");
   score.resize(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) score[i] = scores((*logits)[i], raw)[0];
@@ -88,13 +75,16 @@ EmbedServer::Reply EmbedServer::score_documents(Api api, const EmbedModel& m, co
 
 namespace {
 
-// The reranker checks both routes make before scoring; "" when the model can rerank.
-std::string rerank_model_error(const EmbedModel& m, const char* route) {
+// The reranker checks both routes make before scoring; "" when the model
+// (named `who` in the message) can rerank.
+std::string rerank_model_error(const EmbedModel& m, const std::string& who, const char* route) {
+  if (m.is_multi_vector())
+    return who + " is a multi-vector (ColBERT) model: it scores by MaxSim on POST /rerank, not " + route;
   if (!m.is_classifier())
-    return std::string("the served model is an embedding model: ") + route +
-           " needs a reranker (a cross-encoder or an LLM reranker)";
+    return who + " is an embedding model: " + route + " needs a reranker (a cross-encoder or an LLM reranker" +
+           (std::string(route) == "/rerank" ? ", or a multi-vector model)" : ")");
   if (m.labels().size() != 1)
-    return "the served classifier has " + std::to_string(m.labels().size()) + " labels; " + route +
+    return who + " is a classifier with " + std::to_string(m.labels().size()) + " labels; " + route +
            " needs a model with one score (use /predict)";
   return "";
 }
@@ -128,7 +118,8 @@ EmbedServer::Reply EmbedServer::handle_rerank(const std::string& body) {
   std::optional<ModelRef> ref = request_model(Api::kTei, server_util::body_model(req), &unavailable);
   if (!ref) return unavailable;
   const EmbedModel& m = *ref->model;
-  if (std::string e = rerank_model_error(m, "/rerank"); !e.empty())
+  if (m.is_multi_vector()) return handle_rerank_maxsim(req, m);
+  if (std::string e = rerank_model_error(m, model_label(*ref), "/rerank"); !e.empty())
     return error_reply(Api::kTei, 400, "invalid_request_error", e);
   auto q = req.find("query");
   if (q == req.end() || !q->is_string()) return error_reply(Api::kTei, 422, "invalid_request_error", "'query' must be a string");
@@ -176,7 +167,7 @@ EmbedServer::Reply EmbedServer::handle_v1_rerank(const std::string& body) {
   std::optional<ModelRef> ref = request_model(api, server_util::body_model(req), &unavailable);
   if (!ref) return unavailable;
   const EmbedModel& m = *ref->model;
-  if (std::string e = rerank_model_error(m, "/v1/rerank"); !e.empty())
+  if (std::string e = rerank_model_error(m, model_label(*ref), "/v1/rerank"); !e.empty())
     return error_reply(api, 400, "invalid_request_error", e);
   auto q = req.find("query");
   if (q == req.end() || !q->is_string()) return error_reply(api, 422, "invalid_request_error", "'query' must be a string");
@@ -238,7 +229,7 @@ EmbedServer::Reply EmbedServer::handle_predict(const std::string& body) {
   const std::shared_ptr<const EmbedModel>& m = ref->model;
   if (!m->is_classifier())
     return error_reply(Api::kTei, 400, "invalid_request_error",
-                       "the served model is an embedding model: /predict needs a sequence classifier");
+                       model_label(*ref) + " is an embedding model: /predict needs a sequence classifier");
   auto in = req.find("inputs");
   if (in == req.end()) return error_reply(Api::kTei, 422, "invalid_request_error", "missing field 'inputs'");
   std::string field_error;
@@ -294,7 +285,7 @@ EmbedServer::Reply EmbedServer::handle_predict(const std::string& body) {
                              " tokens; shorten it or send \"truncate\": true");
     batch.push_back(std::move(enc).value());
   }
-  auto logits = classify_run(*m, batch);
+  auto logits = in_run_slot([&](const dlrt::RunOptions& bounds) { return m->classify(batch, bounds); });
   if (!logits.ok()) return run_error_reply(Api::kTei, logits.status(), "scoring");
   const std::vector<std::string> labels = m->labels();
   json out = json::array();

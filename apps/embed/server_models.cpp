@@ -23,6 +23,10 @@ class EmbedderModel final : public EmbedModel {
     return encode_within(e_->max_length(), truncated,
                          [&](size_t limit) { return e_->tokenizer().encode_checked(text, limit); });
   }
+  Result<Encoding> tokenize_with_offsets(std::string_view text,
+                                         std::vector<std::pair<size_t, size_t>>& offsets) const override {
+    return e_->tokenizer().encode_checked(text, e_->max_length(), &offsets);
+  }
   Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const override {
     if (is_sparse()) {
       // The vocabulary-wide SPLADE vectors: the sparse routes keep their non-zero (top_k) values.
@@ -50,6 +54,7 @@ class EmbedderModel final : public EmbedModel {
     return it->second;
   }
   std::string default_prompt_name() const override { return e_->default_prompt_name(); }
+  std::string similarity_fn_name() const override { return e_->similarity_fn_name(); }
   std::vector<std::string> prompt_names() const override {
     std::vector<std::string> names;
     for (const auto& [name, text] : e_->prompts()) names.push_back(name);
@@ -65,6 +70,10 @@ class EmbedderModel final : public EmbedModel {
   }
   Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override {
     return e_->tokenizer().decode(ids, skip_special_tokens);
+  }
+  Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, bool,
+                                        const dlrt::RunOptions& bounds) const override {
+    return e_->embed_tokens(batch, bounds);
   }
 
  private:
@@ -135,6 +144,13 @@ Status warm_up(const EmbedModel& model) {
     DLRT_ASSIGN_OR_RETURN(auto logits, model.classify({enc}, {}));
     if (logits.size() != 1 || logits[0].size() != model.labels().size())
       return Internal("warm-up run returned " + std::to_string(logits.size()) + " rows");
+    return Status::Ok();
+  }
+  if (model.is_multi_vector()) {
+    DLRT_ASSIGN_OR_RETURN(Encoding query, model.tokenize_tokens("warm up the model before serving", true, &truncated));
+    DLRT_ASSIGN_OR_RETURN(TokenEmbedResult t, model.embed_tokens({query}, true, {}));
+    if (t.tokens.size() != 1 || t.tokens[0].empty() || t.tokens[0][0].size() != model.dimension())
+      return Internal("warm-up run returned " + std::to_string(t.tokens.size()) + " token lists");
     return Status::Ok();
   }
   DLRT_ASSIGN_OR_RETURN(EmbedResult r, model.embed_encoded({enc}, {}));

@@ -27,21 +27,11 @@ using server_util::json_string;
 
 // ---- JSON writing -----------------------------------------------------------
 
-void append_float(std::string& out, float v) {
-  if (!std::isfinite(v)) {
-    out += "null";
-    return;
-  }
-  char buf[32];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, ec == std::errc() ? p : buf);
-}
-
 void append_vector(std::string& out, const std::vector<float>& v) {
   out += '[';
   for (size_t i = 0; i < v.size(); ++i) {
     if (i) out += ',';
-    append_float(out, v[i]);
+    server_util::append_json_float(out, v[i]);
   }
   out += ']';
 }
@@ -85,11 +75,12 @@ void truncate_encoding(Encoding& e, size_t limit) {
 }
 
 // The text to put in front of a request's texts: its prompt_name's, else the
-// model's default prompt's, else none (""); nullopt when the name it gives is
-// not a prompt of the model.
-std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::optional<std::string>& requested) {
+// server's default_prompt_name's, else the model's default prompt's, else none
+// (""); nullopt when the name it gives is not a prompt of the model.
+std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::optional<std::string>& requested,
+                                          const std::string& server_default) {
   if (requested) return m.prompt(*requested);
-  const std::string def = m.default_prompt_name();
+  const std::string def = server_default.empty() ? m.default_prompt_name() : server_default;
   if (def.empty()) return std::string();
   return m.prompt(def).value_or(std::string());
 }
@@ -122,20 +113,63 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
   Reply unavailable;
   std::optional<ModelRef> ref = request_model(api, body_model(body_json), &unavailable);
   if (!ref) return unavailable;
-  const std::shared_ptr<const EmbedModel>& m = ref->model;
-  Batcher* b = ref->batcher.get();
-  if (!b) return error_reply(api, 503, "unavailable", "the model is still loading; retry shortly");
-  if (m->is_classifier())
+  const EmbedModel& m = *ref->model;
+  const std::string who = model_label(*ref);
+  if (m.is_classifier())
     return error_reply(api, 400, "invalid_request_error",
-                       "the served model is a sequence classifier (cross-encoder): use /rerank or /predict");
-  if (req.sparse && !m->is_sparse())
+                       who + " is a sequence classifier (cross-encoder): use /rerank or /predict");
+  if (m.is_multi_vector())
     return error_reply(api, 400, "invalid_request_error",
-                       "the served model is a dense embedding model: sparse vectors (/embed_sparse, \"encoding_format\": "
-                       "\"sparse\") need a sparse (SPLADE) model");
-  if (!req.sparse && m->is_sparse())
+                       who + " is a multi-vector (ColBERT) model, one vector per token: use /embed_all or /rerank");
+  if (req.sparse && !m.is_sparse())
     return error_reply(api, 400, "invalid_request_error",
-                       "the served model is a sparse (SPLADE) encoder: use POST /embed_sparse, or /v1/embeddings with "
-                       "\"encoding_format\": \"sparse\"");
+                       who + " is a dense embedding model: sparse vectors (/embed_sparse, \"encoding_format\": "
+                             "\"sparse\") need a sparse (SPLADE) model");
+  if (!req.sparse && m.is_sparse())
+    return error_reply(api, 400, "invalid_request_error",
+                       who + " is a sparse (SPLADE) encoder: use POST /embed_sparse, or /v1/embeddings with "
+                             "\"encoding_format\": \"sparse\"");
+  RequestResult result;
+  if (std::optional<Reply> error = embed_request(req, api, *ref, result)) return *error;
+  if (req.sparse) {
+    std::vector<SparseVector> sparse;
+    sparse.reserve(result.vectors.size());
+    for (const std::vector<float>& v : result.vectors) sparse.push_back(sparsify(v, req.top_k.value_or(0)));
+    Reply r;
+    r.body = api == Api::kTei ? tei_sparse_body(sparse) : openai_sparse_body(sparse, ref->name, result.tokens);
+    return r;
+  }
+
+  Reply r;
+  std::string& out = r.body;
+  size_t dim = result.vectors.empty() ? 0 : result.vectors[0].size();
+  out.reserve(64 + result.vectors.size() * (req.base64 ? dim * 4 / 3 + 64 : dim * 12 + 64));
+  if (api == Api::kTei) {
+    out += '[';
+    for (size_t i = 0; i < result.vectors.size(); ++i) {
+      if (i) out += ',';
+      append_vector(out, result.vectors[i]);
+    }
+    out += ']';
+    return r;
+  }
+  out += "{\"object\":\"list\",\"data\":[";
+  for (size_t i = 0; i < result.vectors.size(); ++i) {
+    if (i) out += ',';
+    out += "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
+    if (req.base64) append_base64(out, result.vectors[i]);
+    else append_vector(out, result.vectors[i]);
+    out += '}';
+  }
+  out += "],\"model\":" + json_string(ref->name) + ",\"usage\":{\"prompt_tokens\":" + std::to_string(result.tokens) +
+         ",\"total_tokens\":" + std::to_string(result.tokens) + "}}";
+  return r;
+}
+
+std::optional<EmbedServer::Reply> EmbedServer::embed_request(EmbedRequest& req, Api api, const ModelRef& ref,
+                                                             RequestResult& result) {
+  const EmbedModel* m = ref.model.get();
+  Batcher* b = ref.batcher.get();
   if (req.dimensions && *req.dimensions > m->dimension())
     return error_reply(api, 422, "invalid_request_error",
                        "'dimensions' is " + std::to_string(*req.dimensions) + " but the model's vectors have " +
@@ -144,7 +178,7 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
   const bool normalize = req.normalize.value_or(m->normalizes());
 
   size_t limit = m->max_length();
-  if (const size_t cap = input_token_limit(*ref)) limit = std::min(limit, cap);
+  if (const size_t cap = input_token_limit(ref)) limit = std::min(limit, cap);
   auto over_limit = [&](size_t i, size_t tokens) {
     return error_reply(api, 413, "invalid_request_error",
                        "input " + std::to_string(i) + " has " + (tokens ? std::to_string(tokens) : "more than " + std::to_string(limit)) +
@@ -176,7 +210,7 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
   } else {
     // A named prompt (or the folder's default) goes in front of each text.
     std::string prompt;
-    if (auto p = resolve_prompt(*m, req.prompt_name); !p) {
+    if (auto p = resolve_prompt(*m, req.prompt_name, config_.default_prompt_name); !p) {
       return error_reply(api, 422, "invalid_request_error", "the model has no prompt named '" + *req.prompt_name + "'");
     } else {
       prompt = *p;
@@ -210,43 +244,12 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
     return run_error_reply(api, Status(StatusCode::kCancelled, "no answer by the deadline"), "embedding");
   Result<RequestResult> res = std::move(fut->get());
   if (!res.ok()) return run_error_reply(api, res.status(), "embedding");
-  if (req.sparse) {
-    std::vector<SparseVector> sparse;
-    sparse.reserve(res->vectors.size());
-    for (const std::vector<float>& v : res->vectors) sparse.push_back(sparsify(v, req.top_k.value_or(0)));
-    server_util::note_request_size(sparse.size(), res->tokens);
-    Reply r;
-    r.body = api == Api::kTei ? tei_sparse_body(sparse)
-                              : openai_sparse_body(sparse, ref->name, res->tokens);
-    return r;
-  }
-  for (std::vector<float>& v : res->vectors) finish_vector(v, req.dimensions, normalize);
+  // A sparse request's vectors are the model's vocabulary-wide weights, as they came.
+  if (!req.sparse)
+    for (std::vector<float>& v : res->vectors) finish_vector(v, req.dimensions, normalize);
   server_util::note_request_size(res->vectors.size(), res->tokens);
-
-  Reply r;
-  std::string& out = r.body;
-  size_t dim = res->vectors.empty() ? 0 : res->vectors[0].size();
-  out.reserve(64 + res->vectors.size() * (req.base64 ? dim * 4 / 3 + 64 : dim * 12 + 64));
-  if (api == Api::kTei) {
-    out += '[';
-    for (size_t i = 0; i < res->vectors.size(); ++i) {
-      if (i) out += ',';
-      append_vector(out, res->vectors[i]);
-    }
-    out += ']';
-    return r;
-  }
-  out += "{\"object\":\"list\",\"data\":[";
-  for (size_t i = 0; i < res->vectors.size(); ++i) {
-    if (i) out += ',';
-    out += "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
-    if (req.base64) append_base64(out, res->vectors[i]);
-    else append_vector(out, res->vectors[i]);
-    out += '}';
-  }
-  out += "],\"model\":" + json_string(ref->name) + ",\"usage\":{\"prompt_tokens\":" + std::to_string(res->tokens) +
-         ",\"total_tokens\":" + std::to_string(res->tokens) + "}}";
-  return r;
+  result = std::move(res).value();
+  return std::nullopt;
 }
 
 EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
@@ -259,22 +262,39 @@ EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
   std::optional<ModelRef> ref = request_model(Api::kTei, body_model(body_json), &unavailable);
   if (!ref) return unavailable;
   const std::shared_ptr<const EmbedModel>& m = ref->model;
-  auto prompt_text = resolve_prompt(*m, req.prompt_name);
+  auto prompt_text = resolve_prompt(*m, req.prompt_name, config_.default_prompt_name);
   if (!prompt_text)
     return error_reply(Api::kTei, 422, "invalid_request_error", "the model has no prompt named '" + *req.prompt_name + "'");
   const std::string prompt = *prompt_text;
-  // Offsets ("start", "stop") are not tracked by the tokenizer: null.
+  // As TEI: "start"/"stop" are byte offsets into the text (the prompt
+  // included) and "text" is that part of it; a special token (one the
+  // tokenizer added: [CLS], [SEP], ...) has its own text and null offsets.
+  // A token the model made from the text ([UNK] for an unknown word) is not
+  // special, whatever its id.
   json out = json::array();
   for (size_t i = 0; i < req.texts.size(); ++i) {
-    auto enc = m->tokenize(prompt + req.texts[i], nullptr);
+    const std::string text = prompt + req.texts[i];
+    std::vector<std::pair<size_t, size_t>> offsets;
+    auto enc = m->tokenize_with_offsets(text, offsets);
     if (!enc.ok())
       return error_reply(Api::kTei, 422, "invalid_request_error",
                          "input " + std::to_string(i) + " cannot be tokenized: " + enc.status().message());
+    const bool have_offsets = offsets.size() == enc->ids.size();
     json tokens = json::array();
-    for (int64_t id : enc->ids) {
-      const bool special = m->is_special_token(id);
+    for (size_t t = 0; t < enc->ids.size(); ++t) {
+      const int64_t id = enc->ids[t];
+      const bool special = m->is_special_token(id) && (!have_offsets || offsets[t].first == offsets[t].second);
       if (special && !req.add_special_tokens) continue;
-      tokens.push_back({{"id", id}, {"text", m->token_text(id)}, {"special", special}, {"start", nullptr}, {"stop", nullptr}});
+      json token = {{"id", id}, {"text", m->token_text(id)}, {"special", special}, {"start", nullptr}, {"stop", nullptr}};
+      if (!special && have_offsets) {
+        const auto [start, stop] = offsets[t];
+        if (start <= stop && stop <= text.size()) {
+          token["text"] = text.substr(start, stop - start);
+          token["start"] = start;
+          token["stop"] = stop;
+        }
+      }
+      tokens.push_back(std::move(token));
     }
     out.push_back(std::move(tokens));
   }
@@ -359,10 +379,15 @@ EmbedServer::Reply EmbedServer::info_reply(bool openai_models, const std::string
          {"max_concurrent_requests", config_.max_queue},
          {"version", dlrt::version()},
          {"dimension", m->dimension()},
-         {"model_kind", m->is_classifier() ? "classifier" : m->is_sparse() ? "sparse" : "dense"},
+         {"model_kind", m->is_classifier()     ? "classifier"
+                        : m->is_sparse()       ? "sparse"
+                        : m->is_multi_vector() ? "multi_vector"
+                                               : "dense"},
          {"normalize", m->normalizes()},
          {"batching", m->batching()},
-         {"default_prompt_name", m->default_prompt_name().empty() ? json(nullptr) : json(m->default_prompt_name())},
+         {"default_prompt_name", !config_.default_prompt_name.empty() ? json(config_.default_prompt_name)
+                                 : m->default_prompt_name().empty() ? json(nullptr)
+                                                                    : json(m->default_prompt_name())},
          {"truncate", config_.truncate},
          {"backend", h.backend},
          {"device", h.device}};

@@ -1,7 +1,9 @@
-// Helpers shared by the files of dlrt serve's server (server.cpp, the
-// embedding routes in server_routes.cpp); not part of server.h's interface.
+// Helpers shared by the files of dlrt serve's server (server.cpp, its routes
+// in server_dispatch.cpp and server_*.cpp); not part of server.h's interface.
 #pragma once
 
+#include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <string>
 
@@ -23,10 +25,25 @@ inline std::string body_model(const nlohmann::json& body) {
   return f != body.end() && f->is_string() ? f->get<std::string>() : "";
 }
 
+// A float as JSON: the shortest text that reads back as the same float; null when not finite.
+inline void append_json_float(std::string& out, float v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buf[32];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, ec == std::errc() ? p : buf);
+}
+
 // An accelerator failure (503 in strict mode) rather than another run error.
 inline bool is_device_failure(StatusCode c) { return c == StatusCode::kBackendError || c == StatusCode::kDeviceUnavailable; }
 
-// The inputs and tokens of the request handled on this thread (the access log's fields).
+// The request handled on this thread (server_dispatch.cpp): its inputs and
+// tokens (the access log's fields), the model its /models/NAME/ route prefix
+// names ("" for none), and the model it went to (its per-model metrics).
 void note_request_size(size_t inputs, size_t tokens);
+const std::string& path_model();
+void note_request_model(const std::string& name);
 
 }  // namespace dlrt::embed::server_util

@@ -10,6 +10,7 @@
 
 #include "dlrt/session.h"
 #include "embed/file_util.h"
+#include "embed/tei_compat.h"
 
 namespace dlrt::embed {
 namespace {
@@ -86,9 +87,15 @@ Result<bool> parse_named_models(const std::string& text, const std::string& sour
   return true;
 }
 
+// A bare folder once per source (a second one would silently replace the
+// first); named models accumulate.
 Status set_model_value(ServiceConfig& c, const std::string& v, const std::string& source) {
   DLRT_ASSIGN_OR_RETURN(bool named, parse_named_models(v, source, c.models));
-  if (!named) c.model = v;
+  if (named) return Status::Ok();
+  if (!c.model.empty())
+    return InvalidArgument("'" + source + "' given more than once: a bare model folder serves one model; to serve "
+                           "several, name each: --model NAME=DIR");
+  c.model = v;
   return Status::Ok();
 }
 
@@ -156,6 +163,8 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
       serve_key("model", "model folder (sentence-transformers / Hugging Face ONNX export); NAME=DIR, repeated, serves several by name"),
       serve_key("default_model", "with several models: the one requests that name none get (default: the first)"),
       serve_key("model_name", "model name in responses (default: the folder's, or the folder above a generic one such as model/ or onnx/)"),
+      serve_key("default_prompt_name",
+                "prompt of config_sentence_transformers.json for requests that name none (default: the folder's default_prompt_name)"),
       serve_key("host", "address to listen on (default 127.0.0.1)"),
       serve_key("port", "port (default 8080; 0 = any free port, printed at startup)"),
       serve_key("warm_start", "serve on CPU while the accelerator compiles", true),
@@ -168,7 +177,7 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
       serve_key("max_body_bytes", "largest request body; beyond it 413 (default 2 MiB)"),
       serve_key("max_inputs_per_request", "inputs per request; beyond it 413 (default 256)"),
       serve_key("max_input_tokens", "tokens per input; beyond it 413 or truncation (0 = model maximum)"),
-      serve_key("truncate", "truncate inputs longer than the limit instead of refusing them with 413 (default false)", true),
+      serve_key("truncate", "cut inputs longer than the limit (default true); false: refuse them with 413", true),
       serve_key("request_timeout_ms", "a request's deadline: beyond it 504 and its model run stops (default 60000)"),
       serve_key("drain_timeout_ms", "graceful shutdown: time in-flight requests get (default 30000)"),
       serve_key("read_timeout_s", "close a connection silent this long mid-request, seconds (default 5)"),
@@ -193,6 +202,7 @@ Status set_service_config_value(ServiceConfig& c, const std::string& key, const 
   if (key == "model") return set_model_value(c, v, source);
   if (key == "default_model") return (c.default_model = v), Status::Ok();
   if (key == "model_name") return (c.model_name = v), Status::Ok();
+  if (key == "default_prompt_name") return (c.default_prompt_name = v), Status::Ok();
   if (key == "host") {
     if (v.empty()) return bad_value(source, v, "a host name or address");
     return (c.host = v), Status::Ok();
@@ -318,6 +328,7 @@ Result<ServiceConfig> resolve_service_config(const std::string& file, const GetE
                                              const std::vector<std::pair<std::string, std::string>>& flags) {
   ServiceConfig c;
   if (!file.empty()) DLRT_RETURN_IF_ERROR(apply_service_config_file(c, file));
+  DLRT_RETURN_IF_ERROR(apply_tei_env(c, getenv));
   DLRT_RETURN_IF_ERROR(apply_service_config_env(c, getenv));
   // --model flags replace the models of the file and the environment.
   for (const auto& [key, value] : flags)

@@ -49,6 +49,7 @@ struct ServiceConfig {
   // [serve]
   std::string model;       // model folder (sentence-transformers / HF ONNX export)
   std::string model_name;  // name reported in responses ("" = the folder's)
+  std::string default_prompt_name;  // prompt for requests that name none ("" = the folder's default_prompt_name)
   // Named models (instead of `model`); the first, or default_model, answers
   // requests that name none.
   std::vector<ServedModelConfig> models;
@@ -65,7 +66,7 @@ struct ServiceConfig {
   size_t max_body_bytes = 2 << 20;       // request body; beyond it 413
   size_t max_inputs_per_request = 256;   // beyond it 413
   size_t max_input_tokens = 0;  // per input, [CLS]/[SEP] included; 0 = the model's maximum
-  bool truncate = false;        // truncate long inputs to the model's maximum instead of 413 (as TEI)
+  bool truncate = true;         // cut long inputs to the limit (as TEI, sentence-transformers); false: 413
   int request_timeout_ms = 60000;  // a request's deadline: beyond it 504, its model run stops
   int drain_timeout_ms = 30000;    // graceful shutdown: in-flight requests get this long
   int read_timeout_s = 5;          // a connection silent this long while sending a request is closed
@@ -116,7 +117,8 @@ Status apply_service_config_env(ServiceConfig& config, const GetEnv& getenv);
 // Consistency checks (ranges, max_inputs_per_request <= max_queue, ...).
 Status validate_service_config(const ServiceConfig& config);
 
-// file (when non-empty) -> env -> flags (key -> value; "true" for switches) -> validate.
+// file (when non-empty) -> TEI's environment variables (tei_compat.h) -> DLRT_*
+// env -> flags (key -> value; "true" for switches) -> validate.
 Result<ServiceConfig> resolve_service_config(const std::string& file, const GetEnv& getenv,
                                              const std::vector<std::pair<std::string, std::string>>& flags);
 

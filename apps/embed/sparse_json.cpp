@@ -1,26 +1,10 @@
 #include "embed/sparse_json.h"
 
-#include <charconv>
-#include <cmath>
 
 #include "embed/server_util.h"
 #include "embed/sparse.h"
 
 namespace dlrt::embed {
-
-namespace {
-
-void append_number(std::string& out, float v) {
-  if (!std::isfinite(v)) {
-    out += "null";
-    return;
-  }
-  char buf[32];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, ec == std::errc() ? p : buf);
-}
-
-}  // namespace
 
 std::string tei_sparse_body(const std::vector<SparseVector>& vectors) {
   std::string out = "[";
@@ -31,7 +15,7 @@ std::string tei_sparse_body(const std::vector<SparseVector>& vectors) {
       out += k ? ",{\"index\":" : "{\"index\":";
       out += std::to_string(v.indices[k]);
       out += ",\"value\":";
-      append_number(out, v.values[k]);
+      server_util::append_json_float(out, v.values[k]);
       out += '}';
     }
     out += ']';
@@ -53,7 +37,7 @@ std::string openai_sparse_body(const std::vector<SparseVector>& vectors, const s
     out += "],\"values\":[";
     for (size_t k = 0; k < v.values.size(); ++k) {
       if (k) out += ',';
-      append_number(out, v.values[k]);
+      server_util::append_json_float(out, v.values[k]);
     }
     out += "]}}";
   }

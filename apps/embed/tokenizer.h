@@ -72,7 +72,7 @@ class Tokenizer {
   // encode() / encode_pair() with their work bounded: kInvalidArgument when
   // a Split or Replace regex ran past its step budget (tokenizer_regex.h)
   // on this input. What the embedder, the classifier and the server use.
-  Result<Encoding> encode_checked(std::string_view text, size_t max_length = 0) const;
+  Result<Encoding> encode_checked(std::string_view text, size_t max_length = 0, Offsets* offsets = nullptr) const;
   Result<Encoding> encode_pair_checked(std::string_view first, std::string_view second, size_t max_length = 0) const;
   // Text of token ids by the file's decoder (WordPiece, Metaspace, ByteLevel,
   // BPEDecoder, ByteFallback, Fuse, Strip, Replace, Sequence; none: tokens

@@ -29,9 +29,9 @@ Result<Encoding> checked(Encoding e, size_t bytes) {
 }
 }  // namespace
 
-Result<Encoding> Tokenizer::encode_checked(std::string_view text, size_t max_length) const {
+Result<Encoding> Tokenizer::encode_checked(std::string_view text, size_t max_length, Offsets* offsets) const {
   clear_flags();
-  return checked(encode_impl(text, nullptr, max_length, nullptr), text.size());
+  return checked(encode_impl(text, nullptr, max_length, offsets), text.size());
 }
 
 Result<Encoding> Tokenizer::encode_pair_checked(std::string_view first, std::string_view second, size_t max_length) const {

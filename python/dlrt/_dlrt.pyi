@@ -417,6 +417,12 @@ class Embedder:
     def __init__(self, model_folder: str | os.PathLike[str], device: str | None = None, threads: int = 0, strict: bool = False, max_seq_length: int | None = None) -> None: ...
 
     @property
+    def is_multi_vector(self) -> bool:
+        """
+        True for a multi-vector (ColBERT / PyLate) folder: one vector per token, for queries or documents (encode(..., output_value="token_embeddings", is_query=...)).
+        """
+
+    @property
     def prompts(self, /) -> dict[str, str]:
         """
         The named prompts of the folder's config_sentence_transformers.json ("prompts"): name -> the text put in front of each input; {} when there are none.
@@ -433,14 +439,17 @@ class Embedder:
         """
         Tokens per text, [CLS]/[SEP] included; longer texts are truncated. Settable: at least 3,
         at most the model's position embeddings (a longer limit than the Embedder was made with
-        loads the model again).
+        loads the model again). A multi-vector folder's is fixed (dlrt.Unsupported): its texts are
+        cut to its query_length and document_length.
         """
 
     @max_seq_length.setter
     def max_seq_length(self, arg: int, /) -> None: ...
 
     def get_sentence_embedding_dimension(self) -> int:
-        """The length of each embedding vector."""
+        """
+        The length of each embedding vector (of a multi-vector folder: of each token vector).
+        """
 
     @property
     def normalizes(self) -> bool:

@@ -82,14 +82,50 @@ _SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan")
 _MODEL_FILES = ("model.onnx", "onnx/model.onnx")
 
 
-def _similarity_name(name):
-    """sentence-transformers' SimilarityFunction value of `name` (a str or the enum)."""
+def _similarity_name(name, multi_vector=False):
+    """sentence-transformers' SimilarityFunction value of `name` (a str or the enum); "maxsim"
+    (PyLate's "MaxSim") for a multi-vector folder, whose vectors are per token."""
     value = getattr(name, "value", name)
     if value == "dot_product":
         value = "dot"
+    if isinstance(value, str) and value.lower() == "maxsim":
+        if not multi_vector:
+            raise ValueError("similarity_fn_name 'MaxSim' scores per-token vectors: only multi-vector "
+                             "(ColBERT) folders have it")
+        return "maxsim"
+    if multi_vector:
+        raise ValueError(f"similarity_fn_name {name!r} is not supported for a multi-vector (ColBERT) folder: "
+                         "its vectors are per token and score by 'MaxSim'")
     if value not in _SIMILARITIES:
         raise ValueError(f"similarity_fn_name {name!r} is not supported; use one of {', '.join(_SIMILARITIES)}")
     return value
+
+
+def _token_sets(x):
+    """Per-token vectors as a list of float32 [tokens, dimension] arrays: one 2-D array (numpy or
+    torch) is one text's, a 3-D one or a list holds one per text."""
+    if hasattr(x, "detach") and hasattr(x, "cpu"):
+        x = x.detach().cpu().numpy()
+    if isinstance(x, np.ndarray) and x.ndim == 2:
+        x = [x]
+    sets = []
+    for t in x:
+        if hasattr(t, "detach") and hasattr(t, "cpu"):
+            t = t.detach().cpu().numpy()
+        a = np.asarray(t, dtype=np.float32)
+        if a.ndim != 2:
+            raise ValueError(f"MaxSim takes per-token vectors ([tokens, dimension] per text), got shape {a.shape}")
+        sets.append(a)
+    return sets
+
+
+def _maxsim(q, d):
+    """For each query token the largest dot product with a document token, summed (0 for an empty document)."""
+    if q.shape[1] != d.shape[1]:
+        raise ValueError(f"the token vectors differ in dimension: {q.shape[1]} and {d.shape[1]}")
+    if not len(q) or not len(d):
+        return 0.0
+    return float((q.astype(np.float64) @ d.astype(np.float64).T).max(axis=1).sum())
 
 
 def _rows(x):
@@ -170,24 +206,32 @@ loads; "export": False}). Other values are a ValueError."""
             if os.path.isfile(path):
                 with open(path, encoding="utf-8") as f:
                     similarity_fn_name = json.load(f).get("similarity_fn_name")
-        self._similarity = None if similarity_fn_name is None else _similarity_name(similarity_fn_name)
+        self._similarity = (None if similarity_fn_name is None
+                            else _similarity_name(similarity_fn_name, self.is_multi_vector))
 
     @property
     def similarity_fn_name(self):
         """The similarity similarity() and similarity_pairwise() compute: "cosine" (the default),
-        "dot", "euclidean" or "manhattan" (negative distances). Settable."""
+        "dot", "euclidean" or "manhattan" (negative distances); "maxsim" for a multi-vector
+        (ColBERT) folder, its only one. Settable."""
         if self._similarity is None:
-            self._similarity = "cosine"
+            self._similarity = "maxsim" if self.is_multi_vector else "cosine"
         return self._similarity
 
     @similarity_fn_name.setter
     def similarity_fn_name(self, name):
-        self._similarity = _similarity_name(name)
+        self._similarity = _similarity_name(name, self.is_multi_vector)
 
     def similarity(self, embeddings1, embeddings2):
         """sentence-transformers' similarity(): a float32 [len(embeddings1), len(embeddings2)] matrix of
         similarity_fn_name between every pair of rows (1-D inputs count as one row); a torch.Tensor
-        when an input is one, else numpy."""
+        when an input is one, else numpy. For a multi-vector folder ("maxsim") the inputs are
+        per-token vectors (one [tokens, dimension] array per text, as encode(output_value=
+        "token_embeddings") gives them) and each entry is the pair's MaxSim score."""
+        if self.similarity_fn_name == "maxsim":
+            q, d = _token_sets(embeddings1), _token_sets(embeddings2)
+            result = np.array([[_maxsim(x, y) for y in d] for x in q], dtype=np.float32).reshape(len(q), len(d))
+            return _like_input(result, embeddings1, embeddings2)
         a, b = _rows(embeddings1), _rows(embeddings2)
         if a.shape[1] != b.shape[1]:
             raise ValueError(f"the embeddings differ in dimension: {a.shape[1]} and {b.shape[1]}")
@@ -204,7 +248,13 @@ loads; "export": False}). Other values are a ValueError."""
 
     def similarity_pairwise(self, embeddings1, embeddings2):
         """sentence-transformers' similarity_pairwise(): similarity_fn_name of row i of each input, for
-        every i (a float32 vector; the inputs have equal shapes)."""
+        every i (a float32 vector; the inputs have equal shapes; for "maxsim", as many texts)."""
+        if self.similarity_fn_name == "maxsim":
+            q, d = _token_sets(embeddings1), _token_sets(embeddings2)
+            if len(q) != len(d):
+                raise ValueError(f"similarity_pairwise needs as many texts on each side, got {len(q)} and {len(d)}")
+            return _like_input(np.array([_maxsim(x, y) for x, y in zip(q, d)], dtype=np.float32),
+                               embeddings1, embeddings2)
         a, b = _rows(embeddings1), _rows(embeddings2)
         if a.shape != b.shape:
             raise ValueError(f"similarity_pairwise needs embeddings of one shape, got {a.shape} and {b.shape}")
@@ -257,7 +307,7 @@ loads; "export": False}). Other values are a ValueError."""
     def encode(self, sentences, prompt_name=None, prompt=None, batch_size=32, show_progress_bar=None,
                output_value="sentence_embedding", precision="float32", convert_to_numpy=True,
                convert_to_tensor=False, device=None, normalize_embeddings=False, truncate_dim=None,
-               pool=None, chunk_size=None, **kwargs):
+               pool=None, chunk_size=None, is_query=None, **kwargs):
         """Embeds texts with sentence-transformers' SentenceTransformer.encode semantics.
 
         sentences             a str (gives one vector) or a list of str (gives one row per
@@ -270,7 +320,16 @@ loads; "export": False}). Other values are a ValueError."""
         batch_size            texts per model run (texts sorted by token count first).
         show_progress_bar     True: a bar over the batches on stderr (tqdm when importable).
                               None: on when the "dlrt" logger is at INFO or DEBUG.
-        output_value          "sentence_embedding" only (token embeddings: use dlrt.Session).
+        output_value          "sentence_embedding": one vector per text. "token_embeddings": per
+                              text a float32 [tokens, dimension] array (a list of them; one array
+                              for a str): the transformer's token vectors up to the text's last
+                              token, as sentence-transformers gives them; for a multi-vector
+                              (ColBERT / PyLate) folder (Embedder.is_multi_vector), which has
+                              only these, its projected, L2-normalised token vectors as PyLate's
+                              encode gives them.
+        is_query              multi-vector folders only: True (the default, as PyLate's) embeds
+                              the texts as queries (query marker, expansion to query_length),
+                              False as documents (document marker, skip-list).
         precision             "float32", or "int8", "uint8", "binary", "ubinary": quantized as
                               sentence_transformers.quantization.quantize_embeddings does
                               (int8/uint8 ranges from these embeddings' own min and max).
@@ -291,10 +350,16 @@ loads; "export": False}). Other values are a ValueError."""
         """
         if precision not in _PRECISIONS:
             raise ValueError(f"Precision {precision!r} is not supported (one of {', '.join(_PRECISIONS)})")
-        if output_value != "sentence_embedding":
-            raise ValueError(f"output_value={output_value!r} is not supported: dlrt.Embedder gives "
-                             "sentence embeddings only (output_value='sentence_embedding'); run the "
-                             "folder's model.onnx with dlrt.Session for token embeddings")
+        if output_value not in ("sentence_embedding", "token_embeddings"):
+            raise ValueError(f"output_value={output_value!r} is not supported: 'sentence_embedding' or "
+                             "'token_embeddings'")
+        if self.is_multi_vector and output_value == "sentence_embedding":
+            raise ValueError("this folder is a multi-vector (ColBERT) model, one vector per token: call "
+                             "encode(..., output_value='token_embeddings', is_query=True or False)")
+        if is_query is not None and not self.is_multi_vector:
+            raise ValueError("is_query applies to multi-vector (ColBERT) folders; this one is not")
+        if output_value == "token_embeddings" and (precision != "float32" or truncate_dim):
+            raise ValueError("output_value='token_embeddings' takes neither precision nor truncate_dim")
         if device is not None:
             raise ValueError(f"encode(device={device!r}): dlrt.Embedder runs on the device it was created "
                              "for; pass device= to dlrt.Embedder(...) instead")
@@ -329,10 +394,16 @@ loads; "export": False}). Other values are a ValueError."""
         if prompt:
             texts = [prompt + t for t in texts]
 
-        if show_progress_bar is None:
-            show_progress_bar = _log.getEffectiveLevel() in (logging.INFO, logging.DEBUG)
         if batch_size < 1:
             raise _dlrt.InvalidArgument(f"batch_size must be >= 1, got {batch_size}")
+        if output_value == "token_embeddings":
+            arrays = self._encode_tokens(texts, batch_size, True if is_query is None else bool(is_query))
+            if convert_to_tensor:
+                torch = _import_torch()
+                arrays = [torch.from_numpy(a) for a in arrays]
+            return arrays[0] if single else arrays
+        if show_progress_bar is None:
+            show_progress_bar = _log.getEffectiveLevel() in (logging.INFO, logging.DEBUG)
         if show_progress_bar:
             bar = _progress_bar(math.ceil(len(texts) / batch_size))
             shown = [0]
@@ -368,14 +439,22 @@ loads; "export": False}). Other values are a ValueError."""
 
     def encode_query(self, sentences, prompt_name=None, prompt=None, **kwargs):
         """encode() with the folder's "query" prompt when it has one and neither prompt nor
-        prompt_name is given (sentence-transformers' encode_query)."""
+        prompt_name is given (sentence-transformers' encode_query); for a multi-vector folder,
+        its query token vectors (output_value="token_embeddings", is_query=True)."""
         if prompt_name is None and prompt is None and "query" in self.prompts:
             prompt_name = "query"
+        if self.is_multi_vector:  # a ColBERT folder: its query vectors
+            kwargs.setdefault("output_value", "token_embeddings")
+            kwargs.setdefault("is_query", True)
         return self.encode(sentences, prompt_name=prompt_name, prompt=prompt, **kwargs)
 
     def encode_document(self, sentences, prompt_name=None, prompt=None, **kwargs):
         """encode() with the folder's "document", else "passage", else "corpus" prompt when it has
-        one and neither prompt nor prompt_name is given (sentence-transformers' encode_document)."""
+        one and neither prompt nor prompt_name is given (sentence-transformers' encode_document);
+        for a multi-vector folder, its document token vectors (is_query=False)."""
         if prompt_name is None and prompt is None:
             prompt_name = next((n for n in ("document", "passage", "corpus") if n in self.prompts), None)
+        if self.is_multi_vector:  # a ColBERT folder: its document vectors
+            kwargs.setdefault("output_value", "token_embeddings")
+            kwargs.setdefault("is_query", False)
         return self.encode(sentences, prompt_name=prompt_name, prompt=prompt, **kwargs)

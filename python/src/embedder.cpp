@@ -12,7 +12,9 @@
 
 #include "bindings.h"
 #include "embed/embedder.h"
+#include "embed/multi_vector.h"
 #include "embed/sparse.h"
+#include "embed/token_inputs.h"
 #include "embed/tokenizer.h"
 
 namespace dlrt::python {
@@ -42,35 +44,57 @@ there. `progress(done)` (optional) is called with the GIL held after each batch,
 `done` being the number of texts embedded so far; an exception it raises stops
 the encoding and propagates. The GIL is released while the model runs.)";
 
+const char* const kEncodeTokensDoc = R"(The native half of Embedder.encode(output_value="token_embeddings"):
+per text of `texts`, a float32 [tokens, dimension] array. A multi-vector
+(ColBERT) folder gives its projected, L2-normalised token vectors, for
+queries when `is_query` (else documents); any other folder its transformer's
+token vectors up to the text's last token (max_seq_length tokens at most).
+`batch_size` texts per model run, without the GIL.)";
+
 // The native embedder and how it was made: max_seq_length above the one it
 // was created with, and to(device), make a new one from `dir` and `options`.
 // A call takes its own reference (with the GIL held), so a replacement never
-// frees an embedder another thread is using.
+// frees an embedder another thread is using. A multi-vector (ColBERT) folder
+// has `multi` instead of `embedder`; its base() answers the folder's facts.
 struct PyEmbedder {
   std::shared_ptr<embed::Embedder> embedder;
+  std::shared_ptr<embed::MultiVectorEmbedder> multi;
   std::string dir;
   embed::EmbedderOptions options;
-  size_t max_seq_length = 0;  // tokens per text, <= embedder->max_length()
+  size_t max_seq_length = 0;  // tokens per text, <= the embedder's max_length()
 };
 
-embed::Embedder& get(PyEmbedder& e) {
+// The folder's Embedder: `embedder`, or the multi-vector one's base.
+std::shared_ptr<const embed::Embedder> share(PyEmbedder& e) {
+  if (e.multi) return std::shared_ptr<const embed::Embedder>(e.multi, &e.multi->base());
   if (!e.embedder) throw nb::value_error("the Embedder is not initialised");
-  return *e.embedder;
-}
-
-std::shared_ptr<embed::Embedder> share(PyEmbedder& e) {
-  get(e);
   return e.embedder;
 }
 
-std::shared_ptr<embed::Embedder> create_embedder(const std::string& dir, const embed::EmbedderOptions& options) {
-  Result<std::unique_ptr<embed::Embedder>> created = Status();
+const embed::Embedder& get(PyEmbedder& e) { return *share(e); }
+
+// T::create(dir, options) without the GIL (Embedder or MultiVectorEmbedder).
+template <typename T>
+std::shared_ptr<T> create_shared(const std::string& dir, const embed::EmbedderOptions& options) {
+  Result<std::unique_ptr<T>> created = Status();
   {
     nb::gil_scoped_release unlocked;
-    created = embed::Embedder::create(dir, options);
+    created = T::create(dir, options);
   }
   check(created.status());
-  return std::shared_ptr<embed::Embedder>(std::move(created).value());
+  return std::shared_ptr<T>(std::move(created).value());
+}
+
+// Loads `self.dir` with `options`: a MultiVectorEmbedder for a multi-vector folder, else an Embedder.
+void load(PyEmbedder& self, const embed::EmbedderOptions& options) {
+  if (embed::is_multi_vector_folder(embed::model_folder_of(self.dir))) {
+    self.multi = create_shared<embed::MultiVectorEmbedder>(self.dir, options);
+    self.embedder.reset();
+  } else {
+    self.embedder = create_shared<embed::Embedder>(self.dir, options);
+    self.multi.reset();
+  }
+  self.options = options;
 }
 
 size_t checked_max_seq_length(int64_t n) {
@@ -85,11 +109,15 @@ size_t checked_max_seq_length(int64_t n) {
 // position embeddings (InvalidArgument beyond them; the old one stays).
 void set_max_seq_length(PyEmbedder& self, int64_t n) {
   const size_t want = checked_max_seq_length(n);
-  std::shared_ptr<embed::Embedder> current = share(self);
+  std::shared_ptr<const embed::Embedder> current = share(self);
+  if (self.multi) {
+    raise_status(Unsupported("max_seq_length of a multi-vector (ColBERT) folder is fixed: its texts are cut to the "
+                             "query_length and document_length of config_sentence_transformers.json"));
+  }
   if (want > current->max_length()) {
     embed::EmbedderOptions options = self.options;
     options.max_length = want;
-    std::shared_ptr<embed::Embedder> bigger = create_embedder(self.dir, options);
+    std::shared_ptr<embed::Embedder> bigger = create_shared<embed::Embedder>(self.dir, options);
     if (bigger->max_length() < want) {
       raise_status(InvalidArgument("max_seq_length " + std::to_string(want) + " is more than the model takes: " +
                                    std::to_string(bigger->max_length()) +
@@ -105,8 +133,7 @@ void set_max_seq_length(PyEmbedder& self, int64_t n) {
 void move_to(PyEmbedder& self, const std::string& device) {
   embed::EmbedderOptions options = self.options;
   options.device = device;
-  self.embedder = create_embedder(self.dir, options);
-  self.options = options;
+  load(self, options);
 }
 
 void init_embedder(PyEmbedder* self, nb::handle folder, std::optional<std::string> device, int64_t threads, bool strict,
@@ -118,9 +145,8 @@ void init_embedder(PyEmbedder* self, nb::handle folder, std::optional<std::strin
   options.strict = strict;
   if (max_seq_length) options.max_length = checked_max_seq_length(*max_seq_length);
   self->dir = path_from_python(folder, "model_folder");
-  self->embedder = create_embedder(self->dir, options);
-  self->options = options;
-  self->max_seq_length = self->embedder->max_length();
+  load(*self, options);
+  self->max_seq_length = get(*self).max_length();
 }
 
 std::vector<std::string> texts_from_python(nb::handle sentences) {
@@ -134,6 +160,46 @@ std::vector<std::string> texts_from_python(nb::handle sentences) {
     texts.push_back(utf8_of(s, "sentences[" + std::to_string(texts.size()) + "]"));
   }
   return texts;
+}
+
+nb::list encode_tokens(PyEmbedder& self, nb::handle sentences, int64_t batch_size, bool is_query) {
+  std::shared_ptr<const embed::Embedder> base = share(self);
+  std::shared_ptr<const embed::MultiVectorEmbedder> multi = self.multi;
+  const size_t max_seq_length = self.max_seq_length;
+  if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
+  const std::vector<std::string> texts = texts_from_python(sentences);
+  std::vector<std::vector<std::vector<float>>> tokens;
+  Status status;
+  {
+    nb::gil_scoped_release unlocked;
+    status = [&]() -> Status {
+      std::vector<embed::Encoding> batch;
+      for (size_t start = 0; start < texts.size(); start += static_cast<size_t>(batch_size)) {
+        const size_t end = std::min(texts.size(), start + static_cast<size_t>(batch_size));
+        batch.clear();
+        for (size_t i = start; i < end; ++i) {
+          DLRT_ASSIGN_OR_RETURN(embed::Encoding e, multi ? multi->tokenize(texts[i], is_query)
+                                                         : base->tokenizer().encode_checked(texts[i], max_seq_length));
+          batch.push_back(std::move(e));
+        }
+        DLRT_ASSIGN_OR_RETURN(embed::TokenEmbedResult r,
+                              multi ? multi->embed_encoded(batch, is_query) : base->embed_tokens(batch));
+        for (auto& t : r.tokens) tokens.push_back(std::move(t));
+      }
+      return Status::Ok();
+    }();
+  }
+  check(status);
+  const size_t dim = multi ? multi->dimension() : base->hidden_size();
+  nb::list out;
+  for (const auto& rows : tokens) {
+    auto buffer = std::make_unique<std::vector<float>>(rows.size() * dim);
+    for (size_t t = 0; t < rows.size(); ++t) std::copy(rows[t].begin(), rows[t].end(), buffer->data() + t * dim);
+    float* data = buffer->data();
+    nb::capsule owner(buffer.release(), [](void* p) noexcept { delete static_cast<std::vector<float>*>(p); });
+    out.append(nb::ndarray<nb::numpy, float>(data, {rows.size(), dim}, owner).cast());
+  }
+  return out;
 }
 
 // Embeds `texts` into rows of `out` (texts.size() x dimension), batch_size at
@@ -161,7 +227,11 @@ Status embed_all(const embed::Embedder& e, size_t max_seq_length, const std::vec
 }
 
 nb::object encode_texts(PyEmbedder& self, nb::handle sentences, int64_t batch_size, nb::handle progress) {
-  std::shared_ptr<embed::Embedder> held = share(self);
+  if (self.multi) {
+    throw nb::value_error("this folder is a multi-vector (ColBERT) model: it gives one vector per token; "
+                          "use encode(..., output_value=\"token_embeddings\", is_query=...)");
+  }
+  std::shared_ptr<const embed::Embedder> held = share(self);
   const embed::Embedder& e = *held;
   const size_t max_seq_length = self.max_seq_length;
   if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
@@ -199,7 +269,7 @@ nb::object encode_texts(PyEmbedder& self, nb::handle sentences, int64_t batch_si
 
 // sentence-transformers' tokenize(): the texts' ids padded to the longest.
 nb::dict tokenize_texts(PyEmbedder& self, nb::handle sentences) {
-  std::shared_ptr<embed::Embedder> held = share(self);
+  std::shared_ptr<const embed::Embedder> held = share(self);
   const size_t max_seq_length = self.max_seq_length;
   std::vector<std::string> texts = texts_from_python(sentences);
   std::vector<embed::Encoding> encodings;
@@ -240,7 +310,7 @@ nb::dict tokenize_texts(PyEmbedder& self, nb::handle sentences) {
 
 // The device the embedder's largest partition runs on ("cpu", "openvino:GPU", ...).
 std::string device_of(PyEmbedder& self) {
-  const RunReport placed = get(self).placement();
+  const RunReport placed = share(self)->placement();
   const PartitionReport* largest = nullptr;
   for (const PartitionReport& p : placed.partitions)
     if (!largest || p.node_count > largest->node_count) largest = &p;
@@ -262,7 +332,8 @@ folder raises dlrt.InvalidArgument, as encode() does on a sparse one.)";
 
 // Embedder.encode_sparse: (indices, values) per text.
 nb::object encode_sparse(PyEmbedder& self, nb::handle sentences, std::optional<int64_t> top_k, int64_t batch_size) {
-  embed::Embedder& e = get(self);
+  std::shared_ptr<const embed::Embedder> held = share(self);
+  const embed::Embedder& e = *held;
   if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
   if (top_k && *top_k < 1) raise_status(InvalidArgument("top_k must be >= 1 or None, got " + std::to_string(*top_k)));
   const bool one = PyUnicode_Check(sentences.ptr());
@@ -334,6 +405,13 @@ void bind_embedder(nb::module_& m) {
            nb::sig("def _encode_texts(self, texts: collections.abc.Iterable[str], batch_size: int = 32, "
                    "progress: collections.abc.Callable[[int], object] | None = None) -> numpy.ndarray"),
            kEncodeDoc)
+      .def("_encode_tokens", &encode_tokens, nb::arg("texts"), nb::arg("batch_size") = 32, nb::arg("is_query") = true,
+           nb::sig("def _encode_tokens(self, texts: collections.abc.Iterable[str], batch_size: int = 32, "
+                   "is_query: bool = True) -> list[numpy.ndarray]"),
+           kEncodeTokensDoc)
+      .def_prop_ro("is_multi_vector", [](PyEmbedder& e) { return static_cast<bool>(e.multi); },
+                   "True for a multi-vector (ColBERT / PyLate) folder: one vector per token, for queries or "
+                   "documents (encode(..., output_value=\"token_embeddings\", is_query=...)).")
       .def_prop_ro("prompts", &prompts_of, nb::for_getter(nb::sig("def prompts(self, /) -> dict[str, str]")),
                    "The named prompts of the folder's config_sentence_transformers.json (\"prompts\"): "
                    "name -> the text put in front of each input; {} when there are none.")
@@ -348,7 +426,8 @@ void bind_embedder(nb::module_& m) {
       .def_prop_rw("max_seq_length", [](PyEmbedder& e) { get(e); return e.max_seq_length; }, &set_max_seq_length,
                    "Tokens per text, [CLS]/[SEP] included; longer texts are truncated. Settable: at least 3,\n"
                    "at most the model's position embeddings (a longer limit than the Embedder was made with\n"
-                   "loads the model again).")
+                   "loads the model again). A multi-vector folder's is fixed (dlrt.Unsupported): its texts are\n"
+                   "cut to its query_length and document_length.")
       .def("_tokenize", &tokenize_texts, nb::arg("texts"),
            nb::sig("def _tokenize(self, texts: collections.abc.Iterable[str]) -> dict[str, numpy.ndarray]"),
            "input_ids, token_type_ids and attention_mask of the texts (int64 [texts, longest]), truncated to\n"
@@ -357,8 +436,9 @@ void bind_embedder(nb::module_& m) {
            "Loads the folder again for `device` (a dlrt device spec); the old one is released once unused.")
       .def_prop_ro("_device", &device_of,
                    "The device of the largest partition: 'cpu', or the backend device ('openvino:GPU', ...).")
-      .def("get_sentence_embedding_dimension", [](PyEmbedder& e) { return get(e).dimension(); },
-           "The length of each embedding vector.")
+      .def("get_sentence_embedding_dimension",
+           [](PyEmbedder& e) { return e.multi ? e.multi->dimension() : get(e).dimension(); },
+           "The length of each embedding vector (of a multi-vector folder: of each token vector).")
       .def_prop_ro("normalizes", [](PyEmbedder& e) { return get(e).normalize(); },
                    "True when the folder's modules.json has a Normalize module (or there is no modules.json).")
       .def_prop_ro("pooling", [](PyEmbedder& e) { return std::string(embed::pooling_name(get(e).pooling())); },
@@ -380,10 +460,11 @@ void bind_embedder(nb::module_& m) {
       .def("placement", [](PyEmbedder& e) { return get(e).placement(); },
            "Where the embedder's session was placed: a RunReport.")
       .def("__repr__", [](PyEmbedder& e) {
-        if (!e.embedder) return std::string("Embedder(<not initialised>)");
-        return "Embedder(model_name=" + repr_of(e.embedder->model_name()) +
-               ", dimension=" + std::to_string(e.embedder->dimension()) +
-               ", max_seq_length=" + std::to_string(e.max_seq_length) + ")";
+        if (!e.embedder && !e.multi) return std::string("Embedder(<not initialised>)");
+        const embed::Embedder& b = get(e);
+        return "Embedder(model_name=" + repr_of(b.model_name()) +
+               ", dimension=" + std::to_string(e.multi ? e.multi->dimension() : b.dimension()) +
+               ", max_seq_length=" + std::to_string(e.max_seq_length) + (e.multi ? ", multi_vector=True" : "") + ")";
       });
 }
 

@@ -1,8 +1,12 @@
 #include "core/env.h"
 
+#include "core/spelling.h"
+
 #include <cassert>
 #include <cstdlib>
 #include <string_view>
+
+#include <unistd.h>
 
 namespace dlrt::env {
 
@@ -75,6 +79,7 @@ constexpr Variable kVariables[] = {
     // Applications (apps/embed, dlrt serve): read through their own config (docs/serve.md).
     {"DLRT_THREADS", "0", "serve", "dlrt serve: intra-op threads per run (0: one per core)"},
     {"DLRT_SERVE_<KEY>", "the serve.toml value", "serve", "dlrt serve: any [serve] setting, e.g. DLRT_SERVE_PORT"},
+    {"DLRT_TEST_<NAME>", "(unset)", "tests", "switches of the test plugins and doubles built with the tests (tests/)"},
     {"DLRT_PROGRESS", "1 when stderr is a terminal", "cli",
      "dlrt embed: 1 shows progress and a summary on stderr even when it is not a terminal, 0 never (--quiet wins)"},
 };
@@ -114,6 +119,42 @@ const char* get(const char* name) {
 const char* get_nonempty(const char* name) {
   const char* v = get(name);
   return v && *v ? v : nullptr;
+}
+
+std::vector<std::string> names_with_prefix(std::string_view prefix) {
+  std::vector<std::string> out;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    if (entry.substr(0, prefix.size()) == prefix) out.emplace_back(entry.substr(0, entry.find('=')));
+  }
+  return out;
+}
+
+std::vector<std::string> unknown_variable_warnings(const std::vector<std::string>& names,
+                                                   const std::vector<std::string>& concrete) {
+  std::vector<std::string> candidates = concrete;
+  for (const Variable& v : kVariables)
+    if (std::string_view(v.name).find('<') == std::string_view::npos) candidates.push_back(v.name);
+  // The pattern entries `concrete` speaks for: a name under one of them must be listed.
+  auto listed_pattern = [&](const std::string& name) {
+    for (const Variable& v : kVariables) {
+      if (std::string_view(v.name).find('<') == std::string_view::npos || !matches(v.name, name)) continue;
+      for (const std::string& c : concrete)
+        if (matches(v.name, c)) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> out;
+  for (const std::string& n : names) {
+    if (n.rfind("DLRT_", 0) != 0) continue;
+    bool ok = false;
+    for (const std::string& c : concrete) ok = ok || c == n;
+    if (!ok) ok = known(n) && !listed_pattern(n);
+    if (ok) continue;
+    const std::string near = spelling::closest(n, candidates);
+    out.push_back(n + " is not a dlrt variable and is ignored" + (near.empty() ? "" : " (did you mean " + near + "?)"));
+  }
+  return out;
 }
 
 std::string help_text() {

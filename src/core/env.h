@@ -14,6 +14,8 @@
 
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace dlrt::env {
 
@@ -36,6 +38,19 @@ const char* get(const char* name);
 
 // Same, with an empty value treated as unset.
 const char* get_nonempty(const char* name);
+
+// The names of the variables set in this process that start with `prefix`
+// (for warnings about misspelt DLRT_ names).
+std::vector<std::string> names_with_prefix(std::string_view prefix);
+
+// One warning for each DLRT_* name in `names` that dlrt does not read, naming
+// the nearest known name (DLRT_DEVCE: "... is not a dlrt variable and is
+// ignored (did you mean DLRT_DEVICE?)"). A name that fits a "<KEY>" entry of the table
+// is known only when `concrete` lists it (an application's own names, such as
+// dlrt serve's DLRT_SERVE_PORT) or, without such a list for that entry, always.
+// DLRT_TEST_* (the test plugins' own) are left alone.
+std::vector<std::string> unknown_variable_warnings(const std::vector<std::string>& names,
+                                                   const std::vector<std::string>& concrete);
 
 // The table as `dlrt --help-env` prints it (plain text), and as the Markdown
 // table of docs/environment.md.

@@ -167,10 +167,26 @@ TEST(EmbedModules, UnimplementedTypesAreRefusedAtLoad) {
   };
   const std::string transformer = R"({"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"})";
   // A PyLate ColBERT folder: Transformer + PyLate's own Dense (no pooling: one vector per token).
-  Status s = with_modules("colbert", "[" + transformer + R"(,{"idx":1,"name":"1","path":"1_Dense","type":"pylate.models.Dense.Dense"}])");
+  // read_modules takes its Dense (MultiVectorEmbedder reads it), but Embedder::create refuses
+  // the folder: its vectors are per token (multi_vector.h), not one per text.
+  const std::string colbert_modules =
+      "[" + transformer + R"(,{"idx":1,"name":"1","path":"1_Dense","type":"pylate.models.Dense.Dense"}])";
+  {
+    fs::path dir = testing::copy_folder(tiny, scratch("colbert_modules"));
+    testing::write_file(dir / "modules.json", colbert_modules);
+    auto modules = read_modules(dir);
+    ASSERT_TRUE(modules.ok()) << modules.status().to_string();
+    ASSERT_EQ(modules->size(), 2u);
+    EXPECT_EQ((*modules)[1].type, ModuleType::kDense);
+    EXPECT_EQ((*modules)[1].dir, dir / "1_Dense");
+  }
+  Status s = with_modules("colbert", colbert_modules);
   EXPECT_EQ(s.code(), StatusCode::kUnsupported) << s.to_string();
-  EXPECT_NE(s.message().find("\"pylate.models.Dense.Dense\""), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("ColBERT"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("multi-vector (ColBERT / PyLate) model"), std::string::npos) << s.message();
+  // Another PyLate module is refused naming it.
+  s = with_modules("pylate_other", "[" + transformer + R"(,{"idx":1,"name":"1","path":"1_X","type":"pylate.models.Other"}])");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported) << s.to_string();
+  EXPECT_NE(s.message().find("\"pylate.models.Other\" (a PyLate module)"), std::string::npos) << s.message();
   // Any other type, named with its module's index and path.
   s = with_modules("unknown", "[" + transformer + R"(,{"idx":1,"name":"1","path":"1_X","type":"my_package.MyPooling"}])");
   EXPECT_EQ(s.code(), StatusCode::kUnsupported) << s.to_string();
@@ -189,7 +205,7 @@ TEST(EmbedModules, UnimplementedTypesAreRefusedAtLoad) {
   s = with_modules("dense_ok", "[" + transformer + R"(,{"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.models.Pooling"},
       {"idx":2,"name":"2","path":"2_Normalize","type":"sentence_transformers.models.Normalize"}])");
   EXPECT_TRUE(s.ok()) << s.to_string();
-  EXPECT_EQ(implemented_module_types().size(), 6u);
+  EXPECT_EQ(implemented_module_types().size(), 7u);
 }
 
 // ---- dlrt embed --sparse -----------------------------------------------------
@@ -244,14 +260,14 @@ TEST(EmbedSparseCli, KindMismatchesAndBadFlagsAreUsageErrors) {
     EXPECT_EQ(r.exit_code, c.exit_code) << c.args << ": " << r.output;
     EXPECT_NE(r.output.find(c.says), std::string::npos) << c.args << ": " << r.output;
   }
-  // A PyLate ColBERT folder: exit 3 (bad model folder), naming the module type.
-  fs::path colbert = testing::copy_folder(tiny, scratch("cli_colbert"));
-  testing::write_file(colbert / "modules.json",
+  // An unimplemented module type: exit 3 (bad model folder), naming the type.
+  fs::path other = testing::copy_folder(tiny, scratch("cli_pylate_other"));
+  testing::write_file(other / "modules.json",
                       R"([{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},
-                          {"idx":1,"name":"1","path":"1_Dense","type":"pylate.models.Dense.Dense"}])");
-  auto r = dlrt::testing::run_command(embed_cmd(colbert, "hello"));
+                          {"idx":1,"name":"1","path":"1_X","type":"pylate.models.Other"}])");
+  auto r = dlrt::testing::run_command(embed_cmd(other, "hello"));
   EXPECT_EQ(r.exit_code, 3) << r.output;
-  EXPECT_NE(r.output.find("pylate.models.Dense.Dense"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("pylate.models.Other"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -252,7 +252,7 @@ def test_precision(plain, expected):
 
 def test_arguments_sentence_transformers_has_but_dlrt_does_not_use(plain):
     np.testing.assert_array_equal(plain.encode("a big dog", task="query"), plain.encode("a big dog"))
-    for bad in ({"output_value": "token_embeddings"}, {"output_value": None}, {"device": "cuda"},
+    for bad in ({"is_query": True}, {"output_value": None}, {"device": "cuda"},
                 {"pool": {}}, {"chunk_size": 4}, {"not_an_argument": 1}):
         with pytest.raises(ValueError):
             plain.encode("a big dog", **bad)

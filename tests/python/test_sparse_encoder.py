@@ -82,8 +82,8 @@ def test_kinds_do_not_mix(splade):
 
 
 def test_unimplemented_module_types_are_refused(tmp_path):
-    # A PyLate ColBERT folder (its Dense module is PyLate's own) and an unknown type.
-    for name, type_ in [("colbert", "pylate.models.Dense.Dense"), ("unknown", "my_package.MyPooling")]:
+    # A PyLate module other than the ColBERT folders' Dense, and an unknown type.
+    for name, type_ in [("pylate_other", "pylate.models.Other"), ("unknown", "my_package.MyPooling")]:
         folder = tmp_path / name
         shutil.copytree(TINY_BERT, folder)
         (folder / "modules.json").write_text(json.dumps([

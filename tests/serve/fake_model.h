@@ -49,6 +49,26 @@ class FakeModel final : public EmbedModel {
     return e;
   }
 
+  // tokenize() with each word's byte offsets; (0, 0) for 101 and 102.
+  Result<Encoding> tokenize_with_offsets(std::string_view text,
+                                         std::vector<std::pair<size_t, size_t>>& offsets) const override {
+    offsets = {{0, 0}};
+    for (size_t i = 0; i < text.size();) {
+      while (i < text.size() && text[i] == ' ') ++i;
+      size_t j = i;
+      while (j < text.size() && text[j] != ' ') ++j;
+      if (j > i) offsets.push_back({i, j});
+      i = j;
+    }
+    offsets.push_back({0, 0});
+    auto e = tokenize(text, nullptr);
+    if (e.ok() && offsets.size() > e->ids.size()) {  // truncated: keep the last (special) one
+      offsets.resize(e->ids.size() - 1);
+      offsets.push_back({0, 0});
+    }
+    return e;
+  }
+
   // vector = {tokens, second id, batch size, 1}. The delay honours
   // bounds.timeout_ms as Session::run does (kCancelled once it passes).
   Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const override {

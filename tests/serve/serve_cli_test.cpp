@@ -39,8 +39,8 @@ std::string real_model_skip_reason(const std::string& folder) {
 // clients to the port it listens on.
 class ServeProcess : public dlrt::testing::DlrtProcess {
  public:
-  ServeProcess(std::vector<std::string> args, std::map<std::string, std::string> env)
-      : DlrtProcess(options(std::move(args), std::move(env))) {}
+  ServeProcess(std::vector<std::string> args, std::map<std::string, std::string> env, bool merge_stderr = false)
+      : DlrtProcess(options(std::move(args), std::move(env), merge_stderr)) {}
 
   int wait_port(int timeout_ms = 20000) { return DlrtProcess::wait_port(timeout_ms); }
   int wait_exit(int timeout_ms = 30000) { return DlrtProcess::wait_exit(timeout_ms); }
@@ -64,12 +64,12 @@ class ServeProcess : public dlrt::testing::DlrtProcess {
 
  private:
   static dlrt::testing::DlrtProcessOptions options(std::vector<std::string> args,
-                                                   std::map<std::string, std::string> env) {
+                                                   std::map<std::string, std::string> env, bool merge_stderr) {
     dlrt::testing::DlrtProcessOptions o;
     o.args = {"serve"};
     o.args.insert(o.args.end(), args.begin(), args.end());
     o.env = std::move(env);
-    o.merge_stderr = false;
+    o.merge_stderr = merge_stderr;
     return o;
   }
 };
@@ -285,6 +285,63 @@ TEST_F(ServeCli, UsageErrors) {
   {
     ServeProcess p({"--model", (dir_ / "missing").string(), "--port", "0"}, {});
     EXPECT_EQ(p.wait_exit(), 3);  // a missing model folder, as dlrt embed says
+  }
+}
+
+// A TEI launcher command line works as it is; TEI's variables and a misspelt
+// DLRT_ one are read (or warned about) once.
+TEST_F(ServeCli, TeiLauncherFlagsAndVariables) {
+  ServeProcess p({"--model-id", model(), "--hostname", "127.0.0.1", "-p", "0", "--device", "cpu", "--auto-truncate",
+                  "--max-client-batch-size", "8", "--dtype", "float32", "--json-output"},
+                 {{"MAX_BATCH_REQUESTS", "4"}, {"DLRT_SERVE_AUTO_TRUNCATE", "1"}}, /*merge_stderr=*/true);
+  ASSERT_TRUE(p.started());
+  ASSERT_GT(p.wait_port(), 0) << p.output();
+  ASSERT_TRUE(p.wait_ready()) << p.output();
+  json info = json::parse(p.client().Get("/info")->body);
+  EXPECT_EQ(info["max_client_batch_size"], 8) << info.dump();
+  EXPECT_EQ(info["truncate"], true);
+  std::string long_text;
+  for (int i = 0; i < 400; ++i) long_text += "hello ";
+  auto r = p.client().Post("/embed", json({{"inputs", long_text}}).dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  const std::string out = p.output();
+  const std::string warning = "DLRT_SERVE_AUTO_TRUNCATE is not a dlrt variable and is ignored (did you mean DLRT_SERVE_TRUNCATE?)";
+  const size_t at = out.find(warning);
+  EXPECT_NE(at, std::string::npos) << out;
+  EXPECT_EQ(out.find(warning, at + 1), std::string::npos) << "warned twice:\n" << out;
+  EXPECT_NE(out.find("\"level\":\"warning\""), std::string::npos) << "--json-output: JSON log lines\n" << out;
+  p.signal(SIGTERM);
+  EXPECT_EQ(p.wait_exit(), 0);
+}
+
+TEST_F(ServeCli, NoTruncateRestoresThe413) {
+  ServeProcess p({"--model", model(), "--port", "0", "--device", "cpu", "--no-truncate"}, {});
+  ASSERT_TRUE(p.started());
+  ASSERT_GT(p.wait_port(), 0) << p.output();
+  ASSERT_TRUE(p.wait_ready()) << p.output();
+  std::string long_text;
+  for (int i = 0; i < 400; ++i) long_text += "hello ";
+  auto r = p.client().Post("/embed", json({{"inputs", long_text}}).dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413) << r->body;
+  p.signal(SIGTERM);
+  EXPECT_EQ(p.wait_exit(), 0);
+}
+
+TEST_F(ServeCli, UnknownAndUnsupportedFlagsSayWhy) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--model", model(), "--pooling", "mean"}, "--pooling is a text-embeddings-inference option that dlrt serve does not have"},
+      {{"--model", model(), "--revision", "main"}, "dlrt does not download models"},
+      {{"--model", model(), "--dtype", "float16"}, "--dtype float16"},
+      {{"--modle", model()}, "unknown option '--modle' (did you mean --model?)"},
+      {{"--model", model(), "--max-batch-token", "9"}, "(did you mean --max-batch-tokens?)"},
+      {{"--model", model(), "--model-id", model()}, "'--model' given more than once"},
+  };
+  for (const auto& [args, message] : cases) {
+    ServeProcess p(args, {}, /*merge_stderr=*/true);
+    EXPECT_EQ(p.wait_exit(), 2) << message;
+    EXPECT_NE(p.output().find(message), std::string::npos) << p.output();
   }
 }
 

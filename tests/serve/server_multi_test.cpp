@@ -233,11 +233,16 @@ TEST(ServeMulti, EachModelHasItsOwnTokenLimit) {
   c.max_input_tokens = 8;
   c.models = {{"a", "/models/a", 0}, {"b", "/models/b", 4}};
   MultiServer t(c);
-  const std::string five_words = R"({"inputs":"one two three four five"})";  // 7 tokens with [CLS] and [SEP]
+  // 7 tokens with [CLS] and [SEP]; truncation off, so a limit shows as a 413.
+  const std::string five_words = R"({"inputs":"one two three four five","truncate":false})";
   EXPECT_EQ(t.post("/models/a/embed", five_words)->status, 200);  // the server's limit, 8
   auto r = t.post("/models/b/embed", five_words);
   EXPECT_EQ(r->status, 413);
   EXPECT_NE(r->body.find("the limit is 4"), std::string::npos) << r->body;
+  // By default the input is cut to b's 4 tokens (the fake's first value: its token count).
+  r = t.post("/models/b/embed", R"({"inputs":"one two three four five"})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)[0][0], 4);
   EXPECT_EQ(body_json(t.get("/models/b/info"))["max_input_length"], 4);
 }
 

@@ -191,7 +191,7 @@ TEST(ServeRoutes, ModelsInfoAndTokenize) {
   EXPECT_EQ(j["dimension"], FakeModel::kDim);
   EXPECT_EQ(j["max_input_length"], 16);
   EXPECT_EQ(j["model_type"]["embedding"]["pooling"], "mean");
-  EXPECT_EQ(j["truncate"], false);
+  EXPECT_EQ(j["truncate"], true);  // as TEI since 1.9
   EXPECT_TRUE(j["version"].is_string());
   EXPECT_EQ(j["device"], "cpu:0");
 
@@ -204,7 +204,7 @@ TEST(ServeRoutes, ModelsInfoAndTokenize) {
   EXPECT_EQ(j[0][0]["id"], 101);
   EXPECT_EQ(j[0][0]["special"], true);
   EXPECT_EQ(j[0][1]["id"], 1002);
-  EXPECT_EQ(j[0][1]["text"], "t1002");
+  EXPECT_EQ(j[0][1]["text"], "hi");  // the part of the text (as TEI), not the vocabulary's token
   EXPECT_EQ(j[0][1]["special"], false);
   r = t.post("/tokenize", R"({"inputs":["a","b c"],"add_special_tokens":false})");
   ASSERT_TRUE(r);

@@ -61,8 +61,8 @@ TEST(ServeSparse, EmbedSparseMatchesTheReference) {
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   expect_tei_rows(body_json(r), json::array({ref["outputs"]["max_relu_top5"][1]}), "top_k");
-  // Without truncate, the long text is refused as on /embed.
-  r = s.server.post("/embed_sparse", json{{"inputs", ref["texts"]}}.dump());
+  // With "truncate": false, the long text is refused as on /embed (truncation is the default).
+  r = s.server.post("/embed_sparse", json{{"inputs", ref["texts"]}, {"truncate", false}}.dump());
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 413) << r->body;
 }

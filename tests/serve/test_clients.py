@@ -100,19 +100,74 @@ def test_tei_style_routes():
     assert status == 200 and texts == ["a big dog", "the cat"], texts
     status, texts = post("/decode", {"ids": [2, 10, 24, 11, 3], "skip_special_tokens": False})
     assert status == 200 and texts == ["[CLS] a big dog [SEP]"], texts
-    # Over the 16-token limit: 413 with the count, unless truncation is asked for.
+    # Over the 16-token limit: cut to it (as TEI since 1.9), unless the request
+    # says "truncate": false: then 413 with the count.
     long_text = " ".join(["dog"] * 30)
-    status, err = post("/embed", {"inputs": long_text})
-    assert status == 413 and "32 tokens" in err["error"], err
-    status, vec = post("/embed", {"inputs": long_text, "truncate": True})
+    status, vec = post("/embed", {"inputs": long_text})
     assert status == 200 and len(vec[0]) == DIM
+    status, cut = post("/embed", {"inputs": " ".join(["dog"] * 14)})  # 14 + [CLS] [SEP] = the limit
+    assert status == 200 and max(abs(a - b) for a, b in zip(vec[0], cut[0])) < 1e-6
+    status, err = post("/embed", {"inputs": long_text, "truncate": False})
+    assert status == 413 and "32 tokens" in err["error"], err
+
+
+def test_openai_client_gets_a_vector_for_an_input_over_the_limit(client):
+    # About 400 tokens against a 16-token model: cut, as sentence-transformers does.
+    text = " ".join(["the cat sat on the mat."] * 57)
+    r = client.embeddings.create(model="tiny_bert", input=text)
+    assert len(r.data) == 1 and len(r.data[0].embedding) == DIM
+    assert r.usage.prompt_tokens == 16
+    status, tei = post("/embed", {"inputs": text, "truncate": True})
+    assert status == 200
+    assert max(abs(a - b) for a, b in zip(tei[0], r.data[0].embedding)) < 1e-6
+
+
+def test_tokenize_offsets_match_hugging_face_tokenizers():
+    from tokenizers import BertWordPieceTokenizer
+    tok = BertWordPieceTokenizer(os.path.join(os.environ["DLRT_TINY_BERT"], "vocab.txt"), lowercase=True)
+    for text in ["a big dog", "the  cat, sat!", "caf\u00e9 dog \u00fcber"]:
+        status, toks = post("/tokenize", {"inputs": text})
+        assert status == 200
+        want = tok.encode(text)
+        assert [t["id"] for t in toks[0]] == want.ids
+        data = text.encode()
+        for t, (start, stop), special in zip(toks[0], want.offsets, want.special_tokens_mask):
+            if special:
+                assert t["special"] and t["start"] is None and t["stop"] is None, t
+                continue
+            # tokenizers' Python offsets count characters; TEI's (and dlrt's) count UTF-8 bytes.
+            byte_start, byte_stop = len(text[:start].encode()), len(text[:stop].encode())
+            assert (t["start"], t["stop"]) == (byte_start, byte_stop), (text, t)
+            assert t["text"] == data[byte_start:byte_stop].decode(), t
+        # Without special tokens: [CLS] and [SEP] go, an [UNK] made from the text stays.
+        status, plain = post("/tokenize", {"inputs": text, "add_special_tokens": False})
+        assert status == 200 and [t["id"] for t in plain[0]] == want.ids[1:-1], plain
+
+
+def test_similarity_is_the_cosine_of_the_vectors():
+    sentences = ["a big dog", "the cat sat on the mat."]
+    status, scores = post("/similarity", {"inputs": {"source_sentence": "the cat", "sentences": sentences}})
+    assert status == 200 and len(scores) == 2, scores
+    status, vecs = post("/embed", {"inputs": ["the cat"] + sentences})
+    assert status == 200
+    for i, score in enumerate(scores):
+        a, b = vecs[0], vecs[i + 1]
+        cos = sum(x * y for x, y in zip(a, b)) / (norm(a) * norm(b))
+        assert abs(score - cos) < 1e-5
+
+
+def test_docs_page():
+    with urllib.request.urlopen(URL + "/docs", timeout=30) as r:
+        assert r.status == 200 and r.headers["Content-Type"].startswith("text/html")
+        assert b"openapi.json" in r.read()
 
 
 def test_openapi_document_lists_the_routes():
     status, doc = get("/openapi.json")
     assert status == 200
     assert doc["openapi"].startswith("3.")
-    assert {"/v1/embeddings", "/embed", "/tokenize", "/v1/models", "/info", "/health"} <= set(doc["paths"])
+    assert {"/v1/embeddings", "/embed", "/tokenize", "/similarity", "/docs", "/v1/models", "/info",
+            "/health"} <= set(doc["paths"])
     dims = doc["components"]["schemas"]["EmbeddingsRequest"]["properties"]["dimensions"]
     assert dims["maximum"] == DIM
 

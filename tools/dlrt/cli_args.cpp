@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "core/spelling.h"
 #include "exec/kernel_build_options.h"
 
 namespace dlrt::cli {
@@ -53,7 +54,12 @@ Result<Args> parse_args(int argc, char** argv, int first, const std::vector<Flag
     const FlagSpec* spec = name == kConfig.name ? &kConfig : nullptr;
     for (const auto& s : specs)
       if (s.name == name) spec = &s;
-    if (!spec) return InvalidArgument("unknown option '--" + name + "'");
+    if (!spec) {
+      std::vector<std::string> names = {kConfig.name, "help"};
+      for (const auto& s : specs) names.push_back(s.name);
+      const std::string near = spelling::closest(name, names);
+      return InvalidArgument("unknown option '--" + name + "'" + (near.empty() ? "" : " (did you mean --" + near + "?)"));
+    }
     if (spec->optional_bool) {
       // "--truncate false" keeps working; "--truncate" alone means true.
       if (!has_inline) value = i + 1 < argc && parse_bool_value(argv[i + 1]) ? argv[++i] : "true";

@@ -1,6 +1,7 @@
 // Command-line parsing shared by every dlrt command: long flags only
 // (--name VALUE or --name=VALUE), `--` ends the flags, anything else is
-// positional. Unknown flags and missing values are usage errors.
+// positional. Unknown flags (with the nearest known one suggested) and
+// missing values are usage errors.
 #pragma once
 
 #include <cstdint>

@@ -15,7 +15,10 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "embed/embedder.h"
+#include "embed/multi_vector.h"
 #include "embed/sparse.h"
+#include "embed/token_inputs.h"
+#include "embed_tokens.h"
 #include "json_out.h"
 #include "progress.h"
 
@@ -69,7 +72,8 @@ constexpr const char* kEmbedHelp =
     "sentence-transformers / Hugging Face ONNX export (model.onnx or onnx/model.onnx,\n"
     "tokenizer.json or vocab.txt, optional tokenizer_config.json, config.json,\n"
     "modules.json, 1_Pooling/config.json). Prints one vector per line (space-separated)\n"
-    "unless --json or --npy is given.\n"
+    "unless --json or --npy is given. A multi-vector (ColBERT / PyLate) folder gives one\n"
+    "vector per token, as --tokens prints them.\n"
     "\n"
     "options:\n"
     "  --model DIR        the model folder (required; its model.onnx names it too)\n"
@@ -89,6 +93,11 @@ constexpr const char* kEmbedHelp =
     "  --json             print one JSON object {model, dimension, pooling, normalized, max_length, batching,\n"
     "                     data: [{index, tokens, embedding}]}\n"
     "  --npy OUT.npy      write the vectors as a float32 [count, dimension] .npy file\n"
+    "  --tokens           one vector per token instead of one per text: the model's token vectors (as\n"
+    "                     sentence-transformers' output_value=\"token_embeddings\"), one per line, an empty\n"
+    "                     line after each text's; --json gives data: [{index, tokens, embeddings}]\n"
+    "  --query, --document  a multi-vector folder: embed the texts as queries (the default, as PyLate's\n"
+    "                     encode) or as documents\n"
     "  --sparse           a sparse (SPLADE) model folder (modules.json: MLMTransformer + SpladePooling):\n"
     "                     print each text's non-zero weights as INDEX:VALUE pairs, indices ascending\n"
     "                     (--json: data: [{index, tokens, indices, values}]); required for such a folder\n"
@@ -192,8 +201,8 @@ int cmd_embed(int argc, char** argv) {
   auto parsed = parse_args(argc, argv, 2,
                            {{"model", true}, {"device", true}, {"strict"}, {"threads", true}, {"file", true},
                             {"batch", true}, {"max-length", true}, {"json"}, {"npy", true},
-                            {"prompt-name", true}, {"prompt", true}, {"quiet"}, {"progress"}, {"sparse"},
-                            {"top-k", true}});
+                            {"prompt-name", true}, {"prompt", true}, {"quiet"}, {"progress"}, {"tokens"},
+                            {"query"}, {"document"}, {"sparse"}, {"top-k", true}});
   if (!parsed.ok()) return usage_error("embed", parsed.status().message());
   const Args& args = *parsed;
   if (args.has("help")) {
@@ -207,6 +216,7 @@ int cmd_embed(int argc, char** argv) {
   if (args.has("quiet") && args.has("progress")) return usage_error("embed", "--quiet and --progress exclude each other");
   if (args.has("top-k") && !args.has("sparse")) return usage_error("embed", "--top-k needs --sparse");
   if (args.has("npy") && args.has("sparse")) return usage_error("embed", "--npy writes dense vectors: with --sparse use --json");
+  if (args.has("tokens") && args.has("sparse")) return usage_error("embed", "--tokens and --sparse exclude each other");
   size_t top_k = 0;
   if (args.has("top-k")) {
     auto v = parse_nonnegative_int(args.get("top-k"), "--top-k");
@@ -259,6 +269,31 @@ int cmd_embed(int argc, char** argv) {
     }
   }
   if (texts.empty() && !args.has("file")) return usage_error("embed", "no TEXT given (or use --file PATH)");
+
+  const bool multi_vector = embed::is_multi_vector_folder(embed::model_folder_of(args.get("model")));
+  if (args.has("query") && args.has("document")) return usage_error("embed", "--query and --document exclude each other");
+  if ((args.has("query") || args.has("document")) && !multi_vector)
+    return usage_error("embed", "--query and --document apply to multi-vector (ColBERT) folders; " + args.get("model") +
+                                    " is not one");
+  if (multi_vector && args.has("sparse"))
+    return usage_error("embed", args.get("model") + " is a multi-vector (ColBERT) folder: --sparse needs a sparse (SPLADE) model folder");
+  if (multi_vector || args.has("tokens")) {
+    if (args.has("npy")) return usage_error("embed", "per-token vectors differ in count per text: use --json, not --npy");
+    TokenEmbedJob job;
+    job.model = args.get("model");
+    job.options = opt;
+    job.texts = std::move(texts);
+    job.multi_vector = multi_vector;
+    job.is_query = !args.has("document");
+    job.has_prompt = args.has("prompt");
+    job.prompt = args.get("prompt");
+    job.prompt_name = args.get("prompt-name");
+    job.batch = batch;
+    job.json = args.has("json");
+    job.quiet = args.has("quiet");
+    job.progress = args.has("progress");
+    return embed_tokens(job);
+  }
 
   auto created = embed::Embedder::create(args.get("model"), opt);
   if (!created.ok()) {

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -15,8 +16,11 @@
 #include "commands.h"
 #include "core/env.h"
 #include "embed/embedder.h"
+#include "embed/multi_vector.h"
 #include "embed/server.h"
 #include "embed/service_config.h"
+#include "embed/token_inputs.h"
+#include "embed/tei_compat.h"
 
 namespace dlrt::cli {
 namespace {
@@ -57,13 +61,55 @@ std::string help_text() {
     else flag += ' ';
     s += flag + k.env + ": " + k.help + "\n";
   }
-  s += "  (B: true/false, 1/0, yes/no or on/off; a boolean flag alone means true)\n"
+  s += "  (B: true/false, 1/0, yes/no or on/off; a boolean flag alone means true, --no-FLAG means false,\n"
+       "   e.g. --no-truncate)\n"
+       "text-embeddings-inference's launcher flags work where dlrt has the setting:\n";
+  for (const auto& t : embed::tei_options()) {
+    if (!*t.key) continue;
+    std::string flag = t.key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (flag != t.flag) s += std::string("  --") + t.flag + " = --" + flag + "\n";
+  }
+  s += "  -p = --port; TEI's variables MODEL_ID, AUTO_TRUNCATE, ... are read under the DLRT_ ones\n"
+       "  (docs/migrate.md); its other flags are refused with the reason\n"
        "  -h, --help            this help\n"
        "\n"
        "exit codes: 0 ok (stopped by a signal), 1 runtime error (cannot listen, warm-up failed), 2 usage\n"
        "            error, 3 missing, invalid or unsupported model folder, 4 requested device unavailable\n"
        "            in strict mode\n";
   return s;
+}
+
+// The model of folder `path` in `model`: a sequence classifier (config.json's
+// architectures) serves /rerank and /predict, a multi-vector (ColBERT) model
+// /embed_all and /rerank (MaxSim), anything else is an embedding model.
+Status load_model(const std::string& path, const embed::EmbedderOptions& eo,
+                  std::shared_ptr<const embed::EmbedModel>& model) {
+  if (embed::is_classifier_folder(path)) {
+    auto classifier = embed::Classifier::create(path, eo);
+    if (!classifier.ok()) return classifier.status();
+    model = embed::classifier_model(std::shared_ptr<const embed::Classifier>(std::move(classifier).value()));
+  } else if (embed::is_multi_vector_folder(embed::model_folder_of(path))) {
+    auto mv = embed::MultiVectorEmbedder::create(path, eo);
+    if (!mv.ok()) return mv.status();
+    model = embed::multi_vector_model(std::shared_ptr<const embed::MultiVectorEmbedder>(std::move(mv).value()));
+  } else {
+    auto embedder = embed::Embedder::create(path, eo);
+    if (!embedder.ok()) return embedder.status();
+    model = embed::embedder_model(std::shared_ptr<const embed::Embedder>(std::move(embedder).value()));
+  }
+  return Status::Ok();
+}
+
+// Why the server's default_prompt_name cannot serve `model` ("" when it can:
+// unset, or a prompt of the model).
+std::string default_prompt_error(const ServiceConfig& config, const embed::EmbedModel& model) {
+  const std::string& name = config.default_prompt_name;
+  if (name.empty() || model.prompt(name)) return "";
+  std::string names;
+  for (const std::string& p : model.prompt_names()) names += (names.empty() ? "" : ", ") + p;
+  return "default_prompt_name '" + name + "' is not a prompt of the model (" +
+         (names.empty() ? "it has none" : "it has " + names) + ")";
 }
 
 int fail(const std::string& message, int code) {
@@ -77,7 +123,12 @@ int cmd_serve(int argc, char** argv) {
   std::vector<FlagSpec> specs = {{"config", true, false}};
   for (const auto& k : embed::service_config_keys())
     specs.push_back({k.flag, !k.is_switch, k.key == "model", k.is_switch});
-  auto parsed = parse_args(argc, argv, 2, specs);
+  // TEI's launcher flags, -p and --no-<switch> in dlrt's spelling (tei_compat.h).
+  auto translated = embed::translate_serve_args(std::vector<std::string>(argv + std::min(argc, 2), argv + argc));
+  if (!translated.ok()) return usage_error("serve", translated.status().message());
+  std::vector<char*> args_in = {argv[0], argv[1]};
+  for (std::string& a : *translated) args_in.push_back(a.data());
+  auto parsed = parse_args(static_cast<int>(args_in.size()), args_in.data(), 2, specs);
   if (!parsed.ok()) return usage_error("serve", parsed.status().message());
   const Args& args = *parsed;
   if (args.has("help")) {
@@ -120,6 +171,11 @@ int cmd_serve(int argc, char** argv) {
   embed::EmbedServer server(config);
   if (Status s = server.bind(); !s.ok()) return fail(s.message(), kExitRuntimeError);
   embed::ServeLog& log = server.log();
+  // DLRT_* variables that are not dlrt's (a misspelt setting): once, at start.
+  std::vector<std::string> serve_variables;
+  for (const auto& k : embed::service_config_keys()) serve_variables.push_back(k.env);
+  for (const std::string& w : env::unknown_variable_warnings(env::names_with_prefix("DLRT_"), serve_variables))
+    log.warning(w);
   const std::vector<embed::ServedModelConfig> models = embed::served_models(config);
   std::string loading;
   for (const auto& m : models) loading += (loading.empty() ? "" : ", ") + (m.name.empty() ? m.path : m.name + "=" + m.path);
@@ -178,19 +234,8 @@ int cmd_serve(int argc, char** argv) {
   for (const embed::ServedModelConfig& spec : models) {
     const std::string label = spec.name.empty() ? spec.path : "model " + spec.name + " (" + spec.path + ")";
     auto t0 = std::chrono::steady_clock::now();
-    // A sequence classifier (config.json's architectures) serves /rerank and
-    // /predict; anything else is an embedding model.
     std::shared_ptr<const embed::EmbedModel> model;
-    Status loaded;
-    if (embed::is_classifier_folder(spec.path)) {
-      auto classifier = embed::Classifier::create(spec.path, eo);
-      if (classifier.ok()) model = embed::classifier_model(std::shared_ptr<const embed::Classifier>(std::move(classifier).value()));
-      else loaded = classifier.status();
-    } else {
-      auto embedder = embed::Embedder::create(spec.path, eo);
-      if (embedder.ok()) model = embed::embedder_model(std::shared_ptr<const embed::Embedder>(std::move(embedder).value()));
-      else loaded = embedder.status();
-    }
+    Status loaded = load_model(spec.path, eo, model);
     int code = kExitOk;
     if (!loaded.ok()) {
       log.error("cannot load " + label + ": " + loaded.to_string());
@@ -199,6 +244,10 @@ int cmd_serve(int argc, char** argv) {
       loaded = s;
       log.error("warm-up run of " + label + " failed: " + s.to_string());
       code = exit_code_for_run_status(s);
+    } else if (std::string e = default_prompt_error(config, *model); !e.empty()) {
+      loaded = InvalidArgument(e);
+      log.error(label + ": " + e);
+      code = kExitUsage;
     }
     if (code != kExitOk) {
       server.set_load_error(spec.name, loaded.message());

@@ -1,0 +1,137 @@
+// dlrt serve with a multi-vector (ColBERT) model: POST /embed_all for queries
+// and documents and /rerank by MaxSim against PyLate's outputs, the routes it
+// refuses, and /embed_all of a plain embedding model.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "../embed/colbert_test_util.h"
+#include "embed/multi_vector.h"
+#include "test_server.h"
+
+namespace dlrt::embed {
+namespace {
+
+using json = nlohmann::json;
+using testing::body_json;
+using testing::colbert_expected;
+
+std::shared_ptr<const EmbedModel> colbert_model() {
+  EmbedderOptions o;
+  o.device = "cpu";
+  o.threads = 2;
+  auto m = MultiVectorEmbedder::create(testing::colbert_dir().string(), o);
+  EXPECT_TRUE(m.ok()) << m.status().to_string();
+  if (!m.ok()) return nullptr;
+  return multi_vector_model(std::shared_ptr<const MultiVectorEmbedder>(std::move(m).value()));
+}
+
+TEST(MultiVectorServer, EmbedAllAndMaxSimRerankMatchPyLate) {
+  testing::TestServer ts({}, /*with_model=*/false);
+  auto model = colbert_model();
+  ASSERT_TRUE(model);
+  ASSERT_TRUE(warm_up(*model).ok());
+  ts.server->set_model(model);
+  const json& ex = colbert_expected();
+  for (bool query : {true, false}) {
+    const json& texts = ex[query ? "queries" : "documents"];
+    auto r = ts.post("/embed_all", json({{"inputs", texts}, {"is_query", query}}).dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    json j = body_json(r);
+    ASSERT_EQ(j.size(), texts.size());
+    for (size_t i = 0; i < texts.size(); ++i)
+      testing::expect_tokens_match(j[i].get<std::vector<std::vector<float>>>(),
+                                   ex["default"][query ? "queries" : "documents"][i],
+                                   (query ? "query " : "document ") + std::to_string(i));
+  }
+  for (size_t i = 0; i < ex["queries"].size(); ++i) {
+    auto r = ts.post("/rerank", json({{"query", ex["queries"][i]}, {"texts", ex["documents"]}, {"return_text", true}}).dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    json j = body_json(r);
+    ASSERT_EQ(j.size(), ex["documents"].size());
+    std::vector<float> scores(j.size());
+    for (size_t k = 0; k < j.size(); ++k) {
+      const size_t index = j[k]["index"].get<size_t>();
+      ASSERT_LT(index, scores.size());
+      scores[index] = j[k]["score"].get<float>();
+      EXPECT_EQ(j[k]["text"], ex["documents"][index]);
+      if (k > 0) {
+        EXPECT_GE(j[k - 1]["score"].get<float>(), j[k]["score"].get<float>()) << "highest first";
+      }
+    }
+    testing::expect_scores_match(scores, ex["default"]["maxsim"][i], "query " + std::to_string(i));
+  }
+}
+
+TEST(MultiVectorServer, RefusesPooledRoutesAndBadFields) {
+  testing::TestServer ts({}, /*with_model=*/false);
+  auto model = colbert_model();
+  ASSERT_TRUE(model);
+  ts.server->set_model(model);
+  auto r = ts.post("/embed", R"({"inputs": "a cat"})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("/embed_all"), std::string::npos) << r->body;
+  r = ts.post("/v1/embeddings", R"({"input": "a cat"})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  r = ts.post("/embed_all", R"({"inputs": "a cat", "is_query": "yes"})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 422) << r->body;
+  r = ts.post("/embed_all", R"({"inputs": [1, 2]})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 422) << r->body;
+  r = ts.post("/embed_all", R"({"inputs": []})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 422) << r->body;
+  r = ts.post("/rerank", R"({"query": "a cat", "texts": []})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 422) << r->body;
+  // Cohere/Jina's /v1/rerank is for cross-encoders and LLM rerankers: it names /rerank.
+  r = ts.post("/v1/rerank", R"({"query": "a cat", "documents": ["a dog"]})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("MaxSim on POST /rerank"), std::string::npos) << r->body;
+  r = ts.post("/similarity", R"({"inputs": {"source_sentence": "a cat", "sentences": ["a dog"]}})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("MaxSim with /rerank"), std::string::npos) << r->body;
+  // One string in: still a list per input.
+  r = ts.post("/embed_all", R"({"inputs": "dogs"})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json j = body_json(r);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0].size(), 12u);  // query_length: a query by default
+}
+
+TEST(MultiVectorServer, EmbedAllOfAPlainModel) {
+  EmbedderOptions o;
+  o.device = "cpu";
+  o.threads = 2;
+  auto e = Embedder::create(std::string(DLRT_EMBED_TEST_DATA) + "/tiny_bert", o);
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  std::shared_ptr<const Embedder> embedder(std::move(e).value());
+  testing::TestServer ts({}, /*with_model=*/false);
+  ts.server->set_model(embedder_model(embedder));
+  auto r = ts.post("/embed_all", R"({"inputs": ["the cat sat.", "hello"]})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json j = body_json(r);
+  ASSERT_EQ(j.size(), 2u);
+  auto want = embedder->embed_tokens({*embedder->tokenize("the cat sat."), *embedder->tokenize("hello")});
+  ASSERT_TRUE(want.ok());
+  for (size_t i = 0; i < 2; ++i) testing::expect_tokens_match(j[i].get<std::vector<std::vector<float>>>(), json(want->tokens[i]), "text");
+  EXPECT_EQ(j[0].size(), 6u);  // [CLS] the cat sat . [SEP]
+  r = ts.post("/embed_all", R"({"inputs": "a cat", "is_query": true})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 422) << r->body;
+  r = ts.post("/rerank", R"({"query": "a cat", "texts": ["a dog"]})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+}
+
+}  // namespace
+}  // namespace dlrt::embed

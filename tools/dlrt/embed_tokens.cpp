@@ -1,0 +1,112 @@
+// `dlrt embed --tokens` and `dlrt embed` on a multi-vector (ColBERT) folder:
+// one vector per token (embed_tokens.h).
+#include "embed_tokens.h"
+
+#include <cstdio>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_args.h"
+#include "embed/multi_vector.h"
+#include "json_out.h"
+#include "progress.h"
+
+namespace dlrt::cli {
+
+int embed_tokens(const TokenEmbedJob& job) {
+  // A multi-vector folder gives its own token vectors (for queries or
+  // documents); any other folder its transformer's.
+  std::unique_ptr<embed::MultiVectorEmbedder> multi;
+  std::unique_ptr<embed::Embedder> plain;
+  if (job.multi_vector) {
+    auto created = embed::MultiVectorEmbedder::create(job.model, job.options);
+    if (!created.ok()) {
+      std::fprintf(stderr, "dlrt embed: error: %s\n", created.status().to_string().c_str());
+      return exit_code_for_folder_status(created.status());
+    }
+    multi = std::move(created).value();
+  } else {
+    auto created = embed::Embedder::create(job.model, job.options);
+    if (!created.ok()) {
+      std::fprintf(stderr, "dlrt embed: error: %s\n", created.status().to_string().c_str());
+      return exit_code_for_folder_status(created.status());
+    }
+    plain = std::move(created).value();
+  }
+  const embed::Embedder& base = multi ? multi->base() : *plain;
+
+  std::string prompt = job.prompt;
+  if (!job.has_prompt) {
+    const std::string name = job.prompt_name.empty() ? base.default_prompt_name() : job.prompt_name;
+    if (auto it = base.prompts().find(name); it != base.prompts().end()) {
+      prompt = it->second;
+    } else if (!job.prompt_name.empty()) {
+      return usage_error("embed", "the model has no prompt named '" + name + "'");
+    }
+  }
+
+  std::vector<embed::Encoding> encodings;
+  for (const std::string& text : job.texts) {
+    auto e = multi ? multi->tokenize(prompt + text, job.is_query) : base.tokenize(prompt + text);
+    if (!e.ok()) {
+      std::fprintf(stderr, "dlrt embed: error: %s\n", e.status().to_string().c_str());
+      return kExitRuntimeError;
+    }
+    encodings.push_back(std::move(e).value());
+  }
+  std::vector<std::vector<std::vector<float>>> vectors;
+  Progress progress(progress_wanted(job.quiet, job.progress), "embedding", "texts", job.texts.size());
+  progress.update(0);
+  for (size_t start = 0; start < encodings.size(); start += job.batch) {
+    const size_t end = std::min(encodings.size(), start + job.batch);
+    std::vector<embed::Encoding> part(encodings.begin() + static_cast<std::ptrdiff_t>(start),
+                                      encodings.begin() + static_cast<std::ptrdiff_t>(end));
+    auto r = multi ? multi->embed_encoded(part, job.is_query) : base.embed_tokens(part);
+    if (!r.ok()) {
+      progress.finish("stopped after " + std::to_string(start) + " of " + std::to_string(job.texts.size()) + " texts");
+      std::fprintf(stderr, "dlrt embed: error: %s\n", r.status().to_string().c_str());
+      return exit_code_for_run_status(r.status());
+    }
+    for (auto& t : r->tokens) vectors.push_back(std::move(t));
+    progress.update(end);
+  }
+  progress.finish("embedded " + std::to_string(job.texts.size()) + " texts, one vector per token");
+
+  if (job.json) {
+    nlohmann::ordered_json j;
+    j["model"] = base.model_name();
+    j["kind"] = multi ? "multi_vector" : "token_embeddings";
+    j["dimension"] = multi ? multi->dimension() : base.hidden_size();
+    if (multi) j["is_query"] = job.is_query;
+    j["normalized"] = static_cast<bool>(multi);
+    nlohmann::ordered_json data = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < vectors.size(); ++i) {
+      nlohmann::ordered_json item;
+      item["index"] = i;
+      item["tokens"] = encodings[i].ids.size();
+      item["embeddings"] = vectors[i];
+      data.push_back(std::move(item));
+    }
+    j["data"] = std::move(data);
+    print_json(j, -1);
+    return kExitOk;
+  }
+  // One token vector per line; an empty line after each text's vectors.
+  std::string out;
+  char buf[32];
+  for (const auto& text : vectors) {
+    for (const auto& v : text) {
+      for (size_t k = 0; k < v.size(); ++k) {
+        std::snprintf(buf, sizeof buf, k ? " %.7g" : "%.7g", static_cast<double>(v[k]));
+        out += buf;
+      }
+      out += '\n';
+    }
+    out += '\n';
+  }
+  std::fputs(out.c_str(), stdout);
+  return kExitOk;
+}
+
+}  // namespace dlrt::cli
