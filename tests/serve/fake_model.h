@@ -136,6 +136,23 @@ class FakeModel final : public EmbedModel {
   std::string pooling() const override { return "mean"; }
   // A sparse (SPLADE) model when set before serving: the sparse routes answer it, the dense ones refuse.
   bool is_sparse() const override { return sparse; }
+  // A multi-vector (ColBERT) model when set before serving: /embed_all and MaxSim /rerank.
+  bool is_multi_vector() const override { return multi_vector; }
+  std::string similarity_fn_name() const override { return similarity; }
+  // Per-token vectors (/embed_all, MaxSim): each token's is {1, 0, ...} (dimension() values), so
+  // a query scores its token count against any text.
+  Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, bool,
+                                        const dlrt::RunOptions&) const override {
+    ++token_runs;
+    TokenEmbedResult r;
+    for (const Encoding& e : batch) {
+      std::vector<float> one(dim_, 0.f);
+      one[0] = 1.f;
+      r.tokens.emplace_back(e.ids.size(), one);
+      r.total_tokens += e.ids.size();
+    }
+    return r;
+  }
 
   void set_placement(dlrt::RunReport r) {
     std::lock_guard<std::mutex> lk(mu_);
@@ -175,6 +192,9 @@ class FakeModel final : public EmbedModel {
   std::atomic<StatusCode> fail_code{StatusCode::kOk};
   std::atomic<bool> throw_bad_alloc{false};
   bool sparse = false;
+  bool multi_vector = false;
+  std::string similarity = "cosine";       // similarity_fn_name()
+  mutable std::atomic<int> token_runs{0};  // embed_tokens() calls
 
  private:
   size_t max_length_;

@@ -1,9 +1,10 @@
 // `dlrt serve` serving several models in one process (--model NAME=DIR
 // repeated) with generated folders whose vectors differ in length (a: 8
 // values, b: 12), so a misrouted request shows: a bounded load of mixed
-// requests to each (every one answered, by the right model; the per-model
-// counters in /metrics add up to what was sent), and a folder that cannot
-// load served beside a good one.
+// requests to each (/v1/embeddings, /embed, /similarity and /embed_all, by the
+// body's "model" and the /models/NAME/ prefix; every one answered, by the
+// right model; the per-model counters in /metrics add up to what was sent),
+// and a folder that cannot load served beside a good one.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -13,7 +14,9 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -64,7 +67,7 @@ class ServeMultiCli : public ::testing::Test {
 };
 
 // The value of one metric line ("NAME{labels} VALUE"), or -1.
-double metric(const std::string& text, const std::string& series) {
+double multi_cli_metric(const std::string& text, const std::string& series) {
   const size_t at = text.find("\n" + series + " ");
   if (at == std::string::npos) return -1;
   return std::stod(text.substr(at + series.size() + 2));
@@ -78,9 +81,14 @@ TEST_F(ServeMultiCli, MixedLoadOnTwoModelsIsAnsweredByEachAndCounted) {
   ASSERT_EQ(h.value("status", ""), "ok") << h.dump() << p->output();
 
   // 8 clients x 40 requests, each picking a model and a route by turns:
-  // OpenAI's "model" field, TEI's body field, and the /models/NAME prefix.
+  // OpenAI's "model" field, TEI's body field and the /models/NAME prefix on
+  // the embedding routes, /similarity and /embed_all.
   constexpr int kClients = 8, kRequests = 40;
-  std::atomic<int> sent[2] = {0, 0}, inputs[2] = {0, 0}, wrong{0};
+  const std::vector<std::string> kLoadRoutes = {"/v1/embeddings", "/embed", "/similarity", "/embed_all"};
+  // Per model: requests by route, and the inputs that went through its batcher
+  // (/embed_all runs on the HTTP thread, outside the batches).
+  std::map<std::string, int> sent[2];
+  std::atomic<int> inputs[2] = {0, 0}, wrong{0};
   std::mutex mu;
   std::string first_error;
   std::vector<std::thread> clients;
@@ -97,49 +105,65 @@ TEST_F(ServeMultiCli, MixedLoadOnTwoModelsIsAnsweredByEachAndCounted) {
         std::string texts;
         for (int k = 0; k < n; ++k)
           texts += std::string(k ? "," : "") + "\"" + testing::serve_sentence(3 + (i + k) % 7, t * 1000 + i * 10 + k) + "\"";
-        std::string path, body;
-        switch ((t + i / 2) % 3) {
-          case 0: path = "/v1/embeddings", body = "{\"model\":\"" + name + "\",\"input\":[" + texts + "]}"; break;
-          case 1: path = "/embed", body = "{\"model\":\"" + name + "\",\"inputs\":[" + texts + "]}"; break;
-          default: path = "/models/" + name + "/embed", body = "{\"inputs\":[" + texts + "]}"; break;
-        }
+        const std::string route = kLoadRoutes[(t + i / 2) % kLoadRoutes.size()];
+        const bool by_prefix = route != "/v1/embeddings" && (t + i) % 3 == 0;
+        const std::string path = by_prefix ? "/models/" + name + route : route;
+        const std::string model_field = by_prefix ? "" : "\"model\":\"" + name + "\",";
+        std::string body;
+        if (route == "/v1/embeddings") body = "{" + model_field + "\"input\":[" + texts + "]}";
+        else if (route == "/similarity")
+          body = "{" + model_field + "\"inputs\":{\"source_sentence\":\"the fox\",\"sentences\":[" + texts + "]}}";
+        else body = "{" + model_field + "\"inputs\":[" + texts + "]}";
         auto r = c.Post(path.c_str(), body, "application/json");
         bool ok = r && r->status == 200;
         if (ok) {
           json j = json::parse(r->body, nullptr, false);
-          const json& vectors = path == "/v1/embeddings" ? j["data"] : j;
-          ok = !j.is_discarded() && vectors.size() == static_cast<size_t>(n);
-          for (size_t v = 0; ok && v < vectors.size(); ++v)
-            ok = (path == "/v1/embeddings" ? vectors[v]["embedding"] : vectors[v]).size() == dim;
-          if (ok && path == "/v1/embeddings") ok = j["model"] == name;
+          const json& answers = route == "/v1/embeddings" ? j["data"] : j;
+          ok = !j.is_discarded() && answers.size() == static_cast<size_t>(n);
+          for (size_t v = 0; ok && v < answers.size(); ++v) {
+            if (route == "/v1/embeddings") ok = answers[v]["embedding"].size() == dim;
+            else if (route == "/embed") ok = answers[v].size() == dim;
+            else if (route == "/similarity") ok = answers[v].is_number();
+            else ok = !answers[v].empty() && answers[v][0].size() == dim;  // per token, the model's width
+          }
+          if (ok && route == "/v1/embeddings") ok = j["model"] == name;
         }
+        std::lock_guard<std::mutex> lk(mu);
         if (!ok) {
           ++wrong;
-          std::lock_guard<std::mutex> lk(mu);
-          if (first_error.empty()) first_error = path + " " + body + " -> " + (r ? std::to_string(r->status) + " " + r->body : "no answer");
+          if (first_error.empty())
+            first_error = path + " " + body + " -> " + (r ? std::to_string(r->status) + " " + r->body : "no answer");
         }
-        ++sent[which];
-        inputs[which] += n;
+        ++sent[which][route];
+        if (route != "/embed_all") inputs[which] += n + (route == "/similarity" ? 1 : 0);
       }
     });
   for (auto& c : clients) c.join();
   EXPECT_EQ(wrong.load(), 0) << first_error;
-  EXPECT_EQ(sent[0] + sent[1], kClients * kRequests);
 
   httplib::Client c("127.0.0.1", p->port());
   auto m = c.Get("/metrics");
   ASSERT_TRUE(m && m->status == 200);
+  int total = 0, tei_inference = 0;
   for (int which = 0; which < 2; ++which) {
     const std::string model = which ? "b" : "a";
-    double requests = 0;
-    for (const char* route : {"/v1/embeddings", "/embed"}) {
-      const double v = metric(m->body, "dlrt_model_requests_total{model=\"" + model + "\",route=\"" + route + "\",code=\"200\"}");
-      if (v > 0) requests += v;
+    for (const std::string& route : kLoadRoutes) {
+      const int n = sent[which][route];
+      ASSERT_GT(n, 0) << model << " " << route;  // every route had its share
+      total += n;
+      if (route != "/embed_all") tei_inference += n;
+      EXPECT_EQ(multi_cli_metric(m->body, "dlrt_model_requests_total{model=\"" + model + "\",route=\"" + route +
+                                              "\",code=\"200\"}"),
+                n)
+          << model << " " << route << "\n" << m->body;
     }
-    EXPECT_EQ(requests, sent[which].load()) << model << "\n" << m->body;
-    EXPECT_EQ(metric(m->body, "dlrt_model_inputs_total{model=\"" + model + "\"}"), inputs[which].load()) << model;
+    EXPECT_EQ(multi_cli_metric(m->body, "dlrt_model_inputs_total{model=\"" + model + "\"}"), inputs[which].load())
+        << model;
   }
-  EXPECT_EQ(metric(m->body, "dlrt_inputs_total"), inputs[0] + inputs[1]);
+  EXPECT_EQ(total, kClients * kRequests);  // nothing lost
+  EXPECT_EQ(multi_cli_metric(m->body, "dlrt_inputs_total"), inputs[0] + inputs[1]);
+  // TEI's request counter (embedding, similarity and rerank routes) counts every model's.
+  EXPECT_EQ(multi_cli_metric(m->body, "te_request_count"), tei_inference);
 
   auto models = c.Get("/v1/models");
   ASSERT_TRUE(models && models->status == 200);

@@ -1,7 +1,8 @@
 // Several models in one server (model_registry.h) over fake models whose
 // vectors differ in length (a: 4 values, b: 6), so a request routed to the
 // wrong model shows: selection by the "model" field and the /models/NAME/
-// prefix (on the sparse and rerank routes too), unknown names, /v1/models,
+// prefix (on the sparse, rerank, similarity and per-token routes too), a
+// model of the wrong kind named in the refusal, unknown names, /v1/models,
 // /health and /metrics per model, a model that failed to load, and the run
 // slots the models share.
 #include <gtest/gtest.h>
@@ -66,7 +67,7 @@ struct MultiServer {
 size_t openai_dim(const httplib::Result& r) { return body_json(r)["data"][0]["embedding"].size(); }
 
 // The value of one metric line ("NAME{labels} VALUE"), or -1.
-double metric(const std::string& text, const std::string& series) {
+double multi_metric(const std::string& text, const std::string& series) {
   const size_t at = text.find("\n" + series + " ");
   if (at == std::string::npos) return -1;
   return std::stod(text.substr(at + series.size() + 2));
@@ -185,9 +186,9 @@ TEST(ServeMulti, AModelThatFailedToLoadDoesNotTakeTheOthersDown) {
   ASSERT_EQ(body_json(r)["data"].size(), 1u);
   EXPECT_EQ(body_json(r)["data"][0]["id"], "a");
   const std::string m = t.get("/metrics")->body;
-  EXPECT_EQ(metric(m, "dlrt_model_load_failed{model=\"b\"}"), 1) << m;
-  EXPECT_EQ(metric(m, "dlrt_model_ready{model=\"b\"}"), 0);
-  EXPECT_EQ(metric(m, "dlrt_model_ready{model=\"a\"}"), 1);
+  EXPECT_EQ(multi_metric(m, "dlrt_model_load_failed{model=\"b\"}"), 1) << m;
+  EXPECT_EQ(multi_metric(m, "dlrt_model_ready{model=\"b\"}"), 0);
+  EXPECT_EQ(multi_metric(m, "dlrt_model_ready{model=\"a\"}"), 1);
 }
 
 TEST(ServeMulti, HealthSaysLoadingUntilEveryModelLoadedAndFailedWhenAllFailed) {
@@ -217,14 +218,14 @@ TEST(ServeMulti, PerModelMetricsAddUp) {
   for (int i = 0; i < 2; ++i) ASSERT_EQ(t.post("/models/b/embed", R"({"inputs":"one"})")->status, 200);
   ASSERT_EQ(t.post("/v1/embeddings", R"({"input":"one","model":"nope"})")->status, 404);
   const std::string m = t.get("/metrics")->body;
-  EXPECT_EQ(metric(m, "dlrt_model_requests_total{model=\"a\",route=\"/v1/embeddings\",code=\"200\"}"), 3) << m;
-  EXPECT_EQ(metric(m, "dlrt_model_requests_total{model=\"b\",route=\"/embed\",code=\"200\"}"), 2) << m;
-  EXPECT_EQ(metric(m, "dlrt_model_inputs_total{model=\"a\"}"), 6);
-  EXPECT_EQ(metric(m, "dlrt_model_inputs_total{model=\"b\"}"), 2);
+  EXPECT_EQ(multi_metric(m, "dlrt_model_requests_total{model=\"a\",route=\"/v1/embeddings\",code=\"200\"}"), 3) << m;
+  EXPECT_EQ(multi_metric(m, "dlrt_model_requests_total{model=\"b\",route=\"/embed\",code=\"200\"}"), 2) << m;
+  EXPECT_EQ(multi_metric(m, "dlrt_model_inputs_total{model=\"a\"}"), 6);
+  EXPECT_EQ(multi_metric(m, "dlrt_model_inputs_total{model=\"b\"}"), 2);
   // The totals keep their names and count every model's.
-  EXPECT_EQ(metric(m, "dlrt_inputs_total"), 8);
-  EXPECT_EQ(metric(m, "dlrt_http_requests_total{route=\"/v1/embeddings\",code=\"200\"}"), 3);
-  EXPECT_EQ(metric(m, "dlrt_http_requests_total{route=\"/embed\",code=\"200\"}"), 2);
+  EXPECT_EQ(multi_metric(m, "dlrt_inputs_total"), 8);
+  EXPECT_EQ(multi_metric(m, "dlrt_http_requests_total{route=\"/v1/embeddings\",code=\"200\"}"), 3);
+  EXPECT_EQ(multi_metric(m, "dlrt_http_requests_total{route=\"/embed\",code=\"200\"}"), 2);
   EXPECT_EQ(m.find("model=\"nope\""), std::string::npos);  // an unknown name makes no series
 }
 
@@ -262,25 +263,32 @@ TEST(ServeMulti, TheModelsShareThePoolOfRuns) {
   EXPECT_EQ(t.b->batch_sizes().size(), 1u);
 }
 
-// Models of every kind side by side: a dense (a), a sparse (s) and two
+// Models of every kind side by side: a dense (a), a sparse (s), two
 // rerankers whose scores have opposite signs (r1: +words, r2: -words), so the
-// order of an answer shows which one scored it.
+// order of an answer shows which one scored it, and a multi-vector model (m).
 struct KindsServer {
   explicit KindsServer(ServiceConfig c = {}) : t(with_models(std::move(c)), true, false) {
     s->sparse = true;
+    m->multi_vector = true;
     t.server->set_model("s", s);
     t.server->set_model("r1", r1);
     t.server->set_model("r2", r2);
+    t.server->set_model("m", m);
   }
   ~KindsServer() {
     r1->open_gate();
     r2->open_gate();
   }
   static ServiceConfig with_models(ServiceConfig c) {
-    c.models = {{"a", "/models/a", 0}, {"s", "/models/s", 0}, {"r1", "/models/r1", 0}, {"r2", "/models/r2", 0}};
+    c.models = {{"a", "/models/a", 0},
+                {"s", "/models/s", 0},
+                {"r1", "/models/r1", 0},
+                {"r2", "/models/r2", 0},
+                {"m", "/models/m", 0}};
     return c;
   }
   std::shared_ptr<FakeModel> s = std::make_shared<FakeModel>("model-s", 6);
+  std::shared_ptr<FakeModel> m = std::make_shared<FakeModel>("model-m", 5);
   std::shared_ptr<testing::FakeReranker> r1 = std::make_shared<testing::FakeReranker>("reranker-1", 1.f);
   std::shared_ptr<testing::FakeReranker> r2 = std::make_shared<testing::FakeReranker>("reranker-2", -1.f);
   MultiServer t;
@@ -313,7 +321,7 @@ TEST(ServeMulti, SparseRoutesPickTheModel) {
   EXPECT_EQ(body_json(r)["error_type"], "model_not_found");
   EXPECT_EQ(k.t.a->batch_sizes().size(), 0u);
   const std::string m = k.t.get("/metrics")->body;
-  EXPECT_EQ(metric(m, "dlrt_model_requests_total{model=\"s\",route=\"/embed_sparse\",code=\"200\"}"), 2) << m;
+  EXPECT_EQ(multi_metric(m, "dlrt_model_requests_total{model=\"s\",route=\"/embed_sparse\",code=\"200\"}"), 2) << m;
 }
 
 TEST(ServeMulti, RerankRoutesPickTheModel) {
@@ -351,8 +359,8 @@ TEST(ServeMulti, RerankRoutesPickTheModel) {
   r = k.t.post("/models/r1/v1/rerank", "{" + docs + R"(,"model":"r2"})");
   EXPECT_EQ(r->status, 422) << r->body;
   const std::string m = k.t.get("/metrics")->body;
-  EXPECT_EQ(metric(m, "dlrt_model_requests_total{model=\"r2\",route=\"/v1/rerank\",code=\"200\"}"), 2) << m;
-  EXPECT_EQ(metric(m, "dlrt_model_requests_total{model=\"r1\",route=\"/rerank\",code=\"200\"}"), 1) << m;
+  EXPECT_EQ(multi_metric(m, "dlrt_model_requests_total{model=\"r2\",route=\"/v1/rerank\",code=\"200\"}"), 2) << m;
+  EXPECT_EQ(multi_metric(m, "dlrt_model_requests_total{model=\"r1\",route=\"/rerank\",code=\"200\"}"), 1) << m;
 }
 
 TEST(ServeMulti, RerankRunsTakeASharedRunSlot) {
@@ -372,6 +380,155 @@ TEST(ServeMulti, RerankRunsTakeASharedRunSlot) {
   EXPECT_EQ(embed.get(), 200);
   EXPECT_EQ(rerank.get(), 200);
   EXPECT_EQ(k.r1->runs(), 1);
+}
+
+TEST(ServeMulti, SimilarityPicksTheModel) {
+  MultiServer t;
+  t.b->similarity = "dot";  // a's cosine is at most 1, b's dot product of these vectors far more
+  const std::string inputs = R"("inputs":{"source_sentence":"one two","sentences":["one two","three"]})";
+  auto r = t.post("/similarity", "{" + inputs + R"(,"model":"a"})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_NEAR(body_json(r)[0].get<double>(), 1.0, 1e-6);
+  r = t.post("/similarity", "{" + inputs + R"(,"model":"b"})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_GT(body_json(r)[0].get<double>(), 1000.0);
+  r = t.post("/models/b/similarity", "{" + inputs + "}");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_GT(body_json(r)[0].get<double>(), 1000.0);
+  r = t.post("/similarity", "{" + inputs + "}");  // the default, a
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_LE(body_json(r)[1].get<double>(), 1.0);
+  EXPECT_EQ(t.a->batch_sizes().size(), 2u);
+  EXPECT_EQ(t.b->batch_sizes().size(), 2u);
+  r = t.post("/similarity", "{" + inputs + R"(,"model":"zzz"})");
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(body_json(r)["error_type"], "model_not_found");
+  r = t.post("/models/a/similarity", "{" + inputs + R"(,"model":"b"})");
+  EXPECT_EQ(r->status, 422) << r->body;
+  const std::string m = t.get("/metrics")->body;
+  EXPECT_EQ(multi_metric(m, "dlrt_model_requests_total{model=\"a\",route=\"/similarity\",code=\"200\"}"), 2) << m;
+  EXPECT_EQ(multi_metric(m, "dlrt_model_requests_total{model=\"b\",route=\"/similarity\",code=\"200\"}"), 2) << m;
+  EXPECT_EQ(multi_metric(m, "dlrt_model_inputs_total{model=\"a\"}"), 6);  // the source and 2 sentences, twice
+  EXPECT_EQ(multi_metric(m, "dlrt_model_inputs_total{model=\"b\"}"), 6);
+  // TEI's counters count the requests of every model (the 404 and 422 as validation failures).
+  EXPECT_EQ(multi_metric(m, "te_request_count"), 6);
+  EXPECT_EQ(multi_metric(m, "te_request_success"), 4);
+}
+
+TEST(ServeMulti, EmbedAllPicksTheModel) {
+  KindsServer k;
+  auto r = k.t.post("/embed_all", R"({"inputs":["one","one two"],"model":"a"})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json j = body_json(r);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[1].size(), 4u);     // [CLS] one two [SEP]
+  EXPECT_EQ(j[1][0].size(), 4u);  // a's vectors: 4 values
+  r = k.t.post("/models/m/embed_all", R"({"inputs":"one","is_query":true})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)[0][0].size(), 5u);  // m's: 5
+  r = k.t.post("/embed_all", R"({"inputs":"one","model":"m","is_query":false})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(k.m->token_runs.load(), 2);
+  EXPECT_EQ(k.t.a->token_runs.load(), 1);
+  // is_query is for multi-vector models; a classifier gives no token vectors.
+  r = k.t.post("/embed_all", R"({"inputs":"one","model":"a","is_query":true})");
+  EXPECT_EQ(r->status, 422);
+  EXPECT_NE(r->body.find("model 'a' is not one"), std::string::npos) << r->body;
+  r = k.t.post("/models/r1/embed_all", R"({"inputs":"one"})");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("model 'r1' is a sequence classifier"), std::string::npos) << r->body;
+  r = k.t.post("/embed_all", R"({"inputs":"one","model":"zzz"})");
+  EXPECT_EQ(r->status, 404);
+  const std::string m = k.t.get("/metrics")->body;
+  EXPECT_EQ(multi_metric(m, "dlrt_model_requests_total{model=\"m\",route=\"/embed_all\",code=\"200\"}"), 2) << m;
+  EXPECT_EQ(multi_metric(m, "dlrt_model_requests_total{model=\"a\",route=\"/embed_all\",code=\"200\"}"), 1) << m;
+  EXPECT_EQ(multi_metric(m, "dlrt_model_requests_total{model=\"a\",route=\"/embed_all\",code=\"422\"}"), 1) << m;
+  EXPECT_EQ(multi_metric(m, "dlrt_model_requests_total{model=\"r1\",route=\"/embed_all\",code=\"400\"}"), 1) << m;
+}
+
+TEST(ServeMulti, RerankOfAMultiVectorModelScoresByMaxSim) {
+  KindsServer k;
+  const std::string texts = R"("query":"one two","texts":["one","two three four"])";
+  auto r = k.t.post("/rerank", "{" + texts + R"(,"model":"m"})");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json j = body_json(r);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["score"], 4);  // MaxSim of the fake: the query's 4 tokens
+  r = k.t.post("/models/m/rerank", "{" + texts + "}");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)[1]["score"], 4);
+  EXPECT_EQ(k.m->token_runs.load(), 4);  // the query and the texts, per request
+  // The cross-encoder beside it scores as one.
+  r = k.t.post("/rerank", "{" + texts + R"(,"raw_scores":true,"model":"r1"})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r)[0]["score"], 3);
+  // A multi-vector model refuses the dense and Cohere-style routes, naming itself and its kind.
+  r = k.t.post("/v1/rerank", R"({"query":"q","documents":["one"],"model":"m"})");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("model 'm' is a multi-vector (ColBERT) model"), std::string::npos) << r->body;
+  r = k.t.post("/models/m/embed", R"({"inputs":"one"})");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("model 'm' is a multi-vector (ColBERT) model"), std::string::npos) << r->body;
+  r = k.t.post("/similarity", R"({"inputs":{"source_sentence":"a","sentences":["b"]},"model":"m"})");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("model 'm' is a multi-vector (ColBERT) model"), std::string::npos) << r->body;
+  r = k.t.post("/similarity", R"({"inputs":{"source_sentence":"a","sentences":["b"]},"model":"r2"})");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("model 'r2' is a sequence classifier"), std::string::npos) << r->body;
+  r = k.t.post("/rerank", "{" + texts + R"(,"model":"s"})");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("model 's' is an embedding model"), std::string::npos) << r->body;
+  EXPECT_EQ(k.m->batch_sizes().size() + k.t.a->batch_sizes().size() + k.s->batch_sizes().size(), 0u);
+  const std::string m = k.t.get("/metrics")->body;
+  EXPECT_EQ(multi_metric(m, "dlrt_model_requests_total{model=\"m\",route=\"/rerank\",code=\"200\"}"), 2) << m;
+  EXPECT_EQ(multi_metric(m, "dlrt_model_requests_total{model=\"m\",route=\"/similarity\",code=\"400\"}"), 1) << m;
+  EXPECT_EQ(multi_metric(m, "dlrt_model_requests_total{model=\"r1\",route=\"/rerank\",code=\"200\"}"), 1) << m;
+}
+
+TEST(ServeMulti, InfoSaysEachModelsKind) {
+  KindsServer k;
+  EXPECT_EQ(body_json(k.t.get("/info"))["model_kind"], "dense");
+  EXPECT_EQ(body_json(k.t.get("/models/s/info"))["model_kind"], "sparse");
+  EXPECT_EQ(body_json(k.t.get("/models/r1/info"))["model_kind"], "classifier");
+  EXPECT_EQ(body_json(k.t.get("/models/m/info"))["model_kind"], "multi_vector");
+}
+
+TEST(ServeMulti, DocsIsTheServersAndTakesNoPrefix) {
+  MultiServer t;
+  auto r = t.get("/docs");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->get_header_value("Content-Type").find("text/html"), std::string::npos);
+  EXPECT_EQ(t.get("/models/a/docs")->status, 404);
+  EXPECT_EQ(t.get("/models/a/openapi.json")->status, 200);
+}
+
+TEST(ServeMulti, EmbedAllAndMaxSimRunsTakeASharedRunSlot) {
+  ServiceConfig c;
+  c.pool_size = 1;
+  KindsServer k(c);
+  k.t.a->close_gate();
+  auto embed = std::async(std::launch::async, [&] {
+    return k.t.post("/embed", R"({"inputs":"one","model":"a"})")->status;
+  });
+  ASSERT_TRUE(k.t.a->wait_batches(1));
+  auto all = std::async(std::launch::async, [&] {
+    return k.t.post("/models/m/embed_all", R"({"inputs":"one"})")->status;
+  });
+  auto maxsim = std::async(std::launch::async, [&] {
+    return k.t.post("/models/m/rerank", R"({"query":"q","texts":["one"]})")->status;
+  });
+  // Both wait for the one run slot a's batch holds.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(k.m->token_runs.load(), 0);
+  k.t.a->open_gate();
+  EXPECT_EQ(embed.get(), 200);
+  EXPECT_EQ(all.get(), 200);
+  EXPECT_EQ(maxsim.get(), 200);
+  EXPECT_EQ(k.m->token_runs.load(), 3);
 }
 
 TEST(RunSlots, HandsSlotsOutFirstComeFirstServed) {
