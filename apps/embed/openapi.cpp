@@ -289,6 +289,11 @@ json schemas(const ModelLimits* limits) {
                    {"model", {{"type", "string"}}},
                    {"dimension", {{"type", "integer"}}},
                    {"max_tokens", {{"type", "integer"}}}}}};
+  // TEI's bodies name the model too when the server serves several (server.h).
+  for (const char* r : {"EmbedRequest", "EmbedSparseRequest", "EmbedAllRequest", "SimilarityRequest", "TokenizeRequest",
+                        "DecodeRequest", "RerankRequest", "PredictRequest"})
+    s[r]["properties"]["model"] = {{"type", "string"}};
+  s["Health"]["properties"]["models"] = {{"type", "array"}, {"items", {{"type", "object"}}}};
   for (const char* r : {"EmbeddingsRequest", "EmbedRequest", "EmbedSparseRequest", "SimilarityRequest", "TokenizeRequest",
                         "DecodeRequest", "RerankRequest", "V1RerankRequest", "PredictRequest"})
     nullable_optionals(s[r]);

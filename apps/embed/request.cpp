@@ -81,7 +81,7 @@ std::optional<RequestError> parse_embed_request(const json& body, RequestKind ki
   auto in = body.find(field);
   if (in == body.end()) return error(422, "missing field '" + field + "'");
   if (auto e = read_inputs(*in, field, kind != RequestKind::kTeiTokenize, max_inputs, out)) return e;
-  for (const char* name : {"model", "user"})  // accepted and not used, but typed
+  for (const char* name : {"model", "user"})  // typed; "model" picks the served model (server.h), "user" is not used
     if (auto f = body.find(name); f != body.end() && !f->is_null() && !f->is_string())
       return error(422, std::string("'") + name + "' must be a string");
 

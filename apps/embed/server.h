@@ -266,14 +266,17 @@ class EmbedServer {
   Reply handle_embed_all(const std::string& body);
   // /rerank of a multi-vector model `m` (scores by MaxSim), its body parsed.
   Reply handle_rerank_maxsim(const nlohmann::json& req, const EmbedModel& m);
-  Reply info_reply(bool openai_models, const std::string& body_model = "") const;
+  Reply info_reply(bool openai_models) const;
   // /health (the server's and each model's, or one model's under /models/NAME/)
   // and /metrics (with each model's gauges).
   Reply health_reply() const;
   Reply metrics_reply() const;
-  // The model a request names (a /models/NAME/ route prefix, else `body_model`,
-  // else the default); nullopt with *error set (404 unknown, 503 loading or failed).
-  std::optional<ModelRef> request_model(Api api, const std::string& body_model, Reply* error) const;
+  // The model a request names: a /models/NAME/ route prefix, else its body's
+  // "model" field (422 when that is not a string), else the default; nullopt
+  // with *error set (404 unknown, 503 loading or failed).
+  std::optional<ModelRef> request_model(Api api, const nlohmann::json& body, Reply* error) const;
+  // The same with the body's name given (`body_model`, "" for none).
+  std::optional<ModelRef> model_named(Api api, const std::string& body_model, Reply* error) const;
   // The token limit per input of a model (its max_input_tokens, else the
   // server's; 0: the model's maximum).
   size_t input_token_limit(const ModelRef& ref) const {

@@ -11,7 +11,6 @@
 
 #include "embed/body_json.h"
 #include "embed/server.h"
-#include "embed/server_util.h"
 
 namespace dlrt::embed {
 namespace {
@@ -115,7 +114,7 @@ EmbedServer::Reply EmbedServer::handle_rerank(const std::string& body) {
   if (std::string e = parse_body_json(body, req); !e.empty()) return error_reply(Api::kTei, 400, "invalid_request_error", e);
   if (!req.is_object()) return error_reply(Api::kTei, 422, "invalid_request_error", "the body must be a JSON object");
   Reply unavailable;
-  std::optional<ModelRef> ref = request_model(Api::kTei, server_util::body_model(req), &unavailable);
+  std::optional<ModelRef> ref = request_model(Api::kTei, req, &unavailable);
   if (!ref) return unavailable;
   const EmbedModel& m = *ref->model;
   if (m.is_multi_vector()) return handle_rerank_maxsim(req, m);
@@ -164,7 +163,7 @@ EmbedServer::Reply EmbedServer::handle_v1_rerank(const std::string& body) {
   if (std::string e = parse_body_json(body, req); !e.empty()) return error_reply(api, 400, "invalid_request_error", e);
   if (!req.is_object()) return error_reply(api, 422, "invalid_request_error", "the body must be a JSON object");
   Reply unavailable;
-  std::optional<ModelRef> ref = request_model(api, server_util::body_model(req), &unavailable);
+  std::optional<ModelRef> ref = request_model(api, req, &unavailable);
   if (!ref) return unavailable;
   const EmbedModel& m = *ref->model;
   if (std::string e = rerank_model_error(m, model_label(*ref), "/v1/rerank"); !e.empty())
@@ -224,7 +223,7 @@ EmbedServer::Reply EmbedServer::handle_predict(const std::string& body) {
   if (std::string e = parse_body_json(body, req); !e.empty()) return error_reply(Api::kTei, 400, "invalid_request_error", e);
   if (!req.is_object()) return error_reply(Api::kTei, 422, "invalid_request_error", "the body must be a JSON object");
   Reply unavailable;
-  std::optional<ModelRef> ref = request_model(Api::kTei, server_util::body_model(req), &unavailable);
+  std::optional<ModelRef> ref = request_model(Api::kTei, req, &unavailable);
   if (!ref) return unavailable;
   const std::shared_ptr<const EmbedModel>& m = ref->model;
   if (!m->is_classifier())

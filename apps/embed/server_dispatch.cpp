@@ -283,7 +283,7 @@ void EmbedServer::install_routes() {
     std::shared_ptr<const EmbedModel> m;
     if (!t_path_model.empty()) {
       Reply error;
-      auto ref = request_model(Api::kOpenAI, "", &error);
+      auto ref = model_named(Api::kOpenAI, "", &error);
       if (!ref) return send(res, error);
       m = ref->model;
     } else {

@@ -160,7 +160,7 @@ std::optional<HealthInfo> EmbedServer::model_health(const std::string& name) con
   return h;
 }
 
-std::optional<ModelRef> EmbedServer::request_model(Api api, const std::string& body_model, Reply* error) const {
+std::optional<ModelRef> EmbedServer::model_named(Api api, const std::string& body_model, Reply* error) const {
   const std::string& path_model = server_util::path_model();
   if (!path_model.empty() && !body_model.empty() && body_model != path_model && registry_.size() > 1) {
     *error = error_reply(api, 422, "invalid_request_error",
@@ -187,12 +187,21 @@ std::optional<ModelRef> EmbedServer::request_model(Api api, const std::string& b
   return ref;
 }
 
+std::optional<ModelRef> EmbedServer::request_model(Api api, const json& body, Reply* error) const {
+  auto f = body.is_object() ? body.find("model") : body.end();
+  if (f != body.end() && !f->is_null() && !f->is_string()) {
+    *error = error_reply(api, 422, "invalid_request_error", "'model' must be a string: the name of a served model");
+    return std::nullopt;
+  }
+  return model_named(api, f != body.end() && f->is_string() ? f->get<std::string>() : std::string(), error);
+}
+
 EmbedServer::Reply EmbedServer::health_reply() const {
   Reply r;
   if (const std::string& name = server_util::path_model(); !name.empty()) {  // /models/NAME/health: that model's
     std::optional<ModelRef> ref = registry_.find(name);
     if (!ref) {
-      request_model(Api::kOpenAI, "", &r);  // the 404 naming the served models
+      model_named(Api::kOpenAI, "", &r);  // the 404 naming the served models
       return r;
     }
     const HealthInfo h = *model_health(name);

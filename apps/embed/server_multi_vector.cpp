@@ -10,7 +10,6 @@
 #include "embed/body_json.h"
 #include "embed/multi_vector.h"
 #include "embed/server.h"
-#include "embed/server_util.h"
 #include "embed/tokenizer.h"
 
 namespace dlrt::embed {
@@ -92,7 +91,7 @@ EmbedServer::Reply EmbedServer::handle_embed_all(const std::string& body) {
   if (std::string e = parse_body_json(body, req); !e.empty()) return error_reply(Api::kTei, 400, "invalid_request_error", e);
   if (!req.is_object()) return error_reply(Api::kTei, 422, "invalid_request_error", "the body must be a JSON object");
   Reply unavailable;
-  std::optional<ModelRef> ref = request_model(Api::kTei, server_util::body_model(req), &unavailable);
+  std::optional<ModelRef> ref = request_model(Api::kTei, req, &unavailable);
   if (!ref) return unavailable;
   const EmbedModel* m = ref->model.get();
   if (m->is_classifier())

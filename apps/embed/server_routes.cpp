@@ -22,7 +22,6 @@ namespace dlrt::embed {
 namespace {
 
 using json = nlohmann::json;
-using server_util::body_model;
 using server_util::json_string;
 
 // ---- JSON writing -----------------------------------------------------------
@@ -111,7 +110,7 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
   if (auto e = parse_embed_request(body_json, kind, config_.max_inputs_per_request, &req))
     return error_reply(api, e->status, "invalid_request_error", e->message);
   Reply unavailable;
-  std::optional<ModelRef> ref = request_model(api, body_model(body_json), &unavailable);
+  std::optional<ModelRef> ref = request_model(api, body_json, &unavailable);
   if (!ref) return unavailable;
   const EmbedModel& m = *ref->model;
   const std::string who = model_label(*ref);
@@ -259,7 +258,7 @@ EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
   if (auto e = parse_embed_request(body_json, RequestKind::kTeiTokenize, config_.max_inputs_per_request, &req))
     return error_reply(Api::kTei, e->status, "invalid_request_error", e->message);
   Reply unavailable;
-  std::optional<ModelRef> ref = request_model(Api::kTei, body_model(body_json), &unavailable);
+  std::optional<ModelRef> ref = request_model(Api::kTei, body_json, &unavailable);
   if (!ref) return unavailable;
   const std::shared_ptr<const EmbedModel>& m = ref->model;
   auto prompt_text = resolve_prompt(*m, req.prompt_name, config_.default_prompt_name);
@@ -308,7 +307,7 @@ EmbedServer::Reply EmbedServer::handle_decode(const std::string& body) {
   if (std::string e = parse_body_json(body, req); !e.empty()) return error_reply(Api::kTei, 400, "invalid_request_error", e);
   if (!req.is_object()) return error_reply(Api::kTei, 422, "invalid_request_error", "the body must be a JSON object");
   Reply unavailable;
-  std::optional<ModelRef> ref = request_model(Api::kTei, body_model(req), &unavailable);
+  std::optional<ModelRef> ref = request_model(Api::kTei, req, &unavailable);
   if (!ref) return unavailable;
   const std::shared_ptr<const EmbedModel>& m = ref->model;
   auto ids = req.find("ids");
@@ -350,7 +349,7 @@ EmbedServer::Reply EmbedServer::handle_decode(const std::string& body) {
   return r;
 }
 
-EmbedServer::Reply EmbedServer::info_reply(bool openai_models, const std::string& body_model) const {
+EmbedServer::Reply EmbedServer::info_reply(bool openai_models) const {
   Reply r;
   json j;
   if (openai_models) {  // every model that serves, the default first
@@ -364,7 +363,7 @@ EmbedServer::Reply EmbedServer::info_reply(bool openai_models, const std::string
     j = {{"object", "list"}, {"data", std::move(data)}};
   } else {
     Reply unavailable;
-    std::optional<ModelRef> ref = request_model(Api::kTei, body_model, &unavailable);
+    std::optional<ModelRef> ref = model_named(Api::kTei, "", &unavailable);
     if (!ref) return unavailable;
     const std::shared_ptr<const EmbedModel>& m = ref->model;
     const std::string& name = ref->name;

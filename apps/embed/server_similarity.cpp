@@ -11,7 +11,6 @@
 #include "embed/body_json.h"
 #include "embed/request.h"
 #include "embed/server.h"
-#include "embed/server_util.h"
 
 namespace dlrt::embed {
 namespace {
@@ -46,7 +45,7 @@ EmbedServer::Reply EmbedServer::handle_similarity(const std::string& body) {
   if (std::string e = parse_body_json(body, req); !e.empty()) return error_reply(api, 400, "invalid_request_error", e);
   if (!req.is_object()) return error_reply(api, 422, "invalid_request_error", "the body must be a JSON object");
   Reply unavailable;
-  std::optional<ModelRef> ref = request_model(api, server_util::body_model(req), &unavailable);
+  std::optional<ModelRef> ref = request_model(api, req, &unavailable);
   if (!ref) return unavailable;
   const EmbedModel& m = *ref->model;
   const std::string who = model_label(*ref);

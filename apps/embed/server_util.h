@@ -18,13 +18,6 @@ inline std::string json_string(const std::string& s) {
   return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// The "model" field of a request body ("" when it names none).
-inline std::string body_model(const nlohmann::json& body) {
-  if (!body.is_object()) return "";
-  auto f = body.find("model");
-  return f != body.end() && f->is_string() ? f->get<std::string>() : "";
-}
-
 // A float as JSON: the shortest text that reads back as the same float; null when not finite.
 inline void append_json_float(std::string& out, float v) {
   if (!std::isfinite(v)) {

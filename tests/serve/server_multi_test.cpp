@@ -414,6 +414,12 @@ TEST(ServeMulti, SimilarityPicksTheModel) {
   // TEI's counters count the requests of every model (the 404 and 422 as validation failures).
   EXPECT_EQ(multi_metric(m, "te_request_count"), 6);
   EXPECT_EQ(multi_metric(m, "te_request_success"), 4);
+  // A "model" that is not a name is refused on every route that reads it.
+  for (const char* route : {"/similarity", "/embed_all", "/rerank", "/predict", "/decode", "/embed"}) {
+    r = t.post(route, R"({"inputs":"one","query":"q","texts":["one"],"ids":[1],"model":{}})");
+    EXPECT_EQ(r->status, 422) << route << " " << r->body;
+    EXPECT_NE(r->body.find("'model' must be a string"), std::string::npos) << route << " " << r->body;
+  }
 }
 
 TEST(ServeMulti, EmbedAllPicksTheModel) {
@@ -496,14 +502,19 @@ TEST(ServeMulti, InfoSaysEachModelsKind) {
   EXPECT_EQ(body_json(k.t.get("/models/m/info"))["model_kind"], "multi_vector");
 }
 
-TEST(ServeMulti, DocsIsTheServersAndTakesNoPrefix) {
+TEST(ServeMulti, DocsIsTheServersAndTakesNoPrefixOpenApiNamesTheModelField) {
   MultiServer t;
   auto r = t.get("/docs");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   EXPECT_NE(r->get_header_value("Content-Type").find("text/html"), std::string::npos);
   EXPECT_EQ(t.get("/models/a/docs")->status, 404);
-  EXPECT_EQ(t.get("/models/a/openapi.json")->status, 200);
+  r = t.get("/models/a/openapi.json");
+  ASSERT_EQ(r->status, 200);
+  // The document says the TEI bodies name a model too.
+  const json schemas = body_json(r)["components"]["schemas"];
+  for (const char* request : {"EmbedRequest", "EmbedAllRequest", "SimilarityRequest", "RerankRequest"})
+    EXPECT_TRUE(schemas[request]["properties"].contains("model")) << request;
 }
 
 TEST(ServeMulti, EmbedAllAndMaxSimRunsTakeASharedRunSlot) {
