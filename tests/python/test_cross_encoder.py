@@ -3,6 +3,7 @@ classification head (tests/embed/make_cross_encoder.py): predict() and rank()
 in sentence-transformers' call shapes, activations, and errors. The scores
 themselves are checked against ONNX Runtime by tests/serve/test_clients.py
 (the same Classifier behind dlrt serve's /rerank and /predict)."""
+import json
 import math
 import os
 import subprocess
@@ -85,3 +86,25 @@ def test_folder_errors(folders, tmp_path):
     emb = os.path.join(ROOT, "tests", "embed", "data", "tiny_bert")
     with pytest.raises(dlrt.InvalidModel, match="logits"):
         dlrt.CrossEncoder(emb)
+
+
+def test_cli_rerank_matches_rank(folders):
+    """`dlrt rerank` on the cross-encoder: the scores and order of CrossEncoder.rank; a classifier
+    with three labels is a usage error (exit 2) naming the count."""
+    build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(dlrt._dlrt.__file__))))
+    cli = os.path.join(build, "dlrt")
+    if not os.path.isfile(cli):
+        pytest.skip(f"no dlrt CLI next to the module ({cli}): build the dlrt target")
+    ce = dlrt.CrossEncoder(folders / "reranker", device="cpu", threads=1)
+    want = ce.rank(QUERY, DOCS)
+    done = subprocess.run([cli, "rerank", "--model", str(folders / "reranker"), "--device", "cpu", "--threads", "1",
+                           "--query", QUERY, "--json", "--quiet", "--", *DOCS], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert got["kind"] == "cross_encoder"
+    assert [r["index"] for r in got["results"]] == [r["corpus_id"] for r in want]
+    assert [r["score"] for r in got["results"]] == pytest.approx([r["score"] for r in want], abs=1e-5)
+    bad = subprocess.run([cli, "rerank", "--model", str(folders / "classifier"), "--device", "cpu", "--query", QUERY,
+                          "a"], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "3 labels" in bad.stderr, bad.stderr

@@ -1,12 +1,9 @@
 // dlrt embed --model DIR [TEXT... | --file LINES.txt]: text -> embedding vectors
 // with a sentence-transformers / Hugging Face model folder (apps/embed).
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <string>
 #include <vector>
 
@@ -21,49 +18,10 @@
 #include "embed_tokens.h"
 #include "json_out.h"
 #include "progress.h"
+#include "text_lines.h"
 
 namespace dlrt::cli {
 namespace {
-
-// Limits on --file: a text longer than kMaxLineBytes, or more than
-// kMaxFileBytes in all (an endless stream such as /dev/zero), is an error, not
-// a read until memory runs out.
-constexpr size_t kMaxLineBytes = size_t{16} << 20;
-constexpr size_t kMaxFileBytes = size_t{1} << 30;
-
-// Appends the lines of `in` (without "\n" or "\r\n") to `out`.
-Status read_lines(std::istream& in, const std::string& name, std::vector<std::string>& out) {
-  std::string line;
-  size_t total = 0;
-  char buf[1 << 16];
-  auto finish_line = [&] {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    out.push_back(std::move(line));
-    line.clear();
-  };
-  while (in) {
-    in.read(buf, sizeof buf);
-    const size_t got = static_cast<size_t>(in.gcount());
-    if (got == 0) break;
-    total += got;
-    if (total > kMaxFileBytes)
-      return InvalidArgument(name + " gives more than " + std::to_string(kMaxFileBytes) +
-                             " bytes (an endless stream such as /dev/zero?); split it into smaller files");
-    for (size_t i = 0; i < got; ++i) {
-      if (buf[i] == '\n') {
-        finish_line();
-        continue;
-      }
-      line.push_back(buf[i]);
-      if (line.size() > kMaxLineBytes)
-        return InvalidArgument(name + ": line " + std::to_string(out.size() + 1) + " is longer than " +
-                               std::to_string(kMaxLineBytes) + " bytes");
-    }
-  }
-  if (in.bad()) return IoError("cannot read " + name);
-  if (!line.empty()) finish_line();
-  return Status::Ok();
-}
 
 constexpr const char* kEmbedHelp =
     "usage: dlrt embed --model DIR [options] [TEXT...]\n"
@@ -246,27 +204,7 @@ int cmd_embed(int argc, char** argv) {
 
   std::vector<std::string> texts = args.positional;
   if (args.has("file")) {
-    std::string path = args.get("file");
-    std::ifstream file;
-    std::istream* in = &std::cin;
-    if (path != "-") {
-      std::error_code ec;
-      if (std::filesystem::is_directory(path, ec)) return usage_error("embed", "--file " + path + " is a folder");
-      errno = 0;
-      file.open(path, std::ios::binary);
-      if (!file) {
-        const int err = errno;
-        std::fprintf(stderr, "dlrt embed: error: cannot read --file %s: %s\n", path.c_str(),
-                     err ? std::strerror(err) : "cannot open it");
-        return kExitUsage;
-      }
-      in = &file;
-    }
-    Status read = read_lines(*in, path == "-" ? "standard input" : path, texts);
-    if (!read.ok()) {
-      std::fprintf(stderr, "dlrt embed: error: %s\n", read.message().c_str());
-      return kExitUsage;
-    }
+    if (int rc = read_text_file("embed", args.get("file"), texts); rc != kExitOk) return rc;
   }
   if (texts.empty() && !args.has("file")) return usage_error("embed", "no TEXT given (or use --file PATH)");
 

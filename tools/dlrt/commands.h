@@ -11,6 +11,7 @@ int cmd_devices(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_compile(int argc, char** argv);
 int cmd_embed(int argc, char** argv);
+int cmd_rerank(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
 int cmd_canary(int argc, char** argv);
 

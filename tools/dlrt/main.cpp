@@ -22,6 +22,7 @@ constexpr const char* kUsage =
     "  bench MODEL        latency, throughput, session-create time and peak memory\n"
     "  compile MODEL      compile partitions ahead of time into a model with embedded blobs\n"
     "  embed --model DIR  sentence embeddings of texts with a sentence-transformers folder\n"
+    "  rerank --model DIR documents scored against a query by a reranker folder, best first\n"
     "  serve --model DIR  embedding server (OpenAI-compatible /v1/embeddings)\n"
     "  canary BACKEND     check the backend's vendor runtime against dlrt's CPU backend\n"
     "\n"
@@ -67,6 +68,7 @@ int dispatch(int argc, char** argv) {
   if (cmd == "bench") return cmd_bench(argc, argv);
   if (cmd == "compile") return cmd_compile(argc, argv);
   if (cmd == "embed") return cmd_embed(argc, argv);
+  if (cmd == "rerank") return cmd_rerank(argc, argv);
   if (cmd == "serve") return cmd_serve(argc, argv);
   if (cmd == "canary") return cmd_canary(argc, argv);
   std::fprintf(stderr, "dlrt: error: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
