@@ -10,6 +10,7 @@
 #include "embed/body_json.h"
 #include "embed/multi_vector.h"
 #include "embed/server.h"
+#include "embed/server_util.h"
 #include "embed/tokenizer.h"
 
 namespace dlrt::embed {
@@ -121,16 +122,15 @@ EmbedServer::Reply EmbedServer::handle_embed_all(const std::string& body) {
   if (req.contains("is_query") && !m->is_multi_vector())
     return error_reply(Api::kTei, 422, "invalid_request_error",
                        "'is_query' applies to multi-vector (ColBERT) models only; " + model_label(*ref) + " is not one");
-  std::string prompt;
+  std::optional<std::string> prompt_name;
   if (auto p = req.find("prompt_name"); p != req.end() && !p->is_null()) {
     if (!p->is_string()) return error_reply(Api::kTei, 422, "invalid_request_error", "'prompt_name' must be a string");
-    auto text = m->prompt(p->get<std::string>());
-    if (!text)
-      return error_reply(Api::kTei, 422, "invalid_request_error", "the model has no prompt named '" + p->get<std::string>() + "'");
-    prompt = *text;
-  } else if (!m->default_prompt_name().empty()) {
-    prompt = m->prompt(m->default_prompt_name()).value_or("");
+    prompt_name = p->get<std::string>();
   }
+  const auto prompt_text = server_util::resolve_prompt(*m, prompt_name, config_.default_prompt_name);
+  if (!prompt_text)
+    return error_reply(Api::kTei, 422, "invalid_request_error", "the model has no prompt named '" + *prompt_name + "'");
+  const std::string& prompt = *prompt_text;
   std::vector<Encoding> batch;
   for (size_t i = 0; i < texts.size(); ++i) {
     bool truncated = false;

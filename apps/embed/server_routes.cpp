@@ -23,6 +23,7 @@ namespace {
 
 using json = nlohmann::json;
 using server_util::json_string;
+using server_util::resolve_prompt;
 
 // ---- JSON writing -----------------------------------------------------------
 
@@ -71,17 +72,6 @@ void truncate_encoding(Encoding& e, size_t limit) {
   cut(e.ids);
   cut(e.type_ids);
   cut(e.attention_mask);
-}
-
-// The text to put in front of a request's texts: its prompt_name's, else the
-// server's default_prompt_name's, else the model's default prompt's, else none
-// (""); nullopt when the name it gives is not a prompt of the model.
-std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::optional<std::string>& requested,
-                                          const std::string& server_default) {
-  if (requested) return m.prompt(*requested);
-  const std::string def = server_default.empty() ? m.default_prompt_name() : server_default;
-  if (def.empty()) return std::string();
-  return m.prompt(def).value_or(std::string());
 }
 
 // TEI's model_type: {"embedding": {pooling}}, {"reranker": {...}} (one
@@ -407,6 +397,15 @@ EmbedServer::Reply EmbedServer::info_reply(bool openai_models) const {
   }
   r.body = j.dump(-1, ' ', false, json::error_handler_t::replace);
   return r;
+}
+
+std::optional<std::string> server_util::resolve_prompt(const EmbedModel& m,
+                                                      const std::optional<std::string>& requested,
+                                                      const std::string& server_default) {
+  if (requested) return m.prompt(*requested);
+  const std::string def = server_default.empty() ? m.default_prompt_name() : server_default;
+  if (def.empty()) return std::string();
+  return m.prompt(def).value_or(std::string());
 }
 
 }  // namespace dlrt::embed

@@ -5,11 +5,16 @@
 #include <charconv>
 #include <cmath>
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "dlrt/status.h"
+
+namespace dlrt::embed {
+class EmbedModel;
+}
 
 namespace dlrt::embed::server_util {
 
@@ -31,6 +36,12 @@ inline void append_json_float(std::string& out, float v) {
 
 // An accelerator failure (503 in strict mode) rather than another run error.
 inline bool is_device_failure(StatusCode c) { return c == StatusCode::kBackendError || c == StatusCode::kDeviceUnavailable; }
+
+// The text to put in front of a request's texts: its prompt_name's, else the
+// server's default_prompt_name's, else the model's default prompt's, else none
+// (""); nullopt when the name it gives is not a prompt of the model.
+std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::optional<std::string>& requested,
+                                          const std::string& server_default);
 
 // The request handled on this thread (server_dispatch.cpp): its inputs and
 // tokens (the access log's fields), the model its /models/NAME/ route prefix

@@ -188,6 +188,11 @@ TEST(ServeTei, DefaultPromptNameSettingIsUsedWhenARequestNamesNone) {
   ASSERT_EQ(j.size(), 4u) << j.dump();  // [CLS] "query:" "cat" [SEP]
   EXPECT_EQ(j[1]["text"], "query:");
   EXPECT_EQ(body_json(t.get("/info"))["default_prompt_name"], "query");
+  // /embed_all takes the same default: a vector per token, the prompt's included.
+  auto all = t.post("/embed_all", R"({"inputs":"cat"})");
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->status, 200) << all->body;
+  EXPECT_EQ(body_json(all)[0].size(), 4u) << all->body;
 }
 
 }  // namespace
