@@ -398,7 +398,7 @@ def parse_args():
     p.add_argument("--engines", default=",".join(ENGINES))
     p.add_argument("--orders", default="given,sorted")
     p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--texts", type=int, default=1024)
+    p.add_argument("--texts", type=int, default=512)
     p.add_argument("--min-words", type=int, default=10)
     p.add_argument("--max-words", type=int, default=120)
     p.add_argument("--seed", type=int, default=67)
@@ -441,6 +441,7 @@ def main():
         if prec not in MIN_COSINE:
             raise SystemExit(f"embed_peers: unknown precision {prec} (fp32, int8)")
 
+    started = time.time()
     mach = machine()
     from tokenizers import Tokenizer
     texts = make_corpus(args.vocab, args.texts, args.seed, args.min_words, args.max_words)
@@ -513,6 +514,10 @@ def main():
 
     print_table(mach, rows, engines, result["server"], args)
     result["table"] = rows
+    result["elapsed_s"] = round(time.time() - started)
+    result["loadavg_at_end"] = " ".join(open("/proc/loadavg").read().split()[:3])
+    print(f"({result['elapsed_s']} s; load average at the start {mach['loadavg_at_start']}, "
+          f"at the end {result['loadavg_at_end']})")
     if args.save is not None:
         path = args.save or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                                          f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d}_embed_peers.json")

