@@ -198,7 +198,7 @@ def cosines(a, b):
     return (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
 
 
-def check_vectors(workers, precision, count, batch, tmp):
+def check_vectors(workers, count, batch, tmp):
     """The engines' vectors for the first `count` texts at `batch` texts per
     batch, pairwise: the worst cosine of each pair."""
     import numpy as np
@@ -227,7 +227,7 @@ def check_agreement(workers, precision, count, batch, tmp):
     length)."""
     result, ok = {}, True
     for b in (1, batch):
-        worst = check_vectors(workers, precision, count, b, tmp)
+        worst = check_vectors(workers, count, b, tmp)
         enforced = b == 1 or precision == "fp32"
         good = all(v >= MIN_COSINE[precision] for v in worst.values())
         ok = ok and (good or not enforced)
