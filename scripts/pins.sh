@@ -69,3 +69,10 @@ COLBERT_MODEL_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transformers
 # pip install --no-deps --target DIR $DECODER_MODEL_GENAI, and GENAI_PATH=DIR for the script.
 DECODER_MODEL_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transformers==5.3.0 optimum==2.1.0 optimum-onnx==0.1.0 onnx==1.23.2 onnxruntime==1.31.1 onnxscript==0.7.2 tokenizers==0.22.2 numpy"
 DECODER_MODEL_GENAI="onnxruntime-genai==0.11.2"
+# build/venv-embed-peers: bench/embed_peers.sh (not installed by make test): FastEmbed and
+# sentence-transformers' ONNX backend, both on this ONNX Runtime, timed against dlrt's Embedder;
+# nanobind builds dlrt's Python module for the venv's python. torch (sentence-transformers needs
+# it) comes from PyPI with its CUDA libraries (several GB); with torch's CPU wheel index in
+# PIP_EXTRA_INDEX_URL the +cpu build is taken instead. The folders' generator
+# (bench/make_embed_folder.py) runs in this venv too (transformers, torch, onnx).
+EMBED_PEER_PACKAGES="fastembed==0.9.1 sentence-transformers==5.3.0 transformers==4.57.6 torch==2.10.0 optimum==2.1.0 optimum-onnx==0.1.0 onnxruntime==1.31.1 onnx==1.23.2 tokenizers==0.22.2 numpy==2.4.6 nanobind==2.9.2"
