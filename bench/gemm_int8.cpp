@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/gemm_int8.h"
+#include "device/cpu_features.h"
 
 namespace {
 
@@ -77,9 +78,11 @@ int main(int argc, char** argv) {
       {"one row 1x384x1536", 1, 384, 1536},
       {"conv-like 64x576x3136", 64, 576, 3136},
   };
-  if (int8_detail::avx512_vnni_tile(3))
+  // The tiles exist wherever the compiler could build them; the CPU must have the instructions.
+  const dlrt::device::CpuFeatures& cpu = dlrt::device::cpu_features();
+  if (cpu.avx512_vnni && int8_detail::avx512_vnni_tile(3))
     std::printf("tile alone, kg 96: avx512-vnni 8x48 %.1f GMAC/s\n", time_tile(96, 8, 3, int8_detail::avx512_vnni_tile(3)));
-  if (int8_detail::avx_vnni_tile())
+  if (cpu.avx_vnni && int8_detail::avx_vnni_tile())
     std::printf("tile alone, kg 96: avx-vnni 6x16 %.1f GMAC/s\n", time_tile(96, 6, 1, int8_detail::avx_vnni_tile()));
   const std::vector<const char*> kernels = int8_gemm_kernels();
   std::printf("%-32s", "shape (M x K x N)");
