@@ -70,31 +70,37 @@ std::shared_ptr<ArenaPlan> ArenaPlan::build(const std::vector<ValueRecord>& reco
   return plan;
 }
 
-void* ArenaPlan::acquire() {
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    if (!free_.empty()) {
-      void* p = free_.back();
-      free_.pop_back();
-      return p;
-    }
-  }
-  return buffer_alloc(arena_alloc_bytes(), false);
-}
-
 size_t ArenaPlan::arena_alloc_bytes() const {
   const size_t size = stats_.arena_bytes ? stats_.arena_bytes : 64;
   return (size + 63) / 64 * 64;
 }
 
-void ArenaPlan::release(void* arena) {
-  if (!arena) return;
+ArenaPool::Arena ArenaPool::acquire(size_t bytes) {
+  std::vector<Arena> too_small;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    size_t best = free_.size();
+    for (size_t i = 0; i < free_.size(); ++i)
+      if (free_[i].capacity >= bytes && (best == free_.size() || free_[i].capacity < free_[best].capacity)) best = i;
+    if (best < free_.size()) {
+      Arena a = free_[best];
+      free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
+      return a;
+    }
+    too_small.swap(free_);  // every free arena is smaller than this run needs
+  }
+  for (const Arena& a : too_small) buffer_free(a.data, a.capacity);
+  return Arena{buffer_alloc(bytes, false), bytes};
+}
+
+void ArenaPool::release(Arena arena) {
+  if (!arena.data) return;
   std::lock_guard<std::mutex> lk(mu_);
   free_.push_back(arena);
 }
 
-ArenaPlan::~ArenaPlan() {
-  for (void* p : free_) buffer_free(p, arena_alloc_bytes());
+ArenaPool::~ArenaPool() {
+  for (const Arena& a : free_) buffer_free(a.data, a.capacity);
 }
 
 }  // namespace dlrt

@@ -41,21 +41,40 @@ class ArenaPlan {
   bool expects_alias(ir::ValueId v) const { return alias_[v]; }
   const ir::MemoryPlan& stats() const { return stats_; }
 
-  // An arena of arena_bytes for one run; give it back with release().
-  void* acquire();
-  void release(void* arena);
-
-  ~ArenaPlan();
+  // The bytes a run's arena needs (arena_bytes rounded up to 64, at least 64).
+  size_t arena_alloc_bytes() const;
 
  private:
-  size_t arena_alloc_bytes() const;  // what acquire() allocates (arena_bytes rounded up to 64)
-
   std::vector<size_t> offsets_;
   std::vector<size_t> bytes_;
   std::vector<bool> alias_;
   ir::MemoryPlan stats_;
+};
+
+// The run arenas of one executor, shared by all its plans: a run takes the
+// smallest free arena that holds what its plan needs, else a new one, and the
+// free arenas too small for it are then unmapped. So the pool holds about one
+// arena per concurrent run, sized for the largest plan that ran, and a run
+// with other input shapes (another plan) reuses memory that is already
+// mapped instead of faulting in a fresh arena.
+//
+// Thread-safety: acquire and release may be called from many threads at once.
+class ArenaPool {
+ public:
+  struct Arena {
+    void* data = nullptr;  // null when the system had no memory
+    size_t capacity = 0;
+  };
+  Arena acquire(size_t bytes);
+  void release(Arena arena);
+  ArenaPool() = default;
+  ArenaPool(const ArenaPool&) = delete;
+  ArenaPool& operator=(const ArenaPool&) = delete;
+  ~ArenaPool();
+
+ private:
   std::mutex mu_;
-  std::vector<void*> free_;
+  std::vector<Arena> free_;
 };
 
 }  // namespace dlrt

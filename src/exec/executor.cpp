@@ -351,7 +351,8 @@ Status Executor::run_into(std::span<const RunValue> inputs, std::vector<RunValue
   mem.out_buffers = out_buffers;
   mem.recycler = &output_recycler_;
   mem.arena_bytes = plan->stats().arena_bytes;
-  mem.arena = static_cast<uint8_t*>(plan->acquire());
+  const ArenaPool::Arena arena = arena_pool_.acquire(plan->arena_alloc_bytes());
+  mem.arena = static_cast<uint8_t*>(arena.data);
   if (!mem.arena) return Status(StatusCode::kOutOfMemory, "cannot allocate the " + std::to_string(mem.arena_bytes) + "-byte arena for a run");
   std::unique_ptr<RunScratch> scratch;
   {
@@ -364,7 +365,7 @@ Status Executor::run_into(std::span<const RunValue> inputs, std::vector<RunValue
   if (!scratch) scratch = std::make_unique<RunScratch>();
   mem.scratch = scratch.get();
   Status s = run_graph(*graph_, inputs, nullptr, &mem, results, node_ms);
-  plan->release(mem.arena);
+  arena_pool_.release(arena);
   {
     std::lock_guard<std::mutex> lk(arena_mu_);
     scratch_.push_back(std::move(scratch));

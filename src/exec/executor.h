@@ -107,13 +107,17 @@ class Executor {
   CustomKernelFactory custom_;
   std::map<const ir::Graph*, GraphPlan> plans_;
 
-  // Arena plans by input-shape signature; a few are kept, oldest evicted.
-  static constexpr size_t kMaxArenaPlans = 8;
+  // Arena plans by input-shape signature, oldest evicted; a plan is only
+  // offsets (its memory comes from arena_pool_), so keeping many costs little
+  // and a model run at many sequence lengths records each shape once.
+  static constexpr size_t kMaxArenaPlans = 64;
   mutable std::mutex arena_mu_;
   mutable std::vector<std::pair<std::vector<std::pair<DType, Shape>>, std::shared_ptr<ArenaPlan>>> arena_plans_;
   // Per-run vectors of finished planned runs, for the next ones (one per
   // concurrent run at most); under arena_mu_.
   mutable std::vector<std::unique_ptr<RunScratch>> scratch_;
+  // The arenas of planned runs, whichever plan they serve.
+  mutable ArenaPool arena_pool_;
   // Large graph outputs' buffers, reused once their caller dropped them.
   mutable OutputRecycler output_recycler_;
 };

@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using testing::expect_sparse_row;
 
-EmbedderOptions cpu() {
+EmbedderOptions sparse_cpu_options() {
   EmbedderOptions o;
   o.device = "cpu";
   o.threads = 2;
@@ -47,7 +47,7 @@ void expect_rows(const SparseResult& got, const json& want, const std::string& w
 
 TEST(EmbedSparse, MatchesSentenceTransformersSparseEncoder) {
   const json ref = testing::splade_reference();
-  auto e = Embedder::create(testing::splade_tiny().string(), cpu());
+  auto e = Embedder::create(testing::splade_tiny().string(), sparse_cpu_options());
   ASSERT_TRUE(e.ok()) << e.status().to_string();
   const Embedder& emb = **e;
   EXPECT_EQ(emb.kind(), ModelKind::kSparse);
@@ -96,7 +96,7 @@ TEST(EmbedSparse, PoolingStrategyAndActivationFromTheConfig) {
                         json{{"pooling_strategy", c.strategy}, {"activation_function", c.activation},
                              {"word_embedding_dimension", ref["vocab_size"]}}
                             .dump());
-    auto e = Embedder::create(dir.string(), cpu());
+    auto e = Embedder::create(dir.string(), sparse_cpu_options());
     ASSERT_TRUE(e.ok()) << e.status().to_string();
     auto r = (*e)->encode_sparse(texts(ref));
     ASSERT_TRUE(r.ok()) << r.status().to_string();
@@ -119,7 +119,7 @@ TEST(EmbedSparse, BadSpladeConfigsAreRefused) {
   for (const auto& c : cases) {
     fs::path dir = testing::copy_folder(testing::splade_tiny(), scratch(std::string("bad_") + c.name));
     testing::write_file(dir / "1_SpladePooling" / "config.json", c.config);
-    auto e = Embedder::create(dir.string(), cpu());
+    auto e = Embedder::create(dir.string(), sparse_cpu_options());
     ASSERT_FALSE(e.ok()) << c.name;
     EXPECT_EQ(e.status().code(), c.code) << e.status().to_string();
     EXPECT_NE(e.status().message().find(c.says), std::string::npos) << e.status().to_string();
@@ -127,14 +127,14 @@ TEST(EmbedSparse, BadSpladeConfigsAreRefused) {
 }
 
 TEST(EmbedSparse, KindsDoNotMix) {
-  auto sparse = Embedder::create(testing::splade_tiny().string(), cpu());
+  auto sparse = Embedder::create(testing::splade_tiny().string(), sparse_cpu_options());
   ASSERT_TRUE(sparse.ok()) << sparse.status().to_string();
   auto dense_call = (*sparse)->embed({"a text"});
   ASSERT_FALSE(dense_call.ok());
   EXPECT_EQ(dense_call.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(dense_call.status().message().find("sparse (SPLADE) encoder"), std::string::npos);
 
-  auto dense = Embedder::create((fs::path(DLRT_EMBED_TEST_DATA) / "tiny_bert").string(), cpu());
+  auto dense = Embedder::create((fs::path(DLRT_EMBED_TEST_DATA) / "tiny_bert").string(), sparse_cpu_options());
   ASSERT_TRUE(dense.ok()) << dense.status().to_string();
   EXPECT_EQ((*dense)->kind(), ModelKind::kDense);
   EXPECT_EQ((*dense)->splade_pooling(), nullptr);
@@ -162,7 +162,7 @@ TEST(EmbedModules, UnimplementedTypesAreRefusedAtLoad) {
   auto with_modules = [&](const std::string& name, const std::string& modules) {
     fs::path dir = testing::copy_folder(tiny, scratch(name));
     testing::write_file(dir / "modules.json", modules);
-    auto e = Embedder::create(dir.string(), cpu());
+    auto e = Embedder::create(dir.string(), sparse_cpu_options());
     return e.ok() ? Status::Ok() : e.status();
   };
   const std::string transformer = R"({"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"})";
@@ -210,7 +210,7 @@ TEST(EmbedModules, UnimplementedTypesAreRefusedAtLoad) {
 
 // ---- dlrt embed --sparse -----------------------------------------------------
 
-std::string embed_cmd(const fs::path& model, const std::string& args) {
+std::string sparse_embed_cmd(const fs::path& model, const std::string& args) {
   return dlrt::testing::quote(dlrt::testing::dlrt_binary()) + " embed --model " + dlrt::testing::quote(model.string()) +
          " --device cpu --threads 2 --quiet " + args;
 }
@@ -219,7 +219,7 @@ TEST(EmbedSparseCli, JsonMatchesTheReference) {
   const json ref = testing::splade_reference();
   std::string args = "--sparse --json --batch 3";
   for (const std::string& t : texts(ref)) args += " " + dlrt::testing::quote(t);
-  auto r = dlrt::testing::run_command(embed_cmd(testing::splade_tiny(), args));
+  auto r = dlrt::testing::run_command(sparse_embed_cmd(testing::splade_tiny(), args));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   json j = json::parse(r.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.output;
@@ -232,7 +232,7 @@ TEST(EmbedSparseCli, JsonMatchesTheReference) {
                       ref["outputs"]["max_relu"][i], "cli text " + std::to_string(i));
   }
   // Plain output: INDEX:VALUE pairs, one line per text; --top-k keeps the largest.
-  r = dlrt::testing::run_command(embed_cmd(testing::splade_tiny(), "--sparse --top-k 5 " + dlrt::testing::quote(texts(ref)[0])));
+  r = dlrt::testing::run_command(sparse_embed_cmd(testing::splade_tiny(), "--sparse --top-k 5 " + dlrt::testing::quote(texts(ref)[0])));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::vector<int64_t> got;
   std::istringstream line(r.output);
@@ -256,7 +256,7 @@ TEST(EmbedSparseCli, KindMismatchesAndBadFlagsAreUsageErrors) {
       {testing::splade_tiny(), "--sparse --npy /dev/null hello", 2, "--npy"},
   };
   for (const auto& c : cases) {
-    auto r = dlrt::testing::run_command(embed_cmd(c.model, c.args));
+    auto r = dlrt::testing::run_command(sparse_embed_cmd(c.model, c.args));
     EXPECT_EQ(r.exit_code, c.exit_code) << c.args << ": " << r.output;
     EXPECT_NE(r.output.find(c.says), std::string::npos) << c.args << ": " << r.output;
   }
@@ -265,7 +265,7 @@ TEST(EmbedSparseCli, KindMismatchesAndBadFlagsAreUsageErrors) {
   testing::write_file(other / "modules.json",
                       R"([{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},
                           {"idx":1,"name":"1","path":"1_X","type":"pylate.models.Other"}])");
-  auto r = dlrt::testing::run_command(embed_cmd(other, "hello"));
+  auto r = dlrt::testing::run_command(sparse_embed_cmd(other, "hello"));
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find("pylate.models.Other"), std::string::npos) << r.output;
 }
