@@ -44,3 +44,17 @@ set_target_properties(dlrt_onnx PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_VISI
 # Third-party code: its warnings are not ours to fix (the project's -Werror
 # applies to dlrt's own sources).
 target_compile_options(dlrt_onnx PRIVATE -w)
+# Load-time code (schemas, checker, shape inference, inliner, version converter):
+# -O1 compiles it in about 60% of -O3's CPU time, and the unity build below
+# halves that again; session creation does not get measurably slower.
+if(CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo)$")
+  target_compile_options(dlrt_onnx PRIVATE -O1)
+endif()
+if(DLRT_UNITY)
+  set_target_properties(dlrt_onnx PROPERTIES UNITY_BUILD ON UNITY_BUILD_MODE BATCH UNITY_BUILD_BATCH_SIZE 8)
+  # Each defines explicit specializations of templates that other files of a
+  # batch would already have instantiated (GetOpSchema<T>, ParseData<T>).
+  set_source_files_properties("${DLRT_ONNX_SOURCE_DIR}/onnx/defs/schema.cc"
+                              "${DLRT_ONNX_SOURCE_DIR}/onnx/defs/tensor_proto_util.cc"
+                              PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+endif()
