@@ -28,10 +28,15 @@ target_include_directories(dlrt_embed_core PUBLIC ${PROJECT_SOURCE_DIR}/include 
 target_compile_options(dlrt_embed_core PRIVATE ${DLRT_WARNINGS})
 target_link_libraries(dlrt_embed_core PUBLIC nlohmann_json::nlohmann_json)
 set_target_properties(dlrt_embed_core PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+dlrt_unity(dlrt_embed_core)
+# Its anonymous-namespace types are members of Regex::Program, declared in a header:
+# GCC's -Wsubobject-linkage refuses that once the file is part of a unity source.
+set_source_files_properties(${PROJECT_SOURCE_DIR}/apps/embed/tokenizer_regex.cpp PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 
 file(GLOB DLRT_EMBED_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/apps/embed/*.cpp)
 list(REMOVE_ITEM DLRT_EMBED_SOURCES ${DLRT_EMBED_CORE_FILES})
 add_library(dlrt_embed STATIC ${DLRT_EMBED_SOURCES} $<TARGET_OBJECTS:dlrt_embed_core>)
+dlrt_unity(dlrt_embed)
 target_include_directories(dlrt_embed PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include ${PROJECT_SOURCE_DIR}/apps)
 target_compile_options(dlrt_embed PRIVATE ${DLRT_WARNINGS})
 target_link_libraries(dlrt_embed

@@ -37,7 +37,7 @@ constexpr TeiOption kTeiOptions[] = {
     {"disable-spans", "", "", "dlrt does not log tracing spans"},
 };
 
-std::string dashed(std::string key) {
+std::string flag_of_key(std::string key) {
   for (auto& c : key)
     if (c == '_') c = '-';
   return key;
@@ -93,7 +93,7 @@ Result<std::vector<std::string>> translate_serve_args(const std::vector<std::str
       if (*t->key == '\0')
         return InvalidArgument("--" + name + " is a text-embeddings-inference option that dlrt serve does not have: " +
                                t->note);
-      name = dashed(t->key);
+      name = flag_of_key(t->key);
     } else if (name.rfind("no-", 0) == 0 && eq == std::string::npos) {
       // --no-truncate: a boolean setting turned off.
       const ServiceConfigKey* k = dlrt_key_by_flag(name.substr(3));

@@ -11,11 +11,6 @@
 #include "core/logging.h"
 
 namespace dlrt::ir {
-namespace {
-
-std::string normalize_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
-
-}  // namespace
 
 Status inline_local_functions(onnx::ModelProto& m) {
   if (m.functions_size() == 0) return Status::Ok();

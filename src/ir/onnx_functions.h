@@ -4,12 +4,17 @@
 // where the runtime has no kernel for them.
 #pragma once
 
+#include <string>
+
 #include <onnx/onnx_pb.h>
 
 #include "dlrt/status.h"
 #include "ir/onnx_import.h"
 
 namespace dlrt::ir {
+
+// A domain as ONNX's schema registry names it: "ai.onnx" is the default domain, "".
+inline std::string normalize_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 
 // Replaces every call of a model-local function by the function's body.
 // kInvalidModel when a function cannot be inlined.

@@ -37,8 +37,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string normalize_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
-
 Status check_model_path(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return IoError("model file '" + path + "' does not exist");

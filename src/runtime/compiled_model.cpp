@@ -46,11 +46,6 @@ constexpr const char* kAttrBlobSize = "blob_size";
 constexpr const char* kAttrBlobChecksum = "blob_checksum";
 constexpr const char* kAttrSubgraph = "subgraph";
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string driver_of(const backend::BackendDevice& d) {
   auto it = d.metadata.find("driver_version");
   if (it != d.metadata.end() && !it->second.empty()) return it->second;
@@ -78,7 +73,10 @@ ir::Attribute strings_attr(std::vector<std::string> v) {
   return a;
 }
 
-// Everything a CompiledPartition node says, checked.
+}  // namespace
+
+// Everything a CompiledPartition node says, checked (a member of
+// CompiledPartitionBackend, which compiled_model.h declares).
 struct StoredPartition {
   std::string backend, device, device_type, runtime_version, driver_version, blob_format;
   bool device_virtual = false;
@@ -90,6 +88,8 @@ struct StoredPartition {
 
   std::string spec() const { return backend + ":" + device; }
 };
+
+namespace {
 
 Status check_string(const ir::Node& n, const char* name, bool required, std::string& out) {
   const ir::Attribute* a = n.attr(name);
@@ -311,7 +311,7 @@ Result<PartitionPlan> CompiledPartitions::plan(const ir::Graph& graph, const std
       for (int pass = 0; pass < 2 && !device; ++pass)
         for (const auto& c : res.candidates) {
           if (c.backend->name() != s.backend) continue;
-          bool match = pass == 0 ? lower(c.device.name) == lower(s.device)
+          bool match = pass == 0 ? lower_ascii(c.device.name) == lower_ascii(s.device)
                                  : !s.device_type.empty() && device_type_name(c.device.type) == s.device_type;
           if (match) {
             real = c.backend;
@@ -328,7 +328,7 @@ Result<PartitionPlan> CompiledPartitions::plan(const ir::Graph& graph, const std
         } else {
           bool present = false;
           for (const auto& d : b->devices(hardware))
-            present = present || (!d.is_virtual && lower(d.name) == lower(s.device));
+            present = present || (!d.is_virtual && lower_ascii(d.name) == lower_ascii(s.device));
           not_here = present ? "this run's device spec does not select " + s.spec()
                              : s.backend + " has no device '" + s.device + "' on this machine";
         }
@@ -351,7 +351,7 @@ Result<PartitionPlan> CompiledPartitions::plan(const ir::Graph& graph, const std
       if (version != s.runtime_version)
         unusable = "it was compiled with " + s.backend + " " + (s.runtime_version.empty() ? "(unknown version)" : s.runtime_version) +
                    ", this machine has " + (version.empty() ? "an unknown version" : version);
-      else if (lower(device->name) != lower(s.device))
+      else if (lower_ascii(device->name) != lower_ascii(s.device))
         unusable = "it was compiled for " + s.spec() + ", this run uses " + device->spec();
       else if (!s.driver_version.empty() && !driver.empty() && driver != s.driver_version)
         unusable = "it was compiled for driver " + s.driver_version + ", this machine has " + driver;

@@ -14,12 +14,12 @@ std::string trim_lower(std::string s) {
   return s;
 }
 
-std::string lower(std::string s) {
+}  // namespace
+
+std::string lower_ascii(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
-
-}  // namespace
 
 Result<DeviceSpec> parse_device_spec(const std::string& text) {
   DeviceSpec spec;
@@ -36,7 +36,7 @@ Result<DeviceSpec> parse_device_spec(const std::string& text) {
       head = item.substr(0, colon);
       tail = item.substr(colon + 1);
     }
-    head = lower(head);
+    head = lower_ascii(head);
     if (head == "auto" && tail.empty()) c.kind = DeviceChoice::Kind::kAuto;
     else if (head == "gpu" && tail.empty()) c.kind = DeviceChoice::Kind::kGpu;
     else if (head == "npu" && tail.empty()) c.kind = DeviceChoice::Kind::kNpu;

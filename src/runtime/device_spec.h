@@ -24,4 +24,7 @@ struct DeviceSpec {
 // kInvalidArgument for an empty entry or an unknown name, listing the valid forms.
 Result<DeviceSpec> parse_device_spec(const std::string& text);
 
+// `s` in ASCII lower case: device and backend names compare case-insensitively.
+std::string lower_ascii(std::string s);
+
 }  // namespace dlrt

@@ -8,11 +8,6 @@ namespace dlrt {
 
 namespace {
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 int type_rank(DeviceType t) {
   switch (t) {
     case DeviceType::kGpu: return 0;
@@ -156,7 +151,7 @@ Resolution resolve_devices(const DeviceSpec& spec, backend::BackendRegistry& reg
         // on a machine with PoCL and a GPU driver means the GPU.
         std::vector<const backend::BackendDevice*> matching;
         for (const auto& d : it->devices)
-          if ((c.device.empty() || lower(d.name) == lower(c.device)) && usable(d)) matching.push_back(&d);
+          if ((c.device.empty() || lower_ascii(d.name) == lower_ascii(c.device)) && usable(d)) matching.push_back(&d);
         std::stable_sort(matching.begin(), matching.end(),
                          [](const auto* a, const auto* b) { return type_rank(a->type) < type_rank(b->type); });
         for (const auto* d : matching) add(it->backend, *d);
@@ -166,7 +161,7 @@ Resolution resolve_devices(const DeviceSpec& spec, backend::BackendRegistry& reg
           for (const auto& d : it->devices) names += (names.empty() ? "" : ", ") + d.name + (d.is_virtual ? " (virtual)" : "");
           std::string what = c.device.empty() ? "no usable device" : "no device '" + c.device + "'";
           bool virt = std::any_of(it->devices.begin(), it->devices.end(),
-                                  [&](const auto& d) { return d.is_virtual && lower(d.name) == lower(c.device); });
+                                  [&](const auto& d) { return d.is_virtual && lower_ascii(d.name) == lower_ascii(c.device); });
           res.unavailable.push_back(
               {c.text,
                "backend '" + c.backend + "' has " + what + (virt ? " that can execute (it is virtual: compile only)" : "") +

@@ -57,6 +57,38 @@ TEST(WeightHygiene, SubnormalConvAndMatMulWeightsBecomeSignedZeros) {
   expect_close(after[0], before[0], 1e-6f);
 }
 
+float float_of(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// Subnormal means a zero exponent and a non-zero mantissa, of either sign; the
+// patterns around those bounds (zeros, the smallest normals, infinities, NaNs)
+// are left alone.
+TEST(WeightHygiene, OnlySubnormalBitPatternsAreFlushed) {
+  const std::vector<uint32_t> kept = {0x00000000u, 0x80000000u, 0x00800000u, 0x80800000u,
+                                      0x7f800000u, 0xff800000u, 0x7fc00000u, 0x3f800000u};
+  const std::vector<uint32_t> subnormal = {0x00000001u, 0x007fffffu, 0x80000001u, 0x807fffffu};
+  std::vector<float> kept_values, subnormal_values;
+  for (uint32_t k : kept) kept_values.push_back(float_of(k));
+  for (uint32_t k : subnormal) subnormal_values.push_back(float_of(k));
+  GraphBuilder b;
+  auto x = b.input("x", {1, 8});
+  auto y = b.input("y", {1, 4});
+  auto wk = b.constant("wk", Tensor::from_vector<float>({8, 1}, kept_values));
+  auto ws = b.constant("ws", Tensor::from_vector<float>({4, 1}, subnormal_values));
+  b.output(b.node("MatMul", {x, wk}));
+  b.output(b.node("MatMul", {y, ws}));
+  auto g = b.graph();
+  p::PassContext ctx;
+  EXPECT_EQ(p::flush_subnormal_weights(*g, ctx), 1);
+  for (size_t i = 0; i < kept.size(); ++i)
+    EXPECT_EQ(bits_of(g->values[wk].constant->data<float>()[i]), kept[i]) << "element " << i;
+  for (size_t i = 0; i < subnormal.size(); ++i)
+    EXPECT_EQ(bits_of(g->values[ws].constant->data<float>()[i]), subnormal[i] & 0x80000000u) << "element " << i;
+}
+
 TEST(WeightHygiene, ConstantsReadOtherwiseStayExact) {
   GraphBuilder b;
   auto x = b.input("x", {1, 3, 5, 5});

@@ -73,7 +73,7 @@ constexpr const char* kBenchHelp =
 constexpr int64_t kMaxIterations = 10'000'000;
 constexpr int kTopNodes = 20;
 
-int fail(const std::string& message, int code) { return command_error("bench", message, code); }
+int bench_fail(const std::string& message, int code) { return command_error("bench", message, code); }
 
 // Peak resident set of this process so far, in MiB (getrusage: KiB on Linux).
 double peak_rss_mb() {
@@ -83,10 +83,10 @@ double peak_rss_mb() {
 }
 
 // A one-line progress bar on stderr, drawn only when stderr is a terminal.
-class Progress {
+class BenchProgress {
  public:
-  explicit Progress(bool enabled) : enabled_(enabled) {}
-  ~Progress() { clear(); }
+  explicit BenchProgress(bool enabled) : enabled_(enabled) {}
+  ~BenchProgress() { clear(); }
   void show(const char* phase, int64_t done, int64_t total) {
     if (!enabled_ || total <= 0) return;
     constexpr int kWidth = 30;
@@ -303,7 +303,7 @@ int cmd_bench(int argc, char** argv) {
   const double create_ms = ms_since(t0);
   if (!session_r.ok()) {
     const Status& s = session_r.status();
-    return fail("cannot load model " + model_path + ": " + s.to_string(), exit_code_for_model_status(s));
+    return bench_fail("cannot load model " + model_path + ": " + s.to_string(), exit_code_for_model_status(s));
   }
   std::unique_ptr<Session> session = std::move(session_r).value();
 
@@ -313,7 +313,7 @@ int cmd_bench(int argc, char** argv) {
   const std::map<std::string, Tensor> feeds = feeds_of(inputs);
   const int64_t batch = batch_size_of(*session, inputs);  // samples per run
 
-  Progress progress(::isatty(STDERR_FILENO) == 1);
+  BenchProgress progress(::isatty(STDERR_FILENO) == 1);
   auto run_once = [&](RunReport* report) -> Status {
     auto out = session->run(feeds, report);
     return out.ok() ? Status::Ok() : out.status();
@@ -328,7 +328,7 @@ int cmd_bench(int argc, char** argv) {
     if (i == 0) first_run_ms = ms_since(t);
     if (!s.ok()) {
       progress.clear();
-      return fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
+      return bench_fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
     }
   }
   // Timed runs.
@@ -342,7 +342,7 @@ int cmd_bench(int argc, char** argv) {
     double ms = ms_since(t);
     if (!s.ok()) {
       progress.clear();
-      return fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
+      return bench_fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
     }
     if (warmup == 0 && i == 0) first_run_ms = ms;
     latencies.push_back(ms);
@@ -354,14 +354,14 @@ int cmd_bench(int argc, char** argv) {
 
   // One more run for the placement report (per-partition times).
   RunReport report;
-  if (Status s = run_once(&report); !s.ok()) return fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
+  if (Status s = run_once(&report); !s.ok()) return bench_fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
 
   std::optional<Profile> prof;
   if (profile) {
     progress.show("profile", 0, 1);
     auto p = profile_nodes(*session, feeds, threads, iterations);
     progress.clear();
-    if (!p.ok()) return fail("profile failed: " + p.status().to_string(), kExitRuntimeError);
+    if (!p.ok()) return bench_fail("profile failed: " + p.status().to_string(), kExitRuntimeError);
     prof = std::move(p).value();
   }
 
@@ -373,7 +373,7 @@ int cmd_bench(int argc, char** argv) {
   const double warm_create_ms = ms_since(t0);
   if (!warm_r.ok()) {
     const Status& s = warm_r.status();
-    return fail("second create of " + model_path + " failed: " + s.to_string(), exit_code_for_model_status(s));
+    return bench_fail("second create of " + model_path + " failed: " + s.to_string(), exit_code_for_model_status(s));
   }
   warm_r->reset();
 

@@ -44,7 +44,7 @@ constexpr const char* kCompileHelp =
     "exit codes: 0 ok, 1 runtime error (compile or write failed), 2 usage error,\n"
     "            3 invalid or unsupported model, 4 no requested device can compile\n";
 
-int fail(const std::string& message, int code) {
+int compile_fail(const std::string& message, int code) {
   std::fprintf(stderr, "dlrt compile: error: %s\n", message.c_str());
   return code;
 }
@@ -119,7 +119,7 @@ int cmd_compile(int argc, char** argv) {
     if (s.code() == StatusCode::kDeviceUnavailable) code = kExitDeviceUnavailable;
     else if (s.code() == StatusCode::kInvalidModel || s.code() == StatusCode::kUnsupported || s.code() == StatusCode::kIoError)
       code = exit_code_for_model_status(s);
-    return fail(s.to_string(), code);
+    return compile_fail(s.to_string(), code);
   }
   const CompileModelResult& res = *r;
   int compiled = 0;

@@ -51,7 +51,7 @@ constexpr const char* kRunHelp =
     "exit codes: 0 ok, 1 runtime error, 2 usage error, 3 invalid or unsupported model,\n"
     "            4 requested device unavailable in strict mode\n";
 
-int fail(const std::string& message, int code) { return command_error("run", message, code); }
+int run_fail(const std::string& message, int code) { return command_error("run", message, code); }
 
 }  // namespace
 
@@ -103,7 +103,7 @@ int cmd_run(int argc, char** argv) {
   double create_ms = ms_since(t0);
   if (!session_r.ok()) {
     const Status& s = session_r.status();
-    return fail("cannot load model " + model_path + ": " + s.to_string(), exit_code_for_model_status(s));
+    return run_fail("cannot load model " + model_path + ": " + s.to_string(), exit_code_for_model_status(s));
   }
   const Session& session = **session_r;
 
@@ -122,7 +122,7 @@ int cmd_run(int argc, char** argv) {
   double run_ms = ms_since(t0);
   if (!outputs_r.ok()) {
     const Status& s = outputs_r.status();
-    return fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
+    return run_fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
   }
   const auto& out_infos = session.outputs();
   auto output_name = [&](size_t i) { return i < out_infos.size() ? out_infos[i].name : "output_" + std::to_string(i); };
@@ -157,17 +157,17 @@ int cmd_run(int argc, char** argv) {
     std::filesystem::path dir = args.get("output-dir");
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    if (ec) return fail("cannot create output folder " + dir.string() + ": " + ec.message(), kExitRuntimeError);
+    if (ec) return run_fail("cannot create output folder " + dir.string() + ": " + ec.message(), kExitRuntimeError);
     std::map<std::string, std::string> used;
     for (const Part& p : parts) {
       std::string file = sanitize_file_name(output_name(p.output)) + p.suffix;
       if (used.count(file))
-        return fail("outputs '" + used[file] + "' and '" + part_name(p) + "' map to the same file name " + file + ".npy",
+        return run_fail("outputs '" + used[file] + "' and '" + part_name(p) + "' map to the same file name " + file + ".npy",
                     kExitRuntimeError);
       used[file] = part_name(p);
       std::string path = (dir / (file + ".npy")).string();
       Status s = write_npy_file(path, p.tensor);
-      if (!s.ok()) return fail("cannot write output '" + part_name(p) + "': " + s.message(), kExitRuntimeError);
+      if (!s.ok()) return run_fail("cannot write output '" + part_name(p) + "': " + s.message(), kExitRuntimeError);
       written.push_back(path);
     }
   }

@@ -112,7 +112,7 @@ std::string default_prompt_error(const ServiceConfig& config, const embed::Embed
          (names.empty() ? "it has none" : "it has " + names) + ")";
 }
 
-int fail(const std::string& message, int code) {
+int serve_fail(const std::string& message, int code) {
   std::fprintf(stderr, "dlrt serve: error: %s\n", message.c_str());
   return code;
 }
@@ -154,7 +154,7 @@ int cmd_serve(int argc, char** argv) {
   }
   auto resolved = embed::resolve_service_config(config_file, [](const char* n) { return env::get(n); }, flags);
   if (!resolved.ok()) {
-    if (resolved.status().code() == StatusCode::kIoError) return fail(resolved.status().message(), kExitUsage);
+    if (resolved.status().code() == StatusCode::kIoError) return serve_fail(resolved.status().message(), kExitUsage);
     return usage_error("serve", resolved.status().message());
   }
   const ServiceConfig config = *resolved;
@@ -169,7 +169,7 @@ int cmd_serve(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   embed::EmbedServer server(config);
-  if (Status s = server.bind(); !s.ok()) return fail(s.message(), kExitRuntimeError);
+  if (Status s = server.bind(); !s.ok()) return serve_fail(s.message(), kExitRuntimeError);
   embed::ServeLog& log = server.log();
   // DLRT_* variables that are not dlrt's (a misspelt setting): once, at start.
   std::vector<std::string> serve_variables;

@@ -9,6 +9,9 @@
 
 namespace dlrt::cpu {
 
+// The domain of Microsoft's contrib operators (onnxruntime's com.microsoft ops).
+inline constexpr const char* kMsDomain = "com.microsoft";
+
 // ceil(a / b) for a >= 0, b > 0.
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

@@ -27,7 +27,6 @@ namespace {
 constexpr const char* kPass = "qdq";
 constexpr const char* kMsDomain = "com.microsoft";
 
-bool is_8bit(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
 bool is_16bit(DType t) { return t == DType::kUInt16 || t == DType::kInt16; }
 
 // One side of a quantisation: the scale and zero point a DQ reads its input

@@ -30,8 +30,6 @@ bool has_rank4(const Graph& g, ValueId v) {
   return shape && shape->size() == 4;
 }
 
-bool is_8bit(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
-
 // The data inputs of an op that can follow the layout (their indices), or
 // empty when it cannot.
 std::vector<size_t> layout_free_inputs(const Node& n) {

@@ -81,6 +81,8 @@ using dlrt::element_as_int64;
 // "Op" with the ONNX domain.
 inline bool is_op(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
 
+inline bool is_8bit(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
+
 // A BatchNormalization in inference mode with per-channel statistics and no
 // running-statistics outputs: the form a conv before it can absorb.
 inline bool inference_batchnorm(const Node& bn) {

@@ -81,8 +81,6 @@ namespace {
 
 using namespace ms_attn;
 
-constexpr const char* kMs = "com.microsoft";
-
 // ---------------------------------------------------------------- FusedMatMul
 
 // One operand as a batch of row-major matrices: op(X) is rows x cols; the
@@ -489,7 +487,7 @@ Status multi_head_attention(KernelContext& ctx) {
 Status register_contrib_attention_kernels(KernelRegistry& r) {
   KernelDef fmm;
   fmm.op_type = "FusedMatMul";
-  fmm.domain = kMs;
+  fmm.domain = kMsDomain;
   fmm.factory = [](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
     return std::unique_ptr<OpKernel>(new PrepackedKernel<PackedOperand>(ms_fused_matmul, nullptr));
   };
@@ -502,8 +500,8 @@ Status register_contrib_attention_kernels(KernelRegistry& r) {
     return std::unique_ptr<OpKernel>(new PrepackedKernel<PackedOperand>(ms_fused_matmul, std::move(pre)));
   };
   DLRT_RETURN_IF_ERROR(r.add(std::move(fmm)));
-  DLRT_RETURN_IF_ERROR(r.add_fn("RotaryEmbedding", rotary_embedding, 1, 1000, kMs));
-  DLRT_RETURN_IF_ERROR(r.add_fn("MultiHeadAttention", multi_head_attention, 1, 1000, kMs));
+  DLRT_RETURN_IF_ERROR(r.add_fn("RotaryEmbedding", rotary_embedding, 1, 1000, kMsDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("MultiHeadAttention", multi_head_attention, 1, 1000, kMsDomain));
   return register_group_query_attention(r);
 }
 

@@ -32,8 +32,6 @@
 namespace dlrt::cpu {
 namespace {
 
-constexpr const char* kMs = "com.microsoft";
-
 bool is_half_or_float(DType t) { return t == DType::kFloat32 || t == DType::kFloat16; }
 
 float fval(const Tensor& t, int64_t i) {
@@ -481,7 +479,7 @@ Status qembed_layer_norm(KernelContext& ctx) {
 Status register_contrib_quant_transformer_kernels(KernelRegistry& r) {
   KernelDef nb;
   nb.op_type = "MatMulNBits";
-  nb.domain = kMs;
+  nb.domain = kMsDomain;
   nb.factory = [](const ir::Node& node) -> Result<std::unique_ptr<OpKernel>> {
     DLRT_RETURN_IF_ERROR(nbits_attributes(node).status());
     return std::unique_ptr<OpKernel>(new PrepackedKernel<NBitsPrepared>(matmul_nbits, nullptr));
@@ -493,7 +491,7 @@ Status register_contrib_quant_transformer_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add(std::move(nb)));
   KernelDef qa;
   qa.op_type = "QAttention";
-  qa.domain = kMs;
+  qa.domain = kMsDomain;
   qa.factory = [](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
     return std::unique_ptr<OpKernel>(new PrepackedKernel<QAttentionPrepared>(qattention, nullptr));
   };
@@ -508,7 +506,7 @@ Status register_contrib_quant_transformer_kernels(KernelRegistry& r) {
     return std::unique_ptr<OpKernel>(new PrepackedKernel<QAttentionPrepared>(qattention, std::move(pre)));
   };
   DLRT_RETURN_IF_ERROR(r.add(std::move(qa)));
-  return r.add_fn("QEmbedLayerNormalization", qembed_layer_norm, 1, 1000, kMs);
+  return r.add_fn("QEmbedLayerNormalization", qembed_layer_norm, 1, 1000, kMsDomain);
 }
 
 }  // namespace dlrt::cpu

@@ -38,8 +38,6 @@
 namespace dlrt::cpu {
 namespace {
 
-constexpr const char* kMs = "com.microsoft";
-
 Result<const Tensor*> float_input(KernelContext& ctx, size_t i, const char* what) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* t, required_input(ctx, i));
   if (t->dtype() != DType::kFloat32)
@@ -499,20 +497,20 @@ Status ms_attention_from_qkv(KernelContext& ctx, const float* qkv, int64_t B, in
 }
 
 Status register_contrib_transformer_kernels(KernelRegistry& r) {
-  DLRT_RETURN_IF_ERROR(r.add_fn("SkipLayerNormalization", skip_layer_norm<false>, 1, 1000, kMs));
-  DLRT_RETURN_IF_ERROR(r.add_fn("SkipSimplifiedLayerNormalization", skip_layer_norm<true>, 1, 1000, kMs));
+  DLRT_RETURN_IF_ERROR(r.add_fn("SkipLayerNormalization", skip_layer_norm<false>, 1, 1000, kMsDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("SkipSimplifiedLayerNormalization", skip_layer_norm<true>, 1, 1000, kMsDomain));
   // ONNX Runtime registers SimplifiedLayerNormalization in the ONNX domain
   // (opset 1 up); ONNX itself defines no op of that name.
   DLRT_RETURN_IF_ERROR(r.add_fn("SimplifiedLayerNormalization", simplified_layer_norm, 1, 1000, ""));
-  DLRT_RETURN_IF_ERROR(r.add_fn("EmbedLayerNormalization", embed_layer_norm, 1, 1000, kMs));
-  DLRT_RETURN_IF_ERROR(r.add_fn("Gelu", gelu_erf, 1, 1000, kMs));
-  DLRT_RETURN_IF_ERROR(r.add_fn("BiasGelu", bias_gelu, 1, 1000, kMs));
-  DLRT_RETURN_IF_ERROR(r.add_fn("FastGelu", fast_gelu, 1, 1000, kMs));
-  DLRT_RETURN_IF_ERROR(r.add_fn("QuickGelu", quick_gelu, 1, 1000, kMs));
-  DLRT_RETURN_IF_ERROR(r.add_fn("BiasAdd", bias_add, 1, 1000, kMs));
+  DLRT_RETURN_IF_ERROR(r.add_fn("EmbedLayerNormalization", embed_layer_norm, 1, 1000, kMsDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("Gelu", gelu_erf, 1, 1000, kMsDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("BiasGelu", bias_gelu, 1, 1000, kMsDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("FastGelu", fast_gelu, 1, 1000, kMsDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("QuickGelu", quick_gelu, 1, 1000, kMsDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("BiasAdd", bias_add, 1, 1000, kMsDomain));
   KernelDef att;
   att.op_type = "Attention";
-  att.domain = kMs;
+  att.domain = kMsDomain;
   att.factory = [](const ir::Node&) -> Result<std::unique_ptr<OpKernel>> {
     return std::unique_ptr<OpKernel>(new PrepackedKernel<PackedOperand>(ms_attention, nullptr));
   };

@@ -12,12 +12,9 @@
 
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/kernel_util.h"
+#include "backends/cpu/ops/quantize_util.h"
 
 namespace dlrt::cpu::qlinear {
-
-inline constexpr const char* kMsDomain = "com.microsoft";
-
-inline bool is_8bit(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
 
 // Float to int32 the way cvtps2dq does it: round half to even; NaN and
 // values outside int32 give INT32_MIN.
