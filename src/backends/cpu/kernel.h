@@ -11,6 +11,9 @@ namespace dlrt::cpu {
 using exec::ConstantInputs;
 using exec::ConstantKernelFactory;
 using exec::FnKernel;
+using exec::freed_constant;
+using exec::is_built_constant;
+using exec::is_freed_constant;
 using exec::KernelBuildOptions;
 using exec::kernel_build_options;
 using exec::KernelContext;
