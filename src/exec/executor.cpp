@@ -213,8 +213,8 @@ Result<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<const ir::Gra
 }
 
 Result<std::unique_ptr<Executor>> Executor::create_freeing_constants(std::shared_ptr<ir::Graph> graph, ThreadPool& pool,
-                                                                    const exec::KernelRegistry& kernels,
-                                                                    CustomKernelFactory custom) {
+                                                                     const exec::KernelRegistry& kernels,
+                                                                     CustomKernelFactory custom) {
   ir::Graph* owned = graph.get();
   std::unique_ptr<Executor> ex(new Executor(std::move(graph), pool, kernels, std::move(custom)));
   DLRT_RETURN_IF_ERROR(ex->plan_graph(*owned, owned));
@@ -232,7 +232,7 @@ void Executor::free_constant(GraphPlan& plan, ir::Graph& g, ir::ValueId v,
 }
 
 void Executor::free_if_dropped(GraphPlan& plan, ir::Graph& g, const std::vector<ir::ValueId>& candidates,
-                                     const std::vector<std::vector<std::pair<int, size_t>>>& readers) {
+                               const std::vector<std::vector<std::pair<int, size_t>>>& readers) {
   for (ir::ValueId v : candidates) {
     bool all = true;
     for (const auto& [node, input] : readers[v]) all = all && plan.nodes[node].kernel->can_drop_constant(input);
@@ -289,8 +289,10 @@ Status Executor::plan_graph(const ir::Graph& g, ir::Graph* owned) {
     for (size_t v = 0; v < g.values.size(); ++v) {
       const auto& c = g.values[v].constant;
       if (!c || kept[v] || c->nbytes() == 0 || !c->raw_data()) continue;
-      if (readers[v].empty()) free_constant(plan, *owned, static_cast<ir::ValueId>(v), readers[v]);
-      else free_after[last_use[v]].push_back(static_cast<ir::ValueId>(v));
+      if (readers[v].empty())
+        free_constant(plan, *owned, static_cast<ir::ValueId>(v), readers[v]);
+      else
+        free_after[last_use[v]].push_back(static_cast<ir::ValueId>(v));
     }
   }
 

@@ -112,11 +112,12 @@ class Executor {
            CustomKernelFactory custom);
   // `owned`: &g when the executor may free g's constants, else null.
   Status plan_graph(const ir::Graph& g, ir::Graph* owned);
-  // Frees constant `v` of `g` (create_freeing_constants): its readers' kernels let go of it, then the plan and the graph.
+  // Frees constant `v` of `g` (create_freeing_constants): its readers' kernels let go of it, then the plan and the
+  // graph.
   void free_constant(GraphPlan& plan, ir::Graph& g, ir::ValueId v, const std::vector<std::pair<int, size_t>>& readers);
   // Frees those of `candidates` (constants whose last reader was just built) that every reader's kernel can do without.
   void free_if_dropped(GraphPlan& plan, ir::Graph& g, const std::vector<ir::ValueId>& candidates,
-                             const std::vector<std::vector<std::pair<int, size_t>>>& readers);
+                       const std::vector<std::vector<std::pair<int, size_t>>>& readers);
   Status run_graph(const ir::Graph& g, std::span<const RunValue> inputs, const Frame* parent, RunMemory* memory,
                    std::vector<RunValue>& result, std::vector<double>* node_ms = nullptr) const;
   // The plan for runs with these inputs' dtypes and shapes, or null.

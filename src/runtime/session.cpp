@@ -346,8 +346,8 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, ModelMetadat
       return Internal("partition node '" + n.name + "' refers to no accelerator partition");
     return std::unique_ptr<cpu::OpKernel>(std::make_unique<PartitionKernel>((*states)[p]));
   };
-  DLRT_ASSIGN_OR_RETURN(impl->executor,
-                        Executor::create_freeing_constants(impl->run_graph, *impl->pool, cpu::builtin_kernels(), custom));
+  DLRT_ASSIGN_OR_RETURN(
+      impl->executor, Executor::create_freeing_constants(impl->run_graph, *impl->pool, cpu::builtin_kernels(), custom));
   for (ir::ValueId id : g.inputs) impl->inputs.push_back(info_of(g.values[id]));
   for (ir::ValueId id : g.outputs) impl->outputs.push_back(info_of(g.values[id]));
   impl->aliases = OutputAliases(*rg);

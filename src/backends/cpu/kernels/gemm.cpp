@@ -547,8 +547,10 @@ bool PackedMatrix::unpack(float* out) const {
       const float* src = data_.get() + Rp * p0 + (r / t) * t * kc + r % t;
       for (int64_t p = 0; p < kc; ++p) {
         const float v = src[p * t];
-        if (is_a_) out[r * K + p0 + p] = v;
-        else out[(p0 + p) * R + r] = v;
+        if (is_a_)
+          out[r * K + p0 + p] = v;
+        else
+          out[(p0 + p) * R + r] = v;
       }
     }
   }

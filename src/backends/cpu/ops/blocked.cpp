@@ -172,8 +172,10 @@ class ConvBlockedKernel final : public OpKernel {
     // W is the constant packed at creation (or its stand-in once freed),
     // unless a run passes another tensor.
     BlockedConvWeights repacked;
-    const BlockedConvWeights& wp = is_built_constant(*wt, source_data_, source_.shape()) ? w_ : (repacked = pack_blocked_conv(
-        wt->data<float>(), w_.M, w_.C, w_.kh, w_.kw, w_.depthwise, b));
+    const BlockedConvWeights& wp =
+        is_built_constant(*wt, source_data_, source_.shape())
+            ? w_
+            : (repacked = pack_blocked_conv(wt->data<float>(), w_.M, w_.C, w_.kh, w_.kw, w_.depthwise, b));
     DLRT_ASSIGN_OR_RETURN(const Tensor* x, x_blocked_ ? blocked_input(ctx, 0, b) : float_input(ctx, 0, 4));
     const int64_t C = w_.C, M = w_.M, N = x->dim(0);
     if (x_blocked_ ? x->dim(1) != ceil_div(C, b) : x->dim(1) != C)

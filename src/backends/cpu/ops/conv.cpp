@@ -153,8 +153,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
   const Tensor* bias = ctx.input(2);
   const Tensor* z = fuse.residual_input >= 0 ? ctx.input(static_cast<size_t>(fuse.residual_input)) : nullptr;
   // (A float32 W stays the same tensor there, so `pre` still applies to it.)
-  if (nn::is_half(x->dtype()))
-    return nn::run_as_float32(ctx, [&](KernelContext& c) { return conv_run(c, pre, fuse); });
+  if (nn::is_half(x->dtype())) return nn::run_as_float32(ctx, [&](KernelContext& c) { return conv_run(c, pre, fuse); });
   if (x->dtype() != DType::kFloat32 && x->dtype() != DType::kFloat64)
     return ctx.unsupported(std::string("Conv on ") + dtype_name(x->dtype()) + " is not supported");
   if (w->dtype() != x->dtype() || (bias && bias->dtype() != x->dtype()) || (z && z->dtype() != x->dtype()))

@@ -55,8 +55,10 @@ class PackedBKernel final : public OpKernel {
  public:
   PackedBKernel(std::shared_ptr<const PackedOperand> pre, Fusion fuse) : pre_(std::move(pre)), fuse_(fuse) {}
   Status compute(KernelContext& ctx) const override {
-    if constexpr (std::is_same_v<Fusion, MatMulFusion>) return matmul_run(ctx, pre_.get(), fuse_);
-    else return gemm_run(ctx, pre_.get(), fuse_);
+    if constexpr (std::is_same_v<Fusion, MatMulFusion>)
+      return matmul_run(ctx, pre_.get(), fuse_);
+    else
+      return gemm_run(ctx, pre_.get(), fuse_);
   }
   bool can_drop_constant(size_t input) const override {
     return input == 1 && pre_ && pre_->source.raw_data() && pre_->packed->precision() == GemmPrecision::kF32;
