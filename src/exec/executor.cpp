@@ -31,7 +31,7 @@ const RunValue* lookup_capture(const std::string& name, const Frame* f) {
 bool points_into(const Tensor& t, const void* base, size_t bytes) {
   auto p = static_cast<const uint8_t*>(t.raw_data());
   auto b = static_cast<const uint8_t*>(base);
-  return t.nbytes() > 0 && p >= b && p < b + bytes;
+  return b && t.nbytes() > 0 && p >= b && p < b + bytes;
 }
 
 // Arena plans are kept per input signature (dtypes and shapes); only runs
@@ -208,11 +208,39 @@ Status settle_outputs(RunMemory& mem, const ir::Node& node, int index, const Nod
 Result<std::unique_ptr<Executor>> Executor::create(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool,
                                                   const exec::KernelRegistry& kernels, CustomKernelFactory custom) {
   std::unique_ptr<Executor> ex(new Executor(std::move(graph), pool, kernels, std::move(custom)));
-  DLRT_RETURN_IF_ERROR(ex->plan_graph(*ex->graph_));
+  DLRT_RETURN_IF_ERROR(ex->plan_graph(*ex->graph_, nullptr));
   return ex;
 }
 
-Status Executor::plan_graph(const ir::Graph& g) {
+Result<std::unique_ptr<Executor>> Executor::create_freeing_constants(std::shared_ptr<ir::Graph> graph, ThreadPool& pool,
+                                                                     const exec::KernelRegistry& kernels,
+                                                                     CustomKernelFactory custom) {
+  ir::Graph* owned = graph.get();
+  std::unique_ptr<Executor> ex(new Executor(std::move(graph), pool, kernels, std::move(custom)));
+  DLRT_RETURN_IF_ERROR(ex->plan_graph(*owned, owned));
+  return ex;
+}
+
+void Executor::free_constant(GraphPlan& plan, ir::Graph& g, ir::ValueId v,
+                             const std::vector<std::pair<int, size_t>>& readers) {
+  for (const auto& [node, input] : readers) plan.nodes[node].kernel->drop_constant(input);
+  std::optional<Tensor>& c = g.values[v].constant;
+  freed_constants_ += 1;
+  freed_constant_bytes_ += c->nbytes();
+  c = exec::freed_constant(*c);
+  plan.constants[v] = RunValue::of(*c);
+}
+
+void Executor::free_if_dropped(GraphPlan& plan, ir::Graph& g, const std::vector<ir::ValueId>& candidates,
+                               const std::vector<std::vector<std::pair<int, size_t>>>& readers) {
+  for (ir::ValueId v : candidates) {
+    bool all = true;
+    for (const auto& [node, input] : readers[v]) all = all && plan.nodes[node].kernel->can_drop_constant(input);
+    if (all) free_constant(plan, g, v, readers[v]);
+  }
+}
+
+Status Executor::plan_graph(const ir::Graph& g, ir::Graph* owned) {
   GraphPlan plan;
   // last reader of each value; graph outputs are never released
   std::vector<int> last_use(g.values.size(), -1);
@@ -240,6 +268,34 @@ Status Executor::plan_graph(const ir::Graph& g) {
   for (size_t v = 0; v < g.values.size(); ++v)
     if (last_use[v] >= 0 && !g.values[v].constant) plan.nodes[last_use[v]].release_after.push_back(static_cast<ir::ValueId>(v));
 
+  // Freeing constants (owned): the nodes reading each one and the inputs
+  // they read it at; a constant that is a graph output or that a subgraph
+  // captures is kept (kept[v]). One that nothing reads goes now, the others
+  // after their last reader's kernel is built (free_after, by node).
+  std::vector<std::vector<std::pair<int, size_t>>> readers;
+  std::vector<char> kept;
+  std::vector<std::vector<ir::ValueId>> free_after;
+  if (owned) {
+    readers.resize(g.values.size());
+    kept.assign(g.values.size(), 0);
+    free_after.resize(g.nodes.size());
+    for (ir::ValueId o : g.outputs) kept[o] = 1;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const ir::Node& node = g.nodes[i];
+      for (size_t k = 0; k < node.inputs.size(); ++k)
+        if (node.inputs[k] != ir::kNoValue) readers[node.inputs[k]].emplace_back(static_cast<int>(i), k);
+      for (ir::ValueId in : g.implicit_inputs(node)) kept[in] = 1;
+    }
+    for (size_t v = 0; v < g.values.size(); ++v) {
+      const auto& c = g.values[v].constant;
+      if (!c || kept[v] || c->nbytes() == 0 || !c->raw_data()) continue;
+      if (readers[v].empty())
+        free_constant(plan, *owned, static_cast<ir::ValueId>(v), readers[v]);
+      else
+        free_after[last_use[v]].push_back(static_cast<ir::ValueId>(v));
+    }
+  }
+
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
     if (custom_) {
@@ -253,6 +309,7 @@ Status Executor::plan_graph(const ir::Graph& g) {
       DLRT_ASSIGN_OR_RETURN(auto k, custom_kernel());
       if (k) {
         plan.nodes[i].kernel = std::move(k);
+        if (owned) free_if_dropped(plan, *owned, free_after[i], readers);
         continue;
       }
     }
@@ -269,7 +326,7 @@ Status Executor::plan_graph(const ir::Graph& g) {
         exec::ConstantInputs constants = [&g, &node](size_t k) -> const Tensor* {
           if (k >= node.inputs.size() || node.inputs[k] == ir::kNoValue) return nullptr;
           const auto& c = g.values[node.inputs[k]].constant;
-          return c && c->valid() ? &*c : nullptr;
+          return c && c->valid() && !exec::is_freed_constant(*c) ? &*c : nullptr;
         };
         return def->factory_with_constants(node, constants);
       } catch (const std::bad_alloc& e) {
@@ -287,9 +344,10 @@ Status Executor::plan_graph(const ir::Graph& g) {
     plan.in_place[i] = def->in_place_inputs;
     plan.flush[i] = def->flush_subnormals && flush_subnormals_enabled();
     for (const auto& [name, a] : node.attributes) {
-      if (a.g) DLRT_RETURN_IF_ERROR(plan_graph(*a.g));
-      for (const auto& sg : a.graphs) DLRT_RETURN_IF_ERROR(plan_graph(*sg));
+      if (a.g) DLRT_RETURN_IF_ERROR(plan_graph(*a.g, owned ? a.g.get() : nullptr));
+      for (const auto& sg : a.graphs) DLRT_RETURN_IF_ERROR(plan_graph(*sg, owned ? sg.get() : nullptr));
     }
+    if (owned) free_if_dropped(plan, *owned, free_after[i], readers);
   }
   plans_[&g] = std::move(plan);
   return Status::Ok();

@@ -56,6 +56,18 @@ class Executor {
   static Result<std::unique_ptr<Executor>> create(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool,
                                                   const exec::KernelRegistry& kernels,
                                                   CustomKernelFactory custom = nullptr);
+  // The same for a graph whose constants the executor may change: a
+  // constant that every node reading it keeps its own copy of (packed
+  // weights: OpKernel::can_drop_constant) is freed as soon as the last of
+  // those kernels is built, so that the weights are not held twice, nor
+  // both copies at once while the kernels are built. Its Value::constant
+  // (here and in the executor) becomes its stand-in (freed_constant), so
+  // its storage goes once nothing else shares it (the caller's other
+  // copies of the graph must have let go of it). Constants that no node
+  // reads go too; graph outputs and values a subgraph captures stay.
+  static Result<std::unique_ptr<Executor>> create_freeing_constants(std::shared_ptr<ir::Graph> graph, ThreadPool& pool,
+                                                                    const exec::KernelRegistry& kernels,
+                                                                    CustomKernelFactory custom = nullptr);
 
   // Runs the main graph; `inputs` are in graph->inputs order. With
   // `node_ms`, also returns the wall time of each main-graph node.
@@ -77,6 +89,10 @@ class Executor {
   // Statistics of the arena plan of the most recent input shapes, if any run
   // has been planned yet: arena size, lower bound, bytes without reuse.
   std::optional<ir::MemoryPlan> memory_stats() const;
+  // The constants create_freeing_constants freed (in every graph): how
+  // many, and their bytes.
+  size_t freed_constants() const { return freed_constants_; }
+  size_t freed_constant_bytes() const { return freed_constant_bytes_; }
 
  private:
   struct NodePlan {
@@ -94,7 +110,14 @@ class Executor {
 
   Executor(std::shared_ptr<const ir::Graph> graph, ThreadPool& pool, const exec::KernelRegistry& kernels,
            CustomKernelFactory custom);
-  Status plan_graph(const ir::Graph& g);
+  // `owned`: &g when the executor may free g's constants, else null.
+  Status plan_graph(const ir::Graph& g, ir::Graph* owned);
+  // Frees constant `v` of `g` (create_freeing_constants): its readers' kernels let go of it, then the plan and the
+  // graph.
+  void free_constant(GraphPlan& plan, ir::Graph& g, ir::ValueId v, const std::vector<std::pair<int, size_t>>& readers);
+  // Frees those of `candidates` (constants whose last reader was just built) that every reader's kernel can do without.
+  void free_if_dropped(GraphPlan& plan, ir::Graph& g, const std::vector<ir::ValueId>& candidates,
+                       const std::vector<std::vector<std::pair<int, size_t>>>& readers);
   Status run_graph(const ir::Graph& g, std::span<const RunValue> inputs, const Frame* parent, RunMemory* memory,
                    std::vector<RunValue>& result, std::vector<double>* node_ms = nullptr) const;
   // The plan for runs with these inputs' dtypes and shapes, or null.
@@ -106,6 +129,7 @@ class Executor {
   const exec::KernelRegistry& kernels_;
   CustomKernelFactory custom_;
   std::map<const ir::Graph*, GraphPlan> plans_;
+  size_t freed_constants_ = 0, freed_constant_bytes_ = 0;
 
   // Arena plans by input-shape signature, oldest evicted; a plan is only
   // offsets (its memory comes from arena_pool_), so keeping many costs little

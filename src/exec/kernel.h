@@ -31,7 +31,35 @@ class OpKernel {
  public:
   virtual ~OpKernel() = default;
   virtual Status compute(KernelContext& ctx) const = 0;
+
+  // Constant data a kernel no longer needs. A kernel built from constant
+  // input `input` (ConstantKernelFactory) that keeps its own copy of all it
+  // reads of it (packed weights) answers true. When every node reading a
+  // constant does, an executor that owns the graph's constants
+  // (Executor::create_freeing_constants) calls drop_constant on each of them
+  // and frees the constant's data. From then on the kernel gets, in place of
+  // that input, the constant's stand-in (freed_constant: its dtype and shape,
+  // no data), and must not read its data.
+  virtual bool can_drop_constant(size_t input) const {
+    (void)input;
+    return false;
+  }
+  // Lets go of the kernel's own references to the data of constant input
+  // `input` (after can_drop_constant(input) said true), before any run.
+  virtual void drop_constant(size_t input) { (void)input; }
 };
+
+// The stand-in for a constant whose data an executor freed: its dtype and
+// shape, raw_data() null.
+inline Tensor freed_constant(const Tensor& t) { return Tensor::view(t.dtype(), t.shape(), nullptr); }
+inline bool is_freed_constant(const Tensor& t) { return t.valid() && t.size() > 0 && t.raw_data() == nullptr; }
+
+// Whether `t`, a run's input where a kernel was built from a constant with
+// data `data` and shape `shape`, is that constant: the very tensor, or its
+// stand-in once an executor freed it.
+inline bool is_built_constant(const Tensor& t, const void* data, const Shape& shape) {
+  return t.shape() == shape && (t.raw_data() == data || is_freed_constant(t));
+}
 
 // Runs a subgraph (an If branch, a Loop body) with the given inputs; values
 // it captures from enclosing graphs are resolved by the executor.
@@ -168,7 +196,8 @@ using ConstantInputs = std::function<const Tensor*(size_t input_index)>;
 
 // A factory that may pre-process constant inputs once (e.g. pack weights).
 // The kernel must still check, in compute(), that the input it gets is the
-// tensor it pre-processed (same data pointer) and fall back otherwise.
+// tensor it pre-processed (same data pointer, or its freed stand-in:
+// is_built_constant) and fall back otherwise.
 using ConstantKernelFactory =
     std::function<Result<std::unique_ptr<OpKernel>>(const ir::Node& node, const ConstantInputs& constants)>;
 

@@ -320,6 +320,12 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, ModelMetadat
     impl->placement.partitions.back().node_count = rep.node_count;
   }
   DLRT_RETURN_IF_ERROR(rg->topological_sort());
+  // From here on the session reads the model's graph for its values' types
+  // only: its constants let go of their data, which rg shares, so that the
+  // executor can free each weight its kernels packed (below) instead of
+  // holding it twice. (Subgraphs are shared with rg: they keep theirs.)
+  for (ir::Value& v : impl->model.graph->values)
+    if (v.constant && v.constant->valid()) v.constant = exec::freed_constant(*v.constant);
   if (optimize) {  // fusions into CPU-only ops: Partition nodes are never matched
     OptimizeOptions oo;
     oo.node_tags = &impl->node_partition;
@@ -340,7 +346,8 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, ModelMetadat
       return Internal("partition node '" + n.name + "' refers to no accelerator partition");
     return std::unique_ptr<cpu::OpKernel>(std::make_unique<PartitionKernel>((*states)[p]));
   };
-  DLRT_ASSIGN_OR_RETURN(impl->executor, Executor::create(impl->run_graph, *impl->pool, cpu::builtin_kernels(), custom));
+  DLRT_ASSIGN_OR_RETURN(
+      impl->executor, Executor::create_freeing_constants(impl->run_graph, *impl->pool, cpu::builtin_kernels(), custom));
   for (ir::ValueId id : g.inputs) impl->inputs.push_back(info_of(g.values[id]));
   for (ir::ValueId id : g.outputs) impl->outputs.push_back(info_of(g.values[id]));
   impl->aliases = OutputAliases(*rg);

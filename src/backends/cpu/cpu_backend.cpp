@@ -86,7 +86,8 @@ class CpuBackend final : public backend::Backend {
       return InvalidArgument("cpu backend option threads=" + std::to_string(threads) + " is outside 0 (one per core) to " +
                              std::to_string(kMaxThreads));
     exe->pool = std::make_unique<ThreadPool>(threads);
-    DLRT_ASSIGN_OR_RETURN(exe->executor, Executor::create(exe->model.graph, *exe->pool, builtin_kernels()));
+    DLRT_ASSIGN_OR_RETURN(exe->executor,
+                          Executor::create_freeing_constants(exe->model.graph, *exe->pool, builtin_kernels()));
     return exe.release();
   }
 

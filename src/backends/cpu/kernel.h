@@ -11,8 +11,11 @@ namespace dlrt::cpu {
 using exec::ConstantInputs;
 using exec::ConstantKernelFactory;
 using exec::FnKernel;
-using exec::KernelBuildOptions;
+using exec::freed_constant;
+using exec::is_built_constant;
+using exec::is_freed_constant;
 using exec::kernel_build_options;
+using exec::KernelBuildOptions;
 using exec::KernelContext;
 using exec::KernelDef;
 using exec::KernelFactory;

@@ -206,6 +206,21 @@ BlockedConvWeights pack_blocked_conv(const float* w, int64_t M, int64_t C, int64
   return p;
 }
 
+void unpack_blocked_conv(const BlockedConvWeights& p, float* w) {
+  const int64_t b = p.block, kk = p.kh * p.kw, M = p.M, C = p.C;
+  if (p.depthwise) {
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = 0; t < kk; ++t) w[c * kk + t] = p.w[static_cast<size_t>(((c / b) * kk + t) * b + c % b)];
+    return;
+  }
+  const int64_t icbs = ceil_div(C, b);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = 0; t < kk; ++t)
+        w[(m * C + c) * kk + t] =
+            p.w[static_cast<size_t>((((m / b) * icbs + c / b) * kk + t) * b * b + (c % b) * b + m % b)];
+}
+
 void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, const float* x, bool x_blocked,
                   const float* bias, const float* z, const Activation& act, float* y, ThreadPool* pool) {
   const int64_t b = w.block, obs = ceil_div(g.M, b);

@@ -50,6 +50,8 @@ struct BlockedConvWeights {
 // Packs W [M, C / group, kh, kw] (group 1, or group == C == M).
 BlockedConvWeights pack_blocked_conv(const float* w, int64_t M, int64_t C, int64_t kh, int64_t kw, bool depthwise,
                                      int block);
+// The inverse: writes W [M, C / group, kh, kw] from `p`.
+void unpack_blocked_conv(const BlockedConvWeights& p, float* w);
 
 // y (blocked, [N, ceil(M/b), OH, OW, b]) = act(conv(x, w) + bias + z): x blocked
 // ([N, ceil(C/b), H, W, b]) or, when !x_blocked, NCHW [N, C, H, W]; bias M values

@@ -535,6 +535,28 @@ std::shared_ptr<const PackedMatrix> PackedMatrix::pack_a(bool trans, int64_t M, 
 
 int64_t packed_kc(const PackedMatrix& pm) { return pm.kc_; }
 
+bool PackedMatrix::unpack(float* out) const {
+  if (precision_ != GemmPrecision::kF32) return false;
+  // op(A)(i, p) and op(B)(p, j) alike: the tiled dimension (A's rows, B's
+  // columns) in panels of `t`, K in slices of kc_ (packed_kc's layout).
+  const int64_t t = is_a_ ? mr_ : nr_, K = is_a_ ? cols_ : rows_, R = is_a_ ? rows_ : cols_;
+  const int64_t Rp = round_up(std::max<int64_t>(R, 1), t);
+  for (int64_t p0 = 0; p0 < K; p0 += kc_) {
+    const int64_t kc = std::min(kc_, K - p0);
+    for (int64_t r = 0; r < R; ++r) {
+      const float* src = data_.get() + Rp * p0 + (r / t) * t * kc + r % t;
+      for (int64_t p = 0; p < kc; ++p) {
+        const float v = src[p * t];
+        if (is_a_)
+          out[r * K + p0 + p] = v;
+        else
+          out[(p0 + p) * R + r] = v;
+      }
+    }
+  }
+  return true;
+}
+
 std::shared_ptr<const PackedMatrix> PackedMatrix::pack_b(bool trans, int64_t K, int64_t N, const float* B,
                                                          int64_t ldb, GemmPrecision precision) {
   auto pm = std::make_shared<PackedMatrix>();

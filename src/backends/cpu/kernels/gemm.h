@@ -98,6 +98,10 @@ class PackedMatrix {
   GemmPrecision precision() const { return precision_; }
   const float* data() const { return data_.get(); }
   size_t bytes() const { return bytes_; }
+  // Writes the matrix back out, row-major: op(A) (rows() x cols()) or op(B)
+  // (rows() x cols()), exactly as packed. False (nothing written) for AMX
+  // tiles, whose bf16 parts need not sum to the floats they came from.
+  bool unpack(float* out) const;
 
  private:
   friend int64_t packed_kc(const PackedMatrix& pm);

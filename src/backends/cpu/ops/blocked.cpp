@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -154,7 +155,13 @@ Status max_pool_compute(KernelContext& ctx) {
 class ConvBlockedKernel final : public OpKernel {
  public:
   ConvBlockedKernel(BlockedConvWeights w, const Tensor& source, Activation act, bool x_blocked)
-      : w_(std::move(w)), source_(source), act_(act), x_blocked_(x_blocked) {}
+      : w_(std::move(w)), source_(source), source_data_(source.raw_data()), act_(act), x_blocked_(x_blocked) {}
+
+  // w_ holds every weight exactly: the constant W can go (weights() unpacks it where needed).
+  bool can_drop_constant(size_t input) const override { return input == 1 && source_.raw_data() != nullptr; }
+  void drop_constant(size_t input) override {
+    if (can_drop_constant(input)) source_ = freed_constant(source_);
+  }
 
   Status compute(KernelContext& ctx) const override {
     const int b = w_.block;
@@ -162,10 +169,13 @@ class ConvBlockedKernel final : public OpKernel {
     if (wt->dtype() != DType::kFloat32 || wt->shape() != source_.shape())
       return ctx.invalid("W has shape " + shape_to_string(wt->shape()) + ", not the constant's " +
                          shape_to_string(source_.shape()));
-    // W is the constant packed at creation, unless a run passes another tensor.
+    // W is the constant packed at creation (or its stand-in once freed),
+    // unless a run passes another tensor.
     BlockedConvWeights repacked;
-    const BlockedConvWeights& wp = wt->raw_data() == source_.raw_data() ? w_ : (repacked = pack_blocked_conv(
-        wt->data<float>(), w_.M, w_.C, w_.kh, w_.kw, w_.depthwise, b));
+    const BlockedConvWeights& wp =
+        is_built_constant(*wt, source_data_, source_.shape())
+            ? w_
+            : (repacked = pack_blocked_conv(wt->data<float>(), w_.M, w_.C, w_.kh, w_.kw, w_.depthwise, b));
     DLRT_ASSIGN_OR_RETURN(const Tensor* x, x_blocked_ ? blocked_input(ctx, 0, b) : float_input(ctx, 0, 4));
     const int64_t C = w_.C, M = w_.M, N = x->dim(0);
     if (x_blocked_ ? x->dim(1) != ceil_div(C, b) : x->dim(1) != C)
@@ -228,8 +238,7 @@ class ConvBlockedKernel final : public OpKernel {
   // Image by image, the F(4x4, 3x3) filters of W transformed on the first run.
   void run_winograd4(const WinogradGeometry& geo, int64_t N, const float* x, const float* bias, const float* z,
                      float* y, ThreadPool& pool) const {
-    std::call_once(winograd4_once_,
-                   [&] { winograd4_ = winograd4_filters(source_.data<float>(), w_.M, w_.C, true); });
+    std::call_once(winograd4_once_, [&] { winograd4_ = winograd4_filters(weights().data<float>(), w_.M, w_.C, true); });
     const int64_t x_image = ceil_div(w_.C, 16) * geo.in_h * geo.in_w * 16;
     const int64_t y_image = ceil_div(w_.M, 16) * geo.out_h * geo.out_w * 16;
     for (int64_t n = 0; n < N; ++n)
@@ -245,7 +254,7 @@ class ConvBlockedKernel final : public OpKernel {
     for (const auto& [key, made] : crops_)
       if (key == crop) return made.get();
     std::unique_ptr<BlockedConvWeights> made;
-    const Tensor w = crop_conv_weights(source_, crop);
+    const Tensor w = crop_conv_weights(weights(), crop);
     if (w.size() > 0)
       made = std::make_unique<BlockedConvWeights>(
           pack_blocked_conv(w.data<float>(), w_.M, w_.C, w.dim(2), w.dim(3), w_.depthwise, w_.block));
@@ -254,8 +263,18 @@ class ConvBlockedKernel final : public OpKernel {
   }
 
  private:
+  // W: the constant while held, else unpacked from w_ (a new tensor on each call).
+  Tensor weights() const {
+    if (source_.raw_data() || source_.size() == 0) return source_;
+    auto w = Tensor::allocate_uninitialized(DType::kFloat32, source_.shape());
+    if (!w.ok()) throw std::bad_alloc();  // kernels' allocation failures surface as kOutOfMemory
+    unpack_blocked_conv(w_, w->data<float>());
+    return std::move(w).value();
+  }
+
   BlockedConvWeights w_;
-  Tensor source_;
+  Tensor source_;  // the constant W, until dropped (then its stand-in)
+  const void* source_data_;
   Activation act_;
   bool x_blocked_;
   mutable std::mutex crops_mutex_;

@@ -12,6 +12,7 @@
 // conv_transpose.cpp.
 #include <algorithm>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -151,8 +152,8 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
   DLRT_ASSIGN_OR_RETURN(const Tensor* w, required_input(ctx, 1));
   const Tensor* bias = ctx.input(2);
   const Tensor* z = fuse.residual_input >= 0 ? ctx.input(static_cast<size_t>(fuse.residual_input)) : nullptr;
-  if (nn::is_half(x->dtype()))
-    return nn::run_as_float32(ctx, [&](KernelContext& c) { return conv_run(c, nullptr, fuse); });
+  // (A float32 W stays the same tensor there, so `pre` still applies to it.)
+  if (nn::is_half(x->dtype())) return nn::run_as_float32(ctx, [&](KernelContext& c) { return conv_run(c, pre, fuse); });
   if (x->dtype() != DType::kFloat32 && x->dtype() != DType::kFloat64)
     return ctx.unsupported(std::string("Conv on ") + dtype_name(x->dtype()) + " is not supported");
   if (w->dtype() != x->dtype() || (bias && bias->dtype() != x->dtype()) || (z && z->dtype() != x->dtype()))
@@ -185,9 +186,8 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
                                                : ctx.allocate_output(0, x->dtype(), out_shape));
   if (y->size() == 0) return Status::Ok();
   // The packed weights apply only to the very tensor they were packed from.
-  if (pre && (x->dtype() != DType::kFloat32 || pre->source.raw_data() != w->raw_data() ||
-              pre->source.shape() != w->shape() || pre->group_count != group))
-    pre = nullptr;
+  if (pre && (x->dtype() != DType::kFloat32 || !pre->packed_from(*w) || pre->group_count != group)) pre = nullptr;
+  if (!pre && is_freed_constant(*w)) return Internal("W was freed for packed weights that do not apply to this run");
 
   ConvProblem prob;
   prob.x = x, prob.w = w, prob.bias = bias, prob.z = z, prob.y = y, prob.pre = pre;
@@ -255,20 +255,45 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
   return conv_gemm_f32(prob, fuse, amx);
 }
 
+Tensor ConvPrepacked::weights() const {
+  if (source_.raw_data() || source_.size() == 0) return source_;
+  // Dropped (can_drop_source): the fp32 GEMM packing holds every weight.
+  auto w = Tensor::allocate_uninitialized(DType::kFloat32, source_.shape());
+  if (!w.ok()) throw std::bad_alloc();  // kernels' allocation failures surface as kOutOfMemory
+  const int64_t Mg = source_.dim(0) / group_count, K = source_.size() / source_.dim(0);
+  for (int64_t gi = 0; gi < group_count; ++gi) {
+    [[maybe_unused]] const bool fp32 = group(gi).unpack(w->data<float>() + gi * Mg * K);  // can_drop_source: fp32 tiles
+  }
+  return std::move(w).value();
+}
+
+bool ConvPrepacked::can_drop_source() const {
+  if (!amx_groups_.empty() || groups_.size() != static_cast<size_t>(group_count)) return false;
+  for (const auto& g : groups_)
+    if (g->precision() != GemmPrecision::kF32) return false;
+  return source_.raw_data() != nullptr;
+}
+
+void ConvPrepacked::drop_source() {
+  if (can_drop_source()) source_ = freed_constant(source_);
+}
+
 const PackedMatrix& ConvPrepacked::transposed() const {
   std::call_once(transposed_once_, [&] {
-    const int64_t M = source.dim(0), K = source.size() / M;
-    transposed_ = PackedMatrix::pack_b(true, K, M, source.data<float>(), K,
+    const Tensor w = weights();
+    const int64_t M = w.dim(0), K = w.size() / M;
+    transposed_ = PackedMatrix::pack_b(true, K, M, w.data<float>(), K,
                                        amx_groups_.empty() ? GemmPrecision::kF32 : GemmPrecision::kBf16x3);
   });
   return *transposed_;
 }
 
 void ConvPrepacked::pack_groups() const {
+  // Made at create whenever W can be dropped, so W is here when it runs.
   std::call_once(groups_once_, [&] {
-    const int64_t Mg = source.dim(0) / group_count, K = source.size() / source.dim(0);
+    const int64_t Mg = source_.dim(0) / group_count, K = source_.size() / source_.dim(0);
     for (int64_t gi = 0; gi < group_count; ++gi)
-      groups_.push_back(PackedMatrix::pack_a(false, Mg, K, source.data<float>() + gi * Mg * K, K));
+      groups_.push_back(PackedMatrix::pack_a(false, Mg, K, source_.data<float>() + gi * Mg * K, K));
   });
 }
 
@@ -278,26 +303,32 @@ const PackedMatrix& ConvPrepacked::group(int64_t gi) const {
 }
 
 const WinogradFilters& ConvPrepacked::winograd4() const {
-  std::call_once(winograd4_once_, [&] { winograd4_ = winograd4_filters(source.data<float>(), source.dim(0), source.dim(1)); });
+  std::call_once(winograd4_once_, [&] {
+    const Tensor w = weights();
+    winograd4_ = winograd4_filters(w.data<float>(), w.dim(0), w.dim(1));
+  });
   return *winograd4_;
 }
 
 const WinogradFilters& ConvPrepacked::winograd() const {
-  std::call_once(winograd_once_, [&] { winograd_ = winograd_filters(source.data<float>(), source.dim(0), source.dim(1)); });
+  std::call_once(winograd_once_, [&] {
+    const Tensor w = weights();
+    winograd_ = winograd_filters(w.data<float>(), w.dim(0), w.dim(1));
+  });
   return *winograd_;
 }
 
-Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w) {
-  if (!w || w->dtype() != DType::kFloat32 || w->rank() < 3 || w->rank() > 5) return std::shared_ptr<const ConvPrepacked>();
+Result<std::shared_ptr<ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w) {
+  if (!w || w->dtype() != DType::kFloat32 || w->rank() < 3 || w->rank() > 5) return std::shared_ptr<ConvPrepacked>();
   const int64_t group = node.attr_int("group", 1);
   const int64_t M = w->dim(0);
-  if (group <= 0 || M % group != 0) return std::shared_ptr<const ConvPrepacked>();
+  if (group <= 0 || M % group != 0) return std::shared_ptr<ConvPrepacked>();
   const int64_t Mg = M / group;
   int64_t K = 1;
   for (size_t i = 1; i < w->rank(); ++i) K *= w->dim(i);
-  if (Mg == 1 && w->dim(1) == 1 && group > 1) return std::shared_ptr<const ConvPrepacked>();  // depthwise: direct loop
+  if (Mg == 1 && w->dim(1) == 1 && group > 1) return std::shared_ptr<ConvPrepacked>();  // depthwise: direct loop
   auto pre = std::make_shared<ConvPrepacked>();
-  pre->source = *w;
+  pre->set_source(*w);
   pre->group_count = group;
   // A conv that will run Winograd gets its transformed filters now (the
   // variant winograd_prepack_tile expects) and the GEMM packing only if
@@ -329,20 +360,10 @@ Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node
   } else if (!winograd) {
     pre->pack_groups();
   }
-  return std::shared_ptr<const ConvPrepacked>(std::move(pre));
+  return pre;
 }
 
 namespace {
-
-class ConvKernel final : public OpKernel {
- public:
-  ConvKernel(std::shared_ptr<const ConvPrepacked> pre, ConvFusion fuse) : pre_(std::move(pre)), fuse_(fuse) {}
-  Status compute(KernelContext& ctx) const override { return conv_run(ctx, pre_.get(), fuse_); }
-
- private:
-  std::shared_ptr<const ConvPrepacked> pre_;
-  ConvFusion fuse_;
-};
 
 Status conv_compute(KernelContext& ctx) { return conv_run(ctx, nullptr, ConvFusion{}); }
 

@@ -53,7 +53,7 @@ void crop_dead_taps(ConvProblem& prob) {
   if (!cropped) return;
   g_cropped_runs.fetch_add(1, std::memory_order_relaxed);
   prob.pre = cropped;
-  prob.w = &cropped->source;
+  prob.w = &cropped->source();
   Geo3& g = prob.g;
   for (int i = 0; i < 3; ++i) {
     g.k[i] -= crop.lead[i] + crop.trail[i];
@@ -82,16 +82,16 @@ const ConvPrepacked* ConvPrepacked::cropped(const ConvTapCrop& crop) const {
   for (const auto& [key, made] : crops_)
     if (key == crop) return made.get();
   std::shared_ptr<ConvPrepacked> made;
-  Tensor w = crop_conv_weights(source, crop);
+  Tensor w = crop_conv_weights(weights(), crop);
   if (w.size() > 0) {
     made = std::make_shared<ConvPrepacked>();
-    made->source = std::move(w);
+    made->set_source(w);
     made->group_count = group_count;
     if (!amx_groups_.empty()) {  // the precision these were packed for (bf16x3 on AMX)
-      const int64_t Mg = made->source.dim(0) / group_count, K = made->source.size() / made->source.dim(0);
+      const int64_t Mg = w.dim(0) / group_count, K = w.size() / w.dim(0);
       for (int64_t gi = 0; gi < group_count; ++gi)
-        made->amx_groups_.push_back(PackedMatrix::pack_a(false, Mg, K, made->source.data<float>() + gi * Mg * K, K,
-                                                         GemmPrecision::kBf16x3));
+        made->amx_groups_.push_back(
+            PackedMatrix::pack_a(false, Mg, K, w.data<float>() + gi * Mg * K, K, GemmPrecision::kBf16x3));
     }
   }
   crops_.emplace_back(crop, made);

@@ -42,8 +42,24 @@ Tensor crop_conv_weights(const Tensor& w, const ConvTapCrop& crop);
 
 // Weights packed once per group (op(A) = W_g, Mg x Cg*k) for the float32 GEMM.
 struct ConvPrepacked {
-  Tensor source;  // the constant W they were packed from (kept alive; compared by data pointer)
   int64_t group_count = 0;
+
+  // Whether `w`, a run's W, is the constant these were packed from (its
+  // data, or its stand-in once an executor freed it) with that shape.
+  bool packed_from(const Tensor& w) const { return is_built_constant(w, source_data_, source_.shape()); }
+  // The constant W these were packed from, while they hold it (else a
+  // tensor of its dtype and shape without data: drop_source).
+  const Tensor& source() const { return source_; }
+  // W itself: the constant while held, else unpacked from the GEMM packing
+  // (a new tensor on each call: for making the forms below).
+  Tensor weights() const;
+  // Whether W's data can go: the fp32 GEMM packing (made at create) holds
+  // all of it. Not for AMX tiles (not exact), nor for a conv that runs
+  // Winograd (its GEMM packing waits for a first use; W costs no more).
+  bool can_drop_source() const;
+  // Lets go of W (can_drop_source()); the forms made on first use come
+  // from the GEMM packing from then on. Before any run.
+  void drop_source();
 
   // W_g packed as the GEMM's A operand. Packed at session create, except
   // for a conv that will run Winograd (prepack_conv_weights transforms its
@@ -78,8 +94,14 @@ struct ConvPrepacked {
   const ConvPrepacked* cropped(const ConvTapCrop& crop) const;
 
  private:
-  friend Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w);
+  friend Result<std::shared_ptr<ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w);
+  void set_source(const Tensor& w) {
+    source_ = w;
+    source_data_ = w.raw_data();
+  }
   void pack_groups() const;
+  Tensor source_;
+  const void* source_data_ = nullptr;  // source_'s data pointer, kept past drop_source for packed_from
   std::vector<std::shared_ptr<const PackedMatrix>> amx_groups_;
   mutable std::once_flag groups_once_;
   mutable std::vector<std::shared_ptr<const PackedMatrix>> groups_;
@@ -100,7 +122,7 @@ struct ConvFusion {
 };
 
 // Packs a constant float32 W for a (non-depthwise) Conv; null when W is not worth or able to pack.
-Result<std::shared_ptr<const ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w);
+Result<std::shared_ptr<ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w);
 
 // How many float Conv runs took the AMX GEMM (filters packed for precision
 // bf16x3) since the process started; for tests.
@@ -124,5 +146,21 @@ int conv_winograd_tile(int64_t group, int64_t M, int64_t C, const int64_t k[2], 
 
 // Conv / FusedConv. `pre` may be null (or stale: it is then ignored).
 Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& fuse);
+
+// The Conv / FusedConv kernel: conv_run with `pre` (may be null), which it
+// lets go of W for (OpKernel::drop_constant) when pre can do without it.
+class ConvKernel final : public OpKernel {
+ public:
+  ConvKernel(std::shared_ptr<ConvPrepacked> pre, ConvFusion fuse) : pre_(std::move(pre)), fuse_(fuse) {}
+  Status compute(KernelContext& ctx) const override { return conv_run(ctx, pre_.get(), fuse_); }
+  bool can_drop_constant(size_t input) const override { return input == 1 && pre_ && pre_->can_drop_source(); }
+  void drop_constant(size_t input) override {
+    if (can_drop_constant(input)) pre_->drop_source();
+  }
+
+ private:
+  std::shared_ptr<ConvPrepacked> pre_;
+  ConvFusion fuse_;
+};
 
 }  // namespace dlrt::cpu

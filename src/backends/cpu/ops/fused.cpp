@@ -30,36 +30,6 @@ namespace {
 
 constexpr const char* kDomain = "com.dlrt";
 
-class FusedConvKernel final : public OpKernel {
- public:
-  FusedConvKernel(std::shared_ptr<const ConvPrepacked> pre, ConvFusion fuse) : pre_(std::move(pre)), fuse_(fuse) {}
-  Status compute(KernelContext& ctx) const override { return conv_run(ctx, pre_.get(), fuse_); }
-
- private:
-  std::shared_ptr<const ConvPrepacked> pre_;
-  ConvFusion fuse_;
-};
-
-class FusedMatMulKernel final : public OpKernel {
- public:
-  FusedMatMulKernel(std::shared_ptr<const PackedOperand> pre, MatMulFusion fuse) : pre_(std::move(pre)), fuse_(fuse) {}
-  Status compute(KernelContext& ctx) const override { return matmul_run(ctx, pre_.get(), fuse_); }
-
- private:
-  std::shared_ptr<const PackedOperand> pre_;
-  MatMulFusion fuse_;
-};
-
-class FusedGemmKernel final : public OpKernel {
- public:
-  FusedGemmKernel(std::shared_ptr<const PackedOperand> pre, Activation act) : pre_(std::move(pre)), act_(act) {}
-  Status compute(KernelContext& ctx) const override { return gemm_run(ctx, pre_.get(), act_); }
-
- private:
-  std::shared_ptr<const PackedOperand> pre_;
-  Activation act_;
-};
-
 class FusedExpandDepthwiseKernel final : public OpKernel {
  public:
   FusedExpandDepthwiseKernel(const Tensor* we, const Tensor* wp, Activation act_e, Activation act_d,
@@ -228,19 +198,19 @@ Result<MatMulFusion> matmul_fusion(const ir::Node& node) {
 Result<std::unique_ptr<OpKernel>> make_fused_conv(const ir::Node& node, const Tensor* w) {
   DLRT_ASSIGN_OR_RETURN(ConvFusion f, conv_fusion(node));
   DLRT_ASSIGN_OR_RETURN(auto pre, prepack_conv_weights(node, w));
-  return std::unique_ptr<OpKernel>(new FusedConvKernel(std::move(pre), f));
+  return std::unique_ptr<OpKernel>(new ConvKernel(std::move(pre), f));
 }
 
 Result<std::unique_ptr<OpKernel>> make_fused_matmul(const ir::Node& node, const Tensor* b) {
   DLRT_ASSIGN_OR_RETURN(MatMulFusion f, matmul_fusion(node));
   DLRT_ASSIGN_OR_RETURN(auto pre, prepack_b(b, false));
-  return std::unique_ptr<OpKernel>(new FusedMatMulKernel(std::move(pre), f));
+  return std::unique_ptr<OpKernel>(new MatMulKernel(std::move(pre), f));
 }
 
 Result<std::unique_ptr<OpKernel>> make_fused_gemm(const ir::Node& node, const Tensor* b) {
   DLRT_ASSIGN_OR_RETURN(Activation act, activation_of(node));
   DLRT_ASSIGN_OR_RETURN(auto pre, prepack_b(b, node.attr_int("transB", 0) != 0));
-  return std::unique_ptr<OpKernel>(new FusedGemmKernel(std::move(pre), act));
+  return std::unique_ptr<OpKernel>(new GemmKernel(std::move(pre), act));
 }
 
 using Maker = Result<std::unique_ptr<OpKernel>> (*)(const ir::Node&, const Tensor*);

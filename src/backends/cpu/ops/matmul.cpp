@@ -258,9 +258,10 @@ Status matmul_run(KernelContext& ctx, const PackedOperand* pre_b, const MatMulFu
                                         ? ctx.allocate_output_uninitialized(0, a->dtype(), std::move(out_shape))
                                         : ctx.allocate_output(0, a->dtype(), std::move(out_shape)));
   if (y->size() == 0) return Status::Ok();
-  if (pre_b && (a->dtype() != DType::kFloat32 || pre_b->source.raw_data() != b->raw_data() || mb.b_vec ||
-                pre_b->source.shape() != b->shape() || pre_b->packed->rows() != K || pre_b->packed->cols() != N))
+  if (pre_b && (a->dtype() != DType::kFloat32 || !pre_b->packed_from(*b) || mb.b_vec || pre_b->packed->rows() != K ||
+                pre_b->packed->cols() != N))
     pre_b = nullptr;
+  if (!pre_b && is_freed_constant(*b)) return Internal("B was freed for a packing that does not apply to this run");
 
   if (a->dtype() == DType::kFloat32) return matmul_f32(ctx, mb, a, b, bias, resid, y, pre_b, fuse);
   return matmul_typed(ctx, mb, a, b, bias, resid, y, fuse);
@@ -271,7 +272,7 @@ Status gemm_run(KernelContext& ctx, const PackedOperand* pre_b, const Activation
   DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
   const Tensor* c = ctx.input(2);
   if (nn::is_half(a->dtype()))
-    return nn::run_as_float32(ctx, [&](KernelContext& k) { return gemm_run(k, nullptr, act); });
+    return nn::run_as_float32(ctx, [&](KernelContext& k) { return gemm_run(k, pre_b, act); });  // a float32 B stays
   if (a->dtype() != b->dtype() || (c && c->dtype() != a->dtype()))
     return ctx.invalid("A, B and C must have the same dtype");
   if (!c && ctx.opset() < 11 && ctx.node().domain.empty()) return ctx.invalid("input C is required before opset 11");
@@ -298,9 +299,10 @@ Status gemm_run(KernelContext& ctx, const PackedOperand* pre_b, const Activation
                                         ? ctx.allocate_output_uninitialized(0, a->dtype(), {M, N})
                                         : ctx.allocate_output(0, a->dtype(), {M, N}));
   if (y->size() == 0) return Status::Ok();
-  if (pre_b && (a->dtype() != DType::kFloat32 || pre_b->source.raw_data() != b->raw_data() ||
-                pre_b->source.shape() != b->shape() || pre_b->packed->rows() != K || pre_b->packed->cols() != N))
+  if (pre_b && (a->dtype() != DType::kFloat32 || !pre_b->packed_from(*b) || pre_b->packed->rows() != K ||
+                pre_b->packed->cols() != N))
     pre_b = nullptr;
+  if (!pre_b && is_freed_constant(*b)) return Internal("B was freed for a packing that does not apply to this run");
   const bool use_c = c && beta != 0.0f;
   auto fill_c = [&](auto* Y, const auto* C) {
     for (int64_t i = 0; i < M; ++i)
@@ -399,6 +401,7 @@ Result<std::shared_ptr<const PackedOperand>> prepack_b(const Tensor* b, bool tra
     if (auto hit = packed_operands().find(key)) return hit;
   auto p = std::make_shared<PackedOperand>();
   p->source = *b;
+  p->source_data = b->raw_data();
   const int64_t K = trans ? b->dim(1) : b->dim(0), N = trans ? b->dim(0) : b->dim(1);
   p->packed = PackedMatrix::pack_b(trans, K, N, b->data<float>(), b->dim(1), precision);
   std::shared_ptr<const PackedOperand> shared(std::move(p));
@@ -406,27 +409,16 @@ Result<std::shared_ptr<const PackedOperand>> prepack_b(const Tensor* b, bool tra
   return shared;
 }
 
+std::shared_ptr<const PackedOperand> without_source(const PackedOperand& pre) {
+  if (!pre.packed || pre.packed->precision() != GemmPrecision::kF32) return nullptr;
+  auto p = std::make_shared<PackedOperand>();
+  p->source = freed_constant(pre.source);
+  p->source_data = pre.source_data;
+  p->packed = pre.packed;
+  return p;
+}
+
 namespace {
-
-class MatMulKernel final : public OpKernel {
- public:
-  MatMulKernel(std::shared_ptr<const PackedOperand> pre, MatMulFusion fuse) : pre_(std::move(pre)), fuse_(fuse) {}
-  Status compute(KernelContext& ctx) const override { return matmul_run(ctx, pre_.get(), fuse_); }
-
- private:
-  std::shared_ptr<const PackedOperand> pre_;
-  MatMulFusion fuse_;
-};
-
-class GemmKernel final : public OpKernel {
- public:
-  GemmKernel(std::shared_ptr<const PackedOperand> pre, Activation act) : pre_(std::move(pre)), act_(act) {}
-  Status compute(KernelContext& ctx) const override { return gemm_run(ctx, pre_.get(), act_); }
-
- private:
-  std::shared_ptr<const PackedOperand> pre_;
-  Activation act_;
-};
 
 Status matmul_compute(KernelContext& ctx) { return matmul_run(ctx, nullptr, MatMulFusion{}); }
 Status gemm_compute(KernelContext& ctx) { return gemm_run(ctx, nullptr, Activation{}); }

@@ -194,9 +194,17 @@ struct PreparedWeights {
   Weights<T> view;
 
   bool matches(const Tensor* w_in, const Tensor* r_in, const Tensor* b_in, const Tensor* p_in, const Dims& dm) const {
-    auto ptr = [](const Tensor* t) -> const void* { return t ? t->raw_data() : nullptr; };
-    return w && w == ptr(w_in) && r == ptr(r_in) && b == ptr(b_in) && p == ptr(p_in) && dims.I == dm.I &&
-           dims.H == dm.H;
+    // The very tensor, or the stand-in of one an executor freed (drop_constant).
+    auto same = [](const void* made_from, const Tensor* t) {
+      if (!t) return made_from == nullptr;
+      return made_from && (t->raw_data() == made_from || is_freed_constant(*t));
+    };
+    return w && same(w, w_in) && same(r, r_in) && same(b, b_in) && same(p, p_in) && dims.I == dm.I && dims.H == dm.H;
+  }
+  // Whether constant input `input` (W 1, R 2, B 3, P 7) is one these were made from.
+  bool made_from_input(size_t input) const {
+    if (!w) return false;
+    return input == 1 || input == 2 || (input == 3 && b) || (input == 7 && p);
   }
 };
 
@@ -245,6 +253,9 @@ Result<RnnBuffers<T>> rnn_buffers(KernelContext& ctx, const RnnAttrs& cfg, const
   const Tensor* b_in = ctx.input(3);
   const Tensor* p_in = cfg.cell == Cell::kLstm ? ctx.input(7) : nullptr;
   const bool use_pre = pre && pre->matches(w_in, r_in, b_in, p_in, dm);
+  for (const Tensor* t : {w_in, r_in, b_in, p_in})
+    if (!use_pre && t && is_freed_constant(*t))
+      return Internal("a weight was freed for prepared weights that do not apply to this run");
   const bool want_y = ctx.output_requested(0);
   // Y in the [S, D, B, H] order of the loop can be written in place when no
   // conversion or transposition is needed.
@@ -520,6 +531,12 @@ class RecurrentKernel final : public OpKernel {
       case DType::kBFloat16: return run_rnn<float, BFloat16>(ctx, at, dm, lens, &pre_f_);
       default: return ctx.unsupported(std::string("dtype ") + dtype_name(x->dtype()) + " is not supported");
     }
+  }
+
+  // The prepared weights are copies (converted, transposed, packed): the
+  // constants they were made from can go, and this kernel holds none of them.
+  bool can_drop_constant(size_t input) const override {
+    return pre_f_.made_from_input(input) || pre_d_.made_from_input(input);
   }
 
  private:
