@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -68,21 +69,45 @@ struct RerankJob {
   bool raw = false, quiet = false, progress = false;
 };
 
-// Document indices longest first, so that a batch's pairs pad to similar lengths.
-std::vector<size_t> longest_first(const std::vector<embed::Encoding>& encodings) {
+// Tokenizes every document with `tokenize`, then scores them `job.batch` at a
+// time, longest first (a batch's pairs pad to similar lengths), with `run`,
+// which gives one score per encoding of its part; each score goes to its
+// document's place in `score`. Returns the exit code.
+int score_in_batches(const RerankJob& job,
+                     const std::function<Result<embed::Encoding>(const std::string& document)>& tokenize,
+                     const std::function<Result<std::vector<float>>(const std::vector<embed::Encoding>& part)>& run,
+                     std::vector<float>& score) {
+  std::vector<embed::Encoding> encodings;
+  for (const std::string& doc : job.documents) {
+    auto e = tokenize(doc);
+    if (!e.ok()) {
+      std::fprintf(stderr, "dlrt rerank: error: %s\n", e.status().to_string().c_str());
+      return kExitRuntimeError;
+    }
+    encodings.push_back(std::move(e).value());
+  }
   std::vector<size_t> order(encodings.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return encodings[a].ids.size() > encodings[b].ids.size(); });
-  return order;
-}
-
-// The encodings at order[start, end).
-std::vector<embed::Encoding> gather(const std::vector<embed::Encoding>& encodings, const std::vector<size_t>& order,
-                                    size_t start, size_t end) {
-  std::vector<embed::Encoding> part;
-  for (size_t k = start; k < end; ++k) part.push_back(encodings[order[k]]);
-  return part;
+  score.assign(encodings.size(), 0.0f);
+  Progress progress(progress_wanted(job.quiet, job.progress), "scoring", "documents", encodings.size());
+  progress.update(0);
+  for (size_t start = 0; start < order.size(); start += job.batch) {
+    const size_t end = std::min(order.size(), start + job.batch);
+    std::vector<embed::Encoding> part;
+    for (size_t k = start; k < end; ++k) part.push_back(encodings[order[k]]);
+    auto r = run(part);
+    if (!r.ok()) {
+      progress.finish("stopped after " + std::to_string(start) + " of " + std::to_string(order.size()) + " documents");
+      std::fprintf(stderr, "dlrt rerank: error: %s\n", r.status().to_string().c_str());
+      return exit_code_for_run_status(r.status());
+    }
+    for (size_t k = start; k < end; ++k) score[order[k]] = (*r)[k - start];
+    progress.update(end);
+  }
+  progress.finish("scored " + std::to_string(order.size()) + " documents");
+  return kExitOk;
 }
 
 // A cross-encoder or LLM reranker: one logit per pair. Returns the exit code;
@@ -104,35 +129,19 @@ int score_with_classifier(const RerankJob& job, std::string* kind, std::string* 
   if (!job.instruction.empty() && !c.is_llm_reranker())
     return usage_error("rerank", "--instruction applies to LLM rerankers; " + c.model_name() + " is a cross-encoder");
 
-  std::vector<embed::Encoding> encodings;
-  for (const std::string& doc : job.documents) {
-    auto e = c.tokenize({job.query, doc, /*pair=*/true, job.instruction});
-    if (!e.ok()) {
-      std::fprintf(stderr, "dlrt rerank: error: %s\n", e.status().to_string().c_str());
-      return kExitRuntimeError;
-    }
-    encodings.push_back(std::move(e).value());
-  }
-  const std::vector<size_t> order = longest_first(encodings);
-  score.assign(encodings.size(), 0.0f);
-  Progress progress(progress_wanted(job.quiet, job.progress), "scoring", "documents", encodings.size());
-  progress.update(0);
-  for (size_t start = 0; start < order.size(); start += job.batch) {
-    const size_t end = std::min(order.size(), start + job.batch);
-    auto r = c.score_encoded(gather(encodings, order, start, end));
-    if (!r.ok()) {
-      progress.finish("stopped after " + std::to_string(start) + " of " + std::to_string(order.size()) + " documents");
-      std::fprintf(stderr, "dlrt rerank: error: %s\n", r.status().to_string().c_str());
-      return exit_code_for_run_status(r.status());
-    }
-    for (size_t k = start; k < end; ++k) {
-      const double logit = r->logits[k - start][0];
-      score[order[k]] = static_cast<float>(job.raw ? logit : 1 / (1 + std::exp(-logit)));
-    }
-    progress.update(end);
-  }
-  progress.finish("scored " + std::to_string(order.size()) + " documents");
-  return kExitOk;
+  return score_in_batches(
+      job, [&](const std::string& doc) { return c.tokenize({job.query, doc, /*pair=*/true, job.instruction}); },
+      [&](const std::vector<embed::Encoding>& part) -> Result<std::vector<float>> {
+        auto r = c.score_encoded(part);
+        if (!r.ok()) return r.status();
+        std::vector<float> out;
+        for (const auto& row : r->logits) {
+          const double logit = row[0];
+          out.push_back(static_cast<float>(job.raw ? logit : 1 / (1 + std::exp(-logit))));
+        }
+        return out;
+      },
+      score);
 }
 
 // A multi-vector (ColBERT) model: MaxSim of the query's and each document's
@@ -153,32 +162,16 @@ int score_with_multi_vector(const RerankJob& job, std::string* model_name, std::
     std::fprintf(stderr, "dlrt rerank: error: %s\n", query.status().to_string().c_str());
     return exit_code_for_run_status(query.status());
   }
-  std::vector<embed::Encoding> encodings;
-  for (const std::string& doc : job.documents) {
-    auto e = m.tokenize(doc, /*is_query=*/false);
-    if (!e.ok()) {
-      std::fprintf(stderr, "dlrt rerank: error: %s\n", e.status().to_string().c_str());
-      return kExitRuntimeError;
-    }
-    encodings.push_back(std::move(e).value());
-  }
-  const std::vector<size_t> order = longest_first(encodings);
-  score.assign(encodings.size(), 0.0f);
-  Progress progress(progress_wanted(job.quiet, job.progress), "scoring", "documents", encodings.size());
-  progress.update(0);
-  for (size_t start = 0; start < order.size(); start += job.batch) {
-    const size_t end = std::min(order.size(), start + job.batch);
-    auto r = m.embed_encoded(gather(encodings, order, start, end), /*is_query=*/false);
-    if (!r.ok()) {
-      progress.finish("stopped after " + std::to_string(start) + " of " + std::to_string(order.size()) + " documents");
-      std::fprintf(stderr, "dlrt rerank: error: %s\n", r.status().to_string().c_str());
-      return exit_code_for_run_status(r.status());
-    }
-    for (size_t k = start; k < end; ++k) score[order[k]] = embed::maxsim(query->tokens[0], r->tokens[k - start]);
-    progress.update(end);
-  }
-  progress.finish("scored " + std::to_string(order.size()) + " documents");
-  return kExitOk;
+  return score_in_batches(
+      job, [&](const std::string& doc) { return m.tokenize(doc, /*is_query=*/false); },
+      [&](const std::vector<embed::Encoding>& part) -> Result<std::vector<float>> {
+        auto r = m.embed_encoded(part, /*is_query=*/false);
+        if (!r.ok()) return r.status();
+        std::vector<float> out;
+        for (const auto& doc : r->tokens) out.push_back(embed::maxsim(query->tokens[0], doc));
+        return out;
+      },
+      score);
 }
 
 }  // namespace
