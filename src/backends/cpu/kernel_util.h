@@ -11,6 +11,8 @@ namespace dlrt::cpu {
 
 // The domain of Microsoft's contrib operators (onnxruntime's com.microsoft ops).
 inline constexpr const char* kMsDomain = "com.microsoft";
+// The domain of dlrt's own operators (fused and blocked-layout kernels the passes introduce).
+inline constexpr const char* kDlrtDomain = "com.dlrt";
 
 // ceil(a / b) for a >= 0, b > 0.
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -48,10 +48,6 @@ std::optional<double> scalar_operand(const Rewriter& rw, ValueId v, int64_t rank
   return x;
 }
 
-bool is_float32(const Graph& g, ValueId v) {
-  return v >= 0 && g.values[static_cast<size_t>(v)].type.dtype == DType::kFloat32;
-}
-
 // A float32 constant of one element, not NaN, whose rank does not exceed `rank`.
 std::optional<float> bound_operand(const Rewriter& rw, ValueId v, int64_t rank) {
   const Tensor* c = rw.constant(v);

@@ -9,12 +9,6 @@ namespace dlrt::ir::passes {
 
 namespace {
 
-bool is_float32(const Graph& g, ValueId v) {
-  if (v < 0) return false;  // an omitted optional input
-  DType d = g.values[v].type.dtype;
-  return d == DType::kFloat32;
-}
-
 // Transpose perm of node p, if it is a Transpose with an explicit perm.
 // A Clip's bounds: attributes before opset 11, constant scalar inputs from
 // it on (absent: unbounded); nullopt when an input bound is not a constant.

@@ -83,6 +83,11 @@ inline bool is_op(const Node& n, const char* op) { return n.domain.empty() && n.
 
 inline bool is_8bit(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
 
+// Whether `v` is a float32 value (false for an omitted optional input, -1).
+inline bool is_float32(const Graph& g, ValueId v) {
+  return v >= 0 && g.values[static_cast<size_t>(v)].type.dtype == DType::kFloat32;
+}
+
 // A BatchNormalization in inference mode with per-channel statistics and no
 // running-statistics outputs: the form a conv before it can absorb.
 inline bool inference_batchnorm(const Node& bn) {

@@ -32,10 +32,6 @@
 namespace dlrt::cpu {
 namespace {
 
-constexpr const char* kDomain = "com.dlrt";
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 Result<int> block_of(const KernelContext& ctx) {
   const int64_t b = ctx.node().attr_int("block", 16);
   if (b != 8 && b != 16) return ctx.invalid("block must be 8 or 16, got " + std::to_string(b));
@@ -138,7 +134,7 @@ BlockedConvGeometry geometry_of(const nn::WindowGeometry& wg, int64_t N, int64_t
   return g;
 }
 
-Status max_pool_compute(KernelContext& ctx) {
+Status max_pool_blocked_compute(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(int b, block_of(ctx));
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, blocked_input(ctx, 0, b));
   const IntList kernel = ints_attr(ctx.node(), "kernel_shape", 0, 0);
@@ -354,21 +350,21 @@ Result<std::unique_ptr<OpKernel>> make_concat_blocked(const ir::Node& node) {
 }  // namespace
 
 Status register_blocked_kernels(KernelRegistry& r) {
-  DLRT_RETURN_IF_ERROR(r.add_fn("ToBlocked", to_blocked_compute, 1, 1, kDomain));
-  DLRT_RETURN_IF_ERROR(r.add_fn("FromBlocked", from_blocked_compute, 1, 1, kDomain));
-  DLRT_RETURN_IF_ERROR(r.add_fn("GlobalPoolBlocked", global_pool_compute, 1, 1, kDomain));
-  DLRT_RETURN_IF_ERROR(r.add_fn("MaxPoolBlocked", max_pool_compute, 1, 1, kDomain));
-  DLRT_RETURN_IF_ERROR(r.add_fn("ChannelScaleBlocked", channel_scale_compute, 1, 1, kDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ToBlocked", to_blocked_compute, 1, 1, kDlrtDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("FromBlocked", from_blocked_compute, 1, 1, kDlrtDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("GlobalPoolBlocked", global_pool_compute, 1, 1, kDlrtDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("MaxPoolBlocked", max_pool_blocked_compute, 1, 1, kDlrtDomain));
+  DLRT_RETURN_IF_ERROR(r.add_fn("ChannelScaleBlocked", channel_scale_compute, 1, 1, kDlrtDomain));
   KernelDef cat;
   cat.op_type = "ConcatBlocked";
-  cat.domain = kDomain;
+  cat.domain = kDlrtDomain;
   cat.min_opset = 1;
   cat.max_opset = 1;
   cat.factory = [](const ir::Node& node) { return make_concat_blocked(node); };
   DLRT_RETURN_IF_ERROR(r.add(std::move(cat)));
   KernelDef d;
   d.op_type = "ConvBlocked";
-  d.domain = kDomain;
+  d.domain = kDlrtDomain;
   d.min_opset = 1;
   d.max_opset = 1;
   d.factory = [](const ir::Node& node) { return make_conv_blocked(node, nullptr); };

@@ -24,6 +24,7 @@
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/ops/quantize_util.h"
 #include "backends/cpu/kernels/gemm_int8.h"
 #include "backends/cpu/ops/ms_attention.h"
 #include "backends/cpu/scratch.h"
@@ -295,7 +296,6 @@ std::shared_ptr<const NBitsPrepared> prepare_nbits(const ir::Node& node, const C
 // ---------------------------------------------------------------------------
 // QAttention
 
-bool is_8bit(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
 
 int32_t zp_at(const Tensor& t, int64_t i) {
   return t.dtype() == DType::kInt8 ? t.data<int8_t>()[i] : t.data<uint8_t>()[i];

@@ -130,15 +130,15 @@ struct Operand {
 
 // A strided view: dims with labels (unique), sizes and element strides.
 template <typename C>
-struct View {
+struct StridedView {
   const C* data = nullptr;
   std::vector<int> labels;
   std::vector<int64_t> sizes, strides;
 };
 
 template <typename C>
-View<C> view_of(const Operand<C>& op) {
-  View<C> v;
+StridedView<C> view_of(const Operand<C>& op) {
+  StridedView<C> v;
   v.data = op.data.data();
   v.labels = op.labels;
   v.sizes = op.sizes;
@@ -151,7 +151,7 @@ View<C> view_of(const Operand<C>& op) {
 // `label_size`); dims of `v` not listed are summed, listed labels `v` lacks or
 // holds with size 1 are broadcast.
 template <typename C>
-Operand<C> rearrange(const View<C>& v, const std::vector<int>& labels, const std::vector<int64_t>& label_size) {
+Operand<C> rearrange(const StridedView<C>& v, const std::vector<int>& labels, const std::vector<int64_t>& label_size) {
   Operand<C> out;
   out.labels = labels;
   std::vector<int64_t> ostrides;
@@ -297,7 +297,7 @@ Status einsum_typed(KernelContext& ctx, const std::vector<const Tensor*>& ins, c
     const size_t rank = t.rank();
     std::vector<int64_t> strides(rank, 1);
     for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * t.dim(d);
-    View<C> v;
+    StridedView<C> v;
     v.data = conv.data();
     for (size_t d = 0; d < rank; ++d) {
       const int l = eq.inputs[i][d];

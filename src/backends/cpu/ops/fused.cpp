@@ -28,8 +28,6 @@
 namespace dlrt::cpu {
 namespace {
 
-constexpr const char* kDomain = "com.dlrt";
-
 class FusedExpandDepthwiseKernel final : public OpKernel {
  public:
   FusedExpandDepthwiseKernel(const Tensor* we, const Tensor* wp, Activation act_e, Activation act_d,
@@ -218,7 +216,7 @@ using Maker = Result<std::unique_ptr<OpKernel>> (*)(const ir::Node&, const Tenso
 KernelDef fused_def(const char* op, Maker make, size_t weight_input) {
   KernelDef d;
   d.op_type = op;
-  d.domain = kDomain;
+  d.domain = kDlrtDomain;
   d.min_opset = 1;
   d.max_opset = 1;
   d.factory = [make](const ir::Node& node) { return make(node, nullptr); };
@@ -237,7 +235,7 @@ Status register_fused_kernels(KernelRegistry& r) {
   // Two constant weights: We (input 1) and the projection's Wp (input 5).
   KernelDef ed;
   ed.op_type = "FusedExpandDepthwise";
-  ed.domain = kDomain;
+  ed.domain = kDlrtDomain;
   ed.min_opset = 1;
   ed.max_opset = 1;
   ed.factory = [](const ir::Node& node) { return make_fused_expand_depthwise(node, nullptr, nullptr); };

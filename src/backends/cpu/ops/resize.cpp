@@ -17,12 +17,12 @@
 namespace dlrt::cpu {
 namespace {
 
-enum class Mode { kNearest, kLinear, kCubic };
+enum class ResizeMode { kNearest, kLinear, kCubic };
 enum class Coord { kHalfPixel, kHalfPixelSymmetric, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize };
 enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
 
 struct ResizeAttrs {
-  Mode mode = Mode::kNearest;
+  ResizeMode mode = ResizeMode::kNearest;
   Coord coord = Coord::kHalfPixel;
   NearestMode nearest = NearestMode::kRoundPreferFloor;
   double cubic_a = -0.75;
@@ -83,8 +83,8 @@ double cubic_weight(double x, double a) {
 
 // The number of taps per output coordinate for this mode and scale.
 int64_t tap_start(const ResizeAttrs& at, double filter_scale) {
-  if (at.mode == Mode::kNearest) return 0;
-  return static_cast<int64_t>(std::floor((at.mode == Mode::kLinear ? -1 : -2) / filter_scale) + 1);
+  if (at.mode == ResizeMode::kNearest) return 0;
+  return static_cast<int64_t>(std::floor((at.mode == ResizeMode::kLinear ? -1 : -2) / filter_scale) + 1);
 }
 
 // Fills `t` (reusing its buffers) with the taps of one axis.
@@ -94,9 +94,9 @@ void make_taps(const ResizeAttrs& at, int64_t in_len, int64_t out_len, double sc
   t.identity = false;
   const double len_in_d = static_cast<double>(in_len);
   // Antialiasing only widens the filter when downsampling.
-  const double filter_scale = (at.antialias && at.mode != Mode::kNearest && scale < 1) ? scale : 1.0;
+  const double filter_scale = (at.antialias && at.mode != ResizeMode::kNearest && scale < 1) ? scale : 1.0;
   const int64_t start = tap_start(at, filter_scale);
-  t.ntaps = at.mode == Mode::kNearest ? 1 : 2 - 2 * start;
+  t.ntaps = at.mode == ResizeMode::kNearest ? 1 : 2 - 2 * start;
   t.index.assign(static_cast<size_t>(out_len * t.ntaps), 0);
   t.weight.assign(static_cast<size_t>(out_len * t.ntaps), 0.0);
   t.outside.assign(static_cast<size_t>(out_len), 0);
@@ -113,7 +113,7 @@ void make_taps(const ResizeAttrs& at, int64_t in_len, int64_t out_len, double sc
     x = std::clamp(x, -1e12, 1e12);  // keeps the integer conversions below defined
     int64_t* idx = &t.index[j * t.ntaps];
     double* w = &t.weight[j * t.ntaps];
-    if (at.mode == Mode::kNearest) {
+    if (at.mode == ResizeMode::kNearest) {
       idx[0] = std::clamp<int64_t>(nearest_index(at.nearest, x), 0, std::max<int64_t>(in_len - 1, 0));
       w[0] = 1;
       continue;
@@ -130,7 +130,7 @@ void make_taps(const ResizeAttrs& at, int64_t in_len, int64_t out_len, double sc
     for (int64_t k = 0; k < t.ntaps; ++k) {
       const int64_t off = start + k;  // tap offset relative to xi
       const double dist = (static_cast<double>(off) - ratio) * filter_scale;
-      double wk = at.mode == Mode::kLinear ? std::clamp(1 - std::fabs(dist), 0.0, 1.0) : cubic_weight(dist, at.cubic_a);
+      double wk = at.mode == ResizeMode::kLinear ? std::clamp(1 - std::fabs(dist), 0.0, 1.0) : cubic_weight(dist, at.cubic_a);
       const int64_t p = xi + off;
       if (at.exclude_outside && (p < 0 || p >= in_len)) wk = 0;
       idx[k] = std::clamp<int64_t>(p, 0, std::max<int64_t>(in_len - 1, 0));
@@ -296,7 +296,7 @@ Status run_resize(KernelContext& ctx, const Tensor& x, const std::vector<AxisTap
   // over the same index maps.
   const DType dt = x.dtype();
   const int64_t last = order.empty() ? -1 : *std::max_element(order.begin(), order.end());
-  if (at.mode == Mode::kNearest && at.coord != Coord::kTfCropAndResize && last >= 1 &&
+  if (at.mode == ResizeMode::kNearest && at.coord != Coord::kTfCropAndResize && last >= 1 &&
       std::all_of(order.begin(), order.end(), [&](int64_t a) { return a >= last - 1; }) &&
       (dt == DType::kBool || dtype_is_float(dt) || dtype_is_int(dt))) {
     int64_t outer = 1, trail = 1;
@@ -306,7 +306,7 @@ Status run_resize(KernelContext& ctx, const Tensor& x, const std::vector<AxisTap
                           x.dim(last), taps[last - 1].index.data(), y.dim(last - 1), taps[last].index.data(), y.dim(last)))
       return Status::Ok();
   }
-  if (at.mode == Mode::kNearest) {
+  if (at.mode == ResizeMode::kNearest) {
     return dispatch_all(x.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       // bool is stored as bytes: gather them as uint8.
@@ -356,9 +356,9 @@ Status node_invalid(const ir::Node& node, const std::string& message) {
 Result<ResizeAttrs> parse_resize_attrs(const ir::Node& node, bool upsample) {
   ResizeAttrs at;
   const std::string mode = node.attr_string("mode", "nearest");
-  if (mode == "nearest") at.mode = Mode::kNearest;
-  else if (mode == "linear" || mode == "bilinear" || mode == "trilinear") at.mode = Mode::kLinear;
-  else if (mode == "cubic" && !upsample) at.mode = Mode::kCubic;
+  if (mode == "nearest") at.mode = ResizeMode::kNearest;
+  else if (mode == "linear" || mode == "bilinear" || mode == "trilinear") at.mode = ResizeMode::kLinear;
+  else if (mode == "cubic" && !upsample) at.mode = ResizeMode::kCubic;
   else return node_invalid(node, "unsupported mode '" + mode + "'");
   if (upsample || node.opset < 11) {
     // Upsample and Resize-10: x_original = x_resized / scale, nearest rounds down.

@@ -11,7 +11,7 @@ namespace dlrt::cpu {
 namespace {
 
 // Elements per parallel task, about: small resizes run on the caller alone.
-constexpr int64_t kTaskElems = 1 << 15;
+constexpr int64_t kNearestTaskElems = 1 << 15;
 // An element of N bytes (several of a dtype's: the unresized trailing axes),
 // copied as one.
 template <int N>
@@ -106,7 +106,7 @@ void run(ThreadPool& pool, const void* x, void* y, int64_t outer, int64_t in_h, 
   auto body = [&](int64_t b, int64_t e) {
     gather_rows<E>(src, dst, in_h, in_w, row_index, out_h, col_index, out_w, k, b, e);
   };
-  const int64_t grain = std::max<int64_t>(1, kTaskElems / std::max<int64_t>(1, out_w));
+  const int64_t grain = std::max<int64_t>(1, kNearestTaskElems / std::max<int64_t>(1, out_w));
   if (rows <= grain) body(0, rows);
   else pool.parallel_for(rows, pool.balanced_grain(rows, grain), body);
 }

@@ -325,13 +325,13 @@ Status softmax_kernel(KernelContext& ctx) {
 
 // ---- losses ----
 
-enum class Reduction { kNone, kSum, kMean };
+enum class LossReduction { kNone, kSum, kMean };
 
-Result<Reduction> parse_reduction(const KernelContext& ctx) {
+Result<LossReduction> parse_loss_reduction(const KernelContext& ctx) {
   std::string r = ctx.node().attr_string("reduction", "mean");
-  if (r == "none") return Reduction::kNone;
-  if (r == "sum") return Reduction::kSum;
-  if (r == "mean") return Reduction::kMean;
+  if (r == "none") return LossReduction::kNone;
+  if (r == "sum") return LossReduction::kSum;
+  if (r == "mean") return LossReduction::kMean;
   return ctx.invalid("reduction must be 'none', 'sum' or 'mean', got '" + r + "'");
 }
 
@@ -361,7 +361,7 @@ Status check_loss_shapes(const KernelContext& ctx, const Tensor& scores, const T
 // and the weight total.
 template <typename T>
 Status nll_from_logp(KernelContext& ctx, const std::vector<double>& logp, const Tensor& target, const Tensor* weight,
-                     int64_t N, int64_t C, int64_t D, Reduction red, DType out_dtype, const Shape& target_shape) {
+                     int64_t N, int64_t C, int64_t D, LossReduction red, DType out_dtype, const Shape& target_shape) {
   const bool has_ii = ctx.node().has_attr("ignore_index");
   const int64_t ii = ctx.node().attr_int("ignore_index", 0);
   const int64_t total = N * D;
@@ -382,12 +382,12 @@ Status nll_from_logp(KernelContext& ctx, const std::vector<double>& logp, const 
     }
   }
   Tensor* out;
-  if (red == Reduction::kNone) {
+  if (red == LossReduction::kNone) {
     DLRT_ASSIGN_OR_RETURN(out, ctx.allocate_output(0, out_dtype, target_shape));
     for (int64_t k = 0; k < total; ++k) out->data<T>()[k] = from_d<T>(loss[k]);
   } else {
     DLRT_ASSIGN_OR_RETURN(out, ctx.allocate_output(0, out_dtype, {}));
-    double v = red == Reduction::kSum ? lsum : lsum / wsum;  // 0/0 gives NaN, as the reference does
+    double v = red == LossReduction::kSum ? lsum : lsum / wsum;  // 0/0 gives NaN, as the reference does
     out->data<T>()[0] = from_d<T>(v);
   }
   return Status::Ok();
@@ -397,7 +397,7 @@ Status nll_loss_kernel(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* target, required_input(ctx, 1));
   const Tensor* weight = ctx.input(2);
-  DLRT_ASSIGN_OR_RETURN(Reduction red, parse_reduction(ctx));
+  DLRT_ASSIGN_OR_RETURN(LossReduction red, parse_loss_reduction(ctx));
   int64_t N, C, D;
   DLRT_RETURN_IF_ERROR(check_loss_shapes(ctx, *x, *target, weight, N, C, D));
   Status s = dispatch_float(x->dtype(), [&](auto tag) -> Status {
@@ -414,7 +414,7 @@ Status sce_loss_kernel(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* target, required_input(ctx, 1));
   const Tensor* weight = ctx.input(2);
-  DLRT_ASSIGN_OR_RETURN(Reduction red, parse_reduction(ctx));
+  DLRT_ASSIGN_OR_RETURN(LossReduction red, parse_loss_reduction(ctx));
   int64_t N, C, D;
   DLRT_RETURN_IF_ERROR(check_loss_shapes(ctx, *x, *target, weight, N, C, D));
   Status s = dispatch_float(x->dtype(), [&](auto tag) -> Status {
