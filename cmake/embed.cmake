@@ -37,6 +37,7 @@ file(GLOB DLRT_EMBED_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/apps/embed/
 list(REMOVE_ITEM DLRT_EMBED_SOURCES ${DLRT_EMBED_CORE_FILES})
 add_library(dlrt_embed STATIC ${DLRT_EMBED_SOURCES} $<TARGET_OBJECTS:dlrt_embed_core>)
 dlrt_unity(dlrt_embed)
+dlrt_cold_code(dlrt_embed)  # the server; the tokenizer and embedder (dlrt_embed_core) keep -O3
 target_include_directories(dlrt_embed PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include ${PROJECT_SOURCE_DIR}/apps)
 target_compile_options(dlrt_embed PRIVATE ${DLRT_WARNINGS})
 target_link_libraries(dlrt_embed
