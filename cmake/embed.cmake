@@ -15,7 +15,7 @@ dlrt_require_pkg_config(DLRT_HTTPLIB cpp-httplib libcpp-httplib-dev)
 # The server's own TLS connection loop (apps/embed/http_server.cpp) calls OpenSSL, as httplib does.
 dlrt_require_package(OpenSSL libssl-dev)
 
-set(DLRT_EMBED_CORE_FILES batch_dependence classifier dense embedder folder_check llm_reranker modules multi_vector sparse
+set(DLRT_EMBED_CORE_FILES batch_dependence classifier dense embedder folder_check length_groups llm_reranker modules multi_vector sparse
     token_inputs tokenizer unicode_lookup unicode_tables)
 # The tokenizer's parts (apps/embed/tokenizer_*.cpp, tokenizer_parts.h).
 list(APPEND DLRT_EMBED_CORE_FILES tokenizer_bpe tokenizer_checked tokenizer_decode tokenizer_normalize tokenizer_postprocess tokenizer_precompiled

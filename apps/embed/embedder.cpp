@@ -14,6 +14,7 @@
 #include "embed/file_util.h"
 #include "embed/folder_check.h"
 #include "embed/json_util.h"
+#include "embed/length_groups.h"
 #include "embed/modules.h"
 #include "embed/sparse.h"
 #include "embed/multi_vector.h"
@@ -288,6 +289,13 @@ Result<Encoding> Embedder::tokenize(std::string_view text) const {
   return impl_->tokenizer->encode_checked(text, impl_->max_length);
 }
 
+// Whether every partition of a session runs on the CPU backend.
+static bool runs_on_cpu(const RunReport& placement) {
+  for (const PartitionReport& p : placement.partitions)
+    if (p.backend != "cpu") return false;
+  return true;
+}
+
 // The error of a call that does not fit the model's kind.
 static Status wrong_kind(ModelKind kind, const std::string& name) {
   if (kind == ModelKind::kSparse)
@@ -327,17 +335,30 @@ Result<SparseResult> Embedder::encode_sparse(const std::vector<std::string>& tex
 
 Result<EmbedResult> Embedder::run_encoded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
                                           const dlrt::RunOptions& bounds) const {
-  if (impl_->batch_dependent_op.empty() || batch.size() <= 1) return embed_padded(batch, normalize, bounds);
-  // Dynamic quantization's scale spans the whole tensor (padding and
-  // batch-mates included): each text runs alone, without padding. Texts of
-  // equal length batched together would still share that scale.
+  if (batch.size() <= 1) return embed_padded(batch, normalize, bounds);
+  std::vector<std::vector<size_t>> groups;
+  if (!impl_->batch_dependent_op.empty()) {
+    // Dynamic quantization's scale spans the whole tensor (padding and
+    // batch-mates included): each text runs alone, without padding. Texts of
+    // equal length batched together would still share that scale.
+    for (size_t i = 0; i < batch.size(); ++i) groups.push_back({i});
+  } else if (runs_on_cpu(impl_->session->placement())) {
+    // On the CPU padding costs what real tokens cost: texts of very different
+    // lengths run in separate batches (length_groups). An accelerator keeps
+    // one batch: each new shape may cost it a compile.
+    std::vector<size_t> lengths(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) lengths[i] = batch[i].ids.size();
+    groups = length_groups(lengths);
+  }
+  if (groups.size() <= 1) return embed_padded(batch, normalize, bounds);
   EmbedResult result;
-  result.vectors.reserve(batch.size());
-  std::vector<Encoding> one(1);
-  for (const Encoding& e : batch) {
-    one[0] = e;
-    DLRT_ASSIGN_OR_RETURN(EmbedResult r, embed_padded(one, normalize, bounds));
-    result.vectors.push_back(std::move(r.vectors[0]));
+  result.vectors.resize(batch.size());
+  std::vector<Encoding> part;
+  for (const std::vector<size_t>& g : groups) {
+    part.clear();
+    for (size_t i : g) part.push_back(batch[i]);
+    DLRT_ASSIGN_OR_RETURN(EmbedResult r, embed_padded(part, normalize, bounds));
+    for (size_t k = 0; k < g.size(); ++k) result.vectors[g[k]] = std::move(r.vectors[k]);
     result.total_tokens += r.total_tokens;
     const double run_ms = result.report.run_ms + r.report.run_ms;
     result.report = std::move(r.report);
