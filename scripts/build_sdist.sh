@@ -32,7 +32,7 @@ top=$(echo "$list" | head -1 | cut -d/ -f1)
 for need in pyproject.toml CMakeLists.txt LICENSE cmake/python.cmake python/src/module.cpp \
             "third_party/onnx-$ONNX_SOURCE_VERSION/onnx/onnx-ml.proto" \
             "third_party/onnx-$ONNX_SOURCE_VERSION/onnx/defs/schema.cc" "third_party/onnx-$ONNX_SOURCE_VERSION/LICENSE"; do
-  echo "$list" | grep -qx "$top/$need" || fail "$(basename "$sdist") lacks $need"
+  grep -qx "$top/$need" <<< "$list" || fail "$(basename "$sdist") lacks $need"
 done
 bad=$(echo "$list" | grep -E "^$top/(build[^/]*|\.cache|\.git|\.gpukit)/|/__pycache__/|/onnx/backend/test/data/" | head -3)
 [ -z "$bad" ] || fail "$(basename "$sdist") holds what it must not: $bad"

@@ -103,10 +103,10 @@ whl=$(ls "$OUT"/dlrt-"$version"-"$want_tag"-*"$PLAT"*.whl 2>/dev/null | head -1)
 show=$(PATH="$BIN:$PATH" "$BIN/auditwheel" show "$whl" 2>&1)
 echo "$show" | sed 's/^/  /'
 show=$(echo "$show" | tr -s ' \n' '  ')   # one line: auditwheel wraps its sentences
-if ! echo "$show" | grep -q "consistent with the following platform tag: \"$PLAT\""; then
+if ! grep -q "consistent with the following platform tag: \"$PLAT\"" <<< "$show"; then
   fail "auditwheel show: $(basename "$whl") is not $PLAT"
 fi
-if echo "$show" | grep -qi 'external shared libraries are required'; then
+if grep -qi 'external shared libraries are required' <<< "$show"; then
   fail "auditwheel show: the repaired wheel still needs external libraries"
 fi
 
@@ -126,7 +126,7 @@ names=$(printf '%s\n' "${elves[@]}" | sed "s|$tmp/||")
 echo "$names" | sed 's/^/  /'
 sh "$ROOT/tests/backends/check_no_vendor_libs.sh" "${elves[@]}" | sed "s|$tmp/||" || fail "a vendor runtime is linked or bundled"
 ldd_out=$(ldd "$(printf '%s\n' "${elves[@]}" | grep '_dlrt')" 2>&1)
-if echo "$ldd_out" | grep -q 'not found'; then
+if grep -q 'not found' <<< "$ldd_out"; then
   echo "$ldd_out"
   fail "the repaired module does not find all its libraries"
 fi

@@ -258,7 +258,7 @@ if [ -z "${DLRT_OPENVINO_TEST_VERSION:-}" ]; then
     zoo=$(echo "$ov_out" | grep -c 'openvino zoo: ')
     state="$passed of $total tests passed, $zoo zoo outputs compared"
     if [ $ov_rc -ne 0 ]; then state="FAILED ($state)"; unit_rc=1
-    elif echo "$ov_out" | grep -q 'Skipped'; then state="skipped ($(echo "$ov_out" | grep -m1 -oE 'cannot install[^)]*' || echo 'see the reasons above'))"
+    elif grep -q 'Skipped' <<< "$ov_out"; then state="skipped ($(echo "$ov_out" | grep -m1 -oE 'cannot install[^)]*' || echo 'see the reasons above'))"
     fi
     ov_summary+=("$v: $state")
     phase_record "real OpenVINO $v (ctest -R RealOpenVino)" "$(phase_since "$t0")" "$ov_rc"
@@ -310,7 +310,7 @@ zoo_rc=$?
 phase_record "model zoo (ctest -R Zoo)" "$(phase_since "$t0")" "$zoo_rc"
 echo "$zoo_out" | grep -E 'zoo:|wild set:|trained int8 set:|Skipped|_DIR is not set|Failure|MISMATCH|DIFFER|exit code' | grep -v 'equal bit for bit' | sed -E 's/^[0-9]+: //'
 matches=$(echo "$zoo_out" | grep -oE '^([0-9]+: )?((quantized )?zoo|wild set|trained int8 set): [0-9]+ of [0-9]+ cases match' | sed -E 's/^[0-9]+: //' | paste -sd ';' | sed 's/;/; /g')
-if echo "$zoo_out" | grep -q 'DLRT_ZOO_DIR is not set'; then zoo_state="skipped (DLRT_ZOO_DIR not set)"
+if grep -q 'DLRT_ZOO_DIR is not set' <<< "$zoo_out"; then zoo_state="skipped (DLRT_ZOO_DIR not set)"
 elif [ $zoo_rc -eq 0 ]; then zoo_state="ok ($matches)"
 else zoo_state="FAILED ($matches)"; fi
 

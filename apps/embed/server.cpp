@@ -11,6 +11,7 @@
 #include <thread>
 
 #include <arpa/inet.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -51,6 +52,19 @@ size_t accept_queue_length(int fd) {
   socklen_t len = sizeof info;
   if (fd < 0 || ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 || info.tcpi_state != TCP_LISTEN) return 0;
   return info.tcpi_unacked;
+}
+
+// Makes a listening socket drop every incoming packet (a classic BPF filter
+// that keeps nothing): no new connection completes its handshake from then on
+// (a client's SYN goes unanswered, and once the socket closes its retry is
+// refused), while those already in the accept queue can still be accepted. So
+// the queue only empties, and closing the socket after it has emptied resets
+// no connection whose client saw connect() succeed.
+void stop_new_handshakes(int fd) {
+  if (fd < 0) return;
+  sock_filter drop_all[] = {{BPF_RET | BPF_K, 0, 0, 0}};
+  sock_fprog program{1, drop_all};
+  ::setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &program, sizeof program);
 }
 }  // namespace
 
@@ -214,8 +228,9 @@ void EmbedServer::shutdown() {
     // Connections already accepted are answered (503 or their result) before
     // the listening socket closes: httplib drops the queued ones once it is,
     // and closing it resets those the kernel has completed but nobody has
-    // accepted yet (their clients saw connect() succeed), so it waits for
-    // both to be empty, then closes at once.
+    // accepted yet (their clients saw connect() succeed), so no handshake
+    // completes from here on, and it waits for both to be empty, then closes.
+    stop_new_handshakes(listen_fd_);
     const auto deadline = Clock::now() + std::chrono::milliseconds(config_.drain_timeout_ms);
     while ((connections_->load() > 0 || accept_queue_length(listen_fd_) > 0) && http_->is_running() &&
            Clock::now() < deadline)

@@ -18,7 +18,7 @@ printf 'clean input' > "$tmp/seeds/a"
 printf 'another one' > "$tmp/seeds/b"
 out=$("$BIN" selftest -runs=2000 -seed=7 "$tmp/seeds" 2>&1)
 [ $? -eq 0 ] || fail "a clean run exited non-zero: $out"
-echo "$out" | grep -q "selftest: 2 inputs replayed, 2000 mutated runs (seed 7), no crash" || fail "a clean run's counts: $out"
+grep -q "selftest: 2 inputs replayed, 2000 mutated runs (seed 7), no crash" <<< "$out" || fail "a clean run's counts: $out"
 
 # `expect_crash NAME WHAT OPTIONS...`: the run exits 1, prints WHAT and writes the failing input.
 expect_crash() {
@@ -28,7 +28,7 @@ expect_crash() {
   out=$("$BIN" selftest -artifact_prefix="$tmp/art/" "$@" 2>&1)
   status=$?
   [ $status -eq 1 ] || { fail "$name: exit $status, not 1: $out"; return; }
-  echo "$out" | grep -q "$what" || { fail "$name: no '$what' in: $out"; return; }
+  grep -q "$what" <<< "$out" || { fail "$name: no '$what' in: $out"; return; }
   ls "$tmp"/art/crash-* > /dev/null 2>&1 || fail "$name: no input written to the artifact folder: $out"
 }
 for kind in abort segv throw; do

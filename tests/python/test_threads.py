@@ -106,7 +106,9 @@ def test_threads_above_the_bound_are_refused_before_any_starts(models):
             t0 = time.perf_counter()
             with pytest.raises(dlrt.InvalidArgument, match=f"threads must be 0 \\(one per core\\) to 4096, got {n}"):
                 make(n)
-            assert time.perf_counter() - t0 < 1.0
+            # Refused before any thread starts: seconds at most even on a loaded machine
+            # (unbounded, the first case never returned); the thread count below is exact.
+            assert time.perf_counter() - t0 < 10.0
             assert _process_threads() == before
     with pytest.raises(ValueError):
         dlrt.Session(str(models / "negate.onnx"), threads=100000)
