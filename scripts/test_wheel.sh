@@ -99,10 +99,15 @@ test_version() {
   # which a loaded machine's scheduler can fail four times over here; scripts/test_python.sh runs it.
   echo "deselected: tests/python/test_threads.py::test_gil_released_during_run (timing; scripts/test_python.sh runs it)"
   pytest_out=$(cd "$tmp/run-$v" && env -u PYTHONPATH DLRT_TEST_MODELS="$MODELS" DLRT_ZOO_DIR="$ZOO" \
-               "$vpy" -m pytest -q -rs -p no:cacheprovider "$ROOT/tests/python" \
+               "$vpy" -m pytest -q -rfEs -p no:cacheprovider "$ROOT/tests/python" \
                -k "not test_gil_released_during_run" 2>&1)
   prc=$?
   echo "$pytest_out" | tail -15
+  # A failure's traceback, name and message, also when the skipped lines fill the tail.
+  if [ $prc -ne 0 ]; then
+    sed -n '/^=* FAILURES =*$/,/^=* short test summary/p' <<< "$pytest_out" | head -80
+    grep -E '^(FAILED|ERROR) ' <<< "$pytest_out" | head -10
+  fi
   pytest_sum=$(echo "$pytest_out" | grep -E '^=* ?[0-9]+ (passed|failed|skipped|error)' | tail -1 | sed -E 's/^=+ //; s/ =+$//')
   [ $prc -eq 0 ] || { echo "FAILED: pytest tests/python on the wheel (${pytest_sum:-exit $prc})"; return 1; }
   ov_note="openvino not tried (DLRT_WHEEL_OPENVINO=skip)"
@@ -129,15 +134,23 @@ if [ -n "$WHEEL_PYTHONS_MISSING" ]; then
 fi
 [ $here_rc -eq 0 ] || rc=1
 
-# Each wheel once (the abi3 one serves 3.12 and 3.13), then each version; in this
-# shell, not in a subshell, so that wheel_of keeps what the builds found.
+# Each wheel once (the abi3 one serves 3.12 and 3.13), in this shell, not in a
+# subshell, so that wheel_of keeps what the builds found. A version's test
+# starts in the background as soon as its wheel is there, so that it runs
+# beside the next wheel's compile; at most TEST_JOBS tests at a time (venvs,
+# pip and pytest are mostly one core each). Their logs print in order after.
+TEST_JOBS=${JOBS:-2}
+running=0
 for v in $WHEEL_PYTHONS_HERE; do
   bv=$(wheel_build_python "$v")
   [ -n "${wheel_of[$bv]+set}" ] || { echo; echo "=== the wheel built by CPython $bv"; build_for "$bv"; }
+  while [ "$running" -ge "$TEST_JOBS" ]; do wait -n; running=$((running - 1)); done
+  ( test_version "$v" > "$tmp/test-$v.log" 2>&1; echo $? > "$tmp/test-$v.rc" ) &
+  running=$((running + 1))
 done
+wait
 for v in $WHEEL_PYTHONS_HERE; do
-  test_version "$v" > "$tmp/test-$v.log" 2>&1
-  r=$?
+  r=$(cat "$tmp/test-$v.rc" 2>/dev/null || echo 1)
   cat "$tmp/test-$v.log"
   last=$(tail -1 "$tmp/test-$v.log")
   if [ $r -eq 0 ]; then

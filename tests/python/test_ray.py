@@ -16,7 +16,7 @@ import dlrt
 import dlrt.ray
 from conftest import run_python
 
-N_LINES = 8_000
+N_LINES = 2_000
 SAMPLE = 500
 WORDS = ("apple banana river mountain music science history ocean forest city train garden "
          "computer language window winter summer coffee market school doctor football").split()
@@ -114,7 +114,7 @@ def corpus(tmp_path_factory):
     texts = make_texts(N_LINES)
     ids = np.arange(N_LINES, dtype=np.int64) * 7 + 3  # not the row numbers
     path = tmp_path_factory.mktemp("corpus") / "corpus.parquet"
-    pq.write_table(pa.table({"id": ids, "text": texts}), path, row_group_size=2000)
+    pq.write_table(pa.table({"id": ids, "text": texts}), path, row_group_size=500)
     return {"path": str(path), "ids": ids, "texts": texts}
 
 
@@ -188,8 +188,8 @@ def test_actor_killed_mid_job_every_id_once(ray_cluster, minilm, corpus, referen
                     os.kill(os.getpid(), signal.SIGKILL)  # the actor's process dies mid-job
             return super().__call__(batch)
 
-    ds = ray.data.read_parquet(corpus["path"]).repartition(target_num_rows_per_block=400)
-    ds = ds.map_batches(KilledOnce, compute=ray.data.ActorPoolStrategy(size=2), batch_size=400, batch_format="pyarrow", num_cpus=0.5,
+    ds = ray.data.read_parquet(corpus["path"]).repartition(target_num_rows_per_block=100)
+    ds = ds.map_batches(KilledOnce, compute=ray.data.ActorPoolStrategy(size=2), batch_size=100, batch_format="pyarrow", num_cpus=0.5,
                         fn_constructor_kwargs={"model": minilm, "concurrency": 2})
     out = tmp_path / "out"
     ds.drop_columns(["text"]).write_parquet(str(out))

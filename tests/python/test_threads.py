@@ -1,6 +1,7 @@
 """One Session used from many Python threads; the GIL is released while a run executes."""
 import ctypes
 import ctypes.util
+import gc
 import os
 import threading
 import time
@@ -100,6 +101,10 @@ def test_threads_above_the_bound_are_refused_before_any_starts(models):
     makers = [lambda n: dlrt.Session(str(models / "negate.onnx"), threads=n),
               lambda n: dlrt.Embedder(folder, threads=n),
               lambda n: dlrt.CrossEncoder(folder, threads=n)]
+    # Threads of objects earlier tests left to the garbage collector end first; after that a
+    # thread that ends late (a pool of an earlier test winding down on a loaded machine) can
+    # only lower the count, and a refused constructor must not raise it.
+    gc.collect()
     before = _process_threads()
     for make in makers:
         for n in (4097, 100000, 2**40, -1):
@@ -109,7 +114,7 @@ def test_threads_above_the_bound_are_refused_before_any_starts(models):
             # Refused before any thread starts: seconds at most even on a loaded machine
             # (unbounded, the first case never returned); the thread count below is exact.
             assert time.perf_counter() - t0 < 10.0
-            assert _process_threads() == before
+            assert _process_threads() <= before
     with pytest.raises(ValueError):
         dlrt.Session(str(models / "negate.onnx"), threads=100000)
     s = dlrt.Session(str(models / "negate.onnx"), threads=2)

@@ -1,5 +1,6 @@
 // The model-zoo check: every model and sample case of $DLRT_ZOO_DIR runs
-// through `dlrt run --input ... --output-dir ...` and its outputs must match
+// through a Session (one per model, default options as `dlrt run` has them)
+// and its outputs must match
 // the expected ones within rtol 1e-3 / atol 1e-4. The same for the quantized
 // and float16 variants in $DLRT_QUANT_ZOO_DIR (made by
 // tests/models/make_quant_zoo.py, expected outputs from ONNX Runtime), whose
@@ -8,7 +9,7 @@
 // set in $DLRT_WILD_DIR (tests/models/make_wild_set.py: trained models from
 // PyPI wheels, expected outputs from ONNX Runtime), laid out the same way, and
 // the trained int8 set in $DLRT_TRAINED_INT8_DIR (tests/models/make_trained_int8.py),
-// whose manifest also asks for optimised = DLRT_OPTIMIZE=0 bit for bit.
+// whose manifest also asks for optimised = unoptimised (DLRT_OPTIMIZE=0) bit for bit.
 //
 // Layout (as shared/models): <model>.onnx, <model>/<case>/<input>.npy,
 // <model>/<case>/expected/<output>.npy; manifest.json, when present, lists
@@ -19,23 +20,23 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "cli_test_util.h"
 #include "core/npy.h"
+#include "dlrt/session.h"
 
 namespace dlrt {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::quote;
 
 constexpr double kRtol = 1e-3;
 constexpr double kAtol = 1e-4;
@@ -188,27 +189,61 @@ bool compare_output(const ZooCase& c, const std::string& name, const Tensor& wan
   return bad == 0;
 }
 
-std::string file_bytes(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+// Each output of one run as tensors, keyed as `dlrt run --output-dir` names its
+// files (without ".npy"): the output's name with characters outside
+// [A-Za-z0-9._-] replaced by '_'; a sequence's items as NAME.0, NAME.1 ...,
+// a map's keys and values as NAME.keys and NAME.values.
+using RunOutputs = std::map<std::string, Tensor>;
+
+Result<RunOutputs> run_case(const Session& session, const ZooCase& c) {
+  std::map<std::string, Value> feeds;
+  for (const auto& [name, path] : c.inputs) {
+    auto t = read_npy_file(path.string());
+    if (!t.ok()) return Status(t.status().code(), "input '" + name + "': " + t.status().message());
+    feeds.emplace(name, Value::of(std::move(*t)));
+  }
+  auto values = session.run_values(feeds);
+  if (!values.ok()) return values.status();
+  RunOutputs out;
+  const auto& infos = session.outputs();
+  for (size_t i = 0; i < values->size() && i < infos.size(); ++i) {
+    Value& v = (*values)[i];
+    const std::string name = sanitize(infos[i].name);
+    switch (v.kind) {
+      case Value::Kind::kTensor: out[name] = std::move(v.tensor); break;
+      case Value::Kind::kSequence:
+        for (size_t k = 0; k < v.sequence.size(); ++k) out[name + "." + std::to_string(k)] = std::move(v.sequence[k]);
+        break;
+      case Value::Kind::kMap:
+      case Value::Kind::kMapSequence:
+        out[name + ".keys"] = std::move(v.keys);
+        out[name + ".values"] = std::move(v.values);
+        break;
+      case Value::Kind::kNone: break;
+    }
+  }
+  return out;
 }
 
-// Runs `cmd` (a `dlrt run ... --output-dir out`) again with DLRT_OPTIMIZE=0
-// and checks that every expected output comes out with the same bytes.
-bool same_bits_unoptimized(const ZooCase& c, const std::string& cmd, const fs::path& out) {
-  const fs::path plain = out.string() + "_unoptimized";
-  std::string unopt = cmd;
-  unopt.replace(unopt.find(quote(out.string())), quote(out.string()).size(), quote(plain.string()));
-  auto r = testing::run_command("DLRT_OPTIMIZE=0 " + unopt);
-  if (r.exit_code != 0) {
-    ADD_FAILURE() << "with DLRT_OPTIMIZE=0: exit code " << r.exit_code << "\n" << r.output;
+bool same_bytes(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() && a.nbytes() == b.nbytes() &&
+         std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+}
+
+// Runs the case again on `plain` (a session of the same model made with
+// optimize = false, as DLRT_OPTIMIZE=0 makes it) and checks that every
+// expected output comes out with the same bits as `got`.
+bool same_bits_unoptimized(const ZooCase& c, const Session& plain, const RunOutputs& got) {
+  auto unopt = run_case(plain, c);
+  if (!unopt.ok()) {
+    ADD_FAILURE() << "without optimisation: " << unopt.status().to_string();
     return false;
   }
   bool same = true;
   for (const auto& [name, path] : c.expected) {
-    const std::string file = sanitize(name) + ".npy";
-    const std::string a = file_bytes(out / file), b = file_bytes(plain / file);
-    if (a.empty() || a != b) {
+    const auto a = got.find(sanitize(name));
+    const auto b = unopt->find(sanitize(name));
+    if (a == got.end() || b == unopt->end() || !same_bytes(a->second, b->second)) {
       ADD_FAILURE() << "output '" << name << "' differs between the optimised run and DLRT_OPTIMIZE=0 (a fusion "
                     << "upstream of a dynamic quantizer changed float bits)";
       same = false;
@@ -219,55 +254,70 @@ bool same_bits_unoptimized(const ZooCase& c, const std::string& cmd, const fs::p
   return same;
 }
 
-// Runs every case under root through `dlrt run` and compares its outputs; prints how many match.
+// Runs every case under root and compares its outputs; prints how many match.
+// One session per model (with the options `dlrt run` uses by default) runs
+// all of its cases in order, as an application runs one session many times,
+// so the later cases also check a session run again with other shapes; a
+// process per case would spend most of the time creating sessions.
 void run_zoo(const fs::path& root, const char* label) {
   ASSERT_TRUE(fs::is_directory(root)) << root << " is not a folder";
-  ASSERT_TRUE(fs::exists(testing::dlrt_binary())) << testing::dlrt_binary() << " is missing: build the dlrt_cli target";
 
   std::string error;
   std::vector<ZooCase> cases = fs::exists(root / "manifest.json") ? from_manifest(root, error) : discover(root);
   ASSERT_TRUE(error.empty()) << root / "manifest.json" << ": " << error;
   ASSERT_FALSE(cases.empty()) << "no models with cases found in " << root;
 
-  const fs::path tmp = fs::temp_directory_path() / ("dlrt_zoo_test_" + std::to_string(::getpid()));
   int passed = 0;
+  std::unique_ptr<Session> session, plain;
+  Status create_error;
+  fs::path loaded;
   for (const auto& c : cases) {
     SCOPED_TRACE(c.model + "/" + c.name);
-    const fs::path out = tmp / c.model / c.name;
-    fs::remove_all(out);
-    std::string cmd = quote(testing::dlrt_binary()) + " run " + quote(c.onnx.string()) + " --output-dir " + quote(out.string());
-    for (const auto& [name, path] : c.inputs) cmd += " --input " + quote(name + "=" + path.string());
-    auto r = testing::run_command(cmd);
-    EXPECT_FALSE(r.signaled) << "crashed: " << cmd << "\n" << r.output;
-    if (r.exit_code != 0) {
-      std::printf("zoo: %s/%s: dlrt run failed (exit code %d) -> MISMATCH\n", c.model.c_str(), c.name.c_str(),
-                  r.exit_code);
-      ADD_FAILURE() << "exit code " << r.exit_code << ": " << cmd << "\n" << r.output;
+    if (c.onnx != loaded) {
+      loaded = c.onnx;
+      session.reset();
+      plain.reset();
+      auto s = Session::create(c.onnx.string());
+      create_error = s.ok() ? Status() : s.status();
+      if (s.ok()) session = std::move(*s);
+      if (s.ok() && c.bit_exact_optimized) {
+        SessionOptions options;
+        options.optimize = false;
+        auto p = Session::create(c.onnx.string(), options);
+        if (p.ok()) plain = std::move(*p);
+        else create_error = Status(p.status().code(), "without optimisation: " + p.status().message());
+      }
+    }
+    Result<RunOutputs> got = create_error.ok() ? run_case(*session, c) : Result<RunOutputs>(create_error);
+    if (!got.ok()) {
+      std::printf("zoo: %s/%s: failed (%s) -> MISMATCH\n", c.model.c_str(), c.name.c_str(),
+                  got.status().to_string().c_str());
+      ADD_FAILURE() << c.onnx << ": " << got.status().to_string();
       continue;
     }
     bool case_ok = !c.expected.empty();
     for (const auto& [name, path] : c.expected) {
       auto want = read_npy_file(path.string());
-      auto got = read_npy_file((out / (sanitize(name) + ".npy")).string());
-      if (!want.ok() || !got.ok()) {
-        ADD_FAILURE() << "output '" << name << "': " << (want.ok() ? got.status() : want.status()).to_string();
+      const auto it = got->find(sanitize(name));
+      if (!want.ok() || it == got->end()) {
+        ADD_FAILURE() << "output '" << name << "': "
+                      << (want.ok() ? "the model has no output of that name" : want.status().to_string());
         case_ok = false;
         continue;
       }
-      if (got->shape() != want->shape() || got->dtype() != want->dtype()) {
-        ADD_FAILURE() << "output '" << name << "': " << dtype_name(got->dtype()) << " " << shape_to_string(got->shape())
+      const Tensor& out = it->second;
+      if (out.shape() != want->shape() || out.dtype() != want->dtype()) {
+        ADD_FAILURE() << "output '" << name << "': " << dtype_name(out.dtype()) << " " << shape_to_string(out.shape())
                       << ", expected " << dtype_name(want->dtype()) << " " << shape_to_string(want->shape());
         case_ok = false;
         continue;
       }
-      case_ok = compare_output(c, name, *want, *got) && case_ok;
+      case_ok = compare_output(c, name, *want, out) && case_ok;
     }
-    if (c.bit_exact_optimized) case_ok = same_bits_unoptimized(c, cmd, out) && case_ok;
+    if (c.bit_exact_optimized && plain) case_ok = same_bits_unoptimized(c, *plain, *got) && case_ok;
     passed += case_ok;
   }
   std::printf("%s: %d of %zu cases match\n", label, passed, cases.size());
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
 }
 
 TEST(Zoo, EveryModelMatchesExpectedOutputs) {
