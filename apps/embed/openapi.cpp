@@ -294,9 +294,9 @@ json schemas(const ModelLimits* limits) {
                         "DecodeRequest", "RerankRequest", "PredictRequest"})
     s[r]["properties"]["model"] = {{"type", "string"}};
   s["Health"]["properties"]["models"] = {{"type", "array"}, {"items", {{"type", "object"}}}};
-  for (const char* r : {"EmbeddingsRequest", "EmbedRequest", "EmbedSparseRequest", "SimilarityRequest", "TokenizeRequest",
-                        "DecodeRequest", "RerankRequest", "V1RerankRequest", "PredictRequest"})
-    nullable_optionals(s[r]);
+  // Every request body: the handlers read an optional field given as null as not given.
+  for (auto& [name, schema] : s.items())
+    if (name.size() > 7 && name.compare(name.size() - 7, 7, "Request") == 0) nullable_optionals(schema);
   nullable_optionals(s["SimilarityRequest"]["properties"]["parameters"]);
   return s;
 }

@@ -119,7 +119,7 @@ EmbedServer::Reply EmbedServer::handle_embed_all(const std::string& body) {
   const bool truncate = flag(req, "truncate", config_.truncate, field_error);
   const bool is_query = flag(req, "is_query", true, field_error);
   if (!field_error.empty()) return error_reply(Api::kTei, 422, "invalid_request_error", field_error);
-  if (req.contains("is_query") && !m->is_multi_vector())
+  if (auto q = req.find("is_query"); q != req.end() && !q->is_null() && !m->is_multi_vector())
     return error_reply(Api::kTei, 422, "invalid_request_error",
                        "'is_query' applies to multi-vector (ColBERT) models only; " + model_label(*ref) + " is not one");
   std::optional<std::string> prompt_name;

@@ -128,6 +128,10 @@ TEST(MultiVectorServer, EmbedAllOfAPlainModel) {
   r = ts.post("/embed_all", R"({"inputs": "a cat", "is_query": true})");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 422) << r->body;
+  // Optional fields given as null are not given (the OpenAPI document says nullable).
+  r = ts.post("/embed_all", R"({"inputs": "a cat", "is_query": null, "model": null, "truncate": null, "prompt_name": null})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
   r = ts.post("/rerank", R"({"query": "a cat", "texts": ["a dog"]})");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400) << r->body;
