@@ -91,6 +91,8 @@ Result<std::map<std::string, int>> optimize_standard(ir::Graph& graph, ThreadPoo
   }
   // Once, on the weights the folds above left (they may make new ones).
   if (on("flush-subnormal-weights")) p::flush_subnormal_weights(graph, ctx);
+  // Once, on the shapes the folds above inferred.
+  if (on("shared-weight-rows")) p::stack_shared_weight_rows(graph, ctx);
   log_summary("standard passes", ctx.fired, before, graph.nodes.size());
   return ctx.fired;
 }

@@ -133,6 +133,17 @@ int crop_padding_taps(Graph& g, PassContext& ctx);
 // tensors changed.
 int flush_subnormal_weights(Graph& g, PassContext& ctx);
 
+// Gemm / MatMul products of a few rows (a static [M, K] float32 A with M <= 16)
+// that share one constant float32 B (and, for Gemm, transA = 0, the same
+// transB, alpha, beta and a constant C the same for every row), whose A does
+// not depend on any of their outputs: an RNN unrolled by its exporter, each
+// step's input times the same weights. They become Concat(A..., axis 0) ->
+// one product -> Split(axis 0) into the same outputs, so B is read once
+// instead of once per product. Results differ by summation order at most.
+// The graph is sorted topologically afterwards (with ctx.node_tags).
+// Returns the groups stacked.
+int stack_shared_weight_rows(Graph& g, PassContext& ctx);
+
 // Identity nodes disappear: their readers read the Identity's input (an
 // Identity whose output is a graph output or a subgraph capture stays).
 int eliminate_identities(Graph& g, PassContext& ctx);

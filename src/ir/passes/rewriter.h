@@ -19,6 +19,7 @@ class Rewriter {
   Rewriter(Graph& g, PassContext& ctx);
 
   Graph& graph() { return g_; }
+  const Graph& graph() const { return g_; }
   Node& node(int i) { return g_.nodes[i]; }
   const Node& node(int i) const { return g_.nodes[i]; }
   int size() const { return static_cast<int>(g_.nodes.size()); }
