@@ -219,7 +219,7 @@ class EmbedServer {
   bool draining() const { return draining_.load(); }
 
   // The server's health: the worst of its models' (draining, loading while
-  // any loads, failed when all failed, degraded when some failed), see docs/serve.md.
+  // any loads, failed when all failed, degraded when some failed), see docs/serve-models.md.
   HealthInfo health() const;
   // One model's; nullopt for a name not served.
   std::optional<HealthInfo> model_health(const std::string& name) const;

@@ -1,5 +1,5 @@
 // The bounds dlrt puts on what a model folder (tokenizer.json and the JSON
-// configs beside it) can make the tokenizer do, in one place: docs/embed.md
+// configs beside it) can make the tokenizer do, in one place: docs/tokenizers.md
 // lists them ("Limits"). Past a load-time bound the folder is refused
 // (kInvalidModel / kUnsupported); past a per-request bound that request fails
 // with kInvalidArgument (Tokenizer::encode_checked) and the server goes on.
