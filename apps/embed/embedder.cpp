@@ -176,7 +176,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
   if (is_multi_vector_folder(file.dir))
     return Unsupported(file.dir.string() + " is a multi-vector (ColBERT / PyLate) model: it gives one vector per "
                        "token, not one per text (dlrt embed --tokens, POST /embed_all and /rerank of dlrt serve, "
-                       "Python encode(output_value=\"token_embeddings\"); see docs/embed.md)");
+                       "Python encode(output_value=\"token_embeddings\"); see docs/embed-retrieval.md)");
   return create_transformer(model_dir, options);
 }
 
