@@ -221,7 +221,10 @@ void check_in_place_a(CpuIsa isa) {
     int64_t M, N, K;
   };
   std::vector<Case> cases{{16, 384, 384}, {16, 1536, 384}, {345, 1000, 450}, {700, 100, 200}, {9, 49, 1536},
-                          {2, 800, 70},   {5, 48, 193},    {64, 96, 384}};
+                          {2, 800, 70},   {5, 48, 193},    {64, 96, 384},
+                          // Column blocks that do not divide among the threads (22 and 42
+                          // panels of 48 in blocks of at most 10 on a 1 MiB L2).
+                          {32, 1024, 256}, {8, 2000, 64}};
   for (int i = 0; i < 24; ++i)
     cases.push_back({2 + static_cast<int64_t>(rng() % 70), 2 + static_cast<int64_t>(rng() % 120),
                      1 + static_cast<int64_t>(rng() % 420)});

@@ -406,8 +406,14 @@ void sgemm_rows_a_packed_b(RowsKernel kernel, TileEpilogue tile_epilogue, int64_
   const bool row_major = threads > 1;
   const int64_t mc = round_up(ceil_div(M, mblocks), MR);
   mblocks = ceil_div(M, mc);
-  const int64_t pc = ceil_div(bpanels, nblocks);
-  nblocks = ceil_div(bpanels, pc);
+  // As many tasks as a multiple of the threads, of panel runs that differ by
+  // one panel at most: the pool deals equal runs of tasks, and 22 panels in
+  // blocks of at most 10 had made 3 tasks of 8, 8 and 6 panels, two of them
+  // on one thread (a 1024-column Linear at 2 threads ran 1.3x faster than at
+  // 1, against 1.9x for 768 columns).
+  if (threads > 1)
+    while ((mblocks * nblocks) % threads != 0 && nblocks < bpanels) ++nblocks;
+  nblocks = std::min(nblocks, bpanels);
   // The column bias and the residual go in with the last K slice's store
   // (TileAdd); the epilogue then runs only for what is left (a row bias, an
   // activation). minilm_l6's projections (bias + residual, no activation)
@@ -424,7 +430,7 @@ void sgemm_rows_a_packed_b(RowsKernel kernel, TileEpilogue tile_epilogue, int64_
       // block. Several: row-block major, a thread's tasks share its rows.
       const int64_t nb = row_major ? t % nblocks : t / mblocks, mb = row_major ? t / nblocks : t % mblocks;
       const int64_t i_begin = mb * mc, i_end = std::min(M, i_begin + mc);
-      const int64_t pb = nb * pc, pe = std::min(bpanels, pb + pc);
+      const int64_t pb = nb * bpanels / nblocks, pe = (nb + 1) * bpanels / nblocks;
       const int64_t tiles = ceil_div(i_end - i_begin, MR);  // row tiles per panel
       for (int64_t p0 = 0; p0 < K; p0 += KC) {
         const int64_t kc = std::min(KC, K - p0);
