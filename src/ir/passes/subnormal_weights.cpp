@@ -27,14 +27,23 @@ bool subnormal(uint32_t bits) { return (bits & 0x7f800000u) == 0 && (bits & 0x00
 
 // Branch-free, so that the compiler vectorizes it (it reads every weight of
 // the model): the magnitude's bits are in [1, 0x007fffff] exactly when
-// subnormal(bits).
+// subnormal(bits). Blocks of a fixed 64 elements: at -O2 GCC vectorizes only
+// loops whose trip count needs no scalar remainder (the open-ended loop ran
+// one element at a time, 12 ms of a ResNet-50's 170 ms session create).
 int64_t count_subnormals(const float* p, int64_t n) {
-  int64_t count = 0;
-  for (int64_t i = 0; i < n; ++i) {
+  constexpr int64_t kBlock = 64;
+  auto is_subnormal = [](const float* x) {
     uint32_t bits;
-    std::memcpy(&bits, p + i, sizeof bits);
-    count += (bits & 0x7fffffffu) - 1u < 0x007fffffu;
+    std::memcpy(&bits, x, sizeof bits);
+    return static_cast<uint32_t>((bits & 0x7fffffffu) - 1u < 0x007fffffu);
+  };
+  int64_t count = 0, i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    uint32_t block = 0;
+    for (int64_t j = 0; j < kBlock; ++j) block += is_subnormal(p + i + j);
+    count += block;
   }
+  for (; i < n; ++i) count += is_subnormal(p + i);
   return count;
 }
 
