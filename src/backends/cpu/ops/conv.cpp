@@ -21,6 +21,7 @@
 #include "backends/cpu/kernels/conv_direct.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/gemm_kernels.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/ops/conv_impl.h"
 #include "backends/cpu/ops/conv_internal.h"
@@ -127,6 +128,21 @@ int winograd_prepack_tile(int64_t M, int64_t C) { return winograd4_channels(M, C
 // Output planes up to this many positions run as Yᵀ = im2colᵀ · Wᵀ on AVX2
 // (see conv_run): a 7x7 plane is 49 positions.
 constexpr int64_t kTransposedMaxPlane = 64;
+
+// The share of an x-long dimension that tiles of t use (x / t rounded up).
+double tile_use(int64_t x, int64_t t) { return static_cast<double>(x) / static_cast<double>(t * ((x + t - 1) / t)); }
+
+// On the AVX-512 8 x 48 tile, whether a group-1 conv of M channels on a
+// plane of `plane` positions wastes less of the tile as Yᵀ = im2colᵀ · Wᵀ
+// (positions in rows of 8, channels in panels of 48) than as Y = W · im2col
+// (channels in rows of 8, positions in panels of 48). Only planes within one
+// panel: a 7x7 plane (49 positions, 51% of two panels) measured slower
+// transposed than on the direct tile despite the better share.
+bool avx512_transposed_wastes_less(int64_t M, int64_t plane) {
+  if (plane >= kSgemmAvx512NR) return false;
+  return tile_use(plane, kSgemmAvx512MR) * tile_use(M, kSgemmAvx512NR) >
+         tile_use(M, kSgemmAvx512MR) * tile_use(plane, kSgemmAvx512NR);
+}
 #endif
 
 }  // namespace
@@ -241,12 +257,17 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
   // every 16th float. DLRT_CONV_DIRECT=1 (direct for every shape) turns
   // this off.
   //
-  // On AVX-512 only the patch embeddings go this way; resnet18's 7x7 layer4
-  // convs measured slower transposed there (the im2colᵀ copy) and keep the
-  // direct tile or the GEMM path (docs/performance-decisions.md, "Convolution").
+  // On AVX-512 the patch embeddings go this way, and planes smaller than the
+  // 8x48 tile's 48 columns where the transposed product wastes less of the
+  // tile (avx512_transposed_wastes_less: a slim ResNet-50's 5x2 plane used
+  // 21% of the tile as W · im2col, 58% transposed, and its 3x3 convs there
+  // ran 0.92 -> 0.62 ms). resnet18's 7x7 layer4 convs measured slower
+  // transposed (the im2colᵀ copy) and keep the direct tile or the GEMM path
+  // (docs/performance-decisions.md, "Convolution").
   const bool patchify = g.k[1] == g.s[1] && g.k[2] == g.s[2] && g.k[2] >= 4 && g.p[1] == 0 && g.p[2] == 0 &&
                         g.d[1] == 1 && g.d[2] == 1;
-  const bool small_plane = out_plane <= kTransposedMaxPlane && ks > 1 && !cpu_has_avx512();
+  const bool small_plane = out_plane <= kTransposedMaxPlane && ks > 1 &&
+                           (!cpu_has_avx512() || avx512_transposed_wastes_less(M, out_plane));
   if ((!amx || patchify) && pre && group == 1 && (small_plane || patchify) && cpu_has_avx2() && g.k[0] == 1 &&
       g.in[0] == 1 && g.out[0] == 1 && conv_direct_mode() != ConvDirectMode::kForce) {
     return conv_transposed_f32(prob, fuse);

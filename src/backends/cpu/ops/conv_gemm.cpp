@@ -224,13 +224,16 @@ Status conv_transposed_f32(const ConvProblem& prob, const ConvFusion& fuse) {
     DLRT_RETURN_IF_ERROR(sgemm_ex(P, M, K, 1.0f, SgemmOperand{at, K, false, nullptr, nullptr},
                                   SgemmOperand{W, K, true, &wt, nullptr}, 0.0f, ct, M, nullptr, &pool));
     float* yn = Y + n * M * P;
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t p = 0; p < P; ++p) yn[m * P + p] = ct[p * M + m];
     GemmEpilogue e = ep;
     e.row_bias = Bv;
     e.residual = Z ? Z + n * M * P : nullptr;
     e.ldr = P;
-    apply_epilogue(e, yn, P, 0, 0, M, P);
+    // Yᵀ back to Y and the epilogue, by blocks of channels on the pool.
+    pool.parallel_for(M, std::max<int64_t>(1, 4096 / std::max<int64_t>(P, 1)), [&](int64_t b, int64_t end) {
+      for (int64_t m = b; m < end; ++m)
+        for (int64_t p = 0; p < P; ++p) yn[m * P + p] = ct[p * M + m];
+      apply_epilogue(e, yn + b * P, P, b, 0, end - b, P);
+    });
     g_transposed_runs.fetch_add(1, std::memory_order_relaxed);
   }
   return Status::Ok();
