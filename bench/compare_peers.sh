@@ -143,12 +143,22 @@ set_dir_of() {
 }
 rel_of() { case "$1" in unseen/*|unseen2/*|unseen3/*) echo "${1#*/}" ;; *) echo "$1" ;; esac; }
 model_of() { local r; r=$(rel_of "$1"); echo "$(set_dir_of "$1")/${r%%/*}.onnx"; }
-# Timed runs per case: about 0.25 s of runs at 1 thread on a 2-core Zen 5 (dlrt's latency).
+# Timed runs per case: about 0.25 s of runs at 1 thread on a 2-core Zen 5 (dlrt's latency). The
+# unseen sets' cases: 0.25 s at 50 GFLOP/s from the case's FLOP count (flops.py), 10 to 200 runs, so
+# that a model of a fraction of a millisecond is not timed over 10 runs (a few ms, where one slow
+# wake-up of the second thread moved the median).
+flop_iters() {
+  "$ORT_PY" - "$OUT/flops_$(tag_of "$1").json" <<'PYEOF' 2>/dev/null || echo 10
+import json, math, sys
+flop = json.load(open(sys.argv[1]))["flop"]
+print(min(200, max(10, math.ceil(0.25 * 50e9 / flop))) if flop else 10)
+PYEOF
+}
 iters_of() {
   local n
   if [ -n "${ITERS:-}" ]; then echo "$ITERS"; return; fi
   case "$1" in
-    unseen/*|unseen2/*|unseen3/*) n=10 ;;
+    unseen/*|unseen2/*|unseen3/*) n=$(flop_iters "$1") ;;
     minilm_l6/b8s128|unet_small/*) n=10 ;;
     resnet18/*|lraspp_mobilenet_v3_large/*) n=20 ;;
     minilm_l6/b1s128|tiny_vit/*|efficientnet_b0/*|mobilenet_v2/*) n=40 ;;
