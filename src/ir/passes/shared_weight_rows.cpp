@@ -174,9 +174,8 @@ void stack(Rewriter& rw, const std::vector<Member>& group, int64_t trans_b, cons
   } else if (equal) {  // equal parts: no sizes (opset 18 names their count)
     if (onnx_opset >= 18) split.attributes["num_outputs"] = make_attr_int(static_cast<int64_t>(rows.size()));
   } else if (onnx_opset >= 13) {
-    Tensor sizes = Tensor::allocate(DType::kInt64, {static_cast<int64_t>(rows.size())}).value();
-    std::copy(rows.begin(), rows.end(), sizes.data<int64_t>());
-    split.inputs.push_back(rw.new_constant(base + "_unstack_sizes", std::move(sizes)));
+    split.inputs.push_back(rw.new_constant(
+        base + "_unstack_sizes", Tensor::from_vector<int64_t>({static_cast<int64_t>(rows.size())}, rows)));
   } else {
     split.attributes["split"] = make_attr_ints(rows);
   }
@@ -193,9 +192,8 @@ void stack(Rewriter& rw, const std::vector<Member>& group, int64_t trans_b, cons
     one.shape = std::vector<Dim>{Dim{1, ""}};
     shape.shape = std::vector<Dim>{Dim{2, ""}};
     sizes_type.shape = std::vector<Dim>{Dim{static_cast<int64_t>(group.size()), ""}};
-    Tensor zero = Tensor::allocate(DType::kInt64, {1}).value();
-    zero.data<int64_t>()[0] = 0;
-    const ValueId first_dim = rw.new_constant(base + "_unstack_axis0", std::move(zero));
+    const ValueId first_dim =
+        rw.new_constant(base + "_unstack_axis0", Tensor::from_vector<int64_t>({1}, std::vector<int64_t>{0}));
     Node sizes;
     sizes.name = base + "_unstack_sizes";
     sizes.op_type = "Concat";
