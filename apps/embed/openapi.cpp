@@ -296,7 +296,7 @@ json schemas(const ModelLimits* limits) {
   s["Health"]["properties"]["models"] = {{"type", "array"}, {"items", {{"type", "object"}}}};
   // Every request body: the handlers read an optional field given as null as not given.
   for (auto& [name, schema] : s.items())
-    if (name.size() > 7 && name.compare(name.size() - 7, 7, "Request") == 0) nullable_optionals(schema);
+    if (name.ends_with("Request")) nullable_optionals(schema);
   nullable_optionals(s["SimilarityRequest"]["properties"]["parameters"]);
   return s;
 }

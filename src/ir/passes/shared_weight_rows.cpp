@@ -98,12 +98,8 @@ std::vector<Member> independent(const Rewriter& rw, const std::vector<Member>& g
     const Node& n = rw.node(i);
     bool hit = is_member[static_cast<size_t>(i)];
     for (ValueId v : n.inputs) hit = hit || (v >= 0 && reached[static_cast<size_t>(v)]);
-    if (!hit)
-      for (const auto& [name, attr] : n.attributes)
-        if (attr.kind == Attribute::Kind::kGraph || attr.kind == Attribute::Kind::kGraphs) {
-          for (ValueId v : g.implicit_inputs(n)) hit = hit || reached[static_cast<size_t>(v)];
-          break;
-        }
+    if (!hit)  // values a subgraph of n reads by name
+      for (ValueId v : g.implicit_inputs(n)) hit = hit || reached[static_cast<size_t>(v)];
     if (hit)
       for (ValueId o : n.outputs)
         if (o >= 0) reached[static_cast<size_t>(o)] = true;

@@ -130,7 +130,7 @@ int winograd_prepack_tile(int64_t M, int64_t C) { return winograd4_channels(M, C
 constexpr int64_t kTransposedMaxPlane = 64;
 
 // The share of an x-long dimension that tiles of t use (x / t rounded up).
-double tile_use(int64_t x, int64_t t) { return static_cast<double>(x) / static_cast<double>(t * ((x + t - 1) / t)); }
+double tile_use(int64_t x, int64_t t) { return static_cast<double>(x) / static_cast<double>(t * ceil_div(x, t)); }
 
 // On the AVX-512 8 x 48 tile, whether a group-1 conv of M channels on a
 // plane of `plane` positions wastes less of the tile as Yᵀ = im2colᵀ · Wᵀ
