@@ -144,7 +144,8 @@ set_dir_of() {
 rel_of() { case "$1" in unseen/*|unseen2/*|unseen3/*) echo "${1#*/}" ;; *) echo "$1" ;; esac; }
 model_of() { local r; r=$(rel_of "$1"); echo "$(set_dir_of "$1")/${r%%/*}.onnx"; }
 # Timed runs per case: about 0.25 s of runs at 1 thread on a 2-core Zen 5 (dlrt's latency). The
-# unseen sets' cases: 0.25 s at 50 GFLOP/s from the case's FLOP count (flops.py), 10 to 200 runs, so
+# unseen sets' cases: 0.25 s at 50 GFLOP/s from the case's FLOP count (flops.py, written to
+# OUT/iters_<case> once, next to the FLOP counts), 10 to 200 runs, so
 # that a model of a fraction of a millisecond is not timed over 10 runs (a few ms, where one slow
 # wake-up of the second thread moved the median).
 flop_iters() {
@@ -158,7 +159,7 @@ iters_of() {
   local n
   if [ -n "${ITERS:-}" ]; then echo "$ITERS"; return; fi
   case "$1" in
-    unseen/*|unseen2/*|unseen3/*) n=$(flop_iters "$1") ;;
+    unseen/*|unseen2/*|unseen3/*) n=$(<"$OUT/iters_$(tag_of "$1")") ;;
     minilm_l6/b8s128|unet_small/*) n=10 ;;
     resnet18/*|lraspp_mobilenet_v3_large/*) n=20 ;;
     minilm_l6/b1s128|tiny_vit/*|efficientnet_b0/*|mobilenet_v2/*) n=40 ;;
@@ -198,6 +199,7 @@ for c in $CASES; do
   mapfile -t feeds < <(feeds_of "$c")
   "$ORT_PY" "$REPO/bench/flops.py" "$(model_of "$c")" "${feeds[@]}" > "$OUT/flops_$(tag_of "$c").json" 2>/dev/null ||
     log "flops.py: some shapes of $c stayed unknown"
+  case "$c" in unseen*/*) flop_iters "$c" > "$OUT/iters_$(tag_of "$c")" ;; esac  # once per case; iters_of reads it
 done
 "$ORT_PY" - "$OUT/meta.json" "$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)" "$(nproc)" \
   "$(grep -o -w 'avx512f\|avx2\|fma\|avx512_bf16\|avx512_vnni\|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')" \
