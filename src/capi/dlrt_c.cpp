@@ -381,6 +381,7 @@ dlrt_status* dlrt_run_report_partition(const dlrt_run_report* report, size_t ind
     if (DLRT_FITS(info, reason)) info->reason = p.reason.c_str();
     if (DLRT_FITS(info, time_ms)) info->time_ms = p.time_ms;
     if (DLRT_FITS(info, precision)) info->precision = p.precision.c_str();
+    if (DLRT_FITS(info, vector_isa)) info->vector_isa = p.vector_isa.c_str();
     return nullptr;
   });
 }

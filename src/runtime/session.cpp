@@ -282,6 +282,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, ModelMetadat
       rep.backend = "cpu";
       rep.device = "cpu:0";
       rep.precision = cpu_partition_precision(g, part.nodes, precision);
+      rep.vector_isa = cpu::cpu_kernels_isa_name();
       if (!res.unavailable.empty()) {
         rep.degraded = true;
         rep.reason = join_unavailable(res.unavailable, false);

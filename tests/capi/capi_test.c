@@ -334,6 +334,8 @@ static void check_report(const dlrt_run_report* report, int ran) {
   CHECK(p.device && strcmp(p.device, "cpu:0") == 0);
   CHECK(p.node_count > 0 && p.degraded == 0 && p.reason && p.precision);
   CHECK(strncmp(p.precision, "f32", 3) == 0);
+  CHECK(p.vector_isa && (strcmp(p.vector_isa, "avx512") == 0 || strcmp(p.vector_isa, "avx2") == 0 ||
+                         strcmp(p.vector_isa, "generic") == 0));
   CHECK(ran ? dlrt_run_report_run_ms(report) > 0 : dlrt_run_report_run_ms(report) == 0);
   FAILS(dlrt_run_report_partition(report, 99, &p), DLRT_OUT_OF_RANGE, "index 99");
   FAILS(dlrt_run_report_partition(report, 0, NULL), DLRT_INVALID_ARGUMENT, "NULL");
