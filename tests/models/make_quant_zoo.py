@@ -63,6 +63,9 @@ from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantT
                                       quantize_static)
 from onnxruntime.quantization.shape_inference import quant_pre_process
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import int8_reference  # noqa: E402  (beside this file)
+
 CNNS = ["resnet18", "mobilenet_v2", "efficientnet_b0"]
 TRANSFORMERS = ["minilm_l6"]
 # Zoo transformers through ONNX Runtime's transformer optimizer (its com.microsoft
@@ -252,6 +255,12 @@ def matmul_nbits_model(src, dst, symmetric, block_size=32):
 def write_variant(out_dir, variant, model_path, cases, compare, description, manifest, optimize=False):
     reference = (f"onnxruntime {ort.__version__} CPU, 1 thread, graph optimisations "
                  + ("all" if optimize else "off"))
+    # Every case's outputs, keyed (case, output), independent of this CPU's int8 kernels (int8_reference.py).
+    outputs, note = int8_reference.reference_outputs(
+        ort, model_path, lambda path: {(case, k): v for case, inputs in cases.items()
+                                       for k, v in ort_outputs(path, inputs, optimize).items()}, log)
+    if note:
+        reference += f"; {note}"
     entry = {"file": f"{variant}.onnx", "description": description, "compare": compare,
              "reference": reference, "cases": {}}
     for case, inputs in cases.items():
@@ -262,7 +271,9 @@ def write_variant(out_dir, variant, model_path, cases, compare, description, man
             rel = f"{variant}/{case}/{k}.npy"
             np.save(os.path.join(out_dir, rel), v)
             c["inputs"][k] = rel
-        for k, v in ort_outputs(model_path, inputs, optimize).items():
+        for (c_name, k), v in outputs.items():
+            if c_name != case:
+                continue
             rel = f"{variant}/{case}/expected/{k}.npy"
             np.save(os.path.join(out_dir, rel), v)
             c["expected"][k] = rel
@@ -366,6 +377,10 @@ def main():
         os.remove(stamp)
     os.makedirs(out, exist_ok=True)
     manifest = {"generator": "tests/models/make_quant_zoo.py", "models": {}}
+    probe = int8_reference.probe(ort)
+    int8_line = int8_reference.summary(ort)
+    log(int8_line)
+    manifest["int8_probe"] = probe
     # The static models' outputs are dequantized integers, which dlrt must
     # reproduce exactly: rtol 1e-3 / atol 1e-4 (the float zoo's tolerance)
     # leaves no room for an integer step. Embeddings compare row by row.
@@ -513,7 +528,6 @@ def main():
         peaked_minilm_variants(found[0], out, manifest)
 
     # Single com.microsoft ops (tests/models/contrib_op_models.py), as written.
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from contrib_op_models import attention_family_models, contrib_models
     for variant, path, inputs, description in contrib_models(out, np.random.default_rng(1)):
         write_variant(out, variant, path, {"c0": inputs}, {"rtol": 1e-4, "atol": 1e-5},
@@ -534,7 +548,7 @@ def main():
     import onnxconverter_common
     with open(stamp, "w") as f:
         f.write(f"onnxruntime {ort.__version__}, onnx {onnx.__version__}, "
-                f"onnxconverter_common {onnxconverter_common.__version__}, numpy {np.__version__}\n")
+                f"onnxconverter_common {onnxconverter_common.__version__}, numpy {np.__version__}; {int8_line}\n")
     log(f"wrote {len(manifest['models'])} models to {out}")
     return 0
 
