@@ -1,8 +1,8 @@
 // The x86 microkernels of the 8-bit GEMM (gemm_int8.h). On VNNI each
 // VPDPBUSD adds, per int32 lane, the four products of unsigned bytes of A and
 // signed bytes of B to the accumulator, with no intermediate saturation; on
-// plain AVX2 both are widened to 16 bits for VPMADDWD (VPMADDUBSW would
-// saturate). Either way the sums are exact (mod 2^32), as the portable
+// plain AVX2 both were widened to 16 bits when packed, for VPMADDWD
+// (VPMADDUBSW would saturate). Either way the sums are exact (mod 2^32), as the portable
 // kernel's.
 #include "backends/cpu/kernels/gemm_int8.h"
 #include "backends/cpu/kernels/isa_target.h"
@@ -138,39 +138,86 @@ DLRT_AVX2_VNNI void tile_avx_vnni(int64_t kg, const uint8_t* a, const int8_t* b,
   }
 }
 
-// AVX2 without VNNI: 2 rows x 16 columns. Each group's 64 bytes of B are
-// four chunks of 4 columns x 4 k, sign-extended to 16 bits; A's 4 bytes,
-// zero-extended and repeated, multiply them pairwise (VPMADDWD): lane 2c
-// holds column c's products of k 0-1, lane 2c+1 those of k 2-3, summed at the end.
-DLRT_AVX2_INT void tile_avx2(int64_t kg, const uint8_t* a, const int8_t* b, int64_t,
-                                               int32_t* acc, bool accumulate) {
-  constexpr int MR = 2;
-  __m256i c[MR][4];
-#pragma GCC unroll 2
+// AVX2 without VNNI: 4 rows x 16 columns on operands widened when packed.
+// Per group and k pair h: B's 16 columns x 2 k are two ymm of int16 pairs,
+// each row's two values of A one broadcast dword; VPMADDWD adds each
+// column's pair of products into an int32 lane (at most 2 x 255 x 128, no
+// saturation), VPADDD accumulates.
+DLRT_AVX2_INT void tile_avx2_wide(int64_t kg, const uint8_t* a8, const int8_t* b8, int64_t, int32_t* acc,
+                                  bool accumulate) {
+  constexpr int MR = 4;
+  const auto* a = reinterpret_cast<const int16_t*>(a8);
+  const auto* b = reinterpret_cast<const int16_t*>(b8);
+  __m256i c[MR][2];
+#pragma GCC unroll 4
   for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; ++q) c[i][q] = _mm256_setzero_si256();
-  for (int64_t g = 0; g < kg; ++g) {
-    __m256i bw[4];
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; ++q)
-      bw[q] = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(b + g * 64 + 16 * q)));
-    const uint8_t* ag = a + g * MR * 4;
 #pragma GCC unroll 2
-    for (int i = 0; i < MR; ++i) {
-      const __m128i a16 = _mm_cvtepu8_epi16(_mm_cvtsi32_si128(load4(ag + i * 4)));
-      const __m256i av = _mm256_broadcastq_epi64(a16);
+    for (int v = 0; v < 2; ++v)
+      c[i][v] = accumulate ? _mm256_load_si256(reinterpret_cast<const __m256i*>(acc + i * 16 + 8 * v))
+                           : _mm256_setzero_si256();
+  for (int64_t g = 0; g < kg; ++g) {
+    const int16_t* bg = b + g * 64;
+    const int16_t* ag = a + g * MR * 4;
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(bg + h * 32));
+      const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(bg + h * 32 + 16));
 #pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q) c[i][q] = _mm256_add_epi32(c[i][q], _mm256_madd_epi16(bw[q], av));
+      for (int i = 0; i < MR; ++i) {
+        int32_t pair;
+        std::memcpy(&pair, ag + i * 4 + 2 * h, 4);
+        const __m256i av = _mm256_set1_epi32(pair);
+        c[i][0] = _mm256_add_epi32(c[i][0], _mm256_madd_epi16(av, b0));
+        c[i][1] = _mm256_add_epi32(c[i][1], _mm256_madd_epi16(av, b1));
+      }
     }
   }
-  for (int i = 0; i < MR; ++i) {
-    alignas(32) uint32_t half[32];
-    for (int q = 0; q < 4; ++q) _mm256_store_si256(reinterpret_cast<__m256i*>(half + 8 * q), c[i][q]);
-    for (int j = 0; j < 16; ++j) {
-      const uint32_t sum = half[2 * j] + half[2 * j + 1];
-      acc[i * 16 + j] = static_cast<int32_t>(accumulate ? sum + static_cast<uint32_t>(acc[i * 16 + j]) : sum);
+#pragma GCC unroll 4
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; ++v) _mm256_store_si256(reinterpret_cast<__m256i*>(acc + i * 16 + 8 * v), c[i][v]);
+}
+
+// One panel and group in the wide layout: rows 0/1 and 2/3 interleaved by
+// byte (column c's k pair side by side), sign-extended to int16.
+DLRT_AVX2_INT void pack_wide_avx2(const uint8_t* const* r, uint8_t flip, int16_t* dst, int32_t* colsum) {
+  const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+  __m128i x[4];
+  for (int t = 0; t < 4; ++t) x[t] = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r[t])), f);
+  auto* out = reinterpret_cast<__m256i*>(dst);
+  const __m256i w0 = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x[0], x[1]));
+  const __m256i w1 = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x[0], x[1]));
+  const __m256i w2 = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x[2], x[3]));
+  const __m256i w3 = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x[2], x[3]));
+  _mm256_store_si256(out + 0, w0);
+  _mm256_store_si256(out + 1, w1);
+  _mm256_store_si256(out + 2, w2);
+  _mm256_store_si256(out + 3, w3);
+  // Column sums: each dword of w holds one column's pair; VPMADDWD by 1 adds it.
+  const __m256i one = _mm256_set1_epi16(1);
+  const __m256i lo = _mm256_add_epi32(_mm256_madd_epi16(w0, one), _mm256_madd_epi16(w2, one));
+  const __m256i hi = _mm256_add_epi32(_mm256_madd_epi16(w1, one), _mm256_madd_epi16(w3, one));
+  auto* cs = reinterpret_cast<__m256i*>(colsum);
+  _mm256_storeu_si256(cs, _mm256_add_epi32(_mm256_loadu_si256(cs), lo));
+  _mm256_storeu_si256(cs + 1, _mm256_add_epi32(_mm256_loadu_si256(cs + 1), hi));
+}
+
+// correct_avx512's arithmetic in ymm (a masked tail through a buffer).
+DLRT_AVX2_INT void correct_avx2(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az,
+                                const uint32_t* rs, const uint32_t* ct, const uint32_t* cz, int32_t* c, int64_t ldc) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const __m256i vaz = _mm256_set1_epi32(static_cast<int32_t>(az[r]));
+    const __m256i vrs = _mm256_set1_epi32(static_cast<int32_t>(rs[r]));
+    int64_t q = 0;
+    for (; q + 8 <= cols; q += 8) {
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + r * acc_ld + q));
+      const __m256i t =
+          _mm256_add_epi32(_mm256_mullo_epi32(vaz, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ct + q))),
+                           _mm256_mullo_epi32(vrs, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cz + q))));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * ldc + q), _mm256_sub_epi32(a, t));
     }
+    for (; q < cols; ++q)
+      c[r * ldc + q] = static_cast<int32_t>(static_cast<uint32_t>(acc[r * acc_ld + q]) - az[r] * ct[q] - rs[r] * cz[q]);
   }
 }
 
@@ -357,7 +404,9 @@ CorrectRequantUniformFn avx512_correct_requant_uniform_cols() { return correct_r
 CorrectFn avx512_correct() { return correct_avx512; }
 CorrectRequantUniformFn avx512_correct_requant_uniform() { return correct_requant_uniform_avx512; }
 CorrectRequantFn avx512_correct_requant() { return correct_requant_avx512; }
-TileFn avx2_tile() { return tile_avx2; }
+TileFn avx2_wide_tile() { return tile_avx2_wide; }
+PackWideFn avx2_pack_wide() { return pack_wide_avx2; }
+CorrectFn avx2_correct() { return correct_avx2; }
 
 TileFn avx512_vnni_tile(int nv) {
   switch (nv) {
@@ -375,7 +424,9 @@ TileFn avx_vnni_tile() { return tile_avx_vnni; }
 
 namespace dlrt::cpu::int8_detail {
 TileFn avx512_vnni_tile(int) { return nullptr; }
-TileFn avx2_tile() { return nullptr; }
+TileFn avx2_wide_tile() { return nullptr; }
+PackWideFn avx2_pack_wide() { return nullptr; }
+CorrectFn avx2_correct() { return nullptr; }
 CorrectFn avx512_correct() { return nullptr; }
 CorrectRequantFn avx512_correct_requant() { return nullptr; }
 CorrectRequantUniformFn avx512_correct_requant_uniform() { return nullptr; }
