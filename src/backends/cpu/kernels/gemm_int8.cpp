@@ -162,9 +162,9 @@ PackedInt8B PackedInt8B::pack_rows_into(void* storage, int64_t K, int64_t N, Row
   p.kg = (K + kGroup - 1) / kGroup;
   p.panels = (N + kPanel - 1) / kPanel;
   p.shift = is_signed ? 0 : -128;
-  // The AVX2 kernel's B: int16 (PackedInt8B::wide) instead of bytes.
-  const bool wide = pick_kernel().wide;
-  const int8_detail::PackWideFn pack_wide = wide ? int8_detail::avx2_pack_wide() : nullptr;
+  // The AVX2 kernel's B: int16 (PackedInt8B::wide) instead of bytes (that kernel exists only where this does).
+  const int8_detail::PackWideFn pack_wide = pick_kernel().wide ? int8_detail::avx2_pack_wide() : nullptr;
+  const bool wide = pack_wide != nullptr;
   int8_t* data = static_cast<int8_t*>(storage);
   int16_t* wdata = static_cast<int16_t*>(storage);
   int32_t* sums = reinterpret_cast<int32_t*>(data + p.panels * p.kg * kPanel * kGroup * (wide ? 2 : 1));
@@ -199,17 +199,7 @@ PackedInt8B PackedInt8B::pack_rows_into(void* storage, int64_t K, int64_t N, Row
         for (; pn < p1; ++pn) {
           const int64_t c0 = (pn - p0) * kPanel;
           const uint8_t* rq[4] = {r[0] + c0, r[1] + c0, r[2] + c0, r[3] + c0};
-          int16_t* dst = wdata + (pn * kg + g) * kPanel * kGroup;
-          if (pack_wide) {
-            pack_wide(rq, flip, dst, colsum + c0);
-            continue;
-          }
-          for (int64_t cc = 0; cc < kPanel; ++cc)
-            for (int t = 0; t < 4; ++t) {
-              const int8_t v = static_cast<int8_t>(rq[t][cc] ^ flip);
-              dst[t / 2 * 32 + cc * 2 + t % 2] = v;
-              colsum[c0 + cc] += v;
-            }
+          pack_wide(rq, flip, wdata + (pn * kg + g) * kPanel * kGroup, colsum + c0);
         }
       }
       if (quad)
@@ -290,6 +280,13 @@ inline void store_group(uint8_t* block, int64_t idx, uint32_t v, bool wide) {
   std::memcpy(block + idx * kGroup * 2, w, sizeof w);
 }
 
+// The vector packer of a whole block of A's rows, for the 8-row kernel's
+// bytes or the wide kernel's int16 (null: none here).
+int8_detail::PackA8Fn a_block_packer(int64_t mr, bool wide) {
+  if (wide) return mr == 4 ? int8_detail::avx2_pack_a4_wide() : nullptr;
+  return mr == 8 && cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_pack_a8() : nullptr;
+}
+
 // Row blocks [b0, b1) of A as gemm_u8s8's kernels read them: block mb holds
 // rows mb*mr .. mb*mr+mr-1 (zero past M) as groups of 4 values (A + 128 for
 // int8; bytes, or int16 when wide), group-major; row_sums[i] sums row i's
@@ -298,15 +295,14 @@ void pack_a_blocks(const void* A, int64_t lda, int64_t M, int64_t K, int64_t mr,
                    uint8_t* blocks, uint32_t* row_sums, bool want_sums, bool wide) {
   const int64_t kg = (K + kGroup - 1) / kGroup, a_block = kg * mr * kGroup * (wide ? 2 : 1);
   const uint8_t flip = a_signed ? 0x80 : 0;  // int8 + 128 as uint8
-  const int8_detail::PackA8Fn pack8 =
-      mr == 8 && cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_pack_a8() : nullptr;
+  const int8_detail::PackA8Fn pack8 = a_block_packer(mr, wide);
   for (int64_t mb = b0; mb < b1; ++mb) {
     uint8_t* dst = blocks + mb * a_block;
     // Full blocks of 8 rows: the first groups 16 at a time with AVX-512.
     int64_t first = 0;
     if (pack8 && mb * mr + mr <= M) {
       const uint8_t* rows[8];
-      for (int r = 0; r < 8; ++r) rows[r] = static_cast<const uint8_t*>(A) + (mb * mr + r) * lda;
+      for (int r = 0; r < mr; ++r) rows[r] = static_cast<const uint8_t*>(A) + (mb * mr + r) * lda;
       first = pack8(rows, K / kGroup, flip, dst);
     }
     for (int64_t r = 0; r < mr; ++r) {
@@ -349,8 +345,7 @@ void pack_a_rows(const Int8ARows& src, int64_t M, int64_t mr, bool a_signed, int
   const int64_t es = wide ? 2 : 1;
   const int64_t gs = src.seg_len / kGroup, kg = src.segments * gs, a_block = kg * mr * kGroup * es;
   const uint8_t flip = a_signed ? 0x80 : 0;
-  const int8_detail::PackA8Fn pack8 =
-      mr == 8 && cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_pack_a8() : nullptr;
+  const int8_detail::PackA8Fn pack8 = a_block_packer(mr, wide);
   // The runs behind a null pointer (pad bytes) and behind rows past M (stored as 0).
   thread_local AlignedScratch fill_scratch;
   uint8_t* pad_run = fill_scratch.get<uint8_t>(static_cast<size_t>(2 * src.seg_len), AlignedScratch::Growth::kByHalf);
@@ -426,6 +421,7 @@ struct Int8Gemm {
   uint32_t* col_term = nullptr;
   uint32_t* col_total = nullptr;
   int8_detail::CorrectFn correct = nullptr;
+  int8_detail::ToFloatFn float_stage = nullptr;
   int8_detail::CorrectRequantFn correct_requant = nullptr;
   int8_detail::CorrectRequantUniformFn correct_requant_uniform = nullptr;
   bool per_column = false, uniform = false;
@@ -495,7 +491,7 @@ struct Int8Gemm {
       return;
     }
     correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, C + i0 * ldc + j0, ldc);
-    if (float_output) to_float(*float_output, C + i0 * ldc + j0, ldc, rows, cols, j0);
+    if (float_output) float_stage(*float_output, C + i0 * ldc + j0, ldc, rows, cols, j0);
   }
 
   // One pass over K per tile.
@@ -634,8 +630,9 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
                                          : cpu_isa() >= CpuIsa::kAvx2 && int8_detail::avx2_correct()
                                              ? int8_detail::avx2_correct()
                                              : int8_detail::generic_correct;
-  const int8_detail::CorrectRequantFn correct_requant =
-      cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_correct_requant() : nullptr;
+  const int8_detail::CorrectRequantFn correct_requant = cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_correct_requant()
+                                                       : cpu_isa() >= CpuIsa::kAvx2 ? int8_detail::avx2_correct_requant()
+                                                                                    : nullptr;
   // One zero point for all rows of A and one for all columns of B (a conv's
   // symmetric weights and its activations): the correction splits into a
   // per-column and a per-row term.
@@ -659,6 +656,7 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
   g.b = &B, g.a_blocks = a_blocks, g.a_sums = a_sums, g.es = es;
   g.b_data = kern.wide ? reinterpret_cast<const int8_t*>(B.wide) : B.data;
   g.col_zp = col_zp, g.col_term = col_term, g.col_total = col_total;
+  g.float_stage = cpu_isa() >= CpuIsa::kAvx2 && int8_detail::avx2_to_float() ? int8_detail::avx2_to_float() : to_float;
   g.correct = correct, g.correct_requant = correct_requant, g.correct_requant_uniform = correct_requant_uniform;
   g.per_column = per_column, g.uniform = uniform;
   g.float_output = float_output, g.requant_output = requant_output;

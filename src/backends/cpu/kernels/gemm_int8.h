@@ -233,8 +233,19 @@ TileFn avx2_wide_tile();
 using PackWideFn = void (*)(const uint8_t* const* r, uint8_t flip, int16_t* dst, int32_t* colsum);
 PackWideFn avx2_pack_wide();
 
-// The correction (CorrectFn) with AVX2; null off x86.
+// The wide kernel's A packing (PackA8Fn's contract for 4 rows, int16 values:
+// group g at dst + 32 g): whole runs of 4 groups; returns how many it packed.
+PackA8Fn avx2_pack_a4_wide();  // null off x86
+
+// The correction (CorrectFn) with AVX2, and with the requantization after it
+// (CorrectRequantFn); null off x86.
 CorrectFn avx2_correct();
+CorrectRequantFn avx2_correct_requant();
+
+// The float output stage (Int8FloatOutput) on a rows x cols block of C at c,
+// column j0 first, in place: separate multiply and add, as the portable loop.
+using ToFloatFn = void (*)(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, int64_t cols, int64_t j0);
+ToFloatFn avx2_to_float();  // null off x86
 
 }  // namespace int8_detail
 }  // namespace dlrt::cpu

@@ -202,6 +202,25 @@ DLRT_AVX2_INT void pack_wide_avx2(const uint8_t* const* r, uint8_t flip, int16_t
   _mm256_storeu_si256(cs + 1, _mm256_add_epi32(_mm256_loadu_si256(cs + 1), hi));
 }
 
+// Four rows' 16 bytes (4 groups) XORed with flip, transposed by dwords to
+// one 16-byte group of 4 rows each, zero-extended to int16.
+DLRT_AVX2_INT int64_t pack_a4_wide_avx2(const uint8_t* const* rows, int64_t groups, uint8_t flip, uint8_t* dst) {
+  const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+  int64_t g = 0;
+  for (; g + 4 <= groups; g += 4) {
+    __m128i x[4];
+    for (int r = 0; r < 4; ++r)
+      x[r] = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r] + g * 4)), f);
+    const __m128i t0 = _mm_unpacklo_epi32(x[0], x[1]), t1 = _mm_unpacklo_epi32(x[2], x[3]);
+    const __m128i t2 = _mm_unpackhi_epi32(x[0], x[1]), t3 = _mm_unpackhi_epi32(x[2], x[3]);
+    const __m128i grp[4] = {_mm_unpacklo_epi64(t0, t1), _mm_unpackhi_epi64(t0, t1), _mm_unpacklo_epi64(t2, t3),
+                            _mm_unpackhi_epi64(t2, t3)};
+    for (int q = 0; q < 4; ++q)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (g + q) * 32), _mm256_cvtepu8_epi16(grp[q]));
+  }
+  return g;
+}
+
 // correct_avx512's arithmetic in ymm (a masked tail through a buffer).
 DLRT_AVX2_INT void correct_avx2(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az,
                                 const uint32_t* rs, const uint32_t* ct, const uint32_t* cz, int32_t* c, int64_t ldc) {
@@ -218,6 +237,80 @@ DLRT_AVX2_INT void correct_avx2(const int32_t* acc, int64_t acc_ld, int64_t rows
     }
     for (; q < cols; ++q)
       c[r * ldc + q] = static_cast<int32_t>(static_cast<uint32_t>(acc[r * acc_ld + q]) - az[r] * ct[q] - rs[r] * cz[q]);
+  }
+}
+
+// correct_requant_avx512 in ymm: the correction, then requantize_u8/s8's
+// operations per row; the clamped integers fit 8 bits, so the saturating
+// packs keep them. The last columns of a row through a buffer.
+DLRT_AVX2_INT void correct_requant_avx2(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols,
+                                        const uint32_t* az, const uint32_t* rs, const uint32_t* ct, const uint32_t* cz,
+                                        const float* mult, const int32_t* bias, int32_t zp, bool out_signed,
+                                        uint8_t* out, int64_t ldo) {
+  const __m256 lo = _mm256_set1_ps(static_cast<float>((out_signed ? -128 : 0) - zp));
+  const __m256 hi = _mm256_set1_ps(static_cast<float>((out_signed ? 127 : 255) - zp));
+  const __m256i vzp = _mm256_set1_epi32(zp);
+  for (int64_t r = 0; r < rows; ++r) {
+    const __m256i vaz = _mm256_set1_epi32(static_cast<int32_t>(az[r]));
+    const __m256i vrs = _mm256_set1_epi32(static_cast<int32_t>(rs[r]));
+    const __m256i vb = _mm256_set1_epi32(bias ? bias[r] : 0);
+    const __m256 vm = _mm256_set1_ps(mult[r]);
+    uint8_t* o = out + r * ldo;
+    for (int64_t q = 0; q < cols; q += 8) {
+      alignas(32) int32_t a_buf[8] = {}, ct_buf[8] = {}, cz_buf[8] = {};
+      const int32_t* a_src = acc + r * acc_ld + q;
+      const uint32_t* ct_src = ct + q;
+      const uint32_t* cz_src = cz + q;
+      const int64_t n = std::min<int64_t>(8, cols - q);
+      if (n < 8) {
+        std::memcpy(a_buf, a_src, static_cast<size_t>(n) * 4);
+        std::memcpy(ct_buf, ct_src, static_cast<size_t>(n) * 4);
+        std::memcpy(cz_buf, cz_src, static_cast<size_t>(n) * 4);
+        a_src = a_buf;
+        ct_src = reinterpret_cast<const uint32_t*>(ct_buf);
+        cz_src = reinterpret_cast<const uint32_t*>(cz_buf);
+      }
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a_src));
+      const __m256i t =
+          _mm256_add_epi32(_mm256_mullo_epi32(vaz, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ct_src))),
+                           _mm256_mullo_epi32(vrs, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cz_src))));
+      __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_sub_epi32(a, t), vb)), vm);
+      v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+      v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      const __m256i qv = _mm256_add_epi32(_mm256_cvtps_epi32(v), vzp);
+      const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(qv), _mm256_extracti128_si256(qv, 1));
+      const __m128i b8 = out_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+      if (n == 8) {
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(o + q), b8);
+      } else {
+        alignas(16) uint8_t tmp[16];
+        _mm_store_si128(reinterpret_cast<__m128i*>(tmp), b8);
+        std::memcpy(o + q, tmp, static_cast<size_t>(n));
+      }
+    }
+  }
+}
+
+// to_float of gemm_int8.cpp in ymm (this target has no FMA to contract into).
+DLRT_AVX2_INT void to_float_avx2(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, int64_t cols,
+                                 int64_t j0) {
+  const float* sc = f.scale + j0 * f.scale_stride;
+  const float* b = f.bias ? f.bias + j0 : nullptr;
+  const __m256 one_scale = _mm256_set1_ps(sc[0]);
+  for (int64_t r = 0; r < rows; ++r) {
+    int32_t* cr = c + r * ldc;
+    int64_t q = 0;
+    for (; q + 8 <= cols; q += 8) {
+      const __m256 s = f.scale_stride ? _mm256_loadu_ps(sc + q) : one_scale;
+      __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(cr + q))), s);
+      if (b) y = _mm256_add_ps(y, _mm256_loadu_ps(b + q));
+      _mm256_storeu_ps(reinterpret_cast<float*>(cr + q), y);
+    }
+    for (; q < cols; ++q) {
+      float y = static_cast<float>(cr[q]) * sc[q * f.scale_stride];
+      if (b) y = y + b[q];
+      std::memcpy(cr + q, &y, sizeof y);
+    }
   }
 }
 
@@ -407,6 +500,9 @@ CorrectRequantFn avx512_correct_requant() { return correct_requant_avx512; }
 TileFn avx2_wide_tile() { return tile_avx2_wide; }
 PackWideFn avx2_pack_wide() { return pack_wide_avx2; }
 CorrectFn avx2_correct() { return correct_avx2; }
+ToFloatFn avx2_to_float() { return to_float_avx2; }
+CorrectRequantFn avx2_correct_requant() { return correct_requant_avx2; }
+PackA8Fn avx2_pack_a4_wide() { return pack_a4_wide_avx2; }
 
 TileFn avx512_vnni_tile(int nv) {
   switch (nv) {
@@ -427,6 +523,9 @@ TileFn avx512_vnni_tile(int) { return nullptr; }
 TileFn avx2_wide_tile() { return nullptr; }
 PackWideFn avx2_pack_wide() { return nullptr; }
 CorrectFn avx2_correct() { return nullptr; }
+ToFloatFn avx2_to_float() { return nullptr; }
+CorrectRequantFn avx2_correct_requant() { return nullptr; }
+PackA8Fn avx2_pack_a4_wide() { return nullptr; }
 CorrectFn avx512_correct() { return nullptr; }
 CorrectRequantFn avx512_correct_requant() { return nullptr; }
 CorrectRequantUniformFn avx512_correct_requant_uniform() { return nullptr; }
