@@ -638,9 +638,10 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
   // per-column and a per-row term.
   const bool per_column = requant_output && requant_output->per_column;
   const int8_detail::CorrectRequantUniformFn correct_requant_uniform =
-      cpu_isa() < CpuIsa::kAvx512 ? nullptr
-      : per_column                ? int8_detail::avx512_correct_requant_uniform_cols()
-                                  : int8_detail::avx512_correct_requant_uniform();
+      cpu_isa() >= CpuIsa::kAvx512 ? (per_column ? int8_detail::avx512_correct_requant_uniform_cols()
+                                                 : int8_detail::avx512_correct_requant_uniform())
+      : cpu_isa() >= CpuIsa::kAvx2 && !per_column ? int8_detail::avx2_correct_requant_uniform()
+                                                  : nullptr;
   bool uniform = requant_output && correct_requant_uniform && (!b_zp || b_zp_stride == 0);
   const uint32_t az0 = static_cast<uint32_t>((a_zp ? a_zp[0] : 0) + a_shift);
   for (int64_t i = 1; uniform && a_zp && a_zp_stride != 0 && i < M; ++i) uniform = a_zp[i * a_zp_stride] == a_zp[0];

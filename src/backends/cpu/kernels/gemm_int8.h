@@ -241,6 +241,8 @@ PackA8Fn avx2_pack_a4_wide();  // null off x86
 // (CorrectRequantFn); null off x86.
 CorrectFn avx2_correct();
 CorrectRequantFn avx2_correct_requant();
+// correct_requant_uniform's (mult and bias per row) with AVX2; null off x86.
+CorrectRequantUniformFn avx2_correct_requant_uniform();
 
 // The float output stage (Int8FloatOutput) on a rows x cols block of C at c,
 // column j0 first, in place: separate multiply and add, as the portable loop.

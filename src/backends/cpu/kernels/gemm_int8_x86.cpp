@@ -291,6 +291,50 @@ DLRT_AVX2_INT void correct_requant_avx2(const int32_t* acc, int64_t acc_ld, int6
   }
 }
 
+// correct_requant_uniform_avx512 in ymm: acc - col_total - (row_total -
+// bias), wrapping, then correct_requant_avx2's requantization.
+DLRT_AVX2_INT void correct_requant_uniform_avx2(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols,
+                                                const uint32_t* col_total, const uint32_t* row_total,
+                                                const float* mult, const int32_t* bias, int32_t zp, bool out_signed,
+                                                uint8_t* out, int64_t ldo) {
+  const __m256 lo = _mm256_set1_ps(static_cast<float>((out_signed ? -128 : 0) - zp));
+  const __m256 hi = _mm256_set1_ps(static_cast<float>((out_signed ? 127 : 255) - zp));
+  const __m256i vzp = _mm256_set1_epi32(zp);
+  alignas(32) uint32_t ct_buf[8] = {};
+  for (int64_t r = 0; r < rows; ++r) {
+    const __m256i vr = _mm256_set1_epi32(static_cast<int32_t>(row_total[r] - static_cast<uint32_t>(bias ? bias[r] : 0)));
+    const __m256 vm = _mm256_set1_ps(mult[r]);
+    uint8_t* o = out + r * ldo;
+    for (int64_t q = 0; q < cols; q += 8) {
+      const int64_t n = std::min<int64_t>(8, cols - q);
+      alignas(32) int32_t a_buf[8] = {};
+      const int32_t* a_src = acc + r * acc_ld + q;
+      const uint32_t* ct_src = col_total + q;
+      if (n < 8) {
+        std::memcpy(a_buf, a_src, static_cast<size_t>(n) * 4);
+        std::memcpy(ct_buf, ct_src, static_cast<size_t>(n) * 4);
+        a_src = a_buf;
+        ct_src = ct_buf;
+      }
+      const __m256i a = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a_src)),
+                                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ct_src)));
+      __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(a, vr)), vm);
+      v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+      v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      const __m256i qv = _mm256_add_epi32(_mm256_cvtps_epi32(v), vzp);
+      const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(qv), _mm256_extracti128_si256(qv, 1));
+      const __m128i b8 = out_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+      if (n == 8) {
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(o + q), b8);
+      } else {
+        alignas(16) uint8_t tmp[16];
+        _mm_store_si128(reinterpret_cast<__m128i*>(tmp), b8);
+        std::memcpy(o + q, tmp, static_cast<size_t>(n));
+      }
+    }
+  }
+}
+
 // to_float of gemm_int8.cpp in ymm (this target has no FMA to contract into).
 DLRT_AVX2_INT void to_float_avx2(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, int64_t cols,
                                  int64_t j0) {
@@ -502,6 +546,7 @@ PackWideFn avx2_pack_wide() { return pack_wide_avx2; }
 CorrectFn avx2_correct() { return correct_avx2; }
 ToFloatFn avx2_to_float() { return to_float_avx2; }
 CorrectRequantFn avx2_correct_requant() { return correct_requant_avx2; }
+CorrectRequantUniformFn avx2_correct_requant_uniform() { return correct_requant_uniform_avx2; }
 PackA8Fn avx2_pack_a4_wide() { return pack_a4_wide_avx2; }
 
 TileFn avx512_vnni_tile(int nv) {
@@ -525,6 +570,7 @@ PackWideFn avx2_pack_wide() { return nullptr; }
 CorrectFn avx2_correct() { return nullptr; }
 ToFloatFn avx2_to_float() { return nullptr; }
 CorrectRequantFn avx2_correct_requant() { return nullptr; }
+CorrectRequantUniformFn avx2_correct_requant_uniform() { return nullptr; }
 PackA8Fn avx2_pack_a4_wide() { return nullptr; }
 CorrectFn avx512_correct() { return nullptr; }
 CorrectRequantFn avx512_correct_requant() { return nullptr; }
