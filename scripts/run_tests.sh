@@ -59,8 +59,9 @@ generated() {  # DIR STAMP TITLE GENERATOR COMMAND...
 
 # The quantized and float16 variants of the zoo (tests/models/make_quant_zoo.py),
 # made with pip's ONNX Runtime and remade when the generator or the zoo
-# changes (int8 references independent of this CPU: int8_reference.py); the Zoo.QuantizedVariantsMatchOnnxRuntime test compares dlrt with
-# ONNX Runtime on them. A failure to make them (no PyPI) is a test failure
+# changes (int8 references independent of this CPU: int8_reference.py); the
+# Zoo.QuantizedVariantsMatchOnnxRuntime test compares dlrt with ONNX Runtime
+# on them. A failure to make them (no PyPI) is a test failure
 # unless DLRT_QUANT_ZOO=skip says to leave them out.
 make_quant_zoo() {
   local py

@@ -44,7 +44,10 @@ Expected outputs come from ONNX Runtime's CPU provider, one thread:
   same as the QOperator model's, bit for bit), which is what dlrt must do too.
   Without them it runs float ops between the pairs and rounds differently.
 - every other model with graph optimisations off (the graph as written, op by
-  op); for QOperator models both give the same outputs.
+  op); for QOperator models both give the same outputs;
+- a model with int8 weights in an integer product, where ONNX Runtime's
+  uint8 x int8 kernels saturate on this CPU (no VNNI), in its uint8-weight form
+  (int8_reference.py); elsewhere checked to equal that form bit for bit.
 
 Needs onnxruntime, onnx, onnxconverter-common, sympy and numpy: run it with the
 venv scripts/setup_venv.sh makes. Writes OUT_DIR/STAMP last, holding the
