@@ -309,6 +309,11 @@ static void test_options(void) {
   FAILS(dlrt_session_options_set_optimize(NULL, 1), DLRT_INVALID_ARGUMENT, "options is NULL");
   FAILS(dlrt_session_options_set_warm_start(NULL, 1), DLRT_INVALID_ARGUMENT, "options is NULL");
   FAILS(dlrt_session_options_set_cpu_precision(NULL, "f32"), DLRT_INVALID_ARGUMENT, "options is NULL");
+  /* checked at the call, as the header says (issue 80) */
+  OK(dlrt_session_options_set_cpu_precision(o, "bf16x3"));
+  OK(dlrt_session_options_set_cpu_precision(o, ""));
+  FAILS(dlrt_session_options_set_cpu_precision(o, "junk"), DLRT_INVALID_ARGUMENT, "precision is 'junk'");
+  FAILS(dlrt_session_options_set_cpu_precision(o, "F32"), DLRT_INVALID_ARGUMENT, "precision is 'F32'");
   FAILS(dlrt_session_options_set_max_tensor_bytes(NULL, 1), DLRT_INVALID_ARGUMENT, "options is NULL");
   FAILS(dlrt_session_options_set_backend_option(NULL, "k", "v"), DLRT_INVALID_ARGUMENT, "options is NULL");
   FAILS(dlrt_session_options_create(NULL), DLRT_INVALID_ARGUMENT, "out is NULL");
@@ -719,6 +724,24 @@ static void test_embedder(const char* folder, const char* expected_json) {
     const char* with_null[2] = {"a", NULL};
     FAILS(dlrt_embedder_embed(e, with_null, NULL, 2, vectors, 32, &report), DLRT_INVALID_ARGUMENT, "texts[1]");
     CHECK(report == NULL);
+  }
+  {
+    /* invalid UTF-8 is an error, as the header says (the tokenizer alone would read U+FFFD): a stray
+       byte, a truncated sequence (cut by lengths), an overlong form, a surrogate, past U+10FFFF */
+    const char* bad[5] = {"ok \xff\xfe", "caf\xc3\xa9", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80"};
+    const size_t bad_lengths[2] = {3, 4};
+    const char* one[1];
+    FAILS(dlrt_embedder_embed(e, bad, NULL, 1, vectors, 32, NULL), DLRT_INVALID_ARGUMENT,
+          "texts[0] is not valid UTF-8 (byte 3)");
+    FAILS(dlrt_embedder_embed(e, bad, bad_lengths, 2, vectors, 32, NULL), DLRT_INVALID_ARGUMENT,
+          "texts[1] is not valid UTF-8 (byte 3)");
+    for (i = 2; i < 5; ++i) {
+      one[0] = bad[i];
+      FAILS(dlrt_embedder_embed(e, one, NULL, 1, vectors, 32, NULL), DLRT_INVALID_ARGUMENT,
+            "texts[0] is not valid UTF-8 (byte 0)");
+    }
+    one[0] = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"; /* two-, three- and four-byte forms */
+    OK(dlrt_embedder_embed(e, one, NULL, 1, vectors, 32, NULL));
   }
   FAILS(dlrt_embedder_embed(NULL, texts, NULL, 2, vectors, 32, NULL), DLRT_INVALID_ARGUMENT, "embedder is NULL");
   CHECK(dlrt_embedder_dimension(NULL) == 0 && dlrt_embedder_max_length(NULL) == 0);
