@@ -403,11 +403,17 @@ static void test_session(const char* model, const char* input_npy, const char* e
   FAILS(dlrt_session_create_from_bytes(NULL, 5, NULL, NULL, &s), DLRT_INVALID_ARGUMENT, "bytes is NULL");
   FAILS(dlrt_session_create_from_bytes(bytes, bytes_size, NULL, NULL, NULL), DLRT_INVALID_ARGUMENT, "out is NULL");
   OK(dlrt_session_options_create(&opts));
-  OK(dlrt_session_options_set_cpu_precision(opts, "f64"));
-  FAILS(dlrt_session_create(model, opts, &s), DLRT_INVALID_ARGUMENT, "f64");
-  OK(dlrt_session_options_set_cpu_precision(opts, NULL));
+  FAILS(dlrt_session_options_set_cpu_precision(opts, "f64"), DLRT_INVALID_ARGUMENT, "precision is 'f64'");
   OK(dlrt_session_options_set_device(opts, "nosuchdevice"));
   FAILS(dlrt_session_create(model, opts, &s), DLRT_INVALID_ARGUMENT, "nosuchdevice");
+  CHECK(s == NULL);
+  /* a device after ':' is an index (CUDA's are) or a name; none of these names one (issue 80) */
+  OK(dlrt_session_options_set_device(opts, "cuda:-1"));
+  FAILS(dlrt_session_create(model, opts, &s), DLRT_INVALID_ARGUMENT, "malformed device 'cuda:-1'");
+  OK(dlrt_session_options_set_device(opts, "cuda:abc"));
+  FAILS(dlrt_session_create(model, opts, &s), DLRT_INVALID_ARGUMENT, "names its devices by index");
+  OK(dlrt_session_options_set_device(opts, "cuda:99999999999999999999"));
+  FAILS(dlrt_session_create(model, opts, &s), DLRT_INVALID_ARGUMENT, "at most 2147483647");
   CHECK(s == NULL);
 
   /* from a path with options, and from bytes with defaults */

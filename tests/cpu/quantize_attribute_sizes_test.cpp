@@ -64,10 +64,20 @@ TEST(QuantizeAttributeSizes, IntegerConvGeometryOverflowIsRefused) {
   auto same = conv({{"strides", attr_ints({kMax, kMax})}, {"auto_pad", attr_string("SAME_UPPER")}});
   ASSERT_TRUE(same.ok()) << same.status().to_string();
   EXPECT_EQ((*same)[0].shape(), (Shape{1, 1, 1, 1}));
-  auto valid = conv({{"strides", attr_ints({kMax, kMax})}});
-  ASSERT_TRUE(valid.ok()) << valid.status().to_string();
-  EXPECT_EQ((*valid)[0].shape(), (Shape{1, 1, 1, 1}));
-  EXPECT_EQ((*valid)[0].data<int32_t>()[0], 8);
+  // One channel per group runs the depthwise kernel, which splits the padded
+  // plane by stride phase: strides of 2^32 made that split's size wrap (SIGSEGV),
+  // INT64_MAX gave 0 or 2 instead of the 2 x 2 window's sum 8.
+  const Tensor w2 = tv<uint8_t>({2, 1, 2, 2}, std::vector<uint8_t>(8, 1));  // two outputs: the GEMM path
+  for (int64_t stride : {int64_t{1} << 32, kMax})
+    for (const Tensor* weights : {&w, &w2}) {
+      auto r = run_op("ConvInteger", {x, *weights}, {{"strides", attr_ints({stride, stride})}}, 1, 10);
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      ASSERT_EQ((*r)[0].shape(), (Shape{1, weights->dim(0), 1, 1}));
+      for (int64_t m = 0; m < weights->dim(0); ++m) EXPECT_EQ((*r)[0].data<int32_t>()[m], 8) << stride;
+    }
+  // Several windows 2^32 apart: a padded plane whose phases cannot be counted.
+  const int64_t p = int64_t{1} << 32;
+  EXPECT_TRUE(refused(conv({{"strides", attr_ints({p, p})}, {"pads", attr_ints({p, p, p, p})}})));
   // group * w's channels wrapping to x's channels.
   const Tensor x0 = Tensor::allocate(DType::kUInt8, {1, 0, 3, 3}).value();
   const Tensor w0 = Tensor::allocate(DType::kUInt8, {0, int64_t{1} << 32, 1, 1}).value();

@@ -37,7 +37,9 @@ TEST(DeviceSpec, MalformedDevicesAreRefused) {
                            "cuda:", "cpu:", "auto:", "openvino:GPU cuda", "openvino:.GPU", "cuda:0:1", "cuda:0,,cpu"}) {
     auto spec = parse_device_spec(text);
     EXPECT_FALSE(spec.ok()) << text;
-    if (!spec.ok()) EXPECT_EQ(spec.status().code(), StatusCode::kInvalidArgument) << text;
+    if (!spec.ok()) {
+      EXPECT_EQ(spec.status().code(), StatusCode::kInvalidArgument) << text;
+    }
   }
   auto spec = parse_device_spec("cuda:-1");
   ASSERT_FALSE(spec.ok());

@@ -50,6 +50,7 @@ Result<ConvGeometry> conv_geometry(const KernelContext& ctx, const Shape& x, con
     return ctx.invalid(std::string(what) + " overflows 64 bits (strides " + shape_to_string(g.stride) + ", dilations " +
                        shape_to_string(g.dilation) + ", pads " + shape_to_string(pads) + ")");
   };
+  int64_t padded_plane = 1;
   for (size_t i = 0; i < sd; ++i) {
     if (g.stride[i] <= 0 || g.dilation[i] <= 0 || pads[i] < 0 || pads[i + sd] < 0)
       return ctx.invalid("strides and dilations must be positive and pads non-negative");
@@ -76,6 +77,16 @@ Result<ConvGeometry> conv_geometry(const KernelContext& ctx, const Shape& x, con
     const std::optional<int64_t> room = checked_sub(*padded, span);  // span < 1 for an empty kernel
     if (!room) return overflow("the padded input");
     g.out[i] = *room / g.stride[i] + 1;
+    // One window reads the same taps whatever the stride, and the kernels size
+    // scratch by the stride (depthwise_int8 splits the padded plane into stride
+    // phases): with one window along an axis its stride is taken as 1.
+    if (g.out[i] == 1) g.stride[i] = 1;
+    // That scratch spans the padded plane: its size must be countable (one too
+    // large for memory is OutOfMemory when it is asked for, not a wrapped size).
+    const std::optional<int64_t> phases = checked_add(*padded, g.stride[i]);
+    const std::optional<int64_t> plane = phases ? checked_mul(padded_plane, *phases) : std::nullopt;
+    if (!plane || *plane > INT64_MAX / 8) return overflow("the padded input");
+    padded_plane = *plane;
     g.pad_begin[i] = pads[i];
     const std::optional<int64_t> in_size = checked_mul(g.in_size, g.in[i]);
     const std::optional<int64_t> kernel_size = checked_mul(g.kernel_size, g.kernel[i]);
@@ -333,6 +344,7 @@ Status integer_conv(KernelContext& ctx, const Tensor& x, const Tensor* x_zp, con
   if (g.N == 0 || g.M == 0) return Status::Ok();
   const int32_t xz = x_zp ? int_at(*x_zp, 0) : 0;
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group, CK = Cg * g.kernel_size;
+  if (!checked_mul(CK, g.out_size)) return ctx.invalid("the im2col matrix's size overflows 64 bits");
   thread_local AlignedScratch zp_scratch, col_scratch, pack_scratch;
   int32_t* wz = zp_scratch.get<int32_t>(static_cast<size_t>(g.M), AlignedScratch::Growth::kByHalf);
   for (int64_t m = 0; m < g.M; ++m) wz[m] = w_zp ? int_at(*w_zp, w_zp->size() == 1 ? 0 : m) : 0;
