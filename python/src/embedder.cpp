@@ -365,7 +365,7 @@ nb::object encode_sparse(PyEmbedder& self, nb::handle sentences, std::optional<P
     }
     if (status.ok())
       status = e.encode_sparse_by_length(std::move(encodings), static_cast<size_t>(batch_size),
-                                         static_cast<size_t>(top_k.value_or(0)),
+                                         top_k ? static_cast<size_t>(*top_k) : size_t{0},
                                          [&](size_t i, embed::SparseVector&& v) {
                                            vectors[i] = std::move(v);
                                            return Status::Ok();

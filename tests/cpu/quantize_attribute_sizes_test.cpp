@@ -110,10 +110,16 @@ TEST(QuantizeAttributeSizes, QLinearAveragePoolGeometryOverflowIsRefused) {
   EXPECT_TRUE(refused(window)) << window.status().to_string();
   auto pads = average_pool(x, {{"kernel_shape", attr_ints({1, 1})}, {"pads", attr_ints({kMax, 0, kMax, 0})}});
   EXPECT_TRUE(refused(pads)) << pads.status().to_string();
-  auto same = average_pool(x, {{"kernel_shape", attr_ints({kMax, 1})}, {"strides", attr_ints({kMax, 1})},
-                               {"auto_pad", attr_string("SAME_UPPER")}});
+  // SAME padding for a kernel of INT64_MAX: pads near 2^62, where window ends would wrap.
+  auto huge = average_pool(x, {{"kernel_shape", attr_ints({kMax, 1})}, {"auto_pad", attr_string("SAME_UPPER")}});
+  EXPECT_TRUE(refused(huge)) << huge.status().to_string();
+  // A huge stride alone is one window: the average of a 2 x 2 window of 0.5 * 4 is 2.
+  auto same = average_pool(tv<uint8_t>({1, 1, 3, 3}, std::vector<uint8_t>(9, 4)),
+                           {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({kMax, kMax})},
+                            {"auto_pad", attr_string("SAME_UPPER")}});
   ASSERT_TRUE(same.ok()) << same.status().to_string();
   EXPECT_EQ((*same)[0].shape(), (Shape{1, 1, 1, 1}));
+  EXPECT_EQ((*same)[0].data<uint8_t>()[0], 2);
   auto ceil = average_pool(x, {{"kernel_shape", attr_ints({1, 1})}, {"strides", attr_ints({kMax, kMax})},
                                {"ceil_mode", attr_int(1)}});
   ASSERT_TRUE(ceil.ok()) << ceil.status().to_string();

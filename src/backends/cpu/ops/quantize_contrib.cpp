@@ -479,7 +479,7 @@ Status qlinear_average_pool(KernelContext& ctx) {
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       out[i] = ceil_div_exact(in[i], st[i]);
       const std::optional<int64_t> reach = checked_add(out[i] == 0 ? 0 : (out[i] - 1) * st[i], k[i]);
-      if (!reach) return overflow();
+      if (!reach || *reach > INT64_MAX / 4) return overflow();
       const int64_t need = std::max<int64_t>(0, *reach - in[i]);
       pads[i] = auto_pad == "SAME_LOWER" ? need - need / 2 : need / 2;
       pads[i + sd] = need - pads[i];
@@ -490,7 +490,8 @@ Status qlinear_average_pool(KernelContext& ctx) {
     } else if (auto_pad == "NOTSET") {
       std::optional<int64_t> padded = checked_add(in[i], pads[i]);
       if (padded) padded = checked_add(*padded, pads[i + sd]);
-      if (!padded) return overflow();
+      // Past 2^61 the window positions (start + kernel) could wrap.
+      if (!padded || *padded > INT64_MAX / 4) return overflow();
       const int64_t span = *padded - k[i];
       if (span < 0) return ctx.invalid("the kernel is larger than the padded input");
       out[i] = (ceil_mode ? ceil_div_exact(span, st[i]) : span / st[i]) + 1;
