@@ -95,6 +95,17 @@ TEST(QuantizeAttributeSizes, EmptyIntegerConvAllocatesNoScratchForItsPads) {
   EXPECT_EQ((*r)[0].shape(), (Shape{0, 2, 2 * p + 2, 2 * p + 2}));
 }
 
+// An empty A whose batch dims multiply past memory: nothing to compute, so
+// no per-batch offsets either (listing 2^40 of them was OutOfMemory).
+TEST(QuantizeAttributeSizes, EmptyMatMulIntegerListsNoBatchOffsets) {
+  const int64_t batch = int64_t{1} << 40;
+  const Tensor a = Tensor::allocate(DType::kUInt8, {batch, 0, 5}).value();
+  const Tensor b = tv<uint8_t>({1, 5, 3}, std::vector<uint8_t>(15, 1));
+  auto r = run_op("MatMulInteger", {a, b}, {}, 1, 10);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ((*r)[0].shape(), (Shape{batch, 0, 3}));
+}
+
 Result<std::vector<Tensor>> average_pool(const Tensor& x, ir::Attributes attrs) {
   return run_op("QLinearAveragePool",
                 {x, Tensor::scalar(0.5f), Tensor::scalar<uint8_t>(0), Tensor::scalar(1.0f), Tensor::scalar<uint8_t>(0)},
