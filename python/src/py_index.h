@@ -24,7 +24,7 @@ struct type_caster<dlrt::python::PyIndex> {
   NB_TYPE_CASTER(dlrt::python::PyIndex, const_name("int"))
 
   bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
-    if (PyUnicode_Check(src.ptr()) || PyBytes_Check(src.ptr()) || !PyIndex_Check(src.ptr())) return false;
+    if (!PyIndex_Check(src.ptr())) return false;  // str, bytes and float have no __index__
     PyObject* as_int = PyNumber_Index(src.ptr());
     if (!as_int) {
       PyErr_Clear();

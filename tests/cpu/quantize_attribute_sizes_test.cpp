@@ -47,9 +47,9 @@ TEST(QuantizeAttributeSizes, BlockedQuantizeWithBlockSizeIntMaxTakesOneBlock) {
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   const int8_t* y = (*r)[0].data<int8_t>();
   EXPECT_EQ(std::vector<int8_t>(y, y + 6), (std::vector<int8_t>{1, 2, 3, -1, -1, -2}));
-  auto empty = run_op("QuantizeLinear",
-                      {x, Tensor::allocate(DType::kFloat32, {2, 0}).value(), Tensor::allocate(DType::kInt8, {2, 0}).value()},
-                      attrs, 1, 21);
+  const Tensor no_scale = Tensor::allocate(DType::kFloat32, {2, 0}).value();
+  const Tensor no_zero_point = Tensor::allocate(DType::kInt8, {2, 0}).value();
+  auto empty = run_op("QuantizeLinear", {x, no_scale, no_zero_point}, attrs, 1, 21);
   EXPECT_TRUE(refused(empty)) << empty.status().to_string();
 }
 
@@ -137,19 +137,17 @@ TEST(QuantizeAttributeSizes, QLinearAveragePoolGeometryOverflowIsRefused) {
   EXPECT_EQ((*ceil)[0].shape(), (Shape{1, 1, 1, 1}));
 }
 
+Result<std::vector<Tensor>> concat_twice(const Tensor& x) {
+  const Tensor scale = Tensor::scalar(1.0f), zero = Tensor::scalar<uint8_t>(0);
+  return run_op("QLinearConcat", {scale, zero, x, scale, zero, x, scale, zero}, {{"axis", attr_int(1)}}, 1, 1,
+                "com.microsoft");
+}
+
 TEST(QuantizeAttributeSizes, QLinearConcatOfEmptyInputsCannotWrapTheAxis) {
-  const Tensor e = Tensor::allocate(DType::kUInt8, {0, int64_t{1} << 62}).value();
-  auto r = run_op("QLinearConcat",
-                  {Tensor::scalar(1.0f), Tensor::scalar<uint8_t>(0), e, Tensor::scalar(1.0f), Tensor::scalar<uint8_t>(0), e,
-                   Tensor::scalar(1.0f), Tensor::scalar<uint8_t>(0)},
-                  {{"axis", attr_int(1)}}, 1, 1, "com.microsoft");
+  auto r = concat_twice(Tensor::allocate(DType::kUInt8, {0, int64_t{1} << 62}).value());
   EXPECT_TRUE(refused(r)) << r.status().to_string();
   // Two such halves that fit: an empty [0, 2^62] result.
-  const Tensor h = Tensor::allocate(DType::kUInt8, {0, int64_t{1} << 61}).value();
-  auto ok = run_op("QLinearConcat",
-                   {Tensor::scalar(1.0f), Tensor::scalar<uint8_t>(0), h, Tensor::scalar(1.0f), Tensor::scalar<uint8_t>(0), h,
-                    Tensor::scalar(1.0f), Tensor::scalar<uint8_t>(0)},
-                   {{"axis", attr_int(1)}}, 1, 1, "com.microsoft");
+  auto ok = concat_twice(Tensor::allocate(DType::kUInt8, {0, int64_t{1} << 61}).value());
   ASSERT_TRUE(ok.ok()) << ok.status().to_string();
   EXPECT_EQ((*ok)[0].shape(), (Shape{0, int64_t{1} << 62}));
 }
