@@ -139,9 +139,9 @@ std::string read_model_bytes(nb::handle model) {
   return bytes;
 }
 
-void init_session(PySession* self, nb::handle model, std::optional<std::string> device, bool strict, int64_t threads,
+void init_session(PySession* self, nb::handle model, std::optional<std::string> device, bool strict, PyIndex threads,
                   bool warm_start, std::optional<std::string> cpu_precision,
-                  std::optional<std::map<std::string, std::string>> backend_options, int64_t max_tensor_bytes,
+                  std::optional<std::map<std::string, std::string>> backend_options, PyIndex max_tensor_bytes,
                   bool optimize) {
   new (self) PySession();
   SessionOptions options;

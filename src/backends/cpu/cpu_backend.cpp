@@ -29,6 +29,7 @@ class CpuExecutable final : public backend::Executable {
 class CpuBackend final : public backend::Backend {
  public:
   std::string name() const override { return "cpu"; }
+  bool devices_are_indexes() const override { return true; }
 
   backend::Availability is_available(bool) override {
     backend::Availability a;
