@@ -109,7 +109,7 @@ int winograd_tile(int64_t M, int64_t C, int64_t out_h, int64_t out_w) {
 // 16 x (C + M) floats per 2x2 tile (resnet18's layer1 takes 6.4 MiB).
 // F(4x4, 3x3) works on blocks of tile rows whose V and M take about
 // kWinograd4BlockBytes, at least one tile row: 36 x (C + M) floats per 4x4
-// tile (see conv_winograd4_avx512; its padded input rows are a few rows of
+// tile (see conv_winograd4; its padded input rows are a few rows of
 // one channel per thread). A 96 -> 24 conv on 136 x 184 takes 48 MiB as
 // F(2x2, 3x3) and about 4 MiB as F(4x4, 3x3).
 bool winograd_scratch_ok(int wtile, int64_t M, int64_t C, int64_t out_h, int64_t out_w) {
@@ -158,7 +158,8 @@ int conv_winograd_tile(int64_t group, int64_t M, int64_t C, const int64_t k[2], 
   if (!winograd_candidate(group, M, C, k[0], k[1], s[0], s[1], d[0], d[1]) || out_h * out_w < kWinogradMinPlane ||
       conv_direct_mode() == ConvDirectMode::kForce)
     return 0;
-  const int tile = winograd_tile(M, C, out_h, out_w);
+  const int forced = winograd_forced_tile();
+  const int tile = forced != 0 ? forced : winograd_tile(M, C, out_h, out_w);
   return tile != 0 && winograd_scratch_ok(tile, M, C, out_h, out_w) ? tile : 0;
 }
 
