@@ -145,7 +145,7 @@ void output_transform(const WinogradGeometry& g, const Dims4& d, const float* Mo
 #pragma GCC unroll 4
       for (int a = 0; a < kBlocks; ++a) {
         const int64_t oh = 4 * gr.row[a] + j;
-        if (((gr.valid >> (4 * a)) & 0xFu) == 0 || oh >= g.out_h) continue;
+        if (__builtin_expect(((gr.valid >> (4 * a)) & 0xFu) == 0 || oh >= g.out_h, 0)) continue;
 #pragma GCC unroll 4
         for (int u = 0; u < kPerGroup; ++u)
           store_first(ym + oh * g.out_w + gr.col[a] + u * kLanes, o[a * kPerGroup + u],
