@@ -5,6 +5,7 @@
 namespace dlrt::cpu::simd::DLRT_SIMD_NS {
 
 namespace winograd4_blocked {
+namespace {  // internal linkage: per translation unit and width, open to inter-procedural optimisation
 
 #include "backends/cpu/kernels/winograd4_transforms_simd.h"
 
@@ -108,6 +109,7 @@ void output_row(const Plan& p, const WinogradGeometry& g, const float* Mo, int64
   if (!cs.clamp && !st.act.none()) apply_activation(st.act, yb + 4 * th * g.out_w * kB, rows * g.out_w * kB);
 }
 
+}  // namespace
 }  // namespace winograd4_blocked
 
 void conv_winograd4_blocked(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,

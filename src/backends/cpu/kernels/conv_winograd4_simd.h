@@ -5,6 +5,7 @@
 namespace dlrt::cpu::simd::DLRT_SIMD_NS {
 
 namespace winograd4_nchw {
+namespace {  // internal linkage: per translation unit and width, open to inter-procedural optimisation
 
 #include "backends/cpu/kernels/winograd4_transforms_simd.h"
 
@@ -171,6 +172,7 @@ void pad_rows(const WinogradGeometry& g, const float* xc, int64_t r0, int64_t r1
   }
 }
 
+}  // namespace
 }  // namespace winograd4_nchw
 
 void conv_winograd4(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,

@@ -8,7 +8,8 @@
 // Writing a kernel. Its body goes in a header without include guard (a
 // "body") that opens `namespace dlrt::cpu::simd::DLRT_SIMD_NS` and calls the
 // interface below unqualified; its entry points are ordinary functions in
-// that namespace, its helpers in a nested namespace named after the kernel.
+// that namespace, its helpers in an anonymous namespace inside one named
+// after the kernel (internal linkage, as helpers of a .cpp would have).
 // The kernel's .cpp includes every system and project header the body needs,
 // then defines DLRT_SIMD_BODY as the body's path and includes
 // simd/instantiate.h, which compiles the body once per width: w512 and w256
