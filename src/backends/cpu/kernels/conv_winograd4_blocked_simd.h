@@ -59,8 +59,9 @@ __attribute__((always_inline)) inline void input_row_vector(const Plan& p, const
 }
 
 template <int... sub>
-void input_row(const Plan& p, const WinogradGeometry& g, const float* x, int64_t cb, int64_t th, int64_t th0, float* V,
-               std::integer_sequence<int, sub...>) {
+__attribute__((always_inline)) inline void input_row(const Plan& p, const WinogradGeometry& g, const float* x,
+                                                     int64_t cb, int64_t th, int64_t th0, float* V,
+                                                     std::integer_sequence<int, sub...>) {
   (input_row_vector<sub>(p, g, x, cb, th, th0, V), ...);
 }
 
@@ -122,8 +123,9 @@ __attribute__((always_inline)) inline void output_row_vector(const Plan& p, cons
 }
 
 template <int... sub>
-void output_row(const Plan& p, const WinogradGeometry& g, const float* Mo, int64_t mb, int64_t th, int64_t th0,
-                const Stage& st, int64_t M, float* y, std::integer_sequence<int, sub...>) {
+__attribute__((always_inline)) inline void output_row(const Plan& p, const WinogradGeometry& g, const float* Mo,
+                                                      int64_t mb, int64_t th, int64_t th0, const Stage& st, int64_t M,
+                                                      float* y, std::integer_sequence<int, sub...>) {
   (output_row_vector<sub>(p, g, Mo, mb, th, th0, st, M, y), ...);
 }
 
