@@ -41,6 +41,7 @@
 //                                    16 floats at each p[a])
 //   interleave4(y[4], o[4])   the inverse in registers: floats 16a + 4s + l of
 //                             o[0] | o[1] | o[2] | o[3] = y[l] lane 4a + s
+//   transpose_square(r[kLanes])  r[i] lane j <-> r[j] lane i
 // New operations are added to all three widths with the same contract.
 #pragma once
 

@@ -83,6 +83,12 @@ DLRT_SIMD_FN void deinterleave4(const float* const (&p)[kBlocks], Vf (&x)[4]) {
 // o[s] float l = y[l] lane s: the group's 16 floats in order.
 DLRT_SIMD_FN void interleave4(const Vf (&y)[4], Vf (&o)[4]) { detail::transpose4(y, o); }
 
+// r[i] lane j <-> r[j] lane i: a 4 x 4 transpose.
+DLRT_SIMD_FN void transpose_square(Vf (&r)[kLanes]) {
+  const Vf b[4] = {r[0], r[1], r[2], r[3]};
+  detail::transpose4(b, r);
+}
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w128

@@ -105,6 +105,22 @@ DLRT_SIMD_FN void interleave4(const Vf (&y)[4], Vf (&o)[4]) {
   o[3] = _mm256_permute2f128_ps(w[2], w[3], 0x31);
 }
 
+// r[i] lane j <-> r[j] lane i: an 8 x 8 transpose in registers.
+DLRT_SIMD_FN void transpose_square(Vf (&r)[kLanes]) {
+  Vf b[4], x[4];
+  Vf lo[4], hi[4];  // 4 x 4 transposes within the 128-bit halves, rows 0-3 and 4-7
+  for (int i = 0; i < 4; ++i) b[i] = r[i];
+  detail::transpose_blocks(b, lo);
+  for (int i = 0; i < 4; ++i) b[i] = r[4 + i];
+  detail::transpose_blocks(b, hi);
+  // lo[q] half h: column 4h + q of rows 0-3; hi[q] half h: of rows 4-7.
+  for (int q = 0; q < 4; ++q) {
+    x[q] = _mm256_permute2f128_ps(lo[q], hi[q], 0x20);
+    r[4 + q] = _mm256_permute2f128_ps(lo[q], hi[q], 0x31);
+  }
+  for (int q = 0; q < 4; ++q) r[q] = x[q];
+}
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w256

@@ -101,6 +101,40 @@ DLRT_SIMD_FN void interleave4(const Vf (&y)[4], Vf (&o)[kBlocks]) {
   o[3] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
 }
 
+// r[i] lane j <-> r[j] lane i: a 16 x 16 transpose in registers.
+DLRT_SIMD_FN void transpose_square(Vf (&r)[kLanes]) {
+  __m512 t[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // r[4i + k], 128-bit lane L: column 4L + k of rows 4i .. 4i + 3.
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+    const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    t[k] = _mm512_shuffle_f32x4(r[k], r[4 + k], 0x88);
+    t[4 + k] = _mm512_shuffle_f32x4(r[k], r[4 + k], 0xdd);
+    t[8 + k] = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0x88);
+    t[12 + k] = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0xdd);
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    r[k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0x88);
+    r[8 + k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0xdd);
+    r[4 + k] = _mm512_shuffle_f32x4(t[4 + k], t[12 + k], 0x88);
+    r[12 + k] = _mm512_shuffle_f32x4(t[4 + k], t[12 + k], 0xdd);
+  }
+}
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w512
