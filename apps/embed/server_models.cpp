@@ -63,11 +63,7 @@ class EmbedderModel final : public EmbedModel {
   size_t vocab_size() const override { return e_->tokenizer().vocab_size(); }
   size_t count_tokens(std::string_view text) const override { return e_->tokenizer().encode(text, 0).ids.size(); }
   std::string token_text(int64_t id) const override { return e_->tokenizer().id_to_token(id); }
-  bool is_special_token(int64_t id) const override {
-    for (const AddedToken& t : e_->tokenizer().added_tokens())
-      if (t.id == id && t.special) return true;
-    return false;
-  }
+  bool is_special_token(int64_t id) const override { return e_->tokenizer().is_special(id); }
   Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override {
     return e_->tokenizer().decode(ids, skip_special_tokens);
   }
@@ -94,6 +90,11 @@ class ClassifierModel final : public EmbedModel {
   Result<Encoding> tokenize_rerank(std::string_view query, std::string_view document, const std::string& instruction,
                                    bool* truncated) const override {
     return c_->tokenize(ClassifierInput{std::string(query), std::string(document), true, instruction}, truncated);
+  }
+  Result<std::vector<Encoding>> tokenize_rerank_all(std::string_view query, const std::vector<std::string>& documents,
+                                                    const std::string& instruction,
+                                                    std::vector<uint8_t>* truncated) const override {
+    return c_->tokenize_pairs(query, documents, instruction, truncated);
   }
   std::string reranker_kind() const override { return c_->is_llm_reranker() ? "llm" : ""; }
   Result<EmbedResult> embed_encoded(const std::vector<Encoding>&, const dlrt::RunOptions&) const override {

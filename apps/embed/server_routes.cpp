@@ -214,11 +214,12 @@ std::optional<EmbedServer::Reply> EmbedServer::embed_request(EmbedRequest& req, 
       if ((truncated || enc->ids.size() > limit) && !truncate) return over_limit(i, m->count_tokens(text));
       truncate_encoding(*enc, limit);
       encodings.push_back(std::move(enc).value());
+      if (auto late = past_deadline(api, "tokenizing")) return *late;
     }
   }
 
   // The request's deadline: past it the client gets 504 and its model run stops.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.request_timeout_ms);
+  const auto deadline = request_deadline();
   auto fut = b->submit(std::move(encodings), deadline);
   if (!fut.ok()) {
     if (fut.status().code() == StatusCode::kOutOfRange) {

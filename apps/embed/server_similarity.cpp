@@ -11,6 +11,7 @@
 #include "embed/body_json.h"
 #include "embed/request.h"
 #include "embed/server.h"
+#include "embed/server_util.h"
 
 namespace dlrt::embed {
 namespace {
@@ -83,7 +84,7 @@ EmbedServer::Reply EmbedServer::handle_similarity(const std::string& body) {
   json scores = json::array();
   for (size_t i = 1; i < result.vectors.size(); ++i) scores.push_back(similarity(fn, result.vectors[0], result.vectors[i]));
   Reply r;
-  r.body = scores.dump();
+  r.body = server_util::dump_json(scores);
   return r;
 }
 

@@ -25,6 +25,10 @@
 
 namespace dlrt::embed {
 
+namespace tok {
+struct Encoded;
+}
+
 struct NormalizerConfig {
   bool clean_text = true;
   bool handle_chinese_chars = true;
@@ -74,6 +78,20 @@ class Tokenizer {
   // on this input. What the embedder, the classifier and the server use.
   Result<Encoding> encode_checked(std::string_view text, size_t max_length = 0, Offsets* offsets = nullptr) const;
   Result<Encoding> encode_pair_checked(std::string_view first, std::string_view second, size_t max_length = 0) const;
+  // The first text of pairs that share it (a reranker's query) tokenized
+  // once: encode_pair_checked(encode_first_checked(a), b) is
+  // encode_pair_checked(a, b), for the work of b alone (of a, only the
+  // tokens that stay are copied).
+  class First {
+   public:
+    size_t tokens() const;  // before truncation and special tokens
+   private:
+    friend class Tokenizer;
+    std::shared_ptr<const tok::Encoded> encoded_;
+    std::string text_;
+  };
+  Result<First> encode_first_checked(std::string_view text) const;
+  Result<Encoding> encode_pair_checked(const First& first, std::string_view second, size_t max_length = 0) const;
   // Text of token ids by the file's decoder (WordPiece, Metaspace, ByteLevel,
   // BPEDecoder, ByteFallback, Fuse, Strip, Replace, Sequence; none: tokens
   // joined with spaces), as tokenizers' decode. kInvalidArgument for an id
@@ -92,6 +110,8 @@ class Tokenizer {
   size_t configured_max_length() const { return configured_max_length_; }
   void set_configured_max_length(size_t n) { configured_max_length_ = n; }
   const std::vector<AddedToken>& added_tokens() const { return added_; }
+  // Whether `id` is a special added token ([CLS], <s>, ...), by table lookup.
+  bool is_special(int64_t id) const;
   // "WordPiece", "Unigram", "BPE" or "WordLevel".
   std::string family() const;
 
@@ -105,6 +125,8 @@ class Tokenizer {
   static Result<Tokenizer> from_vocab_named(std::vector<std::string> tokens, const NormalizerConfig& normalizer,
                                             const SpecialNames& names);
   Encoding encode_impl(std::string_view a, const std::string_view* b, size_t max_length, Offsets* offsets) const;
+  First encode_first(std::string_view text) const;
+  Encoding encode_pair_first(const First& first, std::string_view second, size_t max_length) const;
 
   std::shared_ptr<const Pipeline> p_;
   NormalizerConfig norm_;

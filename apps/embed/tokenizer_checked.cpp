@@ -39,4 +39,16 @@ Result<Encoding> Tokenizer::encode_pair_checked(std::string_view first, std::str
   return checked(encode_impl(first, &second, max_length, nullptr), first.size() + second.size());
 }
 
+Result<Tokenizer::First> Tokenizer::encode_first_checked(std::string_view text) const {
+  clear_flags();
+  First f = encode_first(text);
+  DLRT_RETURN_IF_ERROR(checked(Encoding{}, text.size()).status());
+  return f;
+}
+
+Result<Encoding> Tokenizer::encode_pair_checked(const First& first, std::string_view second, size_t max_length) const {
+  clear_flags();
+  return checked(encode_pair_first(first, second, max_length), second.size());
+}
+
 }  // namespace dlrt::embed
