@@ -60,6 +60,7 @@ void ip_and_port(const sockaddr_storage& addr, socklen_t len, std::string& ip, i
 
 constexpr size_t kMaxHead = 64 * 1024;  // request line and header fields
 constexpr int kHeadGraceMs = 100;       // a head slower than this counts as pending
+constexpr int kBusyGraceMs = 20;        // a body's grace while the pending ones are at their bound
 constexpr int kLingerMs = 250;           // after an error answer, unread input is discarded this long
 constexpr size_t kMaxLingerBytes = 1 << 20;  // or up to this much
 // A request body must average this rate once read_timeout has passed since it
@@ -136,6 +137,20 @@ class ConnectionStream final : public httplib::Stream {
   // (close_notify first over TLS), then what the client still sends (the rest
   // of a refused body) is discarded for a short while, so closing does not
   // reset the connection before the client has read the answer.
+  // Ends the connection at once after an answer: what the client sent
+  // already is discarded first, so that closing does not reset the connection
+  // over unread input (the client may still miss the answer if it sends more).
+  void drain_close() {
+    if (ssl_ != nullptr) SSL_shutdown(ssl_);
+    ::shutdown(sock_, SHUT_WR);
+    std::array<char, 16384> sink;
+    for (size_t drained = 0; drained < kMaxLingerBytes;) {
+      const ssize_t n = ::recv(sock_, sink.data(), sink.size(), MSG_DONTWAIT);
+      if (n <= 0) break;
+      drained += static_cast<size_t>(n);
+    }
+  }
+
   void linger_close() {
     if (ssl_ != nullptr) SSL_shutdown(ssl_);
     ::shutdown(sock_, SHUT_WR);
@@ -245,7 +260,8 @@ class ConnectionStream final : public httplib::Stream {
         w.stop = BodyStop::kTooSlow;
         return false;
       }
-      if (!w.counted && elapsed >= kHeadGraceMs && w.pending != nullptr) {
+      const int grace = w.pending != nullptr && w.pending->load() >= w.max_pending ? kBusyGraceMs : kHeadGraceMs;
+      if (!w.counted && elapsed >= grace && w.pending != nullptr) {
         if (w.pending->fetch_add(1) >= w.max_pending) {
           --*w.pending;
           w.stop = BodyStop::kBusy;
@@ -254,7 +270,7 @@ class ConnectionStream final : public httplib::Stream {
         w.counted = true;
       }
       if (ms_since(silent_since) >= read_timeout_ms_) return false;
-      const int ready = wait_input(50);
+      const int ready = wait_input(w.counted ? 50 : 10);
       if (ready != 0) return ready > 0;
     }
   }
@@ -319,7 +335,9 @@ void send_error(ConnectionStream& strm, int status, const std::string& message, 
   if (status == 503) out += "Retry-After: 1\r\n";
   if (status == 415) out += "Accept-Encoding: gzip, deflate\r\n";
   out += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-  if (strm.write_all(out) && linger) strm.linger_close();
+  if (!strm.write_all(out)) return;
+  if (linger) strm.linger_close();
+  else strm.drain_close();
 }
 
 // The TLS handshake, within `timeout_ms` in all; nullptr when it fails. The

@@ -9,6 +9,7 @@
 #include <array>
 #include <filesystem>
 #include <numeric>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -82,6 +83,10 @@ void append_utf8(uint32_t cp, std::string& out) {
 
 // ---------------------------------------------------------------- the pipeline
 
+namespace {
+thread_local size_t t_added_steps = 0;  // tok::take_added_match_steps
+}  // namespace
+
 // The matching set of a group of added tokens (the raw ones or the normalised
 // ones): one Aho-Corasick automaton over the reversed patterns. Run from the
 // end of a text to its start, its state at each position names the longest
@@ -98,6 +103,7 @@ struct AddedMatcher {
   // The state after `c` from `node`.
   uint32_t step(uint32_t node, char32_t c) const {
     for (;;) {
+      ++t_added_steps;
       if (auto it = next.find(key(node, c)); it != next.end()) return it->second;
       if (node == 0) return 0;
       node = fail[node];
@@ -345,6 +351,8 @@ tok::Encoded kept_part(const tok::Encoded& e, size_t n, bool left) {
 }  // namespace
 
 namespace tok {
+
+size_t take_added_match_steps() { return std::exchange(t_added_steps, 0); }
 
 bool is_word_char(uint32_t cp) {
   if (cp < 0x80) return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9') || cp == '_';
