@@ -133,10 +133,6 @@ class ConnectionStream final : public httplib::Stream {
     return true;
   }
 
-  // Ends the connection after an error answer: the write side is shut
-  // (close_notify first over TLS), then what the client still sends (the rest
-  // of a refused body) is discarded for a short while, so closing does not
-  // reset the connection before the client has read the answer.
   // Ends the connection at once after an answer: what the client sent
   // already is discarded first, so that closing does not reset the connection
   // over unread input (the client may still miss the answer if it sends more).
@@ -151,6 +147,10 @@ class ConnectionStream final : public httplib::Stream {
     }
   }
 
+  // Ends the connection after an error answer: the write side is shut
+  // (close_notify first over TLS), then what the client still sends (the rest
+  // of a refused body) is discarded for a short while, so closing does not
+  // reset the connection before the client has read the answer.
   void linger_close() {
     if (ssl_ != nullptr) SSL_shutdown(ssl_);
     ::shutdown(sock_, SHUT_WR);
@@ -460,7 +460,8 @@ bool Pipelining<Base>::serve_connection(Stream& strm) {
     t_arrival = Clock::now();
     const auto deadline = request_timeout_ms_ > 0 ? t_arrival + std::chrono::milliseconds(request_timeout_ms_)
                                                   : Clock::time_point{};
-    strm.set_write_deadline(deadline == Clock::time_point{} ? deadline : deadline + std::chrono::milliseconds(kWriteGraceMs));
+    strm.set_write_deadline(deadline == Clock::time_point{} ? deadline
+                                                            : deadline + std::chrono::milliseconds(kWriteGraceMs));
     const Head head = read_head();
     if (head != Head::kComplete) {
       if (head == Head::kBusy) send_error(strm, 503, "too many connections are sending their request head; retry", false);
