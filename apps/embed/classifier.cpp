@@ -115,7 +115,8 @@ Result<Encoding> Classifier::tokenize(const ClassifierInput& input, bool* trunca
   });
 }
 
-Result<std::vector<Encoding>> Classifier::tokenize_pairs(std::string_view query, const std::vector<std::string>& documents,
+Result<std::vector<Encoding>> Classifier::tokenize_pairs(std::string_view query,
+                                                         const std::vector<std::string>& documents,
                                                          const std::string& instruction,
                                                          std::vector<uint8_t>* truncated) const {
   std::vector<Encoding> out;
@@ -125,8 +126,10 @@ Result<std::vector<Encoding>> Classifier::tokenize_pairs(std::string_view query,
     return InvalidArgument("an instruction is for LLM rerankers; this model is a sequence classifier");
   DLRT_ASSIGN_OR_RETURN(Tokenizer::First first, impl_->tokenizer->encode_first_checked(query));
   if (impl_->llm && first.tokens() + impl_->llm->fixed_tokens() >= impl_->max_length)
-    return OutOfRange("the query alone has " + std::to_string(first.tokens()) + " tokens, which with the reranker's "
-                      "prompt (" + std::to_string(impl_->llm->fixed_tokens()) + " tokens) fills the model's maximum of " +
+    return OutOfRange("the query alone has " + std::to_string(first.tokens()) +
+                      " tokens, which with the reranker's "
+                      "prompt (" +
+                      std::to_string(impl_->llm->fixed_tokens()) + " tokens) fills the model's maximum of " +
                       std::to_string(impl_->max_length) + ": shorten the query");
   for (size_t i = 0; i < documents.size(); ++i) {
     bool cut = false;

@@ -66,7 +66,8 @@ class Classifier {
   // once: kOutOfRange when it alone leaves no room for a document).
   // (*truncated)[i] says whether pair i was cut.
   dlrt::Result<std::vector<Encoding>> tokenize_pairs(std::string_view query, const std::vector<std::string>& documents,
-                                                     const std::string& instruction, std::vector<uint8_t>* truncated) const;
+                                                     const std::string& instruction,
+                                                     std::vector<uint8_t>* truncated) const;
   // Runs the model on tokenized inputs (padded to the longest), within
   // `bounds` (kCancelled when they stop the run).
   dlrt::Result<ClassifierResult> score_encoded(const std::vector<Encoding>& batch,

@@ -305,9 +305,9 @@ Refusal parse_head(std::string_view head, uint64_t max_body, RequestHead& out) {
     if (!one || !(iequals(c, "gzip") || iequals(c, "deflate") || iequals(c, "identity")))
       return {415, "the Content-Encoding is not supported: send the body as is, or with one of gzip or deflate"};
     for (auto& [name, value] : out.fields)
-      if (iequals(name, "Content-Encoding")) std::transform(value.begin(), value.end(), value.begin(), [](char ch) {
-          return static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        });
+      if (iequals(name, "Content-Encoding"))
+        std::transform(value.begin(), value.end(), value.begin(),
+                       [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); });
   }
   out.expect_continue = expect_continue && out.version == "HTTP/1.1" && out.framing != RequestHead::Framing::kNone;
   return {};

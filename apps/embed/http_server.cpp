@@ -336,8 +336,10 @@ void send_error(ConnectionStream& strm, int status, const std::string& message, 
   if (status == 415) out += "Accept-Encoding: gzip, deflate\r\n";
   out += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   if (!strm.write_all(out)) return;
-  if (linger) strm.linger_close();
-  else strm.drain_close();
+  if (linger)
+    strm.linger_close();
+  else
+    strm.drain_close();
 }
 
 // The TLS handshake, within `timeout_ms` in all; nullptr when it fails. The
@@ -458,8 +460,8 @@ bool Pipelining<Base>::serve_connection(Stream& strm) {
   for (size_t left = this->keep_alive_max_count_; left > 0 && !stopping(); --left) {
     if (left != this->keep_alive_max_count_ && !strm.buffered() && !next_request()) break;
     t_arrival = Clock::now();
-    const auto deadline = request_timeout_ms_ > 0 ? t_arrival + std::chrono::milliseconds(request_timeout_ms_)
-                                                  : Clock::time_point{};
+    const auto deadline =
+        request_timeout_ms_ > 0 ? t_arrival + std::chrono::milliseconds(request_timeout_ms_) : Clock::time_point{};
     strm.set_write_deadline(deadline == Clock::time_point{} ? deadline
                                                             : deadline + std::chrono::milliseconds(kWriteGraceMs));
     const Head head = read_head();

@@ -357,7 +357,8 @@ class EmbedServer {
   std::optional<Reply> past_deadline(Api api, const char* what) const {
     if (std::chrono::steady_clock::now() < request_deadline()) return std::nullopt;
     return error_reply(api, 504, "timeout",
-                       "the request was not answered within its deadline of " + std::to_string(config_.request_timeout_ms) +
+                       "the request was not answered within its deadline of " +
+                           std::to_string(config_.request_timeout_ms) +
                            " ms (request_timeout_ms) from its arrival: it passed while " + what +
                            "; send fewer or shorter inputs, or raise request_timeout_ms");
   }

@@ -70,12 +70,13 @@ EmbedServer::Reply EmbedServer::score_documents(Api api, const EmbedModel& m, co
   }
   score.clear();
   score.reserve(batch.size());
-  Status run = in_run_slots(m, batch, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
-    auto logits = m.classify(chunk, bounds);
-    if (!logits.ok()) return logits.status();
-    for (const auto& row : *logits) score.push_back(scores(row, raw)[0]);
-    return Status::Ok();
-  });
+  Status run =
+      in_run_slots(m, batch, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
+        auto logits = m.classify(chunk, bounds);
+        if (!logits.ok()) return logits.status();
+        for (const auto& row : *logits) score.push_back(scores(row, raw)[0]);
+        return Status::Ok();
+      });
   if (!run.ok()) return run_error_reply(api, run, "scoring");
   return Reply{};
 }
@@ -294,12 +295,13 @@ EmbedServer::Reply EmbedServer::handle_predict(const std::string& body) {
   }
   if (auto late = past_deadline(Api::kTei, "tokenizing")) return *late;
   std::vector<std::vector<float>> logits;
-  Status run = in_run_slots(*m, batch, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
-    auto rows = m->classify(chunk, bounds);
-    if (!rows.ok()) return rows.status();
-    for (auto& row : *rows) logits.push_back(std::move(row));
-    return Status::Ok();
-  });
+  Status run =
+      in_run_slots(*m, batch, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
+        auto rows = m->classify(chunk, bounds);
+        if (!rows.ok()) return rows.status();
+        for (auto& row : *rows) logits.push_back(std::move(row));
+        return Status::Ok();
+      });
   if (!run.ok()) return run_error_reply(Api::kTei, run, "scoring");
   const std::vector<std::string> labels = m->labels();
   json out = json::array();

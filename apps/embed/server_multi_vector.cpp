@@ -159,12 +159,13 @@ EmbedServer::Reply EmbedServer::handle_embed_all(const std::string& body) {
   }
   if (auto late = past_deadline(Api::kTei, "tokenizing")) return *late;
   std::vector<std::vector<std::vector<float>>> vectors;
-  Status run = in_run_slots(*m, batch, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
-    auto r = m->embed_tokens(chunk, is_query, bounds);
-    if (!r.ok()) return r.status();
-    for (auto& v : r->tokens) vectors.push_back(std::move(v));
-    return Status::Ok();
-  });
+  Status run =
+      in_run_slots(*m, batch, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
+        auto r = m->embed_tokens(chunk, is_query, bounds);
+        if (!r.ok()) return r.status();
+        for (auto& v : r->tokens) vectors.push_back(std::move(v));
+        return Status::Ok();
+      });
   if (!run.ok()) return run_error_reply(Api::kTei, run, "embedding");
   Reply reply;
   reply.body = token_vectors_json(vectors);

@@ -169,7 +169,8 @@ void build_matcher(AddedMatcher& m, std::vector<std::u32string> patterns, std::v
   for (size_t k = 0; k < patterns.size(); ++k) {
     uint32_t node = 0;
     for (size_t i = patterns[k].size(); i-- > 0;) {
-      auto [it, fresh] = m.next.try_emplace(AddedMatcher::key(node, patterns[k][i]), static_cast<uint32_t>(parent.size()));
+      auto [it, fresh] =
+          m.next.try_emplace(AddedMatcher::key(node, patterns[k][i]), static_cast<uint32_t>(parent.size()));
       if (fresh) {
         parent.push_back(node);
         via.push_back(patterns[k][i]);
@@ -216,7 +217,8 @@ void find_added(const AddedMatcher& m, const std::vector<AddedToken>& added, con
   if (!m.empty()) {
     // state[i]: the automaton after s[n-1] .. s[i], whose output is the longest pattern starting at i.
     std::vector<uint32_t> state(n);
-    for (size_t j = n, node = 0; j-- > 0;) state[j] = static_cast<uint32_t>(node = m.step(static_cast<uint32_t>(node), s[j]));
+    for (size_t j = n, node = 0; j-- > 0;)
+      state[j] = static_cast<uint32_t>(node = m.step(static_cast<uint32_t>(node), s[j]));
     while (i < n) {
       const uint32_t length = m.longest[state[i]];
       if (length == 0) {
@@ -329,7 +331,8 @@ std::array<size_t, 2> kept_sizes(std::array<size_t, 2> n, bool pair, size_t max_
 
 void truncate(std::vector<tok::Encoded>& encs, size_t max_length, TruncationStrategy strategy, bool left) {
   const bool pair = encs.size() == 2;
-  const std::array<size_t, 2> kept = kept_sizes({encs[0].size(), pair ? encs[1].size() : 0}, pair, max_length, strategy);
+  const std::array<size_t, 2> kept =
+      kept_sizes({encs[0].size(), pair ? encs[1].size() : 0}, pair, max_length, strategy);
   for (size_t i = 0; i < encs.size(); ++i) encs[i].truncate(kept[i], left);
 }
 
@@ -337,8 +340,10 @@ void truncate(std::vector<tok::Encoded>& encs, size_t max_length, TruncationStra
 tok::Encoded kept_part(const tok::Encoded& e, size_t n, bool left) {
   n = std::min(n, e.size());
   const size_t from = left ? e.size() - n : 0;
-  auto part = [&](const auto& v) { return std::decay_t<decltype(v)>(v.begin() + static_cast<std::ptrdiff_t>(from),
-                                                                     v.begin() + static_cast<std::ptrdiff_t>(from + n)); };
+  auto part = [&](const auto& v) {
+    return std::decay_t<decltype(v)>(v.begin() + static_cast<std::ptrdiff_t>(from),
+                                     v.begin() + static_cast<std::ptrdiff_t>(from + n));
+  };
   tok::Encoded out;
   out.ids = part(e.ids);
   out.type_ids = part(e.type_ids);
@@ -785,7 +790,8 @@ const std::string& Tokenizer::id_to_token(int64_t id) const {
 size_t Tokenizer::vocab_size() const { return p_->by_id.size(); }
 
 bool Tokenizer::is_special(int64_t id) const {
-  return id >= 0 && static_cast<size_t>(id) < p_->special_by_id.size() && p_->special_by_id[static_cast<size_t>(id)] != 0;
+  return id >= 0 && static_cast<size_t>(id) < p_->special_by_id.size() &&
+         p_->special_by_id[static_cast<size_t>(id)] != 0;
 }
 
 Result<std::string> Tokenizer::decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const {

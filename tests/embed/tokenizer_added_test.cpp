@@ -36,15 +36,23 @@ json letters_tokenizer(const std::string& letters, const std::vector<AddedSpec>&
   }
   json tokens = json::array();
   for (const AddedSpec& a : added)
-    tokens.push_back({{"id", vocab.size() + tokens.size()}, {"content", a.content}, {"single_word", a.single_word},
-                      {"lstrip", a.lstrip}, {"rstrip", a.rstrip}, {"normalized", false}, {"special", true}});
+    tokens.push_back({{"id", vocab.size() + tokens.size()},
+                      {"content", a.content},
+                      {"single_word", a.single_word},
+                      {"lstrip", a.lstrip},
+                      {"rstrip", a.rstrip},
+                      {"normalized", false},
+                      {"special", true}});
   return {{"version", "1.0"},
           {"added_tokens", tokens},
           {"normalizer", nullptr},
           {"pre_tokenizer", {{"type", "WhitespaceSplit"}}},
           {"model",
-           {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},
-            {"max_input_chars_per_word", 1000}, {"vocab", vocab}}}};
+           {{"type", "WordPiece"},
+            {"unk_token", "[UNK]"},
+            {"continuing_subword_prefix", "##"},
+            {"max_input_chars_per_word", 1000},
+            {"vocab", vocab}}}};
 }
 
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -62,7 +70,8 @@ std::vector<int64_t> scanned_ids(const std::string& text, const std::vector<Adde
       while (i < e && text[i] == ' ') ++i;
       size_t j = i;
       while (j < e && text[j] != ' ') ++j;
-      for (size_t k = i; k < j; ++k) ids.push_back(vocab[(k == i ? "" : "##") + std::string(1, text[k])].get<int64_t>());
+      for (size_t k = i; k < j; ++k)
+        ids.push_back(vocab[(k == i ? "" : "##") + std::string(1, text[k])].get<int64_t>());
       i = j;
     }
   };
@@ -121,8 +130,8 @@ TEST(EmbedTokenizerAdded, AutomatonMatchesTheScanOfEveryToken) {
     for (int k = 0; k < 20; ++k) {
       const std::string text = random_text(rng, "aabbx  ", 40);
       const Encoding e = t->encode(text);
-      EXPECT_EQ(e.ids, scanned_ids(text, added, j["model"]["vocab"])) << "round " << round << ", text \"" << text
-                                                                        << "\", tokens " << j["added_tokens"].dump();
+      EXPECT_EQ(e.ids, scanned_ids(text, added, j["model"]["vocab"]))
+          << "round " << round << ", text \"" << text << "\", tokens " << j["added_tokens"].dump();
     }
   }
 }
@@ -138,7 +147,8 @@ TEST(EmbedTokenizerAdded, WorkPerCodePointIsBoundedWhateverTheTokens) {
   for (int k = 0; k < 3000; ++k) sets[1].second.push_back({"<unused" + std::to_string(k) + ">"});
   sets[2].first = "a, aa, ... 300 a's";
   for (int k = 1; k <= 300; ++k) sets[2].second.push_back({std::string(static_cast<size_t>(k), 'a') + "b"});
-  const std::vector<std::string> texts = {std::string(20000, 'a'), [] {
+  const std::vector<std::string> texts = {std::string(20000, 'a'),
+                                          [] {
                                             std::string s;
                                             while (s.size() < 20000) s += "<unused";
                                             return s;

@@ -138,8 +138,10 @@ TEST(ServeBounds, DeadlineCountsFromArrival) {
   const std::string body = R"({"inputs":"hello"})";
   const int fd = connect_loopback(t.server->port());
   ASSERT_GE(fd, 0);
-  ASSERT_TRUE(send_all(fd, "POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
-                           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 5)));
+  ASSERT_TRUE(send_all(fd,
+                       "POST /embed HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                       "Content-Length: " +
+                           std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 5)));
   pollfd p{fd, POLLIN, 0};
   EXPECT_EQ(::poll(&p, 1, 500), 0);  // the first part of the body, then 500 ms
   ASSERT_TRUE(send_all(fd, body.substr(5)));
@@ -167,14 +169,17 @@ TEST(ServeBounds, UnknownContentEncodingIs415) {
            "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   };
   for (const char* coding : {"x-foo", "br", "gzip, deflate", "compress", ""}) {
-    const std::string answer = raw_exchange(t.server->port(), request(std::string("Content-Encoding: ") + coding + "\r\n"));
+    const std::string answer =
+        raw_exchange(t.server->port(), request(std::string("Content-Encoding: ") + coding + "\r\n"));
     EXPECT_EQ(answer.rfind("HTTP/1.1 415", 0), 0u) << coding << ": " << answer.substr(0, 200);
     EXPECT_NE(answer.find("Accept-Encoding: gzip, deflate"), std::string::npos) << coding;
   }
-  const std::string twice = raw_exchange(t.server->port(), request("Content-Encoding: gzip\r\nContent-Encoding: gzip\r\n"));
+  const std::string twice =
+      raw_exchange(t.server->port(), request("Content-Encoding: gzip\r\nContent-Encoding: gzip\r\n"));
   EXPECT_EQ(twice.rfind("HTTP/1.1 415", 0), 0u) << twice.substr(0, 200);
   for (const char* coding : {"identity", "Identity"}) {
-    const std::string answer = raw_exchange(t.server->port(), request(std::string("Content-Encoding: ") + coding + "\r\n"));
+    const std::string answer =
+        raw_exchange(t.server->port(), request(std::string("Content-Encoding: ") + coding + "\r\n"));
     EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << coding << ": " << answer.substr(0, 200);
   }
 }
@@ -190,8 +195,9 @@ TEST(ServeBounds, RerankAndPredictRunInChunks) {
   auto m = std::make_shared<FakeReranker>("ce", 1.f);
   t.server->set_model(m);
   json texts = json::array();
-  for (int i = 0; i < 30; ++i) texts.push_back(std::string("w") + std::string(static_cast<size_t>(i % 7) * 2, ' ') +
-                                               (i % 3 ? " w w w w w w w w" : ""));
+  for (int i = 0; i < 30; ++i)
+    texts.push_back(std::string("w") + std::string(static_cast<size_t>(i % 7) * 2, ' ') +
+                    (i % 3 ? " w w w w w w w w" : ""));
   auto r = t.post("/rerank", json{{"query", "q"}, {"texts", texts}, {"raw_scores", true}}.dump());
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;

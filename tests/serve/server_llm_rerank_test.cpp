@@ -148,12 +148,12 @@ TEST(ServeLlmRerank, ChunkedRunsScoreAsTheReferenceAndALongQueryIs413) {
   c.max_batch_size = 2;
   RerankServer s(c);
   const json& ref = reference();
-  auto r = s.post("/rerank", json{{"query", ref["queries"][0]}, {"texts", ref["documents"]}, {"raw_scores", false}}.dump());
+  auto r =
+      s.post("/rerank", json{{"query", ref["queries"][0]}, {"texts", ref["documents"]}, {"raw_scores", false}}.dump());
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   const std::vector<double> want = want_scores(0);
-  for (const json& res : body_json(r))
-    EXPECT_NEAR(res["score"].get<double>(), want[res["index"].get<size_t>()], 1e-4);
+  for (const json& res : body_json(r)) EXPECT_NEAR(res["score"].get<double>(), want[res["index"].get<size_t>()], 1e-4);
   std::string query;
   for (int i = 0; i < 20000; ++i) query += "word ";
   auto long_query = s.post("/rerank", json{{"query", query}, {"texts", json::array({"a", "b"})}}.dump());
