@@ -30,7 +30,7 @@ const json& reference() {
 }
 
 struct RerankServer : TestServer {
-  explicit RerankServer(ServiceConfig c = {}) : TestServer(std::move(c), /*with_model=*/false) {
+  explicit RerankServer(ServiceConfig config = {}) : TestServer(std::move(config), /*with_model=*/false) {
     EmbedderOptions o;
     o.device = "cpu";
     o.threads = 2;
