@@ -356,11 +356,20 @@ class EmbedServer {
   // done: tokenizing), else nullopt.
   std::optional<Reply> past_deadline(Api api, const char* what) const {
     if (std::chrono::steady_clock::now() < request_deadline()) return std::nullopt;
+    return deadline_reply(api, what);
+  }
+  Reply deadline_reply(Api api, const char* what) const {
     return error_reply(api, 504, "timeout",
                        "the request was not answered within its deadline of " +
                            std::to_string(config_.request_timeout_ms) +
                            " ms (request_timeout_ms) from its arrival: it passed while " + what +
                            "; send fewer or shorter inputs, or raise request_timeout_ms");
+  }
+  // An input that could not be tokenized: 504 when the request's deadline
+  // stopped the tokenizer (kCancelled), else 422 (`context` before the reason).
+  Reply tokenize_error(Api api, const Status& s, const std::string& context = "") const {
+    if (s.code() == StatusCode::kCancelled) return deadline_reply(api, "tokenizing");
+    return error_reply(api, 422, "invalid_request_error", context + s.message());
   }
   // The deadline of the request on this thread: request_timeout_ms from its
   // arrival (http_server.h), which covers reading its body and tokenizing.

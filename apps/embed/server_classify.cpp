@@ -57,7 +57,7 @@ EmbedServer::Reply EmbedServer::score_documents(Api api, const EmbedModel& m, co
   auto encoded = m.tokenize_rerank_all(query, documents, instruction, &truncated);
   if (!encoded.ok() && encoded.status().code() == StatusCode::kOutOfRange)
     return error_reply(api, 413, "invalid_request_error", encoded.status().message());
-  if (!encoded.ok()) return error_reply(api, 422, "invalid_request_error", encoded.status().message());
+  if (!encoded.ok()) return tokenize_error(api, encoded.status());
   std::vector<Encoding>& batch = *encoded;
   if (auto late = past_deadline(api, "tokenizing")) return *late;
   tokens = 0;
@@ -286,7 +286,7 @@ EmbedServer::Reply EmbedServer::handle_predict(const std::string& body) {
     bool truncated = false;
     auto enc = items[i].pair ? m->tokenize_pair(items[i].first, items[i].second, &truncated)
                              : m->tokenize(items[i].first, &truncated);
-    if (!enc.ok()) return error_reply(Api::kTei, 422, "invalid_request_error", enc.status().message());
+    if (!enc.ok()) return tokenize_error(Api::kTei, enc.status());
     if (truncated && !truncate)
       return error_reply(Api::kTei, 413, "invalid_request_error",
                          "input " + std::to_string(i) + " has more than " + std::to_string(m->max_length()) +

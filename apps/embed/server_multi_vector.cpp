@@ -149,7 +149,7 @@ EmbedServer::Reply EmbedServer::handle_embed_all(const std::string& body) {
   for (size_t i = 0; i < texts.size(); ++i) {
     bool truncated = false;
     auto enc = m->tokenize_tokens(prompt + texts[i], is_query, &truncated);
-    if (!enc.ok()) return error_reply(Api::kTei, 422, "invalid_request_error", enc.status().message());
+    if (!enc.ok()) return tokenize_error(Api::kTei, enc.status());
     // A multi-vector model cuts texts at its query or document length, as PyLate does.
     if (truncated && !truncate && !m->is_multi_vector())
       return error_reply(Api::kTei, 413, "invalid_request_error",
@@ -191,13 +191,13 @@ EmbedServer::Reply EmbedServer::handle_rerank_maxsim(const json& req, const Embe
   const bool return_text = flag(req, "return_text", false, field_error);
   if (!field_error.empty()) return error_reply(Api::kTei, 422, "invalid_request_error", field_error);
   auto query = m->tokenize_tokens(q->get<std::string>(), true, nullptr);
-  if (!query.ok()) return error_reply(Api::kTei, 422, "invalid_request_error", query.status().message());
+  if (!query.ok()) return tokenize_error(Api::kTei, query.status());
   std::vector<Encoding> docs;
   for (size_t i = 0; i < t->size(); ++i) {
     if (!(*t)[i].is_string())
       return error_reply(Api::kTei, 422, "invalid_request_error", "'texts'[" + std::to_string(i) + "] is not a string");
     auto enc = m->tokenize_tokens((*t)[i].get<std::string>(), false, nullptr);
-    if (!enc.ok()) return error_reply(Api::kTei, 422, "invalid_request_error", enc.status().message());
+    if (!enc.ok()) return tokenize_error(Api::kTei, enc.status());
     docs.push_back(std::move(enc).value());
   }
   if (auto late = past_deadline(Api::kTei, "tokenizing")) return *late;

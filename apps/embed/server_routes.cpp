@@ -208,9 +208,7 @@ std::optional<EmbedServer::Reply> EmbedServer::embed_request(EmbedRequest& req, 
       bool truncated = false;
       const std::string text = prompt.empty() ? std::move(req.texts[i]) : prompt + req.texts[i];
       auto enc = m->tokenize(text, &truncated);
-      if (!enc.ok())
-        return error_reply(api, 422, "invalid_request_error",
-                           "input " + std::to_string(i) + " cannot be tokenized: " + enc.status().message());
+      if (!enc.ok()) return tokenize_error(api, enc.status(), "input " + std::to_string(i) + " cannot be tokenized: ");
       if ((truncated || enc->ids.size() > limit) && !truncate) return over_limit(i, m->count_tokens(text));
       truncate_encoding(*enc, limit);
       encodings.push_back(std::move(enc).value());
@@ -267,8 +265,7 @@ EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
     std::vector<std::pair<size_t, size_t>> offsets;
     auto enc = m->tokenize_with_offsets(text, offsets);
     if (!enc.ok())
-      return error_reply(Api::kTei, 422, "invalid_request_error",
-                         "input " + std::to_string(i) + " cannot be tokenized: " + enc.status().message());
+      return tokenize_error(Api::kTei, enc.status(), "input " + std::to_string(i) + " cannot be tokenized: ");
     const bool have_offsets = offsets.size() == enc->ids.size();
     json tokens = json::array();
     for (size_t t = 0; t < enc->ids.size(); ++t) {

@@ -85,7 +85,21 @@ void append_utf8(uint32_t cp, std::string& out) {
 
 namespace {
 thread_local size_t t_added_steps = 0;  // tok::take_added_match_steps
+thread_local std::chrono::steady_clock::time_point t_deadline{};  // TokenizeDeadline
+thread_local bool t_deadline_passed = false;
+
+// True (and noted) once this thread's TokenizeDeadline has passed.
+bool deadline_passed() {
+  if (t_deadline == std::chrono::steady_clock::time_point{} || std::chrono::steady_clock::now() < t_deadline) return false;
+  t_deadline_passed = true;
+  return true;
+}
 }  // namespace
+
+TokenizeDeadline::TokenizeDeadline(std::chrono::steady_clock::time_point deadline) : previous_(t_deadline) {
+  t_deadline = deadline;
+}
+TokenizeDeadline::~TokenizeDeadline() { t_deadline = previous_; }
 
 // The matching set of a group of added tokens (the raw ones or the normalised
 // ones): one Aho-Corasick automaton over the reversed patterns. Run from the
@@ -287,9 +301,12 @@ void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_
       pieces.push_back(std::move(piece));
     }
   }
+  if (deadline_passed()) return;
   if (p.pre_tokenizer) p.pre_tokenizer->pre_tokenize(pieces);
   std::vector<tok::ModelToken> toks;
-  for (const NormText& piece : pieces) {
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    const NormText& piece = pieces[k];
+    if (k % 256 == 255 && deadline_passed()) return;
     if (piece.added_id >= 0) {
       out.push(piece.added_id, type_id, span_of(piece, 0, piece.chars.size()), false, true);
       continue;
@@ -358,6 +375,8 @@ tok::Encoded kept_part(const tok::Encoded& e, size_t n, bool left) {
 namespace tok {
 
 size_t take_added_match_steps() { return std::exchange(t_added_steps, 0); }
+
+bool take_deadline_passed() { return std::exchange(t_deadline_passed, false); }
 
 bool is_word_char(uint32_t cp) {
   if (cp < 0x80) return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9') || cp == '_';

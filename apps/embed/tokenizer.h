@@ -12,6 +12,7 @@
 // Immutable after loading: encode() may be called from many threads.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -133,6 +134,20 @@ class Tokenizer {
   std::vector<AddedToken> added_;
   int64_t unk_id_ = 0, pad_id_ = 0;
   size_t configured_max_length_ = 0;
+};
+
+// While it lives, tokenizing on this thread stops once `deadline` passes:
+// encode_checked and the other *_checked calls then fail with kCancelled (the
+// server sets one per request, its deadline). The epoch: none.
+class TokenizeDeadline {
+ public:
+  explicit TokenizeDeadline(std::chrono::steady_clock::time_point deadline);
+  ~TokenizeDeadline();
+  TokenizeDeadline(const TokenizeDeadline&) = delete;
+  TokenizeDeadline& operator=(const TokenizeDeadline&) = delete;
+
+ private:
+  std::chrono::steady_clock::time_point previous_;
 };
 
 // UTF-8 -> code points; invalid or truncated sequences become U+FFFD.

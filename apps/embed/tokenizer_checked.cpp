@@ -15,9 +15,13 @@ namespace {
 void clear_flags() {
   tok::take_budget_exceeded();
   tok::take_normalized_overflow();
+  tok::take_deadline_passed();
 }
 
 Result<Encoding> checked(Encoding e, size_t bytes) {
+  if (tok::take_deadline_passed())
+    return Status(StatusCode::kCancelled, "the request's deadline passed while tokenizing its input (" +
+                                              std::to_string(bytes) + " bytes)");
   if (tok::take_normalized_overflow())
     return InvalidArgument("tokenization stopped: the normalized text grew past " + std::to_string(kMaxNormalizedGrowth) +
                            "x the input (" + std::to_string(bytes) + " bytes) + " + std::to_string(kNormalizedSlack) +

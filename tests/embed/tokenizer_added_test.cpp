@@ -6,6 +6,7 @@
 // and a pair's first text tokenized once for many second texts.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <random>
 #include <string>
 #include <vector>
@@ -236,6 +237,28 @@ TEST(EmbedTokenizerAdded, PairFirstTokenizedOnceIsThePair) {
   ASSERT_TRUE(first.ok());
   for (int k = 0; k < 256; ++k) ASSERT_TRUE(tokenizers[0].encode_pair_checked(*first, "b", 32).ok());
   EXPECT_LE(tok::take_added_match_steps(), 2 * (query.size() + 256) + 2 * 256);
+}
+
+// A TokenizeDeadline that has passed stops the *_checked calls with
+// kCancelled (the server's 504); without one, or once it is gone, they run.
+TEST(EmbedTokenizerAdded, DeadlineStopsCheckedTokenizing) {
+  auto t = Tokenizer::from_vocab({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "##a"});
+  ASSERT_TRUE(t.ok());
+  std::string text;
+  for (int i = 0; i < 5000; ++i) text += "a ";
+  {
+    const TokenizeDeadline passed(std::chrono::steady_clock::now() - std::chrono::milliseconds(1));
+    auto e = t->encode_checked(text);
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.status().code(), StatusCode::kCancelled) << e.status().to_string();
+    auto pair = t->encode_pair_checked("a", text);
+    EXPECT_EQ(pair.status().code(), StatusCode::kCancelled);
+    const TokenizeDeadline later(std::chrono::steady_clock::now() + std::chrono::hours(1));
+    EXPECT_TRUE(t->encode_checked(text).ok());  // the innermost deadline applies
+  }
+  auto e = t->encode_checked(text);
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  EXPECT_EQ(e->ids.size(), 5002u);
 }
 
 }  // namespace
