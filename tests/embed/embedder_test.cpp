@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "dlrt/session.h"
-#include "embed/embedder.h"
-#include "embed/tokenizer.h"
+#include "embed/models/embedder.h"
+#include "embed/tokenizer/tokenizer.h"
 #include "embed_test_util.h"
 
 namespace dlrt::embed {

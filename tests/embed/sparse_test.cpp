@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "../tools/cli_test_util.h"
-#include "embed/embedder.h"
-#include "embed/modules.h"
-#include "embed/sparse.h"
+#include "embed/models/embedder.h"
+#include "embed/models/modules.h"
+#include "embed/models/sparse.h"
 #include "embed_test_util.h"
 #include "retrieval_reference.h"
 

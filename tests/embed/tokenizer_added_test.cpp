@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "embed/tokenizer.h"
-#include "embed/tokenizer_parts.h"
+#include "embed/tokenizer/tokenizer.h"
+#include "embed/tokenizer/tokenizer_parts.h"
 
 namespace dlrt::embed {
 namespace {

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "embed/server.h"
+#include "embed/serve/server.h"
 
 namespace dlrt::embed::testing {
 

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "embed/classifier.h"
+#include "embed/models/classifier.h"
 #include "test_server.h"
 
 namespace dlrt::embed {
