@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "embed/file_util.h"
-#include "embed/tokenizer.h"
+#include "embed/tokenizer/file_util.h"
+#include "embed/tokenizer/tokenizer.h"
 
 int main(int argc, char** argv) {
   if (argc < 3) {

@@ -1,6 +1,6 @@
 # The Python package dlrt (python/): the pure-Python files in python/dlrt/
 # over one native module, dlrt._dlrt, built with nanobind from
-# python/src/*.cpp and linking the embedder core (dlrt_embed_core) and
+# python/src/*.cpp and linking the embedder core (dlrt_embed_tokenizer, dlrt_embed_core) and
 # dlrt_internal statically (one native file in the wheel). Off by default, so the C++ build needs no
 # nanobind; `pip install .` (scikit-build-core, pyproject.toml) turns it on,
 # and scripts/run_tests.sh turns it on in the test build folder.
@@ -38,6 +38,7 @@ if(DLRT_BUILD_PYTHON)
   # The embedder core's objects (not dlrt_embed: its HTTP server would add
   # OpenSSL and friends to the module's dependencies), then dlrt_internal for
   # the public API they use.
+  target_sources(_dlrt PRIVATE $<TARGET_OBJECTS:dlrt_embed_tokenizer>)
   target_link_libraries(_dlrt PRIVATE dlrt_embed_core dlrt_internal)
   # The static libraries' symbols stay inside the module: no clash with a
   # libdlrt.so or another extension loaded into the same process.

@@ -1,5 +1,5 @@
 // libFuzzer harness: bytes -> one config file of a model folder
-// (apps/embed/folder_check.h): the first byte picks the file (modules.json,
+// (apps/embed/models/folder_check.h): the first byte picks the file (modules.json,
 // config.json, sentence_bert_config.json, tokenizer_config.json,
 // 1_Pooling/config.json), the rest is its text, parsed and checked as
 // Embedder::create checks it; for the pooling config also against a width.
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "embed/folder_check.h"
+#include "embed/models/folder_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

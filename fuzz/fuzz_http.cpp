@@ -1,5 +1,5 @@
 // libFuzzer harness: raw bytes as they arrive on one connection of dlrt serve
-// -> its request framing (apps/embed/http_message.h): each request's head
+// -> its request framing (apps/embed/serve/http_message.h): each request's head
 // parsed and checked, its body read by its framing (Content-Length or strict
 // chunked, trailers), the canonical copy httplib is handed made, then the next
 // pipelined request from the bytes left, as the connection loop does. Checks
@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "embed/http_message.h"
+#include "embed/serve/http_message.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "embed/tokenizer.h"
+#include "embed/tokenizer/tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string json(reinterpret_cast<const char*>(data), size);

@@ -11,7 +11,7 @@
 #include <numeric>
 
 #include "bindings.h"
-#include "embed/classifier.h"
+#include "embed/models/classifier.h"
 
 namespace dlrt::python {
 namespace {

@@ -11,11 +11,11 @@
 #include <memory>
 
 #include "bindings.h"
-#include "embed/embedder.h"
-#include "embed/multi_vector.h"
-#include "embed/sparse.h"
-#include "embed/token_inputs.h"
-#include "embed/tokenizer.h"
+#include "embed/models/embedder.h"
+#include "embed/models/multi_vector.h"
+#include "embed/models/sparse.h"
+#include "embed/models/token_inputs.h"
+#include "embed/tokenizer/tokenizer.h"
 
 namespace dlrt::python {
 namespace {

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "embed/embedder.h"
+#include "embed/models/embedder.h"
 #include "capi/capi_util.h"
 
 using namespace dlrt::capi;  // NOLINT: this file implements the C API with its helpers

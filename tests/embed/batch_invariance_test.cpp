@@ -21,10 +21,10 @@
 #include <nlohmann/json.hpp>
 
 #include "../tools/cli_test_util.h"
-#include "embed/batch_dependence.h"
-#include "embed/batcher.h"
-#include "embed/embedder.h"
-#include "embed/server.h"
+#include "embed/models/batch_dependence.h"
+#include "embed/serve/batcher.h"
+#include "embed/models/embedder.h"
+#include "embed/serve/server.h"
 #include "embed_test_util.h"
 
 namespace dlrt::embed {

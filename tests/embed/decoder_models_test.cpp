@@ -14,11 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "../tools/cli_test_util.h"
-#include "embed/classifier.h"
+#include "embed/models/classifier.h"
 #include "embed_test_util.h"
-#include "embed/embedder.h"
-#include "embed/llm_reranker.h"
-#include "embed/tokenizer.h"
+#include "embed/models/embedder.h"
+#include "embed/models/llm_reranker.h"
+#include "embed/tokenizer/tokenizer.h"
 
 namespace dlrt::embed {
 namespace {

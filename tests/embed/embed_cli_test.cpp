@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../tools/cli_test_util.h"
-#include "embed/embedder.h"
+#include "embed/models/embedder.h"
 #include "embed_test_util.h"
 
 namespace dlrt::embed {

@@ -1,7 +1,7 @@
 // Hostile model folders: config files of the wrong types or out of range are
 // refused at load naming the file and field (folder_check.h), and a
 // pre-tokenizer regex that backtracks exponentially no longer hangs embed.
-#include "embed/folder_check.h"
+#include "embed/models/folder_check.h"
 
 #include <gtest/gtest.h>
 
@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "embed/embedder.h"
-#include "embed/tokenizer.h"
+#include "embed/models/embedder.h"
+#include "embed/tokenizer/tokenizer.h"
 #include "embed_test_util.h"
 
 namespace dlrt::embed {

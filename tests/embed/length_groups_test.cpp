@@ -1,5 +1,5 @@
 // length_groups: how a padded batch of mixed lengths is split into runs.
-#include "embed/length_groups.h"
+#include "embed/models/length_groups.h"
 
 #include <gtest/gtest.h>
 

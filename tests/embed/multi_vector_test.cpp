@@ -10,7 +10,7 @@
 
 #include "../tools/cli_test_util.h"
 #include "colbert_test_util.h"
-#include "embed/multi_vector.h"
+#include "embed/models/multi_vector.h"
 
 namespace dlrt::embed {
 namespace {

@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "embed/tokenizer.h"
-#include "embed/tokenizer_regex.h"
+#include "embed/tokenizer/tokenizer.h"
+#include "embed/tokenizer/tokenizer_regex.h"
 #include "embed_test_util.h"
 
 namespace dlrt::embed {

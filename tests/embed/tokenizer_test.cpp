@@ -20,11 +20,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "embed/file_util.h"
-#include "embed/json_util.h"
-#include "embed/tokenizer.h"
-#include "embed/tokenizer_limits.h"
-#include "embed/unicode_tables.h"
+#include "embed/tokenizer/file_util.h"
+#include "embed/tokenizer/json_util.h"
+#include "embed/tokenizer/tokenizer.h"
+#include "embed/tokenizer/tokenizer_limits.h"
+#include "embed/tokenizer/unicode_tables.h"
 #include "embed_test_util.h"
 
 namespace dlrt::embed {

@@ -1,6 +1,6 @@
-// Dynamic batching (apps/embed/batcher.h) over the fake model: batch limits,
+// Dynamic batching (apps/embed/serve/batcher.h) over the fake model: batch limits,
 // waiting for a batch to fill, parallel workers, back-pressure, errors, stop.
-#include "embed/batcher.h"
+#include "embed/serve/batcher.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Request bodies that RFC 8259 allows but nlohmann::json refuses
-// (apps/embed/body_json.h): a lone surrogate escape decodes as U+FFFD, a
+// (apps/embed/serve/body_json.h): a lone surrogate escape decodes as U+FFFD, a
 // number beyond a double is refused naming it, not as "not valid JSON".
-#include "embed/body_json.h"
+#include "embed/serve/body_json.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Request framing and connection handling of dlrt serve's HTTP server
-// (apps/embed/http_server.cpp, http_message.cpp), with raw bytes in and the
+// (apps/embed/serve/http_server.cpp, http_message.cpp), with raw bytes in and the
 // exact statuses out: a body is always read or the connection closed (no
 // request smuggling), chunked framing per RFC 9112 section 7.1, Host and field
 // value rules, Transfer-Encoding rules, idle keep-alive connections that make

@@ -1,5 +1,5 @@
 // The request head held to RFC 9112 by the plain-HTTP server
-// (apps/embed/http_server.cpp): malformed field lines and conflicting
+// (apps/embed/serve/http_server.cpp): malformed field lines and conflicting
 // Content-Length values are 400, and connections that never finish their
 // head cannot keep /health from being answered.
 #include <gtest/gtest.h>

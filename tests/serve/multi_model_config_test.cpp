@@ -9,7 +9,7 @@
 
 #include <unistd.h>
 
-#include "embed/service_config.h"
+#include "embed/serve/service_config.h"
 
 namespace dlrt::embed {
 namespace {

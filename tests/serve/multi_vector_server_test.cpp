@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../embed/colbert_test_util.h"
-#include "embed/multi_vector.h"
+#include "embed/models/multi_vector.h"
 #include "test_server.h"
 
 namespace dlrt::embed {

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "../tools/dlrt_process.h"
-#include "embed/embedder.h"
+#include "embed/models/embedder.h"
 #include "serve_model_folder.h"
 
 namespace dlrt::embed {

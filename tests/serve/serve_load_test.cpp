@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "embed/server.h"
+#include "embed/serve/server.h"
 #include "serve_model_folder.h"
 
 namespace dlrt::embed {

@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../tools/dlrt_process.h"
-#include "embed/embedder.h"
+#include "embed/models/embedder.h"
 #include "serve_model_folder.h"
 
 namespace dlrt::embed {

@@ -16,8 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "embed/run_slots.h"
-#include "embed/server.h"
+#include "embed/serve/run_slots.h"
+#include "embed/serve/server.h"
 #include "fake_model.h"
 #include "test_server.h"
 

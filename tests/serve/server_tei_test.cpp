@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "embed/metrics.h"
+#include "embed/serve/metrics.h"
 #include "test_server.h"
 
 namespace dlrt::embed {

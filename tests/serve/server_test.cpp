@@ -1,7 +1,7 @@
 // The embedding server's HTTP surface over the fake model, on loopback:
 // routes, response shapes, error cases, batching, back-pressure, health,
 // metrics, strict-mode failures and graceful shutdown.
-#include "embed/server.h"
+#include "embed/serve/server.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

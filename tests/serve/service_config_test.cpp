@@ -1,5 +1,5 @@
 // dlrt serve settings: TOML file, env vars over it, flags over env, checks.
-#include "embed/service_config.h"
+#include "embed/serve/service_config.h"
 
 #include <gtest/gtest.h>
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../embed/retrieval_reference.h"
-#include "embed/embedder.h"
+#include "embed/models/embedder.h"
 #include "test_server.h"
 
 namespace dlrt::embed {

@@ -1,7 +1,7 @@
 // dlrt serve's text-embeddings-inference aliases: TEI's launcher flags and
 // environment variables, refusals with reasons, --no-<switch>, misspelling
 // suggestions and the unknown DLRT_* variable warnings.
-#include "embed/tei_compat.h"
+#include "embed/serve/tei_compat.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 
 #include "core/env.h"
 #include "core/spelling.h"
-#include "embed/service_config.h"
+#include "embed/serve/service_config.h"
 
 namespace dlrt::embed {
 namespace {

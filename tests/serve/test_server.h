@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "embed/server.h"
+#include "embed/serve/server.h"
 #include "fake_model.h"
 
 namespace dlrt::embed::testing {

@@ -16,9 +16,9 @@
 
 #include "cli_args.h"
 #include "commands.h"
-#include "embed/classifier.h"
-#include "embed/multi_vector.h"
-#include "embed/token_inputs.h"
+#include "embed/models/classifier.h"
+#include "embed/models/multi_vector.h"
+#include "embed/models/token_inputs.h"
 #include "json_out.h"
 #include "progress.h"
 #include "text_lines.h"

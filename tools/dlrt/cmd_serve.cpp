@@ -1,4 +1,4 @@
-// dlrt serve --model DIR: the embedding server (apps/embed/server.h).
+// dlrt serve --model DIR: the embedding server (apps/embed/serve/server.h).
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -15,12 +15,12 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "core/env.h"
-#include "embed/embedder.h"
-#include "embed/multi_vector.h"
-#include "embed/server.h"
-#include "embed/service_config.h"
-#include "embed/token_inputs.h"
-#include "embed/tei_compat.h"
+#include "embed/models/embedder.h"
+#include "embed/models/multi_vector.h"
+#include "embed/serve/server.h"
+#include "embed/serve/service_config.h"
+#include "embed/models/token_inputs.h"
+#include "embed/serve/tei_compat.h"
 
 namespace dlrt::cli {
 namespace {

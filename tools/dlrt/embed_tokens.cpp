@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_args.h"
-#include "embed/multi_vector.h"
+#include "embed/models/multi_vector.h"
 #include "json_out.h"
 #include "progress.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "embed/embedder.h"
+#include "embed/models/embedder.h"
 
 namespace dlrt::cli {
 

@@ -1,0 +1,590 @@
+// Embedder: model folder -> tokenizer + dlrt::Session + pooling (see embedder.h).
+#include "embed/models/embedder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "embed/models/batch_dependence.h"
+#include "embed/models/dense.h"
+#include "embed/tokenizer/file_util.h"
+#include "embed/models/folder_check.h"
+#include "embed/tokenizer/json_util.h"
+#include "embed/models/length_groups.h"
+#include "embed/models/modules.h"
+#include "embed/models/sparse.h"
+#include "embed/models/multi_vector.h"
+#include "embed/models/token_inputs.h"
+#include "embed/tokenizer/tokenizer.h"
+
+namespace dlrt::embed {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const char* model_kind_name(ModelKind kind) { return kind == ModelKind::kSparse ? "sparse" : "dense"; }
+
+const char* pooling_name(Pooling pooling) {
+  switch (pooling) {
+    case Pooling::kMean: return "mean";
+    case Pooling::kCls: return "cls";
+    case Pooling::kMax: return "max";
+    case Pooling::kMeanSqrtLen: return "mean_sqrt_len_tokens";
+    case Pooling::kLastToken: return "lasttoken";
+    case Pooling::kWeightedMean: return "weightedmean";
+  }
+  return "mean";
+}
+
+namespace {
+
+Result<json> read_json(const fs::path& path) { return jsonu::read_optional_json(path); }
+
+// Pooling, Dense layers and normalisation (or a sparse model's SPLADE
+// pooling) from modules.json / 1_Pooling/config.json.
+Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize, std::vector<fs::path>& dense,
+                    fs::path& pooling_config, json& pc, std::optional<SpladePooling>& splade) {
+  pooling = Pooling::kMean;
+  normalize = true;
+  pooling_config = dir / "1_Pooling" / "config.json";
+  DLRT_ASSIGN_OR_RETURN(std::vector<Module> modules, read_modules(dir));
+  if (fs::exists(dir / "modules.json")) normalize = false;
+  bool mlm = false, dense_pooling = false;
+  for (const Module& m : modules) {
+    switch (m.type) {
+      case ModuleType::kNormalize: normalize = true; break;
+      case ModuleType::kDense: dense.push_back(m.dir); break;
+      case ModuleType::kPooling:
+        dense_pooling = true;
+        pooling_config = m.dir / "config.json";
+        break;
+      case ModuleType::kSpladePooling: {
+        DLRT_ASSIGN_OR_RETURN(SpladePooling p, SpladePooling::load(m.dir));
+        splade = p;
+        break;
+      }
+      case ModuleType::kMLMTransformer: mlm = true; break;
+      case ModuleType::kTransformer: break;
+    }
+  }
+  const std::string modules_json = (dir / "modules.json").string();
+  if (mlm && !splade)
+    return Unsupported(modules_json + ": an MLMTransformer without a SpladePooling module (its logits are no embedding)");
+  if (splade && (dense_pooling || !dense.empty() || normalize))
+    return Unsupported(modules_json + ": a SpladePooling module with Pooling, Dense or Normalize modules is not supported");
+  if (splade) return Status::Ok();
+  DLRT_ASSIGN_OR_RETURN(pc, read_json(pooling_config));
+  if (pc.is_null()) return Status::Ok();
+  if (!pc.is_object()) return InvalidModel(pooling_config.string() + ": expected a JSON object");
+  DLRT_RETURN_IF_ERROR(check_pooling_config(pooling_config, pc));
+  // The mode as one string ("pooling_mode") and as sentence-transformers'
+  // per-mode flags; the names are both spellings it uses.
+  static const struct {
+    const char* name;
+    const char* flag;
+    Pooling pooling;
+  } kModes[] = {{"mean", "pooling_mode_mean_tokens", Pooling::kMean},
+                {"cls", "pooling_mode_cls_token", Pooling::kCls},
+                {"max", "pooling_mode_max_tokens", Pooling::kMax},
+                {"mean_sqrt_len_tokens", "pooling_mode_mean_sqrt_len_tokens", Pooling::kMeanSqrtLen},
+                {"lasttoken", "pooling_mode_lasttoken", Pooling::kLastToken},
+                {"weightedmean", "pooling_mode_weightedmean_tokens", Pooling::kWeightedMean}};
+  std::vector<Pooling> modes;
+  const std::string mode = jsonu::get_string(pc, "pooling_mode", "");
+  for (const auto& m : kModes) {
+    if (mode == m.name) modes.push_back(m.pooling);
+    if (jsonu::get_bool(pc, m.flag, false)) modes.push_back(m.pooling);
+  }
+  if (!mode.empty() && modes.empty()) {
+    return Unsupported(pooling_config.string() + ": pooling_mode \"" + mode +
+                       "\" is not supported (mean, cls, max, mean_sqrt_len_tokens, lasttoken, weightedmean)");
+  }
+  std::sort(modes.begin(), modes.end());
+  modes.erase(std::unique(modes.begin(), modes.end()), modes.end());
+  if (modes.size() > 1) {
+    return Unsupported(pooling_config.string() + ": several pooling modes at once (concatenated) are not supported");
+  }
+  if (!modes.empty()) pooling = modes[0];
+  return Status::Ok();
+}
+
+}  // namespace
+
+struct Embedder::Impl {
+  std::string name;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<Session> session;
+  TokenInputs inputs;
+  size_t output_index = 0;
+  DType output_dtype = DType::kFloat32;
+  size_t dimension = 0;
+  size_t hidden_size = 0;  // per-token vector length
+  size_t max_length = 512;
+  Pooling pooling = Pooling::kMean;
+  bool normalize = true;
+  std::map<std::string, std::string> prompts;
+  std::string default_prompt_name;
+  std::string similarity_fn = "cosine";
+  std::vector<DenseLayer> dense;  // after pooling, in modules.json's order
+  std::string batch_dependent_op;  // "" : rows are independent, padded batches are fine
+  ModelKind kind = ModelKind::kDense;
+  std::optional<SpladePooling> splade;  // a sparse model's pooling
+};
+
+namespace {
+
+// Named prompts and the similarity function from config_sentence_transformers.json.
+Status read_prompts(const fs::path& dir, std::map<std::string, std::string>& prompts, std::string& default_name,
+                    std::string& similarity_fn) {
+  const fs::path path = dir / "config_sentence_transformers.json";
+  DLRT_ASSIGN_OR_RETURN(json c, read_json(path));
+  if (c.is_null()) return Status::Ok();
+  if (!c.is_object()) return InvalidModel(path.string() + ": expected a JSON object");
+  if (auto p = c.find("prompts"); p != c.end() && !p->is_null()) {
+    if (!p->is_object()) return InvalidModel(path.string() + ": \"prompts\" must map names to strings");
+    for (const auto& [name, text] : p->items()) {
+      if (!text.is_string()) return InvalidModel(path.string() + ": prompt \"" + name + "\" is not a string");
+      prompts[name] = text.get<std::string>();
+    }
+  }
+  if (auto d = c.find("default_prompt_name"); d != c.end() && !d->is_null() && !d->is_string())
+    return InvalidModel(path.string() + ": \"default_prompt_name\" must be a string (a name in \"prompts\") or null");
+  default_name = jsonu::get_string(c, "default_prompt_name", "");
+  if (!default_name.empty() && !prompts.count(default_name))
+    return InvalidModel(path.string() + ": default_prompt_name \"" + default_name + "\" is not one of its prompts");
+  const std::string fn = jsonu::get_string(c, "similarity_fn_name", "");
+  if (!fn.empty() && fn == "MaxSim" && is_multi_vector_folder(dir)) {
+    similarity_fn = "maxsim";  // PyLate's: the score of per-token vectors (multi_vector.h)
+  } else if (!fn.empty()) {
+    if (fn != "cosine" && fn != "dot" && fn != "euclidean" && fn != "manhattan")
+      return InvalidModel(path.string() + ": similarity_fn_name \"" + fn +
+                          "\" is not one of cosine, dot, euclidean, manhattan");
+    similarity_fn = fn;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Embedder::Embedder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Embedder::~Embedder() = default;
+
+Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir, const EmbedderOptions& options) {
+  DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_file(model_dir));
+  if (is_multi_vector_folder(file.dir))
+    return Unsupported(file.dir.string() + " is a multi-vector (ColBERT / PyLate) model: it gives one vector per "
+                       "token, not one per text (dlrt embed --tokens, POST /embed_all and /rerank of dlrt serve, "
+                       "Python encode(output_value=\"token_embeddings\"); see docs/embed-retrieval.md)");
+  return create_transformer(model_dir, options);
+}
+
+Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string& model_dir,
+                                                               const EmbedderOptions& options) {
+  DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_file(model_dir));
+  const fs::path& dir = file.dir;
+  const fs::path& model_path = file.path;
+  auto impl = std::make_unique<Impl>();
+  impl->name = file.name;
+
+  DLRT_RETURN_IF_ERROR(check_folder_configs(dir));
+  auto tok = Tokenizer::from_folder(dir.string());
+  if (!tok.ok()) return tok.status();
+  impl->tokenizer = std::make_unique<Tokenizer>(std::move(tok).value());
+  DLRT_RETURN_IF_ERROR(check_tokenizer_ids(dir, *impl->tokenizer));
+
+  DLRT_ASSIGN_OR_RETURN(json config, read_json(dir / "config.json"));
+  DLRT_ASSIGN_OR_RETURN(json st_config, read_json(dir / "sentence_bert_config.json"));
+  std::vector<fs::path> dense_dirs;
+  fs::path pooling_path;
+  json pooling_json;
+  DLRT_RETURN_IF_ERROR(
+      read_pooling(dir, impl->pooling, impl->normalize, dense_dirs, pooling_path, pooling_json, impl->splade));
+  if (impl->splade) impl->kind = ModelKind::kSparse;
+  for (const fs::path& d : dense_dirs) {
+    DLRT_ASSIGN_OR_RETURN(DenseLayer layer, DenseLayer::load(d));
+    if (!impl->dense.empty() && impl->dense.back().out_features() != layer.in_features())
+      return InvalidModel(d.string() + ": in_features " + std::to_string(layer.in_features()) +
+                          " but the module before gives " + std::to_string(impl->dense.back().out_features()));
+    impl->dense.push_back(std::move(layer));
+  }
+  DLRT_RETURN_IF_ERROR(read_prompts(dir, impl->prompts, impl->default_prompt_name, impl->similarity_fn));
+
+  // Length: option, else sentence-transformers' max_seq_length, else the tokenizer's, else 512;
+  // never beyond the model's position embeddings.
+  size_t max_len = options.max_length;
+  if (max_len == 0) max_len = static_cast<size_t>(std::max<int64_t>(0, jsonu::get_int(st_config, "max_seq_length", 0)));
+  if (max_len == 0) max_len = impl->tokenizer->configured_max_length();
+  if (max_len == 0) max_len = 512;
+  int64_t positions = jsonu::get_int(config, "max_position_embeddings", 0);
+  if (positions > 0) max_len = std::min(max_len, static_cast<size_t>(positions));
+  impl->max_length = std::max<size_t>(max_len, 2);
+
+  DLRT_ASSIGN_OR_RETURN(impl->session, open_model_session(model_path, options));
+  DLRT_ASSIGN_OR_RETURN(impl->batch_dependent_op, dlrt::embed::batch_dependent_op(model_path));
+  DLRT_ASSIGN_OR_RETURN(impl->inputs, TokenInputs::from_session(*impl->session, model_path.string()));
+
+  // A dense model's hidden states, a sparse model's MLM logits (both 3-D).
+  const auto& outs = impl->session->outputs();
+  const bool sparse = impl->kind == ModelKind::kSparse;
+  size_t found = outs.size();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (sparse ? outs[i].name == "logits" : (outs[i].name == "last_hidden_state" || outs[i].name == "token_embeddings")) {
+      found = i;
+      break;
+    }
+  }
+  if (found == outs.size()) {
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (outs[i].is_tensor && outs[i].shape.size() == 3) {
+        found = i;
+        break;
+      }
+    }
+  }
+  if (found == outs.size()) {
+    return InvalidModel(model_path.string() + (sparse ? ": no logits (or other 3-D [batch, sequence, vocabulary]) output"
+                                                      : ": no last_hidden_state (or other 3-D [batch, sequence, hidden]) output"));
+  }
+  impl->output_index = found;
+  impl->output_dtype = outs[found].dtype;
+  if (impl->output_dtype != DType::kFloat32 && impl->output_dtype != DType::kFloat16 &&
+      impl->output_dtype != DType::kBFloat16) {
+    return InvalidModel(model_path.string() + ": output \"" + outs[found].name + "\" must be float, not " +
+                        dtype_name(impl->output_dtype));
+  }
+  if (sparse && outs[found].shape.size() == 3 && outs[found].shape[2] > 0) {
+    const size_t vocab = static_cast<size_t>(outs[found].shape[2]);
+    if (impl->splade->dimension() && impl->splade->dimension() != vocab)
+      return InvalidModel(model_dir + ": the SpladePooling module's word_embedding_dimension is " +
+                          std::to_string(impl->splade->dimension()) + " but the model's logits have " +
+                          std::to_string(vocab) + " values per token");
+    impl->dimension = vocab;
+  } else if (outs[found].shape.size() == 3 && outs[found].shape[2] > 0) {
+    const size_t hidden = static_cast<size_t>(outs[found].shape[2]);
+    DLRT_RETURN_IF_ERROR(check_pooling_dimension(pooling_path, pooling_json, hidden));
+    if (!impl->dense.empty() && impl->dense.front().in_features() != hidden)
+      return InvalidModel(model_dir + ": the Dense module takes " + std::to_string(impl->dense.front().in_features()) +
+                          " values but the model's vectors have " + std::to_string(hidden));
+    impl->hidden_size = hidden;
+    impl->dimension = impl->dense.empty() ? hidden : impl->dense.back().out_features();
+  }
+  auto embedder = std::unique_ptr<Embedder>(new Embedder(std::move(impl)));
+  if (embedder->impl_->dimension == 0) {
+    // Unknown statically: one tiny run tells (and warms the session up).
+    DLRT_ASSIGN_OR_RETURN(Encoding empty, embedder->tokenize(""));
+    auto probe = embedder->run_encoded({empty}, std::nullopt, {});
+    if (!probe.ok()) return probe.status().with_context("probing the embedding size");
+    embedder->impl_->dimension = probe->vectors.empty() ? 0 : probe->vectors[0].size();
+    // The per-token vector size, where the model has per-token vectors (a sparse model's are its logits).
+    auto tokens = embedder->embed_tokens({empty});
+    if (tokens.ok() && !tokens->tokens.empty() && !tokens->tokens[0].empty())
+      embedder->impl_->hidden_size = tokens->tokens[0][0].size();
+  }
+  return embedder;
+}
+
+Result<Encoding> Embedder::tokenize(std::string_view text) const {
+  return impl_->tokenizer->encode_checked(text, impl_->max_length);
+}
+
+// Whether every partition of a session runs on the CPU backend.
+static bool runs_on_cpu(const RunReport& placement) {
+  for (const PartitionReport& p : placement.partitions)
+    if (p.backend != "cpu") return false;
+  return true;
+}
+
+// The error of a call that does not fit the model's kind.
+static Status wrong_kind(ModelKind kind, const std::string& name) {
+  if (kind == ModelKind::kSparse)
+    return InvalidArgument("the model " + name +
+                           " is a sparse (SPLADE) encoder: it gives sparse vectors (encode_sparse, dlrt embed --sparse, "
+                           "POST /embed_sparse), not dense embeddings");
+  return InvalidArgument("the model " + name + " is a dense embedding model: it has no sparse (SPLADE) vectors");
+}
+
+Result<EmbedResult> Embedder::embed_encoded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
+                                            const dlrt::RunOptions& bounds) const {
+  if (impl_->kind != ModelKind::kDense) return wrong_kind(impl_->kind, impl_->name);
+  return run_encoded(batch, normalize, bounds);
+}
+
+Result<SparseResult> Embedder::encode_sparse_encoded(const std::vector<Encoding>& batch, size_t top_k,
+                                                     const dlrt::RunOptions& bounds) const {
+  if (impl_->kind != ModelKind::kSparse) return wrong_kind(impl_->kind, impl_->name);
+  DLRT_ASSIGN_OR_RETURN(EmbedResult r, run_encoded(batch, std::nullopt, bounds));
+  SparseResult out;
+  out.total_tokens = r.total_tokens;
+  out.report = std::move(r.report);
+  out.vectors.reserve(r.vectors.size());
+  for (const std::vector<float>& v : r.vectors) out.vectors.push_back(sparsify(v, top_k));
+  return out;
+}
+
+Result<SparseResult> Embedder::encode_sparse(const std::vector<std::string>& texts, size_t top_k) const {
+  std::vector<Encoding> batch;
+  batch.reserve(texts.size());
+  for (const std::string& t : texts) {
+    DLRT_ASSIGN_OR_RETURN(Encoding e, impl_->tokenizer->encode_checked(t, impl_->max_length));
+    batch.push_back(std::move(e));
+  }
+  return encode_sparse_encoded(batch, top_k);
+}
+
+Result<EmbedResult> Embedder::run_encoded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
+                                          const dlrt::RunOptions& bounds) const {
+  if (batch.size() <= 1) return embed_padded(batch, normalize, bounds);
+  std::vector<std::vector<size_t>> groups;
+  if (!impl_->batch_dependent_op.empty()) {
+    // Dynamic quantization's scale spans the whole tensor (padding and
+    // batch-mates included): each text runs alone, without padding. Texts of
+    // equal length batched together would still share that scale.
+    for (size_t i = 0; i < batch.size(); ++i) groups.push_back({i});
+  } else if (runs_on_cpu(impl_->session->placement())) {
+    // On the CPU padding costs what real tokens cost: texts of very different
+    // lengths run in separate batches (length_groups). An accelerator keeps
+    // one batch: each new shape may cost it a compile.
+    std::vector<size_t> lengths(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) lengths[i] = batch[i].ids.size();
+    groups = length_groups(lengths);
+  }
+  if (groups.size() <= 1) return embed_padded(batch, normalize, bounds);
+  EmbedResult result;
+  result.vectors.resize(batch.size());
+  std::vector<Encoding> part;
+  for (const std::vector<size_t>& g : groups) {
+    part.clear();
+    for (size_t i : g) part.push_back(batch[i]);
+    DLRT_ASSIGN_OR_RETURN(EmbedResult r, embed_padded(part, normalize, bounds));
+    for (size_t k = 0; k < g.size(); ++k) result.vectors[g[k]] = std::move(r.vectors[k]);
+    result.total_tokens += r.total_tokens;
+    const double run_ms = result.report.run_ms + r.report.run_ms;
+    result.report = std::move(r.report);
+    result.report.run_ms = run_ms;
+  }
+  return result;
+}
+
+struct Embedder::Hidden {
+  size_t length = 0, hidden = 0;
+  std::vector<int64_t> mask;    // [batch, length], 1 for attended tokens
+  size_t tokens = 0;            // attended tokens
+  std::vector<Tensor> outputs;  // keeps the model's output alive
+  std::vector<float> converted;  // the output as float when it is not float32
+  const float* x = nullptr;     // [batch, length, hidden]
+  RunReport report;
+};
+
+Result<Embedder::Hidden> Embedder::run_hidden(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const {
+  Hidden out;
+  const size_t b = batch.size();
+  TokenInputs::Batch in;
+  DLRT_RETURN_IF_ERROR(
+      impl_->inputs.make_batch(batch, impl_->tokenizer->pad_id(), impl_->tokenizer->vocab_size(), impl_->max_length, in));
+  const size_t len = in.length;
+  out.length = len;
+  out.mask = in.mask;
+  out.tokens = in.tokens;
+  auto outputs = impl_->session->run(in.feeds, bounds, &out.report);
+  if (!outputs.ok()) return outputs.status();
+  if (impl_->output_index >= outputs->size()) return Internal("the model returned too few outputs");
+  out.outputs = std::move(outputs).value();
+  const Tensor& hidden = out.outputs[impl_->output_index];
+  if (hidden.rank() != 3 || hidden.dim(0) != static_cast<int64_t>(b) || hidden.dim(1) != static_cast<int64_t>(len) ||
+      hidden.dim(2) <= 0) {
+    return RuntimeError("the model output has shape " + shape_to_string(hidden.shape()) + ", expected [" +
+                        std::to_string(b) + ", " + std::to_string(len) + ", hidden]");
+  }
+  out.hidden = static_cast<size_t>(hidden.dim(2));
+  if (hidden.dtype() == DType::kFloat32) {
+    out.x = hidden.data<float>();
+  } else if (hidden.dtype() == DType::kFloat16 || hidden.dtype() == DType::kBFloat16) {
+    out.converted.resize(static_cast<size_t>(hidden.size()));
+    for (size_t i = 0; i < out.converted.size(); ++i) {
+      out.converted[i] = hidden.dtype() == DType::kFloat16 ? static_cast<float>(hidden.data<Float16>()[i])
+                                                          : static_cast<float>(hidden.data<BFloat16>()[i]);
+    }
+    out.x = out.converted.data();
+  } else {
+    return RuntimeError(std::string("the model output is ") + dtype_name(hidden.dtype()) + ", expected float");
+  }
+  return out;
+}
+
+Result<TokenEmbedResult> Embedder::embed_tokens(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds,
+                                                const TokenFilter& keep) const {
+  TokenEmbedResult result;
+  if (batch.empty()) return result;
+  // As embed_encoded: a batch-dependent model runs each encoding alone.
+  const bool alone = !impl_->batch_dependent_op.empty() && batch.size() > 1;
+  const size_t runs = alone ? batch.size() : 1;
+  std::vector<Encoding> one(1);
+  for (size_t r = 0; r < runs; ++r) {
+    if (alone) one[0] = batch[r];
+    const std::vector<Encoding>& part = alone ? one : batch;
+    DLRT_ASSIGN_OR_RETURN(Hidden hs, run_hidden(part, bounds));
+    result.total_tokens += hs.tokens;
+    const double run_ms = result.report.run_ms + hs.report.run_ms;
+    result.report = std::move(hs.report);
+    result.report.run_ms = run_ms;
+    for (size_t i = 0; i < part.size(); ++i) {
+      const size_t input = alone ? r : i;
+      const Encoding& e = part[i];
+      size_t last = 0;  // sentence-transformers' rule: through the last attended position
+      for (size_t t = 0; t < e.ids.size(); ++t)
+        if (hs.mask[i * hs.length + t] != 0) last = t;
+      std::vector<std::vector<float>> rows;
+      for (size_t t = 0; t < e.ids.size(); ++t) {
+        if (keep ? !keep(input, t) : t > last) continue;
+        const float* row = hs.x + (i * hs.length + t) * hs.hidden;
+        rows.emplace_back(row, row + hs.hidden);
+      }
+      result.tokens.push_back(std::move(rows));
+    }
+  }
+  return result;
+}
+
+Result<EmbedResult> Embedder::embed_padded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
+                                           const dlrt::RunOptions& bounds) const {
+  EmbedResult result;
+  if (batch.empty()) return result;
+  const size_t b = batch.size();
+  DLRT_ASSIGN_OR_RETURN(Hidden hs, run_hidden(batch, bounds));
+  const size_t len = hs.length, h = hs.hidden;
+  const std::vector<int64_t>& mask = hs.mask;
+  const float* x = hs.x;
+  result.total_tokens = hs.tokens;
+  result.report = std::move(hs.report);
+
+  result.vectors.assign(b, std::vector<float>(h, 0.0f));
+  for (size_t i = 0; i < b; ++i) {
+    std::vector<float>& v = result.vectors[i];
+    const float* rows = x + i * len * h;
+    const int64_t* m = mask.data() + i * len;
+    const Pooling pooling = impl_->pooling;
+    if (impl_->splade) {
+      impl_->splade->pool(rows, m, len, h, v.data());
+      continue;  // no Dense or Normalize modules after SPLADE pooling
+    }
+    if (pooling == Pooling::kCls) {
+      std::copy(rows, rows + h, v.begin());
+    } else if (pooling == Pooling::kLastToken) {
+      // The last real token (padding is on the right).
+      size_t last = 0;
+      for (size_t t = 0; t < len; ++t)
+        if (m[t] != 0) last = t;
+      std::copy(rows + last * h, rows + (last + 1) * h, v.begin());
+    } else if (pooling == Pooling::kMean || pooling == Pooling::kMeanSqrtLen || pooling == Pooling::kWeightedMean) {
+      std::vector<double> acc(h, 0.0);
+      double count = 0;
+      for (size_t t = 0; t < len; ++t) {
+        if (m[t] == 0) continue;
+        const double w = pooling == Pooling::kWeightedMean ? static_cast<double>(t + 1) : 1.0;
+        count += w;
+        for (size_t k = 0; k < h; ++k) acc[k] += w * rows[t * h + k];
+      }
+      // As sentence-transformers: the count (or the sum of the weights)
+      // clamped to at least 1e-9; its square root for mean_sqrt_len.
+      double denom = std::max(count, 1e-9);
+      if (pooling == Pooling::kMeanSqrtLen) denom = std::sqrt(denom);
+      for (size_t k = 0; k < h; ++k) v[k] = static_cast<float>(acc[k] / denom);
+    } else {
+      // Masked positions count as -1e9, as sentence-transformers does.
+      std::fill(v.begin(), v.end(), -1e9f);
+      for (size_t t = 0; t < len; ++t) {
+        if (m[t] == 0) continue;
+        for (size_t k = 0; k < h; ++k) v[k] = std::max(v[k], rows[t * h + k]);
+      }
+    }
+    for (const DenseLayer& d : impl_->dense) {
+      if (v.size() != d.in_features())
+        return RuntimeError("the Dense module takes " + std::to_string(d.in_features()) + " values but got " +
+                            std::to_string(v.size()));
+      v = d.apply(v);
+    }
+    if (normalize.value_or(impl_->normalize)) {
+      double sq = 0;
+      for (float f : v) sq += static_cast<double>(f) * f;
+      double norm = std::max(std::sqrt(sq), 1e-12);  // torch.nn.functional.normalize's eps
+      for (float& f : v) f = static_cast<float>(f / norm);
+    }
+  }
+  return result;
+}
+
+Result<EmbedResult> Embedder::embed(const std::vector<std::string>& texts, std::optional<bool> normalize) const {
+  std::vector<Encoding> batch;
+  batch.reserve(texts.size());
+  for (const std::string& t : texts) {
+    DLRT_ASSIGN_OR_RETURN(Encoding e, impl_->tokenizer->encode_checked(t, impl_->max_length));
+    batch.push_back(std::move(e));
+  }
+  return embed_encoded(batch, normalize);
+}
+
+namespace {
+
+// Runs `run(batch, indices)` on `encodings` `batch_size` at a time, in order
+// of decreasing token count; indices[k] is batch[k]'s place in `encodings`.
+Status by_length(std::vector<Encoding> encodings, size_t batch_size,
+                 const std::function<Status(const std::vector<Encoding>&, const std::vector<size_t>&)>& run) {
+  if (batch_size < 1) return InvalidArgument("batch size must be at least 1");
+  std::vector<size_t> order(encodings.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return encodings[a].ids.size() > encodings[b].ids.size(); });
+  std::vector<Encoding> batch;
+  for (size_t start = 0; start < order.size(); start += batch_size) {
+    const size_t end = std::min(order.size(), start + batch_size);
+    batch.clear();
+    for (size_t k = start; k < end; ++k) batch.push_back(std::move(encodings[order[k]]));
+    DLRT_RETURN_IF_ERROR(run(batch, std::vector<size_t>(order.begin() + start, order.begin() + end)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Embedder::embed_by_length(std::vector<Encoding> encodings, size_t batch_size, std::optional<bool> normalize,
+                                 const VectorSink& sink) const {
+  return by_length(std::move(encodings), batch_size, [&](const std::vector<Encoding>& batch, const std::vector<size_t>& at) {
+    DLRT_ASSIGN_OR_RETURN(EmbedResult r, embed_encoded(batch, normalize));
+    for (size_t k = 0; k < at.size(); ++k) DLRT_RETURN_IF_ERROR(sink(at[k], std::move(r.vectors[k])));
+    return Status::Ok();
+  });
+}
+
+Status Embedder::encode_sparse_by_length(std::vector<Encoding> encodings, size_t batch_size, size_t top_k,
+                                         const SparseSink& sink) const {
+  return by_length(std::move(encodings), batch_size, [&](const std::vector<Encoding>& batch, const std::vector<size_t>& at) {
+    DLRT_ASSIGN_OR_RETURN(SparseResult r, encode_sparse_encoded(batch, top_k));
+    for (size_t k = 0; k < at.size(); ++k) DLRT_RETURN_IF_ERROR(sink(at[k], std::move(r.vectors[k])));
+    return Status::Ok();
+  });
+}
+
+ModelKind Embedder::kind() const { return impl_->kind; }
+const SpladePooling* Embedder::splade_pooling() const { return impl_->splade ? &*impl_->splade : nullptr; }
+size_t Embedder::dimension() const { return impl_->dimension; }
+size_t Embedder::hidden_size() const { return impl_->hidden_size; }
+std::string Embedder::model_name() const { return impl_->name; }
+size_t Embedder::max_length() const { return impl_->max_length; }
+Pooling Embedder::pooling() const { return impl_->pooling; }
+const std::map<std::string, std::string>& Embedder::prompts() const { return impl_->prompts; }
+const std::string& Embedder::default_prompt_name() const { return impl_->default_prompt_name; }
+const std::string& Embedder::similarity_fn_name() const { return impl_->similarity_fn; }
+bool Embedder::normalize() const { return impl_->normalize; }
+RunReport Embedder::placement() const { return impl_->session->placement(); }
+const Tokenizer& Embedder::tokenizer() const { return *impl_->tokenizer; }
+const std::string& Embedder::batch_dependent_op() const { return impl_->batch_dependent_op; }
+std::string Embedder::batching() const {
+  if (impl_->batch_dependent_op.empty()) return "padded batches";
+  return "one text per run (dynamic quantization: " + impl_->batch_dependent_op + ")";
+}
+
+}  // namespace dlrt::embed

@@ -1,0 +1,75 @@
+// An LLM reranker: a causal language model (Qwen3-Reranker and its kind)
+// that judges a (query, document) pair by its next-token logits after a
+// prompt, scored as softmax([logit("no"), logit("yes")])[1] at the last
+// position. The Classifier serves it behind the same interface as a
+// cross-encoder: one label whose logit is logit("yes") - logit("no"), so that
+// the sigmoid every reranker route applies gives that softmax exactly.
+//
+// The folder: config.json naming a *ForCausalLM architecture, no modules.json
+// (that makes it a sentence-transformers embedder), the model with a
+// "logits" [batch, sequence, vocabulary] output (optimum's text-generation
+// export), the tokenizer; or any such model folder with reranker_config.json.
+//
+// The prompt is Qwen3-Reranker's model card's unless reranker_config.json
+// gives others (every key optional):
+//   {"prefix": "<|im_start|>system\n...<|im_start|>user\n",
+//    "template": "<Instruct>: {instruction}\n<Query>: {query}\n<Document>: {document}",
+//    "instruction": "Given a web search query, retrieve relevant passages that answer the query",
+//    "suffix": "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n",
+//    "yes_token": "yes", "no_token": "no"}
+// The prefix and suffix are tokenized without special tokens; the middle is
+// tokenized as a text (the tokenizer's post-processor applies) and cut from
+// the right so that the whole fits the maximum length, as the model card does.
+//
+// Thread-safety: immutable after load(); every method may be called from many
+// threads at once.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlrt/status.h"
+#include "dlrt/tensor.h"
+#include "embed/models/embedder.h"
+
+namespace dlrt::embed {
+
+class Tokenizer;
+
+// True for a folder served as an LLM reranker (see above).
+bool is_llm_reranker_folder(const std::string& dir);
+
+class LlmReranker {
+ public:
+  // The prompt (reranker_config.json or the defaults) and the ids of the yes
+  // and no tokens. kInvalidModel for a broken file, a key of the wrong type, a
+  // template without {query} and {document}, or tokens the vocabulary lacks.
+  static Result<LlmReranker> load(const std::filesystem::path& dir, const Tokenizer& tokenizer);
+
+  // The ids of one pair in the prompt, at most max_length of them;
+  // `instruction` empty: the default. *truncated says whether the middle was
+  // cut. kInvalidArgument when max_length leaves no room past the prefix and
+  // suffix, or the tokenizer's budget runs out.
+  Result<Encoding> encode(const Tokenizer& tokenizer, std::string_view query, std::string_view document,
+                          const std::string& instruction, size_t max_length, bool* truncated) const;
+  // Tokens of the prompt around the query and document (prefix and suffix).
+  size_t fixed_tokens() const { return prefix_ids_.size() + suffix_ids_.size(); }
+
+  // logit(yes) - logit(no) at the last position with mask 1, per row of a
+  // [batch, length, vocabulary] float logits tensor; `mask` is [batch, length].
+  Result<std::vector<float>> score(const Tensor& logits, const std::vector<int64_t>& mask) const;
+
+  const std::string& default_instruction() const { return instruction_; }
+  int64_t yes_id() const { return yes_id_; }
+  int64_t no_id() const { return no_id_; }
+
+ private:
+  std::string template_, instruction_;
+  std::vector<int64_t> prefix_ids_, suffix_ids_;
+  int64_t yes_id_ = -1, no_id_ = -1;
+};
+
+}  // namespace dlrt::embed

@@ -1,0 +1,119 @@
+#include "embed/models/modules.h"
+
+#include <nlohmann/json.hpp>
+
+#include "embed/tokenizer/json_util.h"
+
+namespace dlrt::embed {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const std::vector<ModuleTypeName>& implemented_module_types() {
+  static const std::vector<ModuleTypeName> types = {
+      {"sentence_transformers.models.Transformer", ModuleType::kTransformer},
+      {"sentence_transformers.models.Pooling", ModuleType::kPooling},
+      {"sentence_transformers.models.Dense", ModuleType::kDense},
+      {"pylate.models.Dense.Dense", ModuleType::kDense},  // a multi-vector (ColBERT) folder's projection
+      {"sentence_transformers.models.Normalize", ModuleType::kNormalize},
+      {"sentence_transformers.sparse_encoder.models.MLMTransformer", ModuleType::kMLMTransformer},
+      {"sentence_transformers.sparse_encoder.models.SpladePooling", ModuleType::kSpladePooling},
+  };
+  return types;
+}
+
+namespace {
+
+// `rel`, a path modules.json names, as a path inside the model folder `dir`:
+// no absolute path and no "..". Symbolic links are followed (a module folder
+// linked from elsewhere is the folder's owner's choice).
+Result<fs::path> inside_folder(const fs::path& dir, const std::string& rel) {
+  const fs::path p(rel);
+  bool ok = !rel.empty() && !p.has_root_path();
+  for (const auto& part : p) ok = ok && part != "..";
+  if (!ok)
+    return InvalidModel("modules.json: the module path \"" + rel + "\" is not a path inside the model folder " +
+                        dir.string() + " (absolute, or with \"..\")");
+  std::error_code ec;
+  if (fs::exists(dir / p, ec) && !fs::is_directory(dir / p, ec))
+    return InvalidModel("modules.json: the module path \"" + rel + "\" in " + dir.string() + " is a file, not a folder");
+  return dir / p;
+}
+
+// What a type dlrt does not implement is, when it is known, for the message.
+std::string known_family(const std::string& type) {
+  if (type.rfind("pylate.", 0) == 0) return " (a PyLate module)";
+  if (type.rfind("sentence_transformers.sparse_encoder.", 0) == 0) return " (a sparse-encoder module)";
+  return "";
+}
+
+// The modules in an order sentence-transformers runs as dlrt does: one
+// Transformer (or MLMTransformer), first; one Pooling at most (and one
+// SpladePooling); no Dense or Normalize before the Pooling (they read its
+// sentence vector), no Dense after a Normalize (dlrt normalises last).
+Status check_order(const fs::path& path, const std::vector<Module>& modules) {
+  auto bad = [&](const std::string& what) {
+    return InvalidModel(path.string() + ": " + what + " (sentence-transformers runs the modules in their order)");
+  };
+  auto is_transformer = [](ModuleType t) { return t == ModuleType::kTransformer || t == ModuleType::kMLMTransformer; };
+  if (modules.empty()) return Status::Ok();
+  if (!is_transformer(modules[0].type)) return bad("module 0 is a " + modules[0].type_name + ", not the Transformer");
+  const size_t none = modules.size();
+  size_t pooling = none, splade = none, normalize = none;
+  for (size_t i = 1; i < modules.size(); ++i) {
+    const ModuleType t = modules[i].type;
+    const std::string at = "module " + std::to_string(i) + " (" + modules[i].type_name + ")";
+    if (is_transformer(t)) return bad(at + " is a second Transformer");
+    size_t& first = t == ModuleType::kPooling ? pooling : t == ModuleType::kSpladePooling ? splade : normalize;
+    if ((t == ModuleType::kPooling || t == ModuleType::kSpladePooling) && first != none)
+      return bad(at + " is a second pooling module after module " + std::to_string(first));
+    if ((t == ModuleType::kPooling || t == ModuleType::kSpladePooling || t == ModuleType::kNormalize) && first == none)
+      first = i;
+    if (t == ModuleType::kDense && normalize != none)
+      return bad(at + " comes after the Normalize module " + std::to_string(normalize));
+  }
+  for (size_t i = 1; i < pooling && pooling != none; ++i)
+    if (modules[i].type == ModuleType::kDense || modules[i].type == ModuleType::kNormalize)
+      return bad("module " + std::to_string(i) + " (" + modules[i].type_name + ") comes before the Pooling module " +
+                 std::to_string(pooling) + ", whose sentence vector it reads");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<Module>> read_modules(const fs::path& dir) {
+  const fs::path path = dir / "modules.json";
+  DLRT_ASSIGN_OR_RETURN(json modules, jsonu::read_optional_json(path));
+  std::vector<Module> out;
+  if (modules.is_null()) return out;
+  if (!modules.is_array()) return InvalidModel(path.string() + ": expected a list of modules");
+  for (size_t i = 0; i < modules.size(); ++i) {
+    const json& m = modules[i];
+    const std::string type = jsonu::get_string(m, "type", "");
+    std::string rel = jsonu::get_string(m, "path", "");
+    const ModuleTypeName* found = nullptr;
+    for (const ModuleTypeName& t : implemented_module_types())
+      if (type == t.name) found = &t;
+    if (!found) {
+      std::string names;
+      for (const ModuleTypeName& t : implemented_module_types()) names += std::string(names.empty() ? "" : ", ") + t.name;
+      return Unsupported(path.string() + ": module " + std::to_string(i) + " (path \"" + rel + "\") has type \"" + type +
+                         "\"" + known_family(type) + ", which dlrt does not implement; it implements " + names);
+    }
+    // The modules that read a config of their own have a folder; without a
+    // path, the pooling modules' usual one.
+    const bool has_config = found->type == ModuleType::kPooling || found->type == ModuleType::kDense ||
+                            found->type == ModuleType::kSpladePooling;
+    if (rel.empty() && found->type == ModuleType::kPooling) rel = "1_Pooling";
+    if (rel.empty() && found->type == ModuleType::kSpladePooling) rel = "1_SpladePooling";
+    Module mod{found->type, type, dir};
+    if (has_config || !rel.empty()) {
+      DLRT_ASSIGN_OR_RETURN(mod.dir, inside_folder(dir, rel));
+    }
+    out.push_back(std::move(mod));
+  }
+  DLRT_RETURN_IF_ERROR(check_order(path, out));
+  return out;
+}
+
+}  // namespace dlrt::embed

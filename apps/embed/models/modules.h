@@ -1,0 +1,51 @@
+// The sentence-transformers modules a model folder's modules.json lists, and
+// the module types dlrt implements. A folder that lists any other type is
+// refused at load (kUnsupported naming the type), never run as a plain dense
+// embedder that would skip the module and return a wrong vector.
+//
+//   sentence_transformers.models.Transformer                 the ONNX model (hidden states)
+//   sentence_transformers.models.Pooling                     dense pooling (1_Pooling/config.json)
+//   sentence_transformers.models.Dense                       a linear layer after pooling (dense.h)
+//   pylate.models.Dense.Dense                                a multi-vector (ColBERT) folder's per-token
+//                                                            projection (multi_vector.h; Embedder::create
+//                                                            refuses such folders before reading modules)
+//   sentence_transformers.models.Normalize                   L2 normalisation
+//   sentence_transformers.sparse_encoder.models.MLMTransformer  the ONNX model (MLM logits)
+//   sentence_transformers.sparse_encoder.models.SpladePooling   SPLADE pooling (sparse.h)
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "dlrt/status.h"
+
+namespace dlrt::embed {
+
+enum class ModuleType { kTransformer, kPooling, kDense, kNormalize, kMLMTransformer, kSpladePooling };
+
+// The implemented types: modules.json's "type" string of each.
+struct ModuleTypeName {
+  const char* name;
+  ModuleType type;
+};
+const std::vector<ModuleTypeName>& implemented_module_types();
+
+// One module of modules.json: its type and its folder inside the model folder.
+struct Module {
+  ModuleType type;
+  std::string type_name;
+  std::filesystem::path dir;
+};
+
+// The modules of DIR/modules.json in their order; empty when there is no
+// modules.json. Errors: kInvalidModel (broken JSON, a module path outside
+// the folder or naming a file), kUnsupported (a type dlrt does not
+// implement, named with the module's index and path); kInvalidModel for an
+// order sentence-transformers would not run as dlrt does (no Transformer
+// first, a second Transformer or pooling module, a Dense before the Pooling
+// or after a Normalize).
+Result<std::vector<Module>> read_modules(const std::filesystem::path& dir);
+
+}  // namespace dlrt::embed

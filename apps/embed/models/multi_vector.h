@@ -1,0 +1,101 @@
+// dlrt::embed::MultiVectorEmbedder: a multi-vector (late-interaction)
+// model folder as PyLate saves a ColBERT model, turned into text -> one
+// vector per token, and MaxSim scoring of a query against documents.
+//
+// The folder is an Embedder folder (model.onnx or onnx/model.onnx: the
+// transformer, last_hidden_state [batch, sequence, hidden]; the tokenizer
+// files) whose config_sentence_transformers.json says "model_type": "ColBERT"
+// or whose modules.json lists a PyLate module (pylate.models.Dense.Dense).
+// modules.json's Dense modules (PyLate's or sentence-transformers') project
+// every token vector; config_sentence_transformers.json holds PyLate's
+// settings:
+//   query_prefix / document_prefix  a token put right after [CLS] ("[Q] ",
+//                                   "[D] "; "" for none)
+//   query_length / document_length  tokens per query / document, marker included
+//   do_query_expansion              pad each query to query_length with the
+//                                   mask token, whose vectors are kept
+//   attend_to_expansion_tokens      let the model attend to those mask tokens
+//   skiplist_words                  tokens left out of documents (punctuation)
+// Each kept token vector is L2-normalised.
+//
+// Thread-safety: create() builds an immutable object; every other method may
+// be called from many threads at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlrt/status.h"
+#include "embed/models/dense.h"
+#include "embed/models/embedder.h"
+
+namespace dlrt::embed {
+
+// True for a type only multi-vector folders have: "pylate.models.Dense.Dense".
+bool is_multi_vector_module_type(std::string_view type);
+
+// True when DIR's config_sentence_transformers.json has "model_type":
+// "ColBERT" or its modules.json lists a type is_multi_vector_module_type accepts.
+bool is_multi_vector_folder(const std::filesystem::path& dir);
+
+// PyLate's settings, with PyLate's defaults where the folder names none.
+struct MultiVectorConfig {
+  std::string query_prefix = "[Q] ";
+  std::string document_prefix = "[D] ";
+  size_t query_length = 32;
+  size_t document_length = 180;
+  bool do_query_expansion = true;
+  bool attend_to_expansion_tokens = false;
+  std::vector<std::string> skiplist_words;  // default: the ASCII punctuation characters
+};
+
+// Reads config_sentence_transformers.json of DIR. kInvalidModel for a value
+// of the wrong type or a length below 3.
+Result<MultiVectorConfig> read_multi_vector_config(const std::filesystem::path& dir);
+
+// MaxSim: for each query vector the largest dot product with a document
+// vector, summed over the query vectors (0 for an empty document).
+float maxsim(const std::vector<std::vector<float>>& query, const std::vector<std::vector<float>>& document);
+
+class MultiVectorEmbedder {
+ public:
+  // Errors: Embedder::create's, kInvalidModel for a marker that is not a
+  // token of the tokenizer or Dense modules whose sizes do not chain, and
+  // kUnsupported for a Dense module with use_residual.
+  static Result<std::unique_ptr<MultiVectorEmbedder>> create(const std::string& model_dir,
+                                                             const EmbedderOptions& options);
+  ~MultiVectorEmbedder();
+  MultiVectorEmbedder(const MultiVectorEmbedder&) = delete;
+  MultiVectorEmbedder& operator=(const MultiVectorEmbedder&) = delete;
+
+  // A query or document as the model takes it: [CLS], the marker, the text's
+  // tokens cut to the query or document length, [SEP]; a query padded with
+  // mask tokens when the folder expands queries. *truncated says whether the
+  // text was cut.
+  Result<Encoding> tokenize(std::string_view text, bool is_query, bool* truncated = nullptr) const;
+  // One vector per kept token of each encoding (queries: every position when
+  // expanded, else the attended ones; documents: the attended ones not in
+  // the skip-list), projected by the Dense modules and L2-normalised. All
+  // encodings of a call are queries, or all documents.
+  Result<TokenEmbedResult> embed_encoded(const std::vector<Encoding>& batch, bool is_query,
+                                         const dlrt::RunOptions& bounds = {}) const;
+  // tokenize + embed_encoded.
+  Result<TokenEmbedResult> embed(const std::vector<std::string>& texts, bool is_query) const;
+
+  size_t dimension() const;  // per-token vector length, after the Dense modules
+  const MultiVectorConfig& config() const;
+  // The transformer and tokenizer (prompts, names, placement).
+  const Embedder& base() const;
+
+ private:
+  struct Impl;
+  explicit MultiVectorEmbedder(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dlrt::embed

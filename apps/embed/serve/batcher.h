@@ -1,0 +1,117 @@
+// Dynamic batching for the embedding server: requests queue their tokenized
+// inputs; a pool of workers takes batches off the queue (up to
+// max_batch_size inputs and max_batch_tokens padded tokens, waiting at most
+// max_wait for a batch to fill) and runs them in parallel through one
+// thread-safe embed function. Each request's future completes when all its
+// inputs have run.
+//
+// Deadlines: a request may carry one (submit()). An input still queued when
+// its request's deadline passes is not run (the request fails with
+// kCancelled); a batch runs with RunOptions::timeout_ms up to the latest
+// deadline among its requests, so a model run nobody waits for any more
+// stops (kCancelled, passed to every request of the batch) and frees its
+// worker.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dlrt/session.h"
+#include "dlrt/status.h"
+#include "embed/models/embedder.h"
+#include "embed/serve/run_slots.h"
+
+namespace dlrt::embed {
+
+struct BatcherOptions {
+  size_t max_batch_size = 32;
+  size_t max_batch_tokens = 8192;  // inputs x longest input in the batch
+  std::chrono::microseconds max_wait{2000};
+  size_t max_queue = 1024;  // inputs waiting
+  int workers = 2;
+  // Shared by the batchers of every served model: a batch runs once it holds
+  // one of these slots (null: no bound beyond `workers`).
+  std::shared_ptr<RunSlots> slots;
+};
+
+// What one batch did (for metrics and health).
+struct BatchInfo {
+  size_t inputs = 0;
+  size_t padded_tokens = 0;
+  size_t tokens = 0;
+  double seconds = 0;
+  Status status;
+  const dlrt::RunReport* report = nullptr;  // null when the run failed
+};
+
+// The model call: thread-safe, called by several workers at once; `bounds`
+// carries the batch's timeout (pass it to Session::run).
+using BatchFn = std::function<Result<EmbedResult>(const std::vector<Encoding>&, const dlrt::RunOptions& bounds)>;
+using BatchObserver = std::function<void(const BatchInfo&)>;
+
+// One request's answer: vectors in input order, its own token count, and the
+// report of (one of) the batch runs it was part of.
+struct RequestResult {
+  std::vector<std::vector<float>> vectors;
+  size_t tokens = 0;
+  dlrt::RunReport report;
+};
+
+class Batcher {
+ public:
+  Batcher(BatchFn fn, BatcherOptions options, BatchObserver observer = {});
+  ~Batcher();  // stop()
+  Batcher(const Batcher&) = delete;
+  Batcher& operator=(const Batcher&) = delete;
+
+  // Queues one request's inputs. Errors: kOutOfRange when they do not fit in
+  // the queue now (answer 429), kRuntimeError once stopped (answer 503),
+  // kInvalidArgument for an empty request. `deadline` (default: none): past
+  // it the request's inputs are no longer run and its future holds kCancelled.
+  Result<std::shared_future<Result<RequestResult>>> submit(
+      std::vector<Encoding> inputs, std::chrono::steady_clock::time_point deadline = {});
+
+  // Stops taking requests, runs everything queued, joins the workers.
+  void stop();
+
+  size_t queue_depth() const;
+  size_t batches_running() const;
+  const BatcherOptions& options() const { return options_; }
+
+ private:
+  struct Request;
+  struct Item {
+    std::shared_ptr<Request> request;
+    size_t index = 0;
+    Encoding encoding;
+    std::chrono::steady_clock::time_point enqueued;
+  };
+
+  void worker();
+  // How many queued items the next batch would take (front first).
+  size_t batch_len_locked(bool* full) const;
+  void complete(std::vector<Item>& items, Result<EmbedResult>& result);
+  // Takes the queued inputs whose request's deadline has passed out of the queue.
+  std::vector<Item> take_expired_locked(std::chrono::steady_clock::time_point now);
+
+  BatchFn fn_;
+  BatcherOptions options_;
+  BatchObserver observer_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  bool stopping_ = false;
+  size_t running_ = 0;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace dlrt::embed

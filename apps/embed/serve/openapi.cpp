@@ -1,0 +1,427 @@
+// OpenAPI document of dlrt serve (openapi.h). Schemas describe what the
+// server accepts and answers, errors included, so that a generated client
+// and a property-based test agree with it.
+#include "embed/serve/openapi.h"
+
+#include <nlohmann/json.hpp>
+
+namespace dlrt::embed {
+
+namespace {
+
+using json = nlohmann::json;
+
+json schema_ref(const std::string& name) { return {{"$ref", "#/components/schemas/" + name}}; }
+
+json json_body(const json& schema) { return {{"content", {{"application/json", {{"schema", schema}}}}}}; }
+
+json answer(const std::string& description, const json& schema) {
+  json a = json_body(schema);
+  a["description"] = description;
+  return a;
+}
+
+// The error answers every JSON route can give.
+json errors(const std::string& error_schema, std::initializer_list<const char*> codes) {
+  json out = json::object();
+  for (const char* c : codes) out[c] = answer("error", schema_ref(error_schema));
+  return out;
+}
+
+// Optional request fields also take null (= not given).
+void nullable_optionals(json& schema) {
+  const json required = schema.value("required", json::array());
+  for (auto& [name, prop] : schema["properties"].items()) {
+    bool is_required = false;
+    for (const auto& r : required) is_required = is_required || r == name;
+    if (is_required) continue;
+    prop["nullable"] = true;
+    if (prop.contains("enum")) prop["enum"].push_back(nullptr);  // OpenAPI 3.0: null must be listed too
+  }
+}
+
+json schemas(const ModelLimits* limits) {
+  json id = {{"type", "integer"}, {"minimum", 0}};
+  if (limits && limits->vocab_size) id["maximum"] = limits->vocab_size - 1;
+  const json ids = {{"type", "array"}, {"items", id}, {"minItems", 1}};
+  json dimensions = {{"type", "integer"}, {"minimum", 1}};
+  if (limits && limits->dimension) dimensions["maximum"] = limits->dimension;
+  json prompt_name = {{"type", "string"}};
+  if (limits) {
+    prompt_name["enum"] = json::array();
+    for (const auto& p : limits->prompt_names) prompt_name["enum"].push_back(p);
+  }
+  const json inputs = {{"oneOf",
+                        {{{"type", "string"}},
+                         {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}},
+                         ids,
+                         {{"type", "array"}, {"items", ids}, {"minItems", 1}}}}};
+  const json vector = {{"type", "array"}, {"items", {{"type", "number"}}}};
+  const json sparse_vector = {{"type", "object"},
+                              {"required", {"indices", "values"}},
+                              {"properties",
+                               {{"indices", {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}},
+                                {"values", {{"type", "array"}, {"items", {{"type", "number"}}}}}}}};
+  json s;
+  s["OpenAIError"] = {{"type", "object"},
+                      {"required", {"error"}},
+                      {"properties",
+                       {{"error",
+                         {{"type", "object"},
+                          {"required", {"message", "type", "code"}},
+                          {"properties",
+                           {{"message", {{"type", "string"}}}, {"type", {{"type", "string"}}}, {"code", {{"type", "integer"}}}}}}}}}};
+  s["TeiError"] = {{"type", "object"},
+                   {"required", {"error", "error_type"}},
+                   {"properties", {{"error", {{"type", "string"}}}, {"error_type", {{"type", "string"}}}}}};
+  s["EmbeddingsRequest"] = {
+      {"type", "object"},
+      {"required", {"input"}},
+      {"properties",
+       {{"input", inputs},
+        {"model", {{"type", "string"}}},
+        {"encoding_format", {{"type", "string"}, {"enum", {"float", "base64", "sparse"}}}},
+        {"top_k", {{"type", "integer"}, {"minimum", 1}}},
+        {"dimensions", dimensions},
+        {"user", {{"type", "string"}}},
+        {"normalize", {{"type", "boolean"}}},
+        {"truncate", {{"type", "boolean"}}},
+        {"prompt_name", prompt_name}}}};
+  s["EmbeddingsResponse"] = {
+      {"type", "object"},
+      {"required", {"object", "data", "model", "usage"}},
+      {"properties",
+       {{"object", {{"type", "string"}, {"enum", {"list"}}}},
+        {"data",
+         {{"type", "array"},
+          {"items",
+           {{"type", "object"},
+            {"required", {"object", "index", "embedding"}},
+            {"properties",
+             {{"object", {{"type", "string"}}},
+              {"index", {{"type", "integer"}}},
+              {"embedding", {{"oneOf", {vector, {{"type", "string"}, {"format", "byte"}}, sparse_vector}}}}}}}}}},
+        {"model", {{"type", "string"}}},
+        {"usage",
+         {{"type", "object"},
+          {"required", {"prompt_tokens", "total_tokens"}},
+          {"properties", {{"prompt_tokens", {{"type", "integer"}}}, {"total_tokens", {{"type", "integer"}}}}}}}}}};
+  s["EmbedRequest"] = {{"type", "object"},
+                       {"required", {"inputs"}},
+                       {"properties",
+                        {{"inputs", inputs},
+                         {"normalize", {{"type", "boolean"}}},
+                         {"truncate", {{"type", "boolean"}}},
+                         {"truncation_direction", {{"type", "string"}, {"enum", {"right", "Right"}}}},
+                         {"prompt_name", prompt_name},
+                         {"dimensions", dimensions}}}};
+  s["EmbedResponse"] = {{"type", "array"}, {"items", vector}};
+  s["EmbedSparseRequest"] = {{"type", "object"},
+                             {"required", {"inputs"}},
+                             {"properties",
+                              {{"inputs", inputs},
+                               {"truncate", {{"type", "boolean"}}},
+                               {"truncation_direction", {{"type", "string"}, {"enum", {"right", "Right"}}}},
+                               {"prompt_name", prompt_name},
+                               {"top_k", {{"type", "integer"}, {"minimum", 1}}}}}};
+  s["EmbedSparseResponse"] = {
+      {"type", "array"},
+      {"items",
+       {{"type", "array"},
+        {"items",
+         {{"type", "object"},
+          {"required", {"index", "value"}},
+          {"properties", {{"index", {{"type", "integer"}, {"minimum", 0}}}, {"value", {{"type", "number"}}}}}}}}}};
+  s["EmbedAllRequest"] = {{"type", "object"},
+                          {"required", {"inputs"}},
+                          {"properties",
+                           {{"inputs", {{"oneOf", {{{"type", "string"}}, {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}}}}}},
+                            {"truncate", {{"type", "boolean"}}},
+                            {"prompt_name", prompt_name},
+                            {"is_query", {{"type", "boolean"}}}}}};
+  s["EmbedAllResponse"] = {{"type", "array"}, {"items", {{"type", "array"}, {"items", vector}}}};
+  // A request httplib cannot parse (no route known yet) is answered in OpenAI's shape.
+  s["TeiOrHttpError"] = {{"oneOf", {schema_ref("TeiError"), schema_ref("OpenAIError")}}};
+  // TEI's sentence similarity: one score per sentence, by the folder's similarity function.
+  s["SimilarityRequest"] = {
+      {"type", "object"},
+      {"required", {"inputs"}},
+      {"properties",
+       {{"inputs",
+         {{"type", "object"},
+          {"required", {"source_sentence", "sentences"}},
+          {"properties",
+           {{"source_sentence", {{"type", "string"}}},
+            {"sentences", {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}}}}}}},
+        {"parameters",
+         {{"type", "object"},
+          {"properties",
+           {{"truncate", {{"type", "boolean"}}},
+            {"truncation_direction", {{"type", "string"}, {"enum", {"right", "Right"}}}},
+            {"prompt_name", prompt_name}}}}}}}};
+  s["SimilarityResponse"] = {{"type", "array"}, {"items", {{"type", "number"}}}};
+  s["TokenizeRequest"] = {
+      {"type", "object"},
+      {"required", {"inputs"}},
+      {"properties",
+       {{"inputs", {{"oneOf", {{{"type", "string"}}, {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}}}}}},
+        {"add_special_tokens", {{"type", "boolean"}}},
+        {"prompt_name", prompt_name}}}};
+  s["TokenizeResponse"] = {
+      {"type", "array"},
+      {"items",
+       {{"type", "array"},
+        {"items",
+         {{"type", "object"},
+          {"required", {"id", "text", "special"}},
+          {"properties",
+           {{"id", {{"type", "integer"}}},
+            {"text", {{"type", "string"}}},
+            {"special", {{"type", "boolean"}}},
+            {"start", {{"type", "integer"}, {"nullable", true}}},
+            {"stop", {{"type", "integer"}, {"nullable", true}}}}}}}}}};
+  const json id_list = {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}};
+  json ids_one = id_list, ids_many = {{"type", "array"}, {"items", id_list}};
+  ids_one["minItems"] = 1;
+  ids_many["minItems"] = 1;
+  s["DecodeRequest"] = {{"type", "object"},
+                        {"required", {"ids"}},
+                        {"properties", {{"ids", {{"oneOf", {ids_one, ids_many}}}}, {"skip_special_tokens", {{"type", "boolean"}}}}}};
+  s["DecodeResponse"] = {{"type", "array"}, {"items", {{"type", "string"}}}};
+  s["RerankRequest"] = {{"type", "object"},
+                        {"required", {"query", "texts"}},
+                        {"properties",
+                         {{"query", {{"type", "string"}}},
+                          {"texts", {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}}},
+                          {"raw_scores", {{"type", "boolean"}}},
+                          {"return_text", {{"type", "boolean"}}},
+                          {"truncate", {{"type", "boolean"}}},
+                          {"instruction", {{"type", "string"}}}}}};
+  s["RerankResponse"] = {{"type", "array"},
+                         {"items",
+                          {{"type", "object"},
+                           {"required", {"index", "score"}},
+                           {"properties",
+                            {{"index", {{"type", "integer"}}}, {"score", {{"type", "number"}}}, {"text", {{"type", "string"}}}}}}}};
+  const json document = {{"oneOf",
+                          {{{"type", "string"}},
+                           {{"type", "object"}, {"required", {"text"}}, {"properties", {{"text", {{"type", "string"}}}}}}}}};
+  s["V1RerankRequest"] = {{"type", "object"},
+                          {"required", {"query", "documents"}},
+                          {"properties",
+                           {{"query", {{"type", "string"}}},
+                            {"documents", {{"type", "array"}, {"items", document}, {"minItems", 1}}},
+                            {"top_n", {{"type", "integer"}, {"minimum", 1}}},
+                            {"return_documents", {{"type", "boolean"}}},
+                            {"model", {{"type", "string"}}},
+                            {"truncate", {{"type", "boolean"}}},
+                            {"instruction", {{"type", "string"}}}}}};
+  s["V1RerankResponse"] = {
+      {"type", "object"},
+      {"required", {"model", "results", "usage"}},
+      {"properties",
+       {{"model", {{"type", "string"}}},
+        {"results",
+         {{"type", "array"},
+          {"items",
+           {{"type", "object"},
+            {"required", {"index", "relevance_score"}},
+            {"properties",
+             {{"index", {{"type", "integer"}}},
+              {"relevance_score", {{"type", "number"}}},
+              {"document", {{"type", "object"}, {"properties", {{"text", {{"type", "string"}}}}}}}}}}}}},
+        {"usage", {{"type", "object"}, {"properties", {{"total_tokens", {{"type", "integer"}}}}}}}}}};
+  const json text_or_pair = {{"oneOf",
+                              {{{"type", "string"}},
+                               {{"type", "array"}, {"items", {{"type", "string"}}}, {"minItems", 1}, {"maxItems", 2}}}}};
+  s["PredictRequest"] = {{"type", "object"},
+                         {"required", {"inputs"}},
+                         {"properties",
+                          {{"inputs", {{"oneOf", {text_or_pair, {{"type", "array"}, {"items", text_or_pair}, {"minItems", 1}}}}}},
+                           {"raw_scores", {{"type", "boolean"}}},
+                           {"truncate", {{"type", "boolean"}}}}}};
+  const json predictions = {{"type", "array"},
+                            {"items",
+                             {{"type", "object"},
+                              {"required", {"score", "label"}},
+                              {"properties", {{"score", {{"type", "number"}}}, {"label", {{"type", "string"}}}}}}}};
+  s["PredictResponse"] = {{"oneOf", {predictions, {{"type", "array"}, {"items", predictions}}}}};
+  s["ModelList"] = {
+      {"type", "object"},
+      {"required", {"object", "data"}},
+      {"properties",
+       {{"object", {{"type", "string"}}},
+        {"data",
+         {{"type", "array"},
+          {"items",
+           {{"type", "object"},
+            {"required", {"id", "object", "created", "owned_by"}},
+            {"properties",
+             {{"id", {{"type", "string"}}},
+              {"object", {{"type", "string"}}},
+              {"created", {{"type", "integer"}}},
+              {"owned_by", {{"type", "string"}}}}}}}}}}}};
+  s["Info"] = {{"type", "object"},
+               {"required", {"model_id", "max_input_length", "version", "dimension"}},
+               {"properties",
+                {{"model_id", {{"type", "string"}}},
+                 {"model_type", {{"type", "object"}}},
+                 {"max_input_length", {{"type", "integer"}}},
+                 {"max_batch_tokens", {{"type", "integer"}}},
+                 {"max_client_batch_size", {{"type", "integer"}}},
+                 {"max_concurrent_requests", {{"type", "integer"}}},
+                 {"version", {{"type", "string"}}},
+                 {"dimension", {{"type", "integer"}}},
+                 {"normalize", {{"type", "boolean"}}},
+                 {"default_prompt_name", {{"type", "string"}, {"nullable", true}}},
+                 {"truncate", {{"type", "boolean"}}},
+                 {"backend", {{"type", "string"}}},
+                 {"device", {{"type", "string"}}}}}};
+  s["Health"] = {{"type", "object"},
+                 {"required", {"status", "backend", "device", "degraded", "since", "reason"}},
+                 {"properties",
+                  {{"status", {{"type", "string"}, {"enum", {"loading", "ok", "warming", "degraded", "draining", "failed"}}}},
+                   {"backend", {{"type", "string"}}},
+                   {"device", {{"type", "string"}}},
+                   {"degraded", {{"type", "boolean"}}},
+                   {"since", {{"type", "string"}}},
+                   {"reason", {{"type", "string"}}},
+                   {"model", {{"type", "string"}}},
+                   {"dimension", {{"type", "integer"}}},
+                   {"max_tokens", {{"type", "integer"}}}}}};
+  // TEI's bodies name the model too when the server serves several (server.h).
+  for (const char* r : {"EmbedRequest", "EmbedSparseRequest", "EmbedAllRequest", "SimilarityRequest", "TokenizeRequest",
+                        "DecodeRequest", "RerankRequest", "PredictRequest"})
+    s[r]["properties"]["model"] = {{"type", "string"}};
+  s["Health"]["properties"]["models"] = {{"type", "array"}, {"items", {{"type", "object"}}}};
+  // Every request body: the handlers read an optional field given as null as not given.
+  for (auto& [name, schema] : s.items())
+    if (name.ends_with("Request")) nullable_optionals(schema);
+  nullable_optionals(s["SimilarityRequest"]["properties"]["parameters"]);
+  return s;
+}
+
+json post(const std::string& summary, const std::string& request, const std::string& response, const std::string& error) {
+  json responses = errors(error, {"401", "405", "413", "422", "429", "500", "501", "503", "504", "507"});
+  responses["400"] = answer("error", schema_ref(error == "TeiError" ? "TeiOrHttpError" : error));
+  responses["200"] = answer("OK", schema_ref(response));
+  json body = json_body(schema_ref(request));
+  body["required"] = true;
+  return {{"post", {{"summary", summary}, {"requestBody", body}, {"responses", responses}}}};
+}
+
+json get(const std::string& summary, const json& schema, const std::string& content_type = "application/json") {
+  json responses = errors("OpenAIError", {"401"});
+  responses["200"] = {{"description", "OK"}, {"content", {{content_type, {{"schema", schema}}}}}};
+  return {{"get", {{"summary", summary}, {"responses", responses}}}};
+}
+
+}  // namespace
+
+std::string openapi_document(const std::string& version, const ModelLimits* limits) {
+  json paths;
+  paths["/v1/embeddings"] = post("Embeddings (OpenAI)", "EmbeddingsRequest", "EmbeddingsResponse", "OpenAIError");
+  paths["/embeddings"] = paths["/v1/embeddings"];
+  paths["/embed"] = post("Embeddings (TEI)", "EmbedRequest", "EmbedResponse", "TeiError");
+  paths["/embed_sparse"] = post("Sparse (SPLADE) vectors (TEI)", "EmbedSparseRequest", "EmbedSparseResponse", "TeiError");
+  paths["/embed_all"] = post("Per-token vectors (TEI); multi-vector models", "EmbedAllRequest", "EmbedAllResponse", "TeiError");
+  paths["/similarity"] = post("Similarity of a sentence to others, by the model's similarity function (TEI)",
+                              "SimilarityRequest", "SimilarityResponse", "TeiError");
+  paths["/tokenize"] = post("Tokens of texts (TEI)", "TokenizeRequest", "TokenizeResponse", "TeiError");
+  paths["/decode"] = post("Text of token ids (TEI)", "DecodeRequest", "DecodeResponse", "TeiError");
+  paths["/rerank"] = post("Texts scored against a query by a cross-encoder or LLM reranker (TEI)", "RerankRequest",
+                          "RerankResponse", "TeiError");
+  paths["/v1/rerank"] = post("Documents ranked against a query (Cohere, Jina)", "V1RerankRequest", "V1RerankResponse",
+                             "OpenAIError");
+  paths["/predict"] = post("Label scores of a sequence classifier (TEI)", "PredictRequest", "PredictResponse", "TeiError");
+  paths["/v1/models"] = get("The served model (OpenAI)", schema_ref("ModelList"));
+  paths["/info"] = get("The served model and settings (TEI)", schema_ref("Info"));
+  json health = get("Status, and where the model runs", schema_ref("Health"));
+  health["get"]["responses"].erase("401");  // open without the API key
+  health["get"]["responses"]["503"] = answer("loading, draining or failed", schema_ref("Health"));
+  paths["/health"] = health;
+  const json probe = {{"type", "object"}, {"properties", {{"status", {{"type", "string"}}}}}};
+  for (const char* route : {"/ready", "/live"}) {
+    json p = get(std::string(route) == "/ready" ? "Readiness: 200 while serving at full speed" : "Liveness: 503 when failed",
+                 probe);
+    p["get"]["responses"].erase("401");
+    p["get"]["responses"]["503"] = answer("not ready / not live", probe);
+    paths[route] = p;
+  }
+  paths["/metrics"] = get("Prometheus metrics", {{"type", "string"}}, "text/plain");
+  paths["/openapi.json"] = get("This document", {{"type", "object"}});
+  paths["/docs"] = get("This document as a web page", {{"type", "string"}}, "text/html");
+  json doc = {{"openapi", "3.0.3"},
+              {"info", {{"title", "dlrt serve"}, {"version", version}, {"description", "Text embeddings (OpenAI and TEI compatible)"}}},
+              {"paths", paths},
+              {"components",
+               {{"schemas", schemas(limits)},
+                {"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}}};
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string openapi_docs_page() {
+  // Self-contained: the page's script reads /openapi.json from this server
+  // (no other downloads) and lists each route with its schemas.
+  return R"html(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>dlrt serve API</title>
+<style>
+body { font-family: sans-serif; max-width: 60em; margin: 2em auto; padding: 0 1em; }
+h2 { border-bottom: 1px solid #ccc; }
+.method { font-weight: bold; text-transform: uppercase; margin-right: 0.5em; }
+pre { background: #f4f4f4; padding: 0.5em; overflow-x: auto; font-size: 85%; }
+summary { cursor: pointer; }
+</style>
+</head>
+<body>
+<h1 id="title">dlrt serve API</h1>
+<p>The OpenAPI document of this server: <a href="openapi.json">openapi.json</a>.</p>
+<div id="routes">Loading openapi.json ...</div>
+<script>
+"use strict";
+function resolve(doc, schema) {
+  if (schema && schema["$ref"]) return resolve(doc, doc.components.schemas[schema["$ref"].split("/").pop()]);
+  return schema;
+}
+function block(title, value) {
+  const d = document.createElement("details");
+  const s = document.createElement("summary");
+  s.textContent = title;
+  const pre = document.createElement("pre");
+  pre.textContent = JSON.stringify(value, null, 2);
+  d.append(s, pre);
+  return d;
+}
+fetch("openapi.json").then(r => r.json()).then(doc => {
+  document.getElementById("title").textContent = doc.info.title + " " + doc.info.version;
+  const routes = document.getElementById("routes");
+  routes.textContent = "";
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      const h = document.createElement("h2");
+      const m = document.createElement("span");
+      m.className = "method";
+      m.textContent = method;
+      h.append(m, document.createTextNode(path));
+      const p = document.createElement("p");
+      p.textContent = op.summary || "";
+      routes.append(h, p);
+      const body = op.requestBody && op.requestBody.content["application/json"];
+      if (body) routes.append(block("request", resolve(doc, body.schema)));
+      for (const [code, answer] of Object.entries(op.responses || {})) {
+        const content = answer.content && Object.values(answer.content)[0];
+        if (code === "200" && content) routes.append(block("answer " + code, resolve(doc, content.schema)));
+      }
+    }
+  }
+}).catch(e => { document.getElementById("routes").textContent = "cannot read openapi.json: " + e; });
+</script>
+</body>
+</html>
+)html";
+}
+
+}  // namespace dlrt::embed

@@ -1,0 +1,139 @@
+// Embedding requests from JSON (see request.h).
+#include "embed/serve/request.h"
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+namespace dlrt::embed {
+
+using json = nlohmann::json;
+
+namespace {
+
+RequestError error(int status, std::string message) { return RequestError{status, std::move(message)}; }
+
+// A token-id list: non-negative integers that fit int64.
+bool read_ids(const json& v, std::vector<int64_t>& ids) {
+  ids.clear();
+  for (const json& e : v) {
+    if (!e.is_number_integer() && !e.is_number_unsigned()) return false;
+    if (e.is_number_unsigned() ? e.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX) : e.get<int64_t>() < 0) return false;
+    ids.push_back(e.get<int64_t>());
+  }
+  return true;
+}
+
+// The inputs: a string, strings, token ids, or lists of token ids.
+std::optional<RequestError> read_inputs(const json& v, const std::string& field, bool ids_allowed, size_t max_inputs,
+                                        EmbedRequest* out) {
+  const std::string ids_note = ids_allowed ? ", token ids or lists of token ids" : "";
+  if (v.is_string()) {
+    out->texts.push_back(v.get<std::string>());
+    return std::nullopt;
+  }
+  if (!v.is_array()) return error(422, "'" + field + "' must be a string or an array of strings" + ids_note);
+  if (v.empty()) return error(422, "'" + field + "' is empty");
+  // [1, 2, 3]: one input given as token ids.
+  if (v[0].is_number()) {
+    if (!ids_allowed) return error(422, "'" + field + "' must be text here (token ids are not accepted)");
+    std::vector<int64_t> ids;
+    if (!read_ids(v, ids)) return error(422, "'" + field + "' mixes token ids with other values or has a negative id");
+    out->token_ids.push_back(std::move(ids));
+    return std::nullopt;
+  }
+  if (v.size() > max_inputs)
+    return error(413, std::to_string(v.size()) + " inputs in one request; the limit is " + std::to_string(max_inputs) +
+                          " (max_inputs_per_request)");
+  const bool as_ids = v[0].is_array();
+  if (as_ids && !ids_allowed) return error(422, "'" + field + "' must be text here (token ids are not accepted)");
+  for (size_t i = 0; i < v.size(); ++i) {
+    const json& e = v[i];
+    const std::string where = "'" + field + "'[" + std::to_string(i) + "]";
+    if (as_ids) {
+      std::vector<int64_t> ids;
+      if (!e.is_array() || e.empty() || !read_ids(e, ids))
+        return error(422, where + " is not a non-empty list of token ids (all inputs of a request are text, or all ids)");
+      out->token_ids.push_back(std::move(ids));
+    } else {
+      if (!e.is_string()) return error(422, where + " is not a string (all inputs of a request are text, or all ids)");
+      out->texts.push_back(e.get<std::string>());
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<RequestError> read_bool(const json& body, const char* name, std::optional<bool>& out) {
+  auto f = body.find(name);
+  if (f == body.end() || f->is_null()) return std::nullopt;
+  if (!f->is_boolean()) return error(422, std::string("'") + name + "' must be a boolean");
+  out = f->get<bool>();
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<RequestError> parse_embed_request(const json& body, RequestKind kind, size_t max_inputs,
+                                                EmbedRequest* out) {
+  *out = EmbedRequest{};
+  if (!body.is_object()) return error(422, "the body must be a JSON object");
+  const std::string field = kind == RequestKind::kOpenAIEmbeddings ? "input" : "inputs";
+  auto in = body.find(field);
+  if (in == body.end()) return error(422, "missing field '" + field + "'");
+  if (auto e = read_inputs(*in, field, kind != RequestKind::kTeiTokenize, max_inputs, out)) return e;
+  for (const char* name : {"model", "user"})  // typed; "model" picks the served model (server.h), "user" is not used
+    if (auto f = body.find(name); f != body.end() && !f->is_null() && !f->is_string())
+      return error(422, std::string("'") + name + "' must be a string");
+
+  if (auto p = body.find("prompt_name"); p != body.end() && !p->is_null()) {
+    if (!p->is_string()) return error(422, "'prompt_name' must be a string");
+    if (!out->token_ids.empty()) return error(422, "'prompt_name' applies to text inputs, not token ids");
+    out->prompt_name = p->get<std::string>();
+  }
+  if (kind == RequestKind::kTeiTokenize) {
+    std::optional<bool> special;
+    if (auto e = read_bool(body, "add_special_tokens", special)) return e;
+    out->add_special_tokens = special.value_or(true);
+    return std::nullopt;
+  }
+
+  if (auto e = read_bool(body, "truncate", out->truncate)) return e;
+  if (auto e = read_bool(body, "normalize", out->normalize)) return e;
+  if (auto d = body.find("truncation_direction"); d != body.end() && !d->is_null()) {
+    if (!d->is_string() || (*d != "right" && *d != "Right" && *d != "left" && *d != "Left"))
+      return error(422, "'truncation_direction' must be \"right\" or \"left\"");
+    if (*d == "left" || *d == "Left") return error(422, "'truncation_direction' \"left\" is not supported (only right)");
+  }
+  if (auto d = body.find("dimensions"); d != body.end() && !d->is_null()) {
+    if (!d->is_number_integer() || d->get<int64_t>() < 1) return error(422, "'dimensions' must be a positive integer");
+    out->dimensions = static_cast<size_t>(d->get<int64_t>());
+  }
+  if (auto f = body.find("encoding_format"); f != body.end() && !f->is_null()) {
+    if (kind != RequestKind::kOpenAIEmbeddings) return error(422, "'encoding_format' is a field of /v1/embeddings");
+    if (!f->is_string() || (*f != "float" && *f != "base64" && *f != "sparse"))
+      return error(422, "'encoding_format' must be \"float\", \"base64\" or \"sparse\"");
+    out->base64 = *f == "base64";
+    out->sparse = *f == "sparse";
+  }
+  if (kind == RequestKind::kTeiEmbedSparse) out->sparse = true;
+  if (auto k = body.find("top_k"); k != body.end() && !k->is_null()) {
+    if (!out->sparse) return error(422, "'top_k' applies to sparse vectors (/embed_sparse, \"encoding_format\": \"sparse\")");
+    if (!k->is_number_integer() || k->get<int64_t>() < 1) return error(422, "'top_k' must be a positive integer");
+    out->top_k = static_cast<size_t>(k->get<int64_t>());
+  }
+  if (out->sparse && (out->normalize || out->dimensions))
+    return error(422, std::string("'") + (out->normalize ? "normalize" : "dimensions") +
+                          "' does not apply to sparse vectors (use 'top_k' to keep the largest weights)");
+  return std::nullopt;
+}
+
+void finish_vector(std::vector<float>& v, std::optional<size_t> dimensions, bool normalize) {
+  if (dimensions && *dimensions < v.size()) v.resize(*dimensions);
+  if (!normalize) return;
+  double sq = 0;
+  for (float f : v) sq += static_cast<double>(f) * f;
+  const double norm = std::max(std::sqrt(sq), 1e-12);  // torch.nn.functional.normalize's eps
+  for (float& f : v) f = static_cast<float>(f / norm);
+}
+
+}  // namespace dlrt::embed

@@ -1,0 +1,412 @@
+// The embedding HTTP server behind `dlrt serve` (cpp-httplib):
+//
+//   POST /v1/embeddings  OpenAI-compatible: {"input": str | [str] | [id] | [[id]], "encoding_format"?:
+//                        "float"|"base64", "model"?, "dimensions"?} -> {"object":"list","data":[{"object":
+//                        "embedding","embedding":[...],"index":0}],"model":...,"usage":{"prompt_tokens",...}}
+//   POST /embed          TEI-style: {"inputs": str | [str] | [[id]], "truncate"?, "normalize"?, "prompt_name"?,
+//                        "dimensions"?} -> [[...], ...]
+//   POST /embed_sparse   TEI-style, sparse (SPLADE) models: {"inputs": str | [str] | [[id]], "truncate"?,
+//                        "prompt_name"?, "top_k"?} -> [[{"index","value"}, ...], ...]; /v1/embeddings gives
+//                        them too with "encoding_format": "sparse" ("embedding": {"indices","values"})
+//   POST /embed_all      TEI-style, per-token vectors: {"inputs": str | [str], "truncate"?, "prompt_name"?,
+//                        "is_query"? (multi-vector models)} -> [[[...], ...], ...] (per input, per token)
+//   POST /similarity     TEI-style: {"inputs": {"source_sentence", "sentences"}, "parameters"?} -> [score, ...]
+//                        by the folder's similarity function (server_similarity.cpp)
+//   POST /tokenize       TEI-style: {"inputs": str | [str], "add_special_tokens"?, "prompt_name"?}
+//                        -> [[{"id","text","special","start","stop"}, ...], ...]
+//   POST /rerank         TEI-style, cross-encoders and LLM rerankers: {"query", "texts", "raw_scores"?,
+//                        "return_text"?, "truncate"?, "instruction"?} -> [{"index","score","text"?}] by score,
+//                        highest first; a multi-vector model scores by MaxSim (server_multi_vector.cpp)
+//   POST /v1/rerank      Cohere/Jina-style: {"query", "documents": [str | {"text"}], "top_n"?, "return_documents"?,
+//                        "model"?, "truncate"? (default true), "instruction"?} -> {"model", "results": [{"index",
+//                        "relevance_score", "document"?: {"text"}}], "usage": {"total_tokens"}}
+//   POST /predict        TEI-style, classifiers: {"inputs": str | [a, b] | [[...], ...], "raw_scores"?}
+//                        -> [{"score","label"}] (per input for a batch), highest first
+//   POST /decode         TEI-style: {"ids": [id] | [[id], ...], "skip_special_tokens"?} -> ["text", ...]
+//   GET  /v1/models      OpenAI's model list (every model served); GET /info: TEI's model info (+ dlrt's)
+//   GET  /ready          readiness for a load balancer: 200 when serving at full speed (ok, degraded),
+//                        503 while loading, warming, draining or failed; GET /live: liveness, 503 only when failed
+//   GET  /health         {status, backend, device, degraded, since, reason, ...}; 200 while serving
+//                        (ok, warming, degraded), 503 while loading or draining
+//   GET  /metrics        Prometheus text; GET /openapi.json: the OpenAPI document, GET /docs: its HTML page
+//
+// Several models (model_registry.h): a request to a model's route (every
+// POST route, /info, /health, /openapi.json: per_model in kRoutes) names one
+// by the body's "model" field or a /models/NAME prefix on the route
+// (/models/NAME/embed, /models/NAME/v1/embeddings, /models/NAME/health, ...);
+// none names the default. An unknown name is a 404 that lists the served
+// ones; a model of the wrong kind for the route is a 400 that names it. Every
+// model's batches and HTTP-thread runs share pool_size run slots (run_slots.h).
+//
+// Requests are tokenized on the HTTP thread (so limits answer at once), then
+// queued for dynamic batching (batcher.h). Errors are JSON: 400 bad JSON,
+// 413 body or input count over the limit, 422 bad fields or an input over
+// the token limit, 429 + Retry-After when the queue is full, 503 while
+// loading/draining or when strict mode forbids the CPU fallback, 504 when a
+// request is not answered within request_timeout_ms: its deadline, which
+// also stops its model run (RunOptions) so the worker is free again.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "dlrt/session.h"
+#include "dlrt/status.h"
+#include "embed/serve/batcher.h"
+#include "embed/models/classifier.h"
+#include "embed/models/embedder.h"
+#include "embed/serve/metrics.h"
+#include "embed/serve/model_registry.h"
+#include "embed/serve/request.h"
+#include "embed/serve/run_slots.h"
+#include "embed/serve/serve_log.h"
+#include "embed/serve/service_config.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace dlrt::embed {
+
+// The model behind the server: the Embedder (embedder_model()) or a test double.
+// Every method is called from many threads at once.
+class EmbedModel {
+ public:
+  virtual ~EmbedModel() = default;
+  // One text, truncated to max_length(); *truncated says whether it was longer.
+  virtual Result<Encoding> tokenize(std::string_view text, bool* truncated) const = 0;
+  // `bounds` bound the model run (the request deadline): a run past them
+  // returns kCancelled.
+  virtual Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const = 0;
+  virtual size_t dimension() const = 0;
+  virtual std::string model_name() const = 0;
+  virtual size_t max_length() const = 0;
+  virtual dlrt::RunReport placement() const = 0;
+  // embed_encoded's vectors are pooled but not normalised; the server
+  // normalises per request, by default when normalizes() (the folder asks for it).
+  virtual bool normalizes() const { return false; }
+  virtual std::string pooling() const { return ""; }
+  // True when a text's result depends on its batch-mates (dynamic
+  // quantization, see batch_dependence.h): the batcher then runs one input per
+  // batch. batching() says which rule applies (/info's "batching").
+  virtual bool batch_dependent() const { return false; }
+  virtual std::string batching() const { return "padded batches"; }
+  // The text of a named prompt (config_sentence_transformers.json), and the
+  // name used when a request names none ("" for none).
+  virtual std::optional<std::string> prompt(const std::string& name) const { return std::nullopt; }
+  virtual std::string default_prompt_name() const { return ""; }
+  virtual std::vector<std::string> prompt_names() const { return {}; }
+  // The folder's similarity function (Embedder::similarity_fn_name), for /similarity.
+  virtual std::string similarity_fn_name() const { return "cosine"; }
+  // Token ids are in [0, vocab_size()) (0: not known, not checked).
+  virtual size_t vocab_size() const { return 0; }
+  // Tokens of `text` without a length limit (0: not known).
+  virtual size_t count_tokens(std::string_view text) const { return 0; }
+  // One text as tokenize() does, with each token's byte offsets [start, stop)
+  // into `text` in `offsets` ((0, 0) for the special tokens the tokenizer
+  // adds); the default leaves `offsets` empty (not known).
+  virtual Result<Encoding> tokenize_with_offsets(std::string_view text,
+                                                 std::vector<std::pair<size_t, size_t>>& offsets) const {
+    offsets.clear();
+    return tokenize(text, nullptr);
+  }
+  // A token's text and whether it is a special token (for /tokenize).
+  virtual std::string token_text(int64_t id) const { return ""; }
+  virtual bool is_special_token(int64_t id) const { return false; }
+  // Text of token ids (the tokenizer's decoder), for /decode.
+  virtual Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const {
+    return Unsupported("this model's tokenizer cannot decode");
+  }
+  // Sequence classifiers (cross-encoders): /rerank and /predict instead of
+  // the embedding routes. labels() names the logits' columns.
+  virtual bool is_classifier() const { return false; }
+  // Sparse (SPLADE) models: embed_encoded's vectors are vocabulary-wide and
+  // mostly zero; the sparse routes answer them, the dense ones refuse.
+  virtual bool is_sparse() const { return false; }
+  virtual std::vector<std::string> labels() const { return {}; }
+  virtual Result<Encoding> tokenize_pair(std::string_view first, std::string_view second, bool* truncated) const {
+    return Unsupported("this model does not take text pairs");
+  }
+  // A (query, document) pair for /rerank and /v1/rerank with a task
+  // instruction ("": the model's default); only LLM rerankers take one.
+  virtual Result<Encoding> tokenize_rerank(std::string_view query, std::string_view document,
+                                           const std::string& instruction, bool* truncated) const {
+    if (!instruction.empty()) return InvalidArgument("'instruction' is for LLM rerankers; the served model takes none");
+    return tokenize_pair(query, document, truncated);
+  }
+  // tokenize_rerank of (query, documents[i]) for every document, the query
+  // tokenized once where the model allows; (*truncated)[i] says whether pair
+  // i was cut. kOutOfRange: the query alone fills the model's length.
+  virtual Result<std::vector<Encoding>> tokenize_rerank_all(std::string_view query,
+                                                            const std::vector<std::string>& documents,
+                                                            const std::string& instruction,
+                                                            std::vector<uint8_t>* truncated) const {
+    std::vector<Encoding> out;
+    if (truncated) truncated->assign(documents.size(), 0);
+    for (size_t i = 0; i < documents.size(); ++i) {
+      bool cut = false;
+      auto e = tokenize_rerank(query, documents[i], instruction, &cut);
+      if (!e.ok()) return e.status();
+      if (truncated) (*truncated)[i] = cut ? 1 : 0;
+      out.push_back(std::move(e).value());
+    }
+    return out;
+  }
+  // "llm" for an LLM reranker (llm_reranker.h), "" otherwise (/info).
+  virtual std::string reranker_kind() const { return ""; }
+  // Logits, one row per encoding; `bounds` as embed_encoded's.
+  virtual Result<std::vector<std::vector<float>>> classify(const std::vector<Encoding>& batch,
+                                                           const dlrt::RunOptions& bounds) const {
+    return Unsupported("this model is not a classifier");
+  }
+  // Per-token vectors (/embed_all). An embedding model gives its
+  // transformer's token vectors (is_query does not apply); a multi-vector
+  // model (ColBERT) its own, for queries or documents, and /rerank scores by MaxSim.
+  virtual bool is_multi_vector() const { return false; }
+  virtual Result<Encoding> tokenize_tokens(std::string_view text, bool is_query, bool* truncated) const {
+    return tokenize(text, truncated);
+  }
+  virtual Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, bool is_query,
+                                                const dlrt::RunOptions& bounds) const {
+    return Unsupported("this model does not give per-token vectors");
+  }
+};
+
+std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder> embedder);
+std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classifier> classifier);
+class MultiVectorEmbedder;
+std::shared_ptr<const EmbedModel> multi_vector_model(std::shared_ptr<const MultiVectorEmbedder> embedder);
+
+// Runs one short batch so the first request does not pay for first-run costs.
+Status warm_up(const EmbedModel& model);
+
+struct HealthInfo {
+  std::string status;   // loading, ok, warming, degraded, draining, failed
+  std::string backend;  // where the model runs now (the accelerator's backend, or cpu)
+  std::string device;   // "cpu:0", "openvino:GPU.0"
+  bool degraded = false;
+  std::string since;    // ISO 8601 UTC: when this status (and reason) began
+  std::string reason;   // why degraded / warming / failed; empty when ok
+  int http_status = 200;
+};
+
+// The device a run's report says did the work: the first partition not on
+// the CPU, else cpu:0.
+std::string report_device(const dlrt::RunReport& report);
+
+class EmbedServer {
+ public:
+  explicit EmbedServer(ServiceConfig config);
+  ~EmbedServer();  // shutdown()
+  EmbedServer(const EmbedServer&) = delete;
+  EmbedServer& operator=(const EmbedServer&) = delete;
+
+  // Binds host:port (port 0: any free port). kIoError when it cannot.
+  Status bind();
+  int port() const { return port_; }
+  // Serves until shutdown(), then stops the batcher. Call after bind(), once.
+  void run();
+  // From now on embedding routes are served by `model` (loading until then):
+  // the default model, or the one served as `name` (config's models; "" for
+  // a bare folder). Unknown names are ignored.
+  void set_model(std::shared_ptr<const EmbedModel> model);
+  void set_model(const std::string& name, std::shared_ptr<const EmbedModel> model);
+  // The model could not be loaded: its /health answers 503 "failed" with the
+  // reason; the other models keep serving.
+  void set_load_error(const std::string& reason);
+  void set_load_error(const std::string& name, const std::string& reason);
+  // Graceful stop: from now on requests get 503 (embedding routes) and
+  // /ready 503, every response closes its connection; requests already
+  // queued or running finish, connections already accepted are answered.
+  // Returns at once: a drain thread waits for the accepted connections (at
+  // most drain_timeout_ms), then closes the listening socket, which ends run().
+  // Any thread; idempotent.
+  void shutdown();
+  bool draining() const { return draining_.load(); }
+
+  // The server's health: the worst of its models' (draining, loading while
+  // any loads, failed when all failed, degraded when some failed), see docs/serve-models.md.
+  HealthInfo health() const;
+  // One model's; nullopt for a name not served.
+  std::optional<HealthInfo> model_health(const std::string& name) const;
+  const ModelRegistry& models() const { return registry_; }
+  const Metrics& metrics() const { return metrics_; }
+  // The server's log (cmd_serve writes its lifecycle lines there too).
+  ServeLog& log() { return log_; }
+  const ServiceConfig& config() const { return config_; }
+
+ private:
+  struct Reply {
+    int status = 200;
+    std::string body;
+    std::string content_type = "application/json";
+    int retry_after_s = 0;
+  };
+  enum class Api { kOpenAI, kTei };
+
+  // server_dispatch.cpp: every route's handler, and what every request
+  // passes before and after it (request id, CORS, API key, model prefix, logging).
+  void install_routes();
+  void install_hooks();
+  // `sparse_route`: POST /embed_sparse.
+  Reply handle_embeddings(const std::string& body, Api api, bool sparse_route = false);
+  Reply handle_tokenize(const std::string& body);
+  Reply handle_similarity(const std::string& body);
+  // Tokenizes and runs a parsed embedding request on the model of `ref`
+  // through its batcher (both non-null; limits, prompt, truncation, queueing,
+  // deadline): its finished vectors (cut to `dimensions`, normalised as asked)
+  // in `result`, or the error to answer.
+  std::optional<Reply> embed_request(EmbedRequest& req, Api api, const ModelRef& ref, RequestResult& result);
+  Reply handle_decode(const std::string& body);
+  Reply handle_rerank(const std::string& body);
+  Reply handle_v1_rerank(const std::string& body);
+  // What both rerank routes share: `query` against each document (model
+  // m's pair or LLM-reranker prompt, `instruction` for the latter), over-long
+  // pairs cut when `truncate`, else a 413; the run takes a shared slot
+  // (in_run_slot). Fills `score` (sigmoid of the one logit, or the logit
+  // when `raw`) and `tokens`; the reply is an error when its status is not 200.
+  Reply score_documents(Api api, const EmbedModel& m, const std::string& query, const std::vector<std::string>& documents,
+                        const std::string& instruction, bool truncate, bool raw, std::vector<float>& score,
+                        size_t& tokens);
+  Reply handle_predict(const std::string& body);
+  Reply handle_embed_all(const std::string& body);
+  // /rerank of a multi-vector model `m` (scores by MaxSim), its body parsed.
+  Reply handle_rerank_maxsim(const nlohmann::json& req, const EmbedModel& m);
+  Reply info_reply(bool openai_models) const;
+  // /health (the server's and each model's, or one model's under /models/NAME/)
+  // and /metrics (with each model's gauges).
+  Reply health_reply() const;
+  Reply metrics_reply() const;
+  // The model a request names: a /models/NAME/ route prefix, else its body's
+  // "model" field (422 when that is not a string), else the default; nullopt
+  // with *error set (404 unknown, 503 loading or failed).
+  std::optional<ModelRef> request_model(Api api, const nlohmann::json& body, Reply* error) const;
+  // The same with the body's name given (`body_model`, "" for none).
+  std::optional<ModelRef> model_named(Api api, const std::string& body_model, Reply* error) const;
+  // The token limit per input of a model (its max_input_tokens, else the
+  // server's; 0: the model's maximum).
+  size_t input_token_limit(const ModelRef& ref) const {
+    return ref.config.max_input_tokens > 0 ? ref.config.max_input_tokens : config_.max_input_tokens;
+  }
+  // How an error names the model a request went to: "model 'NAME'" when
+  // several are served, else "the served model".
+  std::string model_label(const ModelRef& ref) const {
+    return registry_.size() > 1 ? "model '" + ref.name + "'" : std::string("the served model");
+  }
+  // The state of one model (no draining, no "since").
+  HealthInfo model_state(const ModelRef& ref) const;
+  // `h.since`: when h's status and reason (for model `key`, "" the server's) began.
+  void stamp_since(const std::string& key, HealthInfo& h) const;
+  Reply error_reply(Api api, int status, const std::string& type, const std::string& message) const;
+  // A failed model run: 504 past the request's deadline (kCancelled), 503
+  // for a device failure in strict mode, else 500 "<what> failed: ...".
+  Reply run_error_reply(Api api, const Status& s, const std::string& what) const;
+  // Runs run(bounds) on the HTTP thread (/rerank, /predict, /embed_all) in one
+  // of the run slots every model's batches share (pool_size), the wait and the
+  // run both within request_timeout_ms: kCancelled when no slot frees up in time.
+  template <class Run>
+  auto in_run_slot(const Run& run) const -> decltype(run(dlrt::RunOptions{})) {
+    const auto deadline = request_deadline();
+    RunSlot slot(slots_.get(), deadline);
+    if (!slot.held()) return Status(StatusCode::kCancelled, "no free worker before the request's deadline");
+    dlrt::RunOptions bounds;
+    bounds.timeout_ms =
+        std::max(std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count(), 1.0);
+    return run(bounds);
+  }
+  // Runs `batch` in input order in chunks within the batcher's bounds (at
+  // most max_batch_size encodings and max_batch_tokens padded tokens; an
+  // encoding longer than that alone; one per chunk for a batch-dependent
+  // model), each in a run slot as in_run_slot: run(chunk, bounds) -> Status
+  // per chunk, until the first error. The encodings are moved out of `batch`.
+  template <class Run>
+  Status in_run_slots(const EmbedModel& m, std::vector<Encoding>& batch, const Run& run) const {
+    const size_t most = m.batch_dependent() ? 1 : std::max<size_t>(config_.max_batch_size, 1);
+    for (size_t begin = 0; begin < batch.size();) {
+      size_t end = begin, longest = 0;
+      while (end < batch.size() && end - begin < most) {
+        const size_t len = std::max(longest, batch[end].ids.size());
+        if (end > begin && (end - begin + 1) * len > config_.max_batch_tokens) break;
+        longest = len;
+        ++end;
+      }
+      std::vector<Encoding> chunk(std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(begin)),
+                                  std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(end)));
+      Status s = in_run_slot([&](const dlrt::RunOptions& bounds) -> Status { return run(chunk, bounds); });
+      if (!s.ok()) return s;
+      begin = end;
+    }
+    return Status::Ok();
+  }
+  // A 504 when the request's deadline has passed (its body read, `what`
+  // done: tokenizing), else nullopt.
+  std::optional<Reply> past_deadline(Api api, const char* what) const {
+    if (std::chrono::steady_clock::now() < request_deadline()) return std::nullopt;
+    return deadline_reply(api, what);
+  }
+  Reply deadline_reply(Api api, const char* what) const {
+    return error_reply(api, 504, "timeout",
+                       "the request was not answered within its deadline of " +
+                           std::to_string(config_.request_timeout_ms) +
+                           " ms (request_timeout_ms) from its arrival: it passed while " + what +
+                           "; send fewer or shorter inputs, or raise request_timeout_ms");
+  }
+  // An input that could not be tokenized: 504 when the request's deadline
+  // stopped the tokenizer (kCancelled), else 422 (`context` before the reason).
+  Reply tokenize_error(Api api, const Status& s, const std::string& context = "") const {
+    if (s.code() == StatusCode::kCancelled) return deadline_reply(api, "tokenizing");
+    return error_reply(api, 422, "invalid_request_error", context + s.message());
+  }
+  // The deadline of the request on this thread: request_timeout_ms from its
+  // arrival (http_server.h), which covers reading its body and tokenizing.
+  std::chrono::steady_clock::time_point request_deadline() const;
+  void on_batch(size_t index, const std::string& name, const BatchInfo& info);
+  void set_model_at(size_t index, std::shared_ptr<const EmbedModel> model);
+  // The default model and its batcher.
+  std::shared_ptr<const EmbedModel> model() const;
+  Batcher* batcher() const;
+
+  ServiceConfig config_;
+  std::unique_ptr<httplib::Server> http_;
+  int port_ = 0;
+  Metrics metrics_;
+  ServeLog log_;
+
+  mutable std::mutex mu_;
+  ModelRegistry registry_;
+  // Model runs at once, every model's together (pool_size).
+  std::shared_ptr<RunSlots> slots_;
+  // /health "since", per model ("" the server's): the status/reason last seen and when it began.
+  mutable std::map<std::string, std::pair<std::string, std::chrono::system_clock::time_point>> health_since_;
+  std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
+
+  std::atomic<bool> draining_{false};
+  std::atomic<bool> bound_{false};
+  std::atomic<int> run_state_{0};  // 0 not started, 1 in run(), 2 run() done
+  std::atomic<size_t> in_flight_{0};
+  // Connections accepted and not yet finished (queued or being served): a
+  // drain waits for them before closing the listening socket, which would
+  // drop the queued ones unanswered.
+  std::shared_ptr<std::atomic<size_t>> connections_ = std::make_shared<std::atomic<size_t>>(0);
+  // Accepted connections not yet on a thread (the same pool).
+  std::shared_ptr<std::atomic<size_t>> waiting_connections_ = std::make_shared<std::atomic<size_t>>(0);
+  // The listening socket (bind()), for its accept queue during a drain; -1 when not found.
+  int listen_fd_ = -1;
+  std::thread drainer_;
+};
+
+}  // namespace dlrt::embed
