@@ -41,6 +41,10 @@
 #   DLRT_BIN=BUILD/dlrt  the dlrt binary to time; DLRT_LABEL names it in the results
 #   BASE_BIN=PATH        a second dlrt binary (e.g. built at an earlier commit) timed in the same
 #                        rotation, reported as "before" with its own ratios; BASE_LABEL names it
+#   DLRT_CPU_ISA=avx2    cap dlrt's CPU kernels at that vector ISA (generic, avx2, avx512); the FMA
+#                        peak is then measured at the same width, so the share of the peak compares
+#                        the AVX2 path with the AVX-512 one on one machine. The summary names the
+#                        ISA each dlrt run reported.
 #   SAVE=bench/results/<date>_compare_peers_<HHMM>.json   where the summary JSON goes
 #                        (relative to the repository; SAVE= leaves it in the raw folder only)
 #
@@ -194,7 +198,14 @@ log "cases: $CASES"
 log "raw reports in $OUT"
 
 # --- machine and FLOP counts -------------------------------------------------
-"$FMA" --json > "$OUT/fma.json"
+fma_isa=()
+case "${DLRT_CPU_ISA:-}" in
+  '') ;;
+  generic) fma_isa=(--isa scalar) ;;
+  avx2|avx512) fma_isa=(--isa "$DLRT_CPU_ISA") ;;
+  *) log "DLRT_CPU_ISA=$DLRT_CPU_ISA: expected generic, avx2 or avx512"; exit 2 ;;
+esac
+"$FMA" --json "${fma_isa[@]}" > "$OUT/fma.json"
 for c in $CASES; do
   mapfile -t feeds < <(feeds_of "$c")
   "$ORT_PY" "$REPO/bench/flops.py" "$(model_of "$c")" "${feeds[@]}" > "$OUT/flops_$(tag_of "$c").json" 2>/dev/null ||
@@ -205,10 +216,11 @@ done
   "$(grep -o -w 'avx512f\|avx2\|fma\|avx512_bf16\|avx512_vnni\|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')" \
   "$(git -C "$REPO" rev-parse --short HEAD)" "$(git -C "$REPO" status --porcelain --untracked-files=no | wc -l)" \
   "$ROUNDS" "$THREADS" "$WARMUP" "$(uptime)" "$ORT_VERSION" "$ov_have" "${OV_DYNAMIC:-0}" \
-  "$(for c in $CASES; do tag_of "$c"; done | tr '\n' ' ')" "$DLRT" "${DLRT_LABEL:-}" "$BASE" "${BASE_LABEL:-}" <<'PYEOF'
+  "$(for c in $CASES; do tag_of "$c"; done | tr '\n' ' ')" "$DLRT" "${DLRT_LABEL:-}" "$BASE" "${BASE_LABEL:-}" \
+  "${DLRT_CPU_ISA:-}" <<'PYEOF'
 import glob, json, os, sys, datetime
 (out, cpu, cores, isa, commit, dirty, rounds, threads, warmup, uptime, ort, ov, ov_dynamic, cases, dlrt,
- label, base, base_label) = sys.argv[1:]
+ label, base, base_label, isa_cap) = sys.argv[1:]
 
 
 def cpu_id():
@@ -243,7 +255,7 @@ json.dump({"date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y
            "rounds": int(rounds), "threads": [int(t) for t in threads.split()], "warmup": int(warmup),
            "uptime_at_start": uptime.strip(), "ort_version": ort, "ov_version": ov,
            "ov_static_shapes": ov_dynamic != "1", "cases": cases.split(), "dlrt_binary": dlrt,
-           "dlrt_label": label, "base_binary": base, "base_label": base_label,
+           "dlrt_label": label, "base_binary": base, "base_label": base_label, "dlrt_cpu_isa_cap": isa_cap,
            "tool": "bench/compare_peers.sh"}, open(out, "w"), indent=1)
 PYEOF
 

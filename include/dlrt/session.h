@@ -117,6 +117,10 @@ struct PartitionReport {
   // storage" when it holds float16/bfloat16 values (computed in float32);
   // empty for accelerators.
   std::string precision;
+  // CPU partitions: the vector instruction set their float kernels ran with
+  // ("avx512", "avx2" or "generic"): the CPU's widest, capped by DLRT_CPU_ISA.
+  // Empty for accelerators.
+  std::string vector_isa;
 };
 
 // Bounds of one run: it stops with kCancelled (promptly: checked between the

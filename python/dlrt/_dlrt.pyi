@@ -536,7 +536,8 @@ class CrossEncoder:
         """
         Ranks documents against a query, as sentence-transformers' CrossEncoder.rank:
         a list of {"corpus_id", "score"(, "text")} dicts, highest score first, top_k of them
-        (None: all). Needs a one-label model. instruction: as predict's.
+        (None: all; a negative top_k is dlrt.InvalidArgument). Needs a one-label model. instruction:
+        as predict's.
         """
 
     @property

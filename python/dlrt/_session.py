@@ -6,7 +6,9 @@ docs/python-session.md lists what each one does in dlrt."""
 import datetime
 import enum
 import json
+import operator
 import os
+import re
 import time
 
 from . import _dlrt
@@ -22,6 +24,9 @@ _BACKEND_PROVIDER = {backend: name for name, backend in _PROVIDERS.items()}
 # The provider option that picks one device of the backend (ONNX Runtime's key).
 _DEVICE_OPTION = {"CUDAExecutionProvider": "device_id", "OpenVINOExecutionProvider": "device_type",
                   "OpenCLExecutionProvider": "device_id"}
+# The largest device index a device spec takes (runtime/device_spec.h), and a device name's form there.
+_MAX_DEVICE_ID = 2**31 - 1
+_DEVICE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
 
 
 class GraphOptimizationLevel(enum.IntEnum):
@@ -207,9 +212,28 @@ def _device_spec(pairs):
                              f"{repr(key) if key else 'none'} for {name} (backend_options= for others)")
         spec = _PROVIDERS[name]
         if key and key in opts:
-            spec += f":{opts[key]}"
+            spec += ":" + _device_option(name, key, opts[key])
         specs.append(spec)
     return ",".join(specs)
+
+
+def _device_option(provider, key, value):
+    """The device part of the spec for a provider's device_id / device_type, checked: a value is
+    one device, never a list ("0,cpu" would add a priority-list entry the caller never listed)."""
+    if key == "device_id":
+        # ONNX Runtime's device_id is a non-negative int; a str of digits is its config-file form.
+        if isinstance(value, str) and value.isascii() and value.isdigit():
+            value = int(value)
+        elif not isinstance(value, (bool, str)) and hasattr(type(value), "__index__"):
+            value = operator.index(value)  # numpy's integers
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_DEVICE_ID:
+            raise ValueError(f"{provider} device_id must be an int from 0 to {_MAX_DEVICE_ID} (or a str of "
+                             f"its digits), got {value!r}")
+        return str(value)
+    if not isinstance(value, str) or not _DEVICE_NAME.fullmatch(value):
+        raise ValueError(f"{provider} {key} must name one device (letters, digits, '.', '_' or '-', starting with "
+                         f"a letter, e.g. 'GPU' or 'GPU.0'), got {value!r}")
+    return value
 
 
 class IOBinding:
@@ -296,6 +320,8 @@ dlrt.SessionOptions). dlrt.InferenceSession takes them in ONNX Runtime's order."
         options = sess_options if sess_options is not None else SessionOptions()
         if not isinstance(options, SessionOptions):
             raise TypeError(f"sess_options must be a dlrt.SessionOptions, got {type(options).__name__}")
+        if not isinstance(optimize, bool):
+            raise TypeError(f"optimize must be True or False, got {optimize!r}")
         sess_threads, sess_optimize = options._session_arguments()
         if threads and sess_threads and threads != sess_threads:
             raise ValueError(f"threads={threads} and sess_options.intra_op_num_threads={sess_threads} disagree")

@@ -117,6 +117,10 @@ nb::object numpy_dtype(DType dtype) {
 }
 
 Feed feed_from_python(const std::string& name, nb::handle value, const TensorInfo* info) {
+  // Before any conversion: np.asarray(None, float32) is a 0-d NaN. ONNX Runtime
+  // refuses None as a missing input too.
+  if (value.is_none())
+    raise_status(InvalidArgument("input '" + name + "' is missing: its value is None (pass an array)"));
   Feed feed{name, {}, nb::borrow(value)};
   const bool is_array = PyObject_IsInstance(value.ptr(), numpy().attr("ndarray").ptr()) == 1;
   if (!is_array) {
@@ -215,14 +219,19 @@ std::string path_from_python(nb::handle path, const char* what) {
   }
   nb::object fs = nb::steal(p);
   Py_ssize_t size = 0;
+  std::string out;
   if (PyBytes_Check(fs.ptr())) {
     char* data = nullptr;
     if (PyBytes_AsStringAndSize(fs.ptr(), &data, &size) != 0) throw nb::python_error();
-    return std::string(data, static_cast<size_t>(size));
+    out.assign(data, static_cast<size_t>(size));
+  } else {
+    const char* utf8 = PyUnicode_AsUTF8AndSize(fs.ptr(), &size);
+    if (!utf8) throw nb::python_error();
+    out.assign(utf8, static_cast<size_t>(size));
   }
-  const char* utf8 = PyUnicode_AsUTF8AndSize(fs.ptr(), &size);
-  if (!utf8) throw nb::python_error();
-  return std::string(utf8, static_cast<size_t>(size));
+  // The file is opened by its C string: a NUL would cut the path short (Python's open() refuses it too).
+  if (out.find('\0') != std::string::npos) throw nb::value_error((std::string(what) + ": embedded null byte").c_str());
+  return out;
 }
 
 }  // namespace dlrt::python

@@ -16,6 +16,7 @@
 #include "dlrt/session.h"
 #include "dlrt/status.h"
 #include "dlrt/tensor.h"
+#include "py_index.h"
 
 namespace dlrt::python {
 

@@ -46,7 +46,8 @@ The GIL is released while the pairs are tokenized and the model runs.)";
 
 const char* const kRankDoc = R"(Ranks documents against a query, as sentence-transformers' CrossEncoder.rank:
 a list of {"corpus_id", "score"(, "text")} dicts, highest score first, top_k of them
-(None: all). Needs a one-label model. instruction: as predict's.)";
+(None: all; a negative top_k is dlrt.InvalidArgument). Needs a one-label model. instruction:
+as predict's.)";
 
 struct PyCrossEncoder {
   std::unique_ptr<embed::Classifier> classifier;
@@ -57,8 +58,8 @@ embed::Classifier& get(PyCrossEncoder& c) {
   return *c.classifier;
 }
 
-void init_cross_encoder(PyCrossEncoder* self, nb::handle folder, std::optional<std::string> device, int64_t threads,
-                        bool strict, std::optional<int64_t> max_length) {
+void init_cross_encoder(PyCrossEncoder* self, nb::handle folder, std::optional<std::string> device, PyIndex threads,
+                        bool strict, std::optional<PyIndex> max_length) {
   new (self) PyCrossEncoder();
   embed::EmbedderOptions options;
   options.device = device.value_or("");
@@ -120,7 +121,7 @@ void activate(std::vector<float>& scores, size_t labels, const std::string& acti
   }
 }
 
-nb::object predict(PyCrossEncoder& self, nb::handle sentences, int64_t batch_size, bool show_progress_bar,
+nb::object predict(PyCrossEncoder& self, nb::handle sentences, PyIndex batch_size, bool show_progress_bar,
                    bool convert_to_numpy, bool apply_softmax, std::optional<std::string> activation,
                    std::optional<std::string> instruction) {
   (void)show_progress_bar;
@@ -159,13 +160,15 @@ nb::object predict(PyCrossEncoder& self, nb::handle sentences, int64_t batch_siz
 }
 
 nb::list rank(PyCrossEncoder& self, const std::string& query, const std::vector<std::string>& documents,
-              std::optional<int64_t> top_k, bool return_documents, int64_t batch_size,
+              std::optional<PyIndex> top_k, bool return_documents, PyIndex batch_size,
               std::optional<std::string> instruction) {
   embed::Classifier& c = get(self);
   if (c.labels().size() != 1)
     raise_status(InvalidArgument("rank needs a one-label model (a reranker); this one has " +
                                  std::to_string(c.labels().size()) + " labels: use predict"));
   if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
+  // sentence-transformers slices [:top_k], so a negative one drops documents from the end: refused here.
+  if (top_k && *top_k < 0) raise_status(InvalidArgument("top_k must be >= 0 or None, got " + std::to_string(*top_k)));
   std::vector<embed::ClassifierInput> inputs;
   for (const std::string& d : documents) inputs.push_back({query, d, true, instruction.value_or("")});
   std::vector<float> scores;
@@ -179,7 +182,7 @@ nb::list rank(PyCrossEncoder& self, const std::string& query, const std::vector<
   std::vector<size_t> order(scores.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
-  if (top_k && *top_k >= 0 && static_cast<size_t>(*top_k) < order.size()) order.resize(static_cast<size_t>(*top_k));
+  if (top_k && static_cast<size_t>(*top_k) < order.size()) order.resize(static_cast<size_t>(*top_k));
   nb::list out;
   for (size_t i : order) {
     nb::dict d;

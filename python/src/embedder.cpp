@@ -108,7 +108,7 @@ size_t checked_max_seq_length(int64_t n) {
 // Embedder.max_seq_length = n: a shorter limit applies at once; a longer one
 // than the native embedder takes makes a new one for it, up to the model's
 // position embeddings (InvalidArgument beyond them; the old one stays).
-void set_max_seq_length(PyEmbedder& self, int64_t n) {
+void set_max_seq_length(PyEmbedder& self, PyIndex n) {
   const size_t want = checked_max_seq_length(n);
   std::shared_ptr<const embed::Embedder> current = share(self);
   if (self.multi) {
@@ -137,8 +137,8 @@ void move_to(PyEmbedder& self, const std::string& device) {
   load(self, options);
 }
 
-void init_embedder(PyEmbedder* self, nb::handle folder, std::optional<std::string> device, int64_t threads, bool strict,
-                   std::optional<int64_t> max_seq_length) {
+void init_embedder(PyEmbedder* self, nb::handle folder, std::optional<std::string> device, PyIndex threads, bool strict,
+                   std::optional<PyIndex> max_seq_length) {
   new (self) PyEmbedder();
   embed::EmbedderOptions options;
   options.device = device.value_or("");
@@ -163,7 +163,7 @@ std::vector<std::string> texts_from_python(nb::handle sentences) {
   return texts;
 }
 
-nb::list encode_tokens(PyEmbedder& self, nb::handle sentences, int64_t batch_size, bool is_query) {
+nb::list encode_tokens(PyEmbedder& self, nb::handle sentences, PyIndex batch_size, bool is_query) {
   std::shared_ptr<const embed::Embedder> base = share(self);
   std::shared_ptr<const embed::MultiVectorEmbedder> multi = self.multi;
   const size_t max_seq_length = self.max_seq_length;
@@ -227,7 +227,7 @@ Status embed_all(const embed::Embedder& e, size_t max_seq_length, const std::vec
   });
 }
 
-nb::object encode_texts(PyEmbedder& self, nb::handle sentences, int64_t batch_size, nb::handle progress) {
+nb::object encode_texts(PyEmbedder& self, nb::handle sentences, PyIndex batch_size, nb::handle progress) {
   if (self.multi) {
     throw nb::value_error("this folder is a multi-vector (ColBERT) model: it gives one vector per token; "
                           "use encode(..., output_value=\"token_embeddings\", is_query=...)");
@@ -332,7 +332,7 @@ and a float32 array of their weights (all > 0); the other ids weigh 0. A dense m
 folder raises dlrt.InvalidArgument, as encode() does on a sparse one.)";
 
 // Embedder.encode_sparse: (indices, values) per text.
-nb::object encode_sparse(PyEmbedder& self, nb::handle sentences, std::optional<int64_t> top_k, int64_t batch_size) {
+nb::object encode_sparse(PyEmbedder& self, nb::handle sentences, std::optional<PyIndex> top_k, PyIndex batch_size) {
   std::shared_ptr<const embed::Embedder> held = share(self);
   const embed::Embedder& e = *held;
   if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
@@ -366,7 +366,7 @@ nb::object encode_sparse(PyEmbedder& self, nb::handle sentences, std::optional<i
     }
     if (status.ok())
       status = e.encode_sparse_by_length(std::move(encodings), static_cast<size_t>(batch_size),
-                                         static_cast<size_t>(top_k.value_or(0)),
+                                         top_k ? static_cast<size_t>(*top_k) : size_t{0},
                                          [&](size_t i, embed::SparseVector&& v) {
                                            vectors[i] = std::move(v);
                                            return Status::Ok();

@@ -139,9 +139,9 @@ std::string read_model_bytes(nb::handle model) {
   return bytes;
 }
 
-void init_session(PySession* self, nb::handle model, std::optional<std::string> device, bool strict, int64_t threads,
+void init_session(PySession* self, nb::handle model, std::optional<std::string> device, bool strict, PyIndex threads,
                   bool warm_start, std::optional<std::string> cpu_precision,
-                  std::optional<std::map<std::string, std::string>> backend_options, int64_t max_tensor_bytes,
+                  std::optional<std::map<std::string, std::string>> backend_options, PyIndex max_tensor_bytes,
                   bool optimize) {
   new (self) PySession();
   SessionOptions options;
@@ -467,6 +467,7 @@ std::string partition_repr(const PartitionReport& p) {
   if (!p.reason.empty()) s += ", reason=" + repr_of(p.reason);
   s += ", time_ms=" + repr_of(nb::float_(p.time_ms));
   if (!p.precision.empty()) s += ", precision='" + p.precision + "'";
+  if (!p.vector_isa.empty()) s += ", vector_isa='" + p.vector_isa + "'";
   return s + ")";
 }
 
@@ -479,6 +480,7 @@ nb::dict partition_dict(const PartitionReport& p) {
   d["reason"] = p.reason;
   d["time_ms"] = p.time_ms;
   d["precision"] = p.precision;
+  d["vector_isa"] = p.vector_isa;
   return d;
 }
 
@@ -514,6 +516,9 @@ void bind_reports(nb::module_& m) {
       .def_ro("time_ms", &PartitionReport::time_ms, "Time spent in it during the run, in milliseconds.")
       .def_ro("precision", &PartitionReport::precision,
               "CPU partitions: 'f32' or 'bf16x3', plus the int8 kernel and float16 storage where used.")
+      .def_ro("vector_isa", &PartitionReport::vector_isa,
+              "CPU partitions: the vector instruction set the kernels ran with ('avx512', 'avx2', 'generic'); "
+              "'' for accelerators.")
       .def("as_dict", &partition_dict, nb::sig("def as_dict(self) -> dict[str, object]"),
            "The fields as a dict (for JSON).")
       .def("__repr__", &partition_repr);

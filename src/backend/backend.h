@@ -84,6 +84,11 @@ class Backend {
   // Short lowercase name used in device specs and reports: "cpu", "openvino".
   virtual std::string name() const = 0;
 
+  // True when its devices are named by index ("0", "1", ...): a spec naming
+  // one of them by anything else ("cuda:abc") is malformed, whether or not the
+  // vendor runtime is installed. Needs no vendor runtime.
+  virtual bool devices_are_indexes() const { return false; }
+
   // Loads the vendor runtime on the first call (thread-safe; later calls
   // return the cached answer). refresh=true forgets a failure and tries again,
   // so fixing the environment needs no restart. Never throws, never aborts.

@@ -19,6 +19,7 @@
 
 #include "capi/capi_util.h"
 #include "dlrt/dlrt.h"
+#include "exec/kernel_build_options.h"
 
 using namespace dlrt::capi;  // NOLINT: this file implements the C API with its helpers
 
@@ -333,6 +334,10 @@ dlrt_status* dlrt_session_options_set_cpu_precision(dlrt_session_options* option
   constexpr const char* fn = "dlrt_session_options_set_cpu_precision";
   return guarded(fn, [&]() -> dlrt_status* {
     if (!options) return invalid(fn, "options is NULL");
+    // Checked here, as the header says: a typo fails at the call that made it.
+    if (precision && *precision && !dlrt::exec::gemm_precision_from_name(precision))
+      return invalid(fn, std::string("precision is '") + precision +
+                             "'; use \"f32\", \"bf16x3\", or \"\" / NULL for the default");
     options->options.cpu_precision = precision ? precision : "";
     return nullptr;
   });
@@ -381,6 +386,7 @@ dlrt_status* dlrt_run_report_partition(const dlrt_run_report* report, size_t ind
     if (DLRT_FITS(info, reason)) info->reason = p.reason.c_str();
     if (DLRT_FITS(info, time_ms)) info->time_ms = p.time_ms;
     if (DLRT_FITS(info, precision)) info->precision = p.precision.c_str();
+    if (DLRT_FITS(info, vector_isa)) info->vector_isa = p.vector_isa.c_str();
     return nullptr;
   });
 }

@@ -3,12 +3,45 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "embed/models/embedder.h"
 #include "capi/capi_util.h"
 
 using namespace dlrt::capi;  // NOLINT: this file implements the C API with its helpers
+
+namespace {
+
+// The offset of the first byte of `s` that is not part of well-formed UTF-8
+// (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF), or
+// npos. The tokenizer would read such bytes as U+FFFD; the header (and the
+// HTTP server's 400) make them an error instead.
+size_t invalid_utf8_at(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+    if (b >= 0xC2 && b <= 0xDF) len = 2;
+    else if (b >= 0xE0 && b <= 0xEF) len = 3, lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
+    else if (b >= 0xF0 && b <= 0xF4) len = 4, lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
+    else return i;
+    if (s.size() - i < len) return i;
+    const auto second = static_cast<unsigned char>(s[i + 1]);
+    if (second < lo || second > hi) return i;
+    for (size_t k = 2; k < len; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
 
 struct dlrt_embedder {
   std::unique_ptr<dlrt::embed::Embedder> embedder;
@@ -75,6 +108,8 @@ dlrt_status* dlrt_embedder_embed(const dlrt_embedder* embedder, const char* cons
     for (size_t i = 0; i < count; ++i) {
       if (!texts[i]) return invalid(fn, "texts[" + std::to_string(i) + "] is NULL");
       batch[i] = lengths ? std::string(texts[i], lengths[i]) : std::string(texts[i]);
+      if (const size_t at = invalid_utf8_at(batch[i]); at != std::string_view::npos)
+        return invalid(fn, "texts[" + std::to_string(i) + "] is not valid UTF-8 (byte " + std::to_string(at) + ")");
     }
     auto got = embedder->embedder->embed(batch);
     if (!got.ok()) return from_status(got.status());

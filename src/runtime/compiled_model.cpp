@@ -439,6 +439,7 @@ Result<CompileModelResult> compile_model_file(const std::string& model_path, con
     return InvalidArgument("unknown device '" + res.unknown_backends.front() + "' in spec '" + options.device +
                            "'; backends of this build: " + known);
   }
+  if (!res.malformed.empty()) return InvalidArgument(res.malformed.front() + " in spec '" + options.device + "'");
   CompileModelResult result;
   std::string why_unavailable;
   for (const auto& u : res.unavailable) {

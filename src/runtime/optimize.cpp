@@ -147,9 +147,9 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
     if (on("expand-depthwise-project")) p::fuse_expand_depthwise_project(graph, ctx);
   }
   // Channel-blocked conv regions (16-channel blocks) among the convs the
-  // fusions above left: AVX-512 CPUs only, the blocked convs' vector code
-  // being AVX-512 (portable loops elsewhere).
-  if (on("blocked-layout") && cpu::cpu_kernels_have_avx512()) p::blocked_layout(graph, ctx, 16);
+  // fusions above left: AVX2 and AVX-512 CPUs (one zmm or two ymm vectors
+  // per block, kernels/conv_blocked_vec.cpp; docs/performance-decisions.md).
+  if (on("blocked-layout") && cpu::cpu_kernels_have_avx2()) p::blocked_layout(graph, ctx, 16);
   if (on("dead-nodes")) p::eliminate_dead_nodes(graph, ctx);
   log_summary("cpu fusions", ctx.fired, before, graph.nodes.size());
   return ctx.fired;

@@ -33,6 +33,16 @@ std::string passed_over(const backend::BackendDevice& d, DeviceType want) {
   return d.spec() + " (" + why + ")";
 }
 
+// parse_device_spec keeps an index in canonical digits.
+bool is_device_index(const std::string& device) {
+  return !device.empty() && std::all_of(device.begin(), device.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+std::string indexes_only(const DeviceChoice& c) {
+  return "malformed device '" + c.text + "': backend '" + c.backend + "' names its devices by index (" + c.backend +
+         ":0, " + c.backend + ":1, ...)";
+}
+
 }  // namespace
 
 Resolution resolve_devices(const DeviceSpec& spec, backend::BackendRegistry& registry,
@@ -78,6 +88,10 @@ Resolution resolve_devices(const DeviceSpec& spec, backend::BackendRegistry& reg
   for (const auto& c : spec.choices) {
     switch (c.kind) {
       case DeviceChoice::Kind::kCpu:
+        if (!c.device.empty() && !is_device_index(c.device)) {
+          res.malformed.push_back(indexes_only(c));
+          break;
+        }
         // dlrt's CPU backend has one device, cpu:0 (all cores); any other index names nothing.
         if (!c.device.empty() && c.device != "0") {
           res.unavailable.push_back({c.text, "the cpu backend has one device, cpu:0 (it uses every core)",
@@ -140,6 +154,10 @@ Resolution resolve_devices(const DeviceSpec& spec, backend::BackendRegistry& reg
         auto it = std::find_if(offers.begin(), offers.end(), [&](const Offer& o) { return o.backend->name() == c.backend; });
         if (it == offers.end()) {
           res.unknown_backends.push_back(c.backend);
+          break;
+        }
+        if (!c.device.empty() && it->backend->devices_are_indexes() && !is_device_index(c.device)) {
+          res.malformed.push_back(indexes_only(c));
           break;
         }
         if (!it->availability.available) {

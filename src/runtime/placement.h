@@ -34,6 +34,9 @@ struct Resolution {
   std::vector<Unavailable> unavailable;
   bool cpu_requested = false;  // the spec names cpu or auto
   std::vector<std::string> unknown_backends;  // names in the spec no registered backend has
+  // Entries naming a device by something other than an index on a backend
+  // whose devices are indexes ("cuda:abc"), each with why.
+  std::vector<std::string> malformed;
 };
 
 // Resolves a spec against the registry and the discovered hardware. `auto`

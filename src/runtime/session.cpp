@@ -238,6 +238,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, ModelMetadat
                            "'; use auto, cpu, gpu, npu, a backend of this build (" + known +
                            ") or backend:device, comma-separated as a priority list");
   }
+  if (!res.malformed.empty()) return InvalidArgument(res.malformed.front() + " in spec '" + spec_text + "'");
   if (!res.unavailable.empty()) {
     if (strict)
       return Status(StatusCode::kDeviceUnavailable, "device '" + spec_text +
@@ -282,6 +283,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, ModelMetadat
       rep.backend = "cpu";
       rep.device = "cpu:0";
       rep.precision = cpu_partition_precision(g, part.nodes, precision);
+      rep.vector_isa = cpu::cpu_kernels_isa_name();
       if (!res.unavailable.empty()) {
         rep.degraded = true;
         rep.reason = join_unavailable(res.unavailable, false);

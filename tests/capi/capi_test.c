@@ -309,6 +309,11 @@ static void test_options(void) {
   FAILS(dlrt_session_options_set_optimize(NULL, 1), DLRT_INVALID_ARGUMENT, "options is NULL");
   FAILS(dlrt_session_options_set_warm_start(NULL, 1), DLRT_INVALID_ARGUMENT, "options is NULL");
   FAILS(dlrt_session_options_set_cpu_precision(NULL, "f32"), DLRT_INVALID_ARGUMENT, "options is NULL");
+  /* checked at the call, as the header says (issue 80) */
+  OK(dlrt_session_options_set_cpu_precision(o, "bf16x3"));
+  OK(dlrt_session_options_set_cpu_precision(o, ""));
+  FAILS(dlrt_session_options_set_cpu_precision(o, "junk"), DLRT_INVALID_ARGUMENT, "precision is 'junk'");
+  FAILS(dlrt_session_options_set_cpu_precision(o, "F32"), DLRT_INVALID_ARGUMENT, "precision is 'F32'");
   FAILS(dlrt_session_options_set_max_tensor_bytes(NULL, 1), DLRT_INVALID_ARGUMENT, "options is NULL");
   FAILS(dlrt_session_options_set_backend_option(NULL, "k", "v"), DLRT_INVALID_ARGUMENT, "options is NULL");
   FAILS(dlrt_session_options_create(NULL), DLRT_INVALID_ARGUMENT, "out is NULL");
@@ -334,6 +339,8 @@ static void check_report(const dlrt_run_report* report, int ran) {
   CHECK(p.device && strcmp(p.device, "cpu:0") == 0);
   CHECK(p.node_count > 0 && p.degraded == 0 && p.reason && p.precision);
   CHECK(strncmp(p.precision, "f32", 3) == 0);
+  CHECK(p.vector_isa && (strcmp(p.vector_isa, "avx512") == 0 || strcmp(p.vector_isa, "avx2") == 0 ||
+                         strcmp(p.vector_isa, "generic") == 0));
   CHECK(ran ? dlrt_run_report_run_ms(report) > 0 : dlrt_run_report_run_ms(report) == 0);
   FAILS(dlrt_run_report_partition(report, 99, &p), DLRT_OUT_OF_RANGE, "index 99");
   FAILS(dlrt_run_report_partition(report, 0, NULL), DLRT_INVALID_ARGUMENT, "NULL");
@@ -398,11 +405,17 @@ static void test_session(const char* model, const char* input_npy, const char* e
   FAILS(dlrt_session_create_from_bytes(NULL, 5, NULL, NULL, &s), DLRT_INVALID_ARGUMENT, "bytes is NULL");
   FAILS(dlrt_session_create_from_bytes(bytes, bytes_size, NULL, NULL, NULL), DLRT_INVALID_ARGUMENT, "out is NULL");
   OK(dlrt_session_options_create(&opts));
-  OK(dlrt_session_options_set_cpu_precision(opts, "f64"));
-  FAILS(dlrt_session_create(model, opts, &s), DLRT_INVALID_ARGUMENT, "f64");
-  OK(dlrt_session_options_set_cpu_precision(opts, NULL));
+  FAILS(dlrt_session_options_set_cpu_precision(opts, "f64"), DLRT_INVALID_ARGUMENT, "precision is 'f64'");
   OK(dlrt_session_options_set_device(opts, "nosuchdevice"));
   FAILS(dlrt_session_create(model, opts, &s), DLRT_INVALID_ARGUMENT, "nosuchdevice");
+  CHECK(s == NULL);
+  /* a device after ':' is an index (CUDA's are) or a name; none of these names one (issue 80) */
+  OK(dlrt_session_options_set_device(opts, "cuda:-1"));
+  FAILS(dlrt_session_create(model, opts, &s), DLRT_INVALID_ARGUMENT, "malformed device 'cuda:-1'");
+  OK(dlrt_session_options_set_device(opts, "cuda:abc"));
+  FAILS(dlrt_session_create(model, opts, &s), DLRT_INVALID_ARGUMENT, "names its devices by index");
+  OK(dlrt_session_options_set_device(opts, "cuda:99999999999999999999"));
+  FAILS(dlrt_session_create(model, opts, &s), DLRT_INVALID_ARGUMENT, "at most 2147483647");
   CHECK(s == NULL);
 
   /* from a path with options, and from bytes with defaults */
@@ -719,6 +732,24 @@ static void test_embedder(const char* folder, const char* expected_json) {
     const char* with_null[2] = {"a", NULL};
     FAILS(dlrt_embedder_embed(e, with_null, NULL, 2, vectors, 32, &report), DLRT_INVALID_ARGUMENT, "texts[1]");
     CHECK(report == NULL);
+  }
+  {
+    /* invalid UTF-8 is an error, as the header says (the tokenizer alone would read U+FFFD): a stray
+       byte, a truncated sequence (cut by lengths), an overlong form, a surrogate, past U+10FFFF */
+    const char* bad[5] = {"ok \xff\xfe", "caf\xc3\xa9", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80"};
+    const size_t bad_lengths[2] = {3, 4};
+    const char* one[1];
+    FAILS(dlrt_embedder_embed(e, bad, NULL, 1, vectors, 32, NULL), DLRT_INVALID_ARGUMENT,
+          "texts[0] is not valid UTF-8 (byte 3)");
+    FAILS(dlrt_embedder_embed(e, bad, bad_lengths, 2, vectors, 32, NULL), DLRT_INVALID_ARGUMENT,
+          "texts[1] is not valid UTF-8 (byte 3)");
+    for (i = 2; i < 5; ++i) {
+      one[0] = bad[i];
+      FAILS(dlrt_embedder_embed(e, one, NULL, 1, vectors, 32, NULL), DLRT_INVALID_ARGUMENT,
+            "texts[0] is not valid UTF-8 (byte 0)");
+    }
+    one[0] = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"; /* two-, three- and four-byte forms */
+    OK(dlrt_embedder_embed(e, one, NULL, 1, vectors, 32, NULL));
   }
   FAILS(dlrt_embedder_embed(NULL, texts, NULL, 2, vectors, 32, NULL), DLRT_INVALID_ARGUMENT, "embedder is NULL");
   CHECK(dlrt_embedder_dimension(NULL) == 0 && dlrt_embedder_max_length(NULL) == 0);

@@ -1,7 +1,7 @@
 // com.dlrt ConvBlocked on 3x3 stride-1 convs that the NCHW Conv runs as
 // Winograd F(4x4, 3x3): on AVX-512 CPUs it takes the same choice (64-128
 // input and 48+ output channels, planes of 32+ 4x4 tiles) and runs
-// kernels/conv_winograd4_blocked_avx512.cpp; the result matches a
+// kernels/conv_winograd4_blocked.cpp; the result matches a
 // double-precision conv for channel counts off the 16-channel blocks, every
 // padding Winograd takes, batches, bias, residual, activations, planes cut
 // into several blocks of tile rows, and 1 or 3 threads. Smaller planes,

@@ -5,11 +5,11 @@
 // reach (output rows that read nothing but padding: bias and residual only),
 // rows padded but not columns (read in place), column padding on inputs
 // whose copy would not fit the L2 beside the input and output (read in
-// place, the row ends one position at a time), outputs at most kConvT / 2
+// place, the row ends one position at a time), outputs at most half a tile
 // wide (two-row tiles on a copy padded along both axes), channel counts
 // below one block and odd sizes. Compared with a plain reference conv on no
-// pool and on 1 and 2 threads, the AVX-512 kernels (where the CPU has them)
-// and the portable loops.
+// pool and on 1 and 2 threads, the vector kernels at every width the CPU
+// runs and the portable loops.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,6 +21,7 @@
 #include "backends/cpu/kernels/conv_blocked.h"
 #include "backends/cpu/kernels/isa.h"
 #include "device/cpu_caches.h"
+#include "isa_test_util.h"
 #include "conv_test_util.h"
 #include "kernel_test_util.h"
 
@@ -111,10 +112,15 @@ void check_cases(int block) {
 }
 
 TEST(ConvBlockedRect, MatchesReference) {
-  check_cases(cpu::blocked_width());
+  // 16-channel blocks at every vector width this CPU runs (w128 at generic);
+  // 8-channel blocks take the portable loops.
+  for (cpu::CpuIsa isa : cpu::testing::runnable_isas()) {
+    SCOPED_TRACE(cpu::cpu_isa_name(isa));
+    cpu::ScopedCpuIsa cap(isa);
+    check_cases(16);
+  }
   cpu::ScopedCpuIsa generic(cpu::CpuIsa::kGeneric);
   check_cases(8);
-  check_cases(16);
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 // com.dlrt MaxPoolBlocked (kernels/conv_blocked*.cpp) against the NCHW
 // MaxPool, bit for bit: 2x2 stride-1 SAME_UPPER (PP-HGNet's stem), strided,
 // padded, dilated, ceil_mode and windows wider than the input, on a partial
-// last block, batch 2, blocks 8 and 16, AVX-512 and portable code.
+// last block, batch 2, blocks 8 and 16, at every vector width the CPU runs
+// and in the portable loops.
 #include <gtest/gtest.h>
 
 #include "../ir/graph_builder.h"
 #include "kernel_test_util.h"
 #include "backends/cpu/kernels/isa.h"
+#include "isa_test_util.h"
 
 namespace dlrt::testing {
 namespace {
@@ -41,12 +43,13 @@ TEST(MaxPoolBlocked, MatchesNchwMaxPool) {
       {"5x5 wider than the input", {{"kernel_shape", attr_ints({5, 5})}, {"pads", attr_ints({2, 2, 2, 2})}}, 3, 4},
       {"1x1", {{"kernel_shape", attr_ints({1, 1})}}, 4, 6},
   };
-  for (bool generic : {false, true}) {
-    std::unique_ptr<cpu::ScopedCpuIsa> cap;
-    if (generic) cap = std::make_unique<cpu::ScopedCpuIsa>(cpu::CpuIsa::kGeneric);
+  // Every ISA this CPU runs: 16-channel blocks at each vector width (w128 at
+  // generic), 8-channel blocks in the portable loops.
+  for (cpu::CpuIsa isa : cpu::testing::runnable_isas()) {
+    cpu::ScopedCpuIsa cap(isa);
     for (int64_t b : {8, 16})
       for (const PoolCase& c : cases) {
-        SCOPED_TRACE(c.name + " block " + std::to_string(b) + (generic ? " generic" : ""));
+        SCOPED_TRACE(c.name + " block " + std::to_string(b) + " " + cpu::cpu_isa_name(isa));
         const Tensor x = random_tensor({2, 24, c.H, c.W}, 3);
         auto want = run_op("MaxPool", {x}, c.attrs, 1, 12);
         ASSERT_TRUE(want.ok()) << want.status().to_string();

@@ -129,5 +129,53 @@ TEST(QuantizeRows, RequantizeTiesSaturationAndWrapOnEveryIsa) {
   }
 }
 
+// requantize_cols_u8/s8 (a multiplier and bias per element), min_max and
+// quantize_u8 (DynamicQuantizeLinear's row scan and rounding): every ISA
+// against the scalar definitions, with tails past each vector width.
+TEST(QuantizeRows, ColumnsMinMaxAndDynamicQuantizeOnEveryIsa) {
+  std::mt19937 rng(23);
+  std::vector<int32_t> acc(77), bias(77);
+  std::vector<float> mult(77), x(77);
+  for (size_t i = 0; i < acc.size(); ++i) {
+    acc[i] = static_cast<int32_t>(rng() % 60001) - 30000;
+    bias[i] = static_cast<int32_t>(rng() % 2001) - 1000;
+    mult[i] = 0.001f + 0.01f * static_cast<float>(rng() % 100);
+    x[i] = static_cast<float>(static_cast<int32_t>(rng() % 20001) - 10000) / 97.0f;
+  }
+  acc[0] = INT_MAX, acc[1] = INT_MIN, mult[2] = 0.5f, acc[2] = 3;  // saturation, wrap, a tie
+  x[3] = 0.5f, x[4] = 2.5f, x[5] = -0.5f;                            // ties
+  for (CpuIsa isa : testing::runnable_isas()) {
+    ScopedCpuIsa cap(isa);
+    for (int64_t n : {int64_t{1}, int64_t{8}, int64_t{17}, int64_t{77}}) {
+      SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " n " + std::to_string(n));
+      std::vector<uint8_t> u(static_cast<size_t>(n) + 1, 0xCD), q(static_cast<size_t>(n) + 1, 0xCD);
+      std::vector<int8_t> s(static_cast<size_t>(n) + 1, 0x55);
+      requantize_cols_u8(acc.data(), n, bias.data(), mult.data(), 100, u.data());
+      requantize_cols_s8(acc.data(), n, nullptr, mult.data(), -7, s.data());
+      float lo = 0, hi = 0;
+      ASSERT_TRUE(min_max(x.data(), n, lo, hi));
+      const float want_lo = *std::min_element(x.begin(), x.begin() + n);
+      const float want_hi = *std::max_element(x.begin(), x.begin() + n);
+      EXPECT_EQ(lo, want_lo);
+      EXPECT_EQ(hi, want_hi);
+      quantize_u8(x.data(), n, 0.37f, 113, q.data());
+      for (int64_t i = 0; i < n; ++i) {
+        const size_t k = static_cast<size_t>(i);
+        ASSERT_EQ(int32_t{u[k]}, reference<uint8_t>(acc[k], bias[k], mult[k], 100)) << i;
+        ASSERT_EQ(int32_t{s[k]}, reference<int8_t>(acc[k], 0, mult[k], -7)) << i;
+        const float r = std::nearbyint(x[k] / 0.37f) + 113.0f;
+        ASSERT_EQ(int32_t{q[k]}, static_cast<int32_t>(std::min(std::max(r, 0.0f), 255.0f))) << i;
+      }
+      EXPECT_EQ(u[static_cast<size_t>(n)], 0xCD);
+      EXPECT_EQ(s[static_cast<size_t>(n)], 0x55);
+      EXPECT_EQ(q[static_cast<size_t>(n)], 0xCD);
+    }
+    std::vector<float> with_nan(x.begin(), x.begin() + 20);
+    with_nan[13] = std::numeric_limits<float>::quiet_NaN();
+    float lo = 0, hi = 0;
+    EXPECT_FALSE(min_max(with_nan.data(), 20, lo, hi)) << cpu_isa_name(isa);
+  }
+}
+
 }  // namespace
 }  // namespace dlrt::cpu

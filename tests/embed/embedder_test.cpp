@@ -314,7 +314,8 @@ TEST(EmbedEmbedder, BrokenFoldersGiveClearErrors) {
   fs::path linked = copy_tiny("linked_pooling");
   fs::remove_all(linked / "1_Pooling");
   fs::create_directory_symlink(elsewhere / "cls", linked / "1_Pooling");
-  write(linked / "modules.json", R"([{"type": "sentence_transformers.models.Pooling", "path": "1_Pooling"}])");
+  write(linked / "modules.json", R"([{"type": "sentence_transformers.models.Transformer", "path": ""},
+                                     {"type": "sentence_transformers.models.Pooling", "path": "1_Pooling"}])");
   auto via_link = Embedder::create(linked.string(), cpu());
   ASSERT_TRUE(via_link.ok()) << via_link.status().to_string();
   EXPECT_EQ((*via_link)->pooling(), Pooling::kCls);

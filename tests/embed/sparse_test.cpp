@@ -208,6 +208,56 @@ TEST(EmbedModules, UnimplementedTypesAreRefusedAtLoad) {
   EXPECT_EQ(implemented_module_types().size(), 7u);
 }
 
+// modules.json as sentence-transformers runs it (issue 80): one Transformer
+// first, one Pooling, no Dense or Normalize before it and no Dense after a
+// Normalize; each other order is InvalidModel naming the module. A
+// default_prompt_name that is not a string is InvalidModel too.
+TEST(EmbedModules, OrderIsSentenceTransformers) {
+  const fs::path dense = testing::retrieval_dir() / "dense_embed";
+  const json mods =
+      json::parse(testing::slurp(dense / "modules.json"));  // Transformer, Pooling, Dense, Dense, Normalize
+  ASSERT_EQ(mods.size(), 5u);
+  auto load = [&](const std::string& name, const json& modules) {
+    fs::path dir = testing::copy_folder(dense, scratch(name));
+    testing::write_file(dir / "modules.json", modules.dump());
+    auto e = Embedder::create(dir.string(), sparse_cpu_options());
+    return e.ok() ? Status::Ok() : e.status();
+  };
+  EXPECT_TRUE(load("in_order", mods).ok());
+  const struct {
+    const char* name;
+    json modules;
+    const char* says;
+  } cases[] = {
+      {"dense_before_pooling",
+       {mods[0], mods[2], mods[1], mods[3], mods[4]},
+       "module 1 (sentence_transformers.models.Dense) comes before the Pooling module 2"},
+      {"two_poolings",
+       {mods[0], mods[1], mods[1], mods[2], mods[3], mods[4]},
+       "module 2 (sentence_transformers.models.Pooling) is a second pooling module"},
+      {"no_transformer",
+       {mods[1], mods[2], mods[3], mods[4]},
+       "module 0 is a sentence_transformers.models.Pooling, not the Transformer"},
+      {"two_transformers",
+       {mods[0], mods[1], mods[2], mods[3], mods[0], mods[4]},
+       "module 4 (sentence_transformers.models.Transformer) is a second Transformer"},
+      {"dense_after_normalize", {mods[0], mods[1], mods[2], mods[4], mods[3]}, "comes after the Normalize module 3"},
+  };
+  for (const auto& c : cases) {
+    Status s = load(c.name, c.modules);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidModel) << c.name << ": " << s.to_string();
+    EXPECT_NE(s.message().find(c.says), std::string::npos) << c.name << ": " << s.message();
+  }
+  fs::path prompt = testing::copy_folder(dense, scratch("default_prompt_7"));
+  testing::write_file(prompt / "config_sentence_transformers.json",
+                      R"({"prompts": {"q": "query: "}, "default_prompt_name": 7})");
+  auto e = Embedder::create(prompt.string(), sparse_cpu_options());
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kInvalidModel) << e.status().to_string();
+  EXPECT_NE(e.status().message().find("\"default_prompt_name\" must be a string"), std::string::npos)
+      << e.status().message();
+}
+
 // ---- dlrt embed --sparse -----------------------------------------------------
 
 std::string sparse_embed_cmd(const fs::path& model, const std::string& args) {

@@ -44,7 +44,10 @@ Expected outputs come from ONNX Runtime's CPU provider, one thread:
   same as the QOperator model's, bit for bit), which is what dlrt must do too.
   Without them it runs float ops between the pairs and rounds differently.
 - every other model with graph optimisations off (the graph as written, op by
-  op); for QOperator models both give the same outputs.
+  op); for QOperator models both give the same outputs;
+- a model with int8 weights in an integer product, where ONNX Runtime's
+  uint8 x int8 kernels saturate on this CPU (no VNNI), in its uint8-weight form
+  (int8_reference.py); elsewhere checked to equal that form bit for bit.
 
 Needs onnxruntime, onnx, onnxconverter-common, sympy and numpy: run it with the
 venv scripts/setup_venv.sh makes. Writes OUT_DIR/STAMP last, holding the
@@ -62,6 +65,9 @@ import onnxruntime as ort
 from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic,
                                       quantize_static)
 from onnxruntime.quantization.shape_inference import quant_pre_process
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import int8_reference  # noqa: E402  (beside this file)
 
 CNNS = ["resnet18", "mobilenet_v2", "efficientnet_b0"]
 TRANSFORMERS = ["minilm_l6"]
@@ -252,6 +258,12 @@ def matmul_nbits_model(src, dst, symmetric, block_size=32):
 def write_variant(out_dir, variant, model_path, cases, compare, description, manifest, optimize=False):
     reference = (f"onnxruntime {ort.__version__} CPU, 1 thread, graph optimisations "
                  + ("all" if optimize else "off"))
+    # Every case's outputs, keyed (case, output), independent of this CPU's int8 kernels (int8_reference.py).
+    outputs, note = int8_reference.reference_outputs(
+        ort, model_path, lambda path: {(case, k): v for case, inputs in cases.items()
+                                       for k, v in ort_outputs(path, inputs, optimize).items()}, log)
+    if note:
+        reference += f"; {note}"
     entry = {"file": f"{variant}.onnx", "description": description, "compare": compare,
              "reference": reference, "cases": {}}
     for case, inputs in cases.items():
@@ -262,7 +274,9 @@ def write_variant(out_dir, variant, model_path, cases, compare, description, man
             rel = f"{variant}/{case}/{k}.npy"
             np.save(os.path.join(out_dir, rel), v)
             c["inputs"][k] = rel
-        for k, v in ort_outputs(model_path, inputs, optimize).items():
+        for (c_name, k), v in outputs.items():
+            if c_name != case:
+                continue
             rel = f"{variant}/{case}/expected/{k}.npy"
             np.save(os.path.join(out_dir, rel), v)
             c["expected"][k] = rel
@@ -366,6 +380,10 @@ def main():
         os.remove(stamp)
     os.makedirs(out, exist_ok=True)
     manifest = {"generator": "tests/models/make_quant_zoo.py", "models": {}}
+    probe = int8_reference.probe(ort)
+    int8_line = int8_reference.summary(ort)
+    log(int8_line)
+    manifest["int8_probe"] = probe
     # The static models' outputs are dequantized integers, which dlrt must
     # reproduce exactly: rtol 1e-3 / atol 1e-4 (the float zoo's tolerance)
     # leaves no room for an integer step. Embeddings compare row by row.
@@ -513,7 +531,6 @@ def main():
         peaked_minilm_variants(found[0], out, manifest)
 
     # Single com.microsoft ops (tests/models/contrib_op_models.py), as written.
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from contrib_op_models import attention_family_models, contrib_models
     for variant, path, inputs, description in contrib_models(out, np.random.default_rng(1)):
         write_variant(out, variant, path, {"c0": inputs}, {"rtol": 1e-4, "atol": 1e-5},
@@ -534,7 +551,7 @@ def main():
     import onnxconverter_common
     with open(stamp, "w") as f:
         f.write(f"onnxruntime {ort.__version__}, onnx {onnx.__version__}, "
-                f"onnxconverter_common {onnxconverter_common.__version__}, numpy {np.__version__}\n")
+                f"onnxconverter_common {onnxconverter_common.__version__}, numpy {np.__version__}; {int8_line}\n")
     log(f"wrote {len(manifest['models'])} models to {out}")
     return 0
 

@@ -39,6 +39,9 @@ def main():
     # One elementwise output.
     save(model([helper.make_node("Neg", ["x"], ["y"])], [f32("x", ["n"])], [f32("y", ["n"])]),
          os.path.join(out, "negate.onnx"))
+    # The same on an input of unknown rank (a 0-d array is a valid feed).
+    save(model([helper.make_node("Neg", ["x"], ["y"])], [f32("x", None)], [f32("y", None)]),
+         os.path.join(out, "neg_any_rank.onnx"))
     # ONNX Runtime-style calls (test_session_ort_style.py): a named, an unnamed and a fixed
     # dim, a scalar int64 input, three tensor outputs and a sequence output.
     save(model([helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Neg", ["x"], ["z"]),

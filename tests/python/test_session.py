@@ -94,7 +94,9 @@ def test_report_and_placement(test_models):
     assert rp.backend == "cpu" and rp.node_count == p.node_count and rp.time_ms >= 0 and rp.precision
     d = report.as_dict()
     assert set(d) == {"partitions", "run_ms"}
-    assert set(d["partitions"][0]) == {"backend", "device", "node_count", "degraded", "reason", "time_ms", "precision"}
+    assert set(d["partitions"][0]) == {"backend", "device", "node_count", "degraded", "reason", "time_ms", "precision",
+                                       "vector_isa"}
+    assert rp.vector_isa in ("avx512", "avx2", "generic")
     assert "PartitionReport(backend='cpu'" in repr(report)
 
 

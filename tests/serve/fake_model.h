@@ -242,6 +242,7 @@ class FakeReranker final : public EmbedModel {
     {
       std::unique_lock<std::mutex> lk(mu_);
       ++runs_;
+      batches_.push_back(batch);
       gate_cv_.wait(lk, [&] { return gate_open_; });
     }
     std::vector<std::vector<float>> out;
@@ -274,6 +275,11 @@ class FakeReranker final : public EmbedModel {
     std::lock_guard<std::mutex> lk(mu_);
     return runs_;
   }
+  // The batch of each classify() call so far.
+  std::vector<std::vector<Encoding>> batches() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return batches_;
+  }
 
  private:
   std::string name_;
@@ -282,6 +288,7 @@ class FakeReranker final : public EmbedModel {
   mutable std::condition_variable gate_cv_;
   bool gate_open_ = true;
   mutable int runs_ = 0;
+  mutable std::vector<std::vector<Encoding>> batches_;
 };
 
 }  // namespace dlrt::embed::testing

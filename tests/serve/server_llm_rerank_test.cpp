@@ -30,7 +30,7 @@ const json& reference() {
 }
 
 struct RerankServer : TestServer {
-  RerankServer() : TestServer({}, /*with_model=*/false) {
+  explicit RerankServer(ServiceConfig config = {}) : TestServer(std::move(config), /*with_model=*/false) {
     EmbedderOptions o;
     o.device = "cpu";
     o.threads = 2;
@@ -138,6 +138,28 @@ TEST(ServeLlmRerank, EmbeddingModelIsRefused) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400) << r->body;
   EXPECT_NE(r->body.find("embedding model"), std::string::npos) << r->body;
+}
+
+// Issue 80: run in chunks of max_batch_size, the scores are the one-batch
+// run's; a query that alone fills the model's length is a 413 (tokenized
+// once, not once per document).
+TEST(ServeLlmRerank, ChunkedRunsScoreAsTheReferenceAndALongQueryIs413) {
+  ServiceConfig c;
+  c.max_batch_size = 2;
+  RerankServer s(c);
+  const json& ref = reference();
+  auto r =
+      s.post("/rerank", json{{"query", ref["queries"][0]}, {"texts", ref["documents"]}, {"raw_scores", false}}.dump());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const std::vector<double> want = want_scores(0);
+  for (const json& res : body_json(r)) EXPECT_NEAR(res["score"].get<double>(), want[res["index"].get<size_t>()], 1e-4);
+  std::string query;
+  for (int i = 0; i < 20000; ++i) query += "word ";
+  auto long_query = s.post("/rerank", json{{"query", query}, {"texts", json::array({"a", "b"})}}.dump());
+  ASSERT_TRUE(long_query);
+  EXPECT_EQ(long_query->status, 413) << long_query->body;
+  EXPECT_NE(long_query->body.find("the query alone has"), std::string::npos) << long_query->body;
 }
 
 }  // namespace

@@ -663,8 +663,8 @@ TEST(ServeFaults, StrictDeviceFailureIs503AndShowsInHealth) {
 TEST(ServeFaults, HealthReportsPlacement) {
   TestServer t;
   dlrt::RunReport on_gpu;
-  on_gpu.partitions.push_back({"cpu", "cpu:0", 3, false, "", 0, "f32"});
-  on_gpu.partitions.push_back({"good", "good:0", 40, false, "", 0, ""});
+  on_gpu.partitions.push_back({"cpu", "cpu:0", 3, false, "", 0, "f32", "avx2"});
+  on_gpu.partitions.push_back({"good", "good:0", 40, false, "", 0, "", ""});
   t.model->set_placement(on_gpu);
   json h = body_json(t.get("/health"));
   EXPECT_EQ(h["status"], "ok");
@@ -673,7 +673,7 @@ TEST(ServeFaults, HealthReportsPlacement) {
   std::string since_ok = h["since"];
 
   dlrt::RunReport warming;
-  warming.partitions.push_back({"cpu", "cpu:0", 40, true, "warm start: compiling for good:0; serving on cpu meanwhile", 0, "f32"});
+  warming.partitions.push_back({"cpu", "cpu:0", 40, true, "warm start: compiling for good:0; serving on cpu meanwhile", 0, "f32", "avx2"});
   t.model->set_placement(warming);
   h = body_json(t.get("/health"));
   EXPECT_EQ(h["status"], "warming");
@@ -681,7 +681,7 @@ TEST(ServeFaults, HealthReportsPlacement) {
   EXPECT_EQ(h["backend"], "cpu");
 
   dlrt::RunReport degraded;
-  degraded.partitions.push_back({"cpu", "cpu:0", 40, true, "execute on good:0 failed: boom", 0, "f32"});
+  degraded.partitions.push_back({"cpu", "cpu:0", 40, true, "execute on good:0 failed: boom", 0, "f32", "avx2"});
   t.model->set_placement(degraded);
   auto r = t.get("/health");
   EXPECT_EQ(r->status, 200);

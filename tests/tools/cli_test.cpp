@@ -275,6 +275,24 @@ TEST_F(CliTest, InspectNamesThePrecisionOfEachPartition) {
   }
 }
 
+// Every CPU partition names the vector ISA its kernels ran with, in the JSON
+// report and the text; DLRT_CPU_ISA caps it (generic runs on every CPU).
+TEST_F(CliTest, RunReportNamesTheVectorIsa) {
+  const std::string bin = quote(testing::dlrt_binary());
+  auto r = run_command("env DLRT_CPU_ISA=generic " + bin + " run " + model("mlp.onnx") + " --device cpu --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  ASSERT_FALSE(j["report"].empty()) << r.output;
+  EXPECT_EQ(j["report"][0]["vector_isa"], "generic") << r.output;
+  r = run_command("env -u DLRT_CPU_ISA " + bin + " run " + model("mlp.onnx") + " --device cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(r.output.find("(cpu:0, avx512 vectors)") != std::string::npos ||
+              r.output.find("(cpu:0, avx2 vectors)") != std::string::npos ||
+              r.output.find("(cpu:0, generic vectors)") != std::string::npos)
+      << r.output;
+}
+
 struct BadModel {
   const char* file;
   int exit_code;

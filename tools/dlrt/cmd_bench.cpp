@@ -412,7 +412,7 @@ int cmd_bench(int argc, char** argv) {
   std::printf("placement:\n");
   for (size_t i = 0; i < report.partitions.size(); ++i) {
     const auto& p = report.partitions[i];
-    std::printf("  partition %zu: %d nodes on %s (%s)%s%s\n", i, p.node_count, p.backend.c_str(), p.device.c_str(),
+    std::printf("  partition %zu: %d nodes on %s (%s)%s%s\n", i, p.node_count, p.backend.c_str(), device_label(p).c_str(),
                 p.degraded ? ", DEGRADED: " : "", p.degraded ? p.reason.c_str() : "");
   }
   std::printf("session create: %s ms cold, %s ms warm (second create in this process)\n", format_ms(create_ms).c_str(),

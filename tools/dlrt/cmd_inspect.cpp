@@ -12,6 +12,7 @@
 #include "dlrt/session.h"
 #include "ir/onnx_import.h"
 #include "json_out.h"
+#include "run_inputs.h"
 #include "runtime/session_internal.h"
 #include "tensor_format.h"
 
@@ -236,7 +237,7 @@ int cmd_inspect(int argc, char** argv) {
     for (size_t i = 0; i < placement.partitions.size(); ++i) {
       const auto& p = placement.partitions[i];
       std::printf("  partition %zu: %d nodes on %s (%s)%s%s%s%s\n", i, p.node_count, p.backend.c_str(),
-                  p.device.c_str(), p.precision.empty() ? "" : ", computes in ", p.precision.c_str(),
+                  device_label(p).c_str(), p.precision.empty() ? "" : ", computes in ", p.precision.c_str(),
                   p.degraded ? ", DEGRADED: " : "", p.degraded ? p.reason.c_str() : "");
     }
     print_cpu_reasons(nodes_placed);

@@ -215,7 +215,8 @@ int cmd_run(int argc, char** argv) {
     const auto& p = report.partitions[i];
     // The reason is printed for every partition that has one: why it degraded, or a note such as
     // which compiled blob was used or why a CPU partition was not taken by an accelerator.
-    std::printf("  partition %zu: %d nodes on %s (%s), %s ms%s%s\n", i, p.node_count, p.backend.c_str(), p.device.c_str(),
+    std::printf("  partition %zu: %d nodes on %s (%s), %s ms%s%s\n", i, p.node_count, p.backend.c_str(),
+                device_label(p).c_str(),
                 format_ms(p.time_ms).c_str(), p.degraded ? ", DEGRADED: " : (p.reason.empty() ? "" : ": "),
                 p.reason.c_str());
   }

@@ -217,8 +217,13 @@ nlohmann::json report_json(const RunReport& report) {
     j.push_back({{"backend", p.backend}, {"device", p.device}, {"node_count", p.node_count}, {"degraded", p.degraded},
                  {"reason", p.reason}, {"time_ms", p.time_ms}});
     if (!p.precision.empty()) j.back()["precision"] = p.precision;
+    if (!p.vector_isa.empty()) j.back()["vector_isa"] = p.vector_isa;
   }
   return j;
+}
+
+std::string device_label(const PartitionReport& p) {
+  return p.vector_isa.empty() ? p.device : p.device + ", " + p.vector_isa + " vectors";
 }
 
 }  // namespace dlrt::cli

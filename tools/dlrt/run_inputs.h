@@ -65,8 +65,13 @@ std::map<std::string, Tensor> feeds_of(const std::vector<PreparedInput>& inputs)
 // [{"name","dtype","shape","source"}] as `dlrt run --json` prints its inputs.
 nlohmann::json inputs_json(const std::vector<PreparedInput>& inputs);
 
-// [{"backend","device","node_count","degraded","reason","time_ms"}], one per
-// partition: the "report" of `dlrt run --json`.
+// [{"backend","device","node_count","degraded","reason","time_ms"}, plus
+// "precision" and "vector_isa" on CPU partitions], one per partition: the
+// "report" of `dlrt run --json`.
 nlohmann::json report_json(const RunReport& report);
+
+// A partition's device as the text reports print it: "cpu:0, avx2 vectors" on
+// the CPU, the device alone elsewhere.
+std::string device_label(const PartitionReport& p);
 
 }  // namespace dlrt::cli

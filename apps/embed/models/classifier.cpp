@@ -115,6 +115,36 @@ Result<Encoding> Classifier::tokenize(const ClassifierInput& input, bool* trunca
   });
 }
 
+Result<std::vector<Encoding>> Classifier::tokenize_pairs(std::string_view query,
+                                                         const std::vector<std::string>& documents,
+                                                         const std::string& instruction,
+                                                         std::vector<uint8_t>* truncated) const {
+  std::vector<Encoding> out;
+  out.reserve(documents.size());
+  if (truncated) truncated->assign(documents.size(), 0);
+  if (!impl_->llm && !instruction.empty())
+    return InvalidArgument("an instruction is for LLM rerankers; this model is a sequence classifier");
+  DLRT_ASSIGN_OR_RETURN(Tokenizer::First first, impl_->tokenizer->encode_first_checked(query));
+  if (impl_->llm && first.tokens() + impl_->llm->fixed_tokens() >= impl_->max_length)
+    return OutOfRange("the query alone has " + std::to_string(first.tokens()) +
+                      " tokens, which with the reranker's "
+                      "prompt (" +
+                      std::to_string(impl_->llm->fixed_tokens()) + " tokens) fills the model's maximum of " +
+                      std::to_string(impl_->max_length) + ": shorten the query");
+  for (size_t i = 0; i < documents.size(); ++i) {
+    bool cut = false;
+    Result<Encoding> e =
+        impl_->llm ? impl_->llm->encode(*impl_->tokenizer, query, documents[i], instruction, impl_->max_length, &cut)
+                   : encode_within(impl_->max_length, &cut, [&](size_t limit) {
+                       return impl_->tokenizer->encode_pair_checked(first, documents[i], limit);
+                     });
+    if (!e.ok()) return e.status();
+    if (truncated) (*truncated)[i] = cut ? 1 : 0;
+    out.push_back(std::move(e).value());
+  }
+  return out;
+}
+
 Result<ClassifierResult> Classifier::score_encoded(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const {
   ClassifierResult result;
   if (batch.empty()) return result;

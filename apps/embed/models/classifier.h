@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -60,6 +61,13 @@ class Classifier {
   // Tokenizes one input (pairs by the tokenizer's pair template), truncated
   // to max_length() ids; *truncated says whether it was longer.
   dlrt::Result<Encoding> tokenize(const ClassifierInput& input, bool* truncated = nullptr) const;
+  // tokenize() of the pairs (query, documents[i]), the query tokenized once
+  // (an LLM reranker's prompt is tokenized whole per pair, its query checked
+  // once: kOutOfRange when it alone leaves no room for a document).
+  // (*truncated)[i] says whether pair i was cut.
+  dlrt::Result<std::vector<Encoding>> tokenize_pairs(std::string_view query, const std::vector<std::string>& documents,
+                                                     const std::string& instruction,
+                                                     std::vector<uint8_t>* truncated) const;
   // Runs the model on tokenized inputs (padded to the longest), within
   // `bounds` (kCancelled when they stop the run).
   dlrt::Result<ClassifierResult> score_encoded(const std::vector<Encoding>& batch,

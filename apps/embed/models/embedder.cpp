@@ -149,6 +149,8 @@ Status read_prompts(const fs::path& dir, std::map<std::string, std::string>& pro
       prompts[name] = text.get<std::string>();
     }
   }
+  if (auto d = c.find("default_prompt_name"); d != c.end() && !d->is_null() && !d->is_string())
+    return InvalidModel(path.string() + ": \"default_prompt_name\" must be a string (a name in \"prompts\") or null");
   default_name = jsonu::get_string(c, "default_prompt_name", "");
   if (!default_name.empty() && !prompts.count(default_name))
     return InvalidModel(path.string() + ": default_prompt_name \"" + default_name + "\" is not one of its prompts");

@@ -55,6 +55,8 @@ class LlmReranker {
   // suffix, or the tokenizer's budget runs out.
   Result<Encoding> encode(const Tokenizer& tokenizer, std::string_view query, std::string_view document,
                           const std::string& instruction, size_t max_length, bool* truncated) const;
+  // Tokens of the prompt around the query and document (prefix and suffix).
+  size_t fixed_tokens() const { return prefix_ids_.size() + suffix_ids_.size(); }
 
   // logit(yes) - logit(no) at the last position with mask 1, per row of a
   // [batch, length, vocabulary] float logits tensor; `mask` is [batch, length].

@@ -47,6 +47,38 @@ std::string known_family(const std::string& type) {
   return "";
 }
 
+// The modules in an order sentence-transformers runs as dlrt does: one
+// Transformer (or MLMTransformer), first; one Pooling at most (and one
+// SpladePooling); no Dense or Normalize before the Pooling (they read its
+// sentence vector), no Dense after a Normalize (dlrt normalises last).
+Status check_order(const fs::path& path, const std::vector<Module>& modules) {
+  auto bad = [&](const std::string& what) {
+    return InvalidModel(path.string() + ": " + what + " (sentence-transformers runs the modules in their order)");
+  };
+  auto is_transformer = [](ModuleType t) { return t == ModuleType::kTransformer || t == ModuleType::kMLMTransformer; };
+  if (modules.empty()) return Status::Ok();
+  if (!is_transformer(modules[0].type)) return bad("module 0 is a " + modules[0].type_name + ", not the Transformer");
+  const size_t none = modules.size();
+  size_t pooling = none, splade = none, normalize = none;
+  for (size_t i = 1; i < modules.size(); ++i) {
+    const ModuleType t = modules[i].type;
+    const std::string at = "module " + std::to_string(i) + " (" + modules[i].type_name + ")";
+    if (is_transformer(t)) return bad(at + " is a second Transformer");
+    size_t& first = t == ModuleType::kPooling ? pooling : t == ModuleType::kSpladePooling ? splade : normalize;
+    if ((t == ModuleType::kPooling || t == ModuleType::kSpladePooling) && first != none)
+      return bad(at + " is a second pooling module after module " + std::to_string(first));
+    if ((t == ModuleType::kPooling || t == ModuleType::kSpladePooling || t == ModuleType::kNormalize) && first == none)
+      first = i;
+    if (t == ModuleType::kDense && normalize != none)
+      return bad(at + " comes after the Normalize module " + std::to_string(normalize));
+  }
+  for (size_t i = 1; i < pooling && pooling != none; ++i)
+    if (modules[i].type == ModuleType::kDense || modules[i].type == ModuleType::kNormalize)
+      return bad("module " + std::to_string(i) + " (" + modules[i].type_name + ") comes before the Pooling module " +
+                 std::to_string(pooling) + ", whose sentence vector it reads");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::vector<Module>> read_modules(const fs::path& dir) {
@@ -80,6 +112,7 @@ Result<std::vector<Module>> read_modules(const fs::path& dir) {
     }
     out.push_back(std::move(mod));
   }
+  DLRT_RETURN_IF_ERROR(check_order(path, out));
   return out;
 }
 

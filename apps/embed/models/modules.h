@@ -42,7 +42,10 @@ struct Module {
 // The modules of DIR/modules.json in their order; empty when there is no
 // modules.json. Errors: kInvalidModel (broken JSON, a module path outside
 // the folder or naming a file), kUnsupported (a type dlrt does not
-// implement, named with the module's index and path).
+// implement, named with the module's index and path); kInvalidModel for an
+// order sentence-transformers would not run as dlrt does (no Transformer
+// first, a second Transformer or pooling module, a Dense before the Pooling
+// or after a Normalize).
 Result<std::vector<Module>> read_modules(const std::filesystem::path& dir);
 
 }  // namespace dlrt::embed

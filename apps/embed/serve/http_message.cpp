@@ -223,6 +223,7 @@ const char* reason_phrase(int status) {
     case 400: return "Bad Request";
     case 408: return "Request Timeout";
     case 413: return "Payload Too Large";
+    case 415: return "Unsupported Media Type";
     case 431: return "Request Header Fields Too Large";
     case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
@@ -237,7 +238,8 @@ Refusal parse_head(std::string_view head, uint64_t max_body, RequestHead& out) {
   if (Refusal r = parse_request_line(head.substr(0, at), out)) return r;
   std::string length;  // the Content-Length value seen, leading zeros dropped
   bool has_te = false, close = false, keep_alive = false, expect_continue = false;
-  std::vector<std::string_view> codings;
+  std::vector<std::string_view> codings, content_codings;
+  size_t content_encoding_fields = 0;
   std::vector<std::string_view> hosts;
   while (at != std::string_view::npos) {
     const size_t begin = at + 2;
@@ -257,6 +259,9 @@ Refusal parse_head(std::string_view head, uint64_t max_body, RequestHead& out) {
         close = close || iequals(token, "close");
         keep_alive = keep_alive || iequals(token, "keep-alive");
       });
+    } else if (iequals(name, "Content-Encoding")) {
+      ++content_encoding_fields;
+      for_each_item(value, [&](std::string_view item) { content_codings.push_back(item); });
     } else if (iequals(name, "Expect")) {
       expect_continue = expect_continue || iequals(value, "100-continue");
     } else if (iequals(name, "Content-Length")) {
@@ -293,6 +298,17 @@ Refusal parse_head(std::string_view head, uint64_t max_body, RequestHead& out) {
     if (out.content_length > 0) out.framing = RequestHead::Framing::kLength;
   }
   out.keep_alive = !close && (out.version == "HTTP/1.1" || keep_alive);
+  // httplib decodes one coding, named exactly: anything else would be read as identity (RFC 9110 section 15.5.16: 415).
+  if (content_encoding_fields > 0 && out.framing != RequestHead::Framing::kNone) {
+    const bool one = content_encoding_fields == 1 && content_codings.size() == 1;
+    const std::string_view c = one ? content_codings.front() : std::string_view();
+    if (!one || !(iequals(c, "gzip") || iequals(c, "deflate") || iequals(c, "identity")))
+      return {415, "the Content-Encoding is not supported: send the body as is, or with one of gzip or deflate"};
+    for (auto& [name, value] : out.fields)
+      if (iequals(name, "Content-Encoding"))
+        std::transform(value.begin(), value.end(), value.begin(),
+                       [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); });
+  }
   out.expect_continue = expect_continue && out.version == "HTTP/1.1" && out.framing != RequestHead::Framing::kNone;
   return {};
 }

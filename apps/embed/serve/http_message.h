@@ -44,7 +44,9 @@ struct RequestHead {
 // repeated or invalid, a Content-Length that is not one number or is over
 // `max_body` (413), Transfer-Encoding with Content-Length, on HTTP/1.0, on
 // GET or HEAD, or whose final coding is not chunked (400; codings before
-// chunked: 501).
+// chunked: 501), or a body whose Content-Encoding is not one of gzip,
+// deflate or identity (415; the field lower-cased in `out`, as httplib
+// matches it).
 Refusal parse_head(std::string_view head, uint64_t max_body, RequestHead& out);
 
 // Reads the body `head` announces from `in` into `body`: Content-Length

@@ -60,8 +60,33 @@ void ip_and_port(const sockaddr_storage& addr, socklen_t len, std::string& ip, i
 
 constexpr size_t kMaxHead = 64 * 1024;  // request line and header fields
 constexpr int kHeadGraceMs = 100;       // a head slower than this counts as pending
+constexpr int kBusyGraceMs = 20;        // a body's grace while the pending ones are at their bound
 constexpr int kLingerMs = 250;           // after an error answer, unread input is discarded this long
 constexpr size_t kMaxLingerBytes = 1 << 20;  // or up to this much
+// A request body must average this rate once read_timeout has passed since it
+// started (a trickling body ends with 408 instead of holding its thread).
+constexpr long long kMinBodyBytesPerSecond = 1024;
+// A response may still be written this long after its request's deadline
+// (the 504 or 408 that says the deadline passed).
+constexpr int kWriteGraceMs = 1000;
+
+thread_local Clock::time_point t_arrival;
+
+// What ended a body read early (ConnectionStream::BodyWatch).
+enum class BodyStop { kNone, kDeadline, kTooSlow, kBusy };
+
+// The bounds of one body as it is read: the request's deadline, the minimum
+// rate after a grace, and the connections slow to send their request
+// (counted past kHeadGraceMs, at most max_pending of them at once).
+struct BodyWatch {
+  Clock::time_point start, deadline;  // deadline: the epoch when none
+  int grace_ms = 0;
+  std::atomic<int>* pending = nullptr;
+  int max_pending = 0;
+  bool counted = false;
+  size_t received = 0;
+  BodyStop stop = BodyStop::kNone;
+};
 
 // One connection (a socket, or TLS over it) with a read buffer that lives as
 // long as the connection, so whatever was read past the end of one request is
@@ -108,6 +133,20 @@ class ConnectionStream final : public httplib::Stream {
     return true;
   }
 
+  // Ends the connection at once after an answer: what the client sent
+  // already is discarded first, so that closing does not reset the connection
+  // over unread input (the client may still miss the answer if it sends more).
+  void drain_close() {
+    if (ssl_ != nullptr) SSL_shutdown(ssl_);
+    ::shutdown(sock_, SHUT_WR);
+    std::array<char, 16384> sink;
+    for (size_t drained = 0; drained < kMaxLingerBytes;) {
+      const ssize_t n = ::recv(sock_, sink.data(), sink.size(), MSG_DONTWAIT);
+      if (n <= 0) break;
+      drained += static_cast<size_t>(n);
+    }
+  }
+
   // Ends the connection after an error answer: the write side is shut
   // (close_notify first over TLS), then what the client still sends (the rest
   // of a refused body) is discarded for a short while, so closing does not
@@ -126,13 +165,26 @@ class ConnectionStream final : public httplib::Stream {
     }
   }
 
-  bool is_readable() const override { return wait_readable(read_timeout_ms_) > 0; }
-  bool is_writable() const override { return wait_for(sock_, POLLOUT, write_timeout_ms_) > 0; }
+  // Reads of a body go by `watch` (until unwatched with nullptr); writes
+  // fail past `write_deadline` (the epoch: none).
+  void watch_body(BodyWatch* watch) { body_ = watch; }
+  void set_write_deadline(Clock::time_point t) { write_deadline_ = t; }
+
+  bool is_readable() const override { return body_ != nullptr ? wait_body() : wait_readable(read_timeout_ms_) > 0; }
+  bool is_writable() const override {
+    int ms = write_timeout_ms_;
+    if (write_deadline_ != Clock::time_point{}) {
+      const long long left = -ms_since(write_deadline_);
+      if (left <= 0) return false;
+      ms = static_cast<int>(std::min<long long>(ms, left));
+    }
+    return wait_for(sock_, POLLOUT, ms) > 0;
+  }
 
   ssize_t read(char* ptr, size_t size) override {
     if (begin_ == end_) {
       if (!is_readable()) return -1;
-      if (size >= buffer_.size()) return receive(ptr, size);  // large reads skip the buffer
+      if (size >= buffer_.size()) return counted(receive(ptr, size));  // large reads skip the buffer
       const ssize_t n = receive(buffer_.data(), buffer_.size());
       if (n <= 0) return n;
       begin_ = 0;
@@ -141,7 +193,7 @@ class ConnectionStream final : public httplib::Stream {
     const size_t n = std::min(size, end_ - begin_);
     std::memcpy(ptr, buffer_.data() + begin_, n);
     begin_ += n;
-    return static_cast<ssize_t>(n);
+    return counted(static_cast<ssize_t>(n));
   }
 
   ssize_t write(const char* ptr, size_t size) override {
@@ -185,10 +237,50 @@ class ConnectionStream final : public httplib::Stream {
     }
   }
 
+  ssize_t counted(ssize_t n) {
+    if (body_ != nullptr && n > 0) body_->received += static_cast<size_t>(n);
+    return n;
+  }
+
+  // Waits for more of a watched body: false after read_timeout of silence,
+  // or when the watch stops it (body_->stop says why).
+  bool wait_body() const {
+    if (buffered()) return true;
+    BodyWatch& w = *body_;
+    const auto silent_since = Clock::now();
+    for (;;) {
+      const auto now = Clock::now();
+      if (w.deadline != Clock::time_point{} && now >= w.deadline) {
+        w.stop = BodyStop::kDeadline;
+        return false;
+      }
+      const long long elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - w.start).count();
+      if (elapsed > w.grace_ms &&
+          static_cast<long long>(w.received) < kMinBodyBytesPerSecond * (elapsed - w.grace_ms) / 1000) {
+        w.stop = BodyStop::kTooSlow;
+        return false;
+      }
+      const int grace = w.pending != nullptr && w.pending->load() >= w.max_pending ? kBusyGraceMs : kHeadGraceMs;
+      if (!w.counted && elapsed >= grace && w.pending != nullptr) {
+        if (w.pending->fetch_add(1) >= w.max_pending) {
+          --*w.pending;
+          w.stop = BodyStop::kBusy;
+          return false;
+        }
+        w.counted = true;
+      }
+      if (ms_since(silent_since) >= read_timeout_ms_) return false;
+      const int ready = wait_input(w.counted ? 50 : 10);
+      if (ready != 0) return ready > 0;
+    }
+  }
+
   socket_t sock_;
   SSL* ssl_;
   int read_timeout_ms_;
   int write_timeout_ms_;
+  BodyWatch* body_ = nullptr;
+  Clock::time_point write_deadline_{};
   std::vector<char> buffer_ = std::vector<char>(4096);
   size_t begin_ = 0;
   size_t end_ = 0;
@@ -241,8 +333,13 @@ void send_error(ConnectionStream& strm, int status, const std::string& message, 
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " + http::reason_phrase(status) +
                     "\r\nContent-Type: application/json\r\nConnection: close\r\n";
   if (status == 503) out += "Retry-After: 1\r\n";
+  if (status == 415) out += "Accept-Encoding: gzip, deflate\r\n";
   out += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-  if (strm.write_all(out) && linger) strm.linger_close();
+  if (!strm.write_all(out)) return;
+  if (linger)
+    strm.linger_close();
+  else
+    strm.drain_close();
 }
 
 // The TLS handshake, within `timeout_ms` in all; nullptr when it fails. The
@@ -277,6 +374,8 @@ SSL* tls_accept(SSL_CTX* ctx, socket_t sock, int timeout_ms, int write_timeout_m
 }
 
 }  // namespace
+
+std::chrono::steady_clock::time_point request_arrival() { return t_arrival; }
 
 template <typename Base>
 bool Pipelining<Base>::process_and_close_socket(socket_t sock) {
@@ -360,6 +459,11 @@ bool Pipelining<Base>::serve_connection(Stream& strm) {
   bool ok = false;
   for (size_t left = this->keep_alive_max_count_; left > 0 && !stopping(); --left) {
     if (left != this->keep_alive_max_count_ && !strm.buffered() && !next_request()) break;
+    t_arrival = Clock::now();
+    const auto deadline =
+        request_timeout_ms_ > 0 ? t_arrival + std::chrono::milliseconds(request_timeout_ms_) : Clock::time_point{};
+    strm.set_write_deadline(deadline == Clock::time_point{} ? deadline
+                                                            : deadline + std::chrono::milliseconds(kWriteGraceMs));
     const Head head = read_head();
     if (head != Head::kComplete) {
       if (head == Head::kBusy) send_error(strm, 503, "too many connections are sending their request head; retry", false);
@@ -378,7 +482,20 @@ bool Pipelining<Base>::serve_connection(Stream& strm) {
     strm.consume(head_size + 4);
     if (request.expect_continue && !strm.buffered() && !strm.write_all("HTTP/1.1 100 Continue\r\n\r\n")) break;
     std::string body;
+    BodyWatch watch{Clock::now(), deadline, read_ms, &pending_heads_, max_pending_heads_};
+    strm.watch_body(&watch);
     refusal = http::read_body(strm, request, max_body, body);
+    strm.watch_body(nullptr);
+    if (watch.counted) --pending_heads_;
+    if (refusal && watch.stop == BodyStop::kDeadline)
+      refusal = {408, "the request body did not arrive within the request's deadline (request_timeout_ms)"};
+    if (refusal && watch.stop == BodyStop::kTooSlow)
+      refusal = {408, "the request body arrived slower than " + std::to_string(kMinBodyBytesPerSecond) +
+                          " bytes per second after the read timeout"};
+    if (refusal && watch.stop == BodyStop::kBusy) {
+      send_error(strm, 503, "too many connections are sending their request slowly; retry", false);
+      break;
+    }
     if (refusal) {
       send_error(strm, refusal.status, refusal.message);
       break;

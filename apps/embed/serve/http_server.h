@@ -21,14 +21,18 @@
 // behind a proxy relies on messages being framed differently).
 //
 // Threads: the head must arrive within the read timeout in all (431 past
-// 64 KiB); while more than half the connection threads wait for heads, a new
-// connection whose head has not come within 100 ms is answered 503 and closed.
+// 64 KiB); the body within the request's deadline and, once the read timeout
+// has passed since it began, at 1 KiB/s on average (else 408). While more
+// than half the connection threads wait for a slow head or body, a new
+// connection whose head or body has not come within 100 ms is answered 503
+// and closed.
 // A connection idle between keep-alive requests gives its thread up (closes)
 // as soon as another accepted connection waits for a thread. So neither slow
 // nor idle clients can hold every thread, and /health, /ready stay answered.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 
@@ -44,6 +48,9 @@ class Pipelining final : public Base {
 
   // Connections that may wait for an incomplete head at once (at least 1).
   void set_max_pending_heads(int n) { max_pending_heads_ = n < 1 ? 1 : n; }
+  // Each request's deadline from its arrival (0: none): its body must have
+  // arrived by then (408), and its answer be written within a second after.
+  void set_request_timeout_ms(int ms) { request_timeout_ms_ = ms; }
   // Accepted connections waiting for a thread (counted by the server's task
   // queue): while there are any, idle keep-alive connections are closed.
   void set_waiting_connections(std::shared_ptr<const std::atomic<size_t>> waiting) { waiting_ = std::move(waiting); }
@@ -57,9 +64,14 @@ class Pipelining final : public Base {
   bool serve_connection(Stream& strm);
 
   int max_pending_heads_ = 32;
+  int request_timeout_ms_ = 0;
   std::atomic<int> pending_heads_{0};
   std::shared_ptr<const std::atomic<size_t>> waiting_;
 };
+
+// When the request being handled on this thread began to arrive (its head's
+// first read; the epoch outside a request): the start of its deadline.
+std::chrono::steady_clock::time_point request_arrival();
 
 using PipeliningServer = Pipelining<httplib::Server>;
 using PipeliningTlsServer = Pipelining<httplib::SSLServer>;

@@ -82,6 +82,7 @@ EmbedServer::EmbedServer(ServiceConfig config)
       slots_(std::make_shared<RunSlots>(config_.pool_size)) {
   auto limit = [this](auto server) {
     server->set_max_pending_heads(config_.http_threads / 2);
+    server->set_request_timeout_ms(config_.request_timeout_ms);
     server->set_waiting_connections(waiting_connections_);
     http_ = std::move(server);
   };
@@ -132,6 +133,12 @@ EmbedServer::~EmbedServer() {
   shutdown();
   if (drainer_.joinable()) drainer_.join();
   for (auto& b : registry_.release()) b->stop();
+}
+
+std::chrono::steady_clock::time_point EmbedServer::request_deadline() const {
+  auto arrival = request_arrival();
+  if (arrival == std::chrono::steady_clock::time_point{}) arrival = std::chrono::steady_clock::now();
+  return arrival + std::chrono::milliseconds(config_.request_timeout_ms);
 }
 
 std::shared_ptr<const EmbedModel> EmbedServer::model() const { return registry_.default_model().model; }

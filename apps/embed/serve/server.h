@@ -51,6 +51,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -155,6 +157,24 @@ class EmbedModel {
                                            const std::string& instruction, bool* truncated) const {
     if (!instruction.empty()) return InvalidArgument("'instruction' is for LLM rerankers; the served model takes none");
     return tokenize_pair(query, document, truncated);
+  }
+  // tokenize_rerank of (query, documents[i]) for every document, the query
+  // tokenized once where the model allows; (*truncated)[i] says whether pair
+  // i was cut. kOutOfRange: the query alone fills the model's length.
+  virtual Result<std::vector<Encoding>> tokenize_rerank_all(std::string_view query,
+                                                            const std::vector<std::string>& documents,
+                                                            const std::string& instruction,
+                                                            std::vector<uint8_t>* truncated) const {
+    std::vector<Encoding> out;
+    if (truncated) truncated->assign(documents.size(), 0);
+    for (size_t i = 0; i < documents.size(); ++i) {
+      bool cut = false;
+      auto e = tokenize_rerank(query, documents[i], instruction, &cut);
+      if (!e.ok()) return e.status();
+      if (truncated) (*truncated)[i] = cut ? 1 : 0;
+      out.push_back(std::move(e).value());
+    }
+    return out;
   }
   // "llm" for an LLM reranker (llm_reranker.h), "" otherwise (/info).
   virtual std::string reranker_kind() const { return ""; }
@@ -314,7 +334,7 @@ class EmbedServer {
   // run both within request_timeout_ms: kCancelled when no slot frees up in time.
   template <class Run>
   auto in_run_slot(const Run& run) const -> decltype(run(dlrt::RunOptions{})) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.request_timeout_ms);
+    const auto deadline = request_deadline();
     RunSlot slot(slots_.get(), deadline);
     if (!slot.held()) return Status(StatusCode::kCancelled, "no free worker before the request's deadline");
     dlrt::RunOptions bounds;
@@ -322,6 +342,52 @@ class EmbedServer {
         std::max(std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count(), 1.0);
     return run(bounds);
   }
+  // Runs `batch` in input order in chunks within the batcher's bounds (at
+  // most max_batch_size encodings and max_batch_tokens padded tokens; an
+  // encoding longer than that alone; one per chunk for a batch-dependent
+  // model), each in a run slot as in_run_slot: run(chunk, bounds) -> Status
+  // per chunk, until the first error. The encodings are moved out of `batch`.
+  template <class Run>
+  Status in_run_slots(const EmbedModel& m, std::vector<Encoding>& batch, const Run& run) const {
+    const size_t most = m.batch_dependent() ? 1 : std::max<size_t>(config_.max_batch_size, 1);
+    for (size_t begin = 0; begin < batch.size();) {
+      size_t end = begin, longest = 0;
+      while (end < batch.size() && end - begin < most) {
+        const size_t len = std::max(longest, batch[end].ids.size());
+        if (end > begin && (end - begin + 1) * len > config_.max_batch_tokens) break;
+        longest = len;
+        ++end;
+      }
+      std::vector<Encoding> chunk(std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(begin)),
+                                  std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(end)));
+      Status s = in_run_slot([&](const dlrt::RunOptions& bounds) -> Status { return run(chunk, bounds); });
+      if (!s.ok()) return s;
+      begin = end;
+    }
+    return Status::Ok();
+  }
+  // A 504 when the request's deadline has passed (its body read, `what`
+  // done: tokenizing), else nullopt.
+  std::optional<Reply> past_deadline(Api api, const char* what) const {
+    if (std::chrono::steady_clock::now() < request_deadline()) return std::nullopt;
+    return deadline_reply(api, what);
+  }
+  Reply deadline_reply(Api api, const char* what) const {
+    return error_reply(api, 504, "timeout",
+                       "the request was not answered within its deadline of " +
+                           std::to_string(config_.request_timeout_ms) +
+                           " ms (request_timeout_ms) from its arrival: it passed while " + what +
+                           "; send fewer or shorter inputs, or raise request_timeout_ms");
+  }
+  // An input that could not be tokenized: 504 when the request's deadline
+  // stopped the tokenizer (kCancelled), else 422 (`context` before the reason).
+  Reply tokenize_error(Api api, const Status& s, const std::string& context = "") const {
+    if (s.code() == StatusCode::kCancelled) return deadline_reply(api, "tokenizing");
+    return error_reply(api, 422, "invalid_request_error", context + s.message());
+  }
+  // The deadline of the request on this thread: request_timeout_ms from its
+  // arrival (http_server.h), which covers reading its body and tokenizing.
+  std::chrono::steady_clock::time_point request_deadline() const;
   void on_batch(size_t index, const std::string& name, const BatchInfo& info);
   void set_model_at(size_t index, std::shared_ptr<const EmbedModel> model);
   // The default model and its batcher.

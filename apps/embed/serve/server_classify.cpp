@@ -12,6 +12,7 @@
 #include "embed/serve/body_json.h"
 #include "embed/serve/route_kinds.h"
 #include "embed/serve/server.h"
+#include "embed/serve/server_util.h"
 
 namespace dlrt::embed {
 namespace {
@@ -53,23 +54,31 @@ EmbedServer::Reply EmbedServer::score_documents(Api api, const EmbedModel& m, co
                                                 const std::vector<std::string>& documents,
                                                 const std::string& instruction, bool truncate, bool raw,
                                                 std::vector<float>& score, size_t& tokens) {
-  std::vector<Encoding> batch;
+  std::vector<uint8_t> truncated;
+  auto encoded = m.tokenize_rerank_all(query, documents, instruction, &truncated);
+  if (!encoded.ok() && encoded.status().code() == StatusCode::kOutOfRange)
+    return error_reply(api, 413, "invalid_request_error", encoded.status().message());
+  if (!encoded.ok()) return tokenize_error(api, encoded.status());
+  std::vector<Encoding>& batch = *encoded;
+  if (auto late = past_deadline(api, "tokenizing")) return *late;
   tokens = 0;
-  for (size_t i = 0; i < documents.size(); ++i) {
-    bool truncated = false;
-    auto enc = m.tokenize_rerank(query, documents[i], instruction, &truncated);
-    if (!enc.ok()) return error_reply(api, 422, "invalid_request_error", enc.status().message());
-    if (truncated && !truncate)
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (truncated[i] && !truncate)
       return error_reply(api, 413, "invalid_request_error",
                          "the query with document " + std::to_string(i) + " has more than " +
                              std::to_string(m.max_length()) + " tokens; shorten it or send \"truncate\": true");
-    tokens += enc->ids.size();
-    batch.push_back(std::move(enc).value());
+    tokens += batch[i].ids.size();
   }
-  auto logits = in_run_slot([&](const dlrt::RunOptions& bounds) { return m.classify(batch, bounds); });
-  if (!logits.ok()) return run_error_reply(api, logits.status(), "scoring");
-  score.resize(batch.size());
-  for (size_t i = 0; i < batch.size(); ++i) score[i] = scores((*logits)[i], raw)[0];
+  score.clear();
+  score.reserve(batch.size());
+  Status run =
+      in_run_slots(m, batch, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
+        auto logits = m.classify(chunk, bounds);
+        if (!logits.ok()) return logits.status();
+        for (const auto& row : *logits) score.push_back(scores(row, raw)[0]);
+        return Status::Ok();
+      });
+  if (!run.ok()) return run_error_reply(api, run, "scoring");
   return Reply{};
 }
 
@@ -150,7 +159,7 @@ EmbedServer::Reply EmbedServer::handle_rerank(const std::string& body) {
     out.push_back(std::move(r));
   }
   Reply reply;
-  reply.body = out.dump(-1, ' ', false, json::error_handler_t::replace);
+  reply.body = server_util::dump_json(out);
   return reply;
 }
 
@@ -211,7 +220,7 @@ EmbedServer::Reply EmbedServer::handle_v1_rerank(const std::string& body) {
   }
   json out = {{"model", ref->name}, {"results", std::move(results)}, {"usage", {{"total_tokens", tokens}}}};
   Reply reply;
-  reply.body = out.dump(-1, ' ', false, json::error_handler_t::replace);
+  reply.body = server_util::dump_json(out);
   return reply;
 }
 
@@ -273,18 +282,26 @@ EmbedServer::Reply EmbedServer::handle_predict(const std::string& body) {
     bool truncated = false;
     auto enc = items[i].pair ? m->tokenize_pair(items[i].first, items[i].second, &truncated)
                              : m->tokenize(items[i].first, &truncated);
-    if (!enc.ok()) return error_reply(Api::kTei, 422, "invalid_request_error", enc.status().message());
+    if (!enc.ok()) return tokenize_error(Api::kTei, enc.status());
     if (truncated && !truncate)
       return error_reply(Api::kTei, 413, "invalid_request_error",
                          "input " + std::to_string(i) + " has more than " + std::to_string(m->max_length()) +
                              " tokens; shorten it or send \"truncate\": true");
     batch.push_back(std::move(enc).value());
   }
-  auto logits = in_run_slot([&](const dlrt::RunOptions& bounds) { return m->classify(batch, bounds); });
-  if (!logits.ok()) return run_error_reply(Api::kTei, logits.status(), "scoring");
+  if (auto late = past_deadline(Api::kTei, "tokenizing")) return *late;
+  std::vector<std::vector<float>> logits;
+  Status run =
+      in_run_slots(*m, batch, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
+        auto rows = m->classify(chunk, bounds);
+        if (!rows.ok()) return rows.status();
+        for (auto& row : *rows) logits.push_back(std::move(row));
+        return Status::Ok();
+      });
+  if (!run.ok()) return run_error_reply(Api::kTei, run, "scoring");
   const std::vector<std::string> labels = m->labels();
   json out = json::array();
-  for (const auto& row : *logits) {
+  for (const auto& row : logits) {
     const std::vector<float> s = scores(row, raw);
     std::vector<size_t> order(s.size());
     std::iota(order.begin(), order.end(), size_t{0});
@@ -294,7 +311,7 @@ EmbedServer::Reply EmbedServer::handle_predict(const std::string& body) {
     out.push_back(std::move(preds));
   }
   Reply reply;
-  reply.body = (batch_request ? out : out[0]).dump(-1, ' ', false, json::error_handler_t::replace);
+  reply.body = server_util::dump_json(batch_request ? out : out[0]);
   return reply;
 }
 

@@ -21,6 +21,7 @@
 #include "dlrt/dlrt.h"
 #include "embed/serve/openapi.h"
 #include "embed/serve/server_util.h"
+#include "embed/tokenizer/tokenizer.h"
 
 namespace dlrt::embed {
 namespace {
@@ -231,6 +232,7 @@ void EmbedServer::install_routes() {
         return;
       }
       ++in_flight_;
+      const TokenizeDeadline tokenizing(request_deadline());  // the tokenizer stops at the request's deadline
       Reply r = handled(api, [&] { return handle(body); });
       --in_flight_;
       // Counted before the response goes out, so a client that reads

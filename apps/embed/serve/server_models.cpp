@@ -16,13 +16,6 @@
 namespace dlrt::embed {
 namespace {
 
-// A token the tokenizer adds itself ([CLS], [SEP], <s>, ...): an added token marked special.
-bool is_special_added_token(const Tokenizer& tokenizer, int64_t id) {
-  for (const AddedToken& t : tokenizer.added_tokens())
-    if (t.id == id && t.special) return true;
-  return false;
-}
-
 // ---- the Embedder behind the server ----------------------------------------
 
 class EmbedderModel final : public EmbedModel {
@@ -73,7 +66,7 @@ class EmbedderModel final : public EmbedModel {
   size_t vocab_size() const override { return e_->tokenizer().vocab_size(); }
   size_t count_tokens(std::string_view text) const override { return e_->tokenizer().encode(text, 0).ids.size(); }
   std::string token_text(int64_t id) const override { return e_->tokenizer().id_to_token(id); }
-  bool is_special_token(int64_t id) const override { return is_special_added_token(e_->tokenizer(), id); }
+  bool is_special_token(int64_t id) const override { return e_->tokenizer().is_special(id); }
   Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override {
     return e_->tokenizer().decode(ids, skip_special_tokens);
   }
@@ -102,6 +95,11 @@ class ClassifierModel final : public EmbedModel {
     return c_->tokenize(ClassifierInput{std::string(query), std::string(document), true, instruction}, truncated);
   }
   ModelKind kind() const override { return c_->is_llm_reranker() ? ModelKind::kLlmReranker : ModelKind::kCrossEncoder; }
+  Result<std::vector<Encoding>> tokenize_rerank_all(std::string_view query, const std::vector<std::string>& documents,
+                                                    const std::string& instruction,
+                                                    std::vector<uint8_t>* truncated) const override {
+    return c_->tokenize_pairs(query, documents, instruction, truncated);
+  }
   std::string reranker_kind() const override { return c_->is_llm_reranker() ? "llm" : ""; }
   Result<EmbedResult> embed_encoded(const std::vector<Encoding>&, const dlrt::RunOptions&) const override {
     return InvalidArgument("the served model is a sequence classifier: use /rerank or /predict");
@@ -126,7 +124,7 @@ class ClassifierModel final : public EmbedModel {
                                          std::vector<std::pair<size_t, size_t>>& offsets) const override {
     return c_->tokenizer().encode_checked(text, c_->max_length(), &offsets);
   }
-  bool is_special_token(int64_t id) const override { return is_special_added_token(c_->tokenizer(), id); }
+  bool is_special_token(int64_t id) const override { return c_->tokenizer().is_special(id); }
   Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override {
     return c_->tokenizer().decode(ids, skip_special_tokens);
   }

@@ -57,11 +57,7 @@ class MultiVectorModel final : public EmbedModel {
   size_t vocab_size() const override { return m_->base().tokenizer().vocab_size(); }
   size_t count_tokens(std::string_view text) const override { return m_->base().tokenizer().encode(text, 0).ids.size(); }
   std::string token_text(int64_t id) const override { return m_->base().tokenizer().id_to_token(id); }
-  bool is_special_token(int64_t id) const override {
-    for (const AddedToken& t : m_->base().tokenizer().added_tokens())
-      if (t.id == id && t.special) return true;
-    return false;
-  }
+  bool is_special_token(int64_t id) const override { return m_->base().tokenizer().is_special(id); }
   Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override {
     return m_->base().tokenizer().decode(ids, skip_special_tokens);
   }
@@ -79,6 +75,24 @@ bool flag(const json& body, const char* name, bool def, std::string& error) {
     return def;
   }
   return f->get<bool>();
+}
+
+// Per input, per token vectors as JSON, floats at float32's shortest precision.
+std::string token_vectors_json(const std::vector<std::vector<std::vector<float>>>& inputs) {
+  std::string out = "[";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    out += i ? ",[" : "[";
+    for (size_t t = 0; t < inputs[i].size(); ++t) {
+      out += t ? ",[" : "[";
+      for (size_t k = 0; k < inputs[i][t].size(); ++k) {
+        if (k) out += ',';
+        server_util::append_json_float(out, inputs[i][t][k]);
+      }
+      out += ']';
+    }
+    out += ']';
+  }
+  return out + "]";
 }
 
 }  // namespace
@@ -135,7 +149,7 @@ EmbedServer::Reply EmbedServer::handle_embed_all(const std::string& body) {
   for (size_t i = 0; i < texts.size(); ++i) {
     bool truncated = false;
     auto enc = m->tokenize_tokens(prompt + texts[i], is_query, &truncated);
-    if (!enc.ok()) return error_reply(Api::kTei, 422, "invalid_request_error", enc.status().message());
+    if (!enc.ok()) return tokenize_error(Api::kTei, enc.status());
     // A multi-vector model cuts texts at its query or document length, as PyLate does.
     if (truncated && !truncate && !has_capability(m->kind(), Capability::kMaxSim))
       return error_reply(Api::kTei, 413, "invalid_request_error",
@@ -143,10 +157,18 @@ EmbedServer::Reply EmbedServer::handle_embed_all(const std::string& body) {
                              " tokens; shorten it or send \"truncate\": true");
     batch.push_back(std::move(enc).value());
   }
-  auto r = in_run_slot([&](const dlrt::RunOptions& bounds) { return m->embed_tokens(batch, is_query, bounds); });
-  if (!r.ok()) return run_error_reply(Api::kTei, r.status(), "embedding");
+  if (auto late = past_deadline(Api::kTei, "tokenizing")) return *late;
+  std::vector<std::vector<std::vector<float>>> vectors;
+  Status run =
+      in_run_slots(*m, batch, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
+        auto r = m->embed_tokens(chunk, is_query, bounds);
+        if (!r.ok()) return r.status();
+        for (auto& v : r->tokens) vectors.push_back(std::move(v));
+        return Status::Ok();
+      });
+  if (!run.ok()) return run_error_reply(Api::kTei, run, "embedding");
   Reply reply;
-  reply.body = json(r->tokens).dump(-1, ' ', false, json::error_handler_t::replace);
+  reply.body = token_vectors_json(vectors);
   return reply;
 }
 
@@ -169,29 +191,34 @@ EmbedServer::Reply EmbedServer::handle_rerank_maxsim(const json& req, const Embe
   const bool return_text = flag(req, "return_text", false, field_error);
   if (!field_error.empty()) return error_reply(Api::kTei, 422, "invalid_request_error", field_error);
   auto query = m->tokenize_tokens(q->get<std::string>(), true, nullptr);
-  if (!query.ok()) return error_reply(Api::kTei, 422, "invalid_request_error", query.status().message());
+  if (!query.ok()) return tokenize_error(Api::kTei, query.status());
   std::vector<Encoding> docs;
   for (size_t i = 0; i < t->size(); ++i) {
     if (!(*t)[i].is_string())
       return error_reply(Api::kTei, 422, "invalid_request_error", "'texts'[" + std::to_string(i) + "] is not a string");
     auto enc = m->tokenize_tokens((*t)[i].get<std::string>(), false, nullptr);
-    if (!enc.ok()) return error_reply(Api::kTei, 422, "invalid_request_error", enc.status().message());
+    if (!enc.ok()) return tokenize_error(Api::kTei, enc.status());
     docs.push_back(std::move(enc).value());
   }
-  // The query and the texts run in one slot, one after the other.
-  TokenEmbedResult qv, dv;
+  if (auto late = past_deadline(Api::kTei, "tokenizing")) return *late;
+  // The query, then the texts in chunks within the batcher's bounds.
+  TokenEmbedResult qv;
   Status run = in_run_slot([&](const dlrt::RunOptions& bounds) -> Status {
     auto q = m->embed_tokens({*query}, true, bounds);
     if (!q.ok()) return q.status();
     qv = std::move(q).value();
-    auto d = m->embed_tokens(docs, false, bounds);
-    if (!d.ok()) return d.status();
-    dv = std::move(d).value();
     return Status::Ok();
   });
+  std::vector<float> score;
+  score.reserve(docs.size());
+  if (run.ok())
+    run = in_run_slots(*m, docs, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
+      auto d = m->embed_tokens(chunk, false, bounds);
+      if (!d.ok()) return d.status();
+      for (const auto& doc : d->tokens) score.push_back(maxsim(qv.tokens[0], doc));
+      return Status::Ok();
+    });
   if (!run.ok()) return run_error_reply(Api::kTei, run, "scoring");
-  std::vector<float> score(docs.size());
-  for (size_t i = 0; i < docs.size(); ++i) score[i] = maxsim(qv.tokens[0], dv.tokens[i]);
   std::vector<size_t> order(docs.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
@@ -202,7 +229,7 @@ EmbedServer::Reply EmbedServer::handle_rerank_maxsim(const json& req, const Embe
     out.push_back(std::move(r));
   }
   Reply reply;
-  reply.body = out.dump(-1, ' ', false, json::error_handler_t::replace);
+  reply.body = server_util::dump_json(out);
   return reply;
 }
 

@@ -198,17 +198,16 @@ std::optional<EmbedServer::Reply> EmbedServer::embed_request(EmbedRequest& req, 
       bool truncated = false;
       const std::string text = prompt.empty() ? std::move(req.texts[i]) : prompt + req.texts[i];
       auto enc = m->tokenize(text, &truncated);
-      if (!enc.ok())
-        return error_reply(api, 422, "invalid_request_error",
-                           "input " + std::to_string(i) + " cannot be tokenized: " + enc.status().message());
+      if (!enc.ok()) return tokenize_error(api, enc.status(), "input " + std::to_string(i) + " cannot be tokenized: ");
       if ((truncated || enc->ids.size() > limit) && !truncate) return over_limit(i, m->count_tokens(text));
       truncate_encoding(*enc, limit);
       encodings.push_back(std::move(enc).value());
+      if (auto late = past_deadline(api, "tokenizing")) return *late;
     }
   }
 
   // The request's deadline: past it the client gets 504 and its model run stops.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.request_timeout_ms);
+  const auto deadline = request_deadline();
   auto fut = b->submit(std::move(encodings), deadline);
   if (!fut.ok()) {
     if (fut.status().code() == StatusCode::kOutOfRange) {
@@ -256,8 +255,7 @@ EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
     std::vector<std::pair<size_t, size_t>> offsets;
     auto enc = m->tokenize_with_offsets(text, offsets);
     if (!enc.ok())
-      return error_reply(Api::kTei, 422, "invalid_request_error",
-                         "input " + std::to_string(i) + " cannot be tokenized: " + enc.status().message());
+      return tokenize_error(Api::kTei, enc.status(), "input " + std::to_string(i) + " cannot be tokenized: ");
     const bool have_offsets = offsets.size() == enc->ids.size();
     json tokens = json::array();
     for (size_t t = 0; t < enc->ids.size(); ++t) {

@@ -12,6 +12,7 @@
 #include "embed/serve/request.h"
 #include "embed/serve/route_kinds.h"
 #include "embed/serve/server.h"
+#include "embed/serve/server_util.h"
 
 namespace dlrt::embed {
 namespace {
@@ -76,9 +77,10 @@ EmbedServer::Reply EmbedServer::handle_similarity(const std::string& body) {
   if (std::optional<Reply> error = embed_request(parsed, api, *ref, result)) return *error;
   const std::string fn = m.similarity_fn_name();
   json scores = json::array();
-  for (size_t i = 1; i < result.vectors.size(); ++i) scores.push_back(similarity(fn, result.vectors[0], result.vectors[i]));
+  for (size_t i = 1; i < result.vectors.size(); ++i)  // float32, as the vectors (TEI's f32 scores)
+    scores.push_back(static_cast<float>(similarity(fn, result.vectors[0], result.vectors[i])));
   Reply r;
-  r.body = scores.dump();
+  r.body = server_util::dump_json(scores);
   return r;
 }
 

@@ -34,6 +34,41 @@ inline void append_json_float(std::string& out, float v) {
   out.append(buf, ec == std::errc() ? p : buf);
 }
 
+// `j` as compact JSON (invalid UTF-8 replaced), its numbers that are float32
+// values (the scores and vectors the server computes) at float32's shortest
+// round-trip precision, as append_json_float, rather than a double's 17 digits.
+inline void append_json(std::string& out, const nlohmann::json& j) {
+  using nlohmann::json;
+  if (j.is_object()) {
+    out += '{';
+    bool first = true;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!first) out += ',';
+      first = false;
+      out += json_string(it.key());
+      out += ':';
+      append_json(out, it.value());
+    }
+    out += '}';
+  } else if (j.is_array()) {
+    out += '[';
+    for (size_t i = 0; i < j.size(); ++i) {
+      if (i) out += ',';
+      append_json(out, j[i]);
+    }
+    out += ']';
+  } else if (j.is_number_float() && static_cast<double>(static_cast<float>(j.get<double>())) == j.get<double>()) {
+    append_json_float(out, static_cast<float>(j.get<double>()));
+  } else {
+    out += j.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+}
+inline std::string dump_json(const nlohmann::json& j) {
+  std::string out;
+  append_json(out, j);
+  return out;
+}
+
 // An accelerator failure (503 in strict mode) rather than another run error.
 inline bool is_device_failure(StatusCode c) { return c == StatusCode::kBackendError || c == StatusCode::kDeviceUnavailable; }
 

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <numeric>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -81,12 +83,46 @@ void append_utf8(uint32_t cp, std::string& out) {
 
 // ---------------------------------------------------------------- the pipeline
 
-// The matching set of a group of added tokens (the raw ones or the normalised ones).
+namespace {
+thread_local size_t t_added_steps = 0;  // tok::take_added_match_steps
+thread_local std::chrono::steady_clock::time_point t_deadline{};  // TokenizeDeadline
+thread_local bool t_deadline_passed = false;
+
+// True (and noted) once this thread's TokenizeDeadline has passed.
+bool deadline_passed() {
+  if (t_deadline == std::chrono::steady_clock::time_point{} || std::chrono::steady_clock::now() < t_deadline) return false;
+  t_deadline_passed = true;
+  return true;
+}
+}  // namespace
+
+TokenizeDeadline::TokenizeDeadline(std::chrono::steady_clock::time_point deadline) : previous_(t_deadline) {
+  t_deadline = deadline;
+}
+TokenizeDeadline::~TokenizeDeadline() { t_deadline = previous_; }
+
+// The matching set of a group of added tokens (the raw ones or the normalised
+// ones): one Aho-Corasick automaton over the reversed patterns. Run from the
+// end of a text to its start, its state at each position names the longest
+// pattern that starts there, so a text costs one step per code point (plus
+// failure moves, fewer in all than the steps) whatever the tokens.
 struct AddedMatcher {
-  std::vector<std::u32string> patterns;  // what is matched
-  std::vector<size_t> token;             // index into the added tokens
-  std::unordered_map<char32_t, std::vector<size_t>> by_first;  // longest first
-  bool empty() const { return patterns.empty(); }
+  // Trie of the reversed patterns, node 0 the root: (node << 21 | code point) -> child.
+  std::unordered_map<uint64_t, uint32_t> next;
+  std::vector<uint32_t> fail{0};     // the node of the longest proper suffix of a node's string
+  std::vector<uint32_t> longest{0};  // length of the longest pattern that is a suffix of it (0: none)
+  std::vector<uint32_t> token{0};    // that pattern's added token (index into the added tokens)
+  bool empty() const { return fail.size() <= 1; }
+  static uint64_t key(uint32_t node, char32_t c) { return (static_cast<uint64_t>(node) << 21) | (c & 0x1FFFFF); }
+  // The state after `c` from `node`.
+  uint32_t step(uint32_t node, char32_t c) const {
+    for (;;) {
+      ++t_added_steps;
+      if (auto it = next.find(key(node, c)); it != next.end()) return it->second;
+      if (node == 0) return 0;
+      node = fail[node];
+    }
+  }
 };
 
 enum class TruncationStrategy { kLongestFirst, kOnlyFirst, kOnlySecond };
@@ -100,6 +136,7 @@ struct Tokenizer::Pipeline {
   std::vector<std::string> by_id;
   std::vector<AddedToken> added;
   AddedMatcher raw, normalized;
+  std::vector<uint8_t> special_by_id;  // 1 for the id of a special added token
   TruncationStrategy strategy = TruncationStrategy::kLongestFirst;
   bool truncate_left = false;
   // decode(): the file's decoder (none: tokens joined with spaces), or why it cannot decode.
@@ -141,12 +178,41 @@ void decode_text(std::string_view s, NormText& t) {
 }
 
 void build_matcher(AddedMatcher& m, std::vector<std::u32string> patterns, std::vector<size_t> token) {
-  m.patterns = std::move(patterns);
-  m.token = std::move(token);
-  for (size_t k = 0; k < m.patterns.size(); ++k)
-    if (!m.patterns[k].empty()) m.by_first[m.patterns[k][0]].push_back(k);
-  for (auto& [c, list] : m.by_first)
-    std::stable_sort(list.begin(), list.end(), [&](size_t a, size_t b) { return m.patterns[a].size() > m.patterns[b].size(); });
+  std::vector<uint32_t> parent{0}, depth{0};
+  std::vector<char32_t> via{0};
+  for (size_t k = 0; k < patterns.size(); ++k) {
+    uint32_t node = 0;
+    for (size_t i = patterns[k].size(); i-- > 0;) {
+      auto [it, fresh] =
+          m.next.try_emplace(AddedMatcher::key(node, patterns[k][i]), static_cast<uint32_t>(parent.size()));
+      if (fresh) {
+        parent.push_back(node);
+        via.push_back(patterns[k][i]);
+        depth.push_back(depth[node] + 1);
+      }
+      node = it->second;
+    }
+    m.longest.resize(parent.size(), 0);
+    m.token.resize(parent.size(), 0);
+    // The first of equal patterns wins, as the longest-first scan it replaces took it.
+    if (node != 0 && m.longest[node] == 0) {
+      m.longest[node] = depth[node];
+      m.token[node] = static_cast<uint32_t>(token[k]);
+    }
+  }
+  // Failure links and outputs by depth: a node's suffixes are shallower.
+  std::vector<uint32_t> order(parent.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return depth[a] < depth[b]; });
+  m.fail.assign(parent.size(), 0);
+  for (uint32_t n : order) {
+    if (depth[n] <= 1) continue;
+    m.fail[n] = m.step(m.fail[parent[n]], via[n]);
+    if (m.longest[n] == 0) {
+      m.longest[n] = m.longest[m.fail[n]];
+      m.token[n] = m.token[m.fail[n]];
+    }
+  }
 }
 
 struct AddedSplit {
@@ -154,32 +220,27 @@ struct AddedSplit {
   int64_t id;  // -1: text between added tokens
 };
 
-// Hugging Face's AddedVocabulary::find_matches: leftmost-longest matches,
-// single_word checked on the match, then lstrip/rstrip take the whitespace
-// around it; the splits cover all of `s`.
+// Hugging Face's AddedVocabulary::find_matches: leftmost-longest matches
+// (its Aho-Corasick automaton's MatchKind::LeftmostLongest), single_word
+// checked on the match, then lstrip/rstrip take the whitespace around it; the
+// splits cover all of `s`.
 void find_added(const AddedMatcher& m, const std::vector<AddedToken>& added, const std::u32string& s,
                 std::vector<AddedSplit>& out) {
   out.clear();
   size_t n = s.size(), start_offset = 0, i = 0;
   if (!m.empty()) {
+    // state[i]: the automaton after s[n-1] .. s[i], whose output is the longest pattern starting at i.
+    std::vector<uint32_t> state(n);
+    for (size_t j = n, node = 0; j-- > 0;)
+      state[j] = static_cast<uint32_t>(node = m.step(static_cast<uint32_t>(node), s[j]));
     while (i < n) {
-      auto it = m.by_first.find(s[i]);
-      size_t best = SIZE_MAX;
-      if (it != m.by_first.end()) {
-        for (size_t k : it->second) {
-          const std::u32string& p = m.patterns[k];
-          if (p.size() <= n - i && s.compare(i, p.size(), p) == 0) {
-            best = k;
-            break;
-          }
-        }
-      }
-      if (best == SIZE_MAX) {
+      const uint32_t length = m.longest[state[i]];
+      if (length == 0) {
         ++i;
         continue;
       }
-      const AddedToken& t = added[m.token[best]];
-      size_t start = i, stop = i + m.patterns[best].size();
+      const AddedToken& t = added[m.token[state[i]]];
+      size_t start = i, stop = i + length;
       i = stop;
       if (t.single_word) {
         bool start_ok = start == 0 || !tok::is_word_char(s[start - 1]);
@@ -240,9 +301,12 @@ void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_
       pieces.push_back(std::move(piece));
     }
   }
+  if (deadline_passed()) return;
   if (p.pre_tokenizer) p.pre_tokenizer->pre_tokenize(pieces);
   std::vector<tok::ModelToken> toks;
-  for (const NormText& piece : pieces) {
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    const NormText& piece = pieces[k];
+    if (k % 256 == 255 && deadline_passed()) return;
     if (piece.added_id >= 0) {
       out.push(piece.added_id, type_id, span_of(piece, 0, piece.chars.size()), false, true);
       continue;
@@ -254,18 +318,17 @@ void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_
   }
 }
 
-// Hugging Face's truncate_encodings (without overflow).
-void truncate(std::vector<tok::Encoded>& encs, size_t max_length, TruncationStrategy strategy, bool left) {
-  size_t total = 0;
-  for (const auto& e : encs) total += e.size();
-  if (max_length == 0) {
-    for (auto& e : encs) e.truncate(0, left);
-    return;
-  }
-  if (total <= max_length) return;
+// The sizes Hugging Face's truncate_encodings (without overflow) leaves
+// sequences of sizes n[0] and, for a pair, n[1] (max_length already without
+// the post-processor's tokens; 0 keeps nothing).
+std::array<size_t, 2> kept_sizes(std::array<size_t, 2> n, bool pair, size_t max_length, TruncationStrategy strategy) {
+  if (!pair) n[1] = 0;
+  if (max_length == 0) return {0, 0};
+  const size_t total = n[0] + n[1];
+  if (total <= max_length) return n;
   size_t to_remove = total - max_length;
-  if (strategy == TruncationStrategy::kLongestFirst && encs.size() == 2) {
-    size_t n1 = encs[0].size(), n2 = encs[1].size();
+  if (strategy == TruncationStrategy::kLongestFirst && pair) {
+    size_t n1 = n[0], n2 = n[1];
     bool swap = n1 > n2;
     if (swap) std::swap(n1, n2);
     n2 = n1 > max_length ? n1 : std::max(n1, max_length - n1);
@@ -274,20 +337,46 @@ void truncate(std::vector<tok::Encoded>& encs, size_t max_length, TruncationStra
       n2 = n1 + max_length % 2;
     }
     if (swap) std::swap(n1, n2);
-    encs[0].truncate(n1, left);
-    encs[1].truncate(n2, left);
-    return;
+    return {std::min(n[0], n1), std::min(n[1], n2)};
   }
-  size_t target = (strategy == TruncationStrategy::kOnlySecond && encs.size() == 2) ? 1 : 0;
+  size_t target = (strategy == TruncationStrategy::kOnlySecond && pair) ? 1 : 0;
   if (strategy == TruncationStrategy::kLongestFirst) target = 0;
-  tok::Encoded& e = encs[target];
   // Hugging Face refuses a sequence too short to take the cut; dlrt cuts what it can.
-  e.truncate(e.size() > to_remove ? e.size() - to_remove : 0, left);
+  n[target] = n[target] > to_remove ? n[target] - to_remove : 0;
+  return n;
+}
+
+void truncate(std::vector<tok::Encoded>& encs, size_t max_length, TruncationStrategy strategy, bool left) {
+  const bool pair = encs.size() == 2;
+  const std::array<size_t, 2> kept =
+      kept_sizes({encs[0].size(), pair ? encs[1].size() : 0}, pair, max_length, strategy);
+  for (size_t i = 0; i < encs.size(); ++i) encs[i].truncate(kept[i], left);
+}
+
+// `n` tokens of `e` from its start (or its end when `left`), as e.truncate(n, left) would leave it.
+tok::Encoded kept_part(const tok::Encoded& e, size_t n, bool left) {
+  n = std::min(n, e.size());
+  const size_t from = left ? e.size() - n : 0;
+  auto part = [&](const auto& v) {
+    return std::decay_t<decltype(v)>(v.begin() + static_cast<std::ptrdiff_t>(from),
+                                     v.begin() + static_cast<std::ptrdiff_t>(from + n));
+  };
+  tok::Encoded out;
+  out.ids = part(e.ids);
+  out.type_ids = part(e.type_ids);
+  out.offsets = part(e.offsets);
+  out.special = part(e.special);
+  out.added = part(e.added);
+  return out;
 }
 
 }  // namespace
 
 namespace tok {
+
+size_t take_added_match_steps() { return std::exchange(t_added_steps, 0); }
+
+bool take_deadline_passed() { return std::exchange(t_deadline_passed, false); }
 
 bool is_word_char(uint32_t cp) {
   if (cp < 0x80) return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9') || cp == '_';
@@ -348,6 +437,9 @@ void index_vocabulary(Tokenizer::Pipeline& p) {
     if (p.by_id[static_cast<size_t>(a.id)].empty()) p.by_id[static_cast<size_t>(a.id)] = a.content;
     p.vocab[a.content] = a.id;
   }
+  p.special_by_id.assign(p.by_id.size(), 0);
+  for (const AddedToken& a : p.added)
+    if (a.special) p.special_by_id[static_cast<size_t>(a.id)] = 1;
 }
 
 void build_added_matchers(Tokenizer::Pipeline& p) {
@@ -619,16 +711,10 @@ size_t normalized_budget(size_t bytes) {
 }
 }  // namespace
 
-Encoding Tokenizer::encode_impl(std::string_view a, const std::string_view* b, size_t max_length, Offsets* offsets) const {
-  const Pipeline& p = *p_;
-  const tok::NormalizedBudget budget(normalized_budget(a.size() + (b ? b->size() : 0)));
-  std::vector<tok::Encoded> encs(b ? 2 : 1);
-  encode_sequence(p, a, 0, encs[0]);
-  if (b) encode_sequence(p, *b, 1, encs[1]);
-  if (max_length > 0) {
-    size_t specials = p.post ? p.post->added_tokens(b != nullptr) : 0;
-    truncate(encs, max_length > specials ? max_length - specials : 0, p.strategy, p.truncate_left);
-  }
+namespace {
+// The post-processor's special tokens around `encs` (truncated already), as one Encoding.
+Encoding finish_encoding(const Tokenizer::Pipeline& p, std::vector<tok::Encoded>& encs, std::string_view a,
+                         const std::string_view* b, Tokenizer::Offsets* offsets) {
   tok::PostContext ctx;
   ctx.vocab = &p.by_id;
   ctx.texts[0] = a;
@@ -646,6 +732,48 @@ Encoding Tokenizer::encode_impl(std::string_view a, const std::string_view* b, s
     for (const auto& [s, f] : e.offsets) offsets->push_back({s, f});
   }
   return out;
+}
+}  // namespace
+
+Encoding Tokenizer::encode_impl(std::string_view a, const std::string_view* b, size_t max_length, Offsets* offsets) const {
+  const Pipeline& p = *p_;
+  const tok::NormalizedBudget budget(normalized_budget(a.size() + (b ? b->size() : 0)));
+  std::vector<tok::Encoded> encs(b ? 2 : 1);
+  encode_sequence(p, a, 0, encs[0]);
+  if (b) encode_sequence(p, *b, 1, encs[1]);
+  if (max_length > 0) {
+    size_t specials = p.post ? p.post->added_tokens(b != nullptr) : 0;
+    truncate(encs, max_length > specials ? max_length - specials : 0, p.strategy, p.truncate_left);
+  }
+  return finish_encoding(p, encs, a, b, offsets);
+}
+
+size_t Tokenizer::First::tokens() const { return encoded_ ? encoded_->size() : 0; }
+
+Tokenizer::First Tokenizer::encode_first(std::string_view text) const {
+  const tok::NormalizedBudget budget(normalized_budget(text.size()));
+  auto e = std::make_shared<tok::Encoded>();
+  encode_sequence(*p_, text, 0, *e);
+  First f;
+  f.encoded_ = std::move(e);
+  f.text_ = std::string(text);
+  return f;
+}
+
+Encoding Tokenizer::encode_pair_first(const First& first, std::string_view second, size_t max_length) const {
+  const Pipeline& p = *p_;
+  const tok::NormalizedBudget budget(normalized_budget(second.size()));
+  std::vector<tok::Encoded> encs(2);
+  encode_sequence(p, second, 1, encs[1]);
+  std::array<size_t, 2> kept = {first.tokens(), encs[1].size()};
+  if (max_length > 0) {
+    size_t specials = p.post ? p.post->added_tokens(true) : 0;
+    kept = kept_sizes(kept, true, max_length > specials ? max_length - specials : 0, p.strategy);
+  }
+  // Only the part of the first text that stays is copied, whatever its length.
+  if (first.encoded_) encs[0] = kept_part(*first.encoded_, kept[0], p.truncate_left);
+  encs[1].truncate(kept[1], p.truncate_left);
+  return finish_encoding(p, encs, first.text_, &second, nullptr);
 }
 
 Encoding Tokenizer::encode(std::string_view text, size_t max_length, Offsets* offsets) const {
@@ -680,6 +808,11 @@ const std::string& Tokenizer::id_to_token(int64_t id) const {
 
 size_t Tokenizer::vocab_size() const { return p_->by_id.size(); }
 
+bool Tokenizer::is_special(int64_t id) const {
+  return id >= 0 && static_cast<size_t>(id) < p_->special_by_id.size() &&
+         p_->special_by_id[static_cast<size_t>(id)] != 0;
+}
+
 Result<std::string> Tokenizer::decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const {
   if (!p_->decoder_error.ok()) return p_->decoder_error;
   std::vector<std::string> tokens;
@@ -688,9 +821,7 @@ Result<std::string> Tokenizer::decode(const std::vector<int64_t>& ids, bool skip
     if (id < 0 || static_cast<size_t>(id) >= p_->by_id.size())
       return InvalidArgument("token id " + std::to_string(id) + " is outside the vocabulary (" +
                              std::to_string(p_->by_id.size()) + " tokens)");
-    bool special = false;
-    for (const AddedToken& a : p_->added) special = special || (a.special && a.id == id);
-    if (special && skip_special_tokens) continue;
+    if (skip_special_tokens && p_->special_by_id[static_cast<size_t>(id)] != 0) continue;
     tokens.push_back(p_->by_id[static_cast<size_t>(id)]);
   }
   std::string out;

@@ -12,6 +12,7 @@
 // Immutable after loading: encode() may be called from many threads.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -24,6 +25,10 @@
 #include "embed/tokenizer/encoding.h"
 
 namespace dlrt::embed {
+
+namespace tok {
+struct Encoded;
+}
 
 struct NormalizerConfig {
   bool clean_text = true;
@@ -74,6 +79,20 @@ class Tokenizer {
   // on this input. What the embedder, the classifier and the server use.
   Result<Encoding> encode_checked(std::string_view text, size_t max_length = 0, Offsets* offsets = nullptr) const;
   Result<Encoding> encode_pair_checked(std::string_view first, std::string_view second, size_t max_length = 0) const;
+  // The first text of pairs that share it (a reranker's query) tokenized
+  // once: encode_pair_checked(encode_first_checked(a), b) is
+  // encode_pair_checked(a, b), for the work of b alone (of a, only the
+  // tokens that stay are copied).
+  class First {
+   public:
+    size_t tokens() const;  // before truncation and special tokens
+   private:
+    friend class Tokenizer;
+    std::shared_ptr<const tok::Encoded> encoded_;
+    std::string text_;
+  };
+  Result<First> encode_first_checked(std::string_view text) const;
+  Result<Encoding> encode_pair_checked(const First& first, std::string_view second, size_t max_length = 0) const;
   // Text of token ids by the file's decoder (WordPiece, Metaspace, ByteLevel,
   // BPEDecoder, ByteFallback, Fuse, Strip, Replace, Sequence; none: tokens
   // joined with spaces), as tokenizers' decode. kInvalidArgument for an id
@@ -92,6 +111,8 @@ class Tokenizer {
   size_t configured_max_length() const { return configured_max_length_; }
   void set_configured_max_length(size_t n) { configured_max_length_ = n; }
   const std::vector<AddedToken>& added_tokens() const { return added_; }
+  // Whether `id` is a special added token ([CLS], <s>, ...), by table lookup.
+  bool is_special(int64_t id) const;
   // "WordPiece", "Unigram", "BPE" or "WordLevel".
   std::string family() const;
 
@@ -105,12 +126,28 @@ class Tokenizer {
   static Result<Tokenizer> from_vocab_named(std::vector<std::string> tokens, const NormalizerConfig& normalizer,
                                             const SpecialNames& names);
   Encoding encode_impl(std::string_view a, const std::string_view* b, size_t max_length, Offsets* offsets) const;
+  First encode_first(std::string_view text) const;
+  Encoding encode_pair_first(const First& first, std::string_view second, size_t max_length) const;
 
   std::shared_ptr<const Pipeline> p_;
   NormalizerConfig norm_;
   std::vector<AddedToken> added_;
   int64_t unk_id_ = 0, pad_id_ = 0;
   size_t configured_max_length_ = 0;
+};
+
+// While it lives, tokenizing on this thread stops once `deadline` passes:
+// encode_checked and the other *_checked calls then fail with kCancelled (the
+// server sets one per request, its deadline). The epoch: none.
+class TokenizeDeadline {
+ public:
+  explicit TokenizeDeadline(std::chrono::steady_clock::time_point deadline);
+  ~TokenizeDeadline();
+  TokenizeDeadline(const TokenizeDeadline&) = delete;
+  TokenizeDeadline& operator=(const TokenizeDeadline&) = delete;
+
+ private:
+  std::chrono::steady_clock::time_point previous_;
 };
 
 // UTF-8 -> code points; invalid or truncated sequences become U+FFFD.

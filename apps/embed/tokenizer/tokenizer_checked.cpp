@@ -15,9 +15,13 @@ namespace {
 void clear_flags() {
   tok::take_budget_exceeded();
   tok::take_normalized_overflow();
+  tok::take_deadline_passed();
 }
 
 Result<Encoding> checked(Encoding e, size_t bytes) {
+  if (tok::take_deadline_passed())
+    return Status(StatusCode::kCancelled, "the request's deadline passed while tokenizing its input (" +
+                                              std::to_string(bytes) + " bytes)");
   if (tok::take_normalized_overflow())
     return InvalidArgument("tokenization stopped: the normalized text grew past " + std::to_string(kMaxNormalizedGrowth) +
                            "x the input (" + std::to_string(bytes) + " bytes) + " + std::to_string(kNormalizedSlack) +
@@ -37,6 +41,18 @@ Result<Encoding> Tokenizer::encode_checked(std::string_view text, size_t max_len
 Result<Encoding> Tokenizer::encode_pair_checked(std::string_view first, std::string_view second, size_t max_length) const {
   clear_flags();
   return checked(encode_impl(first, &second, max_length, nullptr), first.size() + second.size());
+}
+
+Result<Tokenizer::First> Tokenizer::encode_first_checked(std::string_view text) const {
+  clear_flags();
+  First f = encode_first(text);
+  DLRT_RETURN_IF_ERROR(checked(Encoding{}, text.size()).status());
+  return f;
+}
+
+Result<Encoding> Tokenizer::encode_pair_checked(const First& first, std::string_view second, size_t max_length) const {
+  clear_flags();
+  return checked(encode_pair_first(first, second, max_length), second.size());
 }
 
 }  // namespace dlrt::embed

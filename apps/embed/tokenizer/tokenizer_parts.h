@@ -202,6 +202,14 @@ std::unique_ptr<PostProcessor> make_bert_processing(int64_t cls_id, int64_t sep_
 // Concatenates a pair into one encoding (what Hugging Face does without a post-processor).
 void merge_encodings(std::vector<Encoded>& encodings);
 
+// Whether the TokenizeDeadline (tokenizer.h) of this thread stopped a
+// tokenization since the last call (then false).
+bool take_deadline_passed();
+
+// Transitions the added-token matcher tried on this thread since the last
+// call (then 0): at most two per code point scanned, whatever the added tokens.
+size_t take_added_match_steps();
+
 // ---- text helpers shared by the parts
 
 // Rust's char::is_alphanumeric() || '_' (regex \w for the added tokens' single_word).

@@ -29,6 +29,7 @@ class CpuExecutable final : public backend::Executable {
 class CpuBackend final : public backend::Backend {
  public:
   std::string name() const override { return "cpu"; }
+  bool devices_are_indexes() const override { return true; }
 
   backend::Availability is_available(bool) override {
     backend::Availability a;
@@ -120,6 +121,7 @@ std::shared_ptr<backend::Backend> make_cpu_backend() { return std::make_shared<C
 
 bool cpu_kernels_have_avx2() { return cpu_has_avx2(); }
 bool cpu_kernels_have_avx512() { return cpu_has_avx512(); }
+const char* cpu_kernels_isa_name() { return cpu_isa_name(cpu_isa()); }
 bool cpu_kernels_have_amx_bf16x3() { return amx_bf16x3_available(); }
 const char* cpu_int8_gemm_kernel() { return int8_gemm_kernel_name(); }
 

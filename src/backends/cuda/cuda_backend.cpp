@@ -15,6 +15,7 @@ constexpr const char* kBlobFormat = "dlrt-cuda-onnx-v1";
 class CudaBackend final : public backend::Backend {
  public:
   std::string name() const override { return "cuda"; }
+  bool devices_are_indexes() const override { return true; }
 
   backend::Availability is_available(bool refresh) override { return rt_.availability(refresh); }
 

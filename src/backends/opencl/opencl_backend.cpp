@@ -21,6 +21,7 @@ DeviceType device_type(cl_device_type t) {
 class OpenClBackend final : public backend::Backend {
  public:
   std::string name() const override { return "opencl"; }
+  bool devices_are_indexes() const override { return true; }
 
   backend::Availability is_available(bool refresh) override { return rt_.availability(refresh); }
 

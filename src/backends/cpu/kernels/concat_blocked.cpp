@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "backends/cpu/kernels/conv_blocked.h"
+#include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/vec_avx512.h"
 
 namespace dlrt::cpu {
@@ -95,7 +96,8 @@ void concat_blocked(const BlockedConcatPlan& plan, const float* const* x, int64_
   // one after another (the shared chunk stays in cache).
   const int64_t chunk = std::min(hw, std::max<int64_t>(1, 16384 / b));
   const int64_t chunks = ceil_div(hw, chunk), units = N * obs * chunks;
-  const bool vector = blocked_vector_path(block);
+  // The lane permutes are AVX-512 (vpermps with a mask); other CPUs take the portable loops.
+  const bool vector = block == 16 && cpu_isa() >= CpuIsa::kAvx512;
   auto body = [&](int64_t u0, int64_t u1) {
     const float* src[16];  // at most one run per lane
     for (int64_t u = u0; u < u1; ++u) {

@@ -1,5 +1,6 @@
 // The blocked-layout kernels (conv_blocked.h): weight packing, the choice
-// between the AVX-512 convs and the portable loops, reorders and pools.
+// between the vector convs (conv_blocked_vec.cpp) and the portable loops,
+// reorders and pools.
 #include "backends/cpu/kernels/conv_blocked.h"
 
 #include <algorithm>
@@ -131,9 +132,9 @@ std::vector<int64_t> blocked_input_offsets(int64_t C, int64_t b, int64_t kk) {
 
 namespace blocked_detail {
 
-// The row units as rows_per_unit (conv_blocked_avx512.cpp) makes them.
+// The row units as rows_per_unit (conv_blocked_vec.cpp) makes them.
 int64_t band_output_rows(int64_t OH, int64_t OW, int64_t k, int64_t threads) {
-  const int64_t rows = OH / k, rpu = OW * k <= kConvT / 2 && rows >= 2 ? 2 : 1;
+  const int64_t rows = OH / k, rpu = OW * k <= conv_tile_positions(simd_width()) / 2 && rows >= 2 ? 2 : 1;
   const int64_t units = ceil_div(rows, rpu), band = band_for_threads(threads, units);
   return std::min(rows, (band > 0 ? band : units) * rpu) * k;
 }
@@ -178,16 +179,9 @@ int64_t pointwise_merge_rows(const BlockedConvGeometry& g, int64_t pairs, int64_
 
 }  // namespace blocked_detail
 
-int blocked_width() { return cpu_isa() >= CpuIsa::kAvx512 ? 16 : 8; }
+int blocked_width() { return 16; }
 
-bool blocked_vector_path(int block) {
-#if defined(__x86_64__) || defined(__i386__)
-  return block == 16 && cpu_isa() >= CpuIsa::kAvx512;
-#else
-  (void)block;
-  return false;
-#endif
-}
+bool blocked_vector_path(int block) { return block == 16; }
 
 BlockedConvWeights pack_blocked_conv(const float* w, int64_t M, int64_t C, int64_t kh, int64_t kw, bool depthwise,
                                      int block) {
@@ -246,7 +240,7 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
   // input's columns reads a copy with the column padding made explicit:
   // every output position is then a whole-window tile (no edge cases). Its
   // tiles skip the kernel rows that fall outside the input, so the copy pads
-  // the rows only for outputs at most kConvT / 2 wide, which run two rows
+  // the rows only for outputs at most half a tile wide, which run two rows
   // per tile and need every tap of both rows inside; elsewhere the taps in
   // the row padding cost nothing (a dilated conv whose padding holds most of
   // its taps' reach does only the products inside the input), and a conv
@@ -261,7 +255,7 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
   // 16 channels in one FMA and take the edges in place (the copy would cost
   // as much as the conv).
   const bool vector = blocked_vector_path(w.block) && (x_blocked || !w.depthwise);
-  const bool two_row_tiles = g.OW <= blocked_detail::kConvT / 2 && g.OH >= 2;
+  const bool two_row_tiles = g.OW <= blocked_detail::conv_tile_positions(simd_width()) / 2 && g.OH >= 2;
   const bool cols_padded = g.pad_left > 0 || (g.OW - 1) * g.sw + (g.kw - 1) * g.dw + 1 > g.W + g.pad_left;
   const bool rows_padded = g.pad_top > 0 || (g.OH - 1) * g.sh + (g.kh - 1) * g.dh + 1 > g.H + g.pad_top;
   const int64_t fb = int64_t{sizeof(float)};
@@ -329,13 +323,12 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
     j.sc = g.H * g.W;
   }
   const int64_t row_work = g.OW * g.kh * g.kw * b * (w.depthwise ? 1 : g.C);
-#if defined(__x86_64__) || defined(__i386__)
   if (vector) {
     if (w.depthwise) {
       j.band_rows = band_rows(pool, g.OH, by_rows);
-      run(pool, g.N * obs * g.OH, row_work, [&](int64_t u0, int64_t u1) { blocked_detail::depthwise_units_avx512(j, u0, u1); });
+      run(pool, g.N * obs * g.OH, row_work, [&](int64_t u0, int64_t u1) { blocked_detail::depthwise_units_vec(j, u0, u1); });
     } else {
-      const int64_t row_units = blocked_detail::conv_row_units_avx512(gp);
+      const int64_t row_units = blocked_detail::conv_row_units_vec(gp);
       j.band_rows = band_rows(pool, row_units, by_rows);
       // One thread, several output block pairs and an input larger than half
       // the L2: bands of row units whose input fits half of it, each band
@@ -346,11 +339,10 @@ void conv_blocked(const BlockedConvWeights& w, const BlockedConvGeometry& g, con
       if (threads == 1 && obs > 2 && l2 > 0 && row_units * unit_in_bytes > l2 / 2)
         j.band_rows = std::max<int64_t>(1, l2 / 2 / unit_in_bytes);
       run(pool, g.N * ((obs + 1) / 2) * row_units, 2 * row_work * b,
-          [&](int64_t u0, int64_t u1) { blocked_detail::conv_units_avx512(j, u0, u1); });
+          [&](int64_t u0, int64_t u1) { blocked_detail::conv_units_vec(j, u0, u1); });
     }
     return;
   }
-#endif
   const int64_t band = band_rows(pool, g.OH, by_rows);
   run(pool, g.N * obs * g.OH, row_work * b, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
@@ -397,12 +389,10 @@ void to_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, flo
       const int64_t p0 = pos.row * sp.len, p1 = std::min(hw, p0 + sp.len);
       const float* xs = x + (n * C + cb * b) * hw + p0;
       float* yd = y + ((n * cbs + cb) * hw + p0) * b;
-#if defined(__x86_64__) || defined(__i386__)
       if (blocked_vector_path(block)) {
-        blocked_detail::to_block16_avx512(xs, cn, p1 - p0, hw, yd);
+        blocked_detail::to_block16_vec(xs, cn, p1 - p0, hw, yd);
         continue;
       }
-#endif
       for (int64_t p = 0; p < p1 - p0; ++p) {
         for (int64_t c = 0; c < cn; ++c) yd[p * b + c] = xs[c * hw + p];
         for (int64_t c = cn; c < b; ++c) yd[p * b + c] = 0.0f;
@@ -421,12 +411,10 @@ void from_blocked(const float* x, int64_t N, int64_t C, int64_t hw, int block, f
       const int64_t p0 = pos.row * sp.len, p1 = std::min(hw, p0 + sp.len);
       const float* xs = x + ((n * cbs + cb) * hw + p0) * b;
       float* yd = y + (n * C + cb * b) * hw + p0;
-#if defined(__x86_64__) || defined(__i386__)
       if (blocked_vector_path(block)) {
-        blocked_detail::from_block16_avx512(xs, cn, p1 - p0, hw, yd);
+        blocked_detail::from_block16_vec(xs, cn, p1 - p0, hw, yd);
         continue;
       }
-#endif
       for (int64_t c = 0; c < cn; ++c)
         for (int64_t p = 0; p < p1 - p0; ++p) yd[c * hw + p] = xs[p * b + c];
     }
@@ -508,9 +496,7 @@ void max_pool_rows(const float* x, const BlockedConvGeometry& g, float* y, int64
 void max_pool_blocked(const float* x, const BlockedConvGeometry& g, int64_t cb, int block, float* y,
                       ThreadPool* pool) {
   run(pool, g.N * cb * g.OH, g.OW * g.kh * g.kw * block, [&](int64_t u0, int64_t u1) {
-#if defined(__x86_64__) || defined(__i386__)
-    if (blocked_vector_path(block)) return blocked_detail::max_pool16_avx512(x, g, y, u0, u1);
-#endif
+    if (blocked_vector_path(block)) return blocked_detail::max_pool16_vec(x, g, y, u0, u1);
     if (block == 16) max_pool_rows<16>(x, g, y, u0, u1);
     else max_pool_rows<8>(x, g, y, u0, u1);
   });

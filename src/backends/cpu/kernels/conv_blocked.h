@@ -1,6 +1,6 @@
 // Float32 kernels on the channel-blocked activation layout NCHWc: a tensor
 // [N, C, H, W] is stored as [N, ceil(C / b), H, W, b], channel c at block
-// c / b, lane c % b (b = blocked_width(): 16 on AVX-512, 8 otherwise). The
+// c / b, lane c % b (b = blocked_width(): 16; the kernels also take 8). The
 // lanes past C in the last block ("pad lanes") hold unspecified finite or
 // non-finite values: every kernel here computes lanes independently and
 // never lets a pad lane reach a real one (the convs stop their input-channel
@@ -8,7 +8,8 @@
 //
 // The convs run one output-channel block (or two) over a row of output
 // positions in registers: acc[block][position] += x[ic at position] *
-// w[ic][16 output channels], the input broadcast one channel at a time and
+// w[ic][16 output channels] (one vector of 16, or 2 of 8 or 4 of 4 at the
+// narrower widths), the input broadcast one channel at a time and
 // the weights packed once as [ocb][icb][kh][kw][ic b][oc b]. The input is
 // either blocked or plain NCHW (a stem of few input channels reads its image
 // directly, no reorder). Depthwise convs (one channel per group) take their
@@ -23,12 +24,13 @@
 
 namespace dlrt::cpu {
 
-// The block width the blocked-layout pass should pick on this CPU (16 when
-// cpu_isa() has AVX-512, else 8).
+// The block width the blocked-layout pass picks: 16 at every vector width
+// (a block is 1 zmm, 2 ymm or 4 xmm vectors; the blocked Winograd kernels
+// take 16-channel blocks; docs/performance-decisions.md).
 int blocked_width();
 
-// Whether the blocked kernels run vector code for `block` on this CPU (else
-// the portable loops, correct for any block).
+// Whether the blocked kernels run vector code for `block` (16, at
+// simd_width(); else the portable loops, correct for any block).
 bool blocked_vector_path(int block);
 
 // A Conv's geometry (2-D; pads at the start, the end implied by out_h/out_w).

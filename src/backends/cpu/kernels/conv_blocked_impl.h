@@ -1,10 +1,11 @@
-// What conv_blocked.cpp (dispatch, portable loops) and conv_blocked_avx512.cpp share.
+// What conv_blocked.cpp (dispatch, portable loops) and conv_blocked_vec.cpp
+// (the vector kernels, conv_blocked_simd.h at every width) share.
 #pragma once
 
 #include <cstdint>
 
 #include "backends/cpu/kernels/conv_blocked.h"
-#include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/simd/width.h"
 #include "backends/cpu/kernels/unit_order.h"
 
 namespace dlrt::cpu::blocked_detail {
@@ -59,25 +60,54 @@ int64_t band_output_rows(int64_t OH, int64_t OW, int64_t k, int64_t threads);
 int64_t pointwise_merge_rows(const BlockedConvGeometry& g, int64_t pairs, int64_t threads, bool by_rows, int64_t l2,
                              int64_t row_in_bytes);
 
-// Positions per group-1 tile on the vector path (2 blocks x 14: 28
-// accumulators); outputs at most kConvT / 2 wide run two rows per tile, which
-// needs every tap inside the input (a padded copy).
-inline constexpr int kConvT = 14;
+// Positions per group-1 tile of two output blocks on the vector path at
+// width `w`: as many as leave 4 of the vector registers for weights and the
+// broadcast input (16-channel blocks: 1, 2 or 4 vectors each; 2 x 14 of 32
+// zmm, 4 x 3 of 16 ymm, 8 x 1 of 16 xmm). Outputs at most half that wide run
+// two rows per tile, which needs every tap inside the input (a padded copy).
+constexpr int conv_tile_positions(SimdWidth w) {
+  return w == SimdWidth::k512 ? 14 : w == SimdWidth::k256 ? 3 : 1;
+}
+// The same with one output block (the last of an odd count): 28, 6 or 3.
+constexpr int conv_tile_positions1(SimdWidth w) {
+  return w == SimdWidth::k512 ? 28 : w == SimdWidth::k256 ? 6 : 3;
+}
+// Positions per depthwise tile: 8 zmm, 6 x 2 ymm, 3 x 4 xmm accumulators.
+constexpr int depthwise_tile_positions(SimdWidth w) {
+  return w == SimdWidth::k512 ? 8 : w == SimdWidth::k256 ? 6 : 3;
+}
 
-#if defined(__x86_64__) || defined(__i386__)
-// Block 16 only. Units (unit_at, j.band_rows): (image, output block pair,
-// row unit) for group-1 convs, (image, block, output row) for depthwise ones.
-void conv_units_avx512(const ConvJob& j, int64_t u0, int64_t u1);
+// The positions of an output row whose every tap lies inside the input: [lo, hi).
+void interior(const BlockedConvGeometry& g, int64_t* lo, int64_t* hi);
+
+// Rows per unit of a group-1 conv with tiles of `tile` positions: 2 where a
+// row has few positions (a 7x7 plane: 14 per tile instead of 7 at 512
+// bits, half the weight loads per product) and every tap of every row lies
+// inside the input (the padded copy), else 1.
+int64_t rows_per_unit(const BlockedConvGeometry& g, int64_t tile);
+
+// Input blocks per K chunk: a chunk of a block pair's weights fills about
+// half the L1 data cache the CPU reports, so that every tile of the rows a
+// call runs reads them from L1.
+int64_t chunk_blocks(const BlockedConvGeometry& g);
+
+// A buffer of the calling thread of at least `floats` floats (the depthwise
+// tiles' copy of a padded row), without a heap allocation once that size was seen.
+float* depthwise_row_scratch(int64_t floats);
+
+// The vector kernels at the width simd_width() picks, 16-channel blocks
+// only. Units (unit_at, j.band_rows): (image, output block pair, row unit)
+// for group-1 convs, (image, block, output row) for depthwise ones.
+void conv_units_vec(const ConvJob& j, int64_t u0, int64_t u1);
 // Row units of a group-1 conv (one or two output rows each).
-int64_t conv_row_units_avx512(const BlockedConvGeometry& g);
-void depthwise_units_avx512(const ConvJob& j, int64_t u0, int64_t u1);
+int64_t conv_row_units_vec(const BlockedConvGeometry& g);
+void depthwise_units_vec(const ConvJob& j, int64_t u0, int64_t u1);
 
 // max_pool_blocked's output rows [u0, u1) for 16-channel blocks.
-void max_pool16_avx512(const float* x, const BlockedConvGeometry& g, float* y, int64_t u0, int64_t u1);
+void max_pool16_vec(const float* x, const BlockedConvGeometry& g, float* y, int64_t u0, int64_t u1);
 // One 16-channel block: hw positions of cn (<= 16) planes, `plane` floats
 // apart, <-> [hw][16] (to: lanes past cn zero; from: only cn planes written).
-void to_block16_avx512(const float* x, int64_t cn, int64_t hw, int64_t plane, float* y);
-void from_block16_avx512(const float* x, int64_t cn, int64_t hw, int64_t plane, float* y);
-#endif
+void to_block16_vec(const float* x, int64_t cn, int64_t hw, int64_t plane, float* y);
+void from_block16_vec(const float* x, int64_t cn, int64_t hw, int64_t plane, float* y);
 
 }  // namespace dlrt::cpu::blocked_detail

@@ -31,6 +31,7 @@ namespace {
 
 std::atomic<int> g_override{-1};  // -1: the environment; 0: off; 1: on
 std::atomic<uint64_t> g_runs{0};
+std::atomic<int> g_tile{0};  // ScopedWinogradTile: 0, 2 or 4
 
 }  // namespace
 
@@ -72,6 +73,10 @@ bool winograd_enabled() {
 
 ScopedWinograd::ScopedWinograd(bool enabled) : previous_(g_override.load()) { g_override.store(enabled ? 1 : 0); }
 ScopedWinograd::~ScopedWinograd() { g_override.store(previous_); }
+
+ScopedWinogradTile::ScopedWinogradTile(int tile) : previous_(g_tile.load()) { g_tile.store(tile); }
+ScopedWinogradTile::~ScopedWinogradTile() { g_tile.store(previous_); }
+int winograd_forced_tile() { return g_tile.load(std::memory_order_relaxed); }
 
 void winograd_pad_plane(const WinogradGeometry& g, const float* xc, int64_t hp, int64_t wp, float* pad) {
   for (int64_t r = 0; r < hp; ++r) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/simd/width.h"
 #include "core/thread_pool.h"
 
 namespace dlrt::cpu {
@@ -36,8 +37,8 @@ struct WinogradFilters {
 
 // Transforms W [M, C, 3, 3] (row-major float32) for F(2x2, 3x3).
 std::shared_ptr<const WinogradFilters> winograd_filters(const float* w, int64_t M, int64_t C);
-// The same for F(4x4, 3x3) (conv_winograd4_avx512.cpp); `transposed` for
-// conv_winograd4_blocked_avx512.
+// The same for F(4x4, 3x3) (conv_winograd4.cpp); `transposed` for
+// conv_winograd4_blocked.
 std::shared_ptr<const WinogradFilters> winograd4_filters(const float* w, int64_t M, int64_t C,
                                                          bool transposed = false);
 
@@ -70,25 +71,42 @@ class ScopedWinograd {
   int previous_;
 };
 
+// Forces the variant the convs that take Winograd run (2: F(2x2, 3x3), 4:
+// F(4x4, 3x3); 0: the choice per ISA and shape) while alive; for tests and
+// benchmarks. winograd_forced_tile() reads it.
+class ScopedWinogradTile {
+ public:
+  explicit ScopedWinogradTile(int tile);
+  ~ScopedWinogradTile();
+  ScopedWinogradTile(const ScopedWinogradTile&) = delete;
+  ScopedWinogradTile& operator=(const ScopedWinogradTile&) = delete;
+
+ private:
+  int previous_;
+};
+int winograd_forced_tile();
+
 // y [M, out_h, out_w] = epilogue(conv3x3(x [C, in_h, in_w], W)) for one
 // image; ep.row_bias indexed by output channel, ep.residual like y
 // (ep.ldr = out_h*out_w). Call only when cpu_isa() >= kAvx2.
 void conv_winograd(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,
                    const GemmEpilogue& ep, ThreadPool& pool);
 
-// The same with F(4x4, 3x3) filters (f.tile == 4) on AVX-512: 4x4 outputs
-// per 6x6 patch, 4x fewer products than the direct sum where F(2x2, 3x3)
-// has 2.25x, for transforms with coefficients up to 8 and 1/24 (a few more
-// float roundings; measured against a double reference in the tests).
-// Works on blocks of tile rows whose V and M take about
-// kWinograd4BlockBytes: resnet18's layer1 (3.6 MiB) and layer2 run as one
-// block. Larger blocks run faster: fewer parallel sections, wider GEMMs
+// The same with F(4x4, 3x3) filters (f.tile == 4): 4x4 outputs per 6x6
+// patch, 4x fewer products than the direct sum where F(2x2, 3x3) has 2.25x,
+// for transforms with coefficients up to 8 and 1/24 (a few more float
+// roundings; measured against a double reference in the tests). Works on
+// blocks of tile rows whose V and M take about kWinograd4BlockBytes:
+// resnet18's layer1 (3.6 MiB) and layer2 run as one block. Larger blocks run
+// faster: fewer parallel sections, wider GEMMs
 // (bench/results/2026-11-24_winograd_f4x4_resnet18.json). The bound keeps
-// large images' scratch in check.
-// Call only when cpu_isa() >= kAvx512.
+// large images' scratch in check. Written once over simd/ (conv_winograd4.cpp):
+// runs at simd_width(), or at `w` (which simd_width_runs must allow).
 constexpr int64_t kWinograd4BlockBytes = int64_t{4} << 20;
-void conv_winograd4_avx512(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,
-                           const GemmEpilogue& ep, ThreadPool& pool);
+void conv_winograd4(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,
+                    const GemmEpilogue& ep, ThreadPool& pool);
+void conv_winograd4(SimdWidth w, const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,
+                    const GemmEpilogue& ep, ThreadPool& pool);
 
 // F(4x4, 3x3) on the 16-channel blocked layout (conv_blocked.h), one image:
 // x [ceil(C/16)][in_h][in_w][16], y [ceil(M/16)][out_h][out_w][16] =
@@ -97,9 +115,11 @@ void conv_winograd4_avx512(const WinogradFilters& f, const WinogradGeometry& g, 
 // tile's 6x6 patch is 36 loads of 16 channels, V and M are tiles x channels
 // (M_e = V_e · U_eᵀ), and the outputs are stored as they come, so no
 // transposes. Pad lanes of x are not read; those of y are unspecified.
-// Call only when cpu_isa() >= kAvx512 (conv_winograd4_blocked_avx512.cpp).
-void conv_winograd4_blocked_avx512(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,
-                                   const float* bias, const float* z, const Activation& act, ThreadPool& pool);
+// Runs at simd_width() or `w` like conv_winograd4 (conv_winograd4_blocked.cpp).
+void conv_winograd4_blocked(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,
+                            const float* bias, const float* z, const Activation& act, ThreadPool& pool);
+void conv_winograd4_blocked(SimdWidth w, const WinogradFilters& f, const WinogradGeometry& g, const float* x,
+                            float* y, const float* bias, const float* z, const Activation& act, ThreadPool& pool);
 
 // Both variants' products: M_e = U_e · V_e for every transformed filter e
 // of f, one GEMM per pool task; V_e [C][ld] at V + e * C * ld and M_e

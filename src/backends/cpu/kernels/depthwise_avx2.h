@@ -20,7 +20,7 @@ struct DepthwiseGeometry {
   int64_t in_h = 0, in_w = 0, out_h = 0, out_w = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1;
   int64_t pad_top = 0, pad_left = 0;  // bottom/right padding is implied by the output size
-  int64_t dh = 1, dw = 1;  // dilation: only depthwise_c16_avx512 takes other than 1
+  int64_t dh = 1, dw = 1;  // dilation: only depthwise_lanes takes other than 1
 };
 
 // Applied to each output element: v = conv + bias (+ residual[i]), then
@@ -42,45 +42,25 @@ bool depthwise_avx2_ok(const DepthwiseGeometry& g);
 void depthwise_plane_avx2(const float* x, const float* w, const DepthwiseGeometry& g, float* y,
                           const DepthwiseOutput& o);
 
-// Eight channels at once, one per ymm lane (the NCHW8c idea applied inside
-// one call): x holds 8 input planes (channel c at x + c * in_plane), w 8
-// filters (c at w + c * kh * kw), y receives 8 output planes (c at
-// y + c * out_plane). Output rows go in bands: the band's input rows are
-// transposed into a zero-padded [rows][Wp][8] scratch, every tap is then one
-// FMA for 8 channels (no lane wasted on a 7- or 14-wide row, no stride-2
-// split), and the [positions][8] results are transposed back, with the
-// residual and the clamp applied in planar form. Same geometries as
-// depthwise_plane_avx2 plus any width stride.
+// The output stage of depthwise_lanes (depthwise_lanes.h), whose groups of
+// 8 or 16 channels (one per lane) it applies to.
 struct DepthwiseC8Output {
-  const float* bias = nullptr;      // 8 values (one per channel), or null
-  const float* residual = nullptr;  // 8 planes [out_h, out_w], out_plane apart, or null
+  const float* bias = nullptr;      // one value per channel of the group, or null
+  const float* residual = nullptr;  // the group's planes [out_h, out_w], out_plane apart, or null
   bool clamp = false;
   float lo = 0.0f, hi = 0.0f;
   // Any other activation (HardSwish, Sigmoid, SiLU, ...) after the residual,
-  // or null. Only depthwise_c16_avx512 applies it; the 8-channel kernels take
-  // the clamp alone.
+  // or null.
   const Activation* act = nullptr;
 };
 
-// Row bands per image for the 8-channel kernels on `threads` threads: one per
+// Row bands per image for depthwise_lanes on `threads` threads: one per
 // thread when each gets at least 14 output rows, so the layer splits by rows
 // as well as channels and the pointwise convs around it (split by positions)
 // read what the same core wrote; else 1.
 int64_t depthwise_c8_row_bands(int64_t out_h, int64_t threads);
 
-// Whether depthwise_c8_avx2 runs this geometry (does not check the CPU).
+// Whether depthwise_lanes runs this geometry (does not check the CPU).
 bool depthwise_c8_avx2_ok(const DepthwiseGeometry& g);
-
-// Only output rows [row_begin, row_end) when given (row_end < 0: to the last).
-// Call only when cpu_isa() >= kAvx2.
-void depthwise_c8_avx2(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g, float* y,
-                       int64_t out_plane, const DepthwiseC8Output& o, int64_t row_begin = 0, int64_t row_end = -1);
-
-// depthwise_c8_avx2 on input that is already in the scratch layout: buf holds
-// the padded rows [(out_h - 1) * sh + kh][Wp][8] with Wp = (out_w - 1) * sw + kw
-// (padded row r, column c = input row r - pad_top, column c - pad_left; zeros
-// outside the input). Call only when cpu_isa() >= kAvx2.
-void depthwise_c8_padded_avx2(const float* buf, int64_t Wp, const float* w, const DepthwiseGeometry& g, float* y,
-                              int64_t out_plane, const DepthwiseC8Output& o);
 
 }  // namespace dlrt::cpu

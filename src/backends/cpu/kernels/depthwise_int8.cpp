@@ -84,6 +84,28 @@ void sum_taps_generic(const int16_t* const* src, const int32_t* w, int64_t taps,
 }
 
 #ifdef DLRT_DW8_X86
+// sum_taps_avx512 at 256 bits: 16 outputs per pass over the taps, then the tail one by one.
+DLRT_AVX2_INT void sum_taps_avx2(const int16_t* const* src, const int32_t* w, int64_t taps, int64_t n, int32_t* out) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+    for (int64_t t = 0; t < taps; ++t) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src[t] + i));
+      const __m256i wt = _mm256_set1_epi32(w[t]);
+      a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(v)), wt));
+      a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(v, 1)), wt));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), a0);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i + 8), a1);
+  }
+  if (i == n) return;
+  auto* o = reinterpret_cast<uint32_t*>(out);
+  std::fill(o + i, o + n, 0u);
+  for (int64_t t = 0; t < taps; ++t)
+    for (int64_t j = i; j < n; ++j)
+      o[j] += static_cast<uint32_t>(static_cast<int32_t>(src[t][j])) * static_cast<uint32_t>(w[t]);
+}
+
 DLRT_AVX512 void sum_taps_avx512(const int16_t* const* src, const int32_t* w, int64_t taps, int64_t n, int32_t* out) {
   int64_t i = 0;
   // 32 outputs (two accumulators from one 32-value load) per pass over the taps.
@@ -146,6 +168,50 @@ struct ConvertRowAvx512 {
   }
 };
 
+// convert_row_avx512 at 256 bits: 16 values at a time while the loads stay
+// inside the row (stride 2 reads 2 * 16 bytes), the rest one by one.
+template <bool kSigned, int S>
+DLRT_AVX2_INT inline void convert_row_avx2(const uint8_t* src, int32_t xz, int64_t lo, int64_t hi, int16_t* d) {
+  const __m256i z = _mm256_set1_epi16(static_cast<int16_t>(xz));
+  int64_t q = lo;
+  for (; q + 16 + (S - 1) <= hi; q += 16) {
+    __m256i v;
+    if constexpr (S == 1) {
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + q));
+      v = kSigned ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b);
+    } else {
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * q));
+      v = kSigned ? _mm256_srai_epi16(_mm256_slli_epi16(b, 8), 8) : _mm256_and_si256(b, _mm256_set1_epi16(0xFF));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + q), _mm256_sub_epi16(v, z));
+  }
+  using X = std::conditional_t<kSigned, int8_t, uint8_t>;
+  const X* x = reinterpret_cast<const X*>(src);
+  for (; q < hi; ++q) d[q] = static_cast<int16_t>(static_cast<int32_t>(x[q * S]) - xz);
+}
+
+template <bool kSigned>
+struct ConvertRowAvx2 {
+  const DepthwiseInt8Geometry& g;
+  const uint8_t* x;
+  int32_t xz;
+  DLRT_AVX2_INT void operator()(int64_t ih, int64_t f, int64_t lo, int64_t hi, int16_t* d) const {
+    const uint8_t* src = x + ih * g.W + f - g.pw;  // src + q * sw is x[ih][q * sw + f - pw]
+    if (g.sw == 1)
+      convert_row_avx2<kSigned, 1>(src, xz, lo, hi, d);
+    else
+      convert_row_avx2<kSigned, 2>(src, xz, lo, hi, d);
+  }
+};
+
+template <bool kSigned>
+DLRT_AVX2_INT void fill_plane_avx2(const DepthwiseInt8Geometry& g, const uint8_t* x, int32_t xz, int64_t rows,
+                                   int64_t r_len, int64_t q_len, int16_t* buf) {
+  using X = std::conditional_t<kSigned, int8_t, uint8_t>;
+  if (g.sw > 2) return fill_plane(g, rows, r_len, q_len, buf, ConvertRow<X>{g, reinterpret_cast<const X*>(x), xz});
+  fill_plane(g, rows, r_len, q_len, buf, ConvertRowAvx2<kSigned>{g, x, xz});
+}
+
 template <bool kSigned>
 DLRT_AVX512 void fill_plane_avx512(const DepthwiseInt8Geometry& g, const uint8_t* x, int32_t xz, int64_t rows,
                                    int64_t r_len, int64_t q_len, int16_t* buf) {
@@ -181,6 +247,11 @@ void depthwise_int8_plane(const DepthwiseInt8Geometry& g, const uint8_t* x, bool
       fill_plane_avx512<true>(g, x, x_zp, rows, r_len, q_len, buf);
     else
       fill_plane_avx512<false>(g, x, x_zp, rows, r_len, q_len, buf);
+  } else if (cpu_isa() >= CpuIsa::kAvx2) {
+    if (x_signed)
+      fill_plane_avx2<true>(g, x, x_zp, rows, r_len, q_len, buf);
+    else
+      fill_plane_avx2<false>(g, x, x_zp, rows, r_len, q_len, buf);
   } else
 #endif
   {
@@ -204,6 +275,8 @@ void depthwise_int8_plane(const DepthwiseInt8Geometry& g, const uint8_t* x, bool
 #ifdef DLRT_DW8_X86
     if (avx512)
       sum_taps_avx512(src, w, taps, n, sums);
+    else if (cpu_isa() >= CpuIsa::kAvx2)
+      sum_taps_avx2(src, w, taps, n, sums);
     else
 #endif
       sum_taps_generic(src, w, taps, n, sums);

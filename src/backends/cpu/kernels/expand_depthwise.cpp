@@ -6,7 +6,7 @@
 
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/conv_direct.h"
-#include "backends/cpu/kernels/depthwise_c16.h"
+#include "backends/cpu/kernels/depthwise_lanes.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/isa_target.h"
 #include "backends/cpu/kernels/vec_avx512.h"
@@ -225,8 +225,8 @@ DLRT_AVX2 void depthwise_rows(const ExpandDepthwiseShape& s, const Padded& pd, c
   for (int64_t b = 0; b < nb; ++b) {
     const int64_t m = (blk + b) * 8;
     o.bias = bd ? bd + m : nullptr;
-    depthwise_c8_padded_avx2(buf + b * pd.plane() + (oh0 * s.g.sh - pd.row0) * pd.Wp * 8, pd.Wp, wd + m * kk, band,
-                             y + m * y_plane, y_plane, o);
+    depthwise_lanes_padded(SimdWidth::k256, buf + b * pd.plane() + (oh0 * s.g.sh - pd.row0) * pd.Wp * 8, pd.Wp,
+                           wd + m * kk, band, y + m * y_plane, y_plane, o);
   }
 }
 
@@ -419,8 +419,8 @@ DLRT_AVX512 void pair_rows16(const ExpandDepthwiseShape& s, const Padded& pd, co
   for (int64_t b = 0; b < nb; ++b) {
     const int64_t m = (blk + b) * 16;
     o.bias = bd ? bd + m : nullptr;
-    depthwise_c16_padded_avx512(buf + b * pd.plane() + (oh0 * s.g.sh - pd.row0) * pd.Wp * 16, pd.Wp, wd + m * kk,
-                                band, y + m * y_plane + oh0 * s.g.out_w, y_plane, o);
+    depthwise_lanes_padded(SimdWidth::k512, buf + b * pd.plane() + (oh0 * s.g.sh - pd.row0) * pd.Wp * 16, pd.Wp,
+                           wd + m * kk, band, y + m * y_plane + oh0 * s.g.out_w, y_plane, o);
   }
 }
 

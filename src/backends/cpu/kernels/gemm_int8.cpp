@@ -29,28 +29,8 @@ struct Kernel {
   int mr = 4, nv = 1;                     // tile: mr rows x 16 * nv columns
   int8_detail::TileFn fn[4] = {};         // fn[v]: the tile of v panels, v in [1, nv]
   const char* name = "generic";
+  bool wide = false;                      // reads the int16 layouts (PackedInt8B::wide)
 };
-
-// The portable tile: 4 rows x 16 columns, plain int32 arithmetic (wrapping).
-void generic_tile(int64_t kg, const uint8_t* a, const int8_t* b, int64_t, int32_t* acc, bool accumulate) {
-  uint32_t sum[4][kPanel] = {};
-  if (accumulate)
-    for (int i = 0; i < 4; ++i)
-      for (int j = 0; j < kPanel; ++j) sum[i][j] = static_cast<uint32_t>(acc[i * kPanel + j]);
-  for (int64_t g = 0; g < kg; ++g) {
-    const uint8_t* ag = a + g * 4 * kGroup;
-    const int8_t* bg = b + g * kPanel * kGroup;
-    for (int i = 0; i < 4; ++i)
-      for (int j = 0; j < kPanel; ++j) {
-        uint32_t s = 0;
-        for (int t = 0; t < kGroup; ++t)
-          s += static_cast<uint32_t>(static_cast<int32_t>(ag[i * kGroup + t]) * bg[j * kGroup + t]);
-        sum[i][j] += s;
-      }
-  }
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < kPanel; ++j) acc[i * kPanel + j] = static_cast<int32_t>(sum[i][j]);
-}
 
 // Every kernel this CPU can run under the current ISA cap, best first.
 int available(Kernel* out) {
@@ -69,14 +49,15 @@ int available(Kernel* out) {
     k.fn[1] = int8_detail::avx_vnni_tile();
     k.name = "avx-vnni";
   }
-  if (cpu_isa() >= CpuIsa::kAvx2 && int8_detail::avx2_tile()) {
+  if (cpu_isa() >= CpuIsa::kAvx2 && int8_detail::avx2_wide_tile()) {
     Kernel& k = out[n++];
-    k.mr = 2;
-    k.fn[1] = int8_detail::avx2_tile();
+    k.mr = 4;
+    k.fn[1] = int8_detail::avx2_wide_tile();
     k.name = "avx2";
+    k.wide = true;
   }
   Kernel& k = out[n++];
-  k.fn[1] = generic_tile;
+  k.fn[1] = int8_detail::generic_tile;
   return n;
 }
 
@@ -99,20 +80,28 @@ void to_float(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, i
   }
 }
 
-void generic_correct(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az,
-                     const uint32_t* rs, const uint32_t* ct, const uint32_t* cz, int32_t* c, int64_t ldc) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const uint32_t* ar = reinterpret_cast<const uint32_t*>(acc + r * acc_ld);
-    int32_t* cr = c + r * ldc;
-    for (int64_t q = 0; q < cols; ++q) cr[q] = static_cast<int32_t>(ar[q] - az[r] * ct[q] - rs[r] * cz[q]);
-  }
-}
-
 Kernel pick_kernel() {
   Kernel ks[4];
   const int n = available(ks);
   const int f = forced.load(std::memory_order_relaxed);
   return f >= 0 && f < n ? ks[f] : ks[0];
+}
+
+// The kernel for a B in the layout it was packed in: pick_kernel()'s when it
+// reads that layout (it does unless the choice changed since the packing),
+// else the best that does.
+Kernel kernel_for(const PackedInt8B& B) {
+  Kernel k = pick_kernel();
+  if (k.wide == (B.wide != nullptr)) return k;
+  Kernel ks[4];
+  const int n = available(ks);
+  for (int i = 0; i < n; ++i)
+    if (ks[i].wide == (B.wide != nullptr)) return ks[i];
+  Kernel g;  // a wide B with the ISA now below AVX2
+  g.fn[1] = int8_detail::generic_wide_tile;
+  g.name = "generic";
+  g.wide = true;
+  return g;
 }
 
 // How many of the K bytes at p have the top bit set (int8 values below 0).
@@ -147,8 +136,9 @@ ScopedInt8Kernel::~ScopedInt8Kernel() { forced.store(previous_); }
 
 size_t PackedInt8B::bytes(int64_t K, int64_t N) {
   const int64_t kg = (K + kGroup - 1) / kGroup, panels = (N + kPanel - 1) / kPanel;
+  const int64_t value_bytes = pick_kernel().wide ? 2 : 1;
   // The panels, then the column sums (int32, 64-byte aligned as the panels are a multiple of 64 bytes).
-  return static_cast<size_t>(panels * kg * kPanel * kGroup + panels * kPanel * 4);
+  return static_cast<size_t>(panels * kg * kPanel * kGroup * value_bytes + panels * kPanel * 4);
 }
 
 PackedInt8B PackedInt8B::pack_into(void* storage, bool trans, int64_t K, int64_t N, const void* B, int64_t ldb,
@@ -172,11 +162,16 @@ PackedInt8B PackedInt8B::pack_rows_into(void* storage, int64_t K, int64_t N, Row
   p.kg = (K + kGroup - 1) / kGroup;
   p.panels = (N + kPanel - 1) / kPanel;
   p.shift = is_signed ? 0 : -128;
+  // The AVX2 kernel's B: int16 (PackedInt8B::wide) instead of bytes (that kernel exists only where this does).
+  const int8_detail::PackWideFn pack_wide = pick_kernel().wide ? int8_detail::avx2_pack_wide() : nullptr;
+  const bool wide = pack_wide != nullptr;
   int8_t* data = static_cast<int8_t*>(storage);
-  int32_t* sums = reinterpret_cast<int32_t*>(data + p.panels * p.kg * kPanel * kGroup);
+  int16_t* wdata = static_cast<int16_t*>(storage);
+  int32_t* sums = reinterpret_cast<int32_t*>(data + p.panels * p.kg * kPanel * kGroup * (wide ? 2 : 1));
   const uint8_t flip = is_signed ? 0 : 0x80;  // uint8 - 128 as int8
   const int64_t kg = p.kg;
-  const int8_detail::PackQuadFn quad = cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_pack_quad() : nullptr;
+  const int8_detail::PackQuadFn quad =
+      !wide && cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_pack_quad() : nullptr;
   // Each task: a range of panels, all groups; 4 rows of its columns at a time.
   auto pack_panels = [&](int64_t p0, int64_t p1) {
     const int64_t j0 = p0 * kPanel, j1 = std::min(N, p1 * kPanel), width = (p1 - p0) * kPanel;
@@ -200,6 +195,13 @@ PackedInt8B PackedInt8B::pack_rows_into(void* storage, int64_t K, int64_t N, Row
       // column sums, and 4 rows x 16 columns transposed to 16 columns x 4 bytes;
       // four panels at a time with AVX-512.
       int64_t pn = p0;
+      if (wide) {
+        for (; pn < p1; ++pn) {
+          const int64_t c0 = (pn - p0) * kPanel;
+          const uint8_t* rq[4] = {r[0] + c0, r[1] + c0, r[2] + c0, r[3] + c0};
+          pack_wide(rq, flip, wdata + (pn * kg + g) * kPanel * kGroup, colsum + c0);
+        }
+      }
       if (quad)
         for (; pn + 4 <= p1; pn += 4) {
           const int64_t c0 = (pn - p0) * kPanel;
@@ -250,7 +252,8 @@ PackedInt8B PackedInt8B::pack_rows_into(void* storage, int64_t K, int64_t N, Row
   if (pool && p.panels > 1)
     pool->parallel_for(p.panels, (p.panels + pool->num_threads() - 1) / pool->num_threads(), pack_panels);
   else pack_panels(0, p.panels);
-  p.data = data;
+  if (wide) p.wide = wdata;
+  else p.data = data;
   p.col_sums = sums;
   return p;
 }
@@ -265,28 +268,47 @@ std::shared_ptr<const PackedInt8B> PackedInt8B::pack(bool trans, int64_t K, int6
 
 namespace {
 
+// Stores the 4 values of one group of one row (v's bytes, low first) at
+// group-row index idx of a block: 4 bytes, or 4 int16 for the wide kernel.
+inline void store_group(uint8_t* block, int64_t idx, uint32_t v, bool wide) {
+  if (!wide) {
+    std::memcpy(block + idx * kGroup, &v, 4);
+    return;
+  }
+  const uint16_t w[4] = {static_cast<uint16_t>(v & 0xFF), static_cast<uint16_t>((v >> 8) & 0xFF),
+                         static_cast<uint16_t>((v >> 16) & 0xFF), static_cast<uint16_t>(v >> 24)};
+  std::memcpy(block + idx * kGroup * 2, w, sizeof w);
+}
+
+// The vector packer of a whole block of A's rows, for the 8-row kernel's
+// bytes or the wide kernel's int16 (null: none here).
+int8_detail::PackA8Fn a_block_packer(int64_t mr, bool wide) {
+  if (wide) return mr == 4 ? int8_detail::avx2_pack_a4_wide() : nullptr;
+  return mr == 8 && cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_pack_a8() : nullptr;
+}
+
 // Row blocks [b0, b1) of A as gemm_u8s8's kernels read them: block mb holds
-// rows mb*mr .. mb*mr+mr-1 (zero past M) as groups of 4 bytes (A + 128 for
-// int8), group-major; row_sums[i] sums row i's stored bytes.
+// rows mb*mr .. mb*mr+mr-1 (zero past M) as groups of 4 values (A + 128 for
+// int8; bytes, or int16 when wide), group-major; row_sums[i] sums row i's
+// stored values.
 void pack_a_blocks(const void* A, int64_t lda, int64_t M, int64_t K, int64_t mr, bool a_signed, int64_t b0, int64_t b1,
-                   uint8_t* blocks, uint32_t* row_sums, bool want_sums = true) {
-  const int64_t kg = (K + kGroup - 1) / kGroup, a_block = kg * mr * kGroup;
+                   uint8_t* blocks, uint32_t* row_sums, bool want_sums, bool wide) {
+  const int64_t kg = (K + kGroup - 1) / kGroup, a_block = kg * mr * kGroup * (wide ? 2 : 1);
   const uint8_t flip = a_signed ? 0x80 : 0;  // int8 + 128 as uint8
-  const int8_detail::PackA8Fn pack8 =
-      mr == 8 && cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_pack_a8() : nullptr;
+  const int8_detail::PackA8Fn pack8 = a_block_packer(mr, wide);
   for (int64_t mb = b0; mb < b1; ++mb) {
     uint8_t* dst = blocks + mb * a_block;
     // Full blocks of 8 rows: the first groups 16 at a time with AVX-512.
     int64_t first = 0;
     if (pack8 && mb * mr + mr <= M) {
       const uint8_t* rows[8];
-      for (int r = 0; r < 8; ++r) rows[r] = static_cast<const uint8_t*>(A) + (mb * mr + r) * lda;
+      for (int r = 0; r < mr; ++r) rows[r] = static_cast<const uint8_t*>(A) + (mb * mr + r) * lda;
       first = pack8(rows, K / kGroup, flip, dst);
     }
     for (int64_t r = 0; r < mr; ++r) {
       const int64_t i = mb * mr + r;
       if (i >= M) {
-        for (int64_t g = 0; g < kg; ++g) std::memset(dst + (g * mr + r) * kGroup, 0, kGroup);
+        for (int64_t g = 0; g < kg; ++g) store_group(dst, g * mr + r, 0, wide);
         continue;
       }
       const uint8_t* src = static_cast<const uint8_t*>(A) + i * lda;
@@ -303,15 +325,15 @@ void pack_a_blocks(const void* A, int64_t lda, int64_t M, int64_t K, int64_t mr,
       for (int64_t g = first; g < full; ++g) {
         uint32_t v;
         std::memcpy(&v, src + g * kGroup, 4);
-        v ^= flip * 0x01010101u;
-        std::memcpy(dst + (g * mr + r) * kGroup, &v, 4);
+        store_group(dst, g * mr + r, v ^ flip * 0x01010101u, wide);
       }
       if (full < kg) {
-        uint8_t* d = dst + (full * mr + r) * kGroup;
+        uint32_t v = 0;
         for (int64_t t = 0; t < kGroup; ++t) {
           const int64_t k = full * kGroup + t;
-          d[t] = k < K ? static_cast<uint8_t>(src[k] ^ flip) : 0;
+          if (k < K) v |= static_cast<uint32_t>(src[k] ^ flip) << (8 * t);
         }
+        store_group(dst, full * mr + r, v, wide);
       }
     }
   }
@@ -319,11 +341,11 @@ void pack_a_blocks(const void* A, int64_t lda, int64_t M, int64_t K, int64_t mr,
 
 // pack_a_blocks for A given as row segments (Int8ARows).
 void pack_a_rows(const Int8ARows& src, int64_t M, int64_t mr, bool a_signed, int64_t b0, int64_t b1, uint8_t* blocks,
-                 uint32_t* row_sums, bool want_sums) {
-  const int64_t gs = src.seg_len / kGroup, kg = src.segments * gs, a_block = kg * mr * kGroup;
+                 uint32_t* row_sums, bool want_sums, bool wide) {
+  const int64_t es = wide ? 2 : 1;
+  const int64_t gs = src.seg_len / kGroup, kg = src.segments * gs, a_block = kg * mr * kGroup * es;
   const uint8_t flip = a_signed ? 0x80 : 0;
-  const int8_detail::PackA8Fn pack8 =
-      mr == 8 && cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_pack_a8() : nullptr;
+  const int8_detail::PackA8Fn pack8 = a_block_packer(mr, wide);
   // The runs behind a null pointer (pad bytes) and behind rows past M (stored as 0).
   thread_local AlignedScratch fill_scratch;
   uint8_t* pad_run = fill_scratch.get<uint8_t>(static_cast<size_t>(2 * src.seg_len), AlignedScratch::Growth::kByHalf);
@@ -342,14 +364,13 @@ void pack_a_rows(const Int8ARows& src, int64_t M, int64_t mr, bool a_signed, int
         if (want_sums && i < M)
           for (int64_t k = 0; k < src.seg_len; ++k) sums[r] += static_cast<uint8_t>(rows[r][k] ^ flip);
       }
-      uint8_t* d = dst + seg * gs * mr * kGroup;
+      uint8_t* d = dst + seg * gs * mr * kGroup * es;
       const int64_t first = pack8 ? pack8(rows, gs, flip, d) : 0;
       for (int64_t g = first; g < gs; ++g)
         for (int64_t r = 0; r < mr; ++r) {
           uint32_t v;
           std::memcpy(&v, rows[r] + g * kGroup, 4);
-          v ^= flip * 0x01010101u;
-          std::memcpy(d + (g * mr + r) * kGroup, &v, 4);
+          store_group(d, g * mr + r, v ^ flip * 0x01010101u, wide);
         }
     }
     for (int64_t r = 0; r < mr && mb * mr + r < M; ++r) row_sums[mb * mr + r] = want_sums ? sums[r] : 0;
@@ -360,9 +381,10 @@ void pack_a_rows(const Int8ARows& src, int64_t M, int64_t mr, bool a_signed, int
 
 std::shared_ptr<const PackedInt8A> PackedInt8A::pack(int64_t M, int64_t K, const void* A, int64_t lda,
                                                      bool is_signed) {
-  const int64_t mr = pick_kernel().mr, kg = (K + kGroup - 1) / kGroup;
+  const Kernel kern = pick_kernel();
+  const int64_t mr = kern.mr, kg = (K + kGroup - 1) / kGroup;
   const int64_t mblocks = (M + mr - 1) / mr;
-  const int64_t block_bytes = (mblocks * kg * mr * kGroup + 63) / 64 * 64;
+  const int64_t block_bytes = (mblocks * kg * mr * kGroup * (kern.wide ? 2 : 1) + 63) / 64 * 64;
   const size_t bytes = static_cast<size_t>(block_bytes + M * 4);
   auto* storage = static_cast<uint8_t*>(::operator new(bytes, std::align_val_t(64)));
   auto p = std::make_shared<PackedInt8A>();
@@ -370,8 +392,9 @@ std::shared_ptr<const PackedInt8A> PackedInt8A::pack(int64_t M, int64_t K, const
   p->K = K;
   p->mr = static_cast<int>(mr);
   p->is_signed = is_signed;
+  p->wide = kern.wide;
   auto* sums = reinterpret_cast<uint32_t*>(storage + block_bytes);
-  pack_a_blocks(A, lda, M, K, mr, is_signed, 0, mblocks, storage, sums);
+  pack_a_blocks(A, lda, M, K, mr, is_signed, 0, mblocks, storage, sums, true, kern.wide);
   p->data = storage;
   p->row_sums = sums;
   p->owned_ = std::unique_ptr<uint8_t[], void (*)(uint8_t*)>(storage, free_aligned);
@@ -390,12 +413,15 @@ struct Int8Gemm {
   const int32_t* a_zp = nullptr;
   int64_t a_zp_stride = 0;
   const PackedInt8B* b = nullptr;
+  const int8_t* b_data = nullptr;  // B's panels in the kernel's layout
+  int64_t es = 1;                  // bytes per packed value (2 for the wide kernel)
   const uint8_t* a_blocks = nullptr;
   const uint32_t* a_sums = nullptr;
   uint32_t* col_zp = nullptr;
   uint32_t* col_term = nullptr;
   uint32_t* col_total = nullptr;
   int8_detail::CorrectFn correct = nullptr;
+  int8_detail::ToFloatFn float_stage = nullptr;
   int8_detail::CorrectRequantFn correct_requant = nullptr;
   int8_detail::CorrectRequantUniformFn correct_requant_uniform = nullptr;
   bool per_column = false, uniform = false;
@@ -465,12 +491,11 @@ struct Int8Gemm {
       return;
     }
     correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, C + i0 * ldc + j0, ldc);
-    if (float_output) to_float(*float_output, C + i0 * ldc + j0, ldc, rows, cols, j0);
+    if (float_output) float_stage(*float_output, C + i0 * ldc + j0, ldc, rows, cols, j0);
   }
 
   // One pass over K per tile.
   void run_short_k(ThreadPool* pool) const {
-    const PackedInt8B& B = *b;
     const int64_t panel_stride_bytes = panel_stride;
     // Threads split the longer side, so that each writes its own rows (or
     // columns) of C: a channels-last conv's pixels x few channels, split by
@@ -503,11 +528,11 @@ struct Int8Gemm {
           rt.out = static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0;
           rt.ldo = q.ldo;
           int8_detail::avx512_vnni_requant_cols_tile(static_cast<int>(nv))(
-              kg, a_blocks + mb * a_block, B.data + (j0 / kPanel) * panel_stride_bytes, panel_stride_bytes, rt);
+              kg, a_blocks + mb * a_block, b_data + (j0 / kPanel) * panel_stride_bytes, panel_stride_bytes, rt);
           continue;
         }
         // A narrow last column block runs the kernel's narrower variant.
-        kern.fn[nv](kg, a_blocks + mb * a_block, B.data + (j0 / kPanel) * panel_stride_bytes, panel_stride_bytes, acc,
+        kern.fn[nv](kg, a_blocks + mb * a_block, b_data + (j0 / kPanel) * panel_stride_bytes, panel_stride_bytes, acc,
                     false);
         finish(mb, nb, acc);
       }
@@ -526,7 +551,6 @@ struct Int8Gemm {
   // L1 while the row blocks of the run go over it; their sums accumulate in
   // a buffer until the last range.
   void run_long_k(ThreadPool* pool) const {
-    const PackedInt8B& B = *b;
     const int64_t panel_stride_bytes = panel_stride;
     const int64_t mchunks = (mblocks + kMChunk - 1) / kMChunk;
     auto blocked = [&](int64_t t0, int64_t t1) {
@@ -534,12 +558,12 @@ struct Int8Gemm {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t nb = t / mchunks, mb0 = (t % mchunks) * kMChunk, mb1 = std::min(mblocks, mb0 + kMChunk);
         const int64_t j0 = nb * NR, nv = (std::min(NR, N - j0) + kPanel - 1) / kPanel;
-        const int8_t* bp = B.data + (j0 / kPanel) * panel_stride_bytes;
+        const int8_t* bp = b_data + (j0 / kPanel) * panel_stride_bytes;
         for (int64_t g0 = 0; g0 < kg; g0 += kKcGroups) {
           const int64_t gn = std::min(kKcGroups, kg - g0);
           for (int64_t mb = mb0; mb < mb1; ++mb)
-            kern.fn[nv](gn, a_blocks + mb * a_block + g0 * MR * kGroup, bp + g0 * kPanel * kGroup, panel_stride_bytes,
-                        accs[mb - mb0], g0 > 0);
+            kern.fn[nv](gn, a_blocks + mb * a_block + g0 * MR * kGroup * es, bp + g0 * kPanel * kGroup * es,
+                        panel_stride_bytes, accs[mb - mb0], g0 > 0);
         }
         for (int64_t mb = mb0; mb < mb1; ++mb) finish(mb, nb, accs[mb - mb0]);
       }
@@ -559,7 +583,8 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
                int64_t ldc, ThreadPool* pool, const PackedInt8A* packed_a, const Int8FloatOutput* float_output,
                const Int8RequantOutput* requant_output, const Int8ARows* a_rows) {
   if (M <= 0 || N <= 0) return;
-  const Kernel kern = pick_kernel();
+  const Kernel kern = kernel_for(B);
+  const int64_t es = kern.wide ? 2 : 1;  // bytes per packed value
   const int64_t MR = kern.mr, NR = kPanel * kern.nv;
   const int64_t kg = B.kg;
   const int64_t mblocks = (M + MR - 1) / MR, nblocks = (N + NR - 1) / NR;
@@ -568,7 +593,7 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
   // A packed as uint8 (A + a_shift) by blocks of MR rows, then its row sums;
   // per column, the shifted zero point of B and sum_k B - K * zero point.
   thread_local AlignedScratch a_scratch;
-  const int64_t a_block = kg * MR * kGroup;
+  const int64_t a_block = kg * MR * kGroup * es;
   const int64_t a_bytes = (mblocks * a_block + 63) / 64 * 64;
   uint8_t* ap = a_scratch.get<uint8_t>(static_cast<size_t>(a_bytes + (M + 3 * N) * 4), AlignedScratch::Growth::kByHalf);
   uint32_t* row_sums = reinterpret_cast<uint32_t*>(ap + a_bytes);
@@ -581,8 +606,8 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
   }
   const uint8_t* a_blocks = ap;
   const uint32_t* a_sums = row_sums;
-  if (!a_rows && packed_a && packed_a->mr == MR && packed_a->M == M && packed_a->K == K &&
-      packed_a->is_signed == a_signed) {
+  if (!a_rows && packed_a && packed_a->mr == MR && packed_a->wide == kern.wide && packed_a->M == M &&
+      packed_a->K == K && packed_a->is_signed == a_signed) {
     a_blocks = packed_a->data;
     a_sums = packed_a->row_sums;
   } else {
@@ -590,8 +615,8 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
     bool want_sums = false;
     for (int64_t j = 0; j < N && !want_sums; ++j) want_sums = col_zp[j] != 0;
     auto pack_a = [&](int64_t b0, int64_t b1) {
-      if (a_rows) pack_a_rows(*a_rows, M, MR, a_signed, b0, b1, ap, row_sums, want_sums);
-      else pack_a_blocks(A, lda, M, K, MR, a_signed, b0, b1, ap, row_sums, want_sums);
+      if (a_rows) pack_a_rows(*a_rows, M, MR, a_signed, b0, b1, ap, row_sums, want_sums, kern.wide);
+      else pack_a_blocks(A, lda, M, K, MR, a_signed, b0, b1, ap, row_sums, want_sums, kern.wide);
     };
     const int64_t pack_grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, K * MR));
     if (pool)
@@ -600,32 +625,39 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
       pack_a(0, mblocks);
   }
 
-  const int8_detail::CorrectFn correct =
-      cpu_isa() >= CpuIsa::kAvx512 && int8_detail::avx512_correct() ? int8_detail::avx512_correct() : generic_correct;
-  const int8_detail::CorrectRequantFn correct_requant =
-      cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_correct_requant() : nullptr;
+  const int8_detail::CorrectFn correct = cpu_isa() >= CpuIsa::kAvx512 && int8_detail::avx512_correct()
+                                             ? int8_detail::avx512_correct()
+                                         : cpu_isa() >= CpuIsa::kAvx2 && int8_detail::avx2_correct()
+                                             ? int8_detail::avx2_correct()
+                                             : int8_detail::generic_correct;
+  const int8_detail::CorrectRequantFn correct_requant = cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_correct_requant()
+                                                       : cpu_isa() >= CpuIsa::kAvx2 ? int8_detail::avx2_correct_requant()
+                                                                                    : nullptr;
   // One zero point for all rows of A and one for all columns of B (a conv's
   // symmetric weights and its activations): the correction splits into a
   // per-column and a per-row term.
   const bool per_column = requant_output && requant_output->per_column;
   const int8_detail::CorrectRequantUniformFn correct_requant_uniform =
-      cpu_isa() < CpuIsa::kAvx512 ? nullptr
-      : per_column                ? int8_detail::avx512_correct_requant_uniform_cols()
-                                  : int8_detail::avx512_correct_requant_uniform();
+      cpu_isa() >= CpuIsa::kAvx512 ? (per_column ? int8_detail::avx512_correct_requant_uniform_cols()
+                                                 : int8_detail::avx512_correct_requant_uniform())
+      : cpu_isa() >= CpuIsa::kAvx2 && !per_column ? int8_detail::avx2_correct_requant_uniform()
+                                                  : nullptr;
   bool uniform = requant_output && correct_requant_uniform && (!b_zp || b_zp_stride == 0);
   const uint32_t az0 = static_cast<uint32_t>((a_zp ? a_zp[0] : 0) + a_shift);
   for (int64_t i = 1; uniform && a_zp && a_zp_stride != 0 && i < M; ++i) uniform = a_zp[i * a_zp_stride] == a_zp[0];
   if (uniform)
     for (int64_t j = 0; j < N; ++j) col_total[j] = az0 * col_term[j];
-  const int64_t panel_stride = kg * kPanel * kGroup;
+  const int64_t panel_stride = kg * kPanel * kGroup * es;
 
   Int8Gemm g;
   g.kern = kern;
   g.M = M, g.N = N, g.K = K, g.MR = MR, g.NR = NR, g.kg = kg, g.mblocks = mblocks, g.nblocks = nblocks;
   g.a_block = a_block, g.panel_stride = panel_stride;
   g.a_shift = a_shift, g.a_zp = a_zp, g.a_zp_stride = a_zp_stride;
-  g.b = &B, g.a_blocks = a_blocks, g.a_sums = a_sums;
+  g.b = &B, g.a_blocks = a_blocks, g.a_sums = a_sums, g.es = es;
+  g.b_data = kern.wide ? reinterpret_cast<const int8_t*>(B.wide) : B.data;
   g.col_zp = col_zp, g.col_term = col_term, g.col_total = col_total;
+  g.float_stage = cpu_isa() >= CpuIsa::kAvx2 && int8_detail::avx2_to_float() ? int8_detail::avx2_to_float() : to_float;
   g.correct = correct, g.correct_requant = correct_requant, g.correct_requant_uniform = correct_requant_uniform;
   g.per_column = per_column, g.uniform = uniform;
   g.float_output = float_output, g.requant_output = requant_output;

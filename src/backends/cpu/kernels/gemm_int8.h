@@ -13,8 +13,10 @@
 // created) into panels of 16 columns by groups of 4 k, the layout of one
 // VPDPBUSD. A is packed per call. Kernels, chosen at run time (isa.h caps
 // them like every other): AVX512-VNNI (8 x 48 int32 tile in zmm registers),
-// AVX-VNNI (6 x 16 in ymm), and portable C++ elsewhere; all give the same
-// bits.
+// AVX-VNNI (6 x 16 in ymm), AVX2 without VNNI (4 x 16 in ymm, VPMADDWD on
+// operands widened to 16 bits when packed: B's k pairs per column, A's 4
+// bytes per row and group; no 16-bit sum can saturate), and portable C++
+// elsewhere; all give the same bits.
 #pragma once
 
 #include <cstdint>
@@ -69,7 +71,11 @@ class PackedInt8B {
   int64_t kg = 0;       // groups of 4 k: (K + 3) / 4
   int64_t panels = 0;   // panels of 16 columns: (N + 15) / 16
   int32_t shift = 0;    // stored value = B + shift (-128 for uint8, 0 for int8)
+  // One of the two layouts, the one the kernel chosen when packing reads:
   const int8_t* data = nullptr;      // panel p, group g: 64 bytes at (p * kg + g) * 64
+  // (the AVX2 kernel's) panel p, group g: 64 int16 at (p * kg + g) * 64, value
+  // of k 4g + 2h + t, column 16p + c at h * 32 + c * 2 + t.
+  const int16_t* wide = nullptr;
   const int32_t* col_sums = nullptr; // per column (panels * 16), sum over k of the stored values
 
  private:
@@ -86,7 +92,8 @@ class PackedInt8A {
   int64_t M = 0, K = 0;
   int mr = 0;             // rows per block
   bool is_signed = false;
-  const uint8_t* data = nullptr;       // blocks of mr rows: (K + 3) / 4 groups of mr x 4 bytes
+  bool wide = false;      // values stored as int16 (the AVX2 kernel's), else bytes
+  const uint8_t* data = nullptr;       // blocks of mr rows: (K + 3) / 4 groups of mr x 4 values
   const uint32_t* row_sums = nullptr;  // per row, sum over k of the stored (shifted) values
 
  private:
@@ -205,10 +212,42 @@ CorrectRequantUniformFn avx512_correct_requant_uniform();
 // The same with mult and bias per column (mult[q], bias[q] or 0).
 CorrectRequantUniformFn avx512_correct_requant_uniform_cols();
 
+// The portable kernels (MR 4, NV 1): on the byte layouts, on the wide ones,
+// and the correction.
+void generic_tile(int64_t kg, const uint8_t* a, const int8_t* b, int64_t panel_stride, int32_t* acc, bool accumulate);
+void generic_wide_tile(int64_t kg, const uint8_t* a, const int8_t* b, int64_t panel_stride, int32_t* acc,
+                       bool accumulate);
+void generic_correct(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az,
+                     const uint32_t* rs, const uint32_t* ct, const uint32_t* cz, int32_t* c, int64_t ldc);
+
 // Where the vector kernels exist (null off x86).
 TileFn avx512_vnni_tile(int nv);  // MR 8, NV = nv in [1, 3]
 TileFn avx_vnni_tile();           // MR 6, NV 1
-TileFn avx2_tile();               // MR 2, NV 1 (no VNNI: 16-bit products)
+// MR 4, NV 1 on the wide layouts (no VNNI): a is PackedInt8A's int16 blocks
+// (group g, row i: 4 values at (g * 4 + i) * 4), b PackedInt8B::wide (as int8_t*).
+TileFn avx2_wide_tile();
+
+// Packs one panel of one group of 4 k in the wide layout: r[t] holds row t's
+// 16 raw bytes (XORed with flip); the 64 int16 go to dst, the 16 column sums
+// of the stored values are added to colsum. Null off x86.
+using PackWideFn = void (*)(const uint8_t* const* r, uint8_t flip, int16_t* dst, int32_t* colsum);
+PackWideFn avx2_pack_wide();
+
+// The wide kernel's A packing (PackA8Fn's contract for 4 rows, int16 values:
+// group g at dst + 32 g): whole runs of 4 groups; returns how many it packed.
+PackA8Fn avx2_pack_a4_wide();  // null off x86
+
+// The correction (CorrectFn) with AVX2, and with the requantization after it
+// (CorrectRequantFn); null off x86.
+CorrectFn avx2_correct();
+CorrectRequantFn avx2_correct_requant();
+// correct_requant_uniform's (mult and bias per row) with AVX2; null off x86.
+CorrectRequantUniformFn avx2_correct_requant_uniform();
+
+// The float output stage (Int8FloatOutput) on a rows x cols block of C at c,
+// column j0 first, in place: separate multiply and add, as the portable loop.
+using ToFloatFn = void (*)(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, int64_t cols, int64_t j0);
+ToFloatFn avx2_to_float();  // null off x86
 
 }  // namespace int8_detail
 }  // namespace dlrt::cpu

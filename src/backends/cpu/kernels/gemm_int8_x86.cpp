@@ -1,8 +1,8 @@
 // The x86 microkernels of the 8-bit GEMM (gemm_int8.h). On VNNI each
 // VPDPBUSD adds, per int32 lane, the four products of unsigned bytes of A and
 // signed bytes of B to the accumulator, with no intermediate saturation; on
-// plain AVX2 both are widened to 16 bits for VPMADDWD (VPMADDUBSW would
-// saturate). Either way the sums are exact (mod 2^32), as the portable
+// plain AVX2 both were widened to 16 bits when packed, for VPMADDWD
+// (VPMADDUBSW would saturate). Either way the sums are exact (mod 2^32), as the portable
 // kernel's.
 #include "backends/cpu/kernels/gemm_int8.h"
 #include "backends/cpu/kernels/isa_target.h"
@@ -138,38 +138,222 @@ DLRT_AVX2_VNNI void tile_avx_vnni(int64_t kg, const uint8_t* a, const int8_t* b,
   }
 }
 
-// AVX2 without VNNI: 2 rows x 16 columns. Each group's 64 bytes of B are
-// four chunks of 4 columns x 4 k, sign-extended to 16 bits; A's 4 bytes,
-// zero-extended and repeated, multiply them pairwise (VPMADDWD): lane 2c
-// holds column c's products of k 0-1, lane 2c+1 those of k 2-3, summed at the end.
-DLRT_AVX2_INT void tile_avx2(int64_t kg, const uint8_t* a, const int8_t* b, int64_t,
-                                               int32_t* acc, bool accumulate) {
-  constexpr int MR = 2;
-  __m256i c[MR][4];
-#pragma GCC unroll 2
+// AVX2 without VNNI: 4 rows x 16 columns on operands widened when packed.
+// Per group and k pair h: B's 16 columns x 2 k are two ymm of int16 pairs,
+// each row's two values of A one broadcast dword; VPMADDWD adds each
+// column's pair of products into an int32 lane (at most 2 x 255 x 128, no
+// saturation), VPADDD accumulates.
+DLRT_AVX2_INT void tile_avx2_wide(int64_t kg, const uint8_t* a8, const int8_t* b8, int64_t, int32_t* acc,
+                                  bool accumulate) {
+  constexpr int MR = 4;
+  const auto* a = reinterpret_cast<const int16_t*>(a8);
+  const auto* b = reinterpret_cast<const int16_t*>(b8);
+  __m256i c[MR][2];
+#pragma GCC unroll 4
   for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; ++q) c[i][q] = _mm256_setzero_si256();
-  for (int64_t g = 0; g < kg; ++g) {
-    __m256i bw[4];
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; ++q)
-      bw[q] = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(b + g * 64 + 16 * q)));
-    const uint8_t* ag = a + g * MR * 4;
 #pragma GCC unroll 2
-    for (int i = 0; i < MR; ++i) {
-      const __m128i a16 = _mm_cvtepu8_epi16(_mm_cvtsi32_si128(load4(ag + i * 4)));
-      const __m256i av = _mm256_broadcastq_epi64(a16);
+    for (int v = 0; v < 2; ++v)
+      c[i][v] = accumulate ? _mm256_load_si256(reinterpret_cast<const __m256i*>(acc + i * 16 + 8 * v))
+                           : _mm256_setzero_si256();
+  for (int64_t g = 0; g < kg; ++g) {
+    const int16_t* bg = b + g * 64;
+    const int16_t* ag = a + g * MR * 4;
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(bg + h * 32));
+      const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(bg + h * 32 + 16));
 #pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q) c[i][q] = _mm256_add_epi32(c[i][q], _mm256_madd_epi16(bw[q], av));
+      for (int i = 0; i < MR; ++i) {
+        int32_t pair;
+        std::memcpy(&pair, ag + i * 4 + 2 * h, 4);
+        const __m256i av = _mm256_set1_epi32(pair);
+        c[i][0] = _mm256_add_epi32(c[i][0], _mm256_madd_epi16(av, b0));
+        c[i][1] = _mm256_add_epi32(c[i][1], _mm256_madd_epi16(av, b1));
+      }
     }
   }
-  for (int i = 0; i < MR; ++i) {
-    alignas(32) uint32_t half[32];
-    for (int q = 0; q < 4; ++q) _mm256_store_si256(reinterpret_cast<__m256i*>(half + 8 * q), c[i][q]);
-    for (int j = 0; j < 16; ++j) {
-      const uint32_t sum = half[2 * j] + half[2 * j + 1];
-      acc[i * 16 + j] = static_cast<int32_t>(accumulate ? sum + static_cast<uint32_t>(acc[i * 16 + j]) : sum);
+#pragma GCC unroll 4
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; ++v) _mm256_store_si256(reinterpret_cast<__m256i*>(acc + i * 16 + 8 * v), c[i][v]);
+}
+
+// One panel and group in the wide layout: rows 0/1 and 2/3 interleaved by
+// byte (column c's k pair side by side), sign-extended to int16.
+DLRT_AVX2_INT void pack_wide_avx2(const uint8_t* const* r, uint8_t flip, int16_t* dst, int32_t* colsum) {
+  const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+  __m128i x[4];
+  for (int t = 0; t < 4; ++t) x[t] = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r[t])), f);
+  auto* out = reinterpret_cast<__m256i*>(dst);
+  const __m256i w0 = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x[0], x[1]));
+  const __m256i w1 = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x[0], x[1]));
+  const __m256i w2 = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x[2], x[3]));
+  const __m256i w3 = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x[2], x[3]));
+  _mm256_store_si256(out + 0, w0);
+  _mm256_store_si256(out + 1, w1);
+  _mm256_store_si256(out + 2, w2);
+  _mm256_store_si256(out + 3, w3);
+  // Column sums: each dword of w holds one column's pair; VPMADDWD by 1 adds it.
+  const __m256i one = _mm256_set1_epi16(1);
+  const __m256i lo = _mm256_add_epi32(_mm256_madd_epi16(w0, one), _mm256_madd_epi16(w2, one));
+  const __m256i hi = _mm256_add_epi32(_mm256_madd_epi16(w1, one), _mm256_madd_epi16(w3, one));
+  auto* cs = reinterpret_cast<__m256i*>(colsum);
+  _mm256_storeu_si256(cs, _mm256_add_epi32(_mm256_loadu_si256(cs), lo));
+  _mm256_storeu_si256(cs + 1, _mm256_add_epi32(_mm256_loadu_si256(cs + 1), hi));
+}
+
+// Four rows' 16 bytes (4 groups) XORed with flip, transposed by dwords to
+// one 16-byte group of 4 rows each, zero-extended to int16.
+DLRT_AVX2_INT int64_t pack_a4_wide_avx2(const uint8_t* const* rows, int64_t groups, uint8_t flip, uint8_t* dst) {
+  const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+  int64_t g = 0;
+  for (; g + 4 <= groups; g += 4) {
+    __m128i x[4];
+    for (int r = 0; r < 4; ++r)
+      x[r] = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r] + g * 4)), f);
+    const __m128i t0 = _mm_unpacklo_epi32(x[0], x[1]), t1 = _mm_unpacklo_epi32(x[2], x[3]);
+    const __m128i t2 = _mm_unpackhi_epi32(x[0], x[1]), t3 = _mm_unpackhi_epi32(x[2], x[3]);
+    const __m128i grp[4] = {_mm_unpacklo_epi64(t0, t1), _mm_unpackhi_epi64(t0, t1), _mm_unpacklo_epi64(t2, t3),
+                            _mm_unpackhi_epi64(t2, t3)};
+    for (int q = 0; q < 4; ++q)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (g + q) * 32), _mm256_cvtepu8_epi16(grp[q]));
+  }
+  return g;
+}
+
+// correct_avx512's arithmetic in ymm (a masked tail through a buffer).
+DLRT_AVX2_INT void correct_avx2(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az,
+                                const uint32_t* rs, const uint32_t* ct, const uint32_t* cz, int32_t* c, int64_t ldc) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const __m256i vaz = _mm256_set1_epi32(static_cast<int32_t>(az[r]));
+    const __m256i vrs = _mm256_set1_epi32(static_cast<int32_t>(rs[r]));
+    int64_t q = 0;
+    for (; q + 8 <= cols; q += 8) {
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + r * acc_ld + q));
+      const __m256i t =
+          _mm256_add_epi32(_mm256_mullo_epi32(vaz, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ct + q))),
+                           _mm256_mullo_epi32(vrs, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cz + q))));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * ldc + q), _mm256_sub_epi32(a, t));
+    }
+    for (; q < cols; ++q)
+      c[r * ldc + q] = static_cast<int32_t>(static_cast<uint32_t>(acc[r * acc_ld + q]) - az[r] * ct[q] - rs[r] * cz[q]);
+  }
+}
+
+// correct_requant_avx512 in ymm: the correction, then requantize_u8/s8's
+// operations per row; the clamped integers fit 8 bits, so the saturating
+// packs keep them. The last columns of a row through a buffer.
+DLRT_AVX2_INT void correct_requant_avx2(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols,
+                                        const uint32_t* az, const uint32_t* rs, const uint32_t* ct, const uint32_t* cz,
+                                        const float* mult, const int32_t* bias, int32_t zp, bool out_signed,
+                                        uint8_t* out, int64_t ldo) {
+  const __m256 lo = _mm256_set1_ps(static_cast<float>((out_signed ? -128 : 0) - zp));
+  const __m256 hi = _mm256_set1_ps(static_cast<float>((out_signed ? 127 : 255) - zp));
+  const __m256i vzp = _mm256_set1_epi32(zp);
+  for (int64_t r = 0; r < rows; ++r) {
+    const __m256i vaz = _mm256_set1_epi32(static_cast<int32_t>(az[r]));
+    const __m256i vrs = _mm256_set1_epi32(static_cast<int32_t>(rs[r]));
+    const __m256i vb = _mm256_set1_epi32(bias ? bias[r] : 0);
+    const __m256 vm = _mm256_set1_ps(mult[r]);
+    uint8_t* o = out + r * ldo;
+    for (int64_t q = 0; q < cols; q += 8) {
+      alignas(32) int32_t a_buf[8] = {}, ct_buf[8] = {}, cz_buf[8] = {};
+      const int32_t* a_src = acc + r * acc_ld + q;
+      const uint32_t* ct_src = ct + q;
+      const uint32_t* cz_src = cz + q;
+      const int64_t n = std::min<int64_t>(8, cols - q);
+      if (n < 8) {
+        std::memcpy(a_buf, a_src, static_cast<size_t>(n) * 4);
+        std::memcpy(ct_buf, ct_src, static_cast<size_t>(n) * 4);
+        std::memcpy(cz_buf, cz_src, static_cast<size_t>(n) * 4);
+        a_src = a_buf;
+        ct_src = reinterpret_cast<const uint32_t*>(ct_buf);
+        cz_src = reinterpret_cast<const uint32_t*>(cz_buf);
+      }
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a_src));
+      const __m256i t =
+          _mm256_add_epi32(_mm256_mullo_epi32(vaz, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ct_src))),
+                           _mm256_mullo_epi32(vrs, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cz_src))));
+      __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_sub_epi32(a, t), vb)), vm);
+      v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+      v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      const __m256i qv = _mm256_add_epi32(_mm256_cvtps_epi32(v), vzp);
+      const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(qv), _mm256_extracti128_si256(qv, 1));
+      const __m128i b8 = out_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+      if (n == 8) {
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(o + q), b8);
+      } else {
+        alignas(16) uint8_t tmp[16];
+        _mm_store_si128(reinterpret_cast<__m128i*>(tmp), b8);
+        std::memcpy(o + q, tmp, static_cast<size_t>(n));
+      }
+    }
+  }
+}
+
+// correct_requant_uniform_avx512 in ymm: acc - col_total - (row_total -
+// bias), wrapping, then correct_requant_avx2's requantization.
+DLRT_AVX2_INT void correct_requant_uniform_avx2(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols,
+                                                const uint32_t* col_total, const uint32_t* row_total,
+                                                const float* mult, const int32_t* bias, int32_t zp, bool out_signed,
+                                                uint8_t* out, int64_t ldo) {
+  const __m256 lo = _mm256_set1_ps(static_cast<float>((out_signed ? -128 : 0) - zp));
+  const __m256 hi = _mm256_set1_ps(static_cast<float>((out_signed ? 127 : 255) - zp));
+  const __m256i vzp = _mm256_set1_epi32(zp);
+  alignas(32) uint32_t ct_buf[8] = {};
+  for (int64_t r = 0; r < rows; ++r) {
+    const __m256i vr = _mm256_set1_epi32(static_cast<int32_t>(row_total[r] - static_cast<uint32_t>(bias ? bias[r] : 0)));
+    const __m256 vm = _mm256_set1_ps(mult[r]);
+    uint8_t* o = out + r * ldo;
+    for (int64_t q = 0; q < cols; q += 8) {
+      const int64_t n = std::min<int64_t>(8, cols - q);
+      alignas(32) int32_t a_buf[8] = {};
+      const int32_t* a_src = acc + r * acc_ld + q;
+      const uint32_t* ct_src = col_total + q;
+      if (n < 8) {
+        std::memcpy(a_buf, a_src, static_cast<size_t>(n) * 4);
+        std::memcpy(ct_buf, ct_src, static_cast<size_t>(n) * 4);
+        a_src = a_buf;
+        ct_src = ct_buf;
+      }
+      const __m256i a = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a_src)),
+                                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ct_src)));
+      __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(a, vr)), vm);
+      v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+      v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      const __m256i qv = _mm256_add_epi32(_mm256_cvtps_epi32(v), vzp);
+      const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(qv), _mm256_extracti128_si256(qv, 1));
+      const __m128i b8 = out_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+      if (n == 8) {
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(o + q), b8);
+      } else {
+        alignas(16) uint8_t tmp[16];
+        _mm_store_si128(reinterpret_cast<__m128i*>(tmp), b8);
+        std::memcpy(o + q, tmp, static_cast<size_t>(n));
+      }
+    }
+  }
+}
+
+// to_float of gemm_int8.cpp in ymm (this target has no FMA to contract into).
+DLRT_AVX2_INT void to_float_avx2(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, int64_t cols,
+                                 int64_t j0) {
+  const float* sc = f.scale + j0 * f.scale_stride;
+  const float* b = f.bias ? f.bias + j0 : nullptr;
+  const __m256 one_scale = _mm256_set1_ps(sc[0]);
+  for (int64_t r = 0; r < rows; ++r) {
+    int32_t* cr = c + r * ldc;
+    int64_t q = 0;
+    for (; q + 8 <= cols; q += 8) {
+      const __m256 s = f.scale_stride ? _mm256_loadu_ps(sc + q) : one_scale;
+      __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(cr + q))), s);
+      if (b) y = _mm256_add_ps(y, _mm256_loadu_ps(b + q));
+      _mm256_storeu_ps(reinterpret_cast<float*>(cr + q), y);
+    }
+    for (; q < cols; ++q) {
+      float y = static_cast<float>(cr[q]) * sc[q * f.scale_stride];
+      if (b) y = y + b[q];
+      std::memcpy(cr + q, &y, sizeof y);
     }
   }
 }
@@ -357,7 +541,13 @@ CorrectRequantUniformFn avx512_correct_requant_uniform_cols() { return correct_r
 CorrectFn avx512_correct() { return correct_avx512; }
 CorrectRequantUniformFn avx512_correct_requant_uniform() { return correct_requant_uniform_avx512; }
 CorrectRequantFn avx512_correct_requant() { return correct_requant_avx512; }
-TileFn avx2_tile() { return tile_avx2; }
+TileFn avx2_wide_tile() { return tile_avx2_wide; }
+PackWideFn avx2_pack_wide() { return pack_wide_avx2; }
+CorrectFn avx2_correct() { return correct_avx2; }
+ToFloatFn avx2_to_float() { return to_float_avx2; }
+CorrectRequantFn avx2_correct_requant() { return correct_requant_avx2; }
+CorrectRequantUniformFn avx2_correct_requant_uniform() { return correct_requant_uniform_avx2; }
+PackA8Fn avx2_pack_a4_wide() { return pack_a4_wide_avx2; }
 
 TileFn avx512_vnni_tile(int nv) {
   switch (nv) {
@@ -375,7 +565,13 @@ TileFn avx_vnni_tile() { return tile_avx_vnni; }
 
 namespace dlrt::cpu::int8_detail {
 TileFn avx512_vnni_tile(int) { return nullptr; }
-TileFn avx2_tile() { return nullptr; }
+TileFn avx2_wide_tile() { return nullptr; }
+PackWideFn avx2_pack_wide() { return nullptr; }
+CorrectFn avx2_correct() { return nullptr; }
+ToFloatFn avx2_to_float() { return nullptr; }
+CorrectRequantFn avx2_correct_requant() { return nullptr; }
+CorrectRequantUniformFn avx2_correct_requant_uniform() { return nullptr; }
+PackA8Fn avx2_pack_a4_wide() { return nullptr; }
 CorrectFn avx512_correct() { return nullptr; }
 CorrectRequantFn avx512_correct_requant() { return nullptr; }
 CorrectRequantUniformFn avx512_correct_requant_uniform() { return nullptr; }

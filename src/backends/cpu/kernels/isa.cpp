@@ -1,5 +1,6 @@
 // Run-time ISA selection for the CPU kernels (see isa.h).
 #include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/simd/width.h"
 
 #include <algorithm>
 #include <atomic>
@@ -59,6 +60,33 @@ const char* cpu_isa_name(CpuIsa isa) {
     case CpuIsa::kGeneric: return "generic";
     case CpuIsa::kAvx2: return "avx2";
     case CpuIsa::kAvx512: return "avx512";
+  }
+  return "unknown";
+}
+
+SimdWidth simd_width() {
+  switch (cpu_isa()) {
+    case CpuIsa::kAvx512: return SimdWidth::k512;
+    case CpuIsa::kAvx2: return SimdWidth::k256;
+    case CpuIsa::kGeneric: break;
+  }
+  return SimdWidth::k128;
+}
+
+bool simd_width_runs(SimdWidth w) {
+  switch (w) {
+    case SimdWidth::k128: return true;
+    case SimdWidth::k256: return detected_cpu_isa() >= CpuIsa::kAvx2;
+    case SimdWidth::k512: return detected_cpu_isa() >= CpuIsa::kAvx512;
+  }
+  return false;
+}
+
+const char* simd_width_name(SimdWidth w) {
+  switch (w) {
+    case SimdWidth::k128: return "128";
+    case SimdWidth::k256: return "256";
+    case SimdWidth::k512: return "512";
   }
   return "unknown";
 }

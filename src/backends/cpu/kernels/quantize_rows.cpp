@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "backends/cpu/kernels/isa.h"
 #include "device/cpu_features.h"
@@ -169,6 +170,102 @@ DLRT_AVX512 void quantize_u8_avx512(const float* x, int64_t n, float scale, uint
   }
   for (; i < n; ++i) y[i] = quantize_one(x[i], scale, zero_point);
 }
+
+// The AVX2 loops: the AVX-512 ones' operations in the same order, 8 lanes.
+// The integers, once clamped, fit the 8-bit type, so the saturating packs
+// to 8 bits below keep them.
+template <typename Q>
+DLRT_AVX2_INT inline void store8_avx2(__m256i q, Q* dst) {
+  const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+  const __m128i b = std::is_signed_v<Q> ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), b);
+}
+
+template <typename Q>
+DLRT_AVX2_INT void quantize_linear_avx2(const float* x, int64_t n, float scale, int32_t zp, Q* dst) {
+  const __m256 s = _mm256_set1_ps(scale);
+  const __m256 lo = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::lowest() - zp));
+  const __m256 hi = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - zp));
+  const __m256i z = _mm256_set1_epi32(zp);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_div_ps(_mm256_loadu_ps(x + i), s);
+    __m256 c = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+    c = _mm256_round_ps(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256i ordered = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_ORD_Q));
+    store8_avx2(_mm256_and_si256(_mm256_add_epi32(_mm256_cvtps_epi32(c), z), ordered), dst + i);
+  }
+  quantize_linear_generic(x + i, n - i, scale, zp, dst + i);
+}
+
+template <typename Q>
+DLRT_AVX2_INT void requantize_avx2(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, Q* dst) {
+  const __m256 m = _mm256_set1_ps(mult);
+  const __m256 lo = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::lowest() - zp));
+  const __m256 hi = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - zp));
+  const __m256i b = _mm256_set1_epi32(bias), z = _mm256_set1_epi32(zp);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i a = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i)), b);
+    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), m);
+    v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+    v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    store8_avx2(_mm256_add_epi32(_mm256_cvtps_epi32(v), z), dst + i);
+  }
+  requantize_generic(acc + i, n - i, bias, mult, zp, dst + i);
+}
+
+// requantize_avx2 with a bias (or none) and a multiplier per element.
+template <typename Q>
+DLRT_AVX2_INT void requantize_cols_avx2(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult,
+                                        int32_t zp, Q* dst) {
+  const __m256 lo = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::lowest() - zp));
+  const __m256 hi = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - zp));
+  const __m256i z = _mm256_set1_epi32(zp);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i));
+    if (bias) a = _mm256_add_epi32(a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + i)));
+    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), _mm256_loadu_ps(mult + i));
+    v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+    v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    store8_avx2(_mm256_add_epi32(_mm256_cvtps_epi32(v), z), dst + i);
+  }
+  for (; i < n; ++i) requantize_generic(acc + i, 1, bias ? bias[i] : 0, mult[i], zp, dst + i);
+}
+
+DLRT_AVX2_INT bool min_max_avx2(const float* x, int64_t n, float& lo, float& hi) {
+  __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), nan = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    vlo = _mm256_min_ps(vlo, v);
+    vhi = _mm256_max_ps(vhi, v);
+  }
+  if (_mm256_movemask_ps(nan)) return false;
+  alignas(32) float l[8], h[8];
+  _mm256_store_ps(l, vlo);
+  _mm256_store_ps(h, vhi);
+  for (int j = 0; j < 8; ++j) {
+    lo = std::min(lo, l[j]);
+    hi = std::max(hi, h[j]);
+  }
+  return min_max_generic(x + i, n - i, lo, hi);
+}
+
+DLRT_AVX2_INT void quantize_u8_avx2(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* y) {
+  const __m256 s = _mm256_set1_ps(scale), z = _mm256_set1_ps(zero_point);
+  const __m256 top = _mm256_set1_ps(255.0f), bottom = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 r = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm256_add_ps(r, z);
+    r = _mm256_min_ps(_mm256_max_ps(r, bottom), top);  // NaN -> 0, as quantize_one
+    store8_avx2(_mm256_cvtps_epi32(r), y + i);
+  }
+  for (; i < n; ++i) y[i] = quantize_one(x[i], scale, zero_point);
+}
 #endif
 
 }  // namespace
@@ -176,6 +273,7 @@ DLRT_AVX512 void quantize_u8_avx512(const float* x, int64_t n, float scale, uint
 void quantize_linear_u8(const float* x, int64_t n, float scale, int32_t zp, uint8_t* dst) {
 #ifdef DLRT_QROWS_X86
   if (cpu_isa() >= CpuIsa::kAvx512) return quantize_linear_avx512(x, n, scale, zp, dst);
+  if (cpu_isa() >= CpuIsa::kAvx2) return quantize_linear_avx2(x, n, scale, zp, dst);
 #endif
   quantize_linear_generic(x, n, scale, zp, dst);
 }
@@ -183,6 +281,7 @@ void quantize_linear_u8(const float* x, int64_t n, float scale, int32_t zp, uint
 void quantize_linear_s8(const float* x, int64_t n, float scale, int32_t zp, int8_t* dst) {
 #ifdef DLRT_QROWS_X86
   if (cpu_isa() >= CpuIsa::kAvx512) return quantize_linear_avx512(x, n, scale, zp, dst);
+  if (cpu_isa() >= CpuIsa::kAvx2) return quantize_linear_avx2(x, n, scale, zp, dst);
 #endif
   quantize_linear_generic(x, n, scale, zp, dst);
 }
@@ -190,6 +289,7 @@ void quantize_linear_s8(const float* x, int64_t n, float scale, int32_t zp, int8
 void requantize_u8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, uint8_t* dst) {
 #ifdef DLRT_QROWS_X86
   if (cpu_isa() >= CpuIsa::kAvx512) return requantize_avx512(acc, n, bias, mult, zp, dst);
+  if (cpu_isa() >= CpuIsa::kAvx2) return requantize_avx2(acc, n, bias, mult, zp, dst);
 #endif
   requantize_generic(acc, n, bias, mult, zp, dst);
 }
@@ -197,6 +297,7 @@ void requantize_u8(const int32_t* acc, int64_t n, int32_t bias, float mult, int3
 void requantize_s8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, int8_t* dst) {
 #ifdef DLRT_QROWS_X86
   if (cpu_isa() >= CpuIsa::kAvx512) return requantize_avx512(acc, n, bias, mult, zp, dst);
+  if (cpu_isa() >= CpuIsa::kAvx2) return requantize_avx2(acc, n, bias, mult, zp, dst);
 #endif
   requantize_generic(acc, n, bias, mult, zp, dst);
 }
@@ -222,11 +323,17 @@ void lookup_bytes(const uint8_t* table, const uint8_t* src, int64_t n, uint8_t* 
 
 void requantize_cols_u8(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, int32_t zp,
                         uint8_t* dst) {
+#ifdef DLRT_QROWS_X86
+  if (cpu_isa() >= CpuIsa::kAvx2) return requantize_cols_avx2(acc, n, bias, mult, zp, dst);
+#endif
   for (int64_t i = 0; i < n; ++i) requantize_generic(acc + i, 1, bias ? bias[i] : 0, mult[i], zp, dst + i);
 }
 
 void requantize_cols_s8(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, int32_t zp,
                         int8_t* dst) {
+#ifdef DLRT_QROWS_X86
+  if (cpu_isa() >= CpuIsa::kAvx2) return requantize_cols_avx2(acc, n, bias, mult, zp, dst);
+#endif
   for (int64_t i = 0; i < n; ++i) requantize_generic(acc + i, 1, bias ? bias[i] : 0, mult[i], zp, dst + i);
 }
 
@@ -237,6 +344,7 @@ bool min_max(const float* x, int64_t n, float& lo, float& hi) {
   lo = hi = x[0];
 #ifdef DLRT_QROWS_X86
   if (cpu_isa() >= CpuIsa::kAvx512) return min_max_avx512(x, n, lo, hi);
+  if (cpu_isa() >= CpuIsa::kAvx2) return min_max_avx2(x, n, lo, hi);
 #endif
   return min_max_generic(x, n, lo, hi);
 }
@@ -244,6 +352,7 @@ bool min_max(const float* x, int64_t n, float& lo, float& hi) {
 void quantize_u8(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* y) {
 #ifdef DLRT_QROWS_X86
   if (cpu_isa() >= CpuIsa::kAvx512) return quantize_u8_avx512(x, n, scale, zero_point, y);
+  if (cpu_isa() >= CpuIsa::kAvx2) return quantize_u8_avx2(x, n, scale, zero_point, y);
 #endif
   for (int64_t i = 0; i < n; ++i) y[i] = quantize_one(x[i], scale, zero_point);
 }

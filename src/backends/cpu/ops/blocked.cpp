@@ -213,7 +213,7 @@ class ConvBlockedKernel final : public OpKernel {
     return Status::Ok();
   }
 
-  // Whether this run takes Winograd F(4x4, 3x3) (conv_winograd4_blocked_avx512):
+  // Whether this run takes Winograd F(4x4, 3x3) (conv_winograd4_blocked):
   // where the NCHW Conv would (conv_winograd_tile), for blocked input in
   // 16-channel blocks, the constant W and 48+ output channels (the columns
   // of its GEMMs: fewer leave most of each 48-wide tile empty).
@@ -238,8 +238,8 @@ class ConvBlockedKernel final : public OpKernel {
     const int64_t x_image = ceil_div(w_.C, 16) * geo.in_h * geo.in_w * 16;
     const int64_t y_image = ceil_div(w_.M, 16) * geo.out_h * geo.out_w * 16;
     for (int64_t n = 0; n < N; ++n)
-      conv_winograd4_blocked_avx512(*winograd4_, geo, x + n * x_image, y + n * y_image, bias,
-                                    z ? z + n * y_image : nullptr, act_, pool);
+      conv_winograd4_blocked(*winograd4_, geo, x + n * x_image, y + n * y_image, bias,
+                             z ? z + n * y_image : nullptr, act_, pool);
   }
 
   // The weights without `crop`'s taps, packed on the first run that asks

@@ -9,7 +9,7 @@
 
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/depthwise_avx2.h"
-#include "backends/cpu/kernels/depthwise_c16.h"
+#include "backends/cpu/kernels/depthwise_lanes.h"
 #include "backends/cpu/kernels/depthwise_flat.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/isa.h"
@@ -405,32 +405,31 @@ Status conv_depthwise_f32(const ConvProblem& prob, const ConvFusion& fuse) {
     }
   };
   #if defined(__x86_64__) || defined(__i386__)
-  // AVX2 without AVX-512, 2-D, whole groups of 8 channels: 8 channels
-  // per vector (depthwise_c8_avx2) instead of one plane at a time: faster
-  // on every plane size inside mobilenet_v2, where outputs are cold in
-  // cache, though not alone on large planes (docs/performance-decisions.md).
+  // One channel per vector lane (depthwise_lanes.h): 8 per ymm on AVX2,
+  // 16 per zmm on AVX-512, instead of one plane at a time.
   //
-  // AVX-512, whole groups of 16 channels, strided or with output rows
-  // narrower than a vector: the same with 16 channels per zmm
-  // (depthwise_c16_avx512). There the plane kernels split even and odd
-  // columns or waste lanes; at stride 1 on wider rows they run without
-  // the two 16 x 16 transposes, which cost more than the taps (64
-  // shuffles per 256 floats each, on a port the FMAs use too), so wide
-  // stride-1 rows keep the plane kernels (docs/performance-decisions.md).
+  // AVX2, 2-D, 8 channels or more: every plane size (faster on every plane
+  // size inside mobilenet_v2, where outputs are cold in cache, though not
+  // alone on large planes; docs/performance-decisions.md).
+  //
+  // AVX-512, 16 channels or more, strided or with output rows narrower
+  // than a vector. There the plane kernels split even and odd columns or
+  // waste lanes; at stride 1 on wider rows they run without the two
+  // 16 x 16 transposes, which cost more than the taps (64 shuffles per 256
+  // floats each, on a port the FMAs use too), so wide stride-1 rows keep
+  // the plane kernels (docs/performance-decisions.md).
   const DepthwiseGeometry dg = dw_geometry(g);
-  // The 16-channel kernel applies any activation in its store, and
-  // takes dilated convs at any width (their taps read the scratch
-  // dh rows and dw columns apart, where the plane kernels split a
-  // dilated conv into dh x dw gathered phases: lraspp's d=2 5x5 on
-  // 20x20), and a channel count off 16 (the last group partial:
-  // mobilenet_v3's 72 and 88); the 8-channel one takes a clamp, no
-  // dilation and whole groups.
+  // The kernel applies any activation in its store, and takes dilated
+  // convs at any width (their taps read the scratch dh rows and dw columns
+  // apart, where the plane kernels split a dilated conv into dh x dw
+  // gathered phases: lraspp's d=2 5x5 on 20x20), and a channel count off
+  // the group (the last group partial: mobilenet_v3's 72 and 88).
   const bool dilated = g.d[1] != 1 || g.d[2] != 1;
   const bool plain2d = g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && depthwise_c8_avx2_ok(dg);
-  const bool c16 = cpu_has_avx512() && M >= 16 &&
+  const SimdWidth width = simd_width();
+  const bool c16 = width == SimdWidth::k512 && M >= 16 &&
                    (dg.sw >= 2 || dg.out_w < 16 || dilated || !clamp_or_none(fuse.act));
-  const bool c8 =
-      cpu_has_avx2() && !cpu_has_avx512() && M % 8 == 0 && clamp_or_none(fuse.act) && !dilated;
+  const bool c8 = width == SimdWidth::k256 && M >= 8;
   const int64_t lanes = !plain2d ? 0 : c16 ? 16 : c8 ? 8 : 0;
   if (lanes > 0) {
     const ClampStage c = clamp_stage(fuse.act);
@@ -447,12 +446,8 @@ Status conv_depthwise_f32(const ConvProblem& prob, const ConvFusion& fuse) {
         oc.bias = Bv ? Bv + m : nullptr;
         oc.residual = Z ? Z + (n * M + m) * out_plane : nullptr;
         const int64_t r0 = dg.out_h * band / bands, r1 = dg.out_h * (band + 1) / bands;
-        if (lanes == 16)
-          depthwise_c16_avx512(X + (n * C + m) * in_plane, in_plane, W + m * ks, dg, Y + (n * M + m) * out_plane,
-                               out_plane, oc, r0, r1, static_cast<int>(std::min<int64_t>(16, M - m)));
-        else
-          depthwise_c8_avx2(X + (n * C + m) * in_plane, in_plane, W + m * ks, dg, Y + (n * M + m) * out_plane,
-                            out_plane, oc, r0, r1);
+        depthwise_lanes(width, X + (n * C + m) * in_plane, in_plane, W + m * ks, dg, Y + (n * M + m) * out_plane,
+                        out_plane, oc, r0, r1, static_cast<int>(std::min<int64_t>(lanes, M - m)));
       }
     });
     return Status::Ok();

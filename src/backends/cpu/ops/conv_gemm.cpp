@@ -188,7 +188,7 @@ bool conv_winograd_f32(const ConvProblem& prob, const ConvFusion& fuse, int wtil
       e.row_bias = Bv;
       e.residual = Z ? Z + n * M * out_plane : nullptr;
       e.ldr = out_plane;
-      if (w4) conv_winograd4_avx512(wf, wg, X + n * C * in_plane, Y + n * M * out_plane, e, pool);
+      if (w4) conv_winograd4(wf, wg, X + n * C * in_plane, Y + n * M * out_plane, e, pool);
       else conv_winograd(wf, wg, X + n * C * in_plane, Y + n * M * out_plane, e, pool);
     }
     return true;

@@ -84,7 +84,7 @@ struct ConvPrepacked {
   // transformed at session create for a conv that will run Winograd
   // (prepack_conv_weights), else on first use.
   const WinogradFilters& winograd() const;
-  // The F(4x4, 3x3) filters (conv_winograd4_avx512), likewise.
+  // The F(4x4, 3x3) filters (conv_winograd4), likewise.
   const WinogradFilters& winograd4() const;
 
   // The weights with `crop`'s taps removed, packed like these (AMX tiles

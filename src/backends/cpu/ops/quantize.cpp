@@ -21,6 +21,7 @@
 #include "backends/cpu/kernels/simple_gemm_impl.h"
 #include "backends/cpu/ops/quantize_util.h"
 #include "backends/cpu/scratch.h"
+#include "core/checked_math.h"
 #include "core/narrow_types.h"
 
 namespace dlrt::cpu {
@@ -107,7 +108,7 @@ Result<QuantParams> quant_params(const KernelContext& ctx, const Tensor& x, cons
     return p;
   }
   p.block = block;
-  p.scale_axis = (p.axis_dim + block - 1) / block;
+  p.scale_axis = ceil_div_exact(p.axis_dim, block);
   Shape want = x.shape();
   want[axis] = p.scale_axis;
   if (scale.shape() != want)
@@ -310,9 +311,21 @@ Result<MatMulGeometry> matmul_geometry(const KernelContext& ctx, const Tensor& a
                          shape_to_string(b.shape()));
     batch[i] = da == 1 ? db : da;
   }
+  g.out_shape = batch;
+  if (!a_vec) g.out_shape.push_back(g.M);
+  if (!b_vec) g.out_shape.push_back(g.N);
+  // Empty inputs may carry batch dims whose product does not fit: an empty
+  // output has no products to compute, so no offsets to list either.
+  const Result<int64_t> out_count = checked_element_count(g.out_shape);
+  if (!out_count.ok()) return ctx.invalid(out_count.status().message());
+  const Result<int64_t> a_batch = checked_element_count(ab), b_batch = checked_element_count(bb);
+  g.a_batch = a_batch.ok() ? *a_batch : -1;  // -1: no zero point's shape matches
+  g.b_batch = b_batch.ok() ? *b_batch : -1;
+  if (*out_count == 0) {
+    g.batch = 0;
+    return g;
+  }
   g.batch = element_count(batch);
-  g.a_batch = element_count(ab);
-  g.b_batch = element_count(bb);
   g.a_offsets.resize(static_cast<size_t>(g.batch));
   g.b_offsets.resize(static_cast<size_t>(g.batch));
   for (int64_t idx = 0; idx < g.batch; ++idx) {
@@ -334,9 +347,6 @@ Result<MatMulGeometry> matmul_geometry(const KernelContext& ctx, const Tensor& a
     g.a_offsets[idx] = ao;
     g.b_offsets[idx] = bo;
   }
-  g.out_shape = batch;
-  if (!a_vec) g.out_shape.push_back(g.M);
-  if (!b_vec) g.out_shape.push_back(g.N);
   return g;
 }
 

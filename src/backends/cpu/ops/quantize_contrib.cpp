@@ -37,6 +37,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "backends/cpu/kernel_families.h"
@@ -48,6 +49,7 @@
 #include "backends/cpu/ops/broadcast.h"
 #include "backends/cpu/ops/qlinear_util.h"
 #include "backends/cpu/scratch.h"
+#include "core/checked_math.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
@@ -312,7 +314,7 @@ Status qlinear_global_average_pool(KernelContext& ctx) {
   Shape out_shape = x->shape();
   int64_t image = 1;
   for (size_t d = sp_begin; d < sp_begin + rank - 2; ++d) {
-    image *= x->dim(d);
+    image = checked_mul(image, x->dim(d)).value_or(INT64_MAX);  // an empty x's dims may not multiply
     out_shape[d] = 1;
   }
   if (image <= 0 || image >= (int64_t{1} << 24))
@@ -390,13 +392,20 @@ Status qlinear_concat(KernelContext& ctx) {
       if (d != axis && x->dim(static_cast<size_t>(d)) != first->dim(static_cast<size_t>(d)))
         return ctx.invalid("input shapes " + shape_to_string(first->shape()) + " and " + shape_to_string(x->shape()) +
                            " differ outside the axis");
-    out_shape[static_cast<size_t>(axis)] += x->dim(static_cast<size_t>(axis));
+    // Empty inputs can hold any extent: their sum is checked.
+    const std::optional<int64_t> extent =
+        checked_add(out_shape[static_cast<size_t>(axis)], x->dim(static_cast<size_t>(axis)));
+    if (!extent) return ctx.invalid("the concatenated axis overflows 64 bits");
+    out_shape[static_cast<size_t>(axis)] = *extent;
   }
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= out_shape[static_cast<size_t>(d)];
-  for (int64_t d = axis + 1; d < rank; ++d) inner *= out_shape[static_cast<size_t>(d)];
-  const int64_t out_pitch = out_shape[static_cast<size_t>(axis)] * inner;
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, dt, out_shape));
+  int64_t outer = 0, inner = 1;  // an empty y copies nothing (its dims' product may not fit)
+  if (y->size() != 0) {
+    outer = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= out_shape[static_cast<size_t>(d)];
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= out_shape[static_cast<size_t>(d)];
+  }
+  const int64_t out_pitch = out_shape[static_cast<size_t>(axis)] * inner;
   return dispatch_8bit(dt, ctx, [&](auto tag) -> Status {
     using Q = typename decltype(tag)::type;
     Q* dst = y->data<Q>();
@@ -456,26 +465,37 @@ Status qlinear_average_pool(KernelContext& ctx) {
   const int64_t C = channels_last ? x->dim(rank - 1) : x->dim(1);
   int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, st[3] = {1, 1, 1}, pb[3] = {0, 0, 0};
   bool whole_image = true;
+  auto overflow = [&] {
+    return ctx.invalid("the pooling geometry overflows 64 bits (kernel_shape " + shape_to_string(kernel) +
+                       ", strides " + shape_to_string(strides) + ", pads " + shape_to_string(pads) + ")");
+  };
   for (size_t i = 0; i < sd; ++i) {
     in[i] = x->dim(channels_last ? 1 + i : 2 + i);
     k[i] = kernel[i];
     st[i] = strides[i];
     if (k[i] <= 0 || st[i] <= 0 || pads[i] < 0 || pads[i + sd] < 0) return ctx.invalid("kernel_shape and strides must be positive, pads non-negative");
     if (dil[i] != 1) return ctx.unsupported("dilations other than 1 are not supported");
+    // Sizes from the attributes in checked arithmetic (docs/limits.md).
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      out[i] = (in[i] + st[i] - 1) / st[i];
-      const int64_t need = std::max<int64_t>(0, (out[i] - 1) * st[i] + k[i] - in[i]);
-      pads[i] = auto_pad == "SAME_LOWER" ? (need + 1) / 2 : need / 2;
+      out[i] = ceil_div_exact(in[i], st[i]);
+      const std::optional<int64_t> reach = checked_add(out[i] == 0 ? 0 : (out[i] - 1) * st[i], k[i]);
+      if (!reach || *reach > INT64_MAX / 4) return overflow();
+      const int64_t need = std::max<int64_t>(0, *reach - in[i]);
+      pads[i] = auto_pad == "SAME_LOWER" ? need - need / 2 : need / 2;
       pads[i + sd] = need - pads[i];
     } else if (auto_pad == "VALID") {
       pads[i] = pads[i + sd] = 0;
       if (in[i] < k[i]) return ctx.invalid("the kernel is larger than the input");
       out[i] = (in[i] - k[i]) / st[i] + 1;
     } else if (auto_pad == "NOTSET") {
-      const int64_t span = in[i] + pads[i] + pads[i + sd] - k[i];
+      std::optional<int64_t> padded = checked_add(in[i], pads[i]);
+      if (padded) padded = checked_add(*padded, pads[i + sd]);
+      // Past 2^61 the window positions (start + kernel) could wrap.
+      if (!padded || *padded > INT64_MAX / 4) return overflow();
+      const int64_t span = *padded - k[i];
       if (span < 0) return ctx.invalid("the kernel is larger than the padded input");
-      out[i] = (ceil_mode ? (span + st[i] - 1) / st[i] : span / st[i]) + 1;
-      if (ceil_mode && (out[i] - 1) * st[i] >= in[i] + pads[i]) --out[i];
+      out[i] = (ceil_mode ? ceil_div_exact(span, st[i]) : span / st[i]) + 1;
+      if (ceil_mode && checked_mul(out[i] - 1, st[i]).value_or(INT64_MAX) >= in[i] + pads[i]) --out[i];
     } else {
       return ctx.invalid("unknown auto_pad '" + auto_pad + "'");
     }
@@ -489,8 +509,12 @@ Status qlinear_average_pool(KernelContext& ctx) {
     return qlinear_global_average_pool(ctx);
   }
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, x->dtype(), out_shape));
-  const int64_t in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2];
-  const int64_t kernel_size = k[0] * k[1] * k[2];
+  const std::optional<int64_t> window = checked_product({k[0], k[1], k[2]});
+  const std::optional<int64_t> in_extent = checked_product({in[0], in[1], in[2]});
+  const std::optional<int64_t> out_extent = checked_product({out[0], out[1], out[2]});
+  if (!window || !in_extent || !out_extent) return overflow();
+  if (y->size() == 0) return Status::Ok();
+  const int64_t in_plane = *in_extent, out_plane = *out_extent, kernel_size = *window;
   return dispatch_8bit(x->dtype(), ctx, [&](auto tag) -> Status {
     using Q = typename decltype(tag)::type;
     std::array<float, 256> deq;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "backends/cpu/kernels/quantize_rows.h"
 #include "backends/cpu/ops/quantize_util.h"
 #include "backends/cpu/scratch.h"
+#include "core/checked_math.h"
 
 namespace dlrt::cpu {
 
@@ -28,7 +30,7 @@ Result<ConvGeometry> conv_geometry(const KernelContext& ctx, const Shape& x, con
   g.C = x[1];
   g.M = w[0];
   g.group = n.attr_int("group", 1);
-  if (g.group <= 0 || g.C % g.group != 0 || g.M % g.group != 0 || w[1] * g.group != g.C)
+  if (g.group <= 0 || g.C % g.group != 0 || g.M % g.group != 0 || checked_mul(w[1], g.group) != g.C)
     return ctx.invalid("channels do not match: x " + shape_to_string(x) + ", w " + shape_to_string(w) + ", group " +
                        std::to_string(g.group));
   g.in.assign(x.begin() + 2, x.end());
@@ -44,13 +46,23 @@ Result<ConvGeometry> conv_geometry(const KernelContext& ctx, const Shape& x, con
   const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
   g.out.resize(sd);
   g.pad_begin.resize(sd);
+  auto overflow = [&](const char* what) {
+    return ctx.invalid(std::string(what) + " overflows 64 bits (strides " + shape_to_string(g.stride) + ", dilations " +
+                       shape_to_string(g.dilation) + ", pads " + shape_to_string(pads) + ")");
+  };
+  int64_t padded_plane = 1;
   for (size_t i = 0; i < sd; ++i) {
     if (g.stride[i] <= 0 || g.dilation[i] <= 0 || pads[i] < 0 || pads[i + sd] < 0)
       return ctx.invalid("strides and dilations must be positive and pads non-negative");
-    const int64_t span = (g.kernel[i] - 1) * g.dilation[i] + 1;
+    // Attribute-chosen sizes in checked arithmetic: a wrapped extent could fit a smaller buffer.
+    const std::optional<int64_t> dilated = checked_mul(g.kernel[i] - 1, g.dilation[i]);
+    if (!dilated || *dilated == INT64_MAX) return overflow("the dilated kernel");
+    const int64_t span = *dilated + 1;
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t o = (g.in[i] + g.stride[i] - 1) / g.stride[i];
-      const int64_t total = std::max<int64_t>(0, (o - 1) * g.stride[i] + span - g.in[i]);
+      const int64_t o = ceil_div_exact(g.in[i], g.stride[i]);
+      const std::optional<int64_t> reach = checked_add(o == 0 ? 0 : (o - 1) * g.stride[i], span);
+      if (!reach) return overflow("the padded extent");
+      const int64_t total = std::max<int64_t>(0, *reach - g.in[i]);
       pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       pads[i + sd] = total - pads[i];
     } else if (auto_pad == "VALID") {
@@ -58,13 +70,31 @@ Result<ConvGeometry> conv_geometry(const KernelContext& ctx, const Shape& x, con
     } else if (auto_pad != "NOTSET") {
       return ctx.invalid("unknown auto_pad '" + auto_pad + "'");
     }
-    const int64_t padded = g.in[i] + pads[i] + pads[i + sd];
-    if (padded < span) return ctx.invalid("kernel is larger than the padded input");
-    g.out[i] = (padded - span) / g.stride[i] + 1;
+    std::optional<int64_t> padded = checked_add(g.in[i], pads[i]);
+    if (padded) padded = checked_add(*padded, pads[i + sd]);
+    if (!padded) return overflow("the padded input");
+    if (*padded < span) return ctx.invalid("kernel is larger than the padded input");
+    const std::optional<int64_t> room = checked_sub(*padded, span);  // span < 1 for an empty kernel
+    if (!room) return overflow("the padded input");
+    g.out[i] = *room / g.stride[i] + 1;
+    // One window reads the same taps whatever the stride, and the kernels size
+    // scratch by the stride (depthwise_int8 splits the padded plane into stride
+    // phases): with one window along an axis its stride is taken as 1.
+    if (g.out[i] == 1) g.stride[i] = 1;
+    // That scratch spans the padded plane: its size must be countable (one too
+    // large for memory is OutOfMemory when it is asked for, not a wrapped size).
+    const std::optional<int64_t> phases = checked_add(*padded, g.stride[i]);
+    const std::optional<int64_t> plane = phases ? checked_mul(padded_plane, *phases) : std::nullopt;
+    if (!plane || *plane > INT64_MAX / 8) return overflow("the padded input");
+    padded_plane = *plane;
     g.pad_begin[i] = pads[i];
-    g.in_size *= g.in[i];
-    g.kernel_size *= g.kernel[i];
-    g.out_size *= g.out[i];
+    const std::optional<int64_t> in_size = checked_mul(g.in_size, g.in[i]);
+    const std::optional<int64_t> kernel_size = checked_mul(g.kernel_size, g.kernel[i]);
+    const std::optional<int64_t> out_size = checked_mul(g.out_size, g.out[i]);
+    if (!in_size || !kernel_size || !out_size) return overflow("the input, kernel or output size");
+    g.in_size = *in_size;
+    g.kernel_size = *kernel_size;
+    g.out_size = *out_size;
   }
   return g;
 }
@@ -310,8 +340,11 @@ Status integer_conv(KernelContext& ctx, const Tensor& x, const Tensor* x_zp, con
   if (w_zp && ((w_zp->size() != 1 && w_zp->size() != g.M) || w_zp->dtype() != w.dtype()))
     return ctx.invalid("w_zero_point must be a scalar or have one value per output channel, in w's dtype");
   if (g.in.size() > 8) return ctx.unsupported("more than 8 spatial dimensions");
+  // An empty output needs no scratch (whose size, from the pads, y's allocation did not check).
+  if (g.N == 0 || g.M == 0) return Status::Ok();
   const int32_t xz = x_zp ? int_at(*x_zp, 0) : 0;
   const int64_t Cg = g.C / g.group, Mg = g.M / g.group, CK = Cg * g.kernel_size;
+  if (!checked_mul(CK, g.out_size)) return ctx.invalid("the im2col matrix's size overflows 64 bits");
   thread_local AlignedScratch zp_scratch, col_scratch, pack_scratch;
   int32_t* wz = zp_scratch.get<int32_t>(static_cast<size_t>(g.M), AlignedScratch::Growth::kByHalf);
   for (int64_t m = 0; m < g.M; ++m) wz[m] = w_zp ? int_at(*w_zp, w_zp->size() == 1 ? 0 : m) : 0;

@@ -1,0 +1,66 @@
+// One vector interface over three widths, so a CPU kernel is written once
+// and compiled per ISA (docs/cpu-kernels.md):
+//
+//   simd::w128 (w128.h)  4 floats, GCC vector extensions: SSE on x86, NEON on aarch64
+//   simd::w256 (w256.h)  8 floats, AVX2 + FMA
+//   simd::w512 (w512.h) 16 floats, AVX-512 F/BW/DQ/VL + FMA
+//
+// Writing a kernel. Its body goes in a header without include guard (a
+// "body") that opens `namespace dlrt::cpu::simd::DLRT_SIMD_NS` and calls the
+// interface below unqualified; its entry points are ordinary functions in
+// that namespace, its helpers in an anonymous namespace inside one named
+// after the kernel (internal linkage, as helpers of a .cpp would have).
+// The kernel's .cpp includes every system and project header the body needs,
+// then defines DLRT_SIMD_BODY as the body's path and includes
+// simd/instantiate.h, which compiles the body once per width: w512 and w256
+// inside `#pragma GCC target` regions (no -march, so one binary runs on every
+// x86 CPU), w128 for the baseline. A body includes nothing but other bodies:
+// a header first included inside a target region would have its inline
+// functions and templates compiled for that ISA, and the linker may keep that
+// copy (a weak symbol) for callers on narrower CPUs. The .cpp then dispatches with DLRT_SIMD_CALL(simd_width(), entry,
+// args...): simd_width() (width.h, beside cpu_isa()) is the one place that
+// picks the width.
+//
+// Interface of each width namespace (all functions always inline; Vf the
+// native vector of kLanes floats, lanes numbered from the lowest address):
+//   kLanes, kBlocks (128-bit blocks of 4 floats: kLanes / 4), kRegisters
+//   (architectural vector registers: size register tiles by it), kWidth,
+//   kNativeCompress (compress_store / expand_load are one instruction).
+//   zero(), set1(x), loadu(p), storeu(p, v)          unaligned, kLanes floats
+//   load_first(p, n), store_first(p, v, n)          lanes [0, n) (n clamped to
+//                                                   [0, kLanes]); others read 0,
+//                                                   memory past n untouched
+//   add sub mul min max (x86 semantics: min/max return the second operand
+//   on NaN or equality), fmadd(a, b, c) = a*b + c, fnmadd(a, b, c) = c - a*b
+//   (fused on x86; w128 is fused where the compiler contracts), hsum, hmax
+//   compress_store(p, m, v)   the lanes set in bit mask m, stored packed at p
+//   expand_load(p, m)         consecutive floats at p into the lanes set in m, 0 elsewhere
+//   load_blocks(p[kBlocks])   block a = 4 floats at p[a]
+//   store_block(p, v, a)      block a's 4 floats at p
+//   deinterleave4(p[kBlocks], x[4])  x[q] lane 4a + s = p[a][4s + q] (reads
+//                                    16 floats at each p[a])
+//   interleave4(y[4], o[4])   the inverse in registers: floats 16a + 4s + l of
+//                             o[0] | o[1] | o[2] | o[3] = y[l] lane 4a + s
+//   transpose_square(r[kLanes])  r[i] lane j <-> r[j] lane i
+// New operations are added to all three widths with the same contract.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cpu/kernels/simd/width.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define DLRT_SIMD_X86 1
+#endif
+
+#ifdef DLRT_SIMD_X86
+// `entry(args...)` at the width `w` (a SimdWidth): the instantiation in
+// simd::w512, w256 or w128 (simd/instantiate.h).
+#define DLRT_SIMD_CALL(w, entry, ...)                                                  \
+  ((w) == ::dlrt::cpu::SimdWidth::k512   ? ::dlrt::cpu::simd::w512::entry(__VA_ARGS__) \
+   : (w) == ::dlrt::cpu::SimdWidth::k256 ? ::dlrt::cpu::simd::w256::entry(__VA_ARGS__) \
+                                         : ::dlrt::cpu::simd::w128::entry(__VA_ARGS__))
+#else
+#define DLRT_SIMD_CALL(w, entry, ...) ((void)(w), ::dlrt::cpu::simd::w128::entry(__VA_ARGS__))
+#endif

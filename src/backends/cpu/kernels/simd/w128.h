@@ -1,0 +1,94 @@
+// The 128-bit instantiation of the simd interface (simd.h): 4 floats a
+// vector in GCC/Clang vector extensions, so it compiles to SSE on x86 and
+// to NEON on aarch64 with no intrinsics; fmadd is a*b + c (fused where the
+// compiler contracts it). It is the width of NEON and runs on every x86 CPU,
+// so a kernel written over simd.h is testable at 128 bits anywhere. Include
+// only through instantiate.h.
+#pragma once
+
+#include <cstring>
+
+#include "backends/cpu/kernels/simd/simd.h"
+
+namespace dlrt::cpu::simd::w128 {
+
+#define DLRT_SIMD_FN __attribute__((always_inline)) inline
+
+using Vf = float __attribute__((vector_size(16), aligned(16)));
+using Lanes = uint32_t;
+inline constexpr int kLanes = 4;
+inline constexpr int kBlocks = 1;
+inline constexpr int kRegisters = 16;  // SSE's xmm0-15 (NEON has 32)
+inline constexpr bool kNativeCompress = false;
+inline constexpr SimdWidth kWidth = SimdWidth::k128;
+
+DLRT_SIMD_FN Vf zero() { return Vf{0.0f, 0.0f, 0.0f, 0.0f}; }
+DLRT_SIMD_FN Vf set1(float x) { return Vf{x, x, x, x}; }
+DLRT_SIMD_FN Vf loadu(const float* p) {
+  Vf v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+DLRT_SIMD_FN void storeu(float* p, Vf v) { std::memcpy(p, &v, sizeof v); }
+DLRT_SIMD_FN Vf load_first(const float* p, int64_t n) {
+  if (n >= 4) return loadu(p);
+  Vf v = zero();
+  for (int64_t i = 0; i < n; ++i) v[i] = p[i];
+  return v;
+}
+DLRT_SIMD_FN void store_first(float* p, Vf v, int64_t n) {
+  if (n >= 4) return storeu(p, v);
+  for (int64_t i = 0; i < n; ++i) p[i] = v[i];
+}
+
+DLRT_SIMD_FN Vf add(Vf a, Vf b) { return a + b; }
+DLRT_SIMD_FN Vf sub(Vf a, Vf b) { return a - b; }
+DLRT_SIMD_FN Vf mul(Vf a, Vf b) { return a * b; }
+DLRT_SIMD_FN Vf fmadd(Vf a, Vf b, Vf c) { return a * b + c; }
+DLRT_SIMD_FN Vf fnmadd(Vf a, Vf b, Vf c) { return c - a * b; }
+// x86 semantics: the second operand where either is NaN or they are equal.
+DLRT_SIMD_FN Vf min(Vf a, Vf b) { return a < b ? a : b; }
+DLRT_SIMD_FN Vf max(Vf a, Vf b) { return a > b ? a : b; }
+DLRT_SIMD_FN float hsum(Vf v) { return (v[0] + v[2]) + (v[1] + v[3]); }
+DLRT_SIMD_FN float hmax(Vf v) {
+  const float a = v[0] > v[2] ? v[0] : v[2], b = v[1] > v[3] ? v[1] : v[3];
+  return a > b ? a : b;
+}
+
+DLRT_SIMD_FN void compress_store(float* p, Lanes m, Vf v) {
+  for (int i = 0; i < 4; ++i)
+    if (m >> i & 1u) *p++ = v[i];
+}
+DLRT_SIMD_FN Vf expand_load(const float* p, Lanes m) {
+  Vf v = zero();
+  for (int i = 0; i < 4; ++i)
+    if (m >> i & 1u) v[i] = *p++;
+  return v;
+}
+DLRT_SIMD_FN Vf load_blocks(const float* const (&p)[kBlocks]) { return loadu(p[0]); }
+DLRT_SIMD_FN void store_block(float* p, Vf v, int) { storeu(p, v); }
+
+namespace detail {
+DLRT_SIMD_FN void transpose4(const Vf (&b)[4], Vf (&x)[4]) {
+  for (int q = 0; q < 4; ++q) x[q] = Vf{b[0][q], b[1][q], b[2][q], b[3][q]};
+}
+}  // namespace detail
+
+// x[q] lane s = p[0][4s + q].
+DLRT_SIMD_FN void deinterleave4(const float* const (&p)[kBlocks], Vf (&x)[4]) {
+  const Vf b[4] = {loadu(p[0]), loadu(p[0] + 4), loadu(p[0] + 8), loadu(p[0] + 12)};
+  detail::transpose4(b, x);
+}
+
+// o[s] float l = y[l] lane s: the group's 16 floats in order.
+DLRT_SIMD_FN void interleave4(const Vf (&y)[4], Vf (&o)[4]) { detail::transpose4(y, o); }
+
+// r[i] lane j <-> r[j] lane i: a 4 x 4 transpose.
+DLRT_SIMD_FN void transpose_square(Vf (&r)[kLanes]) {
+  const Vf b[4] = {r[0], r[1], r[2], r[3]};
+  detail::transpose4(b, r);
+}
+
+#undef DLRT_SIMD_FN
+
+}  // namespace dlrt::cpu::simd::w128

@@ -1,0 +1,128 @@
+// The 256-bit instantiation of the simd interface (simd.h): AVX2 + FMA, 8
+// floats a vector, 16 registers, no masked memory operations (tails go
+// through a small buffer; compress/expand are emulated). Include only
+// through instantiate.h, inside its `#pragma GCC target` region for AVX2.
+#pragma once
+
+#include "backends/cpu/kernels/simd/simd.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+namespace dlrt::cpu::simd::w256 {
+
+#define DLRT_SIMD_FN __attribute__((always_inline)) inline
+
+using Vf = __m256;
+using Lanes = uint32_t;
+inline constexpr int kLanes = 8;
+inline constexpr int kBlocks = 2;
+inline constexpr int kRegisters = 16;
+inline constexpr bool kNativeCompress = false;
+inline constexpr SimdWidth kWidth = SimdWidth::k256;
+
+DLRT_SIMD_FN Vf zero() { return _mm256_setzero_ps(); }
+DLRT_SIMD_FN Vf set1(float x) { return _mm256_set1_ps(x); }
+DLRT_SIMD_FN Vf loadu(const float* p) { return _mm256_loadu_ps(p); }
+DLRT_SIMD_FN void storeu(float* p, Vf v) { _mm256_storeu_ps(p, v); }
+DLRT_SIMD_FN __m256i first_mask(int64_t n) {
+  const int64_t c = n < 0 ? 0 : n > 8 ? 8 : n;
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(c)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+DLRT_SIMD_FN Vf load_first(const float* p, int64_t n) {
+  if (n >= 8) return _mm256_loadu_ps(p);
+  return _mm256_maskload_ps(p, first_mask(n));
+}
+DLRT_SIMD_FN void store_first(float* p, Vf v, int64_t n) {
+  if (n >= 8)
+    _mm256_storeu_ps(p, v);
+  else if (n > 0)
+    _mm256_maskstore_ps(p, first_mask(n), v);
+}
+
+DLRT_SIMD_FN Vf add(Vf a, Vf b) { return _mm256_add_ps(a, b); }
+DLRT_SIMD_FN Vf sub(Vf a, Vf b) { return _mm256_sub_ps(a, b); }
+DLRT_SIMD_FN Vf mul(Vf a, Vf b) { return _mm256_mul_ps(a, b); }
+DLRT_SIMD_FN Vf fmadd(Vf a, Vf b, Vf c) { return _mm256_fmadd_ps(a, b, c); }
+DLRT_SIMD_FN Vf fnmadd(Vf a, Vf b, Vf c) { return _mm256_fnmadd_ps(a, b, c); }
+DLRT_SIMD_FN Vf min(Vf a, Vf b) { return _mm256_min_ps(a, b); }
+DLRT_SIMD_FN Vf max(Vf a, Vf b) { return _mm256_max_ps(a, b); }
+DLRT_SIMD_FN float hsum(Vf v) {
+  __m128 m = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_add_ps(m, _mm_movehl_ps(m, m));
+  return _mm_cvtss_f32(_mm_add_ss(m, _mm_shuffle_ps(m, m, 1)));
+}
+DLRT_SIMD_FN float hmax(Vf v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  return _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)));
+}
+
+DLRT_SIMD_FN void compress_store(float* p, Lanes m, Vf v) {
+  alignas(32) float t[8];
+  _mm256_store_ps(t, v);
+  for (int i = 0; i < 8; ++i)
+    if (m >> i & 1u) *p++ = t[i];
+}
+DLRT_SIMD_FN Vf expand_load(const float* p, Lanes m) {
+  alignas(32) float t[8];
+  for (int i = 0; i < 8; ++i) t[i] = m >> i & 1u ? *p++ : 0.0f;
+  return _mm256_load_ps(t);
+}
+DLRT_SIMD_FN Vf load_blocks(const float* const (&p)[kBlocks]) {
+  return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(p[0])), _mm_loadu_ps(p[1]), 1);
+}
+DLRT_SIMD_FN void store_block(float* p, Vf v, int b) {
+  _mm_storeu_ps(p, b == 0 ? _mm256_castps256_ps128(v) : _mm256_extractf128_ps(v, 1));
+}
+
+namespace detail {
+// The 4 x 4 transpose within each 128-bit block: x[q] float s = b[s] float q.
+DLRT_SIMD_FN void transpose_blocks(const Vf (&b)[4], Vf (&x)[4]) {
+  const __m256 t0 = _mm256_unpacklo_ps(b[0], b[1]), t1 = _mm256_unpackhi_ps(b[0], b[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(b[2], b[3]), t3 = _mm256_unpackhi_ps(b[2], b[3]);
+  x[0] = _mm256_shuffle_ps(t0, t2, 0x44);
+  x[1] = _mm256_shuffle_ps(t0, t2, 0xEE);
+  x[2] = _mm256_shuffle_ps(t1, t3, 0x44);
+  x[3] = _mm256_shuffle_ps(t1, t3, 0xEE);
+}
+}  // namespace detail
+
+// x[q] lane 4a + s = p[a][4s + q]: block a of b_s loaded from p[a] + 4s,
+// then the floats within each block transposed.
+DLRT_SIMD_FN void deinterleave4(const float* const (&p)[kBlocks], Vf (&x)[4]) {
+  Vf b[4];
+  for (int s = 0; s < 4; ++s) b[s] = load_blocks({p[0] + 4 * s, p[1] + 4 * s});
+  detail::transpose_blocks(b, x);
+}
+
+// Group a's 16 floats (o[2a], o[2a + 1]): float 4s + l = y[l] lane 4a + s.
+DLRT_SIMD_FN void interleave4(const Vf (&y)[4], Vf (&o)[4]) {
+  Vf w[4];  // block a of w_s: tile s of group a, its 4 columns
+  detail::transpose_blocks(y, w);
+  o[0] = _mm256_permute2f128_ps(w[0], w[1], 0x20);
+  o[1] = _mm256_permute2f128_ps(w[2], w[3], 0x20);
+  o[2] = _mm256_permute2f128_ps(w[0], w[1], 0x31);
+  o[3] = _mm256_permute2f128_ps(w[2], w[3], 0x31);
+}
+
+// r[i] lane j <-> r[j] lane i: an 8 x 8 transpose in registers.
+DLRT_SIMD_FN void transpose_square(Vf (&r)[kLanes]) {
+  Vf b[4], x[4];
+  Vf lo[4], hi[4];  // 4 x 4 transposes within the 128-bit halves, rows 0-3 and 4-7
+  for (int i = 0; i < 4; ++i) b[i] = r[i];
+  detail::transpose_blocks(b, lo);
+  for (int i = 0; i < 4; ++i) b[i] = r[4 + i];
+  detail::transpose_blocks(b, hi);
+  // lo[q] half h: column 4h + q of rows 0-3; hi[q] half h: of rows 4-7.
+  for (int q = 0; q < 4; ++q) {
+    x[q] = _mm256_permute2f128_ps(lo[q], hi[q], 0x20);
+    r[4 + q] = _mm256_permute2f128_ps(lo[q], hi[q], 0x31);
+  }
+  for (int q = 0; q < 4; ++q) r[q] = x[q];
+}
+
+#undef DLRT_SIMD_FN
+
+}  // namespace dlrt::cpu::simd::w256
+
+#endif  // x86

@@ -1,0 +1,142 @@
+// The 512-bit instantiation of the simd interface (simd.h): AVX-512
+// F/BW/DQ/VL + FMA, 16 floats a vector, 32 registers, native masked and
+// compressing memory operations. Include only through instantiate.h, inside
+// its `#pragma GCC target` region for AVX-512.
+#pragma once
+
+#include "backends/cpu/kernels/simd/simd.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+
+namespace dlrt::cpu::simd::w512 {
+
+#define DLRT_SIMD_FN __attribute__((always_inline)) inline
+
+using Vf = __m512;
+using Lanes = uint32_t;  // one bit per lane, lane 0 the lowest
+inline constexpr int kLanes = 16;
+inline constexpr int kBlocks = 4;  // 128-bit blocks of 4 floats
+inline constexpr int kRegisters = 32;
+inline constexpr bool kNativeCompress = true;
+inline constexpr SimdWidth kWidth = SimdWidth::k512;
+
+DLRT_SIMD_FN Vf zero() { return _mm512_setzero_ps(); }
+DLRT_SIMD_FN Vf set1(float x) { return _mm512_set1_ps(x); }
+DLRT_SIMD_FN Vf loadu(const float* p) { return _mm512_loadu_ps(p); }
+DLRT_SIMD_FN void storeu(float* p, Vf v) { _mm512_storeu_ps(p, v); }
+DLRT_SIMD_FN __mmask16 first_mask(int64_t n) {
+  if (n <= 0) return 0;
+  return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1u);
+}
+DLRT_SIMD_FN Vf load_first(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(first_mask(n), p); }
+DLRT_SIMD_FN void store_first(float* p, Vf v, int64_t n) { _mm512_mask_storeu_ps(p, first_mask(n), v); }
+
+DLRT_SIMD_FN Vf add(Vf a, Vf b) { return _mm512_add_ps(a, b); }
+DLRT_SIMD_FN Vf sub(Vf a, Vf b) { return _mm512_sub_ps(a, b); }
+DLRT_SIMD_FN Vf mul(Vf a, Vf b) { return _mm512_mul_ps(a, b); }
+DLRT_SIMD_FN Vf fmadd(Vf a, Vf b, Vf c) { return _mm512_fmadd_ps(a, b, c); }
+DLRT_SIMD_FN Vf fnmadd(Vf a, Vf b, Vf c) { return _mm512_fnmadd_ps(a, b, c); }
+DLRT_SIMD_FN Vf min(Vf a, Vf b) { return _mm512_min_ps(a, b); }
+DLRT_SIMD_FN Vf max(Vf a, Vf b) { return _mm512_max_ps(a, b); }
+DLRT_SIMD_FN float hsum(Vf v) { return _mm512_reduce_add_ps(v); }
+DLRT_SIMD_FN float hmax(Vf v) { return _mm512_reduce_max_ps(v); }
+
+DLRT_SIMD_FN void compress_store(float* p, Lanes m, Vf v) {
+  _mm512_mask_compressstoreu_ps(p, static_cast<__mmask16>(m), v);
+}
+DLRT_SIMD_FN Vf expand_load(const float* p, Lanes m) {
+  return _mm512_maskz_expandloadu_ps(static_cast<__mmask16>(m), p);
+}
+DLRT_SIMD_FN Vf load_blocks(const float* const (&p)[kBlocks]) {
+  const __m256 lo = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(p[0])), _mm_loadu_ps(p[1]), 1);
+  const __m256 hi = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(p[2])), _mm_loadu_ps(p[3]), 1);
+  return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+}
+DLRT_SIMD_FN void store_block(float* p, Vf v, int b) {
+  switch (b) {
+    case 0:
+      _mm_storeu_ps(p, _mm512_castps512_ps128(v));
+      break;
+    case 1:
+      _mm_storeu_ps(p, _mm512_extractf32x4_ps(v, 1));
+      break;
+    case 2:
+      _mm_storeu_ps(p, _mm512_extractf32x4_ps(v, 2));
+      break;
+    default:
+      _mm_storeu_ps(p, _mm512_extractf32x4_ps(v, 3));
+      break;
+  }
+}
+
+// x[q] lane 4a + s = p[a][4s + q]: 4 x 4 blocks of 128 bits transposed, then
+// the floats within each block.
+DLRT_SIMD_FN void deinterleave4(const float* const (&p)[kBlocks], Vf (&x)[4]) {
+  const __m512 l0 = _mm512_loadu_ps(p[0]), l1 = _mm512_loadu_ps(p[1]), l2 = _mm512_loadu_ps(p[2]),
+               l3 = _mm512_loadu_ps(p[3]);
+  // Block a of b_s: block s of l_a.
+  const __m512 u0 = _mm512_shuffle_f32x4(l0, l1, 0x44), u1 = _mm512_shuffle_f32x4(l0, l1, 0xEE);
+  const __m512 u2 = _mm512_shuffle_f32x4(l2, l3, 0x44), u3 = _mm512_shuffle_f32x4(l2, l3, 0xEE);
+  const __m512 b0 = _mm512_shuffle_f32x4(u0, u2, 0x88), b1 = _mm512_shuffle_f32x4(u0, u2, 0xDD);
+  const __m512 b2 = _mm512_shuffle_f32x4(u1, u3, 0x88), b3 = _mm512_shuffle_f32x4(u1, u3, 0xDD);
+  const __m512 t0 = _mm512_unpacklo_ps(b0, b1), t1 = _mm512_unpackhi_ps(b0, b1);
+  const __m512 t2 = _mm512_unpacklo_ps(b2, b3), t3 = _mm512_unpackhi_ps(b2, b3);
+  x[0] = _mm512_shuffle_ps(t0, t2, 0x44);
+  x[1] = _mm512_shuffle_ps(t0, t2, 0xEE);
+  x[2] = _mm512_shuffle_ps(t1, t3, 0x44);
+  x[3] = _mm512_shuffle_ps(t1, t3, 0xEE);
+}
+
+// o[a] float 4s + l = y[l] lane 4a + s (the inverse of deinterleave4, in registers).
+DLRT_SIMD_FN void interleave4(const Vf (&y)[4], Vf (&o)[kBlocks]) {
+  const __m512 u0 = _mm512_unpacklo_ps(y[0], y[1]), u1 = _mm512_unpackhi_ps(y[0], y[1]);
+  const __m512 u2 = _mm512_unpacklo_ps(y[2], y[3]), u3 = _mm512_unpackhi_ps(y[2], y[3]);
+  const __m512 w0 = _mm512_shuffle_ps(u0, u2, 0x44), w1 = _mm512_shuffle_ps(u0, u2, 0xEE);
+  const __m512 w2 = _mm512_shuffle_ps(u1, u3, 0x44), w3 = _mm512_shuffle_ps(u1, u3, 0xEE);
+  const __m512 v0 = _mm512_shuffle_f32x4(w0, w1, 0x44), v1 = _mm512_shuffle_f32x4(w0, w1, 0xEE);
+  const __m512 v2 = _mm512_shuffle_f32x4(w2, w3, 0x44), v3 = _mm512_shuffle_f32x4(w2, w3, 0xEE);
+  o[0] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+  o[1] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
+  o[2] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+  o[3] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
+}
+
+// r[i] lane j <-> r[j] lane i: a 16 x 16 transpose in registers.
+DLRT_SIMD_FN void transpose_square(Vf (&r)[kLanes]) {
+  __m512 t[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // r[4i + k], 128-bit lane L: column 4L + k of rows 4i .. 4i + 3.
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+    const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    t[k] = _mm512_shuffle_f32x4(r[k], r[4 + k], 0x88);
+    t[4 + k] = _mm512_shuffle_f32x4(r[k], r[4 + k], 0xdd);
+    t[8 + k] = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0x88);
+    t[12 + k] = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0xdd);
+  }
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    r[k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0x88);
+    r[8 + k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0xdd);
+    r[4 + k] = _mm512_shuffle_f32x4(t[4 + k], t[12 + k], 0x88);
+    r[12 + k] = _mm512_shuffle_f32x4(t[4 + k], t[12 + k], 0xdd);
+  }
+}
+
+#undef DLRT_SIMD_FN
+
+}  // namespace dlrt::cpu::simd::w512
+
+#endif  // x86
