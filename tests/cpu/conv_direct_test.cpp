@@ -670,7 +670,7 @@ TEST_P(ConvDirectIsa, DefaultModePolicy) {
   ASSERT_EQ(conv_direct_mode(), ConvDirectMode::kAuto);
   std::mt19937 rng(26);
   const bool avx2 = GetParam() == CpuIsa::kAvx2;
-  // 28x28 outputs, 3x3 pad 1: on AVX2 Winograd F(2x2, 3x3) unless it is
+  // 28x28 outputs, 3x3 pad 1: on AVX2 Winograd F(4x4, 3x3) unless it is
   // switched off (conv_winograd.h); otherwise a 28 x 30 grid (840 columns)
   // runs direct.
   uint64_t before = conv_direct_runs();

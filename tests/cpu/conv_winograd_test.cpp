@@ -4,7 +4,8 @@
 // runs of 8 tiles (16 for F(4x4, 3x3)) and odd rows, every padding it
 // takes, channel counts off the GEMM tile, batches, bias, residual and
 // activations; and the shapes it must leave to other paths. cpu_isa() is
-// capped at AVX2 for most F(2x2, 3x3) cases; on AVX-512 CPUs F(4x4, 3x3)
+// capped at AVX2 for most F(2x2, 3x3) cases (forced there: AVX2 picks F(4x4,
+// 3x3) where its filters fit, ConvWinogradAvx2); on AVX-512 CPUs F(4x4, 3x3)
 // runs 64-128 input channels on planes of 32+ tiles, F(2x2, 3x3) the other
 // convs of 128+ input channels, with the AVX-512 GEMM between the transforms.
 #include <gtest/gtest.h>
@@ -107,7 +108,29 @@ class ConvWinograd : public ::testing::Test {
       GTEST_SKIP() << "this CPU has no AVX2: the Winograd path runs on AVX2 CPUs only";
   }
   ScopedCpuIsa avx2_{CpuIsa::kAvx2};  // AVX-512 CPUs keep the direct path; test the AVX2 one there too
+  ScopedWinogradTile f2_{2};          // AVX2 picks F(4x4, 3x3) where its filters fit (ConvWinogradAvx2)
 };
+
+// Without a forced variant, AVX2 runs F(4x4, 3x3) wherever its filters (36 x
+// M x C floats) fit kWinogradMaxBytes, bounded by its own scratch, and
+// F(2x2, 3x3) for wider convs.
+TEST(ConvWinogradAvx2, F4x4WhereItsFiltersFit) {
+  if (detected_cpu_isa() < CpuIsa::kAvx2) GTEST_SKIP() << "this CPU has no AVX2: the AVX2 choice does not apply";
+  ScopedCpuIsa avx2(CpuIsa::kAvx2);
+  std::mt19937 rng(46);
+  Case c;
+  c.C = 16, c.M = 16, c.H = c.W = 14;
+  check(c, rng, 1, 1);
+  c.C = 5, c.M = 7, c.H = 13, c.W = 11;
+  check(c, rng, 1, 1);
+  // 8 -> 8 on 400 x 400: F(2x2, 3x3)'s whole-image scratch would pass the bound, F(4x4, 3x3)'s blocks do not.
+  c.C = 8, c.M = 8, c.H = c.W = 400;
+  check(c, rng, 1, 1);
+  // 224 x 224 channels: 7.2 MB of F(4x4, 3x3) filters, 3.2 MB of F(2x2, 3x3) ones.
+  c.C = 224, c.M = 224, c.H = c.W = 10;
+  c.bias = true;
+  check(c, rng, 1, 0);
+}
 
 TEST_F(ConvWinograd, MatchesReferenceOnEveryEdge) {
   std::mt19937 rng(41);

@@ -12,6 +12,7 @@
 //     stored outputs.
 #include <algorithm>
 #include <cassert>
+#include <utility>
 
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/conv_winograd.h"

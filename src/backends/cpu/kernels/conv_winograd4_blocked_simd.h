@@ -5,6 +5,7 @@
 namespace dlrt::cpu::simd::DLRT_SIMD_NS {
 
 namespace winograd4_blocked {
+namespace {  // internal linkage: per translation unit and width, open to inter-procedural optimisation
 
 #include "backends/cpu/kernels/winograd4_transforms_simd.h"
 
@@ -23,37 +24,50 @@ struct Plan {
 };
 
 // Phase 1 for input block cb and tile row th (the block's first tile row
-// th0): V_e rows (th - th0) * TW ... for its tiles, lanes cb's channels.
-void input_row(const Plan& p, const WinogradGeometry& g, const float* x, int64_t cb, int64_t th, int64_t th0,
-               float* V) {
-  const float* xb = x + cb * g.in_h * g.in_w * kB;
+// th0), for the vector `sub` of the channel block (a constant, so a
+// single-vector block has no loop around it): V_e rows (th - th0) * TW ...
+// for its tiles, lanes cb's channels.
+template <int sub>
+__attribute__((always_inline)) inline void input_row_vector(const Plan& p, const WinogradGeometry& g, const float* x,
+                                                            int64_t cb, int64_t th, int64_t th0, float* V) {
+  const float* xb = x + cb * g.in_h * g.in_w * kB + sub * kLanes;
   const int64_t es = p.ld * p.Cp;  // floats between V_e and V_e+1
   for (int64_t tw = 0; tw < p.TW; ++tw) {
     const int64_t ih0 = 4 * th - g.pad_top, iw0 = 4 * tw - g.pad_left;
-    for (int sub = 0; sub < kSub; ++sub) {
-      Vf h[6][6];  // h[r]: patch row r transformed along its columns
+    Vf h[6][6];  // h[r]: patch row r transformed along its columns
 #pragma GCC unroll 6
-      for (int r = 0; r < 6; ++r) {
-        const int64_t ih = ih0 + r;
-        const bool row_in = ih >= 0 && ih < g.in_h;
-        Vf d[6];
-#pragma GCC unroll 6
-        for (int k = 0; k < 6; ++k) {
-          const int64_t iw = iw0 + k;
-          d[k] = row_in && iw >= 0 && iw < g.in_w ? loadu(xb + (ih * g.in_w + iw) * kB + sub * kLanes) : zero();
-        }
-        bt6(d, h[r]);
-      }
-      float* v = V + ((th - th0) * p.TW + tw) * p.Cp + cb * kB + sub * kLanes;
+    for (int r = 0; r < 6; ++r) {
+      const int64_t ih = ih0 + r;
+      const bool row_in = ih >= 0 && ih < g.in_h;
+      Vf d[6];
 #pragma GCC unroll 6
       for (int k = 0; k < 6; ++k) {
-        Vf out[6];
-        bt6_column(h, k, out);
-#pragma GCC unroll 6
-        for (int i = 0; i < 6; ++i) storeu(v + (i * 6 + k) * es, out[i]);
+        const int64_t iw = iw0 + k;
+        d[k] = row_in && iw >= 0 && iw < g.in_w ? loadu(xb + (ih * g.in_w + iw) * kB) : zero();
       }
+      bt6(d, h[r]);
+    }
+    float* v = V + ((th - th0) * p.TW + tw) * p.Cp + cb * kB + sub * kLanes;
+#pragma GCC unroll 6
+    for (int k = 0; k < 6; ++k) {
+      Vf out[6];
+      bt6_column(h, k, out);
+#pragma GCC unroll 6
+      for (int i = 0; i < 6; ++i) storeu(v + (i * 6 + k) * es, out[i]);
     }
   }
+}
+
+template <int... sub>
+__attribute__((always_inline)) inline void input_row(const Plan& p, const WinogradGeometry& g, const float* x,
+                                                     int64_t cb, int64_t th, int64_t th0, float* V,
+                                                     std::integer_sequence<int, sub...>) {
+  (input_row_vector<sub>(p, g, x, cb, th, th0, V), ...);
+}
+
+void input_row(const Plan& p, const WinogradGeometry& g, const float* x, int64_t cb, int64_t th, int64_t th0,
+               float* V) {
+  input_row(p, g, x, cb, th, th0, V, std::make_integer_sequence<int, kSub>{});
 }
 
 struct Stage {
@@ -62,52 +76,65 @@ struct Stage {
   Activation act;
 };
 
-// Phase 3 for output block mb and tile row th: M_e rows of its tiles back
-// to 4x4 outputs of 16 channels, stored in y with the fused stage.
-void output_row(const Plan& p, const WinogradGeometry& g, const float* Mo, int64_t mb, int64_t th, int64_t th0,
-                const Stage& st, int64_t M, float* y) {
+// Phase 3 for output block mb and tile row th, for the vector `sub` of the
+// channel block: M_e rows of its tiles back to 4x4 outputs of its channels,
+// stored in y with the bias, residual and clamp; after the block's last
+// vector, other activations over the tile row's stored outputs.
+template <int sub>
+__attribute__((always_inline)) inline void output_row_vector(const Plan& p, const WinogradGeometry& g, const float* Mo,
+                                                             int64_t mb, int64_t th, int64_t th0, const Stage& st,
+                                                             int64_t M, float* y) {
   const int64_t es = p.ld * p.Mp;
-  Vf bias[kSub];
-  for (int sub = 0; sub < kSub; ++sub) {
-    const int64_t c0 = mb * kB + sub * kLanes;
-    bias[sub] = st.bias ? load_first(st.bias + c0, M - c0) : zero();
-  }
+  const int64_t c0 = mb * kB + sub * kLanes;
+  const Vf bias = st.bias ? load_first(st.bias + c0, M - c0) : zero();
   const ClampStage cs = clamp_stage(st.act);
   const Vf lo = set1(cs.lo), hi = set1(cs.hi);
   const int64_t plane = g.out_h * g.out_w, rows = std::min<int64_t>(4, g.out_h - 4 * th);
   float* yb = y + mb * plane * kB;
   const float* zb = st.z ? st.z + mb * plane * kB : nullptr;
   for (int64_t tw = 0; tw < p.TW; ++tw) {
-    const int64_t cols = std::min<int64_t>(4, g.out_w - 4 * tw);
-    for (int sub = 0; sub < kSub; ++sub) {
-      const float* src = Mo + ((th - th0) * p.TW + tw) * p.Mp + mb * kB + sub * kLanes;
-      Vf s[4][6];  // s[j][k] = (Aᵀ M)[j][k]
+    const float* src = Mo + ((th - th0) * p.TW + tw) * p.Mp + c0;
+    Vf s[4][6];  // s[j][k] = (Aᵀ M)[j][k]
 #pragma GCC unroll 6
-      for (int k = 0; k < 6; ++k) {
-        Vf col[6];
+    for (int k = 0; k < 6; ++k) {
+      Vf col[6];
 #pragma GCC unroll 6
-        for (int i = 0; i < 6; ++i) col[i] = loadu(src + (i * 6 + k) * es);
-        Vf out[4];
-        at6(col, out);
+      for (int i = 0; i < 6; ++i) col[i] = loadu(src + (i * 6 + k) * es);
+      Vf out[4];
+      at6(col, out);
 #pragma GCC unroll 4
-        for (int j = 0; j < 4; ++j) s[j][k] = out[j];
-      }
-      for (int64_t j = 0; j < rows; ++j) {
-        Vf o[4];
-        at6(s[j], o);
-        const int64_t at = ((4 * th + j) * g.out_w + 4 * tw) * kB + sub * kLanes;
-        for (int64_t l = 0; l < cols; ++l) {
-          Vf v = add(o[l], bias[sub]);
-          if (zb) v = add(v, loadu(zb + at + l * kB));
-          if (cs.clamp) v = min(max(v, lo), hi);
-          storeu(yb + at + l * kB, v);
-        }
+      for (int j = 0; j < 4; ++j) s[j][k] = out[j];
+    }
+    const int64_t cols = std::min<int64_t>(4, g.out_w - 4 * tw);
+    for (int64_t j = 0; j < rows; ++j) {
+      Vf o[4];
+      at6(s[j], o);
+      const int64_t at = ((4 * th + j) * g.out_w + 4 * tw) * kB + sub * kLanes;
+      for (int64_t l = 0; l < cols; ++l) {
+        Vf v = add(o[l], bias);
+        if (zb) v = add(v, loadu(zb + at + l * kB));
+        if (cs.clamp) v = min(max(v, lo), hi);
+        storeu(yb + at + l * kB, v);
       }
     }
   }
-  if (!cs.clamp && !st.act.none()) apply_activation(st.act, yb + 4 * th * g.out_w * kB, rows * g.out_w * kB);
+  if (sub == kSub - 1 && !cs.clamp && !st.act.none())
+    apply_activation(st.act, yb + 4 * th * g.out_w * kB, rows * g.out_w * kB);
 }
 
+template <int... sub>
+__attribute__((always_inline)) inline void output_row(const Plan& p, const WinogradGeometry& g, const float* Mo,
+                                                      int64_t mb, int64_t th, int64_t th0, const Stage& st, int64_t M,
+                                                      float* y, std::integer_sequence<int, sub...>) {
+  (output_row_vector<sub>(p, g, Mo, mb, th, th0, st, M, y), ...);
+}
+
+void output_row(const Plan& p, const WinogradGeometry& g, const float* Mo, int64_t mb, int64_t th, int64_t th0,
+                const Stage& st, int64_t M, float* y) {
+  output_row(p, g, Mo, mb, th, th0, st, M, y, std::make_integer_sequence<int, kSub>{});
+}
+
+}  // namespace
 }  // namespace winograd4_blocked
 
 void conv_winograd4_blocked(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,

@@ -5,6 +5,7 @@
 namespace dlrt::cpu::simd::DLRT_SIMD_NS {
 
 namespace winograd4_nchw {
+namespace {  // internal linkage: per translation unit and width, open to inter-procedural optimisation
 
 #include "backends/cpu/kernels/winograd4_transforms_simd.h"
 
@@ -28,8 +29,8 @@ struct Dims4 {
 struct Groups {
   int64_t row[kBlocks];  // tile row of group a
   int64_t col[kBlocks];  // first output (and patch) column of group a: 16 * its group index
-  int count[kBlocks];    // tiles of the block in group a (0-4)
   Lanes valid;           // lanes holding a tile of the block
+  int count(int a) const { return __builtin_popcount((valid >> (4 * a)) & 0xFu); }  // tiles in group a
 };
 
 inline Groups groups_at(const Dims4& d, int64_t th0, int64_t rows, int64_t q0) {
@@ -41,10 +42,9 @@ inline Groups groups_at(const Dims4& d, int64_t th0, int64_t rows, int64_t q0) {
     const int64_t gi = q % G;
     gr.row[a] = th0 + q / G;
     gr.col[a] = 16 * gi;
-    gr.count[a] = 0;
     if (q0 + a < n) {
-      gr.count[a] = static_cast<int>(std::min<int64_t>(4, d.TW - 4 * gi));
-      gr.valid |= ((1u << gr.count[a]) - 1u) << (4 * a);
+      const int64_t tiles = std::min<int64_t>(4, d.TW - 4 * gi);
+      gr.valid |= ((1u << tiles) - 1u) << (4 * a);
     }
   }
   return gr;
@@ -62,9 +62,9 @@ __attribute__((always_inline)) inline void store_tiles(float* p, const Groups& g
     storeu(p, v);
   } else {
     for (int a = 0; a < kBlocks; ++a)
-      if (gr.count[a] > 0) {
+      if (gr.count(a) > 0) {
         store_block(p, v, a);
-        p += gr.count[a];
+        p += gr.count(a);
       }
   }
 }
@@ -79,7 +79,7 @@ __attribute__((always_inline)) inline Vf load_tiles(const float* p, const Groups
     const float* q[kBlocks];
     for (int a = 0; a < kBlocks; ++a) {
       q[a] = p;
-      p += gr.count[a];
+      p += gr.count(a);
     }
     return load_blocks(q);
   }
@@ -146,11 +146,11 @@ void output_transform(const WinogradGeometry& g, const Dims4& d, const float* Mo
 #pragma GCC unroll 4
       for (int a = 0; a < kBlocks; ++a) {
         const int64_t oh = 4 * gr.row[a] + j;
-        if (gr.count[a] == 0 || oh >= g.out_h) continue;
-        float* dst = ym + oh * g.out_w + gr.col[a];
-        const int64_t cols = g.out_w - gr.col[a];
+        if (__builtin_expect(((gr.valid >> (4 * a)) & 0xFu) == 0 || oh >= g.out_h, 0)) continue;
 #pragma GCC unroll 4
-        for (int u = 0; u < kPerGroup; ++u) store_first(dst + u * kLanes, o[a * kPerGroup + u], cols - u * kLanes);
+        for (int u = 0; u < kPerGroup; ++u)
+          store_first(ym + oh * g.out_w + gr.col[a] + u * kLanes, o[a * kPerGroup + u],
+                      g.out_w - gr.col[a] - u * kLanes);
       }
     }
   }
@@ -172,6 +172,7 @@ void pad_rows(const WinogradGeometry& g, const float* xc, int64_t r0, int64_t r1
   }
 }
 
+}  // namespace
 }  // namespace winograd4_nchw
 
 void conv_winograd4(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,

@@ -5,6 +5,7 @@
 namespace dlrt::cpu::simd::DLRT_SIMD_NS {
 
 namespace depthwise_lanes_body {
+namespace {
 
 constexpr int kL = kLanes;
 // Output positions per step: the 3x3 weights (9 vectors) stay in registers
@@ -180,6 +181,7 @@ inline void band(const float* ibuf, int64_t Wp, const float* wv, const Filters& 
   }
 }
 
+}  // namespace
 }  // namespace depthwise_lanes_body
 
 inline void depthwise_lanes(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g, float* y,

@@ -81,16 +81,22 @@ bool winograd_candidate(int64_t group, int64_t M, int64_t C, int64_t kh, int64_t
          (!cpu_has_avx512() || C >= kWinograd4MinChannels) && winograd_enabled();
 }
 
-// Whether F(4x4, 3x3) takes an M x C conv on a large enough plane: an
-// AVX-512 CPU, the channel range, and its filters within kWinogradMaxBytes.
+// Whether F(4x4, 3x3) takes an M x C conv on a large enough plane: its
+// filters within kWinogradMaxBytes and, on AVX-512, the channel range. On
+// AVX2 it takes every conv whose filters fit: at 256 bits it ran fewer
+// instructions than F(2x2, 3x3) on every shape measured, 8 to 256 channels on
+// 14x14 to 256x64 planes (bench/conv_winograd.cpp under callgrind; figures in
+// docs/performance-decisions.md).
 bool winograd4_channels(int64_t M, int64_t C) {
-  return cpu_has_avx512() && C >= kWinograd4MinChannels && C <= kWinograd4MaxChannels &&
-         36 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes;
+  const bool fits = 36 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes;
+  if (!cpu_has_avx512()) return cpu_has_avx2() && fits;
+  return C >= kWinograd4MinChannels && C <= kWinograd4MaxChannels && fits;
 }
 
 // Which Winograd a candidate conv runs on this CPU: 4 for F(4x4, 3x3), 2
 // for F(2x2, 3x3), 0 for neither (the direct or GEMM path). AVX2 without
-// AVX-512: F(2x2, 3x3). AVX-512: F(4x4, 3x3) for kWinograd4MinChannels to
+// AVX-512: F(4x4, 3x3) where winograd4_channels allows it, else F(2x2, 3x3).
+// AVX-512: F(4x4, 3x3) for kWinograd4MinChannels to
 // kWinograd4MaxChannels input channels on planes of kWinograd4MinTiles+ 4x4
 // tiles; F(2x2, 3x3) from kWinogradMinChannelsAvx512 channels otherwise (on
 // small planes such as resnet18's layer3 a quarter of the 4x4 tiles would be
@@ -98,7 +104,7 @@ bool winograd4_channels(int64_t M, int64_t C) {
 // more than its products save, so smaller planes of 64-127 channels keep the
 // direct path. Per-conv figures: bench/results/2026-11-24_winograd_f4x4_resnet18.json.
 int winograd_tile(int64_t M, int64_t C, int64_t out_h, int64_t out_w) {
-  if (!cpu_has_avx512()) return 2;
+  if (!cpu_has_avx512()) return winograd4_channels(M, C) ? 4 : 2;
   if (winograd4_channels(M, C) && ((out_h + 3) / 4) * ((out_w + 3) / 4) >= kWinograd4MinTiles) return 4;
   return C >= kWinogradMinChannelsAvx512 ? 2 : 0;
 }

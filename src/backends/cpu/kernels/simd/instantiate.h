@@ -20,7 +20,8 @@
 #else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")
-// GCC 12's AVX-512 intrinsics start from _mm512_undefined_ps(), which the
+// GCC 12's intrinsics start some results from _mm512_undefined_ps() (and
+// the 128 -> 256-bit casts leave the upper half undefined), which the
 // uninitialized-use warnings report once inlined: false positives.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -42,6 +43,9 @@
 #else
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include "backends/cpu/kernels/simd/w256.h"
 #define DLRT_SIMD_NS w256
@@ -50,6 +54,7 @@
 #if defined(__clang__)
 #pragma clang attribute pop
 #else
+#pragma GCC diagnostic pop
 #pragma GCC pop_options
 #endif
 

@@ -8,15 +8,16 @@
 // Writing a kernel. Its body goes in a header without include guard (a
 // "body") that opens `namespace dlrt::cpu::simd::DLRT_SIMD_NS` and calls the
 // interface below unqualified; its entry points are ordinary functions in
-// that namespace, its helpers in a nested namespace named after the kernel.
+// that namespace, its helpers in an anonymous namespace inside one named
+// after the kernel (internal linkage, as helpers of a .cpp would have).
 // The kernel's .cpp includes every system and project header the body needs,
 // then defines DLRT_SIMD_BODY as the body's path and includes
 // simd/instantiate.h, which compiles the body once per width: w512 and w256
 // inside `#pragma GCC target` regions (no -march, so one binary runs on every
 // x86 CPU), w128 for the baseline. A body includes nothing but other bodies:
-// a std template first instantiated inside a target region would be compiled
-// for that ISA, and the linker may keep that copy for callers on narrower
-// CPUs. The .cpp then dispatches with DLRT_SIMD_CALL(simd_width(), entry,
+// a header first included inside a target region would have its inline
+// functions and templates compiled for that ISA, and the linker may keep that
+// copy (a weak symbol) for callers on narrower CPUs. The .cpp then dispatches with DLRT_SIMD_CALL(simd_width(), entry,
 // args...): simd_width() (width.h, beside cpu_isa()) is the one place that
 // picks the width.
 //
