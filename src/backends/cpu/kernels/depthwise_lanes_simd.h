@@ -86,14 +86,19 @@ __attribute__((always_inline)) inline void block(const float* in, int64_t Wp, co
   Vf acc[U];
 #pragma GCC unroll 8
   for (int u = 0; u < U; ++u) acc[u] = bias;
+  // Pointers and strides in floats, so that each load is a pointer plus a
+  // multiple of one stride (an index scaled after the sum cost an address
+  // computation per load).
+  const int64_t step = sw * kL;
 #pragma GCC unroll 3
   for (int64_t ky = 0; ky < kh; ++ky) {
-    const float* row = in + (ky * dh * Wp + ox * sw) * kL;
+    const float* row = in + ky * dh * Wp * kL + ox * step;
 #pragma GCC unroll 3
     for (int64_t kx = 0; kx < kw; ++kx) {
       const Vf w = K3 ? w3[ky * 3 + kx] : loadu(wv + (ky * kw + kx) * kL);
+      const float* p = row + kx * dw * kL;
 #pragma GCC unroll 8
-      for (int u = 0; u < U; ++u) acc[u] = fmadd(w, loadu(row + (u * sw + kx * dw) * kL), acc[u]);
+      for (int u = 0; u < U; ++u) acc[u] = fmadd(w, loadu(p + u * step), acc[u]);
     }
   }
 #pragma GCC unroll 8
