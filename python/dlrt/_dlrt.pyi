@@ -207,6 +207,12 @@ class PartitionReport:
         CPU partitions: 'f32' or 'bf16x3', plus the int8 kernel and float16 storage where used.
         """
 
+    @property
+    def vector_isa(self) -> str:
+        r"""
+        CPU partitions: the vector instruction set the kernels ran with ('avx512', 'avx2', 'generic'); \'\' for accelerators.
+        """
+
     def as_dict(self) -> dict[str, object]:
         """The fields as a dict (for JSON)."""
 
