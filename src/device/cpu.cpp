@@ -189,7 +189,7 @@ std::string turn_features_off(const std::string& names, CpuFeatures* f) {
 
 namespace {
 
-std::string isa_string(const CpuFeatures& f) {
+[[maybe_unused]] std::string isa_string(const CpuFeatures& f) {  // x86 only
   std::string s;
   for (const FeatureName& fn : kFeatureNames)
     if (f.*fn.flag) s += (s.empty() ? "" : " ") + std::string(fn.name);
