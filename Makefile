@@ -50,7 +50,7 @@ deps-arm64:
 build-arm64: deps-arm64
 	cmake -S . -B $(BUILD_ARM64) -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLRT_WERROR=$(WERROR) \
 	  -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake
-	cmake --build $(BUILD_ARM64) -j $(JOBS) --target dlrt dlrt_cli
+	cmake --build $(BUILD_ARM64) -j $(JOBS) --target libdlrt.so dlrt_cli
 
 # Install what is missing, build, generate a small CNN and run it once on the
 # default device: outputs, where each partition ran, timings.
