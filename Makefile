@@ -43,7 +43,7 @@ $(BUILD)/test_models/STAMP: tests/models/make_test_models.py
 
 # The aarch64 Linux cross build (docs/platforms.md): Debian's cross toolchain, the :arm64
 # libraries and qemu-user (scripts/install_deps.sh arm64), cmake/toolchains/aarch64-linux-gnu.cmake;
-# the library and the CLI in $(BUILD_ARM64). Run with qemu-aarch64 -L /usr/aarch64-linux-gnu.
+# the library and the CLI in $(BUILD_ARM64). Run with qemu-aarch64 (docs/platforms.md).
 deps-arm64:
 	@bash scripts/install_deps.sh arm64
 

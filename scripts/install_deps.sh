@@ -40,7 +40,7 @@ TEST_PACKAGES=(
 # (protobuf-compiler above) generates the ONNX sources, which link libprotobuf-dev:arm64
 # (the same version: multiarch packages of one source must match). nlohmann-json3-dev
 # is header-only (Architecture: all), so the host's serves both. qemu-user runs the
-# aarch64 binaries (qemu-aarch64 -L /usr/aarch64-linux-gnu).
+# aarch64 binaries (qemu-aarch64, with libc6:arm64's loader and libc).
 ARM64_PACKAGES=(
   crossbuild-essential-arm64 qemu-user
   libprotobuf-dev:arm64 libgtest-dev:arm64 libtomlplusplus-dev:arm64 libcpp-httplib-dev:arm64

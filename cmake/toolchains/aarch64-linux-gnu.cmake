@@ -25,8 +25,10 @@ endif()
 set(ENV{PKG_CONFIG_LIBDIR} "/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig")
 set(ENV{PKG_CONFIG_PATH} "")
 
-# try_run, gtest_discover_tests and ctest run the aarch64 binaries under user-mode QEMU.
+# try_run, gtest_discover_tests and ctest run the aarch64 binaries under user-mode QEMU, with
+# the multiarch loader and libc (libc6:arm64); `-L /usr/aarch64-linux-gnu` mixes in the cross
+# toolchain's libc copy, and thread creation hangs.
 find_program(DLRT_QEMU_AARCH64 qemu-aarch64 NO_CMAKE_FIND_ROOT_PATH)
 if(DLRT_QEMU_AARCH64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR "${DLRT_QEMU_AARCH64};-L;/usr/aarch64-linux-gnu")
+  set(CMAKE_CROSSCOMPILING_EMULATOR "${DLRT_QEMU_AARCH64}")
 endif()
