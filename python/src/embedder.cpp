@@ -12,6 +12,7 @@
 
 #include "bindings.h"
 #include "embed/models/embedder.h"
+#include "embed/models/kind.h"
 #include "embed/models/multi_vector.h"
 #include "embed/models/sparse.h"
 #include "embed/models/token_inputs.h"
@@ -87,7 +88,7 @@ std::shared_ptr<T> create_shared(const std::string& dir, const embed::EmbedderOp
 
 // Loads `self.dir` with `options`: a MultiVectorEmbedder for a multi-vector folder, else an Embedder.
 void load(PyEmbedder& self, const embed::EmbedderOptions& options) {
-  if (embed::is_multi_vector_folder(embed::model_folder_of(self.dir))) {
+  if (embed::detect_kind(self.dir) == embed::ModelKind::kMultiVector) {
     self.multi = create_shared<embed::MultiVectorEmbedder>(self.dir, options);
     self.embedder.reset();
   } else {

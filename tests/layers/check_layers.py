@@ -38,7 +38,11 @@ LAYERS = [
     ("backends/cuda", 3, ["src/backends/cuda/"]),
     ("backends/openvino", 3, ["src/backends/openvino/"]),
     ("runtime", 4, ["src/runtime/", "include/dlrt/session.h", "include/dlrt/dlrt.h", "src/dlrt_library.cpp"]),
-    ("apps", 5, ["apps/"]),
+    # The embedding app's three parts (DESIGN.md: serve -> models -> tokenizer).
+    ("apps/embed/tokenizer", 5, ["apps/embed/tokenizer/"]),
+    ("apps/embed/models", 5.1, ["apps/embed/models/"]),
+    ("apps/embed/serve", 5.2, ["apps/embed/serve/"]),
+    ("apps", 5.3, ["apps/"]),
     ("tools", 6, ["tools/"]),
     ("capi", 7, ["src/capi/", "include/dlrt/dlrt_c.h"]),
     ("python", 7, ["python/"]),

@@ -12,6 +12,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "embed/models/embedder.h"
+#include "embed/models/kind.h"
 #include "embed/models/multi_vector.h"
 #include "embed/models/sparse.h"
 #include "embed/models/token_inputs.h"
@@ -208,7 +209,8 @@ int cmd_embed(int argc, char** argv) {
   }
   if (texts.empty() && !args.has("file")) return usage_error("embed", "no TEXT given (or use --file PATH)");
 
-  const bool multi_vector = embed::is_multi_vector_folder(embed::model_folder_of(args.get("model")));
+  const embed::ModelKind kind = embed::detect_kind(args.get("model"));
+  const bool multi_vector = embed::has_capability(kind, embed::Capability::kMaxSim);
   if (args.has("query") && args.has("document")) return usage_error("embed", "--query and --document exclude each other");
   if ((args.has("query") || args.has("document")) && !multi_vector)
     return usage_error("embed", "--query and --document apply to multi-vector (ColBERT) folders; " + args.get("model") +
@@ -216,6 +218,11 @@ int cmd_embed(int argc, char** argv) {
   if (multi_vector && args.has("sparse"))
     return usage_error("embed", args.get("model") + " is a multi-vector (ColBERT) folder: --sparse needs a sparse (SPLADE) model folder");
   if (multi_vector || args.has("tokens")) {
+    if (std::string e = embed::kind_refusal(kind, {embed::Capability::kPerToken}, args.get("model"), "dlrt embed --tokens");
+        !e.empty()) {
+      std::fprintf(stderr, "dlrt embed: error: %s\n", e.c_str());
+      return kExitBadModel;
+    }
     if (args.has("npy")) return usage_error("embed", "per-token vectors differ in count per text: use --json, not --npy");
     TokenEmbedJob job;
     job.model = args.get("model");

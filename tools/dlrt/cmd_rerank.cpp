@@ -17,6 +17,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "embed/models/classifier.h"
+#include "embed/models/kind.h"
 #include "embed/models/multi_vector.h"
 #include "embed/models/token_inputs.h"
 #include "json_out.h"
@@ -235,11 +236,12 @@ int cmd_rerank(int argc, char** argv) {
     return exit_code_for_folder_status(found.status());
   }
   const std::filesystem::path folder = embed::model_folder_of(job.model);
-  const bool multi_vector = embed::is_multi_vector_folder(folder);
-  if (!multi_vector && !embed::is_classifier_folder(folder.string()))
-    return usage_error("rerank", job.model +
-                                     " is not a reranker: dlrt rerank needs a cross-encoder, an LLM reranker or a "
-                                     "multi-vector (ColBERT) folder (for an embedding model use dlrt embed)");
+  const embed::ModelKind folder_kind = embed::detect_kind(folder.string());
+  const bool multi_vector = embed::has_capability(folder_kind, embed::Capability::kMaxSim);
+  if (std::string e = embed::kind_refusal(folder_kind, {embed::Capability::kPairScore, embed::Capability::kMaxSim},
+                                          job.model, "dlrt rerank");
+      !e.empty())
+    return usage_error("rerank", "the model is not a reranker: " + e);
   std::string kind = "multi_vector", model_name;
   std::vector<float> score;
   const int rc = multi_vector ? score_with_multi_vector(job, &model_name, score)

@@ -16,7 +16,6 @@
 #include "commands.h"
 #include "core/env.h"
 #include "embed/models/embedder.h"
-#include "embed/models/multi_vector.h"
 #include "embed/serve/server.h"
 #include "embed/serve/service_config.h"
 #include "embed/models/token_inputs.h"
@@ -80,24 +79,12 @@ std::string help_text() {
   return s;
 }
 
-// The model of folder `path` in `model`: a sequence classifier (config.json's
-// architectures) serves /rerank and /predict, a multi-vector (ColBERT) model
-// /embed_all and /rerank (MaxSim), anything else is an embedding model.
+// The model of folder `path` in `model`, opened as its kind (open_model:
+// a reranker serves /rerank and /predict, a multi-vector model /embed_all and
+// /rerank by MaxSim, an embedding model the embedding routes).
 Status load_model(const std::string& path, const embed::EmbedderOptions& eo,
                   std::shared_ptr<const embed::EmbedModel>& model) {
-  if (embed::is_classifier_folder(path)) {
-    auto classifier = embed::Classifier::create(path, eo);
-    if (!classifier.ok()) return classifier.status();
-    model = embed::classifier_model(std::shared_ptr<const embed::Classifier>(std::move(classifier).value()));
-  } else if (embed::is_multi_vector_folder(embed::model_folder_of(path))) {
-    auto mv = embed::MultiVectorEmbedder::create(path, eo);
-    if (!mv.ok()) return mv.status();
-    model = embed::multi_vector_model(std::shared_ptr<const embed::MultiVectorEmbedder>(std::move(mv).value()));
-  } else {
-    auto embedder = embed::Embedder::create(path, eo);
-    if (!embedder.ok()) return embedder.status();
-    model = embed::embedder_model(std::shared_ptr<const embed::Embedder>(std::move(embedder).value()));
-  }
+  DLRT_ASSIGN_OR_RETURN(model, embed::open_model(path, eo));
   return Status::Ok();
 }
 

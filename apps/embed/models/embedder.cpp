@@ -26,8 +26,6 @@ namespace dlrt::embed {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-const char* model_kind_name(ModelKind kind) { return kind == ModelKind::kSparse ? "sparse" : "dense"; }
-
 const char* pooling_name(Pooling pooling) {
   switch (pooling) {
     case Pooling::kMean: return "mean";
@@ -179,6 +177,8 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
     return Unsupported(file.dir.string() + " is a multi-vector (ColBERT / PyLate) model: it gives one vector per "
                        "token, not one per text (dlrt embed --tokens, POST /embed_all and /rerank of dlrt serve, "
                        "Python encode(output_value=\"token_embeddings\"); see docs/embed-retrieval.md)");
+  DLRT_RETURN_IF_ERROR(
+      require_capability(model_dir, {Capability::kDense, Capability::kSparse}, "an embedder (one vector per text)"));
   return create_transformer(model_dir, options);
 }
 

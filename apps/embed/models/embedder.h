@@ -22,16 +22,13 @@
 
 #include "dlrt/session.h"
 #include "dlrt/status.h"
+#include "embed/models/kind.h"
+#include "embed/tokenizer/encoding.h"
 
 namespace dlrt::embed {
 
 struct SparseVector;
 class SpladePooling;
-
-// One tokenized text: unpadded, with [CLS] ... [SEP].
-struct Encoding {
-  std::vector<int64_t> ids, type_ids, attention_mask;
-};
 
 // sentence-transformers' pooling modes: the mean of the real tokens, the
 // first token, the element-wise max, the mean divided by sqrt(token count)
@@ -42,12 +39,10 @@ enum class Pooling { kMean, kCls, kMax, kMeanSqrtLen, kLastToken, kWeightedMean 
 // "mean", "cls", "max", "mean_sqrt_len_tokens", "lasttoken", "weightedmean".
 const char* pooling_name(Pooling pooling);
 
-// What a folder's vectors are: dense (Transformer + Pooling, the default)
-// or sparse (SPLADE: MLMTransformer + SpladePooling, one weight per
-// vocabulary token; see sparse.h). The kind decides which methods answer:
-// embed*() for dense models, encode_sparse*() for sparse ones.
-enum class ModelKind { kDense, kSparse };
-const char* model_kind_name(ModelKind kind);  // "dense", "sparse"
+// An Embedder's kind (kind.h) is dense (Transformer + Pooling) or sparse
+// (SPLADE: MLMTransformer + SpladePooling, one weight per vocabulary token;
+// see sparse.h). The kind decides which methods answer: embed*() for dense
+// models, encode_sparse*() for sparse ones.
 
 struct EmbedderOptions {
   std::string device;     // dlrt device spec ("" = DLRT_DEVICE / auto)
@@ -85,9 +80,10 @@ class Embedder {
  public:
   // Loads the folder and creates the session. Errors: kNotFound (no folder,
   // no model or no vocabulary), kInvalidModel (broken json, a model without
-  // input_ids or without a 3-D output), kUnsupported (a tokenizer other than
-  // BERT WordPiece; a multi-vector folder, whose vectors are per token: see
-  // multi_vector.h), and the errors of dlrt::Session::create.
+  // input_ids or without a 3-D output), kUnsupported (a tokenizer dlrt does
+  // not implement; a folder of another kind than dense or sparse, kind.h: a
+  // multi-vector folder, whose vectors are per token, see multi_vector.h, or a
+  // reranker), and the errors of dlrt::Session::create.
   static dlrt::Result<std::unique_ptr<Embedder>> create(const std::string& model_dir,
                                                         const EmbedderOptions& options);
   // create() without the multi-vector refusal: the folder's transformer and

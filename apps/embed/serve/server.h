@@ -69,6 +69,7 @@
 #include "embed/serve/batcher.h"
 #include "embed/models/classifier.h"
 #include "embed/models/embedder.h"
+#include "embed/models/kind.h"
 #include "embed/serve/metrics.h"
 #include "embed/serve/model_registry.h"
 #include "embed/serve/request.h"
@@ -82,11 +83,20 @@ class Server;
 
 namespace dlrt::embed {
 
-// The model behind the server: the Embedder (embedder_model()) or a test double.
+// A model as the server runs it: the Embedder (embedder_model()), a
+// Classifier (classifier_model()), a MultiVectorEmbedder (multi_vector_model()),
+// as open_model() picks by the folder's kind, or a test double. The routes
+// ask kind() for what it can do (models/kind.h: capabilities, refusals).
 // Every method is called from many threads at once.
 class EmbedModel {
  public:
   virtual ~EmbedModel() = default;
+  // The model's kind. The default reads the older flags below (test doubles set those).
+  virtual ModelKind kind() const {
+    if (is_classifier()) return reranker_kind() == "llm" ? ModelKind::kLlmReranker : ModelKind::kCrossEncoder;
+    if (is_sparse()) return ModelKind::kSparse;
+    return is_multi_vector() ? ModelKind::kMultiVector : ModelKind::kDense;
+  }
   // One text, truncated to max_length(); *truncated says whether it was longer.
   virtual Result<Encoding> tokenize(std::string_view text, bool* truncated) const = 0;
   // `bounds` bound the model run (the request deadline): a run past them
@@ -190,6 +200,10 @@ std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder>
 std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classifier> classifier);
 class MultiVectorEmbedder;
 std::shared_ptr<const EmbedModel> multi_vector_model(std::shared_ptr<const MultiVectorEmbedder> embedder);
+
+// The registry of kinds for dlrt serve: the folder `path` opened as its kind
+// (detect_kind) says, with that kind's model behind the server.
+Result<std::shared_ptr<const EmbedModel>> open_model(const std::string& path, const EmbedderOptions& options);
 
 // Runs one short batch so the first request does not pay for first-run costs.
 Status warm_up(const EmbedModel& model);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "embed/serve/body_json.h"
+#include "embed/serve/route_kinds.h"
 #include "embed/serve/server.h"
 #include "embed/serve/server_util.h"
 
@@ -86,11 +87,7 @@ namespace {
 // The reranker checks both routes make before scoring; "" when the model
 // (named `who` in the message) can rerank.
 std::string rerank_model_error(const EmbedModel& m, const std::string& who, const char* route) {
-  if (m.is_multi_vector())
-    return who + " is a multi-vector (ColBERT) model: it scores by MaxSim on POST /rerank, not " + route;
-  if (!m.is_classifier())
-    return who + " is an embedding model: " + route + " needs a reranker (a cross-encoder or an LLM reranker" +
-           (std::string(route) == "/rerank" ? ", or a multi-vector model)" : ")");
+  if (std::string e = route_kind_error(route, m.kind(), who); !e.empty()) return e;
   if (m.labels().size() != 1)
     return who + " is a classifier with " + std::to_string(m.labels().size()) + " labels; " + route +
            " needs a model with one score (use /predict)";
@@ -126,7 +123,7 @@ EmbedServer::Reply EmbedServer::handle_rerank(const std::string& body) {
   std::optional<ModelRef> ref = request_model(Api::kTei, req, &unavailable);
   if (!ref) return unavailable;
   const EmbedModel& m = *ref->model;
-  if (m.is_multi_vector()) return handle_rerank_maxsim(req, m);
+  if (has_capability(m.kind(), Capability::kMaxSim)) return handle_rerank_maxsim(req, m);
   if (std::string e = rerank_model_error(m, model_label(*ref), "/rerank"); !e.empty())
     return error_reply(Api::kTei, 400, "invalid_request_error", e);
   auto q = req.find("query");
@@ -235,9 +232,8 @@ EmbedServer::Reply EmbedServer::handle_predict(const std::string& body) {
   std::optional<ModelRef> ref = request_model(Api::kTei, req, &unavailable);
   if (!ref) return unavailable;
   const std::shared_ptr<const EmbedModel>& m = ref->model;
-  if (!m->is_classifier())
-    return error_reply(Api::kTei, 400, "invalid_request_error",
-                       model_label(*ref) + " is an embedding model: /predict needs a sequence classifier");
+  if (std::string e = route_kind_error("/predict", m->kind(), model_label(*ref)); !e.empty())
+    return error_reply(Api::kTei, 400, "invalid_request_error", e);
   auto in = req.find("inputs");
   if (in == req.end()) return error_reply(Api::kTei, 422, "invalid_request_error", "missing field 'inputs'");
   std::string field_error;

@@ -1,11 +1,13 @@
 // The models behind dlrt serve (server.h's EmbedModel): the Embedder, and a
-// Classifier for cross-encoders; and the warm-up run before serving.
+// Classifier for cross-encoders and LLM rerankers; open_model, which opens a
+// folder as its kind; and the warm-up run before serving.
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "embed/models/classifier.h"
 #include "embed/models/embedder.h"
+#include "embed/models/multi_vector.h"
 #include "embed/serve/server.h"
 #include "embed/models/sparse.h"
 #include "embed/models/token_inputs.h"
@@ -39,7 +41,8 @@ class EmbedderModel final : public EmbedModel {
     }
     return e_->embed_encoded(batch, /*normalize=*/false, bounds);  // the server normalises per request
   }
-  bool is_sparse() const override { return e_->kind() == ModelKind::kSparse; }
+  ModelKind kind() const override { return e_->kind(); }
+  bool is_sparse() const override { return kind() == ModelKind::kSparse; }
   size_t dimension() const override { return e_->dimension(); }
   std::string model_name() const override { return e_->model_name(); }
   size_t max_length() const override { return e_->max_length(); }
@@ -91,6 +94,7 @@ class ClassifierModel final : public EmbedModel {
                                    bool* truncated) const override {
     return c_->tokenize(ClassifierInput{std::string(query), std::string(document), true, instruction}, truncated);
   }
+  ModelKind kind() const override { return c_->is_llm_reranker() ? ModelKind::kLlmReranker : ModelKind::kCrossEncoder; }
   Result<std::vector<Encoding>> tokenize_rerank_all(std::string_view query, const std::vector<std::string>& documents,
                                                     const std::string& instruction,
                                                     std::vector<uint8_t>* truncated) const override {
@@ -114,6 +118,13 @@ class ClassifierModel final : public EmbedModel {
   size_t vocab_size() const override { return c_->tokenizer().vocab_size(); }
   size_t count_tokens(std::string_view text) const override { return c_->tokenizer().encode(text, 0).ids.size(); }
   std::string token_text(int64_t id) const override { return c_->tokenizer().id_to_token(id); }
+  // /tokenize: one text as the tokenizer encodes it alone (an LLM reranker's
+  // prompt template applies to pairs only), with offsets and special tokens marked.
+  Result<Encoding> tokenize_with_offsets(std::string_view text,
+                                         std::vector<std::pair<size_t, size_t>>& offsets) const override {
+    return c_->tokenizer().encode_checked(text, c_->max_length(), &offsets);
+  }
+  bool is_special_token(int64_t id) const override { return c_->tokenizer().is_special(id); }
   Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override {
     return c_->tokenizer().decode(ids, skip_special_tokens);
   }
@@ -132,22 +143,41 @@ std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classif
   return std::make_shared<ClassifierModel>(std::move(classifier));
 }
 
+// Each kind's model opens here: a new kind is one line (and its EmbedModel).
+Result<std::shared_ptr<const EmbedModel>> open_model(const std::string& path, const EmbedderOptions& options) {
+  switch (detect_kind(path)) {
+    case ModelKind::kCrossEncoder:
+    case ModelKind::kLlmReranker: {
+      DLRT_ASSIGN_OR_RETURN(std::unique_ptr<Classifier> c, Classifier::create(path, options));
+      return classifier_model(std::shared_ptr<const Classifier>(std::move(c)));
+    }
+    case ModelKind::kMultiVector: {
+      DLRT_ASSIGN_OR_RETURN(std::unique_ptr<MultiVectorEmbedder> m, MultiVectorEmbedder::create(path, options));
+      return multi_vector_model(std::shared_ptr<const MultiVectorEmbedder>(std::move(m)));
+    }
+    case ModelKind::kDense:
+    case ModelKind::kSparse: break;
+  }
+  DLRT_ASSIGN_OR_RETURN(std::unique_ptr<Embedder> e, Embedder::create(path, options));
+  return embedder_model(std::shared_ptr<const Embedder>(std::move(e)));
+}
+
 Status warm_up(const EmbedModel& model) {
   bool truncated = false;
-  if (model.reranker_kind() == "llm") {  // takes pairs only
+  if (model.kind() == ModelKind::kLlmReranker) {  // takes pairs only
     DLRT_ASSIGN_OR_RETURN(Encoding pair, model.tokenize_pair("warm up", "the model before serving", &truncated));
     DLRT_ASSIGN_OR_RETURN(auto logits, model.classify({pair}, {}));
     if (logits.size() != 1) return Internal("warm-up run returned " + std::to_string(logits.size()) + " rows");
     return Status::Ok();
   }
   DLRT_ASSIGN_OR_RETURN(Encoding enc, model.tokenize("warm up the model before serving", &truncated));
-  if (model.is_classifier()) {
+  if (has_capability(model.kind(), Capability::kClassify)) {
     DLRT_ASSIGN_OR_RETURN(auto logits, model.classify({enc}, {}));
     if (logits.size() != 1 || logits[0].size() != model.labels().size())
       return Internal("warm-up run returned " + std::to_string(logits.size()) + " rows");
     return Status::Ok();
   }
-  if (model.is_multi_vector()) {
+  if (has_capability(model.kind(), Capability::kMaxSim)) {
     DLRT_ASSIGN_OR_RETURN(Encoding query, model.tokenize_tokens("warm up the model before serving", true, &truncated));
     DLRT_ASSIGN_OR_RETURN(TokenEmbedResult t, model.embed_tokens({query}, true, {}));
     if (t.tokens.size() != 1 || t.tokens[0].empty() || t.tokens[0][0].size() != model.dimension())

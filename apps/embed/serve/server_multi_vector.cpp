@@ -9,6 +9,7 @@
 
 #include "embed/serve/body_json.h"
 #include "embed/models/multi_vector.h"
+#include "embed/serve/route_kinds.h"
 #include "embed/serve/server.h"
 #include "embed/serve/server_util.h"
 #include "embed/tokenizer/tokenizer.h"
@@ -28,7 +29,7 @@ class MultiVectorModel final : public EmbedModel {
   Result<EmbedResult> embed_encoded(const std::vector<Encoding>&, const dlrt::RunOptions&) const override {
     return InvalidArgument("the served model is a multi-vector (ColBERT) model: use /embed_all or /rerank");
   }
-  bool is_multi_vector() const override { return true; }
+  ModelKind kind() const override { return ModelKind::kMultiVector; }
   Result<Encoding> tokenize_tokens(std::string_view text, bool is_query, bool* truncated) const override {
     return m_->tokenize(text, is_query, truncated);
   }
@@ -109,9 +110,8 @@ EmbedServer::Reply EmbedServer::handle_embed_all(const std::string& body) {
   std::optional<ModelRef> ref = request_model(Api::kTei, req, &unavailable);
   if (!ref) return unavailable;
   const EmbedModel* m = ref->model.get();
-  if (m->is_classifier())
-    return error_reply(Api::kTei, 400, "invalid_request_error",
-                       model_label(*ref) + " is a sequence classifier (cross-encoder): use /rerank or /predict");
+  if (std::string e = route_kind_error("/embed_all", m->kind(), model_label(*ref)); !e.empty())
+    return error_reply(Api::kTei, 400, "invalid_request_error", e);
   auto in = req.find("inputs");
   std::vector<std::string> texts;
   if (in != req.end() && in->is_string()) {
@@ -133,7 +133,7 @@ EmbedServer::Reply EmbedServer::handle_embed_all(const std::string& body) {
   const bool truncate = flag(req, "truncate", config_.truncate, field_error);
   const bool is_query = flag(req, "is_query", true, field_error);
   if (!field_error.empty()) return error_reply(Api::kTei, 422, "invalid_request_error", field_error);
-  if (auto q = req.find("is_query"); q != req.end() && !q->is_null() && !m->is_multi_vector())
+  if (auto q = req.find("is_query"); q != req.end() && !q->is_null() && !has_capability(m->kind(), Capability::kMaxSim))
     return error_reply(Api::kTei, 422, "invalid_request_error",
                        "'is_query' applies to multi-vector (ColBERT) models only; " + model_label(*ref) + " is not one");
   std::optional<std::string> prompt_name;
@@ -151,7 +151,7 @@ EmbedServer::Reply EmbedServer::handle_embed_all(const std::string& body) {
     auto enc = m->tokenize_tokens(prompt + texts[i], is_query, &truncated);
     if (!enc.ok()) return tokenize_error(Api::kTei, enc.status());
     // A multi-vector model cuts texts at its query or document length, as PyLate does.
-    if (truncated && !truncate && !m->is_multi_vector())
+    if (truncated && !truncate && !has_capability(m->kind(), Capability::kMaxSim))
       return error_reply(Api::kTei, 413, "invalid_request_error",
                          "input " + std::to_string(i) + " has more than " + std::to_string(m->max_length()) +
                              " tokens; shorten it or send \"truncate\": true");

@@ -13,6 +13,7 @@
 #include "dlrt/dlrt.h"
 #include "embed/serve/body_json.h"
 #include "embed/serve/request.h"
+#include "embed/serve/route_kinds.h"
 #include "embed/serve/server.h"
 #include "embed/serve/server_util.h"
 #include "embed/models/sparse.h"
@@ -77,7 +78,7 @@ void truncate_encoding(Encoding& e, size_t limit) {
 // TEI's model_type: {"embedding": {pooling}}, {"reranker": {...}} (one
 // score) or {"classifier": {id2label, label2id}}.
 json model_type_json(const EmbedModel& m) {
-  if (!m.is_classifier()) return {{"embedding", {{"pooling", m.pooling()}}}};
+  if (!has_capability(m.kind(), Capability::kClassify)) return {{"embedding", {{"pooling", m.pooling()}}}};
   json id2label = json::object(), label2id = json::object();
   const auto labels = m.labels();
   for (size_t i = 0; i < labels.size(); ++i) {
@@ -104,20 +105,9 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
   if (!ref) return unavailable;
   const EmbedModel& m = *ref->model;
   const std::string who = model_label(*ref);
-  if (m.is_classifier())
-    return error_reply(api, 400, "invalid_request_error",
-                       who + " is a sequence classifier (cross-encoder): use /rerank or /predict");
-  if (m.is_multi_vector())
-    return error_reply(api, 400, "invalid_request_error",
-                       who + " is a multi-vector (ColBERT) model, one vector per token: use /embed_all or /rerank");
-  if (req.sparse && !m.is_sparse())
-    return error_reply(api, 400, "invalid_request_error",
-                       who + " is a dense embedding model: sparse vectors (/embed_sparse, \"encoding_format\": "
-                             "\"sparse\") need a sparse (SPLADE) model");
-  if (!req.sparse && m.is_sparse())
-    return error_reply(api, 400, "invalid_request_error",
-                       who + " is a sparse (SPLADE) encoder: use POST /embed_sparse, or /v1/embeddings with "
-                             "\"encoding_format\": \"sparse\"");
+  const char* route = api == Api::kOpenAI ? "/v1/embeddings" : sparse_route ? "/embed_sparse" : "/embed";
+  if (std::string e = route_kind_error(route, m.kind(), who, req.sparse); !e.empty())
+    return error_reply(api, 400, "invalid_request_error", e);
   RequestResult result;
   if (std::optional<Reply> error = embed_request(req, api, *ref, result)) return *error;
   if (req.sparse) {
@@ -366,10 +356,8 @@ EmbedServer::Reply EmbedServer::info_reply(bool openai_models) const {
          {"max_concurrent_requests", config_.max_queue},
          {"version", dlrt::version()},
          {"dimension", m->dimension()},
-         {"model_kind", m->is_classifier()     ? "classifier"
-                        : m->is_sparse()       ? "sparse"
-                        : m->is_multi_vector() ? "multi_vector"
-                                               : "dense"},
+         // Both reranker kinds are TEI's "classifier" here (model_type says which head).
+         {"model_kind", has_capability(m->kind(), Capability::kClassify) ? "classifier" : model_kind_name(m->kind())},
          {"normalize", m->normalizes()},
          {"batching", m->batching()},
          {"default_prompt_name", !config_.default_prompt_name.empty() ? json(config_.default_prompt_name)

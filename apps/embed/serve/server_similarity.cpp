@@ -10,6 +10,7 @@
 
 #include "embed/serve/body_json.h"
 #include "embed/serve/request.h"
+#include "embed/serve/route_kinds.h"
 #include "embed/serve/server.h"
 #include "embed/serve/server_util.h"
 
@@ -49,14 +50,8 @@ EmbedServer::Reply EmbedServer::handle_similarity(const std::string& body) {
   std::optional<ModelRef> ref = request_model(api, req, &unavailable);
   if (!ref) return unavailable;
   const EmbedModel& m = *ref->model;
-  const std::string who = model_label(*ref);
-  if (m.is_classifier())
-    return error_reply(api, 400, "invalid_request_error",
-                       who + " is a sequence classifier (cross-encoder): /similarity needs an embedding model");
-  if (m.is_multi_vector())
-    return error_reply(api, 400, "invalid_request_error",
-                       who + " is a multi-vector (ColBERT) model, one vector per token: score texts against a query by "
-                             "MaxSim with /rerank");
+  if (std::string e = route_kind_error("/similarity", m.kind(), model_label(*ref)); !e.empty())
+    return error_reply(api, 400, "invalid_request_error", e);
   auto in = req.find("inputs");
   if (in == req.end() || !in->is_object())
     return error_reply(api, 422, "invalid_request_error",

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "dlrt/status.h"
-#include "embed/models/embedder.h"
+#include "embed/tokenizer/encoding.h"
 
 namespace dlrt::embed {
 

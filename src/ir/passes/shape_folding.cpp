@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/checked_math.h"
 #include "ir/passes/rewriter.h"
 #include "ir/passes/symbolic_dims.h"
 
@@ -351,13 +352,21 @@ class ShapeInference {
         continue;
       }
       int64_t o;
-      if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") o = (d.size + strides[i] - 1) / strides[i];
+      if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") o = ceil_div_exact(d.size, strides[i]);
       else {
-        int64_t p = auto_pad == "VALID" ? 0 : pads[i] + pads[i + sp];
-        int64_t span = d.size + p - dil[i] * (kernel[i] - 1) - 1;
-        if (span < 0) return set(n, 0, dtype_of_in(n, 0), std::nullopt);
-        o = (ceil_mode ? (span + strides[i] - 1) / strides[i] : span / strides[i]) + 1;
-        if (ceil_mode && (o - 1) * strides[i] >= d.size + pads[i]) --o;
+        // Attribute sizes that overflow leave the dim unknown; the kernel refuses them.
+        std::optional<int64_t> padded = checked_add(d.size, auto_pad == "VALID" ? 0 : pads[i]);
+        if (padded && auto_pad != "VALID") padded = checked_add(*padded, pads[i + sp]);
+        const std::optional<int64_t> dilated = checked_mul(dil[i], kernel[i] - 1);
+        const std::optional<int64_t> span = padded && dilated ? checked_sub(*padded, *dilated) : std::nullopt;
+        if (!span || *span == INT64_MIN) {
+          out->push_back(unknown_dim());
+          continue;
+        }
+        if (*span - 1 < 0) return set(n, 0, dtype_of_in(n, 0), std::nullopt);
+        o = (ceil_mode ? ceil_div_exact(*span - 1, strides[i]) : (*span - 1) / strides[i]) + 1;
+        const std::optional<int64_t> last_start = checked_mul(o - 1, strides[i]);
+        if (ceil_mode && (!last_start || *last_start >= d.size + pads[i])) --o;
       }
       out->push_back(static_dim(o));
     }

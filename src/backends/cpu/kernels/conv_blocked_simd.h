@@ -15,6 +15,7 @@
 namespace dlrt::cpu::simd::DLRT_SIMD_NS {
 
 namespace nchwc {
+namespace {
 
 using blocked_detail::ConvJob;
 using blocked_detail::interior;
@@ -352,6 +353,7 @@ inline Vf max_pool_edge(const float* xs, const BlockedConvGeometry& g, int64_t o
   return m;
 }
 
+}  // namespace
 }  // namespace nchwc
 
 // Units (unit_at, j.band_rows): (image, output block pair, row unit).

@@ -5,6 +5,7 @@
 namespace dlrt::cpu::simd::DLRT_SIMD_NS {
 
 namespace depthwise_lanes_body {
+namespace {
 
 constexpr int kL = kLanes;
 // Output positions per step: the 3x3 weights (9 vectors) stay in registers
@@ -76,37 +77,43 @@ void fill(const float* x, int64_t in_plane, const DepthwiseGeometry& g, int64_t 
 
 // U output positions of the row whose first tap row is `in`, from output
 // column ox: bias + the taps (3 x 3 with the weights in registers when K3,
-// else kh x kw from wv), stored to out [U][kL].
-template <int U, bool K3>
+// else kh x kw from wv), stored to out [U][kL]. D1: undilated (constant tap
+// offsets, no multiply per tap address).
+template <int U, bool K3, bool D1>
 __attribute__((always_inline)) inline void block(const float* in, int64_t Wp, const Vf (&w3)[9], const float* wv,
                                                  const DepthwiseGeometry& g, int64_t ox, Vf bias, float* out) {
-  const int64_t kh = K3 ? 3 : g.kh, kw = K3 ? 3 : g.kw, sw = g.sw, dh = g.dh, dw = g.dw;
+  const int64_t kh = K3 ? 3 : g.kh, kw = K3 ? 3 : g.kw, sw = g.sw, dh = D1 ? 1 : g.dh, dw = D1 ? 1 : g.dw;
   Vf acc[U];
 #pragma GCC unroll 8
   for (int u = 0; u < U; ++u) acc[u] = bias;
+  // Pointers and strides in floats, so that each load is a pointer plus a
+  // multiple of one stride (an index scaled after the sum cost an address
+  // computation per load).
+  const int64_t step = sw * kL;
 #pragma GCC unroll 3
   for (int64_t ky = 0; ky < kh; ++ky) {
-    const float* row = in + (ky * dh * Wp + ox * sw) * kL;
+    const float* row = in + ky * dh * Wp * kL + ox * step;
 #pragma GCC unroll 3
     for (int64_t kx = 0; kx < kw; ++kx) {
       const Vf w = K3 ? w3[ky * 3 + kx] : loadu(wv + (ky * kw + kx) * kL);
+      const float* p = row + kx * dw * kL;
 #pragma GCC unroll 8
-      for (int u = 0; u < U; ++u) acc[u] = fmadd(w, loadu(row + (u * sw + kx * dw) * kL), acc[u]);
+      for (int u = 0; u < U; ++u) acc[u] = fmadd(w, loadu(p + u * step), acc[u]);
     }
   }
 #pragma GCC unroll 8
   for (int u = 0; u < U; ++u) storeu(out + (ox + u) * kL, acc[u]);
 }
 
-template <bool K3>
+template <bool K3, bool D1>
 void row(const float* in, int64_t Wp, const Vf (&w3)[9], const float* wv, const DepthwiseGeometry& g, Vf bias,
          float* out) {
   const int64_t OW = g.out_w;
   int64_t ox = 0;
-  for (; ox + kU <= OW; ox += kU) block<kU, K3>(in, Wp, w3, wv, g, ox, bias, out);
-  if (ox + 4 <= OW) block<4, K3>(in, Wp, w3, wv, g, ox, bias, out), ox += 4;
-  if (ox + 2 <= OW) block<2, K3>(in, Wp, w3, wv, g, ox, bias, out), ox += 2;
-  if (ox < OW) block<1, K3>(in, Wp, w3, wv, g, ox, bias, out);
+  for (; ox + kU <= OW; ox += kU) block<kU, K3, D1>(in, Wp, w3, wv, g, ox, bias, out);
+  if (ox + 4 <= OW) block<4, K3, D1>(in, Wp, w3, wv, g, ox, bias, out), ox += 4;
+  if (ox + 2 <= OW) block<2, K3, D1>(in, Wp, w3, wv, g, ox, bias, out), ox += 2;
+  if (ox < OW) block<1, K3, D1>(in, Wp, w3, wv, g, ox, bias, out);
 }
 
 // The band's output positions [0, n) in out [n][kL] back to the kL planes
@@ -168,14 +175,18 @@ inline Filters filters(const float* w, const DepthwiseGeometry& g, const float* 
 // of Wp positions x kL channels, sh rows per output row) into obuf [rows * OW][kL].
 inline void band(const float* ibuf, int64_t Wp, const float* wv, const Filters& f, const DepthwiseGeometry& g,
                  int64_t rows, float* obuf) {
+  const bool d1 = g.dh == 1 && g.dw == 1;
   for (int64_t r = 0; r < rows; ++r) {
     const float* in = ibuf + r * g.sh * Wp * kL;
     float* out = obuf + r * g.out_w * kL;
-    if (f.k3) row<true>(in, Wp, f.w3, wv, g, f.bias, out);
-    else row<false>(in, Wp, f.w3, wv, g, f.bias, out);
+    if (f.k3 && d1) row<true, true>(in, Wp, f.w3, wv, g, f.bias, out);
+    else if (f.k3) row<true, false>(in, Wp, f.w3, wv, g, f.bias, out);
+    else if (d1) row<false, true>(in, Wp, f.w3, wv, g, f.bias, out);
+    else row<false, false>(in, Wp, f.w3, wv, g, f.bias, out);
   }
 }
 
+}  // namespace
 }  // namespace depthwise_lanes_body
 
 inline void depthwise_lanes(const float* x, int64_t in_plane, const float* w, const DepthwiseGeometry& g, float* y,

@@ -19,11 +19,14 @@
 // after the affine; project_activation_clamp for the project conv).
 // The bias/residual/activation run in the GEMM's epilogue, on each output
 // tile while it is in cache; constant weights are packed at kernel creation.
+#include <optional>
+
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernels/activation_epilogue.h"
 #include "backends/cpu/kernels/expand_depthwise.h"
 #include "backends/cpu/ops/conv_impl.h"
 #include "backends/cpu/ops/matmul_impl.h"
+#include "core/checked_math.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -85,12 +88,18 @@ class FusedExpandDepthwiseKernel final : public OpKernel {
       Window w{kh, kw, st.size() == 2 ? st[0] : 1, st.size() == 2 ? st[1] : 1, pd.size() == 4 ? pd[0] : 0,
                pd.size() == 4 ? pd[1] : 0, 0, 0};
       const int64_t pb = pd.size() == 4 ? pd[2] : 0, pr = pd.size() == 4 ? pd[3] : 0;
-      if (w.sh < 1 || w.sw < 1 || w.pt < 0 || w.pl < 0 || pb < 0 || pr < 0 || in_h + w.pt + pb < kh ||
-          in_w + w.pl + pr < kw)
+      // Padded extents in checked arithmetic (hostile pads must not wrap into a small plane).
+      std::optional<int64_t> ph = checked_add(in_h, w.pt), pw = checked_add(in_w, w.pl);
+      if (ph) ph = checked_add(*ph, pb);
+      if (pw) pw = checked_add(*pw, pr);
+      if (w.sh < 1 || w.sw < 1 || w.pt < 0 || w.pl < 0 || pb < 0 || pr < 0 || !ph || !pw || *ph < kh || *pw < kw)
         return InvalidArgument(node.describe() + ": bad " + strides_attr + " or " + pads_attr + " for a " +
                                std::to_string(kh) + "x" + std::to_string(kw) + " kernel on a " + std::to_string(in_h) +
                                "x" + std::to_string(in_w) + " plane");
-      w.out_h = (in_h + w.pt + pb - kh) / w.sh + 1, w.out_w = (in_w + w.pl + pr - kw) / w.sw + 1;
+      w.out_h = (*ph - kh) / w.sh + 1, w.out_w = (*pw - kw) / w.sw + 1;
+      // One window per axis reads the same taps whatever the stride.
+      if (w.out_h == 1) w.sh = 1;
+      if (w.out_w == 1) w.sw = 1;
       return w;
     };
     DLRT_ASSIGN_OR_RETURN(Window ew, window(s.in_h, s.in_w, we->dim(2), we->dim(3), "expand_strides", "expand_pads"));

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/kernel_util.h"
+#include "core/checked_math.h"
 
 namespace dlrt::cpu::nn {
 
@@ -115,32 +117,48 @@ inline Result<WindowGeometry> resolve_window(const KernelContext& ctx, const Int
   g.out.resize(g.nd);
   g.pad_begin.resize(g.nd);
   g.pad_end.resize(g.nd);
+  // Sizes chosen by attributes in checked arithmetic: a wrapped extent could
+  // pass the checks and address outside the input.
+  auto overflow = [&](const char* what) {
+    return ctx.invalid(std::string(what) + " overflows 64 bits (kernel " + shape_to_string(g.kernel) + ", strides " +
+                       shape_to_string(g.stride) + ", dilations " + shape_to_string(g.dilation) + ", pads " +
+                       shape_to_string(pads) + ")");
+  };
   for (int i = 0; i < g.nd; ++i) {
     if (g.kernel[i] <= 0) return ctx.invalid("kernel dims must be positive");
     if (g.stride[i] <= 0) return ctx.invalid("strides must be positive");
     if (g.dilation[i] <= 0) return ctx.invalid("dilations must be positive");
     if (g.in[i] < 0) return ctx.invalid("negative input dim");
-    const int64_t ek = (g.kernel[i] - 1) * g.dilation[i] + 1;  // effective kernel extent
+    const std::optional<int64_t> dilated = checked_mul(g.kernel[i] - 1, g.dilation[i]);
+    if (!dilated || *dilated == INT64_MAX) return overflow("the dilated kernel");
+    const int64_t ek = *dilated + 1;  // effective kernel extent
     if (auto_pad == "NOTSET") {
       g.pad_begin[i] = pads[i];
       g.pad_end[i] = pads[i + g.nd];
       if (g.pad_begin[i] < 0 || g.pad_end[i] < 0) return ctx.invalid("pads must be non-negative");
-      const int64_t span = g.in[i] + g.pad_begin[i] + g.pad_end[i] - ek;
+      std::optional<int64_t> padded = checked_add(g.in[i], g.pad_begin[i]);
+      if (padded) padded = checked_add(*padded, g.pad_end[i]);
+      if (!padded) return overflow("the padded input");
+      const int64_t span = *padded - ek;  // both non-negative: no overflow
       if (span < 0) return ctx.invalid("the kernel is larger than the padded input");
       if (ceil_mode) {
-        g.out[i] = (span + g.stride[i] - 1) / g.stride[i] + 1;
+        g.out[i] = ceil_div_exact(span, g.stride[i]) + 1;
         // A window must start inside the input or the begin padding.
-        if ((g.out[i] - 1) * g.stride[i] >= g.in[i] + g.pad_begin[i]) --g.out[i];
+        const std::optional<int64_t> last_start = checked_mul(g.out[i] - 1, g.stride[i]);
+        if (!last_start || *last_start >= g.in[i] + g.pad_begin[i]) --g.out[i];
       } else {
         g.out[i] = span / g.stride[i] + 1;
       }
     } else if (auto_pad == "VALID") {
       g.pad_begin[i] = g.pad_end[i] = 0;
       if (g.in[i] < ek) return ctx.invalid("the kernel is larger than the input");
-      g.out[i] = ceil_mode ? (g.in[i] - ek + g.stride[i] - 1) / g.stride[i] + 1 : (g.in[i] - ek) / g.stride[i] + 1;
+      g.out[i] = ceil_mode ? ceil_div_exact(g.in[i] - ek, g.stride[i]) + 1 : (g.in[i] - ek) / g.stride[i] + 1;
     } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      g.out[i] = (g.in[i] + g.stride[i] - 1) / g.stride[i];
-      const int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * g.stride[i] + ek - g.in[i]);
+      g.out[i] = ceil_div_exact(g.in[i], g.stride[i]);
+      std::optional<int64_t> reach = checked_mul(g.out[i] == 0 ? 0 : g.out[i] - 1, g.stride[i]);
+      if (reach) reach = checked_add(*reach, ek);
+      if (!reach) return overflow("the padded extent");
+      const int64_t total = std::max<int64_t>(0, *reach - g.in[i]);
       if (auto_pad == "SAME_UPPER") {
         g.pad_begin[i] = total / 2;
         g.pad_end[i] = total - total / 2;
@@ -151,6 +169,9 @@ inline Result<WindowGeometry> resolve_window(const KernelContext& ctx, const Int
     } else {
       return ctx.invalid("unknown auto_pad '" + auto_pad + "'");
     }
+    // One window reads the same taps whatever the stride; kernels that step by
+    // the stride (window starts, im2col offsets) then never multiply by it.
+    if (g.out[i] == 1) g.stride[i] = 1;
   }
   return g;
 }
