@@ -5,6 +5,7 @@
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
+BUILD_ARM64 ?= build-arm64
 # Optimisation of `make fuzz`'s build (executions per second). `make test`'s fuzz
 # smoke run needs no fuzz build: dlrt_fuzz_smoke is part of $(BUILD) (cmake/fuzz.cmake).
 FUZZ_CXX_FLAGS ?= -O2 -g -DNDEBUG
@@ -21,7 +22,7 @@ ZOO_DIR    ?= $(or $(DLRT_ZOO_DIR),$(if $(wildcard ../shared/models/.),$(abspath
 # objects of build/ instead of compiling the library again.
 export CCACHE_BASEDIR ?= $(CURDIR)
 
-.PHONY: all deps deps-build build demo test test-quick test-asan fuzz fuzz-build update-expected wheel sdist test-sdist clean
+.PHONY: all deps deps-build deps-arm64 build build-arm64 demo test test-quick test-asan fuzz fuzz-build update-expected wheel sdist test-sdist clean
 
 all: build
 
@@ -39,6 +40,17 @@ build:
 
 $(BUILD)/test_models/STAMP: tests/models/make_test_models.py
 	$(PYTHON) tests/models/make_test_models.py $(BUILD)/test_models
+
+# The aarch64 Linux cross build (docs/platforms.md): Debian's cross toolchain, the :arm64
+# libraries and qemu-user (scripts/install_deps.sh arm64), cmake/toolchains/aarch64-linux-gnu.cmake;
+# the library and the CLI in $(BUILD_ARM64). Run with qemu-aarch64 (docs/platforms.md).
+deps-arm64:
+	@bash scripts/install_deps.sh arm64
+
+build-arm64: deps-arm64
+	cmake -S . -B $(BUILD_ARM64) -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLRT_WERROR=$(WERROR) \
+	  -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake
+	cmake --build $(BUILD_ARM64) -j $(JOBS) --target libdlrt.so dlrt_cli
 
 # Install what is missing, build, generate a small CNN and run it once on the
 # default device: outputs, where each partition ran, timings.

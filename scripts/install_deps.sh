@@ -4,6 +4,10 @@
 # apt, and uses sudo only when not root.
 #   scripts/install_deps.sh build   what `make build` and `make demo` need
 #   scripts/install_deps.sh [test]  that and what the tests need (`make test`)
+#   scripts/install_deps.sh arm64   `build` and the aarch64 cross build (`make build-arm64`):
+#                                   Debian's cross toolchain, qemu-user, and the :arm64
+#                                   development packages dlrt links (enables dpkg's arm64
+#                                   foreign architecture)
 set -euo pipefail
 
 # The build: compilers and tools, the libraries dlrt links or includes, GoogleTest
@@ -32,10 +36,21 @@ TEST_PACKAGES=(
   # src/backends/opencl/cl_api.h against. dlrt itself includes no OpenCL header.
   opencl-c-headers
 )
+# The aarch64 cross build (cmake/toolchains/aarch64-linux-gnu.cmake): the host's protoc
+# (protobuf-compiler above) generates the ONNX sources, which link libprotobuf-dev:arm64
+# (the same version: multiarch packages of one source must match). nlohmann-json3-dev
+# is header-only (Architecture: all), so the host's serves both. qemu-user runs the
+# aarch64 binaries (qemu-aarch64, with libc6:arm64's loader and libc).
+ARM64_PACKAGES=(
+  crossbuild-essential-arm64 qemu-user
+  libprotobuf-dev:arm64 libgtest-dev:arm64 libtomlplusplus-dev:arm64 libcpp-httplib-dev:arm64
+  libssl-dev:arm64
+)
 case "${1:-test}" in
   build) PACKAGES=("${BUILD_PACKAGES[@]}") ;;
   test) PACKAGES=("${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}") ;;
-  *) echo "usage: $0 [build|test]" >&2; exit 2 ;;
+  arm64) PACKAGES=("${BUILD_PACKAGES[@]}" "${ARM64_PACKAGES[@]}") ;;
+  *) echo "usage: $0 [build|test|arm64]" >&2; exit 2 ;;
 esac
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
@@ -66,6 +81,11 @@ fi
 
 # Refresh the package lists only when apt does not know a missing package.
 need_update=0
+if [ "${1:-test}" = arm64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  echo "install_deps: enabling the arm64 foreign architecture (dpkg --add-architecture arm64)"
+  "${SUDO[@]}" dpkg --add-architecture arm64
+  need_update=1
+fi
 for p in "${missing[@]}"; do
   candidate=$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ {print $2}')
   if [ -z "$candidate" ] || [ "$candidate" = "(none)" ]; then need_update=1; fi

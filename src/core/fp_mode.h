@@ -1,6 +1,6 @@
 // The floating-point mode of a thread: whether subnormal float results are
 // flushed to zero and subnormal inputs read as zero (x86: MXCSR's FTZ and
-// DAZ bits).
+// DAZ bits; aarch64: FPCR's FZ bit).
 //
 // A subnormal value (magnitude below 1.2e-38 in float32) costs a microcode
 // assist of about a hundred cycles in every instruction that reads or makes
@@ -21,13 +21,13 @@
 
 namespace dlrt {
 
-// The calling thread's floating-point control word (0 where not x86): its
-// mode bits (rounding, exception masks, flushing), not the sticky exception
-// flags, which set_fp_control leaves as they are.
+// The calling thread's floating-point control word (x86: MXCSR, aarch64: FPCR;
+// 0 elsewhere): its mode bits (rounding, exception masks, flushing), not the
+// sticky exception flags, which set_fp_control leaves as they are.
 uint32_t fp_control();
 void set_fp_control(uint32_t control);
 
-// `control` with flushing on (unchanged where not x86).
+// `control` with flushing on (unchanged where neither x86 nor aarch64).
 uint32_t fp_control_flushing(uint32_t control);
 
 // Whether kernels marked flush_subnormals flush (DLRT_FLUSH_SUBNORMALS, read once).

@@ -6,11 +6,11 @@
 #include <exception>
 #include <string>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-
 #include "core/env.h"
 #include "core/fp_mode.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>  // _mm_pause
 #endif
 
 namespace dlrt {

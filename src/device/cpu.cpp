@@ -1,4 +1,5 @@
-// The CPU: brand and ISA from cpuid (honouring what the OS enabled in XCR0),
+// The CPU: brand and ISA from cpuid (honouring what the OS enabled in XCR0;
+// on aarch64 Linux the ISA from HWCAP),
 // cores and threads from /proc/cpuinfo or /sys/devices/system/cpu, memory
 // from /proc/meminfo.
 #include <algorithm>
@@ -21,6 +22,12 @@
 #if defined(__linux__)
 #include <sys/syscall.h>
 #include <unistd.h>
+#endif
+#if defined(__aarch64__) && defined(__linux__)
+#define DLRT_ARM64_HWCAP 1
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#include <sys/prctl.h>
 #endif
 
 namespace dlrt::device {
@@ -182,7 +189,7 @@ std::string turn_features_off(const std::string& names, CpuFeatures* f) {
 
 namespace {
 
-std::string isa_string(const CpuFeatures& f) {
+[[maybe_unused]] std::string isa_string(const CpuFeatures& f) {  // x86 only
   std::string s;
   for (const FeatureName& fn : kFeatureNames)
     if (f.*fn.flag) s += (s.empty() ? "" : " ") + std::string(fn.name);
@@ -273,11 +280,15 @@ CpuInfo parse_cpuinfo(const std::string& text) {
   }
 }
 
-// Arm feature names as Linux spells them -> dlrt's.
+// Arm features as Linux spells them (/proc/cpuinfo "Features") -> dlrt's names.
+struct ArmFeature {
+  const char* linux_name;
+  const char* name;
+};
+constexpr ArmFeature kArmFeatures[] = {{"asimd", "neon"}, {"fphp", "fp16"}, {"asimddp", "dotprod"}, {"i8mm", "i8mm"},
+                                       {"bf16", "bf16"},  {"sve", "sve"},   {"sve2", "sve2"},       {"sme", "sme"}};
+
 [[maybe_unused]] std::string arm_isa(const std::string& features) {
-  const std::pair<const char*, const char*> names[] = {{"asimd", "neon"}, {"fphp", "fp16"}, {"asimddp", "dotprod"},
-                                                       {"i8mm", "i8mm"},  {"bf16", "bf16"}, {"sve", "sve"},
-                                                       {"sve2", "sve2"},  {"sme", "sme"}};
   std::set<std::string> have;
   size_t pos = 0;
   while (pos < features.size()) {
@@ -287,10 +298,33 @@ CpuInfo parse_cpuinfo(const std::string& text) {
     pos = sp + 1;
   }
   std::string s;
-  for (const auto& [linux_name, name] : names)
-    if (have.count(linux_name)) s += (s.empty() ? "" : " ") + std::string(name);
+  for (const ArmFeature& f : kArmFeatures)
+    if (have.count(f.linux_name)) s += (s.empty() ? "" : " ") + std::string(f.name);
   return s;
 }
+
+#if DLRT_ARM64_HWCAP
+// The running CPU's features from the kernel's HWCAP words, as cpuinfo would
+// spell them (cpuinfo may be the host's under user-mode emulation).
+std::string arm_hwcap_features() {
+  const unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+  const std::pair<const char*, bool> bits[] = {
+      {"asimd", (hw & HWCAP_ASIMD) != 0}, {"fphp", (hw & HWCAP_FPHP) != 0},   {"asimddp", (hw & HWCAP_ASIMDDP) != 0},
+      {"i8mm", (hw2 & HWCAP2_I8MM) != 0}, {"bf16", (hw2 & HWCAP2_BF16) != 0}, {"sve", (hw & HWCAP_SVE) != 0},
+      {"sve2", (hw2 & HWCAP2_SVE2) != 0}, {"sme", (hw2 & HWCAP2_SME) != 0}};
+  std::string s;
+  for (const auto& [name, on] : bits)
+    if (on) s += (s.empty() ? "" : " ") + std::string(name);
+  return s;
+}
+
+// The SVE vector length in bits of this thread, 0 without SVE.
+int sve_vector_bits() {
+  if (!(getauxval(AT_HWCAP) & HWCAP_SVE)) return 0;
+  const int vl = ::prctl(PR_SVE_GET_VL);
+  return vl < 0 ? 0 : (vl & PR_SVE_VL_LEN_MASK) * 8;
+}
+#endif
 
 }  // namespace
 
@@ -332,10 +366,10 @@ bool request_amx_permission() {
 Device discover_cpu(const std::string& root) {
   Device d;
   d.type = DeviceType::kCpu;
-  const CpuIdentity& id = identity();
   const CpuInfo info = parse_cpuinfo(read_file(under_root(root, "/proc/cpuinfo"), 4 << 20));
 
 #if DLRT_X86
+  const CpuIdentity& id = identity();
   d.metadata["discovered_by"] = "cpuid";
   d.vendor = x86_vendor_name(id.vendor.empty() ? info.first("vendor_id") : id.vendor);
   d.name = id.brand;
@@ -345,6 +379,14 @@ Device discover_cpu(const std::string& root) {
   d.vendor = arm_implementer_name(info.first("CPU implementer"));
   if (d.vendor.empty()) d.vendor = collapse_spaces(info.first("vendor_id"));
   d.metadata["isa"] = arm_isa(info.first("Features"));
+#if DLRT_ARM64_HWCAP
+  // The running machine (not a tree a test points at): the kernel's HWCAP.
+  if (root.empty() || root == "/") {
+    d.metadata["discovered_by"] = "hwcap";
+    d.metadata["isa"] = arm_isa(arm_hwcap_features());
+    if (const int bits = sve_vector_bits(); bits > 0) d.metadata["sve_vector_bits"] = std::to_string(bits);
+  }
+#endif
 #endif
   for (const char* key : {"model name", "Hardware", "cpu model", "Processor"})
     if (d.name.empty()) d.name = collapse_spaces(info.first(key));

@@ -25,8 +25,8 @@ float halve(float v) {
 }
 
 TEST(FlushSubnormals, ScopeFlushesAndRestores) {
-#if !(defined(__x86_64__) || defined(__i386__))
-  GTEST_SKIP() << "the flushing mode is implemented for x86's MXCSR only";
+#if !(defined(__x86_64__) || defined(__i386__) || defined(__aarch64__))
+  GTEST_SKIP() << "the flushing mode is implemented for x86's MXCSR and aarch64's FPCR only";
 #endif
   const uint32_t before = fp_control();
   EXPECT_TRUE(is_subnormal(halve(kSub)));
@@ -42,8 +42,8 @@ TEST(FlushSubnormals, ScopeFlushesAndRestores) {
 
 // Workers run a range in the caller's mode, and go back to their own after.
 TEST(FlushSubnormals, PoolWorkersTakeTheCallersMode) {
-#if !(defined(__x86_64__) || defined(__i386__))
-  GTEST_SKIP() << "the flushing mode is implemented for x86's MXCSR only";
+#if !(defined(__x86_64__) || defined(__i386__) || defined(__aarch64__))
+  GTEST_SKIP() << "the flushing mode is implemented for x86's MXCSR and aarch64's FPCR only";
 #endif
   ThreadPool pool(2);
   constexpr int64_t kN = 4096;
@@ -71,8 +71,8 @@ Tensor filled(Shape shape, float v) {
 // A Conv (a product kernel) flushes the subnormals it reads and makes; a Mul
 // (elementwise, not marked) keeps them; the caller's mode is unchanged after.
 TEST(FlushSubnormals, ConvFlushesElementwiseDoesNot) {
-#if !(defined(__x86_64__) || defined(__i386__))
-  GTEST_SKIP() << "the flushing mode is implemented for x86's MXCSR only";
+#if !(defined(__x86_64__) || defined(__i386__) || defined(__aarch64__))
+  GTEST_SKIP() << "the flushing mode is implemented for x86's MXCSR and aarch64's FPCR only";
 #endif
   if (!flush_subnormals_enabled()) GTEST_SKIP() << "DLRT_FLUSH_SUBNORMALS=0 in the environment";
   GraphBuilder b;

@@ -177,6 +177,25 @@ TEST(DeviceDiscovery, CpuTopologyFromSysWhenCpuinfoHasNone) {
   EXPECT_EQ(discover_devices({only_sys.root()}).at(0).meta("threads"), "7");
 }
 
+// The running machine's CPU: on aarch64 Linux its features come from HWCAP (every ARMv8-A
+// CPU has Advanced SIMD), elsewhere from cpuid or cpuinfo; a fake tree keeps cpuinfo's.
+TEST(DeviceDiscovery, CpuIsaOfTheRunningMachine) {
+  const Device cpu = discover_devices().at(0);
+#if defined(__aarch64__) && defined(__linux__)
+  EXPECT_EQ(cpu.meta("discovered_by"), "hwcap");
+  const std::string isa = " " + cpu.meta("isa") + " ";
+  EXPECT_NE(isa.find(" neon "), std::string::npos) << isa;
+  if (isa.find(" sve ") != std::string::npos) EXPECT_FALSE(cpu.meta("sve_vector_bits").empty());
+#elif defined(__x86_64__)
+  EXPECT_EQ(cpu.meta("discovered_by"), "cpuid");
+#endif
+  FakeTree t;
+  t.write("proc/cpuinfo", "processor\t: 0\nFeatures\t: fp asimd asimddp i8mm\n");
+#if !(defined(__x86_64__) || defined(__i386__))
+  EXPECT_EQ(discover_devices({t.root()}).at(0).meta("isa"), "neon dotprod i8mm");
+#endif
+}
+
 TEST(DeviceDiscovery, GarbageNeverCrashes) {
   FakeTree t;
   // card0: device link points at itself (ELOOP).

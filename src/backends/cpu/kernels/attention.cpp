@@ -6,7 +6,9 @@
 #include <limits>
 #include <vector>
 
-#include <immintrin.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>  // the x86 paths only
+#endif
 
 #include "backends/cpu/kernels/attention.h"
 #include "backends/cpu/kernels/gemm_amx.h"

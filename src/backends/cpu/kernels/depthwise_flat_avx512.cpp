@@ -16,7 +16,7 @@ namespace {
 constexpr int64_t kMaxGrid = int64_t{1} << 16;  // floats of scratch input per plane
 
 // One grown, 64-byte-aligned buffer per thread and slot (no allocation once warm).
-float* flat_scratch(int slot, size_t n) {
+[[maybe_unused]] float* flat_scratch(int slot, size_t n) {  // the AVX-512 path only
   thread_local AlignedScratch bufs[2];
   return bufs[slot].get<float>(n);
 }

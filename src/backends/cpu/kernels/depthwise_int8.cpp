@@ -567,7 +567,7 @@ void depthwise_int8_channels(const DepthwiseInt8Geometry& g, int64_t C, const ui
 
 void depthwise_int8_nhwc(const DepthwiseInt8Geometry& g, int64_t C, const uint8_t* x, int64_t x_ld, bool x_signed,
                          int32_t x_zp, const int32_t* w, const DepthwiseInt8Requant& rq, uint8_t* y, int64_t y_ld) {
-  const int64_t taps = g.KH * g.KW, out = g.OH * g.OW;
+  [[maybe_unused]] const int64_t taps = g.KH * g.KW, out = g.OH * g.OW;  // out: the x86 path only
 #ifdef DLRT_DW8_X86
   if (cpu_isa() >= CpuIsa::kAvx512) {
     const int64_t in = g.H * g.W;

@@ -602,7 +602,8 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   thread_local AlignedScratch off_buf, pad_buf, mid_buf, part_buf;
   int64_t* off = off_buf.get<int64_t>(static_cast<size_t>(T));
   const Taps tp = expand_taps(s, x, pool, off, pad_buf);
-  const int64_t threads = pool.num_threads(), bands = depthwise_c8_row_bands(s.g.out_h, threads);
+  // bands: the AVX2 path only.
+  [[maybe_unused]] const int64_t threads = pool.num_threads(), bands = depthwise_c8_row_bands(s.g.out_h, threads);
   bool avx2 = false;
 #ifdef DLRT_EXPAND_DW_AVX2
   avx2 = cpu_has_avx2();

@@ -80,7 +80,7 @@ int64_t kc_for(int64_t K) {
 
 // DLRT_GEMM_PACK_A=1: pack op(A) even against a pre-packed B (the blocked
 // path), to compare the two in one build.
-bool rows_a_disabled() {
+[[maybe_unused]] bool rows_a_disabled() {  // read by the x86 paths only
   static const bool off = [] {
     const char* e = env::get("DLRT_GEMM_PACK_A");
     return e && e[0] == '1';

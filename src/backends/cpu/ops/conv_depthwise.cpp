@@ -99,7 +99,7 @@ bool depthwise_fast_ok(const Geo3& g) {
          g.k[1] <= 16 && g.k[2] <= 16 && g.p[1] >= 0 && g.p[2] >= 0;
 }
 
-DepthwiseGeometry dw_geometry(const Geo3& g) {
+[[maybe_unused]] DepthwiseGeometry dw_geometry(const Geo3& g) {  // x86 paths only
   DepthwiseGeometry d;
   d.in_h = g.in[1], d.in_w = g.in[2], d.out_h = g.out[1], d.out_w = g.out[2];
   d.kh = g.k[1], d.kw = g.k[2], d.sh = g.s[1], d.sw = g.s[2];
@@ -271,7 +271,7 @@ void depthwise_plane_f32(const float* x, const float* w, const Geo3& g, float* y
 
 // The in-register output stage of plane m for the epilogue `ep` (no
 // col_bias; Relu, Clip or no activation: clamp_or_none).
-DepthwiseOutput depthwise_output(const GemmEpilogue& ep, int64_t m) {
+[[maybe_unused]] DepthwiseOutput depthwise_output(const GemmEpilogue& ep, int64_t m) {  // x86 paths only
   const ClampStage c = clamp_stage(ep.act);
   DepthwiseOutput o;
   o.bias = ep.row_bias ? ep.row_bias[m] : 0.0f;

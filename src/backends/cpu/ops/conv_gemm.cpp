@@ -259,7 +259,7 @@ Status conv_gemm_f32(const ConvProblem& prob, const ConvFusion& fuse, bool amx) 
   // one (conv_direct.h; DLRT_CONV_DIRECT =0 turns it off, =1 takes it for
   // every shape).
   ConvDirectPlan dplan;
-  const int64_t* doff = nullptr;
+  [[maybe_unused]] const int64_t* doff = nullptr;  // set by the x86 direct paths only
   #ifdef DLRT_HAVE_CONV_DIRECT_AVX2
   const ConvDirectMode dmode = pre && !amx ? conv_direct_mode() : ConvDirectMode::kOff;
   // The direct kernel for the weights' tile; generic: none (mode on means cpu_isa() >= kAvx2).

@@ -25,7 +25,9 @@
 #include <limits>
 #include <vector>
 
-#include <immintrin.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>  // the x86 paths only
+#endif
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernels/attention.h"
@@ -90,7 +92,7 @@ void run_attention(ThreadPool& pool, const attention::Problem& p, bool amx_allow
     while (blocks < cap && (heads * blocks < threads || heads * blocks % threads != 0)) ++blocks;
   }
   int64_t rows_per = (p.Sq + blocks - 1) / blocks;
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();  // read by the x86 paths only
 #ifdef DLRT_HAVE_AVX512_PATHS
   const bool avx512 = cpu_has_avx512();
   // bf16x3: Q's and V's head dims contiguous, and AMX still usable. Heads
