@@ -1,0 +1,25 @@
+"""dlrt.Embedder refuses the folders it cannot embed with one error naming their kind (issue 80,
+W2: an LLM reranker folder was embedded as mean-pooled LM logits, a "dimension 640" vector), and
+a sparse folder's dense encode names what it gives instead."""
+import os
+
+import pytest
+
+import dlrt
+from conftest import ROOT
+
+RETRIEVAL = os.path.join(ROOT, "tests", "models", "retrieval")
+EMBED_DATA = os.path.join(ROOT, "tests", "embed", "data")
+
+
+@pytest.mark.parametrize("folder, kind", [(os.path.join(RETRIEVAL, "qwen3_rerank"), "llm_reranker"),
+                                          (os.path.join(EMBED_DATA, "cross_encoder_tiny"), "cross_encoder")])
+def test_reranker_folders_are_refused_naming_their_kind(folder, kind):
+    with pytest.raises(dlrt.Unsupported, match=f"kind {kind}"):
+        dlrt.Embedder(folder, device="cpu", threads=1)
+
+
+def test_sparse_folder_dense_encode_names_the_sparse_route():
+    e = dlrt.Embedder(os.path.join(RETRIEVAL, "splade_tiny"), device="cpu", threads=1)
+    with pytest.raises(dlrt.InvalidArgument, match="sparse"):
+        e.encode(["hello"])
