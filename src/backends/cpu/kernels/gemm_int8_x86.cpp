@@ -240,6 +240,25 @@ DLRT_AVX2_INT void correct_avx2(const int32_t* acc, int64_t acc_ld, int64_t rows
   }
 }
 
+// The requantized outputs of 8 columns: v (already scaled) clamped to
+// [lo, hi] (the output range less the zero point), rounded to nearest even,
+// zp added, saturated to 8 bits; the first n (1-8) bytes stored at o.
+DLRT_AVX2_INT inline void store_requantized_avx2(__m256 v, __m256 lo, __m256 hi, __m256i vzp, bool out_signed,
+                                                 uint8_t* o, int64_t n) {
+  v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+  v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256i qv = _mm256_add_epi32(_mm256_cvtps_epi32(v), vzp);
+  const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(qv), _mm256_extracti128_si256(qv, 1));
+  const __m128i b8 = out_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+  if (n == 8) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(o), b8);
+  } else {
+    alignas(16) uint8_t tmp[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(tmp), b8);
+    std::memcpy(o, tmp, static_cast<size_t>(n));
+  }
+}
+
 // correct_requant_avx512 in ymm: the correction, then requantize_u8/s8's
 // operations per row; the clamped integers fit 8 bits, so the saturating
 // packs keep them. The last columns of a row through a buffer.
@@ -275,18 +294,7 @@ DLRT_AVX2_INT void correct_requant_avx2(const int32_t* acc, int64_t acc_ld, int6
           _mm256_add_epi32(_mm256_mullo_epi32(vaz, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ct_src))),
                            _mm256_mullo_epi32(vrs, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cz_src))));
       __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_sub_epi32(a, t), vb)), vm);
-      v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
-      v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      const __m256i qv = _mm256_add_epi32(_mm256_cvtps_epi32(v), vzp);
-      const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(qv), _mm256_extracti128_si256(qv, 1));
-      const __m128i b8 = out_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
-      if (n == 8) {
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(o + q), b8);
-      } else {
-        alignas(16) uint8_t tmp[16];
-        _mm_store_si128(reinterpret_cast<__m128i*>(tmp), b8);
-        std::memcpy(o + q, tmp, static_cast<size_t>(n));
-      }
+      store_requantized_avx2(v, lo, hi, vzp, out_signed, o + q, n);
     }
   }
 }
@@ -319,18 +327,7 @@ DLRT_AVX2_INT void correct_requant_uniform_avx2(const int32_t* acc, int64_t acc_
       const __m256i a = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a_src)),
                                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ct_src)));
       __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(a, vr)), vm);
-      v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
-      v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      const __m256i qv = _mm256_add_epi32(_mm256_cvtps_epi32(v), vzp);
-      const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(qv), _mm256_extracti128_si256(qv, 1));
-      const __m128i b8 = out_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
-      if (n == 8) {
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(o + q), b8);
-      } else {
-        alignas(16) uint8_t tmp[16];
-        _mm_store_si128(reinterpret_cast<__m128i*>(tmp), b8);
-        std::memcpy(o + q, tmp, static_cast<size_t>(n));
-      }
+      store_requantized_avx2(v, lo, hi, vzp, out_signed, o + q, n);
     }
   }
 }
