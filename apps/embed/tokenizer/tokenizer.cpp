@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
-#include <numeric>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "embed/tokenizer/added_matcher.h"
 #include "embed/tokenizer/file_util.h"
 #include "embed/tokenizer/json_util.h"
 #include "embed/tokenizer/tokenizer_decode.h"
@@ -84,7 +84,6 @@ void append_utf8(uint32_t cp, std::string& out) {
 // ---------------------------------------------------------------- the pipeline
 
 namespace {
-thread_local size_t t_added_steps = 0;  // tok::take_added_match_steps
 thread_local std::chrono::steady_clock::time_point t_deadline{};  // TokenizeDeadline
 thread_local bool t_deadline_passed = false;
 
@@ -101,30 +100,6 @@ TokenizeDeadline::TokenizeDeadline(std::chrono::steady_clock::time_point deadlin
 }
 TokenizeDeadline::~TokenizeDeadline() { t_deadline = previous_; }
 
-// The matching set of a group of added tokens (the raw ones or the normalised
-// ones): one Aho-Corasick automaton over the reversed patterns. Run from the
-// end of a text to its start, its state at each position names the longest
-// pattern that starts there, so a text costs one step per code point (plus
-// failure moves, fewer in all than the steps) whatever the tokens.
-struct AddedMatcher {
-  // Trie of the reversed patterns, node 0 the root: (node << 21 | code point) -> child.
-  std::unordered_map<uint64_t, uint32_t> next;
-  std::vector<uint32_t> fail{0};     // the node of the longest proper suffix of a node's string
-  std::vector<uint32_t> longest{0};  // length of the longest pattern that is a suffix of it (0: none)
-  std::vector<uint32_t> token{0};    // that pattern's added token (index into the added tokens)
-  bool empty() const { return fail.size() <= 1; }
-  static uint64_t key(uint32_t node, char32_t c) { return (static_cast<uint64_t>(node) << 21) | (c & 0x1FFFFF); }
-  // The state after `c` from `node`.
-  uint32_t step(uint32_t node, char32_t c) const {
-    for (;;) {
-      ++t_added_steps;
-      if (auto it = next.find(key(node, c)); it != next.end()) return it->second;
-      if (node == 0) return 0;
-      node = fail[node];
-    }
-  }
-};
-
 enum class TruncationStrategy { kLongestFirst, kOnlyFirst, kOnlySecond };
 
 struct Tokenizer::Pipeline {
@@ -135,7 +110,7 @@ struct Tokenizer::Pipeline {
   std::unordered_map<std::string, int64_t> vocab;  // model vocabulary, then the added tokens
   std::vector<std::string> by_id;
   std::vector<AddedToken> added;
-  AddedMatcher raw, normalized;
+  tok::AddedMatcher raw, normalized;
   std::vector<uint8_t> special_by_id;  // 1 for the id of a special added token
   TruncationStrategy strategy = TruncationStrategy::kLongestFirst;
   bool truncate_left = false;
@@ -146,6 +121,7 @@ struct Tokenizer::Pipeline {
 
 namespace {
 
+using tok::AddedSplit;
 using tok::NormText;
 
 // The input as code points, each aligned to its bytes (invalid UTF-8: U+FFFD).
@@ -177,92 +153,6 @@ void decode_text(std::string_view s, NormText& t) {
   t.orig_start = 0;
 }
 
-void build_matcher(AddedMatcher& m, std::vector<std::u32string> patterns, std::vector<size_t> token) {
-  std::vector<uint32_t> parent{0}, depth{0};
-  std::vector<char32_t> via{0};
-  for (size_t k = 0; k < patterns.size(); ++k) {
-    uint32_t node = 0;
-    for (size_t i = patterns[k].size(); i-- > 0;) {
-      auto [it, fresh] =
-          m.next.try_emplace(AddedMatcher::key(node, patterns[k][i]), static_cast<uint32_t>(parent.size()));
-      if (fresh) {
-        parent.push_back(node);
-        via.push_back(patterns[k][i]);
-        depth.push_back(depth[node] + 1);
-      }
-      node = it->second;
-    }
-    m.longest.resize(parent.size(), 0);
-    m.token.resize(parent.size(), 0);
-    // The first of equal patterns wins, as the longest-first scan it replaces took it.
-    if (node != 0 && m.longest[node] == 0) {
-      m.longest[node] = depth[node];
-      m.token[node] = static_cast<uint32_t>(token[k]);
-    }
-  }
-  // Failure links and outputs by depth: a node's suffixes are shallower.
-  std::vector<uint32_t> order(parent.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return depth[a] < depth[b]; });
-  m.fail.assign(parent.size(), 0);
-  for (uint32_t n : order) {
-    if (depth[n] <= 1) continue;
-    m.fail[n] = m.step(m.fail[parent[n]], via[n]);
-    if (m.longest[n] == 0) {
-      m.longest[n] = m.longest[m.fail[n]];
-      m.token[n] = m.token[m.fail[n]];
-    }
-  }
-}
-
-struct AddedSplit {
-  size_t b, e;
-  int64_t id;  // -1: text between added tokens
-};
-
-// Hugging Face's AddedVocabulary::find_matches: leftmost-longest matches
-// (its Aho-Corasick automaton's MatchKind::LeftmostLongest), single_word
-// checked on the match, then lstrip/rstrip take the whitespace around it; the
-// splits cover all of `s`.
-void find_added(const AddedMatcher& m, const std::vector<AddedToken>& added, const std::u32string& s,
-                std::vector<AddedSplit>& out) {
-  out.clear();
-  size_t n = s.size(), start_offset = 0, i = 0;
-  if (!m.empty()) {
-    // state[i]: the automaton after s[n-1] .. s[i], whose output is the longest pattern starting at i.
-    std::vector<uint32_t> state(n);
-    for (size_t j = n, node = 0; j-- > 0;)
-      state[j] = static_cast<uint32_t>(node = m.step(static_cast<uint32_t>(node), s[j]));
-    while (i < n) {
-      const uint32_t length = m.longest[state[i]];
-      if (length == 0) {
-        ++i;
-        continue;
-      }
-      const AddedToken& t = added[m.token[state[i]]];
-      size_t start = i, stop = i + length;
-      i = stop;
-      if (t.single_word) {
-        bool start_ok = start == 0 || !tok::is_word_char(s[start - 1]);
-        bool stop_ok = stop == n || !tok::is_word_char(s[stop]);
-        if (!start_ok || !stop_ok) continue;
-      }
-      if (t.lstrip) {
-        size_t ns = start;
-        while (ns > 0 && unicode::is_white_space(s[ns - 1])) --ns;
-        start = std::max(ns, start_offset);
-      }
-      if (t.rstrip)
-        while (stop < n && unicode::is_white_space(s[stop])) ++stop;
-      i = stop;
-      if (start_offset < start) out.push_back({start_offset, start, -1});
-      out.push_back({start, stop, t.id});
-      start_offset = stop;
-    }
-  }
-  if (start_offset != n || n == 0) out.push_back({start_offset, n, -1});
-}
-
 std::pair<uint32_t, uint32_t> span_of(const NormText& t, size_t b, size_t e) {
   if (b >= e || e > t.align.size()) return {t.orig_start, t.orig_start};
   return {t.align[b].start, t.align[e - 1].end};
@@ -274,7 +164,7 @@ void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_
   decode_text(text, whole);
   std::vector<NormText> pieces;
   std::vector<AddedSplit> raw_splits, norm_splits;
-  find_added(p.raw, p.added, whole.chars, raw_splits);
+  tok::find_added(p.raw, p.added, whole.chars, raw_splits);
   for (const AddedSplit& rs : raw_splits) {
     if (rs.id >= 0) {
       NormText a = whole.slice(rs.b, rs.e);
@@ -293,7 +183,7 @@ void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_
       if (!seg.chars.empty()) pieces.push_back(std::move(seg));
       continue;
     }
-    find_added(p.normalized, p.added, seg.chars, norm_splits);
+    tok::find_added(p.normalized, p.added, seg.chars, norm_splits);
     for (const AddedSplit& ns : norm_splits) {
       if (ns.b == ns.e) continue;
       NormText piece = seg.slice(ns.b, ns.e);
@@ -373,8 +263,6 @@ tok::Encoded kept_part(const tok::Encoded& e, size_t n, bool left) {
 }  // namespace
 
 namespace tok {
-
-size_t take_added_match_steps() { return std::exchange(t_added_steps, 0); }
 
 bool take_deadline_passed() { return std::exchange(t_deadline_passed, false); }
 
@@ -461,8 +349,8 @@ void build_added_matchers(Tokenizer::Pipeline& p) {
       raw_idx.push_back(k);
     }
   }
-  build_matcher(p.raw, std::move(raw), std::move(raw_idx));
-  build_matcher(p.normalized, std::move(norm), std::move(norm_idx));
+  tok::build_matcher(p.raw, std::move(raw), std::move(raw_idx));
+  tok::build_matcher(p.normalized, std::move(norm), std::move(norm_idx));
 }
 
 Result<std::unique_ptr<tok::Model>> make_model(const json& model) {
