@@ -1,6 +1,7 @@
 // What each model route needs of the model a request names (a capability,
-// models/kind.h), in one table: the handlers refuse a model by it, with one
-// 400 naming the model's kind, and the route x kind test is generated from it.
+// models/kind.h), read from the route table's capability column (routes.h):
+// the routes refuse a model by it, with one 400 naming the model's kind, and
+// the route x kind test is generated from it.
 //
 // Thread-safety: immutable.
 #pragma once
@@ -14,7 +15,7 @@
 namespace dlrt::embed {
 
 struct RouteNeeds {
-  const char* path;     // a POST route of kRoutes (server_dispatch.cpp)
+  const char* path;     // a POST route of routes() (routes.h)
   const char* variant;  // "" or the request field that selects this row ("encoding_format": "sparse")
   std::vector<Capability> any_of;
 };
