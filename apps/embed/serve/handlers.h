@@ -9,7 +9,8 @@
 //   server_similarity.cpp    /similarity
 //   server_classify.cpp      /rerank, /v1/rerank, /predict
 //   server_multi_vector.cpp  /embed_all, and /rerank by MaxSim
-//   server_health.cpp        /health, /ready, /live, /metrics
+//   server_health.cpp        /health, /ready, /live, /metrics, GET / and /ping (TEI's)
+//   routes.cpp               POST / and /invocations (TEI's root route: the route of the model's kind)
 #pragma once
 
 #include <cstddef>
@@ -107,5 +108,8 @@ Reply handle_health(Call& call);        // /health (server_health.cpp)
 Reply handle_ready(Call& call);         // /ready
 Reply handle_live(Call& call);          // /live
 Reply handle_metrics(Call& call);       // /metrics
+// GET / and /ping as TEI answers them: 200 with no body while the server (or
+// the model of a /models/NAME/ prefix) serves, else 503 with TEI's error.
+Reply handle_tei_health(Call& call);
 
 }  // namespace dlrt::embed

@@ -372,7 +372,8 @@ json operation(const Route& r) {
 
 std::string openapi_document(const std::string& version, const ModelLimits* limits) {
   json paths;
-  for (const Route& r : routes()) paths[r.path] = operation(r);
+  for (const Route& r : routes())
+    if (r.documented) paths[r.path] = operation(r);
   json doc = {{"openapi", "3.0.3"},
               {"info", {{"title", "dlrt serve"}, {"version", version}, {"description", "Text embeddings (OpenAI and TEI compatible)"}}},
               {"paths", paths},

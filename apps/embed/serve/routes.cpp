@@ -37,6 +37,14 @@ Reply typed(Call& call, const Route& route, const json& body) {
   return Handle(call, req);
 }
 
+// TEI's root route: the request answered by the route of its model (route_for).
+Reply serve_by_kind(Call& call, const Route&, const json& body) {
+  if (auto e = call.find_model(body)) return *e;
+  const Route& target = route_for(call.model());
+  if (target.drains && call.server().draining()) return call.error(503, "unavailable", "the server is shutting down");
+  return target.post(call, target, body);
+}
+
 constexpr PostFn kEmbeddings = typed<EmbedRequest, parse_openai_embeddings, handle_embeddings>;
 constexpr const char* kProbe = R"({"type":"object","properties":{"status":{"type":"string"}}})";
 
@@ -115,6 +123,17 @@ std::vector<Route> make_routes() {
   t.push_back(get("/openapi.json", true, handle_openapi, {"This document", nullptr, R"({"type":"object"})"}));
   t.push_back(get("/docs", false, handle_docs,
                   {"This document as a web page", nullptr, R"({"type":"string"})", "text/html"}));
+  // TEI's: POST / and /invocations (SageMaker's) as the model's route, GET /
+  // and /ping (SageMaker's) its health, its document's path.
+  t.push_back({"/", Api::kTei, true, true, true, serve_by_kind, handle_tei_health});
+  t.back().documented = false;
+  t.push_back({"/invocations", Api::kTei, true, true, false, serve_by_kind});
+  t.back().documented = false;
+  t.push_back({"/ping", Api::kTei, true, false, true, nullptr, handle_tei_health});
+  t.back().documented = false;
+  t.push_back(get("/api-doc/openapi.json", true, handle_openapi, {"This document (TEI's path)", nullptr,
+                                                                  R"({"type":"object"})"}));
+  t.back().listed = false;
   return t;
 }
 
@@ -137,9 +156,22 @@ const Route* find_route(std::string_view path) {
 
 std::string route_list() {
   std::string s;
-  for (const Route& r : routes())
-    if (r.listed) s += std::string(s.empty() ? "" : ", ") + (r.post ? "POST " : "GET ") + r.path;
+  for (const Route& r : routes()) {
+    if (!r.listed) continue;
+    if (r.get && r.post) s += std::string(s.empty() ? "" : ", ") + "GET " + r.path;
+    s += std::string(s.empty() ? "" : ", ") + (r.post ? "POST " : "GET ") + r.path;
+  }
   return s;
+}
+
+const Route& route_for(const EmbedModel& m) {
+  const ModelKind kind = m.kind();
+  const char* path = has_capability(kind, C::kDense)                                 ? "/embed"
+                     : has_capability(kind, C::kSparse)                              ? "/embed_sparse"
+                     : has_capability(kind, C::kClassify) && m.labels().size() != 1 ? "/predict"
+                     : has_capability(kind, C::kPairScore)                           ? "/rerank"
+                                                                                     : "/embed_all";
+  return *find_route(path);
 }
 
 bool in_variant(const Route& route, const json& body) {

@@ -48,10 +48,11 @@ struct Route {
   Api api;         // the shape of its errors
   bool listed;     // a 404's list of routes names it (aliases are not named)
   bool per_model;  // a model's route: also served as /models/NAME/<path> for model NAME
-  bool open;       // answered without the API key (load balancers' probes)
-  PostFn post = nullptr;  // exactly one of post and get
+  bool open;       // its GET answered without the API key (load balancers' probes)
+  PostFn post = nullptr;  // one of post and get, or both
   GetFn get = nullptr;
   RouteDoc doc = {""};
+  bool documented = true;  // in the OpenAPI document (TEI's root routes are not, as in TEI's)
   // POST routes: what the model must be able to do (any of), checked before
   // the handler runs; empty for none. `variant_field`: the body field whose
   // value `variant_value` asks for `variant_needs` instead ("encoding_format": "sparse").
@@ -63,7 +64,7 @@ struct Route {
   bool drains = false;         // 503 while the server shuts down, before the body is read
   bool fields_first = false;   // the parser runs before the model is looked up
 
-  const char* methods() const { return post ? "POST" : "GET, HEAD"; }
+  const char* methods() const { return post && get ? "GET, HEAD, POST" : post ? "POST" : "GET, HEAD"; }
   // `"encoding_format": "sparse"`: how a message names the variant ("" for none).
   std::string variant() const;
 };
@@ -79,5 +80,9 @@ bool in_variant(const Route& route, const nlohmann::json& body);
 
 // A POST route's request: the opening, the row's parser and handler.
 Reply serve_post(Call& call, const Route& route, const std::string& body);
+// The POST route TEI's root route (POST /, /invocations) answers a model
+// as, by what it can do: /embed, /embed_sparse, /predict (a classifier of
+// several labels), /rerank (one score per pair) or /embed_all (multi-vector).
+const Route& route_for(const EmbedModel& model);
 
 }  // namespace dlrt::embed

@@ -207,12 +207,12 @@ void EmbedServer::install_routes() {
     };
   };
   for (const Route& r : routes()) {
-    if (r.post) {
+    if (r.post)
       s.Post(r.path, with_body(r.api, [this, &r](const std::string& body) {
         Call call(*this, r.api);
         return serve_post(call, r, body);
       }));
-    } else {
+    if (r.get) {
       s.Get(r.path, [this, send, &r](const httplib::Request&, httplib::Response& res) {
         Call call(*this, r.api);
         send(res, r.get(call));
@@ -270,7 +270,7 @@ void EmbedServer::install_hooks() {
                       "application/json");
       return httplib::Server::HandlerResponse::Handled;
     }
-    if (const Route* r = find_route(req.path); !config_.api_key.empty() && !(r && r->open)) {
+    if (const Route* r = find_route(req.path); !config_.api_key.empty() && !(r && r->open && req.method != "POST")) {
       const std::string auth = req.get_header_value("Authorization");
       const bool bearer = auth.size() > 7 && auth.compare(0, 7, "Bearer ") == 0;
       if (!bearer || !constant_time_equal(auth.substr(7), config_.api_key)) {

@@ -1,5 +1,5 @@
 // dlrt serve's models as probes see them: each model's state and the
-// server's, and the handlers of /health, /ready, /live and /metrics
+// server's, and the handlers of /health, /ready, /live, /metrics and TEI's GET / and /ping
 // (handlers.h). Which model a request goes to is call.cpp's.
 #include <chrono>
 #include <ctime>
@@ -230,6 +230,21 @@ Reply handle_live(Call& c) {
   r.status = h.status == "failed" ? 503 : 200;
   r.body = json({{"live", r.status == 200}, {"status", h.status}}).dump();
   return r;
+}
+
+Reply handle_tei_health(Call& c) {
+  const std::string& name = server_util::path_model();
+  const std::optional<HealthInfo> h = name.empty() ? c.server().health() : c.server().model_health(name);
+  Reply r;
+  if (!h) {
+    c.model_named("", &r);  // the 404 naming the served models
+    return r;
+  }
+  if (h->http_status == 200) {
+    r.content_type = "text/plain";
+    return r;
+  }
+  return c.error(503, "Unhealthy", "unhealthy");
 }
 
 }  // namespace dlrt::embed
