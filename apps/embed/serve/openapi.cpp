@@ -360,7 +360,7 @@ json get(const std::string& summary, const json& schema, const std::string& cont
 // own 503 where it answers one.
 json operation(const Route& r) {
   if (r.post) return post(r.doc.summary, r.doc.request, r.doc.response, r.api == Api::kTei ? "TeiError" : "OpenAIError");
-  const std::string response = r.doc.response;
+  const std::string response = r.doc.response;  // a GET route's (a documented route has one method)
   const json schema = response.front() == '{' ? json::parse(response) : schema_ref(response);
   json op = get(r.doc.summary, schema, r.doc.content_type);
   if (r.open) op["get"]["responses"].erase("401");

@@ -30,12 +30,4 @@ const RouteNeeds* find_route_needs(std::string_view path, bool sparse) {
   return plain;
 }
 
-std::string route_kind_error(std::string_view path, ModelKind kind, const std::string& who, bool sparse) {
-  const RouteNeeds* r = find_route_needs(path, sparse);
-  if (!r) return "";
-  std::string what(path);
-  if (*r->variant) what += std::string(" with ") + r->variant;
-  return kind_refusal(kind, r->any_of, who, what);
-}
-
 }  // namespace dlrt::embed

@@ -1,7 +1,7 @@
 // What each model route needs of the model a request names (a capability,
-// models/kind.h), read from the route table's capability column (routes.h):
-// the routes refuse a model by it, with one 400 naming the model's kind, and
-// the route x kind test is generated from it.
+// models/kind.h), one row per route and variant, read from the route table's
+// capability column (routes.h), by which the routes refuse a model with one
+// 400 naming its kind: the route x kind test is generated from it.
 //
 // Thread-safety: immutable.
 #pragma once
@@ -25,9 +25,5 @@ const std::vector<RouteNeeds>& route_needs();
 
 // The row of `path` (`sparse`: its "encoding_format": "sparse" variant, where there is one).
 const RouteNeeds* find_route_needs(std::string_view path, bool sparse = false);
-
-// "" when a model of `kind` serves `path`; else the message of the 400
-// (kind_refusal, with `who` naming the model).
-std::string route_kind_error(std::string_view path, ModelKind kind, const std::string& who, bool sparse = false);
 
 }  // namespace dlrt::embed

@@ -5,7 +5,6 @@
 
 #include "embed/serve/body_json.h"
 #include "embed/serve/handlers.h"
-#include "embed/serve/route_kinds.h"
 #include "embed/serve/server.h"
 
 namespace dlrt::embed {
@@ -29,7 +28,9 @@ Reply typed(Call& call, const Route& route, const json& body) {
   if (auto e = call.find_model(body)) return *e;
   const EmbedModel& m = call.model();
   const std::string who = call.model_label();
-  std::string refusal = route_kind_error(route.path, m.kind(), who, in_variant(route, body));
+  const bool variant = in_variant(route, body);
+  std::string refusal = kind_refusal(m.kind(), variant ? route.variant_needs : route.needs, who,
+                                     route.path + (variant ? " with " + route.variant() : std::string()));
   if (refusal.empty() && route.check) refusal = route.check(m, who, route.path);
   if (!refusal.empty()) return call.error(400, "invalid_request_error", refusal);
   if (!route.fields_first)
@@ -45,97 +46,69 @@ Reply serve_by_kind(Call& call, const Route&, const json& body) {
   return target.post(call, target, body);
 }
 
-constexpr PostFn kEmbeddings = typed<EmbedRequest, parse_openai_embeddings, handle_embeddings>;
+template <class Req, ParseError (*Parse)(const json&, size_t, Req*), Reply (*Handle)(Call&, Req&)>
+constexpr PostFn kPost = typed<Req, Parse, Handle>;
 constexpr const char* kProbe = R"({"type":"object","properties":{"status":{"type":"string"}}})";
+constexpr const char* kText = R"({"type":"string"})";
+constexpr const char* kObject = R"({"type":"object"})";
+const RouteDoc kOpenAIEmbeddings = {"Embeddings (OpenAI)", "EmbeddingsRequest", "EmbeddingsResponse"};
 
-std::vector<Route> make_routes() {
-  auto embeddings = [](const char* path, bool listed) {
-    Route r{path, Api::kOpenAI, listed, true, false, kEmbeddings};
-    r.doc = {"Embeddings (OpenAI)", "EmbeddingsRequest", "EmbeddingsResponse"};
-    r.needs = {C::kDense};
-    r.variant_field = "encoding_format";
-    r.variant_value = "sparse";
-    r.variant_needs = {C::kSparse};
-    r.drains = r.fields_first = true;
-    return r;
-  };
-  // A POST route of a model: its row with what it needs.
-  auto post = [](const char* path, Api api, PostFn fn, RouteDoc doc, std::vector<Capability> needs) {
-    Route r{path, api, true, true, false, fn};
-    r.doc = doc;
-    r.needs = std::move(needs);
-    return r;
-  };
-  auto get = [](const char* path, bool per_model, GetFn fn, RouteDoc doc) {
-    Route r{path, Api::kOpenAI, true, per_model, false, nullptr, fn};
-    r.doc = doc;
-    return r;
-  };
-  std::vector<Route> t;
-  t.push_back(embeddings("/v1/embeddings", true));
-  t.push_back(embeddings("/embeddings", false));
-  t.push_back(post("/embed", Api::kTei, typed<EmbedRequest, parse_tei_embed, handle_embeddings>,
-                   {"Embeddings (TEI)", "EmbedRequest", "EmbedResponse"}, {C::kDense}));
-  t.back().drains = t.back().fields_first = true;
-  t.push_back(post("/embed_sparse", Api::kTei, typed<EmbedRequest, parse_tei_embed_sparse, handle_embeddings>,
-                   {"Sparse (SPLADE) vectors (TEI)", "EmbedSparseRequest", "EmbedSparseResponse"}, {C::kSparse}));
-  t.back().drains = t.back().fields_first = true;
-  t.push_back(post("/embed_all", Api::kTei, typed<EmbedAllRequest, parse_embed_all, handle_embed_all>,
-                   {"Per-token vectors (TEI); multi-vector models", "EmbedAllRequest", "EmbedAllResponse"},
-                   {C::kPerToken}));
-  t.back().drains = true;
-  t.push_back(post("/similarity", Api::kTei, typed<EmbedRequest, parse_similarity, handle_similarity>,
-                   {"Similarity of a sentence to others, by the model's similarity function (TEI)",
-                    "SimilarityRequest", "SimilarityResponse"},
-                   {C::kDense}));
-  t.back().drains = true;
-  t.push_back(post("/tokenize", Api::kTei, typed<EmbedRequest, parse_tei_tokenize, handle_tokenize>,
-                   {"Tokens of texts (TEI)", "TokenizeRequest", "TokenizeResponse"}, {C::kTokenize}));
-  t.back().fields_first = true;
-  t.push_back(post("/decode", Api::kTei, typed<DecodeRequest, parse_decode, handle_decode>,
-                   {"Text of token ids (TEI)", "DecodeRequest", "DecodeResponse"}, {C::kTokenize}));
-  t.push_back(post("/rerank", Api::kTei, typed<RerankRequest, parse_rerank, handle_rerank>,
-                   {"Texts scored against a query by a cross-encoder or LLM reranker (TEI)", "RerankRequest",
-                    "RerankResponse"},
-                   {C::kPairScore, C::kMaxSim}));
-  t.back().check = one_score_check;
-  t.push_back(post("/v1/rerank", Api::kOpenAI, typed<V1RerankRequest, parse_v1_rerank, handle_v1_rerank>,
-                   {"Documents ranked against a query (Cohere, Jina)", "V1RerankRequest", "V1RerankResponse"},
-                   {C::kPairScore}));
-  t.back().check = one_score_check;
-  t.push_back(post("/predict", Api::kTei, typed<PredictRequest, parse_predict, handle_predict>,
-                   {"Label scores of a sequence classifier (TEI)", "PredictRequest", "PredictResponse"},
-                   {C::kClassify}));
-  t.push_back(get("/v1/models", false, handle_models, {"The served model (OpenAI)", nullptr, "ModelList"}));
-  t.push_back(get("/info", true, handle_info, {"The served model and settings (TEI)", nullptr, "Info"}));
-  t.push_back(get("/health", true, handle_health,
-                  {"Status, and where the model runs", nullptr, "Health", "application/json",
-                   "loading, draining or failed"}));
-  t.back().open = true;
-  t.push_back(get("/ready", false, handle_ready,
-                  {"Readiness: 200 while serving at full speed", nullptr, kProbe, "application/json",
-                   "not ready / not live"}));
-  t.back().open = true;
-  t.push_back(get("/live", false, handle_live,
-                  {"Liveness: 503 when failed", nullptr, kProbe, "application/json", "not ready / not live"}));
-  t.back().open = true;
-  t.push_back(get("/metrics", false, handle_metrics, {"Prometheus metrics", nullptr, R"({"type":"string"})", "text/plain"}));
-  t.push_back(get("/openapi.json", true, handle_openapi, {"This document", nullptr, R"({"type":"object"})"}));
-  t.push_back(get("/docs", false, handle_docs,
-                  {"This document as a web page", nullptr, R"({"type":"string"})", "text/html"}));
-  // TEI's: POST / and /invocations (SageMaker's) as the model's route, GET /
-  // and /ping (SageMaker's) its health, its document's path.
-  t.push_back({"/", Api::kTei, true, true, true, serve_by_kind, handle_tei_health});
-  t.back().documented = false;
-  t.push_back({"/invocations", Api::kTei, true, true, false, serve_by_kind});
-  t.back().documented = false;
-  t.push_back({"/ping", Api::kTei, true, false, true, nullptr, handle_tei_health});
-  t.back().documented = false;
-  t.push_back(get("/api-doc/openapi.json", true, handle_openapi, {"This document (TEI's path)", nullptr,
-                                                                  R"({"type":"object"})"}));
-  t.back().listed = false;
-  return t;
-}
+// Every route; the order is a 404's.
+const std::vector<Route> kRoutes = {
+    {.path = "/v1/embeddings", .post = kPost<EmbedRequest, parse_openai_embeddings, handle_embeddings>,
+     .api = Api::kOpenAI, .needs = {C::kDense}, .variant_field = "encoding_format", .variant_value = "sparse",
+     .variant_needs = {C::kSparse}, .fields_first = true, .drains = true, .doc = kOpenAIEmbeddings},
+    {.path = "/embeddings", .post = kPost<EmbedRequest, parse_openai_embeddings, handle_embeddings>,
+     .api = Api::kOpenAI, .needs = {C::kDense}, .variant_field = "encoding_format", .variant_value = "sparse",
+     .variant_needs = {C::kSparse}, .fields_first = true, .drains = true, .listed = false, .doc = kOpenAIEmbeddings},
+    {.path = "/embed", .post = kPost<EmbedRequest, parse_tei_embed, handle_embeddings>, .needs = {C::kDense},
+     .fields_first = true, .drains = true, .doc = {"Embeddings (TEI)", "EmbedRequest", "EmbedResponse"}},
+    {.path = "/embed_sparse", .post = kPost<EmbedRequest, parse_tei_embed_sparse, handle_embeddings>,
+     .needs = {C::kSparse}, .fields_first = true, .drains = true,
+     .doc = {"Sparse (SPLADE) vectors (TEI)", "EmbedSparseRequest", "EmbedSparseResponse"}},
+    {.path = "/embed_all", .post = kPost<EmbedAllRequest, parse_embed_all, handle_embed_all>, .needs = {C::kPerToken},
+     .drains = true, .doc = {"Per-token vectors (TEI); multi-vector models", "EmbedAllRequest", "EmbedAllResponse"}},
+    {.path = "/similarity", .post = kPost<EmbedRequest, parse_similarity, handle_similarity>, .needs = {C::kDense},
+     .drains = true,
+     .doc = {"Similarity of a sentence to others, by the model's similarity function (TEI)", "SimilarityRequest",
+             "SimilarityResponse"}},
+    {.path = "/tokenize", .post = kPost<EmbedRequest, parse_tei_tokenize, handle_tokenize>, .needs = {C::kTokenize},
+     .fields_first = true, .doc = {"Tokens of texts (TEI)", "TokenizeRequest", "TokenizeResponse"}},
+    {.path = "/decode", .post = kPost<DecodeRequest, parse_decode, handle_decode>, .needs = {C::kTokenize},
+     .doc = {"Text of token ids (TEI)", "DecodeRequest", "DecodeResponse"}},
+    {.path = "/rerank", .post = kPost<RerankRequest, parse_rerank, handle_rerank>,
+     .needs = {C::kPairScore, C::kMaxSim}, .check = one_score_check,
+     .doc = {"Texts scored against a query by a cross-encoder or LLM reranker (TEI)", "RerankRequest",
+             "RerankResponse"}},
+    {.path = "/v1/rerank", .post = kPost<V1RerankRequest, parse_v1_rerank, handle_v1_rerank>, .api = Api::kOpenAI,
+     .needs = {C::kPairScore}, .check = one_score_check,
+     .doc = {"Documents ranked against a query (Cohere, Jina)", "V1RerankRequest", "V1RerankResponse"}},
+    {.path = "/predict", .post = kPost<PredictRequest, parse_predict, handle_predict>, .needs = {C::kClassify},
+     .doc = {"Label scores of a sequence classifier (TEI)", "PredictRequest", "PredictResponse"}},
+    {.path = "/v1/models", .get = handle_models, .api = Api::kOpenAI, .per_model = false,
+     .doc = {"The served model (OpenAI)", nullptr, "ModelList"}},
+    {.path = "/info", .get = handle_info, .api = Api::kOpenAI,
+     .doc = {"The served model and settings (TEI)", nullptr, "Info"}},
+    {.path = "/health", .get = handle_health, .api = Api::kOpenAI, .open = true,
+     .doc = {"Status, and where the model runs", nullptr, "Health", "application/json", "loading, draining or failed"}},
+    {.path = "/ready", .get = handle_ready, .api = Api::kOpenAI, .per_model = false, .open = true,
+     .doc = {"Readiness: 200 while serving at full speed", nullptr, kProbe, "application/json",
+             "not ready / not live"}},
+    {.path = "/live", .get = handle_live, .api = Api::kOpenAI, .per_model = false, .open = true,
+     .doc = {"Liveness: 503 when failed", nullptr, kProbe, "application/json", "not ready / not live"}},
+    {.path = "/metrics", .get = handle_metrics, .api = Api::kOpenAI, .per_model = false,
+     .doc = {"Prometheus metrics", nullptr, kText, "text/plain"}},
+    {.path = "/openapi.json", .get = handle_openapi, .api = Api::kOpenAI, .doc = {"This document", nullptr, kObject}},
+    {.path = "/docs", .get = handle_docs, .api = Api::kOpenAI, .per_model = false,
+     .doc = {"This document as a web page", nullptr, kText, "text/html"}},
+    // TEI's: POST / and /invocations (SageMaker's) as the model's route, GET /
+    // and /ping (SageMaker's) as its health, and its document's path.
+    {.path = "/", .post = serve_by_kind, .get = handle_tei_health, .open = true, .documented = false},
+    {.path = "/invocations", .post = serve_by_kind, .documented = false},
+    {.path = "/ping", .get = handle_tei_health, .per_model = false, .open = true, .documented = false},
+    {.path = "/api-doc/openapi.json", .get = handle_openapi, .api = Api::kOpenAI, .listed = false,
+     .doc = {"This document (TEI's path)", nullptr, kObject}},
+};
 
 }  // namespace
 
@@ -143,10 +116,7 @@ std::string Route::variant() const {
   return *variant_field ? std::string("\"") + variant_field + "\": \"" + variant_value + "\"" : std::string();
 }
 
-const std::vector<Route>& routes() {
-  static const std::vector<Route> table = make_routes();
-  return table;
-}
+const std::vector<Route>& routes() { return kRoutes; }
 
 const Route* find_route(std::string_view path) {
   for (const Route& r : routes())

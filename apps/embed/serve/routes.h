@@ -45,24 +45,24 @@ struct RouteDoc {
 
 struct Route {
   const char* path;
-  Api api;         // the shape of its errors
-  bool listed;     // a 404's list of routes names it (aliases are not named)
-  bool per_model;  // a model's route: also served as /models/NAME/<path> for model NAME
-  bool open;       // its GET answered without the API key (load balancers' probes)
   PostFn post = nullptr;  // one of post and get, or both
   GetFn get = nullptr;
-  RouteDoc doc = {""};
-  bool documented = true;  // in the OpenAPI document (TEI's root routes are not, as in TEI's)
+  Api api = Api::kTei;  // the shape of its errors
   // POST routes: what the model must be able to do (any of), checked before
-  // the handler runs; empty for none. `variant_field`: the body field whose
-  // value `variant_value` asks for `variant_needs` instead ("encoding_format": "sparse").
+  // the parser runs (or after, fields_first); empty for none. `variant_field`:
+  // the body field whose value `variant_value` asks for `variant_needs` instead.
   std::vector<Capability> needs = {};
   const char* variant_field = "";
   const char* variant_value = "";
   std::vector<Capability> variant_needs = {};
   ModelCheck check = nullptr;  // after the capability
-  bool drains = false;         // 503 while the server shuts down, before the body is read
   bool fields_first = false;   // the parser runs before the model is looked up
+  bool drains = false;         // 503 while the server shuts down, before the body is read
+  bool per_model = true;       // a model's route: also served as /models/NAME/<path> for model NAME
+  bool listed = true;          // a 404's list of routes names it (aliases are not named)
+  bool open = false;           // its GET answered without the API key (load balancers' probes)
+  bool documented = true;      // in the OpenAPI document (TEI's root routes are not, as in TEI's)
+  RouteDoc doc = {""};
 
   const char* methods() const { return post && get ? "GET, HEAD, POST" : post ? "POST" : "GET, HEAD"; }
   // `"encoding_format": "sparse"`: how a message names the variant ("" for none).

@@ -4,8 +4,10 @@
 // server installs them from it (server_dispatch.cpp), and GET /openapi.json
 // and GET /docs describe them. OpenAI's /v1/embeddings, TEI's /embed,
 // /embed_sparse, /embed_all, /similarity, /tokenize, /decode, /rerank,
-// /predict, Cohere's and Jina's /v1/rerank, /v1/models, /info, and the probes
-// /health, /ready, /live, /metrics (docs/serve.md).
+// /predict, Cohere's and Jina's /v1/rerank, /v1/models, /info, the probes
+// /health, /ready, /live, /metrics, and TEI's root routes: POST / and
+// /invocations as the route of the model's kind, GET / and /ping as its
+// health, /api-doc/openapi.json (docs/serve.md).
 //
 // Several models (model_registry.h): a request to a model's route (per_model
 // in the table) names one by the body's "model" field or a /models/NAME prefix
