@@ -434,9 +434,11 @@ typedef struct dlrt_backend_device_info {
 #define DLRT_BACKEND_DEVICE_INFO_INIT {sizeof(dlrt_backend_device_info), NULL, NULL, NULL, NULL, 0, NULL, 0}
 
 /* Asks every backend whether it is available (loading its vendor runtime the
- * first time) and pairs it with the discovered devices. refresh non-zero:
- * retry the backends whose runtime failed to load earlier. Thread-safe. */
-DLRT_C_API dlrt_status* dlrt_backends_list(int refresh, dlrt_backend_list** out);
+ * first time) and pairs it with the discovered devices. `only` names one
+ * backend to ask (NULL or "": all; the others' vendor runtimes stay unloaded;
+ * a name no backend has gives an empty list). refresh non-zero: retry the
+ * backends whose runtime failed to load earlier. Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_backends_list(const char* only, int refresh, dlrt_backend_list** out);
 DLRT_C_API void dlrt_backend_list_free(dlrt_backend_list** list);
 DLRT_C_API size_t dlrt_backend_list_count(const dlrt_backend_list* list);
 /* Fills *info for backend `index` (registration order, cpu first). */

@@ -93,13 +93,14 @@ extern "C" {
 
 // -------------------------------------------------------------- backends
 
-dlrt_status* dlrt_backends_list(int refresh, dlrt_backend_list** out) {
+dlrt_status* dlrt_backends_list(const char* only, int refresh, dlrt_backend_list** out) {
   constexpr const char* fn = "dlrt_backends_list";
   return guarded(fn, [&]() -> dlrt_status* {
     if (!out) return invalid(fn, "out is NULL");
     *out = nullptr;
     dlrt::BackendsOptions options;
     options.refresh = refresh != 0;
+    if (only) options.only = only;
     *out = new dlrt_backend_list{dlrt::backends(options)};
     return nullptr;
   });

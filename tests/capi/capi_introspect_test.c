@@ -64,8 +64,11 @@ static void test_backends(void) {
   dlrt_backend_device_info d = DLRT_BACKEND_DEVICE_INFO_INIT;
   const char *key = NULL, *value = NULL, *tried = NULL;
   size_t i, j;
-  OK(dlrt_backends_list(0, &list));
-  CHECK(dlrt_backend_list_count(list) >= 1);
+  /* Only the cpu backend: asking all would probe OpenVINO, which dlrt loads with
+   * RTLD_DEEPBIND, and AddressSanitizer aborts on that flag (the C++ and Python
+   * tests list every backend). */
+  OK(dlrt_backends_list("cpu", 0, &list));
+  CHECK(dlrt_backend_list_count(list) == 1);
   /* cpu first, built in, with its device */
   OK(dlrt_backend_list_get(list, 0, &b));
   CHECK(strcmp(b.name, "cpu") == 0 && b.available == 1 && b.device_count >= 1);
@@ -76,7 +79,7 @@ static void test_backends(void) {
     OK(dlrt_backend_list_device_metadata(list, 0, 0, i, &key, &value));
     CHECK(key && value);
   }
-  /* every backend: an unavailable one says why and offers no device */
+  /* every backend listed: an unavailable one says why and offers no device */
   for (i = 0; i < dlrt_backend_list_count(list); ++i) {
     OK(dlrt_backend_list_get(list, i, &b));
     CHECK(b.name && b.name[0] && b.reason && b.fix && b.library_path && b.version && b.compatibility);
@@ -94,13 +97,16 @@ static void test_backends(void) {
   b.struct_size = 2;
   FAILS(dlrt_backend_list_get(list, 0, &b), DLRT_INVALID_ARGUMENT, "struct_size");
   FAILS(dlrt_backend_list_device_metadata(list, 0, 0, 0, NULL, &value), DLRT_INVALID_ARGUMENT, "NULL");
-  FAILS(dlrt_backends_list(0, NULL), DLRT_INVALID_ARGUMENT, "out is NULL");
+  FAILS(dlrt_backends_list("cpu", 0, NULL), DLRT_INVALID_ARGUMENT, "out is NULL");
   CHECK(dlrt_backend_list_count(NULL) == 0);
   dlrt_backend_list_free(&list);
   CHECK(list == NULL);
   dlrt_backend_list_free(&list);
-  OK(dlrt_backends_list(1, &list)); /* refresh: asks again */
-  CHECK(dlrt_backend_list_count(list) >= 1);
+  OK(dlrt_backends_list("cpu", 1, &list)); /* refresh: asks again */
+  CHECK(dlrt_backend_list_count(list) == 1);
+  dlrt_backend_list_free(&list);
+  OK(dlrt_backends_list("no-such-backend", 0, &list));
+  CHECK(list != NULL && dlrt_backend_list_count(list) == 0);
   dlrt_backend_list_free(&list);
 }
 
