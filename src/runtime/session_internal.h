@@ -1,5 +1,6 @@
-// Internal access to a Session for dlrt's own tools (conformance runner,
-// inspect): runs with RunValues, so sequence and optional inputs/outputs work.
+// Internal access to a Session for the runtime's own files (dlrt::run_profiled)
+// and its tests: runs with RunValues, the graphs it imported and runs. Tools,
+// apps and bindings use the public headers instead (check_layers.py).
 #pragma once
 
 #include <map>
