@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "dlrt/model_info.h"
 #include "dlrt/session.h"
 #include "dlrt/status.h"
 #include "dlrt/tensor.h"
@@ -32,7 +33,6 @@ void bind_run_options(nb::module_& m);
 void bind_model_info(nb::module_& m);
 
 // Session.model_info() and Session.node_placement() (model_info.cpp).
-struct ModelInfo;
 nb::dict model_info_dict(const ModelInfo& info);
 nb::list node_placement_list(const Session& session);
 

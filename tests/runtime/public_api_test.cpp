@@ -166,7 +166,7 @@ TEST(PublicModelInfo, FromTheFileAndFromTheSession) {
   o.threads = 1;
   auto session = Session::create(path.string(), o);
   ASSERT_TRUE(session.ok()) << session.status().to_string();
-  // As imported: the optimiser folds the constant If away, the info does not.
+  // As imported, before graph optimisation (which may fold or fuse nodes).
   expect_described(model_info(**session));
   fs::remove(path);
 }
