@@ -224,7 +224,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string
   impl->max_length = std::max<size_t>(max_len, 2);
 
   DLRT_ASSIGN_OR_RETURN(impl->session, open_model_session(model_path, options));
-  DLRT_ASSIGN_OR_RETURN(impl->batch_dependent_op, dlrt::embed::batch_dependent_op(model_path));
+  impl->batch_dependent_op = dlrt::embed::batch_dependent_op(model_info(*impl->session));
   DLRT_ASSIGN_OR_RETURN(impl->inputs, TokenInputs::from_session(*impl->session, model_path.string()));
 
   // A dense model's hidden states, a sparse model's MLM logits (both 3-D).
