@@ -1,0 +1,199 @@
+// Folders sentence-transformers 5.x and 6.x saved (tests/models/st_modules/,
+// written by tests/models/make_st_modules.py) against that library's torch
+// outputs: Transformer + Pooling + Dense + LayerNorm + Normalize, SPLADE,
+// StaticEmbedding and SparseStaticEmbedding, through the Embedder and
+// `dlrt embed`; each Dense activation against torch's values; and the
+// refusal of a module type dlrt does not implement.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "../tools/cli_test_util.h"
+#include "embed/models/dense.h"
+#include "embed/models/embedder.h"
+#include "embed/models/modules.h"
+#include "embed/models/sparse.h"
+#include "embed_test_util.h"
+#include "retrieval_reference.h"
+
+namespace dlrt::embed {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+fs::path st_dir() { return fs::path(DLRT_TEST_DIR) / "models" / "st_modules"; }
+json reference(int major) {
+  return json::parse(testing::slurp(st_dir() / ("st" + std::to_string(major) + "_reference.json")));
+}
+fs::path folder(int major, const std::string& name) { return st_dir() / ("st" + std::to_string(major) + "_" + name); }
+
+EmbedderOptions cpu() {
+  EmbedderOptions o;
+  o.device = "cpu";
+  o.threads = 2;
+  return o;
+}
+
+double cosine(const std::vector<float>& a, const std::vector<double>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    ab += a[i] * b[i];
+    aa += static_cast<double>(a[i]) * a[i];
+    bb += b[i] * b[i];
+  }
+  return ab / std::sqrt(std::max(aa * bb, 1e-300));
+}
+
+class StModules : public ::testing::TestWithParam<int> {};
+
+TEST_P(StModules, ModuleTypesAreTheLibrarysAndAllImplemented) {
+  const json ref = reference(GetParam());
+  EXPECT_EQ(ref["sentence_transformers"].get<std::string>().substr(0, 2), std::to_string(GetParam()) + ".");
+  for (const auto& [name, outputs] : ref["folders"].items()) {
+    auto modules = read_modules(folder(GetParam(), name));
+    ASSERT_TRUE(modules.ok()) << name << ": " << modules.status().to_string();
+    ASSERT_EQ(modules->size(), outputs["module_types"].size()) << name;
+    for (size_t i = 0; i < modules->size(); ++i)
+      EXPECT_EQ((*modules)[i].type_name, outputs["module_types"][i].get<std::string>()) << name;
+  }
+}
+
+TEST_P(StModules, DenseAndStaticMatchTorch) {
+  const json ref = reference(GetParam());
+  const auto texts = ref["texts"].get<std::vector<std::string>>();
+  for (const char* name : {"dense", "static"}) {
+    SCOPED_TRACE(name);
+    auto e = Embedder::create(folder(GetParam(), name).string(), cpu());
+    ASSERT_TRUE(e.ok()) << e.status().to_string();
+    EXPECT_EQ((*e)->kind(), ModelKind::kDense);
+    auto got = (*e)->embed(texts);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    const json& want = ref["folders"][name]["embeddings"];
+    ASSERT_EQ(got->vectors.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const auto w = want[i].get<std::vector<double>>();
+      ASSERT_EQ(got->vectors[i].size(), w.size());
+      // The empty text of a static model is all zeros in torch and here.
+      const bool zero = std::all_of(w.begin(), w.end(), [](double v) { return v == 0; });
+      if (zero) {
+        for (float v : got->vectors[i]) EXPECT_EQ(v, 0.0f) << "text " << i;
+        continue;
+      }
+      EXPECT_GE(cosine(got->vectors[i], w), 0.99999) << "text " << i;
+      for (size_t k = 0; k < w.size(); ++k) EXPECT_NEAR(got->vectors[i][k], w[k], 1e-4) << "text " << i;
+    }
+  }
+}
+
+TEST_P(StModules, SparseAndSparseStaticMatchTorch) {
+  const json ref = reference(GetParam());
+  const auto texts = ref["texts"].get<std::vector<std::string>>();
+  for (const char* name : {"sparse", "sparse_static"}) {
+    SCOPED_TRACE(name);
+    auto e = Embedder::create(folder(GetParam(), name).string(), cpu());
+    ASSERT_TRUE(e.ok()) << e.status().to_string();
+    EXPECT_EQ((*e)->kind(), ModelKind::kSparse);
+    auto got = (*e)->encode_sparse(texts);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    const json& want = ref["folders"][name]["sparse"];
+    ASSERT_EQ(got->vectors.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      testing::expect_sparse_row(got->vectors[i].indices, got->vectors[i].values, want[i], "text " + std::to_string(i));
+  }
+}
+
+std::string embed_cmd(const fs::path& model, const std::string& args) {
+  return dlrt::testing::quote(dlrt::testing::dlrt_binary()) + " embed --model " + dlrt::testing::quote(model.string()) +
+         " --device cpu --threads 2 --quiet " + args;
+}
+
+TEST_P(StModules, CliMatchesTorch) {
+  const json ref = reference(GetParam());
+  std::string quoted;
+  for (const auto& t : ref["texts"]) quoted += " " + dlrt::testing::quote(t.get<std::string>());
+  for (const char* name : {"dense", "static"}) {
+    auto r = dlrt::testing::run_command(embed_cmd(folder(GetParam(), name), "--json" + quoted));
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.output;
+    const json j = json::parse(r.output, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.output;
+    const json& want = ref["folders"][name]["embeddings"];
+    ASSERT_EQ(j["data"].size(), want.size()) << name;
+    for (size_t i = 0; i < want.size(); ++i) {
+      const auto w = want[i].get<std::vector<double>>();
+      if (std::all_of(w.begin(), w.end(), [](double v) { return v == 0; })) continue;
+      EXPECT_GE(cosine(j["data"][i]["embedding"].get<std::vector<float>>(), w), 0.99999) << name << " text " << i;
+    }
+  }
+  for (const char* name : {"sparse", "sparse_static"}) {
+    auto r = dlrt::testing::run_command(embed_cmd(folder(GetParam(), name), "--sparse --json" + quoted));
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.output;
+    const json j = json::parse(r.output, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.output;
+    const json& want = ref["folders"][name]["sparse"];
+    ASSERT_EQ(j["data"].size(), want.size()) << name;
+    for (size_t i = 0; i < want.size(); ++i)
+      testing::expect_sparse_row(j["data"][i]["indices"].get<std::vector<int64_t>>(),
+                                 j["data"][i]["values"].get<std::vector<float>>(), want[i],
+                                 std::string(name) + " cli text " + std::to_string(i));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SentenceTransformers, StModules, ::testing::Values(5, 6),
+                         [](const ::testing::TestParamInfo<int>& i) { return "st" + std::to_string(i.param); });
+
+TEST(StModuleActivations, MatchTorch) {
+  const json ref = reference(6);
+  const auto x = ref["activations"]["x"].get<std::vector<float>>();
+  size_t checked = 0;
+  for (const auto& [name, values] : ref["activations"].items()) {
+    if (name == "x") continue;
+    fs::path dir = fs::temp_directory_path() / ("dlrt_st_act_" + std::to_string(::getpid()) + "_" + name);
+    fs::create_directories(dir);
+    // A 1 -> 1 Dense with weight 1 and bias 0: the activation itself.
+    std::ofstream(dir / "config.json") << json{{"in_features", 1}, {"out_features", 1}, {"bias", false},
+                                               {"activation_function", "torch.nn.modules.activation." + name}}.dump();
+    const std::string header = R"({"linear.weight":{"dtype":"F32","shape":[1,1],"data_offsets":[0,4]}})";
+    std::string file(8, '\0');
+    for (int i = 0; i < 8; ++i) file[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+    const float one = 1.0f;
+    file += header + std::string(reinterpret_cast<const char*>(&one), 4);
+    std::ofstream(dir / "model.safetensors", std::ios::binary) << file;
+    auto d = DenseLayer::load(dir);
+    fs::remove_all(dir);
+    ASSERT_TRUE(d.ok()) << name << ": " << d.status().to_string();
+    const auto want = values.get<std::vector<double>>();
+    for (size_t i = 0; i < x.size(); ++i)
+      EXPECT_NEAR(d->apply({x[i]})[0], want[i], 1e-5 + 1e-5 * std::fabs(want[i])) << name << " at " << x[i];
+    ++checked;
+  }
+  EXPECT_GE(checked, 19u);
+}
+
+TEST(StModuleRefusals, AnUnimplementedTypeIsNamed) {
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_st_refuse_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(folder(6, "dense"), dir, fs::copy_options::recursive);
+  for (const char* type : {"sentence_transformers.sentence_transformer.modules.weighted_layer_pooling.WeightedLayerPooling",
+                           "sentence_transformers.base.modules.router.Router",
+                           "sentence_transformers.multi_vector_encoder.modules.token_pooling.HierarchicalTokenPooling"}) {
+    json modules = json::parse(testing::slurp(folder(6, "dense") / "modules.json"));
+    modules[1]["type"] = type;
+    std::ofstream(dir / "modules.json") << modules.dump();
+    auto e = Embedder::create(dir.string(), cpu());
+    ASSERT_FALSE(e.ok()) << type;
+    EXPECT_EQ(e.status().code(), StatusCode::kUnsupported) << e.status().to_string();
+    EXPECT_NE(e.status().message().find(type), std::string::npos) << e.status().message();
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace dlrt::embed
