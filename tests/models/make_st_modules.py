@@ -25,6 +25,10 @@ Folders (st<N>_ prefix):
                 no ONNX model
   sparse_static a SparseEncoder of one SparseStaticEmbedding (random weights
                 per token, a quarter of them 0)
+  cross_encoder a CrossEncoder over a 2-layer BertForSequenceClassification
+                (one label; 6.x saves a modules.json of one Transformer whose
+                task is sequence-classification), onnx/model.onnx the logits;
+                the reference is predict()'s sigmoid scores for (query, text)
 
 The reference also holds torch's value of each Dense activation dlrt
 implements on a grid of inputs ("activations"). Weights are random (fixed
@@ -189,11 +193,37 @@ def make_sparse_static(m, work, tok_path, tok):
     return st_dir, {"sparse": sparse_rows(emb)}
 
 
-FOLDERS = {"dense": make_dense, "sparse": make_sparse, "static": make_static, "sparse_static": make_sparse_static}
+def make_cross_encoder(m, work, tok_path, tok):
+    from sentence_transformers import CrossEncoder
+    from transformers import BertForSequenceClassification
+    torch.manual_seed(76)
+    config = bert_config(len(tok.get_vocab()))
+    config.num_labels = 1
+    hf = BertForSequenceClassification(config).eval()
+    with torch.no_grad():  # scores spread over (0, 1), not all near 0.5
+        hf.classifier.weight.normal_(0.0, 3.0)
+    hf_dir = os.path.join(work, "cross_hf")
+    hf.save_pretrained(hf_dir)
+    tok.save_pretrained(hf_dir)
+    model = CrossEncoder(hf_dir, max_length=48, device="cpu")
+    st_dir = os.path.join(work, "cross_encoder")
+    model.save(st_dir)
+    export_onnx(hf, os.path.join(st_dir, "onnx", "model.onnx"), "logits")
+    query = TEXTS[1]
+    scores = model.predict([(query, t) for t in TEXTS], batch_size=len(TEXTS), activation_fn=torch.nn.Sigmoid())
+    return st_dir, {"query": query, "scores": [float(x) for x in scores]}
+
+
+FOLDERS = {"dense": make_dense, "sparse": make_sparse, "static": make_static, "sparse_static": make_sparse_static,
+           "cross_encoder": make_cross_encoder}
 
 
 def main():
+    import argparse
     import sentence_transformers
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", nargs="+", choices=sorted(FOLDERS), help="these folders only (the reference keeps the others)")
+    args = ap.parse_args()
     major = st_major()
     work = os.path.join(OUT, f".work{major}")
     shutil.rmtree(work, ignore_errors=True)
@@ -205,8 +235,12 @@ def main():
                  "texts": TEXTS, "folders": {},
                  "activations": {"x": x.tolist(),
                                  **{a: getattr(torch.nn, a)()(x).tolist() for a in ACTIVATIONS}}}
-    for name, make in FOLDERS.items():
-        st_dir, outputs = make(m, work, tok_path, tok)
+    ref_path = os.path.join(OUT, f"st{major}_reference.json")
+    if args.only and os.path.exists(ref_path):
+        with open(ref_path, encoding="utf-8") as f:
+            reference["folders"] = json.load(f)["folders"]
+    for name in args.only or FOLDERS:
+        st_dir, outputs = FOLDERS[name](m, work, tok_path, tok)
         dest = os.path.join(OUT, f"st{major}_{name}")
         shutil.rmtree(dest, ignore_errors=True)
         shutil.copytree(st_dir, dest)
@@ -216,11 +250,13 @@ def main():
         for name_ in junk:
             if os.path.exists(os.path.join(dest, name_)):
                 os.remove(os.path.join(dest, name_))
-        with open(os.path.join(dest, "modules.json"), encoding="utf-8") as f:
-            outputs["module_types"] = [mod["type"] for mod in json.load(f)]
+        modules_json = os.path.join(dest, "modules.json")
+        if os.path.exists(modules_json):  # a 5.x CrossEncoder saves a plain transformers folder
+            with open(modules_json, encoding="utf-8") as f:
+                outputs["module_types"] = [mod["type"] for mod in json.load(f)]
         reference["folders"][name] = outputs
         print("wrote", dest, outputs["module_types"], file=sys.stderr)
-    write_json(os.path.join(OUT, f"st{major}_reference.json"), reference)
+    write_json(ref_path, reference)
     shutil.rmtree(work)
 
 
