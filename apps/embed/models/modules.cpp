@@ -89,7 +89,7 @@ Status check_order(const fs::path& path, const std::vector<Module>& modules) {
   for (size_t i = 1; i < modules.size(); ++i) {
     const ModuleType t = modules[i].type;
     const std::string at = "module " + std::to_string(i) + " (" + modules[i].type_name + ")";
-    if (is_input_module(t)) return bad(at + " is a second input module (Transformer)");
+    if (is_input_module(t)) return bad(at + " is a second Transformer or other input module");
     const bool pools = t == ModuleType::kPooling || t == ModuleType::kSpladePooling;
     if (pools && is_static) return bad(at + " pools token vectors, which the static module 0 does not give");
     size_t& first = t == ModuleType::kPooling ? pooling : t == ModuleType::kSpladePooling ? splade : normalize;
