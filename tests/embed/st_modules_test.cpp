@@ -23,7 +23,8 @@
 #include "embed_test_util.h"
 #include "retrieval_reference.h"
 
-namespace dlrt::embed {
+// A namespace of its own: the unity build puts this file beside others with the same helper names.
+namespace dlrt::embed::st_modules_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -223,4 +224,4 @@ TEST(StModuleRefusals, AnUnimplementedTypeIsNamed) {
 }
 
 }  // namespace
-}  // namespace dlrt::embed
+}  // namespace dlrt::embed::st_modules_test

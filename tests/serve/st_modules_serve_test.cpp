@@ -14,7 +14,8 @@
 #include "embed/models/embedder.h"
 #include "test_server.h"
 
-namespace dlrt::embed {
+// A namespace of its own: the unity build puts this file beside others with the same helper names.
+namespace dlrt::embed::st_modules_serve_test {
 namespace {
 
 using json = nlohmann::json;
@@ -81,4 +82,4 @@ TEST(ServeStModules, SparseStaticEmbeddingMatchesTorch) {
 }
 
 }  // namespace
-}  // namespace dlrt::embed
+}  // namespace dlrt::embed::st_modules_serve_test
