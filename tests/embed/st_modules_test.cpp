@@ -220,6 +220,13 @@ TEST(StModuleRefusals, AnUnimplementedTypeIsNamed) {
     EXPECT_EQ(e.status().code(), StatusCode::kUnsupported) << e.status().to_string();
     EXPECT_NE(e.status().message().find(type), std::string::npos) << e.status().message();
   }
+  // 6.x's MultiVectorEncoder is refused by its model_type even without a module dlrt lacks.
+  std::ofstream(dir / "modules.json") << testing::slurp(folder(6, "dense") / "modules.json");
+  std::ofstream(dir / "config_sentence_transformers.json") << R"({"model_type": "MultiVectorEncoder"})";
+  auto e = Embedder::create(dir.string(), cpu());
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kUnsupported) << e.status().to_string();
+  EXPECT_NE(e.status().message().find("MultiVectorEncoder"), std::string::npos) << e.status().message();
   fs::remove_all(dir);
 }
 

@@ -189,6 +189,11 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
                        "Python encode(output_value=\"token_embeddings\"); see docs/embed-retrieval.md)");
   DLRT_RETURN_IF_ERROR(
       require_capability(model_dir, {Capability::kDense, Capability::kSparse}, "an embedder (one vector per text)"));
+  // sentence-transformers 6.x's multi-vector encoder: per-token vectors dlrt does not give yet (never pooled).
+  DLRT_ASSIGN_OR_RETURN(json st, read_json(file.dir / "config_sentence_transformers.json"));
+  if (st.is_object() && jsonu::get_string(st, "model_type", "") == "MultiVectorEncoder")
+    return Unsupported(file.dir.string() + " is a sentence-transformers MultiVectorEncoder folder, which dlrt does not "
+                       "implement (its ColBERT support reads PyLate's folders; see docs/embed-retrieval.md)");
   return create_transformer(model_dir, options);
 }
 
