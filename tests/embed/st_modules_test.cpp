@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -19,6 +20,7 @@
 #include "embed/models/dense.h"
 #include "embed/models/embedder.h"
 #include "embed/models/modules.h"
+#include "dlrt/dtype.h"
 #include "embed/models/sparse.h"
 #include "embed_test_util.h"
 #include "retrieval_reference.h"
@@ -202,6 +204,71 @@ TEST(StModuleActivations, MatchTorch) {
     ++checked;
   }
   EXPECT_GE(checked, 19u);
+}
+
+// Replaces `path` by renaming a new file over it: a loaded static table maps the
+// old file, which truncating it in place would take from under the mapping.
+void replace_file(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path.string() + ".new", std::ios::binary) << bytes;
+  fs::rename(path.string() + ".new", path);
+}
+
+// A .safetensors file of one tensor `name` ([rows, cols], or [rows] when cols is 0) of `dtype`.
+std::string safetensors(const std::string& name, const std::string& dtype, size_t rows, size_t cols,
+                        const std::string& data) {
+  const std::string shape = cols ? "[" + std::to_string(rows) + "," + std::to_string(cols) + "]" : "[" + std::to_string(rows) + "]";
+  const std::string header = "{\"" + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":" + shape +
+                             ",\"data_offsets\":[0," + std::to_string(data.size()) + "]}}";
+  std::string file(8, '\0');
+  for (int i = 0; i < 8; ++i) file[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return file + header + data;
+}
+
+// The static table as float16 gives the float32 table's vectors within
+// float16's precision; a broken or mismatched table is InvalidModel, not a crash.
+TEST(StModuleStatic, Float16TableAndBrokenTables) {
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_st_static_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(folder(6, "static"), dir, fs::copy_options::recursive);
+  auto f32 = Embedder::create(dir.string(), cpu());
+  ASSERT_TRUE(f32.ok()) << f32.status().to_string();
+  const std::string bytes = testing::slurp(dir / "model.safetensors");
+  const uint64_t n = static_cast<uint8_t>(bytes[0]) | static_cast<uint64_t>(static_cast<uint8_t>(bytes[1])) << 8;
+  const json header = json::parse(bytes.substr(8, n));
+  const auto shape = header["embedding.weight"]["shape"].get<std::vector<size_t>>();
+  std::string half;
+  for (size_t i = 0; i < shape[0] * shape[1]; ++i) {
+    float f;
+    std::memcpy(&f, bytes.data() + 8 + n + 4 * i, 4);
+    const uint16_t h = Float16::from_float(f);
+    half.append(reinterpret_cast<const char*>(&h), 2);
+  }
+  replace_file(dir / "model.safetensors", safetensors("embedding.weight", "F16", shape[0], shape[1], half));
+  auto f16 = Embedder::create(dir.string(), cpu());
+  ASSERT_TRUE(f16.ok()) << f16.status().to_string();
+  const std::vector<std::string> texts = {"the quick brown fox", "search"};
+  auto a = (*f32)->embed(texts), b = (*f16)->embed(texts);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (size_t i = 0; i < texts.size(); ++i)
+    EXPECT_GE(cosine(a->vectors[i], std::vector<double>(b->vectors[i].begin(), b->vectors[i].end())), 0.9999);
+
+  const struct {
+    const char* what;
+    std::string file;
+  } broken[] = {
+      {"no embedding.weight", safetensors("other", "F32", 2, 2, std::string(16, '\0'))},
+      {"too few rows", safetensors("embedding.weight", "F32", 2, 24, std::string(2 * 24 * 4, '\0'))},
+      {"a 1-D table", safetensors("embedding.weight", "F32", 8, 0, std::string(32, '\0'))},
+      {"past the end", safetensors("embedding.weight", "F32", shape[0], shape[1], std::string(64, '\0'))},
+      {"a truncated header", std::string("\xff\x00\x00\x00\x00\x00\x00\x00{", 9)},
+  };
+  for (const auto& c : broken) {
+    replace_file(dir / "model.safetensors", c.file);
+    auto e = Embedder::create(dir.string(), cpu());
+    ASSERT_FALSE(e.ok()) << c.what;
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidModel) << c.what << ": " << e.status().to_string();
+  }
+  fs::remove_all(dir);
 }
 
 TEST(StModuleRefusals, AnUnimplementedTypeIsNamed) {
