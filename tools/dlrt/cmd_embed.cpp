@@ -118,12 +118,15 @@ int embed_sparse(const embed::Embedder& embedder, std::vector<embed::Encoding> e
   }
   progress.finish(summary_line(count, tokens, progress.seconds(), embedder));
   if (args.has("json")) {
-    const embed::SpladePooling& pooling = *embedder.splade_pooling();
+    const embed::SpladePooling* pooling = embedder.splade_pooling();
     nlohmann::ordered_json j;
     j["model"] = embedder.model_name();
     j["kind"] = embed::model_kind_name(embedder.kind());
     j["dimension"] = embedder.dimension();
-    j["pooling"] = {{"strategy", pooling.strategy_name()}, {"activation", pooling.activation_name()}};
+    // A SparseStaticEmbedding has no pooling: a weight per token present.
+    j["pooling"] = pooling ? nlohmann::ordered_json{{"strategy", pooling->strategy_name()},
+                                                    {"activation", pooling->activation_name()}}
+                           : nlohmann::ordered_json{{"strategy", "static"}, {"activation", nullptr}};
     j["top_k"] = top_k ? nlohmann::ordered_json(top_k) : nlohmann::ordered_json(nullptr);
     j["max_length"] = embedder.max_length();
     j["batching"] = embedder.batching();
