@@ -17,7 +17,7 @@
 namespace dlrt::cpu {
 namespace {
 
-class DepthwiseFlat : public ::testing::TestWithParam<SimdWidth> {
+class DepthwiseFlatWidths : public ::testing::TestWithParam<SimdWidth> {
  protected:
   void SetUp() override {
     if (!simd_width_runs(GetParam()))
@@ -48,7 +48,7 @@ Activation act_of(int which) {
   return a;
 }
 
-TEST_P(DepthwiseFlat, MatchesReference) {
+TEST_P(DepthwiseFlatWidths, MatchesReference) {
   const SimdWidth width = GetParam();
   // apply_activation (the narrower widths' activation) at the same level.
   const ScopedCpuIsa cap(width == SimdWidth::k512   ? CpuIsa::kAvx512
@@ -101,7 +101,8 @@ TEST_P(DepthwiseFlat, MatchesReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Widths, DepthwiseFlat, ::testing::Values(SimdWidth::k128, SimdWidth::k256, SimdWidth::k512),
+INSTANTIATE_TEST_SUITE_P(Widths, DepthwiseFlatWidths,
+                         ::testing::Values(SimdWidth::k128, SimdWidth::k256, SimdWidth::k512),
                          [](const ::testing::TestParamInfo<SimdWidth>& i) {
                            return std::string("w") + simd_width_name(i.param);
                          });

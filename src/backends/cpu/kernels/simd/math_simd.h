@@ -1,9 +1,10 @@
-// Body fragment (simd/simd.h): exp of non-positive inputs, sigmoid and tanh
-// over the width's operations, for kernels on the layer. Included by a
-// kernel body inside its width namespace, once per width and translation
-// unit. At 512 bits these are the operations, in order, of vec_avx512.h's
-// exp_nonpositive_lockstep, sigmoid_ps and tanh_ps (same results); the
-// narrower widths differ only in recip_1_2 and scale2_where (simd.h).
+// Body fragment (simd/simd.h): exp (of non-positive inputs; of a bounded
+// range), sigmoid and tanh over the width's operations, for kernels on the
+// layer. Included by a kernel body inside its width namespace, once per
+// width and translation unit. At 512 bits these are the operations, in
+// order, of vec_avx512.h's exp_nonpositive_lockstep, sigmoid_ps and tanh_ps
+// (same results); the narrower widths differ only in recip_1_2 and scale2
+// (simd.h).
 // Accuracy: exp within a few float ulps (0 below ln(FLT_MIN)), sigmoid a
 // few ulps relative, tanh 2e-7 absolute; NaN stays NaN.
 
@@ -39,6 +40,23 @@ __attribute__((always_inline)) inline void exp_nonpositive_lockstep(Vf (&x)[U]) 
   for (int u = 0; u < U; ++u) p[u] = fmadd(p[u], r[u], set1(1.0f));
 #pragma GCC unroll 4
   for (int u = 0; u < U; ++u) x[u] = scale2_where(normal[u], p[u], n[u]);
+}
+
+// exp(x) for x in [-87.33, 88.72] (the caller's bound: no clamps, no
+// underflow to 0): vec_avx512.h's exp_ps (and vec_avx2.h's) without their
+// clamps, the same results there.
+__attribute__((always_inline)) inline Vf exp_in_range(Vf x) {
+  const Vf n = round_nearest(mul(x, set1(1.44269504088896341f)));
+  Vf r = fnmadd(n, set1(0.693359375f), x);
+  r = fnmadd(n, set1(-2.12194440e-4f), r);
+  Vf p = set1(1.9875691500e-4f);
+  p = fmadd(p, r, set1(1.3981999507e-3f));
+  p = fmadd(p, r, set1(8.3334519073e-3f));
+  p = fmadd(p, r, set1(4.1665795894e-2f));
+  p = fmadd(p, r, set1(1.6666665459e-1f));
+  p = fmadd(p, r, set1(5.0000001201e-1f));
+  p = fmadd(p, mul(r, r), add(r, set1(1.0f)));
+  return scale2(p, n);
 }
 
 // With e = exp(-|x|) in [0, 1]: 1 / (1 + e) for x >= 0, e / (1 + e) for

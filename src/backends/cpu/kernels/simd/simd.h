@@ -47,11 +47,13 @@
 //   transpose_square(r[kLanes])  r[i] lane j <-> r[j] lane i
 //   Mask (a lane mask: __mmask16 at 512 bits, all-ones lanes below), lt(a, b)
 //   (ordered a < b, false on NaN), nlt(a, b) (!(a < b), true on NaN),
+//   unord(a, b) (either is NaN),
 //   select(m, t, f), mul_where(m, a, b, f) (a*b where m, f elsewhere),
 //   bit_or bit_and bit_andnot (~a & b), round_nearest (ties to even; w128
-//   only for |v| < 2^22), scale2_where(m, p, n) (p 2^n where m, 0 elsewhere;
-//   n integral in [-126, 127] where m), recip_1_2(d) (1 / d within an ulp
-//   for d in [1, 2]). simd/math_simd.h builds exp, sigmoid and tanh on them.
+//   only for |v| < 2^22), scale2(p, n) (p 2^n, n integral in [-126, 128];
+//   2^128 is inf below 512 bits), scale2_where(m, p, n) (the same where m,
+//   0 elsewhere), recip_1_2(d) (1 / d within an ulp for d in [1, 2]).
+//   simd/math_simd.h builds exp, sigmoid and tanh on them.
 // New operations are added to all three widths with the same contract.
 #pragma once
 

@@ -66,6 +66,7 @@ using Vi = int32_t __attribute__((vector_size(16), aligned(16)));
 using Mask = Vi;
 DLRT_SIMD_FN Mask lt(Vf a, Vf b) { return a < b; }
 DLRT_SIMD_FN Mask nlt(Vf a, Vf b) { return ~(a < b); }
+DLRT_SIMD_FN Mask unord(Vf a, Vf b) { return (a != a) | (b != b); }
 DLRT_SIMD_FN Vf select(Mask m, Vf t, Vf f) { return m ? t : f; }
 DLRT_SIMD_FN Vf mul_where(Mask m, Vf a, Vf b, Vf f) { return m ? a * b : f; }
 DLRT_SIMD_FN Vf bits(Vi v) { return reinterpret_cast<Vf>(v); }
@@ -78,11 +79,12 @@ DLRT_SIMD_FN Vf round_nearest(Vf v) {
   const Vf magic = set1(12582912.0f);
   return (v + magic) - magic;
 }
-// n integral in [-126, 127] where m: 2^n built in the exponent field.
-DLRT_SIMD_FN Vf scale2_where(Mask m, Vf p, Vf n) {
-  const Vi k = __builtin_convertvector(min(max(n, set1(-127.0f)), set1(127.0f)), Vi);  // in range for NaN too
-  return bit_and(p * bits((k + 127) << 23), bits(m));
+// n integral in [-126, 128]: 2^n built in the exponent field (2^128: inf).
+DLRT_SIMD_FN Vf scale2(Vf p, Vf n) {
+  const Vi k = __builtin_convertvector(min(max(n, set1(-127.0f)), set1(128.0f)), Vi);  // in range for NaN too
+  return p * bits((k + 127) << 23);
 }
+DLRT_SIMD_FN Vf scale2_where(Mask m, Vf p, Vf n) { return bit_and(scale2(p, n), bits(m)); }
 DLRT_SIMD_FN Vf recip_1_2(Vf d) { return set1(1.0f) / d; }
 
 DLRT_SIMD_FN void compress_store(float* p, Lanes m, Vf v) {

@@ -48,6 +48,7 @@ DLRT_SIMD_FN float hmax(Vf v) { return _mm512_reduce_max_ps(v); }
 using Mask = __mmask16;
 DLRT_SIMD_FN Mask lt(Vf a, Vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }   // false on NaN
 DLRT_SIMD_FN Mask nlt(Vf a, Vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLT_UQ); }  // true on NaN
+DLRT_SIMD_FN Mask unord(Vf a, Vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q); }
 DLRT_SIMD_FN Vf select(Mask m, Vf t, Vf f) { return _mm512_mask_mov_ps(f, m, t); }
 DLRT_SIMD_FN Vf mul_where(Mask m, Vf a, Vf b, Vf f) { return _mm512_mask_mul_ps(f, m, a, b); }
 DLRT_SIMD_FN Vf bit_or(Vf a, Vf b) { return _mm512_or_ps(a, b); }
@@ -55,6 +56,7 @@ DLRT_SIMD_FN Vf bit_and(Vf a, Vf b) { return _mm512_and_ps(a, b); }
 DLRT_SIMD_FN Vf bit_andnot(Vf a, Vf b) { return _mm512_andnot_ps(a, b); }
 DLRT_SIMD_FN Vf round_nearest(Vf v) { return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 DLRT_SIMD_FN Vf scale2_where(Mask m, Vf p, Vf n) { return _mm512_maskz_scalef_ps(m, p, n); }
+DLRT_SIMD_FN Vf scale2(Vf p, Vf n) { return _mm512_scalef_ps(p, n); }
 // 1 / d for d in [1, 2]: the 14-bit estimate and one Newton step.
 DLRT_SIMD_FN Vf recip_1_2(Vf d) {
   const Vf y = _mm512_rcp14_ps(d);
