@@ -15,14 +15,15 @@ void lstm_cell(int64_t n, const float* gates, float* c, float* h) {
   const float* go = gates + n;
   const float* gf = gates + 2 * n;
   const float* gg = gates + 3 * n;
-  for (int64_t j = 0, m = n; m > 0; j += kLanes, m -= kLanes) {
+  for (int64_t j = 0; j < n; j += kLanes) {
+    const int64_t m = n - j;
     const Vf i = math::sigmoid(load_first(gi + j, m));
     const Vf f = math::sigmoid(load_first(gf + j, m));
     const Vf g = math::tanh(load_first(gg + j, m));
+    const Vf o = math::sigmoid(load_first(go + j, m));
     // f c rounded, then i g added to it fused: what the former AVX-512 kernel compiled to.
     const Vf cn = fmadd(i, g, mul(f, load_first(c + j, m)));
     store_first(c + j, cn, m);
-    const Vf o = math::sigmoid(load_first(go + j, m));
     store_first(h + j, mul(o, math::tanh(cn)), m);
   }
 }
