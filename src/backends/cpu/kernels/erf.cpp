@@ -5,9 +5,10 @@
 //             degree-9 polynomial in a - 2.45 over [0.9, 4]; a is clamped to
 //             4, where 1 - erfc already rounds to 1.
 // Both are computed for every lane and blended, then the sign of x is put
-// back; one source at every vector width (erf_simd.h over simd/simd.h). Coefficients: weighted least-squares fits
-// (Lawson's iteration towards minimax) against double-precision erf/erfc, relative error 1.3e-8 for P and
-// absolute 9.3e-9 for S, so the float evaluation dominates the error.
+// back. Coefficients: weighted least-squares fits (Lawson's iteration towards
+// minimax) against double-precision erf/erfc, relative error 1.3e-8 for P and
+// absolute 9.3e-9 for S, so the float evaluation dominates the error. One
+// source at every vector width (erf_simd.h over simd/simd.h).
 #include "backends/cpu/kernels/erf.h"
 
 #include <cmath>
