@@ -1,15 +1,16 @@
 // The vector erf (kernels/erf.h) against double-precision std::erf across
-// [-5, 5], special values and tails, on every ISA this CPU has.
-#include "backends/cpu/kernels/erf.h"
-
+// [-5, 5], special values and tails, on every ISA this CPU has, and its
+// instantiation at every vector width (128 bits too).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
+#include "backends/cpu/kernels/erf.h"
 #include "backends/cpu/kernels/isa.h"
 #include "isa_test_util.h"
 
@@ -93,6 +94,58 @@ TEST(ErfKernel, InPlace) {
   erf_f32(x.data(), x.data(), 5);
   EXPECT_EQ(x, want);
 }
+
+class ErfWidths : public ::testing::TestWithParam<SimdWidth> {
+ protected:
+  void SetUp() override {
+    if (!simd_width_runs(GetParam()))
+      GTEST_SKIP() << "this CPU cannot run the " << simd_width_name(GetParam()) << "-bit instantiation";
+  }
+};
+
+TEST_P(ErfWidths, WithinTwoUlpsWithSpecialsAndTails) {
+  const SimdWidth width = GetParam();
+  std::vector<float> x;
+  const float hi = 5.0f;
+  uint32_t hi_bits;
+  std::memcpy(&hi_bits, &hi, 4);
+  for (uint32_t b = 0; b <= hi_bits; b += 1013) {
+    float v;
+    std::memcpy(&v, &b, 4);
+    x.push_back(v);
+    x.push_back(-v);
+  }
+  for (float v : {0.9f, std::nextafter(0.9f, 0.0f), 4.0f, std::nextafter(4.0f, 0.0f), 1e-45f})
+    x.push_back(v), x.push_back(-v);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float v : {inf, -inf, 1e30f, -1e30f, 6.0f}) x.push_back(v);
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> y(x.size());
+  erf_f32(width, x.data(), y.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i])) {
+      ASSERT_TRUE(std::isnan(y[i]));
+      continue;
+    }
+    ASSERT_EQ(std::signbit(y[i]), std::signbit(x[i])) << x[i];
+    ASSERT_LE(ulps(y[i], std::erf(static_cast<double>(x[i]))), 2.0) << "x = " << x[i];
+  }
+  // The last 40 elements (the specials among them) in every tail length at
+  // this width: the same bits as in the whole run, nothing written past n.
+  const size_t first = x.size() - 40;
+  for (int64_t n = 24; n <= 40; ++n) {
+    std::vector<float> part(41, 7.0f);
+    erf_f32(width, x.data() + first, part.data(), n);
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(std::memcmp(&part[static_cast<size_t>(i)], &y[first + static_cast<size_t>(i)], 4), 0) << "n " << n;
+    for (size_t i = static_cast<size_t>(n); i < part.size(); ++i) ASSERT_EQ(part[i], 7.0f) << "wrote past n " << n;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Widths, ErfWidths, ::testing::Values(SimdWidth::k128, SimdWidth::k256, SimdWidth::k512),
+                         [](const ::testing::TestParamInfo<SimdWidth>& i) {
+                           return std::string("w") + simd_width_name(i.param);
+                         });
 
 }  // namespace
 }  // namespace dlrt::cpu

@@ -1,15 +1,17 @@
 // Depthwise 2-D convolution (stride 1, no dilation) of one small plane on a
-// flattened, zero-padded grid (AVX-512). Conv uses it for depthwise layers
-// whose output rows are at most 16 wide (mobilenet_v2's 14x14 and 7x7
-// planes), where the row-wise kernels in conv.cpp spend most of their time
-// on masked tails and per-row overhead.
+// flattened, zero-padded grid: one source at every vector width
+// (depthwise_flat_simd.h over simd/simd.h), chosen at 512 bits only. Conv
+// uses it for depthwise layers whose output rows are at most 16 wide
+// (mobilenet_v2's 14x14 and 7x7 planes) that the one-channel-per-lane
+// kernel does not take, where the row-wise kernels in conv.cpp spend most
+// of their time on masked tails and per-row overhead.
 //
 // The input plane is copied once into a zero-padded scratch whose rows are
 // wq = out_w + kw - 1 floats wide. Output (oh, ow) then lives at grid index
 // oh * wq + ow, and tap (i, j) reads the scratch at i * wq + j past that
 // index, so the whole plane is one flat vector loop over the grid, 16
-// outputs per vector, rows included. Grid columns ow >= out_w are computed
-// and dropped when the grid is compacted into y together with the fused
+// outputs per 512-bit vector, rows included. Grid columns ow >= out_w are
+// computed and dropped when the grid is compacted into y together with the fused
 // bias / residual / activation. Faster than the row kernels on small planes
 // only, so Conv keeps the row kernels for 28x28 and stride 2 (docs/performance-decisions.md).
 #pragma once
@@ -17,6 +19,7 @@
 #include <cstdint>
 
 #include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/kernels/simd/width.h"
 
 namespace dlrt::cpu {
 
@@ -47,14 +50,19 @@ struct DepthwiseFlatPlan {
   int64_t off[kMaxTaps] = {};  // tap (i, j) reads the scratch at grid index + off[i * kw + j]
 };
 
-// Fills `plan` and returns true when depthwise_flat_avx512 handles this
-// geometry (stride 1 and no dilation are the caller's to check; at most 64
-// taps, a padded plane of at most 64K floats) and the CPU has AVX-512 under cpu_isa().
+// Fills `plan` and returns true when depthwise_flat handles this geometry
+// (stride 1 and no dilation are the caller's to check; at most 64 taps, a
+// padded plane of at most 64K floats) and Conv should use it: only where
+// simd_width() is 512 (at 256 bits Conv's choice of the lanes and plane
+// kernels stays as it was). The plan itself holds for every width.
 bool depthwise_flat_plan(const DepthwiseFlatGeometry& g, DepthwiseFlatPlan* plan);
+// The geometry part of depthwise_flat_plan, whatever the width (tests).
+bool depthwise_flat_fits(const DepthwiseFlatGeometry& g, DepthwiseFlatPlan* plan);
 
-// y[oh * out_w + ow] for the whole plane (every element written).
-// Thread-safe (per-thread scratch, no allocation once warm).
-void depthwise_flat_avx512(const float* x, const float* w, const DepthwiseFlatPlan& plan, float* y,
-                           const DepthwiseFlatOutput& o);
+// y[oh * out_w + ow] for the whole plane (every element written), at
+// `width` (simd_width() or narrower). Thread-safe (per-thread scratch, no
+// allocation once warm).
+void depthwise_flat(SimdWidth width, const float* x, const float* w, const DepthwiseFlatPlan& plan, float* y,
+                    const DepthwiseFlatOutput& o);
 
 }  // namespace dlrt::cpu

@@ -396,7 +396,7 @@ Status conv_depthwise_f32(const ConvProblem& prob, const ConvFusion& fuse) {
         o.bias = Bv ? Bv[m] : 0.0f;
         o.residual = Z ? Z + t * out_plane : nullptr;
         o.act = fuse.act;
-        depthwise_flat_avx512(X + (n * C + m) * in_plane, W + m * ks, flat, Y + t * out_plane, o);
+        depthwise_flat(SimdWidth::k512, X + (n * C + m) * in_plane, W + m * ks, flat, Y + t * out_plane, o);
         continue;
       }
       GemmEpilogue pe = ep;

@@ -22,7 +22,7 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/isa_target.h"
-#include "backends/cpu/kernels/lstm_cell_avx512.h"
+#include "backends/cpu/kernels/lstm_cell.h"
 #include "backends/cpu/kernels/rnn_step_gemm.h"
 #include "backends/cpu/kernels/simple_gemm_impl.h"
 #include "backends/cpu/kernels/vec_avx512.h"
@@ -81,16 +81,17 @@ void rnn_activate(const RnnActivation& a, T* x, int64_t n) {
 }
 
 // The fused cell update for an LSTM it covers (see RnnLoop::lstm_cell), else null.
+// At 128 bits (portable code) the cell stays unfused, as the rest of the run.
 template <typename T>
 auto fused_lstm_cell(const RnnAttrs& cfg, bool peephole) -> void (*)(int64_t, const T*, T*, T*) {
-#if defined(__x86_64__)
   if constexpr (std::is_same_v<T, float>) {
-    if (cfg.cell != Cell::kLstm || peephole || cfg.has_clip || cfg.input_forget || !cpu_has_avx512()) return nullptr;
+    const SimdWidth width = simd_width();
+    if (cfg.cell != Cell::kLstm || peephole || cfg.has_clip || cfg.input_forget || width == SimdWidth::k128)
+      return nullptr;
     for (size_t i = 0; i < cfg.acts.size(); ++i)
       if (cfg.acts[i].kind != (i % 3 == 0 ? RnnActKind::kSigmoid : RnnActKind::kTanh)) return nullptr;
-    return lstm_cell_avx512;
+    return lstm_cell_at(width);
   }
-#endif
   (void)cfg, (void)peephole;
   return nullptr;
 }

@@ -30,6 +30,9 @@
 //   load_first(p, n), store_first(p, v, n)          lanes [0, n) (n clamped to
 //                                                   [0, kLanes]); others read 0,
 //                                                   memory past n untouched
+//   load_lanes(p, lo, hi)                           lanes [lo, hi) (clamped to
+//                                                   [0, kLanes]) from p[lo, hi), 0 elsewhere;
+//                                                   memory outside untouched
 //   add sub mul min max (x86 semantics: min/max return the second operand
 //   on NaN or equality), fmadd(a, b, c) = a*b + c, fnmadd(a, b, c) = c - a*b
 //   (fused on x86; w128 is fused where the compiler contracts), hsum, hmax
@@ -42,6 +45,15 @@
 //   interleave4(y[4], o[4])   the inverse in registers: floats 16a + 4s + l of
 //                             o[0] | o[1] | o[2] | o[3] = y[l] lane 4a + s
 //   transpose_square(r[kLanes])  r[i] lane j <-> r[j] lane i
+//   Mask (a lane mask: __mmask16 at 512 bits, all-ones lanes below), lt(a, b)
+//   (ordered a < b, false on NaN), nlt(a, b) (!(a < b), true on NaN),
+//   unord(a, b) (either is NaN),
+//   select(m, t, f), mul_where(m, a, b, f) (a*b where m, f elsewhere),
+//   bit_or bit_and bit_andnot (~a & b), round_nearest (ties to even; w128
+//   only for |v| < 2^22), scale2(p, n) (p 2^n, n integral in [-126, 128];
+//   2^128 is inf below 512 bits), scale2_where(m, p, n) (the same where m,
+//   0 elsewhere), recip_1_2(d) (1 / d within an ulp for d in [1, 2]).
+//   simd/math_simd.h builds exp, sigmoid and tanh on them.
 // New operations are added to all three widths with the same contract.
 #pragma once
 

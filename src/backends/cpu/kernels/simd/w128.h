@@ -40,6 +40,11 @@ DLRT_SIMD_FN void store_first(float* p, Vf v, int64_t n) {
   if (n >= 4) return storeu(p, v);
   for (int64_t i = 0; i < n; ++i) p[i] = v[i];
 }
+DLRT_SIMD_FN Vf load_lanes(const float* p, int64_t lo, int64_t hi) {
+  Vf v = zero();
+  for (int64_t i = lo < 0 ? 0 : lo; i < hi && i < 4; ++i) v[i] = p[i];
+  return v;
+}
 
 DLRT_SIMD_FN Vf add(Vf a, Vf b) { return a + b; }
 DLRT_SIMD_FN Vf sub(Vf a, Vf b) { return a - b; }
@@ -54,6 +59,33 @@ DLRT_SIMD_FN float hmax(Vf v) {
   const float a = v[0] > v[2] ? v[0] : v[2], b = v[1] > v[3] ? v[1] : v[3];
   return a > b ? a : b;
 }
+
+// Lane masks (all bits of a lane set or clear) and the operations behind
+// the vector math (simd/math_simd.h).
+using Vi = int32_t __attribute__((vector_size(16), aligned(16)));
+using Mask = Vi;
+DLRT_SIMD_FN Mask lt(Vf a, Vf b) { return a < b; }
+DLRT_SIMD_FN Mask nlt(Vf a, Vf b) { return ~(a < b); }
+DLRT_SIMD_FN Mask unord(Vf a, Vf b) { return (a != a) | (b != b); }
+DLRT_SIMD_FN Vf select(Mask m, Vf t, Vf f) { return m ? t : f; }
+DLRT_SIMD_FN Vf mul_where(Mask m, Vf a, Vf b, Vf f) { return m ? a * b : f; }
+DLRT_SIMD_FN Vf bits(Vi v) { return reinterpret_cast<Vf>(v); }
+DLRT_SIMD_FN Vi ibits(Vf v) { return reinterpret_cast<Vi>(v); }
+DLRT_SIMD_FN Vf bit_or(Vf a, Vf b) { return bits(ibits(a) | ibits(b)); }
+DLRT_SIMD_FN Vf bit_and(Vf a, Vf b) { return bits(ibits(a) & ibits(b)); }
+DLRT_SIMD_FN Vf bit_andnot(Vf a, Vf b) { return bits(~ibits(a) & ibits(b)); }
+// Ties to even for |v| < 2^22 (adding and removing 1.5 * 2^23 in the default rounding mode).
+DLRT_SIMD_FN Vf round_nearest(Vf v) {
+  const Vf magic = set1(12582912.0f);
+  return (v + magic) - magic;
+}
+// n integral in [-126, 128]: 2^n built in the exponent field (2^128: inf).
+DLRT_SIMD_FN Vf scale2(Vf p, Vf n) {
+  const Vi k = __builtin_convertvector(min(max(n, set1(-127.0f)), set1(128.0f)), Vi);  // in range for NaN too
+  return p * bits((k + 127) << 23);
+}
+DLRT_SIMD_FN Vf scale2_where(Mask m, Vf p, Vf n) { return bit_and(scale2(p, n), bits(m)); }
+DLRT_SIMD_FN Vf recip_1_2(Vf d) { return set1(1.0f) / d; }
 
 DLRT_SIMD_FN void compress_store(float* p, Lanes m, Vf v) {
   for (int i = 0; i < 4; ++i)

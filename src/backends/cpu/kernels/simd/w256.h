@@ -38,6 +38,9 @@ DLRT_SIMD_FN void store_first(float* p, Vf v, int64_t n) {
   else if (n > 0)
     _mm256_maskstore_ps(p, first_mask(n), v);
 }
+DLRT_SIMD_FN Vf load_lanes(const float* p, int64_t lo, int64_t hi) {
+  return _mm256_maskload_ps(p, _mm256_andnot_si256(first_mask(lo), first_mask(hi)));
+}
 
 DLRT_SIMD_FN Vf add(Vf a, Vf b) { return _mm256_add_ps(a, b); }
 DLRT_SIMD_FN Vf sub(Vf a, Vf b) { return _mm256_sub_ps(a, b); }
@@ -55,6 +58,31 @@ DLRT_SIMD_FN float hmax(Vf v) {
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   m = _mm_max_ps(m, _mm_movehl_ps(m, m));
   return _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)));
+}
+
+// Lane masks (all bits of a lane set or clear) and the operations behind
+// the vector math (simd/math_simd.h).
+using Mask = __m256;
+DLRT_SIMD_FN Mask lt(Vf a, Vf b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+DLRT_SIMD_FN Mask nlt(Vf a, Vf b) { return _mm256_cmp_ps(a, b, _CMP_NLT_UQ); }
+DLRT_SIMD_FN Mask unord(Vf a, Vf b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
+DLRT_SIMD_FN Vf select(Mask m, Vf t, Vf f) { return _mm256_blendv_ps(f, t, m); }
+DLRT_SIMD_FN Vf mul_where(Mask m, Vf a, Vf b, Vf f) { return _mm256_blendv_ps(f, _mm256_mul_ps(a, b), m); }
+DLRT_SIMD_FN Vf bit_or(Vf a, Vf b) { return _mm256_or_ps(a, b); }
+DLRT_SIMD_FN Vf bit_and(Vf a, Vf b) { return _mm256_and_ps(a, b); }
+DLRT_SIMD_FN Vf bit_andnot(Vf a, Vf b) { return _mm256_andnot_ps(a, b); }
+DLRT_SIMD_FN Vf round_nearest(Vf v) { return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+// n integral in [-126, 128]: 2^n built in the exponent field (2^128: inf).
+DLRT_SIMD_FN Vf scale2(Vf p, Vf n) {
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+DLRT_SIMD_FN Vf scale2_where(Mask m, Vf p, Vf n) { return _mm256_and_ps(scale2(p, n), m); }
+// 1 / d for d in [1, 2]: the 12-bit estimate and two Newton steps.
+DLRT_SIMD_FN Vf recip_1_2(Vf d) {
+  __m256 y = _mm256_rcp_ps(d);
+  y = _mm256_fmadd_ps(y, _mm256_fnmadd_ps(d, y, _mm256_set1_ps(1.0f)), y);
+  return _mm256_fmadd_ps(y, _mm256_fnmadd_ps(d, y, _mm256_set1_ps(1.0f)), y);
 }
 
 DLRT_SIMD_FN void compress_store(float* p, Lanes m, Vf v) {

@@ -30,6 +30,9 @@ DLRT_SIMD_FN __mmask16 first_mask(int64_t n) {
 }
 DLRT_SIMD_FN Vf load_first(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(first_mask(n), p); }
 DLRT_SIMD_FN void store_first(float* p, Vf v, int64_t n) { _mm512_mask_storeu_ps(p, first_mask(n), v); }
+DLRT_SIMD_FN Vf load_lanes(const float* p, int64_t lo, int64_t hi) {
+  return _mm512_maskz_loadu_ps(static_cast<__mmask16>(first_mask(hi) & ~first_mask(lo)), p);
+}
 
 DLRT_SIMD_FN Vf add(Vf a, Vf b) { return _mm512_add_ps(a, b); }
 DLRT_SIMD_FN Vf sub(Vf a, Vf b) { return _mm512_sub_ps(a, b); }
@@ -40,6 +43,25 @@ DLRT_SIMD_FN Vf min(Vf a, Vf b) { return _mm512_min_ps(a, b); }
 DLRT_SIMD_FN Vf max(Vf a, Vf b) { return _mm512_max_ps(a, b); }
 DLRT_SIMD_FN float hsum(Vf v) { return _mm512_reduce_add_ps(v); }
 DLRT_SIMD_FN float hmax(Vf v) { return _mm512_reduce_max_ps(v); }
+
+// Lane masks and the operations behind the vector math (simd/math_simd.h).
+using Mask = __mmask16;
+DLRT_SIMD_FN Mask lt(Vf a, Vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }   // false on NaN
+DLRT_SIMD_FN Mask nlt(Vf a, Vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLT_UQ); }  // true on NaN
+DLRT_SIMD_FN Mask unord(Vf a, Vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q); }
+DLRT_SIMD_FN Vf select(Mask m, Vf t, Vf f) { return _mm512_mask_mov_ps(f, m, t); }
+DLRT_SIMD_FN Vf mul_where(Mask m, Vf a, Vf b, Vf f) { return _mm512_mask_mul_ps(f, m, a, b); }
+DLRT_SIMD_FN Vf bit_or(Vf a, Vf b) { return _mm512_or_ps(a, b); }
+DLRT_SIMD_FN Vf bit_and(Vf a, Vf b) { return _mm512_and_ps(a, b); }
+DLRT_SIMD_FN Vf bit_andnot(Vf a, Vf b) { return _mm512_andnot_ps(a, b); }
+DLRT_SIMD_FN Vf round_nearest(Vf v) { return _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+DLRT_SIMD_FN Vf scale2_where(Mask m, Vf p, Vf n) { return _mm512_maskz_scalef_ps(m, p, n); }
+DLRT_SIMD_FN Vf scale2(Vf p, Vf n) { return _mm512_scalef_ps(p, n); }
+// 1 / d for d in [1, 2]: the 14-bit estimate and one Newton step.
+DLRT_SIMD_FN Vf recip_1_2(Vf d) {
+  const Vf y = _mm512_rcp14_ps(d);
+  return _mm512_fmadd_ps(y, _mm512_fnmadd_ps(d, y, _mm512_set1_ps(1.0f)), y);
+}
 
 DLRT_SIMD_FN void compress_store(float* p, Lanes m, Vf v) {
   _mm512_mask_compressstoreu_ps(p, static_cast<__mmask16>(m), v);
