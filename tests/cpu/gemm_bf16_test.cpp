@@ -222,6 +222,16 @@ TEST(Bf16Instruction, ConversionMatchesModel) {
       bf16_pack_a(false, mr, K, A.data(), K + 2, want.data(), false);
       bf16_pack_a(false, mr, K, A.data(), K + 2, got.data(), true);
       ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size())) << "K " << K << " rows " << mr;
+      // B: an untransposed B converts with the instruction, its transpose in portable code.
+      const int64_t N = 3 * mr + 40;
+      std::vector<float> B(static_cast<size_t>(K * N)), Bt(B.size());
+      for (size_t i = 0; i < B.size(); ++i) B[i] = A[i % A.size()] * (i % 2 ? 1.0f : -3.0f);
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < N; ++j) Bt[j * K + k] = B[k * N + j];
+      std::vector<uint8_t> bw(bf16_packed_b_bytes(K, N) + 64, 0xab), bg(bw.size(), 0xcd);
+      bf16_pack_b(true, K, N, Bt.data(), K, bw.data());
+      bf16_pack_b(false, K, N, B.data(), N, bg.data());
+      ASSERT_EQ(0, std::memcmp(bw.data(), bg.data(), bf16_packed_b_bytes(K, N))) << "B, K " << K << " N " << N;
     }
   }
 }

@@ -96,6 +96,14 @@ size_t bf16_packed_b_bytes(int64_t K, int64_t N) {
 void bf16_pack_b(bool trans, int64_t K, int64_t N, const float* B, int64_t ldb, void* dst) {
   const int64_t kp = ceil_div(std::max<int64_t>(K, 1), 2), panels = ceil_div(std::max<int64_t>(N, 1), kBf16NR);
   auto* out = static_cast<uint32_t*>(dst);
+#if defined(__x86_64__)
+  if (!trans && K > 0 && bf16_dot_available()) {
+    for (int64_t jp = 0; jp < panels; ++jp)
+      bf16_pack_b_panel_avx512(B + jp * kBf16NR, ldb, K, static_cast<int>(std::min<int64_t>(kBf16NR, N - jp * kBf16NR)),
+                               out + jp * kp * kBf16NR);
+    return;
+  }
+#endif
   std::memset(dst, 0, bf16_packed_b_bytes(K, N));
   auto at = [&](int64_t k, int64_t j) { return k >= K ? 0.0f : trans ? B[j * ldb + k] : B[k * ldb + j]; };
   for (int64_t jp = 0; jp < panels; ++jp)

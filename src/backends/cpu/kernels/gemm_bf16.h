@@ -58,7 +58,8 @@ enum class Bf16Engine : uint8_t {
 // Bytes bf16_pack_b writes for a K x N op(B).
 size_t bf16_packed_b_bytes(int64_t K, int64_t N);
 // Packs op(B) = B (K x N, row stride ldb) or B^T when trans into dst
-// (64-byte aligned). Any CPU; same bytes on every CPU.
+// (64-byte aligned). Any CPU; same bytes on every CPU (VCVTNE2PS2BF16
+// where bf16_dot_available() and !trans).
 void bf16_pack_b(bool trans, int64_t K, int64_t N, const float* B, int64_t ldb, void* dst);
 
 // Bytes bf16_pack_a writes for an M x K op(A).
@@ -88,5 +89,8 @@ void bf16_kernel_avx512(int64_t kp, const uint32_t* a, const uint32_t* b, float*
 // Converts rows [0, mr) (mr <= kBf16MR) of a row-major A (columns [0, K)) into
 // one packed panel of kp = ceil(K / 2) pairs; rows past mr are zero.
 void bf16_pack_a_panel_avx512(const float* A, int64_t lda, int mr, int64_t K, uint32_t* dst);
+// Converts columns [0, nr) (nr <= kBf16NR) of a row-major B (rows [0, K))
+// into one packed panel; columns past nr are zero.
+void bf16_pack_b_panel_avx512(const float* B, int64_t ldb, int64_t K, int nr, uint32_t* dst);
 
 }  // namespace dlrt::cpu

@@ -96,5 +96,24 @@ DLRT_AVX512_BF16 void bf16_pack_a_panel_avx512(const float* A, int64_t lda, int 
   }
 }
 
+DLRT_AVX512_BF16 void bf16_pack_b_panel_avx512(const float* B, int64_t ldb, int64_t K, int nr, uint32_t* dst) {
+  // Rows 2p and 2p + 1 converted together put row 2p's 16 words first; the
+  // permute interleaves them into (row 2p, row 2p + 1) pairs per column.
+  const __m512i idx = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6, 21,
+                                       5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const int64_t kp = (K + 1) / 2;
+  for (int64_t p = 0; p < kp; ++p) {
+    const float* r0 = B + 2 * p * ldb;
+    const bool has_odd = 2 * p + 1 < K;
+    for (int v = 0; v < kBf16NR / 16; ++v) {
+      const __mmask16 m = lanes(nr - 16 * v);
+      const __m512 x0 = _mm512_maskz_loadu_ps(m, r0 + 16 * v);
+      const __m512 x1 = has_odd ? _mm512_maskz_loadu_ps(m, r0 + ldb + 16 * v) : _mm512_setzero_ps();
+      const __m512i w = (__m512i)_mm512_cvtne2ps_pbh(x1, x0);
+      _mm512_storeu_si512(dst + p * kBf16NR + 16 * v, _mm512_permutexvar_epi16(idx, w));
+    }
+  }
+}
+
 }  // namespace dlrt::cpu
 #endif
