@@ -1,7 +1,9 @@
 // One model at two CPU precisions in one process: runs alternate between the
 // two sessions (f32 first on even rounds, the other first on odd ones), so
 // that load from other processes falls on both alike. Prints one JSON object:
-// the report's precision of each session, per-run medians and their ratio,
+// the report's precision of each session, per-run medians of wall time and
+// of the calling thread's CPU time (at 1 thread the run's own time, without
+// the time other processes took the core) and their ratios,
 // and the error of the other precision's outputs against f32's (max relative
 // error over elements with |f32| >= 1e-3 of the output's largest, max
 // absolute error, and the smallest cosine over the last axis' rows).
@@ -18,12 +20,20 @@
 #include <string>
 #include <vector>
 
+#include <time.h>
+
 #include "core/npy.h"
 #include "dlrt/session.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+double thread_cpu_ms() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -98,19 +108,21 @@ int main(int argc, char** argv) {
   }
   std::vector<dlrt::Tensor> out[2];
   std::string ran[2];
-  std::vector<double> ms[2];
+  std::vector<double> ms[2], cpu[2];
   for (int r = 0; r < warmup + runs; ++r) {
     for (int j = 0; j < 2; ++j) {
       const int k = (r + j) % 2;
       dlrt::RunReport report;
       const auto t0 = Clock::now();
+      const double c0 = thread_cpu_ms();
       auto got = s[k]->run(feeds, &report);
+      const double c = thread_cpu_ms() - c0;
       const double t = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
       if (!got.ok()) {
         std::fprintf(stderr, "%s\n", got.status().to_string().c_str());
         return 1;
       }
-      if (r >= warmup) ms[k].push_back(t);
+      if (r >= warmup) ms[k].push_back(t), cpu[k].push_back(c);
       if (r == 0) {
         out[k] = std::move(*got);
         ran[k] = report.partitions.empty() ? "" : report.partitions[0].precision;
@@ -119,12 +131,13 @@ int main(int argc, char** argv) {
   }
   Error e;
   for (size_t i = 0; i < out[0].size() && i < out[1].size(); ++i) compare(out[0][i], out[1][i], e);
-  const double m0 = median(ms[0]), m1 = median(ms[1]);
+  const double m0 = median(ms[0]), m1 = median(ms[1]), c0 = median(cpu[0]), c1 = median(cpu[1]);
   std::printf(
       "{\"model\": \"%s\", \"feeds\": \"%s\", \"threads\": %d, \"runs\": %d, \"f32\": {\"precision\": \"%s\", "
-      "\"median_ms\": %.4f}, \"%s\": {\"precision\": \"%s\", \"median_ms\": %.4f}, \"ratio\": %.4f, "
-      "\"max_rel_error\": %.3e, \"max_abs_error\": %.3e, \"min_row_cosine\": %.7f}\n",
-      argv[1], argv[2], threads, runs, ran[0].c_str(), m0, precision.c_str(), ran[1].c_str(), m1, m1 / m0, e.max_rel,
-      e.max_abs, e.min_cos);
+      "\"median_ms\": %.4f, \"median_thread_cpu_ms\": %.4f}, \"%s\": {\"precision\": \"%s\", \"median_ms\": %.4f, "
+      "\"median_thread_cpu_ms\": %.4f}, \"ratio\": %.4f, \"cpu_ratio\": %.4f, \"max_rel_error\": %.3e, "
+      "\"max_abs_error\": %.3e, \"min_row_cosine\": %.7f}\n",
+      argv[1], argv[2], threads, runs, ran[0].c_str(), m0, c0, precision.c_str(), ran[1].c_str(), m1, c1, m1 / m0,
+      c1 / c0, e.max_rel, e.max_abs, e.min_cos);
   return 0;
 }
