@@ -56,9 +56,10 @@ TEST(Bf16Model, DotLaneOrderAndFlushes) {
   EXPECT_EQ(bf16_dot_model(1.0f, pair(f(0x33800000), f(0x33800000)), pair(1.0f, 1.0f)), 1.0f);
   // A denormal accumulator counts as zero.
   EXPECT_EQ(bf16_dot_model(f(0x00000005), pair(0.0f, 0.0f), pair(0.0f, 0.0f)), 0.0f);
-  // A denormal product's result is flushed, with its sign.
+  // A denormal result is flushed, with its sign (the low product comes last:
+  // after the high one, +0 + -0 would give +0).
   const float tiny = f(0x1d800000);  // 2^-68: its square is 2^-136, denormal
-  const float r = bf16_dot_model(0.0f, pair(0.0f, -tiny), pair(0.0f, tiny));
+  const float r = bf16_dot_model(0.0f, pair(-tiny, 0.0f), pair(tiny, 0.0f));
   EXPECT_EQ(std::bit_cast<uint32_t>(r), 0x80000000u);
   // A denormal bf16 input (packed by hand, as bf16_round never makes one) counts as zero.
   EXPECT_EQ(bf16_dot_model(1.0f, 0x0001u << 16, 0x7f00u << 16), 1.0f);
@@ -82,13 +83,13 @@ struct Case {
   bool epilogue;
 };
 
-struct Run {
+struct Operands {
   std::vector<float> A, B, c0, bias, res;
   int64_t lda, ldb, ldc;
 };
 
-Run make_run(const Case& cs, std::mt19937& rng) {
-  Run r;
+Operands make_run(const Case& cs, std::mt19937& rng) {
+  Operands r;
   r.lda = (cs.ta ? cs.M : cs.K) + 3;
   r.ldb = (cs.tb ? cs.K : cs.N) + 1;
   r.ldc = cs.N + 5;
@@ -101,7 +102,7 @@ Run make_run(const Case& cs, std::mt19937& rng) {
 }
 
 // C through bf16_gemm with B packed for bf16, on `engine`.
-std::vector<float> run_gemm(const Case& cs, const Run& r, Bf16Engine engine) {
+std::vector<float> run_gemm(const Case& cs, const Operands& r, Bf16Engine engine) {
   std::vector<uint8_t> storage(bf16_packed_b_bytes(cs.K, cs.N) + 64);
   void* packed = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) & ~uintptr_t{63});
   bf16_pack_b(cs.tb, cs.K, cs.N, r.B.data(), r.ldb, packed);
@@ -144,7 +145,7 @@ double bf(float x) { return bf16_widen(bf16_round(x)); }
 TEST(Bf16Gemm, ModelMatchesRoundedProduct) {
   std::mt19937 rng(7);
   for (const Case& cs : cases()) {
-    const Run r = make_run(cs, rng);
+    const Operands r = make_run(cs, rng);
     const std::vector<float> c = run_gemm(cs, r, Bf16Engine::kModel);
     for (int64_t i = 0; i < cs.M; ++i) {
       for (int64_t j = 0; j < cs.N; ++j) {
@@ -171,7 +172,7 @@ TEST(Bf16Gemm, ModelMatchesRoundedProduct) {
 TEST(Bf16Gemm, ModelErrorIsBf16s) {
   std::mt19937 rng(3);
   const Case cs{32, 64, 256, false, false, 1.0f, 0.0f, 1, false};
-  const Run r = make_run(cs, rng);
+  const Operands r = make_run(cs, rng);
   const std::vector<float> c = run_gemm(cs, r, Bf16Engine::kModel);
   double err = 0, mag = 0;
   for (int64_t i = 0; i < cs.M; ++i)
@@ -189,7 +190,7 @@ TEST(Bf16Gemm, ModelErrorIsBf16s) {
 TEST(Bf16Gemm, SgemmExRunsPackedBf16) {
   std::mt19937 rng(11);
   const Case cs{21, 100, 37, false, false, 1.0f, 0.0f, 2, false};
-  const Run r = make_run(cs, rng);
+  const Operands r = make_run(cs, rng);
   auto pm = PackedMatrix::pack_b(false, cs.K, cs.N, r.B.data(), r.ldb, GemmPrecision::kBf16);
   ASSERT_EQ(pm->precision(), GemmPrecision::kBf16);
   float unused = 0;
@@ -240,7 +241,7 @@ TEST(Bf16Instruction, TileMatchesModelBitForBit) {
   SKIP_WITHOUT_BF16();
   std::mt19937 rng(9);
   for (const Case& cs : cases()) {
-    const Run r = make_run(cs, rng);
+    const Operands r = make_run(cs, rng);
     const std::vector<float> model = run_gemm(cs, r, Bf16Engine::kModel);
     const std::vector<float> real = run_gemm(cs, r, Bf16Engine::kInstruction);
     for (size_t i = 0; i < model.size(); ++i)
@@ -253,7 +254,7 @@ TEST(Bf16Instruction, TileMatchesModelBitForBit) {
     for (auto& x : A) x = special[rng() % 8];
     for (auto& x : B) x = special[rng() % 8];
     const Case cs{8, 48, 2, false, false, 1.0f, 0.0f, 1, false};
-    Run r;
+    Operands r;
     r.A = A, r.B = B, r.lda = 2, r.ldb = 48, r.ldc = 48;
     r.c0.assign(8 * 48, 0.0f);
     const std::vector<float> model = run_gemm(cs, r, Bf16Engine::kModel);
@@ -275,7 +276,7 @@ TEST(Bf16Instruction, IsaCapRunsTheModel) {
   SKIP_WITHOUT_BF16();
   std::mt19937 rng(13);
   const Case cs{10, 60, 19, false, false, 1.0f, 0.0f, 1, false};
-  const Run r = make_run(cs, rng);
+  const Operands r = make_run(cs, rng);
   const std::vector<float> real = run_gemm(cs, r, Bf16Engine::kAuto);
   ScopedCpuIsa cap(CpuIsa::kAvx2);
   ASSERT_FALSE(bf16_dot_available());
