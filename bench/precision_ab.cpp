@@ -6,7 +6,8 @@
 // the time other processes took the core) and their ratios,
 // and the error of the other precision's outputs against f32's (max relative
 // error over elements with |f32| >= 1e-3 of the output's largest, max
-// absolute error, and the smallest cosine over the last axis' rows).
+// absolute error, the largest absolute error over the output's largest
+// |f32| value, and the smallest cosine over the last axis' rows).
 //   dlrt_precision_ab MODEL FEED_DIR [--precision P] [--threads N] [--runs N] [--warmup N]
 // FEED_DIR holds NAME.npy for each model input (the zoo's feed folders).
 #include <algorithm>
@@ -41,7 +42,7 @@ double median(std::vector<double> v) {
 }
 
 struct Error {
-  double max_rel = 0, max_abs = 0, min_cos = 1;
+  double max_rel = 0, max_abs = 0, max_over_peak = 0, min_cos = 1;
 };
 
 void compare(const dlrt::Tensor& ref, const dlrt::Tensor& got, Error& e) {
@@ -55,6 +56,7 @@ void compare(const dlrt::Tensor& ref, const dlrt::Tensor& got, Error& e) {
     const double d = std::fabs(double(g[i]) - r[i]);
     e.max_abs = std::max(e.max_abs, d);
     if (std::fabs(r[i]) >= 1e-3 * peak) e.max_rel = std::max(e.max_rel, d / std::fabs(double(r[i])));
+    if (peak > 0) e.max_over_peak = std::max(e.max_over_peak, d / peak);
   }
   for (int64_t b = 0; b + row <= n; b += row) {
     double dot = 0, rr = 0, gg = 0;
@@ -136,8 +138,8 @@ int main(int argc, char** argv) {
       "{\"model\": \"%s\", \"feeds\": \"%s\", \"threads\": %d, \"runs\": %d, \"f32\": {\"precision\": \"%s\", "
       "\"median_ms\": %.4f, \"median_thread_cpu_ms\": %.4f}, \"%s\": {\"precision\": \"%s\", \"median_ms\": %.4f, "
       "\"median_thread_cpu_ms\": %.4f}, \"ratio\": %.4f, \"cpu_ratio\": %.4f, \"max_rel_error\": %.3e, "
-      "\"max_abs_error\": %.3e, \"min_row_cosine\": %.7f}\n",
+      "\"max_abs_error\": %.3e, \"max_error_over_peak\": %.3e, \"min_row_cosine\": %.7f}\n",
       argv[1], argv[2], threads, runs, ran[0].c_str(), m0, c0, precision.c_str(), ran[1].c_str(), m1, c1, m1 / m0,
-      c1 / c0, e.max_rel, e.max_abs, e.min_cos);
+      c1 / c0, e.max_rel, e.max_abs, e.max_over_peak, e.min_cos);
   return 0;
 }
