@@ -4,6 +4,8 @@
 // the thread's CPU time (other processes' load left out); medians. Then 24
 // independent VDPBF16PS (and FMA) per loop step: ns per instruction.
 //   dlrt_gemm_bf16
+#include "backends/cpu/kernels/gemm_bf16.h"
+
 #include <time.h>
 
 #include <algorithm>
@@ -14,7 +16,6 @@
 #include <vector>
 
 #include "backends/cpu/kernels/gemm.h"
-#include "backends/cpu/kernels/gemm_bf16.h"
 
 #if defined(__x86_64__)
 #if !defined(__clang__)
@@ -101,10 +102,11 @@ int main() {
     std::sort(t0.begin(), t0.end());
     std::sort(t1.begin(), t1.end());
     const double m0 = t0[t0.size() / 2], m1 = t1[t1.size() / 2], flop = 2.0 * s.M * s.N * s.K;
-    std::printf("  {\"M\": %ld, \"N\": %ld, \"K\": %ld, \"f32_us\": %.1f, \"bf16_us\": %.1f, \"ratio\": %.3f, "
-                "\"f32_gflops\": %.1f, \"bf16_gflops\": %.1f},\n",
-                static_cast<long>(s.M), static_cast<long>(s.N), static_cast<long>(s.K), m0, m1, m1 / m0,
-                flop / m0 * 1e-3, flop / m1 * 1e-3);
+    std::printf(
+        "  {\"M\": %ld, \"N\": %ld, \"K\": %ld, \"f32_us\": %.1f, \"bf16_us\": %.1f, \"ratio\": %.3f, "
+        "\"f32_gflops\": %.1f, \"bf16_gflops\": %.1f},\n",
+        static_cast<long>(s.M), static_cast<long>(s.N), static_cast<long>(s.K), m0, m1, m1 / m0, flop / m0 * 1e-3,
+        flop / m1 * 1e-3);
   }
 #if defined(__x86_64__)
   const long n = 20000000;
@@ -113,8 +115,8 @@ int main() {
   const double b = cpu_us();
   const float r1 = loop_dpbf16(n);
   const double c = cpu_us();
-  std::printf("  {\"fma_zmm_ns\": %.3f, \"vdpbf16ps_zmm_ns\": %.3f, \"checksums\": [%g, %g]}\n", (b - a) * 1e3 / (24.0 * n),
-              (c - b) * 1e3 / (24.0 * n), r0, r1);
+  std::printf("  {\"fma_zmm_ns\": %.3f, \"vdpbf16ps_zmm_ns\": %.3f, \"checksums\": [%g, %g]}\n",
+              (b - a) * 1e3 / (24.0 * n), (c - b) * 1e3 / (24.0 * n), r0, r1);
 #endif
   std::printf("]\n");
   return 0;

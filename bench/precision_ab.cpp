@@ -10,6 +10,8 @@
 // |f32| value, and the smallest cosine over the last axis' rows).
 //   dlrt_precision_ab MODEL FEED_DIR [--precision P] [--threads N] [--runs N] [--warmup N]
 // FEED_DIR holds NAME.npy for each model input (the zoo's feed folders).
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -20,8 +22,6 @@
 #include <map>
 #include <string>
 #include <vector>
-
-#include <time.h>
 
 #include "core/npy.h"
 #include "dlrt/session.h"
@@ -60,7 +60,8 @@ void compare(const dlrt::Tensor& ref, const dlrt::Tensor& got, Error& e) {
   }
   for (int64_t b = 0; b + row <= n; b += row) {
     double dot = 0, rr = 0, gg = 0;
-    for (int64_t i = b; i < b + row; ++i) dot += double(r[i]) * g[i], rr += double(r[i]) * r[i], gg += double(g[i]) * g[i];
+    for (int64_t i = b; i < b + row; ++i)
+      dot += double(r[i]) * g[i], rr += double(r[i]) * r[i], gg += double(g[i]) * g[i];
     if (rr > 0 && gg > 0) e.min_cos = std::min(e.min_cos, dot / std::sqrt(rr * gg));
   }
 }
@@ -75,10 +76,14 @@ int main(int argc, char** argv) {
   std::string precision = "bf16";
   int threads = 1, runs = 30, warmup = 3;
   for (int i = 3; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--precision")) precision = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--runs")) runs = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--warmup")) warmup = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--precision"))
+      precision = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--threads"))
+      threads = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--runs"))
+      runs = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--warmup"))
+      warmup = std::atoi(argv[i + 1]);
     else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;

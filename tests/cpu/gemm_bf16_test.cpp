@@ -5,6 +5,8 @@
 // bf16-rounded inputs. Where the CPU has AVX512-BF16: the instruction's
 // conversion and tile bit for bit against the models (skipped elsewhere,
 // with the reason).
+#include "backends/cpu/kernels/gemm_bf16.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -17,16 +19,15 @@
 #include <vector>
 
 #include "backends/cpu/kernels/gemm.h"
-#include "backends/cpu/kernels/gemm_bf16.h"
 #include "backends/cpu/kernels/isa.h"
 #include "core/thread_pool.h"
 
 namespace dlrt::cpu {
 namespace {
 
-#define SKIP_WITHOUT_BF16()                                                                                   \
-  if (!bf16_dot_available())                                                                                  \
-  GTEST_SKIP() << "the VDPBF16PS kernel cannot run here (" << bf16_dot_unavailable_reason()                 \
+#define SKIP_WITHOUT_BF16()                                                                 \
+  if (!bf16_dot_available())                                                                \
+  GTEST_SKIP() << "the VDPBF16PS kernel cannot run here (" << bf16_dot_unavailable_reason() \
                << "); its packing and tiling are tested on the scalar model above"
 
 float f(uint32_t u) { return std::bit_cast<float>(u); }
@@ -128,11 +129,11 @@ std::string name_of(const Case& cs) {
 
 const std::vector<Case>& cases() {
   static const std::vector<Case> all = {
-      {1, 1, 1, false, false, 1.0f, 0.0f, 1, false},   {8, 48, 2, false, false, 1.0f, 0.0f, 1, false},
-      {7, 47, 3, false, false, 1.0f, 0.0f, 1, false},  {9, 49, 33, false, true, 0.5f, 1.0f, 2, true},
-      {17, 97, 64, true, false, 1.0f, 0.5f, 3, false}, {33, 20, 127, true, true, -1.0f, 0.0f, 2, true},
+      {1, 1, 1, false, false, 1.0f, 0.0f, 1, false},    {8, 48, 2, false, false, 1.0f, 0.0f, 1, false},
+      {7, 47, 3, false, false, 1.0f, 0.0f, 1, false},   {9, 49, 33, false, true, 0.5f, 1.0f, 2, true},
+      {17, 97, 64, true, false, 1.0f, 0.5f, 3, false},  {33, 20, 127, true, true, -1.0f, 0.0f, 2, true},
       {64, 144, 65, false, false, 1.0f, 0.0f, 3, true}, {5, 150, 1, false, false, 2.0f, 0.0f, 1, false},
-      {16, 33, 0, false, false, 1.0f, 0.5f, 1, false}, {130, 40, 17, false, true, 1.0f, 0.0f, 2, false},
+      {16, 33, 0, false, false, 1.0f, 0.5f, 1, false},  {130, 40, 17, false, true, 1.0f, 0.0f, 2, false},
   };
   return all;
 }

@@ -615,7 +615,7 @@ Status sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand
   }
   if (b.packed && b.packed->precision() == GemmPrecision::kBf16) {  // the instruction, or its scalar model
     if (!a.packed && a.data) bf16_gemm(M, N, K, alpha, a.data, a.ld, a.trans, b.packed->data(), beta, C, ldc, ep, pool);
-    return a.packed || !a.data ? InvalidArgument("sgemm_ex: a B packed for bf16 needs a plain (unpacked) A") : Status::Ok();
+    return a.packed || !a.data ? InvalidArgument("sgemm_ex: a B packed for bf16 needs a plain A") : Status::Ok();
   }
   if (b.packed && b.packed->precision() == GemmPrecision::kBf16x3) {
     if (a.packed || !a.data) return InvalidArgument("sgemm_ex: a B packed for AMX needs a plain (unpacked) A");

@@ -77,7 +77,7 @@ const char* bf16_engine_name() { return bf16_dot_available() ? "avx512_bf16" : "
 uint16_t bf16_round(float x) {
   const uint32_t u = std::bit_cast<uint32_t>(x);
   const uint32_t exp = u & 0x7f800000u, man = u & 0x007fffffu;
-  if (exp == 0) return static_cast<uint16_t>((u >> 16) & 0x8000u);                // zero, denormal
+  if (exp == 0) return static_cast<uint16_t>((u >> 16) & 0x8000u);                       // zero, denormal
   if (exp == 0x7f800000u) return static_cast<uint16_t>((u >> 16) | (man ? 0x40u : 0u));  // inf, NaN
   return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
@@ -167,8 +167,10 @@ void bf16_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
       bf16_pack_a(trans_a, mr, K, src, lda, ap + ip * kp * kBf16MR, instruction);
     }
   };
-  if (tp && rpanels >= 2 * threads) tp->parallel_for(rpanels, 1, pack);
-  else pack(0, rpanels);
+  if (tp && rpanels >= 2 * threads)
+    tp->parallel_for(rpanels, 1, pack);
+  else
+    pack(0, rpanels);
 
   // Row blocks whose packed A fits kAL2Bytes; column runs so that every thread has a task.
   const int64_t block_panels = std::max<int64_t>(1, kAL2Bytes / (kp * kBf16MR * 4));
@@ -201,8 +203,10 @@ void bf16_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
     }
   };
   const int64_t ntasks = mblocks * nblocks;
-  if (tp && ntasks > 1) tp->parallel_for(ntasks, 1, task);
-  else task(0, ntasks);
+  if (tp && ntasks > 1)
+    tp->parallel_for(ntasks, 1, task);
+  else
+    task(0, ntasks);
 }
 
 }  // namespace dlrt::cpu

@@ -50,8 +50,8 @@ inline float bf16_widen(uint16_t h) { return std::bit_cast<float>(static_cast<ui
 float bf16_dot_model(float acc, uint32_t a, uint32_t b);
 
 enum class Bf16Engine : uint8_t {
-  kAuto,       // the instruction where bf16_dot_available(), else the model
-  kModel,      // the scalar model, any CPU (tests)
+  kAuto,        // the instruction where bf16_dot_available(), else the model
+  kModel,       // the scalar model, any CPU (tests)
   kInstruction  // VDPBF16PS; only where bf16_dot_available()
 };
 

@@ -4,10 +4,9 @@
 // broadcasts kBf16MR A pairs into kBf16MR * NV dot products; the tile stays
 // in zmm registers for the whole K, so a lane's sum is the scalar model's
 // sequence of steps exactly.
-#include "backends/cpu/kernels/gemm_bf16.h"
-
 #include <algorithm>
 
+#include "backends/cpu/kernels/gemm_bf16.h"
 #include "backends/cpu/kernels/isa_target.h"
 
 #if defined(__x86_64__)
@@ -25,8 +24,8 @@ inline __mmask16 lanes(int n) { return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __
 
 template <int NV>
 DLRT_AVX512_BF16 __attribute__((always_inline)) inline void tile(int64_t kp, const uint32_t* __restrict a,
-                                                                  const uint32_t* __restrict b, float* c, int64_t ldc,
-                                                                  float alpha, float beta, int mr, int nr) {
+                                                                 const uint32_t* __restrict b, float* c, int64_t ldc,
+                                                                 float alpha, float beta, int mr, int nr) {
   constexpr int R = kBf16MR;
   __m512 acc[R][NV];
 #pragma GCC unroll 8
@@ -68,9 +67,12 @@ DLRT_AVX512_BF16 void bf16_kernel_avx512(int64_t kp, const uint32_t* a, const ui
                                          float alpha, float beta, int mr, int nr) {
   static_assert(kBf16NR == 48, "the tile is three zmm wide");
   // A narrow edge panel skips the dot products of its all-padding vectors.
-  if (nr > 32) tile<3>(kp, a, b, c, ldc, alpha, beta, mr, nr);
-  else if (nr > 16) tile<2>(kp, a, b, c, ldc, alpha, beta, mr, nr);
-  else tile<1>(kp, a, b, c, ldc, alpha, beta, mr, nr);
+  if (nr > 32)
+    tile<3>(kp, a, b, c, ldc, alpha, beta, mr, nr);
+  else if (nr > 16)
+    tile<2>(kp, a, b, c, ldc, alpha, beta, mr, nr);
+  else
+    tile<1>(kp, a, b, c, ldc, alpha, beta, mr, nr);
 }
 
 DLRT_AVX512_BF16 void bf16_pack_a_panel_avx512(const float* A, int64_t lda, int mr, int64_t K, uint32_t* dst) {
