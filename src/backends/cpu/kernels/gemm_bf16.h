@@ -1,8 +1,9 @@
 // Float GEMM in precision "bf16": one bf16 product per term, f32 sums, as
 // AVX512-BF16's VDPBF16PS computes it. Used when the session asks for
-// precision bf16 (docs/performance-decisions.md) against a constant B
-// (MatMul, Gemm and their fused forms): B is rounded to bf16 and packed once
-// (bf16_pack_b), op(A) is rounded and packed per call.
+// precision bf16 (docs/performance.md) against a constant B (MatMul, Gemm
+// and their fused forms: B rounded to bf16 and packed once by bf16_pack_b)
+// and for attention's two products (B packed per head); op(A) is rounded and
+// packed per call.
 //
 // Packed layout: K in pairs (an odd K gets a zero pair partner), each pair of
 // one row or column stored as one 32-bit word (low half element 2p, high half
@@ -83,7 +84,7 @@ const char* bf16_engine_name();
 // The register tile: kp pairs of a packed A panel (a + p * kBf16MR) times a
 // packed B panel (b + p * kBf16NR); writes rows [0, mr) x columns [0, nr) of
 // c = alpha * ab + beta * c (c not read when beta == 0; with beta != 0 each
-// element is fma(alpha, ab, beta * c)).
+// element is fma(beta, c, alpha * ab), as the scalar model computes it).
 void bf16_kernel_avx512(int64_t kp, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc, float alpha,
                         float beta, int mr, int nr);
 // Converts rows [0, mr) (mr <= kBf16MR) of a row-major A (columns [0, K)) into
