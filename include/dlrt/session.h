@@ -38,7 +38,9 @@ struct SessionOptions {
   // constant weights (and of large attention heads): "f32" (fp32 FMAs) or
   // "bf16x3" (Intel AMX tiles, each fp32 operand split into two bf16 parts:
   // about 1e-5 relative error, several times faster; f32 where the CPU has
-  // no AMX-BF16). Empty: DLRT_CPU_PRECISION, then the config file's
+  // no AMX-BF16) or "bf16" (one bf16 product per term with fp32 sums on
+  // AVX512-BF16: about 1e-3 relative error; f32 where the CPU lacks it).
+  // Empty: DLRT_CPU_PRECISION, then the config file's
   // cpu_precision, else "f32". Reported per CPU partition.
   std::string cpu_precision;
   // Options handed to accelerator backends when they compile a partition (part
@@ -110,8 +112,9 @@ struct PartitionReport {
   bool degraded = false;  // true when it was meant for another device
   std::string reason;     // why it degraded (empty otherwise)
   double time_ms = 0;
-  // CPU partitions: the precision their float matmuls run in ("f32" or
-  // "bf16x3", see SessionOptions::cpu_precision), then ", int8 KERNEL" when
+  // CPU partitions: the precision their float matmuls run in ("f32",
+  // "bf16x3", "bf16 (avx512_bf16)" or "f32 (bf16 unavailable: WHY)", see
+  // SessionOptions::cpu_precision), then ", int8 KERNEL" when
   // the partition has 8-bit integer products (KERNEL: avx512-vnni, avx-vnni,
   // avx2 or generic, the dot-product kernel this CPU runs) and ", float16
   // storage" when it holds float16/bfloat16 values (computed in float32);

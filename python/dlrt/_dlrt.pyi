@@ -204,7 +204,7 @@ class PartitionReport:
     @property
     def precision(self) -> str:
         """
-        CPU partitions: 'f32' or 'bf16x3', plus the int8 kernel and float16 storage where used.
+        CPU partitions: 'f32', 'bf16x3', 'bf16 (avx512_bf16)' or 'f32 (bf16 unavailable: ...)', plus the int8 kernel and float16 storage where used.
         """
 
     @property
@@ -250,7 +250,7 @@ class Session:
                     also set by DLRT_STRICT=1.
     threads         intra-op threads of the CPU backend; 0: one per core; at most 4096.
     warm_start      serve on the CPU at once while accelerators compile in the background.
-    cpu_precision   "f32" or "bf16x3" (see docs/python.md); None: $DLRT_CPU_PRECISION,
+    cpu_precision   "f32", "bf16" or "bf16x3" (see docs/python.md); None: $DLRT_CPU_PRECISION,
                     the config file, else "f32".
     backend_options dict of str -> str handed to accelerator backends when they compile.
     max_tensor_bytes the largest tensor a run may allocate (dlrt.OutOfMemory past it); 0:

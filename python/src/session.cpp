@@ -31,7 +31,7 @@ strict          turn every fallback into an error (dlrt.DeviceUnavailable, ...);
                 also set by DLRT_STRICT=1.
 threads         intra-op threads of the CPU backend; 0: one per core; at most 4096.
 warm_start      serve on the CPU at once while accelerators compile in the background.
-cpu_precision   "f32" or "bf16x3" (see docs/python.md); None: $DLRT_CPU_PRECISION,
+cpu_precision   "f32", "bf16" or "bf16x3" (see docs/python.md); None: $DLRT_CPU_PRECISION,
                 the config file, else "f32".
 backend_options dict of str -> str handed to accelerator backends when they compile.
 max_tensor_bytes the largest tensor a run may allocate (dlrt.OutOfMemory past it); 0:
@@ -516,7 +516,7 @@ void bind_reports(nb::module_& m) {
       .def_ro("reason", &PartitionReport::reason, "Why it degraded ('' otherwise).")
       .def_ro("time_ms", &PartitionReport::time_ms, "Time spent in it during the run, in milliseconds.")
       .def_ro("precision", &PartitionReport::precision,
-              "CPU partitions: 'f32' or 'bf16x3', plus the int8 kernel and float16 storage where used.")
+              "CPU partitions: 'f32', 'bf16x3', 'bf16 (avx512_bf16)' or 'f32 (bf16 unavailable: ...)', plus the int8 kernel and float16 storage where used.")
       .def_ro("vector_isa", &PartitionReport::vector_isa,
               "CPU partitions: the vector instruction set the kernels ran with ('avx512', 'avx2', 'generic'); "
               "'' for accelerators.")

@@ -338,7 +338,7 @@ dlrt_status* dlrt_session_options_set_cpu_precision(dlrt_session_options* option
     // Checked here, as the header says: a typo fails at the call that made it.
     if (precision && *precision && !dlrt::exec::gemm_precision_from_name(precision))
       return invalid(fn, std::string("precision is '") + precision +
-                             "'; use \"f32\", \"bf16x3\", or \"\" / NULL for the default");
+                             "'; use \"f32\", \"bf16\", \"bf16x3\", or \"\" / NULL for the default");
     options->options.cpu_precision = precision ? precision : "";
     return nullptr;
   });

@@ -15,10 +15,11 @@ namespace dlrt::exec {
 enum class GemmPrecision : uint8_t {
   kF32,     // fp32 FMAs (the default)
   kBf16x3,  // AMX tiles, each operand split into two bf16 parts; fp32 where AMX is missing
+  kBf16,    // one bf16 product per term, fp32 sums (AVX512-BF16, gemm_bf16.h); fp32 where it is missing
 };
 
-const char* gemm_precision_name(GemmPrecision p);  // "f32", "bf16x3"
-// The inverse: the precision named "f32" or "bf16x3"; nullopt for any other text.
+const char* gemm_precision_name(GemmPrecision p);  // "f32", "bf16x3", "bf16"
+// The inverse: the precision named "f32", "bf16x3" or "bf16"; nullopt for any other text.
 std::optional<GemmPrecision> gemm_precision_from_name(std::string_view name);
 
 struct KernelBuildOptions {

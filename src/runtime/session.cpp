@@ -80,12 +80,13 @@ class SessionImpl {
 
 namespace {
 
-// What a CPU partition computes in: its float matmuls' precision ("f32",
-// "bf16x3"), then ", int8 <kernel>" when it has integer products (the 8-bit
+// What a CPU partition computes in: its float matmuls' precision
+// (`matmuls`: "f32", "bf16x3", "bf16 (avx512_bf16)", "f32 (bf16 unavailable:
+// ...)"), then ", int8 <kernel>" when it has integer products (the 8-bit
 // GEMM kernel this CPU runs, gemm_int8.h) and ", float16 storage" when it
 // holds half-precision values (computed in float32).
-std::string cpu_partition_precision(const ir::Graph& g, const std::vector<int>& nodes, exec::GemmPrecision precision) {
-  std::string out = exec::gemm_precision_name(precision);
+std::string cpu_partition_precision(const ir::Graph& g, const std::vector<int>& nodes, const std::string& matmuls) {
+  std::string out = matmuls;
   bool int8 = false, half = false;
   for (int i : nodes) {
     const ir::Node& n = g.nodes[i];
@@ -131,9 +132,11 @@ const std::vector<Device>& hardware() {
 }
 
 // SessionOptions::cpu_precision, else DLRT_CPU_PRECISION, else the config
-// file; "bf16x3" becomes f32, with a warning, where AMX cannot run.
+// file; "bf16x3" becomes f32, with a warning, where AMX cannot run, and
+// "bf16" where AVX512-BF16 cannot. `label`: what the run report says.
 Result<exec::GemmPrecision> cpu_precision_of(const SessionOptions& options, const RuntimeEnv& env,
-                                            const RuntimeConfig& config) {
+                                            const RuntimeConfig& config, std::string& label) {
+  label = "f32";
   std::string text = options.cpu_precision, from = "SessionOptions::cpu_precision";
   if (text.empty()) {
     if (env.cpu_precision) text = *env.cpu_precision, from = "DLRT_CPU_PRECISION";
@@ -141,13 +144,21 @@ Result<exec::GemmPrecision> cpu_precision_of(const SessionOptions& options, cons
   if (text.empty() && config.cpu_precision) text = *config.cpu_precision, from = "config file cpu_precision";
   if (text.empty()) return exec::GemmPrecision::kF32;
   const std::optional<exec::GemmPrecision> named = exec::gemm_precision_from_name(text);
-  if (!named) return InvalidArgument(from + " is '" + text + "'; expected f32 or bf16x3");
+  if (!named) return InvalidArgument(from + " is '" + text + "'; expected f32, bf16 or bf16x3");
   if (*named == exec::GemmPrecision::kF32) return exec::GemmPrecision::kF32;
+  if (*named == exec::GemmPrecision::kBf16) {
+    const std::string why = cpu::cpu_kernels_bf16_unavailable();
+    label = why.empty() ? "bf16 (avx512_bf16)" : "f32 (bf16 unavailable: " + why + ")";
+    if (why.empty()) return exec::GemmPrecision::kBf16;
+    DLRT_LOG(kWarn, "cpu precision bf16 needs AVX512-BF16 (" + why + "); this CPU runs f32");
+    return exec::GemmPrecision::kF32;
+  }
   if (!cpu::cpu_kernels_have_amx_bf16x3()) {
     DLRT_LOG(kWarn, "cpu precision bf16x3 needs AMX-BF16 and AVX512-BF16 (and DLRT_CPU_ISA not below avx512); "
                     "this CPU runs f32");
     return exec::GemmPrecision::kF32;
   }
+  label = "bf16x3";
   return exec::GemmPrecision::kBf16x3;
 }
 
@@ -231,7 +242,8 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, ModelMetadat
   if (spec_text.empty()) spec_text = env.device ? *env.device : config.device.value_or("auto");
   DLRT_ASSIGN_OR_RETURN(DeviceSpec spec, parse_device_spec(spec_text));
   const bool strict = options.strict || env.strict.value_or(config.strict.value_or(false));
-  DLRT_ASSIGN_OR_RETURN(const exec::GemmPrecision precision, cpu_precision_of(options, env, config));
+  std::string precision_label;
+  DLRT_ASSIGN_OR_RETURN(const exec::GemmPrecision precision, cpu_precision_of(options, env, config, precision_label));
   const int threads = options.threads > 0 ? options.threads : config.threads.value_or(0);
   Resolution res = resolve_devices(spec, dlrt::global_backends(), hardware());
   if (!res.unknown_backends.empty()) {
@@ -285,7 +297,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, ModelMetadat
     if (part.candidate < 0) {
       rep.backend = "cpu";
       rep.device = "cpu:0";
-      rep.precision = cpu_partition_precision(g, part.nodes, precision);
+      rep.precision = cpu_partition_precision(g, part.nodes, precision_label);
       rep.vector_isa = cpu::cpu_kernels_isa_name();
       if (!res.unavailable.empty()) {
         rep.degraded = true;

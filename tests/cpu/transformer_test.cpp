@@ -8,6 +8,7 @@
 
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/gemm_bf16.h"
 #include "backends/cpu/kernels/isa.h"
 #include "exec/kernel_build_options.h"
 #include "kernel_test_util.h"
@@ -284,6 +285,42 @@ TEST(Attention, Bf16x3RunsLargeHeadsOnAmx) {
     else EXPECT_EQ(attention_amx_runs(), before) << "ran on AMX";
     expect_near((*out)[0], reference(values(q), values(k), values(v), &mv, c.B, c.H, c.Sq, c.Skv, c.D, c.Dv, scale),
                 c.amx ? 1e-4f : 1e-5f);
+  }
+}
+
+// Precision bf16 (the kernel created under it, on a CPU with AVX512-BF16):
+// every head whose Q and V dims are contiguous runs its two products on
+// VDPBF16PS, within bf16's error of the reference (inputs and
+// probabilities rounded to 8 bits: about 1e-2 here) and not at f32's.
+TEST(Attention, Bf16RunsOnVdpbf16ps) {
+  if (!bf16_dot_available())
+    GTEST_SKIP() << "precision bf16's attention needs AVX512-BF16 (" << bf16_dot_unavailable_reason()
+                 << "); its GEMM is tested on the scalar model in gemm_bf16_test";
+  KernelBuildOptions options;
+  options.precision = GemmPrecision::kBf16;
+  ScopedKernelBuildOptions scope(options);
+  struct Case {
+    int64_t B, H, Sq, Skv, D, Dv;
+  };
+  for (const Case& c : std::vector<Case>{{1, 12, 128, 128, 32, 32}, {2, 2, 70, 65, 96, 40}, {1, 2, 3, 5, 7, 9}}) {
+    SCOPED_TRACE(::testing::PrintToString(std::vector<int64_t>{c.B, c.H, c.Sq, c.Skv, c.D, c.Dv}));
+    auto q = rnd({c.B, c.H, c.Sq, c.D}, 31), k = rnd({c.B, c.H, c.Skv, c.D}, 32), v = rnd({c.B, c.H, c.Skv, c.Dv}, 33);
+    auto mask = Tensor::allocate(DType::kFloat32, {c.B, 1, 1, c.Skv}).value();
+    std::vector<float> mv(static_cast<size_t>(c.B * c.Skv), 0.0f);
+    for (int64_t j = c.Skv - 2; j < c.Skv && c.B > 1; ++j) mv[static_cast<size_t>(c.Skv + j)] = -3.4028e38f;
+    for (size_t i = 0; i < mv.size(); ++i) mask.data<float>()[i] = mv[i];
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.D));
+    const uint64_t before = attention_bf16_runs();
+    auto out = run_op("Attention", {q, k, v, mask}, layouts("bhsd", "bhsd", "bhsd", "bhsd", scale), 1, 1, "com.dlrt");
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    EXPECT_GT(attention_bf16_runs(), before) << "did not run on VDPBF16PS";
+    const std::vector<float> want =
+        reference(values(q), values(k), values(v), &mv, c.B, c.H, c.Sq, c.Skv, c.D, c.Dv, scale);
+    expect_near((*out)[0], want, 2e-2f);
+    double max_err = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      max_err = std::max(max_err, std::fabs(double((*out)[0].data<float>()[i]) - want[i]));
+    EXPECT_GT(max_err, 1e-5) << "as close as f32: were the products bf16?";
   }
 }
 

@@ -56,7 +56,7 @@ std::optional<bool> parse_bool_value(const std::string& text);
 // A whole non-negative decimal number ("4"); kInvalidArgument otherwise.
 Result<int64_t> parse_nonnegative_int(const std::string& text, const std::string& what);
 
-// The value of --precision (SessionOptions::cpu_precision): "f32" or "bf16x3";
+// The value of --precision (SessionOptions::cpu_precision): "f32", "bf16" or "bf16x3";
 // kInvalidArgument otherwise.
 Result<std::string> parse_precision(const std::string& text);
 

@@ -4,6 +4,7 @@
 
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/gemm_bf16.h"
 #include "backends/cpu/kernels/gemm_int8.h"
 #include "backends/cpu/kernels/isa.h"
 #include "core/thread_pool.h"
@@ -123,6 +124,7 @@ bool cpu_kernels_have_avx2() { return cpu_has_avx2(); }
 bool cpu_kernels_have_avx512() { return cpu_has_avx512(); }
 const char* cpu_kernels_isa_name() { return cpu_isa_name(cpu_isa()); }
 bool cpu_kernels_have_amx_bf16x3() { return amx_bf16x3_available(); }
+const char* cpu_kernels_bf16_unavailable() { return bf16_dot_unavailable_reason(); }
 const char* cpu_int8_gemm_kernel() { return int8_gemm_kernel_name(); }
 
 }  // namespace dlrt::cpu

@@ -22,6 +22,8 @@ const char* cpu_kernels_isa_name();  // "avx512", "avx2" or "generic"
 // Whether precision bf16x3 runs on AMX tiles; the first call asks the kernel
 // for AMX permission, so call it only for a session that wants bf16x3.
 bool cpu_kernels_have_amx_bf16x3();
+// Why precision bf16's VDPBF16PS kernel cannot run here ("" when it can).
+const char* cpu_kernels_bf16_unavailable();
 const char* cpu_int8_gemm_kernel();  // the 8-bit GEMM kernel (gemm_int8.h)
 
 }  // namespace dlrt::cpu

@@ -56,5 +56,7 @@ Status register_ml_map_kernels(KernelRegistry& r);  // ml_maps.cpp: ZipMap, Dict
 // How many (batch, head, row block) tasks of com.dlrt Attention ran their
 // products on AMX (precision bf16x3) since the process started; for tests.
 uint64_t attention_amx_runs();
+// The same for precision bf16's VDPBF16PS products.
+uint64_t attention_bf16_runs();
 
 }  // namespace dlrt::cpu

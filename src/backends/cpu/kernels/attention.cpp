@@ -12,6 +12,7 @@
 
 #include "backends/cpu/kernels/attention.h"
 #include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/gemm_bf16.h"
 #include "backends/cpu/kernels/isa_target.h"
 #include "backends/cpu/kernels/vec_avx2.h"
 #include "backends/cpu/kernels/vec_avx512.h"
@@ -508,31 +509,39 @@ namespace {
 // 1/sum on the way out. Needs Q's and V's head dims contiguous.
 constexpr int64_t kAmxRows = 64;
 std::atomic<uint64_t> g_amx_runs{0};
+std::atomic<uint64_t> g_bf16_runs{0};
 }  // namespace
 
-DLRT_AVX512 void attend_amx(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1) {
+namespace {
+
+// Q·Kᵀ and P·V through a GEMM against a B packed per task: bf16x3 on AMX
+// tiles (attend_amx) or bf16 (attend_bf16); both take the same arguments.
+using PackedBytes = size_t (*)(int64_t, int64_t);
+using PackB = void (*)(bool, int64_t, int64_t, const float*, int64_t, void*);
+template <PackedBytes packed_bytes, PackB pack_b, typename Gemm>
+DLRT_AVX512 void attend_packed(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1, Gemm gemm) {
   const int64_t ldk = (p.Skv + 31) / 32 * 32;
   const size_t kt_floats = static_cast<size_t>(p.D * ldk), s_floats = static_cast<size_t>(kAmxRows * ldk);
   const size_t o_floats = static_cast<size_t>(kAmxRows * p.Dv);
-  // Tiles take 4 bytes per element, as floats: the split Kᵀ and V in float units.
-  const size_t bk_floats = amx_bf16x3_packed_bytes(p.D, p.Skv) / 4, bv_floats = amx_bf16x3_packed_bytes(p.Skv, p.Dv) / 4;
+  // Packed operands in float units (rounded up to 16: the offsets stay 64-byte aligned).
+  const size_t bk_floats = (packed_bytes(p.D, p.Skv) / 4 + 15) / 16 * 16;
+  const size_t bv_floats = (packed_bytes(p.Skv, p.Dv) / 4 + 15) / 16 * 16;
   float* kt = scratch(kt_floats + s_floats + o_floats + bk_floats + bv_floats + kAmxRows);
   float* s = kt + kt_floats;
   float* o = s + s_floats;
-  float* bk = o + o_floats;  // offsets are multiples of 16 floats: the tile sets stay 64-byte aligned
+  float* bk = o + o_floats;
   float* bv = bk + bk_floats;
   float* inv = bv + bv_floats;
-  g_amx_runs.fetch_add(1, std::memory_order_relaxed);
   pack_kt_avx512(p, b, h, kt, ldk);
-  amx_bf16x3_pack_b(false, p.D, p.Skv, kt, ldk, bk);
+  pack_b(false, p.D, p.Skv, kt, ldk, bk);
   const float* v = p.v.base + b * p.v.sb + h * p.v.sh;
-  amx_bf16x3_pack_b(false, p.Skv, p.Dv, v, p.v.ss, bv);
+  pack_b(false, p.Skv, p.Dv, v, p.v.ss, bv);
   const float* q = p.q.base + b * p.q.sb + h * p.q.sh;
   for (int64_t i0 = r0; i0 < r1; i0 += kAmxRows) {
     const int rows = static_cast<int>(std::min<int64_t>(kAmxRows, r1 - i0));
-    amx_bf16x3_gemm(rows, p.Skv, p.D, 1.0f, q + i0 * p.q.ss, p.q.ss, false, bk, 0.0f, s, ldk, nullptr, nullptr);
+    gemm(rows, p.Skv, p.D, 1.0f, q + i0 * p.q.ss, p.q.ss, false, bk, 0.0f, s, ldk, nullptr, nullptr);
     softmax_rows_avx512(p, b, h, i0, rows, s, ldk, inv);
-    amx_bf16x3_gemm(rows, p.Dv, p.Skv, 1.0f, s, ldk, false, bv, 0.0f, o, p.Dv, nullptr, nullptr);
+    gemm(rows, p.Dv, p.Skv, 1.0f, s, ldk, false, bv, 0.0f, o, p.Dv, nullptr, nullptr);
     for (int r = 0; r < rows; ++r) {
       float* dst = p.out + b * p.ob + h * p.oh + (i0 + r) * p.os;
       const __m512 sc = _mm512_set1_ps(inv[r]);
@@ -543,11 +552,35 @@ DLRT_AVX512 void attend_amx(const Problem& p, int64_t b, int64_t h, int64_t r0, 
     }
   }
 }
+
+}  // namespace
+
+DLRT_AVX512 void attend_amx(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1) {
+  g_amx_runs.fetch_add(1, std::memory_order_relaxed);
+  attend_packed<amx_bf16x3_packed_bytes, amx_bf16x3_pack_b>(p, b, h, r0, r1, amx_bf16x3_gemm);
+}
+
+DLRT_AVX512 void attend_bf16(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1) {
+  g_bf16_runs.fetch_add(1, std::memory_order_relaxed);
+  auto gemm = [](int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, bool ta, const void* pb,
+                 float beta, float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool) {
+    bf16_gemm(M, N, K, alpha, A, lda, ta, pb, beta, C, ldc, ep, pool);
+  };
+  attend_packed<bf16_packed_b_bytes, bf16_pack_b>(p, b, h, r0, r1, gemm);
+}
 #endif
 
 uint64_t amx_runs() {
 #ifdef DLRT_HAVE_AVX512_PATHS
   return g_amx_runs.load(std::memory_order_relaxed);
+#else
+  return 0;
+#endif
+}
+
+uint64_t bf16_runs() {
+#ifdef DLRT_HAVE_AVX512_PATHS
+  return g_bf16_runs.load(std::memory_order_relaxed);
 #else
   return 0;
 #endif

@@ -1,6 +1,7 @@
 // The attention kernels of com.dlrt Attention (ops/transformer.cpp says what
 // the op computes): Y = softmax(scale * Q·Kᵀ + mask) · V for one head and a
-// block of query rows, portable, AVX2, AVX-512 and AMX (precision bf16x3).
+// block of query rows, portable, AVX2, AVX-512, AMX (precision bf16x3) and
+// AVX512-BF16 (precision bf16).
 // Each packs Kᵀ for its head once, then runs blocks of query rows through
 // Q·Kᵀ (vectorised along the keys), a fused scale/mask/softmax, and P·V
 // (vectorised along the head dim). Thread-safe: scratch is per thread.
@@ -48,9 +49,13 @@ void attend_avx2(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1)
 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1);
 // Q·Kᵀ and P·V on AMX tiles; needs Q's and V's head dims contiguous.
 void attend_amx(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1);
+// The same with one bf16 pass (precision bf16, gemm_bf16.h); the same needs.
+void attend_bf16(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1);
 #endif
 
 // How many attend_amx calls ran since the process started; for tests.
 uint64_t amx_runs();
+// How many attend_bf16 calls ran since the process started; for tests.
+uint64_t bf16_runs();
 
 }  // namespace dlrt::cpu::attention

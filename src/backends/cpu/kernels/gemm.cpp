@@ -15,6 +15,7 @@
 
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/gemm_bf16.h"
 #include "backends/cpu/kernels/gemm_blocking.h"
 #include "backends/cpu/kernels/gemm_internal.h"
 #include "backends/cpu/kernels/gemm_kernels.h"
@@ -306,7 +307,6 @@ const T* pack_b_block(int64_t K, int64_t N, int64_t kc, int64_t nc, ThreadPool* 
   return bp;
 }
 
-
 // The tile of an fp32 packed operand. Only pack_a/pack_b below make
 // PackedMatrix, always with one of these two tiles (kBf16x3 operands never
 // get here), so another tile is a bug, not an input: debug builds check it.
@@ -571,6 +571,11 @@ std::shared_ptr<const PackedMatrix> PackedMatrix::pack_b(bool trans, int64_t K, 
     amx_bf16x3_pack_b(trans, K, N, B, ldb, pm->data_.get());
     return pm;
   }
+  if (precision == GemmPrecision::kBf16) {  // the same bytes on every CPU (gemm_bf16.h)
+    pm->init(false, K, N, kBf16MR, kBf16NR, GemmPrecision::kBf16, bf16_packed_b_bytes(K, N));
+    bf16_pack_b(trans, K, N, B, ldb, pm->data_.get());
+    return pm;
+  }
   const SLayout layout = pick_slayout();
   int mr = 0, nr = 0;
   set_tile(layout, mr, nr);
@@ -607,6 +612,10 @@ Status sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand
     SgemmOperand plain_a = a;
     plain_a.packed = nullptr;
     return sgemm_ex(M, N, K, alpha, plain_a, b, beta, C, ldc, ep, pool);
+  }
+  if (b.packed && b.packed->precision() == GemmPrecision::kBf16) {  // the instruction, or its scalar model
+    if (!a.packed && a.data) bf16_gemm(M, N, K, alpha, a.data, a.ld, a.trans, b.packed->data(), beta, C, ldc, ep, pool);
+    return a.packed || !a.data ? InvalidArgument("sgemm_ex: a B packed for bf16 needs a plain A") : Status::Ok();
   }
   if (b.packed && b.packed->precision() == GemmPrecision::kBf16x3) {
     if (a.packed || !a.data) return InvalidArgument("sgemm_ex: a B packed for AMX needs a plain (unpacked) A");
@@ -687,6 +696,5 @@ void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double a
   };
   gemm_blocked<double, kDMR, kDNR>(Kernels<double>{kernel, nullptr}, M, N, K, kc_for<double, kDNR>(K), alpha, a_slice, b_block, beta, C, ldc, nullptr, pool);
 }
-
 
 }  // namespace dlrt::cpu

@@ -29,6 +29,8 @@
 #define DLRT_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
 // AVX-512 F + BW + VBMI (64-byte table lookups in the quantization rows).
 #define DLRT_AVX512_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
+// AVX-512 F/BW/VL + AVX512-BF16 (the bf16 GEMM's VDPBF16PS kernel, gemm_bf16_avx512.cpp).
+#define DLRT_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 // AMX tiles with bf16 and the AVX-512 sets around them (gemm_amx.cpp).
 #define DLRT_AMX_TARGET \
   __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))

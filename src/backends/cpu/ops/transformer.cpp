@@ -33,6 +33,7 @@
 #include "backends/cpu/kernels/attention.h"
 #include "backends/cpu/ops/attention_run.h"
 #include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/gemm_bf16.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/isa_target.h"
 #include "backends/cpu/kernels/vec_avx2.h"
@@ -77,7 +78,7 @@ bool view_of(const Tensor& t, const std::string& layout, View& v, int64_t dims[4
 
 }  // namespace
 
-void run_attention(ThreadPool& pool, const attention::Problem& p, bool amx_allowed) {
+void run_attention(ThreadPool& pool, const attention::Problem& p, bool amx_allowed, bool bf16_allowed) {
   // Tasks: (b, h, row block); enough blocks that few heads (tiny_vit: 3)
   // still split evenly over the threads. Each block repacks its head's Kᵀ,
   // so more blocks cost more (docs/performance-decisions.md).
@@ -99,7 +100,10 @@ void run_attention(ThreadPool& pool, const attention::Problem& p, bool amx_allow
   // of 64+ dims over 64+ keys only: with fewer the tile products are too
   // short for their setup (A/B on tiny_vit and minilm: docs/performance-decisions.md).
   const bool amx = amx_allowed && p.q.sd == 1 && p.v.sd == 1 && p.D >= 64 && p.Skv >= 64 && amx_bf16x3_available();
+  // bf16: the same layouts, any head size.
+  const bool bf16 = bf16_allowed && p.q.sd == 1 && p.v.sd == 1 && bf16_dot_available();
 #else
+  [[maybe_unused]] const bool bf16 = false;
   [[maybe_unused]] const bool avx512 = false;
   [[maybe_unused]] const bool amx = false;
 #endif
@@ -128,6 +132,10 @@ void run_attention(ThreadPool& pool, const attention::Problem& p, bool amx_allow
         attention::attend_amx(p, bh / p.H, bh % p.H, r0, r1);
         continue;
       }
+      if (bf16) {
+        attention::attend_bf16(p, bh / p.H, bh % p.H, r0, r1);
+        continue;
+      }
       if (avx512) {
         attention::attend_avx512(p, bh / p.H, bh % p.H, r0, r1);
         continue;
@@ -152,6 +160,7 @@ class AttentionKernel final : public OpKernel {
     auto k = std::make_unique<AttentionKernel>();
     k->scale_ = n.attr_float("scale", 1.0f);
     k->amx_ = kernel_build_options().precision == GemmPrecision::kBf16x3 && amx_bf16x3_available();
+    k->bf16_ = kernel_build_options().precision == GemmPrecision::kBf16 && bf16_dot_available();
     k->packed_ = n.attr_string("qkv_layout", "") == "packed";
     k->q_layout_ = n.attr_string("q_layout", "bhsd");
     k->k_layout_ = n.attr_string("k_layout", "bhsd");
@@ -236,13 +245,14 @@ class AttentionKernel final : public OpKernel {
     p.out = out->data<float>();
     if (out_bshd_) p.ob = p.Sq * p.H * p.Dv, p.oh = p.Dv, p.os = p.H * p.Dv;
     else p.ob = p.H * p.Sq * p.Dv, p.oh = p.Sq * p.Dv, p.os = p.Dv;
-    run_attention(ctx.pool(), p, amx_);
+    run_attention(ctx.pool(), p, amx_, bf16_);
     return Status::Ok();
   }
 
  private:
   float scale_ = 1;
   bool amx_ = false;  // the session's precision is bf16x3 and AMX was usable at create
+  bool bf16_ = false;  // the session's precision is bf16 and AVX512-BF16 was usable at create
   bool packed_ = false;
   std::vector<int64_t> packed_idx_;
   std::string q_layout_, k_layout_, v_layout_;
@@ -252,6 +262,7 @@ class AttentionKernel final : public OpKernel {
 }  // namespace
 
 uint64_t attention_amx_runs() { return attention::amx_runs(); }
+uint64_t attention_bf16_runs() { return attention::bf16_runs(); }
 
 Status register_transformer_kernels(KernelRegistry& r) {
   KernelDef def;
