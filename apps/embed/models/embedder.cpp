@@ -580,6 +580,7 @@ const std::string& Embedder::default_prompt_name() const { return impl_->default
 const std::string& Embedder::similarity_fn_name() const { return impl_->similarity_fn; }
 bool Embedder::normalize() const { return impl_->normalize; }
 RunReport Embedder::placement() const { return impl_->session->placement(); }
+size_t Embedder::token_row_bytes() const { return dlrt::embed::token_row_bytes(*impl_->session); }
 const Tokenizer& Embedder::tokenizer() const { return *impl_->tokenizer; }
 const std::string& Embedder::batch_dependent_op() const { return impl_->batch_dependent_op; }
 std::string Embedder::batching() const {

@@ -124,8 +124,15 @@ class EmbedModel {
   virtual std::string similarity_fn_name() const { return "cosine"; }
   // Token ids are in [0, vocab_size()) (0: not known, not checked).
   virtual size_t vocab_size() const { return 0; }
-  // Tokens of `text` without a length limit (0: not known).
-  virtual size_t count_tokens(std::string_view text) const { return 0; }
+  // The bytes a padded token adds to a run's outputs (its widest per-token
+  // output row; 0: not known), for the memory budget max_batch_mb.
+  virtual size_t token_row_bytes() const { return 0; }
+  // tokenize() that also gives the text's ids before the cut in *tokens (0:
+  // not known), from the same pass (a 413's count without tokenizing twice).
+  virtual Result<Encoding> tokenize_counted(std::string_view text, bool* truncated, size_t* tokens) const {
+    *tokens = 0;
+    return tokenize(text, truncated);
+  }
   // One text as tokenize() does, with each token's byte offsets [start, stop)
   // into `text` in `offsets` ((0, 0) for the special tokens the tokenizer
   // adds); the default leaves `offsets` empty (not known).
@@ -342,19 +349,28 @@ class EmbedServer {
         std::max(std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count(), 1.0);
     return run(bounds);
   }
+  // The padded tokens one run of model m may take: max_batch_tokens, and
+  // within max_batch_mb of its per-token outputs (at least 1).
+  size_t batch_tokens(const EmbedModel& m) const {
+    const size_t row = m.token_row_bytes();
+    const size_t budget = config_.max_batch_mb > (SIZE_MAX >> 20) ? SIZE_MAX : config_.max_batch_mb << 20;
+    const size_t tokens = std::max(config_.max_batch_tokens, size_t{1});
+    return row == 0 ? tokens : std::clamp(budget / row, size_t{1}, tokens);
+  }
   // Runs `batch` in input order in chunks within the batcher's bounds (at
-  // most max_batch_size encodings and max_batch_tokens padded tokens; an
+  // most max_batch_size encodings and batch_tokens(m) padded tokens; an
   // encoding longer than that alone; one per chunk for a batch-dependent
   // model), each in a run slot as in_run_slot: run(chunk, bounds) -> Status
   // per chunk, until the first error. The encodings are moved out of `batch`.
   template <class Run>
   Status in_run_slots(const EmbedModel& m, std::vector<Encoding>& batch, const Run& run) const {
     const size_t most = m.batch_dependent() ? 1 : std::max<size_t>(config_.max_batch_size, 1);
+    const size_t max_tokens = batch_tokens(m);
     for (size_t begin = 0; begin < batch.size();) {
       size_t end = begin, longest = 0;
       while (end < batch.size() && end - begin < most) {
         const size_t len = std::max(longest, batch[end].ids.size());
-        if (end > begin && (end - begin + 1) * len > config_.max_batch_tokens) break;
+        if (end > begin && (end - begin + 1) * len > max_tokens) break;
         longest = len;
         ++end;
       }
