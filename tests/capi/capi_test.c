@@ -763,15 +763,13 @@ done:
 }
 
 /* A folder of a kind the embedder cannot serve (an LLM reranker, a
-   cross-encoder, a ColBERT model) is refused at create, naming its kind,
-   never opened to return its logits as vectors. */
-static void test_embedder_refuses_kind(const char* folder, const char* kind) {
+   cross-encoder, a ColBERT model) is refused at create with a message naming
+   its kind (`part`), never opened to return its logits as vectors. */
+static void test_embedder_refuses_kind(const char* folder, const char* part) {
   dlrt_embedder* e = NULL;
   dlrt_embedder_options o = DLRT_EMBEDDER_OPTIONS_INIT;
-  char part[64];
   o.threads = 1;
   o.device = "cpu";
-  snprintf(part, sizeof part, "(kind %s)", kind);
   FAILS(dlrt_embedder_create(folder, &o, &e), DLRT_UNSUPPORTED, part);
   CHECK(e == NULL);
   dlrt_embedder_free(&e);
@@ -781,7 +779,8 @@ int main(int argc, char** argv) {
   int i;
   if (argc < 6 || argc % 2 != 0) {
     fprintf(stderr,
-            "usage: %s MLP_ONNX MLP_INPUT_NPY MLP_EXPECTED_NPY EMBED_FOLDER EMBED_EXPECTED_JSON [REFUSED_FOLDER KIND]...\n",
+            "usage: %s MLP_ONNX MLP_INPUT_NPY MLP_EXPECTED_NPY EMBED_FOLDER EMBED_EXPECTED_JSON"
+            " [REFUSED_FOLDER MESSAGE_PART]...\n",
             argv[0]);
     return 2;
   }
