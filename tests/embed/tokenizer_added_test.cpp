@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/models/token_inputs.h"
 #include "embed/tokenizer/tokenizer.h"
 #include "embed/tokenizer/tokenizer_parts.h"
 
@@ -262,6 +263,38 @@ TEST(EmbedTokenizerAdded, DeadlineStopsCheckedTokenizing) {
   EXPECT_EQ(e->ids.size(), 5002u);
 }
 
+// An input over the model's length is tokenized once: the cut, whether it
+// was cut and its token count before the cut all come from one pass (it was
+// encoded again at the cut, and once more for a 413's count).
+TEST(EmbedTokenizerAdded, OverLengthInputIsTokenizedOnce) {
+  auto t = Tokenizer::from_vocab({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "##a", "b"});
+  ASSERT_TRUE(t.ok());
+  std::string text;
+  for (int i = 0; i < 3000; ++i) text += "a b ";
+  int passes = 0;
+  auto encode = [&](size_t limit, size_t* untruncated) {
+    ++passes;
+    return t->encode_checked(text, limit, nullptr, untruncated);
+  };
+  bool truncated = false;
+  size_t tokens = 0;
+  auto e = encode_within(16, &truncated, encode, &tokens);
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  EXPECT_EQ(passes, 1);
+  EXPECT_TRUE(truncated);
+  EXPECT_EQ(tokens, 6002u);  // [CLS], 6000 words, [SEP]
+  ASSERT_EQ(e->ids.size(), 16u);
+  EXPECT_EQ(e->ids.front(), 2);
+  EXPECT_EQ(e->ids.back(), 3);  // [SEP] kept at the cut
+  passes = 0;
+  text = "a b";
+  e = encode_within(16, &truncated, encode, &tokens);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(passes, 1);
+  EXPECT_FALSE(truncated);
+  EXPECT_EQ(tokens, 4u);
+}
+
 // Generated adversarial token sets: many tokens over a two-letter alphabet
 // built from a few shared stems (nested, overlapping, near-misses), and texts
 // of their prefixes glued together, so a per-token scan would retry long
@@ -275,7 +308,8 @@ TEST(EmbedTokenizerAdded, WorkPerCodePointIsBoundedOnGeneratedTokenSets) {
     std::vector<AddedSpec> added(std::uniform_int_distribution<size_t>(1, 1500)(rng));
     for (AddedSpec& a : added) {
       const std::string& stem = stems[rng() % stems.size()];
-      a.content = stem.substr(0, std::uniform_int_distribution<size_t>(1, stem.size())(rng)) + random_text(rng, "ab", 4);
+      const size_t cut = std::uniform_int_distribution<size_t>(1, stem.size())(rng);
+      a.content = stem.substr(0, cut) + random_text(rng, "ab", 4);
     }
     auto t = Tokenizer::from_json_string(letters_tokenizer("ab", added).dump());
     ASSERT_TRUE(t.ok()) << t.status().to_string();
@@ -316,7 +350,8 @@ TEST(EmbedTokenizerAdded, VocabularySizesPastTheLimitsAreRefusedAtLoad) {
                 {"model",
                  {{"type", "Unigram"},
                   {"unk_id", 0},
-                  {"vocab", {{"<unk>", 0.0}, {"a", -1.0}, {std::string(piece_bytes, 'a'), -2.0}}}}}}
+                  {"vocab", json::array({json::array({"<unk>", 0.0}), json::array({"a", -1.0}),
+                                         json::array({std::string(piece_bytes, 'a'), -2.0})})}}}}
         .dump();
   };
   auto long_piece = Tokenizer::from_json_string(unigram(1025));
