@@ -174,7 +174,10 @@ void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_
       pieces.push_back(std::move(a));
       continue;
     }
-    NormText seg = whole.slice(rs.b, rs.e);
+    // One split over the whole text (no added token in it) takes the text itself, not a copy.
+    NormText seg = raw_splits.size() == 1 && rs.b == 0 && rs.e == whole.chars.size() && rs.e > 0
+                       ? std::move(whole)
+                       : whole.slice(rs.b, rs.e);
     if (rs.b == rs.e) seg.orig_start = rs.b < whole.align.size() ? whole.align[rs.b].start : static_cast<uint32_t>(text.size());
     if (p.normalizer) {
       p.normalizer->normalize(seg);

@@ -109,6 +109,7 @@ void for_each_piece(std::vector<NormText>& pieces, Fn fn) {
       continue;
     }
     fn(p, out);
+    p = NormText();  // its words are in `out`: a long input's text is not held twice
   }
   pieces.swap(out);
 }
@@ -130,9 +131,13 @@ class BertPre final : public PreTokenizer {
       std::vector<NormText> words;
       parts_from_chars(p.chars, bert_whitespace, parts);
       cut(p, parts, Behavior::kRemoved, words);
+      // What is split is released as it goes (peak memory of a long input).
+      p = NormText();
+      std::vector<Part>().swap(parts);
       for (NormText& w : words) {
         parts_from_chars(w.chars, bert_punctuation, parts);
         cut(w, parts, Behavior::kIsolated, out);
+        w = NormText();
       }
     });
   }
