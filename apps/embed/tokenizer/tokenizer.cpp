@@ -158,6 +158,14 @@ std::pair<uint32_t, uint32_t> span_of(const NormText& t, size_t b, size_t e) {
   return {t.align[b].start, t.align[e - 1].end};
 }
 
+// What t.slice(0, size) gives, without the copy (t is left empty): a split
+// over all of a long text.
+NormText take_whole(NormText& t) {
+  NormText out = std::move(t);
+  if (!out.align.empty()) out.orig_start = out.align.front().start;
+  return out;
+}
+
 // One sequence through added tokens, normalizer, pre-tokenizer and model.
 void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_t type_id, tok::Encoded& out) {
   NormText whole;
@@ -176,7 +184,7 @@ void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_
     }
     // One split over the whole text (no added token in it) takes the text itself, not a copy.
     NormText seg = raw_splits.size() == 1 && rs.b == 0 && rs.e == whole.chars.size() && rs.e > 0
-                       ? std::move(whole)
+                       ? take_whole(whole)
                        : whole.slice(rs.b, rs.e);
     if (rs.b == rs.e) seg.orig_start = rs.b < whole.align.size() ? whole.align[rs.b].start : static_cast<uint32_t>(text.size());
     if (p.normalizer) {
@@ -191,7 +199,8 @@ void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_
     tok::find_added(p.normalized, p.added, seg.chars, norm_splits);
     for (const AddedSplit& ns : norm_splits) {
       if (ns.b == ns.e) continue;
-      NormText piece = seg.slice(ns.b, ns.e);
+      NormText piece = norm_splits.size() == 1 && ns.b == 0 && ns.e == seg.chars.size() ? take_whole(seg)
+                                                                                        : seg.slice(ns.b, ns.e);
       piece.added_id = ns.id;
       pieces.push_back(std::move(piece));
     }
