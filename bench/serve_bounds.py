@@ -125,7 +125,8 @@ def post(port, path, data, timeout):
     head = (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
             f"Content-Length: {len(data)}\r\n\r\n").encode()
     t0 = time.monotonic()
-    answer = b""
+    chunks = []  # joined once: a 46 MB answer read by += costs seconds of copying
+    first = None
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
             try:
@@ -136,14 +137,17 @@ def post(port, path, data, timeout):
                 chunk = s.recv(1 << 20)
                 if not chunk:
                     break
-                answer += chunk
+                first = first or time.monotonic() - t0
+                chunks.append(chunk)
     except socket.timeout:
-        return 0, time.monotonic() - t0, len(answer), answer[:300]
+        answer = b"".join(chunks)
+        return 0, time.monotonic() - t0, len(answer), answer[:300], first
     except OSError:
         pass
     seconds = time.monotonic() - t0
+    answer = b"".join(chunks)
     status = int(answer[9:12]) if len(answer) >= 12 else -1
-    return status, seconds, len(answer), answer[:300]
+    return status, seconds, len(answer), answer[:300], first
 
 
 class Server:
@@ -186,13 +190,13 @@ def run_bodies(a):
                 srv = Server(a.dlrt, ["--model", FOLDERS[folder], "--request-timeout-ms", str(a.timeout_ms)])
                 try:
                     base = srv.hwm_kb()
-                    status, seconds, size, start = post(srv.port, path, data, a.timeout_ms / 1000 + 30)
+                    status, seconds, size, start, first = post(srv.port, path, data, a.timeout_ms / 1000 + 30)
                     peak = srv.hwm_kb()
                     alive, _, _ = http_get(srv.port, "/health", 5)
                 finally:
                     srv.stop()
                 row = {"folder": folder, "shape": shape, "route": route, "body_bytes": len(data), "status": status,
-                       "seconds": round(seconds, 3), "answer_bytes": size, "base_rss_mb": round(base / 1024, 1),
+                       "seconds": round(seconds, 3), "first_byte_s": round(first or 0, 3), "answer_bytes": size, "base_rss_mb": round(base / 1024, 1),
                        "peak_rss_mb": round(peak / 1024, 1), "health_after": alive}
                 if status not in (200,):
                     row["answer_start"] = start.split(b"\r\n\r\n", 1)[-1][:160].decode("utf-8", "replace")
