@@ -763,9 +763,26 @@ done:
   free(json);
 }
 
+/* A folder of a kind the embedder cannot serve (an LLM reranker, a
+   cross-encoder, a ColBERT model) is refused at create with a message naming
+   its kind (`part`), never opened to return its logits as vectors. */
+static void test_embedder_refuses_kind(const char* folder, const char* part) {
+  dlrt_embedder* e = NULL;
+  dlrt_embedder_options o = DLRT_EMBEDDER_OPTIONS_INIT;
+  o.threads = 1;
+  o.device = "cpu";
+  FAILS(dlrt_embedder_create(folder, &o, &e), DLRT_UNSUPPORTED, part);
+  CHECK(e == NULL);
+  dlrt_embedder_free(&e);
+}
+
 int main(int argc, char** argv) {
-  if (argc != 6) {
-    fprintf(stderr, "usage: %s MLP_ONNX MLP_INPUT_NPY MLP_EXPECTED_NPY EMBED_FOLDER EMBED_EXPECTED_JSON\n", argv[0]);
+  int i;
+  if (argc < 6 || argc % 2 != 0) {
+    fprintf(stderr,
+            "usage: %s MLP_ONNX MLP_INPUT_NPY MLP_EXPECTED_NPY EMBED_FOLDER EMBED_EXPECTED_JSON"
+            " [REFUSED_FOLDER MESSAGE_PART]...\n",
+            argv[0]);
     return 2;
   }
   test_basics();
@@ -775,6 +792,7 @@ int main(int argc, char** argv) {
   test_devices();
   test_memory_info();
   test_embedder(argv[4], argv[5]);
+  for (i = 6; i + 1 < argc; i += 2) test_embedder_refuses_kind(argv[i], argv[i + 1]);
   printf("capi_test: %d checks, %d failed\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;
 }

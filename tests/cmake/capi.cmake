@@ -10,7 +10,10 @@ target_link_libraries(dlrt_capi_test PRIVATE dlrt m Threads::Threads)
 add_test(NAME capi.c_api
   COMMAND dlrt_capi_test ${CMAKE_BINARY_DIR}/test_models/mlp.onnx ${CMAKE_BINARY_DIR}/test_models/mlp_input.npy
           ${CMAKE_BINARY_DIR}/test_models/mlp_expected.npy ${CMAKE_CURRENT_SOURCE_DIR}/embed/data/tiny_bert
-          ${CMAKE_CURRENT_SOURCE_DIR}/embed/data/tiny_bert_expected.json)
+          ${CMAKE_CURRENT_SOURCE_DIR}/embed/data/tiny_bert_expected.json
+          ${CMAKE_CURRENT_SOURCE_DIR}/models/retrieval/qwen3_rerank "(kind llm_reranker)"
+          ${CMAKE_CURRENT_SOURCE_DIR}/embed/data/cross_encoder_tiny "(kind cross_encoder)"
+          ${CMAKE_CURRENT_SOURCE_DIR}/models/retrieval/colbert_tiny "multi-vector (ColBERT / PyLate) model")
 
 # The C API's backends, model info and node placement (tests/capi/capi_introspect_test.c),
 # built and run as the test above.

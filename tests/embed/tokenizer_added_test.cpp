@@ -2,8 +2,9 @@
 // the same splits as a leftmost-longest scan that tries every token at every
 // position (with single_word, lstrip and rstrip), on generated token sets and
 // texts; work per input code point bounded whatever the tokens (sets built
-// to be adversarial for a per-token scan); special-token lookups by table;
-// and a pair's first text tokenized once for many second texts.
+// or generated to be adversarial for a per-token scan); special-token lookups
+// by table; a pair's first text tokenized once for many second texts; and
+// vocabulary sizes that would make work per character unbounded refused.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/models/token_inputs.h"
 #include "embed/tokenizer/tokenizer.h"
 #include "embed/tokenizer/tokenizer_parts.h"
 
@@ -259,6 +261,106 @@ TEST(EmbedTokenizerAdded, DeadlineStopsCheckedTokenizing) {
   auto e = t->encode_checked(text);
   ASSERT_TRUE(e.ok()) << e.status().to_string();
   EXPECT_EQ(e->ids.size(), 5002u);
+}
+
+// An input over the model's length is tokenized once: the cut, whether it
+// was cut and its token count before the cut all come from one pass (it was
+// encoded again at the cut, and once more for a 413's count).
+TEST(EmbedTokenizerAdded, OverLengthInputIsTokenizedOnce) {
+  auto t = Tokenizer::from_vocab({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "##a", "b"});
+  ASSERT_TRUE(t.ok());
+  std::string text;
+  for (int i = 0; i < 3000; ++i) text += "a b ";
+  int passes = 0;
+  auto encode = [&](size_t limit, size_t* untruncated) {
+    ++passes;
+    return t->encode_checked(text, limit, nullptr, untruncated);
+  };
+  bool truncated = false;
+  size_t tokens = 0;
+  auto e = encode_within(16, &truncated, encode, &tokens);
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  EXPECT_EQ(passes, 1);
+  EXPECT_TRUE(truncated);
+  EXPECT_EQ(tokens, 6002u);  // [CLS], 6000 words, [SEP]
+  ASSERT_EQ(e->ids.size(), 16u);
+  EXPECT_EQ(e->ids.front(), 2);
+  EXPECT_EQ(e->ids.back(), 3);  // [SEP] kept at the cut
+  passes = 0;
+  text = "a b";
+  e = encode_within(16, &truncated, encode, &tokens);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(passes, 1);
+  EXPECT_FALSE(truncated);
+  EXPECT_EQ(tokens, 4u);
+}
+
+// Generated adversarial token sets: many tokens over a two-letter alphabet
+// built from a few shared stems (nested, overlapping, near-misses), and texts
+// of their prefixes glued together, so a per-token scan would retry long
+// partial matches everywhere. The automaton's work stays within two
+// transitions per code point of the text, whatever the set.
+TEST(EmbedTokenizerAdded, WorkPerCodePointIsBoundedOnGeneratedTokenSets) {
+  std::mt19937 rng(80);
+  for (int round = 0; round < 12; ++round) {
+    std::vector<std::string> stems(std::uniform_int_distribution<size_t>(1, 6)(rng));
+    for (std::string& stem : stems) stem = random_text(rng, "ab", 300) + "a";
+    std::vector<AddedSpec> added(std::uniform_int_distribution<size_t>(1, 1500)(rng));
+    for (AddedSpec& a : added) {
+      const std::string& stem = stems[rng() % stems.size()];
+      const size_t cut = std::uniform_int_distribution<size_t>(1, stem.size())(rng);
+      a.content = stem.substr(0, cut) + random_text(rng, "ab", 4);
+    }
+    auto t = Tokenizer::from_json_string(letters_tokenizer("ab", added).dump());
+    ASSERT_TRUE(t.ok()) << t.status().to_string();
+    std::string text;
+    while (text.size() < 30000) {
+      const AddedSpec& a = added[rng() % added.size()];
+      text += a.content.substr(0, a.content.size() - 1);  // the token but its last letter: a near miss
+    }
+    tok::take_added_match_steps();
+    const Encoding e = t->encode(text);
+    const size_t steps = tok::take_added_match_steps();
+    EXPECT_GT(e.ids.size(), 0u);
+    EXPECT_LE(steps, 2 * text.size() + 2) << "round " << round << ": " << added.size() << " tokens";
+  }
+}
+
+// A folder whose vocabulary would make a request's work per character
+// unbounded is refused at load, naming the limit (tokenizer_limits.h): a
+// WordPiece token a word can match longer than kMaxWordPieceMatchChars, a
+// Unigram piece over kMaxUnigramPieceBytes. Within the limits they load.
+TEST(EmbedTokenizerAdded, VocabularySizesPastTheLimitsAreRefusedAtLoad) {
+  json wp = letters_tokenizer("ab", {});
+  wp["model"]["vocab"][std::string(300, 'a')] = wp["model"]["vocab"].size();
+  auto refused = Tokenizer::from_json_string(wp.dump());  // max_input_chars_per_word 1000
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidModel);
+  EXPECT_NE(refused.status().message().find("the limit is 256"), std::string::npos) << refused.status().message();
+  wp["model"]["max_input_chars_per_word"] = 100;  // no word can reach it: loads, and still matches what it can
+  auto loads = Tokenizer::from_json_string(wp.dump());
+  ASSERT_TRUE(loads.ok()) << loads.status().to_string();
+  EXPECT_EQ(loads->encode(std::string(100, 'a')).ids.size(), 100u);
+
+  auto unigram = [](size_t piece_bytes) {
+    return json{{"version", "1.0"},
+                {"added_tokens", json::array()},
+                {"normalizer", nullptr},
+                {"pre_tokenizer", nullptr},
+                {"model",
+                 {{"type", "Unigram"},
+                  {"unk_id", 0},
+                  {"vocab", json::array({json::array({"<unk>", 0.0}), json::array({"a", -1.0}),
+                                         json::array({std::string(piece_bytes, 'a'), -2.0})})}}}}
+        .dump();
+  };
+  auto long_piece = Tokenizer::from_json_string(unigram(1025));
+  ASSERT_FALSE(long_piece.ok());
+  EXPECT_NE(long_piece.status().message().find("the limit is 1024"), std::string::npos)
+      << long_piece.status().message();
+  auto fits = Tokenizer::from_json_string(unigram(1024));
+  ASSERT_TRUE(fits.ok()) << fits.status().to_string();
+  EXPECT_EQ(fits->encode(std::string(2048, 'a')).ids.size(), 2u);
 }
 
 }  // namespace

@@ -110,6 +110,8 @@ class FakeModel final : public EmbedModel {
   size_t dimension() const override { return dim_; }
   std::string model_name() const override { return name_; }
   size_t max_length() const override { return max_length_; }
+  size_t token_row_bytes() const override { return row_bytes; }
+  size_t row_bytes = 0;  // token_row_bytes() (0: not known)
   dlrt::RunReport placement() const override {
     std::lock_guard<std::mutex> lk(mu_);
     return placement_;
@@ -258,6 +260,8 @@ class FakeReranker final : public EmbedModel {
   std::string model_name() const override { return name_; }
   size_t max_length() const override { return 64; }
   dlrt::RunReport placement() const override { return {}; }
+  size_t token_row_bytes() const override { return row_bytes; }
+  size_t row_bytes = 0;  // token_row_bytes() (0: not known)
 
   void close_gate() {
     std::lock_guard<std::mutex> lk(mu_);

@@ -234,6 +234,43 @@ TEST(ServeBounds, RerankAndPredictRunInChunks) {
   EXPECT_EQ(m->batches().size() - runs, 3u);  // 4 + 4 + 1
 }
 
+// The memory budget (max_batch_mb): a run's padded tokens times the model's
+// widest per-token output row stay within it, through the batcher (/embed)
+// and in the chunked routes (/rerank); each input still runs.
+TEST(ServeBounds, RunsStayWithinTheMemoryBudget) {
+  ServiceConfig c;
+  c.max_batch_mb = 8;  // with 1 MiB rows: 8 padded tokens per run
+  {
+    TestServer t(c, /*with_model=*/false);
+    auto m = std::make_shared<FakeReranker>("ce", 1.f);
+    m->row_bytes = size_t{1} << 20;
+    t.server->set_model(m);
+    json texts = json::array();
+    for (int i = 0; i < 16; ++i) texts.push_back(i % 4 ? "w w" : "w w w w w w w w w w");  // 4 or 12 tokens
+    auto r = t.post("/rerank", json{{"query", "q"}, {"texts", texts}}.dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    size_t inputs = 0;
+    for (const auto& batch : m->batches()) {
+      size_t longest = 0;
+      for (const Encoding& e : batch) longest = std::max(longest, e.ids.size());
+      EXPECT_TRUE(batch.size() == 1 || batch.size() * longest <= 8) << batch.size() << " x " << longest;
+      inputs += batch.size();
+    }
+    EXPECT_EQ(inputs, texts.size());
+  }
+  TestServer t(c, /*with_model=*/false);
+  t.model->row_bytes = size_t{1} << 20;
+  t.server->set_model(t.model);
+  auto r = t.post("/embed", json{{"inputs", {"a", "b", "c", "d", "e", "f"}}}.dump());  // 3 tokens each
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_json(r).size(), 6u);
+  const std::vector<size_t> sizes = t.model->batch_sizes();
+  ASSERT_FALSE(sizes.empty());
+  EXPECT_LE(*std::max_element(sizes.begin(), sizes.end()), 2u);  // 3 x 3 tokens would be past 8
+}
+
 TEST(ServeBounds, EmbedAllRunsInChunks) {
   ServiceConfig c;
   c.max_batch_size = 8;

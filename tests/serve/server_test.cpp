@@ -562,7 +562,7 @@ TEST(ServeErrors, TokenLimitPerInput) {
   TestServer t(c);
   EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"one two three four"})")->status, 200);  // 6 tokens
   expect_openai_error(t.post("/v1/embeddings", R"({"input":["ok","one two three four five"]})"), 413,
-                      "input 1 has more than 6 tokens");
+                      "input 1 has 7 tokens");  // the count of the one tokenization
   expect_openai_error(t.post("/v1/embeddings", R"({"input":[[1,2,3,4,5,6,7]]})"), 413, "input 0 has 7 tokens");
   // TEI's per-request truncate overrides the config.
   auto r = t.post("/embed", R"({"inputs":"one two three four five six","truncate":true})");

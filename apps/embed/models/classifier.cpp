@@ -109,9 +109,9 @@ Result<Encoding> Classifier::tokenize(const ClassifierInput& input, bool* trunca
   }
   if (!input.instruction.empty())
     return InvalidArgument("an instruction is for LLM rerankers; this model is a sequence classifier");
-  return encode_within(impl_->max_length, truncated, [&](size_t limit) {
-    return input.pair ? impl_->tokenizer->encode_pair_checked(input.first, input.second, limit)
-                      : impl_->tokenizer->encode_checked(input.first, limit);
+  return encode_within(impl_->max_length, truncated, [&](size_t limit, size_t* n) {
+    return input.pair ? impl_->tokenizer->encode_pair_checked(input.first, input.second, limit, n)
+                      : impl_->tokenizer->encode_checked(input.first, limit, nullptr, n);
   });
 }
 
@@ -135,8 +135,8 @@ Result<std::vector<Encoding>> Classifier::tokenize_pairs(std::string_view query,
     bool cut = false;
     Result<Encoding> e =
         impl_->llm ? impl_->llm->encode(*impl_->tokenizer, query, documents[i], instruction, impl_->max_length, &cut)
-                   : encode_within(impl_->max_length, &cut, [&](size_t limit) {
-                       return impl_->tokenizer->encode_pair_checked(first, documents[i], limit);
+                   : encode_within(impl_->max_length, &cut, [&](size_t limit, size_t* n) {
+                       return impl_->tokenizer->encode_pair_checked(first, documents[i], limit, n);
                      });
     if (!e.ok()) return e.status();
     if (truncated) (*truncated)[i] = cut ? 1 : 0;
@@ -186,6 +186,7 @@ bool Classifier::is_llm_reranker() const { return impl_->llm != nullptr; }
 std::string Classifier::model_name() const { return impl_->name; }
 size_t Classifier::max_length() const { return impl_->max_length; }
 RunReport Classifier::placement() const { return impl_->session->placement(); }
+size_t Classifier::token_row_bytes() const { return dlrt::embed::token_row_bytes(*impl_->session); }
 const Tokenizer& Classifier::tokenizer() const { return *impl_->tokenizer; }
 
 }  // namespace dlrt::embed

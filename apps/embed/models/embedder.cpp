@@ -665,6 +665,7 @@ const std::string& Embedder::default_prompt_name() const { return impl_->default
 const std::string& Embedder::similarity_fn_name() const { return impl_->similarity_fn; }
 bool Embedder::normalize() const { return impl_->normalize; }
 RunReport Embedder::placement() const { return impl_->session ? impl_->session->placement() : RunReport{}; }
+size_t Embedder::token_row_bytes() const { return impl_->session ? dlrt::embed::token_row_bytes(*impl_->session) : 0; }
 const Tokenizer& Embedder::tokenizer() const { return *impl_->tokenizer; }
 const std::string& Embedder::batch_dependent_op() const { return impl_->batch_dependent_op; }
 std::string Embedder::batching() const {

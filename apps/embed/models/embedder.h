@@ -163,6 +163,7 @@ class Embedder {
   const std::string& similarity_fn_name() const;
   bool normalize() const;           // the folder asks for L2-normalised output (a Normalize module)
   dlrt::RunReport placement() const;  // where the session was placed (for /health)
+  size_t token_row_bytes() const;     // the session's widest per-token output row (token_inputs.h)
   const Tokenizer& tokenizer() const;
   // The op that makes the model's results depend on a text's batch-mates
   // (dynamic quantization with per-tensor scales, see batch_dependence.h),

@@ -122,8 +122,8 @@ Result<Encoding> LlmReranker::encode(const Tokenizer& tokenizer, std::string_vie
     return InvalidArgument("a maximum length of " + std::to_string(max_length) + " tokens leaves no room for the query "
                            "and document past the reranker's prompt (" + std::to_string(fixed) + " tokens)");
   const std::string body = fill(template_, instruction.empty() ? instruction_ : instruction, query, document);
-  DLRT_ASSIGN_OR_RETURN(Encoding middle, encode_within(max_length - fixed, truncated, [&](size_t limit) {
-                          return tokenizer.encode_checked(body, limit);
+  DLRT_ASSIGN_OR_RETURN(Encoding middle, encode_within(max_length - fixed, truncated, [&](size_t limit, size_t* n) {
+                          return tokenizer.encode_checked(body, limit, nullptr, n);
                         }));
   Encoding e;
   e.ids = prefix_ids_;

@@ -218,7 +218,9 @@ Result<Encoding> MultiVectorEmbedder::tokenize(std::string_view text, bool is_qu
   const size_t limit = marker ? length - 1 : length;
   const Tokenizer& tok = impl_->base->tokenizer();
   DLRT_ASSIGN_OR_RETURN(Encoding e, encode_within(limit, truncated,
-                                                  [&](size_t n) { return tok.encode_checked(text, n); }));
+                                                  [&](size_t n, size_t* untruncated) {
+                                                    return tok.encode_checked(text, n, nullptr, untruncated);
+                                                  }));
   if (e.attention_mask.size() != e.ids.size()) e.attention_mask.assign(e.ids.size(), 1);
   if (e.type_ids.size() != e.ids.size()) e.type_ids.assign(e.ids.size(), 0);
   if (is_query && c.do_query_expansion) {

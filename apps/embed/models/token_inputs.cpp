@@ -102,13 +102,29 @@ Result<std::unique_ptr<Session>> open_model_session(const fs::path& path, const 
   return std::move(session).value();
 }
 
+size_t token_row_bytes(const Session& session) {
+  size_t widest = 0;
+  for (const TensorInfo& out : session.outputs()) {
+    if (!out.is_tensor || out.shape.size() < 3) continue;
+    size_t row = dtype_size(out.dtype);
+    for (size_t d = 2; d < out.shape.size() && row > 0; ++d) {
+      const int64_t n = out.shape[d];
+      row = n > 0 && static_cast<uint64_t>(n) <= SIZE_MAX / row ? row * static_cast<size_t>(n) : 0;
+    }
+    widest = std::max(widest, row);
+  }
+  return widest;
+}
+
 Result<Encoding> encode_within(size_t max_length, bool* truncated,
-                               const std::function<Result<Encoding>(size_t limit)>& encode) {
-  DLRT_ASSIGN_OR_RETURN(Encoding probe, encode(max_length + 1));
-  const bool over = probe.ids.size() > max_length;
-  if (truncated) *truncated = over;
-  if (!over) return probe;
-  return encode(max_length);
+                               const std::function<Result<Encoding>(size_t limit, size_t* untruncated)>& encode,
+                               size_t* tokens) {
+  size_t untruncated = 0;
+  DLRT_ASSIGN_OR_RETURN(Encoding e, encode(max_length, &untruncated));
+  untruncated = std::max(untruncated, e.ids.size());
+  if (truncated) *truncated = max_length > 0 && untruncated > max_length;
+  if (tokens) *tokens = untruncated;
+  return e;
 }
 
 Result<TokenInputs> TokenInputs::from_session(const Session& session, const std::string& what) {

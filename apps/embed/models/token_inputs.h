@@ -44,13 +44,21 @@ std::filesystem::path model_folder_of(const std::string& model);
 // threads, warm start and backend options; errors name the file.
 Result<std::unique_ptr<Session>> open_model_session(const std::filesystem::path& path, const EmbedderOptions& options);
 
-// The encoding of one input at most `max_length` ids long, by `encode(limit)`
-// (a Tokenizer's encode or encode_pair with that limit): a probe at
-// max_length + 1 ids tells whether the input was longer (then it is encoded
-// again at max_length); *truncated, when given, says so. The server rejects or
-// truncates by that.
+// The encoding of one input at most `max_length` ids long (0: no limit), by
+// `encode(limit, untruncated)` (a Tokenizer's encode_checked or
+// encode_pair_checked with that limit, giving the ids before the cut): the
+// input is tokenized once, whatever its length. *truncated, when given, says
+// whether it was longer; *tokens, its ids before the cut. The server rejects
+// or truncates by that.
+// The bytes one padded token adds to a run's outputs: the widest per-token
+// row among `session`'s outputs of rank 3 or more ([batch, sequence, ...]:
+// the hidden size, or the vocabulary of an MLM or LM head), 0 when no output
+// has fixed per-token dims. The server's memory budget per run divides by it.
+size_t token_row_bytes(const Session& session);
+
 Result<Encoding> encode_within(size_t max_length, bool* truncated,
-                               const std::function<Result<Encoding>(size_t limit)>& encode);
+                               const std::function<Result<Encoding>(size_t limit, size_t* untruncated)>& encode,
+                               size_t* tokens = nullptr);
 
 class TokenInputs {
  public:

@@ -177,10 +177,12 @@ std::optional<Reply> Call::embed(EmbedRequest& req, RequestResult& result) const
     }
     for (size_t i = 0; i < req.texts.size(); ++i) {
       bool truncated = false;
+      size_t tokens = 0;
       const std::string text = prompt.empty() ? std::move(req.texts[i]) : prompt + req.texts[i];
-      auto enc = m->tokenize(text, &truncated);
+      auto enc = m->tokenize_counted(text, &truncated, &tokens);
       if (!enc.ok()) return tokenize_error(enc.status(), "input " + std::to_string(i) + " cannot be tokenized: ");
-      if ((truncated || enc->ids.size() > limit) && !truncate) return over_limit(i, m->count_tokens(text));
+      if ((truncated || enc->ids.size() > limit) && !truncate)
+        return over_limit(i, truncated ? tokens : enc->ids.size());
       truncate_encoding(*enc, limit);
       encodings.push_back(std::move(enc).value());
       if (auto late = past_deadline("tokenizing")) return *late;

@@ -106,18 +106,20 @@ class Call {
     return run(bounds);
   }
   // Runs `batch` in input order in chunks within the batcher's bounds (at
-  // most max_batch_size encodings and max_batch_tokens padded tokens; an
+  // most max_batch_size encodings and batch_tokens(m) padded tokens (within
+  // max_batch_tokens and the memory budget max_batch_mb); an
   // encoding longer than that alone; one per chunk for a batch-dependent
   // model `m`), each in a run slot as in_run_slot: run(chunk, bounds) -> Status
   // per chunk, until the first error. The encodings are moved out of `batch`.
   template <class Run>
   Status in_run_slots(const EmbedModel& m, std::vector<Encoding>& batch, const Run& run) const {
     const size_t most = batch_dependent(m) ? 1 : std::max<size_t>(config_.max_batch_size, 1);
+    const size_t max_tokens = server_.batch_tokens(m);
     for (size_t begin = 0; begin < batch.size();) {
       size_t end = begin, longest = 0;
       while (end < batch.size() && end - begin < most) {
         const size_t len = std::max(longest, batch[end].ids.size());
-        if (end > begin && (end - begin + 1) * len > config_.max_batch_tokens) break;
+        if (end > begin && (end - begin + 1) * len > max_tokens) break;
         longest = len;
         ++end;
       }

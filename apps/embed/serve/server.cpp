@@ -153,7 +153,7 @@ void EmbedServer::set_model(const std::string& name, std::shared_ptr<const Embed
 void EmbedServer::set_model_at(size_t index, std::shared_ptr<const EmbedModel> model) {
   BatcherOptions o;
   o.max_batch_size = config_.max_batch_size;
-  o.max_batch_tokens = config_.max_batch_tokens;
+  o.max_batch_tokens = model ? batch_tokens(*model) : config_.max_batch_tokens;
   o.max_wait = std::chrono::milliseconds(config_.max_wait_ms);
   o.max_queue = config_.max_queue;
   o.workers = config_.pool_size;

@@ -104,8 +104,15 @@ class EmbedModel {
   virtual std::string similarity_fn_name() const { return "cosine"; }
   // Token ids are in [0, vocab_size()) (0: not known, not checked).
   virtual size_t vocab_size() const { return 0; }
-  // Tokens of `text` without a length limit (0: not known).
-  virtual size_t count_tokens(std::string_view text) const { return 0; }
+  // The bytes a padded token adds to a run's outputs (its widest per-token
+  // output row; 0: not known), for the memory budget max_batch_mb.
+  virtual size_t token_row_bytes() const { return 0; }
+  // tokenize() that also gives the text's ids before the cut in *tokens (0:
+  // not known), from the same pass (a 413's count without tokenizing twice).
+  virtual Result<Encoding> tokenize_counted(std::string_view text, bool* truncated, size_t* tokens) const {
+    *tokens = 0;
+    return tokenize(text, truncated);
+  }
   // One text as tokenize() does, with each token's byte offsets [start, stop)
   // into `text` in `offsets` ((0, 0) for the special tokens the tokenizer
   // adds); the default leaves `offsets` empty (not known).
@@ -258,6 +265,14 @@ class EmbedServer {
   void install_hooks();
   // `h.since`: when h's status and reason (for model `key`, "" the server's) began.
   void stamp_since(const std::string& key, HealthInfo& h) const;
+  // The padded tokens one run of model m may take: max_batch_tokens, and
+  // within max_batch_mb of its per-token outputs (at least 1).
+  size_t batch_tokens(const EmbedModel& m) const {
+    const size_t row = m.token_row_bytes();
+    const size_t budget = config_.max_batch_mb > (SIZE_MAX >> 20) ? SIZE_MAX : config_.max_batch_mb << 20;
+    const size_t tokens = std::max(config_.max_batch_tokens, size_t{1});
+    return row == 0 ? tokens : std::clamp(budget / row, size_t{1}, tokens);
+  }
   // The deadline of the request on this thread: request_timeout_ms from its
   // arrival (http_server.h), which covers reading its body and tokenizing.
   std::chrono::steady_clock::time_point request_deadline() const;

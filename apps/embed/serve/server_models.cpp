@@ -22,8 +22,13 @@ class EmbedderModel final : public EmbedModel {
  public:
   explicit EmbedderModel(std::shared_ptr<const Embedder> e) : e_(std::move(e)) {}
   Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
-    return encode_within(e_->max_length(), truncated,
-                         [&](size_t limit) { return e_->tokenizer().encode_checked(text, limit); });
+    size_t tokens = 0;
+    return tokenize_counted(text, truncated, &tokens);
+  }
+  Result<Encoding> tokenize_counted(std::string_view text, bool* truncated, size_t* tokens) const override {
+    return encode_within(
+        e_->max_length(), truncated,
+        [&](size_t limit, size_t* n) { return e_->tokenizer().encode_checked(text, limit, nullptr, n); }, tokens);
   }
   Result<Encoding> tokenize_with_offsets(std::string_view text,
                                          std::vector<std::pair<size_t, size_t>>& offsets) const override {
@@ -47,6 +52,7 @@ class EmbedderModel final : public EmbedModel {
   std::string model_name() const override { return e_->model_name(); }
   size_t max_length() const override { return e_->max_length(); }
   dlrt::RunReport placement() const override { return e_->placement(); }
+  size_t token_row_bytes() const override { return e_->token_row_bytes(); }
   bool normalizes() const override { return e_->normalize(); }
   std::string pooling() const override { return is_sparse() ? "splade" : pooling_name(e_->pooling()); }
   bool batch_dependent() const override { return !e_->batch_dependent_op().empty(); }
@@ -64,7 +70,6 @@ class EmbedderModel final : public EmbedModel {
     return names;
   }
   size_t vocab_size() const override { return e_->tokenizer().vocab_size(); }
-  size_t count_tokens(std::string_view text) const override { return e_->tokenizer().encode(text, 0).ids.size(); }
   std::string token_text(int64_t id) const override { return e_->tokenizer().id_to_token(id); }
   bool is_special_token(int64_t id) const override { return e_->tokenizer().is_special(id); }
   Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override {
@@ -115,8 +120,8 @@ class ClassifierModel final : public EmbedModel {
   std::string model_name() const override { return c_->model_name(); }
   size_t max_length() const override { return c_->max_length(); }
   dlrt::RunReport placement() const override { return c_->placement(); }
+  size_t token_row_bytes() const override { return c_->token_row_bytes(); }
   size_t vocab_size() const override { return c_->tokenizer().vocab_size(); }
-  size_t count_tokens(std::string_view text) const override { return c_->tokenizer().encode(text, 0).ids.size(); }
   std::string token_text(int64_t id) const override { return c_->tokenizer().id_to_token(id); }
   // /tokenize: one text as the tokenizer encodes it alone (an LLM reranker's
   // prompt template applies to pairs only), with offsets and special tokens marked.

@@ -40,6 +40,7 @@ class MultiVectorModel final : public EmbedModel {
   std::string model_name() const override { return m_->base().model_name(); }
   size_t max_length() const override { return std::max(m_->config().query_length, m_->config().document_length); }
   dlrt::RunReport placement() const override { return m_->base().placement(); }
+  size_t token_row_bytes() const override { return m_->base().token_row_bytes(); }
   bool normalizes() const override { return true; }
   std::string pooling() const override { return "none"; }
   std::optional<std::string> prompt(const std::string& name) const override {
@@ -54,7 +55,6 @@ class MultiVectorModel final : public EmbedModel {
     return names;
   }
   size_t vocab_size() const override { return m_->base().tokenizer().vocab_size(); }
-  size_t count_tokens(std::string_view text) const override { return m_->base().tokenizer().encode(text, 0).ids.size(); }
   std::string token_text(int64_t id) const override { return m_->base().tokenizer().id_to_token(id); }
   bool is_special_token(int64_t id) const override { return m_->base().tokenizer().is_special(id); }
   Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override {

@@ -172,6 +172,8 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
       serve_key("http_threads", "connections served at once (default 64)"),
       serve_key("max_batch_size", "inputs per batch (default 32)"),
       serve_key("max_batch_tokens", "padded tokens per batch (default 8192)"),
+      serve_key("max_batch_mb",
+                "memory budget of one model run, MiB: padded tokens x the model's widest per-token output row (default 1024)"),
       serve_key("max_wait_ms", "how long a batch waits to fill up (default 2)"),
       serve_key("max_queue", "inputs waiting before requests get 429 (default 1024)"),
       serve_key("max_body_bytes", "largest request body; beyond it 413 (default 2 MiB)"),
@@ -213,6 +215,7 @@ Status set_service_config_value(ServiceConfig& c, const std::string& key, const 
   if (key == "http_threads") return parse_int(source, v, 1, 4096, c.http_threads);
   if (key == "max_batch_size") return parse_size(source, v, 1, c.max_batch_size);
   if (key == "max_batch_tokens") return parse_size(source, v, 1, c.max_batch_tokens);
+  if (key == "max_batch_mb") return parse_size(source, v, 1, c.max_batch_mb);
   if (key == "max_wait_ms") return parse_int(source, v, 0, 60000, c.max_wait_ms);
   if (key == "max_queue") return parse_size(source, v, 1, c.max_queue);
   if (key == "max_body_bytes") return parse_size(source, v, 64, c.max_body_bytes);

@@ -61,6 +61,7 @@ struct ServiceConfig {
   int http_threads = 64;        // connections served at once (keep-alive clients hold one each)
   size_t max_batch_size = 32;   // inputs per batch
   size_t max_batch_tokens = 8192;  // padded tokens per batch (inputs x longest)
+  size_t max_batch_mb = 1024;      // a run's memory budget: padded tokens x the model's widest per-token output row
   int max_wait_ms = 2;          // how long a batch waits to fill up
   size_t max_queue = 1024;      // inputs waiting; beyond it requests get 429
   size_t max_body_bytes = 2 << 20;       // request body; beyond it 413

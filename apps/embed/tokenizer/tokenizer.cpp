@@ -100,6 +100,14 @@ std::pair<uint32_t, uint32_t> span_of(const NormText& t, size_t b, size_t e) {
   return {t.align[b].start, t.align[e - 1].end};
 }
 
+// What t.slice(0, size) gives, without the copy (t is left empty): a split
+// over all of a long text.
+NormText take_whole(NormText& t) {
+  NormText out = std::move(t);
+  if (!out.align.empty()) out.orig_start = out.align.front().start;
+  return out;
+}
+
 // One sequence through added tokens, normalizer, pre-tokenizer and model.
 void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_t type_id, tok::Encoded& out) {
   NormText whole;
@@ -107,6 +115,8 @@ void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_
   std::vector<NormText> pieces;
   std::vector<AddedSplit> raw_splits, norm_splits;
   tok::find_added(p.raw, p.added, whole.chars, raw_splits);
+  // The deadline is checked between the passes over the text (each linear in it), not only per piece.
+  if (deadline_passed()) return;
   for (const AddedSplit& rs : raw_splits) {
     if (rs.id >= 0) {
       NormText a = whole.slice(rs.b, rs.e);
@@ -114,11 +124,14 @@ void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_
       pieces.push_back(std::move(a));
       continue;
     }
-    NormText seg = whole.slice(rs.b, rs.e);
+    // One split over the whole text (no added token in it) takes the text itself, not a copy.
+    NormText seg = raw_splits.size() == 1 && rs.b == 0 && rs.e == whole.chars.size() && rs.e > 0
+                       ? take_whole(whole)
+                       : whole.slice(rs.b, rs.e);
     if (rs.b == rs.e) seg.orig_start = rs.b < whole.align.size() ? whole.align[rs.b].start : static_cast<uint32_t>(text.size());
     if (p.normalizer) {
       p.normalizer->normalize(seg);
-      if (!tok::normalized_fits(seg, seg.chars.size())) return;
+      if (!tok::normalized_fits(seg, seg.chars.size()) || deadline_passed()) return;
       tok::charge_normalized(seg.chars.size());
     }
     if (p.normalized.empty()) {
@@ -128,13 +141,15 @@ void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_
     tok::find_added(p.normalized, p.added, seg.chars, norm_splits);
     for (const AddedSplit& ns : norm_splits) {
       if (ns.b == ns.e) continue;
-      NormText piece = seg.slice(ns.b, ns.e);
+      NormText piece = norm_splits.size() == 1 && ns.b == 0 && ns.e == seg.chars.size() ? take_whole(seg)
+                                                                                        : seg.slice(ns.b, ns.e);
       piece.added_id = ns.id;
       pieces.push_back(std::move(piece));
     }
   }
   if (deadline_passed()) return;
   if (p.pre_tokenizer) p.pre_tokenizer->pre_tokenize(pieces);
+  if (deadline_passed()) return;
   std::vector<tok::ModelToken> toks;
   for (size_t k = 0; k < pieces.size(); ++k) {
     const NormText& piece = pieces[k];
@@ -532,16 +547,16 @@ Encoding finish_encoding(const Tokenizer::Pipeline& p, std::vector<tok::Encoded>
 }
 }  // namespace
 
-Encoding Tokenizer::encode_impl(std::string_view a, const std::string_view* b, size_t max_length, Offsets* offsets) const {
+Encoding Tokenizer::encode_impl(std::string_view a, const std::string_view* b, size_t max_length, Offsets* offsets,
+                                size_t* untruncated) const {
   const Pipeline& p = *p_;
   const tok::NormalizedBudget budget(normalized_budget(a.size() + (b ? b->size() : 0)));
   std::vector<tok::Encoded> encs(b ? 2 : 1);
   encode_sequence(p, a, 0, encs[0]);
   if (b) encode_sequence(p, *b, 1, encs[1]);
-  if (max_length > 0) {
-    size_t specials = p.post ? p.post->added_tokens(b != nullptr) : 0;
-    truncate(encs, max_length > specials ? max_length - specials : 0, p.strategy, p.truncate_left);
-  }
+  const size_t specials = p.post ? p.post->added_tokens(b != nullptr) : 0;
+  if (untruncated) *untruncated = encs[0].size() + (b ? encs[1].size() : 0) + specials;
+  if (max_length > 0) truncate(encs, max_length > specials ? max_length - specials : 0, p.strategy, p.truncate_left);
   return finish_encoding(p, encs, a, b, offsets);
 }
 
@@ -557,16 +572,16 @@ Tokenizer::First Tokenizer::encode_first(std::string_view text) const {
   return f;
 }
 
-Encoding Tokenizer::encode_pair_first(const First& first, std::string_view second, size_t max_length) const {
+Encoding Tokenizer::encode_pair_first(const First& first, std::string_view second, size_t max_length,
+                                      size_t* untruncated) const {
   const Pipeline& p = *p_;
   const tok::NormalizedBudget budget(normalized_budget(second.size()));
   std::vector<tok::Encoded> encs(2);
   encode_sequence(p, second, 1, encs[1]);
   std::array<size_t, 2> kept = {first.tokens(), encs[1].size()};
-  if (max_length > 0) {
-    size_t specials = p.post ? p.post->added_tokens(true) : 0;
-    kept = kept_sizes(kept, true, max_length > specials ? max_length - specials : 0, p.strategy);
-  }
+  const size_t specials = p.post ? p.post->added_tokens(true) : 0;
+  if (untruncated) *untruncated = kept[0] + kept[1] + specials;
+  if (max_length > 0) kept = kept_sizes(kept, true, max_length > specials ? max_length - specials : 0, p.strategy);
   // Only the part of the first text that stays is copied, whatever its length.
   if (first.encoded_) encs[0] = kept_part(*first.encoded_, kept[0], p.truncate_left);
   encs[1].truncate(kept[1], p.truncate_left);

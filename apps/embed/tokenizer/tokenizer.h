@@ -77,8 +77,12 @@ class Tokenizer {
   // encode() / encode_pair() with their work bounded: kInvalidArgument when
   // a Split or Replace regex ran past its step budget (tokenizer_regex.h)
   // on this input. What the embedder, the classifier and the server use.
-  Result<Encoding> encode_checked(std::string_view text, size_t max_length = 0, Offsets* offsets = nullptr) const;
-  Result<Encoding> encode_pair_checked(std::string_view first, std::string_view second, size_t max_length = 0) const;
+  // `untruncated`, when given, gets the ids the encoding would have had
+  // without max_length (special tokens included), from the same pass.
+  Result<Encoding> encode_checked(std::string_view text, size_t max_length = 0, Offsets* offsets = nullptr,
+                                  size_t* untruncated = nullptr) const;
+  Result<Encoding> encode_pair_checked(std::string_view first, std::string_view second, size_t max_length = 0,
+                                       size_t* untruncated = nullptr) const;
   // The first text of pairs that share it (a reranker's query) tokenized
   // once: encode_pair_checked(encode_first_checked(a), b) is
   // encode_pair_checked(a, b), for the work of b alone (of a, only the
@@ -92,7 +96,8 @@ class Tokenizer {
     std::string text_;
   };
   Result<First> encode_first_checked(std::string_view text) const;
-  Result<Encoding> encode_pair_checked(const First& first, std::string_view second, size_t max_length = 0) const;
+  Result<Encoding> encode_pair_checked(const First& first, std::string_view second, size_t max_length = 0,
+                                       size_t* untruncated = nullptr) const;
   // Text of token ids by the file's decoder (WordPiece, Metaspace, ByteLevel,
   // BPEDecoder, ByteFallback, Fuse, Strip, Replace, Sequence; none: tokens
   // joined with spaces), as tokenizers' decode. kInvalidArgument for an id
@@ -125,9 +130,11 @@ class Tokenizer {
   };
   static Result<Tokenizer> from_vocab_named(std::vector<std::string> tokens, const NormalizerConfig& normalizer,
                                             const SpecialNames& names);
-  Encoding encode_impl(std::string_view a, const std::string_view* b, size_t max_length, Offsets* offsets) const;
+  Encoding encode_impl(std::string_view a, const std::string_view* b, size_t max_length, Offsets* offsets,
+                       size_t* untruncated = nullptr) const;
   First encode_first(std::string_view text) const;
-  Encoding encode_pair_first(const First& first, std::string_view second, size_t max_length) const;
+  Encoding encode_pair_first(const First& first, std::string_view second, size_t max_length,
+                             size_t* untruncated = nullptr) const;
 
   std::shared_ptr<const Pipeline> p_;
   NormalizerConfig norm_;

@@ -33,14 +33,16 @@ Result<Encoding> checked(Encoding e, size_t bytes) {
 }
 }  // namespace
 
-Result<Encoding> Tokenizer::encode_checked(std::string_view text, size_t max_length, Offsets* offsets) const {
+Result<Encoding> Tokenizer::encode_checked(std::string_view text, size_t max_length, Offsets* offsets,
+                                           size_t* untruncated) const {
   clear_flags();
-  return checked(encode_impl(text, nullptr, max_length, offsets), text.size());
+  return checked(encode_impl(text, nullptr, max_length, offsets, untruncated), text.size());
 }
 
-Result<Encoding> Tokenizer::encode_pair_checked(std::string_view first, std::string_view second, size_t max_length) const {
+Result<Encoding> Tokenizer::encode_pair_checked(std::string_view first, std::string_view second, size_t max_length,
+                                                size_t* untruncated) const {
   clear_flags();
-  return checked(encode_impl(first, &second, max_length, nullptr), first.size() + second.size());
+  return checked(encode_impl(first, &second, max_length, nullptr, untruncated), first.size() + second.size());
 }
 
 Result<Tokenizer::First> Tokenizer::encode_first_checked(std::string_view text) const {
@@ -50,9 +52,10 @@ Result<Tokenizer::First> Tokenizer::encode_first_checked(std::string_view text) 
   return f;
 }
 
-Result<Encoding> Tokenizer::encode_pair_checked(const First& first, std::string_view second, size_t max_length) const {
+Result<Encoding> Tokenizer::encode_pair_checked(const First& first, std::string_view second, size_t max_length,
+                                                size_t* untruncated) const {
   clear_flags();
-  return checked(encode_pair_first(first, second, max_length), second.size());
+  return checked(encode_pair_first(first, second, max_length, untruncated), second.size());
 }
 
 }  // namespace dlrt::embed

@@ -28,6 +28,16 @@ inline constexpr size_t kMaxComponentDepth = 64;
 // repetitions expanded); larger patterns are kUnsupported.
 inline constexpr size_t kMaxRegexProgram = 20000;
 
+// WordPiece: the longest token a word can match (the longest vocabulary entry
+// in code points, or max_input_chars_per_word plus the continuation prefix
+// when that is less). Each token of a word tries at most that many lengths,
+// so the work per input character is bounded by it.
+inline constexpr size_t kMaxWordPieceMatchChars = 256;
+
+// Unigram: bytes of one vocabulary piece. The lattice tries every piece that
+// starts at each byte of a word, so the work per input byte is bounded by it.
+inline constexpr size_t kMaxUnigramPieceBytes = 1024;
+
 // ---- one request (kInvalidArgument)
 
 // Steps of one regex search: kRegexBaseSteps + kRegexStepsPerChar per code

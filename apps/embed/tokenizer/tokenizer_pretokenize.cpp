@@ -3,6 +3,7 @@
 // written out by hand over the Unicode tables), Split (a string or a regex),
 // Punctuation, Digits, CharDelimiterSplit and Sequence, with Hugging Face's
 // split behaviours (removed, isolated, merged with previous/next, contiguous).
+#include <algorithm>
 #include <optional>
 
 #include "embed/tokenizer/json_util.h"
@@ -109,6 +110,7 @@ void for_each_piece(std::vector<NormText>& pieces, Fn fn) {
       continue;
     }
     fn(p, out);
+    p = NormText();  // its words are in `out`: a long input's text is not held twice
   }
   pieces.swap(out);
 }
@@ -129,10 +131,20 @@ class BertPre final : public PreTokenizer {
     for_each_piece(pieces, [&](NormText& p, std::vector<NormText>& out) {
       std::vector<NormText> words;
       parts_from_chars(p.chars, bert_whitespace, parts);
+      size_t n = 0;
+      for (const Part& q : parts) n += !q.match && q.e > q.b;
+      words.reserve(n);
       cut(p, parts, Behavior::kRemoved, words);
+      // What is split is released as it goes, and the words' room taken once
+      // (geometrically, over many pieces): peak memory of a long input.
+      p = NormText();
+      std::vector<Part>().swap(parts);
+      if (const size_t need = out.size() + words.size(); out.capacity() < need)
+        out.reserve(std::max(need, 2 * out.capacity()));
       for (NormText& w : words) {
         parts_from_chars(w.chars, bert_punctuation, parts);
         cut(w, parts, Behavior::kIsolated, out);
+        w = NormText();
       }
     });
   }

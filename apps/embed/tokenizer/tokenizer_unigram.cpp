@@ -11,6 +11,7 @@
 
 #include "embed/tokenizer/json_util.h"
 #include "embed/tokenizer/tokenizer.h"
+#include "embed/tokenizer/tokenizer_limits.h"
 #include "embed/tokenizer/tokenizer_parts.h"
 
 namespace dlrt::embed::tok {
@@ -189,6 +190,9 @@ Result<std::unique_ptr<Model>> make_unigram_json(const json& j) {
       return InvalidModel("Unigram: a model.vocab entry is not [piece, score]");
     int64_t id = static_cast<int64_t>(m->by_id_.size());
     std::string piece = e[0].get<std::string>();
+    if (piece.size() > kMaxUnigramPieceBytes)
+      return InvalidModel("Unigram: a model.vocab piece of " + std::to_string(piece.size()) +
+                          " bytes; the limit is " + std::to_string(kMaxUnigramPieceBytes));
     double score = e[1].get<double>();
     m->by_id_.push_back(piece);
     m->scores_.push_back(score);

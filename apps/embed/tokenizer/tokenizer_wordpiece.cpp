@@ -5,6 +5,7 @@
 
 #include "embed/tokenizer/json_util.h"
 #include "embed/tokenizer/tokenizer.h"
+#include "embed/tokenizer/tokenizer_limits.h"
 #include "embed/tokenizer/tokenizer_parts.h"
 
 namespace dlrt::embed::tok {
@@ -50,7 +51,8 @@ class WordPiece final : public Model {
     std::string candidate;
     uint32_t start = 0;
     while (start < n) {
-      uint32_t end = n;
+      // No vocabulary entry is longer than longest_: shorter candidates only.
+      uint32_t end = static_cast<uint32_t>(std::min<size_t>(n, start + longest_));
       int64_t found = -1;
       while (start < end) {
         candidate.clear();
@@ -80,7 +82,26 @@ class WordPiece final : public Model {
   std::vector<std::string> by_id_;
   std::string prefix_ = "##";
   size_t max_chars_ = 100;
+  size_t longest_ = 0;  // the longest entry in code points (a bound for both word starts and continuations)
   int64_t unk_ = 0;
+
+  // Sets longest_; kInvalidModel when a word could match a token longer than
+  // kMaxWordPieceMatchChars (tokenizer_limits.h).
+  Status measure() {
+    auto chars = [](std::string_view s) {
+      size_t n = 0;
+      for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+      return n;
+    };
+    longest_ = 0;
+    for (const auto& [token, id] : vocab_) longest_ = std::max(longest_, chars(token));
+    const size_t usable = std::min(longest_, max_chars_ + chars(prefix_));
+    if (usable > kMaxWordPieceMatchChars)
+      return InvalidModel("WordPiece: a word can match a token of " + std::to_string(usable) +
+                          " characters (the longest vocabulary entry, within max_input_chars_per_word); the limit is " +
+                          std::to_string(kMaxWordPieceMatchChars));
+    return Status::Ok();
+  }
 };
 
 class WordLevel final : public Model {
@@ -112,6 +133,7 @@ Result<std::unique_ptr<Model>> make_wordpiece(std::vector<std::string> vocab, co
   m->unk_ = unk->second;
   m->prefix_ = prefix;
   m->max_chars_ = max_input_chars_per_word;
+  DLRT_RETURN_IF_ERROR(m->measure());
   return std::unique_ptr<Model>(std::move(m));
 }
 
@@ -124,6 +146,7 @@ Result<std::unique_ptr<Model>> make_wordpiece_json(const json& j) {
   m->unk_ = it->second;
   m->prefix_ = jsonu::get_string(j, "continuing_subword_prefix", "##");
   m->max_chars_ = static_cast<size_t>(std::max<int64_t>(0, jsonu::get_int(j, "max_input_chars_per_word", 100)));
+  DLRT_RETURN_IF_ERROR(m->measure());
   return std::unique_ptr<Model>(std::move(m));
 }
 
