@@ -7,6 +7,7 @@
 
 #include "backend/registry.h"
 #include "bindings.h"
+#include "core/logging.h"
 #include "dlrt/device.h"
 #include "dlrt/memory.h"
 #include "runtime/backends.h"
@@ -44,6 +45,9 @@ void bind_devices(nb::module_& m) {
                repr_of(d.vendor) +
                ", name=" + repr_of(d.name) + ")";
       });
+
+  m.def("_set_log_level", [](int level) { set_log_level(static_cast<LogLevel>(level)); }, nb::arg("level"),
+        "The process's log threshold: 0 debug, 1 info, 2 warn, 3 error, 4 off (over DLRT_LOG_LEVEL).");
 
   m.def("devices", []() {
         std::vector<Device> found;

@@ -33,7 +33,7 @@ std::optional<RequestError> read_inputs(const json& v, const std::string& field,
     return std::nullopt;
   }
   if (!v.is_array()) return error(422, "'" + field + "' must be a string or an array of strings" + ids_note);
-  if (v.empty()) return error(422, "'" + field + "' is empty");
+  if (v.empty()) return RequestError{400, "'" + field + "' is empty: send at least one input", "empty"};
   // [1, 2, 3]: one input given as token ids.
   if (v[0].is_number()) {
     if (!ids_allowed) return error(422, "'" + field + "' must be text here (token ids are not accepted)");
@@ -44,7 +44,7 @@ std::optional<RequestError> read_inputs(const json& v, const std::string& field,
   }
   if (v.size() > max_inputs)
     return error(413, std::to_string(v.size()) + " inputs in one request; the limit is " + std::to_string(max_inputs) +
-                          " (max_inputs_per_request)");
+                          kInputsLimitNote);
   const bool as_ids = v[0].is_array();
   if (as_ids && !ids_allowed) return error(422, "'" + field + "' must be text here (token ids are not accepted)");
   for (size_t i = 0; i < v.size(); ++i) {

@@ -125,6 +125,7 @@ EmbedServer::EmbedServer(ServiceConfig config)
   // one of the http_threads; read_timeout_s bounds how long.
   s.set_read_timeout(config_.read_timeout_s, 0);
   s.set_tcp_nodelay(true);
+  config_.max_inputs_per_request = inputs_per_request_limit(config_);  // 0: the default, resolved once
   install_routes();
   install_hooks();
 }
@@ -246,6 +247,14 @@ void EmbedServer::shutdown() {
   });
 }
 
+void EmbedServer::observe_run(const EmbedModel& m, size_t inputs, size_t padded_tokens, size_t tokens, double seconds,
+                              bool ok) {
+  metrics_.observe_batch(inputs, padded_tokens, tokens, report_device(m.placement()), seconds, ok);
+  if (const std::string& name = server_util::request_model(); !name.empty())
+    metrics_.observe_model_batch(name, inputs, tokens, ok);
+  if (ok) server_util::add_request_size(inputs, tokens);
+}
+
 EmbedServer::Reply EmbedServer::run_error_reply(Api api, const Status& s, const std::string& what) const {
   if (s.code() == StatusCode::kCancelled)
     return error_reply(api, 504, "timeout",
@@ -267,9 +276,9 @@ EmbedServer::Reply EmbedServer::error_reply(Api api, int status, const std::stri
   Reply r;
   r.status = status;
   if (api == Api::kTei) {
-    r.body = "{\"error\":" + json_string(message) + ",\"error_type\":" + json_string(type) + "}";
+    r.body = "{\"error\":" + json_string(message) + ",\"error_type\":" + json_string(server_util::tei_error_type(status, type)) + "}";
   } else {
-    r.body = "{\"error\":{\"message\":" + json_string(message) + ",\"type\":" + json_string(type) +
+    r.body = "{\"error\":{\"message\":" + json_string(message) + ",\"type\":" + json_string(server_util::openai_error_type(type)) +
              ",\"code\":" + std::to_string(status) + "}}";
   }
   return r;

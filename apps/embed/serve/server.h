@@ -347,8 +347,10 @@ class EmbedServer {
   // encoding longer than that alone; one per chunk for a batch-dependent
   // model), each in a run slot as in_run_slot: run(chunk, bounds) -> Status
   // per chunk, until the first error. The encodings are moved out of `batch`.
+  // Each chunk counts as a batch in the metrics and its inputs and tokens in
+  // the request's log line (observe_run).
   template <class Run>
-  Status in_run_slots(const EmbedModel& m, std::vector<Encoding>& batch, const Run& run) const {
+  Status in_run_slots(const EmbedModel& m, std::vector<Encoding>& batch, const Run& run) {
     const size_t most = m.batch_dependent() ? 1 : std::max<size_t>(config_.max_batch_size, 1);
     for (size_t begin = 0; begin < batch.size();) {
       size_t end = begin, longest = 0;
@@ -360,12 +362,20 @@ class EmbedServer {
       }
       std::vector<Encoding> chunk(std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(begin)),
                                   std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(end)));
+      size_t tokens = 0;
+      for (const Encoding& e : chunk) tokens += e.ids.size();
+      const auto start = std::chrono::steady_clock::now();
       Status s = in_run_slot([&](const dlrt::RunOptions& bounds) -> Status { return run(chunk, bounds); });
+      observe_run(m, chunk.size(), chunk.size() * longest, tokens,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), s.ok());
       if (!s.ok()) return s;
       begin = end;
     }
     return Status::Ok();
   }
+  // One model run on the HTTP thread (in_run_slots): the batch metrics, the
+  // model's, and the request's inputs and tokens for its log line.
+  void observe_run(const EmbedModel& m, size_t inputs, size_t padded_tokens, size_t tokens, double seconds, bool ok);
   // A 504 when the request's deadline has passed (its body read, `what`
   // done: tokenizing), else nullopt.
   std::optional<Reply> past_deadline(Api api, const char* what) const {
@@ -383,7 +393,7 @@ class EmbedServer {
   // stopped the tokenizer (kCancelled), else 422 (`context` before the reason).
   Reply tokenize_error(Api api, const Status& s, const std::string& context = "") const {
     if (s.code() == StatusCode::kCancelled) return deadline_reply(api, "tokenizing");
-    return error_reply(api, 422, "invalid_request_error", context + s.message());
+    return error_reply(api, 422, "tokenizer", context + s.message());
   }
   // The deadline of the request on this thread: request_timeout_ms from its
   // arrival (http_server.h), which covers reading its body and tokenizing.

@@ -129,12 +129,14 @@ EmbedServer::Reply EmbedServer::handle_rerank(const std::string& body) {
   auto q = req.find("query");
   if (q == req.end() || !q->is_string()) return error_reply(Api::kTei, 422, "invalid_request_error", "'query' must be a string");
   auto t = req.find("texts");
-  if (t == req.end() || !t->is_array() || t->empty())
+  if (t != req.end() && t->is_array() && t->empty())
+    return error_reply(Api::kTei, 400, "empty", "'texts' is empty: send at least one text");
+  if (t == req.end() || !t->is_array())
     return error_reply(Api::kTei, 422, "invalid_request_error", "'texts' must be a non-empty array of strings");
   if (t->size() > config_.max_inputs_per_request)
     return error_reply(Api::kTei, 413, "invalid_request_error",
                        std::to_string(t->size()) + " texts in one request; the limit is " +
-                           std::to_string(config_.max_inputs_per_request) + " (max_inputs_per_request)");
+                           std::to_string(config_.max_inputs_per_request) + kInputsLimitNote);
   std::string field_error;
   const bool raw = optional_bool(req, "raw_scores", false, field_error);
   const bool return_text = optional_bool(req, "return_text", false, field_error);
@@ -177,13 +179,15 @@ EmbedServer::Reply EmbedServer::handle_v1_rerank(const std::string& body) {
   auto q = req.find("query");
   if (q == req.end() || !q->is_string()) return error_reply(api, 422, "invalid_request_error", "'query' must be a string");
   auto d = req.find("documents");
-  if (d == req.end() || !d->is_array() || d->empty())
+  if (d != req.end() && d->is_array() && d->empty())
+    return error_reply(api, 400, "empty", "'documents' is empty: send at least one document");
+  if (d == req.end() || !d->is_array())
     return error_reply(api, 422, "invalid_request_error",
                        "'documents' must be a non-empty array of strings or {\"text\": string} objects");
   if (d->size() > config_.max_inputs_per_request)
     return error_reply(api, 413, "invalid_request_error",
                        std::to_string(d->size()) + " documents in one request; the limit is " +
-                           std::to_string(config_.max_inputs_per_request) + " (max_inputs_per_request)");
+                           std::to_string(config_.max_inputs_per_request) + kInputsLimitNote);
   std::string field_error;
   const bool return_documents = optional_bool(req, "return_documents", false, field_error);
   const bool truncate = optional_bool(req, "truncate", true, field_error);
@@ -265,7 +269,7 @@ EmbedServer::Reply EmbedServer::handle_predict(const std::string& body) {
     if (in->size() > config_.max_inputs_per_request)
       return error_reply(Api::kTei, 413, "invalid_request_error",
                          std::to_string(in->size()) + " inputs in one request; the limit is " +
-                             std::to_string(config_.max_inputs_per_request) + " (max_inputs_per_request)");
+                             std::to_string(config_.max_inputs_per_request) + kInputsLimitNote);
     for (size_t i = 0; i < in->size(); ++i) {
       Item it;
       if (!item_of((*in)[i], it))

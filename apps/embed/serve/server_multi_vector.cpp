@@ -120,7 +120,7 @@ EmbedServer::Reply EmbedServer::handle_embed_all(const std::string& body) {
     if (in->size() > config_.max_inputs_per_request)
       return error_reply(Api::kTei, 413, "invalid_request_error",
                          std::to_string(in->size()) + " inputs in one request; the limit is " +
-                             std::to_string(config_.max_inputs_per_request) + " (max_inputs_per_request)");
+                             std::to_string(config_.max_inputs_per_request) + kInputsLimitNote);
     for (size_t i = 0; i < in->size(); ++i) {
       if (!(*in)[i].is_string())
         return error_reply(Api::kTei, 422, "invalid_request_error", "'inputs'[" + std::to_string(i) + "] is not a string");
@@ -182,7 +182,7 @@ EmbedServer::Reply EmbedServer::handle_rerank_maxsim(const json& req, const Embe
   if (t->size() > config_.max_inputs_per_request)
     return error_reply(Api::kTei, 413, "invalid_request_error",
                        std::to_string(t->size()) + " texts in one request; the limit is " +
-                           std::to_string(config_.max_inputs_per_request) + " (max_inputs_per_request)");
+                           std::to_string(config_.max_inputs_per_request) + kInputsLimitNote);
   // raw_scores and truncate are accepted as for a cross-encoder: MaxSim has
   // no activation, and texts are cut at the model's query and document lengths.
   std::string field_error;

@@ -99,7 +99,7 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
                            : sparse_route      ? RequestKind::kTeiEmbedSparse
                                                : RequestKind::kTeiEmbed;
   if (auto e = parse_embed_request(body_json, kind, config_.max_inputs_per_request, &req))
-    return error_reply(api, e->status, "invalid_request_error", e->message);
+    return error_reply(api, e->status, e->type, e->message);
   Reply unavailable;
   std::optional<ModelRef> ref = request_model(api, body_json, &unavailable);
   if (!ref) return unavailable;
@@ -108,6 +108,9 @@ EmbedServer::Reply EmbedServer::handle_embeddings(const std::string& body, Api a
   const char* route = api == Api::kOpenAI ? "/v1/embeddings" : sparse_route ? "/embed_sparse" : "/embed";
   if (std::string e = route_kind_error(route, m.kind(), who, req.sparse); !e.empty())
     return error_reply(api, 400, "invalid_request_error", e);
+  // TEI's defaults on its routes: /embed normalises unless asked not to, and
+  // OpenAI's route gives unit vectors as OpenAI and TEI do (docs/migrate.md).
+  if (!req.sparse && !req.normalize) req.normalize = true;
   RequestResult result;
   if (std::optional<Reply> error = embed_request(req, api, *ref, result)) return *error;
   if (req.sparse) {
@@ -206,6 +209,14 @@ std::optional<EmbedServer::Reply> EmbedServer::embed_request(EmbedRequest& req, 
     }
   }
 
+  // The request's token budget bounds its work, whatever its count of inputs.
+  size_t tokens = 0;
+  for (const Encoding& e : encodings) tokens += e.ids.size();
+  if (tokens > config_.max_request_tokens)
+    return error_reply(api, 413, "invalid_request_error",
+                       "the request's inputs have " + std::to_string(tokens) + " tokens in all; the limit is " +
+                           std::to_string(config_.max_request_tokens) +
+                           " per request (max_request_tokens, flag --max-request-tokens): send fewer or shorter inputs");
   // The request's deadline: past it the client gets 504 and its model run stops.
   const auto deadline = request_deadline();
   auto fut = b->submit(std::move(encodings), deadline);
@@ -235,7 +246,7 @@ EmbedServer::Reply EmbedServer::handle_tokenize(const std::string& body) {
   if (std::string e = parse_body_json(body, body_json); !e.empty()) return error_reply(Api::kTei, 400, "invalid_request_error", e);
   EmbedRequest req;
   if (auto e = parse_embed_request(body_json, RequestKind::kTeiTokenize, config_.max_inputs_per_request, &req))
-    return error_reply(Api::kTei, e->status, "invalid_request_error", e->message);
+    return error_reply(Api::kTei, e->status, e->type, e->message);
   Reply unavailable;
   std::optional<ModelRef> ref = request_model(Api::kTei, body_json, &unavailable);
   if (!ref) return unavailable;
@@ -302,7 +313,7 @@ EmbedServer::Reply EmbedServer::handle_decode(const std::string& body) {
   if (nested && ids->size() > config_.max_inputs_per_request)
     return error_reply(Api::kTei, 413, "invalid_request_error",
                        std::to_string(ids->size()) + " sequences in one request; the limit is " +
-                           std::to_string(config_.max_inputs_per_request) + " (max_inputs_per_request)");
+                           std::to_string(config_.max_inputs_per_request) + kInputsLimitNote);
   for (const json& seq : nested ? *ids : json::array({*ids})) {
     if (!seq.is_array()) return error_reply(Api::kTei, 422, "invalid_request_error", "'ids' mixes lists and ids");
     std::vector<int64_t> one;
@@ -347,14 +358,24 @@ EmbedServer::Reply EmbedServer::info_reply(bool openai_models) const {
     const std::string& name = ref->name;
     const HealthInfo h = *model_health(name);
     json prompts = json::object();
-    j = {{"model_id", name},
+    // TEI's fields: model_id is the --model (TEI: --model-id) value, the
+    // served name is served_model_name; no hub revision or build label here.
+    j = {{"model_id", ref->config.path.empty() ? name : ref->config.path},
+         {"served_model_name", name},
+         {"model_sha", nullptr},
+         {"model_dtype", "float32"},
          {"model_type", model_type_json(*m)},
          {"max_input_length", input_token_limit(*ref) > 0 ? std::min(m->max_length(), input_token_limit(*ref))
                                                           : m->max_length()},
          {"max_batch_tokens", config_.max_batch_tokens},
          {"max_client_batch_size", config_.max_inputs_per_request},
          {"max_concurrent_requests", config_.max_queue},
+         {"max_batch_requests", config_.max_batch_size},
+         {"auto_truncate", config_.truncate},
+         {"tokenization_workers", config_.http_threads},
          {"version", dlrt::version()},
+         {"sha", nullptr},
+         {"docker_label", nullptr},
          {"dimension", m->dimension()},
          // Both reranker kinds are TEI's "classifier" here (model_type says which head).
          {"model_kind", has_capability(m->kind(), Capability::kClassify) ? "classifier" : model_kind_name(m->kind())},

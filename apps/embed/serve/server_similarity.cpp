@@ -60,7 +60,9 @@ EmbedServer::Reply EmbedServer::handle_similarity(const std::string& body) {
   if (source == in->end() || !source->is_string())
     return error_reply(api, 422, "invalid_request_error", "'inputs.source_sentence' must be a string");
   auto sentences = in->find("sentences");
-  if (sentences == in->end() || !sentences->is_array() || sentences->empty())
+  if (sentences != in->end() && sentences->is_array() && sentences->empty())
+    return error_reply(api, 400, "empty", "'inputs.sentences' is empty: send at least one sentence");
+  if (sentences == in->end() || !sentences->is_array())
     return error_reply(api, 422, "invalid_request_error", "'inputs.sentences' must be a non-empty list of strings");
   // The same request as /embed of [source, sentences...] with the parameters.
   json embed = {{"inputs", json::array({*source})}};
@@ -72,7 +74,7 @@ EmbedServer::Reply EmbedServer::handle_similarity(const std::string& body) {
   }
   EmbedRequest parsed;
   if (auto e = parse_embed_request(embed, RequestKind::kTeiEmbed, config_.max_inputs_per_request, &parsed))
-    return error_reply(api, e->status, "invalid_request_error", e->message);
+    return error_reply(api, e->status, e->type, e->message);
   RequestResult result;
   if (std::optional<Reply> error = embed_request(parsed, api, *ref, result)) return *error;
   const std::string fn = m.similarity_fn_name();
