@@ -7,7 +7,7 @@
 
 #include "backend/registry.h"
 #include "bindings.h"
-#include "core/logging.h"
+#include "core/log_level.h"
 #include "dlrt/device.h"
 #include "dlrt/memory.h"
 #include "runtime/backends.h"

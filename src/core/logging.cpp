@@ -1,4 +1,5 @@
 #include "core/logging.h"
+#include "core/log_level.h"
 
 #include <atomic>
 #include <cstdio>

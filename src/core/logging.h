@@ -10,9 +10,6 @@ enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3, kOff = 4 };
 
 void log_message(LogLevel level, const std::string& message);
 bool log_enabled(LogLevel level);
-// The process's threshold from now on, over DLRT_LOG_LEVEL (Python's
-// set_default_logger_severity, as ONNX Runtime's).
-void set_log_level(LogLevel level);
 
 }  // namespace dlrt
 

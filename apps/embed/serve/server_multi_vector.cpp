@@ -126,6 +126,8 @@ EmbedServer::Reply EmbedServer::handle_embed_all(const std::string& body) {
         return error_reply(Api::kTei, 422, "invalid_request_error", "'inputs'[" + std::to_string(i) + "] is not a string");
       texts.push_back((*in)[i].get<std::string>());
     }
+  } else if (in != req.end() && in->is_array()) {
+    return error_reply(Api::kTei, 400, "empty", "'inputs' is empty: send at least one input");
   } else {
     return error_reply(Api::kTei, 422, "invalid_request_error", "'inputs' must be a string or a non-empty array of strings");
   }
@@ -177,7 +179,9 @@ EmbedServer::Reply EmbedServer::handle_rerank_maxsim(const json& req, const Embe
   auto q = req.find("query");
   if (q == req.end() || !q->is_string()) return error_reply(Api::kTei, 422, "invalid_request_error", "'query' must be a string");
   auto t = req.find("texts");
-  if (t == req.end() || !t->is_array() || t->empty())
+  if (t != req.end() && t->is_array() && t->empty())
+    return error_reply(Api::kTei, 400, "empty", "'texts' is empty: send at least one text");
+  if (t == req.end() || !t->is_array())
     return error_reply(Api::kTei, 422, "invalid_request_error", "'texts' must be a non-empty array of strings");
   if (t->size() > config_.max_inputs_per_request)
     return error_reply(Api::kTei, 413, "invalid_request_error",
