@@ -476,6 +476,30 @@ TEST(ServeErrors, BodyTooLarge) {
   EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"small"})")->status, 200);
 }
 
+// A request's inputs are bounded by max_request_tokens (after truncation) and,
+// by default, by OpenAI's 2048 inputs within max_queue; the 413s name the flags.
+TEST(ServeErrors, RequestTokenBudgetAndInputCount) {
+  ServiceConfig c;
+  c.max_request_tokens = 10;
+  c.max_queue = 100;  // the default input limit is then 100, not 2048
+  TestServer t(c);
+  EXPECT_EQ(t.post("/embed", R"({"inputs":["a b c","d e f"]})")->status, 200);  // 5 + 5 tokens
+  auto r = t.post("/v1/embeddings", R"({"input":["a b c","d e f","g"]})");
+  expect_openai_error(r, 413, "13 tokens in all; the limit is 10 per request");
+  EXPECT_NE(r->body.find("--max-request-tokens"), std::string::npos) << r->body;
+  json many = json::array();
+  for (int i = 0; i < 101; ++i) many.push_back("a");
+  r = t.post("/embed", json({{"inputs", many}}).dump());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  EXPECT_NE(r->body.find("the limit is 100 (max_inputs_per_request, flag --max-inputs-per-request; TEI's "
+                         "--max-client-batch-size)"),
+            std::string::npos)
+      << r->body;
+  EXPECT_EQ(body_json(r)["error_type"], "Validation");
+  EXPECT_EQ(body_json(t.get("/info"))["max_client_batch_size"], 100);
+}
+
 // Slow clients (a header line, then silence) hold a connection thread only
 // for read_timeout_s: with every thread taken by them, /health still answers.
 TEST(ServeErrors, SlowClientsDoNotStarveTheServer) {
