@@ -169,8 +169,8 @@ def _device_spec_of(device):
     "cuda", "cuda:1" and dlrt's own specs as they are; torch's other device types are refused."""
     spec = str(device)
     if spec.split(":")[0] in _TORCH_ONLY_DEVICES:
-        raise _dlrt.InvalidArgument(f"device={spec!r} is a PyTorch device dlrt has no backend for; dlrt runs 'cpu', 'cuda', "
-                         "'openvino' and 'opencl' (dlrt.devices() lists this machine's)")
+        raise _dlrt.InvalidArgument(f"device={spec!r} is a PyTorch device dlrt has no backend for; dlrt runs "
+                                    "'cpu', 'cuda', 'openvino' and 'opencl' (dlrt.devices() lists this machine's)")
     return spec
 
 
