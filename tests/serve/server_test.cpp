@@ -47,7 +47,7 @@ void expect_openai_error(const httplib::Result& r, int status, const std::string
 
 TEST(ServeRoutes, OpenAIEmbeddingsSingleString) {
   TestServer t;
-  auto r = t.post("/v1/embeddings", R"({"model":"x","input":"hello big world"})");
+  auto r = t.post("/v1/embeddings", R"({"model":"x","input":"hello big world","normalize":false})");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   json j = body_json(r);
@@ -65,7 +65,7 @@ TEST(ServeRoutes, OpenAIEmbeddingsSingleString) {
 
 TEST(ServeRoutes, OpenAIEmbeddingsArrayKeepsOrder) {
   TestServer t;
-  auto r = t.post("/v1/embeddings", R"({"input":["a","bb bb","ccc ccc ccc",""]})");
+  auto r = t.post("/v1/embeddings", R"({"input":["a","bb bb","ccc ccc ccc",""],"normalize":false})");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   json j = body_json(r);
@@ -80,7 +80,7 @@ TEST(ServeRoutes, OpenAIEmbeddingsArrayKeepsOrder) {
 
 TEST(ServeRoutes, OpenAIBase64IsLittleEndianFloat32) {
   TestServer t;
-  auto r = t.post("/v1/embeddings", R"({"input":"one two","encoding_format":"base64"})");
+  auto r = t.post("/v1/embeddings", R"({"input":"one two","encoding_format":"base64","normalize":false})");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   std::string b64 = body_json(r)["data"][0]["embedding"];
@@ -113,7 +113,7 @@ TEST(ServeRoutes, OpenAIBase64IsLittleEndianFloat32) {
 
 TEST(ServeRoutes, TeiEmbed) {
   TestServer t;
-  auto r = t.post("/embed", R"({"inputs":"hi there"})");
+  auto r = t.post("/embed", R"({"inputs":"hi there","normalize":false})");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   json j = body_json(r);
@@ -122,7 +122,7 @@ TEST(ServeRoutes, TeiEmbed) {
   ASSERT_EQ(j[0].size(), FakeModel::kDim);
   EXPECT_EQ(j[0][0], 4.0);
 
-  r = t.post("/embed", R"({"inputs":["a","b c"]})");
+  r = t.post("/embed", R"({"inputs":["a","b c"],"normalize":false})");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   j = body_json(r);
@@ -327,7 +327,7 @@ TEST(ServeSecurity, Tls) {
   std::thread th([&] { server.run(); });
   httplib::SSLClient cli("127.0.0.1", server.port());
   cli.enable_server_certificate_verification(false);
-  auto r = cli.Post("/v1/embeddings", R"({"input":"over tls"})", "application/json");
+  auto r = cli.Post("/v1/embeddings", R"({"input":"over tls","normalize":false})", "application/json");
   ASSERT_TRUE(r) << httplib::to_string(r.error());
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(json::parse(r->body)["data"][0]["embedding"][0], 4.0);
@@ -616,7 +616,7 @@ TEST(ServeErrors, TokenLimitPerInput) {
                       "input 1 has more than 6 tokens");
   expect_openai_error(t.post("/v1/embeddings", R"({"input":[[1,2,3,4,5,6,7]]})"), 413, "input 0 has 7 tokens");
   // TEI's per-request truncate overrides the config.
-  auto r = t.post("/embed", R"({"inputs":"one two three four five six","truncate":true})");
+  auto r = t.post("/embed", R"({"inputs":"one two three four five six","truncate":true,"normalize":false})");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(body_json(r)[0][0], 6.0);  // truncated to the limit
@@ -625,7 +625,7 @@ TEST(ServeErrors, TokenLimitPerInput) {
   c2.max_input_tokens = 6;
   c2.truncate = true;
   TestServer t2(c2);
-  r = t2.post("/v1/embeddings", R"({"input":"a b c d e f g h i j k l m n o p q r s t"})");
+  r = t2.post("/v1/embeddings", R"({"input":"a b c d e f g h i j k l m n o p q r s t","normalize":false})");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(body_json(r)["data"][0]["embedding"][0], 6.0);
