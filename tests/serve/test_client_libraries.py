@@ -64,6 +64,13 @@ def test_hugging_face_inference_client_feature_extraction():
     np.testing.assert_allclose(raw / np.linalg.norm(raw), v, atol=1e-6)
 
 
+def test_hugging_face_inference_client_root_route():
+    # POST / answers by the model's kind (TEI's root route): /embed for this folder.
+    from huggingface_hub import InferenceClient
+    one = texts(1)[0]
+    assert_same_vectors(InferenceClient(model=URL).feature_extraction(one), [one])
+
+
 def test_hugging_face_inference_client_sentence_similarity():
     from huggingface_hub import InferenceClient
     client = InferenceClient(model=URL + "/similarity")

@@ -1,9 +1,12 @@
-// OpenAPI document of dlrt serve (openapi.h). Schemas describe what the
-// server accepts and answers, errors included, so that a generated client
-// and a property-based test agree with it.
+// OpenAPI document of dlrt serve (openapi.h), its paths generated from the
+// route table (routes.h). Schemas describe what the server accepts and
+// answers, errors included, so that a generated client and a property-based
+// test agree with it.
 #include "embed/serve/openapi.h"
 
 #include <nlohmann/json.hpp>
+
+#include "embed/serve/routes.h"
 
 namespace dlrt::embed {
 
@@ -40,7 +43,12 @@ void nullable_optionals(json& schema) {
   }
 }
 
-json schemas(const ModelLimits* limits) {
+// The values the request schemas share, some bounded by the served model.
+struct Common {
+  json id, ids, dimensions, prompt_name, inputs, vector, sparse_vector;
+};
+
+Common common(const ModelLimits* limits) {
   json id = {{"type", "integer"}, {"minimum", 0}};
   if (limits && limits->vocab_size) id["maximum"] = limits->vocab_size - 1;
   const json ids = {{"type", "array"}, {"items", id}, {"minItems", 1}};
@@ -62,7 +70,10 @@ json schemas(const ModelLimits* limits) {
                               {"properties",
                                {{"indices", {{"type", "array"}, {"items", {{"type", "integer"}, {"minimum", 0}}}}},
                                 {"values", {{"type", "array"}, {"items", {{"type", "number"}}}}}}}};
-  json s;
+  return Common{id, ids, dimensions, prompt_name, inputs, vector, sparse_vector};
+}
+
+void error_schemas(json& s) {
   s["OpenAIError"] = {{"type", "object"},
                       {"required", {"error"}},
                       {"properties",
@@ -74,6 +85,13 @@ json schemas(const ModelLimits* limits) {
   s["TeiError"] = {{"type", "object"},
                    {"required", {"error", "error_type"}},
                    {"properties", {{"error", {{"type", "string"}}}, {"error_type", {{"type", "string"}}}}}};
+  // A request httplib cannot parse (no route known yet) is answered in OpenAI's shape.
+  s["TeiOrHttpError"] = {{"oneOf", {schema_ref("TeiError"), schema_ref("OpenAIError")}}};
+}
+
+void embedding_schemas(json& s, const Common& c) {
+  const json &dimensions = c.dimensions, &prompt_name = c.prompt_name, &inputs = c.inputs, &vector = c.vector,
+             &sparse_vector = c.sparse_vector;
   s["EmbeddingsRequest"] = {
       {"type", "object"},
       {"required", {"input"}},
@@ -140,8 +158,11 @@ json schemas(const ModelLimits* limits) {
                             {"prompt_name", prompt_name},
                             {"is_query", {{"type", "boolean"}}}}}};
   s["EmbedAllResponse"] = {{"type", "array"}, {"items", {{"type", "array"}, {"items", vector}}}};
-  // A request httplib cannot parse (no route known yet) is answered in OpenAI's shape.
-  s["TeiOrHttpError"] = {{"oneOf", {schema_ref("TeiError"), schema_ref("OpenAIError")}}};
+}
+
+// Similarity, tokens and token ids.
+void text_schemas(json& s, const Common& c) {
+  const json& prompt_name = c.prompt_name;
   // TEI's sentence similarity: one score per sentence, by the folder's similarity function.
   s["SimilarityRequest"] = {
       {"type", "object"},
@@ -188,6 +209,10 @@ json schemas(const ModelLimits* limits) {
                         {"required", {"ids"}},
                         {"properties", {{"ids", {{"oneOf", {ids_one, ids_many}}}}, {"skip_special_tokens", {{"type", "boolean"}}}}}};
   s["DecodeResponse"] = {{"type", "array"}, {"items", {{"type", "string"}}}};
+}
+
+// Rerankers and classifiers.
+void scoring_schemas(json& s) {
   s["RerankRequest"] = {{"type", "object"},
                         {"required", {"query", "texts"}},
                         {"properties",
@@ -246,6 +271,10 @@ json schemas(const ModelLimits* limits) {
                               {"required", {"score", "label"}},
                               {"properties", {{"score", {{"type", "number"}}}, {"label", {{"type", "string"}}}}}}}};
   s["PredictResponse"] = {{"oneOf", {predictions, {{"type", "array"}, {"items", predictions}}}}};
+}
+
+// The server's own routes: models, info, health.
+void server_schemas(json& s) {
   s["ModelList"] = {
       {"type", "object"},
       {"required", {"object", "data"}},
@@ -297,6 +326,16 @@ json schemas(const ModelLimits* limits) {
                    {"model", {{"type", "string"}}},
                    {"dimension", {{"type", "integer"}}},
                    {"max_tokens", {{"type", "integer"}}}}}};
+}
+
+json schemas(const ModelLimits* limits) {
+  json s;
+  const Common c = common(limits);
+  error_schemas(s);
+  embedding_schemas(s, c);
+  text_schemas(s, c);
+  scoring_schemas(s);
+  server_schemas(s);
   // TEI's bodies name the model too when the server serves several (server.h).
   for (const char* r : {"EmbedRequest", "EmbedSparseRequest", "EmbedAllRequest", "SimilarityRequest", "TokenizeRequest",
                         "DecodeRequest", "RerankRequest", "PredictRequest"})
@@ -324,41 +363,25 @@ json get(const std::string& summary, const json& schema, const std::string& cont
   return {{"get", {{"summary", summary}, {"responses", responses}}}};
 }
 
+// A route's entry, from its row: a POST route's schemas and errors in its
+// API's shape; a GET route's answer, without 401 for an open route, with its
+// own 503 where it answers one.
+json operation(const Route& r) {
+  if (r.post) return post(r.doc.summary, r.doc.request, r.doc.response, r.api == Api::kTei ? "TeiError" : "OpenAIError");
+  const std::string response = r.doc.response;  // a GET route's (a documented route has one method)
+  const json schema = response.front() == '{' ? json::parse(response) : schema_ref(response);
+  json op = get(r.doc.summary, schema, r.doc.content_type);
+  if (r.open) op["get"]["responses"].erase("401");
+  if (r.doc.unavailable) op["get"]["responses"]["503"] = answer(r.doc.unavailable, schema);
+  return op;
+}
+
 }  // namespace
 
 std::string openapi_document(const std::string& version, const ModelLimits* limits) {
   json paths;
-  paths["/v1/embeddings"] = post("Embeddings (OpenAI)", "EmbeddingsRequest", "EmbeddingsResponse", "OpenAIError");
-  paths["/embeddings"] = paths["/v1/embeddings"];
-  paths["/embed"] = post("Embeddings (TEI)", "EmbedRequest", "EmbedResponse", "TeiError");
-  paths["/embed_sparse"] = post("Sparse (SPLADE) vectors (TEI)", "EmbedSparseRequest", "EmbedSparseResponse", "TeiError");
-  paths["/embed_all"] = post("Per-token vectors (TEI); multi-vector models", "EmbedAllRequest", "EmbedAllResponse", "TeiError");
-  paths["/similarity"] = post("Similarity of a sentence to others, by the model's similarity function (TEI)",
-                              "SimilarityRequest", "SimilarityResponse", "TeiError");
-  paths["/tokenize"] = post("Tokens of texts (TEI)", "TokenizeRequest", "TokenizeResponse", "TeiError");
-  paths["/decode"] = post("Text of token ids (TEI)", "DecodeRequest", "DecodeResponse", "TeiError");
-  paths["/rerank"] = post("Texts scored against a query by a cross-encoder or LLM reranker (TEI)", "RerankRequest",
-                          "RerankResponse", "TeiError");
-  paths["/v1/rerank"] = post("Documents ranked against a query (Cohere, Jina)", "V1RerankRequest", "V1RerankResponse",
-                             "OpenAIError");
-  paths["/predict"] = post("Label scores of a sequence classifier (TEI)", "PredictRequest", "PredictResponse", "TeiError");
-  paths["/v1/models"] = get("The served model (OpenAI)", schema_ref("ModelList"));
-  paths["/info"] = get("The served model and settings (TEI)", schema_ref("Info"));
-  json health = get("Status, and where the model runs", schema_ref("Health"));
-  health["get"]["responses"].erase("401");  // open without the API key
-  health["get"]["responses"]["503"] = answer("loading, draining or failed", schema_ref("Health"));
-  paths["/health"] = health;
-  const json probe = {{"type", "object"}, {"properties", {{"status", {{"type", "string"}}}}}};
-  for (const char* route : {"/ready", "/live"}) {
-    json p = get(std::string(route) == "/ready" ? "Readiness: 200 while serving at full speed" : "Liveness: 503 when failed",
-                 probe);
-    p["get"]["responses"].erase("401");
-    p["get"]["responses"]["503"] = answer("not ready / not live", probe);
-    paths[route] = p;
-  }
-  paths["/metrics"] = get("Prometheus metrics", {{"type", "string"}}, "text/plain");
-  paths["/openapi.json"] = get("This document", {{"type", "object"}});
-  paths["/docs"] = get("This document as a web page", {{"type", "string"}}, "text/html");
+  for (const Route& r : routes())
+    if (r.documented) paths[r.path] = operation(r);
   json doc = {{"openapi", "3.0.3"},
               {"info", {{"title", "dlrt serve"}, {"version", version}, {"description", "Text embeddings (OpenAI and TEI compatible)"}}},
               {"paths", paths},

@@ -42,9 +42,7 @@ std::optional<RequestError> read_inputs(const json& v, const std::string& field,
     out->token_ids.push_back(std::move(ids));
     return std::nullopt;
   }
-  if (v.size() > max_inputs)
-    return error(413, std::to_string(v.size()) + " inputs in one request; the limit is " + std::to_string(max_inputs) +
-                          kInputsLimitNote);
+  if (v.size() > max_inputs) return too_many_inputs(v.size(), "inputs", max_inputs);
   const bool as_ids = v[0].is_array();
   if (as_ids && !ids_allowed) return error(422, "'" + field + "' must be text here (token ids are not accepted)");
   for (size_t i = 0; i < v.size(); ++i) {
@@ -63,6 +61,8 @@ std::optional<RequestError> read_inputs(const json& v, const std::string& field,
   return std::nullopt;
 }
 
+}  // namespace
+
 std::optional<RequestError> read_bool(const json& body, const char* name, std::optional<bool>& out) {
   auto f = body.find(name);
   if (f == body.end() || f->is_null()) return std::nullopt;
@@ -71,7 +71,38 @@ std::optional<RequestError> read_bool(const json& body, const char* name, std::o
   return std::nullopt;
 }
 
-}  // namespace
+std::optional<RequestError> read_string(const json& body, const char* name, std::optional<std::string>& out) {
+  auto f = body.find(name);
+  if (f == body.end() || f->is_null()) return std::nullopt;
+  if (!f->is_string()) return error(422, std::string("'") + name + "' must be a string");
+  out = f->get<std::string>();
+  return std::nullopt;
+}
+
+RequestError too_many_inputs(size_t n, const char* noun, size_t max_inputs) {
+  return error(413, std::to_string(n) + " " + noun + " in one request; the limit is " + std::to_string(max_inputs) +
+                        kInputsLimitNote);
+}
+
+std::optional<RequestError> read_texts(const json& body, const char* field, bool one_allowed, size_t max_inputs,
+                                       std::vector<std::string>* out) {
+  const std::string name(field);
+  auto in = body.find(field);
+  if (one_allowed && in != body.end() && in->is_string()) {
+    out->push_back(in->get<std::string>());
+    return std::nullopt;
+  }
+  if (in != body.end() && in->is_array() && in->empty())
+    return RequestError{400, "'" + name + "' is empty: send at least one input", "empty"};
+  if (in == body.end() || !in->is_array())
+    return error(422, "'" + name + "' must be " + (one_allowed ? "a string or " : "") + "a non-empty array of strings");
+  if (in->size() > max_inputs) return too_many_inputs(in->size(), field, max_inputs);
+  for (size_t i = 0; i < in->size(); ++i) {
+    if (!(*in)[i].is_string()) return error(422, "'" + name + "'[" + std::to_string(i) + "] is not a string");
+    out->push_back((*in)[i].get<std::string>());
+  }
+  return std::nullopt;
+}
 
 std::optional<RequestError> parse_embed_request(const json& body, RequestKind kind, size_t max_inputs,
                                                 EmbedRequest* out) {

@@ -47,6 +47,17 @@ enum class RequestKind { kOpenAIEmbeddings, kTeiEmbed, kTeiEmbedSparse, kTeiToke
 std::optional<RequestError> parse_embed_request(const nlohmann::json& body, RequestKind kind, size_t max_inputs,
                                                 EmbedRequest* out);
 
+// The field readers every route's parser shares (handlers.h). An optional
+// field is unset when absent or null, and a 422 naming it when of another type.
+std::optional<RequestError> read_bool(const nlohmann::json& body, const char* name, std::optional<bool>& out);
+std::optional<RequestError> read_string(const nlohmann::json& body, const char* name, std::optional<std::string>& out);
+// The 413 of a request of `n` `noun` (inputs, texts, ...) over `max_inputs` (max_inputs_per_request).
+RequestError too_many_inputs(size_t n, const char* noun, size_t max_inputs);
+// `body`'s `field`: a non-empty array of strings (or one string when
+// `one_allowed`), at most `max_inputs` of them, into *out.
+std::optional<RequestError> read_texts(const nlohmann::json& body, const char* field, bool one_allowed,
+                                       size_t max_inputs, std::vector<std::string>* out);
+
 // Finishes one pooled (unnormalised) vector for a request: the first
 // `dimensions` values when given, then L2-normalised when `normalize`.
 void finish_vector(std::vector<float>& v, std::optional<size_t> dimensions, bool normalize);

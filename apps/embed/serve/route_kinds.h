@@ -1,6 +1,7 @@
 // What each model route needs of the model a request names (a capability,
-// models/kind.h), in one table: the handlers refuse a model by it, with one
-// 400 naming the model's kind, and the route x kind test is generated from it.
+// models/kind.h), one row per route and variant, read from the route table's
+// capability column (routes.h), by which the routes refuse a model with one
+// 400 naming its kind: the route x kind test is generated from it.
 //
 // Thread-safety: immutable.
 #pragma once
@@ -14,7 +15,7 @@
 namespace dlrt::embed {
 
 struct RouteNeeds {
-  const char* path;     // a POST route of kRoutes (server_dispatch.cpp)
+  const char* path;     // a POST route of routes() (routes.h)
   const char* variant;  // "" or the request field that selects this row ("encoding_format": "sparse")
   std::vector<Capability> any_of;
 };
@@ -24,9 +25,5 @@ const std::vector<RouteNeeds>& route_needs();
 
 // The row of `path` (`sparse`: its "encoding_format": "sparse" variant, where there is one).
 const RouteNeeds* find_route_needs(std::string_view path, bool sparse = false);
-
-// "" when a model of `kind` serves `path`; else the message of the 400
-// (kind_refusal, with `who` naming the model).
-std::string route_kind_error(std::string_view path, ModelKind kind, const std::string& who, bool sparse = false);
 
 }  // namespace dlrt::embed

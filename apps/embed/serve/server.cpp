@@ -1,7 +1,7 @@
 // dlrt serve's server: its lifecycle (listening, the models set as they load,
-// graceful shutdown), the connections it holds, each batch's outcome, and
-// the error replies every route shares. The routes are installed by
-// server_dispatch.cpp; health and model selection are in server_health.cpp.
+// graceful shutdown), the connections it holds and each batch's outcome. The
+// routes are installed by server_dispatch.cpp from the table (routes.h);
+// health is in server_health.cpp.
 #include "embed/serve/server.h"
 
 #include <httplib.h>
@@ -24,7 +24,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using server_util::is_device_failure;
-using server_util::json_string;
 
 // The listening TCP socket of this process on `port` (httplib does not expose
 // it), or -1.
@@ -245,43 +244,6 @@ void EmbedServer::shutdown() {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     http_->stop();
   });
-}
-
-void EmbedServer::observe_run(const EmbedModel& m, size_t inputs, size_t padded_tokens, size_t tokens, double seconds,
-                              bool ok) {
-  metrics_.observe_batch(inputs, padded_tokens, tokens, report_device(m.placement()), seconds, ok);
-  if (const std::string& name = server_util::request_model(); !name.empty())
-    metrics_.observe_model_batch(name, inputs, tokens, ok);
-  if (ok) server_util::add_request_size(inputs, tokens);
-}
-
-EmbedServer::Reply EmbedServer::run_error_reply(Api api, const Status& s, const std::string& what) const {
-  if (s.code() == StatusCode::kCancelled)
-    return error_reply(api, 504, "timeout",
-                       "the request was not answered within its deadline of " + std::to_string(config_.request_timeout_ms) +
-                           " ms (request_timeout_ms), so its model run was stopped (" + s.message() +
-                           "): retry later, send fewer or shorter inputs, or raise request_timeout_ms");
-  if (s.code() == StatusCode::kOutOfMemory)  // the server stays up; a smaller request may fit
-    return error_reply(api, 507, "insufficient_storage",
-                       what + " ran out of memory: " + s.to_string() +
-                           "; send fewer or shorter inputs, or raise the memory limit (max_tensor_mb, the container's)");
-  if (is_device_failure(s.code()))
-    return error_reply(api, 503, "device_unavailable",
-                       "the accelerator failed and strict mode forbids falling back to the CPU: " + s.message());
-  return error_reply(api, 500, "internal_error", what + " failed: " + s.to_string());
-}
-
-EmbedServer::Reply EmbedServer::error_reply(Api api, int status, const std::string& type,
-                                            const std::string& message) const {
-  Reply r;
-  r.status = status;
-  if (api == Api::kTei) {
-    r.body = "{\"error\":" + json_string(message) + ",\"error_type\":" + json_string(server_util::tei_error_type(status, type)) + "}";
-  } else {
-    r.body = "{\"error\":{\"message\":" + json_string(message) + ",\"type\":" + json_string(server_util::openai_error_type(type)) +
-             ",\"code\":" + std::to_string(status) + "}}";
-  }
-  return r;
 }
 
 }  // namespace dlrt::embed

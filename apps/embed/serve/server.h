@@ -1,42 +1,21 @@
-// The embedding HTTP server behind `dlrt serve` (cpp-httplib):
+// The embedding HTTP server behind `dlrt serve` (cpp-httplib). Its routes are
+// one table (routes.cpp: path, methods, the capability the model must have, a
+// typed request parser, a free-function handler, the OpenAPI entry); the
+// server installs them from it (server_dispatch.cpp), and GET /openapi.json
+// and GET /docs describe them. OpenAI's /v1/embeddings, TEI's /embed,
+// /embed_sparse, /embed_all, /similarity, /tokenize, /decode, /rerank,
+// /predict, Cohere's and Jina's /v1/rerank, /v1/models, /info, the probes
+// /health, /ready, /live, /metrics, and TEI's root routes: POST / and
+// /invocations as the route of the model's kind, GET / and /ping as its
+// health, /api-doc/openapi.json (docs/serve.md).
 //
-//   POST /v1/embeddings  OpenAI-compatible: {"input": str | [str] | [id] | [[id]], "encoding_format"?:
-//                        "float"|"base64", "model"?, "dimensions"?} -> {"object":"list","data":[{"object":
-//                        "embedding","embedding":[...],"index":0}],"model":...,"usage":{"prompt_tokens",...}}
-//   POST /embed          TEI-style: {"inputs": str | [str] | [[id]], "truncate"?, "normalize"?, "prompt_name"?,
-//                        "dimensions"?} -> [[...], ...]
-//   POST /embed_sparse   TEI-style, sparse (SPLADE) models: {"inputs": str | [str] | [[id]], "truncate"?,
-//                        "prompt_name"?, "top_k"?} -> [[{"index","value"}, ...], ...]; /v1/embeddings gives
-//                        them too with "encoding_format": "sparse" ("embedding": {"indices","values"})
-//   POST /embed_all      TEI-style, per-token vectors: {"inputs": str | [str], "truncate"?, "prompt_name"?,
-//                        "is_query"? (multi-vector models)} -> [[[...], ...], ...] (per input, per token)
-//   POST /similarity     TEI-style: {"inputs": {"source_sentence", "sentences"}, "parameters"?} -> [score, ...]
-//                        by the folder's similarity function (server_similarity.cpp)
-//   POST /tokenize       TEI-style: {"inputs": str | [str], "add_special_tokens"?, "prompt_name"?}
-//                        -> [[{"id","text","special","start","stop"}, ...], ...]
-//   POST /rerank         TEI-style, cross-encoders and LLM rerankers: {"query", "texts", "raw_scores"?,
-//                        "return_text"?, "truncate"?, "instruction"?} -> [{"index","score","text"?}] by score,
-//                        highest first; a multi-vector model scores by MaxSim (server_multi_vector.cpp)
-//   POST /v1/rerank      Cohere/Jina-style: {"query", "documents": [str | {"text"}], "top_n"?, "return_documents"?,
-//                        "model"?, "truncate"? (default true), "instruction"?} -> {"model", "results": [{"index",
-//                        "relevance_score", "document"?: {"text"}}], "usage": {"total_tokens"}}
-//   POST /predict        TEI-style, classifiers: {"inputs": str | [a, b] | [[...], ...], "raw_scores"?}
-//                        -> [{"score","label"}] (per input for a batch), highest first
-//   POST /decode         TEI-style: {"ids": [id] | [[id], ...], "skip_special_tokens"?} -> ["text", ...]
-//   GET  /v1/models      OpenAI's model list (every model served); GET /info: TEI's model info (+ dlrt's)
-//   GET  /ready          readiness for a load balancer: 200 when serving at full speed (ok, degraded),
-//                        503 while loading, warming, draining or failed; GET /live: liveness, 503 only when failed
-//   GET  /health         {status, backend, device, degraded, since, reason, ...}; 200 while serving
-//                        (ok, warming, degraded), 503 while loading or draining
-//   GET  /metrics        Prometheus text; GET /openapi.json: the OpenAPI document, GET /docs: its HTML page
-//
-// Several models (model_registry.h): a request to a model's route (every
-// POST route, /info, /health, /openapi.json: per_model in kRoutes) names one
-// by the body's "model" field or a /models/NAME prefix on the route
-// (/models/NAME/embed, /models/NAME/v1/embeddings, /models/NAME/health, ...);
-// none names the default. An unknown name is a 404 that lists the served
-// ones; a model of the wrong kind for the route is a 400 that names it. Every
-// model's batches and HTTP-thread runs share pool_size run slots (run_slots.h).
+// Several models (model_registry.h): a request to a model's route (per_model
+// in the table) names one by the body's "model" field or a /models/NAME prefix
+// on the route (/models/NAME/embed, /models/NAME/v1/embeddings,
+// /models/NAME/health, ...); none names the default. An unknown name is a 404
+// that lists the served ones; a model whose kind lacks the route's capability
+// is a 400 that names its kind (models/kind.h). Every model's batches and
+// HTTP-thread runs share pool_size run slots (run_slots.h).
 //
 // Requests are tokenized on the HTTP thread (so limits answer at once), then
 // queued for dynamic batching (batcher.h). Errors are JSON: 400 bad JSON,
@@ -67,6 +46,7 @@
 #include "dlrt/session.h"
 #include "dlrt/status.h"
 #include "embed/serve/batcher.h"
+#include "embed/serve/call.h"
 #include "embed/models/classifier.h"
 #include "embed/models/embedder.h"
 #include "embed/models/kind.h"
@@ -257,6 +237,11 @@ class EmbedServer {
   HealthInfo health() const;
   // One model's; nullopt for a name not served.
   std::optional<HealthInfo> model_health(const std::string& name) const;
+  // The state of one model (no draining, no "since").
+  HealthInfo model_state(const ModelRef& ref) const;
+  // Requests being handled now, and when the server started (/metrics, /v1/models).
+  size_t requests_in_flight() const { return in_flight_.load(); }
+  std::chrono::system_clock::time_point started() const { return started_; }
   const ModelRegistry& models() const { return registry_; }
   const Metrics& metrics() const { return metrics_; }
   // The server's log (cmd_serve writes its lifecycle lines there too).
@@ -264,137 +249,15 @@ class EmbedServer {
   const ServiceConfig& config() const { return config_; }
 
  private:
-  struct Reply {
-    int status = 200;
-    std::string body;
-    std::string content_type = "application/json";
-    int retry_after_s = 0;
-  };
-  enum class Api { kOpenAI, kTei };
+  friend class Call;  // a request's view of the server (call.h)
 
-  // server_dispatch.cpp: every route's handler, and what every request
-  // passes before and after it (request id, CORS, API key, model prefix, logging).
+  // server_dispatch.cpp: the routes installed from the table (routes.h), and
+  // what every request passes before and after its handler (request id, CORS,
+  // API key, model prefix, logging).
   void install_routes();
   void install_hooks();
-  // `sparse_route`: POST /embed_sparse.
-  Reply handle_embeddings(const std::string& body, Api api, bool sparse_route = false);
-  Reply handle_tokenize(const std::string& body);
-  Reply handle_similarity(const std::string& body);
-  // Tokenizes and runs a parsed embedding request on the model of `ref`
-  // through its batcher (both non-null; limits, prompt, truncation, queueing,
-  // deadline): its finished vectors (cut to `dimensions`, normalised as asked)
-  // in `result`, or the error to answer.
-  std::optional<Reply> embed_request(EmbedRequest& req, Api api, const ModelRef& ref, RequestResult& result);
-  Reply handle_decode(const std::string& body);
-  Reply handle_rerank(const std::string& body);
-  Reply handle_v1_rerank(const std::string& body);
-  // What both rerank routes share: `query` against each document (model
-  // m's pair or LLM-reranker prompt, `instruction` for the latter), over-long
-  // pairs cut when `truncate`, else a 413; the run takes a shared slot
-  // (in_run_slot). Fills `score` (sigmoid of the one logit, or the logit
-  // when `raw`) and `tokens`; the reply is an error when its status is not 200.
-  Reply score_documents(Api api, const EmbedModel& m, const std::string& query, const std::vector<std::string>& documents,
-                        const std::string& instruction, bool truncate, bool raw, std::vector<float>& score,
-                        size_t& tokens);
-  Reply handle_predict(const std::string& body);
-  Reply handle_embed_all(const std::string& body);
-  // /rerank of a multi-vector model `m` (scores by MaxSim), its body parsed.
-  Reply handle_rerank_maxsim(const nlohmann::json& req, const EmbedModel& m);
-  Reply info_reply(bool openai_models) const;
-  // /health (the server's and each model's, or one model's under /models/NAME/)
-  // and /metrics (with each model's gauges).
-  Reply health_reply() const;
-  Reply metrics_reply() const;
-  // The model a request names: a /models/NAME/ route prefix, else its body's
-  // "model" field (422 when that is not a string), else the default; nullopt
-  // with *error set (404 unknown, 503 loading or failed).
-  std::optional<ModelRef> request_model(Api api, const nlohmann::json& body, Reply* error) const;
-  // The same with the body's name given (`body_model`, "" for none).
-  std::optional<ModelRef> model_named(Api api, const std::string& body_model, Reply* error) const;
-  // The token limit per input of a model (its max_input_tokens, else the
-  // server's; 0: the model's maximum).
-  size_t input_token_limit(const ModelRef& ref) const {
-    return ref.config.max_input_tokens > 0 ? ref.config.max_input_tokens : config_.max_input_tokens;
-  }
-  // How an error names the model a request went to: "model 'NAME'" when
-  // several are served, else "the served model".
-  std::string model_label(const ModelRef& ref) const {
-    return registry_.size() > 1 ? "model '" + ref.name + "'" : std::string("the served model");
-  }
-  // The state of one model (no draining, no "since").
-  HealthInfo model_state(const ModelRef& ref) const;
   // `h.since`: when h's status and reason (for model `key`, "" the server's) began.
   void stamp_since(const std::string& key, HealthInfo& h) const;
-  Reply error_reply(Api api, int status, const std::string& type, const std::string& message) const;
-  // A failed model run: 504 past the request's deadline (kCancelled), 503
-  // for a device failure in strict mode, else 500 "<what> failed: ...".
-  Reply run_error_reply(Api api, const Status& s, const std::string& what) const;
-  // Runs run(bounds) on the HTTP thread (/rerank, /predict, /embed_all) in one
-  // of the run slots every model's batches share (pool_size), the wait and the
-  // run both within request_timeout_ms: kCancelled when no slot frees up in time.
-  template <class Run>
-  auto in_run_slot(const Run& run) const -> decltype(run(dlrt::RunOptions{})) {
-    const auto deadline = request_deadline();
-    RunSlot slot(slots_.get(), deadline);
-    if (!slot.held()) return Status(StatusCode::kCancelled, "no free worker before the request's deadline");
-    dlrt::RunOptions bounds;
-    bounds.timeout_ms =
-        std::max(std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count(), 1.0);
-    return run(bounds);
-  }
-  // Runs `batch` in input order in chunks within the batcher's bounds (at
-  // most max_batch_size encodings and max_batch_tokens padded tokens; an
-  // encoding longer than that alone; one per chunk for a batch-dependent
-  // model), each in a run slot as in_run_slot: run(chunk, bounds) -> Status
-  // per chunk, until the first error. The encodings are moved out of `batch`.
-  // Each chunk counts as a batch in the metrics and its inputs and tokens in
-  // the request's log line (observe_run).
-  template <class Run>
-  Status in_run_slots(const EmbedModel& m, std::vector<Encoding>& batch, const Run& run) {
-    const size_t most = m.batch_dependent() ? 1 : std::max<size_t>(config_.max_batch_size, 1);
-    for (size_t begin = 0; begin < batch.size();) {
-      size_t end = begin, longest = 0;
-      while (end < batch.size() && end - begin < most) {
-        const size_t len = std::max(longest, batch[end].ids.size());
-        if (end > begin && (end - begin + 1) * len > config_.max_batch_tokens) break;
-        longest = len;
-        ++end;
-      }
-      std::vector<Encoding> chunk(std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(begin)),
-                                  std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(end)));
-      size_t tokens = 0;
-      for (const Encoding& e : chunk) tokens += e.ids.size();
-      const auto start = std::chrono::steady_clock::now();
-      Status s = in_run_slot([&](const dlrt::RunOptions& bounds) -> Status { return run(chunk, bounds); });
-      observe_run(m, chunk.size(), chunk.size() * longest, tokens,
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), s.ok());
-      if (!s.ok()) return s;
-      begin = end;
-    }
-    return Status::Ok();
-  }
-  // One model run on the HTTP thread (in_run_slots): the batch metrics, the
-  // model's, and the request's inputs and tokens for its log line.
-  void observe_run(const EmbedModel& m, size_t inputs, size_t padded_tokens, size_t tokens, double seconds, bool ok);
-  // A 504 when the request's deadline has passed (its body read, `what`
-  // done: tokenizing), else nullopt.
-  std::optional<Reply> past_deadline(Api api, const char* what) const {
-    if (std::chrono::steady_clock::now() < request_deadline()) return std::nullopt;
-    return deadline_reply(api, what);
-  }
-  Reply deadline_reply(Api api, const char* what) const {
-    return error_reply(api, 504, "timeout",
-                       "the request was not answered within its deadline of " +
-                           std::to_string(config_.request_timeout_ms) +
-                           " ms (request_timeout_ms) from its arrival: it passed while " + what +
-                           "; send fewer or shorter inputs, or raise request_timeout_ms");
-  }
-  // An input that could not be tokenized: 504 when the request's deadline
-  // stopped the tokenizer (kCancelled), else 422 (`context` before the reason).
-  Reply tokenize_error(Api api, const Status& s, const std::string& context = "") const {
-    if (s.code() == StatusCode::kCancelled) return deadline_reply(api, "tokenizing");
-    return error_reply(api, 422, "tokenizer", context + s.message());
-  }
   // The deadline of the request on this thread: request_timeout_ms from its
   // arrival (http_server.h), which covers reading its body and tokenizing.
   std::chrono::steady_clock::time_point request_deadline() const;

@@ -1,9 +1,8 @@
-// dlrt serve's HTTP front: the table of routes (kRoutes: path, methods,
-// error shape, listed, per model), the handlers installed on them, and what
-// every request passes through: its id, CORS, 405 for a method a route does
-// not answer, the API key, the /models/NAME/ prefix taken off (the model it
-// names), the errors httplib answers itself, the request metrics (per model
-// too) and the access log. See server.h.
+// dlrt serve's HTTP front: the routes of the table (routes.h) installed, and
+// what every request passes through: its id, CORS, 405 for a method a route
+// does not answer, the API key, the /models/NAME/ prefix taken off (the model
+// it names), the errors httplib answers itself, the request metrics (per
+// model too) and the access log. See server.h.
 #include "embed/serve/server.h"
 
 #include <httplib.h>
@@ -19,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlrt/dlrt.h"
-#include "embed/serve/openapi.h"
+#include "embed/serve/routes.h"
 #include "embed/serve/server_util.h"
 #include "embed/tokenizer/tokenizer.h"
 
@@ -43,56 +42,16 @@ std::string request_id(const httplib::Request& req) {
   return buf;
 }
 
-// Every route: its path, the methods it answers, whether its errors take
-// TEI's shape (else OpenAI's), whether a 404 lists it (aliases do not), and
-// whether it is a model's (also served as /models/NAME/<path> for model NAME)
-// rather than the server's.
-struct RouteInfo {
-  const char* path;
-  const char* methods;
-  bool tei;
-  bool listed;
-  bool per_model;
-};
-constexpr const char* kPost = "POST";
-constexpr const char* kGet = "GET, HEAD";
-constexpr RouteInfo kRoutes[] = {
-    {"/v1/embeddings", kPost, false, true, true}, {"/embeddings", kPost, false, false, true},
-    {"/embed", kPost, true, true, true},          {"/embed_sparse", kPost, true, true, true},
-    {"/embed_all", kPost, true, true, true},      {"/similarity", kPost, true, true, true},
-    {"/tokenize", kPost, true, true, true},       {"/decode", kPost, true, true, true},
-    {"/rerank", kPost, true, true, true},         {"/v1/rerank", kPost, false, true, true},
-    {"/predict", kPost, true, true, true},        {"/v1/models", kGet, false, true, false},
-    {"/info", kGet, false, true, true},           {"/health", kGet, false, true, true},
-    {"/ready", kGet, false, true, false},         {"/live", kGet, false, true, false},
-    {"/metrics", kGet, false, true, false},       {"/openapi.json", kGet, false, true, true},
-    {"/docs", kGet, false, true, false},
-};
-
-const RouteInfo* find_route(const std::string& path) {
-  for (const RouteInfo& r : kRoutes)
-    if (path == r.path) return &r;
-  return nullptr;
-}
-
 // The methods a route answers ("" for a path that is not a route).
 const char* allowed_methods(const std::string& path) {
-  const RouteInfo* r = find_route(path);
-  return r ? r->methods : "";
+  const Route* r = find_route(path);
+  return r ? r->methods() : "";
 }
 
 // TEI's routes answer errors in TEI's shape, the others in OpenAI's.
 bool tei_route(const std::string& path) {
-  const RouteInfo* r = find_route(path);
-  return r && r->tei;
-}
-
-// "POST /v1/embeddings, POST /embed, ..., GET /openapi.json" (a 404's list).
-std::string route_list() {
-  std::string s;
-  for (const RouteInfo& r : kRoutes)
-    if (r.listed) s += std::string(s.empty() ? "" : ", ") + (r.methods == kPost ? "POST " : "GET ") + r.path;
-  return s;
+  const Route* r = find_route(path);
+  return r && r->api == Api::kTei;
 }
 
 // Compares without an early exit, so the time taken does not tell how much of a guess was right.
@@ -141,7 +100,7 @@ std::optional<std::string> split_model_prefix(const std::string& path, std::stri
   if (path.compare(0, kPrefix.size(), kPrefix) != 0) return std::nullopt;
   for (size_t slash = path.find('/', kPrefix.size() + 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
     std::string rest = path.substr(slash);
-    if (const RouteInfo* r = find_route(rest); r && r->per_model) {
+    if (const Route* r = find_route(rest); r && r->per_model) {
       *route = std::move(rest);
       return path.substr(kPrefix.size(), slash - kPrefix.size());
     }
@@ -150,7 +109,7 @@ std::optional<std::string> split_model_prefix(const std::string& path, std::stri
 }
 
 std::string route_label(const std::string& path) {
-  const RouteInfo* r = find_route(path);
+  const Route* r = find_route(path);
   return r ? r->path : "other";
 }
 
@@ -182,7 +141,7 @@ void EmbedServer::install_routes() {
   // What a route answers when it throws: out of memory (a request that needs
   // more than the process may allocate) is 507 like OutOfMemory from a model
   // run; anything else is a 500 that names it. The server keeps serving.
-  auto exception_reply = [this](Api api, std::exception_ptr ep) {
+  auto exception_reply = [](Api api, std::exception_ptr ep) {
     try {
       std::rethrow_exception(ep);
     } catch (const std::bad_alloc&) {
@@ -254,62 +213,23 @@ void EmbedServer::install_routes() {
       send(res, r);
     };
   };
-  auto embeddings = [this, with_body](Api api) {
-    return with_body(api, [this, api](const std::string& body) { return handle_embeddings(body, api); });
-  };
-  s.Post("/v1/embeddings", embeddings(Api::kOpenAI));
-  s.Post("/embeddings", embeddings(Api::kOpenAI));
-  s.Post("/embed", embeddings(Api::kTei));
-  s.Post("/embed_sparse", with_body(Api::kTei, [this](const std::string& body) { return handle_embeddings(body, Api::kTei, true); }));
-  s.Post("/similarity", with_body(Api::kTei, [this](const std::string& body) { return handle_similarity(body); }));
-  s.Post("/tokenize", with_body(Api::kTei, [this](const std::string& body) { return handle_tokenize(body); }));
-  s.Post("/decode", with_body(Api::kTei, [this](const std::string& body) { return handle_decode(body); }));
-  s.Post("/rerank", with_body(Api::kTei, [this](const std::string& body) { return handle_rerank(body); }));
-  s.Post("/v1/rerank", with_body(Api::kOpenAI, [this](const std::string& body) { return handle_v1_rerank(body); }));
-  s.Post("/predict", with_body(Api::kTei, [this](const std::string& body) { return handle_predict(body); }));
-  s.Post("/embed_all", with_body(Api::kTei, [this](const std::string& body) { return handle_embed_all(body); }));
-  s.Get("/v1/models", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(true)); });
-  // The /models/NAME/ prefix of a model's route (kRoutes) is taken off before routing (t_path_model).
-  s.Get("/info", [this, send](const httplib::Request&, httplib::Response& res) { send(res, info_reply(false)); });
-  // Readiness and liveness for a load balancer or Kubernetes' probes.
-  s.Get("/ready", [this](const httplib::Request&, httplib::Response& res) {
-    const HealthInfo h = health();
-    const bool ready = h.status == "ok" || h.status == "degraded";
-    res.status = ready ? 200 : 503;
-    res.set_content(json({{"ready", ready}, {"status", h.status}}).dump(), "application/json");
-  });
-  s.Get("/live", [this](const httplib::Request&, httplib::Response& res) {
-    const HealthInfo h = health();
-    res.status = h.status == "failed" ? 503 : 200;
-    res.set_content(json({{"live", res.status == 200}, {"status", h.status}}).dump(), "application/json");
-  });
+  for (const Route& r : routes()) {
+    if (r.post)
+      s.Post(r.path, with_body(r.api, [this, &r](const std::string& body) {
+        Call call(*this, r.api);
+        return serve_post(call, r, body);
+      }));
+    if (r.get) {
+      s.Get(r.path, [this, send, &r](const httplib::Request&, httplib::Response& res) {
+        Call call(*this, r.api);
+        send(res, r.get(call));
+      });
+    }
+  }
   // While draining, every answer closes its connection (keep-alive clients move on).
   s.set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
     if (draining_.load()) res.set_header("Connection", "close");
   });
-  s.Get("/openapi.json", [this, send](const httplib::Request&, httplib::Response& res) {
-    ModelLimits limits;
-    std::shared_ptr<const EmbedModel> m;
-    if (!t_path_model.empty()) {
-      Reply error;
-      auto ref = model_named(Api::kOpenAI, "", &error);
-      if (!ref) return send(res, error);
-      m = ref->model;
-    } else {
-      m = model();
-    }
-    if (m) {
-      limits.dimension = m->dimension();
-      limits.vocab_size = m->vocab_size();
-      limits.prompt_names = m->prompt_names();
-    }
-    res.set_content(openapi_document(dlrt::version(), m ? &limits : nullptr), "application/json");
-  });
-  s.Get("/docs", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(openapi_docs_page(), "text/html; charset=utf-8");
-  });
-  s.Get("/health", [this, send](const httplib::Request&, httplib::Response& res) { send(res, health_reply()); });
-  s.Get("/metrics", [this, send](const httplib::Request&, httplib::Response& res) { send(res, metrics_reply()); });
 }
 
 void EmbedServer::install_hooks() {
@@ -357,7 +277,7 @@ void EmbedServer::install_hooks() {
                       "application/json");
       return httplib::Server::HandlerResponse::Handled;
     }
-    if (!config_.api_key.empty() && req.path != "/health" && req.path != "/ready" && req.path != "/live") {
+    if (const Route* r = find_route(req.path); !config_.api_key.empty() && !(r && r->open && req.method != "POST")) {
       const std::string auth = req.get_header_value("Authorization");
       const bool bearer = auth.size() > 7 && auth.compare(0, 7, "Bearer ") == 0;
       if (!bearer || !constant_time_equal(auth.substr(7), config_.api_key)) {

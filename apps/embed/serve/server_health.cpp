@@ -1,7 +1,6 @@
-// dlrt serve's models as requests and probes see them: which served model a
-// request goes to (request_model: the /models/NAME/ prefix, the body's
-// "model", else the default), each model's state and the server's (/health,
-// /ready, /live), and the replies of /health and /metrics. See server.h.
+// dlrt serve's models as probes see them: each model's state and the
+// server's, and the handlers of /health, /ready, /live, /metrics and TEI's GET / and /ping
+// (handlers.h). Which model a request goes to is call.cpp's.
 #include <chrono>
 #include <ctime>
 #include <optional>
@@ -10,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/serve/handlers.h"
 #include "embed/serve/server.h"
 #include "embed/serve/server_util.h"
 
@@ -160,81 +160,43 @@ std::optional<HealthInfo> EmbedServer::model_health(const std::string& name) con
   return h;
 }
 
-std::optional<ModelRef> EmbedServer::model_named(Api api, const std::string& body_model, Reply* error) const {
-  const std::string& path_model = server_util::path_model();
-  if (!path_model.empty() && !body_model.empty() && body_model != path_model && registry_.size() > 1) {
-    *error = error_reply(api, 422, "invalid_request_error",
-                         "the route names model '" + path_model + "' but the body's 'model' is '" + body_model + "'");
-    return std::nullopt;
-  }
-  const std::string name = path_model.empty() ? body_model : path_model;
-  std::optional<ModelRef> ref = registry_.find(name);
-  if (!ref) {
-    std::string names;
-    for (const std::string& n : registry_.names()) names += (names.empty() ? "" : ", ") + n;
-    *error = error_reply(api, 404, "model_not_found",
-                         "the model '" + name + "' is not served here; served models: " + names);
-    return std::nullopt;
-  }
-  server_util::note_request_model(ref->name);
-  if (!ref->model) {
-    const std::string which = registry_.size() > 1 ? "model '" + ref->name + "'" : std::string("model");
-    *error = error_reply(api, 503, "unavailable",
-                         ref->load_error.empty() ? "the " + which + " is still loading; retry shortly"
-                                                 : "the " + which + " failed to load: " + ref->load_error);
-    return std::nullopt;
-  }
-  return ref;
-}
-
-std::optional<ModelRef> EmbedServer::request_model(Api api, const json& body, Reply* error) const {
-  auto f = body.is_object() ? body.find("model") : body.end();
-  if (f != body.end() && !f->is_null() && !f->is_string()) {
-    *error = error_reply(api, 422, "invalid_request_error", "'model' must be a string: the name of a served model");
-    return std::nullopt;
-  }
-  return model_named(api, f != body.end() && f->is_string() ? f->get<std::string>() : std::string(), error);
-}
-
-EmbedServer::Reply EmbedServer::health_reply() const {
+Reply handle_health(Call& c) {
+  const EmbedServer& server = c.server();
   Reply r;
   if (const std::string& name = server_util::path_model(); !name.empty()) {  // /models/NAME/health: that model's
-    std::optional<ModelRef> ref = registry_.find(name);
+    std::optional<ModelRef> ref = server.models().find(name);
     if (!ref) {
-      model_named(Api::kOpenAI, "", &r);  // the 404 naming the served models
+      c.model_named("", &r);  // the 404 naming the served models
       return r;
     }
-    const HealthInfo h = *model_health(name);
+    const HealthInfo h = *server.model_health(name);
     r.status = h.http_status;
     r.body = model_health_json(h, *ref).dump(-1, ' ', false, json::error_handler_t::replace);
     return r;
   }
   // The server's, the default model's name and sizes, then each model's.
-  const HealthInfo h = health();
-  const std::vector<ModelRef> all = registry_.all();
+  const HealthInfo h = server.health();
+  const std::vector<ModelRef> all = server.models().all();
   json j = health_json(h, all.front());
   json models = json::array();
-  for (const ModelRef& ref : all) {
-    HealthInfo mh = model_state(ref);
-    stamp_since("model:" + ref.config.name, mh);
-    models.push_back(model_health_json(mh, ref));
-  }
+  for (const ModelRef& ref : all) models.push_back(model_health_json(*server.model_health(ref.config.name), ref));
   j["models"] = std::move(models);
   r.status = h.http_status;
   r.body = j.dump(-1, ' ', false, json::error_handler_t::replace);
   return r;
 }
 
-EmbedServer::Reply EmbedServer::metrics_reply() const {
+Reply handle_metrics(Call& c) {
+  const EmbedServer& server = c.server();
   MetricsGauges g;
-  for (const ModelRef& ref : registry_.all()) {
+  for (const ModelRef& ref : server.models().all()) {
     ModelGauges mg;
     mg.model = ref.name;
     if (ref.batcher) {
       mg.queue_depth = ref.batcher->queue_depth();
       mg.batches_running = ref.batcher->batches_running();
     }
-    const HealthInfo h = model_state(ref);
+    const HealthInfo h = server.model_state(ref);
     mg.ready = ref.model != nullptr;
     mg.failed = h.status == "failed";
     mg.degraded = h.degraded;
@@ -242,14 +204,47 @@ EmbedServer::Reply EmbedServer::metrics_reply() const {
     g.batches_running += mg.batches_running;
     if (!mg.model.empty()) g.models.push_back(std::move(mg));
   }
-  g.requests_in_flight = in_flight_.load();
-  g.degraded = health().degraded;
-  g.ready = model() != nullptr;
-  g.draining = draining_.load();
+  g.requests_in_flight = server.requests_in_flight();
+  g.degraded = server.health().degraded;
+  g.ready = server.models().default_model().model != nullptr;
+  g.draining = server.draining();
   Reply r;
-  r.body = metrics_.render(g);
+  r.body = server.metrics().render(g);
   r.content_type = "text/plain; version=0.0.4";
   return r;
+}
+
+// Readiness and liveness for a load balancer or Kubernetes' probes.
+Reply handle_ready(Call& c) {
+  const HealthInfo h = c.server().health();
+  const bool ready = h.status == "ok" || h.status == "degraded";
+  Reply r;
+  r.status = ready ? 200 : 503;
+  r.body = json({{"ready", ready}, {"status", h.status}}).dump();
+  return r;
+}
+
+Reply handle_live(Call& c) {
+  const HealthInfo h = c.server().health();
+  Reply r;
+  r.status = h.status == "failed" ? 503 : 200;
+  r.body = json({{"live", r.status == 200}, {"status", h.status}}).dump();
+  return r;
+}
+
+Reply handle_tei_health(Call& c) {
+  const std::string& name = server_util::path_model();
+  const std::optional<HealthInfo> h = name.empty() ? c.server().health() : c.server().model_health(name);
+  Reply r;
+  if (!h) {
+    c.model_named("", &r);  // the 404 naming the served models
+    return r;
+  }
+  if (h->http_status == 200) {
+    r.content_type = "text/plain";
+    return r;
+  }
+  return c.error(503, "Unhealthy", "unhealthy");
 }
 
 }  // namespace dlrt::embed

@@ -7,9 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "embed/serve/body_json.h"
 #include "embed/models/multi_vector.h"
-#include "embed/serve/route_kinds.h"
+#include "embed/serve/handlers.h"
 #include "embed/serve/server.h"
 #include "embed/serve/server_util.h"
 #include "embed/tokenizer/tokenizer.h"
@@ -66,17 +65,6 @@ class MultiVectorModel final : public EmbedModel {
   std::shared_ptr<const MultiVectorEmbedder> m_;
 };
 
-// An optional boolean field: `def` when absent or null; *error when not a boolean.
-bool flag(const json& body, const char* name, bool def, std::string& error) {
-  auto f = body.find(name);
-  if (f == body.end() || f->is_null()) return def;
-  if (!f->is_boolean()) {
-    error = std::string("'") + name + "' must be a boolean";
-    return def;
-  }
-  return f->get<bool>();
-}
-
 // Per input, per token vectors as JSON, floats at float32's shortest precision.
 std::string token_vectors_json(const std::vector<std::vector<std::vector<float>>>& inputs) {
   std::string out = "[";
@@ -101,113 +89,69 @@ std::shared_ptr<const EmbedModel> multi_vector_model(std::shared_ptr<const Multi
   return std::make_shared<MultiVectorModel>(std::move(embedder));
 }
 
-EmbedServer::Reply EmbedServer::handle_embed_all(const std::string& body) {
-  if (draining()) return error_reply(Api::kTei, 503, "unavailable", "the server is shutting down");
-  json req;
-  if (std::string e = parse_body_json(body, req); !e.empty()) return error_reply(Api::kTei, 400, "invalid_request_error", e);
-  if (!req.is_object()) return error_reply(Api::kTei, 422, "invalid_request_error", "the body must be a JSON object");
-  Reply unavailable;
-  std::optional<ModelRef> ref = request_model(Api::kTei, req, &unavailable);
-  if (!ref) return unavailable;
-  const EmbedModel* m = ref->model.get();
-  if (std::string e = route_kind_error("/embed_all", m->kind(), model_label(*ref)); !e.empty())
-    return error_reply(Api::kTei, 400, "invalid_request_error", e);
-  auto in = req.find("inputs");
-  std::vector<std::string> texts;
-  if (in != req.end() && in->is_string()) {
-    texts.push_back(in->get<std::string>());
-  } else if (in != req.end() && in->is_array() && !in->empty()) {
-    if (in->size() > config_.max_inputs_per_request)
-      return error_reply(Api::kTei, 413, "invalid_request_error",
-                         std::to_string(in->size()) + " inputs in one request; the limit is " +
-                             std::to_string(config_.max_inputs_per_request) + kInputsLimitNote);
-    for (size_t i = 0; i < in->size(); ++i) {
-      if (!(*in)[i].is_string())
-        return error_reply(Api::kTei, 422, "invalid_request_error", "'inputs'[" + std::to_string(i) + "] is not a string");
-      texts.push_back((*in)[i].get<std::string>());
-    }
-  } else if (in != req.end() && in->is_array()) {
-    return error_reply(Api::kTei, 400, "empty", "'inputs' is empty: send at least one input");
-  } else {
-    return error_reply(Api::kTei, 422, "invalid_request_error", "'inputs' must be a string or a non-empty array of strings");
-  }
-  std::string field_error;
-  const bool truncate = flag(req, "truncate", config_.truncate, field_error);
-  const bool is_query = flag(req, "is_query", true, field_error);
-  if (!field_error.empty()) return error_reply(Api::kTei, 422, "invalid_request_error", field_error);
-  if (auto q = req.find("is_query"); q != req.end() && !q->is_null() && !has_capability(m->kind(), Capability::kMaxSim))
-    return error_reply(Api::kTei, 422, "invalid_request_error",
-                       "'is_query' applies to multi-vector (ColBERT) models only; " + model_label(*ref) + " is not one");
-  std::optional<std::string> prompt_name;
-  if (auto p = req.find("prompt_name"); p != req.end() && !p->is_null()) {
-    if (!p->is_string()) return error_reply(Api::kTei, 422, "invalid_request_error", "'prompt_name' must be a string");
-    prompt_name = p->get<std::string>();
-  }
-  const auto prompt_text = server_util::resolve_prompt(*m, prompt_name, config_.default_prompt_name);
-  if (!prompt_text)
-    return error_reply(Api::kTei, 422, "invalid_request_error", "the model has no prompt named '" + *prompt_name + "'");
+ParseError parse_embed_all(const json& req, size_t max_inputs, EmbedAllRequest* out) {
+  if (auto e = read_texts(req, "inputs", true, max_inputs, &out->texts)) return e;
+  if (auto e = read_bool(req, "truncate", out->truncate)) return e;
+  if (auto e = read_bool(req, "is_query", out->is_query)) return e;
+  return read_string(req, "prompt_name", out->prompt_name);
+}
+
+Reply handle_embed_all(Call& c, EmbedAllRequest& req) {
+  const EmbedModel* m = &c.model();
+  const std::vector<std::string>& texts = req.texts;
+  const bool truncate = req.truncate.value_or(c.config().truncate);
+  const bool is_query = req.is_query.value_or(true);
+  if (req.is_query && !has_capability(m->kind(), Capability::kMaxSim))
+    return c.invalid("'is_query' applies to multi-vector (ColBERT) models only; " + c.model_label() + " is not one");
+  const std::optional<std::string>& prompt_name = req.prompt_name;
+  const auto prompt_text = server_util::resolve_prompt(*m, prompt_name, c.config().default_prompt_name);
+  if (!prompt_text) return c.invalid("the model has no prompt named '" + *prompt_name + "'");
   const std::string& prompt = *prompt_text;
   std::vector<Encoding> batch;
   for (size_t i = 0; i < texts.size(); ++i) {
     bool truncated = false;
     auto enc = m->tokenize_tokens(prompt + texts[i], is_query, &truncated);
-    if (!enc.ok()) return tokenize_error(Api::kTei, enc.status());
+    if (!enc.ok()) return c.tokenize_error(enc.status());
     // A multi-vector model cuts texts at its query or document length, as PyLate does.
     if (truncated && !truncate && !has_capability(m->kind(), Capability::kMaxSim))
-      return error_reply(Api::kTei, 413, "invalid_request_error",
+      return c.error(413, "invalid_request_error",
                          "input " + std::to_string(i) + " has more than " + std::to_string(m->max_length()) +
                              " tokens; shorten it or send \"truncate\": true");
     batch.push_back(std::move(enc).value());
   }
-  if (auto late = past_deadline(Api::kTei, "tokenizing")) return *late;
+  if (auto late = c.past_deadline("tokenizing")) return *late;
   std::vector<std::vector<std::vector<float>>> vectors;
   Status run =
-      in_run_slots(*m, batch, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
+      c.in_run_slots(*m, batch, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
         auto r = m->embed_tokens(chunk, is_query, bounds);
         if (!r.ok()) return r.status();
         for (auto& v : r->tokens) vectors.push_back(std::move(v));
         return Status::Ok();
       });
-  if (!run.ok()) return run_error_reply(Api::kTei, run, "embedding");
+  if (!run.ok()) return c.run_error(run, "embedding");
   Reply reply;
   reply.body = token_vectors_json(vectors);
   return reply;
 }
 
-EmbedServer::Reply EmbedServer::handle_rerank_maxsim(const json& req, const EmbedModel& model) {
-  const EmbedModel* m = &model;
-  auto q = req.find("query");
-  if (q == req.end() || !q->is_string()) return error_reply(Api::kTei, 422, "invalid_request_error", "'query' must be a string");
-  auto t = req.find("texts");
-  if (t != req.end() && t->is_array() && t->empty())
-    return error_reply(Api::kTei, 400, "empty", "'texts' is empty: send at least one text");
-  if (t == req.end() || !t->is_array())
-    return error_reply(Api::kTei, 422, "invalid_request_error", "'texts' must be a non-empty array of strings");
-  if (t->size() > config_.max_inputs_per_request)
-    return error_reply(Api::kTei, 413, "invalid_request_error",
-                       std::to_string(t->size()) + " texts in one request; the limit is " +
-                           std::to_string(config_.max_inputs_per_request) + kInputsLimitNote);
+Reply handle_rerank_maxsim(Call& c, RerankRequest& req) {
   // raw_scores and truncate are accepted as for a cross-encoder: MaxSim has
   // no activation, and texts are cut at the model's query and document lengths.
-  std::string field_error;
-  flag(req, "raw_scores", false, field_error);
-  flag(req, "truncate", config_.truncate, field_error);
-  const bool return_text = flag(req, "return_text", false, field_error);
-  if (!field_error.empty()) return error_reply(Api::kTei, 422, "invalid_request_error", field_error);
-  auto query = m->tokenize_tokens(q->get<std::string>(), true, nullptr);
-  if (!query.ok()) return tokenize_error(Api::kTei, query.status());
+  const EmbedModel* m = &c.model();
+  const std::vector<std::string>* t = &req.texts;
+  const bool return_text = req.return_text;
+  auto query = m->tokenize_tokens(req.query, true, nullptr);
+  if (!query.ok()) return c.tokenize_error(query.status());
   std::vector<Encoding> docs;
   for (size_t i = 0; i < t->size(); ++i) {
-    if (!(*t)[i].is_string())
-      return error_reply(Api::kTei, 422, "invalid_request_error", "'texts'[" + std::to_string(i) + "] is not a string");
-    auto enc = m->tokenize_tokens((*t)[i].get<std::string>(), false, nullptr);
-    if (!enc.ok()) return tokenize_error(Api::kTei, enc.status());
+    auto enc = m->tokenize_tokens((*t)[i], false, nullptr);
+    if (!enc.ok()) return c.tokenize_error(enc.status());
     docs.push_back(std::move(enc).value());
   }
-  if (auto late = past_deadline(Api::kTei, "tokenizing")) return *late;
+  if (auto late = c.past_deadline("tokenizing")) return *late;
   // The query, then the texts in chunks within the batcher's bounds.
   TokenEmbedResult qv;
-  Status run = in_run_slot([&](const dlrt::RunOptions& bounds) -> Status {
+  Status run = c.in_run_slot([&](const dlrt::RunOptions& bounds) -> Status {
     auto q = m->embed_tokens({*query}, true, bounds);
     if (!q.ok()) return q.status();
     qv = std::move(q).value();
@@ -216,13 +160,13 @@ EmbedServer::Reply EmbedServer::handle_rerank_maxsim(const json& req, const Embe
   std::vector<float> score;
   score.reserve(docs.size());
   if (run.ok())
-    run = in_run_slots(*m, docs, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
+    run = c.in_run_slots(*m, docs, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
       auto d = m->embed_tokens(chunk, false, bounds);
       if (!d.ok()) return d.status();
       for (const auto& doc : d->tokens) score.push_back(maxsim(qv.tokens[0], doc));
       return Status::Ok();
     });
-  if (!run.ok()) return run_error_reply(Api::kTei, run, "scoring");
+  if (!run.ok()) return c.run_error(run, "scoring");
   std::vector<size_t> order(docs.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
