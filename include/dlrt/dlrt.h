@@ -1,10 +1,17 @@
 // The public dlrt C++ API in one include.
 #pragma once
 
+#include "dlrt/backends.h"
+#include "dlrt/compile.h"
+#include "dlrt/cpu_precision.h"
 #include "dlrt/dtype.h"
 #include "dlrt/export.h"
 #include "dlrt/memory.h"
+#include "dlrt/model_info.h"
 #include "dlrt/model_metadata.h"
+#include "dlrt/onnx_data.h"
+#include "dlrt/placement.h"
+#include "dlrt/profile.h"
 #include "dlrt/session.h"
 #include "dlrt/shape.h"
 #include "dlrt/status.h"

@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 /* The C API's version: raised when a function or a struct field is added. */
-#define DLRT_C_API_VERSION 2u
+#define DLRT_C_API_VERSION 3u
 
 /* The enums' underlying type in C++ (in C it is the compiler's choice for an
  * enum, an int-sized type on the platforms dlrt supports): any int a caller
@@ -397,6 +397,149 @@ typedef struct dlrt_memory_info {
 /* Fills *info with the budget as read at the first call in this process (the
  * same figures `dlrt devices` prints under "Memory"). Thread-safe. */
 DLRT_C_API dlrt_status* dlrt_memory_info_get(dlrt_memory_info* info);
+
+/* -------------------------------------------------------------- backends */
+
+/* The backends compiled in (cpu, cuda, opencl, openvino) and those named in
+ * DLRT_PLUGINS, as `dlrt devices` lists them: available or not and why, and
+ * the devices each drives (dlrt/backends.h). Immutable: thread-safe to read. */
+typedef struct dlrt_backend_list dlrt_backend_list;
+
+/* One backend. The strings are owned by the list. */
+typedef struct dlrt_backend_info {
+  size_t struct_size;        /* sizeof(dlrt_backend_info), set by the caller */
+  const char* name;          /* "cpu", "cuda", "opencl", "openvino", or a plugin's */
+  int32_t available;         /* 1: usable on this machine */
+  const char* reason;        /* unavailable: what is missing ("" otherwise) */
+  const char* fix;           /* unavailable: what to do about it ("" otherwise) */
+  const char* library_path;  /* the vendor library loaded ("" for built-in code) */
+  const char* version;       /* the vendor runtime's version, "" when unknown */
+  const char* compatibility; /* "tested release", or the verdict of the check of an untested one */
+  size_t tried_count;        /* places searched for the vendor library (dlrt_backend_list_tried) */
+  size_t device_count;       /* devices it drives (dlrt_backend_list_device); 0 when unavailable */
+} dlrt_backend_info;
+#define DLRT_BACKEND_INFO_INIT {sizeof(dlrt_backend_info), NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, 0}
+
+/* A device as one backend drives it. The strings are owned by the list. */
+typedef struct dlrt_backend_device_info {
+  size_t struct_size;      /* sizeof(dlrt_backend_device_info), set by the caller */
+  const char* spec;        /* "openvino:NPU": usable as a device spec */
+  const char* backend;     /* "openvino" */
+  const char* name;        /* the backend's own name for it: "NPU", "GPU.0", "0", "cpu" */
+  const char* type;        /* "cpu", "gpu", "npu", "accelerator" */
+  int32_t is_virtual;      /* 1: compiles (dlrt compile), never runs */
+  const char* hardware_id; /* the dlrt_devices_discover id it drives ("gpu:0"), "" when not matched */
+  size_t metadata_count;   /* dlrt_backend_list_device_metadata */
+} dlrt_backend_device_info;
+#define DLRT_BACKEND_DEVICE_INFO_INIT {sizeof(dlrt_backend_device_info), NULL, NULL, NULL, NULL, 0, NULL, 0}
+
+/* Asks every backend whether it is available (loading its vendor runtime the
+ * first time) and pairs it with the discovered devices. `only` names one
+ * backend to ask (NULL or "": all; the others' vendor runtimes stay unloaded;
+ * a name no backend has gives an empty list). refresh non-zero: retry the
+ * backends whose runtime failed to load earlier. Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_backends_list(const char* only, int refresh, dlrt_backend_list** out);
+DLRT_C_API void dlrt_backend_list_free(dlrt_backend_list** list);
+DLRT_C_API size_t dlrt_backend_list_count(const dlrt_backend_list* list);
+/* Fills *info for backend `index` (registration order, cpu first). */
+DLRT_C_API dlrt_status* dlrt_backend_list_get(const dlrt_backend_list* list, size_t index, dlrt_backend_info* info);
+/* Place `tried_index` backend `index` searched for its vendor library, with the outcome. */
+DLRT_C_API dlrt_status* dlrt_backend_list_tried(const dlrt_backend_list* list, size_t index, size_t tried_index,
+                                                const char** tried);
+/* Device `device_index` of backend `index`. */
+DLRT_C_API dlrt_status* dlrt_backend_list_device(const dlrt_backend_list* list, size_t index, size_t device_index,
+                                                 dlrt_backend_device_info* info);
+/* Metadata entry `meta_index` (sorted by key) of that device. */
+DLRT_C_API dlrt_status* dlrt_backend_list_device_metadata(const dlrt_backend_list* list, size_t index,
+                                                          size_t device_index, size_t meta_index, const char** key,
+                                                          const char** value);
+
+/* ------------------------------------------------------------ model info */
+
+/* What a model declares and what it is made of (dlrt/model_info.h): inputs
+ * and outputs with their symbolic dims, opsets, producer and metadata_props,
+ * op counts (subgraphs included), parameter size. Immutable: thread-safe to
+ * read. */
+typedef struct dlrt_model_info dlrt_model_info;
+
+/* The model's fields. The strings are owned by the model info. */
+typedef struct dlrt_model_summary {
+  size_t struct_size;            /* sizeof(dlrt_model_summary), set by the caller */
+  int64_t ir_version;
+  const char* producer_name;     /* "pytorch", "skl2onnx", ... */
+  const char* producer_version;
+  const char* domain;            /* ModelProto.domain */
+  const char* description;       /* ModelProto.doc_string */
+  int32_t has_model_version;     /* 1 when the model sets model_version */
+  int64_t model_version;
+  const char* graph_name;
+  const char* graph_description;
+  size_t input_count;            /* dlrt_model_info_input */
+  size_t output_count;           /* dlrt_model_info_output */
+  size_t opset_count;            /* dlrt_model_info_opset */
+  size_t metadata_count;         /* metadata_props, dlrt_model_info_metadata */
+  size_t op_count;               /* distinct ops, dlrt_model_info_op */
+  int64_t node_count;            /* nodes, subgraphs included */
+  int64_t subgraph_count;
+  int64_t parameter_count;       /* elements of initializers and constants */
+  int64_t parameter_bytes;
+} dlrt_model_summary;
+#define DLRT_MODEL_SUMMARY_INIT \
+  {sizeof(dlrt_model_summary), 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+
+/* A graph input or output as the model declares it. Owned by the model info. */
+typedef struct dlrt_model_value_info {
+  size_t struct_size;           /* sizeof(dlrt_model_value_info), set by the caller */
+  const char* name;
+  const char* kind;             /* "tensor", "sequence", "optional", "map" or "unknown" */
+  dlrt_dtype dtype;             /* element type (a map's value type) */
+  dlrt_dtype key_dtype;         /* maps: the key type; DLRT_DTYPE_UNDEFINED otherwise */
+  int32_t has_shape;            /* 0: the model does not give the rank */
+  size_t rank;
+  const int64_t* shape;         /* rank dims; -1 where the dim is not fixed */
+  const char* const* dim_names; /* rank symbols ("batch"); "" where a dim has none */
+  const char* type;             /* as ONNX writes it: "tensor(float)", "seq(tensor(int64))" */
+} dlrt_model_value_info;
+#define DLRT_MODEL_VALUE_INFO_INIT \
+  {sizeof(dlrt_model_value_info), NULL, NULL, DLRT_DTYPE_UNDEFINED, DLRT_DTYPE_UNDEFINED, 0, 0, NULL, NULL, NULL}
+
+/* Reads the model at `path` without creating a session. Errors:
+ * DLRT_IO_ERROR, DLRT_INVALID_MODEL, DLRT_UNSUPPORTED. Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_model_info_read(const char* path, dlrt_model_info** out);
+/* The model `session` was created from, as imported (before graph
+ * optimisation); a copy the caller frees. Thread-safe. */
+DLRT_C_API dlrt_status* dlrt_session_model_info(const dlrt_session* session, dlrt_model_info** out);
+DLRT_C_API void dlrt_model_info_free(dlrt_model_info** info);
+DLRT_C_API dlrt_status* dlrt_model_info_summary(const dlrt_model_info* info, dlrt_model_summary* summary);
+DLRT_C_API dlrt_status* dlrt_model_info_input(const dlrt_model_info* info, size_t index, dlrt_model_value_info* value);
+DLRT_C_API dlrt_status* dlrt_model_info_output(const dlrt_model_info* info, size_t index, dlrt_model_value_info* value);
+/* Opset `index` (sorted by domain): *domain ("" for ai.onnx) and *version. */
+DLRT_C_API dlrt_status* dlrt_model_info_opset(const dlrt_model_info* info, size_t index, const char** domain,
+                                              int64_t* version);
+/* Op `index` (sorted by domain, then op type) and its node count. */
+DLRT_C_API dlrt_status* dlrt_model_info_op(const dlrt_model_info* info, size_t index, const char** domain,
+                                           const char** op_type, int64_t* count);
+/* metadata_props entry `index` (sorted by key). */
+DLRT_C_API dlrt_status* dlrt_model_info_metadata(const dlrt_model_info* info, size_t index, const char** key,
+                                                 const char** value);
+
+/* -------------------------------------------------------- node placement */
+
+/* Where one node of a session's model was placed (dlrt/placement.h). The
+ * strings are owned by the session. */
+typedef struct dlrt_node_placement {
+  size_t struct_size;     /* sizeof(dlrt_node_placement), set by the caller */
+  const char* node;       /* the node's name ("" where the model names none) */
+  const char* op_type;    /* with its domain ("com.microsoft.QAttention") when not ai.onnx */
+  int32_t partition;      /* index into the placement report's partitions */
+  const char* cpu_reason; /* why it stayed on the CPU although an accelerator was asked for ("" otherwise) */
+} dlrt_node_placement;
+#define DLRT_NODE_PLACEMENT_INIT {sizeof(dlrt_node_placement), NULL, NULL, 0, NULL}
+
+/* Nodes of the session's planned graph (after optimisation), in plan order. Thread-safe. */
+DLRT_C_API size_t dlrt_session_node_count(const dlrt_session* session);
+DLRT_C_API dlrt_status* dlrt_session_node_placement(const dlrt_session* session, size_t index,
+                                                    dlrt_node_placement* info);
 
 /* -------------------------------------------------------------- embedder */
 

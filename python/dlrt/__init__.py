@@ -9,7 +9,7 @@
     vectors = model.encode(["a sentence", "another one"])
 
 Classes: Session, Embedder, CrossEncoder, TensorInfo, NodeArg, RunReport, PartitionReport, Device; devices(),
-backends(), memory_info(); ONNX Runtime's names: InferenceSession, SessionOptions, RunOptions,
+backends(), memory_info(), read_model_info(); ONNX Runtime's names: InferenceSession, SessionOptions, RunOptions,
 GraphOptimizationLevel, ExecutionMode, ModelMetadata, IOBinding, get_available_providers(), get_all_providers(),
 get_device(), get_version_string(), set_default_logger_severity();
 errors: Error and its subclasses, one per dlrt.StatusCode. Reference: docs/python.md.
@@ -65,6 +65,7 @@ from ._dlrt import (  # noqa: E402
     backends,
     devices,
     memory_info,
+    read_model_info,
 )
 from ._embedder import Embedder  # noqa: E402  (the native Embedder with sentence-transformers' encode)
 from ._session import (  # noqa: E402  (the native Session with ONNX Runtime's session API)
@@ -120,5 +121,6 @@ __all__ = [
     "get_device",
     "get_version_string",
     "memory_info",
+    "read_model_info",
     "set_default_logger_severity",
 ]

@@ -16,6 +16,7 @@ from ._dlrt import (
     backends as backends,
     devices as devices,
     memory_info as memory_info,
+    read_model_info as read_model_info,
 )
 from ._embedder import Embedder as Embedder
 from ._session import (

@@ -328,6 +328,18 @@ class Session:
         Where the session's partitions were placed (before any run): a RunReport.
         """
 
+    def model_info(self) -> dict[str, object]:
+        """
+        The model as imported (before graph optimisation), as dlrt.read_model_info() gives it.
+        """
+
+    def node_placement(self) -> list[dict[str, object]]:
+        r"""
+        Where each node of the planned graph runs, in plan order: dicts with node, op_type,
+        partition (index into placement().partitions), backend, device and cpu_reason (why it
+        stayed on the CPU although an accelerator was asked for; \'\' otherwise).
+        """
+
     def __repr__(self) -> str: ...
 
 class Device:
@@ -399,6 +411,17 @@ def memory_info() -> dict[str, object]:
     smallest of physical memory, the cgroup limit and RLIMIT_AS, less what the process holds;
     the default limit is half of it), physical_bytes, cgroup_limit_bytes and rlimit_as_bytes
     (None: no such limit), rss_bytes, and describe (one line).
+    """
+
+def read_model_info(path: str) -> dict[str, object]:
+    """
+    What the ONNX model at `path` declares and what it is made of, without creating a session:
+    a dict with ir_version, opsets (domain -> version), producer_name, producer_version, domain,
+    description, model_version, graph_name, graph_description, metadata_props (dict), inputs and
+    outputs (dicts: name, kind, dtype, key_dtype, shape: ints, dim symbols or None, None when the
+    rank is unknown; type as ONNX writes it), node_count and subgraph_count (subgraphs included),
+    ops (dicts: domain, op_type, count), parameter_count and parameter_bytes. Raises dlrt.IoError,
+    dlrt.InvalidModel or dlrt.Unsupported as Session does.
     """
 
 class Embedder:

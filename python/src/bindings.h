@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "dlrt/model_info.h"
 #include "dlrt/session.h"
 #include "dlrt/status.h"
 #include "dlrt/tensor.h"
@@ -29,6 +30,11 @@ void bind_embedder(nb::module_& m);
 void bind_cross_encoder(nb::module_& m);
 void bind_node_arg(nb::module_& m);
 void bind_run_options(nb::module_& m);
+void bind_model_info(nb::module_& m);
+
+// Session.model_info() and Session.node_placement() (model_info.cpp).
+nb::dict model_info_dict(const ModelInfo& info);
+nb::list node_placement_list(const Session& session);
 
 // ONNX Runtime-style descriptions of `infos` (Session.get_inputs/get_outputs):
 // a list of dlrt.NodeArg (node_arg.cpp; bind_node_arg must have run).

@@ -1,16 +1,15 @@
-// dlrt.devices() and dlrt.Device over dlrt::discover_devices(); dlrt.backends() over the
-// backend registry (what `dlrt devices` prints under "Backends" and "Backend devices");
+// dlrt.devices() and dlrt.Device over dlrt::discover_devices(); dlrt.backends() over
+// dlrt::backends() (what `dlrt devices` prints under "Backends" and "Backend devices");
 // dlrt.memory_info() over dlrt::memory_info() (its "Memory" section).
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "backend/registry.h"
 #include "bindings.h"
 #include "core/log_level.h"
+#include "dlrt/backends.h"
 #include "dlrt/device.h"
 #include "dlrt/memory.h"
-#include "runtime/backends.h"
 
 namespace dlrt::python {
 
@@ -61,26 +60,17 @@ void bind_devices(nb::module_& m) {
       "accelerators. Never fails; reads /proc and /sys on every call.");
 
   m.def("backends", [](bool refresh) {
-        struct Found {
-          std::string name;
-          backend::Availability availability;
-          std::vector<backend::BackendDevice> devices;
-        };
-        std::vector<Found> found;
+        std::vector<BackendInfo> found;
         {
           nb::gil_scoped_release unlocked;
-          const std::vector<Device> hardware = discover_devices();
-          for (const std::shared_ptr<backend::Backend>& b : dlrt::global_backends().all()) {
-            Found f{b->name(), b->is_available(refresh), {}};
-            if (f.availability.available) f.devices = b->devices(hardware);
-            found.push_back(std::move(f));
-          }
+          BackendsOptions query;
+          query.refresh = refresh;
+          found = dlrt::backends(query);
         }
         nb::list out;
-        for (const Found& f : found) {
-          const backend::Availability& a = f.availability;
+        for (const BackendInfo& a : found) {
           nb::dict e;
-          e["name"] = f.name;
+          e["name"] = a.name;
           e["available"] = a.available;
           e["library_path"] = a.library_path;
           e["version"] = a.version;
@@ -89,9 +79,9 @@ void bind_devices(nb::module_& m) {
           e["compatibility"] = a.compatibility;
           e["tried"] = a.tried;
           nb::list devs;
-          for (const backend::BackendDevice& d : f.devices) {
+          for (const BackendDeviceInfo& d : a.devices) {
             nb::dict j;
-            j["spec"] = d.spec();
+            j["spec"] = d.spec;
             j["backend"] = d.backend;
             j["name"] = d.name;
             j["type"] = device_type_name(d.type);

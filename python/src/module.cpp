@@ -30,6 +30,7 @@ NB_MODULE(_dlrt, m) {
   dlrt::python::bind_run_options(m);
   dlrt::python::bind_session(m);
   dlrt::python::bind_devices(m);
+  dlrt::python::bind_model_info(m);
   dlrt::python::bind_embedder(m);
   dlrt::python::bind_cross_encoder(m);
   name_properties(m);

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "bindings.h"
+#include "dlrt/model_info.h"
 #include "dlrt/model_metadata.h"
 #include "run_options.h"
 
@@ -579,6 +580,14 @@ void bind_session(nb::module_& m) {
            "The model's outputs as ONNX Runtime's InferenceSession.get_outputs() gives them, in run()'s order.")
       .def("placement", [](PySession& s) { return get(s).placement(); },
            "Where the session's partitions were placed (before any run): a RunReport.")
+      .def("model_info", [](PySession& s) { return model_info_dict(model_info(get(s))); },
+           nb::sig("def model_info(self) -> dict[str, object]"),
+           "The model as imported (before graph optimisation), as dlrt.read_model_info() gives it.")
+      .def("node_placement", [](PySession& s) { return node_placement_list(get(s)); },
+           nb::sig("def node_placement(self) -> list[dict[str, object]]"),
+           "Where each node of the planned graph runs, in plan order: dicts with node, op_type,\n"
+           "partition (index into placement().partitions), backend, device and cpu_reason (why it\n"
+           "stayed on the CPU although an accelerator was asked for; '' otherwise).")
       .def("_model_metadata", &metadata_dict, nb::sig("def _model_metadata(self) -> dict[str, object]"),
            "The model's producer_name, producer_version, domain, description (doc_string), version\n"
            "(model_version; None when unset), graph_name, graph_description and custom (metadata_props).")

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "dlrt/dlrt_c.h"
+#include "dlrt/model_info.h"
 #include "dlrt/session.h"
 #include "dlrt/status.h"
 
@@ -61,6 +62,9 @@ dlrt_status* guarded(const char* function, F&& body) noexcept {
 // True when the caller-sized struct *s has room for its member `field`.
 #define DLRT_FITS(s, field) \
   ((s)->struct_size >= offsetof(std::remove_cvref_t<decltype(*(s))>, field) + sizeof((s)->field))
+
+// A new dlrt_model_info holding a copy of `info` (dlrt_c_introspect.cpp).
+dlrt_model_info* new_model_info(const dlrt::ModelInfo& info);
 
 // Frees *handle and sets it to null (dlrt_X_free(&h)); null and *null are fine.
 template <typename T>

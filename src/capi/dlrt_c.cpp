@@ -19,6 +19,7 @@
 
 #include "capi/capi_util.h"
 #include "dlrt/dlrt.h"
+#include "dlrt/placement.h"
 #include "exec/kernel_build_options.h"
 
 using namespace dlrt::capi;  // NOLINT: this file implements the C API with its helpers
@@ -556,6 +557,39 @@ dlrt_status* dlrt_session_placement(const dlrt_session* session, dlrt_run_report
     *out = nullptr;
     if (!session) return invalid(fn, "session is NULL");
     return new_report(session->session->placement(), out);
+  });
+}
+
+dlrt_status* dlrt_session_model_info(const dlrt_session* session, dlrt_model_info** out) {
+  constexpr const char* fn = "dlrt_session_model_info";
+  return guarded(fn, [&]() -> dlrt_status* {
+    if (!out) return invalid(fn, "out is NULL");
+    *out = nullptr;
+    if (!session) return invalid(fn, "session is NULL");
+    *out = new_model_info(dlrt::model_info(*session->session));
+    return nullptr;
+  });
+}
+
+size_t dlrt_session_node_count(const dlrt_session* session) {
+  return session ? dlrt::node_placement(*session->session).size() : 0;
+}
+
+dlrt_status* dlrt_session_node_placement(const dlrt_session* session, size_t index, dlrt_node_placement* info) {
+  constexpr const char* fn = "dlrt_session_node_placement";
+  return guarded(fn, [&]() -> dlrt_status* {
+    if (!session || !info) return invalid(fn, "session and info must not be NULL");
+    if (!DLRT_FITS(info, node)) return invalid(fn, "info->struct_size is too small (set it to sizeof(dlrt_node_placement))");
+    const std::vector<dlrt::NodePlacement>& nodes = dlrt::node_placement(*session->session);
+    if (index >= nodes.size())
+      return make_status(DLRT_OUT_OF_RANGE, std::string(fn) + ": index " + std::to_string(index) + " but there are " +
+                                                std::to_string(nodes.size()) + " nodes");
+    const dlrt::NodePlacement& n = nodes[index];
+    info->node = n.node.c_str();
+    if (DLRT_FITS(info, op_type)) info->op_type = n.op_type.c_str();
+    if (DLRT_FITS(info, partition)) info->partition = n.partition;
+    if (DLRT_FITS(info, cpu_reason)) info->cpu_reason = n.cpu_reason.c_str();
+    return nullptr;
   });
 }
 

@@ -490,7 +490,9 @@ Result<CompileModelResult> compile_model_file(const std::string& model_path, con
       keep_plain();
       continue;
     }
-    auto blob = c.backend->compile(*sub, c.device, options.options);
+    backend::CompileOptions compile_options;
+    compile_options.values = options.options;
+    auto blob = c.backend->compile(*sub, c.device, compile_options);
     if (!blob.ok()) {
       if (options.strict)
         return blob.status().with_context("compiling partition " + std::to_string(result.partitions.size()) + " for " + sum.device);
@@ -523,7 +525,7 @@ Result<CompileModelResult> compile_model_file(const std::string& model_path, con
     at[kAttrRuntimeVersion] = str_attr(c.backend->is_available().version);
     at[kAttrDriverVersion] = str_attr(driver_of(c.device));
     std::vector<std::string> opts;
-    for (const auto& [k, v] : options.options.values) opts.push_back(k + "=" + v);
+    for (const auto& [k, v] : options.options) opts.push_back(k + "=" + v);
     at[kAttrOptions] = strings_attr(opts);
     at[kAttrBlobFormat] = str_attr(blob->format);
     at[kAttrBlobChecksum] = str_attr(hex64(fnv1a(blob->data.data(), blob->data.size())));

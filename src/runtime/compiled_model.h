@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "dlrt/compile.h"
 #include "dlrt/session.h"
 #include "ir/graph.h"
 #include "runtime/placement.h"
@@ -37,38 +38,7 @@ bool is_compiled_partition(const ir::Node& node);
 
 // ---- writing (dlrt compile) ----
 
-struct CompileModelOptions {
-  std::string device = "auto";       // device spec, as for `dlrt run --device`
-  backend::CompileOptions options;   // handed to the backend's compile()
-  uint64_t max_embedded_bytes = 64ull << 20;  // larger blobs go to side files next to the output
-  bool strict = false;               // a partition that fails to compile fails the command
-};
-
-struct CompiledPartitionSummary {
-  std::string backend;      // "openvino"
-  std::string device;       // "openvino:NPU"
-  bool is_virtual = false;  // compiled on a virtual device
-  int node_count = 0;
-  bool compiled = false;    // false: the compile failed, the nodes stay as they are (error says why)
-  std::string error;
-  uint64_t blob_bytes = 0;
-  std::string blob_file;    // side file path; empty when embedded
-};
-
-struct CompileModelResult {
-  std::vector<CompiledPartitionSummary> partitions;  // one per accelerator partition, in graph order
-  int plain_nodes = 0;                               // nodes left as ordinary ONNX nodes
-  std::vector<std::string> unavailable;              // requested devices that could not be used, with reasons
-};
-
-// Compiles every partition the spec's devices take (virtual devices included)
-// and writes the model to `out_path` (side files next to it). With the spec
-// `cpu` the CPU backend compiles every node it supports. Errors:
-// kInvalidArgument (bad spec, output path), model import errors,
-// kDeviceUnavailable (no requested device usable), kIoError (writing),
-// the backend's error for a failed compile in strict mode.
-Result<CompileModelResult> compile_model_file(const std::string& model_path, const std::string& out_path,
-                                              const CompileModelOptions& options);
+// CompileModelOptions, CompileModelResult and compile_model_file: dlrt/compile.h.
 
 // ---- reading (Session) ----
 

@@ -15,6 +15,7 @@
 #include "core/run_limits.h"
 #include "core/thread_pool.h"
 #include "dlrt/device.h"
+#include "dlrt/model_info.h"
 #include "dlrt/model_metadata.h"
 #include "exec/executor.h"
 #include "exec/kernel_build_options.h"
@@ -24,6 +25,7 @@
 #include "runtime/config.h"
 #include "runtime/device_spec.h"
 #include "runtime/import.h"
+#include "runtime/model_description.h"
 #include "runtime/optimize.h"
 #include "runtime/output_aliases.h"
 #include "runtime/partition_kernel.h"
@@ -56,6 +58,7 @@ class SessionImpl {
   // the thread that builds or runs the session.
   TensorLimit tensor_limit;
   ModelMetadata metadata;  // dlrt::model_metadata()
+  ModelInfo info;          // dlrt::model_info(), as imported
 
   // `Given` maps input names to RunValues or to Tensors (Session::run's map,
   // read without a copy into another map).
@@ -518,7 +521,10 @@ Result<std::unique_ptr<SessionImpl>> import_and_build(Import import, const Sessi
   ir::ImportOptions o = runtime_import_options();
   o.metadata = &metadata;
   Result<ir::Model> model = import(o);
-  return build(std::move(model), std::move(metadata), options);
+  ModelInfo info = model.ok() ? describe_model(*model, metadata) : ModelInfo{};
+  DLRT_ASSIGN_OR_RETURN(auto impl, build(std::move(model), std::move(metadata), options));
+  impl->info = std::move(info);
+  return impl;
 }
 
 Result<std::unique_ptr<Session>> Session::create(const std::string& path, const SessionOptions& options) {
@@ -551,6 +557,7 @@ const std::vector<TensorInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs; }
 RunReport Session::placement() const { return impl_->current_placement(); }
 const ModelMetadata& model_metadata(const Session& session) { return session_impl(session).metadata; }
+const ModelInfo& model_info(const Session& session) { return session_impl(session).info; }
 
 namespace {
 
@@ -671,7 +678,7 @@ Result<std::vector<RunValue>> run_session_profiled(const Session& session, const
   return session_impl(session).run(inputs, report, &node_ms);
 }
 
-const std::vector<NodePlacement>& session_node_placement(const Session& session) {
+const std::vector<NodePlacement>& node_placement(const Session& session) {
   return session_impl(session).node_placement;
 }
 

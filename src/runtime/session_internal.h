@@ -1,5 +1,6 @@
-// Internal access to a Session for dlrt's own tools (conformance runner,
-// inspect): runs with RunValues, so sequence and optional inputs/outputs work.
+// Internal access to a Session for the runtime's own files (dlrt::run_profiled)
+// and its tests: runs with RunValues, the graphs it imported and runs. Tools,
+// apps and bindings use the public headers instead (check_layers.py).
 #pragma once
 
 #include <map>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "core/run_value.h"
+#include "dlrt/placement.h"
 #include "dlrt/session.h"
 #include "ir/graph.h"
 
@@ -27,15 +29,5 @@ const ir::Graph& session_run_graph(const Session& session);
 // session_run_graph() (for `dlrt bench --profile`).
 Result<std::vector<RunValue>> run_session_profiled(const Session& session, const std::map<std::string, RunValue>& inputs,
                                                    std::vector<double>& node_ms, RunReport* report = nullptr);
-
-// Where one node of the model's graph was placed and, when it stayed on the
-// CPU although an accelerator was asked for, why (for `dlrt inspect --device`).
-struct NodePlacement {
-  std::string node;       // node name (may be empty in the model)
-  std::string op_type;    // with domain prefix when not ai.onnx
-  int partition = 0;      // index into Session::placement().partitions
-  std::string cpu_reason; // empty when placed on an accelerator or nothing else was asked for
-};
-const std::vector<NodePlacement>& session_node_placement(const Session& session);
 
 }  // namespace dlrt

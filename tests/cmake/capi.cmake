@@ -11,3 +11,13 @@ add_test(NAME capi.c_api
   COMMAND dlrt_capi_test ${CMAKE_BINARY_DIR}/test_models/mlp.onnx ${CMAKE_BINARY_DIR}/test_models/mlp_input.npy
           ${CMAKE_BINARY_DIR}/test_models/mlp_expected.npy ${CMAKE_CURRENT_SOURCE_DIR}/embed/data/tiny_bert
           ${CMAKE_CURRENT_SOURCE_DIR}/embed/data/tiny_bert_expected.json)
+
+# The C API's backends, model info and node placement (tests/capi/capi_introspect_test.c),
+# built and run as the test above.
+add_executable(dlrt_capi_introspect_test ${CMAKE_CURRENT_SOURCE_DIR}/capi/capi_introspect_test.c)
+set_target_properties(dlrt_capi_introspect_test PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+target_compile_options(dlrt_capi_introspect_test PRIVATE -Wall -Wextra -Werror -pedantic -fsanitize=address,undefined
+                                                         -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+target_link_options(dlrt_capi_introspect_test PRIVATE -fsanitize=address,undefined)
+target_link_libraries(dlrt_capi_introspect_test PRIVATE dlrt)
+add_test(NAME capi.introspection COMMAND dlrt_capi_introspect_test ${CMAKE_BINARY_DIR}/test_models/mlp.onnx)

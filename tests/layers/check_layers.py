@@ -6,7 +6,11 @@ Every `#include "..."` in src/, include/, apps/, tools/ and python/src is
 resolved to a file of the tree and both ends are put in their layer (LAYERS,
 first matching prefix). An include is fine when it stays in its layer, goes
 to a lower rank, or is one of the cross edges of ALLOWED (each with its
-reason). Anything else must be listed in EXCEPTIONS (file, header, reason):
+reason). Files of the product on top (PUBLIC_ONLY: python/, apps/, tools/)
+include the runtime through its public headers only (include/dlrt/): of
+src/ they may use core (src/core/, CORE_UTILITIES) and nothing else, even
+where the rank would allow it (runtime/, backend/, backends/, exec/, ir/,
+device/ internals). Anything else must be listed in EXCEPTIONS (file, header, reason):
 the known violations of today, to be removed as they are fixed. The check
 fails on a new violation and on an exception that no longer occurs (so the
 list only shrinks).
@@ -27,7 +31,8 @@ import sys
 # is in the first layer one of whose prefixes it starts with.
 LAYERS = [
     ("core", 0, ["src/core/", "include/dlrt/dtype.h", "include/dlrt/shape.h", "include/dlrt/status.h",
-                 "include/dlrt/tensor.h", "include/dlrt/export.h", "include/dlrt/version.h", "include/dlrt/limits.h"]),
+                 "include/dlrt/tensor.h", "include/dlrt/export.h", "include/dlrt/version.h", "include/dlrt/limits.h",
+                 "include/dlrt/model_metadata.h"]),
     ("ir", 1, ["src/ir/"]),
     ("backend", 2, ["src/backend/", "include/dlrt/plugin.h"]),
     ("device", 2, ["src/device/", "include/dlrt/device.h"]),
@@ -37,7 +42,10 @@ LAYERS = [
     ("backends/opencl", 3, ["src/backends/opencl/"]),
     ("backends/cuda", 3, ["src/backends/cuda/"]),
     ("backends/openvino", 3, ["src/backends/openvino/"]),
-    ("runtime", 4, ["src/runtime/", "include/dlrt/session.h", "include/dlrt/dlrt.h", "src/dlrt_library.cpp"]),
+    ("runtime", 4, ["src/runtime/", "include/dlrt/session.h", "include/dlrt/dlrt.h", "src/dlrt_library.cpp",
+                    "include/dlrt/backends.h", "include/dlrt/compile.h", "include/dlrt/cpu_precision.h",
+                    "include/dlrt/memory.h", "include/dlrt/model_info.h",
+                    "include/dlrt/onnx_data.h", "include/dlrt/placement.h", "include/dlrt/profile.h"]),
     # The embedding app's three parts (DESIGN.md: serve -> models -> tokenizer).
     ("apps/embed/tokenizer", 5, ["apps/embed/tokenizer/"]),
     ("apps/embed/models", 5.1, ["apps/embed/models/"]),
@@ -60,6 +68,13 @@ ALLOWED = {
     ("capi", "apps"): "the C API's embedder wraps apps/embed",
     ("python", "apps"): "the Python package's Embedder wraps apps/embed",
 }
+
+# Layers that use the runtime through its public API only (DESIGN.md,
+# "bindings ... over the public C++ API only"; issue 78): of src/ they may
+# include the core utilities (Status helpers, env, npy, spelling, ThreadPool,
+# tensor values, memory sizes) and nothing else.
+PUBLIC_ONLY = ("python", "apps", "apps/embed/tokenizer", "apps/embed/models", "apps/embed/serve", "tools")
+CORE_UTILITIES = ("src/core/",)
 
 # Known violations: (including file, included file, reason). Each is a debt
 # of issue 36 part 1; remove the line with the include.
@@ -124,6 +139,10 @@ def check(root, plant=None):
         if (f, target) in exceptions:
             seen_exceptions.add((f, target))
             continue
+        if src in PUBLIC_ONLY and target.startswith("src/") and not target.startswith(CORE_UTILITIES):
+            violations.append(f"{f} ({src}) includes {target} ({dst}), a runtime internal: use the public "
+                              f"API (include/dlrt/)")
+            continue
         backend_sideways = src.startswith("backends/") and dst.startswith("backends/")
         if (dst_rank < src_rank and not backend_sideways) or (src, dst) in ALLOWED:
             continue
@@ -174,7 +193,7 @@ def main():
     for f, h in unresolved:
         print(f"note: {f}: #include \"{h}\" is not a file of the tree (not checked)")
     for v in violations:
-        print(f"FAIL: upward include: {v}")
+        print(f"FAIL: {'upward include' if 'runtime internal' not in v else 'internal include'}: {v}")
     for s in stale:
         print(f"FAIL: exception no longer occurs, remove it from EXCEPTIONS: {s}")
     if violations or stale:

@@ -320,7 +320,7 @@ TEST(CompiledModel, BlobUsedWhenCompatibleRecompiledWhenTheRuntimeChanged) {
   const std::string out = (dir / "relu.compiled.onnx").string();
   CompileModelOptions o;
   o.device = "vfake:NPU";
-  o.options.values["performance_hint"] = "LATENCY";
+  o.options["performance_hint"] = "LATENCY";
   auto r = compile_model_file(src, out, o);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->partitions.size(), 1u);

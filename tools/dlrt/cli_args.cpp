@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "core/spelling.h"
-#include "exec/kernel_build_options.h"
+#include "dlrt/cpu_precision.h"
 
 namespace dlrt::cli {
 
@@ -108,7 +108,7 @@ Result<int64_t> parse_nonnegative_int(const std::string& text, const std::string
 }
 
 Result<std::string> parse_precision(const std::string& text) {
-  if (!exec::gemm_precision_from_name(text)) return InvalidArgument("--precision must be f32 or bf16x3, not '" + text + "'");
+  if (!is_cpu_precision(text)) return InvalidArgument("--precision must be f32 or bf16x3, not '" + text + "'");
   return text;
 }
 

@@ -18,13 +18,11 @@
 
 #include "cli_args.h"
 #include "commands.h"
-#include "core/run_value.h"
 #include "core/thread_pool.h"
+#include "dlrt/profile.h"
 #include "dlrt/session.h"
-#include "exec/executor.h"
 #include "json_out.h"
 #include "run_inputs.h"
-#include "runtime/session_internal.h"
 #include "tensor_format.h"
 
 namespace dlrt::cli {
@@ -168,34 +166,31 @@ struct Profile {
 Result<Profile> profile_nodes(const Session& session, const std::map<std::string, Tensor>& feeds, int threads,
                               int64_t runs) {
   (void)threads;  // the session's own pool
-  const ir::Graph* graph = &session_run_graph(session);
-  std::map<std::string, RunValue> values;
-  for (const auto& [name, t] : feeds) values[name] = RunValue::of(t);
-  const size_t n = graph->nodes.size();
-  std::vector<double> sum(n, 0.0);
+  std::vector<double> sum;
+  std::vector<NodeProfile> timed;
   // One untimed run first, so lazily prepared state does not count.
   for (int64_t r = -1; r < runs; ++r) {
-    std::vector<double> node_ms;
-    DLRT_ASSIGN_OR_RETURN(auto out, run_session_profiled(session, values, node_ms));
-    (void)out;
+    DLRT_ASSIGN_OR_RETURN(timed, run_profiled(session, feeds));
     if (r < 0) continue;
-    for (size_t i = 0; i < n && i < node_ms.size(); ++i) sum[i] += node_ms[i];
+    sum.resize(timed.size(), 0.0);
+    for (size_t i = 0; i < timed.size(); ++i) sum[i] += timed[i].ms;
   }
+  const size_t n = timed.size();
+  sum.resize(n, 0.0);
   Profile p;
   p.runs = static_cast<int>(runs);
   p.node_count = static_cast<int>(n);
   std::map<std::string, OpTypeTime> by_type;
   std::vector<NodeTime> nodes;
   for (size_t i = 0; i < n; ++i) {
-    const ir::Node& node = graph->nodes[i];
     double ms = sum[i] / static_cast<double>(runs);
-    std::string type = node.domain.empty() || node.domain == "ai.onnx" ? node.op_type : node.domain + "." + node.op_type;
+    const std::string& type = timed[i].op_type;
     auto& t = by_type[type];
     t.op_type = type;
     t.count += 1;
     t.ms += ms;
     p.total_ms += ms;
-    nodes.push_back({node.name.empty() ? "#" + std::to_string(i) : node.name, type, ms});
+    nodes.push_back({timed[i].node, type, ms});
   }
   for (auto& [k, t] : by_type) p.op_types.push_back(t);
   std::stable_sort(p.op_types.begin(), p.op_types.end(), [](const OpTypeTime& a, const OpTypeTime& b) { return a.ms > b.ms; });
@@ -234,6 +229,161 @@ void print_profile(const Profile& p) {
                 percent(n.ms, p.total_ms));
 }
 
+// The options of a bench: the session's, the run counts and the random inputs' seed.
+struct BenchSettings {
+  SessionOptions options;
+  int64_t warmup = 3;
+  int64_t iterations = 20;
+  uint64_t seed = 0;
+};
+
+// kExitOk, or the usage error's code.
+int parse_bench_settings(const Args& args, BenchSettings& b) {
+  SessionOptions& options = b.options;
+  options.device = args.get("device");
+  options.strict = args.has("strict");
+  if (args.has("precision")) {
+    auto precision = parse_precision(args.get("precision"));
+    if (!precision.ok()) return usage_error("bench", precision.status().message());
+    options.cpu_precision = *precision;
+  }
+  if (args.has("threads")) {
+    auto n = parse_nonnegative_int(args.get("threads"), "--threads");
+    if (!n.ok()) return usage_error("bench", n.status().message());
+    if (*n > kMaxThreads) return usage_error("bench", "--threads must be at most " + std::to_string(kMaxThreads));
+    options.threads = static_cast<int>(*n);
+  }
+  if (args.has("warmup")) {
+    auto n = parse_nonnegative_int(args.get("warmup"), "--warmup");
+    if (!n.ok()) return usage_error("bench", n.status().message());
+    if (*n > kMaxIterations) return usage_error("bench", "--warmup must be at most " + std::to_string(kMaxIterations));
+    b.warmup = *n;
+  }
+  if (args.has("iterations")) {
+    auto n = parse_nonnegative_int(args.get("iterations"), "--iterations");
+    if (!n.ok()) return usage_error("bench", n.status().message());
+    if (*n < 1 || *n > kMaxIterations)
+      return usage_error("bench", "--iterations must be between 1 and " + std::to_string(kMaxIterations) + ", got " +
+                                      args.get("iterations"));
+    b.iterations = *n;
+  }
+  if (args.has("seed")) {
+    auto n = parse_nonnegative_int(args.get("seed"), "--seed");
+    if (!n.ok()) return usage_error("bench", n.status().message());
+    b.seed = static_cast<uint64_t>(*n);
+  }
+  return kExitOk;
+}
+
+// What a bench measured, for printing.
+struct BenchResult {
+  std::string model_path;
+  int threads = 0;
+  double create_ms = 0;
+  double warm_create_ms = 0;
+  double first_run_ms = 0;
+  std::vector<double> latencies;
+  double timed_total_ms = 0;
+  double rss_mb = 0;
+  int64_t batch = 1;  // samples per run
+  std::vector<PreparedInput> inputs;
+  RunReport report;
+  std::optional<Profile> prof;
+};
+
+// The warm-up runs (the first one timed on its own: it includes lazy
+// planning), then the timed ones. kExitOk, or the failed run's code.
+int time_runs(const Session& session, const std::map<std::string, Tensor>& feeds, const BenchSettings& b,
+              BenchProgress& progress, BenchResult& r) {
+  auto run_once = [&]() -> Status {
+    auto out = session.run(feeds);
+    return out.ok() ? Status::Ok() : out.status();
+  };
+  for (int64_t i = 0; i < b.warmup; ++i) {
+    progress.show("warmup", i, b.warmup);
+    auto t = std::chrono::steady_clock::now();
+    Status s = run_once();
+    if (i == 0) r.first_run_ms = ms_since(t);
+    if (!s.ok()) {
+      progress.clear();
+      return bench_fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
+    }
+  }
+  r.latencies.reserve(static_cast<size_t>(b.iterations));
+  auto timed_start = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < b.iterations; ++i) {
+    progress.show("timing", i, b.iterations);
+    auto t = std::chrono::steady_clock::now();
+    Status s = run_once();
+    double ms = ms_since(t);
+    if (!s.ok()) {
+      progress.clear();
+      return bench_fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
+    }
+    if (b.warmup == 0 && i == 0) r.first_run_ms = ms;
+    r.latencies.push_back(ms);
+  }
+  r.timed_total_ms = ms_since(timed_start);
+  progress.clear();
+  return kExitOk;
+}
+
+double throughput_of(const BenchResult& r, const BenchSettings& b) {
+  return r.timed_total_ms > 0 ? 1000.0 * static_cast<double>(b.iterations) / r.timed_total_ms : 0;
+}
+
+void print_bench_json(const BenchResult& r, const BenchSettings& b) {
+  const LatencyStats st = stats_of(r.latencies);
+  const double throughput = throughput_of(r, b);
+  nlohmann::json j;
+  j["model"] = r.model_path;
+  j["device"] = b.options.device.empty() ? "default" : b.options.device;
+  j["threads"] = r.threads;
+  j["warmup"] = b.warmup;
+  j["iterations"] = b.iterations;
+  j["session_create_ms"] = r.create_ms;
+  j["session_create_warm_ms"] = r.warm_create_ms;
+  j["first_run_ms"] = r.first_run_ms;
+  j["latency_ms"] = {{"min", st.min},   {"median", st.median}, {"p90", st.p90},
+                     {"max", st.max},   {"mean", st.mean},     {"stddev", st.stddev}};
+  j["throughput_per_s"] = throughput;
+  j["batch"] = r.batch;
+  j["samples_per_s"] = throughput * static_cast<double>(r.batch);
+  j["peak_rss_mb"] = r.rss_mb;
+  j["inputs"] = inputs_json(r.inputs);
+  j["report"] = report_json(r.report);
+  if (r.prof) j["profile"] = profile_json(*r.prof);
+  print_json(j);
+}
+
+void print_bench_text(const BenchResult& r, const BenchSettings& b) {
+  const LatencyStats st = stats_of(r.latencies);
+  const double throughput = throughput_of(r, b);
+  std::printf("model: %s\n", r.model_path.c_str());
+  std::printf("threads: %d\n", r.threads);
+  std::printf("inputs:\n");
+  for (const auto& in : r.inputs)
+    std::printf("  %s: %s %s (%s)\n", in.name.c_str(), dtype_name(in.tensor.dtype()), shape_to_string(in.tensor.shape()).c_str(),
+                in.source.c_str());
+  std::printf("placement:\n");
+  for (size_t i = 0; i < r.report.partitions.size(); ++i) {
+    const auto& p = r.report.partitions[i];
+    std::printf("  partition %zu: %d nodes on %s (%s)%s%s\n", i, p.node_count, p.backend.c_str(), device_label(p).c_str(),
+                p.degraded ? ", DEGRADED: " : "", p.degraded ? p.reason.c_str() : "");
+  }
+  std::printf("session create: %s ms cold, %s ms warm (second create in this process)\n", format_ms(r.create_ms).c_str(),
+              format_ms(r.warm_create_ms).c_str());
+  std::printf("first run: %s ms\n", format_ms(r.first_run_ms).c_str());
+  std::printf("latency over %lld runs (after %lld warm-up): min %s  median %s  p90 %s  max %s  mean %s ms (stddev %s)\n",
+              static_cast<long long>(b.iterations), static_cast<long long>(b.warmup), format_ms(st.min).c_str(),
+              format_ms(st.median).c_str(), format_ms(st.p90).c_str(), format_ms(st.max).c_str(), format_ms(st.mean).c_str(),
+              format_ms(st.stddev).c_str());
+  std::printf("throughput: %.2f runs/s, %.2f samples/s (batch %lld)\n", throughput, throughput * static_cast<double>(r.batch),
+              static_cast<long long>(r.batch));
+  std::printf("peak RSS: %.1f MiB\n", r.rss_mb);
+  if (r.prof) print_profile(*r.prof);
+}
+
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
@@ -253,179 +403,64 @@ int cmd_bench(int argc, char** argv) {
     return usage_error("bench", args.positional.empty() ? "missing MODEL"
                                                         : "expected one MODEL, got " + std::to_string(args.positional.size()) +
                                                               " positional arguments");
-  const std::string model_path = args.positional[0];
-  const bool json = args.has("json");
-  const bool profile = args.has("profile");
-
-  SessionOptions options;
-  options.device = args.get("device");
-  options.strict = args.has("strict");
-  if (args.has("precision")) {
-    auto precision = parse_precision(args.get("precision"));
-    if (!precision.ok()) return usage_error("bench", precision.status().message());
-    options.cpu_precision = *precision;
-  }
-  if (args.has("threads")) {
-    auto n = parse_nonnegative_int(args.get("threads"), "--threads");
-    if (!n.ok()) return usage_error("bench", n.status().message());
-    if (*n > kMaxThreads) return usage_error("bench", "--threads must be at most " + std::to_string(kMaxThreads));
-    options.threads = static_cast<int>(*n);
-  }
-  int64_t warmup = 3, iterations = 20;
-  if (args.has("warmup")) {
-    auto n = parse_nonnegative_int(args.get("warmup"), "--warmup");
-    if (!n.ok()) return usage_error("bench", n.status().message());
-    if (*n > kMaxIterations) return usage_error("bench", "--warmup must be at most " + std::to_string(kMaxIterations));
-    warmup = *n;
-  }
-  if (args.has("iterations")) {
-    auto n = parse_nonnegative_int(args.get("iterations"), "--iterations");
-    if (!n.ok()) return usage_error("bench", n.status().message());
-    if (*n < 1 || *n > kMaxIterations)
-      return usage_error("bench", "--iterations must be between 1 and " + std::to_string(kMaxIterations) + ", got " +
-                                      args.get("iterations"));
-    iterations = *n;
-  }
-  uint64_t seed = 0;
-  if (args.has("seed")) {
-    auto n = parse_nonnegative_int(args.get("seed"), "--seed");
-    if (!n.ok()) return usage_error("bench", n.status().message());
-    seed = static_cast<uint64_t>(*n);
-  }
+  BenchResult r;
+  r.model_path = args.positional[0];
+  BenchSettings b;
+  if (int rc = parse_bench_settings(args, b); rc != kExitOk) return rc;
   InputFlags input_flags;
   if (int rc = parse_input_flags(args, "bench", input_flags); rc != kExitOk) return rc;
-  const int threads = options.threads > 0 ? options.threads : ThreadPool::hardware_threads();
+  r.threads = b.options.threads > 0 ? b.options.threads : ThreadPool::hardware_threads();
 
   // Cold create: the first in this process (device discovery, registries,
   // file reads and kernel preparation all count).
   auto t0 = std::chrono::steady_clock::now();
-  auto session_r = Session::create(model_path, options);
-  const double create_ms = ms_since(t0);
+  auto session_r = Session::create(r.model_path, b.options);
+  r.create_ms = ms_since(t0);
   if (!session_r.ok()) {
     const Status& s = session_r.status();
-    return bench_fail("cannot load model " + model_path + ": " + s.to_string(), exit_code_for_model_status(s));
+    return bench_fail("cannot load model " + r.model_path + ": " + s.to_string(), exit_code_for_model_status(s));
   }
   std::unique_ptr<Session> session = std::move(session_r).value();
 
-  std::mt19937_64 rng(seed);
-  std::vector<PreparedInput> inputs;
-  if (int rc = prepare_inputs(*session, input_flags, rng, "bench", inputs); rc != kExitOk) return rc;
-  const std::map<std::string, Tensor> feeds = feeds_of(inputs);
-  const int64_t batch = batch_size_of(*session, inputs);  // samples per run
+  std::mt19937_64 rng(b.seed);
+  if (int rc = prepare_inputs(*session, input_flags, rng, "bench", r.inputs); rc != kExitOk) return rc;
+  const std::map<std::string, Tensor> feeds = feeds_of(r.inputs);
+  r.batch = batch_size_of(*session, r.inputs);
 
   BenchProgress progress(::isatty(STDERR_FILENO) == 1);
-  auto run_once = [&](RunReport* report) -> Status {
-    auto out = session->run(feeds, report);
-    return out.ok() ? Status::Ok() : out.status();
-  };
-
-  // Warm-up runs (the first one timed on its own: it includes lazy planning).
-  double first_run_ms = 0;
-  for (int64_t i = 0; i < warmup; ++i) {
-    progress.show("warmup", i, warmup);
-    auto t = std::chrono::steady_clock::now();
-    Status s = run_once(nullptr);
-    if (i == 0) first_run_ms = ms_since(t);
-    if (!s.ok()) {
-      progress.clear();
-      return bench_fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
-    }
-  }
-  // Timed runs.
-  std::vector<double> latencies;
-  latencies.reserve(static_cast<size_t>(iterations));
-  auto timed_start = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < iterations; ++i) {
-    progress.show("timing", i, iterations);
-    auto t = std::chrono::steady_clock::now();
-    Status s = run_once(nullptr);
-    double ms = ms_since(t);
-    if (!s.ok()) {
-      progress.clear();
-      return bench_fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
-    }
-    if (warmup == 0 && i == 0) first_run_ms = ms;
-    latencies.push_back(ms);
-  }
-  const double timed_total_ms = ms_since(timed_start);
-  progress.clear();
+  if (int rc = time_runs(*session, feeds, b, progress, r); rc != kExitOk) return rc;
   // Peak RSS of one session and its runs (read before anything else is created).
-  const double rss_mb = peak_rss_mb();
+  r.rss_mb = peak_rss_mb();
 
   // One more run for the placement report (per-partition times).
-  RunReport report;
-  if (Status s = run_once(&report); !s.ok()) return bench_fail("run failed: " + s.to_string(), exit_code_for_run_status(s));
+  if (auto out = session->run(feeds, &r.report); !out.ok())
+    return bench_fail("run failed: " + out.status().to_string(), exit_code_for_run_status(out.status()));
 
-  std::optional<Profile> prof;
-  if (profile) {
+  if (args.has("profile")) {
     progress.show("profile", 0, 1);
-    auto p = profile_nodes(*session, feeds, threads, iterations);
+    auto p = profile_nodes(*session, feeds, r.threads, b.iterations);
     progress.clear();
     if (!p.ok()) return bench_fail("profile failed: " + p.status().to_string(), kExitRuntimeError);
-    prof = std::move(p).value();
+    r.prof = std::move(p).value();
   }
 
   // Warm create: the same model again in this process (file cache, blob
   // cache and one-time initialisation now warm).
   session.reset();
   t0 = std::chrono::steady_clock::now();
-  auto warm_r = Session::create(model_path, options);
-  const double warm_create_ms = ms_since(t0);
+  auto warm_r = Session::create(r.model_path, b.options);
+  r.warm_create_ms = ms_since(t0);
   if (!warm_r.ok()) {
     const Status& s = warm_r.status();
-    return bench_fail("second create of " + model_path + " failed: " + s.to_string(), exit_code_for_model_status(s));
+    return bench_fail("second create of " + r.model_path + " failed: " + s.to_string(), exit_code_for_model_status(s));
   }
   warm_r->reset();
 
-  const LatencyStats st = stats_of(latencies);
-  const double throughput = timed_total_ms > 0 ? 1000.0 * static_cast<double>(iterations) / timed_total_ms : 0;
-
-  if (json) {
-    nlohmann::json j;
-    j["model"] = model_path;
-    j["device"] = options.device.empty() ? "default" : options.device;
-    j["threads"] = threads;
-    j["warmup"] = warmup;
-    j["iterations"] = iterations;
-    j["session_create_ms"] = create_ms;
-    j["session_create_warm_ms"] = warm_create_ms;
-    j["first_run_ms"] = first_run_ms;
-    j["latency_ms"] = {{"min", st.min},   {"median", st.median}, {"p90", st.p90},
-                       {"max", st.max},   {"mean", st.mean},     {"stddev", st.stddev}};
-    j["throughput_per_s"] = throughput;
-    j["batch"] = batch;
-    j["samples_per_s"] = throughput * static_cast<double>(batch);
-    j["peak_rss_mb"] = rss_mb;
-    j["inputs"] = inputs_json(inputs);
-    j["report"] = report_json(report);
-    if (prof) j["profile"] = profile_json(*prof);
-    print_json(j);
-    return kExitOk;
+  if (args.has("json")) {
+    print_bench_json(r, b);
+  } else {
+    print_bench_text(r, b);
   }
-
-  std::printf("model: %s\n", model_path.c_str());
-  std::printf("threads: %d\n", threads);
-  std::printf("inputs:\n");
-  for (const auto& in : inputs)
-    std::printf("  %s: %s %s (%s)\n", in.name.c_str(), dtype_name(in.tensor.dtype()), shape_to_string(in.tensor.shape()).c_str(),
-                in.source.c_str());
-  std::printf("placement:\n");
-  for (size_t i = 0; i < report.partitions.size(); ++i) {
-    const auto& p = report.partitions[i];
-    std::printf("  partition %zu: %d nodes on %s (%s)%s%s\n", i, p.node_count, p.backend.c_str(), device_label(p).c_str(),
-                p.degraded ? ", DEGRADED: " : "", p.degraded ? p.reason.c_str() : "");
-  }
-  std::printf("session create: %s ms cold, %s ms warm (second create in this process)\n", format_ms(create_ms).c_str(),
-              format_ms(warm_create_ms).c_str());
-  std::printf("first run: %s ms\n", format_ms(first_run_ms).c_str());
-  std::printf("latency over %lld runs (after %lld warm-up): min %s  median %s  p90 %s  max %s  mean %s ms (stddev %s)\n",
-              static_cast<long long>(iterations), static_cast<long long>(warmup), format_ms(st.min).c_str(),
-              format_ms(st.median).c_str(), format_ms(st.p90).c_str(), format_ms(st.max).c_str(), format_ms(st.mean).c_str(),
-              format_ms(st.stddev).c_str());
-  std::printf("throughput: %.2f runs/s, %.2f samples/s (batch %lld)\n", throughput, throughput * static_cast<double>(batch),
-              static_cast<long long>(batch));
-  std::printf("peak RSS: %.1f MiB\n", rss_mb);
-  if (prof) print_profile(*prof);
   return kExitOk;
 }
 

@@ -9,14 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/registry.h"
 #include "cli_args.h"
 #include "commands.h"
 #include "compare.h"
+#include "dlrt/backends.h"
 #include "dlrt/session.h"
 #include "json_out.h"
-#include "runtime/canary_model.h"
-#include "runtime/backends.h"
 
 namespace dlrt::cli {
 namespace {
@@ -65,12 +63,14 @@ int cmd_canary(int argc, char** argv) {
   if (name.empty()) return usage_error("canary", "name a BACKEND (dlrt devices lists them)");
   // This process is the check: the backend must not start another one.
   setenv("DLRT_CANARY_CHILD", "1", 1);
-  auto be = dlrt::global_backends().find(name);
-  if (!be) return answer(name, "", false, "no backend named '" + name + "'");
-  backend::Availability a = be->is_available();
+  BackendsOptions query;
+  query.only = name;
+  const std::vector<BackendInfo> found = dlrt::backends(query);
+  if (found.empty()) return answer(name, "", false, "no backend named '" + name + "'");
+  const BackendInfo& a = found.front();
   if (!a.available) return answer(name, a.version, false, name + " is unavailable: " + a.reason);
 
-  auto model = make_canary_model();
+  auto model = backend_check_model();
   if (!model.ok()) return answer(name, a.version, false, "building the check model: " + model.status().to_string());
   SessionOptions on_backend;
   on_backend.device = name;

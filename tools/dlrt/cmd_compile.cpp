@@ -10,8 +10,8 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "dlrt/compile.h"
 #include "json_out.h"
-#include "runtime/compiled_model.h"
 
 namespace dlrt::cli {
 namespace {
@@ -93,7 +93,7 @@ int cmd_compile(int argc, char** argv) {
     std::string k, v;
     Status s = split_assignment(a, "option", k, v);
     if (!s.ok()) return usage_error("compile", s.message());
-    options.options.values[k] = v;
+    options.options[k] = v;
   }
   if (args.has("embed-limit-mb")) {
     auto n = parse_nonnegative_int(args.get("embed-limit-mb"), "--embed-limit-mb");

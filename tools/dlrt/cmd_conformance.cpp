@@ -23,10 +23,10 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "compare.h"
+#include "dlrt/model_info.h"
+#include "dlrt/onnx_data.h"
 #include "dlrt/session.h"
-#include "ir/onnx_import.h"
 #include "json_out.h"
-#include "runtime/session_internal.h"
 
 namespace fs = std::filesystem;
 
@@ -133,12 +133,18 @@ std::vector<fs::path> numbered_files(const fs::path& dir, const std::string& pre
 
 // ONNX 1.12's test data stores bfloat16 tensors as uint16 (numpy has no
 // bfloat16): take the bits as bfloat16 where the model declares bfloat16.
-void fix_bfloat16(RunValue& v, DType declared) {
-  if (declared != DType::kBFloat16 || v.kind != RunValue::Kind::kTensor || v.tensor.dtype() != DType::kUInt16) return;
+void fix_bfloat16(Value& v, DType declared) {
+  if (declared != DType::kBFloat16 || v.kind != Value::Kind::kTensor || v.tensor.dtype() != DType::kUInt16) return;
   auto t = Tensor::allocate(DType::kBFloat16, v.tensor.shape());
   if (!t.ok()) return;
   std::memcpy(t->raw_data(), v.tensor.raw_data(), v.tensor.nbytes());
-  v = RunValue::of(std::move(t).value());
+  v = Value::of(std::move(t).value());
+}
+
+// The file kind of a declared value: sequences and optionals have their own
+// messages, everything else is a TensorProto.
+std::string file_kind(const ModelValueInfo& v) {
+  return v.kind == "sequence" || v.kind == "optional" ? v.kind : "tensor";
 }
 
 CaseResult unsupported_or_fail(CaseResult r, const Status& s, const std::string& where) {
@@ -155,8 +161,8 @@ CaseResult run_case(const fs::path& dir, const SessionOptions& options) {
   auto session_r = Session::create(model_path, options);
   if (!session_r.ok()) return unsupported_or_fail(r, session_r.status(), "session create");
   const Session& session = **session_r;
-  // The imported graph says which inputs/outputs are sequences or optionals.
-  const ir::Graph& g = session_graph(session);
+  // The model says which inputs/outputs are sequences or optionals.
+  const ModelInfo& g = model_info(session);
 
   std::vector<fs::path> sets;
   std::error_code ec;
@@ -177,28 +183,28 @@ CaseResult run_case(const fs::path& dir, const SessionOptions& options) {
                  std::to_string(g.inputs.size()) + " inputs";
       return r;
     }
-    std::map<std::string, RunValue> feeds;
+    std::map<std::string, Value> feeds;
     for (size_t i = 0; i < in_files.size(); ++i) {
-      const ir::Value& v = g.values[static_cast<size_t>(g.inputs[i])];
-      auto val = ir::load_test_data_file(in_files[i].string(), v.type.kind);
+      const ModelValueInfo& v = g.inputs[i];
+      auto val = read_onnx_value_file(in_files[i].string(), file_kind(v));
       if (!val.ok()) return unsupported_or_fail(r, val.status(), set_name + "/" + in_files[i].filename().string());
-      fix_bfloat16(*val, v.type.dtype);
+      fix_bfloat16(*val, v.dtype);
       feeds[v.name] = std::move(val).value();
     }
-    auto outs = run_session_values(session, feeds);
+    auto outs = session.run_values(feeds);
     if (!outs.ok()) return unsupported_or_fail(r, outs.status(), set_name + ": run");
     if (out_files.size() > outs->size()) {
       r.reason = set_name + ": " + std::to_string(outs->size()) + " outputs, expected " + std::to_string(out_files.size());
       return r;
     }
     for (size_t i = 0; i < out_files.size(); ++i) {
-      const ir::Value& v = g.values[static_cast<size_t>(g.outputs[i])];
-      auto expected = ir::load_test_data_file(out_files[i].string(), v.type.kind);
+      const ModelValueInfo& v = g.outputs[i];
+      auto expected = read_onnx_value_file(out_files[i].string(), file_kind(v));
       if (!expected.ok()) {
         r.reason = set_name + "/" + out_files[i].filename().string() + ": " + expected.status().to_string();
         return r;
       }
-      fix_bfloat16(*expected, v.type.dtype);
+      fix_bfloat16(*expected, v.dtype);
       if (auto diff = compare_values(*expected, (*outs)[i])) {
         r.reason = set_name + ": output '" + v.name + "': " + *diff;
         return r;

@@ -10,14 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/registry.h"
 #include "cli_args.h"
 #include "core/memory_limit.h"
 #include "commands.h"
+#include "dlrt/backends.h"
 #include "dlrt/device.h"
 #include "dlrt/memory.h"
 #include "json_out.h"
-#include "runtime/backends.h"
 
 namespace dlrt::cli {
 namespace {
@@ -79,11 +78,6 @@ std::string metadata_line(const std::map<std::string, std::string>& meta) {
   return s;
 }
 
-struct BackendInfo {
-  std::string name;
-  backend::Availability availability;
-};
-
 nlohmann::ordered_json device_json(const Device& d) {
   nlohmann::ordered_json j;
   j["id"] = d.id;
@@ -99,13 +93,13 @@ nlohmann::ordered_json device_json(const Device& d) {
 }
 
 nlohmann::ordered_json to_json(const std::vector<Device>& hardware, const std::vector<BackendInfo>& backends,
-                       const std::vector<backend::BackendDevice>& bdevs) {
+                               const std::vector<BackendDeviceInfo>& bdevs) {
   nlohmann::ordered_json j;
   j["hardware"] = nlohmann::ordered_json::array();
   for (const Device& d : hardware) j["hardware"].push_back(device_json(d));
   j["backends"] = nlohmann::ordered_json::array();
   for (const BackendInfo& b : backends) {
-    const backend::Availability& a = b.availability;
+    const BackendInfo& a = b;
     nlohmann::ordered_json e;
     e["name"] = b.name;
     e["available"] = a.available;
@@ -122,9 +116,9 @@ nlohmann::ordered_json to_json(const std::vector<Device>& hardware, const std::v
     j["backends"].push_back(std::move(e));
   }
   j["backend_devices"] = nlohmann::ordered_json::array();
-  for (const backend::BackendDevice& d : bdevs) {
+  for (const BackendDeviceInfo& d : bdevs) {
     nlohmann::ordered_json e;
-    e["spec"] = d.spec();
+    e["spec"] = d.spec;
     e["backend"] = d.backend;
     e["name"] = d.name;
     e["type"] = device_type_name(d.type);
@@ -153,7 +147,7 @@ nlohmann::ordered_json to_json(const std::vector<Device>& hardware, const std::v
 }
 
 void print_text(const std::vector<Device>& hardware, const std::vector<BackendInfo>& backends,
-                const std::vector<backend::BackendDevice>& bdevs, bool verbose) {
+                const std::vector<BackendDeviceInfo>& bdevs, bool verbose) {
   std::printf("Hardware\n");
   for (const Device& d : hardware) {
     std::string ids = d.vendor_id || d.device_id ? " " + hex_id(d.vendor_id).substr(2) + ":" + hex_id(d.device_id).substr(2) : "";
@@ -165,7 +159,7 @@ void print_text(const std::vector<Device>& hardware, const std::vector<BackendIn
   std::printf("\nBackends\n");
   if (backends.empty()) std::printf("  (none registered)\n");
   for (const BackendInfo& b : backends) {
-    const backend::Availability& a = b.availability;
+    const BackendInfo& a = b;
     if (a.available) {
       std::string where = a.library_path.empty() ? "built in" : a.library_path;
       std::string version = a.version.empty() ? "" : "  version " + a.version;
@@ -183,9 +177,9 @@ void print_text(const std::vector<Device>& hardware, const std::vector<BackendIn
 
   std::printf("\nBackend devices\n");
   if (bdevs.empty()) std::printf("  (none)\n");
-  for (const backend::BackendDevice& d : bdevs) {
+  for (const BackendDeviceInfo& d : bdevs) {
     std::string hw = d.hardware ? d.hardware->id : "-";
-    std::printf("  %-22s %-4s %-8s hardware %s\n", d.spec().c_str(), device_type_name(d.type), d.is_virtual ? "virtual" : "",
+    std::printf("  %-22s %-4s %-8s hardware %s\n", d.spec.c_str(), device_type_name(d.type), d.is_virtual ? "virtual" : "",
                 hw.c_str());
     if (!d.metadata.empty()) std::printf("  %-22s      %s\n", "", metadata_line(d.metadata).c_str());
   }
@@ -217,14 +211,12 @@ int cmd_devices(int argc, char** argv) {
   options.root = args.get("root");
   const std::vector<Device> hardware = discover_devices(options);
 
-  std::vector<BackendInfo> backends;
-  std::vector<backend::BackendDevice> bdevs;
-  for (const std::shared_ptr<backend::Backend>& b : dlrt::global_backends().all()) {
-    BackendInfo info{b->name(), b->is_available(args.has("refresh"))};
-    if (info.availability.available)
-      for (backend::BackendDevice& d : b->devices(hardware)) bdevs.push_back(std::move(d));
-    backends.push_back(std::move(info));
-  }
+  BackendsOptions query;
+  query.refresh = args.has("refresh");
+  query.hardware = hardware;
+  std::vector<BackendInfo> backends = dlrt::backends(query);
+  std::vector<BackendDeviceInfo> bdevs;
+  for (const BackendInfo& b : backends) bdevs.insert(bdevs.end(), b.devices.begin(), b.devices.end());
 
   if (args.has("json")) {
     print_json(to_json(hardware, backends, bdevs));

@@ -118,12 +118,15 @@ int embed_sparse(const embed::Embedder& embedder, std::vector<embed::Encoding> e
   }
   progress.finish(summary_line(count, tokens, progress.seconds(), embedder));
   if (args.has("json")) {
-    const embed::SpladePooling& pooling = *embedder.splade_pooling();
+    const embed::SpladePooling* pooling = embedder.splade_pooling();
     nlohmann::ordered_json j;
     j["model"] = embedder.model_name();
     j["kind"] = embed::model_kind_name(embedder.kind());
     j["dimension"] = embedder.dimension();
-    j["pooling"] = {{"strategy", pooling.strategy_name()}, {"activation", pooling.activation_name()}};
+    // A SparseStaticEmbedding has no pooling: a weight per token present.
+    j["pooling"] = pooling ? nlohmann::ordered_json{{"strategy", pooling->strategy_name()},
+                                                    {"activation", pooling->activation_name()}}
+                           : nlohmann::ordered_json{{"strategy", "static"}, {"activation", nullptr}};
     j["top_k"] = top_k ? nlohmann::ordered_json(top_k) : nlohmann::ordered_json(nullptr);
     j["max_length"] = embedder.max_length();
     j["batching"] = embedder.batching();
@@ -154,20 +157,8 @@ int embed_sparse(const embed::Embedder& embedder, std::vector<embed::Encoding> e
   return kExitOk;
 }
 
-}  // namespace
-
-int cmd_embed(int argc, char** argv) {
-  auto parsed = parse_args(argc, argv, 2,
-                           {{"model", true}, {"device", true}, {"strict"}, {"threads", true}, {"file", true},
-                            {"batch", true}, {"max-length", true}, {"json"}, {"npy", true},
-                            {"prompt-name", true}, {"prompt", true}, {"quiet"}, {"progress"}, {"tokens"},
-                            {"query"}, {"document"}, {"sparse"}, {"top-k", true}});
-  if (!parsed.ok()) return usage_error("embed", parsed.status().message());
-  const Args& args = *parsed;
-  if (args.has("help")) {
-    std::fputs(kEmbedHelp, stdout);
-    return kExitOk;
-  }
+// The flags that exclude or need each other; kExitOk or the usage error's code.
+int check_embed_flags(const Args& args) {
   if (!args.has("model") || args.get("model").empty()) return usage_error("embed", "missing --model DIR");
   if (args.has("json") && args.has("npy")) return usage_error("embed", "--json and --npy exclude each other");
   if (args.has("file") && !args.positional.empty()) return usage_error("embed", "give TEXT arguments or --file, not both");
@@ -176,18 +167,21 @@ int cmd_embed(int argc, char** argv) {
   if (args.has("top-k") && !args.has("sparse")) return usage_error("embed", "--top-k needs --sparse");
   if (args.has("npy") && args.has("sparse")) return usage_error("embed", "--npy writes dense vectors: with --sparse use --json");
   if (args.has("tokens") && args.has("sparse")) return usage_error("embed", "--tokens and --sparse exclude each other");
-  size_t top_k = 0;
+  return kExitOk;
+}
+
+// --top-k, --device, --strict, --threads, --batch and --max-length; kExitOk or the usage error's code.
+int parse_embed_options(const Args& args, embed::EmbedderOptions& opt, size_t& batch, size_t& top_k) {
+  top_k = 0;
   if (args.has("top-k")) {
     auto v = parse_nonnegative_int(args.get("top-k"), "--top-k");
     if (!v.ok()) return usage_error("embed", v.status().message());
     if (*v == 0) return usage_error("embed", "--top-k must be at least 1");
     top_k = static_cast<size_t>(*v);
   }
-
-  embed::EmbedderOptions opt;
   opt.device = args.get("device");
   opt.strict = args.has("strict");
-  size_t batch = 32;
+  batch = 32;
   for (const char* flag : {"threads", "batch", "max-length"}) {
     if (!args.has(flag)) continue;
     auto v = parse_nonnegative_int(args.get(flag), std::string("--") + flag);
@@ -202,106 +196,56 @@ int cmd_embed(int argc, char** argv) {
       opt.max_length = static_cast<size_t>(*v);
     }
   }
+  return kExitOk;
+}
 
-  std::vector<std::string> texts = args.positional;
-  if (args.has("file")) {
-    if (int rc = read_text_file("embed", args.get("file"), texts); rc != kExitOk) return rc;
+// --tokens, and any text of a multi-vector (ColBERT) folder: one vector per token.
+int embed_per_token(const Args& args, const embed::EmbedderOptions& opt, std::vector<std::string> texts, size_t batch,
+                    embed::ModelKind kind, bool multi_vector) {
+  if (std::string e = embed::kind_refusal(kind, {embed::Capability::kPerToken}, args.get("model"), "dlrt embed --tokens");
+      !e.empty()) {
+    std::fprintf(stderr, "dlrt embed: error: %s\n", e.c_str());
+    return kExitBadModel;
   }
-  if (texts.empty() && !args.has("file")) return usage_error("embed", "no TEXT given (or use --file PATH)");
+  if (args.has("npy")) return usage_error("embed", "per-token vectors differ in count per text: use --json, not --npy");
+  TokenEmbedJob job;
+  job.model = args.get("model");
+  job.options = opt;
+  job.texts = std::move(texts);
+  job.multi_vector = multi_vector;
+  job.is_query = !args.has("document");
+  job.has_prompt = args.has("prompt");
+  job.prompt = args.get("prompt");
+  job.prompt_name = args.get("prompt-name");
+  job.batch = batch;
+  job.json = args.has("json");
+  job.quiet = args.has("quiet");
+  job.progress = args.has("progress");
+  return embed_tokens(job);
+}
 
-  const embed::ModelKind kind = embed::detect_kind(args.get("model"));
-  const bool multi_vector = embed::has_capability(kind, embed::Capability::kMaxSim);
-  if (args.has("query") && args.has("document")) return usage_error("embed", "--query and --document exclude each other");
-  if ((args.has("query") || args.has("document")) && !multi_vector)
-    return usage_error("embed", "--query and --document apply to multi-vector (ColBERT) folders; " + args.get("model") +
-                                    " is not one");
-  if (multi_vector && args.has("sparse"))
-    return usage_error("embed", args.get("model") + " is a multi-vector (ColBERT) folder: --sparse needs a sparse (SPLADE) model folder");
-  if (multi_vector || args.has("tokens")) {
-    if (std::string e = embed::kind_refusal(kind, {embed::Capability::kPerToken}, args.get("model"), "dlrt embed --tokens");
-        !e.empty()) {
-      std::fprintf(stderr, "dlrt embed: error: %s\n", e.c_str());
-      return kExitBadModel;
-    }
-    if (args.has("npy")) return usage_error("embed", "per-token vectors differ in count per text: use --json, not --npy");
-    TokenEmbedJob job;
-    job.model = args.get("model");
-    job.options = opt;
-    job.texts = std::move(texts);
-    job.multi_vector = multi_vector;
-    job.is_query = !args.has("document");
-    job.has_prompt = args.has("prompt");
-    job.prompt = args.get("prompt");
-    job.prompt_name = args.get("prompt-name");
-    job.batch = batch;
-    job.json = args.has("json");
-    job.quiet = args.has("quiet");
-    job.progress = args.has("progress");
-    return embed_tokens(job);
+// The prompt: --prompt's text, --prompt-name's, else the folder's default
+// prompt (as dlrt serve does for a request without prompt_name). kExitOk or
+// the usage error's code.
+int resolve_prompt(const Args& args, const embed::Embedder& embedder, std::string& prompt) {
+  prompt = args.get("prompt");
+  if (args.has("prompt")) return kExitOk;
+  const std::string name = args.has("prompt-name") ? args.get("prompt-name") : embedder.default_prompt_name();
+  const auto& prompts = embedder.prompts();
+  if (auto it = prompts.find(name); it != prompts.end()) {
+    prompt = it->second;
+  } else if (args.has("prompt-name")) {
+    std::string names;
+    for (const auto& [n, text] : prompts) names += (names.empty() ? "" : ", ") + n;
+    return usage_error("embed", "the model has no prompt named '" + name + "' (its prompts: " +
+                                    (names.empty() ? "none" : names) + ")");
   }
+  return kExitOk;
+}
 
-  auto created = embed::Embedder::create(args.get("model"), opt);
-  if (!created.ok()) {
-    std::fprintf(stderr, "dlrt embed: error: %s\n", created.status().to_string().c_str());
-    return exit_code_for_folder_status(created.status());
-  }
-  const embed::Embedder& embedder = **created;
-  const bool sparse = embedder.kind() == embed::ModelKind::kSparse;
-  if (sparse && !args.has("sparse"))
-    return usage_error("embed", "the model " + embedder.model_name() +
-                                    " is a sparse (SPLADE) encoder: add --sparse for its sparse vectors");
-  if (!sparse && args.has("sparse"))
-    return usage_error("embed", "the model " + embedder.model_name() +
-                                    " is a dense embedding model: --sparse needs a sparse (SPLADE) model folder");
-
-  // The prompt: --prompt's text, --prompt-name's, else the folder's default
-  // prompt (as dlrt serve does for a request without prompt_name).
-  std::string prompt = args.get("prompt");
-  if (!args.has("prompt")) {
-    const std::string name = args.has("prompt-name") ? args.get("prompt-name") : embedder.default_prompt_name();
-    const auto& prompts = embedder.prompts();
-    if (auto it = prompts.find(name); it != prompts.end()) {
-      prompt = it->second;
-    } else if (args.has("prompt-name")) {
-      std::string names;
-      for (const auto& [n, text] : prompts) names += (names.empty() ? "" : ", ") + n;
-      return usage_error("embed", "the model has no prompt named '" + name + "' (its prompts: " +
-                                      (names.empty() ? "none" : names) + ")");
-    }
-  }
-
-  // Every text is tokenized first (a tokenizer error is exit 1), then embedded
-  // `batch` at a time, longest first, each vector going back to its text's place.
-  std::vector<embed::Encoding> encodings;
-  std::vector<size_t> tokens;  // per text, for --json
-  encodings.reserve(texts.size());
-  for (const std::string& text : texts) {
-    auto e = embedder.tokenize(prompt.empty() ? text : prompt + text);
-    if (!e.ok()) {
-      std::fprintf(stderr, "dlrt embed: error: %s\n", e.status().to_string().c_str());
-      return kExitRuntimeError;
-    }
-    tokens.push_back(e->ids.size());
-    encodings.push_back(std::move(e).value());
-  }
-  if (sparse) return embed_sparse(embedder, std::move(encodings), tokens, batch, top_k, args);
-  std::vector<std::vector<float>> vectors(texts.size());
-  Progress progress(progress_wanted(args.has("quiet"), args.has("progress")), "embedding", "texts", texts.size());
-  size_t done = 0;
-  progress.update(0);
-  const Status embedded = embedder.embed_by_length(std::move(encodings), batch, std::nullopt,
-                                                   [&](size_t i, std::vector<float>&& v) {
-                                                     vectors[i] = std::move(v);
-                                                     progress.update(++done);
-                                                     return Status::Ok();
-                                                   });
-  if (!embedded.ok()) {
-    progress.finish("stopped after " + std::to_string(done) + " of " + std::to_string(texts.size()) + " texts");
-    std::fprintf(stderr, "dlrt embed: error: %s\n", embedded.to_string().c_str());
-    return exit_code_for_run_status(embedded);
-  }
-  progress.finish(summary_line(texts.size(), tokens, progress.seconds(), embedder));
-
+// Dense vectors to --npy, --json or stdout (one line per text).
+int print_dense(const Args& args, const embed::Embedder& embedder, const std::vector<std::vector<float>>& vectors,
+                const std::vector<size_t>& tokens) {
   if (args.has("npy")) {
     if (!write_npy(args.get("npy"), vectors, embedder.dimension())) {
       std::fprintf(stderr, "dlrt embed: error: cannot write %s\n", args.get("npy").c_str());
@@ -340,6 +284,96 @@ int cmd_embed(int argc, char** argv) {
   }
   std::fputs(out.c_str(), stdout);
   return kExitOk;
+}
+
+// Every text is tokenized first (a tokenizer error is exit 1), then embedded
+// `batch` at a time, longest first, each vector going back to its text's place.
+int embed_texts(const Args& args, const embed::Embedder& embedder, const std::vector<std::string>& texts, size_t batch,
+                size_t top_k) {
+  std::string prompt;
+  if (int rc = resolve_prompt(args, embedder, prompt); rc != kExitOk) return rc;
+  std::vector<embed::Encoding> encodings;
+  std::vector<size_t> tokens;  // per text, for --json
+  encodings.reserve(texts.size());
+  for (const std::string& text : texts) {
+    auto e = embedder.tokenize(prompt.empty() ? text : prompt + text);
+    if (!e.ok()) {
+      std::fprintf(stderr, "dlrt embed: error: %s\n", e.status().to_string().c_str());
+      return kExitRuntimeError;
+    }
+    tokens.push_back(e->ids.size());
+    encodings.push_back(std::move(e).value());
+  }
+  if (embedder.kind() == embed::ModelKind::kSparse)
+    return embed_sparse(embedder, std::move(encodings), tokens, batch, top_k, args);
+  std::vector<std::vector<float>> vectors(texts.size());
+  Progress progress(progress_wanted(args.has("quiet"), args.has("progress")), "embedding", "texts", texts.size());
+  size_t done = 0;
+  progress.update(0);
+  const Status embedded = embedder.embed_by_length(std::move(encodings), batch, std::nullopt,
+                                                   [&](size_t i, std::vector<float>&& v) {
+                                                     vectors[i] = std::move(v);
+                                                     progress.update(++done);
+                                                     return Status::Ok();
+                                                   });
+  if (!embedded.ok()) {
+    progress.finish("stopped after " + std::to_string(done) + " of " + std::to_string(texts.size()) + " texts");
+    std::fprintf(stderr, "dlrt embed: error: %s\n", embedded.to_string().c_str());
+    return exit_code_for_run_status(embedded);
+  }
+  progress.finish(summary_line(texts.size(), tokens, progress.seconds(), embedder));
+  return print_dense(args, embedder, vectors, tokens);
+}
+
+}  // namespace
+
+int cmd_embed(int argc, char** argv) {
+  auto parsed = parse_args(argc, argv, 2,
+                           {{"model", true}, {"device", true}, {"strict"}, {"threads", true}, {"file", true},
+                            {"batch", true}, {"max-length", true}, {"json"}, {"npy", true},
+                            {"prompt-name", true}, {"prompt", true}, {"quiet"}, {"progress"}, {"tokens"},
+                            {"query"}, {"document"}, {"sparse"}, {"top-k", true}});
+  if (!parsed.ok()) return usage_error("embed", parsed.status().message());
+  const Args& args = *parsed;
+  if (args.has("help")) {
+    std::fputs(kEmbedHelp, stdout);
+    return kExitOk;
+  }
+  if (int rc = check_embed_flags(args); rc != kExitOk) return rc;
+  embed::EmbedderOptions opt;
+  size_t batch = 32, top_k = 0;
+  if (int rc = parse_embed_options(args, opt, batch, top_k); rc != kExitOk) return rc;
+
+  std::vector<std::string> texts = args.positional;
+  if (args.has("file")) {
+    if (int rc = read_text_file("embed", args.get("file"), texts); rc != kExitOk) return rc;
+  }
+  if (texts.empty() && !args.has("file")) return usage_error("embed", "no TEXT given (or use --file PATH)");
+
+  const embed::ModelKind kind = embed::detect_kind(args.get("model"));
+  const bool multi_vector = embed::has_capability(kind, embed::Capability::kMaxSim);
+  if (args.has("query") && args.has("document")) return usage_error("embed", "--query and --document exclude each other");
+  if ((args.has("query") || args.has("document")) && !multi_vector)
+    return usage_error("embed", "--query and --document apply to multi-vector (ColBERT) folders; " + args.get("model") +
+                                    " is not one");
+  if (multi_vector && args.has("sparse"))
+    return usage_error("embed", args.get("model") + " is a multi-vector (ColBERT) folder: --sparse needs a sparse (SPLADE) model folder");
+  if (multi_vector || args.has("tokens")) return embed_per_token(args, opt, std::move(texts), batch, kind, multi_vector);
+
+  auto created = embed::Embedder::create(args.get("model"), opt);
+  if (!created.ok()) {
+    std::fprintf(stderr, "dlrt embed: error: %s\n", created.status().to_string().c_str());
+    return exit_code_for_folder_status(created.status());
+  }
+  const embed::Embedder& embedder = **created;
+  const bool sparse = embedder.kind() == embed::ModelKind::kSparse;
+  if (sparse && !args.has("sparse"))
+    return usage_error("embed", "the model " + embedder.model_name() +
+                                    " is a sparse (SPLADE) encoder: add --sparse for its sparse vectors");
+  if (!sparse && args.has("sparse"))
+    return usage_error("embed", "the model " + embedder.model_name() +
+                                    " is a dense embedding model: --sparse needs a sparse (SPLADE) model folder");
+  return embed_texts(args, embedder, texts, batch, top_k);
 }
 
 }  // namespace dlrt::cli

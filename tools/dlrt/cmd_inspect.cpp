@@ -9,11 +9,11 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "dlrt/model_info.h"
+#include "dlrt/placement.h"
 #include "dlrt/session.h"
-#include "ir/onnx_import.h"
 #include "json_out.h"
 #include "run_inputs.h"
-#include "runtime/session_internal.h"
 #include "tensor_format.h"
 
 namespace dlrt::cli {
@@ -32,61 +32,22 @@ constexpr const char* kInspectHelp =
     "  --json          print one JSON object\n"
     "  -h, --help      this help\n";
 
-struct Totals {
-  std::map<std::string, int64_t> ops;
-  int64_t nodes = 0;
-  int64_t params = 0;
-  int64_t bytes = 0;
-  int64_t subgraphs = 0;
-};
-
-void visit(const ir::Graph& g, Totals& t) {
-  for (const auto& v : g.values) {
-    if (!v.constant || !v.constant->valid()) continue;
-    t.params += v.constant->size();
-    if (v.constant->dtype() == DType::kString) {
-      for (int64_t i = 0; i < v.constant->size(); ++i) t.bytes += static_cast<int64_t>(v.constant->data<std::string>()[i].size());
-    } else {
-      t.bytes += static_cast<int64_t>(v.constant->nbytes());
-    }
-  }
-  for (const auto& n : g.nodes) {
-    ++t.nodes;
-    ++t.ops[n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type];
-    for (const auto& [name, a] : n.attributes) {
-      if (a.g) {
-        ++t.subgraphs;
-        visit(*a.g, t);
-      }
-      for (const auto& sg : a.graphs) {
-        if (!sg) continue;
-        ++t.subgraphs;
-        visit(*sg, t);
-      }
-    }
-  }
-}
-
-std::string type_string(const ir::TypeInfo& type) {
+std::string type_string(const ModelValueInfo& v) {
   std::string s;
-  const std::string map = type.key_dtype != DType::kUndefined
-                              ? std::string("map ") + dtype_name(type.key_dtype) + " -> " + dtype_name(type.dtype)
+  const std::string map = v.key_dtype != DType::kUndefined
+                              ? std::string("map ") + dtype_name(v.key_dtype) + " -> " + dtype_name(v.dtype)
                               : "";
-  switch (type.kind) {
-    case ir::ValueKind::kSequence: s = "sequence of "; break;
-    case ir::ValueKind::kOptional: s = "optional "; break;
-    case ir::ValueKind::kMap: return map;
-    case ir::ValueKind::kUnknown: return "unknown type";
-    case ir::ValueKind::kTensor: break;
-  }
+  if (v.kind == "sequence") s = "sequence of ";
+  else if (v.kind == "optional") s = "optional ";
+  else if (v.kind == "map") return map;
+  else if (v.kind == "unknown") return "unknown type";
   if (!map.empty()) return s + map + "s";
-  s += dtype_name(type.dtype);
-  if (!type.shape) return s + " [rank unknown]";
+  s += dtype_name(v.dtype);
+  if (!v.has_shape) return s + " [rank unknown]";
   s += " [";
-  for (size_t i = 0; i < type.shape->size(); ++i) {
-    const auto& d = (*type.shape)[i];
+  for (size_t i = 0; i < v.shape.size(); ++i) {
     if (i) s += ", ";
-    s += d.is_static() ? std::to_string(d.size) : (d.symbol.empty() ? "?" : d.symbol);
+    s += v.shape[i] >= 0 ? std::to_string(v.shape[i]) : (v.dim_names[i].empty() ? "?" : v.dim_names[i]);
   }
   return s + "]";
 }
@@ -107,19 +68,16 @@ void print_cpu_reasons(const std::vector<NodePlacement>& nodes) {
   }
 }
 
-nlohmann::json value_json(const ir::Value& v) {
+nlohmann::json value_json(const ModelValueInfo& v) {
   nlohmann::json j;
   j["name"] = v.name;
-  j["kind"] = v.type.kind == ir::ValueKind::kTensor     ? "tensor"
-              : v.type.kind == ir::ValueKind::kSequence ? "sequence"
-              : v.type.kind == ir::ValueKind::kOptional ? "optional"
-                                                        : "unknown";
-  j["dtype"] = dtype_name(v.type.dtype);
-  if (v.type.shape) {
+  j["kind"] = v.kind == "map" ? "unknown" : v.kind;
+  j["dtype"] = dtype_name(v.dtype);
+  if (v.has_shape) {
     nlohmann::json shape = nlohmann::json::array();
-    for (const auto& d : *v.type.shape) {
-      if (d.is_static()) shape.push_back(d.size);
-      else shape.push_back(d.symbol.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.symbol));
+    for (size_t i = 0; i < v.shape.size(); ++i) {
+      if (v.shape[i] >= 0) shape.push_back(v.shape[i]);
+      else shape.push_back(v.dim_names[i].empty() ? nlohmann::json(nullptr) : nlohmann::json(v.dim_names[i]));
     }
     j["shape"] = shape;
   } else {
@@ -127,6 +85,9 @@ nlohmann::json value_json(const ir::Value& v) {
   }
   return j;
 }
+
+// "Conv", or "com.microsoft::QAttention" outside the default domain.
+std::string op_key(const OpCount& op) { return op.domain.empty() ? op.op_type : op.domain + "::" + op.op_type; }
 
 }  // namespace
 
@@ -143,20 +104,18 @@ int cmd_inspect(int argc, char** argv) {
     return usage_error("inspect", args.positional.empty() ? "missing MODEL" : "expected one MODEL");
   const std::string path = args.positional[0];
 
-  auto model_r = ir::import_onnx_file(path);
+  auto model_r = read_model_info(path);
   if (!model_r.ok()) {
-    std::fprintf(stderr, "dlrt inspect: error: cannot load model %s: %s\n", path.c_str(), model_r.status().to_string().c_str());
-    return exit_code_for_model_status(model_r.status());
+    const StatusCode code = model_r.status().code();
+    std::fprintf(stderr, code == StatusCode::kInternal ? "dlrt inspect: error: %s: %s\n"
+                                                       : "dlrt inspect: error: cannot load model %s: %s\n",
+                 path.c_str(), model_r.status().to_string().c_str());
+    return code == StatusCode::kInternal ? kExitRuntimeError : exit_code_for_model_status(model_r.status());
   }
-  const ir::Model& model = *model_r;
-  if (!model.graph) {
-    std::fprintf(stderr, "dlrt inspect: error: %s: the importer returned no graph\n", path.c_str());
-    return kExitRuntimeError;
-  }
-  const ir::Graph& g = *model.graph;
-  Totals totals;
-  visit(g, totals);
-  std::vector<std::pair<std::string, int64_t>> hist(totals.ops.begin(), totals.ops.end());
+  const ModelInfo& model = *model_r;
+  std::map<std::string, int64_t> ops;
+  for (const OpCount& op : model.ops) ops[op_key(op)] += op.count;
+  std::vector<std::pair<std::string, int64_t>> hist(ops.begin(), ops.end());
   std::stable_sort(hist.begin(), hist.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
 
   RunReport placement;
@@ -173,7 +132,7 @@ int cmd_inspect(int argc, char** argv) {
       return exit_code_for_model_status(s.status());
     }
     placement = (*s)->placement();
-    nodes_placed = session_node_placement(**s);
+    nodes_placed = node_placement(**s);
     have_placement = true;
   }
 
@@ -181,19 +140,20 @@ int cmd_inspect(int argc, char** argv) {
     nlohmann::json j;
     j["model"] = path;
     j["ir_version"] = model.ir_version;
-    j["producer"] = model.producer_name + (model.producer_version.empty() ? "" : " " + model.producer_version);
+    const ModelMetadata& meta = model.metadata;
+    j["producer"] = meta.producer_name + (meta.producer_version.empty() ? "" : " " + meta.producer_version);
     j["opsets"] = nlohmann::json::object();
     for (const auto& [domain, v] : model.opsets) j["opsets"][domain.empty() ? "ai.onnx" : domain] = v;
     j["inputs"] = nlohmann::json::array();
-    for (auto id : g.inputs) j["inputs"].push_back(value_json(g.values[static_cast<size_t>(id)]));
+    for (const ModelValueInfo& v : model.inputs) j["inputs"].push_back(value_json(v));
     j["outputs"] = nlohmann::json::array();
-    for (auto id : g.outputs) j["outputs"].push_back(value_json(g.values[static_cast<size_t>(id)]));
-    j["node_count"] = totals.nodes;
-    j["subgraph_count"] = totals.subgraphs;
+    for (const ModelValueInfo& v : model.outputs) j["outputs"].push_back(value_json(v));
+    j["node_count"] = model.node_count;
+    j["subgraph_count"] = model.subgraph_count;
     j["op_histogram"] = nlohmann::json::object();
-    for (const auto& [op, n] : totals.ops) j["op_histogram"][op] = n;
-    j["parameter_count"] = totals.params;
-    j["parameter_bytes"] = totals.bytes;
+    for (const auto& [op, n] : ops) j["op_histogram"][op] = n;
+    j["parameter_count"] = model.parameter_count;
+    j["parameter_bytes"] = model.parameter_bytes;
     if (have_placement) {
       j["placement"] = nlohmann::json::array();
       for (const auto& p : placement.partitions)
@@ -214,24 +174,20 @@ int cmd_inspect(int argc, char** argv) {
 
   std::printf("model: %s\n", path.c_str());
   std::printf("ir_version: %lld, producer: %s %s\n", static_cast<long long>(model.ir_version),
-              model.producer_name.empty() ? "(none)" : model.producer_name.c_str(), model.producer_version.c_str());
+              model.metadata.producer_name.empty() ? "(none)" : model.metadata.producer_name.c_str(),
+              model.metadata.producer_version.c_str());
   std::printf("opsets:");
   for (const auto& [domain, v] : model.opsets) std::printf(" %s=%d", domain.empty() ? "ai.onnx" : domain.c_str(), v);
   std::printf("\ninputs:\n");
-  for (auto id : g.inputs) {
-    const auto& v = g.values[static_cast<size_t>(id)];
-    std::printf("  %s: %s\n", v.name.c_str(), type_string(v.type).c_str());
-  }
+  for (const ModelValueInfo& v : model.inputs) std::printf("  %s: %s\n", v.name.c_str(), type_string(v).c_str());
   std::printf("outputs:\n");
-  for (auto id : g.outputs) {
-    const auto& v = g.values[static_cast<size_t>(id)];
-    std::printf("  %s: %s\n", v.name.c_str(), type_string(v.type).c_str());
-  }
-  std::printf("nodes: %lld (%lld subgraphs)\n", static_cast<long long>(totals.nodes), static_cast<long long>(totals.subgraphs));
+  for (const ModelValueInfo& v : model.outputs) std::printf("  %s: %s\n", v.name.c_str(), type_string(v).c_str());
+  std::printf("nodes: %lld (%lld subgraphs)\n", static_cast<long long>(model.node_count),
+              static_cast<long long>(model.subgraph_count));
   std::printf("op histogram:\n");
   for (const auto& [op, n] : hist) std::printf("  %6lld  %s\n", static_cast<long long>(n), op.c_str());
-  std::printf("parameters: %lld (%lld bytes, %.2f MiB)\n", static_cast<long long>(totals.params),
-              static_cast<long long>(totals.bytes), static_cast<double>(totals.bytes) / (1024.0 * 1024.0));
+  std::printf("parameters: %lld (%lld bytes, %.2f MiB)\n", static_cast<long long>(model.parameter_count),
+              static_cast<long long>(model.parameter_bytes), static_cast<double>(model.parameter_bytes) / (1024.0 * 1024.0));
   if (have_placement) {
     std::printf("placement for --device %s:\n", args.get("device").c_str());
     for (size_t i = 0; i < placement.partitions.size(); ++i) {

@@ -113,6 +113,126 @@ int serve_fail(const std::string& message, int code) {
   return code;
 }
 
+// --config (or DLRT_CONFIG), the environment and the flags as one
+// ServiceConfig; kExitOk or the error's code.
+int resolve_config(const Args& args, ServiceConfig& config) {
+  std::string config_file = args.get("config");
+  if (config_file.empty()) {
+    if (const char* c = env::get("DLRT_CONFIG"); c && *c) config_file = c;
+  } else {
+    setenv("DLRT_CONFIG", config_file.c_str(), 1);  // the runtime reads the same file
+  }
+  std::vector<std::pair<std::string, std::string>> flags;
+  for (const auto& k : embed::service_config_keys()) {
+    if (k.key == "model") {
+      for (const std::string& v : args.all(k.flag)) flags.emplace_back(k.key, v);  // repeatable
+    } else if (args.has(k.flag)) {
+      flags.emplace_back(k.key, args.get(k.flag));
+    }
+  }
+  auto resolved = embed::resolve_service_config(config_file, [](const char* n) { return env::get(n); }, flags);
+  if (!resolved.ok()) {
+    if (resolved.status().code() == StatusCode::kIoError) return serve_fail(resolved.status().message(), kExitUsage);
+    return usage_error("serve", resolved.status().message());
+  }
+  config = *resolved;
+  return kExitOk;
+}
+
+// Waits for SIGTERM / SIGINT (blocked in every thread) until `done`: the
+// first drains the server, a second one or the drain timeout exits.
+void watch_signals(const sigset_t& sigs, const std::atomic<bool>& done, embed::EmbedServer& server,
+                   embed::ServeLog& log, const ServiceConfig& config) {
+  timespec slice{0, 200'000'000};
+  bool draining = false;
+  auto drain_start = std::chrono::steady_clock::now();
+  while (!done.load()) {
+    int sig = sigtimedwait(&sigs, nullptr, &slice);
+    if (sig == SIGTERM || sig == SIGINT) {
+      if (draining) {
+        log.warning("second signal: exiting now");
+        std::_Exit(kExitRuntimeError);
+      }
+      draining = true;
+      drain_start = std::chrono::steady_clock::now();
+      log.warning(std::string(sig == SIGTERM ? "SIGTERM" : "SIGINT") + ": finishing in-flight requests, refusing new ones");
+      server.shutdown();
+    }
+    if (draining && std::chrono::steady_clock::now() - drain_start > std::chrono::milliseconds(config.drain_timeout_ms)) {
+      log.error("requests still running after " + std::to_string(config.drain_timeout_ms) +
+                " ms (drain_timeout_ms): exiting");
+      std::_Exit(kExitRuntimeError);
+    }
+  }
+}
+
+embed::EmbedderOptions served_model_options(const ServiceConfig& config) {
+  embed::EmbedderOptions eo;
+  eo.device = config.device;
+  eo.strict = config.strict;
+  eo.threads = config.threads;
+  eo.warm_start = config.warm_start;
+  eo.max_tensor_bytes = static_cast<uint64_t>(config.max_tensor_mb) << 20;
+  // The server batches concurrent requests: ask accelerators to compile for
+  // throughput (OpenVINO's PERFORMANCE_HINT; declined on OpenVINO's CPU device,
+  // see docs/openvino.md).
+  eo.backend_options["default_performance_hint"] = "THROUGHPUT";
+  return eo;
+}
+
+struct LoadOutcome {
+  int first_failure = kExitOk;  // the exit code of the first model that failed
+  size_t served = 0;
+  bool stopped = false;  // the server was stopped while loading
+  std::string ready_names;  // the served models, in order
+};
+
+// Each model in turn, the default first; one that cannot be loaded is
+// reported (its /health: failed) and the others serve.
+LoadOutcome load_models(embed::EmbedServer& server, embed::ServeLog& log, const ServiceConfig& config,
+                        const std::vector<embed::ServedModelConfig>& models) {
+  const embed::EmbedderOptions eo = served_model_options(config);
+  LoadOutcome out;
+  for (const embed::ServedModelConfig& spec : models) {
+    const std::string label = spec.name.empty() ? spec.path : "model " + spec.name + " (" + spec.path + ")";
+    auto t0 = std::chrono::steady_clock::now();
+    std::shared_ptr<const embed::EmbedModel> model;
+    Status loaded = load_model(spec.path, eo, model);
+    int code = kExitOk;
+    if (!loaded.ok()) {
+      log.error("cannot load " + label + ": " + loaded.to_string());
+      code = exit_code_for_folder_status(loaded);
+    } else if (Status s = embed::warm_up(*model); !s.ok()) {
+      loaded = s;
+      log.error("warm-up run of " + label + " failed: " + s.to_string());
+      code = exit_code_for_run_status(s);
+    } else if (std::string e = default_prompt_error(config, *model); !e.empty()) {
+      loaded = InvalidArgument(e);
+      log.error(label + ": " + e);
+      code = kExitUsage;
+    }
+    if (code != kExitOk) {
+      server.set_load_error(spec.name, loaded.message());
+      if (out.first_failure == kExitOk) out.first_failure = code;
+      continue;
+    }
+    if (server.draining()) {
+      out.stopped = true;
+      return out;
+    }
+    double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    server.set_model(spec.name, model);
+    ++out.served;
+    out.ready_names += (out.ready_names.empty() ? "" : ", ") + (spec.name.empty() ? model->model_name() : spec.name);
+    embed::HealthInfo h = *server.model_health(spec.name);
+    log.info("ready in " + std::to_string(static_cast<long long>(load_ms)) + " ms: model " +
+             (spec.name.empty() ? model->model_name() : spec.name) + " (dimension " + std::to_string(model->dimension()) +
+             ", max " + std::to_string(model->max_length()) + " tokens) on " + h.device + " (" + h.status + ")" +
+             (h.reason.empty() ? "" : ": " + h.reason));
+  }
+  return out;
+}
+
 }  // namespace
 
 int cmd_serve(int argc, char** argv) {
@@ -137,26 +257,8 @@ int cmd_serve(int argc, char** argv) {
   if (!args.positional.empty())
     return usage_error("serve", "unexpected argument '" + args.positional[0] + "' (the model folder goes after --model)");
 
-  std::string config_file = args.get("config");
-  if (config_file.empty()) {
-    if (const char* c = env::get("DLRT_CONFIG"); c && *c) config_file = c;
-  } else {
-    setenv("DLRT_CONFIG", config_file.c_str(), 1);  // the runtime reads the same file
-  }
-  std::vector<std::pair<std::string, std::string>> flags;
-  for (const auto& k : embed::service_config_keys()) {
-    if (k.key == "model") {
-      for (const std::string& v : args.all(k.flag)) flags.emplace_back(k.key, v);  // repeatable
-    } else if (args.has(k.flag)) {
-      flags.emplace_back(k.key, args.get(k.flag));
-    }
-  }
-  auto resolved = embed::resolve_service_config(config_file, [](const char* n) { return env::get(n); }, flags);
-  if (!resolved.ok()) {
-    if (resolved.status().code() == StatusCode::kIoError) return serve_fail(resolved.status().message(), kExitUsage);
-    return usage_error("serve", resolved.status().message());
-  }
-  const ServiceConfig config = *resolved;
+  ServiceConfig config;
+  if (int rc = resolve_config(args, config); rc != kExitOk) return rc;
   if (!config.cache_dir.empty()) setenv("DLRT_CACHE_DIR", config.cache_dir.c_str(), 1);
 
   // Signals go to one thread (sigwait); block them before any thread starts.
@@ -182,30 +284,7 @@ int cmd_serve(int argc, char** argv) {
            std::to_string(server.port()) + " (loading " + loading + ")");
 
   std::atomic<bool> done{false};
-  std::thread signal_thread([&] {
-    timespec slice{0, 200'000'000};
-    bool draining = false;
-    auto drain_start = std::chrono::steady_clock::now();
-    while (!done.load()) {
-      int sig = sigtimedwait(&sigs, nullptr, &slice);
-      if (sig == SIGTERM || sig == SIGINT) {
-        if (draining) {
-          log.warning("second signal: exiting now");
-          std::_Exit(kExitRuntimeError);
-        }
-        draining = true;
-        drain_start = std::chrono::steady_clock::now();
-        log.warning(std::string(sig == SIGTERM ? "SIGTERM" : "SIGINT") + ": finishing in-flight requests, refusing new ones");
-        server.shutdown();
-      }
-      if (draining && std::chrono::steady_clock::now() - drain_start >
-                          std::chrono::milliseconds(config.drain_timeout_ms)) {
-        log.error("requests still running after " + std::to_string(config.drain_timeout_ms) +
-                  " ms (drain_timeout_ms): exiting");
-        std::_Exit(kExitRuntimeError);
-      }
-    }
-  });
+  std::thread signal_thread([&] { watch_signals(sigs, done, server, log, config); });
   std::thread http_thread([&] { server.run(); });
   auto finish = [&](int code) {
     server.shutdown();
@@ -215,62 +294,16 @@ int cmd_serve(int argc, char** argv) {
     return code;
   };
 
-  embed::EmbedderOptions eo;
-  eo.device = config.device;
-  eo.strict = config.strict;
-  eo.threads = config.threads;
-  eo.warm_start = config.warm_start;
-  eo.max_tensor_bytes = static_cast<uint64_t>(config.max_tensor_mb) << 20;
-  // The server batches concurrent requests: ask accelerators to compile for
-  // throughput (OpenVINO's PERFORMANCE_HINT; declined on OpenVINO's CPU device,
-  // see docs/openvino.md).
-  eo.backend_options["default_performance_hint"] = "THROUGHPUT";
-  // Each model in turn, the default first; one that cannot be loaded is
-  // reported (its /health: failed) and the others serve. The server exits
-  // when none can.
-  int first_failure = kExitOk;
-  size_t served = 0;
-  std::string ready_names;
-  for (const embed::ServedModelConfig& spec : models) {
-    const std::string label = spec.name.empty() ? spec.path : "model " + spec.name + " (" + spec.path + ")";
-    auto t0 = std::chrono::steady_clock::now();
-    std::shared_ptr<const embed::EmbedModel> model;
-    Status loaded = load_model(spec.path, eo, model);
-    int code = kExitOk;
-    if (!loaded.ok()) {
-      log.error("cannot load " + label + ": " + loaded.to_string());
-      code = exit_code_for_folder_status(loaded);
-    } else if (Status s = embed::warm_up(*model); !s.ok()) {
-      loaded = s;
-      log.error("warm-up run of " + label + " failed: " + s.to_string());
-      code = exit_code_for_run_status(s);
-    } else if (std::string e = default_prompt_error(config, *model); !e.empty()) {
-      loaded = InvalidArgument(e);
-      log.error(label + ": " + e);
-      code = kExitUsage;
-    }
-    if (code != kExitOk) {
-      server.set_load_error(spec.name, loaded.message());
-      if (first_failure == kExitOk) first_failure = code;
-      continue;
-    }
-    if (server.draining()) return finish(kExitOk);  // stopped while loading
-    double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    server.set_model(spec.name, model);
-    ++served;
-    ready_names += (ready_names.empty() ? "" : ", ") + (spec.name.empty() ? model->model_name() : spec.name);
-    embed::HealthInfo h = *server.model_health(spec.name);
-    log.info("ready in " + std::to_string(static_cast<long long>(load_ms)) + " ms: model " +
-             (spec.name.empty() ? model->model_name() : spec.name) + " (dimension " + std::to_string(model->dimension()) +
-             ", max " + std::to_string(model->max_length()) + " tokens) on " + h.device + " (" + h.status + ")" +
-             (h.reason.empty() ? "" : ": " + h.reason));
-  }
-  if (served == 0) return finish(first_failure);
+  // The server exits when no model can be loaded.
+  const LoadOutcome loaded = load_models(server, log, config, models);
+  if (loaded.stopped) return finish(kExitOk);
+  if (loaded.served == 0) return finish(loaded.first_failure);
   // One line once every model serves: what scripts wait for (each "ready in" is one model's).
-  if (served == models.size())
-    log.info("all models ready (" + std::to_string(served) + " of " + std::to_string(models.size()) + "): " + ready_names);
+  if (loaded.served == models.size())
+    log.info("all models ready (" + std::to_string(loaded.served) + " of " + std::to_string(models.size()) +
+             "): " + loaded.ready_names);
   else
-    log.warning("serving " + std::to_string(served) + " of " + std::to_string(models.size()) +
+    log.warning("serving " + std::to_string(loaded.served) + " of " + std::to_string(models.size()) +
                 " models; /health names the ones that failed");
 
   http_thread.join();

@@ -77,26 +77,25 @@ std::optional<std::string> compare_tensors(const Tensor& expected, const Tensor&
 }
 
 namespace {
-const char* kind_name(RunValue::Kind k) {
+const char* kind_name(Value::Kind k) {
   switch (k) {
-    case RunValue::Kind::kNone: return "nothing";
-    case RunValue::Kind::kTensor: return "a tensor";
-    case RunValue::Kind::kSequence: return "a sequence";
-    case RunValue::Kind::kOptionalNone: return "an empty optional";
-    case RunValue::Kind::kMap: return "a map";
-    case RunValue::Kind::kMapSequence: return "a sequence of maps";
+    case Value::Kind::kNone: return "nothing";
+    case Value::Kind::kTensor: return "a tensor";
+    case Value::Kind::kSequence: return "a sequence";
+    case Value::Kind::kMap: return "a map";
+    case Value::Kind::kMapSequence: return "a sequence of maps";
   }
   return "?";
 }
 }  // namespace
 
-std::optional<std::string> compare_values(const RunValue& expected, const RunValue& actual) {
+std::optional<std::string> compare_values(const Value& expected, const Value& actual) {
   if (expected.kind != actual.kind)
     return std::string("got ") + kind_name(actual.kind) + ", expected " + kind_name(expected.kind);
   switch (expected.kind) {
-    case RunValue::Kind::kTensor:
+    case Value::Kind::kTensor:
       return compare_tensors(expected.tensor, actual.tensor, tolerance_for(expected.tensor.dtype()));
-    case RunValue::Kind::kSequence:
+    case Value::Kind::kSequence:
       if (expected.sequence.size() != actual.sequence.size())
         return "sequence of " + std::to_string(actual.sequence.size()) + " tensors, expected " +
                std::to_string(expected.sequence.size());
@@ -106,15 +105,14 @@ std::optional<std::string> compare_values(const RunValue& expected, const RunVal
           return "sequence element " + std::to_string(i) + ": " + *r;
       }
       return std::nullopt;
-    case RunValue::Kind::kMap:
-    case RunValue::Kind::kMapSequence:
-      if (auto r = compare_tensors(expected.map_keys, actual.map_keys, tolerance_for(expected.map_keys.dtype())))
+    case Value::Kind::kMap:
+    case Value::Kind::kMapSequence:
+      if (auto r = compare_tensors(expected.keys, actual.keys, tolerance_for(expected.keys.dtype())))
         return "map keys: " + *r;
-      if (auto r = compare_tensors(expected.map_values, actual.map_values, tolerance_for(expected.map_values.dtype())))
+      if (auto r = compare_tensors(expected.values, actual.values, tolerance_for(expected.values.dtype())))
         return "map values: " + *r;
       return std::nullopt;
-    case RunValue::Kind::kOptionalNone:
-    case RunValue::Kind::kNone: return std::nullopt;
+    case Value::Kind::kNone: return std::nullopt;
   }
   return std::nullopt;
 }

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "core/run_value.h"
+#include "dlrt/session.h"
 #include "dlrt/tensor.h"
 
 namespace dlrt::cli {
@@ -23,7 +23,7 @@ Tolerance tolerance_for(DType dtype);
 // equal; everything else exact). Otherwise a one-line reason.
 std::optional<std::string> compare_tensors(const Tensor& expected, const Tensor& actual, Tolerance tol);
 
-// As above for tensors, sequences (element-wise) and optionals.
-std::optional<std::string> compare_values(const RunValue& expected, const RunValue& actual);
+// As above for tensors, sequences (element-wise), maps and absent optionals.
+std::optional<std::string> compare_values(const Value& expected, const Value& actual);
 
 }  // namespace dlrt::cli

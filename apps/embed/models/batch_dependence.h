@@ -3,23 +3,17 @@
 // the contrib ops built on it) computes that scale over the whole activation
 // tensor, so padding and batch-mates change every row's result. The Embedder
 // runs such models one text at a time (see docs/embed.md, "Batching").
-//
-// The scan reads the ONNX file's node op types (the main graph and the
-// subgraphs of its nodes' attributes) without loading the model: it seeks
-// over everything else, so a large file costs a few reads.
 #pragma once
 
-#include <filesystem>
 #include <string>
 
-#include "dlrt/status.h"
+#include "dlrt/model_info.h"
 
 namespace dlrt::embed {
 
-// The first node whose semantics are batch-dependent, as "OpType" (with its
-// domain, "com.microsoft.DynamicQuantizeMatMul", when it has one); "" when
-// none. kIoError when the file cannot be read, kInvalidModel when it is not a
-// protobuf message.
-Result<std::string> batch_dependent_op(const std::filesystem::path& model_path);
+// A batch-dependent op of the model (main graph or a subgraph), as "OpType"
+// (with its domain, "com.microsoft.DynamicQuantizeMatMul", when it has one);
+// "" when it has none. From the model's op counts (dlrt::model_info).
+std::string batch_dependent_op(const ModelInfo& model);
 
 }  // namespace dlrt::embed

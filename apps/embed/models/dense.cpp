@@ -1,6 +1,7 @@
 // DenseLayer and the .safetensors reader (dense.h).
 #include "embed/models/dense.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -97,13 +98,34 @@ Result<DenseLayer> DenseLayer::load(const fs::path& dir) {
   // torch.nn.modules.activation.Tanh, torch.nn.modules.linear.Identity, ...: the class name decides.
   std::string act = jsonu::get_string(config, "activation_function", "torch.nn.modules.linear.Identity");
   const std::string cls = act.substr(act.rfind('.') == std::string::npos ? 0 : act.rfind('.') + 1);
-  Activation activation;
-  if (cls == "Identity") activation = Activation::kIdentity;
-  else if (cls == "Tanh") activation = Activation::kTanh;
-  else if (cls == "ReLU") activation = Activation::kReLU;
-  else if (cls == "Sigmoid") activation = Activation::kSigmoid;
-  else if (cls == "GELU") activation = Activation::kGelu;
-  else return Unsupported(config_path.string() + ": Dense activation \"" + act + "\" (Identity, Tanh, ReLU, Sigmoid, GELU)");
+  static const struct {
+    const char* name;
+    Activation activation;
+  } kActivations[] = {
+      {"Identity", Activation::kIdentity},   {"Tanh", Activation::kTanh},           {"ReLU", Activation::kReLU},
+      {"ReLU6", Activation::kReLU6},         {"LeakyReLU", Activation::kLeakyReLU}, {"Sigmoid", Activation::kSigmoid},
+      {"Hardsigmoid", Activation::kHardsigmoid}, {"LogSigmoid", Activation::kLogSigmoid}, {"GELU", Activation::kGelu},
+      {"SiLU", Activation::kSiLU},           {"Mish", Activation::kMish},           {"ELU", Activation::kElu},
+      {"CELU", Activation::kCelu},           {"SELU", Activation::kSelu},           {"Softplus", Activation::kSoftplus},
+      {"Softsign", Activation::kSoftsign},   {"Hardtanh", Activation::kHardtanh},   {"Hardswish", Activation::kHardswish},
+      {"Tanhshrink", Activation::kTanhshrink},
+  };
+  // sentence-transformers constructs a torch.nn class only (anything else
+  // needs trust_remote_code), with its default arguments.
+  const bool torch_class = act.rfind("torch.", 0) == 0 || act.find('.') == std::string::npos;
+  const Activation* activation = nullptr;
+  for (const auto& a : kActivations)
+    if (torch_class && cls == a.name) activation = &a.activation;
+  if (!activation) {
+    std::string names;
+    for (const auto& a : kActivations) names += std::string(names.empty() ? "" : ", ") + a.name;
+    return Unsupported(config_path.string() + ": Dense activation \"" + act + "\" (torch.nn's " + names + ")");
+  }
+  const std::string input = jsonu::get_string(config, "module_input_name", "sentence_embedding");
+  if (input != "sentence_embedding" || jsonu::get_string(config, "module_output_name", input) != input)
+    return Unsupported(config_path.string() + ": a Dense module on \"" + input +
+                       "\" (dlrt applies Dense modules to the sentence embedding)");
+  const bool residual = jsonu::get_bool(config, "use_residual", false);
 
   const fs::path weights_path = dir / "model.safetensors";
   std::error_code ec;
@@ -116,8 +138,13 @@ Result<DenseLayer> DenseLayer::load(const fs::path& dir) {
   auto bytes = read_folder_file(weights_path.string());
   if (!bytes.ok()) return bytes.status().with_context("Dense module");
   DLRT_ASSIGN_OR_RETURN(auto tensors, read_safetensors(*bytes, weights_path.string()));
-  std::vector<float> weight, bias;
+  std::vector<float> weight, bias, residual_weight;
   for (auto& [name, t] : tensors) {
+    if (name == "residual.weight" && residual && in != out) {
+      if (t.shape != std::vector<int64_t>{out, in})
+        return InvalidModel(weights_path.string() + ": residual.weight is not [out_features, in_features]");
+      residual_weight = std::move(t.values);
+    }
     if (name == "linear.weight") {
       if (t.shape != std::vector<int64_t>{out, in})
         return InvalidModel(weights_path.string() + ": linear.weight is not [out_features, in_features] = [" +
@@ -131,8 +158,47 @@ Result<DenseLayer> DenseLayer::load(const fs::path& dir) {
   }
   if (weight.empty()) return InvalidModel(weights_path.string() + ": no linear.weight tensor");
   if (has_bias && bias.empty()) return InvalidModel(weights_path.string() + ": config.json says bias but there is no linear.bias");
-  return from_values(static_cast<size_t>(in), static_cast<size_t>(out), std::move(weight), std::move(bias), activation);
+  if (residual && in != out && residual_weight.empty())
+    return InvalidModel(weights_path.string() + ": use_residual with in_features != out_features needs residual.weight");
+  DLRT_ASSIGN_OR_RETURN(DenseLayer d, from_values(static_cast<size_t>(in), static_cast<size_t>(out), std::move(weight),
+                                                  std::move(bias), *activation));
+  d.residual_ = residual;
+  d.residual_weight_ = std::move(residual_weight);
+  return d;
 }
+
+namespace {
+
+// torch.nn's activation classes with their default arguments.
+double activate(DenseLayer::Activation a, double s) {
+  using A = DenseLayer::Activation;
+  const auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
+  const auto softplus = [](double v) { return v > 20 ? v : std::log1p(std::exp(v)); };  // beta 1, threshold 20
+  switch (a) {
+    case A::kIdentity: return s;
+    case A::kTanh: return std::tanh(s);
+    case A::kReLU: return s > 0 ? s : 0;
+    case A::kReLU6: return std::min(std::max(s, 0.0), 6.0);
+    case A::kLeakyReLU: return s >= 0 ? s : 0.01 * s;
+    case A::kSigmoid: return sigmoid(s);
+    case A::kHardsigmoid: return std::min(std::max(s + 3, 0.0), 6.0) / 6;
+    case A::kLogSigmoid: return -softplus(-s);
+    case A::kGelu: return 0.5 * s * (1 + std::erf(s / std::sqrt(2.0)));
+    case A::kSiLU: return s * sigmoid(s);
+    case A::kMish: return s * std::tanh(softplus(s));
+    case A::kElu: return s > 0 ? s : std::expm1(s);
+    case A::kCelu: return s > 0 ? s : std::expm1(s);  // alpha 1: as ELU
+    case A::kSelu: return 1.0507009873554804934 * (s > 0 ? s : 1.6732632423543772848 * std::expm1(s));
+    case A::kSoftplus: return softplus(s);
+    case A::kSoftsign: return s / (1 + std::fabs(s));
+    case A::kHardtanh: return std::min(std::max(s, -1.0), 1.0);
+    case A::kHardswish: return s * std::min(std::max(s + 3, 0.0), 6.0) / 6;
+    case A::kTanhshrink: return s - std::tanh(s);
+  }
+  return s;
+}
+
+}  // namespace
 
 std::vector<float> DenseLayer::apply(const std::vector<float>& x) const {
   std::vector<float> y(out_);
@@ -140,15 +206,55 @@ std::vector<float> DenseLayer::apply(const std::vector<float>& x) const {
     double s = bias_.empty() ? 0.0 : bias_[o];
     const float* w = weight_.data() + o * in_;
     for (size_t i = 0; i < in_ && i < x.size(); ++i) s += static_cast<double>(w[i]) * x[i];
-    switch (activation_) {
-      case Activation::kIdentity: break;
-      case Activation::kTanh: s = std::tanh(s); break;
-      case Activation::kReLU: s = s > 0 ? s : 0; break;
-      case Activation::kSigmoid: s = 1 / (1 + std::exp(-s)); break;
-      case Activation::kGelu: s = 0.5 * s * (1 + std::erf(s / std::sqrt(2.0))); break;
+    s = activate(activation_, s);
+    if (residual_ && residual_weight_.empty()) {
+      s += x[o];
+    } else if (residual_) {
+      const float* r = residual_weight_.data() + o * in_;
+      double t = 0;
+      for (size_t i = 0; i < in_ && i < x.size(); ++i) t += static_cast<double>(r[i]) * x[i];
+      s += t;
     }
     y[o] = static_cast<float>(s);
   }
+  return y;
+}
+
+Result<LayerNormLayer> LayerNormLayer::load(const fs::path& dir) {
+  const fs::path config_path = dir / "config.json";
+  auto config_text = read_folder_file(config_path.string());
+  if (!config_text.ok()) return config_text.status().with_context("LayerNorm module");
+  DLRT_RETURN_IF_ERROR(jsonu::check_json_depth(*config_text, config_path.string()));
+  json config = json::parse(*config_text, nullptr, false);
+  if (config.is_discarded() || !config.is_object()) return InvalidModel(config_path.string() + ": not a JSON object");
+  const int64_t dim = jsonu::get_int(config, "dimension", 0);
+  if (dim <= 0 || dim > (1 << 20)) return InvalidModel(config_path.string() + ": dimension must be a positive integer");
+  const fs::path weights_path = dir / "model.safetensors";
+  auto bytes = read_folder_file(weights_path.string());
+  if (!bytes.ok()) return bytes.status().with_context("LayerNorm module (its model.safetensors)");
+  DLRT_ASSIGN_OR_RETURN(auto tensors, read_safetensors(*bytes, weights_path.string()));
+  LayerNormLayer n;
+  for (auto& [name, t] : tensors) {
+    if (name != "norm.weight" && name != "norm.bias") continue;
+    if (t.shape != std::vector<int64_t>{dim})
+      return InvalidModel(weights_path.string() + ": " + name + " is not [dimension] = [" + std::to_string(dim) + "]");
+    (name == "norm.weight" ? n.weight_ : n.bias_) = std::move(t.values);
+  }
+  if (n.weight_.empty() || n.bias_.empty())
+    return InvalidModel(weights_path.string() + ": the LayerNorm needs norm.weight and norm.bias");
+  return n;
+}
+
+std::vector<float> LayerNormLayer::apply(const std::vector<float>& x) const {
+  const size_t n = weight_.size();
+  double mean = 0, var = 0;
+  for (size_t i = 0; i < n; ++i) mean += x[i];
+  mean /= static_cast<double>(n);
+  for (size_t i = 0; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
+  var /= static_cast<double>(n);  // biased, as torch
+  const double inv = 1 / std::sqrt(var + 1e-5);
+  std::vector<float> y(n);
+  for (size_t i = 0; i < n; ++i) y[i] = static_cast<float>((x[i] - mean) * inv * weight_[i] + bias_[i]);
   return y;
 }
 

@@ -1,7 +1,14 @@
 // sentence-transformers' Dense module (a folder such as 2_Dense listed in
 // modules.json): y = activation(W x + b) on the pooled vector, with W and b
 // from the folder's model.safetensors ("linear.weight" [out, in],
-// "linear.bias" [out]) and the shape and activation from its config.json.
+// "linear.bias" [out]) and the shape and activation from its config.json;
+// with "use_residual": y + x (in = out) or y + R x ("residual.weight" [out, in]).
+// The activation is a torch.nn class constructed with its defaults, as
+// sentence-transformers loads it: Identity, Tanh, ReLU, ReLU6, LeakyReLU,
+// Sigmoid, Hardsigmoid, LogSigmoid, GELU, SiLU, Mish, ELU, CELU, SELU,
+// Softplus, Softsign, Hardtanh, Hardswish, Tanhshrink.
+// And its LayerNorm module: torch's LayerNorm (eps 1e-5) over the sentence
+// vector with "norm.weight" and "norm.bias" [dimension] of model.safetensors.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +22,10 @@ namespace dlrt::embed {
 
 class DenseLayer {
  public:
-  enum class Activation { kIdentity, kTanh, kReLU, kSigmoid, kGelu };
+  enum class Activation {
+    kIdentity, kTanh, kReLU, kReLU6, kLeakyReLU, kSigmoid, kHardsigmoid, kLogSigmoid, kGelu, kSiLU,
+    kMish, kElu, kCelu, kSelu, kSoftplus, kSoftsign, kHardtanh, kHardswish, kTanhshrink,
+  };
 
   // Reads `dir`/config.json and `dir`/model.safetensors. Errors:
   // kNotFound (no weights: pytorch_model.bin alone is kUnsupported),
@@ -37,6 +47,28 @@ class DenseLayer {
   std::vector<float> weight_;  // [out, in], row-major
   std::vector<float> bias_;    // [out] or empty
   Activation activation_ = Activation::kIdentity;
+  bool residual_ = false;
+  std::vector<float> residual_weight_;  // [out, in] when residual_ and in != out
+};
+
+class LayerNormLayer {
+ public:
+  // Reads `dir`/config.json ("dimension") and `dir`/model.safetensors.
+  static Result<LayerNormLayer> load(const std::filesystem::path& dir);
+  size_t dimension() const { return weight_.size(); }
+  std::vector<float> apply(const std::vector<float>& x) const;
+
+ private:
+  std::vector<float> weight_, bias_;
+};
+
+// A module after pooling (modules.json's order): a Dense or a LayerNorm.
+struct VectorModule {
+  std::vector<DenseLayer> dense;      // one, or none for a LayerNorm
+  std::vector<LayerNormLayer> norm;   // one, or none for a Dense
+  size_t in_features() const { return dense.empty() ? norm[0].dimension() : dense[0].in_features(); }
+  size_t out_features() const { return dense.empty() ? norm[0].dimension() : dense[0].out_features(); }
+  std::vector<float> apply(const std::vector<float>& x) const { return dense.empty() ? norm[0].apply(x) : dense[0].apply(x); }
 };
 
 // The tensors of a .safetensors file as float32 (F32, F16 and BF16 are

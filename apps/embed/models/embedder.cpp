@@ -17,6 +17,7 @@
 #include "embed/models/length_groups.h"
 #include "embed/models/modules.h"
 #include "embed/models/sparse.h"
+#include "embed/models/static_embedding.h"
 #include "embed/models/multi_vector.h"
 #include "embed/models/token_inputs.h"
 #include "embed/tokenizer/tokenizer.h"
@@ -44,8 +45,10 @@ Result<json> read_json(const fs::path& path) { return jsonu::read_optional_json(
 
 // Pooling, Dense layers and normalisation (or a sparse model's SPLADE
 // pooling) from modules.json / 1_Pooling/config.json.
-Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize, std::vector<fs::path>& dense,
-                    fs::path& pooling_config, json& pc, std::optional<SpladePooling>& splade) {
+// `post`: the Dense and LayerNorm modules; `input`: module 0 when it is a static one.
+Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize, std::vector<Module>& post,
+                    fs::path& pooling_config, json& pc, std::optional<SpladePooling>& splade,
+                    std::optional<Module>& input) {
   pooling = Pooling::kMean;
   normalize = true;
   pooling_config = dir / "1_Pooling" / "config.json";
@@ -55,7 +58,10 @@ Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize, std:
   for (const Module& m : modules) {
     switch (m.type) {
       case ModuleType::kNormalize: normalize = true; break;
-      case ModuleType::kDense: dense.push_back(m.dir); break;
+      case ModuleType::kDense:
+      case ModuleType::kLayerNorm: post.push_back(m); break;
+      case ModuleType::kStaticEmbedding:
+      case ModuleType::kSparseStaticEmbedding: input = m; break;
       case ModuleType::kPooling:
         dense_pooling = true;
         pooling_config = m.dir / "config.json";
@@ -72,9 +78,12 @@ Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize, std:
   const std::string modules_json = (dir / "modules.json").string();
   if (mlm && !splade)
     return Unsupported(modules_json + ": an MLMTransformer without a SpladePooling module (its logits are no embedding)");
-  if (splade && (dense_pooling || !dense.empty() || normalize))
+  if (splade && (dense_pooling || !post.empty() || normalize))
     return Unsupported(modules_json + ": a SpladePooling module with Pooling, Dense or Normalize modules is not supported");
-  if (splade) return Status::Ok();
+  const bool sparse_static = input && input->type == ModuleType::kSparseStaticEmbedding;
+  if (sparse_static && (!post.empty() || normalize))
+    return Unsupported(modules_json + ": a SparseStaticEmbedding with Dense, LayerNorm or Normalize modules is not supported");
+  if (splade || input) return Status::Ok();
   DLRT_ASSIGN_OR_RETURN(pc, read_json(pooling_config));
   if (pc.is_null()) return Status::Ok();
   if (!pc.is_object()) return InvalidModel(pooling_config.string() + ": expected a JSON object");
@@ -127,7 +136,8 @@ struct Embedder::Impl {
   std::map<std::string, std::string> prompts;
   std::string default_prompt_name;
   std::string similarity_fn = "cosine";
-  std::vector<DenseLayer> dense;  // after pooling, in modules.json's order
+  std::vector<VectorModule> dense;  // Dense and LayerNorm modules after pooling, in modules.json's order
+  std::shared_ptr<const StaticEmbedding> static_input;  // a static module 0 (no session then)
   std::string batch_dependent_op;  // "" : rows are independent, padded batches are fine
   ModelKind kind = ModelKind::kDense;
   std::optional<SpladePooling> splade;  // a sparse model's pooling
@@ -172,25 +182,65 @@ Embedder::Embedder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Embedder::~Embedder() = default;
 
 Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir, const EmbedderOptions& options) {
-  DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_file(model_dir));
+  DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_folder(model_dir));
   if (is_multi_vector_folder(file.dir))
     return Unsupported(file.dir.string() + " is a multi-vector (ColBERT / PyLate) model: it gives one vector per "
                        "token, not one per text (dlrt embed --tokens, POST /embed_all and /rerank of dlrt serve, "
                        "Python encode(output_value=\"token_embeddings\"); see docs/embed-retrieval.md)");
   DLRT_RETURN_IF_ERROR(
       require_capability(model_dir, {Capability::kDense, Capability::kSparse}, "an embedder (one vector per text)"));
+  // sentence-transformers 6.x's multi-vector encoder: per-token vectors dlrt does not give yet (never pooled).
+  DLRT_ASSIGN_OR_RETURN(json st, read_json(file.dir / "config_sentence_transformers.json"));
+  if (st.is_object() && jsonu::get_string(st, "model_type", "") == "MultiVectorEncoder")
+    return Unsupported(file.dir.string() + " is a sentence-transformers MultiVectorEncoder folder, which dlrt does not "
+                       "implement (its ColBERT support reads PyLate's folders; see docs/embed-retrieval.md)");
   return create_transformer(model_dir, options);
 }
 
+namespace {
+
+// Loads the Dense and LayerNorm modules (`post`) into `out`, checking that
+// each takes what the one before gives.
+Status load_vector_modules(const std::vector<Module>& post, std::vector<VectorModule>& out) {
+  for (const Module& m : post) {
+    VectorModule v;
+    if (m.type == ModuleType::kDense) {
+      DLRT_ASSIGN_OR_RETURN(DenseLayer layer, DenseLayer::load(m.dir));
+      v.dense.push_back(std::move(layer));
+    } else {
+      DLRT_ASSIGN_OR_RETURN(LayerNormLayer norm, LayerNormLayer::load(m.dir));
+      v.norm.push_back(std::move(norm));
+    }
+    if (!out.empty() && out.back().out_features() != v.in_features())
+      return InvalidModel(m.dir.string() + ": takes " + std::to_string(v.in_features()) +
+                          " values but the module before gives " + std::to_string(out.back().out_features()));
+    out.push_back(std::move(v));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string& model_dir,
                                                                const EmbedderOptions& options) {
-  DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_file(model_dir));
-  const fs::path& dir = file.dir;
-  const fs::path& model_path = file.path;
+  DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_folder(model_dir));
+  const fs::path dir = file.dir;
   auto impl = std::make_unique<Impl>();
   impl->name = file.name;
 
   DLRT_RETURN_IF_ERROR(check_folder_configs(dir));
+  std::vector<Module> post;
+  std::optional<Module> static_input;
+  fs::path pooling_path;
+  json pooling_json;
+  DLRT_RETURN_IF_ERROR(read_pooling(dir, impl->pooling, impl->normalize, post, pooling_path, pooling_json,
+                                    impl->splade, static_input));
+  if (impl->splade) impl->kind = ModelKind::kSparse;
+  DLRT_RETURN_IF_ERROR(load_vector_modules(post, impl->dense));
+  if (static_input) return create_static(std::move(impl), dir, *static_input, options);
+  DLRT_ASSIGN_OR_RETURN(file, find_model_file(model_dir));
+  const fs::path& model_path = file.path;
+
   auto tok = Tokenizer::from_folder(dir.string());
   if (!tok.ok()) return tok.status();
   impl->tokenizer = std::make_unique<Tokenizer>(std::move(tok).value());
@@ -198,19 +248,6 @@ Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string
 
   DLRT_ASSIGN_OR_RETURN(json config, read_json(dir / "config.json"));
   DLRT_ASSIGN_OR_RETURN(json st_config, read_json(dir / "sentence_bert_config.json"));
-  std::vector<fs::path> dense_dirs;
-  fs::path pooling_path;
-  json pooling_json;
-  DLRT_RETURN_IF_ERROR(
-      read_pooling(dir, impl->pooling, impl->normalize, dense_dirs, pooling_path, pooling_json, impl->splade));
-  if (impl->splade) impl->kind = ModelKind::kSparse;
-  for (const fs::path& d : dense_dirs) {
-    DLRT_ASSIGN_OR_RETURN(DenseLayer layer, DenseLayer::load(d));
-    if (!impl->dense.empty() && impl->dense.back().out_features() != layer.in_features())
-      return InvalidModel(d.string() + ": in_features " + std::to_string(layer.in_features()) +
-                          " but the module before gives " + std::to_string(impl->dense.back().out_features()));
-    impl->dense.push_back(std::move(layer));
-  }
   DLRT_RETURN_IF_ERROR(read_prompts(dir, impl->prompts, impl->default_prompt_name, impl->similarity_fn));
 
   // Length: option, else sentence-transformers' max_seq_length, else the tokenizer's, else 512;
@@ -224,7 +261,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string
   impl->max_length = std::max<size_t>(max_len, 2);
 
   DLRT_ASSIGN_OR_RETURN(impl->session, open_model_session(model_path, options));
-  DLRT_ASSIGN_OR_RETURN(impl->batch_dependent_op, dlrt::embed::batch_dependent_op(model_path));
+  impl->batch_dependent_op = dlrt::embed::batch_dependent_op(model_info(*impl->session));
   DLRT_ASSIGN_OR_RETURN(impl->inputs, TokenInputs::from_session(*impl->session, model_path.string()));
 
   // A dense model's hidden states, a sparse model's MLM logits (both 3-D).
@@ -267,7 +304,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string
     const size_t hidden = static_cast<size_t>(outs[found].shape[2]);
     DLRT_RETURN_IF_ERROR(check_pooling_dimension(pooling_path, pooling_json, hidden));
     if (!impl->dense.empty() && impl->dense.front().in_features() != hidden)
-      return InvalidModel(model_dir + ": the Dense module takes " + std::to_string(impl->dense.front().in_features()) +
+      return InvalidModel(model_dir + ": the module after pooling takes " + std::to_string(impl->dense.front().in_features()) +
                           " values but the model's vectors have " + std::to_string(hidden));
     impl->hidden_size = hidden;
     impl->dimension = impl->dense.empty() ? hidden : impl->dense.back().out_features();
@@ -285,6 +322,62 @@ Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string
       embedder->impl_->hidden_size = tokens->tokens[0][0].size();
   }
   return embedder;
+}
+
+Result<std::unique_ptr<Embedder>> Embedder::create_static(std::unique_ptr<Impl> impl, const fs::path& dir,
+                                                          const Module& input, const EmbedderOptions& options) {
+  const bool sparse = input.type == ModuleType::kSparseStaticEmbedding;
+  DLRT_ASSIGN_OR_RETURN(StaticEmbedding::Loaded loaded,
+                        StaticEmbedding::load(input.dir, sparse ? StaticEmbedding::Mode::kTokenWeights
+                                                                : StaticEmbedding::Mode::kMeanOfRows));
+  impl->static_input = std::move(loaded.module);
+  impl->tokenizer = std::move(loaded.tokenizer);
+  DLRT_RETURN_IF_ERROR(read_prompts(dir, impl->prompts, impl->default_prompt_name, impl->similarity_fn));
+  if (sparse) {
+    impl->kind = ModelKind::kSparse;
+    impl->splade.reset();
+  }
+  impl->hidden_size = impl->static_input->dimension();
+  if (!impl->dense.empty() && impl->dense.front().in_features() != impl->hidden_size)
+    return InvalidModel(input.dir.string() + ": the module after the static embedding takes " +
+                        std::to_string(impl->dense.front().in_features()) + " values but it gives " +
+                        std::to_string(impl->hidden_size));
+  impl->dimension = impl->dense.empty() ? impl->hidden_size : impl->dense.back().out_features();
+  // No truncation beyond the tokenizer's own (static_embedding.h); kStaticMaxTokens bounds a request.
+  size_t max_len = options.max_length ? options.max_length : impl->tokenizer->configured_max_length();
+  impl->max_length = max_len ? max_len : kStaticMaxTokens;
+  return std::unique_ptr<Embedder>(new Embedder(std::move(impl)));
+}
+
+Result<EmbedResult> Embedder::embed_static(const std::vector<Encoding>& batch, std::optional<bool> normalize) const {
+  EmbedResult result;
+  result.vectors.resize(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    std::vector<int64_t> ids;
+    for (size_t t = 0; t < batch[i].ids.size(); ++t)
+      if (t >= batch[i].attention_mask.size() || batch[i].attention_mask[t] != 0) ids.push_back(batch[i].ids[t]);
+    result.total_tokens += ids.size();
+    std::vector<float> v(impl_->static_input->dimension());
+    DLRT_RETURN_IF_ERROR(impl_->static_input->embed(ids, v.data()));
+    DLRT_ASSIGN_OR_RETURN(result.vectors[i], finish_vector(std::move(v), normalize));
+  }
+  return result;
+}
+
+Result<std::vector<float>> Embedder::finish_vector(std::vector<float> v, std::optional<bool> normalize) const {
+  for (const VectorModule& d : impl_->dense) {
+    if (v.size() != d.in_features())
+      return RuntimeError("the module after pooling takes " + std::to_string(d.in_features()) + " values but got " +
+                          std::to_string(v.size()));
+    v = d.apply(v);
+  }
+  if (normalize.value_or(impl_->normalize)) {
+    double sq = 0;
+    for (float f : v) sq += static_cast<double>(f) * f;
+    double norm = std::max(std::sqrt(sq), 1e-12);  // torch.nn.functional.normalize's eps
+    for (float& f : v) f = static_cast<float>(f / norm);
+  }
+  return v;
 }
 
 Result<Encoding> Embedder::tokenize(std::string_view text) const {
@@ -337,6 +430,7 @@ Result<SparseResult> Embedder::encode_sparse(const std::vector<std::string>& tex
 
 Result<EmbedResult> Embedder::run_encoded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
                                           const dlrt::RunOptions& bounds) const {
+  if (impl_->static_input) return embed_static(batch, normalize);
   if (batch.size() <= 1) return embed_padded(batch, normalize, bounds);
   std::vector<std::vector<size_t>> groups;
   if (!impl_->batch_dependent_op.empty()) {
@@ -418,6 +512,8 @@ Result<Embedder::Hidden> Embedder::run_hidden(const std::vector<Encoding>& batch
 Result<TokenEmbedResult> Embedder::embed_tokens(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds,
                                                 const TokenFilter& keep) const {
   TokenEmbedResult result;
+  if (impl_->static_input)
+    return Unsupported("the model " + impl_->name + " is a static embedding model: it has no per-token vectors");
   if (batch.empty()) return result;
   // As embed_encoded: a batch-dependent model runs each encoding alone.
   const bool alone = !impl_->batch_dependent_op.empty() && batch.size() > 1;
@@ -501,18 +597,7 @@ Result<EmbedResult> Embedder::embed_padded(const std::vector<Encoding>& batch, s
         for (size_t k = 0; k < h; ++k) v[k] = std::max(v[k], rows[t * h + k]);
       }
     }
-    for (const DenseLayer& d : impl_->dense) {
-      if (v.size() != d.in_features())
-        return RuntimeError("the Dense module takes " + std::to_string(d.in_features()) + " values but got " +
-                            std::to_string(v.size()));
-      v = d.apply(v);
-    }
-    if (normalize.value_or(impl_->normalize)) {
-      double sq = 0;
-      for (float f : v) sq += static_cast<double>(f) * f;
-      double norm = std::max(std::sqrt(sq), 1e-12);  // torch.nn.functional.normalize's eps
-      for (float& f : v) f = static_cast<float>(f / norm);
-    }
+    DLRT_ASSIGN_OR_RETURN(v, finish_vector(std::move(v), normalize));
   }
   return result;
 }
@@ -579,7 +664,7 @@ const std::map<std::string, std::string>& Embedder::prompts() const { return imp
 const std::string& Embedder::default_prompt_name() const { return impl_->default_prompt_name; }
 const std::string& Embedder::similarity_fn_name() const { return impl_->similarity_fn; }
 bool Embedder::normalize() const { return impl_->normalize; }
-RunReport Embedder::placement() const { return impl_->session->placement(); }
+RunReport Embedder::placement() const { return impl_->session ? impl_->session->placement() : RunReport{}; }
 const Tokenizer& Embedder::tokenizer() const { return *impl_->tokenizer; }
 const std::string& Embedder::batch_dependent_op() const { return impl_->batch_dependent_op; }
 std::string Embedder::batching() const {

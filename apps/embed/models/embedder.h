@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -29,6 +30,7 @@ namespace dlrt::embed {
 
 struct SparseVector;
 class SpladePooling;
+struct Module;
 
 // sentence-transformers' pooling modes: the mean of the real tokens, the
 // first token, the element-wise max, the mean divided by sqrt(token count)
@@ -182,6 +184,13 @@ class Embedder {
   dlrt::Result<Hidden> run_hidden(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const;
   struct Impl;
   explicit Embedder(std::unique_ptr<Impl> impl);
+  // A folder whose module 0 is a static embedding (static_embedding.h): no session.
+  static dlrt::Result<std::unique_ptr<Embedder>> create_static(std::unique_ptr<Impl> impl,
+                                                               const std::filesystem::path& dir, const Module& input,
+                                                               const EmbedderOptions& options);
+  dlrt::Result<EmbedResult> embed_static(const std::vector<Encoding>& batch, std::optional<bool> normalize) const;
+  // A pooled vector through the Dense / LayerNorm modules and the normalisation.
+  dlrt::Result<std::vector<float>> finish_vector(std::vector<float> v, std::optional<bool> normalize) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -64,12 +64,12 @@ const char* capability_need(Capability c) {
   return "";
 }
 
-// modules.json lists SpladePooling (as Embedder::create's read_pooling finds it).
-bool lists_splade_pooling(const fs::path& dir) {
+// modules.json lists SpladePooling or SparseStaticEmbedding (as Embedder::create's read_pooling finds them).
+bool lists_sparse_module(const fs::path& dir) {
   auto modules = read_modules(dir);
   if (!modules.ok()) return false;
   for (const Module& m : *modules)
-    if (m.type == ModuleType::kSpladePooling) return true;
+    if (m.type == ModuleType::kSpladePooling || m.type == ModuleType::kSparseStaticEmbedding) return true;
   return false;
 }
 
@@ -83,7 +83,7 @@ ModelKind detect_kind(const std::string& model) {
   if (is_classifier_folder(model)) return ModelKind::kCrossEncoder;
   const fs::path dir = model_folder_of(model);
   if (is_multi_vector_folder(dir)) return ModelKind::kMultiVector;
-  if (lists_splade_pooling(dir)) return ModelKind::kSparse;
+  if (lists_sparse_module(dir)) return ModelKind::kSparse;
   return ModelKind::kDense;
 }
 

@@ -14,8 +14,9 @@
 
 namespace dlrt::embed {
 
-// dense: Transformer + Pooling (sentence-transformers), one vector per text.
-// sparse: SPLADE (MLMTransformer + SpladePooling), one vocabulary-wide vector per text (sparse.h).
+// dense: Transformer + Pooling (sentence-transformers), or StaticEmbedding, one vector per text.
+// sparse: SPLADE (MLMTransformer + SpladePooling) or SparseStaticEmbedding, one vocabulary-wide
+// vector per text (sparse.h, static_embedding.h).
 // multi_vector: ColBERT / PyLate, one vector per token (multi_vector.h).
 // cross_encoder: a sequence classifier (config.json's *ForSequenceClassification), logits per text or pair.
 // llm_reranker: a causal LM scoring (query, document) pairs by its answer tokens (llm_reranker.h).
@@ -27,7 +28,8 @@ const char* model_kind_phrase(ModelKind kind);
 
 // The kind of the folder `model` names (a folder, or its model file), from its
 // files: an LLM reranker (llm_reranker.h), else a sequence classifier, else a
-// multi-vector folder, else sparse when modules.json lists SpladePooling, else
+// multi-vector folder, else sparse when modules.json lists SpladePooling or
+// SparseStaticEmbedding, else
 // dense. Reads only small JSON files; a file it cannot read counts as absent
 // (the loader then reports it).
 ModelKind detect_kind(const std::string& model);

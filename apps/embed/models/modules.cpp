@@ -10,14 +10,29 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 const std::vector<ModuleTypeName>& implemented_module_types() {
+  // 5.x's names, then 6.x's (each class's module path, which 6.x saves).
   static const std::vector<ModuleTypeName> types = {
       {"sentence_transformers.models.Transformer", ModuleType::kTransformer},
       {"sentence_transformers.models.Pooling", ModuleType::kPooling},
       {"sentence_transformers.models.Dense", ModuleType::kDense},
       {"pylate.models.Dense.Dense", ModuleType::kDense},  // a multi-vector (ColBERT) folder's projection
+      {"sentence_transformers.models.LayerNorm", ModuleType::kLayerNorm},
       {"sentence_transformers.models.Normalize", ModuleType::kNormalize},
+      {"sentence_transformers.models.StaticEmbedding", ModuleType::kStaticEmbedding},
       {"sentence_transformers.sparse_encoder.models.MLMTransformer", ModuleType::kMLMTransformer},
       {"sentence_transformers.sparse_encoder.models.SpladePooling", ModuleType::kSpladePooling},
+      {"sentence_transformers.sparse_encoder.models.SparseStaticEmbedding", ModuleType::kSparseStaticEmbedding},
+      {"sentence_transformers.base.modules.transformer.Transformer", ModuleType::kTransformer},
+      {"sentence_transformers.sentence_transformer.modules.pooling.Pooling", ModuleType::kPooling},
+      {"sentence_transformers.base.modules.dense.Dense", ModuleType::kDense},
+      {"sentence_transformers.sentence_transformer.modules.layer_norm.LayerNorm", ModuleType::kLayerNorm},
+      {"sentence_transformers.base.modules.normalize.Normalize", ModuleType::kNormalize},
+      {"sentence_transformers.sentence_transformer.modules.static_embedding.StaticEmbedding",
+       ModuleType::kStaticEmbedding},
+      {"sentence_transformers.sparse_encoder.modules.mlm_transformer.MLMTransformer", ModuleType::kMLMTransformer},
+      {"sentence_transformers.sparse_encoder.modules.splade_pooling.SpladePooling", ModuleType::kSpladePooling},
+      {"sentence_transformers.sparse_encoder.modules.sparse_static_embedding.SparseStaticEmbedding",
+       ModuleType::kSparseStaticEmbedding},
   };
   return types;
 }
@@ -44,36 +59,48 @@ Result<fs::path> inside_folder(const fs::path& dir, const std::string& rel) {
 std::string known_family(const std::string& type) {
   if (type.rfind("pylate.", 0) == 0) return " (a PyLate module)";
   if (type.rfind("sentence_transformers.sparse_encoder.", 0) == 0) return " (a sparse-encoder module)";
+  if (type.rfind("sentence_transformers.multi_vector_encoder.", 0) == 0) return " (a multi-vector encoder module)";
+  if (type.rfind("sentence_transformers.cross_encoder.", 0) == 0) return " (a cross-encoder module)";
   return "";
 }
 
-// The modules in an order sentence-transformers runs as dlrt does: one
-// Transformer (or MLMTransformer), first; one Pooling at most (and one
-// SpladePooling); no Dense or Normalize before the Pooling (they read its
-// sentence vector), no Dense after a Normalize (dlrt normalises last).
+bool is_input_module(ModuleType t) {
+  return t == ModuleType::kTransformer || t == ModuleType::kMLMTransformer || t == ModuleType::kStaticEmbedding ||
+         t == ModuleType::kSparseStaticEmbedding;
+}
+
+// The modules in an order sentence-transformers runs as dlrt does: one input
+// module (Transformer, MLMTransformer or a static one), first; one Pooling at
+// most (and one SpladePooling), none after a static module (it gives the
+// sentence vector itself); no Dense, LayerNorm or Normalize before the
+// Pooling (they read its sentence vector), no Dense or LayerNorm after a
+// Normalize (dlrt normalises last).
 Status check_order(const fs::path& path, const std::vector<Module>& modules) {
   auto bad = [&](const std::string& what) {
     return InvalidModel(path.string() + ": " + what + " (sentence-transformers runs the modules in their order)");
   };
-  auto is_transformer = [](ModuleType t) { return t == ModuleType::kTransformer || t == ModuleType::kMLMTransformer; };
   if (modules.empty()) return Status::Ok();
-  if (!is_transformer(modules[0].type)) return bad("module 0 is a " + modules[0].type_name + ", not the Transformer");
+  if (!is_input_module(modules[0].type))
+    return bad("module 0 is a " + modules[0].type_name + ", not the Transformer (or another input module)");
+  const bool is_static =
+      modules[0].type == ModuleType::kStaticEmbedding || modules[0].type == ModuleType::kSparseStaticEmbedding;
   const size_t none = modules.size();
   size_t pooling = none, splade = none, normalize = none;
   for (size_t i = 1; i < modules.size(); ++i) {
     const ModuleType t = modules[i].type;
     const std::string at = "module " + std::to_string(i) + " (" + modules[i].type_name + ")";
-    if (is_transformer(t)) return bad(at + " is a second Transformer");
+    if (is_input_module(t)) return bad(at + " is a second Transformer or other input module");
+    const bool pools = t == ModuleType::kPooling || t == ModuleType::kSpladePooling;
+    if (pools && is_static) return bad(at + " pools token vectors, which the static module 0 does not give");
     size_t& first = t == ModuleType::kPooling ? pooling : t == ModuleType::kSpladePooling ? splade : normalize;
-    if ((t == ModuleType::kPooling || t == ModuleType::kSpladePooling) && first != none)
-      return bad(at + " is a second pooling module after module " + std::to_string(first));
-    if ((t == ModuleType::kPooling || t == ModuleType::kSpladePooling || t == ModuleType::kNormalize) && first == none)
-      first = i;
-    if (t == ModuleType::kDense && normalize != none)
+    if (pools && first != none) return bad(at + " is a second pooling module after module " + std::to_string(first));
+    if ((pools || t == ModuleType::kNormalize) && first == none) first = i;
+    if ((t == ModuleType::kDense || t == ModuleType::kLayerNorm) && normalize != none)
       return bad(at + " comes after the Normalize module " + std::to_string(normalize));
   }
   for (size_t i = 1; i < pooling && pooling != none; ++i)
-    if (modules[i].type == ModuleType::kDense || modules[i].type == ModuleType::kNormalize)
+    if (modules[i].type == ModuleType::kDense || modules[i].type == ModuleType::kNormalize ||
+        modules[i].type == ModuleType::kLayerNorm)
       return bad("module " + std::to_string(i) + " (" + modules[i].type_name + ") comes before the Pooling module " +
                  std::to_string(pooling) + ", whose sentence vector it reads");
   return Status::Ok();
@@ -101,9 +128,10 @@ Result<std::vector<Module>> read_modules(const fs::path& dir) {
                          "\"" + known_family(type) + ", which dlrt does not implement; it implements " + names);
     }
     // The modules that read a config of their own have a folder; without a
-    // path, the pooling modules' usual one.
+    // path, the pooling modules' usual one (a static module without one is in
+    // the model folder itself, where sentence-transformers saves module 0).
     const bool has_config = found->type == ModuleType::kPooling || found->type == ModuleType::kDense ||
-                            found->type == ModuleType::kSpladePooling;
+                            found->type == ModuleType::kSpladePooling || found->type == ModuleType::kLayerNorm;
     if (rel.empty() && found->type == ModuleType::kPooling) rel = "1_Pooling";
     if (rel.empty() && found->type == ModuleType::kSpladePooling) rel = "1_SpladePooling";
     Module mod{found->type, type, dir};

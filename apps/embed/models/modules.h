@@ -3,15 +3,20 @@
 // refused at load (kUnsupported naming the type), never run as a plain dense
 // embedder that would skip the module and return a wrong vector.
 //
-//   sentence_transformers.models.Transformer                 the ONNX model (hidden states)
-//   sentence_transformers.models.Pooling                     dense pooling (1_Pooling/config.json)
-//   sentence_transformers.models.Dense                       a linear layer after pooling (dense.h)
-//   pylate.models.Dense.Dense                                a multi-vector (ColBERT) folder's per-token
-//                                                            projection (multi_vector.h; Embedder::create
-//                                                            refuses such folders before reading modules)
-//   sentence_transformers.models.Normalize                   L2 normalisation
-//   sentence_transformers.sparse_encoder.models.MLMTransformer  the ONNX model (MLM logits)
-//   sentence_transformers.sparse_encoder.models.SpladePooling   SPLADE pooling (sparse.h)
+// Each type under its sentence-transformers 5.x name (sentence_transformers.models.X,
+// sentence_transformers.sparse_encoder.models.X) and its 6.x name (the class's
+// module path, as 6.x saves it: sentence_transformers.base.modules.transformer.Transformer, ...):
+//   Transformer            the ONNX model (hidden states; MLM logits in a sparse folder)
+//   Pooling                dense pooling (1_Pooling/config.json)
+//   Dense                  a linear layer and activation after pooling (dense.h)
+//   pylate.models.Dense.Dense  a multi-vector (ColBERT) folder's per-token projection
+//                          (multi_vector.h; Embedder::create refuses such folders before reading modules)
+//   LayerNorm              torch's LayerNorm of the sentence vector (dense.h)
+//   Normalize              L2 normalisation
+//   MLMTransformer         the ONNX model (MLM logits)
+//   SpladePooling          SPLADE pooling (sparse.h)
+//   StaticEmbedding        a token table and a mean, no ONNX model (static_embedding.h)
+//   SparseStaticEmbedding  a weight per token, no ONNX model (static_embedding.h)
 #pragma once
 
 #include <cstddef>
@@ -23,7 +28,17 @@
 
 namespace dlrt::embed {
 
-enum class ModuleType { kTransformer, kPooling, kDense, kNormalize, kMLMTransformer, kSpladePooling };
+enum class ModuleType {
+  kTransformer,
+  kPooling,
+  kDense,
+  kNormalize,
+  kMLMTransformer,
+  kSpladePooling,
+  kLayerNorm,
+  kStaticEmbedding,
+  kSparseStaticEmbedding,
+};
 
 // The implemented types: modules.json's "type" string of each.
 struct ModuleTypeName {
@@ -43,9 +58,10 @@ struct Module {
 // modules.json. Errors: kInvalidModel (broken JSON, a module path outside
 // the folder or naming a file), kUnsupported (a type dlrt does not
 // implement, named with the module's index and path); kInvalidModel for an
-// order sentence-transformers would not run as dlrt does (no Transformer
-// first, a second Transformer or pooling module, a Dense before the Pooling
-// or after a Normalize).
+// order sentence-transformers would not run as dlrt does (no input module
+// (Transformer, MLMTransformer, StaticEmbedding, SparseStaticEmbedding)
+// first, a second input or pooling module, a Pooling after a static module,
+// a Dense or LayerNorm before the Pooling or after a Normalize).
 Result<std::vector<Module>> read_modules(const std::filesystem::path& dir);
 
 }  // namespace dlrt::embed

@@ -54,7 +54,7 @@ std::filesystem::path model_folder_of(const std::string& model) {
   return dir;
 }
 
-Result<ModelFile> find_model_file(const std::string& model_dir) {
+Result<ModelFile> find_model_folder(const std::string& model_dir) {
   std::error_code ec;
   ModelFile f;
   const bool given_file = !model_dir.empty() && fs::is_regular_file(model_dir, ec);
@@ -70,6 +70,13 @@ Result<ModelFile> find_model_file(const std::string& model_dir) {
     if (!generic_folder_name(up.filename().string())) f.name = up.filename().string();
   }
   if (generic_folder_name(f.name)) f.name = "model";
+  return f;
+}
+
+Result<ModelFile> find_model_file(const std::string& model_dir) {
+  DLRT_ASSIGN_OR_RETURN(ModelFile f, find_model_folder(model_dir));
+  std::error_code ec;
+  const bool given_file = fs::is_regular_file(model_dir, ec);
   if (given_file && fs::path(model_dir).extension() == ".onnx") {
     f.path = fs::path(model_dir);
     return f;

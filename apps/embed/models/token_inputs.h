@@ -33,6 +33,9 @@ struct ModelFile {
   std::string name;
 };
 Result<ModelFile> find_model_file(const std::string& model_dir);
+// find_model_file without the model file (`path` empty): for folders whose
+// weights are the model (static_embedding.h).
+Result<ModelFile> find_model_folder(const std::string& model_dir);
 // The model folder `model` names: itself, or for a model file its folder (the
 // one above onnx/ for DIR/onnx/model.onnx).
 std::filesystem::path model_folder_of(const std::string& model);

@@ -1,0 +1,301 @@
+// Folders sentence-transformers 5.x and 6.x saved (tests/models/st_modules/,
+// written by tests/models/make_st_modules.py) against that library's torch
+// outputs: Transformer + Pooling + Dense + LayerNorm + Normalize, SPLADE,
+// StaticEmbedding and SparseStaticEmbedding, through the Embedder and
+// `dlrt embed`; each Dense activation against torch's values; and the
+// refusal of a module type dlrt does not implement.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "../tools/cli_test_util.h"
+#include "embed/models/dense.h"
+#include "embed/models/embedder.h"
+#include "embed/models/modules.h"
+#include "dlrt/dtype.h"
+#include "embed/models/sparse.h"
+#include "embed_test_util.h"
+#include "retrieval_reference.h"
+
+// A namespace of its own: the unity build puts this file beside others with the same helper names.
+namespace dlrt::embed::st_modules_test {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+fs::path st_dir() { return fs::path(DLRT_TEST_DIR) / "models" / "st_modules"; }
+json reference(int major) {
+  return json::parse(testing::slurp(st_dir() / ("st" + std::to_string(major) + "_reference.json")));
+}
+fs::path folder(int major, const std::string& name) { return st_dir() / ("st" + std::to_string(major) + "_" + name); }
+
+EmbedderOptions cpu() {
+  EmbedderOptions o;
+  o.device = "cpu";
+  o.threads = 2;
+  return o;
+}
+
+double cosine(const std::vector<float>& a, const std::vector<double>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    ab += a[i] * b[i];
+    aa += static_cast<double>(a[i]) * a[i];
+    bb += b[i] * b[i];
+  }
+  return ab / std::sqrt(std::max(aa * bb, 1e-300));
+}
+
+class StModules : public ::testing::TestWithParam<int> {};
+
+TEST_P(StModules, ModuleTypesAreTheLibrarysAndAllImplemented) {
+  const json ref = reference(GetParam());
+  EXPECT_EQ(ref["sentence_transformers"].get<std::string>().substr(0, 2), std::to_string(GetParam()) + ".");
+  for (const auto& [name, outputs] : ref["folders"].items()) {
+    if (!outputs.contains("module_types")) continue;  // a 5.x CrossEncoder: no modules.json
+    auto modules = read_modules(folder(GetParam(), name));
+    ASSERT_TRUE(modules.ok()) << name << ": " << modules.status().to_string();
+    ASSERT_EQ(modules->size(), outputs["module_types"].size()) << name;
+    for (size_t i = 0; i < modules->size(); ++i)
+      EXPECT_EQ((*modules)[i].type_name, outputs["module_types"][i].get<std::string>()) << name;
+  }
+}
+
+TEST_P(StModules, DenseAndStaticMatchTorch) {
+  const json ref = reference(GetParam());
+  const auto texts = ref["texts"].get<std::vector<std::string>>();
+  for (const char* name : {"dense", "static"}) {
+    SCOPED_TRACE(name);
+    auto e = Embedder::create(folder(GetParam(), name).string(), cpu());
+    ASSERT_TRUE(e.ok()) << e.status().to_string();
+    EXPECT_EQ((*e)->kind(), ModelKind::kDense);
+    auto got = (*e)->embed(texts);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    const json& want = ref["folders"][name]["embeddings"];
+    ASSERT_EQ(got->vectors.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const auto w = want[i].get<std::vector<double>>();
+      ASSERT_EQ(got->vectors[i].size(), w.size());
+      // The empty text of a static model is all zeros in torch and here.
+      const bool zero = std::all_of(w.begin(), w.end(), [](double v) { return v == 0; });
+      if (zero) {
+        for (float v : got->vectors[i]) EXPECT_EQ(v, 0.0f) << "text " << i;
+        continue;
+      }
+      EXPECT_GE(cosine(got->vectors[i], w), 0.99999) << "text " << i;
+      for (size_t k = 0; k < w.size(); ++k) EXPECT_NEAR(got->vectors[i][k], w[k], 1e-4) << "text " << i;
+    }
+  }
+}
+
+TEST_P(StModules, SparseAndSparseStaticMatchTorch) {
+  const json ref = reference(GetParam());
+  const auto texts = ref["texts"].get<std::vector<std::string>>();
+  for (const char* name : {"sparse", "sparse_static"}) {
+    SCOPED_TRACE(name);
+    auto e = Embedder::create(folder(GetParam(), name).string(), cpu());
+    ASSERT_TRUE(e.ok()) << e.status().to_string();
+    EXPECT_EQ((*e)->kind(), ModelKind::kSparse);
+    auto got = (*e)->encode_sparse(texts);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    const json& want = ref["folders"][name]["sparse"];
+    ASSERT_EQ(got->vectors.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      testing::expect_sparse_row(got->vectors[i].indices, got->vectors[i].values, want[i], "text " + std::to_string(i));
+  }
+}
+
+std::string embed_cmd(const fs::path& model, const std::string& args) {
+  return dlrt::testing::quote(dlrt::testing::dlrt_binary()) + " embed --model " + dlrt::testing::quote(model.string()) +
+         " --device cpu --threads 2 --quiet " + args;
+}
+
+TEST_P(StModules, CliMatchesTorch) {
+  const json ref = reference(GetParam());
+  std::string quoted;
+  for (const auto& t : ref["texts"]) quoted += " " + dlrt::testing::quote(t.get<std::string>());
+  for (const char* name : {"dense", "static"}) {
+    auto r = dlrt::testing::run_command(embed_cmd(folder(GetParam(), name), "--json" + quoted));
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.output;
+    const json j = json::parse(r.output, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.output;
+    const json& want = ref["folders"][name]["embeddings"];
+    ASSERT_EQ(j["data"].size(), want.size()) << name;
+    for (size_t i = 0; i < want.size(); ++i) {
+      const auto w = want[i].get<std::vector<double>>();
+      if (std::all_of(w.begin(), w.end(), [](double v) { return v == 0; })) continue;
+      EXPECT_GE(cosine(j["data"][i]["embedding"].get<std::vector<float>>(), w), 0.99999) << name << " text " << i;
+    }
+  }
+  for (const char* name : {"sparse", "sparse_static"}) {
+    auto r = dlrt::testing::run_command(embed_cmd(folder(GetParam(), name), "--sparse --json" + quoted));
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.output;
+    const json j = json::parse(r.output, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.output;
+    const json& want = ref["folders"][name]["sparse"];
+    ASSERT_EQ(j["data"].size(), want.size()) << name;
+    for (size_t i = 0; i < want.size(); ++i)
+      testing::expect_sparse_row(j["data"][i]["indices"].get<std::vector<int64_t>>(),
+                                 j["data"][i]["values"].get<std::vector<float>>(), want[i],
+                                 std::string(name) + " cli text " + std::to_string(i));
+  }
+}
+
+// 6.x saves a CrossEncoder with a modules.json (one sequence-classification
+// Transformer); dlrt rerank reads it as the cross-encoder its config.json names.
+TEST(StModuleCrossEncoder, St6RerankMatchesPredict) {
+  const json ref = reference(6);
+  const json& want = ref["folders"]["cross_encoder"];
+  std::string args = "--json --query " + dlrt::testing::quote(want["query"].get<std::string>());
+  std::vector<size_t> at;
+  for (size_t i = 0; i < ref["texts"].size(); ++i) {
+    args += " " + dlrt::testing::quote(ref["texts"][i].get<std::string>());
+    at.push_back(i);
+  }
+  auto r = dlrt::testing::run_command(dlrt::testing::quote(dlrt::testing::dlrt_binary()) + " rerank --model " +
+                                      dlrt::testing::quote(folder(6, "cross_encoder").string()) +
+                                      " --device cpu --threads 2 " + args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json j = json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j["kind"], "cross_encoder");
+  ASSERT_EQ(j["results"].size(), at.size());
+  for (const json& res : j["results"]) {
+    const size_t i = at.at(res["index"].get<size_t>());
+    EXPECT_NEAR(res["score"].get<double>(), want["scores"][i].get<double>(), 1e-5) << "text " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SentenceTransformers, StModules, ::testing::Values(5, 6),
+                         [](const ::testing::TestParamInfo<int>& i) { return "st" + std::to_string(i.param); });
+
+TEST(StModuleActivations, MatchTorch) {
+  const json ref = reference(6);
+  const auto x = ref["activations"]["x"].get<std::vector<float>>();
+  size_t checked = 0;
+  for (const auto& [name, values] : ref["activations"].items()) {
+    if (name == "x") continue;
+    fs::path dir = fs::temp_directory_path() / ("dlrt_st_act_" + std::to_string(::getpid()) + "_" + name);
+    fs::create_directories(dir);
+    // A 1 -> 1 Dense with weight 1 and bias 0: the activation itself.
+    std::ofstream(dir / "config.json") << json{{"in_features", 1}, {"out_features", 1}, {"bias", false},
+                                               {"activation_function", "torch.nn.modules.activation." + name}}.dump();
+    const std::string header = R"({"linear.weight":{"dtype":"F32","shape":[1,1],"data_offsets":[0,4]}})";
+    std::string file(8, '\0');
+    for (int i = 0; i < 8; ++i) file[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+    const float one = 1.0f;
+    file += header + std::string(reinterpret_cast<const char*>(&one), 4);
+    std::ofstream(dir / "model.safetensors", std::ios::binary) << file;
+    auto d = DenseLayer::load(dir);
+    fs::remove_all(dir);
+    ASSERT_TRUE(d.ok()) << name << ": " << d.status().to_string();
+    const auto want = values.get<std::vector<double>>();
+    for (size_t i = 0; i < x.size(); ++i)
+      EXPECT_NEAR(d->apply({x[i]})[0], want[i], 1e-5 + 1e-5 * std::fabs(want[i])) << name << " at " << x[i];
+    ++checked;
+  }
+  EXPECT_GE(checked, 19u);
+}
+
+// Replaces `path` by renaming a new file over it: a loaded static table maps the
+// old file, which truncating it in place would take from under the mapping.
+void replace_file(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path.string() + ".new", std::ios::binary) << bytes;
+  fs::rename(path.string() + ".new", path);
+}
+
+// A .safetensors file of one tensor `name` ([rows, cols], or [rows] when cols is 0) of `dtype`.
+std::string safetensors(const std::string& name, const std::string& dtype, size_t rows, size_t cols,
+                        const std::string& data) {
+  const std::string shape = cols ? "[" + std::to_string(rows) + "," + std::to_string(cols) + "]" : "[" + std::to_string(rows) + "]";
+  const std::string header = "{\"" + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":" + shape +
+                             ",\"data_offsets\":[0," + std::to_string(data.size()) + "]}}";
+  std::string file(8, '\0');
+  for (int i = 0; i < 8; ++i) file[static_cast<size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return file + header + data;
+}
+
+// The static table as float16 gives the float32 table's vectors within
+// float16's precision; a broken or mismatched table is InvalidModel, not a crash.
+TEST(StModuleStatic, Float16TableAndBrokenTables) {
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_st_static_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(folder(6, "static"), dir, fs::copy_options::recursive);
+  auto f32 = Embedder::create(dir.string(), cpu());
+  ASSERT_TRUE(f32.ok()) << f32.status().to_string();
+  const std::string bytes = testing::slurp(dir / "model.safetensors");
+  const uint64_t n = static_cast<uint8_t>(bytes[0]) | static_cast<uint64_t>(static_cast<uint8_t>(bytes[1])) << 8;
+  const json header = json::parse(bytes.substr(8, n));
+  const auto shape = header["embedding.weight"]["shape"].get<std::vector<size_t>>();
+  std::string half;
+  for (size_t i = 0; i < shape[0] * shape[1]; ++i) {
+    float f;
+    std::memcpy(&f, bytes.data() + 8 + n + 4 * i, 4);
+    const uint16_t h = Float16::from_float(f);
+    half.append(reinterpret_cast<const char*>(&h), 2);
+  }
+  replace_file(dir / "model.safetensors", safetensors("embedding.weight", "F16", shape[0], shape[1], half));
+  auto f16 = Embedder::create(dir.string(), cpu());
+  ASSERT_TRUE(f16.ok()) << f16.status().to_string();
+  const std::vector<std::string> texts = {"the quick brown fox", "search"};
+  auto a = (*f32)->embed(texts), b = (*f16)->embed(texts);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (size_t i = 0; i < texts.size(); ++i)
+    EXPECT_GE(cosine(a->vectors[i], std::vector<double>(b->vectors[i].begin(), b->vectors[i].end())), 0.9999);
+
+  const struct {
+    const char* what;
+    std::string file;
+  } broken[] = {
+      {"no embedding.weight", safetensors("other", "F32", 2, 2, std::string(16, '\0'))},
+      {"too few rows", safetensors("embedding.weight", "F32", 2, 24, std::string(2 * 24 * 4, '\0'))},
+      {"a 1-D table", safetensors("embedding.weight", "F32", 8, 0, std::string(32, '\0'))},
+      {"past the end", safetensors("embedding.weight", "F32", shape[0], shape[1], std::string(64, '\0'))},
+      {"a truncated header", std::string("\xff\x00\x00\x00\x00\x00\x00\x00{", 9)},
+  };
+  for (const auto& c : broken) {
+    replace_file(dir / "model.safetensors", c.file);
+    auto e = Embedder::create(dir.string(), cpu());
+    ASSERT_FALSE(e.ok()) << c.what;
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidModel) << c.what << ": " << e.status().to_string();
+  }
+  fs::remove_all(dir);
+}
+
+TEST(StModuleRefusals, AnUnimplementedTypeIsNamed) {
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_st_refuse_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(folder(6, "dense"), dir, fs::copy_options::recursive);
+  for (const char* type : {"sentence_transformers.sentence_transformer.modules.weighted_layer_pooling.WeightedLayerPooling",
+                           "sentence_transformers.base.modules.router.Router",
+                           "sentence_transformers.multi_vector_encoder.modules.token_pooling.HierarchicalTokenPooling",
+                           "sentence_transformers.cross_encoder.modules.logit_score.LogitScore"}) {
+    json modules = json::parse(testing::slurp(folder(6, "dense") / "modules.json"));
+    modules[1]["type"] = type;
+    std::ofstream(dir / "modules.json") << modules.dump();
+    auto e = Embedder::create(dir.string(), cpu());
+    ASSERT_FALSE(e.ok()) << type;
+    EXPECT_EQ(e.status().code(), StatusCode::kUnsupported) << e.status().to_string();
+    EXPECT_NE(e.status().message().find(type), std::string::npos) << e.status().message();
+  }
+  // 6.x's MultiVectorEncoder is refused by its model_type even without a module dlrt lacks.
+  std::ofstream(dir / "modules.json") << testing::slurp(folder(6, "dense") / "modules.json");
+  std::ofstream(dir / "config_sentence_transformers.json") << R"({"model_type": "MultiVectorEncoder"})";
+  auto e = Embedder::create(dir.string(), cpu());
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kUnsupported) << e.status().to_string();
+  EXPECT_NE(e.status().message().find("MultiVectorEncoder"), std::string::npos) << e.status().message();
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace dlrt::embed::st_modules_test

@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Writes the sentence-transformers module test folders under
+tests/models/st_modules/ (committed): tiny random-weight models saved by
+sentence-transformers' own code, once with 5.x and once with 6.x (each run
+writes the folders of the installed major version, st5_* or st6_*), with
+that library's torch outputs for the texts of make_retrieval_models.py as
+the reference (st<N>_reference.json).
+
+Run once by a developer, not by `make test`, in each of two venvs made from
+scripts/pins.sh:
+
+    python3 -m venv build/venv-st5 && . scripts/pins.sh && build/venv-st5/bin/pip install $ST5_MODULE_PACKAGES
+    python3 -m venv build/venv-st6 && . scripts/pins.sh && build/venv-st6/bin/pip install $ST6_MODULE_PACKAGES
+    build/venv-st5/bin/python tests/models/make_st_modules.py
+    build/venv-st6/bin/python tests/models/make_st_modules.py
+
+Folders (st<N>_ prefix):
+  dense         Transformer (a 2-layer BERT, hidden 32, exported to
+                onnx/model.onnx by torch.onnx) + Pooling (mean) + Dense (SiLU)
+                + LayerNorm + Dense (Mish) + Normalize
+  sparse        a SparseEncoder: MLMTransformer (5.x) or a fill-mask
+                Transformer (6.x) + SpladePooling (max, relu), onnx/model.onnx
+                the MLM logits
+  static        StaticEmbedding (a random [vocabulary, 24] table) + Normalize:
+                no ONNX model
+  sparse_static a SparseEncoder of one SparseStaticEmbedding (random weights
+                per token, a quarter of them 0)
+  cross_encoder a CrossEncoder over a 2-layer BertForSequenceClassification
+                (one label; 6.x saves a modules.json of one Transformer whose
+                task is sequence-classification), onnx/model.onnx the logits;
+                the reference is predict()'s sigmoid scores for (query, text)
+
+The reference also holds torch's value of each Dense activation dlrt
+implements on a grid of inputs ("activations"). Weights are random (fixed
+seeds). The script does not run the ONNX exports: the tests compare dlrt on
+them with the torch reference. One venv serves both runs when only
+sentence-transformers, transformers and tokenizers are swapped between them.
+"""
+import json
+import os
+import shutil
+import sys
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from make_retrieval_models import TEXTS, keep_logits_off_zero, small_bert_vocab, sparse_rows, write_json  # noqa: E402
+
+OUT = os.path.join(HERE, "st_modules")
+ACTIVATIONS = ["Identity", "Tanh", "ReLU", "ReLU6", "LeakyReLU", "Sigmoid", "Hardsigmoid", "LogSigmoid", "GELU",
+               "SiLU", "Mish", "ELU", "CELU", "SELU", "Softplus", "Softsign", "Hardtanh", "Hardswish", "Tanhshrink"]
+
+
+def st_major():
+    import sentence_transformers
+    return int(sentence_transformers.__version__.split(".")[0])
+
+
+def modules():
+    """The module classes under the installed version's names."""
+    if st_major() >= 6:
+        from sentence_transformers.base.modules import Dense, Normalize, Transformer
+        from sentence_transformers.sentence_transformer.modules import LayerNorm, Pooling, StaticEmbedding
+        from sentence_transformers.sparse_encoder.modules import SparseStaticEmbedding, SpladePooling
+        mlm = None
+    else:
+        from sentence_transformers.models import Dense, LayerNorm, Normalize, Pooling, StaticEmbedding, Transformer
+        from sentence_transformers.sparse_encoder.models import MLMTransformer, SparseStaticEmbedding, SpladePooling
+        mlm = MLMTransformer
+    return dict(Dense=Dense, Normalize=Normalize, Transformer=Transformer, LayerNorm=LayerNorm, Pooling=Pooling,
+                StaticEmbedding=StaticEmbedding, SparseStaticEmbedding=SparseStaticEmbedding,
+                SpladePooling=SpladePooling, MLMTransformer=mlm)
+
+
+def tokenizer_dir(work):
+    from transformers import BertTokenizerFast
+    path = os.path.join(work, "tok")
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "vocab.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(small_bert_vocab()) + "\n")
+    tok = BertTokenizerFast(os.path.join(path, "vocab.txt"), do_lower_case=True, model_max_length=64)
+    tok.save_pretrained(path)
+    return path, tok
+
+
+def export_onnx(hf_model, out_path, output_name):
+    """torch.onnx.export of the transformer: input_ids, attention_mask,
+    token_type_ids -> `output_name` [batch, sequence, width]."""
+    class Wrap(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            out = self.m(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+            return out[0]
+
+    os.makedirs(os.path.dirname(out_path), exist_ok=True)
+    ids = torch.ones(2, 5, dtype=torch.long)
+    axes = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
+            "token_type_ids": {0: "batch", 1: "sequence"}, output_name: {0: "batch", 1: "sequence"}}
+    torch.onnx.export(Wrap(hf_model.eval()), (ids, ids, torch.zeros_like(ids)), out_path,
+                      input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=[output_name],
+                      dynamic_axes=axes, opset_version=17, dynamo=False)
+
+
+def bert_config(vocab_size):
+    from transformers import BertConfig
+    return BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                      intermediate_size=64, max_position_embeddings=64, tie_word_embeddings=False)
+
+
+def make_dense(m, work, tok_path, tok):
+    from sentence_transformers import SentenceTransformer
+    from transformers import BertModel
+    torch.manual_seed(71)
+    hf = BertModel(bert_config(len(tok.get_vocab()))).eval()
+    hf_dir = os.path.join(work, "dense_hf")
+    hf.save_pretrained(hf_dir)
+    tok.save_pretrained(hf_dir)
+    transformer = m["Transformer"](hf_dir, max_seq_length=48)
+    pooling = m["Pooling"](32, "mean")
+    torch.manual_seed(72)
+    dense1 = m["Dense"](32, 24, activation_function=torch.nn.SiLU())
+    norm = m["LayerNorm"](24)
+    with torch.no_grad():
+        norm.norm.weight.normal_(1.0, 0.2)
+        norm.norm.bias.normal_(0.0, 0.2)
+    dense2 = m["Dense"](24, 16, activation_function=torch.nn.Mish())
+    model = SentenceTransformer(modules=[transformer, pooling, dense1, norm, dense2, m["Normalize"]()], device="cpu")
+    st_dir = os.path.join(work, "dense")
+    model.save(st_dir)
+    export_onnx(hf, os.path.join(st_dir, "onnx", "model.onnx"), "last_hidden_state")
+    emb = model.encode(TEXTS, batch_size=len(TEXTS), convert_to_numpy=True)
+    return st_dir, {"embeddings": emb.astype(np.float32).tolist()}
+
+
+def make_sparse(m, work, tok_path, tok):
+    from sentence_transformers import SparseEncoder
+    from transformers import BertForMaskedLM
+    torch.manual_seed(73)
+    mlm = BertForMaskedLM(bert_config(len(tok.get_vocab()))).eval()
+    with torch.no_grad():
+        mlm.cls.predictions.decoder.weight.normal_(0.0, 0.15)
+        mlm.cls.predictions.bias.fill_(-2.0)
+    keep_logits_off_zero(mlm, tok, TEXTS, 48)
+    hf_dir = os.path.join(work, "sparse_hf")
+    mlm.save_pretrained(hf_dir)
+    tok.save_pretrained(hf_dir)
+    if m["MLMTransformer"] is not None:
+        transformer = m["MLMTransformer"](hf_dir, max_seq_length=48)
+    else:
+        transformer = m["Transformer"](hf_dir, max_seq_length=48, transformer_task="fill-mask")
+    pooling = m["SpladePooling"](pooling_strategy="max", activation_function="relu",
+                                 embedding_dimension=len(tok.get_vocab())) if st_major() >= 6 else \
+        m["SpladePooling"](pooling_strategy="max", activation_function="relu",
+                           word_embedding_dimension=len(tok.get_vocab()))
+    model = SparseEncoder(modules=[transformer, pooling], device="cpu")
+    st_dir = os.path.join(work, "sparse")
+    model.save(st_dir)
+    export_onnx(mlm, os.path.join(st_dir, "onnx", "model.onnx"), "logits")
+    emb = model.encode(TEXTS, batch_size=len(TEXTS), convert_to_tensor=True).to_dense().cpu().numpy()
+    return st_dir, {"sparse": sparse_rows(emb)}
+
+
+def make_static(m, work, tok_path, tok):
+    from sentence_transformers import SentenceTransformer
+    from tokenizers import Tokenizer
+    torch.manual_seed(74)
+    table = torch.randn(len(tok.get_vocab()), 24)
+    static = m["StaticEmbedding"](Tokenizer.from_file(os.path.join(tok_path, "tokenizer.json")),
+                                  embedding_weights=table)
+    model = SentenceTransformer(modules=[static, m["Normalize"]()], device="cpu")
+    st_dir = os.path.join(work, "static")
+    model.save(st_dir)
+    emb = model.encode(TEXTS, batch_size=len(TEXTS), convert_to_numpy=True)
+    return st_dir, {"embeddings": emb.astype(np.float32).tolist()}
+
+
+def make_sparse_static(m, work, tok_path, tok):
+    from sentence_transformers import SparseEncoder
+    from transformers import AutoTokenizer
+    torch.manual_seed(75)
+    weight = torch.rand(len(tok.get_vocab())) * 3 + 0.1
+    weight[torch.rand(len(weight)) < 0.25] = 0.0
+    module = m["SparseStaticEmbedding"](tokenizer=AutoTokenizer.from_pretrained(tok_path), weight=weight)
+    model = SparseEncoder(modules=[module], device="cpu")
+    st_dir = os.path.join(work, "sparse_static")
+    model.save(st_dir)
+    emb = model.encode(TEXTS, batch_size=len(TEXTS), convert_to_tensor=True).to_dense().cpu().numpy()
+    return st_dir, {"sparse": sparse_rows(emb)}
+
+
+def make_cross_encoder(m, work, tok_path, tok):
+    from sentence_transformers import CrossEncoder
+    from transformers import BertForSequenceClassification
+    torch.manual_seed(76)
+    config = bert_config(len(tok.get_vocab()))
+    config.num_labels = 1
+    hf = BertForSequenceClassification(config).eval()
+    with torch.no_grad():  # scores spread over (0, 1), not all near 0.5
+        hf.classifier.weight.normal_(0.0, 3.0)
+    hf_dir = os.path.join(work, "cross_hf")
+    hf.save_pretrained(hf_dir)
+    tok.save_pretrained(hf_dir)
+    model = CrossEncoder(hf_dir, max_length=48, device="cpu")
+    st_dir = os.path.join(work, "cross_encoder")
+    model.save(st_dir)
+    export_onnx(hf, os.path.join(st_dir, "onnx", "model.onnx"), "logits")
+    query = TEXTS[1]
+    scores = model.predict([(query, t) for t in TEXTS], batch_size=len(TEXTS), activation_fn=torch.nn.Sigmoid())
+    return st_dir, {"query": query, "scores": [float(x) for x in scores]}
+
+
+FOLDERS = {"dense": make_dense, "sparse": make_sparse, "static": make_static, "sparse_static": make_sparse_static,
+           "cross_encoder": make_cross_encoder}
+
+
+def main():
+    import argparse
+    import sentence_transformers
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", nargs="+", choices=sorted(FOLDERS), help="these folders only (the reference keeps the others)")
+    args = ap.parse_args()
+    major = st_major()
+    work = os.path.join(OUT, f".work{major}")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    m = modules()
+    tok_path, tok = tokenizer_dir(work)
+    x = torch.linspace(-6, 6, 49)
+    reference = {"sentence_transformers": sentence_transformers.__version__, "torch": torch.__version__,
+                 "texts": TEXTS, "folders": {},
+                 "activations": {"x": x.tolist(),
+                                 **{a: getattr(torch.nn, a)()(x).tolist() for a in ACTIVATIONS}}}
+    ref_path = os.path.join(OUT, f"st{major}_reference.json")
+    if args.only and os.path.exists(ref_path):
+        with open(ref_path, encoding="utf-8") as f:
+            reference["folders"] = json.load(f)["folders"]
+    for name in args.only or FOLDERS:
+        st_dir, outputs = FOLDERS[name](m, work, tok_path, tok)
+        dest = os.path.join(OUT, f"st{major}_{name}")
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(st_dir, dest)
+        # The model card, and the transformer's torch weights beside its ONNX
+        # export (dlrt reads the export), are left out to keep the folders small.
+        junk = ["README.md"] + (["model.safetensors"] if os.path.exists(os.path.join(dest, "onnx")) else [])
+        for name_ in junk:
+            if os.path.exists(os.path.join(dest, name_)):
+                os.remove(os.path.join(dest, name_))
+        modules_json = os.path.join(dest, "modules.json")
+        if os.path.exists(modules_json):  # a 5.x CrossEncoder saves a plain transformers folder
+            with open(modules_json, encoding="utf-8") as f:
+                outputs["module_types"] = [mod["type"] for mod in json.load(f)]
+        reference["folders"][name] = outputs
+        print("wrote", dest, outputs["module_types"], file=sys.stderr)
+    write_json(ref_path, reference)
+    shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""Folders sentence-transformers 5.x and 6.x saved (tests/models/st_modules/,
+made by tests/models/make_st_modules.py) through dlrt.Embedder against that
+library's torch outputs: dense (Transformer + Pooling + Dense + LayerNorm +
+Normalize) and StaticEmbedding cosine >= 0.99999, SPLADE and
+SparseStaticEmbedding the same non-zero indices with values within 1e-4."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import dlrt
+from conftest import ROOT
+
+ST = os.path.join(ROOT, "tests", "models", "st_modules")
+
+
+def reference(major):
+    with open(os.path.join(ST, f"st{major}_reference.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("major", [5, 6])
+@pytest.mark.parametrize("name", ["dense", "static"])
+def test_dense_and_static(major, name):
+    ref = reference(major)
+    e = dlrt.Embedder(os.path.join(ST, f"st{major}_{name}"), device="cpu", threads=2)
+    assert e.kind == "dense"
+    got = e.encode(ref["texts"])
+    want = np.array(ref["folders"][name]["embeddings"], dtype=np.float64)
+    assert got.shape == want.shape
+    for i, (g, w) in enumerate(zip(got.astype(np.float64), want)):
+        if not w.any():  # a static model's empty text: zeros in torch and here
+            assert not g.any(), i
+            continue
+        cos = g @ w / (np.linalg.norm(g) * np.linalg.norm(w))
+        assert cos >= 0.99999, (name, i, cos)
+    np.testing.assert_allclose(got, want, atol=1e-4)
+
+
+@pytest.mark.parametrize("major", [5, 6])
+@pytest.mark.parametrize("name", ["sparse", "sparse_static"])
+def test_sparse_and_sparse_static(major, name):
+    ref = reference(major)
+    e = dlrt.Embedder(os.path.join(ST, f"st{major}_{name}"), device="cpu", threads=2)
+    assert e.kind == "sparse"
+    for i, ((indices, values), want) in enumerate(zip(e.encode_sparse(ref["texts"]), ref["folders"][name]["sparse"])):
+        assert indices.tolist() == want["indices"], (name, i)
+        np.testing.assert_allclose(values, np.array(want["values"], dtype=np.float32), rtol=1e-4, atol=0)
