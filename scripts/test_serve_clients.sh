@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # dlrt serve against real clients (run by ctest as serve.clients):
 #   1. the official openai Python client and TEI-style plain HTTP
-#      (tests/serve/test_clients.py, pytest);
+#      (tests/serve/test_clients.py, pytest), and the client libraries users
+#      already have, with their own defaults: huggingface_hub's InferenceClient,
+#      Cohere's v1 client, LlamaIndex's TEI embeddings, LangChain's
+#      OpenAIEmbeddings, openai with 2048 inputs (tests/serve/test_client_libraries.py);
 #   2. deploy/kubernetes.yaml checked against the running server, and three
 #      replicas behind a round-robin client with one stopped by SIGTERM
 #      mid-load (tests/serve/test_deploy.py, test_replicas.py);
@@ -23,7 +26,7 @@ SECONDS_BUDGET=${SCHEMATHESIS_SECONDS:-30}
 . "$ROOT/scripts/pins.sh"
 # shellcheck disable=SC2086  # the pins are words
 PY=$("$ROOT/scripts/setup_venv.sh" "$BUILD/serve-clients" $SERVE_CLIENT_PACKAGES | tail -n 1) || {
-  echo "test_serve_clients: FAILED: pip could not install openai, schemathesis, pytest, tokenizers, onnxruntime (no PyPI?)"
+  echo "test_serve_clients: FAILED: pip could not install SERVE_CLIENT_PACKAGES of scripts/pins.sh (no PyPI?)"
   exit 1
 }
 WORK=$(mktemp -d)
@@ -47,7 +50,9 @@ serve() {
 }
 serve "$ROOT/tests/embed/data/tiny_bert" embed || exit 1
 DLRT_SERVE_URL=$URL
-export DLRT_SERVE_URL
+serve "$ROOT/tests/embed/data/cross_encoder_tiny" tiny_reranker || exit 1
+DLRT_TINY_RERANK_URL=$URL
+export DLRT_SERVE_URL DLRT_TINY_RERANK_URL
 
 if [ -n "${DLRT_ZOO_DIR:-}" ] && [ -f "$DLRT_ZOO_DIR/minilm_l6.onnx" ]; then
   CROSS="$BUILD/cross_encoder"
@@ -68,9 +73,9 @@ else
   echo "test_serve_clients: no DLRT_ZOO_DIR with minilm_l6.onnx: the /rerank and /predict tests are skipped (pytest says why)"
 fi
 
-echo "== openai client and TEI-style HTTP ($DLRT_SERVE_URL)"
+echo "== openai client, TEI-style HTTP and the client libraries ($DLRT_SERVE_URL, $DLRT_TINY_RERANK_URL)"
 (cd "$WORK" && DLRT_TINY_BERT="$ROOT/tests/embed/data/tiny_bert" "$PY" -m pytest -q -rs -p no:cacheprovider \
-  "$ROOT/tests/serve/test_clients.py")
+  "$ROOT/tests/serve/test_clients.py" "$ROOT/tests/serve/test_client_libraries.py")
 
 echo "== deploy/kubernetes.yaml against the server; three replicas, one stopped mid-load"
 (cd "$WORK" && DLRT_BIN="$BUILD/dlrt" DLRT_TINY_BERT="$ROOT/tests/embed/data/tiny_bert" "$PY" -m pytest -q -s -rs \

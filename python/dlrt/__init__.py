@@ -10,7 +10,8 @@
 
 Classes: Session, Embedder, CrossEncoder, TensorInfo, NodeArg, RunReport, PartitionReport, Device; devices(),
 backends(), memory_info(), read_model_info(); ONNX Runtime's names: InferenceSession, SessionOptions, RunOptions,
-GraphOptimizationLevel, ExecutionMode, ModelMetadata, IOBinding, get_available_providers(), get_all_providers();
+GraphOptimizationLevel, ExecutionMode, ModelMetadata, IOBinding, get_available_providers(), get_all_providers(),
+get_device(), get_version_string(), set_default_logger_severity();
 errors: Error and its subclasses, one per dlrt.StatusCode. Reference: docs/python.md.
 """
 
@@ -77,6 +78,9 @@ from ._session import (  # noqa: E402  (the native Session with ONNX Runtime's s
     SessionOptions,
     get_all_providers,
     get_available_providers,
+    get_device,
+    get_version_string,
+    set_default_logger_severity,
 )
 
 __all__ = [
@@ -114,6 +118,9 @@ __all__ = [
     "devices",
     "get_all_providers",
     "get_available_providers",
+    "get_device",
+    "get_version_string",
     "memory_info",
     "read_model_info",
+    "set_default_logger_severity",
 ]

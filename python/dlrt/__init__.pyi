@@ -29,6 +29,9 @@ from ._session import (
     SessionOptions as SessionOptions,
     get_all_providers as get_all_providers,
     get_available_providers as get_available_providers,
+    get_device as get_device,
+    get_version_string as get_version_string,
+    set_default_logger_severity as set_default_logger_severity,
 )
 
 __version__: str

@@ -160,6 +160,20 @@ def _like_input(result, *inputs):
     return result
 
 
+# torch's device types dlrt has no backend for (sentence-transformers' device= takes them).
+_TORCH_ONLY_DEVICES = ("mps", "xpu", "hpu", "npu", "ipu", "xla", "meta", "mtia", "privateuseone")
+
+
+def _device_spec_of(device):
+    """dlrt's device spec for sentence-transformers' device= (a str or torch.device): "cpu",
+    "cuda", "cuda:1" and dlrt's own specs as they are; torch's other device types are refused."""
+    spec = str(device)
+    if spec.split(":")[0] in _TORCH_ONLY_DEVICES:
+        raise _dlrt.InvalidArgument(f"device={spec!r} is a PyTorch device dlrt has no backend for; dlrt runs "
+                                    "'cpu', 'cuda', 'openvino' and 'opencl' (dlrt.devices() lists this machine's)")
+    return spec
+
+
 class Embedder(_dlrt.Embedder):
     __doc__ = _dlrt.Embedder.__doc__ + """
 
@@ -199,7 +213,8 @@ loads; "export": False}). Other values are a ValueError."""
                                  "file_name and export")
         if truncate_dim is not None and (not isinstance(truncate_dim, int) or truncate_dim < 1):
             raise ValueError(f"truncate_dim must be None or an int >= 1, got {truncate_dim!r}")
-        super().__init__(model_folder, device, threads, strict, max_seq_length)
+        super().__init__(model_folder, None if device is None else _device_spec_of(device), threads, strict,
+                         max_seq_length)
         self.truncate_dim = truncate_dim
         if similarity_fn_name is None:
             path = os.path.join(os.fspath(model_folder), "config_sentence_transformers.json")
@@ -275,6 +290,13 @@ loads; "export": False}). Other values are a ValueError."""
         return self._tokenize([texts] if isinstance(texts, str) else texts)
 
     @property
+    def prompts(self):
+        """The named prompts of the folder's config_sentence_transformers.json ("prompts"), with
+        sentence-transformers 5's defaults: "query" and "document" are "" (no prompt) unless the
+        folder names them, so encode(prompt_name="query") works on any folder."""
+        return {"query": "", "document": "", **super().prompts}
+
+    @property
     def device(self):
         """Where the model runs: "cpu", or the accelerator's device ("openvino:GPU", "cuda:0", ...)
         of its largest partition (sentence-transformers gives a torch.device)."""
@@ -283,7 +305,9 @@ loads; "export": False}). Other values are a ValueError."""
     def to(self, device):
         """Loads the model again on `device` (a dlrt device spec: "cpu", "cuda", "openvino:GPU", ...;
         a torch.device works as its str) and returns the Embedder."""
-        self._to(str(device))
+        spec = _device_spec_of(device)
+        self._to(spec)
+        self._device_asked = spec
         return self
 
     def get_max_seq_length(self):
@@ -335,7 +359,9 @@ loads; "export": False}). Other values are a ValueError."""
                               (int8/uint8 ranges from these embeddings' own min and max).
         convert_to_numpy      True: one numpy array; False: a list of 1-D numpy arrays.
         convert_to_tensor     True: one torch.Tensor (needs torch; ImportError without it).
-        device                must be None: the device is chosen by Embedder(..., device=).
+        device                where to run (sentence-transformers' encode(device=)): the Embedder's device
+                              changes nothing; another dlrt device spec, or "cuda"/"cuda:N", loads
+                              the model there first (Embedder.to); torch-only devices ("mps", ...) raise.
         normalize_embeddings  True: L2-normalise each vector (after truncate_dim). False (the
                               default) leaves the vectors as the folder's modules make them:
                               a folder whose modules.json lists a Normalize module still gives
@@ -360,9 +386,11 @@ loads; "export": False}). Other values are a ValueError."""
             raise ValueError("is_query applies to multi-vector (ColBERT) folders; this one is not")
         if output_value == "token_embeddings" and (precision != "float32" or truncate_dim):
             raise ValueError("output_value='token_embeddings' takes neither precision nor truncate_dim")
-        if device is not None:
-            raise ValueError(f"encode(device={device!r}): dlrt.Embedder runs on the device it was created "
-                             "for; pass device= to dlrt.Embedder(...) instead")
+        if device is not None:  # sentence-transformers moves the model there (a torch.device works as its str)
+            wanted = _device_spec_of(device)
+            # Asked for before (a missing accelerator falls back to the CPU): not loaded again.
+            if wanted not in (self.device, self.device.split(":")[0], getattr(self, "_device_asked", None)):
+                self.to(wanted)
         if pool is not None or chunk_size is not None:
             raise ValueError("multi-process encoding (pool, chunk_size) is not supported by dlrt.Embedder; "
                              "one Embedder may be used from many threads instead")
@@ -453,7 +481,8 @@ loads; "export": False}). Other values are a ValueError."""
         one and neither prompt nor prompt_name is given (sentence-transformers' encode_document);
         for a multi-vector folder, its document token vectors (is_query=False)."""
         if prompt_name is None and prompt is None:
-            prompt_name = next((n for n in ("document", "passage", "corpus") if n in self.prompts), None)
+            folder = super().prompts  # the folder's own: its "passage" before the empty default "document"
+            prompt_name = next((n for n in ("document", "passage", "corpus") if n in folder), None)
         if self.is_multi_vector:  # a ColBERT folder: its document vectors
             kwargs.setdefault("output_value", "token_embeddings")
             kwargs.setdefault("is_query", False)

@@ -10,6 +10,7 @@ import operator
 import os
 import re
 import time
+import warnings
 
 from . import _dlrt
 
@@ -170,6 +171,27 @@ def get_available_providers():
     return sorted(found, key=order.index) + ["CPUExecutionProvider"]
 
 
+def get_device():
+    """ONNX Runtime's get_device(): "GPU" when this machine runs a GPU provider (CUDA or OpenCL),
+    else "CPU". (ONNX Runtime names the device its build targets; dlrt's one build runs what it finds.)"""
+    available = get_available_providers()
+    return "GPU" if "CUDAExecutionProvider" in available or "OpenCLExecutionProvider" in available else "CPU"
+
+
+def get_version_string():
+    """dlrt's version (ONNX Runtime's get_version_string() gives its own)."""
+    return _dlrt.__version__
+
+
+def set_default_logger_severity(severity):
+    """ONNX Runtime's logging threshold for the process: 0 verbose, 1 info, 2 warning (the default),
+    3 error, 4 fatal. dlrt logs from then on at debug, info, warn, error, or not at all (it has no
+    fatal messages); this wins over DLRT_LOG_LEVEL."""
+    if isinstance(severity, bool) or not isinstance(severity, int) or not 0 <= severity <= 4:
+        raise _dlrt.InvalidArgument(f"the severity must be an int from 0 (verbose) to 4 (fatal), got {severity!r}")
+    _dlrt._set_log_level(severity)
+
+
 def _provider_list(providers, provider_options):
     """[(name, {options})] from ONNX Runtime's providers (names or (name, options) pairs) and
     provider_options (one dict per provider)."""
@@ -192,6 +214,26 @@ def _provider_list(providers, provider_options):
                              "give one dict per provider")
         pairs = [(name, dict(opts)) for (name, _), opts in zip(pairs, provider_options)]
     return pairs
+
+
+def _usable_providers(pairs):
+    """The providers and options dlrt can act on, as ONNX Runtime treats a provider its build lacks:
+    a provider dlrt has no backend for (TensorrtExecutionProvider, ...) is skipped with a warning,
+    and so is an option with no dlrt equivalent (gpu_mem_limit, arena_extend_strategy, ...); with
+    none left, the CPU runs the model (ONNX Runtime's fallback)."""
+    usable = []
+    for name, opts in pairs:
+        if name not in _PROVIDERS:
+            warnings.warn(f"dlrt has no backend for the provider {name!r}: it is skipped, as ONNX Runtime skips a "
+                          f"provider it does not have (dlrt runs {', '.join(_PROVIDERS)})", stacklevel=4)
+            continue
+        key = _DEVICE_OPTION.get(name)
+        ignored = sorted(set(opts) - ({key} if key else set()))
+        if ignored:
+            warnings.warn(f"{name} options {ignored} have no dlrt equivalent and are ignored; dlrt takes "
+                          f"{repr(key) if key else 'none'} for {name} (backend_options= for others)", stacklevel=4)
+        usable.append((name, {k: v for k, v in opts.items() if k == key}))
+    return usable or ([("CPUExecutionProvider", {})] if pairs else [])
 
 
 def _device_spec(pairs):
@@ -313,7 +355,7 @@ dlrt.SessionOptions). dlrt.InferenceSession takes them in ONNX Runtime's order."
         if providers is not None:
             if device is not None:
                 raise TypeError("give device= (dlrt's spec) or providers= (ONNX Runtime's names), not both")
-            pairs = _provider_list(providers, provider_options)
+            pairs = _usable_providers(_provider_list(providers, provider_options))
             device = _device_spec(pairs)
         elif provider_options is not None:
             raise ValueError("provider_options needs providers")

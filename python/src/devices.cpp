@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
+#include "core/log_level.h"
 #include "dlrt/backends.h"
 #include "dlrt/device.h"
 #include "dlrt/memory.h"
@@ -43,6 +44,9 @@ void bind_devices(nb::module_& m) {
                repr_of(d.vendor) +
                ", name=" + repr_of(d.name) + ")";
       });
+
+  m.def("_set_log_level", [](int level) { set_log_level(static_cast<LogLevel>(level)); }, nb::arg("level"),
+        "The process's log threshold: 0 debug, 1 info, 2 warn, 3 error, 4 off (over DLRT_LOG_LEVEL).");
 
   m.def("devices", []() {
         std::vector<Device> found;

@@ -1,5 +1,7 @@
 #include "core/logging.h"
+#include "core/log_level.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,10 +32,16 @@ const char* level_name(LogLevel l) {
 }
 }  // namespace
 
-bool log_enabled(LogLevel level) {
-  static const LogLevel threshold = level_from_env();
-  return level >= threshold && level != LogLevel::kOff;
+static std::atomic<int>& threshold() {
+  static std::atomic<int> t{static_cast<int>(level_from_env())};
+  return t;
 }
+
+bool log_enabled(LogLevel level) {
+  return static_cast<int>(level) >= threshold().load(std::memory_order_relaxed) && level != LogLevel::kOff;
+}
+
+void set_log_level(LogLevel level) { threshold().store(static_cast<int>(level), std::memory_order_relaxed); }
 
 void log_message(LogLevel level, const std::string& message) {
   static std::mutex mu;

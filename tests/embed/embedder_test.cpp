@@ -264,6 +264,16 @@ TEST(EmbedEmbedder, BrokenFoldersGiveClearErrors) {
   s = code(no_model);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_NE(s.message().find("model.onnx"), std::string::npos) << s.message();
+  EXPECT_EQ(s.message().find("optimum-cli"), std::string::npos) << s.message();  // no weights: no export hint
+  // PyTorch weights and no ONNX file (SentenceTransformer.save, TEI's folders):
+  // the error names the export command.
+  { std::ofstream(no_model / "model.safetensors") << "weights"; }
+  s = code(no_model);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("optimum-cli export onnx --model " + no_model.string() + " --task feature-extraction " +
+                             (no_model / "onnx").string()),
+            std::string::npos)
+      << s.message();
 
   fs::path no_vocab = copy_tiny("no_vocab");
   fs::remove(no_vocab / "vocab.txt");

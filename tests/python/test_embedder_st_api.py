@@ -136,10 +136,37 @@ def test_device_and_to(model):
     before = m.encode(SENTENCES)
     assert m.to("cpu") is m
     np.testing.assert_allclose(m.encode(SENTENCES), before, rtol=1e-6)
-    with pytest.raises(dlrt.InvalidArgument, match="unknown device"):
+    with pytest.raises(dlrt.InvalidArgument, match="'mps' is a PyTorch device dlrt has no backend for"):
         m.to("mps")
+    with pytest.raises(dlrt.InvalidArgument, match="unknown device"):
+        m.to("tpu")
     assert m.device == "cpu"  # still usable after a failed move
     assert m.encode("the cat").shape == (8,)
+
+
+def test_encode_takes_sentence_transformers_device_argument(model):
+    # encode(device=...) as sentence-transformers takes it: the Embedder's own device changes
+    # nothing; torch-only devices are refused naming the ones dlrt has.
+    m = dlrt.Embedder(TINY, device="cpu")
+    np.testing.assert_array_equal(m.encode(SENTENCES, device="cpu"), model.encode(SENTENCES))
+    assert m.device == "cpu"
+    with pytest.raises(ValueError, match="'mps' is a PyTorch device.*'cpu', 'cuda'"):
+        m.encode(SENTENCES, device="mps")
+    with pytest.raises(ValueError, match="'xpu:0' is a PyTorch device"):
+        dlrt.Embedder(TINY, device="xpu:0")
+
+
+def test_default_prompts_of_sentence_transformers_5(model):
+    # sentence-transformers 5 gives every model empty "query" and "document" prompts, so
+    # encode(prompt_name="query") and encode_query() run on a folder that names none.
+    assert model.prompts == {"query": "", "document": ""}
+    plain = model.encode(SENTENCES)
+    for name in ("query", "document"):
+        np.testing.assert_array_equal(model.encode(SENTENCES, prompt_name=name), plain)
+    np.testing.assert_array_equal(model.encode_query(SENTENCES), plain)
+    np.testing.assert_array_equal(model.encode_document(SENTENCES), plain)
+    with pytest.raises(ValueError, match="Prompt name 'passage' not found"):
+        model.encode(SENTENCES, prompt_name="passage")
 
 
 def test_backend_and_model_kwargs():

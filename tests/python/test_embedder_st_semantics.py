@@ -138,7 +138,7 @@ def test_truncate_dim_comes_before_normalize_embeddings(plain, normed, expected)
 
 # Rule 4.
 def test_prompts(plain, caplog):
-    assert plain.prompts == PROMPTS and plain.default_prompt_name is None
+    assert plain.prompts == {"document": "", **PROMPTS} and plain.default_prompt_name is None  # ST 5's default ""
     texts = ["sat on the mat", "hello world"]
     prefixed = plain.encode(["the cat " + t for t in texts])
     np.testing.assert_array_equal(plain.encode(texts, prompt_name="query"), prefixed)
@@ -252,7 +252,7 @@ def test_precision(plain, expected):
 
 def test_arguments_sentence_transformers_has_but_dlrt_does_not_use(plain):
     np.testing.assert_array_equal(plain.encode("a big dog", task="query"), plain.encode("a big dog"))
-    for bad in ({"is_query": True}, {"output_value": None}, {"device": "cuda"},
+    for bad in ({"is_query": True}, {"output_value": None}, {"device": "mps"},
                 {"pool": {}}, {"chunk_size": 4}, {"not_an_argument": 1}):
         with pytest.raises(ValueError):
             plain.encode("a big dog", **bad)

@@ -104,7 +104,7 @@ def test_colbert_max_seq_length_is_fixed_and_to_reloads():
     assert m.is_multi_vector and m.device == "cpu"
     assert_tokens_match(m.encode_query(EXPECTED["queries"][0]), ref["queries"][0], "after to()")
     with pytest.raises(dlrt.InvalidArgument, match="unknown device"):
-        m.to("mps")
+        m.to("tpu")
     assert m.is_multi_vector
     assert_tokens_match(m.encode_document(EXPECTED["documents"][0]), ref["documents"][0], "after a failed to()")
     # A multi-vector folder has no sparse vectors either.

@@ -7,6 +7,7 @@ agree."""
 import json
 import os
 import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -96,12 +97,53 @@ def test_providers_map_to_devices(meta_model):
         dlrt.InferenceSession(meta_model, providers=[missing[0]], strict=True)
 
 
-def test_bad_providers_are_clear_errors(meta_model):
-    with pytest.raises(ValueError, match="no backend for the provider 'TensorrtExecutionProvider'.*"
+def test_unknown_providers_and_options_warn_and_fall_back(meta_model):
+    # As ONNX Runtime treats a provider its build lacks: a warning, and the next one runs.
+    with pytest.warns(UserWarning, match="no backend for the provider 'TensorrtExecutionProvider'.*"
                                          "CUDAExecutionProvider, OpenVINOExecutionProvider"):
-        dlrt.InferenceSession(meta_model, providers=["TensorrtExecutionProvider", "CPUExecutionProvider"])
-    with pytest.raises(ValueError, match="'arena_extend_strategy'.*no dlrt equivalent"):
-        dlrt.InferenceSession(meta_model, providers=[("CUDAExecutionProvider", {"arena_extend_strategy": "x"})])
+        s = dlrt.InferenceSession(meta_model, providers=["TensorrtExecutionProvider", "CPUExecutionProvider"])
+    assert s.get_providers() == ["CPUExecutionProvider"]
+    assert s.run(None, {"x": np.ones((1, 3), np.float32)})[0].shape == (1, 3)
+    with pytest.warns(UserWarning, match="'DmlExecutionProvider'"):
+        s = dlrt.InferenceSession(meta_model, providers=["DmlExecutionProvider"])  # none left: the CPU
+    assert s.get_providers() == ["CPUExecutionProvider"]
+    # CUDA's options dlrt has no use for (ONNX Runtime's CUDA example): ignored with a warning.
+    cuda = ("CUDAExecutionProvider", {"device_id": 0, "arena_extend_strategy": "kNextPowerOfTwo",
+                                      "gpu_mem_limit": 2 * 1024**3, "cudnn_conv_algo_search": "EXHAUSTIVE",
+                                      "do_copy_in_default_stream": True})
+    with pytest.warns(UserWarning, match=r"\['arena_extend_strategy', 'cudnn_conv_algo_search', "
+                                         r"'do_copy_in_default_stream', 'gpu_mem_limit'\].*ignored"):
+        s = dlrt.InferenceSession(meta_model, providers=[cuda, "CPUExecutionProvider"])
+    assert s.get_providers()[-1] == "CPUExecutionProvider"  # CUDA where this machine has it, else the CPU
+    assert s.get_provider_options().get("CUDAExecutionProvider", {}) in ({}, {"device_id": "0"})
+
+
+def test_onnx_runtime_module_functions():
+    assert dlrt.get_version_string() == dlrt.__version__
+    assert dlrt.get_device() in ("CPU", "GPU")
+    assert (dlrt.get_device() == "GPU") == bool({"CUDAExecutionProvider", "OpenCLExecutionProvider"} &
+                                                set(dlrt.get_available_providers()))
+    for bad in (5, -1, "3", True):
+        with pytest.raises(ValueError, match="severity"):
+            dlrt.set_default_logger_severity(bad)
+
+
+def test_logger_severity_sets_the_log_level():
+    # dlrt's debug line of a CPU graph's first run shows at severity 0 (verbose) and not at 1
+    # (info), over DLRT_LOG_LEVEL.
+    script = ("import sys, dlrt\n"
+              "dlrt.set_default_logger_severity(int(sys.argv[1]))\n"
+              "dlrt.Embedder(sys.argv[2], device='cpu', threads=1).encode('a big dog')\n")
+    tiny = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "embed", "data", "tiny_bert")
+    env = dict(os.environ, DLRT_LOG_LEVEL="off")
+    runs = {level: subprocess.run([sys.executable, "-c", script, str(level), tiny], env=env, capture_output=True,
+                                  text=True, timeout=120) for level in (0, 1)}
+    assert all(r.returncode == 0 for r in runs.values()), {k: r.stderr for k, r in runs.items()}
+    assert "dlrt debug: cpu: arena plan" in runs[0].stderr, runs[0].stderr
+    assert "dlrt debug" not in runs[1].stderr, runs[1].stderr
+
+
+def test_bad_providers_are_clear_errors(meta_model):
     with pytest.raises(ValueError, match="one dict per provider"):
         dlrt.InferenceSession(meta_model, providers=["CPUExecutionProvider"], provider_options=[{}, {}])
     with pytest.raises(TypeError, match="not both"):

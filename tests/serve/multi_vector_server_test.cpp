@@ -63,6 +63,13 @@ TEST(MultiVectorServer, EmbedAllAndMaxSimRerankMatchPyLate) {
     }
     testing::expect_scores_match(scores, ex["default"]["maxsim"][i], "query " + std::to_string(i));
   }
+  // Every text those routes ran is counted, as the embedding routes' are: each
+  // /embed_all input, and each /rerank document (its query runs on its own).
+  const size_t ran = ex["queries"].size() + ex["documents"].size() * (1 + ex["queries"].size());
+  auto m = ts.get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("\ndlrt_inputs_total " + std::to_string(ran) + "\n"), std::string::npos) << ran << "\n" << m->body;
+  EXPECT_EQ(m->body.find("\ndlrt_tokens_total 0\n"), std::string::npos) << m->body;
 }
 
 TEST(MultiVectorServer, RefusesPooledRoutesAndBadFields) {
@@ -83,12 +90,14 @@ TEST(MultiVectorServer, RefusesPooledRoutesAndBadFields) {
   r = ts.post("/embed_all", R"({"inputs": [1, 2]})");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 422) << r->body;
-  r = ts.post("/embed_all", R"({"inputs": []})");
+  r = ts.post("/embed_all", R"({"inputs": []})");  // TEI's 400 Empty
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 422) << r->body;
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_EQ(body_json(r)["error_type"], "Empty") << r->body;
   r = ts.post("/rerank", R"({"query": "a cat", "texts": []})");
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 422) << r->body;
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_EQ(body_json(r)["error_type"], "Empty") << r->body;
   // Cohere/Jina's /v1/rerank is for cross-encoders and LLM rerankers: it names /rerank.
   r = ts.post("/v1/rerank", R"({"query": "a cat", "documents": ["a dog"]})");
   ASSERT_TRUE(r);

@@ -16,6 +16,7 @@
 
 #include "../tools/dlrt_process.h"
 #include "embed/models/embedder.h"
+#include "embed/serve/openapi.h"
 #include "serve_model_folder.h"
 
 namespace dlrt::embed {
@@ -311,6 +312,8 @@ TEST_F(ServeCli, TeiLauncherFlagsAndVariables) {
   EXPECT_NE(at, std::string::npos) << out;
   EXPECT_EQ(out.find(warning, at + 1), std::string::npos) << "warned twice:\n" << out;
   EXPECT_NE(out.find("\"level\":\"warning\""), std::string::npos) << "--json-output: JSON log lines\n" << out;
+  EXPECT_EQ(info["model_id"], model()) << "TEI's model_id is the --model-id value";
+  EXPECT_NE(out.find("all models ready (1 of 1)"), std::string::npos) << out;
   p.signal(SIGTERM);
   EXPECT_EQ(p.wait_exit(), 0);
 }
@@ -329,6 +332,17 @@ TEST_F(ServeCli, NoTruncateRestoresThe413) {
   EXPECT_EQ(p.wait_exit(), 0);
 }
 
+// --help lists every route of the OpenAPI document.
+TEST_F(ServeCli, HelpListsEveryRoute) {
+  ServeProcess p({"--help"}, {});
+  EXPECT_EQ(p.wait_exit(), 0);
+  const std::string help = p.output();
+  const json doc = json::parse(openapi_document("0", nullptr));
+  ASSERT_GT(doc["paths"].size(), 10u);
+  for (const auto& [path, item] : doc["paths"].items())
+    EXPECT_NE(help.find(" " + path), std::string::npos) << path << " is not in dlrt serve --help:\n" << help;
+}
+
 TEST_F(ServeCli, UnknownAndUnsupportedFlagsSayWhy) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--model", model(), "--pooling", "mean"}, "--pooling is a text-embeddings-inference option that dlrt serve does not have"},
@@ -336,6 +350,8 @@ TEST_F(ServeCli, UnknownAndUnsupportedFlagsSayWhy) {
       {{"--model", model(), "--dtype", "float16"}, "--dtype float16"},
       {{"--modle", model()}, "unknown option '--modle' (did you mean --model?)"},
       {{"--model", model(), "--max-batch-token", "9"}, "(did you mean --max-batch-tokens?)"},
+      // A misspelt TEI flag: the TEI flag, not a dlrt flag of another setting (--max-batch-size).
+      {{"--model", model(), "--max-clint-batch-size", "9"}, "(did you mean --max-client-batch-size?)"},
       {{"--model", model(), "--model-id", model()}, "'--model' given more than once"},
   };
   for (const auto& [args, message] : cases) {

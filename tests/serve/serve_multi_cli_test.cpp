@@ -85,8 +85,8 @@ TEST_F(ServeMultiCli, MixedLoadOnTwoModelsIsAnsweredByEachAndCounted) {
   // the embedding routes, /similarity and /embed_all.
   constexpr int kClients = 8, kRequests = 40;
   const std::vector<std::string> kLoadRoutes = {"/v1/embeddings", "/embed", "/similarity", "/embed_all"};
-  // Per model: requests by route, and the inputs that went through its batcher
-  // (/embed_all runs on the HTTP thread, outside the batches).
+  // Per model: requests by route, and the inputs it ran (through its batcher,
+  // or for /embed_all on the HTTP thread: counted alike).
   std::map<std::string, int> sent[2];
   std::atomic<int> inputs[2] = {0, 0}, wrong{0};
   std::mutex mu;
@@ -135,7 +135,7 @@ TEST_F(ServeMultiCli, MixedLoadOnTwoModelsIsAnsweredByEachAndCounted) {
             first_error = path + " " + body + " -> " + (r ? std::to_string(r->status) + " " + r->body : "no answer");
         }
         ++sent[which][route];
-        if (route != "/embed_all") inputs[which] += n + (route == "/similarity" ? 1 : 0);
+        inputs[which] += n + (route == "/similarity" ? 1 : 0);
       }
     });
   for (auto& c : clients) c.join();
@@ -173,6 +173,11 @@ TEST_F(ServeMultiCli, MixedLoadOnTwoModelsIsAnsweredByEachAndCounted) {
   EXPECT_EQ(list[1]["id"], "b");
   p->signal(SIGTERM);
   EXPECT_EQ(p->wait_exit(), 0) << p->output();
+  // One line once every model serves (scripts wait for it), after each model's own.
+  const std::string out = p->output();
+  const size_t all = out.find("all models ready (2 of 2): a, b");
+  EXPECT_NE(all, std::string::npos) << out;
+  EXPECT_GT(all, out.rfind("ready in", all)) << out;
 }
 
 TEST_F(ServeMultiCli, AFolderThatCannotLoadIsNamedAndTheOtherServes) {

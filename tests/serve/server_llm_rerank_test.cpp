@@ -110,7 +110,10 @@ TEST(ServeLlmRerank, TeiRerankWithInstruction) {
 
 TEST(ServeLlmRerank, V1RerankErrors) {
   RerankServer s;
-  for (const std::string& bad : {std::string(R"({"documents": ["a"]})"), std::string(R"({"query": "q", "documents": []})"),
+  auto empty = s.post("/v1/rerank", R"({"query": "q", "documents": []})");
+  ASSERT_TRUE(empty);
+  EXPECT_EQ(empty->status, 400) << empty->body;  // no documents: a 400, as TEI's Empty
+  for (const std::string& bad : {std::string(R"({"documents": ["a"]})"),
                                  std::string(R"({"query": "q", "documents": [3]})"),
                                  std::string(R"({"query": "q", "documents": [{"title": "t"}]})"),
                                  std::string(R"({"query": "q", "documents": ["a"], "top_n": 0})"),

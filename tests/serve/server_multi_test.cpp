@@ -105,10 +105,11 @@ TEST(ServeMulti, TheModelFieldAndTheRoutePrefixPickTheModel) {
   ASSERT_EQ(r->status, 200) << r->body;
   r = t.get("/models/b/info");
   ASSERT_EQ(r->status, 200) << r->body;
-  EXPECT_EQ(body_json(r)["model_id"], "b");
+  EXPECT_EQ(body_json(r)["model_id"], "/models/b");  // the folder given, as TEI's --model-id
+  EXPECT_EQ(body_json(r)["served_model_name"], "b");
   EXPECT_EQ(body_json(r)["dimension"], 6);
   r = t.get("/info");
-  EXPECT_EQ(body_json(r)["model_id"], "a");
+  EXPECT_EQ(body_json(r)["served_model_name"], "a");
   EXPECT_EQ(t.a->batch_sizes().size(), 3u);  // the three requests to a, none of b's
   EXPECT_EQ(t.b->batch_sizes().size(), 4u);
 }
@@ -123,7 +124,7 @@ TEST(ServeMulti, AnUnknownModelIs404WithTheServedNames) {
   EXPECT_NE(j["error"]["message"].get<std::string>().find("served models: a, b"), std::string::npos) << r->body;
   r = t.post("/models/zzz/embed", R"({"inputs":"one"})");
   EXPECT_EQ(r->status, 404);
-  EXPECT_EQ(body_json(r)["error_type"], "model_not_found");  // TEI's shape
+  EXPECT_EQ(body_json(r)["error_type"], "Validation");  // TEI's shape and error_type
   r = t.get("/models/zzz/health");
   EXPECT_EQ(r->status, 404);
   // The route names one model, the body another.
@@ -241,7 +242,7 @@ TEST(ServeMulti, EachModelHasItsOwnTokenLimit) {
   EXPECT_EQ(r->status, 413);
   EXPECT_NE(r->body.find("the limit is 4"), std::string::npos) << r->body;
   // By default the input is cut to b's 4 tokens (the fake's first value: its token count).
-  r = t.post("/models/b/embed", R"({"inputs":"one two three four five"})");
+  r = t.post("/models/b/embed", R"({"inputs":"one two three four five","normalize":false})");
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(body_json(r)[0][0], 4);
   EXPECT_EQ(body_json(t.get("/models/b/info"))["max_input_length"], 4);
@@ -318,7 +319,7 @@ TEST(ServeMulti, SparseRoutesPickTheModel) {
   EXPECT_NE(r->body.find("sparse (SPLADE) encoder"), std::string::npos) << r->body;
   r = k.t.post("/embed_sparse", R"({"inputs":"one","model":"zzz"})");
   EXPECT_EQ(r->status, 404);
-  EXPECT_EQ(body_json(r)["error_type"], "model_not_found");
+  EXPECT_EQ(body_json(r)["error_type"], "Validation");
   EXPECT_EQ(k.t.a->batch_sizes().size(), 0u);
   const std::string m = k.t.get("/metrics")->body;
   EXPECT_EQ(multi_metric(m, "dlrt_model_requests_total{model=\"s\",route=\"/embed_sparse\",code=\"200\"}"), 2) << m;
@@ -403,7 +404,7 @@ TEST(ServeMulti, SimilarityPicksTheModel) {
   EXPECT_EQ(t.b->batch_sizes().size(), 2u);
   r = t.post("/similarity", "{" + inputs + R"(,"model":"zzz"})");
   EXPECT_EQ(r->status, 404);
-  EXPECT_EQ(body_json(r)["error_type"], "model_not_found");
+  EXPECT_EQ(body_json(r)["error_type"], "Validation");
   r = t.post("/models/a/similarity", "{" + inputs + R"(,"model":"b"})");
   EXPECT_EQ(r->status, 422) << r->body;
   const std::string m = t.get("/metrics")->body;

@@ -37,7 +37,7 @@ TEST(ServeTei, TruncatesByDefaultAndRefusesWhenAskedNotTo) {
   TestServer t;  // the fake model's limit is 16 tokens
   std::string long_text;
   for (int i = 0; i < 400; ++i) long_text += "word ";
-  auto r = t.post("/v1/embeddings", json({{"input", long_text}}).dump());
+  auto r = t.post("/v1/embeddings", json({{"input", long_text}, {"normalize", false}}).dump());
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(body_json(r)["data"][0]["embedding"][0], 16.0);  // cut to the model's 16 tokens
@@ -79,7 +79,11 @@ TEST(ServeTei, SimilarityScoresEachSentenceAgainstTheSource) {
   r = t.post("/similarity", R"({"inputs":{"source_sentence":"a","sentences":["b"]},"parameters":{"prompt_name":"query","truncate":true}})");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
-  for (const char* bad : {R"({"inputs":{"source_sentence":"a","sentences":[]}})", R"({"inputs":{"sentences":["b"]}})",
+  r = t.post("/similarity", R"({"inputs":{"source_sentence":"a","sentences":[]}})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;  // TEI's Empty
+  EXPECT_EQ(body_json(r)["error_type"], "Empty") << r->body;
+  for (const char* bad : {R"({"inputs":{"sentences":["b"]}})",
                           R"({"inputs":"a"})", R"({"inputs":{"source_sentence":"a","sentences":["b"]},"parameters":{"prompt_name":"nope"}})",
                           R"({"inputs":{"source_sentence":"a","sentences":["b"]},"parameters":{"truncation_direction":"left"}})"}) {
     r = t.post("/similarity", bad);

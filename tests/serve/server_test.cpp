@@ -47,7 +47,7 @@ void expect_openai_error(const httplib::Result& r, int status, const std::string
 
 TEST(ServeRoutes, OpenAIEmbeddingsSingleString) {
   TestServer t;
-  auto r = t.post("/v1/embeddings", R"({"model":"x","input":"hello big world"})");
+  auto r = t.post("/v1/embeddings", R"({"model":"x","input":"hello big world","normalize":false})");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   json j = body_json(r);
@@ -65,7 +65,7 @@ TEST(ServeRoutes, OpenAIEmbeddingsSingleString) {
 
 TEST(ServeRoutes, OpenAIEmbeddingsArrayKeepsOrder) {
   TestServer t;
-  auto r = t.post("/v1/embeddings", R"({"input":["a","bb bb","ccc ccc ccc",""]})");
+  auto r = t.post("/v1/embeddings", R"({"input":["a","bb bb","ccc ccc ccc",""],"normalize":false})");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   json j = body_json(r);
@@ -80,7 +80,7 @@ TEST(ServeRoutes, OpenAIEmbeddingsArrayKeepsOrder) {
 
 TEST(ServeRoutes, OpenAIBase64IsLittleEndianFloat32) {
   TestServer t;
-  auto r = t.post("/v1/embeddings", R"({"input":"one two","encoding_format":"base64"})");
+  auto r = t.post("/v1/embeddings", R"({"input":"one two","encoding_format":"base64","normalize":false})");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   std::string b64 = body_json(r)["data"][0]["embedding"];
@@ -113,7 +113,7 @@ TEST(ServeRoutes, OpenAIBase64IsLittleEndianFloat32) {
 
 TEST(ServeRoutes, TeiEmbed) {
   TestServer t;
-  auto r = t.post("/embed", R"({"inputs":"hi there"})");
+  auto r = t.post("/embed", R"({"inputs":"hi there","normalize":false})");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   json j = body_json(r);
@@ -122,7 +122,7 @@ TEST(ServeRoutes, TeiEmbed) {
   ASSERT_EQ(j[0].size(), FakeModel::kDim);
   EXPECT_EQ(j[0][0], 4.0);
 
-  r = t.post("/embed", R"({"inputs":["a","b c"]})");
+  r = t.post("/embed", R"({"inputs":["a","b c"],"normalize":false})");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   j = body_json(r);
@@ -132,7 +132,8 @@ TEST(ServeRoutes, TeiEmbed) {
 }
 
 // The fake's vector for "hi there" is {4, 1002, 1, 1} (tokens, second id,
-// batch size, 1): raw unless the request asks for normalisation.
+// batch size, 1), its folder without a Normalize module: as TEI, /embed and
+// /v1/embeddings normalise it unless the request says "normalize": false.
 TEST(ServeRoutes, NormalizeDimensionsPromptsAndTokenIds) {
   TestServer t;
   auto vec = [&](const std::string& path, const std::string& body) {
@@ -142,26 +143,32 @@ TEST(ServeRoutes, NormalizeDimensionsPromptsAndTokenIds) {
     json j = body_json(r);
     return path == "/embed" ? j[0].get<std::vector<double>>() : j["data"][0]["embedding"].get<std::vector<double>>();
   };
-  EXPECT_EQ(vec("/embed", R"({"inputs":"hi there"})"), (std::vector<double>{4, 1002, 1, 1}));
+  ASSERT_FALSE(t.model->normalizes());
   EXPECT_EQ(vec("/embed", R"({"inputs":"hi there","normalize":false})"), (std::vector<double>{4, 1002, 1, 1}));
+  EXPECT_EQ(vec("/v1/embeddings", R"({"input":"hi there","normalize":false})"), (std::vector<double>{4, 1002, 1, 1}));
   const double n = std::sqrt(16.0 + 1002.0 * 1002.0 + 2.0);
-  std::vector<double> unit = vec("/embed", R"({"inputs":"hi there","normalize":true})");
-  ASSERT_EQ(unit.size(), 4u);
-  EXPECT_NEAR(unit[0], 4 / n, 1e-6);
-  EXPECT_NEAR(unit[1], 1002 / n, 1e-6);
+  for (const auto& [path, body] : {std::pair<std::string, std::string>{"/embed", R"({"inputs":"hi there","normalize":true})"},
+                                   {"/embed", R"({"inputs":"hi there"})"},
+                                   {"/v1/embeddings", R"({"input":"hi there"})"},
+                                   {"/embeddings", R"({"input":"hi there"})"}}) {
+    std::vector<double> unit = vec(path, body);
+    ASSERT_EQ(unit.size(), 4u) << path << " " << body;
+    EXPECT_NEAR(unit[0], 4 / n, 1e-6) << path << " " << body;
+    EXPECT_NEAR(unit[1], 1002 / n, 1e-6) << path << " " << body;
+  }
   // Matryoshka: the first 2 values, normalised again when normalising.
-  EXPECT_EQ(vec("/embed", R"({"inputs":"hi there","dimensions":2})"), (std::vector<double>{4, 1002}));
+  EXPECT_EQ(vec("/embed", R"({"inputs":"hi there","dimensions":2,"normalize":false})"), (std::vector<double>{4, 1002}));
   std::vector<double> two = vec("/v1/embeddings", R"({"input":"hi there","dimensions":2,"normalize":true})");
   ASSERT_EQ(two.size(), 2u);
   EXPECT_NEAR(two[0] * two[0] + two[1] * two[1], 1.0, 1e-6);
   EXPECT_NEAR(two[0], 4 / std::sqrt(16.0 + 1002.0 * 1002.0), 1e-6);
   // A prompt goes in front of the text: "query: hi there" is 3 words.
-  EXPECT_EQ(vec("/embed", R"({"inputs":"hi there","prompt_name":"query"})")[0], 5.0);
+  EXPECT_EQ(vec("/embed", R"({"inputs":"hi there","prompt_name":"query","normalize":false})")[0], 5.0);
   // Token ids are used as given (no [CLS]/[SEP] added).
-  std::vector<double> ids = vec("/v1/embeddings", R"({"input":[7,8,9]})");
+  std::vector<double> ids = vec("/v1/embeddings", R"({"input":[7,8,9],"normalize":false})");
   EXPECT_EQ(ids[0], 3.0);
   EXPECT_EQ(ids[1], 8.0);
-  auto r = t.post("/embed", R"({"inputs":[[7,8],[9]]})");
+  auto r = t.post("/embed", R"({"inputs":[[7,8],[9]],"normalize":false})");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(body_json(r)[1][0], 1.0);
@@ -187,7 +194,15 @@ TEST(ServeRoutes, ModelsInfoAndTokenize) {
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   j = body_json(r);
-  EXPECT_EQ(j["model_id"], "fake-model");
+  EXPECT_EQ(j["model_id"], "fake");  // the --model value (TEI's --model-id)
+  EXPECT_EQ(j["served_model_name"], "fake-model");
+  // TEI's other fields.
+  EXPECT_EQ(j["auto_truncate"], true);
+  EXPECT_EQ(j["max_batch_requests"], 32);
+  EXPECT_EQ(j["max_client_batch_size"], 2048);  // OpenAI's limit
+  EXPECT_EQ(j["model_dtype"], "float32");
+  EXPECT_EQ(j["tokenization_workers"], 64);
+  for (const char* key : {"model_sha", "sha", "docker_label"}) EXPECT_TRUE(j[key].is_null()) << key;
   EXPECT_EQ(j["dimension"], FakeModel::kDim);
   EXPECT_EQ(j["max_input_length"], 16);
   EXPECT_EQ(j["model_type"]["embedding"]["pooling"], "mean");
@@ -312,7 +327,7 @@ TEST(ServeSecurity, Tls) {
   std::thread th([&] { server.run(); });
   httplib::SSLClient cli("127.0.0.1", server.port());
   cli.enable_server_certificate_verification(false);
-  auto r = cli.Post("/v1/embeddings", R"({"input":"over tls"})", "application/json");
+  auto r = cli.Post("/v1/embeddings", R"({"input":"over tls","normalize":false})", "application/json");
   ASSERT_TRUE(r) << httplib::to_string(r.error());
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(json::parse(r->body)["data"][0]["embedding"][0], 4.0);
@@ -411,7 +426,7 @@ TEST(ServeErrors, BadRequests) {
   expect_openai_error(t.post("/v1/embeddings", "[1,2]"), 422, "JSON object");
   expect_openai_error(t.post("/v1/embeddings", R"({"text":"x"})"), 422, "missing field 'input'");
   expect_openai_error(t.post("/v1/embeddings", R"({"input":5})"), 422, "string or an array of strings");
-  expect_openai_error(t.post("/v1/embeddings", R"({"input":[]})"), 422, "is empty");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":[]})"), 400, "is empty");
   expect_openai_error(t.post("/v1/embeddings", R"({"input":["a",7]})"), 422, "'input'[1] is not a string");
   expect_openai_error(t.post("/v1/embeddings", R"({"input":[[101,"a"]]})"), 422, "list of token ids");
   expect_openai_error(t.post("/v1/embeddings", R"({"input":[101,1.5]})"), 422, "token ids");
@@ -435,7 +450,19 @@ TEST(ServeErrors, BadRequests) {
   EXPECT_EQ(r->status, 422);
   json j = body_json(r);
   EXPECT_TRUE(j["error"].is_string()) << r->body;
-  EXPECT_TRUE(j.contains("error_type"));
+  EXPECT_EQ(j["error_type"], "Validation") << r->body;
+  // TEI's error_type values: an empty input list is 400 Empty on TEI's routes,
+  // a 400 invalid_request_error on OpenAI's.
+  r = t.post("/embed", R"({"inputs":[]})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(body_json(r)["error_type"], "Empty") << r->body;
+  r = t.post("/tokenize", R"({"inputs":[]})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(body_json(r)["error_type"], "Empty") << r->body;
+  r = t.post("/embeddings", R"({"input":[]})");
+  expect_openai_error(r, 400, "is empty");
+  EXPECT_EQ(body_json(r)["error"]["type"], "invalid_request_error") << r->body;
   // The server still works after all that.
   EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"fine"})")->status, 200);
 }
@@ -447,6 +474,30 @@ TEST(ServeErrors, BodyTooLarge) {
   std::string big = "{\"input\":\"" + std::string(2000, 'a') + "\"}";
   expect_openai_error(t.post("/v1/embeddings", big), 413, "larger than 1024 bytes");
   EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"small"})")->status, 200);
+}
+
+// A request's inputs are bounded by max_request_tokens (after truncation) and,
+// by default, by OpenAI's 2048 inputs within max_queue; the 413s name the flags.
+TEST(ServeErrors, RequestTokenBudgetAndInputCount) {
+  ServiceConfig c;
+  c.max_request_tokens = 10;
+  c.max_queue = 100;  // the default input limit is then 100, not 2048
+  TestServer t(c);
+  EXPECT_EQ(t.post("/embed", R"({"inputs":["a b c","d e f"]})")->status, 200);  // 5 + 5 tokens
+  auto r = t.post("/v1/embeddings", R"({"input":["a b c","d e f","g"]})");
+  expect_openai_error(r, 413, "13 tokens in all; the limit is 10 per request");
+  EXPECT_NE(r->body.find("--max-request-tokens"), std::string::npos) << r->body;
+  json many = json::array();
+  for (int i = 0; i < 101; ++i) many.push_back("a");
+  r = t.post("/embed", json({{"inputs", many}}).dump());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  EXPECT_NE(r->body.find("the limit is 100 (max_inputs_per_request, flag --max-inputs-per-request; TEI's "
+                         "--max-client-batch-size)"),
+            std::string::npos)
+      << r->body;
+  EXPECT_EQ(body_json(r)["error_type"], "Validation");
+  EXPECT_EQ(body_json(t.get("/info"))["max_client_batch_size"], 100);
 }
 
 // Slow clients (a header line, then silence) hold a connection thread only
@@ -565,7 +616,7 @@ TEST(ServeErrors, TokenLimitPerInput) {
                       "input 1 has 7 tokens");  // the count of the one tokenization
   expect_openai_error(t.post("/v1/embeddings", R"({"input":[[1,2,3,4,5,6,7]]})"), 413, "input 0 has 7 tokens");
   // TEI's per-request truncate overrides the config.
-  auto r = t.post("/embed", R"({"inputs":"one two three four five six","truncate":true})");
+  auto r = t.post("/embed", R"({"inputs":"one two three four five six","truncate":true,"normalize":false})");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(body_json(r)[0][0], 6.0);  // truncated to the limit
@@ -574,7 +625,7 @@ TEST(ServeErrors, TokenLimitPerInput) {
   c2.max_input_tokens = 6;
   c2.truncate = true;
   TestServer t2(c2);
-  r = t2.post("/v1/embeddings", R"({"input":"a b c d e f g h i j k l m n o p q r s t"})");
+  r = t2.post("/v1/embeddings", R"({"input":"a b c d e f g h i j k l m n o p q r s t","normalize":false})");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(body_json(r)["data"][0]["embedding"][0], 6.0);

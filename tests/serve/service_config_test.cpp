@@ -112,6 +112,11 @@ TEST(ServeConfig, Errors) {
   EXPECT_NE(r.status().message().find("no model folder"), std::string::npos) << r.status().message();
   r = resolve_service_config("", env_of({}), {{"model", "m"}, {"max_queue", "10"}, {"max_inputs_per_request", "11"}});
   EXPECT_NE(r.status().message().find("must not exceed max_queue"), std::string::npos) << r.status().message();
+  // Unset, the input limit is OpenAI's 2048 within max_queue: a smaller queue is no error.
+  r = resolve_service_config("", env_of({}), {{"model", "m"}, {"max_queue", "10"}});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(inputs_per_request_limit(*r), 10u);
+  EXPECT_EQ(inputs_per_request_limit(ServiceConfig{}), 2048u);
   r = resolve_service_config("/nonexistent/serve.toml", env_of({}), {});
   EXPECT_EQ(r.status().code(), StatusCode::kIoError);
 }

@@ -90,7 +90,8 @@ def test_tei_style_routes():
     assert abs(norm(vec[0]) - 1) > 1e-3  # not normalised
     status, info = get("/info")
     assert status == 200
-    assert info["model_id"] == "tiny_bert" and info["dimension"] == DIM and info["max_input_length"] == 16
+    assert info["served_model_name"] == "tiny_bert" and info["dimension"] == DIM and info["max_input_length"] == 16
+    assert info["model_id"] == os.environ["DLRT_TINY_BERT"]  # the --model value, as TEI's --model-id
     status, toks = post("/tokenize", {"inputs": "a big dog"})
     assert status == 200
     assert [t["id"] for t in toks[0]] == [2, 10, 24, 11, 3]

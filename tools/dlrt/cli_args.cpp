@@ -21,7 +21,8 @@ std::vector<std::string> Args::all(const std::string& flag) const {
   return it == values.end() ? std::vector<std::string>{} : it->second;
 }
 
-Result<Args> parse_args(int argc, char** argv, int first, const std::vector<FlagSpec>& specs) {
+Result<Args> parse_args(int argc, char** argv, int first, const std::vector<FlagSpec>& specs,
+                        const std::vector<std::string>& aliases) {
   Args out;
   bool flags_done = false;
   for (int i = first; i < argc; ++i) {
@@ -57,6 +58,7 @@ Result<Args> parse_args(int argc, char** argv, int first, const std::vector<Flag
     if (!spec) {
       std::vector<std::string> names = {kConfig.name, "help"};
       for (const auto& s : specs) names.push_back(s.name);
+      names.insert(names.end(), aliases.begin(), aliases.end());
       const std::string near = spelling::closest(name, names);
       return InvalidArgument("unknown option '--" + name + "'" + (near.empty() ? "" : " (did you mean --" + near + "?)"));
     }

@@ -48,7 +48,10 @@ struct Args {
 // file and is exported as DLRT_CONFIG for the runtime (and stays in the
 // returned values for commands with their own settings in that file).
 // Errors: kInvalidArgument with a message for the user.
-Result<Args> parse_args(int argc, char** argv, int first, const std::vector<FlagSpec>& specs);
+// `aliases`: other flag names the command takes before parsing (dlrt serve's
+// TEI flags), offered with the specs' when an unknown option gets a "did you mean".
+Result<Args> parse_args(int argc, char** argv, int first, const std::vector<FlagSpec>& specs,
+                        const std::vector<std::string>& aliases = {});
 
 // "true"/"false"/"1"/"0"/"yes"/"no"/"on"/"off" (any case); nullopt otherwise.
 std::optional<bool> parse_bool_value(const std::string& text);

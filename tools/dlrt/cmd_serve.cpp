@@ -33,14 +33,23 @@ std::string help_text() {
       "\n"
       "Serves sentence embeddings of a sentence-transformers / Hugging Face ONNX export folder over HTTP/1.1:\n"
       "  POST /v1/embeddings  OpenAI-compatible {\"input\": \"text\" | [\"text\", ...] | token ids, \"dimensions\"?}\n"
-      "  POST /embed          TEI-style {\"inputs\": \"text\" | [...], \"normalize\"?, \"truncate\"?, \"prompt_name\"?}\n"
+      "                       (also POST /embeddings); unit vectors unless \"normalize\": false\n"
+      "  POST /embed          TEI-style {\"inputs\": \"text\" | [...], \"normalize\"? (default true), \"truncate\"?,\n"
+      "                       \"prompt_name\"?}\n"
       "  POST /embed_sparse   TEI-style, sparse (SPLADE) folders {\"inputs\", \"top_k\"?} -> [[{index, value}, ...]]\n"
+      "  POST /embed_all      TEI-style per-token vectors {\"inputs\", \"is_query\"? (multi-vector folders)}\n"
+      "  POST /similarity     TEI-style {\"inputs\": {\"source_sentence\", \"sentences\"}} -> scores\n"
       "  POST /tokenize       TEI-style {\"inputs\": \"text\" | [...]} -> tokens\n"
       "  POST /decode         TEI-style {\"ids\": [...] | [[...], ...]} -> texts\n"
-      "  POST /rerank, /predict  cross-encoders and classifiers (TEI)\n"
-      "  GET  /v1/models, /info  the model (OpenAI's list; TEI's info)\n"
-      "  GET  /health         {status, backend, device, degraded, since, reason}\n"
+      "  POST /rerank         TEI-style {\"query\", \"texts\"} (cross-encoders, LLM rerankers, multi-vector)\n"
+      "  POST /v1/rerank      Cohere/Jina-style {\"query\", \"documents\", \"top_n\"?}\n"
+      "  POST /predict        TEI-style classifiers {\"inputs\": text | [a, b] | [...]}\n"
+      "  GET  /v1/models      OpenAI's model list;  GET /info  TEI's model info\n"
+      "  GET  /health         {status, backend, device, degraded, since, reason};  GET /ready, /live  probes\n"
       "  GET  /metrics        Prometheus text\n"
+      "  GET  /openapi.json   the OpenAPI document (also GET /api-doc/openapi.json);  GET /docs  its page\n"
+      "  POST /, /invocations TEI's root routes: /embed, /rerank or /predict by the model's kind;\n"
+      "  GET  /, /ping        TEI's health\n"
       "Several models: a request picks one by its \"model\" field or a /models/NAME/ route prefix\n"
       "(/models/NAME/embed, ...); none picks the first (or --default-model). They share pool_size\n"
       "and the memory limit; one that fails to load is reported on /health and the others serve.\n"
@@ -175,6 +184,7 @@ struct LoadOutcome {
   int first_failure = kExitOk;  // the exit code of the first model that failed
   size_t served = 0;
   bool stopped = false;  // the server was stopped while loading
+  std::string ready_names;  // the served models, in order
 };
 
 // Each model in turn, the default first; one that cannot be loaded is
@@ -213,6 +223,7 @@ LoadOutcome load_models(embed::EmbedServer& server, embed::ServeLog& log, const 
     double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     server.set_model(spec.name, model);
     ++out.served;
+    out.ready_names += (out.ready_names.empty() ? "" : ", ") + (spec.name.empty() ? model->model_name() : spec.name);
     embed::HealthInfo h = *server.model_health(spec.name);
     log.info("ready in " + std::to_string(static_cast<long long>(load_ms)) + " ms: model " +
              (spec.name.empty() ? model->model_name() : spec.name) + " (dimension " + std::to_string(model->dimension()) +
@@ -233,7 +244,10 @@ int cmd_serve(int argc, char** argv) {
   if (!translated.ok()) return usage_error("serve", translated.status().message());
   std::vector<char*> args_in = {argv[0], argv[1]};
   for (std::string& a : *translated) args_in.push_back(a.data());
-  auto parsed = parse_args(static_cast<int>(args_in.size()), args_in.data(), 2, specs);
+  // A misspelt TEI flag is suggested as itself (--max-clint-batch-size: --max-client-batch-size).
+  std::vector<std::string> tei_flags;
+  for (const auto& t : embed::tei_options()) tei_flags.push_back(t.flag);
+  auto parsed = parse_args(static_cast<int>(args_in.size()), args_in.data(), 2, specs, tei_flags);
   if (!parsed.ok()) return usage_error("serve", parsed.status().message());
   const Args& args = *parsed;
   if (args.has("help")) {
@@ -284,7 +298,11 @@ int cmd_serve(int argc, char** argv) {
   const LoadOutcome loaded = load_models(server, log, config, models);
   if (loaded.stopped) return finish(kExitOk);
   if (loaded.served == 0) return finish(loaded.first_failure);
-  if (loaded.served < models.size())
+  // One line once every model serves: what scripts wait for (each "ready in" is one model's).
+  if (loaded.served == models.size())
+    log.info("all models ready (" + std::to_string(loaded.served) + " of " + std::to_string(models.size()) +
+             "): " + loaded.ready_names);
+  else
     log.warning("serving " + std::to_string(loaded.served) + " of " + std::to_string(models.size()) +
                 " models; /health names the ones that failed");
 

@@ -86,6 +86,14 @@ Result<ModelFile> find_model_file(const std::string& model_dir) {
       f.path = f.dir / candidate;
       return f;
     }
+  // PyTorch weights only (what TEI and SentenceTransformer.save use): name the export.
+  for (const char* weights : {"model.safetensors", "pytorch_model.bin"})
+    if (fs::is_regular_file(f.dir / weights, ec))
+      return NotFound(model_dir + ": no model.onnx or onnx/model.onnx in the model folder, only PyTorch weights (" +
+                      weights + "), which dlrt does not run; export them to ONNX first: pip install optimum-onnx, then "
+                      "optimum-cli export onnx --model " + model_dir + " --task feature-extraction " +
+                      (f.dir / "onnx").string() +
+                      " (--task text-classification for a cross-encoder, fill-mask for a SPLADE model)");
   return NotFound(model_dir + ": no model.onnx or onnx/model.onnx in the model folder");
 }
 

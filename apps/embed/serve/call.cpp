@@ -37,10 +37,11 @@ Reply error_reply(Api api, int status, const std::string& type, const std::strin
   Reply r;
   r.status = status;
   if (api == Api::kTei) {
-    r.body = "{\"error\":" + json_string(message) + ",\"error_type\":" + json_string(type) + "}";
+    r.body = "{\"error\":" + json_string(message) + ",\"error_type\":" +
+             json_string(server_util::tei_error_type(status, type)) + "}";
   } else {
-    r.body = "{\"error\":{\"message\":" + json_string(message) + ",\"type\":" + json_string(type) +
-             ",\"code\":" + std::to_string(status) + "}}";
+    r.body = "{\"error\":{\"message\":" + json_string(message) + ",\"type\":" +
+             json_string(server_util::openai_error_type(type)) + ",\"code\":" + std::to_string(status) + "}}";
   }
   return r;
 }
@@ -49,6 +50,14 @@ Call::Call(EmbedServer& server, Api api)
     : server_(server), api_(api), config_(server.config_), slots_(server.slots_.get()) {}
 
 bool Call::batch_dependent(const EmbedModel& m) { return m.batch_dependent(); }
+
+void Call::observe_run(const EmbedModel& m, size_t inputs, size_t padded_tokens, size_t tokens, double seconds,
+                       bool ok) const {
+  server_.metrics_.observe_batch(inputs, padded_tokens, tokens, report_device(m.placement()), seconds, ok);
+  if (const std::string& name = server_util::request_model(); !name.empty())
+    server_.metrics_.observe_model_batch(name, inputs, tokens, ok);
+  if (ok) server_util::add_request_size(inputs, tokens);
+}
 
 std::string Call::model_label() const {
   return server_.registry_.size() > 1 ? "model '" + ref_->name + "'" : std::string("the served model");
@@ -90,7 +99,7 @@ std::optional<Reply> Call::past_deadline(const char* what) const {
 
 Reply Call::tokenize_error(const Status& s, const std::string& context) const {
   if (s.code() == StatusCode::kCancelled) return deadline_reply("tokenizing");
-  return invalid(context + s.message());
+  return error(422, "tokenizer", context + s.message());
 }
 
 std::optional<ModelRef> Call::model_named(const std::string& body_model, Reply* error) const {
@@ -189,6 +198,14 @@ std::optional<Reply> Call::embed(EmbedRequest& req, RequestResult& result) const
     }
   }
 
+  // The request's token budget bounds its work, whatever its count of inputs.
+  size_t tokens = 0;
+  for (const Encoding& e : encodings) tokens += e.ids.size();
+  if (tokens > config_.max_request_tokens)
+    return error(413, "invalid_request_error",
+                 "the request's inputs have " + std::to_string(tokens) + " tokens in all; the limit is " +
+                     std::to_string(config_.max_request_tokens) +
+                     " per request (max_request_tokens, flag --max-request-tokens): send fewer or shorter inputs");
   // The request's deadline: past it the client gets 504 and its model run stops.
   const auto until = deadline();
   auto fut = b->submit(std::move(encodings), until);

@@ -111,6 +111,8 @@ class Call {
   // encoding longer than that alone; one per chunk for a batch-dependent
   // model `m`), each in a run slot as in_run_slot: run(chunk, bounds) -> Status
   // per chunk, until the first error. The encodings are moved out of `batch`.
+  // Each chunk counts as a batch in the metrics and its inputs and tokens in
+  // the request's log line (observe_run).
   template <class Run>
   Status in_run_slots(const EmbedModel& m, std::vector<Encoding>& batch, const Run& run) const {
     const size_t most = batch_dependent(m) ? 1 : std::max<size_t>(config_.max_batch_size, 1);
@@ -125,7 +127,12 @@ class Call {
       }
       std::vector<Encoding> chunk(std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(begin)),
                                   std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(end)));
+      size_t tokens = 0;
+      for (const Encoding& e : chunk) tokens += e.ids.size();
+      const auto start = std::chrono::steady_clock::now();
       Status s = in_run_slot([&](const dlrt::RunOptions& bounds) -> Status { return run(chunk, bounds); });
+      observe_run(m, chunk.size(), chunk.size() * longest, tokens,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), s.ok());
       if (!s.ok()) return s;
       begin = end;
     }
@@ -134,6 +141,10 @@ class Call {
 
  private:
   static bool batch_dependent(const EmbedModel& m);
+  // One model run on the HTTP thread (in_run_slots): the batch metrics, the
+  // model's, and the request's inputs and tokens for its log line.
+  void observe_run(const EmbedModel& m, size_t inputs, size_t padded_tokens, size_t tokens, double seconds,
+                   bool ok) const;
 
   EmbedServer& server_;
   Api api_;

@@ -33,7 +33,7 @@ std::optional<RequestError> read_inputs(const json& v, const std::string& field,
     return std::nullopt;
   }
   if (!v.is_array()) return error(422, "'" + field + "' must be a string or an array of strings" + ids_note);
-  if (v.empty()) return error(422, "'" + field + "' is empty");
+  if (v.empty()) return RequestError{400, "'" + field + "' is empty: send at least one input", "empty"};
   // [1, 2, 3]: one input given as token ids.
   if (v[0].is_number()) {
     if (!ids_allowed) return error(422, "'" + field + "' must be text here (token ids are not accepted)");
@@ -81,7 +81,7 @@ std::optional<RequestError> read_string(const json& body, const char* name, std:
 
 RequestError too_many_inputs(size_t n, const char* noun, size_t max_inputs) {
   return error(413, std::to_string(n) + " " + noun + " in one request; the limit is " + std::to_string(max_inputs) +
-                        " (max_inputs_per_request)");
+                        kInputsLimitNote);
 }
 
 std::optional<RequestError> read_texts(const json& body, const char* field, bool one_allowed, size_t max_inputs,
@@ -92,7 +92,9 @@ std::optional<RequestError> read_texts(const json& body, const char* field, bool
     out->push_back(in->get<std::string>());
     return std::nullopt;
   }
-  if (in == body.end() || !in->is_array() || in->empty())
+  if (in != body.end() && in->is_array() && in->empty())
+    return RequestError{400, "'" + name + "' is empty: send at least one input", "empty"};
+  if (in == body.end() || !in->is_array())
     return error(422, "'" + name + "' must be " + (one_allowed ? "a string or " : "") + "a non-empty array of strings");
   if (in->size() > max_inputs) return too_many_inputs(in->size(), field, max_inputs);
   for (size_t i = 0; i < in->size(); ++i) {

@@ -33,7 +33,12 @@ struct EmbedRequest {
 struct RequestError {
   int status = 422;
   std::string message;
+  std::string type = "invalid_request_error";  // "empty": no inputs (TEI's Empty, a 400)
 };
+
+// How a 413 for too many inputs names the setting and its flags.
+inline constexpr const char* kInputsLimitNote =
+    " (max_inputs_per_request, flag --max-inputs-per-request; TEI's --max-client-batch-size)";
 
 enum class RequestKind { kOpenAIEmbeddings, kTeiEmbed, kTeiEmbedSparse, kTeiTokenize };
 

@@ -20,7 +20,7 @@ Reply typed(Call& call, const Route& route, const json& body) {
   Req req;
   auto parse = [&]() -> std::optional<Reply> {
     if (ParseError e = Parse(body, call.config().max_inputs_per_request, &req))
-      return call.error(e->status, "invalid_request_error", e->message);
+      return call.error(e->status, e->type, e->message);
     return std::nullopt;
   };
   if (route.fields_first)

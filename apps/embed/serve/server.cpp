@@ -124,6 +124,7 @@ EmbedServer::EmbedServer(ServiceConfig config)
   // one of the http_threads; read_timeout_s bounds how long.
   s.set_read_timeout(config_.read_timeout_s, 0);
   s.set_tcp_nodelay(true);
+  config_.max_inputs_per_request = inputs_per_request_limit(config_);  // 0: the default, resolved once
   install_routes();
   install_hooks();
 }

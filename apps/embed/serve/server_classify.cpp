@@ -134,7 +134,9 @@ ParseError parse_v1_rerank(const json& req, size_t max_inputs, V1RerankRequest* 
   if (q == req.end() || !q->is_string()) return RequestError{422, "'query' must be a string"};
   out->query = q->get<std::string>();
   auto d = req.find("documents");
-  if (d == req.end() || !d->is_array() || d->empty())
+  if (d != req.end() && d->is_array() && d->empty())
+    return RequestError{400, "'documents' is empty: send at least one document", "empty"};
+  if (d == req.end() || !d->is_array())
     return RequestError{422, "'documents' must be a non-empty array of strings or {\"text\": string} objects"};
   if (d->size() > max_inputs) return too_many_inputs(d->size(), "documents", max_inputs);
   std::optional<bool> return_documents, truncate;

@@ -120,7 +120,14 @@ void server_util::note_request_size(size_t inputs, size_t tokens) {
   t_tokens = tokens;
 }
 
+void server_util::add_request_size(size_t inputs, size_t tokens) {
+  t_inputs += inputs;
+  t_tokens += tokens;
+}
+
 const std::string& server_util::path_model() { return t_path_model; }
+
+const std::string& server_util::request_model() { return t_request_model; }
 
 void server_util::note_request_model(const std::string& name) { t_request_model = name; }
 
@@ -265,7 +272,7 @@ void EmbedServer::install_hooks() {
       res.set_header("Allow", allowed);
       const std::string message = req.method + " " + req.path + " is not supported; use " + allowed;
       res.set_content(tei_route(req.path)
-                          ? "{\"error\":" + json_string(message) + ",\"error_type\":\"invalid_request_error\"}"
+                          ? "{\"error\":" + json_string(message) + ",\"error_type\":\"Validation\"}"
                           : "{\"error\":{\"message\":" + json_string(message) + ",\"type\":\"invalid_request_error\",\"code\":405}}",
                       "application/json");
       return httplib::Server::HandlerResponse::Handled;
@@ -278,7 +285,7 @@ void EmbedServer::install_hooks() {
         res.set_header("WWW-Authenticate", "Bearer");
         const std::string message = "missing or wrong API key: send \"Authorization: Bearer <key>\"";
         res.set_content(tei_route(req.path)
-                            ? "{\"error\":" + json_string(message) + ",\"error_type\":\"authentication_error\"}"
+                            ? "{\"error\":" + json_string(message) + ",\"error_type\":\"Validation\"}"
                             : "{\"error\":{\"message\":" + json_string(message) +
                                   ",\"type\":\"authentication_error\",\"code\":401}}",
                         "application/json");
@@ -314,7 +321,7 @@ void EmbedServer::install_hooks() {
     else
       message = "HTTP " + std::to_string(res.status) + (res.status == 400 ? ": malformed request" : "");
     if (tei_route(req.path))
-      res.set_content("{\"error\":" + json_string(message) + ",\"error_type\":\"invalid_request_error\"}", "application/json");
+      res.set_content("{\"error\":" + json_string(message) + ",\"error_type\":\"Validation\"}", "application/json");
     else
       res.set_content("{\"error\":{\"message\":" + json_string(message) + ",\"type\":\"invalid_request_error\",\"code\":" +
                           std::to_string(res.status) + "}}",

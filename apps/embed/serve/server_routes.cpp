@@ -96,6 +96,9 @@ ParseError parse_tei_tokenize(const json& body, size_t max_inputs, EmbedRequest*
 Reply handle_embeddings(Call& c, EmbedRequest& req) {
   const Api api = c.api();
   const ModelRef* ref = &c.ref();
+  // TEI's defaults on its routes: /embed normalises unless asked not to, and
+  // OpenAI's route gives unit vectors as OpenAI and TEI do (docs/migrate.md).
+  if (!req.sparse && !req.normalize) req.normalize = true;
   RequestResult result;
   if (std::optional<Reply> error = c.embed(req, result)) return *error;
   if (req.sparse) {
@@ -238,14 +241,24 @@ Reply info_reply(Call& c, bool openai_models) {
     const std::string& name = ref->name;
     const HealthInfo h = *server.model_health(name);
     json prompts = json::object();
-    j = {{"model_id", name},
+    // TEI's fields: model_id is the --model (TEI: --model-id) value, the
+    // served name is served_model_name; no hub revision or build label here.
+    j = {{"model_id", ref->config.path.empty() ? name : ref->config.path},
+         {"served_model_name", name},
+         {"model_sha", nullptr},
+         {"model_dtype", "float32"},
          {"model_type", model_type_json(*m)},
          {"max_input_length", tei.input_token_limit() > 0 ? std::min(m->max_length(), tei.input_token_limit())
                                                           : m->max_length()},
          {"max_batch_tokens", config.max_batch_tokens},
          {"max_client_batch_size", config.max_inputs_per_request},
          {"max_concurrent_requests", config.max_queue},
+         {"max_batch_requests", config.max_batch_size},
+         {"auto_truncate", config.truncate},
+         {"tokenization_workers", config.http_threads},
          {"version", dlrt::version()},
+         {"sha", nullptr},
+         {"docker_label", nullptr},
          {"dimension", m->dimension()},
          // Both reranker kinds are TEI's "classifier" here (model_type says which head).
          {"model_kind", has_capability(m->kind(), Capability::kClassify) ? "classifier" : model_kind_name(m->kind())},

@@ -46,7 +46,9 @@ ParseError parse_similarity(const json& req, size_t max_inputs, EmbedRequest* pa
   auto source = in->find("source_sentence");
   if (source == in->end() || !source->is_string()) return RequestError{422, "'inputs.source_sentence' must be a string"};
   auto sentences = in->find("sentences");
-  if (sentences == in->end() || !sentences->is_array() || sentences->empty())
+  if (sentences != in->end() && sentences->is_array() && sentences->empty())
+    return RequestError{400, "'inputs.sentences' is empty: send at least one sentence", "empty"};
+  if (sentences == in->end() || !sentences->is_array())
     return RequestError{422, "'inputs.sentences' must be a non-empty list of strings"};
   // The same request as /embed of [source, sentences...] with the parameters.
   json embed = {{"inputs", json::array({*source})}};

@@ -72,6 +72,21 @@ inline std::string dump_json(const nlohmann::json& j) {
 // An accelerator failure (503 in strict mode) rather than another run error.
 inline bool is_device_failure(StatusCode c) { return c == StatusCode::kBackendError || c == StatusCode::kDeviceUnavailable; }
 
+// TEI's error_type for an error answered on a TEI route: "Empty" (no inputs),
+// "Tokenizer", "Overloaded" (429), "Unhealthy" (503), "Backend" (other 5xx),
+// else "Validation" (TEI's ErrorType values; `type` is the server's own).
+inline const char* tei_error_type(int status, const std::string& type) {
+  if (type == "empty") return "Empty";
+  if (type == "tokenizer") return "Tokenizer";
+  if (status == 429) return "Overloaded";
+  if (status == 503) return "Unhealthy";
+  return status >= 500 ? "Backend" : "Validation";
+}
+// OpenAI's error type for the same: the TEI-only kinds are invalid requests.
+inline std::string openai_error_type(const std::string& type) {
+  return type == "empty" || type == "tokenizer" ? std::string("invalid_request_error") : type;
+}
+
 // The text to put in front of a request's texts: its prompt_name's, else the
 // server's default_prompt_name's, else the model's default prompt's, else none
 // (""); nullopt when the name it gives is not a prompt of the model.
@@ -82,7 +97,9 @@ std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::option
 // tokens (the access log's fields), the model its /models/NAME/ route prefix
 // names ("" for none), and the model it went to (its per-model metrics).
 void note_request_size(size_t inputs, size_t tokens);
+void add_request_size(size_t inputs, size_t tokens);  // one more run of the request (in_run_slots)
 const std::string& path_model();
 void note_request_model(const std::string& name);
+const std::string& request_model();
 
 }  // namespace dlrt::embed::server_util

@@ -175,9 +175,10 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
       serve_key("max_batch_mb",
                 "memory budget of one model run, MiB: padded tokens x the model's widest per-token output row (default 1024)"),
       serve_key("max_wait_ms", "how long a batch waits to fill up (default 2)"),
-      serve_key("max_queue", "inputs waiting before requests get 429 (default 1024)"),
+      serve_key("max_queue", "inputs waiting before requests get 429 (default 4096)"),
       serve_key("max_body_bytes", "largest request body; beyond it 413 (default 2 MiB)"),
-      serve_key("max_inputs_per_request", "inputs per request; beyond it 413 (default 256)"),
+      serve_key("max_inputs_per_request", "inputs per request; beyond it 413 (default 2048, OpenAI's, at most max_queue)"),
+      serve_key("max_request_tokens", "tokens of one request's inputs after truncation; beyond it 413 (default 300000, OpenAI's)"),
       serve_key("max_input_tokens", "tokens per input; beyond it 413 or truncation (0 = model maximum)"),
       serve_key("truncate", "cut inputs longer than the limit (default true); false: refuse them with 413", true),
       serve_key("request_timeout_ms", "a request's deadline: beyond it 504 and its model run stops (default 60000)"),
@@ -220,6 +221,7 @@ Status set_service_config_value(ServiceConfig& c, const std::string& key, const 
   if (key == "max_queue") return parse_size(source, v, 1, c.max_queue);
   if (key == "max_body_bytes") return parse_size(source, v, 64, c.max_body_bytes);
   if (key == "max_inputs_per_request") return parse_size(source, v, 1, c.max_inputs_per_request);
+  if (key == "max_request_tokens") return parse_size(source, v, 1, c.max_request_tokens);
   if (key == "max_input_tokens") return parse_size(source, v, 0, c.max_input_tokens);
   if (key == "truncate") return parse_bool(source, v, c.truncate);
   if (key == "request_timeout_ms") return parse_int(source, v, 1, kIntMax, c.request_timeout_ms);
@@ -317,8 +319,8 @@ Status validate_service_config(const ServiceConfig& c) {
       return InvalidArgument("default_model '" + c.default_model + "' is not a served model" +
                              (names.empty() ? std::string(" (it needs models named NAME=DIR)") : " (served: " + names + ")"));
   }
-  if (c.max_inputs_per_request > c.max_queue)
-    return InvalidArgument("max_inputs_per_request (" + std::to_string(c.max_inputs_per_request) +
+  if (inputs_per_request_limit(c) > c.max_queue)
+    return InvalidArgument("max_inputs_per_request (" + std::to_string(inputs_per_request_limit(c)) +
                            ") must not exceed max_queue (" + std::to_string(c.max_queue) +
                            "): such a request could never be queued");
   if (c.http_threads < 2) return InvalidArgument("http_threads must be at least 2");

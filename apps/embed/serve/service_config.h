@@ -22,6 +22,7 @@
 // caught); other tables are left to other applications.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -63,9 +64,10 @@ struct ServiceConfig {
   size_t max_batch_tokens = 8192;  // padded tokens per batch (inputs x longest)
   size_t max_batch_mb = 1024;      // a run's memory budget: padded tokens x the model's widest per-token output row
   int max_wait_ms = 2;          // how long a batch waits to fill up
-  size_t max_queue = 1024;      // inputs waiting; beyond it requests get 429
+  size_t max_queue = 4096;      // inputs waiting; beyond it requests get 429
   size_t max_body_bytes = 2 << 20;       // request body; beyond it 413
-  size_t max_inputs_per_request = 256;   // beyond it 413
+  size_t max_inputs_per_request = 0;     // beyond it 413; 0: inputs_per_request_limit's default
+  size_t max_request_tokens = 300000;    // tokens of one request's inputs (OpenAI's bound); beyond it 413
   size_t max_input_tokens = 0;  // per input, [CLS]/[SEP] included; 0 = the model's maximum
   bool truncate = true;         // cut long inputs to the limit (as TEI, sentence-transformers); false: 413
   int request_timeout_ms = 60000;  // a request's deadline: beyond it 504, its model run stops
@@ -114,6 +116,12 @@ Status apply_service_config_file(ServiceConfig& config, const std::string& path)
 // returns non-empty.
 using GetEnv = std::function<const char*(const char*)>;
 Status apply_service_config_env(ServiceConfig& config, const GetEnv& getenv);
+
+// The inputs one request may send: max_inputs_per_request, else OpenAI's
+// 2048 (what OpenAI clients send at most), within max_queue.
+inline size_t inputs_per_request_limit(const ServiceConfig& c) {
+  return c.max_inputs_per_request ? c.max_inputs_per_request : std::min<size_t>(2048, c.max_queue);
+}
 
 // Consistency checks (ranges, max_inputs_per_request <= max_queue, ...).
 Status validate_service_config(const ServiceConfig& config);

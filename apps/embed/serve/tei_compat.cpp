@@ -11,7 +11,7 @@ constexpr TeiOption kTeiOptions[] = {
     {"hostname", "", "host",
      "dlrt's default is 127.0.0.1 (TEI's 0.0.0.0); HOSTNAME is not read: shells and containers set it to the machine's name"},
     {"auto-truncate", "AUTO_TRUNCATE", "truncate", ""},
-    {"max-client-batch-size", "MAX_CLIENT_BATCH_SIZE", "max_inputs_per_request", "dlrt's default is 256 (TEI's 32)"},
+    {"max-client-batch-size", "MAX_CLIENT_BATCH_SIZE", "max_inputs_per_request", "dlrt's default is 2048, OpenAI's (TEI's 32)"},
     {"max-batch-requests", "MAX_BATCH_REQUESTS", "max_batch_size", ""},
     {"max-concurrent-requests", "MAX_CONCURRENT_REQUESTS", "max_queue",
      "dlrt bounds the inputs waiting for a batch (429 beyond), not the requests"},

@@ -1,0 +1,169 @@
+"""dlrt serve against the client libraries people already use, each with its own defaults
+(docs/migrate.md has one table per client): huggingface_hub's InferenceClient, Cohere's v1
+client, LlamaIndex's TextEmbeddingsInference, LangChain's OpenAIEmbeddings (its default chunk
+size of 1000 inputs) and the openai client with 2048 inputs in one request (OpenAI's limit).
+Every answer is checked against the server's own /embed (cosine >= 0.99999) or /rerank (within
+1e-6). Run by scripts/test_serve_clients.sh, which serves tests/embed/data/tiny_bert
+(DLRT_SERVE_URL) and the one-label cross-encoder tests/embed/data/cross_encoder_tiny
+(DLRT_TINY_RERANK_URL); the packages are SERVE_CLIENT_PACKAGES of scripts/pins.sh."""
+import json
+import os
+import urllib.error
+import urllib.request
+
+import numpy as np
+import pytest
+
+URL = os.environ["DLRT_SERVE_URL"]
+RERANK_URL = os.environ["DLRT_TINY_RERANK_URL"]
+# Words of both tiny folders' vocabularies, so the texts are real tokens.
+WORDS = ["the", "cat", "sat", "on", "mat", "a", "big", "dog", "hello", "world"]
+
+
+def texts(n):
+    """n different short texts (3 to 5 words)."""
+    return [" ".join(WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(3 + i % 3)) + " " + WORDS[i % len(WORDS)]
+            for i in range(n)]
+
+
+def post(url, path, body):
+    req = urllib.request.Request(url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return json.loads(r.read())
+
+
+def reference(inputs):
+    """The server's own /embed vectors of `inputs` (its TEI route, with its defaults)."""
+    out = []
+    for i in range(0, len(inputs), 256):
+        out.extend(post(URL, "/embed", {"inputs": inputs[i:i + 256]}))
+    return np.asarray(out, np.float64)
+
+
+def assert_same_vectors(got, inputs):
+    got = np.asarray(got, np.float64)
+    want = reference(inputs)
+    assert got.shape == want.shape
+    cos = np.sum(got * want, axis=1) / (np.linalg.norm(got, axis=1) * np.linalg.norm(want, axis=1))
+    assert cos.min() >= 0.99999, cos.min()
+    # TEI's and OpenAI's routes give unit vectors by default.
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
+# ---- huggingface_hub.InferenceClient, on the routes TEI answers -------------------------------
+
+def test_hugging_face_inference_client_feature_extraction():
+    from huggingface_hub import InferenceClient
+    client = InferenceClient(model=URL + "/embed")
+    one = texts(1)[0]
+    v = client.feature_extraction(one)
+    assert isinstance(v, np.ndarray) and v.shape == (1, 8), getattr(v, "shape", v)
+    assert_same_vectors(v, [one])
+    # The client's own parameters go through as TEI's fields.
+    raw = client.feature_extraction(one, normalize=False, truncate=True)
+    np.testing.assert_allclose(raw / np.linalg.norm(raw), v, atol=1e-6)
+
+
+def test_hugging_face_inference_client_root_route():
+    # POST / answers by the model's kind (TEI's root route): /embed for this folder.
+    from huggingface_hub import InferenceClient
+    one = texts(1)[0]
+    assert_same_vectors(InferenceClient(model=URL).feature_extraction(one), [one])
+
+
+def test_hugging_face_inference_client_sentence_similarity():
+    from huggingface_hub import InferenceClient
+    client = InferenceClient(model=URL + "/similarity")
+    source, others = "the cat sat", texts(4)
+    scores = client.sentence_similarity(source, other_sentences=others)
+    vectors = reference([source] + others)
+    want = vectors[1:] @ vectors[0]  # unit vectors: the cosine
+    np.testing.assert_allclose(scores, want, atol=1e-5)
+
+
+def test_hugging_face_inference_client_text_classification():
+    from huggingface_hub import InferenceClient
+    client = InferenceClient(model=RERANK_URL + "/predict")
+    # TEI answers one text with its labels by score, [{"score", "label"}, ...]; the client takes the
+    # first of them (the highest), as it does from TEI.
+    top = client.text_classification("the cat sat on the mat")
+    want = post(RERANK_URL, "/predict", {"inputs": "the cat sat on the mat"})
+    assert top.label == want[0]["label"] == "L0"
+    assert abs(top.score - want[0]["score"]) <= 1e-6
+
+
+# ---- Cohere's v1 client: /v1/rerank ----------------------------------------------------------
+
+def test_cohere_v1_client_rerank():
+    import cohere
+    client = cohere.Client(api_key="unused", base_url=RERANK_URL)
+    documents = texts(6)
+    r = client.rerank(model="cross_encoder_tiny", query="a big dog", documents=documents, top_n=4)
+    assert len(r.results) == 4
+    tei = post(RERANK_URL, "/rerank", {"query": "a big dog", "texts": documents})
+    want = {x["index"]: x["score"] for x in tei}
+    assert [x.index for x in r.results] == [x["index"] for x in tei[:4]]  # highest first, as /rerank
+    for x in r.results:
+        assert abs(x.relevance_score - want[x.index]) <= 1e-6
+
+
+# ---- LlamaIndex's TEI embeddings: /embed -----------------------------------------------------
+
+def test_llama_index_text_embeddings_inference():
+    from llama_index.embeddings.text_embeddings_inference import TextEmbeddingsInference
+    model = TextEmbeddingsInference(model_name="tiny_bert", base_url=URL, timeout=60)
+    docs = texts(25)  # more than its default embed_batch_size (10): three requests
+    assert_same_vectors(model.get_text_embedding_batch(docs), docs)
+    assert_same_vectors([model.get_query_embedding(docs[0])], docs[:1])
+
+
+# ---- LangChain's OpenAIEmbeddings: /v1/embeddings in chunks of 1000 --------------------------
+
+def test_langchain_openai_embeddings_default_chunk_size():
+    from langchain_openai import OpenAIEmbeddings
+    # check_embedding_ctx_length=False: LangChain's default would tokenize with tiktoken (OpenAI's
+    # vocabulary, downloaded at first use) and send those ids, which mean nothing to another model
+    # (docs/migrate.md); LangChain's documentation says the same for servers other than OpenAI's.
+    model = OpenAIEmbeddings(model="tiny_bert", base_url=URL + "/v1", api_key="unused",
+                             check_embedding_ctx_length=False, max_retries=0)
+    assert model.chunk_size == 1000
+    docs = texts(2500)  # 1000, 1000 and 500 inputs per request
+    got = model.embed_documents(docs)
+    assert len(got) == len(docs)
+    assert_same_vectors(got, docs)
+    assert_same_vectors([model.embed_query(docs[3])], docs[3:4])
+
+
+# ---- the openai client: 2048 inputs in one request (OpenAI's limit) --------------------------
+
+def test_openai_client_2048_inputs():
+    import openai
+    client = openai.OpenAI(base_url=URL + "/v1", api_key="unused", max_retries=0)
+    docs = texts(2048)
+    r = client.embeddings.create(model="tiny_bert", input=docs)
+    assert [d.index for d in r.data] == list(range(2048))
+    assert_same_vectors([d.embedding for d in r.data], docs)
+    # One more is over the limit: 413 naming the flags that raise it.
+    with pytest.raises(openai.APIStatusError) as e:
+        client.embeddings.create(model="tiny_bert", input=texts(2049))
+    assert e.value.status_code == 413
+    assert "--max-inputs-per-request" in str(e.value) and "--max-client-batch-size" in str(e.value)
+
+
+# ---- TEI's error_type values, as TEI's clients match them ------------------------------------
+
+def test_tei_error_types():
+    def error(url, path, body):
+        req = urllib.request.Request(url + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=60)
+        return e.value.code, json.loads(e.value.read())
+    assert error(URL, "/embed", {"inputs": []}) == (400, {"error": "'inputs' is empty: send at least one input",
+                                                          "error_type": "Empty"})
+    code, body = error(URL, "/embed", {"inputs": "a", "prompt_name": "nope"})
+    assert code == 422 and body["error_type"] == "Validation"
+    code, body = error(RERANK_URL, "/rerank", {"query": "a", "texts": []})
+    assert code == 400 and body["error_type"] == "Empty"
+    code, body = error(URL, "/v1/embeddings", {"input": []})  # OpenAI's shape on OpenAI's route
+    assert code == 400 and body["error"]["type"] == "invalid_request_error"
