@@ -1,0 +1,29 @@
+"""compare_x86.py --float|--integer NAME ARM_DIR X86_DIR: each .npy output of the x86 build's run
+(X86_DIR) against the aarch64 build's (ARM_DIR). --float: within rtol 1e-3, atol 1e-4 (the zoo
+test's tolerance), printing the largest difference. --integer (a model whose products are 8-bit
+integer ones): every output the same bits. Exit status 1 otherwise."""
+import os
+import sys
+
+import numpy as np
+
+mode, name, arm, x86 = sys.argv[1:5]
+names = sorted(f for f in os.listdir(x86) if f.endswith(".npy"))
+if not names:
+    sys.exit(f"compare_x86: no outputs in {x86}")
+bad = 0
+for f in names:
+    b = np.load(os.path.join(x86, f))
+    path = os.path.join(arm, f)
+    a = np.load(path) if os.path.exists(path) else None
+    if a is None or a.shape != b.shape or a.dtype != b.dtype:
+        print(f"{name}/{f}: aarch64 {None if a is None else (a.dtype, a.shape)}, x86 {(b.dtype, b.shape)}")
+        bad += 1
+        continue
+    same = a.tobytes() == b.tobytes()
+    d = float(np.abs(a.astype(np.float64) - b.astype(np.float64)).max()) if a.size else 0.0
+    ok = same if mode == "--integer" else bool(np.allclose(a, b, rtol=1e-3, atol=1e-4))
+    what = "bit-identical" if same else f"max abs diff {d:.3g}"
+    print(f"{name}/{f}: aarch64 vs x86 {what} {'ok' if ok else 'MISMATCH'}")
+    bad += not ok
+sys.exit(1 if bad else 0)
