@@ -40,14 +40,16 @@ failed=()
 
 step() { echo; echo "== arm64: $* ($(date -u +%T))"; }
 # The vector ISA the CPU kernels of this binary run with under this environment.
-PROBE="$OUT/test_models/conv_net.onnx"
+PROBE="$BUILD/test_models/conv_net.onnx"
 vector_isa() {
   "${QEMU[@]}" "$BUILD/dlrt" run "$PROBE" --seed 1 --threads 2 > "$OUT/probe.txt" 2>&1 &&
     grep -oE '[a-z0-9]+ vectors' "$OUT/probe.txt" | head -1 | cut -d' ' -f1
 }
 
 step "dlrt devices and the vector ISA"
-"$PYTHON" "$ROOT/tests/models/make_test_models.py" "$OUT/test_models" > /dev/null || exit 1
+# The generated test models, where the unit tests look for them (as in the x86 build).
+"$PYTHON" "$ROOT/tests/models/make_test_models.py" "$BUILD/test_models" > /dev/null || exit 1
+export DLRT_TEST_MODELS="$BUILD/test_models"
 "${QEMU[@]}" "$BUILD/dlrt" devices | tee "$OUT/devices.txt"
 ISA=$(vector_isa)
 echo "vector ISA of the CPU kernels: ${ISA:-none reported (see $OUT/probe.txt)}"
@@ -124,7 +126,7 @@ if [ -n "$X86" ] && [ -x "$X86/dlrt" ]; then
   t0=$(phase_now)
   x_rc=0
   for m in mlp conv_net; do
-    compare_x86 "$m" "$OUT/test_models/$m.onnx" --float -- --seed 1 || x_rc=1
+    compare_x86 "$m" "$BUILD/test_models/$m.onnx" --float -- --seed 1 || x_rc=1
   done
   # The quantized zoo (make test generates it on x86 with pip's ONNX Runtime): integer products.
   for m in resnet18_static_qop mobilenet_v2_static_qdq minilm_l6_dynamic_qint8; do
