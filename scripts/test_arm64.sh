@@ -50,6 +50,11 @@ step "dlrt devices and the vector ISA"
 # The generated test models, where the unit tests look for them (as in the x86 build).
 "$PYTHON" "$ROOT/tests/models/make_test_models.py" "$BUILD/test_models" > /dev/null || exit 1
 export DLRT_TEST_MODELS="$BUILD/test_models"
+# The tests that start `dlrt` as a child process run this wrapper (DLRT_TEST_DLRT,
+# tests/tools/cli_test_util.h): the host has no binfmt_misc entry to exec aarch64 files.
+printf '#!/bin/sh\nexec %s "%s" "$@"\n' "${QEMU[*]}" "$BUILD/dlrt" > "$OUT/dlrt"
+chmod +x "$OUT/dlrt"
+export DLRT_TEST_DLRT="$OUT/dlrt"
 "${QEMU[@]}" "$BUILD/dlrt" devices | tee "$OUT/devices.txt"
 ISA=$(vector_isa)
 echo "vector ISA of the CPU kernels: ${ISA:-none reported (see $OUT/probe.txt)}"
