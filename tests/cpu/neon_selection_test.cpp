@@ -141,15 +141,17 @@ TEST(NeonSelection, WinogradF4x4) {
   expect_neon_kernels(bytes, random_tensor({1, 16, 20, 20}, 7), {"conv_winograd4"}, {"conv_winograd4"});
 }
 
-// Blocked regions: the blocked Winograd, the blocked direct conv (1x1 and a
-// stride-2 3x3), the blocked depthwise conv, max pool and the conversions in and out.
+// Blocked regions: the blocked direct convs (a stem on plain input, 1x1, a
+// stride-2 3x3), the blocked Winograd (blocked input, 48+ output channels),
+// the blocked depthwise conv, max pool and the conversions in and out.
 TEST(NeonSelection, BlockedLayout) {
   NEON_LEVEL_OR_SKIP(level);
   Net n(16, 24, 24);
-  auto y = n.conv(n.x, 16, 32, 3);                  // Winograd, blocked
-  y = n.b.node("Relu", {n.conv(y, 32, 32, 1)});      // 1x1
-  y = n.conv(y, 32, 32, 3, 1, 32);                   // depthwise
-  y = n.conv(y, 32, 32, 3, 2);                       // stride 2
+  auto y = n.conv(n.x, 16, 32, 3);                // stem: plain NCHW input
+  y = n.b.node("Relu", {n.conv(y, 32, 32, 1)});   // 1x1
+  y = n.conv(y, 32, 48, 3);                       // Winograd F(4x4, 3x3), blocked
+  y = n.conv(y, 48, 48, 3, 1, 48);                // depthwise
+  y = n.conv(y, 48, 32, 3, 2);                    // stride 2
   y = n.b.node("MaxPool", {y}, {{"kernel_shape", ais({3, 3})}, {"strides", ais({2, 2})}, {"pads", ais({1, 1, 1, 1})}});
   y = n.conv(y, 32, 16, 1);
   const std::vector<std::string> entries = {"conv_winograd4_blocked", "blocked_conv_units", "blocked_depthwise_units",
