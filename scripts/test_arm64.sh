@@ -13,7 +13,8 @@
 #   4. the zoo test on a sample of ZOO_DIR's models and cases (DLRT_ARM64_ZOO),
 #   5. with X86_BUILD: outputs of the generated test models and of quantized zoo models
 #      (X86_BUILD/quant_zoo, when `make test` made it) against the x86 build's: float within
-#      the zoo's tolerance, and how many of the quantized outputs are bit-identical.
+#      the zoo's tolerance, statically quantized ones bit-identical, a dynamically quantized
+#      one by row cosine (tests/arm64/compare_x86.py).
 #   scripts/test_arm64.sh BUILD_ARM64 [ZOO_DIR] [X86_BUILD]
 # Env: JOBS (ctest processes, default 2), TESTDATA (/usr/share/libonnx-testdata/data),
 # DLRT_ARM64_ZOO ("model/case ..." or "all"). Each step is a phase (scripts/phases.sh).
@@ -133,14 +134,16 @@ if [ -n "$X86" ] && [ -x "$X86/dlrt" ]; then
   for m in mlp conv_net; do
     compare_x86 "$m" "$BUILD/test_models/$m.onnx" --float -- --seed 1 || x_rc=1
   done
-  # The quantized zoo (make test generates it on x86 with pip's ONNX Runtime): integer products.
-  for m in resnet18_static_qop mobilenet_v2_static_qdq minilm_l6_dynamic_qint8; do
+  # The quantized zoo (make test generates it on x86 with pip's ONNX Runtime): static
+  # quantization bit for bit; dynamic by row cosine (its scales follow float activations).
+  for mm in resnet18_static_qop:--integer mobilenet_v2_static_qdq:--integer minilm_l6_dynamic_qint8:--cosine; do
+    m=${mm%%:*}
     q="$X86/quant_zoo/$m"
     [ -f "$q.onnx" ] || { echo "$m: not in $X86/quant_zoo (make test makes it)"; continue; }
     c=$(ls -d "$q"/*/ | head -1)
     ins=()
     for f in "$c"*.npy; do ins+=(--input "$(basename "$f" .npy)=$f"); done
-    compare_x86 "$m" "$q.onnx" --integer -- "${ins[@]}" || x_rc=1
+    compare_x86 "$m" "$q.onnx" "${mm#*:}" -- "${ins[@]}" || x_rc=1
   done
   phase_record "arm64: outputs against x86" "$(phase_since "$t0")" "$x_rc"
   [ $x_rc -eq 0 ] || failed+=("outputs against x86")
