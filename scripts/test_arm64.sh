@@ -17,7 +17,8 @@
 #      one by row cosine (tests/arm64/compare_x86.py).
 #   scripts/test_arm64.sh BUILD_ARM64 [ZOO_DIR] [X86_BUILD]
 # Env: JOBS (ctest processes, default 2), TESTDATA (/usr/share/libonnx-testdata/data),
-# DLRT_ARM64_ZOO ("model/case ..." or "all"). Each step is a phase (scripts/phases.sh).
+# DLRT_ARM64_ZOO ("model/case ..." or "all"), DLRT_ARM64_TESTS (a ctest regex: only those unit
+# tests, for a quick check; default all). Each step is a phase (scripts/phases.sh).
 set -uo pipefail
 BUILD=$(cd "${1:?usage: $0 BUILD_ARM64 [ZOO_DIR] [X86_BUILD]}" && pwd)
 ZOO=${2:-}
@@ -73,8 +74,10 @@ while IFS= read -r line; do
   echo "excluded: $line"
   exclude="$exclude|$re"
 done < "$ROOT/tests/arm64/excluded.txt"
+only=()
+[ -n "${DLRT_ARM64_TESTS:-}" ] && only=(-R "$DLRT_ARM64_TESTS") && echo "only the tests matching $DLRT_ARM64_TESTS"
 phase "arm64: unit tests (ctest under qemu-aarch64)" \
-  ctest --test-dir "$BUILD" -j "$JOBS" --timeout 600 --output-on-failure -E "$exclude" > "$OUT/ctest.log" 2>&1 ||
+  ctest --test-dir "$BUILD" -j "$JOBS" --timeout 600 --output-on-failure -E "$exclude" "${only[@]}" > "$OUT/ctest.log" 2>&1 ||
   failed+=("unit tests (see $OUT/ctest.log)")
 grep -E '^[0-9]+% tests passed|tests failed out of|Total Test time' "$OUT/ctest.log"
 sed -n '/The following tests FAILED/,$p' "$OUT/ctest.log" | head -20
