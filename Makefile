@@ -22,7 +22,7 @@ ZOO_DIR    ?= $(or $(DLRT_ZOO_DIR),$(if $(wildcard ../shared/models/.),$(abspath
 # objects of build/ instead of compiling the library again.
 export CCACHE_BASEDIR ?= $(CURDIR)
 
-.PHONY: all deps deps-build deps-arm64 build build-arm64 demo test test-quick test-asan fuzz fuzz-build update-expected wheel sdist test-sdist clean
+.PHONY: all deps deps-build deps-arm64 build build-arm64 build-arm64-tests test-arm64 demo test test-quick test-asan fuzz fuzz-build update-expected wheel sdist test-sdist clean
 
 all: build
 
@@ -51,6 +51,20 @@ build-arm64: deps-arm64
 	cmake -S . -B $(BUILD_ARM64) -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLRT_WERROR=$(WERROR) \
 	  -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake
 	cmake --build $(BUILD_ARM64) -j $(JOBS) --target libdlrt.so dlrt_cli
+
+# The cross build with its tests, run under qemu-aarch64 with the NEON kernels selected
+# (scripts/test_arm64.sh; docs/platforms.md): the unit tests but the named exclusions of
+# tests/arm64/excluded.txt, the ONNX conformance suites, a sample of the zoo (DLRT_ARM64_ZOO),
+# and, where $(BUILD) has an x86 build, outputs against it. `.ci/run` runs it after `make test`.
+build-arm64-tests:
+	@bash scripts/install_deps.sh test-arm64
+	cmake -S . -B $(BUILD_ARM64) -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLRT_WERROR=$(WERROR) \
+	  -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake
+	cmake --build $(BUILD_ARM64) -j $(JOBS) --target libdlrt.so dlrt_cli dlrt_tests dlrt_alloc_tests dlrt_linkage_canary
+
+test-arm64: build-arm64-tests
+	JOBS=$(JOBS) TESTDATA=$(TESTDATA) PYTHON=$(PYTHON) bash scripts/test_arm64.sh $(BUILD_ARM64) \
+	  "$(ZOO_DIR)" "$(if $(wildcard $(BUILD)/dlrt),$(BUILD))"
 
 # Install what is missing, build, generate a small CNN and run it once on the
 # default device: outputs, where each partition ran, timings.

@@ -8,6 +8,8 @@
 #                                   Debian's cross toolchain, qemu-user, and the :arm64
 #                                   development packages dlrt links (enables dpkg's arm64
 #                                   foreign architecture)
+#   scripts/install_deps.sh test-arm64  `arm64` and the ONNX test data that `make test-arm64`
+#                                   runs under qemu-aarch64
 set -euo pipefail
 
 # The build: compilers and tools, the libraries dlrt links or includes, GoogleTest
@@ -50,7 +52,8 @@ case "${1:-test}" in
   build) PACKAGES=("${BUILD_PACKAGES[@]}") ;;
   test) PACKAGES=("${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}") ;;
   arm64) PACKAGES=("${BUILD_PACKAGES[@]}" "${ARM64_PACKAGES[@]}") ;;
-  *) echo "usage: $0 [build|test|arm64]" >&2; exit 2 ;;
+  test-arm64) PACKAGES=("${BUILD_PACKAGES[@]}" "${ARM64_PACKAGES[@]}" libonnx-testdata) ;;
+  *) echo "usage: $0 [build|test|arm64|test-arm64]" >&2; exit 2 ;;
 esac
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
@@ -81,7 +84,7 @@ fi
 
 # Refresh the package lists only when apt does not know a missing package.
 need_update=0
-if [ "${1:-test}" = arm64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+if [[ "${1:-test}" == *arm64 ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
   echo "install_deps: enabling the arm64 foreign architecture (dpkg --add-architecture arm64)"
   "${SUDO[@]}" dpkg --add-architecture arm64
   need_update=1

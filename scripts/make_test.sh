@@ -10,12 +10,14 @@
 #      (dlrt_fuzz_smoke, cmake/fuzz.cmake) on their regression inputs, seeds and
 #      seeded random mutations (scripts/run_fuzz.sh BUILD smoke). The sanitizer
 #      fuzz build with libFuzzer is `make fuzz`'s.
+#   5. with DLRT_TEST_ARM64=1 (.ci/run): `make test-arm64`'s cross build and its
+#      runs under qemu-aarch64 (scripts/test_arm64.sh), each a phase.
 # The table at the end lists every phase, slowest first, and the wall-clock
 # total: a phase that grows shows in every run. The exit status is non-zero
 # when any phase failed; each phase still runs after an earlier one failed,
 # except those that need the build.
 # Env (the Makefile passes them): BUILD, JOBS, WERROR, PYTHON, TESTDATA,
-# ZOO_DIR.
+# ZOO_DIR; DLRT_TEST_ARM64.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,6 +64,19 @@ echo
 echo "== fuzz smoke run (scripts/run_fuzz.sh $BUILD smoke)"
 phase "fuzz smoke (dlrt_fuzz_smoke, $JOBS harnesses at a time)" env DLRT_TEST_MODELS="$ROOT/$BUILD/test_models" \
   bash scripts/run_fuzz.sh "$BUILD" smoke || rc=1
+
+# The aarch64 cross build and its runs under qemu-aarch64 (make test-arm64), when
+# DLRT_TEST_ARM64=1 (.ci/run sets it): after the x86 phases, whose build it compares with.
+if [ "${DLRT_TEST_ARM64:-0}" = 1 ]; then
+  echo
+  echo "== aarch64: cross build, then the tests under qemu-aarch64 (make test-arm64)"
+  if phase "arm64: cross build (build-arm64: library, CLI, unit tests)" make --no-print-directory build-arm64-tests \
+    WERROR="${WERROR:-ON}" JOBS="$JOBS"; then
+    JOBS=$JOBS TESTDATA=$TESTDATA PYTHON=$PYTHON bash scripts/test_arm64.sh build-arm64 "${ZOO_DIR:-}" "$BUILD" || rc=1
+  else
+    rc=1
+  fi
+fi
 
 phase_report
 # What failed, last, where a reader of only the log's tail (a CI summary) sees it.

@@ -1,63 +1,160 @@
 #!/usr/bin/env bash
-# The aarch64 cross build, run under user-mode QEMU on an x86-64 host (docs/platforms.md):
-# `dlrt devices`, then `dlrt run` on the project's generated test models and on zoo models
-# with their sample inputs, each output compared with the zoo's expected one (rtol 1e-3,
-# atol 1e-4, as the zoo test) and, where an x86 build is given, with the x86 build's output.
+# `make test-arm64`'s runs: the aarch64 cross build under user-mode QEMU on an x86-64 host
+# (docs/platforms.md), each step printing the vector ISA its CPU kernels ran (`neon`):
+#   1. `dlrt devices`, and `dlrt run` of a small conv net (tests/models/make_test_models.py) whose placement line must say
+#      "neon vectors" (the run report's vector_isa),
+#   2. the unit tests (ctest; CMAKE_CROSSCOMPILING_EMULATOR runs them under qemu-aarch64),
+#      but those named in tests/arm64/excluded.txt (each with its reason) and the zoo test;
+#      NeonSelection.* fail when a kernel family written over simd/ ran its portable path,
+#   3. `dlrt conformance` over ONNX's backend test data against
+#      tests/conformance/expected_passing.txt, and over the onnx release's node cases
+#      (tests/conformance/expected_passing_onnx-<version>.txt) when X86_BUILD has them
+#      generated (`make test` does; generating them needs pip),
+#   4. the zoo test on a sample of ZOO_DIR's models and cases (DLRT_ARM64_ZOO),
+#   5. with X86_BUILD: outputs of the generated test models and of quantized zoo models
+#      (X86_BUILD/quant_zoo, when `make test` made it) against the x86 build's: float within
+#      the zoo's tolerance, statically quantized ones bit-identical, a dynamically quantized
+#      one by row cosine (tests/arm64/compare_x86.py).
 #   scripts/test_arm64.sh BUILD_ARM64 [ZOO_DIR] [X86_BUILD]
-# ZOO_DIR empty: the zoo runs are skipped (said so). Prints the time of each step.
-set -euo pipefail
-BUILD=${1:?usage: $0 BUILD_ARM64 [ZOO_DIR] [X86_BUILD]}
+# Env: JOBS (ctest processes, default 2), TESTDATA (/usr/share/libonnx-testdata/data),
+# DLRT_ARM64_ZOO ("model/case ..." or "all"), DLRT_ARM64_TESTS (a ctest regex: only those unit
+# tests, for a quick check; default all). Each step is a phase (scripts/phases.sh).
+set -uo pipefail
+BUILD=$(cd "${1:?usage: $0 BUILD_ARM64 [ZOO_DIR] [X86_BUILD]}" && pwd)
 ZOO=${2:-}
 X86=${3:-}
-PYTHON=${PYTHON:-/usr/bin/python3}
+[ -n "$X86" ] && X86=$(cd "$X86" && pwd)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PYTHON=${PYTHON:-/usr/bin/python3}
+JOBS=${JOBS:-2}
+TESTDATA=${TESTDATA:-/usr/share/libonnx-testdata/data}
+# The sample: every kernel family of the vector layer (Winograd and blocked convs: resnet18,
+# unet_small; depthwise: mobilenet_v2, mobilenet_v3_small, efficientnet_b0; transformer:
+# minilm_l6, tiny_vit; recurrent: crnn_lstm), one case each.
+ZOO_SAMPLE=${DLRT_ARM64_ZOO:-"resnet18/b1 unet_small/b1 mobilenet_v2/b1 mobilenet_v3_small/b1 efficientnet_b0/b1 minilm_l6/b1s16 tiny_vit/b1 crnn_lstm/b2t37"}
 # The multiarch loader and libraries (libc6:arm64): with -L /usr/aarch64-linux-gnu the cross
 # toolchain's libc copy is mixed with them, and thread creation hung.
 QEMU=(qemu-aarch64)
 OUT="$BUILD/arm64_runs"
 rm -rf "$OUT" && mkdir -p "$OUT"
+. "$ROOT/scripts/phases.sh"
+failed=()
 
-step() { echo "== $* ($(date -u +%T))"; }
-
-step "dlrt devices (aarch64, under qemu)"
-"${QEMU[@]}" "$BUILD/dlrt" devices | tee "$OUT/devices.txt"
-grep -q "isa.*neon" "$OUT/devices.txt" || { echo "test_arm64: dlrt devices names no neon" >&2; exit 1; }
-
-# One model with named inputs: run on aarch64 (and x86 when given), compare.
-run_case() {  # NAME MODEL EXPECTED_DIR INPUT_NAME=FILE...
-  local name=$1 model=$2 expected=$3
-  shift 3
-  local args=()
-  for i in "$@"; do args+=(--input "$i"); done
-  step "dlrt run $name"
-  "${QEMU[@]}" "$BUILD/dlrt" run "$model" "${args[@]}" --threads 2 --output-dir "$OUT/$name" > "$OUT/$name.txt"
-  grep -E "placement|partition|timings" "$OUT/$name.txt"
-  local other=()
-  if [ -n "$X86" ]; then
-    "$X86/dlrt" run "$model" "${args[@]}" --threads 2 --output-dir "$OUT/$name.x86" > "$OUT/$name.x86.txt"
-    other=("$OUT/$name.x86")
-  fi
-  "$PYTHON" "$ROOT/scripts/compare_npy.py" "$OUT/$name" "$expected" "${other[@]}"
+step() { echo; echo "== arm64: $* ($(date -u +%T))"; }
+# The vector ISA the CPU kernels of this binary run with under this environment.
+PROBE="$BUILD/test_models/conv_net.onnx"
+vector_isa() {
+  "${QEMU[@]}" "$BUILD/dlrt" run "$PROBE" --seed 1 --threads 2 > "$OUT/probe.txt" 2>&1 &&
+    grep -oE '[a-z0-9]+ vectors' "$OUT/probe.txt" | head -1 | cut -d' ' -f1
 }
 
-# The generated test models (x86 python writes them; they have no expected outputs, so each
-# is compared with the x86 build's output only).
-if [ -n "$X86" ]; then
-  "$PYTHON" "$ROOT/tests/models/make_test_models.py" "$BUILD/test_models" > /dev/null
-  for m in mlp conv_net; do
-    step "dlrt run $m (seeded random inputs)"
-    "${QEMU[@]}" "$BUILD/dlrt" run "$BUILD/test_models/$m.onnx" --seed 1 --threads 2 --output-dir "$OUT/$m" > "$OUT/$m.txt"
-    "$X86/dlrt" run "$BUILD/test_models/$m.onnx" --seed 1 --threads 2 --output-dir "$OUT/$m.x86" > "$OUT/$m.x86.txt"
-    "$PYTHON" "$ROOT/scripts/compare_npy.py" "$OUT/$m" "$OUT/$m.x86"
-  done
+step "dlrt devices and the vector ISA"
+# The generated test models, where the unit tests look for them (as in the x86 build).
+"$PYTHON" "$ROOT/tests/models/make_test_models.py" "$BUILD/test_models" > /dev/null || exit 1
+export DLRT_TEST_MODELS="$BUILD/test_models"
+# The tests that start `dlrt` as a child process run this wrapper (DLRT_TEST_DLRT,
+# tests/tools/cli_test_util.h): the host has no binfmt_misc entry to exec aarch64 files.
+printf '#!/bin/sh\nexec %s "%s" "$@"\n' "${QEMU[*]}" "$BUILD/dlrt" > "$OUT/dlrt"
+chmod +x "$OUT/dlrt"
+export DLRT_TEST_DLRT="$OUT/dlrt"
+"${QEMU[@]}" "$BUILD/dlrt" devices | tee "$OUT/devices.txt"
+ISA=$(vector_isa)
+echo "vector ISA of the CPU kernels: ${ISA:-none reported (see $OUT/probe.txt)}"
+if ! grep -q "isa.*neon" "$OUT/devices.txt" || [ "$ISA" != neon ]; then
+  echo "test_arm64: the aarch64 build does not select NEON (devices: see above; run report: '${ISA}')" >&2
+  exit 1
+fi
+
+# The unit tests, but the named exclusions (tests/arm64/excluded.txt: "REGEX  reason").
+step "unit tests under qemu-aarch64 (vector ISA $ISA; exclusions: tests/arm64/excluded.txt)"
+exclude='^Zoo\.'
+while IFS= read -r line; do
+  case "$line" in '#'* | '') continue ;; esac
+  re=${line%%[[:space:]]*}
+  echo "excluded: $line"
+  exclude="$exclude|$re"
+done < "$ROOT/tests/arm64/excluded.txt"
+only=()
+[ -n "${DLRT_ARM64_TESTS:-}" ] && only=(-R "$DLRT_ARM64_TESTS") && echo "only the tests matching $DLRT_ARM64_TESTS"
+phase "arm64: unit tests (ctest under qemu-aarch64)" \
+  ctest --test-dir "$BUILD" -j "$JOBS" --timeout 600 --output-on-failure -E "$exclude" "${only[@]}" > "$OUT/ctest.log" 2>&1 ||
+  failed+=("unit tests (see $OUT/ctest.log)")
+grep -E '^[0-9]+% tests passed|tests failed out of|Total Test time' "$OUT/ctest.log"
+sed -n '/The following tests FAILED/,$p' "$OUT/ctest.log" | head -20
+
+step "ONNX conformance under qemu-aarch64 (vector ISA $ISA)"
+dirs=()
+for d in node pytorch-converted pytorch-operator simple; do [ -d "$TESTDATA/$d" ] && dirs+=("$TESTDATA/$d"); done
+if [ ${#dirs[@]} -eq 0 ]; then
+  echo "no ONNX backend test data under $TESTDATA (scripts/install_deps.sh test-arm64 installs libonnx-testdata)"
+  failed+=("conformance: no test data")
+else
+  phase "arm64: ONNX conformance" "${QEMU[@]}" "$BUILD/dlrt" conformance "${dirs[@]}" \
+    --expect "$ROOT/tests/conformance/expected_passing.txt" > "$OUT/conformance.log" 2>&1 ||
+    failed+=("conformance (see $OUT/conformance.log)")
+  grep '^conformance:' "$OUT/conformance.log" | tail -1
+  grep -iE 'regress|expected to pass' "$OUT/conformance.log" | head -20
+fi
+. "$ROOT/scripts/pins.sh"
+ONNX_DATA="${X86:-/nonexistent}/onnx-testdata-$ONNX_SOURCE_VERSION"
+if [ -f "$ONNX_DATA/.complete" ]; then
+  phase "arm64: ONNX $ONNX_SOURCE_VERSION conformance" "${QEMU[@]}" "$BUILD/dlrt" conformance "$ONNX_DATA/node" \
+    "$ONNX_DATA/pytorch-converted" "$ONNX_DATA/pytorch-operator" "$ONNX_DATA/simple" \
+    --expect "$ROOT/tests/conformance/expected_passing_onnx-$ONNX_SOURCE_VERSION.txt" > "$OUT/conformance_onnx.log" 2>&1 ||
+    failed+=("onnx $ONNX_SOURCE_VERSION conformance (see $OUT/conformance_onnx.log)")
+  echo "onnx $ONNX_SOURCE_VERSION: $(grep '^conformance:' "$OUT/conformance_onnx.log" | tail -1)"
+else
+  echo "onnx $ONNX_SOURCE_VERSION node cases: not run (not generated in ${X86:-an x86 build}: make test generates them with pip)"
 fi
 
 if [ -z "$ZOO" ]; then
-  echo "test_arm64: no zoo folder given: the zoo runs are skipped"
-  exit 0
+  echo "test_arm64: no zoo folder given: the zoo sample is skipped"
+else
+  step "model zoo sample under qemu-aarch64 (vector ISA $ISA): ${ZOO_SAMPLE}"
+  SAMPLE="$BUILD/zoo_sample"
+  "$PYTHON" "$ROOT/tests/arm64/zoo_sample.py" "$ZOO" "$SAMPLE" $ZOO_SAMPLE || failed+=("zoo sample: bad DLRT_ARM64_ZOO")
+  phase "arm64: model zoo sample (ctest -R Zoo)" env DLRT_ZOO_DIR="$SAMPLE" DLRT_QUANT_ZOO_DIR= DLRT_WILD_DIR= \
+    DLRT_TRAINED_INT8_DIR= ctest --test-dir "$BUILD" --output-on-failure -V -R '^Zoo\.EveryModel' > "$OUT/zoo.log" 2>&1 ||
+    failed+=("zoo sample (see $OUT/zoo.log)")
+  grep -E 'zoo: |Failure|MISMATCH' "$OUT/zoo.log" | sed -E 's/^[0-9]+: //'
 fi
-Z=$ZOO/minilm_l6/b1s16
-run_case minilm_l6_b1s16 "$ZOO/minilm_l6.onnx" "$Z/expected" \
-  input_ids="$Z/input_ids.npy" attention_mask="$Z/attention_mask.npy" token_type_ids="$Z/token_type_ids.npy"
-run_case resnet18_b1 "$ZOO/resnet18.onnx" "$ZOO/resnet18/b1/expected" input="$ZOO/resnet18/b1/input.npy"
-echo "test_arm64: all passed"
+
+# Against the x86 build: the same model and inputs, compared output by output.
+compare_x86() {  # NAME MODEL TOL_ARGS... -- RUN_ARGS...
+  local name=$1 model=$2
+  shift 2
+  local tol=()
+  while [ "$1" != -- ]; do tol+=("$1"); shift; done
+  shift
+  "${QEMU[@]}" "$BUILD/dlrt" run "$model" "$@" --threads 2 --output-dir "$OUT/$name" > "$OUT/$name.txt" &&
+    "$X86/dlrt" run "$model" "$@" --threads 2 --output-dir "$OUT/$name.x86" > "$OUT/$name.x86.txt" &&
+    "$PYTHON" "$ROOT/tests/arm64/compare_x86.py" "${tol[@]}" "$name" "$OUT/$name" "$OUT/$name.x86"
+}
+if [ -n "$X86" ] && [ -x "$X86/dlrt" ]; then
+  step "outputs against the x86 build ($X86, vector ISA $("$X86/dlrt" run "$PROBE" --seed 1 | grep -oE '[a-z0-9]+ vectors' | head -1))"
+  t0=$(phase_now)
+  x_rc=0
+  for m in mlp conv_net; do
+    compare_x86 "$m" "$BUILD/test_models/$m.onnx" --float -- --seed 1 || x_rc=1
+  done
+  # The quantized zoo (make test generates it on x86 with pip's ONNX Runtime): static
+  # quantization bit for bit; dynamic by row cosine (its scales follow float activations).
+  for mm in resnet18_static_qop:--integer mobilenet_v2_static_qdq:--integer minilm_l6_dynamic_qint8:--cosine; do
+    m=${mm%%:*}
+    q="$X86/quant_zoo/$m"
+    [ -f "$q.onnx" ] || { echo "$m: not in $X86/quant_zoo (make test makes it)"; continue; }
+    c=$(ls -d "$q"/*/ | head -1)
+    ins=()
+    for f in "$c"*.npy; do ins+=(--input "$(basename "$f" .npy)=$f"); done
+    compare_x86 "$m" "$q.onnx" "${mm#*:}" -- "${ins[@]}" || x_rc=1
+  done
+  phase_record "arm64: outputs against x86" "$(phase_since "$t0")" "$x_rc"
+  [ $x_rc -eq 0 ] || failed+=("outputs against x86")
+fi
+
+echo
+if [ ${#failed[@]} -ne 0 ]; then
+  printf 'test_arm64: FAILED: %s\n' "${failed[@]}"
+  exit 1
+fi
+echo "test_arm64: all passed (vector ISA $ISA)"

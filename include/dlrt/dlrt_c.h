@@ -239,7 +239,7 @@ typedef struct dlrt_partition_info {
   const char* reason;     /* why it degraded ("" otherwise) */
   double time_ms;         /* 0 in a placement report */
   const char* precision;  /* CPU partitions: "f32", "bf16x3", then ", int8 ..." (see session.h) */
-  const char* vector_isa; /* CPU partitions: "avx512", "avx2" or "generic"; "" for accelerators */
+  const char* vector_isa; /* CPU partitions: "avx512", "avx2", "neon" or "generic"; "" for accelerators */
 } dlrt_partition_info;
 #define DLRT_PARTITION_INFO_INIT {sizeof(dlrt_partition_info), NULL, NULL, 0, 0, NULL, 0.0, NULL, NULL}
 

@@ -210,7 +210,7 @@ class PartitionReport:
     @property
     def vector_isa(self) -> str:
         r"""
-        CPU partitions: the vector instruction set the kernels ran with ('avx512', 'avx2', 'generic'); \'\' for accelerators.
+        CPU partitions: the vector instruction set the kernels ran with ('avx512', 'avx2', 'neon', 'generic'); \'\' for accelerators.
         """
 
     def as_dict(self) -> dict[str, object]:

@@ -37,7 +37,7 @@ constexpr Variable kVariables[] = {
     {"DLRT_SPIN_US", "100", "process",
      "microseconds CPU worker threads spin for the next parallel section before they sleep (0: sleep at once)"},
     // CPU kernels: process-wide switches, read once.
-    {"DLRT_CPU_ISA", "what the CPU has", "cpu", "cap the CPU kernels' vector ISA: generic, avx2 or avx512"},
+    {"DLRT_CPU_ISA", "what the CPU has", "cpu", "cap the CPU kernels' vector ISA: generic, neon, avx2 or avx512"},
     {"DLRT_CACHE_SIZES", "what cpuid (else sysfs) reports", "cpu",
      "cache sizes per core the CPU kernels size their blocks for, e.g. l1d:32K,l2:1M,l3:1408K (also l1d_ways, l2_ways)"},
     {"DLRT_CPU_FEATURES_OFF", "none", "cpu",

@@ -148,8 +148,9 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   }
   // Channel-blocked conv regions (16-channel blocks) among the convs the
   // fusions above left: AVX2 and AVX-512 CPUs (one zmm or two ymm vectors
-  // per block, kernels/conv_blocked_vec.cpp; docs/performance-decisions.md).
-  if (on("blocked-layout") && cpu::cpu_kernels_have_avx2()) p::blocked_layout(graph, ctx, 16);
+  // per block, kernels/conv_blocked_vec.cpp; docs/performance-decisions.md),
+  // and NEON (four vectors per block), whose other conv paths are portable code.
+  if (on("blocked-layout") && cpu::cpu_kernels_have_simd()) p::blocked_layout(graph, ctx, 16);
   if (on("dead-nodes")) p::eliminate_dead_nodes(graph, ctx);
   log_summary("cpu fusions", ctx.fired, before, graph.nodes.size());
   return ctx.fired;

@@ -185,7 +185,9 @@ TEST(DeviceDiscovery, CpuIsaOfTheRunningMachine) {
   EXPECT_EQ(cpu.meta("discovered_by"), "hwcap");
   const std::string isa = " " + cpu.meta("isa") + " ";
   EXPECT_NE(isa.find(" neon "), std::string::npos) << isa;
-  if (isa.find(" sve ") != std::string::npos) EXPECT_FALSE(cpu.meta("sve_vector_bits").empty());
+  if (isa.find(" sve ") != std::string::npos) {
+    EXPECT_FALSE(cpu.meta("sve_vector_bits").empty());
+  }
 #elif defined(__x86_64__)
   EXPECT_EQ(cpu.meta("discovered_by"), "cpuid");
 #endif
@@ -276,7 +278,7 @@ TEST(DeviceDiscovery, ParsingHelpers) {
   EXPECT_STREQ(device_type_name(DeviceType::kAccelerator), "accelerator");
 }
 
-bool has_isa(const Device& cpu, const std::string& flag) {
+[[maybe_unused]] bool has_isa(const Device& cpu, const std::string& flag) {  // x86 checks only
   std::istringstream in(cpu.meta("isa"));
   for (std::string w; in >> w;)
     if (w == flag) return true;

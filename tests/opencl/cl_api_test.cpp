@@ -51,7 +51,9 @@ DLRT_CL_SYMBOLS(DLRT_OUR_TYPE)
 // the C library and the compiler is included first, outside it.
 #include <stddef.h>
 #include <stdint.h>
-#include <immintrin.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>  // cl_platform.h's SSE/AVX vector types (none on other CPUs)
+#endif
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS  // clCreateCommandQueue without its deprecation attribute
 namespace khr {

@@ -96,7 +96,7 @@ def test_report_and_placement(test_models):
     assert set(d) == {"partitions", "run_ms"}
     assert set(d["partitions"][0]) == {"backend", "device", "node_count", "degraded", "reason", "time_ms", "precision",
                                        "vector_isa"}
-    assert rp.vector_isa in ("avx512", "avx2", "generic")
+    assert rp.vector_isa in ("avx512", "avx2", "neon", "generic")
     assert "PartitionReport(backend='cpu'" in repr(report)
 
 

@@ -289,6 +289,7 @@ TEST_F(CliTest, RunReportNamesTheVectorIsa) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(r.output.find("(cpu:0, avx512 vectors)") != std::string::npos ||
               r.output.find("(cpu:0, avx2 vectors)") != std::string::npos ||
+              r.output.find("(cpu:0, neon vectors)") != std::string::npos ||
               r.output.find("(cpu:0, generic vectors)") != std::string::npos)
       << r.output;
 }

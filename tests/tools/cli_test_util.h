@@ -62,7 +62,12 @@ inline std::string quote(const std::string& s) {
   return q + "'";
 }
 
-inline std::string dlrt_binary() { return std::string(DLRT_BINARY_DIR) + "/dlrt"; }
+// The built `dlrt`, or $DLRT_TEST_DLRT when set: a command that runs it, such as a
+// wrapper that execs it under qemu-aarch64 (scripts/test_arm64.sh; no binfmt_misc needed).
+inline std::string dlrt_binary() {
+  const char* cmd = std::getenv("DLRT_TEST_DLRT");
+  return cmd && *cmd ? std::string(cmd) : std::string(DLRT_BINARY_DIR) + "/dlrt";
+}
 
 // Folder of the models tests/models/make_test_models.py writes: $DLRT_TEST_MODELS,
 // else <build>/test_models, generated on first use when missing. Empty (and

@@ -121,6 +121,7 @@ std::string cpu_unsupported_reason(const ir::Node& node) {
 std::shared_ptr<backend::Backend> make_cpu_backend() { return std::make_shared<CpuBackend>(); }
 
 bool cpu_kernels_have_avx2() { return cpu_has_avx2(); }
+bool cpu_kernels_have_simd() { return cpu_has_simd_kernels(); }
 bool cpu_kernels_have_avx512() { return cpu_has_avx512(); }
 const char* cpu_kernels_isa_name() { return cpu_isa_name(cpu_isa()); }
 bool cpu_kernels_have_amx_bf16x3() { return amx_bf16x3_available(); }

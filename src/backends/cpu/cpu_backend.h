@@ -17,8 +17,9 @@ std::string cpu_unsupported_reason(const ir::Node& node);
 // What the CPU kernels run on this machine, for the runtime's graph passes
 // and its reports: the ISA as kernels/isa.h picks it (after any override).
 bool cpu_kernels_have_avx2();    // AVX2+FMA kernels or better
+bool cpu_kernels_have_simd();    // the simd/ kernels: NEON, AVX2 or AVX-512
 bool cpu_kernels_have_avx512();  // AVX-512 kernels
-const char* cpu_kernels_isa_name();  // "avx512", "avx2" or "generic"
+const char* cpu_kernels_isa_name();  // "avx512", "avx2", "neon" or "generic"
 // Whether precision bf16x3 runs on AMX tiles; the first call asks the kernel
 // for AMX permission, so call it only for a session that wants bf16x3.
 bool cpu_kernels_have_amx_bf16x3();

@@ -69,7 +69,8 @@ constexpr int64_t kWinogradMinChannelsAvx512 = 128;
 // Whether a conv takes Winograd as far as W and the conv's attributes
 // decide: 2-D 3x3 (kh x kw), stride and dilation 1, group 1, at most
 // kWinogradMaxBytes of transformed filters (16/9 of W for F(2x2, 3x3):
-// resnet18's layer1-layer3, not layer4's 512 x 512), on an AVX2 CPU, with
+// resnet18's layer1-layer3, not layer4's 512 x 512), on an AVX2 CPU (NEON:
+// where F(4x4, 3x3)'s 36/9 of W fit, the only variant there), with
 // DLRT_CONV_WINOGRAD not 0. On AVX-512 CPUs only from kWinograd4MinChannels
 // input channels (winograd_tile says which variant). conv_run also wants the
 // output plane and the scratch within bounds; prepack_conv_weights
@@ -77,7 +78,8 @@ constexpr int64_t kWinogradMinChannelsAvx512 = 128;
 bool winograd_candidate(int64_t group, int64_t M, int64_t C, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
                         int64_t dh, int64_t dw) {
   return group == 1 && kh == 3 && kw == 3 && sh == 1 && sw == 1 && dh == 1 && dw == 1 &&
-         16 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes && cpu_has_avx2() &&
+         16 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes &&
+         (cpu_has_avx2() || (cpu_has_simd_kernels() && 36 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes)) &&
          (!cpu_has_avx512() || C >= kWinograd4MinChannels) && winograd_enabled();
 }
 
@@ -89,7 +91,7 @@ bool winograd_candidate(int64_t group, int64_t M, int64_t C, int64_t kh, int64_t
 // docs/performance-decisions.md).
 bool winograd4_channels(int64_t M, int64_t C) {
   const bool fits = 36 * M * C * int64_t{sizeof(float)} <= kWinogradMaxBytes;
-  if (!cpu_has_avx512()) return cpu_has_avx2() && fits;
+  if (!cpu_has_avx512()) return cpu_has_simd_kernels() && fits;
   return C >= kWinograd4MinChannels && C <= kWinograd4MaxChannels && fits;
 }
 
@@ -103,7 +105,10 @@ bool winograd4_channels(int64_t M, int64_t C) {
 // padding). Under 128 channels F(2x2, 3x3)'s memory-bound transforms cost
 // more than its products save, so smaller planes of 64-127 channels keep the
 // direct path. Per-conv figures: bench/results/2026-11-24_winograd_f4x4_resnet18.json.
+// NEON: F(4x4, 3x3) (the simd/ kernel at 128 bits) where winograd4_channels
+// allows it, else none (F(2x2, 3x3) is written in AVX2 intrinsics).
 int winograd_tile(int64_t M, int64_t C, int64_t out_h, int64_t out_w) {
+  if (!cpu_has_avx2()) return winograd4_channels(M, C) ? 4 : 0;
   if (!cpu_has_avx512()) return winograd4_channels(M, C) ? 4 : 2;
   if (winograd4_channels(M, C) && ((out_h + 3) / 4) * ((out_w + 3) / 4) >= kWinograd4MinTiles) return 4;
   return C >= kWinogradMinChannelsAvx512 ? 2 : 0;
@@ -165,7 +170,8 @@ int conv_winograd_tile(int64_t group, int64_t M, int64_t C, const int64_t k[2], 
       conv_direct_mode() == ConvDirectMode::kForce)
     return 0;
   const int forced = winograd_forced_tile();
-  const int tile = forced != 0 ? forced : winograd_tile(M, C, out_h, out_w);
+  // F(2x2, 3x3) exists only in AVX2 code: a forced 2 elsewhere picks as unforced.
+  const int tile = forced == 4 || (forced == 2 && cpu_has_avx2()) ? forced : winograd_tile(M, C, out_h, out_w);
   return tile != 0 && winograd_scratch_ok(tile, M, C, out_h, out_w) ? tile : 0;
 }
 
@@ -241,13 +247,14 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
   // k-th float, its im2colᵀ rows copy whole kernel rows (docs/performance-decisions.md).
   const bool amx = pre && pre->amx_group(0) && amx_bf16x3_available();
 
-#if defined(__x86_64__) || defined(__i386__)
-  const int64_t out_plane = prob.out_plane, ks = prob.ks;
   // Winograd where conv_winograd_tile takes the conv.
   const int wtile = pre && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1
                         ? conv_winograd_tile(group, M, C, g.k + 1, g.s + 1, g.d + 1, g.out[1], g.out[2])
                         : 0;
   if (wtile != 0 && conv_winograd_f32(prob, fuse, wtile)) return Status::Ok();
+
+#if defined(__x86_64__) || defined(__i386__)
+  const int64_t out_plane = prob.out_plane, ks = prob.ks;
 
   // Group-1 2-D convs, kernels larger than 1x1, with output planes of at
   // most 64 positions (resnet18's 7x7 layer4) on AVX2 without AVX-512:

@@ -404,9 +404,11 @@ Status conv_depthwise_f32(const ConvProblem& prob, const ConvFusion& fuse) {
       depthwise_plane_with_epilogue_f32(X + (n * C + m) * in_plane, W + m * ks, g, Y + t * out_plane, pe, m);
     }
   };
-  #if defined(__x86_64__) || defined(__i386__)
-  // One channel per vector lane (depthwise_lanes.h): 8 per ymm on AVX2,
-  // 16 per zmm on AVX-512, instead of one plane at a time.
+  // One channel per vector lane (depthwise_lanes.h): 4 per NEON vector,
+  // 8 per ymm on AVX2, 16 per zmm on AVX-512, instead of one plane at a time.
+  //
+  // NEON, 2-D, 4 channels or more: every plane size, as AVX2 (the plane
+  // loops are the portable ones there).
   //
   // AVX2, 2-D, 8 channels or more: every plane size (faster on every plane
   // size inside mobilenet_v2, where outputs are cold in cache, though not
@@ -430,7 +432,8 @@ Status conv_depthwise_f32(const ConvProblem& prob, const ConvFusion& fuse) {
   const bool c16 = width == SimdWidth::k512 && M >= 16 &&
                    (dg.sw >= 2 || dg.out_w < 16 || dilated || !clamp_or_none(fuse.act));
   const bool c8 = width == SimdWidth::k256 && M >= 8;
-  const int64_t lanes = !plain2d ? 0 : c16 ? 16 : c8 ? 8 : 0;
+  const bool c4 = width == SimdWidth::k128 && cpu_isa() == CpuIsa::kNeon && M >= 4;
+  const int64_t lanes = !plain2d ? 0 : c16 ? 16 : c8 ? 8 : c4 ? 4 : 0;
   if (lanes > 0) {
     const ClampStage c = clamp_stage(fuse.act);
     DepthwiseC8Output o;
@@ -452,7 +455,6 @@ Status conv_depthwise_f32(const ConvProblem& prob, const ConvFusion& fuse) {
     });
     return Status::Ok();
   }
-  #endif
   // Planes per chunk: at least ~16K multiply-adds (late 7x7 planes are tiny).
   pool.parallel_for(N * M, std::max<int64_t>(1, 16384 / std::max<int64_t>(out_plane * ks, 1)), body);
   return Status::Ok();

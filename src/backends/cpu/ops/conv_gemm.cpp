@@ -165,7 +165,6 @@ namespace {
 std::atomic<uint64_t> g_amx_runs{0};
 }  // namespace
 
-#if defined(__x86_64__) || defined(__i386__)
 bool conv_winograd_f32(const ConvProblem& prob, const ConvFusion& fuse, int wtile) {
   const float* X = prob.x->data<float>();
   const float* Bv = prob.bias ? prob.bias->data<float>() : nullptr;
@@ -196,6 +195,7 @@ bool conv_winograd_f32(const ConvProblem& prob, const ConvFusion& fuse, int wtil
   return false;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
 Status conv_transposed_f32(const ConvProblem& prob, const ConvFusion& fuse) {
   const float* X = prob.x->data<float>();
   const float* W = prob.w->data<float>();

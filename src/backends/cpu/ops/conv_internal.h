@@ -83,10 +83,10 @@ Status conv_depthwise_f32(const ConvProblem& prob, const ConvFusion& fuse);
 void depthwise_plane_f64(const double* x, const double* w, const Geo3& g, double* y);
 
 // conv_gemm.cpp: the float32 paths over the GEMM-like kernels, and float64.
-#if defined(__x86_64__) || defined(__i386__)
-// Winograd F(2x2, 3x3) (wtile 2) or F(4x4, 3x3) (wtile 4); false when the
-// geometry does not fit it (then another path runs).
+// Winograd F(2x2, 3x3) (wtile 2, x86 only) or F(4x4, 3x3) (wtile 4); false
+// when the geometry does not fit it (then another path runs).
 bool conv_winograd_f32(const ConvProblem& prob, const ConvFusion& fuse, int wtile);
+#if defined(__x86_64__) || defined(__i386__)
 // Yᵀ = im2colᵀ · Wᵀ, image by image (small output planes, patch embeddings).
 Status conv_transposed_f32(const ConvProblem& prob, const ConvFusion& fuse);
 #endif

@@ -66,13 +66,20 @@
 #define DLRT_SIMD_X86 1
 #endif
 
-#ifdef DLRT_SIMD_X86
 // `entry(args...)` at the width `w` (a SimdWidth): the instantiation in
-// simd::w512, w256 or w128 (simd/instantiate.h).
-#define DLRT_SIMD_CALL(w, entry, ...)                                                  \
+// simd::w512, w256 or w128 (simd/instantiate.h), counted per width in the
+// call site's SimdCallCounter (width.h: simd_calls).
+#ifdef DLRT_SIMD_X86
+#define DLRT_SIMD_PICK(w, entry, ...)                                                  \
   ((w) == ::dlrt::cpu::SimdWidth::k512   ? ::dlrt::cpu::simd::w512::entry(__VA_ARGS__) \
    : (w) == ::dlrt::cpu::SimdWidth::k256 ? ::dlrt::cpu::simd::w256::entry(__VA_ARGS__) \
                                          : ::dlrt::cpu::simd::w128::entry(__VA_ARGS__))
 #else
-#define DLRT_SIMD_CALL(w, entry, ...) ((void)(w), ::dlrt::cpu::simd::w128::entry(__VA_ARGS__))
+#define DLRT_SIMD_PICK(w, entry, ...) ((void)(w), ::dlrt::cpu::simd::w128::entry(__VA_ARGS__))
 #endif
+#define DLRT_SIMD_CALL(w, entry, ...)                              \
+  [&](::dlrt::cpu::SimdWidth dlrt_simd_w_) -> decltype(auto) {     \
+    static ::dlrt::cpu::SimdCallCounter dlrt_simd_calls_(#entry);  \
+    dlrt_simd_calls_.add(dlrt_simd_w_);                            \
+    return DLRT_SIMD_PICK(dlrt_simd_w_, entry, __VA_ARGS__);       \
+  }(w)

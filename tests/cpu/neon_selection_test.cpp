@@ -1,0 +1,172 @@
+// What an aarch64 CPU runs (CpuIsa::kNeon): the kernel families written over
+// simd/ selected at 128 bits through a whole session (graph passes and
+// kernels), each checked by its call counter (simd_calls, width.h), so that a
+// test fails when the portable path ran in its place. Natively on aarch64
+// (make test-arm64), and on x86 at the same level under ScopedCpuIsa(kNeon),
+// where the 128-bit code is compiled to SSE: the same choices, tested by both.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../backend/plugin_test_util.h"
+#include "../ir/graph_builder.h"
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/simd/width.h"
+#include "dlrt/session.h"
+#include "ir/onnx_export.h"
+
+namespace dlrt::cpu {
+namespace {
+
+using testing::ai;
+using testing::ais;
+using testing::GraphBuilder;
+using testing::random_tensor;
+using testing::ScopedEnv;
+
+#define NEON_LEVEL_OR_SKIP(scope)                                                                                   \
+  ScopedCpuIsa scope(CpuIsa::kNeon);                                                                                \
+  if (cpu_isa() != CpuIsa::kNeon)                                                                                   \
+  GTEST_SKIP() << "this CPU runs no simd/ kernels (detected " << cpu_isa_name(detected_cpu_isa())                   \
+               << "): the neon level needs aarch64, or an x86 CPU with AVX2"
+
+// y = Conv(x) of m output channels with k x k filters, stride s, group g, padded k / 2; then `then` (empty: none).
+struct Net {
+  GraphBuilder b;
+  ir::ValueId x;
+  uint32_t seed = 3;
+  Net(int64_t c, int64_t h, int64_t w) { x = b.input("x", {1, c, h, w}); }
+  ir::ValueId conv(ir::ValueId in, int64_t c, int64_t m, int64_t k, int64_t s = 1, int64_t group = 1) {
+    const int64_t p = k / 2;
+    const auto wv = b.constant("w" + std::to_string(seed), random_tensor({m, c / group, k, k}, seed, -0.3f, 0.3f));
+    const auto bv = b.constant("b" + std::to_string(seed), random_tensor({m}, seed + 100));
+    ++seed;
+    return b.node("Conv", {in, wv, bv},
+                  {{"pads", ais({p, p, p, p})}, {"strides", ais({s, s})}, {"group", ai(group)}});
+  }
+  std::string bytes(ir::ValueId y) {
+    b.output(y);
+    auto r = ir::export_onnx(*b.graph());
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    return r.ok() ? *r : std::string();
+  }
+};
+
+// Runs the model once at the current cpu_isa(); its output and the report's vector_isa.
+Tensor run_model(const std::string& bytes, const Tensor& x, std::string* vector_isa = nullptr) {
+  SessionOptions o;
+  o.device = "cpu";
+  o.threads = 2;
+  auto s = Session::create_from_bytes(bytes, o);
+  EXPECT_TRUE(s.ok()) << s.status().to_string();
+  if (!s.ok()) return Tensor();
+  RunReport report;
+  auto out = (*s)->run({{"x", x}}, &report);
+  EXPECT_TRUE(out.ok()) << out.status().to_string();
+  if (vector_isa && !report.partitions.empty()) *vector_isa = report.partitions[0].vector_isa;
+  return out.ok() && !out->empty() ? (*out)[0] : Tensor();
+}
+
+// Calls of each entry at 128 bits while `f` runs.
+std::map<std::string, uint64_t> calls_during(const std::vector<std::string>& entries, const auto& f) {
+  std::map<std::string, uint64_t> before;
+  for (const auto& e : entries) before[e] = simd_calls(e, SimdWidth::k128);
+  f();
+  std::map<std::string, uint64_t> d;
+  for (const auto& e : entries) d[e] = simd_calls(e, SimdWidth::k128) - before[e];
+  return d;
+}
+
+// The model at the neon level must call every entry of `want` at 128 bits
+// (and the report say "neon"); at generic none of `entries`; outputs close.
+void expect_neon_kernels(const std::string& bytes, const Tensor& x, const std::vector<std::string>& entries,
+                         const std::vector<std::string>& want) {
+  Tensor got, ref;
+  std::string isa;
+  const auto neon = calls_during(entries, [&] {
+    ScopedCpuIsa level(CpuIsa::kNeon);
+    got = run_model(bytes, x, &isa);
+  });
+  EXPECT_EQ(isa, "neon");
+  for (const auto& e : want) EXPECT_GT(neon.at(e), 0u) << e << " did not run at 128 bits: the portable path ran";
+  const auto generic = calls_during(entries, [&] {
+    ScopedCpuIsa level(CpuIsa::kGeneric);
+    ref = run_model(bytes, x, &isa);
+  });
+  EXPECT_EQ(isa, "generic");
+  for (const auto& e : entries) EXPECT_EQ(generic.at(e), 0u) << e << " ran at the generic level";
+  ASSERT_TRUE(got.valid() && ref.valid());
+  testing::expect_close(got, ref, 2e-4f);
+}
+
+TEST(NeonSelection, Aarch64DetectsNeon) {
+#if defined(__aarch64__)
+  EXPECT_EQ(detected_cpu_isa(), CpuIsa::kNeon);
+  EXPECT_TRUE(simd_width_runs(SimdWidth::k128));
+  EXPECT_FALSE(simd_width_runs(SimdWidth::k256));
+  EXPECT_FALSE(simd_width_runs(SimdWidth::k512));
+  const char* env = std::getenv("DLRT_CPU_ISA");
+  if (!env || !*env) {
+    EXPECT_EQ(cpu_isa(), CpuIsa::kNeon);
+    EXPECT_EQ(simd_width(), SimdWidth::k128);
+    EXPECT_STREQ(cpu_isa_name(cpu_isa()), "neon");
+  }
+  {
+    ScopedCpuIsa cap(CpuIsa::kAvx512);  // never above the hardware
+    EXPECT_EQ(cpu_isa(), CpuIsa::kNeon);
+  }
+#else
+  GTEST_SKIP() << "not an aarch64 build: its detection is checked under qemu-aarch64 (make test-arm64)";
+#endif
+}
+
+TEST(NeonSelection, LevelRunsTheSimdLayerOnly) {
+  NEON_LEVEL_OR_SKIP(level);
+  EXPECT_EQ(simd_width(), SimdWidth::k128);
+  EXPECT_TRUE(cpu_has_simd_kernels());
+  EXPECT_FALSE(cpu_has_avx2());  // no x86 intrinsics path at this level
+  ScopedCpuIsa generic(CpuIsa::kGeneric);
+  EXPECT_FALSE(cpu_has_simd_kernels());
+}
+
+// A 3x3 conv with the blocked layout off: Winograd F(4x4, 3x3) on plain NCHW.
+TEST(NeonSelection, WinogradF4x4) {
+  NEON_LEVEL_OR_SKIP(level);
+  ScopedEnv off("DLRT_DISABLE_PASSES", "blocked-layout");
+  Net n(16, 20, 20);
+  const auto bytes = n.bytes(n.conv(n.x, 16, 24, 3));
+  expect_neon_kernels(bytes, random_tensor({1, 16, 20, 20}, 7), {"conv_winograd4"}, {"conv_winograd4"});
+}
+
+// Blocked regions: the blocked direct convs (a stem on plain input, 1x1, a
+// stride-2 3x3), the blocked Winograd (blocked input, 48+ output channels),
+// the blocked depthwise conv, max pool and the conversions in and out.
+TEST(NeonSelection, BlockedLayout) {
+  NEON_LEVEL_OR_SKIP(level);
+  Net n(16, 24, 24);
+  auto y = n.conv(n.x, 16, 32, 3);                // stem: plain NCHW input
+  y = n.b.node("Relu", {n.conv(y, 32, 32, 1)});   // 1x1
+  y = n.conv(y, 32, 48, 3);                       // Winograd F(4x4, 3x3), blocked
+  y = n.conv(y, 48, 48, 3, 1, 48);                // depthwise
+  y = n.conv(y, 48, 32, 3, 2);                    // stride 2
+  y = n.b.node("MaxPool", {y}, {{"kernel_shape", ais({3, 3})}, {"strides", ais({2, 2})}, {"pads", ais({1, 1, 1, 1})}});
+  y = n.conv(y, 32, 16, 1);
+  const std::vector<std::string> entries = {"conv_winograd4_blocked", "blocked_conv_units", "blocked_depthwise_units",
+                                            "blocked_max_pool16", "blocked_to_block16", "blocked_from_block16"};
+  expect_neon_kernels(n.bytes(y), random_tensor({1, 16, 24, 24}, 8), entries, entries);
+}
+
+// A depthwise conv with the blocked layout off: one channel per lane, 4 lanes.
+TEST(NeonSelection, DepthwiseLanes) {
+  NEON_LEVEL_OR_SKIP(level);
+  ScopedEnv off("DLRT_DISABLE_PASSES", "blocked-layout");
+  Net n(12, 17, 19);
+  const auto bytes = n.bytes(n.conv(n.x, 12, 12, 3, 1, 12));
+  expect_neon_kernels(bytes, random_tensor({1, 12, 17, 19}, 9), {"depthwise_lanes"}, {"depthwise_lanes"});
+}
+
+}  // namespace
+}  // namespace dlrt::cpu
