@@ -50,6 +50,7 @@ Call::Call(EmbedServer& server, Api api)
     : server_(server), api_(api), config_(server.config_), slots_(server.slots_.get()) {}
 
 bool Call::batch_dependent(const EmbedModel& m) { return m.batch_dependent(); }
+size_t Call::batch_tokens(const EmbedModel& m) const { return server_.batch_tokens(m); }
 
 void Call::observe_run(const EmbedModel& m, size_t inputs, size_t padded_tokens, size_t tokens, double seconds,
                        bool ok) const {

@@ -116,7 +116,7 @@ class Call {
   template <class Run>
   Status in_run_slots(const EmbedModel& m, std::vector<Encoding>& batch, const Run& run) const {
     const size_t most = batch_dependent(m) ? 1 : std::max<size_t>(config_.max_batch_size, 1);
-    const size_t max_tokens = server_.batch_tokens(m);
+    const size_t max_tokens = batch_tokens(m);
     for (size_t begin = 0; begin < batch.size();) {
       size_t end = begin, longest = 0;
       while (end < batch.size() && end - begin < most) {
@@ -138,6 +138,10 @@ class Call {
     }
     return Status::Ok();
   }
+
+  // The padded tokens one run of model m may take (EmbedServer::batch_tokens:
+  // max_batch_tokens within the memory budget max_batch_mb).
+  size_t batch_tokens(const EmbedModel& m) const;
 
  private:
   static bool batch_dependent(const EmbedModel& m);
