@@ -23,8 +23,11 @@ constexpr Variable kVariables[] = {
     {"DLRT_CONFIG", "$XDG_CONFIG_HOME/dlrt/config.toml or ~/.config/dlrt/config.toml", "session",
      "config file path (what --config sets); a named file that is missing is an error"},
     {"DLRT_CPU_PRECISION", "f32", "session",
-     "f32 or bf16x3: CPU MatMul, Gemm and Conv against constant weights on AMX tiles (f32 with a warning "
-     "where the CPU has no AMX-BF16); --precision and SessionOptions::cpu_precision win over it"},
+     "f32, bf16 or bf16x3: CPU MatMul, Gemm and Conv against constant weights on AMX tiles with bf16x3 (f32 "
+     "with a warning where the CPU has no AMX-BF16), MatMul and Gemm against constant weights in one bf16 pass "
+     "with bf16 (AVX512-BF16; f32 with a warning where it is missing, "
+     "[performance.md](performance.md#cpu-precision-bf16-avx512-bf16)); --precision and "
+     "SessionOptions::cpu_precision win over it"},
     {"DLRT_OPTIMIZE", "1", "session", "0: no graph optimisation (folding, fusion) at session create"},
     {"DLRT_DISABLE_PASSES", "(none)", "session", "comma-separated optimizer pass names to skip (docs/optimizer.md)"},
     {"DLRT_CACHE", "1", "session", "0: turn the compiled-blob cache off"},

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -24,7 +25,9 @@ inline nlohmann::json splade_reference() {
 }
 
 // `indices`/`values` against a reference row {"indices": [...], "values": [...]}:
-// the same non-zero indices, values within 1e-4 relative.
+// the same non-zero indices, values within 1e-4 relative, or 1e-6 absolute for
+// values under 0.01 (float32 rounding of the torch reference itself: a weight of
+// 0.002 differs by 2.8e-7 between the AVX2 and AVX-512 kernels).
 inline void expect_sparse_row(const std::vector<int64_t>& indices, const std::vector<float>& values,
                               const nlohmann::json& want, const std::string& what) {
   SCOPED_TRACE(what);
@@ -32,7 +35,7 @@ inline void expect_sparse_row(const std::vector<int64_t>& indices, const std::ve
   const auto w = want["values"].get<std::vector<double>>();
   ASSERT_EQ(values.size(), w.size());
   for (size_t k = 0; k < w.size(); ++k)
-    EXPECT_NEAR(values[k], w[k], 1e-4 * std::fabs(w[k])) << "index " << (k < indices.size() ? indices[k] : -1);
+    EXPECT_NEAR(values[k], w[k], std::max(1e-4 * std::fabs(w[k]), 1e-6)) << "index " << (k < indices.size() ? indices[k] : -1);
 }
 
 }  // namespace dlrt::embed::testing
