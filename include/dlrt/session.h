@@ -121,7 +121,7 @@ struct PartitionReport {
   // empty for accelerators.
   std::string precision;
   // CPU partitions: the vector instruction set their float kernels ran with
-  // ("avx512", "avx2" or "generic"): the CPU's widest, capped by DLRT_CPU_ISA.
+  // ("avx512", "avx2", "neon" on aarch64, or "generic"): the CPU's widest, capped by DLRT_CPU_ISA.
   // Empty for accelerators.
   std::string vector_isa;
 };
