@@ -72,7 +72,7 @@ json sample_body(const RouteNeeds& r) {
     b = {{"ids", json::array({5, 6})}};
   } else if (path == "/rerank") {
     b = {{"query", "hello"}, {"texts", json::array({"world"})}};
-  } else if (path == "/v1/rerank") {
+  } else if (path == "/v1/rerank" || path == "/v2/rerank") {
     b = {{"query", "hello"}, {"documents", json::array({"world"})}};
   } else if (path == "/predict") {
     b = {{"inputs", json::array({json::array({"hello", "world"})})}};

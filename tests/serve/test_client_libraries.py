@@ -107,6 +107,26 @@ def test_cohere_v1_client_rerank():
         assert abs(x.relevance_score - want[x.index]) <= 1e-6
 
 
+def test_cohere_v2_client_rerank():
+    import cohere
+    client = cohere.ClientV2(api_key="unused", base_url=RERANK_URL)
+    documents = texts(6)
+    r = client.rerank(model="cross_encoder_tiny", query="a big dog", documents=documents, top_n=4)
+    assert len(r.results) == 4
+    tei = post(RERANK_URL, "/rerank", {"query": "a big dog", "texts": documents})
+    want = {x["index"]: x["score"] for x in tei}
+    assert [x.index for x in r.results] == [x["index"] for x in tei[:4]]
+    for x in r.results:
+        assert abs(x.relevance_score - want[x.index]) <= 1e-6
+    # Under a model prefix the route is /v2/rerank of the model "cross_encoder_tiny", not a model "…/v2".
+    prefixed = cohere.ClientV2(api_key="unused", base_url=RERANK_URL + "/models/cross_encoder_tiny")
+    r2 = prefixed.rerank(model="cross_encoder_tiny", query="a big dog", documents=documents, top_n=4)
+    assert [x.index for x in r2.results] == [x.index for x in r.results]
+    with pytest.raises(Exception) as refused:
+        client.rerank(model="cross_encoder_tiny", query="q", documents=documents, max_tokens_per_doc=16)
+    assert "max_tokens_per_doc" in str(refused.value)
+
+
 # ---- LlamaIndex's TEI embeddings: /embed -----------------------------------------------------
 
 def test_llama_index_text_embeddings_inference():

@@ -43,6 +43,7 @@ std::string help_text() {
       "  POST /decode         TEI-style {\"ids\": [...] | [[...], ...]} -> texts\n"
       "  POST /rerank         TEI-style {\"query\", \"texts\"} (cross-encoders, LLM rerankers, multi-vector)\n"
       "  POST /v1/rerank      Cohere/Jina-style {\"query\", \"documents\", \"top_n\"?}\n"
+      "  POST /v2/rerank      Cohere v2 (cohere.ClientV2): as /v1/rerank, with \"meta\"\n"
       "  POST /predict        TEI-style classifiers {\"inputs\": text | [a, b] | [...]}\n"
       "  GET  /v1/models      OpenAI's model list;  GET /info  TEI's model info\n"
       "  GET  /health         {status, backend, device, degraded, since, reason};  GET /ready, /live  probes\n"

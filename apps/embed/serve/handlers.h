@@ -75,6 +75,11 @@ struct V1RerankRequest {  // Cohere's and Jina's /v1/rerank
 };
 ParseError parse_v1_rerank(const nlohmann::json& body, size_t max_inputs, V1RerankRequest* out);
 Reply handle_v1_rerank(Call& call, V1RerankRequest& req);
+// Cohere's /v2/rerank (what cohere.ClientV2 posts): /v1/rerank's fields and
+// answer, with v2's "meta"; "max_tokens_per_doc" is refused (pairs are cut at
+// the model's maximum length, as on /v1/rerank).
+ParseError parse_v2_rerank(const nlohmann::json& body, size_t max_inputs, V1RerankRequest* out);
+Reply handle_v2_rerank(Call& call, V1RerankRequest& req);
 
 struct PredictRequest {  // TEI's /predict
   struct Item {

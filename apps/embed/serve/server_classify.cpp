@@ -165,7 +165,10 @@ ParseError parse_v1_rerank(const json& req, size_t max_inputs, V1RerankRequest* 
   return std::nullopt;
 }
 
-Reply handle_v1_rerank(Call& c, V1RerankRequest& req) {
+namespace {
+
+// The documents of `req` ranked (/v1/rerank's answer), or the error reply.
+std::optional<Reply> ranked_documents(Call& c, V1RerankRequest& req, json& out) {
   const std::vector<std::string>& docs = req.documents;
   std::vector<float> score;
   size_t tokens = 0;
@@ -179,7 +182,31 @@ Reply handle_v1_rerank(Call& c, V1RerankRequest& req) {
     if (req.return_documents) r["document"] = {{"text", docs[i]}};
     results.push_back(std::move(r));
   }
-  json out = {{"model", c.ref().name}, {"results", std::move(results)}, {"usage", {{"total_tokens", tokens}}}};
+  out = {{"model", c.ref().name}, {"results", std::move(results)}, {"usage", {{"total_tokens", tokens}}}};
+  return std::nullopt;
+}
+
+}  // namespace
+
+Reply handle_v1_rerank(Call& c, V1RerankRequest& req) {
+  json out;
+  if (auto error = ranked_documents(c, req, out)) return *error;
+  Reply reply;
+  reply.body = server_util::dump_json(out);
+  return reply;
+}
+
+ParseError parse_v2_rerank(const json& req, size_t max_inputs, V1RerankRequest* out) {
+  if (auto m = req.find("max_tokens_per_doc"); m != req.end() && !m->is_null())
+    return RequestError{422, "'max_tokens_per_doc' is not supported: dlrt cuts each (query, document) pair at the "
+                             "model's maximum length, as /v1/rerank does; leave it out"};
+  return parse_v1_rerank(req, max_inputs, out);
+}
+
+Reply handle_v2_rerank(Call& c, V1RerankRequest& req) {
+  json out;
+  if (auto error = ranked_documents(c, req, out)) return *error;
+  out["meta"] = {{"api_version", {{"version", "2"}}}};
   Reply reply;
   reply.body = server_util::dump_json(out);
   return reply;
