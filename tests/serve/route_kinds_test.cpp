@@ -14,6 +14,7 @@
 
 #include "embed/models/kind.h"
 #include "embed/serve/route_kinds.h"
+#include "kind_folders.h"
 #include "test_server.h"
 
 namespace dlrt::embed::route_kinds_test {
@@ -23,20 +24,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using testing::body_json;
 
-const fs::path kRetrieval = fs::path(DLRT_TEST_DIR) / "models" / "retrieval";
-const fs::path kEmbedData = fs::path(DLRT_EMBED_TEST_DATA);
-
-// One committed folder per kind, served under the kind's name.
-const std::map<std::string, fs::path>& kind_folders() {
-  static const std::map<std::string, fs::path> m = {
-      {"dense", kEmbedData / "tiny_bert"},
-      {"sparse", kRetrieval / "splade_tiny"},
-      {"multi_vector", kRetrieval / "colbert_tiny"},
-      {"cross_encoder", kEmbedData / "cross_encoder_tiny"},
-      {"llm_reranker", kRetrieval / "qwen3_rerank"},
-  };
-  return m;
-}
+using testing::kind_folders;
 
 ServiceConfig five_kinds() {
   ServiceConfig c;
@@ -83,7 +71,7 @@ json sample_body(const RouteNeeds& r) {
 TEST(RouteKinds, FoldersAreDetectedAsTheirKind) {
   for (const auto& [name, dir] : kind_folders()) EXPECT_STREQ(model_kind_name(detect_kind(dir.string())), name.c_str());
   // A model file names its folder's kind too.
-  EXPECT_EQ(detect_kind((kRetrieval / "qwen3_rerank" / "model.onnx").string()), ModelKind::kLlmReranker);
+  EXPECT_EQ(detect_kind((testing::retrieval_models_dir() / "qwen3_rerank" / "model.onnx").string()), ModelKind::kLlmReranker);
 }
 
 TEST(RouteKinds, TableCoversEveryModelRoute) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "embed/models/kind.h"
+#include "kind_folders.h"
 #include "test_server.h"
 
 namespace dlrt::embed::tei_root_test {
@@ -21,19 +22,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using testing::body_json;
 
-const fs::path kRetrieval = fs::path(DLRT_TEST_DIR) / "models" / "retrieval";
-const fs::path kEmbedData = fs::path(DLRT_EMBED_TEST_DATA);
-
-const std::map<std::string, fs::path>& kind_folders() {
-  static const std::map<std::string, fs::path> m = {
-      {"dense", kEmbedData / "tiny_bert"},
-      {"sparse", kRetrieval / "splade_tiny"},
-      {"multi_vector", kRetrieval / "colbert_tiny"},
-      {"cross_encoder", kEmbedData / "cross_encoder_tiny"},
-      {"llm_reranker", kRetrieval / "qwen3_rerank"},
-  };
-  return m;
-}
+using testing::kind_folders;
 
 // A sequence classifier of three labels: logits (1, 3, 2) for every input.
 class ThreeLabels final : public EmbedModel {
