@@ -4,6 +4,9 @@
 // broadcasts kBf16MR A pairs into kBf16MR * NV dot products; the tile stays
 // in zmm registers for the whole K, so a lane's sum is the scalar model's
 // sequence of steps exactly.
+// Per ISA, not on kernels/simd/: VDPBF16PS and VCVTNE2PS2BF16 are AVX512-BF16
+// instructions with no AVX2 or generic form; the packing, blocking and scalar
+// model around them are width-free code in gemm_bf16.cpp.
 #include <algorithm>
 
 #include "backends/cpu/kernels/gemm_bf16.h"
