@@ -2,7 +2,8 @@
 # fuzz_config, fuzz_request (the server's JSON request parsing), fuzz_folder
 # (the config files of a model folder), fuzz_ops (single com.microsoft /
 # ai.onnx.ml nodes with fuzzed attributes, shapes and values), fuzz_http (raw
-# bytes of one connection through dlrt serve's request framing). Two builds:
+# bytes of one connection through dlrt serve's request framing), fuzz_image (the
+# image decoders and preprocessing, apps/embed/image/). Two builds:
 #  - -DDLRT_FUZZ=ON with clang (issue 41; `make fuzz`): the whole library with
 #    ASan, UBSan and libFuzzer's coverage (see the top-level CMakeLists.txt),
 #    each harness one libFuzzer executable fuzz_<harness>;
@@ -11,14 +12,14 @@
 #    replay and seeded random mutations on the build's own objects), for
 #    `make test`'s fuzz smoke run.
 # scripts/run_fuzz.sh builds the seed corpora and runs either.
-set(DLRT_FUZZ_HARNESSES model npy tokenizer config request folder ops http)
+set(DLRT_FUZZ_HARNESSES model npy tokenizer config request folder ops http image)
 if(DLRT_FUZZ)
   foreach(h ${DLRT_FUZZ_HARNESSES})
     add_executable(fuzz_${h} ${PROJECT_SOURCE_DIR}/fuzz/fuzz_${h}.cpp)
     target_compile_options(fuzz_${h} PRIVATE ${DLRT_WARNINGS})
     target_link_options(fuzz_${h} PRIVATE -fsanitize=fuzzer)
     target_include_directories(fuzz_${h} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/apps)
-    target_link_libraries(fuzz_${h} PRIVATE dlrt_embed dlrt_internal)
+    target_link_libraries(fuzz_${h} PRIVATE dlrt_embed dlrt_embed_image dlrt_internal)
   endforeach()
 elseif(DLRT_BUILD_TESTS)
   # fuzz_ops includes <fuzzer/FuzzedDataProvider.h>, which comes with clang
@@ -50,5 +51,5 @@ elseif(DLRT_BUILD_TESTS)
   target_compile_options(dlrt_fuzz_smoke PRIVATE ${DLRT_WARNINGS})
   target_include_directories(dlrt_fuzz_smoke PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/apps
                                                      ${CMAKE_BINARY_DIR}/fuzz-include)
-  target_link_libraries(dlrt_fuzz_smoke PRIVATE dlrt_embed dlrt_internal)
+  target_link_libraries(dlrt_fuzz_smoke PRIVATE dlrt_embed dlrt_embed_image dlrt_internal)
 endif()

@@ -41,6 +41,10 @@ RETRIEVAL_MODEL_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transforme
 # and 6.x, committed under tests/models/st_modules/; see that script).
 ST5_MODULE_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transformers==5.3.0 tokenizers==0.22.2 onnx==1.23.2 numpy==2.4.6"
 ST6_MODULE_PACKAGES="torch==2.10.0 transformers==5.24.0 sentence-transformers==6.2.0 tokenizers==0.23.3 onnx==1.23.2 numpy==2.4.6"
+# Not installed by any script: the venv a developer makes to rerun
+# tests/image/make_image_set.py (the image test set and transformers' CLIP /
+# SigLIP processor references, committed under tests/image/data/; see that script).
+IMAGE_SET_PACKAGES="transformers==4.57.6 pillow==12.0.0 numpy==2.4.6"
 # build/venv: make_tokenizer_parity.py (PyPI's tokenizers as the reference).
 TOKENIZER_PARITY_PACKAGES="tokenizers==0.23.3 sentencepiece==0.2.3"
 # build/venv (ctest RealOpenVino.*), the wheel test's fresh venv; the matrix's other

@@ -8,7 +8,7 @@
 #     that build's objects, no sanitizer, no coverage): the seeds once, then a
 #     fixed number of seeded random mutations of them; the same inputs every
 #     run, a few seconds per harness.
-# Default harnesses: model npy tokenizer config request folder ops http. First each harness runs its
+# Default harnesses: model npy tokenizer config request folder ops http image. First each harness runs its
 # regression inputs (fuzz/regressions/<harness>/: inputs that once crashed
 # it), then fuzzes, starting from seeds the script gathers from
 # the test models, ONNX's conformance data, the tests' tokenizer files and
@@ -28,7 +28,7 @@ BUILD=$(cd "$1" && pwd)
 SECONDS_EACH=$2
 shift 2
 HARNESSES=("$@")
-[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(model npy tokenizer config request folder ops http)
+[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(model npy tokenizer config request folder ops http image)
 # Seeds, corpora, crashes and logs: in BUILD_FUZZ, or BUILD/fuzz-smoke for the smoke run.
 WORK=$BUILD
 [ "$SECONDS_EACH" = smoke ] && WORK=$BUILD/fuzz-smoke
@@ -65,6 +65,10 @@ seeds_for() {  # harness -> folder of seed inputs
       printf '{"input": [[101, 2023, 102], [7]], "model": "m", "user": "u"}' > "$dir/ids.json"
       printf '{"inputs": ["a", "b"], "normalize": false, "truncate": true, "prompt_name": "query"}' > "$dir/tei.json"
       printf '{"inputs": "x", "add_special_tokens": false, "truncation_direction": "right"}' > "$dir/tokenize.json" ;;
+    image)
+      # The test set's images and bad files (tests/image/make_image_set.py), the small ones.
+      find "$ROOT/tests/image/data" -maxdepth 2 -type f ! -name '*.npy' ! -name '*.json' -size -64k \
+        -exec cp -t "$dir" --backup=numbered {} + 2>/dev/null ;;
     http)
       printf 'POST /embed HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhelloGET /health HTTP/1.1\r\nHost: a\r\n\r\n' > "$dir/pipelined"
       printf 'POST /embed HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;x=1\r\nhello\r\n0\r\nT: v\r\n\r\n' > "$dir/chunked"
