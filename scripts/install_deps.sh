@@ -22,6 +22,8 @@ BUILD_PACKAGES=(
   libprotobuf-dev protobuf-compiler python3-pip
   libgtest-dev nlohmann-json3-dev libtomlplusplus-dev libcpp-httplib-dev
   python3-onnx python3-numpy
+  # The image codecs of apps/embed/image (docs/images.md).
+  libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev
 )
 TEST_PACKAGES=(
   # ONNX's backend test data (the conformance suite) and venv for the pinned PyPI tools.
@@ -47,6 +49,7 @@ ARM64_PACKAGES=(
   crossbuild-essential-arm64 qemu-user
   libprotobuf-dev:arm64 libgtest-dev:arm64 libtomlplusplus-dev:arm64 libcpp-httplib-dev:arm64
   libssl-dev:arm64
+  libjpeg62-turbo-dev:arm64 libpng-dev:arm64 libwebp-dev:arm64 libgif-dev:arm64
 )
 case "${1:-test}" in
   build) PACKAGES=("${BUILD_PACKAGES[@]}") ;;

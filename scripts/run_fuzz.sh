@@ -109,8 +109,9 @@ run_harness() {
   log="$WORK/fuzz_$h.log"
   if [ "$SECONDS_EACH" = smoke ]; then
     # A fixed number of mutations from a fixed random seed: the same inputs every run,
-    # about 1-8 s per harness. (ops builds, loads and runs a model per input: fewer runs.)
-    case "$h" in ops) runs=100000 ;; *) runs=300000 ;; esac
+    # about 1-8 s per harness. (ops builds, loads and runs a model per input, image decodes
+    # and resizes one: fewer runs.)
+    case "$h" in ops | image) runs=100000 ;; *) runs=300000 ;; esac
     "${bin[@]}" -seed=1 -runs=$runs -timeout=10 -memory_mb=4096 -max_len=262144 \
       -artifact_prefix="$crashes/" "$seeds" > "$log" 2>&1
   else

@@ -1,7 +1,7 @@
-// WebP through libwebp's animation decoder, as PIL reads every WebP (lossy,
-// lossless, with alpha, animated): the first frame on its canvas, RGBA, whose
-// alpha convert("RGB") drops. The canvas size is checked before the decoder
-// allocates it.
+// WebP through libwebp, as PIL reads it: a still image straight to RGB (the
+// alpha convert("RGB") drops is not even decoded), an animation through the
+// animation decoder (PIL's path for every WebP): its first frame on the
+// canvas, RGBA, alpha dropped. The size is checked before libwebp allocates.
 #include <cstring>
 #include <memory>
 
@@ -40,6 +40,16 @@ Result<Decoded> decode_webp(std::span<const uint8_t> bytes, const DecodeLimits& 
                            std::to_string(static_cast<int>(code)) + ")");
   DLRT_RETURN_IF_ERROR(check_size(Format::kWebp, static_cast<uint64_t>(features.width),
                                   static_cast<uint64_t>(features.height), limits));
+  Decoded out;
+  if (!features.has_animation) {
+    DLRT_RETURN_IF_ERROR(allocate_rgb(out.image, features.width, features.height));
+    const size_t stride = static_cast<size_t>(features.width) * 3;
+    if (!WebPDecodeRGBInto(bytes.data(), bytes.size(), out.image.rgb.data(), out.image.rgb.size(),
+                           static_cast<int>(stride)))
+      return InvalidArgument("malformed WebP image: its pixels do not decode (truncated or corrupt)");
+    out.orientation = exif_orientation(find_exif(bytes));
+    return out;
+  }
   WebPAnimDecoderOptions options;
   if (!WebPAnimDecoderOptionsInit(&options)) return Internal("libwebp: the animation decoder's version differs");
   options.color_mode = MODE_RGBA;
@@ -54,7 +64,6 @@ Result<Decoded> decode_webp(std::span<const uint8_t> bytes, const DecodeLimits& 
   int timestamp = 0;
   if (!WebPAnimDecoderGetNext(dec.get(), &rgba, &timestamp))
     return InvalidArgument("malformed WebP image: its first frame does not decode (truncated or corrupt)");
-  Decoded out;
   const int w = static_cast<int>(info.canvas_width);
   const int h = static_cast<int>(info.canvas_height);
   DLRT_RETURN_IF_ERROR(allocate_rgb(out.image, w, h));
