@@ -60,7 +60,8 @@ build-arm64-tests:
 	@bash scripts/install_deps.sh test-arm64
 	cmake -S . -B $(BUILD_ARM64) -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLRT_WERROR=$(WERROR) \
 	  -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake
-	cmake --build $(BUILD_ARM64) -j $(JOBS) --target libdlrt.so dlrt_cli dlrt_tests dlrt_alloc_tests dlrt_linkage_canary
+	cmake --build $(BUILD_ARM64) -j $(JOBS) --target libdlrt.so dlrt_cli dlrt_tests dlrt_alloc_tests dlrt_linkage_canary \
+	  dlrt_image_tests
 
 test-arm64: build-arm64-tests
 	JOBS=$(JOBS) TESTDATA=$(TESTDATA) PYTHON=$(PYTHON) bash scripts/test_arm64.sh $(BUILD_ARM64) \

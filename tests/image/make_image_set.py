@@ -57,8 +57,9 @@ CONFIGS = {
     "siglip_hamming": (SiglipImageProcessor, dict(size={"height": 33, "width": 17}, resample=5, do_normalize=False)),
     "clip_box_int_sizes": (CLIPImageProcessor, dict(size=18, crop_size=16, resample=4)),
 }
-# The 224 configs' arrays are 600 KB each: for a few images only.
-BIG_CONFIG_IMAGES = {"jpeg_baseline_160x120", "png_rgba_odd_45x67"}
+# The 224 configs' arrays are 600 KB each: for one image each (an upscale with a crop, an odd
+# RGBA to a fixed size); the small configs reach the same code on every image.
+BIG_CONFIG_IMAGES = {"clip224": "jpeg_baseline_160x120", "siglip224": "png_rgba_odd_45x67"}
 
 
 def photo(w, h, seed):
@@ -312,7 +313,7 @@ def main():
         np.save(os.path.join(OUT, stem + ".rgb.npy"), rgb)
         entry = {"file": fname, "width": rgb.shape[1], "height": rgb.shape[0], "references": []}
         for cname, proc in procs.items():
-            if cname.endswith("224") and stem not in BIG_CONFIG_IMAGES:
+            if cname in BIG_CONFIG_IMAGES and stem != BIG_CONFIG_IMAGES[cname]:
                 continue
             pv = proc(images=load_image(path), return_tensors="np", input_data_format="channels_last")
             arr = pv["pixel_values"][0].astype(np.float32)
