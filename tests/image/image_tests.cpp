@@ -310,6 +310,13 @@ TEST(ImagePreprocess, BatchIsNchwOfOneSize) {
   auto mixed = img::preprocess_batch(both, no_crop);
   ASSERT_FALSE(mixed.ok());
   EXPECT_NE(mixed.status().message().find("a batch needs one size"), std::string::npos);
+  // A 1 x 65535 strip under a shortest-edge resize to 40 would be 40 x 2.6 M pixels.
+  img::Image strip;
+  ASSERT_TRUE(img::allocate_rgb(strip, 1, 65535).ok());
+  auto refused = img::preprocess(strip, *clip);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("resizes to 40 x 2621400"), std::string::npos)
+      << refused.status().to_string();
 }
 
 TEST(ImagePreprocess, ResizeToTheSameSizeCopiesAndNearestIsRefused) {

@@ -25,6 +25,9 @@ constexpr std::array<double, 3> kHalf{0.5, 0.5, 0.5};
 
 // The largest side a config may ask for (a model's input is a few hundred pixels).
 constexpr int64_t kMaxConfigSide = 8192;
+// The largest image a resize may make: a shortest-edge resize of a 1 x 65535
+// strip would otherwise ask for 224 x 14.7 M pixels.
+constexpr int64_t kMaxResizedPixels = int64_t{1} << 26;
 
 enum class Family { kClip, kSiglip };
 
@@ -192,9 +195,11 @@ Result<PixelValues> preprocess(const Image& image, const ProcessorConfig& c) {
     int w = c.width;
     int h = c.height;
     if (c.shortest_edge > 0) shortest_edge_size(image.width, image.height, c.shortest_edge, w, h);
-    if (w <= 0 || h <= 0)
+    if (w <= 0 || h <= 0 || int64_t{w} * h > kMaxResizedPixels)
       return InvalidArgument("an image of " + std::to_string(image.width) + " x " + std::to_string(image.height) +
-                             " resizes to nothing (its aspect ratio is too extreme)");
+                             " resizes to " + std::to_string(w) + " x " + std::to_string(h) +
+                             ": its aspect ratio is too extreme (at most " + std::to_string(kMaxResizedPixels) +
+                             " pixels after the resize)");
     DLRT_ASSIGN_OR_RETURN(resized, resize(image, w, h, c.resample));
     img = &resized;
   }

@@ -63,6 +63,8 @@ struct PixelValues {
   std::vector<float> data;
 };
 
+// kInvalidArgument for an image whose resize would pass 2^26 pixels (an
+// extreme aspect ratio under a shortest-edge resize).
 Result<PixelValues> preprocess(const Image& image, const ProcessorConfig& config);
 
 // A batch as a model's pixel_values input, [N, 3, height, width] (row-major
