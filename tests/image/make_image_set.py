@@ -239,6 +239,10 @@ def bad_files(jpeg, png, webp, gif):
     full = (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", struct.pack(">IIBBBBB", 10000, 10000, 1, 0, 0, 0, 0)) +
             png_chunk(b"IDAT", data) + png_chunk(b"IEND", b""))
     out.append(("png_bomb_10000x10000.png", full, "decompression bomb"))
+    # A PNG 70,000 pixels wide and 1 high: few pixels, a side past the bound.
+    side = (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", struct.pack(">IIBBBBB", 70000, 1, 8, 0, 0, 0, 0)) +
+            png_chunk(b"IDAT", zlib.compress(b"\0" * 70001, 9)) + png_chunk(b"IEND", b""))
+    out.append(("png_side_70000x1.png", side, "a side over 65535"))
     # JPEG whose frame header claims 60,000 x 60,000.
     j = bytearray(jpeg)
     sof = j.find(b"\xff\xc0")

@@ -97,7 +97,8 @@ void row_to_rgb(const uint8_t* in, uint8_t* out, int w, int color_type, int dept
 bool decode_png_into(State& s, const DecodeLimits& limits) {
   if (setjmp(png_jmpbuf(s.png))) return false;
   png_set_read_fn(s.png, &s, on_read);
-  png_set_user_limits(s.png, static_cast<png_uint_32>(limits.max_side), static_cast<png_uint_32>(limits.max_side));
+  // PNG's own maximum: check_size, below, refuses by dlrt's bounds with a message that names them.
+  png_set_user_limits(s.png, PNG_UINT_31_MAX, PNG_UINT_31_MAX);
   png_set_chunk_malloc_max(s.png, kMaxChunkBytes);
   png_set_keep_unknown_chunks(s.png, PNG_HANDLE_CHUNK_NEVER, nullptr, 0);
   png_set_keep_unknown_chunks(s.png, PNG_HANDLE_CHUNK_NEVER, kIgnoredChunks, sizeof kIgnoredChunks / 5);
