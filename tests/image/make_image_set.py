@@ -210,6 +210,15 @@ def images():
     gt = photo(32, 32, 55).quantize(16)
     out.append(("gif_transparent_32x32.gif", saved(gt, "GIF", transparency=3)))
     out.append(("gif_grey_20x15.gif", saved(photo(20, 15, 56).convert("L"), "GIF")))
+    # A first frame smaller than the logical screen and placed inside it: the rest of the canvas
+    # is the transparent index's colour (or index 0's without transparency).
+    for name, kw in [("gif_partial_frame_52x41.gif", {}), ("gif_partial_frame_transparent_52x41.gif",
+                                                           {"transparency": 2})]:
+        g = bytearray(saved(photo(40, 30, 57).quantize(32), "GIF", interlace=False, **kw))
+        g[6:10] = struct.pack("<HH", 52, 41)
+        at = gif_first_descriptor(g)
+        g[at + 1:at + 5] = struct.pack("<HH", 5, 7)
+        out.append((name, bytes(g)))
     return out
 
 
