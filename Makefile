@@ -95,7 +95,8 @@ test-quick: deps
 fuzz-build:
 	cmake -S . -B $(BUILD_FUZZ) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(FUZZ_CXX_FLAGS)" -DDLRT_FUZZ=ON -DDLRT_BUILD_TESTS=OFF -DDLRT_WERROR=OFF
-	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_model fuzz_npy fuzz_tokenizer fuzz_config fuzz_request fuzz_folder fuzz_ops fuzz_http
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_model fuzz_npy fuzz_tokenizer fuzz_config fuzz_request fuzz_folder fuzz_ops fuzz_http \
+	  fuzz_image
 
 # Each harness for FUZZ_SECONDS (default 600), growing $(BUILD_FUZZ)/corpus; a
 # crash is kept in $(BUILD_FUZZ)/crashes/ (add it to fuzz/regressions/ once fixed).
