@@ -3,6 +3,7 @@
 // the RGB transformers' load_image gives (PIL), and preprocesses to the
 // pixel_values of CLIPImageProcessor / SiglipImageProcessor within 1e-3;
 // bombs and malformed files end in their error, within a memory bound.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,12 +11,10 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "core/npy.h"
 #include "dlrt/tensor.h"
@@ -36,7 +35,9 @@ std::string read_bytes(const std::string& path) {
   return s.str();
 }
 
-std::span<const uint8_t> span_of(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
+std::span<const uint8_t> span_of(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
 
 nlohmann::json manifest() { return nlohmann::json::parse(read_bytes(kData + "/manifest.json")); }
 
@@ -122,7 +123,8 @@ TEST(ImageDecode, LimitsAreTheCallers) {
   small.max_pixels = 160 * 120 - 1;
   auto r = img::decode(span_of(jpeg), small);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("19200 pixels, more than the 19199"), std::string::npos) << r.status().to_string();
+  EXPECT_NE(r.status().message().find("19200 pixels, more than the 19199"), std::string::npos)
+      << r.status().to_string();
   small = {};
   small.max_bytes = 100;
   r = img::decode(span_of(jpeg), small);
@@ -265,8 +267,8 @@ TEST(ImagePreprocess, ConfigsAreReadAsTransformersReadsThem) {
   EXPECT_FALSE(c->do_center_crop);
   EXPECT_DOUBLE_EQ(c->mean[0], 0.5);
   // The old integer sizes of CLIP configs.
-  c = img::parse_processor_config(R"({"feature_extractor_type": "CLIPFeatureExtractor", "size": 224, "crop_size": 224})",
-                                  "x");
+  c = img::parse_processor_config(
+      R"({"feature_extractor_type": "CLIPFeatureExtractor", "size": 224, "crop_size": 224})", "x");
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   EXPECT_EQ(c->shortest_edge, 224);
   EXPECT_EQ(c->crop_height, 224);

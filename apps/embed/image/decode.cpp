@@ -12,11 +12,16 @@ namespace dlrt::embed::image {
 
 const char* format_name(Format f) {
   switch (f) {
-    case Format::kJpeg: return "JPEG";
-    case Format::kPng: return "PNG";
-    case Format::kWebp: return "WebP";
-    case Format::kGif: return "GIF";
-    case Format::kUnknown: break;
+    case Format::kJpeg:
+      return "JPEG";
+    case Format::kPng:
+      return "PNG";
+    case Format::kWebp:
+      return "WebP";
+    case Format::kGif:
+      return "GIF";
+    case Format::kUnknown:
+      break;
   }
   return "unknown";
 }
@@ -53,8 +58,8 @@ Status allocate_rgb(Image& image, int width, int height) {
   try {
     image.rgb.assign(static_cast<size_t>(width) * static_cast<size_t>(height) * 3, 0);
   } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kOutOfMemory, "cannot allocate a " + std::to_string(width) + " x " +
-                                                std::to_string(height) + " RGB image");
+    return Status(StatusCode::kOutOfMemory,
+                  "cannot allocate a " + std::to_string(width) + " x " + std::to_string(height) + " RGB image");
   }
   image.width = width;
   image.height = height;
@@ -69,10 +74,18 @@ Result<Image> decode(std::span<const uint8_t> bytes, const DecodeLimits& limits)
   Result<Decoded> decoded = InvalidArgument("");
   try {
     switch (format) {
-      case Format::kJpeg: decoded = decode_jpeg(bytes, limits); break;
-      case Format::kPng: decoded = decode_png(bytes, limits); break;
-      case Format::kWebp: decoded = decode_webp(bytes, limits); break;
-      case Format::kGif: decoded = decode_gif(bytes, limits); break;
+      case Format::kJpeg:
+        decoded = decode_jpeg(bytes, limits);
+        break;
+      case Format::kPng:
+        decoded = decode_png(bytes, limits);
+        break;
+      case Format::kWebp:
+        decoded = decode_webp(bytes, limits);
+        break;
+      case Format::kGif:
+        decoded = decode_gif(bytes, limits);
+        break;
       case Format::kUnknown:
         return InvalidArgument(bytes.empty() ? "an empty image (0 bytes)"
                                              : "not an image dlrt decodes: the bytes are none of JPEG, PNG, "

@@ -4,12 +4,12 @@
 // looked up in the frame's colour table (else the global one; indices past
 // its end are black). Without any colour table the indices are grey levels.
 // Later frames are never read, so an animation costs what its first frame does.
+#include <gif_lib.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
-
-#include <gif_lib.h>
 
 #include "embed/image/codecs.h"
 

@@ -5,14 +5,17 @@
 // longjmps back to decode_jpeg_into, whose frame holds nothing that needs a
 // destructor between the setjmp and the jump.
 #include <csetjmp>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <vector>
 
+// jpeglib.h uses size_t and FILE without including their headers; jerror.h needs jpeglib.h.
+// clang-format off
 #include <jpeglib.h>
-// After jpeglib.h, which it needs.
 #include <jerror.h>
+// clang-format on
 
 #include "embed/image/codecs.h"
 

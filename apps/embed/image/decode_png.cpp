@@ -5,13 +5,13 @@
 // dropped, gAMA and colour profiles not applied. libpng reports errors by a
 // longjmp back to decode_png_into; what it would leave half-done lives in
 // State, outside that frame.
+#include <png.h>
+
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <vector>
-
-#include <png.h>
 
 #include "embed/image/codecs.h"
 
@@ -23,8 +23,9 @@ constexpr png_alloc_size_t kMaxChunkBytes = png_alloc_size_t{16} << 20;
 
 // The ancillary chunks libpng knows: none changes PIL's RGB, so libpng skips
 // them without allocating (a text chunk or a profile may be megabytes).
-constexpr png_byte kIgnoredChunks[] = "bKGD\0cHRM\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0sCAL\0"
-                                      "sPLT\0sRGB\0sTER\0tEXt\0tIME\0tRNS\0zTXt";
+constexpr png_byte kIgnoredChunks[] =
+    "bKGD\0cHRM\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0sCAL\0"
+    "sPLT\0sRGB\0sTER\0tEXt\0tIME\0tRNS\0zTXt";
 
 struct State {
   std::span<const uint8_t> bytes;
@@ -71,8 +72,11 @@ void row_to_rgb(const uint8_t* in, uint8_t* out, int w, int color_type, int dept
                 int palette_size) {
   const int scale = depth == 1 ? 255 : depth == 2 ? 85 : depth == 4 ? 17 : 1;
   const int bytes = depth == 16 ? 2 : 1;
-  const int samples = color_type == PNG_COLOR_TYPE_GRAY ? 1 : color_type == PNG_COLOR_TYPE_GRAY_ALPHA ? 2
-                      : color_type == PNG_COLOR_TYPE_RGB ? 3 : color_type == PNG_COLOR_TYPE_RGB_ALPHA ? 4 : 1;
+  const int samples = color_type == PNG_COLOR_TYPE_GRAY         ? 1
+                      : color_type == PNG_COLOR_TYPE_GRAY_ALPHA ? 2
+                      : color_type == PNG_COLOR_TYPE_RGB        ? 3
+                      : color_type == PNG_COLOR_TYPE_RGB_ALPHA  ? 4
+                                                                : 1;
   for (int x = 0; x < w; ++x, out += 3) {
     const uint8_t* p = in + static_cast<size_t>(x) * samples * bytes;
     if (color_type == PNG_COLOR_TYPE_PALETTE) {

@@ -2,11 +2,11 @@
 // alpha convert("RGB") drops is not even decoded), an animation through the
 // animation decoder (PIL's path for every WebP): its first frame on the
 // canvas, RGBA, alpha dropped. The size is checked before libwebp allocates.
-#include <cstring>
-#include <memory>
-
 #include <webp/decode.h>
 #include <webp/demux.h>
+
+#include <cstring>
+#include <memory>
 
 #include "embed/image/codecs.h"
 
@@ -38,8 +38,8 @@ Result<Decoded> decode_webp(std::span<const uint8_t> bytes, const DecodeLimits& 
   if (code != VP8_STATUS_OK)
     return InvalidArgument("malformed WebP image: its header does not parse (libwebp status " +
                            std::to_string(static_cast<int>(code)) + ")");
-  DLRT_RETURN_IF_ERROR(check_size(Format::kWebp, static_cast<uint64_t>(features.width),
-                                  static_cast<uint64_t>(features.height), limits));
+  DLRT_RETURN_IF_ERROR(
+      check_size(Format::kWebp, static_cast<uint64_t>(features.width), static_cast<uint64_t>(features.height), limits));
   Decoded out;
   if (!features.has_animation) {
     DLRT_RETURN_IF_ERROR(allocate_rgb(out.image, features.width, features.height));

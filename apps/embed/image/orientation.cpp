@@ -58,14 +58,36 @@ Status apply_orientation(Image& image, int orientation) {
       int sx = 0;
       int sy = 0;
       switch (orientation) {
-        case 2: sx = w - 1 - x; sy = y; break;          // FLIP_LEFT_RIGHT
-        case 3: sx = w - 1 - x; sy = h - 1 - y; break;  // ROTATE_180
-        case 4: sx = x; sy = h - 1 - y; break;          // FLIP_TOP_BOTTOM
-        case 5: sx = y; sy = x; break;                  // TRANSPOSE
-        case 6: sx = y; sy = h - 1 - x; break;          // ROTATE_270 (90 clockwise)
-        case 7: sx = w - 1 - y; sy = h - 1 - x; break;  // TRANSVERSE
-        case 8: sx = w - 1 - y; sy = x; break;          // ROTATE_90 (counter-clockwise)
-        default: break;
+        case 2:
+          sx = w - 1 - x;
+          sy = y;
+          break;  // FLIP_LEFT_RIGHT
+        case 3:
+          sx = w - 1 - x;
+          sy = h - 1 - y;
+          break;  // ROTATE_180
+        case 4:
+          sx = x;
+          sy = h - 1 - y;
+          break;  // FLIP_TOP_BOTTOM
+        case 5:
+          sx = y;
+          sy = x;
+          break;  // TRANSPOSE
+        case 6:
+          sx = y;
+          sy = h - 1 - x;
+          break;  // ROTATE_270 (90 clockwise)
+        case 7:
+          sx = w - 1 - y;
+          sy = h - 1 - x;
+          break;  // TRANSVERSE
+        case 8:
+          sx = w - 1 - y;
+          sy = x;
+          break;  // ROTATE_90 (counter-clockwise)
+        default:
+          break;
       }
       const size_t from = (static_cast<size_t>(sy) * w + sx) * 3;
       const size_t to = (static_cast<size_t>(y) * ow + x) * 3;

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <filesystem>
 #include <new>
-
 #include <nlohmann/json.hpp>
 
 #include "embed/image/codecs.h"
@@ -36,8 +35,9 @@ Result<Family> family_of(const std::string& type, const std::string& where) {
     return Family::kClip;
   if (type == "SiglipImageProcessor" || type == "SiglipImageProcessorFast") return Family::kSiglip;
   if (type.empty())
-    return Unsupported(where + ": no image_processor_type; dlrt preprocesses images as CLIPImageProcessor and "
-                               "SiglipImageProcessor do");
+    return Unsupported(where +
+                       ": no image_processor_type; dlrt preprocesses images as CLIPImageProcessor and "
+                       "SiglipImageProcessor do");
   return Unsupported(where + ": image_processor_type \"" + type +
                      "\" is not implemented; dlrt preprocesses images as CLIPImageProcessor and "
                      "SiglipImageProcessor (and their Fast variants) do");
@@ -45,8 +45,7 @@ Result<Family> family_of(const std::string& type, const std::string& where) {
 
 Result<int> side(const json& v, const std::string& what) {
   if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > kMaxConfigSide)
-    return InvalidModel(what + " must be an integer from 1 to " + std::to_string(kMaxConfigSide) + ", not " +
-                        v.dump());
+    return InvalidModel(what + " must be an integer from 1 to " + std::to_string(kMaxConfigSide) + ", not " + v.dump());
   return static_cast<int>(v.get<int64_t>());
 }
 
@@ -82,11 +81,14 @@ Status read_size(const json& v, bool default_to_square, const std::string& what,
       return Status::Ok();
     }
   }
-  return InvalidModel(what + " must be an integer, [height, width], {\"shortest_edge\"} or {\"height\", \"width\"}, "
-                             "not " + v.dump());
+  return InvalidModel(what +
+                      " must be an integer, [height, width], {\"shortest_edge\"} or {\"height\", \"width\"}, "
+                      "not " +
+                      v.dump());
 }
 
-Status read_triple(const json& j, const char* key, std::array<double, 3>& out, bool positive, const std::string& where) {
+Status read_triple(const json& j, const char* key, std::array<double, 3>& out, bool positive,
+                   const std::string& where) {
   const json* v = jsonu::member(j, key);
   if (!v || v->is_null()) return Status::Ok();
   const auto bad = [&] {
@@ -137,8 +139,8 @@ Result<ProcessorConfig> parse_processor_config(const std::string& text, const st
     c.rescale_factor = f->get<double>();
   }
   const int64_t resample = jsonu::get_int(j, "resample", 3);
-  if (resample < 0 || resample > 5) return InvalidModel(where + ": resample " + std::to_string(resample) +
-                                                        " is not one of PIL's filters (0 to 5)");
+  if (resample < 0 || resample > 5)
+    return InvalidModel(where + ": resample " + std::to_string(resample) + " is not one of PIL's filters (0 to 5)");
   c.resample = static_cast<Resample>(resample);
   if (c.do_resize && c.resample == Resample::kNearest)
     return Unsupported(where + ": resample 0 (nearest) is not implemented; dlrt resizes with 1 to 5");
@@ -171,14 +173,16 @@ Result<ProcessorConfig> load_processor_config(const std::string& folder) {
     DLRT_ASSIGN_OR_RETURN(std::string text, read_folder_file(path.string()));
     return parse_processor_config(text, path.string());
   }
-  return NotFound(folder + " has no preprocessor_config.json or processor_config.json (the image processor's settings)");
+  return NotFound(folder +
+                  " has no preprocessor_config.json or processor_config.json (the image processor's settings)");
 }
 
 void shortest_edge_size(int width, int height, int shortest_edge, int& out_width, int& out_height) {
   const int64_t shorter = std::min(width, height);
   const int64_t longer = std::max(width, height);
   // Python's int(size * long / short): a true division, then truncation.
-  const auto other = static_cast<int>(static_cast<double>(int64_t{shortest_edge} * longer) / static_cast<double>(shorter));
+  const auto other =
+      static_cast<int>(static_cast<double>(int64_t{shortest_edge} * longer) / static_cast<double>(shorter));
   if (width <= height) {
     out_width = shortest_edge, out_height = other;
   } else {
@@ -243,7 +247,8 @@ Result<PixelValues> preprocess(const Image& image, const ProcessorConfig& c) {
       const int sx = x + left;
       const bool inside = sy >= 0 && sy < img->height && sx >= 0 && sx < img->width;
       const uint8_t* px = inside ? &img->rgb[(static_cast<size_t>(sy) * img->width + sx) * 3] : nullptr;
-      for (int ch = 0; ch < 3; ++ch) out.data[ch * plane + static_cast<size_t>(y) * out_w + x] = px ? lut[ch][px[ch]] : lut[ch][0];
+      for (int ch = 0; ch < 3; ++ch)
+        out.data[ch * plane + static_cast<size_t>(y) * out_w + x] = px ? lut[ch][px[ch]] : lut[ch][0];
     }
   }
   return out;

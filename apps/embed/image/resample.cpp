@@ -39,9 +39,7 @@ double sinc_filter(double x) {
   x = x * M_PI;
   return std::sin(x) / x;
 }
-double lanczos_filter(double x) {
-  return (-3.0 <= x && x < 3.0) ? sinc_filter(x) * sinc_filter(x / 3) : 0.0;
-}
+double lanczos_filter(double x) { return (-3.0 <= x && x < 3.0) ? sinc_filter(x) * sinc_filter(x / 3) : 0.0; }
 
 struct Filter {
   double (*f)(double);
@@ -131,18 +129,30 @@ void vertical(const Image& in, Image& out, const Coeffs& c, int shift) {
 }  // namespace
 
 Result<Image> resize(const Image& image, int width, int height, Resample filter) {
-  if (width <= 0 || height <= 0) return InvalidArgument("resize to " + std::to_string(width) + " x " +
-                                                        std::to_string(height) + ": sizes must be positive");
+  if (width <= 0 || height <= 0)
+    return InvalidArgument("resize to " + std::to_string(width) + " x " + std::to_string(height) +
+                           ": sizes must be positive");
   Filter f{};
   switch (filter) {
-    case Resample::kBox: f = {box_filter, 0.5}; break;
-    case Resample::kBilinear: f = {bilinear_filter, 1.0}; break;
-    case Resample::kHamming: f = {hamming_filter, 1.0}; break;
-    case Resample::kBicubic: f = {bicubic_filter, 2.0}; break;
-    case Resample::kLanczos: f = {lanczos_filter, 3.0}; break;
+    case Resample::kBox:
+      f = {box_filter, 0.5};
+      break;
+    case Resample::kBilinear:
+      f = {bilinear_filter, 1.0};
+      break;
+    case Resample::kHamming:
+      f = {hamming_filter, 1.0};
+      break;
+    case Resample::kBicubic:
+      f = {bicubic_filter, 2.0};
+      break;
+    case Resample::kLanczos:
+      f = {lanczos_filter, 3.0};
+      break;
     case Resample::kNearest:
-      return Unsupported("resample 0 (nearest) is not implemented; dlrt resizes with 1 to 5 (lanczos, bilinear, "
-                         "bicubic, box, hamming)");
+      return Unsupported(
+          "resample 0 (nearest) is not implemented; dlrt resizes with 1 to 5 (lanczos, bilinear, "
+          "bicubic, box, hamming)");
   }
   if (width == image.width && height == image.height) return image;
   try {
@@ -165,8 +175,8 @@ Result<Image> resize(const Image& image, int width, int height, Resample filter)
     vertical(*src, out, cv, shift);
     return out;
   } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kOutOfMemory, "out of memory resizing an image to " + std::to_string(width) + " x " +
-                                                std::to_string(height));
+    return Status(StatusCode::kOutOfMemory,
+                  "out of memory resizing an image to " + std::to_string(width) + " x " + std::to_string(height));
   }
 }
 
