@@ -38,7 +38,8 @@
 #include <string_view>
 #include <vector>
 
-#define DLRT_FUZZ_HARNESSES(X) X(model) X(npy) X(tokenizer) X(config) X(request) X(folder) X(ops) X(http) X(image) X(selftest)
+#define DLRT_FUZZ_HARNESSES(X) \
+  X(model) X(npy) X(tokenizer) X(config) X(request) X(folder) X(ops) X(http) X(image) X(selftest)
 #define DLRT_DECLARE(h)                                                   \
   extern "C" __attribute__((weak)) int dlrt_fuzz_##h(const uint8_t*, size_t); \
   extern "C" __attribute__((weak)) int dlrt_fuzz_init_##h(int*, char***);
