@@ -56,6 +56,7 @@ CONFIGS = {
                                                    resample=1, image_mean=[0.1, 0.2, 0.3], image_std=[0.9, 0.8, 0.7])),
     "siglip_hamming": (SiglipImageProcessor, dict(size={"height": 33, "width": 17}, resample=5, do_normalize=False)),
     "clip_box_int_sizes": (CLIPImageProcessor, dict(size=18, crop_size=16, resample=4)),
+    "siglip_nearest": (SiglipImageProcessor, dict(size={"height": 21, "width": 26}, resample=0)),
 }
 # The 224 configs' arrays are 600 KB each: for one image each (an upscale with a crop, an odd
 # RGBA to a fixed size); the small configs reach the same code on every image.

@@ -142,8 +142,6 @@ Result<ProcessorConfig> parse_processor_config(const std::string& text, const st
   if (resample < 0 || resample > 5)
     return InvalidModel(where + ": resample " + std::to_string(resample) + " is not one of PIL's filters (0 to 5)");
   c.resample = static_cast<Resample>(resample);
-  if (c.do_resize && c.resample == Resample::kNearest)
-    return Unsupported(where + ": resample 0 (nearest) is not implemented; dlrt resizes with 1 to 5");
   const json* size = jsonu::member(j, "size");
   const json default_size = clip ? json{{"shortest_edge", 224}} : json{{"height", 224}, {"width", 224}};
   DLRT_RETURN_IF_ERROR(read_size(size && !size->is_null() ? *size : default_size, false, where + ": size",

@@ -48,8 +48,8 @@ Result<ProcessorConfig> parse_processor_config(const std::string& json_text, con
 // The config of a model folder: preprocessor_config.json, else processor_config.json.
 Result<ProcessorConfig> load_processor_config(const std::string& folder);
 
-// PIL's Image.resize(size, resample) of an RGB image (reducing_gap None).
-// kUnsupported for kNearest (PIL resizes it by an affine transform, not here).
+// PIL's Image.resize(size, resample) of an RGB image (reducing_gap None):
+// kNearest as PIL's affine scale, the others as its separable resampling.
 Result<Image> resize(const Image& image, int width, int height, Resample filter);
 
 // The size CLIPImageProcessor resizes to: the shorter side `shortest_edge`,

@@ -5,7 +5,9 @@
 // clipped to 0..255 after each pass. Matching that arithmetic is what makes
 // the result equal PIL's byte for byte, not just close.
 #include <cmath>
+#include <cstring>
 #include <new>
+#include <vector>
 
 #include "embed/image/codecs.h"
 #include "embed/image/preprocess.h"
@@ -126,6 +128,28 @@ void vertical(const Image& in, Image& out, const Coeffs& c, int shift) {
   }
 }
 
+// PIL's nearest resize (an affine scale: ImagingScaleAffine): the source of
+// output x is int(0.5 a + x a), a = in / out, accumulated as PIL adds it; a
+// source past the edge leaves the pixel 0.
+Status nearest(const Image& in, Image& out) {
+  const double ax = static_cast<double>(static_cast<float>(in.width)) / out.width;
+  const double ay = static_cast<double>(static_cast<float>(in.height)) / out.height;
+  const auto coord = [](double v) { return v < 0.0 ? -1 : static_cast<int>(v); };
+  std::vector<int> xin(static_cast<size_t>(out.width));
+  double xo = 0.0 + ax * 0.5;
+  for (int x = 0; x < out.width; ++x, xo += ax) xin[x] = coord(xo);
+  double yo = 0.0 + ay * 0.5;
+  for (int y = 0; y < out.height; ++y, yo += ay) {
+    const int yi = coord(yo);
+    if (yi < 0 || yi >= in.height) continue;
+    const uint8_t* src = &in.rgb[static_cast<size_t>(yi) * in.width * 3];
+    uint8_t* dst = &out.rgb[static_cast<size_t>(y) * out.width * 3];
+    for (int x = 0; x < out.width; ++x)
+      if (xin[x] >= 0 && xin[x] < in.width) std::memcpy(dst + 3 * x, src + 3 * xin[x], 3);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Image> resize(const Image& image, int width, int height, Resample filter) {
@@ -150,12 +174,16 @@ Result<Image> resize(const Image& image, int width, int height, Resample filter)
       f = {lanczos_filter, 3.0};
       break;
     case Resample::kNearest:
-      return Unsupported(
-          "resample 0 (nearest) is not implemented; dlrt resizes with 1 to 5 (lanczos, bilinear, "
-          "bicubic, box, hamming)");
+      break;
   }
   if (width == image.width && height == image.height) return image;
   try {
+    if (filter == Resample::kNearest) {
+      Image out;
+      DLRT_RETURN_IF_ERROR(allocate_rgb(out, width, height));
+      DLRT_RETURN_IF_ERROR(nearest(image, out));
+      return out;
+    }
     const Coeffs cv = precompute(image.height, height, f);
     const int first = cv.bounds[0];
     const int last = cv.bounds[2 * (height - 1)] + cv.bounds[2 * (height - 1) + 1];
