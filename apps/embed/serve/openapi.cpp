@@ -98,7 +98,12 @@ void embedding_schemas(json& s, const Common& c) {
       {"properties",
        {{"input", inputs},
         {"model", {{"type", "string"}}},
-        {"encoding_format", {{"type", "string"}, {"enum", {"float", "base64", "sparse"}}}},
+        {"encoding_format",
+         {{"type", "string"}, {"enum", {"float", "base64", "sparse", "int8", "uint8", "binary", "ubinary"}}}},
+        // Mistral's output type, and sentence-transformers' quantize_embeddings ranges (output_type.h).
+        {"output_dtype", {{"type", "string"}, {"enum", {"float", "int8", "uint8", "binary", "ubinary"}}}},
+        {"ranges", {{"type", "array"}, {"minItems", 2}, {"maxItems", 2}, {"items", vector}}},
+        {"calibration_embeddings", {{"type", "array"}, {"minItems", 1}, {"items", vector}}},
         {"top_k", {{"type", "integer"}, {"minimum", 1}}},
         {"dimensions", dimensions},
         {"user", {{"type", "string"}}},
