@@ -102,6 +102,7 @@ void embedding_schemas(json& s, const Common& c) {
          {{"type", "string"}, {"enum", {"float", "base64", "sparse", "int8", "uint8", "binary", "ubinary"}}}},
         // Mistral's output type, and sentence-transformers' quantize_embeddings ranges (output_type.h).
         {"output_dtype", {{"type", "string"}, {"enum", {"float", "int8", "uint8", "binary", "ubinary"}}}},
+        {"output_dimension", dimensions},
         {"ranges", {{"type", "array"}, {"minItems", 2}, {"maxItems", 2}, {"items", vector}}},
         {"calibration_embeddings", {{"type", "array"}, {"minItems", 1}, {"items", vector}}},
         {"top_k", {{"type", "integer"}, {"minimum", 1}}},

@@ -204,8 +204,16 @@ std::optional<RequestError> parse_embed_request(const json& body, RequestKind ki
       return error(422, "'truncation_direction' must be \"right\" or \"left\"");
     if (*d == "left" || *d == "Left") return error(422, "'truncation_direction' \"left\" is not supported (only right)");
   }
-  if (auto d = body.find("dimensions"); d != body.end() && !d->is_null()) {
-    if (!d->is_number_integer() || d->get<int64_t>() < 1) return error(422, "'dimensions' must be a positive integer");
+  // Mistral's name for it ("output_dimension") on its route; not both.
+  const char* dim_field = "dimensions";
+  if (auto m = body.find("output_dimension"); kind == RequestKind::kOpenAIEmbeddings && m != body.end() && !m->is_null()) {
+    if (auto d = body.find("dimensions"); d != body.end() && !d->is_null())
+      return error(422, "give 'dimensions' or 'output_dimension', not both");
+    dim_field = "output_dimension";
+  }
+  if (auto d = body.find(dim_field); d != body.end() && !d->is_null()) {
+    if (!d->is_number_integer() || d->get<int64_t>() < 1)
+      return error(422, std::string("'") + dim_field + "' must be a positive integer");
     out->dimensions = static_cast<size_t>(d->get<int64_t>());
   }
   for (const char* name : {"encoding_format", "output_dtype", "ranges", "calibration_embeddings"})
