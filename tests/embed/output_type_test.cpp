@@ -36,9 +36,16 @@ TEST(OutputType, Names) {
 // ((0.7 + 0.3) / step is 254.99998 in float32); values outside the range are clipped.
 TEST(OutputType, Int8BucketEdgesAreNumpysFloat32Ones) {
   const float lo = -0.3f, hi = 0.7f;
-  const std::vector<float> v = {std::ldexp(-0x1.b9b9bcp0f, -4), std::ldexp(-0x1.99999cp0f, -4),
-                                std::ldexp(-0x1.21212ep0f, -6), std::ldexp(-0x1.c1c1dcp0f, -7),
-                                lo, hi, -0.31f, 0.71f, std::nextafter(hi, 0.0f), 0.2f};
+  const std::vector<float> v = {-0x1.b9b9bcp-4f,
+                                -0x1.99999cp-4f,
+                                -0x1.21212ep-6f,
+                                -0x1.c1c1dcp-7f,
+                                lo,
+                                hi,
+                                -0.31f,
+                                0.71f,
+                                std::nextafter(hi, 0.0f),
+                                0.2f};
   const std::vector<int> uint8 = {48, 50, 72, 73, 0, 254, 0, 255, 254, 127};
   QuantizationRanges ranges{std::vector<float>(v.size(), lo), std::vector<float>(v.size(), hi)};
   EXPECT_EQ(quantized(v, OutputType::kUint8, &ranges), uint8);
@@ -72,7 +79,7 @@ TEST(OutputType, RangesFromCalibrationOrTheRows) {
   std::vector<uint8_t> out;
   ASSERT_EQ(quantize_rows(rows, OutputType::kUint8, {}, &out), "");
   EXPECT_EQ(out, (std::vector<uint8_t>{0, 0, 254, 254, 127, 127}));  // each maximum: 254.99998 in float32
-  const std::vector<float> calibration = {0.0f, 0.0f, 2.0f, 4.0f};  // rows {0, 0} and {2, 4}
+  const std::vector<float> calibration = {0.0f, 0.0f, 2.0f, 4.0f};   // rows {0, 0} and {2, 4}
   out.clear();
   ASSERT_EQ(quantize_rows(rows, OutputType::kUint8, {std::nullopt, calibration.data(), 2}, &out), "");
   EXPECT_EQ(out, (std::vector<uint8_t>{0, 63, 127, 191, 63, 127}));

@@ -5,9 +5,8 @@
 #include <httplib.h>
 
 #include <cmath>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "embed/serve/request.h"
 #include "fake_model.h"
@@ -71,7 +70,8 @@ TEST(ServeOutputTypes, Refusals) {
   EXPECT_NE(r->body.find("'output_dtype' is a field of /v1/embeddings"), std::string::npos) << r->body;
   std::string rows = "[0,0,0,0]";
   for (size_t k = 0; k < kMaxCalibrationRows; ++k) rows += ",[0,0,0,0]";
-  has(R"({"input":["a","b"],"output_dtype":"int8","calibration_embeddings":[)" + rows + "]}", "the limit is 65536", 413);
+  has(R"({"input":["a","b"],"output_dtype":"int8","calibration_embeddings":[)" + rows + "]}", "the limit is 65536",
+      413);
 }
 
 }  // namespace

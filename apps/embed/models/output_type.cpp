@@ -18,11 +18,16 @@ std::optional<OutputType> output_type_from_name(std::string_view name) {
 
 const char* output_type_name(OutputType type) {
   switch (type) {
-    case OutputType::kFloat32: return "float32";
-    case OutputType::kInt8: return "int8";
-    case OutputType::kUint8: return "uint8";
-    case OutputType::kBinary: return "binary";
-    case OutputType::kUbinary: return "ubinary";
+    case OutputType::kFloat32:
+      return "float32";
+    case OutputType::kInt8:
+      return "int8";
+    case OutputType::kUint8:
+      return "uint8";
+    case OutputType::kBinary:
+      return "binary";
+    case OutputType::kUbinary:
+      return "ubinary";
   }
   return "float32";
 }
@@ -81,17 +86,20 @@ void quantize_into(const float* v, size_t dim, OutputType type, const Quantizati
     for (size_t b = 0; b < quantized_bytes(type, dim); ++b) o[b] = static_cast<uint8_t>(o[b] - 128);
 }
 
-std::string quantize_rows(const float* data, size_t rows, size_t dim, OutputType type,
-                          const QuantizationSource& source, std::vector<uint8_t>* out) {
+std::string quantize_rows(const float* data, size_t rows, size_t dim, OutputType type, const QuantizationSource& source,
+                          std::vector<uint8_t>* out) {
   std::optional<QuantizationRanges> ranges;
   if (needs_ranges(type) && rows) {
-    if (source.ranges) ranges = source.ranges;
-    else if (source.calibration_rows) ranges = ranges_of(source.calibration, source.calibration_rows, dim);
+    if (source.ranges)
+      ranges = source.ranges;
+    else if (source.calibration_rows)
+      ranges = ranges_of(source.calibration, source.calibration_rows, dim);
     else if (rows == 1)
       return std::string("cannot compute ") + output_type_name(type) +
              " ranges from a single embedding: give ranges or calibration embeddings (a representative set), "
              "or embed more inputs at once";
-    else ranges = ranges_of(data, rows, dim);
+    else
+      ranges = ranges_of(data, rows, dim);
     if (ranges->min.size() != dim || ranges->max.size() != dim)
       return "the ranges have " + std::to_string(std::max(ranges->min.size(), ranges->max.size())) +
              " values per row, the embeddings " + std::to_string(dim);

@@ -43,12 +43,14 @@ struct QuantizationRanges {
 // computes them (np.min / np.max: a NaN in a dimension makes its range NaN).
 QuantizationRanges ranges_of(const float* data, size_t rows, size_t dim);
 
-// One vector's bytes, `quantized_bytes(type, dim)` of them, appended to *out. int8/uint8: bucket = floor((x - min) / step) in float32 with
-// step = (max - min) / 255 (1 where that is 0), clipped to 0..255; uint8 is
-// the bucket, int8 the bucket - 128 (as its two's-complement byte). A NaN
-// bucket (a NaN value or range) is 0, where numpy's cast leaves it undefined. binary/ubinary: bit (x > 0), most significant bit
-// first; ubinary is the byte, binary the byte - 128. float32: the value's
-// little-endian bytes. `ranges` must be given, of `dim`, for int8/uint8.
+// One vector's bytes, `quantized_bytes(type, dim)` of them, appended to *out.
+// int8/uint8: bucket = floor((x - min) / step) in float32 with step =
+// (max - min) / 255 (1 where that is 0), clipped to 0..255; uint8 is the
+// bucket, int8 the bucket - 128 (as its two's-complement byte). A NaN bucket
+// (a NaN value or range) is 0, where numpy's cast leaves it undefined.
+// binary/ubinary: bit (x > 0), most significant bit first; ubinary is the
+// byte, binary the byte - 128. float32: the value's little-endian bytes.
+// `ranges` must be given, of `dim`, for int8/uint8.
 void quantize_into(const float* v, size_t dim, OutputType type, const QuantizationRanges* ranges,
                    std::vector<uint8_t>* out);
 
@@ -72,8 +74,8 @@ struct QuantizationSource {
 // (rows x quantized_bytes(type, dim) bytes). An error message otherwise
 // (ranges of another dimension, one row and nothing to calibrate on); nothing
 // is written then.
-std::string quantize_rows(const float* data, size_t rows, size_t dim, OutputType type,
-                          const QuantizationSource& source, std::vector<uint8_t>* out);
+std::string quantize_rows(const float* data, size_t rows, size_t dim, OutputType type, const QuantizationSource& source,
+                          std::vector<uint8_t>* out);
 // The same for vectors of one size each (a server's or the CLI's results).
 std::string quantize_rows(const std::vector<std::vector<float>>& rows, OutputType type,
                           const QuantizationSource& source, std::vector<uint8_t>* out);
