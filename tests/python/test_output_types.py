@@ -152,6 +152,12 @@ def test_cli_precision_equals_library(st_quantize, tmp_path):
                        str(tmp_path / "calibration.npy"), "--", *TEXTS)
             assert done.returncode == 0, done.stderr
             expect_equal(np.load(tmp_path / "c.npy"), want, f"--precision {p} --calibration")
+            np.save(tmp_path / "calibration64.npy", calibration.astype(np.float64) * 1.01)
+            want = st_quantize(vectors, p, calibration_embeddings=calibration.astype(np.float64) * 1.01)
+            done = cli("--npy", str(tmp_path / "c64.npy"), "--precision", p, "--calibration",
+                       str(tmp_path / "calibration64.npy"), "--", *TEXTS)
+            assert done.returncode == 0, done.stderr
+            expect_equal(np.load(tmp_path / "c64.npy"), want, f"--precision {p} --calibration (float64)")
     done = cli("--precision", "int8", "--", "one text")
     assert done.returncode == 2 and "single embedding" in done.stderr, done.stderr
     done = cli("--precision", "float16", "--", "a")

@@ -68,7 +68,7 @@ constexpr const char* kEmbedHelp =
     "  --precision TYPE   float32 (the default), int8, uint8, binary or ubinary: the vectors quantized as\n"
     "                     sentence-transformers' quantize_embeddings does (docs/embed.md, \"Output types\");\n"
     "                     --npy writes int8 / uint8 arrays, binary types one bit per dimension, packed\n"
-    "  --calibration F.npy  int8 / uint8: the per-dimension ranges from these float32 [rows, dimension]\n"
+    "  --calibration F.npy  int8 / uint8: the per-dimension ranges from these float [rows, dimension]\n"
     "                     calibration embeddings (a [2, dimension] file of minimums and maximums is its\n"
     "                     own ranges); without it the ranges of the texts embedded (two at least)\n"
     "  -h, --help         this help\n"
@@ -321,20 +321,23 @@ int print_dense(const Args& args, const embed::Embedder& embedder, const std::ve
 int print_quantized(const Args& args, const embed::Embedder& embedder, const std::vector<std::vector<float>>& vectors,
                     const std::vector<size_t>& tokens, embed::OutputType type) {
   embed::QuantizationSource source;
-  Tensor calibration;
+  std::vector<float> calibration;  // float64 files rounded to float32: the same ranges (rounding keeps order)
   if (args.has("calibration")) {
-    auto t = read_npy_file(args.get("calibration"));
+    const std::string& path = args.get("calibration");
+    auto t = read_npy_file(path);
     if (!t.ok()) return usage_error("embed", "--calibration: " + t.status().message());
-    if (t->dtype() != DType::kFloat32 || t->rank() != 2 || t->dim(0) < 1)
-      return usage_error("embed", "--calibration: " + args.get("calibration") +
-                                      " must hold a float32 [rows, dimension] array with at least one row");
-    calibration = std::move(t).value();
-    source.calibration = calibration.data<float>();
-    source.calibration_rows = static_cast<size_t>(calibration.dim(0));
-    if (static_cast<size_t>(calibration.dim(1)) != embedder.dimension())
-      return usage_error("embed", "--calibration: " + args.get("calibration") + " has " +
-                                      std::to_string(calibration.dim(1)) + " values per row, the model's vectors " +
-                                      std::to_string(embedder.dimension()));
+    const bool f32 = t->dtype() == DType::kFloat32;
+    if ((!f32 && t->dtype() != DType::kFloat64) || t->rank() != 2 || t->dim(0) < 1)
+      return usage_error("embed", "--calibration: " + path +
+                                      " must hold a float32 or float64 [rows, dimension] array with at least one row");
+    if (static_cast<size_t>(t->dim(1)) != embedder.dimension())
+      return usage_error("embed", "--calibration: " + path + " has " + std::to_string(t->dim(1)) +
+                                      " values per row, the model's vectors " + std::to_string(embedder.dimension()));
+    calibration.resize(static_cast<size_t>(t->size()));
+    for (size_t i = 0; i < calibration.size(); ++i)
+      calibration[i] = f32 ? t->data<float>()[i] : static_cast<float>(t->data<double>()[i]);
+    source.calibration = calibration.data();
+    source.calibration_rows = static_cast<size_t>(t->dim(0));
   }
   std::vector<uint8_t> bytes;
   if (std::string e = embed::quantize_rows(vectors, type, source, &bytes); !e.empty())
