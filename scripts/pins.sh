@@ -56,6 +56,9 @@ OPENVINO_MATRIX_DEFAULT="2024.6.0 2026.4.1 newest"
 SERVE_CLIENT_PACKAGES="openai==3.57.0 schemathesis==4.32.5 pytest==8.4.2 tokenizers==0.23.3 onnxruntime==1.30.0 numpy pyyaml==6.0.3 huggingface_hub==2.4.0 cohere==7.3.1 langchain-openai==1.7.4 llama-index-embeddings-text-embeddings-inference==0.6.0"
 # build/python-venv: scripts/test_python.sh. nanobind builds the module, pytest and
 # numpy run the tests; Ray Data (with pyarrow and pandas) runs tests/python/test_ray.py.
+# BUILD/st-reference: the wheel (downloaded with --no-deps, never installed) whose own
+# quantize_embeddings tests/python/test_output_types.py compares dlrt's output types with.
+QUANTIZE_REFERENCE_WHEEL="sentence-transformers==6.2.0"
 PYTHON_TEST_PACKAGES="nanobind==2.9.2 pytest==8.4.2 numpy==2.4.6 ray[data]==2.60.0 pyarrow==23.0.1 pandas==2.3.3"
 # build-wheel/tools-X.Y: scripts/build_wheel.sh, one per Python that builds a wheel
 # (scripts/wheel_pythons.sh: 3.10, 3.11, 3.12). scikit-build-core and nanobind are

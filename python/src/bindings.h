@@ -28,6 +28,7 @@ void bind_session(nb::module_& m);
 void bind_devices(nb::module_& m);
 void bind_embedder(nb::module_& m);
 void bind_cross_encoder(nb::module_& m);
+void bind_quantize(nb::module_& m);  // quantize.cpp
 void bind_node_arg(nb::module_& m);
 void bind_run_options(nb::module_& m);
 void bind_model_info(nb::module_& m);

@@ -33,5 +33,6 @@ NB_MODULE(_dlrt, m) {
   dlrt::python::bind_model_info(m);
   dlrt::python::bind_embedder(m);
   dlrt::python::bind_cross_encoder(m);
+  dlrt::python::bind_quantize(m);
   name_properties(m);
 }

@@ -15,7 +15,8 @@ module, and against the CLI (`dlrt embed`, the C++ Embedder):
    nothing (and so switches the default off).
 5. convert_to_tensor gives one torch.Tensor (and wins over convert_to_numpy); convert_to_numpy=
    False a list of rows (dlrt: 1-D numpy arrays); a str input gives one vector.
-6. precision "int8"/"uint8" buckets each dim over the embeddings' own min..max in 255 steps;
+6. precision "int8"/"uint8" buckets each dim over the embeddings' own min..max in 255 steps
+   (floor, clipped to 0..255; int8 is the bucket minus 128, as in sentence-transformers 6);
    "binary"/"ubinary" pack the bits of v > 0 (binary: minus 128, as int8); others: ValueError.
 7. show_progress_bar draws a bar over the batches ("Batches") on stderr; False draws nothing.
 8. encode_query / encode_document pick the "query" / "document"|"passage"|"corpus" prompt.
@@ -231,15 +232,17 @@ print("ok")
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
-# Rule 6: sentence_transformers.quantization.quantize_embeddings, written out with numpy.
+# Rule 6: sentence_transformers.quantize_embeddings (6.x), written out with numpy (the library's own
+# function: test_output_types.py).
 def test_precision(plain, expected):
     x = plain.encode(expected["texts"])
     starts, steps = x.min(axis=0), (x.max(axis=0) - x.min(axis=0)) / 255
+    buckets = np.clip(np.floor((x - starts) / np.where(steps == 0, 1, steps)), 0, 255)
     want = {
-        "uint8": ((x - starts) / steps).astype(np.uint8),
-        "int8": ((x - starts) / steps - 128).astype(np.int8),
-        "ubinary": np.packbits(x > 0).reshape(len(x), -1),
-        "binary": (np.packbits(x > 0).reshape(len(x), -1) - 128).astype(np.int8),
+        "uint8": buckets.astype(np.uint8),
+        "int8": (buckets - 128).astype(np.int8),
+        "ubinary": np.packbits(x > 0, axis=-1),
+        "binary": (np.packbits(x > 0, axis=-1) - 128).astype(np.int8),
     }
     for precision, w in want.items():
         got = plain.encode(expected["texts"], precision=precision)

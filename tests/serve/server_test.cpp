@@ -434,7 +434,7 @@ TEST(ServeErrors, BadRequests) {
   expect_openai_error(t.post("/v1/embeddings", R"({"input":[[101,5000]]})"), 422, "outside the vocabulary");
   expect_openai_error(t.post("/v1/embeddings", R"({"input":[[101,102],"a"]})"), 422, "all ids");
   expect_openai_error(t.post("/v1/embeddings", R"({"input":["a","b","c","d","e"]})"), 413, "limit is 4");
-  expect_openai_error(t.post("/v1/embeddings", R"({"input":"a","encoding_format":"int8"})"), 422, "encoding_format");
+  expect_openai_error(t.post("/v1/embeddings", R"({"input":"a","encoding_format":"int4"})"), 422, "encoding_format");
   expect_openai_error(t.post("/v1/embeddings", R"({"input":"a","dimensions":5})"), 422, "the model's vectors have 4");
   expect_openai_error(t.post("/v1/embeddings", R"({"input":"a","dimensions":0})"), 422, "positive integer");
   EXPECT_EQ(t.post("/v1/embeddings", R"({"input":"a","dimensions":4})")->status, 200);

@@ -1,19 +1,23 @@
 // dlrt embed --model DIR [TEXT... | --file LINES.txt]: text -> embedding vectors
 // with a sentence-transformers / Hugging Face model folder (apps/embed).
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_args.h"
+#include "core/npy.h"
 #include "commands.h"
 #include "embed/models/embedder.h"
 #include "embed/models/kind.h"
 #include "embed/models/multi_vector.h"
+#include "embed/models/output_type.h"
 #include "embed/models/sparse.h"
 #include "embed/models/token_inputs.h"
 #include "embed_tokens.h"
@@ -61,13 +65,21 @@ constexpr const char* kEmbedHelp =
     "                     print each text's non-zero weights as INDEX:VALUE pairs, indices ascending\n"
     "                     (--json: data: [{index, tokens, indices, values}]); required for such a folder\n"
     "  --top-k K          with --sparse, keep each text's K largest weights (default: all non-zero)\n"
+    "  --precision TYPE   float32 (the default), int8, uint8, binary or ubinary: the vectors quantized as\n"
+    "                     sentence-transformers' quantize_embeddings does (docs/embed.md, \"Output types\");\n"
+    "                     --npy writes int8 / uint8 arrays, binary types one bit per dimension, packed\n"
+    "  --calibration F.npy  int8 / uint8: the per-dimension ranges from these float [rows, dimension]\n"
+    "                     calibration embeddings (a [2, dimension] file of minimums and maximums is its\n"
+    "                     own ranges); without it the ranges of the texts embedded (two at least)\n"
     "  -h, --help         this help\n"
     "\n"
     "exit codes: 0 ok, 1 run error, 2 usage, 3 bad model folder, 4 device unavailable\n";
 
-bool write_npy(const std::string& path, const std::vector<std::vector<float>>& rows, size_t dim) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows.size()) + ", " +
-                       std::to_string(dim) + "), }";
+// A [count, cols] array of `descr` ('<f4', '|i1', '|u1') whose rows `row(i)` gives as bytes.
+template <class RowBytes>
+bool write_npy(const std::string& path, const char* descr, size_t count, size_t cols, RowBytes row) {
+  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (" +
+                       std::to_string(count) + ", " + std::to_string(cols) + "), }";
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
@@ -78,7 +90,10 @@ bool write_npy(const std::string& path, const std::vector<std::vector<float>>& r
   char le[2] = {static_cast<char>(len & 0xFF), static_cast<char>(len >> 8)};
   f.write(le, 2);
   f.write(header.data(), static_cast<std::streamsize>(header.size()));
-  for (const auto& r : rows) f.write(reinterpret_cast<const char*>(r.data()), static_cast<std::streamsize>(r.size() * sizeof(float)));
+  for (size_t i = 0; i < count; ++i) {
+    const std::string_view bytes = row(i);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
   return static_cast<bool>(f);
 }
 
@@ -167,6 +182,18 @@ int check_embed_flags(const Args& args) {
   if (args.has("top-k") && !args.has("sparse")) return usage_error("embed", "--top-k needs --sparse");
   if (args.has("npy") && args.has("sparse")) return usage_error("embed", "--npy writes dense vectors: with --sparse use --json");
   if (args.has("tokens") && args.has("sparse")) return usage_error("embed", "--tokens and --sparse exclude each other");
+  if (args.has("precision")) {
+    auto type = embed::output_type_from_name(args.get("precision"));
+    if (!type)
+      return usage_error("embed", "--precision must be one of " + std::string(embed::output_type_names()) + ", not '" +
+                                      args.get("precision") + "'");
+    if (*type != embed::OutputType::kFloat32 && (args.has("sparse") || args.has("tokens")))
+      return usage_error("embed", "--precision applies to dense vectors (one per text), not --sparse or --tokens");
+    if (args.has("calibration") && !embed::needs_ranges(*type))
+      return usage_error("embed", "--calibration applies to --precision int8 and uint8");
+  } else if (args.has("calibration")) {
+    return usage_error("embed", "--calibration needs --precision int8 or uint8");
+  }
   return kExitOk;
 }
 
@@ -247,7 +274,10 @@ int resolve_prompt(const Args& args, const embed::Embedder& embedder, std::strin
 int print_dense(const Args& args, const embed::Embedder& embedder, const std::vector<std::vector<float>>& vectors,
                 const std::vector<size_t>& tokens) {
   if (args.has("npy")) {
-    if (!write_npy(args.get("npy"), vectors, embedder.dimension())) {
+    auto row = [&](size_t i) {
+      return std::string_view(reinterpret_cast<const char*>(vectors[i].data()), vectors[i].size() * sizeof(float));
+    };
+    if (!write_npy(args.get("npy"), "<f4", vectors.size(), embedder.dimension(), row)) {
       std::fprintf(stderr, "dlrt embed: error: cannot write %s\n", args.get("npy").c_str());
       return kExitRuntimeError;
     }
@@ -280,6 +310,72 @@ int print_dense(const Args& args, const embed::Embedder& embedder, const std::ve
       std::snprintf(buf, sizeof buf, k ? " %.7g" : "%.7g", static_cast<double>(v[k]));
       out += buf;
     }
+    out += '\n';
+  }
+  std::fputs(out.c_str(), stdout);
+  return kExitOk;
+}
+
+// --precision int8 / uint8 / binary / ubinary: all texts' vectors quantized at once (as
+// quantize_embeddings on encode's result), to --npy, --json or stdout.
+int print_quantized(const Args& args, const embed::Embedder& embedder, const std::vector<std::vector<float>>& vectors,
+                    const std::vector<size_t>& tokens, embed::OutputType type) {
+  embed::QuantizationSource source;
+  std::vector<float> calibration;  // float64 files rounded to float32: the same ranges (rounding keeps order)
+  if (args.has("calibration")) {
+    const std::string& path = args.get("calibration");
+    auto t = read_npy_file(path);
+    if (!t.ok()) return usage_error("embed", "--calibration: " + t.status().message());
+    const bool f32 = t->dtype() == DType::kFloat32;
+    if ((!f32 && t->dtype() != DType::kFloat64) || t->rank() != 2 || t->dim(0) < 1)
+      return usage_error("embed", "--calibration: " + path +
+                                      " must hold a float32 or float64 [rows, dimension] array with at least one row");
+    if (static_cast<size_t>(t->dim(1)) != embedder.dimension())
+      return usage_error("embed", "--calibration: " + path + " has " + std::to_string(t->dim(1)) +
+                                      " values per row, the model's vectors " + std::to_string(embedder.dimension()));
+    calibration.resize(static_cast<size_t>(t->size()));
+    for (size_t i = 0; i < calibration.size(); ++i)
+      calibration[i] = f32 ? t->data<float>()[i] : static_cast<float>(t->data<double>()[i]);
+    source.calibration = calibration.data();
+    source.calibration_rows = static_cast<size_t>(t->dim(0));
+  }
+  std::vector<uint8_t> bytes;
+  if (std::string e = embed::quantize_rows(vectors, type, source, &bytes); !e.empty())
+    return usage_error("embed", "--precision " + std::string(embed::output_type_name(type)) + ": " + e);
+  const size_t row_bytes = embed::quantized_bytes(type, embedder.dimension());
+  auto row = [&](size_t i) { return std::string_view(reinterpret_cast<const char*>(bytes.data()) + i * row_bytes, row_bytes); };
+  auto numbers = [&](size_t i) {
+    std::vector<int> v(row_bytes);
+    for (size_t k = 0; k < row_bytes; ++k) v[k] = embed::quantized_value(type, bytes[i * row_bytes + k]);
+    return v;
+  };
+  if (args.has("npy")) {
+    if (!write_npy(args.get("npy"), embed::is_signed(type) ? "|i1" : "|u1", vectors.size(), row_bytes, row)) {
+      std::fprintf(stderr, "dlrt embed: error: cannot write %s\n", args.get("npy").c_str());
+      return kExitRuntimeError;
+    }
+    return kExitOk;
+  }
+  if (args.has("json")) {
+    nlohmann::ordered_json j;
+    j["model"] = embedder.model_name();
+    j["dimension"] = embedder.dimension();
+    j["precision"] = embed::output_type_name(type);
+    j["pooling"] = embed::pooling_name(embedder.pooling());
+    j["normalized"] = embedder.normalize();
+    j["max_length"] = embedder.max_length();
+    j["batching"] = embedder.batching();
+    nlohmann::ordered_json data = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < vectors.size(); ++i)
+      data.push_back({{"index", i}, {"tokens", tokens[i]}, {"embedding", numbers(i)}});
+    j["data"] = std::move(data);
+    print_json(j, -1);
+    return kExitOk;
+  }
+  std::string out;
+  for (size_t i = 0; i < vectors.size(); ++i) {
+    const std::vector<int> v = numbers(i);
+    for (size_t k = 0; k < v.size(); ++k) out += (k ? " " : "") + std::to_string(v[k]);
     out += '\n';
   }
   std::fputs(out.c_str(), stdout);
@@ -322,6 +418,8 @@ int embed_texts(const Args& args, const embed::Embedder& embedder, const std::ve
     return exit_code_for_run_status(embedded);
   }
   progress.finish(summary_line(texts.size(), tokens, progress.seconds(), embedder));
+  const auto type = embed::output_type_from_name(args.has("precision") ? args.get("precision") : "float32");
+  if (type && *type != embed::OutputType::kFloat32) return print_quantized(args, embedder, vectors, tokens, *type);
   return print_dense(args, embedder, vectors, tokens);
 }
 
@@ -332,7 +430,8 @@ int cmd_embed(int argc, char** argv) {
                            {{"model", true}, {"device", true}, {"strict"}, {"threads", true}, {"file", true},
                             {"batch", true}, {"max-length", true}, {"json"}, {"npy", true},
                             {"prompt-name", true}, {"prompt", true}, {"quiet"}, {"progress"}, {"tokens"},
-                            {"query"}, {"document"}, {"sparse"}, {"top-k", true}});
+                            {"query"}, {"document"}, {"sparse"}, {"top-k", true}, {"precision", true},
+                            {"calibration", true}});
   if (!parsed.ok()) return usage_error("embed", parsed.status().message());
   const Args& args = *parsed;
   if (args.has("help")) {
@@ -356,6 +455,9 @@ int cmd_embed(int argc, char** argv) {
   if ((args.has("query") || args.has("document")) && !multi_vector)
     return usage_error("embed", "--query and --document apply to multi-vector (ColBERT) folders; " + args.get("model") +
                                     " is not one");
+  if (multi_vector && args.has("precision") && args.get("precision") != "float32" && args.get("precision") != "float")
+    return usage_error("embed", args.get("model") + " is a multi-vector (ColBERT) folder: --precision applies to one "
+                                                    "vector per text");
   if (multi_vector && args.has("sparse"))
     return usage_error("embed", args.get("model") + " is a multi-vector (ColBERT) folder: --sparse needs a sparse (SPLADE) model folder");
   if (multi_vector || args.has("tokens")) return embed_per_token(args, opt, std::move(texts), batch, kind, multi_vector);

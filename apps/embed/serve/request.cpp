@@ -61,6 +61,75 @@ std::optional<RequestError> read_inputs(const json& v, const std::string& field,
   return std::nullopt;
 }
 
+// A non-empty array of non-empty, equally long arrays of numbers, appended row-major to *flat.
+bool read_matrix(const json& v, std::vector<float>* flat, size_t* rows, size_t* cols) {
+  if (!v.is_array() || v.empty()) return false;
+  *rows = v.size();
+  *cols = v[0].is_array() ? v[0].size() : 0;
+  if (*cols == 0) return false;
+  flat->reserve(*rows * *cols);
+  for (const json& row : v) {
+    if (!row.is_array() || row.size() != *cols) return false;
+    for (const json& x : row) {
+      // float32, as the library casts ranges; beyond float's range is refused, not made infinite.
+      if (!x.is_number() || !(std::fabs(x.get<double>()) <= 3.4028234663852886e38)) return false;
+      flat->push_back(static_cast<float>(x.get<double>()));
+    }
+  }
+  return true;
+}
+
+// /v1/embeddings' output type: "encoding_format" (OpenAI's "float"/"base64", dlrt's
+// "sparse", and the quantized types) and Mistral's "output_dtype", with the int8/uint8 ranges.
+std::optional<RequestError> read_output_type(const json& body, EmbedRequest* out) {
+  std::optional<OutputType> from_format;
+  if (auto f = body.find("encoding_format"); f != body.end() && !f->is_null()) {
+    const std::string name = f->is_string() ? f->get<std::string>() : "";
+    from_format = name == "base64" || name == "sparse" ? std::optional(OutputType::kFloat32) : output_type_from_name(name);
+    if (!from_format || name == "float32")
+      return error(422, "'encoding_format' must be \"float\", \"base64\", \"sparse\", \"int8\", \"uint8\", "
+                        "\"binary\" or \"ubinary\"");
+    out->base64 = name == "base64";
+    out->sparse = name == "sparse";
+  }
+  if (auto f = body.find("output_dtype"); f != body.end() && !f->is_null()) {
+    std::optional<OutputType> t = f->is_string() ? output_type_from_name(f->get<std::string>()) : std::nullopt;
+    if (!t || *f == "float32")
+      return error(422, "'output_dtype' must be \"float\", \"int8\", \"uint8\", \"binary\" or \"ubinary\"");
+    if (from_format && *from_format != OutputType::kFloat32 && *from_format != *t)
+      return error(422, "'encoding_format' and 'output_dtype' name different output types");
+    if (out->sparse) return error(422, "'output_dtype' does not apply to sparse vectors");
+    from_format = *t;
+  }
+  out->output_type = from_format.value_or(OutputType::kFloat32);
+  const auto ranges = body.find("ranges");
+  const auto calibration = body.find("calibration_embeddings");
+  const bool has_ranges = ranges != body.end() && !ranges->is_null();
+  const bool has_calibration = calibration != body.end() && !calibration->is_null();
+  if ((has_ranges || has_calibration) && !needs_ranges(out->output_type))
+    return error(422, std::string("'") + (has_ranges ? "ranges" : "calibration_embeddings") +
+                          "' applies to the int8 and uint8 output types");
+  if (has_ranges && has_calibration) return error(422, "give 'ranges' or 'calibration_embeddings', not both");
+  size_t rows = 0, cols = 0;
+  if (has_ranges) {
+    std::vector<float> flat;
+    if (!read_matrix(*ranges, &flat, &rows, &cols) || rows != 2)
+      return error(422, "'ranges' must be two arrays of numbers of one length: the per-dimension minimums, then "
+                        "maximums");
+    out->ranges = QuantizationRanges{{flat.begin(), flat.begin() + static_cast<std::ptrdiff_t>(cols)},
+                                     {flat.begin() + static_cast<std::ptrdiff_t>(cols), flat.end()}};
+  }
+  if (has_calibration) {
+    if (calibration->is_array() && calibration->size() > kMaxCalibrationRows)
+      return error(413, std::to_string(calibration->size()) + " rows of 'calibration_embeddings'; the limit is " +
+                            std::to_string(kMaxCalibrationRows) + " (give their 'ranges' instead)");
+    if (!read_matrix(*calibration, &out->calibration, &rows, &cols))
+      return error(422, "'calibration_embeddings' must be a non-empty array of arrays of numbers of one length");
+    out->calibration_rows = rows;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<RequestError> read_bool(const json& body, const char* name, std::optional<bool>& out) {
@@ -135,17 +204,23 @@ std::optional<RequestError> parse_embed_request(const json& body, RequestKind ki
       return error(422, "'truncation_direction' must be \"right\" or \"left\"");
     if (*d == "left" || *d == "Left") return error(422, "'truncation_direction' \"left\" is not supported (only right)");
   }
-  if (auto d = body.find("dimensions"); d != body.end() && !d->is_null()) {
-    if (!d->is_number_integer() || d->get<int64_t>() < 1) return error(422, "'dimensions' must be a positive integer");
+  // Mistral's name for it ("output_dimension") on its route; not both.
+  const char* dim_field = "dimensions";
+  if (auto m = body.find("output_dimension"); kind == RequestKind::kOpenAIEmbeddings && m != body.end() && !m->is_null()) {
+    if (auto d = body.find("dimensions"); d != body.end() && !d->is_null())
+      return error(422, "give 'dimensions' or 'output_dimension', not both");
+    dim_field = "output_dimension";
+  }
+  if (auto d = body.find(dim_field); d != body.end() && !d->is_null()) {
+    if (!d->is_number_integer() || d->get<int64_t>() < 1)
+      return error(422, std::string("'") + dim_field + "' must be a positive integer");
     out->dimensions = static_cast<size_t>(d->get<int64_t>());
   }
-  if (auto f = body.find("encoding_format"); f != body.end() && !f->is_null()) {
-    if (kind != RequestKind::kOpenAIEmbeddings) return error(422, "'encoding_format' is a field of /v1/embeddings");
-    if (!f->is_string() || (*f != "float" && *f != "base64" && *f != "sparse"))
-      return error(422, "'encoding_format' must be \"float\", \"base64\" or \"sparse\"");
-    out->base64 = *f == "base64";
-    out->sparse = *f == "sparse";
-  }
+  for (const char* name : {"encoding_format", "output_dtype", "ranges", "calibration_embeddings"})
+    if (auto f = body.find(name); kind != RequestKind::kOpenAIEmbeddings && f != body.end() && !f->is_null())
+      return error(422, std::string("'") + name + "' is a field of /v1/embeddings");
+  if (kind == RequestKind::kOpenAIEmbeddings)
+    if (auto e = read_output_type(body, out)) return e;
   if (kind == RequestKind::kTeiEmbedSparse) out->sparse = true;
   if (auto k = body.find("top_k"); k != body.end() && !k->is_null()) {
     if (!out->sparse) return error(422, "'top_k' applies to sparse vectors (/embed_sparse, \"encoding_format\": \"sparse\")");

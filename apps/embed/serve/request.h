@@ -11,6 +11,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "embed/models/output_type.h"
+
 namespace dlrt::embed {
 
 // What a request asks for. Exactly one of texts / token_ids is non-empty.
@@ -25,6 +27,13 @@ struct EmbedRequest {
   bool add_special_tokens = true;               // /tokenize
   bool sparse = false;                          // sparse vectors: /embed_sparse, or OpenAI encoding_format "sparse"
   std::optional<size_t> top_k;                  // sparse: keep each vector's top_k largest weights
+  // /v1/embeddings' output type ("encoding_format": "int8", Mistral's "output_dtype")
+  // and the int8/uint8 ranges: "ranges", else "calibration_embeddings" (row-major), else the
+  // request's own vectors (sentence-transformers' quantize_embeddings; output_type.h).
+  OutputType output_type = OutputType::kFloat32;
+  std::optional<QuantizationRanges> ranges;
+  std::vector<float> calibration;
+  size_t calibration_rows = 0;
 
   size_t size() const { return texts.empty() ? token_ids.size() : texts.size(); }
 };
@@ -35,6 +44,10 @@ struct RequestError {
   std::string message;
   std::string type = "invalid_request_error";  // "empty": no inputs (TEI's Empty, a 400)
 };
+
+// The most rows of "calibration_embeddings" one request may send (413 above; docs/limits.md);
+// max_body_bytes bounds their values too.
+inline constexpr size_t kMaxCalibrationRows = 65536;
 
 // How a 413 for too many inputs names the setting and its flags.
 inline constexpr const char* kInputsLimitNote =

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include "embed/serve/request.h"
 #include "embed/serve/server.h"
 #include "embed/serve/server_util.h"
+#include "embed/models/output_type.h"
 #include "embed/models/sparse.h"
 #include "embed/serve/sparse_json.h"
 
@@ -38,10 +40,8 @@ void append_vector(std::string& out, const std::vector<float>& v) {
   out += ']';
 }
 
-void append_base64(std::string& out, const std::vector<float>& v) {
+void append_base64_bytes(std::string& out, std::string_view bytes) {
   static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string bytes(v.size() * sizeof(float), '\0');
-  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());  // little-endian float32 (x86, arm)
   out += '"';
   size_t i = 0;
   for (; i + 2 < bytes.size(); i += 3) {
@@ -60,6 +60,23 @@ void append_base64(std::string& out, const std::vector<float>& v) {
     out += '=';
   }
   out += '"';
+}
+
+void append_base64(std::string& out, const std::vector<float>& v) {
+  std::string bytes(v.size() * sizeof(float), '\0');
+  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());  // little-endian float32 (x86, arm)
+  append_base64_bytes(out, bytes);
+}
+
+// A quantized vector's bytes (output_type.h): its numbers, or base64 of the bytes.
+void append_quantized(std::string& out, const uint8_t* bytes, size_t n, OutputType type, bool base64) {
+  if (base64) return append_base64_bytes(out, std::string_view(reinterpret_cast<const char*>(bytes), n));
+  out += '[';
+  for (size_t i = 0; i < n; ++i) {
+    if (i) out += ',';
+    out += std::to_string(quantized_value(type, bytes[i]));
+  }
+  out += ']';
 }
 
 // TEI's model_type: {"embedding": {pooling}}, {"reranker": {...}} (one
@@ -110,6 +127,15 @@ Reply handle_embeddings(Call& c, EmbedRequest& req) {
     return r;
   }
 
+  // int8 / uint8 / binary / ubinary: the whole request's vectors at once, as quantize_embeddings.
+  std::vector<uint8_t> quantized;
+  const OutputType type = req.output_type;
+  if (type != OutputType::kFloat32) {
+    QuantizationSource source{req.ranges, req.calibration.data(), req.calibration_rows};
+    if (std::string e = quantize_rows(result.vectors, type, source, &quantized); !e.empty()) return c.invalid(e);
+  }
+  const size_t row_bytes = result.vectors.empty() ? 0 : quantized_bytes(type, result.vectors[0].size());
+
   Reply r;
   std::string& out = r.body;
   size_t dim = result.vectors.empty() ? 0 : result.vectors[0].size();
@@ -127,7 +153,8 @@ Reply handle_embeddings(Call& c, EmbedRequest& req) {
   for (size_t i = 0; i < result.vectors.size(); ++i) {
     if (i) out += ',';
     out += "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
-    if (req.base64) append_base64(out, result.vectors[i]);
+    if (type != OutputType::kFloat32) append_quantized(out, quantized.data() + i * row_bytes, row_bytes, type, req.base64);
+    else if (req.base64) append_base64(out, result.vectors[i]);
     else append_vector(out, result.vectors[i]);
     out += '}';
   }
