@@ -55,9 +55,11 @@ TOKENIZER_PARITY_PACKAGES="tokenizers==0.23.3 sentencepiece==0.2.3"
 OPENVINO_PIN=2025.4.1
 OPENVINO_MATRIX_DEFAULT="2024.6.0 2026.4.1 newest"
 # build/serve-clients: scripts/test_serve_clients.sh (ctest serve.clients): the client libraries
-# users already have (tests/serve/test_client_libraries.py) are the newest on PyPI on 2026-11-29;
-# selenium drives Debian's chromium for scripts/test_docs_browser.sh (ctest serve.docs_browser).
-SERVE_CLIENT_PACKAGES="selenium==4.51.0 openai==3.57.0 schemathesis==4.32.5 pytest==8.4.2 tokenizers==0.23.3 onnxruntime==1.30.0 numpy pyyaml==6.0.3 huggingface_hub==2.4.0 cohere==7.3.1 langchain-openai==1.7.4 llama-index-embeddings-text-embeddings-inference==0.6.0"
+# users already have (tests/serve/test_client_libraries.py) are the newest on PyPI on 2026-11-29.
+SERVE_CLIENT_PACKAGES="openai==3.57.0 schemathesis==4.32.5 pytest==8.4.2 tokenizers==0.23.3 onnxruntime==1.30.0 numpy pyyaml==6.0.3 huggingface_hub==2.4.0 cohere==7.3.1 langchain-openai==1.7.4 llama-index-embeddings-text-embeddings-inference==0.6.0"
+# build/docs-browser: scripts/test_docs_browser.sh (ctest serve.docs_browser): selenium drives
+# Debian's chromium and chromium-driver (selenium 4.52.0 needs a certifi newer than PyPI had on 2026-11-29).
+DOCS_BROWSER_PACKAGES="selenium==4.51.0 pytest==8.4.2"
 # build/python-venv: scripts/test_python.sh. nanobind builds the module, pytest and
 # numpy run the tests; Ray Data (with pyarrow and pandas) runs tests/python/test_ray.py.
 PYTHON_TEST_PACKAGES="nanobind==2.9.2 pytest==8.4.2 numpy==2.4.6 ray[data]==2.60.0 pyarrow==23.0.1 pandas==2.3.3"

@@ -2,7 +2,7 @@
 # dlrt serve's GET /docs (Swagger UI) in headless Chromium, run by ctest as
 # serve.docs_browser: tests/serve/test_docs_browser.py (selenium, Debian's chromium and
 # chromium-driver) against `dlrt serve` on tests/embed/data/tiny_bert. The page's
-# screenshot is BUILD/docs_browser.png.
+# screenshot is BUILD/docs_browser.png. selenium from PyPI in BUILD/docs-browser/venv (pinned).
 # Skipped (exit 77, saying why) where Chromium or the embedded Swagger UI is missing,
 # except with DLRT_REQUIRE_BROWSER=1 (.ci/run), where that is a failure.
 #   scripts/test_docs_browser.sh BUILD
@@ -23,15 +23,17 @@ skip() {
 if [ ! -x "$CHROMIUM" ] || [ ! -x "$CHROMEDRIVER" ]; then
   skip "no $CHROMIUM or $CHROMEDRIVER (Debian's chromium and chromium-driver: scripts/install_deps.sh test installs them)"
 fi
-if ! "$BUILD/dlrt" serve --help | grep -q "GET  /docs           Swagger UI"; then
-  skip "this dlrt has no Swagger UI: $("$BUILD/dlrt" serve --help | grep "GET  /docs")"
-fi
+docs_line=$("$BUILD/dlrt" serve --help | grep "GET  /docs") || true
+case $docs_line in
+  *"GET  /docs           Swagger UI"*) ;;
+  *) skip "this dlrt has no Swagger UI (dlrt serve --help: ${docs_line:-no /docs line})" ;;
+esac
 
 # shellcheck source=pins.sh
 . "$ROOT/scripts/pins.sh"
 # shellcheck disable=SC2086  # the pins are words
-PY=$("$ROOT/scripts/setup_venv.sh" "$BUILD/serve-clients" $SERVE_CLIENT_PACKAGES | tail -n 1) || {
-  echo "test_docs_browser: FAILED: pip could not install SERVE_CLIENT_PACKAGES of scripts/pins.sh (no PyPI?)"
+PY=$("$ROOT/scripts/setup_venv.sh" "$BUILD/docs-browser" $DOCS_BROWSER_PACKAGES | tail -n 1) || {
+  echo "test_docs_browser: FAILED: pip could not install DOCS_BROWSER_PACKAGES of scripts/pins.sh (no PyPI?)"
   exit 1
 }
 WORK=$(mktemp -d)

@@ -93,10 +93,10 @@ def test_try_it_out_on_embed_returns_the_routes_vector(browser):
     body.send_keys(Keys.DELETE)
     body.send_keys('{"inputs": "a vector from the docs page"}')
     op.find_element(By.CSS_SELECTOR, "button.execute").click()
-    status = wait.until(lambda d: op.find_element(By.CSS_SELECTOR, ".live-responses-table .response-col_status"))
-    wait.until(lambda d: status.text.strip() != "")
-    assert status.text.strip().startswith("200"), status.text
-    text = op.find_element(By.CSS_SELECTOR, ".live-responses-table .response-col_description pre").text
+    answer = wait.until(lambda d: op.find_element(By.CSS_SELECTOR, ".live-responses-table tr.response"))
+    status = answer.find_element(By.CSS_SELECTOR, ".response-col_status").text.strip()
+    assert status == "200", status
+    text = answer.find_element(By.CSS_SELECTOR, ".response-col_description .highlight-code pre").text
     vectors = json.loads(text)
     want = post_json("/embed", {"inputs": "a vector from the docs page"})
     assert len(vectors) == 1 and len(vectors[0]) == len(want[0]) > 0
