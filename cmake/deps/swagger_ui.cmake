@@ -44,10 +44,11 @@ if(_dlrt_swagger_ui_missing)
     DEPENDS ${PROJECT_SOURCE_DIR}/cmake/deps/swagger_ui_embed.cmake
     COMMENT "Swagger UI: none (dlrt serve's /docs is the plain page)")
 else()
-  # The version: the pinned one for the fetched folder, else the bundle's own text.
   set(DLRT_SWAGGER_UI_VERSION "${DLRT_SWAGGER_UI_PIN}")
+  # The version: the pin's for the fetched folder; another folder's is not known (and its path
+  # stays out of the page).
   if(NOT _dlrt_swagger_ui_dir STREQUAL _dlrt_swagger_ui_pinned)
-    set(DLRT_SWAGGER_UI_VERSION "from ${_dlrt_swagger_ui_dir}")
+    set(DLRT_SWAGGER_UI_VERSION "(DLRT_SWAGGER_UI_DIR's)")
   endif()
   message(STATUS "dlrt serve's /docs: Swagger UI ${DLRT_SWAGGER_UI_VERSION}, embedded from ${_dlrt_swagger_ui_dir}")
   set(_deps "")
