@@ -20,7 +20,8 @@ skip() {
   echo "test_docs_browser: SKIPPED: $*"
   exit 77
 }
-if [ ! -x "$CHROMIUM" ] || [ ! -x "$CHROMEDRIVER" ]; then
+runnable() { [ -f "$1" ] && [ -x "$1" ]; }
+if ! runnable "$CHROMIUM" || ! runnable "$CHROMEDRIVER"; then
   skip "no $CHROMIUM or $CHROMEDRIVER (Debian's chromium and chromium-driver: scripts/install_deps.sh test installs them)"
 fi
 docs_line=$("$BUILD/dlrt" serve --help | grep "GET  /docs") || true
