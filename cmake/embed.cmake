@@ -43,9 +43,12 @@ set_target_properties(dlrt_embed_core PROPERTIES CXX_VISIBILITY_PRESET hidden VI
 dlrt_unity(dlrt_embed_core)
 
 file(GLOB DLRT_EMBED_SOURCES CONFIGURE_DEPENDS ${DLRT_EMBED_DIR}/serve/*.cpp)
-add_library(dlrt_embed STATIC ${DLRT_EMBED_SOURCES} $<TARGET_OBJECTS:dlrt_embed_tokenizer>
+include(cmake/deps/swagger_ui.cmake)  # DLRT_SWAGGER_UI_CPP: Swagger UI's files for GET /docs, generated
+add_library(dlrt_embed STATIC ${DLRT_EMBED_SOURCES} ${DLRT_SWAGGER_UI_CPP} $<TARGET_OBJECTS:dlrt_embed_tokenizer>
                               $<TARGET_OBJECTS:dlrt_embed_core>)
 dlrt_unity(dlrt_embed)
+# Megabytes of string literal: compiled alone (not in a unity source) and only when it changes.
+set_source_files_properties(${DLRT_SWAGGER_UI_CPP} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 dlrt_cold_code(dlrt_embed)  # the server; the tokenizer and embedder (dlrt_embed_core) keep -O3
 target_include_directories(dlrt_embed PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include ${PROJECT_SOURCE_DIR}/apps)
 target_compile_options(dlrt_embed PRIVATE ${DLRT_WARNINGS})

@@ -30,6 +30,9 @@ TEST_PACKAGES=(
   libonnx-testdata python3-venv
   # The openssl tool, for the HTTPS test of dlrt serve (a throwaway certificate).
   openssl
+  # Chromium and its WebDriver, headless, for the test of dlrt serve's Swagger UI page
+  # (tests/serve/test_docs_browser.py, ctest serve.docs_browser).
+  chromium chromium-driver
   # clang (with libFuzzer and the sanitizer runtimes) for the fuzz harnesses (make fuzz, and
   # the smoke run in make test).
   clang
@@ -59,6 +62,14 @@ case "${1:-test}" in
   *) echo "usage: $0 [build|test|arm64|test-arm64]" >&2; exit 2 ;;
 esac
 
+# The sources pip fetches (scripts/pins.sh): onnx's (required), and Swagger UI's dist for
+# dlrt serve's /docs (optional: without it the build embeds dlrt's own page and says so).
+fetch_sources() {
+  "$(dirname "$0")/fetch_onnx.sh"
+  "$(dirname "$0")/fetch_swagger_ui.sh" ||
+    echo "install_deps: WARNING: no Swagger UI (scripts/fetch_swagger_ui.sh failed): dlrt serve's /docs will be its plain page" >&2
+}
+
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
 missing=()
@@ -67,7 +78,8 @@ for p in "${PACKAGES[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install_deps: all ${#PACKAGES[@]} packages are installed"
-  exec "$(dirname "$0")/fetch_onnx.sh"
+  fetch_sources
+  exit 0
 fi
 echo "install_deps: missing: ${missing[*]}"
 
@@ -101,4 +113,4 @@ if [ $need_update -eq 1 ]; then
 fi
 "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 echo "install_deps: done"
-exec "$(dirname "$0")/fetch_onnx.sh"
+fetch_sources

@@ -11,6 +11,13 @@
 # sha256 (of the file pip downloaded from PyPI on 2026-11-27); any other file is refused.
 ONNX_SOURCE_VERSION=1.23.2
 ONNX_SOURCE_SHA256=008cb0467b2bbee41448acc7da8b6f4e704624cb0d327a2d5adafc7ce19bc5b8
+# third_party/swagger-ui-<version>: scripts/fetch_swagger_ui.sh (scripts/install_deps.sh runs it).
+# Swagger UI's dist files (swagger-ui-bundle.js, swagger-ui.css, LICENSE) from PyPI's
+# flask-swagger-ui wheel, whose version is the Swagger UI release it ships; the build embeds
+# them into dlrt serve's GET /docs (cmake/deps/swagger_ui.cmake). sha256 of the wheel pip downloaded
+# from PyPI on 2026-11-29; any other file is refused.
+SWAGGER_UI_VERSION=5.34.0
+SWAGGER_UI_WHEEL_SHA256=63e4ecfee6345ca746c11c5341c6f2a1cbe271e518aac1659889cd3905b1110f
 # build/venv: scripts/conformance_onnx.sh, the node cases of that same onnx release
 # (tests/conformance/make_onnx_testdata.py writes them from the wheel's collectors).
 CONFORMANCE_PACKAGES="onnx==$ONNX_SOURCE_VERSION numpy"
@@ -54,6 +61,9 @@ OPENVINO_MATRIX_DEFAULT="2024.6.0 2026.4.1 newest"
 # build/serve-clients: scripts/test_serve_clients.sh (ctest serve.clients): the client libraries
 # users already have (tests/serve/test_client_libraries.py) are the newest on PyPI on 2026-11-29.
 SERVE_CLIENT_PACKAGES="openai==3.57.0 schemathesis==4.32.5 pytest==8.4.2 tokenizers==0.23.3 onnxruntime==1.30.0 numpy pyyaml==6.0.3 huggingface_hub==2.4.0 cohere==7.3.1 langchain-openai==1.7.4 llama-index-embeddings-text-embeddings-inference==0.6.0"
+# build/docs-browser: scripts/test_docs_browser.sh (ctest serve.docs_browser): selenium drives
+# Debian's chromium and chromium-driver (selenium 4.52.0 needs a certifi newer than PyPI had on 2026-11-29).
+DOCS_BROWSER_PACKAGES="selenium==4.51.0 pytest==8.4.2"
 # build/python-venv: scripts/test_python.sh. nanobind builds the module, pytest and
 # numpy run the tests; Ray Data (with pyarrow and pandas) runs tests/python/test_ray.py.
 # BUILD/st-reference: the wheel (downloaded with --no-deps, never installed) whose own

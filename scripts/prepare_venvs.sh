@@ -33,6 +33,8 @@ install "$BUILD/ml-set" $ML_SET_PACKAGES
 install "$BUILD/trained-int8" $TRAINED_INT8_PACKAGES
 # shellcheck disable=SC2086
 install "$BUILD/serve-clients" $SERVE_CLIENT_PACKAGES
+# shellcheck disable=SC2086
+install "$BUILD/docs-browser" $DOCS_BROWSER_PACKAGES
 for v in $OPENVINO_MATRIX_DEFAULT; do
   [ "$v" = newest ] && continue  # resolved at test time (scripts/run_tests.sh)
   install "$BUILD/venv-openvino-$v" "openvino==$v"

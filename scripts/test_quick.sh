@@ -7,7 +7,7 @@
 #   3. the zoo (ctest -R Zoo) when DLRT_ZOO_DIR is set, with the quantized zoo
 #      when an earlier `make test` made it (BUILD/quant_zoo).
 # Left out, all run by `make test`: the real-OpenVINO tests (pip), the clients
-# against dlrt serve (pip), the 20 s load test, the allocation counts of the
+# against dlrt serve and its /docs in Chromium (pip), the 20 s load test, the allocation counts of the
 # zoo, the kernel tests as other CPUs run them (other_cpus.*), the
 # differential test over every backend, the OpenVINO canary against
 # crashing/hanging doubles, the OpenVINO matrix, install, Python, wheel, fuzz.
@@ -17,7 +17,7 @@ BUILD=$(cd "${1:-$ROOT/build}" && pwd)
 JOBS=${JOBS:-$(nproc)}
 TESTDATA=${DLRT_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
 export DLRT_TEST_MODELS="$BUILD/test_models"
-SLOW='^(Zoo|OvDoubleChild|RealOpenVino|ServeLoad|RunAllocations|other_cpus)\.|^serve\.clients$|^Differential\.EveryBackendMatchesCpu$|^OvDouble\.CanaryRejects'
+SLOW='^(Zoo|OvDoubleChild|RealOpenVino|ServeLoad|RunAllocations|other_cpus)\.|^serve\.(clients|docs_browser)$|^Differential\.EveryBackendMatchesCpu$|^OvDouble\.CanaryRejects'
 start=$SECONDS
 
 echo "== unit and CLI tests (ctest -j $JOBS, without: $SLOW)"

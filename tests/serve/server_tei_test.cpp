@@ -1,5 +1,5 @@
 // The server's text-embeddings-inference surface over the fake model:
-// truncation on by default, /similarity, /tokenize offsets, /docs and the
+// truncation on by default, /similarity, /tokenize offsets, /docs (and its Swagger UI files) and the
 // te_* metrics beside dlrt's.
 #include <gtest/gtest.h>
 
@@ -7,10 +7,14 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "embed/serve/metrics.h"
+#include "embed/serve/swagger_ui.h"
 #include "test_server.h"
 
 namespace dlrt::embed {
@@ -124,12 +128,79 @@ TEST(ServeTei, DocsPageShowsTheOpenApiDocumentWithoutDownloads) {
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200);
   EXPECT_EQ(r->get_header_value("Content-Type").rfind("text/html", 0), 0u);
-  EXPECT_NE(r->body.find("openapi.json"), std::string::npos);
+  EXPECT_EQ(r->get_header_value("Cache-Control"), "no-cache");
+  EXPECT_NE(r->body.find("fetch(\"openapi.json\")"), std::string::npos);  // relative: works behind a prefix
   EXPECT_EQ(r->body.find("http://"), std::string::npos);  // nothing fetched from elsewhere
   EXPECT_EQ(r->body.find("https://"), std::string::npos);
   json doc = body_json(t.get("/openapi.json"));
   for (const char* path : {"/similarity", "/docs"}) EXPECT_TRUE(doc["paths"].contains(path)) << path;
+  EXPECT_FALSE(doc["paths"].contains("/docs/swagger-ui-bundle.js"));  // files of the page, not routes
   EXPECT_TRUE(doc["components"]["schemas"].contains("SimilarityRequest"));
+}
+
+// With Swagger UI embedded (the build's default when scripts/fetch_swagger_ui.sh ran), /docs
+// loads its files from this server, each cacheable and revalidated by ETag; without it the
+// plain page says so and the files are 404s naming why.
+TEST(ServeTei, DocsServesTheEmbeddedSwaggerUiFilesWithETags) {
+  TestServer t;
+  const SwaggerUi& ui = swagger_ui();
+  const std::string page = t.get("/docs")->body;
+  const std::vector<std::tuple<std::string, std::string_view, std::string_view, std::string>> files = {
+      {"/docs/swagger-ui-bundle.js", ui.bundle_js, ui.bundle_md5, "text/javascript"},
+      {"/docs/swagger-ui.css", ui.css, ui.css_md5, "text/css"},
+      {"/docs/LICENSE", ui.license, ui.license_md5, "text/plain"}};
+  if (ui.version.empty()) {
+    EXPECT_NE(page.find("built without\nSwagger UI"), std::string::npos) << page;
+    for (const auto& f : files) {
+      auto r = t.get(std::get<0>(f));
+      ASSERT_TRUE(r);
+      EXPECT_EQ(r->status, 404);
+      EXPECT_NE(r->body.find("built without Swagger UI"), std::string::npos) << r->body;
+    }
+    GTEST_SKIP() << "this build has no Swagger UI: " << ui.missing;
+  }
+  EXPECT_NE(page.find("SwaggerUIBundle("), std::string::npos);
+  EXPECT_NE(page.find("docs/swagger-ui-bundle.js?v=" + std::string(ui.bundle_md5)), std::string::npos);
+  EXPECT_NE(page.find("docs/swagger-ui.css?v=" + std::string(ui.css_md5)), std::string::npos);
+  EXPECT_NE(page.find("validatorUrl: null"), std::string::npos);  // no badge from swagger.io
+  EXPECT_GT(ui.bundle_js.size(), 100000u);
+  EXPECT_NE(ui.license.find("Apache License"), std::string::npos);
+  for (const auto& [path, body, md5, type] : files) {
+    auto r = t.get(path + "?v=" + std::string(md5));
+    ASSERT_TRUE(r) << path;
+    ASSERT_EQ(r->status, 200) << path;
+    EXPECT_TRUE(r->body == body) << path;
+    EXPECT_EQ(r->get_header_value("Content-Type").rfind(type, 0), 0u) << path;
+    const std::string etag = "\"" + std::string(md5) + "\"";
+    EXPECT_EQ(r->get_header_value("ETag"), etag) << path;
+    EXPECT_EQ(r->get_header_value("Cache-Control"), "public, max-age=604800") << path;
+    auto again = t.client().Get(path.c_str(), {{"If-None-Match", etag}});
+    ASSERT_TRUE(again) << path;
+    EXPECT_EQ(again->status, 304) << path;
+    EXPECT_TRUE(again->body.empty()) << path;
+    EXPECT_EQ(t.client().Get(path.c_str(), {{"If-None-Match", "\"other\""}})->status, 200) << path;
+  }
+  EXPECT_EQ(t.get("/models/fake/docs/LICENSE")->status, 404);  // the server's, not a model's
+}
+
+// A browser accepts brotli, which httplib would run at its slowest quality (about a minute of
+// CPU for /docs' script on a loaded machine): gzip is used instead, or nothing.
+TEST(ServeTei, AnswersAreGzippedNotBrotliCompressed) {
+  TestServer t;
+  auto c = t.client();
+  c.set_decompress(false);
+  for (const char* path : {"/openapi.json", "/docs/swagger-ui-bundle.js"}) {
+    if (std::string(path).rfind("/docs/", 0) == 0 && swagger_ui().version.empty()) continue;
+    auto r = c.Get(path, {{"Accept-Encoding", "gzip, deflate, br, zstd"}});
+    ASSERT_TRUE(r) << path;
+    ASSERT_EQ(r->status, 200) << path;
+    EXPECT_EQ(r->get_header_value("Content-Encoding"), "gzip") << path;
+    r = c.Get(path, {{"Accept-Encoding", "br"}});
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 200) << path;
+    EXPECT_FALSE(r->has_header("Content-Encoding")) << path;
+    EXPECT_EQ(r->body, t.get(path)->body) << path;
+  }
 }
 
 TEST(ServeTei, TeiMetricsAddUpToDlrtOnes) {

@@ -38,6 +38,8 @@ struct Reply {
   std::string body;
   std::string content_type = "application/json";
   int retry_after_s = 0;
+  std::string cache_control;  // the Cache-Control header, when set
+  std::string etag;           // the ETag (quoted); a GET whose If-None-Match names it is answered 304
 };
 
 // An error answer in `api`'s shape.

@@ -5,7 +5,8 @@
 // found and can serve the route (call.ref()), and formats the answer.
 //
 //   server_routes.cpp        /v1/embeddings, /embeddings, /embed, /embed_sparse, /tokenize, /decode,
-//                            /v1/models, /info, /openapi.json, /docs
+//                            /v1/models, /info, /openapi.json
+//   docs_page.cpp            /docs and the Swagger UI files it loads (/docs/...)
 //   server_similarity.cpp    /similarity
 //   server_classify.cpp      /rerank, /v1/rerank, /predict
 //   server_multi_vector.cpp  /embed_all, and /rerank by MaxSim
@@ -108,7 +109,10 @@ Reply handle_embed_all(Call& call, EmbedAllRequest& req);
 Reply handle_models(Call& call);        // /v1/models (server_routes.cpp)
 Reply handle_info(Call& call);          // /info
 Reply handle_openapi(Call& call);       // /openapi.json
-Reply handle_docs(Call& call);          // /docs
+Reply handle_docs(Call& call);          // /docs (docs_page.cpp)
+Reply handle_docs_bundle(Call& call);   // /docs/swagger-ui-bundle.js
+Reply handle_docs_css(Call& call);      // /docs/swagger-ui.css
+Reply handle_docs_license(Call& call);  // /docs/LICENSE (Swagger UI's)
 Reply handle_health(Call& call);        // /health (server_health.cpp)
 Reply handle_ready(Call& call);         // /ready
 Reply handle_live(Call& call);          // /live

@@ -20,8 +20,4 @@ struct ModelLimits {
 // model is loaded.
 std::string openapi_document(const std::string& version, const ModelLimits* limits);
 
-// GET /docs: a self-contained HTML page (no downloads but the document
-// itself) that reads ./openapi.json and lists the routes and their schemas.
-std::string openapi_docs_page();
-
 }  // namespace dlrt::embed

@@ -104,7 +104,14 @@ const std::vector<Route> kRoutes = {
      .doc = {"Prometheus metrics", nullptr, kText, "text/plain"}},
     {.path = "/openapi.json", .get = handle_openapi, .api = Api::kOpenAI, .doc = {"This document", nullptr, kObject}},
     {.path = "/docs", .get = handle_docs, .api = Api::kOpenAI, .per_model = false,
-     .doc = {"This document as a web page", nullptr, kText, "text/html"}},
+     .doc = {"This document as a web page (Swagger UI)", nullptr, kText, "text/html"}},
+    // The Swagger UI files /docs loads (docs_page.cpp), not routes of the API.
+    {.path = "/docs/swagger-ui-bundle.js", .get = handle_docs_bundle, .api = Api::kOpenAI, .per_model = false,
+     .listed = false, .documented = false},
+    {.path = "/docs/swagger-ui.css", .get = handle_docs_css, .api = Api::kOpenAI, .per_model = false,
+     .listed = false, .documented = false},
+    {.path = "/docs/LICENSE", .get = handle_docs_license, .api = Api::kOpenAI, .per_model = false,
+     .listed = false, .documented = false},
     // TEI's: POST / and /invocations (SageMaker's) as the model's route, GET /
     // and /ping (SageMaker's) as its health, and its document's path.
     {.path = "/", .post = serve_by_kind, .get = handle_tei_health, .open = true, .documented = false},

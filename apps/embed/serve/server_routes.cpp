@@ -1,6 +1,6 @@
 // dlrt serve's embedding routes: /v1/embeddings, /embed and /embed_sparse
-// (handle_embeddings), /tokenize, /decode, /v1/models, /info, /openapi.json
-// and /docs: their parsers and handlers (handlers.h).
+// (handle_embeddings), /tokenize, /decode, /v1/models, /info and /openapi.json:
+// their parsers and handlers (handlers.h).
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -347,13 +347,6 @@ Reply handle_openapi(Call& c) {
   }
   Reply r;
   r.body = openapi_document(dlrt::version(), m ? &limits : nullptr);
-  return r;
-}
-
-Reply handle_docs(Call&) {
-  Reply r;
-  r.body = openapi_docs_page();
-  r.content_type = "text/html; charset=utf-8";
   return r;
 }
 
