@@ -78,6 +78,9 @@ class Call {
   // An input that could not be tokenized: 504 when the request's deadline
   // stopped the tokenizer (kCancelled), else 422 (`context` before the reason).
   Reply tokenize_error(const Status& s, const std::string& context = "") const;
+  // The 500 of a model whose kind lists the route's capability but which
+  // lacks its interface (models/model.h's as<T>() null): a bug, not a request's fault.
+  Reply no_capability() const;
   // The 504 of a request whose deadline passed while `what` (tokenizing).
   Reply deadline_reply(const char* what) const;
   // deadline_reply when the request's deadline has passed, else nullopt.

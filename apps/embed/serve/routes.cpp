@@ -140,9 +140,10 @@ std::string route_list() {
 
 const Route& route_for(const EmbedModel& m) {
   const ModelKind kind = m.kind();
+  const PairScorer* scorer = m.as<PairScorer>();
   const char* path = has_capability(kind, C::kDense)                                 ? "/embed"
                      : has_capability(kind, C::kSparse)                              ? "/embed_sparse"
-                     : has_capability(kind, C::kClassify) && m.labels().size() != 1 ? "/predict"
+                     : has_capability(kind, C::kClassify) && scorer && scorer->labels().size() != 1 ? "/predict"
                      : has_capability(kind, C::kPairScore)                           ? "/rerank"
                                                                                      : "/embed_all";
   return *find_route(path);
