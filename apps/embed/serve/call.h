@@ -90,9 +90,9 @@ class Call {
   std::chrono::steady_clock::time_point deadline() const;
 
   // Tokenizes and runs a parsed embedding request on the model through its
-  // batcher (limits, prompt, truncation, queueing, deadline): its finished
-  // vectors (cut to `dimensions`, normalised as asked) in `result`, or the
-  // error to answer.
+  // batcher (prompt, limits and truncation by models/prepare_inputs.h;
+  // queueing, deadline): its finished vectors (cut to `dimensions`, normalised
+  // as asked; a sparse request's in result.sparse) in `result`, or the error to answer.
   std::optional<Reply> embed(EmbedRequest& req, RequestResult& result) const;
 
   // Runs run(bounds) on the HTTP thread (/rerank, /predict, /embed_all) in one
