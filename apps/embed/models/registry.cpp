@@ -90,12 +90,6 @@ Result<std::shared_ptr<const EmbedModel>> open_model(const std::string& path, co
   return kind_row(detect_kind(path)).open(path, options);
 }
 
-Result<std::shared_ptr<const EmbedModel>> open_model_for(const std::string& path, const EmbedderOptions& options,
-                                                         const std::vector<Capability>& any_of, std::string_view what) {
-  DLRT_RETURN_IF_ERROR(require_capability(path, any_of, what));
-  return open_model(path, options);
-}
-
 std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder> embedder) {
   if (embedder->kind() == ModelKind::kSparse) return sparse_model(std::move(embedder));
   return dense_model(std::move(embedder));

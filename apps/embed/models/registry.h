@@ -1,8 +1,9 @@
 // The registry of model kinds: one row per kind (registry.cpp) holding its
 // names, its capabilities, how its folder is recognised and how it opens.
-// serve, the CLI, Python and the C API open folders here (open_model), and
-// ask kind.h's has_capability / kind_refusal what a kind can do; nothing
-// outside models/ tells kinds apart by their files.
+// `dlrt serve` and `dlrt rerank` open folders here (open_model); `dlrt embed`
+// and the Python Embedder ask it what a folder can do (kind.h's folder_has,
+// has_capability, kind_refusal) and load the Embedder themselves, as the C API
+// does. Nothing outside models/ tells kinds apart by their files.
 //
 // A new kind: its model in one new file (model.h's EmbedModel and the
 // capability interfaces it serves, and its opener), a value in kind.h's
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dlrt/status.h"
@@ -46,10 +48,6 @@ const KindRow& kind_row(ModelKind kind);
 
 // The folder `path` (or its model file) opened as its kind (detect_kind).
 Result<std::shared_ptr<const EmbedModel>> open_model(const std::string& path, const EmbedderOptions& options);
-// open_model for an entry point that needs one of `any_of`: kUnsupported with
-// kind_refusal's message (naming the folder and `what`) before anything loads.
-Result<std::shared_ptr<const EmbedModel>> open_model_for(const std::string& path, const EmbedderOptions& options,
-                                                         const std::vector<Capability>& any_of, std::string_view what);
 
 // Runs one short input through the model's capability so that the first
 // request does not pay for first-run costs.
@@ -61,8 +59,8 @@ Status warm_up(const EmbedModel& model);
 std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder> embedder);
 std::shared_ptr<const EmbedModel> dense_model(std::shared_ptr<const Embedder> embedder);   // dense_model.cpp
 std::shared_ptr<const EmbedModel> sparse_model(std::shared_ptr<const Embedder> embedder);  // sparse_model.cpp
-std::shared_ptr<const EmbedModel> classifier_model(
-    std::shared_ptr<const Classifier> classifier);  // classifier_model.cpp
+// classifier_model.cpp, multi_vector_model.cpp
+std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classifier> classifier);
 std::shared_ptr<const EmbedModel> multi_vector_model(std::shared_ptr<const MultiVectorEmbedder> embedder);
 // The kinds' openers (the table's `open`).
 Result<std::shared_ptr<const EmbedModel>> open_embedder(const std::string& path, const EmbedderOptions& options);
