@@ -88,7 +88,7 @@ std::shared_ptr<T> create_shared(const std::string& dir, const embed::EmbedderOp
 
 // Loads `self.dir` with `options`: a MultiVectorEmbedder for a multi-vector folder, else an Embedder.
 void load(PyEmbedder& self, const embed::EmbedderOptions& options) {
-  if (embed::detect_kind(self.dir) == embed::ModelKind::kMultiVector) {
+  if (embed::folder_has(self.dir, embed::Capability::kMaxSim)) {
     self.multi = create_shared<embed::MultiVectorEmbedder>(self.dir, options);
     self.embedder.reset();
   } else {

@@ -156,6 +156,18 @@ TEST(EmbedSparse, SparsifyKeepsTheLargestByMagnitude) {
   EXPECT_EQ(densify(top, 6), (std::vector<float>{0.0f, 0.5f, -2.0f, 0.0f, 0.0f, 1.0f}));
 }
 
+// keep_top_k cuts a sparse vector as sparsify(dense, top_k) cuts the dense one
+// (the server's sparse routes cut the model's sparse vectors without densifying).
+TEST(EmbedSparse, KeepTopKCutsAsSparsifyDoes) {
+  const std::vector<float> dense = {0.0f, 0.5f, -2.0f, 0.0f, 0.5f, 1.0f, -0.5f, 3.0f, 0.0f, 0.5f};
+  for (size_t k = 0; k <= 9; ++k) {
+    const SparseVector want = sparsify(dense, k);
+    const SparseVector got = keep_top_k(sparsify(dense), k);
+    EXPECT_EQ(got.indices, want.indices) << "top_k " << k;
+    EXPECT_EQ(got.values, want.values) << "top_k " << k;
+  }
+}
+
 // modules.json: the implemented types load; any other is refused naming it.
 TEST(EmbedModules, UnimplementedTypesAreRefusedAtLoad) {
   const fs::path tiny = fs::path(DLRT_EMBED_TEST_DATA) / "tiny_bert";

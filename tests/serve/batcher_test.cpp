@@ -64,6 +64,30 @@ TEST(Batcher, SplitsByMaxBatchSizeAndKeepsInputOrder) {
   EXPECT_EQ(m.batch_sizes(), (std::vector<size_t>{4, 4, 2}));
 }
 
+// A sparse model's batcher carries its vectors sparse, each to its input's place.
+TEST(Batcher, SparseVectorsStaySparse) {
+  BatcherOptions o;
+  o.max_batch_size = 2;
+  o.workers = 1;
+  SparseBatchFn fn = [](const std::vector<Encoding>& batch, const dlrt::RunOptions&) -> Result<SparseResult> {
+    SparseResult r;
+    for (const Encoding& e : batch) r.vectors.push_back({{static_cast<int64_t>(e.ids.size()), 30000}, {1.f, 2.f}});
+    return r;
+  };
+  Batcher b(fn, o);
+  auto fut = b.submit({enc(3), enc(5), enc(4)});
+  ASSERT_TRUE(fut.ok()) << fut.status().to_string();
+  const auto& r = fut->get();
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_TRUE(r->vectors.empty());
+  ASSERT_EQ(r->sparse.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(r->sparse[i].indices, (std::vector<int64_t>{static_cast<int64_t>(i == 0 ? 3 : i == 1 ? 5 : 4), 30000}));
+    EXPECT_EQ(r->sparse[i].values, (std::vector<float>{1.f, 2.f}));
+  }
+  EXPECT_EQ(r->tokens, 12u);
+}
+
 TEST(Batcher, SplitsByPaddedTokens) {
   FakeModel m;
   BatcherOptions o;

@@ -17,7 +17,7 @@
 
 namespace dlrt::embed::testing {
 
-class FakeModel final : public EmbedModel {
+class FakeModel final : public EmbedModel, public DenseOut, public SparseOut, public PerTokenOut {
  public:
   static constexpr size_t kDim = 4;
 
@@ -136,10 +136,24 @@ class FakeModel final : public EmbedModel {
     return out;
   }
   std::string pooling() const override { return "mean"; }
-  // A sparse (SPLADE) model when set before serving: the sparse routes answer it, the dense ones refuse.
-  bool is_sparse() const override { return sparse; }
-  // A multi-vector (ColBERT) model when set before serving: /embed_all and MaxSim /rerank.
-  bool is_multi_vector() const override { return multi_vector; }
+  // A sparse (SPLADE) model when `sparse` is set before serving: the sparse
+  // routes answer it, the dense ones refuse; a multi-vector (ColBERT) model
+  // when `multi_vector` is: /embed_all and MaxSim /rerank.
+  ModelKind kind() const override {
+    return sparse ? ModelKind::kSparse : multi_vector ? ModelKind::kMultiVector : ModelKind::kDense;
+  }
+  // A sparse model's vectors: embed_encoded's non-zero values.
+  Result<SparseResult> encode_sparse(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const override {
+    DLRT_ASSIGN_OR_RETURN(EmbedResult dense, embed_encoded(batch, bounds));
+    SparseResult r;
+    for (const auto& v : dense.vectors) r.vectors.push_back(sparsify(v));
+    r.total_tokens = dense.total_tokens;
+    r.report = std::move(dense.report);
+    return r;
+  }
+  Result<Encoding> tokenize_tokens(std::string_view text, bool, bool* truncated) const override {
+    return tokenize(text, truncated);
+  }
   std::string similarity_fn_name() const override { return similarity; }
   // Per-token vectors (/embed_all, MaxSim): each token's is {1, 0, ...} (dimension() values), so
   // a query scores its token count against any text.
@@ -215,7 +229,7 @@ class FakeModel final : public EmbedModel {
 // A test double of a reranker (a cross-encoder of one label): a pair's
 // logit is `scale` times its document's words, so the model that scored it
 // shows. classify() waits while the gate is closed.
-class FakeReranker final : public EmbedModel {
+class FakeReranker final : public EmbedModel, public PairScorer {
  public:
   FakeReranker(std::string name, float scale) : name_(std::move(name)), scale_(scale) {}
 
@@ -251,10 +265,7 @@ class FakeReranker final : public EmbedModel {
     for (const Encoding& e : batch) out.push_back({scale_ * static_cast<float>(e.ids.size() - 2)});
     return out;
   }
-  Result<EmbedResult> embed_encoded(const std::vector<Encoding>&, const dlrt::RunOptions&) const override {
-    return InvalidArgument("a reranker has no vectors");
-  }
-  bool is_classifier() const override { return true; }
+  ModelKind kind() const override { return ModelKind::kCrossEncoder; }
   std::vector<std::string> labels() const override { return {"LABEL_0"}; }
   size_t dimension() const override { return 1; }
   std::string model_name() const override { return name_; }

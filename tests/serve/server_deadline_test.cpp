@@ -25,7 +25,7 @@ using testing::TestServer;
 
 // Each word is one token: "slow" is id 2^40, any other word id 3. A batch
 // runs the Loop max(ids) times; every vector is {trip count x4}.
-class SlowLoopModel final : public EmbedModel {
+class SlowLoopModel final : public EmbedModel, public DenseOut, public PairScorer {
  public:
   explicit SlowLoopModel(bool classifier) : classifier_(classifier) {
     auto s = dlrt::Session::create_from_bytes(dlrt::testing::loop_model());
@@ -56,7 +56,7 @@ class SlowLoopModel final : public EmbedModel {
                                                    const dlrt::RunOptions& bounds) const override {
     return run(batch, bounds);
   }
-  bool is_classifier() const override { return classifier_; }
+  ModelKind kind() const override { return classifier_ ? ModelKind::kCrossEncoder : ModelKind::kDense; }
   std::vector<std::string> labels() const override { return {"score"}; }
   size_t dimension() const override { return classifier_ ? 1 : 4; }
   std::string model_name() const override { return "slow-loop"; }

@@ -25,7 +25,7 @@ using testing::body_json;
 using testing::kind_folders;
 
 // A sequence classifier of three labels: logits (1, 3, 2) for every input.
-class ThreeLabels final : public EmbedModel {
+class ThreeLabels final : public EmbedModel, public PairScorer {
  public:
   Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
     Encoding e;
@@ -42,10 +42,7 @@ class ThreeLabels final : public EmbedModel {
                                                    const dlrt::RunOptions&) const override {
     return std::vector<std::vector<float>>(batch.size(), {1.f, 3.f, 2.f});
   }
-  Result<EmbedResult> embed_encoded(const std::vector<Encoding>&, const dlrt::RunOptions&) const override {
-    return InvalidArgument("a classifier has no vectors");
-  }
-  bool is_classifier() const override { return true; }
+  ModelKind kind() const override { return ModelKind::kCrossEncoder; }
   std::vector<std::string> labels() const override { return {"neg", "pos", "neutral"}; }
   size_t dimension() const override { return 3; }
   std::string model_name() const override { return "three"; }

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +20,8 @@
 #include "embed/models/kind.h"
 #include "embed/models/multi_vector.h"
 #include "embed/models/output_type.h"
+#include "embed/models/prepare_inputs.h"
+#include "embed/models/registry.h"
 #include "embed/models/sparse.h"
 #include "embed/models/token_inputs.h"
 #include "embed_tokens.h"
@@ -228,10 +232,10 @@ int parse_embed_options(const Args& args, embed::EmbedderOptions& opt, size_t& b
 
 // --tokens, and any text of a multi-vector (ColBERT) folder: one vector per token.
 int embed_per_token(const Args& args, const embed::EmbedderOptions& opt, std::vector<std::string> texts, size_t batch,
-                    embed::ModelKind kind, bool multi_vector) {
-  if (std::string e = embed::kind_refusal(kind, {embed::Capability::kPerToken}, args.get("model"), "dlrt embed --tokens");
-      !e.empty()) {
-    std::fprintf(stderr, "dlrt embed: error: %s\n", e.c_str());
+                    bool multi_vector) {
+  if (Status can = embed::require_capability(args.get("model"), {embed::Capability::kPerToken}, "dlrt embed --tokens");
+      !can.ok()) {
+    std::fprintf(stderr, "dlrt embed: error: %s\n", can.message().c_str());
     return kExitBadModel;
   }
   if (args.has("npy")) return usage_error("embed", "per-token vectors differ in count per text: use --json, not --npy");
@@ -254,20 +258,18 @@ int embed_per_token(const Args& args, const embed::EmbedderOptions& opt, std::ve
 // The prompt: --prompt's text, --prompt-name's, else the folder's default
 // prompt (as dlrt serve does for a request without prompt_name). kExitOk or
 // the usage error's code.
-int resolve_prompt(const Args& args, const embed::Embedder& embedder, std::string& prompt) {
+int resolve_prompt(const Args& args, const embed::EmbedModel& model, std::string& prompt) {
   prompt = args.get("prompt");
   if (args.has("prompt")) return kExitOk;
-  const std::string name = args.has("prompt-name") ? args.get("prompt-name") : embedder.default_prompt_name();
-  const auto& prompts = embedder.prompts();
-  if (auto it = prompts.find(name); it != prompts.end()) {
-    prompt = it->second;
-  } else if (args.has("prompt-name")) {
-    std::string names;
-    for (const auto& [n, text] : prompts) names += (names.empty() ? "" : ", ") + n;
-    return usage_error("embed", "the model has no prompt named '" + name + "' (its prompts: " +
-                                    (names.empty() ? "none" : names) + ")");
+  const auto name = args.has("prompt-name") ? std::optional<std::string>(args.get("prompt-name")) : std::nullopt;
+  if (auto p = embed::resolve_prompt(model, name, "")) {
+    prompt = *p;
+    return kExitOk;
   }
-  return kExitOk;
+  std::string names;
+  for (const std::string& n : model.prompt_names()) names += (names.empty() ? "" : ", ") + n;
+  return usage_error("embed", "the model has no prompt named '" + *name + "' (its prompts: " +
+                                  (names.empty() ? "none" : names) + ")");
 }
 
 // Dense vectors to --npy, --json or stdout (one line per text).
@@ -384,23 +386,21 @@ int print_quantized(const Args& args, const embed::Embedder& embedder, const std
 
 // Every text is tokenized first (a tokenizer error is exit 1), then embedded
 // `batch` at a time, longest first, each vector going back to its text's place.
-int embed_texts(const Args& args, const embed::Embedder& embedder, const std::vector<std::string>& texts, size_t batch,
-                size_t top_k) {
-  std::string prompt;
-  if (int rc = resolve_prompt(args, embedder, prompt); rc != kExitOk) return rc;
+int embed_texts(const Args& args, const std::shared_ptr<const embed::Embedder>& shared, std::vector<std::string> texts,
+                size_t batch, size_t top_k) {
+  const embed::Embedder& embedder = *shared;
+  // Prompt, tokens and the cut at the model's length as dlrt serve's (models/prepare_inputs.h).
+  const std::shared_ptr<const embed::EmbedModel> model = embed::embedder_model(shared);
+  embed::InputOptions in;
+  if (int rc = resolve_prompt(args, *model, in.prompt); rc != kExitOk) return rc;
   std::vector<embed::Encoding> encodings;
-  std::vector<size_t> tokens;  // per text, for --json
-  encodings.reserve(texts.size());
-  for (const std::string& text : texts) {
-    auto e = embedder.tokenize(prompt.empty() ? text : prompt + text);
-    if (!e.ok()) {
-      std::fprintf(stderr, "dlrt embed: error: %s\n", e.status().to_string().c_str());
-      return kExitRuntimeError;
-    }
-    tokens.push_back(e->ids.size());
-    encodings.push_back(std::move(e).value());
+  if (auto e = embed::prepare_inputs(*model, texts, in, encodings)) {
+    std::fprintf(stderr, "dlrt embed: error: %s\n", e->status.to_string().c_str());
+    return kExitRuntimeError;
   }
-  if (embedder.kind() == embed::ModelKind::kSparse)
+  std::vector<size_t> tokens;  // per text, for --json
+  for (const embed::Encoding& e : encodings) tokens.push_back(e.ids.size());
+  if (embed::has_capability(embedder.kind(), embed::Capability::kSparse))
     return embed_sparse(embedder, std::move(encodings), tokens, batch, top_k, args);
   std::vector<std::vector<float>> vectors(texts.size());
   Progress progress(progress_wanted(args.has("quiet"), args.has("progress")), "embedding", "texts", texts.size());
@@ -449,8 +449,7 @@ int cmd_embed(int argc, char** argv) {
   }
   if (texts.empty() && !args.has("file")) return usage_error("embed", "no TEXT given (or use --file PATH)");
 
-  const embed::ModelKind kind = embed::detect_kind(args.get("model"));
-  const bool multi_vector = embed::has_capability(kind, embed::Capability::kMaxSim);
+  const bool multi_vector = embed::folder_has(args.get("model"), embed::Capability::kMaxSim);
   if (args.has("query") && args.has("document")) return usage_error("embed", "--query and --document exclude each other");
   if ((args.has("query") || args.has("document")) && !multi_vector)
     return usage_error("embed", "--query and --document apply to multi-vector (ColBERT) folders; " + args.get("model") +
@@ -460,22 +459,23 @@ int cmd_embed(int argc, char** argv) {
                                                     "vector per text");
   if (multi_vector && args.has("sparse"))
     return usage_error("embed", args.get("model") + " is a multi-vector (ColBERT) folder: --sparse needs a sparse (SPLADE) model folder");
-  if (multi_vector || args.has("tokens")) return embed_per_token(args, opt, std::move(texts), batch, kind, multi_vector);
+  if (multi_vector || args.has("tokens")) return embed_per_token(args, opt, std::move(texts), batch, multi_vector);
 
   auto created = embed::Embedder::create(args.get("model"), opt);
   if (!created.ok()) {
     std::fprintf(stderr, "dlrt embed: error: %s\n", created.status().to_string().c_str());
     return exit_code_for_folder_status(created.status());
   }
-  const embed::Embedder& embedder = **created;
-  const bool sparse = embedder.kind() == embed::ModelKind::kSparse;
+  const std::shared_ptr<const embed::Embedder> shared = std::move(created).value();
+  const embed::Embedder& embedder = *shared;
+  const bool sparse = embed::has_capability(embedder.kind(), embed::Capability::kSparse);
   if (sparse && !args.has("sparse"))
     return usage_error("embed", "the model " + embedder.model_name() +
                                     " is a sparse (SPLADE) encoder: add --sparse for its sparse vectors");
   if (!sparse && args.has("sparse"))
     return usage_error("embed", "the model " + embedder.model_name() +
                                     " is a dense embedding model: --sparse needs a sparse (SPLADE) model folder");
-  return embed_texts(args, embedder, texts, batch, top_k);
+  return embed_texts(args, shared, std::move(texts), batch, top_k);
 }
 
 }  // namespace dlrt::cli

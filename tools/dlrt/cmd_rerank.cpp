@@ -16,9 +16,9 @@
 
 #include "cli_args.h"
 #include "commands.h"
-#include "embed/models/classifier.h"
 #include "embed/models/kind.h"
 #include "embed/models/multi_vector.h"
+#include "embed/models/registry.h"
 #include "embed/models/token_inputs.h"
 #include "json_out.h"
 #include "progress.h"
@@ -113,31 +113,23 @@ int score_in_batches(const RerankJob& job,
 }
 
 // A cross-encoder or LLM reranker: one logit per pair. Returns the exit code;
-// fills *kind and `score` (one per document).
-int score_with_classifier(const RerankJob& job, std::string* kind, std::string* model_name,
+// fills `score` (one per document).
+int score_with_classifier(const RerankJob& job, const embed::EmbedModel& m, const embed::PairScorer& c,
                           std::vector<float>& score) {
-  auto created = embed::Classifier::create(job.model, job.options);
-  if (!created.ok()) {
-    std::fprintf(stderr, "dlrt rerank: error: %s\n", created.status().to_string().c_str());
-    return exit_code_for_folder_status(created.status());
-  }
-  const embed::Classifier& c = **created;
-  *model_name = c.model_name();
-  *kind = c.is_llm_reranker() ? "llm_reranker" : "cross_encoder";
   if (c.labels().size() != 1)
-    return usage_error("rerank", "the model " + c.model_name() + " is a classifier with " +
+    return usage_error("rerank", "the model " + m.model_name() + " is a classifier with " +
                                      std::to_string(c.labels().size()) +
                                      " labels; dlrt rerank needs a reranker with one score");
-  if (!job.instruction.empty() && !c.is_llm_reranker())
-    return usage_error("rerank", "--instruction applies to LLM rerankers; " + c.model_name() + " is a cross-encoder");
+  if (!job.instruction.empty() && !c.takes_instruction())
+    return usage_error("rerank", "--instruction applies to LLM rerankers; " + m.model_name() + " is a cross-encoder");
 
   return score_in_batches(
-      job, [&](const std::string& doc) { return c.tokenize({job.query, doc, /*pair=*/true, job.instruction}); },
+      job, [&](const std::string& doc) { return c.tokenize_rerank(job.query, doc, job.instruction, nullptr); },
       [&](const std::vector<embed::Encoding>& part) -> Result<std::vector<float>> {
-        auto r = c.score_encoded(part);
+        auto r = c.classify(part, {});
         if (!r.ok()) return r.status();
         std::vector<float> out;
-        for (const auto& row : r->logits) {
+        for (const auto& row : *r) {
           const double logit = row[0];
           out.push_back(static_cast<float>(job.raw ? logit : 1 / (1 + std::exp(-logit))));
         }
@@ -148,29 +140,21 @@ int score_with_classifier(const RerankJob& job, std::string* kind, std::string* 
 
 // A multi-vector (ColBERT) model: MaxSim of the query's and each document's
 // token vectors.
-int score_with_multi_vector(const RerankJob& job, std::string* model_name, std::vector<float>& score) {
-  if (!job.instruction.empty())
-    return usage_error("rerank", "--instruction applies to LLM rerankers; " + job.model +
-                                     " is a multi-vector (ColBERT) folder");
-  auto created = embed::MultiVectorEmbedder::create(job.model, job.options);
-  if (!created.ok()) {
-    std::fprintf(stderr, "dlrt rerank: error: %s\n", created.status().to_string().c_str());
-    return exit_code_for_folder_status(created.status());
-  }
-  const embed::MultiVectorEmbedder& m = **created;
-  *model_name = m.base().model_name();
-  auto query = m.embed({job.query}, /*is_query=*/true);
-  if (!query.ok()) {
-    std::fprintf(stderr, "dlrt rerank: error: %s\n", query.status().to_string().c_str());
-    return exit_code_for_run_status(query.status());
+int score_with_multi_vector(const RerankJob& job, const embed::PerTokenOut& m, std::vector<float>& score) {
+  auto query = m.tokenize_tokens(job.query, /*is_query=*/true, nullptr);
+  Result<embed::TokenEmbedResult> query_vectors = query.status();
+  if (query.ok()) query_vectors = m.embed_tokens({*query}, /*is_query=*/true, {});
+  if (!query_vectors.ok()) {
+    std::fprintf(stderr, "dlrt rerank: error: %s\n", query_vectors.status().to_string().c_str());
+    return exit_code_for_run_status(query_vectors.status());
   }
   return score_in_batches(
-      job, [&](const std::string& doc) { return m.tokenize(doc, /*is_query=*/false); },
+      job, [&](const std::string& doc) { return m.tokenize_tokens(doc, /*is_query=*/false, nullptr); },
       [&](const std::vector<embed::Encoding>& part) -> Result<std::vector<float>> {
-        auto r = m.embed_encoded(part, /*is_query=*/false);
+        auto r = m.embed_tokens(part, /*is_query=*/false, {});
         if (!r.ok()) return r.status();
         std::vector<float> out;
-        for (const auto& doc : r->tokens) out.push_back(embed::maxsim(query->tokens[0], doc));
+        for (const auto& doc : r->tokens) out.push_back(embed::maxsim(query_vectors->tokens[0], doc));
         return out;
       },
       score);
@@ -235,17 +219,26 @@ int cmd_rerank(int argc, char** argv) {
     std::fprintf(stderr, "dlrt rerank: error: %s\n", found.status().to_string().c_str());
     return exit_code_for_folder_status(found.status());
   }
-  const std::filesystem::path folder = embed::model_folder_of(job.model);
-  const embed::ModelKind folder_kind = embed::detect_kind(folder.string());
-  const bool multi_vector = embed::has_capability(folder_kind, embed::Capability::kMaxSim);
-  if (std::string e = embed::kind_refusal(folder_kind, {embed::Capability::kPairScore, embed::Capability::kMaxSim},
-                                          job.model, "dlrt rerank");
-      !e.empty())
-    return usage_error("rerank", "the model is not a reranker: " + e);
-  std::string kind = "multi_vector", model_name;
+  // The registry refuses a folder of a kind that does not rerank before loading it.
+  if (Status can = embed::require_capability(job.model, {embed::Capability::kPairScore, embed::Capability::kMaxSim},
+                                             "dlrt rerank");
+      !can.ok())
+    return usage_error("rerank", "the model is not a reranker: " + can.message());
+  auto opened = embed::open_model(job.model, job.options);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "dlrt rerank: error: %s\n", opened.status().to_string().c_str());
+    return exit_code_for_folder_status(opened.status());
+  }
+  const embed::EmbedModel& model = **opened;
+  const embed::PairScorer* scorer = model.as<embed::PairScorer>();
+  const bool multi_vector = scorer == nullptr;  // MaxSim over per-token vectors
+  if (multi_vector && !job.instruction.empty())
+    return usage_error("rerank", "--instruction applies to LLM rerankers; " + job.model +
+                                     " is a multi-vector (ColBERT) folder");
+  const std::string kind = embed::model_kind_name(model.kind()), model_name = model.model_name();
   std::vector<float> score;
-  const int rc = multi_vector ? score_with_multi_vector(job, &model_name, score)
-                              : score_with_classifier(job, &kind, &model_name, score);
+  const int rc = multi_vector ? score_with_multi_vector(job, *model.as<embed::PerTokenOut>(), score)
+                              : score_with_classifier(job, model, *scorer, score);
   if (rc != kExitOk) return rc;
 
   std::vector<size_t> best(score.size());

@@ -1,7 +1,8 @@
 // What a model folder is (its kind), what each kind can do (its capabilities),
 // and the one refusal every route and entry point gives for a kind that
-// lacks what it needs. The only place that tells kinds apart by their files:
-// serve, the CLI, Python and the C API ask here.
+// lacks what it needs. The kinds' rows (names, capabilities, how a folder is
+// recognised and opened) are registry.cpp's table: serve, the CLI and Python
+// ask here or open there, and tell kinds apart only by their capabilities.
 //
 // Thread-safety: free of shared state.
 #pragma once
@@ -47,6 +48,8 @@ enum class Capability {
 const char* capability_name(Capability capability);  // "dense", "sparse", "per_token", ...
 
 bool has_capability(ModelKind kind, Capability capability);
+// has_capability of the folder `model`'s kind (detect_kind).
+bool folder_has(const std::string& model, Capability capability);
 
 // "" when `kind` has one of `any_of`; else the one message a route or entry
 // point answers: "<who> is <kind phrase> (kind KIND): <what> needs <capability>;

@@ -84,6 +84,21 @@ SparseVector sparsify(const std::vector<float>& dense, size_t top_k) {
   return v;
 }
 
+SparseVector keep_top_k(SparseVector v, size_t top_k) {
+  if (top_k == 0 || v.indices.size() <= top_k) return v;
+  std::vector<size_t> keep(v.indices.size());
+  for (size_t k = 0; k < keep.size(); ++k) keep[k] = k;  // indices ascend, so ties keep the lower index
+  std::stable_sort(keep.begin(), keep.end(), [&](size_t a, size_t b) { return std::fabs(v.values[a]) > std::fabs(v.values[b]); });
+  keep.resize(top_k);
+  std::sort(keep.begin(), keep.end());
+  SparseVector out;
+  for (size_t k : keep) {
+    out.indices.push_back(v.indices[k]);
+    out.values.push_back(v.values[k]);
+  }
+  return out;
+}
+
 std::vector<float> densify(const SparseVector& v, size_t dimension) {
   std::vector<float> dense(dimension, 0.0f);
   for (size_t k = 0; k < v.indices.size() && k < v.values.size(); ++k)

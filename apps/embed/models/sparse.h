@@ -63,6 +63,10 @@ struct SparseVector {
 // lower index); indices stay ascending.
 SparseVector sparsify(const std::vector<float>& dense, size_t top_k = 0);
 
+// `v` cut to its top_k largest values by absolute value as sparsify() cuts
+// (ties go to the lower index; top_k 0 keeps all).
+SparseVector keep_top_k(SparseVector v, size_t top_k);
+
 // `v` as a dense vector of `dimension` values (indices past it are dropped).
 std::vector<float> densify(const SparseVector& v, size_t dimension);
 

@@ -16,7 +16,23 @@ struct Batcher::Request {
 };
 
 Batcher::Batcher(BatchFn fn, BatcherOptions options, BatchObserver observer)
-    : fn_(std::move(fn)), options_(options), observer_(std::move(observer)) {
+    : Batcher(
+          [fn = std::move(fn)](const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) -> Result<Output> {
+            DLRT_ASSIGN_OR_RETURN(EmbedResult r, fn(batch, bounds));
+            return Output{std::move(r.vectors), {}, std::move(r.report)};
+          },
+          false, options, std::move(observer)) {}
+
+Batcher::Batcher(SparseBatchFn fn, BatcherOptions options, BatchObserver observer)
+    : Batcher(
+          [fn = std::move(fn)](const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) -> Result<Output> {
+            DLRT_ASSIGN_OR_RETURN(SparseResult r, fn(batch, bounds));
+            return Output{{}, std::move(r.vectors), std::move(r.report)};
+          },
+          true, options, std::move(observer)) {}
+
+Batcher::Batcher(OutputFn fn, bool sparse, BatcherOptions options, BatchObserver observer)
+    : fn_(std::move(fn)), sparse_(sparse), options_(options), observer_(std::move(observer)) {
   options_.max_batch_size = std::max<size_t>(options_.max_batch_size, 1);
   options_.max_batch_tokens = std::max<size_t>(options_.max_batch_tokens, 1);
   options_.max_queue = std::max<size_t>(options_.max_queue, 1);
@@ -53,7 +69,8 @@ Result<std::shared_future<Result<RequestResult>>> Batcher::submit(std::vector<En
   auto req = std::make_shared<Request>();
   req->deadline = deadline;
   req->remaining = inputs.size();
-  req->result.vectors.resize(inputs.size());
+  if (sparse_) req->result.sparse.resize(inputs.size());
+  else req->result.vectors.resize(inputs.size());
   for (const auto& e : inputs) req->result.tokens += e.ids.size();
   std::shared_future<Result<RequestResult>> fut = req->promise.get_future().share();
   {
@@ -109,7 +126,7 @@ void Batcher::worker() {
     // Inputs whose request gave up while queued are answered, not run.
     if (std::vector<Item> expired = take_expired_locked(Clock::now()); !expired.empty()) {
       lk.unlock();
-      Result<EmbedResult> cancelled = Status(StatusCode::kCancelled, "the request's deadline passed while it was queued");
+      Result<Output> cancelled = Status(StatusCode::kCancelled, "the request's deadline passed while it was queued");
       complete(expired, cancelled);
       lk.lock();
       continue;
@@ -150,7 +167,7 @@ void Batcher::worker() {
     // until its deadline: past it nobody waits for the answer).
     RunSlot slot(options_.slots.get(), bounded ? latest : Clock::time_point{});
     if (!slot.held()) {
-      Result<EmbedResult> cancelled =
+      Result<Output> cancelled =
           Status(StatusCode::kCancelled, "the request's deadline passed while its batch waited for a free worker");
       complete(items, cancelled);
       lk.lock();
@@ -160,10 +177,11 @@ void Batcher::worker() {
     auto t0 = Clock::now();
     dlrt::RunOptions bounds;
     if (bounded) bounds.timeout_ms = std::max(std::chrono::duration<double, std::milli>(latest - t0).count(), 1.0);
-    Result<EmbedResult> result = fn_(batch, bounds);
+    Result<Output> result = fn_(batch, bounds);
     slot.release();
-    if (result.ok() && result->vectors.size() != batch.size())
-      result = Internal("the model returned " + std::to_string(result->vectors.size()) + " vectors for " +
+    const size_t returned = !result.ok() ? 0 : sparse_ ? result->sparse.size() : result->dense.size();
+    if (result.ok() && returned != batch.size())
+      result = Internal("the model returned " + std::to_string(returned) + " vectors for " +
                         std::to_string(batch.size()) + " inputs");
     double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (observer_) {
@@ -177,14 +195,15 @@ void Batcher::worker() {
   }
 }
 
-void Batcher::complete(std::vector<Item>& items, Result<EmbedResult>& result) {
+void Batcher::complete(std::vector<Item>& items, Result<Output>& result) {
   for (size_t i = 0; i < items.size(); ++i) {
     Request& r = *items[i].request;
     bool done;
     {
       std::lock_guard<std::mutex> lk(r.mu);
       if (result.ok()) {
-        r.result.vectors[items[i].index] = std::move(result->vectors[i]);
+        if (sparse_) r.result.sparse[items[i].index] = std::move(result->sparse[i]);
+        else r.result.vectors[items[i].index] = std::move(result->dense[i]);
         r.result.report = result->report;
       } else if (r.error.ok()) {
         r.error = result.status();

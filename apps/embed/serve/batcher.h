@@ -2,8 +2,10 @@
 // inputs; a pool of workers takes batches off the queue (up to
 // max_batch_size inputs and max_batch_tokens padded tokens, waiting at most
 // max_wait for a batch to fill) and runs them in parallel through one
-// thread-safe embed function. Each request's future completes when all its
-// inputs have run.
+// thread-safe model call, typed by the model's capability: dense vectors
+// (BatchFn, DenseOut) or sparse ones (SparseBatchFn, SparseOut; they stay
+// sparse from the run to the answer). Each request's future completes when
+// all its inputs have run.
 //
 // Deadlines: a request may carry one (submit()). An input still queued when
 // its request's deadline passes is not run (the request fails with
@@ -28,6 +30,7 @@
 #include "dlrt/session.h"
 #include "dlrt/status.h"
 #include "embed/models/embedder.h"
+#include "embed/models/sparse.h"
 #include "embed/serve/run_slots.h"
 
 namespace dlrt::embed {
@@ -56,12 +59,15 @@ struct BatchInfo {
 // The model call: thread-safe, called by several workers at once; `bounds`
 // carries the batch's timeout (pass it to Session::run).
 using BatchFn = std::function<Result<EmbedResult>(const std::vector<Encoding>&, const dlrt::RunOptions& bounds)>;
+using SparseBatchFn = std::function<Result<SparseResult>(const std::vector<Encoding>&, const dlrt::RunOptions& bounds)>;
 using BatchObserver = std::function<void(const BatchInfo&)>;
 
-// One request's answer: vectors in input order, its own token count, and the
-// report of (one of) the batch runs it was part of.
+// One request's answer: vectors in input order (`vectors` from a BatchFn,
+// `sparse` from a SparseBatchFn), its own token count, and the report of (one
+// of) the batch runs it was part of.
 struct RequestResult {
   std::vector<std::vector<float>> vectors;
+  std::vector<SparseVector> sparse;
   size_t tokens = 0;
   dlrt::RunReport report;
 };
@@ -69,6 +75,7 @@ struct RequestResult {
 class Batcher {
  public:
   Batcher(BatchFn fn, BatcherOptions options, BatchObserver observer = {});
+  Batcher(SparseBatchFn fn, BatcherOptions options, BatchObserver observer = {});
   ~Batcher();  // stop()
   Batcher(const Batcher&) = delete;
   Batcher& operator=(const Batcher&) = delete;
@@ -99,11 +106,20 @@ class Batcher {
   void worker();
   // How many queued items the next batch would take (front first).
   size_t batch_len_locked(bool* full) const;
-  void complete(std::vector<Item>& items, Result<EmbedResult>& result);
+  // A batch's vectors, dense or sparse (one of them filled).
+  struct Output {
+    std::vector<std::vector<float>> dense;
+    std::vector<SparseVector> sparse;
+    dlrt::RunReport report;
+  };
+  using OutputFn = std::function<Result<Output>(const std::vector<Encoding>&, const dlrt::RunOptions&)>;
+  Batcher(OutputFn fn, bool sparse, BatcherOptions options, BatchObserver observer);
+  void complete(std::vector<Item>& items, Result<Output>& result);
   // Takes the queued inputs whose request's deadline has passed out of the queue.
   std::vector<Item> take_expired_locked(std::chrono::steady_clock::time_point now);
 
-  BatchFn fn_;
+  OutputFn fn_;
+  bool sparse_ = false;
   BatcherOptions options_;
   BatchObserver observer_;
   mutable std::mutex mu_;

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/models/prepare_inputs.h"
 #include "embed/serve/http_server.h"
 #include "embed/serve/request.h"
 #include "embed/serve/server.h"
@@ -15,21 +16,6 @@ namespace {
 using json = nlohmann::json;
 using server_util::is_device_failure;
 using server_util::json_string;
-using server_util::resolve_prompt;
-
-// Keeps [CLS] ... [SEP]: cuts the middle, keeps the last token.
-void truncate_encoding(Encoding& e, size_t limit) {
-  if (e.ids.size() <= limit || limit < 2) return;
-  auto cut = [limit](std::vector<int64_t>& v) {
-    if (v.size() <= limit) return;
-    int64_t last = v.back();
-    v.resize(limit - 1);
-    v.push_back(last);
-  };
-  cut(e.ids);
-  cut(e.type_ids);
-  cut(e.attention_mask);
-}
 
 }  // namespace
 
@@ -84,6 +70,12 @@ Reply Call::run_error(const Status& s, const std::string& what) const {
     return error(503, "device_unavailable",
                  "the accelerator failed and strict mode forbids falling back to the CPU: " + s.message());
   return error(500, "internal_error", what + " failed: " + s.to_string());
+}
+
+Reply Call::no_capability() const {
+  return error(500, "internal_error",
+               std::string("the model's kind has the route's capability but its model does not implement it (") +
+                   model_kind_name(ref_->model->kind()) + ")");
 }
 
 Reply Call::deadline_reply(const char* what) const {
@@ -179,23 +171,20 @@ std::optional<Reply> Call::embed(EmbedRequest& req, RequestResult& result) const
     }
   } else {
     // A named prompt (or the folder's default) goes in front of each text.
-    std::string prompt;
+    InputOptions in;
     if (auto p = resolve_prompt(*m, req.prompt_name, config_.default_prompt_name); !p) {
       return invalid("the model has no prompt named '" + *req.prompt_name + "'");
     } else {
-      prompt = *p;
+      in.prompt = *p;
     }
-    for (size_t i = 0; i < req.texts.size(); ++i) {
-      bool truncated = false;
-      size_t tokens = 0;
-      const std::string text = prompt.empty() ? std::move(req.texts[i]) : prompt + req.texts[i];
-      auto enc = m->tokenize_counted(text, &truncated, &tokens);
-      if (!enc.ok()) return tokenize_error(enc.status(), "input " + std::to_string(i) + " cannot be tokenized: ");
-      if ((truncated || enc->ids.size() > limit) && !truncate)
-        return over_limit(i, truncated ? tokens : enc->ids.size());
-      truncate_encoding(*enc, limit);
-      encodings.push_back(std::move(enc).value());
-      if (auto late = past_deadline("tokenizing")) return *late;
+    in.limit = limit;
+    in.truncate = truncate;
+    in.stop = [this] { return std::chrono::steady_clock::now() >= deadline(); };
+    if (std::optional<InputError> e = prepare_inputs(*m, req.texts, in, encodings)) {
+      if (e->what == InputError::What::kTokenize)
+        return tokenize_error(e->status, "input " + std::to_string(e->index) + " cannot be tokenized: ");
+      if (e->what == InputError::What::kTooLong) return over_limit(e->index, e->tokens);
+      return deadline_reply("tokenizing");
     }
   }
 
@@ -223,10 +212,10 @@ std::optional<Reply> Call::embed(EmbedRequest& req, RequestResult& result) const
     return run_error(Status(StatusCode::kCancelled, "no answer by the deadline"), "embedding");
   Result<RequestResult> res = std::move(fut->get());
   if (!res.ok()) return run_error(res.status(), "embedding");
-  // A sparse request's vectors are the model's vocabulary-wide weights, as they came.
+  // A sparse request's vectors are the model's non-zero weights, as they came.
   if (!req.sparse)
     for (std::vector<float>& v : res->vectors) finish_vector(v, req.dimensions, normalize);
-  server_util::note_request_size(res->vectors.size(), res->tokens);
+  server_util::note_request_size(req.sparse ? res->sparse.size() : res->vectors.size(), res->tokens);
   result = std::move(res).value();
   return std::nullopt;
 }

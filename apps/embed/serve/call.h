@@ -80,6 +80,9 @@ class Call {
   // An input that could not be tokenized: 504 when the request's deadline
   // stopped the tokenizer (kCancelled), else 422 (`context` before the reason).
   Reply tokenize_error(const Status& s, const std::string& context = "") const;
+  // The 500 of a model whose kind lists the route's capability but which
+  // lacks its interface (models/model.h's as<T>() null): a bug, not a request's fault.
+  Reply no_capability() const;
   // The 504 of a request whose deadline passed while `what` (tokenizing).
   Reply deadline_reply(const char* what) const;
   // deadline_reply when the request's deadline has passed, else nullopt.
@@ -89,9 +92,9 @@ class Call {
   std::chrono::steady_clock::time_point deadline() const;
 
   // Tokenizes and runs a parsed embedding request on the model through its
-  // batcher (limits, prompt, truncation, queueing, deadline): its finished
-  // vectors (cut to `dimensions`, normalised as asked) in `result`, or the
-  // error to answer.
+  // batcher (prompt, limits and truncation by models/prepare_inputs.h;
+  // queueing, deadline): its finished vectors (cut to `dimensions`, normalised
+  // as asked; a sparse request's in result.sparse) in `result`, or the error to answer.
   std::optional<Reply> embed(EmbedRequest& req, RequestResult& result) const;
 
   // Runs run(bounds) on the HTTP thread (/rerank, /predict, /embed_all) in one

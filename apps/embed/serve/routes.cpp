@@ -147,11 +147,13 @@ std::string route_list() {
 
 const Route& route_for(const EmbedModel& m) {
   const ModelKind kind = m.kind();
-  const char* path = has_capability(kind, C::kDense)                                 ? "/embed"
-                     : has_capability(kind, C::kSparse)                              ? "/embed_sparse"
-                     : has_capability(kind, C::kClassify) && m.labels().size() != 1 ? "/predict"
-                     : has_capability(kind, C::kPairScore)                           ? "/rerank"
-                                                                                     : "/embed_all";
+  const PairScorer* scorer = m.as<PairScorer>();
+  const bool several_labels = scorer && scorer->labels().size() != 1;
+  const char* path = has_capability(kind, C::kDense)                        ? "/embed"
+                     : has_capability(kind, C::kSparse)                     ? "/embed_sparse"
+                     : has_capability(kind, C::kClassify) && several_labels ? "/predict"
+                     : has_capability(kind, C::kPairScore)                  ? "/rerank"
+                                                                            : "/embed_all";
   return *find_route(path);
 }
 

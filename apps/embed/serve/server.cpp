@@ -167,9 +167,24 @@ void EmbedServer::set_model_at(size_t index, std::shared_ptr<const EmbedModel> m
   const std::string display = config_.model_name.empty() && m ? m->model_name() : config_.model_name;
   std::string name = registry_.all()[index].config.name;
   if (name.empty()) name = display;
-  auto b = std::make_shared<Batcher>(
-      [m](const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) { return m->embed_encoded(batch, bounds); },
-      o, [this, index, name](const BatchInfo& info) { on_batch(index, name, info); });
+  // The batcher carries what the model's capability gives: sparse vectors stay sparse.
+  BatchObserver observe = [this, index, name](const BatchInfo& info) { on_batch(index, name, info); };
+  std::shared_ptr<Batcher> b;
+  if (const SparseOut* sparse = m ? m->as<SparseOut>() : nullptr) {
+    b = std::make_shared<Batcher>(
+        SparseBatchFn([sparse](const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) {
+          return sparse->encode_sparse(batch, bounds);
+        }),
+        o, observe);
+  } else {
+    const DenseOut* dense = m ? m->as<DenseOut>() : nullptr;
+    b = std::make_shared<Batcher>(
+        BatchFn([dense](const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) -> Result<EmbedResult> {
+          if (!dense) return Unsupported("the model gives no vectors to batch");  // its routes refuse it first
+          return dense->embed_encoded(batch, bounds);
+        }),
+        o, observe);
+  }
   registry_.set_model(index, std::move(model), std::move(b), display);
 }
 

@@ -47,9 +47,10 @@
 #include "dlrt/status.h"
 #include "embed/serve/batcher.h"
 #include "embed/serve/call.h"
-#include "embed/models/classifier.h"
 #include "embed/models/embedder.h"
 #include "embed/models/kind.h"
+#include "embed/models/model.h"
+#include "embed/models/registry.h"
 #include "embed/serve/metrics.h"
 #include "embed/serve/model_registry.h"
 #include "embed/serve/request.h"
@@ -62,138 +63,6 @@ class Server;
 }
 
 namespace dlrt::embed {
-
-// A model as the server runs it: the Embedder (embedder_model()), a
-// Classifier (classifier_model()), a MultiVectorEmbedder (multi_vector_model()),
-// as open_model() picks by the folder's kind, or a test double. The routes
-// ask kind() for what it can do (models/kind.h: capabilities, refusals).
-// Every method is called from many threads at once.
-class EmbedModel {
- public:
-  virtual ~EmbedModel() = default;
-  // The model's kind. The default reads the older flags below (test doubles set those).
-  virtual ModelKind kind() const {
-    if (is_classifier()) return reranker_kind() == "llm" ? ModelKind::kLlmReranker : ModelKind::kCrossEncoder;
-    if (is_sparse()) return ModelKind::kSparse;
-    return is_multi_vector() ? ModelKind::kMultiVector : ModelKind::kDense;
-  }
-  // One text, truncated to max_length(); *truncated says whether it was longer.
-  virtual Result<Encoding> tokenize(std::string_view text, bool* truncated) const = 0;
-  // `bounds` bound the model run (the request deadline): a run past them
-  // returns kCancelled.
-  virtual Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const = 0;
-  virtual size_t dimension() const = 0;
-  virtual std::string model_name() const = 0;
-  virtual size_t max_length() const = 0;
-  virtual dlrt::RunReport placement() const = 0;
-  // embed_encoded's vectors are pooled but not normalised; the server
-  // normalises per request, by default when normalizes() (the folder asks for it).
-  virtual bool normalizes() const { return false; }
-  virtual std::string pooling() const { return ""; }
-  // True when a text's result depends on its batch-mates (dynamic
-  // quantization, see batch_dependence.h): the batcher then runs one input per
-  // batch. batching() says which rule applies (/info's "batching").
-  virtual bool batch_dependent() const { return false; }
-  virtual std::string batching() const { return "padded batches"; }
-  // The text of a named prompt (config_sentence_transformers.json), and the
-  // name used when a request names none ("" for none).
-  virtual std::optional<std::string> prompt(const std::string& name) const { return std::nullopt; }
-  virtual std::string default_prompt_name() const { return ""; }
-  virtual std::vector<std::string> prompt_names() const { return {}; }
-  // The folder's similarity function (Embedder::similarity_fn_name), for /similarity.
-  virtual std::string similarity_fn_name() const { return "cosine"; }
-  // Token ids are in [0, vocab_size()) (0: not known, not checked).
-  virtual size_t vocab_size() const { return 0; }
-  // The bytes a padded token adds to a run's outputs (its widest per-token
-  // output row; 0: not known), for the memory budget max_batch_mb.
-  virtual size_t token_row_bytes() const { return 0; }
-  // tokenize() that also gives the text's ids before the cut in *tokens (0:
-  // not known), from the same pass (a 413's count without tokenizing twice).
-  virtual Result<Encoding> tokenize_counted(std::string_view text, bool* truncated, size_t* tokens) const {
-    *tokens = 0;
-    return tokenize(text, truncated);
-  }
-  // One text as tokenize() does, with each token's byte offsets [start, stop)
-  // into `text` in `offsets` ((0, 0) for the special tokens the tokenizer
-  // adds); the default leaves `offsets` empty (not known).
-  virtual Result<Encoding> tokenize_with_offsets(std::string_view text,
-                                                 std::vector<std::pair<size_t, size_t>>& offsets) const {
-    offsets.clear();
-    return tokenize(text, nullptr);
-  }
-  // A token's text and whether it is a special token (for /tokenize).
-  virtual std::string token_text(int64_t id) const { return ""; }
-  virtual bool is_special_token(int64_t id) const { return false; }
-  // Text of token ids (the tokenizer's decoder), for /decode.
-  virtual Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const {
-    return Unsupported("this model's tokenizer cannot decode");
-  }
-  // Sequence classifiers (cross-encoders): /rerank and /predict instead of
-  // the embedding routes. labels() names the logits' columns.
-  virtual bool is_classifier() const { return false; }
-  // Sparse (SPLADE) models: embed_encoded's vectors are vocabulary-wide and
-  // mostly zero; the sparse routes answer them, the dense ones refuse.
-  virtual bool is_sparse() const { return false; }
-  virtual std::vector<std::string> labels() const { return {}; }
-  virtual Result<Encoding> tokenize_pair(std::string_view first, std::string_view second, bool* truncated) const {
-    return Unsupported("this model does not take text pairs");
-  }
-  // A (query, document) pair for /rerank and /v1/rerank with a task
-  // instruction ("": the model's default); only LLM rerankers take one.
-  virtual Result<Encoding> tokenize_rerank(std::string_view query, std::string_view document,
-                                           const std::string& instruction, bool* truncated) const {
-    if (!instruction.empty()) return InvalidArgument("'instruction' is for LLM rerankers; the served model takes none");
-    return tokenize_pair(query, document, truncated);
-  }
-  // tokenize_rerank of (query, documents[i]) for every document, the query
-  // tokenized once where the model allows; (*truncated)[i] says whether pair
-  // i was cut. kOutOfRange: the query alone fills the model's length.
-  virtual Result<std::vector<Encoding>> tokenize_rerank_all(std::string_view query,
-                                                            const std::vector<std::string>& documents,
-                                                            const std::string& instruction,
-                                                            std::vector<uint8_t>* truncated) const {
-    std::vector<Encoding> out;
-    if (truncated) truncated->assign(documents.size(), 0);
-    for (size_t i = 0; i < documents.size(); ++i) {
-      bool cut = false;
-      auto e = tokenize_rerank(query, documents[i], instruction, &cut);
-      if (!e.ok()) return e.status();
-      if (truncated) (*truncated)[i] = cut ? 1 : 0;
-      out.push_back(std::move(e).value());
-    }
-    return out;
-  }
-  // "llm" for an LLM reranker (llm_reranker.h), "" otherwise (/info).
-  virtual std::string reranker_kind() const { return ""; }
-  // Logits, one row per encoding; `bounds` as embed_encoded's.
-  virtual Result<std::vector<std::vector<float>>> classify(const std::vector<Encoding>& batch,
-                                                           const dlrt::RunOptions& bounds) const {
-    return Unsupported("this model is not a classifier");
-  }
-  // Per-token vectors (/embed_all). An embedding model gives its
-  // transformer's token vectors (is_query does not apply); a multi-vector
-  // model (ColBERT) its own, for queries or documents, and /rerank scores by MaxSim.
-  virtual bool is_multi_vector() const { return false; }
-  virtual Result<Encoding> tokenize_tokens(std::string_view text, bool is_query, bool* truncated) const {
-    return tokenize(text, truncated);
-  }
-  virtual Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, bool is_query,
-                                                const dlrt::RunOptions& bounds) const {
-    return Unsupported("this model does not give per-token vectors");
-  }
-};
-
-std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder> embedder);
-std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classifier> classifier);
-class MultiVectorEmbedder;
-std::shared_ptr<const EmbedModel> multi_vector_model(std::shared_ptr<const MultiVectorEmbedder> embedder);
-
-// The registry of kinds for dlrt serve: the folder `path` opened as its kind
-// (detect_kind) says, with that kind's model behind the server.
-Result<std::shared_ptr<const EmbedModel>> open_model(const std::string& path, const EmbedderOptions& options);
-
-// Runs one short batch so the first request does not pay for first-run costs.
-Status warm_up(const EmbedModel& model);
 
 struct HealthInfo {
   std::string status;   // loading, ok, warming, degraded, draining, failed

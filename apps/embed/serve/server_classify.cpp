@@ -42,11 +42,14 @@ const json* document_text(const json& v) {
 // cut when `truncate`, else a 413; the run takes a shared slot. Fills `score`
 // (sigmoid of the one logit, or the logit when `raw`) and `tokens`; the reply
 // is an error when its status is not 200.
-Reply score_documents(const Call& c, const EmbedModel& m, const std::string& query,
-                      const std::vector<std::string>& documents, const std::string& instruction, bool truncate,
-                      bool raw, std::vector<float>& score, size_t& tokens) {
+Reply score_documents(const Call& c, const std::string& query, const std::vector<std::string>& documents,
+                      const std::string& instruction, bool truncate, bool raw, std::vector<float>& score,
+                      size_t& tokens) {
+  const EmbedModel& m = c.model();
+  const PairScorer* scorer = m.as<PairScorer>();
+  if (!scorer) return c.no_capability();
   std::vector<uint8_t> truncated;
-  auto encoded = m.tokenize_rerank_all(query, documents, instruction, &truncated);
+  auto encoded = scorer->tokenize_rerank_all(query, documents, instruction, &truncated);
   if (!encoded.ok() && encoded.status().code() == StatusCode::kOutOfRange)
     return c.error(413, "invalid_request_error", encoded.status().message());
   if (!encoded.ok()) return c.tokenize_error(encoded.status());
@@ -64,7 +67,7 @@ Reply score_documents(const Call& c, const EmbedModel& m, const std::string& que
   score.reserve(batch.size());
   Status run =
       c.in_run_slots(m, batch, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
-        auto logits = m.classify(chunk, bounds);
+        auto logits = scorer->classify(chunk, bounds);
         if (!logits.ok()) return logits.status();
         for (const auto& row : *logits) score.push_back(scores(row, raw)[0]);
         return Status::Ok();
@@ -84,9 +87,10 @@ std::vector<size_t> by_score(const std::vector<float>& score) {
 }  // namespace
 
 std::string one_score_check(const EmbedModel& m, const std::string& who, const char* route) {
-  if (has_capability(m.kind(), Capability::kMaxSim)) return "";  // one MaxSim score per text
-  if (m.labels().size() != 1)
-    return who + " is a classifier with " + std::to_string(m.labels().size()) + " labels; " + route +
+  const PairScorer* scorer = m.as<PairScorer>();
+  if (!scorer) return "";  // one MaxSim score per text
+  if (const size_t labels = scorer->labels().size(); labels != 1)
+    return who + " is a classifier with " + std::to_string(labels) + " labels; " + route +
            " needs a model with one score (use /predict)";
   return "";
 }
@@ -109,13 +113,12 @@ ParseError parse_rerank(const json& req, size_t max_inputs, RerankRequest* out) 
 }
 
 Reply handle_rerank(Call& c, RerankRequest& req) {
-  const EmbedModel& m = c.model();
-  if (has_capability(m.kind(), Capability::kMaxSim)) return handle_rerank_maxsim(c, req);
+  if (!c.model().as<PairScorer>()) return handle_rerank_maxsim(c, req);  // the route's opening let kMaxSim in
   const bool truncate = req.truncate.value_or(c.config().truncate);
   const std::vector<std::string>& texts = req.texts;
   std::vector<float> score;
   size_t tokens = 0;
-  if (Reply r = score_documents(c, m, req.query, texts, req.instruction, truncate, req.raw_scores, score, tokens);
+  if (Reply r = score_documents(c, req.query, texts, req.instruction, truncate, req.raw_scores, score, tokens);
       r.status != 200)
     return r;
   json out = json::array();
@@ -172,7 +175,7 @@ std::optional<Reply> ranked_documents(Call& c, V1RerankRequest& req, json& out) 
   const std::vector<std::string>& docs = req.documents;
   std::vector<float> score;
   size_t tokens = 0;
-  if (Reply r = score_documents(c, c.model(), req.query, docs, req.instruction, req.truncate, false, score, tokens);
+  if (Reply r = score_documents(c, req.query, docs, req.instruction, req.truncate, false, score, tokens);
       r.status != 200)
     return r;
   json results = json::array();
@@ -252,13 +255,15 @@ ParseError parse_predict(const json& req, size_t max_inputs, PredictRequest* out
 
 Reply handle_predict(Call& c, PredictRequest& req) {
   const EmbedModel* m = &c.model();
+  const PairScorer* scorer = m->as<PairScorer>();
+  if (!scorer) return c.no_capability();
   const bool raw = req.raw_scores;
   const bool truncate = req.truncate.value_or(c.config().truncate);
   const std::vector<PredictRequest::Item>& items = req.items;
   std::vector<Encoding> batch;
   for (size_t i = 0; i < items.size(); ++i) {
     bool truncated = false;
-    auto enc = items[i].pair ? m->tokenize_pair(items[i].first, items[i].second, &truncated)
+    auto enc = items[i].pair ? scorer->tokenize_pair(items[i].first, items[i].second, &truncated)
                              : m->tokenize(items[i].first, &truncated);
     if (!enc.ok()) return c.tokenize_error(enc.status());
     if (truncated && !truncate)
@@ -271,13 +276,13 @@ Reply handle_predict(Call& c, PredictRequest& req) {
   std::vector<std::vector<float>> logits;
   Status run =
       c.in_run_slots(*m, batch, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
-        auto rows = m->classify(chunk, bounds);
+        auto rows = scorer->classify(chunk, bounds);
         if (!rows.ok()) return rows.status();
         for (auto& row : *rows) logits.push_back(std::move(row));
         return Status::Ok();
       });
   if (!run.ok()) return c.run_error(run, "scoring");
-  const std::vector<std::string> labels = m->labels();
+  const std::vector<std::string> labels = scorer->labels();
   json out = json::array();
   for (const auto& row : logits) {
     const std::vector<float> s = scores(row, raw);

@@ -1,69 +1,21 @@
-// dlrt serve's per-token routes: a MultiVectorEmbedder behind the server
-// (server.h's EmbedModel), POST /embed_all (TEI's shape: per input, a list of
-// per-token vectors) for any embedding model, and /rerank by MaxSim for a
-// multi-vector model.
+// dlrt serve's per-token routes (models/model.h's PerTokenOut): POST
+// /embed_all (TEI's shape: per input, a list of per-token vectors) for any
+// model with per-token vectors, and /rerank by MaxSim for a multi-vector model.
 #include <algorithm>
 #include <numeric>
 
 #include <nlohmann/json.hpp>
 
 #include "embed/models/multi_vector.h"
+#include "embed/models/prepare_inputs.h"
 #include "embed/serve/handlers.h"
 #include "embed/serve/server.h"
 #include "embed/serve/server_util.h"
-#include "embed/tokenizer/tokenizer.h"
 
 namespace dlrt::embed {
 namespace {
 
 using json = nlohmann::json;
-
-class MultiVectorModel final : public EmbedModel {
- public:
-  explicit MultiVectorModel(std::shared_ptr<const MultiVectorEmbedder> m) : m_(std::move(m)) {}
-  // /tokenize shows a text as a document.
-  Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
-    return m_->tokenize(text, false, truncated);
-  }
-  Result<EmbedResult> embed_encoded(const std::vector<Encoding>&, const dlrt::RunOptions&) const override {
-    return InvalidArgument("the served model is a multi-vector (ColBERT) model: use /embed_all or /rerank");
-  }
-  ModelKind kind() const override { return ModelKind::kMultiVector; }
-  Result<Encoding> tokenize_tokens(std::string_view text, bool is_query, bool* truncated) const override {
-    return m_->tokenize(text, is_query, truncated);
-  }
-  Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, bool is_query,
-                                        const dlrt::RunOptions& bounds) const override {
-    return m_->embed_encoded(batch, is_query, bounds);
-  }
-  size_t dimension() const override { return m_->dimension(); }
-  std::string model_name() const override { return m_->base().model_name(); }
-  size_t max_length() const override { return std::max(m_->config().query_length, m_->config().document_length); }
-  dlrt::RunReport placement() const override { return m_->base().placement(); }
-  size_t token_row_bytes() const override { return m_->base().token_row_bytes(); }
-  bool normalizes() const override { return true; }
-  std::string pooling() const override { return "none"; }
-  std::optional<std::string> prompt(const std::string& name) const override {
-    auto it = m_->base().prompts().find(name);
-    if (it == m_->base().prompts().end()) return std::nullopt;
-    return it->second;
-  }
-  std::string default_prompt_name() const override { return m_->base().default_prompt_name(); }
-  std::vector<std::string> prompt_names() const override {
-    std::vector<std::string> names;
-    for (const auto& [name, text] : m_->base().prompts()) names.push_back(name);
-    return names;
-  }
-  size_t vocab_size() const override { return m_->base().tokenizer().vocab_size(); }
-  std::string token_text(int64_t id) const override { return m_->base().tokenizer().id_to_token(id); }
-  bool is_special_token(int64_t id) const override { return m_->base().tokenizer().is_special(id); }
-  Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override {
-    return m_->base().tokenizer().decode(ids, skip_special_tokens);
-  }
-
- private:
-  std::shared_ptr<const MultiVectorEmbedder> m_;
-};
 
 // Per input, per token vectors as JSON, floats at float32's shortest precision.
 std::string token_vectors_json(const std::vector<std::vector<std::vector<float>>>& inputs) {
@@ -85,10 +37,6 @@ std::string token_vectors_json(const std::vector<std::vector<std::vector<float>>
 
 }  // namespace
 
-std::shared_ptr<const EmbedModel> multi_vector_model(std::shared_ptr<const MultiVectorEmbedder> embedder) {
-  return std::make_shared<MultiVectorModel>(std::move(embedder));
-}
-
 ParseError parse_embed_all(const json& req, size_t max_inputs, EmbedAllRequest* out) {
   if (auto e = read_texts(req, "inputs", true, max_inputs, &out->texts)) return e;
   if (auto e = read_bool(req, "truncate", out->truncate)) return e;
@@ -98,19 +46,21 @@ ParseError parse_embed_all(const json& req, size_t max_inputs, EmbedAllRequest* 
 
 Reply handle_embed_all(Call& c, EmbedAllRequest& req) {
   const EmbedModel* m = &c.model();
+  const PerTokenOut* per_token = m->as<PerTokenOut>();
+  if (!per_token) return c.no_capability();
   const std::vector<std::string>& texts = req.texts;
   const bool truncate = req.truncate.value_or(c.config().truncate);
   const bool is_query = req.is_query.value_or(true);
   if (req.is_query && !has_capability(m->kind(), Capability::kMaxSim))
     return c.invalid("'is_query' applies to multi-vector (ColBERT) models only; " + c.model_label() + " is not one");
   const std::optional<std::string>& prompt_name = req.prompt_name;
-  const auto prompt_text = server_util::resolve_prompt(*m, prompt_name, c.config().default_prompt_name);
+  const auto prompt_text = resolve_prompt(*m, prompt_name, c.config().default_prompt_name);
   if (!prompt_text) return c.invalid("the model has no prompt named '" + *prompt_name + "'");
   const std::string& prompt = *prompt_text;
   std::vector<Encoding> batch;
   for (size_t i = 0; i < texts.size(); ++i) {
     bool truncated = false;
-    auto enc = m->tokenize_tokens(prompt + texts[i], is_query, &truncated);
+    auto enc = per_token->tokenize_tokens(prompt + texts[i], is_query, &truncated);
     if (!enc.ok()) return c.tokenize_error(enc.status());
     // A multi-vector model cuts texts at its query or document length, as PyLate does.
     if (truncated && !truncate && !has_capability(m->kind(), Capability::kMaxSim))
@@ -123,7 +73,7 @@ Reply handle_embed_all(Call& c, EmbedAllRequest& req) {
   std::vector<std::vector<std::vector<float>>> vectors;
   Status run =
       c.in_run_slots(*m, batch, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
-        auto r = m->embed_tokens(chunk, is_query, bounds);
+        auto r = per_token->embed_tokens(chunk, is_query, bounds);
         if (!r.ok()) return r.status();
         for (auto& v : r->tokens) vectors.push_back(std::move(v));
         return Status::Ok();
@@ -138,13 +88,15 @@ Reply handle_rerank_maxsim(Call& c, RerankRequest& req) {
   // raw_scores and truncate are accepted as for a cross-encoder: MaxSim has
   // no activation, and texts are cut at the model's query and document lengths.
   const EmbedModel* m = &c.model();
+  const PerTokenOut* per_token = m->as<PerTokenOut>();
+  if (!per_token) return c.no_capability();
   const std::vector<std::string>* t = &req.texts;
   const bool return_text = req.return_text;
-  auto query = m->tokenize_tokens(req.query, true, nullptr);
+  auto query = per_token->tokenize_tokens(req.query, true, nullptr);
   if (!query.ok()) return c.tokenize_error(query.status());
   std::vector<Encoding> docs;
   for (size_t i = 0; i < t->size(); ++i) {
-    auto enc = m->tokenize_tokens((*t)[i], false, nullptr);
+    auto enc = per_token->tokenize_tokens((*t)[i], false, nullptr);
     if (!enc.ok()) return c.tokenize_error(enc.status());
     docs.push_back(std::move(enc).value());
   }
@@ -152,7 +104,7 @@ Reply handle_rerank_maxsim(Call& c, RerankRequest& req) {
   // The query, then the texts in chunks within the batcher's bounds.
   TokenEmbedResult qv;
   Status run = c.in_run_slot([&](const dlrt::RunOptions& bounds) -> Status {
-    auto q = m->embed_tokens({*query}, true, bounds);
+    auto q = per_token->embed_tokens({*query}, true, bounds);
     if (!q.ok()) return q.status();
     qv = std::move(q).value();
     return Status::Ok();
@@ -161,7 +113,7 @@ Reply handle_rerank_maxsim(Call& c, RerankRequest& req) {
   score.reserve(docs.size());
   if (run.ok())
     run = c.in_run_slots(*m, docs, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
-      auto d = m->embed_tokens(chunk, false, bounds);
+      auto d = per_token->embed_tokens(chunk, false, bounds);
       if (!d.ok()) return d.status();
       for (const auto& doc : d->tokens) score.push_back(maxsim(qv.tokens[0], doc));
       return Status::Ok();

@@ -19,6 +19,7 @@
 #include "embed/serve/server.h"
 #include "embed/serve/server_util.h"
 #include "embed/models/output_type.h"
+#include "embed/models/prepare_inputs.h"
 #include "embed/models/sparse.h"
 #include "embed/serve/sparse_json.h"
 
@@ -27,7 +28,6 @@ namespace {
 
 using json = nlohmann::json;
 using server_util::json_string;
-using server_util::resolve_prompt;
 
 // ---- JSON writing -----------------------------------------------------------
 
@@ -82,9 +82,10 @@ void append_quantized(std::string& out, const uint8_t* bytes, size_t n, OutputTy
 // TEI's model_type: {"embedding": {pooling}}, {"reranker": {...}} (one
 // score) or {"classifier": {id2label, label2id}}.
 json model_type_json(const EmbedModel& m) {
-  if (!has_capability(m.kind(), Capability::kClassify)) return {{"embedding", {{"pooling", m.pooling()}}}};
+  const PairScorer* scorer = m.as<PairScorer>();
+  if (!scorer || !has_capability(m.kind(), Capability::kClassify)) return {{"embedding", {{"pooling", m.pooling()}}}};
   json id2label = json::object(), label2id = json::object();
-  const auto labels = m.labels();
+  const auto labels = scorer->labels();
   for (size_t i = 0; i < labels.size(); ++i) {
     id2label[std::to_string(i)] = labels[i];
     label2id[labels[i]] = i;
@@ -119,9 +120,8 @@ Reply handle_embeddings(Call& c, EmbedRequest& req) {
   RequestResult result;
   if (std::optional<Reply> error = c.embed(req, result)) return *error;
   if (req.sparse) {
-    std::vector<SparseVector> sparse;
-    sparse.reserve(result.vectors.size());
-    for (const std::vector<float>& v : result.vectors) sparse.push_back(sparsify(v, req.top_k.value_or(0)));
+    std::vector<SparseVector>& sparse = result.sparse;
+    for (SparseVector& v : sparse) v = keep_top_k(std::move(v), req.top_k.value_or(0));
     Reply r;
     r.body = api == Api::kTei ? tei_sparse_body(sparse) : openai_sparse_body(sparse, ref->name, result.tokens);
     return r;
@@ -314,15 +314,6 @@ Reply info_reply(Call& c, bool openai_models) {
   }
   r.body = j.dump(-1, ' ', false, json::error_handler_t::replace);
   return r;
-}
-
-std::optional<std::string> server_util::resolve_prompt(const EmbedModel& m,
-                                                      const std::optional<std::string>& requested,
-                                                      const std::string& server_default) {
-  if (requested) return m.prompt(*requested);
-  const std::string def = server_default.empty() ? m.default_prompt_name() : server_default;
-  if (def.empty()) return std::string();
-  return m.prompt(def).value_or(std::string());
 }
 
 Reply handle_models(Call& c) { return info_reply(c, true); }

@@ -87,12 +87,6 @@ inline std::string openai_error_type(const std::string& type) {
   return type == "empty" || type == "tokenizer" ? std::string("invalid_request_error") : type;
 }
 
-// The text to put in front of a request's texts: its prompt_name's, else the
-// server's default_prompt_name's, else the model's default prompt's, else none
-// (""); nullopt when the name it gives is not a prompt of the model.
-std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::optional<std::string>& requested,
-                                          const std::string& server_default);
-
 // The request handled on this thread (server_dispatch.cpp): its inputs and
 // tokens (the access log's fields), the model its /models/NAME/ route prefix
 // names ("" for none), and the model it went to (its per-model metrics).

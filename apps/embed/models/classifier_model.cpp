@@ -1,0 +1,66 @@
+// The cross_encoder and llm_reranker kinds (kind.h): a Classifier behind
+// PairScorer (logits per text or pair; an LLM reranker takes pairs only).
+#include <memory>
+
+#include "embed/models/classifier.h"
+#include "embed/models/embedder_model.h"
+#include "embed/models/registry.h"
+
+namespace dlrt::embed {
+namespace {
+
+class ClassifierModel final : public TokenizerModel, public PairScorer {
+ public:
+  explicit ClassifierModel(std::shared_ptr<const Classifier> c) : c_(std::move(c)) {}
+  ModelKind kind() const override { return c_->is_llm_reranker() ? ModelKind::kLlmReranker : ModelKind::kCrossEncoder; }
+  Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
+    return c_->tokenize(ClassifierInput{std::string(text), {}, false, {}}, truncated);
+  }
+  Result<Encoding> tokenize_pair(std::string_view first, std::string_view second, bool* truncated) const override {
+    return c_->tokenize(ClassifierInput{std::string(first), std::string(second), true, {}}, truncated);
+  }
+  Result<Encoding> tokenize_rerank(std::string_view query, std::string_view document, const std::string& instruction,
+                                   bool* truncated) const override {
+    return c_->tokenize(ClassifierInput{std::string(query), std::string(document), true, instruction}, truncated);
+  }
+  Result<std::vector<Encoding>> tokenize_rerank_all(std::string_view query, const std::vector<std::string>& documents,
+                                                    const std::string& instruction,
+                                                    std::vector<uint8_t>* truncated) const override {
+    return c_->tokenize_pairs(query, documents, instruction, truncated);
+  }
+  Result<std::vector<std::vector<float>>> classify(const std::vector<Encoding>& batch,
+                                                   const dlrt::RunOptions& bounds) const override {
+    DLRT_ASSIGN_OR_RETURN(ClassifierResult r, c_->score_encoded(batch, bounds));
+    return std::move(r.logits);
+  }
+  std::vector<std::string> labels() const override { return c_->labels(); }
+  bool takes_instruction() const override { return c_->is_llm_reranker(); }
+  size_t dimension() const override { return c_->labels().size(); }
+  std::string model_name() const override { return c_->model_name(); }
+  size_t max_length() const override { return c_->max_length(); }
+  dlrt::RunReport placement() const override { return c_->placement(); }
+  size_t token_row_bytes() const override { return c_->token_row_bytes(); }
+  // /tokenize: one text as the tokenizer encodes it alone (an LLM reranker's
+  // prompt template applies to pairs only), with offsets and special tokens marked.
+  Result<Encoding> tokenize_with_offsets(std::string_view text,
+                                         std::vector<std::pair<size_t, size_t>>& offsets) const override {
+    return c_->tokenizer().encode_checked(text, c_->max_length(), &offsets);
+  }
+
+ private:
+  const Tokenizer& tokenizer() const override { return c_->tokenizer(); }
+  std::shared_ptr<const Classifier> c_;
+};
+
+}  // namespace
+
+std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classifier> classifier) {
+  return std::make_shared<ClassifierModel>(std::move(classifier));
+}
+
+Result<std::shared_ptr<const EmbedModel>> open_classifier(const std::string& path, const EmbedderOptions& options) {
+  DLRT_ASSIGN_OR_RETURN(std::unique_ptr<Classifier> c, Classifier::create(path, options));
+  return classifier_model(std::shared_ptr<const Classifier>(std::move(c)));
+}
+
+}  // namespace dlrt::embed

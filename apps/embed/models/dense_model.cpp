@@ -1,0 +1,34 @@
+// The dense kind (kind.h): an Embedder of one vector per text (Transformer +
+// Pooling, or a static embedding) behind DenseOut, and its transformer's
+// token vectors behind PerTokenOut.
+#include <memory>
+
+#include "embed/models/embedder_model.h"
+#include "embed/models/registry.h"
+
+namespace dlrt::embed {
+namespace {
+
+class DenseModel final : public EmbedderModelBase, public DenseOut, public PerTokenOut {
+ public:
+  using EmbedderModelBase::EmbedderModelBase;
+  std::string pooling() const override { return pooling_name(e_->pooling()); }
+  Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const override {
+    return e_->embed_encoded(batch, /*normalize=*/false, bounds);  // the caller normalises per request
+  }
+  Result<Encoding> tokenize_tokens(std::string_view text, bool, bool* truncated) const override {
+    return tokenize(text, truncated);
+  }
+  Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, bool,
+                                        const dlrt::RunOptions& bounds) const override {
+    return e_->embed_tokens(batch, bounds);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const EmbedModel> dense_model(std::shared_ptr<const Embedder> embedder) {
+  return std::make_shared<DenseModel>(std::move(embedder));
+}
+
+}  // namespace dlrt::embed

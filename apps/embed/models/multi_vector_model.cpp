@@ -1,0 +1,52 @@
+// The multi_vector kind (kind.h): a MultiVectorEmbedder (ColBERT / PyLate)
+// behind PerTokenOut, its query and document vectors apart; MaxSim scores by them.
+#include <algorithm>
+#include <memory>
+
+#include "embed/models/embedder_model.h"
+#include "embed/models/multi_vector.h"
+#include "embed/models/registry.h"
+
+namespace dlrt::embed {
+namespace {
+
+class MultiVectorModel final : public PromptedModel, public PerTokenOut {
+ public:
+  explicit MultiVectorModel(std::shared_ptr<const MultiVectorEmbedder> m) : m_(std::move(m)) {}
+  ModelKind kind() const override { return ModelKind::kMultiVector; }
+  // /tokenize shows a text as a document.
+  Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
+    return m_->tokenize(text, false, truncated);
+  }
+  Result<Encoding> tokenize_tokens(std::string_view text, bool is_query, bool* truncated) const override {
+    return m_->tokenize(text, is_query, truncated);
+  }
+  Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, bool is_query,
+                                        const dlrt::RunOptions& bounds) const override {
+    return m_->embed_encoded(batch, is_query, bounds);
+  }
+  size_t dimension() const override { return m_->dimension(); }
+  std::string model_name() const override { return m_->base().model_name(); }
+  size_t max_length() const override { return std::max(m_->config().query_length, m_->config().document_length); }
+  dlrt::RunReport placement() const override { return m_->base().placement(); }
+  size_t token_row_bytes() const override { return m_->base().token_row_bytes(); }
+  bool normalizes() const override { return true; }
+  std::string pooling() const override { return "none"; }
+
+ private:
+  const Embedder& embedder() const override { return m_->base(); }
+  std::shared_ptr<const MultiVectorEmbedder> m_;
+};
+
+}  // namespace
+
+std::shared_ptr<const EmbedModel> multi_vector_model(std::shared_ptr<const MultiVectorEmbedder> embedder) {
+  return std::make_shared<MultiVectorModel>(std::move(embedder));
+}
+
+Result<std::shared_ptr<const EmbedModel>> open_multi_vector(const std::string& path, const EmbedderOptions& options) {
+  DLRT_ASSIGN_OR_RETURN(std::unique_ptr<MultiVectorEmbedder> m, MultiVectorEmbedder::create(path, options));
+  return multi_vector_model(std::shared_ptr<const MultiVectorEmbedder>(std::move(m)));
+}
+
+}  // namespace dlrt::embed

@@ -1,0 +1,53 @@
+// Texts to a model's inputs (prepare_inputs.h).
+#include "embed/models/prepare_inputs.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace dlrt::embed {
+namespace {
+
+// Keeps [CLS] ... [SEP]: cuts the middle, keeps the last token.
+void truncate_encoding(Encoding& e, size_t limit) {
+  if (e.ids.size() <= limit || limit < 2) return;
+  auto cut = [limit](std::vector<int64_t>& v) {
+    if (v.size() <= limit) return;
+    int64_t last = v.back();
+    v.resize(limit - 1);
+    v.push_back(last);
+  };
+  cut(e.ids);
+  cut(e.type_ids);
+  cut(e.attention_mask);
+}
+
+}  // namespace
+
+std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::optional<std::string>& requested,
+                                          const std::string& default_name) {
+  if (requested) return m.prompt(*requested);
+  const std::string def = default_name.empty() ? m.default_prompt_name() : default_name;
+  if (def.empty()) return std::string();
+  return m.prompt(def).value_or(std::string());
+}
+
+std::optional<InputError> prepare_inputs(const EmbedModel& m, std::vector<std::string>& texts,
+                                         const InputOptions& options, std::vector<Encoding>& out) {
+  const size_t limit = options.limit ? std::min(options.limit, m.max_length()) : m.max_length();
+  out.reserve(out.size() + texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    bool truncated = false;
+    size_t tokens = 0;
+    const std::string text = options.prompt.empty() ? std::move(texts[i]) : options.prompt + texts[i];
+    auto enc = m.tokenize_counted(text, &truncated, &tokens);
+    if (!enc.ok()) return InputError{InputError::What::kTokenize, i, 0, limit, enc.status()};
+    if ((truncated || enc->ids.size() > limit) && !options.truncate)
+      return InputError{InputError::What::kTooLong, i, truncated ? tokens : enc->ids.size(), limit, {}};
+    truncate_encoding(*enc, limit);
+    out.push_back(std::move(enc).value());
+    if (options.stop && options.stop()) return InputError{InputError::What::kStopped, i, 0, limit, {}};
+  }
+  return std::nullopt;
+}
+
+}  // namespace dlrt::embed

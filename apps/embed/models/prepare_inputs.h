@@ -1,0 +1,47 @@
+// Texts to a model's inputs, one way for every entry point (dlrt serve's
+// embedding routes, dlrt embed): the prompt in front, tokenizing, the token
+// limit per input and truncation. Callers word the errors their own way
+// (a 413 / 422 / 504, a usage error).
+//
+// Thread-safety: free of shared state.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dlrt/status.h"
+#include "embed/models/model.h"
+#include "embed/tokenizer/encoding.h"
+
+namespace dlrt::embed {
+
+// The text to put in front of each text: the named prompt `requested`, else
+// `default_name`'s, else the model's default prompt's, else none (""); nullopt
+// when `requested` is not a prompt of the model.
+std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::optional<std::string>& requested,
+                                          const std::string& default_name);
+
+struct InputOptions {
+  std::string prompt;    // in front of every text (resolve_prompt's)
+  size_t limit = 0;      // tokens per input, within the model's max_length() (0: max_length())
+  bool truncate = true;  // cut a longer input to `limit` (keeping its last token); false: kTooLong
+  // Asked after each text: true stops with kStopped (a request's deadline).
+  std::function<bool()> stop;
+};
+
+struct InputError {
+  enum class What { kTokenize, kTooLong, kStopped } what = What::kTokenize;
+  size_t index = 0;   // the input
+  size_t tokens = 0;  // kTooLong: its tokens before the cut (0: not known, more than the limit)
+  size_t limit = 0;   // kTooLong: the limit it is over
+  Status status;      // kTokenize: the tokenizer's error
+};
+
+// The inputs of `texts` (moved from) in `out`, in order; the first error otherwise.
+std::optional<InputError> prepare_inputs(const EmbedModel& m, std::vector<std::string>& texts,
+                                         const InputOptions& options, std::vector<Encoding>& out);
+
+}  // namespace dlrt::embed

@@ -1,0 +1,153 @@
+// The registry of model kinds (registry.h): one row per kind.
+#include "embed/models/registry.h"
+
+#include <filesystem>
+
+#include "embed/models/classifier.h"
+#include "embed/models/llm_reranker.h"
+#include "embed/models/modules.h"
+#include "embed/models/multi_vector.h"
+#include "embed/models/token_inputs.h"
+
+namespace dlrt::embed {
+namespace {
+
+namespace fs = std::filesystem;
+using C = Capability;
+
+bool multi_vector_folder(const std::string& model) { return is_multi_vector_folder(model_folder_of(model)); }
+
+// modules.json lists SpladePooling or SparseStaticEmbedding (as Embedder::create's read_pooling finds them).
+bool sparse_folder(const std::string& model) {
+  auto modules = read_modules(model_folder_of(model));
+  if (!modules.ok()) return false;
+  for (const Module& m : *modules)
+    if (m.type == ModuleType::kSpladePooling || m.type == ModuleType::kSparseStaticEmbedding) return true;
+  return false;
+}
+
+bool any_folder(const std::string&) { return true; }
+
+}  // namespace
+
+// In detection order: an LLM reranker is also a classifier folder, a
+// sequence classifier may list modules, and any other folder is dense.
+const std::vector<KindRow>& kind_rows() {
+  static const std::vector<KindRow> rows = {
+      {ModelKind::kLlmReranker,
+       "llm_reranker",
+       "a sequence classifier, an LLM reranker scoring (query, document) pairs",
+       {C::kPairScore, C::kClassify, C::kTokenize},
+       "use /rerank or /v1/rerank (dlrt rerank)",
+       is_llm_reranker_folder,
+       open_classifier},
+      {ModelKind::kCrossEncoder,
+       "cross_encoder",
+       "a sequence classifier (cross-encoder)",
+       {C::kPairScore, C::kClassify, C::kTokenize},
+       "use /rerank, /v1/rerank or /predict (dlrt rerank)",
+       is_classifier_folder,
+       open_classifier},
+      {ModelKind::kMultiVector,
+       "multi_vector",
+       "a multi-vector (ColBERT) model, one vector per token",
+       {C::kPerToken, C::kMaxSim, C::kTokenize},
+       "use /embed_all for its per-token vectors (dlrt embed); it scores by MaxSim on POST /rerank (rank texts "
+       "against a query by MaxSim with /rerank, or dlrt rerank)",
+       multi_vector_folder,
+       open_multi_vector},
+      {ModelKind::kSparse,
+       "sparse",
+       "an embedding model, a sparse (SPLADE) encoder",
+       {C::kSparse, C::kTokenize},
+       "use POST /embed_sparse, or /v1/embeddings with \"encoding_format\": \"sparse\" (dlrt embed --sparse)",
+       sparse_folder,
+       open_embedder},
+      {ModelKind::kDense,
+       "dense",
+       "a dense embedding model",
+       {C::kDense, C::kPerToken, C::kTokenize},
+       "it serves /embed, /v1/embeddings, /similarity and /embed_all (dlrt embed)",
+       any_folder,
+       open_embedder},
+  };
+  return rows;
+}
+
+const KindRow& kind_row(ModelKind kind) {
+  for (const KindRow& r : kind_rows())
+    if (r.kind == kind) return r;
+  return kind_rows().back();  // unreachable: every enumerator has a row
+}
+
+ModelKind detect_kind(const std::string& model) {
+  for (const KindRow& r : kind_rows())
+    if (r.detect(model)) return r.kind;
+  return ModelKind::kDense;
+}
+
+Result<std::shared_ptr<const EmbedModel>> open_model(const std::string& path, const EmbedderOptions& options) {
+  return kind_row(detect_kind(path)).open(path, options);
+}
+
+std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder> embedder) {
+  if (embedder->kind() == ModelKind::kSparse) return sparse_model(std::move(embedder));
+  return dense_model(std::move(embedder));
+}
+
+Result<std::shared_ptr<const EmbedModel>> open_embedder(const std::string& path, const EmbedderOptions& options) {
+  DLRT_ASSIGN_OR_RETURN(std::unique_ptr<Embedder> e, Embedder::create(path, options));
+  return embedder_model(std::shared_ptr<const Embedder>(std::move(e)));
+}
+
+Status warm_up(const EmbedModel& model) {
+  const char* text = "warm up the model before serving";
+  bool truncated = false;
+  if (const PairScorer* s = model.as<PairScorer>()) {
+    // An LLM reranker takes pairs only; a sequence classifier one text.
+    const bool pairs = model.kind() == ModelKind::kLlmReranker;
+    DLRT_ASSIGN_OR_RETURN(Encoding enc, pairs ? s->tokenize_pair("warm up", "the model before serving", &truncated)
+                                              : model.tokenize(text, &truncated));
+    DLRT_ASSIGN_OR_RETURN(auto logits, s->classify({enc}, {}));
+    if (logits.size() != 1 || (!pairs && logits[0].size() != s->labels().size()))
+      return Internal("warm-up run returned " + std::to_string(logits.size()) + " rows");
+    return Status::Ok();
+  }
+  if (model.as<DenseOut>() == nullptr && model.as<SparseOut>() == nullptr) {
+    const PerTokenOut* t = model.as<PerTokenOut>();
+    if (!t) return Internal("the model has no capability to warm up");
+    DLRT_ASSIGN_OR_RETURN(Encoding query, t->tokenize_tokens(text, true, &truncated));
+    DLRT_ASSIGN_OR_RETURN(TokenEmbedResult r, t->embed_tokens({query}, true, {}));
+    if (r.tokens.size() != 1 || r.tokens[0].empty() || r.tokens[0][0].size() != model.dimension())
+      return Internal("warm-up run returned " + std::to_string(r.tokens.size()) + " token lists");
+    return Status::Ok();
+  }
+  DLRT_ASSIGN_OR_RETURN(Encoding enc, model.tokenize(text, &truncated));
+  if (const SparseOut* s = model.as<SparseOut>()) {
+    DLRT_ASSIGN_OR_RETURN(SparseResult r, s->encode_sparse({enc}, {}));
+    if (r.vectors.size() != 1) return Internal("warm-up run returned " + std::to_string(r.vectors.size()) + " vectors");
+    return Status::Ok();
+  }
+  DLRT_ASSIGN_OR_RETURN(EmbedResult r, model.as<DenseOut>()->embed_encoded({enc}, {}));
+  if (r.vectors.size() != 1 || r.vectors[0].size() != model.dimension())
+    return Internal("warm-up run returned " + std::to_string(r.vectors.size()) + " vectors");
+  return Status::Ok();
+}
+
+Result<std::vector<Encoding>> PairScorer::tokenize_rerank_all(std::string_view query,
+                                                              const std::vector<std::string>& documents,
+                                                              const std::string& instruction,
+                                                              std::vector<uint8_t>* truncated) const {
+  std::vector<Encoding> out;
+  if (truncated) truncated->assign(documents.size(), 0);
+  for (size_t i = 0; i < documents.size(); ++i) {
+    bool cut = false;
+    auto e = tokenize_rerank(query, documents[i], instruction, &cut);
+    if (!e.ok()) return e.status();
+    if (truncated) (*truncated)[i] = cut ? 1 : 0;
+    out.push_back(std::move(e).value());
+  }
+  return out;
+}
+
+}  // namespace dlrt::embed
