@@ -272,16 +272,37 @@ void slice_tile(const float* __restrict a, int64_t K, const float* src, const in
   }
 }
 
+// Columns past a panel column that a plain load of its kPV vectors reaches into.
+constexpr int64_t kAhead = (kPV * kL - kMR + kMR - 1) / kMR;
+
 // The 6 floats of packed A column p of a slice of kc columns in lanes
-// [0, 6) of kPV vectors. Plain loads, which read the next column's first
-// floats too, where that column is in the slice; the slice's last columns
-// only their own floats (AVX2's masked loads are slow: Zen 1).
-__attribute__((always_inline)) inline void load_panel_column(const float* a, int64_t p, int64_t kc,
-                                                             Vf (&col)[kPV]) {
-  const bool inside = (p + 1) * kMR + (kPV * kL - kMR) <= kc * kMR;
+// [0, 6) of kPV vectors. kPlain: plain loads, which read the next column's
+// first floats too (the caller knows that column is in the slice); else
+// the column's own floats only (AVX2's masked loads are slow: Zen 1).
+template <bool kPlain>
+__attribute__((always_inline)) inline void load_panel_column(const float* a, int64_t p, Vf (&col)[kPV]) {
 #pragma GCC unroll 2
   for (int u = 0; u < kPV; ++u)
-    col[u] = inside ? loadu(a + p * kMR + kL * u) : load_first(a + p * kMR + kL * u, kMR - kL * u);
+    col[u] = kPlain ? loadu(a + p * kMR + kL * u) : load_first(a + p * kMR + kL * u, kMR - kL * u);
+}
+
+// U K steps from column p into partial sums u = 0 .. U-1 (U == 1: into
+// sum 0), for NC columns of B.
+template <int NC, int U, int kSums, bool kPlain>
+__attribute__((always_inline)) inline void narrow_steps(const float* a, int64_t p, const float* src,
+                                                        const int64_t* o, Vf (&acc)[NC][kSums][kPV]) {
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) {
+    Vf av[kPV];
+    load_panel_column<kPlain>(a, p + u, av);
+    const float* s = src + o[p + u];
+#pragma GCC unroll 4
+    for (int j = 0; j < NC; ++j) {
+      const Vf bj = set1(s[j]);
+#pragma GCC unroll 2
+      for (int h = 0; h < kPV; ++h) acc[j][u][h] = fmadd(av[h], bj, acc[j][u][h]);
+    }
+  }
 }
 
 // A last tile of NC <= 4 grid columns (a 7x7 pointwise grid leaves 1, 14x14
@@ -304,31 +325,10 @@ void narrow_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t q, c
     const float* a = w + Mp * p0 + q * kMR * kc;
     const int64_t* o = off + p0;
     int64_t p = 0;
-    for (; p + U <= kc; p += U) {
-#pragma GCC unroll 4
-      for (int u = 0; u < U; ++u) {
-        Vf av[kPV];
-        load_panel_column(a, p + u, kc, av);
-        const float* s = src + o[p + u];
-#pragma GCC unroll 4
-        for (int j = 0; j < NC; ++j) {
-          const Vf bj = set1(s[j]);
-#pragma GCC unroll 2
-          for (int h = 0; h < kPV; ++h) acc[j][u][h] = fmadd(av[h], bj, acc[j][u][h]);
-        }
-      }
-    }
-    for (; p < kc; ++p) {
-      Vf av[kPV];
-      load_panel_column(a, p, kc, av);
-      const float* s = src + o[p];
-#pragma GCC unroll 4
-      for (int j = 0; j < NC; ++j) {
-        const Vf bj = set1(s[j]);
-#pragma GCC unroll 2
-        for (int h = 0; h < kPV; ++h) acc[j][0][h] = fmadd(av[h], bj, acc[j][0][h]);
-      }
-    }
+    // Groups of U steps (the same groups whichever loads they take).
+    for (; p + U + kAhead <= kc; p += U) narrow_steps<NC, U, U, true>(a, p, src, o, acc);
+    for (; p + U <= kc; p += U) narrow_steps<NC, U, U, false>(a, p, src, o, acc);
+    for (; p < kc; ++p) narrow_steps<NC, 1, U, false>(a, p, src, o, acc);
   }
   float t[kMR * NC];
 #pragma GCC unroll 4
