@@ -1,9 +1,10 @@
 // The direct float32 convolution (backends/cpu/kernels/conv_direct.h) against the
 // im2col/GEMM path and a naive reference loop, through conv_run with weights
 // pre-packed as a model's constant would be. The ConvDirectIsa tests run once
-// per tile: avx512 (the 8x48 kernel; AVX-512 CPUs only) and avx2 (the 6x16
-// kernel: cpu_isa() capped at AVX2 while the weights are packed and the conv
-// runs, so they are packed in the AVX2 layout).
+// per tile and width: avx512 (the 8x48 kernel; AVX-512 CPUs only), avx2 (the
+// 6x16 kernel at 256 bits: cpu_isa() capped at AVX2 while the weights are
+// packed and the conv runs, so they are packed in the AVX2 layout) and neon
+// (the same 6x16 kernel at 128 bits: NEON on aarch64, SSE on x86).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -181,7 +182,7 @@ class ConvDirectIsa : public ::testing::TestWithParam<CpuIsa> {
   std::optional<ScopedCpuIsa> cap_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Tiles, ConvDirectIsa, ::testing::Values(CpuIsa::kAvx512, CpuIsa::kAvx2),
+INSTANTIATE_TEST_SUITE_P(Tiles, ConvDirectIsa, ::testing::Values(CpuIsa::kAvx512, CpuIsa::kAvx2, CpuIsa::kNeon),
                          [](const ::testing::TestParamInfo<CpuIsa>& info) {
                            return std::string(cpu_isa_name(info.param));
                          });
@@ -193,7 +194,16 @@ INSTANTIATE_TEST_SUITE_P(Tiles, ConvDirectIsa, ::testing::Values(CpuIsa::kAvx512
 // channel counts off the 6 x 16 and 8 x 48 tiles (M 20, 40; K odd), batch
 // 2, bias, residual and activations, against the reference. On AVX-512 the
 // small planes take the direct or GEMM path instead (PlanGeometry).
+// The neon level's own path choices around the direct conv (transposed,
+// Winograd) are not the x86 ones; its direct-path policy is AVX2's (the same
+// 6 x 16 tile), checked at avx2.
+#define SKIP_POLICY_AT_NEON()                                                                              \
+  if (GetParam() == CpuIsa::kNeon)                                                                         \
+  GTEST_SKIP() << "path choices around the direct conv are x86's here; the neon tile's policy is AVX2's, " \
+                  "tested at avx2"
+
 TEST_P(ConvDirectIsa, SmallPlanesAndPatchesRunTransposed) {
+  SKIP_POLICY_AT_NEON();
   const bool avx2 = GetParam() == CpuIsa::kAvx2;
   std::mt19937 rng(31);
   std::vector<Case> cases{make(8, 16, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}),
@@ -611,7 +621,7 @@ TEST_P(ConvDirectIsa, TouchesNothingPastItsBuffers) {
     // Both layouts (AVX2: shared pad or phases; AVX-512: phases; then tap
     // columns) for every shape but unstrided 1x1.
     for (int layout = 0; layout < (sh.s > 1 || sh.k > 1 ? 2 : 1); ++layout) {
-      ASSERT_TRUE(conv_direct_plan(g, &plan, GetParam() == CpuIsa::kAvx2, layout == 1));
+      ASSERT_TRUE(conv_direct_plan(g, &plan, GetParam() != CpuIsa::kAvx512, layout == 1));
       ASSERT_EQ(plan.tap_columns, layout == 1);
       std::vector<int64_t> off(static_cast<size_t>(plan.k));
       conv_direct_offsets(plan, off.data());
@@ -640,9 +650,7 @@ TEST_P(ConvDirectIsa, TouchesNothingPastItsBuffers) {
       } else {
         ASSERT_EQ(packed->mr(), 6);
         ASSERT_EQ(packed->nr(), 16);
-#ifdef DLRT_HAVE_CONV_DIRECT_AVX2
-        conv_direct_avx2(plan, off.data(), x, *packed, y, ep, nullptr);
-#endif
+        conv_direct_sliced(conv_direct_sliced_width(), plan, off.data(), x, *packed, y, ep, nullptr);
       }
       ASSERT_EQ(conv_direct_runs() - before, 1u);
       // Spot-check against the definition (the full comparison is in the tests above).
@@ -667,6 +675,7 @@ TEST_P(ConvDirectIsa, TouchesNothingPastItsBuffers) {
 
 TEST_P(ConvDirectIsa, DefaultModePolicy) {
   if (std::getenv("DLRT_CONV_DIRECT")) GTEST_SKIP() << "DLRT_CONV_DIRECT is set: the default policy is not in effect";
+  SKIP_POLICY_AT_NEON();
   ASSERT_EQ(conv_direct_mode(), ConvDirectMode::kAuto);
   std::mt19937 rng(26);
   const bool avx2 = GetParam() == CpuIsa::kAvx2;

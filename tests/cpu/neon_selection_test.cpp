@@ -168,5 +168,26 @@ TEST(NeonSelection, DepthwiseLanes) {
   expect_neon_kernels(bytes, random_tensor({1, 12, 17, 19}, 9), {"depthwise_lanes"}, {"depthwise_lanes"});
 }
 
+// A depthwise conv of fewer channels than a NEON vector has lanes: the plane
+// kernel (depthwise_plane.h), one channel at a time, at stride 2 (its even
+// and odd column split).
+TEST(NeonSelection, DepthwisePlane) {
+  NEON_LEVEL_OR_SKIP(level);
+  ScopedEnv off("DLRT_DISABLE_PASSES", "blocked-layout");
+  Net n(3, 21, 26);
+  const auto bytes = n.bytes(n.conv(n.x, 3, 3, 3, 2, 3));
+  expect_neon_kernels(bytes, random_tensor({1, 3, 21, 26}, 10), {"depthwise_plane"}, {"depthwise_plane"});
+}
+
+// A 5x5 conv with the blocked layout off (no Winograd for 5x5): the direct
+// conv on the 6 x 16 tile (conv_direct.h) at 128 bits.
+TEST(NeonSelection, ConvDirect) {
+  NEON_LEVEL_OR_SKIP(level);
+  ScopedEnv off("DLRT_DISABLE_PASSES", "blocked-layout");
+  Net n(8, 20, 20);
+  const auto bytes = n.bytes(n.conv(n.x, 8, 16, 5));
+  expect_neon_kernels(bytes, random_tensor({1, 8, 20, 20}, 11), {"conv_direct_sliced"}, {"conv_direct_sliced"});
+}
+
 }  // namespace
 }  // namespace dlrt::cpu

@@ -108,7 +108,7 @@ bool conv_direct_tap_columns(const ConvDirectGeometry& g) {
 }
 
 bool conv_direct_tap_columns(const ConvDirectGeometry& g, CpuIsa isa) {
-  if (isa == CpuIsa::kAvx2) return conv_direct_tap_columns(g);
+  if (isa == CpuIsa::kAvx2 || isa == CpuIsa::kNeon) return conv_direct_tap_columns(g);
   return isa == CpuIsa::kAvx512 && g.kw > 1 && g.out_w <= kConvDirectTapColumnsAvx512MaxW;
 }
 
@@ -196,7 +196,7 @@ ConvDirectMode env_mode() {
 }  // namespace
 
 ConvDirectMode conv_direct_mode() {
-  if (cpu_isa() < CpuIsa::kAvx2) return ConvDirectMode::kOff;
+  if (!cpu_has_simd_kernels()) return ConvDirectMode::kOff;
   const int o = g_override.load(std::memory_order_relaxed);
   if (o < 0) return env_mode();
   return o == 0 ? ConvDirectMode::kOff : ConvDirectMode::kForce;

@@ -1,7 +1,8 @@
 // Direct float32 convolution for Conv (2-D and 1-D, any stride, dilation,
 // padding and group; not depthwise) on the AVX-512 8x48 register tile or the
-// AVX2 6x16 one (the tile the weights were packed for), with no im2col
-// matrix and no packed B operand.
+// 6x16 one (the tile the weights were packed for: AVX2's and aarch64's; at
+// 256 bits on AVX2, at 128 on NEON), with no im2col matrix and no packed B
+// operand.
 //
 // The input of one (image, group) is copied once into a zero-padded scratch,
 // split by stride into phases: phase (a, b) of a channel holds
@@ -23,11 +24,8 @@
 
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/simd/width.h"
 #include "core/thread_pool.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#define DLRT_HAVE_CONV_DIRECT_AVX2 1  // conv_direct_avx2 exists (compiled for AVX2 + FMA)
-#endif
 
 namespace dlrt::cpu {
 
@@ -62,7 +60,7 @@ struct ConvDirectPlan {
 // fewer dropped columns (resnet18's 7x7 layer4 grid: 56 instead of 63). A
 // tap's read past its row's last column then lands in the next row's (or
 // the next plane's) leading zeros. The phase copy is the same code, row i at
-// i * wq. Used by the AVX2 kernel; the AVX-512 one keeps the full pitch.
+// i * wq. Used by the 6x16 kernel (AVX2, NEON); the AVX-512 one keeps the full pitch.
 //
 // tap_columns (kw > 1 or strided; takes precedence over shared_pad): each
 // channel is copied once per row phase a < sh and tap column j, plane
@@ -70,16 +68,16 @@ struct ConvDirectPlan {
 // sh*kw planes of hq x out_w), so wq = out_w: no grid column is dropped
 // (14x14 outputs: 196 columns instead of 210) and grid column c is output
 // position c, for sh*kw/(sh*sw) times the copy and more cache lines per
-// tile. The AVX2 kernel copies this layout, and the AVX-512 one for the
+// tile. The 6x16 kernel copies this layout, and the AVX-512 one for the
 // geometries conv_direct_tap_columns(g, kAvx512) picks.
 bool conv_direct_plan(const ConvDirectGeometry& g, ConvDirectPlan* plan, bool shared_pad = false,
                       bool tap_columns = false);
 
-// Whether the AVX2 kernel asks for tap_columns for this geometry: stride-1
+// Whether the 6x16 kernel asks for tap_columns for this geometry: stride-1
 // outputs 12-20 wide, and strided convs with kernels taller than 1 whose
 // K = channels*kh*kw fits one K slice of the AVX2 packing (the stems:
 // mobilenet_v2's 3x3/2 of K 27, resnet18's 7x7/2 of K 147), which then run
-// conv_direct_avx2's slice_tile with its plain stores (the phase layout's
+// conv_direct_sliced's slice_tile with its plain stores (the phase layout's
 // grid rows are wider than the output's, and tiles that straddle two of
 // them are stored piece by piece; measured faster on Zen 1, see
 // docs/performance-decisions.md). A 1x1/2 downsample would copy a row phase it never reads.
@@ -87,7 +85,8 @@ constexpr int64_t kConvDirectTapColumnsMinW = 12, kConvDirectTapColumnsMaxW = 20
 constexpr int64_t kConvDirectTapColumnsMaxStridedK = 256;  // the AVX2 packing's K slice cap (gemm_blocking.cpp)
 bool conv_direct_tap_columns(const ConvDirectGeometry& g);
 
-// Whether the kernel of `isa` takes tap_columns: kAvx2 as above; kAvx512
+// Whether the kernel of `isa` takes tap_columns: kAvx2 as above, and kNeon
+// the same (the same 6x16 tile at 128 bits; not measured on ARM); kAvx512
 // for convs (strided too) with kernels wider than 1 on outputs at most
 // kConvDirectTapColumnsAvx512MaxW wide, where the padded pitch wastes the
 // most grid columns (resnet18's layer4 3x3 on 7x7 outputs: 49 columns
@@ -101,13 +100,13 @@ bool conv_direct_tap_columns(const ConvDirectGeometry& g, CpuIsa isa);
 void conv_direct_offsets(const ConvDirectPlan& plan, int64_t* off);
 
 // The plan of a 1x1 conv over n positions of `channels` input rows x_plane
-// floats apart (pointwise_avx2, FusedExpandDepthwise's AVX-512 projection)
+// floats apart (pointwise_direct, FusedExpandDepthwise's AVX-512 projection)
 // into *plan, and its offsets (p * x_plane, in the calling thread's buffer,
 // valid until its next call).
 const int64_t* conv_direct_pointwise_plan(int64_t channels, int64_t n, int64_t x_plane, ConvDirectPlan* plan);
 
-// Which convs take the direct path: none (DLRT_CONV_DIRECT=0, or no AVX2
-// under cpu_isa()), those conv_direct_worth picks (the default), or every one
+// Which convs take the direct path: none (DLRT_CONV_DIRECT=0, or no simd/
+// kernels under cpu_isa(): generic), those conv_direct_worth picks (the default), or every one
 // it can run (DLRT_CONV_DIRECT=1). The variable is read once; a
 // ScopedConvDirect overrides it.
 enum class ConvDirectMode : uint8_t { kOff, kAuto, kForce };
@@ -131,7 +130,9 @@ inline bool conv_direct_avx512_extra_column(const ConvDirectPlan& plan) {
 // figures in docs/performance-decisions.md, "Convolution"). kAvx2: the GEMM path packs B
 // on the fly, which 6-row A panels amortise badly, so the direct path takes
 // every conv but stride-2 ones of 64+ channels on grids of kConvDirectMinGrid+
-// columns (four phase planes per channel push a K slice's B rows out of L1).
+// columns (four phase planes per channel push a K slice's B rows out of L1);
+// kNeon the same (the same tile and loop order at 128 bits; not measured on
+// ARM hardware, and emulation gives no speed to measure).
 // kAvx512 on 1 thread: grids of kConvDirectMinGrid+ columns, and 7x7
 // outputs (one full tile and the 49th column riding along). On 2+ threads
 // also every conv but strided 1x1 ones (the direct (tile x panel) units
@@ -155,7 +156,7 @@ inline bool conv_direct_private_copy(const ConvDirectPlan& plan, int threads, bo
   return threads > 1 && plan.copy && !banded && plan.src_floats * int64_t{sizeof(float)} <= l2_bytes / 4;
 }
 
-// Forces the direct path on (every shape it can run; AVX2 still required)
+// Forces the direct path on (every shape it can run; a vector ISA still required)
 // or off while alive; for tests and benchmarks. Not thread-safe against
 // running convs.
 class ScopedConvDirect {
@@ -211,19 +212,26 @@ void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* off, const fl
                         float* y, const GemmEpilogue& ep, ThreadPool* pool, int64_t y_plane = 0, int64_t k_begin = 0,
                         int64_t k_end = -1);
 
-// The same for weights packed with mr 6, nr 16 (the AVX2 GEMM's layout), on
-// the 6 x 16 tile (two ymm of grid columns, 12 accumulators). Call only when
-// cpu_isa() >= kAvx2 (x86 builds: DLRT_HAVE_CONV_DIRECT_AVX2). y_plane:
-// floats between output rows m and m + 1 of y and of ep.residual (0: the
-// plan's out_h * out_w; larger when y is a band of a bigger plane).
-void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, const float* x, const PackedMatrix& w,
-                      float* y, const GemmEpilogue& ep, ThreadPool* pool, int64_t y_plane = 0);
+// The same for weights packed with mr 6, nr 16 (the layout of the GEMM on
+// AVX2 and aarch64), on the 6 x 16 tile at vector width `width`
+// (conv_direct_sliced_simd.h: two ymm of grid columns at 256 bits, four NEON
+// vectors at 128; simd_width_runs(width) must hold), K slice by K slice.
+// y_plane: floats between output rows m and m + 1 of y and of ep.residual
+// (0: the plan's out_h * out_w; larger when y is a band of a bigger plane).
+void conv_direct_sliced(SimdWidth width, const ConvDirectPlan& plan, const int64_t* off, const float* x,
+                        const PackedMatrix& w, float* y, const GemmEpilogue& ep, ThreadPool* pool, int64_t y_plane = 0);
+
+// The width conv_direct_sliced runs at under cpu_isa(): 256 bits on x86
+// (AVX2 or AVX-512: the 6 x 16 tile's two ymm), 128 at the neon level.
+inline SimdWidth conv_direct_sliced_width() {
+  return simd_width() == SimdWidth::k128 ? SimdWidth::k128 : SimdWidth::k256;
+}
 
 // y (rows(w) x n, rows y_plane floats apart; ep.residual likewise) =
 // epilogue(w * x) for x (w.cols() rows of n floats, x_plane >= n floats
-// apart): a 1x1 conv over n positions, on the direct path's AVX2 tile
-// (weights packed with mr 6, nr 16). Call only when cpu_isa() >= kAvx2.
-void pointwise_avx2(const float* x, int64_t x_plane, int64_t n, const PackedMatrix& w, float* y, int64_t y_plane,
-                    const GemmEpilogue& ep, ThreadPool* pool);
+// apart): a 1x1 conv over n positions, on conv_direct_sliced's tile
+// (weights packed with mr 6, nr 16) at `width`.
+void pointwise_direct(SimdWidth width, const float* x, int64_t x_plane, int64_t n, const PackedMatrix& w, float* y,
+                      int64_t y_plane, const GemmEpilogue& ep, ThreadPool* pool);
 
 }  // namespace dlrt::cpu

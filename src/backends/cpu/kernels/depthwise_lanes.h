@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "backends/cpu/kernels/depthwise_avx2.h"
+#include "backends/cpu/kernels/depthwise_plane.h"
 #include "backends/cpu/kernels/simd/width.h"
 
 namespace dlrt::cpu {

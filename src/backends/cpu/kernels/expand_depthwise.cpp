@@ -304,7 +304,7 @@ DLRT_AVX2 void project_range(const ExpandDepthwiseShape& s, const Taps& tp, cons
     prev_end = saved > 0 ? next + saved : next;
     GemmEpilogue ep = proj.ep;
     if (ep.residual) ep.residual += oh0 * s.g.out_w;
-    pointwise_avx2(d, ld, bn, *proj.w, y + oh0 * s.g.out_w, out_plane, ep, nullptr);
+    pointwise_direct(SimdWidth::k256, d, ld, bn, *proj.w, y + oh0 * s.g.out_w, out_plane, ep, nullptr);
   }
 }
 #endif
@@ -550,7 +550,7 @@ void project_mid(const ExpandDepthwiseShape& s, bool c16, bool avx2, float* mid,
 #endif
 #ifdef DLRT_EXPAND_DW_AVX2
   if (avx2 && proj->w->mr() == 6 && proj->w->nr() == 16) {
-    pointwise_avx2(mid, mid_plane, out_plane, *proj->w, y, out_plane, proj->ep, &pool);
+    pointwise_direct(SimdWidth::k256, mid, mid_plane, out_plane, *proj->w, y, out_plane, proj->ep, &pool);
     return;
   }
 #endif

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/activation_epilogue.h"
-#include "backends/cpu/kernels/depthwise_avx2.h"
+#include "backends/cpu/kernels/depthwise_plane.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "core/thread_pool.h"
 

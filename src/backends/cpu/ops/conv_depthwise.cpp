@@ -1,20 +1,15 @@
 // Conv's depthwise paths (one input and one output channel per group): the
-// float32 plane kernels (direct loops, the AVX2 and AVX-512 fast planes, the
-// dilated split), the 8- and 16-channel vector kernels, and float64's plane.
+// float32 plane kernels (direct loops, the vector plane kernel, the dilated
+// split), the one-channel-per-lane vector kernels, and float64's plane.
 #include <algorithm>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/kernels/depthwise_avx2.h"
+#include "backends/cpu/kernels/depthwise_plane.h"
 #include "backends/cpu/kernels/depthwise_lanes.h"
 #include "backends/cpu/kernels/depthwise_flat.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/isa_target.h"
-#include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/ops/conv_internal.h"
 #include "backends/cpu/scratch.h"
 
@@ -89,17 +84,17 @@ __attribute__((always_inline)) inline void depthwise_rows(const T* __restrict x,
     }
 }
 
-// Fast 2-D depthwise (no dilation, width stride 1 or 2): the AVX2 kernel
-// (depthwise_avx2.h) and the AVX-512 one below first copy the plane into a
-// zero-padded scratch (for stride 2, each row split into its even and odd
-// columns), so every tap is a contiguous vector load with no bounds checks.
-// Both write every output element (y need not be zeroed).
+// Fast 2-D depthwise (no dilation, width stride 1 or 2): the plane kernel
+// (depthwise_plane.h) first copies the plane into a zero-padded scratch (for
+// stride 2, each row split into its even and odd columns), so every tap is
+// a contiguous vector load with no bounds checks. It writes every output
+// element (y need not be zeroed).
 bool depthwise_fast_ok(const Geo3& g) {
   return g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 && (g.s[2] == 1 || g.s[2] == 2) &&
          g.k[1] <= 16 && g.k[2] <= 16 && g.p[1] >= 0 && g.p[2] >= 0;
 }
 
-[[maybe_unused]] DepthwiseGeometry dw_geometry(const Geo3& g) {  // x86 paths only
+DepthwiseGeometry dw_geometry(const Geo3& g) {
   DepthwiseGeometry d;
   d.in_h = g.in[1], d.in_w = g.in[2], d.out_h = g.out[1], d.out_w = g.out[2];
   d.kh = g.k[1], d.kw = g.k[2], d.sh = g.s[1], d.sw = g.s[2];
@@ -108,149 +103,6 @@ bool depthwise_fast_ok(const Geo3& g) {
   return d;
 }
 
-#ifdef DLRT_HAVE_AVX512_PATHS
-float* dw_scratch(size_t n) {
-  thread_local AlignedScratch s;
-  return s.get<float>(n);
-}
-#endif
-
-
-#ifdef DLRT_HAVE_AVX512_PATHS
-// AVX-512 fast depthwise (same conditions as depthwise_fast_ok). The plane is
-// copied into a zero-padded scratch as in the AVX2 version (stride 2: each
-// row split into even and odd columns with two permutes per 32 inputs). Each
-// step computes R output rows x NV 16-wide vectors in registers (loads of an
-// input row are shared by the output rows that use it), then applies the
-// bias, residual and Relu/Clip before the (tail-masked) store.
-
-// KW > 0: the kernel width as a constant (the tap loop unrolled); 0: kw at run time.
-template <int R, int NV, bool kS2, int KW>
-DLRT_AVX512 inline void dw512_step(const float* buf, int64_t Wp, int64_t half, const float* w, int64_t kh, int64_t kw_rt,
-                                   int64_t sh, int64_t oh, int64_t ow, int64_t out_w, float* y,
-                                   const DepthwiseOutput& o) {
-  const int64_t kw = KW > 0 ? KW : kw_rt;
-  __m512 acc[R][NV];
-  for (int r = 0; r < R; ++r)
-    for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_setzero_ps();
-  const int64_t nrows = (R - 1) * sh + kh;
-  for (int64_t ii = 0; ii < nrows; ++ii) {
-    const float* row = buf + (oh * sh + ii) * Wp + ow;
-#pragma GCC unroll 8
-    for (int64_t j = 0; j < kw; ++j) {
-      const float* p = kS2 ? row + (j & 1) * half + (j >> 1) : row + j;
-      __m512 v[NV];
-      for (int q = 0; q < NV; ++q) v[q] = _mm512_loadu_ps(p + 16 * q);
-      for (int r = 0; r < R; ++r) {
-        const int64_t i = ii - r * sh;
-        if (i < 0 || i >= kh) continue;
-        const __m512 wv = _mm512_set1_ps(w[i * kw + j]);
-        for (int q = 0; q < NV; ++q) acc[r][q] = _mm512_fmadd_ps(wv, v[q], acc[r][q]);
-      }
-    }
-  }
-  const __m512 bias = _mm512_set1_ps(o.bias), lo = _mm512_set1_ps(o.lo), hi = _mm512_set1_ps(o.hi);
-  for (int r = 0; r < R; ++r) {
-    float* yr = y + (oh + r) * out_w;
-    const float* rr = o.residual ? o.residual + (oh + r) * out_w : nullptr;
-    for (int q = 0; q < NV; ++q) {
-      const int64_t c = ow + 16 * q;
-      const __mmask16 m = avx512::tail_mask(out_w - c);
-      __m512 v = _mm512_add_ps(acc[r][q], bias);
-      if (rr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, rr + c));
-      if (o.clamp) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-      _mm512_mask_storeu_ps(yr + c, m, v);
-    }
-  }
-}
-
-template <int R, bool kS2, int KW>
-DLRT_AVX512 inline void dw512_rows(const float* buf, int64_t Wp, int64_t half, const float* w, int64_t kh, int64_t kw,
-                                   int64_t sh, int64_t oh, int64_t out_w, float* y, const DepthwiseOutput& o) {
-  const int64_t nv = (out_w + 15) / 16;
-  int64_t v = 0;
-  for (; v + 4 <= nv; v += 4) dw512_step<R, 4, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o);
-  switch (nv - v) {
-    case 3: dw512_step<R, 3, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o); break;
-    case 2: dw512_step<R, 2, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o); break;
-    case 1: dw512_step<R, 1, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, v * 16, out_w, y, o); break;
-    default: break;
-  }
-}
-
-template <bool kS2, int KW>
-DLRT_AVX512 void dw512_plane(const float* buf, int64_t Wp, int64_t half, const float* w, int64_t kh, int64_t kw,
-                             int64_t sh, int64_t out_h, int64_t out_w, float* y, const DepthwiseOutput& o) {
-  int64_t oh = 0;
-  for (; oh + 2 <= out_h; oh += 2) dw512_rows<2, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, out_w, y, o);
-  if (oh < out_h) dw512_rows<1, kS2, KW>(buf, Wp, half, w, kh, kw, sh, oh, out_w, y, o);
-}
-
-// dst[0, n) = 0 with inline stores: a libc memset per padded row (a few
-// hundred bytes) cost a quarter of a stride-2 112x112 depthwise layer.
-DLRT_AVX512 inline void zero_floats(float* dst, int64_t n) {
-  for (int64_t c = 0; c < n; c += 16) _mm512_mask_storeu_ps(dst + c, avx512::tail_mask(n - c), _mm512_setzero_ps());
-}
-
-// Writes every element of y: conv + bias (+ residual) (+ clamp) per `o`.
-DLRT_AVX512 void depthwise_fast_avx512(const float* x, const float* w, const Geo3& g, float* y,
-                                       const DepthwiseOutput& o) {
-  const int64_t kh = g.k[1], kw = g.k[2], sh = g.s[1], sw = g.s[2];
-  const int64_t in_h = g.in[1], in_w = g.in[2], out_h = g.out[1], out_w = g.out[2];
-  const int64_t ow16 = (out_w + 15) / 16 * 16;
-  const int64_t Hp = (out_h - 1) * sh + kh;
-  // Stride 1: Wp columns; stride 2: the even half then the odd half, `half` each.
-  const int64_t half = ow16 + kw;
-  const int64_t Wp = sw == 1 ? ow16 + kw : 2 * half;
-  float* buf = dw_scratch(static_cast<size_t>(Hp * Wp + 16));
-  const int64_t pl = g.p[2];
-  for (int64_t r = 0; r < Hp; ++r) {
-    float* dst = buf + r * Wp;
-    const int64_t ih = r - g.p[1];
-    if (ih < 0 || ih >= in_h) {
-      zero_floats(dst, Wp);
-      continue;
-    }
-    const float* src = x + ih * in_w;
-    if (sw == 1) {
-      // [0, lead) zeros, then the row, then zeros to Wp: short rows, so inline masked moves (no libc calls).
-      const int64_t lead = std::min(pl, Wp), n = std::max<int64_t>(0, std::min(in_w, Wp - lead));
-      for (int64_t c = 0; c < lead; c += 16) _mm512_mask_storeu_ps(dst + c, avx512::tail_mask(lead - c), _mm512_setzero_ps());
-      float* body = dst + lead;
-      for (int64_t c = 0; c < n; c += 16) {
-        const __mmask16 k = avx512::tail_mask(n - c);
-        _mm512_mask_storeu_ps(body + c, k, _mm512_maskz_loadu_ps(k, src + c));
-      }
-      float* rest = body + n;
-      const int64_t nz = Wp - lead - n;
-      for (int64_t c = 0; c < nz; c += 16) _mm512_mask_storeu_ps(rest + c, avx512::tail_mask(nz - c), _mm512_setzero_ps());
-      continue;
-    }
-    // Stride 2: padded column c = i + pl goes to half (c & 1) at c >> 1, so the
-    // even inputs start at (pl & 1, pl >> 1) and the odd ones at ((pl + 1) & 1, (pl + 1) >> 1).
-    zero_floats(dst, Wp);
-    float* ev = dst + (pl & 1) * half + (pl >> 1);
-    float* od = dst + ((pl + 1) & 1) * half + ((pl + 1) >> 1);
-    const int64_t n_ev = std::min((in_w + 1) / 2, half - (pl >> 1));
-    const int64_t n_od = std::min(in_w / 2, half - ((pl + 1) >> 1));
-    const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    for (int64_t k = 0; k < std::max(n_ev, n_od); k += 16) {
-      const int64_t i = 2 * k;  // first input of this step
-      const __m512 a = _mm512_maskz_loadu_ps(avx512::tail_mask(in_w - i), src + i);
-      const __m512 b = _mm512_maskz_loadu_ps(avx512::tail_mask(in_w - i - 16), src + i + 16);
-      if (k < n_ev) _mm512_mask_storeu_ps(ev + k, avx512::tail_mask(n_ev - k), _mm512_permutex2var_ps(a, ie, b));
-      if (k < n_od) _mm512_mask_storeu_ps(od + k, avx512::tail_mask(n_od - k), _mm512_permutex2var_ps(a, io, b));
-    }
-  }
-  if (sw == 1) {
-    if (kw == 3) return dw512_plane<false, 3>(buf, Wp, half, w, kh, kw, sh, out_h, out_w, y, o);
-    return dw512_plane<false, 0>(buf, Wp, half, w, kh, kw, sh, out_h, out_w, y, o);
-  }
-  if (kw == 3) return dw512_plane<true, 3>(buf, Wp, half, w, kh, kw, sh, out_h, out_w, y, o);
-  dw512_plane<true, 0>(buf, Wp, half, w, kh, kw, sh, out_h, out_w, y, o);
-}
-#endif
 
 void depthwise_generic_f32(const float* x, const float* w, const Geo3& g, float* y) { depthwise_rows<float>(x, w, g, y); }
 #if defined(__x86_64__) || defined(__i386__)
@@ -259,19 +111,30 @@ DLRT_AVX2 void depthwise_avx2_f32(const float* x, const float* w, const Geo3& g,
 }
 #endif
 
+// The width the plane kernel (depthwise_plane.h) runs at: the CPU's, but
+// 256 bits on AVX-512 for stride-1 rows of at most 8 outputs (they fill a
+// ymm but not half a zmm), and for the planes depthwise_plane_f32 computes
+// (no epilogue: the dilated split's phases and Conv without FusedConv),
+// which have always run the 256-bit kernel there.
+SimdWidth plane_width(const Geo3& g, bool with_epilogue) {
+  const SimdWidth w = simd_width();
+  const bool narrow = g.s[2] == 1 && g.out[2] <= 8;
+  return w == SimdWidth::k512 && (narrow || !with_epilogue) ? SimdWidth::k256 : w;
+}
+
 // y must be zero-filled unless depthwise_writes_all(g).
 void depthwise_plane_f32(const float* x, const float* w, const Geo3& g, float* y) {
+  if (cpu_has_simd_kernels() && depthwise_fast_ok(g))
+    return depthwise_plane(plane_width(g, false), x, w, dw_geometry(g), y, DepthwiseOutput{});
 #if defined(__x86_64__) || defined(__i386__)
-  const CpuIsa isa = cpu_isa();
-  if (isa >= CpuIsa::kAvx2 && depthwise_fast_ok(g)) return depthwise_plane_avx2(x, w, dw_geometry(g), y, DepthwiseOutput{});
-  if (isa >= CpuIsa::kAvx2) return depthwise_avx2_f32(x, w, g, y);
+  if (cpu_isa() >= CpuIsa::kAvx2) return depthwise_avx2_f32(x, w, g, y);
 #endif
   depthwise_generic_f32(x, w, g, y);
 }
 
 // The in-register output stage of plane m for the epilogue `ep` (no
 // col_bias; Relu, Clip or no activation: clamp_or_none).
-[[maybe_unused]] DepthwiseOutput depthwise_output(const GemmEpilogue& ep, int64_t m) {  // x86 paths only
+DepthwiseOutput depthwise_output(const GemmEpilogue& ep, int64_t m) {
   const ClampStage c = clamp_stage(ep.act);
   DepthwiseOutput o;
   o.bias = ep.row_bias ? ep.row_bias[m] : 0.0f;
@@ -338,31 +201,24 @@ void depthwise_dilated_plane_f32(const float* x, const float* w, const Geo3& g, 
 void depthwise_plane_with_epilogue_f32(const float* x, const float* w, const Geo3& g, float* y, const GemmEpilogue& ep,
                                        int64_t m) {
   const int64_t out_plane = g.out_size();
-  if (cpu_has_avx2() && dilated_depthwise_split_ok(g)) {
+  if (cpu_has_simd_kernels() && dilated_depthwise_split_ok(g)) {
     depthwise_dilated_plane_f32(x, w, g, y);
     return apply_epilogue(ep, y, out_plane, m, 0, 1, out_plane);
   }
-#ifdef DLRT_HAVE_AVX512_PATHS
-  // Rows of at most 8 outputs at stride 1 fill an AVX2 vector but not half an AVX-512 one: keep AVX2 there.
-  const bool narrow = g.s[2] == 1 && g.out[2] <= 8;
-  if (cpu_has_avx512() && depthwise_fast_ok(g) && !narrow && !ep.col_bias && clamp_or_none(ep.act))
-    return depthwise_fast_avx512(x, w, g, y, depthwise_output(ep, m));
-  if (cpu_has_avx512() && depthwise_fast_ok(g) && !narrow) {
-    depthwise_fast_avx512(x, w, g, y, DepthwiseOutput{});
+  if (cpu_has_simd_kernels() && depthwise_fast_ok(g)) {
+    const SimdWidth width = plane_width(g, true);
+    if (!ep.col_bias && clamp_or_none(ep.act))
+      return depthwise_plane(width, x, w, dw_geometry(g), y, depthwise_output(ep, m));
+    depthwise_plane(width, x, w, dw_geometry(g), y, DepthwiseOutput{});
     return apply_epilogue(ep, y, out_plane, m, 0, 1, out_plane);
   }
-#endif
-#if defined(__x86_64__) || defined(__i386__)
-  if (cpu_has_avx2() && depthwise_fast_ok(g) && !ep.col_bias && clamp_or_none(ep.act))
-    return depthwise_plane_avx2(x, w, dw_geometry(g), y, depthwise_output(ep, m));
-#endif
   depthwise_plane_f32(x, w, g, y);
   apply_epilogue(ep, y, out_plane, m, 0, 1, out_plane);
 }
 
 }  // namespace
 
-bool depthwise_writes_all(const Geo3& g) { return cpu_has_avx2() && depthwise_fast_ok(g); }
+bool depthwise_writes_all(const Geo3& g) { return cpu_has_simd_kernels() && depthwise_fast_ok(g); }
 
 void depthwise_plane_f64(const double* x, const double* w, const Geo3& g, double* y) {
   depthwise_plane<double>(x, w, g, y);

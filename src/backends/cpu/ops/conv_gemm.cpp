@@ -255,18 +255,19 @@ Status conv_gemm_f32(const ConvProblem& prob, const ConvFusion& fuse, bool amx) 
   GemmEpilogue ep;
   ep.act = fuse.act;
   // 1-D/2-D convs with weights packed for the AVX-512 8x48 tile or the
-  // AVX2 6x16 one run the direct path for that tile where it is the faster
-  // one (conv_direct.h; DLRT_CONV_DIRECT =0 turns it off, =1 takes it for
-  // every shape).
+  // 6x16 one (AVX2, NEON) run the direct path for that tile where it is the
+  // faster one (conv_direct.h; DLRT_CONV_DIRECT =0 turns it off, =1 takes it
+  // for every shape).
   ConvDirectPlan dplan;
-  [[maybe_unused]] const int64_t* doff = nullptr;  // set by the x86 direct paths only
-  #ifdef DLRT_HAVE_CONV_DIRECT_AVX2
+  const int64_t* doff = nullptr;
   const ConvDirectMode dmode = pre && !amx ? conv_direct_mode() : ConvDirectMode::kOff;
-  // The direct kernel for the weights' tile; generic: none (mode on means cpu_isa() >= kAvx2).
+  // The direct kernel for the weights' tile (its policy's ISA: kAvx2 or
+  // kNeon for 6x16, whose choices are the same); generic: none (mode on
+  // means a vector ISA).
   CpuIsa disa = CpuIsa::kGeneric;
   if (dmode != ConvDirectMode::kOff) {
     const PackedMatrix& pw = pre->group(0);
-    if (pw.mr() == 6 && pw.nr() == 16) disa = CpuIsa::kAvx2;
+    if (pw.mr() == 6 && pw.nr() == 16) disa = cpu_isa() >= CpuIsa::kAvx2 ? CpuIsa::kAvx2 : CpuIsa::kNeon;
   #ifdef DLRT_HAVE_AVX512_PATHS
     if (pw.mr() == 8 && pw.nr() == 48 && cpu_isa() >= CpuIsa::kAvx512) disa = CpuIsa::kAvx512;
   #endif
@@ -277,8 +278,8 @@ Status conv_gemm_f32(const ConvProblem& prob, const ConvFusion& fuse, bool amx) 
     dg.in_h = g.in[1], dg.in_w = g.in[2], dg.out_h = g.out[1], dg.out_w = g.out[2];
     dg.kh = g.k[1], dg.kw = g.k[2], dg.sh = g.s[1], dg.sw = g.s[2], dg.dh = g.d[1], dg.dw = g.d[2];
     dg.pad_top = g.p[1], dg.pad_left = g.p[2];
-    const bool avx2 = disa == CpuIsa::kAvx2;
-    if (conv_direct_plan(dg, &dplan, avx2, conv_direct_tap_columns(dg, disa)) &&
+    const bool sliced = disa != CpuIsa::kAvx512;  // the 6x16 kernel: rows at the shared-pad pitch
+    if (conv_direct_plan(dg, &dplan, sliced, conv_direct_tap_columns(dg, disa)) &&
         (dmode == ConvDirectMode::kForce || conv_direct_worth(dplan, disa, pool.num_threads(), Mg))) {
       thread_local std::vector<int64_t> offsets;  // grows only: no allocation once warm
       if (offsets.size() < static_cast<size_t>(dplan.k)) offsets.resize(static_cast<size_t>(dplan.k));
@@ -286,7 +287,6 @@ Status conv_gemm_f32(const ConvProblem& prob, const ConvFusion& fuse, bool amx) 
       doff = offsets.data();
     }
   }
-  #endif
 
   // One (image, group) product: Y_g = epilogue(W_g * col). General convs
   // read the im2col matrix straight from the image while packing.
@@ -298,15 +298,13 @@ Status conv_gemm_f32(const ConvProblem& prob, const ConvFusion& fuse, bool amx) 
     e.row_bias = Bv ? Bv + gi * Mg : nullptr;
     e.residual = Z ? Z + (n * M + gi * Mg) * out_plane : nullptr;
     e.ldr = out_plane;
-  #ifdef DLRT_HAVE_CONV_DIRECT_AVX2
     if (doff) {
       const PackedMatrix& pw = pre->group(gi);
   #ifdef DLRT_HAVE_AVX512_PATHS
       if (disa == CpuIsa::kAvx512) return conv_direct_avx512(dplan, doff, xg, pw, yg, e, p);
   #endif
-      return conv_direct_avx2(dplan, doff, xg, pw, yg, e, p);
+      return conv_direct_sliced(conv_direct_sliced_width(), dplan, doff, xg, pw, yg, e, p);
     }
-  #endif
     SgemmOperand a;
     if (amx) {
       a.packed = pre->amx_group(gi);

@@ -45,6 +45,8 @@
 //   interleave4(y[4], o[4])   the inverse in registers: floats 16a + 4s + l of
 //                             o[0] | o[1] | o[2] | o[3] = y[l] lane 4a + s
 //   transpose_square(r[kLanes])  r[i] lane j <-> r[j] lane i
+//   deinterleave2(a, b, e, o)  e = the even floats of a | b (a's lanes
+//                              first), o = the odd ones
 //   Mask (a lane mask: __mmask16 at 512 bits, all-ones lanes below), lt(a, b)
 //   (ordered a < b, false on NaN), nlt(a, b) (!(a < b), true on NaN),
 //   unord(a, b) (either is NaN),

@@ -18,7 +18,11 @@ using Vf = float __attribute__((vector_size(16), aligned(16)));
 using Lanes = uint32_t;
 inline constexpr int kLanes = 4;
 inline constexpr int kBlocks = 1;
-inline constexpr int kRegisters = 16;  // SSE's xmm0-15 (NEON has 32)
+#if defined(__aarch64__)
+inline constexpr int kRegisters = 32;  // NEON's v0-v31
+#else
+inline constexpr int kRegisters = 16;  // SSE's xmm0-15
+#endif
 inline constexpr bool kNativeCompress = false;
 inline constexpr SimdWidth kWidth = SimdWidth::k128;
 
@@ -119,6 +123,12 @@ DLRT_SIMD_FN void interleave4(const Vf (&y)[4], Vf (&o)[4]) { detail::transpose4
 DLRT_SIMD_FN void transpose_square(Vf (&r)[kLanes]) {
   const Vf b[4] = {r[0], r[1], r[2], r[3]};
   detail::transpose4(b, r);
+}
+
+// e = the even floats of a | b (a's first), o = the odd ones.
+DLRT_SIMD_FN void deinterleave2(Vf a, Vf b, Vf& e, Vf& o) {
+  e = __builtin_shufflevector(a, b, 0, 2, 4, 6);
+  o = __builtin_shufflevector(a, b, 1, 3, 5, 7);
 }
 
 #undef DLRT_SIMD_FN

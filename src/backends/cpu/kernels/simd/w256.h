@@ -149,6 +149,14 @@ DLRT_SIMD_FN void transpose_square(Vf (&r)[kLanes]) {
   for (int q = 0; q < 4; ++q) r[q] = x[q];
 }
 
+// e = the even floats of a | b (a's first), o = the odd ones: shuffles
+// within the 128-bit halves ([a0 a2 b0 b2 | a4 a6 b4 b6]), then the 64-bit
+// pieces in order.
+DLRT_SIMD_FN void deinterleave2(Vf a, Vf b, Vf& e, Vf& o) {
+  e = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+  o = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+}
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w256

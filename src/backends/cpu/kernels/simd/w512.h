@@ -157,6 +157,12 @@ DLRT_SIMD_FN void transpose_square(Vf (&r)[kLanes]) {
   }
 }
 
+// e = the even floats of a | b (a's first), o = the odd ones.
+DLRT_SIMD_FN void deinterleave2(Vf a, Vf b, Vf& e, Vf& o) {
+  e = _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b);
+  o = _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b);
+}
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w512

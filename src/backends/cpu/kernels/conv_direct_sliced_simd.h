@@ -1,29 +1,32 @@
-// AVX2 + FMA direct convolution (see conv_direct.h) for weights packed in
-// the 6 x 16 layout of the AVX2 GEMM: the phase copy of the input (rows at
-// the shared-pad pitch), the 6 x 16 register tile (12 ymm accumulators) over
-// the offset-addressed B operand, run K slice by K slice over a group of M
+// Kernel body (simd/simd.h), compiled once per vector width by
+// conv_direct_sliced.cpp: the direct convolution (conv_direct.h) for
+// weights packed in the 6 x 16 layout (the GEMM's panels on AVX2 and
+// aarch64): the phase copy of the input, the 6 x 16 register tile over the
+// offset-addressed B operand, run K slice by K slice over a group of M
 // panels so a tile's B rows stay in L1, the store through the fused
-// epilogue, and the split over threads.
-#include "backends/cpu/kernels/conv_direct.h"
-#include "backends/cpu/kernels/conv_direct_fill.h"
+// epilogue, and the split over threads. At 256 bits it runs the instruction
+// sequences of the former AVX2-only kernel (12 ymm accumulators); at 128
+// bits (NEON) the tile is 6 rows x 4 vectors (24 of the 32 registers).
 
-#ifdef DLRT_HAVE_CONV_DIRECT_AVX2
+namespace dlrt::cpu::simd::DLRT_SIMD_NS {
 
-#include <immintrin.h>
-
-#include <algorithm>
-#include <cstring>
-#include <vector>
-
-#include "backends/cpu/kernel_util.h"
-#include "backends/cpu/kernels/isa_target.h"
-
-
-namespace dlrt::cpu {
+namespace conv_direct_sliced_body {
 namespace {
 
-constexpr int kMR = 6;   // rows of a packed A panel (the AVX2 GEMM's tile)
-constexpr int kNR = 16;  // grid columns of a tile: two ymm
+constexpr int kMR = 6;   // rows of a packed A panel (the 6 x 16 GEMM's tile)
+constexpr int kNR = 16;  // grid columns of a tile
+constexpr int kL = kLanes;
+// Vectors of a tile's row: 2 ymm, 4 NEON vectors, 1 zmm. The 6 x kNV
+// accumulators, kNV B vectors and a broadcast fit the register file (16 at
+// 256 bits, 32 on aarch64; SSE's 16 at 128 bits on x86 spill, a width that
+// runs there only for tests and DLRT_CPU_ISA=neon).
+constexpr int kNV = kNR / kL;
+static_assert(kNV >= 1 && kNR % kL == 0, "a tile row is whole vectors");
+#if defined(__aarch64__)
+static_assert(kMR * kNV + kNV + 1 <= kRegisters, "the tile's accumulators and operands fit the registers");
+#endif
+// Vectors that hold one packed A column (the 6 rows of a panel) in narrow_tile.
+constexpr int kPV = (kMR + kL - 1) / kL;
 
 // A slices (6 x kc floats per panel) of one group of M panels, kept in L2
 // while the tiles run over them; at most kMaxGroup panels (their partial sums).
@@ -34,19 +37,18 @@ constexpr int64_t kMaxGroup = 32;
 constexpr int64_t kBlockBBytes = 128 * 1024;
 
 // dst[j] = src[j * s] for j < n (reads nothing past src[(n - 1) * s]).
-DLRT_AVX2 void gather_row(const float* src, int64_t s, int64_t n, float* dst) {
+void gather_row(const float* src, int64_t s, int64_t n, float* dst) {
   if (s == 1) {
     std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
     return;
   }
   int64_t j = 0;
   if (s == 2) {
-    // Eight outputs from src[2j, 2j + 16): the even lanes of two loads
-    // (shuffle within 128-bit halves, then the 64-bit pieces in order).
-    for (; j + 9 <= n; j += 8) {
-      const __m256 a = _mm256_loadu_ps(src + 2 * j), b = _mm256_loadu_ps(src + 2 * j + 8);
-      const __m256 t = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));  // a0 a2 b0 b2 | a4 a6 b4 b6
-      _mm256_storeu_ps(dst + j, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0))));
+    // kL outputs from src[2j, 2j + 2 kL): the even lanes of two loads.
+    for (; j + kL + 1 <= n; j += kL) {
+      Vf e, o;
+      deinterleave2(loadu(src + 2 * j), loadu(src + 2 * j + kL), e, o);
+      storeu(dst + j, e);
     }
   }
   for (; j < n; ++j) dst[j] = src[j * s];
@@ -59,11 +61,11 @@ void zero_floats(float* dst, int64_t n) {
 // The phase copy's row primitives (conv_direct_fill.h), inlined into fill_channel.
 struct Rows {
   static void zero(float* dst, int64_t n) { zero_floats(dst, n); }
-  DLRT_AVX2 static void gather(const float* src, int64_t s, int64_t n, float* dst) { gather_row(src, s, n, dst); }
+  static void gather(const float* src, int64_t s, int64_t n, float* dst) { gather_row(src, s, n, dst); }
 };
 
 // Rows [r0, r1) of the copied planes of one input channel xc [in_h, in_w] into dst (nphase planes of hq x wq).
-DLRT_AVX2 void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst, int64_t r0, int64_t r1) {
+void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst, int64_t r0, int64_t r1) {
   conv_direct_fill_phases<Rows>(P, xc, dst, r0, r1);
 }
 
@@ -80,7 +82,7 @@ struct TileOut {
   const Activation* act = nullptr;
 };
 
-// max/min with the operand order of _mm256_max_ps(lo, v) / _mm256_min_ps(hi, v) (NaN v stays NaN).
+// max/min with the operand order of the vector store's max(lo, v) / min(hi, v) (NaN v stays NaN).
 inline float clamp_like_simd(float v, float lo, float hi) {
   v = lo > v ? lo : v;
   return hi < v ? hi : v;
@@ -127,54 +129,48 @@ void activate_piece(int64_t m, int64_t j0, int64_t n, const TileOut& out) {
   }
 }
 
-DLRT_AVX2 inline __m256i lane_mask(int64_t n) {  // lanes [0, n) set, 0 <= n <= 8
-  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), idx);
-}
-
-// One k step of a 6 x (8*NV) tile: B row s (the last ymm column through
-// `mask` when kMask) times the first R of the 6 floats of A column a, into
-// acc (rows past R are left alone).
+// One k step of a 6 x (kL*NV) tile: B row s (the last vector only its
+// `last` floats when kMask) times the first R of the 6 floats of A column
+// a, into acc (rows past R are left alone).
 template <int NV, bool kMask, int R = kMR>
-DLRT_AVX2 __attribute__((always_inline)) inline void tile_step(const float* a, const float* s, __m256i mask,
-                                                                    __m256 (&acc)[kMR][NV]) {
-  __m256 b[NV];
-#pragma GCC unroll 2
-  for (int v = 0; v < NV; ++v)
-    b[v] = (kMask && v == NV - 1) ? _mm256_maskload_ps(s + 8 * v, mask) : _mm256_loadu_ps(s + 8 * v);
+__attribute__((always_inline)) inline void tile_step(const float* a, const float* s, int64_t last,
+                                                     Vf (&acc)[kMR][NV]) {
+  Vf b[NV];
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) b[v] = (kMask && v == NV - 1) ? load_first(s + kL * v, last) : loadu(s + kL * v);
 #pragma GCC unroll 6
   for (int i = 0; i < R; ++i) {
-    const __m256 av = _mm256_broadcast_ss(a + i);
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(av, b[v], acc[i][v]);
+    const Vf av = set1(a[i]);
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = fmadd(av, b[v], acc[i][v]);
   }
 }
 
-// One 6 x (8*NV) tile at grid column j0 (src already offset by j0) of M
+// One 6 x (kL*NV) tile at grid column j0 (src already offset by j0) of M
 // panel q over the K slices of the packed weights in [kb, ke): starts from
 // zero when kb == 0, else from the partial sums in `part` (6 x 16 floats);
 // stores the partial sums there when ke < K, else the finished tile.
-// kMask: the last ymm column loads only its n - 8*(NV-1) grid columns
+// kMask: the last vector loads only its n - kL*(NV-1) grid columns
 // (nothing past the B operand is read: the input itself when there is no
 // copy). Columns [0, n) of rows [0, rows) are stored (output rows m0 + i).
 // prefetch_next: pull the next M panel's slice (contiguous in the slice)
 // towards L1 while this one computes.
 template <int NV, bool kMask>
-DLRT_AVX2 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t kb, int64_t ke, int64_t q,
-                                bool prefetch_next, const float* src, const int64_t* off, float* part, int rows,
-                                int64_t m0, int64_t j0, int64_t n, const TileOut& out) {
-  const __m256i mask = lane_mask(n - 8 * (NV - 1));
-  __m256 acc[kMR][NV];
+void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t kb, int64_t ke, int64_t q,
+                 bool prefetch_next, const float* src, const int64_t* off, float* part, int rows, int64_t m0,
+                 int64_t j0, int64_t n, const TileOut& out) {
+  const int64_t last = n - kL * (NV - 1);
+  Vf acc[kMR][NV];
   if (kb == 0) {
 #pragma GCC unroll 6
     for (int i = 0; i < kMR; ++i)
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_setzero_ps();
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[i][v] = zero();
   } else {
 #pragma GCC unroll 6
     for (int i = 0; i < kMR; ++i)
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_load_ps(part + i * kNR + 8 * v);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[i][v] = loadu(part + i * kNR + kL * v);
   }
   for (int64_t p0 = kb / KC * KC; p0 < ke; p0 += KC) {
     const int64_t kc = std::min(KC, K - p0);
@@ -184,159 +180,240 @@ DLRT_AVX2 void direct_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, in
     const int64_t pe = std::min(kc, ke - p0);
 #pragma GCC unroll 2
     for (int64_t p = std::max<int64_t>(0, kb - p0); p < pe; ++p) {
-      _mm_prefetch(reinterpret_cast<const char*>(pf + p * kMR), _MM_HINT_T0);
-      tile_step<NV, kMask>(a + p * kMR, src + o[p], mask, acc);
+      __builtin_prefetch(pf + p * kMR, 0, 3);
+      tile_step<NV, kMask>(a + p * kMR, src + o[p], last, acc);
     }
   }
   if (ke < K) {
 #pragma GCC unroll 6
     for (int i = 0; i < kMR; ++i)
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) _mm256_store_ps(part + i * kNR + 8 * v, acc[i][v]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) storeu(part + i * kNR + kL * v, acc[i][v]);
     return;
   }
-  // Per ymm column: whole (8 outputs in a row of y: stored from the register)
+  // Per vector: whole (kL outputs in a row of y: stored from the register)
   // or pieces (through store_piece).
   bool whole[NV];
   int64_t o1[NV];
-#pragma GCC unroll 2
+#pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
-    const int64_t c = j0 + 8 * v;
+    const int64_t c = j0 + kL * v;
     const int64_t oh = c / out.wq, ow = c - oh * out.wq;
-    whole[v] = n - 8 * v >= 8 && (out.wq == out.out_w || ow + 8 <= out.out_w);
+    whole[v] = n - kL * v >= kL && (out.wq == out.out_w || ow + kL <= out.out_w);
     o1[v] = out.wq == out.out_w ? c : oh * out.out_w + ow;
   }
-  const __m256 lo = _mm256_set1_ps(out.lo), hi = _mm256_set1_ps(out.hi);
+  const Vf lo = set1(out.lo), hi = set1(out.hi);
 #pragma GCC unroll 6
   for (int i = 0; i < kMR; ++i) {
     if (i >= rows) break;
     const int64_t m = m0 + i;
     float* ym = out.y + m * out.plane;
     const float* zm = out.residual ? out.residual + m * out.plane : nullptr;
-    const __m256 bias = _mm256_set1_ps(out.bias ? out.bias[m] : 0.0f);
-#pragma GCC unroll 2
+    const Vf bias = set1(out.bias ? out.bias[m] : 0.0f);
+#pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
       if (!whole[v]) {
-        alignas(32) float raw[8];
-        _mm256_store_ps(raw, acc[i][v]);
-        store_piece(raw, 8, 1, m, j0 + 8 * v, std::min<int64_t>(8, n - 8 * v), out, false);
+        alignas(64) float raw[kL];
+        storeu(raw, acc[i][v]);
+        store_piece(raw, kL, 1, m, j0 + kL * v, std::min<int64_t>(kL, n - kL * v), out, false);
         continue;
       }
-      __m256 r = _mm256_add_ps(acc[i][v], bias);
-      if (zm) r = _mm256_add_ps(r, _mm256_loadu_ps(zm + o1[v]));
-      if (out.clamp) r = _mm256_min_ps(hi, _mm256_max_ps(lo, r));
-      _mm256_storeu_ps(ym + o1[v], r);
+      Vf r = add(acc[i][v], bias);
+      if (zm) r = add(r, loadu(zm + o1[v]));
+      if (out.clamp) r = min(hi, max(lo, r));
+      storeu(ym + o1[v], r);
     }
     if (out.other_act) activate_piece(m, j0, n, out);
   }
 }
 
-// One 6 x (8*NV) tile of a conv whose K fits one slice and whose grid
+// One 6 x (kL*NV) tile of a conv whose K fits one slice and whose grid
 // columns are the output positions (wq == out_w: a 1x1 stride-1 conv
 // reading the input itself, mobilenet's pointwise convs of 16-256 input
 // channels, or a tap-column copy, the strided stems): row p of B at
 // src + off[p] (src already at grid column j0), the panel's A the one
 // K x 6 slice, every vector stored whole from the register. The general
 // tile's slice bookkeeping, per-call setup and row-straddling stores cost
-// as much as the FMAs of a 16- or 24-deep K (docs/performance-decisions.md). kMask: the last ymm column holds
-// n - 8*(NV-1) positions (loaded and stored through the mask; needed only
+// as much as the FMAs of a 16- or 24-deep K (docs/performance-decisions.md). kMask: the last vector holds
+// n - kL*(NV-1) positions (loaded and stored partially; needed only
 // when the input itself is B). R: the rows whose FMAs run (a last panel of
 // 4 or 2 real rows runs only those; `rows` of them are stored).
 template <int NV, bool kMask, int R = kMR>
-DLRT_AVX2 void slice_tile(const float* __restrict a, int64_t K, const float* src, const int64_t* off, int rows,
-                               int64_t m0, int64_t j0, int64_t n, const TileOut& out) {
-  const __m256i mask = lane_mask(n - 8 * (NV - 1));
-  __m256 acc[kMR][NV];
+void slice_tile(const float* __restrict a, int64_t K, const float* src, const int64_t* off, int rows, int64_t m0,
+                int64_t j0, int64_t n, const TileOut& out) {
+  const int64_t last = n - kL * (NV - 1);
+  Vf acc[kMR][NV];
 #pragma GCC unroll 6
   for (int i = 0; i < kMR; ++i)
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_setzero_ps();
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = zero();
 #pragma GCC unroll 4
   for (int64_t p = 0; p < K; ++p) {
-    tile_step<NV, kMask, R>(a + p * kMR, src + off[p], mask, acc);
+    tile_step<NV, kMask, R>(a + p * kMR, src + off[p], last, acc);
   }
-  const __m256 lo = _mm256_set1_ps(out.lo), hi = _mm256_set1_ps(out.hi);
+  const Vf lo = set1(out.lo), hi = set1(out.hi);
 #pragma GCC unroll 6
   for (int i = 0; i < kMR; ++i) {
     if (i >= rows) break;
     const int64_t m = m0 + i;
     float* ym = out.y + m * out.plane + j0;
     const float* zm = out.residual ? out.residual + m * out.plane + j0 : nullptr;
-    const __m256 bias = _mm256_set1_ps(out.bias ? out.bias[m] : 0.0f);
-#pragma GCC unroll 2
+    const Vf bias = set1(out.bias ? out.bias[m] : 0.0f);
+#pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
-      const bool masked = kMask && v == NV - 1;
-      __m256 r = _mm256_add_ps(acc[i][v], bias);
-      if (zm) r = _mm256_add_ps(r, masked ? _mm256_maskload_ps(zm + 8 * v, mask) : _mm256_loadu_ps(zm + 8 * v));
-      if (out.clamp) r = _mm256_min_ps(hi, _mm256_max_ps(lo, r));
-      if (masked) _mm256_maskstore_ps(ym + 8 * v, mask, r);
-      else _mm256_storeu_ps(ym + 8 * v, r);
+      const bool partial = kMask && v == NV - 1;
+      Vf r = add(acc[i][v], bias);
+      if (zm) r = add(r, partial ? load_first(zm + kL * v, last) : loadu(zm + kL * v));
+      if (out.clamp) r = min(hi, max(lo, r));
+      if (partial) store_first(ym + kL * v, r, last);
+      else storeu(ym + kL * v, r);
     }
     if (out.other_act) apply_activation(*out.act, ym, n);
   }
 }
 
-// The 6 floats of one packed A column in lanes 0-5 (lanes 6-7 zero): a
-// 16-byte and an 8-byte load, reading nothing past a[5]. (vmaskmovps, the
-// obvious alternative, is several times slower on Zen 1.)
-DLRT_AVX2 inline __m256 load_panel_column(const float* a) {
-  const __m128 lo = _mm_loadu_ps(a);
-  const __m128 hi = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(a + 4)));
-  return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+// Columns past a panel column that a plain load of its kPV vectors reaches into.
+constexpr int64_t kAhead = (kPV * kL - kMR + kMR - 1) / kMR;
+
+// The 6 floats of packed A column p of a slice of kc columns in lanes
+// [0, 6) of kPV vectors. kPlain: plain loads, which read the next column's
+// first floats too (the caller knows that column is in the slice); else
+// the column's own floats only (AVX2's masked loads are slow: Zen 1).
+template <bool kPlain>
+__attribute__((always_inline)) inline void load_panel_column(const float* a, int64_t p, Vf (&col)[kPV]) {
+#pragma GCC unroll 2
+  for (int u = 0; u < kPV; ++u)
+    col[u] = kPlain ? loadu(a + p * kMR + kL * u) : load_first(a + p * kMR + kL * u, kMR - kL * u);
+}
+
+// U K steps from column p into partial sums u = 0 .. U-1 (U == 1: into
+// sum 0), for NC columns of B.
+template <int NC, int U, int kSums, bool kPlain>
+__attribute__((always_inline)) inline void narrow_steps(const float* a, int64_t p, const float* src,
+                                                        const int64_t* o, Vf (&acc)[NC][kSums][kPV]) {
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) {
+    Vf av[kPV];
+    load_panel_column<kPlain>(a, p + u, av);
+    const float* s = src + o[p + u];
+#pragma GCC unroll 4
+    for (int j = 0; j < NC; ++j) {
+      const Vf bj = set1(s[j]);
+#pragma GCC unroll 2
+      for (int h = 0; h < kPV; ++h) acc[j][u][h] = fmadd(av[h], bj, acc[j][u][h]);
+    }
+  }
 }
 
 // A last tile of NC <= 4 grid columns (a 7x7 pointwise grid leaves 1, 14x14
 // leaves 4): vectorised over the 6 rows of the A panel instead (one FMA per
-// column and K step, the panel column loaded by load_panel_column); U
-// partial sums per column hide the FMA latency. Stored through store_piece.
+// vector, column and K step); U partial sums per column hide the FMA
+// latency. Stored through store_piece.
 template <int NC>
-DLRT_AVX2 void narrow_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t q, const float* src,
-                                const int64_t* off, int rows, int64_t m0, int64_t j0, const TileOut& out) {
+void narrow_tile(const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t q, const float* src, const int64_t* off,
+                 int rows, int64_t m0, int64_t j0, const TileOut& out) {
   constexpr int U = NC == 1 ? 4 : NC <= 3 ? 3 : 2;
-  __m256 acc[NC][U];
+  Vf acc[NC][U][kPV];
 #pragma GCC unroll 4
   for (int j = 0; j < NC; ++j)
 #pragma GCC unroll 4
-    for (int u = 0; u < U; ++u) acc[j][u] = _mm256_setzero_ps();
+    for (int u = 0; u < U; ++u)
+#pragma GCC unroll 2
+      for (int h = 0; h < kPV; ++h) acc[j][u][h] = zero();
   for (int64_t p0 = 0; p0 < K; p0 += KC) {
     const int64_t kc = std::min(KC, K - p0);
     const float* a = w + Mp * p0 + q * kMR * kc;
     const int64_t* o = off + p0;
     int64_t p = 0;
-    for (; p + U <= kc; p += U) {
-#pragma GCC unroll 4
-      for (int u = 0; u < U; ++u) {
-        const __m256 av = load_panel_column(a + (p + u) * kMR);
-        const float* s = src + o[p + u];
-#pragma GCC unroll 4
-        for (int j = 0; j < NC; ++j) acc[j][u] = _mm256_fmadd_ps(av, _mm256_broadcast_ss(s + j), acc[j][u]);
-      }
-    }
-    for (; p < kc; ++p) {
-      const __m256 av = load_panel_column(a + p * kMR);
-      const float* s = src + o[p];
-#pragma GCC unroll 4
-      for (int j = 0; j < NC; ++j) acc[j][0] = _mm256_fmadd_ps(av, _mm256_broadcast_ss(s + j), acc[j][0]);
-    }
+    // Groups of U steps (the same groups whichever loads they take).
+    for (; p + U + kAhead <= kc; p += U) narrow_steps<NC, U, U, true>(a, p, src, o, acc);
+    for (; p + U <= kc; p += U) narrow_steps<NC, U, U, false>(a, p, src, o, acc);
+    for (; p < kc; ++p) narrow_steps<NC, 1, U, false>(a, p, src, o, acc);
   }
   float t[kMR * NC];
 #pragma GCC unroll 4
   for (int j = 0; j < NC; ++j) {
-    __m256 sum = acc[j][0];
+    alignas(64) float col[kPV * kL];
+#pragma GCC unroll 2
+    for (int h = 0; h < kPV; ++h) {
+      Vf sum = acc[j][0][h];
 #pragma GCC unroll 4
-    for (int u = 1; u < U; ++u) sum = _mm256_add_ps(sum, acc[j][u]);
-    alignas(32) float col[8];
-    _mm256_store_ps(col, sum);
+      for (int u = 1; u < U; ++u) sum = add(sum, acc[j][u][h]);
+      storeu(col + kL * h, sum);
+    }
     for (int i = 0; i < kMR; ++i) t[i * NC + j] = col[i];
   }
   store_piece(t, NC, rows, m0, j0, NC, out, true);
 }
 
-}  // namespace
+// The tile kernels for a tile of n > 4 columns: NV = ceil(n / kL) vectors,
+// the last loaded partially when `mask` (the input itself is B) and n is
+// not whole vectors.
+template <int NV>
+void direct_tile_n(bool mask, const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t kb, int64_t ke, int64_t q,
+                   bool pf, const float* src, const int64_t* off, float* part, int rows, int64_t m0, int64_t j0,
+                   int64_t n, const TileOut& out) {
+  if (mask && n % kL != 0)
+    direct_tile<NV, true>(w, Mp, KC, K, kb, ke, q, pf, src, off, part, rows, m0, j0, n, out);
+  else
+    direct_tile<NV, false>(w, Mp, KC, K, kb, ke, q, pf, src, off, part, rows, m0, j0, n, out);
+}
 
-DLRT_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, const float* x,
-                                     const PackedMatrix& w, float* y, const GemmEpilogue& ep, ThreadPool* pool,
-                                     int64_t y_plane) {
+void any_direct_tile(bool mask, const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t kb, int64_t ke, int64_t q,
+                     bool pf, const float* src, const int64_t* off, float* part, int rows, int64_t m0, int64_t j0,
+                     int64_t n, const TileOut& out) {
+  const int64_t nv = (n + kL - 1) / kL;
+  if constexpr (kNV >= 4) {
+    if (nv == 4) return direct_tile_n<4>(mask, w, Mp, KC, K, kb, ke, q, pf, src, off, part, rows, m0, j0, n, out);
+    if (nv == 3) return direct_tile_n<3>(mask, w, Mp, KC, K, kb, ke, q, pf, src, off, part, rows, m0, j0, n, out);
+  }
+  if constexpr (kNV >= 2) {
+    if (nv == 2) return direct_tile_n<2>(mask, w, Mp, KC, K, kb, ke, q, pf, src, off, part, rows, m0, j0, n, out);
+  }
+  direct_tile_n<1>(mask, w, Mp, KC, K, kb, ke, q, pf, src, off, part, rows, m0, j0, n, out);
+}
+
+// slice_tile for a tile of n > 4 columns (a full one: only the panel's real rows' FMAs).
+template <int NV>
+void slice_tile_n(const float* a, int64_t K, const float* src, const int64_t* off, int rows, int64_t m0, int64_t j0,
+                  int64_t n, const TileOut& out) {
+  // The last panel of an M that is not a multiple of 6 (mobilenet_v2's
+  // 16- and 32-channel projections) runs the FMAs of its real rows only.
+  if (n == kNR && rows == 4) return slice_tile<NV, false, 4>(a, K, src, off, rows, m0, j0, n, out);
+  if (n == kNR && rows == 2) return slice_tile<NV, false, 2>(a, K, src, off, rows, m0, j0, n, out);
+  if (n % kL == 0) return slice_tile<NV, false>(a, K, src, off, rows, m0, j0, n, out);
+  slice_tile<NV, true>(a, K, src, off, rows, m0, j0, n, out);
+}
+
+void any_slice_tile(const float* a, int64_t K, const float* src, const int64_t* off, int rows, int64_t m0, int64_t j0,
+                    int64_t n, const TileOut& out) {
+  const int64_t nv = (n + kL - 1) / kL;
+  if constexpr (kNV >= 4) {
+    if (nv == 4) return slice_tile_n<4>(a, K, src, off, rows, m0, j0, n, out);
+    if (nv == 3) return slice_tile_n<3>(a, K, src, off, rows, m0, j0, n, out);
+  }
+  if constexpr (kNV >= 2) {
+    if (nv == 2) return slice_tile_n<2>(a, K, src, off, rows, m0, j0, n, out);
+  }
+  slice_tile_n<1>(a, K, src, off, rows, m0, j0, n, out);
+}
+
+void any_narrow_tile(int64_t n, const float* w, int64_t Mp, int64_t KC, int64_t K, int64_t q, const float* src,
+                     const int64_t* off, int rows, int64_t m0, int64_t j0, const TileOut& out) {
+  switch (n) {
+    case 1: return narrow_tile<1>(w, Mp, KC, K, q, src, off, rows, m0, j0, out);
+    case 2: return narrow_tile<2>(w, Mp, KC, K, q, src, off, rows, m0, j0, out);
+    case 3: return narrow_tile<3>(w, Mp, KC, K, q, src, off, rows, m0, j0, out);
+    default: return narrow_tile<4>(w, Mp, KC, K, q, src, off, rows, m0, j0, out);
+  }
+}
+
+}  // namespace
+}  // namespace conv_direct_sliced_body
+
+void conv_direct_sliced(const ConvDirectPlan& plan, const int64_t* off, const float* x, const PackedMatrix& w,
+                        float* y, const GemmEpilogue& ep, ThreadPool* pool, int64_t y_plane) {
+  using namespace conv_direct_sliced_body;
   conv_direct_note_run();
   const ConvDirectGeometry& g = plan.g;
   const int threads = pool ? pool->num_threads() : 1;
@@ -350,7 +427,7 @@ DLRT_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, 
   // each 16-column tile, for each K slice, every panel of the group: the
   // tile's B rows of one slice (kc rows of 16 floats, a few input rows per
   // channel) stay in L1 while the panels stream their A slices from L2;
-  // partial sums wait in `part` between slices (12 ymm per panel and slice).
+  // partial sums wait in `part` between slices (6 x 16 floats per panel and slice).
   int64_t group = std::clamp<int64_t>(kGroupBytes / (kMR * std::min(KC, K) * int64_t{sizeof(float)}), 1, kMaxGroup);
   int64_t groups = ceil_div(panels, group);
   group = ceil_div(panels, groups);
@@ -380,7 +457,7 @@ DLRT_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, 
     out.hi = c.hi;
     out.act = &ep.act;
   }
-  // Partial tiles need a masked load only when the input itself is B; the
+  // Partial tiles need a partial load only when the input itself is B; the
   // scratch has slack past the grid.
   const bool mask_tail = !plan.copy;
   // K in one slice and grid columns that are output positions: slice_tile.
@@ -408,20 +485,8 @@ DLRT_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, 
           for (int64_t ti = t0; ti < t1; ++ti) {
             const int64_t j0 = ti * kNR, n = std::min<int64_t>(kNR, plan.grid - j0);
             const float* sj = src + j0;
-            switch (n) {
-              case 1: narrow_tile<1>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); continue;
-              case 2: narrow_tile<2>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); continue;
-              case 3: narrow_tile<3>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); continue;
-              case 4: narrow_tile<4>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); continue;
-              default: break;
-            }
-            // The last panel of an M that is not a multiple of 6 (mobilenet_v2's
-            // 16- and 32-channel projections) runs the FMAs of its real rows only.
-            if (n == kNR && rows == 4) slice_tile<2, false, 4>(a, K, sj, off, rows, q * kMR, j0, n, out);
-            else if (n == kNR && rows == 2) slice_tile<2, false, 2>(a, K, sj, off, rows, q * kMR, j0, n, out);
-            else if (n == kNR) slice_tile<2, false>(a, K, sj, off, rows, q * kMR, j0, n, out);
-            else if (n > 8) slice_tile<2, true>(a, K, sj, off, rows, q * kMR, j0, n, out);
-            else slice_tile<1, true>(a, K, sj, off, rows, q * kMR, j0, n, out);
+            if (n <= 4) any_narrow_tile(n, wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out);
+            else any_slice_tile(a, K, sj, off, rows, q * kMR, j0, n, out);
           }
         }
       }
@@ -435,7 +500,7 @@ DLRT_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, 
   enough_units(tiles);
   const int64_t units = groups * tiles;
   auto body = [&](int64_t ub, int64_t ue) {
-    alignas(32) float part[kMaxGroup * kMR * kNR];
+    alignas(64) float part[kMaxGroup * kMR * kNR];
     for (int64_t u = ub; u < ue; ++u) {
       const int64_t gi = u / tiles, ti = u % tiles;
       const int64_t q0 = gi * group, q1 = std::min(panels, q0 + group);
@@ -444,29 +509,17 @@ DLRT_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, 
       if (n <= 4) {
         for (int64_t q = q0; q < q1; ++q) {
           const int rows = static_cast<int>(std::min<int64_t>(kMR, M - q * kMR));
-          switch (n) {
-            case 1: narrow_tile<1>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); break;
-            case 2: narrow_tile<2>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); break;
-            case 3: narrow_tile<3>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); break;
-            default: narrow_tile<4>(wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out); break;
-          }
+          any_narrow_tile(n, wd, Mp, KC, K, q, sj, off, rows, q * kMR, j0, out);
         }
         continue;
       }
-      // 16 columns, two ymm with the second masked, one ymm (masked or not).
-      const int kind = n == kNR ? 0 : n > 8 ? (mask_tail ? 1 : 0) : (mask_tail ? 2 : 3);
       for (int64_t kb = 0; kb < K; kb += KC) {
         const int64_t ke = std::min(K, kb + KC);
         for (int64_t q = q0; q < q1; ++q) {
           const int rows = static_cast<int>(std::min<int64_t>(kMR, M - q * kMR));
           const bool pf = q + 1 < q1;
           float* pq = part + (q - q0) * kMR * kNR;
-          switch (kind) {
-            case 0: direct_tile<2, false>(wd, Mp, KC, K, kb, ke, q, pf, sj, off, pq, rows, q * kMR, j0, n, out); break;
-            case 1: direct_tile<2, true>(wd, Mp, KC, K, kb, ke, q, pf, sj, off, pq, rows, q * kMR, j0, n, out); break;
-            case 2: direct_tile<1, true>(wd, Mp, KC, K, kb, ke, q, pf, sj, off, pq, rows, q * kMR, j0, n, out); break;
-            default: direct_tile<1, false>(wd, Mp, KC, K, kb, ke, q, pf, sj, off, pq, rows, q * kMR, j0, n, out); break;
-          }
+          any_direct_tile(mask_tail, wd, Mp, KC, K, kb, ke, q, pf, sj, off, pq, rows, q * kMR, j0, n, out);
         }
       }
     }
@@ -475,13 +528,4 @@ DLRT_AVX2 void conv_direct_avx2(const ConvDirectPlan& plan, const int64_t* off, 
   else body(0, units);
 }
 
-void pointwise_avx2(const float* x, int64_t x_plane, int64_t n, const PackedMatrix& w, float* y, int64_t y_plane,
-                    const GemmEpilogue& ep, ThreadPool* pool) {
-  ConvDirectPlan plan;
-  const int64_t* off = conv_direct_pointwise_plan(w.cols(), n, x_plane, &plan);
-  conv_direct_avx2(plan, off, x, w, y, ep, pool, y_plane);
-}
-
-}  // namespace dlrt::cpu
-
-#endif  // DLRT_HAVE_CONV_DIRECT_AVX2
+}  // namespace dlrt::cpu::simd::DLRT_SIMD_NS

@@ -1,10 +1,11 @@
-// AVX2 depthwise convolution of one 2-D plane (one input channel, one
-// filter, one output channel) with the fused output stage: the kernel
-// depthwise FusedConv runs on CPUs with AVX2 but not AVX-512 (mobilenet_v2's
-// 3x3 layers at strides 1 and 2).
+// Depthwise convolution of one 2-D plane (one input channel, one filter,
+// one output channel) with the fused output stage, written once over simd/
+// (depthwise_plane_simd.h) and run at 512, 256 or 128 bits: the plane
+// kernel of depthwise FusedConv where one channel per lane
+// (depthwise_lanes.h) is not taken (conv_depthwise.cpp records the choice).
 //
 // The plane is copied into a zero-padded scratch (stride 2: each row split
-// into its even and its odd columns), so every tap is an unaligned 8-wide
+// into its even and its odd columns), so every tap is an unaligned vector
 // load with no bounds checks. Each step keeps R output rows x NV vectors in
 // registers; an input row loaded once feeds every output row that uses it.
 // Bias, residual and Relu/Clip are applied in registers before the store.
@@ -13,6 +14,7 @@
 #include <cstdint>
 
 #include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/kernels/simd/width.h"
 
 namespace dlrt::cpu {
 
@@ -32,15 +34,17 @@ struct DepthwiseOutput {
   float lo = 0.0f, hi = 0.0f;
 };
 
-// Whether depthwise_plane_avx2 runs this geometry: width stride 1 or 2, any
+// Whether depthwise_plane runs this geometry: width stride 1 or 2, any
 // height stride, kernels up to 16 x 16, non-negative leading pads, no dilation
 // (the caller checks dilation). Does not check the CPU.
-bool depthwise_avx2_ok(const DepthwiseGeometry& g);
+bool depthwise_plane_ok(const DepthwiseGeometry& g);
 
 // y [out_h, out_w] = output stage of the depthwise conv of x [in_h, in_w] with
-// w [kh, kw]. Writes every element of y. Call only when cpu_isa() >= kAvx2.
-void depthwise_plane_avx2(const float* x, const float* w, const DepthwiseGeometry& g, float* y,
-                          const DepthwiseOutput& o);
+// w [kh, kw], at vector width `width` (simd_width_runs(width) must hold).
+// Writes every element of y. The sums are taken in the same order at every
+// width, so the widths agree bit for bit (with fused multiply-adds).
+void depthwise_plane(SimdWidth width, const float* x, const float* w, const DepthwiseGeometry& g, float* y,
+                     const DepthwiseOutput& o);
 
 // The output stage of depthwise_lanes (depthwise_lanes.h), whose groups of
 // 8 or 16 channels (one per lane) it applies to.
