@@ -106,7 +106,9 @@ TEST(SgemmIsa, KernelNameFollowsTheIsaCap) {
   }
   {
     ScopedCpuIsa cap(CpuIsa::kNeon);
-    if (cpu_isa() == CpuIsa::kNeon) EXPECT_STREQ(sgemm_kernel_name(), "neon-6x16");
+    if (cpu_isa() == CpuIsa::kNeon) {
+      EXPECT_STREQ(sgemm_kernel_name(), "neon-6x16");
+    }
   }
   if (detected_cpu_isa() < CpuIsa::kAvx2) GTEST_SKIP() << "CPU has no AVX2/FMA: only the generic kernel runs here";
   {

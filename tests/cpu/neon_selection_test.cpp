@@ -174,7 +174,7 @@ TEST(NeonSelection, DepthwiseLanes) {
 // The float GEMM's paths: both operands packed per call (edge tiles: 37 x 45
 // leaves 1 row and 13 columns), op(A) read in place against a pre-packed B
 // (a Linear layer: 7 rows, 1 column past a 16-column panel) and the matrix-vector
-// product (one row). Each must run its 128-bit kernels at the neon level
+// product (one column: dot products of A's rows). Each must run its 128-bit kernels at the neon level
 // and none at the generic one, with C equal to a double-precision product.
 TEST(NeonSelection, Gemm) {
   NEON_LEVEL_OR_SKIP(level);
@@ -186,7 +186,7 @@ TEST(NeonSelection, Gemm) {
     const char* entry;
   };
   const Case cases[] = {{37, 45, 70, false, "sgemm_kernels"}, {7, 17, 300, true, "sgemm_rows_kernel"},
-                        {1, 45, 70, false, "sgemv_rows"}};
+                        {45, 1, 70, false, "sgemv_rows"}};
   const std::vector<std::string> entries = {"sgemm_kernels", "sgemm_rows_kernel", "sgemv_rows"};
   for (const Case& cs : cases) {
     std::vector<float> a(static_cast<size_t>(cs.M * cs.K)), b(static_cast<size_t>(cs.K * cs.N));
@@ -209,10 +209,11 @@ TEST(NeonSelection, Gemm) {
         EXPECT_TRUE(sgemm_ex(cs.M, cs.N, cs.K, 1.0f, oa, ob, 0.0f, c.data(), cs.N, nullptr, nullptr).ok());
       });
       const std::string what = std::string(cpu_isa_name(isa)) + " M=" + std::to_string(cs.M);
-      if (isa == CpuIsa::kNeon)
+      if (isa == CpuIsa::kNeon) {
         EXPECT_GT(calls.at(cs.entry), 0u) << what << ": " << cs.entry << " did not run at 128 bits: the portable path ran";
-      else
+      } else {
         for (const auto& e : entries) EXPECT_EQ(calls.at(e), 0u) << what << ": " << e << " ran at the generic level";
+      }
       for (size_t k = 0; k < c.size(); ++k)
         ASSERT_NEAR(c[k], want[k], 1e-4 * std::sqrt(double(cs.K)) * (1 + std::fabs(want[k]))) << what << " at " << k;
     }

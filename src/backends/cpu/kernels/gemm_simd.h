@@ -72,8 +72,10 @@ DLRT_SGEMM_INLINE void store_tile(const Vf (&acc)[R][NV], float* c, int64_t ldc,
     for (int v = 0; v < NV; ++v) {
       const int n = nr - kLanes * v;
       Vf x = mul(va, acc[i][v]);
-      if (beta == 1.0f) x = add(x, load_first(ci + kLanes * v, n));
-      else if (beta != 0.0f) x = fmadd(vb, load_first(ci + kLanes * v, n), x);
+      if (beta == 1.0f)
+        x = add(x, load_first(ci + kLanes * v, n));
+      else if (beta != 0.0f)
+        x = fmadd(vb, load_first(ci + kLanes * v, n), x);
       if (cb) x = add(x, bias[v]);
       if (res) x = add(x, load_first(res + i * extra->ldr + kLanes * v, n));
       store_first(ci + kLanes * v, x, n);
@@ -84,9 +86,9 @@ DLRT_SGEMM_INLINE void store_tile(const Vf (&acc)[R][NV], float* c, int64_t ldc,
 // R x (kLanes * NV) tile with A read in place: row i from ar[i] (k step 1),
 // B a packed panel (rows kNR floats apart).
 template <int R, int NV>
-DLRT_SGEMM_INLINE void tile_rows(int64_t kc, const float* const* ar, const float* __restrict b, float* c,
-                                 int64_t ldc, float alpha, float beta, int mr, int nr, const float* pf,
-                                 int64_t pf_rows, const TileAdd* extra) {
+DLRT_SGEMM_INLINE void tile_rows(int64_t kc, const float* const* ar, const float* __restrict b, float* c, int64_t ldc,
+                                 float alpha, float beta, int mr, int nr, const float* pf, int64_t pf_rows,
+                                 const TileAdd* extra) {
   Vf acc[R][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
@@ -276,6 +278,20 @@ constexpr bool narrow_pays() {
   return NC * kAV <= kMR - 2;
 }
 
+// The narrow edge on nr columns (NC or more) where it pays; false where not.
+template <int NC = 1>
+inline bool narrow_edge_for(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
+                            int mr, int nr) {
+  if constexpr (narrow_pays<NC>()) {
+    if (nr == NC) {
+      narrow_edge<NC>(kc, a, b, c, ldc, alpha, beta, mr);
+      return true;
+    }
+    return narrow_edge_for<NC + 1>(kc, a, b, c, ldc, alpha, beta, mr, nr);
+  }
+  return false;
+}
+
 // R rows (A in place, rows at or past mr reading row mr - 1: computed,
 // never stored, nothing past A's last row touched) on the nv vectors that
 // hold output.
@@ -383,19 +399,11 @@ void pack_a_panel(const float* A, int64_t lda, int64_t kc, float* dst) {
 }  // namespace sgemm
 
 // The tile of this width: full or partial (mr <= MR, nr <= NR).
-void sgemm_kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
-                         int mr, int nr) {
+void sgemm_kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int mr,
+                  int nr) {
   using namespace sgemm;
   if (mr == kMR && nr == kNR) return tile_packed<kMR, kNV>(kc, a, b, c, ldc, alpha, beta, kMR, kNR);
-  switch (nr) {
-    case 1: if constexpr (narrow_pays<1>()) return narrow_edge<1>(kc, a, b, c, ldc, alpha, beta, mr); break;
-    case 2: if constexpr (narrow_pays<2>()) return narrow_edge<2>(kc, a, b, c, ldc, alpha, beta, mr); break;
-    case 3: if constexpr (narrow_pays<3>()) return narrow_edge<3>(kc, a, b, c, ldc, alpha, beta, mr); break;
-    case 4: if constexpr (narrow_pays<4>()) return narrow_edge<4>(kc, a, b, c, ldc, alpha, beta, mr); break;
-    case 5: if constexpr (narrow_pays<5>()) return narrow_edge<5>(kc, a, b, c, ldc, alpha, beta, mr); break;
-    case 6: if constexpr (narrow_pays<6>()) return narrow_edge<6>(kc, a, b, c, ldc, alpha, beta, mr); break;
-    default: break;
-  }
+  if (narrow_edge_for(kc, a, b, c, ldc, alpha, beta, mr, nr)) return;
   const int nv = (nr + kLanes - 1) / kLanes;  // vectors holding real output
   if constexpr (kMR > 4) {
     if (mr == 1) return packed_rows<1>(kc, a, b, c, ldc, alpha, beta, mr, nr, nv);
@@ -405,15 +413,13 @@ void sgemm_kernel(int64_t kc, const float* a, const float* b, float* c, int64_t 
   packed_rows<kMR>(kc, a, b, c, ldc, alpha, beta, mr, nr, nv);
 }
 
-void sgemm_kernel_full(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
-                              float beta) {
+void sgemm_kernel_full(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta) {
   sgemm::tile_packed<sgemm::kMR, sgemm::kNV>(kc, a, b, c, ldc, alpha, beta, sgemm::kMR, sgemm::kNR);
 }
 
 // The tile of this width with A read in place (gemm_kernels.h: SgemmRowsKernel).
-void sgemm_kernel_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
-                              float alpha, float beta, int mr, int nr, const float* prefetch, int64_t pf_rows,
-                              const TileAdd* extra) {
+void sgemm_kernel_rows(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, float alpha,
+                       float beta, int mr, int nr, const float* prefetch, int64_t pf_rows, const TileAdd* extra) {
   using namespace sgemm;
   const int nv = (nr + kLanes - 1) / kLanes;
   const int64_t pr = prefetch ? pf_rows : 0;
@@ -427,8 +433,8 @@ void sgemm_kernel_rows(int64_t kc, const float* a, int64_t lda, const float* b, 
 }
 
 // y[r * incy] = alpha * dot(A[r, :cols], x[:cols]) + beta * y[r * incy], x contiguous.
-void sgemv_rows(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda, const float* x,
-                       float beta, float* y, int64_t incy) {
+void sgemv_rows(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda, const float* x, float beta,
+                float* y, int64_t incy) {
   int64_t r = 0;
   for (; r + 4 <= rows; r += 4) sgemm::dot_rows<4>(cols, alpha, A + r * lda, lda, x, beta, y + r * incy, incy);
   for (; r < rows; ++r) sgemm::dot_rows<1>(cols, alpha, A + r * lda, lda, x, beta, y + r * incy, incy);
