@@ -64,7 +64,6 @@ DLRT_AVX2 void dkernel_avx2(int64_t kc, const double* a, const double* b, double
                                                       int64_t ldc, double alpha, double beta) {
   micro_generic<double, kDMR, kDNR>(kc, a, b, c, ldc, alpha, beta);
 }
-
 #endif
 
 }  // namespace
