@@ -108,12 +108,9 @@ double median(std::vector<double> v) {
 }
 
 #if defined(__x86_64__)
-using RowsKernel = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, float, float, int, int,
-                            const float*, int64_t, const TileAdd*);
-
 // GFLOP/s of `kernel` (an MR x NR tile, A read in place) over kc = 192 with
 // every operand L1-resident: median of `reps` batches of about 40 ms.
-double kernel_in_l1(RowsKernel kernel, int mr, int nr, int reps) {
+double kernel_in_l1(SgemmRowsKernel kernel, int mr, int nr, int reps) {
   constexpr int64_t kc = 192;
   std::vector<float> a(static_cast<size_t>(mr * kc), 0.5f), c(static_cast<size_t>(mr * nr));
   float* b = static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>(kc * nr) * sizeof(float)));
@@ -172,8 +169,8 @@ int main(int argc, char** argv) {
               static_cast<long long>(b2.mc), static_cast<long long>(b2.nc));
 #if defined(__x86_64__)
   if (detected_cpu_isa() >= CpuIsa::kAvx2) {
-    const double m2 = kernel_in_l1(sgemm_kernel_avx2_rows, kSgemmAvx2MR, kSgemmAvx2NR, reps);
-    const double m5 = has512 ? kernel_in_l1(sgemm_kernel_avx512_rows, kSgemmAvx512MR, kSgemmAvx512NR, reps) : m2;
+    const double m2 = kernel_in_l1(sgemm_rows_kernel_at(SimdWidth::k256), kSgemmAvx2MR, kSgemmAvx2NR, reps);
+    const double m5 = has512 ? kernel_in_l1(sgemm_rows_kernel_at(SimdWidth::k512), kSgemmAvx512MR, kSgemmAvx512NR, reps) : m2;
     std::printf("# microkernel alone, operands in L1 (kc 192), 1 thread: avx2 %.1f GF/s, avx512 %.1f GF/s", m2, m5);
     if (peak > 0 && threads == 1) std::printf(" (%.1f%%, %.1f%% of --peak)", 100 * m2 / peak, 100 * m5 / peak);
     std::printf("\n");

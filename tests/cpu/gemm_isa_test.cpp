@@ -1,5 +1,5 @@
-// The float GEMM on every microkernel this CPU can run (generic, AVX2 6x16,
-// AVX-512 8x48), forced in-process with ScopedCpuIsa, against a plain
+// The float GEMM on every microkernel this CPU can run (generic, the 128-bit
+// 6x16 of the neon level, AVX2 6x16, AVX-512 8x48), forced in-process with ScopedCpuIsa, against a plain
 // double-precision reference: sizes 1..70 around the tile edges, transposes,
 // beta 0/1/other, fused epilogues, pre-packed operands (and the tile layout
 // they record), BRowSource operands, and operands packed under one ISA
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/gemm_internal.h"
 #include "backends/cpu/kernels/isa.h"
 #include "isa_test_util.h"
 
@@ -89,10 +90,25 @@ std::vector<int64_t> edge_sizes(std::mt19937& rng) {
   return s;
 }
 
+// runnable_isas() and the neon level (the 128-bit kernels: aarch64's, on
+// x86 compiled to SSE) where this CPU reaches it.
+std::vector<CpuIsa> gemm_isas() {
+  std::vector<CpuIsa> r = testing::runnable_isas();
+  ScopedCpuIsa neon(CpuIsa::kNeon);
+  if (cpu_isa() == CpuIsa::kNeon) r.insert(r.begin() + 1, CpuIsa::kNeon);
+  return r;
+}
+
 TEST(SgemmIsa, KernelNameFollowsTheIsaCap) {
   {
     ScopedCpuIsa cap(CpuIsa::kGeneric);
     EXPECT_STREQ(sgemm_kernel_name(), "generic");
+  }
+  {
+    ScopedCpuIsa cap(CpuIsa::kNeon);
+    if (cpu_isa() == CpuIsa::kNeon) {
+      EXPECT_STREQ(sgemm_kernel_name(), "neon-6x16");
+    }
   }
   if (detected_cpu_isa() < CpuIsa::kAvx2) GTEST_SKIP() << "CPU has no AVX2/FMA: only the generic kernel runs here";
   {
@@ -107,7 +123,7 @@ TEST(SgemmIsa, KernelNameFollowsTheIsaCap) {
 TEST(SgemmIsa, EveryKernelMatchesReferenceOnEdgeSizes) {
   std::mt19937 rng(11);
   ThreadPool pool(2);
-  for (CpuIsa isa : testing::runnable_isas()) {
+  for (CpuIsa isa : gemm_isas()) {
     ScopedCpuIsa cap(isa);
     const std::vector<int64_t> sizes = edge_sizes(rng);
     int it = 0;
@@ -139,7 +155,7 @@ TEST(SgemmIsa, EveryKernelWithPackedOperandsAndEpilogue) {
   std::mt19937 rng(12);
   ThreadPool pool(2);
   const ActKind acts[] = {ActKind::kNone, ActKind::kRelu, ActKind::kSigmoid, ActKind::kTanh};
-  for (CpuIsa isa : testing::runnable_isas()) {
+  for (CpuIsa isa : gemm_isas()) {
     ScopedCpuIsa cap(isa);
     for (int it = 0; it < 60; ++it) {
       const int64_t M = 1 + rng() % 70, N = 2 + rng() % 69;  // N == 1 would be a matrix-vector product
@@ -191,7 +207,7 @@ TEST(SgemmIsa, EveryKernelWithPackedOperandsAndEpilogue) {
 
 TEST(SgemmIsa, EveryKernelWithRowSource) {
   std::mt19937 rng(13);
-  for (CpuIsa isa : testing::runnable_isas()) {
+  for (CpuIsa isa : gemm_isas()) {
     ScopedCpuIsa cap(isa);
     for (int it = 0; it < 40; ++it) {
       const int64_t M = 1 + rng() % 70, N = 2 + rng() % 69;
@@ -272,14 +288,88 @@ void check_in_place_a(CpuIsa isa) {
 // end exactly at the end of their buffer.
 TEST(SgemmIsa, InPlaceAAgainstPackedBMatchesReference) {
   std::vector<CpuIsa> isas;
+  for (CpuIsa isa : gemm_isas())
+    if (isa == CpuIsa::kNeon) isas.push_back(isa);
   if (detected_cpu_isa() >= CpuIsa::kAvx2) isas.push_back(CpuIsa::kAvx2);
   if (detected_cpu_isa() >= CpuIsa::kAvx512) isas.push_back(CpuIsa::kAvx512);
-  if (isas.empty()) GTEST_SKIP() << "CPU has no AVX2: the in-place A path needs the 6x16 or the 8x48 tile";
+  if (isas.empty()) GTEST_SKIP() << "CPU runs no simd/ kernels: the in-place A path needs a vector tile";
   for (CpuIsa isa : isas) {
     ScopedCpuIsa cap(isa);
     check_in_place_a(isa);
     if (HasFatalFailure()) return;
   }
+}
+
+// Every tile shape of each width's kernels (gemm_simd.h), called directly:
+// the packed-A edge kernel and the in-place-A rows kernel on every mr x nr
+// up to the tile, k depths around the unrolled loops and the prefetch groups,
+// alpha, beta 0 / 1 / other and the rows kernel's column bias and residual;
+// nothing outside the mr x nr block of C written.
+TEST(SgemmIsa, EveryWidthOnEveryEdgeTile) {
+  std::mt19937 rng(16);
+  std::uniform_real_distribution<float> u(-1, 1);
+  int widths = 0;
+  for (CpuIsa isa : gemm_isas()) {
+    if (isa == CpuIsa::kGeneric) continue;
+    ScopedCpuIsa cap(isa);
+    const gemm_detail::SLayout layout = gemm_detail::pick_slayout();
+    const gemm_detail::Kernels<float> k = gemm_detail::skernels_for(layout);
+    const gemm_detail::RowsPath rows = gemm_detail::rows_path_for(layout);
+    ASSERT_TRUE(k.edge && rows.kernel) << cpu_isa_name(isa) << ": no vector kernel";
+    ++widths;
+    const int MR = layout == gemm_detail::SLayout::kAvx512 ? 8 : 6, NR = layout == gemm_detail::SLayout::kAvx512 ? 48 : 16;
+    const int64_t ldc = NR + 3;
+    for (int64_t kc : {1, 3, 8, 37, 130}) {
+      std::vector<float> a(static_cast<size_t>(MR * kc)), b(static_cast<size_t>(NR * kc) + 16), bias(NR);
+      std::vector<float> res(static_cast<size_t>(MR * ldc)), c0(static_cast<size_t>((MR + 1) * ldc));
+      for (auto* v : {&a, &b, &bias, &res, &c0})
+        for (auto& x : *v) x = u(rng);
+      float* bp = b.data() + (16 - reinterpret_cast<uintptr_t>(b.data()) / sizeof(float) % 16) % 16;  // 64-byte aligned
+      for (int mr = 1; mr <= MR; ++mr) {
+        for (int nr = 1; nr <= NR; ++nr) {
+          // The panels' padding (rows past mr, columns past nr) is zero, as packing leaves it.
+          std::vector<float> ap = a, bpad(bp, bp + NR * kc);
+          for (int64_t p = 0; p < kc; ++p) {
+            for (int i = mr; i < MR; ++i) ap[p * MR + i] = 0;
+            for (int j = nr; j < NR; ++j) bp[p * NR + j] = 0;
+          }
+          const int it = mr * NR + nr;
+          const float alpha = it % 4 == 0 ? 0.5f : 1.0f, beta = it % 3 == 0 ? 0.0f : it % 3 == 1 ? 1.0f : -0.75f;
+          const bool with_add = it % 2 == 1;
+          // A's rows in place: row i at a_rows + i * kc (the packed panel transposed).
+          std::vector<float> a_rows(static_cast<size_t>(mr * kc));
+          for (int i = 0; i < mr; ++i)
+            for (int64_t p = 0; p < kc; ++p) a_rows[i * kc + p] = ap[p * MR + i];
+          for (int kind = 0; kind < 2; ++kind) {
+            std::vector<float> c = c0;
+            TileAdd add{bias.data(), res.data(), ldc};
+            if (kind == 0) k.edge(kc, ap.data(), bp, c.data(), ldc, alpha, beta, mr, nr);
+            else
+              rows.kernel(kc, a_rows.data(), kc, bp, c.data(), ldc, alpha, beta, mr, nr, bp, kc,
+                          with_add ? &add : nullptr);
+            for (int i = 0; i <= MR; ++i)
+              for (int64_t j = 0; j < ldc; ++j) {
+                const size_t at = static_cast<size_t>(i * ldc + j);
+                if (i >= mr || j >= nr) {
+                  ASSERT_EQ(c[at], c0[at]) << cpu_isa_name(isa) << " wrote outside the tile at " << i << "," << j
+                                           << " (mr " << mr << " nr " << nr << " kind " << kind << ")";
+                  continue;
+                }
+                double s = 0;
+                for (int64_t p = 0; p < kc; ++p) s += double(ap[p * MR + i]) * bp[p * NR + j];
+                double want = alpha * s + (beta == 0 ? 0.0 : beta * double(c0[at]));
+                if (kind == 1 && with_add) want += double(bias[j]) + res[i * ldc + j];
+                ASSERT_NEAR(c[at], want, 1e-5 * (kc + 4) * (1 + std::fabs(want)))
+                    << cpu_isa_name(isa) << " kind " << kind << " mr " << mr << " nr " << nr << " kc " << kc
+                    << " at " << i << "," << j;
+              }
+          }
+          std::copy(bpad.begin(), bpad.end(), bp);
+        }
+      }
+    }
+  }
+  if (widths == 0) GTEST_SKIP() << "CPU runs no simd/ kernels (detected " << cpu_isa_name(detected_cpu_isa()) << ")";
 }
 
 TEST(SgemmIsa, OperandsPackedForAvx512RunWhenTheIsaIsCappedLater) {
@@ -302,7 +392,7 @@ TEST(SgemmIsa, OperandsPackedForAvx512RunWhenTheIsaIsCappedLater) {
   std::vector<float> c0(static_cast<size_t>(M * N), 0.0f);
   const auto want = reference(M, N, K, 1.0, a, false, b, false, 0.0, c0, N, nullptr);
   const SgemmOperand plain_a{a.v.data(), a.ld, false, nullptr, nullptr};
-  for (CpuIsa isa : {CpuIsa::kGeneric, CpuIsa::kAvx2}) {
+  for (CpuIsa isa : {CpuIsa::kGeneric, CpuIsa::kNeon, CpuIsa::kAvx2}) {
     ScopedCpuIsa cap(isa);
     std::vector<float> c = c0;
     ASSERT_TRUE(sgemm_ex(M, N, K, 1.0f, SgemmOperand{nullptr, 0, false, pa.get(), nullptr},

@@ -7,12 +7,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cmath>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "../backend/plugin_test_util.h"
 #include "../ir/graph_builder.h"
+#include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/simd/width.h"
 #include "dlrt/session.h"
@@ -187,6 +190,55 @@ TEST(NeonSelection, ConvDirect) {
   Net n(8, 20, 20);
   const auto bytes = n.bytes(n.conv(n.x, 8, 16, 5));
   expect_neon_kernels(bytes, random_tensor({1, 8, 20, 20}, 11), {"conv_direct_sliced"}, {"conv_direct_sliced"});
+}
+
+// The float GEMM's paths: both operands packed per call (edge tiles: 37 x 45
+// leaves 1 row and 13 columns), op(A) read in place against a pre-packed B
+// (a Linear layer: 7 rows, 1 column past a 16-column panel) and the matrix-vector
+// product (one column: dot products of A's rows). Each must run its 128-bit kernels at the neon level
+// and none at the generic one, with C equal to a double-precision product.
+TEST(NeonSelection, Gemm) {
+  NEON_LEVEL_OR_SKIP(level);
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> u(-1, 1);
+  struct Case {
+    int64_t M, N, K;
+    bool packed_b;
+    const char* entry;
+  };
+  const Case cases[] = {{37, 45, 70, false, "sgemm_kernels"}, {7, 17, 300, true, "sgemm_rows_kernel"},
+                        {45, 1, 70, false, "sgemv_rows"}};
+  const std::vector<std::string> entries = {"sgemm_kernels", "sgemm_rows_kernel", "sgemv_rows"};
+  for (const Case& cs : cases) {
+    std::vector<float> a(static_cast<size_t>(cs.M * cs.K)), b(static_cast<size_t>(cs.K * cs.N));
+    for (auto& x : a) x = u(rng);
+    for (auto& x : b) x = u(rng);
+    std::vector<double> want(static_cast<size_t>(cs.M * cs.N), 0.0);
+    for (int64_t i = 0; i < cs.M; ++i)
+      for (int64_t p = 0; p < cs.K; ++p)
+        for (int64_t j = 0; j < cs.N; ++j) want[i * cs.N + j] += double(a[i * cs.K + p]) * b[p * cs.N + j];
+    for (CpuIsa isa : {CpuIsa::kNeon, CpuIsa::kGeneric}) {
+      std::vector<float> c(static_cast<size_t>(cs.M * cs.N), NAN);
+      const auto calls = calls_during(entries, [&] {
+        ScopedCpuIsa cap(isa);
+        std::shared_ptr<const PackedMatrix> pb;
+        SgemmOperand oa{a.data(), cs.K, false, nullptr, nullptr}, ob{b.data(), cs.N, false, nullptr, nullptr};
+        if (cs.packed_b) {
+          pb = PackedMatrix::pack_b(false, cs.K, cs.N, b.data(), cs.N);
+          ob = SgemmOperand{nullptr, 0, false, pb.get(), nullptr};
+        }
+        EXPECT_TRUE(sgemm_ex(cs.M, cs.N, cs.K, 1.0f, oa, ob, 0.0f, c.data(), cs.N, nullptr, nullptr).ok());
+      });
+      const std::string what = std::string(cpu_isa_name(isa)) + " M=" + std::to_string(cs.M);
+      if (isa == CpuIsa::kNeon) {
+        EXPECT_GT(calls.at(cs.entry), 0u) << what << ": " << cs.entry << " did not run at 128 bits: the portable path ran";
+      } else {
+        for (const auto& e : entries) EXPECT_EQ(calls.at(e), 0u) << what << ": " << e << " ran at the generic level";
+      }
+      for (size_t k = 0; k < c.size(); ++k)
+        ASSERT_NEAR(c[k], want[k], 1e-4 * std::sqrt(double(cs.K)) * (1 + std::fabs(want[k]))) << what << " at " << k;
+    }
+  }
 }
 
 }  // namespace

@@ -26,10 +26,6 @@
 #include "core/env.h"
 #include "device/cpu_caches.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#define DLRT_GEMM_X86 1
-#endif
-
 namespace dlrt::cpu {
 namespace {
 
@@ -81,7 +77,7 @@ int64_t kc_for(int64_t K) {
 
 // DLRT_GEMM_PACK_A=1: pack op(A) even against a pre-packed B (the blocked
 // path), to compare the two in one build.
-[[maybe_unused]] bool rows_a_disabled() {  // read by the x86 paths only
+bool rows_a_disabled() {
   static const bool off = [] {
     const char* e = env::get("DLRT_GEMM_PACK_A");
     return e && e[0] == '1';
@@ -93,19 +89,19 @@ int64_t kc_for(int64_t K) {
 // zero-padding the last panel.
 template <typename T, int MR>
 void pack_a(bool trans, const T* A, int64_t lda, int64_t i0, int64_t mc, int64_t p0, int64_t kc, T* dst) {
+  SgemmPackPanel pack_panel = nullptr;
+  if constexpr (std::is_same_v<T, float>) pack_panel = trans ? nullptr : sgemm_pack_panel_for(MR);
   for (int64_t ir = 0; ir < mc; ir += MR) {
     const int64_t mr = std::min<int64_t>(MR, mc - ir);
     T* d = dst + ir * kc;
     if (!trans) {
       // op(A)(i, p) = A[i*lda + p]: read each row contiguously.
-#ifdef DLRT_GEMM_X86
-      if constexpr (std::is_same_v<T, float> && MR == 8) {
-        if (mr == MR && cpu_has_avx512()) {  // 8 x 8 transposes
-          sgemm_pack_a8_avx512(A + (i0 + ir) * lda + p0, lda, kc, d);
+      if constexpr (std::is_same_v<T, float>) {
+        if (mr == MR && pack_panel) {  // transposes in vector registers
+          pack_panel(A + (i0 + ir) * lda + p0, lda, kc, d);
           continue;
         }
       }
-#endif
       if (mr == MR) {
         // MR row streams in step, contiguous stores.
         const T* src[MR];
@@ -360,12 +356,7 @@ void sgemm_tiled(Kernels<float> kernels, int64_t M, int64_t N, int64_t K, float 
   gemm_blocked<float, MR, NR>(kernels, M, N, K, KC, alpha, a_slice, b_block, beta, C, ldc, ep, pool);
 }
 
-#ifdef DLRT_GEMM_X86
-// The kernel that multiplies rows of op(A) read in place by a packed B panel
-// (gemm_kernels.h), and the epilogue for the tiles it stores.
-using RowsKernel = void (*)(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
-                            float alpha, float beta, int mr, int nr, const float* prefetch, int64_t pf_rows,
-                            const TileAdd* add);
+// The epilogue for the tiles a rows kernel (gemm_kernels.h) stores.
 using TileEpilogue = void (*)(const GemmEpilogue&, float*, int64_t, int64_t, int64_t, int64_t, int64_t);
 
 // op(A) row-major in place (no A packing) against a pre-packed B on an
@@ -376,7 +367,7 @@ using TileEpilogue = void (*)(const GemmEpilogue&, float*, int64_t, int64_t, int
 // splitting N costs nothing here (no A block is packed twice). Blocks of
 // blocks<float, NR>().mc rows of A, kept in L2 across the block's panels.
 template <int MR, int NR>
-void sgemm_rows_a_packed_b(RowsKernel kernel, TileEpilogue tile_epilogue, int64_t M, int64_t N, int64_t K,
+void sgemm_rows_a_packed_b(SgemmRowsKernel kernel, TileEpilogue tile_epilogue, int64_t M, int64_t N, int64_t K,
                            float alpha, const float* A, int64_t lda, const PackedMatrix& packed_b, float beta,
                            float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool) {
   const int64_t kMC = blocks<float, NR>().mc;
@@ -479,7 +470,6 @@ void sgemm_rows_a_packed_b(RowsKernel kernel, TileEpilogue tile_epilogue, int64_
   if (tp && ntasks > 1) par_for(*tp, ntasks, 1, task);
   else task(0, ntasks);
 }
-#endif
 
 template <int MR, int NR>
 void pack_a_whole(bool trans, int64_t M, int64_t K, const float* A, int64_t lda, float* dst) {
@@ -643,22 +633,20 @@ Status sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand
       return InvalidArgument("sgemm_ex: A and B were packed in K slices of different depths; pack them again");
     layout = lb;
   }
-#ifdef DLRT_GEMM_X86
   // A plain row-major op(A) against a pre-packed B: A is read in place.
   if (b.packed && !a.packed && a.data && !a.trans && K > 0 && alpha != 0.0f && !rows_a_disabled()) {
-    if (layout == SLayout::kAvx512 && cpu_has_avx512()) {
-      sgemm_rows_a_packed_b<kSgemmAvx512MR, kSgemmAvx512NR>(sgemm_kernel_avx512_rows, apply_epilogue_zmm_tile,
-                                                                M, N, K, alpha, a.data, a.ld, *b.packed, beta, C,
-                                                                ldc, ep, pool);
+    const RowsPath rows = rows_path_for(layout);
+    if (rows.kernel && layout == SLayout::kAvx512) {
+      sgemm_rows_a_packed_b<kSgemmAvx512MR, kSgemmAvx512NR>(rows.kernel, rows.epilogue, M, N, K, alpha, a.data, a.ld,
+                                                            *b.packed, beta, C, ldc, ep, pool);
       return Status::Ok();
     }
-    if (layout == SLayout::k6x16 && cpu_has_avx2_fma()) {
-      sgemm_rows_a_packed_b<kSMR, kSNR>(sgemm_kernel_avx2_rows, apply_epilogue, M, N, K, alpha, a.data,
-                                                   a.ld, *b.packed, beta, C, ldc, ep, pool);
+    if (rows.kernel) {
+      sgemm_rows_a_packed_b<kSMR, kSNR>(rows.kernel, rows.epilogue, M, N, K, alpha, a.data, a.ld, *b.packed, beta, C,
+                                        ldc, ep, pool);
       return Status::Ok();
     }
   }
-#endif
   const Kernels<float> kernels = skernels_for(layout);
   if (layout == SLayout::kAvx512)
     sgemm_tiled<kSgemmAvx512MR, kSgemmAvx512NR>(kernels, M, N, K, alpha, a, b, beta, C, ldc, ep, pool);

@@ -30,7 +30,7 @@ struct Kernels {
   void (*epilogue)(const GemmEpilogue&, float*, int64_t, int64_t, int64_t, int64_t, int64_t) = apply_epilogue;
 };
 
-constexpr int kSMR = kSgemmAvx2MR, kSNR = kSgemmAvx2NR;  // float tile: 6 x 16 = 12 AVX registers of accumulators
+constexpr int kSMR = kSgemmAvx2MR, kSNR = kSgemmAvx2NR;  // float tile below 512 bits: 6 x 16
 constexpr int kDMR = 4, kDNR = 8;   // double tile
 
 // Packed-operand layouts of the float GEMM: the tile (MR x NR) the panels were built for.
@@ -40,6 +40,15 @@ enum class SLayout : uint8_t { k6x16, kAvx512 };
 SLayout pick_slayout();
 // The fastest kernel the current cpu_isa() allows for a layout.
 Kernels<float> skernels_for(SLayout layout);
+
+// The kernel that reads op(A) in place against a packed B of a layout, and
+// the epilogue for the tiles it stores; kernel null where the current
+// cpu_isa() has none (the generic level, or 8 x 48 below AVX-512).
+struct RowsPath {
+  SgemmRowsKernel kernel = nullptr;
+  void (*epilogue)(const GemmEpilogue&, float*, int64_t, int64_t, int64_t, int64_t, int64_t) = nullptr;
+};
+RowsPath rows_path_for(SLayout layout);
 MicroKernel<double> pick_dkernel();
 
 inline bool cpu_has_avx2_fma() { return cpu_has_avx2(); }

@@ -1,12 +1,17 @@
-// The float and double GEMM microkernels (portable, AVX2; the AVX-512 tile
-// is in gemm_avx512.cpp) and the choice of one per ISA.
+// The float and double GEMM microkernels and the choice of one per ISA: the
+// float ones from one source for every vector width (the body gemm_simd.h
+// over simd/simd.h: 8 x 48 at 512 bits, 6 x 16 at 256 and at 128, NEON's),
+// the portable ones for the generic level and the double GEMM.
 #include <cstdint>
 
 #include "backends/cpu/kernels/gemm_internal.h"
 #include "backends/cpu/kernels/isa_target.h"
+#include "backends/cpu/kernels/simd/simd.h"
+
+#define DLRT_SIMD_BODY "backends/cpu/kernels/gemm_simd.h"
+#include "backends/cpu/kernels/simd/instantiate.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
 #define DLRT_GEMM_X86 1
 #endif
 
@@ -55,66 +60,9 @@ void dkernel_generic(int64_t kc, const double* a, const double* b, double* c, in
 }
 
 #ifdef DLRT_GEMM_X86
-DLRT_AVX2 void skernel_avx2(int64_t kc, const float* a, const float* b, float* c,
-                                                      int64_t ldc, float alpha, float beta) {
-  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
-  __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
-  __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
-  __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
-  __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
-  __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
-  for (int64_t p = 0; p < kc; ++p) {
-    const __m256 b0 = _mm256_load_ps(b);
-    const __m256 b1 = _mm256_load_ps(b + 8);
-    __m256 av = _mm256_broadcast_ss(a + 0);
-    c00 = _mm256_fmadd_ps(av, b0, c00);
-    c01 = _mm256_fmadd_ps(av, b1, c01);
-    av = _mm256_broadcast_ss(a + 1);
-    c10 = _mm256_fmadd_ps(av, b0, c10);
-    c11 = _mm256_fmadd_ps(av, b1, c11);
-    av = _mm256_broadcast_ss(a + 2);
-    c20 = _mm256_fmadd_ps(av, b0, c20);
-    c21 = _mm256_fmadd_ps(av, b1, c21);
-    av = _mm256_broadcast_ss(a + 3);
-    c30 = _mm256_fmadd_ps(av, b0, c30);
-    c31 = _mm256_fmadd_ps(av, b1, c31);
-    av = _mm256_broadcast_ss(a + 4);
-    c40 = _mm256_fmadd_ps(av, b0, c40);
-    c41 = _mm256_fmadd_ps(av, b1, c41);
-    av = _mm256_broadcast_ss(a + 5);
-    c50 = _mm256_fmadd_ps(av, b0, c50);
-    c51 = _mm256_fmadd_ps(av, b1, c51);
-    a += kSMR;
-    b += kSNR;
-  }
-  const __m256 va = _mm256_set1_ps(alpha);
-  if (beta == 0.0f) {
-#define DLRT_STORE_ROW(r, x0, x1)                                 \
-  _mm256_storeu_ps(c + (r) * ldc, _mm256_mul_ps(va, x0));         \
-  _mm256_storeu_ps(c + (r) * ldc + 8, _mm256_mul_ps(va, x1));
-    DLRT_STORE_ROW(0, c00, c01) DLRT_STORE_ROW(1, c10, c11) DLRT_STORE_ROW(2, c20, c21)
-    DLRT_STORE_ROW(3, c30, c31) DLRT_STORE_ROW(4, c40, c41) DLRT_STORE_ROW(5, c50, c51)
-#undef DLRT_STORE_ROW
-  } else {
-    const __m256 vb = _mm256_set1_ps(beta);
-#define DLRT_STORE_ROW(r, x0, x1)                                                                      \
-  _mm256_storeu_ps(c + (r) * ldc, _mm256_fmadd_ps(va, x0, _mm256_mul_ps(vb, _mm256_loadu_ps(c + (r) * ldc)))); \
-  _mm256_storeu_ps(c + (r) * ldc + 8,                                                                  \
-                   _mm256_fmadd_ps(va, x1, _mm256_mul_ps(vb, _mm256_loadu_ps(c + (r) * ldc + 8))));
-    DLRT_STORE_ROW(0, c00, c01) DLRT_STORE_ROW(1, c10, c11) DLRT_STORE_ROW(2, c20, c21)
-    DLRT_STORE_ROW(3, c30, c31) DLRT_STORE_ROW(4, c40, c41) DLRT_STORE_ROW(5, c50, c51)
-#undef DLRT_STORE_ROW
-  }
-}
-
 DLRT_AVX2 void dkernel_avx2(int64_t kc, const double* a, const double* b, double* c,
                                                       int64_t ldc, double alpha, double beta) {
   micro_generic<double, kDMR, kDNR>(kc, a, b, c, ldc, alpha, beta);
-}
-
-void skernel_avx512_full(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
-                         float beta) {
-  sgemm_kernel_avx512(kc, a, b, c, ldc, alpha, beta, kSgemmAvx512MR, kSgemmAvx512NR);
 }
 #endif
 
@@ -128,18 +76,31 @@ SLayout pick_slayout() {
   return SLayout::k6x16;
 }
 
+namespace {
+// The width whose tile `layout` is, if the current cpu_isa() runs it: 512
+// bits for the 8 x 48 layout; 256 (AVX2 and up) or 128 (the neon level) for 6 x 16.
+bool layout_width(SLayout layout, SimdWidth& w) {
+  if (layout == SLayout::kAvx512) {
+    w = SimdWidth::k512;
+    return cpu_has_avx512();
+  }
+  w = cpu_has_avx2() ? SimdWidth::k256 : SimdWidth::k128;
+  return cpu_has_simd_kernels();
+}
+}  // namespace
+
 // The fastest kernel the current cpu_isa() allows for a layout.
 Kernels<float> skernels_for(SLayout layout) {
-  if (layout == SLayout::kAvx512) {
-#ifdef DLRT_GEMM_X86
-    if (cpu_has_avx512()) return {skernel_avx512_full, sgemm_kernel_avx512, apply_epilogue_zmm_tile};
-#endif
-    return {skernel_generic_avx512_tile, nullptr};
-  }
-#ifdef DLRT_GEMM_X86
-  if (cpu_has_avx2_fma()) return {skernel_avx2, nullptr};
-#endif
+  SimdWidth w;
+  if (layout_width(layout, w)) return DLRT_SIMD_CALL(w, sgemm_kernels);
+  if (layout == SLayout::kAvx512) return {skernel_generic_avx512_tile, nullptr};
   return {skernel_generic, nullptr};
+}
+
+RowsPath rows_path_for(SLayout layout) {
+  SimdWidth w;
+  if (!layout_width(layout, w)) return {};
+  return {DLRT_SIMD_CALL(w, sgemm_rows_kernel), w == SimdWidth::k512 ? apply_epilogue_zmm_tile : apply_epilogue};
 }
 
 MicroKernel<double> pick_dkernel() {
@@ -157,7 +118,20 @@ const char* sgemm_kernel_name() {
   const gemm_detail::SLayout layout = gemm_detail::pick_slayout();
   const gemm_detail::Kernels<float> k = gemm_detail::skernels_for(layout);
   if (layout == gemm_detail::SLayout::kAvx512) return k.edge ? "avx512-8x48" : "generic-8x48";
-  return k.full == gemm_detail::skernel_generic ? "generic" : "avx2-fma";
+  if (k.full == gemm_detail::skernel_generic) return "generic";
+  return cpu_has_avx2() ? "avx2-fma" : "neon-6x16";
+}
+
+SgemmRowsKernel sgemm_rows_kernel_at(SimdWidth w) { return DLRT_SIMD_PICK(w, sgemm_rows_kernel); }
+
+SgemmPackPanel sgemm_pack_panel_for(int mr) {
+  if (!cpu_has_simd_kernels()) return nullptr;
+  return DLRT_SIMD_PICK(simd_width(), sgemm_pack_panel, mr);
+}
+
+void sgemv_rows_at(SimdWidth w, int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda, const float* x,
+                   float beta, float* y, int64_t incy) {
+  DLRT_SIMD_CALL(w, sgemv_rows, rows, cols, alpha, A, lda, x, beta, y, incy);
 }
 
 }  // namespace dlrt::cpu

@@ -80,18 +80,24 @@ DLRT_GEMV_FNS(float, f_avx2, DLRT_AVX2)
 DLRT_GEMV_FNS(double, d_avx2, DLRT_AVX2)
 DLRT_GEMV_FNS(float, f_avx512, DLRT_AVX512F)
 // Several rows per pass, two accumulator chains per row (the generic
-// loop's single 8-lane chain is FMA-latency bound).
+// loop's single 8-lane chain is FMA-latency bound): gemm_simd.h's sgemv_rows.
 void gemv_rows_f_avx512_wide(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda, const float* x,
                              int64_t incx, float beta, float* y, int64_t incy) {
-  if (incx == 1) sgemv_rows_avx512(rows, cols, alpha, A, lda, x, beta, y, incy);
+  if (incx == 1) sgemv_rows_at(SimdWidth::k512, rows, cols, alpha, A, lda, x, beta, y, incy);
   else gemv_rows_f_avx512(rows, cols, alpha, A, lda, x, incx, beta, y, incy);
 }
 void gemv_rows_f_avx2_wide(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda, const float* x,
                            int64_t incx, float beta, float* y, int64_t incy) {
-  if (incx == 1) sgemv_rows_avx2(rows, cols, alpha, A, lda, x, beta, y, incy);
+  if (incx == 1) sgemv_rows_at(SimdWidth::k256, rows, cols, alpha, A, lda, x, beta, y, incy);
   else gemv_rows_f_avx2(rows, cols, alpha, A, lda, x, incx, beta, y, incy);
 }
 #endif
+// The neon level (aarch64's; on x86 its stand-in): the rows at 128 bits.
+void gemv_rows_f_simd128(int64_t rows, int64_t cols, float alpha, const float* A, int64_t lda, const float* x,
+                         int64_t incx, float beta, float* y, int64_t incy) {
+  if (incx == 1) sgemv_rows_at(SimdWidth::k128, rows, cols, alpha, A, lda, x, beta, y, incy);
+  else gemv_rows_f_generic(rows, cols, alpha, A, lda, x, incx, beta, y, incy);
+}
 #undef DLRT_GEMV_FNS
 
 GemvFns<float> pick_sgemv() {
@@ -99,6 +105,7 @@ GemvFns<float> pick_sgemv() {
   if (cpu_has_avx512()) return {gemv_rows_f_avx512_wide, gemv_cols_f_avx512};
   if (cpu_has_avx2_fma()) return {gemv_rows_f_avx2_wide, gemv_cols_f_avx2};
 #endif
+  if (cpu_has_simd_kernels()) return {gemv_rows_f_simd128, gemv_cols_f_generic};
   return {gemv_rows_f_generic, gemv_cols_f_generic};
 }
 GemvFns<double> pick_dgemv() {

@@ -17,7 +17,7 @@
 
 // AVX-512 F/BW/DQ/VL + FMA (CpuIsa::kAvx512): vec_avx512.h and the float kernels.
 #define DLRT_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma")))
-// AVX-512F with AVX2 + FMA: the float GEMM microkernels (gemm_avx512.cpp).
+// AVX-512F with AVX2 + FMA.
 #define DLRT_AVX512F_FMA __attribute__((target("avx512f,avx2,fma")))
 // AVX-512F alone.
 #define DLRT_AVX512F __attribute__((target("avx512f")))
