@@ -187,7 +187,7 @@ TEST(NeonSelection, RowsAndPools) {
   b.output(b.node("GlobalAveragePool", {y}));
   auto bytes = ir::export_onnx(*b.graph());
   ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
-  const std::vector<std::string> entries = {"pool_fns", "softmax_cols", "layer_norm_row", "softmax_row",
+  const std::vector<std::string> entries = {"pool_planes_run", "softmax_cols", "layer_norm_row", "softmax_row",
                                             "global_pool_planes"};
   expect_neon_kernels(*bytes, random_tensor({1, 8, 12, 12}, 23), entries, entries);
 }

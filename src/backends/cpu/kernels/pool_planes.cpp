@@ -74,24 +74,12 @@ bool maxpool3s2_ok(const Window3& g) {
 }
 
 }  // namespace
-}  // namespace dlrt::cpu::pool_impl
 
-#define DLRT_SIMD_BODY "backends/cpu/kernels/pool_planes_simd.h"
-#include "backends/cpu/kernels/simd/instantiate.h"
-
-namespace dlrt::cpu::pool_impl {
-namespace {
-
-template <bool kMax>
-void pool_planes(bool count_include_pad, const Window3& g, const float* X, float* Y, int64_t p0, int64_t p1,
-                 std::optional<SimdWidth> width) {
-  RowsFn rows_fn = rows_scalar<kMax>;
-  ColsFn cols_fn = cols_scalar<kMax>;
-  if (width) {
-    const PoolFns f = DLRT_SIMD_CALL(*width, pool_fns, kMax);
-    rows_fn = f.rows;
-    cols_fn = f.cols;
-  }
+// Planes [p0, p1) through the rows pass rows_fn and the columns pass
+// cols_fn (direct calls: the portable passes here, each width's from
+// pool_planes_simd.h).
+template <bool kMax, RowsFn rows_fn, ColsFn cols_fn>
+void pool_planes_with(bool count_include_pad, const Window3& g, const float* X, float* Y, int64_t p0, int64_t p1) {
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2], out_plane = g.out[0] * g.out[1] * g.out[2];
   // Row buffer: [0, pb) and [pb + in, end) hold the identity, [pb, pb + in)
   // the reduced input row; one spare float for the stride-2 loads.
@@ -130,6 +118,17 @@ void pool_planes(bool count_include_pad, const Window3& g, const float* X, float
   }
 }
 
+namespace {
+
+}  // namespace
+}  // namespace dlrt::cpu::pool_impl
+
+#define DLRT_SIMD_BODY "backends/cpu/kernels/pool_planes_simd.h"
+#include "backends/cpu/kernels/simd/instantiate.h"
+
+namespace dlrt::cpu::pool_impl {
+namespace {
+
 }  // namespace
 
 std::optional<SimdWidth> vector_width() {
@@ -154,8 +153,12 @@ void pool_planes_f32(bool is_max, bool count_include_pad, const Window3& g, cons
     DLRT_SIMD_CALL(*width, maxpool3s2, g, X, Y, p0, p1);
     return;
   }
-  if (is_max) pool_planes<true>(false, g, X, Y, p0, p1, width);
-  else pool_planes<false>(count_include_pad, g, X, Y, p0, p1, width);
+  if (width) {
+    DLRT_SIMD_CALL(*width, pool_planes_run, is_max, count_include_pad, g, X, Y, p0, p1);
+    return;
+  }
+  if (is_max) pool_planes_with<true, rows_scalar<true>, cols_scalar<true>>(false, g, X, Y, p0, p1);
+  else pool_planes_with<false, rows_scalar<false>, cols_scalar<false>>(count_include_pad, g, X, Y, p0, p1);
 }
 
 void maxpool3s2_f32(SimdWidth width, const Window3& g, const float* X, float* Y, int64_t p0, int64_t p1) {

@@ -49,12 +49,8 @@ void global_pool_planes_f32(bool is_max, const float* X, float* Y, int64_t plane
 // layer is selected (cpu_has_simd_kernels; DLRT_CPU_ISA), else nullopt.
 std::optional<SimdWidth> vector_width();
 
-// The passes the vector layer's pool_fns returns (pool_planes_simd.h).
+// The separable passes (pool_planes.cpp, pool_planes_simd.h).
 using RowsFn = void (*)(const float* const*, int64_t, float*, int64_t);
 using ColsFn = void (*)(const float*, float*, int64_t, int64_t, int64_t, const float*, float);
-struct PoolFns {
-  RowsFn rows;
-  ColsFn cols;
-};
 
 }  // namespace dlrt::cpu::pool_impl

@@ -89,10 +89,12 @@ void cols(const float* t, float* y, int64_t out, int64_t s, int64_t k, const flo
 }  // namespace
 }  // namespace pool_body
 
-pool_impl::PoolFns pool_fns(bool is_max) {
+// pool_impl::pool_planes_f32 at this width.
+void pool_planes_run(bool is_max, bool count_include_pad, const pool_impl::Window3& g, const float* X, float* Y,
+                     int64_t p0, int64_t p1) {
   using namespace pool_body;
-  if (is_max) return {rows<true>, cols<true>};
-  return {rows<false>, cols<false>};
+  if (is_max) pool_impl::pool_planes_with<true, rows<true>, cols<true>>(false, g, X, Y, p0, p1);
+  else pool_impl::pool_planes_with<false, rows<false>, cols<false>>(count_include_pad, g, X, Y, p0, p1);
 }
 
 // Max (is_max) or average (the sum in double, as the reference walk) of planes [p0, p1) of plane_size > 0 floats.
@@ -115,9 +117,10 @@ void global_pool_planes(bool is_max, const float* X, float* Y, int64_t plane_siz
     Vd a0 = zero_d(), a1 = zero_d();
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
-      const Vf v = loadu(x + i);
-      a0 = add_d(a0, widen_lo(v));
-      a1 = add_d(a1, widen_hi(v));
+      Vd lo, hi;
+      load_wide(x + i, lo, hi);
+      a0 = add_d(a0, lo);
+      a1 = add_d(a1, hi);
     }
     double sum = hsum_d(add_d(a0, a1));
     for (; i < n; ++i) sum += static_cast<double>(x[i]);

@@ -17,9 +17,9 @@ double sum(const float* x, int64_t n) {
   for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
 #pragma GCC unroll 2
     for (int u = 0; u < 2; ++u) {
-      Vf v = loadu(x + i + kLanes * u);
-      if constexpr (kOp == RowReduce::kAbsSum) v = bit_andnot(set1(-0.0f), v);
-      const Vd lo = widen_lo(v), hi = widen_hi(v);
+      Vd lo, hi;
+      load_wide(x + i + kLanes * u, lo, hi);
+      if constexpr (kOp == RowReduce::kAbsSum) lo = abs_d(lo), hi = abs_d(hi);
       if constexpr (kOp == RowReduce::kSumSquare) {
         acc[2 * u] = fmadd_d(lo, lo, acc[2 * u]);
         acc[2 * u + 1] = fmadd_d(hi, hi, acc[2 * u + 1]);

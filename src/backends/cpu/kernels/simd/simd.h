@@ -58,8 +58,10 @@
 //   even_lanes(a, c) / odd_lanes(a, c) (the even / odd floats of a then c),
 //   load_strided(p, s) (lane i = p[i * s], i * s within int32).
 //   Vd (kLanes / 2 doubles, for sums of floats): zero_d set1_d add_d sub_d
-//   div_d fmadd_d hsum_d storeu_d, widen_lo / widen_hi (a Vf's lower / upper
-//   half, exactly), narrow(lo, hi) (rounded to floats, lo's in the lower half).
+//   div_d fmadd_d abs_d hsum_d storeu_d, widen_lo / widen_hi (a Vf's lower /
+//   upper half, exactly), load_wide(p, lo, hi) (kLanes floats at p widened:
+//   widen_lo / widen_hi of loadu(p)), narrow(lo, hi) (rounded to floats, lo's
+//   in the lower half).
 //   simd/math_simd.h builds exp, sigmoid and tanh on them.
 // New operations are added to all three widths with the same contract.
 #pragma once

@@ -135,6 +135,12 @@ DLRT_SIMD_FN double hsum_d(Vd v) { return v[0] + v[1]; }
 DLRT_SIMD_FN void storeu_d(double* p, Vd v) { std::memcpy(p, &v, sizeof v); }
 DLRT_SIMD_FN Vd widen_lo(Vf v) { return Vd{v[0], v[1]}; }
 DLRT_SIMD_FN Vd widen_hi(Vf v) { return Vd{v[2], v[3]}; }
+DLRT_SIMD_FN void load_wide(const float* p, Vd& lo, Vd& hi) {
+  const Vf v = loadu(p);
+  lo = widen_lo(v);
+  hi = widen_hi(v);
+}
+DLRT_SIMD_FN Vd abs_d(Vd v) { return v < 0 ? -v : v; }
 DLRT_SIMD_FN Vf narrow(Vd lo, Vd hi) {
   return Vf{static_cast<float>(lo[0]), static_cast<float>(lo[1]), static_cast<float>(hi[0]), static_cast<float>(hi[1])};
 }

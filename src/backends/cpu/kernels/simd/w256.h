@@ -116,6 +116,11 @@ DLRT_SIMD_FN double hsum_d(Vd v) {
 DLRT_SIMD_FN void storeu_d(double* p, Vd v) { _mm256_storeu_pd(p, v); }
 DLRT_SIMD_FN Vd widen_lo(Vf v) { return _mm256_cvtps_pd(_mm256_castps256_ps128(v)); }
 DLRT_SIMD_FN Vd widen_hi(Vf v) { return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)); }
+DLRT_SIMD_FN void load_wide(const float* p, Vd& lo, Vd& hi) {
+  lo = _mm256_cvtps_pd(_mm_loadu_ps(p));
+  hi = _mm256_cvtps_pd(_mm_loadu_ps(p + 4));
+}
+DLRT_SIMD_FN Vd abs_d(Vd v) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), v); }
 DLRT_SIMD_FN Vf narrow(Vd lo, Vd hi) {
   return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
 }

@@ -94,6 +94,11 @@ DLRT_SIMD_FN double hsum_d(Vd v) { return _mm512_reduce_add_pd(v); }
 DLRT_SIMD_FN void storeu_d(double* p, Vd v) { _mm512_storeu_pd(p, v); }
 DLRT_SIMD_FN Vd widen_lo(Vf v) { return _mm512_cvtps_pd(_mm512_castps512_ps256(v)); }
 DLRT_SIMD_FN Vd widen_hi(Vf v) { return _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)); }
+DLRT_SIMD_FN void load_wide(const float* p, Vd& lo, Vd& hi) {
+  lo = _mm512_cvtps_pd(_mm256_loadu_ps(p));
+  hi = _mm512_cvtps_pd(_mm256_loadu_ps(p + 8));
+}
+DLRT_SIMD_FN Vd abs_d(Vd v) { return _mm512_andnot_pd(_mm512_set1_pd(-0.0), v); }
 DLRT_SIMD_FN Vf narrow(Vd lo, Vd hi) {
   return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
 }
