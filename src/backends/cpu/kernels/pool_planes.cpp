@@ -77,9 +77,10 @@ bool maxpool3s2_ok(const Window3& g) {
 
 // Planes [p0, p1) through the rows pass rows_fn and the columns pass
 // cols_fn (direct calls: the portable passes here, each width's from
-// pool_planes_simd.h).
+// pool_planes_simd.h). Baseline code, not inlined into a width's entry:
+// compiled there, this loop took more instructions (callgrind, AVX2).
 template <bool kMax, RowsFn rows_fn, ColsFn cols_fn>
-void pool_planes_with(bool count_include_pad, const Window3& g, const float* X, float* Y, int64_t p0, int64_t p1) {
+__attribute__((noinline)) void pool_planes_with(bool count_include_pad, const Window3& g, const float* X, float* Y, int64_t p0, int64_t p1) {
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2], out_plane = g.out[0] * g.out[1] * g.out[2];
   // Row buffer: [0, pb) and [pb + in, end) hold the identity, [pb, pb + in)
   // the reduced input row; one spare float for the stride-2 loads.
