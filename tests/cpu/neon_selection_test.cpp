@@ -241,5 +241,29 @@ TEST(NeonSelection, Gemm) {
   }
 }
 
+// The row and pooling kernels over simd/ (rows_vec.h, pool_planes.h):
+// MaxPool and AveragePool (the separable passes), Softmax down the channels
+// (columns) and along the last axis (rows), LayerNormalization and
+// GlobalAveragePool.
+TEST(NeonSelection, RowsAndPools) {
+  NEON_LEVEL_OR_SKIP(level);
+  ScopedEnv off("DLRT_DISABLE_PASSES", "blocked-layout");
+  GraphBuilder b;
+  auto x = b.input("x", {1, 8, 12, 12});
+  auto y = b.node("MaxPool", {x}, {{"kernel_shape", ais({3, 3})}, {"pads", ais({1, 1, 1, 1})}});
+  y = b.node("AveragePool", {y}, {{"kernel_shape", ais({2, 2})}, {"strides", ais({2, 2})}});
+  y = b.node("Softmax", {y}, {{"axis", ai(1)}});
+  y = b.node("LayerNormalization", {y, b.constant("ln_s", random_tensor({6}, 21, 0.5f, 1.5f)),
+                                    b.constant("ln_b", random_tensor({6}, 22))},
+             {{"axis", ai(-1)}});
+  y = b.node("Softmax", {y}, {{"axis", ai(-1)}});
+  b.output(b.node("GlobalAveragePool", {y}));
+  auto bytes = ir::export_onnx(*b.graph());
+  ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+  const std::vector<std::string> entries = {"pool_planes_run", "softmax_cols", "layer_norm_row", "softmax_row",
+                                            "global_pool_planes"};
+  expect_neon_kernels(*bytes, random_tensor({1, 8, 12, 12}, 23), entries, entries);
+}
+
 }  // namespace
 }  // namespace dlrt::cpu

@@ -313,9 +313,12 @@ TEST(PoolFastPath, AllNegativeInfinityAndPadding) {
   EXPECT_EQ((*r)[0].data<float>()[0], std::numeric_limits<float>::lowest());
 }
 
-// avx2 = true: the AVX2 kernels, and on AVX-512 CPUs the 3x3/2 MaxPool one.
-TEST(PoolFastPath, Avx2AndPortableKernelsAgree) {
-  if (!pool_impl::have_avx2()) GTEST_SKIP() << "this CPU has no AVX2+FMA; only the portable kernels run";
+// The vector layer at the width this process picks (and on AVX-512 CPUs the
+// 3x3/2 MaxPool kernel) against the portable kernels; every width:
+// rows_pool_simd_test.cpp.
+TEST(PoolFastPath, VectorAndPortableKernelsAgree) {
+  const std::optional<SimdWidth> width = pool_impl::vector_width();
+  if (!width) GTEST_SKIP() << "the vector layer is not selected here (DLRT_CPU_ISA=generic, or no vector ISA)";
   uint32_t seed = 500;
   for (const Case2D& c : fast_cases()) {
     SCOPED_TRACE(describe(c));
@@ -332,8 +335,8 @@ TEST(PoolFastPath, Avx2AndPortableKernelsAgree) {
     const size_t n = static_cast<size_t>(3 * oh * ow);
     for (int mode = 0; mode < 3; ++mode) {
       std::vector<float> y0(n), y1(n);
-      pool_impl::pool_planes_f32(mode == 0, mode == 2, w, x.data<float>(), y0.data(), 0, 3, false);
-      pool_impl::pool_planes_f32(mode == 0, mode == 2, w, x.data<float>(), y1.data(), 0, 3, true);
+      pool_impl::pool_planes_f32(mode == 0, mode == 2, w, x.data<float>(), y0.data(), 0, 3, std::nullopt);
+      pool_impl::pool_planes_f32(mode == 0, mode == 2, w, x.data<float>(), y1.data(), 0, 3, width);
       for (size_t i = 0; i < n; ++i) ASSERT_NEAR(y0[i], y1[i], mode == 0 ? 0.0f : 1e-5f) << "mode " << mode << " at " << i;
     }
   }
@@ -341,8 +344,8 @@ TEST(PoolFastPath, Avx2AndPortableKernelsAgree) {
     const Tensor x = random_tensor({4, size}, seed++);
     for (bool is_max : {true, false}) {
       std::vector<float> y0(4), y1(4);
-      pool_impl::global_pool_planes_f32(is_max, x.data<float>(), y0.data(), size, 0, 4, false);
-      pool_impl::global_pool_planes_f32(is_max, x.data<float>(), y1.data(), size, 0, 4, true);
+      pool_impl::global_pool_planes_f32(is_max, x.data<float>(), y0.data(), size, 0, 4, std::nullopt);
+      pool_impl::global_pool_planes_f32(is_max, x.data<float>(), y1.data(), size, 0, 4, width);
       for (int i = 0; i < 4; ++i) EXPECT_NEAR(y0[i], y1[i], 1e-5f) << size;
     }
   }

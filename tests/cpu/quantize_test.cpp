@@ -781,6 +781,40 @@ TEST(QuantizeContribKernels, MatMulIntegerToFloatPerColumnWithBias) {
   }
 }
 
+// com.dlrt MatMulIntegerToFloat (what the fusion of MatMulInteger -> Cast ->
+// Mul -> Add makes) rounds the product and then the sum, as those three ops
+// do: bit for bit float(acc) * scale, then + bias, at every level this CPU
+// runs. On aarch64 a contracted fused multiply-add differs in the last bit
+// (that build has -ffp-contract=off); on x86 the output is what it was.
+TEST(QuantizeContribKernels, MatMulIntegerToFloatRoundsProductThenSum) {
+  const int64_t M = 7, K = 40, N = 37;  // N: full vectors and a tail
+  std::mt19937 rng(17);
+  std::vector<uint8_t> a(static_cast<size_t>(M * K));
+  std::vector<int8_t> b(static_cast<size_t>(K * N));
+  std::vector<float> scale(static_cast<size_t>(N)), bias(static_cast<size_t>(N));
+  for (auto& v : a) v = static_cast<uint8_t>(rng() & 255);
+  for (auto& v : b) v = static_cast<int8_t>(rng() & 255);
+  std::uniform_real_distribution<float> us(1e-4f, 1e-2f), ub(-1.0f, 1.0f);
+  for (auto& v : scale) v = us(rng);
+  for (auto& v : bias) v = ub(rng);
+  for (bool per_column : {false, true}) {
+    std::vector<float> sc = per_column ? scale : std::vector<float>{0.0123f};
+    std::vector<float> want = ref_qgemm_float(a, 131, b, {-3}, nullptr, M, K, N, false, sc);
+    for (int64_t i = 0; i < M * N; ++i) want[static_cast<size_t>(i)] += bias[static_cast<size_t>(i % N)];
+    for (CpuIsa isa : {detected_cpu_isa(), CpuIsa::kGeneric}) {
+      SCOPED_TRACE(std::string(cpu_isa_name(isa)) + (per_column ? " per-column scale" : " one scale"));
+      ScopedCpuIsa cap(isa);
+      auto r = run_op("MatMulIntegerToFloat",
+                      {tv<uint8_t>({M, K}, a), tv<int8_t>({K, N}, b), Tensor::scalar<uint8_t>(131),
+                       Tensor::scalar<int8_t>(-3), per_column ? tv<float>({N}, sc) : Tensor::scalar(sc[0]),
+                       tv<float>({N}, bias)},
+                      {}, 1, 1, "com.dlrt");
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      EXPECT_EQ(values<float>((*r)[0]), want);
+    }
+  }
+}
+
 TEST(QuantizeContribKernels, DynamicQuantizeMatMulQuantizesAllOfA) {
   // Batched A [2, 64, K] (one scale and zero point for all of it), int8 B with
   // one scale and no zero point, a bias.

@@ -1,20 +1,15 @@
 // The float32 pooling kernels of pool_planes.h: the separable rows and
-// columns passes (portable and AVX2), the AVX-512 3x3/2 MaxPool, and the
-// global max and average.
+// columns passes, the 3x3/2 MaxPool and the global max and average, portable
+// and over the vector layer (the body pool_planes_simd.h at every width).
+#include "backends/cpu/kernels/pool_planes.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define DLRT_POOL_X86 1
-#endif
-
 #include "backends/cpu/kernels/isa.h"
-#include "backends/cpu/kernels/isa_target.h"
-#include "backends/cpu/kernels/pool_planes.h"
-#include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/kernels/simd/simd.h"
 #include "backends/cpu/scratch.h"
 
 namespace dlrt::cpu::pool_impl {
@@ -56,117 +51,6 @@ void cols_scalar(const float* t, float* y, int64_t out, int64_t s, int64_t k, co
   cols_scalar_from<kMax>(t, y, 0, out, s, k, colcnt, rowcnt);
 }
 
-#ifdef DLRT_POOL_X86
-template <bool kMax>
-DLRT_AVX2 inline __m256 vop(__m256 a, __m256 b) {
-  if constexpr (kMax) return _mm256_max_ps(a, b);
-  else return _mm256_add_ps(a, b);
-}
-
-// The even-indexed floats of w[0..16).
-DLRT_AVX2 inline __m256 load_even(const float* w) {
-  const __m256 sh = _mm256_shuffle_ps(_mm256_loadu_ps(w), _mm256_loadu_ps(w + 8), _MM_SHUFFLE(2, 0, 2, 0));
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(sh), _MM_SHUFFLE(3, 1, 2, 0)));
-}
-
-template <bool kMax>
-DLRT_AVX2 void rows_avx2(const float* const* rows, int64_t nr, float* t, int64_t n) {
-  int64_t j = 0;
-  for (; j + 16 <= n; j += 16) {
-    __m256 a0 = _mm256_loadu_ps(rows[0] + j), a1 = _mm256_loadu_ps(rows[0] + j + 8);
-    for (int64_t r = 1; r < nr; ++r) {
-      a0 = vop<kMax>(a0, _mm256_loadu_ps(rows[r] + j));
-      a1 = vop<kMax>(a1, _mm256_loadu_ps(rows[r] + j + 8));
-    }
-    _mm256_storeu_ps(t + j, a0);
-    _mm256_storeu_ps(t + j + 8, a1);
-  }
-  for (; j + 8 <= n; j += 8) {
-    __m256 a = _mm256_loadu_ps(rows[0] + j);
-    for (int64_t r = 1; r < nr; ++r) a = vop<kMax>(a, _mm256_loadu_ps(rows[r] + j));
-    _mm256_storeu_ps(t + j, a);
-  }
-  for (; j < n; ++j) {
-    float a = rows[0][j];
-    for (int64_t r = 1; r < nr; ++r) {
-      if constexpr (kMax) a = rows[r][j] > a ? rows[r][j] : a;
-      else a += rows[r][j];
-    }
-    t[j] = a;
-  }
-}
-
-// Needs t readable up to index (out-1)*s + k (one past the last tap).
-template <bool kMax>
-DLRT_AVX2 void cols_avx2(const float* t, float* y, int64_t out, int64_t s, int64_t k,
-                                                   const float* colcnt, float rowcnt) {
-  int64_t o = 0;
-  const __m256 vrow = _mm256_set1_ps(rowcnt);
-#define DLRT_POOL_FINISH(a, at)                                                                    \
-  do {                                                                                             \
-    if constexpr (!kMax) a = _mm256_div_ps(a, _mm256_mul_ps(vrow, _mm256_loadu_ps(colcnt + (at)))); \
-    _mm256_storeu_ps(y + (at), a);                                                                 \
-  } while (0)
-  if (s == 1) {
-    for (; o + 8 <= out; o += 8) {
-      const float* w = t + o;
-      __m256 a = _mm256_loadu_ps(w);
-      for (int64_t i = 1; i < k; ++i) a = vop<kMax>(a, _mm256_loadu_ps(w + i));
-      DLRT_POOL_FINISH(a, o);
-    }
-  } else if (s == 2) {
-    for (; o + 8 <= out; o += 8) {
-      const float* w = t + 2 * o;
-      __m256 a = load_even(w);
-      for (int64_t i = 1; i < k; ++i) a = vop<kMax>(a, load_even(w + i));
-      DLRT_POOL_FINISH(a, o);
-    }
-  } else {
-    const __m256i idx =
-        _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(s)));
-    for (; o + 8 <= out; o += 8) {
-      const float* w = t + s * o;
-      __m256 a = _mm256_i32gather_ps(w, idx, 4);
-      for (int64_t i = 1; i < k; ++i) a = vop<kMax>(a, _mm256_i32gather_ps(w + i, idx, 4));
-      DLRT_POOL_FINISH(a, o);
-    }
-  }
-#undef DLRT_POOL_FINISH
-  cols_scalar_from<kMax>(t, y, o, out, s, k, colcnt, rowcnt);
-}
-
-DLRT_AVX2 float global_max_avx2(const float* x, int64_t n) {
-  if (n < 8) {
-    float m = x[0];
-    for (int64_t i = 1; i < n; ++i) m = x[i] > m ? x[i] : m;
-    return m;
-  }
-  __m256 a = _mm256_loadu_ps(x);
-  int64_t i = 8;
-  for (; i + 8 <= n; i += 8) a = _mm256_max_ps(a, _mm256_loadu_ps(x + i));
-  if (i < n) a = _mm256_max_ps(a, _mm256_loadu_ps(x + n - 8));  // overlapping tail: max is idempotent
-  __m128 h = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-  h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
-  return _mm_cvtss_f32(h);
-}
-
-// Sum in double, like the reference walk.
-DLRT_AVX2 double global_sum_avx2(const float* x, int64_t n) {
-  __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
-    a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)));
-  }
-  a0 = _mm256_add_pd(a0, a1);
-  __m128d h = _mm_add_pd(_mm256_castpd256_pd128(a0), _mm256_extractf128_pd(a0, 1));
-  double sum = _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
-  for (; i < n; ++i) sum += static_cast<double>(x[i]);
-  return sum;
-}
-#endif
-
 float global_max_scalar(const float* x, int64_t n) {
   float m = x[0];
   for (int64_t i = 1; i < n; ++i) m = x[i] > m ? x[i] : m;
@@ -179,77 +63,24 @@ double global_sum_scalar(const float* x, int64_t n) {
   return sum;
 }
 
-using RowsFn = void (*)(const float* const*, int64_t, float*, int64_t);
-using ColsFn = void (*)(const float*, float*, int64_t, int64_t, int64_t, const float*, float);
-
-#ifdef DLRT_HAVE_AVX512_PATHS
-// MaxPool 3x3, stride 2, begin pads of at most 1 on 2-D planes (resnet18's
-// after its stem), on AVX-512: per output row, the maximum of its (up to)
-// three input rows into a row buffer framed by -inf, then 16 outputs per
-// step from that buffer's even floats, odd floats and even floats one
-// further: faster than the AVX2 rows and columns passes on one thread, the
-// same on two, where half the input comes from the other core (docs/performance-decisions.md).
+// 3x3/2 MaxPool on 2-D planes with begin pads of at most 1 (resnet18's
+// after its stem): pool_planes_simd.h's maxpool3s2, chosen at 512 bits
+// only, where it is faster than the rows and columns passes on one thread
+// and the same on two (half the input comes from the other core;
+// docs/performance-decisions.md).
 bool maxpool3s2_ok(const Window3& g) {
   return g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 2 && g.s[2] == 2 &&
          g.pb[1] <= 1 && g.pb[2] <= 1;
 }
 
-DLRT_AVX512 void maxpool3s2_avx512(const Window3& g, const float* X, float* Y, int64_t p0, int64_t p1) {
-  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
-  const int64_t b = 1 - g.pb[2];  // vb[b + 2 ow + i] is tap i of output column ow
-  // vb[1 + x]: the rows' maximum at input column x; -inf at 0 and from 1 + W
-  // on, past every tap (ceil_mode windows included) and the last step's reads.
-  const int64_t vlen = std::max(W + 1, 2 * OW + 2) + 48;
-  // On the stack for planes up to 2000 columns wide (no heap on the run path).
-  float stack_buf[2048];
-  std::vector<float> heap_buf;
-  float* vb = stack_buf;
-  if (vlen > 2048) {
-    heap_buf.resize(static_cast<size_t>(vlen));
-    vb = heap_buf.data();
-  }
-  std::fill(vb, vb + vlen, -std::numeric_limits<float>::infinity());
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-  for (int64_t p = p0; p < p1; ++p) {
-    const float* xp = X + p * H * W;
-    float* yp = Y + p * OH * OW;
-    for (int64_t oh = 0; oh < OH; ++oh) {
-      const float* rows[3];
-      int nr = 0;
-      for (int64_t i = 2 * oh - g.pb[1]; i < 2 * oh - g.pb[1] + 3; ++i)
-        if (i >= 0 && i < H) rows[nr++] = xp + i * W;
-      for (int64_t x = 0; x < W; x += 16) {
-        const __mmask16 m = avx512::tail_mask(W - x);
-        __m512 v = _mm512_maskz_loadu_ps(m, rows[0] + x);
-        for (int r = 1; r < nr; ++r) v = _mm512_max_ps(v, _mm512_maskz_loadu_ps(m, rows[r] + x));
-        _mm512_mask_storeu_ps(vb + 1 + x, m, v);
-      }
-      float* y = yp + oh * OW;
-      for (int64_t ow = 0; ow < OW; ow += 16) {
-        const float* t = vb + b + 2 * ow;
-        const __m512 a = _mm512_loadu_ps(t), c = _mm512_loadu_ps(t + 16);
-        const __m512 a2 = _mm512_loadu_ps(t + 2), c2 = _mm512_loadu_ps(t + 18);
-        const __m512 v = _mm512_max_ps(_mm512_max_ps(_mm512_permutex2var_ps(a, even, c), _mm512_permutex2var_ps(a, odd, c)),
-                                       _mm512_permutex2var_ps(a2, even, c2));
-        _mm512_mask_storeu_ps(y + ow, avx512::tail_mask(OW - ow), v);
-      }
-    }
-  }
-}
-#endif
+}  // namespace
 
-template <bool kMax>
-void pool_planes(bool count_include_pad, const Window3& g, const float* X, float* Y, int64_t p0, int64_t p1,
-                 bool avx2) {
-  RowsFn rows_fn = rows_scalar<kMax>;
-  ColsFn cols_fn = cols_scalar<kMax>;
-#ifdef DLRT_POOL_X86
-  if (avx2) {
-    rows_fn = rows_avx2<kMax>;
-    cols_fn = cols_avx2<kMax>;
-  }
-#endif
+// Planes [p0, p1) through the rows pass rows_fn and the columns pass
+// cols_fn (direct calls: the portable passes here, each width's from
+// pool_planes_simd.h). Baseline code, not inlined into a width's entry:
+// compiled there, this loop took more instructions (callgrind, AVX2).
+template <bool kMax, RowsFn rows_fn, ColsFn cols_fn>
+__attribute__((noinline)) void pool_planes_with(bool count_include_pad, const Window3& g, const float* X, float* Y, int64_t p0, int64_t p1) {
   const int64_t in_plane = g.in[0] * g.in[1] * g.in[2], out_plane = g.out[0] * g.out[1] * g.out[2];
   // Row buffer: [0, pb) and [pb + in, end) hold the identity, [pb, pb + in)
   // the reduced input row; one spare float for the stride-2 loads.
@@ -288,14 +119,22 @@ void pool_planes(bool count_include_pad, const Window3& g, const float* X, float
   }
 }
 
+namespace {
+
+}  // namespace
+}  // namespace dlrt::cpu::pool_impl
+
+#define DLRT_SIMD_BODY "backends/cpu/kernels/pool_planes_simd.h"
+#include "backends/cpu/kernels/simd/instantiate.h"
+
+namespace dlrt::cpu::pool_impl {
+namespace {
+
 }  // namespace
 
-bool have_avx2() {
-#ifdef DLRT_POOL_X86
-  return cpu_has_avx2();  // honours DLRT_CPU_ISA
-#else
-  return false;
-#endif
+std::optional<SimdWidth> vector_width() {
+  if (!cpu_has_simd_kernels()) return std::nullopt;  // honours DLRT_CPU_ISA
+  return simd_width();
 }
 
 bool fast_window_ok(const Window3& g) {
@@ -310,27 +149,33 @@ bool fast_window_ok(const Window3& g) {
 }
 
 void pool_planes_f32(bool is_max, bool count_include_pad, const Window3& g, const float* X, float* Y, int64_t p0,
-                     int64_t p1, bool avx2) {
-#ifdef DLRT_HAVE_AVX512_PATHS
-  if (is_max && avx2 && cpu_has_avx512() && maxpool3s2_ok(g)) return maxpool3s2_avx512(g, X, Y, p0, p1);
-#endif
-  if (is_max) pool_planes<true>(false, g, X, Y, p0, p1, avx2);
-  else pool_planes<false>(count_include_pad, g, X, Y, p0, p1, avx2);
+                     int64_t p1, std::optional<SimdWidth> width) {
+  if (is_max && width == SimdWidth::k512 && maxpool3s2_ok(g)) {
+    DLRT_SIMD_CALL(*width, maxpool3s2, g, X, Y, p0, p1);
+    return;
+  }
+  if (width) {
+    DLRT_SIMD_CALL(*width, pool_planes_run, is_max, count_include_pad, g, X, Y, p0, p1);
+    return;
+  }
+  if (is_max) pool_planes_with<true, rows_scalar<true>, cols_scalar<true>>(false, g, X, Y, p0, p1);
+  else pool_planes_with<false, rows_scalar<false>, cols_scalar<false>>(count_include_pad, g, X, Y, p0, p1);
+}
+
+void maxpool3s2_f32(SimdWidth width, const Window3& g, const float* X, float* Y, int64_t p0, int64_t p1) {
+  DLRT_SIMD_CALL(width, maxpool3s2, g, X, Y, p0, p1);
 }
 
 void global_pool_planes_f32(bool is_max, const float* X, float* Y, int64_t plane_size, int64_t p0, int64_t p1,
-                            bool avx2) {
-  float (*max_fn)(const float*, int64_t) = global_max_scalar;
-  double (*sum_fn)(const float*, int64_t) = global_sum_scalar;
-#ifdef DLRT_POOL_X86
-  if (avx2) {
-    max_fn = global_max_avx2;
-    sum_fn = global_sum_avx2;
+                            std::optional<SimdWidth> width) {
+  if (width) {
+    DLRT_SIMD_CALL(*width, global_pool_planes, is_max, X, Y, plane_size, p0, p1);
+    return;
   }
-#endif
   for (int64_t p = p0; p < p1; ++p) {
     const float* xp = X + p * plane_size;
-    Y[p] = is_max ? max_fn(xp, plane_size) : static_cast<float>(sum_fn(xp, plane_size) / static_cast<double>(plane_size));
+    Y[p] = is_max ? global_max_scalar(xp, plane_size)
+                  : static_cast<float>(global_sum_scalar(xp, plane_size) / static_cast<double>(plane_size));
   }
 }
 

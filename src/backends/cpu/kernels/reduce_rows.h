@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "backends/cpu/kernels/simd/width.h"
+
 namespace dlrt::cpu {
 
 enum class RowReduce : uint8_t {
@@ -17,8 +19,21 @@ enum class RowReduce : uint8_t {
   kMin,        // smallest x; NaN if any x is NaN
 };
 
-// The reduction of x[0, n) (n >= 1). Uses AVX2 when cpu_isa() allows it.
+// The reduction of x[0, n) (n >= 1): on the vector layer at simd_width()
+// where it is selected (cpu_has_simd_kernels), else portable code.
 double reduce_row_f32(RowReduce op, const float* x, int64_t n);
+
+// out[r] = the reduction of the row x[r * n, (r + 1) * n), r < rows (n >= 1),
+// as reduce_row_f32, one call for all of them.
+void reduce_rows_f32(RowReduce op, const float* x, int64_t n, int64_t rows, double* out);
+
+// The same at `width` (one simd_width_runs), for the tests.
+void reduce_rows_f32(SimdWidth width, RowReduce op, const float* x, int64_t n, int64_t rows, double* out);
+
+// The portable reduction of x[0, n) (the vector paths' tails, and the reference).
+namespace reduce_rows_detail {
+double reduce_generic(RowReduce op, const float* x, int64_t n);
+}
 
 // Combines two partial results of consecutive runs (a before b).
 double reduce_row_combine(RowReduce op, double a, double b);

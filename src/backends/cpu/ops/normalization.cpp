@@ -8,9 +8,7 @@
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/isa.h"
-#include "backends/cpu/kernels/isa_target.h"
-#include "backends/cpu/kernels/vec_avx2.h"
-#include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/kernels/rows_vec.h"
 #include "backends/cpu/ops/layer_norm_row.h"
 #include "backends/cpu/ops/nn_util.h"
 
@@ -103,113 +101,6 @@ void moments(const T* x, int64_t n, double eps, double* mean_out, double* inv_st
   *mean_out = mean;
   *inv_std_out = 1.0 / std::sqrt(var + eps);
 }
-
-#ifdef DLRT_HAVE_AVX512_PATHS
-// moments() for a float32 row in one pass, still in double: the sums of
-// d = x - x[0] and of d*d (each float converts to double exactly), 32
-// floats a step into four 8-lane accumulators of each, then the last 1-31
-// 16 at a time (masked-off lanes load x[0]: d = 0 adds nothing); mean =
-// x[0] + mean(d), var = mean(d*d) - mean(d)^2. Shifting by a value of the
-// row bounds the cancellation: x[0] lies at most sqrt(n) standard
-// deviations from the mean, so mean(d)^2 is at most n times the variance
-// and the difference loses at most log2(n) of double's 53 bits. One pass
-// over the row instead of two (minilm's 13 LayerNorms, 1 thread: 0.30-0.32
-// -> 0.27-0.30 ms).
-DLRT_AVX512 inline void moments_add(__m512 v, __m512d x0, __m512d& sa, __m512d& sb, __m512d& qa, __m512d& qb) {
-  const __m512d lo = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), x0);
-  const __m512d hi = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)), x0);
-  sa = _mm512_add_pd(sa, lo);
-  sb = _mm512_add_pd(sb, hi);
-  qa = _mm512_fmadd_pd(lo, lo, qa);
-  qb = _mm512_fmadd_pd(hi, hi, qb);
-}
-
-DLRT_AVX512 void moments_avx512(const float* x, int64_t n, double eps, double* mean_out, double* inv_std_out) {
-  if (n <= 0) {
-    *mean_out = 0;
-    *inv_std_out = 1.0 / std::sqrt(eps);
-    return;
-  }
-  const __m512d x0 = _mm512_set1_pd(static_cast<double>(x[0]));
-  __m512d s0 = _mm512_setzero_pd(), s1 = s0, s2 = s0, s3 = s0, q0 = s0, q1 = s0, q2 = s0, q3 = s0;
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    moments_add(_mm512_loadu_ps(x + i), x0, s0, s1, q0, q1);
-    moments_add(_mm512_loadu_ps(x + i + 16), x0, s2, s3, q2, q3);
-  }
-  for (; i < n; i += 16)
-    moments_add(_mm512_mask_loadu_ps(_mm512_set1_ps(x[0]), avx512::tail_mask(n - i), x + i), x0, s0, s1, q0, q1);
-  const double inv_n = 1.0 / static_cast<double>(n);
-  const double md = _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(s0, s1), _mm512_add_pd(s2, s3))) * inv_n;
-  const double mq = _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(q0, q1), _mm512_add_pd(q2, q3))) * inv_n;
-  *mean_out = static_cast<double>(x[0]) + md;
-  *inv_std_out = 1.0 / std::sqrt(std::max(0.0, mq - md * md) + eps);
-}
-
-// One LayerNormalization row with Scale (and B) covering it: y = (x - mean) * inv * s + b.
-DLRT_AVX512 void layer_norm_row_avx512(const float* x, const float* s, const float* b, int64_t n, double eps, float* y,
-                                       double* mean, double* inv) {
-  moments_avx512(x, n, eps, mean, inv);
-  const __m512 m = _mm512_set1_ps(static_cast<float>(*mean)), iv = _mm512_set1_ps(static_cast<float>(*inv));
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 k = avx512::tail_mask(n - i);
-    const __m512 t = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), m), iv);
-    const __m512 bv = b ? _mm512_maskz_loadu_ps(k, b + i) : _mm512_setzero_ps();
-    _mm512_mask_storeu_ps(y + i, k, _mm512_fmadd_ps(t, _mm512_maskz_loadu_ps(k, s + i), bv));
-  }
-}
-#endif
-
-#if defined(__x86_64__) || defined(__i386__)  // (immintrin.h comes with vec_avx512.h there)
-#define DLRT_HAVE_AVX2_LAYER_NORM 1
-
-// moments() for a float32 row, 8 floats per step as two 4-double halves
-// (still two passes, still in double); the last n % 8 values one by one.
-DLRT_AVX2 void moments_avx2(const float* x, int64_t n, double eps, double* mean_out, double* inv_std_out) {
-  __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 v = _mm256_loadu_ps(x + i);
-    s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
-    s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
-  }
-  double s = avx2::hsum(_mm256_add_pd(s0, s1));
-  for (; i < n; ++i) s += static_cast<double>(x[i]);
-  const double mean = n > 0 ? s / static_cast<double>(n) : 0;
-  const __m256d vm = _mm256_set1_pd(mean);
-  __m256d v0 = _mm256_setzero_pd(), v1 = _mm256_setzero_pd();
-  for (i = 0; i + 8 <= n; i += 8) {
-    const __m256 v = _mm256_loadu_ps(x + i);
-    const __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), vm);
-    const __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), vm);
-    v0 = _mm256_fmadd_pd(d0, d0, v0);
-    v1 = _mm256_fmadd_pd(d1, d1, v1);
-  }
-  double var = avx2::hsum(_mm256_add_pd(v0, v1));
-  for (; i < n; ++i) {
-    const double d = static_cast<double>(x[i]) - mean;
-    var += d * d;
-  }
-  var = n > 0 ? var / static_cast<double>(n) : 0;
-  *mean_out = mean;
-  *inv_std_out = 1.0 / std::sqrt(var + eps);
-}
-
-// layer_norm_row_avx512 on 8 lanes.
-DLRT_AVX2 void layer_norm_row_avx2(const float* x, const float* s, const float* b, int64_t n, double eps, float* y,
-                                   double* mean, double* inv) {
-  moments_avx2(x, n, eps, mean, inv);
-  const float mf = static_cast<float>(*mean), ivf = static_cast<float>(*inv);
-  const __m256 m = _mm256_set1_ps(mf), iv = _mm256_set1_ps(ivf);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 t = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), m), iv);
-    const __m256 bv = b ? _mm256_loadu_ps(b + i) : _mm256_setzero_ps();
-    _mm256_storeu_ps(y + i, _mm256_fmadd_ps(t, _mm256_loadu_ps(s + i), bv));
-  }
-  for (; i < n; ++i) y[i] = (x[i] - mf) * ivf * s[i] + (b ? b[i] : 0.0f);
-}
-#endif
 
 template <typename T>
 Status instance_norm_impl(KernelContext& ctx) {
@@ -311,26 +202,22 @@ Status layer_norm_impl(KernelContext& ctx) {
   const T* S = scale_t->data<T>();
   const T* B = bias_t ? bias_t->data<T>() : nullptr;
   T* Y = y->data<T>();
-#ifdef DLRT_HAVE_AVX2_LAYER_NORM
-  const bool vec = std::is_same_v<T, float> && s_full && b_full && cpu_has_avx2();
-  const bool vec512 = vec && cpu_has_avx512();
-#endif
+  // Float rows with Scale and B covering them: rows_vec.h at simd_width().
+  const bool vec = std::is_same_v<T, float> && s_full && b_full && cpu_has_simd_kernels();
+  const SimdWidth width = simd_width();
   ctx.pool().parallel_for(outer, ctx.pool().balanced_grain(outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1))), [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       const T* xr = X + r * inner;
       T* yr = Y + r * inner;
       double mean, inv;
-#ifdef DLRT_HAVE_AVX2_LAYER_NORM
       if constexpr (std::is_same_v<T, float>) {
         if (vec) {
-          if (vec512) layer_norm_row_avx512(xr, S, B, inner, eps, yr, &mean, &inv);
-          else layer_norm_row_avx2(xr, S, B, inner, eps, yr, &mean, &inv);
+          layer_norm_row_vec(width, xr, S, B, inner, eps, yr, &mean, &inv);
           if (mean_out) mean_out[r] = static_cast<T>(mean);
           if (inv_out) inv_out[r] = static_cast<T>(inv);
           continue;
         }
       }
-#endif
       moments(xr, inner, eps, &mean, &inv);
       if (mean_out) mean_out[r] = static_cast<T>(mean);
       if (inv_out) inv_out[r] = static_cast<T>(inv);
@@ -508,10 +395,7 @@ DLRT_FLOAT_KERNEL(lrn_compute, lrn_impl)
 
 void layer_norm_row(const float* x, const float* s, const float* b, int64_t n, double eps, float* y, double* mean,
                     double* inv) {
-#ifdef DLRT_HAVE_AVX2_LAYER_NORM
-  if (cpu_has_avx512()) return layer_norm_row_avx512(x, s, b, n, eps, y, mean, inv);
-  if (cpu_has_avx2()) return layer_norm_row_avx2(x, s, b, n, eps, y, mean, inv);
-#endif
+  if (cpu_has_simd_kernels()) return layer_norm_row_vec(simd_width(), x, s, b, n, eps, y, mean, inv);
   moments(x, n, eps, mean, inv);
   const float m = static_cast<float>(*mean), iv = static_cast<float>(*inv);
   for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * iv * s[i] + (b ? b[i] : 0.0f);

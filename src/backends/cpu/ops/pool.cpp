@@ -3,15 +3,14 @@
 // handled as 3-D (missing leading dims have size 1); each (n, c) plane is a
 // task of the thread pool. Float32 MaxPool/AveragePool with dilation 1 and no
 // Indices output, and the float32 global pools, take the fast kernels of
-// kernels/pool_planes.h (AVX2 when the CPU has it, and for 3x3/2 MaxPool
-// AVX-512); everything else walks each window.
+// kernels/pool_planes.h (the vector layer at simd_width() where it is
+// selected); everything else walks each window.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
 #define DLRT_POOL_X86 1
 #endif
 
@@ -20,7 +19,6 @@
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/isa_target.h"
 #include "backends/cpu/kernels/pool_planes.h"
-#include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/ops/nn_util.h"
 #include "backends/cpu/scratch.h"
 
@@ -88,19 +86,19 @@ bool fast_window(const Geo3& g, pool_impl::Window3* w) {
 
 void run_fast_pool(KernelContext& ctx, bool is_max, bool count_include_pad, const pool_impl::Window3& w,
                    const float* X, float* Y, int64_t planes) {
-  const bool avx2 = pool_impl::have_avx2();
+  const std::optional<SimdWidth> width = pool_impl::vector_width();
   const int64_t work = std::max<int64_t>(1, w.out[0] * w.out[1] * w.out[2] * w.k[0] * w.k[1] * w.k[2]);
   const int64_t grain = std::max<int64_t>(1, 16384 / work);
   ctx.pool().parallel_for(planes, grain, [&](int64_t b, int64_t e) {
-    pool_impl::pool_planes_f32(is_max, count_include_pad, w, X, Y, b, e, avx2);
+    pool_impl::pool_planes_f32(is_max, count_include_pad, w, X, Y, b, e, width);
   });
 }
 
 void run_fast_global(KernelContext& ctx, bool is_max, const float* X, float* Y, int64_t planes, int64_t plane_size) {
-  const bool avx2 = pool_impl::have_avx2();
+  const std::optional<SimdWidth> width = pool_impl::vector_width();
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, plane_size));
   ctx.pool().parallel_for(planes, grain, [&](int64_t b, int64_t e) {
-    pool_impl::global_pool_planes_f32(is_max, X, Y, plane_size, b, e, avx2);
+    pool_impl::global_pool_planes_f32(is_max, X, Y, plane_size, b, e, width);
   });
 }
 

@@ -14,7 +14,6 @@
 #include "backends/cpu/ops/nn_util.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#include "backends/cpu/kernels/vec_avx512.h"
 #define DLRT_POOL_NHWC_X86 1
 #endif
 

@@ -289,7 +289,12 @@ void reduce_contiguous(ThreadPool& pool, ReduceOp op, RowReduce rop, const float
   if (chunks == 1) {
     const int64_t grain = std::max<int64_t>(1, kChunk / n);
     pool.parallel_for(outer, grain, [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; ++o) dst[o] = finish_row(op, reduce_row_f32(rop, src + o * n, n), n);
+      double r[64];  // up to 64 rows a call
+      for (int64_t o = b; o < e; o += 64) {
+        const int64_t m = std::min<int64_t>(64, e - o);
+        reduce_rows_f32(rop, src + o * n, n, m, r);
+        for (int64_t i = 0; i < m; ++i) dst[o + i] = finish_row(op, r[i], n);
+      }
     });
     return;
   }

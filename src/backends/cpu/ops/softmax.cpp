@@ -12,7 +12,7 @@
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/isa.h"
-#include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/kernels/rows_vec.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -133,119 +133,8 @@ void softmax_rows_f32(SoftmaxKind kind, const float* in, float* out, int64_t n) 
   }
 }
 
-#ifdef DLRT_HAVE_AVX512_PATHS
-// softmax_rows_f32 on 16 lanes, 4 vectors in lockstep (exp is a dependent
-// chain; 4 independent ones keep the FMA ports busy): max, exp and sum (the sum
-// in double, one 8-lane half per step, as the scalar version), then the scale
-// (Softmax) or the shift by max + log(sum) (LogSoftmax, as softmax_rows_f32).
-DLRT_AVX512 void softmax_row_avx512(SoftmaxKind kind, const float* in, float* out, int64_t n) {
-  constexpr int U = 4;
-  constexpr int64_t kStep = 16 * U;
-  __m512 vmx[U];
-  for (int u = 0; u < U; ++u) vmx[u] = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  for (int64_t r = 0; r < n; r += kStep)
-    for (int u = 0; u < U; ++u) {
-      const __mmask16 k = avx512::tail_mask(n - r - 16 * u);
-      vmx[u] = _mm512_mask_max_ps(vmx[u], k, vmx[u], _mm512_maskz_loadu_ps(k, in + r + 16 * u));
-    }
-  // A NaN input may drop out of the max, but its exp is NaN, so the sum and every output are NaN (as scalar).
-  const float mx = avx512::hmax(_mm512_max_ps(_mm512_max_ps(vmx[0], vmx[1]), _mm512_max_ps(vmx[2], vmx[3])));
-  const __m512 vm = _mm512_set1_ps(mx);
-  __m512d s0[U], s1[U];
-  for (int u = 0; u < U; ++u) s0[u] = s1[u] = _mm512_setzero_pd();
-  for (int64_t r = 0; r < n; r += kStep) {
-    __mmask16 k[U];
-    __m512 x[U];
-    for (int u = 0; u < U; ++u) {
-      k[u] = avx512::tail_mask(n - r - 16 * u);
-      // <= 0 or NaN (lanes past n may be positive: dropped below)
-      x[u] = _mm512_sub_ps(_mm512_maskz_loadu_ps(k[u], in + r + 16 * u), vm);
-    }
-    avx512::exp_nonpositive_lockstep<U>(x);
-    for (int u = 0; u < U; ++u) {
-      const __m512 e = _mm512_maskz_mov_ps(k[u], x[u]);
-      if (kind == SoftmaxKind::kSoftmax) _mm512_mask_storeu_ps(out + r + 16 * u, k[u], e);
-      s0[u] = _mm512_add_pd(s0[u], _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
-      s1[u] = _mm512_add_pd(s1[u], _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
-    }
-  }
-  __m512d s = _mm512_setzero_pd();
-  for (int u = 0; u < U; ++u) s = _mm512_add_pd(s, _mm512_add_pd(s0[u], s1[u]));
-  if (kind == SoftmaxKind::kLogSoftmax) {
-    const __m512 lse = _mm512_set1_ps(static_cast<float>(std::log(_mm512_reduce_add_pd(s))));
-    for (int64_t r = 0; r < n; r += 16) {
-      const __mmask16 k = avx512::tail_mask(n - r);
-      _mm512_mask_storeu_ps(out + r, k, _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, in + r), vm), lse));
-    }
-    return;
-  }
-  const __m512 inv = _mm512_set1_ps(static_cast<float>(1.0 / _mm512_reduce_add_pd(s)));
-  for (int64_t r = 0; r < n; r += 16) {
-    const __mmask16 k = avx512::tail_mask(n - r);
-    _mm512_mask_storeu_ps(out + r, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, out + r), inv));
-  }
-}
-
-// Softmax or LogSoftmax of up to 64 columns [i0, i0 + cols) of a float
-// [n, inner] slab, reduced along n with one lane per column (4 vectors in
-// lockstep): max, exp and sum (the sum in double, as softmax_slab), then the
-// scale (Softmax) or the shift by max + log(sum) (LogSoftmax). A NaN in a
-// column makes its sum and so all its outputs NaN, as in softmax_slab.
-DLRT_AVX512 void softmax_cols_avx512(SoftmaxKind kind, const float* in, float* out, int64_t n, int64_t inner,
-                                     int64_t cols) {
-  constexpr int U = 4;
-  __mmask16 k[U];
-  __m512 vmx[U];
-  for (int u = 0; u < U; ++u) {
-    k[u] = avx512::tail_mask(cols - 16 * u);
-    vmx[u] = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  }
-  for (int64_t r = 0; r < n; ++r)
-    for (int u = 0; u < U; ++u)
-      vmx[u] = _mm512_max_ps(vmx[u], _mm512_maskz_loadu_ps(k[u], in + r * inner + 16 * u));
-  __m512d s0[U], s1[U];
-  for (int u = 0; u < U; ++u) s0[u] = s1[u] = _mm512_setzero_pd();
-  for (int64_t r = 0; r < n; ++r) {
-    __m512 x[U];
-    for (int u = 0; u < U; ++u) x[u] = _mm512_sub_ps(_mm512_maskz_loadu_ps(k[u], in + r * inner + 16 * u), vmx[u]);
-    avx512::exp_nonpositive_lockstep<U>(x);
-    for (int u = 0; u < U; ++u) {
-      if (kind == SoftmaxKind::kSoftmax) _mm512_mask_storeu_ps(out + r * inner + 16 * u, k[u], x[u]);
-      s0[u] = _mm512_add_pd(s0[u], _mm512_cvtps_pd(_mm512_castps512_ps256(x[u])));
-      s1[u] = _mm512_add_pd(s1[u], _mm512_cvtps_pd(_mm512_extractf32x8_ps(x[u], 1)));
-    }
-  }
-  __m512 f[U];  // Softmax: 1 / sum; LogSoftmax: log(sum)
-  for (int u = 0; u < U; ++u) {
-    if (kind == SoftmaxKind::kSoftmax) {
-      const __m512d one = _mm512_set1_pd(1.0);
-      f[u] = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(_mm512_div_pd(one, s0[u]))),
-                                _mm512_cvtpd_ps(_mm512_div_pd(one, s1[u])), 1);
-    } else {
-      alignas(64) double s[16];
-      alignas(64) float l[16];
-      _mm512_store_pd(s, s0[u]);
-      _mm512_store_pd(s + 8, s1[u]);
-      for (int i = 0; i < 16; ++i) l[i] = static_cast<float>(std::log(s[i]));
-      f[u] = _mm512_load_ps(l);
-    }
-  }
-  for (int64_t r = 0; r < n; ++r)
-    for (int u = 0; u < U; ++u) {
-      float* o = out + r * inner + 16 * u;
-      if (kind == SoftmaxKind::kSoftmax) {
-        _mm512_mask_storeu_ps(o, k[u], _mm512_mul_ps(_mm512_maskz_loadu_ps(k[u], o), f[u]));
-      } else {
-        // (x - max) - log(sum), as softmax_rows_f32.
-        const __m512 x = _mm512_maskz_loadu_ps(k[u], in + r * inner + 16 * u);
-        _mm512_mask_storeu_ps(o, k[u], _mm512_sub_ps(_mm512_sub_ps(x, vmx[u]), f[u]));
-      }
-    }
-}
-#endif
-
 // Columns per task of an [n, inner] slab (inner > 1): about kTaskElems
-// elements a task, a multiple of 64 (softmax_cols_avx512's width), the slab's
+// elements a task, a multiple of 64 (softmax_cols_vec's columns at 512 bits), the slab's
 // columns split evenly.
 constexpr int64_t kTaskElems = 16384;
 
@@ -267,9 +156,9 @@ Status softmax_kernel(KernelContext& ctx) {
     const T* src = x->data<T>();
     T* dst = y->data<T>();
     const int64_t slab = v.n * v.inner;
-#ifdef DLRT_HAVE_AVX512_PATHS
-    const bool avx512 = cpu_has_avx512();
-#endif
+    const bool vec = cpu_has_simd_kernels();  // rows_vec.h at simd_width()
+    const SimdWidth width = simd_width();
+    constexpr bool kLog = kKind == SoftmaxKind::kLogSoftmax;
     ThreadPool& pool = ctx.pool();
     if (v.inner > 1) {
       // Reduce along n with the contiguous inner dimension across lanes; the
@@ -283,15 +172,14 @@ Status softmax_kernel(KernelContext& ctx) {
           const int64_t o = t / per_slab, i0 = (t % per_slab) * chunk, i1 = std::min(v.inner, i0 + chunk);
           const T* in = src + o * slab;
           T* out = dst + o * slab;
-#ifdef DLRT_HAVE_AVX512_PATHS
           if constexpr (std::is_same_v<T, float>) {
-            if (kKind != SoftmaxKind::kHardmax && avx512) {
-              for (int64_t i = i0; i < i1; i += 64)
-                softmax_cols_avx512(kKind, in + i, out + i, v.n, v.inner, std::min<int64_t>(64, i1 - i));
+            if (kKind != SoftmaxKind::kHardmax && vec) {
+              const int64_t step = softmax_cols_step(width);
+              for (int64_t i = i0; i < i1; i += step)
+                softmax_cols_vec(width, kLog, in + i, out + i, v.n, v.inner, std::min<int64_t>(step, i1 - i));
               continue;
             }
           }
-#endif
           softmax_slab<T>(kKind, in, out, v.n, v.inner, i0, i1);
         }
       };
@@ -304,12 +192,10 @@ Status softmax_kernel(KernelContext& ctx) {
       for (int64_t o = b; o < e; ++o) {
         if constexpr (std::is_same_v<T, float>) {
           if (kKind != SoftmaxKind::kHardmax) {
-#ifdef DLRT_HAVE_AVX512_PATHS
-            if (avx512) {
-              softmax_row_avx512(kKind, src + o * slab, dst + o * slab, v.n);
+            if (vec) {
+              softmax_row_vec(width, kLog, src + o * slab, dst + o * slab, v.n);
               continue;
             }
-#endif
             softmax_rows_f32(kKind, src + o * slab, dst + o * slab, v.n);
             continue;
           }

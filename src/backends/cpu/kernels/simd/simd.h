@@ -33,9 +33,9 @@
 //   load_lanes(p, lo, hi)                           lanes [lo, hi) (clamped to
 //                                                   [0, kLanes]) from p[lo, hi), 0 elsewhere;
 //                                                   memory outside untouched
-//   add sub mul min max (x86 semantics: min/max return the second operand
+//   add sub mul div min max (x86 semantics: min/max return the second operand
 //   on NaN or equality), fmadd(a, b, c) = a*b + c, fnmadd(a, b, c) = c - a*b
-//   (fused on x86; w128 is fused where the compiler contracts), hsum, hmax
+//   (fused on x86 and on aarch64's w128 (fmla); x86's w128 multiplies and adds), hsum, hmax
 //   compress_store(p, m, v)   the lanes set in bit mask m, stored packed at p
 //   expand_load(p, m)         consecutive floats at p into the lanes set in m, 0 elsewhere
 //   load_blocks(p[kBlocks])   block a = 4 floats at p[a]
@@ -55,6 +55,15 @@
 //   only for |v| < 2^22), scale2(p, n) (p 2^n, n integral in [-126, 128];
 //   2^128 is inf below 512 bits), scale2_where(m, p, n) (the same where m,
 //   0 elsewhere), recip_1_2(d) (1 / d within an ulp for d in [1, 2]).
+//   first_lanes(n) (the Mask of lanes [0, n), n clamped to [0, kLanes]),
+//   mask_or(a, b), any(m) (a lane of m is set),
+//   even_lanes(a, c) / odd_lanes(a, c) (the even / odd floats of a then c),
+//   load_strided(p, s) (lane i = p[i * s], i * s within int32).
+//   Vd (kLanes / 2 doubles, for sums of floats): zero_d set1_d add_d sub_d
+//   div_d fmadd_d abs_d hsum_d storeu_d, widen_lo / widen_hi (a Vf's lower /
+//   upper half, exactly), load_wide(p, lo, hi) (kLanes floats at p widened:
+//   widen_lo / widen_hi of loadu(p)), narrow(lo, hi) (rounded to floats, lo's
+//   in the lower half).
 //   simd/math_simd.h builds exp, sigmoid and tanh on them.
 // New operations are added to all three widths with the same contract.
 #pragma once

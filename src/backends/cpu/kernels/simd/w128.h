@@ -1,12 +1,17 @@
 // The 128-bit instantiation of the simd interface (simd.h): 4 floats a
 // vector in GCC/Clang vector extensions, so it compiles to SSE on x86 and
-// to NEON on aarch64 with no intrinsics; fmadd is a*b + c (fused where the
-// compiler contracts it). It is the width of NEON and runs on every x86 CPU,
+// to NEON on aarch64 with no intrinsics but fmadd / fnmadd (NEON's fmla /
+// fmls; a multiply and an add on x86's baseline, which has no FMA). It is the
+// width of NEON and runs on every x86 CPU,
 // so a kernel written over simd.h is testable at 128 bits anywhere. Include
 // only through instantiate.h.
 #pragma once
 
 #include <cstring>
+
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 
 #include "backends/cpu/kernels/simd/simd.h"
 
@@ -53,8 +58,22 @@ DLRT_SIMD_FN Vf load_lanes(const float* p, int64_t lo, int64_t hi) {
 DLRT_SIMD_FN Vf add(Vf a, Vf b) { return a + b; }
 DLRT_SIMD_FN Vf sub(Vf a, Vf b) { return a - b; }
 DLRT_SIMD_FN Vf mul(Vf a, Vf b) { return a * b; }
+DLRT_SIMD_FN Vf div(Vf a, Vf b) { return a / b; }
+#if defined(__aarch64__)
+// Fused (fmla / fmls): aarch64 builds with -ffp-contract=off, so a*b + c is never fused implicitly.
+DLRT_SIMD_FN Vf fmadd(Vf a, Vf b, Vf c) {
+  return reinterpret_cast<Vf>(vfmaq_f32(reinterpret_cast<float32x4_t>(c), reinterpret_cast<float32x4_t>(a),
+                                        reinterpret_cast<float32x4_t>(b)));
+}
+DLRT_SIMD_FN Vf fnmadd(Vf a, Vf b, Vf c) {
+  return reinterpret_cast<Vf>(vfmsq_f32(reinterpret_cast<float32x4_t>(c), reinterpret_cast<float32x4_t>(a),
+                                        reinterpret_cast<float32x4_t>(b)));
+}
+#else
+// x86's baseline (SSE2) has no FMA: a multiply and an add.
 DLRT_SIMD_FN Vf fmadd(Vf a, Vf b, Vf c) { return a * b + c; }
 DLRT_SIMD_FN Vf fnmadd(Vf a, Vf b, Vf c) { return c - a * b; }
+#endif
 // x86 semantics: the second operand where either is NaN or they are equal.
 DLRT_SIMD_FN Vf min(Vf a, Vf b) { return a < b ? a : b; }
 DLRT_SIMD_FN Vf max(Vf a, Vf b) { return a > b ? a : b; }
@@ -90,6 +109,45 @@ DLRT_SIMD_FN Vf scale2(Vf p, Vf n) {
 }
 DLRT_SIMD_FN Vf scale2_where(Mask m, Vf p, Vf n) { return bit_and(scale2(p, n), bits(m)); }
 DLRT_SIMD_FN Vf recip_1_2(Vf d) { return set1(1.0f) / d; }
+
+DLRT_SIMD_FN Mask mask_or(Mask a, Mask b) { return a | b; }
+DLRT_SIMD_FN bool any(Mask m) { return (m[0] | m[1] | m[2] | m[3]) != 0; }
+DLRT_SIMD_FN Mask first_lanes(int64_t n) {
+  const int32_t c = static_cast<int32_t>(n < 0 ? 0 : n > 4 ? 4 : n);
+  return Vi{0, 1, 2, 3} < Vi{c, c, c, c};
+}
+
+DLRT_SIMD_FN Vf even_lanes(Vf a, Vf c) { return __builtin_shufflevector(a, c, 0, 2, 4, 6); }
+DLRT_SIMD_FN Vf odd_lanes(Vf a, Vf c) { return __builtin_shufflevector(a, c, 1, 3, 5, 7); }
+DLRT_SIMD_FN Vf load_strided(const float* p, int32_t s) { return Vf{p[0], p[s], p[2 * s], p[3 * s]}; }
+
+using Vd = double __attribute__((vector_size(16), aligned(16)));
+DLRT_SIMD_FN Vd zero_d() { return Vd{0.0, 0.0}; }
+DLRT_SIMD_FN Vd set1_d(double x) { return Vd{x, x}; }
+DLRT_SIMD_FN Vd add_d(Vd a, Vd b) { return a + b; }
+DLRT_SIMD_FN Vd sub_d(Vd a, Vd b) { return a - b; }
+DLRT_SIMD_FN Vd div_d(Vd a, Vd b) { return a / b; }
+#if defined(__aarch64__)
+DLRT_SIMD_FN Vd fmadd_d(Vd a, Vd b, Vd c) {
+  return reinterpret_cast<Vd>(vfmaq_f64(reinterpret_cast<float64x2_t>(c), reinterpret_cast<float64x2_t>(a),
+                                        reinterpret_cast<float64x2_t>(b)));
+}
+#else
+DLRT_SIMD_FN Vd fmadd_d(Vd a, Vd b, Vd c) { return a * b + c; }
+#endif
+DLRT_SIMD_FN double hsum_d(Vd v) { return v[0] + v[1]; }
+DLRT_SIMD_FN void storeu_d(double* p, Vd v) { std::memcpy(p, &v, sizeof v); }
+DLRT_SIMD_FN Vd widen_lo(Vf v) { return Vd{v[0], v[1]}; }
+DLRT_SIMD_FN Vd widen_hi(Vf v) { return Vd{v[2], v[3]}; }
+DLRT_SIMD_FN void load_wide(const float* p, Vd& lo, Vd& hi) {
+  const Vf v = loadu(p);
+  lo = widen_lo(v);
+  hi = widen_hi(v);
+}
+DLRT_SIMD_FN Vd abs_d(Vd v) { return v < 0 ? -v : v; }
+DLRT_SIMD_FN Vf narrow(Vd lo, Vd hi) {
+  return Vf{static_cast<float>(lo[0]), static_cast<float>(lo[1]), static_cast<float>(hi[0]), static_cast<float>(hi[1])};
+}
 
 DLRT_SIMD_FN void compress_store(float* p, Lanes m, Vf v) {
   for (int i = 0; i < 4; ++i)

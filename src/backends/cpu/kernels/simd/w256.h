@@ -45,6 +45,7 @@ DLRT_SIMD_FN Vf load_lanes(const float* p, int64_t lo, int64_t hi) {
 DLRT_SIMD_FN Vf add(Vf a, Vf b) { return _mm256_add_ps(a, b); }
 DLRT_SIMD_FN Vf sub(Vf a, Vf b) { return _mm256_sub_ps(a, b); }
 DLRT_SIMD_FN Vf mul(Vf a, Vf b) { return _mm256_mul_ps(a, b); }
+DLRT_SIMD_FN Vf div(Vf a, Vf b) { return _mm256_div_ps(a, b); }
 DLRT_SIMD_FN Vf fmadd(Vf a, Vf b, Vf c) { return _mm256_fmadd_ps(a, b, c); }
 DLRT_SIMD_FN Vf fnmadd(Vf a, Vf b, Vf c) { return _mm256_fnmadd_ps(a, b, c); }
 DLRT_SIMD_FN Vf min(Vf a, Vf b) { return _mm256_min_ps(a, b); }
@@ -83,6 +84,45 @@ DLRT_SIMD_FN Vf recip_1_2(Vf d) {
   __m256 y = _mm256_rcp_ps(d);
   y = _mm256_fmadd_ps(y, _mm256_fnmadd_ps(d, y, _mm256_set1_ps(1.0f)), y);
   return _mm256_fmadd_ps(y, _mm256_fnmadd_ps(d, y, _mm256_set1_ps(1.0f)), y);
+}
+
+DLRT_SIMD_FN Mask mask_or(Mask a, Mask b) { return _mm256_or_ps(a, b); }
+DLRT_SIMD_FN bool any(Mask m) { return _mm256_movemask_ps(m) != 0; }
+DLRT_SIMD_FN Mask first_lanes(int64_t n) { return _mm256_castsi256_ps(first_mask(n)); }
+
+DLRT_SIMD_FN Vf even_lanes(Vf a, Vf c) {
+  const __m256 sh = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(2, 0, 2, 0));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(sh), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+DLRT_SIMD_FN Vf odd_lanes(Vf a, Vf c) {
+  const __m256 sh = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 1, 3, 1));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(sh), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+DLRT_SIMD_FN Vf load_strided(const float* p, int32_t s) {
+  return _mm256_i32gather_ps(p, _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(s)), 4);
+}
+
+using Vd = __m256d;
+DLRT_SIMD_FN Vd zero_d() { return _mm256_setzero_pd(); }
+DLRT_SIMD_FN Vd set1_d(double x) { return _mm256_set1_pd(x); }
+DLRT_SIMD_FN Vd add_d(Vd a, Vd b) { return _mm256_add_pd(a, b); }
+DLRT_SIMD_FN Vd sub_d(Vd a, Vd b) { return _mm256_sub_pd(a, b); }
+DLRT_SIMD_FN Vd div_d(Vd a, Vd b) { return _mm256_div_pd(a, b); }
+DLRT_SIMD_FN Vd fmadd_d(Vd a, Vd b, Vd c) { return _mm256_fmadd_pd(a, b, c); }
+DLRT_SIMD_FN double hsum_d(Vd v) {
+  const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+DLRT_SIMD_FN void storeu_d(double* p, Vd v) { _mm256_storeu_pd(p, v); }
+DLRT_SIMD_FN Vd widen_lo(Vf v) { return _mm256_cvtps_pd(_mm256_castps256_ps128(v)); }
+DLRT_SIMD_FN Vd widen_hi(Vf v) { return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)); }
+DLRT_SIMD_FN void load_wide(const float* p, Vd& lo, Vd& hi) {
+  lo = _mm256_cvtps_pd(_mm_loadu_ps(p));
+  hi = _mm256_cvtps_pd(_mm_loadu_ps(p + 4));
+}
+DLRT_SIMD_FN Vd abs_d(Vd v) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), v); }
+DLRT_SIMD_FN Vf narrow(Vd lo, Vd hi) {
+  return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
 }
 
 DLRT_SIMD_FN void compress_store(float* p, Lanes m, Vf v) {

@@ -37,6 +37,7 @@ DLRT_SIMD_FN Vf load_lanes(const float* p, int64_t lo, int64_t hi) {
 DLRT_SIMD_FN Vf add(Vf a, Vf b) { return _mm512_add_ps(a, b); }
 DLRT_SIMD_FN Vf sub(Vf a, Vf b) { return _mm512_sub_ps(a, b); }
 DLRT_SIMD_FN Vf mul(Vf a, Vf b) { return _mm512_mul_ps(a, b); }
+DLRT_SIMD_FN Vf div(Vf a, Vf b) { return _mm512_div_ps(a, b); }
 DLRT_SIMD_FN Vf fmadd(Vf a, Vf b, Vf c) { return _mm512_fmadd_ps(a, b, c); }
 DLRT_SIMD_FN Vf fnmadd(Vf a, Vf b, Vf c) { return _mm512_fnmadd_ps(a, b, c); }
 DLRT_SIMD_FN Vf min(Vf a, Vf b) { return _mm512_min_ps(a, b); }
@@ -61,6 +62,45 @@ DLRT_SIMD_FN Vf scale2(Vf p, Vf n) { return _mm512_scalef_ps(p, n); }
 DLRT_SIMD_FN Vf recip_1_2(Vf d) {
   const Vf y = _mm512_rcp14_ps(d);
   return _mm512_fmadd_ps(y, _mm512_fnmadd_ps(d, y, _mm512_set1_ps(1.0f)), y);
+}
+
+DLRT_SIMD_FN Mask mask_or(Mask a, Mask b) { return static_cast<Mask>(a | b); }
+DLRT_SIMD_FN bool any(Mask m) { return m != 0; }
+// Lanes [0, n) set (n clamped to [0, kLanes]).
+DLRT_SIMD_FN Mask first_lanes(int64_t n) { return first_mask(n); }
+
+DLRT_SIMD_FN Vf even_lanes(Vf a, Vf c) {
+  return _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), c);
+}
+DLRT_SIMD_FN Vf odd_lanes(Vf a, Vf c) {
+  return _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), c);
+}
+DLRT_SIMD_FN Vf load_strided(const float* p, int32_t s) {
+  return _mm512_i32gather_ps(_mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                                _mm512_set1_epi32(s)),
+                             p, 4);
+}
+
+// Doubles, for sums of floats: kLanes / 2 a vector; widen_lo / widen_hi
+// convert a float vector's lower / upper half exactly, narrow rounds back.
+using Vd = __m512d;
+DLRT_SIMD_FN Vd zero_d() { return _mm512_setzero_pd(); }
+DLRT_SIMD_FN Vd set1_d(double x) { return _mm512_set1_pd(x); }
+DLRT_SIMD_FN Vd add_d(Vd a, Vd b) { return _mm512_add_pd(a, b); }
+DLRT_SIMD_FN Vd sub_d(Vd a, Vd b) { return _mm512_sub_pd(a, b); }
+DLRT_SIMD_FN Vd div_d(Vd a, Vd b) { return _mm512_div_pd(a, b); }
+DLRT_SIMD_FN Vd fmadd_d(Vd a, Vd b, Vd c) { return _mm512_fmadd_pd(a, b, c); }
+DLRT_SIMD_FN double hsum_d(Vd v) { return _mm512_reduce_add_pd(v); }
+DLRT_SIMD_FN void storeu_d(double* p, Vd v) { _mm512_storeu_pd(p, v); }
+DLRT_SIMD_FN Vd widen_lo(Vf v) { return _mm512_cvtps_pd(_mm512_castps512_ps256(v)); }
+DLRT_SIMD_FN Vd widen_hi(Vf v) { return _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)); }
+DLRT_SIMD_FN void load_wide(const float* p, Vd& lo, Vd& hi) {
+  lo = _mm512_cvtps_pd(_mm256_loadu_ps(p));
+  hi = _mm512_cvtps_pd(_mm256_loadu_ps(p + 8));
+}
+DLRT_SIMD_FN Vd abs_d(Vd v) { return _mm512_andnot_pd(_mm512_set1_pd(-0.0), v); }
+DLRT_SIMD_FN Vf narrow(Vd lo, Vd hi) {
+  return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
 }
 
 DLRT_SIMD_FN void compress_store(float* p, Lanes m, Vf v) {
