@@ -272,6 +272,20 @@ int resolve_prompt(const Args& args, const embed::EmbedModel& model, std::string
                                   (names.empty() ? "none" : names) + ")");
 }
 
+// The fields of a dense --json answer before "data"; "precision" after
+// "dimension" for a quantized one.
+nlohmann::ordered_json dense_json_head(const embed::Embedder& embedder, const char* precision) {
+  nlohmann::ordered_json j;
+  j["model"] = embedder.model_name();
+  j["dimension"] = embedder.dimension();
+  if (precision) j["precision"] = precision;
+  j["pooling"] = embed::pooling_name(embedder.pooling());
+  j["normalized"] = embedder.normalize();
+  j["max_length"] = embedder.max_length();
+  j["batching"] = embedder.batching();
+  return j;
+}
+
 // Dense vectors to --npy, --json or stdout (one line per text).
 int print_dense(const Args& args, const embed::Embedder& embedder, const std::vector<std::vector<float>>& vectors,
                 const std::vector<size_t>& tokens) {
@@ -286,13 +300,7 @@ int print_dense(const Args& args, const embed::Embedder& embedder, const std::ve
     return kExitOk;
   }
   if (args.has("json")) {
-    nlohmann::ordered_json j;
-    j["model"] = embedder.model_name();
-    j["dimension"] = embedder.dimension();
-    j["pooling"] = embed::pooling_name(embedder.pooling());
-    j["normalized"] = embedder.normalize();
-    j["max_length"] = embedder.max_length();
-    j["batching"] = embedder.batching();
+    nlohmann::ordered_json j = dense_json_head(embedder, nullptr);
     nlohmann::ordered_json data = nlohmann::ordered_json::array();
     for (size_t i = 0; i < vectors.size(); ++i) {
       nlohmann::ordered_json item;
@@ -359,14 +367,7 @@ int print_quantized(const Args& args, const embed::Embedder& embedder, const std
     return kExitOk;
   }
   if (args.has("json")) {
-    nlohmann::ordered_json j;
-    j["model"] = embedder.model_name();
-    j["dimension"] = embedder.dimension();
-    j["precision"] = embed::output_type_name(type);
-    j["pooling"] = embed::pooling_name(embedder.pooling());
-    j["normalized"] = embedder.normalize();
-    j["max_length"] = embedder.max_length();
-    j["batching"] = embedder.batching();
+    nlohmann::ordered_json j = dense_json_head(embedder, embed::output_type_name(type));
     nlohmann::ordered_json data = nlohmann::ordered_json::array();
     for (size_t i = 0; i < vectors.size(); ++i)
       data.push_back({{"index", i}, {"tokens", tokens[i]}, {"embedding", numbers(i)}});
