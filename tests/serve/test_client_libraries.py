@@ -94,22 +94,8 @@ def test_hugging_face_inference_client_text_classification():
 
 # ---- Cohere's v1 client: /v1/rerank ----------------------------------------------------------
 
-def test_cohere_v1_client_rerank():
-    import cohere
-    client = cohere.Client(api_key="unused", base_url=RERANK_URL)
-    documents = texts(6)
-    r = client.rerank(model="cross_encoder_tiny", query="a big dog", documents=documents, top_n=4)
-    assert len(r.results) == 4
-    tei = post(RERANK_URL, "/rerank", {"query": "a big dog", "texts": documents})
-    want = {x["index"]: x["score"] for x in tei}
-    assert [x.index for x in r.results] == [x["index"] for x in tei[:4]]  # highest first, as /rerank
-    for x in r.results:
-        assert abs(x.relevance_score - want[x.index]) <= 1e-6
-
-
-def test_cohere_v2_client_rerank():
-    import cohere
-    client = cohere.ClientV2(api_key="unused", base_url=RERANK_URL)
+def check_cohere_rerank(client):
+    """The client's rerank: /rerank's order (highest first) and scores; its documents and answer."""
     documents = texts(6)
     r = client.rerank(model="cross_encoder_tiny", query="a big dog", documents=documents, top_n=4)
     assert len(r.results) == 4
@@ -118,6 +104,18 @@ def test_cohere_v2_client_rerank():
     assert [x.index for x in r.results] == [x["index"] for x in tei[:4]]
     for x in r.results:
         assert abs(x.relevance_score - want[x.index]) <= 1e-6
+    return documents, r
+
+
+def test_cohere_v1_client_rerank():
+    import cohere
+    check_cohere_rerank(cohere.Client(api_key="unused", base_url=RERANK_URL))
+
+
+def test_cohere_v2_client_rerank():
+    import cohere
+    client = cohere.ClientV2(api_key="unused", base_url=RERANK_URL)
+    documents, r = check_cohere_rerank(client)
     # Under a model prefix the route is /v2/rerank of the model "cross_encoder_tiny", not a model "…/v2".
     prefixed = cohere.ClientV2(api_key="unused", base_url=RERANK_URL + "/models/cross_encoder_tiny")
     r2 = prefixed.rerank(model="cross_encoder_tiny", query="a big dog", documents=documents, top_n=4)
