@@ -55,7 +55,7 @@ class EmbedderModel final : public EmbedModel {
   size_t token_row_bytes() const override { return e_->token_row_bytes(); }
   bool normalizes() const override { return e_->normalize(); }
   std::string pooling() const override { return is_sparse() ? "splade" : pooling_name(e_->pooling()); }
-  bool batch_dependent() const override { return !e_->batch_dependent_op().empty(); }
+  bool batch_dependent() const override { return e_->runs_alone(); }
   std::string batching() const override { return e_->batching(); }
   std::optional<std::string> prompt(const std::string& name) const override {
     auto it = e_->prompts().find(name);
