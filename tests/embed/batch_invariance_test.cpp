@@ -5,8 +5,9 @@
 // serve`'s /embed and /info, and the `dlrt embed` binary. For the zoo's MiniLM in float32, float16 and
 // dynamic-int8 (per-tensor DynamicQuantizeLinear, whose scale spans the whole
 // batch: the Embedder quantizes per text, RunOptions::item_lengths, and then
-// each text gets its alone vector bit for bit) variants, the trained int8
-// MiniLM, and ONNX Runtime's QAttention form, which still runs one text per run.
+// each text gets its alone vector bit for bit) variants, and ONNX Runtime's
+// QAttention form, which still runs one text per run (the trained int8 MiniLM,
+// pooled inside its graph, is tools/trained_int8_batch_test.cpp's).
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -243,9 +244,7 @@ INSTANTIATE_TEST_SUITE_P(ZooMiniLm, BatchInvariance,
                                            Variant{"dynamic_qint8_fused", "DLRT_QUANT_ZOO_DIR",
                                                    "minilm_l6_dynamic_qint8_ort_fused.onnx", true, false},
                                            Variant{"dynamic_qint8_qattention", "DLRT_QUANT_ZOO_DIR",
-                                                   "minilm_l6_ort_optimized_dynamic_qint8.onnx", true, true},
-                                           Variant{"trained_dynamic_qint8", "DLRT_TRAINED_INT8_DIR",
-                                                   "minilm_trained_dynamic_qint8.onnx", true, false}),
+                                                   "minilm_l6_ort_optimized_dynamic_qint8.onnx", true, true}),
                          [](const ::testing::TestParamInfo<Variant>& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -1,7 +1,7 @@
 """dlrt.Embedder.encode gives each text the vector it gets alone, whatever batch_size and
 its batch-mates (issue 53), for the zoo's MiniLM in float32 and, with DLRT_QUANT_ZOO_DIR
-(scripts/run_tests.sh makes it), float16 and dynamic int8, and with DLRT_TRAINED_INT8_DIR the
-trained int8 MiniLM: per-tensor dynamic quantization would make the model's answer batch-dependent,
+(scripts/run_tests.sh makes it), float16 and dynamic int8: per-tensor dynamic quantization would
+make the model's answer batch-dependent,
 so the Embedder quantizes each text with its own scales (padded batches), and then each text's
 vector is its alone vector bit for bit."""
 import os
@@ -32,7 +32,6 @@ VARIANTS = [
     ("float32", "DLRT_ZOO_DIR", "minilm_l6.onnx", False),
     ("float16", "DLRT_QUANT_ZOO_DIR", "minilm_l6_ort_optimized_fp16.onnx", False),
     ("dynamic_qint8", "DLRT_QUANT_ZOO_DIR", "minilm_l6_dynamic_qint8.onnx", True),
-    ("trained_dynamic_qint8", "DLRT_TRAINED_INT8_DIR", "minilm_trained_dynamic_qint8.onnx", True),
 ]
 
 

@@ -427,22 +427,6 @@ Result<SparseResult> Embedder::encode_sparse(const std::vector<std::string>& tex
   return encode_sparse_encoded(batch, top_k);
 }
 
-Status Embedder::probe_per_item() {
-  Impl& m = *impl_;
-  if (m.batch_dependent_op.empty()) return Status::Ok();
-  m.per_item = true;  // for the probe's run_hidden
-  DLRT_ASSIGN_OR_RETURN(m.per_item_refusal, per_item_refusal(m.session->placement(), [&]() -> Status {
-    std::vector<Encoding> probe;
-    for (const char* text : {"a", "a probe of several words"}) {
-      DLRT_ASSIGN_OR_RETURN(Encoding e, tokenize(text));
-      probe.push_back(std::move(e));
-    }
-    return run_hidden(probe, {}).status();
-  }));
-  m.per_item = m.per_item_refusal.empty();
-  return Status::Ok();
-}
-
 Result<EmbedResult> Embedder::run_encoded(const std::vector<Encoding>& batch, std::optional<bool> normalize,
                                           const dlrt::RunOptions& bounds) const {
   if (impl_->static_input) return embed_static(batch, normalize);
@@ -529,6 +513,22 @@ Result<Embedder::Hidden> Embedder::run_hidden(const std::vector<Encoding>& batch
     return RuntimeError(std::string("the model output is ") + dtype_name(hidden.dtype()) + ", expected float");
   }
   return out;
+}
+
+Status Embedder::probe_per_item() {
+  Impl& m = *impl_;
+  if (m.batch_dependent_op.empty()) return Status::Ok();
+  m.per_item = true;  // for the probe's run_hidden
+  DLRT_ASSIGN_OR_RETURN(m.per_item_refusal, per_item_refusal(m.session->placement(), [&]() -> Status {
+    std::vector<Encoding> probe;
+    for (const char* text : {"a", "a probe of several words"}) {
+      DLRT_ASSIGN_OR_RETURN(Encoding e, tokenize(text));
+      probe.push_back(std::move(e));
+    }
+    return run_hidden(probe, {}).status();
+  }));
+  m.per_item = m.per_item_refusal.empty();
+  return Status::Ok();
 }
 
 Result<TokenEmbedResult> Embedder::embed_tokens(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds,

@@ -123,7 +123,7 @@ class Embedder {
 
   // Sparse models only (kInvalidArgument on a dense one): the SPLADE vectors
   // of tokenized texts, as embed_encoded runs them (padded batches, or one
-  // text per run for a batch-dependent model), each reduced to its non-zero
+  // text per run where runs_alone()), each reduced to its non-zero
   // values; with top_k > 0 to its top_k largest (see sparsify()).
   dlrt::Result<SparseResult> encode_sparse_encoded(const std::vector<Encoding>& batch, size_t top_k = 0,
                                                    const dlrt::RunOptions& bounds = {}) const;
@@ -144,7 +144,7 @@ class Embedder {
   // accepts among each encoding's own ids (padding never). Without `keep`:
   // every position up to the encoding's last attended one, as
   // sentence-transformers' encode(output_value="token_embeddings") gives.
-  // A batch-dependent model runs each encoding alone (see embed_encoded).
+  // Where runs_alone(), each encoding runs alone (see embed_encoded).
   using TokenFilter = std::function<bool(size_t input, size_t position)>;
   dlrt::Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds = {},
                                               const TokenFilter& keep = nullptr) const;

@@ -659,7 +659,7 @@ Status sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand
     }
   }
 #endif
-  const Kernels<float> kernels = skernels_for(layout);
+  const Kernels<float> kernels = skernels_for(layout, b.uniform_edges);
   if (layout == SLayout::kAvx512)
     sgemm_tiled<kSgemmAvx512MR, kSgemmAvx512NR>(kernels, M, N, K, alpha, a, b, beta, C, ldc, ep, pool);
   else

@@ -246,7 +246,7 @@ DLRT_AVX512F_FMA inline void short_tile(int64_t kc, const float* a, const float*
   tile_avx512<R, NV, NR, MR>(kc, a, b, c, ldc, alpha, beta, mr, mask);
 }
 
-template <int MR, int NR>
+template <int MR, int NR, bool kNarrow = true>
 DLRT_AVX512F_FMA inline void kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                                       float beta, int mr, int nr) {
   constexpr int NV = NR / 16;
@@ -260,7 +260,7 @@ DLRT_AVX512F_FMA inline void kernel_avx512(int64_t kc, const float* a, const flo
     tile_avx512<MR, NV, NR, MR>(kc, a, b, c, ldc, alpha, beta, MR, mask);
     return;
   }
-  if constexpr (MR == 8) {
+  if constexpr (MR == 8 && kNarrow) {
     switch (nr) {
       case 1: return narrow_edge<1, NR>(kc, a, b, c, ldc, alpha, beta, mr);
       case 2: return narrow_edge<2, NR>(kc, a, b, c, ldc, alpha, beta, mr);
@@ -294,6 +294,11 @@ DLRT_AVX512F_FMA inline void kernel_avx512(int64_t kc, const float* a, const flo
 DLRT_AVX512F_FMA void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                                      float beta, int mr, int nr) {
   kernel_avx512<kSgemmAvx512MR, kSgemmAvx512NR>(kc, a, b, c, ldc, alpha, beta, mr, nr);
+}
+
+DLRT_AVX512F_FMA void sgemm_kernel_avx512_uniform(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                                                 float alpha, float beta, int mr, int nr) {
+  kernel_avx512<kSgemmAvx512MR, kSgemmAvx512NR, false>(kc, a, b, c, ldc, alpha, beta, mr, nr);
 }
 
 namespace {

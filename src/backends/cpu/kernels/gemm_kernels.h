@@ -27,6 +27,11 @@ constexpr int kSgemmAvx2NR = 16;
 // Defined only on x86 builds; call only when cpu_isa() >= kAvx512.
 void sgemm_kernel_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
                          int mr, int nr);
+// The same without the narrow-edge kernel (a last panel of under 7 columns
+// summed in several chains over k): every element is one chain over k, as in
+// full tiles, so an element's bits do not depend on N.
+void sgemm_kernel_avx512_uniform(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
+                                 float beta, int mr, int nr);
 
 // A column bias and a residual that a rows kernel adds to its tile as it
 // stores it: c[i][j] = (alpha * ab + beta * c) + col_bias[j] + residual[i *

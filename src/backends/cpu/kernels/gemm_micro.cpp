@@ -129,10 +129,12 @@ SLayout pick_slayout() {
 }
 
 // The fastest kernel the current cpu_isa() allows for a layout.
-Kernels<float> skernels_for(SLayout layout) {
+Kernels<float> skernels_for(SLayout layout, bool uniform_edges) {
   if (layout == SLayout::kAvx512) {
 #ifdef DLRT_GEMM_X86
-    if (cpu_has_avx512()) return {skernel_avx512_full, sgemm_kernel_avx512, apply_epilogue_zmm_tile};
+    if (cpu_has_avx512())
+      return {skernel_avx512_full, uniform_edges ? sgemm_kernel_avx512_uniform : sgemm_kernel_avx512,
+              apply_epilogue_zmm_tile};
 #endif
     return {skernel_generic_avx512_tile, nullptr};
   }
