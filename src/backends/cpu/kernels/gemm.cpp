@@ -594,8 +594,9 @@ Status sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand
   if (M <= 0 || N <= 0) return Status::Ok();
   if (ep && ep->empty()) ep = nullptr;
   // One row or column: the GEMV on the unpacked operands (also for a B
-  // packed for AMX, where a 16-row tile would be mostly padding).
-  if (a.data && b.data && !b.rows &&
+  // packed for AMX, where a 16-row tile would be mostly padding); not with
+  // uniform_edges, since its sums run in another order than the tiles'.
+  if (a.data && b.data && !b.rows && !b.uniform_edges &&
       try_gemv(a.trans, b.trans, M, N, K, alpha, a.data, a.ld, b.data, b.ld, beta, C, ldc, pool)) {
     if (ep) apply_epilogue(*ep, C, ldc, 0, 0, M, N);
     return Status::Ok();

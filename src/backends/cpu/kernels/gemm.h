@@ -138,7 +138,8 @@ struct SgemmOperand {
   const BRowSource* rows = nullptr;
   // (B only) each element of C summed in the same order whatever N, so that
   // a padded batch's columns get the bits of an unpadded run (per-item runs,
-  // RunOptions::item_lengths); costs speed on a narrow last panel.
+  // RunOptions::item_lengths): no GEMV for one row or column, no narrow-edge
+  // kernel; costs speed there.
   bool uniform_edges = false;
 };
 

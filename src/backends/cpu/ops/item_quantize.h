@@ -10,7 +10,7 @@
 
 #include "dlrt/status.h"
 #include "dlrt/tensor.h"
-#include "exec/kernel.h"
+#include "backends/cpu/kernel.h"
 
 namespace dlrt::cpu {
 
