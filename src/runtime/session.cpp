@@ -572,7 +572,6 @@ RunReport Session::placement() const { return impl_->current_placement(); }
 const ModelMetadata& model_metadata(const Session& session) { return session_impl(session).metadata; }
 const ModelInfo& model_info(const Session& session) { return session_impl(session).info; }
 
-
 Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs, RunReport* report) const {
   DLRT_ASSIGN_OR_RETURN(auto out, impl_->run(inputs, report));
   return as_tensors(std::move(out), impl_->outputs, impl_->aliases);

@@ -537,7 +537,7 @@ Result<TokenEmbedResult> Embedder::embed_tokens(const std::vector<Encoding>& bat
   if (impl_->static_input)
     return Unsupported("the model " + impl_->name + " is a static embedding model: it has no per-token vectors");
   if (batch.empty()) return result;
-  // As embed_encoded: a batch-dependent model runs each encoding alone.
+  // As embed_encoded: where runs_alone(), each encoding runs alone.
   const bool alone = runs_alone() && batch.size() > 1;
   const size_t runs = alone ? batch.size() : 1;
   std::vector<Encoding> one(1);
