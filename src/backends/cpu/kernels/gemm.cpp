@@ -593,9 +593,8 @@ Status sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand
               float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool) {
   if (M <= 0 || N <= 0) return Status::Ok();
   if (ep && ep->empty()) ep = nullptr;
-  // One row or column: the GEMV on the unpacked operands (also for a B
-  // packed for AMX, where a 16-row tile would be mostly padding); not with
-  // uniform_edges, since its sums run in another order than the tiles'.
+  // One row or column: the GEMV on the unpacked operands (also for a B packed for AMX, where
+  // a 16-row tile would be mostly padding); not with uniform_edges (it sums in another order).
   if (a.data && b.data && !b.rows && !b.uniform_edges &&
       try_gemv(a.trans, b.trans, M, N, K, alpha, a.data, a.ld, b.data, b.ld, beta, C, ldc, pool)) {
     if (ep) apply_epilogue(*ep, C, ldc, 0, 0, M, N);
