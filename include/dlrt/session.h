@@ -133,6 +133,13 @@ struct PartitionReport {
 struct RunOptions {
   double timeout_ms = 0;                     // 0: none
   const std::atomic<bool>* cancel = nullptr;  // may be null
+  // Per-item dynamic quantization: the valid (unpadded) rows of each batch
+  // item, padding on the right (e.g. each text's token count). Dynamic
+  // quantizers then take one scale and zero point per item over its valid
+  // rows, so an item's result does not depend on its batch-mates (CPU only;
+  // a graph whose quantizer cannot do that fails with kUnsupported; see
+  // docs/quantized.md). Empty: one per tensor, as ONNX says.
+  std::vector<int64_t> item_lengths;
 };
 
 struct RunReport {

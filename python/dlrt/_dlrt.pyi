@@ -493,7 +493,7 @@ class Embedder:
     @property
     def batching(self) -> str:
         """
-        How encode() batches: 'padded batches', or 'one text per run (dynamic quantization: OP)' for a model whose per-tensor dynamic quantization would make a text's vector depend on its batch-mates.
+        How encode() batches: 'padded batches'; 'padded batches, int8 scales per text (dynamic quantization: OP)' for a dynamically quantized model whose texts are each quantized with their own scales; or 'one text per run (dynamic quantization: OP; WHY)' where that cannot be.
         """
 
     @property

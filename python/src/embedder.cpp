@@ -445,9 +445,9 @@ void bind_embedder(nb::module_& m) {
       .def_prop_ro("pooling", [](PyEmbedder& e) { return std::string(embed::pooling_name(get(e).pooling())); },
                    "The folder's pooling: 'mean', 'cls' or 'max'.")
       .def_prop_ro("batching", [](PyEmbedder& e) { return get(e).batching(); },
-                   "How encode() batches: 'padded batches', or 'one text per run (dynamic quantization: OP)' "
-                   "for a model whose per-tensor dynamic quantization would make a text's vector depend on "
-                   "its batch-mates.")
+                   "How encode() batches: 'padded batches'; 'padded batches, int8 scales per text (dynamic "
+                   "quantization: OP)' for a dynamically quantized model whose texts are each quantized with "
+                   "their own scales; or 'one text per run (dynamic quantization: OP; WHY)' where that cannot be.")
       .def_prop_ro("model_name", [](PyEmbedder& e) { return get(e).model_name(); },
                    "The folder's name (or config.json's _name_or_path).")
       .def("encode_sparse", &encode_sparse, nb::arg("sentences"), nb::arg("top_k") = nb::none(),

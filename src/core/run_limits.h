@@ -1,6 +1,7 @@
 // Bounds of one run (dlrt::RunOptions): a deadline and a cancel flag, checked
 // between the nodes the run executes (subgraphs of Loop/Scan/If included), so
 // that a run stops promptly with kCancelled and the session stays usable.
+// Also the run's per-item quantization rows, which the quantizing kernels read.
 // The session installs them for the calling thread while the run executes
 // (RunLimitsScope); the executor checks them (check_run_limits()).
 #pragma once
@@ -8,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 #include "dlrt/status.h"
 
@@ -17,6 +19,8 @@ struct RunLimits {
   std::chrono::steady_clock::time_point deadline{};  // epoch: none
   const std::atomic<bool>* cancel = nullptr;
   double timeout_ms = 0;
+  // RunOptions::item_lengths (null or empty: per-tensor dynamic quantization).
+  const std::vector<int64_t>* item_lengths = nullptr;
 };
 
 // The limits of the run executing on this thread (null: none).

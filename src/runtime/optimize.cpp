@@ -132,6 +132,7 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   if (on("activation-affine")) p::fuse_activation_affine(graph, ctx);
   if (on("activation-clamp")) p::fuse_activation_clamp(graph, ctx);
   if (on("integer-matmul-float")) p::fuse_integer_matmul_to_float(graph, ctx);
+  if (on("dynamic-quantize-matmul")) p::fuse_dynamic_quantize_matmul(graph, ctx);
   // AVX2 and AVX-512 CPUs (8- or 16-channel blocks; measured on Zen 1 and on
   // a Sapphire Rapids-class Xeon, docs/performance-decisions.md).
   // Every plane size: 7x7 expanded planes (mobilenet_v2's last blocks), once

@@ -30,6 +30,7 @@
 #include "runtime/output_aliases.h"
 #include "runtime/partition_kernel.h"
 #include "runtime/placement.h"
+#include "runtime/run_options.h"
 #include "runtime/session_internal.h"
 #include "runtime/session_values.h"
 #include "runtime/thread_kept_values.h"
@@ -571,21 +572,6 @@ RunReport Session::placement() const { return impl_->current_placement(); }
 const ModelMetadata& model_metadata(const Session& session) { return session_impl(session).metadata; }
 const ModelInfo& model_info(const Session& session) { return session_impl(session).info; }
 
-namespace {
-
-// RunOptions as the executor checks them (core/run_limits.h).
-RunLimits limits_of(const RunOptions& options) {
-  RunLimits l;
-  l.cancel = options.cancel;
-  l.timeout_ms = options.timeout_ms;
-  if (options.timeout_ms > 0)
-    l.deadline = std::chrono::steady_clock::now() +
-                 std::chrono::microseconds(static_cast<int64_t>(std::min(options.timeout_ms, 1e12) * 1000));
-  return l;
-}
-
-}  // namespace
-
 Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs, RunReport* report) const {
   DLRT_ASSIGN_OR_RETURN(auto out, impl_->run(inputs, report));
   return as_tensors(std::move(out), impl_->outputs, impl_->aliases);
@@ -593,21 +579,19 @@ Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& in
 
 Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs, const RunOptions& options,
                                          RunReport* report) const {
-  if (options.timeout_ms < 0) return InvalidArgument("RunOptions::timeout_ms must not be negative");
-  const RunLimits limits = limits_of(options);
+  DLRT_ASSIGN_OR_RETURN(const RunLimits limits, run_limits_of(options, *this));
   RunLimitsScope scope(&limits);
   return run(inputs, report);
 }
 
 Result<std::vector<Value>> Session::run_values(const std::map<std::string, Value>& inputs, const RunOptions& options,
                                                RunReport* report) const {
-  if (options.timeout_ms < 0) return InvalidArgument("RunOptions::timeout_ms must not be negative");
+  DLRT_ASSIGN_OR_RETURN(const RunLimits limits, run_limits_of(options, *this));
   std::map<std::string, RunValue> given;
   for (const auto& [name, v] : inputs) {
     if (v.kind == Value::Kind::kNone) continue;  // an absent optional: as if not given
     given.emplace(name, run_value_of(v));
   }
-  const RunLimits limits = limits_of(options);
   RunLimitsScope scope(&limits);
   DLRT_ASSIGN_OR_RETURN(auto out, impl_->run(given, report));
   std::vector<Value> values;
@@ -622,8 +606,7 @@ Result<std::vector<Value>> Session::run_values(const std::map<std::string, Value
 
 Status Session::run_into(const std::map<std::string, Tensor>& inputs, std::map<std::string, Tensor>& outputs,
                          const RunOptions& options, RunReport* report) const {
-  if (options.timeout_ms < 0) return InvalidArgument("RunOptions::timeout_ms must not be negative");
-  const RunLimits limits = limits_of(options);
+  DLRT_ASSIGN_OR_RETURN(const RunLimits limits, run_limits_of(options, *this));
   RunLimitsScope scope(&limits);
   return run_into(inputs, outputs, report);
 }

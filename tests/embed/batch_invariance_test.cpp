@@ -4,7 +4,10 @@
 // `dlrt embed` and the Python Embedder call), the server's Batcher, `dlrt
 // serve`'s /embed and /info, and the `dlrt embed` binary. For the zoo's MiniLM in float32, float16 and
 // dynamic-int8 (per-tensor DynamicQuantizeLinear, whose scale spans the whole
-// batch: the Embedder runs it one text per run) variants.
+// batch: the Embedder quantizes per text, RunOptions::item_lengths, and then
+// each text gets its alone vector bit for bit) variants, and ONNX Runtime's
+// QAttention form, which still runs one text per run (the trained int8 MiniLM,
+// pooled inside its graph, is tools/trained_int8_batch_test.cpp's).
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -77,6 +80,7 @@ struct Variant {
   const char* env;   // folder variable
   const char* file;  // model file in it
   bool batch_dependent;
+  bool runs_alone;  // one text per run (else padded batches)
 };
 
 void PrintTo(const Variant& v, std::ostream* os) { *os << v.name; }
@@ -105,7 +109,11 @@ TEST_P(BatchInvariance, EveryTextGetsItsAloneVector) {
   auto created = Embedder::create(folder.string(), o);
   ASSERT_TRUE(created.ok()) << created.status().to_string();
   const Embedder& e = **created;
-  EXPECT_EQ(e.batching().find("one text per run") == 0, var.batch_dependent) << e.batching();
+  EXPECT_EQ(e.batching().find("one text per run") == 0, var.runs_alone) << e.batching();
+  EXPECT_EQ(e.runs_alone(), var.runs_alone);
+  // Quantized per text: the alone vector's bits, not merely close (JSON
+  // numbers below are written to read back as the same floats).
+  const bool exact = var.batch_dependent && !var.runs_alone;
 
   std::vector<Encoding> enc;
   std::vector<std::vector<float>> alone;
@@ -119,10 +127,15 @@ TEST_P(BatchInvariance, EveryTextGetsItsAloneVector) {
   // differently, nothing more.
   const double kMin = 1.0 - 1e-6;
   double worst = 1.0;
+  size_t compared = 0;
   auto check = [&](size_t i, const std::vector<float>& v, const std::string& how) {
     const double c = cosine(v, alone[i]);
     worst = std::min(worst, c);
+    ++compared;
     EXPECT_GE(c, kMin) << var.name << ": text " << i << " (" << enc[i].ids.size() << " tokens) " << how;
+    if (exact) {
+      EXPECT_TRUE(v == alone[i]) << var.name << ": text " << i << " differs from its alone vector " << how;
+    }
   };
 
   std::mt19937 rng(53);
@@ -151,7 +164,7 @@ TEST_P(BatchInvariance, EveryTextGetsItsAloneVector) {
 
   // The server's dynamic batcher, with the rule the server applies.
   BatcherOptions bo;
-  bo.max_batch_size = var.batch_dependent ? 1 : 5;
+  bo.max_batch_size = var.runs_alone ? 1 : 5;
   bo.max_wait = std::chrono::milliseconds(20);
   Batcher batcher([&](const std::vector<Encoding>& b, const RunOptions& bounds) { return e.embed_encoded(b, std::nullopt, bounds); },
                   bo);
@@ -220,15 +233,20 @@ TEST_P(BatchInvariance, EveryTextGetsItsAloneVector) {
     EXPECT_EQ(nlohmann::json::parse(info->body)["batching"], e.batching()) << info->body;
   }
 
-  std::printf("%s: %s; worst cosine to the alone vector %.9f\n", var.name, e.batching().c_str(), worst);
+  std::printf("%s: %s; %zu vectors compared, worst cosine to the alone vector %.9f\n", var.name, e.batching().c_str(),
+              compared, worst);
 }
 
 INSTANTIATE_TEST_SUITE_P(ZooMiniLm, BatchInvariance,
-                         ::testing::Values(Variant{"float32", "DLRT_ZOO_DIR", "minilm_l6.onnx", false},
-                                           Variant{"float16", "DLRT_QUANT_ZOO_DIR", "minilm_l6_ort_optimized_fp16.onnx", false},
-                                           Variant{"dynamic_qint8", "DLRT_QUANT_ZOO_DIR", "minilm_l6_dynamic_qint8.onnx", true},
+                         ::testing::Values(Variant{"float32", "DLRT_ZOO_DIR", "minilm_l6.onnx", false, false},
+                                           Variant{"float16", "DLRT_QUANT_ZOO_DIR", "minilm_l6_ort_optimized_fp16.onnx", false,
+                                                   false},
+                                           Variant{"dynamic_qint8", "DLRT_QUANT_ZOO_DIR", "minilm_l6_dynamic_qint8.onnx", true,
+                                                   false},
                                            Variant{"dynamic_qint8_fused", "DLRT_QUANT_ZOO_DIR",
-                                                   "minilm_l6_dynamic_qint8_ort_fused.onnx", true}),
+                                                   "minilm_l6_dynamic_qint8_ort_fused.onnx", true, false},
+                                           Variant{"dynamic_qint8_qattention", "DLRT_QUANT_ZOO_DIR",
+                                                   "minilm_l6_ort_optimized_dynamic_qint8.onnx", true, true}),
                          [](const ::testing::TestParamInfo<Variant>& info) { return std::string(info.param.name); });
 
 }  // namespace

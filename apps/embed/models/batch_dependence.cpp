@@ -25,4 +25,18 @@ std::string batch_dependent_op(const ModelInfo& model) {
   return "";
 }
 
+bool runs_on_cpu(const RunReport& placement) {
+  for (const PartitionReport& p : placement.partitions)
+    if (p.backend != "cpu") return false;
+  return true;
+}
+
+Result<std::string> per_item_refusal(const RunReport& placement, const std::function<Status()>& run_two) {
+  if (!runs_on_cpu(placement)) return std::string("only the CPU backend quantizes per text");
+  const Status s = run_two();
+  if (s.ok()) return std::string();
+  if (s.code() != StatusCode::kUnsupported) return s.with_context("probing int8 scales per text");
+  return s.message();
+}
+
 }  // namespace dlrt::embed

@@ -139,6 +139,11 @@ struct Embedder::Impl {
   std::vector<VectorModule> dense;  // Dense and LayerNorm modules after pooling, in modules.json's order
   std::shared_ptr<const StaticEmbedding> static_input;  // a static module 0 (no session then)
   std::string batch_dependent_op;  // "" : rows are independent, padded batches are fine
+  // A batch-dependent model whose runs quantize per text (RunOptions::item_lengths):
+  // padded batches then give each text its alone vector. Else it runs one text per run,
+  // and per_item_refusal says why (the runtime's error on a probe batch).
+  bool per_item = false;
+  std::string per_item_refusal;
   ModelKind kind = ModelKind::kDense;
   std::optional<SpladePooling> splade;  // a sparse model's pooling
 };
@@ -310,6 +315,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string
     impl->dimension = impl->dense.empty() ? hidden : impl->dense.back().out_features();
   }
   auto embedder = std::unique_ptr<Embedder>(new Embedder(std::move(impl)));
+  DLRT_RETURN_IF_ERROR(embedder->probe_per_item());
   if (embedder->impl_->dimension == 0) {
     // Unknown statically: one tiny run tells (and warms the session up).
     DLRT_ASSIGN_OR_RETURN(Encoding empty, embedder->tokenize(""));
@@ -384,13 +390,6 @@ Result<Encoding> Embedder::tokenize(std::string_view text) const {
   return impl_->tokenizer->encode_checked(text, impl_->max_length);
 }
 
-// Whether every partition of a session runs on the CPU backend.
-static bool runs_on_cpu(const RunReport& placement) {
-  for (const PartitionReport& p : placement.partitions)
-    if (p.backend != "cpu") return false;
-  return true;
-}
-
 // The error of a call that does not fit the model's kind.
 static Status wrong_kind(ModelKind kind, const std::string& name) {
   if (kind == ModelKind::kSparse)
@@ -433,10 +432,11 @@ Result<EmbedResult> Embedder::run_encoded(const std::vector<Encoding>& batch, st
   if (impl_->static_input) return embed_static(batch, normalize);
   if (batch.size() <= 1) return embed_padded(batch, normalize, bounds);
   std::vector<std::vector<size_t>> groups;
-  if (!impl_->batch_dependent_op.empty()) {
+  if (runs_alone()) {
     // Dynamic quantization's scale spans the whole tensor (padding and
-    // batch-mates included): each text runs alone, without padding. Texts of
-    // equal length batched together would still share that scale.
+    // batch-mates included) and this model cannot quantize per text: each
+    // text runs alone, without padding. Texts of equal length batched
+    // together would still share that scale.
     for (size_t i = 0; i < batch.size(); ++i) groups.push_back({i});
   } else if (runs_on_cpu(impl_->session->placement())) {
     // On the CPU padding costs what real tokens cost: texts of very different
@@ -483,7 +483,13 @@ Result<Embedder::Hidden> Embedder::run_hidden(const std::vector<Encoding>& batch
   out.length = len;
   out.mask = in.mask;
   out.tokens = in.tokens;
-  auto outputs = impl_->session->run(in.feeds, bounds, &out.report);
+  dlrt::RunOptions options = bounds;
+  if (impl_->per_item) {
+    // Each text's valid rows (padding is on the right): its own int8 scales.
+    options.item_lengths.resize(b);
+    for (size_t i = 0; i < b; ++i) options.item_lengths[i] = static_cast<int64_t>(batch[i].ids.size());
+  }
+  auto outputs = impl_->session->run(in.feeds, options, &out.report);
   if (!outputs.ok()) return outputs.status();
   if (impl_->output_index >= outputs->size()) return Internal("the model returned too few outputs");
   out.outputs = std::move(outputs).value();
@@ -509,14 +515,30 @@ Result<Embedder::Hidden> Embedder::run_hidden(const std::vector<Encoding>& batch
   return out;
 }
 
+Status Embedder::probe_per_item() {
+  Impl& m = *impl_;
+  if (m.batch_dependent_op.empty()) return Status::Ok();
+  m.per_item = true;  // for the probe's run_hidden
+  DLRT_ASSIGN_OR_RETURN(m.per_item_refusal, per_item_refusal(m.session->placement(), [&]() -> Status {
+    std::vector<Encoding> probe;
+    for (const char* text : {"a", "a probe of several words"}) {
+      DLRT_ASSIGN_OR_RETURN(Encoding e, tokenize(text));
+      probe.push_back(std::move(e));
+    }
+    return run_hidden(probe, {}).status();
+  }));
+  m.per_item = m.per_item_refusal.empty();
+  return Status::Ok();
+}
+
 Result<TokenEmbedResult> Embedder::embed_tokens(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds,
                                                 const TokenFilter& keep) const {
   TokenEmbedResult result;
   if (impl_->static_input)
     return Unsupported("the model " + impl_->name + " is a static embedding model: it has no per-token vectors");
   if (batch.empty()) return result;
-  // As embed_encoded: a batch-dependent model runs each encoding alone.
-  const bool alone = !impl_->batch_dependent_op.empty() && batch.size() > 1;
+  // As embed_encoded: where runs_alone(), each encoding runs alone.
+  const bool alone = runs_alone() && batch.size() > 1;
   const size_t runs = alone ? batch.size() : 1;
   std::vector<Encoding> one(1);
   for (size_t r = 0; r < runs; ++r) {
@@ -668,9 +690,11 @@ RunReport Embedder::placement() const { return impl_->session ? impl_->session->
 size_t Embedder::token_row_bytes() const { return impl_->session ? dlrt::embed::token_row_bytes(*impl_->session) : 0; }
 const Tokenizer& Embedder::tokenizer() const { return *impl_->tokenizer; }
 const std::string& Embedder::batch_dependent_op() const { return impl_->batch_dependent_op; }
+bool Embedder::runs_alone() const { return !impl_->batch_dependent_op.empty() && !impl_->per_item; }
 std::string Embedder::batching() const {
   if (impl_->batch_dependent_op.empty()) return "padded batches";
-  return "one text per run (dynamic quantization: " + impl_->batch_dependent_op + ")";
+  if (impl_->per_item) return "padded batches, int8 scales per text (dynamic quantization: " + impl_->batch_dependent_op + ")";
+  return "one text per run (dynamic quantization: " + impl_->batch_dependent_op + "; " + impl_->per_item_refusal + ")";
 }
 
 }  // namespace dlrt::embed

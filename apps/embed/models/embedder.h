@@ -102,8 +102,10 @@ class Embedder {
   // L2-normalises when `normalize` says so (nullopt: when the folder does,
   // see normalize()). An empty batch gives an empty result. `bounds` bound
   // the model run (timeout, cancel flag): kCancelled when they stop it.
-  // A batch-dependent model (batch_dependent_op() not empty) runs each
-  // encoding alone, unpadded, so that every text gets the vector it gets alone.
+  // A batch-dependent model (batch_dependent_op() not empty) quantizes each
+  // text's rows with its own int8 scales (RunOptions::item_lengths), or where
+  // the runtime cannot (runs_alone()) runs each encoding alone, unpadded: every
+  // text gets the vector it gets alone.
   dlrt::Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch,
                                           std::optional<bool> normalize = std::nullopt,
                                           const dlrt::RunOptions& bounds = {}) const;
@@ -121,7 +123,7 @@ class Embedder {
 
   // Sparse models only (kInvalidArgument on a dense one): the SPLADE vectors
   // of tokenized texts, as embed_encoded runs them (padded batches, or one
-  // text per run for a batch-dependent model), each reduced to its non-zero
+  // text per run where runs_alone()), each reduced to its non-zero
   // values; with top_k > 0 to its top_k largest (see sparsify()).
   dlrt::Result<SparseResult> encode_sparse_encoded(const std::vector<Encoding>& batch, size_t top_k = 0,
                                                    const dlrt::RunOptions& bounds = {}) const;
@@ -142,7 +144,7 @@ class Embedder {
   // accepts among each encoding's own ids (padding never). Without `keep`:
   // every position up to the encoding's last attended one, as
   // sentence-transformers' encode(output_value="token_embeddings") gives.
-  // A batch-dependent model runs each encoding alone (see embed_encoded).
+  // Where runs_alone(), each encoding runs alone (see embed_encoded).
   using TokenFilter = std::function<bool(size_t input, size_t position)>;
   dlrt::Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds = {},
                                               const TokenFilter& keep = nullptr) const;
@@ -167,9 +169,13 @@ class Embedder {
   const Tokenizer& tokenizer() const;
   // The op that makes the model's results depend on a text's batch-mates
   // (dynamic quantization with per-tensor scales, see batch_dependence.h),
-  // "" when there is none; and the batching rule that follows, for summaries:
-  // "padded batches" or "one text per run (dynamic quantization: OP)".
+  // "" when there is none; whether the model then runs one text per run
+  // (its quantizers cannot take scales per text); and the batching rule that
+  // follows, for summaries: "padded batches", "padded batches, int8 scales
+  // per text (dynamic quantization: OP)" or "one text per run (dynamic
+  // quantization: OP; WHY)".
   const std::string& batch_dependent_op() const;
+  bool runs_alone() const;
   std::string batching() const;
 
  private:
@@ -182,6 +188,8 @@ class Embedder {
                                          const dlrt::RunOptions& bounds) const;
   // The model's output for a padded batch as float [batch, length, hidden].
   struct Hidden;
+  // Sets per_item for a batch-dependent model whose runs can quantize per text.
+  dlrt::Status probe_per_item();
   dlrt::Result<Hidden> run_hidden(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const;
   struct Impl;
   explicit Embedder(std::unique_ptr<Impl> impl);

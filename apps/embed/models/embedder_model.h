@@ -73,7 +73,7 @@ class EmbedderModelBase : public PromptedModel {
   dlrt::RunReport placement() const override { return e_->placement(); }
   size_t token_row_bytes() const override { return e_->token_row_bytes(); }
   bool normalizes() const override { return e_->normalize(); }
-  bool batch_dependent() const override { return !e_->batch_dependent_op().empty(); }
+  bool batch_dependent() const override { return e_->runs_alone(); }
   std::string batching() const override { return e_->batching(); }
   std::string similarity_fn_name() const override { return e_->similarity_fn_name(); }
 

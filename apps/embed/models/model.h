@@ -77,9 +77,9 @@ class EmbedModel {
   // default when normalizes() (the folder asks for it).
   virtual bool normalizes() const { return false; }
   virtual std::string pooling() const { return ""; }
-  // True when a text's result depends on its batch-mates (dynamic
-  // quantization, see batch_dependence.h): the batcher then runs one input per
-  // batch. batching() says which rule applies (/info's "batching").
+  // True when a text's result would depend on its batch-mates (dynamic
+  // quantization that cannot take scales per text, see batch_dependence.h):
+  // the batcher then runs one input per batch. batching() says which rule applies (/info's "batching").
   virtual bool batch_dependent() const { return false; }
   virtual std::string batching() const { return "padded batches"; }
   // The text of a named prompt (config_sentence_transformers.json), and the

@@ -275,6 +275,14 @@ int fuse_expand_depthwise_project(Graph& g, PassContext& ctx);
 // in the same order, on the integer GEMM's output while it is in cache.
 int fuse_integer_matmul_to_float(Graph& g, PassContext& ctx);
 
+// DynamicQuantizeLinear(x) -> MatMulIntegerToFloat (com.dlrt's, with the scale
+// Mul(a_scale, constant b_scale), or com.microsoft's) reading all three of
+// its outputs -> com.microsoft DynamicQuantizeMatMul(x, B, b_scale,
+// b_zero_point, bias): the same bits, and a form that can quantize per batch
+// item (RunOptions::item_lengths). The quantizer and the scale Mul go once no
+// other op reads them (a quantizer shared by several products runs in each).
+int fuse_dynamic_quantize_matmul(Graph& g, PassContext& ctx);
+
 // A float16 or bfloat16 model (weights and activations stored in half
 // precision, e.g. onnxconverter_common's float16 conversion) computed in
 // float32: half constants become float32, half values float32, Casts to half

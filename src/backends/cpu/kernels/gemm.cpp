@@ -583,9 +583,9 @@ Status sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand
               float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool) {
   if (M <= 0 || N <= 0) return Status::Ok();
   if (ep && ep->empty()) ep = nullptr;
-  // One row or column: the GEMV on the unpacked operands (also for a B
-  // packed for AMX, where a 16-row tile would be mostly padding).
-  if (a.data && b.data && !b.rows &&
+  // One row or column: the GEMV on the unpacked operands (also for a B packed for AMX, where
+  // a 16-row tile would be mostly padding); not with uniform_edges (it sums in another order).
+  if (a.data && b.data && !b.rows && !b.uniform_edges &&
       try_gemv(a.trans, b.trans, M, N, K, alpha, a.data, a.ld, b.data, b.ld, beta, C, ldc, pool)) {
     if (ep) apply_epilogue(*ep, C, ldc, 0, 0, M, N);
     return Status::Ok();
@@ -647,7 +647,7 @@ Status sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand
       return Status::Ok();
     }
   }
-  const Kernels<float> kernels = skernels_for(layout);
+  const Kernels<float> kernels = skernels_for(layout, b.uniform_edges);
   if (layout == SLayout::kAvx512)
     sgemm_tiled<kSgemmAvx512MR, kSgemmAvx512NR>(kernels, M, N, K, alpha, a, b, beta, C, ldc, ep, pool);
   else

@@ -136,6 +136,11 @@ struct SgemmOperand {
   bool trans = false;
   const PackedMatrix* packed = nullptr;
   const BRowSource* rows = nullptr;
+  // (B only) each element of C summed in the same order whatever N, so that
+  // a padded batch's columns get the bits of an unpadded run (per-item runs,
+  // RunOptions::item_lengths): no GEMV for one row or column, no narrow-edge
+  // kernel; costs speed there.
+  bool uniform_edges = false;
 };
 
 // C = epilogue(alpha * op(A) op(B) + beta * C). `ep` may be null. A B packed

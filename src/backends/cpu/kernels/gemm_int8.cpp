@@ -63,17 +63,19 @@ int available(Kernel* out) {
 
 std::atomic<int> forced{-1};  // ScopedInt8Kernel's choice: an index into available()
 
-// The float output stage on a rows x cols block of C at c (column j0 first),
-// in place. Compiled for the baseline target: separate multiply and add.
-void to_float(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, int64_t cols, int64_t j0) {
+// The float output stage on a rows x cols block of C at c (row i0, column j0
+// first), in place. Compiled for the baseline target: separate multiplies and add.
+void to_float(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, int64_t cols, int64_t i0, int64_t j0) {
   const float* sc = f.scale + j0 * f.scale_stride;
   const float* b = f.bias ? f.bias + j0 : nullptr;
   for (int64_t r = 0; r < rows; ++r) {
     int32_t* cr = c + r * ldc;
+    const float* rs = f.row_scale ? f.row_scale + i0 + r : nullptr;
     for (int64_t q = 0; q < cols; ++q) {
       int32_t v;
       std::memcpy(&v, cr + q, sizeof v);
-      float y = static_cast<float>(v) * sc[q * f.scale_stride];
+      const float s = rs ? *rs * sc[q * f.scale_stride] : sc[q * f.scale_stride];
+      float y = static_cast<float>(v) * s;
       if (b) y = y + b[q];
       std::memcpy(cr + q, &y, sizeof y);
     }
@@ -491,7 +493,7 @@ struct Int8Gemm {
       return;
     }
     correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, C + i0 * ldc + j0, ldc);
-    if (float_output) float_stage(*float_output, C + i0 * ldc + j0, ldc, rows, cols, j0);
+    if (float_output) float_stage(*float_output, C + i0 * ldc + j0, ldc, rows, cols, i0, j0);
   }
 
   // One pass over K per tile.

@@ -103,11 +103,14 @@ class PackedInt8A {
 // Optional float output stage: each element of C, once final, becomes the
 // float float(C) * scale[column] (+ bias[column]), written over it in place
 // (C then holds floats): the Cast, Mul and Add of a quantize_dynamic MatMul,
-// each rounding as those ops do (no fused multiply-add).
+// each rounding as those ops do (no fused multiply-add). With row_scale the
+// multiplier is the float product row_scale[row] * scale[column] (A's scale
+// per row times B's, as the Mul of the two scales rounds).
 struct Int8FloatOutput {
   const float* scale = nullptr;  // one value (scale_stride 0) or one per column (1)
   int64_t scale_stride = 0;
   const float* bias = nullptr;   // one per column, or null
+  const float* row_scale = nullptr;  // one per row of C, or null
 };
 
 // Optional 8-bit output stage: element (i, j) of C, once final, is
@@ -245,8 +248,9 @@ CorrectRequantFn avx2_correct_requant();
 CorrectRequantUniformFn avx2_correct_requant_uniform();
 
 // The float output stage (Int8FloatOutput) on a rows x cols block of C at c,
-// column j0 first, in place: separate multiply and add, as the portable loop.
-using ToFloatFn = void (*)(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, int64_t cols, int64_t j0);
+// row i0 and column j0 first, in place: separate multiplies and add, as the portable loop.
+using ToFloatFn = void (*)(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, int64_t cols, int64_t i0,
+                           int64_t j0);
 ToFloatFn avx2_to_float();  // null off x86
 
 }  // namespace int8_detail

@@ -334,21 +334,25 @@ DLRT_AVX2_INT void correct_requant_uniform_avx2(const int32_t* acc, int64_t acc_
 
 // to_float of gemm_int8.cpp in ymm (this target has no FMA to contract into).
 DLRT_AVX2_INT void to_float_avx2(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, int64_t cols,
-                                 int64_t j0) {
+                                 int64_t i0, int64_t j0) {
   const float* sc = f.scale + j0 * f.scale_stride;
   const float* b = f.bias ? f.bias + j0 : nullptr;
   const __m256 one_scale = _mm256_set1_ps(sc[0]);
   for (int64_t r = 0; r < rows; ++r) {
     int32_t* cr = c + r * ldc;
+    const float* rs = f.row_scale ? f.row_scale + i0 + r : nullptr;
+    const __m256 row = _mm256_set1_ps(rs ? *rs : 1.0f);
     int64_t q = 0;
     for (; q + 8 <= cols; q += 8) {
-      const __m256 s = f.scale_stride ? _mm256_loadu_ps(sc + q) : one_scale;
+      __m256 s = f.scale_stride ? _mm256_loadu_ps(sc + q) : one_scale;
+      if (rs) s = _mm256_mul_ps(row, s);
       __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(cr + q))), s);
       if (b) y = _mm256_add_ps(y, _mm256_loadu_ps(b + q));
       _mm256_storeu_ps(reinterpret_cast<float*>(cr + q), y);
     }
     for (; q < cols; ++q) {
-      float y = static_cast<float>(cr[q]) * sc[q * f.scale_stride];
+      const float s = rs ? *rs * sc[q * f.scale_stride] : sc[q * f.scale_stride];
+      float y = static_cast<float>(cr[q]) * s;
       if (b) y = y + b[q];
       std::memcpy(cr + q, &y, sizeof y);
     }

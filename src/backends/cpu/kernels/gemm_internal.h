@@ -39,7 +39,8 @@ enum class SLayout : uint8_t { k6x16, kAvx512 };
 // The layout the float GEMM packs for under the current cpu_isa().
 SLayout pick_slayout();
 // The fastest kernel the current cpu_isa() allows for a layout.
-Kernels<float> skernels_for(SLayout layout);
+// uniform_edges: no edge kernel whose order of sums depends on N (gemm.h SgemmOperand).
+Kernels<float> skernels_for(SLayout layout, bool uniform_edges = false);
 
 // The kernel that reads op(A) in place against a packed B of a layout, and
 // the epilogue for the tiles it stores; kernel null where the current

@@ -90,9 +90,9 @@ bool layout_width(SLayout layout, SimdWidth& w) {
 }  // namespace
 
 // The fastest kernel the current cpu_isa() allows for a layout.
-Kernels<float> skernels_for(SLayout layout) {
+Kernels<float> skernels_for(SLayout layout, bool uniform_edges) {
   SimdWidth w;
-  if (layout_width(layout, w)) return DLRT_SIMD_CALL(w, sgemm_kernels);
+  if (layout_width(layout, w)) return DLRT_SIMD_CALL(w, sgemm_kernels, uniform_edges);
   if (layout == SLayout::kAvx512) return {skernel_generic_avx512_tile, nullptr};
   return {skernel_generic, nullptr};
 }

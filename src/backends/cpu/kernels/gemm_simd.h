@@ -398,12 +398,17 @@ void pack_a_panel(const float* A, int64_t lda, int64_t kc, float* dst) {
 }  // namespace
 }  // namespace sgemm
 
-// The tile of this width: full or partial (mr <= MR, nr <= NR).
+// The tile of this width: full or partial (mr <= MR, nr <= NR). kNarrow:
+// the narrow edge may take a last panel of few columns (its sums over k run
+// in several chains, so an element's bits depend on N).
+template <bool kNarrow>
 void sgemm_kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int mr,
                   int nr) {
   using namespace sgemm;
   if (mr == kMR && nr == kNR) return tile_packed<kMR, kNV>(kc, a, b, c, ldc, alpha, beta, kMR, kNR);
-  if (narrow_edge_for(kc, a, b, c, ldc, alpha, beta, mr, nr)) return;
+  if constexpr (kNarrow) {
+    if (narrow_edge_for(kc, a, b, c, ldc, alpha, beta, mr, nr)) return;
+  }
   const int nv = (nr + kLanes - 1) / kLanes;  // vectors holding real output
   if constexpr (kMR > 4) {
     if (mr == 1) return packed_rows<1>(kc, a, b, c, ldc, alpha, beta, mr, nr, nv);
@@ -441,11 +446,12 @@ void sgemv_rows(int64_t rows, int64_t cols, float alpha, const float* A, int64_t
 }
 
 // This width's kernels for its tile: the full and edge kernels and the
-// epilogue for the tiles they store.
-gemm_detail::Kernels<float> sgemm_kernels() {
+// epilogue for the tiles they store. uniform_edges: every element summed in
+// one chain over k whatever N (no narrow edge; gemm.h SgemmOperand).
+gemm_detail::Kernels<float> sgemm_kernels(bool uniform_edges) {
   gemm_detail::Kernels<float> k;
   k.full = sgemm_kernel_full;
-  k.edge = sgemm_kernel;
+  k.edge = uniform_edges ? sgemm_kernel<false> : sgemm_kernel<true>;
   if constexpr (kWidth == SimdWidth::k512) k.epilogue = apply_epilogue_zmm_tile;
   return k;
 }

@@ -14,6 +14,7 @@
 #include "backends/cpu/ops/matmul_impl.h"
 #include "backends/cpu/ops/nn_util.h"
 #include "core/first_error.h"
+#include "core/run_limits.h"
 #include "exec/kernel_build_options.h"
 
 namespace dlrt::cpu {
@@ -167,6 +168,10 @@ Status matmul_f32(KernelContext& ctx, const MatMulBatch& mb, const Tensor* a, co
   ep.col_bias = bias ? bias->data<float>() : nullptr;
   ep.act = fuse.act;
   const float* Z = resid ? resid->data<float>() : nullptr;
+  // A per-item run (RunOptions::item_lengths): a text's columns (its keys in
+  // attention) must not be summed differently when padding widens N.
+  const RunLimits* run = current_run_limits();
+  const bool uniform = run && run->item_lengths;
   FirstError err;
   // An A that every one of many small products reads (a matrix times a
   // stack of matrices) is packed once here rather than once per product.
@@ -176,7 +181,7 @@ Status matmul_f32(KernelContext& ctx, const MatMulBatch& mb, const Tensor* a, co
     shared_a = PackedMatrix::pack_a(false, mb.M, K, A, K);
   auto one = [&](int64_t rows, const float* Ab, const float* Bb, float* Cb, ThreadPool* p) {
     SgemmOperand oa{Ab, K, false, shared_a.get(), nullptr};
-    SgemmOperand ob{Bb, N, false, pre_b ? pre_b->packed.get() : nullptr, nullptr};
+    SgemmOperand ob{Bb, N, false, pre_b ? pre_b->packed.get() : nullptr, nullptr, uniform};
     GemmEpilogue e = ep;
     if (Z) {  // Z has C's layout: the same offset as this product's C
       e.residual = Z + (Cb - C);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "backends/cpu/kernels/gemm_int8.h"
 #include "backends/cpu/kernels/quantize_rows.h"
 #include "backends/cpu/kernels/simple_gemm_impl.h"
+#include "backends/cpu/ops/item_quantize.h"
 #include "backends/cpu/ops/quantize_util.h"
 #include "backends/cpu/scratch.h"
 #include "core/checked_math.h"
@@ -243,26 +245,22 @@ Status dequantize_linear(KernelContext& ctx) {
   });
 }
 
-// DynamicQuantizeLinear's uint8 scale and zero point for the n values at x;
-// false when x holds a NaN.
-bool dynamic_quant_params(const float* x, int64_t n, float& scale, uint8_t& zp) {
-  float lo = 0, hi = 0;
-  if (!min_max(x, n, lo, hi)) return false;
-  lo = std::min(lo, 0.0f);  // the range always includes 0
-  hi = std::max(hi, 0.0f);
-  // An all-zero input has no range; its scale is 1, as ONNX Runtime's.
-  scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
-  zp = saturate_round<uint8_t>(std::min(255.0f, std::max(0.0f, 0.0f - lo / scale)));
-  return true;
-}
-
 Status dynamic_quantize_linear(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   if (x->dtype() != DType::kFloat32) return ctx.unsupported("only float32 input is supported");
   const float* xs = x->data<float>();
   float scale = 1;
   uint8_t zp = 0;
-  if (!dynamic_quant_params(xs, x->size(), scale, zp)) return ctx.invalid("input contains NaN");
+  // Per item (RunOptions::item_lengths): one item's valid rows give the
+  // scalar scale; several items would need one each, which this op's
+  // outputs cannot carry (the fused DynamicQuantizeMatMul can).
+  DLRT_ASSIGN_OR_RETURN(std::optional<ItemRows> items, current_item_rows(ctx, *x));
+  if (items && items->valid.size() > 1)
+    return ctx.unsupported("per-item quantization of " + std::to_string(items->valid.size()) +
+                           " items: this DynamicQuantizeLinear's scale and zero point go to ops that take one per "
+                           "tensor (only DynamicQuantizeLinear -> MatMulInteger products, fused, quantize per item)");
+  const int64_t n = items ? items->valid[0] * (x->size() / std::max<int64_t>(items->rows_per_item, 1)) : x->size();
+  if (!dynamic_quant_params(xs, n, scale, zp)) return ctx.invalid("input contains NaN");
   DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kUInt8, x->shape()));
   quantize_u8(xs, x->size(), scale, zp, y->data<uint8_t>());
   if (ctx.output_requested(1)) {
@@ -575,15 +573,62 @@ Status ms_matmul_integer_to_float(KernelContext& ctx, const PrepackedB* pre) {
   return integer_matmul(ctx, *a, ctx.input(4), *b, ctx.input(5), g, pre, static_cast<int32_t*>(y->raw_data()), &fo);
 }
 
+// DynamicQuantizeMatMul with A quantized per batch item (item_quantize.h):
+// one GEMM over all items' rows, A's zero point and scale per row. Each
+// item's rows get the bits they get alone: integer products are exact, and
+// the float stage multiplies by the same a_scale * b_scale product.
+Status dynamic_quantize_matmul_items(KernelContext& ctx, const Tensor& a, const Tensor& b, const Tensor& b_scale,
+                                     const ItemRows& items, const PrepackedB* pre) {
+  const Tensor* b_zp = ctx.input(3);
+  const Tensor* bias = ctx.input(4);
+  if (b.rank() != 2) return ctx.unsupported("per-item quantization with a B of rank " + std::to_string(b.rank()));
+  DLRT_ASSIGN_OR_RETURN(MatMulGeometry g, matmul_geometry(ctx, a, b));
+  const int64_t K = g.K, N = g.N, rows = g.batch * g.M;
+  if (b_scale.dtype() != DType::kFloat32 || (b_scale.size() != 1 && b_scale.size() != N))
+    return ctx.unsupported("b_scale must be float32 with one value or one per column of B");
+  if (bias && (bias->dtype() != DType::kFloat32 || bias->size() != N))
+    return ctx.invalid("bias must be float32 with one value per column of B (" + std::to_string(N) + ")");
+  if (b_zp && (b_zp->dtype() != b.dtype() || (b_zp->size() != 1 && b_zp->size() != N)))
+    return ctx.invalid("b_zero_point must have B's dtype and one value or one per column");
+  thread_local AlignedScratch a_scratch, row_scratch, b_scratch;
+  auto* aq = a_scratch.get<uint8_t>(static_cast<size_t>(rows * K), AlignedScratch::Growth::kByHalf);
+  auto* per_row = row_scratch.get<int32_t>(static_cast<size_t>(2 * rows + (b_zp ? b_zp->size() : 0)),
+                                           AlignedScratch::Growth::kByHalf);
+  int32_t* row_zp = per_row;
+  auto* row_scale = reinterpret_cast<float*>(per_row + rows);
+  if (!dynamic_quantize_items(a.data<float>(), K, items, aq, row_scale, row_zp)) return ctx.invalid("A contains NaN");
+  int32_t* bz = b_zp ? per_row + 2 * rows : nullptr;
+  for (int64_t j = 0; b_zp && j < b_zp->size(); ++j) bz[j] = int_at(*b_zp, j);
+  const PackedInt8B* pb = pre ? pre->find(b, 0) : nullptr;
+  PackedInt8B packed;
+  if (!pb) {
+    void* storage = b_scratch.bytes(PackedInt8B::bytes(K, N), AlignedScratch::Growth::kByHalf);
+    packed = PackedInt8B::pack_into(storage, false, K, N, b.raw_data(), N, b.dtype() == DType::kInt8);
+    pb = &packed;
+  }
+  Int8FloatOutput fo;
+  fo.scale = b_scale.data<float>();
+  fo.scale_stride = b_scale.size() == 1 ? 0 : 1;
+  fo.bias = bias ? bias->data<float>() : nullptr;
+  fo.row_scale = row_scale;
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, DType::kFloat32, g.out_shape));
+  gemm_u8s8(rows, N, K, aq, K, false, row_zp, 1, *pb, bz, b_zp && b_zp->size() != 1 ? 1 : 0,
+            static_cast<int32_t*>(y->raw_data()), N, &ctx.pool(), nullptr, &fo);
+  return Status::Ok();
+}
+
 // com.microsoft DynamicQuantizeMatMul (A, B, b_scale, b_zero_point?, bias?):
 // A float32 quantized to uint8 as DynamicQuantizeLinear does (one scale and
-// zero point for all of A), then MatMulIntegerToFloat.
+// zero point for all of A, or per batch item: RunOptions::item_lengths),
+// then MatMulIntegerToFloat.
 Status ms_dynamic_quantize_matmul(KernelContext& ctx, const PrepackedB* pre) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* a, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
   DLRT_ASSIGN_OR_RETURN(const Tensor* b_scale, required_input(ctx, 2));
   if (a->dtype() != DType::kFloat32) return ctx.unsupported("A must be float32");
   if (!is_8bit(b->dtype())) return ctx.unsupported("B must be uint8 or int8");
+  DLRT_ASSIGN_OR_RETURN(std::optional<ItemRows> items, current_item_rows(ctx, *a));
+  if (items && a->size() > 0) return dynamic_quantize_matmul_items(ctx, *a, *b, *b_scale, *items, pre);
   float a_scale = 1;
   uint8_t a_zp = 0;
   if (!dynamic_quant_params(a->data<float>(), a->size(), a_scale, a_zp)) return ctx.invalid("A contains NaN");
