@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -129,6 +130,14 @@ class PreTokenizer {
   // Splits (and may transform) each piece that holds no added token; pieces
   // that come out empty are dropped.
   virtual void pre_tokenize(std::vector<NormText>& pieces) const = 0;
+  // Whether each piece's words depend on that piece alone, so that
+  // pre_tokenize_each can give them one at a time: a long input's words are
+  // then never all held at once.
+  virtual bool splits_each_piece() const { return false; }
+  // The non-empty words of one piece, in order (when splits_each_piece()).
+  virtual void pre_tokenize_each(const NormText& piece, const std::function<void(NormText&&)>& emit) const {
+    (void)piece, (void)emit;
+  }
 };
 // From tokenizer.json's "pre_tokenizer" (not null).
 Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const json& j, size_t depth = 0);
@@ -171,8 +180,14 @@ struct Encoded {
   std::vector<int64_t> ids, type_ids;
   std::vector<std::pair<uint32_t, uint32_t>> offsets;
   std::vector<uint8_t> special, added;
+  // At most about `keep` tokens are stored, the first ones (or the last ones
+  // when `keep_last`); push() counts the others in `dropped`: a long input's
+  // truncated tokens cost no memory.
+  size_t keep = SIZE_MAX, dropped = 0;
+  bool keep_last = false;
 
   size_t size() const { return ids.size(); }
+  size_t total() const { return ids.size() + dropped; }  // pushed, stored or not
   void push(int64_t id, int64_t type_id, std::pair<uint32_t, uint32_t> offset, bool is_special, bool is_added);
   void append(const Encoded& other);
   // Keeps `n` tokens, dropping from the end (right) or the front (left).

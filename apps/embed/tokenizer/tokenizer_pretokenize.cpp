@@ -126,27 +126,41 @@ bool bert_punctuation(uint32_t cp) {
 
 class BertPre final : public PreTokenizer {
  public:
+  // Whitespace removed, then punctuation isolated, in one pass over the piece.
   void pre_tokenize(std::vector<NormText>& pieces) const override {
-    std::vector<Part> parts;
     for_each_piece(pieces, [&](NormText& p, std::vector<NormText>& out) {
-      std::vector<NormText> words;
-      parts_from_chars(p.chars, bert_whitespace, parts);
-      size_t n = 0;
-      for (const Part& q : parts) n += !q.match && q.e > q.b;
-      words.reserve(n);
-      cut(p, parts, Behavior::kRemoved, words);
-      // What is split is released as it goes, and the words' room taken once
-      // (geometrically, over many pieces): peak memory of a long input.
-      p = NormText();
-      std::vector<Part>().swap(parts);
-      if (const size_t need = out.size() + words.size(); out.capacity() < need)
+      const size_t words = scan(p.chars, [](size_t, size_t) {});
+      if (const size_t need = out.size() + words; out.capacity() < need)
         out.reserve(std::max(need, 2 * out.capacity()));
-      for (NormText& w : words) {
-        parts_from_chars(w.chars, bert_punctuation, parts);
-        cut(w, parts, Behavior::kIsolated, out);
-        w = NormText();
-      }
+      scan(p.chars, [&](size_t b, size_t e) { out.push_back(p.slice(b, e)); });
     });
+  }
+  bool splits_each_piece() const override { return true; }
+  void pre_tokenize_each(const NormText& piece, const std::function<void(NormText&&)>& emit) const override {
+    scan(piece.chars, [&](size_t b, size_t e) { emit(piece.slice(b, e)); });
+  }
+
+ private:
+  // Calls emit(b, e) for each non-empty word of `s` in order; returns their count.
+  template <typename Emit>
+  static size_t scan(const std::u32string& s, Emit emit) {
+    size_t count = 0, start = 0;
+    auto flush = [&](size_t end) {
+      if (end > start) emit(start, end), ++count;
+    };
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (bert_whitespace(s[i])) {
+        flush(i);
+        start = i + 1;
+      } else if (bert_punctuation(s[i])) {
+        flush(i);
+        start = i;
+        flush(i + 1);
+        start = i + 1;
+      }
+    }
+    flush(s.size());
+    return count;
   }
 };
 
