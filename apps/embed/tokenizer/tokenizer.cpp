@@ -148,11 +148,7 @@ void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_
     }
   }
   if (deadline_passed()) return;
-  // A pre-tokenizer that splits each piece on its own gives the model one word
-  // at a time; the others split every piece first.
-  const bool each = p.pre_tokenizer && p.pre_tokenizer->splits_each_piece();
-  if (p.pre_tokenizer && !each) p.pre_tokenizer->pre_tokenize(pieces);
-  if (deadline_passed()) return;
+  // The pre-tokenizer gives the model one word at a time (a long input's words are never all held).
   std::vector<tok::ModelToken> toks;
   size_t words = 0;
   bool stopped = false;
@@ -168,7 +164,7 @@ void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_
     for (const tok::ModelToken& t : toks) out.push(t.id, type_id, span_of(w, t.begin, t.end), false, false);
   };
   for (NormText& piece : pieces) {
-    if (each && piece.added_id < 0) p.pre_tokenizer->pre_tokenize_each(piece, [&](NormText&& w) { word(w); });
+    if (p.pre_tokenizer && piece.added_id < 0) p.pre_tokenizer->split(piece, [&](NormText&& w) { word(w); });
     else word(piece);
     piece = NormText();  // tokenized: a long input's text is released as its tokens come
     if (stopped) return;

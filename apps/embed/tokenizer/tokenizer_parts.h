@@ -126,18 +126,13 @@ std::unique_ptr<Normalizer> make_bert_normalizer(const BertNormalizerOptions& op
 
 class PreTokenizer {
  public:
+  using Emit = std::function<void(NormText&&)>;
   virtual ~PreTokenizer() = default;
-  // Splits (and may transform) each piece that holds no added token; pieces
-  // that come out empty are dropped.
-  virtual void pre_tokenize(std::vector<NormText>& pieces) const = 0;
-  // Whether each piece's words depend on that piece alone, so that
-  // pre_tokenize_each can give them one at a time: a long input's words are
-  // then never all held at once.
-  virtual bool splits_each_piece() const { return false; }
-  // The non-empty words of one piece, in order (when splits_each_piece()).
-  virtual void pre_tokenize_each(const NormText& piece, const std::function<void(NormText&&)>& emit) const {
-    (void)piece, (void)emit;
-  }
+  // The non-empty words of one piece (one that holds no added token), in
+  // order, to `emit`; `piece` may be changed. Each piece's words depend on
+  // that piece alone, so a long input's words are given one at a time to the
+  // model and never all held at once.
+  virtual void split(NormText& piece, const Emit& emit) const = 0;
 };
 // From tokenizer.json's "pre_tokenizer" (not null).
 Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const json& j, size_t depth = 0);
