@@ -162,26 +162,24 @@ class WhitespacePre final : public PreTokenizer {
   void split(NormText& p, const Emit& emit) const override {
     std::vector<std::pair<size_t, size_t>> m;
     std::vector<Part> parts;
-    {
-      const std::u32string& s = p.chars;
-      for (size_t i = 0; i < s.size();) {
-        if (is_word_char(s[i])) {
-          size_t j = i;
-          while (j < s.size() && is_word_char(s[j])) ++j;
-          m.push_back({i, j});
-          i = j;
-        } else if (!unicode::is_white_space(s[i])) {
-          size_t j = i;
-          while (j < s.size() && !is_word_char(s[j]) && !unicode::is_white_space(s[j])) ++j;
-          m.push_back({i, j});
-          i = j;
-        } else {
-          ++i;
-        }
+    const std::u32string& s = p.chars;
+    for (size_t i = 0; i < s.size();) {
+      if (is_word_char(s[i])) {
+        size_t j = i;
+        while (j < s.size() && is_word_char(s[j])) ++j;
+        m.push_back({i, j});
+        i = j;
+      } else if (!unicode::is_white_space(s[i])) {
+        size_t j = i;
+        while (j < s.size() && !is_word_char(s[j]) && !unicode::is_white_space(s[j])) ++j;
+        m.push_back({i, j});
+        i = j;
+      } else {
+        ++i;
       }
-      parts_from_matches(s.size(), m, /*invert=*/true, parts);
-      cut(p, parts, Behavior::kRemoved, emit);
     }
+    parts_from_matches(s.size(), m, /*invert=*/true, parts);
+    cut(p, parts, Behavior::kRemoved, emit);
   }
 };
 
@@ -192,21 +190,19 @@ class MetaspacePre final : public PreTokenizer {
   MetaspacePre(char32_t replacement, Prepend prepend, bool split) : rep_(replacement), prepend_(prepend), split_(split) {}
   void split(NormText& p, const Emit& emit) const override {
     std::vector<Part> parts;
-    {
-      for (char32_t& c : p.chars)
-        if (c == ' ') c = rep_;
-      bool prepend = prepend_ == Prepend::kAlways || (prepend_ == Prepend::kFirst && p.orig_start == 0);
-      if (prepend && !p.chars.empty() && p.chars[0] != rep_) {
-        p.chars.insert(p.chars.begin(), rep_);
-        p.align.insert(p.align.begin(), p.align[0]);
-      }
-      if (!split_) {
-        if (!p.chars.empty()) emit(std::move(p));
-        return;
-      }
-      parts_from_chars(p.chars, [this](uint32_t c) { return c == rep_; }, parts);
-      cut(p, parts, Behavior::kMergedWithNext, emit);
+    for (char32_t& c : p.chars)
+      if (c == ' ') c = rep_;
+    bool prepend = prepend_ == Prepend::kAlways || (prepend_ == Prepend::kFirst && p.orig_start == 0);
+    if (prepend && !p.chars.empty() && p.chars[0] != rep_) {
+      p.chars.insert(p.chars.begin(), rep_);
+      p.align.insert(p.align.begin(), p.align[0]);
     }
+    if (!split_) {
+      if (!p.chars.empty()) emit(std::move(p));
+      return;
+    }
+    parts_from_chars(p.chars, [this](uint32_t c) { return c == rep_; }, parts);
+    cut(p, parts, Behavior::kMergedWithNext, emit);
   }
 
  private:
@@ -324,16 +320,14 @@ class SplitPre final : public PreTokenizer {
   void split(NormText& p, const Emit& emit) const override {
     std::vector<std::pair<size_t, size_t>> m;
     std::vector<Part> parts;
-    {
-      if (regex_) {
-        regex_->find_all(p.chars, m);
-      } else if (!literal_.empty()) {
-        for (size_t pos = p.chars.find(literal_); pos != std::u32string::npos; pos = p.chars.find(literal_, pos + literal_.size()))
-          m.push_back({pos, pos + literal_.size()});
-      }
-      parts_from_matches(p.chars.size(), m, invert_, parts);
-      cut(p, parts, behavior_, emit);
+    if (regex_) {
+      regex_->find_all(p.chars, m);
+    } else if (!literal_.empty()) {
+      for (size_t pos = p.chars.find(literal_); pos != std::u32string::npos; pos = p.chars.find(literal_, pos + literal_.size()))
+        m.push_back({pos, pos + literal_.size()});
     }
+    parts_from_matches(p.chars.size(), m, invert_, parts);
+    cut(p, parts, behavior_, emit);
   }
 
  private:
