@@ -187,7 +187,8 @@ enum class Prepend { kAlways, kFirst, kNever };
 
 class MetaspacePre final : public PreTokenizer {
  public:
-  MetaspacePre(char32_t replacement, Prepend prepend, bool split) : rep_(replacement), prepend_(prepend), split_(split) {}
+  MetaspacePre(char32_t replacement, Prepend prepend, bool split_words)
+      : rep_(replacement), prepend_(prepend), split_(split_words) {}
   void split(NormText& p, const Emit& emit) const override {
     std::vector<Part> parts;
     for (char32_t& c : p.chars)
