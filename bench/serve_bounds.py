@@ -38,7 +38,8 @@ FOLDERS = {
 # Every POST route of the route table (apps/embed/serve/route_kinds.cpp), one
 # row per variant.
 ROUTES = ["/v1/embeddings", "/v1/embeddings sparse", "/embeddings", "/embeddings sparse", "/embed",
-          "/embed_sparse", "/embed_all", "/similarity", "/tokenize", "/decode", "/rerank", "/v1/rerank", "/predict"]
+          "/embed_sparse", "/embed_all", "/similarity", "/tokenize", "/decode", "/rerank", "/v1/rerank", "/v2/rerank",
+          "/predict"]
 MAX_BODY = 2 * 1024 * 1024
 MAX_INPUTS = 256
 
@@ -70,7 +71,7 @@ def body_for(route, shape):
     elif path == "/rerank":
         b = ({"query": text_of(big), "texts": ["hello"]} if shape == "one" else
              {"query": "hello world", "texts": [text_of(per)] * MAX_INPUTS})
-    elif path == "/v1/rerank":
+    elif path in ("/v1/rerank", "/v2/rerank"):
         b = ({"query": text_of(big), "documents": ["hello"]} if shape == "one" else
              {"query": "hello world", "documents": [text_of(per)] * MAX_INPUTS})
     elif path == "/predict":

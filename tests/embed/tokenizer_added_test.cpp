@@ -241,6 +241,35 @@ TEST(EmbedTokenizerAdded, PairFirstTokenizedOnceIsThePair) {
   EXPECT_LE(tok::take_added_match_steps(), 2 * (query.size() + 256) + 2 * 256);
 }
 
+// An encoding truncated to max_length stores only the tokens it can keep
+// (Encoded::keep): its ids are still the cut of the whole encoding, from the
+// right or the left, and `untruncated` still counts every token.
+TEST(EmbedTokenizerAdded, TruncatedEncodingIsTheCutOfTheWhole) {
+  std::mt19937 rng(5);
+  for (const char* direction : {"Right", "Left"}) {
+    json j = letters_tokenizer("abcdefghij", {{"[X]"}});
+    j["truncation"] = {{"max_length", 0}, {"strategy", "longest_first"}, {"direction", direction}};
+    auto t = Tokenizer::from_json_string(j.dump());
+    ASSERT_TRUE(t.ok()) << t.status().to_string();
+    for (int round = 0; round < 200; ++round) {
+      std::string text;
+      for (size_t n = rng() % 40; n > 0; --n) text += std::string(1 + rng() % 6, "abcdefghij"[rng() % 10]) + (rng() % 5 ? " " : " [X] ");
+      auto whole = t->encode_checked(text);
+      ASSERT_TRUE(whole.ok());
+      const size_t limit = 1 + rng() % 30;
+      size_t untruncated = 0;
+      auto cut = t->encode_checked(text, limit, nullptr, &untruncated);
+      ASSERT_TRUE(cut.ok());
+      EXPECT_EQ(untruncated, whole->ids.size()) << text;
+      const size_t keep = std::min(limit, whole->ids.size());
+      const auto from = std::string(direction) == "Left" ? whole->ids.end() - static_cast<std::ptrdiff_t>(keep)
+                                                          : whole->ids.begin();
+      EXPECT_EQ(cut->ids, std::vector<int64_t>(from, from + static_cast<std::ptrdiff_t>(keep)))
+          << direction << " " << limit << ": \"" << text << "\"";
+    }
+  }
+}
+
 // A TokenizeDeadline that has passed stops the *_checked calls with
 // kCancelled (the server's 504); without one, or once it is gone, they run.
 TEST(EmbedTokenizerAdded, DeadlineStopsCheckedTokenizing) {

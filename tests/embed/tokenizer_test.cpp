@@ -326,6 +326,38 @@ TEST(EmbedTokenizer, RegexLookaheadMemoryIsBounded) {
   EXPECT_LT(large.rss_growth_kb, budget_kb + 64 * 1024) << "peak RSS grew by " << large.rss_growth_kb << " kB";
 }
 
+// Issue 80's RSS rule: one long text truncated to the model's length (a 2 MB
+// body to a ColBERT folder, one token per character) peaked at 65 bytes per
+// input byte: every word of the text held as its own piece, then every token.
+// BertPreTokenizer now gives the model one word at a time and the encoding
+// stores only the tokens truncation keeps; the count stays exact.
+TEST(EmbedTokenizer, LongInputMemoryIsBoundedPerByte) {
+  auto t = Tokenizer::from_folder((fs::path(DLRT_TEST_DIR) / "models" / "retrieval" / "colbert_tiny").string());
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  const std::string unit = "hello world, ";
+  auto one = t->encode_checked(unit);
+  auto two = t->encode_checked(unit + unit);
+  ASSERT_TRUE(one.ok() && two.ok());
+  const size_t per_unit = two->ids.size() - one->ids.size(), specials = one->ids.size() - per_unit;
+  const size_t units = (size_t{4} << 20) / unit.size();
+  std::string text;
+  text.reserve(units * unit.size());
+  for (size_t i = 0; i < units; ++i) text += unit;
+  ChildResult r = run_bounded(
+      [&] {
+        size_t untruncated = 0;
+        auto e = t->encode_checked(text, 32, nullptr, &untruncated);
+        if (!e.ok()) return 1;
+        if (e->ids.size() != 32) return 2;
+        return untruncated == units * per_unit + specials ? 0 : 3;
+      },
+      size_t{1} << 30);
+  EXPECT_EQ(r.code, 0);
+  // 4 MiB of text: ~16 bytes a byte now (its code points and their alignment,
+  // twice across the normalizer); 65 before.
+  EXPECT_LT(r.rss_growth_kb, 32 * 4 * 1024) << "peak RSS grew by " << r.rss_growth_kb << " kB for 4 MiB";
+}
+
 // tokenizer_replace_normalizer_amplification: 6 chained Replace("a" -> 10 a's)
 // grew a 1,000-character text to 10^9 code points (bad_alloc, HTTP 500). The
 // normalised text of one encode is now bounded by kMaxNormalizedGrowth x the

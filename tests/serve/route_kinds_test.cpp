@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -122,6 +124,56 @@ TEST(RouteKinds, EachRouteServesOrRefusesEachKindByName) {
   EXPECT_FALSE(has_capability(ModelKind::kSparse, Capability::kDense));
   EXPECT_GT(served, 0u);
   EXPECT_GT(refused, 0u);
+}
+
+// docs/serve.md's table of routes x kinds says what the route table does: a
+// cell "served..." for a plain route the kind has the capability for, "400"
+// otherwise; the sparse variant of a route served only where the cell names
+// "encoding_format"; every route of the table has a row.
+TEST(RouteKinds, DocsTableMatchesTheRouteTable) {
+  std::ifstream f(std::filesystem::path(DLRT_TEST_DIR) / ".." / "docs" / "serve.md");
+  ASSERT_TRUE(f) << "docs/serve.md";
+  const std::vector<ModelKind> kinds = {ModelKind::kDense, ModelKind::kSparse, ModelKind::kMultiVector,
+                                        ModelKind::kCrossEncoder, ModelKind::kLlmReranker};
+  std::set<std::string> documented;
+  std::string line;
+  bool in_table = false;
+  size_t cells_checked = 0;
+  while (std::getline(f, line)) {
+    if (line.rfind("| route | `dense` | `sparse` | `multi_vector` | `cross_encoder` | `llm_reranker` |", 0) == 0) {
+      in_table = true;
+      continue;
+    }
+    if (!in_table || line.rfind("|---", 0) == 0) continue;
+    if (line.rfind("| `/", 0) != 0) break;
+    std::vector<std::string> cells;
+    std::stringstream row(line.substr(1));
+    for (std::string cell; std::getline(row, cell, '|');) cells.push_back(cell.substr(1, cell.size() - 2));
+    ASSERT_GE(cells.size(), 6u) << line;
+    for (size_t b = cells[0].find('`'); b != std::string::npos; b = cells[0].find('`', cells[0].find('`', b + 1) + 1)) {
+      const std::string path = cells[0].substr(b + 1, cells[0].find('`', b + 1) - b - 1);
+      documented.insert(path);
+      for (const RouteNeeds& n : route_needs()) {
+        if (path != n.path) continue;
+        for (size_t k = 0; k < kinds.size(); ++k) {
+          const std::string& cell = cells[k + 1];
+          bool has = false;
+          for (Capability c : n.any_of) has = has || has_capability(kinds[k], c);
+          const bool says = *n.variant ? cell.find("encoding_format") != std::string::npos
+                                       : cell.rfind("served", 0) == 0;
+          EXPECT_EQ(has, says) << path << (*n.variant ? " (sparse)" : "") << " on " << model_kind_name(kinds[k])
+                               << ": the table says \"" << cell << "\"";
+          if (!*n.variant) {
+            EXPECT_TRUE(says || cell == "400" || cell.find("encoding_format") != std::string::npos)
+                << path << ": \"" << cell << "\"";
+          }
+          ++cells_checked;
+        }
+      }
+    }
+  }
+  for (const RouteNeeds& n : route_needs()) EXPECT_TRUE(documented.count(n.path)) << n.path << " has no row in docs/serve.md";
+  EXPECT_GE(cells_checked, route_needs().size() * kinds.size());
 }
 
 // [(text, special, start, stop)] of /tokenize's first input.

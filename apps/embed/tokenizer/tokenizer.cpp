@@ -148,20 +148,26 @@ void encode_sequence(const Tokenizer::Pipeline& p, std::string_view text, int64_
     }
   }
   if (deadline_passed()) return;
-  if (p.pre_tokenizer) p.pre_tokenizer->pre_tokenize(pieces);
-  if (deadline_passed()) return;
+  // The pre-tokenizer gives the model one word at a time (a long input's words are never all held).
   std::vector<tok::ModelToken> toks;
-  for (size_t k = 0; k < pieces.size(); ++k) {
-    const NormText& piece = pieces[k];
-    if (k % 256 == 255 && deadline_passed()) return;
-    if (piece.added_id >= 0) {
-      out.push(piece.added_id, type_id, span_of(piece, 0, piece.chars.size()), false, true);
-      continue;
+  size_t words = 0;
+  bool stopped = false;
+  auto word = [&](const NormText& w) {
+    if (stopped || (++words % 256 == 0 && (stopped = deadline_passed()))) return;
+    if (w.added_id >= 0) {
+      out.push(w.added_id, type_id, span_of(w, 0, w.chars.size()), false, true);
+      return;
     }
-    if (piece.chars.empty()) continue;
+    if (w.chars.empty()) return;
     toks.clear();
-    p.model->tokenize(piece.chars, toks);
-    for (const tok::ModelToken& t : toks) out.push(t.id, type_id, span_of(piece, t.begin, t.end), false, false);
+    p.model->tokenize(w.chars, toks);
+    for (const tok::ModelToken& t : toks) out.push(t.id, type_id, span_of(w, t.begin, t.end), false, false);
+  };
+  for (NormText& piece : pieces) {
+    if (p.pre_tokenizer && piece.added_id < 0) p.pre_tokenizer->split(piece, [&](NormText&& w) { word(w); });
+    else word(piece);
+    piece = NormText();  // tokenized: a long input's text is released as its tokens come
+    if (stopped) return;
   }
 }
 
@@ -196,8 +202,20 @@ std::array<size_t, 2> kept_sizes(std::array<size_t, 2> n, bool pair, size_t max_
 void truncate(std::vector<tok::Encoded>& encs, size_t max_length, TruncationStrategy strategy, bool left) {
   const bool pair = encs.size() == 2;
   const std::array<size_t, 2> kept =
-      kept_sizes({encs[0].size(), pair ? encs[1].size() : 0}, pair, max_length, strategy);
+      kept_sizes({encs[0].total(), pair ? encs[1].total() : 0}, pair, max_length, strategy);
   for (size_t i = 0; i < encs.size(); ++i) encs[i].truncate(kept[i], left);
+}
+
+// Bounds what `e` (sequence `index` of one or a pair) stores to the tokens
+// truncation to max_length (without the post-processor's tokens) can keep:
+// kept_sizes never keeps more than that of a single sequence, of either
+// sequence under longest_first, or of the sequence only_first/only_second cuts.
+void bound_stored(tok::Encoded& e, size_t index, bool pair, size_t max_length, TruncationStrategy strategy, bool left) {
+  const bool cut_here = !pair || strategy == TruncationStrategy::kLongestFirst ||
+                        (strategy == TruncationStrategy::kOnlyFirst) == (index == 0);
+  if (!cut_here) return;
+  e.keep = max_length;
+  e.keep_last = left;
 }
 
 // `n` tokens of `e` from its start (or its end when `left`), as e.truncate(n, left) would leave it.
@@ -552,10 +570,14 @@ Encoding Tokenizer::encode_impl(std::string_view a, const std::string_view* b, s
   const Pipeline& p = *p_;
   const tok::NormalizedBudget budget(normalized_budget(a.size() + (b ? b->size() : 0)));
   std::vector<tok::Encoded> encs(b ? 2 : 1);
+  const size_t specials = p.post ? p.post->added_tokens(b != nullptr) : 0;
+  if (max_length > 0)
+    for (size_t i = 0; i < encs.size(); ++i)
+      bound_stored(encs[i], i, b != nullptr, max_length > specials ? max_length - specials : 0, p.strategy,
+                   p.truncate_left);
   encode_sequence(p, a, 0, encs[0]);
   if (b) encode_sequence(p, *b, 1, encs[1]);
-  const size_t specials = p.post ? p.post->added_tokens(b != nullptr) : 0;
-  if (untruncated) *untruncated = encs[0].size() + (b ? encs[1].size() : 0) + specials;
+  if (untruncated) *untruncated = encs[0].total() + (b ? encs[1].total() : 0) + specials;
   if (max_length > 0) truncate(encs, max_length > specials ? max_length - specials : 0, p.strategy, p.truncate_left);
   return finish_encoding(p, encs, a, b, offsets);
 }
@@ -577,9 +599,11 @@ Encoding Tokenizer::encode_pair_first(const First& first, std::string_view secon
   const Pipeline& p = *p_;
   const tok::NormalizedBudget budget(normalized_budget(second.size()));
   std::vector<tok::Encoded> encs(2);
-  encode_sequence(p, second, 1, encs[1]);
-  std::array<size_t, 2> kept = {first.tokens(), encs[1].size()};
   const size_t specials = p.post ? p.post->added_tokens(true) : 0;
+  if (max_length > 0)
+    bound_stored(encs[1], 1, true, max_length > specials ? max_length - specials : 0, p.strategy, p.truncate_left);
+  encode_sequence(p, second, 1, encs[1]);
+  std::array<size_t, 2> kept = {first.tokens(), encs[1].total()};
   if (untruncated) *untruncated = kept[0] + kept[1] + specials;
   if (max_length > 0) kept = kept_sizes(kept, true, max_length > specials ? max_length - specials : 0, p.strategy);
   // Only the part of the first text that stays is copied, whatever its length.

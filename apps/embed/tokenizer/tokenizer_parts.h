@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -125,10 +126,13 @@ std::unique_ptr<Normalizer> make_bert_normalizer(const BertNormalizerOptions& op
 
 class PreTokenizer {
  public:
+  using Emit = std::function<void(NormText&&)>;
   virtual ~PreTokenizer() = default;
-  // Splits (and may transform) each piece that holds no added token; pieces
-  // that come out empty are dropped.
-  virtual void pre_tokenize(std::vector<NormText>& pieces) const = 0;
+  // The non-empty words of one piece (one that holds no added token), in
+  // order, to `emit`; `piece` may be changed. Each piece's words depend on
+  // that piece alone, so a long input's words are given one at a time to the
+  // model and never all held at once.
+  virtual void split(NormText& piece, const Emit& emit) const = 0;
 };
 // From tokenizer.json's "pre_tokenizer" (not null).
 Result<std::unique_ptr<PreTokenizer>> make_pre_tokenizer(const json& j, size_t depth = 0);
@@ -171,8 +175,14 @@ struct Encoded {
   std::vector<int64_t> ids, type_ids;
   std::vector<std::pair<uint32_t, uint32_t>> offsets;
   std::vector<uint8_t> special, added;
+  // At most about `keep` tokens are stored, the first ones (or the last ones
+  // when `keep_last`); push() counts the others in `dropped`: a long input's
+  // truncated tokens cost no memory.
+  size_t keep = SIZE_MAX, dropped = 0;
+  bool keep_last = false;
 
   size_t size() const { return ids.size(); }
+  size_t total() const { return ids.size() + dropped; }  // pushed, stored or not
   void push(int64_t id, int64_t type_id, std::pair<uint32_t, uint32_t> offset, bool is_special, bool is_added);
   void append(const Encoded& other);
   // Keeps `n` tokens, dropping from the end (right) or the front (left).

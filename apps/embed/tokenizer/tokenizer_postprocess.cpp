@@ -10,11 +10,21 @@
 namespace dlrt::embed::tok {
 
 void Encoded::push(int64_t id, int64_t type_id, std::pair<uint32_t, uint32_t> offset, bool is_special, bool is_added) {
+  if (!keep_last && ids.size() >= keep) {
+    ++dropped;
+    return;
+  }
   ids.push_back(id);
   type_ids.push_back(type_id);
   offsets.push_back(offset);
   special.push_back(is_special ? 1 : 0);
   added.push_back(is_added ? 1 : 0);
+  // The last `keep`: the oldest half dropped once 2 * keep are held (amortised O(1) a token).
+  if (keep_last && ids.size() >= keep && ids.size() - keep >= keep) {
+    const size_t n = ids.size() - keep;
+    truncate(keep, true);
+    dropped += n;
+  }
 }
 
 void Encoded::append(const Encoded& o) {

@@ -36,7 +36,8 @@ struct Part {
   size_t b, e;
   bool match;
 };
-void cut(const NormText& t, std::vector<Part>& parts, Behavior behavior, std::vector<NormText>& out) {
+template <typename Emit>
+void cut(const NormText& t, std::vector<Part>& parts, Behavior behavior, const Emit& emit) {
   std::vector<Part> keep;  // match now means "remove"
   keep.reserve(parts.size());
   bool prev_match = false;
@@ -70,7 +71,7 @@ void cut(const NormText& t, std::vector<Part>& parts, Behavior behavior, std::ve
       break;
   }
   for (const Part& p : keep)
-    if (!p.match && p.e > p.b) out.push_back(t.slice(p.b, p.e));
+    if (!p.match && p.e > p.b) emit(t.slice(p.b, p.e));
 }
 
 // Parts from match ranges (the gaps between them are non-matches).
@@ -99,22 +100,6 @@ void parts_from_chars(const std::u32string& s, Pred is_delim, std::vector<Part>&
   if (last < s.size()) parts.push_back({last, s.size(), false});
 }
 
-// Applies `fn(piece, out)` to each piece without an added token.
-template <typename Fn>
-void for_each_piece(std::vector<NormText>& pieces, Fn fn) {
-  std::vector<NormText> out;
-  out.reserve(pieces.size() * 2);
-  for (NormText& p : pieces) {
-    if (p.added_id >= 0) {
-      out.push_back(std::move(p));
-      continue;
-    }
-    fn(p, out);
-    p = NormText();  // its words are in `out`: a long input's text is not held twice
-  }
-  pieces.swap(out);
-}
-
 bool bert_whitespace(uint32_t cp) {
   if ((cp >= 0x9 && cp <= 0xD) || cp == 0x20 || cp == 0x85) return true;
   return cp > 0x7F && unicode::char_class(cp) == unicode::kSpace;
@@ -126,27 +111,31 @@ bool bert_punctuation(uint32_t cp) {
 
 class BertPre final : public PreTokenizer {
  public:
-  void pre_tokenize(std::vector<NormText>& pieces) const override {
-    std::vector<Part> parts;
-    for_each_piece(pieces, [&](NormText& p, std::vector<NormText>& out) {
-      std::vector<NormText> words;
-      parts_from_chars(p.chars, bert_whitespace, parts);
-      size_t n = 0;
-      for (const Part& q : parts) n += !q.match && q.e > q.b;
-      words.reserve(n);
-      cut(p, parts, Behavior::kRemoved, words);
-      // What is split is released as it goes, and the words' room taken once
-      // (geometrically, over many pieces): peak memory of a long input.
-      p = NormText();
-      std::vector<Part>().swap(parts);
-      if (const size_t need = out.size() + words.size(); out.capacity() < need)
-        out.reserve(std::max(need, 2 * out.capacity()));
-      for (NormText& w : words) {
-        parts_from_chars(w.chars, bert_punctuation, parts);
-        cut(w, parts, Behavior::kIsolated, out);
-        w = NormText();
+  // Whitespace removed, then punctuation isolated, in one pass over the piece.
+  void split(NormText& piece, const Emit& emit) const override {
+    scan(piece.chars, [&](size_t b, size_t e) { emit(piece.slice(b, e)); });
+  }
+
+ private:
+  // Calls emit(b, e) for each non-empty word of `s` in order.
+  template <typename Fn>
+  static void scan(const std::u32string& s, Fn emit) {
+    size_t start = 0;
+    auto flush = [&](size_t end) {
+      if (end > start) emit(start, end);
+    };
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (bert_whitespace(s[i])) {
+        flush(i);
+        start = i + 1;
+      } else if (bert_punctuation(s[i])) {
+        flush(i);
+        start = i;
+        flush(i + 1);
+        start = i + 1;
       }
-    });
+    }
+    flush(s.size());
   }
 };
 
@@ -154,13 +143,11 @@ class CharSplitPre final : public PreTokenizer {
  public:
   CharSplitPre(bool (*pred)(uint32_t), Behavior behavior) : pred_(pred), behavior_(behavior) {}
   CharSplitPre(char32_t delim, Behavior behavior) : delim_(delim), behavior_(behavior) {}
-  void pre_tokenize(std::vector<NormText>& pieces) const override {
+  void split(NormText& p, const Emit& emit) const override {
     std::vector<Part> parts;
-    for_each_piece(pieces, [&](NormText& p, std::vector<NormText>& out) {
-      if (pred_) parts_from_chars(p.chars, pred_, parts);
-      else parts_from_chars(p.chars, [this](uint32_t c) { return c == delim_; }, parts);
-      cut(p, parts, behavior_, out);
-    });
+    if (pred_) parts_from_chars(p.chars, pred_, parts);
+    else parts_from_chars(p.chars, [this](uint32_t c) { return c == delim_; }, parts);
+    cut(p, parts, behavior_, emit);
   }
 
  private:
@@ -172,30 +159,27 @@ class CharSplitPre final : public PreTokenizer {
 // Whitespace: \w+|[^\w\s]+, the rest removed.
 class WhitespacePre final : public PreTokenizer {
  public:
-  void pre_tokenize(std::vector<NormText>& pieces) const override {
+  void split(NormText& p, const Emit& emit) const override {
     std::vector<std::pair<size_t, size_t>> m;
     std::vector<Part> parts;
-    for_each_piece(pieces, [&](NormText& p, std::vector<NormText>& out) {
-      m.clear();
-      const std::u32string& s = p.chars;
-      for (size_t i = 0; i < s.size();) {
-        if (is_word_char(s[i])) {
-          size_t j = i;
-          while (j < s.size() && is_word_char(s[j])) ++j;
-          m.push_back({i, j});
-          i = j;
-        } else if (!unicode::is_white_space(s[i])) {
-          size_t j = i;
-          while (j < s.size() && !is_word_char(s[j]) && !unicode::is_white_space(s[j])) ++j;
-          m.push_back({i, j});
-          i = j;
-        } else {
-          ++i;
-        }
+    const std::u32string& s = p.chars;
+    for (size_t i = 0; i < s.size();) {
+      if (is_word_char(s[i])) {
+        size_t j = i;
+        while (j < s.size() && is_word_char(s[j])) ++j;
+        m.push_back({i, j});
+        i = j;
+      } else if (!unicode::is_white_space(s[i])) {
+        size_t j = i;
+        while (j < s.size() && !is_word_char(s[j]) && !unicode::is_white_space(s[j])) ++j;
+        m.push_back({i, j});
+        i = j;
+      } else {
+        ++i;
       }
-      parts_from_matches(s.size(), m, /*invert=*/true, parts);
-      cut(p, parts, Behavior::kRemoved, out);
-    });
+    }
+    parts_from_matches(s.size(), m, /*invert=*/true, parts);
+    cut(p, parts, Behavior::kRemoved, emit);
   }
 };
 
@@ -203,24 +187,23 @@ enum class Prepend { kAlways, kFirst, kNever };
 
 class MetaspacePre final : public PreTokenizer {
  public:
-  MetaspacePre(char32_t replacement, Prepend prepend, bool split) : rep_(replacement), prepend_(prepend), split_(split) {}
-  void pre_tokenize(std::vector<NormText>& pieces) const override {
+  MetaspacePre(char32_t replacement, Prepend prepend, bool split_words)
+      : rep_(replacement), prepend_(prepend), split_(split_words) {}
+  void split(NormText& p, const Emit& emit) const override {
     std::vector<Part> parts;
-    for_each_piece(pieces, [&](NormText& p, std::vector<NormText>& out) {
-      for (char32_t& c : p.chars)
-        if (c == ' ') c = rep_;
-      bool prepend = prepend_ == Prepend::kAlways || (prepend_ == Prepend::kFirst && p.orig_start == 0);
-      if (prepend && !p.chars.empty() && p.chars[0] != rep_) {
-        p.chars.insert(p.chars.begin(), rep_);
-        p.align.insert(p.align.begin(), p.align[0]);
-      }
-      if (!split_) {
-        if (!p.chars.empty()) out.push_back(std::move(p));
-        return;
-      }
-      parts_from_chars(p.chars, [this](uint32_t c) { return c == rep_; }, parts);
-      cut(p, parts, Behavior::kMergedWithNext, out);
-    });
+    for (char32_t& c : p.chars)
+      if (c == ' ') c = rep_;
+    bool prepend = prepend_ == Prepend::kAlways || (prepend_ == Prepend::kFirst && p.orig_start == 0);
+    if (prepend && !p.chars.empty() && p.chars[0] != rep_) {
+      p.chars.insert(p.chars.begin(), rep_);
+      p.align.insert(p.align.begin(), p.align[0]);
+    }
+    if (!split_) {
+      if (!p.chars.empty()) emit(std::move(p));
+      return;
+    }
+    parts_from_chars(p.chars, [this](uint32_t c) { return c == rep_; }, parts);
+    cut(p, parts, Behavior::kMergedWithNext, emit);
   }
 
  private:
@@ -286,25 +269,24 @@ void gpt2_matches(const std::u32string& s, std::vector<std::pair<size_t, size_t>
 class ByteLevelPre final : public PreTokenizer {
  public:
   ByteLevelPre(bool add_prefix_space, bool use_regex) : prefix_(add_prefix_space), regex_(use_regex) {}
-  void pre_tokenize(std::vector<NormText>& pieces) const override {
-    std::vector<std::pair<size_t, size_t>> m;
-    std::vector<Part> parts;
-    for_each_piece(pieces, [&](NormText& p, std::vector<NormText>& out) {
-      if (prefix_ && !p.chars.empty() && p.chars[0] != ' ') {
-        p.chars.insert(p.chars.begin(), U' ');
-        p.align.insert(p.align.begin(), p.align[0]);
-      }
-      size_t first = out.size();
-      if (regex_) {
-        m.clear();
-        gpt2_matches(p.chars, m);
-        parts_from_matches(p.chars.size(), m, false, parts);
-        cut(p, parts, Behavior::kIsolated, out);
-      } else if (!p.chars.empty()) {
-        out.push_back(std::move(p));
-      }
-      for (size_t k = first; k < out.size(); ++k) to_bytes(out[k]);
-    });
+  void split(NormText& p, const Emit& emit) const override {
+    if (prefix_ && !p.chars.empty() && p.chars[0] != ' ') {
+      p.chars.insert(p.chars.begin(), U' ');
+      p.align.insert(p.align.begin(), p.align[0]);
+    }
+    auto bytes = [&](NormText&& w) {
+      to_bytes(w);
+      emit(std::move(w));
+    };
+    if (regex_) {
+      std::vector<std::pair<size_t, size_t>> m;
+      std::vector<Part> parts;
+      gpt2_matches(p.chars, m);
+      parts_from_matches(p.chars.size(), m, false, parts);
+      cut(p, parts, Behavior::kIsolated, bytes);
+    } else if (!p.chars.empty()) {
+      bytes(std::move(p));
+    }
   }
 
  private:
@@ -336,20 +318,17 @@ class SplitPre final : public PreTokenizer {
  public:
   SplitPre(std::u32string literal, std::optional<Regex> regex, Behavior behavior, bool invert)
       : literal_(std::move(literal)), regex_(std::move(regex)), behavior_(behavior), invert_(invert) {}
-  void pre_tokenize(std::vector<NormText>& pieces) const override {
+  void split(NormText& p, const Emit& emit) const override {
     std::vector<std::pair<size_t, size_t>> m;
     std::vector<Part> parts;
-    for_each_piece(pieces, [&](NormText& p, std::vector<NormText>& out) {
-      m.clear();
-      if (regex_) {
-        regex_->find_all(p.chars, m);
-      } else if (!literal_.empty()) {
-        for (size_t pos = p.chars.find(literal_); pos != std::u32string::npos; pos = p.chars.find(literal_, pos + literal_.size()))
-          m.push_back({pos, pos + literal_.size()});
-      }
-      parts_from_matches(p.chars.size(), m, invert_, parts);
-      cut(p, parts, behavior_, out);
-    });
+    if (regex_) {
+      regex_->find_all(p.chars, m);
+    } else if (!literal_.empty()) {
+      for (size_t pos = p.chars.find(literal_); pos != std::u32string::npos; pos = p.chars.find(literal_, pos + literal_.size()))
+        m.push_back({pos, pos + literal_.size()});
+    }
+    parts_from_matches(p.chars.size(), m, invert_, parts);
+    cut(p, parts, behavior_, emit);
   }
 
  private:
@@ -362,11 +341,18 @@ class SplitPre final : public PreTokenizer {
 class SequencePre final : public PreTokenizer {
  public:
   explicit SequencePre(std::vector<std::unique_ptr<PreTokenizer>> parts) : parts_(std::move(parts)) {}
-  void pre_tokenize(std::vector<NormText>& pieces) const override {
-    for (const auto& p : parts_) p->pre_tokenize(pieces);
-  }
+  void split(NormText& piece, const Emit& emit) const override { split_from(0, piece, emit); }
 
  private:
+  // Part k's words of `piece` through parts k+1... (word by word) to `emit`.
+  void split_from(size_t k, NormText& piece, const Emit& emit) const {
+    if (k == parts_.size()) {
+      if (!piece.chars.empty()) emit(std::move(piece));
+      return;
+    }
+    parts_[k]->split(piece, [&](NormText&& word) { split_from(k + 1, word, emit); });
+  }
+
   std::vector<std::unique_ptr<PreTokenizer>> parts_;
 };
 
