@@ -104,9 +104,11 @@ double gelu_tanh(double x) { return 0.5 * x * (1.0 + std::tanh(0.797884560802865
 
 // Float ulps against the exact values (in double) where the results are
 // normal floats; the bounds are the measured worst cases rounded up (the
-// figures printed). Gelu's is set on [-3, 12], where |Gelu| is above 4e-3:
-// below, the absolute bound of the first test governs (Phi's error is
-// absolute, Gelu's relative error grows as Gelu tends to 0).
+// figures printed). Gelu's and Gelu_tanh's are taken on [-3, 12], where
+// |Gelu| is above 4e-3: their errors are absolute (Abramowitz-Stegun's erfc
+// 1.5e-7 below 512 bits; 1 + tanh cancelling towards -3), so in ulps they
+// grow as Gelu tends to 0, where the absolute bound of the first test
+// governs. The table Phi at 512 bits stays within 13 ulps there.
 TEST_P(ActivationSimd, UlpsAgainstExact) {
   const SimdWidth w = GetParam();
   struct Case {
@@ -119,8 +121,8 @@ TEST_P(ActivationSimd, UlpsAgainstExact) {
       {"Sigmoid", sigmoid, -80.0f, 40.0f, 4},
       {"Silu", [](double x) { return x * sigmoid(x); }, -80.0f, 80.0f, 4},
       {"Tanh", [](double x) { return std::tanh(x); }, -12.0f, 12.0f, 4},
-      {"Gelu", gelu, -3.0f, 12.0f, 64},
-      {"Gelu_tanh", gelu_tanh, -3.0f, 12.0f, 64},
+      {"Gelu", gelu, -3.0f, 12.0f, w == SimdWidth::k512 ? 16 : 480},
+      {"Gelu_tanh", gelu_tanh, -3.0f, 12.0f, 512},
   };
   std::vector<float> xs;
   for (float v = -80.0f; v <= 80.0f; v += 0.00137f) xs.push_back(v);

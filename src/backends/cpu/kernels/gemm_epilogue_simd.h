@@ -10,14 +10,74 @@ namespace {
 #include "backends/cpu/kernels/simd/math_simd.h"
 #include "backends/cpu/kernels/activation_simd.h"
 
+// One row's epilogue input at columns [j, j + n) (lanes past n read 0):
+// C plus the row bias (-0 without one: the identity of every sum), the
+// column bias and the residual where there are.
+struct RowInputs {
+  const float* c;
+  const float* col_bias;  // or null
+  const float* residual;  // or null
+  Vf row_bias;
+  __attribute__((always_inline)) Vf operator()(int64_t j, int64_t n) const {
+    Vf v = add(load_first(c + j, n), row_bias);
+    if (col_bias) v = add(v, load_first(col_bias + j, n));
+    if (residual) v = add(v, load_first(residual + j, n));
+    return v;
+  }
+};
+
+// Gelu on U vectors of one row from column j, in lockstep.
+template <int U>
+__attribute__((always_inline)) inline void gelu_step(float* cr, int64_t j, int64_t cols, const RowInputs& pre,
+                                                     const act::Post& post) {
+  Vf v[U];
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) v[u] = pre(j + kLanes * u, cols - j - kLanes * u);
+  act::gelu_lockstep<U>(v);
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) store_first(cr + j + kLanes * u, post(v[u]), cols - j - kLanes * u);
+}
+
+// At 512 bits row by row, every step one vector with its tail lanes masked
+// (k-masks: the tail costs no more than a whole vector); Gelu four vectors
+// of a row in lockstep, the row's last one to four likewise (a 48-column
+// tile row is one step of three).
+template <ActKind K>
+void run_rows(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {
+  const Vf p0 = set1(ep.act.p0), p1 = set1(ep.act.p1);
+  const act::Post post = act::post_of(ep.act);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* cr = c + r * ldc;
+    const RowInputs pre{cr, ep.col_bias ? ep.col_bias + j0 : nullptr,
+                        ep.residual ? ep.residual + (i0 + r) * ep.ldr + j0 : nullptr,
+                        set1(ep.row_bias ? ep.row_bias[i0 + r] : -0.0f)};
+    if constexpr (K == ActKind::kGelu) {
+      int64_t j = 0;
+      for (; j + 4 * kLanes <= cols; j += 4 * kLanes) gelu_step<4>(cr, j, cols, pre, post);
+      switch ((cols - j + kLanes - 1) / kLanes) {  // the last 1 to 4 kLanes - 1 columns
+        case 4: gelu_step<4>(cr, j, cols, pre, post); break;
+        case 3: gelu_step<3>(cr, j, cols, pre, post); break;
+        case 2: gelu_step<2>(cr, j, cols, pre, post); break;
+        case 1: gelu_step<1>(cr, j, cols, pre, post); break;
+        default: break;
+      }
+    } else {
+      for (int64_t j = 0; j < cols; j += kLanes)
+        store_first(cr + j, post(act::apply<K>(pre(j, cols - j), p0, p1)), cols - j);
+    }
+  }
+}
+
 // The whole vectors of the block go four at a time, from as many as four
 // rows (a 6 x 16 GEMM tile is 2 vectors a row at 256 bits): the activations
 // with long dependency chains (exp, erf, a reciprocal) then overlap four at
 // once instead of one vector waiting on the last
 // (docs/performance-decisions.md). Each row's last cols % kLanes columns go
 // through one vector whose lanes past the row read 0 and are not stored.
+// (At 512 bits run_rows instead.)
 template <ActKind K>
 void run(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows, int64_t cols) {
+  if constexpr (kWidth == SimdWidth::k512) return run_rows<K>(ep, c, ldc, i0, j0, rows, cols);
   const Vf p0 = set1(ep.act.p0), p1 = set1(ep.act.p1);
   const act::Post post = act::post_of(ep.act);
   // The input of the activation at (row r, columns [j, j + n)): C plus the biases and the residual.
