@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <cmath>
 #include <map>
 #include <random>
@@ -15,7 +16,9 @@
 
 #include "../backend/plugin_test_util.h"
 #include "../ir/graph_builder.h"
+#include "backends/cpu/kernels/attention.h"
 #include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/gemm_kernels.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/simd/width.h"
 #include "dlrt/session.h"
@@ -263,6 +266,84 @@ TEST(NeonSelection, RowsAndPools) {
   const std::vector<std::string> entries = {"pool_planes_run", "softmax_cols", "layer_norm_row", "softmax_row",
                                             "global_pool_planes"};
   expect_neon_kernels(*bytes, random_tensor({1, 8, 12, 12}, 23), entries, entries);
+}
+
+// The activations and the GEMM/Conv output stage (gemm_epilogue_simd.h),
+// which count no calls (they run once per GEMM tile): at the neon level
+// apply_activation and apply_epilogue give the 128-bit instantiation's bits,
+// which differ from the portable path's (<cmath>) somewhere for each kind
+// below; at generic they give the portable path's.
+TEST(NeonSelection, EpilogueAndActivations) {
+  NEON_LEVEL_OR_SKIP(level);
+  std::vector<float> xs;
+  for (int i = 0; i < 203; ++i) xs.push_back(-6.0f + 0.0591f * static_cast<float>(i));
+  const int64_t n = static_cast<int64_t>(xs.size());
+  auto same_bits = [](const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  };
+  for (const char* name : {"Sigmoid", "Tanh", "Gelu", "Gelu_tanh", "Silu"}) {
+    SCOPED_TRACE(name);
+    auto a = make_activation(name, {});
+    ASSERT_TRUE(a.ok());
+    std::vector<float> neon = xs, w128 = xs, generic = xs;
+    apply_activation(*a, neon.data(), n);
+    apply_activation_at(SimdWidth::k128, *a, w128.data(), n);
+    {
+      ScopedCpuIsa cap(CpuIsa::kGeneric);
+      apply_activation(*a, generic.data(), n);
+    }
+    EXPECT_TRUE(same_bits(neon, w128)) << "apply_activation did not run the 128-bit instantiation";
+    EXPECT_FALSE(same_bits(w128, generic)) << "the 128-bit and portable results agree: the test cannot tell them apart";
+    GemmEpilogue ep;
+    ep.act = *a;
+    ep.col_bias = xs.data();
+    const int64_t rows = 3, cols = 67;
+    std::vector<float> c(static_cast<size_t>(rows * cols), 0.25f);
+    std::vector<float> neon_c = c, w128_c = c, generic_c = c;
+    apply_epilogue(ep, neon_c.data(), cols, 0, 0, rows, cols);
+    apply_epilogue_at(SimdWidth::k128, ep, w128_c.data(), cols, 0, 0, rows, cols);
+    {
+      ScopedCpuIsa cap(CpuIsa::kGeneric);
+      apply_epilogue(ep, generic_c.data(), cols, 0, 0, rows, cols);
+    }
+    EXPECT_TRUE(same_bits(neon_c, w128_c)) << "apply_epilogue did not run the 128-bit instantiation";
+    EXPECT_FALSE(same_bits(w128_c, generic_c));
+    for (size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(neon_c[i], generic_c[i], 1e-5f * (1 + std::fabs(generic_c[i])));
+  }
+}
+
+// The attention's portable path takes the 128-bit softmax rows at the neon
+// level (attention_softmax_simd.h), counted; the generic level none.
+TEST(NeonSelection, AttentionSoftmax) {
+  NEON_LEVEL_OR_SKIP(level);
+  const int64_t Sq = 5, Skv = 37, D = 8;
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> q(Sq * D), k(Skv * D), v(Skv * D), mask(Sq * Skv);
+  for (auto* t : {&q, &k, &v, &mask})
+    for (auto& x : *t) x = u(rng);
+  attention::Problem p;
+  p.B = p.H = 1, p.Sq = Sq, p.Skv = Skv, p.D = p.Dv = D;
+  p.q = {q.data(), 0, 0, D, 1};
+  p.k = {k.data(), 0, 0, D, 1};
+  p.v = {v.data(), 0, 0, D, 1};
+  p.mask = mask.data(), p.mq = Skv, p.mk = 1;
+  p.os = D;
+  p.scale = 0.35f;
+  std::vector<float> got(Sq * D), want(Sq * D);
+  const std::vector<std::string> entries = {"attention_softmax_rows"};
+  for (CpuIsa isa : {CpuIsa::kNeon, CpuIsa::kGeneric}) {
+    const auto calls = calls_during(entries, [&] {
+      ScopedCpuIsa cap(isa);
+      p.out = isa == CpuIsa::kNeon ? got.data() : want.data();
+      attention::attend_generic(p, 0, 0, 0, Sq);
+    });
+    if (isa == CpuIsa::kNeon)
+      EXPECT_GT(calls.at(entries[0]), 0u) << "the softmax rows did not run at 128 bits: the portable path ran";
+    else
+      EXPECT_EQ(calls.at(entries[0]), 0u) << "the 128-bit softmax rows ran at the generic level";
+  }
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 2e-5f * (1 + std::fabs(want[i]))) << i;
 }
 
 }  // namespace

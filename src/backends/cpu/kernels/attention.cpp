@@ -13,14 +13,16 @@
 #include "backends/cpu/kernels/attention.h"
 #include "backends/cpu/kernels/gemm_amx.h"
 #include "backends/cpu/kernels/gemm_bf16.h"
+#include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/isa_target.h"
-#include "backends/cpu/kernels/vec_avx2.h"
 #include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/scratch.h"
 
+#define DLRT_SIMD_BODY "backends/cpu/kernels/attention_softmax_simd.h"
+#include "backends/cpu/kernels/simd/instantiate.h"
+
 namespace dlrt::cpu::attention {
 namespace {
-
 
 // Per-thread scratch: grows to the largest problem seen, then stays.
 float* scratch(size_t n) {
@@ -90,7 +92,11 @@ void attend_generic(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t 
       }
     }
     float inv[kRows];
-    softmax_rows_generic(p, b, h, i0, rows, s, ldk, inv);
+    // On NEON (the simd/ level without x86 paths) the 128-bit softmax rows.
+    if (cpu_has_simd_kernels())
+      DLRT_SIMD_CALL(simd_width(), attention_softmax_rows, p, b, h, i0, rows, s, ldk, inv);
+    else
+      softmax_rows_generic(p, b, h, i0, rows, s, ldk, inv);
     for (int r = 0; r < rows; ++r) {
       float* a = acc + r * p.Dv;
       std::fill(a, a + p.Dv, 0.0f);
@@ -108,70 +114,6 @@ void attend_generic(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t 
 
 #if defined(__x86_64__)
 namespace {
-
-DLRT_AVX2 inline float hmax256(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
-  return _mm_cvtss_f32(m);
-}
-
-DLRT_AVX2 void softmax_rows_avx2(const Problem& p, int64_t b, int64_t h, int64_t i0, int rows, float* s,
-                                 int64_t lds, float* inv) {
-  const int64_t n8 = p.Skv / 8 * 8;
-  const __m256 sc = _mm256_set1_ps(p.scale);
-  for (int r = 0; r < rows; ++r) {
-    float* row = s + r * lds;
-    const float* m = p.mask_row(b, h, i0 + r);
-    __m256 vmx = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
-    int64_t j = 0;
-    if (m && p.mk == 1) {
-      for (; j < n8; j += 8) {
-        __m256 x = _mm256_fmadd_ps(_mm256_loadu_ps(row + j), sc, _mm256_loadu_ps(m + j));
-        _mm256_storeu_ps(row + j, x);
-        vmx = _mm256_max_ps(vmx, x);
-      }
-    } else {
-      __m256 add = _mm256_set1_ps(m ? m[0] : 0.0f);
-      for (; j < n8; j += 8) {
-        __m256 x = _mm256_fmadd_ps(_mm256_loadu_ps(row + j), sc, add);
-        _mm256_storeu_ps(row + j, x);
-        vmx = _mm256_max_ps(vmx, x);
-      }
-    }
-    float mx = hmax256(vmx);
-    for (; j < p.Skv; ++j) {
-      float x = row[j] * p.scale + (m ? m[j * p.mk] : 0.0f);
-      row[j] = x;
-      mx = std::max(mx, x);
-    }
-    if (mx == -std::numeric_limits<float>::infinity()) mx = 0;
-    const __m256 vm = _mm256_set1_ps(mx);
-    __m256 vs = _mm256_setzero_ps();
-    j = 0;
-    for (; j + 32 <= n8; j += 32) {  // four vectors' exps in lockstep (vec_avx2.h)
-      __m256 e[4];
-#pragma GCC unroll 4
-      for (int u = 0; u < 4; ++u) e[u] = _mm256_sub_ps(_mm256_loadu_ps(row + j + 8 * u), vm);
-      avx2::exp_lockstep<4>(e);
-#pragma GCC unroll 4
-      for (int u = 0; u < 4; ++u) _mm256_storeu_ps(row + j + 8 * u, e[u]);
-      vs = _mm256_add_ps(vs, _mm256_add_ps(_mm256_add_ps(e[0], e[1]), _mm256_add_ps(e[2], e[3])));
-    }
-    for (; j < n8; j += 8) {
-      const __m256 e = avx2::exp_ps(_mm256_sub_ps(_mm256_loadu_ps(row + j), vm));
-      _mm256_storeu_ps(row + j, e);
-      vs = _mm256_add_ps(vs, e);
-    }
-    float sum = avx2::hsum(vs);
-    for (; j < p.Skv; ++j) {
-      float e = std::exp(row[j] - mx);
-      row[j] = e;
-      sum += e;
-    }
-    inv[r] = 1.0f / sum;
-  }
-}
 
 // R rows x (8 * NV) columns of acc = sum over t < n of a[r * as + t] * b[t * ldb + (0 .. 8 NV)].
 template <int NV>
@@ -235,7 +177,7 @@ DLRT_AVX2 void attend_avx2(const Problem& p, int64_t b, int64_t h, int64_t r0, i
       }
     }
     float inv[R];
-    softmax_rows_avx2(p, b, h, i0, rows, s, ldk, inv);
+    simd::w256::attention_softmax_rows(p, b, h, i0, rows, s, ldk, inv);
     // P·V: R rows x 16 (then 8) head dims per tile; dims past the last 8 one by one.
     float* o[R];
     for (int r = 0; r < R; ++r) o[r] = p.out + b * p.ob + h * p.oh + (i0 + std::min(r, rows - 1)) * p.os;

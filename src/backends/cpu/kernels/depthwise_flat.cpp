@@ -9,7 +9,8 @@
 
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/simd/simd.h"
-#include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/kernels/gelu_phi_table.h"
 #include "backends/cpu/scratch.h"
 
 namespace dlrt::cpu {
@@ -48,38 +49,6 @@ bool depthwise_flat_fits(const DepthwiseFlatGeometry& g, DepthwiseFlatPlan* plan
     for (int64_t j = 0; j < g.kw; ++j) p.off[i * g.kw + j] = i * p.wq + j;
   return true;
 }
-
-namespace depthwise_flat_detail {
-
-// How the body applies the activation: in registers at 512 bits (act_ps and
-// the post-stages, vec_avx512.h), by apply_activation on each stored row at
-// the narrower widths.
-struct ActAfterStore {
-  static constexpr bool kInRegisters = false;
-};
-template <class V>
-ActAfterStore act_context(const Activation&, const V*) {
-  return {};
-}
-template <ActKind K, class V>
-void activate(V*, ActAfterStore) {}
-
-#ifdef DLRT_HAVE_AVX512_PATHS
-struct Act512 {
-  static constexpr bool kInRegisters = true;
-  __m512 p0, p1;
-  avx512::Post512 post;
-};
-DLRT_AVX512 inline Act512 act_context(const Activation& a, const __m512*) {
-  return {_mm512_set1_ps(a.p0), _mm512_set1_ps(a.p1), avx512::post_of(a)};
-}
-template <ActKind K>
-DLRT_AVX512 __attribute__((always_inline)) inline void activate(__m512* v, const Act512& c) {
-  *v = c.post(avx512::act_ps<K>(*v, c.p0, c.p1));
-}
-#endif
-
-}  // namespace depthwise_flat_detail
 
 }  // namespace dlrt::cpu
 

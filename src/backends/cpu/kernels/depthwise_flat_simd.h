@@ -7,8 +7,8 @@ namespace dlrt::cpu::simd::DLRT_SIMD_NS {
 namespace depthwise_flat_body {
 namespace {
 
-using depthwise_flat_detail::act_context;
-using depthwise_flat_detail::activate;
+#include "backends/cpu/kernels/simd/math_simd.h"
+#include "backends/cpu/kernels/activation_simd.h"
 
 // Fills the zero-padded copy of plane x (rows of wq floats).
 void fill_source(const float* x, const DepthwiseFlatPlan& p, float* src) {
@@ -61,12 +61,13 @@ void flat_taps(const float* src, const int64_t* off, const float* w, int64_t tap
 }
 
 // y[oh, ow] = act(grid[oh * wq + ow] + bias + residual[oh, ow]) for ow < out_w
-// (and its post-stages): in registers where act_context says so, else by
-// apply_activation on each stored row.
+// (and its post-stages): in registers at 512 bits, by apply_activation on
+// each stored row at the narrower widths.
 template <ActKind K>
 void compact(const float* grid, int64_t wq, const DepthwiseFlatGeometry& g, const DepthwiseFlatOutput& o, float* y) {
-  const Vf bias = set1(o.bias);
-  const auto ctx = act_context(o.act, static_cast<const Vf*>(nullptr));
+  constexpr bool kInRegisters = kWidth == SimdWidth::k512;
+  const Vf bias = set1(o.bias), p0 = set1(o.act.p0), p1 = set1(o.act.p1);
+  const act::Post post = act::post_of(o.act);
   for (int64_t oh = 0; oh < g.out_h; ++oh) {
     const float* gr = grid + oh * wq;
     float* yr = y + oh * g.out_w;
@@ -75,10 +76,10 @@ void compact(const float* grid, int64_t wq, const DepthwiseFlatGeometry& g, cons
       const int64_t m = g.out_w - c;
       Vf v = add(load_first(gr + c, m), bias);
       if (rr) v = add(v, load_first(rr + c, m));
-      activate<K>(&v, ctx);
+      if constexpr (kInRegisters) v = post(act::apply<K>(v, p0, p1));
       store_first(yr + c, v, m);
     }
-    if constexpr (!decltype(ctx)::kInRegisters) {
+    if constexpr (!kInRegisters) {
       if (!o.act.none()) apply_activation(o.act, yr, g.out_w);
     }
   }

@@ -9,7 +9,7 @@
 
 #include "backends/cpu/kernels/activation_epilogue.h"
 #include "backends/cpu/kernels/simd/simd.h"
-#include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/kernels/gelu_phi_table.h"
 #include "backends/cpu/scratch.h"
 
 namespace dlrt::cpu::depthwise_lanes_detail {
@@ -30,11 +30,8 @@ int64_t band_rows(const DepthwiseGeometry& g, int64_t Wp, int64_t lanes) {
   return std::clamp<int64_t>((max_in_rows - span) / g.sh + 1, 1, g.out_h);
 }
 
-// Any activation over n vectors in place: AVX-512 through act_ps_array (in
-// registers), the narrower widths through apply_activation on the floats.
-#ifdef DLRT_HAVE_AVX512_PATHS
-DLRT_AVX512 inline void activate_vectors(const Activation& a, __m512* v, int n) { avx512::act_ps_array(a, v, n); }
-#endif
+// Any activation over n vectors in place through apply_activation on the
+// floats (the 512-bit body applies act::apply_array in registers instead).
 template <class V>
 void activate_vectors(const Activation& a, V* v, int n) {
   apply_activation(a, reinterpret_cast<float*>(v), int64_t{n} * static_cast<int64_t>(sizeof(V) / sizeof(float)));

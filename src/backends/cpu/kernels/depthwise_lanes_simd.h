@@ -7,6 +7,9 @@ namespace dlrt::cpu::simd::DLRT_SIMD_NS {
 namespace depthwise_lanes_body {
 namespace {
 
+#include "backends/cpu/kernels/simd/math_simd.h"
+#include "backends/cpu/kernels/activation_simd.h"
+
 constexpr int kL = kLanes;
 // Output positions per step: the 3x3 weights (9 vectors) stay in registers
 // beside them (with 16 registers some spill; measured no worse than fewer).
@@ -141,7 +144,10 @@ void store(const float* out, int64_t n, float* y, int64_t out_plane, const Depth
       Vf a[kL];
 #pragma GCC unroll 16
       for (int c = 0; c < kL; ++c) a[c] = r[c];
-      depthwise_lanes_detail::activate_vectors(*o.act, a, kL);
+      if constexpr (kWidth == SimdWidth::k512)
+        act::apply_array(*o.act, a, kL);  // in registers
+      else
+        depthwise_lanes_detail::activate_vectors(*o.act, a, kL);
 #pragma GCC unroll 16
       for (int c = 0; c < kL; ++c) r[c] = a[c];
     }

@@ -65,10 +65,16 @@ void sgemv_rows_at(SimdWidth w, int64_t rows, int64_t cols, float alpha, const f
                    float beta, float* y, int64_t incy);
 
 struct GemmEpilogue;
+struct Activation;
 // apply_epilogue for a tile the AVX-512 kernel has just stored (16-lane
 // vectors from its first column): runs the epilogue's AVX-512 version (the
 // generic apply_epilogue keeps narrow blocks on 8 lanes for AVX2-stored tiles).
 void apply_epilogue_zmm_tile(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t rows,
                              int64_t cols);
+// apply_epilogue and apply_activation at the width `w` (which must run on
+// this CPU), whatever cpu_isa() is: for tests of every instantiation.
+void apply_epilogue_at(SimdWidth w, const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, int64_t j0,
+                       int64_t rows, int64_t cols);
+void apply_activation_at(SimdWidth w, const Activation& a, float* x, int64_t n);
 
 }  // namespace dlrt::cpu

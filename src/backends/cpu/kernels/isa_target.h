@@ -8,8 +8,6 @@
 
 // AVX2 + FMA (CpuIsa::kAvx2).
 #define DLRT_AVX2 __attribute__((target("avx2,fma")))
-// The same, always inlined: vec_avx2.h's building blocks.
-#define DLRT_AVX2_FN __attribute__((target("avx2,fma"), always_inline)) inline
 // AVX2 without FMA (integer-only helpers).
 #define DLRT_AVX2_INT __attribute__((target("avx2")))
 // AVX2 with AVX-VNNI (the 8-bit GEMM on hybrid cores).

@@ -36,7 +36,6 @@
 #include "backends/cpu/kernels/gemm_bf16.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/isa_target.h"
-#include "backends/cpu/kernels/vec_avx2.h"
 #include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/scratch.h"
 #include "exec/kernel_build_options.h"

@@ -43,7 +43,7 @@ __attribute__((always_inline)) inline void exp_nonpositive_lockstep(Vf (&x)[U]) 
 }
 
 // exp(x) for x in [-87.33, 88.72] (the caller's bound: no clamps, no
-// underflow to 0): vec_avx512.h's exp_ps (and vec_avx2.h's) without their
+// underflow to 0): vec_avx512.h's exp_ps without its
 // clamps, the same results there.
 __attribute__((always_inline)) inline Vf exp_in_range(Vf x) {
   const Vf n = round_nearest(mul(x, set1(1.44269504088896341f)));

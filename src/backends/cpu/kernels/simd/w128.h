@@ -189,6 +189,13 @@ DLRT_SIMD_FN void deinterleave2(Vf a, Vf b, Vf& e, Vf& o) {
   o = __builtin_shufflevector(a, b, 1, 3, 5, 7);
 }
 
+// Activations (activation_simd.h): recip_est(d) (1 / d for d in [1, 4]; a
+// division here), lookup32(t, i) (t[i] per lane for integral i in [0, 31]).
+DLRT_SIMD_FN Vf recip_est(Vf d) { return set1(1.0f) / d; }
+DLRT_SIMD_FN Vf lookup32(const float* t, Vf i) {
+  return Vf{t[static_cast<int>(i[0])], t[static_cast<int>(i[1])], t[static_cast<int>(i[2])], t[static_cast<int>(i[3])]};
+}
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w128

@@ -197,6 +197,15 @@ DLRT_SIMD_FN void deinterleave2(Vf a, Vf b, Vf& e, Vf& o) {
   o = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
 }
 
+// Activations (activation_simd.h): recip_est(d) (1 / d for d in [1, 4]:
+// the 12-bit estimate and one Newton step), lookup32(t, i) (t[i] per lane
+// for integral i in [0, 31]: a gather).
+DLRT_SIMD_FN Vf recip_est(Vf d) {
+  const __m256 y = _mm256_rcp_ps(d);
+  return _mm256_mul_ps(y, _mm256_fnmadd_ps(d, y, _mm256_set1_ps(2.0f)));
+}
+DLRT_SIMD_FN Vf lookup32(const float* t, Vf i) { return _mm256_i32gather_ps(t, _mm256_cvttps_epi32(i), 4); }
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w256

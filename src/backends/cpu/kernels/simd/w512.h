@@ -203,6 +203,17 @@ DLRT_SIMD_FN void deinterleave2(Vf a, Vf b, Vf& e, Vf& o) {
   o = _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b);
 }
 
+// Activations (activation_simd.h): recip_est(d) (1 / d for d in [1, 4]:
+// the 14-bit estimate and one Newton step), lookup32(t, i) (t[i] per lane
+// for integral i in [0, 31], t 64-byte aligned: one vpermt2ps).
+DLRT_SIMD_FN Vf recip_est(Vf d) {
+  const Vf y = _mm512_rcp14_ps(d);
+  return _mm512_mul_ps(y, _mm512_fnmadd_ps(d, y, _mm512_set1_ps(2.0f)));
+}
+DLRT_SIMD_FN Vf lookup32(const float* t, Vf i) {
+  return _mm512_permutex2var_ps(_mm512_load_ps(t), _mm512_cvttps_epi32(i), _mm512_load_ps(t + 16));
+}
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w512
