@@ -165,7 +165,8 @@ std::vector<std::string> texts_from_python(nb::handle sentences) {
 nb::list encode_tokens(PyEmbedder& self, nb::handle sentences, PyIndex batch_size, bool is_query,
                        const std::string& prompt) {
   std::shared_ptr<const embed::EmbedModel> held = share(self);
-  const embed::PerTokenOut& per_token = *held->as<embed::PerTokenOut>();  // every kind Embedder opens has it
+  require(*held, embed::Capability::kPerToken, "encode(output_value=\"token_embeddings\")", "");
+  const embed::PerTokenOut& per_token = *held->as<embed::PerTokenOut>();
   const bool multi = is_multi_vector(*held);
   embed::InputOptions in;
   in.prompt = prompt;

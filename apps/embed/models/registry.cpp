@@ -93,6 +93,7 @@ Result<std::shared_ptr<const EmbedModel>> open_model(const std::string& path, co
 
 Result<std::shared_ptr<const EmbedModel>> open_model(const std::string& path, const EmbedderOptions& options,
                                                      const std::vector<Capability>& any_of, std::string_view what) {
+  DLRT_RETURN_IF_ERROR(find_model_folder(path).status());  // no folder: kNotFound, not a kind
   const ModelKind kind = detect_kind(path);
   if (std::string refusal = kind_refusal(kind, any_of, path, what); !refusal.empty()) return Unsupported(refusal);
   return kind_row(kind).open(path, options, kind);

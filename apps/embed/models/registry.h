@@ -53,7 +53,8 @@ const KindRow& kind_row(ModelKind kind);
 Result<std::shared_ptr<const EmbedModel>> open_model(const std::string& path, const EmbedderOptions& options);
 // open_model for an entry point that needs one of `any_of` (`what` names it:
 // "dlrt embed", "dlrt_embedder_create"): a folder whose kind has none is
-// refused before it loads, kUnsupported with kind_refusal's message.
+// refused before it loads, kUnsupported with kind_refusal's message (no
+// folder at `path`: kNotFound).
 Result<std::shared_ptr<const EmbedModel>> open_model(const std::string& path, const EmbedderOptions& options,
                                                      const std::vector<Capability>& any_of, std::string_view what);
 
