@@ -559,7 +559,9 @@ typedef struct dlrt_embedder_options {
 
 /* Loads `model_dir` and creates its session. `options` may be NULL (defaults).
  * Errors: DLRT_NOT_FOUND (no folder, model or vocabulary), DLRT_INVALID_MODEL,
- * DLRT_UNSUPPORTED (a tokenizer other than BERT WordPiece), and those of
+ * DLRT_UNSUPPORTED (a tokenizer dlrt does not implement; a folder of a kind
+ * without one dense vector per text: sparse, multi_vector, cross_encoder,
+ * llm_reranker, its message naming "(kind KIND)"), and those of
  * dlrt_session_create. Thread-safe. */
 DLRT_C_API dlrt_status* dlrt_embedder_create(const char* model_dir, const dlrt_embedder_options* options,
                                              dlrt_embedder** out);

@@ -439,8 +439,9 @@ class Embedder:
                     the model's positions.
 
     Raises dlrt.NotFound (no folder, model or vocabulary), dlrt.InvalidModel (broken json,
-    a model without input_ids or a 3-D output), dlrt.Unsupported (a tokenizer other than
-    BERT WordPiece) and Session's errors. One Embedder may be used from many threads.
+    a model without input_ids or a 3-D output), dlrt.Unsupported (a tokenizer dlrt does not
+    implement; a reranker folder, naming its kind: use dlrt.CrossEncoder) and Session's
+    errors. One Embedder may be used from many threads.
     """
 
     def __init__(self, model_folder: str | os.PathLike[str], device: str | None = None, threads: int = 0, strict: bool = False, max_seq_length: int | None = None) -> None: ...
@@ -483,12 +484,14 @@ class Embedder:
     @property
     def normalizes(self) -> bool:
         """
-        True when the folder's modules.json has a Normalize module (or there is no modules.json).
+        True when the folder's modules.json has a Normalize module (or there is no modules.json); a multi-vector folder's token vectors are always normalised.
         """
 
     @property
     def pooling(self) -> str:
-        """The folder's pooling: 'mean', 'cls' or 'max'."""
+        """
+        The folder's pooling: 'mean', 'cls', 'max', ... ('splade' for a sparse folder, 'none' for a multi-vector one).
+        """
 
     @property
     def batching(self) -> str:
@@ -517,7 +520,9 @@ class Embedder:
 
     @property
     def kind(self) -> str:
-        """'dense' (encode()) or 'sparse' (a SPLADE folder: encode_sparse())."""
+        """
+        'dense' (encode()), 'sparse' (a SPLADE folder: encode_sparse()) or 'multi_vector' (a ColBERT folder: encode(..., output_value="token_embeddings")).
+        """
 
     def placement(self) -> RunReport:
         """Where the embedder's session was placed: a RunReport."""

@@ -410,13 +410,12 @@ loads; "export": False}). Other values are a ValueError."""
         elif prompt_name is not None:
             _log.warning("Encode with either a `prompt`, a `prompt_name`, or neither, but not both. "
                          "Ignoring the `prompt_name` in favor of `prompt`.")
-        if prompt:
-            texts = [prompt + t for t in texts]
+        prompt = prompt or ""  # put in front of each text natively, as dlrt serve does
 
         if batch_size < 1:
             raise _dlrt.InvalidArgument(f"batch_size must be >= 1, got {batch_size}")
         if output_value == "token_embeddings":
-            arrays = self._encode_tokens(texts, batch_size, True if is_query is None else bool(is_query))
+            arrays = self._encode_tokens(texts, batch_size, True if is_query is None else bool(is_query), prompt)
             if convert_to_tensor:
                 torch = _import_torch()
                 arrays = [torch.from_numpy(a) for a in arrays]
@@ -433,11 +432,11 @@ loads; "export": False}). Other values are a ValueError."""
                 shown[0] = batches
 
             try:
-                vectors = self._encode_texts(texts, batch_size, progress)
+                vectors = self._encode_texts(texts, batch_size, progress, prompt)
             finally:
                 bar.close()
         else:
-            vectors = self._encode_texts(texts, batch_size)
+            vectors = self._encode_texts(texts, batch_size, prompt=prompt)
 
         if truncate_dim:
             vectors = np.ascontiguousarray(vectors[:, :truncate_dim])

@@ -1,4 +1,5 @@
-// dlrt.CrossEncoder over dlrt::embed::Classifier, with sentence-transformers'
+// dlrt.CrossEncoder over a sequence-classifier or LLM-reranker folder opened
+// by the models' registry (its PairScorer), with sentence-transformers'
 // CrossEncoder predict() and rank() call shapes.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -11,7 +12,7 @@
 #include <numeric>
 
 #include "bindings.h"
-#include "embed/models/classifier.h"
+#include "embed/models/registry.h"
 
 namespace dlrt::python {
 namespace {
@@ -50,12 +51,18 @@ a list of {"corpus_id", "score"(, "text")} dicts, highest score first, top_k of 
 as predict's.)";
 
 struct PyCrossEncoder {
-  std::unique_ptr<embed::Classifier> classifier;
+  std::shared_ptr<const embed::EmbedModel> model;
+  const embed::PairScorer* scorer = nullptr;  // model's
 };
 
-embed::Classifier& get(PyCrossEncoder& c) {
-  if (!c.classifier) throw nb::value_error("the CrossEncoder is not initialised");
-  return *c.classifier;
+const embed::EmbedModel& model_of(PyCrossEncoder& c) {
+  if (!c.model) throw nb::value_error("the CrossEncoder is not initialised");
+  return *c.model;
+}
+
+const embed::PairScorer& get(PyCrossEncoder& c) {
+  model_of(c);
+  return *c.scorer;
 }
 
 void init_cross_encoder(PyCrossEncoder* self, nb::handle folder, std::optional<std::string> device, PyIndex threads,
@@ -70,16 +77,26 @@ void init_cross_encoder(PyCrossEncoder* self, nb::handle folder, std::optional<s
     options.max_length = static_cast<size_t>(*max_length);
   }
   std::string dir = path_from_python(folder, "model_folder");
-  Result<std::unique_ptr<embed::Classifier>> created = Status();
+  Result<std::shared_ptr<const embed::EmbedModel>> opened = Status();
   {
     nb::gil_scoped_release unlocked;
-    created = embed::Classifier::create(dir, options);
+    // The registry refuses a folder of a kind that scores nothing, naming its kind.
+    opened = embed::open_model(dir, options, {embed::Capability::kPairScore, embed::Capability::kClassify},
+                               "dlrt.CrossEncoder");
   }
-  check(created.status());
-  self->classifier = std::move(created).value();
+  check(opened.status());
+  self->model = std::move(opened).value();
+  self->scorer = self->model->as<embed::PairScorer>();
 }
 
-embed::ClassifierInput input_of(nb::handle item) {
+// One text, or a pair; `instruction` for an LLM reranker's pairs.
+struct Input {
+  std::string first, second;
+  bool pair = false;
+  std::string instruction;
+};
+
+Input input_of(nb::handle item) {
   if (PyUnicode_Check(item.ptr())) return {utf8_of(item, "a text"), {}, false, {}};
   std::vector<std::string> parts;
   for (nb::handle s : nb::iter(item)) {
@@ -91,17 +108,28 @@ embed::ClassifierInput input_of(nb::handle item) {
   return {parts[0], parts[1], true, {}};
 }
 
+Result<embed::Encoding> tokenize(const embed::EmbedModel& m, const embed::PairScorer& c, const Input& in) {
+  if (in.pair) return c.tokenize_rerank(in.first, in.second, in.instruction, nullptr);
+  if (!in.instruction.empty() && !c.takes_instruction())
+    return InvalidArgument("an instruction is for LLM rerankers; this model is a sequence classifier");
+  return m.tokenize(in.first, nullptr);
+}
+
 // Logits of every input (rows), batch_size at a time. Runs without the GIL.
-Status score_all(const embed::Classifier& c, const std::vector<embed::ClassifierInput>& inputs, size_t batch_size,
-                 std::vector<float>& out) {
+Status score_all(const embed::EmbedModel& m, const embed::PairScorer& c, const std::vector<Input>& inputs,
+                 size_t batch_size, std::vector<float>& out) {
   const size_t n = c.labels().size();
   out.assign(inputs.size() * n, 0.0f);
+  std::vector<embed::Encoding> batch;
   for (size_t start = 0; start < inputs.size(); start += batch_size) {
     const size_t end = std::min(inputs.size(), start + batch_size);
-    std::vector<embed::ClassifierInput> part(inputs.begin() + static_cast<std::ptrdiff_t>(start),
-                                             inputs.begin() + static_cast<std::ptrdiff_t>(end));
-    DLRT_ASSIGN_OR_RETURN(embed::ClassifierResult r, c.score(part));
-    for (size_t i = 0; i < r.logits.size(); ++i) std::copy(r.logits[i].begin(), r.logits[i].end(), out.begin() + (start + i) * n);
+    batch.clear();
+    for (size_t i = start; i < end; ++i) {
+      DLRT_ASSIGN_OR_RETURN(embed::Encoding e, tokenize(m, c, inputs[i]));
+      batch.push_back(std::move(e));
+    }
+    DLRT_ASSIGN_OR_RETURN(auto logits, c.classify(batch, {}));
+    for (size_t i = 0; i < logits.size(); ++i) std::copy(logits[i].begin(), logits[i].end(), out.begin() + (start + i) * n);
   }
   return Status::Ok();
 }
@@ -125,18 +153,19 @@ nb::object predict(PyCrossEncoder& self, nb::handle sentences, PyIndex batch_siz
                    bool convert_to_numpy, bool apply_softmax, std::optional<std::string> activation,
                    std::optional<std::string> instruction) {
   (void)show_progress_bar;
-  embed::Classifier& c = get(self);
+  const embed::PairScorer& c = get(self);
+  const embed::EmbedModel& m = model_of(self);
   if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
   // One input: a str, or a pair of str. Else a list of them.
   bool single = PyUnicode_Check(sentences.ptr());
   if (!single && (PyTuple_Check(sentences.ptr()) || PyList_Check(sentences.ptr())) && nb::len(sentences) == 2) {
     single = PyUnicode_Check(sentences[0].ptr()) && PyUnicode_Check(sentences[1].ptr());
   }
-  std::vector<embed::ClassifierInput> inputs;
+  std::vector<Input> inputs;
   if (single) inputs.push_back(input_of(sentences));
   else
     for (nb::handle item : nb::iter(sentences)) inputs.push_back(input_of(item));
-  for (embed::ClassifierInput& in : inputs) in.instruction = instruction.value_or("");
+  for (Input& in : inputs) in.instruction = instruction.value_or("");
   const size_t labels = c.labels().size();
   std::string act = activation.value_or(apply_softmax && labels > 1 ? "softmax" : labels == 1 ? "sigmoid" : "identity");
   if (act != "sigmoid" && act != "identity" && act != "softmax")
@@ -145,7 +174,7 @@ nb::object predict(PyCrossEncoder& self, nb::handle sentences, PyIndex batch_siz
   Status status;
   {
     nb::gil_scoped_release unlocked;
-    status = score_all(c, inputs, static_cast<size_t>(batch_size), *scores);
+    status = score_all(m, c, inputs, static_cast<size_t>(batch_size), *scores);
   }
   check(status);
   activate(*scores, labels, act);
@@ -162,20 +191,21 @@ nb::object predict(PyCrossEncoder& self, nb::handle sentences, PyIndex batch_siz
 nb::list rank(PyCrossEncoder& self, const std::string& query, const std::vector<std::string>& documents,
               std::optional<PyIndex> top_k, bool return_documents, PyIndex batch_size,
               std::optional<std::string> instruction) {
-  embed::Classifier& c = get(self);
+  const embed::PairScorer& c = get(self);
+  const embed::EmbedModel& m = model_of(self);
   if (c.labels().size() != 1)
     raise_status(InvalidArgument("rank needs a one-label model (a reranker); this one has " +
                                  std::to_string(c.labels().size()) + " labels: use predict"));
   if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
   // sentence-transformers slices [:top_k], so a negative one drops documents from the end: refused here.
   if (top_k && *top_k < 0) raise_status(InvalidArgument("top_k must be >= 0 or None, got " + std::to_string(*top_k)));
-  std::vector<embed::ClassifierInput> inputs;
+  std::vector<Input> inputs;
   for (const std::string& d : documents) inputs.push_back({query, d, true, instruction.value_or("")});
   std::vector<float> scores;
   Status status;
   {
     nb::gil_scoped_release unlocked;
-    status = score_all(c, inputs, static_cast<size_t>(batch_size), scores);
+    status = score_all(m, c, inputs, static_cast<size_t>(batch_size), scores);
   }
   check(status);
   activate(scores, 1, "sigmoid");
@@ -209,14 +239,14 @@ void bind_cross_encoder(nb::module_& m) {
            kRankDoc)
       .def_prop_ro("labels", [](PyCrossEncoder& c) { return get(c).labels(); },
                    "The labels, from config.json's id2label ([\"yes\"] for an LLM reranker).")
-      .def_prop_ro("is_llm_reranker", [](PyCrossEncoder& c) { return get(c).is_llm_reranker(); },
+      .def_prop_ro("is_llm_reranker", [](PyCrossEncoder& c) { return get(c).takes_instruction(); },
                    "True for an LLM reranker folder (pairs only, instructions).")
-      .def_prop_ro("max_length", [](PyCrossEncoder& c) { return get(c).max_length(); },
+      .def_prop_ro("max_length", [](PyCrossEncoder& c) { return model_of(c).max_length(); },
                    "Tokens per pair, special tokens included (longer pairs are truncated).")
-      .def("placement", [](PyCrossEncoder& c) { return get(c).placement(); },
+      .def("placement", [](PyCrossEncoder& c) { return model_of(c).placement(); },
            "Where the model was placed (a RunReport without times).")
       .def("__repr__", [](PyCrossEncoder& c) {
-        return "dlrt.CrossEncoder(" + get(c).model_name() + ", " + std::to_string(get(c).labels().size()) + " labels)";
+        return "dlrt.CrossEncoder(" + model_of(c).model_name() + ", " + std::to_string(get(c).labels().size()) + " labels)";
       });
 }
 

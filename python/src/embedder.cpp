@@ -1,6 +1,7 @@
-// The native base of dlrt.Embedder over dlrt::embed::Embedder: loading, the
-// batched embedding and the folder's facts; encode() with sentence-transformers'
-// semantics is python/dlrt/_embedder.py.
+// The native base of dlrt.Embedder over the models' registry (a dense, sparse
+// or multi-vector folder opened as its kind): loading, the batched embedding
+// with the server's input shaping (prepare_inputs) and the folder's facts;
+// encode() with sentence-transformers' semantics is python/dlrt/_embedder.py.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -11,12 +12,10 @@
 #include <memory>
 
 #include "bindings.h"
-#include "embed/models/embedder.h"
 #include "embed/models/kind.h"
-#include "embed/models/multi_vector.h"
+#include "embed/models/prepare_inputs.h"
+#include "embed/models/registry.h"
 #include "embed/models/sparse.h"
-#include "embed/models/token_inputs.h"
-#include "embed/tokenizer/tokenizer.h"
 
 namespace dlrt::python {
 namespace {
@@ -34,11 +33,12 @@ max_seq_length  tokens per text, [CLS]/[SEP] included; None: the folder's, cappe
                 the model's positions.
 
 Raises dlrt.NotFound (no folder, model or vocabulary), dlrt.InvalidModel (broken json,
-a model without input_ids or a 3-D output), dlrt.Unsupported (a tokenizer other than
-BERT WordPiece) and Session's errors. One Embedder may be used from many threads.)";
+a model without input_ids or a 3-D output), dlrt.Unsupported (a tokenizer dlrt does not
+implement; a reranker folder, naming its kind: use dlrt.CrossEncoder) and Session's
+errors. One Embedder may be used from many threads.)";
 
 const char* const kEncodeDoc = R"(The native half of Embedder.encode (python/dlrt/_embedder.py): embeds
-`texts` (a sequence of str) `batch_size` at a time, texts sorted by token count
+`texts` (a sequence of str, each after `prompt`) `batch_size` at a time, texts sorted by token count
 (less padding), and returns a float32 [len(texts), dimension] array in input
 order, normalised where the folder asks for it (Embedder.normalizes) and only
 there. `progress(done)` (optional) is called with the GIL held after each batch,
@@ -46,56 +46,55 @@ there. `progress(done)` (optional) is called with the GIL held after each batch,
 the encoding and propagates. The GIL is released while the model runs.)";
 
 const char* const kEncodeTokensDoc = R"(The native half of Embedder.encode(output_value="token_embeddings"):
-per text of `texts`, a float32 [tokens, dimension] array. A multi-vector
+per text of `texts` (each after `prompt`), a float32 [tokens, dimension] array. A multi-vector
 (ColBERT) folder gives its projected, L2-normalised token vectors, for
 queries when `is_query` (else documents); any other folder its transformer's
 token vectors up to the text's last token (max_seq_length tokens at most).
 `batch_size` texts per model run, without the GIL.)";
 
-// The native embedder and how it was made: max_seq_length above the one it
-// was created with, and to(device), make a new one from `dir` and `options`.
-// A call takes its own reference (with the GIL held), so a replacement never
-// frees an embedder another thread is using. A multi-vector (ColBERT) folder
-// has `multi` instead of `embedder`; its base() answers the folder's facts.
+// The native model and how it was made: max_seq_length above the one it was
+// created with, and to(device), open a new one from `dir` and `options`. A
+// call takes its own reference (with the GIL held), so a replacement never
+// frees a model another thread is using.
 struct PyEmbedder {
-  std::shared_ptr<embed::Embedder> embedder;
-  std::shared_ptr<embed::MultiVectorEmbedder> multi;
+  std::shared_ptr<const embed::EmbedModel> model;
   std::string dir;
   embed::EmbedderOptions options;
-  size_t max_seq_length = 0;  // tokens per text, <= the embedder's max_length()
+  size_t max_seq_length = 0;  // tokens per text, <= the model's max_length()
 };
 
-// The folder's Embedder: `embedder`, or the multi-vector one's base.
-std::shared_ptr<const embed::Embedder> share(PyEmbedder& e) {
-  if (e.multi) return std::shared_ptr<const embed::Embedder>(e.multi, &e.multi->base());
-  if (!e.embedder) throw nb::value_error("the Embedder is not initialised");
-  return e.embedder;
+std::shared_ptr<const embed::EmbedModel> share(PyEmbedder& e) {
+  if (!e.model) throw nb::value_error("the Embedder is not initialised");
+  return e.model;
 }
 
-const embed::Embedder& get(PyEmbedder& e) { return *share(e); }
+const embed::EmbedModel& get(PyEmbedder& e) { return *share(e); }
 
-// T::create(dir, options) without the GIL (Embedder or MultiVectorEmbedder).
-template <typename T>
-std::shared_ptr<T> create_shared(const std::string& dir, const embed::EmbedderOptions& options) {
-  Result<std::unique_ptr<T>> created = Status();
+bool is_multi_vector(const embed::EmbedModel& m) { return embed::has_capability(m.kind(), embed::Capability::kMaxSim); }
+
+// The folder `dir` opened by the registry without the GIL: a kind that gives
+// no vectors (a reranker) is refused naming it.
+std::shared_ptr<const embed::EmbedModel> open_shared(const std::string& dir, const embed::EmbedderOptions& options) {
+  Result<std::shared_ptr<const embed::EmbedModel>> opened = Status();
   {
     nb::gil_scoped_release unlocked;
-    created = T::create(dir, options);
+    opened = embed::open_model(
+        dir, options, {embed::Capability::kDense, embed::Capability::kSparse, embed::Capability::kMaxSim},
+        "dlrt.Embedder");
   }
-  check(created.status());
-  return std::shared_ptr<T>(std::move(created).value());
+  check(opened.status());
+  return std::move(opened).value();
 }
 
-// Loads `self.dir` with `options`: a MultiVectorEmbedder for a multi-vector folder, else an Embedder.
 void load(PyEmbedder& self, const embed::EmbedderOptions& options) {
-  if (embed::folder_has(self.dir, embed::Capability::kMaxSim)) {
-    self.multi = create_shared<embed::MultiVectorEmbedder>(self.dir, options);
-    self.embedder.reset();
-  } else {
-    self.embedder = create_shared<embed::Embedder>(self.dir, options);
-    self.multi.reset();
-  }
+  self.model = open_shared(self.dir, options);
   self.options = options;
+}
+
+// kInvalidArgument with the registry's refusal when `m` lacks `capability` (`what`: the call).
+void require(const embed::EmbedModel& m, embed::Capability capability, const char* what, const char* instead) {
+  const std::string e = embed::kind_refusal(m.kind(), {capability}, "the model " + m.model_name(), what);
+  if (!e.empty()) raise_status(InvalidArgument(e + instead));
 }
 
 size_t checked_max_seq_length(int64_t n) {
@@ -110,21 +109,21 @@ size_t checked_max_seq_length(int64_t n) {
 // position embeddings (InvalidArgument beyond them; the old one stays).
 void set_max_seq_length(PyEmbedder& self, PyIndex n) {
   const size_t want = checked_max_seq_length(n);
-  std::shared_ptr<const embed::Embedder> current = share(self);
-  if (self.multi) {
+  std::shared_ptr<const embed::EmbedModel> current = share(self);
+  if (is_multi_vector(*current)) {
     raise_status(Unsupported("max_seq_length of a multi-vector (ColBERT) folder is fixed: its texts are cut to the "
                              "query_length and document_length of config_sentence_transformers.json"));
   }
   if (want > current->max_length()) {
     embed::EmbedderOptions options = self.options;
     options.max_length = want;
-    std::shared_ptr<embed::Embedder> bigger = create_shared<embed::Embedder>(self.dir, options);
+    std::shared_ptr<const embed::EmbedModel> bigger = open_shared(self.dir, options);
     if (bigger->max_length() < want) {
       raise_status(InvalidArgument("max_seq_length " + std::to_string(want) + " is more than the model takes: " +
                                    std::to_string(bigger->max_length()) +
                                    " (config.json's max_position_embeddings)"));
     }
-    self.embedder = std::move(bigger);
+    self.model = std::move(bigger);
     self.options = options;
   }
   self.max_seq_length = want;
@@ -163,35 +162,45 @@ std::vector<std::string> texts_from_python(nb::handle sentences) {
   return texts;
 }
 
-nb::list encode_tokens(PyEmbedder& self, nb::handle sentences, PyIndex batch_size, bool is_query) {
-  std::shared_ptr<const embed::Embedder> base = share(self);
-  std::shared_ptr<const embed::MultiVectorEmbedder> multi = self.multi;
-  const size_t max_seq_length = self.max_seq_length;
+nb::list encode_tokens(PyEmbedder& self, nb::handle sentences, PyIndex batch_size, bool is_query,
+                       const std::string& prompt) {
+  std::shared_ptr<const embed::EmbedModel> held = share(self);
+  require(*held, embed::Capability::kPerToken, "encode(output_value=\"token_embeddings\")", "");
+  const embed::PerTokenOut& per_token = *held->as<embed::PerTokenOut>();
+  const bool multi = is_multi_vector(*held);
+  embed::InputOptions in;
+  in.prompt = prompt;
+  in.limit = self.max_seq_length;
   if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
-  const std::vector<std::string> texts = texts_from_python(sentences);
+  std::vector<std::string> texts = texts_from_python(sentences);
   std::vector<std::vector<std::vector<float>>> tokens;
   Status status;
   {
     nb::gil_scoped_release unlocked;
     status = [&]() -> Status {
-      std::vector<embed::Encoding> batch;
-      for (size_t start = 0; start < texts.size(); start += static_cast<size_t>(batch_size)) {
-        const size_t end = std::min(texts.size(), start + static_cast<size_t>(batch_size));
-        batch.clear();
-        for (size_t i = start; i < end; ++i) {
-          DLRT_ASSIGN_OR_RETURN(embed::Encoding e, multi ? multi->tokenize(texts[i], is_query)
-                                                         : base->tokenizer().encode_checked(texts[i], max_seq_length));
-          batch.push_back(std::move(e));
+      // A multi-vector model tokenizes queries and documents its own way (its
+      // lengths, its markers); other models as every embedding route does.
+      std::vector<embed::Encoding> inputs;
+      if (multi) {
+        for (const std::string& t : texts) {
+          DLRT_ASSIGN_OR_RETURN(embed::Encoding e, per_token.tokenize_tokens(in.prompt + t, is_query, nullptr));
+          inputs.push_back(std::move(e));
         }
-        DLRT_ASSIGN_OR_RETURN(embed::TokenEmbedResult r,
-                              multi ? multi->embed_encoded(batch, is_query) : base->embed_tokens(batch));
+      } else if (auto e = embed::prepare_inputs(*held, texts, in, inputs)) {
+        return e->status;
+      }
+      for (size_t start = 0; start < inputs.size(); start += static_cast<size_t>(batch_size)) {
+        const size_t end = std::min(inputs.size(), start + static_cast<size_t>(batch_size));
+        const std::vector<embed::Encoding> batch(inputs.begin() + static_cast<std::ptrdiff_t>(start),
+                                                 inputs.begin() + static_cast<std::ptrdiff_t>(end));
+        DLRT_ASSIGN_OR_RETURN(embed::TokenEmbedResult r, per_token.embed_tokens(batch, is_query, {}));
         for (auto& t : r.tokens) tokens.push_back(std::move(t));
       }
       return Status::Ok();
     }();
   }
   check(status);
-  const size_t dim = multi ? multi->dimension() : base->hidden_size();
+  const size_t dim = per_token.token_dimension();
   nb::list out;
   for (const auto& rows : tokens) {
     auto buffer = std::make_unique<std::vector<float>>(rows.size() * dim);
@@ -205,36 +214,37 @@ nb::list encode_tokens(PyEmbedder& self, nb::handle sentences, PyIndex batch_siz
 
 // Embeds `texts` into rows of `out` (texts.size() x dimension), batch_size at
 // a time in order of decreasing token count. Runs without the GIL.
-Status embed_all(const embed::Embedder& e, size_t max_seq_length, const std::vector<std::string>& texts,
+Status embed_all(const embed::EmbedModel& m, const embed::InputOptions& in, std::vector<std::string>& texts,
                  size_t batch_size, const std::function<Status(size_t)>& batch_done, float* out) {
-  std::vector<embed::Encoding> encodings;
-  encodings.reserve(texts.size());
-  for (const std::string& t : texts) {
-    DLRT_ASSIGN_OR_RETURN(embed::Encoding enc, e.tokenizer().encode_checked(t, max_seq_length));
-    encodings.push_back(std::move(enc));
-  }
-  const size_t dim = e.dimension(), total = encodings.size();
+  std::vector<embed::Encoding> inputs;
+  if (auto e = embed::prepare_inputs(m, texts, in, inputs)) return e->status;
+  const size_t dim = m.dimension(), total = inputs.size();
   size_t done = 0;
-  return e.embed_by_length(std::move(encodings), batch_size, std::nullopt, [&](size_t i, std::vector<float>&& v) {
-    if (v.size() != dim) {
-      return Internal("the embedder returned a vector of " + std::to_string(v.size()) + " values, expected " +
-                      std::to_string(dim));
-    }
-    std::copy(v.begin(), v.end(), out + i * dim);
-    ++done;
-    if (batch_done && (done % batch_size == 0 || done == total)) return batch_done(done);
-    return Status::Ok();
-  });
+  return embed::embed_inputs(*m.as<embed::DenseOut>(), std::move(inputs), batch_size, m.normalizes(),
+                             [&](size_t i, std::vector<float>&& v) {
+                               if (v.size() != dim) {
+                                 return Internal("the embedder returned a vector of " + std::to_string(v.size()) +
+                                                 " values, expected " + std::to_string(dim));
+                               }
+                               std::copy(v.begin(), v.end(), out + i * dim);
+                               ++done;
+                               if (batch_done && (done % batch_size == 0 || done == total)) return batch_done(done);
+                               return Status::Ok();
+                             });
 }
 
-nb::object encode_texts(PyEmbedder& self, nb::handle sentences, PyIndex batch_size, nb::handle progress) {
-  if (self.multi) {
+nb::object encode_texts(PyEmbedder& self, nb::handle sentences, PyIndex batch_size, nb::handle progress,
+                        const std::string& prompt) {
+  std::shared_ptr<const embed::EmbedModel> held = share(self);
+  const embed::EmbedModel& e = *held;
+  if (is_multi_vector(e)) {
     throw nb::value_error("this folder is a multi-vector (ColBERT) model: it gives one vector per token; "
                           "use encode(..., output_value=\"token_embeddings\", is_query=...)");
   }
-  std::shared_ptr<const embed::Embedder> held = share(self);
-  const embed::Embedder& e = *held;
-  const size_t max_seq_length = self.max_seq_length;
+  require(e, embed::Capability::kDense, "encode()", " (Python: Embedder.encode_sparse)");
+  embed::InputOptions in;
+  in.prompt = prompt;
+  in.limit = self.max_seq_length;
   if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
   std::vector<std::string> texts = texts_from_python(sentences);
   const size_t dim = e.dimension();
@@ -259,7 +269,7 @@ nb::object encode_texts(PyEmbedder& self, nb::handle sentences, PyIndex batch_si
   Status status;
   {
     nb::gil_scoped_release unlocked;
-    status = embed_all(e, max_seq_length, texts, static_cast<size_t>(batch_size), batch_done, buffer->data());
+    status = embed_all(e, in, texts, static_cast<size_t>(batch_size), batch_done, buffer->data());
   }
   if (callback_failed) throw nb::python_error();
   check(status);
@@ -270,21 +280,15 @@ nb::object encode_texts(PyEmbedder& self, nb::handle sentences, PyIndex batch_si
 
 // sentence-transformers' tokenize(): the texts' ids padded to the longest.
 nb::dict tokenize_texts(PyEmbedder& self, nb::handle sentences) {
-  std::shared_ptr<const embed::Embedder> held = share(self);
-  const size_t max_seq_length = self.max_seq_length;
+  std::shared_ptr<const embed::EmbedModel> held = share(self);
+  embed::InputOptions in;
+  in.limit = self.max_seq_length;
   std::vector<std::string> texts = texts_from_python(sentences);
   std::vector<embed::Encoding> encodings;
   Status status;
   {
     nb::gil_scoped_release unlocked;
-    for (const std::string& t : texts) {
-      Result<embed::Encoding> enc = held->tokenizer().encode_checked(t, max_seq_length);
-      if (!enc.ok()) {
-        status = enc.status();
-        break;
-      }
-      encodings.push_back(std::move(enc).value());
-    }
+    if (auto e = embed::prepare_inputs(*held, texts, in, encodings)) status = e->status;
   }
   check(status);
   size_t length = 0;
@@ -302,7 +306,7 @@ nb::dict tokenize_texts(PyEmbedder& self, nb::handle sentences) {
   };
   nb::dict out;
   out["input_ids"] = make([](const embed::Encoding& e) -> const std::vector<int64_t>& { return e.ids; },
-                          held->tokenizer().pad_id());
+                          held->pad_id());
   out["token_type_ids"] = make([](const embed::Encoding& e) -> const std::vector<int64_t>& { return e.type_ids; }, 0);
   out["attention_mask"] =
       make([](const embed::Encoding& e) -> const std::vector<int64_t>& { return e.attention_mask; }, 0);
@@ -311,7 +315,7 @@ nb::dict tokenize_texts(PyEmbedder& self, nb::handle sentences) {
 
 // The device the embedder's largest partition runs on ("cpu", "openvino:GPU", ...).
 std::string device_of(PyEmbedder& self) {
-  const RunReport placed = share(self)->placement();
+  const RunReport placed = get(self).placement();
   const PartitionReport* largest = nullptr;
   for (const PartitionReport& p : placed.partitions)
     if (!largest || p.node_count > largest->node_count) largest = &p;
@@ -333,44 +337,30 @@ folder raises dlrt.InvalidArgument, as encode() does on a sparse one.)";
 
 // Embedder.encode_sparse: (indices, values) per text.
 nb::object encode_sparse(PyEmbedder& self, nb::handle sentences, std::optional<PyIndex> top_k, PyIndex batch_size) {
-  std::shared_ptr<const embed::Embedder> held = share(self);
-  const embed::Embedder& e = *held;
+  std::shared_ptr<const embed::EmbedModel> held = share(self);
+  const embed::EmbedModel& e = *held;
   if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
   if (top_k && *top_k < 1) raise_status(InvalidArgument("top_k must be >= 1 or None, got " + std::to_string(*top_k)));
+  require(e, embed::Capability::kSparse, "encode_sparse()", " (Python: Embedder.encode)");
+  embed::InputOptions in;
+  in.limit = self.max_seq_length;
   const bool one = PyUnicode_Check(sentences.ptr());
   std::vector<std::string> texts;
-  if (one) {
-    texts.push_back(utf8_of(sentences, "sentences"));
-  } else {
-    for (nb::handle s : nb::iter(sentences)) {
-      if (!PyUnicode_Check(s.ptr())) {
-        throw nb::type_error(("sentences must be a str or a list of str, got an element of type " +
-                              str_of(s.type().attr("__name__")))
-                                 .c_str());
-      }
-      texts.push_back(utf8_of(s, "sentences[" + std::to_string(texts.size()) + "]"));
-    }
-  }
+  if (one) texts.push_back(utf8_of(sentences, "sentences"));
+  else texts = texts_from_python(sentences);
   std::vector<embed::SparseVector> vectors(texts.size());
   Status status;
   {
     nb::gil_scoped_release unlocked;
-    std::vector<embed::Encoding> encodings;
-    for (const std::string& t : texts) {
-      auto enc = e.tokenize(t);
-      if (!enc.ok()) {
-        status = enc.status();
-        break;
-      }
-      encodings.push_back(std::move(enc).value());
-    }
+    std::vector<embed::Encoding> inputs;
+    if (auto error = embed::prepare_inputs(e, texts, in, inputs)) status = error->status;
     if (status.ok())
-      status = e.encode_sparse_by_length(std::move(encodings), static_cast<size_t>(batch_size),
-                                         top_k ? static_cast<size_t>(*top_k) : size_t{0},
-                                         [&](size_t i, embed::SparseVector&& v) {
-                                           vectors[i] = std::move(v);
-                                           return Status::Ok();
-                                         });
+      status = embed::encode_sparse_inputs(*e.as<embed::SparseOut>(), std::move(inputs), static_cast<size_t>(batch_size),
+                                           top_k ? static_cast<size_t>(*top_k) : size_t{0},
+                                           [&](size_t i, embed::SparseVector&& v) {
+                                             vectors[i] = std::move(v);
+                                             return Status::Ok();
+                                           });
   }
   check(status);
   nb::list out;
@@ -389,7 +379,8 @@ nb::object encode_sparse(PyEmbedder& self, nb::handle sentences, std::optional<P
 
 nb::dict prompts_of(PyEmbedder& self) {
   nb::dict out;
-  for (const auto& [name, text] : get(self).prompts()) out[nb::str(name.c_str())] = nb::str(text.c_str());
+  const embed::EmbedModel& m = get(self);
+  for (const std::string& name : m.prompt_names()) out[nb::str(name.c_str())] = nb::str(m.prompt(name).value_or("").c_str());
   return out;
 }
 
@@ -402,15 +393,17 @@ void bind_embedder(nb::module_& m) {
            nb::sig("def __init__(self, model_folder: str | os.PathLike[str], device: str | None = None, "
                    "threads: int = 0, strict: bool = False, max_seq_length: int | None = None) -> None"))
       .def("_encode_texts", &encode_texts, nb::arg("texts"), nb::arg("batch_size") = 32,
-           nb::arg("progress") = nb::none(),
+           nb::arg("progress") = nb::none(), nb::arg("prompt") = "",
            nb::sig("def _encode_texts(self, texts: collections.abc.Iterable[str], batch_size: int = 32, "
-                   "progress: collections.abc.Callable[[int], object] | None = None) -> numpy.ndarray"),
+                   "progress: collections.abc.Callable[[int], object] | None = None, prompt: str = '') -> "
+                   "numpy.ndarray"),
            kEncodeDoc)
       .def("_encode_tokens", &encode_tokens, nb::arg("texts"), nb::arg("batch_size") = 32, nb::arg("is_query") = true,
+           nb::arg("prompt") = "",
            nb::sig("def _encode_tokens(self, texts: collections.abc.Iterable[str], batch_size: int = 32, "
-                   "is_query: bool = True) -> list[numpy.ndarray]"),
+                   "is_query: bool = True, prompt: str = '') -> list[numpy.ndarray]"),
            kEncodeTokensDoc)
-      .def_prop_ro("is_multi_vector", [](PyEmbedder& e) { return static_cast<bool>(e.multi); },
+      .def_prop_ro("is_multi_vector", [](PyEmbedder& e) { return is_multi_vector(get(e)); },
                    "True for a multi-vector (ColBERT / PyLate) folder: one vector per token, for queries or "
                    "documents (encode(..., output_value=\"token_embeddings\", is_query=...)).")
       .def_prop_ro("prompts", &prompts_of, nb::for_getter(nb::sig("def prompts(self, /) -> dict[str, str]")),
@@ -418,7 +411,7 @@ void bind_embedder(nb::module_& m) {
                    "name -> the text put in front of each input; {} when there are none.")
       .def_prop_ro("default_prompt_name",
                    [](PyEmbedder& e) -> std::optional<std::string> {
-                     const std::string& name = get(e).default_prompt_name();
+                     const std::string name = get(e).default_prompt_name();
                      if (name.empty()) return std::nullopt;
                      return name;
                    },
@@ -438,12 +431,14 @@ void bind_embedder(nb::module_& m) {
       .def_prop_ro("_device", &device_of,
                    "The device of the largest partition: 'cpu', or the backend device ('openvino:GPU', ...).")
       .def("get_sentence_embedding_dimension",
-           [](PyEmbedder& e) { return e.multi ? e.multi->dimension() : get(e).dimension(); },
+           [](PyEmbedder& e) { return get(e).dimension(); },
            "The length of each embedding vector (of a multi-vector folder: of each token vector).")
-      .def_prop_ro("normalizes", [](PyEmbedder& e) { return get(e).normalize(); },
-                   "True when the folder's modules.json has a Normalize module (or there is no modules.json).")
-      .def_prop_ro("pooling", [](PyEmbedder& e) { return std::string(embed::pooling_name(get(e).pooling())); },
-                   "The folder's pooling: 'mean', 'cls' or 'max'.")
+      .def_prop_ro("normalizes", [](PyEmbedder& e) { return get(e).normalizes(); },
+                   "True when the folder's modules.json has a Normalize module (or there is no modules.json); "
+                   "a multi-vector folder's token vectors are always normalised.")
+      .def_prop_ro("pooling", [](PyEmbedder& e) { return get(e).pooling(); },
+                   "The folder's pooling: 'mean', 'cls', 'max', ... ('splade' for a sparse folder, 'none' for a "
+                   "multi-vector one).")
       .def_prop_ro("batching", [](PyEmbedder& e) { return get(e).batching(); },
                    "How encode() batches: 'padded batches'; 'padded batches, int8 scales per text (dynamic "
                    "quantization: OP)' for a dynamically quantized model whose texts are each quantized with "
@@ -457,15 +452,16 @@ void bind_embedder(nb::module_& m) {
                    "list[tuple[numpy.ndarray, numpy.ndarray]]"),
            kEncodeSparseDoc)
       .def_prop_ro("kind", [](PyEmbedder& e) { return std::string(embed::model_kind_name(get(e).kind())); },
-                   "'dense' (encode()) or 'sparse' (a SPLADE folder: encode_sparse()).")
+                   "'dense' (encode()), 'sparse' (a SPLADE folder: encode_sparse()) or 'multi_vector' (a ColBERT "
+                   "folder: encode(..., output_value=\"token_embeddings\")).")
       .def("placement", [](PyEmbedder& e) { return get(e).placement(); },
            "Where the embedder's session was placed: a RunReport.")
       .def("__repr__", [](PyEmbedder& e) {
-        if (!e.embedder && !e.multi) return std::string("Embedder(<not initialised>)");
-        const embed::Embedder& b = get(e);
-        return "Embedder(model_name=" + repr_of(b.model_name()) +
-               ", dimension=" + std::to_string(e.multi ? e.multi->dimension() : b.dimension()) +
-               ", max_seq_length=" + std::to_string(e.max_seq_length) + (e.multi ? ", multi_vector=True" : "") + ")";
+        if (!e.model) return std::string("Embedder(<not initialised>)");
+        const embed::EmbedModel& b = *e.model;
+        return "Embedder(model_name=" + repr_of(b.model_name()) + ", dimension=" + std::to_string(b.dimension()) +
+               ", max_seq_length=" + std::to_string(e.max_seq_length) +
+               (is_multi_vector(b) ? ", multi_vector=True" : "") + ")";
       });
 }
 

@@ -1,12 +1,14 @@
 // The C API's embedder (dlrt_embedder_*): a sentence-transformers folder as
-// text -> vectors, over dlrt::embed::Embedder.
+// text -> vectors, opened by the models' registry as a dense model.
 #include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "embed/models/embedder.h"
+#include "embed/models/dense.h"
+#include "embed/models/prepare_inputs.h"
+#include "embed/models/registry.h"
 #include "capi/capi_util.h"
 
 using namespace dlrt::capi;  // NOLINT: this file implements the C API with its helpers
@@ -44,7 +46,8 @@ size_t invalid_utf8_at(std::string_view s) {
 }  // namespace
 
 struct dlrt_embedder {
-  std::unique_ptr<dlrt::embed::Embedder> embedder;
+  std::shared_ptr<const dlrt::embed::EmbedModel> embedder;
+  const dlrt::embed::DenseOut* dense;  // embedder's
 };
 
 extern "C" {
@@ -71,9 +74,10 @@ dlrt_status* dlrt_embedder_create(const char* model_dir, const dlrt_embedder_opt
       }
       if (DLRT_FITS(options, max_length)) o.max_length = options->max_length;
     }
-    auto e = dlrt::embed::Embedder::create(model_dir, o);
+    auto e = dlrt::embed::open_model(model_dir, o, {dlrt::embed::Capability::kDense}, fn);
     if (!e.ok()) return from_status(e.status());
-    *out = new dlrt_embedder{std::move(*e)};
+    const dlrt::embed::DenseOut* dense = (*e)->as<dlrt::embed::DenseOut>();
+    *out = new dlrt_embedder{std::move(*e), dense};
     return nullptr;
   });
 }
@@ -87,7 +91,7 @@ size_t dlrt_embedder_max_length(const dlrt_embedder* embedder) {
 }
 
 int dlrt_embedder_normalizes(const dlrt_embedder* embedder) {
-  return embedder && embedder->embedder->normalize() ? 1 : 0;
+  return embedder && embedder->embedder->normalizes() ? 1 : 0;
 }
 
 dlrt_status* dlrt_embedder_embed(const dlrt_embedder* embedder, const char* const* texts, const size_t* lengths,
@@ -111,14 +115,19 @@ dlrt_status* dlrt_embedder_embed(const dlrt_embedder* embedder, const char* cons
       if (const size_t at = invalid_utf8_at(batch[i]); at != std::string_view::npos)
         return invalid(fn, "texts[" + std::to_string(i) + "] is not valid UTF-8 (byte " + std::to_string(at) + ")");
     }
-    auto got = embedder->embedder->embed(batch);
+    // One padded run, as dlrt serve's inputs (prompt none, cut at the model's length).
+    std::vector<dlrt::embed::Encoding> inputs;
+    if (auto e = dlrt::embed::prepare_inputs(*embedder->embedder, batch, {}, inputs)) return from_status(e->status);
+    auto got = embedder->dense->embed_encoded(inputs, {});
     if (!got.ok()) return from_status(got.status());
     if (got->vectors.size() != count) return make_status(DLRT_INTERNAL, std::string(fn) + ": wrong number of vectors");
     std::unique_ptr<dlrt_run_report> rep;
     if (report) rep = std::make_unique<dlrt_run_report>(dlrt_run_report{std::move(got->report)});
     for (size_t i = 0; i < count; ++i) {
-      if (got->vectors[i].size() != dim) return make_status(DLRT_INTERNAL, std::string(fn) + ": wrong vector length");
-      std::memcpy(vectors + i * dim, got->vectors[i].data(), dim * sizeof(float));
+      std::vector<float>& v = got->vectors[i];
+      if (v.size() != dim) return make_status(DLRT_INTERNAL, std::string(fn) + ": wrong vector length");
+      if (embedder->embedder->normalizes()) dlrt::embed::normalize_l2(v);
+      std::memcpy(vectors + i * dim, v.data(), dim * sizeof(float));
     }
     if (report) *report = rep.release();
     return nullptr;

@@ -82,9 +82,9 @@ def test_classifier_labels_and_softmax(folders):
 def test_folder_errors(folders, tmp_path):
     with pytest.raises(dlrt.NotFound):
         dlrt.CrossEncoder(tmp_path / "missing")
-    # An embedding model folder is not a classifier: no 2-D logits output.
+    # An embedding model folder is not a classifier: the registry refuses it naming its kind.
     emb = os.path.join(ROOT, "tests", "embed", "data", "tiny_bert")
-    with pytest.raises(dlrt.InvalidModel, match="logits"):
+    with pytest.raises(dlrt.Unsupported, match="kind dense"):
         dlrt.CrossEncoder(emb)
 
 

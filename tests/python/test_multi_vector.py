@@ -107,8 +107,8 @@ def test_colbert_max_seq_length_is_fixed_and_to_reloads():
         m.to("tpu")
     assert m.is_multi_vector
     assert_tokens_match(m.encode_document(EXPECTED["documents"][0]), ref["documents"][0], "after a failed to()")
-    # A multi-vector folder has no sparse vectors either.
-    with pytest.raises(dlrt.InvalidArgument, match="dense embedding model"):
+    # A multi-vector folder has no sparse vectors either: the registry's refusal names its kind.
+    with pytest.raises(dlrt.InvalidArgument, match="kind multi_vector"):
         m.encode_sparse(["a cat"])
 
 

@@ -16,14 +16,11 @@
 #include "cli_args.h"
 #include "core/npy.h"
 #include "commands.h"
-#include "embed/models/embedder.h"
 #include "embed/models/kind.h"
-#include "embed/models/multi_vector.h"
 #include "embed/models/output_type.h"
 #include "embed/models/prepare_inputs.h"
 #include "embed/models/registry.h"
 #include "embed/models/sparse.h"
-#include "embed/models/token_inputs.h"
 #include "embed_tokens.h"
 #include "json_out.h"
 #include "progress.h"
@@ -103,7 +100,7 @@ bool write_npy(const std::string& path, const char* descr, size_t count, size_t 
 
 // "embedded 5000 texts (61234 tokens) in 12.3 s: 406.5 texts/s on cpu:0"
 std::string summary_line(size_t count, const std::vector<size_t>& tokens, double seconds,
-                         const embed::Embedder& embedder) {
+                         const embed::EmbedModel& embedder) {
   size_t total_tokens = 0;
   for (size_t t : tokens) total_tokens += t;
   std::string devices;
@@ -117,19 +114,20 @@ std::string summary_line(size_t count, const std::vector<size_t>& tokens, double
 }
 
 // --sparse: the texts' sparse vectors, printed as INDEX:VALUE pairs or --json.
-int embed_sparse(const embed::Embedder& embedder, std::vector<embed::Encoding> encodings,
+int embed_sparse(const embed::EmbedModel& embedder, std::vector<embed::Encoding> encodings,
                  const std::vector<size_t>& tokens, size_t batch, size_t top_k, const Args& args) {
+  const embed::SparseOut& sparse = *embedder.as<embed::SparseOut>();
   const size_t count = encodings.size();
   std::vector<embed::SparseVector> vectors(count);
   Progress progress(progress_wanted(args.has("quiet"), args.has("progress")), "embedding", "texts", count);
   size_t done = 0;
   progress.update(0);
-  const Status encoded = embedder.encode_sparse_by_length(std::move(encodings), batch, top_k,
-                                                          [&](size_t i, embed::SparseVector&& v) {
-                                                            vectors[i] = std::move(v);
-                                                            progress.update(++done);
-                                                            return Status::Ok();
-                                                          });
+  const Status encoded = embed::encode_sparse_inputs(sparse, std::move(encodings), batch, top_k,
+                                                     [&](size_t i, embed::SparseVector&& v) {
+                                                       vectors[i] = std::move(v);
+                                                       progress.update(++done);
+                                                       return Status::Ok();
+                                                     });
   if (!encoded.ok()) {
     progress.finish("stopped after " + std::to_string(done) + " of " + std::to_string(count) + " texts");
     std::fprintf(stderr, "dlrt embed: error: %s\n", encoded.to_string().c_str());
@@ -137,7 +135,7 @@ int embed_sparse(const embed::Embedder& embedder, std::vector<embed::Encoding> e
   }
   progress.finish(summary_line(count, tokens, progress.seconds(), embedder));
   if (args.has("json")) {
-    const embed::SpladePooling* pooling = embedder.splade_pooling();
+    const embed::SpladePooling* pooling = sparse.splade_pooling();
     nlohmann::ordered_json j;
     j["model"] = embedder.model_name();
     j["kind"] = embed::model_kind_name(embedder.kind());
@@ -230,31 +228,6 @@ int parse_embed_options(const Args& args, embed::EmbedderOptions& opt, size_t& b
   return kExitOk;
 }
 
-// --tokens, and any text of a multi-vector (ColBERT) folder: one vector per token.
-int embed_per_token(const Args& args, const embed::EmbedderOptions& opt, std::vector<std::string> texts, size_t batch,
-                    bool multi_vector) {
-  if (Status can = embed::require_capability(args.get("model"), {embed::Capability::kPerToken}, "dlrt embed --tokens");
-      !can.ok()) {
-    std::fprintf(stderr, "dlrt embed: error: %s\n", can.message().c_str());
-    return kExitBadModel;
-  }
-  if (args.has("npy")) return usage_error("embed", "per-token vectors differ in count per text: use --json, not --npy");
-  TokenEmbedJob job;
-  job.model = args.get("model");
-  job.options = opt;
-  job.texts = std::move(texts);
-  job.multi_vector = multi_vector;
-  job.is_query = !args.has("document");
-  job.has_prompt = args.has("prompt");
-  job.prompt = args.get("prompt");
-  job.prompt_name = args.get("prompt-name");
-  job.batch = batch;
-  job.json = args.has("json");
-  job.quiet = args.has("quiet");
-  job.progress = args.has("progress");
-  return embed_tokens(job);
-}
-
 // The prompt: --prompt's text, --prompt-name's, else the folder's default
 // prompt (as dlrt serve does for a request without prompt_name). kExitOk or
 // the usage error's code.
@@ -272,22 +245,39 @@ int resolve_prompt(const Args& args, const embed::EmbedModel& model, std::string
                                   (names.empty() ? "none" : names) + ")");
 }
 
+// --tokens, and any text of a multi-vector (ColBERT) folder: one vector per token.
+int embed_per_token(const Args& args, std::shared_ptr<const embed::EmbedModel> model, std::vector<std::string> texts,
+                    size_t batch, bool multi_vector) {
+  if (args.has("npy")) return usage_error("embed", "per-token vectors differ in count per text: use --json, not --npy");
+  TokenEmbedJob job;
+  if (int rc = resolve_prompt(args, *model, job.prompt); rc != kExitOk) return rc;
+  job.model = std::move(model);
+  job.texts = std::move(texts);
+  job.multi_vector = multi_vector;
+  job.is_query = !args.has("document");
+  job.batch = batch;
+  job.json = args.has("json");
+  job.quiet = args.has("quiet");
+  job.progress = args.has("progress");
+  return embed_tokens(job);
+}
+
 // The fields of a dense --json answer before "data"; "precision" after
 // "dimension" for a quantized one.
-nlohmann::ordered_json dense_json_head(const embed::Embedder& embedder, const char* precision) {
+nlohmann::ordered_json dense_json_head(const embed::EmbedModel& embedder, const char* precision) {
   nlohmann::ordered_json j;
   j["model"] = embedder.model_name();
   j["dimension"] = embedder.dimension();
   if (precision) j["precision"] = precision;
-  j["pooling"] = embed::pooling_name(embedder.pooling());
-  j["normalized"] = embedder.normalize();
+  j["pooling"] = embedder.pooling();
+  j["normalized"] = embedder.normalizes();
   j["max_length"] = embedder.max_length();
   j["batching"] = embedder.batching();
   return j;
 }
 
 // Dense vectors to --npy, --json or stdout (one line per text).
-int print_dense(const Args& args, const embed::Embedder& embedder, const std::vector<std::vector<float>>& vectors,
+int print_dense(const Args& args, const embed::EmbedModel& embedder, const std::vector<std::vector<float>>& vectors,
                 const std::vector<size_t>& tokens) {
   if (args.has("npy")) {
     auto row = [&](size_t i) {
@@ -328,7 +318,7 @@ int print_dense(const Args& args, const embed::Embedder& embedder, const std::ve
 
 // --precision int8 / uint8 / binary / ubinary: all texts' vectors quantized at once (as
 // quantize_embeddings on encode's result), to --npy, --json or stdout.
-int print_quantized(const Args& args, const embed::Embedder& embedder, const std::vector<std::vector<float>>& vectors,
+int print_quantized(const Args& args, const embed::EmbedModel& embedder, const std::vector<std::vector<float>>& vectors,
                     const std::vector<size_t>& tokens, embed::OutputType type) {
   embed::QuantizationSource source;
   std::vector<float> calibration;  // float64 files rounded to float32: the same ranges (rounding keeps order)
@@ -387,41 +377,38 @@ int print_quantized(const Args& args, const embed::Embedder& embedder, const std
 
 // Every text is tokenized first (a tokenizer error is exit 1), then embedded
 // `batch` at a time, longest first, each vector going back to its text's place.
-int embed_texts(const Args& args, const std::shared_ptr<const embed::Embedder>& shared, std::vector<std::string> texts,
-                size_t batch, size_t top_k) {
-  const embed::Embedder& embedder = *shared;
+int embed_texts(const Args& args, const embed::EmbedModel& model, std::vector<std::string> texts, size_t batch,
+                size_t top_k) {
   // Prompt, tokens and the cut at the model's length as dlrt serve's (models/prepare_inputs.h).
-  const std::shared_ptr<const embed::EmbedModel> model = embed::embedder_model(shared);
   embed::InputOptions in;
-  if (int rc = resolve_prompt(args, *model, in.prompt); rc != kExitOk) return rc;
+  if (int rc = resolve_prompt(args, model, in.prompt); rc != kExitOk) return rc;
   std::vector<embed::Encoding> encodings;
-  if (auto e = embed::prepare_inputs(*model, texts, in, encodings)) {
+  if (auto e = embed::prepare_inputs(model, texts, in, encodings)) {
     std::fprintf(stderr, "dlrt embed: error: %s\n", e->status.to_string().c_str());
     return kExitRuntimeError;
   }
   std::vector<size_t> tokens;  // per text, for --json
   for (const embed::Encoding& e : encodings) tokens.push_back(e.ids.size());
-  if (embed::has_capability(embedder.kind(), embed::Capability::kSparse))
-    return embed_sparse(embedder, std::move(encodings), tokens, batch, top_k, args);
+  if (model.as<embed::SparseOut>()) return embed_sparse(model, std::move(encodings), tokens, batch, top_k, args);
   std::vector<std::vector<float>> vectors(texts.size());
   Progress progress(progress_wanted(args.has("quiet"), args.has("progress")), "embedding", "texts", texts.size());
   size_t done = 0;
   progress.update(0);
-  const Status embedded = embedder.embed_by_length(std::move(encodings), batch, std::nullopt,
-                                                   [&](size_t i, std::vector<float>&& v) {
-                                                     vectors[i] = std::move(v);
-                                                     progress.update(++done);
-                                                     return Status::Ok();
-                                                   });
+  const Status embedded = embed::embed_inputs(*model.as<embed::DenseOut>(), std::move(encodings), batch,
+                                              model.normalizes(), [&](size_t i, std::vector<float>&& v) {
+                                                vectors[i] = std::move(v);
+                                                progress.update(++done);
+                                                return Status::Ok();
+                                              });
   if (!embedded.ok()) {
     progress.finish("stopped after " + std::to_string(done) + " of " + std::to_string(texts.size()) + " texts");
     std::fprintf(stderr, "dlrt embed: error: %s\n", embedded.to_string().c_str());
     return exit_code_for_run_status(embedded);
   }
-  progress.finish(summary_line(texts.size(), tokens, progress.seconds(), embedder));
+  progress.finish(summary_line(texts.size(), tokens, progress.seconds(), model));
   const auto type = embed::output_type_from_name(args.has("precision") ? args.get("precision") : "float32");
-  if (type && *type != embed::OutputType::kFloat32) return print_quantized(args, embedder, vectors, tokens, *type);
-  return print_dense(args, embedder, vectors, tokens);
+  if (type && *type != embed::OutputType::kFloat32) return print_quantized(args, model, vectors, tokens, *type);
+  return print_dense(args, model, vectors, tokens);
 }
 
 }  // namespace
@@ -450,8 +437,20 @@ int cmd_embed(int argc, char** argv) {
   }
   if (texts.empty() && !args.has("file")) return usage_error("embed", "no TEXT given (or use --file PATH)");
 
-  const bool multi_vector = embed::folder_has(args.get("model"), embed::Capability::kMaxSim);
   if (args.has("query") && args.has("document")) return usage_error("embed", "--query and --document exclude each other");
+  // The registry opens the folder as its kind, refusing one that gives no vectors.
+  const bool tokens = args.has("tokens");
+  auto opened = tokens ? embed::open_model(args.get("model"), opt, {embed::Capability::kPerToken}, "dlrt embed --tokens")
+                       : embed::open_model(args.get("model"), opt,
+                                           {embed::Capability::kDense, embed::Capability::kSparse,
+                                            embed::Capability::kMaxSim},
+                                           "dlrt embed");
+  if (!opened.ok()) {
+    std::fprintf(stderr, "dlrt embed: error: %s\n", opened.status().to_string().c_str());
+    return exit_code_for_folder_status(opened.status());
+  }
+  const std::shared_ptr<const embed::EmbedModel> model = std::move(opened).value();
+  const bool multi_vector = embed::has_capability(model->kind(), embed::Capability::kMaxSim);
   if ((args.has("query") || args.has("document")) && !multi_vector)
     return usage_error("embed", "--query and --document apply to multi-vector (ColBERT) folders; " + args.get("model") +
                                     " is not one");
@@ -460,23 +459,16 @@ int cmd_embed(int argc, char** argv) {
                                                     "vector per text");
   if (multi_vector && args.has("sparse"))
     return usage_error("embed", args.get("model") + " is a multi-vector (ColBERT) folder: --sparse needs a sparse (SPLADE) model folder");
-  if (multi_vector || args.has("tokens")) return embed_per_token(args, opt, std::move(texts), batch, multi_vector);
+  if (multi_vector || tokens) return embed_per_token(args, model, std::move(texts), batch, multi_vector);
 
-  auto created = embed::Embedder::create(args.get("model"), opt);
-  if (!created.ok()) {
-    std::fprintf(stderr, "dlrt embed: error: %s\n", created.status().to_string().c_str());
-    return exit_code_for_folder_status(created.status());
-  }
-  const std::shared_ptr<const embed::Embedder> shared = std::move(created).value();
-  const embed::Embedder& embedder = *shared;
-  const bool sparse = embed::has_capability(embedder.kind(), embed::Capability::kSparse);
+  const bool sparse = model->as<embed::SparseOut>() != nullptr;
   if (sparse && !args.has("sparse"))
-    return usage_error("embed", "the model " + embedder.model_name() +
+    return usage_error("embed", "the model " + model->model_name() +
                                     " is a sparse (SPLADE) encoder: add --sparse for its sparse vectors");
   if (!sparse && args.has("sparse"))
-    return usage_error("embed", "the model " + embedder.model_name() +
+    return usage_error("embed", "the model " + model->model_name() +
                                     " is a dense embedding model: --sparse needs a sparse (SPLADE) model folder");
-  return embed_texts(args, shared, std::move(texts), batch, top_k);
+  return embed_texts(args, *model, std::move(texts), batch, top_k);
 }
 
 }  // namespace dlrt::cli

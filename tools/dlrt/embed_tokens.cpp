@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_args.h"
-#include "embed/models/multi_vector.h"
 #include "json_out.h"
 #include "progress.h"
 
@@ -17,38 +16,12 @@ namespace dlrt::cli {
 int embed_tokens(const TokenEmbedJob& job) {
   // A multi-vector folder gives its own token vectors (for queries or
   // documents); any other folder its transformer's.
-  std::unique_ptr<embed::MultiVectorEmbedder> multi;
-  std::unique_ptr<embed::Embedder> plain;
-  if (job.multi_vector) {
-    auto created = embed::MultiVectorEmbedder::create(job.model, job.options);
-    if (!created.ok()) {
-      std::fprintf(stderr, "dlrt embed: error: %s\n", created.status().to_string().c_str());
-      return exit_code_for_folder_status(created.status());
-    }
-    multi = std::move(created).value();
-  } else {
-    auto created = embed::Embedder::create(job.model, job.options);
-    if (!created.ok()) {
-      std::fprintf(stderr, "dlrt embed: error: %s\n", created.status().to_string().c_str());
-      return exit_code_for_folder_status(created.status());
-    }
-    plain = std::move(created).value();
-  }
-  const embed::Embedder& base = multi ? multi->base() : *plain;
-
-  std::string prompt = job.prompt;
-  if (!job.has_prompt) {
-    const std::string name = job.prompt_name.empty() ? base.default_prompt_name() : job.prompt_name;
-    if (auto it = base.prompts().find(name); it != base.prompts().end()) {
-      prompt = it->second;
-    } else if (!job.prompt_name.empty()) {
-      return usage_error("embed", "the model has no prompt named '" + name + "'");
-    }
-  }
-
+  const embed::EmbedModel& model = *job.model;
+  const embed::PerTokenOut& per_token = *model.as<embed::PerTokenOut>();
   std::vector<embed::Encoding> encodings;
   for (const std::string& text : job.texts) {
-    auto e = multi ? multi->tokenize(prompt + text, job.is_query) : base.tokenize(prompt + text);
+    bool truncated = false;
+    auto e = per_token.tokenize_tokens(job.prompt + text, job.is_query, &truncated);
     if (!e.ok()) {
       std::fprintf(stderr, "dlrt embed: error: %s\n", e.status().to_string().c_str());
       return kExitRuntimeError;
@@ -62,7 +35,7 @@ int embed_tokens(const TokenEmbedJob& job) {
     const size_t end = std::min(encodings.size(), start + job.batch);
     std::vector<embed::Encoding> part(encodings.begin() + static_cast<std::ptrdiff_t>(start),
                                       encodings.begin() + static_cast<std::ptrdiff_t>(end));
-    auto r = multi ? multi->embed_encoded(part, job.is_query) : base.embed_tokens(part);
+    auto r = per_token.embed_tokens(part, job.is_query, {});
     if (!r.ok()) {
       progress.finish("stopped after " + std::to_string(start) + " of " + std::to_string(job.texts.size()) + " texts");
       std::fprintf(stderr, "dlrt embed: error: %s\n", r.status().to_string().c_str());
@@ -75,11 +48,11 @@ int embed_tokens(const TokenEmbedJob& job) {
 
   if (job.json) {
     nlohmann::ordered_json j;
-    j["model"] = base.model_name();
-    j["kind"] = multi ? "multi_vector" : "token_embeddings";
-    j["dimension"] = multi ? multi->dimension() : base.hidden_size();
-    if (multi) j["is_query"] = job.is_query;
-    j["normalized"] = static_cast<bool>(multi);
+    j["model"] = model.model_name();
+    j["kind"] = job.multi_vector ? "multi_vector" : "token_embeddings";
+    j["dimension"] = per_token.token_dimension();
+    if (job.multi_vector) j["is_query"] = job.is_query;
+    j["normalized"] = job.multi_vector;
     nlohmann::ordered_json data = nlohmann::ordered_json::array();
     for (size_t i = 0; i < vectors.size(); ++i) {
       nlohmann::ordered_json item;

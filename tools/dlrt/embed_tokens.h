@@ -5,21 +5,20 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "embed/models/embedder.h"
+#include "embed/models/model.h"
 
 namespace dlrt::cli {
 
 struct TokenEmbedJob {
-  std::string model;
-  embed::EmbedderOptions options;
+  std::shared_ptr<const embed::EmbedModel> model;  // opened by the registry, with PerTokenOut
   std::vector<std::string> texts;
   bool multi_vector = false;  // the folder is a multi-vector model
   bool is_query = true;       // multi-vector: embed the texts as queries (else documents)
-  bool has_prompt = false;    // --prompt given (its text may be "")
-  std::string prompt, prompt_name;
+  std::string prompt;         // in front of every text
   size_t batch = 32;
   bool json = false, quiet = false, progress = false;
 };

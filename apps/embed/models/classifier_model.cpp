@@ -11,8 +11,8 @@ namespace {
 
 class ClassifierModel final : public TokenizerModel, public PairScorer {
  public:
-  explicit ClassifierModel(std::shared_ptr<const Classifier> c) : c_(std::move(c)) {}
-  ModelKind kind() const override { return c_->is_llm_reranker() ? ModelKind::kLlmReranker : ModelKind::kCrossEncoder; }
+  ClassifierModel(std::shared_ptr<const Classifier> c, ModelKind kind) : c_(std::move(c)), kind_(kind) {}
+  ModelKind kind() const override { return kind_; }
   Result<Encoding> tokenize(std::string_view text, bool* truncated) const override {
     return c_->tokenize(ClassifierInput{std::string(text), {}, false, {}}, truncated);
   }
@@ -50,17 +50,24 @@ class ClassifierModel final : public TokenizerModel, public PairScorer {
  private:
   const Tokenizer& tokenizer() const override { return c_->tokenizer(); }
   std::shared_ptr<const Classifier> c_;
+  ModelKind kind_;
 };
 
 }  // namespace
 
-std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classifier> classifier) {
-  return std::make_shared<ClassifierModel>(std::move(classifier));
+std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classifier> classifier, ModelKind kind) {
+  return std::make_shared<ClassifierModel>(std::move(classifier), kind);
 }
 
-Result<std::shared_ptr<const EmbedModel>> open_classifier(const std::string& path, const EmbedderOptions& options) {
+std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classifier> classifier) {
+  const ModelKind kind = classifier->is_llm_reranker() ? ModelKind::kLlmReranker : ModelKind::kCrossEncoder;
+  return classifier_model(std::move(classifier), kind);
+}
+
+Result<std::shared_ptr<const EmbedModel>> open_classifier(const std::string& path, const EmbedderOptions& options,
+                                                          ModelKind kind) {
   DLRT_ASSIGN_OR_RETURN(std::unique_ptr<Classifier> c, Classifier::create(path, options));
-  return classifier_model(std::shared_ptr<const Classifier>(std::move(c)));
+  return classifier_model(std::shared_ptr<const Classifier>(std::move(c)), kind);
 }
 
 }  // namespace dlrt::embed

@@ -258,4 +258,11 @@ std::vector<float> LayerNormLayer::apply(const std::vector<float>& x) const {
   return y;
 }
 
+void normalize_l2(std::vector<float>& v) {
+  double sq = 0;
+  for (float f : v) sq += static_cast<double>(f) * f;
+  const double norm = std::max(std::sqrt(sq), 1e-12);
+  for (float& f : v) f = static_cast<float>(f / norm);
+}
+
 }  // namespace dlrt::embed

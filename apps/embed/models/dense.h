@@ -9,6 +9,7 @@
 // Softplus, Softsign, Hardtanh, Hardswish, Tanhshrink.
 // And its LayerNorm module: torch's LayerNorm (eps 1e-5) over the sentence
 // vector with "norm.weight" and "norm.bias" [dimension] of model.safetensors.
+// And its Normalize module (normalize_l2).
 #pragma once
 
 #include <cstddef>
@@ -79,5 +80,9 @@ struct SafeTensor {
 };
 Result<std::vector<std::pair<std::string, SafeTensor>>> read_safetensors(const std::string& bytes,
                                                                          const std::string& what);
+
+// sentence-transformers' Normalize module: `v` divided by its L2 norm
+// (torch.nn.functional.normalize, eps 1e-12), the sum of squares in double.
+void normalize_l2(std::vector<float>& v);
 
 }  // namespace dlrt::embed

@@ -16,6 +16,7 @@ class DenseModel final : public EmbedderModelBase, public DenseOut, public PerTo
   Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const override {
     return e_->embed_encoded(batch, /*normalize=*/false, bounds);  // the caller normalises per request
   }
+  size_t token_dimension() const override { return e_->hidden_size(); }
   Result<Encoding> tokenize_tokens(std::string_view text, bool, bool* truncated) const override {
     return tokenize(text, truncated);
   }

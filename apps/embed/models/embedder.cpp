@@ -188,10 +188,6 @@ Embedder::~Embedder() = default;
 
 Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir, const EmbedderOptions& options) {
   DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_folder(model_dir));
-  if (is_multi_vector_folder(file.dir))
-    return Unsupported(file.dir.string() + " is a multi-vector (ColBERT / PyLate) model: it gives one vector per "
-                       "token, not one per text (dlrt embed --tokens, POST /embed_all and /rerank of dlrt serve, "
-                       "Python encode(output_value=\"token_embeddings\"); see docs/embed-retrieval.md)");
   DLRT_RETURN_IF_ERROR(
       require_capability(model_dir, {Capability::kDense, Capability::kSparse}, "an embedder (one vector per text)"));
   // sentence-transformers 6.x's multi-vector encoder: per-token vectors dlrt does not give yet (never pooled).
@@ -377,12 +373,7 @@ Result<std::vector<float>> Embedder::finish_vector(std::vector<float> v, std::op
                           std::to_string(v.size()));
     v = d.apply(v);
   }
-  if (normalize.value_or(impl_->normalize)) {
-    double sq = 0;
-    for (float f : v) sq += static_cast<double>(f) * f;
-    double norm = std::max(std::sqrt(sq), 1e-12);  // torch.nn.functional.normalize's eps
-    for (float& f : v) f = static_cast<float>(f / norm);
-  }
+  if (normalize.value_or(impl_->normalize)) normalize_l2(v);
   return v;
 }
 
@@ -633,29 +624,6 @@ Result<EmbedResult> Embedder::embed(const std::vector<std::string>& texts, std::
   }
   return embed_encoded(batch, normalize);
 }
-
-namespace {
-
-// Runs `run(batch, indices)` on `encodings` `batch_size` at a time, in order
-// of decreasing token count; indices[k] is batch[k]'s place in `encodings`.
-Status by_length(std::vector<Encoding> encodings, size_t batch_size,
-                 const std::function<Status(const std::vector<Encoding>&, const std::vector<size_t>&)>& run) {
-  if (batch_size < 1) return InvalidArgument("batch size must be at least 1");
-  std::vector<size_t> order(encodings.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return encodings[a].ids.size() > encodings[b].ids.size(); });
-  std::vector<Encoding> batch;
-  for (size_t start = 0; start < order.size(); start += batch_size) {
-    const size_t end = std::min(order.size(), start + batch_size);
-    batch.clear();
-    for (size_t k = start; k < end; ++k) batch.push_back(std::move(encodings[order[k]]));
-    DLRT_RETURN_IF_ERROR(run(batch, std::vector<size_t>(order.begin() + start, order.begin() + end)));
-  }
-  return Status::Ok();
-}
-
-}  // namespace
 
 Status Embedder::embed_by_length(std::vector<Encoding> encodings, size_t batch_size, std::optional<bool> normalize,
                                  const VectorSink& sink) const {

@@ -21,6 +21,7 @@ namespace dlrt::embed {
 class TokenizerModel : public EmbedModel {
  public:
   size_t vocab_size() const override { return tokenizer().vocab_size(); }
+  int64_t pad_id() const override { return tokenizer().pad_id(); }
   std::string token_text(int64_t id) const override { return tokenizer().id_to_token(id); }
   bool is_special_token(int64_t id) const override { return tokenizer().is_special(id); }
   Result<std::string> decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const override {

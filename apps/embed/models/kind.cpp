@@ -47,10 +47,6 @@ bool has_capability(ModelKind kind, Capability capability) {
   return false;
 }
 
-bool folder_has(const std::string& model, Capability capability) {
-  return has_capability(detect_kind(model), capability);
-}
-
 std::string kind_refusal(ModelKind kind, const std::vector<Capability>& any_of, const std::string& who,
                          std::string_view what) {
   std::string needs;

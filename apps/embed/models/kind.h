@@ -1,8 +1,8 @@
 // What a model folder is (its kind), what each kind can do (its capabilities),
 // and the one refusal every route and entry point gives for a kind that
 // lacks what it needs. The kinds' rows (names, capabilities, how a folder is
-// recognised and opened) are registry.cpp's table: serve, the CLI and Python
-// ask here or open there, and tell kinds apart only by their capabilities.
+// recognised and opened) are registry.cpp's table: serve, the CLI, Python and
+// the C API open there and tell kinds apart only by their capabilities.
 //
 // Thread-safety: free of shared state.
 #pragma once
@@ -21,7 +21,9 @@ namespace dlrt::embed {
 // multi_vector: ColBERT / PyLate, one vector per token (multi_vector.h).
 // cross_encoder: a sequence classifier (config.json's *ForSequenceClassification), logits per text or pair.
 // llm_reranker: a causal LM scoring (query, document) pairs by its answer tokens (llm_reranker.h).
-enum class ModelKind { kDense, kSparse, kMultiVector, kCrossEncoder, kLlmReranker };
+// Open: a kind added in its own file names its value there, past these
+// (`constexpr ModelKind kMine{5};`); its registry row gives it its names.
+enum class ModelKind : int { kDense, kSparse, kMultiVector, kCrossEncoder, kLlmReranker };
 // "dense", "sparse", "multi_vector", "cross_encoder", "llm_reranker".
 const char* model_kind_name(ModelKind kind);
 // How a message names the kind: "a dense embedding model", "a sparse (SPLADE) encoder", ...
@@ -48,8 +50,6 @@ enum class Capability {
 const char* capability_name(Capability capability);  // "dense", "sparse", "per_token", ...
 
 bool has_capability(ModelKind kind, Capability capability);
-// has_capability of the folder `model`'s kind (detect_kind).
-bool folder_has(const std::string& model, Capability capability);
 
 // "" when `kind` has one of `any_of`; else the one message a route or entry
 // point answers: "<who> is <kind phrase> (kind KIND): <what> needs <capability>;

@@ -33,4 +33,21 @@ std::vector<std::vector<size_t>> length_groups(const std::vector<size_t>& length
   return groups;
 }
 
+Status by_length(std::vector<Encoding> encodings, size_t batch_size,
+                 const std::function<Status(const std::vector<Encoding>&, const std::vector<size_t>&)>& run) {
+  if (batch_size < 1) return InvalidArgument("batch size must be at least 1");
+  std::vector<size_t> order(encodings.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return encodings[a].ids.size() > encodings[b].ids.size(); });
+  std::vector<Encoding> batch;
+  for (size_t start = 0; start < order.size(); start += batch_size) {
+    const size_t end = std::min(order.size(), start + batch_size);
+    batch.clear();
+    for (size_t k = start; k < end; ++k) batch.push_back(std::move(encodings[order[k]]));
+    DLRT_RETURN_IF_ERROR(run(batch, std::vector<size_t>(order.begin() + start, order.begin() + end)));
+  }
+  return Status::Ok();
+}
+
 }  // namespace dlrt::embed

@@ -3,7 +3,11 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <vector>
+
+#include "dlrt/status.h"
+#include "embed/tokenizer/encoding.h"
 
 namespace dlrt::embed {
 
@@ -19,5 +23,11 @@ inline constexpr size_t kRunCostTokens = 32;
 // cover every index once. Texts of equal length always share a group, and one
 // group (no split) is kept when splitting saves nothing.
 std::vector<std::vector<size_t>> length_groups(const std::vector<size_t>& lengths, size_t run_cost = kRunCostTokens);
+
+// Runs `run(batch, indices)` on `encodings` `batch_size` (>= 1) at a time, in
+// order of decreasing token count (less padding per batch); indices[k] is
+// batch[k]'s place in `encodings`. Stops at the first run that fails.
+Status by_length(std::vector<Encoding> encodings, size_t batch_size,
+                 const std::function<Status(const std::vector<Encoding>&, const std::vector<size_t>&)>& run);
 
 }  // namespace dlrt::embed

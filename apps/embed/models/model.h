@@ -62,6 +62,8 @@ class EmbedModel {
   }
   // Token ids are in [0, vocab_size()) (0: not known, not checked).
   virtual size_t vocab_size() const { return 0; }
+  // The id a padded batch fills its rows with (the tokenizer's pad token).
+  virtual int64_t pad_id() const { return 0; }
 
   // ---- what the model is ----
   // Values per vector: a dense model's, a sparse model's vocabulary, a
@@ -108,6 +110,8 @@ class SparseOut {
   virtual ~SparseOut() = default;
   virtual Result<SparseResult> encode_sparse(const std::vector<Encoding>& batch,
                                              const dlrt::RunOptions& bounds) const = 0;
+  // The folder's SPLADE pooling (strategy, activation); null for a sparse static embedding.
+  virtual const SpladePooling* splade_pooling() const { return nullptr; }
 };
 
 // Text in -> one vector per token (Capability::kPerToken; kMaxSim models score by them).
@@ -117,6 +121,12 @@ class PerTokenOut {
     return has_capability(kind, Capability::kPerToken) || has_capability(kind, Capability::kMaxSim);
   }
   virtual ~PerTokenOut() = default;
+  // Values per token vector; by default the model's dimension() (a dense
+  // model's is its hidden size, dimension() its pooled vector's).
+  virtual size_t token_dimension() const {
+    const auto* m = dynamic_cast<const EmbedModel*>(this);
+    return m ? m->dimension() : 0;
+  }
   // A multi-vector model tokenizes queries and documents apart; others ignore is_query.
   virtual Result<Encoding> tokenize_tokens(std::string_view text, bool is_query, bool* truncated) const = 0;
   virtual Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, bool is_query,

@@ -65,13 +65,6 @@ Result<std::vector<DenseLayer>> read_dense_modules(const fs::path& dir) {
   return out;
 }
 
-void normalize_l2(std::vector<float>& v) {
-  double sq = 0;
-  for (float f : v) sq += static_cast<double>(f) * f;
-  const double norm = std::max(std::sqrt(sq), 1e-12);  // torch.nn.functional.normalize's eps
-  for (float& f : v) f = static_cast<float>(f / norm);
-}
-
 }  // namespace
 
 bool is_multi_vector_module_type(std::string_view type) { return type == "pylate.models.Dense.Dense"; }

@@ -26,6 +26,7 @@ class MultiVectorModel final : public PromptedModel, public PerTokenOut {
     return m_->embed_encoded(batch, is_query, bounds);
   }
   size_t dimension() const override { return m_->dimension(); }
+  size_t token_dimension() const override { return m_->dimension(); }
   std::string model_name() const override { return m_->base().model_name(); }
   size_t max_length() const override { return std::max(m_->config().query_length, m_->config().document_length); }
   dlrt::RunReport placement() const override { return m_->base().placement(); }
@@ -44,7 +45,8 @@ std::shared_ptr<const EmbedModel> multi_vector_model(std::shared_ptr<const Multi
   return std::make_shared<MultiVectorModel>(std::move(embedder));
 }
 
-Result<std::shared_ptr<const EmbedModel>> open_multi_vector(const std::string& path, const EmbedderOptions& options) {
+Result<std::shared_ptr<const EmbedModel>> open_multi_vector(const std::string& path, const EmbedderOptions& options,
+                                                            ModelKind) {
   DLRT_ASSIGN_OR_RETURN(std::unique_ptr<MultiVectorEmbedder> m, MultiVectorEmbedder::create(path, options));
   return multi_vector_model(std::shared_ptr<const MultiVectorEmbedder>(std::move(m)));
 }

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "embed/models/dense.h"
+#include "embed/models/length_groups.h"
+
 namespace dlrt::embed {
 namespace {
 
@@ -48,6 +51,29 @@ std::optional<InputError> prepare_inputs(const EmbedModel& m, std::vector<std::s
     if (options.stop && options.stop()) return InputError{InputError::What::kStopped, i, 0, limit, {}};
   }
   return std::nullopt;
+}
+
+Status embed_inputs(const DenseOut& model, std::vector<Encoding> inputs, size_t batch_size, bool normalize,
+                    const Embedder::VectorSink& sink) {
+  return by_length(std::move(inputs), batch_size, [&](const std::vector<Encoding>& batch, const std::vector<size_t>& at) {
+    DLRT_ASSIGN_OR_RETURN(EmbedResult r, model.embed_encoded(batch, {}));
+    if (r.vectors.size() != at.size()) return Internal("the model gave " + std::to_string(r.vectors.size()) + " vectors for " + std::to_string(at.size()) + " inputs");
+    for (size_t k = 0; k < at.size(); ++k) {
+      if (normalize) normalize_l2(r.vectors[k]);
+      DLRT_RETURN_IF_ERROR(sink(at[k], std::move(r.vectors[k])));
+    }
+    return Status::Ok();
+  });
+}
+
+Status encode_sparse_inputs(const SparseOut& model, std::vector<Encoding> inputs, size_t batch_size, size_t top_k,
+                            const Embedder::SparseSink& sink) {
+  return by_length(std::move(inputs), batch_size, [&](const std::vector<Encoding>& batch, const std::vector<size_t>& at) {
+    DLRT_ASSIGN_OR_RETURN(SparseResult r, model.encode_sparse(batch, {}));
+    if (r.vectors.size() != at.size()) return Internal("the model gave " + std::to_string(r.vectors.size()) + " vectors for " + std::to_string(at.size()) + " inputs");
+    for (size_t k = 0; k < at.size(); ++k) DLRT_RETURN_IF_ERROR(sink(at[k], keep_top_k(std::move(r.vectors[k]), top_k)));
+    return Status::Ok();
+  });
 }
 
 }  // namespace dlrt::embed

@@ -1,7 +1,9 @@
 // Texts to a model's inputs, one way for every entry point (dlrt serve's
-// embedding routes, dlrt embed): the prompt in front, tokenizing, the token
-// limit per input and truncation. Callers word the errors their own way
-// (a 413 / 422 / 504, a usage error).
+// embedding routes, dlrt embed, the Python Embedder, the C API): the prompt in
+// front, tokenizing, the token limit per input and truncation. Callers word
+// the errors their own way (a 413 / 422 / 504, a usage error, an exception).
+// And the inputs' vectors outside the server's batcher: `batch_size` at a
+// time, longest first (length_groups.h's by_length).
 //
 // Thread-safety: free of shared state.
 #pragma once
@@ -43,5 +45,13 @@ struct InputError {
 // The inputs of `texts` (moved from) in `out`, in order; the first error otherwise.
 std::optional<InputError> prepare_inputs(const EmbedModel& m, std::vector<std::string>& texts,
                                          const InputOptions& options, std::vector<Encoding>& out);
+
+// The dense vectors of `inputs`, L2-normalised when `normalize`; sink(i,
+// vector) gets inputs[i]'s. Stops at the first run or sink that fails.
+Status embed_inputs(const DenseOut& model, std::vector<Encoding> inputs, size_t batch_size, bool normalize,
+                    const Embedder::VectorSink& sink);
+// The sparse vectors of `inputs`, each cut to its top_k largest (0: all).
+Status encode_sparse_inputs(const SparseOut& model, std::vector<Encoding> inputs, size_t batch_size, size_t top_k,
+                            const Embedder::SparseSink& sink);
 
 }  // namespace dlrt::embed

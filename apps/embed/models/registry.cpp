@@ -87,7 +87,16 @@ ModelKind detect_kind(const std::string& model) {
 }
 
 Result<std::shared_ptr<const EmbedModel>> open_model(const std::string& path, const EmbedderOptions& options) {
-  return kind_row(detect_kind(path)).open(path, options);
+  const KindRow& row = kind_row(detect_kind(path));
+  return row.open(path, options, row.kind);
+}
+
+Result<std::shared_ptr<const EmbedModel>> open_model(const std::string& path, const EmbedderOptions& options,
+                                                     const std::vector<Capability>& any_of, std::string_view what) {
+  DLRT_RETURN_IF_ERROR(find_model_folder(path).status());  // no folder: kNotFound, not a kind
+  const ModelKind kind = detect_kind(path);
+  if (std::string refusal = kind_refusal(kind, any_of, path, what); !refusal.empty()) return Unsupported(refusal);
+  return kind_row(kind).open(path, options, kind);
 }
 
 std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder> embedder) {
@@ -95,7 +104,8 @@ std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder>
   return dense_model(std::move(embedder));
 }
 
-Result<std::shared_ptr<const EmbedModel>> open_embedder(const std::string& path, const EmbedderOptions& options) {
+Result<std::shared_ptr<const EmbedModel>> open_embedder(const std::string& path, const EmbedderOptions& options,
+                                                        ModelKind) {
   DLRT_ASSIGN_OR_RETURN(std::unique_ptr<Embedder> e, Embedder::create(path, options));
   return embedder_model(std::shared_ptr<const Embedder>(std::move(e)));
 }

@@ -1,13 +1,14 @@
 // The registry of model kinds: one row per kind (registry.cpp) holding its
 // names, its capabilities, how its folder is recognised and how it opens.
-// `dlrt serve` and `dlrt rerank` open folders here (open_model); `dlrt embed`
-// and the Python Embedder ask it what a folder can do (kind.h's folder_has,
-// has_capability, kind_refusal) and load the Embedder themselves, as the C API
-// does. Nothing outside models/ tells kinds apart by their files.
+// Every entry point opens folders here (open_model): `dlrt serve`, `dlrt
+// embed`, `dlrt rerank`, the Python Embedder and CrossEncoder and the C API;
+// one that needs a capability the folder's kind lacks gets kind_refusal's one
+// message. Nothing outside models/ tells kinds apart by their files.
 //
-// A new kind: its model in one new file (model.h's EmbedModel and the
-// capability interfaces it serves, and its opener), a value in kind.h's
-// ModelKind, and one row in registry.cpp's table.
+// A new kind: one new file holding its folder test, its model (model.h's
+// EmbedModel and the capability interfaces it serves) or an existing kind's
+// opener, and a function giving its row with its own ModelKind value (kind.h);
+// then that row in registry.cpp's table (the call and its declaration).
 //
 // Thread-safety: the table is immutable; open_model may run on many threads.
 #pragma once
@@ -28,7 +29,9 @@ namespace dlrt::embed {
 class Classifier;
 class MultiVectorEmbedder;
 
-using OpenFn = Result<std::shared_ptr<const EmbedModel>> (*)(const std::string& path, const EmbedderOptions& options);
+// Opens the folder `path` as the row's `kind` (a kind's model answers kind() with it).
+using OpenFn = Result<std::shared_ptr<const EmbedModel>> (*)(const std::string& path, const EmbedderOptions& options,
+                                                            ModelKind kind);
 
 struct KindRow {
   ModelKind kind;
@@ -48,6 +51,12 @@ const KindRow& kind_row(ModelKind kind);
 
 // The folder `path` (or its model file) opened as its kind (detect_kind).
 Result<std::shared_ptr<const EmbedModel>> open_model(const std::string& path, const EmbedderOptions& options);
+// open_model for an entry point that needs one of `any_of` (`what` names it:
+// "dlrt embed", "dlrt_embedder_create"): a folder whose kind has none is
+// refused before it loads, kUnsupported with kind_refusal's message (no
+// folder at `path`: kNotFound).
+Result<std::shared_ptr<const EmbedModel>> open_model(const std::string& path, const EmbedderOptions& options,
+                                                     const std::vector<Capability>& any_of, std::string_view what);
 
 // Runs one short input through the model's capability so that the first
 // request does not pay for first-run costs.
@@ -59,12 +68,17 @@ Status warm_up(const EmbedModel& model);
 std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder> embedder);
 std::shared_ptr<const EmbedModel> dense_model(std::shared_ptr<const Embedder> embedder);   // dense_model.cpp
 std::shared_ptr<const EmbedModel> sparse_model(std::shared_ptr<const Embedder> embedder);  // sparse_model.cpp
-// classifier_model.cpp, multi_vector_model.cpp
+// classifier_model.cpp (of kind llm_reranker or cross_encoder, or `kind`), multi_vector_model.cpp
 std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classifier> classifier);
+std::shared_ptr<const EmbedModel> classifier_model(std::shared_ptr<const Classifier> classifier, ModelKind kind);
 std::shared_ptr<const EmbedModel> multi_vector_model(std::shared_ptr<const MultiVectorEmbedder> embedder);
 // The kinds' openers (the table's `open`).
-Result<std::shared_ptr<const EmbedModel>> open_embedder(const std::string& path, const EmbedderOptions& options);
-Result<std::shared_ptr<const EmbedModel>> open_classifier(const std::string& path, const EmbedderOptions& options);
-Result<std::shared_ptr<const EmbedModel>> open_multi_vector(const std::string& path, const EmbedderOptions& options);
+// open_embedder's model is dense or sparse as the Embedder finds the folder.
+Result<std::shared_ptr<const EmbedModel>> open_embedder(const std::string& path, const EmbedderOptions& options,
+                                                        ModelKind kind);
+Result<std::shared_ptr<const EmbedModel>> open_classifier(const std::string& path, const EmbedderOptions& options,
+                                                          ModelKind kind);
+Result<std::shared_ptr<const EmbedModel>> open_multi_vector(const std::string& path, const EmbedderOptions& options,
+                                                            ModelKind kind);
 
 }  // namespace dlrt::embed

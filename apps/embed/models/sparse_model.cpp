@@ -17,6 +17,7 @@ class SparseModel final : public EmbedderModelBase, public SparseOut {
                                      const dlrt::RunOptions& bounds) const override {
     return e_->encode_sparse_encoded(batch, /*top_k=*/0, bounds);
   }
+  const SpladePooling* splade_pooling() const override { return e_->splade_pooling(); }
 };
 
 }  // namespace

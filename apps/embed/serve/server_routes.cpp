@@ -1,6 +1,6 @@
 // dlrt serve's embedding routes: /v1/embeddings, /embed and /embed_sparse
 // (handle_embeddings), /tokenize, /decode, /v1/models, /info and /openapi.json:
-// their parsers and handlers (handlers.h).
+// their parsers, handlers (handlers.h) and answers (dense, quantized, sparse).
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -21,7 +21,6 @@
 #include "embed/models/output_type.h"
 #include "embed/models/prepare_inputs.h"
 #include "embed/models/sparse.h"
-#include "embed/serve/sparse_json.h"
 
 namespace dlrt::embed {
 namespace {
@@ -30,6 +29,50 @@ using json = nlohmann::json;
 using server_util::json_string;
 
 // ---- JSON writing -----------------------------------------------------------
+
+// The sparse answers. TEI (/embed_sparse): [[{"index": i, "value": v}, ...], ...], one list per
+// input, indices ascending. OpenAI's list shape with each "embedding" an object
+// {"indices": [...], "values": [...]} (/v1/embeddings with "encoding_format": "sparse").
+std::string tei_sparse_body(const std::vector<SparseVector>& vectors) {
+  std::string out = "[";
+  for (size_t i = 0; i < vectors.size(); ++i) {
+    const SparseVector& v = vectors[i];
+    out += i ? ",[" : "[";
+    for (size_t k = 0; k < v.indices.size(); ++k) {
+      out += k ? ",{\"index\":" : "{\"index\":";
+      out += std::to_string(v.indices[k]);
+      out += ",\"value\":";
+      server_util::append_json_float(out, v.values[k]);
+      out += '}';
+    }
+    out += ']';
+  }
+  out += ']';
+  return out;
+}
+
+std::string openai_sparse_body(const std::vector<SparseVector>& vectors, const std::string& model, size_t tokens) {
+  std::string out = "{\"object\":\"list\",\"data\":[";
+  for (size_t i = 0; i < vectors.size(); ++i) {
+    const SparseVector& v = vectors[i];
+    if (i) out += ',';
+    out += "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":{\"indices\":[";
+    for (size_t k = 0; k < v.indices.size(); ++k) {
+      if (k) out += ',';
+      out += std::to_string(v.indices[k]);
+    }
+    out += "],\"values\":[";
+    for (size_t k = 0; k < v.values.size(); ++k) {
+      if (k) out += ',';
+      server_util::append_json_float(out, v.values[k]);
+    }
+    out += "]}}";
+  }
+  out += "],\"model\":" + server_util::json_string(model) + ",\"usage\":{\"prompt_tokens\":" + std::to_string(tokens) +
+         ",\"total_tokens\":" + std::to_string(tokens) + "}}";
+  return out;
+}
+
 
 void append_vector(std::string& out, const std::vector<float>& v) {
   out += '[';
