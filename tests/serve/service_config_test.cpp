@@ -138,6 +138,7 @@ TEST(ServeConfig, EveryKeyHasEnvAndFlag) {
     ServiceConfig c;
     // Every key accepts a sensible value.
     std::string v = k.is_switch || k.key == "truncate" || k.key == "access_log" ? "true"
+                    : k.key == "cpu_precision"                                   ? "auto"
                     : (k.key == "device" || k.key == "model" || k.key == "host" || k.key == "model_name" ||
                        k.key == "cache_dir")
                         ? "x"

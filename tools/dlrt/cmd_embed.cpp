@@ -116,7 +116,8 @@ std::string summary_line(size_t count, const std::vector<size_t>& tokens, double
   std::snprintf(buf, sizeof buf, "embedded %zu texts (%zu tokens) in %.2f s: %.1f texts/s on %s", count, total_tokens,
                 seconds, seconds > 0 ? static_cast<double>(count) / seconds : 0.0,
                 devices.empty() ? "cpu:0" : devices.c_str());
-  return buf;
+  const PrecisionChoice& precision = embedder.precision_choice();
+  return precision.automatic ? std::string(buf) + ", cpu precision auto: " + precision.reason : std::string(buf);
 }
 
 // --sparse: the texts' sparse vectors, printed as INDEX:VALUE pairs or --json.

@@ -46,8 +46,9 @@ constexpr const char* kRunHelp =
     "  --precision P         CPU float matmuls: f32 (default), bf16 (one bf16 product per term,\n"
     "                        AVX512-BF16; about 1e-3 relative error) or bf16x3 (AMX tiles, about\n"
     "                        1e-5; each f32 where the CPU lacks the instructions), or auto (the\n"
-    "                        fastest of these within a bound of f32 on generated inputs, measured\n"
-    "                        at create; the report says what it measured). Also DLRT_CPU_PRECISION\n"
+    "                        fastest of these within a bound of f32, measured at create on the\n"
+    "                        --input files when they give every input, else on generated inputs;\n"
+    "                        the report says what it measured). Also DLRT_CPU_PRECISION\n"
     "  --seed N              seed of the random inputs (default 0)\n"
     "  --json                print one JSON object: inputs, outputs, report, timings_ms\n"
     "  -h, --help            this help\n"
@@ -227,7 +228,8 @@ int cmd_run(int argc, char** argv) {
   InputFlags input_flags;
   if (int rc = parse_input_flags(args, "run", input_flags); rc != kExitOk) return rc;
 
-  // Create the session.
+  // Create the session ("auto" measures on the --input files when they give every input).
+  if (options.cpu_precision == "auto") options.canary_inputs = canary_from_input_files(r.model_path, input_flags);
   auto t0 = std::chrono::steady_clock::now();
   auto session_r = Session::create(r.model_path, options);
   r.create_ms = ms_since(t0);
