@@ -1,3 +1,4 @@
+// cpu_precision "auto" (precision_auto.h): the comparison with f32, generated canary inputs, the choice.
 #include "runtime/precision_auto.h"
 
 #include <algorithm>

@@ -90,15 +90,14 @@ nlohmann::json value_json(const ModelValueInfo& v) {
   return j;
 }
 
-// "Conv", or "com.microsoft::QAttention" outside the default domain.
 // What cpu_precision "auto" measured: one line per precision.
 void print_precision_choice(const PrecisionChoice& c) {
   if (!c.automatic) return;
   std::printf("cpu precision auto: %s\n", c.chosen.c_str());
   std::printf("  canary inputs: %s, %d set(s), median of %d rounds; bound: cosine >= %g, rel. error <= %g, "
-              "%.0f%% faster than f32\n",
+              "time under %.2fx f32's\n",
               c.canary.c_str(), c.canary_sets, c.rounds, c.bound.min_cosine, c.bound.max_rel_error,
-              c.bound.speed_margin * 100);
+              1 - c.bound.speed_margin);
   for (const PrecisionTrial& t : c.trials) {
     if (t.ran)
       std::printf("  %-7s %9.3f ms  cosine %.6f  rel. error %.1e  %s\n", t.precision.c_str(), t.median_ms, t.min_cosine,
@@ -108,6 +107,7 @@ void print_precision_choice(const PrecisionChoice& c) {
   }
 }
 
+// "Conv", or "com.microsoft::QAttention" outside the default domain.
 std::string op_key(const OpCount& op) { return op.domain.empty() ? op.op_type : op.domain + "::" + op.op_type; }
 
 }  // namespace
