@@ -8,7 +8,7 @@
 
 namespace dlrt {
 
-// True for a precision name a session takes ("f32", "bf16", "bf16x3"; see
+// True for a precision name a session takes ("f32", "bf16", "bf16x3", "auto"; see
 // SessionOptions::cpu_precision); false for anything else, "" included.
 DLRT_API bool is_cpu_precision(const std::string& name);
 

@@ -11,6 +11,7 @@
 #include "dlrt/model_metadata.h"
 #include "dlrt/onnx_data.h"
 #include "dlrt/placement.h"
+#include "dlrt/precision_choice.h"
 #include "dlrt/profile.h"
 #include "dlrt/session.h"
 #include "dlrt/shape.h"

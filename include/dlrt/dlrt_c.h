@@ -208,8 +208,10 @@ DLRT_C_API dlrt_status* dlrt_session_options_set_optimize(dlrt_session_options* 
 /* Non-zero: serve on the CPU while accelerator partitions compile in the
  * background (ignored in strict mode). */
 DLRT_C_API dlrt_status* dlrt_session_options_set_warm_start(dlrt_session_options* options, int warm_start);
-/* "f32", "bf16", "bf16x3", or "" / NULL for the default; any other text is
- * DLRT_INVALID_ARGUMENT here (the options keep their previous value). */
+/* "f32", "bf16", "bf16x3", "auto" (measured at create on inputs generated from
+ * the model's input shapes, see docs/performance.md), or "" / NULL for the
+ * default; any other text is DLRT_INVALID_ARGUMENT here (the options keep
+ * their previous value). */
 DLRT_C_API dlrt_status* dlrt_session_options_set_cpu_precision(dlrt_session_options* options,
                                                                const char* precision);
 /* The largest single tensor a run may allocate, in bytes: beyond it a run

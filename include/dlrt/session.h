@@ -40,9 +40,14 @@ struct SessionOptions {
   // about 1e-5 relative error, several times faster; f32 where the CPU has
   // no AMX-BF16) or "bf16" (one bf16 product per term with fp32 sums on
   // AVX512-BF16: about 1e-3 relative error; f32 where the CPU lacks it).
+  // "auto": the fastest of these the CPU runs whose outputs on canary inputs
+  // stay within a bound of f32's, measured at create (dlrt/precision_choice.h).
   // Empty: DLRT_CPU_PRECISION, then the config file's
   // cpu_precision, else "f32". Reported per CPU partition.
   std::string cpu_precision;
+  // The input sets "auto" measures on; empty: generated from the inputs'
+  // declared types and shapes (dynamic dims 2 first, else 8).
+  std::vector<std::map<std::string, Tensor>> canary_inputs;
   // Options handed to accelerator backends when they compile a partition (part
   // of the blob-cache key); keys a backend does not know are ignored. OpenVINO:
   // performance_hint (LATENCY/THROUGHPUT), default_performance_hint (a

@@ -250,8 +250,11 @@ class Session:
                     also set by DLRT_STRICT=1.
     threads         intra-op threads of the CPU backend; 0: one per core; at most 4096.
     warm_start      serve on the CPU at once while accelerators compile in the background.
-    cpu_precision   "f32", "bf16" or "bf16x3" (see docs/python.md); None: $DLRT_CPU_PRECISION,
-                    the config file, else "f32".
+    cpu_precision   "f32", "bf16", "bf16x3" or "auto" (see docs/python-session.md); None:
+                    $DLRT_CPU_PRECISION, the config file, else "f32". "auto" measures at create
+                    (precision_choice() says what it chose and why).
+    canary_inputs   with "auto": a list of feeds dicts it measures on (None: generated from
+                    the inputs' declared shapes).
     backend_options dict of str -> str handed to accelerator backends when they compile.
     max_tensor_bytes the largest tensor a run may allocate (dlrt.OutOfMemory past it); 0:
                     $DLRT_MAX_TENSOR_MB, the config file, else half the memory available
@@ -266,7 +269,7 @@ class Session:
     One Session may be used from many threads at once: run() releases the GIL.
     """
 
-    def __init__(self, model: str | os.PathLike[str] | bytes | bytearray | memoryview, device: str | None = None, strict: bool = False, threads: int = 0, warm_start: bool = False, cpu_precision: str | None = None, backend_options: dict[str, str] | None = None, max_tensor_bytes: int = 0, optimize: bool = True) -> None: ...
+    def __init__(self, model: str | os.PathLike[str] | bytes | bytearray | memoryview, device: str | None = None, strict: bool = False, threads: int = 0, warm_start: bool = False, cpu_precision: str | None = None, backend_options: dict[str, str] | None = None, max_tensor_bytes: int = 0, optimize: bool = True, canary_inputs: Sequence[Mapping[str, numpy.typing.ArrayLike]] | None = None) -> None: ...
 
     @property
     def inputs(self) -> list[TensorInfo]:
@@ -326,6 +329,13 @@ class Session:
     def placement(self) -> RunReport:
         """
         Where the session's partitions were placed (before any run): a RunReport.
+        """
+
+    def precision_choice(self) -> dict[str, object]:
+        """
+        What cpu_precision "auto" measured and chose: chosen, automatic, and for auto reason, canary,
+        canary_sets, rounds, bound and trials (per precision: ran, median_ms, min_cosine, max_rel_error,
+        within_bound, faster, verdict). {'chosen': ..., 'automatic': False} for a named precision.
         """
 
     def model_info(self) -> dict[str, object]:
@@ -430,13 +440,16 @@ class Embedder:
     export folder (model.onnx or onnx/model.onnx, tokenizer.json or vocab.txt, optional
     tokenizer_config.json, config.json, modules.json, 1_Pooling/config.json).
 
-    Embedder(model_folder, device=None, threads=0, strict=False, max_seq_length=None)
+    Embedder(model_folder, device=None, threads=0, strict=False, max_seq_length=None,
+             cpu_precision=None)
 
     device          device spec as for Session (None: $DLRT_DEVICE, else "auto").
     threads         intra-op threads of the CPU backend; 0: one per core; at most 4096.
     strict          turn every fallback into an error.
     max_seq_length  tokens per text, [CLS]/[SEP] included; None: the folder's, capped at
                     the model's positions.
+    cpu_precision   as for Session ("f32", "bf16", "bf16x3", "auto"); "auto" measures on
+                    warm-up texts at load (precision_choice() says what it chose).
 
     Raises dlrt.NotFound (no folder, model or vocabulary), dlrt.InvalidModel (broken json,
     a model without input_ids or a 3-D output), dlrt.Unsupported (a tokenizer dlrt does not
@@ -444,7 +457,7 @@ class Embedder:
     errors. One Embedder may be used from many threads.
     """
 
-    def __init__(self, model_folder: str | os.PathLike[str], device: str | None = None, threads: int = 0, strict: bool = False, max_seq_length: int | None = None) -> None: ...
+    def __init__(self, model_folder: str | os.PathLike[str], device: str | None = None, threads: int = 0, strict: bool = False, max_seq_length: int | None = None, cpu_precision: str | None = None) -> None: ...
 
     @property
     def is_multi_vector(self) -> bool:
@@ -526,6 +539,11 @@ class Embedder:
 
     def placement(self) -> RunReport:
         """Where the embedder's session was placed: a RunReport."""
+
+    def precision_choice(self) -> dict[str, object]:
+        """
+        What cpu_precision "auto" measured on the warm-up texts and chose (as Session.precision_choice()).
+        """
 
     def __repr__(self) -> str: ...
 

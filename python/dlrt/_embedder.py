@@ -175,7 +175,7 @@ name, instead of device; "file_name": "model.onnx" or "onnx/model.onnx", the fil
 loads; "export": False}). Other values are a ValueError."""
 
     def __init__(self, model_folder, device=None, threads=0, strict=False, max_seq_length=None, *,
-                 truncate_dim=None, similarity_fn_name=None, backend="onnx", model_kwargs=None):
+                 truncate_dim=None, similarity_fn_name=None, backend="onnx", model_kwargs=None, cpu_precision=None):
         if backend != "onnx":
             hint = {"torch": "sentence-transformers' own PyTorch backend; dlrt runs the folder's ONNX export "
                              "(backend='onnx')",
@@ -204,7 +204,7 @@ loads; "export": False}). Other values are a ValueError."""
         if truncate_dim is not None and (not isinstance(truncate_dim, int) or truncate_dim < 1):
             raise ValueError(f"truncate_dim must be None or an int >= 1, got {truncate_dim!r}")
         super().__init__(model_folder, None if device is None else _device_spec_of(device), threads, strict,
-                         max_seq_length)
+                         max_seq_length, cpu_precision)
         self.truncate_dim = truncate_dim
         if similarity_fn_name is None:
             path = os.path.join(os.fspath(model_folder), "config_sentence_transformers.json")

@@ -349,7 +349,7 @@ dlrt.SessionOptions). dlrt.InferenceSession takes them in ONNX Runtime's order."
 
     def __init__(self, model, device=None, strict=False, threads=0, warm_start=False, cpu_precision=None,
                  backend_options=None, max_tensor_bytes=0, optimize=True, *, providers=None, provider_options=None,
-                 sess_options=None):
+                 sess_options=None, canary_inputs=None):
         started_ns = time.time_ns()
         pairs = []
         if providers is not None:
@@ -368,7 +368,7 @@ dlrt.SessionOptions). dlrt.InferenceSession takes them in ONNX Runtime's order."
         if threads and sess_threads and threads != sess_threads:
             raise ValueError(f"threads={threads} and sess_options.intra_op_num_threads={sess_threads} disagree")
         super().__init__(model, device, strict, threads or sess_threads, warm_start, cpu_precision, backend_options,
-                         max_tensor_bytes, optimize and sess_optimize)
+                         max_tensor_bytes, optimize and sess_optimize, canary_inputs)
         self._options = options
         self._provider_options = {name: {k: str(v) for k, v in opts.items()} for name, opts in pairs}
         self._profiling_start_ns = 0

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dlrt/model_info.h"
+#include "dlrt/precision_choice.h"
 #include "dlrt/session.h"
 #include "dlrt/status.h"
 #include "dlrt/tensor.h"
@@ -35,6 +36,8 @@ void bind_model_info(nb::module_& m);
 
 // Session.model_info() and Session.node_placement() (model_info.cpp).
 nb::dict model_info_dict(const ModelInfo& info);
+// Session/Embedder.precision_choice(): what cpu_precision "auto" chose (precision_choice.cpp).
+nb::dict precision_choice_dict(const PrecisionChoice& choice);
 nb::list node_placement_list(const Session& session);
 
 // ONNX Runtime-style descriptions of `infos` (Session.get_inputs/get_outputs):

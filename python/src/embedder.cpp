@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "bindings.h"
+#include "dlrt/cpu_precision.h"
 #include "embed/models/kind.h"
 #include "embed/models/prepare_inputs.h"
 #include "embed/models/registry.h"
@@ -24,13 +25,16 @@ const char* const kEmbedderDoc = R"(Sentence embeddings from a sentence-transfor
 export folder (model.onnx or onnx/model.onnx, tokenizer.json or vocab.txt, optional
 tokenizer_config.json, config.json, modules.json, 1_Pooling/config.json).
 
-Embedder(model_folder, device=None, threads=0, strict=False, max_seq_length=None)
+Embedder(model_folder, device=None, threads=0, strict=False, max_seq_length=None,
+         cpu_precision=None)
 
 device          device spec as for Session (None: $DLRT_DEVICE, else "auto").
 threads         intra-op threads of the CPU backend; 0: one per core; at most 4096.
 strict          turn every fallback into an error.
 max_seq_length  tokens per text, [CLS]/[SEP] included; None: the folder's, capped at
                 the model's positions.
+cpu_precision   as for Session ("f32", "bf16", "bf16x3", "auto"); "auto" measures on
+                warm-up texts at load (precision_choice() says what it chose).
 
 Raises dlrt.NotFound (no folder, model or vocabulary), dlrt.InvalidModel (broken json,
 a model without input_ids or a 3-D output), dlrt.Unsupported (a tokenizer dlrt does not
@@ -137,13 +141,16 @@ void move_to(PyEmbedder& self, const std::string& device) {
 }
 
 void init_embedder(PyEmbedder* self, nb::handle folder, std::optional<std::string> device, PyIndex threads, bool strict,
-                   std::optional<PyIndex> max_seq_length) {
+                   std::optional<PyIndex> max_seq_length, std::optional<std::string> cpu_precision) {
   new (self) PyEmbedder();
   embed::EmbedderOptions options;
   options.device = device.value_or("");
   options.threads = threads_from_python(threads);
   options.strict = strict;
   if (max_seq_length) options.max_length = checked_max_seq_length(*max_seq_length);
+  if (cpu_precision && !is_cpu_precision(*cpu_precision))
+    raise_status(InvalidArgument("cpu_precision must be f32, bf16, bf16x3 or auto, not '" + *cpu_precision + "'"));
+  options.cpu_precision = cpu_precision.value_or("");
   self->dir = path_from_python(folder, "model_folder");
   load(*self, options);
   self->max_seq_length = get(*self).max_length();
@@ -390,8 +397,10 @@ void bind_embedder(nb::module_& m) {
   nb::class_<PyEmbedder>(m, "Embedder", kEmbedderDoc)
       .def("__init__", &init_embedder, nb::arg("model_folder"), nb::arg("device") = nb::none(),
            nb::arg("threads") = 0, nb::arg("strict") = false, nb::arg("max_seq_length") = nb::none(),
+           nb::arg("cpu_precision") = nb::none(),
            nb::sig("def __init__(self, model_folder: str | os.PathLike[str], device: str | None = None, "
-                   "threads: int = 0, strict: bool = False, max_seq_length: int | None = None) -> None"))
+                   "threads: int = 0, strict: bool = False, max_seq_length: int | None = None, "
+                   "cpu_precision: str | None = None) -> None"))
       .def("_encode_texts", &encode_texts, nb::arg("texts"), nb::arg("batch_size") = 32,
            nb::arg("progress") = nb::none(), nb::arg("prompt") = "",
            nb::sig("def _encode_texts(self, texts: collections.abc.Iterable[str], batch_size: int = 32, "
@@ -456,6 +465,12 @@ void bind_embedder(nb::module_& m) {
                    "folder: encode(..., output_value=\"token_embeddings\")).")
       .def("placement", [](PyEmbedder& e) { return get(e).placement(); },
            "Where the embedder's session was placed: a RunReport.")
+      .def("precision_choice", [](PyEmbedder& e) {
+             const PrecisionChoice* choice = get(e).precision_choice();
+             return precision_choice_dict(choice ? *choice : PrecisionChoice{});
+           },
+           nb::sig("def precision_choice(self) -> dict[str, object]"),
+           "What cpu_precision \"auto\" measured on the warm-up texts and chose (as Session.precision_choice()).")
       .def("__repr__", [](PyEmbedder& e) {
         if (!e.model) return std::string("Embedder(<not initialised>)");
         const embed::EmbedModel& b = *e.model;

@@ -31,8 +31,11 @@ strict          turn every fallback into an error (dlrt.DeviceUnavailable, ...);
                 also set by DLRT_STRICT=1.
 threads         intra-op threads of the CPU backend; 0: one per core; at most 4096.
 warm_start      serve on the CPU at once while accelerators compile in the background.
-cpu_precision   "f32", "bf16" or "bf16x3" (see docs/python.md); None: $DLRT_CPU_PRECISION,
-                the config file, else "f32".
+cpu_precision   "f32", "bf16", "bf16x3" or "auto" (see docs/python-session.md); None:
+                $DLRT_CPU_PRECISION, the config file, else "f32". "auto" measures at create
+                (precision_choice() says what it chose and why).
+canary_inputs   with "auto": a list of feeds dicts it measures on (None: generated from
+                the inputs' declared shapes).
 backend_options dict of str -> str handed to accelerator backends when they compile.
 max_tensor_bytes the largest tensor a run may allocate (dlrt.OutOfMemory past it); 0:
                 $DLRT_MAX_TENSOR_MB, the config file, else half the memory available
@@ -143,7 +146,7 @@ std::string read_model_bytes(nb::handle model) {
 void init_session(PySession* self, nb::handle model, std::optional<std::string> device, bool strict, PyIndex threads,
                   bool warm_start, std::optional<std::string> cpu_precision,
                   std::optional<std::map<std::string, std::string>> backend_options, PyIndex max_tensor_bytes,
-                  bool optimize) {
+                  bool optimize, nb::handle canary_inputs) {
   new (self) PySession();
   SessionOptions options;
   options.device = device.value_or("");
@@ -156,6 +159,16 @@ void init_session(PySession* self, nb::handle model, std::optional<std::string> 
     raise_status(InvalidArgument("max_tensor_bytes must be >= 0, got " + std::to_string(max_tensor_bytes)));
   options.max_tensor_bytes = static_cast<uint64_t>(max_tensor_bytes);
   options.optimize = optimize;
+  std::vector<Feed> kept;  // the arrays the canary tensors view, alive until create returns
+  if (!canary_inputs.is_none())
+    for (nb::handle feeds : nb::iter(canary_inputs)) {
+      std::map<std::string, Tensor> set;
+      for (auto [name, value] : nb::cast<nb::dict>(feeds)) {
+        kept.push_back(feed_from_python(nb::cast<std::string>(name), value, nullptr));
+        set[kept.back().name] = kept.back().tensor;
+      }
+      options.canary_inputs.push_back(std::move(set));
+    }
 
   const bool from_bytes = PyBytes_Check(model.ptr()) || PyByteArray_Check(model.ptr()) ||
                           PyMemoryView_Check(model.ptr());
@@ -551,10 +564,13 @@ void bind_session(nb::module_& m) {
       .def("__init__", &init_session, nb::arg("model"), nb::arg("device") = nb::none(), nb::arg("strict") = false,
            nb::arg("threads") = 0, nb::arg("warm_start") = false, nb::arg("cpu_precision") = nb::none(),
            nb::arg("backend_options") = nb::none(), nb::arg("max_tensor_bytes") = 0, nb::arg("optimize") = true,
+           nb::arg("canary_inputs") = nb::none(),
            nb::sig("def __init__(self, model: str | os.PathLike[str] | bytes | bytearray | memoryview, device: str | None = None, "
                    "strict: bool = False, threads: int = 0, warm_start: bool = False, "
                    "cpu_precision: str | None = None, backend_options: dict[str, str] | None = None, "
-                   "max_tensor_bytes: int = 0, optimize: bool = True) -> None"))
+                   "max_tensor_bytes: int = 0, optimize: bool = True, "
+                   "canary_inputs: collections.abc.Sequence[collections.abc.Mapping[str, numpy.typing.ArrayLike]] "
+                   "| None = None) -> None"))
       .def_prop_ro("inputs", [](PySession& s) { return get(s).inputs(); },
                    "The model's inputs: a list of TensorInfo (name, dtype, shape).")
       .def_prop_ro("outputs", [](PySession& s) { return get(s).outputs(); },
@@ -580,6 +596,11 @@ void bind_session(nb::module_& m) {
            "The model's outputs as ONNX Runtime's InferenceSession.get_outputs() gives them, in run()'s order.")
       .def("placement", [](PySession& s) { return get(s).placement(); },
            "Where the session's partitions were placed (before any run): a RunReport.")
+      .def("precision_choice", [](PySession& s) { return precision_choice_dict(precision_choice(get(s))); },
+           nb::sig("def precision_choice(self) -> dict[str, object]"),
+           "What cpu_precision \"auto\" measured and chose: chosen, automatic, and for auto reason, canary,\n"
+           "canary_sets, rounds, bound and trials (per precision: ran, median_ms, min_cosine, max_rel_error,\n"
+           "within_bound, faster, verdict). {'chosen': ..., 'automatic': False} for a named precision.")
       .def("model_info", [](PySession& s) { return model_info_dict(model_info(get(s))); },
            nb::sig("def model_info(self) -> dict[str, object]"),
            "The model as imported (before graph optimisation), as dlrt.read_model_info() gives it.")

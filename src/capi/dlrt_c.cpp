@@ -20,7 +20,6 @@
 #include "capi/capi_util.h"
 #include "dlrt/dlrt.h"
 #include "dlrt/placement.h"
-#include "exec/kernel_build_options.h"
 
 using namespace dlrt::capi;  // NOLINT: this file implements the C API with its helpers
 
@@ -336,9 +335,9 @@ dlrt_status* dlrt_session_options_set_cpu_precision(dlrt_session_options* option
   return guarded(fn, [&]() -> dlrt_status* {
     if (!options) return invalid(fn, "options is NULL");
     // Checked here, as the header says: a typo fails at the call that made it.
-    if (precision && *precision && !dlrt::exec::gemm_precision_from_name(precision))
+    if (precision && *precision && !dlrt::is_cpu_precision(precision))
       return invalid(fn, std::string("precision is '") + precision +
-                             "'; use \"f32\", \"bf16\", \"bf16x3\", or \"\" / NULL for the default");
+                             "'; use \"f32\", \"bf16\", \"bf16x3\", \"auto\", or \"\" / NULL for the default");
     options->options.cpu_precision = precision ? precision : "";
     return nullptr;
   });

@@ -9,8 +9,8 @@
 
 #include "core/env.h"
 #include "core/file_io.h"
+#include "dlrt/cpu_precision.h"
 #include "dlrt/session.h"
-#include "exec/kernel_build_options.h"
 
 namespace dlrt {
 
@@ -136,7 +136,7 @@ Result<RuntimeConfig> parse_runtime_config(const std::string& text, const std::s
       cfg.cache_dir = *v;
     } else if (k == "cpu_precision") {
       auto v = node.value<std::string>();
-      if (!v || !exec::gemm_precision_from_name(*v)) return bad(k, "\"f32\", \"bf16\" or \"bf16x3\"");
+      if (!v || !is_cpu_precision(*v)) return bad(k, "\"f32\", \"bf16\", \"bf16x3\" or \"auto\"");
       cfg.cpu_precision = *v;
     } else if (k == "max_tensor_mb") {
       auto v = node.value<int64_t>();

@@ -11,7 +11,7 @@
 //   strict    = true                 fallback becomes an error
 //   threads   = 4                    CPU intra-op threads (0 = one per core)
 //   cache_dir = "/var/cache/dlrt"    blob cache folder
-//   cpu_precision = "f32"            CPU matmul precision (f32, bf16, bf16x3)
+//   cpu_precision = "f32"            CPU matmul precision (f32, bf16, bf16x3, auto)
 //   max_tensor_mb = 4096             largest tensor a run may allocate, MiB
 //
 // Precedence, everywhere: API option or CLI flag, then environment variable

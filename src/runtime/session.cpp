@@ -31,7 +31,9 @@
 #include "runtime/partition_kernel.h"
 #include "runtime/placement.h"
 #include "runtime/run_options.h"
+#include "runtime/precision_auto.h"
 #include "runtime/session_internal.h"
+#include "runtime/session_precision.h"
 #include "runtime/session_values.h"
 #include "runtime/thread_kept_values.h"
 
@@ -60,6 +62,7 @@ class SessionImpl {
   TensorLimit tensor_limit;
   ModelMetadata metadata;  // dlrt::model_metadata()
   ModelInfo info;          // dlrt::model_info(), as imported
+  PrecisionChoice precision_choice;  // dlrt::precision_choice()
 
   // `Given` maps input names to RunValues or to Tensors (Session::run's map,
   // read without a copy into another map).
@@ -105,7 +108,6 @@ std::string cpu_partition_precision(const ir::Graph& g, const std::vector<int>& 
   return out;
 }
 
-
 TensorInfo info_of(const ir::Value& v) {
   TensorInfo t;
   t.name = v.name;
@@ -130,37 +132,6 @@ std::string names_of(const std::vector<TensorInfo>& infos) {
 const std::vector<Device>& hardware() {
   static const std::vector<Device> devices = discover_devices();
   return devices;
-}
-
-// SessionOptions::cpu_precision, else DLRT_CPU_PRECISION, else the config
-// file; "bf16x3" becomes f32, with a warning, where AMX cannot run, and
-// "bf16" where AVX512-BF16 cannot. `label`: what the run report says.
-Result<exec::GemmPrecision> cpu_precision_of(const SessionOptions& options, const RuntimeEnv& env,
-                                            const RuntimeConfig& config, std::string& label) {
-  label = "f32";
-  std::string text = options.cpu_precision, from = "SessionOptions::cpu_precision";
-  if (text.empty()) {
-    if (env.cpu_precision) text = *env.cpu_precision, from = "DLRT_CPU_PRECISION";
-  }
-  if (text.empty() && config.cpu_precision) text = *config.cpu_precision, from = "config file cpu_precision";
-  if (text.empty()) return exec::GemmPrecision::kF32;
-  const std::optional<exec::GemmPrecision> named = exec::gemm_precision_from_name(text);
-  if (!named) return InvalidArgument(from + " is '" + text + "'; expected f32, bf16 or bf16x3");
-  if (*named == exec::GemmPrecision::kF32) return exec::GemmPrecision::kF32;
-  if (*named == exec::GemmPrecision::kBf16) {
-    const std::string why = cpu::cpu_kernels_bf16_unavailable();
-    label = why.empty() ? "bf16 (avx512_bf16)" : "f32 (bf16 unavailable: " + why + ")";
-    if (why.empty()) return exec::GemmPrecision::kBf16;
-    DLRT_LOG(kWarn, "cpu precision bf16 needs AVX512-BF16 (" + why + "); this CPU runs f32");
-    return exec::GemmPrecision::kF32;
-  }
-  if (!cpu::cpu_kernels_have_amx_bf16x3()) {
-    DLRT_LOG(kWarn, "cpu precision bf16x3 needs AMX-BF16 and AVX512-BF16 (and DLRT_CPU_ISA not below avx512); "
-                    "this CPU runs f32");
-    return exec::GemmPrecision::kF32;
-  }
-  label = "bf16x3";
-  return exec::GemmPrecision::kBf16x3;
 }
 
 // The nodes of `nodes`, each with the nodes of its subgraphs (If, Loop, Scan).
@@ -245,6 +216,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, ModelMetadat
   const bool strict = options.strict || env.strict.value_or(config.strict.value_or(false));
   std::string precision_label;
   DLRT_ASSIGN_OR_RETURN(const exec::GemmPrecision precision, cpu_precision_of(options, env, config, precision_label));
+  impl->precision_choice.chosen = exec::gemm_precision_name(precision);
   const int threads = options.threads > 0 ? options.threads : config.threads.value_or(0);
   Resolution res = resolve_devices(spec, dlrt::global_backends(), hardware());
   if (!res.unknown_backends.empty()) {
@@ -540,8 +512,35 @@ Result<std::unique_ptr<SessionImpl>> import_and_build(Import import, const Sessi
   return impl;
 }
 
+// Whether the precision in force is "auto" (a config file that fails to load
+// is not: build() reports it).
+bool wants_auto_precision(const SessionOptions& options) {
+  const Result<RuntimeConfig> config = load_runtime_config();
+  return config.ok() && requested_cpu_precision(options, read_runtime_env(), *config) == kAutoPrecision;
+}
+
+// cpu_precision "auto": sessions made by `create` in each precision, the
+// chosen one kept and told what was measured (precision_auto.h).
+template <typename Create>
+Result<std::unique_ptr<Session>> create_auto(const SessionOptions& options, Create create) {
+  auto make = [&](const std::string& precision) {
+    SessionOptions o = options;
+    o.cpu_precision = precision, o.canary_inputs.clear();
+    return create(o);
+  };
+  DLRT_ASSIGN_OR_RETURN(AutoPrecision chosen, choose_cpu_precision(make, options.canary_inputs));
+  // Not shared yet: the choice is part of building it.
+  auto& impl = const_cast<SessionImpl&>(session_impl(*chosen.session));
+  for (PartitionReport& p : impl.placement.partitions)
+    if (p.backend == "cpu") p.precision += "; auto: " + chosen.choice.reason;
+  impl.precision_choice = std::move(chosen.choice);
+  return std::move(chosen.session);
+}
+
 Result<std::unique_ptr<Session>> Session::create(const std::string& path, const SessionOptions& options) {
   DLRT_RETURN_IF_ERROR(check_options(options));
+  if (wants_auto_precision(options))
+    return create_auto(options, [&](const SessionOptions& o) { return create(path, o); });
   auto impl = guard_allocations("loading the model", [&]() -> Result<std::unique_ptr<SessionImpl>> {
     return import_and_build([&](const ir::ImportOptions& o) { return ir::import_onnx_file(path, o); }, options);
   });
@@ -558,6 +557,8 @@ Result<std::unique_ptr<Session>> Session::create(const std::string& path, const 
 Result<std::unique_ptr<Session>> Session::create_from_bytes(const std::string& bytes, const SessionOptions& options,
                                                             const std::string& base_dir) {
   DLRT_RETURN_IF_ERROR(check_options(options));
+  if (wants_auto_precision(options))
+    return create_auto(options, [&](const SessionOptions& o) { return create_from_bytes(bytes, o, base_dir); });
   DLRT_ASSIGN_OR_RETURN(auto impl, guard_allocations("loading the model", [&]() -> Result<std::unique_ptr<SessionImpl>> {
                           return import_and_build(
                               [&](const ir::ImportOptions& o) { return ir::import_onnx_bytes(bytes, base_dir, o); },
@@ -571,6 +572,7 @@ const std::vector<TensorInfo>& Session::outputs() const { return impl_->outputs;
 RunReport Session::placement() const { return impl_->current_placement(); }
 const ModelMetadata& model_metadata(const Session& session) { return session_impl(session).metadata; }
 const ModelInfo& model_info(const Session& session) { return session_impl(session).info; }
+const PrecisionChoice& precision_choice(const Session& session) { return session_impl(session).precision_choice; }
 
 Result<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs, RunReport* report) const {
   DLRT_ASSIGN_OR_RETURN(auto out, impl_->run(inputs, report));

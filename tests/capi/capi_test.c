@@ -269,6 +269,7 @@ static void test_options(void) {
   /* checked at the call, as the header says (issue 80) */
   OK(dlrt_session_options_set_cpu_precision(o, "bf16x3"));
   OK(dlrt_session_options_set_cpu_precision(o, "bf16"));
+  OK(dlrt_session_options_set_cpu_precision(o, "auto"));
   OK(dlrt_session_options_set_cpu_precision(o, ""));
   FAILS(dlrt_session_options_set_cpu_precision(o, "junk"), DLRT_INVALID_ARGUMENT, "precision is 'junk'");
   FAILS(dlrt_session_options_set_cpu_precision(o, "F32"), DLRT_INVALID_ARGUMENT, "precision is 'F32'");

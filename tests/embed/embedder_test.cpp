@@ -93,6 +93,31 @@ TEST(EmbedEmbedder, TinyFolderMeanNormalized) {
   EXPECT_TRUE(empty->vectors.empty());
 }
 
+// cpu_precision "auto" measures on the warm-up texts (a padded batch, then one alone) and
+// reports it; the vectors are those of the precision chosen (f32 within 1e-5, bf16 within the bound).
+TEST(EmbedEmbedder, CpuPrecisionAutoMeasuresOnWarmUpTexts) {
+  EmbedderOptions o = cpu();
+  o.cpu_precision = "auto";
+  auto e = Embedder::create(kTiny.string(), o);
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  const PrecisionChoice& c = (*e)->precision_choice();
+  EXPECT_TRUE(c.automatic);
+  EXPECT_EQ(c.canary, "given");
+  EXPECT_EQ(c.canary_sets, 2);
+  ASSERT_FALSE(c.trials.empty());
+  EXPECT_TRUE(c.trials[0].ran) << c.reason;
+  EXPECT_EQ((*e)->placement().partitions[0].precision.rfind(c.chosen, 0), 0u);
+  auto f32 = Embedder::create(kTiny.string(), cpu());
+  ASSERT_TRUE(f32.ok());
+  EXPECT_FALSE((*f32)->precision_choice().automatic);
+  auto a = (*e)->embed({"a canary text"});
+  auto b = (*f32)->embed({"a canary text"});
+  ASSERT_TRUE(a.ok() && b.ok());
+  double dot = 0;
+  for (size_t i = 0; i < a->vectors[0].size(); ++i) dot += a->vectors[0][i] * b->vectors[0][i];
+  EXPECT_GT(dot, c.chosen == "f32" ? 1 - 1e-5 : 0.9999);  // both L2-normalised
+}
+
 TEST(EmbedEmbedder, PoolingModesAndNoNormalize) {
   json ex = expected();
   std::vector<std::string> texts = ex["texts"].get<std::vector<std::string>>();

@@ -45,7 +45,8 @@ LAYERS = [
     ("runtime", 4, ["src/runtime/", "include/dlrt/session.h", "include/dlrt/dlrt.h", "src/dlrt_library.cpp",
                     "include/dlrt/backends.h", "include/dlrt/compile.h", "include/dlrt/cpu_precision.h",
                     "include/dlrt/memory.h", "include/dlrt/model_info.h",
-                    "include/dlrt/onnx_data.h", "include/dlrt/placement.h", "include/dlrt/profile.h"]),
+                    "include/dlrt/onnx_data.h", "include/dlrt/placement.h", "include/dlrt/profile.h",
+                    "include/dlrt/precision_choice.h"]),
     # The embedding app's three parts (DESIGN.md: serve -> models -> tokenizer).
     ("apps/embed/tokenizer", 5, ["apps/embed/tokenizer/"]),
     # Images (decoding, preprocessing) use the tokenizer's folder-file helpers.

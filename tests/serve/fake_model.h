@@ -170,6 +170,10 @@ class FakeModel final : public EmbedModel, public DenseOut, public SparseOut, pu
     return r;
   }
 
+  // What /info reports under "cpu_precision" (set before the server reads it).
+  const dlrt::PrecisionChoice* precision_choice() const override { return &precision_; }
+  dlrt::PrecisionChoice precision_;
+
   void set_placement(dlrt::RunReport r) {
     std::lock_guard<std::mutex> lk(mu_);
     placement_ = std::move(r);

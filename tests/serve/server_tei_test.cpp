@@ -270,5 +270,32 @@ TEST(ServeTei, DefaultPromptNameSettingIsUsedWhenARequestNamesNone) {
   EXPECT_EQ(body_json(all)[0].size(), 4u) << all->body;
 }
 
+// /info's cpu_precision: the model's choice as dlrt/precision_choice.h holds it.
+TEST(ServeTei, InfoSaysWhichCpuPrecisionRunsAndWhatAutoMeasured) {
+  TestServer t;
+  EXPECT_EQ(body_json(t.get("/info"))["cpu_precision"], json({{"chosen", ""}, {"automatic", false}}));
+  PrecisionChoice& c = t.model->precision_;
+  c.automatic = true;
+  c.chosen = "f32";
+  c.reason = "f32: no other precision is both within the bound and faster; bf16 ...";
+  c.canary = "given";
+  c.canary_sets = 2;
+  c.rounds = 5;
+  PrecisionTrial f32{"f32", true, 10.0, 1, 0, false, false, "chosen"};
+  PrecisionTrial bf16{"bf16", true, 13.1, 0.99999, 4e-3, true, false, "not faster (needs < 0.95x f32's time)"};
+  PrecisionTrial amx{"bf16x3", false, 0, 1, 0, false, false, "not available: no AMX"};
+  c.trials = {f32, amx, bf16};
+  const json info = body_json(t.get("/info"))["cpu_precision"];
+  EXPECT_EQ(info["chosen"], "f32");
+  EXPECT_EQ(info["canary_sets"], 2);
+  EXPECT_EQ(info["bound"]["min_cosine"], 0.9999);
+  ASSERT_EQ(info["trials"].size(), 3u) << info.dump();
+  EXPECT_EQ(info["trials"][2]["median_ms"], 13.1);
+  EXPECT_EQ(info["trials"][2]["max_rel_error"], 4e-3);
+  EXPECT_EQ(info["trials"][2]["faster"], false);
+  EXPECT_FALSE(info["trials"][1].contains("median_ms")) << "a precision that did not run has no figures";
+  EXPECT_EQ(info["trials"][1]["verdict"], "not available: no AMX");
+}
+
 }  // namespace
 }  // namespace dlrt::embed

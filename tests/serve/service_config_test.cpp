@@ -121,6 +121,15 @@ TEST(ServeConfig, Errors) {
   EXPECT_EQ(r.status().code(), StatusCode::kIoError);
 }
 
+TEST(ServeConfig, CpuPrecision) {
+  ServiceConfig c;
+  ASSERT_TRUE(apply_service_config_toml(c, "cpu_precision = \"auto\"\n", "p.toml").ok());
+  EXPECT_EQ(c.cpu_precision, "auto");
+  Status bad = apply_service_config_toml(c, "cpu_precision = \"fast\"\n", "p.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("auto"), std::string::npos) << bad.message();
+}
+
 TEST(ServeConfig, EveryKeyHasEnvAndFlag) {
   for (const auto& k : service_config_keys()) {
     EXPECT_FALSE(k.env.empty()) << k.key;
@@ -129,6 +138,7 @@ TEST(ServeConfig, EveryKeyHasEnvAndFlag) {
     ServiceConfig c;
     // Every key accepts a sensible value.
     std::string v = k.is_switch || k.key == "truncate" || k.key == "access_log" ? "true"
+                    : k.key == "cpu_precision"                                   ? "auto"
                     : (k.key == "device" || k.key == "model" || k.key == "host" || k.key == "model_name" ||
                        k.key == "cache_dir")
                         ? "x"

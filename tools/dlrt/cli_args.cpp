@@ -107,8 +107,8 @@ Result<int64_t> parse_nonnegative_int(const std::string& text, const std::string
   return v;
 }
 
-Result<std::string> parse_precision(const std::string& text) {
-  if (!is_cpu_precision(text)) return InvalidArgument("--precision must be f32, bf16 or bf16x3, not '" + text + "'");
+Result<std::string> parse_precision(const std::string& text, const std::string& flag) {
+  if (!is_cpu_precision(text)) return InvalidArgument(flag + " must be f32, bf16, bf16x3 or auto, not '" + text + "'");
   return text;
 }
 

@@ -59,9 +59,9 @@ std::optional<bool> parse_bool_value(const std::string& text);
 // A whole non-negative decimal number ("4"); kInvalidArgument otherwise.
 Result<int64_t> parse_nonnegative_int(const std::string& text, const std::string& what);
 
-// The value of --precision (SessionOptions::cpu_precision): "f32", "bf16" or "bf16x3";
-// kInvalidArgument otherwise.
-Result<std::string> parse_precision(const std::string& text);
+// The value of --precision (SessionOptions::cpu_precision): "f32", "bf16", "bf16x3" or
+// "auto"; kInvalidArgument otherwise, naming `flag`.
+Result<std::string> parse_precision(const std::string& text, const std::string& flag = "--precision");
 
 // Splits "NAME=VALUE" at the first '='. kInvalidArgument when there is no
 // '=' or either side is empty.

@@ -44,8 +44,10 @@ constexpr const char* kBenchHelp =
     "  --threads N           intra-op threads (default 0: one per core)\n"
     "  --precision P         CPU float matmuls: f32 (default), bf16 (one bf16 product per term,\n"
     "                        AVX512-BF16; about 1e-3 relative error) or bf16x3 (AMX tiles, about\n"
-    "                        1e-5; each f32 where the CPU lacks the instructions). Also\n"
-    "                        DLRT_CPU_PRECISION\n"
+    "                        1e-5; each f32 where the CPU lacks the instructions), or auto (the\n"
+    "                        fastest of these within a bound of f32, measured at create on the\n"
+    "                        --input files when they give every input, else on generated inputs;\n"
+    "                        the report says what it measured). Also DLRT_CPU_PRECISION\n"
     "  --warmup K            untimed runs before timing (default 3)\n"
     "  --iterations N        timed runs (default 20, at least 1)\n"
     "  --input NAME=FILE     feed input NAME from a .npy file (repeatable)\n"
@@ -411,6 +413,7 @@ int cmd_bench(int argc, char** argv) {
   InputFlags input_flags;
   if (int rc = parse_input_flags(args, "bench", input_flags); rc != kExitOk) return rc;
   r.threads = b.options.threads > 0 ? b.options.threads : ThreadPool::hardware_threads();
+  if (b.options.cpu_precision == "auto") b.options.canary_inputs = canary_from_input_files(r.model_path, input_flags);
 
   // Cold create: the first in this process (device discovery, registries,
   // file reads and kernel preparation all count).

@@ -44,6 +44,9 @@ constexpr const char* kEmbedHelp =
     "  --device SPEC      auto, cpu, gpu, npu, a backend or backend:device (default: DLRT_DEVICE, else auto)\n"
     "  --strict           fail instead of falling back to another device\n"
     "  --threads N        CPU threads (0: one per core)\n"
+    "  --cpu-precision P  CPU float matmuls: f32 (default), bf16, bf16x3, or auto (the fastest within a\n"
+    "                     bound of f32 on warm-up texts, measured at load: docs/performance.md). Also\n"
+    "                     DLRT_CPU_PRECISION\n"
     "  --file PATH        read the texts from PATH, one per line ('-': standard input)\n"
     "  --batch N          texts per model run (default 32; texts of similar token counts run together;\n"
     "                     a dynamically quantized model runs one text per run: see docs/embed.md)\n"
@@ -110,7 +113,9 @@ std::string summary_line(size_t count, const std::vector<size_t>& tokens, double
   std::snprintf(buf, sizeof buf, "embedded %zu texts (%zu tokens) in %.2f s: %.1f texts/s on %s", count, total_tokens,
                 seconds, seconds > 0 ? static_cast<double>(count) / seconds : 0.0,
                 devices.empty() ? "cpu:0" : devices.c_str());
-  return buf;
+  const PrecisionChoice* precision = embedder.precision_choice();
+  return precision && precision->automatic ? std::string(buf) + ", cpu precision auto: " + precision->reason
+                                           : std::string(buf);
 }
 
 // --sparse: the texts' sparse vectors, printed as INDEX:VALUE pairs or --json.
@@ -199,7 +204,7 @@ int check_embed_flags(const Args& args) {
   return kExitOk;
 }
 
-// --top-k, --device, --strict, --threads, --batch and --max-length; kExitOk or the usage error's code.
+// --top-k, --device, --strict, --cpu-precision, --threads, --batch and --max-length; kExitOk or the usage error's code.
 int parse_embed_options(const Args& args, embed::EmbedderOptions& opt, size_t& batch, size_t& top_k) {
   top_k = 0;
   if (args.has("top-k")) {
@@ -210,6 +215,11 @@ int parse_embed_options(const Args& args, embed::EmbedderOptions& opt, size_t& b
   }
   opt.device = args.get("device");
   opt.strict = args.has("strict");
+  if (args.has("cpu-precision")) {
+    auto precision = parse_precision(args.get("cpu-precision"), "--cpu-precision");
+    if (!precision.ok()) return usage_error("embed", precision.status().message());
+    opt.cpu_precision = *precision;
+  }
   batch = 32;
   for (const char* flag : {"threads", "batch", "max-length"}) {
     if (!args.has(flag)) continue;
@@ -419,7 +429,7 @@ int cmd_embed(int argc, char** argv) {
                             {"batch", true}, {"max-length", true}, {"json"}, {"npy", true},
                             {"prompt-name", true}, {"prompt", true}, {"quiet"}, {"progress"}, {"tokens"},
                             {"query"}, {"document"}, {"sparse"}, {"top-k", true}, {"precision", true},
-                            {"calibration", true}});
+                            {"calibration", true}, {"cpu-precision", true}});
   if (!parsed.ok()) return usage_error("embed", parsed.status().message());
   const Args& args = *parsed;
   if (args.has("help")) {

@@ -11,7 +11,9 @@
 #include "commands.h"
 #include "dlrt/model_info.h"
 #include "dlrt/placement.h"
+#include "dlrt/precision_choice.h"
 #include "dlrt/session.h"
+#include "embed/serve/precision_json.h"
 #include "json_out.h"
 #include "run_inputs.h"
 #include "tensor_format.h"
@@ -29,6 +31,8 @@ constexpr const char* kInspectHelp =
     "options:\n"
     "  --device SPEC   also create a session for SPEC and show where each partition would run\n"
     "  --strict        with --device: fail instead of falling back\n"
+    "  --precision P   also create a session with CPU precision P (f32, bf16, bf16x3, auto) and show\n"
+    "                  its placement; auto: each precision measured and the one chosen\n"
     "  --json          print one JSON object\n"
     "  -h, --help      this help\n";
 
@@ -86,13 +90,31 @@ nlohmann::json value_json(const ModelValueInfo& v) {
   return j;
 }
 
+// What cpu_precision "auto" measured: one line per precision.
+void print_precision_choice(const PrecisionChoice& c) {
+  if (!c.automatic) return;
+  std::printf("cpu precision auto: %s\n", c.chosen.c_str());
+  std::printf("  canary inputs: %s, %d set(s), median of %d rounds; bound: cosine >= %g, rel. error <= %g, "
+              "time under %.2fx f32's\n",
+              c.canary.c_str(), c.canary_sets, c.rounds, c.bound.min_cosine, c.bound.max_rel_error,
+              1 - c.bound.speed_margin);
+  for (const PrecisionTrial& t : c.trials) {
+    if (t.ran)
+      std::printf("  %-7s %9.3f ms  cosine %.6f  rel. error %.1e  %s\n", t.precision.c_str(), t.median_ms, t.min_cosine,
+                  t.max_rel_error, t.verdict.c_str());
+    else
+      std::printf("  %-7s %s\n", t.precision.c_str(), t.verdict.c_str());
+  }
+}
+
 // "Conv", or "com.microsoft::QAttention" outside the default domain.
 std::string op_key(const OpCount& op) { return op.domain.empty() ? op.op_type : op.domain + "::" + op.op_type; }
 
 }  // namespace
 
 int cmd_inspect(int argc, char** argv) {
-  const std::vector<FlagSpec> specs = {{"device", true, false}, {"strict", false, false}, {"json", false, false}};
+  const std::vector<FlagSpec> specs = {
+      {"device", true, false}, {"strict", false, false}, {"json", false, false}, {"precision", true, false}};
   auto parsed = parse_args(argc, argv, 2, specs);
   if (!parsed.ok()) return usage_error("inspect", parsed.status().message());
   const Args& args = *parsed;
@@ -120,11 +142,17 @@ int cmd_inspect(int argc, char** argv) {
 
   RunReport placement;
   std::vector<NodePlacement> nodes_placed;
+  PrecisionChoice precision;
   bool have_placement = false;
-  if (args.has("device")) {
+  if (args.has("device") || args.has("precision")) {
     SessionOptions options;
     options.device = args.get("device");
     options.strict = args.has("strict");
+    if (args.has("precision")) {
+      auto p = parse_precision(args.get("precision"));
+      if (!p.ok()) return usage_error("inspect", p.status().message());
+      options.cpu_precision = *p;
+    }
     auto s = Session::create(path, options);
     if (!s.ok()) {
       std::fprintf(stderr, "dlrt inspect: error: cannot create a session for device '%s': %s\n", options.device.c_str(),
@@ -133,6 +161,7 @@ int cmd_inspect(int argc, char** argv) {
     }
     placement = (*s)->placement();
     nodes_placed = node_placement(**s);
+    precision = precision_choice(**s);
     have_placement = true;
   }
 
@@ -167,6 +196,7 @@ int cmd_inspect(int argc, char** argv) {
         if (!n.cpu_reason.empty()) e["cpu_reason"] = n.cpu_reason;
         j["nodes"].push_back(std::move(e));
       }
+      j["cpu_precision"] = embed::precision_choice_json(precision);
     }
     print_json(j);
     return kExitOk;
@@ -189,7 +219,7 @@ int cmd_inspect(int argc, char** argv) {
   std::printf("parameters: %lld (%lld bytes, %.2f MiB)\n", static_cast<long long>(model.parameter_count),
               static_cast<long long>(model.parameter_bytes), static_cast<double>(model.parameter_bytes) / (1024.0 * 1024.0));
   if (have_placement) {
-    std::printf("placement for --device %s:\n", args.get("device").c_str());
+    std::printf("placement for --device %s:\n", args.has("device") ? args.get("device").c_str() : "(default)");
     for (size_t i = 0; i < placement.partitions.size(); ++i) {
       const auto& p = placement.partitions[i];
       std::printf("  partition %zu: %d nodes on %s (%s)%s%s%s%s\n", i, p.node_count, p.backend.c_str(),
@@ -197,6 +227,7 @@ int cmd_inspect(int argc, char** argv) {
                   p.degraded ? ", DEGRADED: " : "", p.degraded ? p.reason.c_str() : "");
     }
     print_cpu_reasons(nodes_placed);
+    print_precision_choice(precision);
   }
   return kExitOk;
 }

@@ -12,7 +12,9 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "core/npy.h"
+#include "dlrt/precision_choice.h"
 #include "dlrt/session.h"
+#include "embed/serve/precision_json.h"
 #include "json_out.h"
 #include "run_inputs.h"
 #include "tensor_format.h"
@@ -43,8 +45,10 @@ constexpr const char* kRunHelp =
     "  --threads N           intra-op threads (default 0: one per core)\n"
     "  --precision P         CPU float matmuls: f32 (default), bf16 (one bf16 product per term,\n"
     "                        AVX512-BF16; about 1e-3 relative error) or bf16x3 (AMX tiles, about\n"
-    "                        1e-5; each f32 where the CPU lacks the instructions). Also\n"
-    "                        DLRT_CPU_PRECISION\n"
+    "                        1e-5; each f32 where the CPU lacks the instructions), or auto (the\n"
+    "                        fastest of these within a bound of f32, measured at create on the\n"
+    "                        --input files when they give every input, else on generated inputs;\n"
+    "                        the report says what it measured). Also DLRT_CPU_PRECISION\n"
     "  --seed N              seed of the random inputs (default 0)\n"
     "  --json                print one JSON object: inputs, outputs, report, timings_ms\n"
     "  -h, --help            this help\n"
@@ -94,6 +98,7 @@ struct RunOutcome {
   std::vector<Part> parts;
   std::vector<std::string> written;  // the .npy file of parts[i], when --output-dir
   RunReport report;
+  PrecisionChoice precision;  // what cpu_precision "auto" measured
   double create_ms = 0;
   double run_ms = 0;
 
@@ -154,6 +159,7 @@ void print_run_json(const RunOutcome& r) {
     j["outputs"].push_back(o);
   }
   j["report"] = report_json(r.report);
+  j["cpu_precision"] = embed::precision_choice_json(r.precision);
   j["timings_ms"] = {{"session_create", r.create_ms}, {"run", r.run_ms}};
   print_json(j);
 }
@@ -192,6 +198,7 @@ void print_run_text(const RunOutcome& r) {
                 format_ms(p.time_ms).c_str(), p.degraded ? ", DEGRADED: " : (p.reason.empty() ? "" : ": "),
                 p.reason.c_str());
   }
+  if (r.precision.automatic) std::printf("cpu precision auto: %s\n", r.precision.reason.c_str());
   std::printf("timings: session_create %s ms, run %s ms\n", format_ms(r.create_ms).c_str(), format_ms(r.run_ms).c_str());
 }
 
@@ -221,7 +228,8 @@ int cmd_run(int argc, char** argv) {
   InputFlags input_flags;
   if (int rc = parse_input_flags(args, "run", input_flags); rc != kExitOk) return rc;
 
-  // Create the session.
+  // Create the session ("auto" measures on the --input files when they give every input).
+  if (options.cpu_precision == "auto") options.canary_inputs = canary_from_input_files(r.model_path, input_flags);
   auto t0 = std::chrono::steady_clock::now();
   auto session_r = Session::create(r.model_path, options);
   r.create_ms = ms_since(t0);
@@ -230,6 +238,7 @@ int cmd_run(int argc, char** argv) {
     return run_fail("cannot load model " + r.model_path + ": " + s.to_string(), exit_code_for_model_status(s));
   }
   const Session& session = **session_r;
+  r.precision = precision_choice(session);
 
   // Prepare inputs: from .npy files, else random.
   std::mt19937_64 rng(seed);

@@ -176,6 +176,7 @@ embed::EmbedderOptions served_model_options(const ServiceConfig& config) {
   eo.threads = config.threads;
   eo.warm_start = config.warm_start;
   eo.max_tensor_bytes = static_cast<uint64_t>(config.max_tensor_mb) << 20;
+  eo.cpu_precision = config.cpu_precision;
   // The server batches concurrent requests: ask accelerators to compile for
   // throughput (OpenVINO's PERFORMANCE_HINT; declined on OpenVINO's CPU device,
   // see docs/openvino.md).

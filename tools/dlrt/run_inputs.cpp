@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/npy.h"
+#include "dlrt/model_info.h"
 #include "tensor_format.h"
 
 namespace dlrt::cli {
@@ -187,6 +188,21 @@ int prepare_inputs(const Session& session, const InputFlags& flags, std::mt19937
   }
   for (auto& p : prepared) out.push_back(std::move(p));
   return kExitOk;
+}
+
+std::vector<std::map<std::string, Tensor>> canary_from_input_files(const std::string& path, const InputFlags& flags) {
+  if (flags.files.empty()) return {};
+  auto info = read_model_info(path);
+  if (!info.ok()) return {};
+  std::map<std::string, Tensor> set;
+  for (const ModelValueInfo& in : info->inputs) {
+    auto it = flags.files.find(in.name);
+    if (it == flags.files.end()) return {};
+    auto t = read_npy_file(it->second);
+    if (!t.ok()) return {};  // the run reports it
+    set[in.name] = std::move(t).value();
+  }
+  return {std::move(set)};
 }
 
 int64_t batch_size_of(const Session& session, const std::vector<PreparedInput>& inputs) {

@@ -55,6 +55,11 @@ struct PreparedInput {
 int prepare_inputs(const Session& session, const InputFlags& flags, std::mt19937_64& rng, const std::string& command,
                    std::vector<PreparedInput>& out);
 
+// For --precision auto: the --input files as the one canary input set when
+// they give every input of the model at `path` (read without a session);
+// none otherwise (auto then generates its inputs).
+std::vector<std::map<std::string, Tensor>> canary_from_input_files(const std::string& path, const InputFlags& flags);
+
 // The batch a run of `inputs` holds: dim 0 of the first input whose dim 0 is
 // dynamic, else of the first input with a dim; 1 for scalars only.
 int64_t batch_size_of(const Session& session, const std::vector<PreparedInput>& inputs);

@@ -59,7 +59,7 @@ Result<std::unique_ptr<Classifier>> Classifier::create(const std::string& model_
     max_len = std::min(max_len, static_cast<size_t>(positions));
   impl->max_length = std::max<size_t>(max_len, 2);
 
-  DLRT_ASSIGN_OR_RETURN(impl->session, open_model_session(model_path, options));
+  DLRT_ASSIGN_OR_RETURN(impl->session, open_model_session(model_path, options, impl->tokenizer.get(), impl->max_length));
   DLRT_ASSIGN_OR_RETURN(impl->inputs, TokenInputs::from_session(*impl->session, model_path.string()));
 
   const auto& outs = impl->session->outputs();
@@ -186,6 +186,7 @@ bool Classifier::is_llm_reranker() const { return impl_->llm != nullptr; }
 std::string Classifier::model_name() const { return impl_->name; }
 size_t Classifier::max_length() const { return impl_->max_length; }
 RunReport Classifier::placement() const { return impl_->session->placement(); }
+const PrecisionChoice& Classifier::precision_choice() const { return dlrt::precision_choice(*impl_->session); }
 size_t Classifier::token_row_bytes() const { return dlrt::embed::token_row_bytes(*impl_->session); }
 const Tokenizer& Classifier::tokenizer() const { return *impl_->tokenizer; }
 

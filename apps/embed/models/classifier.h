@@ -81,6 +81,7 @@ class Classifier {
   std::string model_name() const;
   size_t max_length() const;
   dlrt::RunReport placement() const;
+  const dlrt::PrecisionChoice& precision_choice() const;  // what cpu_precision "auto" chose
   size_t token_row_bytes() const;  // the session's widest per-token output row (token_inputs.h)
   const Tokenizer& tokenizer() const;
 

@@ -39,6 +39,7 @@ class ClassifierModel final : public TokenizerModel, public PairScorer {
   std::string model_name() const override { return c_->model_name(); }
   size_t max_length() const override { return c_->max_length(); }
   dlrt::RunReport placement() const override { return c_->placement(); }
+  const dlrt::PrecisionChoice* precision_choice() const override { return &c_->precision_choice(); }
   size_t token_row_bytes() const override { return c_->token_row_bytes(); }
   // /tokenize: one text as the tokenizer encodes it alone (an LLM reranker's
   // prompt template applies to pairs only), with offsets and special tokens marked.

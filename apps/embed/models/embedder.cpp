@@ -261,7 +261,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string
   if (positions > 0) max_len = std::min(max_len, static_cast<size_t>(positions));
   impl->max_length = std::max<size_t>(max_len, 2);
 
-  DLRT_ASSIGN_OR_RETURN(impl->session, open_model_session(model_path, options));
+  DLRT_ASSIGN_OR_RETURN(impl->session, open_model_session(model_path, options, impl->tokenizer.get(), impl->max_length));
   impl->batch_dependent_op = dlrt::embed::batch_dependent_op(model_info(*impl->session));
   DLRT_ASSIGN_OR_RETURN(impl->inputs, TokenInputs::from_session(*impl->session, model_path.string()));
 
@@ -655,6 +655,10 @@ const std::string& Embedder::default_prompt_name() const { return impl_->default
 const std::string& Embedder::similarity_fn_name() const { return impl_->similarity_fn; }
 bool Embedder::normalize() const { return impl_->normalize; }
 RunReport Embedder::placement() const { return impl_->session ? impl_->session->placement() : RunReport{}; }
+const PrecisionChoice& Embedder::precision_choice() const {
+  static const PrecisionChoice none;  // a static embedding: no session
+  return impl_->session ? dlrt::precision_choice(*impl_->session) : none;
+}
 size_t Embedder::token_row_bytes() const { return impl_->session ? dlrt::embed::token_row_bytes(*impl_->session) : 0; }
 const Tokenizer& Embedder::tokenizer() const { return *impl_->tokenizer; }
 const std::string& Embedder::batch_dependent_op() const { return impl_->batch_dependent_op; }

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dlrt/precision_choice.h"
 #include "dlrt/session.h"
 #include "dlrt/status.h"
 #include "embed/models/kind.h"
@@ -55,6 +56,8 @@ struct EmbedderOptions {
   // Accelerator compile options for the session (SessionOptions::backend_options).
   std::map<std::string, std::string> backend_options;
   uint64_t max_tensor_bytes = 0;  // SessionOptions::max_tensor_bytes (0: DLRT_MAX_TENSOR_MB, config, default)
+  // SessionOptions::cpu_precision; "auto" measures on the warm-up texts (token_inputs.h).
+  std::string cpu_precision;
 };
 
 struct EmbedResult {
@@ -165,6 +168,7 @@ class Embedder {
   const std::string& similarity_fn_name() const;
   bool normalize() const;           // the folder asks for L2-normalised output (a Normalize module)
   dlrt::RunReport placement() const;  // where the session was placed (for /health)
+  const dlrt::PrecisionChoice& precision_choice() const;  // what cpu_precision "auto" chose (for /info)
   size_t token_row_bytes() const;     // the session's widest per-token output row (token_inputs.h)
   const Tokenizer& tokenizer() const;
   // The op that makes the model's results depend on a text's batch-mates

@@ -72,6 +72,7 @@ class EmbedderModelBase : public PromptedModel {
   std::string model_name() const override { return e_->model_name(); }
   size_t max_length() const override { return e_->max_length(); }
   dlrt::RunReport placement() const override { return e_->placement(); }
+  const dlrt::PrecisionChoice* precision_choice() const override { return &e_->precision_choice(); }
   size_t token_row_bytes() const override { return e_->token_row_bytes(); }
   bool normalizes() const override { return e_->normalize(); }
   bool batch_dependent() const override { return e_->runs_alone(); }

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "dlrt/precision_choice.h"
 #include "dlrt/session.h"
 #include "dlrt/status.h"
 #include "embed/models/embedder.h"
@@ -72,6 +73,8 @@ class EmbedModel {
   virtual std::string model_name() const = 0;
   virtual size_t max_length() const = 0;
   virtual dlrt::RunReport placement() const = 0;
+  // What cpu_precision "auto" measured and chose (null: no session of its own).
+  virtual const dlrt::PrecisionChoice* precision_choice() const { return nullptr; }
   // The bytes a padded token adds to a run's outputs (its widest per-token
   // output row; 0: not known), for the memory budget max_batch_mb.
   virtual size_t token_row_bytes() const { return 0; }

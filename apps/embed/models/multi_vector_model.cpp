@@ -30,6 +30,7 @@ class MultiVectorModel final : public PromptedModel, public PerTokenOut {
   std::string model_name() const override { return m_->base().model_name(); }
   size_t max_length() const override { return std::max(m_->config().query_length, m_->config().document_length); }
   dlrt::RunReport placement() const override { return m_->base().placement(); }
+  const dlrt::PrecisionChoice* precision_choice() const override { return &m_->base().precision_choice(); }
   size_t token_row_bytes() const override { return m_->base().token_row_bytes(); }
   bool normalizes() const override { return true; }
   std::string pooling() const override { return "none"; }

@@ -3,6 +3,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <string_view>
+
+#include "dlrt/model_info.h"
+#include "embed/tokenizer/tokenizer.h"
 
 namespace dlrt::embed {
 
@@ -97,8 +102,61 @@ Result<ModelFile> find_model_file(const std::string& model_dir) {
   return NotFound(model_dir + ": no model.onnx or onnx/model.onnx in the model folder");
 }
 
-Result<std::unique_ptr<Session>> open_model_session(const fs::path& path, const EmbedderOptions& options) {
+namespace {
+
+// Texts of a few lengths, run as one padded batch and the first alone.
+constexpr const char* kWarmUpTexts[] = {
+    "warm up the model before serving",
+    "The quick brown fox jumps over the lazy dog.",
+    "Canary inputs measure how far a faster precision moves the vectors from float32 on text like the texts "
+    "the model serves: sentences of several lengths, with punctuation, numbers (3.14, 2026) and rarer words.",
+};
+
+// The feeds of the warm-up texts for the model at `path`; none when the
+// model's inputs are not token inputs (then "auto" generates its own).
+std::vector<std::map<std::string, Tensor>> warm_up_feeds(const fs::path& path, const Tokenizer& tokenizer,
+                                                         size_t max_length) {
+  auto info = read_model_info(path.string());
+  if (!info.ok()) return {};
+  std::vector<TensorInfo> declared;
+  for (const ModelValueInfo& v : info->inputs)
+    declared.push_back({v.name, v.dtype, v.shape, v.dim_names, v.kind == "tensor", v.type});
+  auto inputs = TokenInputs::from_inputs(declared, path.string());
+  if (!inputs.ok()) return {};
+  std::vector<Encoding> texts;
+  for (const char* text : kWarmUpTexts) {
+    auto e = tokenizer.encode_checked(text, max_length);
+    if (!e.ok()) return {};
+    texts.push_back(std::move(e).value());
+  }
+  std::vector<std::map<std::string, Tensor>> out;
+  for (const auto& batch : {texts, std::vector<Encoding>{texts[0]}}) {
+    TokenInputs::Batch b;
+    if (!inputs->make_batch(batch, tokenizer.pad_id(), tokenizer.vocab_size(), max_length, b).ok()) return {};
+    std::map<std::string, Tensor> owned;  // the batch's tensors view its buffers: copies outlive it
+    for (const auto& [name, t] : b.feeds) {
+      auto copy = t.clone();
+      if (!copy.ok()) return {};
+      owned[name] = std::move(copy).value();
+    }
+    out.push_back(std::move(owned));
+  }
+  return out;
+}
+
+bool wants_auto(const EmbedderOptions& options) {
+  if (!options.cpu_precision.empty()) return options.cpu_precision == "auto";
+  const char* env = std::getenv("DLRT_CPU_PRECISION");
+  return env && std::string_view(env) == "auto";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Session>> open_model_session(const fs::path& path, const EmbedderOptions& options,
+                                                    const Tokenizer* tokenizer, size_t max_length) {
   SessionOptions so;
+  so.cpu_precision = options.cpu_precision;
+  if (tokenizer && wants_auto(options)) so.canary_inputs = warm_up_feeds(path, *tokenizer, max_length);
   so.device = options.device;
   so.strict = options.strict;
   so.threads = options.threads;
@@ -136,9 +194,13 @@ Result<Encoding> encode_within(size_t max_length, bool* truncated,
 }
 
 Result<TokenInputs> TokenInputs::from_session(const Session& session, const std::string& what) {
+  return from_inputs(session.inputs(), what);
+}
+
+Result<TokenInputs> TokenInputs::from_inputs(const std::vector<TensorInfo>& inputs, const std::string& what) {
   TokenInputs t;
   bool has_ids = false;
-  for (const TensorInfo& in : session.inputs()) {
+  for (const TensorInfo& in : inputs) {
     Input mi{in.name, Kind::kIds, in.dtype, {}};
     if (in.name == "input_ids") mi.kind = Kind::kIds, has_ids = true;
     else if (in.name == "attention_mask") mi.kind = Kind::kMask;

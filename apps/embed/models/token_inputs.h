@@ -40,9 +40,15 @@ Result<ModelFile> find_model_folder(const std::string& model_dir);
 // one above onnx/ for DIR/onnx/model.onnx).
 std::filesystem::path model_folder_of(const std::string& model);
 
+class Tokenizer;
+
 // The session of a folder's model with the options' device, strict mode,
-// threads, warm start and backend options; errors name the file.
-Result<std::unique_ptr<Session>> open_model_session(const std::filesystem::path& path, const EmbedderOptions& options);
+// threads, warm start, CPU precision and backend options; errors name the
+// file. With cpu_precision "auto" (the option's, else DLRT_CPU_PRECISION's)
+// and a `tokenizer`, "auto" measures on the warm-up texts tokenized by it
+// (at most `max_length` tokens each).
+Result<std::unique_ptr<Session>> open_model_session(const std::filesystem::path& path, const EmbedderOptions& options,
+                                                    const Tokenizer* tokenizer = nullptr, size_t max_length = 0);
 
 // The encoding of one input at most `max_length` ids long (0: no limit), by
 // `encode(limit, untruncated)` (a Tokenizer's encode_checked or
@@ -67,6 +73,8 @@ class TokenInputs {
   // head_size fixed; kInvalidModel otherwise, or without input_ids); `what`
   // names the model in messages.
   static Result<TokenInputs> from_session(const Session& session, const std::string& what);
+  // The same over the inputs as the model declares them (before a session).
+  static Result<TokenInputs> from_inputs(const std::vector<TensorInfo>& inputs, const std::string& what);
 
   // A batch padded to its longest encoding with `pad_id` (right side). Its
   // tensors view the batch's own buffers: keep it alive while running.

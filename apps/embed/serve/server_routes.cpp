@@ -15,6 +15,7 @@
 #include "dlrt/dlrt.h"
 #include "embed/serve/handlers.h"
 #include "embed/serve/openapi.h"
+#include "embed/serve/precision_json.h"
 #include "embed/serve/request.h"
 #include "embed/serve/server.h"
 #include "embed/serve/server_util.h"
@@ -340,6 +341,7 @@ Reply info_reply(Call& c, bool openai_models) {
          {"truncate", config.truncate},
          {"backend", h.backend},
          {"device", h.device}};
+    if (const PrecisionChoice* precision = m->precision_choice()) j["cpu_precision"] = precision_choice_json(*precision);
     // The memory budget of a run (core/memory_limit.h): the largest tensor
     // and the memory available to the process that the default derives from.
     const MemoryInfo b = memory_info();

@@ -8,6 +8,7 @@
 
 #include <toml++/toml.h>
 
+#include "dlrt/cpu_precision.h"
 #include "dlrt/session.h"
 #include "embed/tokenizer/file_util.h"
 #include "embed/serve/tei_compat.h"
@@ -160,6 +161,8 @@ const std::vector<ServiceConfigKey>& service_config_keys() {
       {"cache_dir", true, false, "DLRT_CACHE_DIR", "cache-dir", "compiled-blob cache folder"},
       {"max_tensor_mb", true, false, "DLRT_MAX_TENSOR_MB", "max-tensor-mb",
        "largest tensor a run may allocate, MiB; beyond it the run fails (default: half the memory available: physical, cgroup, RLIMIT_AS)"},
+      {"cpu_precision", true, false, "DLRT_CPU_PRECISION", "cpu-precision",
+       "CPU float matmuls: f32 (default), bf16, bf16x3, or auto (the fastest within a bound of f32 on warm-up texts, measured at load)"},
       serve_key("model", "model folder (sentence-transformers / Hugging Face ONNX export); NAME=DIR, repeated, serves several by name"),
       serve_key("default_model", "with several models: the one requests that name none get (default: the first)"),
       serve_key("model_name", "model name in responses (default: the folder's, or the folder above a generic one such as model/ or onnx/)"),
@@ -202,6 +205,10 @@ Status set_service_config_value(ServiceConfig& c, const std::string& key, const 
   if (key == "threads") return parse_int(source, v, 0, kMaxThreads, c.threads);
   if (key == "cache_dir") return (c.cache_dir = v), Status::Ok();
   if (key == "max_tensor_mb") return parse_size(source, v, 1, c.max_tensor_mb);
+  if (key == "cpu_precision") {
+    if (!is_cpu_precision(v)) return bad_value(source, v, "f32, bf16, bf16x3 or auto");
+    return (c.cpu_precision = v), Status::Ok();
+  }
   if (key == "model") return set_model_value(c, v, source);
   if (key == "default_model") return (c.default_model = v), Status::Ok();
   if (key == "model_name") return (c.model_name = v), Status::Ok();

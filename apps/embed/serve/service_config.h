@@ -9,6 +9,7 @@
 //   threads   = 0                # intra-op threads (0 = cores) env DLRT_THREADS    flag --threads
 //   cache_dir = "/var/cache/dlrt"                               env DLRT_CACHE_DIR  flag --cache-dir
 //   max_tensor_mb = 4096         # largest tensor of a run     env DLRT_MAX_TENSOR_MB flag --max-tensor-mb
+//   cpu_precision = "auto"       # f32, bf16, bf16x3 or auto   env DLRT_CPU_PRECISION flag --cpu-precision
 //   [serve]
 //   model = "/models/all-MiniLM-L6-v2"                          env DLRT_SERVE_MODEL flag --model
 //   (several models: `model = "NAME=DIR"`, --model NAME=DIR repeated, DLRT_SERVE_MODEL=
@@ -47,6 +48,7 @@ struct ServiceConfig {
   int threads = 0;        // intra-op threads per run, 0 = one per core
   std::string cache_dir;  // compiled-blob cache ("" = dlrt's default)
   size_t max_tensor_mb = 0;  // largest tensor a run may allocate, MiB (0 = the runtime's default)
+  std::string cpu_precision;  // SessionOptions::cpu_precision ("" = the runtime's default, f32)
   // [serve]
   std::string model;       // model folder (sentence-transformers / HF ONNX export)
   std::string model_name;  // name reported in responses ("" = the folder's)
