@@ -18,6 +18,7 @@
 #include "embed/models/modules.h"
 #include "embed/models/sparse.h"
 #include "embed/models/static_embedding.h"
+#include "embed/models/clip.h"
 #include "embed/models/multi_vector.h"
 #include "embed/models/token_inputs.h"
 #include "embed/tokenizer/tokenizer.h"
@@ -187,6 +188,9 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
     return Unsupported(file.dir.string() + " is a multi-vector (ColBERT / PyLate) model: it gives one vector per "
                        "token, not one per text (dlrt embed --tokens, POST /embed_all and /rerank of dlrt serve, "
                        "Python encode(output_value=\"token_embeddings\"); see docs/embed-retrieval.md)");
+  if (is_clip_folder(file.dir))
+    return Unsupported(file.dir.string() + " is a CLIP model (a text and a vision tower): dlrt embed and dlrt serve "
+                       "open it (docs/images.md); this Embedder takes one text model");
   DLRT_RETURN_IF_ERROR(
       require_capability(model_dir, {Capability::kDense, Capability::kSparse}, "an embedder (one vector per text)"));
   // sentence-transformers 6.x's multi-vector encoder: per-token vectors dlrt does not give yet (never pooled).

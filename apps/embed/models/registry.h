@@ -66,5 +66,6 @@ std::shared_ptr<const EmbedModel> multi_vector_model(std::shared_ptr<const Multi
 Result<std::shared_ptr<const EmbedModel>> open_embedder(const std::string& path, const EmbedderOptions& options);
 Result<std::shared_ptr<const EmbedModel>> open_classifier(const std::string& path, const EmbedderOptions& options);
 Result<std::shared_ptr<const EmbedModel>> open_multi_vector(const std::string& path, const EmbedderOptions& options);
+Result<std::shared_ptr<const EmbedModel>> open_clip(const std::string& path, const EmbedderOptions& options);  // clip_model.cpp
 
 }  // namespace dlrt::embed
