@@ -190,7 +190,7 @@ TEST(ServeClip, Base64Decoding) {
   EXPECT_EQ(out, "hello");
   EXPECT_FALSE(decode_base64("aGVsb!8=", &out));
   EXPECT_FALSE(decode_base64("a", &out));
-  for (const std::string s : {"", "a", "ab", "abc", std::string("\0\xff\x10", 3)}) {
+  for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", std::string("\0\xff\x10", 3)}) {
     ASSERT_TRUE(decode_base64(base64(s), &out));
     EXPECT_EQ(out, s);
   }

@@ -127,6 +127,7 @@ std::optional<Reply> embed_images(Call& c, EmbedRequest& req, RequestResult& res
       result.vectors.push_back(std::move(v));
     }
   }
+  server_util::note_request_size(result.vectors.size(), 0);
   return std::nullopt;
 }
 
