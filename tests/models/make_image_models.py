@@ -27,6 +27,9 @@ Families (one function each, `make_<name>(out_dir)`, listed in FAMILIES):
              padded batch, CLIPProcessor's tokenizer) and get_image_features
              of IMAGES as transformers' load_image and CLIPProcessor give them.
 
+  siglip_tiny  transformers' SiglipModel the same way (make_siglip_tiny says
+             what differs: texts padded to max_length, no attention mask).
+
 Weights are random (fixed seeds). The script checks ONNX Runtime on the
 exported towers against torch.
 """
@@ -227,7 +230,106 @@ def make_clip_tiny(out_dir):
     })
 
 
-FAMILIES = {"clip_tiny": make_clip_tiny}
+class SiglipTextTower(torch.nn.Module):
+    """SiglipTextModel's pooled output from SiglipModel's weights: input_ids only
+    (SigLIP was trained on texts padded to max_length, without a mask)."""
+
+    def __init__(self, siglip):
+        super().__init__()
+        self.text_model = siglip.text_model
+
+    def forward(self, input_ids):
+        out = self.text_model(input_ids=input_ids)
+        return out.pooler_output, out.last_hidden_state
+
+
+class SiglipVisionTower(torch.nn.Module):
+    def __init__(self, siglip):
+        super().__init__()
+        self.vision_model = siglip.vision_model
+
+    def forward(self, pixel_values):
+        out = self.vision_model(pixel_values=pixel_values)
+        return out.pooler_output, out.last_hidden_state
+
+
+def make_siglip_tiny(out_dir):
+    """transformers' SiglipModel from a small SiglipConfig (2 layers, hidden 32,
+    32 x 32 images in 8 x 8 patches, the attention-pooling head) with
+    SiglipImageProcessor, exported as towers (text: input_ids only). The
+    tokenizer is clip_tiny's byte-level BPE with "<|endoftext|>" as padding
+    (SigLIP's SentencePiece vocabulary is not needed to test the text rule):
+    texts padded to max_length 16, no attention mask, as SiglipProcessor's
+    padding="max_length" gives them."""
+    from transformers import CLIPTokenizer, CLIPTokenizerFast, SiglipConfig, SiglipImageProcessor, SiglipModel
+    from transformers.image_utils import load_image
+
+    work = out_dir + ".work"
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    vocab, merges = small_clip_vocab(TEXTS + ["photo cat dog red fox picture of an image"])
+    with open(os.path.join(work, "vocab.json"), "w", encoding="utf-8") as f:
+        json.dump(vocab, f, ensure_ascii=False)
+    with open(os.path.join(work, "merges.txt"), "w", encoding="utf-8") as f:
+        f.write("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
+    max_length = 16
+    slow = CLIPTokenizer(os.path.join(work, "vocab.json"), os.path.join(work, "merges.txt"),
+                         model_max_length=max_length)
+    slow.save_pretrained(os.path.join(work, "slow"))
+    tokenizer = CLIPTokenizerFast.from_pretrained(os.path.join(work, "slow"), from_slow=True)
+    image_processor = SiglipImageProcessor(size={"height": 32, "width": 32})
+
+    torch.manual_seed(78)
+    config = SiglipConfig(
+        text_config=dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, max_position_embeddings=max_length,
+                         pad_token_id=vocab["<|endoftext|>"], eos_token_id=vocab["<|endoftext|>"],
+                         bos_token_id=vocab["<|startoftext|>"]),
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                           image_size=32, patch_size=8))
+    model = SiglipModel(config).eval()
+    hf = os.path.join(work, "hf")
+    model.save_pretrained(hf)
+    tokenizer.save_pretrained(hf)
+    image_processor.save_pretrained(hf)
+
+    text_in = tokenizer(TEXTS, padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
+    images = [load_image(os.path.join(ROOT, p)) for p in IMAGES]
+    image_in = image_processor(images=images, return_tensors="pt")
+    with torch.no_grad():
+        text_embeds = model.get_text_features(input_ids=text_in["input_ids"]).numpy()
+        image_embeds = model.get_image_features(pixel_values=image_in["pixel_values"]).numpy()
+
+    onnx_dir = os.path.join(hf, "onnx")
+    os.makedirs(onnx_dir)
+    text_path = os.path.join(onnx_dir, "text_model.onnx")
+    vision_path = os.path.join(onnx_dir, "vision_model.onnx")
+    export(SiglipTextTower(model), (text_in["input_ids"],), text_path, ["input_ids"],
+           ["text_embeds", "last_hidden_state"],
+           {"input_ids": {0: "batch"}, "text_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
+    export(SiglipVisionTower(model), (image_in["pixel_values"],), vision_path, ["pixel_values"],
+           ["image_embeds", "last_hidden_state"],
+           {"pixel_values": {0: "batch"}, "image_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
+    check_onnx(text_path, {"input_ids": text_in["input_ids"].numpy()}, text_embeds, "text")
+    check_onnx(vision_path, {"pixel_values": image_in["pixel_values"].numpy()}, image_embeds, "vision")
+
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.makedirs(out_dir)
+    for name in ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json",
+                 "special_tokens_map.json", "vocab.json", "merges.txt"]:
+        shutil.copy(os.path.join(hf, name), os.path.join(out_dir, name))
+    shutil.copytree(onnx_dir, os.path.join(out_dir, "onnx"))
+    shutil.rmtree(work)
+    write_json(os.path.join(out_dir, "..", "siglip_tiny_reference.json"), {
+        "texts": TEXTS,
+        "max_length": max_length,
+        "images": IMAGES,
+        "text_embeds": text_embeds.tolist(),
+        "image_embeds": image_embeds.tolist(),
+    })
+
+
+FAMILIES = {"clip_tiny": make_clip_tiny, "siglip_tiny": make_siglip_tiny}
 
 
 def main():

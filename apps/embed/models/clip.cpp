@@ -65,10 +65,29 @@ Status take_rows(const Tensor& t, size_t batch, std::vector<std::vector<float>>&
   return Status::Ok();
 }
 
+// SigLIP's padding token, which its texts attend to: tokenizer_config.json's
+// (or special_tokens_map.json's) pad_token, else text_config.pad_token_id.
+Result<int64_t> siglip_pad_id(const fs::path& dir, const Tokenizer& tok, const json& config) {
+  for (const char* file : {"tokenizer_config.json", "special_tokens_map.json"}) {
+    auto j = jsonu::read_optional_json(dir / file);
+    if (!j.ok() || !j->is_object() || !j->contains("pad_token")) continue;
+    const json& p = (*j)["pad_token"];
+    const std::string name = p.is_string() ? p.get<std::string>() : p.is_object() ? jsonu::get_string(p, "content", "") : "";
+    if (auto id = tok.token_to_id(name)) return *id;
+    for (const AddedToken& t : tok.added_tokens())
+      if (t.content == name) return t.id;
+    return InvalidModel((dir / file).string() + ": the pad_token \"" + name + "\" is not a token of the tokenizer");
+  }
+  if (config.is_object() && config.contains("text_config") && config["text_config"].is_object())
+    if (int64_t id = jsonu::get_int(config["text_config"], "pad_token_id", -1); id >= 0) return id;
+  return InvalidModel(dir.string() + ": a SigLIP folder needs its pad token (tokenizer_config.json's pad_token)");
+}
+
 }  // namespace
 
 bool is_clip_folder(const fs::path& dir) {
-  return !tower_path(dir, "vision_model.onnx").empty() || model_type(dir) == "clip";
+  const std::string type = model_type(dir);
+  return !tower_path(dir, "vision_model.onnx").empty() || type == "clip" || type == "siglip";
 }
 
 struct ClipEmbedder::Impl {
@@ -81,6 +100,9 @@ struct ClipEmbedder::Impl {
   std::string pixel_input;
   size_t max_length = 77;
   size_t dimension = 0;
+  // SigLIP: texts padded to max_length with pad_id and attended in full, as it was trained.
+  bool pad_to_max_length = false;
+  int64_t pad_id = 0;
 };
 
 ClipEmbedder::ClipEmbedder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -91,9 +113,9 @@ Result<std::unique_ptr<ClipEmbedder>> ClipEmbedder::create(const std::string& mo
   DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_folder(model_dir));
   const fs::path dir = file.dir;
   const std::string type = model_type(dir);
-  if (!type.empty() && type != "clip")
+  if (!type.empty() && type != "clip" && type != "siglip")
     return Unsupported(dir.string() + ": config.json's model_type is \"" + type +
-                       "\"; dlrt's image kind takes CLIP (model_type \"clip\")");
+                       "\"; dlrt's image kind takes CLIP and SigLIP (model_type \"clip\", \"siglip\")");
   const fs::path text_path = tower_path(dir, "text_model.onnx");
   const fs::path vision_path = tower_path(dir, "vision_model.onnx");
   if (vision_path.empty() || text_path.empty()) {
@@ -128,6 +150,10 @@ Result<std::unique_ptr<ClipEmbedder>> ClipEmbedder::create(const std::string& mo
   if (max_len == 0) max_len = positions > 0 ? static_cast<size_t>(positions) : 77;
   if (positions > 0) max_len = std::min(max_len, static_cast<size_t>(positions));
   impl->max_length = std::max<size_t>(max_len, 2);
+  if (type == "siglip") {
+    impl->pad_to_max_length = true;
+    DLRT_ASSIGN_OR_RETURN(impl->pad_id, siglip_pad_id(dir, *impl->tokenizer, config));
+  }
 
   DLRT_ASSIGN_OR_RETURN(impl->text, open_model_session(text_path, options));
   DLRT_ASSIGN_OR_RETURN(impl->text_inputs, TokenInputs::from_session(*impl->text, text_path.string()));
@@ -162,7 +188,8 @@ Result<Encoding> ClipEmbedder::tokenize(std::string_view text, bool* truncated, 
                                           return impl_->tokenizer->encode_checked(text, limit, nullptr, n);
                                         },
                                         tokens));
-  if (e.attention_mask.size() != e.ids.size()) e.attention_mask.assign(e.ids.size(), 1);
+  if (impl_->pad_to_max_length) e.ids.resize(impl_->max_length, impl_->pad_id);
+  if (e.attention_mask.size() != e.ids.size() || impl_->pad_to_max_length) e.attention_mask.assign(e.ids.size(), 1);
   if (e.type_ids.size() != e.ids.size()) e.type_ids.assign(e.ids.size(), 0);
   return e;
 }

@@ -6,7 +6,9 @@
 //   onnx/vision_model.onnx  pixel_values [batch, 3, H, W] -> image_embeds
 //                           [batch, projection] (CLIPVisionModelWithProjection)
 //   the tokenizer files, preprocessor_config.json (or processor_config.json)
-//   and config.json (model_type "clip"). The towers may also lie beside config.json.
+//   and config.json (model_type "clip", or "siglip": SigLIP's towers, whose
+//   texts are padded to max_length with the pad token and attended in full,
+//   as SigLIP was trained). The towers may also lie beside config.json.
 // Images are decoded and preprocessed by embed/image/ as the folder's image
 // processor does; the vectors come out unnormalised (CLIP compares them by cosine).
 //
@@ -34,7 +36,7 @@ namespace dlrt::embed {
 class Tokenizer;
 
 // True when DIR holds a vision tower (onnx/vision_model.onnx or
-// vision_model.onnx) or its config.json's model_type is "clip": the folder is
+// vision_model.onnx) or its config.json's model_type is "clip" or "siglip": the folder is
 // then the clip kind's, and create() names what it lacks.
 bool is_clip_folder(const std::filesystem::path& dir);
 
@@ -42,7 +44,7 @@ class ClipEmbedder {
  public:
   // Errors: kNotFound naming a missing tower, processor config or tokenizer;
   // kUnsupported for optimum's single zero-shot model.onnx and for a
-  // model_type other than clip; kInvalidModel for towers without the inputs
+  // model_type other than clip or siglip; kInvalidModel for towers without the inputs
   // and outputs above or whose vectors differ in length; Session::create's.
   static Result<std::unique_ptr<ClipEmbedder>> create(const std::string& model_dir, const EmbedderOptions& options);
   ~ClipEmbedder();
