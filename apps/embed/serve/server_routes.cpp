@@ -100,7 +100,8 @@ std::optional<Reply> embed_images(Call& c, EmbedRequest& req, RequestResult& res
   const EmbedModel& m = c.model();
   const ImageOut* out = m.as<ImageOut>();
   if (!out)
-    return c.invalid(kind_refusal(m.kind(), {Capability::kImage}, c.model_label(), "an image input"));
+    return c.error(400, "invalid_request_error",  // as every route refuses a kind (routes.cpp)
+                   kind_refusal(m.kind(), {Capability::kImage}, c.model_label(), "an image input"));
   if (req.dimensions && *req.dimensions > m.dimension())
     return c.invalid("'dimensions' is " + std::to_string(*req.dimensions) + " but the model's vectors have " +
                      std::to_string(m.dimension()));
