@@ -19,7 +19,8 @@
 #include "embed/models/registry.h"
 #include "embed_test_util.h"
 
-namespace dlrt::embed {
+// Own namespace: the unity build puts this file beside others with the same helper names.
+namespace dlrt::embed::clip_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -55,7 +56,7 @@ void expect_rows(const std::vector<std::vector<float>>& got, const json& want, c
   }
 }
 
-std::unique_ptr<ClipEmbedder> open_clip(const fs::path& dir = kClip) {
+std::unique_ptr<ClipEmbedder> open_clip_embedder(const fs::path& dir = kClip) {
   EmbedderOptions o;
   o.device = "cpu";
   o.threads = 2;
@@ -90,7 +91,7 @@ TEST(Clip, FolderIsTheClipKind) {
 }
 
 TEST(Clip, TextsMatchTransformers) {
-  auto m = open_clip();
+  auto m = open_clip_embedder();
   ASSERT_TRUE(m);
   EXPECT_EQ(m->max_length(), 32u);
   std::vector<Encoding> batch;
@@ -115,7 +116,7 @@ TEST(Clip, TextsMatchTransformers) {
 }
 
 TEST(Clip, ImagesMatchTransformers) {
-  auto m = open_clip();
+  auto m = open_clip_embedder();
   ASSERT_TRUE(m);
   std::vector<image::Image> images;
   for (const auto& p : reference()["images"]) {
@@ -134,7 +135,7 @@ TEST(Clip, ImagesMatchTransformers) {
 TEST(Siglip, TextsPaddedToMaxLengthAndImagesMatchTransformers) {
   const json ref = json::parse(testing::slurp(kDir / "siglip_tiny_reference.json"));
   EXPECT_EQ(detect_kind((kDir / "siglip_tiny").string()), ModelKind::kClip);
-  auto m = open_clip(kDir / "siglip_tiny");
+  auto m = open_clip_embedder(kDir / "siglip_tiny");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->max_length(), ref["max_length"].get<size_t>());
   std::vector<Encoding> batch;
@@ -243,4 +244,4 @@ TEST(ClipCli, Refusals) {
 }
 
 }  // namespace
-}  // namespace dlrt::embed
+}  // namespace dlrt::embed::clip_test

@@ -15,7 +15,8 @@
 #include "embed/serve/image_input.h"
 #include "test_server.h"
 
-namespace dlrt::embed {
+// Own namespace: the unity build puts this file beside others with the same helper names.
+namespace dlrt::embed::clip_serve_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -197,4 +198,4 @@ TEST(ServeClip, Base64Decoding) {
 }
 
 }  // namespace
-}  // namespace dlrt::embed
+}  // namespace dlrt::embed::clip_serve_test
