@@ -13,7 +13,8 @@ add_test(NAME capi.c_api
           ${CMAKE_CURRENT_SOURCE_DIR}/embed/data/tiny_bert_expected.json
           ${CMAKE_CURRENT_SOURCE_DIR}/models/retrieval/qwen3_rerank "(kind llm_reranker)"
           ${CMAKE_CURRENT_SOURCE_DIR}/embed/data/cross_encoder_tiny "(kind cross_encoder)"
-          ${CMAKE_CURRENT_SOURCE_DIR}/models/retrieval/colbert_tiny "multi-vector (ColBERT / PyLate) model")
+          ${CMAKE_CURRENT_SOURCE_DIR}/models/retrieval/colbert_tiny "multi-vector (ColBERT / PyLate) model"
+          ${CMAKE_CURRENT_SOURCE_DIR}/models/image/clip_tiny "is a CLIP model")
 
 # The C API's backends, model info and node placement (tests/capi/capi_introspect_test.c),
 # built and run as the test above.
