@@ -54,6 +54,8 @@ target_include_directories(dlrt_embed PUBLIC ${PROJECT_SOURCE_DIR}/include ${PRO
 target_compile_options(dlrt_embed PRIVATE ${DLRT_WARNINGS})
 target_link_libraries(dlrt_embed
   PUBLIC nlohmann_json::nlohmann_json PkgConfig::DLRT_HTTPLIB OpenSSL::SSL Threads::Threads
+  # The clip kind (models/clip.cpp) decodes images: the image library's objects and codecs.
+  PRIVATE dlrt_embed_image
   # Link-only: dlrt_embed must not see src/ headers, but its users link dlrt after it.
   INTERFACE $<LINK_ONLY:dlrt_internal>)
 

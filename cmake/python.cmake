@@ -39,7 +39,8 @@ if(DLRT_BUILD_PYTHON)
   # OpenSSL and friends to the module's dependencies), then dlrt_internal for
   # the public API they use.
   target_sources(_dlrt PRIVATE $<TARGET_OBJECTS:dlrt_embed_tokenizer>)
-  target_link_libraries(_dlrt PRIVATE dlrt_embed_core dlrt_internal)
+  # dlrt_embed_image: the clip kind's image decoding (its codecs become the module's dependencies).
+  target_link_libraries(_dlrt PRIVATE dlrt_embed_core dlrt_embed_image dlrt_internal)
   # The static libraries' symbols stay inside the module: no clash with a
   # libdlrt.so or another extension loaded into the same process.
   target_link_options(_dlrt PRIVATE -Wl,--exclude-libs,ALL)

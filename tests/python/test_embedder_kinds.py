@@ -23,3 +23,9 @@ def test_sparse_folder_dense_encode_names_the_sparse_route():
     e = dlrt.Embedder(os.path.join(RETRIEVAL, "splade_tiny"), device="cpu", threads=1)
     with pytest.raises(dlrt.InvalidArgument, match="sparse"):
         e.encode(["hello"])
+
+
+def test_clip_folder_is_refused_naming_where_it_is_served():
+    # Images in the Python Embedder are not implemented yet: dlrt embed and dlrt serve take CLIP folders.
+    with pytest.raises(dlrt.Unsupported, match="is a CLIP model .*dlrt embed and dlrt serve"):
+        dlrt.Embedder(os.path.join(ROOT, "tests", "models", "image", "clip_tiny"), device="cpu", threads=1)

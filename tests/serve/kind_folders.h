@@ -21,6 +21,7 @@ inline const std::map<std::string, std::filesystem::path>& kind_folders() {
       {"multi_vector", retrieval_models_dir() / "colbert_tiny"},
       {"cross_encoder", embed_data / "cross_encoder_tiny"},
       {"llm_reranker", retrieval_models_dir() / "qwen3_rerank"},
+      {"clip", std::filesystem::path(DLRT_TEST_DIR) / "models" / "image" / "clip_tiny"},
   };
   return m;
 }

@@ -1,7 +1,7 @@
 // Every model route against every model kind, generated from the route table
 // (serve/route_kinds.h) and checked against the routes /openapi.json lists:
 // a route serves a kind (200) or refuses it with one 400 naming the kind.
-// The five kinds are the committed test folders, opened as dlrt serve opens
+// The six kinds are the committed test folders, opened as dlrt serve opens
 // them (open_model). Also /tokenize on the rerankers: special tokens marked,
 // offsets given, add_special_tokens honoured.
 #include <gtest/gtest.h>
@@ -28,14 +28,14 @@ using testing::body_json;
 
 using testing::kind_folders;
 
-ServiceConfig five_kinds() {
+ServiceConfig every_kind() {
   ServiceConfig c;
   for (const auto& [name, dir] : kind_folders()) c.models.push_back({name, dir.string(), 0});
   return c;
 }
 
 struct KindServer : testing::TestServer {
-  KindServer() : TestServer(five_kinds(), /*with_model=*/false) {
+  KindServer() : TestServer(every_kind(), /*with_model=*/false) {
     EmbedderOptions o;
     o.device = "cpu";
     o.threads = 1;
@@ -95,8 +95,8 @@ TEST(RouteKinds, TableCoversEveryModelRoute) {
 
 TEST(RouteKinds, EachRouteServesOrRefusesEachKindByName) {
   KindServer s;
-  const std::vector<ModelKind> kinds = {ModelKind::kDense, ModelKind::kSparse, ModelKind::kMultiVector,
-                                        ModelKind::kCrossEncoder, ModelKind::kLlmReranker};
+  const std::vector<ModelKind> kinds = {ModelKind::kDense,        ModelKind::kSparse,      ModelKind::kMultiVector,
+                                        ModelKind::kCrossEncoder, ModelKind::kLlmReranker, ModelKind::kClip};
   size_t served = 0, refused = 0;
   for (const RouteNeeds& n : route_needs()) {
     for (ModelKind kind : kinds) {

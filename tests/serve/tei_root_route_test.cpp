@@ -2,7 +2,7 @@
 // POST / and POST /invocations answer as the route of the model's kind
 // (/embed, /embed_sparse, /embed_all, /rerank, /predict), GET / and GET /ping
 // as TEI's health, and GET /api-doc/openapi.json is the OpenAPI document.
-// The five kinds are the committed test folders; a classifier of three labels
+// The six kinds are the committed test folders; a classifier of three labels
 // is a test double.
 #include <gtest/gtest.h>
 
@@ -84,7 +84,8 @@ std::vector<Case> cases() {
           {"multi_vector", "/embed_all", {{"inputs", "hello world"}}},
           {"cross_encoder", "/rerank", pair},
           {"llm_reranker", "/rerank", pair},
-          {"classifier", "/predict", {{"inputs", "hello world"}}}};
+          {"classifier", "/predict", {{"inputs", "hello world"}}},
+          {"clip", "/embed", {{"inputs", json::array({"a photo of a cat"})}}}};
 }
 
 TEST(TeiRoot, PostRootAnswersAsTheRouteOfTheModelsKind) {

@@ -21,6 +21,7 @@
 #include "embed/models/prepare_inputs.h"
 #include "embed/models/registry.h"
 #include "embed/models/sparse.h"
+#include "embed_clip.h"
 #include "embed_tokens.h"
 #include "json_out.h"
 #include "progress.h"
@@ -31,13 +32,15 @@ namespace {
 
 constexpr const char* kEmbedHelp =
     "usage: dlrt embed --model DIR [options] [TEXT...]\n"
+    "       dlrt embed --model CLIP_DIR --image FILE...\n"
     "\n"
     "Embeds each TEXT (or each line of --file) with the model folder DIR: a\n"
     "sentence-transformers / Hugging Face ONNX export (model.onnx or onnx/model.onnx,\n"
     "tokenizer.json or vocab.txt, optional tokenizer_config.json, config.json,\n"
     "modules.json, 1_Pooling/config.json). Prints one vector per line (space-separated)\n"
     "unless --json or --npy is given. A multi-vector (ColBERT / PyLate) folder gives one\n"
-    "vector per token, as --tokens prints them.\n"
+    "vector per token, as --tokens prints them. A CLIP folder (onnx/text_model.onnx and\n"
+    "onnx/vision_model.onnx) embeds texts, or with --image image files, into one space.\n"
     "\n"
     "options:\n"
     "  --model DIR        the model folder (required; its model.onnx names it too)\n"
@@ -75,6 +78,8 @@ constexpr const char* kEmbedHelp =
     "  --calibration F.npy  int8 / uint8: the per-dimension ranges from these float [rows, dimension]\n"
     "                     calibration embeddings (a [2, dimension] file of minimums and maximums is its\n"
     "                     own ranges); without it the ranges of the texts embedded (two at least)\n"
+    "  --image            the arguments (or --file's lines) are image files (JPEG, PNG, WebP, GIF) for a\n"
+    "                     CLIP folder's vision tower; unit vectors in the space of its texts'\n"
     "  -h, --help         this help\n"
     "\n"
     "exit codes: 0 ok, 1 run error, 2 usage, 3 bad model folder, 4 device unavailable\n";
@@ -421,6 +426,30 @@ int embed_texts(const Args& args, const embed::EmbedModel& model, std::vector<st
   return print_dense(args, model, vectors, tokens);
 }
 
+// A clip folder's texts or --image files (embed_clip.h); kNotClip for any other folder.
+constexpr int kNotClip = -1;
+int embed_clip_folder(const Args& args, const embed::EmbedderOptions& opt, std::vector<std::string>& inputs,
+                      size_t batch) {
+  const std::string& model = args.get("model");
+  const bool clip = embed::has_capability(embed::detect_kind(model), embed::Capability::kImage);
+  if (!clip && !args.has("image")) return kNotClip;
+  if (!clip)
+    return usage_error("embed", embed::kind_refusal(embed::detect_kind(model), {embed::Capability::kImage},
+                                                    "the model " + model, "--image"));
+  for (const char* flag : {"tokens", "sparse", "precision", "calibration", "prompt", "prompt-name", "query", "document"})
+    if (args.has(flag))
+      return usage_error("embed", std::string("--") + flag + " does not apply to a CLIP folder (" + model + ")");
+  ClipEmbedJob job;
+  job.model = model;
+  job.options = opt;
+  job.inputs = std::move(inputs);
+  job.images = args.has("image");
+  job.batch = batch;
+  job.json = args.has("json");
+  if (args.has("npy")) job.npy = args.get("npy");
+  return embed_clip(job);
+}
+
 }  // namespace
 
 int cmd_embed(int argc, char** argv) {
@@ -429,7 +458,7 @@ int cmd_embed(int argc, char** argv) {
                             {"batch", true}, {"max-length", true}, {"json"}, {"npy", true},
                             {"prompt-name", true}, {"prompt", true}, {"quiet"}, {"progress"}, {"tokens"},
                             {"query"}, {"document"}, {"sparse"}, {"top-k", true}, {"precision", true},
-                            {"calibration", true}, {"cpu-precision", true}});
+                            {"calibration", true}, {"cpu-precision", true}, {"image"}});
   if (!parsed.ok()) return usage_error("embed", parsed.status().message());
   const Args& args = *parsed;
   if (args.has("help")) {
@@ -447,6 +476,7 @@ int cmd_embed(int argc, char** argv) {
   }
   if (texts.empty() && !args.has("file")) return usage_error("embed", "no TEXT given (or use --file PATH)");
 
+  if (int rc = embed_clip_folder(args, opt, texts, batch); rc != kNotClip) return rc;
   if (args.has("query") && args.has("document")) return usage_error("embed", "--query and --document exclude each other");
   // The registry opens the folder as its kind, refusing one that gives no vectors.
   const bool tokens = args.has("tokens");

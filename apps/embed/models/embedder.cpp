@@ -18,6 +18,7 @@
 #include "embed/models/modules.h"
 #include "embed/models/sparse.h"
 #include "embed/models/static_embedding.h"
+#include "embed/models/clip.h"
 #include "embed/models/multi_vector.h"
 #include "embed/models/token_inputs.h"
 #include "embed/tokenizer/tokenizer.h"
@@ -188,6 +189,9 @@ Embedder::~Embedder() = default;
 
 Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir, const EmbedderOptions& options) {
   DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_folder(model_dir));
+  if (is_clip_folder(file.dir))
+    return Unsupported(file.dir.string() + " is a CLIP model (a text and a vision tower): dlrt embed and dlrt serve "
+                       "open it (docs/images.md); this Embedder takes one text model");
   DLRT_RETURN_IF_ERROR(
       require_capability(model_dir, {Capability::kDense, Capability::kSparse}, "an embedder (one vector per text)"));
   // sentence-transformers 6.x's multi-vector encoder: per-token vectors dlrt does not give yet (never pooled).

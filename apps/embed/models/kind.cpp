@@ -19,6 +19,7 @@ const char* capability_need(Capability c) {
     case Capability::kMaxSim: return "a multi-vector (ColBERT) model";
     case Capability::kClassify: return "a sequence classifier";
     case Capability::kTokenize: return "a tokenizer";
+    case Capability::kImage: return "an image embedding model (CLIP)";
   }
   return "";
 }
@@ -37,6 +38,7 @@ const char* capability_name(Capability capability) {
     case Capability::kMaxSim: return "maxsim";
     case Capability::kClassify: return "classify";
     case Capability::kTokenize: return "tokenize";
+    case Capability::kImage: return "image";
   }
   return "";
 }

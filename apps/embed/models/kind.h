@@ -21,10 +21,11 @@ namespace dlrt::embed {
 // multi_vector: ColBERT / PyLate, one vector per token (multi_vector.h).
 // cross_encoder: a sequence classifier (config.json's *ForSequenceClassification), logits per text or pair.
 // llm_reranker: a causal LM scoring (query, document) pairs by its answer tokens (llm_reranker.h).
+// clip: CLIP's text and vision towers, texts and images into one space (clip.h).
 // Open: a kind added in its own file names its value there, past these
 // (`constexpr ModelKind kMine{5};`); its registry row gives it its names.
-enum class ModelKind : int { kDense, kSparse, kMultiVector, kCrossEncoder, kLlmReranker };
-// "dense", "sparse", "multi_vector", "cross_encoder", "llm_reranker".
+enum class ModelKind : int { kDense, kSparse, kMultiVector, kCrossEncoder, kLlmReranker, kClip };
+// "dense", "sparse", "multi_vector", "cross_encoder", "llm_reranker", "clip".
 const char* model_kind_name(ModelKind kind);
 // How a message names the kind: "a dense embedding model", "a sparse (SPLADE) encoder", ...
 const char* model_kind_phrase(ModelKind kind);
@@ -46,6 +47,7 @@ enum class Capability {
   kMaxSim,     // query and document token vectors -> one late-interaction score (/rerank, dlrt rerank)
   kClassify,   // text or pair in -> logits per label (/predict)
   kTokenize,   // text in -> tokens (/tokenize, /decode)
+  kImage,      // image in -> one dense vector (/embed and /v1/embeddings image inputs, dlrt embed --image)
 };
 const char* capability_name(Capability capability);  // "dense", "sparse", "per_token", ...
 

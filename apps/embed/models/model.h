@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +20,7 @@
 #include "dlrt/precision_choice.h"
 #include "dlrt/session.h"
 #include "dlrt/status.h"
+#include "embed/image/image.h"
 #include "embed/models/embedder.h"
 #include "embed/models/kind.h"
 #include "embed/models/sparse.h"
@@ -104,6 +106,18 @@ class DenseOut {
   // Pooled, not normalised; `bounds` bound the run (a run past them is kCancelled).
   virtual Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch,
                                             const dlrt::RunOptions& bounds) const = 0;
+};
+
+// Decoded images in -> one dense vector per image, in the space of the
+// model's text vectors (Capability::kImage; the kind's DenseOut embeds texts).
+class ImageOut {
+ public:
+  static bool in(ModelKind kind) { return has_capability(kind, Capability::kImage); }
+  virtual ~ImageOut() = default;
+  // Preprocessed as the folder's image processor asks; pooled, not
+  // normalised. kInvalidArgument for an image the preprocessing refuses.
+  virtual Result<EmbedResult> embed_images(std::span<const image::Image> images,
+                                           const dlrt::RunOptions& bounds) const = 0;
 };
 
 // Text in -> one sparse vector per text, its non-zero values (Capability::kSparse).

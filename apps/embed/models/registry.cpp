@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "embed/models/classifier.h"
+#include "embed/models/clip.h"
 #include "embed/models/llm_reranker.h"
 #include "embed/models/modules.h"
 #include "embed/models/multi_vector.h"
@@ -26,14 +27,24 @@ bool sparse_folder(const std::string& model) {
   return false;
 }
 
+bool clip_folder(const std::string& model) { return is_clip_folder(model_folder_of(model)); }
+
 bool any_folder(const std::string&) { return true; }
 
 }  // namespace
 
-// In detection order: an LLM reranker is also a classifier folder, a
-// sequence classifier may list modules, and any other folder is dense.
+// In detection order: a CLIP folder has towers no other kind has, an LLM
+// reranker is also a classifier folder, a sequence classifier may list
+// modules, and any other folder is dense.
 const std::vector<KindRow>& kind_rows() {
   static const std::vector<KindRow> rows = {
+      {ModelKind::kClip,
+       "clip",
+       "a CLIP model, texts and images in one space",
+       {C::kDense, C::kImage, C::kTokenize},
+       "it serves /embed and /v1/embeddings for texts and images (dlrt embed, dlrt embed --image)",
+       clip_folder,
+       open_clip},
       {ModelKind::kLlmReranker,
        "llm_reranker",
        "a sequence classifier, an LLM reranker scoring (query, document) pairs",

@@ -80,5 +80,7 @@ Result<std::shared_ptr<const EmbedModel>> open_classifier(const std::string& pat
                                                           ModelKind kind);
 Result<std::shared_ptr<const EmbedModel>> open_multi_vector(const std::string& path, const EmbedderOptions& options,
                                                             ModelKind kind);
+Result<std::shared_ptr<const EmbedModel>> open_clip(const std::string& path, const EmbedderOptions& options,
+                                                     ModelKind kind);  // clip_model.cpp
 
 }  // namespace dlrt::embed

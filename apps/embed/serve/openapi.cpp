@@ -89,9 +89,27 @@ void error_schemas(json& s) {
   s["TeiOrHttpError"] = {{"oneOf", {schema_ref("TeiError"), schema_ref("OpenAIError")}}};
 }
 
+// The dense embedding routes' inputs: text, ids, or images (image_input.h; a CLIP model's).
+json with_images(const json& inputs) {
+  const json url = {{"type", "string"}, {"description", "a data URL (data:image/png;base64,...) or base64; "
+                                                        "remote URLs are refused, never fetched"}};
+  const json image = {{"oneOf",
+                       {{{"type", "object"}, {"required", {"image"}}, {"properties", {{"image", url}}}},
+                        {{"type", "object"},
+                         {"required", {"type", "image_url"}},
+                         {"properties",
+                          {{"type", {{"type", "string"}, {"enum", {"image_url"}}}},
+                           {"image_url", {{"type", "object"}, {"required", {"url"}}, {"properties", {{"url", url}}}}}}}}}}};
+  json out = inputs;
+  out["oneOf"].push_back(image);
+  out["oneOf"].push_back({{"type", "array"}, {"items", image}, {"minItems", 1}});
+  return out;
+}
+
 void embedding_schemas(json& s, const Common& c) {
-  const json &dimensions = c.dimensions, &prompt_name = c.prompt_name, &inputs = c.inputs, &vector = c.vector,
+  const json &dimensions = c.dimensions, &prompt_name = c.prompt_name, &vector = c.vector,
              &sparse_vector = c.sparse_vector;
+  const json inputs = with_images(c.inputs);
   s["EmbeddingsRequest"] = {
       {"type", "object"},
       {"required", {"input"}},
@@ -143,7 +161,7 @@ void embedding_schemas(json& s, const Common& c) {
   s["EmbedSparseRequest"] = {{"type", "object"},
                              {"required", {"inputs"}},
                              {"properties",
-                              {{"inputs", inputs},
+                              {{"inputs", c.inputs},
                                {"truncate", {{"type", "boolean"}}},
                                {"truncation_direction", {{"type", "string"}, {"enum", {"right", "Right"}}}},
                                {"prompt_name", prompt_name},

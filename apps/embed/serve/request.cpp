@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/image/image.h"
+#include "embed/serve/image_input.h"
+
 namespace dlrt::embed {
 
 using json = nlohmann::json;
@@ -24,10 +27,28 @@ bool read_ids(const json& v, std::vector<int64_t>& ids) {
   return true;
 }
 
-// The inputs: a string, strings, token ids, or lists of token ids.
+// Image inputs (image_input.h): one, or an array of them, all images.
+std::optional<RequestError> read_images(const json& v, const std::string& field, size_t max_inputs,
+                                        EmbedRequest* out) {
+  if (v.is_array() && v.size() > max_inputs) return too_many_inputs(v.size(), "inputs", max_inputs);
+  const size_t max_bytes = image::DecodeLimits{}.max_bytes;
+  for (size_t i = 0; i < (v.is_array() ? v.size() : 1); ++i) {
+    const json& e = v.is_array() ? v[i] : v;
+    const std::string where = "'" + field + "'" + (v.is_array() ? "[" + std::to_string(i) + "]" : "");
+    if (!is_image_input(e)) return error(422, where + " is not an image input (all inputs of a request are text, or all images)");
+    std::string bytes;
+    if (auto err = read_image_input(e, where, max_bytes, &bytes)) return err;
+    out->images.push_back(std::move(bytes));
+  }
+  return std::nullopt;
+}
+
+// The inputs: a string, strings, token ids, lists of token ids, or images.
 std::optional<RequestError> read_inputs(const json& v, const std::string& field, bool ids_allowed, size_t max_inputs,
                                         EmbedRequest* out) {
   const std::string ids_note = ids_allowed ? ", token ids or lists of token ids" : "";
+  if (ids_allowed && (is_image_input(v) || (v.is_array() && !v.empty() && is_image_input(v[0]))))
+    return read_images(v, field, max_inputs, out);
   if (v.is_string()) {
     out->texts.push_back(v.get<std::string>());
     return std::nullopt;
@@ -222,6 +243,9 @@ std::optional<RequestError> parse_embed_request(const json& body, RequestKind ki
   if (kind == RequestKind::kOpenAIEmbeddings)
     if (auto e = read_output_type(body, out)) return e;
   if (kind == RequestKind::kTeiEmbedSparse) out->sparse = true;
+  if (!out->images.empty() && (out->sparse || out->prompt_name))
+    return error(422, out->sparse ? "image inputs have dense vectors, not sparse ones"
+                                  : "'prompt_name' applies to text inputs, not images");
   if (auto k = body.find("top_k"); k != body.end() && !k->is_null()) {
     if (!out->sparse) return error(422, "'top_k' applies to sparse vectors (/embed_sparse, \"encoding_format\": \"sparse\")");
     if (!k->is_number_integer() || k->get<int64_t>() < 1) return error(422, "'top_k' must be a positive integer");

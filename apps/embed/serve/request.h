@@ -15,9 +15,10 @@
 
 namespace dlrt::embed {
 
-// What a request asks for. Exactly one of texts / token_ids is non-empty.
+// What a request asks for. Exactly one of texts / token_ids / images is non-empty.
 struct EmbedRequest {
   std::vector<std::string> texts;
+  std::vector<std::string> images;              // image inputs' encoded bytes (image_input.h)
   std::vector<std::vector<int64_t>> token_ids;  // inputs given as token ids, used as they are
   bool base64 = false;                          // OpenAI encoding_format "base64"
   std::optional<bool> truncate;                 // unset: the server's default
@@ -35,7 +36,7 @@ struct EmbedRequest {
   std::vector<float> calibration;
   size_t calibration_rows = 0;
 
-  size_t size() const { return texts.empty() ? token_ids.size() : texts.size(); }
+  size_t size() const { return !images.empty() ? images.size() : texts.empty() ? token_ids.size() : texts.size(); }
 };
 
 // Why a request was refused: HTTP status and message.

@@ -19,6 +19,7 @@
 #include "embed/serve/request.h"
 #include "embed/serve/server.h"
 #include "embed/serve/server_util.h"
+#include "embed/image/image.h"
 #include "embed/models/output_type.h"
 #include "embed/models/prepare_inputs.h"
 #include "embed/models/sparse.h"
@@ -137,6 +138,44 @@ json model_type_json(const EmbedModel& m) {
   return {{labels.size() == 1 ? "reranker" : "classifier", {{"id2label", id2label}, {"label2id", label2id}}}};
 }
 
+// An image request's vectors (image_input.h): decoded here, then run through
+// the model's vision tower in run slots, max_batch_size images a run.
+std::optional<Reply> embed_images(Call& c, EmbedRequest& req, RequestResult& result) {
+  const EmbedModel& m = c.model();
+  const ImageOut* out = m.as<ImageOut>();
+  if (!out)
+    return c.error(400, "invalid_request_error",  // as every route refuses a kind (routes.cpp)
+                   kind_refusal(m.kind(), {Capability::kImage}, c.model_label(), "an image input"));
+  if (req.dimensions && *req.dimensions > m.dimension())
+    return c.invalid("'dimensions' is " + std::to_string(*req.dimensions) + " but the model's vectors have " +
+                     std::to_string(m.dimension()));
+  const size_t most = std::max<size_t>(c.config().max_batch_size, 1);
+  for (size_t begin = 0; begin < req.images.size(); begin += most) {
+    const size_t end = std::min(req.images.size(), begin + most);
+    std::vector<image::Image> images;
+    for (size_t i = begin; i < end; ++i) {
+      const auto& b = req.images[i];
+      auto decoded = image::decode({reinterpret_cast<const uint8_t*>(b.data()), b.size()});
+      if (!decoded.ok()) return c.invalid("input " + std::to_string(i) + ": " + decoded.status().message());
+      images.push_back(std::move(decoded).value());
+      std::string().swap(req.images[i]);  // the encoded bytes are no longer needed
+    }
+    auto r = c.in_run_slot([&](const dlrt::RunOptions& bounds) { return out->embed_images(images, bounds); });
+    if (!r.ok()) {
+      if (r.status().code() == StatusCode::kInvalidArgument)
+        return c.invalid("inputs " + std::to_string(begin) + " to " + std::to_string(end - 1) + ": " +
+                         r.status().message());
+      return c.run_error(r.status(), "embedding");
+    }
+    for (auto& v : r->vectors) {
+      finish_vector(v, req.dimensions, req.normalize.value_or(m.normalizes()));
+      result.vectors.push_back(std::move(v));
+    }
+  }
+  server_util::note_request_size(result.vectors.size(), 0);
+  return std::nullopt;
+}
+
 }  // namespace
 
 ParseError parse_openai_embeddings(const json& body, size_t max_inputs, EmbedRequest* out) {
@@ -162,7 +201,11 @@ Reply handle_embeddings(Call& c, EmbedRequest& req) {
   // OpenAI's route gives unit vectors as OpenAI and TEI do (docs/migrate.md).
   if (!req.sparse && !req.normalize) req.normalize = true;
   RequestResult result;
-  if (std::optional<Reply> error = c.embed(req, result)) return *error;
+  if (!req.images.empty()) {
+    if (std::optional<Reply> error = embed_images(c, req, result)) return *error;
+  } else if (std::optional<Reply> error = c.embed(req, result)) {
+    return *error;
+  }
   if (req.sparse) {
     std::vector<SparseVector>& sparse = result.sparse;
     for (SparseVector& v : sparse) v = keep_top_k(std::move(v), req.top_k.value_or(0));

@@ -1,0 +1,75 @@
+// dlrt::embed::ClipEmbedder: a CLIP model folder of separate ONNX towers, as
+// transformers.js and FastEmbed repositories ship them, turned into text ->
+// vector and image -> vector in one space (docs/images.md):
+//   onnx/text_model.onnx    input_ids (and attention_mask) -> text_embeds
+//                           [batch, projection] (CLIPTextModelWithProjection)
+//   onnx/vision_model.onnx  pixel_values [batch, 3, H, W] -> image_embeds
+//                           [batch, projection] (CLIPVisionModelWithProjection)
+//   the tokenizer files, preprocessor_config.json (or processor_config.json)
+//   and config.json (model_type "clip", or "siglip": SigLIP's towers, whose
+//   texts are padded to max_length with the pad token and attended in full,
+//   as SigLIP was trained). The towers may also lie beside config.json.
+// Images are decoded and preprocessed by embed/image/ as the folder's image
+// processor does; the vectors come out unnormalised (CLIP compares them by cosine).
+//
+// Thread-safety: create() builds an immutable object; every other method may
+// be called from many threads at once.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlrt/session.h"
+#include "dlrt/status.h"
+#include "embed/image/image.h"
+#include "embed/image/preprocess.h"
+#include "embed/models/embedder.h"
+#include "embed/tokenizer/encoding.h"
+
+namespace dlrt::embed {
+
+class Tokenizer;
+
+// True when DIR holds a vision tower (onnx/vision_model.onnx or
+// vision_model.onnx) or its config.json's model_type is "clip" or "siglip": the folder is
+// then the clip kind's, and create() names what it lacks.
+bool is_clip_folder(const std::filesystem::path& dir);
+
+class ClipEmbedder {
+ public:
+  // Errors: kNotFound naming a missing tower, processor config or tokenizer;
+  // kUnsupported for optimum's single zero-shot model.onnx and for a
+  // model_type other than clip or siglip; kInvalidModel for towers without the inputs
+  // and outputs above or whose vectors differ in length; Session::create's.
+  static Result<std::unique_ptr<ClipEmbedder>> create(const std::string& model_dir, const EmbedderOptions& options);
+  ~ClipEmbedder();
+  ClipEmbedder(const ClipEmbedder&) = delete;
+  ClipEmbedder& operator=(const ClipEmbedder&) = delete;
+
+  // One text cut to max_length() tokens; *truncated says whether it was longer.
+  Result<Encoding> tokenize(std::string_view text, bool* truncated = nullptr, size_t* tokens = nullptr) const;
+  // The text tower's vectors of a padded batch (unnormalised).
+  Result<EmbedResult> embed_texts(const std::vector<Encoding>& batch, const RunOptions& bounds = {}) const;
+  // The vision tower's vectors of decoded images, preprocessed as the folder
+  // asks (unnormalised). kInvalidArgument for an image the processor refuses.
+  Result<EmbedResult> embed_images(std::span<const image::Image> images, const RunOptions& bounds = {}) const;
+
+  size_t dimension() const;
+  size_t max_length() const;
+  std::string model_name() const;
+  RunReport placement() const;
+  const Tokenizer& tokenizer() const;
+  const image::ProcessorConfig& processor() const;
+
+ private:
+  struct Impl;
+  explicit ClipEmbedder(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dlrt::embed

@@ -1,0 +1,247 @@
+// The clip kind on the committed tiny CLIP and SigLIP (tests/models/image/,
+// made by tests/models/make_image_models.py): texts and images against
+// transformers' get_text_features / get_image_features in torch, through the
+// library and `dlrt embed`; the folder's refusals naming what is missing.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "../tools/cli_test_util.h"
+#include "embed/image/image.h"
+#include "embed/models/clip.h"
+#include "embed/models/registry.h"
+#include "embed_test_util.h"
+
+// Own namespace: the unity build puts this file beside others with the same helper names.
+namespace dlrt::embed::clip_test {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using dlrt::testing::quote;
+using dlrt::testing::run_command;
+
+const fs::path kRepo = fs::path(DLRT_TEST_DIR).parent_path();
+const fs::path kDir = fs::path(DLRT_TEST_DIR) / "models" / "image";
+const fs::path kClip = kDir / "clip_tiny";
+
+const json& reference() {
+  static const json r = json::parse(testing::slurp(kDir / "clip_tiny_reference.json"));
+  return r;
+}
+
+double cosine(const std::vector<float>& a, const std::vector<double>& b) {
+  double dot = 0, na = 0, nb = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    dot += a[i] * b[i];
+    na += double(a[i]) * a[i];
+    nb += b[i] * b[i];
+  }
+  return dot / std::sqrt(na * nb);
+}
+
+void expect_rows(const std::vector<std::vector<float>>& got, const json& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const auto w = want[i].get<std::vector<double>>();
+    ASSERT_EQ(got[i].size(), w.size()) << what << " " << i;
+    EXPECT_GE(cosine(got[i], w), 0.99999) << what << " " << i;
+  }
+}
+
+std::unique_ptr<ClipEmbedder> open_clip_embedder(const fs::path& dir = kClip) {
+  EmbedderOptions o;
+  o.device = "cpu";
+  o.threads = 2;
+  auto m = ClipEmbedder::create(dir.string(), o);
+  EXPECT_TRUE(m.ok()) << m.status().to_string();
+  return m.ok() ? std::move(m).value() : nullptr;
+}
+
+fs::path scratch(const std::string& name) {
+  return fs::temp_directory_path() / ("dlrt_clip_test_" + std::to_string(::getpid())) / name;
+}
+
+TEST(Clip, FolderIsTheClipKind) {
+  EXPECT_EQ(detect_kind(kClip.string()), ModelKind::kClip);
+  EXPECT_TRUE(has_capability(ModelKind::kClip, Capability::kImage));
+  EXPECT_TRUE(has_capability(ModelKind::kClip, Capability::kDense));
+  EXPECT_FALSE(has_capability(ModelKind::kDense, Capability::kImage));
+  EXPECT_STREQ(model_kind_name(ModelKind::kClip), "clip");
+  EmbedderOptions o;
+  o.device = "cpu";
+  auto m = open_model(kClip.string(), o);
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  EXPECT_EQ((*m)->kind(), ModelKind::kClip);
+  EXPECT_NE((*m)->as<ImageOut>(), nullptr);
+  EXPECT_NE((*m)->as<DenseOut>(), nullptr);
+  EXPECT_EQ((*m)->dimension(), 16u);
+  EXPECT_TRUE(warm_up(**m).ok());
+  // The text Embedder does not take it, and says where it is served.
+  auto e = Embedder::create(kClip.string(), o);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("CLIP"), std::string::npos) << e.status().to_string();
+}
+
+TEST(Clip, TextsMatchTransformers) {
+  auto m = open_clip_embedder();
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->max_length(), 32u);
+  std::vector<Encoding> batch;
+  const auto texts = reference()["texts"].get<std::vector<std::string>>();
+  const auto counts = reference()["token_counts"].get<std::vector<size_t>>();
+  for (size_t i = 0; i < texts.size(); ++i) {
+    bool truncated = false;
+    auto e = m->tokenize(texts[i], &truncated);
+    ASSERT_TRUE(e.ok()) << e.status().to_string();
+    EXPECT_EQ(e->ids.size(), counts[i]) << texts[i];
+    batch.push_back(std::move(e).value());
+  }
+  auto r = m->embed_texts(batch);  // one padded batch, as the reference
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  expect_rows(r->vectors, reference()["text_embeds"], "text");
+  // Each alone gives the same vector.
+  for (size_t i = 0; i < batch.size(); ++i) {
+    auto one = m->embed_texts({batch[i]});
+    ASSERT_TRUE(one.ok());
+    expect_rows(one->vectors, json::array({reference()["text_embeds"][i]}), "text alone");
+  }
+}
+
+TEST(Clip, ImagesMatchTransformers) {
+  auto m = open_clip_embedder();
+  ASSERT_TRUE(m);
+  std::vector<image::Image> images;
+  for (const auto& p : reference()["images"]) {
+    auto img = image::load_file((kRepo / p.get<std::string>()).string());
+    ASSERT_TRUE(img.ok()) << img.status().to_string();
+    images.push_back(std::move(img).value());
+  }
+  auto r = m->embed_images(images);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  expect_rows(r->vectors, reference()["image_embeds"], "image");
+}
+
+// SigLIP (tests/models/image/siglip_tiny): texts padded to max_length with the
+// pad token and attended in full; without that rule its vectors differ
+// (cosine 0.56 to 0.90 on these texts).
+TEST(Siglip, TextsPaddedToMaxLengthAndImagesMatchTransformers) {
+  const json ref = json::parse(testing::slurp(kDir / "siglip_tiny_reference.json"));
+  EXPECT_EQ(detect_kind((kDir / "siglip_tiny").string()), ModelKind::kClip);
+  auto m = open_clip_embedder(kDir / "siglip_tiny");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->max_length(), ref["max_length"].get<size_t>());
+  std::vector<Encoding> batch;
+  for (const auto& t : ref["texts"]) {
+    auto e = m->tokenize(t.get<std::string>());
+    ASSERT_TRUE(e.ok()) << e.status().to_string();
+    EXPECT_EQ(e->ids.size(), m->max_length());
+    for (int64_t a : e->attention_mask) EXPECT_EQ(a, 1);
+    batch.push_back(std::move(e).value());
+  }
+  auto r = m->embed_texts(batch);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  expect_rows(r->vectors, ref["text_embeds"], "siglip text");
+  std::vector<image::Image> images;
+  for (const auto& p : ref["images"]) {
+    auto img = image::load_file((kRepo / p.get<std::string>()).string());
+    ASSERT_TRUE(img.ok()) << img.status().to_string();
+    images.push_back(std::move(img).value());
+  }
+  r = m->embed_images(images);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  expect_rows(r->vectors, ref["image_embeds"], "siglip image");
+}
+
+TEST(Clip, FolderErrorsNameWhatIsMissing) {
+  struct Case {
+    const char* name;
+    const char* remove;
+    const char* message;
+  } cases[] = {
+      {"no_text", "onnx/text_model.onnx", "without onnx/text_model.onnx"},
+      {"no_processor", "preprocessor_config.json", "preprocessor_config.json or processor_config.json"},
+  };
+  for (const Case& c : cases) {
+    const fs::path dir = testing::copy_folder(kClip, scratch(c.name));
+    fs::remove(dir / c.remove);
+    EXPECT_EQ(detect_kind(dir.string()), ModelKind::kClip) << c.name;
+    EmbedderOptions o;
+    o.device = "cpu";
+    auto m = open_model(dir.string(), o);
+    ASSERT_FALSE(m.ok()) << c.name;
+    EXPECT_EQ(m.status().code(), StatusCode::kNotFound) << m.status().to_string();
+    EXPECT_NE(m.status().message().find(c.message), std::string::npos) << m.status().to_string();
+  }
+  // Only config.json says CLIP (optimum's single model.onnx): refused by name, not run as text.
+  const fs::path single = testing::copy_folder(kClip, scratch("single"));
+  fs::rename(single / "onnx" / "vision_model.onnx", single / "model.onnx");
+  fs::remove(single / "onnx" / "text_model.onnx");
+  EXPECT_EQ(detect_kind(single.string()), ModelKind::kClip);
+  auto m = open_model(single.string(), EmbedderOptions{});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("single zero-shot model.onnx is not supported"), std::string::npos)
+      << m.status().to_string();
+  fs::remove_all(scratch(""));
+}
+
+std::string embed_cmd(const std::string& rest) {
+  return quote(dlrt::testing::dlrt_binary()) + " embed --model " + quote(kClip.string()) + " --device cpu --threads 2 " +
+         rest;
+}
+
+TEST(ClipCli, ImagesAndTextsMatchTransformers) {
+  std::string files;
+  for (const auto& p : reference()["images"]) files += " " + quote((kRepo / p.get<std::string>()).string());
+  auto r = run_command(embed_cmd("--json --batch 3 --image" + files) + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = json::parse(r.output);
+  EXPECT_EQ(j["kind"], "clip");
+  EXPECT_EQ(j["input"], "image");
+  EXPECT_EQ(j["dimension"], 16);
+  std::vector<std::vector<float>> got;
+  for (const auto& d : j["data"]) got.push_back(d["embedding"].get<std::vector<float>>());
+  expect_rows(got, reference()["image_embeds"], "cli image");
+
+  std::string texts;
+  for (const auto& t : reference()["texts"]) texts += " " + quote(t.get<std::string>());
+  r = run_command(embed_cmd("--json" + texts) + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  j = json::parse(r.output);
+  got.clear();
+  for (const auto& d : j["data"]) got.push_back(d["embedding"].get<std::vector<float>>());
+  expect_rows(got, reference()["text_embeds"], "cli text");
+  // Unit vectors, as CLIP compares them.
+  double norm = 0;
+  for (float v : got[0]) norm += double(v) * v;
+  EXPECT_NEAR(norm, 1.0, 1e-5);
+}
+
+TEST(ClipCli, Refusals) {
+  // --image on a text model names its kind.
+  auto r = run_command(quote(dlrt::testing::dlrt_binary()) + " embed --model " +
+                       quote((fs::path(DLRT_TEST_DIR) / "models" / "retrieval" / "dense_embed").string()) +
+                       " --image x.jpg 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("kind dense"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--image needs an image embedding model"), std::string::npos) << r.output;
+  // A malformed image: a run error naming the file.
+  const fs::path bad = kRepo / "tests" / "image" / "data" / "bad" / "empty.png";
+  r = run_command(embed_cmd("--image " + quote(bad.string())) + " 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("empty.png"), std::string::npos) << r.output;
+  // Flags of the text kinds.
+  r = run_command(embed_cmd("--sparse hello") + " 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--sparse does not apply to a CLIP folder"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace dlrt::embed::clip_test

@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+"""Writes the image test models under tests/models/image/ (committed): tiny
+random-weight models of the image families dlrt serves, made with
+transformers and exported to ONNX the way their users ship them, with the
+outputs of transformers (in torch) for committed images and texts as the
+reference.
+
+Run once by a developer, not by `make test` (the tests read the committed
+folders without torch). It needs a venv with IMAGE_MODEL_PACKAGES of
+scripts/pins.sh:
+
+    python3 -m venv /tmp/venv-image
+    . scripts/pins.sh && /tmp/venv-image/bin/pip install $IMAGE_MODEL_PACKAGES
+    /tmp/venv-image/bin/python tests/models/make_image_models.py [--only NAME ...]
+
+Families (one function each, `make_<name>(out_dir)`, listed in FAMILIES):
+
+  clip_tiny  transformers' CLIPModel from a small CLIPConfig (2 layers, hidden
+             32, projection 16, 32 x 32 images in 8 x 8 patches) with a
+             byte-level BPE vocabulary of its own (CLIPTokenizerFast), exported
+             as separate towers as transformers.js and FastEmbed repositories
+             ship them: onnx/text_model.onnx (input_ids, attention_mask ->
+             text_embeds, last_hidden_state) and onnx/vision_model.onnx
+             (pixel_values -> image_embeds, last_hidden_state), beside
+             config.json, preprocessor_config.json and the tokenizer files.
+             clip_tiny_reference.json holds get_text_features of TEXTS (one
+             padded batch, CLIPProcessor's tokenizer) and get_image_features
+             of IMAGES as transformers' load_image and CLIPProcessor give them.
+
+  siglip_tiny  transformers' SiglipModel the same way (make_siglip_tiny says
+             what differs: texts padded to max_length, no attention mask).
+
+Weights are random (fixed seeds). The script checks ONNX Runtime on the
+exported towers against torch.
+"""
+import argparse
+import collections
+import json
+import os
+import shutil
+import sys
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+OUT = os.path.join(HERE, "image")
+
+# Texts for the reference: mixed lengths in one padded batch, an empty text,
+# punctuation, accents (byte-level pieces) and one past the 32-token length.
+TEXTS = [
+    "a photo of a cat",
+    "a diagram of a red fox jumping over a lazy dog.",
+    "",
+    "Café, naïve and résumé!",
+    " ".join(["the river bank and the money bank"] * 6),
+]
+
+# Committed images of the image library's test set (tests/image/data/):
+# each format, EXIF orientation, CMYK, 16-bit, transparency, odd sizes.
+IMAGES = [
+    "tests/image/data/jpeg_baseline_160x120.jpg",
+    "tests/image/data/jpeg_exif_orientation6_40x24.jpg",
+    "tests/image/data/jpeg_cmyk_48x36.jpg",
+    "tests/image/data/png_rgba_odd_45x67.png",
+    "tests/image/data/png_grey16_29x21.png",
+    "tests/image/data/webp_lossy_80x60.webp",
+    "tests/image/data/gif_partial_frame_transparent_52x41.gif",
+    "tests/image/data/png_strip_200x10.png",
+]
+
+
+def write_json(path, value):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(value, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+
+
+def small_clip_vocab(texts, merges_wanted=80):
+    """A CLIP-style byte-level BPE vocabulary: the 256 byte symbols, each again
+    with CLIP's end-of-word "</w>", `merges_wanted` merges learnt from `texts`
+    (lowercased, split on spaces), then the two special tokens."""
+    from transformers.models.clip.tokenization_clip import bytes_to_unicode
+
+    symbols = list(bytes_to_unicode().values())
+    vocab = symbols + [s + "</w>" for s in symbols]
+    b2u = bytes_to_unicode()
+    words = collections.Counter()
+    for text in texts:
+        for w in text.lower().split():
+            chars = [b2u[b] for b in w.encode("utf-8")]
+            chars[-1] += "</w>"
+            words[tuple(chars)] += 1
+    merges = []
+    for _ in range(merges_wanted):
+        pairs = collections.Counter()
+        for w, n in words.items():
+            for a, b in zip(w, w[1:]):
+                pairs[(a, b)] += n
+        if not pairs:
+            break
+        (a, b), _ = max(pairs.items(), key=lambda kv: (kv[1], kv[0]))
+        merges.append((a, b))
+        vocab.append(a + b)
+        merged = collections.Counter()
+        for w, n in words.items():
+            out, i = [], 0
+            while i < len(w):
+                if i + 1 < len(w) and w[i] == a and w[i + 1] == b:
+                    out.append(a + b)
+                    i += 2
+                else:
+                    out.append(w[i])
+                    i += 1
+            merged[tuple(out)] += n
+        words = merged
+    vocab += ["<|startoftext|>", "<|endoftext|>"]
+    return {t: i for i, t in enumerate(vocab)}, merges
+
+
+class TextTower(torch.nn.Module):
+    """CLIPTextModelWithProjection's outputs from CLIPModel's weights."""
+
+    def __init__(self, clip):
+        super().__init__()
+        self.text_model = clip.text_model
+        self.text_projection = clip.text_projection
+
+    def forward(self, input_ids, attention_mask):
+        out = self.text_model(input_ids=input_ids, attention_mask=attention_mask)
+        return self.text_projection(out.pooler_output), out.last_hidden_state
+
+
+class VisionTower(torch.nn.Module):
+    """CLIPVisionModelWithProjection's outputs from CLIPModel's weights."""
+
+    def __init__(self, clip):
+        super().__init__()
+        self.vision_model = clip.vision_model
+        self.visual_projection = clip.visual_projection
+
+    def forward(self, pixel_values):
+        out = self.vision_model(pixel_values=pixel_values)
+        return self.visual_projection(out.pooler_output), out.last_hidden_state
+
+
+def export(module, args, path, input_names, output_names, dynamic_axes):
+    torch.onnx.export(module, args, path, input_names=input_names, output_names=output_names,
+                      dynamic_axes=dynamic_axes, opset_version=17, dynamo=False)
+
+
+def check_onnx(path, feeds, want, what):
+    import onnxruntime as ort
+
+    got = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    if not np.allclose(got, want, rtol=1e-4, atol=1e-5):
+        raise SystemExit(f"ONNX Runtime on the {what} tower differs from torch: {np.abs(got - want).max()}")
+
+
+def make_clip_tiny(out_dir):
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, CLIPTokenizer, CLIPTokenizerFast
+    from transformers.image_utils import load_image
+
+    work = out_dir + ".work"
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    vocab, merges = small_clip_vocab(TEXTS + ["photo cat dog red fox picture of an image"])
+    with open(os.path.join(work, "vocab.json"), "w", encoding="utf-8") as f:
+        json.dump(vocab, f, ensure_ascii=False)
+    with open(os.path.join(work, "merges.txt"), "w", encoding="utf-8") as f:
+        f.write("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
+    max_length = 32
+    slow = CLIPTokenizer(os.path.join(work, "vocab.json"), os.path.join(work, "merges.txt"),
+                         model_max_length=max_length)
+    slow.save_pretrained(os.path.join(work, "slow"))
+    tokenizer = CLIPTokenizerFast.from_pretrained(os.path.join(work, "slow"), from_slow=True)
+    image_processor = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    processor = CLIPProcessor(image_processor=image_processor, tokenizer=tokenizer)
+
+    torch.manual_seed(77)
+    eos = vocab["<|endoftext|>"]
+    config = CLIPConfig(
+        text_config=dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, max_position_embeddings=max_length, bos_token_id=vocab["<|startoftext|>"],
+                         eos_token_id=eos, pad_token_id=eos),
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                           image_size=32, patch_size=8),
+        projection_dim=16)
+    model = CLIPModel(config).eval()
+    model.save_pretrained(os.path.join(work, "hf"))
+    processor.save_pretrained(os.path.join(work, "hf"))
+
+    # References: transformers in torch, as a user calls it.
+    text_in = processor(text=TEXTS, padding=True, truncation=True, return_tensors="pt")
+    images = [load_image(os.path.join(ROOT, p)) for p in IMAGES]
+    image_in = processor(images=images, return_tensors="pt")
+    with torch.no_grad():
+        text_embeds = model.get_text_features(**text_in).numpy()
+        image_embeds = model.get_image_features(**image_in).numpy()
+
+    onnx_dir = os.path.join(work, "hf", "onnx")
+    os.makedirs(onnx_dir)
+    text_path = os.path.join(onnx_dir, "text_model.onnx")
+    vision_path = os.path.join(onnx_dir, "vision_model.onnx")
+    export(TextTower(model), (text_in["input_ids"], text_in["attention_mask"]), text_path,
+           ["input_ids", "attention_mask"], ["text_embeds", "last_hidden_state"],
+           {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
+            "text_embeds": {0: "batch"}, "last_hidden_state": {0: "batch", 1: "sequence"}})
+    export(VisionTower(model), (image_in["pixel_values"],), vision_path, ["pixel_values"],
+           ["image_embeds", "last_hidden_state"],
+           {"pixel_values": {0: "batch"}, "image_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
+    check_onnx(text_path, {"input_ids": text_in["input_ids"].numpy(), "attention_mask": text_in["attention_mask"].numpy()},
+               text_embeds, "text")
+    check_onnx(vision_path, {"pixel_values": image_in["pixel_values"].numpy()}, image_embeds, "vision")
+
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.makedirs(out_dir)
+    for name in ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json",
+                 "special_tokens_map.json", "vocab.json", "merges.txt"]:
+        shutil.copy(os.path.join(work, "hf", name), os.path.join(out_dir, name))
+    shutil.copytree(onnx_dir, os.path.join(out_dir, "onnx"))
+    shutil.rmtree(work)
+    write_json(os.path.join(out_dir, "..", "clip_tiny_reference.json"), {
+        "texts": TEXTS,
+        "token_counts": [int(n) for n in text_in["attention_mask"].sum(1)],
+        "images": IMAGES,
+        "text_embeds": text_embeds.tolist(),
+        "image_embeds": image_embeds.tolist(),
+    })
+
+
+class SiglipTextTower(torch.nn.Module):
+    """SiglipTextModel's pooled output from SiglipModel's weights: input_ids only
+    (SigLIP was trained on texts padded to max_length, without a mask)."""
+
+    def __init__(self, siglip):
+        super().__init__()
+        self.text_model = siglip.text_model
+
+    def forward(self, input_ids):
+        out = self.text_model(input_ids=input_ids)
+        return out.pooler_output, out.last_hidden_state
+
+
+class SiglipVisionTower(torch.nn.Module):
+    def __init__(self, siglip):
+        super().__init__()
+        self.vision_model = siglip.vision_model
+
+    def forward(self, pixel_values):
+        out = self.vision_model(pixel_values=pixel_values)
+        return out.pooler_output, out.last_hidden_state
+
+
+def make_siglip_tiny(out_dir):
+    """transformers' SiglipModel from a small SiglipConfig (2 layers, hidden 32,
+    32 x 32 images in 8 x 8 patches, the attention-pooling head) with
+    SiglipImageProcessor, exported as towers (text: input_ids only). The
+    tokenizer is clip_tiny's byte-level BPE with "<|endoftext|>" as padding
+    (SigLIP's SentencePiece vocabulary is not needed to test the text rule):
+    texts padded to max_length 16, no attention mask, as SiglipProcessor's
+    padding="max_length" gives them."""
+    from transformers import CLIPTokenizer, CLIPTokenizerFast, SiglipConfig, SiglipImageProcessor, SiglipModel
+    from transformers.image_utils import load_image
+
+    work = out_dir + ".work"
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    vocab, merges = small_clip_vocab(TEXTS + ["photo cat dog red fox picture of an image"])
+    with open(os.path.join(work, "vocab.json"), "w", encoding="utf-8") as f:
+        json.dump(vocab, f, ensure_ascii=False)
+    with open(os.path.join(work, "merges.txt"), "w", encoding="utf-8") as f:
+        f.write("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
+    max_length = 16
+    slow = CLIPTokenizer(os.path.join(work, "vocab.json"), os.path.join(work, "merges.txt"),
+                         model_max_length=max_length)
+    slow.save_pretrained(os.path.join(work, "slow"))
+    tokenizer = CLIPTokenizerFast.from_pretrained(os.path.join(work, "slow"), from_slow=True)
+    image_processor = SiglipImageProcessor(size={"height": 32, "width": 32})
+
+    torch.manual_seed(78)
+    config = SiglipConfig(
+        text_config=dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, max_position_embeddings=max_length,
+                         pad_token_id=vocab["<|endoftext|>"], eos_token_id=vocab["<|endoftext|>"],
+                         bos_token_id=vocab["<|startoftext|>"]),
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                           image_size=32, patch_size=8))
+    model = SiglipModel(config).eval()
+    hf = os.path.join(work, "hf")
+    model.save_pretrained(hf)
+    tokenizer.save_pretrained(hf)
+    image_processor.save_pretrained(hf)
+
+    text_in = tokenizer(TEXTS, padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
+    images = [load_image(os.path.join(ROOT, p)) for p in IMAGES]
+    image_in = image_processor(images=images, return_tensors="pt")
+    with torch.no_grad():
+        text_embeds = model.get_text_features(input_ids=text_in["input_ids"]).numpy()
+        image_embeds = model.get_image_features(pixel_values=image_in["pixel_values"]).numpy()
+
+    onnx_dir = os.path.join(hf, "onnx")
+    os.makedirs(onnx_dir)
+    text_path = os.path.join(onnx_dir, "text_model.onnx")
+    vision_path = os.path.join(onnx_dir, "vision_model.onnx")
+    export(SiglipTextTower(model), (text_in["input_ids"],), text_path, ["input_ids"],
+           ["text_embeds", "last_hidden_state"],
+           {"input_ids": {0: "batch"}, "text_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
+    export(SiglipVisionTower(model), (image_in["pixel_values"],), vision_path, ["pixel_values"],
+           ["image_embeds", "last_hidden_state"],
+           {"pixel_values": {0: "batch"}, "image_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
+    check_onnx(text_path, {"input_ids": text_in["input_ids"].numpy()}, text_embeds, "text")
+    check_onnx(vision_path, {"pixel_values": image_in["pixel_values"].numpy()}, image_embeds, "vision")
+
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.makedirs(out_dir)
+    for name in ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json",
+                 "special_tokens_map.json", "vocab.json", "merges.txt"]:
+        shutil.copy(os.path.join(hf, name), os.path.join(out_dir, name))
+    shutil.copytree(onnx_dir, os.path.join(out_dir, "onnx"))
+    shutil.rmtree(work)
+    write_json(os.path.join(out_dir, "..", "siglip_tiny_reference.json"), {
+        "texts": TEXTS,
+        "max_length": max_length,
+        "images": IMAGES,
+        "text_embeds": text_embeds.tolist(),
+        "image_embeds": image_embeds.tolist(),
+    })
+
+
+FAMILIES = {"clip_tiny": make_clip_tiny, "siglip_tiny": make_siglip_tiny}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=OUT, help="folder of the model folders (default: %(default)s)")
+    ap.add_argument("--only", nargs="+", choices=sorted(FAMILIES), help="these families only")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    for name in args.only or FAMILIES:
+        FAMILIES[name](os.path.join(args.out, name))
+        print("wrote", os.path.join(args.out, name), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
