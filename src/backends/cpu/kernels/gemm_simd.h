@@ -196,7 +196,7 @@ DLRT_SGEMM_INLINE void tile_packed(int64_t kc, const float* __restrict a, const 
 
 // One packed A column (kMR floats) for the narrow edge, in kN vectors of V:
 // half vectors where kMR is half a vector (8 rows at 512 bits: the former
-// AVX-512 kernel's ymm; a zmm with masked loads ran those edges at 0.74-0.92x
+// AVX-512 kernel's ymm; a zmm with masked loads ran those edges at 0.72-0.98x
 // in a same-process benchmark), else kAV full vectors, the last partial.
 struct FullColumn {
   using V = Vf;
@@ -398,7 +398,7 @@ void pack_a_panel(const float* A, int64_t lda, int64_t kc, float* dst) {
   int64_t p = 0;
   if constexpr (MR == kHalfLanes) {
     // Half vectors (8 x 8 ymm transposes at 512 bits, the former AVX-512
-    // packer's: the 16 x 16 one on half-zero rows ran 0.6-0.96x as fast).
+    // packer's: the 16 x 16 one on half-zero rows ran 0.79-0.87x as fast).
     for (; p + kHalfLanes <= kc; p += kHalfLanes) {
       Vh r[kHalfLanes];
 #pragma GCC unroll 16
