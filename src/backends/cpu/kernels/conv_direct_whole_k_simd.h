@@ -8,8 +8,8 @@
 // former AVX-512-only kernel (ymm narrow tiles and extra column, the
 // permuted copy of small planes, masked two-piece stores); at 256 bits it
 // is 8 x 8, at 128 bits 8 x 12 on aarch64 (32 registers) and 8 x 4 on x86:
-// those widths run it only where weights packed for AVX-512 meet a lower
-// cpu_isa(), and in tests.
+// only tests run those (the callers run the 512-bit tile, on weights packed
+// for AVX-512).
 
 namespace dlrt::cpu::simd::DLRT_SIMD_NS {
 
