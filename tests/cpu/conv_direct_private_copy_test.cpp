@@ -66,8 +66,8 @@ TEST(ConvDirectPrivateCopy, ThreadsMatchOneThreadBitwise) {
     SCOPED_TRACE("call " + std::to_string(call));
     std::vector<float> x(static_cast<size_t>(C * H * H)), one(static_cast<size_t>(out)), two(static_cast<size_t>(out));
     for (auto& v : x) v = dist(rng);
-    conv_direct_avx512(plan, off.data(), x.data(), *packed, one.data(), ep, nullptr);
-    conv_direct_avx512(plan, off.data(), x.data(), *packed, two.data(), ep, &pool);
+    conv_direct_whole_k(SimdWidth::k512, plan, off.data(), x.data(), *packed, one.data(), ep, nullptr);
+    conv_direct_whole_k(SimdWidth::k512, plan, off.data(), x.data(), *packed, two.data(), ep, &pool);
     ASSERT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0);
   }
 #else

@@ -645,7 +645,7 @@ TEST_P(ConvDirectIsa, TouchesNothingPastItsBuffers) {
       if (GetParam() == CpuIsa::kAvx512) {
         ASSERT_EQ(packed->mr(), 8);
 #ifdef DLRT_HAVE_AVX512_PATHS
-        conv_direct_avx512(plan, off.data(), x, *packed, y, ep, nullptr);
+        conv_direct_whole_k(SimdWidth::k512, plan, off.data(), x, *packed, y, ep, nullptr);
 #endif
       } else {
         ASSERT_EQ(packed->mr(), 6);

@@ -92,7 +92,7 @@ bool conv_direct_tap_columns(const ConvDirectGeometry& g);
 // most grid columns (resnet18's layer4 3x3 on 7x7 outputs: 49 columns
 // instead of 63, and its layer4.0 3x3/2: 49 instead of 56). The AVX-512
 // tile computes a 49-column grid as one 48-column tile with the last column
-// riding along (conv_direct_avx512.cpp, direct_tile's kExtra).
+// riding along (conv_direct_whole_k_simd.h, direct_tile's kExtra).
 constexpr int64_t kConvDirectTapColumnsAvx512MaxW = 8;
 bool conv_direct_tap_columns(const ConvDirectGeometry& g, CpuIsa isa);
 
@@ -122,7 +122,7 @@ constexpr int64_t kConvDirectAvx512Cols = 48;  // grid columns of the AVX-512 ti
 inline bool conv_direct_worth(const ConvDirectPlan& plan) { return plan.grid >= kConvDirectMinGrid; }
 // Whether the grid is whole AVX-512 tiles and one column more (7x7 outputs
 // with tap columns: 49), which the kernel's last tile takes along where it
-// stores from the registers (conv_direct_avx512.cpp, direct_tile's kExtra).
+// stores from the registers (conv_direct_whole_k_simd.h, direct_tile's kExtra).
 inline bool conv_direct_avx512_extra_column(const ConvDirectPlan& plan) {
   return plan.grid > kConvDirectAvx512Cols && plan.grid % kConvDirectAvx512Cols == 1;
 }
@@ -146,8 +146,8 @@ inline bool conv_direct_avx512_extra_column(const ConvDirectPlan& plan) {
 bool conv_direct_worth(const ConvDirectPlan& plan, CpuIsa isa, int threads, int64_t out_channels,
                        int64_t l2_bytes = -1);
 
-// Whether the AVX-512 kernel gives each of its `threads` a private phase
-// copy of the whole input (conv_direct_avx512.cpp, Source) instead of one
+// Whether conv_direct_whole_k gives each of its `threads` a private phase
+// copy of the whole input (conv_direct_whole_k_simd.h, Source) instead of one
 // shared copy: on 2+ threads where the units are not banded by output rows
 // (each thread then reads the whole copy) and the copy takes at most a
 // quarter of a core's L2 (`l2_bytes`), so it stays there beside the weights
@@ -171,7 +171,7 @@ class ScopedConvDirect {
 };
 
 // How many (image, group) products the direct path has run in this process
-// (conv_direct_avx512 counts each call through conv_direct_note_run).
+// (each kernel counts its calls through conv_direct_note_run).
 uint64_t conv_direct_runs();
 void conv_direct_note_run();
 
@@ -199,18 +199,22 @@ const float* conv_direct_copy_input(const ConvDirectPlan& plan, const float* x, 
 float* conv_direct_scratch(size_t n);
 
 // y[m, oh*out_w + ow] = epilogue(sum_p W[m, p] * B[p, (oh, ow)]) for m < rows
-// of `w` (packed with mr 8, nr 48; ep.row_bias and ep.residual already point
-// at this group's first row, ep.ldr = out_h*out_w, no col_bias) on the input
-// x [channels, in_h, in_w] of one (image, group). `off` from
-// conv_direct_offsets. Splits over `pool` (null: single-threaded). y_plane:
-// floats between output rows m and m + 1 of y and of ep.residual (0: the
-// plan's out_h * out_w; larger when y is a band of a bigger plane, with
-// ep.ldr the same). [k_begin, k_end): only those terms of the sum over p
-// (k_end < 0: to the end), a partial product for a caller that adds the
-// partials itself (give it an empty epilogue). Call only when cpu_isa() >= kAvx512.
-void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* off, const float* x, const PackedMatrix& w,
-                        float* y, const GemmEpilogue& ep, ThreadPool* pool, int64_t y_plane = 0, int64_t k_begin = 0,
-                        int64_t k_end = -1);
+// of `w` (packed with mr 8, the 512-bit GEMM's layout; ep.row_bias and
+// ep.residual already point at this group's first row, ep.ldr =
+// out_h*out_w, no col_bias) on the input x [channels, in_h, in_w] of one
+// (image, group), on the 8-row tile at vector width `width`
+// (conv_direct_whole_k_simd.h: 8 x 48 at 512 bits, the tile the callers
+// run; 8 x 8 at 256, 8 x 4 or 8 x 12 at 128; simd_width_runs(width) must
+// hold), the whole K in registers. `off` from conv_direct_offsets. Splits
+// over `pool` (null: single-threaded). y_plane: floats between output rows
+// m and m + 1 of y and of ep.residual (0: the plan's out_h * out_w; larger
+// when y is a band of a bigger plane, with ep.ldr the same). [k_begin,
+// k_end): only those terms of the sum over p (k_end < 0: to the end), a
+// partial product for a caller that adds the partials itself (give it an
+// empty epilogue).
+void conv_direct_whole_k(SimdWidth width, const ConvDirectPlan& plan, const int64_t* off, const float* x,
+                         const PackedMatrix& w, float* y, const GemmEpilogue& ep, ThreadPool* pool, int64_t y_plane = 0,
+                         int64_t k_begin = 0, int64_t k_end = -1);
 
 // The same for weights packed with mr 6, nr 16 (the layout of the GEMM on
 // AVX2 and aarch64), on the 6 x 16 tile at vector width `width`

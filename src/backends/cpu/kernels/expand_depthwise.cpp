@@ -501,7 +501,7 @@ void expand_bands16(const ExpandDepthwiseShape& s, const Padded& pd, const Taps&
       const int64_t* off = conv_direct_pointwise_plan(s.M, (oh1 - oh0) * s.g.out_w, band_ld, &plan);
       GemmEpilogue e = proj->ep;
       if (e.residual) e.residual += p0;
-      conv_direct_avx512(plan, off, own, *proj->w, y + p0, e, nullptr, out_plane);
+      conv_direct_whole_k(SimdWidth::k512, plan, off, own, *proj->w, y + p0, e, nullptr, out_plane);
     }
   });
 }
@@ -522,8 +522,8 @@ void expand_split_k16(const ExpandDepthwiseShape& s, const Padded& pd, const Tap
         pair_rows16(s, pd, tp, we_packed, be, wd, bd, mid, mid_plane, 2 * pr, 0, s.g.out_h, buf);
       ConvDirectPlan plan;
       const int64_t* off = conv_direct_pointwise_plan(s.M, out_plane, mid_plane, &plan);
-      conv_direct_avx512(plan, off, mid, *proj->w, partial + t * part, GemmEpilogue{}, nullptr, ld, 32 * pr0,
-                         std::min(s.M, 32 * pr1));
+      conv_direct_whole_k(SimdWidth::k512, plan, off, mid, *proj->w, partial + t * part, GemmEpilogue{}, nullptr, ld,
+                          32 * pr0, std::min(s.M, 32 * pr1));
     }
   });
   pool.parallel_for(P, 8, [&](int64_t m0, int64_t m1) {
@@ -543,7 +543,7 @@ void project_mid(const ExpandDepthwiseShape& s, bool c16, bool avx2, float* mid,
     ConvDirectPlan plan;
     const int64_t* off = conv_direct_pointwise_plan(s.M, out_plane, mid_plane, &plan);
     if (conv_direct_worth(plan, CpuIsa::kAvx512, pool.num_threads(), proj->w->rows())) {
-      conv_direct_avx512(plan, off, mid, *proj->w, y, proj->ep, &pool);
+      conv_direct_whole_k(SimdWidth::k512, plan, off, mid, *proj->w, y, proj->ep, &pool);
       return;
     }
   }

@@ -3,6 +3,7 @@
 // over simd/simd.h: 8 x 48 at 512 bits, 6 x 16 at 256 and at 128, NEON's),
 // the portable ones for the generic level and the double GEMM.
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/cpu/kernels/gemm_internal.h"
 #include "backends/cpu/kernels/isa_target.h"

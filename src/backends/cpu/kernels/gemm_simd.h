@@ -194,61 +194,80 @@ DLRT_SGEMM_INLINE void tile_packed(int64_t kc, const float* __restrict a, const 
   store_tile<R, NV>(acc, c, ldc, alpha, beta, mr, nr, nullptr);
 }
 
-// Column p of a packed A panel: kMR floats, the last vector partial where kLanes does not divide kMR.
-DLRT_SGEMM_INLINE void a_column(const float* a, int64_t p, Vf (&av)[kAV]) {
-#pragma GCC unroll 2
-  for (int g = 0; g < kAV; ++g) av[g] = load_first(a + p * kMR + g * kLanes, kMR - g * kLanes);
-}
+// One packed A column (kMR floats) for the narrow edge, in kN vectors of V:
+// half vectors where kMR is half a vector (8 rows at 512 bits: the former
+// AVX-512 kernel's ymm; a zmm with masked loads ran those edges at 0.72-0.98x
+// in a same-process benchmark), else kAV full vectors, the last partial.
+struct FullColumn {
+  using V = Vf;
+  static constexpr int kN = kAV;
+  static DLRT_SGEMM_INLINE V zero_v() { return zero(); }
+  static DLRT_SGEMM_INLINE V set1_v(float x) { return set1(x); }
+  static DLRT_SGEMM_INLINE V load_v(const float* a, int g) { return load_first(a + g * kLanes, kMR - g * kLanes); }
+  static DLRT_SGEMM_INLINE V add_v(V a, V b) { return add(a, b); }
+  static DLRT_SGEMM_INLINE V mul_v(V a, V b) { return mul(a, b); }
+  static DLRT_SGEMM_INLINE V fmadd_v(V a, V b, V c) { return fmadd(a, b, c); }
+  static DLRT_SGEMM_INLINE void store_v(float* p, V v) { storeu(p, v); }
+};
+struct HalfColumn {
+  using V = Vh;
+  static constexpr int kN = (kMR + kHalfLanes - 1) / kHalfLanes;
+  static DLRT_SGEMM_INLINE V zero_v() { return zero_h(); }
+  static DLRT_SGEMM_INLINE V set1_v(float x) { return set1_h(x); }
+  static DLRT_SGEMM_INLINE V load_v(const float* a, int g) { return loadu_h(a + g * kHalfLanes); }
+  static DLRT_SGEMM_INLINE V add_v(V a, V b) { return add_h(a, b); }
+  static DLRT_SGEMM_INLINE V mul_v(V a, V b) { return mul_h(a, b); }
+  static DLRT_SGEMM_INLINE V fmadd_v(V a, V b, V c) { return fmadd_h(a, b, c); }
+  static DLRT_SGEMM_INLINE void store_v(float* p, V v) { storeu_h(p, v); }
+};
+using Column = std::conditional_t<kMR == kHalfLanes, HalfColumn, FullColumn>;
 
 // The NC < kMR real columns of a last panel (N = 49 leaves 1, N = 196
 // leaves 4 at 48 columns a panel): vectorised over the rows of the packed A
-// panel (kAV vectors) instead of over columns, so each k step costs NC * kAV
+// panel (Column::kN vectors) instead of over columns, so each k step costs NC * kN
 // FMAs instead of MR * NV. Column j's accumulators are U partial sums over k
 // (enough independent chains to hide FMA latency).
 template <int NC>
 DLRT_SGEMM_INLINE void narrow_edge(int64_t kc, const float* __restrict a, const float* __restrict b, float* c,
                                    int64_t ldc, float alpha, float beta, int mr) {
+  using C = Column;
+  using V = C::V;
   constexpr int U = NC == 1 ? 4 : NC <= 3 ? 3 : 2;
-  Vf acc[NC][U][kAV];
+  V acc[NC][U][C::kN];
 #pragma GCC unroll 8
   for (int j = 0; j < NC; ++j)
 #pragma GCC unroll 4
     for (int u = 0; u < U; ++u)
 #pragma GCC unroll 2
-      for (int g = 0; g < kAV; ++g) acc[j][u][g] = zero();
+      for (int g = 0; g < C::kN; ++g) acc[j][u][g] = C::zero_v();
+  // K step p into partial sum u.
+  auto step = [&](int64_t p, int u) __attribute__((always_inline)) {
+    V av[C::kN];
+#pragma GCC unroll 2
+    for (int g = 0; g < C::kN; ++g) av[g] = C::load_v(a + p * kMR, g);
+#pragma GCC unroll 8
+    for (int j = 0; j < NC; ++j) {
+      const V bj = C::set1_v(b[p * kNR + j]);
+#pragma GCC unroll 2
+      for (int g = 0; g < C::kN; ++g) acc[j][u][g] = C::fmadd_v(av[g], bj, acc[j][u][g]);
+    }
+  };
   int64_t p = 0;
   for (; p + U <= kc; p += U) {
 #pragma GCC unroll 4
-    for (int u = 0; u < U; ++u) {
-      Vf av[kAV];
-      a_column(a, p + u, av);
-#pragma GCC unroll 8
-      for (int j = 0; j < NC; ++j) {
-        const Vf bj = set1(b[(p + u) * kNR + j]);
-#pragma GCC unroll 2
-        for (int g = 0; g < kAV; ++g) acc[j][u][g] = fmadd(av[g], bj, acc[j][u][g]);
-      }
-    }
+    for (int u = 0; u < U; ++u) step(p + u, u);
   }
-  for (; p < kc; ++p) {
-    Vf av[kAV];
-    a_column(a, p, av);
-#pragma GCC unroll 8
-    for (int j = 0; j < NC; ++j) {
-      const Vf bj = set1(b[p * kNR + j]);
-#pragma GCC unroll 2
-      for (int g = 0; g < kAV; ++g) acc[j][0][g] = fmadd(av[g], bj, acc[j][0][g]);
-    }
-  }
-  alignas(64) float col[NC][kAV * kLanes];
+  for (; p < kc; ++p) step(p, 0);
+  constexpr int kColFloats = C::kN * static_cast<int>(sizeof(V) / sizeof(float));
+  alignas(64) float col[NC][kColFloats];
 #pragma GCC unroll 8
   for (int j = 0; j < NC; ++j)
 #pragma GCC unroll 2
-    for (int g = 0; g < kAV; ++g) {
-      Vf s = acc[j][0][g];
+    for (int g = 0; g < C::kN; ++g) {
+      V s = acc[j][0][g];
 #pragma GCC unroll 4
-      for (int u = 1; u < U; ++u) s = add(s, acc[j][u][g]);
-      storeu(col[j] + g * kLanes, mul(set1(alpha), s));
+      for (int u = 1; u < U; ++u) s = C::add_v(s, acc[j][u][g]);
+      C::store_v(col[j] + g * (kColFloats / C::kN), C::mul_v(C::set1_v(alpha), s));
     }
   for (int i = 0; i < mr; ++i) {
     float* ci = c + i * ldc;
@@ -275,7 +294,7 @@ inline void packed_rows(int64_t kc, const float* a, const float* b, float* c, in
 // The narrow edge for NC columns where it takes fewer FMAs than a column vector per row.
 template <int NC>
 constexpr bool narrow_pays() {
-  return NC * kAV <= kMR - 2;
+  return NC * Column::kN <= kMR - 2;
 }
 
 // The narrow edge on nr columns (NC or more) where it pays; false where not.
@@ -377,6 +396,18 @@ template <int MR>
 void pack_a_panel(const float* A, int64_t lda, int64_t kc, float* dst) {
   constexpr int G = (MR + kLanes - 1) / kLanes;
   int64_t p = 0;
+  if constexpr (MR == kHalfLanes) {
+    // Half vectors (8 x 8 ymm transposes at 512 bits, the former AVX-512
+    // packer's: the 16 x 16 one on half-zero rows ran 0.79-0.87x as fast).
+    for (; p + kHalfLanes <= kc; p += kHalfLanes) {
+      Vh r[kHalfLanes];
+#pragma GCC unroll 16
+      for (int i = 0; i < kHalfLanes; ++i) r[i] = loadu_h(A + i * lda + p);
+      transpose_half(r);  // r[j] lane i: row i, column p + j
+#pragma GCC unroll 16
+      for (int j = 0; j < kHalfLanes; ++j) storeu_h(dst + (p + j) * MR, r[j]);
+    }
+  }
   for (; p + kLanes <= kc; p += kLanes) {
 #pragma GCC unroll 2
     for (int g = 0; g < G; ++g) {

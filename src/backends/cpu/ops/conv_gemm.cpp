@@ -301,7 +301,7 @@ Status conv_gemm_f32(const ConvProblem& prob, const ConvFusion& fuse, bool amx) 
     if (doff) {
       const PackedMatrix& pw = pre->group(gi);
   #ifdef DLRT_HAVE_AVX512_PATHS
-      if (disa == CpuIsa::kAvx512) return conv_direct_avx512(dplan, doff, xg, pw, yg, e, p);
+      if (disa == CpuIsa::kAvx512) return conv_direct_whole_k(SimdWidth::k512, dplan, doff, xg, pw, yg, e, p);
   #endif
       return conv_direct_sliced(conv_direct_sliced_width(), dplan, doff, xg, pw, yg, e, p);
     }

@@ -64,6 +64,12 @@
 //   upper half, exactly), load_wide(p, lo, hi) (kLanes floats at p widened:
 //   widen_lo / widen_hi of loadu(p)), narrow(lo, hi) (rounded to floats, lo's
 //   in the lower half).
+//   Vh (half vectors, kHalfLanes = kLanes / 2 floats: a ymm at 512 bits, for
+//   an 8-row panel column): zero_h set1_h loadu_h storeu_h add_h mul_h
+//   fmadd_h, transpose_half(r[kHalfLanes]) (r[i] lane j <-> r[j] lane i).
+//   lanes_range(lo, hi) (the Mask of lanes [lo, hi), clamped to [0, kLanes]),
+//   load_where(m, p) (lanes set in m from p, 0 elsewhere; nothing else read),
+//   store_where(p, m, v) (lanes set in m to p; nothing else written).
 //   simd/math_simd.h builds exp, sigmoid and tanh on them.
 // New operations are added to all three widths with the same contract.
 #pragma once

@@ -194,6 +194,45 @@ DLRT_SIMD_FN void deinterleave2(Vf a, Vf b, Vf& e, Vf& o) {
 DLRT_SIMD_FN Vf recip_est(Vf d) { return set1(1.0f) / d; }
 DLRT_SIMD_FN Vf lookup32(const float* t, Vf i) {
   return Vf{t[static_cast<int>(i[0])], t[static_cast<int>(i[1])], t[static_cast<int>(i[2])], t[static_cast<int>(i[3])]};
+
+// Half vectors (Vh: kHalfLanes = kLanes / 2 floats), lane-range masks and
+// moves through a Mask (simd.h).
+using Vh = float __attribute__((vector_size(8), aligned(8)));
+inline constexpr int kHalfLanes = 2;
+DLRT_SIMD_FN Vh zero_h() { return Vh{0.0f, 0.0f}; }
+DLRT_SIMD_FN Vh set1_h(float x) { return Vh{x, x}; }
+DLRT_SIMD_FN Vh loadu_h(const float* p) {
+  Vh v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+DLRT_SIMD_FN void storeu_h(float* p, Vh v) { std::memcpy(p, &v, sizeof v); }
+DLRT_SIMD_FN Vh add_h(Vh a, Vh b) { return a + b; }
+DLRT_SIMD_FN Vh mul_h(Vh a, Vh b) { return a * b; }
+#if defined(__aarch64__)
+DLRT_SIMD_FN Vh fmadd_h(Vh a, Vh b, Vh c) {
+  return reinterpret_cast<Vh>(vfma_f32(reinterpret_cast<float32x2_t>(c), reinterpret_cast<float32x2_t>(a),
+                                       reinterpret_cast<float32x2_t>(b)));
+}
+#else
+DLRT_SIMD_FN Vh fmadd_h(Vh a, Vh b, Vh c) { return a * b + c; }
+#endif
+// r[i] lane j <-> r[j] lane i (2 x 2).
+DLRT_SIMD_FN void transpose_half(Vh (&r)[kHalfLanes]) {
+  const Vh a = r[0];
+  r[0] = __builtin_shufflevector(a, r[1], 0, 2);
+  r[1] = __builtin_shufflevector(a, r[1], 1, 3);
+}
+DLRT_SIMD_FN Mask lanes_range(int64_t lo, int64_t hi) { return ~first_lanes(lo) & first_lanes(hi); }
+DLRT_SIMD_FN Vf load_where(Mask m, const float* p) {
+  Vf v = zero();
+  for (int i = 0; i < 4; ++i)
+    if (m[i]) v[i] = p[i];
+  return v;
+}
+DLRT_SIMD_FN void store_where(float* p, Mask m, Vf v) {
+  for (int i = 0; i < 4; ++i)
+    if (m[i]) p[i] = v[i];
 }
 
 #undef DLRT_SIMD_FN

@@ -206,6 +206,32 @@ DLRT_SIMD_FN Vf recip_est(Vf d) {
 }
 DLRT_SIMD_FN Vf lookup32(const float* t, Vf i) { return _mm256_i32gather_ps(t, _mm256_cvttps_epi32(i), 4); }
 
+// Half vectors (Vh: kHalfLanes = kLanes / 2 floats, an xmm here), lane-range
+// masks and moves through a Mask (simd.h).
+using Vh = __m128;
+inline constexpr int kHalfLanes = 4;
+DLRT_SIMD_FN Vh zero_h() { return _mm_setzero_ps(); }
+DLRT_SIMD_FN Vh set1_h(float x) { return _mm_set1_ps(x); }
+DLRT_SIMD_FN Vh loadu_h(const float* p) { return _mm_loadu_ps(p); }
+DLRT_SIMD_FN void storeu_h(float* p, Vh v) { _mm_storeu_ps(p, v); }
+DLRT_SIMD_FN Vh add_h(Vh a, Vh b) { return _mm_add_ps(a, b); }
+DLRT_SIMD_FN Vh mul_h(Vh a, Vh b) { return _mm_mul_ps(a, b); }
+DLRT_SIMD_FN Vh fmadd_h(Vh a, Vh b, Vh c) { return _mm_fmadd_ps(a, b, c); }
+// r[i] lane j <-> r[j] lane i (4 x 4).
+DLRT_SIMD_FN void transpose_half(Vh (&r)[kHalfLanes]) {
+  const __m128 t0 = _mm_unpacklo_ps(r[0], r[1]), t1 = _mm_unpackhi_ps(r[0], r[1]);
+  const __m128 t2 = _mm_unpacklo_ps(r[2], r[3]), t3 = _mm_unpackhi_ps(r[2], r[3]);
+  r[0] = _mm_movelh_ps(t0, t2);
+  r[1] = _mm_movehl_ps(t2, t0);
+  r[2] = _mm_movelh_ps(t1, t3);
+  r[3] = _mm_movehl_ps(t3, t1);
+}
+DLRT_SIMD_FN Mask lanes_range(int64_t lo, int64_t hi) {
+  return _mm256_castsi256_ps(_mm256_andnot_si256(first_mask(lo), first_mask(hi)));
+}
+DLRT_SIMD_FN Vf load_where(Mask m, const float* p) { return _mm256_maskload_ps(p, _mm256_castps_si256(m)); }
+DLRT_SIMD_FN void store_where(float* p, Mask m, Vf v) { _mm256_maskstore_ps(p, _mm256_castps_si256(m), v); }
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w256

@@ -214,6 +214,43 @@ DLRT_SIMD_FN Vf lookup32(const float* t, Vf i) {
   return _mm512_permutex2var_ps(_mm512_load_ps(t), _mm512_cvttps_epi32(i), _mm512_load_ps(t + 16));
 }
 
+// Half vectors (Vh: kHalfLanes = kLanes / 2 floats, a ymm here), for the
+// 8 floats of a packed 8-row panel column: the former AVX-512 kernels' ymm
+// sequences (narrow edges, the A panel packing). Lane-range masks and moves
+// through a Mask (the direct conv's stores that straddle two grid rows).
+using Vh = __m256;
+inline constexpr int kHalfLanes = 8;
+DLRT_SIMD_FN Vh zero_h() { return _mm256_setzero_ps(); }
+DLRT_SIMD_FN Vh set1_h(float x) { return _mm256_set1_ps(x); }
+DLRT_SIMD_FN Vh loadu_h(const float* p) { return _mm256_loadu_ps(p); }
+DLRT_SIMD_FN void storeu_h(float* p, Vh v) { _mm256_storeu_ps(p, v); }
+DLRT_SIMD_FN Vh add_h(Vh a, Vh b) { return _mm256_add_ps(a, b); }
+DLRT_SIMD_FN Vh mul_h(Vh a, Vh b) { return _mm256_mul_ps(a, b); }
+DLRT_SIMD_FN Vh fmadd_h(Vh a, Vh b, Vh c) { return _mm256_fmadd_ps(a, b, c); }
+// r[i] lane j <-> r[j] lane i (8 x 8).
+DLRT_SIMD_FN void transpose_half(Vh (&r)[kHalfLanes]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+// Lanes [lo, hi) (clamped to [0, kLanes]); loads and stores of the lanes set in m only.
+DLRT_SIMD_FN Mask lanes_range(int64_t lo, int64_t hi) { return static_cast<Mask>(first_mask(hi) & ~first_mask(lo)); }
+DLRT_SIMD_FN Vf load_where(Mask m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
+DLRT_SIMD_FN void store_where(float* p, Mask m, Vf v) { _mm512_mask_storeu_ps(p, m, v); }
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w512

@@ -1,57 +1,58 @@
-// AVX-512 direct convolution (see conv_direct.h): the phase copy of the
-// input, the 8 x 48 register tile over the offset-addressed B operand, the
-// compacting store with the fused epilogue, and the split over threads.
-#include <algorithm>
-#include <atomic>
-#include <cstring>
-#include <vector>
+// Kernel body (simd/simd.h), compiled once per vector width by
+// conv_direct_whole_k.cpp: the direct convolution (conv_direct.h) for
+// weights packed in 8-row panels (the 512-bit GEMM's layout): the phase
+// copy of the input, the 8-row register tile over the offset-addressed B
+// operand with the whole K in registers, the compacting store with the
+// fused epilogue, and the split over threads. At 512 bits the tile is
+// 8 x 48 (24 zmm accumulators) and runs the instruction sequences of the
+// former AVX-512-only kernel (ymm narrow tiles and extra column, the
+// permuted copy of small planes, masked two-piece stores); at 256 bits it
+// is 8 x 8, at 128 bits 8 x 12 on aarch64 (32 registers) and 8 x 4 on x86:
+// only tests run those (the callers run the 512-bit tile, on weights packed
+// for AVX-512).
 
-#include "backends/cpu/kernel_util.h"
-#include "backends/cpu/kernels/conv_direct.h"
-#include "backends/cpu/kernels/conv_direct_fill.h"
-#include "backends/cpu/kernels/gemm_kernels.h"
-#include "backends/cpu/kernels/vec_avx512.h"
-#include "device/cpu_caches.h"
+namespace dlrt::cpu::simd::DLRT_SIMD_NS {
 
-#ifdef DLRT_HAVE_AVX512_PATHS
-
-namespace dlrt::cpu {
+namespace conv_direct_whole_k_body {
 namespace {
 
-constexpr int kMR = kSgemmAvx512MR;  // 8
-constexpr int kNR = kSgemmAvx512NR;  // 48
-static_assert(kMR == 8 && kNR == 48, "the direct conv tile is written for the 8 x 48 AVX-512 GEMM panels");
-static_assert(kNR == kConvDirectAvx512Cols, "conv_direct_avx512_extra_column counts the tile's columns");
+constexpr int kMR = 8;  // rows of a packed A panel
+constexpr int kL = kLanes;
+// Vectors of a tile's row: the 8 x kNV accumulators, kNV B vectors and a
+// broadcast fit the register file (3 at 512 bits and on aarch64, 1 below).
+constexpr int kNV = kRegisters >= 32 ? 3 : 1;
+constexpr int kNR = kNV * kL;  // grid columns of a tile
+static_assert(kMR * kNV + kNV + 1 <= kRegisters, "the tile's accumulators and operands fit the registers");
+static_assert(kWidth != SimdWidth::k512 || kNR == kConvDirectAvx512Cols, "the 512-bit tile is conv_direct.h's");
+// Half vectors that hold one packed A column (the 8 rows of a panel): one ymm at 512 bits.
+constexpr int kPH = kMR / kHalfLanes;
+static_assert(kMR % kHalfLanes == 0, "a panel column is whole half vectors");
 
 // Input bytes of one column block (all its channels' phase rows) kept in L2
 // while every M panel runs over the block.
 constexpr int64_t kBlockBytes = 512 * 1024;
 
-DLRT_AVX512 inline void zero_floats(float* dst, int64_t n) {
+void zero_floats(float* dst, int64_t n) {
   int64_t c = 0;
-  for (; c + 16 <= n; c += 16) _mm512_storeu_ps(dst + c, _mm512_setzero_ps());
-  if (c < n) _mm512_mask_storeu_ps(dst + c, avx512::tail_mask(n - c), _mm512_setzero_ps());
+  for (; c + kL <= n; c += kL) storeu(dst + c, zero());
+  if (c < n) store_first(dst + c, zero(), n - c);
 }
 
 // dst[j] = src[j * s] for j < n (reads nothing past src[(n - 1) * s]).
-DLRT_AVX512 inline void gather_row(const float* src, int64_t s, int64_t n, float* dst) {
+void gather_row(const float* src, int64_t s, int64_t n, float* dst) {
   if (s == 1) {
     int64_t c = 0;
-    for (; c + 16 <= n; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
-    if (c < n) {
-      const __mmask16 k = avx512::tail_mask(n - c);
-      _mm512_mask_storeu_ps(dst + c, k, _mm512_maskz_loadu_ps(k, src + c));
-    }
+    for (; c + kL <= n; c += kL) storeu(dst + c, loadu(src + c));
+    if (c < n) store_first(dst + c, load_first(src + c, n - c), n - c);
     return;
   }
   if (s == 2) {
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const int64_t span = 2 * n - 1;  // inputs read
-    for (int64_t i = 0; i < n; i += 16) {
+    for (int64_t i = 0; i < n; i += kL) {
       const int64_t at = 2 * i;
-      const __m512 a = _mm512_maskz_loadu_ps(avx512::tail_mask(span - at), src + at);
-      const __m512 b = _mm512_maskz_loadu_ps(avx512::tail_mask(std::max<int64_t>(0, span - at - 16)), src + at + 16);
-      _mm512_mask_storeu_ps(dst + i, avx512::tail_mask(n - i), _mm512_permutex2var_ps(a, even, b));
+      Vf e, o;
+      deinterleave2(load_first(src + at, span - at), load_first(src + at + kL, span - at - kL), e, o);
+      store_first(dst + i, e, n - i);
     }
     return;
   }
@@ -60,21 +61,22 @@ DLRT_AVX512 inline void gather_row(const float* src, int64_t s, int64_t n, float
 
 // The phase copy's row primitives (conv_direct_fill.h), inlined into fill_channel.
 struct Rows {
-  DLRT_AVX512 static void zero(float* dst, int64_t n) { zero_floats(dst, n); }
-  DLRT_AVX512 static void gather(const float* src, int64_t s, int64_t n, float* dst) { gather_row(src, s, n, dst); }
+  static void zero(float* dst, int64_t n) { zero_floats(dst, n); }
+  static void gather(const float* src, int64_t s, int64_t n, float* dst) { gather_row(src, s, n, dst); }
 };
 
 // Rows [r0, r1) of the copied planes of one input channel xc [in_h, in_w] into dst (nphase planes of hq x wq).
-DLRT_AVX512 void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst, int64_t r0, int64_t r1) {
+void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst, int64_t r0, int64_t r1) {
   conv_direct_fill_phases<Rows>(P, xc, dst, r0, r1);
 }
 
 // Channels of at most kSmallPlane input floats (7x7 and 8x8 planes:
-// resnet18's layer4) are copied as permutes of their four input vectors
-// rather than row by row (27 rows of 7 floats per channel there; docs/performance-decisions.md):
-// entry e of a channel's copied planes is input float from[e], or 0
-// where from[e] < 0. The table comes from the row copy itself, run once on
-// a channel whose values are their own indices.
+// resnet18's layer4) are copied through a table rather than row by row (27
+// rows of 7 floats per channel there; docs/performance-decisions.md): entry
+// e of a channel's copied planes is input float from[e], or 0 where
+// from[e] < 0. The table comes from the row copy itself, run once on a
+// channel whose values are their own indices. At 512 bits the entries are
+// permutes of the channel's four input vectors; below, scalar loads.
 constexpr int64_t kSmallPlane = 64;
 // conv_direct_copy_input's split: over the threads from 64K copied floats, chunks of about 16K.
 constexpr int64_t kCopySplitFloats = 65536, kCopyChunkFloats = 16384;
@@ -86,7 +88,18 @@ struct IndexRows : Rows {
   }
 };
 
-DLRT_AVX512 const float* copy_small_planes(const ConvDirectPlan& P, const float* x, ThreadPool* pool) {
+// The copied planes of one channel xc (in floats) from the table (chunks of 16 entries).
+__attribute__((always_inline)) inline void fill_from_table(const float* xc, int64_t in, const int32_t* table,
+                                                           int64_t chunks, int64_t per, float* dc) {
+#ifdef DLRT_HAVE_AVX512_PATHS
+  if constexpr (kWidth == SimdWidth::k512)
+    return conv_direct_whole_k_detail::permute_small_plane(xc, in, table, chunks, per, dc);
+#endif
+  (void)in, (void)chunks;
+  for (int64_t e = 0; e < per; ++e) dc[e] = table[e] >= 0 ? xc[table[e]] : 0.0f;
+}
+
+const float* copy_small_planes(const ConvDirectPlan& P, const float* x, ThreadPool* pool) {
   const ConvDirectGeometry& g = P.g;
   const int64_t in = g.in_h * g.in_w, per = P.nphase * P.hq * P.wq, chunks = ceil_div(per, 16);
   thread_local std::vector<float> ids, from;  // grow only
@@ -97,23 +110,12 @@ DLRT_AVX512 const float* copy_small_planes(const ConvDirectPlan& P, const float*
   if (static_cast<int64_t>(idx.size()) < chunks * 16) idx.resize(static_cast<size_t>(chunks * 16));
   conv_direct_fill_phases<IndexRows>(P, ids.data(), from.data(), 0, P.hq);
   for (int64_t e = per; e < chunks * 16; ++e) from[static_cast<size_t>(e)] = -1.0f;
-  for (int64_t e = 0; e < chunks * 16; ++e) idx[static_cast<size_t>(e)] = static_cast<int32_t>(from[static_cast<size_t>(e)]);
+  for (int64_t e = 0; e < chunks * 16; ++e)
+    idx[static_cast<size_t>(e)] = static_cast<int32_t>(from[static_cast<size_t>(e)]);
   const int32_t* table = idx.data();  // the caller's; pool tasks only read it
   // Whole channels only (split_rows false below).
-  auto fill = [&](const ConvDirectPlan&, const float* xc, float* dc, int64_t, int64_t) DLRT_AVX512 {
-    __m512 v[4];
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; ++q)
-      v[q] = _mm512_maskz_loadu_ps(avx512::tail_mask(std::max<int64_t>(0, in - 16 * q)), xc + 16 * q);
-    const __m512i lanes32 = _mm512_set1_epi32(32);
-    for (int64_t t = 0; t < chunks; ++t) {
-      const __m512i ix = _mm512_loadu_si512(table + 16 * t);
-      const __mmask16 real = _mm512_cmpge_epi32_mask(ix, _mm512_setzero_si512());
-      const __mmask16 high = _mm512_cmpge_epi32_mask(ix, lanes32);
-      const __m512 lo = _mm512_permutex2var_ps(v[0], ix, v[1]), hi = _mm512_permutex2var_ps(v[2], ix, v[3]);
-      const __m512 r = _mm512_maskz_mov_ps(real, _mm512_mask_blend_ps(high, lo, hi));
-      _mm512_mask_storeu_ps(dc + 16 * t, avx512::tail_mask(per - 16 * t), r);
-    }
+  auto fill = [&](const ConvDirectPlan&, const float* xc, float* dc, int64_t, int64_t) {
+    fill_from_table(xc, in, table, chunks, per, dc);
   };
   return conv_direct_copy_input(P, x, pool, fill, zero_floats, kCopySplitFloats, kCopyChunkFloats, false);
 }
@@ -122,13 +124,13 @@ DLRT_AVX512 const float* copy_small_planes(const ConvDirectPlan& P, const float*
 // stored by store_tile), or straight from the registers through the
 // epilogue into y. From the registers, grid column c is output (c / wq,
 // c % wq): 1x1 grids (wq == out_w) are the output columns themselves; wider
-// grids (out_w >= 16, so a 16-column vector spans at most two grid rows)
-// store each vector as two masked pieces, one per row, dropping the columns
-// past out_w. Relu and Clip are a clamp in registers; any other activation
-// (other_act) runs on a row's vectors in registers too (act_ps_array),
-// before the store: once applied to the stored row through
-// apply_activation, it re-read masked stores that do not forward and cost
-// a dispatch per row, which made a fused SiLU slower than none.
+// grids (out_w >= kL, so a vector spans at most two grid rows) store each
+// vector as two masked pieces, one per row, dropping the columns past
+// out_w. Relu and Clip are a clamp in registers; any other activation
+// (other_act) runs on a row's vectors in registers too at 512 bits
+// (activate_vectors), before the store: once applied to the stored row
+// through apply_activation, it re-read masked stores that do not forward
+// and cost a dispatch per row, which made a fused SiLU slower than none.
 struct TileOut {
   float* t = nullptr;  // non-null: write the raw tile here
   float* y = nullptr;  // else: output row m is y + m * plane
@@ -145,30 +147,27 @@ struct KRange {
   int64_t K = 0, begin = 0, end = 0;
 };
 
-DLRT_AVX512 inline __mmask16 lanes(int64_t a, int64_t b) {  // lanes [a, b), 0 <= a <= b <= 16
-  return static_cast<__mmask16>((1u << b) - (1u << a));
-}
-
-// One 8 x (16*NV) tile at grid column j0 (src already offset by j0) of M
+// One 8 x (kL*NV) tile at grid column j0 (src already offset by j0) of M
 // panel q: the whole K in registers, slice by slice of the packed weights.
-// kMask: the last zmm column is partial (loads through `mask`, so nothing
-// past the grid is read). Rows [0, rows) are stored (output rows m0 + i).
-// kExtra (NV == 3, no mask, stored from the registers only): one more grid
-// column, j0 + 48, the last of the grid, as one 8-lane FMA per K step over
-// the panel's rows (the weights the tile broadcasts, loaded as a vector)
-// instead of a 1-column tile of its own that re-reads the panel and a B
-// row per K step (resnet18's 7x7 layer4: 49 columns).
+// kMask: the last vector column is partial (loads its first `last` lanes,
+// so nothing past the grid is read). Rows [0, rows) are stored (output rows
+// m0 + i). kExtra (NV == kNV, no mask, stored from the registers only): one
+// more grid column, j0 + kNR, the last of the grid, as half-vector FMAs per
+// K step over the panel's rows (the weights the tile broadcasts, loaded as
+// vectors) instead of a 1-column tile of its own that re-reads the panel
+// and a B row per K step (resnet18's 7x7 layer4: 49 columns).
 template <int NV, bool kMask, bool kExtra = false>
-DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, int64_t q, bool prefetch_next,
-                             const float* src, const int64_t* off, __mmask16 mask, int rows, int64_t m0, int64_t j0,
-                             int64_t n, const TileOut& out) {
-  __m512 acc[kMR][NV];
+void direct_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, int64_t q, bool prefetch_next, const float* src,
+                 const int64_t* off, int64_t last, int rows, int64_t m0, int64_t j0, const TileOut& out) {
+  Vf acc[kMR][NV];
 #pragma GCC unroll 8
   for (int i = 0; i < kMR; ++i)
 #pragma GCC unroll 3
-    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
-  static_assert(!kExtra || (NV == 3 && !kMask), "the extra column follows a full tile");
-  __m256 extra = _mm256_setzero_ps();
+    for (int v = 0; v < NV; ++v) acc[i][v] = zero();
+  static_assert(!kExtra || (NV == kNV && !kMask), "the extra column follows a full tile");
+  Vh extra[kPH];
+#pragma GCC unroll 4
+  for (int h = 0; h < kPH; ++h) extra[h] = zero_h();
   for (int64_t p0 = kr.begin / KC * KC; p0 < kr.end; p0 += KC) {
     const int64_t kc = std::min(KC, kr.K - p0);
     const float* __restrict a = w + Mp * p0 + q * kMR * kc;
@@ -179,55 +178,63 @@ DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, 
     const int64_t pe = std::min(kc, kr.end - p0);
 #pragma GCC unroll 4
     for (int64_t p = std::max<int64_t>(0, kr.begin - p0); p < pe; ++p) {
-      _mm_prefetch(reinterpret_cast<const char*>(pf + p * kMR), _MM_HINT_T1);
+      __builtin_prefetch(pf + p * kMR, 0, 2);
       const float* s = src + o[p];
-      __m512 b[NV];
+      Vf b[NV];
 #pragma GCC unroll 3
-      for (int v = 0; v < NV; ++v)
-        b[v] = (kMask && v == NV - 1) ? _mm512_maskz_loadu_ps(mask, s + 16 * v) : _mm512_loadu_ps(s + 16 * v);
+      for (int v = 0; v < NV; ++v) b[v] = (kMask && v == NV - 1) ? load_first(s + kL * v, last) : loadu(s + kL * v);
 #pragma GCC unroll 8
       for (int i = 0; i < kMR; ++i) {
-        const __m512 av = _mm512_set1_ps(a[p * kMR + i]);
+        const Vf av = set1(a[p * kMR + i]);
 #pragma GCC unroll 3
-        for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(av, b[v], acc[i][v]);
+        for (int v = 0; v < NV; ++v) acc[i][v] = fmadd(av, b[v], acc[i][v]);
       }
-      if constexpr (kExtra) extra = _mm256_fmadd_ps(_mm256_loadu_ps(a + p * kMR), _mm256_set1_ps(s[16 * NV]), extra);
+      if constexpr (kExtra) {
+        const Vh sx = set1_h(s[kNR]);
+#pragma GCC unroll 4
+        for (int h = 0; h < kPH; ++h) extra[h] = fmadd_h(loadu_h(a + p * kMR + kHalfLanes * h), sx, extra[h]);
+      }
     }
   }
   if (out.t) {
 #pragma GCC unroll 8
     for (int i = 0; i < kMR; ++i)
 #pragma GCC unroll 3
-      for (int v = 0; v < NV; ++v) _mm512_store_ps(out.t + i * kNR + 16 * v, acc[i][v]);
+      for (int v = 0; v < NV; ++v) storeu(out.t + i * kNR + kL * v, acc[i][v]);
     return;
   }
-  // Per zmm column: the output index and lanes of its piece in grid row
+  // Per vector column: the output index and lanes of its piece in grid row
   // oh (o1, k1) and of the piece in row oh + 1 (o2, k2; none for 1x1 grids).
   int64_t o1[NV], o2[NV];
-  __mmask16 k1[NV], k2[NV];
+  Mask k1[NV], k2[NV];
+  bool two[NV];
 #pragma GCC unroll 3
   for (int v = 0; v < NV; ++v) {
-    const __mmask16 mk = (kMask && v == NV - 1) ? mask : __mmask16(0xFFFF);
-    const int64_t c = j0 + 16 * v;
+    const int64_t n_v = (kMask && v == NV - 1) ? last : kL;  // real lanes of this vector
+    const int64_t c = j0 + kL * v;
     if (out.wq == out.out_w) {
       o1[v] = o2[v] = c;
-      k1[v] = mk;
-      k2[v] = 0;
+      k1[v] = first_lanes(n_v);
+      k2[v] = first_lanes(0);
+      two[v] = false;
       continue;
     }
     const int64_t oh = c / out.wq, ow0 = c - oh * out.wq;
-    const int64_t split = std::min<int64_t>(16, out.wq - ow0);  // lanes [0, split) are row oh
+    const int64_t split = std::min<int64_t>(kL, out.wq - ow0);  // lanes [0, split) are row oh
     o1[v] = oh * out.out_w + ow0;
-    k1[v] = ow0 < out.out_w ? static_cast<__mmask16>(lanes(0, std::min(split, out.out_w - ow0)) & mk) : 0;
+    k1[v] = first_lanes(ow0 < out.out_w ? std::min({split, out.out_w - ow0, n_v}) : 0);
     o2[v] = (oh + 1) * out.out_w - split;  // lane k >= split is column k - split of row oh + 1
-    k2[v] = static_cast<__mmask16>(lanes(split, std::min<int64_t>(16, split + out.out_w)) & mk);
+    const int64_t e2 = std::min({int64_t{kL}, split + out.out_w, n_v});
+    k2[v] = lanes_range(split, e2);
+    two[v] = e2 > split;
   }
-  const __m512 lo = _mm512_set1_ps(out.lo), hi = _mm512_set1_ps(out.hi);
-  alignas(32) float ex[kMR];
+  const Vf lo = set1(out.lo), hi = set1(out.hi);
+  alignas(64) float ex[kMR];
   int64_t ex_at = -1;  // the extra column's output index (-1: none, or a dropped grid column)
   if constexpr (kExtra) {
-    _mm256_store_ps(ex, extra);
-    const int64_t c = j0 + 16 * NV, oh = c / out.wq, ow = c - oh * out.wq;
+#pragma GCC unroll 4
+    for (int h = 0; h < kPH; ++h) storeu_h(ex + kHalfLanes * h, extra[h]);
+    const int64_t c = j0 + kNR, oh = c / out.wq, ow = c - oh * out.wq;
     if (ow < out.out_w) ex_at = oh * out.out_w + ow;
   }
 #pragma GCC unroll 8
@@ -236,33 +243,33 @@ DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, 
     const int64_t m = m0 + i;
     float* ym = out.y + m * out.plane;
     const float* zm = out.residual ? out.residual + m * out.plane : nullptr;
-    const __m512 bias = _mm512_set1_ps(out.bias ? out.bias[m] : 0.0f);
-    auto pre = [&](int v) DLRT_AVX512 {  // bias and residual
-      __m512 r = _mm512_add_ps(acc[i][v], bias);
+    const Vf bias = set1(out.bias ? out.bias[m] : 0.0f);
+    auto pre = [&](int v) {  // bias and residual
+      Vf r = add(acc[i][v], bias);
       if (zm) {
-        __m512 z = _mm512_maskz_loadu_ps(k1[v], zm + o1[v]);
-        if (k2[v]) z = _mm512_mask_loadu_ps(z, k2[v], zm + o2[v]);
-        r = _mm512_add_ps(r, z);
+        Vf z = load_where(k1[v], zm + o1[v]);
+        if (two[v]) z = bit_or(z, load_where(k2[v], zm + o2[v]));  // disjoint lanes, zero elsewhere
+        r = add(r, z);
       }
       return r;
     };
-    auto put = [&](int v, __m512 r) DLRT_AVX512 {
-      _mm512_mask_storeu_ps(ym + o1[v], k1[v], r);
-      if (k2[v]) _mm512_mask_storeu_ps(ym + o2[v], k2[v], r);
+    auto put = [&](int v, Vf r) {
+      store_where(ym + o1[v], k1[v], r);
+      if (two[v]) store_where(ym + o2[v], k2[v], r);
     };
     if (out.other_act) {
       // (Apart from the clamp path, whose values never go through memory.)
-      __m512 r[NV];
+      Vf r[NV];
 #pragma GCC unroll 3
       for (int v = 0; v < NV; ++v) r[v] = pre(v);
-      avx512::act_ps_array(*out.act, r, NV);
+      conv_direct_whole_k_detail::activate_vectors(*out.act, r, NV);
 #pragma GCC unroll 3
       for (int v = 0; v < NV; ++v) put(v, r[v]);
     } else {
 #pragma GCC unroll 3
       for (int v = 0; v < NV; ++v) {
-        __m512 r = pre(v);
-        if (out.clamp) r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));
+        Vf r = pre(v);
+        if (out.clamp) r = min(hi, max(lo, r));
         put(v, r);
       }
     }
@@ -277,18 +284,32 @@ DLRT_AVX512 void direct_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, 
 }
 
 // A last tile of NC <= 4 grid columns (a 7x7 grid leaves 1, 14x14 leaves 4):
-// vectorised over the 8 rows of the A panel instead (one 8-lane FMA per
-// column and K step); U partial sums per column hide the FMA latency. The
-// raw tile goes to t (rows of kNR floats), columns [0, NC).
+// vectorised over the 8 rows of the A panel instead (kPH half-vector FMAs
+// per column and K step: one ymm at 512 bits); U partial sums per column
+// hide the FMA latency. The raw tile goes to t (rows of kNR floats),
+// columns [0, NC).
 template <int NC>
-DLRT_AVX512 void narrow_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, int64_t q, const float* src,
-                             const int64_t* off, float* t) {
+void narrow_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, int64_t q, const float* src, const int64_t* off,
+                 float* t) {
   constexpr int U = NC == 1 ? 4 : NC <= 3 ? 3 : 2;
-  __m256 acc[NC][U];
+  Vh acc[NC][U][kPH];
 #pragma GCC unroll 4
   for (int j = 0; j < NC; ++j)
 #pragma GCC unroll 4
-    for (int u = 0; u < U; ++u) acc[j][u] = _mm256_setzero_ps();
+    for (int u = 0; u < U; ++u)
+#pragma GCC unroll 4
+      for (int h = 0; h < kPH; ++h) acc[j][u][h] = zero_h();
+  auto step = [&](const float* a, int64_t p, const float* s, int u) __attribute__((always_inline)) {
+    Vh av[kPH];
+#pragma GCC unroll 4
+    for (int h = 0; h < kPH; ++h) av[h] = loadu_h(a + p * kMR + kHalfLanes * h);
+#pragma GCC unroll 4
+    for (int j = 0; j < NC; ++j) {
+      const Vh sj = set1_h(s[j]);
+#pragma GCC unroll 4
+      for (int h = 0; h < kPH; ++h) acc[j][u][h] = fmadd_h(av[h], sj, acc[j][u][h]);
+    }
+  };
   for (int64_t p0 = kr.begin / KC * KC; p0 < kr.end; p0 += KC) {
     const int64_t kc = std::min(KC, kr.K - p0);
     const float* a = w + Mp * p0 + q * kMR * kc;
@@ -297,41 +318,34 @@ DLRT_AVX512 void narrow_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, 
     int64_t p = std::max<int64_t>(0, kr.begin - p0);
     for (; p + U <= pe; p += U) {
 #pragma GCC unroll 4
-      for (int u = 0; u < U; ++u) {
-        const __m256 av = _mm256_loadu_ps(a + (p + u) * kMR);
-        const float* s = src + o[p + u];
-#pragma GCC unroll 4
-        for (int j = 0; j < NC; ++j) acc[j][u] = _mm256_fmadd_ps(av, _mm256_broadcast_ss(s + j), acc[j][u]);
-      }
+      for (int u = 0; u < U; ++u) step(a, p + u, src + o[p + u], u);
     }
-    for (; p < pe; ++p) {
-      const __m256 av = _mm256_loadu_ps(a + p * kMR);
-      const float* s = src + o[p];
-#pragma GCC unroll 4
-      for (int j = 0; j < NC; ++j) acc[j][0] = _mm256_fmadd_ps(av, _mm256_broadcast_ss(s + j), acc[j][0]);
-    }
+    for (; p < pe; ++p) step(a, p, src + o[p], 0);
   }
 #pragma GCC unroll 4
   for (int j = 0; j < NC; ++j) {
-    __m256 sum = acc[j][0];
+    alignas(64) float col[kMR];
 #pragma GCC unroll 4
-    for (int u = 1; u < U; ++u) sum = _mm256_add_ps(sum, acc[j][u]);
-    alignas(32) float col[kMR];
-    _mm256_store_ps(col, sum);
+    for (int h = 0; h < kPH; ++h) {
+      Vh sum = acc[j][0][h];
+#pragma GCC unroll 4
+      for (int u = 1; u < U; ++u) sum = add_h(sum, acc[j][u][h]);
+      storeu_h(col + kHalfLanes * h, sum);
+    }
     for (int i = 0; i < kMR; ++i) t[i * kNR + j] = col[i];
   }
 }
 
 // Grid columns [j0, j0 + n) of tile t (rows [0, rows) are real, output rows
 // m0 + i) to their compact places in y, through the epilogue.
-DLRT_AVX512 void store_tile(const float* t, int rows, int64_t m0, int64_t j0, int64_t n, const ConvDirectPlan& P,
-                            float* y, int64_t plane, const GemmEpilogue& ep) {
+void store_tile(const float* t, int rows, int64_t m0, int64_t j0, int64_t n, const ConvDirectPlan& P, float* y,
+                int64_t plane, const GemmEpilogue& ep) {
   const int64_t out_w = P.g.out_w, wq = P.wq;
   const ClampStage cs = clamp_stage(ep.act);
   const bool clamp = cs.clamp;
   const bool other_act = !clamp_or_none(ep.act);
-  const __m512 lo = _mm512_set1_ps(cs.lo);
-  const __m512 hi = _mm512_set1_ps(cs.hi);
+  const Vf lo = set1(cs.lo);
+  const Vf hi = set1(cs.hi);
   int64_t oh = j0 / wq, ow = j0 - oh * wq;
   for (int64_t jj = 0; jj < n; ow = 0, ++oh) {
     const int64_t len = std::min(n - jj, wq - ow);
@@ -343,18 +357,16 @@ DLRT_AVX512 void store_tile(const float* t, int rows, int64_t m0, int64_t j0, in
         const float* ti = t + i * kNR + jj;
         float* yi = y + m * plane + idx;
         const float* zi = ep.residual ? ep.residual + m * ep.ldr + idx : nullptr;
-        const __m512 bias = _mm512_set1_ps(ep.row_bias ? ep.row_bias[m] : 0.0f);
-        __m512 v[kNR / 16];  // valid <= kNR
-        __mmask16 mk[kNR / 16];
+        const Vf bias = set1(ep.row_bias ? ep.row_bias[m] : 0.0f);
+        Vf v[kNV];  // valid <= kNR
         int nv = 0;
-        for (int64_t c = 0; c < valid; c += 16, ++nv) {
-          mk[nv] = avx512::tail_mask(valid - c);
-          v[nv] = _mm512_add_ps(_mm512_maskz_loadu_ps(mk[nv], ti + c), bias);
-          if (zi) v[nv] = _mm512_add_ps(v[nv], _mm512_maskz_loadu_ps(mk[nv], zi + c));
-          if (clamp) v[nv] = _mm512_min_ps(hi, _mm512_max_ps(lo, v[nv]));
+        for (int64_t c = 0; c < valid; c += kL, ++nv) {
+          v[nv] = add(load_first(ti + c, valid - c), bias);
+          if (zi) v[nv] = add(v[nv], load_first(zi + c, valid - c));
+          if (clamp) v[nv] = min(hi, max(lo, v[nv]));
         }
-        if (other_act) avx512::act_ps_array(ep.act, v, nv);
-        for (int k = 0; k < nv; ++k) _mm512_mask_storeu_ps(yi + 16 * k, mk[k], v[k]);
+        if (other_act) conv_direct_whole_k_detail::activate_vectors(ep.act, v, nv);
+        for (int k = 0; k < nv; ++k) store_first(yi + kL * k, v[k], valid - kL * k);
       }
     }
     jj += len;
@@ -372,7 +384,7 @@ struct Source {
   const float* shared = nullptr;  // null: private copies
   uint64_t call = 0;              // the call's token for the private copies
 
-  DLRT_AVX512 const float* get(const ConvDirectPlan& plan, const float* x) const {
+  const float* get(const ConvDirectPlan& plan, const float* x) const {
     if (shared) return shared;
     thread_local uint64_t copied_for = 0;
     thread_local const float* copy = nullptr;
@@ -385,25 +397,55 @@ struct Source {
   }
 };
 
-DLRT_AVX512 Source prepare_source(const ConvDirectPlan& plan, const float* x, ThreadPool* pool, bool banded) {
-  static std::atomic<uint64_t> calls{0};
+Source prepare_source(const ConvDirectPlan& plan, const float* x, ThreadPool* pool, bool banded) {
   Source s;
   const ConvDirectGeometry& g = plan.g;
   const int threads = pool ? pool->num_threads() : 1;
-  if (!plan.copy) s.shared = x;
-  else if (g.in_h * g.in_w <= kSmallPlane) s.shared = copy_small_planes(plan, x, pool);
-  else if (conv_direct_private_copy(plan, threads, banded, device::cpu_caches().l2)) s.call = ++calls;
+  if (!plan.copy)
+    s.shared = x;
+  else if (g.in_h * g.in_w <= kSmallPlane)
+    s.shared = copy_small_planes(plan, x, pool);
+  else if (conv_direct_private_copy(plan, threads, banded, device::cpu_caches().l2))
+    s.call = conv_direct_whole_k_detail::next_call();
   else
     s.shared =
         conv_direct_copy_input(plan, x, pool, &fill_channel, zero_floats, kCopySplitFloats, kCopyChunkFloats, true);
   return s;
 }
 
-}  // namespace
+// The tile of n columns (kNR > n > 4) at grid column j0: NV = ceil(n / kL) vectors, the last partial.
+void partial_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, int64_t q, bool pf, const float* src,
+                  const int64_t* off, int rows, int64_t m0, int64_t j0, int64_t n, const TileOut& out) {
+  const int nv = static_cast<int>(ceil_div(n, kL));
+  const int64_t last = n - kL * (nv - 1);
+  if constexpr (kNV >= 3) {
+    if (nv == 3) return direct_tile<3, true>(w, Mp, KC, kr, q, pf, src, off, last, rows, m0, j0, out);
+    if (nv == 2) return direct_tile<2, true>(w, Mp, KC, kr, q, pf, src, off, last, rows, m0, j0, out);
+  }
+  direct_tile<1, true>(w, Mp, KC, kr, q, pf, src, off, last, rows, m0, j0, out);
+}
 
-DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* off, const float* x,
-                                    const PackedMatrix& w, float* y, const GemmEpilogue& ep, ThreadPool* pool,
-                                    int64_t y_plane, int64_t k_begin, int64_t k_end) {
+void any_narrow_tile(int64_t n, const float* w, int64_t Mp, int64_t KC, KRange kr, int64_t q, const float* src,
+                     const int64_t* off, float* t) {
+  switch (n) {
+    case 1:
+      return narrow_tile<1>(w, Mp, KC, kr, q, src, off, t);
+    case 2:
+      return narrow_tile<2>(w, Mp, KC, kr, q, src, off, t);
+    case 3:
+      return narrow_tile<3>(w, Mp, KC, kr, q, src, off, t);
+    default:
+      return narrow_tile<4>(w, Mp, KC, kr, q, src, off, t);
+  }
+}
+
+}  // namespace
+}  // namespace conv_direct_whole_k_body
+
+void conv_direct_whole_k(const ConvDirectPlan& plan, const int64_t* off, const float* x, const PackedMatrix& w,
+                         float* y, const GemmEpilogue& ep, ThreadPool* pool, int64_t y_plane, int64_t k_begin,
+                         int64_t k_end) {
+  using namespace conv_direct_whole_k_body;
   conv_direct_note_run();
   const ConvDirectGeometry& g = plan.g;
   const int threads = pool ? pool->num_threads() : 1;
@@ -415,10 +457,10 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   const int64_t panels = ceil_div(M, kMR), Mp = panels * kMR;
   // Tiles store from the registers where TileOut allows; the others through a tile buffer.
   const bool other_act = !clamp_or_none(ep.act);
-  const bool from_registers = plan.wq == g.out_w || g.out_w >= 16;
+  const bool from_registers = plan.wq == g.out_w || g.out_w >= kL;
   // A 1-column remainder (7x7 grids: 49 columns) rides on the last full
   // tile (direct_tile's kExtra) where that tile stores from the registers.
-  const bool absorb = from_registers && conv_direct_avx512_extra_column(plan);
+  const bool absorb = from_registers && plan.grid > kNR && plan.grid % kNR == 1;
   const int64_t tiles = absorb ? plan.grid / kNR : ceil_div(plan.grid, kNR);
   // Column blocks whose input window stays in L2 while every M panel runs
   // over them; more blocks where the M panels alone leave a thread short.
@@ -450,18 +492,18 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
   const bool banded = threads > 1 && wide >= threads && act_bytes >= weight_bytes;
   if (banded) blocks = std::min(wide, ceil_div(blocks, threads) * threads);
   per_block = ceil_div(wide, blocks);
-  // Banded, the blocks split the tiles' 16-column vectors evenly (a short
-  // last tile costs its vectors): block b starts at the tile nearest to
-  // b / blocks of them, a tie going to the earlier blocks, as long as every
-  // block still gets a tile. Equal tile counts left one thread the more work
-  // where the last tile is short (a 1640-column grid, 34 tiles and 8
-  // columns: 18 and 16 + 8 columns; now 17 and 17 + 8).
-  const int64_t vecs = 3 * (tiles - 1) + (absorb ? 3 : ceil_div(plan.grid - (tiles - 1) * kNR, 16));
-  const bool by_vectors = banded && vecs >= 3 * blocks;
+  // Banded, the blocks split the tiles' vectors evenly (a short last tile
+  // costs its vectors): block b starts at the tile nearest to b / blocks of
+  // them, a tie going to the earlier blocks, as long as every block still
+  // gets a tile. Equal tile counts left one thread the more work where the
+  // last tile is short (a 1640-column grid, 34 tiles and 8 columns at 512
+  // bits: 18 and 16 + 8 columns; now 17 and 17 + 8).
+  const int64_t vecs = kNV * (tiles - 1) + (absorb ? kNV : ceil_div(plan.grid - (tiles - 1) * kNR, kL));
+  const bool by_vectors = banded && vecs >= kNV * blocks;
   if (!by_vectors) blocks = ceil_div(wide, per_block);
   auto block_tile = [&](int64_t b) -> int64_t {
     if (b >= blocks) return tiles;
-    if (by_vectors) return (2 * b * vecs + 3 * blocks) / (6 * blocks);
+    if (by_vectors) return (2 * b * vecs + kNV * blocks) / (2 * kNV * blocks);
     return std::min(tiles, b * per_block);
   };
   const int64_t units = blocks * panels;
@@ -509,37 +551,26 @@ DLRT_AVX512 void conv_direct_avx512(const ConvDirectPlan& plan, const int64_t* o
         const bool pf = ti == pf_tile && q + 1 < panels;
         const float* sj = src + j0;
         if (absorb && ti + 1 == tiles) {
-          direct_tile<3, false, true>(wd, Mp, KC, kr, q, pf, sj, off, 0xFFFF, rows, m0, j0, kNR + 1, out);
+          direct_tile<kNV, false, true>(wd, Mp, KC, kr, q, pf, sj, off, kL, rows, m0, j0, out);
           continue;
         }
         if (n == kNR) {
-          direct_tile<3, false>(wd, Mp, KC, kr, q, pf, sj, off, 0xFFFF, rows, m0, j0, n, out);
-          if (!from_registers) store_tile(t, rows, m0, j0, n, plan, y, plane, ep);
-          continue;
-        }
-        if (n <= 4) {
-          switch (n) {
-            case 1: narrow_tile<1>(wd, Mp, KC, kr, q, sj, off, t); break;
-            case 2: narrow_tile<2>(wd, Mp, KC, kr, q, sj, off, t); break;
-            case 3: narrow_tile<3>(wd, Mp, KC, kr, q, sj, off, t); break;
-            default: narrow_tile<4>(wd, Mp, KC, kr, q, sj, off, t); break;
-          }
+          direct_tile<kNV, false>(wd, Mp, KC, kr, q, pf, sj, off, kL, rows, m0, j0, out);
+        } else if (n <= 4) {
+          any_narrow_tile(n, wd, Mp, KC, kr, q, sj, off, t);
           store_tile(t, rows, m0, j0, n, plan, y, plane, ep);
           continue;
+        } else {
+          partial_tile(wd, Mp, KC, kr, q, pf, sj, off, rows, m0, j0, n, out);
         }
-        const int nv = static_cast<int>(ceil_div(n, 16));
-        const __mmask16 mk = avx512::tail_mask(n - 16 * (nv - 1));
-        if (nv == 3) direct_tile<3, true>(wd, Mp, KC, kr, q, pf, sj, off, mk, rows, m0, j0, n, out);
-        else if (nv == 2) direct_tile<2, true>(wd, Mp, KC, kr, q, pf, sj, off, mk, rows, m0, j0, n, out);
-        else direct_tile<1, true>(wd, Mp, KC, kr, q, pf, sj, off, mk, rows, m0, j0, n, out);
         if (!from_registers) store_tile(t, rows, m0, j0, n, plan, y, plane, ep);
       }
     }
   };
-  if (threads > 1 && units > 1) pool->parallel_for(units, 1, body);
-  else body(0, units);
+  if (threads > 1 && units > 1)
+    pool->parallel_for(units, 1, body);
+  else
+    body(0, units);
 }
 
-}  // namespace dlrt::cpu
-
-#endif
+}  // namespace dlrt::cpu::simd::DLRT_SIMD_NS
