@@ -194,6 +194,7 @@ DLRT_SIMD_FN void deinterleave2(Vf a, Vf b, Vf& e, Vf& o) {
 DLRT_SIMD_FN Vf recip_est(Vf d) { return set1(1.0f) / d; }
 DLRT_SIMD_FN Vf lookup32(const float* t, Vf i) {
   return Vf{t[static_cast<int>(i[0])], t[static_cast<int>(i[1])], t[static_cast<int>(i[2])], t[static_cast<int>(i[3])]};
+}
 
 // Half vectors (Vh: kHalfLanes = kLanes / 2 floats), lane-range masks and
 // moves through a Mask (simd.h).
