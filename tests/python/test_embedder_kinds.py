@@ -25,7 +25,21 @@ def test_sparse_folder_dense_encode_names_the_sparse_route():
         e.encode(["hello"])
 
 
-def test_clip_folder_is_refused_naming_where_it_is_served():
-    # Images in the Python Embedder are not implemented yet: dlrt embed and dlrt serve take CLIP folders.
-    with pytest.raises(dlrt.Unsupported, match="is a CLIP model .*dlrt embed and dlrt serve"):
-        dlrt.Embedder(os.path.join(ROOT, "tests", "models", "image", "clip_tiny"), device="cpu", threads=1)
+@pytest.mark.parametrize("name", ["clip_tiny", "siglip_tiny"])
+def test_clip_folder_embeds_texts_as_the_text_tower(name):
+    # The registry opens a CLIP / SigLIP folder as its kind: texts through the text tower,
+    # normalised, against the torch reference (images: dlrt embed --image and dlrt serve).
+    import json
+
+    import numpy as np
+    folder = os.path.join(ROOT, "tests", "models", "image", name)
+    with open(folder + "_reference.json") as f:
+        ref = json.load(f)
+    e = dlrt.Embedder(folder, device="cpu", threads=1)
+    assert e.kind == "clip"
+    got = e.encode(ref["texts"])
+    want = np.asarray(ref["text_embeds"], dtype=np.float32)
+    assert got.shape == want.shape
+    cos = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+    assert cos.min() >= 0.99999, cos
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)

@@ -104,8 +104,10 @@ Result<std::shared_ptr<const EmbedModel>> open_model(const std::string& path, co
 
 Result<std::shared_ptr<const EmbedModel>> open_model(const std::string& path, const EmbedderOptions& options,
                                                      const std::vector<Capability>& any_of, std::string_view what) {
-  DLRT_RETURN_IF_ERROR(find_model_folder(path).status());  // no folder: kNotFound, not a kind
   const ModelKind kind = detect_kind(path);
+  // The last row takes any folder: one without its model file is kNotFound, not a kind
+  // (the other rows' detectors found their own files, e.g. CLIP's two towers).
+  if (&kind_row(kind) == &kind_rows().back()) DLRT_RETURN_IF_ERROR(find_model_folder(path).status());
   if (std::string refusal = kind_refusal(kind, any_of, path, what); !refusal.empty()) return Unsupported(refusal);
   return kind_row(kind).open(path, options, kind);
 }
