@@ -23,7 +23,8 @@ constexpr Variable kVariables[] = {
     {"DLRT_CONFIG", "$XDG_CONFIG_HOME/dlrt/config.toml or ~/.config/dlrt/config.toml", "session",
      "config file path (what --config sets); a named file that is missing is an error"},
     {"DLRT_CPU_PRECISION", "f32", "session",
-     "f32, bf16 or bf16x3: CPU MatMul, Gemm and Conv against constant weights on AMX tiles with bf16x3 (f32 "
+     "f32, bf16, bf16x3 or auto (the fastest of them within a bound of f32 on canary inputs, measured at create: "
+     "[performance.md](performance.md#choosing-the-precision-auto)): CPU MatMul, Gemm and Conv against constant weights on AMX tiles with bf16x3 (f32 "
      "with a warning where the CPU has no AMX-BF16), MatMul and Gemm against constant weights in one bf16 pass "
      "with bf16 (AVX512-BF16; f32 with a warning where it is missing, "
      "[performance.md](performance.md#cpu-precision-bf16-avx512-bf16)); --precision and "
