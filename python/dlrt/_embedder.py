@@ -420,7 +420,13 @@ loads; "export": False}). Other values are a ValueError."""
             show_progress_bar = _log.getEffectiveLevel() in (logging.INFO, logging.DEBUG)
         if images is not None:
             single = isinstance(images, (str, bytes, bytearray, memoryview, os.PathLike))
-            vectors = self._encode_image_list([images] if single else list(images), batch_size, show_progress_bar)
+            try:
+                items = [images] if single else list(images)
+            except TypeError:
+                raise TypeError("images must be an image file's path (str, os.PathLike), its encoded bytes "
+                                f"(bytes, bytearray, memoryview) or a list of them, got {type(images).__name__}"
+                                ) from None
+            vectors = self._encode_image_list(items, batch_size, show_progress_bar)
             return self._finish(vectors, single, truncate_dim, normalize_embeddings, precision, convert_to_numpy,
                                 convert_to_tensor)
 

@@ -90,3 +90,5 @@ def test_bad_images_are_refused_naming_their_index():
         e.encode(images=[os.path.join(BAD_IMAGES, "no_such_file.png")])
     with pytest.raises(TypeError, match="encoded bytes"):
         e.encode(images=[np.zeros((4, 4, 3), np.uint8)])
+    with pytest.raises(TypeError, match="images must be"):
+        e.encode(images=object())
