@@ -427,9 +427,9 @@ nb::object encode_images(PyEmbedder& self, nb::handle images, PyIndex first) {
   require(*held, embed::Capability::kImage, "encode(images=...)", "");
   const embed::ImageOut* out = held->as<embed::ImageOut>();
   if (!out) raise_status(Internal("the model " + held->model_name() + " has no image embedder"));
+  auto name = [first](size_t i) { return "images[" + std::to_string(first + static_cast<PyIndex>(i)) + "]"; };
   std::vector<ImageSource> sources;
-  for (nb::handle item : nb::iter(images))
-    sources.push_back(image_source(item, "images[" + std::to_string(first + static_cast<PyIndex>(sources.size())) + "]"));
+  for (nb::handle item : nb::iter(images)) sources.push_back(image_source(item, name(sources.size())));
   const size_t dim = held->dimension(), n = sources.size();
   auto buffer = std::make_unique<std::vector<float>>(n * dim);
   Status status;
@@ -440,7 +440,7 @@ nb::object encode_images(PyEmbedder& self, nb::handle images, PyIndex first) {
       for (size_t i = 0; i < n; ++i) {
         ImageSource& s = sources[i];
         auto image = s.is_file ? embed::image::load_file(s.path) : embed::image::decode(s.bytes);
-        if (!image.ok()) return image.status().with_context("images[" + std::to_string(first + static_cast<PyIndex>(i)) + "]");
+        if (!image.ok()) return image.status().with_context(name(i));
         std::vector<uint8_t>().swap(s.bytes);  // the encoded bytes are no longer needed
         decoded.push_back(std::move(image).value());
       }
