@@ -86,7 +86,7 @@ def test_bad_images_are_refused_naming_their_index():
         e.encode(images=[good, os.path.join(BAD_IMAGES, "jpeg_garbage.jpg")])
     with pytest.raises(dlrt.InvalidArgument, match=r"images\[2\]"):  # the index counts across batches
         e.encode(images=[good, good, b"not an image"], batch_size=2)
-    with pytest.raises(dlrt.Error, match=r"images\[0\]"):
+    with pytest.raises(dlrt.IoError, match=r"images\[0\]: cannot read"):
         e.encode(images=[os.path.join(BAD_IMAGES, "no_such_file.png")])
     with pytest.raises(TypeError, match="encoded bytes"):
         e.encode(images=[np.zeros((4, 4, 3), np.uint8)])
