@@ -328,10 +328,11 @@ loads; "export": False}). Other values are a ValueError."""
                               text, in input order).
         images                instead of sentences, for a clip folder (Embedder.kind == "clip"):
                               an image file's path (str, os.PathLike) or its encoded bytes
-                              (bytes, bytearray, memoryview; JPEG, PNG, WebP, GIF) gives one
-                              vector, a list of them one row per image, in the space of the
-                              folder's text vectors, decoded as dlrt embed --image does.
-                              numpy arrays and PIL images are not taken (TypeError). Another
+                              (bytes, bytearray, memoryview; JPEG, PNG, WebP, GIF), decoded as
+                              dlrt embed --image does, or its RGB pixels (a uint8 [height,
+                              width, 3] numpy array) gives one vector; a list of them (or a
+                              [n, height, width, 3] array) one row per image, in the space of
+                              the folder's text vectors. PIL images are not taken (TypeError). Another
                               kind of folder raises dlrt.InvalidArgument naming its kind;
                               sentences and images in one call raise ValueError. prompt,
                               prompt_name, is_query and output_value="token_embeddings"
@@ -419,13 +420,14 @@ loads; "export": False}). Other values are a ValueError."""
         if show_progress_bar is None:
             show_progress_bar = _log.getEffectiveLevel() in (logging.INFO, logging.DEBUG)
         if images is not None:
-            single = isinstance(images, (str, bytes, bytearray, memoryview, os.PathLike))
+            single = (isinstance(images, (str, bytes, bytearray, memoryview, os.PathLike))
+                      or (isinstance(images, np.ndarray) and images.ndim == 3))
             try:
                 items = [images] if single else list(images)
             except TypeError:
                 raise TypeError("images must be an image file's path (str, os.PathLike), its encoded bytes "
-                                f"(bytes, bytearray, memoryview) or a list of them, got {type(images).__name__}"
-                                ) from None
+                                "(bytes, bytearray, memoryview), a uint8 [height, width, 3] numpy array or a list "
+                                f"of them, got {type(images).__name__}") from None
             vectors = self._encode_image_list(items, batch_size, show_progress_bar)
             return self._finish(vectors, single, truncate_dim, normalize_embeddings, precision, convert_to_numpy,
                                 convert_to_tensor)

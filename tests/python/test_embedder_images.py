@@ -48,6 +48,22 @@ def test_images_as_paths_and_bytes_match_torch(name):
     assert e.encode(images=[]).shape == (0, want.shape[1])
 
 
+@pytest.mark.parametrize("name", ["clip_tiny", "siglip_tiny"])
+def test_numpy_rgb_arrays_give_the_files_vectors(name):
+    # tests/image/data holds each image's RGB as load_image gives it (EXIF orientation applied).
+    e, ref = _clip(name)
+    paths = [os.path.join(ROOT, p) for p in ref["images"]]
+    arrays = [np.load(os.path.splitext(p)[0] + ".rgb.npy") for p in paths]
+    assert all(a.dtype == np.uint8 and a.ndim == 3 and a.shape[2] == 3 for a in arrays)
+    got = e.encode(images=[a if i % 2 else np.asfortranarray(a) for i, a in enumerate(arrays)])
+    np.testing.assert_array_equal(got, e.encode(images=paths))
+    want = np.asarray(ref["image_embeds"], dtype=np.float32)
+    assert _cosines(got, want).min() >= 0.99999
+    np.testing.assert_array_equal(e.encode(images=arrays[0]), got[0])  # one [h, w, 3] array: one vector
+    stacked = e.encode(images=np.stack([arrays[0], arrays[0]]))  # [n, h, w, 3]: n rows
+    np.testing.assert_array_equal(stacked, got[[0, 0]])
+
+
 def test_image_and_text_vectors_share_the_space_and_options():
     e, ref = _clip("clip_tiny")
     paths = [os.path.join(ROOT, p) for p in ref["images"][:2]]
@@ -89,6 +105,9 @@ def test_bad_images_are_refused_naming_their_index():
     with pytest.raises(dlrt.IoError, match=r"images\[0\]: cannot read"):
         e.encode(images=[os.path.join(BAD_IMAGES, "no_such_file.png")])
     with pytest.raises(TypeError, match="encoded bytes"):
-        e.encode(images=[np.zeros((4, 4, 3), np.uint8)])
+        e.encode(images=[good, 1.5])
+    for bad in (np.zeros((4, 4, 3), np.float32), np.zeros((4, 4), np.uint8), np.zeros((0, 4, 3), np.uint8)):
+        with pytest.raises(dlrt.InvalidArgument, match=r"images\[0\] is a numpy array .* uint8 \[height, width, 3\]"):
+            e.encode(images=[bad])
     with pytest.raises(TypeError, match="images must be"):
         e.encode(images=object())
