@@ -322,7 +322,7 @@ loads; "export": False}). Other values are a ValueError."""
                output_value="sentence_embedding", precision="float32", convert_to_numpy=True,
                convert_to_tensor=False, device=None, normalize_embeddings=False, truncate_dim=None,
                pool=None, chunk_size=None, is_query=None, *, images=None, **kwargs):
-        """Embeds texts with sentence-transformers' SentenceTransformer.encode semantics.
+        """Embeds texts (or a clip folder's images) with sentence-transformers' SentenceTransformer.encode semantics.
 
         sentences             a str (gives one vector) or a list of str (gives one row per
                               text, in input order).
@@ -332,9 +332,9 @@ loads; "export": False}). Other values are a ValueError."""
                               dlrt embed --image does, or its RGB pixels (a uint8 [height,
                               width, 3] numpy array) gives one vector; a list of them (or a
                               [n, height, width, 3] array) one row per image, in the space of
-                              the folder's text vectors. PIL images are not taken (TypeError). Another
-                              kind of folder raises dlrt.InvalidArgument naming its kind;
-                              sentences and images in one call raise ValueError. prompt,
+                              the folder's text vectors. PIL images are not taken (TypeError).
+                              Another kind of folder raises dlrt.InvalidArgument naming its
+                              kind; sentences and images in one call raise ValueError. prompt,
                               prompt_name, is_query and output_value="token_embeddings"
                               apply to texts only (ValueError).
         prompt_name           a key of Embedder.prompts (config_sentence_transformers.json);
