@@ -429,7 +429,9 @@ embed::image::Image image_of_array(nb::handle item, const std::string& what) {
 
 ImageSource image_source(nb::handle item, const std::string& what) {
   ImageSource source;
-  if (PyObject_IsInstance(item.ptr(), numpy().attr("ndarray").ptr()) == 1) {
+  const int is_array = PyObject_IsInstance(item.ptr(), numpy().attr("ndarray").ptr());
+  if (is_array < 0) throw nb::python_error();
+  if (is_array) {
     source.pixels = image_of_array(item, what);
     return source;
   }
