@@ -534,7 +534,7 @@ class Embedder:
     @property
     def kind(self) -> str:
         """
-        'dense' (encode()), 'sparse' (a SPLADE folder: encode_sparse()) or 'multi_vector' (a ColBERT folder: encode(..., output_value="token_embeddings")).
+        'dense' (encode()), 'sparse' (a SPLADE folder: encode_sparse()), 'multi_vector' (a ColBERT folder: encode(..., output_value="token_embeddings")) or 'clip' (texts and encode(images=...)).
         """
 
     def placement(self) -> RunReport:

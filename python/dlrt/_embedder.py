@@ -318,14 +318,25 @@ loads; "export": False}). Other values are a ValueError."""
         finally:
             self.truncate_dim = before
 
-    def encode(self, sentences, prompt_name=None, prompt=None, batch_size=32, show_progress_bar=None,
+    def encode(self, sentences=None, prompt_name=None, prompt=None, batch_size=32, show_progress_bar=None,
                output_value="sentence_embedding", precision="float32", convert_to_numpy=True,
                convert_to_tensor=False, device=None, normalize_embeddings=False, truncate_dim=None,
-               pool=None, chunk_size=None, is_query=None, **kwargs):
-        """Embeds texts with sentence-transformers' SentenceTransformer.encode semantics.
+               pool=None, chunk_size=None, is_query=None, *, images=None, **kwargs):
+        """Embeds texts (or a clip folder's images) with sentence-transformers' SentenceTransformer.encode semantics.
 
         sentences             a str (gives one vector) or a list of str (gives one row per
                               text, in input order).
+        images                instead of sentences, for a clip folder (Embedder.kind == "clip"):
+                              an image file's path (str, os.PathLike) or its encoded bytes
+                              (bytes, bytearray, memoryview; JPEG, PNG, WebP, GIF), decoded as
+                              dlrt embed --image does, or its RGB pixels (a uint8 [height,
+                              width, 3] numpy array) gives one vector; a list of them (or a
+                              [n, height, width, 3] array) one row per image, in the space of
+                              the folder's text vectors. PIL images are not taken (TypeError).
+                              Another kind of folder raises dlrt.InvalidArgument naming its
+                              kind; sentences and images in one call raise ValueError. prompt,
+                              prompt_name, is_query and output_value="token_embeddings"
+                              apply to texts only (ValueError).
         prompt_name           a key of Embedder.prompts (config_sentence_transformers.json);
                               its text goes in front of each sentence. ValueError if unknown.
         prompt                a prompt text to put in front of each sentence; wins over
@@ -370,7 +381,18 @@ loads; "export": False}). Other values are a ValueError."""
         if output_value not in ("sentence_embedding", "token_embeddings"):
             raise ValueError(f"output_value={output_value!r} is not supported: 'sentence_embedding' or "
                              "'token_embeddings'")
-        if self.is_multi_vector and output_value == "sentence_embedding":
+        if images is not None:
+            if sentences is not None:
+                raise ValueError("encode() takes texts (sentences) or images, not both in one call: call it "
+                                 "once for each (a clip folder's text and image vectors share one space)")
+            if output_value != "sentence_embedding" or is_query is not None:
+                raise ValueError("images give one vector each: output_value='token_embeddings' and is_query "
+                                 "apply to texts only")
+            if prompt is not None or prompt_name is not None:
+                raise ValueError("prompt and prompt_name apply to texts, not to images")
+        elif sentences is None:
+            raise TypeError("encode() needs sentences (a str or a list of str) or images=")
+        if images is None and self.is_multi_vector and output_value == "sentence_embedding":
             raise ValueError("this folder is a multi-vector (ColBERT) model, one vector per token: call "
                              "encode(..., output_value='token_embeddings', is_query=True or False)")
         if is_query is not None and not self.is_multi_vector:
@@ -393,6 +415,23 @@ loads; "export": False}). Other values are a ValueError."""
         if truncate_dim is not None and (not isinstance(truncate_dim, int) or truncate_dim < 0):
             raise ValueError(f"truncate_dim must be None or an int >= 0, got {truncate_dim!r}")
 
+        if batch_size < 1:
+            raise _dlrt.InvalidArgument(f"batch_size must be >= 1, got {batch_size}")
+        if show_progress_bar is None:
+            show_progress_bar = _log.getEffectiveLevel() in (logging.INFO, logging.DEBUG)
+        if images is not None:
+            single = (isinstance(images, (str, bytes, bytearray, memoryview, os.PathLike))
+                      or (isinstance(images, np.ndarray) and images.ndim == 3))
+            try:
+                items = [images] if single else list(images)
+            except TypeError:
+                raise TypeError("images must be an image file's path (str, os.PathLike), its encoded bytes "
+                                "(bytes, bytearray, memoryview), a uint8 [height, width, 3] numpy array or a list "
+                                f"of them, got {type(images).__name__}") from None
+            vectors = self._encode_image_list(items, batch_size, show_progress_bar)
+            return self._finish(vectors, single, truncate_dim, normalize_embeddings, precision, convert_to_numpy,
+                                convert_to_tensor)
+
         single = isinstance(sentences, str)
         texts = [sentences] if single else list(sentences)
         for t in texts:
@@ -412,16 +451,12 @@ loads; "export": False}). Other values are a ValueError."""
                          "Ignoring the `prompt_name` in favor of `prompt`.")
         prompt = prompt or ""  # put in front of each text natively, as dlrt serve does
 
-        if batch_size < 1:
-            raise _dlrt.InvalidArgument(f"batch_size must be >= 1, got {batch_size}")
         if output_value == "token_embeddings":
             arrays = self._encode_tokens(texts, batch_size, True if is_query is None else bool(is_query), prompt)
             if convert_to_tensor:
                 torch = _import_torch()
                 arrays = [torch.from_numpy(a) for a in arrays]
             return arrays[0] if single else arrays
-        if show_progress_bar is None:
-            show_progress_bar = _log.getEffectiveLevel() in (logging.INFO, logging.DEBUG)
         if show_progress_bar:
             bar = _progress_bar(math.ceil(len(texts) / batch_size))
             shown = [0]
@@ -437,18 +472,40 @@ loads; "export": False}). Other values are a ValueError."""
                 bar.close()
         else:
             vectors = self._encode_texts(texts, batch_size, prompt=prompt)
+        return self._finish(vectors, single, truncate_dim, normalize_embeddings, precision, convert_to_numpy,
+                            convert_to_tensor)
 
+    def _encode_image_list(self, images, batch_size, show_progress_bar):
+        """float32 [len(images), dimension]: batch_size images a native call (each batch decoded there)."""
+        if not images:
+            return self._encode_images([])
+        bar = _progress_bar(math.ceil(len(images) / batch_size)) if show_progress_bar else None
+        parts = []
+        try:
+            for start in range(0, len(images), batch_size):
+                parts.append(self._encode_images(images[start:start + batch_size], start))
+                if bar is not None:
+                    bar.update(1)
+        finally:
+            if bar is not None:
+                bar.close()
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    @staticmethod
+    def _finish(vectors, single, truncate_dim, normalize_embeddings, precision, convert_to_numpy,
+                convert_to_tensor):
+        """encode()'s truncate_dim, normalize_embeddings, precision and conversion of the rows."""
         if truncate_dim:
             vectors = np.ascontiguousarray(vectors[:, :truncate_dim])
         if normalize_embeddings:
             norms = np.linalg.norm(vectors.astype(np.float64), axis=1, keepdims=True)
             vectors = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
-        if len(texts) and precision != "float32":
+        if len(vectors) and precision != "float32":
             vectors = _quantize(vectors, precision)
 
         if convert_to_tensor:
             torch = _import_torch()
-            result = torch.from_numpy(vectors) if len(texts) else torch.tensor([])
+            result = torch.from_numpy(vectors) if len(vectors) else torch.tensor([])
         elif convert_to_numpy:
             result = vectors
         else:

@@ -13,6 +13,8 @@
 
 #include "bindings.h"
 #include "dlrt/cpu_precision.h"
+#include "embed/image/image.h"
+#include "embed/models/dense.h"
 #include "embed/models/kind.h"
 #include "embed/models/prepare_inputs.h"
 #include "embed/models/registry.h"
@@ -384,6 +386,121 @@ nb::object encode_sparse(PyEmbedder& self, nb::handle sentences, std::optional<P
 }
 
 
+const char* const kEncodeImagesDoc = R"(The native half of Embedder.encode(images=...): one batch of images,
+each a str or os.PathLike naming an image file or its encoded bytes (bytes, bytearray, memoryview;
+JPEG, PNG, WebP or GIF, decoded as dlrt embed --image and dlrt serve decode them: EXIF orientation
+applied, converted to RGB), or a numpy array of RGB pixels (uint8 [height, width, 3]). Returns a
+float32 [len(images), dimension] array from the folder's vision tower in one run, normalised where
+the folder asks for it (Embedder.normalizes). A folder of a kind without images raises
+dlrt.InvalidArgument naming its kind; an image that cannot be read, decoded or taken raises the error
+of its status, naming images[first + i]. The GIL is released while decoding and running.)";
+
+// An image as Python gave it: a file to read, encoded bytes, or RGB pixels (a numpy array).
+struct ImageSource {
+  std::string path;
+  std::vector<uint8_t> bytes;
+  bool is_file = false;
+  std::optional<embed::image::Image> pixels;
+};
+
+// A numpy array as load_image's RGB: uint8 [height, width, 3], within the decoder's pixel bounds.
+embed::image::Image image_of_array(nb::handle item, const std::string& what) {
+  nb::object array = numpy().attr("ascontiguousarray")(item);
+  nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu> a;
+  const embed::image::DecodeLimits limits;
+  if (!nb::try_cast(array, a, /*convert=*/false) || a.dtype() != nb::dtype<uint8_t>() || a.ndim() != 3 ||
+      a.shape(2) != 3 || a.shape(0) == 0 || a.shape(1) == 0) {
+    raise_status(InvalidArgument(what + " is a numpy array of dtype " + str_of(array.attr("dtype")) + " and shape " +
+                                 str_of(nb::str(array.attr("shape"))) +
+                                 ": an image array is uint8 [height, width, 3] (RGB, channels last)"));
+  }
+  if (a.shape(0) > static_cast<size_t>(limits.max_side) || a.shape(1) > static_cast<size_t>(limits.max_side) ||
+      a.shape(0) * a.shape(1) > limits.max_pixels) {
+    raise_status(InvalidArgument(what + " has more pixels than the " + std::to_string(limits.max_pixels) +
+                                 " (and " + std::to_string(limits.max_side) + " a side) dlrt takes (docs/limits.md)"));
+  }
+  embed::image::Image image;
+  image.height = static_cast<int>(a.shape(0));
+  image.width = static_cast<int>(a.shape(1));
+  const auto* data = static_cast<const uint8_t*>(a.data());
+  image.rgb.assign(data, data + a.size());
+  return image;
+}
+
+ImageSource image_source(nb::handle item, const std::string& what) {
+  ImageSource source;
+  const int is_array = PyObject_IsInstance(item.ptr(), numpy().attr("ndarray").ptr());
+  if (is_array < 0) throw nb::python_error();
+  if (is_array) {
+    source.pixels = image_of_array(item, what);
+    return source;
+  }
+  if (PyBytes_Check(item.ptr()) || PyByteArray_Check(item.ptr()) || PyMemoryView_Check(item.ptr())) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(item.ptr(), &view, PyBUF_SIMPLE) != 0) throw nb::python_error();
+    const auto* data = static_cast<const uint8_t*>(view.buf);
+    source.bytes.assign(data, data + view.len);
+    PyBuffer_Release(&view);
+    return source;
+  }
+  if (!PyUnicode_Check(item.ptr()) && !PyObject_HasAttrString(item.ptr(), "__fspath__")) {
+    throw nb::type_error((what + " must be an image file's path (str, os.PathLike), its encoded bytes (bytes, "
+                                 "bytearray, memoryview) or a uint8 [height, width, 3] numpy array, got an element "
+                                 "of type " +
+                          str_of(item.type().attr("__name__")))
+                             .c_str());
+  }
+  source.path = path_from_python(item, what.c_str());
+  source.is_file = true;
+  return source;
+}
+
+nb::object encode_images(PyEmbedder& self, nb::handle images, PyIndex first) {
+  std::shared_ptr<const embed::EmbedModel> held = share(self);
+  require(*held, embed::Capability::kImage, "encode(images=...)", "");
+  const embed::ImageOut* out = held->as<embed::ImageOut>();
+  if (!out) raise_status(Internal("the model " + held->model_name() + " has no image embedder"));
+  auto name = [first](size_t i) { return "images[" + std::to_string(first + static_cast<PyIndex>(i)) + "]"; };
+  std::vector<ImageSource> sources;
+  for (nb::handle item : nb::iter(images)) sources.push_back(image_source(item, name(sources.size())));
+  const size_t dim = held->dimension(), n = sources.size();
+  auto buffer = std::make_unique<std::vector<float>>(n * dim);
+  Status status;
+  {
+    nb::gil_scoped_release unlocked;
+    status = [&]() -> Status {
+      std::vector<embed::image::Image> decoded;
+      for (size_t i = 0; i < n; ++i) {
+        ImageSource& s = sources[i];
+        if (s.pixels) {
+          decoded.push_back(std::move(*s.pixels));
+          continue;
+        }
+        auto image = s.is_file ? embed::image::load_file(s.path) : embed::image::decode(s.bytes);
+        if (!image.ok()) return image.status().with_context(name(i));
+        std::vector<uint8_t>().swap(s.bytes);  // the encoded bytes are no longer needed
+        decoded.push_back(std::move(image).value());
+      }
+      if (decoded.empty()) return Status::Ok();
+      DLRT_ASSIGN_OR_RETURN(embed::EmbedResult r, out->embed_images(decoded, {}));
+      if (r.vectors.size() != n) return Internal("the vision tower gave " + std::to_string(r.vectors.size()) +
+                                                 " vectors for " + std::to_string(n) + " images");
+      for (size_t i = 0; i < n; ++i) {
+        std::vector<float>& v = r.vectors[i];
+        if (v.size() != dim) return Internal("the vision tower gave a vector of " + std::to_string(v.size()) +
+                                             " values, expected " + std::to_string(dim));
+        if (held->normalizes()) embed::normalize_l2(v);
+        std::copy(v.begin(), v.end(), buffer->data() + i * dim);
+      }
+      return Status::Ok();
+    }();
+  }
+  check(status);
+  float* data = buffer->data();
+  nb::capsule owner(buffer.release(), [](void* p) noexcept { delete static_cast<std::vector<float>*>(p); });
+  return nb::ndarray<nb::numpy, float>(data, {n, dim}, owner).cast();
+}
+
 nb::dict prompts_of(PyEmbedder& self) {
   nb::dict out;
   const embed::EmbedModel& m = get(self);
@@ -431,6 +548,10 @@ void bind_embedder(nb::module_& m) {
                    "at most the model's position embeddings (a longer limit than the Embedder was made with\n"
                    "loads the model again). A multi-vector folder's is fixed (dlrt.Unsupported): its texts are\n"
                    "cut to its query_length and document_length.")
+      .def("_encode_images", &encode_images, nb::arg("images"), nb::arg("first") = 0,
+           nb::sig("def _encode_images(self, images: collections.abc.Iterable[str | os.PathLike[str] | bytes | "
+                   "bytearray | memoryview | numpy.ndarray], first: int = 0) -> numpy.ndarray"),
+           kEncodeImagesDoc)
       .def("_tokenize", &tokenize_texts, nb::arg("texts"),
            nb::sig("def _tokenize(self, texts: collections.abc.Iterable[str]) -> dict[str, numpy.ndarray]"),
            "input_ids, token_type_ids and attention_mask of the texts (int64 [texts, longest]), truncated to\n"
@@ -461,8 +582,8 @@ void bind_embedder(nb::module_& m) {
                    "list[tuple[numpy.ndarray, numpy.ndarray]]"),
            kEncodeSparseDoc)
       .def_prop_ro("kind", [](PyEmbedder& e) { return std::string(embed::model_kind_name(get(e).kind())); },
-                   "'dense' (encode()), 'sparse' (a SPLADE folder: encode_sparse()) or 'multi_vector' (a ColBERT "
-                   "folder: encode(..., output_value=\"token_embeddings\")).")
+                   "'dense' (encode()), 'sparse' (a SPLADE folder: encode_sparse()), 'multi_vector' (a ColBERT "
+                   "folder: encode(..., output_value=\"token_embeddings\")) or 'clip' (texts and encode(images=...)).")
       .def("placement", [](PyEmbedder& e) { return get(e).placement(); },
            "Where the embedder's session was placed: a RunReport.")
       .def("precision_choice", [](PyEmbedder& e) {

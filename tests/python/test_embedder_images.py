@@ -1,0 +1,113 @@
+"""dlrt.Embedder.encode(images=...) on a clip folder: image files and encoded bytes through the
+vision tower against torch's image_embeds (tests/models/image/*_reference.json), and the refusals."""
+import json
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import dlrt
+from conftest import ROOT
+
+IMAGE_MODELS = os.path.join(ROOT, "tests", "models", "image")
+BAD_IMAGES = os.path.join(ROOT, "tests", "image", "data", "bad")
+
+
+def _clip(name):
+    folder = os.path.join(IMAGE_MODELS, name)
+    with open(folder + "_reference.json") as f:
+        ref = json.load(f)
+    return dlrt.Embedder(folder, device="cpu", threads=1), ref
+
+
+def _cosines(got, want):
+    return (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+
+
+@pytest.mark.parametrize("name", ["clip_tiny", "siglip_tiny"])
+def test_images_as_paths_and_bytes_match_torch(name):
+    e, ref = _clip(name)
+    paths = [os.path.join(ROOT, p) for p in ref["images"]]
+    want = np.asarray(ref["image_embeds"], dtype=np.float32)
+    # Paths as str and pathlib.Path, three images a run (a batch boundary inside the list).
+    got = e.encode(images=[p if i % 2 else pathlib.Path(p) for i, p in enumerate(paths)], batch_size=3)
+    assert got.dtype == np.float32 and got.shape == want.shape
+    assert _cosines(got, want).min() >= 0.99999, _cosines(got, want)
+    assert e.normalizes
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    # The same files' bytes (bytes, bytearray, memoryview) give the same vectors.
+    blobs = [pathlib.Path(p).read_bytes() for p in paths]
+    kinds = [bytes, bytearray, memoryview]
+    from_bytes = e.encode(images=[kinds[i % 3](b) for i, b in enumerate(blobs)], batch_size=3)
+    np.testing.assert_array_equal(from_bytes, got)
+    # One image gives one vector, as one str does.
+    one = e.encode(images=blobs[0])
+    assert one.shape == (want.shape[1],)
+    np.testing.assert_allclose(one, got[0], atol=1e-6)  # another batch size: equal up to rounding
+    assert e.encode(images=[]).shape == (0, want.shape[1])
+
+
+@pytest.mark.parametrize("name", ["clip_tiny", "siglip_tiny"])
+def test_numpy_rgb_arrays_give_the_files_vectors(name):
+    # tests/image/data holds each image's RGB as load_image gives it (EXIF orientation applied).
+    e, ref = _clip(name)
+    paths = [os.path.join(ROOT, p) for p in ref["images"]]
+    arrays = [np.load(os.path.splitext(p)[0] + ".rgb.npy") for p in paths]
+    assert all(a.dtype == np.uint8 and a.ndim == 3 and a.shape[2] == 3 for a in arrays)
+    got = e.encode(images=[a if i % 2 else np.asfortranarray(a) for i, a in enumerate(arrays)])
+    np.testing.assert_array_equal(got, e.encode(images=paths))
+    want = np.asarray(ref["image_embeds"], dtype=np.float32)
+    assert _cosines(got, want).min() >= 0.99999
+    # One [h, w, 3] array: one vector; [n, h, w, 3]: n rows (other batch sizes: equal up to rounding).
+    np.testing.assert_allclose(e.encode(images=arrays[0]), got[0], atol=1e-6)
+    np.testing.assert_allclose(e.encode(images=np.stack([arrays[0], arrays[0]])), got[[0, 0]], atol=1e-6)
+
+
+def test_image_and_text_vectors_share_the_space_and_options():
+    e, ref = _clip("clip_tiny")
+    paths = [os.path.join(ROOT, p) for p in ref["images"][:2]]
+    assert e.encode(images=paths, truncate_dim=5).shape == (2, 5)
+    assert e.encode(images=paths, precision="int8").dtype == np.int8
+    scores = e.similarity(e.encode(ref["texts"]), e.encode(images=paths))
+    assert scores.shape == (len(ref["texts"]), 2)
+
+
+def test_non_clip_folder_is_refused_naming_its_kind():
+    e = dlrt.Embedder(os.path.join(ROOT, "tests", "embed", "data", "tiny_bert"), device="cpu", threads=1)
+    with pytest.raises(dlrt.InvalidArgument, match=r"\(kind dense\): encode\(images=\.\.\.\) needs"):
+        e.encode(images=[os.path.join(ROOT, "tests", "image", "data", "gif_grey_20x15.gif")])
+    sparse = dlrt.Embedder(os.path.join(ROOT, "tests", "models", "retrieval", "splade_tiny"), device="cpu", threads=1)
+    with pytest.raises(dlrt.InvalidArgument, match=r"kind sparse"):
+        sparse.encode(images=[])
+
+
+def test_texts_and_images_in_one_call_are_refused():
+    e, ref = _clip("clip_tiny")
+    image = os.path.join(ROOT, ref["images"][0])
+    with pytest.raises(ValueError, match="not both in one call"):
+        e.encode(["a cat"], images=[image])
+    with pytest.raises(ValueError, match="texts only"):
+        e.encode(images=[image], output_value="token_embeddings")
+    with pytest.raises(ValueError, match="not to images"):
+        e.encode(images=[image], prompt="a photo of ")
+    with pytest.raises(TypeError, match="sentences .* or images"):
+        e.encode()
+
+
+def test_bad_images_are_refused_naming_their_index():
+    e, ref = _clip("clip_tiny")
+    good = os.path.join(ROOT, ref["images"][0])
+    with pytest.raises(dlrt.InvalidArgument, match=r"images\[1\]"):
+        e.encode(images=[good, os.path.join(BAD_IMAGES, "jpeg_garbage.jpg")])
+    with pytest.raises(dlrt.InvalidArgument, match=r"images\[2\]"):  # the index counts across batches
+        e.encode(images=[good, good, b"not an image"], batch_size=2)
+    with pytest.raises(dlrt.IoError, match=r"images\[0\]: cannot read"):
+        e.encode(images=[os.path.join(BAD_IMAGES, "no_such_file.png")])
+    with pytest.raises(TypeError, match="encoded bytes"):
+        e.encode(images=[good, 1.5])
+    for bad in (np.zeros((4, 4, 3), np.float32), np.zeros((4, 4), np.uint8), np.zeros((0, 4, 3), np.uint8)):
+        with pytest.raises(dlrt.InvalidArgument, match=r"images\[0\] is a numpy array .* uint8 \[height, width, 3\]"):
+            e.encode(images=[bad])
+    with pytest.raises(TypeError, match="images must be"):
+        e.encode(images=object())
