@@ -112,18 +112,40 @@ TEST(InPlace, SameValueTwiceButNotThroughAView) {
 }
 
 // An input of another size (broadcast into the output), a graph input, or
-// an op without the capability (Softmax) never gives its buffer.
+// an op without the capability (Transpose) never gives its buffer.
 TEST(InPlace, OnlySameSizePlannedInputsOfCapableOps) {
   GraphBuilder b;
   const ir::ValueId x = b.input("x", {64, 1024});
   const ir::ValueId row = b.input("row", {1, 1024});
   const ir::ValueId t1 = b.node("Relu", {row});     // 1 x 1024
   const ir::ValueId t2 = b.node("Add", {t1, x});    // 64 x 1024: t1 is smaller, x is the caller's
-  const ir::ValueId t3 = b.node("Softmax", {t2}, {{"axis", attr_int(-1)}});
-  b.output(b.node("Relu", {t3}));
+  const ir::ValueId t3 = b.node("Transpose", {t2}, {{"perm", attr_ints({1, 0})}});
+  b.output(b.node("Tanh", {t3}));
   Planned p = run_four_times(b.graph(), {random_tensor({64, 1024}, 6), random_tensor({1, 1024}, 7)}, 2);
   ASSERT_TRUE(p.planned);
   EXPECT_EQ(p.in_place, 0u);
+}
+
+// Attention's masked-softmax chain as exported graphs write it: scores + mask,
+// Softmax, NaN rows replaced by Where. Each step overwrites the one before
+// (Add, Softmax, Where over its Y), so the scores are held once, not thrice.
+TEST(InPlace, SoftmaxAndWhereOverwriteTheScores) {
+  for (int64_t axis : {-1, 0}) {
+    GraphBuilder b;
+    const ir::ValueId x = b.input("x", {64, 1024});
+    const ir::ValueId mask = b.input("mask", {1, 1024});
+    const ir::ValueId zero = b.input("zero", {1, 1});
+    const ir::ValueId scores = b.node("Exp", {x});  // planned, unlike the graph input
+    const ir::ValueId masked = b.node("Add", {scores, mask});
+    const ir::ValueId probs = b.node("Softmax", {masked}, {{"axis", attr_int(axis)}});
+    const ir::ValueId nan = b.node("IsNaN", {probs});
+    b.output(b.node("Relu", {b.node("Where", {nan, zero, probs})}));  // a graph output is not planned
+    Tensor m = random_tensor({1, 1024}, 9);
+    m.data<float>()[3] = -std::numeric_limits<float>::infinity();
+    Planned p = run_four_times(b.graph(), {random_tensor({64, 1024}, 8), m, random_tensor({1, 1}, 10)}, 2);
+    ASSERT_TRUE(p.planned);
+    EXPECT_EQ(p.in_place, 3u) << "Add, Softmax and Where in place (axis " << axis << ")";
+  }
 }
 
 // Transpose, Concat and Gather allocate their outputs without the zero fill:

@@ -444,6 +444,9 @@ Status register_elementwise_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("BitwiseXor", BitwiseXor));
   DLRT_RETURN_IF_ERROR(r.add_fn("BitwiseNot", BitwiseNot));
   DLRT_RETURN_IF_ERROR(r.add_fn("Where", Where));
+  // ternary_broadcast reads X[i] and Y[i] before it writes out[i]: the output
+  // may take X's or Y's buffer when it has the output's size.
+  DLRT_RETURN_IF_ERROR(r.set_in_place_inputs("Where", 0b110));
   return Status::Ok();
 }
 

@@ -149,7 +149,8 @@ template <SoftmaxKind kKind>
 Status softmax_kernel(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* x, required_input(ctx, 0));
   DLRT_ASSIGN_OR_RETURN(AxisView v, softmax_view(ctx, *x));
-  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output(0, x->dtype(), x->shape()));
+  // Every element is written (no zero fill): in a planned run y may be x's own buffer.
+  DLRT_ASSIGN_OR_RETURN(Tensor * y, ctx.allocate_output_uninitialized(0, x->dtype(), x->shape()));
   if (x->size() == 0) return Status::Ok();
   Status s = dispatch_float(x->dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
@@ -338,6 +339,9 @@ Status register_softmax_kernels(KernelRegistry& r) {
   DLRT_RETURN_IF_ERROR(r.add_fn("Softmax", softmax_kernel<SoftmaxKind::kSoftmax>, 1));
   DLRT_RETURN_IF_ERROR(r.add_fn("LogSoftmax", softmax_kernel<SoftmaxKind::kLogSoftmax>, 1));
   DLRT_RETURN_IF_ERROR(r.add_fn("Hardmax", softmax_kernel<SoftmaxKind::kHardmax>, 1));
+  // Every path reads a row's (or column block's) inputs before it writes those
+  // outputs and reads no input after writing, so the output may take X's buffer.
+  for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) DLRT_RETURN_IF_ERROR(r.set_in_place_inputs(op, 1));
   DLRT_RETURN_IF_ERROR(r.add_fn("NegativeLogLikelihoodLoss", nll_loss_kernel, 12));
   DLRT_RETURN_IF_ERROR(r.add_fn("SoftmaxCrossEntropyLoss", sce_loss_kernel, 12));
   return Status::Ok();
