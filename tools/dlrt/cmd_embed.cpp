@@ -431,11 +431,11 @@ constexpr int kNotClip = -1;
 int embed_clip_folder(const Args& args, const embed::EmbedderOptions& opt, std::vector<std::string>& inputs,
                       size_t batch) {
   const std::string& model = args.get("model");
-  const bool clip = embed::has_capability(embed::detect_kind(model), embed::Capability::kImage);
+  const embed::ModelKind kind = embed::detect_kind(model);
+  const bool clip = embed::has_capability(kind, embed::Capability::kImage);
   if (!clip && !args.has("image")) return kNotClip;
   if (!clip)
-    return usage_error("embed", embed::kind_refusal(embed::detect_kind(model), {embed::Capability::kImage},
-                                                    "the model " + model, "--image"));
+    return usage_error("embed", embed::kind_refusal(kind, {embed::Capability::kImage}, "the model " + model, "--image"));
   for (const char* flag : {"tokens", "sparse", "precision", "calibration", "prompt", "prompt-name", "query", "document"})
     if (args.has(flag))
       return usage_error("embed", std::string("--") + flag + " does not apply to a CLIP folder (" + model + ")");
