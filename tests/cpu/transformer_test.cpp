@@ -460,8 +460,8 @@ TEST(AttentionExportedLm, PlannedArenaHoldsLessThanOneCopyOfTheScores) {
   dlrt::testing::expect_close(after, before, 1e-5f);
 }
 
-// Without the Where(IsNaN) guard the chain still fuses (as before), and a
-// guard whose replacement is not 0 is left alone: the kernel only zeroes.
+// A guard whose replacement is not 0 is left alone: the kernel only zeroes.
+// (The unguarded chain: Passes.AttentionFusesBertPattern.)
 TEST(AttentionExportedLm, OnlyAZeroGuardIsTaken) {
   GraphBuilder b;
   const ir::ValueId q = b.input("q", {1, 2, 8, 4});
