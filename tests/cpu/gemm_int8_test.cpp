@@ -179,7 +179,8 @@ TEST_P(Int8Kernel, BitIdenticalToScalarOnEdgeShapes) {
   const std::vector<const char*> here = int8_gemm_kernels();
   if (std::find_if(here.begin(), here.end(), [&](const char* k) { return name == k; }) == here.end())
     GTEST_SKIP() << "kernel " << name << " does not run on this CPU (under DLRT_CPU_ISA / DLRT_CPU_FEATURES_OFF, if "
-                 << "set); this CPU runs " << ::testing::PrintToString(std::vector<std::string>(here.begin(), here.end()));
+                 << "set); this CPU runs " << ::testing::PrintToString(std::vector<std::string>(here.begin(), here.end()))
+                 << ", int8 engine " << int8_gemm_engine();
   std::mt19937 rng(81);
   const std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1},   {5, 3, 17},  {7, 33, 31},  {4, 36, 16},
                                                       {9, 35, 48}, {13, 130, 50}, {6, 64, 20}, {9, 777, 33}};
@@ -217,7 +218,8 @@ TEST_P(Int8Kernel, BitIdenticalToScalarOnEdgeShapes) {
   EXPECT_EQ(checked, 32);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, Int8Kernel, ::testing::Values("avx512-vnni", "avx-vnni", "avx2", "generic"),
+INSTANTIATE_TEST_SUITE_P(Kernels, Int8Kernel,
+                         ::testing::Values("amx", "avx512-vnni", "avx-vnni", "avx2", "generic", "amx-model"),
                          [](const ::testing::TestParamInfo<const char*>& i) {
                            std::string n = i.param;
                            std::replace(n.begin(), n.end(), '-', '_');
