@@ -104,7 +104,7 @@ class PackedInt8A {
   int mr = 0;             // rows per block
   bool is_signed = false;
   bool wide = false;      // values stored as int16 (the AVX2 kernel's), else bytes
-  bool tiled = false;     // the AMX kernels' tile layout (int8_detail::amx_pack_a)
+  bool tiled = false;     // the AMX kernel's tile layout (int8_detail::amx_pack_a)
   const uint8_t* data = nullptr;       // blocks of mr rows: (K + 3) / 4 groups of mr x 4 values
   const uint32_t* row_sums = nullptr;  // per row, sum over k of the stored (shifted) values
 
