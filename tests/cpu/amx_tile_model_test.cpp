@@ -59,7 +59,9 @@ TEST(AmxTileModel, DotProductsAsDefined) {
       std::vector<int32_t> c(static_cast<size_t>(M * N));
       for (auto& v : a) v = (rng() & 1) ? static_cast<uint8_t>(rng()) : ((rng() & 1) ? 255 : 128);
       for (auto& v : b) v = (rng() & 1) ? static_cast<uint8_t>(rng()) : ((rng() & 1) ? 127 : 128);
-      for (auto& v : c) v = (rng() & 1) ? INT32_MAX - static_cast<int32_t>(rng() % 1000) : INT32_MIN + static_cast<int32_t>(rng() % 1000);
+      for (auto& v : c)
+        v = (rng() & 1) ? INT32_MAX - static_cast<int32_t>(rng() % 1000)
+                        : INT32_MIN + static_cast<int32_t>(rng() % 1000);
       // Operands in memory with a row stride wider than the row; the bytes
       // between rows must not be read.
       const int64_t lda = 4 * K + 9, ldb = 4 * N + 5, ldc = 4 * N + 12;
@@ -73,8 +75,10 @@ TEST(AmxTileModel, DotProductsAsDefined) {
       t.load(0, cm.data(), ldc);
       t.load(3, am.data(), lda);
       t.load(5, bm.data(), ldb);
-      if (a_signed) t.dpbssd(0, 3, 5);
-      else t.dpbusd(0, 3, 5);
+      if (a_signed)
+        t.dpbssd(0, 3, 5);
+      else
+        t.dpbusd(0, 3, 5);
       std::vector<uint8_t> out(static_cast<size_t>(M * ldc), 0xEE);
       t.store(0, out.data(), ldc);
       const std::vector<int32_t> want = dot_reference(a, b, c, M, N, K, a_signed);
@@ -122,8 +126,8 @@ struct GemmShape {
 // shapes across the AMX kernel's 32-row blocks, 32-column blocks and 64-deep
 // K steps, zero points per row and column and the float output stage.
 void expect_same_as_generic(const char* kernel) {
-  const std::vector<GemmShape> shapes = {{1, 1, 1},    {16, 64, 16},  {17, 65, 33},  {32, 128, 32}, {33, 100, 47},
-                                         {40, 1000, 70}, {70, 256, 64}, {5, 577, 100}};
+  const std::vector<GemmShape> shapes = {{1, 1, 1},     {16, 64, 16},   {17, 65, 33},  {32, 128, 32},
+                                         {33, 100, 47}, {40, 1000, 70}, {70, 256, 64}, {5, 577, 100}};
   std::mt19937 rng(31);
   ThreadPool pool(2);
   for (const GemmShape& s : shapes)
@@ -169,7 +173,8 @@ TEST(AmxInt8, ModelBitIdenticalToGeneric) { expect_same_as_generic("amx-model");
 
 TEST(AmxInt8, RealTilesBitIdenticalToGeneric) {
   if (const char* why = int8_detail::amx_unavailable())
-    GTEST_SKIP() << "the real AMX tiles do not run here: amx " << why << " (the model runs in ModelBitIdenticalToGeneric)";
+    GTEST_SKIP() << "the real AMX tiles do not run here: amx " << why
+                 << " (the model runs in ModelBitIdenticalToGeneric)";
   expect_same_as_generic("amx");
 }
 

@@ -20,7 +20,7 @@
 
 namespace dlrt::cpu::amx {
 
-constexpr int kTiles = 8;        // palette 1
+constexpr int kTiles = 8;  // palette 1
 constexpr int kMaxRows = 16;
 constexpr int kMaxColsBytes = 64;
 
@@ -82,15 +82,25 @@ struct ModelTileOps {
   static void configure(const TileConfig& c) { thread_tiles().configure(c); }
   static void release() { thread_tiles().release(); }
   template <int T>
-  static void load(const void* p, int64_t stride) { thread_tiles().load(T, p, stride); }
+  static void load(const void* p, int64_t stride) {
+    thread_tiles().load(T, p, stride);
+  }
   template <int T>
-  static void store(void* p, int64_t stride) { thread_tiles().store(T, p, stride); }
+  static void store(void* p, int64_t stride) {
+    thread_tiles().store(T, p, stride);
+  }
   template <int T>
-  static void zero() { thread_tiles().zero(T); }
+  static void zero() {
+    thread_tiles().zero(T);
+  }
   template <int C, int A, int B>
-  static void dpbusd() { thread_tiles().dpbusd(C, A, B); }
+  static void dpbusd() {
+    thread_tiles().dpbusd(C, A, B);
+  }
   template <int C, int A, int B>
-  static void dpbssd() { thread_tiles().dpbssd(C, A, B); }
+  static void dpbssd() {
+    thread_tiles().dpbssd(C, A, B);
+  }
 };
 
 }  // namespace dlrt::cpu::amx

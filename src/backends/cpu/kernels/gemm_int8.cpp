@@ -554,8 +554,7 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
   const uint8_t* a_blocks = ap;
   const uint32_t* a_sums = row_sums;
   if (!a_rows && packed_a && packed_a->mr == MR && packed_a->wide == kern.wide && packed_a->tiled == kern.tiled &&
-      packed_a->M == M &&
-      packed_a->K == K && packed_a->is_signed == a_signed) {
+      packed_a->M == M && packed_a->K == K && packed_a->is_signed == a_signed) {
     a_blocks = packed_a->data;
     a_sums = packed_a->row_sums;
   } else {
@@ -563,8 +562,9 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
     bool want_sums = false;
     for (int64_t j = 0; j < N && !want_sums; ++j) want_sums = col_zp[j] != 0;
     auto pack_a = [&](int64_t b0, int64_t b1) {
-      if (a_rows) int8_detail::pack_a_rows(*a_rows, M, MR, a_signed, b0, b1, ap, row_sums, want_sums, kern.wide, kern.tiled);
-      else int8_detail::pack_a_blocks(A, lda, M, K, MR, a_signed, b0, b1, ap, row_sums, want_sums, kern.wide, kern.tiled);
+      using int8_detail::pack_a_blocks, int8_detail::pack_a_rows;
+      if (a_rows) pack_a_rows(*a_rows, M, MR, a_signed, b0, b1, ap, row_sums, want_sums, kern.wide, kern.tiled);
+      else pack_a_blocks(A, lda, M, K, MR, a_signed, b0, b1, ap, row_sums, want_sums, kern.wide, kern.tiled);
     };
     const int64_t pack_grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, K * MR));
     if (pool)

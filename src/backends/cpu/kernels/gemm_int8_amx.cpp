@@ -30,9 +30,9 @@
 namespace dlrt::cpu::int8_detail {
 namespace {
 
-constexpr int64_t kStepGroups = 16;                  // groups of 4 k per tile step (64 k)
-constexpr int64_t kTileBytes = 1024;                 // 16 rows x 64 bytes
-constexpr int64_t kAStepBytes = 2 * kTileBytes;      // one step of a 32-row block (two halves)
+constexpr int64_t kStepGroups = 16;              // groups of 4 k per tile step (64 k)
+constexpr int64_t kTileBytes = 1024;             // 16 rows x 64 bytes
+constexpr int64_t kAStepBytes = 2 * kTileBytes;  // one step of a 32-row block (two halves)
 
 // One K step: A's halves and B's tiles loaded, C += A x B per (half, panel).
 template <class Ops, int NV>
@@ -53,7 +53,7 @@ inline void step(const uint8_t* a, const int8_t* b0, const int8_t* b1) {
 // acc (32 rows, row stride 16 * NV int32) = (or +=) the raw sums over kg groups.
 template <class Ops, int NV>
 void tile_kernel(int64_t kg, const uint8_t* a, const int8_t* b, int64_t panel_stride, int32_t* acc, bool accumulate) {
-  constexpr int64_t ld = 16 * NV * 4;  // acc row, bytes
+  constexpr int64_t ld = 16 * NV * 4;   // acc row, bytes
   int32_t* lower = acc + 16 * 16 * NV;  // rows 16-31
   if (accumulate) {
     Ops::template load<0>(acc, ld);
@@ -99,37 +99,58 @@ struct RealTileOps {
   template <int T>
   static void load(const void* p, int64_t stride) {
     asm volatile("" ::: "memory");
-    if constexpr (T == 0) _tile_loadd(0, p, stride);
-    else if constexpr (T == 1) _tile_loadd(1, p, stride);
-    else if constexpr (T == 2) _tile_loadd(2, p, stride);
-    else if constexpr (T == 3) _tile_loadd(3, p, stride);
-    else if constexpr (T == 4) _tile_loadd(4, p, stride);
-    else if constexpr (T == 5) _tile_loadd(5, p, stride);
-    else if constexpr (T == 6) _tile_loadd(6, p, stride);
-    else if constexpr (T == 7) _tile_loadd(7, p, stride);
+    if constexpr (T == 0)
+      _tile_loadd(0, p, stride);
+    else if constexpr (T == 1)
+      _tile_loadd(1, p, stride);
+    else if constexpr (T == 2)
+      _tile_loadd(2, p, stride);
+    else if constexpr (T == 3)
+      _tile_loadd(3, p, stride);
+    else if constexpr (T == 4)
+      _tile_loadd(4, p, stride);
+    else if constexpr (T == 5)
+      _tile_loadd(5, p, stride);
+    else if constexpr (T == 6)
+      _tile_loadd(6, p, stride);
+    else if constexpr (T == 7)
+      _tile_loadd(7, p, stride);
   }
   template <int T>
   static void store(void* p, int64_t stride) {
-    if constexpr (T == 0) _tile_stored(0, p, stride);
-    else if constexpr (T == 1) _tile_stored(1, p, stride);
-    else if constexpr (T == 2) _tile_stored(2, p, stride);
-    else if constexpr (T == 3) _tile_stored(3, p, stride);
+    if constexpr (T == 0)
+      _tile_stored(0, p, stride);
+    else if constexpr (T == 1)
+      _tile_stored(1, p, stride);
+    else if constexpr (T == 2)
+      _tile_stored(2, p, stride);
+    else if constexpr (T == 3)
+      _tile_stored(3, p, stride);
     asm volatile("" ::: "memory");
   }
   template <int T>
   static void zero() {
-    if constexpr (T == 0) _tile_zero(0);
-    else if constexpr (T == 1) _tile_zero(1);
-    else if constexpr (T == 2) _tile_zero(2);
-    else if constexpr (T == 3) _tile_zero(3);
+    if constexpr (T == 0)
+      _tile_zero(0);
+    else if constexpr (T == 1)
+      _tile_zero(1);
+    else if constexpr (T == 2)
+      _tile_zero(2);
+    else if constexpr (T == 3)
+      _tile_zero(3);
   }
   template <int C, int A, int B>
   static void dpbusd() {
-    if constexpr (C == 0 && A == 4 && B == 6) _tile_dpbusd(0, 4, 6);
-    else if constexpr (C == 1 && A == 5 && B == 6) _tile_dpbusd(1, 5, 6);
-    else if constexpr (C == 2 && A == 4 && B == 7) _tile_dpbusd(2, 4, 7);
-    else if constexpr (C == 3 && A == 5 && B == 7) _tile_dpbusd(3, 5, 7);
-    else static_assert(C < 0, "a tile triple this kernel does not use");
+    if constexpr (C == 0 && A == 4 && B == 6)
+      _tile_dpbusd(0, 4, 6);
+    else if constexpr (C == 1 && A == 5 && B == 6)
+      _tile_dpbusd(1, 5, 6);
+    else if constexpr (C == 2 && A == 4 && B == 7)
+      _tile_dpbusd(2, 4, 7);
+    else if constexpr (C == 3 && A == 5 && B == 7)
+      _tile_dpbusd(3, 5, 7);
+    else
+      static_assert(C < 0, "a tile triple this kernel does not use");
   }
 };
 
@@ -150,7 +171,8 @@ bool real_matches_model() {
   for (auto& v : a) v = static_cast<uint8_t>(rng());
   for (auto& v : b) v = static_cast<int8_t>(rng());
   std::memset(a + 2 * kAStepBytes, 0, kAStepBytes);  // past K: zero, as packed
-  for (int64_t r = 0; r < 32; ++r) std::memset(a + 2 * kAStepBytes + (r / 16) * kTileBytes + (r % 16) * 64, 0x5A, 5 * 4);
+  for (int64_t r = 0; r < 32; ++r)
+    std::memset(a + 2 * kAStepBytes + (r / 16) * kTileBytes + (r % 16) * 64, 0x5A, 5 * 4);
   alignas(64) int32_t got[32 * 32], want[32 * 32];
   for (int nv = 1; nv <= 2; ++nv)
     for (int accumulate = 0; accumulate < 2; ++accumulate) {
@@ -160,7 +182,7 @@ bool real_matches_model() {
       real_end();
       model_begin();
       (nv == 1 ? tile_kernel<amx::ModelTileOps, 1> : tile_kernel<amx::ModelTileOps, 2>)(kg, a, b, kg * 64, want,
-                                                                                          accumulate);
+                                                                                        accumulate);
       model_end();
       if (std::memcmp(got, want, sizeof got) != 0) return false;
     }

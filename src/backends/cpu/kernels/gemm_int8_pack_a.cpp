@@ -112,8 +112,9 @@ void pack_a_rows(const Int8ARows& src, int64_t M, int64_t mr, bool a_signed, int
   std::memset(zero_run, flip, static_cast<size_t>(src.seg_len));
   // The AMX kernel's rows gathered whole first (amx_pack_a packs them).
   thread_local AlignedScratch row_scratch;
-  uint8_t* whole = tiled ? row_scratch.get<uint8_t>(static_cast<size_t>(32 * kg * kGroup), AlignedScratch::Growth::kByHalf)
-                         : nullptr;
+  uint8_t* whole =
+      tiled ? row_scratch.get<uint8_t>(static_cast<size_t>(32 * kg * kGroup), AlignedScratch::Growth::kByHalf)
+            : nullptr;
   for (int64_t mb = b0; mb < b1; ++mb) {
     uint8_t* dst = blocks + mb * a_block;
     uint32_t sums[32] = {};
