@@ -26,7 +26,7 @@ constexpr int64_t kKcGroups = 96;
 constexpr int64_t kMChunk = 8;
 static_assert(kKcGroups % 16 == 0, "the AMX kernel steps through K 16 groups at a time");
 
-constexpr int kMaxKernels = 6;
+constexpr int kMaxKernels = 8;
 // The AMX kernel below this many rows of C runs on the best other kernel
 // (most of a 32-row tile block would be zeros).
 constexpr int64_t kAmxMinRows = 16;
