@@ -25,6 +25,12 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define DLRT_AMX_INT8_BUILT 1
+// The kernel template carries the tile target for both instantiations: Clang
+// accepts the tile builtins only there, and no compiler emits tile
+// instructions of its own, so the model's instantiation runs on any x86-64.
+#define DLRT_TILE_TARGET DLRT_AMX_INT8
+#else
+#define DLRT_TILE_TARGET
 #endif
 
 namespace dlrt::cpu::int8_detail {
@@ -36,7 +42,7 @@ constexpr int64_t kAStepBytes = 2 * kTileBytes;  // one step of a 32-row block (
 
 // One K step: A's halves and B's tiles loaded, C += A x B per (half, panel).
 template <class Ops, int NV>
-inline void step(const uint8_t* a, const int8_t* b0, const int8_t* b1) {
+DLRT_TILE_TARGET inline void step(const uint8_t* a, const int8_t* b0, const int8_t* b1) {
   Ops::template load<4>(a, 64);
   Ops::template load<5>(a + kTileBytes, 64);
   Ops::template load<6>(b0, 64);
@@ -52,7 +58,8 @@ inline void step(const uint8_t* a, const int8_t* b0, const int8_t* b1) {
 // TileFn for MR 32 and NV panels (1 or 2), tiles configured (tile_begin):
 // acc (32 rows, row stride 16 * NV int32) = (or +=) the raw sums over kg groups.
 template <class Ops, int NV>
-void tile_kernel(int64_t kg, const uint8_t* a, const int8_t* b, int64_t panel_stride, int32_t* acc, bool accumulate) {
+DLRT_TILE_TARGET void tile_kernel(int64_t kg, const uint8_t* a, const int8_t* b, int64_t panel_stride, int32_t* acc,
+                                  bool accumulate) {
   constexpr int64_t ld = 16 * NV * 4;   // acc row, bytes
   int32_t* lower = acc + 16 * 16 * NV;  // rows 16-31
   if (accumulate) {
@@ -97,7 +104,7 @@ void model_end() { amx::ModelTileOps::release(); }
 // does not tell the compiler it reads memory, hence the barrier before each.
 struct RealTileOps {
   template <int T>
-  static void load(const void* p, int64_t stride) {
+  DLRT_TILE_TARGET static void load(const void* p, int64_t stride) {
     asm volatile("" ::: "memory");
     if constexpr (T == 0)
       _tile_loadd(0, p, stride);
@@ -117,7 +124,7 @@ struct RealTileOps {
       _tile_loadd(7, p, stride);
   }
   template <int T>
-  static void store(void* p, int64_t stride) {
+  DLRT_TILE_TARGET static void store(void* p, int64_t stride) {
     if constexpr (T == 0)
       _tile_stored(0, p, stride);
     else if constexpr (T == 1)
@@ -129,7 +136,7 @@ struct RealTileOps {
     asm volatile("" ::: "memory");
   }
   template <int T>
-  static void zero() {
+  DLRT_TILE_TARGET static void zero() {
     if constexpr (T == 0)
       _tile_zero(0);
     else if constexpr (T == 1)
@@ -140,7 +147,7 @@ struct RealTileOps {
       _tile_zero(3);
   }
   template <int C, int A, int B>
-  static void dpbusd() {
+  DLRT_TILE_TARGET static void dpbusd() {
     if constexpr (C == 0 && A == 4 && B == 6)
       _tile_dpbusd(0, 4, 6);
     else if constexpr (C == 1 && A == 5 && B == 6)
