@@ -9,6 +9,7 @@
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/quantize_rows.h"
 #include "backends/cpu/scratch.h"
+#include "core/env.h"
 #include "device/cpu_features.h"
 
 #if defined(__SSE2__)
@@ -108,11 +109,23 @@ void to_float(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, i
   }
 }
 
+// The real AMX kernel is chosen only when DLRT_CPU_AMX_INT8=on: it has run on
+// its scalar model only, never on AMX hardware (tests force it where present).
+bool amx_opted_in() {
+  static const bool on = [] {
+    const char* v = env::get("DLRT_CPU_AMX_INT8");
+    return v && std::strcmp(v, "on") == 0;
+  }();
+  return on;
+}
+constexpr const char* kAmxOff = "present, off unless DLRT_CPU_AMX_INT8=on (not yet verified on AMX hardware)";
+
 Kernel pick_kernel() {
   Kernel ks[kMaxKernels];
   const int n = available(ks);
   const int f = forced.load(std::memory_order_relaxed);
-  return f >= 0 && f < n ? ks[f] : ks[0];
+  if (f >= 0 && f < n) return ks[f];
+  return std::strcmp(ks[0].name, "amx") == 0 && !amx_opted_in() ? ks[1] : ks[0];
 }
 
 // The kernel for a B in the layout it was packed in: pick_kernel()'s when it
@@ -152,9 +165,11 @@ std::string int8_gemm_engine(bool ask_os) {
   Kernel ks[kMaxKernels];
   const int f = forced.load(std::memory_order_relaxed);  // an index into the full list
   const int n = available(ks, ask_os || f >= 0);
-  const Kernel& k = f >= 0 && f < n ? ks[f] : ks[0];
+  const bool amx_first = std::strcmp(ks[0].name, "amx") == 0;
+  const Kernel& k = f >= 0 && f < n ? ks[f] : ks[amx_first && !amx_opted_in() ? 1 : 0];
   if (std::strcmp(k.name, "amx") == 0) return k.name;
   const char* why = int8_detail::amx_unavailable(ask_os);
+  if (!why && amx_first && f < 0) why = kAmxOff;
   return std::string(k.name) + " (amx: " + (why ? why : "not chosen") + ")";
 }
 
