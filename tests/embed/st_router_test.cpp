@@ -58,7 +58,9 @@ void expect_vectors(const std::vector<std::vector<float>>& got, const json& want
       ab += got[i][k] * w[k], aa += static_cast<double>(got[i][k]) * got[i][k], bb += w[k] * w[k];
       EXPECT_NEAR(got[i][k], w[k], 1e-4) << what << " text " << i;
     }
-    if (bb > 0) EXPECT_GE(ab / std::sqrt(std::max(aa * bb, 1e-300)), 0.99999) << what << " text " << i;
+    if (bb > 0) {
+      EXPECT_GE(ab / std::sqrt(std::max(aa * bb, 1e-300)), 0.99999) << what << " text " << i;
+    }
   }
 }
 
@@ -245,6 +247,26 @@ TEST(StRouterRefusals, TasksWithoutARouteAndUnimplementedTypes) {
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), StatusCode::kUnsupported);
   EXPECT_NE(e.status().message().find("Router"), std::string::npos) << e.status().message();
+}
+
+// Dropout does nothing at inference: the dense folder with one after its Pooling gives its vectors.
+TEST(StModuleDropout, IsNothingAtInference) {
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_st_dropout_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(folder(6, "dense"), dir, fs::copy_options::recursive);
+  fs::create_directories(dir / "9_Dropout");
+  std::ofstream(dir / "9_Dropout" / "config.json") << R"({"dropout": 0.5})";
+  json modules = json::parse(testing::slurp(dir / "modules.json"));
+  modules.insert(modules.begin() + 2, json{{"idx", 9}, {"name", "9"}, {"path", "9_Dropout"},
+                                          {"type", "sentence_transformers.sentence_transformer.modules.dropout.Dropout"}});
+  std::ofstream(dir / "modules.json") << modules.dump();
+  const json ref = reference(6);
+  auto e = Embedder::create(dir.string(), cpu());
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  auto got = (*e)->embed(ref["texts"].get<std::vector<std::string>>());
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  expect_vectors(got->vectors, ref["folders"]["dense"]["embeddings"], "dense with Dropout");
+  fs::remove_all(dir);
 }
 
 }  // namespace
