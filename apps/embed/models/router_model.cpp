@@ -174,6 +174,9 @@ class RouterModel final : public TokenizerModel, public DenseOut, public SparseO
 Result<std::shared_ptr<const EmbedModel>> open_router(const std::string& path, const RouterSpec& spec,
                                                       const EmbedderOptions& options) {
   DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_folder(path));
+  if (spec.routes.size() > 255)  // Encoding::route holds a route in a byte
+    return Unsupported(spec.config.string() + ": " + std::to_string(spec.routes.size()) +
+                       " routes; dlrt takes at most 255");
   std::vector<std::shared_ptr<const Embedder>> routes;
   for (const RouterSpec::Route& route : spec.routes) {
     EmbedderOptions o = options;
