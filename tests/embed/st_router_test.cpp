@@ -227,6 +227,15 @@ TEST(StRouterRefusals, TasksWithoutARouteAndUnimplementedTypes) {
     EXPECT_NE(m.status().message().find(type), std::string::npos) << m.status().message();
     EXPECT_NE(m.status().message().find("route \"document\""), std::string::npos) << m.status().message();
   }
+  {  // WeightedLayerPooling needs every layer's hidden states: the refusal says the export has the last only.
+    const char* type = "sentence_transformers.sentence_transformer.modules.weighted_layer_pooling.WeightedLayerPooling";
+    EditedRouter f([&](json& c) { c["types"]["document_1_Pooling"] = type; });
+    auto m = open_model(f.dir.string(), cpu());
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.status().code(), StatusCode::kUnsupported);
+    EXPECT_NE(m.status().message().find(type), std::string::npos) << m.status().message();
+    EXPECT_NE(m.status().message().find("last layer's only"), std::string::npos) << m.status().message();
+  }
   {  // A module folder outside the model folder.
     EditedRouter f([](json& c) {
       c["types"]["../x"] = c["types"]["query_0_StaticEmbedding"];
