@@ -11,11 +11,10 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "../tools/cli_test_util.h"
 #include "embed/models/dense.h"
@@ -120,11 +119,11 @@ TEST_P(StRouter, InferenceFreeSpladeMatchesEncodeQueryAndDocument) {
   EXPECT_EQ(m.similarity_fn_name(), "dot");
   for (const auto& [name, is_query] : {std::pair{"query", true}, std::pair{"document", false}}) {
     std::vector<SparseVector> got(texts.size());
-    Status s = encode_sparse_inputs(*m.as<SparseOut>(), inputs(m, texts, is_query), 4, 0,
-                                    [&](size_t i, SparseVector&& v) {
-                                      got[i] = std::move(v);
-                                      return Status::Ok();
-                                    });
+    Status s =
+        encode_sparse_inputs(*m.as<SparseOut>(), inputs(m, texts, is_query), 4, 0, [&](size_t i, SparseVector&& v) {
+          got[i] = std::move(v);
+          return Status::Ok();
+        });
     ASSERT_TRUE(s.ok()) << s.to_string();
     for (size_t i = 0; i < texts.size(); ++i)
       testing::expect_sparse_row(got[i].indices, got[i].values, ref["folders"]["router_sparse"][name][i],
@@ -144,9 +143,10 @@ TEST_P(StRouter, CliQueryAndDocumentFlags) {
   for (size_t i = 0; i < ref["texts"].size(); ++i)
     if (!ref["texts"][i].get<std::string>().empty())
       quoted += " " + dlrt::testing::quote(ref["texts"][i].get<std::string>()), at.push_back(i);
-  for (const auto& [flag, name] : {std::pair{"--query", "query"}, std::pair{"--document", "document"},
-                                   std::pair{"", "default"}}) {
-    auto r = dlrt::testing::run_command(embed_cmd(folder(GetParam(), "router"), std::string(flag) + " --json" + quoted));
+  for (const auto& [flag, name] :
+       {std::pair{"--query", "query"}, std::pair{"--document", "document"}, std::pair{"", "default"}}) {
+    auto r =
+        dlrt::testing::run_command(embed_cmd(folder(GetParam(), "router"), std::string(flag) + " --json" + quoted));
     ASSERT_EQ(r.exit_code, 0) << flag << ": " << r.output;
     const json j = json::parse(r.output, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << r.output;
@@ -266,8 +266,11 @@ TEST(StModuleDropout, IsNothingAtInference) {
   fs::create_directories(dir / "9_Dropout");
   std::ofstream(dir / "9_Dropout" / "config.json") << R"({"dropout": 0.5})";
   json modules = json::parse(testing::slurp(dir / "modules.json"));
-  modules.insert(modules.begin() + 2, json{{"idx", 9}, {"name", "9"}, {"path", "9_Dropout"},
-                                          {"type", "sentence_transformers.sentence_transformer.modules.dropout.Dropout"}});
+  modules.insert(modules.begin() + 2,
+                 json{{"idx", 9},
+                      {"name", "9"},
+                      {"path", "9_Dropout"},
+                      {"type", "sentence_transformers.sentence_transformer.modules.dropout.Dropout"}});
   std::ofstream(dir / "modules.json") << modules.dump();
   const json ref = reference(6);
   auto e = Embedder::create(dir.string(), cpu());

@@ -6,10 +6,9 @@
 
 #include <cmath>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "../embed/retrieval_reference.h"
 #include "embed/models/registry.h"
@@ -64,8 +63,8 @@ TEST_P(ServeStRouter, IsQueryPicksTheRouteOnEmbedAndOpenAI) {
   RouterServer s(GetParam(), "router");
   std::vector<size_t> at;
   const json texts = texts_of(ref, at);
-  for (const auto& [field, name] : {std::pair{json(true), "query"}, std::pair{json(false), "document"},
-                                    std::pair{json(nullptr), "default"}}) {
+  for (const auto& [field, name] :
+       {std::pair{json(true), "query"}, std::pair{json(false), "document"}, std::pair{json(nullptr), "default"}}) {
     json body{{"inputs", texts}};
     if (!field.is_null()) body["is_query"] = field;
     auto r = s.server.post("/embed", body.dump());

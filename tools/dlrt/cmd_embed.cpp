@@ -254,7 +254,8 @@ int resolve_prompt(const Args& args, const embed::EmbedModel& model, std::string
   if (args.has("prompt")) return kExitOk;
   auto name = args.has("prompt-name") ? std::optional<std::string>(args.get("prompt-name")) : std::nullopt;
   // --query / --document: encode_query's prompt (a multi-vector folder's queries take PyLate's markers instead).
-  if (!name && (args.has("query") || args.has("document")) && !embed::has_capability(model.kind(), embed::Capability::kMaxSim))
+  const bool task = args.has("query") || args.has("document");
+  if (!name && task && !embed::has_capability(model.kind(), embed::Capability::kMaxSim))
     name = embed::task_prompt_name(model, args.has("query"));
   if (auto p = embed::resolve_prompt(model, name, "")) {
     prompt = *p;
@@ -499,8 +500,8 @@ int cmd_embed(int argc, char** argv) {
   const std::shared_ptr<const embed::EmbedModel> model = std::move(opened).value();
   const bool multi_vector = embed::has_capability(model->kind(), embed::Capability::kMaxSim);
   if ((args.has("query") || args.has("document")) && tokens && !multi_vector)
-    return usage_error("embed", "--query and --document apply to one vector per text, or a multi-vector (ColBERT) "
-                                "folder's tokens; " + args.get("model") + " is not one");
+    return usage_error("embed", "--query and --document with --tokens need a multi-vector (ColBERT) folder; " +
+                                    args.get("model") + " is not one (without --tokens they embed queries or documents)");
   if (multi_vector && args.has("precision") && args.get("precision") != "float32" && args.get("precision") != "float")
     return usage_error("embed", args.get("model") + " is a multi-vector (ColBERT) folder: --precision applies to one "
                                                     "vector per text");

@@ -43,19 +43,19 @@ const std::vector<ModuleTypeName>& implemented_module_types() {
 
 namespace {
 
-// `rel`, a path modules.json names, as a path inside the model folder `dir`:
+// `rel`, a path modules.json or router_config.json names (`where` in errors), as a path inside the model folder `dir`:
 // no absolute path and no "..". Symbolic links are followed (a module folder
 // linked from elsewhere is the folder's owner's choice).
-Result<fs::path> inside_folder(const fs::path& dir, const std::string& rel) {
+Result<fs::path> inside_folder(const fs::path& dir, const std::string& rel, const std::string& where) {
   const fs::path p(rel);
   bool ok = !rel.empty() && !p.has_root_path();
   for (const auto& part : p) ok = ok && part != "..";
   if (!ok)
-    return InvalidModel("modules.json: the module path \"" + rel + "\" is not a path inside the model folder " +
+    return InvalidModel(where + ": the module path \"" + rel + "\" is not a path inside the model folder " +
                         dir.string() + " (absolute, or with \"..\")");
   std::error_code ec;
   if (fs::exists(dir / p, ec) && !fs::is_directory(dir / p, ec))
-    return InvalidModel("modules.json: the module path \"" + rel + "\" in " + dir.string() + " is a file, not a folder");
+    return InvalidModel(where + ": the module path \"" + rel + "\" in " + dir.string() + " is a file, not a folder");
   return dir / p;
 }
 
@@ -141,7 +141,7 @@ Result<Module> read_module(const fs::path& dir, const std::string& type, std::st
   if (rel.empty() && found->type == ModuleType::kSpladePooling) rel = "1_SpladePooling";
   Module mod{found->type, type, dir};
   if (has_config || !rel.empty()) {
-    DLRT_ASSIGN_OR_RETURN(mod.dir, inside_folder(dir, rel));
+    DLRT_ASSIGN_OR_RETURN(mod.dir, inside_folder(dir, rel, where));
   }
   return mod;
 }
@@ -154,8 +154,9 @@ Result<std::vector<Module>> read_modules(const fs::path& dir) {
   if (!modules.is_array()) return InvalidModel(path.string() + ": expected a list of modules");
   for (size_t i = 0; i < modules.size(); ++i) {
     const json& m = modules[i];
-    DLRT_ASSIGN_OR_RETURN(Module mod, read_module(dir, jsonu::get_string(m, "type", ""), jsonu::get_string(m, "path", ""),
-                                                  path.string() + ": module " + std::to_string(i)));
+    DLRT_ASSIGN_OR_RETURN(Module mod,
+                          read_module(dir, jsonu::get_string(m, "type", ""), jsonu::get_string(m, "path", ""),
+                                      path.string() + ": module " + std::to_string(i)));
     out.push_back(std::move(mod));
   }
   DLRT_RETURN_IF_ERROR(check_module_order(path, out));

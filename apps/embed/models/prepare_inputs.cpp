@@ -2,8 +2,8 @@
 #include "embed/models/prepare_inputs.h"
 
 #include <algorithm>
-#include <utility>
 #include <string_view>
+#include <utility>
 
 #include "embed/models/dense.h"
 #include "embed/models/length_groups.h"

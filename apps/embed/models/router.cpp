@@ -104,9 +104,10 @@ Result<size_t> RouterSpec::resolve(std::optional<bool> is_query) const {
   if (!task.empty())
     return InvalidArgument("the model's Router has no route for task \"" + task + "\"; its routes: " + names);
   if (default_route) return *default_route;
-  return InvalidArgument("the model's Router has no default route: ask for its query or document route "
-                         "(is_query, encode_query / encode_document, dlrt embed --query / --document); its routes: " +
-                         names);
+  return InvalidArgument(
+      "the model's Router has no default route: ask for its query or document route "
+      "(is_query, encode_query / encode_document, dlrt embed --query / --document); its routes: " +
+      names);
 }
 
 Result<std::optional<RouterSpec>> read_router(const fs::path& dir) {

@@ -36,12 +36,11 @@ class RouterModel final : public TokenizerModel, public DenseOut, public SparseO
                                 size_t* tokens) const override {
     DLRT_ASSIGN_OR_RETURN(size_t r, spec_.resolve(is_query));
     const Embedder& e = *routes_[r];
-    DLRT_ASSIGN_OR_RETURN(Encoding enc, encode_within(
-                                            e.max_length(), truncated,
-                                            [&](size_t limit, size_t* n) {
-                                              return e.tokenizer().encode_checked(text, limit, nullptr, n);
-                                            },
-                                            tokens));
+    DLRT_ASSIGN_OR_RETURN(
+        Encoding enc,
+        encode_within(
+            e.max_length(), truncated,
+            [&](size_t limit, size_t* n) { return e.tokenizer().encode_checked(text, limit, nullptr, n); }, tokens));
     enc.route = static_cast<uint8_t>(r + 1);
     return enc;
   }
@@ -68,7 +67,9 @@ class RouterModel final : public TokenizerModel, public DenseOut, public SparseO
   }
   // Routes that differ in normalising normalise their own vectors (embed_encoded).
   bool normalizes() const override { return all_normalize_; }
-  std::string pooling() const override { return kind() == ModelKind::kSparse ? "splade" : pooling_name(first().pooling()); }
+  std::string pooling() const override {
+    return kind() == ModelKind::kSparse ? "splade" : pooling_name(first().pooling());
+  }
   bool batch_dependent() const override {
     return std::any_of(routes_.begin(), routes_.end(), [](const auto& e) { return e->runs_alone(); });
   }
@@ -89,26 +90,29 @@ class RouterModel final : public TokenizerModel, public DenseOut, public SparseO
   Result<EmbedResult> embed_encoded(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const override {
     EmbedResult out;
     out.vectors.resize(batch.size());
-    DLRT_RETURN_IF_ERROR(by_route(batch, [&](size_t r, const std::vector<Encoding>& part, const std::vector<size_t>& at) {
-      const bool own = !all_normalize_ && routes_[r]->normalize();
-      DLRT_ASSIGN_OR_RETURN(EmbedResult res, routes_[r]->embed_encoded(part, own, bounds));
-      for (size_t k = 0; k < at.size(); ++k) out.vectors[at[k]] = std::move(res.vectors[k]);
-      out.total_tokens += res.total_tokens;
-      out.report = std::move(res.report);
-      return Status::Ok();
-    }));
+    DLRT_RETURN_IF_ERROR(
+        by_route(batch, [&](size_t r, const std::vector<Encoding>& part, const std::vector<size_t>& at) {
+          const bool own = !all_normalize_ && routes_[r]->normalize();
+          DLRT_ASSIGN_OR_RETURN(EmbedResult res, routes_[r]->embed_encoded(part, own, bounds));
+          for (size_t k = 0; k < at.size(); ++k) out.vectors[at[k]] = std::move(res.vectors[k]);
+          out.total_tokens += res.total_tokens;
+          out.report = std::move(res.report);
+          return Status::Ok();
+        }));
     return out;
   }
-  Result<SparseResult> encode_sparse(const std::vector<Encoding>& batch, const dlrt::RunOptions& bounds) const override {
+  Result<SparseResult> encode_sparse(const std::vector<Encoding>& batch,
+                                     const dlrt::RunOptions& bounds) const override {
     SparseResult out;
     out.vectors.resize(batch.size());
-    DLRT_RETURN_IF_ERROR(by_route(batch, [&](size_t r, const std::vector<Encoding>& part, const std::vector<size_t>& at) {
-      DLRT_ASSIGN_OR_RETURN(SparseResult res, routes_[r]->encode_sparse_encoded(part, 0, bounds));
-      for (size_t k = 0; k < at.size(); ++k) out.vectors[at[k]] = std::move(res.vectors[k]);
-      out.total_tokens += res.total_tokens;
-      out.report = std::move(res.report);
-      return Status::Ok();
-    }));
+    DLRT_RETURN_IF_ERROR(
+        by_route(batch, [&](size_t r, const std::vector<Encoding>& part, const std::vector<size_t>& at) {
+          DLRT_ASSIGN_OR_RETURN(SparseResult res, routes_[r]->encode_sparse_encoded(part, 0, bounds));
+          for (size_t k = 0; k < at.size(); ++k) out.vectors[at[k]] = std::move(res.vectors[k]);
+          out.total_tokens += res.total_tokens;
+          out.report = std::move(res.report);
+          return Status::Ok();
+        }));
     return out;
   }
   const SpladePooling* splade_pooling() const override { return first().splade_pooling(); }
@@ -120,13 +124,14 @@ class RouterModel final : public TokenizerModel, public DenseOut, public SparseO
                                         const dlrt::RunOptions& bounds) const override {
     TokenEmbedResult out;
     out.tokens.resize(batch.size());
-    DLRT_RETURN_IF_ERROR(by_route(batch, [&](size_t r, const std::vector<Encoding>& part, const std::vector<size_t>& at) {
-      DLRT_ASSIGN_OR_RETURN(TokenEmbedResult res, routes_[r]->embed_tokens(part, bounds));
-      for (size_t k = 0; k < at.size(); ++k) out.tokens[at[k]] = std::move(res.tokens[k]);
-      out.total_tokens += res.total_tokens;
-      out.report = std::move(res.report);
-      return Status::Ok();
-    }));
+    DLRT_RETURN_IF_ERROR(
+        by_route(batch, [&](size_t r, const std::vector<Encoding>& part, const std::vector<size_t>& at) {
+          DLRT_ASSIGN_OR_RETURN(TokenEmbedResult res, routes_[r]->embed_tokens(part, bounds));
+          for (size_t k = 0; k < at.size(); ++k) out.tokens[at[k]] = std::move(res.tokens[k]);
+          out.total_tokens += res.total_tokens;
+          out.report = std::move(res.report);
+          return Status::Ok();
+        }));
     return out;
   }
 
