@@ -371,8 +371,10 @@ loads; "export": False}). Other values are a ValueError."""
         truncate_dim          keep the first truncate_dim values of each vector, before
                               normalize_embeddings (None: Embedder.truncate_dim; 0: all).
         pool, chunk_size      multi-process encoding: not supported (must be None).
-        task                  accepted, as sentence-transformers accepts it for models
-                              without a Router; other keyword arguments raise ValueError.
+        task                  "query" or "document": a Router folder's query or document route
+                              (encode_query / encode_document set it); None its default route.
+                              A folder without a Router ignores it, as sentence-transformers
+                              does. Other keyword arguments raise ValueError.
 
         The GIL is released while the texts are tokenized and the model runs.
         """
@@ -396,7 +398,12 @@ loads; "export": False}). Other values are a ValueError."""
             raise ValueError("this folder is a multi-vector (ColBERT) model, one vector per token: call "
                              "encode(..., output_value='token_embeddings', is_query=True or False)")
         if is_query is not None and not self.is_multi_vector:
-            raise ValueError("is_query applies to multi-vector (ColBERT) folders; this one is not")
+            raise ValueError("is_query applies to multi-vector (ColBERT) folders; this one is not "
+                             "(encode_query / encode_document, or task='query' / 'document')")
+        task = kwargs.pop("task", None)
+        if task not in (None, "query", "document"):
+            raise ValueError(f"task={task!r}: dlrt routes texts as 'query' or 'document' (a Router folder's "
+                             "routes; encode_query / encode_document), or None (its default route)")
         if output_value == "token_embeddings" and (precision != "float32" or truncate_dim):
             raise ValueError("output_value='token_embeddings' takes neither precision nor truncate_dim")
         if device is not None:  # sentence-transformers moves the model there (a torch.device works as its str)
@@ -407,7 +414,7 @@ loads; "export": False}). Other values are a ValueError."""
         if pool is not None or chunk_size is not None:
             raise ValueError("multi-process encoding (pool, chunk_size) is not supported by dlrt.Embedder; "
                              "one Embedder may be used from many threads instead")
-        unused = sorted(set(kwargs) - {"task"})
+        unused = sorted(kwargs)
         if unused:
             raise ValueError(f"Embedder.encode() has been called with keyword arguments it does not take: {unused}")
         if truncate_dim is None:
@@ -451,6 +458,7 @@ loads; "export": False}). Other values are a ValueError."""
                          "Ignoring the `prompt_name` in favor of `prompt`.")
         prompt = prompt or ""  # put in front of each text natively, as dlrt serve does
 
+        route = None if task is None else task == "query"  # a Router folder's route
         if output_value == "token_embeddings":
             arrays = self._encode_tokens(texts, batch_size, True if is_query is None else bool(is_query), prompt)
             if convert_to_tensor:
@@ -467,11 +475,11 @@ loads; "export": False}). Other values are a ValueError."""
                 shown[0] = batches
 
             try:
-                vectors = self._encode_texts(texts, batch_size, progress, prompt)
+                vectors = self._encode_texts(texts, batch_size, progress, prompt, route)
             finally:
                 bar.close()
         else:
-            vectors = self._encode_texts(texts, batch_size, prompt=prompt)
+            vectors = self._encode_texts(texts, batch_size, prompt=prompt, is_query=route)
         return self._finish(vectors, single, truncate_dim, normalize_embeddings, precision, convert_to_numpy,
                             convert_to_tensor)
 
@@ -521,6 +529,8 @@ loads; "export": False}). Other values are a ValueError."""
         if self.is_multi_vector:  # a ColBERT folder: its query vectors
             kwargs.setdefault("output_value", "token_embeddings")
             kwargs.setdefault("is_query", True)
+        else:  # a Router folder's query route
+            kwargs.setdefault("task", "query")
         return self.encode(sentences, prompt_name=prompt_name, prompt=prompt, **kwargs)
 
     def encode_document(self, sentences, prompt_name=None, prompt=None, **kwargs):
@@ -533,4 +543,6 @@ loads; "export": False}). Other values are a ValueError."""
         if self.is_multi_vector:  # a ColBERT folder: its document vectors
             kwargs.setdefault("output_value", "token_embeddings")
             kwargs.setdefault("is_query", False)
+        else:  # a Router folder's document route
+            kwargs.setdefault("task", "document")
         return self.encode(sentences, prompt_name=prompt_name, prompt=prompt, **kwargs)

@@ -8,6 +8,7 @@
 #include "embed/models/llm_reranker.h"
 #include "embed/models/modules.h"
 #include "embed/models/multi_vector.h"
+#include "embed/models/router.h"
 #include "embed/models/token_inputs.h"
 
 namespace dlrt::embed {
@@ -18,10 +19,16 @@ using C = Capability;
 
 bool multi_vector_folder(const std::string& model) { return is_multi_vector_folder(model_folder_of(model)); }
 
-// modules.json lists SpladePooling or SparseStaticEmbedding (as Embedder::create's read_pooling finds them).
+// modules.json lists SpladePooling or SparseStaticEmbedding (as Embedder::create's read_pooling finds them),
+// or a Router's first route does.
 bool sparse_folder(const std::string& model) {
   auto modules = read_modules(model_folder_of(model));
   if (!modules.ok()) return false;
+  if (!modules->empty() && (*modules)[0].type == ModuleType::kRouter) {
+    auto router = read_router(model_folder_of(model));
+    if (!router.ok() || !*router) return false;
+    modules = (*router)->routes[0].modules;
+  }
   for (const Module& m : *modules)
     if (m.type == ModuleType::kSpladePooling || m.type == ModuleType::kSparseStaticEmbedding) return true;
   return false;
@@ -119,6 +126,8 @@ std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder>
 
 Result<std::shared_ptr<const EmbedModel>> open_embedder(const std::string& path, const EmbedderOptions& options,
                                                         ModelKind) {
+  DLRT_ASSIGN_OR_RETURN(std::optional<RouterSpec> router, read_router(model_folder_of(path)));
+  if (router) return open_router(path, *router, options);
   DLRT_ASSIGN_OR_RETURN(std::unique_ptr<Embedder> e, Embedder::create(path, options));
   return embedder_model(std::shared_ptr<const Embedder>(std::move(e)));
 }

@@ -172,6 +172,8 @@ std::optional<Reply> Call::embed(EmbedRequest& req, RequestResult& result) const
   } else {
     // A named prompt (or the folder's default) goes in front of each text.
     InputOptions in;
+    in.is_query = req.is_query;
+    if (!req.prompt_name && req.is_query) req.prompt_name = task_prompt_name(*m, *req.is_query);
     if (auto p = resolve_prompt(*m, req.prompt_name, config_.default_prompt_name); !p) {
       return invalid("the model has no prompt named '" + *req.prompt_name + "'");
     } else {

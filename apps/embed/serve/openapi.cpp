@@ -128,7 +128,8 @@ void embedding_schemas(json& s, const Common& c) {
         {"user", {{"type", "string"}}},
         {"normalize", {{"type", "boolean"}}},
         {"truncate", {{"type", "boolean"}}},
-        {"prompt_name", prompt_name}}}};
+        {"prompt_name", prompt_name},
+        {"is_query", {{"type", "boolean"}}}}}};
   s["EmbeddingsResponse"] = {
       {"type", "object"},
       {"required", {"object", "data", "model", "usage"}},
@@ -156,6 +157,7 @@ void embedding_schemas(json& s, const Common& c) {
                          {"truncate", {{"type", "boolean"}}},
                          {"truncation_direction", {{"type", "string"}, {"enum", {"right", "Right"}}}},
                          {"prompt_name", prompt_name},
+                         {"is_query", {{"type", "boolean"}}},
                          {"dimensions", dimensions}}}};
   s["EmbedResponse"] = {{"type", "array"}, {"items", vector}};
   s["EmbedSparseRequest"] = {{"type", "object"},
@@ -165,6 +167,7 @@ void embedding_schemas(json& s, const Common& c) {
                                {"truncate", {{"type", "boolean"}}},
                                {"truncation_direction", {{"type", "string"}, {"enum", {"right", "Right"}}}},
                                {"prompt_name", prompt_name},
+                               {"is_query", {{"type", "boolean"}}},
                                {"top_k", {{"type", "integer"}, {"minimum", 1}}}}}};
   s["EmbedSparseResponse"] = {
       {"type", "array"},

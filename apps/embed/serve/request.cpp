@@ -220,6 +220,9 @@ std::optional<RequestError> parse_embed_request(const json& body, RequestKind ki
 
   if (auto e = read_bool(body, "truncate", out->truncate)) return e;
   if (auto e = read_bool(body, "normalize", out->normalize)) return e;
+  if (auto e = read_bool(body, "is_query", out->is_query)) return e;
+  if (out->is_query && (!out->token_ids.empty() || !out->images.empty()))
+    return error(422, "'is_query' applies to text inputs, not token ids or images");
   if (auto d = body.find("truncation_direction"); d != body.end() && !d->is_null()) {
     if (!d->is_string() || (*d != "right" && *d != "Right" && *d != "left" && *d != "Left"))
       return error(422, "'truncation_direction' must be \"right\" or \"left\"");

@@ -25,6 +25,9 @@ struct EmbedRequest {
   std::optional<bool> normalize;                // unset: the model folder's
   std::optional<size_t> dimensions;             // keep the first N values (then normalise again)
   std::optional<std::string> prompt_name;       // a prompt of config_sentence_transformers.json
+  // Queries or documents (sentence-transformers' encode_query / encode_document): the folder's
+  // "query" / "document" prompt when no prompt_name is given, and a Router folder's route.
+  std::optional<bool> is_query;
   bool add_special_tokens = true;               // /tokenize
   bool sparse = false;                          // sparse vectors: /embed_sparse, or OpenAI encoding_format "sparse"
   std::optional<size_t> top_k;                  // sparse: keep each vector's top_k largest weights
