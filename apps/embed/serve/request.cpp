@@ -123,11 +123,17 @@ std::optional<RequestError> read_output_type(const json& body, EmbedRequest* out
     from_format = *t;
   }
   out->output_type = from_format.value_or(OutputType::kFloat32);
+  return read_quantization_ranges(body, needs_ranges(out->output_type), out);
+}
+
+}  // namespace
+
+std::optional<RequestError> read_quantization_ranges(const json& body, bool needs, EmbedRequest* out) {
   const auto ranges = body.find("ranges");
   const auto calibration = body.find("calibration_embeddings");
   const bool has_ranges = ranges != body.end() && !ranges->is_null();
   const bool has_calibration = calibration != body.end() && !calibration->is_null();
-  if ((has_ranges || has_calibration) && !needs_ranges(out->output_type))
+  if ((has_ranges || has_calibration) && !needs)
     return error(422, std::string("'") + (has_ranges ? "ranges" : "calibration_embeddings") +
                           "' applies to the int8 and uint8 output types");
   if (has_ranges && has_calibration) return error(422, "give 'ranges' or 'calibration_embeddings', not both");
@@ -150,8 +156,6 @@ std::optional<RequestError> read_output_type(const json& body, EmbedRequest* out
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 std::optional<RequestError> read_bool(const json& body, const char* name, std::optional<bool>& out) {
   auto f = body.find(name);

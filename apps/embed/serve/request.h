@@ -24,6 +24,7 @@ struct EmbedRequest {
   std::optional<bool> truncate;                 // unset: the server's default
   std::optional<bool> normalize;                // unset: the model folder's
   std::optional<size_t> dimensions;             // keep the first N values (then normalise again)
+  std::optional<size_t> max_tokens;             // tokens per input within the model's (Cohere's "max_tokens")
   std::optional<std::string> prompt_name;       // a prompt of config_sentence_transformers.json
   bool add_special_tokens = true;               // /tokenize
   bool sparse = false;                          // sparse vectors: /embed_sparse, or OpenAI encoding_format "sparse"
@@ -71,6 +72,10 @@ RequestError too_many_inputs(size_t n, const char* noun, size_t max_inputs);
 // `one_allowed`), at most `max_inputs` of them, into *out.
 std::optional<RequestError> read_texts(const nlohmann::json& body, const char* field, bool one_allowed,
                                        size_t max_inputs, std::vector<std::string>* out);
+
+// The int8/uint8 ranges of `body` into *out: "ranges", else "calibration_embeddings"
+// (a 422 when given and `needs` is false: no requested type takes ranges).
+std::optional<RequestError> read_quantization_ranges(const nlohmann::json& body, bool needs, EmbedRequest* out);
 
 // Finishes one pooled (unnormalised) vector for a request: the first
 // `dimensions` values when given, then L2-normalised when `normalize`.
