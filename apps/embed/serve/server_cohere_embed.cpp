@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "embed/image/image.h"
+#include "embed/models/model.h"
 #include "embed/models/output_type.h"
 #include "embed/serve/batcher.h"
 #include "embed/serve/handlers.h"
