@@ -207,8 +207,16 @@ TEST(ServeCohereEmbed, ImagesOnClip) {
     EXPECT_EQ(r["texts"], json::array());
     EXPECT_EQ(r["meta"]["billed_units"]["images"], n);
   }
-  // Texts on the same model: the text tower.
+  // Texts and images among one request's inputs: a vector per input, in order.
   const json& texts = reference()["texts"];
+  const json mixed = {inputs[2], {{"content", {{{"type", "text"}, {"text", texts[1]}}}}}, inputs[0]};
+  const json m = post(s, "/v2/embed", {{"input_type", "search_document"}, {"inputs", mixed}});
+  ASSERT_EQ(m["embeddings"]["float"].size(), 3u) << m;
+  EXPECT_GE(cosine(m["embeddings"]["float"][0], reference()["image_embeds"][2]), 0.99999);
+  EXPECT_GE(cosine(m["embeddings"]["float"][1], reference()["text_embeds"][1]), 0.99999);
+  EXPECT_GE(cosine(m["embeddings"]["float"][2], reference()["image_embeds"][0]), 0.99999);
+  EXPECT_EQ(m["texts"], json::array({texts[1]}));
+  // Texts on the same model: the text tower.
   const json r = post(s, "/v2/embed", {{"input_type", "search_query"}, {"texts", texts}});
   for (size_t i = 0; i < texts.size(); ++i)
     EXPECT_GE(cosine(r["embeddings"]["float"][i], reference()["text_embeds"][i]), 0.99999) << i;

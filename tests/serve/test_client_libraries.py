@@ -223,11 +223,17 @@ def test_cohere_v2_client_embed_images():
     r = client.embed(model="clip_tiny", input_type="search_document",
                      inputs=[{"content": [{"type": "image_url", "image_url": {"url": u}}]} for u in urls])
     check(r.embeddings.float_)
-    # Texts on the same model go through its text tower.
+    # Texts on the same model go through its text tower, alone or among images (a vector per input).
     r = client.embed(model="clip_tiny", input_type="search_query", texts=ref["texts"])
     got, text_want = np.asarray(r.embeddings.float_), np.asarray(ref["text_embeds"])
     cos = np.sum(got * text_want, axis=1) / (np.linalg.norm(got, axis=1) * np.linalg.norm(text_want, axis=1))
     assert cos.min() >= 0.99999, cos
+    mixed = client.embed(model="clip_tiny", input_type="search_document",
+                         inputs=[{"content": [{"type": "text", "text": ref["texts"][0]}]},
+                                 {"content": [{"type": "image_url", "image_url": {"url": urls[1]}}]}])
+    got = np.asarray(mixed.embeddings.float_)
+    np.testing.assert_allclose(got[0], np.asarray(r.embeddings.float_)[0], atol=1e-6)
+    assert np.dot(got[1], want[1]) / (np.linalg.norm(got[1]) * np.linalg.norm(want[1])) >= 0.99999
 
 
 # ---- LlamaIndex's TEI embeddings: /embed -----------------------------------------------------

@@ -15,10 +15,12 @@
 
 namespace dlrt::embed {
 
-// What a request asks for. Exactly one of texts / token_ids / images is non-empty.
+// What a request asks for: texts, token ids or images, or texts and images
+// (a mixed request, image_at saying which input is which).
 struct EmbedRequest {
   std::vector<std::string> texts;
   std::vector<std::string> images;              // image inputs' encoded bytes (image_input.h)
+  std::vector<uint8_t> image_at;                // a mixed request: per input, 1 for an image (else empty)
   std::vector<std::vector<int64_t>> token_ids;  // inputs given as token ids, used as they are
   bool base64 = false;                          // OpenAI encoding_format "base64"
   std::optional<bool> truncate;                 // unset: the server's default
@@ -37,7 +39,9 @@ struct EmbedRequest {
   std::vector<float> calibration;
   size_t calibration_rows = 0;
 
-  size_t size() const { return !images.empty() ? images.size() : texts.empty() ? token_ids.size() : texts.size(); }
+  size_t size() const { return texts.size() + images.size() + token_ids.size(); }
+  // Notes the input just appended to texts or images (`image`), for a request that may mix them.
+  void added_input(bool image);
 };
 
 // Why a request was refused: HTTP status and message.

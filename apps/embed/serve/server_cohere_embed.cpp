@@ -70,7 +70,7 @@ ParseError read_images(const json& v, size_t max_inputs, EmbedRequest* out) {
 // "inputs": [{"content": [item]}], an item {"type": "text", "text"} or
 // {"type": "image_url", "image_url": {"url"}}. Cohere embeds an input's items
 // together into one vector; dlrt's models embed a text or an image, so each
-// input holds one item, and a request's inputs are all texts or all images.
+// input holds one item (texts and images may mix: a vector per input, in order).
 ParseError read_content_inputs(const json& v, size_t max_inputs, EmbedRequest* out) {
   if (!v.is_array()) return invalid("'inputs' must be a non-empty array of {\"content\": [...]} objects");
   if (v.empty()) return RequestError{400, "'inputs' is empty: send at least one input", "empty"};
@@ -90,16 +90,16 @@ ParseError read_content_inputs(const json& v, size_t max_inputs, EmbedRequest* o
     if (type && *type == "text") {
       if (!item.contains("text") || !item["text"].is_string()) return invalid(at + ": \"text\" must be a string");
       out->texts.push_back(item["text"].get<std::string>());
+      out->added_input(false);
     } else if (type && *type == "image_url") {
       std::string bytes;
       if (auto e = read_image_input(item, at, image::DecodeLimits{}.max_bytes, &bytes)) return e;
       out->images.push_back(std::move(bytes));
+      out->added_input(true);
     } else {
       return invalid(at + " must be {\"type\": \"text\", \"text\": ...} or {\"type\": \"image_url\", \"image_url\": "
                           "{\"url\": ...}}");
     }
-    if (!out->texts.empty() && !out->images.empty())
-      return invalid(where + ": a request's inputs are all texts or all images here");
   }
   return std::nullopt;
 }
@@ -132,7 +132,7 @@ ParseError parse_cohere(const json& body, size_t max_inputs, bool v2, CohereEmbe
   } else if (auto e = read_content_inputs(body["inputs"], max_inputs, &req)) {
     return e;
   }
-  if (out->input_type == "image" && !req.texts.empty())
+  if (out->input_type == "image" && !req.texts.empty() && req.images.empty())
     return invalid("'input_type' \"image\" is for images; texts take \"search_document\", \"search_query\", "
                    "\"classification\" or \"clustering\"");
 

@@ -147,7 +147,20 @@ ParseError parse_tei_tokenize(const json& body, size_t max_inputs, EmbedRequest*
 }
 
 std::optional<Reply> embed_vectors(Call& c, EmbedRequest& req, RequestResult& result) {
-  return req.images.empty() ? c.embed(req, result) : embed_images(c, req, result);
+  if (req.images.empty()) return c.embed(req, result);
+  if (req.texts.empty()) return embed_images(c, req, result);
+  // Texts and images: each through its tower (images first: a model without one
+  // is refused before any text runs), then the vectors back in input order.
+  RequestResult images, texts;
+  if (std::optional<Reply> error = embed_images(c, req, images)) return error;
+  req.images.clear();
+  if (std::optional<Reply> error = c.embed(req, texts)) return error;
+  size_t next_image = 0, next_text = 0;
+  for (uint8_t is_image : req.image_at)
+    result.vectors.push_back(std::move(is_image ? images.vectors[next_image++] : texts.vectors[next_text++]));
+  result.tokens = texts.tokens;
+  server_util::note_request_size(result.vectors.size(), result.tokens);
+  return std::nullopt;
 }
 
 Reply handle_embeddings(Call& c, EmbedRequest& req) {
