@@ -92,18 +92,21 @@ TEST(ServeCohereEmbed, ContentInputsTruncationAndDimensions) {
   EXPECT_EQ(by_inputs["embeddings"], by_texts["embeddings"]);
   EXPECT_EQ(by_inputs["texts"], kTexts);
   // max_tokens cuts each input (END, the default) to 3 tokens, its last one kept: "three four five" as "three".
-  const json cut = post(t, "/v2/embed", {{"input_type", "clustering"}, {"texts", {"three four five"}}, {"max_tokens", 3}});
+  const json cut =
+      post(t, "/v2/embed", {{"input_type", "clustering"}, {"texts", {"three four five"}}, {"max_tokens", 3}});
   EXPECT_EQ(cut["embeddings"]["float"][0], post(t, "/embed", {{"inputs", {"three"}}})[0]);
   EXPECT_EQ(cut["meta"]["billed_units"]["input_tokens"], 3);
-  const json refused = post(t, "/v2/embed",
-                            {{"input_type", "clustering"}, {"texts", {"three four five"}}, {"max_tokens", 3},
-                             {"truncate", "NONE"}}, 413);
+  const json refused = post(
+      t, "/v2/embed",
+      {{"input_type", "clustering"}, {"texts", {"three four five"}}, {"max_tokens", 3}, {"truncate", "NONE"}}, 413);
   EXPECT_NE(refused["error"]["message"].get<std::string>().find("the limit is 3"), std::string::npos) << refused;
   const json two = post(t, "/v2/embed", {{"input_type", "clustering"}, {"texts", {"six"}}, {"output_dimension", 2}});
   EXPECT_EQ(two["embeddings"]["float"][0].size(), 2u);
   // int8 of one text takes the ranges the request gives (dlrt's field, as on /v1/embeddings).
   const json ranged = post(t, "/v2/embed",
-                           {{"input_type", "clustering"}, {"texts", {"six"}}, {"embedding_types", {"int8"}},
+                           {{"input_type", "clustering"},
+                            {"texts", {"six"}},
+                            {"embedding_types", {"int8"}},
                             {"ranges", {{0, 0, 0, 0}, {1, 1, 1, 1}}}});
   EXPECT_EQ(ranged["embeddings"]["int8"][0].size(), 4u);
 }
@@ -148,7 +151,8 @@ TEST(ServeCohereEmbed, Refusals) {
   has({{"input_type", "image"}, {"images", {7}}}, "'images'[0] is not a string");
   const json two_items = {{{"content", {{{"type", "text"}, {"text", "a"}}, {{"type", "text"}, {"text", "b"}}}}}};
   has({{"input_type", "search_query"}, {"inputs", two_items}}, "has 2 content items");
-  has({{"input_type", "search_query"}, {"inputs", {{{"content", {{{"type", "video"}}}}}}}}, "must be {\"type\": \"text\"");
+  has({{"input_type", "search_query"}, {"inputs", {{{"content", {{{"type", "video"}}}}}}}},
+      "must be {\"type\": \"text\"");
   // An image input to a model without an image tower: refused by kind, as on /v1/embeddings.
   const json image = {{{"content", {{{"type", "image_url"}, {"image_url", {{"url", "data:image/png;base64,AAAA"}}}}}}}};
   has({{"input_type", "image"}, {"inputs", image}}, "an image input", 400);

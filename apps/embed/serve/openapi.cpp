@@ -349,7 +349,8 @@ void cohere_schemas(json& s, const Common& c) {
                       {{"api_version", {{"type", "object"}, {"properties", {{"version", text}}}}},
                        {"billed_units",
                         {{"type", "object"},
-                         {"properties", {{"input_tokens", {{"type", "integer"}}}, {"images", {{"type", "integer"}}}}}}}}}};
+                         {"properties",
+                          {{"input_tokens", {{"type", "integer"}}}, {"images", {{"type", "integer"}}}}}}}}}};
   auto response = [&](const json& embeddings, const char* type) {
     return json{{"type", "object"},
                 {"required", {"id", "embeddings", "texts", "meta", "response_type"}},

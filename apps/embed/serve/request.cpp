@@ -41,7 +41,8 @@ std::optional<RequestError> read_images(const json& v, const std::string& field,
       out->added_input(false);
       continue;
     }
-    if (!is_image_input(e)) return error(422, where + " is neither a string nor an image input (texts and images mix; token ids do not)");
+    if (!is_image_input(e))
+      return error(422, where + " is neither a string nor an image input (texts and images mix; token ids do not)");
     std::string bytes;
     if (auto err = read_image_input(e, where, max_bytes, &bytes)) return err;
     out->images.push_back(std::move(bytes));

@@ -5,14 +5,13 @@
 // EmbedByTypeResponse, or v1's "embeddings_floats" without embedding_types.
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "embed/image/image.h"
 #include "embed/models/model.h"
@@ -46,7 +45,8 @@ bool one_of(const std::string& s, const std::array<const char*, N>& names) {
 ParseError read_positive(const json& body, const char* name, std::optional<size_t>* out) {
   auto f = body.find(name);
   if (f == body.end() || f->is_null()) return std::nullopt;
-  if (!f->is_number_integer() || f->get<int64_t>() < 1) return invalid(std::string("'") + name + "' must be a positive integer");
+  if (!f->is_number_integer() || f->get<int64_t>() < 1)
+    return invalid(std::string("'") + name + "' must be a positive integer");
   *out = static_cast<size_t>(f->get<int64_t>());
   return std::nullopt;
 }
@@ -97,8 +97,9 @@ ParseError read_content_inputs(const json& v, size_t max_inputs, EmbedRequest* o
       out->images.push_back(std::move(bytes));
       out->added_input(true);
     } else {
-      return invalid(at + " must be {\"type\": \"text\", \"text\": ...} or {\"type\": \"image_url\", \"image_url\": "
-                          "{\"url\": ...}}");
+      return invalid(at +
+                     " must be {\"type\": \"text\", \"text\": ...} or {\"type\": \"image_url\", \"image_url\": "
+                     "{\"url\": ...}}");
     }
   }
   return std::nullopt;
@@ -113,11 +114,13 @@ ParseError parse_cohere(const json& body, size_t max_inputs, bool v2, CohereEmbe
   if (auto e = read_string(body, "input_type", input_type)) return e;
   if (auto e = read_string(body, "truncate", truncate)) return e;
   if (!input_type && v2)
-    return invalid("missing field 'input_type' (\"search_document\", \"search_query\", \"classification\", "
-                   "\"clustering\" or \"image\")");
+    return invalid(
+        "missing field 'input_type' (\"search_document\", \"search_query\", \"classification\", "
+        "\"clustering\" or \"image\")");
   if (input_type && !one_of(*input_type, kInputTypes))
-    return invalid("'input_type' must be \"search_document\", \"search_query\", \"classification\", \"clustering\" "
-                   "or \"image\"");
+    return invalid(
+        "'input_type' must be \"search_document\", \"search_query\", \"classification\", \"clustering\" "
+        "or \"image\"");
   out->input_type = input_type.value_or("");
 
   auto given = [&](const char* name) { return body.contains(name) && !body[name].is_null(); };
@@ -133,8 +136,9 @@ ParseError parse_cohere(const json& body, size_t max_inputs, bool v2, CohereEmbe
     return e;
   }
   if (out->input_type == "image" && !req.texts.empty() && req.images.empty())
-    return invalid("'input_type' \"image\" is for images; texts take \"search_document\", \"search_query\", "
-                   "\"classification\" or \"clustering\"");
+    return invalid(
+        "'input_type' \"image\" is for images; texts take \"search_document\", \"search_query\", "
+        "\"classification\" or \"clustering\"");
 
   if (auto f = body.find("embedding_types"); f != body.end() && !f->is_null()) {
     if (!f->is_array() || f->empty()) return invalid("'embedding_types' must be a non-empty array");
@@ -148,9 +152,11 @@ ParseError parse_cohere(const json& body, size_t max_inputs, bool v2, CohereEmbe
   }
   // Cohere's default is END: a long input loses its end, as dlrt's truncation does.
   if (truncate && *truncate == "START")
-    return invalid("'truncate' \"START\" is not supported: dlrt cuts the end of a long input (\"END\") or refuses it "
-                   "(\"NONE\")");
-  if (truncate && *truncate != "END" && *truncate != "NONE") return invalid("'truncate' must be \"NONE\", \"START\" or \"END\"");
+    return invalid(
+        "'truncate' \"START\" is not supported: dlrt cuts the end of a long input (\"END\") or refuses it "
+        "(\"NONE\")");
+  if (truncate && *truncate != "END" && *truncate != "NONE")
+    return invalid("'truncate' must be \"NONE\", \"START\" or \"END\"");
   req.truncate = !truncate || *truncate == "END";
   if (auto e = read_positive(body, "max_tokens", &req.max_tokens)) return e;
   if (auto e = read_positive(body, "output_dimension", &req.dimensions)) return e;
@@ -168,9 +174,12 @@ ParseError parse_cohere(const json& body, size_t max_inputs, bool v2, CohereEmbe
 // prompts named as the other input types; else none (the default prompt applies).
 std::optional<std::string> prompt_for(const EmbedModel& m, const std::string& input_type) {
   std::vector<std::string> wanted;
-  if (input_type == "search_query") wanted = {"query"};
-  else if (input_type == "search_document") wanted = {"document", "passage", "corpus"};
-  else if (input_type == "classification" || input_type == "clustering") wanted = {input_type};
+  if (input_type == "search_query")
+    wanted = {"query"};
+  else if (input_type == "search_document")
+    wanted = {"document", "passage", "corpus"};
+  else if (input_type == "classification" || input_type == "clustering")
+    wanted = {input_type};
   const std::vector<std::string> names = m.prompt_names();
   for (const std::string& w : wanted)
     if (std::find(names.begin(), names.end(), w) != names.end()) return w;
