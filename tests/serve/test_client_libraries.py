@@ -1,6 +1,7 @@
 """dlrt serve against the client libraries people already use, each with its own defaults
 (docs/migrate.md has one table per client): huggingface_hub's InferenceClient, Cohere's v1
-and v2 clients (rerank, and embed: texts, and images on DLRT_CLIP_URL), LlamaIndex's TextEmbeddingsInference, LangChain's OpenAIEmbeddings (its default chunk
+and v2 clients (rerank, and embed: texts, and images on DLRT_CLIP_URL), LlamaIndex's
+TextEmbeddingsInference, LangChain's OpenAIEmbeddings (its default chunk
 size of 1000 inputs) and the openai client with 2048 inputs in one request (OpenAI's limit).
 Every answer is checked against the server's own /embed (cosine >= 0.99999) or /rerank (within
 1e-6). Run by scripts/test_serve_clients.sh, which serves tests/embed/data/tiny_bert
@@ -132,7 +133,8 @@ EMBEDDING_TYPES = ["float", "int8", "uint8", "binary", "ubinary", "base64"]
 
 def openai_embeddings(docs, encoding_format):
     """/v1/embeddings' vectors of docs in one output type: the path /v2/embed's types share."""
-    return [d["embedding"] for d in post(URL, "/v1/embeddings", {"input": docs, "encoding_format": encoding_format})["data"]]
+    answer = post(URL, "/v1/embeddings", {"input": docs, "encoding_format": encoding_format})
+    return [d["embedding"] for d in answer["data"]]
 
 
 def test_cohere_v2_client_embed_every_type():
@@ -171,7 +173,8 @@ def test_cohere_v2_client_embed_errors():
     client = cohere.ClientV2(api_key="unused", base_url=URL)
     for kwargs, status, part in [
             ({"input_type": "search", "texts": ["a"]}, 422, "'input_type' must be"),
-            ({"input_type": "image", "images": ["https://example.com/cat.png"]}, 422, "remote image URLs are not fetched"),
+            ({"input_type": "image", "images": ["https://example.com/cat.png"]}, 422,
+             "remote image URLs are not fetched"),
             ({"input_type": "search_query", "texts": ["a"], "truncate": "START"}, 422, "START"),
             ({"input_type": "search_query", "texts": ["a"], "embedding_types": ["int8"]}, 422, "single embedding"),
             # A text model has no image tower: refused by kind (the image is never decoded).
@@ -189,14 +192,16 @@ def test_cohere_v1_client_embed():
     r = client.embed(model="tiny_bert", texts=docs, input_type="search_query")
     assert r.response_type == "embeddings_floats" and r.texts == docs
     assert_same_vectors(r.embeddings, docs)
-    typed = client.embed(model="tiny_bert", texts=docs[:5], input_type="search_query", embedding_types=["float", "uint8"])
+    typed = client.embed(model="tiny_bert", texts=docs[:5], input_type="search_query",
+                         embedding_types=["float", "uint8"])
     assert typed.response_type == "embeddings_by_type"
     assert_same_vectors(typed.embeddings.float_, docs[:5])
     assert typed.embeddings.uint8 == openai_embeddings(docs[:5], "uint8")
 
 
 @pytest.mark.skipif(not os.environ.get("DLRT_CLIP_URL"),
-                    reason="DLRT_CLIP_URL is not set (scripts/test_serve_clients.sh serves tests/models/image/clip_tiny)")
+                    reason="DLRT_CLIP_URL is not set (scripts/test_serve_clients.sh serves "
+                           "tests/models/image/clip_tiny)")
 def test_cohere_v2_client_embed_images():
     import base64
     import cohere
