@@ -99,7 +99,10 @@ TEST(ServeCohereEmbed, ContentInputsTruncationAndDimensions) {
   const json refused = post(
       t, "/v2/embed",
       {{"input_type", "clustering"}, {"texts", {"three four five"}}, {"max_tokens", 3}, {"truncate", "NONE"}}, 413);
-  EXPECT_NE(refused["error"]["message"].get<std::string>().find("the limit is 3"), std::string::npos) << refused;
+  EXPECT_NE(refused["error"]["message"].get<std::string>().find("the limit is 3 per input: shorten it or send "
+                                                                "\"truncate\": \"END\""),
+            std::string::npos)
+      << refused;
   const json two = post(t, "/v2/embed", {{"input_type", "clustering"}, {"texts", {"six"}}, {"output_dimension", 2}});
   EXPECT_EQ(two["embeddings"]["float"][0].size(), 2u);
   // int8 of one text takes the ranges the request gives (dlrt's field, as on /v1/embeddings).

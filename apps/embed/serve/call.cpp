@@ -147,7 +147,7 @@ std::optional<Reply> Call::embed(EmbedRequest& req, RequestResult& result) const
     return error(413, "invalid_request_error",
                  "input " + std::to_string(i) + " has " + (tokens ? std::to_string(tokens) : "more than " + std::to_string(limit)) +
                      " tokens; the limit is " + std::to_string(limit) +
-                     " per input: shorten it or send \"truncate\": true");
+                     " per input: shorten it or send " + req.truncate_field);
   };
   std::vector<Encoding> encodings;
   encodings.reserve(req.size());

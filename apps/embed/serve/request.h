@@ -24,6 +24,7 @@ struct EmbedRequest {
   std::vector<std::vector<int64_t>> token_ids;  // inputs given as token ids, used as they are
   bool base64 = false;                          // OpenAI encoding_format "base64"
   std::optional<bool> truncate;                 // unset: the server's default
+  std::string truncate_field = "\"truncate\": true";  // how a 413 for a long input names truncation
   std::optional<bool> normalize;                // unset: the model folder's
   std::optional<size_t> dimensions;             // keep the first N values (then normalise again)
   std::optional<size_t> max_tokens;             // tokens per input within the model's (Cohere's "max_tokens")

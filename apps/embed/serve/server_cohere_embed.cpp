@@ -158,6 +158,7 @@ ParseError parse_cohere(const json& body, size_t max_inputs, bool v2, CohereEmbe
   if (truncate && *truncate != "END" && *truncate != "NONE")
     return invalid("'truncate' must be \"NONE\", \"START\" or \"END\"");
   req.truncate = !truncate || *truncate == "END";
+  req.truncate_field = "\"truncate\": \"END\"";
   if (auto e = read_positive(body, "max_tokens", &req.max_tokens)) return e;
   if (auto e = read_positive(body, "output_dimension", &req.dimensions)) return e;
   if (auto p = body.find("priority"); p != body.end() && !p->is_null() && !p->is_number_integer())
