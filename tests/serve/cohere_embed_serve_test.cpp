@@ -223,6 +223,8 @@ TEST(ServeCohereEmbed, ImagesOnClip) {
   EXPECT_GE(cosine(m["embeddings"]["float"][1], reference()["text_embeds"][1]), 0.99999);
   EXPECT_GE(cosine(m["embeddings"]["float"][2], reference()["image_embeds"][0]), 0.99999);
   EXPECT_EQ(m["texts"], json::array({texts[1]}));
+  EXPECT_EQ(m["meta"]["billed_units"]["images"], 2);
+  EXPECT_GT(m["meta"]["billed_units"]["input_tokens"], 0);
   // Texts on the same model: the text tower.
   const json r = post(s, "/v2/embed", {{"input_type", "search_query"}, {"texts", texts}});
   for (size_t i = 0; i < texts.size(); ++i)

@@ -246,7 +246,9 @@ Reply answer(Call& c, CohereEmbedRequest& r, bool v2) {
   }
   out += ",\"texts\":";
   server_util::append_json(out, json(r.echoed));
-  json billed = images ? json{{"images", images}} : json{{"input_tokens", result.tokens}};
+  json billed = json::object();
+  if (!r.echoed.empty()) billed["input_tokens"] = result.tokens;
+  if (images) billed["images"] = images;
   out += ",\"meta\":";
   server_util::append_json(out, json{{"api_version", {{"version", v2 ? "2" : "1"}}}, {"billed_units", billed}});
   out += std::string(",\"response_type\":\"") + (floats ? "embeddings_floats" : "embeddings_by_type") + "\"}";
