@@ -7,11 +7,12 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "embed/image/image.h"
 #include "embed/models/model.h"
