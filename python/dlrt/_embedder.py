@@ -51,6 +51,17 @@ def _progress_bar(total):
     return tqdm(total=total, desc="Batches", file=sys.stderr)
 
 
+def _is_pil_image(x):
+    """Whether x is a PIL image, without importing PIL (not a dependency)."""
+    return any(c.__name__ == "Image" and c.__module__ == "PIL.Image" for c in type(x).__mro__)
+
+
+def _pil_rgb(image):
+    """A PIL image's pixels as transformers' image processors take a PIL image (convert_to_rgb: PIL's own
+    convert("RGB") for any other mode; no EXIF orientation, which only load_image applies): uint8 [h, w, 3]."""
+    return np.asarray(image if image.mode == "RGB" else image.convert("RGB"))
+
+
 def _quantize(embeddings, precision):
     """sentence_transformers.quantize_embeddings(embeddings, precision) without ranges or
     calibration embeddings: int8/uint8 buckets from the embeddings' own per-dim min and max
@@ -332,7 +343,9 @@ loads; "export": False}). Other values are a ValueError."""
                               dlrt embed --image does, or its RGB pixels (a uint8 [height,
                               width, 3] numpy array) gives one vector; a list of them (or a
                               [n, height, width, 3] array) one row per image, in the space of
-                              the folder's text vectors. PIL images are not taken (TypeError).
+                              the folder's text vectors; or a PIL image, taken as transformers'
+                              processor takes it: converted with its convert("RGB") unless RGB,
+                              without EXIF orientation (PIL is not needed otherwise).
                               Another kind of folder raises dlrt.InvalidArgument naming its
                               kind; sentences and images in one call raise ValueError. prompt,
                               prompt_name, is_query and output_value="token_embeddings"
@@ -428,13 +441,13 @@ loads; "export": False}). Other values are a ValueError."""
             show_progress_bar = _log.getEffectiveLevel() in (logging.INFO, logging.DEBUG)
         if images is not None:
             single = (isinstance(images, (str, bytes, bytearray, memoryview, os.PathLike))
-                      or (isinstance(images, np.ndarray) and images.ndim == 3))
+                      or (isinstance(images, np.ndarray) and images.ndim == 3) or _is_pil_image(images))
             try:
                 items = [images] if single else list(images)
             except TypeError:
                 raise TypeError("images must be an image file's path (str, os.PathLike), its encoded bytes "
-                                "(bytes, bytearray, memoryview), a uint8 [height, width, 3] numpy array or a list "
-                                f"of them, got {type(images).__name__}") from None
+                                "(bytes, bytearray, memoryview), a uint8 [height, width, 3] numpy array, a PIL "
+                                f"image or a list of them, got {type(images).__name__}") from None
             vectors = self._encode_image_list(items, batch_size, show_progress_bar)
             return self._finish(vectors, single, truncate_dim, normalize_embeddings, precision, convert_to_numpy,
                                 convert_to_tensor)
@@ -491,7 +504,8 @@ loads; "export": False}). Other values are a ValueError."""
         parts = []
         try:
             for start in range(0, len(images), batch_size):
-                parts.append(self._encode_images(images[start:start + batch_size], start))
+                batch = [_pil_rgb(x) if _is_pil_image(x) else x for x in images[start:start + batch_size]]
+                parts.append(self._encode_images(batch, start))
                 if bar is not None:
                     bar.update(1)
         finally:

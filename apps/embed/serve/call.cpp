@@ -142,11 +142,12 @@ std::optional<Reply> Call::embed(EmbedRequest& req, RequestResult& result) const
 
   size_t limit = m->max_length();
   if (const size_t cap = input_token_limit()) limit = std::min(limit, cap);
+  if (req.max_tokens) limit = std::min(limit, *req.max_tokens);
   auto over_limit = [&](size_t i, size_t tokens) {
     return error(413, "invalid_request_error",
                  "input " + std::to_string(i) + " has " + (tokens ? std::to_string(tokens) : "more than " + std::to_string(limit)) +
                      " tokens; the limit is " + std::to_string(limit) +
-                     " per input: shorten it or send \"truncate\": true");
+                     " per input: shorten it or send " + req.truncate_field);
   };
   std::vector<Encoding> encodings;
   encodings.reserve(req.size());

@@ -9,6 +9,7 @@
 //   docs_page.cpp            /docs and the Swagger UI files it loads (/docs/...)
 //   server_similarity.cpp    /similarity
 //   server_classify.cpp      /rerank, /v1/rerank, /predict
+//   server_cohere_embed.cpp  /v1/embed, /v2/embed (Cohere's)
 //   server_multi_vector.cpp  /embed_all, and /rerank by MaxSim
 //   server_health.cpp        /health, /ready, /live, /metrics, GET / and /ping (TEI's)
 //   routes.cpp               POST / and /invocations (TEI's root route: the route of the model's kind)
@@ -36,6 +37,9 @@ ParseError parse_tei_embed_sparse(const nlohmann::json& body, size_t max_inputs,
 ParseError parse_tei_tokenize(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);
 // The answer's shape by call.api(): OpenAI's list or TEI's arrays; sparse when req.sparse.
 Reply handle_embeddings(Call& call, EmbedRequest& req);
+// The vectors of a parsed request, texts (Call::embed) or images (the model's
+// image tower), finished as asked; the error to answer otherwise.
+std::optional<Reply> embed_vectors(Call& call, EmbedRequest& req, RequestResult& result);
 Reply handle_tokenize(Call& call, EmbedRequest& req);
 
 struct DecodeRequest {
@@ -44,6 +48,19 @@ struct DecodeRequest {
 };
 ParseError parse_decode(const nlohmann::json& body, size_t max_inputs, DecodeRequest* out);
 Reply handle_decode(Call& call, DecodeRequest& req);
+
+// ---- Cohere's /v1/embed and /v2/embed (server_cohere_embed.cpp) ----------------
+struct CohereEmbedRequest {
+  EmbedRequest embed;                // texts or images, truncation, max_tokens, output_dimension, ranges
+  std::string input_type;            // "" when not given (v1 only)
+  std::vector<std::string> types;    // "embedding_types" in order, each once; empty: float
+  std::vector<std::string> echoed;   // the texts, as the answer's "texts" gives them back
+};
+ParseError parse_cohere_embed_v1(const nlohmann::json& body, size_t max_inputs, CohereEmbedRequest* out);
+ParseError parse_cohere_embed_v2(const nlohmann::json& body, size_t max_inputs, CohereEmbedRequest* out);
+// v2: "embeddings_by_type"; v1: the same with embedding_types, else "embeddings_floats".
+Reply handle_cohere_embed_v1(Call& call, CohereEmbedRequest& req);
+Reply handle_cohere_embed_v2(Call& call, CohereEmbedRequest& req);
 
 // ---- /similarity (server_similarity.cpp): the /embed request of [source, sentences...]
 ParseError parse_similarity(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);

@@ -72,7 +72,11 @@ std::optional<RequestError> read_image_input(const json& v, const std::string& w
   if (!s || !s->is_string())
     return RequestError{422, where + ": an image input's \"image\" (or \"image_url\".\"url\") must be a string: a data "
                                      "URL or base64"};
-  std::string_view text = s->get_ref<const std::string&>();
+  return read_image_data(s->get_ref<const std::string&>(), where, max_bytes, bytes);
+}
+
+std::optional<RequestError> read_image_data(std::string_view text, const std::string& where, size_t max_bytes,
+                                            std::string* bytes) {
   if (starts_with_ci(text, "http://") || starts_with_ci(text, "https://"))
     return RequestError{422, where + ": remote image URLs are not fetched (the server makes no outbound requests); "
                                      "send the image's bytes as base64 or a data URL (data:image/png;base64,...)"};

@@ -26,6 +26,10 @@ bool is_image_input(const nlohmann::json& v);
 std::optional<RequestError> read_image_input(const nlohmann::json& v, const std::string& where, size_t max_bytes,
                                              std::string* bytes);
 
+// The same for the string an input carries (a data URL or bare base64; Cohere's "images").
+std::optional<RequestError> read_image_data(std::string_view text, const std::string& where, size_t max_bytes,
+                                            std::string* bytes);
+
 // Standard base64 (RFC 4648 section 4; padding optional, no other characters);
 // false for anything else.
 bool decode_base64(std::string_view text, std::string* out);

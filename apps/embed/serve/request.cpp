@@ -27,7 +27,8 @@ bool read_ids(const json& v, std::vector<int64_t>& ids) {
   return true;
 }
 
-// Image inputs (image_input.h): one, or an array of them, all images.
+// Image inputs (image_input.h): one, or an array of them, where strings are texts
+// (a request mixing texts and images: a vector per input, in order).
 std::optional<RequestError> read_images(const json& v, const std::string& field, size_t max_inputs,
                                         EmbedRequest* out) {
   if (v.is_array() && v.size() > max_inputs) return too_many_inputs(v.size(), "inputs", max_inputs);
@@ -35,20 +36,33 @@ std::optional<RequestError> read_images(const json& v, const std::string& field,
   for (size_t i = 0; i < (v.is_array() ? v.size() : 1); ++i) {
     const json& e = v.is_array() ? v[i] : v;
     const std::string where = "'" + field + "'" + (v.is_array() ? "[" + std::to_string(i) + "]" : "");
-    if (!is_image_input(e)) return error(422, where + " is not an image input (all inputs of a request are text, or all images)");
+    if (e.is_string()) {
+      out->texts.push_back(e.get<std::string>());
+      out->added_input(false);
+      continue;
+    }
+    if (!is_image_input(e))
+      return error(422, where + " is neither a string nor an image input (texts and images mix; token ids do not)");
     std::string bytes;
     if (auto err = read_image_input(e, where, max_bytes, &bytes)) return err;
     out->images.push_back(std::move(bytes));
+    out->added_input(true);
   }
   return std::nullopt;
+}
+
+bool has_image(const json& v) {
+  if (!v.is_array()) return is_image_input(v);
+  for (const json& e : v)
+    if (is_image_input(e)) return true;
+  return false;
 }
 
 // The inputs: a string, strings, token ids, lists of token ids, or images.
 std::optional<RequestError> read_inputs(const json& v, const std::string& field, bool ids_allowed, size_t max_inputs,
                                         EmbedRequest* out) {
   const std::string ids_note = ids_allowed ? ", token ids or lists of token ids" : "";
-  if (ids_allowed && (is_image_input(v) || (v.is_array() && !v.empty() && is_image_input(v[0]))))
-    return read_images(v, field, max_inputs, out);
+  if (ids_allowed && has_image(v)) return read_images(v, field, max_inputs, out);
   if (v.is_string()) {
     out->texts.push_back(v.get<std::string>());
     return std::nullopt;
@@ -123,11 +137,17 @@ std::optional<RequestError> read_output_type(const json& body, EmbedRequest* out
     from_format = *t;
   }
   out->output_type = from_format.value_or(OutputType::kFloat32);
+  return read_quantization_ranges(body, needs_ranges(out->output_type), out);
+}
+
+}  // namespace
+
+std::optional<RequestError> read_quantization_ranges(const json& body, bool needs, EmbedRequest* out) {
   const auto ranges = body.find("ranges");
   const auto calibration = body.find("calibration_embeddings");
   const bool has_ranges = ranges != body.end() && !ranges->is_null();
   const bool has_calibration = calibration != body.end() && !calibration->is_null();
-  if ((has_ranges || has_calibration) && !needs_ranges(out->output_type))
+  if ((has_ranges || has_calibration) && !needs)
     return error(422, std::string("'") + (has_ranges ? "ranges" : "calibration_embeddings") +
                           "' applies to the int8 and uint8 output types");
   if (has_ranges && has_calibration) return error(422, "give 'ranges' or 'calibration_embeddings', not both");
@@ -150,8 +170,6 @@ std::optional<RequestError> read_output_type(const json& body, EmbedRequest* out
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 std::optional<RequestError> read_bool(const json& body, const char* name, std::optional<bool>& out) {
   auto f = body.find(name);
@@ -246,7 +264,7 @@ std::optional<RequestError> parse_embed_request(const json& body, RequestKind ki
   if (kind == RequestKind::kOpenAIEmbeddings)
     if (auto e = read_output_type(body, out)) return e;
   if (kind == RequestKind::kTeiEmbedSparse) out->sparse = true;
-  if (!out->images.empty() && (out->sparse || out->prompt_name))
+  if (!out->images.empty() && (out->sparse || (out->prompt_name && out->texts.empty())))
     return error(422, out->sparse ? "image inputs have dense vectors, not sparse ones"
                                   : "'prompt_name' applies to text inputs, not images");
   if (auto k = body.find("top_k"); k != body.end() && !k->is_null()) {
@@ -258,6 +276,14 @@ std::optional<RequestError> parse_embed_request(const json& body, RequestKind ki
     return error(422, std::string("'") + (out->normalize ? "normalize" : "dimensions") +
                           "' does not apply to sparse vectors (use 'top_k' to keep the largest weights)");
   return std::nullopt;
+}
+
+void EmbedRequest::added_input(bool image) {
+  if (image_at.empty()) {
+    if (texts.empty() || images.empty()) return;  // one kind so far
+    image_at.assign(size() - 1, image ? 0 : 1);   // the first mix: every input before it is of the other kind
+  }
+  image_at.push_back(image ? 1 : 0);
 }
 
 void finish_vector(std::vector<float>& v, std::optional<size_t> dimensions, bool normalize) {

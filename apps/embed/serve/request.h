@@ -15,15 +15,19 @@
 
 namespace dlrt::embed {
 
-// What a request asks for. Exactly one of texts / token_ids / images is non-empty.
+// What a request asks for: texts, token ids or images, or texts and images
+// (a mixed request, image_at saying which input is which).
 struct EmbedRequest {
   std::vector<std::string> texts;
   std::vector<std::string> images;              // image inputs' encoded bytes (image_input.h)
+  std::vector<uint8_t> image_at;                // a mixed request: per input, 1 for an image (else empty)
   std::vector<std::vector<int64_t>> token_ids;  // inputs given as token ids, used as they are
   bool base64 = false;                          // OpenAI encoding_format "base64"
   std::optional<bool> truncate;                 // unset: the server's default
+  std::string truncate_field = "\"truncate\": true";  // how a 413 for a long input names truncation
   std::optional<bool> normalize;                // unset: the model folder's
   std::optional<size_t> dimensions;             // keep the first N values (then normalise again)
+  std::optional<size_t> max_tokens;             // tokens per input within the model's (Cohere's "max_tokens")
   std::optional<std::string> prompt_name;       // a prompt of config_sentence_transformers.json
   // Queries or documents (sentence-transformers' encode_query / encode_document): the folder's
   // "query" / "document" prompt when no prompt_name is given, and a Router folder's route.
@@ -39,7 +43,9 @@ struct EmbedRequest {
   std::vector<float> calibration;
   size_t calibration_rows = 0;
 
-  size_t size() const { return !images.empty() ? images.size() : texts.empty() ? token_ids.size() : texts.size(); }
+  size_t size() const { return texts.size() + images.size() + token_ids.size(); }
+  // Notes the input just appended to texts or images (`image`), for a request that may mix them.
+  void added_input(bool image);
 };
 
 // Why a request was refused: HTTP status and message.
@@ -74,6 +80,10 @@ RequestError too_many_inputs(size_t n, const char* noun, size_t max_inputs);
 // `one_allowed`), at most `max_inputs` of them, into *out.
 std::optional<RequestError> read_texts(const nlohmann::json& body, const char* field, bool one_allowed,
                                        size_t max_inputs, std::vector<std::string>* out);
+
+// The int8/uint8 ranges of `body` into *out: "ranges", else "calibration_embeddings"
+// (a 422 when given and `needs` is false: no requested type takes ranges).
+std::optional<RequestError> read_quantization_ranges(const nlohmann::json& body, bool needs, EmbedRequest* out);
 
 // Finishes one pooled (unnormalised) vector for a request: the first
 // `dimensions` values when given, then L2-normalised when `normalize`.

@@ -19,6 +19,7 @@
 #include "embed/serve/request.h"
 #include "embed/serve/server.h"
 #include "embed/serve/server_util.h"
+#include "embed/serve/vector_json.h"
 #include "embed/image/image.h"
 #include "embed/models/output_type.h"
 #include "embed/models/prepare_inputs.h"
@@ -73,55 +74,6 @@ std::string openai_sparse_body(const std::vector<SparseVector>& vectors, const s
   out += "],\"model\":" + server_util::json_string(model) + ",\"usage\":{\"prompt_tokens\":" + std::to_string(tokens) +
          ",\"total_tokens\":" + std::to_string(tokens) + "}}";
   return out;
-}
-
-
-void append_vector(std::string& out, const std::vector<float>& v) {
-  out += '[';
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) out += ',';
-    server_util::append_json_float(out, v[i]);
-  }
-  out += ']';
-}
-
-void append_base64_bytes(std::string& out, std::string_view bytes) {
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  out += '"';
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t n = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
-    out += kAlphabet[n >> 18];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
-  }
-  if (size_t rest = bytes.size() - i) {
-    uint32_t n = uint8_t(bytes[i]) << 16;
-    if (rest == 2) n |= uint8_t(bytes[i + 1]) << 8;
-    out += kAlphabet[n >> 18];
-    out += kAlphabet[(n >> 12) & 63];
-    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  out += '"';
-}
-
-void append_base64(std::string& out, const std::vector<float>& v) {
-  std::string bytes(v.size() * sizeof(float), '\0');
-  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());  // little-endian float32 (x86, arm)
-  append_base64_bytes(out, bytes);
-}
-
-// A quantized vector's bytes (output_type.h): its numbers, or base64 of the bytes.
-void append_quantized(std::string& out, const uint8_t* bytes, size_t n, OutputType type, bool base64) {
-  if (base64) return append_base64_bytes(out, std::string_view(reinterpret_cast<const char*>(bytes), n));
-  out += '[';
-  for (size_t i = 0; i < n; ++i) {
-    if (i) out += ',';
-    out += std::to_string(quantized_value(type, bytes[i]));
-  }
-  out += ']';
 }
 
 // TEI's model_type: {"embedding": {pooling}}, {"reranker": {...}} (one
@@ -194,6 +146,23 @@ ParseError parse_tei_tokenize(const json& body, size_t max_inputs, EmbedRequest*
   return parse_embed_request(body, RequestKind::kTeiTokenize, max_inputs, out);
 }
 
+std::optional<Reply> embed_vectors(Call& c, EmbedRequest& req, RequestResult& result) {
+  if (req.images.empty()) return c.embed(req, result);
+  if (req.texts.empty()) return embed_images(c, req, result);
+  // Texts and images: each through its tower (images first: a model without one
+  // is refused before any text runs), then the vectors back in input order.
+  RequestResult images, texts;
+  if (std::optional<Reply> error = embed_images(c, req, images)) return error;
+  req.images.clear();
+  if (std::optional<Reply> error = c.embed(req, texts)) return error;
+  size_t next_image = 0, next_text = 0;
+  for (uint8_t is_image : req.image_at)
+    result.vectors.push_back(std::move(is_image ? images.vectors[next_image++] : texts.vectors[next_text++]));
+  result.tokens = texts.tokens;
+  server_util::note_request_size(result.vectors.size(), result.tokens);
+  return std::nullopt;
+}
+
 Reply handle_embeddings(Call& c, EmbedRequest& req) {
   const Api api = c.api();
   const ModelRef* ref = &c.ref();
@@ -201,11 +170,7 @@ Reply handle_embeddings(Call& c, EmbedRequest& req) {
   // OpenAI's route gives unit vectors as OpenAI and TEI do (docs/migrate.md).
   if (!req.sparse && !req.normalize) req.normalize = true;
   RequestResult result;
-  if (!req.images.empty()) {
-    if (std::optional<Reply> error = embed_images(c, req, result)) return *error;
-  } else if (std::optional<Reply> error = c.embed(req, result)) {
-    return *error;
-  }
+  if (std::optional<Reply> error = embed_vectors(c, req, result)) return *error;
   if (req.sparse) {
     std::vector<SparseVector>& sparse = result.sparse;
     for (SparseVector& v : sparse) v = keep_top_k(std::move(v), req.top_k.value_or(0));
