@@ -89,7 +89,7 @@ template <typename E>
 void gather_rows(const E* x, E* y, int64_t in_h, int64_t in_w, const int64_t* row_index, int64_t out_h,
                  const int64_t* col_index, int64_t out_w, int64_t k, int64_t b, int64_t e) {
 #ifdef DLRT_HAVE_AVX512_PATHS
-  // Factor 2 (a 2x upsample) takes the constant loop at every ISA: 0.47-1.01x
+  // Factor 2 (a 2x upsample) takes the constant loop at every ISA: 0.46-1.01x
   // the permutes' time; they stay for the others (the loop took 0.66-2.4x theirs).
   const bool vec = sizeof(E) == 4 && k > 2 && k <= kMaxVectorFactor && cpu_has_avx512();
   const ReplicatePattern pat(vec ? k : 0);
