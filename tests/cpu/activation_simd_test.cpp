@@ -3,14 +3,12 @@
 // runs (the others skipped, saying so): against activate() (<cmath>) with
 // the tolerances of the ISA tests (isa_kernels_test.cpp, sigmoid_accuracy_test.cpp),
 // in float ulps against exact values, with tails of every length and
-// nothing written past the end; at 512 bits bit for bit against the AVX-512
-// sequences of vec_avx512.h they replace.
+// nothing written past the end.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -20,7 +18,6 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/gemm_kernels.h"
 #include "backends/cpu/kernels/simd/width.h"
-#include "backends/cpu/kernels/vec_avx512.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -193,48 +190,6 @@ INSTANTIATE_TEST_SUITE_P(Widths, ActivationSimd, ::testing::Values(SimdWidth::k1
                          [](const ::testing::TestParamInfo<SimdWidth>& i) {
                            return std::string("w") + simd_width_name(i.param);
                          });
-
-#ifdef DLRT_HAVE_AVX512_PATHS
-template <ActKind K>
-DLRT_AVX512 void old_avx512_act(const Activation& a, const float* x, float* y, int64_t n) {
-  const __m512 p0 = _mm512_set1_ps(a.p0), p1 = _mm512_set1_ps(a.p1);
-  const avx512::Post512 post = avx512::post_of(a);
-  for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 m = avx512::tail_mask(n - j);
-    _mm512_mask_storeu_ps(y + j, m, post(avx512::act_ps<K>(_mm512_maskz_loadu_ps(m, x + j), p0, p1)));
-  }
-}
-
-// At 512 bits the layer runs vec_avx512.h's sequences: the same bits.
-TEST(ActivationSimd512, BitIdenticalToAvx512Sequences) {
-  if (!simd_width_runs(SimdWidth::k512)) GTEST_SKIP() << "this CPU cannot run the 512-bit instantiation";
-  const std::vector<float> xs = sweep_with_extremes();
-  const int64_t n = static_cast<int64_t>(xs.size());
-  for (const auto& [name, params] : all_acts()) {
-    auto a = make_activation(name, params);
-    ASSERT_TRUE(a.ok());
-    a->affine = true, a->scale = 0.75f, a->shift = 0.125f;
-    std::vector<float> got = xs, want(xs.size());
-    apply_activation_at(SimdWidth::k512, *a, got.data(), n);
-    switch (a->kind) {
-      case ActKind::kRelu: old_avx512_act<ActKind::kRelu>(*a, xs.data(), want.data(), n); break;
-      case ActKind::kClip: old_avx512_act<ActKind::kClip>(*a, xs.data(), want.data(), n); break;
-      case ActKind::kSigmoid: old_avx512_act<ActKind::kSigmoid>(*a, xs.data(), want.data(), n); break;
-      case ActKind::kTanh: old_avx512_act<ActKind::kTanh>(*a, xs.data(), want.data(), n); break;
-      case ActKind::kLeakyRelu: old_avx512_act<ActKind::kLeakyRelu>(*a, xs.data(), want.data(), n); break;
-      case ActKind::kHardSigmoid: old_avx512_act<ActKind::kHardSigmoid>(*a, xs.data(), want.data(), n); break;
-      case ActKind::kHardSwish: old_avx512_act<ActKind::kHardSwish>(*a, xs.data(), want.data(), n); break;
-      case ActKind::kGelu: old_avx512_act<ActKind::kGelu>(*a, xs.data(), want.data(), n); break;
-      case ActKind::kGeluTanh: old_avx512_act<ActKind::kGeluTanh>(*a, xs.data(), want.data(), n); break;
-      case ActKind::kSilu: old_avx512_act<ActKind::kSilu>(*a, xs.data(), want.data(), n); break;
-      case ActKind::kNone: FAIL() << name;
-    }
-    for (size_t i = 0; i < xs.size(); ++i)
-      ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(float)), 0)
-          << name << "(" << xs[i] << "): " << got[i] << " vs " << want[i];
-  }
-}
-#endif
 
 }  // namespace
 }  // namespace dlrt::cpu

@@ -106,7 +106,7 @@ int64_t narrow_columns(const ConvDirectPlan& p, int64_t nr, int64_t lanes) {
 }
 
 // Runs every shape in both layouts under each epilogue (none, Relu with
-// bias and residual, Sigmoid: an activation in registers at 512 bits) on 1
+// bias and residual, Sigmoid: an activation in registers) on 1
 // and 2 threads, and a partial K range; returns in order the outputs of
 // the plans whose columns sum in the same order at 512 and 256 bits.
 std::vector<float> run_all(SimdWidth width, bool check_reference) {
@@ -174,7 +174,8 @@ TEST_P(ConvDirectWholeK, MatchesDefinitionOnEveryTileKind) { run_all(GetParam(),
 // The 256-bit tile sums each output in the order of the 512-bit one (one
 // FMA chain per output over K) but where one width leaves a column to a
 // narrow tile and the other does not, so where both run those outputs
-// are the same bits (activations in registers at 512 bits left out).
+// are the same bits (Sigmoid left out: its reciprocal estimate is the
+// width's, simd.h's recip_1_2).
 TEST(ConvDirectWholeKWidths, Bits256Equal512) {
   if (!simd_width_runs(SimdWidth::k512) || !simd_width_runs(SimdWidth::k256))
     GTEST_SKIP() << "needs both the 512- and 256-bit instantiations to run here";

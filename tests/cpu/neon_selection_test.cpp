@@ -346,5 +346,19 @@ TEST(NeonSelection, AttentionSoftmax) {
   for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 2e-5f * (1 + std::fabs(want[i]))) << i;
 }
 
+// The recurrent step product (rnn_step_gemm.h, a batch of up to 8 rows) at 128 bits.
+TEST(NeonSelection, RnnStep) {
+  NEON_LEVEL_OR_SKIP(level);
+  GraphBuilder b;
+  auto x = b.input("x", {5, 3, 6});
+  auto w = b.constant("w", random_tensor({1, 10, 6}, 31, -0.5f, 0.5f));
+  auto r = b.constant("r", random_tensor({1, 10, 10}, 32, -0.5f, 0.5f));
+  b.output(b.node("RNN", {x, w, r}, {{"hidden_size", ai(10)}}, 14));
+  auto bytes = ir::export_onnx(*b.graph());
+  ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+  const std::vector<std::string> entries = {"few_rows_gemm_acc"};
+  expect_neon_kernels(*bytes, random_tensor({5, 3, 6}, 33), entries, entries);
+}
+
 }  // namespace
 }  // namespace dlrt::cpu

@@ -132,20 +132,34 @@ TEST(Resize, NearestAdjacentAxesMatchesPerAxisPasses) {
   EXPECT_GT(cases, 120);
 }
 
-// The integer replication written directly: asymmetric floor by 2 and 3.
+// The integer replication written directly: asymmetric floor by 2 on rows and
+// by k on columns (the constant-factor loops 2, 3, 4, 8, the AVX-512 permutes
+// and the loop over k for 5 and 17), 18 columns (a 16-lane tail), float and uint8.
 TEST(Resize, NearestIntegerReplication) {
-  std::vector<float> v(2 * 3 * 18);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
-  const Tensor x = Tensor::from_vector<float>({2, 3, 18}, v);
-  auto r = run_op("Resize", {x, empty(), scales({1, 2, 3})},
-                  {{"coordinate_transformation_mode", attr_string("asymmetric")}, {"nearest_mode", attr_string("floor")}},
-                  1, 13);
-  ASSERT_TRUE(r.ok()) << r.status().to_string();
-  ASSERT_EQ((*r)[0].shape(), (Shape{2, 6, 54}));
-  for (int64_t o = 0; o < 2; ++o)
-    for (int64_t j = 0; j < 6; ++j)
-      for (int64_t i = 0; i < 54; ++i)
-        ASSERT_EQ((*r)[0].data<float>()[(o * 6 + j) * 54 + i], v[(o * 3 + j / 2) * 18 + i / 3]) << o << " " << j << " " << i;
+  for (int64_t k : {2, 3, 4, 5, 8, 17})
+    for (DType dt : {DType::kFloat32, DType::kUInt8}) {
+      std::vector<float> v(2 * 3 * 18);
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 251);
+      Tensor x = Tensor::from_vector<float>({2, 3, 18}, v);
+      if (dt == DType::kUInt8) {
+        std::vector<uint8_t> b(v.begin(), v.end());
+        x = Tensor::from_vector<uint8_t>({2, 3, 18}, b);
+      }
+      auto r = run_op("Resize", {x, empty(), scales({1, 2, static_cast<float>(k)})},
+                      {{"coordinate_transformation_mode", attr_string("asymmetric")},
+                       {"nearest_mode", attr_string("floor")}},
+                      1, 13);
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      const int64_t ow = 18 * k;
+      ASSERT_EQ((*r)[0].shape(), (Shape{2, 6, ow}));
+      for (int64_t o = 0; o < 2; ++o)
+        for (int64_t j = 0; j < 6; ++j)
+          for (int64_t i = 0; i < ow; ++i) {
+            const int64_t at = (o * 6 + j) * ow + i;
+            const float got = dt == DType::kUInt8 ? (*r)[0].data<uint8_t>()[at] : (*r)[0].data<float>()[at];
+            ASSERT_EQ(got, v[(o * 3 + j / 2) * 18 + i / k]) << "k " << k << " at " << o << " " << j << " " << i;
+          }
+    }
 }
 
 TEST(Upsample, NearestOpset9) {

@@ -1,24 +1,23 @@
-// The recurrent step product (rnn_step_gemm.h) against a double-precision
+// The recurrent step product (rnn_step_gemm.h) at every vector width this
+// CPU runs (the others skipped, saying so) against a double-precision
 // reference: every row count it blocks (1-4 at a time) and column counts
 // that exercise the full blocks, each narrower unmasked block and the masked
-// last vector.
+// last vector, nothing written past column N.
 #include "backends/cpu/kernels/rnn_step_gemm.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
-#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/simd/width.h"
 
 namespace dlrt::cpu {
 namespace {
 
-#if defined(__x86_64__)
-using StepFn = void (*)(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t);
-
-void check(StepFn fn, int64_t M, int64_t N, int64_t K) {
+void check(SimdWidth width, int64_t M, int64_t N, int64_t K) {
   const int64_t lda = K + 3, ldb = N + 5, ldc = N + 7;  // strides wider than the rows
   std::mt19937 rng(static_cast<uint32_t>(M * 1000003 + N * 101 + K));
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -27,7 +26,7 @@ void check(StepFn fn, int64_t M, int64_t N, int64_t K) {
   for (float& v : B) v = u(rng);
   for (float& v : C) v = u(rng);
   std::vector<float> C0 = C;
-  fn(M, N, K, A.data(), lda, B.data(), ldb, C.data(), ldc);
+  few_rows_gemm_acc(width, M, N, K, A.data(), lda, B.data(), ldb, C.data(), ldc);
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < ldc; ++j) {
       const size_t at = static_cast<size_t>(i * ldc + j);
@@ -41,24 +40,33 @@ void check(StepFn fn, int64_t M, int64_t N, int64_t K) {
     }
 }
 
-TEST(RnnStepGemm, MatchesReferenceAvx512) {
-  if (detected_cpu_isa() < CpuIsa::kAvx512)
-    GTEST_SKIP() << "this CPU lacks AVX-512 (detected " << cpu_isa_name(detected_cpu_isa()) << ")";
+class RnnStepGemm : public ::testing::TestWithParam<SimdWidth> {
+ protected:
+  void SetUp() override {
+    if (!simd_width_runs(GetParam()))
+      GTEST_SKIP() << "this CPU cannot run the " << simd_width_name(GetParam()) << "-bit instantiation";
+  }
+};
+
+// Column counts around each width's blocks: 16 NV at 512 bits is up to 256
+// columns, the narrower widths' tails and rest blocks fall in between.
+TEST_P(RnnStepGemm, MatchesReference) {
   for (int64_t M : {1, 2, 3, 4, 5, 8})
-    for (int64_t N : {1, 15, 16, 17, 80, 128, 200, 256, 384, 512, 521})
-      for (int64_t K : {1, 7, 128}) check(few_rows_gemm_acc_avx512, M, N, K);
+    for (int64_t N : {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33, 80, 128, 200, 256, 384, 512, 521})
+      for (int64_t K : {1, 7, 128}) check(GetParam(), M, N, K);
 }
 
-TEST(RnnStepGemm, MatchesReferenceAvx2) {
-  if (detected_cpu_isa() < CpuIsa::kAvx2)
-    GTEST_SKIP() << "this CPU lacks AVX2 (detected " << cpu_isa_name(detected_cpu_isa()) << ")";
-  for (int64_t M : {1, 3, 8})
-    for (int64_t N : {1, 17, 128, 521})
-      for (int64_t K : {1, 64}) check(few_rows_gemm_acc_avx2, M, N, K);
+// The entry ran at the width asked for (not a fallback).
+TEST_P(RnnStepGemm, RunsTheWidthAsked) {
+  const uint64_t before = simd_calls("few_rows_gemm_acc", GetParam());
+  check(GetParam(), 2, 40, 3);
+  EXPECT_EQ(simd_calls("few_rows_gemm_acc", GetParam()), before + 1);
 }
-#else
-TEST(RnnStepGemm, X86Only) { GTEST_SKIP() << "the step kernels are x86 only (this build is not)"; }
-#endif
+
+INSTANTIATE_TEST_SUITE_P(Widths, RnnStepGemm, ::testing::Values(SimdWidth::k128, SimdWidth::k256, SimdWidth::k512),
+                         [](const ::testing::TestParamInfo<SimdWidth>& i) {
+                           return std::string("w") + simd_width_name(i.param);
+                         });
 
 }  // namespace
 }  // namespace dlrt::cpu

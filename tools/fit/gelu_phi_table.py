@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fits the piecewise polynomial table of the AVX-512 Gelu (vec_avx512.h).
+"""Fits the piecewise polynomial table of the 512-bit Gelu (activation_simd.h).
 
 Phi(x), the standard normal CDF, on [-L, L] in NSEG equal segments; on each a
 degree-DEG polynomial in u in [-1/2, 1/2] (u = the position within the

@@ -12,7 +12,7 @@
 // follows the activation: y = fma(act(x), scale, shift), the Mul and Add by
 // scalar constants that exporters put after activations (ir pass
 // activation-affine). Every consumer of an Activation applies it: the vector
-// paths through act_ps_array, apply_activation, apply_epilogue or their own
+// paths through act::apply_array, apply_activation, apply_epilogue or their own
 // affine step; the clamp-only paths never see one (clamp_stage reports no
 // clamp and none() is false, so they take their general activation path).
 //
@@ -21,7 +21,7 @@
 // constants after activations (ir pass activation-clamp). It keeps the
 // semantics of dlrt's Max(y, lo) / Min(y, hi): NaN stays NaN, and where y
 // equals a bound (+0 and -0) y is kept. The same consumers apply it next to
-// the post-affine (apply_post, avx512::post_of); clamp_stage reports no
+// the post-affine (apply_post, act::post_of); clamp_stage reports no
 // clamp when there is one.
 #pragma once
 

@@ -10,21 +10,12 @@
 #include "backends/cpu/kernels/activation_epilogue.h"
 #include "backends/cpu/kernels/conv_direct.h"
 #include "backends/cpu/kernels/conv_direct_fill.h"
+#include "backends/cpu/kernels/gelu_phi_table.h"
 #include "backends/cpu/kernels/simd/simd.h"
 #include "backends/cpu/kernels/vec_avx512.h"
 #include "device/cpu_caches.h"
 
 namespace dlrt::cpu::conv_direct_whole_k_detail {
-
-// Any activation over n vectors in place: AVX-512 through act_ps_array (in
-// registers), the narrower widths through apply_activation on the floats.
-#ifdef DLRT_HAVE_AVX512_PATHS
-DLRT_AVX512 inline void activate_vectors(const Activation& a, __m512* v, int n) { avx512::act_ps_array(a, v, n); }
-#endif
-template <class V>
-void activate_vectors(const Activation& a, V* v, int n) {
-  apply_activation(a, reinterpret_cast<float*>(v), int64_t{n} * static_cast<int64_t>(sizeof(V) / sizeof(float)));
-}
 
 #ifdef DLRT_HAVE_AVX512_PATHS
 // A small plane's copy at 512 bits (conv_direct_whole_k_simd.h, fill_from_table): entry e of the

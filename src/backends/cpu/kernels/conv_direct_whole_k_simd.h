@@ -16,6 +16,9 @@ namespace dlrt::cpu::simd::DLRT_SIMD_NS {
 namespace conv_direct_whole_k_body {
 namespace {
 
+#include "backends/cpu/kernels/simd/math_simd.h"
+#include "backends/cpu/kernels/activation_simd.h"
+
 constexpr int kMR = 8;  // rows of a packed A panel
 constexpr int kL = kLanes;
 // Vectors of a tile's row: the 8 x kNV accumulators, kNV B vectors and a
@@ -127,8 +130,8 @@ const float* copy_small_planes(const ConvDirectPlan& P, const float* x, ThreadPo
 // grids (out_w >= kL, so a vector spans at most two grid rows) store each
 // vector as two masked pieces, one per row, dropping the columns past
 // out_w. Relu and Clip are a clamp in registers; any other activation
-// (other_act) runs on a row's vectors in registers too at 512 bits
-// (activate_vectors), before the store: once applied to the stored row
+// (other_act) runs on a row's vectors in registers too (act::apply_array of
+// activation_simd.h), before the store: once applied to the stored row
 // through apply_activation, it re-read masked stores that do not forward
 // and cost a dispatch per row, which made a fused SiLU slower than none.
 struct TileOut {
@@ -262,7 +265,7 @@ void direct_tile(const float* w, int64_t Mp, int64_t KC, KRange kr, int64_t q, b
       Vf r[NV];
 #pragma GCC unroll 3
       for (int v = 0; v < NV; ++v) r[v] = pre(v);
-      conv_direct_whole_k_detail::activate_vectors(*out.act, r, NV);
+      act::apply_array(*out.act, r, NV);
 #pragma GCC unroll 3
       for (int v = 0; v < NV; ++v) put(v, r[v]);
     } else {
@@ -365,7 +368,7 @@ void store_tile(const float* t, int rows, int64_t m0, int64_t j0, int64_t n, con
           if (zi) v[nv] = add(v[nv], load_first(zi + c, valid - c));
           if (clamp) v[nv] = min(hi, max(lo, v[nv]));
         }
-        if (other_act) conv_direct_whole_k_detail::activate_vectors(ep.act, v, nv);
+        if (other_act) act::apply_array(ep.act, v, nv);
         for (int k = 0; k < nv; ++k) store_first(yi + kL * k, v[k], valid - kL * k);
       }
     }

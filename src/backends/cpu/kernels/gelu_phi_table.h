@@ -1,5 +1,5 @@
 // The coefficients of the piecewise Phi (the standard normal CDF) behind the
-// vector Gelu at 512 bits (activation_simd.h; vec_avx512.h): 32 segments of
+// vector Gelu at 512 bits (activation_simd.h): 32 segments of
 // 0.375 over [-6, 6], row k the coefficient of w^k of each segment's
 // degree-5 polynomial in w in [-1/2, 1/2], as tools/fit/gelu_phi_table.py
 // prints them (it fits the table and checks the error bound).

@@ -7,16 +7,10 @@
 #include <memory>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
 #include "backends/cpu/kernels/conv_direct.h"
 #include "backends/cpu/kernels/conv_winograd.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/isa.h"
-#include "backends/cpu/kernels/isa_target.h"
-#include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/ops/conv_internal.h"
 #include "backends/cpu/scratch.h"
 #include "core/first_error.h"
@@ -64,21 +58,6 @@ void im2col(const T* x, int64_t channels, const Geo3& g, T* col) {
   }
 }
 
-#ifdef DLRT_HAVE_AVX512_PATHS
-// dst[i] = src[2 i] for i in [0, n): 32 inputs -> 16 outputs per permute; reads
-// nothing past src[2 (n - 1)].
-DLRT_AVX512 void gather_stride2_avx512(const float* src, int64_t n, float* dst) {
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const int64_t span = 2 * n - 1;  // inputs that may be read
-  for (int64_t i = 0; i < n; i += 16) {
-    const int64_t at = 2 * i;
-    const __m512 a = _mm512_maskz_loadu_ps(avx512::tail_mask(span - at), src + at);
-    const __m512 b = _mm512_maskz_loadu_ps(avx512::tail_mask(std::max<int64_t>(0, span - at - 16)), src + at + 16);
-    _mm512_mask_storeu_ps(dst + i, avx512::tail_mask(n - i), _mm512_permutex2var_ps(a, even, b));
-  }
-}
-#endif
-
 // Columns [j0, j0+n) of im2col row p = (c, kd, kh, kw), for the GEMM's
 // packing to read directly (no im2col matrix in memory).
 template <typename T>
@@ -112,11 +91,9 @@ void im2col_row(const T* x, const Geo3& g, int64_t p, int64_t j0, int64_t n, T* 
       for (int64_t ow = ow0; ow < lo; ++ow) d[ow - ow0] = T(0);
       if (g.s[2] == 1) {
         if (hi > lo) std::memcpy(d + (lo - ow0), src + lo + off_w, static_cast<size_t>(hi - lo) * sizeof(T));
-#ifdef DLRT_HAVE_AVX512_PATHS
-      } else if (std::is_same_v<T, float> && g.s[2] == 2 && hi - lo >= 16 && cpu_has_avx512()) {
-        gather_stride2_avx512(reinterpret_cast<const float*>(src) + lo * 2 + off_w, hi - lo,
-                              reinterpret_cast<float*>(d) + (lo - ow0));
-#endif
+      } else if (g.s[2] == 2) {
+        // The stride as a constant: the loop vectorises (SSE/NEON shuffles), as fast as AVX-512's permute.
+        for (int64_t ow = lo; ow < hi; ++ow) d[ow - ow0] = src[2 * ow + off_w];
       } else {
         for (int64_t ow = lo; ow < hi; ++ow) d[ow - ow0] = src[ow * g.s[2] + off_w];
       }
@@ -268,7 +245,7 @@ Status conv_gemm_f32(const ConvProblem& prob, const ConvFusion& fuse, bool amx) 
   if (dmode != ConvDirectMode::kOff) {
     const PackedMatrix& pw = pre->group(0);
     if (pw.mr() == 6 && pw.nr() == 16) disa = cpu_isa() >= CpuIsa::kAvx2 ? CpuIsa::kAvx2 : CpuIsa::kNeon;
-  #ifdef DLRT_HAVE_AVX512_PATHS
+  #if defined(__x86_64__) || defined(__i386__)  // the 512-bit instantiation
     if (pw.mr() == 8 && pw.nr() == 48 && cpu_isa() >= CpuIsa::kAvx512) disa = CpuIsa::kAvx512;
   #endif
   }
@@ -300,7 +277,7 @@ Status conv_gemm_f32(const ConvProblem& prob, const ConvFusion& fuse, bool amx) 
     e.ldr = out_plane;
     if (doff) {
       const PackedMatrix& pw = pre->group(gi);
-  #ifdef DLRT_HAVE_AVX512_PATHS
+  #if defined(__x86_64__) || defined(__i386__)  // the 512-bit instantiation
       if (disa == CpuIsa::kAvx512) return conv_direct_whole_k(SimdWidth::k512, dplan, doff, xg, pw, yg, e, p);
   #endif
       return conv_direct_sliced(conv_direct_sliced_width(), dplan, doff, xg, pw, yg, e, p);

@@ -33,6 +33,27 @@ void replicate_row(const E* in, E* out, int64_t in_w, int64_t k) {
     for (int64_t r = 0; r < k; ++r) out[i * k + r] = in[i];
 }
 
+// replicate_row with the factor a constant, which the compiler vectorises
+// (shuffles at x86-64's baseline, NEON on aarch64).
+template <typename E, int K>
+void replicate_row_k(const E* in, E* out, int64_t in_w) {
+  for (int64_t i = 0; i < in_w; ++i)
+    for (int r = 0; r < K; ++r) out[i * K + r] = in[i];
+}
+
+// replicate_row_k for the factors 2, 3, 4 and 8 (2-12x faster than the loop
+// over k on 4-byte elements); false for the others.
+template <typename E>
+bool replicate_row_const(const E* in, E* out, int64_t in_w, int64_t k) {
+  switch (k) {
+    case 2: replicate_row_k<E, 2>(in, out, in_w); return true;
+    case 3: replicate_row_k<E, 3>(in, out, in_w); return true;
+    case 4: replicate_row_k<E, 4>(in, out, in_w); return true;
+    case 8: replicate_row_k<E, 8>(in, out, in_w); return true;
+    default: return false;
+  }
+}
+
 // The lane indexes of replicate_row_32: output vector m of every 16 inputs
 // holds inputs (16 m + t) / k, t < 16.
 struct ReplicatePattern {
@@ -68,7 +89,9 @@ template <typename E>
 void gather_rows(const E* x, E* y, int64_t in_h, int64_t in_w, const int64_t* row_index, int64_t out_h,
                  const int64_t* col_index, int64_t out_w, int64_t k, int64_t b, int64_t e) {
 #ifdef DLRT_HAVE_AVX512_PATHS
-  const bool vec = sizeof(E) == 4 && k > 1 && k <= kMaxVectorFactor && cpu_has_avx512();
+  // Factor 2 (a 2x upsample) takes the constant loop at every ISA: 0.46-1.01x
+  // the permutes' time; they stay for the others (the loop took 0.66-2.4x theirs).
+  const bool vec = sizeof(E) == 4 && k > 2 && k <= kMaxVectorFactor && cpu_has_avx512();
   const ReplicatePattern pat(vec ? k : 0);
 #endif
   for (int64_t u = b; u < e; ++u) {
@@ -89,7 +112,7 @@ void gather_rows(const E* x, E* y, int64_t in_h, int64_t in_w, const int64_t* ro
         continue;
       }
 #endif
-      replicate_row<E>(irow, orow, in_w, k);
+      if (!replicate_row_const<E>(irow, orow, in_w, k)) replicate_row<E>(irow, orow, in_w, k);
     } else {
       gather_row<E>(irow, orow, col_index, out_w);
     }

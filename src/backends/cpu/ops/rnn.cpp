@@ -25,7 +25,6 @@
 #include "backends/cpu/kernels/lstm_cell.h"
 #include "backends/cpu/kernels/rnn_step_gemm.h"
 #include "backends/cpu/kernels/simple_gemm_impl.h"
-#include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/ops/rnn_attrs.h"
 #include "backends/cpu/ops/rnn_loop.h"
 #include "backends/cpu/scratch.h"
@@ -129,18 +128,15 @@ void transpose_into(const E* src, int64_t rows, int64_t cols, T* dst) {
           dst[c * rows + r] = Converter<T, E>::in(src[r * cols + c]);
 }
 
-// The per-step product h R^T: a batch of up to 8 rows runs the loop above on
-// one thread (AVX-512 or AVX2 where the CPU has it); more rows, another type
-// or an older CPU the tiled gemm_acc.
+// The per-step product h R^T: a batch of up to 8 rows runs the few-row kernel on
+// one thread (rnn_step_gemm.h, at the CPU's vector width); more rows, another
+// type or no vector kernels (DLRT_CPU_ISA=generic) the tiled gemm_acc.
 template <typename T>
 void step_gemm_acc(int64_t M, int64_t N, int64_t K, const T* A, int64_t lda, const T* B, int64_t ldb, T* C,
                    int64_t ldc, ThreadPool* pool) {
-#if defined(__x86_64__)
   if constexpr (std::is_same_v<T, float>) {
-    if (M <= 8 && cpu_has_avx512()) return few_rows_gemm_acc_avx512(M, N, K, A, lda, B, ldb, C, ldc);
-    if (M <= 8 && cpu_has_avx2()) return few_rows_gemm_acc_avx2(M, N, K, A, lda, B, ldb, C, ldc);
+    if (M <= 8 && cpu_has_simd_kernels()) return few_rows_gemm_acc(simd_width(), M, N, K, A, lda, B, ldb, C, ldc);
   }
-#endif
   detail::gemm_acc<T>(M, N, K, A, lda, B, ldb, C, ldc, pool);
 }
 

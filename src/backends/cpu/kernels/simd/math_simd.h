@@ -1,10 +1,10 @@
 // Body fragment (simd/simd.h): exp (of non-positive inputs; of a bounded
 // range), sigmoid and tanh over the width's operations, for kernels on the
 // layer. Included by a kernel body inside its width namespace, once per
-// width and translation unit. At 512 bits these are the operations, in
-// order, of vec_avx512.h's exp_nonpositive_lockstep, sigmoid_ps and tanh_ps
-// (same results); the narrower widths differ only in recip_1_2 and scale2
-// (simd.h).
+// width and translation unit. At 512 bits these are the operations, in order,
+// of vec_avx512.h's exp_nonpositive_lockstep and of the AVX-512 sigmoid and
+// tanh they replaced (same results); the narrower widths differ only in
+// recip_1_2 and scale2 (simd.h).
 // Accuracy: exp within a few float ulps (0 below ln(FLT_MIN)), sigmoid a
 // few ulps relative, tanh 2e-7 absolute; NaN stays NaN.
 
@@ -43,8 +43,8 @@ __attribute__((always_inline)) inline void exp_nonpositive_lockstep(Vf (&x)[U]) 
 }
 
 // exp(x) for x in [-87.33, 88.72] (the caller's bound: no clamps, no
-// underflow to 0): vec_avx512.h's exp_ps without its
-// clamps, the same results there.
+// underflow to 0): the former AVX-512 exp_ps without its clamps, the same
+// results there.
 __attribute__((always_inline)) inline Vf exp_in_range(Vf x) {
   const Vf n = round_nearest(mul(x, set1(1.44269504088896341f)));
   Vf r = fnmadd(n, set1(0.693359375f), x);
