@@ -248,7 +248,8 @@ TEST(ClipCli, Refusals) {
 // The folders of sentence-transformers 5.x (CLIPModel) and 6.x (a multimodal
 // Transformer) and optimum's one-graph export (tests/models/image/, made by
 // make_st_image_models.py) against the family's own vectors.
-const char* const kFamilyFolders[] = {"clip_optimum_tiny", "st5_clip_tiny", "st6_clip_tiny"};
+const char* const kFamilyFolders[] = {"clip_optimum_tiny", "st5_clip_tiny", "st57_clip_tiny",
+                                         "st6_clip_tiny"};
 
 // The folder's texts (one padded batch) and images through ClipEmbedder.
 void expect_reference(const fs::path& dir, const json& ref, const std::string& what) {
@@ -330,7 +331,7 @@ TEST(ClipFolders, St5ModuleFolderLayouts) {
 // A sentence-transformers folder of PyTorch weights only (as both versions
 // save it): the missing graph named, and how to export it.
 TEST(ClipFolders, WithoutAGraphTheRefusalSaysHowToExport) {
-  for (const char* name : {"st5_clip_tiny", "st6_clip_tiny"}) {
+  for (const char* name : {"st5_clip_tiny", "st57_clip_tiny", "st6_clip_tiny"}) {
     const fs::path dir = testing::copy_folder(kDir / name, scratch(name));
     fs::remove_all(dir / "onnx");
     EXPECT_EQ(detect_kind(dir.string()), ModelKind::kClip) << name;

@@ -7,9 +7,10 @@ TEXTS and IMAGES as the reference (<name>_reference.json, clip_tiny's format).
 
 Run once by a developer, not by `make test`, in a venv with torch,
 transformers 5, onnx, onnxruntime and pillow, sentence-transformers on
-PYTHONPATH (5.x for st5_clip_tiny, 6.x for st6_clip_tiny):
+PYTHONPATH (5.0 to 5.3 for st5_clip_tiny, 5.4 or later 5.x for st57_clip_tiny, 6.x for st6_clip_tiny):
 
-    PYTHONPATH=<sentence-transformers 5.x> python tests/models/make_st_image_models.py --only clip_optimum_tiny st5_clip_tiny
+    PYTHONPATH=<sentence-transformers 5.3> python tests/models/make_st_image_models.py --only clip_optimum_tiny st5_clip_tiny
+    PYTHONPATH=<sentence-transformers 5.7> python tests/models/make_st_image_models.py --only st57_clip_tiny
     PYTHONPATH=<sentence-transformers 6.x> python tests/models/make_st_image_models.py --only st6_clip_tiny
 
 Families:
@@ -22,17 +23,22 @@ Families:
              (CLIPModel.forward's, the embeds normalised). Reference:
              get_text_features / get_image_features.
 
-  st5_clip_tiny  sentence-transformers 5.x: SentenceTransformer(modules=
+  st5_clip_tiny  sentence-transformers 5.0 to 5.3: SentenceTransformer(modules=
              [models.CLIPModel(folder)]).save(): modules.json and the CLIP
              folder in the root (CLIPModel.save_in_root), model.safetensors.
-             sentence-transformers 5.x exports no ONNX for CLIPModel (its
-             load ignores backend=); the graph is onnx/model.onnx as optimum
+             This CLIPModel exports no ONNX (its load ignores backend=); the graph is onnx/model.onnx as optimum
              exports a sentence-transformers CLIP folder (`optimum-cli export
              onnx --library sentence_transformers --task feature-extraction`,
              SentenceTransformersCLIPOnnxConfig): inputs pixel_values,
              input_ids, attention_mask; outputs text_embeds, image_embeds
              (the projections, not normalised). Reference: model.encode of the
              texts and of the images as PIL images.
+
+  st57_clip_tiny  the same with sentence-transformers 5.4 and later, whose
+             CLIPModel (deprecated for the Transformer module) subclasses
+             Transformer: modules.json names it
+             sentence_transformers.sentence_transformer.modules.clip_model.CLIPModel
+             and sentence_bert_config.json holds its modality_config.
 
   st6_clip_tiny  sentence-transformers 6.x: SentenceTransformer(folder) on
              transformers' CLIP folder, saved: one Transformer module with
@@ -194,26 +200,51 @@ def st_encode(st):
     return st.encode(TEXTS, convert_to_numpy=True), st.encode(images(), convert_to_numpy=True)
 
 
-def make_st5_clip_tiny(out_dir):
+def st5_clip_module(hf, modules_path):
+    """sentence-transformers 5.x's CLIPModel module of the transformers folder `hf`:
+    5.0 to 5.3's sentence_transformers.models.CLIPModel, or (modules_path) 5.4's
+    and later's, a Transformer subclass saved with a modality_config."""
     import sentence_transformers
-    from sentence_transformers import SentenceTransformer, models
 
-    if not sentence_transformers.__version__.startswith("5."):
-        raise SystemExit(f"st5_clip_tiny needs sentence-transformers 5.x, not {sentence_transformers.__version__}")
+    version = sentence_transformers.__version__
+    if not version.startswith("5."):
+        raise SystemExit(f"needs sentence-transformers 5.x, not {version}")
+    if modules_path:
+        from sentence_transformers.sentence_transformer.modules import CLIPModel
+    else:
+        try:
+            from sentence_transformers.models.CLIPModel import CLIPModel
+        except ImportError:
+            raise SystemExit(f"st5_clip_tiny needs sentence-transformers 5.0 to 5.3, not {version}")
+    return CLIPModel(hf)
+
+
+def make_st5(out_dir, modules_path):
+    import sentence_transformers
+    from sentence_transformers import SentenceTransformer
+
     work = fresh(out_dir)
     model, processor = tiny_clip(work)
     model.save_pretrained(os.path.join(work, "hf"))
     processor.save_pretrained(os.path.join(work, "hf"))
-    st = SentenceTransformer(modules=[models.CLIPModel(os.path.join(work, "hf"))], device="cpu")
+    st = SentenceTransformer(modules=[st5_clip_module(os.path.join(work, "hf"), modules_path)], device="cpu")
     st.save(out_dir)
     st = SentenceTransformer(out_dir, device="cpu")
     text_embeds, image_embeds = st_encode(st)
     clip = st[0].model.eval()
     with torch.no_grad():
         session = export_graph(StClip(clip), st[0].processor, os.path.join(out_dir, "onnx", "model.onnx"), ST_AXES)
-    check(session, st[0].processor, text_embeds, image_embeds, "st5_clip_tiny")
+    check(session, st[0].processor, text_embeds, image_embeds, os.path.basename(out_dir))
     shutil.rmtree(work)
     reference(out_dir, text_embeds, image_embeds, f"sentence-transformers {sentence_transformers.__version__}")
+
+
+def make_st5_clip_tiny(out_dir):
+    make_st5(out_dir, modules_path=False)
+
+
+def make_st57_clip_tiny(out_dir):
+    make_st5(out_dir, modules_path=True)
 
 
 def make_st6_clip_tiny(out_dir):
@@ -239,7 +270,7 @@ def make_st6_clip_tiny(out_dir):
 
 
 FAMILIES = {"clip_optimum_tiny": make_clip_optimum_tiny, "st5_clip_tiny": make_st5_clip_tiny,
-            "st6_clip_tiny": make_st6_clip_tiny}
+            "st57_clip_tiny": make_st57_clip_tiny, "st6_clip_tiny": make_st6_clip_tiny}
 
 
 def main():
