@@ -19,11 +19,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string model_type(const fs::path& dir) {
-  auto config = jsonu::read_optional_json(dir / "config.json");
-  return config.ok() && config->is_object() ? jsonu::get_string(*config, "model_type", "") : "";
-}
-
 // The output named `name`, else the only output of rank 2 ([batch, projection]).
 Result<size_t> vector_output(const Session& session, const char* name, const fs::path& path) {
   const auto& outs = session.outputs();
@@ -101,7 +96,7 @@ Result<std::unique_ptr<ClipEmbedder>> ClipEmbedder::create(const std::string& mo
   DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_folder(model_dir));
   DLRT_ASSIGN_OR_RETURN(ClipLayout layout, clip_layout(file.dir));
   const fs::path dir = layout.dir;
-  const std::string type = model_type(dir);
+  const std::string type = folder_model_type(dir);
   if (!type.empty() && type != "clip" && type != "siglip")
     return Unsupported(dir.string() + ": config.json's model_type is \"" + type +
                        "\"; dlrt's image kind takes CLIP and SigLIP (model_type \"clip\", \"siglip\")");

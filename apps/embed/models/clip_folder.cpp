@@ -29,11 +29,6 @@ bool is_type(const std::string& type, ModuleType want) {
   return false;
 }
 
-std::string model_type(const fs::path& dir) {
-  auto config = jsonu::read_optional_json(dir / "config.json");
-  return config.ok() && config->is_object() ? jsonu::get_string(*config, "model_type", "") : "";
-}
-
 bool clip_type(const std::string& type) { return type == "clip" || type == "siglip"; }
 
 bool is_file(const fs::path& p) {
@@ -89,10 +84,15 @@ std::string export_hint(const fs::path& dir) {
 
 }  // namespace
 
+std::string folder_model_type(const fs::path& dir) {
+  auto config = jsonu::read_optional_json(dir / "config.json");
+  return config.ok() && config->is_object() ? jsonu::get_string(*config, "model_type", "") : "";
+}
+
 bool is_clip_folder(const fs::path& root) {
-  if (!find_graph({root}, "vision_model.onnx").empty() || clip_type(model_type(root))) return true;
+  if (!find_graph({root}, "vision_model.onnx").empty() || clip_type(folder_model_type(root))) return true;
   auto m = model_module(root);
-  return m.ok() && m->found && (is_clip_module(m->type) || clip_type(model_type(m->dir)));
+  return m.ok() && m->found && (is_clip_module(m->type) || clip_type(folder_model_type(m->dir)));
 }
 
 Result<ClipLayout> clip_layout(const fs::path& root) {
@@ -100,7 +100,7 @@ Result<ClipLayout> clip_layout(const fs::path& root) {
   ClipLayout out;
   out.dir = root;
   std::vector<fs::path> dirs = {root};
-  if (m.found && (is_clip_module(m.type) || clip_type(model_type(m.dir)))) {
+  if (m.found && (is_clip_module(m.type) || clip_type(folder_model_type(m.dir)))) {
     if (!m.after.empty())
       return Unsupported((root / "modules.json").string() + ": " + m.after +
                          " after the CLIP model; dlrt's image kind takes the model module alone or followed by Normalize");

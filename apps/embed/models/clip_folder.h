@@ -25,6 +25,9 @@ struct ClipLayout {
   std::string module;                  // modules.json's type of the model module ("": none)
 };
 
+// config.json's model_type in DIR ("" without one).
+std::string folder_model_type(const std::filesystem::path& dir);
+
 // True when `root` is a folder the clip kind takes (clip_layout then says
 // what it lacks): a vision tower, a config.json of model_type clip or siglip
 // in the model module's folder, or a CLIPModel module.
