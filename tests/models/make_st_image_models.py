@@ -155,6 +155,9 @@ def check(session, processor, text_embeds, image_embeds, what):
 
 
 def reference(out_dir, text_embeds, image_embeds, made_by):
+    # The model card sentence-transformers writes (its template's prose) is not kept.
+    if os.path.exists(os.path.join(out_dir, "README.md")):
+        os.remove(os.path.join(out_dir, "README.md"))
     write_json(os.path.join(out_dir, "..", os.path.basename(out_dir) + "_reference.json"), {
         "made_by": made_by,
         "texts": TEXTS,
