@@ -77,7 +77,7 @@ Result<ModelModule> model_module(const fs::path& root) {
 // How to make the missing graphs from PyTorch weights.
 std::string export_hint(const fs::path& dir) {
   return "; export it once with optimum (pip install optimum-onnx): optimum-cli export onnx --model " + dir.string() +
-         " --task zero-shot-image-classification " + (dir / "onnx").string() +
+         " --library transformers --task zero-shot-image-classification " + (dir / "onnx").string() +
          " (writes onnx/model.onnx, which dlrt takes), or as separate towers onnx/text_model.onnx and "
          "onnx/vision_model.onnx as transformers.js and FastEmbed ship them";
 }
