@@ -140,10 +140,9 @@ def export_graph(module, processor, path, outputs):
 def check(session, processor, text_embeds, image_embeds, what):
     """ONNX Runtime's text_embeds and image_embeds (one run with all texts and
     images) against the reference, by cosine."""
-    from transformers.image_utils import load_image
 
     text_in = processor.tokenizer(TEXTS, padding=True, truncation=True, return_tensors="np")
-    pixels = processor.image_processor(images=[load_image(os.path.join(ROOT, p)) for p in IMAGES], return_tensors="np")
+    pixels = processor.image_processor(images=images(), return_tensors="np")
     names = [o.name for o in session.get_outputs()]
     outs = dict(zip(names, session.run(None, {"pixel_values": pixels["pixel_values"], "input_ids": text_in["input_ids"],
                                               "attention_mask": text_in["attention_mask"]})))
@@ -176,9 +175,15 @@ def fresh(out_dir):
 
 
 def images():
+    """IMAGES as transformers' load_image decodes them, as plain RGB images.
+    transformers 5's convert_to_rgb composites onto white the pixels of the
+    colour an RGB image's info still names as transparent (load_image keeps
+    the GIF's): 4.x, whose rule dlrt follows, does not; the GIF of IMAGES has
+    such a colour (cosine 0.9886 between the two)."""
+    from PIL import Image
     from transformers.image_utils import load_image
 
-    return [load_image(os.path.join(ROOT, p)) for p in IMAGES]
+    return [Image.fromarray(np.asarray(load_image(os.path.join(ROOT, p)))) for p in IMAGES]
 
 
 def make_clip_optimum_tiny(out_dir):
