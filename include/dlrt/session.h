@@ -63,6 +63,11 @@ struct SessionOptions {
   // the least of physical memory, the memory cgroup's limit and RLIMIT_AS, less
   // what the process holds).
   uint64_t max_tensor_bytes = 0;
+  // The outputs the session computes, by name (kept in the model's order);
+  // empty: all. Nodes only the other outputs need are dropped, and so are the
+  // inputs only they read: a run need not feed those. kInvalidArgument at
+  // create for a name that is not an output of the model.
+  std::vector<std::string> outputs;
 };
 
 // One model input or output as the model declares it. Dynamic dims are -1

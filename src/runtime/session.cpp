@@ -31,6 +31,7 @@
 #include "runtime/partition_kernel.h"
 #include "runtime/placement.h"
 #include "runtime/run_options.h"
+#include "runtime/select_outputs.h"
 #include "runtime/precision_auto.h"
 #include "runtime/session_internal.h"
 #include "runtime/session_precision.h"
@@ -507,6 +508,7 @@ Result<std::unique_ptr<SessionImpl>> import_and_build(Import import, const Sessi
   o.metadata = &metadata;
   Result<ir::Model> model = import(o);
   ModelInfo info = model.ok() ? describe_model(*model, metadata) : ModelInfo{};
+  if (model.ok()) DLRT_RETURN_IF_ERROR(select_outputs(*model->graph, options.outputs));
   DLRT_ASSIGN_OR_RETURN(auto impl, build(std::move(model), std::move(metadata), options));
   impl->info = std::move(info);
   return impl;

@@ -358,5 +358,52 @@ TEST(Session, IfBranchReadsOuterScope) {
   EXPECT_FLOAT_EQ((*no)[0].data<float>()[2], 3.0f);
 }
 
+// Two towers in one graph: a = Relu(x), b = Neg(z), c = a + b.
+onnx::ModelProto two_tower_model() {
+  onnx::ModelProto m = new_model("two_towers");
+  auto* g = m.mutable_graph();
+  add_io(g->add_input(), "x", onnx::TensorProto::FLOAT, {"3"});
+  add_io(g->add_input(), "z", onnx::TensorProto::FLOAT, {"3"});
+  for (const char* name : {"a", "b", "c"}) add_io(g->add_output(), name, onnx::TensorProto::FLOAT, {"3"});
+  add_node(g, "Relu", {"x"}, {"a"});
+  add_node(g, "Neg", {"z"}, {"b"});
+  add_node(g, "Add", {"a", "b"}, {"c"});
+  return m;
+}
+
+TEST(Session, OutputsSelectTheNodesAndInputsThatRun) {
+  for (bool optimize : {true, false}) {
+    SessionOptions opts;
+    opts.optimize = optimize;
+    opts.outputs = {"b"};
+    auto s = make_session(two_tower_model(), opts);
+    ASSERT_TRUE(s);
+    ASSERT_EQ(s->inputs().size(), 1u);  // x feeds only the dropped outputs
+    EXPECT_EQ(s->inputs()[0].name, "z");
+    ASSERT_EQ(s->outputs().size(), 1u);
+    EXPECT_EQ(s->outputs()[0].name, "b");
+    auto out = s->run({{"z", Tensor::from_vector<float>({3}, {1, -2, 3})}});
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    ASSERT_EQ(out->size(), 1u);
+    EXPECT_FLOAT_EQ((*out)[0].data<float>()[1], 2.0f);
+    EXPECT_EQ(s->placement().partitions.at(0).node_count, 1);
+
+    opts.outputs = {"c", "a"};  // kept in the model's order
+    s = make_session(two_tower_model(), opts);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->inputs().size(), 2u);
+    ASSERT_EQ(s->outputs().size(), 2u);
+    EXPECT_EQ(s->outputs()[0].name, "a");
+  }
+  SessionOptions opts;
+  opts.outputs = {"logits"};
+  auto bad = Session::create_from_bytes(two_tower_model().SerializeAsString(), opts);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("\"logits\", which is not an output of the model (its outputs: a, b, c)"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 }  // namespace
 }  // namespace dlrt

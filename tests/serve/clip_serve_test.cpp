@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../embed/embed_test_util.h"
@@ -64,11 +65,11 @@ double cosine(const std::vector<float>& a, const std::vector<double>& b) {
 }
 
 struct ClipServer : TestServer {
-  ClipServer() : TestServer(ServiceConfig{}, /*with_model=*/false) {
+  explicit ClipServer(const std::string& folder = "clip_tiny") : TestServer(ServiceConfig{}, /*with_model=*/false) {
     EmbedderOptions o;
     o.device = "cpu";
     o.threads = 2;
-    auto m = open_model((kDir / "clip_tiny").string(), o);
+    auto m = open_model((kDir / folder).string(), o);
     EXPECT_TRUE(m.ok()) << m.status().to_string();
     if (m.ok()) server->set_model(*m);
   }
@@ -212,6 +213,28 @@ TEST(ServeClip, Base64Decoding) {
   for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", std::string("\0\xff\x10", 3)}) {
     ASSERT_TRUE(decode_base64(base64(s), &out));
     EXPECT_EQ(out, s);
+  }
+}
+
+// sentence-transformers 5.x and 6.x folders and optimum's one graph
+// (tests/models/image/, make_st_image_models.py): texts and images on
+// /v1/embeddings against the family's own vectors.
+TEST(ServeClip, FamilyFoldersMatchTheirReferences) {
+  for (const char* name : {"clip_optimum_tiny", "st5_clip_tiny", "st57_clip_tiny", "st6_clip_tiny"}) {
+    const json ref = json::parse(testing::slurp(kDir / (std::string(name) + "_reference.json")));
+    ClipServer s(name);
+    json images = json::array();
+    for (const auto& p : ref["images"])
+      images.push_back({{"image", "data:image/x;base64," + base64(testing::slurp(kRepo / p.get<std::string>()))}});
+    for (const auto& [input, key] : {std::pair{images, "image_embeds"}, std::pair{ref["texts"], "text_embeds"}}) {
+      auto r = s.post("/v1/embeddings", json{{"input", input}}.dump());
+      ASSERT_TRUE(r);
+      ASSERT_EQ(r->status, 200) << name << ": " << r->body;
+      const auto got = vectors_of(body_json(r));
+      ASSERT_EQ(got.size(), ref[key].size()) << name;
+      for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_GE(cosine(got[i], ref[key][i].get<std::vector<double>>()), 0.99999) << name << " " << key << " " << i;
+    }
   }
 }
 

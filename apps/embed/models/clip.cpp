@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlrt/tensor.h"
+#include "embed/models/clip_folder.h"
 #include "embed/models/token_inputs.h"
 #include "embed/tokenizer/json_util.h"
 #include "embed/tokenizer/tokenizer.h"
@@ -17,19 +18,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-// The tower's file: onnx/NAME, else NAME beside config.json ("" when neither).
-fs::path tower_path(const fs::path& dir, const char* name) {
-  std::error_code ec;
-  for (const fs::path& p : {dir / "onnx" / name, dir / name})
-    if (fs::is_regular_file(p, ec)) return p;
-  return {};
-}
-
-std::string model_type(const fs::path& dir) {
-  auto config = jsonu::read_optional_json(dir / "config.json");
-  return config.ok() && config->is_object() ? jsonu::get_string(*config, "model_type", "") : "";
-}
 
 // The output named `name`, else the only output of rank 2 ([batch, projection]).
 Result<size_t> vector_output(const Session& session, const char* name, const fs::path& path) {
@@ -85,11 +73,6 @@ Result<int64_t> siglip_pad_id(const fs::path& dir, const Tokenizer& tok, const j
 
 }  // namespace
 
-bool is_clip_folder(const fs::path& dir) {
-  const std::string type = model_type(dir);
-  return !tower_path(dir, "vision_model.onnx").empty() || type == "clip" || type == "siglip";
-}
-
 struct ClipEmbedder::Impl {
   std::string name;
   std::unique_ptr<Tokenizer> tokenizer;
@@ -111,23 +94,12 @@ ClipEmbedder::~ClipEmbedder() = default;
 Result<std::unique_ptr<ClipEmbedder>> ClipEmbedder::create(const std::string& model_dir,
                                                            const EmbedderOptions& options) {
   DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_folder(model_dir));
-  const fs::path dir = file.dir;
-  const std::string type = model_type(dir);
+  DLRT_ASSIGN_OR_RETURN(ClipLayout layout, clip_layout(file.dir));
+  const fs::path dir = layout.dir;
+  const std::string type = folder_model_type(dir);
   if (!type.empty() && type != "clip" && type != "siglip")
     return Unsupported(dir.string() + ": config.json's model_type is \"" + type +
                        "\"; dlrt's image kind takes CLIP and SigLIP (model_type \"clip\", \"siglip\")");
-  const fs::path text_path = tower_path(dir, "text_model.onnx");
-  const fs::path vision_path = tower_path(dir, "vision_model.onnx");
-  if (vision_path.empty() || text_path.empty()) {
-    std::error_code ec;
-    const bool single = fs::is_regular_file(dir / "model.onnx", ec) || fs::is_regular_file(dir / "onnx" / "model.onnx", ec);
-    std::string missing = vision_path.empty() ? "onnx/vision_model.onnx" : "";
-    if (text_path.empty()) missing += std::string(missing.empty() ? "" : " and ") + "onnx/text_model.onnx";
-    return NotFound(dir.string() + " is a CLIP folder without " + missing +
-                    ": dlrt takes CLIP as separate towers (onnx/vision_model.onnx and onnx/text_model.onnx, as "
-                    "transformers.js and FastEmbed ship them)" +
-                    (single ? "; optimum's single zero-shot model.onnx is not supported" : ""));
-  }
   auto impl = std::make_unique<Impl>();
   impl->name = file.name;
   {
@@ -155,10 +127,18 @@ Result<std::unique_ptr<ClipEmbedder>> ClipEmbedder::create(const std::string& mo
     DLRT_ASSIGN_OR_RETURN(impl->pad_id, siglip_pad_id(dir, *impl->tokenizer, config));
   }
 
-  DLRT_ASSIGN_OR_RETURN(impl->text, open_model_session(text_path, options));
+  // One graph with both towers: a session for each tower's output, which
+  // runs only that tower and takes only its inputs.
+  const bool single = !layout.single.empty();
+  const fs::path text_path = single ? layout.single : layout.text;
+  const fs::path vision_path = single ? layout.single : layout.vision;
+  const std::vector<std::string> text_out = single ? std::vector<std::string>{"text_embeds"} : std::vector<std::string>{};
+  const std::vector<std::string> vision_out =
+      single ? std::vector<std::string>{"image_embeds"} : std::vector<std::string>{};
+  DLRT_ASSIGN_OR_RETURN(impl->text, open_model_session(text_path, options, nullptr, 0, text_out));
   DLRT_ASSIGN_OR_RETURN(impl->text_inputs, TokenInputs::from_session(*impl->text, text_path.string()));
   DLRT_ASSIGN_OR_RETURN(impl->text_output, vector_output(*impl->text, "text_embeds", text_path));
-  DLRT_ASSIGN_OR_RETURN(impl->vision, open_model_session(vision_path, options));
+  DLRT_ASSIGN_OR_RETURN(impl->vision, open_model_session(vision_path, options, nullptr, 0, vision_out));
   const auto& vin = impl->vision->inputs();
   if (vin.size() != 1 || vin[0].shape.size() != 4 || vin[0].dtype != DType::kFloat32)
     return InvalidModel(vision_path.string() + ": expected one input, float32 pixel_values [batch, 3, height, width]");

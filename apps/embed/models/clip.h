@@ -1,6 +1,8 @@
-// dlrt::embed::ClipEmbedder: a CLIP model folder of separate ONNX towers, as
-// transformers.js and FastEmbed repositories ship them, turned into text ->
-// vector and image -> vector in one space (docs/images.md):
+// dlrt::embed::ClipEmbedder: a CLIP model folder (the layouts of
+// clip_folder.h: separate ONNX towers, as transformers.js and FastEmbed
+// repositories ship them, or optimum's one graph; sentence-transformers 5.x
+// and 6.x folders holding either) turned into text -> vector and image ->
+// vector in one space (docs/images.md):
 //   onnx/text_model.onnx    input_ids (and attention_mask) -> text_embeds
 //                           [batch, projection] (CLIPTextModelWithProjection)
 //   onnx/vision_model.onnx  pixel_values [batch, 3, H, W] -> image_embeds
@@ -8,7 +10,9 @@
 //   the tokenizer files, preprocessor_config.json (or processor_config.json)
 //   and config.json (model_type "clip", or "siglip": SigLIP's towers, whose
 //   texts are padded to max_length with the pad token and attended in full,
-//   as SigLIP was trained). The towers may also lie beside config.json.
+//   as SigLIP was trained). The towers may also lie beside config.json, or
+//   be one graph (optimum's export) whose text_embeds and image_embeds each
+//   get a session that runs only their tower.
 // Images are decoded and preprocessed by embed/image/ as the folder's image
 // processor does; the vectors come out unnormalised (CLIP compares them by cosine).
 //
@@ -28,6 +32,7 @@
 #include "dlrt/status.h"
 #include "embed/image/image.h"
 #include "embed/image/preprocess.h"
+#include "embed/models/clip_folder.h"
 #include "embed/models/embedder.h"
 #include "embed/tokenizer/encoding.h"
 
@@ -35,16 +40,10 @@ namespace dlrt::embed {
 
 class Tokenizer;
 
-// True when DIR holds a vision tower (onnx/vision_model.onnx or
-// vision_model.onnx) or its config.json's model_type is "clip" or "siglip": the folder is
-// then the clip kind's, and create() names what it lacks.
-bool is_clip_folder(const std::filesystem::path& dir);
-
 class ClipEmbedder {
  public:
-  // Errors: kNotFound naming a missing tower, processor config or tokenizer;
-  // kUnsupported for optimum's single zero-shot model.onnx and for a
-  // model_type other than clip or siglip; kInvalidModel for towers without the inputs
+  // Errors: kNotFound naming a missing graph (clip_layout), processor config
+  // or tokenizer; kUnsupported for a model_type other than clip or siglip; kInvalidModel for towers without the inputs
   // and outputs above or whose vectors differ in length; Session::create's.
   static Result<std::unique_ptr<ClipEmbedder>> create(const std::string& model_dir, const EmbedderOptions& options);
   ~ClipEmbedder();

@@ -153,8 +153,10 @@ bool wants_auto(const EmbedderOptions& options) {
 }  // namespace
 
 Result<std::unique_ptr<Session>> open_model_session(const fs::path& path, const EmbedderOptions& options,
-                                                    const Tokenizer* tokenizer, size_t max_length) {
+                                                    const Tokenizer* tokenizer, size_t max_length,
+                                                    const std::vector<std::string>& outputs) {
   SessionOptions so;
+  so.outputs = outputs;
   so.cpu_precision = options.cpu_precision;
   if (tokenizer && wants_auto(options)) so.canary_inputs = warm_up_feeds(path, *tokenizer, max_length);
   so.device = options.device;

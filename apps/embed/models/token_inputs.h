@@ -46,9 +46,11 @@ class Tokenizer;
 // threads, warm start, CPU precision and backend options; errors name the
 // file. With cpu_precision "auto" (the option's, else DLRT_CPU_PRECISION's)
 // and a `tokenizer`, "auto" measures on the warm-up texts tokenized by it
-// (at most `max_length` tokens each).
+// (at most `max_length` tokens each). `outputs`: the outputs the session
+// computes (SessionOptions::outputs; empty: all).
 Result<std::unique_ptr<Session>> open_model_session(const std::filesystem::path& path, const EmbedderOptions& options,
-                                                    const Tokenizer* tokenizer = nullptr, size_t max_length = 0);
+                                                    const Tokenizer* tokenizer = nullptr, size_t max_length = 0,
+                                                    const std::vector<std::string>& outputs = {});
 
 // The encoding of one input at most `max_length` ids long (0: no limit), by
 // `encode(limit, untruncated)` (a Tokenizer's encode_checked or

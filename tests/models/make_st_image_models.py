@@ -1,0 +1,358 @@
+#!/usr/bin/env python3
+"""Writes the CLIP test folders of sentence-transformers and optimum under
+tests/models/image/ (committed): a tiny CLIP (clip_tiny's configuration and
+tokenizer, random weights of its own seed) saved by the families' own code, with the ONNX
+graph those folders carry once exported, and the family's own vectors of
+TEXTS and IMAGES as the reference (<name>_reference.json, clip_tiny's format).
+
+Run once by a developer, not by `make test`, in a venv with torch,
+transformers 5, onnx, onnxruntime and pillow, sentence-transformers on
+PYTHONPATH (5.0 to 5.3 for st5_clip_tiny, 5.4 or later 5.x for st57_clip_tiny, 6.x for st6_clip_tiny):
+
+    PYTHONPATH=<sentence-transformers 5.3> python tests/models/make_st_image_models.py --only clip_optimum_tiny st5_clip_tiny
+    PYTHONPATH=<sentence-transformers 5.7> python tests/models/make_st_image_models.py --only st57_clip_tiny
+    PYTHONPATH=<sentence-transformers 6.x> python tests/models/make_st_image_models.py --only st6_clip_tiny
+
+Families:
+
+  clip_optimum_tiny  transformers' folder (config.json, the processor and
+             tokenizer files) with model.onnx as optimum exports CLIP for
+             zero-shot-image-classification (CLIPOnnxConfig): inputs
+             pixel_values, input_ids, attention_mask; outputs
+             logits_per_image, logits_per_text, text_embeds, image_embeds
+             (CLIPModel.forward's, the embeds normalised). Reference:
+             get_text_features / get_image_features.
+
+  siglip_optimum_tiny  the same for SigLIP (siglip_tiny's configuration,
+             tokenizer and image processor): optimum's SiglipOnnxConfig takes
+             input_ids and pixel_values, no attention mask; texts padded to
+             max_length as SigLIP was trained. Its image vectors differ from
+             dlrt's on 2 of the 8 images (cosine down to 0.99990: transformers
+             5's SigLIP image processor against 4.57.6's, which dlrt follows);
+             the tests compare its texts.
+
+  st5_clip_tiny  sentence-transformers 5.0 to 5.3: SentenceTransformer(modules=
+             [models.CLIPModel(folder)]).save(): modules.json and the CLIP
+             folder in the root (CLIPModel.save_in_root), model.safetensors.
+             This CLIPModel exports no ONNX (its load ignores backend=); the graph is onnx/model.onnx as optimum
+             exports a sentence-transformers CLIP folder (`optimum-cli export
+             onnx --library sentence_transformers --task feature-extraction`,
+             SentenceTransformersCLIPOnnxConfig): inputs pixel_values,
+             input_ids, attention_mask; outputs text_embeds, image_embeds
+             (the projections, not normalised). Reference: model.encode of the
+             texts and of the images as PIL images.
+
+  st57_clip_tiny  the same with sentence-transformers 5.4 and later, whose
+             CLIPModel (deprecated for the Transformer module) subclasses
+             Transformer: modules.json names it
+             sentence_transformers.sentence_transformer.modules.clip_model.CLIPModel
+             and sentence_bert_config.json holds its modality_config.
+
+  st6_clip_tiny  sentence-transformers 6.x: SentenceTransformer(folder) on
+             transformers' CLIP folder, saved: one Transformer module with
+             modality_config in sentence_bert_config.json, the processor in
+             processor_config.json. 6.x's backend="onnx" hands a Transformer
+             to optimum's ORTModelForFeatureExtraction, whose CLIP export is
+             CLIPOnnxConfig's (as clip_optimum_tiny's), saved as
+             onnx/model.onnx. Reference: model.encode.
+
+optimum itself is not run: optimum-onnx pins transformers < 4.58 and
+sentence-transformers 6 needs transformers 5. The graphs are torch.onnx
+exports of modules computing what optimum's configs and patchers compute,
+with their input, output and dynamic axis names. ONNX Runtime on each graph
+is checked against the reference.
+"""
+import argparse
+import os
+import shutil
+import sys
+
+import numpy as np
+import torch
+
+from make_image_models import IMAGES, OUT, ROOT, TEXTS, write_json
+
+TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt"]
+
+# optimum's CLIPOnnxConfig names (inputs in its order).
+INPUT_AXES = {
+    "pixel_values": {0: "batch_size", 1: "num_channels", 2: "height", 3: "width"},
+    "input_ids": {0: "text_batch_size", 1: "sequence_length"},
+    "attention_mask": {0: "text_batch_size", 1: "sequence_length"},
+}
+ZERO_SHOT_AXES = {
+    "logits_per_image": {0: "image_batch_size", 1: "text_batch_size"},
+    "logits_per_text": {0: "text_batch_size", 1: "image_batch_size"},
+    "text_embeds": {0: "text_batch_size"},
+    "image_embeds": {0: "image_batch_size"},
+}
+ST_AXES = {"text_embeds": {0: "text_batch_size"}, "image_embeds": {0: "image_batch_size"}}
+
+
+class ZeroShot(torch.nn.Module):
+    """CLIPModel.forward's outputs, as optimum's CLIPOnnxConfig exports them."""
+
+    def __init__(self, clip):
+        super().__init__()
+        self.clip = clip
+
+    def forward(self, pixel_values, input_ids, attention_mask):
+        out = self.clip(input_ids=input_ids, pixel_values=pixel_values, attention_mask=attention_mask)
+        return out.logits_per_image, out.logits_per_text, out.text_embeds, out.image_embeds
+
+
+class StClip(torch.nn.Module):
+    """SentenceTransformersCLIPPatcher's forward: each tower's projection."""
+
+    def __init__(self, clip):
+        super().__init__()
+        self.clip = clip
+
+    def forward(self, pixel_values, input_ids, attention_mask):
+        image = self.clip.visual_projection(self.clip.vision_model(pixel_values=pixel_values)[1])
+        text = self.clip.text_projection(self.clip.text_model(input_ids=input_ids, attention_mask=attention_mask)[1])
+        return text, image
+
+
+def tiny_clip(work):
+    """transformers' CLIPModel from clip_tiny's configuration (2 layers, hidden
+    32, projection 16, 32 x 32 images in 8 x 8 patches; seed 79) and its
+    processor read from the committed clip_tiny folder: (CLIPModel, CLIPProcessor)."""
+    from transformers import CLIPConfig, CLIPModel, CLIPProcessor
+
+    clip_tiny = os.path.join(OUT, "clip_tiny")
+    processor = CLIPProcessor.from_pretrained(clip_tiny)
+    config = CLIPConfig.from_pretrained(clip_tiny)
+    torch.manual_seed(79)
+    return CLIPModel(config).eval(), processor
+
+
+def pooled(out):
+    """get_*_features' vectors: transformers 5 returns them as pooler_output."""
+    return (out.pooler_output if hasattr(out, "pooler_output") else out).detach().numpy()
+
+
+def export_graph(module, processor, path, outputs):
+    import onnxruntime as ort
+    from transformers.image_utils import load_image
+
+    text_in = processor.tokenizer(TEXTS[:2], padding=True, return_tensors="pt")
+    pixels = processor.image_processor(images=[load_image(os.path.join(ROOT, IMAGES[0]))], return_tensors="pt")
+    args = (pixels["pixel_values"], text_in["input_ids"], text_in["attention_mask"])
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    torch.onnx.export(module, args, path, input_names=list(INPUT_AXES), output_names=list(outputs),
+                      dynamic_axes={**INPUT_AXES, **outputs}, opset_version=17, dynamo=False)
+    return ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+
+
+def check(session, processor, text_embeds, image_embeds, what):
+    """ONNX Runtime's text_embeds and image_embeds (one run with all texts and
+    images) against the reference, by cosine."""
+
+    text_in = processor.tokenizer(TEXTS, padding=True, truncation=True, return_tensors="np")
+    pixels = processor.image_processor(images=images(), return_tensors="np")
+    names = [o.name for o in session.get_outputs()]
+    outs = dict(zip(names, session.run(None, {"pixel_values": pixels["pixel_values"], "input_ids": text_in["input_ids"],
+                                              "attention_mask": text_in["attention_mask"]})))
+    for name, want in (("text_embeds", text_embeds), ("image_embeds", image_embeds)):
+        got = outs[name]
+        cos = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+        if cos.min() < 0.999999:
+            raise SystemExit(f"{what}: ONNX Runtime's {name} differs from the reference (cosine {cos.min()})")
+
+
+def reference(out_dir, text_embeds, image_embeds, made_by):
+    # The model card sentence-transformers writes (its template's prose) is not kept.
+    if os.path.exists(os.path.join(out_dir, "README.md")):
+        os.remove(os.path.join(out_dir, "README.md"))
+    write_json(os.path.join(out_dir, "..", os.path.basename(out_dir) + "_reference.json"), {
+        "made_by": made_by,
+        "texts": TEXTS,
+        "images": IMAGES,
+        "text_embeds": np.asarray(text_embeds).tolist(),
+        "image_embeds": np.asarray(image_embeds).tolist(),
+    })
+
+
+def fresh(out_dir):
+    work = out_dir + ".work"
+    for d in (work, out_dir):
+        shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(work)
+    return work
+
+
+def images():
+    """IMAGES as transformers' load_image decodes them, as plain RGB images.
+    transformers 5's convert_to_rgb composites onto white the pixels of the
+    colour an RGB image's info still names as transparent (load_image keeps
+    the GIF's): 4.x, whose rule dlrt follows, does not; the GIF of IMAGES has
+    such a colour (cosine 0.9886 between the two)."""
+    from PIL import Image
+    from transformers.image_utils import load_image
+
+    return [Image.fromarray(np.asarray(load_image(os.path.join(ROOT, p)))) for p in IMAGES]
+
+
+def make_clip_optimum_tiny(out_dir):
+    import transformers
+
+    work = fresh(out_dir)
+    model, processor = tiny_clip(work)
+    os.makedirs(out_dir)
+    model.config.save_pretrained(out_dir)  # optimum-cli writes the config, processor and tokenizer beside model.onnx
+    processor.save_pretrained(out_dir)
+    text_in = processor.tokenizer(TEXTS, padding=True, truncation=True, return_tensors="pt")
+    with torch.no_grad():
+        text_embeds = pooled(model.get_text_features(**text_in))
+        image_embeds = pooled(model.get_image_features(**processor.image_processor(images=images(), return_tensors="pt")))
+        session = export_graph(ZeroShot(model), processor, os.path.join(out_dir, "model.onnx"), ZERO_SHOT_AXES)
+    check(session, processor, text_embeds, image_embeds, "clip_optimum_tiny")
+    shutil.rmtree(work)
+    reference(out_dir, text_embeds, image_embeds, f"transformers {transformers.__version__}")
+
+
+class SiglipZeroShot(torch.nn.Module):
+    """SiglipModel.forward's outputs, as optimum's SiglipOnnxConfig exports them
+    (input_ids and pixel_values; no attention mask)."""
+
+    def __init__(self, siglip):
+        super().__init__()
+        self.siglip = siglip
+
+    def forward(self, input_ids, pixel_values):
+        out = self.siglip(input_ids=input_ids, pixel_values=pixel_values)
+        return out.logits_per_image, out.logits_per_text, out.text_embeds, out.image_embeds
+
+
+def make_siglip_optimum_tiny(out_dir):
+    """siglip_tiny's configuration, tokenizer and image processor (random
+    weights of seed 80) with model.onnx as optimum exports SigLIP for
+    zero-shot-image-classification; texts padded to max_length."""
+    import onnxruntime as ort
+    import transformers
+    from transformers import AutoTokenizer, SiglipConfig, SiglipImageProcessor, SiglipModel
+
+    work = fresh(out_dir)
+    siglip_tiny = os.path.join(OUT, "siglip_tiny")
+    tokenizer = AutoTokenizer.from_pretrained(siglip_tiny)
+    image_processor = SiglipImageProcessor.from_pretrained(siglip_tiny)
+    torch.manual_seed(80)
+    model = SiglipModel(SiglipConfig.from_pretrained(siglip_tiny)).eval()
+    os.makedirs(out_dir)
+    model.config.save_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+    image_processor.save_pretrained(out_dir)
+    max_length = tokenizer.model_max_length
+    text_in = tokenizer(TEXTS, padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
+    pixels = image_processor(images=images(), return_tensors="pt")["pixel_values"]
+    path = os.path.join(out_dir, "model.onnx")
+    axes = {"input_ids": INPUT_AXES["input_ids"], "pixel_values": {0: "image_batch_size", 1: "num_channels",
+                                                                   2: "height", 3: "width"}}
+    with torch.no_grad():
+        text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
+        image_embeds = pooled(model.get_image_features(pixel_values=pixels))
+        torch.onnx.export(SiglipZeroShot(model), (text_in["input_ids"][:2], pixels[:1]), path,
+                          input_names=["input_ids", "pixel_values"], output_names=list(ZERO_SHOT_AXES),
+                          dynamic_axes={**axes, **ZERO_SHOT_AXES}, opset_version=17, dynamo=False)
+    outs = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
+        ["text_embeds", "image_embeds"], {"input_ids": text_in["input_ids"].numpy(), "pixel_values": pixels.numpy()})
+    for got, want, name in zip(outs, (text_embeds, image_embeds), ("text_embeds", "image_embeds")):
+        cos = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+        if cos.min() < 0.999999:
+            raise SystemExit(f"siglip_optimum_tiny: ONNX Runtime's {name} differs (cosine {cos.min()})")
+    shutil.rmtree(work)
+    reference(out_dir, text_embeds, image_embeds, f"transformers {transformers.__version__}")
+
+
+def st_encode(st):
+    return st.encode(TEXTS, convert_to_numpy=True), st.encode(images(), convert_to_numpy=True)
+
+
+def st5_clip_module(hf, modules_path):
+    """sentence-transformers 5.x's CLIPModel module of the transformers folder `hf`:
+    5.0 to 5.3's sentence_transformers.models.CLIPModel, or (modules_path) 5.4's
+    and later's, a Transformer subclass saved with a modality_config."""
+    import sentence_transformers
+
+    version = sentence_transformers.__version__
+    if not version.startswith("5."):
+        raise SystemExit(f"needs sentence-transformers 5.x, not {version}")
+    if modules_path:
+        from sentence_transformers.sentence_transformer.modules import CLIPModel
+    else:
+        try:
+            from sentence_transformers.models.CLIPModel import CLIPModel
+        except ImportError:
+            raise SystemExit(f"st5_clip_tiny needs sentence-transformers 5.0 to 5.3, not {version}")
+    return CLIPModel(hf)
+
+
+def make_st5(out_dir, modules_path):
+    import sentence_transformers
+    from sentence_transformers import SentenceTransformer
+
+    work = fresh(out_dir)
+    model, processor = tiny_clip(work)
+    model.save_pretrained(os.path.join(work, "hf"))
+    processor.save_pretrained(os.path.join(work, "hf"))
+    st = SentenceTransformer(modules=[st5_clip_module(os.path.join(work, "hf"), modules_path)], device="cpu")
+    st.save(out_dir)
+    st = SentenceTransformer(out_dir, device="cpu")
+    text_embeds, image_embeds = st_encode(st)
+    clip = st[0].model.eval()
+    with torch.no_grad():
+        session = export_graph(StClip(clip), st[0].processor, os.path.join(out_dir, "onnx", "model.onnx"), ST_AXES)
+    check(session, st[0].processor, text_embeds, image_embeds, os.path.basename(out_dir))
+    shutil.rmtree(work)
+    reference(out_dir, text_embeds, image_embeds, f"sentence-transformers {sentence_transformers.__version__}")
+
+
+def make_st5_clip_tiny(out_dir):
+    make_st5(out_dir, modules_path=False)
+
+
+def make_st57_clip_tiny(out_dir):
+    make_st5(out_dir, modules_path=True)
+
+
+def make_st6_clip_tiny(out_dir):
+    import sentence_transformers
+    from sentence_transformers import SentenceTransformer
+
+    if not sentence_transformers.__version__.startswith("6."):
+        raise SystemExit(f"st6_clip_tiny needs sentence-transformers 6.x, not {sentence_transformers.__version__}")
+    work = fresh(out_dir)
+    model, processor = tiny_clip(work)
+    model.save_pretrained(os.path.join(work, "hf"))
+    processor.save_pretrained(os.path.join(work, "hf"))
+    SentenceTransformer(os.path.join(work, "hf"), device="cpu").save(out_dir)
+    st = SentenceTransformer(out_dir, device="cpu")
+    text_embeds, image_embeds = st_encode(st)
+    clip = st[0].model.eval()
+    with torch.no_grad():
+        session = export_graph(ZeroShot(clip), st[0].processor, os.path.join(out_dir, "onnx", "model.onnx"),
+                               ZERO_SHOT_AXES)
+    check(session, st[0].processor, text_embeds, image_embeds, "st6_clip_tiny")
+    shutil.rmtree(work)
+    reference(out_dir, text_embeds, image_embeds, f"sentence-transformers {sentence_transformers.__version__}")
+
+
+FAMILIES = {"clip_optimum_tiny": make_clip_optimum_tiny, "st5_clip_tiny": make_st5_clip_tiny,
+            "st57_clip_tiny": make_st57_clip_tiny, "st6_clip_tiny": make_st6_clip_tiny,
+            "siglip_optimum_tiny": make_siglip_optimum_tiny}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=OUT, help="folder of the model folders (default: %(default)s)")
+    ap.add_argument("--only", nargs="+", choices=sorted(FAMILIES), help="these families only")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    for name in args.only or FAMILIES:
+        FAMILIES[name](os.path.join(args.out, name))
+        print("wrote", os.path.join(args.out, name), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
