@@ -8,6 +8,7 @@
 
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/quantize_rows.h"
+#include "backends/cpu/kernels/simd/width.h"
 #include "backends/cpu/scratch.h"
 #include "device/cpu_features.h"
 
@@ -30,6 +31,7 @@ struct Kernel {
   int8_detail::TileFn fn[4] = {};         // fn[v]: the tile of v panels, v in [1, nv]
   const char* name = "generic";
   bool wide = false;                      // reads the int16 layouts (PackedInt8B::wide)
+  bool neon = false;                      // an aarch64 kernel (counted: simd_calls "gemm_int8_neon")
 };
 
 // Every kernel this CPU can run under the current ISA cap, best first.
@@ -55,6 +57,25 @@ int available(Kernel* out) {
     k.fn[1] = int8_detail::avx2_wide_tile();
     k.name = "avx2";
     k.wide = true;
+  }
+  // aarch64 (the neon level and up, null elsewhere): the portable layouts, by HWCAP.
+  if (cpu_isa() >= CpuIsa::kNeon && f.i8mm && int8_detail::neon_i8mm_tile()) {
+    Kernel& k = out[n++];
+    k.fn[1] = int8_detail::neon_i8mm_tile();
+    k.name = "neon-i8mm";
+    k.neon = true;
+  }
+  if (cpu_isa() >= CpuIsa::kNeon && f.dotprod && int8_detail::neon_dotprod_tile()) {
+    Kernel& k = out[n++];
+    k.fn[1] = int8_detail::neon_dotprod_tile();
+    k.name = "neon-dotprod";
+    k.neon = true;
+  }
+  if (cpu_isa() >= CpuIsa::kNeon && int8_detail::neon_tile()) {
+    Kernel& k = out[n++];
+    k.fn[1] = int8_detail::neon_tile();
+    k.name = "neon";
+    k.neon = true;
   }
   Kernel& k = out[n++];
   k.fn[1] = int8_detail::generic_tile;
@@ -586,6 +607,11 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
                const Int8RequantOutput* requant_output, const Int8ARows* a_rows) {
   if (M <= 0 || N <= 0) return;
   const Kernel kern = kernel_for(B);
+#if defined(__aarch64__)
+  // One count per GEMM, so that a test can tell a NEON kernel ran (not the portable one).
+  static SimdCallCounter neon_calls("gemm_int8_neon");
+  if (kern.neon) neon_calls.add(SimdWidth::k128);
+#endif
   const int64_t es = kern.wide ? 2 : 1;  // bytes per packed value
   const int64_t MR = kern.mr, NR = kPanel * kern.nv;
   const int64_t kg = B.kg;
