@@ -34,6 +34,7 @@ using testing::run_op;
                << "): make test-arm64 runs them under qemu-aarch64"
 
 uint64_t neon_gemms() { return simd_calls("gemm_int8_neon", SimdWidth::k128); }
+uint64_t neon_depthwise_planes() { return simd_calls("depthwise_int8_neon", SimdWidth::k128); }
 
 template <typename T>
 Tensor tv(Shape s, const std::vector<T>& v) {
@@ -104,8 +105,9 @@ TEST(NeonInt8, EveryKernelGivesTheReferenceBits) {
 }
 
 // The ops over gemm_u8s8 (MatMulInteger, QLinearMatMul, QLinearConv,
-// com.microsoft DynamicQuantizeMatMul): at the neon level each runs a NEON
-// kernel, and its output is bit for bit the portable level's.
+// com.microsoft DynamicQuantizeMatMul) and the depthwise QLinearConv
+// (depthwise_int8_plane): at the neon level each runs its NEON kernel, and
+// its output is bit for bit the portable level's.
 TEST(NeonInt8, QuantizedOpsRunTheNeonKernel) {
   AARCH64_OR_SKIP();
   std::mt19937 rng(17);
@@ -127,6 +129,7 @@ TEST(NeonInt8, QuantizedOpsRunTheNeonKernel) {
     std::vector<Tensor> in;
     ir::Attributes attrs;
     int opset;
+    bool depthwise = false;  // counted by depthwise_int8_neon, else by gemm_int8_neon
   };
   const std::vector<OpCase> ops = {
       {"MatMulInteger",
@@ -159,20 +162,30 @@ TEST(NeonInt8, QuantizedOpsRunTheNeonKernel) {
         tv<float>({N}, bias)},
        {},
        1},
+      {"QLinearConv depthwise",
+       "QLinearConv",
+       "",
+       {tv<uint8_t>({1, 8, 13, 12}, bytes(8 * 13 * 12)), Tensor::scalar(0.02f), Tensor::scalar<uint8_t>(119),
+        tv<int8_t>({8, 1, 3, 3}, s8(bytes(8 * 9))), tv<float>({8}, wscale), tv<int8_t>({8}, std::vector<int8_t>(8, 0)),
+        Tensor::scalar(0.4f), Tensor::scalar<uint8_t>(128)},
+       {{"pads", attr_ints({1, 1, 1, 1})}, {"strides", attr_ints({2, 1})}, {"group", attr_int(8)}},
+       10,
+       true},
   };
   for (const OpCase& c : ops) {
     SCOPED_TRACE(c.name);
     std::vector<Tensor> out[2];
     for (int level = 0; level < 2; ++level) {
       ScopedCpuIsa cap(level == 0 ? CpuIsa::kNeon : CpuIsa::kGeneric);
-      const uint64_t before = neon_gemms();
+      auto count = [&] { return c.depthwise ? neon_depthwise_planes() : neon_gemms(); };
+      const uint64_t before = count();
       auto r = run_op(c.op, c.in, c.attrs, 1, c.opset, c.domain);
       ASSERT_TRUE(r.ok()) << r.status().to_string();
       out[level] = std::move(*r);
       if (level == 0)
-        EXPECT_GT(neon_gemms() - before, 0u) << "no NEON int8 kernel ran at the neon level: the portable one did";
+        EXPECT_GT(count() - before, 0u) << "no NEON int8 kernel ran at the neon level: the portable one did";
       else
-        EXPECT_EQ(neon_gemms() - before, 0u) << "a NEON int8 kernel ran at the generic level";
+        EXPECT_EQ(count() - before, 0u) << "a NEON int8 kernel ran at the generic level";
     }
     ASSERT_EQ(out[0][0].shape(), out[1][0].shape());
     ASSERT_EQ(out[0][0].dtype(), out[1][0].dtype());
