@@ -58,7 +58,8 @@ int available(Kernel* out) {
     k.name = "avx2";
     k.wide = true;
   }
-  // aarch64 (the neon level and up, null elsewhere): the portable layouts, by HWCAP.
+#if defined(__aarch64__)
+  // The neon level: the portable layouts, by HWCAP.
   if (cpu_isa() >= CpuIsa::kNeon && f.i8mm && int8_detail::neon_i8mm_tile()) {
     Kernel& k = out[n++];
     k.fn[1] = int8_detail::neon_i8mm_tile();
@@ -77,6 +78,7 @@ int available(Kernel* out) {
     k.name = "neon";
     k.neon = true;
   }
+#endif
   Kernel& k = out[n++];
   k.fn[1] = int8_detail::generic_tile;
   return n;
