@@ -6,7 +6,7 @@
 #   2. the unit tests (ctest; CMAKE_CROSSCOMPILING_EMULATOR runs them under qemu-aarch64),
 #      but those named in tests/arm64/excluded.txt (each with its reason) and the zoo test;
 #      NeonSelection.* fail when a kernel family written over simd/ ran its portable path,
-#      NeonInt8.* when the 8-bit GEMM ran its portable kernel; those and GemmInt8.* again as a
+#      NeonInt8.* when the 8-bit GEMM ran its portable kernel; those and the GemmInt8 tests again as a
 #      Cortex-A76 and a Cortex-A53 (QEMU_CPU: dotprod only, then neither dotprod nor i8mm),
 #   3. `dlrt conformance` over ONNX's backend test data against
 #      tests/conformance/expected_passing.txt, and over the onnx release's node cases
@@ -89,7 +89,7 @@ sed -n '/The following tests FAILED/,$p' "$OUT/ctest.log" | head -20
 for cpu in cortex-a76 cortex-a53; do
   step "int8 kernels under qemu-aarch64 -cpu $cpu"
   phase "arm64: int8 kernels as $cpu" env QEMU_CPU=$cpu ctest --test-dir "$BUILD" -j "$JOBS" --timeout 600 \
-    --output-on-failure -R '^(NeonInt8|GemmInt8)\.' > "$OUT/int8_$cpu.log" 2>&1 ||
+    --output-on-failure -R '^(NeonInt8|GemmInt8|Kernels/Int8Kernel)\.' > "$OUT/int8_$cpu.log" 2>&1 ||
     failed+=("int8 kernels as $cpu (see $OUT/int8_$cpu.log)")
   grep -E '^[0-9]+% tests passed|tests failed out of' "$OUT/int8_$cpu.log"
 done

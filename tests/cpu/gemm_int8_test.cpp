@@ -217,7 +217,9 @@ TEST_P(Int8Kernel, BitIdenticalToScalarOnEdgeShapes) {
   EXPECT_EQ(checked, 32);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, Int8Kernel, ::testing::Values("avx512-vnni", "avx-vnni", "avx2", "generic"),
+INSTANTIATE_TEST_SUITE_P(Kernels, Int8Kernel,
+                         ::testing::Values("avx512-vnni", "avx-vnni", "avx2", "neon-i8mm", "neon-dotprod", "neon",
+                                           "generic"),
                          [](const ::testing::TestParamInfo<const char*>& i) {
                            std::string n = i.param;
                            std::replace(n.begin(), n.end(), '-', '_');

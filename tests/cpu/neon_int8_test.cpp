@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -53,6 +54,7 @@ TEST(NeonInt8, PicksTheBestKernelTheCpuHas) {
   std::vector<std::string> got;
   for (const char* k : int8_gemm_kernels()) got.push_back(k);
   EXPECT_EQ(got, want) << "dotprod " << f.dotprod << ", i8mm " << f.i8mm;
+  std::printf("int8 GEMM kernels of this CPU, best first: %s\n", ::testing::PrintToString(got).c_str());
   EXPECT_EQ(int8_gemm_kernel_name(), want[0]);
   ScopedCpuIsa generic(CpuIsa::kGeneric);
   EXPECT_STREQ(int8_gemm_kernel_name(), "generic");

@@ -272,8 +272,7 @@ void depthwise_int8_plane(const DepthwiseInt8Geometry& g, const uint8_t* x, bool
   const int16_t** base = src + taps;
   [[maybe_unused]] const bool avx512 = cpu_isa() >= CpuIsa::kAvx512;
 #if defined(__aarch64__)
-  static SimdCallCounter neon_calls("depthwise_int8_neon");  // planes summed with NEON, for the tests
-  if (cpu_isa() >= CpuIsa::kNeon) neon_calls.add(SimdWidth::k128);
+  static SimdCallCounter neon_calls("depthwise_int8_neon");  // runs of rows summed with NEON, for the tests
 #endif
 #ifdef DLRT_DW8_X86
   if (avx512) {
@@ -314,9 +313,10 @@ void depthwise_int8_plane(const DepthwiseInt8Geometry& g, const uint8_t* x, bool
     else
 #endif
 #if defined(__aarch64__)
-    if (cpu_isa() >= CpuIsa::kNeon)
+    if (cpu_isa() >= CpuIsa::kNeon) {
+      neon_calls.add(SimdWidth::k128);
       sum_taps_neon(src, w, taps, n, sums);
-    else
+    } else
 #endif
       sum_taps_generic(src, w, taps, n, sums);
     sink(oh0, oh1, sums, q_len);
