@@ -72,6 +72,10 @@ TEST(NeonInt8, EveryKernelGivesTheReferenceBits) {
   const Case cases[] = {{1, 1, 1}, {5, 9, 17}, {4, 4, 16}, {7, 20, 33}, {9, 397, 31}, {3, 700, 48}};
   std::mt19937 rng(5);
   ThreadPool pool(2);
+  const device::CpuFeatures& f = device::cpu_features();
+  int neon_kernels = 0;
+  for (const char* kernel : int8_gemm_kernels()) neon_kernels += std::strncmp(kernel, "neon", 4) == 0;
+  EXPECT_EQ(neon_kernels, 1 + f.dotprod + f.i8mm) << "the NEON kernels are not all offered at the neon level";
   for (const char* kernel : int8_gemm_kernels()) {
     ScopedInt8Kernel use(kernel);
     ASSERT_STREQ(int8_gemm_kernel_name(), kernel);
