@@ -41,7 +41,8 @@ void erf_f32(SimdWidth width, const float* x, float* y, int64_t n) {
 void erf_f32(const float* x, float* y, int64_t n) {
   if (n <= 0) return;
   // The portable level keeps std::erf; neon and up run the vector algorithm.
-  if (cpu_has_simd_kernels()) return erf_f32(simd_width(), x, y, n);
+  const SimdWidth width = simd_width();
+  if (width != SimdWidth::k128 || cpu_has_simd_kernels()) return erf_f32(width, x, y, n);
   for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);
 }
 

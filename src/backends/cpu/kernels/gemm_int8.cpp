@@ -31,7 +31,6 @@ struct Kernel {
   int8_detail::TileFn fn[4] = {};         // fn[v]: the tile of v panels, v in [1, nv]
   const char* name = "generic";
   bool wide = false;                      // reads the int16 layouts (PackedInt8B::wide)
-  bool neon = false;                      // an aarch64 kernel (counted: simd_calls "gemm_int8_neon")
 };
 
 // Every kernel this CPU can run under the current ISA cap, best first.
@@ -64,19 +63,16 @@ int available(Kernel* out) {
     Kernel& k = out[n++];
     k.fn[1] = int8_detail::neon_i8mm_tile();
     k.name = "neon-i8mm";
-    k.neon = true;
   }
   if (cpu_isa() >= CpuIsa::kNeon && f.dotprod && int8_detail::neon_dotprod_tile()) {
     Kernel& k = out[n++];
     k.fn[1] = int8_detail::neon_dotprod_tile();
     k.name = "neon-dotprod";
-    k.neon = true;
   }
   if (cpu_isa() >= CpuIsa::kNeon && int8_detail::neon_tile()) {
     Kernel& k = out[n++];
     k.fn[1] = int8_detail::neon_tile();
     k.name = "neon";
-    k.neon = true;
   }
 #endif
   Kernel& k = out[n++];
@@ -612,7 +608,9 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
 #if defined(__aarch64__)
   // One count per GEMM, so that a test can tell a NEON kernel ran (not the portable one).
   static SimdCallCounter neon_calls("gemm_int8_neon");
-  if (kern.neon) neon_calls.add(SimdWidth::k128);
+  const int8_detail::TileFn f1 = kern.fn[1];
+  if (f1 == int8_detail::neon_i8mm_tile() || f1 == int8_detail::neon_dotprod_tile() || f1 == int8_detail::neon_tile())
+    neon_calls.add(SimdWidth::k128);
 #endif
   const int64_t es = kern.wide ? 2 : 1;  // bytes per packed value
   const int64_t MR = kern.mr, NR = kPanel * kern.nv;
