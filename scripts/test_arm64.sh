@@ -6,6 +6,8 @@
 #   2. the unit tests (ctest; CMAKE_CROSSCOMPILING_EMULATOR runs them under qemu-aarch64),
 #      but those named in tests/arm64/excluded.txt (each with its reason) and the zoo test;
 #      NeonSelection.* fail when a kernel family written over simd/ ran its portable path,
+#      NeonInt8.* when the 8-bit GEMM ran its portable kernel; those and the GemmInt8 tests again as a
+#      Cortex-A76 and a Cortex-A53 (QEMU_CPU: dotprod only, then neither dotprod nor i8mm),
 #   3. `dlrt conformance` over ONNX's backend test data against
 #      tests/conformance/expected_passing.txt, and over the onnx release's node cases
 #      (tests/conformance/expected_passing_onnx-<version>.txt) when X86_BUILD has them
@@ -81,6 +83,16 @@ phase "arm64: unit tests (ctest under qemu-aarch64)" \
   failed+=("unit tests (see $OUT/ctest.log)")
 grep -E '^[0-9]+% tests passed|tests failed out of|Total Test time' "$OUT/ctest.log"
 sed -n '/The following tests FAILED/,$p' "$OUT/ctest.log" | head -20
+
+# The 8-bit GEMM's kernels on CPUs with less than QEMU's `max` (i8mm, dotprod): as a Cortex-A76
+# (dotprod, no i8mm) and a Cortex-A53 (neither), where an extension chosen without HWCAP traps.
+for cpu in cortex-a76 cortex-a53; do
+  step "int8 kernels under qemu-aarch64 -cpu $cpu"
+  phase "arm64: int8 kernels as $cpu" env QEMU_CPU=$cpu ctest --test-dir "$BUILD" -j "$JOBS" --timeout 600 \
+    --output-on-failure -R '^(NeonInt8|GemmInt8|Kernels/Int8Kernel)\.' > "$OUT/int8_$cpu.log" 2>&1 ||
+    failed+=("int8 kernels as $cpu (see $OUT/int8_$cpu.log)")
+  grep -E '^[0-9]+% tests passed|tests failed out of' "$OUT/int8_$cpu.log"
+done
 
 step "ONNX conformance under qemu-aarch64 (vector ISA $ISA)"
 dirs=()

@@ -128,6 +128,13 @@ CpuIdentity probe_cpuid() {
   }
   return id;
 }
+#elif DLRT_ARM64_HWCAP
+CpuIdentity probe_cpuid() {
+  CpuIdentity id;
+  id.features.dotprod = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  id.features.i8mm = (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0;
+  return id;
+}
 #else
 CpuIdentity probe_cpuid() { return {}; }
 #endif
@@ -148,6 +155,7 @@ constexpr FeatureName kFeatureNames[] = {
     {&CpuFeatures::avx512_fp16, "avx512_fp16", false}, {&CpuFeatures::amx_tile, "amx_tile", false},
     {&CpuFeatures::amx_bf16, "amx_bf16", false},     {&CpuFeatures::amx_int8, "amx_int8", false},
     {&CpuFeatures::avx_vnni, "avx_vnni", false},     {&CpuFeatures::avx512_vbmi, "avx512_vbmi", false},
+    {&CpuFeatures::dotprod, "dotprod", false},       {&CpuFeatures::i8mm, "i8mm", false},
 };
 
 const CpuIdentity& identity() {

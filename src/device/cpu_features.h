@@ -1,7 +1,8 @@
 // What the CPU dlrt runs on can do, for choosing kernels at run time. A flag
 // is true only when both the CPU has the instructions and the OS saves the
 // register state they need (XGETBV/XCR0: AVX for avx/avx2/fma/f16c, opmask and
-// ZMM for AVX-512, tile state for AMX). All false off x86.
+// ZMM for AVX-512, tile state for AMX). The x86 flags are false off x86; the
+// aarch64 ones (from HWCAP) false off aarch64.
 // DLRT_CPU_FEATURES_OFF (names as `dlrt devices` prints them, comma or space
 // separated, e.g. avx512_vnni,avx_vnni,amx_int8) turns flags off, so the
 // kernels choose what a CPU without those extensions would run (the vector
@@ -19,6 +20,8 @@ struct CpuFeatures {
        avx512_bf16 = false, amx_tile = false, amx_bf16 = false, amx_int8 = false, f16c = false;
   // Also reported, rarely needed to pick a kernel.
   bool sse4_2 = false, avx = false, avx512_fp16 = false, avx_vnni = false, avx512_vbmi = false;
+  // aarch64 (HWCAP): the 8-bit dot products (SDOT/UDOT) and matrix multiplies (USMMLA).
+  bool dotprod = false, i8mm = false;
 };
 
 // The features of the CPU this process runs on (cpuid, probed on first use).

@@ -221,7 +221,8 @@ TEST_P(Int8Kernel, BitIdenticalToScalarOnEdgeShapes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, Int8Kernel,
-                         ::testing::Values("amx", "avx512-vnni", "avx-vnni", "avx2", "generic", "amx-model"),
+                         ::testing::Values("amx", "avx512-vnni", "avx-vnni", "avx2", "neon-i8mm", "neon-dotprod",
+                                           "neon", "generic", "amx-model"),
                          [](const ::testing::TestParamInfo<const char*>& i) {
                            std::string n = i.param;
                            std::replace(n.begin(), n.end(), '-', '_');

@@ -268,6 +268,17 @@ TEST(NeonSelection, RowsAndPools) {
   expect_neon_kernels(*bytes, random_tensor({1, 8, 12, 12}, 23), entries, entries);
 }
 
+// The Erf op (kernels/erf.h): the vector erf at 128 bits, not std::erf.
+TEST(NeonSelection, Erf) {
+  NEON_LEVEL_OR_SKIP(level);
+  GraphBuilder b;
+  auto x = b.input("x", {2, 3, 17});
+  b.output(b.node("Erf", {x}));
+  auto bytes = ir::export_onnx(*b.graph());
+  ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+  expect_neon_kernels(*bytes, random_tensor({2, 3, 17}, 41, -3.0f, 3.0f), {"erf_run"}, {"erf_run"});
+}
+
 // The activations and the GEMM/Conv output stage (gemm_epilogue_simd.h),
 // which count no calls (they run once per GEMM tile): at the neon level
 // apply_activation and apply_epilogue give the 128-bit instantiation's bits,

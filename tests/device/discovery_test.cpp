@@ -352,6 +352,11 @@ TEST(CpuFeaturesOff, TurnsOffTheNamedFlagsAndNamesUnknownOnes) {
   const std::string width = device::turn_features_off("avx2,avx512f", &f);  // DLRT_CPU_ISA's job
   EXPECT_NE(width.find("DLRT_CPU_ISA"), std::string::npos) << width;
   EXPECT_TRUE(f.avx2 && f.avx512f);
+  // aarch64's 8-bit extensions (the int8 GEMM's kernels follow them).
+  f.dotprod = f.i8mm = true;
+  EXPECT_EQ(device::turn_features_off("i8mm", &f), "");
+  EXPECT_FALSE(f.i8mm);
+  EXPECT_TRUE(f.dotprod);
 }
 
 }  // namespace

@@ -9,8 +9,8 @@
 // copied as int16 (x - x_zp) with its padding, its rows and columns split by
 // their phase modulo the strides, so that for every tap the output rows,
 // taken with a few extra columns as one flat run, read consecutive values;
-// the taps are then summed in int32 with AVX-512 where the CPU has it
-// (isa.h), portable loops elsewhere, the same bits.
+// the taps are then summed in int32 with AVX-512 or AVX2 where the CPU has
+// it (isa.h), NEON on aarch64, portable loops elsewhere, the same bits.
 #pragma once
 
 #include <cstdint>

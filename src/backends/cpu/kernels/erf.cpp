@@ -40,9 +40,9 @@ void erf_f32(SimdWidth width, const float* x, float* y, int64_t n) {
 
 void erf_f32(const float* x, float* y, int64_t n) {
   if (n <= 0) return;
-  // The portable path keeps std::erf (the 128-bit instantiation is for tests and NEON).
+  // The portable level keeps std::erf; neon and up run the vector algorithm.
   const SimdWidth width = simd_width();
-  if (width != SimdWidth::k128) return erf_f32(width, x, y, n);
+  if (width != SimdWidth::k128 || cpu_has_simd_kernels()) return erf_f32(width, x, y, n);
   for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);
 }
 

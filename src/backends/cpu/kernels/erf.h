@@ -7,7 +7,7 @@
 
 namespace dlrt::cpu {
 
-// y[i] = erf(x[i]) for i < n (y may be x). With AVX-512 or AVX2 (cpu_isa())
+// y[i] = erf(x[i]) for i < n (y may be x). With AVX-512, AVX2 or NEON (cpu_isa())
 // every element, the last ones included, goes through one vector algorithm,
 // within 2 float ulps of the exact erf (tests/cpu/erf_kernel_test.cpp checks
 // floats across [-5, 5]); erf(-0) = -0, erf(+-inf) = +-1, NaN stays NaN.

@@ -8,6 +8,7 @@
 
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/quantize_rows.h"
+#include "backends/cpu/kernels/simd/width.h"
 #include "backends/cpu/scratch.h"
 #include "core/env.h"
 #include "device/cpu_features.h"
@@ -82,6 +83,24 @@ int available(Kernel* out, bool ask_os = true) {
     k.name = "avx2";
     k.wide = true;
   }
+#if defined(__aarch64__)
+  // The neon level: the portable layouts, by HWCAP.
+  if (cpu_isa() >= CpuIsa::kNeon && f.i8mm && int8_detail::neon_i8mm_tile()) {
+    Kernel& k = out[n++];
+    k.fn[1] = int8_detail::neon_i8mm_tile();
+    k.name = "neon-i8mm";
+  }
+  if (cpu_isa() >= CpuIsa::kNeon && f.dotprod && int8_detail::neon_dotprod_tile()) {
+    Kernel& k = out[n++];
+    k.fn[1] = int8_detail::neon_dotprod_tile();
+    k.name = "neon-dotprod";
+  }
+  if (cpu_isa() >= CpuIsa::kNeon && int8_detail::neon_tile()) {
+    Kernel& k = out[n++];
+    k.fn[1] = int8_detail::neon_tile();
+    k.name = "neon";
+  }
+#endif
   Kernel& k = out[n++];
   k.fn[1] = int8_detail::generic_tile;
   out[n++] = amx_kernel(true);
@@ -546,6 +565,13 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
   if (M <= 0 || N <= 0) return;
   Kernel kern = kernel_for(B);
   if (kern.tiled && M < kAmxMinRows && forced.load(std::memory_order_relaxed) < 0) kern = kernel_for_bytes();
+#if defined(__aarch64__)
+  // One count per GEMM, so that a test can tell a NEON kernel ran (not the portable one).
+  static SimdCallCounter neon_calls("gemm_int8_neon");
+  const int8_detail::TileFn f1 = kern.fn[1];
+  if (f1 == int8_detail::neon_i8mm_tile() || f1 == int8_detail::neon_dotprod_tile() || f1 == int8_detail::neon_tile())
+    neon_calls.add(SimdWidth::k128);
+#endif
   const int64_t es = kern.wide ? 2 : 1;  // bytes per packed value
   const int64_t MR = kern.mr, NR = kPanel * kern.nv;
   const int64_t kg = B.kg;

@@ -16,8 +16,9 @@
 // panels read as tiles in place), AVX512-VNNI (8 x 48 int32 tile in zmm registers),
 // AVX-VNNI (6 x 16 in ymm), AVX2 without VNNI (4 x 16 in ymm, VPMADDWD on
 // operands widened to 16 bits when packed: B's k pairs per column, A's 4
-// bytes per row and group; no 16-bit sum can saturate), and portable C++
-// elsewhere; all give the same bits.
+// bytes per row and group; no 16-bit sum can saturate); on aarch64 USMMLA
+// (i8mm), SDOT (dotprod) or widening multiplies, 4 x 16 on the portable
+// layouts (gemm_int8_neon.cpp); portable C++ elsewhere; all give the same bits.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +32,8 @@
 namespace dlrt::cpu {
 
 // Which int8 dot-product kernel gemm_u8s8 runs now ("amx", "avx512-vnni",
-// "avx-vnni", "avx2", "generic", or "amx-model" when a test forces it): for
+// "avx-vnni", "avx2", "neon-i8mm", "neon-dotprod", "neon", "generic", or
+// "amx-model" when a test forces it): for
 // `dlrt inspect` and the tests.
 const char* int8_gemm_kernel_name();
 
@@ -238,6 +240,11 @@ void generic_correct(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t c
 // Where the vector kernels exist (null off x86).
 TileFn avx512_vnni_tile(int nv);  // MR 8, NV = nv in [1, 3]
 TileFn avx_vnni_tile();           // MR 6, NV 1
+// aarch64 (gemm_int8_neon.cpp), MR 4, NV 1 on the portable byte layouts:
+// USMMLA (i8mm), SDOT (dotprod), widening multiplies (baseline). Null elsewhere.
+TileFn neon_i8mm_tile();
+TileFn neon_dotprod_tile();
+TileFn neon_tile();
 // MR 4, NV 1 on the wide layouts (no VNNI): a is PackedInt8A's int16 blocks
 // (group g, row i: 4 values at (g * 4 + i) * 4), b PackedInt8B::wide (as int8_t*).
 TileFn avx2_wide_tile();
