@@ -34,12 +34,14 @@ FOLDERS = {
     "splade_tiny": "tests/models/retrieval/splade_tiny",
     "colbert_tiny": "tests/models/retrieval/colbert_tiny",
     "qwen3_rerank": "tests/models/retrieval/qwen3_rerank",
+    "clip_tiny": "tests/models/image/clip_tiny",
+    "st6_router": "tests/models/st_modules/st6_router",
 }
 # Every POST route of the route table (apps/embed/serve/route_kinds.cpp), one
 # row per variant.
 ROUTES = ["/v1/embeddings", "/v1/embeddings sparse", "/embeddings", "/embeddings sparse", "/embed",
           "/embed_sparse", "/embed_all", "/similarity", "/tokenize", "/decode", "/rerank", "/v1/rerank", "/v2/rerank",
-          "/predict"]
+          "/predict", "/v2/embed", "/v1/embed"]
 MAX_BODY = 2 * 1024 * 1024
 MAX_INPUTS = 256
 
@@ -74,6 +76,10 @@ def body_for(route, shape):
     elif path in ("/v1/rerank", "/v2/rerank"):
         b = ({"query": text_of(big), "documents": ["hello"]} if shape == "one" else
              {"query": "hello world", "documents": [text_of(per)] * MAX_INPUTS})
+    elif path in ("/v2/embed", "/v1/embed"):
+        b = {"texts": [text_of(big)] if shape == "one" else [text_of(per)] * MAX_INPUTS, "input_type": "search_document"}
+        if path == "/v2/embed":
+            b["embedding_types"] = ["float"]
     elif path == "/predict":
         b = ({"inputs": text_of(big)} if shape == "one" else
              {"inputs": [[text_of(per // 2), text_of(per // 2)]] * MAX_INPUTS})
