@@ -4,38 +4,97 @@
 // max_inputs_per_request); a handler runs once the model the request names is
 // found and can serve the route (call.ref()), and formats the answer.
 //
-//   server_routes.cpp        /v1/embeddings, /embeddings, /embed, /embed_sparse, /tokenize, /decode,
-//                            /v1/models, /info, /openapi.json
+//   server_embed.cpp         /v1/embeddings, /embeddings, /embed, /embed_sparse, /similarity, and the
+//                            embedding request they and /tokenize read (parse_embed_request)
+//   server_info.cpp          /tokenize, /decode, /v1/models, /info, /openapi.json
 //   docs_page.cpp            /docs and the Swagger UI files it loads (/docs/...)
-//   server_similarity.cpp    /similarity
-//   server_classify.cpp      /rerank, /v1/rerank, /predict
-//   server_multi_vector.cpp  /embed_all, and /rerank by MaxSim
+//   server_classify.cpp      /rerank (cross-encoders, LLM rerankers, and MaxSim), /v1/rerank, /v2/rerank, /predict
+//   server_multi_vector.cpp  /embed_all
 //   server_health.cpp        /health, /ready, /live, /metrics, GET / and /ping (TEI's)
 //   routes.cpp               POST / and /invocations (TEI's root route: the route of the model's kind)
+//
+// A route's request thus crosses at most five files of serve/ from its row to
+// its answer: routes.cpp, its family's file above (and server_embed.cpp's
+// parser for /tokenize), call.cpp, model_registry.cpp and batcher.cpp
+// (tools/route_files.py measures it).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "embed/serve/call.h"
-#include "embed/serve/request.h"
+#include "embed/models/output_type.h"
+#include "embed/serve/routes.h"
 
 namespace dlrt::embed {
 
-using ParseError = std::optional<RequestError>;
+// ---- embeddings (server_embed.cpp) ----------------------------------------------
+// What an embedding request (/v1/embeddings, /embed, /embed_sparse,
+// /similarity, /tokenize) asks for. Exactly one of texts / token_ids / images is non-empty.
+struct EmbedRequest {
+  std::vector<std::string> texts;
+  std::vector<std::string> images;              // image inputs' encoded bytes (read_image_input)
+  std::vector<std::vector<int64_t>> token_ids;  // inputs given as token ids, used as they are
+  bool base64 = false;                          // OpenAI encoding_format "base64"
+  std::optional<bool> truncate;                 // unset: the server's default
+  std::optional<bool> normalize;                // unset: the model folder's
+  std::optional<size_t> dimensions;             // keep the first N values (then normalise again)
+  std::optional<std::string> prompt_name;       // a prompt of config_sentence_transformers.json
+  bool add_special_tokens = true;               // /tokenize
+  bool sparse = false;                          // sparse vectors: /embed_sparse, or OpenAI encoding_format "sparse"
+  std::optional<size_t> top_k;                  // sparse: keep each vector's top_k largest weights
+  // /v1/embeddings' output type ("encoding_format": "int8", Mistral's "output_dtype")
+  // and the int8/uint8 ranges: "ranges", else "calibration_embeddings" (row-major), else the
+  // request's own vectors (sentence-transformers' quantize_embeddings; output_type.h).
+  OutputType output_type = OutputType::kFloat32;
+  std::optional<QuantizationRanges> ranges;
+  std::vector<float> calibration;
+  size_t calibration_rows = 0;
 
-// ---- embeddings and tokens (server_routes.cpp) --------------------------------
+  size_t size() const { return !images.empty() ? images.size() : texts.empty() ? token_ids.size() : texts.size(); }
+};
+
+// The most rows of "calibration_embeddings" one request may send (413 above; docs/limits.md);
+// max_body_bytes bounds their values too.
+inline constexpr size_t kMaxCalibrationRows = 65536;
+
+enum class RequestKind { kOpenAIEmbeddings, kTeiEmbed, kTeiEmbedSparse, kTeiTokenize };
+// Reads `body` (a parsed JSON value) into *out; the error answer otherwise.
+// `max_inputs` bounds the number of inputs (413 above it).
+ParseError parse_embed_request(const nlohmann::json& body, RequestKind kind, size_t max_inputs, EmbedRequest* out);
+
+// Image inputs: {"image": S} (Jina's form) or {"type": "image_url",
+// "image_url": {"url": S}} (OpenAI's content part, as vLLM takes it), S a data
+// URL ("data:image/png;base64,...") or bare base64. is_image_input: whether
+// `v` is one. read_image_input: its encoded bytes (`where` names it in
+// messages); a 422 for a remote or other URL, bad base64 or an empty image, a
+// 413 when the decoded bytes would pass `max_bytes`.
+bool is_image_input(const nlohmann::json& v);
+ParseError read_image_input(const nlohmann::json& v, const std::string& where, size_t max_bytes, std::string* bytes);
+// Standard base64 (RFC 4648 section 4; padding optional, no other characters);
+// false for anything else.
+bool decode_base64(std::string_view text, std::string* out);
+
 ParseError parse_openai_embeddings(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);
 ParseError parse_tei_embed(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);
 ParseError parse_tei_embed_sparse(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);
 ParseError parse_tei_tokenize(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);
 // The answer's shape by call.api(): OpenAI's list or TEI's arrays; sparse when req.sparse.
 Reply handle_embeddings(Call& call, EmbedRequest& req);
+
+// ---- /similarity: the /embed request of [source, sentences...], scored by the
+// model folder's similarity function (cosine unless config_sentence_transformers.json
+// says dot, euclidean or manhattan).
+ParseError parse_similarity(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);
+Reply handle_similarity(Call& call, EmbedRequest& req);
+
+// ---- tokens (server_info.cpp) -----------------------------------------------------
 Reply handle_tokenize(Call& call, EmbedRequest& req);
 
 struct DecodeRequest {
@@ -44,10 +103,6 @@ struct DecodeRequest {
 };
 ParseError parse_decode(const nlohmann::json& body, size_t max_inputs, DecodeRequest* out);
 Reply handle_decode(Call& call, DecodeRequest& req);
-
-// ---- /similarity (server_similarity.cpp): the /embed request of [source, sentences...]
-ParseError parse_similarity(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);
-Reply handle_similarity(Call& call, EmbedRequest& req);
 
 // ---- rerankers and classifiers (server_classify.cpp) -------------------------
 struct RerankRequest {  // TEI's /rerank
@@ -59,9 +114,7 @@ struct RerankRequest {  // TEI's /rerank
   std::string instruction;       // LLM rerankers' task ("" the model's default)
 };
 ParseError parse_rerank(const nlohmann::json& body, size_t max_inputs, RerankRequest* out);
-Reply handle_rerank(Call& call, RerankRequest& req);
-// /rerank of a model with the kMaxSim capability (server_multi_vector.cpp).
-Reply handle_rerank_maxsim(Call& call, RerankRequest& req);
+Reply handle_rerank(Call& call, RerankRequest& req);  // by MaxSim for a model of kMaxSim
 // "" when the model gives one score per pair (a MaxSim model does too); else
 // the 400's message (`who` names the model).
 std::string one_score_check(const EmbedModel& m, const std::string& who, const char* path);
@@ -106,7 +159,7 @@ ParseError parse_embed_all(const nlohmann::json& body, size_t max_inputs, EmbedA
 Reply handle_embed_all(Call& call, EmbedAllRequest& req);
 
 // ---- GET routes ----------------------------------------------------------------
-Reply handle_models(Call& call);        // /v1/models (server_routes.cpp)
+Reply handle_models(Call& call);        // /v1/models (server_info.cpp)
 Reply handle_info(Call& call);          // /info
 Reply handle_openapi(Call& call);       // /openapi.json
 Reply handle_docs(Call& call);          // /docs (docs_page.cpp)
