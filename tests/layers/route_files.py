@@ -86,7 +86,7 @@ def requests():
         ("/embed_all", "multi_vector", {"inputs": ["a small text"], "is_query": True}),
         ("/similarity", "dense", {"inputs": {"source_sentence": "a text", "sentences": ["another", "a third"]}}),
         ("/tokenize", "dense", {"inputs": "a small text"}),
-        ("/decode", "dense", {"ids": [101, 102]}),
+        ("/decode", "dense", {"ids": [5, 6]}),
         ("/rerank", "cross_encoder", {"query": "q", "texts": ["a", "b"]}),
         ("/rerank", "llm_reranker", {"query": "q", "texts": ["a", "b"]}),
         ("/rerank", "multi_vector", {"query": "q", "texts": ["a", "b"]}),
@@ -261,6 +261,7 @@ def main():
         ranges = []
         for label, method, path, body in plan:
             status, _ = send(port, method, path, body)
+            time.sleep(1)  # the batcher's workers finish their bookkeeping within this request's dumps
             wait_for_dump(base, last + 1)
             now = dumps(base)[-1]
             ranges.append((label, status, last + 1, now))  # the dumps made while it ran
