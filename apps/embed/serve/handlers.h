@@ -16,7 +16,7 @@
 // A route's request thus crosses at most five files of serve/ from its row to
 // its answer: routes.cpp, its family's file above (and server_embed.cpp's
 // parser for /tokenize), call.cpp, model_registry.cpp and batcher.cpp
-// (tools/route_files.py measures it).
+// (tests/layers/route_files.py measures it).
 #pragma once
 
 #include <cstddef>
@@ -28,8 +28,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "embed/serve/call.h"
 #include "embed/models/output_type.h"
+#include "embed/serve/call.h"
 #include "embed/serve/routes.h"
 
 namespace dlrt::embed {
@@ -81,6 +81,7 @@ ParseError read_image_input(const nlohmann::json& v, const std::string& where, s
 // false for anything else.
 bool decode_base64(std::string_view text, std::string* out);
 
+// The rows' parsers and handler of the embedding routes.
 ParseError parse_openai_embeddings(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);
 ParseError parse_tei_embed(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);
 ParseError parse_tei_embed_sparse(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);
