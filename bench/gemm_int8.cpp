@@ -51,7 +51,7 @@ double time_gemm(const ShapeCase& s, int reps) {
 double time_tile(int64_t kg, int mr, int nv, int8_detail::TileFn fn) {
   std::vector<uint8_t, std::allocator<uint8_t>> a(static_cast<size_t>(kg * mr * 4 + 64), 3);
   alignas(64) static int8_t b[3 * 96 * 64];
-  alignas(64) static int32_t acc[8 * 48];
+  alignas(64) static int32_t acc[32 * 32];  // the largest tile (amx)
   std::memset(b, 1, sizeof b);
   const int calls = 200000;
   std::vector<double> gmacs;
@@ -80,11 +80,19 @@ int main(int argc, char** argv) {
   };
   // The tiles exist wherever the compiler could build them; the CPU must have the instructions.
   const dlrt::device::CpuFeatures& cpu = dlrt::device::cpu_features();
+  if (!int8_detail::amx_unavailable()) {
+    const int8_detail::AmxEngine amx = int8_detail::amx_engine(false);
+    amx.begin();  // the tile configuration, on this thread
+    std::printf("tile alone, kg 96: amx 32x32 %.1f GMAC/s\n", time_tile(96, 32, 2, amx.fn[2]));
+    amx.end();
+  }
   if (cpu.avx512_vnni && int8_detail::avx512_vnni_tile(3))
     std::printf("tile alone, kg 96: avx512-vnni 8x48 %.1f GMAC/s\n", time_tile(96, 8, 3, int8_detail::avx512_vnni_tile(3)));
   if (cpu.avx_vnni && int8_detail::avx_vnni_tile())
     std::printf("tile alone, kg 96: avx-vnni 6x16 %.1f GMAC/s\n", time_tile(96, 6, 1, int8_detail::avx_vnni_tile()));
-  const std::vector<const char*> kernels = int8_gemm_kernels();
+  std::vector<const char*> kernels = int8_gemm_kernels();
+  // The scalar model of the AMX tiles is for tests, not worth timing.
+  std::erase_if(kernels, [](const char* k) { return std::strcmp(k, "amx-model") == 0; });
   std::printf("%-32s", "shape (M x K x N)");
   for (const char* k : kernels) std::printf(" %12s", k);
   std::printf("   (median GMAC/s, 1 thread)\n");

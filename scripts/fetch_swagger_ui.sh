@@ -14,10 +14,12 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=pins.sh
 . "$ROOT/scripts/pins.sh"
+# shellcheck source=fetch_pinned.sh
+. "$ROOT/scripts/fetch_pinned.sh"
 DEST=${1:-$ROOT/third_party}
 VER=$SWAGGER_UI_VERSION
 OUT="$DEST/swagger-ui-$VER"
-if [ -f "$OUT/.dlrt-sha256" ] && [ "$(cat "$OUT/.dlrt-sha256")" = "$SWAGGER_UI_WHEEL_SHA256" ]; then
+if pinned_present "$OUT" "$SWAGGER_UI_WHEEL_SHA256"; then
   echo "fetch_swagger_ui: Swagger UI $VER present in $OUT"
   exit 0
 fi
@@ -26,26 +28,8 @@ tmp=$(mktemp -d "$DEST/.fetch-swagger-ui.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 wheel="$tmp/flask_swagger_ui-$VER-py3-none-any.whl"
 PY=${DLRT_VENV_PYTHON:-python3}
-if [ -n "${DLRT_SWAGGER_UI_WHEEL:-}" ]; then
-  cp "$DLRT_SWAGGER_UI_WHEEL" "$wheel"
-else
-  if ! "$PY" -m pip --version >/dev/null 2>&1; then
-    echo "fetch_swagger_ui: '$PY -m pip' is not available (Debian: apt-get install python3-pip), or set" \
-         "DLRT_SWAGGER_UI_WHEEL to a copy of $(basename "$wheel")" >&2
-    exit 1
-  fi
-  echo "fetch_swagger_ui: downloading flask-swagger-ui $VER (Swagger UI $VER) from PyPI"
-  if ! "$PY" -m pip download --quiet --no-deps --only-binary :all: "flask-swagger-ui==$VER" -d "$tmp" >&2; then
-    echo "fetch_swagger_ui: pip could not download flask-swagger-ui==$VER (no network?); set" \
-         "DLRT_SWAGGER_UI_WHEEL to a copy of $(basename "$wheel")" >&2
-    exit 1
-  fi
-fi
-have=$(sha256sum "$wheel" | cut -d' ' -f1)
-if [ "$have" != "$SWAGGER_UI_WHEEL_SHA256" ]; then
-  echo "fetch_swagger_ui: $(basename "$wheel") has sha256 $have, expected $SWAGGER_UI_WHEEL_SHA256 (scripts/pins.sh)" >&2
-  exit 1
-fi
+pinned_get fetch_swagger_ui "$wheel" "$SWAGGER_UI_WHEEL_SHA256" DLRT_SWAGGER_UI_WHEEL \
+  --only-binary :all: "flask-swagger-ui==$VER"
 mkdir "$tmp/out"
 "$PY" - "$wheel" "$tmp/out" <<'PY'
 import sys, zipfile

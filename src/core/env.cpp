@@ -47,6 +47,8 @@ constexpr Variable kVariables[] = {
     {"DLRT_CPU_FEATURES_OFF", "none", "cpu",
      "CPU extensions to treat as absent, as `dlrt devices` names them, e.g. avx512_vnni,avx_vnni,amx_int8: the kernels "
      "choose what a CPU without them runs (the vector width is DLRT_CPU_ISA's)"},
+    {"DLRT_CPU_AMX_INT8", "off", "cpu",
+     "on: the int8 GEMM runs on AMX tiles where the CPU and OS allow (off by default until verified on AMX hardware)"},
     {"DLRT_HUGE_PAGES", "1", "cpu", "0: packed CPU weights on ordinary pages instead of transparent huge pages"},
     {"DLRT_CONV_DIRECT", "(unset: the shapes where it is faster)", "cpu",
      "float Conv's AVX-512/AVX2 direct path: 0 off, 1 for every shape it can run"},

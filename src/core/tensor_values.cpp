@@ -46,4 +46,24 @@ int64_t element_as_int64(const Tensor& t, int64_t i) {
   }
 }
 
+bool set_element_from_double(Tensor& t, int64_t i, double v) {
+  const auto n = static_cast<int64_t>(v);
+  switch (t.dtype()) {
+    case DType::kFloat32: t.data<float>()[i] = static_cast<float>(v); return true;
+    case DType::kFloat64: t.data<double>()[i] = v; return true;
+    case DType::kFloat16: t.data<Float16>()[i] = Float16(static_cast<float>(v)); return true;
+    case DType::kBFloat16: t.data<BFloat16>()[i] = BFloat16(static_cast<float>(v)); return true;
+    case DType::kInt8: t.data<int8_t>()[i] = static_cast<int8_t>(n); return true;
+    case DType::kInt16: t.data<int16_t>()[i] = static_cast<int16_t>(n); return true;
+    case DType::kInt32: t.data<int32_t>()[i] = static_cast<int32_t>(n); return true;
+    case DType::kInt64: t.data<int64_t>()[i] = n; return true;
+    case DType::kUInt8: t.data<uint8_t>()[i] = static_cast<uint8_t>(n); return true;
+    case DType::kUInt16: t.data<uint16_t>()[i] = static_cast<uint16_t>(n); return true;
+    case DType::kUInt32: t.data<uint32_t>()[i] = static_cast<uint32_t>(n); return true;
+    case DType::kUInt64: t.data<uint64_t>()[i] = static_cast<uint64_t>(n); return true;
+    case DType::kBool: static_cast<uint8_t*>(t.raw_data())[i] = v != 0; return true;
+    default: return false;
+  }
+}
+
 }  // namespace dlrt

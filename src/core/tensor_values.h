@@ -16,4 +16,9 @@ double element_as_double(const Tensor& t, int64_t i = 0);
 // floats truncated toward zero and saturated to the int64 range, NaN as 0.
 int64_t element_as_int64(const Tensor& t, int64_t i = 0);
 
+// Stores `v` into element `i`: floats rounded to the dtype, integers by C++
+// conversion of the value truncated toward zero (the caller keeps it in range),
+// bool as v != 0. False for dtypes it cannot store (strings, narrow floats).
+bool set_element_from_double(Tensor& t, int64_t i, double v);
+
 }  // namespace dlrt

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "core/tensor_values.h"
 #include "ir/graph.h"
 #include "ir/onnx_export.h"
 
@@ -23,19 +24,11 @@ void fill(Tensor& t, int seed) {
   for (int64_t i = 0; i < t.size(); ++i) {
     const int v = static_cast<int>((i * 37 + seed * 11) % 19) - 9;
     const float f = static_cast<float>(v) / 4.0f;
-    switch (t.dtype()) {
-      case DType::kFloat32: t.data<float>()[i] = f; break;
-      case DType::kFloat64: t.data<double>()[i] = f; break;
-      case DType::kFloat16: t.data<Float16>()[i] = Float16(f); break;
-      case DType::kBFloat16: t.data<BFloat16>()[i] = BFloat16(f); break;
-      case DType::kInt8: t.data<int8_t>()[i] = static_cast<int8_t>(v); break;
-      case DType::kInt16: t.data<int16_t>()[i] = static_cast<int16_t>(v); break;
-      case DType::kInt32: t.data<int32_t>()[i] = v; break;
-      case DType::kInt64: t.data<int64_t>()[i] = v; break;
-      case DType::kUInt8: t.data<uint8_t>()[i] = static_cast<uint8_t>(std::abs(v)); break;
-      case DType::kBool: t.data<uint8_t>()[i] = static_cast<uint8_t>(v & 1); break;
-      default: break;
-    }
+    double value = v;
+    if (dtype_is_float(t.dtype())) value = f;
+    else if (t.dtype() == DType::kBool) value = v & 1;
+    else if (t.dtype() == DType::kUInt8) value = std::abs(v);
+    set_element_from_double(t, i, value);
   }
 }
 

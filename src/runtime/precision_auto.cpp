@@ -10,6 +10,7 @@
 #include <random>
 
 #include "backends/cpu/cpu_backend.h"
+#include "core/tensor_values.h"
 
 namespace dlrt {
 namespace {
@@ -26,16 +27,6 @@ std::string sci(double v) {
   return buf;
 }
 
-double element(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DType::kFloat32: return t.data<float>()[i];
-    case DType::kFloat64: return t.data<double>()[i];
-    case DType::kFloat16: return static_cast<float>(t.data<Float16>()[i]);
-    case DType::kBFloat16: return static_cast<float>(t.data<BFloat16>()[i]);
-    default: return 0;
-  }
-}
-
 // Same non-finite value (NaN, +inf, -inf) at a position, or both finite.
 bool same_non_finite(double r, double c) {
   if (std::isfinite(r) && std::isfinite(c)) return true;
@@ -49,7 +40,7 @@ void compare_rows(const Tensor& r, const Tensor& c, const std::string& name, Can
   for (int64_t row = 0; row < r.size() / len; ++row) {
     double dot = 0, nr = 0, nc = 0, ref_max = 0, diff_max = 0;
     for (int64_t k = row * len; k < (row + 1) * len; ++k) {
-      const double a = element(r, k), b = element(c, k);
+      const double a = element_as_double(r, k), b = element_as_double(c, k);
       if (!same_non_finite(a, b)) {
         err.mismatch = "output '" + name + "' is " + std::to_string(b) + " where f32 gives " + std::to_string(a);
         return;
@@ -159,21 +150,8 @@ Result<std::map<std::string, Tensor>> generate_canary_inputs(const std::vector<T
     for (int64_t i = 0; i < t.size(); ++i) {
       const float f = fd(rng);
       const int v = id(rng);
-      switch (in.dtype) {
-        case DType::kFloat32: t.data<float>()[i] = f; break;
-        case DType::kFloat64: t.data<double>()[i] = f; break;
-        case DType::kFloat16: t.data<Float16>()[i] = Float16(f); break;
-        case DType::kBFloat16: t.data<BFloat16>()[i] = BFloat16(f); break;
-        case DType::kInt8: t.data<int8_t>()[i] = static_cast<int8_t>(v); break;
-        case DType::kInt16: t.data<int16_t>()[i] = static_cast<int16_t>(v); break;
-        case DType::kInt32: t.data<int32_t>()[i] = v; break;
-        case DType::kInt64: t.data<int64_t>()[i] = v; break;
-        case DType::kUInt8: case DType::kBool: t.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
-        case DType::kUInt16: t.data<uint16_t>()[i] = static_cast<uint16_t>(v); break;
-        case DType::kUInt32: t.data<uint32_t>()[i] = static_cast<uint32_t>(v); break;
-        case DType::kUInt64: t.data<uint64_t>()[i] = static_cast<uint64_t>(v); break;
-        default: return Unsupported(std::string("canary inputs of type ") + dtype_name(in.dtype) + " cannot be generated");
-      }
+      if (!set_element_from_double(t, i, dtype_is_float(in.dtype) ? f : v))
+        return Unsupported(std::string("canary inputs of type ") + dtype_name(in.dtype) + " cannot be generated");
     }
     feeds[in.name] = std::move(t);
   }

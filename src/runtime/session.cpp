@@ -87,8 +87,8 @@ namespace {
 // What a CPU partition computes in: its float matmuls' precision
 // (`matmuls`: "f32", "bf16x3", "bf16 (avx512_bf16)", "f32 (bf16 unavailable:
 // ...)"), then ", int8 <kernel>" when it has integer products (the 8-bit
-// GEMM kernel this CPU runs, gemm_int8.h) and ", float16 storage" when it
-// holds half-precision values (computed in float32).
+// GEMM kernel this CPU runs, gemm_int8.h, and unless it is amx why not) and
+// ", float16 storage" when it holds half-precision values (computed in float32).
 std::string cpu_partition_precision(const ir::Graph& g, const std::vector<int>& nodes, const std::string& matmuls) {
   std::string out = matmuls;
   bool int8 = false, half = false;
@@ -103,7 +103,7 @@ std::string cpu_partition_precision(const ir::Graph& g, const std::vector<int>& 
         half = half || t == DType::kFloat16 || t == DType::kBFloat16;
       }
   }
-  if (int8) out += std::string(", int8 ") + cpu::cpu_int8_gemm_kernel();
+  if (int8) out += ", int8 " + cpu::cpu_int8_gemm_engine();
   if (half) out += ", float16 storage";
   return out;
 }

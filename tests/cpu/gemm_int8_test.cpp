@@ -179,10 +179,13 @@ TEST_P(Int8Kernel, BitIdenticalToScalarOnEdgeShapes) {
   const std::vector<const char*> here = int8_gemm_kernels();
   if (std::find_if(here.begin(), here.end(), [&](const char* k) { return name == k; }) == here.end())
     GTEST_SKIP() << "kernel " << name << " does not run on this CPU (under DLRT_CPU_ISA / DLRT_CPU_FEATURES_OFF, if "
-                 << "set); this CPU runs " << ::testing::PrintToString(std::vector<std::string>(here.begin(), here.end()));
+                 << "set); this CPU runs " << ::testing::PrintToString(std::vector<std::string>(here.begin(), here.end()))
+                 << ", int8 engine " << int8_gemm_engine();
   std::mt19937 rng(81);
-  const std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1},   {5, 3, 17},  {7, 33, 31},  {4, 36, 16},
-                                                      {9, 35, 48}, {13, 130, 50}, {6, 64, 20}, {9, 777, 33}};
+  // The last two span more than one 32-row block of the AMX kernel.
+  const std::vector<std::array<int64_t, 3>> shapes = {{1, 1, 1},     {5, 3, 17},   {7, 33, 31},   {4, 36, 16},
+                                                      {9, 35, 48},   {13, 130, 50}, {6, 64, 20},  {9, 777, 33},
+                                                      {40, 200, 40}, {33, 68, 64}};
   int checked = 0;
   for (const auto& [M, K, N] : shapes)
     for (int variant = 0; variant < 4; ++variant) {
@@ -214,10 +217,11 @@ TEST_P(Int8Kernel, BitIdenticalToScalarOnEdgeShapes) {
       ASSERT_EQ(got.q_cols, want.q_cols);
       ++checked;
     }
-  EXPECT_EQ(checked, 32);
+  EXPECT_EQ(checked, static_cast<int>(4 * shapes.size()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, Int8Kernel, ::testing::Values("avx512-vnni", "avx-vnni", "avx2", "generic"),
+INSTANTIATE_TEST_SUITE_P(Kernels, Int8Kernel,
+                         ::testing::Values("amx", "avx512-vnni", "avx-vnni", "avx2", "generic", "amx-model"),
                          [](const ::testing::TestParamInfo<const char*>& i) {
                            std::string n = i.param;
                            std::replace(n.begin(), n.end(), '-', '_');

@@ -1,4 +1,5 @@
-// com.dlrt Attention against a straightforward reference.
+// com.dlrt Attention against a straightforward reference, and fuse_attention on
+// the chain causal-LM exports write (exported_lm below).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,10 +7,12 @@
 #include <limits>
 #include <random>
 
+#include "../ir/graph_builder.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernels/gemm_amx.h"
 #include "backends/cpu/kernels/gemm_bf16.h"
 #include "backends/cpu/kernels/isa.h"
+#include "exec/executor.h"
 #include "exec/kernel_build_options.h"
 #include "kernel_test_util.h"
 
@@ -323,6 +326,157 @@ TEST(Attention, Bf16RunsOnVdpbf16ps) {
     EXPECT_GT(max_err, 1e-5) << "as close as f32: were the products bf16?";
   }
 }
+
+// Attention as causal-LM exports write it (Qwen3 through torch.onnx): Q and
+// Kᵀ each scaled by a Mul, keys and values repeated for grouped-query heads
+// (Unsqueeze, Expand, Reshape), the mask made by Where(allowed, 0, -inf), and
+// the softmax's NaN rows (a left-padded query sees no key) zeroed by
+// Where(IsNaN(P), 0, P) before P·V. fuse_attention takes the chain into one
+// com.dlrt Attention (zero_undefined_rows), so the [B, H, S, S] scores are
+// never a tensor: the planned arena of a run holds less than one copy of them.
+namespace exported_lm {
+
+using dlrt::testing::ai;
+using dlrt::testing::ais;
+using dlrt::testing::GraphBuilder;
+using dlrt::testing::random_tensor;
+namespace p = ir::passes;
+
+constexpr int64_t kB = 2, kH = 4, kHkv = 2, kS = 128, kD = 8;
+constexpr int64_t kPad = 5;  // batch row 1 is left-padded by this many tokens
+
+// K or V of kHkv heads repeated to kH ([B, Hkv, S, D] -> [B, H, S, D]).
+ir::ValueId repeat_kv(GraphBuilder& b, ir::ValueId x, const std::string& tag) {
+  const ir::ValueId u = b.node("Unsqueeze", {x, b.ints("axes" + tag, {2})});
+  const ir::ValueId e = b.node("Expand", {u, b.ints("expand" + tag, {kB, kHkv, kH / kHkv, kS, kD})});
+  return b.node("Reshape", {e, b.ints("shape" + tag, {kB, kH, kS, kD})});
+}
+
+std::shared_ptr<ir::Graph> exported_causal_attention() {
+  GraphBuilder b;
+  const ir::ValueId q = b.input("q", {kB, kH, kS, kD});
+  const ir::ValueId k = b.input("k", {kB, kHkv, kS, kD});
+  const ir::ValueId v = b.input("v", {kB, kHkv, kS, kD});
+  const ir::ValueId allowed = b.input("allowed", {kB, 1, kS, kS}, DType::kBool);
+  const float root_scale = 1.0f / std::sqrt(std::sqrt(static_cast<float>(kD)));
+  const ir::ValueId qs = b.node("Mul", {q, b.scalar("qscale", root_scale)});
+  const ir::ValueId kt = b.node("Transpose", {repeat_kv(b, k, "k")}, {{"perm", ais({0, 1, 3, 2})}});
+  const ir::ValueId ks = b.node("Mul", {kt, b.scalar("kscale", root_scale)});
+  const ir::ValueId zero = b.constant("zero", Tensor::from_vector<float>({1}, {0.0f}));
+  const ir::ValueId ninf = b.constant("ninf", Tensor::from_vector<float>({1}, {-std::numeric_limits<float>::infinity()}));
+  const ir::ValueId mask = b.node("Where", {allowed, zero, ninf});
+  const ir::ValueId probs = b.node("Softmax", {b.node("Add", {b.node("MatMul", {qs, ks}), mask})}, {{"axis", ai(-1)}});
+  const ir::ValueId guarded = b.node("Where", {b.node("IsNaN", {probs}), zero, probs});
+  const ir::ValueId o = b.node("MatMul", {guarded, repeat_kv(b, v, "v")});
+  b.output(b.node("Transpose", {o}, {{"perm", ais({0, 2, 1, 3})}}));
+  return b.graph();
+}
+
+// Causal, and batch row 1's first kPad tokens are padding: its query rows
+// < kPad see no key at all.
+Tensor causal_left_padded() {
+  Tensor t = Tensor::allocate(DType::kBool, {kB, 1, kS, kS}).value();
+  for (int64_t b = 0; b < kB; ++b)
+    for (int64_t i = 0; i < kS; ++i)
+      for (int64_t j = 0; j < kS; ++j) t.data<bool>()[(b * kS + i) * kS + j] = j <= i && (b == 0 || j >= kPad);
+  return t;
+}
+
+std::vector<Tensor> inputs() {
+  return {random_tensor({kB, kH, kS, kD}, 1, -2, 2), random_tensor({kB, kHkv, kS, kD}, 2, -2, 2),
+          random_tensor({kB, kHkv, kS, kD}, 3), causal_left_padded()};
+}
+
+std::shared_ptr<ir::Graph> fused(const std::shared_ptr<ir::Graph>& g, int* fired) {
+  auto opt = std::make_shared<ir::Graph>(*g);
+  p::PassContext ctx = dlrt::testing::cpu_kernels_context();
+  p::fold_shapes(*opt, ctx);  // the operands' ranks, as a session's standard passes give them
+  *fired = p::fuse_attention(*opt, ctx);
+  EXPECT_TRUE(opt->topological_sort().ok());
+  return opt;
+}
+
+// The planned arena of `g` (its second run on `inputs` runs in it): bytes.
+size_t planned_arena_bytes(const std::shared_ptr<ir::Graph>& g, const std::vector<Tensor>& in, Tensor* out) {
+  ThreadPool pool(2);
+  auto ex = Executor::create(g, pool, builtin_kernels());
+  EXPECT_TRUE(ex.ok()) << ex.status().to_string();
+  if (!ex.ok()) return 0;
+  std::vector<RunValue> values;
+  for (const auto& t : in) values.push_back(RunValue::of(t));
+  for (int rep = 0; rep < 2; ++rep) {
+    auto r = (*ex)->run(values);
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    if (!r.ok()) return 0;
+    *out = (*r)[0].tensor.clone().value();
+  }
+  auto st = (*ex)->memory_stats();
+  EXPECT_TRUE(st.has_value());
+  return st ? st->arena_bytes : 0;
+}
+
+TEST(AttentionExportedLm, ExportedCausalChainFusesAndZeroesRowsThatSeeNoKey) {
+  const auto g = exported_causal_attention();
+  int fired = 0;
+  const auto opt = fused(g, &fired);
+  ASSERT_EQ(fired, 1);
+  ASSERT_EQ(dlrt::testing::count_ops(*opt, "Attention"), 1);
+  EXPECT_EQ(dlrt::testing::count_ops(*opt, "Softmax") + dlrt::testing::count_ops(*opt, "IsNaN"), 0);
+  for (const auto& n : opt->nodes) {
+    if (n.op_type == "Attention") {
+      EXPECT_EQ(n.attr_int("zero_undefined_rows", 0), 1);
+    }
+  }
+  const std::vector<Tensor> in = inputs();
+  const auto want = dlrt::testing::run_graph(g, in);
+  ASSERT_EQ(want.size(), 1u);
+  for (CpuIsa isa : {CpuIsa::kGeneric, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+    if (isa > detected_cpu_isa()) continue;
+    ScopedCpuIsa cap(isa);
+    SCOPED_TRACE(cpu_isa_name(isa));
+    const auto got = dlrt::testing::run_graph(opt, in);
+    ASSERT_EQ(got.size(), 1u);
+    dlrt::testing::expect_close(got[0], want[0], 1e-5f);
+    // Output [B, S, H, D]: batch row 1's padded queries are exactly zero.
+    const float* y = got[0].data<float>() + kS * kH * kD;
+    for (int64_t n = 0; n < kPad * kH * kD; ++n) ASSERT_EQ(y[n], 0.0f) << "at " << n;
+  }
+}
+
+// The count the fusion is for: unfused, a planned run holds the scores
+// (B x H x S x S floats) and more; fused, less than one copy of them.
+TEST(AttentionExportedLm, PlannedArenaHoldsLessThanOneCopyOfTheScores) {
+  const auto g = exported_causal_attention();
+  int fired = 0;
+  const auto opt = fused(g, &fired);
+  ASSERT_EQ(fired, 1);
+  const size_t scores = kB * kH * kS * kS * sizeof(float);
+  const std::vector<Tensor> in = inputs();
+  Tensor before, after;
+  const size_t unfused = planned_arena_bytes(g, in, &before);
+  const size_t with_fusion = planned_arena_bytes(opt, in, &after);
+  EXPECT_GE(unfused, scores);
+  EXPECT_LT(with_fusion, scores) << "fused arena " << with_fusion << " bytes, unfused " << unfused;
+  dlrt::testing::expect_close(after, before, 1e-5f);
+}
+
+// A guard whose replacement is not 0 is left alone: the kernel only zeroes.
+// (The unguarded chain: Passes.AttentionFusesBertPattern.)
+TEST(AttentionExportedLm, OnlyAZeroGuardIsTaken) {
+  GraphBuilder b;
+  const ir::ValueId q = b.input("q", {1, 2, 8, 4});
+  const ir::ValueId k = b.input("k", {1, 2, 8, 4});
+  const ir::ValueId v = b.input("v", {1, 2, 8, 4});
+  const ir::ValueId kt = b.node("Transpose", {k}, {{"perm", ais({0, 1, 3, 2})}});
+  const ir::ValueId probs = b.node("Softmax", {b.node("MatMul", {q, kt})}, {{"axis", ai(-1)}});
+  const ir::ValueId one = b.constant("one", Tensor::from_vector<float>({1}, {1.0f}));
+  b.output(b.node("MatMul", {b.node("Where", {b.node("IsNaN", {probs}), one, probs}), v}));
+  int fired = -1;
+  fused(b.graph(), &fired);
+  EXPECT_EQ(fired, 0);
+}
+
+}  // namespace exported_lm
 
 }  // namespace
 }  // namespace dlrt::cpu::testing

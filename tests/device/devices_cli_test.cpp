@@ -85,6 +85,9 @@ TEST_F(DevicesCliTest, JsonListsHardwareBackendsAndBackendDevices) {
       EXPECT_EQ(d["type"], "cpu");
       EXPECT_EQ(d["is_virtual"], false);
       EXPECT_EQ(d["hardware"], "cpu:0");
+      // The 8-bit GEMM's kernel and, unless it is amx, why not (docs/devices.md).
+      const std::string int8 = d["metadata"].value("int8_gemm", "");
+      EXPECT_TRUE(int8 == "amx" || int8.find(" (amx: ") != std::string::npos) << d.dump();
     }
     if (d["is_virtual"] == false && !d["hardware"].is_null()) {
       bool known = false;

@@ -228,7 +228,8 @@ TEST(MultiVectorCli, TokensOfAPlainFolderAndUsageErrors) {
   EXPECT_EQ(j["data"][0]["embeddings"].size(), 6u);  // [CLS] the cat sat . [SEP]
   EXPECT_EQ(j["data"][0]["embeddings"][0].size(), 8u);
 
-  r = dlrt::testing::run_command(embed_cmd(tiny, "--query 'the cat'"));
+  // On another folder --query picks its query prompt and route (one vector per text), not its tokens.
+  r = dlrt::testing::run_command(embed_cmd(tiny, "--tokens --query 'the cat'"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("multi-vector"), std::string::npos) << r.output;
   r = dlrt::testing::run_command(embed_cmd(colbert_dir(), "--query --document 'the cat'"));

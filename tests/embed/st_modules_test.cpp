@@ -276,7 +276,7 @@ TEST(StModuleRefusals, AnUnimplementedTypeIsNamed) {
   fs::remove_all(dir);
   fs::copy(folder(6, "dense"), dir, fs::copy_options::recursive);
   for (const char* type : {"sentence_transformers.sentence_transformer.modules.weighted_layer_pooling.WeightedLayerPooling",
-                           "sentence_transformers.base.modules.router.Router",
+                           "sentence_transformers.sentence_transformer.modules.lstm.LSTM",
                            "sentence_transformers.multi_vector_encoder.modules.token_pooling.HierarchicalTokenPooling",
                            "sentence_transformers.cross_encoder.modules.logit_score.LogitScore"}) {
     json modules = json::parse(testing::slurp(folder(6, "dense") / "modules.json"));

@@ -96,6 +96,10 @@ def requests():
         ("/v1/rerank", "cross_encoder", {"query": "q", "documents": ["a", "b"]}),
         ("/v2/rerank", "cross_encoder", {"query": "q", "documents": ["a", "b"]}),
         ("/predict", "cross_encoder", {"inputs": ["a", "b"]}),
+        ("/v2/embed", "dense", {"texts": ["a small text", "another"], "input_type": "search_document",
+                                "embedding_types": ["float", "int8"]}),
+        ("/v2/embed", "clip", {"images": [image["image"]], "input_type": "image"}),
+        ("/v1/embed", "dense", {"texts": ["a small text"]}),
         ("/", "dense", {"inputs": "a small text"}),
         ("/invocations", "sparse", {"inputs": "a small text"}),
     ]

@@ -25,6 +25,17 @@ Folders (st<N>_ prefix):
                 no ONNX model
   sparse_static a SparseEncoder of one SparseStaticEmbedding (random weights
                 per token, a quarter of them 0)
+  router        a Router (Router.for_query_document, default route "document"):
+                queries a StaticEmbedding (a random [vocabulary, 24] table),
+                documents a Transformer (2-layer BERT, its export in
+                document_0_Transformer/onnx/model.onnx, where backend="onnx"
+                looks for it) + Pooling (mean) + Dense (Tanh, 32 -> 24); a
+                Normalize after the Router; prompts "query: " / "passage: ".
+                The reference: encode_query, encode_document and encode
+  router_sparse inference-free SPLADE: a Router whose query route is a
+                SparseStaticEmbedding and document route an MLM transformer
+                (MLMTransformer in 5.x, a fill-mask Transformer in 6.x) +
+                SpladePooling (max, relu); encode_query and encode_document
   cross_encoder a CrossEncoder over a 2-layer BertForSequenceClassification
                 (one label; 6.x saves a modules.json of one Transformer whose
                 task is sequence-classification), onnx/model.onnx the logits;
@@ -61,15 +72,16 @@ def st_major():
 def modules():
     """The module classes under the installed version's names."""
     if st_major() >= 6:
-        from sentence_transformers.base.modules import Dense, Normalize, Transformer
+        from sentence_transformers.base.modules import Dense, Normalize, Router, Transformer
         from sentence_transformers.sentence_transformer.modules import LayerNorm, Pooling, StaticEmbedding
         from sentence_transformers.sparse_encoder.modules import SparseStaticEmbedding, SpladePooling
         mlm = None
     else:
-        from sentence_transformers.models import Dense, LayerNorm, Normalize, Pooling, StaticEmbedding, Transformer
+        from sentence_transformers.models import (Dense, LayerNorm, Normalize, Pooling, Router, StaticEmbedding,
+                                                  Transformer)
         from sentence_transformers.sparse_encoder.models import MLMTransformer, SparseStaticEmbedding, SpladePooling
         mlm = MLMTransformer
-    return dict(Dense=Dense, Normalize=Normalize, Transformer=Transformer, LayerNorm=LayerNorm, Pooling=Pooling,
+    return dict(Dense=Dense, Normalize=Normalize, Transformer=Transformer, LayerNorm=LayerNorm, Pooling=Pooling, Router=Router,
                 StaticEmbedding=StaticEmbedding, SparseStaticEmbedding=SparseStaticEmbedding,
                 SpladePooling=SpladePooling, MLMTransformer=mlm)
 
@@ -214,8 +226,66 @@ def make_cross_encoder(m, work, tok_path, tok):
     return st_dir, {"query": query, "scores": [float(x) for x in scores]}
 
 
+def make_router(m, work, tok_path, tok):
+    from sentence_transformers import SentenceTransformer
+    from tokenizers import Tokenizer
+    from transformers import BertModel
+    torch.manual_seed(77)
+    hf = BertModel(bert_config(len(tok.get_vocab()))).eval()
+    hf_dir = os.path.join(work, "router_hf")
+    hf.save_pretrained(hf_dir)
+    tok.save_pretrained(hf_dir)
+    static = m["StaticEmbedding"](Tokenizer.from_file(os.path.join(tok_path, "tokenizer.json")),
+                                  embedding_weights=torch.randn(len(tok.get_vocab()), 24))
+    document = [m["Transformer"](hf_dir, max_seq_length=48), m["Pooling"](32, "mean"),
+                m["Dense"](32, 24, activation_function=torch.nn.Tanh())]
+    router = m["Router"].for_query_document(query_modules=[static], document_modules=document)
+    model = SentenceTransformer(modules=[router, m["Normalize"]()], device="cpu",
+                                prompts={"query": "query: ", "document": "passage: "})
+    st_dir = os.path.join(work, "router")
+    model.save(st_dir)
+    export_onnx(hf, os.path.join(st_dir, "document_0_Transformer", "onnx", "model.onnx"), "last_hidden_state")
+    f32 = lambda e: np.asarray(e, dtype=np.float32).tolist()  # noqa: E731
+    return st_dir, {"query": f32(model.encode_query(TEXTS, batch_size=len(TEXTS))),
+                    "document": f32(model.encode_document(TEXTS, batch_size=len(TEXTS))),
+                    "default": f32(model.encode(TEXTS, batch_size=len(TEXTS)))}
+
+
+def make_router_sparse(m, work, tok_path, tok):
+    from sentence_transformers import SparseEncoder
+    from transformers import AutoTokenizer, BertForMaskedLM
+    torch.manual_seed(78)
+    mlm = BertForMaskedLM(bert_config(len(tok.get_vocab()))).eval()
+    with torch.no_grad():
+        mlm.cls.predictions.decoder.weight.normal_(0.0, 0.15)
+        mlm.cls.predictions.bias.fill_(-2.0)
+    keep_logits_off_zero(mlm, tok, TEXTS, 48)
+    hf_dir = os.path.join(work, "router_sparse_hf")
+    mlm.save_pretrained(hf_dir)
+    tok.save_pretrained(hf_dir)
+    weight = torch.rand(len(tok.get_vocab())) * 3 + 0.1
+    weight[torch.rand(len(weight)) < 0.25] = 0.0
+    query = m["SparseStaticEmbedding"](tokenizer=AutoTokenizer.from_pretrained(tok_path), weight=weight)
+    if m["MLMTransformer"] is not None:
+        transformer = m["MLMTransformer"](hf_dir, max_seq_length=48)
+        pooling = m["SpladePooling"](pooling_strategy="max", activation_function="relu",
+                                     word_embedding_dimension=len(tok.get_vocab()))
+    else:
+        transformer = m["Transformer"](hf_dir, max_seq_length=48, transformer_task="fill-mask")
+        pooling = m["SpladePooling"](pooling_strategy="max", activation_function="relu",
+                                     embedding_dimension=len(tok.get_vocab()))
+    router = m["Router"].for_query_document(query_modules=[query], document_modules=[transformer, pooling])
+    model = SparseEncoder(modules=[router], device="cpu", similarity_fn_name="dot")
+    st_dir = os.path.join(work, "router_sparse")
+    model.save(st_dir)
+    export_onnx(mlm, os.path.join(st_dir, "document_0_" + type(transformer).__name__, "onnx", "model.onnx"), "logits")
+    rows = lambda e: sparse_rows(e.to_dense().cpu().numpy())  # noqa: E731
+    return st_dir, {"query": rows(model.encode_query(TEXTS, batch_size=len(TEXTS), convert_to_tensor=True)),
+                    "document": rows(model.encode_document(TEXTS, batch_size=len(TEXTS), convert_to_tensor=True))}
+
+
 FOLDERS = {"dense": make_dense, "sparse": make_sparse, "static": make_static, "sparse_static": make_sparse_static,
-           "cross_encoder": make_cross_encoder}
+           "cross_encoder": make_cross_encoder, "router": make_router, "router_sparse": make_router_sparse}
 
 
 def main():
@@ -237,8 +307,10 @@ def main():
                                  **{a: getattr(torch.nn, a)()(x).tolist() for a in ACTIVATIONS}}}
     ref_path = os.path.join(OUT, f"st{major}_reference.json")
     if args.only and os.path.exists(ref_path):
+        # The versions that made the other folders stay; each folder made now records its own.
         with open(ref_path, encoding="utf-8") as f:
-            reference["folders"] = json.load(f)["folders"]
+            old = json.load(f)
+        reference.update({k: old[k] for k in ("sentence_transformers", "torch", "folders", "activations") if k in old})
     for name in args.only or FOLDERS:
         st_dir, outputs = FOLDERS[name](m, work, tok_path, tok)
         dest = os.path.join(OUT, f"st{major}_{name}")
@@ -247,6 +319,9 @@ def main():
         # The model card, and the transformer's torch weights beside its ONNX
         # export (dlrt reads the export), are left out to keep the folders small.
         junk = ["README.md"] + (["model.safetensors"] if os.path.exists(os.path.join(dest, "onnx")) else [])
+        for sub in os.listdir(dest):  # a Router's route folders
+            if os.path.exists(os.path.join(dest, sub, "onnx")):
+                junk.append(os.path.join(sub, "model.safetensors"))
         for name_ in junk:
             if os.path.exists(os.path.join(dest, name_)):
                 os.remove(os.path.join(dest, name_))
@@ -254,6 +329,9 @@ def main():
         if os.path.exists(modules_json):  # a 5.x CrossEncoder saves a plain transformers folder
             with open(modules_json, encoding="utf-8") as f:
                 outputs["module_types"] = [mod["type"] for mod in json.load(f)]
+        if args.only:
+            outputs["made_with"] = {"sentence_transformers": sentence_transformers.__version__,
+                                    "torch": torch.__version__}
         reference["folders"][name] = outputs
         print("wrote", dest, outputs["module_types"], file=sys.stderr)
     write_json(ref_path, reference)

@@ -64,6 +64,36 @@ def test_numpy_rgb_arrays_give_the_files_vectors(name):
     np.testing.assert_allclose(e.encode(images=np.stack([arrays[0], arrays[0]])), got[[0, 0]], atol=1e-6)
 
 
+def test_pil_images_as_transformers_processor_takes_them():
+    # The processor's convert_to_rgb: PIL's convert("RGB") for a non-RGB mode, no EXIF orientation.
+    Image = pytest.importorskip("PIL.Image", reason="pillow is not installed (PYTHON_TEST_PACKAGES of "
+                                "scripts/pins.sh has it): the PIL inputs of encode(images=) are not tested")
+    e, ref = _clip("clip_tiny")
+    paths = [os.path.join(ROOT, p) for p in ref["images"]]
+    opened = [Image.open(p) for p in paths]
+    modes = [im.mode for im in opened]
+    assert {"RGB", "RGBA", "CMYK"} <= set(modes) and len(set(modes)) >= 4, modes  # what the set covers
+    got = e.encode(images=opened, batch_size=3)
+    want = e.encode(images=[np.asarray(im.convert("RGB")) for im in opened])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(e.encode(images=opened[2]), got[2])  # one PIL image: one vector
+    # Files without an EXIF orientation: torch's vectors of the same pixels (load_image's RGB).
+    torch_want = np.asarray(ref["image_embeds"], dtype=np.float32)
+    oriented = [i for i, p in enumerate(paths) if "exif_orientation" in p]
+    assert len(oriented) == 1
+    plain = [i for i in range(len(paths)) if i not in oriented]
+    assert _cosines(got[plain], torch_want[plain]).min() >= 0.99999
+    # An EXIF-rotated file's PIL image is taken unrotated, as the processor takes it; its path is rotated.
+    k = oriented[0]
+    assert not np.allclose(got[k], e.encode(images=paths[k]), atol=1e-4)
+    # Modes PIL converts itself (transparency dropped by convert("RGB"), as the processor does).
+    rng = np.random.default_rng(0)
+    rgba = Image.fromarray(rng.integers(0, 256, (20, 30, 4), dtype=np.uint8), "RGBA")
+    for im in (rgba, rgba.convert("LA"), rgba.convert("P"), rgba.convert("L"), rgba.convert("CMYK")):
+        np.testing.assert_array_equal(e.encode(images=im), e.encode(images=np.asarray(im.convert("RGB"))),
+                                      err_msg=im.mode)
+
+
 def test_image_and_text_vectors_share_the_space_and_options():
     e, ref = _clip("clip_tiny")
     paths = [os.path.join(ROOT, p) for p in ref["images"][:2]]

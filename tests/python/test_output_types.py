@@ -190,8 +190,8 @@ def server(tmp_path_factory):
         proc.wait(timeout=60)
 
 
-def post(url, body):
-    req = urllib.request.Request(url + "/v1/embeddings", data=json.dumps(body).encode(),
+def post(url, body, path="/v1/embeddings"):
+    req = urllib.request.Request(url + path, data=json.dumps(body).encode(),
                                  headers={"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=60) as r:
@@ -202,6 +202,24 @@ def post(url, body):
 
 def rows(answer, dtype):
     return np.array([d["embedding"] for d in answer["data"]], dtype)
+
+
+def test_cohere_embedding_types_equal_library(st_quantize, server):
+    # Cohere's /v2/embed: every type in one answer, each quantize_embeddings of that answer's floats.
+    for extra in ({}, {"output_dimension": 5}):
+        body = {"input_type": "search_document", "texts": TEXTS, "embedding_types": ["float", *TYPES], **extra}
+        status, got = post(server, body, "/v2/embed")
+        assert status == 200, got
+        vectors = np.array(got["embeddings"]["float"], np.float32)
+        for p in TYPES:
+            want = st_quantize(vectors, p)
+            expect_equal(np.array(got["embeddings"][p], want.dtype), want, f"/v2/embed {p} {extra}")
+    r = [[-1.0] * 8, [1.0] * 8]
+    one = {"input_type": "search_query", "texts": ["a big dog"], "embedding_types": ["float", "int8"], "ranges": r}
+    status, got = post(server, one, "/v2/embed")
+    assert status == 200, got
+    want = st_quantize(np.array(got["embeddings"]["float"], np.float32), "int8", ranges=np.array(r, np.float32))
+    expect_equal(np.array(got["embeddings"]["int8"], np.int8), want, "/v2/embed int8 with ranges")
 
 
 def test_server_output_types_equal_library(st_quantize, server):

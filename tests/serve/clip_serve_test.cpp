@@ -138,6 +138,24 @@ TEST(ServeClip, TextsInTheSameModel) {
     EXPECT_GE(cosine(got[i], reference()["text_embeds"][i].get<std::vector<double>>()), 0.99999) << i;
 }
 
+// Texts and images in one request: a vector per input, in order, each from its tower.
+TEST(ServeClip, TextsAndImagesMixed) {
+  ClipServer s;
+  const json& texts = reference()["texts"];
+  const json input = json::array({{{"image", base64(image_bytes(3))}}, texts[0], texts[1],
+                                  {{"type", "image_url"}, {"image_url", {{"url", base64(image_bytes(1))}}}}});
+  for (const char* path : {"/v1/embeddings", "/embed"}) {
+    auto r = s.post(path, json{{path[1] == 'v' ? "input" : "inputs", input}}.dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    const auto got = vectors_of(body_json(r));
+    ASSERT_EQ(got.size(), 4u);
+    expect_images({got[0], got[3]}, {3, 1});
+    for (size_t k : {1, 2})
+      EXPECT_GE(cosine(got[k], reference()["text_embeds"][k - 1].get<std::vector<double>>()), 0.99999) << path << k;
+  }
+}
+
 TEST(ServeClip, BadImageInputsAre4xx) {
   ClipServer s;
   const std::string good = base64(image_bytes(0));
@@ -154,7 +172,7 @@ TEST(ServeClip, BadImageInputsAre4xx) {
       {json::array({{{"image", "data:image/png,rawbytes"}}}), 422, "must be base64"},
       {json::array({{{"image", base64("GIF89a truncated")}}}), 422, "input 0"},
       {json::array({{{"image", base64("plain text, no image")}}}), 422, "not an image dlrt decodes"},
-      {json::array({{{"image", good}}, "a text"}), 422, "all inputs of a request are text, or all images"},
+      {json::array({{{"image", good}}, json::array({5, 6})}), 422, "neither a string nor an image input"},
       {json::array({{{"image", 5}}}), 422, "must be a string"},
   };
   for (const Case& c : cases) {

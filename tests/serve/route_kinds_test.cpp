@@ -64,6 +64,8 @@ json sample_body(const RouteNeeds& r) {
     b = {{"query", "hello"}, {"texts", json::array({"world"})}};
   } else if (path == "/v1/rerank" || path == "/v2/rerank") {
     b = {{"query", "hello"}, {"documents", json::array({"world"})}};
+  } else if (path == "/v1/embed" || path == "/v2/embed") {
+    b = {{"texts", json::array({"hello world"})}, {"input_type", "search_document"}};
   } else if (path == "/predict") {
     b = {{"inputs", json::array({json::array({"hello", "world"})})}};
   }

@@ -1,6 +1,7 @@
 """dlrt serve against the client libraries people already use, each with its own defaults
 (docs/migrate.md has one table per client): huggingface_hub's InferenceClient, Cohere's v1
-client, LlamaIndex's TextEmbeddingsInference, LangChain's OpenAIEmbeddings (its default chunk
+and v2 clients (rerank, and embed: texts, and images on DLRT_CLIP_URL), LlamaIndex's
+TextEmbeddingsInference, LangChain's OpenAIEmbeddings (its default chunk
 size of 1000 inputs) and the openai client with 2048 inputs in one request (OpenAI's limit).
 Every answer is checked against the server's own /embed (cosine >= 0.99999) or /rerank (within
 1e-6). Run by scripts/test_serve_clients.sh, which serves tests/embed/data/tiny_bert
@@ -123,6 +124,121 @@ def test_cohere_v2_client_rerank():
     with pytest.raises(Exception) as refused:
         client.rerank(model="cross_encoder_tiny", query="q", documents=documents, max_tokens_per_doc=16)
     assert "max_tokens_per_doc" in str(refused.value)
+
+
+# ---- Cohere's embed: /v2/embed (ClientV2) and /v1/embed (Client) ---------------------------------
+
+EMBEDDING_TYPES = ["float", "int8", "uint8", "binary", "ubinary", "base64"]
+
+
+def openai_embeddings(docs, encoding_format):
+    """/v1/embeddings' vectors of docs in one output type: the path /v2/embed's types share."""
+    answer = post(URL, "/v1/embeddings", {"input": docs, "encoding_format": encoding_format})
+    return [d["embedding"] for d in answer["data"]]
+
+
+def test_cohere_v2_client_embed_every_type():
+    import base64
+    import cohere
+    client = cohere.ClientV2(api_key="unused", base_url=URL)
+    docs = texts(12)
+    r = client.embed(model="tiny_bert", input_type="search_document", texts=docs, embedding_types=EMBEDDING_TYPES)
+    assert r.response_type == "embeddings_by_type" and r.texts == docs and r.id
+    assert r.meta.api_version.version == "2" and r.meta.billed_units.input_tokens > 0
+    e = r.embeddings
+    assert_same_vectors(e.float_, docs)
+    floats = np.asarray(e.float_, np.float32)
+    np.testing.assert_array_equal(np.stack([np.frombuffer(base64.b64decode(b), "<f4") for b in e.base64]), floats)
+    # The quantized types: /v1/embeddings' (quantize_embeddings over the request's vectors:
+    # tests/python/test_output_types.py compares that with sentence-transformers), and the
+    # packed bits of numpy's packbits for the binary ones.
+    for name in ["int8", "uint8", "binary", "ubinary"]:
+        assert getattr(e, name) == openai_embeddings(docs, name), name
+    ubinary = np.packbits(floats > 0, axis=-1)
+    assert e.ubinary == ubinary.tolist()
+    assert e.binary == (ubinary.astype(np.int16) - 128).tolist()
+    # output_dimension keeps the first values, normalised again; "float" is the default type.
+    cut = client.embed(model="tiny_bert", input_type="search_query", texts=docs[:2], output_dimension=4)
+    want = floats[:2, :4] / np.linalg.norm(floats[:2, :4], axis=1, keepdims=True)
+    np.testing.assert_allclose(cut.embeddings.float_, want, atol=1e-6)
+    # inputs with text content items answer as texts.
+    by_inputs = client.embed(model="tiny_bert", input_type="search_document",
+                             inputs=[{"content": [{"type": "text", "text": d}]} for d in docs[:3]])
+    np.testing.assert_allclose(by_inputs.embeddings.float_, floats[:3], atol=1e-6)
+
+
+def test_cohere_v2_client_embed_errors():
+    import cohere
+    from cohere.core.api_error import ApiError
+    client = cohere.ClientV2(api_key="unused", base_url=URL)
+    for kwargs, status, part in [
+            ({"input_type": "search", "texts": ["a"]}, 422, "'input_type' must be"),
+            ({"input_type": "image", "images": ["https://example.com/cat.png"]}, 422,
+             "remote image URLs are not fetched"),
+            ({"input_type": "search_query", "texts": ["a"], "truncate": "START"}, 422, "START"),
+            ({"input_type": "search_query", "texts": ["a"], "embedding_types": ["int8"]}, 422, "single embedding"),
+            # A text model has no image tower: refused by kind (the image is never decoded).
+            ({"input_type": "image", "images": ["data:image/png;base64,iVBORw0KGgo="]}, 400, "an image input")]:
+        with pytest.raises(ApiError) as e:
+            client.embed(model="tiny_bert", **kwargs)
+        assert e.value.status_code == status, (kwargs, e.value)
+        assert part in e.value.body["error"]["message"], (kwargs, e.value.body)
+
+
+def test_cohere_v1_client_embed():
+    import cohere
+    client = cohere.Client(api_key="unused", base_url=URL)
+    docs = texts(200)  # the client sends 96 texts a request and merges the answers
+    r = client.embed(model="tiny_bert", texts=docs, input_type="search_query")
+    assert r.response_type == "embeddings_floats" and r.texts == docs
+    assert_same_vectors(r.embeddings, docs)
+    typed = client.embed(model="tiny_bert", texts=docs[:5], input_type="search_query",
+                         embedding_types=["float", "uint8"])
+    assert typed.response_type == "embeddings_by_type"
+    assert_same_vectors(typed.embeddings.float_, docs[:5])
+    assert typed.embeddings.uint8 == openai_embeddings(docs[:5], "uint8")
+
+
+@pytest.mark.skipif(not os.environ.get("DLRT_CLIP_URL"),
+                    reason="DLRT_CLIP_URL is not set (scripts/test_serve_clients.sh serves "
+                           "tests/models/image/clip_tiny)")
+def test_cohere_v2_client_embed_images():
+    import base64
+    import cohere
+    clip_url = os.environ["DLRT_CLIP_URL"]
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    with open(os.path.join(root, "tests/models/image/clip_tiny_reference.json")) as f:
+        ref = json.load(f)
+    urls = []
+    for path in ref["images"]:
+        with open(os.path.join(root, path), "rb") as f:
+            urls.append("data:image/" + path.rsplit(".", 1)[1] + ";base64," + base64.b64encode(f.read()).decode())
+    want = np.asarray(ref["image_embeds"], np.float64)
+    client = cohere.ClientV2(api_key="unused", base_url=clip_url)
+
+    def check(got):
+        got = np.asarray(got, np.float64)
+        cos = np.sum(got * want, axis=1) / (np.linalg.norm(got, axis=1) * np.linalg.norm(want, axis=1))
+        assert cos.min() >= 0.99999, cos
+
+    r = client.embed(model="clip_tiny", input_type="image", images=urls, embedding_types=["float", "ubinary"])
+    check(r.embeddings.float_)
+    assert r.embeddings.ubinary == np.packbits(np.asarray(r.embeddings.float_) > 0, axis=-1).tolist()
+    assert r.meta.billed_units.images == len(urls)
+    r = client.embed(model="clip_tiny", input_type="search_document",
+                     inputs=[{"content": [{"type": "image_url", "image_url": {"url": u}}]} for u in urls])
+    check(r.embeddings.float_)
+    # Texts on the same model go through its text tower, alone or among images (a vector per input).
+    r = client.embed(model="clip_tiny", input_type="search_query", texts=ref["texts"])
+    got, text_want = np.asarray(r.embeddings.float_), np.asarray(ref["text_embeds"])
+    cos = np.sum(got * text_want, axis=1) / (np.linalg.norm(got, axis=1) * np.linalg.norm(text_want, axis=1))
+    assert cos.min() >= 0.99999, cos
+    mixed = client.embed(model="clip_tiny", input_type="search_document",
+                         inputs=[{"content": [{"type": "text", "text": ref["texts"][0]}]},
+                                 {"content": [{"type": "image_url", "image_url": {"url": urls[1]}}]}])
+    got = np.asarray(mixed.embeddings.float_)
+    np.testing.assert_allclose(got[0], np.asarray(r.embeddings.float_)[0], atol=1e-6)
+    assert np.dot(got[1], want[1]) / (np.linalg.norm(got[1]) * np.linalg.norm(want[1])) >= 0.99999
 
 
 # ---- LlamaIndex's TEI embeddings: /embed -----------------------------------------------------

@@ -66,8 +66,11 @@ constexpr const char* kEmbedHelp =
     "  --tokens           one vector per token instead of one per text: the model's token vectors (as\n"
     "                     sentence-transformers' output_value=\"token_embeddings\"), one per line, an empty\n"
     "                     line after each text's; --json gives data: [{index, tokens, embeddings}]\n"
-    "  --query, --document  a multi-vector folder: embed the texts as queries (the default, as PyLate's\n"
-    "                     encode) or as documents\n"
+    "  --query, --document  embed the texts as queries or documents (sentence-transformers' encode_query /\n"
+    "                     encode_document): the folder's \"query\" (\"document\", \"passage\", \"corpus\") prompt\n"
+    "                     unless --prompt or --prompt-name says otherwise, and a Router folder's query or\n"
+    "                     document route; a multi-vector folder: queries (the default, as PyLate's encode)\n"
+    "                     or documents\n"
     "  --sparse           a sparse (SPLADE) model folder (modules.json: MLMTransformer + SpladePooling):\n"
     "                     print each text's non-zero weights as INDEX:VALUE pairs, indices ascending\n"
     "                     (--json: data: [{index, tokens, indices, values}]); required for such a folder\n"
@@ -249,7 +252,11 @@ int parse_embed_options(const Args& args, embed::EmbedderOptions& opt, size_t& b
 int resolve_prompt(const Args& args, const embed::EmbedModel& model, std::string& prompt) {
   prompt = args.get("prompt");
   if (args.has("prompt")) return kExitOk;
-  const auto name = args.has("prompt-name") ? std::optional<std::string>(args.get("prompt-name")) : std::nullopt;
+  auto name = args.has("prompt-name") ? std::optional<std::string>(args.get("prompt-name")) : std::nullopt;
+  // --query / --document: encode_query's prompt (a multi-vector folder's queries take PyLate's markers instead).
+  const bool task = args.has("query") || args.has("document");
+  if (!name && task && !embed::has_capability(model.kind(), embed::Capability::kMaxSim))
+    name = embed::task_prompt_name(model, args.has("query"));
   if (auto p = embed::resolve_prompt(model, name, "")) {
     prompt = *p;
     return kExitOk;
@@ -396,6 +403,7 @@ int embed_texts(const Args& args, const embed::EmbedModel& model, std::vector<st
                 size_t top_k) {
   // Prompt, tokens and the cut at the model's length as dlrt serve's (models/prepare_inputs.h).
   embed::InputOptions in;
+  if (args.has("query") || args.has("document")) in.is_query = args.has("query");
   if (int rc = resolve_prompt(args, model, in.prompt); rc != kExitOk) return rc;
   std::vector<embed::Encoding> encodings;
   if (auto e = embed::prepare_inputs(model, texts, in, encodings)) {
@@ -491,9 +499,9 @@ int cmd_embed(int argc, char** argv) {
   }
   const std::shared_ptr<const embed::EmbedModel> model = std::move(opened).value();
   const bool multi_vector = embed::has_capability(model->kind(), embed::Capability::kMaxSim);
-  if ((args.has("query") || args.has("document")) && !multi_vector)
-    return usage_error("embed", "--query and --document apply to multi-vector (ColBERT) folders; " + args.get("model") +
-                                    " is not one");
+  if ((args.has("query") || args.has("document")) && tokens && !multi_vector)
+    return usage_error("embed", "--query and --document with --tokens need a multi-vector (ColBERT) folder; " +
+                                    args.get("model") + " is not one (without --tokens they embed queries or documents)");
   if (multi_vector && args.has("precision") && args.get("precision") != "float32" && args.get("precision") != "float")
     return usage_error("embed", args.get("model") + " is a multi-vector (ColBERT) folder: --precision applies to one "
                                                     "vector per text");

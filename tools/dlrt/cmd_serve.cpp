@@ -45,6 +45,8 @@ std::string help_text() {
       "  POST /rerank         TEI-style {\"query\", \"texts\"} (cross-encoders, LLM rerankers, multi-vector)\n"
       "  POST /v1/rerank      Cohere/Jina-style {\"query\", \"documents\", \"top_n\"?}\n"
       "  POST /v2/rerank      Cohere v2 (cohere.ClientV2): as /v1/rerank, with \"meta\"\n"
+      "  POST /v2/embed       Cohere v2 (cohere.ClientV2) {\"input_type\", \"texts\" | \"images\" | \"inputs\",\n"
+      "                       \"embedding_types\"?}; POST /v1/embed, Cohere v1's\n"
       "  POST /predict        TEI-style classifiers {\"inputs\": text | [a, b] | [...]}\n"
       "  GET  /v1/models      OpenAI's model list;  GET /info  TEI's model info\n"
       "  GET  /health         {status, backend, device, degraded, since, reason};  GET /ready, /live  probes\n"

@@ -49,12 +49,17 @@ Result<json> read_json(const fs::path& path) { return jsonu::read_optional_json(
 // `post`: the Dense and LayerNorm modules; `input`: module 0 when it is a static one.
 Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize, std::vector<Module>& post,
                     fs::path& pooling_config, json& pc, std::optional<SpladePooling>& splade,
-                    std::optional<Module>& input) {
+                    std::optional<Module>& input, const std::vector<Module>* given) {
   pooling = Pooling::kMean;
   normalize = true;
   pooling_config = dir / "1_Pooling" / "config.json";
-  DLRT_ASSIGN_OR_RETURN(std::vector<Module> modules, read_modules(dir));
-  if (fs::exists(dir / "modules.json")) normalize = false;
+  std::vector<Module> modules;
+  if (given) {
+    modules = *given;
+  } else {
+    DLRT_ASSIGN_OR_RETURN(modules, read_modules(dir));
+  }
+  if (given || fs::exists(dir / "modules.json")) normalize = false;
   bool mlm = false, dense_pooling = false;
   for (const Module& m : modules) {
     switch (m.type) {
@@ -73,7 +78,11 @@ Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize, std:
         break;
       }
       case ModuleType::kMLMTransformer: mlm = true; break;
-      case ModuleType::kTransformer: break;
+      case ModuleType::kTransformer:
+      case ModuleType::kDropout: break;
+      case ModuleType::kRouter:
+        return Unsupported(dir.string() + " is a sentence-transformers Router folder (a list of modules per route); "
+                           "open it as a model (open_model, router.h), which runs the route a request picks");
     }
   }
   const std::string modules_json = (dir / "modules.json").string();
@@ -149,8 +158,6 @@ struct Embedder::Impl {
   std::optional<SpladePooling> splade;  // a sparse model's pooling
 };
 
-namespace {
-
 // Named prompts and the similarity function from config_sentence_transformers.json.
 Status read_prompts(const fs::path& dir, std::map<std::string, std::string>& prompts, std::string& default_name,
                     std::string& similarity_fn) {
@@ -181,8 +188,6 @@ Status read_prompts(const fs::path& dir, std::map<std::string, std::string>& pro
   }
   return Status::Ok();
 }
-
-}  // namespace
 
 Embedder::Embedder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Embedder::~Embedder() = default;
@@ -239,7 +244,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string
   fs::path pooling_path;
   json pooling_json;
   DLRT_RETURN_IF_ERROR(read_pooling(dir, impl->pooling, impl->normalize, post, pooling_path, pooling_json,
-                                    impl->splade, static_input));
+                                    impl->splade, static_input, options.modules));
   if (impl->splade) impl->kind = ModelKind::kSparse;
   DLRT_RETURN_IF_ERROR(load_vector_modules(post, impl->dense));
   if (static_input) return create_static(std::move(impl), dir, *static_input, options);

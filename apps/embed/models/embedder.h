@@ -58,6 +58,8 @@ struct EmbedderOptions {
   uint64_t max_tensor_bytes = 0;  // SessionOptions::max_tensor_bytes (0: DLRT_MAX_TENSOR_MB, config, default)
   // SessionOptions::cpu_precision; "auto" measures on the warm-up texts (token_inputs.h).
   std::string cpu_precision;
+  // The modules to run instead of the folder's modules.json (a Router's route, router.h); null: the folder's.
+  const std::vector<Module>* modules = nullptr;
 };
 
 struct EmbedResult {
@@ -80,6 +82,12 @@ struct TokenEmbedResult {
 };
 
 class Tokenizer;
+
+// The named prompts, default prompt name and similarity function of DIR's
+// config_sentence_transformers.json (as Embedder::prompts() and
+// similarity_fn_name() give them). kInvalidModel for a value of the wrong type.
+dlrt::Status read_prompts(const std::filesystem::path& dir, std::map<std::string, std::string>& prompts,
+                          std::string& default_name, std::string& similarity_fn);
 
 class Embedder {
  public:

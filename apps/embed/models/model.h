@@ -48,6 +48,14 @@ class EmbedModel {
     *tokens = 0;
     return tokenize(text, truncated);
   }
+  // tokenize_counted for a query (true) or a document (false), as
+  // sentence-transformers' encode_query / encode_document: a Router folder's
+  // model (router.h) tokenizes for that route and tags the encoding with it
+  // (kInvalidArgument when it has none); other models have one route.
+  virtual Result<Encoding> tokenize_for(std::string_view text, std::optional<bool> is_query, bool* truncated,
+                                        size_t* tokens) const {
+    return tokenize_counted(text, truncated, tokens);
+  }
   // One text as tokenize() does, with each token's byte offsets [start, stop)
   // into `text` in `offsets` ((0, 0) for the special tokens the tokenizer
   // adds); the default leaves `offsets` empty (not known).

@@ -22,6 +22,8 @@ const std::vector<ModuleTypeName>& implemented_module_types() {
       {"sentence_transformers.sparse_encoder.models.MLMTransformer", ModuleType::kMLMTransformer},
       {"sentence_transformers.sparse_encoder.models.SpladePooling", ModuleType::kSpladePooling},
       {"sentence_transformers.sparse_encoder.models.SparseStaticEmbedding", ModuleType::kSparseStaticEmbedding},
+      {"sentence_transformers.models.Router", ModuleType::kRouter},
+      {"sentence_transformers.models.Dropout", ModuleType::kDropout},
       {"sentence_transformers.base.modules.transformer.Transformer", ModuleType::kTransformer},
       {"sentence_transformers.sentence_transformer.modules.pooling.Pooling", ModuleType::kPooling},
       {"sentence_transformers.base.modules.dense.Dense", ModuleType::kDense},
@@ -33,30 +35,35 @@ const std::vector<ModuleTypeName>& implemented_module_types() {
       {"sentence_transformers.sparse_encoder.modules.splade_pooling.SpladePooling", ModuleType::kSpladePooling},
       {"sentence_transformers.sparse_encoder.modules.sparse_static_embedding.SparseStaticEmbedding",
        ModuleType::kSparseStaticEmbedding},
+      {"sentence_transformers.base.modules.router.Router", ModuleType::kRouter},
+      {"sentence_transformers.sentence_transformer.modules.dropout.Dropout", ModuleType::kDropout},
   };
   return types;
 }
 
 namespace {
 
-// `rel`, a path modules.json names, as a path inside the model folder `dir`:
+// `rel`, a path modules.json or router_config.json names (`where` in errors), as a path inside the model folder `dir`:
 // no absolute path and no "..". Symbolic links are followed (a module folder
 // linked from elsewhere is the folder's owner's choice).
-Result<fs::path> inside_folder(const fs::path& dir, const std::string& rel) {
+Result<fs::path> inside_folder(const fs::path& dir, const std::string& rel, const std::string& where) {
   const fs::path p(rel);
   bool ok = !rel.empty() && !p.has_root_path();
   for (const auto& part : p) ok = ok && part != "..";
   if (!ok)
-    return InvalidModel("modules.json: the module path \"" + rel + "\" is not a path inside the model folder " +
+    return InvalidModel(where + ": the module path \"" + rel + "\" is not a path inside the model folder " +
                         dir.string() + " (absolute, or with \"..\")");
   std::error_code ec;
   if (fs::exists(dir / p, ec) && !fs::is_directory(dir / p, ec))
-    return InvalidModel("modules.json: the module path \"" + rel + "\" in " + dir.string() + " is a file, not a folder");
+    return InvalidModel(where + ": the module path \"" + rel + "\" in " + dir.string() + " is a file, not a folder");
   return dir / p;
 }
 
 // What a type dlrt does not implement is, when it is known, for the message.
 std::string known_family(const std::string& type) {
+  if (type.find("WeightedLayerPooling") != std::string::npos)
+    return " (it averages every layer's hidden states; an ONNX export of the Transformer gives the last layer's "
+           "only)";
   if (type.rfind("pylate.", 0) == 0) return " (a PyLate module)";
   if (type.rfind("sentence_transformers.sparse_encoder.", 0) == 0) return " (a sparse-encoder module)";
   if (type.rfind("sentence_transformers.multi_vector_encoder.", 0) == 0) return " (a multi-vector encoder module)";
@@ -65,17 +72,20 @@ std::string known_family(const std::string& type) {
 }
 
 bool is_input_module(ModuleType t) {
-  return t == ModuleType::kTransformer || t == ModuleType::kMLMTransformer || t == ModuleType::kStaticEmbedding ||
-         t == ModuleType::kSparseStaticEmbedding;
+  return t == ModuleType::kRouter || t == ModuleType::kTransformer || t == ModuleType::kMLMTransformer ||
+         t == ModuleType::kStaticEmbedding || t == ModuleType::kSparseStaticEmbedding;
 }
 
+}  // namespace
+
 // The modules in an order sentence-transformers runs as dlrt does: one input
-// module (Transformer, MLMTransformer or a static one), first; one Pooling at
+// module (Transformer, MLMTransformer or a static one, or a Router of them), first; one Pooling at
 // most (and one SpladePooling), none after a static module (it gives the
 // sentence vector itself); no Dense, LayerNorm or Normalize before the
 // Pooling (they read its sentence vector), no Dense or LayerNorm after a
 // Normalize (dlrt normalises last).
-Status check_order(const fs::path& path, const std::vector<Module>& modules) {
+
+Status check_module_order(const fs::path& path, const std::vector<Module>& modules) {
   auto bad = [&](const std::string& what) {
     return InvalidModel(path.string() + ": " + what + " (sentence-transformers runs the modules in their order)");
   };
@@ -106,7 +116,35 @@ Status check_order(const fs::path& path, const std::vector<Module>& modules) {
   return Status::Ok();
 }
 
-}  // namespace
+Result<Module> read_module(const fs::path& dir, const std::string& type, std::string rel, const std::string& where) {
+  // A Router saves its modules' types as module path and class ("...models.Dense.Dense" in 5.x).
+  std::string name = type;
+  if (const size_t dot = name.rfind('.'); dot != std::string::npos && dot > 0) {
+    const size_t prev = name.rfind('.', dot - 1);
+    if (prev != std::string::npos && name.compare(prev + 1, dot - prev - 1, name, dot + 1) == 0) name.resize(dot);
+  }
+  const ModuleTypeName* found = nullptr;
+  for (const ModuleTypeName& t : implemented_module_types())
+    if (type == t.name || name == t.name) found = &t;
+  if (!found) {
+    std::string names;
+    for (const ModuleTypeName& t : implemented_module_types()) names += std::string(names.empty() ? "" : ", ") + t.name;
+    return Unsupported(where + " (path \"" + rel + "\") has type \"" + type + "\"" + known_family(type) +
+                       ", which dlrt does not implement; it implements " + names);
+  }
+  // The modules that read a config of their own have a folder; without a
+  // path, the pooling modules' usual one (a static module without one is in
+  // the model folder itself, where sentence-transformers saves module 0).
+  const bool has_config = found->type == ModuleType::kPooling || found->type == ModuleType::kDense ||
+                          found->type == ModuleType::kSpladePooling || found->type == ModuleType::kLayerNorm;
+  if (rel.empty() && found->type == ModuleType::kPooling) rel = "1_Pooling";
+  if (rel.empty() && found->type == ModuleType::kSpladePooling) rel = "1_SpladePooling";
+  Module mod{found->type, type, dir};
+  if (has_config || !rel.empty()) {
+    DLRT_ASSIGN_OR_RETURN(mod.dir, inside_folder(dir, rel, where));
+  }
+  return mod;
+}
 
 Result<std::vector<Module>> read_modules(const fs::path& dir) {
   const fs::path path = dir / "modules.json";
@@ -116,31 +154,12 @@ Result<std::vector<Module>> read_modules(const fs::path& dir) {
   if (!modules.is_array()) return InvalidModel(path.string() + ": expected a list of modules");
   for (size_t i = 0; i < modules.size(); ++i) {
     const json& m = modules[i];
-    const std::string type = jsonu::get_string(m, "type", "");
-    std::string rel = jsonu::get_string(m, "path", "");
-    const ModuleTypeName* found = nullptr;
-    for (const ModuleTypeName& t : implemented_module_types())
-      if (type == t.name) found = &t;
-    if (!found) {
-      std::string names;
-      for (const ModuleTypeName& t : implemented_module_types()) names += std::string(names.empty() ? "" : ", ") + t.name;
-      return Unsupported(path.string() + ": module " + std::to_string(i) + " (path \"" + rel + "\") has type \"" + type +
-                         "\"" + known_family(type) + ", which dlrt does not implement; it implements " + names);
-    }
-    // The modules that read a config of their own have a folder; without a
-    // path, the pooling modules' usual one (a static module without one is in
-    // the model folder itself, where sentence-transformers saves module 0).
-    const bool has_config = found->type == ModuleType::kPooling || found->type == ModuleType::kDense ||
-                            found->type == ModuleType::kSpladePooling || found->type == ModuleType::kLayerNorm;
-    if (rel.empty() && found->type == ModuleType::kPooling) rel = "1_Pooling";
-    if (rel.empty() && found->type == ModuleType::kSpladePooling) rel = "1_SpladePooling";
-    Module mod{found->type, type, dir};
-    if (has_config || !rel.empty()) {
-      DLRT_ASSIGN_OR_RETURN(mod.dir, inside_folder(dir, rel));
-    }
+    DLRT_ASSIGN_OR_RETURN(Module mod,
+                          read_module(dir, jsonu::get_string(m, "type", ""), jsonu::get_string(m, "path", ""),
+                                      path.string() + ": module " + std::to_string(i)));
     out.push_back(std::move(mod));
   }
-  DLRT_RETURN_IF_ERROR(check_order(path, out));
+  DLRT_RETURN_IF_ERROR(check_module_order(path, out));
   return out;
 }
 

@@ -17,6 +17,8 @@
 //   SpladePooling          SPLADE pooling (sparse.h)
 //   StaticEmbedding        a token table and a mean, no ONNX model (static_embedding.h)
 //   SparseStaticEmbedding  a weight per token, no ONNX model (static_embedding.h)
+//   Router                 module 0: a list of modules per route (query, document), router.h
+//   Dropout                nothing at inference
 #pragma once
 
 #include <cstddef>
@@ -38,6 +40,8 @@ enum class ModuleType {
   kLayerNorm,
   kStaticEmbedding,
   kSparseStaticEmbedding,
+  kRouter,
+  kDropout,
 };
 
 // The implemented types: modules.json's "type" string of each.
@@ -63,5 +67,14 @@ struct Module {
 // first, a second input or pooling module, a Pooling after a static module,
 // a Dense or LayerNorm before the Pooling or after a Normalize).
 Result<std::vector<Module>> read_modules(const std::filesystem::path& dir);
+
+// One module named by `type` (as modules.json or router_config.json spells
+// it) in the folder `rel` of `dir`; `where` names it in errors ("FILE: module
+// 2"). A Router's sub-module types (5.x: "sentence_transformers.models.Dense.Dense",
+// the class's module path) are read as their modules.json names.
+Result<Module> read_module(const std::filesystem::path& dir, const std::string& type, std::string rel,
+                           const std::string& where);
+// read_modules' check of the order, on a list made elsewhere (a Router's route).
+Status check_module_order(const std::filesystem::path& path, const std::vector<Module>& modules);
 
 }  // namespace dlrt::embed

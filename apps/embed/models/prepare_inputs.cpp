@@ -2,6 +2,7 @@
 #include "embed/models/prepare_inputs.h"
 
 #include <algorithm>
+#include <string_view>
 #include <utility>
 
 #include "embed/models/dense.h"
@@ -34,6 +35,14 @@ std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::option
   return m.prompt(def).value_or(std::string());
 }
 
+std::optional<std::string> task_prompt_name(const EmbedModel& m, bool is_query) {
+  for (const char* name : {"query", "document", "passage", "corpus"}) {
+    if (is_query != (name == std::string_view("query"))) continue;
+    if (m.prompt(name)) return std::string(name);
+  }
+  return std::nullopt;
+}
+
 std::optional<InputError> prepare_inputs(const EmbedModel& m, std::vector<std::string>& texts,
                                          const InputOptions& options, std::vector<Encoding>& out) {
   const size_t limit = options.limit ? std::min(options.limit, m.max_length()) : m.max_length();
@@ -42,7 +51,7 @@ std::optional<InputError> prepare_inputs(const EmbedModel& m, std::vector<std::s
     bool truncated = false;
     size_t tokens = 0;
     const std::string text = options.prompt.empty() ? std::move(texts[i]) : options.prompt + texts[i];
-    auto enc = m.tokenize_counted(text, &truncated, &tokens);
+    auto enc = m.tokenize_for(text, options.is_query, &truncated, &tokens);
     if (!enc.ok()) return InputError{InputError::What::kTokenize, i, 0, limit, enc.status()};
     if ((truncated || enc->ids.size() > limit) && !options.truncate)
       return InputError{InputError::What::kTooLong, i, truncated ? tokens : enc->ids.size(), limit, {}};

@@ -26,10 +26,17 @@ namespace dlrt::embed {
 std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::optional<std::string>& requested,
                                           const std::string& default_name);
 
+// The prompt sentence-transformers' encode_query (true) / encode_document
+// (false) use when none is named: the model's "query", or its first of
+// "document", "passage", "corpus"; nullopt when it has none of them.
+std::optional<std::string> task_prompt_name(const EmbedModel& m, bool is_query);
+
 struct InputOptions {
   std::string prompt;    // in front of every text (resolve_prompt's)
   size_t limit = 0;      // tokens per input, within the model's max_length() (0: max_length())
   bool truncate = true;  // cut a longer input to `limit` (keeping its last token); false: kTooLong
+  // Queries (true) or documents (false): a Router folder's route (EmbedModel::tokenize_for).
+  std::optional<bool> is_query;
   // Asked after each text: true stops with kStopped (a request's deadline).
   std::function<bool()> stop;
 };

@@ -3,6 +3,7 @@
 
 #include "embed/models/classifier.h"
 #include "embed/models/multi_vector.h"
+#include "embed/models/router.h"
 #include "embed/models/token_inputs.h"
 
 namespace dlrt::embed {
@@ -65,6 +66,8 @@ std::shared_ptr<const EmbedModel> embedder_model(std::shared_ptr<const Embedder>
 
 Result<std::shared_ptr<const EmbedModel>> open_embedder(const std::string& path, const EmbedderOptions& options,
                                                         ModelKind) {
+  DLRT_ASSIGN_OR_RETURN(std::optional<RouterSpec> router, read_router(model_folder_of(path)));
+  if (router) return open_router(path, *router, options);
   DLRT_ASSIGN_OR_RETURN(std::unique_ptr<Embedder> e, Embedder::create(path, options));
   return embedder_model(std::shared_ptr<const Embedder>(std::move(e)));
 }

@@ -6,6 +6,7 @@
 #include "embed/models/embedder_model.h"
 #include "embed/models/modules.h"
 #include "embed/models/registry.h"
+#include "embed/models/router.h"
 #include "embed/models/token_inputs.h"
 
 namespace dlrt::embed {
@@ -22,10 +23,16 @@ class SparseModel final : public EmbedderModelBase, public SparseOut {
   const SpladePooling* splade_pooling() const override { return e_->splade_pooling(); }
 };
 
-// modules.json lists SpladePooling or SparseStaticEmbedding (as Embedder::create's read_pooling finds them).
+// modules.json lists SpladePooling or SparseStaticEmbedding (as Embedder::create's read_pooling finds them),
+// or a Router's first route does.
 bool sparse_folder(const std::string& model) {
   auto modules = read_modules(model_folder_of(model));
   if (!modules.ok()) return false;
+  if (!modules->empty() && (*modules)[0].type == ModuleType::kRouter) {
+    auto router = read_router(model_folder_of(model));
+    if (!router.ok() || !*router) return false;
+    modules = (*router)->routes[0].modules;
+  }
   for (const Module& m : *modules)
     if (m.type == ModuleType::kSpladePooling || m.type == ModuleType::kSparseStaticEmbedding) return true;
   return false;

@@ -143,11 +143,12 @@ std::optional<Reply> Call::embed(EmbedRequest& req, RequestResult& result) const
 
   size_t limit = m->max_length();
   if (const size_t cap = input_token_limit()) limit = std::min(limit, cap);
+  if (req.max_tokens) limit = std::min(limit, *req.max_tokens);
   auto over_limit = [&](size_t i, size_t tokens) {
     return error(413, "invalid_request_error",
                  "input " + std::to_string(i) + " has " + (tokens ? std::to_string(tokens) : "more than " + std::to_string(limit)) +
                      " tokens; the limit is " + std::to_string(limit) +
-                     " per input: shorten it or send \"truncate\": true");
+                     " per input: shorten it or send " + req.truncate_field);
   };
   std::vector<Encoding> encodings;
   encodings.reserve(req.size());
@@ -173,6 +174,8 @@ std::optional<Reply> Call::embed(EmbedRequest& req, RequestResult& result) const
   } else {
     // A named prompt (or the folder's default) goes in front of each text.
     InputOptions in;
+    in.is_query = req.is_query;
+    if (!req.prompt_name && req.is_query) req.prompt_name = task_prompt_name(*m, *req.is_query);
     if (auto p = resolve_prompt(*m, req.prompt_name, config_.default_prompt_name); !p) {
       return invalid("the model has no prompt named '" + *req.prompt_name + "'");
     } else {

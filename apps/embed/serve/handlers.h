@@ -9,6 +9,7 @@
 //   server_info.cpp          /tokenize, /decode, /v1/models, /info, /openapi.json
 //   docs_page.cpp            /docs and the Swagger UI files it loads (/docs/...)
 //   server_classify.cpp      /rerank (cross-encoders, LLM rerankers, and MaxSim), /v1/rerank, /v2/rerank, /predict
+//   server_cohere_embed.cpp  /v1/embed, /v2/embed (Cohere's)
 //   server_multi_vector.cpp  /embed_all
 //   server_health.cpp        /health, /ready, /live, /metrics, GET / and /ping (TEI's)
 //   routes.cpp               POST / and /invocations (TEI's root route: the route of the model's kind)
@@ -16,7 +17,9 @@
 // A route's request thus crosses at most five files of serve/ from its row to
 // its answer: routes.cpp, its family's file above (and server_embed.cpp's
 // parser for /tokenize), call.cpp, model_registry.cpp and batcher.cpp
-// (tests/layers/route_files.py measures it).
+// (tests/layers/route_files.py measures it). Cohere's /v1/embed and /v2/embed
+// cross six: server_embed.cpp's image readers, ranges, embed_vectors and
+// vector writers beside their own file.
 #pragma once
 
 #include <cstddef>
@@ -36,16 +39,23 @@ namespace dlrt::embed {
 
 // ---- embeddings (server_embed.cpp) ----------------------------------------------
 // What an embedding request (/v1/embeddings, /embed, /embed_sparse,
-// /similarity, /tokenize) asks for. Exactly one of texts / token_ids / images is non-empty.
+// /similarity, /tokenize, Cohere's /v1/embed and /v2/embed) asks for: texts, token
+// ids or images, or texts and images (a mixed request, image_at saying which input is which).
 struct EmbedRequest {
   std::vector<std::string> texts;
   std::vector<std::string> images;              // image inputs' encoded bytes (read_image_input)
+  std::vector<uint8_t> image_at;                // a mixed request: per input, 1 for an image (else empty)
   std::vector<std::vector<int64_t>> token_ids;  // inputs given as token ids, used as they are
   bool base64 = false;                          // OpenAI encoding_format "base64"
   std::optional<bool> truncate;                 // unset: the server's default
+  std::string truncate_field = "\"truncate\": true";  // how a 413 for a long input names truncation
   std::optional<bool> normalize;                // unset: the model folder's
   std::optional<size_t> dimensions;             // keep the first N values (then normalise again)
+  std::optional<size_t> max_tokens;             // tokens per input within the model's (Cohere's "max_tokens")
   std::optional<std::string> prompt_name;       // a prompt of config_sentence_transformers.json
+  // Queries or documents (sentence-transformers' encode_query / encode_document): the folder's
+  // "query" / "document" prompt when no prompt_name is given, and a Router folder's route.
+  std::optional<bool> is_query;
   bool add_special_tokens = true;               // /tokenize
   bool sparse = false;                          // sparse vectors: /embed_sparse, or OpenAI encoding_format "sparse"
   std::optional<size_t> top_k;                  // sparse: keep each vector's top_k largest weights
@@ -57,7 +67,9 @@ struct EmbedRequest {
   std::vector<float> calibration;
   size_t calibration_rows = 0;
 
-  size_t size() const { return !images.empty() ? images.size() : texts.empty() ? token_ids.size() : texts.size(); }
+  size_t size() const { return texts.size() + images.size() + token_ids.size(); }
+  // Notes the input just appended to texts or images (`image`), for a request that may mix them.
+  void added_input(bool image);
 };
 
 // The most rows of "calibration_embeddings" one request may send (413 above; docs/limits.md);
@@ -68,6 +80,9 @@ enum class RequestKind { kOpenAIEmbeddings, kTeiEmbed, kTeiEmbedSparse, kTeiToke
 // Reads `body` (a parsed JSON value) into *out; the error answer otherwise.
 // `max_inputs` bounds the number of inputs (413 above it).
 ParseError parse_embed_request(const nlohmann::json& body, RequestKind kind, size_t max_inputs, EmbedRequest* out);
+// The int8/uint8 ranges of `body` into *out: "ranges", else "calibration_embeddings"
+// (a 422 when given and `needs` is false: no requested type takes ranges).
+ParseError read_quantization_ranges(const nlohmann::json& body, bool needs, EmbedRequest* out);
 
 // Image inputs: {"image": S} (Jina's form) or {"type": "image_url",
 // "image_url": {"url": S}} (OpenAI's content part, as vLLM takes it), S a data
@@ -77,6 +92,8 @@ ParseError parse_embed_request(const nlohmann::json& body, RequestKind kind, siz
 // 413 when the decoded bytes would pass `max_bytes`.
 bool is_image_input(const nlohmann::json& v);
 ParseError read_image_input(const nlohmann::json& v, const std::string& where, size_t max_bytes, std::string* bytes);
+// The same for the string an input carries (a data URL or bare base64; Cohere's "images").
+ParseError read_image_data(std::string_view text, const std::string& where, size_t max_bytes, std::string* bytes);
 // Standard base64 (RFC 4648 section 4; padding optional, no other characters);
 // false for anything else.
 bool decode_base64(std::string_view text, std::string* out);
@@ -88,6 +105,19 @@ ParseError parse_tei_embed_sparse(const nlohmann::json& body, size_t max_inputs,
 ParseError parse_tei_tokenize(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);
 // The answer's shape by call.api(): OpenAI's list or TEI's arrays; sparse when req.sparse.
 Reply handle_embeddings(Call& call, EmbedRequest& req);
+// The vectors of a parsed request, texts (Call::embed) or images (the model's
+// image tower), finished as asked; the error to answer otherwise.
+std::optional<Reply> embed_vectors(Call& call, EmbedRequest& req, RequestResult& result);
+
+// Vectors as JSON text, as the embedding routes (and Cohere's) write them.
+// `[v0,v1,...]`, each value as server_util::append_json_float.
+void append_vector(std::string& out, const std::vector<float>& v);
+// `"..."`: standard base64 (padded) of `bytes`.
+void append_base64_bytes(std::string& out, std::string_view bytes);
+// `"..."`: base64 of the vector's little-endian float32 bytes (OpenAI's "base64").
+void append_base64(std::string& out, const std::vector<float>& v);
+// A quantized vector's `n` bytes: its numbers (quantized_value), or base64 of the bytes.
+void append_quantized(std::string& out, const uint8_t* bytes, size_t n, OutputType type, bool base64);
 
 // ---- /similarity: the /embed request of [source, sentences...], scored by the
 // model folder's similarity function (cosine unless config_sentence_transformers.json
@@ -104,6 +134,19 @@ struct DecodeRequest {
 };
 ParseError parse_decode(const nlohmann::json& body, size_t max_inputs, DecodeRequest* out);
 Reply handle_decode(Call& call, DecodeRequest& req);
+
+// ---- Cohere's /v1/embed and /v2/embed (server_cohere_embed.cpp) ----------------
+struct CohereEmbedRequest {
+  EmbedRequest embed;                // texts or images, truncation, max_tokens, output_dimension, ranges
+  std::string input_type;            // "" when not given (v1 only)
+  std::vector<std::string> types;    // "embedding_types" in order, each once; empty: float
+  std::vector<std::string> echoed;   // the texts, as the answer's "texts" gives them back
+};
+ParseError parse_cohere_embed_v1(const nlohmann::json& body, size_t max_inputs, CohereEmbedRequest* out);
+ParseError parse_cohere_embed_v2(const nlohmann::json& body, size_t max_inputs, CohereEmbedRequest* out);
+// v2: "embeddings_by_type"; v1: the same with embedding_types, else "embeddings_floats".
+Reply handle_cohere_embed_v1(Call& call, CohereEmbedRequest& req);
+Reply handle_cohere_embed_v2(Call& call, CohereEmbedRequest& req);
 
 // ---- rerankers and classifiers (server_classify.cpp) -------------------------
 struct RerankRequest {  // TEI's /rerank

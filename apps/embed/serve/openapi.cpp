@@ -128,7 +128,8 @@ void embedding_schemas(json& s, const Common& c) {
         {"user", {{"type", "string"}}},
         {"normalize", {{"type", "boolean"}}},
         {"truncate", {{"type", "boolean"}}},
-        {"prompt_name", prompt_name}}}};
+        {"prompt_name", prompt_name},
+        {"is_query", {{"type", "boolean"}}}}}};
   s["EmbeddingsResponse"] = {
       {"type", "object"},
       {"required", {"object", "data", "model", "usage"}},
@@ -156,6 +157,7 @@ void embedding_schemas(json& s, const Common& c) {
                          {"truncate", {{"type", "boolean"}}},
                          {"truncation_direction", {{"type", "string"}, {"enum", {"right", "Right"}}}},
                          {"prompt_name", prompt_name},
+                         {"is_query", {{"type", "boolean"}}},
                          {"dimensions", dimensions}}}};
   s["EmbedResponse"] = {{"type", "array"}, {"items", vector}};
   s["EmbedSparseRequest"] = {{"type", "object"},
@@ -165,6 +167,7 @@ void embedding_schemas(json& s, const Common& c) {
                                {"truncate", {{"type", "boolean"}}},
                                {"truncation_direction", {{"type", "string"}, {"enum", {"right", "Right"}}}},
                                {"prompt_name", prompt_name},
+                               {"is_query", {{"type", "boolean"}}},
                                {"top_k", {{"type", "integer"}, {"minimum", 1}}}}}};
   s["EmbedSparseResponse"] = {
       {"type", "array"},
@@ -297,6 +300,82 @@ void scoring_schemas(json& s) {
   s["PredictResponse"] = {{"oneOf", {predictions, {{"type", "array"}, {"items", predictions}}}}};
 }
 
+// Cohere's /v2/embed and /v1/embed (server_cohere_embed.cpp).
+void cohere_schemas(json& s, const Common& c) {
+  const json text = {{"type", "string"}};
+  const json texts = {{"type", "array"}, {"items", text}, {"minItems", 1}};
+  const json url = {{"type", "string"}, {"pattern", "^data:"}};  // remote URLs are refused
+  const json text_item = {{"type", "object"},
+                          {"required", {"type", "text"}},
+                          {"properties", {{"type", {{"type", "string"}, {"enum", {"text"}}}}, {"text", text}}}};
+  const json image_item = {
+      {"type", "object"},
+      {"required", {"type", "image_url"}},
+      {"properties",
+       {{"type", {{"type", "string"}, {"enum", {"image_url"}}}},
+        {"image_url", {{"type", "object"}, {"required", {"url"}}, {"properties", {{"url", url}}}}}}}};
+  // One item per input (a text or an image; several items are one vector in Cohere's API).
+  const json input = {{"type", "object"},
+                      {"required", {"content"}},
+                      {"properties",
+                       {{"content", {{"type", "array"}, {"minItems", 1}, {"maxItems", 1},
+                                     {"items", {{"oneOf", {text_item, image_item}}}}}}}}};
+  const json positive = {{"type", "integer"}, {"minimum", 1}};
+  json request = {
+      {"type", "object"},
+      {"required", {"input_type"}},
+      {"properties",
+       {{"model", text},
+        {"input_type",
+         {{"type", "string"}, {"enum", {"search_document", "search_query", "classification", "clustering", "image"}}}},
+        {"texts", texts},
+        {"images", {{"type", "array"}, {"items", url}, {"minItems", 1}}},
+        {"inputs", {{"type", "array"}, {"items", input}, {"minItems", 1}}},
+        {"embedding_types",
+         {{"type", "array"},
+          {"minItems", 1},
+          {"items", {{"type", "string"}, {"enum", {"float", "int8", "uint8", "binary", "ubinary", "base64"}}}}}},
+        {"truncate", {{"type", "string"}, {"enum", {"NONE", "END"}}}},
+        {"max_tokens", positive},
+        {"output_dimension", c.dimensions},
+        {"priority", {{"type", "integer"}}},
+        // dlrt's: the int8 / uint8 ranges, as on /v1/embeddings.
+        {"ranges", {{"type", "array"}, {"minItems", 2}, {"maxItems", 2}, {"items", c.vector}}},
+        {"calibration_embeddings", {{"type", "array"}, {"minItems", 1}, {"items", c.vector}}}}}};
+  s["CohereEmbedRequest"] = request;
+  request.erase("required");
+  s["CohereV1EmbedRequest"] = request;
+  const json ints = {{"type", "array"}, {"items", {{"type", "array"}, {"items", {{"type", "integer"}}}}}};
+  const json floats = {{"type", "array"}, {"items", c.vector}};
+  const json meta = {{"type", "object"},
+                     {"properties",
+                      {{"api_version", {{"type", "object"}, {"properties", {{"version", text}}}}},
+                       {"billed_units",
+                        {{"type", "object"},
+                         {"properties",
+                          {{"input_tokens", {{"type", "integer"}}}, {"images", {{"type", "integer"}}}}}}}}}};
+  auto response = [&](const json& embeddings, const char* type) {
+    return json{{"type", "object"},
+                {"required", {"id", "embeddings", "texts", "meta", "response_type"}},
+                {"properties",
+                 {{"id", text},
+                  {"embeddings", embeddings},
+                  {"texts", {{"type", "array"}, {"items", text}}},
+                  {"meta", meta},
+                  {"response_type", {{"type", "string"}, {"enum", {type}}}}}}};
+  };
+  s["CohereEmbedByTypeResponse"] = response({{"type", "object"},
+                                             {"properties",
+                                              {{"float", floats},
+                                               {"int8", ints},
+                                               {"uint8", ints},
+                                               {"binary", ints},
+                                               {"ubinary", ints},
+                                               {"base64", {{"type", "array"}, {"items", text}}}}}},
+                                            "embeddings_by_type");
+  s["CohereEmbedResponse"] = {{"oneOf", {response(floats, "embeddings_floats"), s["CohereEmbedByTypeResponse"]}}};
+}
+
 // The server's own routes: models, info, health.
 void server_schemas(json& s) {
   s["ModelList"] = {
@@ -359,6 +438,7 @@ json schemas(const ModelLimits* limits) {
   embedding_schemas(s, c);
   text_schemas(s, c);
   scoring_schemas(s);
+  cohere_schemas(s, c);
   server_schemas(s);
   // TEI's bodies name the model too when the server serves several (server.h).
   for (const char* r : {"EmbedRequest", "EmbedSparseRequest", "EmbedAllRequest", "SimilarityRequest", "TokenizeRequest",

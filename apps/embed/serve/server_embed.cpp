@@ -1,10 +1,11 @@
 // dlrt serve's embedding routes (handlers.h): /v1/embeddings, /embeddings,
 // /embed and /embed_sparse (handle_embeddings), /similarity, and the request
 // all of them and /tokenize read (parse_embed_request): text, token ids or
-// image inputs (Jina's {"image": S} and OpenAI's image_url content part, S a
-// data URL or bare base64; a remote URL is refused, never fetched: the
-// server makes no outbound requests), OpenAI's output types; and their
-// answers: dense (float, base64, quantized) or sparse, in OpenAI's or TEI's shape.
+// image inputs, or texts and images mixed (Jina's {"image": S} and OpenAI's
+// image_url content part, S a data URL or bare base64; a remote URL is refused,
+// never fetched: the server makes no outbound requests), OpenAI's output types;
+// and their answers: dense (float, base64, quantized; the vector writers Cohere's
+// routes share) or sparse, in OpenAI's or TEI's shape.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -45,7 +46,8 @@ bool read_ids(const json& v, std::vector<int64_t>& ids) {
   return true;
 }
 
-// Image inputs (read_image_input): one, or an array of them, all images.
+// Image inputs (read_image_input): one, or an array of them, where strings are texts
+// (a request mixing texts and images: a vector per input, in order).
 std::optional<RequestError> read_images(const json& v, const std::string& field, size_t max_inputs,
                                         EmbedRequest* out) {
   if (v.is_array() && v.size() > max_inputs) return too_many_inputs(v.size(), "inputs", max_inputs);
@@ -53,20 +55,33 @@ std::optional<RequestError> read_images(const json& v, const std::string& field,
   for (size_t i = 0; i < (v.is_array() ? v.size() : 1); ++i) {
     const json& e = v.is_array() ? v[i] : v;
     const std::string where = "'" + field + "'" + (v.is_array() ? "[" + std::to_string(i) + "]" : "");
-    if (!is_image_input(e)) return error(422, where + " is not an image input (all inputs of a request are text, or all images)");
+    if (e.is_string()) {
+      out->texts.push_back(e.get<std::string>());
+      out->added_input(false);
+      continue;
+    }
+    if (!is_image_input(e))
+      return error(422, where + " is neither a string nor an image input (texts and images mix; token ids do not)");
     std::string bytes;
     if (auto err = read_image_input(e, where, max_bytes, &bytes)) return err;
     out->images.push_back(std::move(bytes));
+    out->added_input(true);
   }
   return std::nullopt;
+}
+
+bool has_image(const json& v) {
+  if (!v.is_array()) return is_image_input(v);
+  for (const json& e : v)
+    if (is_image_input(e)) return true;
+  return false;
 }
 
 // The inputs: a string, strings, token ids, lists of token ids, or images.
 std::optional<RequestError> read_inputs(const json& v, const std::string& field, bool ids_allowed, size_t max_inputs,
                                         EmbedRequest* out) {
   const std::string ids_note = ids_allowed ? ", token ids or lists of token ids" : "";
-  if (ids_allowed && (is_image_input(v) || (v.is_array() && !v.empty() && is_image_input(v[0]))))
-    return read_images(v, field, max_inputs, out);
+  if (ids_allowed && has_image(v)) return read_images(v, field, max_inputs, out);
   if (v.is_string()) {
     out->texts.push_back(v.get<std::string>());
     return std::nullopt;
@@ -141,32 +156,7 @@ std::optional<RequestError> read_output_type(const json& body, EmbedRequest* out
     from_format = *t;
   }
   out->output_type = from_format.value_or(OutputType::kFloat32);
-  const auto ranges = body.find("ranges");
-  const auto calibration = body.find("calibration_embeddings");
-  const bool has_ranges = ranges != body.end() && !ranges->is_null();
-  const bool has_calibration = calibration != body.end() && !calibration->is_null();
-  if ((has_ranges || has_calibration) && !needs_ranges(out->output_type))
-    return error(422, std::string("'") + (has_ranges ? "ranges" : "calibration_embeddings") +
-                          "' applies to the int8 and uint8 output types");
-  if (has_ranges && has_calibration) return error(422, "give 'ranges' or 'calibration_embeddings', not both");
-  size_t rows = 0, cols = 0;
-  if (has_ranges) {
-    std::vector<float> flat;
-    if (!read_matrix(*ranges, &flat, &rows, &cols) || rows != 2)
-      return error(422, "'ranges' must be two arrays of numbers of one length: the per-dimension minimums, then "
-                        "maximums");
-    out->ranges = QuantizationRanges{{flat.begin(), flat.begin() + static_cast<std::ptrdiff_t>(cols)},
-                                     {flat.begin() + static_cast<std::ptrdiff_t>(cols), flat.end()}};
-  }
-  if (has_calibration) {
-    if (calibration->is_array() && calibration->size() > kMaxCalibrationRows)
-      return error(413, std::to_string(calibration->size()) + " rows of 'calibration_embeddings'; the limit is " +
-                            std::to_string(kMaxCalibrationRows) + " (give their 'ranges' instead)");
-    if (!read_matrix(*calibration, &out->calibration, &rows, &cols))
-      return error(422, "'calibration_embeddings' must be a non-empty array of arrays of numbers of one length");
-    out->calibration_rows = rows;
-  }
-  return std::nullopt;
+  return read_quantization_ranges(body, needs_ranges(out->output_type), out);
 }
 
 // ---- image inputs -------------------------------------------------------------
@@ -247,54 +237,6 @@ std::string openai_sparse_body(const std::vector<SparseVector>& vectors, const s
 }
 
 
-void append_vector(std::string& out, const std::vector<float>& v) {
-  out += '[';
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) out += ',';
-    server_util::append_json_float(out, v[i]);
-  }
-  out += ']';
-}
-
-void append_base64_bytes(std::string& out, std::string_view bytes) {
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  out += '"';
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t n = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
-    out += kAlphabet[n >> 18];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
-  }
-  if (size_t rest = bytes.size() - i) {
-    uint32_t n = uint8_t(bytes[i]) << 16;
-    if (rest == 2) n |= uint8_t(bytes[i + 1]) << 8;
-    out += kAlphabet[n >> 18];
-    out += kAlphabet[(n >> 12) & 63];
-    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  out += '"';
-}
-
-void append_base64(std::string& out, const std::vector<float>& v) {
-  std::string bytes(v.size() * sizeof(float), '\0');
-  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());  // little-endian float32 (x86, arm)
-  append_base64_bytes(out, bytes);
-}
-
-// A quantized vector's bytes (output_type.h): its numbers, or base64 of the bytes.
-void append_quantized(std::string& out, const uint8_t* bytes, size_t n, OutputType type, bool base64) {
-  if (base64) return append_base64_bytes(out, std::string_view(reinterpret_cast<const char*>(bytes), n));
-  out += '[';
-  for (size_t i = 0; i < n; ++i) {
-    if (i) out += ',';
-    out += std::to_string(quantized_value(type, bytes[i]));
-  }
-  out += ']';
-}
-
 // An image request's vectors: decoded here, then run through the model's
 // vision tower in run slots, max_batch_size images a run.
 std::optional<Reply> embed_images(Call& c, EmbedRequest& req, RequestResult& result) {
@@ -354,6 +296,82 @@ double similarity(const std::string& fn, const std::vector<float>& a, const std:
 
 }  // namespace
 
+void append_vector(std::string& out, const std::vector<float>& v) {
+  out += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    server_util::append_json_float(out, v[i]);
+  }
+  out += ']';
+}
+
+void append_base64_bytes(std::string& out, std::string_view bytes) {
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  out += '"';
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    uint32_t n = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
+    out += kAlphabet[n >> 18];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (size_t rest = bytes.size() - i) {
+    uint32_t n = uint8_t(bytes[i]) << 16;
+    if (rest == 2) n |= uint8_t(bytes[i + 1]) << 8;
+    out += kAlphabet[n >> 18];
+    out += kAlphabet[(n >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  out += '"';
+}
+
+void append_base64(std::string& out, const std::vector<float>& v) {
+  std::string bytes(v.size() * sizeof(float), '\0');
+  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());  // little-endian float32 (x86, arm)
+  append_base64_bytes(out, bytes);
+}
+
+void append_quantized(std::string& out, const uint8_t* bytes, size_t n, OutputType type, bool base64) {
+  if (base64) return append_base64_bytes(out, std::string_view(reinterpret_cast<const char*>(bytes), n));
+  out += '[';
+  for (size_t i = 0; i < n; ++i) {
+    if (i) out += ',';
+    out += std::to_string(quantized_value(type, bytes[i]));
+  }
+  out += ']';
+}
+
+std::optional<RequestError> read_quantization_ranges(const json& body, bool needs, EmbedRequest* out) {
+  const auto ranges = body.find("ranges");
+  const auto calibration = body.find("calibration_embeddings");
+  const bool has_ranges = ranges != body.end() && !ranges->is_null();
+  const bool has_calibration = calibration != body.end() && !calibration->is_null();
+  if ((has_ranges || has_calibration) && !needs)
+    return error(422, std::string("'") + (has_ranges ? "ranges" : "calibration_embeddings") +
+                          "' applies to the int8 and uint8 output types");
+  if (has_ranges && has_calibration) return error(422, "give 'ranges' or 'calibration_embeddings', not both");
+  size_t rows = 0, cols = 0;
+  if (has_ranges) {
+    std::vector<float> flat;
+    if (!read_matrix(*ranges, &flat, &rows, &cols) || rows != 2)
+      return error(422, "'ranges' must be two arrays of numbers of one length: the per-dimension minimums, then "
+                        "maximums");
+    out->ranges = QuantizationRanges{{flat.begin(), flat.begin() + static_cast<std::ptrdiff_t>(cols)},
+                                     {flat.begin() + static_cast<std::ptrdiff_t>(cols), flat.end()}};
+  }
+  if (has_calibration) {
+    if (calibration->is_array() && calibration->size() > kMaxCalibrationRows)
+      return error(413, std::to_string(calibration->size()) + " rows of 'calibration_embeddings'; the limit is " +
+                            std::to_string(kMaxCalibrationRows) + " (give their 'ranges' instead)");
+    if (!read_matrix(*calibration, &out->calibration, &rows, &cols))
+      return error(422, "'calibration_embeddings' must be a non-empty array of arrays of numbers of one length");
+    out->calibration_rows = rows;
+  }
+  return std::nullopt;
+}
+
 bool is_image_input(const json& v) { return image_string(v) != nullptr; }
 
 bool decode_base64(std::string_view text, std::string* out) {
@@ -382,7 +400,11 @@ std::optional<RequestError> read_image_input(const json& v, const std::string& w
   if (!s || !s->is_string())
     return RequestError{422, where + ": an image input's \"image\" (or \"image_url\".\"url\") must be a string: a data "
                                      "URL or base64"};
-  std::string_view text = s->get_ref<const std::string&>();
+  return read_image_data(s->get_ref<const std::string&>(), where, max_bytes, bytes);
+}
+
+std::optional<RequestError> read_image_data(std::string_view text, const std::string& where, size_t max_bytes,
+                                            std::string* bytes) {
   if (starts_with_ci(text, "http://") || starts_with_ci(text, "https://"))
     return RequestError{422, where + ": remote image URLs are not fetched (the server makes no outbound requests); "
                                      "send the image's bytes as base64 or a data URL (data:image/png;base64,...)"};
@@ -428,6 +450,9 @@ std::optional<RequestError> parse_embed_request(const json& body, RequestKind ki
 
   if (auto e = read_bool(body, "truncate", out->truncate)) return e;
   if (auto e = read_bool(body, "normalize", out->normalize)) return e;
+  if (auto e = read_bool(body, "is_query", out->is_query)) return e;
+  if (out->is_query && (!out->token_ids.empty() || !out->images.empty()))
+    return error(422, "'is_query' applies to text inputs, not token ids or images");
   if (auto d = body.find("truncation_direction"); d != body.end() && !d->is_null()) {
     if (!d->is_string() || (*d != "right" && *d != "Right" && *d != "left" && *d != "Left"))
       return error(422, "'truncation_direction' must be \"right\" or \"left\"");
@@ -451,7 +476,7 @@ std::optional<RequestError> parse_embed_request(const json& body, RequestKind ki
   if (kind == RequestKind::kOpenAIEmbeddings)
     if (auto e = read_output_type(body, out)) return e;
   if (kind == RequestKind::kTeiEmbedSparse) out->sparse = true;
-  if (!out->images.empty() && (out->sparse || out->prompt_name))
+  if (!out->images.empty() && (out->sparse || (out->prompt_name && out->texts.empty())))
     return error(422, out->sparse ? "image inputs have dense vectors, not sparse ones"
                                   : "'prompt_name' applies to text inputs, not images");
   if (auto k = body.find("top_k"); k != body.end() && !k->is_null()) {
@@ -463,6 +488,14 @@ std::optional<RequestError> parse_embed_request(const json& body, RequestKind ki
     return error(422, std::string("'") + (out->normalize ? "normalize" : "dimensions") +
                           "' does not apply to sparse vectors (use 'top_k' to keep the largest weights)");
   return std::nullopt;
+}
+
+void EmbedRequest::added_input(bool image) {
+  if (image_at.empty()) {
+    if (texts.empty() || images.empty()) return;  // one kind so far
+    image_at.assign(size() - 1, image ? 0 : 1);   // the first mix: every input before it is of the other kind
+  }
+  image_at.push_back(image ? 1 : 0);
 }
 
 ParseError parse_openai_embeddings(const json& body, size_t max_inputs, EmbedRequest* out) {
@@ -481,6 +514,23 @@ ParseError parse_tei_tokenize(const json& body, size_t max_inputs, EmbedRequest*
   return parse_embed_request(body, RequestKind::kTeiTokenize, max_inputs, out);
 }
 
+std::optional<Reply> embed_vectors(Call& c, EmbedRequest& req, RequestResult& result) {
+  if (req.images.empty()) return c.embed(req, result);
+  if (req.texts.empty()) return embed_images(c, req, result);
+  // Texts and images: each through its tower (images first: a model without one
+  // is refused before any text runs), then the vectors back in input order.
+  RequestResult images, texts;
+  if (std::optional<Reply> error = embed_images(c, req, images)) return error;
+  req.images.clear();
+  if (std::optional<Reply> error = c.embed(req, texts)) return error;
+  size_t next_image = 0, next_text = 0;
+  for (uint8_t is_image : req.image_at)
+    result.vectors.push_back(std::move(is_image ? images.vectors[next_image++] : texts.vectors[next_text++]));
+  result.tokens = texts.tokens;
+  server_util::note_request_size(result.vectors.size(), result.tokens);
+  return std::nullopt;
+}
+
 Reply handle_embeddings(Call& c, EmbedRequest& req) {
   const Api api = c.api();
   const ModelRef* ref = &c.ref();
@@ -488,11 +538,7 @@ Reply handle_embeddings(Call& c, EmbedRequest& req) {
   // OpenAI's route gives unit vectors as OpenAI and TEI do (docs/migrate.md).
   if (!req.sparse && !req.normalize) req.normalize = true;
   RequestResult result;
-  if (!req.images.empty()) {
-    if (std::optional<Reply> error = embed_images(c, req, result)) return *error;
-  } else if (std::optional<Reply> error = c.embed(req, result)) {
-    return *error;
-  }
+  if (std::optional<Reply> error = embed_vectors(c, req, result)) return *error;
   if (req.sparse) {
     std::vector<SparseVector>& sparse = result.sparse;
     for (SparseVector& v : sparse) v = keep_top_k(std::move(v), req.top_k.value_or(0));

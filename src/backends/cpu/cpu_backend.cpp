@@ -50,6 +50,8 @@ class CpuBackend final : public backend::Backend {
         d.hardware = h;
         break;
       }
+    // Without asking the OS for AMX: placement lists devices for every session.
+    d.metadata["int8_gemm"] = int8_gemm_engine(false);
     return {d};
   }
 
@@ -126,6 +128,6 @@ bool cpu_kernels_have_avx512() { return cpu_has_avx512(); }
 const char* cpu_kernels_isa_name() { return cpu_isa_name(cpu_isa()); }
 bool cpu_kernels_have_amx_bf16x3() { return amx_bf16x3_available(); }
 const char* cpu_kernels_bf16_unavailable() { return bf16_dot_unavailable_reason(); }
-const char* cpu_int8_gemm_kernel() { return int8_gemm_kernel_name(); }
+std::string cpu_int8_gemm_engine() { return int8_gemm_engine(); }
 
 }  // namespace dlrt::cpu

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "backend/backend.h"
 
@@ -25,6 +26,7 @@ const char* cpu_kernels_isa_name();  // "avx512", "avx2", "neon" or "generic"
 bool cpu_kernels_have_amx_bf16x3();
 // Why precision bf16's VDPBF16PS kernel cannot run here ("" when it can).
 const char* cpu_kernels_bf16_unavailable();
-const char* cpu_int8_gemm_kernel();  // the 8-bit GEMM kernel (gemm_int8.h)
+// The 8-bit GEMM kernel and why AMX does not run, e.g. "avx512-vnni (amx: not present)" (gemm_int8.h).
+std::string cpu_int8_gemm_engine();
 
 }  // namespace dlrt::cpu

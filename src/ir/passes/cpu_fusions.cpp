@@ -170,6 +170,36 @@ std::optional<Source> trace_operand(Rewriter& rw, ValueId v, bool kt) {
   return std::nullopt;
 }
 
+// The MatMul reading Softmax output `probs` as its first input, directly or
+// through the NaN guard exporters put after a masked softmax,
+// Where(IsNaN(probs), 0, probs) (then `guarded`, and the IsNaN and the Where
+// appended to `nodes`); -1 when neither.
+int probs_reader(Rewriter& rw, ValueId probs, std::vector<int>& nodes, bool& guarded) {
+  guarded = false;
+  if (int mm = sole_consumer(rw, probs, "MatMul"); mm >= 0) return rw.node(mm).inputs[0] == probs ? mm : -1;
+  const std::vector<int> users = rw.consumers(probs);
+  if (users.size() != 2 || rw.escapes(probs)) return -1;
+  int nan = -1, where = -1;
+  for (int u : users) {
+    if (is_op(rw.node(u), "IsNaN")) nan = u;
+    else if (is_op(rw.node(u), "Where")) where = u;
+  }
+  if (nan < 0 || where < 0) return -1;
+  const Node& w = rw.node(where);
+  if (w.inputs.size() != 3 || w.inputs[0] != rw.node(nan).outputs[0] || w.inputs[2] != probs ||
+      !rw.single_use(w.inputs[0]))
+    return -1;
+  // A zero of at most the scores' rank, so the Where's output is the probabilities' shape.
+  const Tensor* zero = rw.constant(w.inputs[1]);
+  if (!zero || rw.scalar(w.inputs[1]) != 0.0 || zero->dtype() != DType::kFloat32 || zero->rank() > 4) return -1;
+  const int mm = sole_consumer(rw, w.outputs[0], "MatMul");
+  if (mm < 0 || rw.node(mm).inputs[0] != w.outputs[0]) return -1;
+  nodes.push_back(nan);
+  nodes.push_back(where);
+  guarded = true;
+  return mm;
+}
+
 }  // namespace
 
 int fuse_attention(Graph& g, PassContext& ctx) {
@@ -183,9 +213,11 @@ int fuse_attention(Graph& g, PassContext& ctx) {
     if (axis != -1 && axis != 3) continue;
     if (axis == 3 && smn.opset < 13) continue;
     ValueId probs = smn.outputs[0];
-    int mm2 = sole_consumer(rw, probs, "MatMul");
-    if (mm2 < 0 || rw.node(mm2).inputs[0] != probs) continue;
-    std::vector<int> chain = {sm, mm2};
+    std::vector<int> chain = {sm};
+    bool guarded = false;
+    const int mm2 = probs_reader(rw, probs, chain, guarded);
+    if (mm2 < 0) continue;
+    chain.push_back(mm2);
     // Scores: [Add(mask)] <- [Div/Mul scale] <- MatMul(Q, Kᵀ)
     ValueId s = smn.inputs[0];
     ValueId mask = kNoValue;
@@ -280,6 +312,7 @@ int fuse_attention(Graph& g, PassContext& ctx) {
     att.opset = 1;
     att.attributes["scale"] = make_attr_float(static_cast<float>(scale));
     att.attributes["output_layout"] = make_attr_string(out_layout);
+    if (guarded) att.attributes["zero_undefined_rows"] = make_attr_int(1);
     if (packed) {
       att.inputs = {q->value, kNoValue, kNoValue};
       att.attributes["qkv_layout"] = make_attr_string("packed");
@@ -293,7 +326,8 @@ int fuse_attention(Graph& g, PassContext& ctx) {
     if (mask != kNoValue) att.inputs.push_back(mask);
     att.outputs = {out};
     log_fired("attention", "fused " + std::to_string(chain.size()) + " nodes into " + att.name + " (scale " +
-                               std::to_string(scale) + (mask != kNoValue ? ", masked" : "") + ", " +
+                               std::to_string(scale) + (mask != kNoValue ? ", masked" : "") +
+                               (guarded ? ", NaN rows zero" : "") + ", " +
                                (packed ? std::string("packed qkv") : q->layout + "/" + k->layout + "/" + v->layout) + ")");
     for (int n : chain)
       if (n != last) rw.remove(n);

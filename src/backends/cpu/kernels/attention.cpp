@@ -69,6 +69,17 @@ void softmax_rows_generic(const Problem& p, int64_t b, int64_t h, int64_t i0, in
   }
 }
 
+// Problem::zero_undefined_rows on rows [i0, i0 + rows) of head (b, h), once
+// their outputs are written: inv[r] = 1/sum is not finite where the sum was 0 or NaN.
+void clear_undefined_rows(const Problem& p, int64_t b, int64_t h, int64_t i0, int rows, const float* inv) {
+  if (!p.zero_undefined_rows) return;
+  for (int r = 0; r < rows; ++r)
+    if (!std::isfinite(inv[r])) {
+      float* o = p.out + b * p.ob + h * p.oh + (i0 + r) * p.os;
+      for (int64_t c = 0; c < p.Dv; ++c) o[c] = 0.0f;
+    }
+}
+
 }  // namespace
 
 void attend_generic(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1) {
@@ -109,6 +120,7 @@ void attend_generic(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t 
       float* o = p.out + b * p.ob + h * p.oh + (i0 + r) * p.os;
       for (int64_t c = 0; c < p.Dv; ++c) o[c] = a[c] * inv[r];
     }
+    clear_undefined_rows(p, b, h, i0, rows, inv);
   }
 }
 
@@ -201,6 +213,7 @@ DLRT_AVX2 void attend_avx2(const Problem& p, int64_t b, int64_t h, int64_t r0, i
         for (int64_t j = 0; j < p.Skv; ++j) a += s[r * ldk + j] * v[j * vss + c0];
         o[r][c0] = a * inv[r];
       }
+    clear_undefined_rows(p, b, h, i0, rows, inv);
   }
 }
 #endif
@@ -439,6 +452,7 @@ DLRT_AVX512 void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r
         _mm512_mask_storeu_ps(o[r] + c0 + 16, m1, _mm512_mul_ps(a[r][1], sc));
       }
     }
+    clear_undefined_rows(p, b, h, i0, rows, inv);
   }
 }
 
@@ -492,6 +506,7 @@ DLRT_AVX512 void attend_packed(const Problem& p, int64_t b, int64_t h, int64_t r
         _mm512_mask_storeu_ps(dst + c, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, o + r * p.Dv + c), sc));
       }
     }
+    clear_undefined_rows(p, b, h, i0, rows, inv);
   }
 }
 

@@ -26,6 +26,10 @@ struct Problem {
   float* out = nullptr;
   int64_t ob = 0, oh = 0, os = 0;
   float scale = 1;
+  // Rows whose softmax is undefined (its sum 0 or NaN: every key masked
+  // with -inf) give zeros instead of NaN, as Where(IsNaN(P), 0, P) between
+  // the Softmax and P·V makes them (V finite: 0 · NaN would stay NaN there).
+  bool zero_undefined_rows = false;
 
   // Query row i's mask of head (b, h): keys mk floats apart (0: one value
   // for every key); null without a mask.

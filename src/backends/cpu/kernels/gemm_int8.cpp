@@ -9,6 +9,7 @@
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/quantize_rows.h"
 #include "backends/cpu/scratch.h"
+#include "core/env.h"
 #include "device/cpu_features.h"
 
 #if defined(__SSE2__)
@@ -24,18 +25,43 @@ constexpr int64_t kGroup = 4;   // k per dot product
 // over runs of kMChunk row blocks.
 constexpr int64_t kKcGroups = 96;
 constexpr int64_t kMChunk = 8;
+static_assert(kKcGroups % 16 == 0, "the AMX kernel steps through K 16 groups at a time");
+
+constexpr int kMaxKernels = 8;
+// The AMX kernel below this many rows of C runs on the best other kernel
+// (most of a 32-row tile block would be zeros).
+constexpr int64_t kAmxMinRows = 16;
 
 struct Kernel {
   int mr = 4, nv = 1;                     // tile: mr rows x 16 * nv columns
   int8_detail::TileFn fn[4] = {};         // fn[v]: the tile of v panels, v in [1, nv]
   const char* name = "generic";
   bool wide = false;                      // reads the int16 layouts (PackedInt8B::wide)
+  bool tiled = false;                     // AMX: A in tiles (amx_pack_a), K in steps of 16 groups
+  void (*begin)() = nullptr;              // before a thread's first tile (tile configuration)
+  void (*end)() = nullptr;                // after its last (tile release)
 };
 
-// Every kernel this CPU can run under the current ISA cap, best first.
-int available(Kernel* out) {
+Kernel amx_kernel(bool model) {
+  const int8_detail::AmxEngine e = int8_detail::amx_engine(model);
+  Kernel k;
+  k.mr = 32;
+  k.nv = 2;
+  k.fn[1] = e.fn[1];
+  k.fn[2] = e.fn[2];
+  k.name = model ? "amx-model" : "amx";
+  k.tiled = true;
+  k.begin = e.begin;
+  k.end = e.end;
+  return k;
+}
+
+// Every kernel this CPU can run under the current ISA cap, best first
+// (without ask_os, AMX only where the OS was asked for it before).
+int available(Kernel* out, bool ask_os = true) {
   const device::CpuFeatures& f = device::cpu_features();
   int n = 0;
+  if (!int8_detail::amx_unavailable(ask_os)) out[n++] = amx_kernel(false);
   if (cpu_isa() >= CpuIsa::kAvx512 && f.avx512_vnni && int8_detail::avx512_vnni_tile(1)) {
     Kernel& k = out[n++];
     k.mr = 8;
@@ -58,6 +84,7 @@ int available(Kernel* out) {
   }
   Kernel& k = out[n++];
   k.fn[1] = int8_detail::generic_tile;
+  out[n++] = amx_kernel(true);
   return n;
 }
 
@@ -82,11 +109,23 @@ void to_float(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, i
   }
 }
 
+// The real AMX kernel is chosen only when DLRT_CPU_AMX_INT8=on: it has run on
+// its scalar model only, never on AMX hardware (tests force it where present).
+bool amx_opted_in() {
+  static const bool on = [] {
+    const char* v = env::get("DLRT_CPU_AMX_INT8");
+    return v && std::strcmp(v, "on") == 0;
+  }();
+  return on;
+}
+constexpr const char* kAmxOff = "present, off unless DLRT_CPU_AMX_INT8=on (not yet verified on AMX hardware)";
+
 Kernel pick_kernel() {
-  Kernel ks[4];
+  Kernel ks[kMaxKernels];
   const int n = available(ks);
   const int f = forced.load(std::memory_order_relaxed);
-  return f >= 0 && f < n ? ks[f] : ks[0];
+  if (f >= 0 && f < n) return ks[f];
+  return std::strcmp(ks[0].name, "amx") == 0 && !amx_opted_in() ? ks[1] : ks[0];
 }
 
 // The kernel for a B in the layout it was packed in: pick_kernel()'s when it
@@ -95,7 +134,7 @@ Kernel pick_kernel() {
 Kernel kernel_for(const PackedInt8B& B) {
   Kernel k = pick_kernel();
   if (k.wide == (B.wide != nullptr)) return k;
-  Kernel ks[4];
+  Kernel ks[kMaxKernels];
   const int n = available(ks);
   for (int i = 0; i < n; ++i)
     if (ks[i].wide == (B.wide != nullptr)) return ks[i];
@@ -106,11 +145,14 @@ Kernel kernel_for(const PackedInt8B& B) {
   return g;
 }
 
-// How many of the K bytes at p have the top bit set (int8 values below 0).
-int64_t count_high(const uint8_t* p, int64_t K) {
-  int64_t n = 0;
-  for (int64_t k = 0; k < K; ++k) n += p[k] >> 7;
-  return n;
+// The best kernel that reads B's byte layout without tiles (the AMX kernel's
+// stand-in on GEMMs with few rows).
+Kernel kernel_for_bytes() {
+  Kernel ks[kMaxKernels];
+  const int n = available(ks);
+  for (int i = 0; i < n; ++i)
+    if (!ks[i].wide && !ks[i].tiled) return ks[i];
+  return ks[n - 1];
 }
 
 void free_aligned(uint8_t* p) { ::operator delete(p, std::align_val_t(64)); }
@@ -119,8 +161,20 @@ void free_aligned(uint8_t* p) { ::operator delete(p, std::align_val_t(64)); }
 
 const char* int8_gemm_kernel_name() { return pick_kernel().name; }
 
+std::string int8_gemm_engine(bool ask_os) {
+  Kernel ks[kMaxKernels];
+  const int f = forced.load(std::memory_order_relaxed);  // an index into the full list
+  const int n = available(ks, ask_os || f >= 0);
+  const bool amx_first = std::strcmp(ks[0].name, "amx") == 0;
+  const Kernel& k = f >= 0 && f < n ? ks[f] : ks[amx_first && !amx_opted_in() ? 1 : 0];
+  if (std::strcmp(k.name, "amx") == 0) return k.name;
+  const char* why = int8_detail::amx_unavailable(ask_os);
+  if (!why && amx_first && f < 0) why = kAmxOff;
+  return std::string(k.name) + " (amx: " + (why ? why : "not chosen") + ")";
+}
+
 std::vector<const char*> int8_gemm_kernels() {
-  Kernel ks[4];
+  Kernel ks[kMaxKernels];
   const int n = available(ks);
   std::vector<const char*> names;
   for (int i = 0; i < n; ++i) names.push_back(ks[i].name);
@@ -128,7 +182,7 @@ std::vector<const char*> int8_gemm_kernels() {
 }
 
 ScopedInt8Kernel::ScopedInt8Kernel(const char* name) : previous_(forced.load()) {
-  Kernel ks[4];
+  Kernel ks[kMaxKernels];
   const int n = available(ks);
   for (int i = 0; i < n; ++i)
     if (std::strcmp(ks[i].name, name) == 0) forced.store(i);
@@ -268,125 +322,12 @@ std::shared_ptr<const PackedInt8B> PackedInt8B::pack(bool trans, int64_t K, int6
   return p;
 }
 
-namespace {
-
-// Stores the 4 values of one group of one row (v's bytes, low first) at
-// group-row index idx of a block: 4 bytes, or 4 int16 for the wide kernel.
-inline void store_group(uint8_t* block, int64_t idx, uint32_t v, bool wide) {
-  if (!wide) {
-    std::memcpy(block + idx * kGroup, &v, 4);
-    return;
-  }
-  const uint16_t w[4] = {static_cast<uint16_t>(v & 0xFF), static_cast<uint16_t>((v >> 8) & 0xFF),
-                         static_cast<uint16_t>((v >> 16) & 0xFF), static_cast<uint16_t>(v >> 24)};
-  std::memcpy(block + idx * kGroup * 2, w, sizeof w);
-}
-
-// The vector packer of a whole block of A's rows, for the 8-row kernel's
-// bytes or the wide kernel's int16 (null: none here).
-int8_detail::PackA8Fn a_block_packer(int64_t mr, bool wide) {
-  if (wide) return mr == 4 ? int8_detail::avx2_pack_a4_wide() : nullptr;
-  return mr == 8 && cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_pack_a8() : nullptr;
-}
-
-// Row blocks [b0, b1) of A as gemm_u8s8's kernels read them: block mb holds
-// rows mb*mr .. mb*mr+mr-1 (zero past M) as groups of 4 values (A + 128 for
-// int8; bytes, or int16 when wide), group-major; row_sums[i] sums row i's
-// stored values.
-void pack_a_blocks(const void* A, int64_t lda, int64_t M, int64_t K, int64_t mr, bool a_signed, int64_t b0, int64_t b1,
-                   uint8_t* blocks, uint32_t* row_sums, bool want_sums, bool wide) {
-  const int64_t kg = (K + kGroup - 1) / kGroup, a_block = kg * mr * kGroup * (wide ? 2 : 1);
-  const uint8_t flip = a_signed ? 0x80 : 0;  // int8 + 128 as uint8
-  const int8_detail::PackA8Fn pack8 = a_block_packer(mr, wide);
-  for (int64_t mb = b0; mb < b1; ++mb) {
-    uint8_t* dst = blocks + mb * a_block;
-    // Full blocks of 8 rows: the first groups 16 at a time with AVX-512.
-    int64_t first = 0;
-    if (pack8 && mb * mr + mr <= M) {
-      const uint8_t* rows[8];
-      for (int r = 0; r < mr; ++r) rows[r] = static_cast<const uint8_t*>(A) + (mb * mr + r) * lda;
-      first = pack8(rows, K / kGroup, flip, dst);
-    }
-    for (int64_t r = 0; r < mr; ++r) {
-      const int64_t i = mb * mr + r;
-      if (i >= M) {
-        for (int64_t g = 0; g < kg; ++g) store_group(dst, g * mr + r, 0, wide);
-        continue;
-      }
-      const uint8_t* src = static_cast<const uint8_t*>(A) + i * lda;
-      // sum (src ^ flip) = sum src, or sum src - 128 K for int8 read as uint8 (+128 each).
-      if (want_sums) {
-        uint32_t s = 0;
-        for (int64_t k = 0; k < K; ++k) s += src[k];
-        if (a_signed) s += static_cast<uint32_t>(128 * K) - 256u * static_cast<uint32_t>(count_high(src, K));
-        row_sums[i] = s;
-      } else {
-        row_sums[i] = 0;
-      }
-      const int64_t full = K / kGroup;
-      for (int64_t g = first; g < full; ++g) {
-        uint32_t v;
-        std::memcpy(&v, src + g * kGroup, 4);
-        store_group(dst, g * mr + r, v ^ flip * 0x01010101u, wide);
-      }
-      if (full < kg) {
-        uint32_t v = 0;
-        for (int64_t t = 0; t < kGroup; ++t) {
-          const int64_t k = full * kGroup + t;
-          if (k < K) v |= static_cast<uint32_t>(src[k] ^ flip) << (8 * t);
-        }
-        store_group(dst, full * mr + r, v, wide);
-      }
-    }
-  }
-}
-
-// pack_a_blocks for A given as row segments (Int8ARows).
-void pack_a_rows(const Int8ARows& src, int64_t M, int64_t mr, bool a_signed, int64_t b0, int64_t b1, uint8_t* blocks,
-                 uint32_t* row_sums, bool want_sums, bool wide) {
-  const int64_t es = wide ? 2 : 1;
-  const int64_t gs = src.seg_len / kGroup, kg = src.segments * gs, a_block = kg * mr * kGroup * es;
-  const uint8_t flip = a_signed ? 0x80 : 0;
-  const int8_detail::PackA8Fn pack8 = a_block_packer(mr, wide);
-  // The runs behind a null pointer (pad bytes) and behind rows past M (stored as 0).
-  thread_local AlignedScratch fill_scratch;
-  uint8_t* pad_run = fill_scratch.get<uint8_t>(static_cast<size_t>(2 * src.seg_len), AlignedScratch::Growth::kByHalf);
-  uint8_t* zero_run = pad_run + src.seg_len;
-  std::memset(pad_run, src.pad, static_cast<size_t>(src.seg_len));
-  std::memset(zero_run, flip, static_cast<size_t>(src.seg_len));
-  for (int64_t mb = b0; mb < b1; ++mb) {
-    uint8_t* dst = blocks + mb * a_block;
-    uint32_t sums[8] = {};
-    for (int64_t seg = 0; seg < src.segments; ++seg) {
-      const uint8_t* rows[8];
-      for (int64_t r = 0; r < mr; ++r) {
-        const int64_t i = mb * mr + r;
-        const uint8_t* p = i < M ? src.ptr(i, seg) : zero_run;
-        rows[r] = p ? p : pad_run;
-        if (want_sums && i < M)
-          for (int64_t k = 0; k < src.seg_len; ++k) sums[r] += static_cast<uint8_t>(rows[r][k] ^ flip);
-      }
-      uint8_t* d = dst + seg * gs * mr * kGroup * es;
-      const int64_t first = pack8 ? pack8(rows, gs, flip, d) : 0;
-      for (int64_t g = first; g < gs; ++g)
-        for (int64_t r = 0; r < mr; ++r) {
-          uint32_t v;
-          std::memcpy(&v, rows[r] + g * kGroup, 4);
-          store_group(d, g * mr + r, v ^ flip * 0x01010101u, wide);
-        }
-    }
-    for (int64_t r = 0; r < mr && mb * mr + r < M; ++r) row_sums[mb * mr + r] = want_sums ? sums[r] : 0;
-  }
-}
-
-}  // namespace
-
 std::shared_ptr<const PackedInt8A> PackedInt8A::pack(int64_t M, int64_t K, const void* A, int64_t lda,
                                                      bool is_signed) {
   const Kernel kern = pick_kernel();
   const int64_t mr = kern.mr, kg = (K + kGroup - 1) / kGroup;
   const int64_t mblocks = (M + mr - 1) / mr;
-  const int64_t block_bytes = (mblocks * kg * mr * kGroup * (kern.wide ? 2 : 1) + 63) / 64 * 64;
+  const int64_t block_bytes = (mblocks * int8_detail::a_block_bytes(kg, mr, kern.wide, kern.tiled) + 63) / 64 * 64;
   const size_t bytes = static_cast<size_t>(block_bytes + M * 4);
   auto* storage = static_cast<uint8_t*>(::operator new(bytes, std::align_val_t(64)));
   auto p = std::make_shared<PackedInt8A>();
@@ -395,8 +336,9 @@ std::shared_ptr<const PackedInt8A> PackedInt8A::pack(int64_t M, int64_t K, const
   p->mr = static_cast<int>(mr);
   p->is_signed = is_signed;
   p->wide = kern.wide;
+  p->tiled = kern.tiled;
   auto* sums = reinterpret_cast<uint32_t*>(storage + block_bytes);
-  pack_a_blocks(A, lda, M, K, mr, is_signed, 0, mblocks, storage, sums, true, kern.wide);
+  int8_detail::pack_a_blocks(A, lda, M, K, mr, is_signed, 0, mblocks, storage, sums, true, kern.wide, kern.tiled);
   p->data = storage;
   p->row_sums = sums;
   p->owned_ = std::unique_ptr<uint8_t[], void (*)(uint8_t*)>(storage, free_aligned);
@@ -404,6 +346,21 @@ std::shared_ptr<const PackedInt8A> PackedInt8A::pack(int64_t M, int64_t K, const
 }
 
 namespace {
+
+constexpr int64_t kMaxTile = 32 * 32;  // int32 sums of the largest tile (amx; avx512-vnni's is 8 x 48)
+
+// A kernel's per-thread set-up (the AMX tile configuration) for one range of tiles.
+struct ThreadTiles {
+  const Kernel& k;
+  explicit ThreadTiles(const Kernel& kern) : k(kern) {
+    if (k.begin) k.begin();
+  }
+  ~ThreadTiles() {
+    if (k.end) k.end();
+  }
+  ThreadTiles(const ThreadTiles&) = delete;
+  ThreadTiles& operator=(const ThreadTiles&) = delete;
+};
 
 // One 8-bit GEMM once A is packed (or the caller's packing is taken) and B's
 // column terms are made: what its tiles read, and how a tile's raw sums
@@ -440,7 +397,7 @@ struct Int8Gemm {
     // C = sums - a_zp * (sum_k B - K * b_zp) - b_zp * sum_k A, all shifted, mod 2^32.
     if (uniform) {
       const Int8RequantOutput& q = *requant_output;
-      uint32_t row_total[8] = {};  // 0 when B's zero point is (the row sums were not made)
+      uint32_t row_total[32] = {};  // 0 when B's zero point is (the row sums were not made)
       if (col_zp[0] != 0)
         for (int64_t r = 0; r < rows; ++r) row_total[r] = a_sums[i0 + r] * col_zp[0];
       const int64_t p0 = per_column ? j0 : i0;  // the first row's or column's parameters
@@ -449,7 +406,7 @@ struct Int8Gemm {
                               static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0, q.ldo);
       return;
     }
-    uint32_t az[8] = {}, rs[8] = {};
+    uint32_t az[32] = {}, rs[32] = {};
     for (int64_t r = 0; r < rows; ++r) {
       az[r] = static_cast<uint32_t>((a_zp ? a_zp[(i0 + r) * a_zp_stride] : 0) + a_shift);
       rs[r] = a_sums[i0 + r];
@@ -508,7 +465,8 @@ struct Int8Gemm {
     const bool fused = uniform && per_column && MR == 8 && kern.nv == 3 &&
                        int8_detail::avx512_vnni_requant_cols_tile(1) != nullptr;
     auto tiles = [&](int64_t t0, int64_t t1) {
-      alignas(64) int32_t acc[8 * 48];  // the largest tile (avx512-vnni)
+      const ThreadTiles tt(kern);
+      alignas(64) int32_t acc[kMaxTile];
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t nb = by_rows ? t % nblocks : t / mblocks, mb = by_rows ? t / nblocks : t % mblocks;
         const int64_t j0 = nb * NR, nv = (std::min(NR, N - j0) + kPanel - 1) / kPanel;
@@ -556,7 +514,8 @@ struct Int8Gemm {
     const int64_t panel_stride_bytes = panel_stride;
     const int64_t mchunks = (mblocks + kMChunk - 1) / kMChunk;
     auto blocked = [&](int64_t t0, int64_t t1) {
-      alignas(64) int32_t accs[kMChunk][8 * 48];
+      const ThreadTiles tt(kern);
+      alignas(64) int32_t accs[kMChunk][kMaxTile];
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t nb = t / mchunks, mb0 = (t % mchunks) * kMChunk, mb1 = std::min(mblocks, mb0 + kMChunk);
         const int64_t j0 = nb * NR, nv = (std::min(NR, N - j0) + kPanel - 1) / kPanel;
@@ -585,7 +544,8 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
                int64_t ldc, ThreadPool* pool, const PackedInt8A* packed_a, const Int8FloatOutput* float_output,
                const Int8RequantOutput* requant_output, const Int8ARows* a_rows) {
   if (M <= 0 || N <= 0) return;
-  const Kernel kern = kernel_for(B);
+  Kernel kern = kernel_for(B);
+  if (kern.tiled && M < kAmxMinRows && forced.load(std::memory_order_relaxed) < 0) kern = kernel_for_bytes();
   const int64_t es = kern.wide ? 2 : 1;  // bytes per packed value
   const int64_t MR = kern.mr, NR = kPanel * kern.nv;
   const int64_t kg = B.kg;
@@ -595,7 +555,7 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
   // A packed as uint8 (A + a_shift) by blocks of MR rows, then its row sums;
   // per column, the shifted zero point of B and sum_k B - K * zero point.
   thread_local AlignedScratch a_scratch;
-  const int64_t a_block = kg * MR * kGroup * es;
+  const int64_t a_block = int8_detail::a_block_bytes(kg, MR, kern.wide, kern.tiled);
   const int64_t a_bytes = (mblocks * a_block + 63) / 64 * 64;
   uint8_t* ap = a_scratch.get<uint8_t>(static_cast<size_t>(a_bytes + (M + 3 * N) * 4), AlignedScratch::Growth::kByHalf);
   uint32_t* row_sums = reinterpret_cast<uint32_t*>(ap + a_bytes);
@@ -608,8 +568,8 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
   }
   const uint8_t* a_blocks = ap;
   const uint32_t* a_sums = row_sums;
-  if (!a_rows && packed_a && packed_a->mr == MR && packed_a->wide == kern.wide && packed_a->M == M &&
-      packed_a->K == K && packed_a->is_signed == a_signed) {
+  if (!a_rows && packed_a && packed_a->mr == MR && packed_a->wide == kern.wide && packed_a->tiled == kern.tiled &&
+      packed_a->M == M && packed_a->K == K && packed_a->is_signed == a_signed) {
     a_blocks = packed_a->data;
     a_sums = packed_a->row_sums;
   } else {
@@ -617,8 +577,9 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
     bool want_sums = false;
     for (int64_t j = 0; j < N && !want_sums; ++j) want_sums = col_zp[j] != 0;
     auto pack_a = [&](int64_t b0, int64_t b1) {
-      if (a_rows) pack_a_rows(*a_rows, M, MR, a_signed, b0, b1, ap, row_sums, want_sums, kern.wide);
-      else pack_a_blocks(A, lda, M, K, MR, a_signed, b0, b1, ap, row_sums, want_sums, kern.wide);
+      using int8_detail::pack_a_blocks, int8_detail::pack_a_rows;
+      if (a_rows) pack_a_rows(*a_rows, M, MR, a_signed, b0, b1, ap, row_sums, want_sums, kern.wide, kern.tiled);
+      else pack_a_blocks(A, lda, M, K, MR, a_signed, b0, b1, ap, row_sums, want_sums, kern.wide, kern.tiled);
     };
     const int64_t pack_grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, K * MR));
     if (pool)

@@ -12,7 +12,8 @@
 // B is packed once (PackedInt8B, e.g. a constant weight when a kernel is
 // created) into panels of 16 columns by groups of 4 k, the layout of one
 // VPDPBUSD. A is packed per call. Kernels, chosen at run time (isa.h caps
-// them like every other): AVX512-VNNI (8 x 48 int32 tile in zmm registers),
+// them like every other): AMX (32 x 32 int32 in four tiles, TDPBUSD; B's
+// panels read as tiles in place), AVX512-VNNI (8 x 48 int32 tile in zmm registers),
 // AVX-VNNI (6 x 16 in ymm), AVX2 without VNNI (4 x 16 in ymm, VPMADDWD on
 // operands widened to 16 bits when packed: B's k pairs per column, A's 4
 // bytes per row and group; no 16-bit sum can saturate), and portable C++
@@ -21,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/function_ref.h"
@@ -28,11 +30,20 @@
 
 namespace dlrt::cpu {
 
-// Which int8 dot-product kernel gemm_u8s8 runs now ("avx512-vnni",
-// "avx-vnni", "avx2" or "generic"): for `dlrt inspect` and the tests.
+// Which int8 dot-product kernel gemm_u8s8 runs now ("amx", "avx512-vnni",
+// "avx-vnni", "avx2", "generic", or "amx-model" when a test forces it): for
+// `dlrt inspect` and the tests.
 const char* int8_gemm_kernel_name();
 
-// The kernels by name, best first, that this CPU (capped by cpu_isa()) can run.
+// The kernel with, unless it is "amx", why AMX is not used, e.g.
+// "avx512-vnni (amx: not present)": for the run report and `dlrt devices`.
+// Without ask_os it does not ask the OS for the AMX tile state.
+std::string int8_gemm_engine(bool ask_os = true);
+
+// The kernels by name, best first, that this CPU (capped by cpu_isa()) can
+// run; last "amx-model", the AMX kernel on a scalar model of the tile
+// instructions (amx_tiles.h), which runs everywhere but is never chosen
+// unless a ScopedInt8Kernel names it.
 std::vector<const char*> int8_gemm_kernels();
 
 // Makes gemm_u8s8 use the kernel `name` (one of int8_gemm_kernels()) while
@@ -93,6 +104,7 @@ class PackedInt8A {
   int mr = 0;             // rows per block
   bool is_signed = false;
   bool wide = false;      // values stored as int16 (the AVX2 kernel's), else bytes
+  bool tiled = false;     // the AMX kernel's tile layout (int8_detail::amx_pack_a)
   const uint8_t* data = nullptr;       // blocks of mr rows: (K + 3) / 4 groups of mr x 4 values
   const uint32_t* row_sums = nullptr;  // per row, sum over k of the stored (shifted) values
 
@@ -252,6 +264,45 @@ CorrectRequantUniformFn avx2_correct_requant_uniform();
 using ToFloatFn = void (*)(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, int64_t cols, int64_t i0,
                            int64_t j0);
 ToFloatFn avx2_to_float();  // null off x86
+
+// Bytes of one packed block of mr rows of A over kg groups (gemm_int8_pack_a.cpp).
+int64_t a_block_bytes(int64_t kg, int64_t mr, bool wide, bool tiled);
+
+// Row blocks [b0, b1) of A (M x K, row stride lda) as gemm_u8s8's kernels
+// read them: block mb holds rows mb*mr .. mb*mr+mr-1 (zero past M) as groups
+// of 4 values (A + 128 for int8; bytes, or int16 when wide), group-major, or
+// as the AMX kernel's tiles when tiled (amx_pack_a); row_sums[i] sums row i's
+// stored values (0 unless want_sums).
+void pack_a_blocks(const void* A, int64_t lda, int64_t M, int64_t K, int64_t mr, bool a_signed, int64_t b0, int64_t b1,
+                   uint8_t* blocks, uint32_t* row_sums, bool want_sums, bool wide, bool tiled);
+// pack_a_blocks for A given as row segments (Int8ARows).
+void pack_a_rows(const Int8ARows& src, int64_t M, int64_t mr, bool a_signed, int64_t b0, int64_t b1, uint8_t* blocks,
+                 uint32_t* row_sums, bool want_sums, bool wide, bool tiled);
+
+// The AMX kernel (gemm_int8_amx.cpp): MR 32, NV 1 or 2 (fn[nv]), A packed by
+// amx_pack_a, K in steps of 16 groups (the packed A's groups padded to a
+// multiple of 16). Between begin() and end() on a thread (tile configuration
+// and release) the tile functions may run on it. `model`: the scalar model of
+// the tile instructions (amx_tiles.h), on any CPU; else the real tiles (fn
+// null where not built).
+struct AmxEngine {
+  TileFn fn[3] = {};
+  void (*begin)() = nullptr;
+  void (*end)() = nullptr;
+};
+AmxEngine amx_engine(bool model);
+
+// Why the real AMX kernel cannot run here ("not present", ...), or null when
+// it can: AMX-TILE and AMX-INT8 (cpuid, less DLRT_CPU_FEATURES_OFF), cpu_isa()
+// AVX-512, the OS's tile permission (device::request_amx_permission), and a
+// one-time check of the real tiles against the model. Without ask_os it does
+// not ask the OS (a reason says so when nothing asked before).
+const char* amx_unavailable(bool ask_os = true);
+
+// One block of 32 rows of A (rows[r], K bytes, XORed with flip; null: a row
+// past M, stored as 0) in the AMX kernel's layout at dst: per step of 64 k,
+// two tiles (rows 0-15, 16-31) of 16 rows x 64 bytes; k past K stored as 0.
+void amx_pack_a(const uint8_t* const* rows, int64_t K, uint8_t flip, uint8_t* dst);
 
 }  // namespace int8_detail
 }  // namespace dlrt::cpu

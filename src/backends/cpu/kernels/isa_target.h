@@ -32,5 +32,7 @@
 // AMX tiles with bf16 and the AVX-512 sets around them (gemm_amx.cpp).
 #define DLRT_AMX_TARGET \
   __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
+// AMX tiles with int8 dot products alone (gemm_int8_amx.cpp: LDTILECFG and TILERELEASE).
+#define DLRT_AMX_INT8 __attribute__((target("amx-tile,amx-int8")))
 
 #endif

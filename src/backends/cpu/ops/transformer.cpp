@@ -12,6 +12,9 @@
 //       packed_indices [iq, ik, iv] pick Q, K and V along dim 2.
 //   output_layout: "bshd" ([B, Sq, H, Dv], what the exporter's Transpose
 //   back produced) or "bhsd". scale: float (default 1).
+//   zero_undefined_rows: int (default 0); 1: a query row whose softmax is
+//   undefined (every key masked with -inf: 0/0) gives zeros, not NaN, as
+//   the exporters' Where(IsNaN(P), 0, P) after the Softmax makes it.
 //
 // Work is split over batch x head x blocks of query rows; each task packs
 // Kᵀ for its head once, then runs 4 query rows at a time through Q·Kᵀ
@@ -158,6 +161,7 @@ class AttentionKernel final : public OpKernel {
   static Result<std::unique_ptr<OpKernel>> create(const ir::Node& n) {
     auto k = std::make_unique<AttentionKernel>();
     k->scale_ = n.attr_float("scale", 1.0f);
+    k->zero_undefined_rows_ = n.attr_int("zero_undefined_rows", 0) != 0;
     k->amx_ = kernel_build_options().precision == GemmPrecision::kBf16x3 && amx_bf16x3_available();
     k->bf16_ = kernel_build_options().precision == GemmPrecision::kBf16 && bf16_dot_available();
     k->packed_ = n.attr_string("qkv_layout", "") == "packed";
@@ -184,6 +188,7 @@ class AttentionKernel final : public OpKernel {
   Status compute(KernelContext& ctx) const override {
     Problem p;
     p.scale = scale_;
+    p.zero_undefined_rows = zero_undefined_rows_;
     int64_t qd[4], kd[4], vd[4];
     const Tensor* q = ctx.input(0);
     if (!q || q->dtype() != DType::kFloat32) return ctx.invalid("Q must be a float32 tensor");
@@ -250,6 +255,7 @@ class AttentionKernel final : public OpKernel {
 
  private:
   float scale_ = 1;
+  bool zero_undefined_rows_ = false;
   bool amx_ = false;  // the session's precision is bf16x3 and AMX was usable at create
   bool bf16_ = false;  // the session's precision is bf16 and AVX512-BF16 was usable at create
   bool packed_ = false;
