@@ -1,5 +1,5 @@
 // libFuzzer harness: bytes -> dlrt serve's request parsing (the JSON body, body_json.h, of
-// /v1/embeddings, /embed and /tokenize, apps/embed/serve/request.h) and the
+// /v1/embeddings, /embed and /tokenize, apps/embed/serve/handlers.h) and the
 // finishing of a vector with what it asked for.
 #include <cstddef>
 #include <cstdint>
@@ -7,8 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/models/output_type.h"
 #include "embed/serve/body_json.h"
-#include "embed/serve/request.h"
+#include "embed/serve/handlers.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string body(reinterpret_cast<const char*>(data), size);

@@ -7,10 +7,12 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "../tools/cli_test_util.h"
 #include "embed/models/embedder.h"
 #include "embed/models/kind.h"
+#include "embed/models/registry.h"
 
 namespace dlrt::embed::kind_test {
 namespace {
@@ -42,6 +44,27 @@ TEST(EmbedKind, EmbedderRefusesRerankerFoldersByKind) {
     auto e = Embedder::create(dir.string(), cpu());
     EXPECT_TRUE(e.ok()) << dir << ": " << e.status().to_string();
   }
+}
+
+// The registry's rows (one line each in registry.cpp, the row in its kind's
+// file): every kind once, by value and by name, and the last row takes any
+// folder (a new kind's own value must not alias another's row).
+TEST(EmbedKind, RegistryRowsAreDistinctKinds) {
+  const std::vector<KindRow>& rows = kind_rows();
+  ASSERT_GE(rows.size(), 6u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(&kind_row(rows[i].kind), &rows[i]) << rows[i].name;
+    EXPECT_STREQ(model_kind_name(rows[i].kind), rows[i].name);
+    for (size_t j = 0; j < i; ++j) EXPECT_STRNE(rows[i].name, rows[j].name);
+  }
+  EXPECT_EQ(rows.back().kind, ModelKind::kDense);
+  EXPECT_TRUE(rows.back().detect("/no/such/folder"));
+  EXPECT_EQ(detect_kind((kEmbedData / "tiny_bert").string()), ModelKind::kDense);
+  EXPECT_EQ(detect_kind((kRetrieval / "splade_tiny").string()), ModelKind::kSparse);
+  EXPECT_EQ(detect_kind((kRetrieval / "colbert_tiny").string()), ModelKind::kMultiVector);
+  EXPECT_EQ(detect_kind((kEmbedData / "cross_encoder_tiny").string()), ModelKind::kCrossEncoder);
+  EXPECT_EQ(detect_kind((kRetrieval / "qwen3_rerank").string()), ModelKind::kLlmReranker);
+  EXPECT_EQ(detect_kind((fs::path(DLRT_TEST_DIR) / "models" / "image" / "clip_tiny").string()), ModelKind::kClip);
 }
 
 TEST(EmbedKind, RefusalNamesKindAndWhatItServes) {

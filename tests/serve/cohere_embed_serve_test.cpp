@@ -12,8 +12,7 @@
 
 #include "../embed/embed_test_util.h"
 #include "embed/models/registry.h"
-#include "embed/serve/image_input.h"
-#include "embed/serve/vector_json.h"
+#include "embed/serve/handlers.h"
 #include "test_server.h"
 
 // Own namespace: the unity build puts this file beside others with the same helper names.

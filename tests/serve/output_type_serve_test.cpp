@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "embed/serve/request.h"
+#include "embed/serve/handlers.h"
 #include "fake_model.h"
 #include "test_server.h"
 

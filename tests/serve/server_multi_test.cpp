@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "embed/serve/run_slots.h"
+#include "embed/serve/batcher.h"
 #include "embed/serve/server.h"
 #include "fake_model.h"
 #include "test_server.h"

@@ -14,7 +14,7 @@
 #include "core/npy.h"
 #include "dlrt/precision_choice.h"
 #include "dlrt/session.h"
-#include "embed/serve/precision_json.h"
+#include "embed/models/precision_json.h"
 #include "json_out.h"
 #include "run_inputs.h"
 #include "tensor_format.h"

@@ -11,8 +11,8 @@
 #include "core/npy.h"
 #include "embed/image/image.h"
 #include "embed/models/model.h"
+#include "embed/models/output_type.h"
 #include "embed/models/registry.h"
-#include "embed/serve/request.h"
 #include "json_out.h"
 
 namespace dlrt::cli {

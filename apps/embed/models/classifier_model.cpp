@@ -4,6 +4,7 @@
 
 #include "embed/models/classifier.h"
 #include "embed/models/embedder_model.h"
+#include "embed/models/llm_reranker.h"
 #include "embed/models/registry.h"
 
 namespace dlrt::embed {
@@ -69,6 +70,27 @@ Result<std::shared_ptr<const EmbedModel>> open_classifier(const std::string& pat
                                                           ModelKind kind) {
   DLRT_ASSIGN_OR_RETURN(std::unique_ptr<Classifier> c, Classifier::create(path, options));
   return classifier_model(std::shared_ptr<const Classifier>(std::move(c)), kind);
+}
+
+// An LLM reranker is also a classifier folder: its row is asked first.
+KindRow llm_reranker_row() {
+  return {ModelKind::kLlmReranker,
+          "llm_reranker",
+          "a sequence classifier, an LLM reranker scoring (query, document) pairs",
+          {Capability::kPairScore, Capability::kClassify, Capability::kTokenize},
+          "use /rerank or /v1/rerank (dlrt rerank)",
+          is_llm_reranker_folder,
+          open_classifier};
+}
+
+KindRow cross_encoder_row() {
+  return {ModelKind::kCrossEncoder,
+          "cross_encoder",
+          "a sequence classifier (cross-encoder)",
+          {Capability::kPairScore, Capability::kClassify, Capability::kTokenize},
+          "use /rerank, /v1/rerank or /predict (dlrt rerank)",
+          is_classifier_folder,
+          open_classifier};
 }
 
 }  // namespace dlrt::embed

@@ -5,6 +5,7 @@
 #include "embed/models/clip.h"
 #include "embed/models/embedder_model.h"
 #include "embed/models/registry.h"
+#include "embed/models/token_inputs.h"
 
 namespace dlrt::embed {
 namespace {
@@ -39,12 +40,24 @@ class ClipModel final : public TokenizerModel, public DenseOut, public ImageOut 
   std::shared_ptr<const ClipEmbedder> m_;
 };
 
+bool clip_folder(const std::string& model) { return is_clip_folder(model_folder_of(model)); }
+
 }  // namespace
 
 Result<std::shared_ptr<const EmbedModel>> open_clip(const std::string& path, const EmbedderOptions& options,
                                                      ModelKind /*kind*/) {
   DLRT_ASSIGN_OR_RETURN(std::unique_ptr<ClipEmbedder> m, ClipEmbedder::create(path, options));
   return std::shared_ptr<const EmbedModel>(std::make_shared<ClipModel>(std::shared_ptr<const ClipEmbedder>(std::move(m))));
+}
+
+KindRow clip_row() {
+  return {ModelKind::kClip,
+          "clip",
+          "a CLIP model, texts and images in one space",
+          {Capability::kDense, Capability::kImage, Capability::kTokenize},
+          "it serves /embed and /v1/embeddings for texts and images (dlrt embed, dlrt embed --image)",
+          clip_folder,
+          open_clip};
 }
 
 }  // namespace dlrt::embed

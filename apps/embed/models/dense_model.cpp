@@ -26,10 +26,23 @@ class DenseModel final : public EmbedderModelBase, public DenseOut, public PerTo
   }
 };
 
+bool any_folder(const std::string&) { return true; }
+
 }  // namespace
 
 std::shared_ptr<const EmbedModel> dense_model(std::shared_ptr<const Embedder> embedder) {
   return std::make_shared<DenseModel>(std::move(embedder));
+}
+
+// The last row: any folder the other kinds' tests did not take.
+KindRow dense_row() {
+  return {ModelKind::kDense,
+          "dense",
+          "a dense embedding model",
+          {Capability::kDense, Capability::kPerToken, Capability::kTokenize},
+          "it serves /embed, /v1/embeddings, /similarity and /embed_all (dlrt embed)",
+          any_folder,
+          open_embedder};
 }
 
 }  // namespace dlrt::embed

@@ -1,7 +1,7 @@
 // What a model folder is (its kind), what each kind can do (its capabilities),
 // and the one refusal every route and entry point gives for a kind that
 // lacks what it needs. The kinds' rows (names, capabilities, how a folder is
-// recognised and opened) are registry.cpp's table: serve, the CLI, Python and
+// recognised and opened) are the registry's (registry.h): serve, the CLI, Python and
 // the C API open there and tell kinds apart only by their capabilities.
 //
 // Thread-safety: free of shared state.
@@ -23,7 +23,8 @@ namespace dlrt::embed {
 // llm_reranker: a causal LM scoring (query, document) pairs by its answer tokens (llm_reranker.h).
 // clip: CLIP's text and vision towers, texts and images into one space (clip.h).
 // Open: a kind added in its own file names its value there, past these
-// (`constexpr ModelKind kMine{5};`); its registry row gives it its names.
+// (`constexpr ModelKind kMine{6};`, a value no other row has: EmbedKind.RegistryRowsAreDistinctKinds);
+// its registry row gives it its names.
 enum class ModelKind : int { kDense, kSparse, kMultiVector, kCrossEncoder, kLlmReranker, kClip };
 // "dense", "sparse", "multi_vector", "cross_encoder", "llm_reranker", "clip".
 const char* model_kind_name(ModelKind kind);

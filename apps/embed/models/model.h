@@ -3,7 +3,7 @@
 // tokenizer, its limits and settings, where it runs) and what only some kinds
 // can do, each a small capability interface (text in -> dense out, sparse out,
 // per-token out; pair scoring). A kind's model implements the interfaces of
-// the capabilities its row in registry.cpp lists; as<T>() answers for it.
+// the capabilities its registry row (registry.h) lists; as<T>() answers for it.
 //
 // Thread-safety: every method may be called from many threads at once.
 #pragma once

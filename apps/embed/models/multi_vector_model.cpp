@@ -6,6 +6,7 @@
 #include "embed/models/embedder_model.h"
 #include "embed/models/multi_vector.h"
 #include "embed/models/registry.h"
+#include "embed/models/token_inputs.h"
 
 namespace dlrt::embed {
 namespace {
@@ -40,6 +41,8 @@ class MultiVectorModel final : public PromptedModel, public PerTokenOut {
   std::shared_ptr<const MultiVectorEmbedder> m_;
 };
 
+bool multi_vector_folder(const std::string& model) { return is_multi_vector_folder(model_folder_of(model)); }
+
 }  // namespace
 
 std::shared_ptr<const EmbedModel> multi_vector_model(std::shared_ptr<const MultiVectorEmbedder> embedder) {
@@ -50,6 +53,17 @@ Result<std::shared_ptr<const EmbedModel>> open_multi_vector(const std::string& p
                                                             ModelKind) {
   DLRT_ASSIGN_OR_RETURN(std::unique_ptr<MultiVectorEmbedder> m, MultiVectorEmbedder::create(path, options));
   return multi_vector_model(std::shared_ptr<const MultiVectorEmbedder>(std::move(m)));
+}
+
+KindRow multi_vector_row() {
+  return {ModelKind::kMultiVector,
+          "multi_vector",
+          "a multi-vector (ColBERT) model, one vector per token",
+          {Capability::kPerToken, Capability::kMaxSim, Capability::kTokenize},
+          "use /embed_all for its per-token vectors (dlrt embed); it scores by MaxSim on POST /rerank (rank texts "
+          "against a query by MaxSim with /rerank, or dlrt rerank)",
+          multi_vector_folder,
+          open_multi_vector};
 }
 
 }  // namespace dlrt::embed

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "embed/models/dense.h"
+
 namespace dlrt::embed {
 
 std::optional<OutputType> output_type_from_name(std::string_view name) {
@@ -119,6 +121,11 @@ std::string quantize_rows(const std::vector<std::vector<float>>& rows, OutputTyp
     flat.insert(flat.end(), r.begin(), r.end());
   }
   return quantize_rows(flat.data(), rows.size(), dim, type, source, out);
+}
+
+void finish_vector(std::vector<float>& v, std::optional<size_t> dimensions, bool normalize) {
+  if (dimensions && *dimensions < v.size()) v.resize(*dimensions);
+  if (normalize) normalize_l2(v);
 }
 
 }  // namespace dlrt::embed

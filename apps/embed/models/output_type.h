@@ -1,7 +1,8 @@
 // Output types of embedding vectors: float32, or sentence-transformers'
 // quantize_embeddings (sentence_transformers/util/quantization.py, 6.x) for
 // int8, uint8, binary and ubinary. The one implementation the server's routes,
-// `dlrt embed` and the Python Embedder share (docs/embed.md, "Output types").
+// `dlrt embed` and the Python Embedder share (docs/embed.md, "Output types"),
+// and a request's finishing of float32 vectors (finish_vector).
 #pragma once
 
 #include <cstddef>
@@ -79,5 +80,10 @@ std::string quantize_rows(const float* data, size_t rows, size_t dim, OutputType
 // The same for vectors of one size each (a server's or the CLI's results).
 std::string quantize_rows(const std::vector<std::vector<float>>& rows, OutputType type,
                           const QuantizationSource& source, std::vector<uint8_t>* out);
+
+// Finishes one pooled (unnormalised) float32 vector for a request: the first
+// `dimensions` values when given (Matryoshka), then L2-normalised
+// (normalize_l2) when `normalize`.
+void finish_vector(std::vector<float>& v, std::optional<size_t> dimensions, bool normalize);
 
 }  // namespace dlrt::embed

@@ -1,94 +1,34 @@
-// The registry of model kinds (registry.h): one row per kind.
+// The registry of model kinds (registry.h): one line per kind, its row in its own file.
 #include "embed/models/registry.h"
 
-#include <filesystem>
-
 #include "embed/models/classifier.h"
-#include "embed/models/clip.h"
-#include "embed/models/llm_reranker.h"
-#include "embed/models/modules.h"
 #include "embed/models/multi_vector.h"
 #include "embed/models/router.h"
 #include "embed/models/token_inputs.h"
 
 namespace dlrt::embed {
-namespace {
 
-namespace fs = std::filesystem;
-using C = Capability;
+// Every kind, in the order detect_kind asks them (the first whose folder test
+// answers wins): a CLIP folder has towers no other kind has, an LLM reranker
+// is also a classifier folder, a sequence classifier may list modules, and the
+// dense row takes any other folder. Each line names `KindRow NAME_row()`,
+// defined in its kind's model file (*_model.cpp).
+#define DLRT_EMBED_KINDS(X) \
+  X(clip) \
+  X(llm_reranker) \
+  X(cross_encoder) \
+  X(multi_vector) \
+  X(sparse) \
+  X(dense)
 
-bool multi_vector_folder(const std::string& model) { return is_multi_vector_folder(model_folder_of(model)); }
+#define DLRT_EMBED_DECLARE_ROW(name) KindRow name##_row();
+DLRT_EMBED_KINDS(DLRT_EMBED_DECLARE_ROW)
+#undef DLRT_EMBED_DECLARE_ROW
 
-// modules.json lists SpladePooling or SparseStaticEmbedding (as Embedder::create's read_pooling finds them),
-// or a Router's first route does.
-bool sparse_folder(const std::string& model) {
-  auto modules = read_modules(model_folder_of(model));
-  if (!modules.ok()) return false;
-  if (!modules->empty() && (*modules)[0].type == ModuleType::kRouter) {
-    auto router = read_router(model_folder_of(model));
-    if (!router.ok() || !*router) return false;
-    modules = (*router)->routes[0].modules;
-  }
-  for (const Module& m : *modules)
-    if (m.type == ModuleType::kSpladePooling || m.type == ModuleType::kSparseStaticEmbedding) return true;
-  return false;
-}
-
-bool clip_folder(const std::string& model) { return is_clip_folder(model_folder_of(model)); }
-
-bool any_folder(const std::string&) { return true; }
-
-}  // namespace
-
-// In detection order: a CLIP folder has towers no other kind has, an LLM
-// reranker is also a classifier folder, a sequence classifier may list
-// modules, and any other folder is dense.
 const std::vector<KindRow>& kind_rows() {
-  static const std::vector<KindRow> rows = {
-      {ModelKind::kClip,
-       "clip",
-       "a CLIP model, texts and images in one space",
-       {C::kDense, C::kImage, C::kTokenize},
-       "it serves /embed and /v1/embeddings for texts and images (dlrt embed, dlrt embed --image)",
-       clip_folder,
-       open_clip},
-      {ModelKind::kLlmReranker,
-       "llm_reranker",
-       "a sequence classifier, an LLM reranker scoring (query, document) pairs",
-       {C::kPairScore, C::kClassify, C::kTokenize},
-       "use /rerank or /v1/rerank (dlrt rerank)",
-       is_llm_reranker_folder,
-       open_classifier},
-      {ModelKind::kCrossEncoder,
-       "cross_encoder",
-       "a sequence classifier (cross-encoder)",
-       {C::kPairScore, C::kClassify, C::kTokenize},
-       "use /rerank, /v1/rerank or /predict (dlrt rerank)",
-       is_classifier_folder,
-       open_classifier},
-      {ModelKind::kMultiVector,
-       "multi_vector",
-       "a multi-vector (ColBERT) model, one vector per token",
-       {C::kPerToken, C::kMaxSim, C::kTokenize},
-       "use /embed_all for its per-token vectors (dlrt embed); it scores by MaxSim on POST /rerank (rank texts "
-       "against a query by MaxSim with /rerank, or dlrt rerank)",
-       multi_vector_folder,
-       open_multi_vector},
-      {ModelKind::kSparse,
-       "sparse",
-       "an embedding model, a sparse (SPLADE) encoder",
-       {C::kSparse, C::kTokenize},
-       "use POST /embed_sparse, or /v1/embeddings with \"encoding_format\": \"sparse\" (dlrt embed --sparse)",
-       sparse_folder,
-       open_embedder},
-      {ModelKind::kDense,
-       "dense",
-       "a dense embedding model",
-       {C::kDense, C::kPerToken, C::kTokenize},
-       "it serves /embed, /v1/embeddings, /similarity and /embed_all (dlrt embed)",
-       any_folder,
-       open_embedder},
-  };
+#define DLRT_EMBED_ROW(name) name##_row(),
+  static const std::vector<KindRow> rows = {DLRT_EMBED_KINDS(DLRT_EMBED_ROW)};
+#undef DLRT_EMBED_ROW
   return rows;
 }
 

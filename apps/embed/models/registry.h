@@ -1,4 +1,4 @@
-// The registry of model kinds: one row per kind (registry.cpp) holding its
+// The registry of model kinds: one row per kind (in its *_model.cpp, listed in registry.cpp) holding its
 // names, its capabilities, how its folder is recognised and how it opens.
 // Every entry point opens folders here (open_model): `dlrt serve`, `dlrt
 // embed`, `dlrt rerank`, the Python Embedder and CrossEncoder and the C API;
@@ -7,8 +7,10 @@
 //
 // A new kind: one new file holding its folder test, its model (model.h's
 // EmbedModel and the capability interfaces it serves) or an existing kind's
-// opener, and a function giving its row with its own ModelKind value (kind.h);
-// then that row in registry.cpp's table (the call and its declaration).
+// opener, and `KindRow NAME_row()` giving its row with its own ModelKind value
+// (kind.h); then its one line, X(NAME), in registry.cpp's DLRT_EMBED_KINDS,
+// where the detection order puts it. A function, not a static object that
+// registers itself: a static library's linker drops an object nothing calls.
 //
 // Thread-safety: the table is immutable; open_model may run on many threads.
 #pragma once

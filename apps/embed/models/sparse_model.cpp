@@ -4,7 +4,10 @@
 #include <memory>
 
 #include "embed/models/embedder_model.h"
+#include "embed/models/modules.h"
 #include "embed/models/registry.h"
+#include "embed/models/router.h"
+#include "embed/models/token_inputs.h"
 
 namespace dlrt::embed {
 namespace {
@@ -20,10 +23,35 @@ class SparseModel final : public EmbedderModelBase, public SparseOut {
   const SpladePooling* splade_pooling() const override { return e_->splade_pooling(); }
 };
 
+// modules.json lists SpladePooling or SparseStaticEmbedding (as Embedder::create's read_pooling finds them),
+// or a Router's first route does.
+bool sparse_folder(const std::string& model) {
+  auto modules = read_modules(model_folder_of(model));
+  if (!modules.ok()) return false;
+  if (!modules->empty() && (*modules)[0].type == ModuleType::kRouter) {
+    auto router = read_router(model_folder_of(model));
+    if (!router.ok() || !*router) return false;
+    modules = (*router)->routes[0].modules;
+  }
+  for (const Module& m : *modules)
+    if (m.type == ModuleType::kSpladePooling || m.type == ModuleType::kSparseStaticEmbedding) return true;
+  return false;
+}
+
 }  // namespace
 
 std::shared_ptr<const EmbedModel> sparse_model(std::shared_ptr<const Embedder> embedder) {
   return std::make_shared<SparseModel>(std::move(embedder));
+}
+
+KindRow sparse_row() {
+  return {ModelKind::kSparse,
+          "sparse",
+          "an embedding model, a sparse (SPLADE) encoder",
+          {Capability::kSparse, Capability::kTokenize},
+          "use POST /embed_sparse, or /v1/embeddings with \"encoding_format\": \"sparse\" (dlrt embed --sparse)",
+          sparse_folder,
+          open_embedder};
 }
 
 }  // namespace dlrt::embed

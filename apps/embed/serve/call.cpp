@@ -4,9 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/models/output_type.h"
 #include "embed/models/prepare_inputs.h"
 #include "embed/serve/http_server.h"
-#include "embed/serve/request.h"
+#include "embed/serve/handlers.h"
 #include "embed/serve/server.h"
 #include "embed/serve/server_util.h"
 

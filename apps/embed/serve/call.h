@@ -16,8 +16,8 @@
 
 #include "dlrt/session.h"
 #include "dlrt/status.h"
+#include "embed/serve/batcher.h"
 #include "embed/serve/model_registry.h"
-#include "embed/serve/run_slots.h"
 #include "embed/serve/service_config.h"
 #include "embed/tokenizer/encoding.h"
 

@@ -4,33 +4,101 @@
 // max_inputs_per_request); a handler runs once the model the request names is
 // found and can serve the route (call.ref()), and formats the answer.
 //
-//   server_routes.cpp        /v1/embeddings, /embeddings, /embed, /embed_sparse, /tokenize, /decode,
-//                            /v1/models, /info, /openapi.json
+//   server_embed.cpp         /v1/embeddings, /embeddings, /embed, /embed_sparse, /similarity, and the
+//                            embedding request they and /tokenize read (parse_embed_request)
+//   server_info.cpp          /tokenize, /decode, /v1/models, /info, /openapi.json
 //   docs_page.cpp            /docs and the Swagger UI files it loads (/docs/...)
-//   server_similarity.cpp    /similarity
-//   server_classify.cpp      /rerank, /v1/rerank, /predict
+//   server_classify.cpp      /rerank (cross-encoders, LLM rerankers, and MaxSim), /v1/rerank, /v2/rerank, /predict
 //   server_cohere_embed.cpp  /v1/embed, /v2/embed (Cohere's)
-//   server_multi_vector.cpp  /embed_all, and /rerank by MaxSim
+//   server_multi_vector.cpp  /embed_all
 //   server_health.cpp        /health, /ready, /live, /metrics, GET / and /ping (TEI's)
 //   routes.cpp               POST / and /invocations (TEI's root route: the route of the model's kind)
+//
+// A route's request thus crosses at most five files of serve/ from its row to
+// its answer: routes.cpp, its family's file above (and server_embed.cpp's
+// parser for /tokenize), call.cpp, model_registry.cpp and batcher.cpp
+// (tests/layers/route_files.py measures it). Cohere's /v1/embed and /v2/embed
+// cross six: server_embed.cpp's image readers, ranges, embed_vectors and
+// vector writers beside their own file.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "embed/models/output_type.h"
 #include "embed/serve/call.h"
-#include "embed/serve/request.h"
+#include "embed/serve/routes.h"
 
 namespace dlrt::embed {
 
-using ParseError = std::optional<RequestError>;
+// ---- embeddings (server_embed.cpp) ----------------------------------------------
+// What an embedding request (/v1/embeddings, /embed, /embed_sparse,
+// /similarity, /tokenize, Cohere's /v1/embed and /v2/embed) asks for: texts, token
+// ids or images, or texts and images (a mixed request, image_at saying which input is which).
+struct EmbedRequest {
+  std::vector<std::string> texts;
+  std::vector<std::string> images;              // image inputs' encoded bytes (read_image_input)
+  std::vector<uint8_t> image_at;                // a mixed request: per input, 1 for an image (else empty)
+  std::vector<std::vector<int64_t>> token_ids;  // inputs given as token ids, used as they are
+  bool base64 = false;                          // OpenAI encoding_format "base64"
+  std::optional<bool> truncate;                 // unset: the server's default
+  std::string truncate_field = "\"truncate\": true";  // how a 413 for a long input names truncation
+  std::optional<bool> normalize;                // unset: the model folder's
+  std::optional<size_t> dimensions;             // keep the first N values (then normalise again)
+  std::optional<size_t> max_tokens;             // tokens per input within the model's (Cohere's "max_tokens")
+  std::optional<std::string> prompt_name;       // a prompt of config_sentence_transformers.json
+  // Queries or documents (sentence-transformers' encode_query / encode_document): the folder's
+  // "query" / "document" prompt when no prompt_name is given, and a Router folder's route.
+  std::optional<bool> is_query;
+  bool add_special_tokens = true;               // /tokenize
+  bool sparse = false;                          // sparse vectors: /embed_sparse, or OpenAI encoding_format "sparse"
+  std::optional<size_t> top_k;                  // sparse: keep each vector's top_k largest weights
+  // /v1/embeddings' output type ("encoding_format": "int8", Mistral's "output_dtype")
+  // and the int8/uint8 ranges: "ranges", else "calibration_embeddings" (row-major), else the
+  // request's own vectors (sentence-transformers' quantize_embeddings; output_type.h).
+  OutputType output_type = OutputType::kFloat32;
+  std::optional<QuantizationRanges> ranges;
+  std::vector<float> calibration;
+  size_t calibration_rows = 0;
 
-// ---- embeddings and tokens (server_routes.cpp) --------------------------------
+  size_t size() const { return texts.size() + images.size() + token_ids.size(); }
+  // Notes the input just appended to texts or images (`image`), for a request that may mix them.
+  void added_input(bool image);
+};
+
+// The most rows of "calibration_embeddings" one request may send (413 above; docs/limits.md);
+// max_body_bytes bounds their values too.
+inline constexpr size_t kMaxCalibrationRows = 65536;
+
+enum class RequestKind { kOpenAIEmbeddings, kTeiEmbed, kTeiEmbedSparse, kTeiTokenize };
+// Reads `body` (a parsed JSON value) into *out; the error answer otherwise.
+// `max_inputs` bounds the number of inputs (413 above it).
+ParseError parse_embed_request(const nlohmann::json& body, RequestKind kind, size_t max_inputs, EmbedRequest* out);
+// The int8/uint8 ranges of `body` into *out: "ranges", else "calibration_embeddings"
+// (a 422 when given and `needs` is false: no requested type takes ranges).
+ParseError read_quantization_ranges(const nlohmann::json& body, bool needs, EmbedRequest* out);
+
+// Image inputs: {"image": S} (Jina's form) or {"type": "image_url",
+// "image_url": {"url": S}} (OpenAI's content part, as vLLM takes it), S a data
+// URL ("data:image/png;base64,...") or bare base64. is_image_input: whether
+// `v` is one. read_image_input: its encoded bytes (`where` names it in
+// messages); a 422 for a remote or other URL, bad base64 or an empty image, a
+// 413 when the decoded bytes would pass `max_bytes`.
+bool is_image_input(const nlohmann::json& v);
+ParseError read_image_input(const nlohmann::json& v, const std::string& where, size_t max_bytes, std::string* bytes);
+// The same for the string an input carries (a data URL or bare base64; Cohere's "images").
+ParseError read_image_data(std::string_view text, const std::string& where, size_t max_bytes, std::string* bytes);
+// Standard base64 (RFC 4648 section 4; padding optional, no other characters);
+// false for anything else.
+bool decode_base64(std::string_view text, std::string* out);
+
+// The rows' parsers and handler of the embedding routes.
 ParseError parse_openai_embeddings(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);
 ParseError parse_tei_embed(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);
 ParseError parse_tei_embed_sparse(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);
@@ -40,6 +108,24 @@ Reply handle_embeddings(Call& call, EmbedRequest& req);
 // The vectors of a parsed request, texts (Call::embed) or images (the model's
 // image tower), finished as asked; the error to answer otherwise.
 std::optional<Reply> embed_vectors(Call& call, EmbedRequest& req, RequestResult& result);
+
+// Vectors as JSON text, as the embedding routes (and Cohere's) write them.
+// `[v0,v1,...]`, each value as server_util::append_json_float.
+void append_vector(std::string& out, const std::vector<float>& v);
+// `"..."`: standard base64 (padded) of `bytes`.
+void append_base64_bytes(std::string& out, std::string_view bytes);
+// `"..."`: base64 of the vector's little-endian float32 bytes (OpenAI's "base64").
+void append_base64(std::string& out, const std::vector<float>& v);
+// A quantized vector's `n` bytes: its numbers (quantized_value), or base64 of the bytes.
+void append_quantized(std::string& out, const uint8_t* bytes, size_t n, OutputType type, bool base64);
+
+// ---- /similarity: the /embed request of [source, sentences...], scored by the
+// model folder's similarity function (cosine unless config_sentence_transformers.json
+// says dot, euclidean or manhattan).
+ParseError parse_similarity(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);
+Reply handle_similarity(Call& call, EmbedRequest& req);
+
+// ---- tokens (server_info.cpp) -----------------------------------------------------
 Reply handle_tokenize(Call& call, EmbedRequest& req);
 
 struct DecodeRequest {
@@ -62,10 +148,6 @@ ParseError parse_cohere_embed_v2(const nlohmann::json& body, size_t max_inputs, 
 Reply handle_cohere_embed_v1(Call& call, CohereEmbedRequest& req);
 Reply handle_cohere_embed_v2(Call& call, CohereEmbedRequest& req);
 
-// ---- /similarity (server_similarity.cpp): the /embed request of [source, sentences...]
-ParseError parse_similarity(const nlohmann::json& body, size_t max_inputs, EmbedRequest* out);
-Reply handle_similarity(Call& call, EmbedRequest& req);
-
 // ---- rerankers and classifiers (server_classify.cpp) -------------------------
 struct RerankRequest {  // TEI's /rerank
   std::string query;
@@ -76,9 +158,7 @@ struct RerankRequest {  // TEI's /rerank
   std::string instruction;       // LLM rerankers' task ("" the model's default)
 };
 ParseError parse_rerank(const nlohmann::json& body, size_t max_inputs, RerankRequest* out);
-Reply handle_rerank(Call& call, RerankRequest& req);
-// /rerank of a model with the kMaxSim capability (server_multi_vector.cpp).
-Reply handle_rerank_maxsim(Call& call, RerankRequest& req);
+Reply handle_rerank(Call& call, RerankRequest& req);  // by MaxSim for a model of kMaxSim
 // "" when the model gives one score per pair (a MaxSim model does too); else
 // the 400's message (`who` names the model).
 std::string one_score_check(const EmbedModel& m, const std::string& who, const char* path);
@@ -123,7 +203,7 @@ ParseError parse_embed_all(const nlohmann::json& body, size_t max_inputs, EmbedA
 Reply handle_embed_all(Call& call, EmbedAllRequest& req);
 
 // ---- GET routes ----------------------------------------------------------------
-Reply handle_models(Call& call);        // /v1/models (server_routes.cpp)
+Reply handle_models(Call& call);        // /v1/models (server_info.cpp)
 Reply handle_info(Call& call);          // /info
 Reply handle_openapi(Call& call);       // /openapi.json
 Reply handle_docs(Call& call);          // /docs (docs_page.cpp)

@@ -89,7 +89,7 @@ void error_schemas(json& s) {
   s["TeiOrHttpError"] = {{"oneOf", {schema_ref("TeiError"), schema_ref("OpenAIError")}}};
 }
 
-// The dense embedding routes' inputs: text, ids, or images (image_input.h; a CLIP model's).
+// The dense embedding routes' inputs: text, ids, or images (handlers.h's image inputs; a CLIP model's).
 json with_images(const json& inputs) {
   const json url = {{"type", "string"}, {"description", "a data URL (data:image/png;base64,...) or base64; "
                                                         "remote URLs are refused, never fetched"}};

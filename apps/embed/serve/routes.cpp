@@ -1,4 +1,5 @@
-// dlrt serve's route table and the opening every POST route shares (routes.h).
+// dlrt serve's route table, the opening every POST route shares and the
+// field readers of its parsers (routes.h).
 #include "embed/serve/routes.h"
 
 #include <nlohmann/json.hpp>
@@ -169,6 +170,48 @@ bool in_variant(const Route& route, const json& body) {
   if (!*route.variant_field || !body.is_object()) return false;
   auto f = body.find(route.variant_field);
   return f != body.end() && f->is_string() && *f == route.variant_value;
+}
+
+ParseError read_bool(const json& body, const char* name, std::optional<bool>& out) {
+  auto f = body.find(name);
+  if (f == body.end() || f->is_null()) return std::nullopt;
+  if (!f->is_boolean()) return RequestError{422, std::string("'") + name + "' must be a boolean"};
+  out = f->get<bool>();
+  return std::nullopt;
+}
+
+ParseError read_string(const json& body, const char* name, std::optional<std::string>& out) {
+  auto f = body.find(name);
+  if (f == body.end() || f->is_null()) return std::nullopt;
+  if (!f->is_string()) return RequestError{422, std::string("'") + name + "' must be a string"};
+  out = f->get<std::string>();
+  return std::nullopt;
+}
+
+RequestError too_many_inputs(size_t n, const char* noun, size_t max_inputs) {
+  return {413, std::to_string(n) + " " + noun + " in one request; the limit is " + std::to_string(max_inputs) +
+                   kInputsLimitNote};
+}
+
+ParseError read_texts(const json& body, const char* field, bool one_allowed, size_t max_inputs,
+                      std::vector<std::string>* out) {
+  const std::string name(field);
+  auto in = body.find(field);
+  if (one_allowed && in != body.end() && in->is_string()) {
+    out->push_back(in->get<std::string>());
+    return std::nullopt;
+  }
+  if (in != body.end() && in->is_array() && in->empty())
+    return RequestError{400, "'" + name + "' is empty: send at least one input", "empty"};
+  if (in == body.end() || !in->is_array())
+    return RequestError{422, "'" + name + "' must be " + (one_allowed ? "a string or " : "") +
+                                 "a non-empty array of strings"};
+  if (in->size() > max_inputs) return too_many_inputs(in->size(), field, max_inputs);
+  for (size_t i = 0; i < in->size(); ++i) {
+    if (!(*in)[i].is_string()) return RequestError{422, "'" + name + "'[" + std::to_string(i) + "] is not a string"};
+    out->push_back((*in)[i].get<std::string>());
+  }
+  return std::nullopt;
 }
 
 Reply serve_post(Call& call, const Route& route, const std::string& body) {

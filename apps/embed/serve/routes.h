@@ -8,11 +8,14 @@
 // A POST route runs as: the shared opening (serve_post: 503 while draining
 // where the row says, the body as JSON, a JSON object, the model the request
 // names, the capability it needs), the row's parser, then its handler. Which
-// goes first of the model and the fields is the row's (fields_first).
+// goes first of the model and the fields is the row's (fields_first). The
+// parsers' error (RequestError) and the field readers they share are here too.
 //
 // Thread-safety: the table is immutable.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +28,14 @@
 namespace dlrt::embed {
 
 struct Route;
+
+// Why a parser refused a request: HTTP status and message.
+struct RequestError {
+  int status = 422;
+  std::string message;
+  std::string type = "invalid_request_error";  // "empty": no inputs (TEI's Empty, a 400)
+};
+using ParseError = std::optional<RequestError>;
 
 // A POST route's parse and handle, after the opening's JSON checks (routes.cpp's typed<>).
 using PostFn = Reply (*)(Call& call, const Route& route, const nlohmann::json& body);
@@ -84,5 +95,19 @@ Reply serve_post(Call& call, const Route& route, const std::string& body);
 // as, by what it can do: /embed, /embed_sparse, /predict (a classifier of
 // several labels), /rerank (one score per pair) or /embed_all (multi-vector).
 const Route& route_for(const EmbedModel& model);
+
+// ---- the field readers every route's parser shares (handlers.h) ----------------
+// An optional field is unset when absent or null, and a 422 naming it when of another type.
+ParseError read_bool(const nlohmann::json& body, const char* name, std::optional<bool>& out);
+ParseError read_string(const nlohmann::json& body, const char* name, std::optional<std::string>& out);
+// How a 413 for too many inputs names the setting and its flags.
+inline constexpr const char* kInputsLimitNote =
+    " (max_inputs_per_request, flag --max-inputs-per-request; TEI's --max-client-batch-size)";
+// The 413 of a request of `n` `noun` (inputs, texts, ...) over `max_inputs` (max_inputs_per_request).
+RequestError too_many_inputs(size_t n, const char* noun, size_t max_inputs);
+// `body`'s `field`: a non-empty array of strings (or one string when
+// `one_allowed`), at most `max_inputs` of them, into *out.
+ParseError read_texts(const nlohmann::json& body, const char* field, bool one_allowed, size_t max_inputs,
+                      std::vector<std::string>* out);
 
 }  // namespace dlrt::embed

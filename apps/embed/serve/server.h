@@ -15,7 +15,7 @@
 // /models/NAME/health, ...); none names the default. An unknown name is a 404
 // that lists the served ones; a model whose kind lacks the route's capability
 // is a 400 that names its kind (models/kind.h). Every model's batches and
-// HTTP-thread runs share pool_size run slots (run_slots.h).
+// HTTP-thread runs share pool_size run slots (batcher.h).
 //
 // Requests are tokenized on the HTTP thread (so limits answer at once), then
 // queued for dynamic batching (batcher.h). Errors are JSON: 400 bad JSON,
@@ -53,8 +53,7 @@
 #include "embed/models/registry.h"
 #include "embed/serve/metrics.h"
 #include "embed/serve/model_registry.h"
-#include "embed/serve/request.h"
-#include "embed/serve/run_slots.h"
+#include "embed/serve/handlers.h"
 #include "embed/serve/serve_log.h"
 #include "embed/serve/service_config.h"
 

@@ -1,6 +1,7 @@
-// dlrt serve's routes for sequence classifiers (cross-encoders) and LLM
-// rerankers: POST /rerank and POST /predict in TEI's request and answer shapes,
-// POST /v1/rerank in Cohere's and Jina's: their parsers and handlers (handlers.h).
+// dlrt serve's scoring routes: POST /rerank and POST /predict in TEI's
+// request and answer shapes, POST /v1/rerank and /v2/rerank in Cohere's and
+// Jina's, for sequence classifiers (cross-encoders) and LLM rerankers, and
+// /rerank by MaxSim for a multi-vector model: their parsers and handlers (handlers.h).
 #include <httplib.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "embed/models/multi_vector.h"
 #include "embed/serve/handlers.h"
 #include "embed/serve/server.h"
 #include "embed/serve/server_util.h"
@@ -84,6 +86,54 @@ std::vector<size_t> by_score(const std::vector<float>& score) {
   return order;
 }
 
+// /rerank of a model with the kMaxSim capability: the query's and each
+// text's token vectors, scored by MaxSim.
+Reply rerank_by_maxsim(Call& c, RerankRequest& req) {
+  // raw_scores and truncate are accepted as for a cross-encoder: MaxSim has
+  // no activation, and texts are cut at the model's query and document lengths.
+  const EmbedModel* m = &c.model();
+  const PerTokenOut* per_token = m->as<PerTokenOut>();
+  if (!per_token) return c.no_capability();
+  const std::vector<std::string>* t = &req.texts;
+  const bool return_text = req.return_text;
+  auto query = per_token->tokenize_tokens(req.query, true, nullptr);
+  if (!query.ok()) return c.tokenize_error(query.status());
+  std::vector<Encoding> docs;
+  for (size_t i = 0; i < t->size(); ++i) {
+    auto enc = per_token->tokenize_tokens((*t)[i], false, nullptr);
+    if (!enc.ok()) return c.tokenize_error(enc.status());
+    docs.push_back(std::move(enc).value());
+  }
+  if (auto late = c.past_deadline("tokenizing")) return *late;
+  // The query, then the texts in chunks within the batcher's bounds.
+  TokenEmbedResult qv;
+  Status run = c.in_run_slot([&](const dlrt::RunOptions& bounds) -> Status {
+    auto q = per_token->embed_tokens({*query}, true, bounds);
+    if (!q.ok()) return q.status();
+    qv = std::move(q).value();
+    return Status::Ok();
+  });
+  std::vector<float> score;
+  score.reserve(docs.size());
+  if (run.ok())
+    run = c.in_run_slots(*m, docs, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
+      auto d = per_token->embed_tokens(chunk, false, bounds);
+      if (!d.ok()) return d.status();
+      for (const auto& doc : d->tokens) score.push_back(maxsim(qv.tokens[0], doc));
+      return Status::Ok();
+    });
+  if (!run.ok()) return c.run_error(run, "scoring");
+  json out = json::array();
+  for (size_t i : by_score(score)) {
+    json r = {{"index", i}, {"score", score[i]}};
+    if (return_text) r["text"] = (*t)[i];
+    out.push_back(std::move(r));
+  }
+  Reply reply;
+  reply.body = server_util::dump_json(out);
+  return reply;
+}
+
 }  // namespace
 
 std::string one_score_check(const EmbedModel& m, const std::string& who, const char* route) {
@@ -113,7 +163,7 @@ ParseError parse_rerank(const json& req, size_t max_inputs, RerankRequest* out) 
 }
 
 Reply handle_rerank(Call& c, RerankRequest& req) {
-  if (!c.model().as<PairScorer>()) return handle_rerank_maxsim(c, req);  // the route's opening let kMaxSim in
+  if (!c.model().as<PairScorer>()) return rerank_by_maxsim(c, req);  // the route's opening let kMaxSim in
   const bool truncate = req.truncate.value_or(c.config().truncate);
   const std::vector<std::string>& texts = req.texts;
   std::vector<float> score;

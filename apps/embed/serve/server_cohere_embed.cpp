@@ -19,10 +19,7 @@
 #include "embed/models/output_type.h"
 #include "embed/serve/batcher.h"
 #include "embed/serve/handlers.h"
-#include "embed/serve/image_input.h"
-#include "embed/serve/request.h"
 #include "embed/serve/server_util.h"
-#include "embed/serve/vector_json.h"
 
 namespace dlrt::embed {
 namespace {
@@ -53,7 +50,7 @@ ParseError read_positive(const json& body, const char* name, std::optional<size_
 }
 
 // "images": data URLs (or bare base64), each decoded to its bytes.
-ParseError read_images(const json& v, size_t max_inputs, EmbedRequest* out) {
+ParseError read_image_strings(const json& v, size_t max_inputs, EmbedRequest* out) {
   if (!v.is_array()) return invalid("'images' must be a non-empty array of data URLs");
   if (v.empty()) return RequestError{400, "'images' is empty: send at least one input", "empty"};
   if (v.size() > max_inputs) return too_many_inputs(v.size(), "images", max_inputs);
@@ -132,7 +129,7 @@ ParseError parse_cohere(const json& body, size_t max_inputs, bool v2, CohereEmbe
   if (given("texts")) {
     if (auto e = read_texts(body, "texts", false, max_inputs, &req.texts)) return e;
   } else if (given("images")) {
-    if (auto e = read_images(body["images"], max_inputs, &req)) return e;
+    if (auto e = read_image_strings(body["images"], max_inputs, &req)) return e;
   } else if (auto e = read_content_inputs(body["inputs"], max_inputs, &req)) {
     return e;
   }
@@ -222,7 +219,7 @@ std::string append_type(std::string& out, const std::string& type, const EmbedRe
   return "";
 }
 
-Reply answer(Call& c, CohereEmbedRequest& r, bool v2) {
+Reply embed_answer(Call& c, CohereEmbedRequest& r, bool v2) {
   EmbedRequest& req = r.embed;
   if (!req.texts.empty()) req.prompt_name = prompt_for(c.model(), r.input_type);
   req.normalize = true;  // unit vectors, as the other embedding routes give
@@ -266,8 +263,8 @@ ParseError parse_cohere_embed_v2(const json& body, size_t max_inputs, CohereEmbe
   return parse_cohere(body, max_inputs, true, out);
 }
 
-Reply handle_cohere_embed_v1(Call& c, CohereEmbedRequest& req) { return answer(c, req, false); }
+Reply handle_cohere_embed_v1(Call& c, CohereEmbedRequest& req) { return embed_answer(c, req, false); }
 
-Reply handle_cohere_embed_v2(Call& c, CohereEmbedRequest& req) { return answer(c, req, true); }
+Reply handle_cohere_embed_v2(Call& c, CohereEmbedRequest& req) { return embed_answer(c, req, true); }
 
 }  // namespace dlrt::embed

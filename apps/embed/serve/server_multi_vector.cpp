@@ -1,12 +1,11 @@
-// dlrt serve's per-token routes (models/model.h's PerTokenOut): POST
+// dlrt serve's per-token route (models/model.h's PerTokenOut): POST
 // /embed_all (TEI's shape: per input, a list of per-token vectors) for any
-// model with per-token vectors, and /rerank by MaxSim for a multi-vector model.
+// model with per-token vectors: its parser and handler (handlers.h).
 #include <algorithm>
 #include <numeric>
 
 #include <nlohmann/json.hpp>
 
-#include "embed/models/multi_vector.h"
 #include "embed/models/prepare_inputs.h"
 #include "embed/serve/handlers.h"
 #include "embed/serve/server.h"
@@ -81,55 +80,6 @@ Reply handle_embed_all(Call& c, EmbedAllRequest& req) {
   if (!run.ok()) return c.run_error(run, "embedding");
   Reply reply;
   reply.body = token_vectors_json(vectors);
-  return reply;
-}
-
-Reply handle_rerank_maxsim(Call& c, RerankRequest& req) {
-  // raw_scores and truncate are accepted as for a cross-encoder: MaxSim has
-  // no activation, and texts are cut at the model's query and document lengths.
-  const EmbedModel* m = &c.model();
-  const PerTokenOut* per_token = m->as<PerTokenOut>();
-  if (!per_token) return c.no_capability();
-  const std::vector<std::string>* t = &req.texts;
-  const bool return_text = req.return_text;
-  auto query = per_token->tokenize_tokens(req.query, true, nullptr);
-  if (!query.ok()) return c.tokenize_error(query.status());
-  std::vector<Encoding> docs;
-  for (size_t i = 0; i < t->size(); ++i) {
-    auto enc = per_token->tokenize_tokens((*t)[i], false, nullptr);
-    if (!enc.ok()) return c.tokenize_error(enc.status());
-    docs.push_back(std::move(enc).value());
-  }
-  if (auto late = c.past_deadline("tokenizing")) return *late;
-  // The query, then the texts in chunks within the batcher's bounds.
-  TokenEmbedResult qv;
-  Status run = c.in_run_slot([&](const dlrt::RunOptions& bounds) -> Status {
-    auto q = per_token->embed_tokens({*query}, true, bounds);
-    if (!q.ok()) return q.status();
-    qv = std::move(q).value();
-    return Status::Ok();
-  });
-  std::vector<float> score;
-  score.reserve(docs.size());
-  if (run.ok())
-    run = c.in_run_slots(*m, docs, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
-      auto d = per_token->embed_tokens(chunk, false, bounds);
-      if (!d.ok()) return d.status();
-      for (const auto& doc : d->tokens) score.push_back(maxsim(qv.tokens[0], doc));
-      return Status::Ok();
-    });
-  if (!run.ok()) return c.run_error(run, "scoring");
-  std::vector<size_t> order(docs.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
-  json out = json::array();
-  for (size_t i : order) {
-    json r = {{"index", i}, {"score", score[i]}};
-    if (return_text) r["text"] = (*t)[i];
-    out.push_back(std::move(r));
-  }
-  Reply reply;
-  reply.body = server_util::dump_json(out);
   return reply;
 }
 

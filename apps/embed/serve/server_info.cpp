@@ -1,80 +1,27 @@
-// dlrt serve's embedding routes: /v1/embeddings, /embed and /embed_sparse
-// (handle_embeddings), /tokenize, /decode, /v1/models, /info and /openapi.json:
-// their parsers, handlers (handlers.h) and answers (dense, quantized, sparse).
+// dlrt serve's routes of the model's tokenizer and of what is served:
+// /tokenize (its request read by parse_embed_request, server_embed.cpp),
+// /decode, /v1/models, /info and /openapi.json: their parsers and handlers
+// (handlers.h).
 #include <algorithm>
-#include <charconv>
-#include <cmath>
-#include <cstring>
+#include <chrono>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "dlrt/dlrt.h"
+#include "embed/models/precision_json.h"
+#include "embed/models/prepare_inputs.h"
 #include "embed/serve/handlers.h"
 #include "embed/serve/openapi.h"
-#include "embed/serve/precision_json.h"
-#include "embed/serve/request.h"
 #include "embed/serve/server.h"
 #include "embed/serve/server_util.h"
-#include "embed/serve/vector_json.h"
-#include "embed/image/image.h"
-#include "embed/models/output_type.h"
-#include "embed/models/prepare_inputs.h"
-#include "embed/models/sparse.h"
 
 namespace dlrt::embed {
 namespace {
 
 using json = nlohmann::json;
-using server_util::json_string;
-
-// ---- JSON writing -----------------------------------------------------------
-
-// The sparse answers. TEI (/embed_sparse): [[{"index": i, "value": v}, ...], ...], one list per
-// input, indices ascending. OpenAI's list shape with each "embedding" an object
-// {"indices": [...], "values": [...]} (/v1/embeddings with "encoding_format": "sparse").
-std::string tei_sparse_body(const std::vector<SparseVector>& vectors) {
-  std::string out = "[";
-  for (size_t i = 0; i < vectors.size(); ++i) {
-    const SparseVector& v = vectors[i];
-    out += i ? ",[" : "[";
-    for (size_t k = 0; k < v.indices.size(); ++k) {
-      out += k ? ",{\"index\":" : "{\"index\":";
-      out += std::to_string(v.indices[k]);
-      out += ",\"value\":";
-      server_util::append_json_float(out, v.values[k]);
-      out += '}';
-    }
-    out += ']';
-  }
-  out += ']';
-  return out;
-}
-
-std::string openai_sparse_body(const std::vector<SparseVector>& vectors, const std::string& model, size_t tokens) {
-  std::string out = "{\"object\":\"list\",\"data\":[";
-  for (size_t i = 0; i < vectors.size(); ++i) {
-    const SparseVector& v = vectors[i];
-    if (i) out += ',';
-    out += "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":{\"indices\":[";
-    for (size_t k = 0; k < v.indices.size(); ++k) {
-      if (k) out += ',';
-      out += std::to_string(v.indices[k]);
-    }
-    out += "],\"values\":[";
-    for (size_t k = 0; k < v.values.size(); ++k) {
-      if (k) out += ',';
-      server_util::append_json_float(out, v.values[k]);
-    }
-    out += "]}}";
-  }
-  out += "],\"model\":" + server_util::json_string(model) + ",\"usage\":{\"prompt_tokens\":" + std::to_string(tokens) +
-         ",\"total_tokens\":" + std::to_string(tokens) + "}}";
-  return out;
-}
 
 // TEI's model_type: {"embedding": {pooling}}, {"reranker": {...}} (one
 // score) or {"classifier": {id2label, label2id}}.
@@ -90,130 +37,7 @@ json model_type_json(const EmbedModel& m) {
   return {{labels.size() == 1 ? "reranker" : "classifier", {{"id2label", id2label}, {"label2id", label2id}}}};
 }
 
-// An image request's vectors (image_input.h): decoded here, then run through
-// the model's vision tower in run slots, max_batch_size images a run.
-std::optional<Reply> embed_images(Call& c, EmbedRequest& req, RequestResult& result) {
-  const EmbedModel& m = c.model();
-  const ImageOut* out = m.as<ImageOut>();
-  if (!out)
-    return c.error(400, "invalid_request_error",  // as every route refuses a kind (routes.cpp)
-                   kind_refusal(m.kind(), {Capability::kImage}, c.model_label(), "an image input"));
-  if (req.dimensions && *req.dimensions > m.dimension())
-    return c.invalid("'dimensions' is " + std::to_string(*req.dimensions) + " but the model's vectors have " +
-                     std::to_string(m.dimension()));
-  const size_t most = std::max<size_t>(c.config().max_batch_size, 1);
-  for (size_t begin = 0; begin < req.images.size(); begin += most) {
-    const size_t end = std::min(req.images.size(), begin + most);
-    std::vector<image::Image> images;
-    for (size_t i = begin; i < end; ++i) {
-      const auto& b = req.images[i];
-      auto decoded = image::decode({reinterpret_cast<const uint8_t*>(b.data()), b.size()});
-      if (!decoded.ok()) return c.invalid("input " + std::to_string(i) + ": " + decoded.status().message());
-      images.push_back(std::move(decoded).value());
-      std::string().swap(req.images[i]);  // the encoded bytes are no longer needed
-    }
-    auto r = c.in_run_slot([&](const dlrt::RunOptions& bounds) { return out->embed_images(images, bounds); });
-    if (!r.ok()) {
-      if (r.status().code() == StatusCode::kInvalidArgument)
-        return c.invalid("inputs " + std::to_string(begin) + " to " + std::to_string(end - 1) + ": " +
-                         r.status().message());
-      return c.run_error(r.status(), "embedding");
-    }
-    for (auto& v : r->vectors) {
-      finish_vector(v, req.dimensions, req.normalize.value_or(m.normalizes()));
-      result.vectors.push_back(std::move(v));
-    }
-  }
-  server_util::note_request_size(result.vectors.size(), 0);
-  return std::nullopt;
-}
-
 }  // namespace
-
-ParseError parse_openai_embeddings(const json& body, size_t max_inputs, EmbedRequest* out) {
-  return parse_embed_request(body, RequestKind::kOpenAIEmbeddings, max_inputs, out);
-}
-
-ParseError parse_tei_embed(const json& body, size_t max_inputs, EmbedRequest* out) {
-  return parse_embed_request(body, RequestKind::kTeiEmbed, max_inputs, out);
-}
-
-ParseError parse_tei_embed_sparse(const json& body, size_t max_inputs, EmbedRequest* out) {
-  return parse_embed_request(body, RequestKind::kTeiEmbedSparse, max_inputs, out);
-}
-
-ParseError parse_tei_tokenize(const json& body, size_t max_inputs, EmbedRequest* out) {
-  return parse_embed_request(body, RequestKind::kTeiTokenize, max_inputs, out);
-}
-
-std::optional<Reply> embed_vectors(Call& c, EmbedRequest& req, RequestResult& result) {
-  if (req.images.empty()) return c.embed(req, result);
-  if (req.texts.empty()) return embed_images(c, req, result);
-  // Texts and images: each through its tower (images first: a model without one
-  // is refused before any text runs), then the vectors back in input order.
-  RequestResult images, texts;
-  if (std::optional<Reply> error = embed_images(c, req, images)) return error;
-  req.images.clear();
-  if (std::optional<Reply> error = c.embed(req, texts)) return error;
-  size_t next_image = 0, next_text = 0;
-  for (uint8_t is_image : req.image_at)
-    result.vectors.push_back(std::move(is_image ? images.vectors[next_image++] : texts.vectors[next_text++]));
-  result.tokens = texts.tokens;
-  server_util::note_request_size(result.vectors.size(), result.tokens);
-  return std::nullopt;
-}
-
-Reply handle_embeddings(Call& c, EmbedRequest& req) {
-  const Api api = c.api();
-  const ModelRef* ref = &c.ref();
-  // TEI's defaults on its routes: /embed normalises unless asked not to, and
-  // OpenAI's route gives unit vectors as OpenAI and TEI do (docs/migrate.md).
-  if (!req.sparse && !req.normalize) req.normalize = true;
-  RequestResult result;
-  if (std::optional<Reply> error = embed_vectors(c, req, result)) return *error;
-  if (req.sparse) {
-    std::vector<SparseVector>& sparse = result.sparse;
-    for (SparseVector& v : sparse) v = keep_top_k(std::move(v), req.top_k.value_or(0));
-    Reply r;
-    r.body = api == Api::kTei ? tei_sparse_body(sparse) : openai_sparse_body(sparse, ref->name, result.tokens);
-    return r;
-  }
-
-  // int8 / uint8 / binary / ubinary: the whole request's vectors at once, as quantize_embeddings.
-  std::vector<uint8_t> quantized;
-  const OutputType type = req.output_type;
-  if (type != OutputType::kFloat32) {
-    QuantizationSource source{req.ranges, req.calibration.data(), req.calibration_rows};
-    if (std::string e = quantize_rows(result.vectors, type, source, &quantized); !e.empty()) return c.invalid(e);
-  }
-  const size_t row_bytes = result.vectors.empty() ? 0 : quantized_bytes(type, result.vectors[0].size());
-
-  Reply r;
-  std::string& out = r.body;
-  size_t dim = result.vectors.empty() ? 0 : result.vectors[0].size();
-  out.reserve(64 + result.vectors.size() * (req.base64 ? dim * 4 / 3 + 64 : dim * 12 + 64));
-  if (api == Api::kTei) {
-    out += '[';
-    for (size_t i = 0; i < result.vectors.size(); ++i) {
-      if (i) out += ',';
-      append_vector(out, result.vectors[i]);
-    }
-    out += ']';
-    return r;
-  }
-  out += "{\"object\":\"list\",\"data\":[";
-  for (size_t i = 0; i < result.vectors.size(); ++i) {
-    if (i) out += ',';
-    out += "{\"object\":\"embedding\",\"index\":" + std::to_string(i) + ",\"embedding\":";
-    if (type != OutputType::kFloat32) append_quantized(out, quantized.data() + i * row_bytes, row_bytes, type, req.base64);
-    else if (req.base64) append_base64(out, result.vectors[i]);
-    else append_vector(out, result.vectors[i]);
-    out += '}';
-  }
-  out += "],\"model\":" + json_string(ref->name) + ",\"usage\":{\"prompt_tokens\":" + std::to_string(result.tokens) +
-         ",\"total_tokens\":" + std::to_string(result.tokens) + "}}";
-  return r;
-}
 
 Reply handle_tokenize(Call& c, EmbedRequest& req) {
   const EmbedModel* m = &c.model();

@@ -1,4 +1,4 @@
-#include "embed/serve/precision_json.h"
+#include "embed/models/precision_json.h"
 
 #include <cmath>
 
