@@ -1,8 +1,13 @@
 // One request as a route's handler sees it (call.h): its model, its errors,
-// its deadline and the batcher path of the embedding routes.
+// its deadline and the batcher path of the embedding routes (texts, and the
+// images of clip models: embed_vectors in handlers.h).
 #include "embed/serve/call.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
+
+#include "embed/image/image.h"
 
 #include "embed/models/output_type.h"
 #include "embed/models/prepare_inputs.h"
@@ -221,6 +226,65 @@ std::optional<Reply> Call::embed(EmbedRequest& req, RequestResult& result) const
     for (std::vector<float>& v : res->vectors) finish_vector(v, req.dimensions, normalize);
   server_util::note_request_size(req.sparse ? res->sparse.size() : res->vectors.size(), res->tokens);
   result = std::move(res).value();
+  return std::nullopt;
+}
+
+namespace {
+
+// An image request's vectors: decoded here, then run through the model's
+// vision tower in run slots, max_batch_size images a run.
+std::optional<Reply> embed_images(Call& c, EmbedRequest& req, RequestResult& result) {
+  const EmbedModel& m = c.model();
+  const ImageOut* out = m.as<ImageOut>();
+  if (!out)
+    return c.error(400, "invalid_request_error",  // as every route refuses a kind (routes.cpp)
+                   kind_refusal(m.kind(), {Capability::kImage}, c.model_label(), "an image input"));
+  if (req.dimensions && *req.dimensions > m.dimension())
+    return c.invalid("'dimensions' is " + std::to_string(*req.dimensions) + " but the model's vectors have " +
+                     std::to_string(m.dimension()));
+  const size_t most = std::max<size_t>(c.config().max_batch_size, 1);
+  for (size_t begin = 0; begin < req.images.size(); begin += most) {
+    const size_t end = std::min(req.images.size(), begin + most);
+    std::vector<image::Image> images;
+    for (size_t i = begin; i < end; ++i) {
+      const auto& b = req.images[i];
+      auto decoded = image::decode({reinterpret_cast<const uint8_t*>(b.data()), b.size()});
+      if (!decoded.ok()) return c.invalid("input " + std::to_string(i) + ": " + decoded.status().message());
+      images.push_back(std::move(decoded).value());
+      std::string().swap(req.images[i]);  // the encoded bytes are no longer needed
+    }
+    auto r = c.in_run_slot([&](const dlrt::RunOptions& bounds) { return out->embed_images(images, bounds); });
+    if (!r.ok()) {
+      if (r.status().code() == StatusCode::kInvalidArgument)
+        return c.invalid("inputs " + std::to_string(begin) + " to " + std::to_string(end - 1) + ": " +
+                         r.status().message());
+      return c.run_error(r.status(), "embedding");
+    }
+    for (auto& v : r->vectors) {
+      finish_vector(v, req.dimensions, req.normalize.value_or(m.normalizes()));
+      result.vectors.push_back(std::move(v));
+    }
+  }
+  server_util::note_request_size(result.vectors.size(), 0);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Reply> embed_vectors(Call& c, EmbedRequest& req, RequestResult& result) {
+  if (req.images.empty()) return c.embed(req, result);
+  if (req.texts.empty()) return embed_images(c, req, result);
+  // Texts and images: each through its tower (images first: a model without one
+  // is refused before any text runs), then the vectors back in input order.
+  RequestResult images, texts;
+  if (std::optional<Reply> error = embed_images(c, req, images)) return error;
+  req.images.clear();
+  if (std::optional<Reply> error = c.embed(req, texts)) return error;
+  size_t next_image = 0, next_text = 0;
+  for (uint8_t is_image : req.image_at)
+    result.vectors.push_back(std::move(is_image ? images.vectors[next_image++] : texts.vectors[next_text++]));
+  result.tokens = texts.tokens;
+  server_util::note_request_size(result.vectors.size(), result.tokens);
   return std::nullopt;
 }
 

@@ -17,9 +17,9 @@
 // A route's request thus crosses at most five files of serve/ from its row to
 // its answer: routes.cpp, its family's file above (and server_embed.cpp's
 // parser for /tokenize), call.cpp, model_registry.cpp and batcher.cpp
-// (tests/layers/route_files.py measures it). Cohere's /v1/embed and /v2/embed
-// cross six: server_embed.cpp's image readers, ranges, embed_vectors and
-// vector writers beside their own file.
+// (tests/layers/route_files.py measures it). What the embedding families share
+// lives in files every route crosses: the image-input and ranges readers and
+// the vector writers in routes.cpp, embed_vectors in call.cpp.
 #pragma once
 
 #include <cstddef>
@@ -78,10 +78,11 @@ inline constexpr size_t kMaxCalibrationRows = 65536;
 
 enum class RequestKind { kOpenAIEmbeddings, kTeiEmbed, kTeiEmbedSparse, kTeiTokenize };
 // Reads `body` (a parsed JSON value) into *out; the error answer otherwise.
-// `max_inputs` bounds the number of inputs (413 above it).
+// `max_inputs` bounds the number of inputs (413 above it). (server_embed.cpp)
 ParseError parse_embed_request(const nlohmann::json& body, RequestKind kind, size_t max_inputs, EmbedRequest* out);
 // The int8/uint8 ranges of `body` into *out: "ranges", else "calibration_embeddings"
-// (a 422 when given and `needs` is false: no requested type takes ranges).
+// (a 422 when given and `needs` is false: no requested type takes ranges). (routes.cpp, as
+// are the image-input readers and vector writers below.)
 ParseError read_quantization_ranges(const nlohmann::json& body, bool needs, EmbedRequest* out);
 
 // Image inputs: {"image": S} (Jina's form) or {"type": "image_url",
@@ -106,7 +107,7 @@ ParseError parse_tei_tokenize(const nlohmann::json& body, size_t max_inputs, Emb
 // The answer's shape by call.api(): OpenAI's list or TEI's arrays; sparse when req.sparse.
 Reply handle_embeddings(Call& call, EmbedRequest& req);
 // The vectors of a parsed request, texts (Call::embed) or images (the model's
-// image tower), finished as asked; the error to answer otherwise.
+// image tower), finished as asked; the error to answer otherwise. (call.cpp)
 std::optional<Reply> embed_vectors(Call& call, EmbedRequest& req, RequestResult& result);
 
 // Vectors as JSON text, as the embedding routes (and Cohere's) write them.

@@ -1,12 +1,22 @@
-// dlrt serve's route table, the opening every POST route shares and the
-// field readers of its parsers (routes.h).
+// dlrt serve's route table, the opening every POST route shares, the field
+// readers of its parsers (routes.h), and the fields and answer writers the
+// embedding route families share (handlers.h: image inputs, quantization
+// ranges, vectors as JSON, base64 or quantized).
 #include "embed/serve/routes.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "embed/models/output_type.h"
 #include "embed/serve/body_json.h"
 #include "embed/serve/handlers.h"
 #include "embed/serve/server.h"
+#include "embed/serve/server_util.h"
 
 namespace dlrt::embed {
 namespace {
@@ -220,6 +230,190 @@ Reply serve_post(Call& call, const Route& route, const std::string& body) {
   if (std::string e = parse_body_json(body, body_json); !e.empty()) return call.error(400, "invalid_request_error", e);
   if (!body_json.is_object()) return call.invalid("the body must be a JSON object");
   return route.post(call, route, body_json);
+}
+
+// ---- fields and answers the embedding families share (server_embed, server_cohere_embed) ----
+
+namespace {
+
+RequestError ranges_error(int status, std::string message) { return RequestError{status, std::move(message)}; }
+
+// The string an image input carries ("" when it has none).
+const json* image_string(const json& v) {
+  if (!v.is_object()) return nullptr;
+  if (auto f = v.find("image"); f != v.end()) return &*f;
+  auto t = v.find("type");
+  auto u = v.find("image_url");
+  if (t == v.end() || *t != "image_url" || u == v.end()) return nullptr;
+  if (u->is_object()) {
+    auto url = u->find("url");
+    return url == u->end() ? nullptr : &*url;
+  }
+  return &*u;
+}
+
+bool starts_with_ci(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
+  return true;
+}
+
+int base64_value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+// A non-empty array of non-empty, equally long arrays of numbers, appended row-major to *flat.
+bool read_matrix(const json& v, std::vector<float>* flat, size_t* rows, size_t* cols) {
+  if (!v.is_array() || v.empty()) return false;
+  *rows = v.size();
+  *cols = v[0].is_array() ? v[0].size() : 0;
+  if (*cols == 0) return false;
+  flat->reserve(*rows * *cols);
+  for (const json& row : v) {
+    if (!row.is_array() || row.size() != *cols) return false;
+    for (const json& x : row) {
+      // float32, as the library casts ranges; beyond float's range is refused, not made infinite.
+      if (!x.is_number() || !(std::fabs(x.get<double>()) <= 3.4028234663852886e38)) return false;
+      flat->push_back(static_cast<float>(x.get<double>()));
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void append_vector(std::string& out, const std::vector<float>& v) {
+  out += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    server_util::append_json_float(out, v[i]);
+  }
+  out += ']';
+}
+
+void append_base64_bytes(std::string& out, std::string_view bytes) {
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  out += '"';
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    uint32_t n = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
+    out += kAlphabet[n >> 18];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (size_t rest = bytes.size() - i) {
+    uint32_t n = uint8_t(bytes[i]) << 16;
+    if (rest == 2) n |= uint8_t(bytes[i + 1]) << 8;
+    out += kAlphabet[n >> 18];
+    out += kAlphabet[(n >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  out += '"';
+}
+
+void append_base64(std::string& out, const std::vector<float>& v) {
+  std::string bytes(v.size() * sizeof(float), '\0');
+  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());  // little-endian float32 (x86, arm)
+  append_base64_bytes(out, bytes);
+}
+
+void append_quantized(std::string& out, const uint8_t* bytes, size_t n, OutputType type, bool base64) {
+  if (base64) return append_base64_bytes(out, std::string_view(reinterpret_cast<const char*>(bytes), n));
+  out += '[';
+  for (size_t i = 0; i < n; ++i) {
+    if (i) out += ',';
+    out += std::to_string(quantized_value(type, bytes[i]));
+  }
+  out += ']';
+}
+
+std::optional<RequestError> read_quantization_ranges(const json& body, bool needs, EmbedRequest* out) {
+  const auto ranges = body.find("ranges");
+  const auto calibration = body.find("calibration_embeddings");
+  const bool has_ranges = ranges != body.end() && !ranges->is_null();
+  const bool has_calibration = calibration != body.end() && !calibration->is_null();
+  if ((has_ranges || has_calibration) && !needs)
+    return ranges_error(422, std::string("'") + (has_ranges ? "ranges" : "calibration_embeddings") +
+                          "' applies to the int8 and uint8 output types");
+  if (has_ranges && has_calibration) return ranges_error(422, "give 'ranges' or 'calibration_embeddings', not both");
+  size_t rows = 0, cols = 0;
+  if (has_ranges) {
+    std::vector<float> flat;
+    if (!read_matrix(*ranges, &flat, &rows, &cols) || rows != 2)
+      return ranges_error(422, "'ranges' must be two arrays of numbers of one length: the per-dimension minimums, then "
+                        "maximums");
+    out->ranges = QuantizationRanges{{flat.begin(), flat.begin() + static_cast<std::ptrdiff_t>(cols)},
+                                     {flat.begin() + static_cast<std::ptrdiff_t>(cols), flat.end()}};
+  }
+  if (has_calibration) {
+    if (calibration->is_array() && calibration->size() > kMaxCalibrationRows)
+      return ranges_error(413, std::to_string(calibration->size()) + " rows of 'calibration_embeddings'; the limit is " +
+                            std::to_string(kMaxCalibrationRows) + " (give their 'ranges' instead)");
+    if (!read_matrix(*calibration, &out->calibration, &rows, &cols))
+      return ranges_error(422, "'calibration_embeddings' must be a non-empty array of arrays of numbers of one length");
+    out->calibration_rows = rows;
+  }
+  return std::nullopt;
+}
+
+bool is_image_input(const json& v) { return image_string(v) != nullptr; }
+
+bool decode_base64(std::string_view text, std::string* out) {
+  out->clear();
+  while (!text.empty() && text.back() == '=') text.remove_suffix(1);
+  if (text.size() % 4 == 1) return false;
+  out->reserve(text.size() / 4 * 3 + 2);
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : text) {
+    const int v = base64_value(c);
+    if (v < 0) return false;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out->push_back(static_cast<char>((acc >> bits) & 0xFF));
+    }
+  }
+  return true;
+}
+
+std::optional<RequestError> read_image_input(const json& v, const std::string& where, size_t max_bytes,
+                                             std::string* bytes) {
+  const json* s = image_string(v);
+  if (!s || !s->is_string())
+    return RequestError{422, where + ": an image input's \"image\" (or \"image_url\".\"url\") must be a string: a data "
+                                     "URL or base64"};
+  return read_image_data(s->get_ref<const std::string&>(), where, max_bytes, bytes);
+}
+
+std::optional<RequestError> read_image_data(std::string_view text, const std::string& where, size_t max_bytes,
+                                            std::string* bytes) {
+  if (starts_with_ci(text, "http://") || starts_with_ci(text, "https://"))
+    return RequestError{422, where + ": remote image URLs are not fetched (the server makes no outbound requests); "
+                                     "send the image's bytes as base64 or a data URL (data:image/png;base64,...)"};
+  if (starts_with_ci(text, "data:")) {
+    const size_t comma = text.find(',');
+    if (comma == std::string_view::npos || text.substr(0, comma).find(";base64") == std::string_view::npos)
+      return RequestError{422, where + ": a data URL must be base64 (data:image/...;base64,...)"};
+    text.remove_prefix(comma + 1);
+  } else if (text.find("://") != std::string_view::npos) {
+    return RequestError{422, where + ": only data URLs and base64 are accepted, not \"" +
+                                 std::string(text.substr(0, text.find("://"))) + "://\" URLs"};
+  }
+  if (text.size() / 4 * 3 > max_bytes + 2)
+    return RequestError{413, where + ": the image is over " + std::to_string(max_bytes >> 20) + " MiB"};
+  if (!decode_base64(text, bytes)) return RequestError{422, where + ": the image is not valid base64"};
+  if (bytes->empty()) return RequestError{422, where + ": the image is empty"};
+  return std::nullopt;
 }
 
 }  // namespace dlrt::embed
