@@ -23,6 +23,7 @@
 #include "embed/models/registry.h"
 #include "embed/models/router.h"
 #include "embed_test_util.h"
+#include "st_folders.h"
 #include "retrieval_reference.h"
 
 // A namespace of its own: the unity build puts this file beside others with the same helper names.
@@ -32,18 +33,10 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-fs::path st_dir() { return fs::path(DLRT_TEST_DIR) / "models" / "st_modules"; }
-json reference(int major) {
-  return json::parse(testing::slurp(st_dir() / ("st" + std::to_string(major) + "_reference.json")));
-}
-fs::path folder(int major, const std::string& name) { return st_dir() / ("st" + std::to_string(major) + "_" + name); }
-
-EmbedderOptions cpu() {
-  EmbedderOptions o;
-  o.device = "cpu";
-  o.threads = 2;
-  return o;
-}
+using testing::st_dir;
+json reference(int major) { return testing::st_reference(major); }
+fs::path folder(int major, const std::string& name) { return testing::st_folder(major, name); }
+EmbedderOptions cpu() { return testing::st_cpu_options(); }
 
 // Vectors equal to torch's: cosine >= 0.99999 and each value within 1e-4
 // (a static route's empty text is zeros in both).
