@@ -139,12 +139,15 @@ bool amx_opted_in() {
 }
 constexpr const char* kAmxOff = "present, off unless DLRT_CPU_AMX_INT8=on (not yet verified on AMX hardware)";
 
+// The index into available()'s list of the kernel that runs unless a test forces one:
+// the first, unless that is "amx" without the opt-in.
+int default_kernel(const Kernel* ks) { return std::strcmp(ks[0].name, "amx") == 0 && !amx_opted_in() ? 1 : 0; }
+
 Kernel pick_kernel() {
   Kernel ks[kMaxKernels];
   const int n = available(ks);
   const int f = forced.load(std::memory_order_relaxed);
-  if (f >= 0 && f < n) return ks[f];
-  return std::strcmp(ks[0].name, "amx") == 0 && !amx_opted_in() ? ks[1] : ks[0];
+  return ks[f >= 0 && f < n ? f : default_kernel(ks)];
 }
 
 // The kernel for a B in the layout it was packed in: pick_kernel()'s when it
@@ -184,11 +187,11 @@ std::string int8_gemm_engine(bool ask_os) {
   Kernel ks[kMaxKernels];
   const int f = forced.load(std::memory_order_relaxed);  // an index into the full list
   const int n = available(ks, ask_os || f >= 0);
-  const bool amx_first = std::strcmp(ks[0].name, "amx") == 0;
-  const Kernel& k = f >= 0 && f < n ? ks[f] : ks[amx_first && !amx_opted_in() ? 1 : 0];
+  const bool forced_here = f >= 0 && f < n;
+  const Kernel& k = ks[forced_here ? f : default_kernel(ks)];
   if (std::strcmp(k.name, "amx") == 0) return k.name;
   const char* why = int8_detail::amx_unavailable(ask_os);
-  if (!why && amx_first && f < 0) why = kAmxOff;
+  if (!why && !forced_here) why = kAmxOff;  // AMX runs here but is not opted in
   return std::string(k.name) + " (amx: " + (why ? why : "not chosen") + ")";
 }
 
