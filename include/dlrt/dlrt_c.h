@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 /* The C API's version: raised when a function or a struct field is added. */
-#define DLRT_C_API_VERSION 3u
+#define DLRT_C_API_VERSION 4u
 
 /* The enums' underlying type in C++ (in C it is the compiler's choice for an
  * enum, an int-sized type on the platforms dlrt supports): any int a caller
@@ -192,7 +192,7 @@ typedef struct dlrt_session_options dlrt_session_options;
 /* Defaults: threads 0 (one per core), device "" (DLRT_DEVICE, else auto),
  * strict off (DLRT_STRICT=1 turns it on), optimize on, warm start off,
  * cpu precision "" (DLRT_CPU_PRECISION, config file, else "f32"), no backend
- * options. */
+ * options, every output. */
 DLRT_C_API dlrt_status* dlrt_session_options_create(dlrt_session_options** out);
 DLRT_C_API void dlrt_session_options_free(dlrt_session_options** options);
 /* Intra-op threads of the CPU backend, 0 (one per core) to 4096; more is DLRT_INVALID_ARGUMENT. */
@@ -224,6 +224,16 @@ DLRT_C_API dlrt_status* dlrt_session_options_set_max_tensor_bytes(dlrt_session_o
  * docs/openvino.md); setting a key again replaces it, a NULL value removes it. */
 DLRT_C_API dlrt_status* dlrt_session_options_set_backend_option(dlrt_session_options* options,
                                                                 const char* key, const char* value);
+/* The outputs the session computes: `count` output names (copied), kept in
+ * the model's order; count 0 (names may then be NULL): all, the default.
+ * Replaces the previous list. Nodes only the other outputs need are dropped,
+ * and so are the inputs only they read: a run need not feed those, and the
+ * session's output and input counts and infos list what remains. A name that
+ * is not an output of the model is DLRT_INVALID_ARGUMENT when the session is
+ * created; a NULL or empty name is DLRT_INVALID_ARGUMENT here (the options
+ * keep their previous list). Since C API version 4. */
+DLRT_C_API dlrt_status* dlrt_session_options_set_outputs(dlrt_session_options* options,
+                                                         const char* const* names, size_t count);
 
 /* ----------------------------------------------------------- run reports */
 

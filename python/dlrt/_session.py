@@ -349,7 +349,7 @@ dlrt.SessionOptions). dlrt.InferenceSession takes them in ONNX Runtime's order."
 
     def __init__(self, model, device=None, strict=False, threads=0, warm_start=False, cpu_precision=None,
                  backend_options=None, max_tensor_bytes=0, optimize=True, *, providers=None, provider_options=None,
-                 sess_options=None, canary_inputs=None):
+                 sess_options=None, canary_inputs=None, outputs=None):
         started_ns = time.time_ns()
         pairs = []
         if providers is not None:
@@ -368,7 +368,7 @@ dlrt.SessionOptions). dlrt.InferenceSession takes them in ONNX Runtime's order."
         if threads and sess_threads and threads != sess_threads:
             raise ValueError(f"threads={threads} and sess_options.intra_op_num_threads={sess_threads} disagree")
         super().__init__(model, device, strict, threads or sess_threads, warm_start, cpu_precision, backend_options,
-                         max_tensor_bytes, optimize and sess_optimize, canary_inputs)
+                         max_tensor_bytes, optimize and sess_optimize, canary_inputs, outputs)
         self._options = options
         self._provider_options = {name: {k: str(v) for k, v in opts.items()} for name, opts in pairs}
         self._profiling_start_ns = 0
@@ -442,7 +442,7 @@ class InferenceSession(Session):
     ONNX Runtime's names, tried in order (each node on the first that takes it, the rest on the
     CPU); None: dlrt's default device ($DLRT_DEVICE, else auto). A provider dlrt has no backend
     for (TensorrtExecutionProvider, ...) is a ValueError naming the ones it has. dlrt's own
-    keywords (strict, threads, warm_start, cpu_precision, backend_options, max_tensor_bytes) work
+    keywords (strict, threads, warm_start, cpu_precision, backend_options, max_tensor_bytes, outputs) work
     too; ONNX Runtime's disabled_optimizers is dlrt.Unsupported (DLRT_DISABLE_PASSES skips passes)."""
 
     def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None, **kwargs):
@@ -450,7 +450,7 @@ class InferenceSession(Session):
             raise _dlrt.Unsupported("disabled_optimizers is not supported; DLRT_DISABLE_PASSES=name,name skips "
                                     "dlrt's passes (docs/optimizer.md)")
         kwargs.pop("disabled_optimizers", None)
-        own = {"strict", "threads", "warm_start", "cpu_precision", "backend_options", "max_tensor_bytes"}
+        own = {"strict", "threads", "warm_start", "cpu_precision", "backend_options", "max_tensor_bytes", "outputs"}
         unknown = sorted(set(kwargs) - own)
         if unknown:
             raise TypeError(f"InferenceSession() got keyword arguments it does not take: {unknown}")

@@ -20,7 +20,8 @@ namespace {
 const char* const kSessionDoc = R"(A loaded ONNX model, ready to run many times.
 
 Session(model, device=None, strict=False, threads=0, warm_start=False,
-        cpu_precision=None, backend_options=None, max_tensor_bytes=0, optimize=True)
+        cpu_precision=None, backend_options=None, max_tensor_bytes=0, optimize=True,
+        canary_inputs=None, outputs=None)
 
 model           a path (str or os.PathLike) to an .onnx file, or the model itself as
                 bytes, bytearray or memoryview (external data is then refused).
@@ -42,6 +43,10 @@ max_tensor_bytes the largest tensor a run may allocate (dlrt.OutOfMemory past it
                  (physical, cgroup limit, RLIMIT_AS; see docs/serve.md).
 optimize        False: no graph optimisation (constant folding, fusions) at create;
                 DLRT_OPTIMIZE=0 also turns it off.
+outputs         a list of output names: the session computes only those (in the model's
+                order); nodes and inputs only the other outputs need are dropped, so
+                run() need not feed those inputs. None: every output.
+                dlrt.InvalidArgument for a name the model lacks.
 
 Raises dlrt.IoError (a missing or unreadable file), dlrt.InvalidModel (not ONNX,
 broken graph), dlrt.Unsupported (op or opset), dlrt.InvalidArgument (bad option),
@@ -146,7 +151,7 @@ std::string read_model_bytes(nb::handle model) {
 void init_session(PySession* self, nb::handle model, std::optional<std::string> device, bool strict, PyIndex threads,
                   bool warm_start, std::optional<std::string> cpu_precision,
                   std::optional<std::map<std::string, std::string>> backend_options, PyIndex max_tensor_bytes,
-                  bool optimize, nb::handle canary_inputs) {
+                  bool optimize, nb::handle canary_inputs, nb::handle outputs) {
   new (self) PySession();
   SessionOptions options;
   options.device = device.value_or("");
@@ -159,6 +164,18 @@ void init_session(PySession* self, nb::handle model, std::optional<std::string> 
     raise_status(InvalidArgument("max_tensor_bytes must be >= 0, got " + std::to_string(max_tensor_bytes)));
   options.max_tensor_bytes = static_cast<uint64_t>(max_tensor_bytes);
   options.optimize = optimize;
+  if (!outputs.is_none()) {
+    // A str is iterable too; taking its characters as names would be a confusing error later.
+    if (PyUnicode_Check(outputs.ptr()) || PyBytes_Check(outputs.ptr()))
+      raise_status(InvalidArgument("outputs must be a list of output names, not a single string"));
+    for (nb::handle name : nb::iter(outputs)) {
+      if (!PyUnicode_Check(name.ptr()))
+        raise_status(InvalidArgument("outputs must hold output names (str), got " +
+                                     nb::cast<std::string>(nb::str(name.type().attr("__name__")))));
+      options.outputs.push_back(nb::cast<std::string>(name));
+    }
+    if (options.outputs.empty()) raise_status(InvalidArgument("outputs is empty; None computes every output"));
+  }
   std::vector<Feed> kept;  // the arrays the canary tensors view, alive until create returns
   if (!canary_inputs.is_none())
     for (nb::handle feeds : nb::iter(canary_inputs)) {
@@ -564,13 +581,13 @@ void bind_session(nb::module_& m) {
       .def("__init__", &init_session, nb::arg("model"), nb::arg("device") = nb::none(), nb::arg("strict") = false,
            nb::arg("threads") = 0, nb::arg("warm_start") = false, nb::arg("cpu_precision") = nb::none(),
            nb::arg("backend_options") = nb::none(), nb::arg("max_tensor_bytes") = 0, nb::arg("optimize") = true,
-           nb::arg("canary_inputs") = nb::none(),
+           nb::arg("canary_inputs") = nb::none(), nb::arg("outputs") = nb::none(),
            nb::sig("def __init__(self, model: str | os.PathLike[str] | bytes | bytearray | memoryview, device: str | None = None, "
                    "strict: bool = False, threads: int = 0, warm_start: bool = False, "
                    "cpu_precision: str | None = None, backend_options: dict[str, str] | None = None, "
                    "max_tensor_bytes: int = 0, optimize: bool = True, "
                    "canary_inputs: collections.abc.Sequence[collections.abc.Mapping[str, numpy.typing.ArrayLike]] "
-                   "| None = None) -> None"))
+                   "| None = None, outputs: collections.abc.Sequence[str] | None = None) -> None"))
       .def_prop_ro("inputs", [](PySession& s) { return get(s).inputs(); },
                    "The model's inputs: a list of TensorInfo (name, dtype, shape).")
       .def_prop_ro("outputs", [](PySession& s) { return get(s).outputs(); },

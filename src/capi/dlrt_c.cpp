@@ -362,6 +362,21 @@ dlrt_status* dlrt_session_options_set_backend_option(dlrt_session_options* optio
   });
 }
 
+dlrt_status* dlrt_session_options_set_outputs(dlrt_session_options* options, const char* const* names, size_t count) {
+  constexpr const char* fn = "dlrt_session_options_set_outputs";
+  return guarded(fn, [&]() -> dlrt_status* {
+    if (!options) return invalid(fn, "options is NULL");
+    if (count > 0 && !names) return invalid(fn, "names is NULL with count " + std::to_string(count));
+    std::vector<std::string> outputs;
+    for (size_t i = 0; i < count; ++i) {
+      if (!names[i] || !*names[i]) return invalid(fn, "names[" + std::to_string(i) + "] is NULL or empty");
+      outputs.emplace_back(names[i]);
+    }
+    options->options.outputs = std::move(outputs);
+    return nullptr;
+  });
+}
+
 // ----------------------------------------------------------- run reports
 
 size_t dlrt_run_report_partition_count(const dlrt_run_report* report) {

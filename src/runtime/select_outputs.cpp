@@ -17,7 +17,7 @@ Status select_outputs(ir::Graph& g, const std::vector<std::string>& names) {
     if (wanted.erase(name)) outputs.push_back(v);
   }
   if (!wanted.empty())
-    return InvalidArgument("SessionOptions::outputs names \"" + *wanted.begin() +
+    return InvalidArgument("the outputs selected include \"" + *wanted.begin() +
                            "\", which is not an output of the model (its outputs: " + all + ")");
   g.outputs = std::move(outputs);
 

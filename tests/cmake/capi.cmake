@@ -25,3 +25,12 @@ target_compile_options(dlrt_capi_introspect_test PRIVATE -Wall -Wextra -Werror -
 target_link_options(dlrt_capi_introspect_test PRIVATE -fsanitize=address,undefined)
 target_link_libraries(dlrt_capi_introspect_test PRIVATE dlrt)
 add_test(NAME capi.introspection COMMAND dlrt_capi_introspect_test ${CMAKE_BINARY_DIR}/test_models/mlp.onnx)
+
+# dlrt_session_options_set_outputs (tests/capi/capi_outputs_test.c), built and run as the tests above.
+add_executable(dlrt_capi_outputs_test ${CMAKE_CURRENT_SOURCE_DIR}/capi/capi_outputs_test.c)
+set_target_properties(dlrt_capi_outputs_test PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+target_compile_options(dlrt_capi_outputs_test PRIVATE -Wall -Wextra -Werror -pedantic -fsanitize=address,undefined
+                                                      -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+target_link_options(dlrt_capi_outputs_test PRIVATE -fsanitize=address,undefined)
+target_link_libraries(dlrt_capi_outputs_test PRIVATE dlrt)
+add_test(NAME capi.outputs COMMAND dlrt_capi_outputs_test ${CMAKE_BINARY_DIR}/test_models/two_towers.onnx)

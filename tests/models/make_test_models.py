@@ -8,7 +8,7 @@ Needs Debian's python3-onnx and python3-numpy. Weights come from fixed seeds,
 so reruns write identical files. The folder is written next to OUT_DIR and
 renamed into place, so concurrent runs never see half-written files.
 
-Good models: mlp, conv_net, dynamic_batch, unknown_dims, if_model, external_data (+ weights.bin).
+Good models: mlp, conv_net, dynamic_batch, unknown_dims, if_model, two_towers, external_data (+ weights.bin).
 Bad inputs (each must be rejected with a clear error): see BAD below.
 """
 import os
@@ -203,6 +203,18 @@ def fp16_mlp(rng):
     return model(g)
 
 
+def two_towers():
+    """Two towers in one graph: a = Relu(x), b = Neg(z), c = a + b (outputs a, b, c)."""
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["a"], name="relu"),
+         helper.make_node("Neg", ["z"], ["b"], name="neg"),
+         helper.make_node("Add", ["a", "b"], ["c"], name="add")],
+        "two_towers",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in ("x", "z")],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in ("a", "b", "c")])
+    return model(g)
+
+
 def save(m, path):
     with open(path, "wb") as f:
         f.write(m.SerializeToString())
@@ -223,6 +235,7 @@ def write_all(out):
     save(nested_if_model(40), os.path.join(out, "nested_if.onnx"))
     save(int8_matmul(rng), os.path.join(out, "int8_matmul.onnx"))
     save(fp16_mlp(rng), os.path.join(out, "fp16_mlp.onnx"))
+    save(two_towers(), os.path.join(out, "two_towers.onnx"))
 
     # External data: W (4x4 identity * 3) lives in weights.bin after 16 bytes of padding.
     w = (np.eye(4, dtype=np.float32) * 3).astype("<f4")

@@ -64,6 +64,27 @@ def test_max_tensor_bytes_bounds_a_run(models):
         dlrt.Session(str(models / "negate.onnx"), max_tensor_bytes=-1)
 
 
+def test_session_outputs_keep_only_the_named_outputs(test_models):
+    # two_towers: a = Relu(x), b = Neg(z), c = a + b
+    path = os.path.join(test_models, "two_towers.onnx")
+    s = dlrt.Session(path, outputs=["b"])
+    assert [o.name for o in s.outputs] == ["b"]
+    assert [i.name for i in s.inputs] == ["z"]  # x feeds only a and c
+    [b] = s.run({"z": np.array([1, -2, 3], np.float32)})
+    np.testing.assert_array_equal(b, [-1, 2, -3])
+    with pytest.raises(dlrt.InvalidArgument):
+        s.run({"x": np.ones(3, np.float32), "z": np.ones(3, np.float32)})  # x is no input any more
+    s = dlrt.InferenceSession(path, outputs=["c", "a"])
+    assert [o.name for o in s.get_outputs()] == ["a", "c"]  # the model's order
+    assert len(dlrt.Session(path).outputs) == 3
+    with pytest.raises(dlrt.InvalidArgument, match=r'"logits", which is not an output of the model '
+                       r'\(its outputs: a, b, c\)'):
+        dlrt.Session(path, outputs=["b", "logits"])
+    for bad, message in (("b", "not a single string"), ([], "outputs is empty"), ([1], "output names")):
+        with pytest.raises(dlrt.InvalidArgument, match=message):
+            dlrt.Session(path, outputs=bad)
+
+
 def test_output_names_pick_and_order(models):
     s = dlrt.Session(str(models / "three_outputs.onnx"))
     assert [o.name for o in s.outputs] == ["sum", "prod", "neg"]
