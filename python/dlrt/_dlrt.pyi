@@ -239,7 +239,8 @@ class Session:
     A loaded ONNX model, ready to run many times.
 
     Session(model, device=None, strict=False, threads=0, warm_start=False,
-            cpu_precision=None, backend_options=None, max_tensor_bytes=0, optimize=True)
+            cpu_precision=None, backend_options=None, max_tensor_bytes=0, optimize=True,
+            canary_inputs=None, outputs=None)
 
     model           a path (str or os.PathLike) to an .onnx file, or the model itself as
                     bytes, bytearray or memoryview (external data is then refused).
@@ -261,6 +262,10 @@ class Session:
                      (physical, cgroup limit, RLIMIT_AS; see docs/serve.md).
     optimize        False: no graph optimisation (constant folding, fusions) at create;
                     DLRT_OPTIMIZE=0 also turns it off.
+    outputs         a list of output names: the session computes only those (in the model's
+                    order); nodes and inputs only the other outputs need are dropped, so
+                    run() need not feed those inputs. None: every output.
+                    dlrt.InvalidArgument for a name the model lacks.
 
     Raises dlrt.IoError (a missing or unreadable file), dlrt.InvalidModel (not ONNX,
     broken graph), dlrt.Unsupported (op or opset), dlrt.InvalidArgument (bad option),
@@ -269,7 +274,7 @@ class Session:
     One Session may be used from many threads at once: run() releases the GIL.
     """
 
-    def __init__(self, model: str | os.PathLike[str] | bytes | bytearray | memoryview, device: str | None = None, strict: bool = False, threads: int = 0, warm_start: bool = False, cpu_precision: str | None = None, backend_options: dict[str, str] | None = None, max_tensor_bytes: int = 0, optimize: bool = True, canary_inputs: Sequence[Mapping[str, numpy.typing.ArrayLike]] | None = None) -> None: ...
+    def __init__(self, model: str | os.PathLike[str] | bytes | bytearray | memoryview, device: str | None = None, strict: bool = False, threads: int = 0, warm_start: bool = False, cpu_precision: str | None = None, backend_options: dict[str, str] | None = None, max_tensor_bytes: int = 0, optimize: bool = True, canary_inputs: Sequence[Mapping[str, numpy.typing.ArrayLike]] | None = None, outputs: Sequence[str] | None = None) -> None: ...
 
     @property
     def inputs(self) -> list[TensorInfo]:
@@ -602,7 +607,9 @@ class CrossEncoder:
 
     @property
     def is_llm_reranker(self) -> bool:
-        """True for an LLM reranker folder (pairs only, instructions)."""
+        """
+        True for an LLM reranker folder (pairs only; instructions where it has a prompt template).
+        """
 
     @property
     def max_length(self) -> int:

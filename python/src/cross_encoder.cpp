@@ -239,8 +239,9 @@ void bind_cross_encoder(nb::module_& m) {
            kRankDoc)
       .def_prop_ro("labels", [](PyCrossEncoder& c) { return get(c).labels(); },
                    "The labels, from config.json's id2label ([\"yes\"] for an LLM reranker).")
-      .def_prop_ro("is_llm_reranker", [](PyCrossEncoder& c) { return get(c).takes_instruction(); },
-                   "True for an LLM reranker folder (pairs only, instructions).")
+      .def_prop_ro("is_llm_reranker",
+                   [](PyCrossEncoder& c) { return model_of(c).kind() == embed::ModelKind::kLlmReranker; },
+                   "True for an LLM reranker folder (pairs only; instructions where it has a prompt template).")
       .def_prop_ro("max_length", [](PyCrossEncoder& c) { return model_of(c).max_length(); },
                    "Tokens per pair, special tokens included (longer pairs are truncated).")
       .def("placement", [](PyCrossEncoder& c) { return model_of(c).placement(); },

@@ -2,7 +2,7 @@
 // written by tests/models/make_st_modules.py) against that library's torch
 // outputs: Transformer + Pooling + Dense + LayerNorm + Normalize, SPLADE,
 // StaticEmbedding and SparseStaticEmbedding, through the Embedder and
-// `dlrt embed`; each Dense activation against torch's values; and the
+// `dlrt embed`; 6.x's LogitScore LLM reranker through `dlrt rerank`; each Dense activation against torch's values; and the
 // refusal of a module type dlrt does not implement.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../tools/cli_test_util.h"
+#include "embed/models/classifier.h"
 #include "embed/models/dense.h"
 #include "embed/models/embedder.h"
 #include "embed/models/modules.h"
@@ -55,6 +56,7 @@ TEST_P(StModules, ModuleTypesAreTheLibrarysAndAllImplemented) {
   EXPECT_EQ(ref["sentence_transformers"].get<std::string>().substr(0, 2), std::to_string(GetParam()) + ".");
   for (const auto& [name, outputs] : ref["folders"].items()) {
     if (!outputs.contains("module_types")) continue;  // a 5.x CrossEncoder: no modules.json
+    if (name == "llm_reranker") continue;               // LogitScore: the LLM reranker reads it, not the pipeline
     auto modules = read_modules(folder(GetParam(), name));
     ASSERT_TRUE(modules.ok()) << name << ": " << modules.status().to_string();
     ASSERT_EQ(modules->size(), outputs["module_types"].size()) << name;
@@ -166,6 +168,50 @@ TEST(StModuleCrossEncoder, St6RerankMatchesPredict) {
     const size_t i = at.at(res["index"].get<size_t>());
     EXPECT_NEAR(res["score"].get<double>(), want["scores"][i].get<double>(), 1e-5) << "text " << i;
   }
+}
+
+// 6.x's CrossEncoder over a causal LM (Transformer + LogitScore): dlrt rerank serves it as an
+// llm_reranker, scoring as predict() does, truncated pairs included.
+TEST(StModuleLlmReranker, St6RerankMatchesPredict) {
+  const json ref = reference(6);
+  const json& want = ref["folders"]["llm_reranker"];
+  std::string args = "--json --query " + dlrt::testing::quote(want["query"].get<std::string>());
+  for (const json& t : ref["texts"]) args += " " + dlrt::testing::quote(t.get<std::string>());
+  auto r = dlrt::testing::run_command(dlrt::testing::quote(dlrt::testing::dlrt_binary()) + " rerank --model " +
+                                      dlrt::testing::quote(folder(6, "llm_reranker").string()) +
+                                      " --device cpu --threads 2 " + args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json j = json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j["kind"], "llm_reranker");
+  ASSERT_EQ(j["results"].size(), ref["texts"].size());
+  for (const json& res : j["results"]) {
+    const size_t i = res["index"].get<size_t>();
+    EXPECT_NEAR(res["score"].get<double>(), want["scores"][i].get<double>(), 1e-4) << "text " << i;
+  }
+}
+
+// A copy whose pairs go through a chat template, or whose LogitScore config is broken, is
+// refused with the reason.
+TEST(StModuleLlmReranker, ChatTemplateAndBrokenConfigAreRefused) {
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_st_llm_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(folder(6, "llm_reranker"), dir, fs::copy_options::recursive);
+  json st = json::parse(testing::slurp(dir / "sentence_bert_config.json"));
+  st["modality_config"]["message"] = {{"method", "forward"}, {"method_output_name", "logits"}, {"format", "flat"}};
+  std::ofstream(dir / "sentence_bert_config.json") << st.dump();
+  auto e = Classifier::create(dir.string(), cpu());
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kUnsupported) << e.status().to_string();
+  EXPECT_NE(e.status().message().find("chat template"), std::string::npos) << e.status().message();
+  std::ofstream(dir / "sentence_bert_config.json") << testing::slurp(folder(6, "llm_reranker") / "sentence_bert_config.json");
+  for (const char* bad : {R"({"false_token_id": 3})", R"({"true_token_id": "yes"})", R"({"true_token_id": -1})"}) {
+    std::ofstream(dir / "1_LogitScore" / "config.json") << bad;
+    auto b = Classifier::create(dir.string(), cpu());
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_EQ(b.status().code(), StatusCode::kInvalidModel) << bad << ": " << b.status().to_string();
+  }
+  fs::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(SentenceTransformers, StModules, ::testing::Values(5, 6),

@@ -36,6 +36,10 @@ Folders (st<N>_ prefix):
                 SparseStaticEmbedding and document route an MLM transformer
                 (MLMTransformer in 5.x, a fill-mask Transformer in 6.x) +
                 SpladePooling (max, relu); encode_query and encode_document
+  llm_reranker  6.x only: a CrossEncoder over a 2-layer Qwen3ForCausalLM (a
+                text-generation Transformer + LogitScore on the "yes" / "no"
+                ids), onnx/model.onnx its logits by torch.onnx; the reference is
+                predict()'s scores for (query, text)
   cross_encoder a CrossEncoder over a 2-layer BertForSequenceClassification
                 (one label; 6.x saves a modules.json of one Transformer whose
                 task is sequence-classification), onnx/model.onnx the logits;
@@ -284,8 +288,47 @@ def make_router_sparse(m, work, tok_path, tok):
                     "document": rows(model.encode_document(TEXTS, batch_size=len(TEXTS), convert_to_tensor=True))}
 
 
+def make_llm_reranker(m, work, tok_path, tok):
+    """6.x: a CrossEncoder over a Qwen3ForCausalLM, as CrossEncoder(path) builds one for a *ForCausalLM
+    config: a text-generation Transformer + LogitScore (yes/no ids). The tokenizer has no chat template,
+    so pairs are tokenized as text pairs (left padding); the export is the causal LM's logits."""
+    import make_decoder_models as dm
+    from sentence_transformers import CrossEncoder
+    from transformers import Qwen3ForCausalLM
+    hf_dir = os.path.join(work, "llm_reranker_hf")
+    fast = dm.save_hf_tokenizer(dm.with_post_processor(dm.train_tokenizer(640), "qwen3"), hf_dir,
+                                pad="<|endoftext|>", eos="<|im_end|>", padding_side="left")
+    torch.manual_seed(79)
+    hf = Qwen3ForCausalLM(dm.qwen3_config(len(fast), eos_token_id=fast.eos_token_id)).eval()
+    hf.save_pretrained(hf_dir)
+    model = CrossEncoder(hf_dir, max_length=48, device="cpu")
+    st_dir = os.path.join(work, "llm_reranker")
+    model.save(st_dir)
+
+    class Wrap(torch.nn.Module):
+        def __init__(self, lm):
+            super().__init__()
+            self.lm = lm
+
+        def forward(self, input_ids, attention_mask):
+            return self.lm(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).logits
+
+    path = os.path.join(st_dir, "onnx", "model.onnx")
+    os.makedirs(os.path.dirname(path))
+    ids = torch.ones(2, 5, dtype=torch.long)
+    axes = {n: {0: "batch", 1: "sequence"} for n in ("input_ids", "attention_mask", "logits")}
+    torch.onnx.export(Wrap(hf), (ids, ids), path, input_names=["input_ids", "attention_mask"], output_names=["logits"],
+                      dynamic_axes=axes, opset_version=17, dynamo=False)
+    query = dm.QUERIES[0]
+    scores = model.predict([(query, t) for t in TEXTS], batch_size=len(TEXTS))
+    return st_dir, {"query": query, "scores": [float(x) for x in scores],
+                    "true_token_id": int(model[1].true_token_id), "false_token_id": int(model[1].false_token_id)}
+
+
 FOLDERS = {"dense": make_dense, "sparse": make_sparse, "static": make_static, "sparse_static": make_sparse_static,
-           "cross_encoder": make_cross_encoder, "router": make_router, "router_sparse": make_router_sparse}
+           "cross_encoder": make_cross_encoder, "router": make_router, "router_sparse": make_router_sparse,
+           "llm_reranker": make_llm_reranker}
+SINCE = {"llm_reranker": 6}  # LogitScore is 6.x's
 
 
 def main():
@@ -312,6 +355,8 @@ def main():
             old = json.load(f)
         reference.update({k: old[k] for k in ("sentence_transformers", "torch", "folders", "activations") if k in old})
     for name in args.only or FOLDERS:
+        if major < SINCE.get(name, 0):
+            continue
         st_dir, outputs = FOLDERS[name](m, work, tok_path, tok)
         dest = os.path.join(OUT, f"st{major}_{name}")
         shutil.rmtree(dest, ignore_errors=True)

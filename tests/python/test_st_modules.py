@@ -47,3 +47,15 @@ def test_sparse_and_sparse_static(major, name):
     for i, ((indices, values), want) in enumerate(zip(e.encode_sparse(ref["texts"]), ref["folders"][name]["sparse"])):
         assert indices.tolist() == want["indices"], (name, i)
         np.testing.assert_allclose(values, np.array(want["values"], dtype=np.float32), rtol=1e-4, atol=0)
+
+
+def test_st6_llm_reranker_predicts_as_sentence_transformers():
+    # 6.x's CrossEncoder over a causal LM (Transformer + LogitScore): predict() as CrossEncoder.predict.
+    ref = reference(6)
+    want = ref["folders"]["llm_reranker"]
+    c = dlrt.CrossEncoder(os.path.join(ST, "st6_llm_reranker"), device="cpu", threads=2)
+    assert c.is_llm_reranker
+    got = c.predict([(want["query"], t) for t in ref["texts"]])
+    np.testing.assert_allclose(got, want["scores"], atol=1e-4, rtol=0)
+    with pytest.raises(dlrt.InvalidArgument, match="prompt template"):
+        c.predict([(want["query"], "a")], instruction="judge")

@@ -1,6 +1,7 @@
 // dlrt serve with the LLM reranker of tests/models/retrieval (qwen3_rerank):
 // POST /v1/rerank (Cohere's and Jina's shapes) and POST /rerank against the
-// model card's scores in torch; /v1/rerank's errors; an embedding model refused.
+// model card's scores in torch; /v1/rerank's errors; an embedding model refused;
+// sentence-transformers 6's LogitScore folder (tests/models/st_modules) on /rerank.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <fstream>
 
 #include "embed/models/classifier.h"
+#include "embed/models/registry.h"
 #include "test_server.h"
 
 namespace dlrt::embed {
@@ -163,6 +165,37 @@ TEST(ServeLlmRerank, ChunkedRunsScoreAsTheReferenceAndALongQueryIs413) {
   ASSERT_TRUE(long_query);
   EXPECT_EQ(long_query->status, 413) << long_query->body;
   EXPECT_NE(long_query->body.find("the query alone has"), std::string::npos) << long_query->body;
+}
+
+// sentence-transformers 6's CrossEncoder over a causal LM (Transformer + LogitScore), opened as
+// any folder is (its kind detected): /rerank's scores are CrossEncoder.predict's; it takes no
+// instruction (no prompt template).
+TEST(ServeLlmRerank, St6LogitScoreFolderMatchesPredict) {
+  const fs::path st = fs::path(DLRT_TEST_DIR) / "models" / "st_modules";
+  std::ifstream f(st / "st6_reference.json");
+  const json ref = json::parse(f);
+  const json& want = ref["folders"]["llm_reranker"];
+  EmbedderOptions o;
+  o.device = "cpu";
+  o.threads = 2;
+  ASSERT_EQ(detect_kind((st / "st6_llm_reranker").string()), ModelKind::kLlmReranker);
+  auto m = open_model((st / "st6_llm_reranker").string(), o);
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  TestServer s({}, /*with_model=*/false);
+  s.server->set_model(*m);
+  auto r = s.post("/rerank", json{{"query", want["query"]}, {"texts", ref["texts"]}}.dump());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  ASSERT_EQ(body_json(r).size(), ref["texts"].size());
+  for (const json& res : body_json(r)) {
+    const size_t i = res["index"].get<size_t>();
+    EXPECT_NEAR(res["score"].get<double>(), want["scores"][i].get<double>(), 1e-4) << "text " << i;
+  }
+  auto instructed =
+      s.post("/rerank", json{{"query", want["query"]}, {"texts", {"a"}}, {"instruction", "judge"}}.dump());
+  ASSERT_TRUE(instructed);
+  EXPECT_TRUE(instructed->status >= 400 && instructed->status < 500) << instructed->body;
+  EXPECT_NE(instructed->body.find("prompt template"), std::string::npos) << instructed->body;
 }
 
 }  // namespace

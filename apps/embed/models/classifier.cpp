@@ -124,8 +124,12 @@ Result<std::vector<Encoding>> Classifier::tokenize_pairs(std::string_view query,
   if (truncated) truncated->assign(documents.size(), 0);
   if (!impl_->llm && !instruction.empty())
     return InvalidArgument("an instruction is for LLM rerankers; this model is a sequence classifier");
+  // An LLM reranker with a prompt encodes each pair in it; one without (sentence-transformers'
+  // LogitScore form) as the tokenizer's pairs, as a cross-encoder.
+  const bool prompt = impl_->llm && impl_->llm->has_prompt();
+  if (impl_->llm) DLRT_RETURN_IF_ERROR(impl_->llm->check_instruction(instruction));
   DLRT_ASSIGN_OR_RETURN(Tokenizer::First first, impl_->tokenizer->encode_first_checked(query));
-  if (impl_->llm && first.tokens() + impl_->llm->fixed_tokens() >= impl_->max_length)
+  if (prompt && first.tokens() + impl_->llm->fixed_tokens() >= impl_->max_length)
     return OutOfRange("the query alone has " + std::to_string(first.tokens()) +
                       " tokens, which with the reranker's "
                       "prompt (" +
@@ -134,7 +138,7 @@ Result<std::vector<Encoding>> Classifier::tokenize_pairs(std::string_view query,
   for (size_t i = 0; i < documents.size(); ++i) {
     bool cut = false;
     Result<Encoding> e =
-        impl_->llm ? impl_->llm->encode(*impl_->tokenizer, query, documents[i], instruction, impl_->max_length, &cut)
+        prompt ? impl_->llm->encode(*impl_->tokenizer, query, documents[i], instruction, impl_->max_length, &cut)
                    : encode_within(impl_->max_length, &cut, [&](size_t limit, size_t* n) {
                        return impl_->tokenizer->encode_pair_checked(first, documents[i], limit, n);
                      });
@@ -183,6 +187,7 @@ Result<ClassifierResult> Classifier::score(const std::vector<ClassifierInput>& i
 
 const std::vector<std::string>& Classifier::labels() const { return impl_->labels; }
 bool Classifier::is_llm_reranker() const { return impl_->llm != nullptr; }
+bool Classifier::takes_instruction() const { return impl_->llm && impl_->llm->has_prompt(); }
 std::string Classifier::model_name() const { return impl_->name; }
 size_t Classifier::max_length() const { return impl_->max_length; }
 RunReport Classifier::placement() const { return impl_->session->placement(); }

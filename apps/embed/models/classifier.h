@@ -78,6 +78,8 @@ class Classifier {
   const std::vector<std::string>& labels() const;
   // An LLM reranker (pairs only, instructions) rather than a sequence classifier.
   bool is_llm_reranker() const;
+  // An LLM reranker with a prompt template, which takes an instruction.
+  bool takes_instruction() const;
   std::string model_name() const;
   size_t max_length() const;
   dlrt::RunReport placement() const;

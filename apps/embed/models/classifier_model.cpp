@@ -35,7 +35,7 @@ class ClassifierModel final : public TokenizerModel, public PairScorer {
     return std::move(r.logits);
   }
   std::vector<std::string> labels() const override { return c_->labels(); }
-  bool takes_instruction() const override { return c_->is_llm_reranker(); }
+  bool takes_instruction() const override { return c_->takes_instruction(); }
   size_t dimension() const override { return c_->labels().size(); }
   std::string model_name() const override { return c_->model_name(); }
   size_t max_length() const override { return c_->max_length(); }

@@ -72,18 +72,80 @@ std::string fill(const std::string& tmpl, std::string_view instruction, std::str
   return out;
 }
 
+bool type_is(const json& module, const std::string& cls) {
+  const std::string type = jsonu::get_string(module, "type", "");
+  return type.size() > cls.size() && type.compare(type.size() - cls.size() - 1, cls.size() + 1, "." + cls) == 0;
+}
+
+// modules.json's entries when it lists a LogitScore (sentence-transformers 6's
+// CrossEncoder over a causal LM); null otherwise.
+json logit_score_modules(const fs::path& folder) {
+  auto modules = jsonu::read_optional_json(folder / "modules.json");
+  if (!modules.ok() || !modules->is_array()) return nullptr;
+  for (const json& m : *modules)
+    if (m.is_object() && type_is(m, "LogitScore")) return *modules;
+  return nullptr;
+}
+
+// The LogitScore form (see llm_reranker.h): its answer token ids, after the
+// checks that the Transformer is the text-generation one at the folder's root
+// and takes text pairs without a chat template.
+Status load_logit_score(const fs::path& dir, const json& modules, int64_t* yes_id, int64_t* no_id) {
+  const std::string where = (dir / "modules.json").string();
+  std::string types;
+  for (const json& m : modules) types += (types.empty() ? "" : ", ") + jsonu::get_string(m, "type", "?");
+  if (modules.size() != 2 || !type_is(modules[0], "Transformer") || jsonu::get_string(modules[0], "path", "") != "" ||
+      !type_is(modules[1], "LogitScore"))
+    return Unsupported(where + ": an LLM reranker folder must list a Transformer at the folder's root, then a "
+                       "LogitScore; it lists " + types);
+  DLRT_ASSIGN_OR_RETURN(json st, jsonu::read_optional_json(dir / "sentence_bert_config.json"));
+  const std::string task = st.is_object() ? jsonu::get_string(st, "transformer_task", "") : "";
+  if (task != "text-generation")
+    return Unsupported(where + ": a LogitScore reads a causal LM's logits, but the Transformer's transformer_task is \"" +
+                       task + "\" (sentence_bert_config.json), not \"text-generation\"");
+  const json* modality = st.is_object() ? jsonu::member(st, "modality_config") : nullptr;
+  if (modality && modality->is_object() && modality->contains("message"))
+    return Unsupported((dir / "sentence_bert_config.json").string() +
+                       ": this reranker renders (query, document) pairs through the tokenizer's chat template "
+                       "(modality_config has \"message\"), which dlrt does not implement; a folder whose "
+                       "modality_config has only \"text\" (no chat template) is served, or give the prompt in " +
+                       kConfigFile);
+  const fs::path rel = jsonu::get_string(modules[1], "path", "");
+  for (const fs::path& part : rel)
+    if (rel.is_absolute() || part == "..")
+      return InvalidModel(where + ": the LogitScore's path \"" + rel.string() + "\" leaves the folder");
+  const fs::path cfg_path = dir / rel / "config.json";
+  DLRT_ASSIGN_OR_RETURN(json cfg, jsonu::read_optional_json(cfg_path));
+  const json* t = cfg.is_object() ? jsonu::member(cfg, "true_token_id") : nullptr;
+  const json* f = cfg.is_object() ? jsonu::member(cfg, "false_token_id") : nullptr;
+  auto is_id = [](const json* v) { return v && v->is_number_integer() && v->get<int64_t>() >= 0; };
+  if (!is_id(t) || (f && !f->is_null() && !is_id(f)))
+    return InvalidModel(cfg_path.string() + ": expected a non-negative integer \"true_token_id\" and a "
+                        "\"false_token_id\" that is one or null");
+  *yes_id = t->get<int64_t>();
+  *no_id = f && !f->is_null() ? f->get<int64_t>() : -1;
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool is_llm_reranker_folder(const std::string& dir) {
   const fs::path folder = model_folder_of(dir);
   std::error_code ec;
   if (fs::exists(folder / kConfigFile, ec)) return true;
-  if (fs::exists(folder / "modules.json", ec)) return false;
+  const bool logit_score = !logit_score_modules(folder).is_null();
+  if (!logit_score && fs::exists(folder / "modules.json", ec)) return false;
   auto config = jsonu::read_optional_json(folder / "config.json");
   return config.ok() && names_causal_lm(*config);
 }
 
 Result<LlmReranker> LlmReranker::load(const fs::path& dir, const Tokenizer& tokenizer) {
+  if (json modules = logit_score_modules(dir); !modules.is_null() && !fs::exists(dir / kConfigFile)) {
+    LlmReranker r;
+    r.pairs_ = true;
+    DLRT_RETURN_IF_ERROR(load_logit_score(dir, modules, &r.yes_id_, &r.no_id_));
+    return r;
+  }
   const fs::path path = dir / kConfigFile;
   DLRT_ASSIGN_OR_RETURN(json c, jsonu::read_optional_json(path));
   if (!c.is_null() && !c.is_object()) return InvalidModel(path.string() + ": expected a JSON object");
@@ -115,8 +177,21 @@ Result<LlmReranker> LlmReranker::load(const fs::path& dir, const Tokenizer& toke
   return r;
 }
 
+Status LlmReranker::check_instruction(const std::string& instruction) const {
+  if (pairs_ && !instruction.empty())
+    return InvalidArgument("an instruction is for LLM rerankers with a prompt template; this sentence-transformers "
+                           "reranker (LogitScore) scores plain (query, document) pairs");
+  return Status::Ok();
+}
+
 Result<Encoding> LlmReranker::encode(const Tokenizer& tokenizer, std::string_view query, std::string_view document,
                                      const std::string& instruction, size_t max_length, bool* truncated) const {
+  if (pairs_) {
+    DLRT_RETURN_IF_ERROR(check_instruction(instruction));
+    return encode_within(max_length, truncated, [&](size_t limit, size_t* n) {
+      return tokenizer.encode_pair_checked(query, document, limit, n);
+    });
+  }
   const size_t fixed = prefix_ids_.size() + suffix_ids_.size();
   if (max_length <= fixed)
     return InvalidArgument("a maximum length of " + std::to_string(max_length) + " tokens leaves no room for the query "
@@ -141,7 +216,7 @@ Result<std::vector<float>> LlmReranker::score(const Tensor& logits, const std::v
                         dtype_name(logits.dtype()) + "), expected float32 [batch, length, vocabulary]");
   const size_t b = static_cast<size_t>(logits.dim(0)), len = static_cast<size_t>(logits.dim(1));
   const size_t vocab = static_cast<size_t>(logits.dim(2));
-  if (static_cast<size_t>(std::max(yes_id_, no_id_)) >= vocab)
+  if (yes_id_ < 0 || static_cast<size_t>(std::max(yes_id_, no_id_)) >= vocab)
     return RuntimeError("the model's logits have " + std::to_string(vocab) + " columns; the answer tokens' ids are " +
                         std::to_string(yes_id_) + " and " + std::to_string(no_id_));
   std::vector<float> out(b);
@@ -151,7 +226,7 @@ Result<std::vector<float>> LlmReranker::score(const Tensor& logits, const std::v
     for (size_t t = 0; t < len; ++t)
       if (mask[i * len + t] != 0) last = t;
     const float* row = x + (i * len + last) * vocab;
-    out[i] = row[yes_id_] - row[no_id_];
+    out[i] = no_id_ < 0 ? row[yes_id_] : row[yes_id_] - row[no_id_];
   }
   return out;
 }

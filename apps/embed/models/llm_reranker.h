@@ -9,6 +9,12 @@
 // (that makes it a sentence-transformers embedder), the model with a
 // "logits" [batch, sequence, vocabulary] output (optimum's text-generation
 // export), the tokenizer; or any such model folder with reranker_config.json.
+// Or sentence-transformers 6's CrossEncoder over a causal LM: a modules.json of
+// a text-generation Transformer and a LogitScore (its true_token_id and
+// false_token_id); each pair is then the tokenizer's pair encoding (longest
+// first truncation), no prompt, scored logit(true) - logit(false) (logit(true)
+// when false_token_id is null). One whose pairs go through the tokenizer's chat
+// template (a "message" modality) is refused: dlrt renders no chat templates.
 //
 // The prompt is Qwen3-Reranker's model card's unless reranker_config.json
 // gives others (every key optional):
@@ -57,6 +63,11 @@ class LlmReranker {
                           const std::string& instruction, size_t max_length, bool* truncated) const;
   // Tokens of the prompt around the query and document (prefix and suffix).
   size_t fixed_tokens() const { return prefix_ids_.size() + suffix_ids_.size(); }
+  // False for sentence-transformers 6's form: pairs are encoded as the
+  // tokenizer's pairs, without a prompt or an instruction.
+  bool has_prompt() const { return !pairs_; }
+  // kInvalidArgument for a non-empty instruction without a prompt.
+  Status check_instruction(const std::string& instruction) const;
 
   // logit(yes) - logit(no) at the last position with mask 1, per row of a
   // [batch, length, vocabulary] float logits tensor; `mask` is [batch, length].
@@ -69,7 +80,8 @@ class LlmReranker {
  private:
   std::string template_, instruction_;
   std::vector<int64_t> prefix_ids_, suffix_ids_;
-  int64_t yes_id_ = -1, no_id_ = -1;
+  int64_t yes_id_ = -1, no_id_ = -1;  // no_id_ -1 in the LogitScore form: logit(yes) alone
+  bool pairs_ = false;
 };
 
 }  // namespace dlrt::embed
