@@ -232,8 +232,8 @@ DLRT_C_API dlrt_status* dlrt_session_options_set_backend_option(dlrt_session_opt
  * is not an output of the model is DLRT_INVALID_ARGUMENT when the session is
  * created; a NULL or empty name is DLRT_INVALID_ARGUMENT here (the options
  * keep their previous list). Since C API version 4. */
-DLRT_C_API dlrt_status* dlrt_session_options_set_outputs(dlrt_session_options* options,
-                                                         const char* const* names, size_t count);
+DLRT_C_API dlrt_status* dlrt_session_options_set_outputs(dlrt_session_options* options, const char* const* names,
+                                                         size_t count);
 
 /* ----------------------------------------------------------- run reports */
 

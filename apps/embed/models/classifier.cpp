@@ -139,9 +139,9 @@ Result<std::vector<Encoding>> Classifier::tokenize_pairs(std::string_view query,
     bool cut = false;
     Result<Encoding> e =
         prompt ? impl_->llm->encode(*impl_->tokenizer, query, documents[i], instruction, impl_->max_length, &cut)
-                   : encode_within(impl_->max_length, &cut, [&](size_t limit, size_t* n) {
-                       return impl_->tokenizer->encode_pair_checked(first, documents[i], limit, n);
-                     });
+               : encode_within(impl_->max_length, &cut, [&](size_t limit, size_t* n) {
+                   return impl_->tokenizer->encode_pair_checked(first, documents[i], limit, n);
+                 });
     if (!e.ok()) return e.status();
     if (truncated) (*truncated)[i] = cut ? 1 : 0;
     out.push_back(std::move(e).value());

@@ -96,12 +96,15 @@ Status load_logit_score(const fs::path& dir, const json& modules, int64_t* yes_i
   for (const json& m : modules) types += (types.empty() ? "" : ", ") + jsonu::get_string(m, "type", "?");
   if (modules.size() != 2 || !type_is(modules[0], "Transformer") || jsonu::get_string(modules[0], "path", "") != "" ||
       !type_is(modules[1], "LogitScore"))
-    return Unsupported(where + ": an LLM reranker folder must list a Transformer at the folder's root, then a "
-                       "LogitScore; it lists " + types);
+    return Unsupported(where +
+                       ": an LLM reranker folder must list a Transformer at the folder's root, then a "
+                       "LogitScore; it lists " +
+                       types);
   DLRT_ASSIGN_OR_RETURN(json st, jsonu::read_optional_json(dir / "sentence_bert_config.json"));
   const std::string task = st.is_object() ? jsonu::get_string(st, "transformer_task", "") : "";
   if (task != "text-generation")
-    return Unsupported(where + ": a LogitScore reads a causal LM's logits, but the Transformer's transformer_task is \"" +
+    return Unsupported(where +
+                       ": a LogitScore reads a causal LM's logits, but the Transformer's transformer_task is \"" +
                        task + "\" (sentence_bert_config.json), not \"text-generation\"");
   const json* modality = st.is_object() ? jsonu::member(st, "modality_config") : nullptr;
   if (modality && modality->is_object() && modality->contains("message"))
@@ -120,7 +123,8 @@ Status load_logit_score(const fs::path& dir, const json& modules, int64_t* yes_i
   const json* f = cfg.is_object() ? jsonu::member(cfg, "false_token_id") : nullptr;
   auto is_id = [](const json* v) { return v && v->is_number_integer() && v->get<int64_t>() >= 0; };
   if (!is_id(t) || (f && !f->is_null() && !is_id(f)))
-    return InvalidModel(cfg_path.string() + ": expected a non-negative integer \"true_token_id\" and a "
+    return InvalidModel(cfg_path.string() +
+                        ": expected a non-negative integer \"true_token_id\" and a "
                         "\"false_token_id\" that is one or null");
   *yes_id = t->get<int64_t>();
   *no_id = f && !f->is_null() ? f->get<int64_t>() : -1;
@@ -179,8 +183,9 @@ Result<LlmReranker> LlmReranker::load(const fs::path& dir, const Tokenizer& toke
 
 Status LlmReranker::check_instruction(const std::string& instruction) const {
   if (pairs_ && !instruction.empty())
-    return InvalidArgument("an instruction is for LLM rerankers with a prompt template; this sentence-transformers "
-                           "reranker (LogitScore) scores plain (query, document) pairs");
+    return InvalidArgument(
+        "an instruction is for LLM rerankers with a prompt template; this sentence-transformers "
+        "reranker (LogitScore) scores plain (query, document) pairs");
   return Status::Ok();
 }
 
