@@ -38,8 +38,9 @@ Folders (st<N>_ prefix):
                 SpladePooling (max, relu); encode_query and encode_document
   llm_reranker  6.x only: a CrossEncoder over a 2-layer Qwen3ForCausalLM (a
                 text-generation Transformer + LogitScore on the "yes" / "no"
-                ids), onnx/model.onnx its logits by torch.onnx; the reference is
-                predict()'s scores for (query, text)
+                ids), onnx/model.onnx its logits by torch.onnx (6.2's backend="onnx"
+                export needs optimum-onnx, whose 0.1.0 requires transformers < 4.58);
+                the reference is predict()'s scores for (query, text)
   cross_encoder a CrossEncoder over a 2-layer BertForSequenceClassification
                 (one label; 6.x saves a modules.json of one Transformer whose
                 task is sequence-classification), onnx/model.onnx the logits;
