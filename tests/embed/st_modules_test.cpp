@@ -214,6 +214,37 @@ TEST(StModuleLlmReranker, ChatTemplateAndBrokenConfigAreRefused) {
   fs::remove_all(dir);
 }
 
+// config_sentence_transformers.json's default prompt: CrossEncoder.predict puts it before each
+// pair's query, so a copy with prompt P scores (q, d) as the folder scores (P + q, d).
+TEST(StModuleLlmReranker, DefaultPromptGoesBeforeTheQuery) {
+  const json ref = reference(6);
+  const std::string query = ref["folders"]["llm_reranker"]["query"];
+  const auto texts = ref["texts"].get<std::vector<std::string>>();
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_st_llm_prompt_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(folder(6, "llm_reranker"), dir, fs::copy_options::recursive);
+  json cst = json::parse(testing::slurp(dir / "config_sentence_transformers.json"));
+  cst["prompts"] = {{"rank", "Judge the passage: "}};
+  cst["default_prompt_name"] = "rank";
+  std::ofstream(dir / "config_sentence_transformers.json") << cst.dump();
+  auto prompted = Classifier::create(dir.string(), cpu());
+  auto plain = Classifier::create(folder(6, "llm_reranker").string(), cpu());
+  fs::remove_all(dir);
+  ASSERT_TRUE(prompted.ok()) << prompted.status().to_string();
+  ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+  auto a = (*prompted)->tokenize_pairs(query, texts, "", nullptr);
+  auto b = (*plain)->tokenize_pairs("Judge the passage: " + query, texts, "", nullptr);
+  auto c = (*plain)->tokenize_pairs(query, texts, "", nullptr);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    EXPECT_EQ((*a)[i].ids, (*b)[i].ids) << i;
+    EXPECT_NE((*a)[i].ids, (*c)[i].ids) << i;
+    auto one = (*prompted)->tokenize(ClassifierInput{query, texts[i], true, {}});
+    ASSERT_TRUE(one.ok());
+    EXPECT_EQ(one->ids, (*b)[i].ids) << i;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(SentenceTransformers, StModules, ::testing::Values(5, 6),
                          [](const ::testing::TestParamInfo<int>& i) { return "st" + std::to_string(i.param); });
 

@@ -128,7 +128,9 @@ Result<std::vector<Encoding>> Classifier::tokenize_pairs(std::string_view query,
   // LogitScore form) as the tokenizer's pairs, as a cross-encoder.
   const bool prompt = impl_->llm && impl_->llm->has_prompt();
   if (impl_->llm) DLRT_RETURN_IF_ERROR(impl_->llm->check_instruction(instruction));
-  DLRT_ASSIGN_OR_RETURN(Tokenizer::First first, impl_->tokenizer->encode_first_checked(query));
+  const std::string prompted = impl_->llm && !prompt ? impl_->llm->query_prompt() + std::string(query) : "";
+  DLRT_ASSIGN_OR_RETURN(Tokenizer::First first,
+                        impl_->tokenizer->encode_first_checked(prompted.empty() ? query : prompted));
   if (prompt && first.tokens() + impl_->llm->fixed_tokens() >= impl_->max_length)
     return OutOfRange("the query alone has " + std::to_string(first.tokens()) +
                       " tokens, which with the reranker's "

@@ -90,7 +90,8 @@ json logit_score_modules(const fs::path& folder) {
 // The LogitScore form (see llm_reranker.h): its answer token ids, after the
 // checks that the Transformer is the text-generation one at the folder's root
 // and takes text pairs without a chat template.
-Status load_logit_score(const fs::path& dir, const json& modules, int64_t* yes_id, int64_t* no_id) {
+Status load_logit_score(const fs::path& dir, const json& modules, int64_t* yes_id, int64_t* no_id,
+                        std::string* query_prompt) {
   const std::string where = (dir / "modules.json").string();
   std::string types;
   for (const json& m : modules) types += (types.empty() ? "" : ", ") + jsonu::get_string(m, "type", "?");
@@ -128,6 +129,18 @@ Status load_logit_score(const fs::path& dir, const json& modules, int64_t* yes_i
                         "\"false_token_id\" that is one or null");
   *yes_id = t->get<int64_t>();
   *no_id = f && !f->is_null() ? f->get<int64_t>() : -1;
+  // The default prompt, which CrossEncoder.predict puts before each pair's query (none when
+  // default_prompt_name names no prompt).
+  DLRT_ASSIGN_OR_RETURN(json cst, jsonu::read_optional_json(dir / "config_sentence_transformers.json"));
+  const json* name = cst.is_object() ? jsonu::member(cst, "default_prompt_name") : nullptr;
+  const json* prompts = cst.is_object() ? jsonu::member(cst, "prompts") : nullptr;
+  if (name && name->is_string() && prompts && prompts->is_object()) {
+    const json* prompt = jsonu::member(*prompts, name->get<std::string>());
+    if (prompt && !prompt->is_string())
+      return InvalidModel((dir / "config_sentence_transformers.json").string() + ": the prompt \"" +
+                          name->get<std::string>() + "\" must be a string");
+    if (prompt) *query_prompt = prompt->get<std::string>();
+  }
   return Status::Ok();
 }
 
@@ -147,7 +160,7 @@ Result<LlmReranker> LlmReranker::load(const fs::path& dir, const Tokenizer& toke
   if (json modules = logit_score_modules(dir); !modules.is_null() && !fs::exists(dir / kConfigFile)) {
     LlmReranker r;
     r.pairs_ = true;
-    DLRT_RETURN_IF_ERROR(load_logit_score(dir, modules, &r.yes_id_, &r.no_id_));
+    DLRT_RETURN_IF_ERROR(load_logit_score(dir, modules, &r.yes_id_, &r.no_id_, &r.query_prompt_));
     return r;
   }
   const fs::path path = dir / kConfigFile;
@@ -194,7 +207,7 @@ Result<Encoding> LlmReranker::encode(const Tokenizer& tokenizer, std::string_vie
   if (pairs_) {
     DLRT_RETURN_IF_ERROR(check_instruction(instruction));
     return encode_within(max_length, truncated, [&](size_t limit, size_t* n) {
-      return tokenizer.encode_pair_checked(query, document, limit, n);
+      return tokenizer.encode_pair_checked(query_prompt_ + std::string(query), document, limit, n);
     });
   }
   const size_t fixed = prefix_ids_.size() + suffix_ids_.size();

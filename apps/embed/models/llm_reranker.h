@@ -12,8 +12,8 @@
 // Or sentence-transformers 6's CrossEncoder over a causal LM: a modules.json of
 // a text-generation Transformer and a LogitScore (its true_token_id and
 // false_token_id); each pair is then the tokenizer's pair encoding (longest
-// first truncation), no prompt, scored logit(true) - logit(false) (logit(true)
-// when false_token_id is null). One whose pairs go through the tokenizer's chat
+// first truncation; the default prompt, if any, before the query), scored
+// logit(true) - logit(false) (logit(true) when false_token_id is null). One whose pairs go through the tokenizer's chat
 // template (a "message" modality) is refused: dlrt renders no chat templates.
 //
 // The prompt is Qwen3-Reranker's model card's unless reranker_config.json
@@ -68,6 +68,9 @@ class LlmReranker {
   bool has_prompt() const { return !pairs_; }
   // kInvalidArgument for a non-empty instruction without a prompt.
   Status check_instruction(const std::string& instruction) const;
+  // sentence-transformers' form: the default prompt (config_sentence_transformers.json's
+  // default_prompt_name) put before each query; empty without one.
+  const std::string& query_prompt() const { return query_prompt_; }
 
   // logit(yes) - logit(no) at the last position with mask 1, per row of a
   // [batch, length, vocabulary] float logits tensor; `mask` is [batch, length].
@@ -78,7 +81,7 @@ class LlmReranker {
   int64_t no_id() const { return no_id_; }
 
  private:
-  std::string template_, instruction_;
+  std::string template_, instruction_, query_prompt_;
   std::vector<int64_t> prefix_ids_, suffix_ids_;
   int64_t yes_id_ = -1, no_id_ = -1;  // no_id_ -1 in the LogitScore form: logit(yes) alone
   bool pairs_ = false;
