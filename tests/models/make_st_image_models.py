@@ -63,12 +63,14 @@ with their input, output and dynamic axis names. ONNX Runtime on each graph
 is checked against the reference.
 """
 import argparse
+import json
 import os
 import shutil
 import sys
 
 import numpy as np
 import torch
+import transformers
 
 from make_image_models import IMAGES, OUT, ROOT, TEXTS, write_json
 
@@ -338,9 +340,82 @@ def make_st6_clip_tiny(out_dir):
     reference(out_dir, text_embeds, image_embeds, f"sentence-transformers {sentence_transformers.__version__}")
 
 
+def make_st_siglip(out_dir, major):
+    """siglip_tiny's configuration, tokenizer and image processor (random
+    weights of seed 81 for 5.x, 82 for 6.x) as sentence-transformers 5.4 and
+    later (5.0 to 5.3's CLIPModel loads CLIP only) and 6.x save a SigLIP: one
+    Transformer module (sentence_transformers.base.modules.transformer.Transformer
+    in both) whose modality_config calls get_text_features and
+    get_image_features, the processor in processor_config.json. The graph is
+    onnx/model.onnx as optimum exports SigLIP (siglip_optimum_tiny's).
+    Reference: image_embeds are model.encode of the images; text_embeds are
+    get_text_features of the texts as SigLIP was trained (max_length, no
+    mask), which dlrt gives. sentence-transformers pads a batch's texts to its
+    longest and masks the padding (its vectors, st_text_embeds, depend on the
+    batch: st_text_cosines says how far they lie from text_embeds)."""
+    import onnxruntime as ort
+    import sentence_transformers
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoTokenizer, SiglipConfig, SiglipImageProcessor, SiglipModel, SiglipProcessor
+
+    version = sentence_transformers.__version__
+    if not version.startswith(major + ".") or version.split(".")[:2] in (["5", "0"], ["5", "1"], ["5", "2"], ["5", "3"]):
+        raise SystemExit(f"{os.path.basename(out_dir)} needs sentence-transformers {major}.x (5.4 or later), not {version}")
+    work = fresh(out_dir)
+    siglip_tiny = os.path.join(OUT, "siglip_tiny")
+    torch.manual_seed(81 if major == "5" else 82)
+    model = SiglipModel(SiglipConfig.from_pretrained(siglip_tiny)).eval()
+    hf = os.path.join(work, "hf")
+    model.save_pretrained(hf)
+    SiglipProcessor(image_processor=SiglipImageProcessor.from_pretrained(siglip_tiny),
+                    tokenizer=AutoTokenizer.from_pretrained(siglip_tiny)).save_pretrained(hf)
+    SentenceTransformer(hf, device="cpu").save(out_dir)
+    st = SentenceTransformer(out_dir, device="cpu")
+    st_text_embeds, image_embeds = st_encode(st)
+    model = st[0].model.eval()
+    tokenizer = st[0].processor.tokenizer
+    max_length = tokenizer.model_max_length
+    text_in = tokenizer(TEXTS, padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
+    pixels = st[0].processor.image_processor(images=images(), return_tensors="pt")["pixel_values"]
+    path = os.path.join(out_dir, "onnx", "model.onnx")
+    os.makedirs(os.path.dirname(path))
+    axes = {"input_ids": INPUT_AXES["input_ids"], "pixel_values": {0: "image_batch_size", 1: "num_channels",
+                                                                   2: "height", 3: "width"}}
+    with torch.no_grad():
+        text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
+        torch.onnx.export(SiglipZeroShot(model), (text_in["input_ids"][:2], pixels[:1]), path,
+                          input_names=["input_ids", "pixel_values"], output_names=list(ZERO_SHOT_AXES),
+                          dynamic_axes={**axes, **ZERO_SHOT_AXES}, opset_version=17, dynamo=False)
+    outs = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
+        ["text_embeds", "image_embeds"], {"input_ids": text_in["input_ids"].numpy(), "pixel_values": pixels.numpy()})
+    for got, want, name in zip(outs, (text_embeds, image_embeds), ("text_embeds", "image_embeds")):
+        cos = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+        if cos.min() < 0.999999:
+            raise SystemExit(f"{os.path.basename(out_dir)}: ONNX Runtime's {name} differs (cosine {cos.min()})")
+    shutil.rmtree(work)
+    reference(out_dir, text_embeds, image_embeds, f"sentence-transformers {version}")
+    ref_path = os.path.join(out_dir, "..", os.path.basename(out_dir) + "_reference.json")
+    with open(ref_path, encoding="utf-8") as f:
+        ref = json.load(f)
+    cos = (st_text_embeds * text_embeds).sum(1) / np.linalg.norm(st_text_embeds, axis=1) / np.linalg.norm(text_embeds, axis=1)
+    ref["text_embeds_by"] = f"transformers {transformers.__version__} get_text_features, max_length, no mask"
+    ref["st_text_embeds"] = np.asarray(st_text_embeds).tolist()
+    ref["st_text_cosines"] = [round(float(c), 6) for c in cos]
+    write_json(ref_path, ref)
+
+
+def make_st57_siglip_tiny(out_dir):
+    make_st_siglip(out_dir, "5")
+
+
+def make_st6_siglip_tiny(out_dir):
+    make_st_siglip(out_dir, "6")
+
+
 FAMILIES = {"clip_optimum_tiny": make_clip_optimum_tiny, "st5_clip_tiny": make_st5_clip_tiny,
             "st57_clip_tiny": make_st57_clip_tiny, "st6_clip_tiny": make_st6_clip_tiny,
-            "siglip_optimum_tiny": make_siglip_optimum_tiny}
+            "siglip_optimum_tiny": make_siglip_optimum_tiny, "st57_siglip_tiny": make_st57_siglip_tiny,
+            "st6_siglip_tiny": make_st6_siglip_tiny}
 
 
 def main():
