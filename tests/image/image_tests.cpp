@@ -317,8 +317,8 @@ TEST(ImagePreprocess, PatchGridSizesAsTransformersFindsThem) {
     int h, w, patch, max, want_h, want_w;
   };
   // Values of transformers 5.24's get_image_size_for_max_num_patches.
-  for (const Case& c : {Case{224, 224, 16, 256, 256, 256}, Case{480, 640, 16, 256, 224, 288}, Case{10, 200, 4, 12, 4, 48},
-                        Case{1, 1, 16, 256, 112, 112}, Case{40, 24, 8, 16, 40, 24}}) {
+  for (const Case& c : {Case{224, 224, 16, 256, 256, 256}, Case{480, 640, 16, 256, 224, 288},
+                        Case{10, 200, 4, 12, 4, 48}, Case{1, 1, 16, 256, 112, 112}, Case{40, 24, 8, 16, 40, 24}}) {
     int h = 0, w = 0;
     img::patch_grid_size(c.h, c.w, c.patch, c.max, h, w);
     EXPECT_EQ(h, c.want_h) << c.h << " x " << c.w;

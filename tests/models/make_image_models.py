@@ -418,7 +418,8 @@ def make_siglip2_tiny(out_dir):
     export(Siglip2VisionTower(model), tuple(a[:1] for a in vision_args), vision_path,
            ["pixel_values", "pixel_attention_mask", "spatial_shapes"], ["image_embeds", "last_hidden_state"],
            {"pixel_values": {0: "batch", 1: "patches"}, "pixel_attention_mask": {0: "batch", 1: "patches"},
-            "spatial_shapes": {0: "batch"}, "image_embeds": {0: "batch"}, "last_hidden_state": {0: "batch", 1: "patches"}})
+            "spatial_shapes": {0: "batch"}, "image_embeds": {0: "batch"},
+            "last_hidden_state": {0: "batch", 1: "patches"}})
     check_onnx(text_path, {"input_ids": text_in["input_ids"].numpy()}, text_embeds, "text")
     check_onnx(vision_path, {"pixel_values": vision_args[0].numpy(), "pixel_attention_mask": vision_args[1].numpy(),
                              "spatial_shapes": vision_args[2].numpy()}, image_embeds, "vision")

@@ -19,7 +19,8 @@ void patch_grid_size(int height, int width, int patch, int max_patches, int& out
   double hi = 100.0;
   while (hi - lo >= kEps) {
     const double scale = (lo + hi) / 2;
-    const double n = (scaled(scale, height) / static_cast<double>(patch)) * (scaled(scale, width) / static_cast<double>(patch));
+    const double n =
+        (scaled(scale, height) / static_cast<double>(patch)) * (scaled(scale, width) / static_cast<double>(patch));
     (n <= max_patches ? lo : hi) = scale;
   }
   out_height = scaled(lo, height);
@@ -58,7 +59,8 @@ Status one_image(const Image& image, const ProcessorConfig& c, size_t index, Pat
   for (int y = 0; y < img->height; ++y) {
     const uint8_t* line = &img->rgb[static_cast<size_t>(y) * img->width * 3];
     for (int x = 0; x < img->width; ++x) {
-      float* dst = base + (static_cast<size_t>(y / p) * cols + x / p) * dim + (static_cast<size_t>(y % p) * p + x % p) * 3;
+      float* dst =
+          base + (static_cast<size_t>(y / p) * cols + x / p) * dim + (static_cast<size_t>(y % p) * p + x % p) * 3;
       for (int ch = 0; ch < 3; ++ch) dst[ch] = lut[ch][line[x * 3 + ch]];
     }
   }

@@ -125,9 +125,9 @@ Result<ProcessorConfig> read_patches(const json& j, const std::string& where, Pr
     return InvalidModel(where + ": max_num_patches must be a positive integer, not " + n->dump());
   const int64_t max_patches = n && !n->is_null() ? n->get<int64_t>() : 256;
   if (max_patches > kMaxPatchPixels / (int64_t{c.patch_size} * c.patch_size))
-    return InvalidModel(where + ": max_num_patches " + std::to_string(max_patches) + " of " + std::to_string(c.patch_size) +
-                        " x " + std::to_string(c.patch_size) + " pixels is past " + std::to_string(kMaxPatchPixels) +
-                        " pixels an image");
+    return InvalidModel(where + ": max_num_patches " + std::to_string(max_patches) + " of " +
+                        std::to_string(c.patch_size) + " x " + std::to_string(c.patch_size) + " pixels is past " +
+                        std::to_string(kMaxPatchPixels) + " pixels an image");
   c.max_num_patches = static_cast<int>(max_patches);
   return c;
 }

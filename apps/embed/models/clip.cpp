@@ -80,8 +80,9 @@ Status check_vision_inputs(const Session& vision, const image::ProcessorConfig& 
   const auto& vin = vision.inputs();
   if (processor.max_num_patches == 0) {
     if (vin.size() != 1 || vin[0].shape.size() != 4 || vin[0].dtype != DType::kFloat32)
-      return InvalidModel(path.string() + ": expected one input, float32 pixel_values [batch, 3, height, width]" +
-                          (vin.size() == 3 ? " (a SigLIP 2 NaFlex tower needs the folder's Siglip2ImageProcessor)" : ""));
+      return InvalidModel(
+          path.string() + ": expected one input, float32 pixel_values [batch, 3, height, width]" +
+          (vin.size() == 3 ? " (a SigLIP 2 NaFlex tower needs the folder's Siglip2ImageProcessor)" : ""));
     pixel_input = vin[0].name;
     return Status::Ok();
   }
@@ -94,16 +95,18 @@ Status check_vision_inputs(const Session& vision, const image::ProcessorConfig& 
   };
   if (vin.size() != 3 || !has("pixel_values", 3, false) || !has("pixel_attention_mask", 2, true) ||
       !has("spatial_shapes", 2, true))
-    return InvalidModel(path.string() +
-                        ": the folder's Siglip2ImageProcessor (NaFlex) needs a vision tower of three inputs, float32 "
-                        "pixel_values [batch, patches, values], pixel_attention_mask [batch, patches] and spatial_shapes "
-                        "[batch, 2] (int32 or int64)");
+    return InvalidModel(
+        path.string() +
+        ": the folder's Siglip2ImageProcessor (NaFlex) needs a vision tower of three inputs, float32 "
+        "pixel_values [batch, patches, values], pixel_attention_mask [batch, patches] and spatial_shapes "
+        "[batch, 2] (int32 or int64)");
   pixel_input = "pixel_values";
   return Status::Ok();
 }
 
 // An int64 batch as the graph's input `name` wants it (int32 or int64).
-Tensor index_tensor(const Session& session, const char* name, std::vector<int64_t> shape, const std::vector<int64_t>& v) {
+Tensor index_tensor(const Session& session, const char* name, std::vector<int64_t> shape,
+                    const std::vector<int64_t>& v) {
   DType dtype = DType::kInt64;
   for (const auto& i : session.inputs())
     if (i.name == name) dtype = i.dtype;
@@ -234,8 +237,10 @@ Result<EmbedResult> ClipEmbedder::embed_images(std::span<const image::Image> ima
   if (impl_->processor.max_num_patches > 0) {
     DLRT_ASSIGN_OR_RETURN(patches, image::preprocess_patches(images, impl_->processor));
     const int64_t n = patches.batch;
-    feeds["pixel_values"] = Tensor::view(DType::kFloat32, {n, patches.patches, patches.patch_dim}, patches.pixels.data());
-    feeds["pixel_attention_mask"] = index_tensor(*impl_->vision, "pixel_attention_mask", {n, patches.patches}, patches.mask);
+    feeds["pixel_values"] =
+        Tensor::view(DType::kFloat32, {n, patches.patches, patches.patch_dim}, patches.pixels.data());
+    feeds["pixel_attention_mask"] =
+        index_tensor(*impl_->vision, "pixel_attention_mask", {n, patches.patches}, patches.mask);
     feeds["spatial_shapes"] = index_tensor(*impl_->vision, "spatial_shapes", {n, 2}, patches.shapes);
   } else {
     DLRT_ASSIGN_OR_RETURN(pixels, image::preprocess_batch(images, impl_->processor));

@@ -45,8 +45,8 @@ class Tokenizer;
 class ClipEmbedder {
  public:
   // Errors: kNotFound naming a missing graph (clip_layout), processor config
-  // or tokenizer; kUnsupported for a model_type other than clip, siglip or siglip2; kInvalidModel for towers without the inputs
-  // and outputs above or whose vectors differ in length; Session::create's.
+  // or tokenizer; kUnsupported for a model_type other than clip, siglip or siglip2; kInvalidModel for towers without
+  // the inputs and outputs above or whose vectors differ in length; Session::create's.
   static Result<std::unique_ptr<ClipEmbedder>> create(const std::string& model_dir, const EmbedderOptions& options);
   ~ClipEmbedder();
   ClipEmbedder(const ClipEmbedder&) = delete;
