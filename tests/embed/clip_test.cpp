@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <span>
@@ -249,8 +250,9 @@ TEST(ClipCli, Refusals) {
 // The folders of sentence-transformers 5.x (CLIPModel) and 6.x (a multimodal
 // Transformer) and optimum's one-graph export (tests/models/image/, made by
 // make_st_image_models.py) against the family's own vectors.
-const char* const kFamilyFolders[] = {"clip_optimum_tiny", "st5_clip_tiny", "st57_clip_tiny",
-                                         "st6_clip_tiny"};
+const char* const kFamilyFolders[] = {"clip_optimum_tiny", "st5_clip_tiny",       "st57_clip_tiny",
+                                      "st6_clip_tiny",     "siglip_optimum_tiny", "st57_siglip_tiny",
+                                      "st6_siglip_tiny",   "siglip2_tiny",        "st6_siglip2_tiny"};
 
 // The folder's texts (one padded batch) and images through ClipEmbedder.
 void expect_reference(const fs::path& dir, const json& ref, const std::string& what) {
@@ -285,30 +287,53 @@ TEST(ClipFolders, SentenceTransformersAndOptimumMatchTheirReferences) {
   for (const char* name : kFamilyFolders) expect_reference(kDir / name, family_reference(name), name);
 }
 
-// optimum's SigLIP graph (input_ids and pixel_values, no attention mask):
-// texts padded to max_length match transformers 5.24's get_text_features.
-// Its images are run, not compared: transformers 5.24's SigLIP image processor
-// and dlrt's (which follows 4.57.6's, siglip_tiny) differ on 2 of the 8
-// images (cosine down to 0.99990).
-TEST(ClipFolders, SiglipOneGraphTextsMatchTransformers) {
-  const json ref = family_reference("siglip_optimum_tiny");
-  auto m = open_clip_embedder(kDir / "siglip_optimum_tiny");
-  ASSERT_TRUE(m);
-  std::vector<Encoding> batch;
-  for (const auto& t : ref["texts"]) {
-    auto e = m->tokenize(t.get<std::string>());
-    ASSERT_TRUE(e.ok()) << e.status().to_string();
-    EXPECT_EQ(e->ids.size(), m->max_length());
-    batch.push_back(std::move(e).value());
+// SigLIP in optimum's one graph (input_ids and pixel_values, no attention
+// mask), as sentence-transformers 5.7 and 6.2 save it, and SigLIP 2: texts padded to
+// max_length and attended in full, as SigLIP was trained (the references'
+// text_embeds); sentence-transformers' own text vectors pad a batch to its
+// longest text and mask the rest, which differs (st_text_cosines).
+TEST(ClipFolders, SiglipTextsArePaddedToMaxLength) {
+  for (const char* name :
+       {"siglip_optimum_tiny", "st57_siglip_tiny", "st6_siglip_tiny", "siglip2_tiny", "st6_siglip2_tiny"}) {
+    const json ref = family_reference(name);
+    auto m = open_clip_embedder(kDir / name);
+    ASSERT_TRUE(m) << name;
+    EXPECT_EQ(m->max_length(), std::string(name) == "st6_siglip2_tiny" ? 64u : 16u) << name;
+    for (const auto& t : ref["texts"]) {
+      auto e = m->tokenize(t.get<std::string>());
+      ASSERT_TRUE(e.ok()) << e.status().to_string();
+      EXPECT_EQ(e->ids.size(), m->max_length()) << name;
+      EXPECT_EQ(std::count(e->attention_mask.begin(), e->attention_mask.end(), 1), int64_t(m->max_length())) << name;
+    }
+    if (!ref.contains("st_text_cosines")) continue;
+    EXPECT_LT(*std::min_element(ref["st_text_cosines"].begin(), ref["st_text_cosines"].end()), 0.99) << name;
   }
-  auto r = m->embed_texts(batch);
-  ASSERT_TRUE(r.ok()) << r.status().to_string();
-  expect_rows(r->vectors, ref["text_embeds"], "siglip_optimum_tiny text");
-  auto img = image::load_file((kRepo / ref["images"][0].get<std::string>()).string());
-  ASSERT_TRUE(img.ok()) << img.status().to_string();
-  auto v = m->embed_images(std::span<const image::Image>(&*img, 1));
-  ASSERT_TRUE(v.ok()) << v.status().to_string();
-  EXPECT_EQ(v->vectors.at(0).size(), m->dimension());
+}
+
+// SigLIP 2 NaFlex (siglip2_tiny): the tower takes patches, their mask and
+// grid; a processor config and a tower of the other kind are refused, naming why.
+TEST(ClipFolders, Siglip2ProcessorAndTowerMustAgree) {
+  const fs::path naflex = testing::copy_folder(kDir / "siglip2_tiny", scratch("naflex_fixed_processor"));
+  EXPECT_EQ(detect_kind(naflex.string()), ModelKind::kClip);
+  testing::write_file(naflex / "preprocessor_config.json",
+                      R"({"image_processor_type": "SiglipImageProcessor", "size": {"height": 32, "width": 32}})");
+  EmbedderOptions o;
+  o.device = "cpu";
+  auto m = ClipEmbedder::create(naflex.string(), o);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kInvalidModel) << m.status().to_string();
+  EXPECT_NE(m.status().message().find("a SigLIP 2 NaFlex tower needs the folder's Siglip2ImageProcessor"),
+            std::string::npos)
+      << m.status().to_string();
+  const fs::path fixed = testing::copy_folder(kDir / "siglip_tiny", scratch("fixed_tower_naflex_processor"));
+  fs::copy_file(kDir / "siglip2_tiny" / "preprocessor_config.json", fixed / "preprocessor_config.json",
+                fs::copy_options::overwrite_existing);
+  m = ClipEmbedder::create(fixed.string(), o);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("Siglip2ImageProcessor (NaFlex) needs a vision tower of three inputs"),
+            std::string::npos)
+      << m.status().to_string();
+  fs::remove_all(scratch(""));
 }
 
 // One graph with both towers: each tower's session runs its nodes only and
@@ -358,7 +383,7 @@ TEST(ClipFolders, St5ModuleFolderLayouts) {
 // A sentence-transformers folder of PyTorch weights only (as both versions
 // save it): the missing graph named, and how to export it.
 TEST(ClipFolders, WithoutAGraphTheRefusalSaysHowToExport) {
-  for (const char* name : {"st5_clip_tiny", "st57_clip_tiny", "st6_clip_tiny"}) {
+  for (const char* name : {"st5_clip_tiny", "st57_clip_tiny", "st6_clip_tiny", "st57_siglip_tiny", "st6_siglip_tiny"}) {
     const fs::path dir = testing::copy_folder(kDir / name, scratch(name));
     fs::remove_all(dir / "onnx");
     EXPECT_EQ(detect_kind(dir.string()), ModelKind::kClip) << name;

@@ -20,6 +20,7 @@
 #include "dlrt/tensor.h"
 #include "embed/image/codecs.h"
 #include "embed/image/image.h"
+#include "embed/image/patches.h"
 #include "embed/image/preprocess.h"
 
 namespace img = dlrt::embed::image;
@@ -220,7 +221,8 @@ float npy_max_diff(const img::PixelValues& got, const std::string& npy, std::str
     return INFINITY;
   }
   const auto& s = ref->shape();
-  if (s.size() != 3 || s[0] != 3 || s[1] != got.height || s[2] != got.width) {
+  const bool patches = s.size() == 2 && s[0] * s[1] == int64_t{got.height} * got.width;  // compared flat
+  if (!patches && (s.size() != 3 || s[0] != 3 || s[1] != got.height || s[2] != got.width)) {
     shape_error = "shape differs: dlrt " + std::to_string(got.height) + " x " + std::to_string(got.width);
     return INFINITY;
   }
@@ -242,10 +244,18 @@ TEST(ImagePreprocess, PixelValuesMatchTransformers) {
       SCOPED_TRACE(file + " with " + cname.get<std::string>());
       auto config = img::load_processor_config(kData + "/configs/" + cname.get<std::string>());
       ASSERT_TRUE(config.ok()) << config.status().to_string();
-      auto pv = img::preprocess(*image, *config);
-      ASSERT_TRUE(pv.ok()) << pv.status().to_string();
+      img::PixelValues pv;
+      if (config->max_num_patches > 0) {  // SigLIP 2's patches: [max_num_patches, patch * patch * 3]
+        auto pb = img::preprocess_patches(std::span<const img::Image>(&*image, 1), *config);
+        ASSERT_TRUE(pb.ok()) << pb.status().to_string();
+        pv = {1, pb->patches * pb->patch_dim, std::move(pb->pixels)};
+      } else {
+        auto one = img::preprocess(*image, *config);
+        ASSERT_TRUE(one.ok()) << one.status().to_string();
+        pv = std::move(one).value();
+      }
       std::string err;
-      const float d = npy_max_diff(*pv, kData + "/" + stem(file) + "." + cname.get<std::string>() + ".npy", err);
+      const float d = npy_max_diff(pv, kData + "/" + stem(file) + "." + cname.get<std::string>() + ".npy", err);
       EXPECT_LE(d, 1e-3f) << err;
       worst = std::max(worst, d);
       ++compared;
@@ -273,11 +283,19 @@ TEST(ImagePreprocess, ConfigsAreReadAsTransformersReadsThem) {
   EXPECT_EQ(c->shortest_edge, 224);
   EXPECT_EQ(c->crop_height, 224);
   EXPECT_NEAR(c->std[2], 0.27577711, 1e-9);
-  // Refusals name what is missing.
+  // SigLIP 2's NaFlex processor: its defaults (16 x 16 patches, at most 256, bilinear).
   c = img::parse_processor_config(R"({"image_processor_type": "Siglip2ImageProcessor"})", "x");
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(c->patch_size, 16);
+  EXPECT_EQ(c->max_num_patches, 256);
+  EXPECT_EQ(c->resample, img::Resample::kBilinear);
+  c = img::parse_processor_config(R"({"image_processor_type": "Siglip2ImageProcessor", "max_num_patches": 1e9})", "x");
+  EXPECT_EQ(c.status().code(), dlrt::StatusCode::kInvalidModel);
+  // Refusals name what is missing.
+  c = img::parse_processor_config(R"({"image_processor_type": "ViTImageProcessor"})", "x");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), dlrt::StatusCode::kUnsupported);
-  EXPECT_NE(c.status().message().find("Siglip2ImageProcessor"), std::string::npos);
+  EXPECT_NE(c.status().message().find("ViTImageProcessor"), std::string::npos);
   c = img::parse_processor_config(R"({"image_processor_type": "CLIPImageProcessor", "resample": 6})", "x");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("resample 6"), std::string::npos);
@@ -290,6 +308,22 @@ TEST(ImagePreprocess, ConfigsAreReadAsTransformersReadsThem) {
   c = img::parse_processor_config("[1, 2", "x");
   ASSERT_FALSE(c.ok());
   EXPECT_FALSE(img::load_processor_config(kData + "/bad").ok());
+}
+
+// get_image_size_for_max_num_patches's binary search: whole patches, at
+// most the budget, the aspect ratio kept as the search finds it.
+TEST(ImagePreprocess, PatchGridSizesAsTransformersFindsThem) {
+  struct Case {
+    int h, w, patch, max, want_h, want_w;
+  };
+  // Values of transformers 5.24's get_image_size_for_max_num_patches.
+  for (const Case& c : {Case{224, 224, 16, 256, 256, 256}, Case{480, 640, 16, 256, 224, 288},
+                        Case{10, 200, 4, 12, 4, 48}, Case{1, 1, 16, 256, 112, 112}, Case{40, 24, 8, 16, 40, 24}}) {
+    int h = 0, w = 0;
+    img::patch_grid_size(c.h, c.w, c.patch, c.max, h, w);
+    EXPECT_EQ(h, c.want_h) << c.h << " x " << c.w;
+    EXPECT_EQ(w, c.want_w) << c.h << " x " << c.w;
+  }
 }
 
 TEST(ImagePreprocess, BatchIsNchwOfOneSize) {

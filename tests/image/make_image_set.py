@@ -9,7 +9,8 @@ chunk writing below), with the references transformers gives for them:
                          [height, width, 3] (EXIF transpose, convert("RGB"))
   <name>.<config>.npy    CLIPImageProcessor / SiglipImageProcessor pixel_values
                          of that image for configs/<config>/preprocessor_config.json,
-                         float32 [3, height, width]
+                         float32 [3, height, width] (Siglip2ImageProcessor's:
+                         [max_num_patches, patch * patch * 3])
   bad/<name>             decompression bombs and malformed files, whose
                          expected errors manifest.json lists
   manifest.json          every image, its reference arrays, and the bad files
@@ -20,6 +21,15 @@ a venv of the pins in scripts/pins.sh:
     python3 -m venv build/venv-images && . scripts/pins.sh && \\
       build/venv-images/bin/pip install $IMAGE_SET_PACKAGES
     build/venv-images/bin/python tests/image/make_image_set.py
+
+The images were written with Pillow 12.0; the <config>.npy references are
+Pillow 13's (whose resize runs the vertical pass first when the height
+shrinks by more than twice the width, a level off here and there against
+12's). `--references` rewrites only them (after a full run too), from the
+committed images, in a venv of $IMAGE_REFERENCE_PACKAGES (transformers 5): each processor gets
+load_image's pixels as a plain RGB image, as transformers 4 processed
+load_image's result (5 also composites a colour the image's info still names
+as transparent, which dlrt does not).
 
 The pixel content is synthetic but photo-like (smooth gradients, edges,
 noise, blurred), from fixed seeds. The processors get
@@ -38,7 +48,7 @@ import numpy as np
 import PIL
 from PIL import Image, ImageFilter
 import transformers
-from transformers import CLIPImageProcessor, SiglipImageProcessor
+from transformers import CLIPImageProcessor, Siglip2ImageProcessor, SiglipImageProcessor
 from transformers.image_utils import load_image
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -57,6 +67,8 @@ CONFIGS = {
     "siglip_hamming": (SiglipImageProcessor, dict(size={"height": 33, "width": 17}, resample=5, do_normalize=False)),
     "clip_box_int_sizes": (CLIPImageProcessor, dict(size=18, crop_size=16, resample=4)),
     "siglip_nearest": (SiglipImageProcessor, dict(size={"height": 21, "width": 26}, resample=0)),
+    # SigLIP 2's NaFlex patches: each image resized to its own grid of at most 12 patches of 4 x 4.
+    "siglip2_patches": (Siglip2ImageProcessor, dict(patch_size=4, max_num_patches=12)),
 }
 # The 224 configs' arrays are 600 KB each: for one image each (an upscale with a crop, an odd
 # RGBA to a fixed size); the small configs reach the same code on every image.
@@ -305,7 +317,42 @@ def exif_hostile(jpeg):
     return out
 
 
+def references():
+    """Rewrites every <name>.<config>.npy of manifest.json from the committed
+    images and configs, and the manifest's reference versions."""
+    with open(os.path.join(OUT, "manifest.json")) as f:
+        manifest = json.load(f)
+    procs = {}
+    for name, (cls, kw) in CONFIGS.items():
+        d = os.path.join(OUT, "configs", name)
+        if not os.path.isdir(d):  # a config added since the full run
+            os.makedirs(d)
+            cls(**kw).to_json_file(os.path.join(d, "preprocessor_config.json"))
+        procs[name] = cls.from_pretrained(d)
+    changed = 0
+    for entry in manifest["images"]:
+        stem = entry["file"].rsplit(".", 1)[0]
+        plain = Image.fromarray(np.asarray(load_image(os.path.join(OUT, entry["file"]))).copy())
+        entry["references"] += [c for c in CONFIGS if c not in entry["references"] and
+                                (c not in BIG_CONFIG_IMAGES or BIG_CONFIG_IMAGES[c] == stem)]
+        for cname in entry["references"]:
+            pv = procs[cname](images=plain, return_tensors="np", input_data_format="channels_last")
+            arr = pv["pixel_values"][0].astype(np.float32)
+            path = os.path.join(OUT, f"{stem}.{cname}.npy")
+            if not os.path.exists(path) or not np.array_equal(np.load(path), arr):
+                np.save(path, arr)
+                changed += 1
+    manifest["references_generator"] = {"transformers": transformers.__version__, "pillow": PIL.__version__,
+                                        "numpy": np.__version__}
+    with open(os.path.join(OUT, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+    print(f"rewrote {changed} reference arrays")
+
+
 def main():
+    if sys.argv[1:] == ["--references"]:
+        return references()
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
     os.makedirs(os.path.join(OUT, "bad"))

@@ -29,6 +29,12 @@ Families (one function each, `make_<name>(out_dir)`, listed in FAMILIES):
 
   siglip_tiny  transformers' SiglipModel the same way (make_siglip_tiny says
              what differs: texts padded to max_length, no attention mask).
+             Made with transformers 5.24 and Pillow 13 (--only siglip_tiny),
+             whose resize order dlrt follows (tests/image/make_image_set.py).
+
+  siglip2_tiny  transformers' Siglip2Model (SigLIP 2's NaFlex variable
+             resolution) the same way, made with transformers 5.24
+             (make_siglip2_tiny says what its towers take).
 
 Weights are random (fixed seeds). The script checks ONNX Runtime on the
 exported towers against torch.
@@ -81,7 +87,10 @@ def small_clip_vocab(texts, merges_wanted=80):
     """A CLIP-style byte-level BPE vocabulary: the 256 byte symbols, each again
     with CLIP's end-of-word "</w>", `merges_wanted` merges learnt from `texts`
     (lowercased, split on spaces), then the two special tokens."""
-    from transformers.models.clip.tokenization_clip import bytes_to_unicode
+    try:
+        from transformers.models.clip.tokenization_clip import bytes_to_unicode
+    except ImportError:  # transformers 5
+        from transformers.convert_slow_tokenizer import bytes_to_unicode
 
     symbols = list(bytes_to_unicode().values())
     vocab = symbols + [s + "</w>" for s in symbols]
@@ -253,6 +262,21 @@ class SiglipVisionTower(torch.nn.Module):
         return out.pooler_output, out.last_hidden_state
 
 
+def plain_rgb(image):
+    """load_image's pixels as a plain RGB image: transformers 5's convert_to_rgb
+    composites onto white the colour an RGB image's info still names as
+    transparent (the GIF of IMAGES keeps one); 4.x, whose rule dlrt follows,
+    does not."""
+    from PIL import Image
+
+    return Image.fromarray(np.asarray(image).copy())
+
+
+def pooled(out):
+    """get_*_features' vectors: transformers 5 returns them as pooler_output."""
+    return (out.pooler_output if hasattr(out, "pooler_output") else out).detach().numpy()
+
+
 def make_siglip_tiny(out_dir):
     """transformers' SiglipModel from a small SiglipConfig (2 layers, hidden 32,
     32 x 32 images in 8 x 8 patches, the attention-pooling head) with
@@ -294,11 +318,11 @@ def make_siglip_tiny(out_dir):
     image_processor.save_pretrained(hf)
 
     text_in = tokenizer(TEXTS, padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
-    images = [load_image(os.path.join(ROOT, p)) for p in IMAGES]
+    images = [plain_rgb(load_image(os.path.join(ROOT, p))) for p in IMAGES]
     image_in = image_processor(images=images, return_tensors="pt")
     with torch.no_grad():
-        text_embeds = model.get_text_features(input_ids=text_in["input_ids"]).numpy()
-        image_embeds = model.get_image_features(pixel_values=image_in["pixel_values"]).numpy()
+        text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
+        image_embeds = pooled(model.get_image_features(pixel_values=image_in["pixel_values"]))
 
     onnx_dir = os.path.join(hf, "onnx")
     os.makedirs(onnx_dir)
@@ -317,7 +341,8 @@ def make_siglip_tiny(out_dir):
     os.makedirs(out_dir)
     for name in ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json",
                  "special_tokens_map.json", "vocab.json", "merges.txt"]:
-        shutil.copy(os.path.join(hf, name), os.path.join(out_dir, name))
+        if os.path.exists(os.path.join(hf, name)):  # transformers 5 writes no special_tokens_map, vocab, merges
+            shutil.copy(os.path.join(hf, name), os.path.join(out_dir, name))
     shutil.copytree(onnx_dir, os.path.join(out_dir, "onnx"))
     shutil.rmtree(work)
     write_json(os.path.join(out_dir, "..", "siglip_tiny_reference.json"), {
@@ -329,7 +354,93 @@ def make_siglip_tiny(out_dir):
     })
 
 
-FAMILIES = {"clip_tiny": make_clip_tiny, "siglip_tiny": make_siglip_tiny}
+class Siglip2VisionTower(torch.nn.Module):
+    """Siglip2VisionModel's pooled output (NaFlex: patches, their mask and grid)."""
+
+    def __init__(self, siglip2):
+        super().__init__()
+        self.vision_model = siglip2.vision_model
+
+    def forward(self, pixel_values, pixel_attention_mask, spatial_shapes):
+        out = self.vision_model(pixel_values=pixel_values, pixel_attention_mask=pixel_attention_mask,
+                                spatial_shapes=spatial_shapes)
+        return out.pooler_output, out.last_hidden_state
+
+
+def make_siglip2_tiny(out_dir):
+    """transformers' Siglip2Model (SigLIP 2 NaFlex) from a small Siglip2Config
+    (2 layers, hidden 32, 8 x 8 patches, a 4 x 4 position grid) with
+    Siglip2ImageProcessor (at most 16 patches an image, each image resized to
+    its own grid) and siglip_tiny's tokenizer, exported as towers: text
+    input_ids only (padded to max_length, no mask, as siglip_tiny), vision
+    pixel_values [batch, 16, 192], pixel_attention_mask and spatial_shapes.
+    Needs transformers 5 (its position-embedding resize is tensor arithmetic,
+    which exports with the grid as an input)."""
+    from transformers import AutoTokenizer, Siglip2Config, Siglip2ImageProcessor, Siglip2Model
+    from transformers.image_utils import load_image
+
+    work = out_dir + ".work"
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    tokenizer = AutoTokenizer.from_pretrained(os.path.join(OUT, "siglip_tiny"))
+    max_length = tokenizer.model_max_length
+    image_processor = Siglip2ImageProcessor(patch_size=8, max_num_patches=16)
+    torch.manual_seed(83)
+    vocab = tokenizer.get_vocab()
+    config = Siglip2Config(
+        text_config=dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, max_position_embeddings=max_length,
+                         pad_token_id=vocab["<|endoftext|>"], eos_token_id=vocab["<|endoftext|>"],
+                         bos_token_id=vocab["<|startoftext|>"]),
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                           patch_size=8, num_patches=16))
+    model = Siglip2Model(config).eval()
+    hf = os.path.join(work, "hf")
+    model.save_pretrained(hf)
+    tokenizer.save_pretrained(hf)
+    image_processor.save_pretrained(hf)
+
+    text_in = tokenizer(TEXTS, padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
+    images = [plain_rgb(load_image(os.path.join(ROOT, p))) for p in IMAGES]
+    image_in = image_processor(images=images, return_tensors="pt")
+    vision_args = (image_in["pixel_values"], image_in["pixel_attention_mask"], image_in["spatial_shapes"])
+    with torch.no_grad():
+        text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
+        image_embeds = pooled(model.get_image_features(*vision_args))
+
+    onnx_dir = os.path.join(hf, "onnx")
+    os.makedirs(onnx_dir)
+    text_path = os.path.join(onnx_dir, "text_model.onnx")
+    vision_path = os.path.join(onnx_dir, "vision_model.onnx")
+    export(SiglipTextTower(model), (text_in["input_ids"],), text_path, ["input_ids"],
+           ["text_embeds", "last_hidden_state"],
+           {"input_ids": {0: "batch"}, "text_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
+    export(Siglip2VisionTower(model), tuple(a[:1] for a in vision_args), vision_path,
+           ["pixel_values", "pixel_attention_mask", "spatial_shapes"], ["image_embeds", "last_hidden_state"],
+           {"pixel_values": {0: "batch", 1: "patches"}, "pixel_attention_mask": {0: "batch", 1: "patches"},
+            "spatial_shapes": {0: "batch"}, "image_embeds": {0: "batch"},
+            "last_hidden_state": {0: "batch", 1: "patches"}})
+    check_onnx(text_path, {"input_ids": text_in["input_ids"].numpy()}, text_embeds, "text")
+    check_onnx(vision_path, {"pixel_values": vision_args[0].numpy(), "pixel_attention_mask": vision_args[1].numpy(),
+                             "spatial_shapes": vision_args[2].numpy()}, image_embeds, "vision")
+
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.makedirs(out_dir)
+    for name in ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json"]:
+        shutil.copy(os.path.join(hf, name), os.path.join(out_dir, name))
+    shutil.copytree(onnx_dir, os.path.join(out_dir, "onnx"))
+    shutil.rmtree(work)
+    write_json(os.path.join(out_dir, "..", "siglip2_tiny_reference.json"), {
+        "texts": TEXTS,
+        "max_length": max_length,
+        "images": IMAGES,
+        "spatial_shapes": image_in["spatial_shapes"].tolist(),
+        "text_embeds": text_embeds.tolist(),
+        "image_embeds": image_embeds.tolist(),
+    })
+
+
+FAMILIES = {"clip_tiny": make_clip_tiny, "siglip_tiny": make_siglip_tiny, "siglip2_tiny": make_siglip2_tiny}
 
 
 def main():

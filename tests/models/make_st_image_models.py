@@ -10,8 +10,9 @@ transformers 5, onnx, onnxruntime and pillow, sentence-transformers on
 PYTHONPATH (5.0 to 5.3 for st5_clip_tiny, 5.4 or later 5.x for st57_clip_tiny, 6.x for st6_clip_tiny):
 
     PYTHONPATH=<sentence-transformers 5.3> python tests/models/make_st_image_models.py --only clip_optimum_tiny st5_clip_tiny
-    PYTHONPATH=<sentence-transformers 5.7> python tests/models/make_st_image_models.py --only st57_clip_tiny
-    PYTHONPATH=<sentence-transformers 6.x> python tests/models/make_st_image_models.py --only st6_clip_tiny
+    PYTHONPATH=<sentence-transformers 5.7> python tests/models/make_st_image_models.py --only st57_clip_tiny st57_siglip_tiny
+    PYTHONPATH=<sentence-transformers 6.x> python tests/models/make_st_image_models.py --only st6_clip_tiny st6_siglip_tiny \\
+        st6_siglip2_tiny
 
 Families:
 
@@ -26,10 +27,16 @@ Families:
   siglip_optimum_tiny  the same for SigLIP (siglip_tiny's configuration,
              tokenizer and image processor): optimum's SiglipOnnxConfig takes
              input_ids and pixel_values, no attention mask; texts padded to
-             max_length as SigLIP was trained. Its image vectors differ from
-             dlrt's on 2 of the 8 images (cosine down to 0.99990: transformers
-             5's SigLIP image processor against 4.57.6's, which dlrt follows);
-             the tests compare its texts.
+             max_length as SigLIP was trained. (Its image vectors once differed
+             from dlrt's on 2 of the 8 images, cosine 0.999899 and 0.999997:
+             Pillow 13 resizes those two sizes vertically first, which dlrt
+             now does too.)
+
+  st57_siglip_tiny, st6_siglip_tiny  SigLIP as sentence-transformers 5.4+
+             and 6.x save it (make_st_siglip says how).
+
+  st6_siglip2_tiny  SigLIP 2 NaFlex as sentence-transformers 6.x saves it
+             (make_st6_siglip2_tiny says how).
 
   st5_clip_tiny  sentence-transformers 5.0 to 5.3: SentenceTransformer(modules=
              [models.CLIPModel(folder)]).save(): modules.json and the CLIP
@@ -63,12 +70,14 @@ with their input, output and dynamic axis names. ONNX Runtime on each graph
 is checked against the reference.
 """
 import argparse
+import json
 import os
 import shutil
 import sys
 
 import numpy as np
 import torch
+import transformers
 
 from make_image_models import IMAGES, OUT, ROOT, TEXTS, write_json
 
@@ -338,9 +347,159 @@ def make_st6_clip_tiny(out_dir):
     reference(out_dir, text_embeds, image_embeds, f"sentence-transformers {sentence_transformers.__version__}")
 
 
+def make_st_siglip(out_dir, major):
+    """siglip_tiny's configuration, tokenizer and image processor (random
+    weights of seed 81 for 5.x, 82 for 6.x) as sentence-transformers 5.4 and
+    later (5.0 to 5.3's CLIPModel loads CLIP only) and 6.x save a SigLIP: one
+    Transformer module (sentence_transformers.base.modules.transformer.Transformer
+    in both) whose modality_config calls get_text_features and
+    get_image_features, the processor in processor_config.json. The graph is
+    onnx/model.onnx as optimum exports SigLIP (siglip_optimum_tiny's).
+    Reference: image_embeds are model.encode of the images; text_embeds are
+    get_text_features of the texts as SigLIP was trained (max_length, no
+    mask), which dlrt gives. sentence-transformers pads a batch's texts to its
+    longest and masks the padding (its vectors, st_text_embeds, depend on the
+    batch: st_text_cosines says how far they lie from text_embeds)."""
+    import onnxruntime as ort
+    import sentence_transformers
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoTokenizer, SiglipConfig, SiglipImageProcessor, SiglipModel, SiglipProcessor
+
+    version = sentence_transformers.__version__
+    old = version.split(".")[:2] in (["5", "0"], ["5", "1"], ["5", "2"], ["5", "3"])
+    if not version.startswith(major + ".") or old:
+        raise SystemExit(f"{os.path.basename(out_dir)} needs sentence-transformers {major}.x (5.4 or later), "
+                         f"not {version}")
+    work = fresh(out_dir)
+    siglip_tiny = os.path.join(OUT, "siglip_tiny")
+    torch.manual_seed(81 if major == "5" else 82)
+    model = SiglipModel(SiglipConfig.from_pretrained(siglip_tiny)).eval()
+    hf = os.path.join(work, "hf")
+    model.save_pretrained(hf)
+    SiglipProcessor(image_processor=SiglipImageProcessor.from_pretrained(siglip_tiny),
+                    tokenizer=AutoTokenizer.from_pretrained(siglip_tiny)).save_pretrained(hf)
+    SentenceTransformer(hf, device="cpu").save(out_dir)
+    st = SentenceTransformer(out_dir, device="cpu")
+    st_text_embeds, image_embeds = st_encode(st)
+    model = st[0].model.eval()
+    tokenizer = st[0].processor.tokenizer
+    max_length = tokenizer.model_max_length
+    text_in = tokenizer(TEXTS, padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
+    pixels = st[0].processor.image_processor(images=images(), return_tensors="pt")["pixel_values"]
+    path = os.path.join(out_dir, "onnx", "model.onnx")
+    os.makedirs(os.path.dirname(path))
+    axes = {"input_ids": INPUT_AXES["input_ids"], "pixel_values": {0: "image_batch_size", 1: "num_channels",
+                                                                   2: "height", 3: "width"}}
+    with torch.no_grad():
+        text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
+        torch.onnx.export(SiglipZeroShot(model), (text_in["input_ids"][:2], pixels[:1]), path,
+                          input_names=["input_ids", "pixel_values"], output_names=list(ZERO_SHOT_AXES),
+                          dynamic_axes={**axes, **ZERO_SHOT_AXES}, opset_version=17, dynamo=False)
+    outs = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
+        ["text_embeds", "image_embeds"], {"input_ids": text_in["input_ids"].numpy(), "pixel_values": pixels.numpy()})
+    for got, want, name in zip(outs, (text_embeds, image_embeds), ("text_embeds", "image_embeds")):
+        cos = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+        if cos.min() < 0.999999:
+            raise SystemExit(f"{os.path.basename(out_dir)}: ONNX Runtime's {name} differs (cosine {cos.min()})")
+    shutil.rmtree(work)
+    reference(out_dir, text_embeds, image_embeds, f"sentence-transformers {version}")
+    ref_path = os.path.join(out_dir, "..", os.path.basename(out_dir) + "_reference.json")
+    with open(ref_path, encoding="utf-8") as f:
+        ref = json.load(f)
+    norms = np.linalg.norm(st_text_embeds, axis=1) * np.linalg.norm(text_embeds, axis=1)
+    cos = (st_text_embeds * text_embeds).sum(1) / norms
+    ref["text_embeds_by"] = f"transformers {transformers.__version__} get_text_features, max_length, no mask"
+    ref["st_text_embeds"] = np.asarray(st_text_embeds).tolist()
+    ref["st_text_cosines"] = [round(float(c), 6) for c in cos]
+    write_json(ref_path, ref)
+
+
+def make_st57_siglip_tiny(out_dir):
+    make_st_siglip(out_dir, "5")
+
+
+def make_st6_siglip_tiny(out_dir):
+    make_st_siglip(out_dir, "6")
+
+
+def make_st6_siglip2_tiny(out_dir):
+    """A SigLIP 2 NaFlex as sentence-transformers 6.x saves it: one
+    Transformer module over a Siglip2Model, Siglip2Processor in
+    processor_config.json. That processor applies its class defaults (16 x 16
+    patches, at most 256, texts padded to 64) over the image processor's, so
+    the tiny model (siglip2_tiny's sizes otherwise; seed 84) has them: a
+    16 x 16 position grid, 64 text positions, tokenizer model_max_length 64.
+    The graphs are siglip2_tiny's towers in onnx/ (no optimum export of SigLIP
+    2 exists to follow); model.safetensors is not kept. Reference as
+    make_st_siglip's: texts padded on the right without a mask (dlrt's rule);
+    sentence-transformers' encode (st_text_embeds) goes through transformers'
+    Siglip2Tokenizer, which pads on the left, and passes the mask."""
+    import sentence_transformers
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoTokenizer, Siglip2Config, Siglip2ImageProcessor, Siglip2Model, Siglip2Processor
+
+    from make_image_models import Siglip2VisionTower, SiglipTextTower, check_onnx, export
+
+    version = sentence_transformers.__version__
+    if not version.startswith("6."):
+        raise SystemExit(f"st6_siglip2_tiny needs sentence-transformers 6.x, not {version}")
+    work = fresh(out_dir)
+    tokenizer = AutoTokenizer.from_pretrained(os.path.join(OUT, "siglip_tiny"), model_max_length=64)
+    vocab = tokenizer.get_vocab()
+    torch.manual_seed(84)
+    config = Siglip2Config(
+        text_config=dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, max_position_embeddings=64, pad_token_id=vocab["<|endoftext|>"],
+                         eos_token_id=vocab["<|endoftext|>"], bos_token_id=vocab["<|startoftext|>"]),
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                           patch_size=16, num_patches=256))
+    hf = os.path.join(work, "hf")
+    Siglip2Model(config).eval().save_pretrained(hf)
+    Siglip2Processor(image_processor=Siglip2ImageProcessor(), tokenizer=tokenizer).save_pretrained(hf)
+    SentenceTransformer(hf, device="cpu").save(out_dir)
+    st = SentenceTransformer(out_dir, device="cpu")
+    st_text_embeds, image_embeds = st_encode(st)
+    model = st[0].model.eval()
+    # The folder's tokenizer (transformers 5 makes it a Siglip2Tokenizer, which pads on the left): dlrt's rule.
+    text_in = st[0].processor.tokenizer(TEXTS, padding="max_length", truncation=True, max_length=64,
+                                        padding_side="right", return_tensors="pt")
+    image_in = st[0].processor.image_processor(images=images(), return_tensors="pt")
+    vision_args = (image_in["pixel_values"], image_in["pixel_attention_mask"], image_in["spatial_shapes"])
+    with torch.no_grad():
+        text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
+        onnx_dir = os.path.join(out_dir, "onnx")
+        os.makedirs(onnx_dir)
+        export(SiglipTextTower(model), (text_in["input_ids"],), os.path.join(onnx_dir, "text_model.onnx"),
+               ["input_ids"], ["text_embeds", "last_hidden_state"],
+               {"input_ids": {0: "batch"}, "text_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
+        export(Siglip2VisionTower(model), tuple(a[:1] for a in vision_args), os.path.join(onnx_dir, "vision_model.onnx"),
+               ["pixel_values", "pixel_attention_mask", "spatial_shapes"], ["image_embeds", "last_hidden_state"],
+               {"pixel_values": {0: "batch", 1: "patches"}, "pixel_attention_mask": {0: "batch", 1: "patches"},
+                "spatial_shapes": {0: "batch"}, "image_embeds": {0: "batch"},
+                "last_hidden_state": {0: "batch", 1: "patches"}})
+    check_onnx(os.path.join(onnx_dir, "text_model.onnx"), {"input_ids": text_in["input_ids"].numpy()}, text_embeds,
+               "text")
+    check_onnx(os.path.join(onnx_dir, "vision_model.onnx"),
+               {"pixel_values": vision_args[0].numpy(), "pixel_attention_mask": vision_args[1].numpy(),
+                "spatial_shapes": vision_args[2].numpy()}, image_embeds, "vision")
+    shutil.rmtree(work)
+    os.remove(os.path.join(out_dir, "model.safetensors"))  # 400 KB dlrt does not read
+    reference(out_dir, text_embeds, image_embeds, f"sentence-transformers {version}")
+    ref_path = os.path.join(out_dir, "..", "st6_siglip2_tiny_reference.json")
+    with open(ref_path, encoding="utf-8") as f:
+        ref = json.load(f)
+    norms = np.linalg.norm(st_text_embeds, axis=1) * np.linalg.norm(text_embeds, axis=1)
+    ref["text_embeds_by"] = (f"transformers {transformers.__version__} get_text_features, the folder's tokenizer, "
+                             "padded on the right to 64, no mask")
+    ref["st_text_embeds"] = np.asarray(st_text_embeds).tolist()
+    ref["st_text_cosines"] = [round(float(c), 6) for c in (st_text_embeds * text_embeds).sum(1) / norms]
+    write_json(ref_path, ref)
+
+
 FAMILIES = {"clip_optimum_tiny": make_clip_optimum_tiny, "st5_clip_tiny": make_st5_clip_tiny,
             "st57_clip_tiny": make_st57_clip_tiny, "st6_clip_tiny": make_st6_clip_tiny,
-            "siglip_optimum_tiny": make_siglip_optimum_tiny}
+            "siglip_optimum_tiny": make_siglip_optimum_tiny, "st57_siglip_tiny": make_st57_siglip_tiny,
+            "st6_siglip_tiny": make_st6_siglip_tiny, "st6_siglip2_tiny": make_st6_siglip2_tiny}
 
 
 def main():

@@ -220,7 +220,9 @@ TEST(ServeClip, Base64Decoding) {
 // (tests/models/image/, make_st_image_models.py): texts and images on
 // /v1/embeddings against the family's own vectors.
 TEST(ServeClip, FamilyFoldersMatchTheirReferences) {
-  for (const char* name : {"clip_optimum_tiny", "st5_clip_tiny", "st57_clip_tiny", "st6_clip_tiny"}) {
+  for (const char* name :
+       {"clip_optimum_tiny", "st5_clip_tiny", "st57_clip_tiny", "st6_clip_tiny", "siglip_optimum_tiny",
+        "st57_siglip_tiny", "st6_siglip_tiny", "siglip2_tiny", "st6_siglip2_tiny"}) {
     const json ref = json::parse(testing::slurp(kDir / (std::string(name) + "_reference.json")));
     ClipServer s(name);
     json images = json::array();

@@ -28,19 +28,23 @@ constexpr int64_t kMaxConfigSide = 8192;
 // strip would otherwise ask for 224 x 14.7 M pixels.
 constexpr int64_t kMaxResizedPixels = int64_t{1} << 26;
 
-enum class Family { kClip, kSiglip };
+// The most values a NaFlex config may ask for an image (max_num_patches x patch_size^2).
+constexpr int64_t kMaxPatchPixels = int64_t{1} << 24;
+
+enum class Family { kClip, kSiglip, kSiglip2 };
 
 Result<Family> family_of(const std::string& type, const std::string& where) {
   if (type == "CLIPImageProcessor" || type == "CLIPImageProcessorFast" || type == "CLIPFeatureExtractor")
     return Family::kClip;
   if (type == "SiglipImageProcessor" || type == "SiglipImageProcessorFast") return Family::kSiglip;
+  if (type == "Siglip2ImageProcessor" || type == "Siglip2ImageProcessorFast") return Family::kSiglip2;
   if (type.empty())
     return Unsupported(where +
                        ": no image_processor_type; dlrt preprocesses images as CLIPImageProcessor and "
                        "SiglipImageProcessor do");
   return Unsupported(where + ": image_processor_type \"" + type +
-                     "\" is not implemented; dlrt preprocesses images as CLIPImageProcessor and "
-                     "SiglipImageProcessor (and their Fast variants) do");
+                     "\" is not implemented; dlrt preprocesses images as CLIPImageProcessor, "
+                     "SiglipImageProcessor and Siglip2ImageProcessor (and their Fast variants) do");
 }
 
 Result<int> side(const json& v, const std::string& what) {
@@ -112,6 +116,22 @@ Status read_triple(const json& j, const char* key, std::array<double, 3>& out, b
   return Status::Ok();
 }
 
+// Siglip2ImageProcessor's patch_size and max_num_patches (its size is computed per image).
+Result<ProcessorConfig> read_patches(const json& j, const std::string& where, ProcessorConfig c) {
+  const json* p = jsonu::member(j, "patch_size");
+  const json* n = jsonu::member(j, "max_num_patches");
+  DLRT_ASSIGN_OR_RETURN(c.patch_size, side(p && !p->is_null() ? *p : json(16), where + ": patch_size"));
+  if (n && !n->is_null() && (!n->is_number_integer() || n->get<int64_t>() <= 0))
+    return InvalidModel(where + ": max_num_patches must be a positive integer, not " + n->dump());
+  const int64_t max_patches = n && !n->is_null() ? n->get<int64_t>() : 256;
+  if (max_patches > kMaxPatchPixels / (int64_t{c.patch_size} * c.patch_size))
+    return InvalidModel(where + ": max_num_patches " + std::to_string(max_patches) + " of " +
+                        std::to_string(c.patch_size) + " x " + std::to_string(c.patch_size) + " pixels is past " +
+                        std::to_string(kMaxPatchPixels) + " pixels an image");
+  c.max_num_patches = static_cast<int>(max_patches);
+  return c;
+}
+
 }  // namespace
 
 Result<ProcessorConfig> parse_processor_config(const std::string& text, const std::string& where) {
@@ -138,10 +158,11 @@ Result<ProcessorConfig> parse_processor_config(const std::string& text, const st
     if (!f->is_number() || !(f->get<double>() > 0)) return InvalidModel(where + ": rescale_factor must be above 0");
     c.rescale_factor = f->get<double>();
   }
-  const int64_t resample = jsonu::get_int(j, "resample", 3);
+  const int64_t resample = jsonu::get_int(j, "resample", family == Family::kSiglip2 ? 2 : 3);
   if (resample < 0 || resample > 5)
     return InvalidModel(where + ": resample " + std::to_string(resample) + " is not one of PIL's filters (0 to 5)");
   c.resample = static_cast<Resample>(resample);
+  if (family == Family::kSiglip2) return read_patches(j, where, c);
   const json* size = jsonu::member(j, "size");
   const json default_size = clip ? json{{"shortest_edge", 224}} : json{{"height", 224}, {"width", 224}};
   DLRT_RETURN_IF_ERROR(read_size(size && !size->is_null() ? *size : default_size, false, where + ": size",

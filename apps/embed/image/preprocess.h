@@ -1,6 +1,7 @@
 // An image model's preprocessing, as its folder's preprocessor_config.json
 // (or processor_config.json's "image_processor") asks, with the semantics of
-// transformers' CLIPImageProcessor and SiglipImageProcessor on a PIL image:
+// transformers' CLIPImageProcessor and SiglipImageProcessor on a PIL image
+// (Siglip2ImageProcessor's patches: patches.h):
 // resize (shortest edge or a fixed size, PIL's resampling filters with PIL's
 // 8-bit fixed-point arithmetic), center crop (zero padding where the crop is
 // larger), rescale, normalize, channels first.
@@ -22,7 +23,7 @@ namespace dlrt::embed::image {
 enum class Resample { kNearest = 0, kLanczos = 1, kBilinear = 2, kBicubic = 3, kBox = 4, kHamming = 5 };
 
 struct ProcessorConfig {
-  std::string type;  // image_processor_type: "CLIPImageProcessor", "SiglipImageProcessor"
+  std::string type;  // image_processor_type: "CLIPImageProcessor", "SiglipImageProcessor", "Siglip2ImageProcessor"
   bool do_resize = true;
   int shortest_edge = 0;  // > 0: resize the shorter side to it, keeping the aspect ratio
   int height = 0;         // else a fixed height x width
@@ -37,6 +38,9 @@ struct ProcessorConfig {
   std::array<double, 3> mean{};
   std::array<double, 3> std{1.0, 1.0, 1.0};
   bool do_convert_rgb = true;  // images are RGB here already (decode()); kept for the record
+  // Siglip2ImageProcessor (NaFlex, patches.h): > 0 for it, which takes no size or crop.
+  int patch_size = 0;
+  int max_num_patches = 0;
 };
 
 // The config of a JSON text (preprocessor_config.json, or processor_config.json

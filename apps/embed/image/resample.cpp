@@ -1,5 +1,6 @@
-// PIL's resampling of 8-bit images (the semantics of Pillow's Resample.c):
-// separable, horizontal pass then vertical; per output pixel a window of the
+// PIL's resampling of 8-bit images (the semantics of Pillow 13's Resample.c):
+// separable, horizontal pass then vertical (vertical first when the height
+// shrinks by more than twice the width); per output pixel a window of the
 // filter's support times the downscale factor, weights normalised to sum 1,
 // then turned into 22-bit fixed point and accumulated in int with rounding,
 // clipped to 0..255 after each pass. Matching that arithmetic is what makes
@@ -185,6 +186,19 @@ Result<Image> resize(const Image& image, int width, int height, Resample filter)
       return out;
     }
     const Coeffs cv = precompute(image.height, height, f);
+    // Pillow 13 runs the vertical pass first when the height shrinks by more
+    // than twice the width does; the clip to 8 bits between passes makes the
+    // order visible (a level here and there), so it is followed.
+    if (height < image.height && width != image.width &&
+        image.height - height > 2 * (static_cast<int64_t>(image.width) - width)) {
+      Image tmp;
+      DLRT_RETURN_IF_ERROR(allocate_rgb(tmp, image.width, height));
+      vertical(image, tmp, cv, 0);
+      Image out;
+      DLRT_RETURN_IF_ERROR(allocate_rgb(out, width, height));
+      horizontal(tmp, 0, out, precompute(image.width, width, f));
+      return out;
+    }
     const int first = cv.bounds[0];
     const int last = cv.bounds[2 * (height - 1)] + cv.bounds[2 * (height - 1) + 1];
     Image tmp;

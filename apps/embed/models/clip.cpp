@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlrt/tensor.h"
+#include "embed/image/patches.h"
 #include "embed/models/clip_folder.h"
 #include "embed/models/token_inputs.h"
 #include "embed/tokenizer/json_util.h"
@@ -71,6 +72,48 @@ Result<int64_t> siglip_pad_id(const fs::path& dir, const Tokenizer& tok, const j
   return InvalidModel(dir.string() + ": a SigLIP folder needs its pad token (tokenizer_config.json's pad_token)");
 }
 
+// The vision tower's inputs: pixel_values [batch, 3, height, width], or with
+// a Siglip2ImageProcessor (NaFlex) pixel_values [batch, patches, values],
+// pixel_attention_mask and spatial_shapes, as transformers' Siglip2VisionModel takes them.
+Status check_vision_inputs(const Session& vision, const image::ProcessorConfig& processor, const fs::path& path,
+                           std::string& pixel_input) {
+  const auto& vin = vision.inputs();
+  if (processor.max_num_patches == 0) {
+    if (vin.size() != 1 || vin[0].shape.size() != 4 || vin[0].dtype != DType::kFloat32)
+      return InvalidModel(
+          path.string() + ": expected one input, float32 pixel_values [batch, 3, height, width]" +
+          (vin.size() == 3 ? " (a SigLIP 2 NaFlex tower needs the folder's Siglip2ImageProcessor)" : ""));
+    pixel_input = vin[0].name;
+    return Status::Ok();
+  }
+  const auto has = [&](const char* name, size_t rank, bool integer) {
+    for (const auto& i : vin)
+      if (i.name == name)
+        return i.shape.size() == rank &&
+               (integer ? i.dtype == DType::kInt64 || i.dtype == DType::kInt32 : i.dtype == DType::kFloat32);
+    return false;
+  };
+  if (vin.size() != 3 || !has("pixel_values", 3, false) || !has("pixel_attention_mask", 2, true) ||
+      !has("spatial_shapes", 2, true))
+    return InvalidModel(
+        path.string() +
+        ": the folder's Siglip2ImageProcessor (NaFlex) needs a vision tower of three inputs, float32 "
+        "pixel_values [batch, patches, values], pixel_attention_mask [batch, patches] and spatial_shapes "
+        "[batch, 2] (int32 or int64)");
+  pixel_input = "pixel_values";
+  return Status::Ok();
+}
+
+// An int64 batch as the graph's input `name` wants it (int32 or int64).
+Tensor index_tensor(const Session& session, const char* name, std::vector<int64_t> shape,
+                    const std::vector<int64_t>& v) {
+  DType dtype = DType::kInt64;
+  for (const auto& i : session.inputs())
+    if (i.name == name) dtype = i.dtype;
+  if (dtype == DType::kInt64) return Tensor::from_vector(std::move(shape), v);
+  return Tensor::from_vector(std::move(shape), std::vector<int32_t>(v.begin(), v.end()));
+}
+
 }  // namespace
 
 struct ClipEmbedder::Impl {
@@ -97,9 +140,10 @@ Result<std::unique_ptr<ClipEmbedder>> ClipEmbedder::create(const std::string& mo
   DLRT_ASSIGN_OR_RETURN(ClipLayout layout, clip_layout(file.dir));
   const fs::path dir = layout.dir;
   const std::string type = folder_model_type(dir);
-  if (!type.empty() && type != "clip" && type != "siglip")
+  if (!type.empty() && type != "clip" && type != "siglip" && type != "siglip2")
     return Unsupported(dir.string() + ": config.json's model_type is \"" + type +
-                       "\"; dlrt's image kind takes CLIP and SigLIP (model_type \"clip\", \"siglip\")");
+                       "\"; dlrt's image kind takes CLIP, SigLIP and SigLIP 2 (model_type \"clip\", \"siglip\", "
+                       "\"siglip2\")");
   auto impl = std::make_unique<Impl>();
   impl->name = file.name;
   {
@@ -122,7 +166,7 @@ Result<std::unique_ptr<ClipEmbedder>> ClipEmbedder::create(const std::string& mo
   if (max_len == 0) max_len = positions > 0 ? static_cast<size_t>(positions) : 77;
   if (positions > 0) max_len = std::min(max_len, static_cast<size_t>(positions));
   impl->max_length = std::max<size_t>(max_len, 2);
-  if (type == "siglip") {
+  if (type == "siglip" || type == "siglip2") {
     impl->pad_to_max_length = true;
     DLRT_ASSIGN_OR_RETURN(impl->pad_id, siglip_pad_id(dir, *impl->tokenizer, config));
   }
@@ -139,10 +183,7 @@ Result<std::unique_ptr<ClipEmbedder>> ClipEmbedder::create(const std::string& mo
   DLRT_ASSIGN_OR_RETURN(impl->text_inputs, TokenInputs::from_session(*impl->text, text_path.string()));
   DLRT_ASSIGN_OR_RETURN(impl->text_output, vector_output(*impl->text, "text_embeds", text_path));
   DLRT_ASSIGN_OR_RETURN(impl->vision, open_model_session(vision_path, options, nullptr, 0, vision_out));
-  const auto& vin = impl->vision->inputs();
-  if (vin.size() != 1 || vin[0].shape.size() != 4 || vin[0].dtype != DType::kFloat32)
-    return InvalidModel(vision_path.string() + ": expected one input, float32 pixel_values [batch, 3, height, width]");
-  impl->pixel_input = vin[0].name;
+  DLRT_RETURN_IF_ERROR(check_vision_inputs(*impl->vision, impl->processor, vision_path, impl->pixel_input));
   DLRT_ASSIGN_OR_RETURN(impl->vision_output, vector_output(*impl->vision, "image_embeds", vision_path));
   const size_t tw = fixed_width(*impl->text, impl->text_output);
   const size_t vw = fixed_width(*impl->vision, impl->vision_output);
@@ -190,10 +231,22 @@ Result<EmbedResult> ClipEmbedder::embed_texts(const std::vector<Encoding>& batch
 Result<EmbedResult> ClipEmbedder::embed_images(std::span<const image::Image> images, const RunOptions& bounds) const {
   EmbedResult result;
   if (images.empty()) return result;
-  DLRT_ASSIGN_OR_RETURN(image::PixelBatch pixels, image::preprocess_batch(images, impl_->processor));
   std::map<std::string, Tensor> feeds;
-  feeds[impl_->pixel_input] =
-      Tensor::view(DType::kFloat32, {pixels.batch, 3, pixels.height, pixels.width}, pixels.data.data());
+  image::PixelBatch pixels;
+  image::PatchBatch patches;
+  if (impl_->processor.max_num_patches > 0) {
+    DLRT_ASSIGN_OR_RETURN(patches, image::preprocess_patches(images, impl_->processor));
+    const int64_t n = patches.batch;
+    feeds["pixel_values"] =
+        Tensor::view(DType::kFloat32, {n, patches.patches, patches.patch_dim}, patches.pixels.data());
+    feeds["pixel_attention_mask"] =
+        index_tensor(*impl_->vision, "pixel_attention_mask", {n, patches.patches}, patches.mask);
+    feeds["spatial_shapes"] = index_tensor(*impl_->vision, "spatial_shapes", {n, 2}, patches.shapes);
+  } else {
+    DLRT_ASSIGN_OR_RETURN(pixels, image::preprocess_batch(images, impl_->processor));
+    feeds[impl_->pixel_input] =
+        Tensor::view(DType::kFloat32, {pixels.batch, 3, pixels.height, pixels.width}, pixels.data.data());
+  }
   DLRT_ASSIGN_OR_RETURN(std::vector<Tensor> outs, impl_->vision->run(feeds, bounds, &result.report));
   if (impl_->vision_output >= outs.size()) return Internal("the vision tower returned too few outputs");
   DLRT_RETURN_IF_ERROR(take_rows(outs[impl_->vision_output], images.size(), result.vectors));

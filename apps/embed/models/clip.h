@@ -8,9 +8,11 @@
 //   onnx/vision_model.onnx  pixel_values [batch, 3, H, W] -> image_embeds
 //                           [batch, projection] (CLIPVisionModelWithProjection)
 //   the tokenizer files, preprocessor_config.json (or processor_config.json)
-//   and config.json (model_type "clip", or "siglip": SigLIP's towers, whose
-//   texts are padded to max_length with the pad token and attended in full,
-//   as SigLIP was trained). The towers may also lie beside config.json, or
+//   and config.json (model_type "clip", or "siglip" / "siglip2": SigLIP's
+//   towers, whose texts are padded to max_length with the pad token and
+//   attended in full, as SigLIP was trained; with a Siglip2ImageProcessor the
+//   vision tower takes NaFlex patches: pixel_values [batch, patches, values],
+//   pixel_attention_mask, spatial_shapes). The towers may also lie beside config.json, or
 //   be one graph (optimum's export) whose text_embeds and image_embeds each
 //   get a session that runs only their tower.
 // Images are decoded and preprocessed by embed/image/ as the folder's image
@@ -43,8 +45,8 @@ class Tokenizer;
 class ClipEmbedder {
  public:
   // Errors: kNotFound naming a missing graph (clip_layout), processor config
-  // or tokenizer; kUnsupported for a model_type other than clip or siglip; kInvalidModel for towers without the inputs
-  // and outputs above or whose vectors differ in length; Session::create's.
+  // or tokenizer; kUnsupported for a model_type other than clip, siglip or siglip2; kInvalidModel for towers without
+  // the inputs and outputs above or whose vectors differ in length; Session::create's.
   static Result<std::unique_ptr<ClipEmbedder>> create(const std::string& model_dir, const EmbedderOptions& options);
   ~ClipEmbedder();
   ClipEmbedder(const ClipEmbedder&) = delete;

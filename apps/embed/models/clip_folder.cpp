@@ -29,7 +29,7 @@ bool is_type(const std::string& type, ModuleType want) {
   return false;
 }
 
-bool clip_type(const std::string& type) { return type == "clip" || type == "siglip"; }
+bool clip_type(const std::string& type) { return type == "clip" || type == "siglip" || type == "siglip2"; }
 
 bool is_file(const fs::path& p) {
   std::error_code ec;

@@ -3,8 +3,8 @@
 //   the model folder itself (transformers.js / FastEmbed towers, optimum's
 //   export), or the folder of modules.json's model module: a
 //   sentence-transformers 5.x CLIPModel (e.g. 0_CLIPModel/, or the folder
-//   itself) or a 6.x Transformer whose config.json's model_type is clip or
-//   siglip. A Normalize module may follow it; no other module.
+//   itself) or a 5.4+ / 6.x Transformer whose config.json's model_type is
+//   clip, siglip or siglip2. A Normalize module may follow it; no other module.
 // The ONNX graphs: onnx/text_model.onnx + onnx/vision_model.onnx (separate
 // towers) or one onnx/model.onnx with both (optimum's zero-shot export:
 // input_ids, attention_mask, pixel_values -> text_embeds, image_embeds, ...),
@@ -30,7 +30,7 @@ std::string folder_model_type(const std::filesystem::path& dir);
 
 // True when `root` is a folder the clip kind takes (clip_layout then says
 // what it lacks): a vision tower, a config.json of model_type clip or siglip
-// in the model module's folder, or a CLIPModel module.
+// (or siglip2) in the model module's folder, or a CLIPModel module.
 bool is_clip_folder(const std::filesystem::path& root);
 
 // The layout of the CLIP folder `root`. Errors: kNotFound naming the missing
