@@ -23,7 +23,9 @@
 #      the zoo's mobilenet_v2 and minilm_l6 against their expected outputs, the Embedder.
 # Usage: scripts/build_wheel_arm64.sh [OUT_DIR]   (default build-wheel/wheelhouse)
 # Env: JOBS, DLRT_WHEEL_WERROR (ON/OFF, default OFF), DLRT_ZOO_DIR (default ../shared/models;
-# without a zoo that check is skipped and says so). Needs scripts/install_deps.sh arm64
+# without a zoo that check is skipped and says so), DLRT_WHEEL_FROM_SDIST=1 (step 3 builds the
+# sdist of scripts/build_sdist.sh instead of the tree, unpacked by pip in a temporary folder
+# that is CCACHE_BASEDIR, so ccache still serves the tree's objects). Needs scripts/install_deps.sh arm64
 # (the Makefile's target runs it). The last line is the repaired wheel's path; exit 1 on
 # any failure.
 set -uo pipefail
@@ -57,7 +59,7 @@ PKGS="python$pyver-minimal libpython$pyver-minimal libpython$pyver-stdlib libpyt
 if [ "$(cat "$TARGET/.complete" 2> /dev/null)" != "$PKGS" ]; then
   echo "== aarch64 CPython $pyver: apt-get download $PKGS (:arm64), unpacked into $SYSROOT"
   rm -rf "$TARGET" && mkdir -p "$TARGET/debs"
-  # shellcheck disable=SC2046
+  # shellcheck disable=SC2046,SC2086
   (cd "$TARGET/debs" && apt-get download $(printf '%s:arm64 ' $PKGS)) > "$TARGET/download.log" 2>&1 ||
     { tail -5 "$TARGET/download.log"; fail "apt-get download of the :arm64 CPython $pyver packages (is arm64 a dpkg architecture? scripts/install_deps.sh arm64)"; }
   for deb in "$TARGET"/debs/*.deb; do dpkg-deb -x "$deb" "$SYSROOT" || fail "dpkg-deb -x $deb"; done
@@ -82,17 +84,27 @@ BIN=$(dirname "$PY")
 # Debian 12 has 3.11 only.
 [ "${pyver#*.}" -lt 12 ] || fail "this script builds the version-specific wheel of CPython 3.10/3.11 (python3 is $pyver)"
 want_tag=cp$nodot-cp$nodot
+SRC=.
+sdist_tmp=""
+if [ "${DLRT_WHEEL_FROM_SDIST:-0}" = 1 ]; then
+  out=$("$ROOT/scripts/build_sdist.sh" 2>&1) || { echo "$out" | tail -5; fail "scripts/build_sdist.sh"; }
+  SRC=$(echo "$out" | tail -1)
+  sdist_tmp=$(mktemp -d /tmp/dlrt-sdist-arm64.XXXXXX)
+  trap 'rm -rf "$sdist_tmp"' EXIT
+  export TMPDIR=$sdist_tmp CCACHE_BASEDIR=$sdist_tmp
+  echo "== from the sdist $SRC (unpacked under $sdist_tmp)"
+fi
 rm -rf "$RAW" && mkdir -p "$RAW"
-echo "== pip wheel . for aarch64 (CPython $pyver; build folder build-wheel-$want_tag-linux_aarch64/, log $LOG)"
+echo "== pip wheel $SRC for aarch64 (CPython $pyver; build folder build-wheel-$want_tag-linux_aarch64/, log $LOG)"
 t0=$(date +%s)
 if ! (cd "$ROOT" && CMAKE_BUILD_PARALLEL_LEVEL=$JOBS PATH="$BIN:$PATH" _PYTHON_HOST_PLATFORM=linux-aarch64 \
       SETUPTOOLS_EXT_SUFFIX="$ext_suffix" CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ \
-      "$PY" -m pip wheel . --no-build-isolation --no-deps --disable-pip-version-check -w "$RAW" \
+      "$PY" -m pip wheel "$SRC" --no-build-isolation --no-deps --disable-pip-version-check -w "$RAW" \
         --config-settings=cmake.define.CMAKE_TOOLCHAIN_FILE="$ROOT/cmake/toolchains/aarch64-linux-gnu.cmake" \
         --config-settings=cmake.define.Python_INCLUDE_DIR="$SYSROOT/usr/include/python$pyver" \
         --config-settings=cmake.define.DLRT_WERROR="$WERROR" > "$LOG" 2>&1); then
   grep -E 'error|Error|FAILED' "$LOG" | head -20
-  fail "pip wheel . for aarch64 (see $LOG)"
+  fail "pip wheel $SRC for aarch64 (see $LOG)"
 fi
 raw=$(ls "$RAW"/dlrt-*.whl 2> /dev/null | head -1)
 [ -n "$raw" ] || fail "pip wheel made no dlrt-*.whl in $RAW"
@@ -122,7 +134,7 @@ echo "$show" | sed 's/^/  /'
 show=$(echo "$show" | tr -s ' \n' '  ')
 grep -q "consistent with the following platform tag: \"$PLAT\"" <<< "$show" || fail "auditwheel show: $(basename "$whl") is not $PLAT"
 ! grep -qi 'external shared libraries are required' <<< "$show" || fail "auditwheel show: the repaired wheel still needs external libraries"
-tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d) && trap 'rm -rf "$tmp" $sdist_tmp' EXIT
 "$PY" -m zipfile -e "$whl" "$tmp/unpacked" || fail "cannot unpack $whl"
 mapfile -t elves < <(find "$tmp/unpacked" -type f \( -name '*.so' -o -name '*.so.*' \) | sort)
 [ ${#elves[@]} -gt 0 ] || fail "no shared objects in $whl"
