@@ -3,17 +3,18 @@
 // neon), counted per GEMM (simd_calls "gemm_int8_neon"), so that these tests
 // fail when the portable kernel ran in its place; every kernel gives the bits
 // of an int64 reference and of the portable kernel, through gemm_u8s8 and
-// through the ops that call it. The same for the depthwise kernels, the
+// through the ops that call it; the same for the depthwise kernels, the
 // plane one ("depthwise_int8_neon") and the channels-last one
-// ("depthwise_int8_nhwc_neon", QLinearConvNhwc). make test-arm64 runs them under QEMU's `max`
-// CPU (all three kernels) and again as a Cortex-A76 (dotprod, no i8mm) and a
-// Cortex-A53 (neither), where a wrongly chosen extension traps.
+// ("depthwise_int8_nhwc_neon", QLinearConvNhwc). make test-arm64 runs them
+// under QEMU's `max` CPU (all three GEMM kernels) and again as a Cortex-A76
+// (dotprod, no i8mm) and a Cortex-A53 (neither), where a wrongly chosen
+// extension traps.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -223,7 +224,8 @@ TEST(NeonInt8, QuantizedOpsRunTheNeonKernel) {
 // partial vectors, padding, strides, dilation and both signednesses in and
 // out, extreme bytes and the widest 8-bit weights (w - w_zp = +-255): at the
 // neon level the NEON kernel runs once per call and gives the bits of an
-// int64 reference requantized in double-checked float steps; at the generic
+// int64 reference requantized as QLinearConv specifies (float scale, clamp,
+// rounding half to even, written out here with std::nearbyint); at the generic
 // level the portable loop runs and gives the same. Weights past int16 take
 // the portable loop (not counted), with the same reference bits.
 TEST(NeonInt8, ChannelsLastDepthwiseGivesTheReferenceBits) {
