@@ -162,9 +162,8 @@ if [ -n "$X86" ] && [ -x "$X86/dlrt" ]; then
     compare_x86 "$m" "$BUILD/test_models/$m.onnx" --float -- --seed 1 || x_rc=1
   done
   # The quantized zoo (make test generates it on x86 with pip's ONNX Runtime): static
-  # quantization bit for bit (mobilenet_v2 and efficientnet_b0 run their depthwise convs
-  # channels-last: QLinearConvNhwc's NEON kernel); dynamic by row cosine (its scales follow
-  # float activations).
+  # quantization bit for bit (mobilenet_v2 and efficientnet_b0: depthwise convs, which x86 with
+  # AVX-512 runs channels-last); dynamic by row cosine (its scales follow float activations).
   for mm in resnet18_static_qop:--integer mobilenet_v2_static_qdq:--integer efficientnet_b0_static_qop:--integer \
     minilm_l6_dynamic_qint8:--cosine; do
     m=${mm%%:*}
