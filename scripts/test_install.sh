@@ -19,8 +19,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "$BUILD" && pwd)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-CC=${DLRT_INSTALL_CC:-cc}
-CXX=${DLRT_INSTALL_CXX:-c++}
+ICC=${DLRT_INSTALL_CC:-cc}
+ICXX=${DLRT_INSTALL_CXX:-c++}
 read -r -a RUN <<< "${DLRT_INSTALL_RUN:-}"
 TOOLCHAIN=()
 [ -n "${DLRT_INSTALL_TOOLCHAIN:-}" ] && TOOLCHAIN=(-DCMAKE_TOOLCHAIN_FILE="$DLRT_INSTALL_TOOLCHAIN")
@@ -42,14 +42,14 @@ for h in "$PREFIX"/include/dlrt/*.h; do
   bad=$(grep -E '^\s*#\s*include' "$h" | grep -vE '#\s*include\s+("dlrt/[a-z_]+\.h"|<[a-z_]+(\.h)?>)' || true)
   [ -z "$bad" ] || { echo "test_install: $h includes $bad"; exit 1; }
   echo "#include \"dlrt/$(basename "$h")\"" > "$WORK/one.cpp"
-  "$CXX" -std=c++20 -fsyntax-only -I"$PREFIX/include" "$WORK/one.cpp" 2> "$WORK/one.err" ||
+  "$ICXX" -std=c++20 -fsyntax-only -I"$PREFIX/include" "$WORK/one.cpp" 2> "$WORK/one.err" ||
     { echo "test_install: $h alone:"; cat "$WORK/one.err"; exit 1; }
 done
 # The C headers also compile as strict C11.
 for h in dlrt_c.h plugin.h version.h; do
   [ -f "$PREFIX/include/dlrt/$h" ] || { echo "test_install: include/dlrt/$h was not installed"; exit 1; }
   printf '#include "dlrt/%s"\ntypedef int not_empty;\n' "$h" > "$WORK/one.c"
-  "$CC" -std=c11 -pedantic -Wall -Wextra -Werror -fsyntax-only -I"$PREFIX/include" "$WORK/one.c" 2> "$WORK/one.err" ||
+  "$ICC" -std=c11 -pedantic -Wall -Wextra -Werror -fsyntax-only -I"$PREFIX/include" "$WORK/one.c" 2> "$WORK/one.err" ||
     { echo "test_install: $h as C11:"; cat "$WORK/one.err"; exit 1; }
 done
 
@@ -69,10 +69,10 @@ LD_LIBRARY_PATH=$LIBDIR "${RUN[@]}" "$WORK/cmake-build/c_consumer" "$MODEL"
 flags="$(PKG_CONFIG_PATH="$LIBDIR/pkgconfig" pkg-config --cflags --libs dlrt) $SAN"
 [ "$(PKG_CONFIG_PATH="$LIBDIR/pkgconfig" pkg-config --modversion dlrt)" = "$(sed -n 's/^#define DLRT_VERSION_STRING "\(.*\)"$/\1/p' "$PREFIX/include/dlrt/version.h")" ]
 # shellcheck disable=SC2086
-"$CXX" -std=c++20 "$ROOT/tests/install/consumer/main.cpp" $flags -o "$WORK/pc-consumer"
+"$ICXX" -std=c++20 "$ROOT/tests/install/consumer/main.cpp" $flags -o "$WORK/pc-consumer"
 LD_LIBRARY_PATH=$LIBDIR "${RUN[@]}" "$WORK/pc-consumer" "$MODEL"
 # shellcheck disable=SC2086
-"$CC" -std=c11 -pedantic -Wall -Wextra -Werror "$ROOT/tests/install/consumer/main.c" $flags -o "$WORK/pc-c-consumer"
+"$ICC" -std=c11 -pedantic -Wall -Wextra -Werror "$ROOT/tests/install/consumer/main.c" $flags -o "$WORK/pc-c-consumer"
 LD_LIBRARY_PATH=$LIBDIR "${RUN[@]}" "$WORK/pc-c-consumer" "$MODEL"
 # The README's snippets (each fenced block after a "<!-- snippet: LANG -->" line),
 # built against the prefix and run on the test MLP (input x float32 [2, 4]).
@@ -87,10 +87,10 @@ for lang in cpp c; do
     [ -f "$src" ] || { echo "test_install: README.md has no $lang snippet"; exit 1; }
     if [ "$lang" = cpp ]; then
       # shellcheck disable=SC2086
-      "$CXX" -std=c++20 -Wall -Wextra -Werror "$src" $flags -o "$src.bin" || { echo "test_install: README snippet $src"; exit 1; }
+      "$ICXX" -std=c++20 -Wall -Wextra -Werror "$src" $flags -o "$src.bin" || { echo "test_install: README snippet $src"; exit 1; }
     else
       # shellcheck disable=SC2086
-      "$CC" -std=c11 -pedantic -Wall -Wextra -Werror "$src" $flags -o "$src.bin" || { echo "test_install: README snippet $src"; exit 1; }
+      "$ICC" -std=c11 -pedantic -Wall -Wextra -Werror "$src" $flags -o "$src.bin" || { echo "test_install: README snippet $src"; exit 1; }
     fi
     out=$(LD_LIBRARY_PATH=$LIBDIR "${RUN[@]}" "$src.bin" "$MLP") || { echo "test_install: README snippet $src failed: $out"; exit 1; }
     echo "README $lang snippet: $out"
