@@ -22,7 +22,7 @@ ZOO_DIR    ?= $(or $(DLRT_ZOO_DIR),$(if $(wildcard ../shared/models/.),$(abspath
 # objects of build/ instead of compiling the library again.
 export CCACHE_BASEDIR ?= $(CURDIR)
 
-.PHONY: all deps deps-build deps-arm64 build build-arm64 build-arm64-tests test-arm64 demo test test-quick test-asan fuzz fuzz-build update-expected wheel sdist test-sdist clean
+.PHONY: all deps deps-build deps-arm64 build build-arm64 build-arm64-tests test-arm64 demo test test-quick test-asan fuzz fuzz-build update-expected wheel wheel-arm64 sdist test-sdist clean
 
 all: build
 
@@ -118,6 +118,13 @@ WHEEL_DIR ?= build-wheel/wheelhouse
 # With build/'s warning flags (WERROR), so ccache reuses build/'s objects.
 wheel: deps
 	JOBS=$(JOBS) DLRT_WHEEL_WERROR=$(WERROR) bash scripts/build_wheels.sh $(WHEEL_DIR)
+
+# The aarch64 wheel (cp311, manylinux_2_34_aarch64) in $(WHEEL_DIR), cross-built from x86-64
+# against Debian's aarch64 CPython, repaired by auditwheel and run under qemu-aarch64
+# (scripts/build_wheel_arm64.sh; docs/python-wheel.md). WERROR as build-arm64/'s, whose
+# objects ccache reuses.
+wheel-arm64: deps-arm64
+	JOBS=$(JOBS) DLRT_WHEEL_WERROR=$(WERROR) DLRT_ZOO_DIR=$(ZOO_DIR) bash scripts/build_wheel_arm64.sh $(WHEEL_DIR)
 
 # The source distribution, dlrt-<version>.tar.gz in build-wheel/sdist (scripts/build_sdist.sh:
 # the tree and the pinned onnx sources, no build folders).

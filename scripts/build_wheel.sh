@@ -49,7 +49,7 @@ BUILD_TOOLS=$WHEEL_BUILD_TOOLS
 # libprotobuf (Debian's: GLIBC_2.34, GLIBCXX_3.4.29) manylinux_2_34 (RHEL/Alma 9, Amazon
 # Linux 2023, Ubuntu 22.04 and later) is the oldest policy auditwheel accepts for them:
 # docs/python-wheel.md ("The platform tag") lists the symbols that rule out an older one.
-PLAT=${DLRT_WHEEL_PLAT:-manylinux_2_34_x86_64}
+PLAT=${DLRT_WHEEL_PLAT:-manylinux_2_34_$(uname -m)}  # x86_64, or aarch64 on an ARM64 machine
 JOBS=${JOBS:-$(nproc)}
 # Warnings as errors (ON/OFF, default OFF): the same as build/'s, the compile commands are
 # the same and ccache reuses build/'s objects.

@@ -637,6 +637,9 @@ void depthwise_int8_nhwc(const DepthwiseInt8Geometry& g, int64_t C, const uint8_
     return;
   }
 #endif
+#if defined(__aarch64__)
+  if (cpu_isa() >= CpuIsa::kNeon && depthwise_int8_nhwc_neon(g, C, x, x_ld, x_signed, x_zp, w, rq, y, y_ld)) return;
+#endif
   // Portable: per output pixel and channel, the taps inside x.
   for (int64_t oh = 0; oh < g.OH; ++oh)
     for (int64_t ow = 0; ow < g.OW; ++ow)

@@ -79,9 +79,17 @@ void depthwise_int8_channels(const DepthwiseInt8Geometry& g, int64_t C, const ui
 
 // The same on channels-last tensors: x [H][W] pixels of x_ld bytes (its
 // first C bytes the channels of this call), y [OH][OW] pixels of y_ld bytes.
-// With AVX-512 in blocks of 64 channels without transposes; portable loops
-// elsewhere (the same bits).
+// With AVX-512 in blocks of 64 channels without transposes, NEON on aarch64
+// (16 channels per vector); portable loops elsewhere (the same bits).
 void depthwise_int8_nhwc(const DepthwiseInt8Geometry& g, int64_t C, const uint8_t* x, int64_t x_ld, bool x_signed,
                          int32_t x_zp, const int32_t* w, const DepthwiseInt8Requant& rq, uint8_t* y, int64_t y_ld);
+
+#if defined(__aarch64__)
+// depthwise_int8_nhwc's NEON kernel (depthwise_int8_nhwc_neon.cpp); false
+// (nothing done) when a weight or x - x_zp would not fit int16.
+bool depthwise_int8_nhwc_neon(const DepthwiseInt8Geometry& g, int64_t C, const uint8_t* x, int64_t x_ld,
+                              bool x_signed, int32_t x_zp, const int32_t* w, const DepthwiseInt8Requant& rq,
+                              uint8_t* y, int64_t y_ld);
+#endif
 
 }  // namespace dlrt::cpu
