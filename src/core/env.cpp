@@ -46,7 +46,7 @@ constexpr Variable kVariables[] = {
      "cache sizes per core the CPU kernels size their blocks for, e.g. l1d:32K,l2:1M,l3:1408K (also l1d_ways, l2_ways)"},
     {"DLRT_CPU_FEATURES_OFF", "none", "cpu",
      "CPU extensions to treat as absent, as `dlrt devices` names them, e.g. avx512_vnni,avx_vnni,amx_int8 (on aarch64 "
-     "dotprod, i8mm): the kernels choose what a CPU without them runs (the vector width is DLRT_CPU_ISA's)"},
+     "dotprod, i8mm, bf16): the kernels choose what a CPU without them runs (the vector width is DLRT_CPU_ISA's)"},
     {"DLRT_CPU_AMX_INT8", "off", "cpu",
      "on: the int8 GEMM runs on AMX tiles where the CPU and OS allow (off by default until verified on AMX hardware)"},
     {"DLRT_HUGE_PAGES", "1", "cpu", "0: packed CPU weights on ordinary pages instead of transparent huge pages"},
