@@ -26,7 +26,7 @@ constexpr Variable kVariables[] = {
      "f32, bf16, bf16x3 or auto (the fastest of them within a bound of f32 on canary inputs, measured at create: "
      "[performance.md](performance.md#choosing-the-precision-auto)): CPU MatMul, Gemm and Conv against constant weights on AMX tiles with bf16x3 (f32 "
      "with a warning where the CPU has no AMX-BF16), MatMul and Gemm against constant weights in one bf16 pass "
-     "with bf16 (AVX512-BF16; f32 with a warning where it is missing, "
+     "with bf16 (AVX512-BF16, on aarch64 BF16; f32 with a warning where it is missing, "
      "[performance.md](performance.md#cpu-precision-bf16-avx512-bf16)); --precision and "
      "SessionOptions::cpu_precision win over it"},
     {"DLRT_OPTIMIZE", "1", "session", "0: no graph optimisation (folding, fusion) at session create"},

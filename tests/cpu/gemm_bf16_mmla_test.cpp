@@ -29,7 +29,8 @@
 #include "core/thread_pool.h"
 #include "device/cpu_features.h"
 
-#if defined(__aarch64__) && defined(__linux__)
+#if defined(__aarch64__)
+#include <arm_neon.h>
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
 #endif
@@ -288,6 +289,44 @@ TEST(NeonBf16, SpecialValuesMatchModel) {
       ASSERT_EQ(u(model[i]), u(real[i])) << "trial " << trial << " element " << i << ": model " << model[i]
                                          << ", tile " << real[i];
     }
+  }
+}
+
+// One BFMMLA on whole registers (acc included), for the test below.
+__attribute__((target("arch=armv8.2-a+bf16"))) void bfmmla(const float* acc, const uint32_t* a, const uint32_t* b,
+                                                            float* out) {
+  vst1q_f32(out, vbfmmlaq_f32(vld1q_f32(acc), vreinterpretq_bf16_u32(vld1q_u32(a)),
+                              vreinterpretq_bf16_u32(vld1q_u32(b))));
+}
+
+// The model of one BFMMLA (for element (i, j): acc, then the dot steps of
+// A's row i and B's column j, pairs 0 and 1) against the instruction on random
+// bits: denormals, NaNs, infinities, cancellations and ties included.
+TEST(NeonBf16, InstructionMatchesModelOnRandomBits) {
+  SKIP_WITHOUT_BF16();
+  std::mt19937 rng(23);
+  auto bf16_bits = [&](int kind) -> uint32_t {
+    const uint32_t r = rng();
+    if (kind == 0) return r & 0xffffu;                                   // any pattern
+    if (kind == 1) return (r & 0x807fu) | ((0x78 + (r >> 16) % 8) << 7);  // 2^-7 .. 1: sums cancel
+    return (r & 0x807fu) | ((r >> 20) % 3 == 0 ? 0u : 0x0080u);          // denormal or tiny
+  };
+  for (int trial = 0; trial < 20000; ++trial) {
+    const int kind = trial % 3;
+    uint32_t a[4], b[4];
+    float acc[4], got[4];
+    for (int i = 0; i < 4; ++i) {
+      a[i] = bf16_bits(kind) | (bf16_bits(kind) << 16);
+      b[i] = bf16_bits(kind) | (bf16_bits(kind) << 16);
+      acc[i] = trial % 2 ? f(rng()) : f((rng() & 0x807fffffu) | (0x7e + rng() % 4) << 23);
+    }
+    bfmmla(acc, a, b, got);
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j) {
+        const float want = bf16_mmla_dot_model(bf16_mmla_dot_model(acc[2 * i + j], a[2 * i], b[2 * j]),
+                                               a[2 * i + 1], b[2 * j + 1]);
+        ASSERT_EQ(u(want), u(got[2 * i + j])) << "trial " << trial << " element (" << i << ", " << j << ")";
+      }
   }
 }
 

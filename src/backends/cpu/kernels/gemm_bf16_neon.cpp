@@ -27,7 +27,7 @@ constexpr uint32_t kDefaultNan = 0x7fc00000u;
 struct Operand {
   enum Kind : uint8_t { kZero, kFinite, kInf, kNan } kind;
   bool neg;
-  double value;  // kFinite only
+  double value;  // kFinite only (signed)
 };
 
 Operand unpack(uint32_t u) {
@@ -80,8 +80,7 @@ float bf_add(float x, float y) {
   if (a.kind == Operand::kInf) return signed_value(a.neg, 0x7f800000u);
   if (b.kind == Operand::kInf) return signed_value(b.neg, 0x7f800000u);
   if (a.kind == Operand::kZero && b.kind == Operand::kZero && a.neg == b.neg) return signed_value(a.neg, 0);
-  const double u = a.kind == Operand::kZero ? 0.0 : a.neg ? -a.value : a.value;
-  const double v = b.kind == Operand::kZero ? 0.0 : b.neg ? -b.value : b.value;
+  const double u = a.kind == Operand::kZero ? 0.0 : a.value, v = b.kind == Operand::kZero ? 0.0 : b.value;
   const double s = u + v, bv = s - u, e = (u - (s - bv)) + (v - bv);  // TwoSum: s + e == u + v exactly
   if (s == 0) return 0.0f;                                            // an exact zero is +0
   return round_odd(s, e);
