@@ -315,8 +315,8 @@ constexpr ArmFeature kArmFeatures[] = {{"asimd", "neon"}, {"fphp", "fp16"}, {"as
 
 #if DLRT_ARM64_HWCAP
 // The running CPU's features from the kernel's HWCAP words, as cpuinfo would
-// spell them (cpuinfo may be the host's under user-mode emulation); those the
-// kernels choose by leave out what DLRT_CPU_FEATURES_OFF turned off, as on x86.
+// spell them (cpuinfo may be the host's under user-mode emulation); dotprod,
+// i8mm and bf16 as the kernels see them (less DLRT_CPU_FEATURES_OFF), as on x86.
 std::string arm_hwcap_features() {
   const unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
   const CpuFeatures& f = cpu_features();

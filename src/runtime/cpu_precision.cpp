@@ -56,3 +56,6 @@ Result<exec::GemmPrecision> cpu_precision_of(const SessionOptions& options, cons
 }
 
 }  // namespace dlrt
+
+#undef DLRT_BF16_KERNEL
+#undef DLRT_BF16_EXTENSION
