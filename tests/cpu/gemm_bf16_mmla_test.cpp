@@ -68,10 +68,10 @@ TEST(Bf16MmlaModel, SumsRoundToOdd) {
 }
 
 TEST(Bf16MmlaModel, FlushesOverflowsAndNans) {
-  const float tiny = std::ldexp(1.0f, -64);  // its square, 2^-128, is below 2^-126
-  EXPECT_EQ(dot(-0.0f, -tiny, -tiny, tiny, tiny), 0x80000000u);  // each product a -0
-  EXPECT_EQ(dot(1.0f, tiny, 0, tiny, 0), 0x3f800000u);           // flushed, not rounded into 1
-  EXPECT_EQ(dot(f(0x00000005), 0, 0, 0, 0), 0x00000000u);        // a denormal acc counts as zero
+  const float tiny = std::ldexp(1.0f, -64);                                // its square, 2^-128, is below 2^-126
+  EXPECT_EQ(dot(-0.0f, -tiny, -tiny, tiny, tiny), 0x80000000u);            // each product a -0
+  EXPECT_EQ(dot(1.0f, tiny, 0, tiny, 0), 0x3f800000u);                     // flushed, not rounded into 1
+  EXPECT_EQ(dot(f(0x00000005), 0, 0, 0, 0), 0x00000000u);                  // a denormal acc counts as zero
   EXPECT_EQ(u(bf16_mmla_dot_model(1.0f, 0x0001u, 0x7f00u)), 0x3f800000u);  // a denormal bf16 input too
   // 2^-126 stays (smallest normal); a sum that lands below it is a signed zero.
   EXPECT_EQ(dot(0.0f, std::ldexp(1.0f, -63), 0, std::ldexp(1.0f, -63), 0), 0x00800000u);
@@ -107,7 +107,8 @@ TEST(Bf16MmlaModel, TileMatchesRoundedProduct) {
   int differs = 0;
   for (int64_t K : {1, 2, 3, 4, 5, 31, 200}) {
     const int M = 7, N = 45;
-    const std::vector<float> A = random_vec(static_cast<size_t>(M * K), rng), B = random_vec(static_cast<size_t>(K * N), rng);
+    const std::vector<float> A = random_vec(static_cast<size_t>(M * K), rng),
+                             B = random_vec(static_cast<size_t>(K * N), rng);
     std::vector<uint32_t> ap(bf16_packed_a_bytes(M, K) / 4), bp(bf16_packed_b_bytes(K, N) / 4);
     bf16_pack_a(false, M, K, A.data(), K, ap.data(), false);
     bf16_pack_b(false, K, N, B.data(), N, bp.data());
@@ -121,7 +122,8 @@ TEST(Bf16MmlaModel, TileMatchesRoundedProduct) {
           sum += bf(A[i * K + k]) * bf(B[k * N + j]);
           mag += std::fabs(bf(A[i * K + k]) * bf(B[k * N + j]));
         }
-        ASSERT_NEAR(c[i * kBf16NR + j], sum, (2 * K + 2) * 2.4e-7 * (mag + 1e-3)) << "K " << K << " (" << i << ", " << j << ")";
+        ASSERT_NEAR(c[i * kBf16NR + j], sum, (2 * K + 2) * 2.4e-7 * (mag + 1e-3))
+            << "K " << K << " (" << i << ", " << j << ")";
         float acc = 0;
         for (int64_t p = 0; p < kp; ++p) acc = bf16_dot_model(acc, ap[p * kBf16MR + i], bp[p * kBf16NR + j]);
         differs += u(acc) != u(c[i * kBf16NR + j]);
@@ -199,9 +201,9 @@ std::vector<float> run_gemm(const Case& cs, const Operands& r, Bf16Engine engine
   return c;
 }
 
-#define SKIP_WITHOUT_BF16()                                                                      \
-  if (!bf16_dot_available())                                                                     \
-  GTEST_SKIP() << "the BFMMLA tile cannot run here (" << bf16_dot_unavailable_reason()           \
+#define SKIP_WITHOUT_BF16()                                                            \
+  if (!bf16_dot_available())                                                           \
+  GTEST_SKIP() << "the BFMMLA tile cannot run here (" << bf16_dot_unavailable_reason() \
                << "); NeonBf16.RunsWhereTheCpuHasBf16 checks that this is what the CPU says"
 
 // The tile runs exactly where the CPU has BF16 (one count per GEMM), and
@@ -210,8 +212,8 @@ TEST(NeonBf16, RunsWhereTheCpuHasBf16) {
   EXPECT_EQ(device::cpu_features().bf16, cpu_should_have_bf16());
   const bool want = cpu_should_have_bf16() && cpu_isa() >= CpuIsa::kNeon;  // DLRT_CPU_ISA=generic: none
   EXPECT_EQ(bf16_dot_available(), want) << bf16_dot_unavailable_reason();
-  std::printf("bf16 GEMM engine: %s%s%s\n", bf16_engine_name(), want ? "" : "; unavailable: ",
-              want ? "" : bf16_dot_unavailable_reason());
+  std::printf("bf16 GEMM engine: %s%s%s\n", bf16_engine_name(),
+              want ? "" : "; unavailable: ", want ? "" : bf16_dot_unavailable_reason());
   EXPECT_STREQ(bf16_engine_name(), want ? "neon-bfmmla" : "scalar model");
   EXPECT_EQ(std::string(bf16_dot_unavailable_reason()).empty(), want);
   std::mt19937 rng(1);
@@ -269,8 +271,17 @@ TEST(NeonBf16, TileMatchesModelBitForBit) {
 TEST(NeonBf16, SpecialValuesMatchModel) {
   SKIP_WITHOUT_BF16();
   std::mt19937 rng(21);
-  const float special[] = {1.0f, -1.0f, std::ldexp(1.0f, -30), std::ldexp(1.0f, -64), -std::ldexp(1.0f, -64),
-                           3e38f, std::ldexp(1.0f, 100), std::nanf(""), 0.0f, -0.0f, std::ldexp(1.5f, -20)};
+  const float special[] = {1.0f,
+                           -1.0f,
+                           std::ldexp(1.0f, -30),
+                           std::ldexp(1.0f, -64),
+                           -std::ldexp(1.0f, -64),
+                           3e38f,
+                           std::ldexp(1.0f, 100),
+                           std::nanf(""),
+                           0.0f,
+                           -0.0f,
+                           std::ldexp(1.5f, -20)};
   constexpr int kSpecial = sizeof(special) / sizeof(special[0]);
   for (int trial = 0; trial < 200; ++trial) {
     const Case cs{8, 48, trial % 2 ? 8 : 6, false, false, 1.0f, 0.0f, 1, false};
@@ -288,17 +299,17 @@ TEST(NeonBf16, SpecialValuesMatchModel) {
         ASSERT_TRUE(std::isnan(real[i])) << "trial " << trial << " element " << i;
         continue;
       }
-      ASSERT_EQ(u(model[i]), u(real[i])) << "trial " << trial << " element " << i << ": model " << model[i]
-                                         << ", tile " << real[i];
+      ASSERT_EQ(u(model[i]), u(real[i])) << "trial " << trial << " element " << i << ": model " << model[i] << ", tile "
+                                         << real[i];
     }
   }
 }
 
 // One BFMMLA on whole registers (acc included), for the test below.
 __attribute__((target("arch=armv8.2-a+bf16"))) void bfmmla(const float* acc, const uint32_t* a, const uint32_t* b,
-                                                            float* out) {
-  vst1q_f32(out, vbfmmlaq_f32(vld1q_f32(acc), vreinterpretq_bf16_u32(vld1q_u32(a)),
-                              vreinterpretq_bf16_u32(vld1q_u32(b))));
+                                                           float* out) {
+  vst1q_f32(out,
+            vbfmmlaq_f32(vld1q_f32(acc), vreinterpretq_bf16_u32(vld1q_u32(a)), vreinterpretq_bf16_u32(vld1q_u32(b))));
 }
 
 // The model of one BFMMLA (for element (i, j): acc, then the dot steps of
@@ -309,9 +320,9 @@ TEST(NeonBf16, InstructionMatchesModelOnRandomBits) {
   std::mt19937 rng(23);
   auto bf16_bits = [&](int kind) -> uint32_t {
     const uint32_t r = rng();
-    if (kind == 0) return r & 0xffffu;                                   // any pattern
+    if (kind == 0) return r & 0xffffu;                                    // any pattern
     if (kind == 1) return (r & 0x807fu) | ((0x78 + (r >> 16) % 8) << 7);  // 2^-7 .. 1: sums cancel
-    return (r & 0x807fu) | ((r >> 20) % 3 == 0 ? 0u : 0x0080u);          // denormal or tiny
+    return (r & 0x807fu) | ((r >> 20) % 3 == 0 ? 0u : 0x0080u);           // denormal or tiny
   };
   for (int trial = 0; trial < 20000; ++trial) {
     const int kind = trial % 3;
@@ -325,8 +336,8 @@ TEST(NeonBf16, InstructionMatchesModelOnRandomBits) {
     bfmmla(acc, a, b, got);
     for (int i = 0; i < 2; ++i)
       for (int j = 0; j < 2; ++j) {
-        const float want = bf16_mmla_dot_model(bf16_mmla_dot_model(acc[2 * i + j], a[2 * i], b[2 * j]),
-                                               a[2 * i + 1], b[2 * j + 1]);
+        const float want =
+            bf16_mmla_dot_model(bf16_mmla_dot_model(acc[2 * i + j], a[2 * i], b[2 * j]), a[2 * i + 1], b[2 * j + 1]);
         ASSERT_EQ(u(want), u(got[2 * i + j])) << "trial " << trial << " element (" << i << ", " << j << ")";
       }
   }

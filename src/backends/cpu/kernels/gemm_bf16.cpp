@@ -212,8 +212,12 @@ void bf16_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
 #elif defined(__aarch64__)
   // One count per GEMM on the BFMMLA tile, so that a test can tell it ran (not a model).
   static SimdCallCounter neon_calls("gemm_bf16_neon");
-  if (instruction) kernel = bf16_kernel_neon, neon_calls.add(SimdWidth::k128);
-  else if (engine != Bf16Engine::kModel) kernel = bf16_kernel_mmla_model;
+  if (instruction) {
+    kernel = bf16_kernel_neon;
+    neon_calls.add(SimdWidth::k128);
+  } else if (engine != Bf16Engine::kModel) {
+    kernel = bf16_kernel_mmla_model;
+  }
 #endif
   const auto* bp = static_cast<const uint32_t*>(packed_b);
   auto task = [&](int64_t tb, int64_t te) {

@@ -120,8 +120,8 @@ void bf16_kernel_mmla_model(int64_t kp, const uint32_t* a, const uint32_t* b, fl
                             float beta, int mr, int nr);
 #if defined(__aarch64__)
 // The BFMMLA tile, the same contract and bits; call only when bf16_dot_available().
-void bf16_kernel_neon(int64_t kp, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc, float alpha,
-                      float beta, int mr, int nr);
+void bf16_kernel_neon(int64_t kp, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc, float alpha, float beta,
+                      int mr, int nr);
 #endif
 
 }  // namespace dlrt::cpu

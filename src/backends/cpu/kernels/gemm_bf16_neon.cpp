@@ -55,8 +55,10 @@ float round_odd(double s, double e) {
   const double t = std::bit_cast<double>(std::bit_cast<uint64_t>(m) & ~((uint64_t{1} << 29) - 1));
   uint32_t r = std::bit_cast<uint32_t>(static_cast<float>(t));
   const double rest = m - t;  // exact; when nonzero it outweighs me
-  if (rest == 0 && me < 0) r = (r - 1) | 1u;  // the value lies just below t
-  else if (rest != 0 || me != 0) r |= 1u;
+  if (rest == 0 && me < 0)
+    r = (r - 1) | 1u;  // the value lies just below t
+  else if (rest != 0 || me != 0)
+    r |= 1u;
   return signed_value(neg, r);
 }
 
@@ -151,7 +153,8 @@ DLRT_NEON_BF16 void block(int64_t kp, const uint32_t* a, const uint32_t* b, floa
       const int n = std::min(4, nc - 4 * g);
       if (n <= 0) break;
       const float64x2_t x0 = vreinterpretq_f64_f32(acc[r][2 * g]), x1 = vreinterpretq_f64_f32(acc[r][2 * g + 1]);
-      const float32x4_t rows[2] = {vreinterpretq_f32_f64(vzip1q_f64(x0, x1)), vreinterpretq_f32_f64(vzip2q_f64(x0, x1))};
+      const float32x4_t rows[2] = {vreinterpretq_f32_f64(vzip1q_f64(x0, x1)),
+                                   vreinterpretq_f32_f64(vzip2q_f64(x0, x1))};
       for (int h = 0; h < 2; ++h) {
         if (2 * r + h >= mr) break;
         float* out = c + (2 * r + h) * ldc + 4 * g;
@@ -185,10 +188,14 @@ DLRT_NEON_BF16 void bf16_kernel_neon(int64_t kp, const uint32_t* a, const uint32
   static_assert(kBf16MR == 8 && kBf16NR % 8 == 0, "the tile is four row pairs by blocks of eight columns");
   // A short edge panel skips the BFMMLAs of its all-padding row pairs.
   switch ((mr + 1) / 2) {
-    case 1: return blocks<1>(kp, a, b, c, ldc, alpha, beta, mr, nr);
-    case 2: return blocks<2>(kp, a, b, c, ldc, alpha, beta, mr, nr);
-    case 3: return blocks<3>(kp, a, b, c, ldc, alpha, beta, mr, nr);
-    default: return blocks<4>(kp, a, b, c, ldc, alpha, beta, mr, nr);
+    case 1:
+      return blocks<1>(kp, a, b, c, ldc, alpha, beta, mr, nr);
+    case 2:
+      return blocks<2>(kp, a, b, c, ldc, alpha, beta, mr, nr);
+    case 3:
+      return blocks<3>(kp, a, b, c, ldc, alpha, beta, mr, nr);
+    default:
+      return blocks<4>(kp, a, b, c, ldc, alpha, beta, mr, nr);
   }
 }
 #endif
