@@ -6,15 +6,18 @@
 #   2. the unit tests (ctest; CMAKE_CROSSCOMPILING_EMULATOR runs them under qemu-aarch64),
 #      but those named in tests/arm64/excluded.txt (each with its reason) and the zoo test;
 #      NeonSelection.* fail when a kernel family written over simd/ ran its portable path,
-#      NeonInt8.* when the 8-bit GEMM ran its portable kernel; those and the GemmInt8 tests again as a
-#      Cortex-A76 and a Cortex-A53 (QEMU_CPU: dotprod only, then neither dotprod nor i8mm),
+#      NeonInt8.* when the 8-bit GEMM ran its portable kernel, NeonBf16.* when precision bf16's GEMM
+#      ran a model instead of the BFMMLA tile; those and the GemmInt8 tests again as a Cortex-A76 and
+#      a Cortex-A53 (QEMU_CPU: dotprod only, then neither dotprod nor i8mm; neither has BF16),
 #   3. `cmake --install` into a fresh prefix and C/C++ consumers cross-built against it
 #      (scripts/test_install.sh), run under QEMU,
 #   4. `dlrt conformance` over ONNX's backend test data against
 #      tests/conformance/expected_passing.txt, and over the onnx release's node cases
 #      (tests/conformance/expected_passing_onnx-<version>.txt) when X86_BUILD has them
 #      generated (`make test` does; generating them needs pip),
-#   5. the zoo test on a sample of ZOO_DIR's models and cases (DLRT_ARM64_ZOO),
+#   5. the zoo test on a sample of ZOO_DIR's models and cases (DLRT_ARM64_ZOO), and precision bf16
+#      on ZOO_DIR's minilm_l6 against f32, as QEMU's `max` (BFMMLA) and as a Cortex-A76 (f32, and the
+#      report says why; tests/arm64/compare_bf16.py),
 #   6. with X86_BUILD: outputs of the generated test models and of quantized zoo models
 #      (X86_BUILD/quant_zoo, when `make test` made it) against the x86 build's: float within
 #      the zoo's tolerance, statically quantized ones bit-identical, a dynamically quantized
@@ -86,13 +89,14 @@ phase "arm64: unit tests (ctest under qemu-aarch64)" \
 grep -E '^[0-9]+% tests passed|tests failed out of|Total Test time' "$OUT/ctest.log"
 sed -n '/The following tests FAILED/,$p' "$OUT/ctest.log" | head -20
 
-# The 8-bit GEMM's kernels on CPUs with less than QEMU's `max` (i8mm, dotprod): as a Cortex-A76
-# (dotprod, no i8mm) and a Cortex-A53 (neither), where an extension chosen without HWCAP traps.
+# The 8-bit GEMM's and the bf16 GEMM's kernels on CPUs with less than QEMU's `max` (i8mm, dotprod,
+# bf16): as a Cortex-A76 (dotprod, no i8mm) and a Cortex-A53 (neither), where an extension chosen
+# without HWCAP traps.
 for cpu in cortex-a76 cortex-a53; do
-  step "int8 kernels under qemu-aarch64 -cpu $cpu"
-  phase "arm64: int8 kernels as $cpu" env QEMU_CPU=$cpu ctest --test-dir "$BUILD" -j "$JOBS" --timeout 600 \
-    --output-on-failure -R '^(NeonInt8|GemmInt8|Kernels/Int8Kernel)\.' > "$OUT/int8_$cpu.log" 2>&1 ||
-    failed+=("int8 kernels as $cpu (see $OUT/int8_$cpu.log)")
+  step "int8 and bf16 kernels under qemu-aarch64 -cpu $cpu"
+  phase "arm64: int8 and bf16 kernels as $cpu" env QEMU_CPU=$cpu ctest --test-dir "$BUILD" -j "$JOBS" --timeout 600 \
+    --output-on-failure -R '^(NeonInt8|GemmInt8|Kernels/Int8Kernel|NeonBf16)\.' > "$OUT/int8_$cpu.log" 2>&1 ||
+    failed+=("int8 and bf16 kernels as $cpu (see $OUT/int8_$cpu.log)")
   grep -E '^[0-9]+% tests passed|tests failed out of' "$OUT/int8_$cpu.log"
 done
 
@@ -141,6 +145,29 @@ else
     DLRT_TRAINED_INT8_DIR= ctest --test-dir "$BUILD" --output-on-failure -V -R '^Zoo\.EveryModel' > "$OUT/zoo.log" 2>&1 ||
     failed+=("zoo sample (see $OUT/zoo.log)")
   grep -E 'zoo: |Failure|MISMATCH' "$OUT/zoo.log" | sed -E 's/^[0-9]+: //'
+fi
+
+# Precision bf16 on a model: minilm_l6 against f32 as QEMU's `max` (the BFMMLA tile) and as a
+# Cortex-A76 (no BF16: the session runs f32 and the report says why).
+MINILM_CASE="${ZOO:-/nonexistent}/minilm_l6/b1s16"
+if [ -f "${ZOO:-/nonexistent}/minilm_l6.onnx" ] && [ -d "$MINILM_CASE" ]; then
+  step "precision bf16 under qemu-aarch64: minilm_l6/b1s16 against f32, as max and as cortex-a76"
+  t0=$(phase_now)
+  BF="$OUT/bf16"
+  mkdir -p "$BF"
+  ins=()
+  for f in "$MINILM_CASE"/*.npy; do ins+=(--input "$(basename "$f" .npy)=$f"); done
+  b_rc=0
+  for run in f32:max:f32 bf16_max:max:bf16 bf16_cortex-a76:cortex-a76:bf16; do
+    IFS=: read -r name cpu precision <<< "$run"
+    QEMU_CPU=$cpu "${QEMU[@]}" "$BUILD/dlrt" run "$ZOO/minilm_l6.onnx" "${ins[@]}" --threads 2 --precision "$precision" \
+      --output-dir "$BF/$name" --json > "$BF/$name.json" 2> "$BF/$name.err" || { b_rc=1; cat "$BF/$name.err"; }
+  done
+  [ $b_rc -eq 0 ] && { "$PYTHON" "$ROOT/tests/arm64/compare_bf16.py" minilm_l6 "$BF" || b_rc=1; }
+  phase_record "arm64: precision bf16 (minilm_l6)" "$(phase_since "$t0")" "$b_rc"
+  [ $b_rc -eq 0 ] || failed+=("precision bf16 on minilm_l6 (see $BF)")
+else
+  echo "precision bf16 on minilm_l6: not run (no ${ZOO:-zoo folder given} with minilm_l6.onnx and its case b1s16)"
 fi
 
 # Against the x86 build: the same model and inputs, compared output by output.

@@ -26,7 +26,7 @@ constexpr Variable kVariables[] = {
      "f32, bf16, bf16x3 or auto (the fastest of them within a bound of f32 on canary inputs, measured at create: "
      "[performance.md](performance.md#choosing-the-precision-auto)): CPU MatMul, Gemm and Conv against constant weights on AMX tiles with bf16x3 (f32 "
      "with a warning where the CPU has no AMX-BF16), MatMul and Gemm against constant weights in one bf16 pass "
-     "with bf16 (AVX512-BF16; f32 with a warning where it is missing, "
+     "with bf16 (AVX512-BF16, on aarch64 BF16; f32 with a warning where it is missing, "
      "[performance.md](performance.md#cpu-precision-bf16-avx512-bf16)); --precision and "
      "SessionOptions::cpu_precision win over it"},
     {"DLRT_OPTIMIZE", "1", "session", "0: no graph optimisation (folding, fusion) at session create"},
@@ -46,7 +46,7 @@ constexpr Variable kVariables[] = {
      "cache sizes per core the CPU kernels size their blocks for, e.g. l1d:32K,l2:1M,l3:1408K (also l1d_ways, l2_ways)"},
     {"DLRT_CPU_FEATURES_OFF", "none", "cpu",
      "CPU extensions to treat as absent, as `dlrt devices` names them, e.g. avx512_vnni,avx_vnni,amx_int8 (on aarch64 "
-     "dotprod, i8mm): the kernels choose what a CPU without them runs (the vector width is DLRT_CPU_ISA's)"},
+     "dotprod, i8mm, bf16): the kernels choose what a CPU without them runs (the vector width is DLRT_CPU_ISA's)"},
     {"DLRT_CPU_AMX_INT8", "off", "cpu",
      "on: the int8 GEMM runs on AMX tiles where the CPU and OS allow (off by default until verified on AMX hardware)"},
     {"DLRT_HUGE_PAGES", "1", "cpu", "0: packed CPU weights on ordinary pages instead of transparent huge pages"},

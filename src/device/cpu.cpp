@@ -133,6 +133,7 @@ CpuIdentity probe_cpuid() {
   CpuIdentity id;
   id.features.dotprod = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
   id.features.i8mm = (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0;
+  id.features.bf16 = (getauxval(AT_HWCAP2) & HWCAP2_BF16) != 0;
   return id;
 }
 #else
@@ -156,6 +157,7 @@ constexpr FeatureName kFeatureNames[] = {
     {&CpuFeatures::amx_bf16, "amx_bf16", false},     {&CpuFeatures::amx_int8, "amx_int8", false},
     {&CpuFeatures::avx_vnni, "avx_vnni", false},     {&CpuFeatures::avx512_vbmi, "avx512_vbmi", false},
     {&CpuFeatures::dotprod, "dotprod", false},       {&CpuFeatures::i8mm, "i8mm", false},
+    {&CpuFeatures::bf16, "bf16", false},
 };
 
 const CpuIdentity& identity() {
@@ -313,12 +315,14 @@ constexpr ArmFeature kArmFeatures[] = {{"asimd", "neon"}, {"fphp", "fp16"}, {"as
 
 #if DLRT_ARM64_HWCAP
 // The running CPU's features from the kernel's HWCAP words, as cpuinfo would
-// spell them (cpuinfo may be the host's under user-mode emulation).
+// spell them (cpuinfo may be the host's under user-mode emulation); dotprod,
+// i8mm and bf16 as the kernels see them (less DLRT_CPU_FEATURES_OFF), as on x86.
 std::string arm_hwcap_features() {
   const unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+  const CpuFeatures& f = cpu_features();
   const std::pair<const char*, bool> bits[] = {
-      {"asimd", (hw & HWCAP_ASIMD) != 0}, {"fphp", (hw & HWCAP_FPHP) != 0},   {"asimddp", (hw & HWCAP_ASIMDDP) != 0},
-      {"i8mm", (hw2 & HWCAP2_I8MM) != 0}, {"bf16", (hw2 & HWCAP2_BF16) != 0}, {"sve", (hw & HWCAP_SVE) != 0},
+      {"asimd", (hw & HWCAP_ASIMD) != 0}, {"fphp", (hw & HWCAP_FPHP) != 0}, {"asimddp", f.dotprod},
+      {"i8mm", f.i8mm},                   {"bf16", f.bf16},                 {"sve", (hw & HWCAP_SVE) != 0},
       {"sve2", (hw2 & HWCAP2_SVE2) != 0}, {"sme", (hw2 & HWCAP2_SME) != 0}};
   std::string s;
   for (const auto& [name, on] : bits)

@@ -22,6 +22,8 @@ struct CpuFeatures {
   bool sse4_2 = false, avx = false, avx512_fp16 = false, avx_vnni = false, avx512_vbmi = false;
   // aarch64 (HWCAP): the 8-bit dot products (SDOT/UDOT) and matrix multiplies (USMMLA).
   bool dotprod = false, i8mm = false;
+  // aarch64 (HWCAP2_BF16): the BFloat16 extension (BFMMLA, BFDOT, BFCVT).
+  bool bf16 = false;
 };
 
 // The features of the CPU this process runs on (cpuid, probed on first use).

@@ -6,6 +6,15 @@
 #include "core/logging.h"
 #include "runtime/session_precision.h"
 
+// The bf16 GEMM's kernel as the report names it, and the extension it needs (gemm_bf16.h).
+#if defined(__aarch64__)
+#define DLRT_BF16_KERNEL "neon-bfmmla"
+#define DLRT_BF16_EXTENSION "the BF16 extension (BFMMLA)"
+#else
+#define DLRT_BF16_KERNEL "avx512_bf16"
+#define DLRT_BF16_EXTENSION "AVX512-BF16"
+#endif
+
 namespace dlrt {
 
 bool is_cpu_precision(const std::string& name) {
@@ -32,9 +41,9 @@ Result<exec::GemmPrecision> cpu_precision_of(const SessionOptions& options, cons
   if (*named == exec::GemmPrecision::kF32) return exec::GemmPrecision::kF32;
   if (*named == exec::GemmPrecision::kBf16) {
     const std::string why = cpu::cpu_kernels_bf16_unavailable();
-    label = why.empty() ? "bf16 (avx512_bf16)" : "f32 (bf16 unavailable: " + why + ")";
+    label = why.empty() ? "bf16 (" DLRT_BF16_KERNEL ")" : "f32 (bf16 unavailable: " + why + ")";
     if (why.empty()) return exec::GemmPrecision::kBf16;
-    DLRT_LOG(kWarn, "cpu precision bf16 needs AVX512-BF16 (" + why + "); this CPU runs f32");
+    DLRT_LOG(kWarn, "cpu precision bf16 needs " DLRT_BF16_EXTENSION " (" + why + "); this CPU runs f32");
     return exec::GemmPrecision::kF32;
   }
   if (!cpu::cpu_kernels_have_amx_bf16x3()) {
@@ -47,3 +56,6 @@ Result<exec::GemmPrecision> cpu_precision_of(const SessionOptions& options, cons
 }
 
 }  // namespace dlrt
+
+#undef DLRT_BF16_KERNEL
+#undef DLRT_BF16_EXTENSION

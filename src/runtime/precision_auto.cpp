@@ -92,7 +92,7 @@ double timed_run_ms(const Session& s, const Feeds& feeds, Status& status) {
 }
 
 // The candidates in order of accuracy (the first of equal times wins):
-// bf16x3 where AMX runs, bf16 where AVX512-BF16 does; a skipped one says why.
+// bf16x3 where AMX runs, bf16 where AVX512-BF16 (aarch64: BF16) does; a skipped one says why.
 std::vector<PrecisionTrial> candidate_trials() {
   std::vector<PrecisionTrial> out(2);
   out[0].precision = "bf16x3";

@@ -25,10 +25,23 @@
 namespace dlrt::cpu {
 namespace {
 
+#if defined(__x86_64__)
 #define SKIP_WITHOUT_BF16()                                                                 \
   if (!bf16_dot_available())                                                                \
   GTEST_SKIP() << "the VDPBF16PS kernel cannot run here (" << bf16_dot_unavailable_reason() \
                << "); its packing and tiling are tested on the scalar model above"
+#else
+#define SKIP_WITHOUT_BF16() \
+  GTEST_SKIP() << "VDPBF16PS is x86 code; gemm_bf16_mmla_test.cpp tests this CPU's bf16 tile (BFMMLA)"
+#endif
+
+// The scalar model of the engine kAuto runs where the instruction cannot:
+// VDPBF16PS's, on aarch64 BFMMLA's.
+#if defined(__aarch64__)
+constexpr Bf16Engine kCpuModel = Bf16Engine::kMmlaModel;
+#else
+constexpr Bf16Engine kCpuModel = Bf16Engine::kModel;
+#endif
 
 float f(uint32_t u) { return std::bit_cast<float>(u); }
 uint32_t pair(float lo, float hi) { return bf16_round(lo) | (uint32_t{bf16_round(hi)} << 16); }
@@ -187,7 +200,7 @@ TEST(Bf16Gemm, ModelErrorIsBf16s) {
   EXPECT_LT(err / mag, 1e-2);
 }
 
-// Through PackedMatrix and sgemm_ex (MatMul's path): the same bits as the model.
+// Through PackedMatrix and sgemm_ex (MatMul's path): the same bits as this CPU's model.
 TEST(Bf16Gemm, SgemmExRunsPackedBf16) {
   std::mt19937 rng(11);
   const Case cs{21, 100, 37, false, false, 1.0f, 0.0f, 2, false};
@@ -200,7 +213,7 @@ TEST(Bf16Gemm, SgemmExRunsPackedBf16) {
   ThreadPool pool(2);
   SgemmOperand a{r.A.data(), r.lda, false, nullptr, nullptr}, b{r.B.data(), r.ldb, false, pm.get(), nullptr};
   ASSERT_TRUE(sgemm_ex(cs.M, cs.N, cs.K, 1.0f, a, b, 0.0f, c.data(), r.ldc, nullptr, &pool).ok());
-  const std::vector<float> model = run_gemm(cs, r, Bf16Engine::kModel);
+  const std::vector<float> model = run_gemm(cs, r, kCpuModel);
   EXPECT_EQ(0, std::memcmp(c.data(), model.data(), c.size() * sizeof(float)));
   // A packed A cannot meet a bf16 B.
   auto pa = PackedMatrix::pack_a(false, cs.M, cs.K, r.A.data(), r.lda);

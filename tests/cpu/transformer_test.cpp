@@ -296,6 +296,10 @@ TEST(Attention, Bf16x3RunsLargeHeadsOnAmx) {
 // VDPBF16PS, within bf16's error of the reference (inputs and
 // probabilities rounded to 8 bits: about 1e-2 here) and not at f32's.
 TEST(Attention, Bf16RunsOnVdpbf16ps) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "precision bf16's attention products are x86 code (VDPBF16PS); on this CPU they run f32 "
+                  "(docs/platforms.md)";
+#endif
   if (!bf16_dot_available())
     GTEST_SKIP() << "precision bf16's attention needs AVX512-BF16 (" << bf16_dot_unavailable_reason()
                  << "); its GEMM is tested on the scalar model in gemm_bf16_test";

@@ -1,5 +1,6 @@
 // The bf16 GEMM's packing, blocking and scalar model (see gemm_bf16.h); the
-// VDPBF16PS tile is in gemm_bf16_avx512.cpp.
+// VDPBF16PS tile is in gemm_bf16_avx512.cpp, the BFMMLA tile and its model in
+// gemm_bf16_neon.cpp.
 //
 // Blocking: op(A) is packed whole per call (rows in kBf16MR panels, K in
 // pairs), then tasks of (a block of row panels, a run of column panels) run
@@ -18,6 +19,14 @@
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/scratch.h"
 #include "device/cpu_features.h"
+
+#if defined(__aarch64__)
+#include "backends/cpu/kernels/simd/width.h"
+#if defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+#endif
 
 namespace dlrt::cpu {
 namespace {
@@ -64,6 +73,23 @@ using TileEpilogue = void (*)(const GemmEpilogue&, float*, int64_t, int64_t, int
 
 }  // namespace
 
+#if defined(__aarch64__)
+bool bf16_dot_available() { return device::cpu_features().bf16 && cpu_isa() >= CpuIsa::kNeon; }
+
+const char* bf16_dot_unavailable_reason() {
+#if defined(__linux__)
+  const bool hwcap = (getauxval(AT_HWCAP2) & HWCAP2_BF16) != 0;
+#else
+  const bool hwcap = false;
+#endif
+  if (!device::cpu_features().bf16)
+    return hwcap ? "DLRT_CPU_FEATURES_OFF turns bf16 off" : "this CPU has no BF16 extension (bfmmla)";
+  if (cpu_isa() < CpuIsa::kNeon) return "DLRT_CPU_ISA is below neon";
+  return "";
+}
+
+const char* bf16_engine_name() { return bf16_dot_available() ? "neon-bfmmla" : "scalar model"; }
+#else
 bool bf16_dot_available() { return device::cpu_features().avx512_bf16 && cpu_isa() >= CpuIsa::kAvx512; }
 
 const char* bf16_dot_unavailable_reason() {
@@ -73,6 +99,7 @@ const char* bf16_dot_unavailable_reason() {
 }
 
 const char* bf16_engine_name() { return bf16_dot_available() ? "avx512_bf16" : "scalar model"; }
+#endif
 
 uint16_t bf16_round(float x) {
   const uint32_t u = std::bit_cast<uint32_t>(x);
@@ -145,7 +172,7 @@ void bf16_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
                Bf16Engine engine) {
   if (M <= 0 || N <= 0) return;
   bool instruction = engine == Bf16Engine::kInstruction || (engine == Bf16Engine::kAuto && bf16_dot_available());
-#if !defined(__x86_64__)
+#if !defined(__x86_64__) && !defined(__aarch64__)
   instruction = false;
 #endif
   if (ep && ep->empty()) ep = nullptr;
@@ -182,6 +209,15 @@ void bf16_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
   TileEpilogue tile_ep = apply_epilogue;
 #if defined(__x86_64__)
   if (instruction) kernel = bf16_kernel_avx512, tile_ep = apply_epilogue_zmm_tile;
+#elif defined(__aarch64__)
+  // One count per GEMM on the BFMMLA tile, so that a test can tell it ran (not a model).
+  static SimdCallCounter neon_calls("gemm_bf16_neon");
+  if (instruction) {
+    kernel = bf16_kernel_neon;
+    neon_calls.add(SimdWidth::k128);
+  } else if (engine != Bf16Engine::kModel) {
+    kernel = bf16_kernel_mmla_model;
+  }
 #endif
   const auto* bp = static_cast<const uint32_t*>(packed_b);
   auto task = [&](int64_t tb, int64_t te) {

@@ -11,11 +11,13 @@
 // kBf16MR rows, per pair kBf16MR words. Rows and columns past the matrix are
 // zero.
 //
-// Engines: the VDPBF16PS micro-kernel where bf16_dot_available(), else a
-// scalar model of the same instruction (bit for bit the same results, far
-// slower): the session picks f32 up front where the instruction is missing
-// (session.cpp), so the model runs only in tests and when the ISA was capped
-// after packing.
+// Engines: the VDPBF16PS micro-kernel (x86) or the BFMMLA one (aarch64,
+// gemm_bf16_neon.cpp) where bf16_dot_available(), else a scalar model of the
+// same instruction (bit for bit the same results, far slower): the session
+// picks f32 up front where the instruction is missing (session.cpp), so the
+// model runs only in tests and when the ISA was capped after packing. The two
+// instructions round differently, so x86 and aarch64 results differ in the
+// last bits.
 #pragma once
 
 #include <bit>
@@ -30,8 +32,10 @@ namespace dlrt::cpu {
 constexpr int kBf16MR = 8;   // rows per register tile
 constexpr int kBf16NR = 48;  // columns per register tile (three 16-lane vectors)
 
-// True when the VDPBF16PS kernel can run now: the CPU has AVX512-BF16 and
-// cpu_isa() (DLRT_CPU_ISA, ScopedCpuIsa) allows AVX-512.
+// True when the bf16 kernel can run now: x86: the CPU has AVX512-BF16 and
+// cpu_isa() (DLRT_CPU_ISA, ScopedCpuIsa) allows AVX-512; aarch64: the CPU has
+// the BF16 extension (cpu_features().bf16: HWCAP2_BF16, less
+// DLRT_CPU_FEATURES_OFF) and cpu_isa() allows NEON.
 bool bf16_dot_available();
 // Why it cannot ("" when it can), for the run report.
 const char* bf16_dot_unavailable_reason();
@@ -51,9 +55,10 @@ inline float bf16_widen(uint16_t h) { return std::bit_cast<float>(static_cast<ui
 float bf16_dot_model(float acc, uint32_t a, uint32_t b);
 
 enum class Bf16Engine : uint8_t {
-  kAuto,        // the instruction where bf16_dot_available(), else the model
-  kModel,       // the scalar model, any CPU (tests)
-  kInstruction  // VDPBF16PS; only where bf16_dot_available()
+  kAuto,         // the instruction where bf16_dot_available(), else its model
+  kModel,        // the scalar model of VDPBF16PS, any CPU (tests)
+  kInstruction,  // VDPBF16PS (x86) or BFMMLA (aarch64); only where bf16_dot_available()
+  kMmlaModel     // the scalar model of BFMMLA (tests; aarch64 builds, x86 ones run kModel)
 };
 
 // Bytes bf16_pack_b writes for a K x N op(B).
@@ -76,7 +81,8 @@ void bf16_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int
                const void* packed_b, float beta, float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool,
                Bf16Engine engine = Bf16Engine::kAuto);
 
-// The engine bf16_gemm's kAuto runs now: "avx512_bf16" or "scalar model".
+// The engine bf16_gemm's kAuto runs now: "avx512_bf16", "neon-bfmmla" or
+// "scalar model".
 const char* bf16_engine_name();
 
 // ---- Per-ISA pieces (gemm_bf16_avx512.cpp); call only when bf16_dot_available(). ----
@@ -93,5 +99,29 @@ void bf16_pack_a_panel_avx512(const float* A, int64_t lda, int mr, int64_t K, ui
 // Converts columns [0, nr) (nr <= kBf16NR) of a row-major B (rows [0, K))
 // into one packed panel; columns past nr are zero.
 void bf16_pack_b_panel_avx512(const float* B, int64_t ldb, int64_t K, int nr, uint32_t* dst);
+
+// ---- BFMMLA (gemm_bf16_neon.cpp) ----
+
+// One BFDotAdd step of BFMMLA, the scalar model (Arm ARM pseudocode BFDotAdd,
+// BFMul, BFAdd, BFRound; FEAT_EBF16's extended behaviour off, FPCR.EBF clear
+// as Linux starts a process): acc + (a0 * b0 + a1 * b1) for the bf16 pairs
+// a and b (element 0 in the low half), each product, their sum and the sum
+// with acc rounded on its own to odd (an inexact result is whichever of the
+// two floats around it has its last mantissa bit set). Inputs (bf16 values
+// and acc) that are denormal count as zero; a result below 2^-126 in
+// magnitude is a zero of its sign, one from 2^128 an infinity; an exact zero
+// sum is +0; any NaN gives the default NaN. FPCR plays no part. BFMMLA adds
+// its pairs 2q, then 2q + 1 of each k group of four this way.
+float bf16_mmla_dot_model(float acc, uint32_t a, uint32_t b);
+// The register tile (bf16_kernel_avx512's contract) on the BFMMLA model: per
+// element the pairs in order, then a zero pair when kp is odd (the padding of
+// the last BFMMLA); c = fma(beta, c, alpha * ab).
+void bf16_kernel_mmla_model(int64_t kp, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc, float alpha,
+                            float beta, int mr, int nr);
+#if defined(__aarch64__)
+// The BFMMLA tile, the same contract and bits; call only when bf16_dot_available().
+void bf16_kernel_neon(int64_t kp, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc, float alpha, float beta,
+                      int mr, int nr);
+#endif
 
 }  // namespace dlrt::cpu
