@@ -12,6 +12,10 @@ void lookup4_op(const float* v4, const int32_t* ix, float* out) {
   const Vf v[4] = {loadu(v4), loadu(v4 + kLanes), loadu(v4 + 2 * kLanes), loadu(v4 + 3 * kLanes)};
   storeu(out, lookup4(v, load_index(ix)));
 }
+void index_ramp_op(int32_t start, int32_t wrap, const float* v4, float* out) {
+  const Vf v[4] = {loadu(v4), loadu(v4 + kLanes), loadu(v4 + 2 * kLanes), loadu(v4 + 3 * kLanes)};
+  storeu(out, lookup4(v, index_ramp(start, wrap)));
+}
 void interleave2_op(const float* a, const float* b, float* out) {
   Vf lo, hi;
   interleave2(loadu(a), loadu(b), lo, hi);

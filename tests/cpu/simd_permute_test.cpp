@@ -1,5 +1,5 @@
 // The lane permutes of the vector layer (simd.h: permute, permute2, lookup4,
-// interleave2) at every width this CPU runs (the others skipped, saying so),
+// index_ramp, interleave2) at every width this CPU runs (the others skipped, saying so),
 // against their scalar definitions, bit for bit, over random indexes and
 // the edges (the last lane, lookup4's negative indexes).
 #include <gtest/gtest.h>
@@ -91,6 +91,20 @@ TEST_P(SimdPermute, LookupInFourVectorsNegativeIsZero) {
       want[static_cast<size_t>(i)] = j < 0 ? 0.0f : v[static_cast<size_t>(j)];
     }
     ASSERT_NO_FATAL_FAILURE(expect_bits(got, want)) << "trial " << t;
+  }
+}
+
+// index_ramp(s, w) read through lookup4: lane i = (s + i) & w.
+TEST_P(SimdPermute, IndexRampWraps) {
+  const std::vector<float> v = floats(4 * n_);
+  for (int32_t wrap : {3, 7, 15}) {
+    if (wrap >= 4 * n_) continue;
+    for (int32_t start = -20; start <= 20; ++start) {
+      std::vector<float> got(static_cast<size_t>(n_)), want(got.size());
+      PERMUTE_OP(GetParam(), index_ramp_op, start, wrap, v.data(), got.data());
+      for (int i = 0; i < n_; ++i) want[static_cast<size_t>(i)] = v[static_cast<size_t>((start + i) & wrap)];
+      ASSERT_NO_FATAL_FAILURE(expect_bits(got, want)) << "start " << start << " wrap " << wrap;
+    }
   }
 }
 
