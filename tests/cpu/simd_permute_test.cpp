@@ -12,7 +12,8 @@
 
 #include "backends/cpu/kernels/simd/simd.h"
 
-#define DLRT_SIMD_BODY "cpu/simd_permute_ops_body.h"
+// The body's path from simd/instantiate.h's folder, where its #include looks first.
+#define DLRT_SIMD_BODY "../../../../../tests/cpu/simd_permute_ops_body.h"
 #include "backends/cpu/kernels/simd/instantiate.h"
 
 namespace dlrt::cpu {
