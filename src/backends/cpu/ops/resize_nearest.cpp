@@ -69,26 +69,36 @@ struct ReplicatePattern {
 // Whether the permutes beat the loops for factor k at this width (per row,
 // min times). Factor 2 (a 2x upsample) takes the constant loop at every
 // width: 0.46-1.01x the permutes' time at 512 bits. Above 2 the loops took
-// 0.66-2.4x the permutes' time at 512 bits; at 256 the permutes took
-// 0.42-1.03x the loops' time, but 1.2-1.3x the constant loop's for factor 4,
-// which stays. At 128 bits (NEON) they replace the loop over k only; the
+// 0.66-2.4x the permutes' time at 512 bits; at 256 the permutes ran 0.52-0.89x
+// the loops' instructions (callgrind) for 3, 5, 6 and 16, but 1.07x for 8
+// (0.77-1.11x its time) and 1.2-1.3x the time for 4: the constant loops of 4
+// and 8 stay there. At 128 bits (NEON) they replace the loop over k only; the
 // constant loops of 3, 4 and 8 stay.
 bool permutes_win(SimdWidth width, int64_t k) {
   if (k <= 2 || k > kMaxVectorFactor) return false;
   switch (width) {
     case SimdWidth::k512: return true;
-    case SimdWidth::k256: return k != 4;
+    case SimdWidth::k256: return k != 4 && k != 8;
     case SimdWidth::k128: return k != 3 && k != 4 && k != 8;
   }
   return false;
 }
 
+// resize_replicate_row_32 at `width` (4-byte E only). Not inlined: in the
+// row loop the dispatch cost the constant loops' code 5% more instructions.
 template <typename E>
-void gather_rows(const E* x, E* y, int64_t in_h, int64_t in_w, const int64_t* row_index, int64_t out_h,
-                 const int64_t* col_index, int64_t out_w, int64_t k, int64_t b, int64_t e) {
-  const SimdWidth width = simd_width();
-  const bool vec = sizeof(E) == 4 && cpu_has_simd_kernels() && permutes_win(width, k);
-  const ReplicatePattern pat(vec ? k : 0);
+__attribute__((noinline)) bool replicate_row_vec(SimdWidth width, const E* irow, E* orow, int64_t in_w, int64_t k,
+                                                 const ReplicatePattern& pat) {
+  return DLRT_SIMD_PICK(width, resize_replicate_row_32, reinterpret_cast<const uint32_t*>(irow),
+                        reinterpret_cast<uint32_t*>(orow), in_w, k, pat.idx);
+}
+
+// Rows [b, e) of the output; kVec: 4-byte rows replicated by the lane
+// permutes (a constant, so the loops' code is as without them).
+template <typename E, bool kVec>
+void gather_rows_of(const E* x, E* y, int64_t in_h, int64_t in_w, const int64_t* row_index, int64_t out_h,
+                    const int64_t* col_index, int64_t out_w, int64_t k, int64_t b, int64_t e, SimdWidth width) {
+  const ReplicatePattern pat(kVec ? k : 0);
   for (int64_t u = b; u < e; ++u) {
     const int64_t o = u / out_h, j = u % out_h;
     E* orow = y + u * out_w;
@@ -101,14 +111,22 @@ void gather_rows(const E* x, E* y, int64_t in_h, int64_t in_w, const int64_t* ro
     if (k == 1) {
       std::memcpy(orow, irow, static_cast<size_t>(out_w) * sizeof(E));
     } else if (k > 1) {
-      if (vec && DLRT_SIMD_PICK(width, resize_replicate_row_32, reinterpret_cast<const uint32_t*>(irow),
-                                reinterpret_cast<uint32_t*>(orow), in_w, k, pat.idx))
-        continue;
+      if (kVec && replicate_row_vec(width, irow, orow, in_w, k, pat)) continue;
       if (!replicate_row_const<E>(irow, orow, in_w, k)) replicate_row<E>(irow, orow, in_w, k);
     } else {
       gather_row<E>(irow, orow, col_index, out_w);
     }
   }
+}
+
+template <typename E>
+void gather_rows(const E* x, E* y, int64_t in_h, int64_t in_w, const int64_t* row_index, int64_t out_h,
+                 const int64_t* col_index, int64_t out_w, int64_t k, int64_t b, int64_t e) {
+  const SimdWidth width = simd_width();
+  if (sizeof(E) == 4 && cpu_has_simd_kernels() && permutes_win(width, k))
+    gather_rows_of<E, true>(x, y, in_h, in_w, row_index, out_h, col_index, out_w, k, b, e, width);
+  else
+    gather_rows_of<E, false>(x, y, in_h, in_w, row_index, out_h, col_index, out_w, k, b, e, width);
 }
 
 template <typename E>
