@@ -1,13 +1,17 @@
 // Channel Concats on the blocked layout whose inputs are not whole blocks
 // (com.dlrt ConcatBlocked, kernels/concat_blocked.cpp, and blocked_layout's
 // choice of it): the result is the NCHW Concat bit for bit, with batch > 1,
-// blocks 8 and 16, AVX-512 and portable code; PP-HGNet's stem (a MaxPool and a
+// blocks 8 and 16, at each vector width this CPU runs and in portable code; PP-HGNet's stem (a MaxPool and a
 // conv branch of 24 channels each, concatenated) joins the blocked region;
 // Concats on other axes or of whole blocks do not become ConcatBlocked.
 #include <gtest/gtest.h>
 
 #include "blocked_test_net.h"
+#include <cstdio>
+#include <tuple>
+
 #include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/simd/width.h"
 #include "ir/passes/passes.h"
 
 namespace dlrt::testing {
@@ -21,7 +25,8 @@ using cpu::testing::run_op;
 using ir::ValueId;
 
 const std::vector<std::vector<int64_t>> kChannelLists = {
-    {24, 24}, {5, 16, 3}, {16, 40}, {3, 0, 7, 9}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, {40, 16}};
+    {24, 24}, {5, 16, 3}, {16, 40}, {3, 0, 7, 9}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, {40, 16},
+    {13, 7, 20, 2, 11}};
 
 std::string list_name(const std::vector<int64_t>& cs) {
   std::string s;
@@ -36,15 +41,25 @@ Tensor blocked_of(const Tensor& x, int64_t b) {
 }
 
 // ConcatBlocked of the blocked inputs == ToBlocked of the NCHW Concat, pad
-// lanes included (zero), for 1 to 4 threads.
+// lanes included (zero), for 1 to 4 threads, at each vector width (the
+// lane permutes of concat_blocked_simd.h) and in portable code.
 TEST(BlockedConcat, MatchesNchwConcatBitForBit) {
-  for (bool generic : {false, true}) {
-    std::unique_ptr<cpu::ScopedCpuIsa> cap;
-    if (generic) cap = std::make_unique<cpu::ScopedCpuIsa>(cpu::CpuIsa::kGeneric);
+  const std::tuple<cpu::CpuIsa, cpu::SimdWidth, const char*> isas[] = {
+      {cpu::CpuIsa::kAvx512, cpu::SimdWidth::k512, "avx512"},
+      {cpu::CpuIsa::kAvx2, cpu::SimdWidth::k256, "avx2"},
+      {cpu::CpuIsa::kNeon, cpu::SimdWidth::k128, "neon"},
+      {cpu::CpuIsa::kGeneric, cpu::SimdWidth::k128, "generic"}};
+  for (const auto& [isa, width, name] : isas) {
+    if (!cpu::simd_width_runs(width)) {
+      std::printf("skipped %s: this CPU cannot run the %s-bit instantiation\n", name, cpu::simd_width_name(width));
+      continue;
+    }
+    cpu::ScopedCpuIsa cap(isa);
+    const uint64_t calls0 = cpu::simd_calls("concat_assemble16", width);
     for (int64_t b : {8, 16})
       for (const auto& cs : kChannelLists)
         for (int threads : {1, 3}) {
-          SCOPED_TRACE(list_name(cs) + " block " + std::to_string(b) + (generic ? " generic" : "") + " threads " +
+          SCOPED_TRACE(list_name(cs) + " block " + std::to_string(b) + " " + name + " threads " +
                        std::to_string(threads));
           std::vector<Tensor> nchw, blocked;
           for (size_t j = 0; j < cs.size(); ++j) {
@@ -58,6 +73,9 @@ TEST(BlockedConcat, MatchesNchwConcatBitForBit) {
           ASSERT_TRUE(got.ok()) << got.status().to_string();
           expect_close((*got)[0], blocked_of((*want)[0], b), 0.0f);
         }
+    if (isa != cpu::CpuIsa::kGeneric) {  // the assembled blocks of 16 went through the vector layer
+      EXPECT_GT(cpu::simd_calls("concat_assemble16", width), calls0) << name;
+    }
   }
 }
 

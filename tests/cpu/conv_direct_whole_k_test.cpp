@@ -29,14 +29,15 @@ struct Shape {
 
 // The shapes' tiles at 512 / 256 / 128 (x86) bits: 1x1 7x7 (49 columns: the
 // 49th riding, or 1 narrow), 1x1 4x13 (52: a 4-column narrow tile at 512),
-// 3x3 on 7x7 and 8x8 (copied small planes), 3x3 pad 1 on 9x22 (out_w 22:
+// 3x3 on 7x7, 8x8 and 4x4 (copied small planes: 64 floats fit 4 vectors at
+// 512 bits, 16 at 128, 25 of 5x5 at 256), 3x3 pad 1 on 9x22 (out_w 22:
 // two-row stores), 3x3 on 5x5 (out_w 3 < lanes: through the buffer), 5x5/2
 // on 15x15, dilated 3x3, 3x3/2 with 32 channels on 20x20 (private copies on
 // 2 threads), M 11 and 5 (a partial last panel).
 const Shape kShapes[] = {{5, 11, 7, 7, 1, 1, 1, 0},   {6, 9, 4, 13, 1, 1, 1, 0},  {4, 16, 7, 7, 3, 1, 1, 1},
                          {3, 8, 8, 8, 3, 1, 1, 1},    {5, 11, 9, 22, 3, 1, 1, 1}, {4, 5, 5, 5, 3, 1, 1, 0},
                          {3, 13, 15, 15, 5, 2, 1, 2}, {4, 9, 11, 12, 3, 1, 2, 2}, {32, 24, 20, 20, 3, 2, 1, 1},
-                         {7, 17, 14, 14, 1, 1, 1, 0}};
+                         {7, 17, 14, 14, 1, 1, 1, 0}, {6, 10, 4, 4, 3, 1, 1, 1}};
 
 ConvDirectGeometry geometry(const Shape& sh) {
   ConvDirectGeometry g;

@@ -1,12 +1,18 @@
 // ConvTranspose with stride == kernel and no padding (the disjoint path of
 // conv_transpose_disjoint.cpp) and its near misses (the col2im path), against
 // a scatter reference, on 1-D, 2-D and 3-D shapes, at 1..4 threads.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/simd/width.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu::testing {
@@ -132,6 +138,71 @@ TEST(ConvTranspose, DisjointNearMissesMatchReference) {
   // A one-channel head (few product rows), 24 input channels, rows not a multiple of 32.
   check({1, 1, 24, 1, {7, 37}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, {0, 0}, true}, rng, "24 -> 1");
   check({2, 2, 9, 2, {3, 70}, {1, 3}, {1, 3}, {1, 1}, {0, 0, 0, 0}, {0, 0}, false}, rng, "6 product rows");
+}
+
+// The few-row products (2 to 8 = Mg * kernel size) and the kernel-width-2 rows
+// at each vector width this CPU runs: bit for bit the product chain
+// fma(w, x, acc) over the input channels in order (a multiply and an add at
+// x86's 128-bit baseline, which has no FMA) plus the bias, what the former
+// AVX-512-only loops computed; column counts with every tail length.
+TEST(ConvTranspose, FewRowsBitExactAtEveryWidth) {
+  const std::pair<CpuIsa, SimdWidth> isas[] = {
+      {CpuIsa::kAvx512, SimdWidth::k512}, {CpuIsa::kAvx2, SimdWidth::k256}, {CpuIsa::kNeon, SimdWidth::k128}};
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (const auto& [isa, width] : isas) {
+    if (!simd_width_runs(width)) {
+      std::printf("skipped: this CPU cannot run the %s-bit instantiation\n", simd_width_name(width));
+      continue;
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    const bool fused = width != SimdWidth::k128;
+#else
+    const bool fused = true;
+#endif
+    ScopedCpuIsa cap(isa);
+    const uint64_t calls0 = simd_calls("conv_transpose_few_rows", width);
+    for (int it = 0; it < 60; ++it) {
+      // 1-D (kernel 1..8) or 2-D (2 x 2, 1 x 2); in_w 1..70 covers every tail of 16, 8 and 4 lanes.
+      const bool two_d = it % 2 == 1;
+      const int64_t kh = two_d ? 1 + it % 4 / 2 : 1, kw = two_d ? 2 : 1 + it % 8;
+      // 2-8 product rows (one row takes the GEMM below 512 bits: few_rows_win).
+      const int64_t Mg = std::max<int64_t>(kh * kw == 1 ? 2 : 1, static_cast<int64_t>(rng() % (8 / (kh * kw) + 1)));
+      const int64_t Cg = 1 + rng() % 24, N = 1 + rng() % 2, ih = two_d ? 1 + rng() % 5 : 1, iw = 1 + rng() % 70;
+      std::vector<float> x(static_cast<size_t>(N * Cg * ih * iw)), w(static_cast<size_t>(Cg * Mg * kh * kw)), b(Mg);
+      for (auto& v : x) v = dist(rng);
+      for (auto& v : w) v = dist(rng);
+      for (auto& v : b) v = dist(rng);
+      const int64_t oh = ih * kh, ow = iw * kw;
+      std::vector<float> want(static_cast<size_t>(N * Mg * oh * ow));
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t m = 0; m < Mg; ++m)
+          for (int64_t i = 0; i < ih; ++i)
+            for (int64_t j = 0; j < iw; ++j)
+              for (int64_t a = 0; a < kh; ++a)
+                for (int64_t e = 0; e < kw; ++e) {
+                  float acc = 0.0f;
+                  for (int64_t c = 0; c < Cg; ++c) {
+                    const float wv = w[static_cast<size_t>(((c * Mg + m) * kh + a) * kw + e)];
+                    const float xv = x[static_cast<size_t>(((n * Cg + c) * ih + i) * iw + j)];
+                    acc = fused ? std::fma(wv, xv, acc) : wv * xv + acc;
+                  }
+                  want[static_cast<size_t>(((n * Mg + m) * oh + i * kh + a) * ow + j * kw + e)] = acc + b[m];
+                }
+      Shape xs = two_d ? Shape{N, Cg, ih, iw} : Shape{N, Cg, iw}, ws = two_d ? Shape{Cg, Mg, kh, kw} : Shape{Cg, Mg, kw};
+      auto r = run_op("ConvTranspose",
+                      {Tensor::from_vector<float>(xs, x), Tensor::from_vector<float>(ws, w),
+                       Tensor::from_vector<float>({Mg}, b)},
+                      {{"strides", attr_ints(two_d ? std::vector<int64_t>{kh, kw} : std::vector<int64_t>{kw})}}, 1, 17,
+                      "", 1 + it % 3);
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      const float* y = (*r)[0].data<float>();
+      for (size_t q = 0; q < want.size(); ++q)
+        ASSERT_EQ(0, std::memcmp(&y[q], &want[q], 4))
+            << simd_width_name(width) << " case " << it << " at " << q << ": " << y[q] << " vs " << want[q];
+    }
+    EXPECT_GT(simd_calls("conv_transpose_few_rows", width), calls0) << simd_width_name(width);
+  }
 }
 
 }  // namespace

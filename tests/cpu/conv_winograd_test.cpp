@@ -17,6 +17,8 @@
 
 #include "backends/cpu/kernels/conv_winograd.h"
 #include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/simd/width.h"
+#include "core/thread_pool.h"
 #include "backends/cpu/ops/conv_impl.h"
 #include "conv_test_util.h"
 #include "kernel_test_util.h"
@@ -205,6 +207,36 @@ TEST_F(ConvWinograd, LeavesOtherShapesToOtherPaths) {
 // On AVX-512 (no cap): 128+ input channels run Winograd, through the
 // AVX-512 GEMM on filters packed for its tile; 64 keep the direct path
 // (on planes too small for F(4x4, 3x3)).
+// F(2x2, 3x3)'s transforms at 128 bits (NEON's width; SSE on x86), which no
+// caller chooses yet: conv_winograd called directly with cpu_isa() at neon,
+// on planes ending in partial runs of 4 tiles, every padding, against the
+// double reference.
+TEST(ConvWinograd2, TransformsAt128Bits) {
+  ScopedCpuIsa neon(CpuIsa::kNeon);
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  ThreadPool pool(2);
+  const uint64_t calls0 = simd_calls("winograd2_input_transform", SimdWidth::k128);
+  for (int64_t hw : {5, 9, 14, 17})
+    for (int64_t pad = 0; pad <= 2; ++pad) {
+      const int64_t C = 5, M = 7, O = hw + 2 * pad - 2;
+      std::vector<float> x(static_cast<size_t>(C * hw * hw)), w(static_cast<size_t>(M * C * 9)),
+          y(static_cast<size_t>(M * O * O));
+      for (auto* v : {&x, &w})
+        for (auto& e : *v) e = dist(rng);
+      WinogradGeometry g;
+      g.in_h = g.in_w = hw, g.out_h = g.out_w = O, g.pad_top = g.pad_left = pad;
+      conv_winograd(*winograd_filters(w.data(), M, C), g, x.data(), y.data(), GemmEpilogue{}, pool);
+      testing::RefConvShape s;
+      s.C = C, s.M = M, s.H = s.W = hw, s.KH = s.KW = 3, s.PT = s.PL = pad, s.OH = s.OW = O;
+      const std::vector<float> want = testing::reference_conv(s, x, w, {}, {}, Activation{});
+      const double tol = 2e-5 * (2.0 + std::sqrt(9.0 * C));
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(y[i], want[i], tol * (1 + std::abs(want[i]))) << hw << "x" << hw << " pad " << pad << " at " << i;
+    }
+  EXPECT_GT(simd_calls("winograd2_input_transform", SimdWidth::k128), calls0);
+}
+
 TEST(ConvWinogradAvx512, WideConvsOnly) {
   if (cpu_isa() < CpuIsa::kAvx512)
     GTEST_SKIP() << "no AVX-512 here (detected " << cpu_isa_name(detected_cpu_isa()) << ", in use "

@@ -1,6 +1,10 @@
+#include <cstdio>
 #include <cstring>
 #include <random>
+#include <tuple>
 
+#include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/simd/width.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu::testing {
@@ -133,33 +137,48 @@ TEST(Resize, NearestAdjacentAxesMatchesPerAxisPasses) {
 }
 
 // The integer replication written directly: asymmetric floor by 2 on rows and
-// by k on columns (the constant-factor loops 2, 3, 4, 8, the AVX-512 permutes
-// and the loop over k for 5 and 17), 18 columns (a 16-lane tail), float and uint8.
+// by k on columns (the constant-factor loops 2, 3, 4, 8, the lane permutes of
+// resize_nearest_simd.h and the loop over k), 5, 18 and 37 columns (tails of
+// 4, 8 and 16 lanes), float and uint8, at each vector width this CPU runs and
+// in portable code.
 TEST(Resize, NearestIntegerReplication) {
-  for (int64_t k : {2, 3, 4, 5, 8, 17})
-    for (DType dt : {DType::kFloat32, DType::kUInt8}) {
-      std::vector<float> v(2 * 3 * 18);
-      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 251);
-      Tensor x = Tensor::from_vector<float>({2, 3, 18}, v);
-      if (dt == DType::kUInt8) {
-        std::vector<uint8_t> b(v.begin(), v.end());
-        x = Tensor::from_vector<uint8_t>({2, 3, 18}, b);
-      }
-      auto r = run_op("Resize", {x, empty(), scales({1, 2, static_cast<float>(k)})},
-                      {{"coordinate_transformation_mode", attr_string("asymmetric")},
-                       {"nearest_mode", attr_string("floor")}},
-                      1, 13);
-      ASSERT_TRUE(r.ok()) << r.status().to_string();
-      const int64_t ow = 18 * k;
-      ASSERT_EQ((*r)[0].shape(), (Shape{2, 6, ow}));
-      for (int64_t o = 0; o < 2; ++o)
-        for (int64_t j = 0; j < 6; ++j)
-          for (int64_t i = 0; i < ow; ++i) {
-            const int64_t at = (o * 6 + j) * ow + i;
-            const float got = dt == DType::kUInt8 ? (*r)[0].data<uint8_t>()[at] : (*r)[0].data<float>()[at];
-            ASSERT_EQ(got, v[(o * 3 + j / 2) * 18 + i / k]) << "k " << k << " at " << o << " " << j << " " << i;
-          }
+  const std::tuple<CpuIsa, SimdWidth, const char*> isas[] = {{CpuIsa::kAvx512, SimdWidth::k512, "avx512"},
+                                                             {CpuIsa::kAvx2, SimdWidth::k256, "avx2"},
+                                                             {CpuIsa::kNeon, SimdWidth::k128, "neon"},
+                                                             {CpuIsa::kGeneric, SimdWidth::k128, "generic"}};
+  for (const auto& [isa, width, name] : isas) {
+    if (!simd_width_runs(width)) {
+      std::printf("skipped %s: this CPU cannot run the %s-bit instantiation\n", name, simd_width_name(width));
+      continue;
     }
+    ScopedCpuIsa cap(isa);
+    for (int64_t w : {5, 18, 37})
+      for (int64_t k : {2, 3, 4, 5, 6, 8, 16, 17})
+        for (DType dt : {DType::kFloat32, DType::kUInt8}) {
+          std::vector<float> v(static_cast<size_t>(2 * 3 * w));
+          for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 251);
+          Tensor x = Tensor::from_vector<float>({2, 3, w}, v);
+          if (dt == DType::kUInt8) {
+            std::vector<uint8_t> b(v.begin(), v.end());
+            x = Tensor::from_vector<uint8_t>({2, 3, w}, b);
+          }
+          auto r = run_op("Resize", {x, empty(), scales({1, 2, static_cast<float>(k)})},
+                          {{"coordinate_transformation_mode", attr_string("asymmetric")},
+                           {"nearest_mode", attr_string("floor")}},
+                          1, 13);
+          ASSERT_TRUE(r.ok()) << r.status().to_string();
+          const int64_t ow = w * k;
+          ASSERT_EQ((*r)[0].shape(), (Shape{2, 6, ow}));
+          for (int64_t o = 0; o < 2; ++o)
+            for (int64_t j = 0; j < 6; ++j)
+              for (int64_t i = 0; i < ow; ++i) {
+                const int64_t at = (o * 6 + j) * ow + i;
+                const float got = dt == DType::kUInt8 ? (*r)[0].data<uint8_t>()[at] : (*r)[0].data<float>()[at];
+                ASSERT_EQ(got, v[static_cast<size_t>((o * 3 + j / 2) * w + i / k)])
+                    << name << " w " << w << " k " << k << " at " << o << " " << j << " " << i;
+              }
+        }
+  }
 }
 
 TEST(Upsample, NearestOpset9) {

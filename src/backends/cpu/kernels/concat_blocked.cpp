@@ -1,7 +1,8 @@
 // concat_blocked (concat_blocked.h): each output block is a list of lane
 // runs, each run a stretch of one input block's lanes at a lane shift. A
 // block that is one input block unchanged is copied whole; the others are
-// assembled position by position (AVX-512: one masked lane permute per run).
+// assembled position by position (one masked lane permute per run and
+// vector: concat_blocked_simd.h).
 #include "backends/cpu/kernels/concat_blocked.h"
 
 #include <algorithm>
@@ -9,7 +10,10 @@
 
 #include "backends/cpu/kernels/conv_blocked.h"
 #include "backends/cpu/kernels/isa.h"
-#include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/kernels/simd/simd.h"
+
+#define DLRT_SIMD_BODY "backends/cpu/kernels/concat_blocked_simd.h"
+#include "backends/cpu/kernels/simd/instantiate.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -33,28 +37,6 @@ void assemble_generic(const std::vector<Run>& runs, const float* const* src, int
     }
   }
 }
-
-#ifdef DLRT_HAVE_AVX512_PATHS
-DLRT_AVX512 void assemble16_avx512(const std::vector<Run>& runs, const float* const* src, int64_t p0, int64_t p1,
-                                   float* y) {
-  __m512i idx[16];
-  __mmask16 mask[16];
-  const size_t nr = runs.size();  // at most one run per lane
-  const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  for (size_t k = 0; k < nr; ++k) {
-    // Output lane l reads input lane l - out_lane + in_lane (mod 16; the mask keeps the run's lanes).
-    idx[k] = _mm512_and_si512(_mm512_add_epi32(lanes, _mm512_set1_epi32(runs[k].in_lane - runs[k].out_lane)),
-                              _mm512_set1_epi32(15));
-    mask[k] = static_cast<__mmask16>(avx512::tail_mask(runs[k].len) << runs[k].out_lane);
-  }
-  for (int64_t p = p0; p < p1; ++p) {
-    __m512 acc = _mm512_setzero_ps();
-    for (size_t k = 0; k < nr; ++k)
-      acc = _mm512_mask_permutexvar_ps(acc, mask[k], idx[k], _mm512_loadu_ps(src[k] + p * 16));
-    _mm512_storeu_ps(y + p * 16, acc);
-  }
-}
-#endif
 
 }  // namespace
 
@@ -96,8 +78,9 @@ void concat_blocked(const BlockedConcatPlan& plan, const float* const* x, int64_
   // one after another (the shared chunk stays in cache).
   const int64_t chunk = std::min(hw, std::max<int64_t>(1, 16384 / b));
   const int64_t chunks = ceil_div(hw, chunk), units = N * obs * chunks;
-  // The lane permutes are AVX-512 (vpermps with a mask); other CPUs take the portable loops.
-  const bool vector = block == 16 && cpu_isa() >= CpuIsa::kAvx512;
+  // The lane permutes of the vector layer; x86 CPUs without AVX2 take the portable loops.
+  const bool vector = block == 16 && cpu_has_simd_kernels();
+  const SimdWidth width = simd_width();
   auto body = [&](int64_t u0, int64_t u1) {
     const float* src[16];  // at most one run per lane
     for (int64_t u = u0; u < u1; ++u) {
@@ -111,13 +94,7 @@ void concat_blocked(const BlockedConcatPlan& plan, const float* const* x, int64_
         std::memcpy(yd + p0 * b, src[0] + p0 * b, static_cast<size_t>((p1 - p0) * b) * sizeof(float));
         continue;
       }
-#ifdef DLRT_HAVE_AVX512_PATHS
-      if (vector) {
-        assemble16_avx512(r, src, p0, p1, yd);
-        continue;
-      }
-#endif
-      (void)vector;
+      if (vector && DLRT_SIMD_CALL(width, concat_assemble16, r.data(), r.size(), src, p0, p1, yd)) continue;
       assemble_generic(r, src, b, p0, p1, yd);
     }
   };

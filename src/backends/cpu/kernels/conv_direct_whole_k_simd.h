@@ -78,8 +78,9 @@ void fill_channel(const ConvDirectPlan& P, const float* xc, float* dst, int64_t 
 // rows of 7 floats per channel there; docs/performance-decisions.md): entry
 // e of a channel's copied planes is input float from[e], or 0 where
 // from[e] < 0. The table comes from the row copy itself, run once on a
-// channel whose values are their own indices. At 512 bits the entries are
-// permutes of the channel's four input vectors; below, scalar loads.
+// channel whose values are their own indices. Where the channel fits four
+// vectors (64 floats at 512 bits, 32 at 256, 16 at NEON's 128) the entries
+// are lookups in them (lookup4); otherwise scalar loads.
 constexpr int64_t kSmallPlane = 64;
 // conv_direct_copy_input's split: over the threads from 64K copied floats, chunks of about 16K.
 constexpr int64_t kCopySplitFloats = 65536, kCopyChunkFloats = 16384;
@@ -91,14 +92,20 @@ struct IndexRows : Rows {
   }
 };
 
-// The copied planes of one channel xc (in floats) from the table (chunks of 16 entries).
+// The copied planes of one channel xc (in floats) from the table (padded
+// with -1 to a multiple of 16 entries): where the channel fits 4 vectors,
+// each vector of entries is one lookup4 of them.
 __attribute__((always_inline)) inline void fill_from_table(const float* xc, int64_t in, const int32_t* table,
-                                                           int64_t chunks, int64_t per, float* dc) {
-#ifdef DLRT_HAVE_AVX512_PATHS
-  if constexpr (kWidth == SimdWidth::k512)
-    return conv_direct_whole_k_detail::permute_small_plane(xc, in, table, chunks, per, dc);
-#endif
-  (void)in, (void)chunks;
+                                                           int64_t per, float* dc) {
+  if constexpr (kNativePermute) {
+    if (in <= 4 * kLanes) {
+      Vf v[4];
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) v[q] = load_first(xc + q * kLanes, in - q * kLanes);
+      for (int64_t e = 0; e < per; e += kLanes) store_first(dc + e, lookup4(v, load_index(table + e)), per - e);
+      return;
+    }
+  }
   for (int64_t e = 0; e < per; ++e) dc[e] = table[e] >= 0 ? xc[table[e]] : 0.0f;
 }
 
@@ -118,7 +125,7 @@ const float* copy_small_planes(const ConvDirectPlan& P, const float* x, ThreadPo
   const int32_t* table = idx.data();  // the caller's; pool tasks only read it
   // Whole channels only (split_rows false below).
   auto fill = [&](const ConvDirectPlan&, const float* xc, float* dc, int64_t, int64_t) {
-    fill_from_table(xc, in, table, chunks, per, dc);
+    fill_from_table(xc, in, table, per, dc);
   };
   return conv_direct_copy_input(P, x, pool, fill, zero_floats, kCopySplitFloats, kCopyChunkFloats, false);
 }

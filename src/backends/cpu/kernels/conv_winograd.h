@@ -88,7 +88,8 @@ int winograd_forced_tile();
 
 // y [M, out_h, out_w] = epilogue(conv3x3(x [C, in_h, in_w], W)) for one
 // image; ep.row_bias indexed by output channel, ep.residual like y
-// (ep.ldr = out_h*out_w). Call only when cpu_isa() >= kAvx2.
+// (ep.ldr = out_h*out_w). The transforms run at 256 bits where the CPU has
+// AVX2, else at simd_width() (128: chosen by no caller but tests).
 void conv_winograd(const WinogradFilters& f, const WinogradGeometry& g, const float* x, float* y,
                    const GemmEpilogue& ep, ThreadPool& pool);
 

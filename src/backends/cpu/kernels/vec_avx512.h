@@ -1,7 +1,6 @@
 // AVX-512 pieces of the loops still written for 512 bits only (the AVX-512
-// attention, the lane permutes of the blocked Concat, nearest Resize, the
-// disjoint ConvTranspose and the direct conv's small planes, the fused
-// expand-depthwise block, the int8 kernels): tail masks, exp of non-positive
+// attention, the fused expand-depthwise block, the int8 kernels): tail
+// masks, exp of non-positive
 // inputs in lockstep and horizontal reductions. Every function is compiled
 // for AVX-512 only (DLRT_AVX512 attribute); call them only from functions
 // with the same attribute, reached after cpu_has_avx512() (isa.h) said yes.

@@ -106,7 +106,7 @@ bool winograd4_channels(int64_t M, int64_t C) {
 // more than its products save, so smaller planes of 64-127 channels keep the
 // direct path. Per-conv figures: bench/results/2026-11-24_winograd_f4x4_resnet18.json.
 // NEON: F(4x4, 3x3) (the simd/ kernel at 128 bits) where winograd4_channels
-// allows it, else none (F(2x2, 3x3) is written in AVX2 intrinsics).
+// allows it, else none (F(2x2, 3x3)'s 128-bit transforms are not chosen: unmeasured on NEON).
 int winograd_tile(int64_t M, int64_t C, int64_t out_h, int64_t out_w) {
   if (!cpu_has_avx2()) return winograd4_channels(M, C) ? 4 : 0;
   if (!cpu_has_avx512()) return winograd4_channels(M, C) ? 4 : 2;
@@ -170,7 +170,7 @@ int conv_winograd_tile(int64_t group, int64_t M, int64_t C, const int64_t k[2], 
       conv_direct_mode() == ConvDirectMode::kForce)
     return 0;
   const int forced = winograd_forced_tile();
-  // F(2x2, 3x3) exists only in AVX2 code: a forced 2 elsewhere picks as unforced.
+  // F(2x2, 3x3) is chosen on AVX2 CPUs only: a forced 2 elsewhere picks as unforced.
   const int tile = forced == 4 || (forced == 2 && cpu_has_avx2()) ? forced : winograd_tile(M, C, out_h, out_w);
   return tile != 0 && winograd_scratch_ok(tile, M, C, out_h, out_w) ? tile : 0;
 }

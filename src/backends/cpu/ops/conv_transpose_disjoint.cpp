@@ -7,78 +7,34 @@
 #include <algorithm>
 
 #include "backends/cpu/kernels/isa.h"
-#include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/kernels/simd/simd.h"
 #include "backends/cpu/ops/conv_internal.h"
 #include "backends/cpu/scratch.h"
 #include "device/cpu_caches.h"
 
+#define DLRT_SIMD_BODY "backends/cpu/ops/conv_transpose_disjoint_simd.h"
+#include "backends/cpu/kernels/simd/instantiate.h"
+
 namespace dlrt::cpu::conv_detail {
 namespace {
 
-#ifdef DLRT_HAVE_AVX512_PATHS
-// out[2 i] = a[i] + bias, out[2 i + 1] = b[i] + bias for i < n.
-DLRT_AVX512 void interleave2_bias(const float* a, const float* b, float bias, float* out, int64_t n) {
-  const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-  const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
-  const __m512 vb = _mm512_set1_ps(bias);
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 k = avx512::tail_mask(n - i);
-    const __m512 va = _mm512_add_ps(_mm512_maskz_loadu_ps(k, a + i), vb);
-    const __m512 vc = _mm512_add_ps(_mm512_maskz_loadu_ps(k, b + i), vb);
-    _mm512_mask_storeu_ps(out + 2 * i, avx512::tail_mask(2 * (n - i)), _mm512_permutex2var_ps(va, lo, vc));
-    _mm512_mask_storeu_ps(out + 2 * i + 16, avx512::tail_mask(2 * (n - i) - 16), _mm512_permutex2var_ps(va, hi, vc));
-  }
+// Whether the few-row products (conv_transpose_disjoint_simd.h) take col_rows
+// rows rather than the GEMM. One row stays on the GEMM below 512 bits: at 256
+// it took 0.46-0.9x the GEMM's time on small blocks but 1.1-2.9x on blocks of
+// 900-3600 columns; 2-8 rows took 0.1-0.6x (per block, min times).
+bool few_rows_win(SimdWidth width, int64_t col_rows) {
+  return col_rows <= 8 && (col_rows >= 2 || width == SimdWidth::k512);
 }
-
-// col [R, nc] = W^T X for few product rows (R = Mg * kernel size <= 8, e.g.
-// a one-channel head): W [Cg, R], X [Cg, nc] with row stride ldx; 2 x R
-// accumulators over 32 columns, each X vector loaded once (the GEMM would
-// pack X and run its 8-row tile half empty).
-template <int R>
-DLRT_AVX512 void few_rows_avx512(const float* W, const float* X, int64_t ldx, int64_t Cg, int64_t nc, float* col) {
-  for (int64_t p = 0; p < nc; p += 32) {
-    const __mmask16 k0 = avx512::tail_mask(nc - p), k1 = avx512::tail_mask(nc - p - 16);
-    __m512 a0[R], a1[R];
-    for (int r = 0; r < R; ++r) a0[r] = a1[r] = _mm512_setzero_ps();
-    for (int64_t c = 0; c < Cg; ++c) {
-      const __m512 x0 = _mm512_maskz_loadu_ps(k0, X + c * ldx + p), x1 = _mm512_maskz_loadu_ps(k1, X + c * ldx + p + 16);
-      for (int r = 0; r < R; ++r) {
-        const __m512 w = _mm512_set1_ps(W[c * R + r]);
-        a0[r] = _mm512_fmadd_ps(w, x0, a0[r]);
-        a1[r] = _mm512_fmadd_ps(w, x1, a1[r]);
-      }
-    }
-    for (int r = 0; r < R; ++r) {
-      _mm512_mask_storeu_ps(col + r * nc + p, k0, a0[r]);
-      _mm512_mask_storeu_ps(col + r * nc + p + 16, k1, a1[r]);
-    }
-  }
-}
-
-// few_rows_avx512 for R in 1..8; false for more rows.
-bool few_rows(int64_t R, const float* W, const float* X, int64_t ldx, int64_t Cg, int64_t nc, float* col) {
-  switch (R) {
-    case 1: few_rows_avx512<1>(W, X, ldx, Cg, nc, col); return true;
-    case 2: few_rows_avx512<2>(W, X, ldx, Cg, nc, col); return true;
-    case 3: few_rows_avx512<3>(W, X, ldx, Cg, nc, col); return true;
-    case 4: few_rows_avx512<4>(W, X, ldx, Cg, nc, col); return true;
-    case 5: few_rows_avx512<5>(W, X, ldx, Cg, nc, col); return true;
-    case 6: few_rows_avx512<6>(W, X, ldx, Cg, nc, col); return true;
-    case 7: few_rows_avx512<7>(W, X, ldx, Cg, nc, col); return true;
-    case 8: few_rows_avx512<8>(W, X, ldx, Cg, nc, col); return true;
-    default: return false;
-  }
-}
-#endif
 
 // col [col_rows, nc] = W_g^T X_g block.
 template <typename T>
 void products(const T* W, const T* X, int64_t ldx, int64_t Cg, int64_t col_rows, int64_t nc, T* col) {
-#ifdef DLRT_HAVE_AVX512_PATHS
   if constexpr (std::is_same_v<T, float>) {
-    if (Cg > 0 && cpu_has_avx512() && few_rows(col_rows, W, X, ldx, Cg, nc, col)) return;
+    const SimdWidth width = simd_width();
+    if (Cg > 0 && cpu_has_simd_kernels() && few_rows_win(width, col_rows) &&
+        DLRT_SIMD_CALL(width, conv_transpose_few_rows, col_rows, W, X, ldx, Cg, nc, col))
+      return;
   }
-#endif
   gemm_t<T>(true, false, col_rows, nc, Cg, W, col_rows, X, ldx, T(0), col, nc, nullptr);
 }
 
@@ -86,11 +42,10 @@ void products(const T* W, const T* X, int64_t ldx, int64_t Cg, int64_t col_rows,
 // first + j * row_stride) for iw < n, j < kw.
 template <typename T>
 void tile_row(const T* first, int64_t row_stride, int64_t kw, T bias, T* out, int64_t n) {
-#ifdef DLRT_HAVE_AVX512_PATHS
   if constexpr (std::is_same_v<T, float>) {
-    if (kw == 2 && cpu_has_avx512()) return interleave2_bias(first, first + row_stride, bias, out, n);
+    if (kw == 2 && cpu_has_simd_kernels())
+      return DLRT_SIMD_PICK(simd_width(), conv_transpose_interleave2_bias, first, first + row_stride, bias, out, n);
   }
-#endif
   for (int64_t j = 0; j < kw; ++j) {
     const T* src = first + j * row_stride;
     for (int64_t iw = 0; iw < n; ++iw) out[iw * kw + j] = src[iw] + bias;

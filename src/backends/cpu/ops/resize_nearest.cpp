@@ -5,7 +5,10 @@
 #include <cstring>
 
 #include "backends/cpu/kernels/isa.h"
-#include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/kernels/simd/simd.h"
+
+#define DLRT_SIMD_BODY "backends/cpu/ops/resize_nearest_simd.h"
+#include "backends/cpu/kernels/simd/instantiate.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -54,46 +57,48 @@ bool replicate_row_const(const E* in, E* out, int64_t in_w, int64_t k) {
   }
 }
 
-// The lane indexes of replicate_row_32: output vector m of every 16 inputs
-// holds inputs (16 m + t) / k, t < 16.
+// The lane indexes of resize_replicate_row_32 (resize_nearest_simd.h): output
+// e of every group of inputs holds input e / k, whatever the vector width.
 struct ReplicatePattern {
-  alignas(64) int32_t idx[kMaxVectorFactor][16];
+  alignas(64) int32_t idx[kMaxVectorFactor * 16];
   explicit ReplicatePattern(int64_t k) {
-    for (int64_t m = 0; m < std::min(k, kMaxVectorFactor); ++m)
-      for (int t = 0; t < 16; ++t) idx[m][t] = static_cast<int32_t>((16 * m + t) / k);
+    for (int64_t e = 0; e < std::min(k, kMaxVectorFactor) * 16; ++e) idx[e] = static_cast<int32_t>(e / k);
   }
 };
 
-#ifdef DLRT_HAVE_AVX512_PATHS
-// replicate_row for 4-byte elements and k <= kMaxVectorFactor: k permuted
-// stores per 16 inputs.
-DLRT_AVX512 void replicate_row_32(const uint32_t* in, uint32_t* out, int64_t in_w, int64_t k,
-                                  const ReplicatePattern& pat) {
-  int64_t i = 0;
-  for (; i + 16 <= in_w; i += 16) {
-    const __m512i v = _mm512_loadu_si512(in + i);
-    for (int64_t m = 0; m < k; ++m)
-      _mm512_storeu_si512(out + i * k + 16 * m, _mm512_permutexvar_epi32(_mm512_load_si512(pat.idx[m]), v));
+// Whether the permutes beat the loops for factor k at this width (per row,
+// min times). Factor 2 (a 2x upsample) takes the constant loop at every
+// width: 0.46-1.01x the permutes' time at 512 bits. Above 2 the loops took
+// 0.66-2.4x the permutes' time at 512 bits; at 256 the permutes ran 0.52-0.89x
+// the loops' instructions (callgrind) for 3, 5, 6 and 16, but 1.07x for 8
+// (0.77-1.11x its time) and 1.2-1.3x the time for 4: the constant loops of 4
+// and 8 stay there. At 128 bits (NEON) they replace the loop over k only; the
+// constant loops of 3, 4 and 8 stay.
+bool permutes_win(SimdWidth width, int64_t k) {
+  if (k <= 2 || k > kMaxVectorFactor) return false;
+  switch (width) {
+    case SimdWidth::k512: return true;
+    case SimdWidth::k256: return k != 4 && k != 8;
+    case SimdWidth::k128: return k != 3 && k != 4 && k != 8;
   }
-  if (i < in_w) {
-    const int64_t rem = in_w - i;
-    const __m512i v = _mm512_maskz_loadu_epi32(avx512::tail_mask(rem), in + i);
-    for (int64_t m = 0; m * 16 < rem * k; ++m)
-      _mm512_mask_storeu_epi32(out + i * k + 16 * m, avx512::tail_mask(rem * k - 16 * m),
-                               _mm512_permutexvar_epi32(_mm512_load_si512(pat.idx[m]), v));
-  }
+  return false;
 }
-#endif
 
+// resize_replicate_row_32 at `width` (4-byte E only). Not inlined: in the
+// row loop the dispatch cost the constant loops' code 5% more instructions.
 template <typename E>
-void gather_rows(const E* x, E* y, int64_t in_h, int64_t in_w, const int64_t* row_index, int64_t out_h,
-                 const int64_t* col_index, int64_t out_w, int64_t k, int64_t b, int64_t e) {
-#ifdef DLRT_HAVE_AVX512_PATHS
-  // Factor 2 (a 2x upsample) takes the constant loop at every ISA: 0.46-1.01x
-  // the permutes' time; they stay for the others (the loop took 0.66-2.4x theirs).
-  const bool vec = sizeof(E) == 4 && k > 2 && k <= kMaxVectorFactor && cpu_has_avx512();
-  const ReplicatePattern pat(vec ? k : 0);
-#endif
+__attribute__((noinline)) bool replicate_row_vec(SimdWidth width, const E* irow, E* orow, int64_t in_w, int64_t k,
+                                                 const ReplicatePattern& pat) {
+  return DLRT_SIMD_PICK(width, resize_replicate_row_32, reinterpret_cast<const uint32_t*>(irow),
+                        reinterpret_cast<uint32_t*>(orow), in_w, k, pat.idx);
+}
+
+// Rows [b, e) of the output; kVec: 4-byte rows replicated by the lane
+// permutes (a constant, so the loops' code is as without them).
+template <typename E, bool kVec>
+void gather_rows_of(const E* x, E* y, int64_t in_h, int64_t in_w, const int64_t* row_index, int64_t out_h,
+                    const int64_t* col_index, int64_t out_w, int64_t k, int64_t b, int64_t e, SimdWidth width) {
+  const ReplicatePattern pat(kVec ? k : 0);
   for (int64_t u = b; u < e; ++u) {
     const int64_t o = u / out_h, j = u % out_h;
     E* orow = y + u * out_w;
@@ -106,17 +111,22 @@ void gather_rows(const E* x, E* y, int64_t in_h, int64_t in_w, const int64_t* ro
     if (k == 1) {
       std::memcpy(orow, irow, static_cast<size_t>(out_w) * sizeof(E));
     } else if (k > 1) {
-#ifdef DLRT_HAVE_AVX512_PATHS
-      if (vec) {
-        replicate_row_32(reinterpret_cast<const uint32_t*>(irow), reinterpret_cast<uint32_t*>(orow), in_w, k, pat);
-        continue;
-      }
-#endif
+      if (kVec && replicate_row_vec(width, irow, orow, in_w, k, pat)) continue;
       if (!replicate_row_const<E>(irow, orow, in_w, k)) replicate_row<E>(irow, orow, in_w, k);
     } else {
       gather_row<E>(irow, orow, col_index, out_w);
     }
   }
+}
+
+template <typename E>
+void gather_rows(const E* x, E* y, int64_t in_h, int64_t in_w, const int64_t* row_index, int64_t out_h,
+                 const int64_t* col_index, int64_t out_w, int64_t k, int64_t b, int64_t e) {
+  const SimdWidth width = simd_width();
+  if (sizeof(E) == 4 && cpu_has_simd_kernels() && permutes_win(width, k))
+    gather_rows_of<E, true>(x, y, in_h, in_w, row_index, out_h, col_index, out_w, k, b, e, width);
+  else
+    gather_rows_of<E, false>(x, y, in_h, in_w, row_index, out_h, col_index, out_w, k, b, e, width);
 }
 
 template <typename E>

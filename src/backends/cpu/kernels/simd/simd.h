@@ -70,6 +70,16 @@
 //   lanes_range(lo, hi) (the Mask of lanes [lo, hi), clamped to [0, kLanes]),
 //   load_where(m, p) (lanes set in m from p, 0 elsewhere; nothing else read),
 //   store_where(p, m, v) (lanes set in m to p; nothing else written).
+//   Lane permutes: Index (kLanes int32 lane indexes; load_index(p) reads
+//   kLanes of them; index_ramp(s, w): lane i = (s + i) & w), kNativePermute (false only on x86's 128-bit baseline,
+//   where the permutes are scalar loops: kernels keep their portable loops
+//   there), permute(v, ix) (lane i = v lane ix_i, ix_i in [0, kLanes)),
+//   permute2(a, b, ix) (lane i = float ix_i of a | b, ix_i in [0, 2 kLanes)),
+//   lookup4(v[4], ix) (lane i = float ix_i of v[0] | v[1] | v[2] | v[3] for
+//   ix_i in [0, 4 kLanes), 0 for ix_i < 0), interleave2(a, b, lo, hi)
+//   (lo | hi = a0 b0 a1 b1 ...: a's lane i at float 2i, b's at 2i + 1).
+//   in_register(v) (v itself, kept in a register: a load the compiler would
+//   fold into each of several uses stays one load).
 //   simd/math_simd.h builds exp, sigmoid and tanh on them.
 // New operations are added to all three widths with the same contract.
 #pragma once

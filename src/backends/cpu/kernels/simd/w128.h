@@ -189,6 +189,72 @@ DLRT_SIMD_FN void deinterleave2(Vf a, Vf b, Vf& e, Vf& o) {
   o = __builtin_shufflevector(a, b, 1, 3, 5, 7);
 }
 
+// v, from a register: a load the compiler would fold into each of v's uses
+// (one load per use instead of one) stays a single load.
+DLRT_SIMD_FN Vf in_register(Vf v) {
+#if defined(__aarch64__)
+  __asm__("" : "+w"(v));
+#else
+  __asm__("" : "+x"(v));
+#endif
+  return v;
+}
+
+// Lane permutes (simd.h). aarch64: Index holds the byte indexes of NEON's
+// table lookups (tbl), lane index j as bytes 4j .. 4j + 3 and 0xff (a zero
+// byte) outside [0, 16); x86's baseline has no variable permute of floats
+// (kNativePermute false: kernels take their portable loops there).
+#if defined(__aarch64__)
+using Index = uint8x16_t;
+inline constexpr bool kNativePermute = true;
+DLRT_SIMD_FN Index index_of(uint32x4_t j) {
+  const uint32x4_t bytes = vmlaq_n_u32(vdupq_n_u32(0x03020100u), j, 0x04040404u);
+  return vreinterpretq_u8_u32(vorrq_u32(bytes, vmvnq_u32(vcltq_u32(j, vdupq_n_u32(16)))));
+}
+DLRT_SIMD_FN Index load_index(const int32_t* p) { return index_of(vreinterpretq_u32_s32(vld1q_s32(p))); }
+DLRT_SIMD_FN Index index_ramp(int32_t start, int32_t wrap) {
+  const uint32x4_t ramp = {0, 1, 2, 3};
+  return index_of(vandq_u32(vaddq_u32(ramp, vdupq_n_u32(static_cast<uint32_t>(start))),
+                            vdupq_n_u32(static_cast<uint32_t>(wrap))));
+}
+DLRT_SIMD_FN uint8x16_t bytes_of(Vf v) { return vreinterpretq_u8_f32(reinterpret_cast<float32x4_t>(v)); }
+DLRT_SIMD_FN Vf from_bytes(uint8x16_t b) { return reinterpret_cast<Vf>(vreinterpretq_f32_u8(b)); }
+DLRT_SIMD_FN Vf permute(Vf v, Index ix) { return from_bytes(vqtbl1q_u8(bytes_of(v), ix)); }
+DLRT_SIMD_FN Vf permute2(Vf a, Vf b, Index ix) {
+  const uint8x16x2_t t = {{bytes_of(a), bytes_of(b)}};
+  return from_bytes(vqtbl2q_u8(t, ix));
+}
+DLRT_SIMD_FN Vf lookup4(const Vf (&v)[4], Index ix) {
+  const uint8x16x4_t t = {{bytes_of(v[0]), bytes_of(v[1]), bytes_of(v[2]), bytes_of(v[3])}};
+  return from_bytes(vqtbl4q_u8(t, ix));
+}
+#else
+using Index = Vi;
+inline constexpr bool kNativePermute = false;
+DLRT_SIMD_FN Index load_index(const int32_t* p) {
+  Index v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+DLRT_SIMD_FN Index index_ramp(int32_t start, int32_t wrap) { return (Vi{0, 1, 2, 3} + start) & wrap; }
+DLRT_SIMD_FN Vf permute(Vf v, Index ix) { return Vf{v[ix[0] & 3], v[ix[1] & 3], v[ix[2] & 3], v[ix[3] & 3]}; }
+DLRT_SIMD_FN Vf permute2(Vf a, Vf b, Index ix) {
+  Vf r;
+  for (int i = 0; i < 4; ++i) r[i] = ix[i] & 4 ? b[ix[i] & 3] : a[ix[i] & 3];
+  return r;
+}
+DLRT_SIMD_FN Vf lookup4(const Vf (&v)[4], Index ix) {
+  Vf r;
+  for (int i = 0; i < 4; ++i) r[i] = ix[i] < 0 ? 0.0f : v[ix[i] >> 2 & 3][ix[i] & 3];
+  return r;
+}
+#endif
+// lo = a0 b0 a1 b1, hi = a2 b2 a3 b3 (NEON's zip1 / zip2).
+DLRT_SIMD_FN void interleave2(Vf a, Vf b, Vf& lo, Vf& hi) {
+  lo = __builtin_shufflevector(a, b, 0, 4, 1, 5);
+  hi = __builtin_shufflevector(a, b, 2, 6, 3, 7);
+}
+
 // Activations (activation_simd.h): recip_est(d) (1 / d for d in [1, 4]; a
 // division here), lookup32(t, i) (t[i] per lane for integral i in [0, 31]).
 DLRT_SIMD_FN Vf recip_est(Vf d) { return set1(1.0f) / d; }

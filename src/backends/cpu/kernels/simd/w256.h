@@ -197,6 +197,38 @@ DLRT_SIMD_FN void deinterleave2(Vf a, Vf b, Vf& e, Vf& o) {
   o = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
 }
 
+// v, from a register: a load the compiler would fold into each of v's uses
+// (one load per use instead of one) stays a single load.
+DLRT_SIMD_FN Vf in_register(Vf v) {
+  __asm__("" : "+x"(v));
+  return v;
+}
+
+// Lane permutes (simd.h): Index holds kLanes int32 lane indexes; a choice
+// between two permutes by an index bit moved into the sign bit (blendv).
+using Index = __m256i;
+inline constexpr bool kNativePermute = true;
+DLRT_SIMD_FN Index load_index(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+DLRT_SIMD_FN Index index_ramp(int32_t start, int32_t wrap) {
+  return _mm256_and_si256(_mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(start)),
+                          _mm256_set1_epi32(wrap));
+}
+DLRT_SIMD_FN Vf permute(Vf v, Index ix) { return _mm256_permutevar8x32_ps(v, ix); }
+DLRT_SIMD_FN Vf permute2(Vf a, Vf b, Index ix) {
+  return _mm256_blendv_ps(_mm256_permutevar8x32_ps(a, ix), _mm256_permutevar8x32_ps(b, ix),
+                          _mm256_castsi256_ps(_mm256_slli_epi32(ix, 28)));
+}
+DLRT_SIMD_FN Vf lookup4(const Vf (&v)[4], Index ix) {
+  const __m256 r = _mm256_blendv_ps(permute2(v[0], v[1], ix), permute2(v[2], v[3], ix),
+                                    _mm256_castsi256_ps(_mm256_slli_epi32(ix, 27)));
+  return _mm256_andnot_ps(_mm256_castsi256_ps(_mm256_srai_epi32(ix, 31)), r);
+}
+DLRT_SIMD_FN void interleave2(Vf a, Vf b, Vf& lo, Vf& hi) {
+  const __m256 u0 = _mm256_unpacklo_ps(a, b), u1 = _mm256_unpackhi_ps(a, b);  // a0 b0 a1 b1 | a4 b4 a5 b5, ...
+  lo = _mm256_permute2f128_ps(u0, u1, 0x20);
+  hi = _mm256_permute2f128_ps(u0, u1, 0x31);
+}
+
 // Activations (activation_simd.h): recip_est(d) (1 / d for d in [1, 4]:
 // the 12-bit estimate and one Newton step), lookup32(t, i) (t[i] per lane
 // for integral i in [0, 31]: a gather).

@@ -203,6 +203,35 @@ DLRT_SIMD_FN void deinterleave2(Vf a, Vf b, Vf& e, Vf& o) {
   o = _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b);
 }
 
+// v, from a register: a load the compiler would fold into each of v's uses
+// (one load per use instead of one) stays a single load.
+DLRT_SIMD_FN Vf in_register(Vf v) {
+  __asm__("" : "+v"(v));
+  return v;
+}
+
+// Lane permutes (simd.h): Index holds kLanes int32 lane indexes.
+using Index = __m512i;
+inline constexpr bool kNativePermute = true;
+DLRT_SIMD_FN Index load_index(const int32_t* p) { return _mm512_loadu_si512(p); }
+DLRT_SIMD_FN Index index_ramp(int32_t start, int32_t wrap) {
+  return _mm512_and_si512(
+      _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(start)),
+      _mm512_set1_epi32(wrap));
+}
+DLRT_SIMD_FN Vf permute(Vf v, Index ix) { return _mm512_permutexvar_ps(ix, v); }
+DLRT_SIMD_FN Vf permute2(Vf a, Vf b, Index ix) { return _mm512_permutex2var_ps(a, ix, b); }
+DLRT_SIMD_FN Vf lookup4(const Vf (&v)[4], Index ix) {
+  const __mmask16 real = _mm512_cmpge_epi32_mask(ix, _mm512_setzero_si512());
+  const __mmask16 high = _mm512_cmpge_epi32_mask(ix, _mm512_set1_epi32(32));
+  const __m512 lo = _mm512_permutex2var_ps(v[0], ix, v[1]), hi = _mm512_permutex2var_ps(v[2], ix, v[3]);
+  return _mm512_maskz_mov_ps(real, _mm512_mask_blend_ps(high, lo, hi));
+}
+DLRT_SIMD_FN void interleave2(Vf a, Vf b, Vf& lo, Vf& hi) {
+  lo = _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), b);
+  hi = _mm512_permutex2var_ps(a, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), b);
+}
+
 // Activations (activation_simd.h): recip_est(d) (1 / d for d in [1, 4]:
 // the 14-bit estimate and one Newton step), lookup32(t, i) (t[i] per lane
 // for integral i in [0, 31], t 64-byte aligned: one vpermt2ps).
