@@ -7,12 +7,15 @@
 // the core does not count, so the figures hold on a loaded machine. A model's
 // share of the peak is then FLOP / (time x peak), the FLOP from bench/flops.py
 // (bench/isa_share.sh does that).
-//   dlrt_isa_share MODEL FEED_DIR [--runs N] [--warmup N] [--peak-ms MS]
+//   dlrt_isa_share MODEL FEED_DIR [--runs N] [--warmup N] [--peak-ms MS] [--nodes N]
 // FEED_DIR holds NAME.npy for each model input (the zoo's case folders).
 // Prints one JSON object: per ISA the run report's vector ISA, medians of
 // thread CPU time and wall time per run, and the median and best peak GFLOP/s
 // (1 FMA = 2 FLOP) by thread CPU time. Needs a CPU with AVX2 and FMA; without
 // AVX-512 the "wide" entries run the AVX2 path too (the JSON says so).
+// --nodes N: then N more rounds of profiled runs (dlrt/profile.h) and "nodes":
+// per node its op type and the median over rounds of its wall time on each
+// side (wall time: where a loaded machine preempts a node, the median drops it).
 #include <time.h>
 
 #include <algorithm>
@@ -28,6 +31,7 @@
 
 #include "backends/cpu/kernels/isa.h"
 #include "core/npy.h"
+#include "dlrt/profile.h"
 #include "dlrt/session.h"
 #include "fma_loops.h"
 
@@ -46,6 +50,22 @@ double thread_cpu_ms() {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// s as the body of a JSON string.
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 volatile float g_sink = 0;
@@ -83,8 +103,39 @@ int64_t calibrate(const Side& side, double ms) {
   }
 }
 
+// --nodes: `rounds` profiled runs of each side, alternating; prints ", \"nodes\": [...]".
+bool print_nodes(Side (&sides)[2], const std::map<std::string, dlrt::Tensor>& feeds, int rounds) {
+  std::vector<dlrt::NodeProfile> first[2];
+  std::vector<std::vector<double>> ms[2];
+  for (int r = 0; r < rounds; ++r) {
+    for (int j = 0; j < 2; ++j) {
+      const int k = (r + j) % 2;
+      dlrt::cpu::ScopedCpuIsa cap(sides[k].cap);
+      auto got = dlrt::run_profiled(*sides[k].session, feeds);
+      if (!got.ok()) {
+        std::fprintf(stderr, "%s\n", got.status().to_string().c_str());
+        return false;
+      }
+      if (r == 0) first[k] = *got, ms[k].resize(got->size());
+      for (size_t i = 0; i < got->size() && i < ms[k].size(); ++i) ms[k][i].push_back((*got)[i].ms);
+    }
+  }
+  // The two plans can differ (kernel choices per ISA): nodes are matched by name.
+  std::map<std::string, double> narrow;
+  for (size_t i = 0; i < first[1].size(); ++i) narrow[first[1][i].node] = median(ms[1][i]);
+  std::printf(", \"nodes\": [");
+  for (size_t i = 0; i < first[0].size(); ++i) {
+    const auto it = narrow.find(first[0][i].node);
+    std::printf("%s{\"node\": \"%s\", \"op_type\": \"%s\", \"wide_ms\": %.4f, \"avx2_ms\": %.4f}", i ? ", " : "",
+                json_escape(first[0][i].node).c_str(), json_escape(first[0][i].op_type).c_str(), median(ms[0][i]),
+                it == narrow.end() ? -1.0 : it->second);
+  }
+  std::printf("]");
+  return true;
+}
+
 int usage(const char* argv0) {
-  std::fprintf(stderr, "usage: %s MODEL FEED_DIR [--runs N] [--warmup N] [--peak-ms MS]\n", argv0);
+  std::fprintf(stderr, "usage: %s MODEL FEED_DIR [--runs N] [--warmup N] [--peak-ms MS] [--nodes N]\n", argv0);
   return 2;
 }
 
@@ -92,7 +143,7 @@ int usage(const char* argv0) {
 
 int main(int argc, char** argv) {
   if (argc < 3) return usage(argv[0]);
-  int runs = 15, warmup = 3;
+  int runs = 15, warmup = 3, node_runs = 0;
   double peak_ms = 20;
   for (int i = 3; i < argc; i += 2) {
     if (i + 1 >= argc) return usage(argv[0]);
@@ -103,6 +154,8 @@ int main(int argc, char** argv) {
       warmup = static_cast<int>(v);
     else if (!std::strcmp(argv[i], "--peak-ms") && v >= 1 && v <= 10000)
       peak_ms = v;
+    else if (!std::strcmp(argv[i], "--nodes") && v >= 1 && v <= 10000)
+      node_runs = static_cast<int>(v);
     else
       return usage(argv[0]);
   }
@@ -160,13 +213,14 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("{\"model\": \"%s\", \"feeds\": \"%s\", \"threads\": 1, \"runs\": %d, \"warmup\": %d, \"peak_ms\": %.1f",
-              argv[1], argv[2], runs, warmup, peak_ms);
+              json_escape(argv[1]).c_str(), json_escape(argv[2]).c_str(), runs, warmup, peak_ms);
   for (const Side& side : sides)
     std::printf(
         ", \"%s\": {\"vector_isa\": \"%s\", \"peak_lanes\": %d, \"median_thread_cpu_ms\": %.4f, \"median_ms\": %.4f, "
         "\"peak_gflops_median\": %.2f, \"peak_gflops_best\": %.2f}",
         side.name, side.reported.c_str(), side.lanes, median(side.cpu_ms), median(side.wall_ms),
         median(side.peak_gflops), *std::max_element(side.peak_gflops.begin(), side.peak_gflops.end()));
+  if (node_runs > 0 && !print_nodes(sides, feeds, node_runs)) return 1;
   std::printf("}\n");
   return 0;
 }
