@@ -44,7 +44,8 @@ __attribute__((always_inline)) inline void store_lanes(const ClampStage& cs, con
 }
 
 // Stores T results of one output block, its kV lane groups acc[v][0, T):
-// store_lanes, then any other activation over the stored row.
+// store_lanes. An activation other than a clamp runs later over whole
+// output rows (activate_rows).
 template <int T, int S>
 __attribute__((always_inline)) inline void store_row(const ConvJob& j, const Vf (*acc)[S], int first, float* y,
                                                      const float* z) {
@@ -52,7 +53,21 @@ __attribute__((always_inline)) inline void store_row(const ConvJob& j, const Vf 
 #pragma GCC unroll 4
   for (int v = 0; v < kV; ++v)
     store_lanes<T>(cs, acc[v] + first, y + v * kLanes, z ? z + v * kLanes : nullptr);
-  if (!cs.clamp && !j.act.none()) apply_activation(j.act, y, T * kB);
+}
+
+// Whether the activation runs over the stored rows (not in store_lanes).
+inline bool row_activation(const Activation& a) { return !a.none() && !clamp_stage(a).clamp; }
+
+// That activation over `rows` output rows from oh of NB blocks from `block`
+// (blocks of cbs, planes of OH x OW), once the tiles of those rows are
+// stored: one call per row and block rather than per tile (a tile at 256
+// bits is 3 to 6 positions, 6 to 12 vectors, where the call's dispatch
+// costs as much as a few vectors), the rows still in L1.
+inline void activate_rows(const ConvJob& j, int64_t cbs, int64_t n, int64_t block, int64_t nb, int64_t oh,
+                          int64_t rows) {
+  const BlockedConvGeometry& g = j.g;
+  for (int64_t b = block; b < block + nb; ++b)
+    apply_activation(j.act, j.y + ((n * cbs + b) * g.OH + oh) * g.OW * kB, rows * g.OW * kB);
 }
 
 // NB output blocks from `ocb` on, output rows [oh, oh + R), positions
@@ -311,6 +326,7 @@ void conv_units(const ConvJob& j, int64_t u0, int64_t u1) {
   const int64_t ocbs = (g.M + kB - 1) / kB, pairs = (ocbs + 1) / 2, rpu = blocked_detail::rows_per_unit(g, kConvT);
   const int64_t row_units = (g.OH + rpu - 1) / rpu, icbs = (g.C + kB - 1) / kB;
   const int64_t chunk = blocked_detail::chunk_blocks(g);
+  const bool act_rows = row_activation(j.act);
   ConvJob jc = j;
   for (int64_t ua = u0; ua < u1;) {
     // The units of one (image, band, block pair) run chunk by chunk of K.
@@ -324,7 +340,8 @@ void conv_units(const ConvJob& j, int64_t u0, int64_t u1) {
       jc.last = jc.icb1 == icbs;
       for (int64_t u = ua; u < ub; ++u) {
         const int64_t oh = (pos.row + u - ua) * rpu;
-        if (rpu == 2 && oh + 1 < g.OH) {
+        const bool pair = rpu == 2 && oh + 1 < g.OH;
+        if (pair) {
           if (two) conv_rest<2, 2, kConvT / 2 + 1, XS>(jc, n, ocb, oh, 0, g.OW);
           else conv_rest<1, 2, kConvT / 2 + 1, XS>(jc, n, ocb, oh, 0, g.OW);
         } else if (two) {
@@ -332,6 +349,7 @@ void conv_units(const ConvJob& j, int64_t u0, int64_t u1) {
         } else {
           conv_row<1, kConvT1, XS>(jc, n, ocb, oh);
         }
+        if (jc.last && act_rows) activate_rows(jc, ocbs, n, ocb, two ? 2 : 1, oh, pair ? 2 : 1);
       }
     }
     ua = ub;
@@ -377,6 +395,7 @@ inline void blocked_depthwise_units(const blocked_detail::ConvJob& j, int64_t u0
   // each would be a serial chain of every tap).
   const int64_t first = lo < 2 ? lo : 0, end = g.OW - hi < 2 ? hi : g.OW;
   const int64_t len = end - first, tiles = (len + kDwT - 1) / kDwT, width = tiles ? (len + tiles - 1) / tiles : 1;
+  const bool act_rows = row_activation(j.act);
   for (int64_t u = u0; u < u1; ++u) {
     const UnitPos pos = unit_at(u, cbs, g.OH, j.band_rows);
     const int64_t oh = pos.row, cb = pos.group, n = pos.n;
@@ -395,6 +414,7 @@ inline void blocked_depthwise_units(const blocked_detail::ConvJob& j, int64_t u0
       }
     }
     for (int64_t ow = end; ow < g.OW; ++ow) dw_point(j, n, cb, oh, ow);
+    if (act_rows) activate_rows(j, cbs, n, cb, 1, oh, 1);
   }
 }
 
