@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "backends/cpu/kernels/isa.h"
@@ -169,7 +170,13 @@ int main(int argc, char** argv) {
                     wide512 ? 16 : 8, {}, {}, 0, {}, {}, {}},
                    {CpuIsa::kAvx2, "avx2", fma_loops::fma_avx2, 8, {}, {}, 0, {}, {}, {}}};
   std::map<std::string, dlrt::Tensor> feeds;
-  for (const auto& entry : std::filesystem::directory_iterator(argv[2])) {
+  std::error_code ec;
+  std::filesystem::directory_iterator dir(argv[2], ec);
+  if (ec) {
+    std::fprintf(stderr, "dlrt_isa_share: cannot read the feed folder %s: %s\n", argv[2], ec.message().c_str());
+    return 1;
+  }
+  for (const auto& entry : dir) {
     if (entry.path().extension() != ".npy") continue;
     auto t = dlrt::read_npy_file(entry.path().string());
     if (!t.ok()) {

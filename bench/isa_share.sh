@@ -66,10 +66,11 @@ PYEOF
   done
 fi
 
+read -r -a case_list <<< "$CASES"
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/isa_share.XXXXXX")
 log "cases:$CASES"
 log "raw reports in $OUT"
-for c in $CASES; do
+for c in "${case_list[@]}"; do
   case "$c" in */*/*) set=${c%%/*} rel=${c#*/} ;; *) set=zoo rel=$c ;; esac
   dir=${SET_DIR[$set]:-}
   [ -n "$dir" ] || { log "$c: no set folder $set given"; exit 2; }
@@ -89,7 +90,7 @@ done
 "$PYTHON" - "$OUT" "$SAVE" "$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)" "$(nproc)" \
   "$(grep -o -w 'avx512f\|avx512bw\|avx512vl\|avx512_vnni\|avx512_bf16\|avx_vnni\|avx2\|fma\|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')" \
   "$(git -C "$REPO" rev-parse --short HEAD)" "$(git -C "$REPO" status --porcelain --untracked-files=no | wc -l)" \
-  "$(uptime)" $CASES <<'PYEOF'
+  "$(uptime)" "${case_list[@]}" <<'PYEOF'
 import datetime, json, os, sys
 out, save, cpu, cores, flags, commit, dirty, uptime, *cases = sys.argv[1:]
 rows = []
