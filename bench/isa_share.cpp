@@ -73,6 +73,7 @@ volatile float g_sink = 0;
 
 // One ISA's session, peak loop and samples.
 struct Side {
+  Side(CpuIsa c, const char* n, float (*f)(int64_t), int l) : cap(c), name(n), fma(f), lanes(l) {}
   CpuIsa cap;
   const char* name;
   float (*fma)(int64_t);
@@ -166,9 +167,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   const bool wide512 = hw >= CpuIsa::kAvx512;
-  Side sides[2] = {{CpuIsa::kAvx512, "wide", wide512 ? fma_loops::fma_avx512 : fma_loops::fma_avx2,
-                    wide512 ? 16 : 8, {}, {}, 0, {}, {}, {}},
-                   {CpuIsa::kAvx2, "avx2", fma_loops::fma_avx2, 8, {}, {}, 0, {}, {}, {}}};
+  Side sides[2] = {
+      Side(CpuIsa::kAvx512, "wide", wide512 ? fma_loops::fma_avx512 : fma_loops::fma_avx2, wide512 ? 16 : 8),
+      Side(CpuIsa::kAvx2, "avx2", fma_loops::fma_avx2, 8)};
   std::map<std::string, dlrt::Tensor> feeds;
   std::error_code ec;
   std::filesystem::directory_iterator dir(argv[2], ec);
