@@ -30,23 +30,17 @@
 #include <thread>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define DLRT_X86 1
-#else
-#define DLRT_X86 0
-#endif
+#include "fma_loops.h"
 
 namespace {
 
-constexpr int kChains = 12;  // independent accumulators per thread
-
-// The sum of n lanes stored from a vector (a result that depends on every accumulator).
-float sum_lanes(const float* lanes, int n) {
-  float total = 0;
-  for (int i = 0; i < n; ++i) total += lanes[i];
-  return total;
-}
+using fma_loops::kChains;
+using fma_loops::sum_lanes;
+using fma_loops::fma_scalar;
+#if DLRT_X86
+using fma_loops::fma_avx2;
+using fma_loops::fma_avx512;
+#endif
 
 // The operands of a tile loop: B, a packed panel of b_floats, and A, a_floats
 // (the tile's rows), 64-byte aligned and filled with small values. Owned by
@@ -70,38 +64,6 @@ struct TileOperands {
 };
 
 #if DLRT_X86
-__attribute__((target("avx512f"))) float fma_avx512(int64_t iters) {
-  __m512 acc[kChains];
-  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i) * 0.001f);
-  const __m512 mul = _mm512_set1_ps(0.999999f);
-  const __m512 add = _mm512_set1_ps(1e-6f);
-  for (int64_t it = 0; it < iters; ++it) {
-#pragma GCC unroll 12
-    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], mul, add);
-  }
-  __m512 s = acc[0];
-  for (int i = 1; i < kChains; ++i) s = _mm512_add_ps(s, acc[i]);
-  float lanes[16];
-  _mm512_storeu_ps(lanes, s);
-  return sum_lanes(lanes, 16);
-}
-
-__attribute__((target("avx2,fma"))) float fma_avx2(int64_t iters) {
-  __m256 acc[kChains];
-  for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_ps(static_cast<float>(i) * 0.001f);
-  const __m256 mul = _mm256_set1_ps(0.999999f);
-  const __m256 add = _mm256_set1_ps(1e-6f);
-  for (int64_t it = 0; it < iters; ++it) {
-#pragma GCC unroll 12
-    for (int i = 0; i < kChains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], mul, add);
-  }
-  __m256 s = acc[0];
-  for (int i = 1; i < kChains; ++i) s = _mm256_add_ps(s, acc[i]);
-  float lanes[8];
-  _mm256_storeu_ps(lanes, s);
-  return sum_lanes(lanes, 8);
-}
-
 // The GEMM tile's k loop, R rows x NV vectors of 16 lanes, over sweeps of KC
 // steps (`iters` sweeps): B a packed KC x 16*NV panel, A R rows LDA floats
 // apart. Returns a value that depends on every accumulator.
@@ -167,14 +129,6 @@ template <float (*kTile)(const float*, const float*, int64_t), int A_FLOATS, int
 float with_operands(int64_t iters) {
   const TileOperands ops(A_FLOATS, B_FLOATS);
   return kTile(ops.a, ops.b, iters);
-}
-
-float fma_scalar(int64_t iters) {
-  float acc[kChains];
-  for (int i = 0; i < kChains; ++i) acc[i] = static_cast<float>(i) * 0.001f;
-  for (int64_t it = 0; it < iters; ++it)
-    for (int i = 0; i < kChains; ++i) acc[i] = std::fma(acc[i], 0.999999f, 1e-6f);
-  return sum_lanes(acc, kChains);
 }
 
 // A loop to time: fn(iters) runs iters iterations of fmas_per_iter FMAs on

@@ -118,6 +118,14 @@ TEST_P(ConvBlockedSimd, GroupOneMatchesReference) {
        ActKind::kHardSwish},
       {"NCHW stem 7x7 stride 2 pad 3", 1, 3, 14, 17, 16, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, false, false, true,
        ActKind::kNone},
+      // Activations other than a clamp over whole stored rows (below 512 bits): after the last K
+      // chunk only, over both rows of a two-row tile, over the row ends run one position at a time.
+      {"3x3 pad 1, K in chunks, Silu", 1, 40, 9, 13, 37, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, true, true,
+       ActKind::kSilu},
+      {"narrow output: two-row tiles, Sigmoid", 1, 19, 5, 3, 31, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, true, true,
+       ActKind::kSigmoid},
+      {"1x1 merged rows, HardSwish", 1, 48, 7, 7, 64, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, false, true, true,
+       ActKind::kHardSwish},
   };
   ThreadPool pool(2);
   for (const Case& c : cases) {
@@ -136,6 +144,8 @@ TEST_P(ConvBlockedSimd, DepthwiseMatchesReference) {
       {"3x3 dilation 2, stride 3", 1, 5, 13, 29, 5, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, true, true, false, ActKind::kNone},
       {"7x7 wider than the input", 1, 18, 4, 5, 18, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3, true, true, true, ActKind::kRelu},
       {"3x3 unpadded, one column", 1, 9, 5, 3, 9, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, true, true, false, ActKind::kNone},
+      {"3x3 pad 1, row ends alone, Silu", 1, 40, 9, 13, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, true, true,
+       ActKind::kSilu},
   };
   ThreadPool pool(2);
   for (const Case& c : cases) {
