@@ -1,5 +1,5 @@
 // What SessionOptions::cpu_precision = "auto" measured at create and chose
-// (docs/performance.md, "Choosing the precision: auto"): each precision the
+// (docs/performance-precision.md, "Choosing the precision: auto"): each precision the
 // CPU can run, run on the canary inputs and compared with f32.
 #pragma once
 

@@ -259,7 +259,7 @@ class Session:
     backend_options dict of str -> str handed to accelerator backends when they compile.
     max_tensor_bytes the largest tensor a run may allocate (dlrt.OutOfMemory past it); 0:
                     $DLRT_MAX_TENSOR_MB, the config file, else half the memory available
-                     (physical, cgroup limit, RLIMIT_AS; see docs/serve.md).
+                     (physical, cgroup limit, RLIMIT_AS; see docs/serve-settings.md).
     optimize        False: no graph optimisation (constant folding, fusions) at create;
                     DLRT_OPTIMIZE=0 also turns it off.
     outputs         a list of output names: the session computes only those (in the model's

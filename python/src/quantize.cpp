@@ -51,7 +51,7 @@ nb::object quantize(Matrix embeddings, const std::string& precision, std::option
 void bind_quantize(nb::module_& m) {
   m.def("_quantize_embeddings", &quantize, nb::arg("embeddings"), nb::arg("precision"), nb::arg("ranges") = nb::none(),
         nb::arg("calibration_embeddings") = nb::none(),
-        "sentence-transformers' quantize_embeddings on float32 [rows, dim] embeddings (docs/embed.md, Output types).");
+        "sentence-transformers' quantize_embeddings on float32 [rows, dim] embeddings (docs/embed-output-types.md).");
 }
 
 }  // namespace dlrt::python

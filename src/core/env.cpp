@@ -24,10 +24,11 @@ constexpr Variable kVariables[] = {
      "config file path (what --config sets); a named file that is missing is an error"},
     {"DLRT_CPU_PRECISION", "f32", "session",
      "f32, bf16, bf16x3 or auto (the fastest of them within a bound of f32 on canary inputs, measured at create: "
-     "[performance.md](performance.md#choosing-the-precision-auto)): CPU MatMul, Gemm and Conv against constant weights on AMX tiles with bf16x3 (f32 "
+     "[performance-precision.md](performance-precision.md#choosing-the-precision-auto)): "
+     "CPU MatMul, Gemm and Conv against constant weights on AMX tiles with bf16x3 (f32 "
      "with a warning where the CPU has no AMX-BF16), MatMul and Gemm against constant weights in one bf16 pass "
      "with bf16 (AVX512-BF16, on aarch64 BF16; f32 with a warning where it is missing, "
-     "[performance.md](performance.md#cpu-precision-bf16-avx512-bf16)); --precision and "
+     "[performance-precision.md](performance-precision.md#cpu-precision-bf16-avx512-bf16)); --precision and "
      "SessionOptions::cpu_precision win over it"},
     {"DLRT_OPTIMIZE", "1", "session", "0: no graph optimisation (folding, fusion) at session create"},
     {"DLRT_DISABLE_PASSES", "(none)", "session", "comma-separated optimizer pass names to skip (docs/optimizer.md)"},
@@ -82,7 +83,7 @@ constexpr Variable kVariables[] = {
     {"DLRT_CANARY_TIMEOUT_S", "120", "openvino", "how long the compatibility check's child process may take"},
     {"DLRT_CANARY_EXE", "dlrt beside the program or library", "openvino", "the dlrt executable the check runs"},
     {"DLRT_CANARY_CHILD", "(unset)", "openvino", "internal: set to 1 in the compatibility check's child process"},
-    // Applications (apps/embed, dlrt serve): read through their own config (docs/serve.md).
+    // Applications (apps/embed, dlrt serve): read through their own config (docs/serve-settings.md).
     {"DLRT_THREADS", "0", "serve", "dlrt serve: intra-op threads per run (0: one per core)"},
     {"DLRT_SERVE_<KEY>", "the serve.toml value", "serve", "dlrt serve: any [serve] setting, e.g. DLRT_SERVE_PORT"},
     {"DLRT_TEST_<NAME>", "(unset)", "tests", "switches of the test plugins and doubles built with the tests (tests/)"},

@@ -11,7 +11,7 @@
 namespace dlrt::exec {
 
 // How a float GEMM against a pre-packed constant B multiplies (the session's
-// CPU precision, docs/performance.md).
+// CPU precision, docs/performance-precision.md).
 enum class GemmPrecision : uint8_t {
   kF32,     // fp32 FMAs (the default)
   kBf16x3,  // AMX tiles, each operand split into two bf16 parts; fp32 where AMX is missing

@@ -85,28 +85,42 @@ class SessionImpl {
 
 namespace {
 
-// What a CPU partition computes in: its float matmuls' precision
-// (`matmuls`: "f32", "bf16x3", "bf16 (avx512_bf16)", "f32 (bf16 unavailable:
-// ...)"), then ", int8 <kernel>" when it has integer products (the 8-bit
-// GEMM kernel this CPU runs, gemm_int8.h, and unless it is amx why not) and
-// ", float16 storage" when it holds half-precision values (computed in float32).
-std::string cpu_partition_precision(const ir::Graph& g, const std::vector<int>& nodes, const std::string& matmuls) {
-  std::string out = matmuls;
-  bool int8 = false, half = false;
-  for (int i : nodes) {
-    const ir::Node& n = g.nodes[i];
-    const std::string& op = n.op_type;
-    int8 = int8 || op == "MatMulInteger" || op == "ConvInteger" || op == "QGemm" || op == "MatMulIntegerToFloat" ||
-           op == "DynamicQuantizeMatMul" || op.rfind("QLinear", 0) == 0;
-    for (ir::ValueId v : n.outputs)
-      if (v != ir::kNoValue) {
-        const DType t = g.values[v].type.dtype;
-        half = half || t == DType::kFloat16 || t == DType::kBFloat16;
-      }
+// Whether `nodes` of `g` produce half-precision values (float16, bfloat16).
+bool holds_half(const ir::Graph& g, const std::vector<int>& nodes) {
+  for (int i : nodes)
+    for (ir::ValueId v : g.nodes[i].outputs) {
+      const DType t = v != ir::kNoValue ? g.values[v].type.dtype : DType::kUndefined;
+      if (t == DType::kFloat16 || t == DType::kBFloat16) return true;
+    }
+  return false;
+}
+
+// What CPU partition `p` computes in: its float matmuls' precision (`matmuls`:
+// "f32", "bf16x3", "bf16 (avx512_bf16)", "f32 (bf16 unavailable: ...)"), then
+// ", int8 <kernel>" when the nodes the session runs for it (`tags`: run graph
+// node -> partition), so after the rewrites into integer ops (qdq), have
+// integer products (the 8-bit GEMM kernel this CPU runs, gemm_int8.h, and
+// unless it is amx why not), and ", float16 storage" when the model holds
+// half-precision values there (`half`; they are computed in float32).
+std::string cpu_partition_precision(const ir::Graph& run, const std::vector<int>& tags, size_t p,
+                                    const std::string& matmuls, bool half) {
+  bool int8 = false;
+  for (size_t i = 0; i < run.nodes.size() && i < tags.size(); ++i) {
+    const std::string& op = run.nodes[i].op_type;
+    int8 = int8 || (tags[i] == static_cast<int>(p) &&
+                    (op == "MatMulInteger" || op == "ConvInteger" || op == "QGemm" || op == "MatMulIntegerToFloat" ||
+                     op == "DynamicQuantizeMatMul" || op.rfind("QLinear", 0) == 0));
   }
-  if (int8) out += ", int8 " + cpu::cpu_int8_gemm_engine();
-  if (half) out += ", float16 storage";
-  return out;
+  return matmuls + (int8 ? ", int8 " + cpu::cpu_int8_gemm_engine() : "") + (half ? ", float16 storage" : "");
+}
+
+// Each CPU partition's precision in the report, read from the run graph after
+// its fusions (`half`: per partition, whether the model holds half values there).
+void label_cpu_partitions(SessionImpl& impl, const std::string& matmuls, const std::vector<char>& half) {
+  for (size_t p = 0; p < impl.accelerated.size(); ++p)
+    if (!impl.accelerated[p])
+      impl.placement.partitions[p].precision =
+          cpu_partition_precision(*impl.run_graph, impl.node_partition, p, matmuls, half[p]);
 }
 
 TensorInfo info_of(const ir::Value& v) {
@@ -257,6 +271,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, ModelMetadat
   auto rg = std::make_shared<ir::Graph>(g);
   rg->nodes.clear();
   rg->opsets["com.dlrt"] = 1;
+  std::vector<char> half_values;  // by partition: the model holds half values there (holds_half)
   for (size_t p = 0; p < plan.partitions.size(); ++p) {
     const PlannedPartition& part = plan.partitions[p];
     for (int i : part.nodes) {
@@ -268,10 +283,10 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, ModelMetadat
     }
     PartitionReport rep;
     rep.node_count = node_count(g, part.nodes);
+    half_values.push_back(holds_half(g, part.nodes));
     if (part.candidate < 0) {
       rep.backend = "cpu";
       rep.device = "cpu:0";
-      rep.precision = cpu_partition_precision(g, part.nodes, precision_label);
       rep.vector_isa = cpu::cpu_kernels_isa_name();
       if (!res.unavailable.empty()) {
         rep.degraded = true;
@@ -318,17 +333,16 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, ModelMetadat
   // holding it twice. (Subgraphs are shared with rg: they keep theirs.)
   for (ir::Value& v : impl->model.graph->values)
     if (v.constant && v.constant->valid()) v.constant = exec::freed_constant(*v.constant);
+  OptimizeOptions oo;
+  oo.node_tags = &impl->node_partition;
   if (optimize) {  // fusions into CPU-only ops: Partition nodes are never matched
-    OptimizeOptions oo;
-    oo.node_tags = &impl->node_partition;
     oo.pool = impl->pool.get();
     DLRT_RETURN_IF_ERROR(optimize_cpu_fusions(*rg, oo).status());
   } else {
-    OptimizeOptions oo;
-    oo.node_tags = &impl->node_partition;
     widen_half_contrib_graph(*rg, oo);
   }
   impl->run_graph = rg;
+  label_cpu_partitions(*impl, precision_label, half_values);
 
   auto* states = &impl->accelerated;
   auto custom = [states](const ir::Node& n) -> Result<std::unique_ptr<cpu::OpKernel>> {

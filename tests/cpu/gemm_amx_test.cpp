@@ -15,21 +15,17 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/gemm_amx.h"
 #include "backends/cpu/kernels/isa.h"
+#include "kernel_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
+
+using testing::random_floats;
 
 #define SKIP_WITHOUT_AMX()                                                                                    \
   if (!amx_bf16x3_available())                                                                                \
   GTEST_SKIP() << "no AMX-BF16 + AVX512-BF16 here (or Linux refused the tile state, or DLRT_CPU_ISA is below " \
                   "avx512): the bf16x3 GEMM never runs on this machine"
-
-std::vector<float> random_vec(size_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
 
 struct Case {
   int64_t M, N, K;
@@ -79,10 +75,10 @@ void expect_bf16x3_close(const std::string& what, int64_t M, int64_t N, int64_t 
 void check(const Case& cs, std::mt19937& rng) {
   const int64_t M = cs.M, N = cs.N, K = cs.K;
   const int64_t lda = (cs.ta ? M : K) + 1, ldb = (cs.tb ? K : N) + 2, ldc = N + 3;
-  const auto a = random_vec(static_cast<size_t>((cs.ta ? K : M) * lda), rng);
-  const auto b = random_vec(static_cast<size_t>((cs.tb ? N : K) * ldb), rng);
-  const auto bias = random_vec(static_cast<size_t>(N), rng);
-  auto c0 = random_vec(static_cast<size_t>(M * ldc), rng);
+  const auto a = random_floats(static_cast<size_t>((cs.ta ? K : M) * lda), rng);
+  const auto b = random_floats(static_cast<size_t>((cs.tb ? N : K) * ldb), rng);
+  const auto bias = random_floats(static_cast<size_t>(N), rng);
+  auto c0 = random_floats(static_cast<size_t>(M * ldc), rng);
   if (cs.beta == 0.0f)
     for (auto& x : c0) x = std::numeric_limits<float>::quiet_NaN();
   GemmEpilogue ep;
@@ -159,7 +155,7 @@ TEST(AmxBf16x3, RunsOnFp32WhenAmxIsCappedAfterPacking) {
   SKIP_WITHOUT_AMX();
   std::mt19937 rng(22);
   const int64_t M = 33, N = 50, K = 70;
-  const auto a = random_vec(M * K, rng), b = random_vec(K * N, rng);
+  const auto a = random_floats(M * K, rng), b = random_floats(K * N, rng);
   auto pb = PackedMatrix::pack_b(false, K, N, b.data(), N, GemmPrecision::kBf16x3);
   ScopedCpuIsa cap(CpuIsa::kAvx2);
   std::vector<float> c(M * N);
@@ -189,11 +185,11 @@ struct CaseA {
 void check_packed_a(const CaseA& cs, std::mt19937& rng) {
   const int64_t M = cs.M, N = cs.N, K = cs.K;
   const int64_t lda = K + 1, ldb = N + 2, ldc = N + 3, ldr = N + 1;
-  const auto a = random_vec(static_cast<size_t>(M * lda), rng);
-  const auto b = random_vec(static_cast<size_t>(K * ldb), rng);
-  const auto bias = random_vec(static_cast<size_t>(M), rng);
-  const auto res = random_vec(static_cast<size_t>(M * ldr), rng);
-  auto c0 = random_vec(static_cast<size_t>(M * ldc), rng);
+  const auto a = random_floats(static_cast<size_t>(M * lda), rng);
+  const auto b = random_floats(static_cast<size_t>(K * ldb), rng);
+  const auto bias = random_floats(static_cast<size_t>(M), rng);
+  const auto res = random_floats(static_cast<size_t>(M * ldr), rng);
+  auto c0 = random_floats(static_cast<size_t>(M * ldc), rng);
   if (cs.beta == 0.0f)
     for (auto& x : c0) x = std::numeric_limits<float>::quiet_NaN();
   GemmEpilogue ep;
@@ -248,7 +244,7 @@ TEST(AmxBf16x3, PackedARunsOnFp32WhenAmxIsCappedAfterPacking) {
   SKIP_WITHOUT_AMX();
   std::mt19937 rng(24);
   const int64_t M = 40, N = 30, K = 50;
-  const auto a = random_vec(M * K, rng), b = random_vec(K * N, rng);
+  const auto a = random_floats(M * K, rng), b = random_floats(K * N, rng);
   auto pa = PackedMatrix::pack_a(false, M, K, a.data(), K, GemmPrecision::kBf16x3);
   ASSERT_EQ(pa->precision(), GemmPrecision::kBf16x3);
   ScopedCpuIsa cap(CpuIsa::kAvx2);

@@ -21,9 +21,12 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/isa.h"
 #include "core/thread_pool.h"
+#include "kernel_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
+
+using testing::random_floats;
 
 #if defined(__x86_64__)
 #define SKIP_WITHOUT_BF16()                                                                 \
@@ -82,13 +85,6 @@ TEST(Bf16Model, DotLaneOrderAndFlushes) {
   EXPECT_TRUE(std::isnan(bf16_dot_model(0.0f, pair(std::nanf(""), 1.0f), pair(1.0f, 1.0f))));
 }
 
-std::vector<float> random_vec(size_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
-
 struct Case {
   int64_t M, N, K;
   bool ta, tb;
@@ -107,11 +103,11 @@ Operands make_run(const Case& cs, std::mt19937& rng) {
   r.lda = (cs.ta ? cs.M : cs.K) + 3;
   r.ldb = (cs.tb ? cs.K : cs.N) + 1;
   r.ldc = cs.N + 5;
-  r.A = random_vec(static_cast<size_t>((cs.ta ? cs.K : cs.M) * r.lda), rng);
-  r.B = random_vec(static_cast<size_t>((cs.tb ? cs.N : cs.K) * r.ldb), rng);
-  r.c0 = random_vec(static_cast<size_t>(cs.M * r.ldc), rng);
-  r.bias = random_vec(static_cast<size_t>(cs.N), rng);
-  r.res = random_vec(static_cast<size_t>(cs.M * cs.N), rng);
+  r.A = random_floats(static_cast<size_t>((cs.ta ? cs.K : cs.M) * r.lda), rng);
+  r.B = random_floats(static_cast<size_t>((cs.tb ? cs.N : cs.K) * r.ldb), rng);
+  r.c0 = random_floats(static_cast<size_t>(cs.M * r.ldc), rng);
+  r.bias = random_floats(static_cast<size_t>(cs.N), rng);
+  r.res = random_floats(static_cast<size_t>(cs.M * cs.N), rng);
   return r;
 }
 
@@ -230,7 +226,7 @@ TEST(Bf16Instruction, ConversionMatchesModel) {
       std::vector<float> A(static_cast<size_t>(mr * (K + 2)));
       for (size_t i = 0; i < A.size(); ++i) {
         // Random bit patterns (denormals, NaNs, infinities, ties) and ordinary values.
-        A[i] = i % 3 ? random_vec(1, rng)[0] : std::bit_cast<float>(bits(rng));
+        A[i] = i % 3 ? random_floats(1, rng)[0] : std::bit_cast<float>(bits(rng));
         if (i % 7 == 0) A[i] = std::bit_cast<float>((bits(rng) & 0xffff0000u) | 0x8000u);  // a tie
       }
       std::vector<uint8_t> want(bf16_packed_a_bytes(mr, K)), got(want.size());

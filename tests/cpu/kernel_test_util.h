@@ -12,13 +12,18 @@
 
 namespace dlrt::cpu::testing {
 
-// n floats drawn uniformly from [lo, hi) by a generator seeded with `seed`.
-inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
+// n floats drawn uniformly from [lo, hi) by `rng`, which the next call goes on from.
+inline std::vector<float> random_floats(size_t n, std::mt19937& rng, float lo = -1.0f, float hi = 1.0f) {
   std::uniform_real_distribution<float> d(lo, hi);
   std::vector<float> v(n);
   for (auto& x : v) x = d(rng);
   return v;
+}
+
+// n floats drawn uniformly from [lo, hi) by a generator seeded with `seed`.
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  return random_floats(n, rng, lo, hi);
 }
 
 inline ir::Attribute attr_int(int64_t v) { ir::Attribute a; a.kind = ir::Attribute::Kind::kInt; a.i = v; return a; }

@@ -68,6 +68,19 @@ std::unique_ptr<ClipEmbedder> open_clip_embedder(const fs::path& dir = kClip) {
   return m.ok() ? std::move(m).value() : nullptr;
 }
 
+// `ref`'s images (paths from the repository root) in one run of `m`, against its image_embeds.
+void expect_image_rows(ClipEmbedder& m, const json& ref, const std::string& what) {
+  std::vector<image::Image> images;
+  for (const auto& p : ref["images"]) {
+    auto img = image::load_file((kRepo / p.get<std::string>()).string());
+    ASSERT_TRUE(img.ok()) << img.status().to_string();
+    images.push_back(std::move(img).value());
+  }
+  auto r = m.embed_images(images);
+  ASSERT_TRUE(r.ok()) << what << ": " << r.status().to_string();
+  expect_rows(r->vectors, ref["image_embeds"], what);
+}
+
 fs::path scratch(const std::string& name) {
   return fs::temp_directory_path() / ("dlrt_clip_test_" + std::to_string(::getpid())) / name;
 }
@@ -121,15 +134,7 @@ TEST(Clip, TextsMatchTransformers) {
 TEST(Clip, ImagesMatchTransformers) {
   auto m = open_clip_embedder();
   ASSERT_TRUE(m);
-  std::vector<image::Image> images;
-  for (const auto& p : reference()["images"]) {
-    auto img = image::load_file((kRepo / p.get<std::string>()).string());
-    ASSERT_TRUE(img.ok()) << img.status().to_string();
-    images.push_back(std::move(img).value());
-  }
-  auto r = m->embed_images(images);
-  ASSERT_TRUE(r.ok()) << r.status().to_string();
-  expect_rows(r->vectors, reference()["image_embeds"], "image");
+  expect_image_rows(*m, reference(), "image");
 }
 
 // SigLIP (tests/models/image/siglip_tiny): texts padded to max_length with the
@@ -152,15 +157,7 @@ TEST(Siglip, TextsPaddedToMaxLengthAndImagesMatchTransformers) {
   auto r = m->embed_texts(batch);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   expect_rows(r->vectors, ref["text_embeds"], "siglip text");
-  std::vector<image::Image> images;
-  for (const auto& p : ref["images"]) {
-    auto img = image::load_file((kRepo / p.get<std::string>()).string());
-    ASSERT_TRUE(img.ok()) << img.status().to_string();
-    images.push_back(std::move(img).value());
-  }
-  r = m->embed_images(images);
-  ASSERT_TRUE(r.ok()) << r.status().to_string();
-  expect_rows(r->vectors, ref["image_embeds"], "siglip image");
+  expect_image_rows(*m, ref, "siglip image");
 }
 
 TEST(Clip, FolderErrorsNameWhatIsMissing) {
@@ -268,15 +265,7 @@ void expect_reference(const fs::path& dir, const json& ref, const std::string& w
   auto r = m->embed_texts(batch);
   ASSERT_TRUE(r.ok()) << what << ": " << r.status().to_string();
   expect_rows(r->vectors, ref["text_embeds"], what + " text");
-  std::vector<image::Image> images;
-  for (const auto& p : ref["images"]) {
-    auto img = image::load_file((kRepo / p.get<std::string>()).string());
-    ASSERT_TRUE(img.ok()) << img.status().to_string();
-    images.push_back(std::move(img).value());
-  }
-  r = m->embed_images(images);
-  ASSERT_TRUE(r.ok()) << what << ": " << r.status().to_string();
-  expect_rows(r->vectors, ref["image_embeds"], what + " image");
+  expect_image_rows(*m, ref, what + " image");
 }
 
 json family_reference(const std::string& name) {

@@ -34,10 +34,9 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-using testing::st_dir;
-json reference(int major) { return testing::st_reference(major); }
-fs::path folder(int major, const std::string& name) { return testing::st_folder(major, name); }
-EmbedderOptions cpu() { return testing::st_cpu_options(); }
+using testing::st_cpu_options;
+using testing::st_folder;
+using testing::st_reference;
 
 double cosine(const std::vector<float>& a, const std::vector<double>& b) {
   double ab = 0, aa = 0, bb = 0;
@@ -52,12 +51,12 @@ double cosine(const std::vector<float>& a, const std::vector<double>& b) {
 class StModules : public ::testing::TestWithParam<int> {};
 
 TEST_P(StModules, ModuleTypesAreTheLibrarysAndAllImplemented) {
-  const json ref = reference(GetParam());
+  const json ref = st_reference(GetParam());
   EXPECT_EQ(ref["sentence_transformers"].get<std::string>().substr(0, 2), std::to_string(GetParam()) + ".");
   for (const auto& [name, outputs] : ref["folders"].items()) {
     if (!outputs.contains("module_types")) continue;  // a 5.x CrossEncoder: no modules.json
     if (name == "llm_reranker") continue;               // LogitScore: the LLM reranker reads it, not the pipeline
-    auto modules = read_modules(folder(GetParam(), name));
+    auto modules = read_modules(st_folder(GetParam(), name));
     ASSERT_TRUE(modules.ok()) << name << ": " << modules.status().to_string();
     ASSERT_EQ(modules->size(), outputs["module_types"].size()) << name;
     for (size_t i = 0; i < modules->size(); ++i)
@@ -66,11 +65,11 @@ TEST_P(StModules, ModuleTypesAreTheLibrarysAndAllImplemented) {
 }
 
 TEST_P(StModules, DenseAndStaticMatchTorch) {
-  const json ref = reference(GetParam());
+  const json ref = st_reference(GetParam());
   const auto texts = ref["texts"].get<std::vector<std::string>>();
   for (const char* name : {"dense", "static"}) {
     SCOPED_TRACE(name);
-    auto e = Embedder::create(folder(GetParam(), name).string(), cpu());
+    auto e = Embedder::create(st_folder(GetParam(), name).string(), st_cpu_options());
     ASSERT_TRUE(e.ok()) << e.status().to_string();
     EXPECT_EQ((*e)->kind(), ModelKind::kDense);
     auto got = (*e)->embed(texts);
@@ -93,11 +92,11 @@ TEST_P(StModules, DenseAndStaticMatchTorch) {
 }
 
 TEST_P(StModules, SparseAndSparseStaticMatchTorch) {
-  const json ref = reference(GetParam());
+  const json ref = st_reference(GetParam());
   const auto texts = ref["texts"].get<std::vector<std::string>>();
   for (const char* name : {"sparse", "sparse_static"}) {
     SCOPED_TRACE(name);
-    auto e = Embedder::create(folder(GetParam(), name).string(), cpu());
+    auto e = Embedder::create(st_folder(GetParam(), name).string(), st_cpu_options());
     ASSERT_TRUE(e.ok()) << e.status().to_string();
     EXPECT_EQ((*e)->kind(), ModelKind::kSparse);
     auto got = (*e)->encode_sparse(texts);
@@ -115,11 +114,11 @@ std::string embed_cmd(const fs::path& model, const std::string& args) {
 }
 
 TEST_P(StModules, CliMatchesTorch) {
-  const json ref = reference(GetParam());
+  const json ref = st_reference(GetParam());
   std::string quoted;
   for (const auto& t : ref["texts"]) quoted += " " + dlrt::testing::quote(t.get<std::string>());
   for (const char* name : {"dense", "static"}) {
-    auto r = dlrt::testing::run_command(embed_cmd(folder(GetParam(), name), "--json" + quoted));
+    auto r = dlrt::testing::run_command(embed_cmd(st_folder(GetParam(), name), "--json" + quoted));
     ASSERT_EQ(r.exit_code, 0) << name << ": " << r.output;
     const json j = json::parse(r.output, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << r.output;
@@ -132,7 +131,7 @@ TEST_P(StModules, CliMatchesTorch) {
     }
   }
   for (const char* name : {"sparse", "sparse_static"}) {
-    auto r = dlrt::testing::run_command(embed_cmd(folder(GetParam(), name), "--sparse --json" + quoted));
+    auto r = dlrt::testing::run_command(embed_cmd(st_folder(GetParam(), name), "--sparse --json" + quoted));
     ASSERT_EQ(r.exit_code, 0) << name << ": " << r.output;
     const json j = json::parse(r.output, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << r.output;
@@ -148,7 +147,7 @@ TEST_P(StModules, CliMatchesTorch) {
 // 6.x saves a CrossEncoder with a modules.json (one sequence-classification
 // Transformer); dlrt rerank reads it as the cross-encoder its config.json names.
 TEST(StModuleCrossEncoder, St6RerankMatchesPredict) {
-  const json ref = reference(6);
+  const json ref = st_reference(6);
   const json& want = ref["folders"]["cross_encoder"];
   std::string args = "--json --query " + dlrt::testing::quote(want["query"].get<std::string>());
   std::vector<size_t> at;
@@ -157,7 +156,7 @@ TEST(StModuleCrossEncoder, St6RerankMatchesPredict) {
     at.push_back(i);
   }
   auto r = dlrt::testing::run_command(dlrt::testing::quote(dlrt::testing::dlrt_binary()) + " rerank --model " +
-                                      dlrt::testing::quote(folder(6, "cross_encoder").string()) +
+                                      dlrt::testing::quote(st_folder(6, "cross_encoder").string()) +
                                       " --device cpu --threads 2 " + args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json j = json::parse(r.output, nullptr, false);
@@ -173,12 +172,12 @@ TEST(StModuleCrossEncoder, St6RerankMatchesPredict) {
 // 6.x's CrossEncoder over a causal LM (Transformer + LogitScore): dlrt rerank serves it as an
 // llm_reranker, scoring as predict() does, truncated pairs included.
 TEST(StModuleLlmReranker, St6RerankMatchesPredict) {
-  const json ref = reference(6);
+  const json ref = st_reference(6);
   const json& want = ref["folders"]["llm_reranker"];
   std::string args = "--json --query " + dlrt::testing::quote(want["query"].get<std::string>());
   for (const json& t : ref["texts"]) args += " " + dlrt::testing::quote(t.get<std::string>());
   auto r = dlrt::testing::run_command(dlrt::testing::quote(dlrt::testing::dlrt_binary()) + " rerank --model " +
-                                      dlrt::testing::quote(folder(6, "llm_reranker").string()) +
+                                      dlrt::testing::quote(st_folder(6, "llm_reranker").string()) +
                                       " --device cpu --threads 2 " + args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json j = json::parse(r.output, nullptr, false);
@@ -196,18 +195,18 @@ TEST(StModuleLlmReranker, St6RerankMatchesPredict) {
 TEST(StModuleLlmReranker, ChatTemplateAndBrokenConfigAreRefused) {
   const fs::path dir = fs::temp_directory_path() / ("dlrt_st_llm_" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  fs::copy(folder(6, "llm_reranker"), dir, fs::copy_options::recursive);
+  fs::copy(st_folder(6, "llm_reranker"), dir, fs::copy_options::recursive);
   json st = json::parse(testing::slurp(dir / "sentence_bert_config.json"));
   st["modality_config"]["message"] = {{"method", "forward"}, {"method_output_name", "logits"}, {"format", "flat"}};
   std::ofstream(dir / "sentence_bert_config.json") << st.dump();
-  auto e = Classifier::create(dir.string(), cpu());
+  auto e = Classifier::create(dir.string(), st_cpu_options());
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), StatusCode::kUnsupported) << e.status().to_string();
   EXPECT_NE(e.status().message().find("chat template"), std::string::npos) << e.status().message();
-  std::ofstream(dir / "sentence_bert_config.json") << testing::slurp(folder(6, "llm_reranker") / "sentence_bert_config.json");
+  std::ofstream(dir / "sentence_bert_config.json") << testing::slurp(st_folder(6, "llm_reranker") / "sentence_bert_config.json");
   for (const char* bad : {R"({"false_token_id": 3})", R"({"true_token_id": "yes"})", R"({"true_token_id": -1})"}) {
     std::ofstream(dir / "1_LogitScore" / "config.json") << bad;
-    auto b = Classifier::create(dir.string(), cpu());
+    auto b = Classifier::create(dir.string(), st_cpu_options());
     ASSERT_FALSE(b.ok()) << bad;
     EXPECT_EQ(b.status().code(), StatusCode::kInvalidModel) << bad << ": " << b.status().to_string();
   }
@@ -217,18 +216,18 @@ TEST(StModuleLlmReranker, ChatTemplateAndBrokenConfigAreRefused) {
 // config_sentence_transformers.json's default prompt: CrossEncoder.predict puts it before each
 // pair's query, so a copy with prompt P scores (q, d) as the folder scores (P + q, d).
 TEST(StModuleLlmReranker, DefaultPromptGoesBeforeTheQuery) {
-  const json ref = reference(6);
+  const json ref = st_reference(6);
   const std::string query = ref["folders"]["llm_reranker"]["query"];
   const auto texts = ref["texts"].get<std::vector<std::string>>();
   const fs::path dir = fs::temp_directory_path() / ("dlrt_st_llm_prompt_" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  fs::copy(folder(6, "llm_reranker"), dir, fs::copy_options::recursive);
+  fs::copy(st_folder(6, "llm_reranker"), dir, fs::copy_options::recursive);
   json cst = json::parse(testing::slurp(dir / "config_sentence_transformers.json"));
   cst["prompts"] = {{"rank", "Judge the passage: "}};
   cst["default_prompt_name"] = "rank";
   std::ofstream(dir / "config_sentence_transformers.json") << cst.dump();
-  auto prompted = Classifier::create(dir.string(), cpu());
-  auto plain = Classifier::create(folder(6, "llm_reranker").string(), cpu());
+  auto prompted = Classifier::create(dir.string(), st_cpu_options());
+  auto plain = Classifier::create(st_folder(6, "llm_reranker").string(), st_cpu_options());
   fs::remove_all(dir);
   ASSERT_TRUE(prompted.ok()) << prompted.status().to_string();
   ASSERT_TRUE(plain.ok()) << plain.status().to_string();
@@ -249,7 +248,7 @@ INSTANTIATE_TEST_SUITE_P(SentenceTransformers, StModules, ::testing::Values(5, 6
                          [](const ::testing::TestParamInfo<int>& i) { return "st" + std::to_string(i.param); });
 
 TEST(StModuleActivations, MatchTorch) {
-  const json ref = reference(6);
+  const json ref = st_reference(6);
   const auto x = ref["activations"]["x"].get<std::vector<float>>();
   size_t checked = 0;
   for (const auto& [name, values] : ref["activations"].items()) {
@@ -299,8 +298,8 @@ std::string safetensors(const std::string& name, const std::string& dtype, size_
 TEST(StModuleStatic, Float16TableAndBrokenTables) {
   const fs::path dir = fs::temp_directory_path() / ("dlrt_st_static_" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  fs::copy(folder(6, "static"), dir, fs::copy_options::recursive);
-  auto f32 = Embedder::create(dir.string(), cpu());
+  fs::copy(st_folder(6, "static"), dir, fs::copy_options::recursive);
+  auto f32 = Embedder::create(dir.string(), st_cpu_options());
   ASSERT_TRUE(f32.ok()) << f32.status().to_string();
   const std::string bytes = testing::slurp(dir / "model.safetensors");
   const uint64_t n = static_cast<uint8_t>(bytes[0]) | static_cast<uint64_t>(static_cast<uint8_t>(bytes[1])) << 8;
@@ -314,7 +313,7 @@ TEST(StModuleStatic, Float16TableAndBrokenTables) {
     half.append(reinterpret_cast<const char*>(&h), 2);
   }
   replace_file(dir / "model.safetensors", safetensors("embedding.weight", "F16", shape[0], shape[1], half));
-  auto f16 = Embedder::create(dir.string(), cpu());
+  auto f16 = Embedder::create(dir.string(), st_cpu_options());
   ASSERT_TRUE(f16.ok()) << f16.status().to_string();
   const std::vector<std::string> texts = {"the quick brown fox", "search"};
   auto a = (*f32)->embed(texts), b = (*f16)->embed(texts);
@@ -334,7 +333,7 @@ TEST(StModuleStatic, Float16TableAndBrokenTables) {
   };
   for (const auto& c : broken) {
     replace_file(dir / "model.safetensors", c.file);
-    auto e = Embedder::create(dir.string(), cpu());
+    auto e = Embedder::create(dir.string(), st_cpu_options());
     ASSERT_FALSE(e.ok()) << c.what;
     EXPECT_EQ(e.status().code(), StatusCode::kInvalidModel) << c.what << ": " << e.status().to_string();
   }
@@ -344,23 +343,23 @@ TEST(StModuleStatic, Float16TableAndBrokenTables) {
 TEST(StModuleRefusals, AnUnimplementedTypeIsNamed) {
   const fs::path dir = fs::temp_directory_path() / ("dlrt_st_refuse_" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  fs::copy(folder(6, "dense"), dir, fs::copy_options::recursive);
+  fs::copy(st_folder(6, "dense"), dir, fs::copy_options::recursive);
   for (const char* type : {"sentence_transformers.sentence_transformer.modules.weighted_layer_pooling.WeightedLayerPooling",
                            "sentence_transformers.sentence_transformer.modules.lstm.LSTM",
                            "sentence_transformers.multi_vector_encoder.modules.token_pooling.HierarchicalTokenPooling",
                            "sentence_transformers.cross_encoder.modules.logit_score.LogitScore"}) {
-    json modules = json::parse(testing::slurp(folder(6, "dense") / "modules.json"));
+    json modules = json::parse(testing::slurp(st_folder(6, "dense") / "modules.json"));
     modules[1]["type"] = type;
     std::ofstream(dir / "modules.json") << modules.dump();
-    auto e = Embedder::create(dir.string(), cpu());
+    auto e = Embedder::create(dir.string(), st_cpu_options());
     ASSERT_FALSE(e.ok()) << type;
     EXPECT_EQ(e.status().code(), StatusCode::kUnsupported) << e.status().to_string();
     EXPECT_NE(e.status().message().find(type), std::string::npos) << e.status().message();
   }
   // 6.x's MultiVectorEncoder is refused by its model_type even without a module dlrt lacks.
-  std::ofstream(dir / "modules.json") << testing::slurp(folder(6, "dense") / "modules.json");
+  std::ofstream(dir / "modules.json") << testing::slurp(st_folder(6, "dense") / "modules.json");
   std::ofstream(dir / "config_sentence_transformers.json") << R"({"model_type": "MultiVectorEncoder"})";
-  auto e = Embedder::create(dir.string(), cpu());
+  auto e = Embedder::create(dir.string(), st_cpu_options());
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), StatusCode::kUnsupported) << e.status().to_string();
   EXPECT_NE(e.status().message().find("MultiVectorEncoder"), std::string::npos) << e.status().message();

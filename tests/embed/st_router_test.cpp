@@ -33,10 +33,9 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-using testing::st_dir;
-json reference(int major) { return testing::st_reference(major); }
-fs::path folder(int major, const std::string& name) { return testing::st_folder(major, name); }
-EmbedderOptions cpu() { return testing::st_cpu_options(); }
+using testing::st_cpu_options;
+using testing::st_folder;
+using testing::st_reference;
 
 // Vectors equal to torch's: cosine >= 0.99999 and each value within 1e-4
 // (a static route's empty text is zeros in both).
@@ -70,9 +69,9 @@ std::vector<Encoding> inputs(const EmbedModel& m, std::vector<std::string> texts
 class StRouter : public ::testing::TestWithParam<int> {};
 
 TEST_P(StRouter, AsymmetricDenseMatchesEncodeQueryAndDocument) {
-  const json ref = reference(GetParam());
+  const json ref = st_reference(GetParam());
   const auto texts = ref["texts"].get<std::vector<std::string>>();
-  auto opened = open_model(folder(GetParam(), "router").string(), cpu());
+  auto opened = open_model(st_folder(GetParam(), "router").string(), st_cpu_options());
   ASSERT_TRUE(opened.ok()) << opened.status().to_string();
   const EmbedModel& m = **opened;
   EXPECT_EQ(m.kind(), ModelKind::kDense);
@@ -103,9 +102,9 @@ TEST_P(StRouter, AsymmetricDenseMatchesEncodeQueryAndDocument) {
 }
 
 TEST_P(StRouter, InferenceFreeSpladeMatchesEncodeQueryAndDocument) {
-  const json ref = reference(GetParam());
+  const json ref = st_reference(GetParam());
   const auto texts = ref["texts"].get<std::vector<std::string>>();
-  auto opened = open_model(folder(GetParam(), "router_sparse").string(), cpu());
+  auto opened = open_model(st_folder(GetParam(), "router_sparse").string(), st_cpu_options());
   ASSERT_TRUE(opened.ok()) << opened.status().to_string();
   const EmbedModel& m = **opened;
   EXPECT_EQ(m.kind(), ModelKind::kSparse);
@@ -130,7 +129,7 @@ std::string embed_cmd(const fs::path& model, const std::string& args) {
 }
 
 TEST_P(StRouter, CliQueryAndDocumentFlags) {
-  const json ref = reference(GetParam());
+  const json ref = st_reference(GetParam());
   std::string quoted;
   std::vector<size_t> at;  // the non-empty texts (an empty argument is no text for the CLI)
   for (size_t i = 0; i < ref["texts"].size(); ++i)
@@ -139,7 +138,7 @@ TEST_P(StRouter, CliQueryAndDocumentFlags) {
   for (const auto& [flag, name] :
        {std::pair{"--query", "query"}, std::pair{"--document", "document"}, std::pair{"", "default"}}) {
     auto r =
-        dlrt::testing::run_command(embed_cmd(folder(GetParam(), "router"), std::string(flag) + " --json" + quoted));
+        dlrt::testing::run_command(embed_cmd(st_folder(GetParam(), "router"), std::string(flag) + " --json" + quoted));
     ASSERT_EQ(r.exit_code, 0) << flag << ": " << r.output;
     const json j = json::parse(r.output, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << r.output;
@@ -154,7 +153,7 @@ TEST_P(StRouter, CliQueryAndDocumentFlags) {
   }
   for (const auto& [flag, name] : {std::pair{"--query", "query"}, std::pair{"--document", "document"}}) {
     auto r = dlrt::testing::run_command(
-        embed_cmd(folder(GetParam(), "router_sparse"), std::string(flag) + " --sparse --json" + quoted));
+        embed_cmd(st_folder(GetParam(), "router_sparse"), std::string(flag) + " --sparse --json" + quoted));
     ASSERT_EQ(r.exit_code, 0) << flag << ": " << r.output;
     const json j = json::parse(r.output, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << r.output;
@@ -174,7 +173,7 @@ struct EditedRouter {
   explicit EditedRouter(const std::function<void(json&)>& edit) {
     dir = fs::temp_directory_path() / ("dlrt_st_router_" + std::to_string(::getpid()));
     fs::remove_all(dir);
-    fs::copy(folder(6, "router"), dir, fs::copy_options::recursive);
+    fs::copy(st_folder(6, "router"), dir, fs::copy_options::recursive);
     json config = json::parse(testing::slurp(dir / "router_config.json"));
     edit(config);
     std::ofstream(dir / "router_config.json") << config.dump();
@@ -190,7 +189,7 @@ TEST(StRouterRefusals, TasksWithoutARouteAndUnimplementedTypes) {
       c["parameters"]["default_route"] = nullptr;
       c["parameters"]["allow_empty_key"] = false;
     });
-    auto m = open_model(f.dir.string(), cpu());
+    auto m = open_model(f.dir.string(), st_cpu_options());
     ASSERT_TRUE(m.ok()) << m.status().to_string();
     bool cut = false;
     size_t n = 0;
@@ -214,7 +213,7 @@ TEST(StRouterRefusals, TasksWithoutARouteAndUnimplementedTypes) {
   {  // A route module of a type dlrt does not implement is named.
     const char* type = "sentence_transformers.sentence_transformer.modules.lstm.LSTM";
     EditedRouter f([&](json& c) { c["types"]["document_2_Dense"] = type; });
-    auto m = open_model(f.dir.string(), cpu());
+    auto m = open_model(f.dir.string(), st_cpu_options());
     ASSERT_FALSE(m.ok());
     EXPECT_EQ(m.status().code(), StatusCode::kUnsupported);
     EXPECT_NE(m.status().message().find(type), std::string::npos) << m.status().message();
@@ -223,7 +222,7 @@ TEST(StRouterRefusals, TasksWithoutARouteAndUnimplementedTypes) {
   {  // WeightedLayerPooling needs every layer's hidden states: the refusal says the export has the last only.
     const char* type = "sentence_transformers.sentence_transformer.modules.weighted_layer_pooling.WeightedLayerPooling";
     EditedRouter f([&](json& c) { c["types"]["document_1_Pooling"] = type; });
-    auto m = open_model(f.dir.string(), cpu());
+    auto m = open_model(f.dir.string(), st_cpu_options());
     ASSERT_FALSE(m.ok());
     EXPECT_EQ(m.status().code(), StatusCode::kUnsupported);
     EXPECT_NE(m.status().message().find(type), std::string::npos) << m.status().message();
@@ -234,18 +233,18 @@ TEST(StRouterRefusals, TasksWithoutARouteAndUnimplementedTypes) {
       c["types"]["../x"] = c["types"]["query_0_StaticEmbedding"];
       c["structure"]["query"] = {"../x"};
     });
-    auto m = open_model(f.dir.string(), cpu());
+    auto m = open_model(f.dir.string(), st_cpu_options());
     ASSERT_FALSE(m.ok());
     EXPECT_EQ(m.status().code(), StatusCode::kInvalidModel) << m.status().to_string();
   }
   {  // Broken router_config.json.
     EditedRouter f([](json& c) { c = json::array(); });
-    auto m = open_model(f.dir.string(), cpu());
+    auto m = open_model(f.dir.string(), st_cpu_options());
     ASSERT_FALSE(m.ok());
     EXPECT_EQ(m.status().code(), StatusCode::kInvalidModel) << m.status().to_string();
   }
   // The Embedder takes one pipeline: it names the Router and where it is opened.
-  auto e = Embedder::create(folder(6, "router").string(), cpu());
+  auto e = Embedder::create(st_folder(6, "router").string(), st_cpu_options());
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), StatusCode::kUnsupported);
   EXPECT_NE(e.status().message().find("Router"), std::string::npos) << e.status().message();
@@ -255,7 +254,7 @@ TEST(StRouterRefusals, TasksWithoutARouteAndUnimplementedTypes) {
 TEST(StModuleDropout, IsNothingAtInference) {
   const fs::path dir = fs::temp_directory_path() / ("dlrt_st_dropout_" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  fs::copy(folder(6, "dense"), dir, fs::copy_options::recursive);
+  fs::copy(st_folder(6, "dense"), dir, fs::copy_options::recursive);
   fs::create_directories(dir / "9_Dropout");
   std::ofstream(dir / "9_Dropout" / "config.json") << R"({"dropout": 0.5})";
   json modules = json::parse(testing::slurp(dir / "modules.json"));
@@ -265,8 +264,8 @@ TEST(StModuleDropout, IsNothingAtInference) {
                       {"path", "9_Dropout"},
                       {"type", "sentence_transformers.sentence_transformer.modules.dropout.Dropout"}});
   std::ofstream(dir / "modules.json") << modules.dump();
-  const json ref = reference(6);
-  auto e = Embedder::create(dir.string(), cpu());
+  const json ref = st_reference(6);
+  auto e = Embedder::create(dir.string(), st_cpu_options());
   ASSERT_TRUE(e.ok()) << e.status().to_string();
   auto got = (*e)->embed(ref["texts"].get<std::vector<std::string>>());
   ASSERT_TRUE(got.ok()) << got.status().to_string();

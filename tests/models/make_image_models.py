@@ -39,15 +39,15 @@ Families (one function each, `make_<name>(out_dir)`, listed in FAMILIES):
 Weights are random (fixed seeds). The script checks ONNX Runtime on the
 exported towers against torch.
 """
-import argparse
 import collections
 import json
 import os
 import shutil
-import sys
 
 import numpy as np
 import torch
+
+from families_main import main as families_main
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -443,16 +443,5 @@ def make_siglip2_tiny(out_dir):
 FAMILIES = {"clip_tiny": make_clip_tiny, "siglip_tiny": make_siglip_tiny, "siglip2_tiny": make_siglip2_tiny}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=OUT, help="folder of the model folders (default: %(default)s)")
-    ap.add_argument("--only", nargs="+", choices=sorted(FAMILIES), help="these families only")
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    for name in args.only or FAMILIES:
-        FAMILIES[name](os.path.join(args.out, name))
-        print("wrote", os.path.join(args.out, name), file=sys.stderr)
-
-
 if __name__ == "__main__":
-    main()
+    families_main(__doc__, OUT, FAMILIES)

@@ -28,14 +28,14 @@ a new family as a further function, with its folder and reference file):
 Weights are random (fixed seeds). The output is deterministic for the pinned
 packages; the script checks ONNX Runtime on the exported model against torch.
 """
-import argparse
 import json
 import os
 import shutil
-import sys
 
 import numpy as np
 import torch
+
+from families_main import main as families_main
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "retrieval")
@@ -187,16 +187,5 @@ def make_splade_tiny(out_dir):
 FAMILIES = {"splade_tiny": make_splade_tiny}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=OUT, help="folder of the model folders (default: %(default)s)")
-    ap.add_argument("--only", nargs="+", choices=sorted(FAMILIES), help="these families only")
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    for name in args.only or FAMILIES:
-        FAMILIES[name](os.path.join(args.out, name))
-        print("wrote", os.path.join(args.out, name), file=sys.stderr)
-
-
 if __name__ == "__main__":
-    main()
+    families_main(__doc__, OUT, FAMILIES)

@@ -69,16 +69,15 @@ exports of modules computing what optimum's configs and patchers compute,
 with their input, output and dynamic axis names. ONNX Runtime on each graph
 is checked against the reference.
 """
-import argparse
 import json
 import os
 import shutil
-import sys
 
 import numpy as np
 import torch
 import transformers
 
+from families_main import main as families_main
 from make_image_models import IMAGES, OUT, ROOT, TEXTS, write_json
 
 TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt"]
@@ -502,16 +501,5 @@ FAMILIES = {"clip_optimum_tiny": make_clip_optimum_tiny, "st5_clip_tiny": make_s
             "st6_siglip_tiny": make_st6_siglip_tiny, "st6_siglip2_tiny": make_st6_siglip2_tiny}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=OUT, help="folder of the model folders (default: %(default)s)")
-    ap.add_argument("--only", nargs="+", choices=sorted(FAMILIES), help="these families only")
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    for name in args.only or FAMILIES:
-        FAMILIES[name](os.path.join(args.out, name))
-        print("wrote", os.path.join(args.out, name), file=sys.stderr)
-
-
 if __name__ == "__main__":
-    main()
+    families_main(__doc__, OUT, FAMILIES)

@@ -8,7 +8,8 @@ Needs Debian's python3-onnx and python3-numpy. Weights come from fixed seeds,
 so reruns write identical files. The folder is written next to OUT_DIR and
 renamed into place, so concurrent runs never see half-written files.
 
-Good models: mlp, conv_net, dynamic_batch, unknown_dims, if_model, two_towers, external_data (+ weights.bin).
+Good models: mlp, conv_net, dynamic_batch, unknown_dims, if_model, two_towers, external_data (+ weights.bin),
+int8_matmul (dynamic int8), qdq_matmul (static int8, QDQ format), fp16_mlp.
 Bad inputs (each must be rejected with a clear error): see BAD below.
 """
 import os
@@ -188,6 +189,26 @@ def int8_matmul(rng):
     return model(g)
 
 
+def qdq_matmul(rng):
+    """quantize_static's QDQ shape of a MatMul: Q -> DQ on the activation, DQ of int8 weights, Q -> DQ after."""
+    w = rng.integers(-127, 128, size=(8, 6)).astype(np.int8)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w", "ws"], ["wd"]),
+        helper.make_node("MatMul", ["xd", "wd"], ["h"]),
+        helper.make_node("QuantizeLinear", ["h", "ys", "yz"], ["yq"]),
+        helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"]),
+    ]
+    g = helper.make_graph(nodes, "qdq_matmul",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6])],
+                          [init("w", w), init("ws", np.array(0.02, np.float32)),
+                           init("xs", np.array(0.05, np.float32)), init("xz", np.array(128, np.uint8)),
+                           init("ys", np.array(0.1, np.float32)), init("yz", np.array(128, np.uint8))])
+    return model(g)
+
+
 def fp16_mlp(rng):
     """A float16 model with float32 inputs and outputs (keep_io_types)."""
     nodes = [
@@ -236,6 +257,7 @@ def write_all(out):
     save(int8_matmul(rng), os.path.join(out, "int8_matmul.onnx"))
     save(fp16_mlp(rng), os.path.join(out, "fp16_mlp.onnx"))
     save(two_towers(), os.path.join(out, "two_towers.onnx"))
+    save(qdq_matmul(np.random.default_rng(77)), os.path.join(out, "qdq_matmul.onnx"))
 
     # External data: W (4x4 identity * 3) lives in weights.bin after 16 bytes of padding.
     w = (np.eye(4, dtype=np.float32) * 3).astype("<f4")

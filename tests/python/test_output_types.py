@@ -1,5 +1,5 @@
-"""The output types int8 / uint8 / binary / ubinary (apps/embed/models/output_type.h, docs/embed.md
-"Output types") equal sentence-transformers' quantize_embeddings on the same float32 vectors:
+"""The output types int8 / uint8 / binary / ubinary (apps/embed/models/output_type.h,
+docs/embed-output-types.md) equal sentence-transformers' quantize_embeddings on the same float32 vectors:
 the quantizer itself on random and bucket-edge vectors, Embedder.encode(precision=...),
 `dlrt embed --precision` and dlrt serve's /v1/embeddings (encoding_format, output_dtype, ranges,
 calibration_embeddings).

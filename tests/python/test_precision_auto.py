@@ -1,5 +1,5 @@
 """cpu_precision="auto" from Python: Session and Embedder report what was measured and chosen
-(docs/performance.md, "Choosing the precision: auto"). Nothing here asserts a time."""
+(docs/performance-precision.md, "Choosing the precision: auto"). Nothing here asserts a time."""
 import os
 
 import numpy as np

@@ -1,4 +1,4 @@
-// Cohere's /v2/embed and /v1/embed (docs/serve.md): the request forms over the fake model
+// Cohere's /v2/embed and /v1/embed (docs/serve-embeddings.md): the request forms over the fake model
 // (texts, inputs, input_type -> prompts, embedding_types, truncate, max_tokens) against
 // /v1/embeddings and /embed of the same inputs, their refusals, and images on the committed
 // tiny CLIP (tests/models/image/clip_tiny) against transformers' image features.

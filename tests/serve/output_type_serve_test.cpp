@@ -1,4 +1,4 @@
-// /v1/embeddings' output types over the fake model (docs/serve.md "Output types"): the request
+// /v1/embeddings' output types over the fake model (docs/serve-embeddings.md "Output types"): the request
 // forms (encoding_format, Mistral's output_dtype and output_dimension, ranges) and their refusals.
 // tests/python/test_output_types.py compares the values with sentence-transformers' own.
 #include <gtest/gtest.h>

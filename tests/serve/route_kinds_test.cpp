@@ -128,13 +128,13 @@ TEST(RouteKinds, EachRouteServesOrRefusesEachKindByName) {
   EXPECT_GT(refused, 0u);
 }
 
-// docs/serve.md's table of routes x kinds says what the route table does: a
+// docs/serve-kinds.md's table of routes x kinds says what the route table does: a
 // cell "served..." for a plain route the kind has the capability for, "400"
 // otherwise; the sparse variant of a route served only where the cell names
 // "encoding_format"; every route of the table has a row.
 TEST(RouteKinds, DocsTableMatchesTheRouteTable) {
-  std::ifstream f(std::filesystem::path(DLRT_TEST_DIR) / ".." / "docs" / "serve.md");
-  ASSERT_TRUE(f) << "docs/serve.md";
+  std::ifstream f(std::filesystem::path(DLRT_TEST_DIR) / ".." / "docs" / "serve-kinds.md");
+  ASSERT_TRUE(f) << "docs/serve-kinds.md";
   const std::vector<ModelKind> kinds = {ModelKind::kDense, ModelKind::kSparse, ModelKind::kMultiVector,
                                         ModelKind::kCrossEncoder, ModelKind::kLlmReranker};
   std::set<std::string> documented;
@@ -174,7 +174,8 @@ TEST(RouteKinds, DocsTableMatchesTheRouteTable) {
       }
     }
   }
-  for (const RouteNeeds& n : route_needs()) EXPECT_TRUE(documented.count(n.path)) << n.path << " has no row in docs/serve.md";
+  for (const RouteNeeds& n : route_needs())
+    EXPECT_TRUE(documented.count(n.path)) << n.path << " has no row in docs/serve-kinds.md";
   EXPECT_GE(cells_checked, route_needs().size() * kinds.size());
 }
 

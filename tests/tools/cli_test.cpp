@@ -258,18 +258,34 @@ TEST_F(CliTest, InspectReportsOpsetsHistogramAndParameters) {
 }
 
 // --device cpu names what each partition computes in: int8 products with the
-// kernel this CPU runs, float16 values held as float32.
+// kernel this CPU runs (dynamic int8, and static QDQ after its rewrite into
+// integer ops), float16 values held as float32.
 TEST_F(CliTest, InspectNamesThePrecisionOfEachPartition) {
   auto r = dlrt("inspect " + model("int8_matmul.onnx") + " --device cpu");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("computes in f32, int8 "), std::string::npos) << r.output;
+  r = dlrt("inspect " + model("qdq_matmul.onnx") + " --device cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("computes in f32, int8 "), std::string::npos) << r.output;
+  r = dlrt("inspect " + model("qdq_matmul.onnx") + " --device cpu --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  ASSERT_EQ(j["placement"].size(), 1u) << r.output;
+  EXPECT_EQ(j["placement"][0]["precision"].get<std::string>().rfind("f32, int8 ", 0), 0u) << r.output;
+  EXPECT_EQ(j["op_histogram"]["QuantizeLinear"], 2) << "the histogram is the model's, as declared";
+  // With the optimizer off the QDQ model runs as float ops, and says so.
+  r = run_command("env DLRT_OPTIMIZE=0 " + quote(testing::dlrt_binary()) + " inspect " + model("qdq_matmul.onnx") +
+                  " --device cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("computes in f32\n"), std::string::npos) << r.output;
   r = dlrt("inspect " + model("fp16_mlp.onnx") + " --device cpu");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("computes in f32, float16 storage"), std::string::npos) << r.output;
   r = dlrt("inspect " + model("mlp.onnx") + " --device cpu");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("computes in f32\n"), std::string::npos) << r.output;
-  for (const char* m : {"int8_matmul.onnx", "fp16_mlp.onnx"}) {
+  for (const char* m : {"int8_matmul.onnx", "qdq_matmul.onnx", "fp16_mlp.onnx"}) {
     r = dlrt(std::string("run ") + model(m));
     EXPECT_EQ(r.exit_code, 0) << m << ": " << r.output;
   }

@@ -26,7 +26,9 @@ constexpr const char* kInspectHelp =
     "\n"
     "Prints the model's inputs and outputs, opsets, node count, op histogram (nodes of\n"
     "If/Loop/Scan bodies included) and the parameter count and bytes (initializers and\n"
-    "constants).\n"
+    "constants), as the model declares them. With --device or --precision it also shows what a\n"
+    "session would run: each partition and what it computes in, after the graph rewrites (a\n"
+    "static QDQ model's int8 ops included).\n"
     "\n"
     "options:\n"
     "  --device SPEC   also create a session for SPEC and show where each partition would run\n"
@@ -185,9 +187,11 @@ int cmd_inspect(int argc, char** argv) {
     j["parameter_bytes"] = model.parameter_bytes;
     if (have_placement) {
       j["placement"] = nlohmann::json::array();
-      for (const auto& p : placement.partitions)
+      for (const auto& p : placement.partitions) {
         j["placement"].push_back({{"backend", p.backend}, {"device", p.device}, {"node_count", p.node_count},
                                   {"degraded", p.degraded}, {"reason", p.reason}});
+        if (!p.precision.empty()) j["placement"].back()["precision"] = p.precision;
+      }
       j["nodes"] = nlohmann::json::array();
       for (const auto& n : nodes_placed) {
         const auto& p = placement.partitions[static_cast<size_t>(n.partition)];

@@ -64,7 +64,8 @@ std::string help_text() {
       "\n"
       "Settings come from the TOML file (--config FILE, else $DLRT_CONFIG when set; top-level device,\n"
       "strict, threads, cache_dir, max_tensor_mb and a [serve] table with the other keys), then\n"
-      "environment variables, then these flags (each overrides the one before). See docs/serve.md.\n"
+      "environment variables, then these flags (each overrides the one before); see\n"
+      "docs/serve-settings.md.\n"
       "\n"
       "options (flag, env var, meaning):\n"
       "  --config FILE         TOML settings file\n";

@@ -3,7 +3,7 @@
 // the contrib ops built on it) computes that scale over the whole activation
 // tensor, so padding and batch-mates change every row's result. The Embedder
 // runs such models with int8 scales per text where the runtime can
-// (RunOptions::item_lengths), else one text at a time (docs/embed.md, "Batching").
+// (RunOptions::item_lengths), else one text at a time (docs/embed-batching.md).
 #pragma once
 
 #include <functional>

@@ -1,7 +1,7 @@
 // Output types of embedding vectors: float32, or sentence-transformers'
 // quantize_embeddings (sentence_transformers/util/quantization.py, 6.x) for
 // int8, uint8, binary and ubinary. The one implementation the server's routes,
-// `dlrt embed` and the Python Embedder share (docs/embed.md, "Output types"),
+// `dlrt embed` and the Python Embedder share (docs/embed-output-types.md),
 // and a request's finishing of float32 vectors (finish_vector).
 #pragma once
 

@@ -3,7 +3,7 @@
 // is safe, their environment variables, taken as aliases of dlrt's settings;
 // the TEI flags dlrt has no meaning for are refused with the reason.
 //
-// Precedence (docs/serve.md "Settings"): the TOML file, then TEI's
+// Precedence (docs/serve-settings.md "Settings"): the TOML file, then TEI's
 // environment variables, then DLRT_* variables, then flags (dlrt's and
 // TEI's alike; one setting given by both is an error).
 #pragma once

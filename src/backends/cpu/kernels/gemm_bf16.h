@@ -1,6 +1,6 @@
 // Float GEMM in precision "bf16": one bf16 product per term, f32 sums, as
 // AVX512-BF16's VDPBF16PS computes it. Used when the session asks for
-// precision bf16 (docs/performance.md) against a constant B (MatMul, Gemm
+// precision bf16 (docs/performance-precision.md) against a constant B (MatMul, Gemm
 // and their fused forms: B rounded to bf16 and packed once by bf16_pack_b)
 // and for attention's two products (B packed per head); op(A) is rounded and
 // packed per call.

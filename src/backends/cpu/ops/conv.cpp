@@ -225,8 +225,8 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
   prob.in_plane = prob.g.in_size(), prob.out_plane = prob.g.out_size(), prob.ks = prob.g.k_size();
   prob.col_rows = Cg * prob.ks;
   const Geo3& pg = prob.g;
-  prob.pointwise = prob.ks == 1 && pg.s[0] == 1 && pg.s[1] == 1 && pg.s[2] == 1 && pg.p[0] == 0 && pg.p[1] == 0 &&
-                   pg.p[2] == 0 && prob.out_plane == prob.in_plane;
+  prob.pointwise = prob.ks == 1 && pg.s[0] == 1 && pg.s[1] == 1 && pg.s[2] == 1 && pg.pb[0] == 0 && pg.pb[1] == 0 &&
+                   pg.pb[2] == 0 && prob.out_plane == prob.in_plane;
   prob.depthwise = depthwise;
   prob.pool = &ctx.pool();
   if (x->dtype() != DType::kFloat32) return conv_f64(prob, fuse);
@@ -278,7 +278,7 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
   // ran 0.92 -> 0.62 ms). resnet18's 7x7 layer4 convs measured slower
   // transposed (the im2colᵀ copy) and keep the direct tile or the GEMM path
   // (docs/performance-decisions.md, "Convolution").
-  const bool patchify = g.k[1] == g.s[1] && g.k[2] == g.s[2] && g.k[2] >= 4 && g.p[1] == 0 && g.p[2] == 0 &&
+  const bool patchify = g.k[1] == g.s[1] && g.k[2] == g.s[2] && g.k[2] >= 4 && g.pb[1] == 0 && g.pb[2] == 0 &&
                         g.d[1] == 1 && g.d[2] == 1;
   const bool small_plane = out_plane <= kTransposedMaxPlane && ks > 1 &&
                            (!cpu_has_avx512() || avx512_transposed_wastes_less(M, out_plane));

@@ -33,13 +33,13 @@ ConvTapCrop dead_taps(const Geo3& g) {
   ConvTapCrop c;
   for (int i = 0; i < 3; ++i) {
     const int64_t k = g.k[i], d = g.d[i];
-    const ir::ConvTapCut cut = ir::dead_conv_taps({g.in[i], g.out[i], k, g.s[i], d, g.p[i]});
+    const ir::ConvTapCut cut = ir::dead_conv_taps({g.in[i], g.out[i], k, g.s[i], d, g.pb[i]});
     const int64_t lead = cut.lead;
     int64_t& trail = c.trail[i];
     c.lead[i] = lead;
     trail = cut.trail;
     // Keep the last window reaching the input's end (a trailing pad >= 0), as the pass does.
-    while (trail > 0 && (g.out[i] - 1) * g.s[i] + (k - lead - trail - 1) * d + 1 - g.in[i] - (g.p[i] - lead * d) < 0)
+    while (trail > 0 && (g.out[i] - 1) * g.s[i] + (k - lead - trail - 1) * d + 1 - g.in[i] - (g.pb[i] - lead * d) < 0)
       --trail;
   }
   return c;
@@ -57,12 +57,13 @@ void crop_dead_taps(ConvProblem& prob) {
   Geo3& g = prob.g;
   for (int i = 0; i < 3; ++i) {
     g.k[i] -= crop.lead[i] + crop.trail[i];
-    g.p[i] -= crop.lead[i] * g.d[i];
+    g.pb[i] -= crop.lead[i] * g.d[i];
+    g.pe[i] -= crop.trail[i] * g.d[i];
   }
   prob.ks = g.k_size();
   prob.col_rows = prob.Cg * prob.ks;
-  prob.pointwise = prob.ks == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && g.p[0] == 0 && g.p[1] == 0 &&
-                   g.p[2] == 0 && prob.out_plane == prob.in_plane;
+  prob.pointwise = prob.ks == 1 && g.s[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && g.pb[0] == 0 && g.pb[1] == 0 &&
+                   g.pb[2] == 0 && prob.out_plane == prob.in_plane;
 }
 
 }  // namespace conv_detail

@@ -24,15 +24,15 @@ void depthwise_plane(const T* x, const T* w, const Geo3& g, T* y) {
     for (int64_t kh = 0; kh < g.k[1]; ++kh)
       for (int64_t kw = 0; kw < g.k[2]; ++kw) {
         const T wv = w[(kd * g.k[1] + kh) * g.k[2] + kw];
-        const int64_t off_w = kw * g.d[2] - g.p[2];
+        const int64_t off_w = kw * g.d[2] - g.pb[2];
         int64_t w0 = off_w >= 0 ? 0 : (-off_w + g.s[2] - 1) / g.s[2];
         int64_t w1 = g.in[2] - off_w > 0 ? (g.in[2] - off_w + g.s[2] - 1) / g.s[2] : 0;
         w1 = std::min(w1, out_w);
         for (int64_t od = 0; od < g.out[0]; ++od) {
-          const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+          const int64_t id = od * g.s[0] - g.pb[0] + kd * g.d[0];
           if (id < 0 || id >= g.in[0]) continue;
           for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-            const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+            const int64_t ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
             if (ih < 0 || ih >= g.in[1]) continue;
             const T* src = x + (id * g.in[1] + ih) * g.in[2];
             T* dst = y + (od * g.out[1] + oh) * out_w;
@@ -56,16 +56,16 @@ __attribute__((always_inline)) inline void depthwise_rows(const T* __restrict x,
     for (int64_t oh = 0; oh < g.out[1]; ++oh) {
       T* dst = y + (od * g.out[1] + oh) * out_w;
       for (int64_t kd = 0; kd < g.k[0]; ++kd) {
-        const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+        const int64_t id = od * g.s[0] - g.pb[0] + kd * g.d[0];
         if (id < 0 || id >= g.in[0]) continue;
         for (int64_t kh = 0; kh < g.k[1]; ++kh) {
-          const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+          const int64_t ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
           if (ih < 0 || ih >= g.in[1]) continue;
           const T* src = x + (id * g.in[1] + ih) * g.in[2];
           const T* wk = w + (kd * g.k[1] + kh) * g.k[2];
           for (int64_t kw = 0; kw < g.k[2]; ++kw) {
             const T wv = wk[kw];
-            const int64_t off_w = kw * g.d[2] - g.p[2];
+            const int64_t off_w = kw * g.d[2] - g.pb[2];
             int64_t w0 = off_w >= 0 ? 0 : (-off_w + g.s[2] - 1) / g.s[2];
             int64_t w1 = g.in[2] - off_w > 0 ? (g.in[2] - off_w + g.s[2] - 1) / g.s[2] : 0;
             w1 = std::min(w1, out_w);
@@ -91,14 +91,14 @@ __attribute__((always_inline)) inline void depthwise_rows(const T* __restrict x,
 // element (y need not be zeroed).
 bool depthwise_fast_ok(const Geo3& g) {
   return g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 && (g.s[2] == 1 || g.s[2] == 2) &&
-         g.k[1] <= 16 && g.k[2] <= 16 && g.p[1] >= 0 && g.p[2] >= 0;
+         g.k[1] <= 16 && g.k[2] <= 16 && g.pb[1] >= 0 && g.pb[2] >= 0;
 }
 
 DepthwiseGeometry dw_geometry(const Geo3& g) {
   DepthwiseGeometry d;
   d.in_h = g.in[1], d.in_w = g.in[2], d.out_h = g.out[1], d.out_w = g.out[2];
   d.kh = g.k[1], d.kw = g.k[2], d.sh = g.s[1], d.sw = g.s[2];
-  d.pad_top = g.p[1], d.pad_left = g.p[2];
+  d.pad_top = g.pb[1], d.pad_left = g.pb[2];
   d.dh = g.d[1], d.dw = g.d[2];
   return d;
 }
@@ -152,7 +152,7 @@ DepthwiseOutput depthwise_output(const GemmEpilogue& ep, int64_t m) {
 // scattered back (the epilogue is the caller's).
 bool dilated_depthwise_split_ok(const Geo3& g) {
   return g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && (g.d[1] > 1 || g.d[2] > 1) &&
-         g.p[1] >= 0 && g.p[2] >= 0 && g.k[1] <= 16 && g.k[2] <= 16;
+         g.pb[1] >= 0 && g.pb[2] >= 0 && g.k[1] <= 16 && g.k[2] <= 16;
 }
 
 void depthwise_dilated_plane_f32(const float* x, const float* w, const Geo3& g, float* y) {
@@ -165,8 +165,8 @@ void depthwise_dilated_plane_f32(const float* x, const float* w, const Geo3& g, 
       if (oh_n <= 0 || ow_n <= 0) continue;
       // Output (a + dh i, b + dw j) reads input row a - pad_top + dh (i + ky): the rows of
       // phase rem_h, offset by q_h whole steps (likewise for columns).
-      const int64_t rem_h = floor_mod(a - g.p[1], dh), q_h = (a - g.p[1] - rem_h) / dh;
-      const int64_t rem_w = floor_mod(b - g.p[2], dw), q_w = (b - g.p[2] - rem_w) / dw;
+      const int64_t rem_h = floor_mod(a - g.pb[1], dh), q_h = (a - g.pb[1] - rem_h) / dh;
+      const int64_t rem_w = floor_mod(b - g.pb[2], dw), q_w = (b - g.pb[2] - rem_w) / dw;
       const int64_t ih_n = g.in[1] > rem_h ? (g.in[1] - rem_h + dh - 1) / dh : 0;
       const int64_t iw_n = g.in[2] > rem_w ? (g.in[2] - rem_w + dw - 1) / dw : 0;
       float* sub_out = out_buf.get<float>(static_cast<size_t>(oh_n * ow_n));
@@ -176,8 +176,8 @@ void depthwise_dilated_plane_f32(const float* x, const float* w, const Geo3& g, 
       sg.out[1] = oh_n;
       sg.out[2] = ow_n;
       sg.d[1] = sg.d[2] = 1;
-      sg.p[1] = -q_h;
-      sg.p[2] = -q_w;
+      sg.pb[1] = -q_h;
+      sg.pb[2] = -q_w;
       if (ih_n == 0 || iw_n == 0) {
         std::fill(sub_out, sub_out + oh_n * ow_n, 0.0f);
       } else {
@@ -242,7 +242,7 @@ Status conv_depthwise_f32(const ConvProblem& prob, const ConvFusion& fuse) {
   DepthwiseFlatPlan flat;
   const bool use_flat = g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.d[1] == 1 && g.d[2] == 1 &&
                         g.s[1] == 1 && g.s[2] == 1 && g.out[2] <= 16 &&
-                        depthwise_flat_plan({g.in[1], g.in[2], g.out[1], g.out[2], g.k[1], g.k[2], g.p[1], g.p[2]},
+                        depthwise_flat_plan({g.in[1], g.in[2], g.out[1], g.out[2], g.k[1], g.k[2], g.pb[1], g.pb[2]},
                                             &flat);
   auto body = [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {

@@ -31,15 +31,15 @@ void im2col(const T* x, int64_t channels, const Geo3& g, T* col) {
         for (int64_t kw = 0; kw < g.k[2]; ++kw, ++row) {
           T* dst = col + row * out_plane;
           // Output columns whose input column is inside the image: ow in [w0, w1).
-          const int64_t off_w = kw * g.d[2] - g.p[2];
+          const int64_t off_w = kw * g.d[2] - g.pb[2];
           int64_t w0 = off_w >= 0 ? 0 : (-off_w + g.s[2] - 1) / g.s[2];
           int64_t w1 = g.in[2] - off_w > 0 ? (g.in[2] - off_w + g.s[2] - 1) / g.s[2] : 0;
           w1 = std::min(w1, g.out[2]);
           w0 = std::min(w0, w1);
           for (int64_t od = 0; od < g.out[0]; ++od) {
-            const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+            const int64_t id = od * g.s[0] - g.pb[0] + kd * g.d[0];
             for (int64_t oh = 0; oh < g.out[1]; ++oh, dst += g.out[2]) {
-              const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+              const int64_t ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
               if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
                 std::fill(dst, dst + g.out[2], T(0));
                 continue;
@@ -69,7 +69,7 @@ void im2col_row(const T* x, const Geo3& g, int64_t p, int64_t j0, int64_t n, T* 
   r /= g.k[2];
   const int64_t kh = r % g.k[1], kd = r / g.k[1];
   const T* xc = x + c * g.in_size();
-  const int64_t off_w = kw * g.d[2] - g.p[2];
+  const int64_t off_w = kw * g.d[2] - g.pb[2];
   int64_t w0 = off_w >= 0 ? 0 : (-off_w + g.s[2] - 1) / g.s[2];
   int64_t w1 = g.in[2] - off_w > 0 ? (g.in[2] - off_w + g.s[2] - 1) / g.s[2] : 0;
   w1 = std::min(w1, g.out[2]);
@@ -81,8 +81,8 @@ void im2col_row(const T* x, const Geo3& g, int64_t p, int64_t j0, int64_t n, T* 
   for (int64_t j = j0; j < end; ow0 = 0, oh = oh + 1 == g.out[1] ? 0 : oh + 1, od += oh == 0) {
     const int64_t ow1 = std::min(g.out[2], ow0 + (end - j));
     T* d = dst + (j - j0);  // d[ow - ow0] is output column ow of this row
-    const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
-    const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+    const int64_t id = od * g.s[0] - g.pb[0] + kd * g.d[0];
+    const int64_t ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
     if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
       for (int64_t ow = ow0; ow < ow1; ++ow) d[ow - ow0] = T(0);
     } else {
@@ -113,7 +113,7 @@ namespace {
 void im2col_t_row(const float* x, int64_t C, const Geo3& g, int64_t p, float* row) {
   const int64_t H = g.in[1], Wd = g.in[2], kh = g.k[1], kw = g.k[2];
   const int64_t oy = p / g.out[2], ox = p % g.out[2];
-  const int64_t y0 = oy * g.s[1] - g.p[1], x0 = ox * g.s[2] - g.p[2];
+  const int64_t y0 = oy * g.s[1] - g.pb[1], x0 = ox * g.s[2] - g.pb[2];
   int64_t i = 0;
   for (int64_t c = 0; c < C; ++c) {
     const float* xc = x + c * H * Wd;
@@ -155,7 +155,7 @@ bool conv_winograd_f32(const ConvProblem& prob, const ConvFusion& fuse, int wtil
   ep.act = fuse.act;
   WinogradGeometry wg;
   wg.in_h = g.in[1], wg.in_w = g.in[2], wg.out_h = g.out[1], wg.out_w = g.out[2];
-  wg.pad_top = g.p[1], wg.pad_left = g.p[2];
+  wg.pad_top = g.pb[1], wg.pad_left = g.pb[2];
   if (winograd_ok(wg)) {
     const bool w4 = wtile == 4;
     const WinogradFilters& wf = w4 ? pre->winograd4() : pre->winograd();
@@ -249,12 +249,12 @@ Status conv_gemm_f32(const ConvProblem& prob, const ConvFusion& fuse, bool amx) 
     if (pw.mr() == 8 && pw.nr() == 48 && cpu_isa() >= CpuIsa::kAvx512) disa = CpuIsa::kAvx512;
   #endif
   }
-  if (disa != CpuIsa::kGeneric && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.p[0] == 0) {
+  if (disa != CpuIsa::kGeneric && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1 && g.pb[0] == 0) {
     ConvDirectGeometry dg;
     dg.channels = Cg;
     dg.in_h = g.in[1], dg.in_w = g.in[2], dg.out_h = g.out[1], dg.out_w = g.out[2];
     dg.kh = g.k[1], dg.kw = g.k[2], dg.sh = g.s[1], dg.sw = g.s[2], dg.dh = g.d[1], dg.dw = g.d[2];
-    dg.pad_top = g.p[1], dg.pad_left = g.p[2];
+    dg.pad_top = g.pb[1], dg.pad_left = g.pb[2];
     const bool sliced = disa != CpuIsa::kAvx512;  // the 6x16 kernel: rows at the shared-pad pitch
     if (conv_direct_plan(dg, &dplan, sliced, conv_direct_tap_columns(dg, disa)) &&
         (dmode == ConvDirectMode::kForce || conv_direct_worth(dplan, disa, pool.num_threads(), Mg))) {

@@ -19,28 +19,8 @@ void gemm_t(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64
   else dgemm(ta, tb, M, N, K, 1.0, A, lda, B, ldb, beta, C, ldc, pool);
 }
 
-// Window geometry padded to exactly 3 spatial dims.
-struct Geo3 {
-  int64_t in[3], out[3], k[3], s[3], d[3], p[3];
-  int64_t in_size() const { return in[0] * in[1] * in[2]; }
-  int64_t out_size() const { return out[0] * out[1] * out[2]; }
-  int64_t k_size() const { return k[0] * k[1] * k[2]; }
-};
-
-inline Geo3 to_geo3(const nn::WindowGeometry& g) {
-  Geo3 r;
-  const int off = 3 - g.nd;
-  for (int i = 0; i < 3; ++i) {
-    const bool real = i >= off;
-    r.in[i] = real ? g.in[i - off] : 1;
-    r.out[i] = real ? g.out[i - off] : 1;
-    r.k[i] = real ? g.kernel[i - off] : 1;
-    r.s[i] = real ? g.stride[i - off] : 1;
-    r.d[i] = real ? g.dilation[i - off] : 1;
-    r.p[i] = real ? g.pad_begin[i - off] : 0;
-  }
-  return r;
-}
+using nn::Geo3;
+using nn::to_geo3;
 
 // One Conv run after conv_run's checks: the operands (y allocated) and the
 // geometry every path reads. `pre` is null when absent or stale.

@@ -23,14 +23,14 @@ void col2im(const T* col, int64_t channels, const Geo3& g, T* y) {
       for (int64_t kh = 0; kh < g.k[1]; ++kh)
         for (int64_t kw = 0; kw < g.k[2]; ++kw, ++row) {
           const T* src = col + row * cols;
-          const int64_t off_w = kw * g.d[2] - g.p[2];
+          const int64_t off_w = kw * g.d[2] - g.pb[2];
           int64_t w0 = off_w >= 0 ? 0 : (-off_w + g.s[2] - 1) / g.s[2];
           int64_t w1 = g.in[2] - off_w > 0 ? (g.in[2] - off_w + g.s[2] - 1) / g.s[2] : 0;
           w1 = std::min(w1, g.out[2]);
           for (int64_t od = 0; od < g.out[0]; ++od) {
-            const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+            const int64_t id = od * g.s[0] - g.pb[0] + kd * g.d[0];
             for (int64_t oh = 0; oh < g.out[1]; ++oh, src += g.out[2]) {
-              const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+              const int64_t ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
               if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) continue;
               T* dst = yc + (id * g.in[1] + ih) * g.in[2];
               for (int64_t ow = w0; ow < w1; ++ow) dst[ow * g.s[2] + off_w] += src[ow];

@@ -56,7 +56,7 @@ void tile_row(const T* first, int64_t row_stride, int64_t kw, T bias, T* out, in
 
 bool conv_transpose_is_disjoint(const Geo3& g) {
   for (int i = 0; i < 3; ++i)
-    if (g.s[i] != g.k[i] || (g.d[i] != 1 && g.k[i] != 1) || g.p[i] != 0 || g.in[i] != g.out[i] * g.s[i]) return false;
+    if (g.s[i] != g.k[i] || (g.d[i] != 1 && g.k[i] != 1) || g.pb[i] != 0 || g.in[i] != g.out[i] * g.s[i]) return false;
   return true;
 }
 

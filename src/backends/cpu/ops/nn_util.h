@@ -95,6 +95,34 @@ struct WindowGeometry {
   int64_t kernel_size() const { return element_count(kernel); }
 };
 
+// A WindowGeometry padded to exactly three spatial dims [D, H, W] (to_geo3): a
+// 1-D or 2-D window gets leading dims of size 1 with kernel 1, stride 1,
+// dilation 1 and no padding, so the conv and pool loops are written once.
+struct Geo3 {
+  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+  int nd = 0;  // the window's real spatial dims
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+  int64_t k_size() const { return k[0] * k[1] * k[2]; }
+};
+
+inline Geo3 to_geo3(const WindowGeometry& g) {
+  Geo3 r;
+  r.nd = g.nd;
+  const int off = 3 - g.nd;
+  for (int i = 0; i < 3; ++i) {
+    const bool real = i >= off;
+    r.in[i] = real ? g.in[i - off] : 1;
+    r.out[i] = real ? g.out[i - off] : 1;
+    r.k[i] = real ? g.kernel[i - off] : 1;
+    r.s[i] = real ? g.stride[i - off] : 1;
+    r.d[i] = real ? g.dilation[i - off] : 1;
+    r.pb[i] = real ? g.pad_begin[i - off] : 0;
+    r.pe[i] = real ? g.pad_end[i - off] : 0;
+  }
+  return r;
+}
+
 // Reads strides/dilations/pads/auto_pad for a window op with the given kernel
 // and computes the output extent. ceil_mode rounds the output size up (pools),
 // dropping a last window that would start inside the end padding.

@@ -25,29 +25,8 @@
 namespace dlrt::cpu {
 namespace {
 
-struct Geo3 {
-  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
-  int nd = 0;  // real spatial dims
-  int64_t in_size() const { return in[0] * in[1] * in[2]; }
-  int64_t out_size() const { return out[0] * out[1] * out[2]; }
-};
-
-Geo3 to_geo3(const nn::WindowGeometry& g) {
-  Geo3 r;
-  r.nd = g.nd;
-  const int off = 3 - g.nd;
-  for (int i = 0; i < 3; ++i) {
-    const bool real = i >= off;
-    r.in[i] = real ? g.in[i - off] : 1;
-    r.out[i] = real ? g.out[i - off] : 1;
-    r.k[i] = real ? g.kernel[i - off] : 1;
-    r.s[i] = real ? g.stride[i - off] : 1;
-    r.d[i] = real ? g.dilation[i - off] : 1;
-    r.pb[i] = real ? g.pad_begin[i - off] : 0;
-    r.pe[i] = real ? g.pad_end[i - off] : 0;
-  }
-  return r;
-}
+using nn::Geo3;
+using nn::to_geo3;
 
 // Calls visit(flat input index within the plane, d, h, w) for each window tap
 // of output (od, oh, ow) inside the input; returns the number of taps inside
