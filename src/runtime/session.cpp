@@ -86,7 +86,7 @@ class SessionImpl {
 namespace {
 
 // What a CPU partition computes in: its float matmuls' precision
-// (`matmuls`: "f32", "bf16x3", "bf16 (avx512_bf16)", "f32 (bf16 unavailable:
+// (`matmuls`: "f32", "bf16x3", "bf16 (amx)", "bf16 (avx512_bf16)", "f32 (bf16 unavailable:
 // ...)"), then ", int8 <kernel>" when it has integer products (the 8-bit
 // GEMM kernel this CPU runs, gemm_int8.h, and unless it is amx why not) and
 // ", float16 storage" when it holds half-precision values (computed in float32).

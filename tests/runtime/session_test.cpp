@@ -293,15 +293,16 @@ TEST(Session, CpuPrecisionIsAppliedAndReported) {
     EXPECT_GT(max_diff, 0.0) << "bf16x3 gave bit-identical results: did it run at all?";
   }
 
-  // bf16: one bf16 product per term where the CPU has AVX512-BF16, else f32
-  // with the reason in the report.
+  // bf16: one bf16 product per term on AMX tiles where they run, else on
+  // AVX512-BF16, else f32 with the reason in the report.
   opts.cpu_precision = "bf16";
   auto one = make_session(matmul_model(), opts);
   ASSERT_TRUE(one);
   auto got16 = one->run({{"x", x}}, &report);
   ASSERT_TRUE(got16.ok()) << got16.status().to_string();
   const std::string ran16 = report.partitions[0].precision;
-  EXPECT_TRUE(ran16 == "bf16 (avx512_bf16)" || ran16.rfind("f32 (bf16 unavailable: ", 0) == 0) << ran16;
+  const bool bf16_ran = ran16 == "bf16 (amx)" || ran16 == "bf16 (avx512_bf16)";
+  EXPECT_TRUE(bf16_ran || ran16.rfind("f32 (bf16 unavailable: ", 0) == 0) << ran16;
   const float* g16 = (*got16)[0].data<float>();
   double max16 = 0;
   for (int64_t i = 0; i < 40 * 48; ++i) {
@@ -309,7 +310,7 @@ TEST(Session, CpuPrecisionIsAppliedAndReported) {
     ASSERT_NEAR(g16[i], w[i], 2e-2 * (1 + std::fabs(w[i]))) << "element " << i << " precision " << ran16;
     max16 = std::max(max16, static_cast<double>(std::fabs(g16[i] - w[i])));
   }
-  if (ran16 == "bf16 (avx512_bf16)") EXPECT_GT(max16, 1e-4) << "bf16 as close as f32: did it run at all?";
+  if (bf16_ran) EXPECT_GT(max16, 1e-4) << "bf16 as close as f32: did it run at all?";
   else EXPECT_EQ(max16, 0.0) << "the f32 fallback differs from f32";
 
   opts.cpu_precision = "bf17";
