@@ -154,7 +154,7 @@ TEST(AmxTileModel, Bf16DotAsDefinedAndWithinToleranceOfOtherOrders) {
 TEST(AmxBf16, ConversionsSameBitsInBothForms) {
   if (!bf16_dot_available())
     GTEST_SKIP() << "no AVX512-BF16 here (or DLRT_CPU_ISA below avx512): only the scalar conversions run";
-  const amx_gemm::Convert s = amx_gemm::convert_scalar(), v = amx_gemm::convert_best();
+  const amx_float::Convert s = amx_float::convert_scalar(), v = amx_float::convert_best();
   ASSERT_NE(s.a_block, v.a_block);
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(-3, 3);
@@ -166,14 +166,14 @@ TEST(AmxBf16, ConversionsSameBitsInBothForms) {
   for (size_t i = 0; i < src.size(); ++i) src[i] = (i % 7 == 0) ? specials[(i / 7) % 12] : u(rng);
   for (bool lo : {false, true}) {
     for (int64_t rows : {16, 5}) {
-      std::vector<uint16_t> x(static_cast<size_t>(KS * amx_gemm::a_set(lo)), 1), y = x;
+      std::vector<uint16_t> x(static_cast<size_t>(KS * amx_float::a_set(lo)), 1), y = x;
       std::vector<float> row(K);
-      s.a_block(src.data(), ld, false, 3, rows, K, KS, x.data(), row.data(), amx_gemm::a_set(lo), lo);
-      v.a_block(src.data(), ld, false, 3, rows, K, KS, y.data(), row.data(), amx_gemm::a_set(lo), lo);
+      s.a_block(src.data(), ld, false, 3, rows, K, KS, x.data(), row.data(), amx_float::a_set(lo), lo);
+      v.a_block(src.data(), ld, false, 3, rows, K, KS, y.data(), row.data(), amx_float::a_set(lo), lo);
       EXPECT_EQ(x, y) << "A block, rows " << rows << (lo ? " bf16x3" : " bf16");
     }
     for (int64_t cols : {32, 19}) {
-      std::vector<uint16_t> x(static_cast<size_t>(KS * amx_gemm::b_set(lo)), 1), y = x;
+      std::vector<uint16_t> x(static_cast<size_t>(KS * amx_float::b_set(lo)), 1), y = x;
       s.b_block(src.data() + 2, ld, K, KS, cols, x.data(), lo);
       v.b_block(src.data() + 2, ld, K, KS, cols, y.data(), lo);
       EXPECT_EQ(x, y) << "B block, cols " << cols << (lo ? " bf16x3" : " bf16");
@@ -242,7 +242,7 @@ void check_packed_b(GemmPrecision pr, const Case& cs, std::mt19937& rng) {
   ep.col_bias = bias.data();
   ep.act.kind = (M + N) % 2 ? ActKind::kRelu : ActKind::kNone;
   auto pb = PackedMatrix::pack_b(cs.tb, K, N, b.data(), ldb, pr);
-  ASSERT_TRUE(pb->amx_tiles());
+  ASSERT_TRUE(packed_for_amx(*pb));
   ASSERT_EQ(pb->precision(), pr);
   ThreadPool pool(cs.threads);
   std::vector<float> c = c0;
@@ -279,7 +279,7 @@ void check_packed_a(GemmPrecision pr, const Case& cs, bool rows, std::mt19937& r
   ep.ldr = ldr;
   ep.act.kind = (M + N) % 2 ? ActKind::kRelu : ActKind::kNone;
   auto pa = PackedMatrix::pack_a(false, M, K, a.data(), lda, pr);
-  ASSERT_TRUE(pa->amx_tiles());
+  ASSERT_TRUE(packed_for_amx(*pa));
   BRowSource source = [&](int64_t p, int64_t j0, int64_t n, float* dst) {
     for (int64_t j = 0; j < n; ++j) dst[j] = b[p * ldb + j0 + j];
   };
@@ -415,7 +415,7 @@ onnx::NodeProto* add_conv(onnx::GraphProto* g, const std::string& x, const std::
     auto* a = n->add_attribute();
     a->set_name(name);
     a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t x : v) a->add_ints(x);
+    for (int64_t val : v) a->add_ints(val);
   };
   ints("kernel_shape", {k, k});
   ints("strides", {stride, stride});
@@ -427,8 +427,10 @@ onnx::NodeProto* add_conv(onnx::GraphProto* g, const std::string& x, const std::
   return n;
 }
 
-// x [1, 16, 20, 20] -> 3x3 conv (a Winograd shape in f32) -> Relu -> 3x3
-// stride-2 conv -> grouped 3x3 conv (2 groups) -> 1x1 conv -> y [1, 40, 10, 10].
+// x [1, 16, 20, 20] -> 3x3 conv (16 -> 32) -> Relu -> 3x3 stride-2 conv (->
+// 48) -> 1x1 conv (-> 40) -> 3x3 conv (40 -> 40) -> grouped 3x3 conv (2
+// groups) -> y [1, 40, 10, 10]. In f32 the blocked-layout pass takes the
+// first four convs (ConvBlocked).
 onnx::ModelProto conv_model() {
   std::mt19937 rng(9);
   onnx::ModelProto m;
@@ -440,14 +442,16 @@ onnx::ModelProto conv_model() {
   add_io(g->add_output(), "y", {1, 40, 10, 10});
   add_weight(g, "w1", {32, 16, 3, 3}, rng), add_weight(g, "b1", {32}, rng);
   add_weight(g, "w2", {48, 32, 3, 3}, rng), add_weight(g, "b2", {48}, rng);
-  add_weight(g, "w3", {48, 24, 3, 3}, rng), add_weight(g, "b3", {48}, rng);
-  add_weight(g, "w4", {40, 48, 1, 1}, rng), add_weight(g, "b4", {40}, rng);
+  add_weight(g, "w3", {40, 48, 1, 1}, rng), add_weight(g, "b3", {40}, rng);
+  add_weight(g, "w4", {40, 40, 3, 3}, rng), add_weight(g, "b4", {40}, rng);
+  add_weight(g, "w5", {40, 20, 3, 3}, rng), add_weight(g, "b5", {40}, rng);
   add_conv(g, "x", "w1", "b1", "c1", 3, 1, 1);
   auto* relu = g->add_node();
   relu->set_op_type("Relu"), relu->set_name("relu"), relu->add_input("c1"), relu->add_output("r1");
   add_conv(g, "r1", "w2", "b2", "c2", 3, 2, 1);
-  add_conv(g, "c2", "w3", "b3", "c3", 3, 1, 2);
-  add_conv(g, "c3", "w4", "b4", "y", 1, 1, 1);
+  add_conv(g, "c2", "w3", "b3", "c3", 1, 1, 1);
+  add_conv(g, "c3", "w4", "b4", "c4", 3, 1, 1);
+  add_conv(g, "c4", "w5", "b5", "y", 3, 1, 2);
   return m;
 }
 
@@ -477,7 +481,7 @@ TEST(AmxBf16, ConvGraphOnModelTiles) {
   ASSERT_TRUE(got.ok()) << got.status().to_string();
   ASSERT_EQ(report.partitions.size(), 1u);
   EXPECT_EQ(report.partitions[0].precision, "bf16 (amx-model)");
-  EXPECT_EQ(conv_amx_runs() - runs_before, 4u) << "every Conv on the tiles, the 3x3 stride-1 ones too";
+  EXPECT_EQ(conv_amx_runs() - runs_before, 5u) << "every Conv on the tiles (none blocked, the 3x3 stride-1 ones too)";
   const float* w = (*want)[0].data<float>();
   const float* gv = (*got)[0].data<float>();
   const int64_t n = (*want)[0].size();
@@ -486,7 +490,7 @@ TEST(AmxBf16, ConvGraphOnModelTiles) {
     max_abs = std::max(max_abs, double(std::fabs(w[i])));
     max_err = std::max(max_err, double(std::fabs(gv[i] - w[i])));
   }
-  // Four layers of products of 8-bit operands: about 2^-8 of the largest output at most.
+  // Five layers of products of 8-bit operands: about 2^-8 of the largest output at most.
   EXPECT_LT(max_err, 1e-2 * max_abs);
   EXPECT_GT(max_err, 1e-6 * max_abs) << "bf16 as close as f32: did it run at all?";
 }

@@ -83,8 +83,8 @@ class PackedMatrix {
                                                     GemmPrecision precision = GemmPrecision::kF32);
   // Packs op(B) = B (K x N, row stride ldb) or B^T when trans. With
   // kBf16x3 or kBf16 and amx_engine() not kNone, in the AMX layout
-  // (gemm_amx.h); else with kBf16 for VDPBF16PS (gemm_bf16.h); otherwise for
-  // the fp32 tile.
+  // (gemm_amx.h); else with kBf16 for VDPBF16PS (gemm_bf16.h); otherwise
+  // for the fp32 tile.
   static std::shared_ptr<const PackedMatrix> pack_b(bool trans, int64_t K, int64_t N, const float* B, int64_t ldb,
                                                     GemmPrecision precision = GemmPrecision::kF32);
 
@@ -95,10 +95,9 @@ class PackedMatrix {
   // cpu_isa() when packing; sgemm_ex runs a kernel for this tile.
   int mr() const { return mr_; }
   int nr() const { return nr_; }
-  // kBf16x3 or kBf16 when data() holds bf16 pairs, not floats.
+  // kBf16x3 or kBf16 when data() holds bf16 pairs, not floats (AMX tiles
+  // where packed_for_amx, gemm_amx.h).
   GemmPrecision precision() const { return precision_; }
-  // True when they are AMX tiles (gemm_amx.h) in that precision.
-  bool amx_tiles() const { return amx_; }
   const float* data() const { return data_.get(); }
   size_t bytes() const { return bytes_; }
   // Writes the matrix back out, row-major: op(A) (rows() x cols()) or op(B)
@@ -119,7 +118,6 @@ class PackedMatrix {
   int64_t rows_ = 0, cols_ = 0;
   int mr_ = 0, nr_ = 0;
   GemmPrecision precision_ = GemmPrecision::kF32;
-  bool amx_ = false;
   int64_t kc_ = 0;  // depth of the K slices (fp32 tiles; packed_kc)
   size_t bytes_ = 0;
   std::unique_ptr<float[], Free> data_;

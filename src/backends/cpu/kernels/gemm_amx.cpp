@@ -47,7 +47,7 @@
 namespace dlrt::cpu {
 namespace {
 
-using namespace amx_gemm;  // NOLINT: the tile layout's constants
+using namespace amx_float;  // NOLINT: the tile layout's constants
 
 constexpr int64_t kAL2Bytes = 1 << 20;  // converted A kept in L2 at once
 constexpr int64_t kBL2Bytes = 1 << 20;  // converted B (one pass) kept in L2 at once

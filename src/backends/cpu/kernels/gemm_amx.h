@@ -59,6 +59,10 @@ class ScopedAmxTileModel {
 // The precisions the AMX GEMM runs: kBf16x3 and kBf16.
 inline bool is_amx_precision(GemmPrecision p) { return p == GemmPrecision::kBf16x3 || p == GemmPrecision::kBf16; }
 
+// True when `pm` holds AMX tiles: PackedMatrix::pack_a / pack_b in kBf16x3 or
+// kBf16 while amx_engine() was not kNone (else kBf16 packs for VDPBF16PS).
+bool packed_for_amx(const PackedMatrix& pm);
+
 // The functions below take `precision` kBf16x3 (hi and lo tiles) or kBf16
 // (hi tiles alone); the amx_bf16x3_* forms are the kBf16x3 ones.
 

@@ -19,7 +19,7 @@
 #define DLRT_AMX_CONVERT_AVX512 1
 #endif
 
-namespace dlrt::cpu::amx_gemm {
+namespace dlrt::cpu::amx_float {
 namespace {
 
 void split(float x, bool lo, uint16_t* hi, uint16_t* lo_out) {
@@ -163,4 +163,4 @@ Convert convert_best() {
   return convert_scalar();
 }
 
-}  // namespace dlrt::cpu::amx_gemm
+}  // namespace dlrt::cpu::amx_float

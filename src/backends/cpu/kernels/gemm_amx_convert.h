@@ -9,7 +9,7 @@
 
 #include "backends/cpu/kernels/gemm.h"
 
-namespace dlrt::cpu::amx_gemm {
+namespace dlrt::cpu::amx_float {
 
 constexpr int64_t kStep = 32;        // K per tile product (16 bf16 pairs)
 constexpr int64_t kBlockN = 32;      // columns per C block (two tiles)
@@ -48,4 +48,4 @@ Convert convert_scalar();
 // AVX-512), else the scalar one.
 Convert convert_best();
 
-}  // namespace dlrt::cpu::amx_gemm
+}  // namespace dlrt::cpu::amx_float

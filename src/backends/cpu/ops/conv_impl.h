@@ -125,7 +125,7 @@ struct ConvFusion {
 Result<std::shared_ptr<ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w);
 
 // How many float Conv runs took the AMX GEMM (filters packed for precision
-// bf16x3) since the process started; for tests.
+// bf16x3 or bf16) since the process started; for tests.
 uint64_t conv_amx_runs();
 
 // How many (image) products ran as Yᵀ = im2colᵀ · Wᵀ (small output planes on
