@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -164,19 +165,29 @@ TEST(AmxBf16, ConversionsSameBitsInBothForms) {
   const int64_t K = 70, KS = 3, ld = 75;
   std::vector<float> src(static_cast<size_t>(80 * ld));
   for (size_t i = 0; i < src.size(); ++i) src[i] = (i % 7 == 0) ? specials[(i / 7) % 12] : u(rng);
+  // Tiles are 64-byte aligned (the kernels' scratch and packings are).
+  auto aligned = [](std::vector<uint16_t>& buf, size_t n) {
+    buf.assign(n + 32, 1);
+    return reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(buf.data()) + 63) & ~uintptr_t{63});
+  };
+  std::vector<uint16_t> bx, by;
   for (bool lo : {false, true}) {
     for (int64_t rows : {16, 5}) {
-      std::vector<uint16_t> x(static_cast<size_t>(KS * amx_float::a_set(lo)), 1), y = x;
+      const size_t n = static_cast<size_t>(KS * amx_float::a_set(lo));
+      uint16_t *x = aligned(bx, n), *y = aligned(by, n);
       std::vector<float> row(K);
-      s.a_block(src.data(), ld, false, 3, rows, K, KS, x.data(), row.data(), amx_float::a_set(lo), lo);
-      v.a_block(src.data(), ld, false, 3, rows, K, KS, y.data(), row.data(), amx_float::a_set(lo), lo);
-      EXPECT_EQ(x, y) << "A block, rows " << rows << (lo ? " bf16x3" : " bf16");
+      s.a_block(src.data(), ld, false, 3, rows, K, KS, x, row.data(), amx_float::a_set(lo), lo);
+      v.a_block(src.data(), ld, false, 3, rows, K, KS, y, row.data(), amx_float::a_set(lo), lo);
+      EXPECT_EQ(std::vector<uint16_t>(x, x + n), std::vector<uint16_t>(y, y + n))
+          << "A block, rows " << rows << (lo ? " bf16x3" : " bf16");
     }
     for (int64_t cols : {32, 19}) {
-      std::vector<uint16_t> x(static_cast<size_t>(KS * amx_float::b_set(lo)), 1), y = x;
-      s.b_block(src.data() + 2, ld, K, KS, cols, x.data(), lo);
-      v.b_block(src.data() + 2, ld, K, KS, cols, y.data(), lo);
-      EXPECT_EQ(x, y) << "B block, cols " << cols << (lo ? " bf16x3" : " bf16");
+      const size_t n = static_cast<size_t>(KS * amx_float::b_set(lo));
+      uint16_t *x = aligned(bx, n), *y = aligned(by, n);
+      s.b_block(src.data() + 2, ld, K, KS, cols, x, lo);
+      v.b_block(src.data() + 2, ld, K, KS, cols, y, lo);
+      EXPECT_EQ(std::vector<uint16_t>(x, x + n), std::vector<uint16_t>(y, y + n))
+          << "B block, cols " << cols << (lo ? " bf16x3" : " bf16");
     }
   }
 }
