@@ -530,7 +530,6 @@ AmxEngine amx_engine() {
 }
 
 bool amx_bf16x3_available() { return amx_engine() != AmxEngine::kNone; }
-bool amx_bf16_available() { return amx_engine() != AmxEngine::kNone; }
 
 size_t amx_packed_b_bytes(GemmPrecision precision, int64_t K, int64_t N) {
   return static_cast<size_t>(ceil_div(std::max<int64_t>(K, 1), kStep) * ceil_div(std::max<int64_t>(N, 1), kBlockN) *

@@ -42,9 +42,8 @@ AmxEngine amx_engine();
 // beyond amx::tdpbf16ps_tolerance.
 const char* amx_tiles_unavailable();
 
-// amx_engine() != kNone: both precisions run on it.
+// amx_engine() != kNone (precision bf16 runs on the same engine).
 bool amx_bf16x3_available();
-bool amx_bf16_available();
 
 // Runs every AMX GEMM on the scalar tile model while it lives (tests; any
 // CPU; nests). Operands packed for AMX stay valid across it.
