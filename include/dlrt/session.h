@@ -123,7 +123,7 @@ struct PartitionReport {
   std::string reason;     // why it degraded (empty otherwise)
   double time_ms = 0;
   // CPU partitions: the precision their float matmuls run in ("f32",
-  // "bf16x3", "bf16 (avx512_bf16)" or "f32 (bf16 unavailable: WHY)", see
+  // "bf16x3", "bf16 (amx)", "bf16 (avx512_bf16)" or "f32 (bf16 unavailable: WHY)", see
   // SessionOptions::cpu_precision), then ", int8 KERNEL" when
   // the partition has 8-bit integer products (KERNEL: avx512-vnni, avx-vnni,
   // avx2 or generic, the dot-product kernel this CPU runs) and ", float16

@@ -204,7 +204,7 @@ class PartitionReport:
     @property
     def precision(self) -> str:
         """
-        CPU partitions: 'f32', 'bf16x3', 'bf16 (avx512_bf16)' or 'f32 (bf16 unavailable: ...)', plus the int8 kernel and float16 storage where used.
+        CPU partitions: 'f32', 'bf16x3', 'bf16 (amx)', 'bf16 (avx512_bf16)' or 'f32 (bf16 unavailable: ...)', plus the int8 kernel and float16 storage where used.
         """
 
     @property

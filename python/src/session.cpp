@@ -546,7 +546,7 @@ void bind_reports(nb::module_& m) {
       .def_ro("reason", &PartitionReport::reason, "Why it degraded ('' otherwise).")
       .def_ro("time_ms", &PartitionReport::time_ms, "Time spent in it during the run, in milliseconds.")
       .def_ro("precision", &PartitionReport::precision,
-              "CPU partitions: 'f32', 'bf16x3', 'bf16 (avx512_bf16)' or 'f32 (bf16 unavailable: ...)', plus the int8 kernel and float16 storage where used.")
+              "CPU partitions: 'f32', 'bf16x3', 'bf16 (amx)', 'bf16 (avx512_bf16)' or 'f32 (bf16 unavailable: ...)', plus the int8 kernel and float16 storage where used.")
       .def_ro("vector_isa", &PartitionReport::vector_isa,
               "CPU partitions: the vector instruction set the kernels ran with ('avx512', 'avx2', 'neon', 'generic'); "
               "'' for accelerators.")

@@ -40,6 +40,10 @@ Result<exec::GemmPrecision> cpu_precision_of(const SessionOptions& options, cons
   if (!named) return InvalidArgument(from + " is '" + text + "'; expected f32, bf16, bf16x3 or auto");
   if (*named == exec::GemmPrecision::kF32) return exec::GemmPrecision::kF32;
   if (*named == exec::GemmPrecision::kBf16) {
+    if (const char* tiles = cpu::cpu_kernels_amx_engine()) {  // AMX tiles where they run (gemm_amx.h)
+      label = std::string("bf16 (") + tiles + ")";
+      return exec::GemmPrecision::kBf16;
+    }
     const std::string why = cpu::cpu_kernels_bf16_unavailable();
     label = why.empty() ? "bf16 (" DLRT_BF16_KERNEL ")" : "f32 (bf16 unavailable: " + why + ")";
     if (why.empty()) return exec::GemmPrecision::kBf16;

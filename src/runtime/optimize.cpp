@@ -8,6 +8,7 @@
 #include "backends/cpu/kernel.h"
 #include "core/logging.h"
 #include "core/run_value.h"
+#include "exec/kernel_build_options.h"
 #include "ir/passes/passes.h"
 #include "runtime/config.h"
 
@@ -151,7 +152,11 @@ Result<std::map<std::string, int>> optimize_cpu_fusions(ir::Graph& graph, const 
   // fusions above left: AVX2 and AVX-512 CPUs (one zmm or two ymm vectors
   // per block, kernels/conv_blocked_vec.cpp; docs/performance-decisions.md),
   // and NEON (four vectors per block), whose other conv paths are portable code.
-  if (on("blocked-layout") && cpu::cpu_kernels_have_simd()) p::blocked_layout(graph, ctx, 16);
+  // Not under precision bf16 on AMX tiles: ConvBlocked computes in fp32,
+  // the NCHW convs run on the tiles (conv.cpp).
+  const bool convs_on_tiles =
+      exec::kernel_build_options().precision == exec::GemmPrecision::kBf16 && cpu::cpu_kernels_amx_engine();
+  if (on("blocked-layout") && cpu::cpu_kernels_have_simd() && !convs_on_tiles) p::blocked_layout(graph, ctx, 16);
   if (on("dead-nodes")) p::eliminate_dead_nodes(graph, ctx);
   log_summary("cpu fusions", ctx.fired, before, graph.nodes.size());
   return ctx.fired;

@@ -96,7 +96,7 @@ bool holds_half(const ir::Graph& g, const std::vector<int>& nodes) {
 }
 
 // What CPU partition `p` computes in: its float matmuls' precision (`matmuls`:
-// "f32", "bf16x3", "bf16 (avx512_bf16)", "f32 (bf16 unavailable: ...)"), then
+// "f32", "bf16x3", "bf16 (amx)", "bf16 (avx512_bf16)", "bf16 (neon-bfmmla)", "f32 (bf16 unavailable: ...)"), then
 // ", int8 <kernel>" when the nodes the session runs for it (`tags`: run graph
 // node -> partition), so after the rewrites into integer ops (qdq), have
 // integer products (the 8-bit GEMM kernel this CPU runs, gemm_int8.h, and

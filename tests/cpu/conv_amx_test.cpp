@@ -2,11 +2,13 @@
 // gemm_amx.h at run time) against a double reference: pointwise, padded,
 // strided, grouped, 1-D and batched convs with their fused stages; that
 // Winograd keeps the convs it takes; patch embeddings transposed with Wᵀ on
-// AMX; and the fp32 fallback when AMX is capped after packing. Skipped, with
-// the reason, on CPUs without AMX-BF16.
+// AMX; and the fp32 fallback when AMX is capped after packing. Where the real
+// tiles do not run, all but the fallback test run on the scalar tile model
+// (ScopedAmxTileModel); that one skips with the reason.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -29,6 +31,11 @@ using testing::attr_ints;
   if (!amx_bf16x3_available())                                                                                \
   GTEST_SKIP() << "no AMX-BF16 + AVX512-BF16 here (or Linux refused the tile state, or DLRT_CPU_ISA is below " \
                   "avx512): Conv never runs on AMX on this machine"
+
+// The real tiles where they run, else the scalar tile model (any CPU).
+#define AMX_OR_MODEL()                       \
+  std::optional<ScopedAmxTileModel> model_; \
+  if (amx_tiles_unavailable()) model_.emplace()
 
 struct Case {
   int64_t N = 1, C = 1, M = 1, group = 1, H = 1, W = 1, KH = 1, KW = 1, S = 1, P = 0;
@@ -122,7 +129,7 @@ void expect_matches(const Case& c, const Data& d, const Tensor& y, bool fp32) {
 }
 
 TEST(ConvAmx, MatchesReference) {
-  SKIP_WITHOUT_AMX();
+  AMX_OR_MODEL();
   std::mt19937 rng(31);
   std::vector<Case> cases;
   auto add = [&](Case c) { cases.push_back(c); };
@@ -168,7 +175,7 @@ TEST(ConvAmx, MatchesReference) {
 }
 
 TEST(ConvAmx, Fp32SessionsAndWinogradConvsStayOffAmx) {
-  SKIP_WITHOUT_AMX();
+  AMX_OR_MODEL();
   std::mt19937 rng(32);
   Case c;
   c.C = 32, c.M = 32, c.H = c.W = 7, c.KH = c.KW = 3, c.P = 1;
@@ -194,7 +201,7 @@ TEST(ConvAmx, Fp32SessionsAndWinogradConvsStayOffAmx) {
 }
 
 TEST(ConvAmx, PatchEmbeddingsRunTransposedWithWtOnAmx) {
-  SKIP_WITHOUT_AMX();
+  AMX_OR_MODEL();
   std::mt19937 rng(34);
   Case c;
   c.N = 2, c.C = 3, c.M = 40, c.H = 48, c.W = 40, c.KH = c.KW = 8, c.S = 8, c.bias = true;

@@ -293,15 +293,15 @@ TEST(Session, CpuPrecisionIsAppliedAndReported) {
     EXPECT_GT(max_diff, 0.0) << "bf16x3 gave bit-identical results: did it run at all?";
   }
 
-  // bf16: one bf16 product per term where the CPU has AVX512-BF16 (x86) or
-  // BF16 (aarch64), else f32 with the reason in the report.
+  // bf16: one bf16 product per term on AMX tiles where they run, else on
+  // AVX512-BF16 (x86) or BF16 (aarch64), else f32 with the reason in the report.
   opts.cpu_precision = "bf16";
   auto one = make_session(matmul_model(), opts);
   ASSERT_TRUE(one);
   auto got16 = one->run({{"x", x}}, &report);
   ASSERT_TRUE(got16.ok()) << got16.status().to_string();
   const std::string ran16 = report.partitions[0].precision;
-  const bool bf16_ran = ran16 == "bf16 (avx512_bf16)" || ran16 == "bf16 (neon-bfmmla)";
+  const bool bf16_ran = ran16 == "bf16 (amx)" || ran16 == "bf16 (avx512_bf16)" || ran16 == "bf16 (neon-bfmmla)";
   EXPECT_TRUE(bf16_ran || ran16.rfind("f32 (bf16 unavailable: ", 0) == 0) << ran16;
   const float* g16 = (*got16)[0].data<float>();
   double max16 = 0;

@@ -127,6 +127,10 @@ bool cpu_kernels_have_simd() { return cpu_has_simd_kernels(); }
 bool cpu_kernels_have_avx512() { return cpu_has_avx512(); }
 const char* cpu_kernels_isa_name() { return cpu_isa_name(cpu_isa()); }
 bool cpu_kernels_have_amx_bf16x3() { return amx_bf16x3_available(); }
+const char* cpu_kernels_amx_engine() {
+  const AmxEngine e = amx_engine();
+  return e == AmxEngine::kTiles ? "amx" : e == AmxEngine::kModel ? "amx-model" : nullptr;
+}
 const char* cpu_kernels_bf16_unavailable() { return bf16_dot_unavailable_reason(); }
 std::string cpu_int8_gemm_engine() { return int8_gemm_engine(); }
 

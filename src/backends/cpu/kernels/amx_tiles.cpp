@@ -1,6 +1,9 @@
 // The scalar model of the AMX tile instructions (amx_tiles.h).
 #include "backends/cpu/kernels/amx_tiles.h"
 
+#include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -69,7 +72,7 @@ void TileModel::zero(int t) {
   std::memset(tile_[t], 0, sizeof tile_[t]);
 }
 
-void TileModel::dot(int c, int a, int b, bool a_signed) {
+void TileModel::check_dot_shapes(int c, int a, int b) const {
   check(c);
   check(a);
   check(b);
@@ -77,6 +80,10 @@ void TileModel::dot(int c, int a, int b, bool a_signed) {
   if (cfg_.rows[c] != cfg_.rows[a] || cfg_.colsb[c] != cfg_.colsb[b] || cfg_.colsb[a] != 4 * cfg_.rows[b] ||
       cfg_.colsb[c] % 4 != 0 || cfg_.colsb[a] % 4 != 0)
     fault("tile shapes the dot product rejects", c);
+}
+
+void TileModel::dot(int c, int a, int b, bool a_signed) {
+  check_dot_shapes(c, a, b);
   const int M = cfg_.rows[c], N = cfg_.colsb[c] / 4, K = cfg_.colsb[a] / 4;
   for (int m = 0; m < M; ++m)
     for (int n = 0; n < N; ++n) {
@@ -99,6 +106,44 @@ void TileModel::dot(int c, int a, int b, bool a_signed) {
 
 void TileModel::dpbusd(int c, int a, int b) { dot(c, a, b, false); }
 void TileModel::dpbssd(int c, int a, int b) { dot(c, a, b, true); }
+
+namespace {
+
+// DAZ on an input, FTZ on a result: a denormal reads or becomes a zero of its sign.
+float flush(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
+
+float bf16_at(const uint8_t* row, int i) {
+  uint16_t h;
+  std::memcpy(&h, row + 2 * i, 2);
+  return flush(std::bit_cast<float>(static_cast<uint32_t>(h) << 16));
+}
+
+}  // namespace
+
+void TileModel::dpbf16ps(int c, int a, int b) {
+  check_dot_shapes(c, a, b);
+  const int M = cfg_.rows[c], N = cfg_.colsb[c] / 4, K = cfg_.colsb[a] / 4;
+  float t[2 * kMaxColsBytes / 4];
+  for (int m = 0; m < M; ++m) {
+    std::fill(t, t + 2 * N, 0.0f);
+    for (int k = 0; k < K; ++k)
+      for (int n = 0; n < N; ++n)
+        for (int e = 0; e < 2; ++e)
+          t[2 * n + e] =
+              flush(std::fma(bf16_at(tile_[a][m], 2 * k + e), bf16_at(tile_[b][k], 2 * n + e), t[2 * n + e]));
+    for (int n = 0; n < N; ++n) {
+      float acc;
+      std::memcpy(&acc, &tile_[c][m][4 * n], 4);
+      acc = flush(flush(acc) + flush(t[2 * n] + t[2 * n + 1]));
+      std::memcpy(&tile_[c][m][4 * n], &acc, 4);
+    }
+  }
+}
+
+double tdpbf16ps_tolerance(int pairs, double magnitude) {
+  const int n = 2 * pairs + 1;
+  return 2.0 * n * std::ldexp(magnitude, -24) + n * std::ldexp(1.0, -126);
+}
 
 TileModel& thread_tiles() {
   thread_local TileModel model;

@@ -511,9 +511,9 @@ void PackedMatrix::init(bool is_a, int64_t rows, int64_t cols, int mr, int nr, G
 std::shared_ptr<const PackedMatrix> PackedMatrix::pack_a(bool trans, int64_t M, int64_t K, const float* A,
                                                          int64_t lda, GemmPrecision precision) {
   auto pm = std::make_shared<PackedMatrix>();
-  if (precision == GemmPrecision::kBf16x3 && !trans && amx_bf16x3_available()) {
-    pm->init(true, M, K, 16, 32, GemmPrecision::kBf16x3, amx_bf16x3_packed_a_bytes(M, K));
-    amx_bf16x3_pack_a(M, K, A, lda, pm->data_.get());
+  if (is_amx_precision(precision) && !trans && amx_engine() != AmxEngine::kNone) {
+    pm->init(true, M, K, 16, 32, precision, amx_packed_a_bytes(precision, M, K));
+    amx_pack_a(precision, M, K, A, lda, pm->data_.get());
     return pm;
   }
   const SLayout layout = pick_slayout();
@@ -530,6 +530,12 @@ std::shared_ptr<const PackedMatrix> PackedMatrix::pack_a(bool trans, int64_t M, 
 }
 
 int64_t packed_kc(const PackedMatrix& pm) { return pm.kc_; }
+
+// bf16's tiles are 32 columns wide (pack_a, pack_b above), VDPBF16PS's panels kBf16NR.
+static_assert(kBf16NR != 32);
+bool packed_for_amx(const PackedMatrix& pm) {
+  return pm.precision() == GemmPrecision::kBf16x3 || (pm.precision() == GemmPrecision::kBf16 && pm.nr() == 32);
+}
 
 bool PackedMatrix::unpack(float* out) const {
   if (precision_ != GemmPrecision::kF32) return false;
@@ -556,9 +562,9 @@ bool PackedMatrix::unpack(float* out) const {
 std::shared_ptr<const PackedMatrix> PackedMatrix::pack_b(bool trans, int64_t K, int64_t N, const float* B,
                                                          int64_t ldb, GemmPrecision precision) {
   auto pm = std::make_shared<PackedMatrix>();
-  if (precision == GemmPrecision::kBf16x3 && amx_bf16x3_available()) {
-    pm->init(false, K, N, 32, 32, GemmPrecision::kBf16x3, amx_bf16x3_packed_bytes(K, N));
-    amx_bf16x3_pack_b(trans, K, N, B, ldb, pm->data_.get());
+  if (is_amx_precision(precision) && amx_engine() != AmxEngine::kNone) {
+    pm->init(false, K, N, 32, 32, precision, amx_packed_b_bytes(precision, K, N));
+    amx_pack_b(precision, trans, K, N, B, ldb, pm->data_.get());
     return pm;
   }
   if (precision == GemmPrecision::kBf16) {  // the same bytes on every CPU (gemm_bf16.h)
@@ -590,10 +596,11 @@ Status sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand
     if (ep) apply_epilogue(*ep, C, ldc, 0, 0, M, N);
     return Status::Ok();
   }
-  if (a.packed && a.packed->precision() == GemmPrecision::kBf16x3) {
+  if (a.packed && packed_for_amx(*a.packed)) {
     const bool b_fits = !b.packed && !b.trans && (b.data || b.rows);
-    if (b_fits && amx_bf16x3_available()) {
-      amx_bf16x3_gemm_packed_a(M, N, K, alpha, a.packed->data(), b.data, b.ld, b.rows, beta, C, ldc, ep, pool);
+    if (b_fits && amx_engine() != AmxEngine::kNone) {
+      amx_gemm_packed_a(a.packed->precision(), M, N, K, alpha, a.packed->data(), b.data, b.ld, b.rows, beta, C, ldc,
+                        ep, pool);
       return Status::Ok();
     }
     if (!a.data)
@@ -603,14 +610,14 @@ Status sgemm_ex(int64_t M, int64_t N, int64_t K, float alpha, const SgemmOperand
     plain_a.packed = nullptr;
     return sgemm_ex(M, N, K, alpha, plain_a, b, beta, C, ldc, ep, pool);
   }
-  if (b.packed && b.packed->precision() == GemmPrecision::kBf16) {  // the instruction, or its scalar model
+  if (b.packed && b.packed->precision() == GemmPrecision::kBf16 && !packed_for_amx(*b.packed)) {  // VDPBF16PS or its model
     if (!a.packed && a.data) bf16_gemm(M, N, K, alpha, a.data, a.ld, a.trans, b.packed->data(), beta, C, ldc, ep, pool);
     return a.packed || !a.data ? InvalidArgument("sgemm_ex: a B packed for bf16 needs a plain A") : Status::Ok();
   }
-  if (b.packed && b.packed->precision() == GemmPrecision::kBf16x3) {
+  if (b.packed && packed_for_amx(*b.packed)) {
     if (a.packed || !a.data) return InvalidArgument("sgemm_ex: a B packed for AMX needs a plain (unpacked) A");
-    if (amx_bf16x3_available()) {
-      amx_bf16x3_gemm(M, N, K, alpha, a.data, a.ld, a.trans, b.packed->data(), beta, C, ldc, ep, pool);
+    if (amx_engine() != AmxEngine::kNone) {
+      amx_gemm(b.packed->precision(), M, N, K, alpha, a.data, a.ld, a.trans, b.packed->data(), beta, C, ldc, ep, pool);
       return Status::Ok();
     }
     if (!b.data)

@@ -77,13 +77,14 @@ void apply_epilogue(const GemmEpilogue& ep, float* c, int64_t ldc, int64_t i0, i
 class PackedMatrix {
  public:
   // Packs op(A) = A (M x K, row stride lda) or A^T when trans. With
-  // kBf16x3, an untransposed A and amx_bf16x3_available(), in the AMX
-  // layout (gemm_amx.h); otherwise for the fp32 tile.
+  // kBf16x3 or kBf16, an untransposed A and amx_engine() not kNone, in the
+  // AMX layout (gemm_amx.h); otherwise for the fp32 tile.
   static std::shared_ptr<const PackedMatrix> pack_a(bool trans, int64_t M, int64_t K, const float* A, int64_t lda,
                                                     GemmPrecision precision = GemmPrecision::kF32);
   // Packs op(B) = B (K x N, row stride ldb) or B^T when trans. With
-  // kBf16x3 and amx_bf16x3_available(), in the AMX layout (gemm_amx.h);
-  // otherwise for the fp32 tile.
+  // kBf16x3 or kBf16 and amx_engine() not kNone, in the AMX layout
+  // (gemm_amx.h); else with kBf16 for VDPBF16PS (gemm_bf16.h); otherwise
+  // for the fp32 tile.
   static std::shared_ptr<const PackedMatrix> pack_b(bool trans, int64_t K, int64_t N, const float* B, int64_t ldb,
                                                     GemmPrecision precision = GemmPrecision::kF32);
 
@@ -94,7 +95,8 @@ class PackedMatrix {
   // cpu_isa() when packing; sgemm_ex runs a kernel for this tile.
   int mr() const { return mr_; }
   int nr() const { return nr_; }
-  // kBf16x3 when the panels are AMX tiles (then data() holds bf16 pairs, not floats).
+  // kBf16x3 or kBf16 when data() holds bf16 pairs, not floats (AMX tiles
+  // where packed_for_amx, gemm_amx.h).
   GemmPrecision precision() const { return precision_; }
   const float* data() const { return data_.get(); }
   size_t bytes() const { return bytes_; }

@@ -1,138 +1,74 @@
-// AMX bf16x3 GEMM (see gemm_amx.h).
+// The AMX float GEMM (see gemm_amx.h).
 //
 // Tiles: every tile is 16 rows of 64 bytes. C blocks are 32 x 32 (tmm0-3:
 // rows 0-15 / 16-31 x columns 0-15 / 16-31) or 16 x 32 (tmm0-1); tmm4-5 hold
 // two 16-row A tiles (16 rows x 32 k), tmm6-7 two B tiles (16 k-pairs x 16
 // columns x 2 k: TDPBF16PS multiplies A[m][2p + e] by B[p][2n + e]).
 //
-// B tile sets: per 32-column block, per 32-deep K step, four 1 KiB tiles:
-// hi columns 0-15, hi columns 16-31, lo columns 0-15, lo columns 16-31.
-// A tile sets: per 16-row block, per K step, a hi tile and a lo tile (1 KiB
-// each, adjacent).
+// B tile sets: per 32-column block, per 32-deep K step, 1 KiB tiles: hi
+// columns 0-15, hi columns 16-31, and for bf16x3 lo columns 0-15, lo
+// columns 16-31. A tile sets: per 16-row block, per K step, a hi tile and
+// for bf16x3 a lo tile (adjacent). bf16 is bf16x3 without the lo tiles and
+// their two extra products per step.
 //
-// Two drivers share the block kernel. amx_bf16x3_gemm: B packed once (the
+// Two drivers share the block kernel. amx_gemm: B packed once (the
 // weights), A converted at run time in per-thread scratch.
-// amx_bf16x3_gemm_packed_a: A packed once (Conv's filters), B (the image,
-// or its im2col rows) converted at run time.
+// amx_gemm_packed_a: A packed once (Conv's filters), B (the image, or its
+// im2col rows) converted at run time. Both are templates over the tile
+// operations (amx_tiles.h): the real instructions or the scalar model.
 #include "backends/cpu/kernels/gemm_amx.h"
 
 #include <algorithm>
-#include <bit>
+#include <atomic>
 #include <cmath>
 #include <cstring>
-#include <limits>
+#include <random>
+#include <vector>
 
 #include "backends/cpu/kernel_util.h"
-#include "backends/cpu/kernels/gemm.h"
-#include "backends/cpu/kernels/gemm_kernels.h"
+#include "backends/cpu/kernels/amx_tiles.h"
+#include "backends/cpu/kernels/gemm_amx_convert.h"
+#include "backends/cpu/kernels/gemm_bf16.h"
 #include "backends/cpu/kernels/isa.h"
-#include "backends/cpu/kernels/isa_target.h"
 #include "backends/cpu/scratch.h"
 #include "device/cpu_features.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#if !defined(__clang__)
-// GCC 12's AVX-512 intrinsics: the false positives described in vec_avx512.h.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
 #include <immintrin.h>
 #define DLRT_AMX 1
+// The kernel templates carry the tile target for both instantiations: Clang
+// accepts the tile builtins only there, and no compiler emits tile
+// instructions of its own, so the model's instantiation runs on any x86-64.
+#define DLRT_TILE_TARGET __attribute__((target("amx-tile,amx-bf16")))
+#else
+#define DLRT_TILE_TARGET
 #endif
 
 namespace dlrt::cpu {
 namespace {
 
-constexpr int64_t kStep = 32;          // K per tile product (16 bf16 pairs)
-constexpr int64_t kBlockN = 32;        // columns per C block (two tiles)
-constexpr int64_t kTileElems = 512;    // bf16 per tile (16 x 32)
-constexpr int64_t kBTileSet = 4 * kTileElems;  // one K step of one column block
-constexpr int64_t kATileSet = 2 * kTileElems;  // one K step of one 16-row block (hi, lo)
-constexpr int64_t kAPairSet = 2 * kATileSet;   // one K step of a row pair, as amx_bf16x3_pack_a lays it out
-constexpr int64_t kAL2Bytes = 1 << 20;         // converted A kept in L2 at once
-constexpr int64_t kBL2Bytes = 1 << 20;         // converted B (one pass) kept in L2 at once
-constexpr int64_t kMaxPassSteps = 36;          // K steps per pass over converted B (1152 deep)
+using namespace amx_float;  // NOLINT: the tile layout's constants
 
-// Lanes [0, n) of 16 (none when n <= 0).
-inline uint32_t lanes(int64_t n) { return n >= 16 ? 0xffffu : n <= 0 ? 0u : (1u << n) - 1; }
+constexpr int64_t kAL2Bytes = 1 << 20;  // converted A kept in L2 at once
+constexpr int64_t kBL2Bytes = 1 << 20;  // converted B (one pass) kept in L2 at once
+constexpr int64_t kMaxPassSteps = 36;   // K steps per pass over converted B (1152 deep)
 
 inline int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
 
-// fp32 -> bf16, round to nearest even; NaN stays a (quiet) NaN and a finite
-// value that would round up to infinity is truncated instead.
-uint16_t to_bf16(float x) {
-  const uint32_t u = std::bit_cast<uint32_t>(x);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
-  const uint32_t r = u + 0x7fffu + ((u >> 16) & 1u);
-  if ((r & 0x7f800000u) == 0x7f800000u && (u & 0x7f800000u) != 0x7f800000u) return static_cast<uint16_t>(u >> 16);
-  return static_cast<uint16_t>(r >> 16);
-}
-
-float from_bf16(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
-
-// hi = bf16(x), lo = bf16(x - hi); lo is 0 when hi is not finite.
-void split(float x, uint16_t& hi, uint16_t& lo) {
-  hi = to_bf16(x);
-  const float h = from_bf16(hi);
-  lo = std::isfinite(h) ? to_bf16(x - h) : 0;
-}
-
-#ifdef DLRT_AMX
-
-
-// Palette 1, all eight tiles 16 rows x 64 bytes.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
-  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
-};
-const TileConfig kTileConfig{};
-
-// 16 floats -> their bf16 hi and lo parts (the vector form of split()).
-DLRT_AMX_TARGET inline void split16(__m512 x, __m256i& hi, __m256i& lo) {
-  const __m256i h = (__m256i)_mm512_cvtneps_pbh(x);
-  const __m512 hf = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-  const __mmask16 finite =
-      _mm512_cmp_ps_mask(_mm512_abs_ps(hf), _mm512_set1_ps(std::numeric_limits<float>::infinity()), _CMP_LT_OQ);
-  hi = h;
-  lo = (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_sub_ps(finite, x, hf));
-}
-
-// Converts rows [0, rows) (rows <= 16) of a 16-row block of op(A) into KS K
-// steps of (hi, lo) tiles, step s at dst + s * step (elements); rows past
-// `rows` and k past K are zeros. `row` is a K-float buffer for a transposed A.
-DLRT_AMX_TARGET void convert_a_block(const float* A, int64_t lda, bool trans, int64_t i0, int64_t rows, int64_t K,
-                                     int64_t KS, uint16_t* dst, float* row, int64_t step = kATileSet) {
-  for (int64_t r = 0; r < 16; ++r) {
-    if (r >= rows) {
-      for (int64_t s = 0; s < KS; ++s) {
-        _mm512_store_si512(dst + s * step + r * 32, _mm512_setzero_si512());
-        _mm512_store_si512(dst + s * step + kTileElems + r * 32, _mm512_setzero_si512());
-      }
-      continue;
-    }
-    const float* a = A + (i0 + r) * lda;
-    if (trans) {
-      for (int64_t k = 0; k < K; ++k) row[k] = A[k * lda + i0 + r];
-      a = row;
-    }
-    for (int64_t s = 0; s < KS; ++s) {
-      const int64_t k0 = s * kStep, n = std::min<int64_t>(kStep, K - k0);
-      const __mmask16 m0 = static_cast<__mmask16>(lanes(n)), m1 = static_cast<__mmask16>(lanes(n - 16));
-      __m256i h0, l0, h1, l1;
-      split16(_mm512_maskz_loadu_ps(m0, a + k0), h0, l0);
-      split16(_mm512_maskz_loadu_ps(m1, a + k0 + 16), h1, l1);
-      uint16_t* t = dst + s * step + r * 32;
-      _mm512_store_si512(t, _mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1));
-      _mm512_store_si512(t + kTileElems, _mm512_inserti64x4(_mm512_castsi256_si512(l0), l1, 1));
-    }
-  }
-}
-
 // K steps ahead that block<..., true> prefetches A's tiles.
 constexpr int64_t kStreamAhead = 4;
+
+// C += A x B per (row block, column tile) from the A tiles in tmm4 (and
+// tmm5) and the B tiles in tmm6 and tmm7.
+template <class Ops, bool kTwoRows>
+DLRT_TILE_TARGET inline void products() {
+  Ops::template dpbf16ps<0, 4, 6>();
+  Ops::template dpbf16ps<1, 4, 7>();
+  if constexpr (kTwoRows) {
+    Ops::template dpbf16ps<2, 5, 6>();
+    Ops::template dpbf16ps<3, 5, 7>();
+  }
+}
 
 // One block of C over KS K steps: 32 x 32 from the A tiles of two 16-row
 // blocks (a0, a1), or 16 x 32 from a0 alone (kTwoRows false); b is the
@@ -140,82 +76,65 @@ constexpr int64_t kStreamAhead = 4;
 // With `accumulate` the block starts from the sums already in out instead
 // of zeros. Meanwhile prefetches pf_lines cache lines from pf to L2, spread
 // over the K steps, and with kStreamA the A tiles kStreamAhead steps ahead
-// (A read from memory once: a conv's filters).
-template <bool kTwoRows, bool kStreamA = false>
-DLRT_AMX_TARGET void block(const uint16_t* a0, const uint16_t* a1, const uint16_t* b, int64_t KS, float* out,
-                           int64_t ldo, const char* pf, int64_t pf_lines, bool accumulate = false,
-                           int64_t a_step = kATileSet) {
-  asm volatile("" ::: "memory");  // the tile loads below read memory the compiler does not see them read
+// (A read from memory once: a conv's filters). kLo: bf16x3's three products
+// per step, else bf16's one.
+template <class Ops, bool kLo, bool kTwoRows, bool kStreamA = false>
+DLRT_TILE_TARGET void block(const uint16_t* a0, const uint16_t* a1, const uint16_t* b, int64_t KS, float* out,
+                            int64_t ldo, const char* pf, int64_t pf_lines, bool accumulate, int64_t a_step) {
+  constexpr int64_t kT = kTileElems;
   if (accumulate) {  // out holds the sums of earlier K steps
-    _tile_loadd(0, out, ldo * 4);
-    _tile_loadd(1, out + 16, ldo * 4);
+    Ops::template load<0>(out, ldo * 4);
+    Ops::template load<1>(out + 16, ldo * 4);
     if constexpr (kTwoRows) {
-      _tile_loadd(2, out + 16 * ldo, ldo * 4);
-      _tile_loadd(3, out + 16 * ldo + 16, ldo * 4);
+      Ops::template load<2>(out + 16 * ldo, ldo * 4);
+      Ops::template load<3>(out + 16 * ldo + 16, ldo * 4);
     }
   } else {
-    _tile_zero(0);
-    _tile_zero(1);
+    Ops::template zero<0>();
+    Ops::template zero<1>();
     if constexpr (kTwoRows) {
-      _tile_zero(2);
-      _tile_zero(3);
+      Ops::template zero<2>();
+      Ops::template zero<3>();
     }
   }
   const int64_t pf_step = ceil_div(pf_lines, std::max<int64_t>(KS, 1));
-  for (int64_t s = 0; s < KS; ++s, a0 += a_step, a1 += a_step, b += kBTileSet) {
-    for (int64_t l = 0; l < pf_step && pf_lines > 0; ++l, --pf_lines, pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
+  for (int64_t s = 0; s < KS; ++s, a0 += a_step, a1 += a_step, b += b_set(kLo)) {
+    for (int64_t l = 0; l < pf_step && pf_lines > 0; ++l, --pf_lines, pf += 64) __builtin_prefetch(pf, 0, 2);
     if constexpr (kStreamA) {
       if (s + kStreamAhead < KS) {
         const char* p0 = reinterpret_cast<const char*>(a0 + kStreamAhead * a_step);
         const char* p1 = reinterpret_cast<const char*>(a1 + kStreamAhead * a_step);
-        for (int64_t l = 0; l < kATileSet * 2; l += 64) {
-          _mm_prefetch(p0 + l, _MM_HINT_T1);
-          if constexpr (kTwoRows) _mm_prefetch(p1 + l, _MM_HINT_T1);
+        for (int64_t l = 0; l < a_set(kLo) * 2; l += 64) {
+          __builtin_prefetch(p0 + l, 0, 2);
+          if constexpr (kTwoRows) __builtin_prefetch(p1 + l, 0, 2);
         }
       }
     }
-    // hi(A) x lo(B), hi(A) x hi(B), lo(A) x hi(B): 8 tile loads for 12
-    // products (5 for 6 with one row block).
-    _tile_loadd(4, a0, 64);
-    if constexpr (kTwoRows) _tile_loadd(5, a1, 64);
-    _tile_loadd(6, b + 2 * kTileElems, 64);
-    _tile_loadd(7, b + 3 * kTileElems, 64);
-    for (int pass = 0; pass < 3; ++pass) {
-      if (pass == 1) {
-        _tile_loadd(6, b, 64);
-        _tile_loadd(7, b + kTileElems, 64);
-      } else if (pass == 2) {
-        _tile_loadd(4, a0 + kTileElems, 64);
-        if constexpr (kTwoRows) _tile_loadd(5, a1 + kTileElems, 64);
-      }
-      _tile_dpbf16ps(0, 4, 6);
-      _tile_dpbf16ps(1, 4, 7);
-      if constexpr (kTwoRows) {
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
-      }
+    Ops::template load<4>(a0, 64);
+    if constexpr (kTwoRows) Ops::template load<5>(a1, 64);
+    if constexpr (kLo) {
+      // hi(A) x lo(B), hi(A) x hi(B), lo(A) x hi(B): 8 tile loads for 12
+      // products (5 for 6 with one row block).
+      Ops::template load<6>(b + 2 * kT, 64);
+      Ops::template load<7>(b + 3 * kT, 64);
+      products<Ops, kTwoRows>();
+      Ops::template load<6>(b, 64);
+      Ops::template load<7>(b + kT, 64);
+      products<Ops, kTwoRows>();
+      Ops::template load<4>(a0 + kT, 64);
+      if constexpr (kTwoRows) Ops::template load<5>(a1 + kT, 64);
+      products<Ops, kTwoRows>();
+    } else {
+      Ops::template load<6>(b, 64);
+      Ops::template load<7>(b + kT, 64);
+      products<Ops, kTwoRows>();
     }
   }
-  _tile_stored(0, out, ldo * 4);
-  _tile_stored(1, out + 16, ldo * 4);
+  Ops::template store<0>(out, ldo * 4);
+  Ops::template store<1>(out + 16, ldo * 4);
   if constexpr (kTwoRows) {
-    _tile_stored(2, out + 16 * ldo, ldo * 4);
-    _tile_stored(3, out + 16 * ldo + 16, ldo * 4);
-  }
-}
-
-// C[0:rows, 0:cols] = alpha * t + beta * C (C not read when beta == 0).
-DLRT_AMX_TARGET void write_block(const float* t, int64_t rows, int64_t cols, float alpha, float beta, float* c,
-                                 int64_t ldc) {
-  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t j = 0; j < cols; j += 16) {
-      const int64_t n = std::min<int64_t>(16, cols - j);
-      const __mmask16 m = n >= 16 ? 0xffff : static_cast<__mmask16>((1u << n) - 1);
-      __m512 v = _mm512_mul_ps(va, _mm512_load_ps(t + r * 32 + j));
-      if (beta != 0.0f) v = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, c + r * ldc + j), v);
-      _mm512_mask_storeu_ps(c + r * ldc + j, m, v);
-    }
+    Ops::template store<2>(out + 16 * ldo, ldo * 4);
+    Ops::template store<3>(out + 16 * ldo + 16, ldo * 4);
   }
 }
 
@@ -237,15 +156,18 @@ struct Plan {
   float* C;
   int64_t ldc;
   const GemmEpilogue* ep;  // null when empty
+  Convert cv;
 };
 
-DLRT_AMX_TARGET void run_tasks(const Plan& p, int64_t tb, int64_t te) {
+template <class Ops, bool kLo>
+void run_tasks(const Plan& p, int64_t tb, int64_t te) {
+  constexpr int64_t kASet = a_set(kLo), kBSet = b_set(kLo);
   thread_local AlignedScratch a_scratch, row_scratch;
-  uint16_t* at = a_scratch.get<uint16_t>(static_cast<size_t>(ceil_div(p.mc, 16) * p.KS * kATileSet),
+  uint16_t* at = a_scratch.get<uint16_t>(static_cast<size_t>(ceil_div(p.mc, 16) * p.KS * kASet),
                                          AlignedScratch::Growth::kByHalf);
   float* row = p.trans_a ? row_scratch.get<float>(static_cast<size_t>(p.K), AlignedScratch::Growth::kByHalf) : nullptr;
   alignas(64) float out[32 * 32];
-  _tile_loadconfig(&kTileConfig);
+  Ops::configure(amx::full_tiles());
   int64_t converted = -1;  // the row block whose A tiles are in `at`
   for (int64_t t = tb; t < te; ++t) {
     // Column-run major: a thread's consecutive tasks share their B blocks.
@@ -255,54 +177,62 @@ DLRT_AMX_TARGET void run_tasks(const Plan& p, int64_t tb, int64_t te) {
     if (converted != mb) {
       for (int64_t rb = 0; rb < rblocks; ++rb) {
         const int64_t i0 = i_begin + rb * 16;
-        convert_a_block(p.A, p.lda, p.trans_a, i0, std::min<int64_t>(16, i_end - i0), p.K, p.KS,
-                        at + rb * p.KS * kATileSet, row);
+        p.cv.a_block(p.A, p.lda, p.trans_a, i0, std::min<int64_t>(16, i_end - i0), p.K, p.KS,
+                     at + rb * p.KS * kASet, row, kASet, kLo);
       }
       converted = mb;
     }
     const int64_t nb_end = std::min(p.nblocks_total, (nr + 1) * p.per_run);
     for (int64_t nb = nr * p.per_run; nb < nb_end; ++nb) {
-      const uint16_t* b = p.packed_b + nb * p.KS * kBTileSet;
+      const uint16_t* b = p.packed_b + nb * p.KS * kBSet;
       const int64_t j0 = nb * kBlockN, cols = std::min(kBlockN, p.N - j0);
       // The next column block this thread reads (from L3, usually: weights
       // rarely stay in L2 between runs) is pulled toward L2 meanwhile, a
       // share by each row block.
       const int64_t next_nb = nb + 1 < nb_end ? nb + 1 : -1;
-      const int64_t block_lines = p.KS * kBTileSet * 2 / 64, pairs = ceil_div(rblocks, 2);
+      const int64_t block_lines = p.KS * kBSet * 2 / 64, pairs = ceil_div(rblocks, 2);
       const int64_t share = ceil_div(block_lines, pairs);
       for (int64_t rb = 0; rb < rblocks; rb += 2) {
         const int64_t i0 = i_begin + rb * 16, rows = std::min<int64_t>(rb + 1 < rblocks ? 32 : 16, i_end - i0);
-        const uint16_t* a0 = at + rb * p.KS * kATileSet;
+        const uint16_t* a0 = at + rb * p.KS * kASet;
         const int64_t pf_first = std::min(block_lines, rb / 2 * share);
         const int64_t pf_lines = next_nb < 0 ? 0 : std::min(block_lines, pf_first + share) - pf_first;
         const char* pf = next_nb < 0 ? nullptr
-                                     : reinterpret_cast<const char*>(p.packed_b + next_nb * p.KS * kBTileSet) +
+                                     : reinterpret_cast<const char*>(p.packed_b + next_nb * p.KS * kBSet) +
                                            pf_first * 64;
         float* c = p.C + i0 * p.ldc + j0;
         // A whole block with nothing to scale or add goes straight to C.
         const bool direct = rows == (rb + 1 < rblocks ? 32 : 16) && cols == kBlockN && p.alpha == 1.0f && p.beta == 0.0f;
         float* dst = direct ? c : out;
         const int64_t ldd = direct ? p.ldc : 32;
-        if (rb + 1 < rblocks) block<true>(a0, a0 + p.KS * kATileSet, b, p.KS, dst, ldd, pf, pf_lines);
-        else block<false>(a0, a0, b, p.KS, dst, ldd, pf, pf_lines);
-        if (!direct) write_block(out, rows, cols, p.alpha, p.beta, c, p.ldc);
-        if (p.ep) apply_epilogue_zmm_tile(*p.ep, c, p.ldc, i0, j0, rows, cols);
+        if (rb + 1 < rblocks)
+          block<Ops, kLo, true>(a0, a0 + p.KS * kASet, b, p.KS, dst, ldd, pf, pf_lines, false, kASet);
+        else
+          block<Ops, kLo, false>(a0, a0, b, p.KS, dst, ldd, pf, pf_lines, false, kASet);
+        if (!direct) p.cv.write(out, rows, cols, p.alpha, p.beta, c, p.ldc);
+        if (p.ep) p.cv.epilogue(*p.ep, c, p.ldc, i0, j0, rows, cols);
       }
     }
   }
-  _tile_release();
+  Ops::release();
 }
 
-void gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, bool trans_a,
-          const uint16_t* packed_b, float beta, float* C, int64_t ldc, const GemmEpilogue* ep, ThreadPool* pool) {
+// run_tasks over a Plan's tasks, on `pool` or the calling thread.
+using PlanRunner = void (*)(const Plan&, int64_t, int64_t);
+
+void gemm(PlanRunner run, bool lo, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+          bool trans_a, const uint16_t* packed_b, float beta, float* C, int64_t ldc, const GemmEpilogue* ep,
+          ThreadPool* pool) {
   Plan p{};
+  p.cv = convert_best();
   p.M = M, p.N = N, p.K = K, p.alpha = alpha, p.beta = beta, p.A = A, p.lda = lda, p.trans_a = trans_a;
   p.packed_b = packed_b, p.C = C, p.ldc = ldc, p.ep = ep && !ep->empty() ? ep : nullptr;
   p.KS = ceil_div(K, kStep);
   p.nblocks_total = ceil_div(N, kBlockN);
-  // Rows of A converted at once: their tiles (4 bytes per element, up to
-  // 1 MiB) stay in L2 while every column block streams past them once.
-  const int64_t mc_max = std::max<int64_t>(32, (kAL2Bytes / (std::max<int64_t>(p.KS, 1) * kStep * 4)) / 32 * 32);
+  // Rows of A converted at once: their tiles (4 bytes per element for
+  // bf16x3, 2 for bf16; up to 1 MiB) stay in L2 while every column block streams past them once.
+  const int64_t row_bytes = std::max<int64_t>(p.KS, 1) * a_set(lo) / 16 * 2;
+  const int64_t mc_max = std::max<int64_t>(32, kAL2Bytes / row_bytes / 32 * 32);
   ThreadPool* tp = pool_for(M, N, K, pool);
   const int64_t threads = tp ? tp->num_threads() : 1;
   int64_t mblocks = ceil_div(M, mc_max);
@@ -318,39 +248,8 @@ void gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t 
   p.per_run = ceil_div(p.nblocks_total, nruns);
   nruns = ceil_div(p.nblocks_total, p.per_run);
   const int64_t ntasks = p.mblocks * nruns;
-  if (tp && ntasks > 1) tp->parallel_for(ntasks, 1, [&p](int64_t b, int64_t e) { run_tasks(p, b, e); });
-  else run_tasks(p, 0, ntasks);
-}
-
-// 16 bf16 of row 2p (even) and of row 2p + 1 (odd) as 16 k pairs.
-DLRT_AMX_TARGET inline __m512i pairs(__m256i even, __m256i odd) {
-  return _mm512_or_si512(_mm512_cvtepu16_epi32(even), _mm512_slli_epi32(_mm512_cvtepu16_epi32(odd), 16));
-}
-
-// One K step of one column block, from a row-major B (row stride ldb):
-// rows [0, krows) and columns [0, cols) are split, and rows 2p and 2p + 1
-// interleaved into k pairs; the rest of the set is zeros.
-DLRT_AMX_TARGET void pack_set_avx512(const float* B, int64_t ldb, int64_t krows, int64_t cols, uint16_t* set) {
-  const __mmask16 m[2] = {static_cast<__mmask16>(lanes(cols)), static_cast<__mmask16>(lanes(cols - 16))};
-  for (int64_t kp = 0; kp < 16; ++kp) {
-    const int64_t k = 2 * kp;
-    for (int64_t t = 0; t < 2; ++t) {
-      const __m512 x0 = k < krows ? _mm512_maskz_loadu_ps(m[t], B + k * ldb + 16 * t) : _mm512_setzero_ps();
-      const __m512 x1 = k + 1 < krows ? _mm512_maskz_loadu_ps(m[t], B + (k + 1) * ldb + 16 * t) : _mm512_setzero_ps();
-      __m256i h0, l0, h1, l1;
-      split16(x0, h0, l0);
-      split16(x1, h1, l1);
-      _mm512_store_si512(set + t * kTileElems + kp * 32, pairs(h0, h1));
-      _mm512_store_si512(set + (2 + t) * kTileElems + kp * 32, pairs(l0, l1));
-    }
-  }
-}
-
-// Columns [0, cols) (cols <= 32) of a row-major K x cols B as the KS tile
-// sets of one column block.
-DLRT_AMX_TARGET void convert_b_block(const float* B, int64_t ldb, int64_t K, int64_t KS, int64_t cols, uint16_t* dst) {
-  for (int64_t s = 0; s < KS; ++s)
-    pack_set_avx512(B + s * kStep * ldb, ldb, std::min(kStep, K - s * kStep), cols, dst + s * kBTileSet);
+  if (tp && ntasks > 1) tp->parallel_for(ntasks, 1, [&p, run](int64_t b, int64_t e) { run(p, b, e); });
+  else run(p, 0, ntasks);
 }
 
 // amx_bf16x3_gemm_packed_a's blocking. Tasks are (run of 16-row blocks,
@@ -370,11 +269,14 @@ struct PlanA {
   int64_t ldc;
   const GemmEpilogue* ep;  // null when empty
   int64_t rblocks, run_blocks, nblocks, chunk_blocks, nchunks, kc_steps, passes;
+  Convert cv;
 };
 
-DLRT_AMX_TARGET void run_tasks_packed_a(const PlanA& p, int64_t tb, int64_t te) {
+template <class Ops, bool kLo>
+void run_tasks_packed_a(const PlanA& p, int64_t tb, int64_t te) {
+  constexpr int64_t kASet = a_set(kLo), kBSet = b_set(kLo), kAPairSet = 2 * kASet;
   thread_local AlignedScratch b_scratch, rows_scratch, sums_scratch;
-  uint16_t* bt = b_scratch.get<uint16_t>(static_cast<size_t>(p.chunk_blocks * p.kc_steps * kBTileSet),
+  uint16_t* bt = b_scratch.get<uint16_t>(static_cast<size_t>(p.chunk_blocks * p.kc_steps * kBSet),
                                          AlignedScratch::Growth::kByHalf);
   const int64_t chunk_cols = p.chunk_blocks * kBlockN;
   float* rows_buf = p.b_rows ? rows_scratch.get<float>(static_cast<size_t>(p.kc_steps * kStep * chunk_cols),
@@ -386,7 +288,7 @@ DLRT_AMX_TARGET void run_tasks_packed_a(const PlanA& p, int64_t tb, int64_t te) 
                                                        AlignedScratch::Growth::kByHalf)
                              : nullptr;
   alignas(64) float out[32 * 32];
-  _tile_loadconfig(&kTileConfig);
+  Ops::configure(amx::full_tiles());
   const int64_t pair_elems = p.KS * kAPairSet;  // one row pair of packed A
   int64_t converted = -1;                       // the chunk whose B tiles are in `bt` (one pass only)
   for (int64_t t = tb; t < te; ++t) {
@@ -406,15 +308,15 @@ DLRT_AMX_TARGET void run_tasks_packed_a(const PlanA& p, int64_t tb, int64_t te) 
           ldb = width;
         }
         for (int64_t cb = 0; cb < cblocks; ++cb)
-          convert_b_block(b + cb * kBlockN, ldb, p.K - k0, steps, std::min(kBlockN, width - cb * kBlockN),
-                          bt + cb * steps * kBTileSet);
+          p.cv.b_block(b + cb * kBlockN, ldb, p.K - k0, steps, std::min(kBlockN, width - cb * kBlockN),
+                       bt + cb * steps * kBSet, kLo);
         converted = chunk;
       }
       const bool last = pass + 1 == p.passes;
       for (int64_t rb = rb_begin; rb < rb_end; rb += 2) {
         const bool two = rb + 1 < rb_end;
         const uint16_t* a0 = p.packed_a + rb / 2 * pair_elems + s0 * kAPairSet;
-        const uint16_t* a1 = a0 + kATileSet;
+        const uint16_t* a1 = a0 + kASet;
         const int64_t i0 = rb * 16, rows = std::min<int64_t>(two ? 32 : 16, p.M - i0);
         // The run's next row pair is pulled toward L2 meanwhile, a share by
         // each column block: its slice of this pass is contiguous.
@@ -430,7 +332,7 @@ DLRT_AMX_TARGET void run_tasks_packed_a(const PlanA& p, int64_t tb, int64_t te) 
           int64_t ldd = 32;
           if (sums) dst = sums + ((rb - rb_begin) / 2 * p.chunk_blocks + cb) * 1024;
           else if (rows == (two ? 32 : 16) && cols == kBlockN && p.alpha == 1.0f && p.beta == 0.0f) dst = c, ldd = p.ldc;
-          const uint16_t* b = bt + cb * steps * kBTileSet;
+          const uint16_t* b = bt + cb * steps * kBSet;
           // The run's first row pair reads its A from memory (filters rarely
           // stay in cache between runs), prefetched a few steps ahead.
           const bool acc = pass > 0;
@@ -438,24 +340,27 @@ DLRT_AMX_TARGET void run_tasks_packed_a(const PlanA& p, int64_t tb, int64_t te) 
           const int64_t pf_lines = std::min(next_lines, pf_first + share) - pf_first;
           const char* pf = pf_lines > 0 ? next + pf_first * 64 : nullptr;
           const bool stream = cb == 0 && rb == rb_begin;
-          if (two && stream) block<true, true>(a0, a1, b, steps, dst, ldd, pf, pf_lines, acc, kAPairSet);
-          else if (two) block<true>(a0, a1, b, steps, dst, ldd, pf, pf_lines, acc, kAPairSet);
-          else if (stream) block<false, true>(a0, a1, b, steps, dst, ldd, pf, pf_lines, acc, kAPairSet);
-          else block<false>(a0, a1, b, steps, dst, ldd, pf, pf_lines, acc, kAPairSet);
+          if (two && stream) block<Ops, kLo, true, true>(a0, a1, b, steps, dst, ldd, pf, pf_lines, acc, kAPairSet);
+          else if (two) block<Ops, kLo, true>(a0, a1, b, steps, dst, ldd, pf, pf_lines, acc, kAPairSet);
+          else if (stream) block<Ops, kLo, false, true>(a0, a1, b, steps, dst, ldd, pf, pf_lines, acc, kAPairSet);
+          else block<Ops, kLo, false>(a0, a1, b, steps, dst, ldd, pf, pf_lines, acc, kAPairSet);
           if (!last) continue;
-          if (dst != c) write_block(dst, rows, cols, p.alpha, p.beta, c, p.ldc);
-          if (p.ep) apply_epilogue_zmm_tile(*p.ep, c, p.ldc, i0, j0, rows, cols);
+          if (dst != c) p.cv.write(dst, rows, cols, p.alpha, p.beta, c, p.ldc);
+          if (p.ep) p.cv.epilogue(*p.ep, c, p.ldc, i0, j0, rows, cols);
         }
       }
     }
   }
-  _tile_release();
+  Ops::release();
 }
 
-void gemm_packed_a(int64_t M, int64_t N, int64_t K, float alpha, const uint16_t* packed_a, const float* B,
-                   int64_t ldb, const BRowSource* b_rows, float beta, float* C, int64_t ldc, const GemmEpilogue* ep,
-                   ThreadPool* pool) {
+using PlanARunner = void (*)(const PlanA&, int64_t, int64_t);
+
+void gemm_packed_a(PlanARunner run, bool lo, int64_t M, int64_t N, int64_t K, float alpha, const uint16_t* packed_a,
+                   const float* B, int64_t ldb, const BRowSource* b_rows, float beta, float* C, int64_t ldc,
+                   const GemmEpilogue* ep, ThreadPool* pool) {
   PlanA p{};
+  p.cv = convert_best();
   p.M = M, p.N = N, p.K = K, p.alpha = alpha, p.beta = beta, p.packed_a = packed_a;
   p.B = B, p.ldb = ldb, p.b_rows = b_rows, p.C = C, p.ldc = ldc, p.ep = ep && !ep->empty() ? ep : nullptr;
   p.KS = ceil_div(K, kStep);
@@ -465,7 +370,7 @@ void gemm_packed_a(int64_t M, int64_t N, int64_t K, float alpha, const uint16_t*
   // chunk as keep a pass's B tiles within kBL2Bytes.
   p.passes = std::max<int64_t>(1, ceil_div(p.KS, kMaxPassSteps));
   p.kc_steps = std::max<int64_t>(1, ceil_div(p.KS, p.passes));
-  const int64_t chunk_max = std::max<int64_t>(1, kBL2Bytes / (p.kc_steps * kBTileSet * 2));
+  const int64_t chunk_max = std::max<int64_t>(1, kBL2Bytes / (p.kc_steps * b_set(lo) * 2));
   ThreadPool* tp = pool_for(M, N, K, pool);
   const int64_t threads = tp ? tp->num_threads() : 1;
   int64_t nchunks = ceil_div(p.nblocks, chunk_max), nruns = 1;
@@ -481,100 +386,224 @@ void gemm_packed_a(int64_t M, int64_t N, int64_t K, float alpha, const uint16_t*
   p.run_blocks = round_up(ceil_div(p.rblocks, nruns), 2);
   nruns = ceil_div(p.rblocks, p.run_blocks);
   const int64_t ntasks = nruns * p.nchunks;
-  if (tp && ntasks > 1) tp->parallel_for(ntasks, 1, [&p](int64_t b, int64_t e) { run_tasks_packed_a(p, b, e); });
-  else run_tasks_packed_a(p, 0, ntasks);
+  if (tp && ntasks > 1) tp->parallel_for(ntasks, 1, [&p, run](int64_t b, int64_t e) { run(p, b, e); });
+  else run(p, 0, ntasks);
 }
 
+#ifdef DLRT_AMX
+// The real instructions. Their intrinsics are inline assembly that names the
+// tile in its text, so each tile number is spelled out; the loads' assembly
+// does not tell the compiler it reads memory, hence the barrier before each.
+struct RealTileOps {
+  DLRT_TILE_TARGET static void configure(const amx::TileConfig& c) {
+    asm volatile("" ::: "memory");
+    _tile_loadconfig(&c);
+  }
+  DLRT_TILE_TARGET static void release() { _tile_release(); }
+  template <int T>
+  DLRT_TILE_TARGET static void load(const void* p, int64_t stride) {
+    asm volatile("" ::: "memory");
+    if constexpr (T == 0)
+      _tile_loadd(0, p, stride);
+    else if constexpr (T == 1)
+      _tile_loadd(1, p, stride);
+    else if constexpr (T == 2)
+      _tile_loadd(2, p, stride);
+    else if constexpr (T == 3)
+      _tile_loadd(3, p, stride);
+    else if constexpr (T == 4)
+      _tile_loadd(4, p, stride);
+    else if constexpr (T == 5)
+      _tile_loadd(5, p, stride);
+    else if constexpr (T == 6)
+      _tile_loadd(6, p, stride);
+    else if constexpr (T == 7)
+      _tile_loadd(7, p, stride);
+  }
+  template <int T>
+  DLRT_TILE_TARGET static void store(void* p, int64_t stride) {
+    if constexpr (T == 0)
+      _tile_stored(0, p, stride);
+    else if constexpr (T == 1)
+      _tile_stored(1, p, stride);
+    else if constexpr (T == 2)
+      _tile_stored(2, p, stride);
+    else if constexpr (T == 3)
+      _tile_stored(3, p, stride);
+    asm volatile("" ::: "memory");
+  }
+  template <int T>
+  DLRT_TILE_TARGET static void zero() {
+    if constexpr (T == 0)
+      _tile_zero(0);
+    else if constexpr (T == 1)
+      _tile_zero(1);
+    else if constexpr (T == 2)
+      _tile_zero(2);
+    else if constexpr (T == 3)
+      _tile_zero(3);
+  }
+  template <int C, int A, int B>
+  DLRT_TILE_TARGET static void dpbf16ps() {
+    if constexpr (C == 0 && A == 4 && B == 6)
+      _tile_dpbf16ps(0, 4, 6);
+    else if constexpr (C == 1 && A == 4 && B == 7)
+      _tile_dpbf16ps(1, 4, 7);
+    else if constexpr (C == 2 && A == 5 && B == 6)
+      _tile_dpbf16ps(2, 5, 6);
+    else if constexpr (C == 3 && A == 5 && B == 7)
+      _tile_dpbf16ps(3, 5, 7);
+    else
+      static_assert(C < 0, "a tile triple this kernel does not use");
+  }
+};
+
+// One 32 x 32 block of random bf16 tiles over three K steps, from random
+// sums, on Ops with tiles configured.
+template <class Ops>
+void self_check_block(const uint16_t* a, const uint16_t* b, float* c) {
+  Ops::configure(amx::full_tiles());
+  block<Ops, false, true>(a, a + 3 * kTileElems, b, 3, c, 32, nullptr, 0, true, kTileElems);
+  Ops::release();
+}
+
+// The real tiles against the model on the one-pass block (bf16x3's blocks
+// issue the same instructions on other tiles of the same sets): true when
+// every sum lies within amx::tdpbf16ps_tolerance of the model's.
+bool real_matches_model() {
+  constexpr int64_t kSteps = 3;
+  std::mt19937 rng(76);
+  std::uniform_real_distribution<float> u(-2, 2);
+  std::vector<uint16_t> a(2 * kSteps * kTileElems), b(kSteps * b_set(false));
+  for (auto& v : a) v = bf16_round(u(rng));
+  for (auto& v : b) v = bf16_round(u(rng));
+  alignas(64) float got[32 * 32], want[32 * 32];
+  for (int64_t i = 0; i < 32 * 32; ++i) got[i] = want[i] = u(rng);
+  std::vector<float> c0(want, want + 32 * 32);
+  self_check_block<RealTileOps>(a.data(), b.data(), got);
+  self_check_block<amx::ModelTileOps>(a.data(), b.data(), want);
+  for (int64_t m = 0; m < 32; ++m)
+    for (int64_t n = 0; n < 32; ++n) {
+      // Row m of A: block m / 16, row m % 16 of each step's tile; column n of
+      // B: tile n / 16 of each step's set, element 2 * (n % 16) + e.
+      double mag = std::fabs(c0[m * 32 + n]);
+      for (int64_t s = 0; s < kSteps; ++s)
+        for (int64_t k = 0; k < 32; ++k) {
+          const float x = bf16_widen(a[(m / 16) * kSteps * kTileElems + s * kTileElems + (m % 16) * 32 + k]);
+          const float y = bf16_widen(b[s * b_set(false) + (n / 16) * kTileElems + (k / 2) * 32 + 2 * (n % 16) + k % 2]);
+          mag += std::fabs(static_cast<double>(x) * y);
+        }
+      if (!(std::fabs(static_cast<double>(got[m * 32 + n]) - want[m * 32 + n]) <=
+            amx::tdpbf16ps_tolerance(static_cast<int>(kSteps * 16), mag)))
+        return false;
+    }
+  return true;
+}
 #endif  // DLRT_AMX
+
+std::atomic<int> g_model_scopes{0};  // ScopedAmxTileModel's that live
+
+bool lo_tiles(GemmPrecision precision) { return precision != GemmPrecision::kBf16; }
 
 }  // namespace
 
-bool amx_bf16x3_available() {
+ScopedAmxTileModel::ScopedAmxTileModel() { g_model_scopes.fetch_add(1); }
+ScopedAmxTileModel::~ScopedAmxTileModel() { g_model_scopes.fetch_sub(1); }
+
+const char* amx_tiles_unavailable() {
 #ifdef DLRT_AMX
   const device::CpuFeatures& f = device::cpu_features();
-  if (!f.amx_tile || !f.amx_bf16 || !f.avx512_bf16) return false;
-  if (cpu_isa() < CpuIsa::kAvx512) return false;
-  return device::request_amx_permission();
+  if (!f.amx_tile || !f.amx_bf16 || !f.avx512_bf16) return "not present";
+  if (cpu_isa() < CpuIsa::kAvx512) return "off (DLRT_CPU_ISA below avx512)";
+  if (!device::request_amx_permission()) return "the OS refused the tile state (arch_prctl)";
+  static const bool agrees = real_matches_model();
+  if (!agrees) return "off (its self-check against the tile model failed)";
+  return nullptr;
 #else
-  return false;
+  return "not built for this architecture";
 #endif
 }
 
-size_t amx_bf16x3_packed_bytes(int64_t K, int64_t N) {
-  return static_cast<size_t>(round_up(std::max<int64_t>(K, 1), kStep) * round_up(std::max<int64_t>(N, 1), kBlockN)) *
-         4;
+AmxEngine amx_engine() {
+  if (g_model_scopes.load(std::memory_order_relaxed) > 0) return AmxEngine::kModel;
+  return amx_tiles_unavailable() ? AmxEngine::kNone : AmxEngine::kTiles;
 }
 
-void amx_bf16x3_pack_b(bool trans, int64_t K, int64_t N, const float* B, int64_t ldb, void* dst) {
-  const int64_t KS = ceil_div(K, kStep), NB = ceil_div(N, kBlockN);
+bool amx_bf16x3_available() { return amx_engine() != AmxEngine::kNone; }
+
+size_t amx_packed_b_bytes(GemmPrecision precision, int64_t K, int64_t N) {
+  return static_cast<size_t>(ceil_div(std::max<int64_t>(K, 1), kStep) * ceil_div(std::max<int64_t>(N, 1), kBlockN) *
+                             b_set(lo_tiles(precision))) *
+         2;
+}
+
+void amx_pack_b(GemmPrecision precision, bool trans, int64_t K, int64_t N, const float* B, int64_t ldb, void* dst) {
+  const bool lo = lo_tiles(precision);
+  const int64_t KS = ceil_div(std::max<int64_t>(K, 1), kStep), NB = ceil_div(std::max<int64_t>(N, 1), kBlockN);
   auto* out = static_cast<uint16_t*>(dst);
-#ifdef DLRT_AMX
-  if (!trans && amx_bf16x3_available()) {
-    for (int64_t nb = 0; nb < NB; ++nb)
-      convert_b_block(B + nb * kBlockN, ldb, K, KS, std::min(kBlockN, N - nb * kBlockN), out + nb * KS * kBTileSet);
-    return;
-  }
-#endif
-  std::memset(dst, 0, amx_bf16x3_packed_bytes(K, N));
-  for (int64_t nb = 0; nb < NB; ++nb)
-    for (int64_t s = 0; s < KS; ++s) {
-      uint16_t* set = out + (nb * KS + s) * kBTileSet;
-      for (int64_t kk = 0; kk < kStep; ++kk) {
-        const int64_t k = s * kStep + kk;
-        if (k >= K) break;
-        for (int64_t jj = 0; jj < kBlockN; ++jj) {
-          const int64_t j = nb * kBlockN + jj;
-          if (j >= N) break;
-          const float v = trans ? B[j * ldb + k] : B[k * ldb + j];
-          // Tile (jj / 16) of the set, row kk / 2, element 2 * (jj % 16) + kk % 2.
-          const int64_t at = (jj / 16) * kTileElems + (kk / 2) * 32 + 2 * (jj % 16) + (kk % 2);
-          split(v, set[at], set[2 * kTileElems + at]);
-        }
-      }
+  const Convert cv = convert_best();
+  std::vector<float> block_t;  // a transposed B's column block, row-major
+  for (int64_t nb = 0; nb < NB; ++nb) {
+    const int64_t j0 = nb * kBlockN, cols = std::clamp<int64_t>(N - j0, 0, kBlockN);
+    const float* src = B + j0;
+    int64_t ld = ldb;
+    if (trans) {
+      block_t.assign(static_cast<size_t>(std::max<int64_t>(K, 1) * kBlockN), 0.0f);
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < cols; ++j) block_t[k * kBlockN + j] = B[(j0 + j) * ldb + k];
+      src = block_t.data(), ld = kBlockN;
     }
+    cv.b_block(src, ld, K, KS, cols, out + nb * KS * b_set(lo), lo);
+  }
 }
 
-size_t amx_bf16x3_packed_a_bytes(int64_t M, int64_t K) {
-  return static_cast<size_t>(round_up(std::max<int64_t>(M, 1), 32) * round_up(std::max<int64_t>(K, 1), kStep)) * 4;
+size_t amx_packed_a_bytes(GemmPrecision precision, int64_t M, int64_t K) {
+  // Row pairs x K steps x two 16-row blocks' tiles.
+  return static_cast<size_t>(ceil_div(std::max<int64_t>(M, 1), 32) * ceil_div(std::max<int64_t>(K, 1), kStep) * 2 *
+                             a_set(lo_tiles(precision))) *
+         2;
 }
 
-void amx_bf16x3_pack_a(int64_t M, int64_t K, const float* A, int64_t lda, void* dst) {
-#ifdef DLRT_AMX
+void amx_pack_a(GemmPrecision precision, int64_t M, int64_t K, const float* A, int64_t lda, void* dst) {
+  const bool lo = lo_tiles(precision);
   const int64_t KS = ceil_div(std::max<int64_t>(K, 1), kStep), pairs = ceil_div(std::max<int64_t>(M, 1), 32);
   auto* out = static_cast<uint16_t*>(dst);
+  const Convert cv = convert_best();
   for (int64_t rp = 0; rp < pairs; ++rp)
     for (int64_t h = 0; h < 2; ++h) {
       const int64_t i0 = rp * 32 + h * 16;
-      convert_a_block(A, lda, false, i0, std::clamp<int64_t>(M - i0, 0, 16), K, KS,
-                      out + rp * KS * kAPairSet + h * kATileSet, nullptr, kAPairSet);
+      cv.a_block(A, lda, false, i0, std::clamp<int64_t>(M - i0, 0, 16), K, KS,
+                 out + rp * KS * 2 * a_set(lo) + h * a_set(lo), nullptr, 2 * a_set(lo), lo);
     }
-#else
-  (void)M, (void)K, (void)A, (void)lda, (void)dst;
-#endif
 }
 
-void amx_bf16x3_gemm_packed_a(int64_t M, int64_t N, int64_t K, float alpha, const void* packed_a, const float* B,
-                              int64_t ldb, const BRowSource* b_rows, float beta, float* C, int64_t ldc,
-                              const GemmEpilogue* ep, ThreadPool* pool) {
+void amx_gemm_packed_a(GemmPrecision precision, int64_t M, int64_t N, int64_t K, float alpha, const void* packed_a,
+                       const float* B, int64_t ldb, const BRowSource* b_rows, float beta, float* C, int64_t ldc,
+                       const GemmEpilogue* ep, ThreadPool* pool) {
   if (M <= 0 || N <= 0) return;
+  const bool lo = lo_tiles(precision), model = amx_engine() == AmxEngine::kModel;
+  PlanARunner run = lo ? run_tasks_packed_a<amx::ModelTileOps, true> : run_tasks_packed_a<amx::ModelTileOps, false>;
 #ifdef DLRT_AMX
-  gemm_packed_a(M, N, K, alpha, static_cast<const uint16_t*>(packed_a), B, ldb, b_rows, beta, C, ldc, ep, pool);
+  if (!model) run = lo ? run_tasks_packed_a<RealTileOps, true> : run_tasks_packed_a<RealTileOps, false>;
 #else
-  (void)K, (void)alpha, (void)packed_a, (void)B, (void)ldb, (void)b_rows, (void)beta, (void)C, (void)ldc, (void)ep,
-      (void)pool;
+  (void)model;
 #endif
+  gemm_packed_a(run, lo, M, N, K, alpha, static_cast<const uint16_t*>(packed_a), B, ldb, b_rows, beta, C, ldc, ep,
+                pool);
 }
 
-void amx_bf16x3_gemm(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, bool trans_a,
-                     const void* packed_b, float beta, float* C, int64_t ldc, const GemmEpilogue* ep,
-                     ThreadPool* pool) {
+void amx_gemm(GemmPrecision precision, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+              bool trans_a, const void* packed_b, float beta, float* C, int64_t ldc, const GemmEpilogue* ep,
+              ThreadPool* pool) {
   if (M <= 0 || N <= 0) return;
+  const bool lo = lo_tiles(precision), model = amx_engine() == AmxEngine::kModel;
+  PlanRunner run = lo ? run_tasks<amx::ModelTileOps, true> : run_tasks<amx::ModelTileOps, false>;
 #ifdef DLRT_AMX
-  gemm(M, N, K, alpha, A, lda, trans_a, static_cast<const uint16_t*>(packed_b), beta, C, ldc, ep, pool);
+  if (!model) run = lo ? run_tasks<RealTileOps, true> : run_tasks<RealTileOps, false>;
 #else
-  (void)K, (void)alpha, (void)A, (void)lda, (void)trans_a, (void)packed_b, (void)beta, (void)C, (void)ldc, (void)ep,
-      (void)pool;
+  (void)model;
 #endif
+  gemm(run, lo, M, N, K, alpha, A, lda, trans_a, static_cast<const uint16_t*>(packed_b), beta, C, ldc, ep, pool);
 }
 
 }  // namespace dlrt::cpu

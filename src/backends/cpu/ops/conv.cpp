@@ -245,10 +245,14 @@ Status conv_run(KernelContext& ctx, const ConvPrepacked* pre, const ConvFusion& 
   // rows of large planes cost as much again (docs/performance-decisions.md). A patch embedding
   // runs transposed, with Wᵀ as AMX tiles: its im2col rows gather every
   // k-th float, its im2colᵀ rows copy whole kernel rows (docs/performance-decisions.md).
-  const bool amx = pre && pre->amx_group(0) && amx_bf16x3_available();
+  const bool amx = pre && pre->amx_group(0) && amx_engine() != AmxEngine::kNone;
+  // Precision bf16 on AMX takes Winograd's convs too: one tile product per
+  // K step against F(4x4, 3x3)'s 4x fewer fp32 multiplies
+  // (docs/performance-decisions.md).
+  const bool tiles_take_winograd = amx && pre->amx_group(0)->precision() == GemmPrecision::kBf16;
 
   // Winograd where conv_winograd_tile takes the conv.
-  const int wtile = pre && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1
+  const int wtile = pre && !tiles_take_winograd && g.k[0] == 1 && g.in[0] == 1 && g.out[0] == 1
                         ? conv_winograd_tile(group, M, C, g.k + 1, g.s + 1, g.d + 1, g.out[1], g.out[2])
                         : 0;
   if (wtile != 0 && conv_winograd_f32(prob, fuse, wtile)) return Status::Ok();
@@ -318,7 +322,7 @@ const PackedMatrix& ConvPrepacked::transposed() const {
     const Tensor w = weights();
     const int64_t M = w.dim(0), K = w.size() / M;
     transposed_ = PackedMatrix::pack_b(true, K, M, w.data<float>(), K,
-                                       amx_groups_.empty() ? GemmPrecision::kF32 : GemmPrecision::kBf16x3);
+                                       amx_groups_.empty() ? GemmPrecision::kF32 : amx_groups_[0]->precision());
   });
   return *transposed_;
 }
@@ -371,18 +375,20 @@ Result<std::shared_ptr<ConvPrepacked>> prepack_conv_weights(const ir::Node& node
   // switch turned off): resnet18 keeps 9 MiB less.
   const std::vector<int64_t> ones = {1, 1};
   const std::vector<int64_t> st = node.attr_ints("strides", ones), di = node.attr_ints("dilations", ones);
-  const bool winograd = w->rank() == 4 && st.size() == 2 && di.size() == 2 &&
+  const GemmPrecision precision = kernel_build_options().precision;
+  const bool amx = is_amx_precision(precision) && amx_engine() != AmxEngine::kNone;
+  const bool winograd = !(amx && precision == GemmPrecision::kBf16) && w->rank() == 4 && st.size() == 2 &&
+                        di.size() == 2 &&
                         winograd_candidate(group, M, w->dim(1), w->dim(2), w->dim(3), st[0], st[1], di[0], di[1]);
   if (winograd && winograd_prepack_tile(M, w->dim(1)) == 4) pre->winograd4();
   else if (winograd) pre->winograd();
-  // Precision bf16x3 on AMX: the filters as AMX tiles too, which conv_run
-  // takes over every fp32 path but Winograd and patch embeddings (conv_run
-  // says why); the fp32 GEMM packing then waits for a first use, should AMX
-  // become unusable.
-  if (kernel_build_options().precision == GemmPrecision::kBf16x3 && amx_bf16x3_available()) {
+  // Precision bf16x3 or bf16 on AMX: the filters as AMX tiles too, which
+  // conv_run takes over every fp32 path but (bf16x3) Winograd and patch
+  // embeddings (conv_run says why); the fp32 GEMM packing then waits for a
+  // first use, should AMX become unusable.
+  if (amx) {
     for (int64_t gi = 0; gi < group; ++gi)
-      pre->amx_groups_.push_back(
-          PackedMatrix::pack_a(false, Mg, K, w->data<float>() + gi * Mg * K, K, GemmPrecision::kBf16x3));
+      pre->amx_groups_.push_back(PackedMatrix::pack_a(false, Mg, K, w->data<float>() + gi * Mg * K, K, precision));
     // A patch embedding (kernel = stride >= 4, no padding) runs as Yᵀ =
     // im2colᵀ · Wᵀ: its Wᵀ, as AMX tiles, now rather than on the first run.
     const std::vector<int64_t> pads = node.attr_ints("pads", {0, 0, 0, 0});

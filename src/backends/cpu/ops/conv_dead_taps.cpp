@@ -88,11 +88,12 @@ const ConvPrepacked* ConvPrepacked::cropped(const ConvTapCrop& crop) const {
     made = std::make_shared<ConvPrepacked>();
     made->set_source(w);
     made->group_count = group_count;
-    if (!amx_groups_.empty()) {  // the precision these were packed for (bf16x3 on AMX)
+    if (!amx_groups_.empty()) {  // the precision these were packed for (bf16x3 or bf16 on AMX)
       const int64_t Mg = w.dim(0) / group_count, K = w.size() / w.dim(0);
+      const GemmPrecision precision = amx_groups_[0]->precision();
       for (int64_t gi = 0; gi < group_count; ++gi)
         made->amx_groups_.push_back(
-            PackedMatrix::pack_a(false, Mg, K, w.data<float>() + gi * Mg * K, K, GemmPrecision::kBf16x3));
+            PackedMatrix::pack_a(false, Mg, K, w.data<float>() + gi * Mg * K, K, precision));
     }
   }
   crops_.emplace_back(crop, made);

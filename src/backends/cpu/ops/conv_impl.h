@@ -66,18 +66,18 @@ struct ConvPrepacked {
   // filters instead): then on first use, if another path ever needs them.
   const PackedMatrix& group(int64_t gi) const;
 
-  // W_g packed for AMX in precision bf16x3 (gemm_amx.h): at session create
-  // when the session asked for bf16x3 and AMX was usable then; else null.
-  // While AMX stays usable, conv_run prefers it to every path but Winograd
-  // and the transposed one of patch embeddings.
+  // W_g packed for AMX in precision bf16x3 or bf16 (gemm_amx.h): at session
+  // create when the session asked for one of them and AMX was usable then;
+  // else null. While AMX stays usable, conv_run prefers it to every path but
+  // the transposed one of patch embeddings and, under bf16x3, Winograd.
   const PackedMatrix* amx_group(int64_t gi) const {
     return amx_groups_.empty() ? nullptr : amx_groups_[static_cast<size_t>(gi)].get();
   }
 
   // Wᵀ (K x M) packed as a GEMM's B operand, for group-1 convs with small
   // output planes and patch embeddings (conv.cpp: Yᵀ = im2colᵀ · Wᵀ);
-  // packed on first use, or for a patch embedding under bf16x3 at session
-  // create, then in the AMX layout.
+  // packed on first use, or for a patch embedding under bf16x3 or bf16 on
+  // AMX at session create, then in the AMX layout.
   const PackedMatrix& transposed() const;
 
   // The Winograd F(2x2, 3x3) filters of a 3x3 group-1 W (conv_winograd.h):
@@ -125,7 +125,7 @@ struct ConvFusion {
 Result<std::shared_ptr<ConvPrepacked>> prepack_conv_weights(const ir::Node& node, const Tensor* w);
 
 // How many float Conv runs took the AMX GEMM (filters packed for precision
-// bf16x3) since the process started; for tests.
+// bf16x3 or bf16) since the process started; for tests.
 uint64_t conv_amx_runs();
 
 // How many (image) products ran as Yᵀ = im2colᵀ · Wᵀ (small output planes on
