@@ -27,6 +27,7 @@
 
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/amx_tiles.h"
+#include "backends/cpu/kernels/amx_tile_moves.h"
 #include "backends/cpu/kernels/gemm_amx_convert.h"
 #include "backends/cpu/kernels/gemm_bf16.h"
 #include "backends/cpu/kernels/isa.h"
@@ -391,58 +392,14 @@ void gemm_packed_a(PlanARunner run, bool lo, int64_t M, int64_t N, int64_t K, fl
 }
 
 #ifdef DLRT_AMX
-// The real instructions. Their intrinsics are inline assembly that names the
-// tile in its text, so each tile number is spelled out; the loads' assembly
-// does not tell the compiler it reads memory, hence the barrier before each.
-struct RealTileOps {
+// The real instructions: amx_tile_moves.h's loads, stores and zeroing, and
+// TDPBF16PS, its tile numbers spelled out as there.
+struct RealTileOps : amx::RealTileMoves {
   DLRT_TILE_TARGET static void configure(const amx::TileConfig& c) {
     asm volatile("" ::: "memory");
     _tile_loadconfig(&c);
   }
   DLRT_TILE_TARGET static void release() { _tile_release(); }
-  template <int T>
-  DLRT_TILE_TARGET static void load(const void* p, int64_t stride) {
-    asm volatile("" ::: "memory");
-    if constexpr (T == 0)
-      _tile_loadd(0, p, stride);
-    else if constexpr (T == 1)
-      _tile_loadd(1, p, stride);
-    else if constexpr (T == 2)
-      _tile_loadd(2, p, stride);
-    else if constexpr (T == 3)
-      _tile_loadd(3, p, stride);
-    else if constexpr (T == 4)
-      _tile_loadd(4, p, stride);
-    else if constexpr (T == 5)
-      _tile_loadd(5, p, stride);
-    else if constexpr (T == 6)
-      _tile_loadd(6, p, stride);
-    else if constexpr (T == 7)
-      _tile_loadd(7, p, stride);
-  }
-  template <int T>
-  DLRT_TILE_TARGET static void store(void* p, int64_t stride) {
-    if constexpr (T == 0)
-      _tile_stored(0, p, stride);
-    else if constexpr (T == 1)
-      _tile_stored(1, p, stride);
-    else if constexpr (T == 2)
-      _tile_stored(2, p, stride);
-    else if constexpr (T == 3)
-      _tile_stored(3, p, stride);
-    asm volatile("" ::: "memory");
-  }
-  template <int T>
-  DLRT_TILE_TARGET static void zero() {
-    if constexpr (T == 0)
-      _tile_zero(0);
-    else if constexpr (T == 1)
-      _tile_zero(1);
-    else if constexpr (T == 2)
-      _tile_zero(2);
-    else if constexpr (T == 3)
-      _tile_zero(3);
-  }
   template <int C, int A, int B>
   DLRT_TILE_TARGET static void dpbf16ps() {
     if constexpr (C == 0 && A == 4 && B == 6)

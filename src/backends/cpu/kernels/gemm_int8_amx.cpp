@@ -16,6 +16,7 @@
 #include <cstring>
 #include <random>
 
+#include "backends/cpu/kernels/amx_tile_moves.h"
 #include "backends/cpu/kernels/amx_tiles.h"
 #include "backends/cpu/kernels/gemm_int8.h"
 #include "backends/cpu/kernels/isa.h"
@@ -99,53 +100,9 @@ void model_begin() { amx::ModelTileOps::configure(amx::full_tiles()); }
 void model_end() { amx::ModelTileOps::release(); }
 
 #ifdef DLRT_AMX_INT8_BUILT
-// The real instructions. Their intrinsics are inline assembly that names the
-// tile in its text, so each tile number is spelled out; the loads' assembly
-// does not tell the compiler it reads memory, hence the barrier before each.
-struct RealTileOps {
-  template <int T>
-  DLRT_TILE_TARGET static void load(const void* p, int64_t stride) {
-    asm volatile("" ::: "memory");
-    if constexpr (T == 0)
-      _tile_loadd(0, p, stride);
-    else if constexpr (T == 1)
-      _tile_loadd(1, p, stride);
-    else if constexpr (T == 2)
-      _tile_loadd(2, p, stride);
-    else if constexpr (T == 3)
-      _tile_loadd(3, p, stride);
-    else if constexpr (T == 4)
-      _tile_loadd(4, p, stride);
-    else if constexpr (T == 5)
-      _tile_loadd(5, p, stride);
-    else if constexpr (T == 6)
-      _tile_loadd(6, p, stride);
-    else if constexpr (T == 7)
-      _tile_loadd(7, p, stride);
-  }
-  template <int T>
-  DLRT_TILE_TARGET static void store(void* p, int64_t stride) {
-    if constexpr (T == 0)
-      _tile_stored(0, p, stride);
-    else if constexpr (T == 1)
-      _tile_stored(1, p, stride);
-    else if constexpr (T == 2)
-      _tile_stored(2, p, stride);
-    else if constexpr (T == 3)
-      _tile_stored(3, p, stride);
-    asm volatile("" ::: "memory");
-  }
-  template <int T>
-  DLRT_TILE_TARGET static void zero() {
-    if constexpr (T == 0)
-      _tile_zero(0);
-    else if constexpr (T == 1)
-      _tile_zero(1);
-    else if constexpr (T == 2)
-      _tile_zero(2);
-    else if constexpr (T == 3)
-      _tile_zero(3);
-  }
+// The real instructions: amx_tile_moves.h's loads, stores and zeroing, and
+// TDPBUSD, its tile numbers spelled out as there.
+struct RealTileOps : amx::RealTileMoves {
   template <int C, int A, int B>
   DLRT_TILE_TARGET static void dpbusd() {
     if constexpr (C == 0 && A == 4 && B == 6)
