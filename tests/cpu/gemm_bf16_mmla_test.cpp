@@ -28,6 +28,8 @@
 #include "backends/cpu/kernels/simd/width.h"
 #include "core/thread_pool.h"
 #include "device/cpu_features.h"
+#include "gemm_bf16_cases.h"
+#include "kernel_test_util.h"
 
 #if defined(__aarch64__)
 #include <arm_neon.h>
@@ -90,12 +92,7 @@ TEST(Bf16MmlaModel, FlushesOverflowsAndNans) {
   EXPECT_EQ(dot(1.0f, -inf, 0, 1.0f, 0), 0xff800000u);
 }
 
-std::vector<float> random_vec(size_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+using testing::random_floats;
 
 double bf(float x) { return bf16_widen(bf16_round(x)); }
 
@@ -107,8 +104,8 @@ TEST(Bf16MmlaModel, TileMatchesRoundedProduct) {
   int differs = 0;
   for (int64_t K : {1, 2, 3, 4, 5, 31, 200}) {
     const int M = 7, N = 45;
-    const std::vector<float> A = random_vec(static_cast<size_t>(M * K), rng),
-                             B = random_vec(static_cast<size_t>(K * N), rng);
+    const std::vector<float> A = random_floats(static_cast<size_t>(M * K), rng),
+                             B = random_floats(static_cast<size_t>(K * N), rng);
     std::vector<uint32_t> ap(bf16_packed_a_bytes(M, K) / 4), bp(bf16_packed_b_bytes(K, N) / 4);
     bf16_pack_a(false, M, K, A.data(), K, ap.data(), false);
     bf16_pack_b(false, K, N, B.data(), N, bp.data());
@@ -151,13 +148,10 @@ bool cpu_should_have_bf16() {
   return (getauxval(AT_HWCAP2) & HWCAP2_BF16) != 0 && !turned_off;
 }
 
-struct Case {
-  int64_t M, N, K;
-  bool ta, tb;
-  float alpha, beta;
-  int threads;
-  bool epilogue;
-};
+using bf16_cases::Case;
+using bf16_cases::make_run;
+using bf16_cases::Operands;
+using bf16_cases::run_gemm;
 
 std::string name_of(const Case& cs) {
   return std::to_string(cs.M) + "x" + std::to_string(cs.N) + "x" + std::to_string(cs.K) + (cs.ta ? " ta" : "") +
@@ -165,41 +159,6 @@ std::string name_of(const Case& cs) {
          " threads " + std::to_string(cs.threads) + (cs.epilogue ? " bias+residual+relu" : "");
 }
 
-struct Operands {
-  std::vector<float> A, B, c0, bias, res;
-  int64_t lda, ldb, ldc;
-};
-
-Operands make_run(const Case& cs, std::mt19937& rng) {
-  Operands r;
-  r.lda = (cs.ta ? cs.M : cs.K) + 3;
-  r.ldb = (cs.tb ? cs.K : cs.N) + 1;
-  r.ldc = cs.N + 5;
-  r.A = random_vec(static_cast<size_t>(std::max<int64_t>(1, (cs.ta ? cs.K : cs.M) * r.lda)), rng);
-  r.B = random_vec(static_cast<size_t>(std::max<int64_t>(1, (cs.tb ? cs.N : cs.K) * r.ldb)), rng);
-  r.c0 = random_vec(static_cast<size_t>(cs.M * r.ldc), rng);
-  r.bias = random_vec(static_cast<size_t>(cs.N), rng);
-  r.res = random_vec(static_cast<size_t>(cs.M * cs.N), rng);
-  return r;
-}
-
-std::vector<float> run_gemm(const Case& cs, const Operands& r, Bf16Engine engine) {
-  std::vector<uint8_t> storage(bf16_packed_b_bytes(cs.K, cs.N) + 64);
-  void* packed = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) & ~uintptr_t{63});
-  bf16_pack_b(cs.tb, cs.K, cs.N, r.B.data(), r.ldb, packed);
-  GemmEpilogue ep;
-  if (cs.epilogue) {
-    ep.col_bias = r.bias.data();
-    ep.residual = r.res.data();
-    ep.ldr = cs.N;
-    ep.act.kind = ActKind::kRelu;
-  }
-  std::vector<float> c = r.c0;
-  ThreadPool pool(cs.threads);
-  bf16_gemm(cs.M, cs.N, cs.K, cs.alpha, r.A.data(), r.lda, cs.ta, packed, cs.beta, c.data(), r.ldc,
-            cs.epilogue ? &ep : nullptr, &pool, engine);
-  return c;
-}
 
 #define SKIP_WITHOUT_BF16()                                                            \
   if (!bf16_dot_available())                                                           \

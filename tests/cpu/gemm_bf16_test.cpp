@@ -21,6 +21,7 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/isa.h"
 #include "core/thread_pool.h"
+#include "gemm_bf16_cases.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {
@@ -85,50 +86,10 @@ TEST(Bf16Model, DotLaneOrderAndFlushes) {
   EXPECT_TRUE(std::isnan(bf16_dot_model(0.0f, pair(std::nanf(""), 1.0f), pair(1.0f, 1.0f))));
 }
 
-struct Case {
-  int64_t M, N, K;
-  bool ta, tb;
-  float alpha, beta;
-  int threads;
-  bool epilogue;
-};
-
-struct Operands {
-  std::vector<float> A, B, c0, bias, res;
-  int64_t lda, ldb, ldc;
-};
-
-Operands make_run(const Case& cs, std::mt19937& rng) {
-  Operands r;
-  r.lda = (cs.ta ? cs.M : cs.K) + 3;
-  r.ldb = (cs.tb ? cs.K : cs.N) + 1;
-  r.ldc = cs.N + 5;
-  r.A = random_floats(static_cast<size_t>((cs.ta ? cs.K : cs.M) * r.lda), rng);
-  r.B = random_floats(static_cast<size_t>((cs.tb ? cs.N : cs.K) * r.ldb), rng);
-  r.c0 = random_floats(static_cast<size_t>(cs.M * r.ldc), rng);
-  r.bias = random_floats(static_cast<size_t>(cs.N), rng);
-  r.res = random_floats(static_cast<size_t>(cs.M * cs.N), rng);
-  return r;
-}
-
-// C through bf16_gemm with B packed for bf16, on `engine`.
-std::vector<float> run_gemm(const Case& cs, const Operands& r, Bf16Engine engine) {
-  std::vector<uint8_t> storage(bf16_packed_b_bytes(cs.K, cs.N) + 64);
-  void* packed = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) & ~uintptr_t{63});
-  bf16_pack_b(cs.tb, cs.K, cs.N, r.B.data(), r.ldb, packed);
-  GemmEpilogue ep;
-  if (cs.epilogue) {
-    ep.col_bias = r.bias.data();
-    ep.residual = r.res.data();
-    ep.ldr = cs.N;
-    ep.act.kind = ActKind::kRelu;
-  }
-  std::vector<float> c = r.c0;
-  ThreadPool pool(cs.threads);
-  bf16_gemm(cs.M, cs.N, cs.K, cs.alpha, r.A.data(), r.lda, cs.ta, packed, cs.beta, c.data(), r.ldc,
-            cs.epilogue ? &ep : nullptr, &pool, engine);
-  return c;
-}
+using bf16_cases::Case;
+using bf16_cases::make_run;
+using bf16_cases::Operands;
+using bf16_cases::run_gemm;
 
 std::string name_of(const Case& cs) {
   return std::to_string(cs.M) + "x" + std::to_string(cs.N) + "x" + std::to_string(cs.K) + (cs.ta ? " ta" : "") +
