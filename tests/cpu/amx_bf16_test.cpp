@@ -153,6 +153,9 @@ TEST(AmxTileModel, Bf16DotAsDefinedAndWithinToleranceOfOtherOrders) {
 // The AVX-512 conversions give the scalar ones' bits, for both precisions,
 // on blocks with tails and on the values the rounding treats specially.
 TEST(AmxBf16, ConversionsSameBitsInBothForms) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the AVX-512 conversions are x86 code: only the scalar ones are built here";
+#endif
   if (!bf16_dot_available())
     GTEST_SKIP() << "no AVX512-BF16 here (or DLRT_CPU_ISA below avx512): only the scalar conversions run";
   const amx_float::Convert s = amx_float::convert_scalar(), v = amx_float::convert_best();

@@ -176,8 +176,8 @@ TEST(ConvAmx, MatchesReference) {
 
 TEST(ConvAmx, Fp32SessionsAndWinogradConvsStayOffAmx) {
   AMX_OR_MODEL();
-  if (!cpu_has_avx2())
-    GTEST_SKIP() << "cpu_isa() is below AVX2 (DLRT_CPU_ISA): Winograd, which keeps the 3x3 conv off AMX, needs it";
+  if (!cpu_has_simd_kernels())
+    GTEST_SKIP() << "DLRT_CPU_ISA=generic: Winograd, which keeps the 3x3 conv off AMX, runs on vector kernels only";
   std::mt19937 rng(32);
   Case c;
   c.C = 32, c.M = 32, c.H = c.W = 7, c.KH = c.KW = 3, c.P = 1;
@@ -204,7 +204,8 @@ TEST(ConvAmx, Fp32SessionsAndWinogradConvsStayOffAmx) {
 
 TEST(ConvAmx, PatchEmbeddingsRunTransposedWithWtOnAmx) {
   AMX_OR_MODEL();
-  if (!cpu_has_avx2()) GTEST_SKIP() << "cpu_isa() is below AVX2 (DLRT_CPU_ISA): the transposed patch product needs it";
+  if (!cpu_has_avx2())
+    GTEST_SKIP() << "cpu_isa() is below AVX2 (DLRT_CPU_ISA, or not x86): the transposed patch product needs it";
   std::mt19937 rng(34);
   Case c;
   c.N = 2, c.C = 3, c.M = 40, c.H = 48, c.W = 40, c.KH = c.KW = 8, c.S = 8, c.bias = true;
