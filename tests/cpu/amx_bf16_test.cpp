@@ -28,6 +28,7 @@
 #include "backends/cpu/ops/conv_impl.h"
 #include "core/thread_pool.h"
 #include "dlrt/session.h"
+#include "kernel_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -197,12 +198,7 @@ TEST(AmxBf16, ConversionsSameBitsInBothForms) {
 
 // ---- The tile GEMM on the model ----
 
-std::vector<float> random_vec(size_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
-  return v;
-}
+using testing::random_floats;
 
 // Every element of C against act(alpha * sum_p x(i, p) y(p, j) + beta * c0 +
 // extra(i, j)) in double, x and y rounded to bf16 when `bf16` (the
@@ -246,10 +242,10 @@ struct Case {
 void check_packed_b(GemmPrecision pr, const Case& cs, std::mt19937& rng) {
   const int64_t M = cs.M, N = cs.N, K = cs.K;
   const int64_t lda = (cs.ta ? M : K) + 1, ldb = (cs.tb ? K : N) + 2, ldc = N + 3;
-  const auto a = random_vec(static_cast<size_t>((cs.ta ? K : M) * lda), rng);
-  const auto b = random_vec(static_cast<size_t>((cs.tb ? N : K) * ldb), rng);
-  const auto bias = random_vec(static_cast<size_t>(N), rng);
-  auto c0 = random_vec(static_cast<size_t>(M * ldc), rng);
+  const auto a = random_floats(static_cast<size_t>((cs.ta ? K : M) * lda), rng);
+  const auto b = random_floats(static_cast<size_t>((cs.tb ? N : K) * ldb), rng);
+  const auto bias = random_floats(static_cast<size_t>(N), rng);
+  auto c0 = random_floats(static_cast<size_t>(M * ldc), rng);
   if (cs.beta == 0.0f)
     for (auto& x : c0) x = std::numeric_limits<float>::quiet_NaN();
   GemmEpilogue ep;
@@ -280,11 +276,11 @@ void check_packed_b(GemmPrecision pr, const Case& cs, std::mt19937& rng) {
 void check_packed_a(GemmPrecision pr, const Case& cs, bool rows, std::mt19937& rng) {
   const int64_t M = cs.M, N = cs.N, K = cs.K;
   const int64_t lda = K + 1, ldb = N + 2, ldc = N + 3, ldr = N + 1;
-  const auto a = random_vec(static_cast<size_t>(M * lda), rng);
-  const auto b = random_vec(static_cast<size_t>(K * ldb), rng);
-  const auto bias = random_vec(static_cast<size_t>(M), rng);
-  const auto res = random_vec(static_cast<size_t>(M * ldr), rng);
-  auto c0 = random_vec(static_cast<size_t>(M * ldc), rng);
+  const auto a = random_floats(static_cast<size_t>(M * lda), rng);
+  const auto b = random_floats(static_cast<size_t>(K * ldb), rng);
+  const auto bias = random_floats(static_cast<size_t>(M), rng);
+  const auto res = random_floats(static_cast<size_t>(M * ldr), rng);
+  auto c0 = random_floats(static_cast<size_t>(M * ldc), rng);
   if (cs.beta == 0.0f)
     for (auto& x : c0) x = std::numeric_limits<float>::quiet_NaN();
   GemmEpilogue ep;
@@ -368,7 +364,7 @@ TEST(AmxBf16, RealTilesAgreeWithModel) {
     GTEST_SKIP() << "the real AMX tiles do not run here: " << why << " (the model runs in the tests above)";
   std::mt19937 rng(34);
   const int64_t M = 70, N = 50, K = 300;
-  const auto a = random_vec(M * K, rng), b = random_vec(K * N, rng);
+  const auto a = random_floats(M * K, rng), b = random_floats(K * N, rng);
   auto run = [&](bool on_model, bool packed_a) {
     std::vector<float> c(M * N);
     std::optional<ScopedAmxTileModel> scope;

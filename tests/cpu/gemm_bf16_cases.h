@@ -1,12 +1,13 @@
 // Precision bf16's GEMM cases shared by gemm_bf16_test.cpp (VDPBF16PS) and
 // gemm_bf16_mmla_test.cpp (BFMMLA): a shape with its transposes, alpha/beta,
-// threads and epilogue, random operands for it, and C through bf16_gemm on
-// one engine with B packed for bf16.
+// threads and epilogue, its name, random operands for it, and C through
+// bf16_gemm on one engine with B packed for bf16.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/kernels/gemm.h"
@@ -28,6 +29,13 @@ struct Operands {
   std::vector<float> A, B, c0, bias, res;
   int64_t lda, ldb, ldc;
 };
+
+// A case in words, for failure messages.
+inline std::string name_of(const Case& cs) {
+  return std::to_string(cs.M) + "x" + std::to_string(cs.N) + "x" + std::to_string(cs.K) + (cs.ta ? " ta" : "") +
+         (cs.tb ? " tb" : "") + " alpha " + std::to_string(cs.alpha) + " beta " + std::to_string(cs.beta) +
+         " threads " + std::to_string(cs.threads) + (cs.epilogue ? " bias+residual+relu" : "");
+}
 
 // Leading dimensions past the shape's, so that strides are exercised; an
 // empty operand (K = 0) still gets one element, so its pointer is valid.

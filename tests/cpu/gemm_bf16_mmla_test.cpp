@@ -150,14 +150,9 @@ bool cpu_should_have_bf16() {
 
 using bf16_cases::Case;
 using bf16_cases::make_run;
+using bf16_cases::name_of;
 using bf16_cases::Operands;
 using bf16_cases::run_gemm;
-
-std::string name_of(const Case& cs) {
-  return std::to_string(cs.M) + "x" + std::to_string(cs.N) + "x" + std::to_string(cs.K) + (cs.ta ? " ta" : "") +
-         (cs.tb ? " tb" : "") + " alpha " + std::to_string(cs.alpha) + " beta " + std::to_string(cs.beta) +
-         " threads " + std::to_string(cs.threads) + (cs.epilogue ? " bias+residual+relu" : "");
-}
 
 
 #define SKIP_WITHOUT_BF16()                                                            \
