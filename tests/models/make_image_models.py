@@ -167,23 +167,48 @@ def check_onnx(path, feeds, want, what):
         raise SystemExit(f"ONNX Runtime on the {what} tower differs from torch: {np.abs(got - want).max()}")
 
 
-def make_clip_tiny(out_dir):
-    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, CLIPTokenizer, CLIPTokenizerFast
-    from transformers.image_utils import load_image
-
+def fresh_work(out_dir):
+    """The scratch folder beside out_dir, empty."""
     work = out_dir + ".work"
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
+    return work
+
+
+def bpe_tokenizer(work, max_length):
+    """small_clip_vocab of TEXTS and a few words as CLIPTokenizerFast (converted
+    from the slow tokenizer, files in work): (tokenizer, vocab)."""
+    from transformers import CLIPTokenizer, CLIPTokenizerFast
+
     vocab, merges = small_clip_vocab(TEXTS + ["photo cat dog red fox picture of an image"])
     with open(os.path.join(work, "vocab.json"), "w", encoding="utf-8") as f:
         json.dump(vocab, f, ensure_ascii=False)
     with open(os.path.join(work, "merges.txt"), "w", encoding="utf-8") as f:
         f.write("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
-    max_length = 32
     slow = CLIPTokenizer(os.path.join(work, "vocab.json"), os.path.join(work, "merges.txt"),
                          model_max_length=max_length)
     slow.save_pretrained(os.path.join(work, "slow"))
-    tokenizer = CLIPTokenizerFast.from_pretrained(os.path.join(work, "slow"), from_slow=True)
+    return CLIPTokenizerFast.from_pretrained(os.path.join(work, "slow"), from_slow=True), vocab
+
+
+def publish(work, hf, out_dir, names, optional=()):
+    """out_dir afresh: `names` (and those of `optional` that exist) from the
+    transformers folder hf, its onnx/ folder; then work removed."""
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.makedirs(out_dir)
+    for name in names + [n for n in optional if os.path.exists(os.path.join(hf, n))]:
+        shutil.copy(os.path.join(hf, name), os.path.join(out_dir, name))
+    shutil.copytree(os.path.join(hf, "onnx"), os.path.join(out_dir, "onnx"))
+    shutil.rmtree(work)
+
+
+def make_clip_tiny(out_dir):
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
+    from transformers.image_utils import load_image
+
+    work = fresh_work(out_dir)
+    max_length = 32
+    tokenizer, vocab = bpe_tokenizer(work, max_length)
     image_processor = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
     processor = CLIPProcessor(image_processor=image_processor, tokenizer=tokenizer)
 
@@ -223,13 +248,9 @@ def make_clip_tiny(out_dir):
                text_embeds, "text")
     check_onnx(vision_path, {"pixel_values": image_in["pixel_values"].numpy()}, image_embeds, "vision")
 
-    shutil.rmtree(out_dir, ignore_errors=True)
-    os.makedirs(out_dir)
-    for name in ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json",
-                 "special_tokens_map.json", "vocab.json", "merges.txt"]:
-        shutil.copy(os.path.join(work, "hf", name), os.path.join(out_dir, name))
-    shutil.copytree(onnx_dir, os.path.join(out_dir, "onnx"))
-    shutil.rmtree(work)
+    publish(work, os.path.join(work, "hf"), out_dir,
+            ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json",
+             "special_tokens_map.json", "vocab.json", "merges.txt"])
     write_json(os.path.join(out_dir, "..", "clip_tiny_reference.json"), {
         "texts": TEXTS,
         "token_counts": [int(n) for n in text_in["attention_mask"].sum(1)],
@@ -272,9 +293,60 @@ def plain_rgb(image):
     return Image.fromarray(np.asarray(image).copy())
 
 
+def plain_images():
+    """IMAGES as transformers' load_image decodes them, each through plain_rgb
+    (with and without, the GIF's vectors lie at cosine 0.9886)."""
+    from transformers.image_utils import load_image
+
+    return [plain_rgb(load_image(os.path.join(ROOT, p))) for p in IMAGES]
+
+
 def pooled(out):
     """get_*_features' vectors: transformers 5 returns them as pooler_output."""
     return (out.pooler_output if hasattr(out, "pooler_output") else out).detach().numpy()
+
+
+def tiny_siglip_config(config_class, vocab, max_length, **vision):
+    """config_class (SiglipConfig, Siglip2Config) for 2 layers of hidden 32 in
+    each tower, the text tower's on `vocab` ("<|endoftext|>" pads and ends),
+    the vision tower's with `vision` (its image or patch sizes)."""
+    return config_class(
+        text_config=dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, max_position_embeddings=max_length,
+                         pad_token_id=vocab["<|endoftext|>"], eos_token_id=vocab["<|endoftext|>"],
+                         bos_token_id=vocab["<|startoftext|>"]),
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                           **vision))
+
+
+def save_hf(work, model, *processors):
+    """The model and its tokenizer and processors as a transformers folder in work: its path."""
+    hf = os.path.join(work, "hf")
+    for part in (model,) + processors:
+        part.save_pretrained(hf)
+    return hf
+
+
+def export_siglip_text(model, input_ids, onnx_dir, text_embeds):
+    """SiglipTextTower (input_ids only) as onnx_dir/text_model.onnx, checked against text_embeds."""
+    path = os.path.join(onnx_dir, "text_model.onnx")
+    export(SiglipTextTower(model), (input_ids,), path, ["input_ids"], ["text_embeds", "last_hidden_state"],
+           {"input_ids": {0: "batch"}, "text_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
+    check_onnx(path, {"input_ids": input_ids.numpy()}, text_embeds, "text")
+
+
+def export_siglip2_vision(model, vision_args, onnx_dir, image_embeds):
+    """Siglip2VisionTower (pixel_values, pixel_attention_mask, spatial_shapes:
+    vision_args; traced on the first image) as onnx_dir/vision_model.onnx,
+    checked against image_embeds."""
+    path = os.path.join(onnx_dir, "vision_model.onnx")
+    export(Siglip2VisionTower(model), tuple(a[:1] for a in vision_args), path,
+           ["pixel_values", "pixel_attention_mask", "spatial_shapes"], ["image_embeds", "last_hidden_state"],
+           {"pixel_values": {0: "batch", 1: "patches"}, "pixel_attention_mask": {0: "batch", 1: "patches"},
+            "spatial_shapes": {0: "batch"}, "image_embeds": {0: "batch"},
+            "last_hidden_state": {0: "batch", 1: "patches"}})
+    check_onnx(path, {"pixel_values": vision_args[0].numpy(), "pixel_attention_mask": vision_args[1].numpy(),
+                      "spatial_shapes": vision_args[2].numpy()}, image_embeds, "vision")
 
 
 def make_siglip_tiny(out_dir):
@@ -285,66 +357,35 @@ def make_siglip_tiny(out_dir):
     (SigLIP's SentencePiece vocabulary is not needed to test the text rule):
     texts padded to max_length 16, no attention mask, as SiglipProcessor's
     padding="max_length" gives them."""
-    from transformers import CLIPTokenizer, CLIPTokenizerFast, SiglipConfig, SiglipImageProcessor, SiglipModel
-    from transformers.image_utils import load_image
+    from transformers import SiglipConfig, SiglipImageProcessor, SiglipModel
 
-    work = out_dir + ".work"
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    vocab, merges = small_clip_vocab(TEXTS + ["photo cat dog red fox picture of an image"])
-    with open(os.path.join(work, "vocab.json"), "w", encoding="utf-8") as f:
-        json.dump(vocab, f, ensure_ascii=False)
-    with open(os.path.join(work, "merges.txt"), "w", encoding="utf-8") as f:
-        f.write("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
+    work = fresh_work(out_dir)
     max_length = 16
-    slow = CLIPTokenizer(os.path.join(work, "vocab.json"), os.path.join(work, "merges.txt"),
-                         model_max_length=max_length)
-    slow.save_pretrained(os.path.join(work, "slow"))
-    tokenizer = CLIPTokenizerFast.from_pretrained(os.path.join(work, "slow"), from_slow=True)
+    tokenizer, vocab = bpe_tokenizer(work, max_length)
     image_processor = SiglipImageProcessor(size={"height": 32, "width": 32})
 
     torch.manual_seed(78)
-    config = SiglipConfig(
-        text_config=dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, max_position_embeddings=max_length,
-                         pad_token_id=vocab["<|endoftext|>"], eos_token_id=vocab["<|endoftext|>"],
-                         bos_token_id=vocab["<|startoftext|>"]),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                           image_size=32, patch_size=8))
-    model = SiglipModel(config).eval()
-    hf = os.path.join(work, "hf")
-    model.save_pretrained(hf)
-    tokenizer.save_pretrained(hf)
-    image_processor.save_pretrained(hf)
+    model = SiglipModel(tiny_siglip_config(SiglipConfig, vocab, max_length, image_size=32, patch_size=8)).eval()
+    hf = save_hf(work, model, tokenizer, image_processor)
 
     text_in = tokenizer(TEXTS, padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
-    images = [plain_rgb(load_image(os.path.join(ROOT, p))) for p in IMAGES]
-    image_in = image_processor(images=images, return_tensors="pt")
+    image_in = image_processor(images=plain_images(), return_tensors="pt")
     with torch.no_grad():
         text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
         image_embeds = pooled(model.get_image_features(pixel_values=image_in["pixel_values"]))
 
     onnx_dir = os.path.join(hf, "onnx")
     os.makedirs(onnx_dir)
-    text_path = os.path.join(onnx_dir, "text_model.onnx")
+    export_siglip_text(model, text_in["input_ids"], onnx_dir, text_embeds)
     vision_path = os.path.join(onnx_dir, "vision_model.onnx")
-    export(SiglipTextTower(model), (text_in["input_ids"],), text_path, ["input_ids"],
-           ["text_embeds", "last_hidden_state"],
-           {"input_ids": {0: "batch"}, "text_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
     export(SiglipVisionTower(model), (image_in["pixel_values"],), vision_path, ["pixel_values"],
            ["image_embeds", "last_hidden_state"],
            {"pixel_values": {0: "batch"}, "image_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
-    check_onnx(text_path, {"input_ids": text_in["input_ids"].numpy()}, text_embeds, "text")
     check_onnx(vision_path, {"pixel_values": image_in["pixel_values"].numpy()}, image_embeds, "vision")
 
-    shutil.rmtree(out_dir, ignore_errors=True)
-    os.makedirs(out_dir)
-    for name in ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json",
-                 "special_tokens_map.json", "vocab.json", "merges.txt"]:
-        if os.path.exists(os.path.join(hf, name)):  # transformers 5 writes no special_tokens_map, vocab, merges
-            shutil.copy(os.path.join(hf, name), os.path.join(out_dir, name))
-    shutil.copytree(onnx_dir, os.path.join(out_dir, "onnx"))
-    shutil.rmtree(work)
+    # transformers 5 writes no special_tokens_map, vocab, merges
+    publish(work, hf, out_dir, ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json"],
+            optional=["special_tokens_map.json", "vocab.json", "merges.txt"])
     write_json(os.path.join(out_dir, "..", "siglip_tiny_reference.json"), {
         "texts": TEXTS,
         "max_length": max_length,
@@ -377,32 +418,18 @@ def make_siglip2_tiny(out_dir):
     Needs transformers 5 (its position-embedding resize is tensor arithmetic,
     which exports with the grid as an input)."""
     from transformers import AutoTokenizer, Siglip2Config, Siglip2ImageProcessor, Siglip2Model
-    from transformers.image_utils import load_image
 
-    work = out_dir + ".work"
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    work = fresh_work(out_dir)
     tokenizer = AutoTokenizer.from_pretrained(os.path.join(OUT, "siglip_tiny"))
     max_length = tokenizer.model_max_length
     image_processor = Siglip2ImageProcessor(patch_size=8, max_num_patches=16)
     torch.manual_seed(83)
-    vocab = tokenizer.get_vocab()
-    config = Siglip2Config(
-        text_config=dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, max_position_embeddings=max_length,
-                         pad_token_id=vocab["<|endoftext|>"], eos_token_id=vocab["<|endoftext|>"],
-                         bos_token_id=vocab["<|startoftext|>"]),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                           patch_size=8, num_patches=16))
+    config = tiny_siglip_config(Siglip2Config, tokenizer.get_vocab(), max_length, patch_size=8, num_patches=16)
     model = Siglip2Model(config).eval()
-    hf = os.path.join(work, "hf")
-    model.save_pretrained(hf)
-    tokenizer.save_pretrained(hf)
-    image_processor.save_pretrained(hf)
+    hf = save_hf(work, model, tokenizer, image_processor)
 
     text_in = tokenizer(TEXTS, padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
-    images = [plain_rgb(load_image(os.path.join(ROOT, p))) for p in IMAGES]
-    image_in = image_processor(images=images, return_tensors="pt")
+    image_in = image_processor(images=plain_images(), return_tensors="pt")
     vision_args = (image_in["pixel_values"], image_in["pixel_attention_mask"], image_in["spatial_shapes"])
     with torch.no_grad():
         text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
@@ -410,26 +437,10 @@ def make_siglip2_tiny(out_dir):
 
     onnx_dir = os.path.join(hf, "onnx")
     os.makedirs(onnx_dir)
-    text_path = os.path.join(onnx_dir, "text_model.onnx")
-    vision_path = os.path.join(onnx_dir, "vision_model.onnx")
-    export(SiglipTextTower(model), (text_in["input_ids"],), text_path, ["input_ids"],
-           ["text_embeds", "last_hidden_state"],
-           {"input_ids": {0: "batch"}, "text_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
-    export(Siglip2VisionTower(model), tuple(a[:1] for a in vision_args), vision_path,
-           ["pixel_values", "pixel_attention_mask", "spatial_shapes"], ["image_embeds", "last_hidden_state"],
-           {"pixel_values": {0: "batch", 1: "patches"}, "pixel_attention_mask": {0: "batch", 1: "patches"},
-            "spatial_shapes": {0: "batch"}, "image_embeds": {0: "batch"},
-            "last_hidden_state": {0: "batch", 1: "patches"}})
-    check_onnx(text_path, {"input_ids": text_in["input_ids"].numpy()}, text_embeds, "text")
-    check_onnx(vision_path, {"pixel_values": vision_args[0].numpy(), "pixel_attention_mask": vision_args[1].numpy(),
-                             "spatial_shapes": vision_args[2].numpy()}, image_embeds, "vision")
+    export_siglip_text(model, text_in["input_ids"], onnx_dir, text_embeds)
+    export_siglip2_vision(model, vision_args, onnx_dir, image_embeds)
 
-    shutil.rmtree(out_dir, ignore_errors=True)
-    os.makedirs(out_dir)
-    for name in ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json"]:
-        shutil.copy(os.path.join(hf, name), os.path.join(out_dir, name))
-    shutil.copytree(onnx_dir, os.path.join(out_dir, "onnx"))
-    shutil.rmtree(work)
+    publish(work, hf, out_dir, ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json"])
     write_json(os.path.join(out_dir, "..", "siglip2_tiny_reference.json"), {
         "texts": TEXTS,
         "max_length": max_length,
