@@ -60,6 +60,7 @@ WERROR=${DLRT_WHEEL_WERROR:-OFF}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT} CC=${CC:-cc} CXX=${CXX:-c++}
 
 fail() { echo "FAILED: $*"; exit 1; }
+. "$ROOT/scripts/repair_wheel.sh"
 
 if ! PY=$("$ROOT/scripts/setup_venv.sh" "$TOOLS" $BUILD_TOOLS | tail -n 1); then
   fail "pip could not install the wheel build tools ($BUILD_TOOLS) into $TOOLS/venv (PyPI unreachable?)"
@@ -89,26 +90,8 @@ case $module in
   *) fail "the wheel's module is '$module', not dlrt/$want_so* (Python $pyver)" ;;
 esac
 
-echo "== auditwheel repair --plat $PLAT"
-version=$(basename "$raw" | cut -d- -f2)
-# Only this Python's earlier wheel: the other Pythons' wheels share the folder.
-rm -f "$OUT"/dlrt-"$version"-"$want_tag"-*.whl
-if ! PATH="$BIN:$PATH" "$BIN/auditwheel" repair --plat "$PLAT" -w "$OUT" "$raw" > "$AWLOG" 2>&1; then
-  tail -20 "$AWLOG"
-  fail "auditwheel repair --plat $PLAT (see $AWLOG)"
-fi
-whl=$(ls "$OUT"/dlrt-"$version"-"$want_tag"-*"$PLAT"*.whl 2>/dev/null | head -1)
-[ -n "$whl" ] || fail "auditwheel wrote no $PLAT wheel to $OUT"
-
-show=$(PATH="$BIN:$PATH" "$BIN/auditwheel" show "$whl" 2>&1)
-echo "$show" | sed 's/^/  /'
-show=$(echo "$show" | tr -s ' \n' '  ')   # one line: auditwheel wraps its sentences
-if ! grep -q "consistent with the following platform tag: \"$PLAT\"" <<< "$show"; then
-  fail "auditwheel show: $(basename "$whl") is not $PLAT"
-fi
-if grep -qi 'external shared libraries are required' <<< "$show"; then
-  fail "auditwheel show: the repaired wheel still needs external libraries"
-fi
+repair_wheel "$raw" "$OUT" "$PLAT" "$PLAT" "$BIN" "$AWLOG"
+whl=$WHL
 
 # The symbols that set the tag: the newest GLIBC_/GLIBCXX_ version each file needs, and which.
 glibc_floor() {  # ELF: "GLIBC_2.34 (dlopen pthread_once ...)"

@@ -49,6 +49,7 @@ AWLOG=$ROOT/build-wheel/auditwheel-$pyver-aarch64.log
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT}
 start=$(date +%s)
 fail() { echo "FAILED: $*"; exit 1; }
+. "$ROOT/scripts/repair_wheel.sh"
 for tool in aarch64-linux-gnu-g++ qemu-aarch64 dpkg-deb; do
   command -v "$tool" > /dev/null || fail "no $tool: scripts/install_deps.sh arm64 installs the cross toolchain and qemu-user"
 done
@@ -119,21 +120,9 @@ module=$("$PY" -m zipfile -l "$raw" | awk '{print $1}' | grep -E '^dlrt/_dlrt\..
 # 4. manylinux. auditwheel takes the architecture from the wheel's name, but its --plat offers
 # only the host's policies by name: `auto` picks the oldest policy the symbols allow, which
 # must be $PLAT (checked below, as auditwheel show reports it).
-echo "== auditwheel repair --plat auto (expected: $PLAT)"
+repair_wheel "$raw" "$OUT" "$PLAT" auto "$BIN" "$AWLOG"
+whl=$WHL
 version=$(basename "$raw" | cut -d- -f2)
-rm -f "$OUT"/dlrt-"$version"-"$want_tag"-*aarch64*.whl
-if ! PATH="$BIN:$PATH" "$BIN/auditwheel" repair --plat auto -w "$OUT" "$raw" > "$AWLOG" 2>&1; then
-  tail -20 "$AWLOG"
-  fail "auditwheel repair --plat auto (see $AWLOG)"
-fi
-whl=$(ls "$OUT"/dlrt-"$version"-"$want_tag"-*aarch64*.whl 2> /dev/null | head -1)
-[ -n "$whl" ] || fail "auditwheel wrote no aarch64 wheel to $OUT"
-[ "$(basename "$whl")" = "dlrt-$version-$want_tag-$PLAT.whl" ] || fail "auditwheel made $(basename "$whl"), not a $PLAT wheel"
-show=$(PATH="$BIN:$PATH" "$BIN/auditwheel" show "$whl" 2>&1)
-echo "$show" | sed 's/^/  /'
-show=$(echo "$show" | tr -s ' \n' '  ')
-grep -q "consistent with the following platform tag: \"$PLAT\"" <<< "$show" || fail "auditwheel show: $(basename "$whl") is not $PLAT"
-! grep -qi 'external shared libraries are required' <<< "$show" || fail "auditwheel show: the repaired wheel still needs external libraries"
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp" $sdist_tmp' EXIT
 "$PY" -m zipfile -e "$whl" "$tmp/unpacked" || fail "cannot unpack $whl"
 mapfile -t elves < <(find "$tmp/unpacked" -type f \( -name '*.so' -o -name '*.so.*' \) | sort)
