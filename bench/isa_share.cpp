@@ -16,8 +16,6 @@
 // --nodes N: then N more rounds of profiled runs (dlrt/profile.h) and "nodes":
 // per node its op type and the median over rounds of its wall time on each
 // side (wall time: where a loaded machine preempts a node, the median drops it).
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,6 +33,7 @@
 #include "dlrt/profile.h"
 #include "dlrt/session.h"
 #include "fma_loops.h"
+#include "thread_clock.h"
 
 #if DLRT_X86
 namespace {
@@ -42,16 +41,8 @@ namespace {
 using dlrt::cpu::CpuIsa;
 using Clock = std::chrono::steady_clock;
 
-double thread_cpu_ms() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
+using bench::median;
+using bench::thread_cpu_ms;
 
 // s as the body of a JSON string.
 std::string json_escape(const std::string& s) {

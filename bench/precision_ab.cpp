@@ -10,8 +10,6 @@
 // |f32| value, and the smallest cosine over the last axis' rows).
 //   dlrt_precision_ab MODEL FEED_DIR [--precision P] [--threads N] [--runs N] [--warmup N]
 // FEED_DIR holds NAME.npy for each model input (the zoo's feed folders).
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -25,21 +23,14 @@
 
 #include "core/npy.h"
 #include "dlrt/session.h"
+#include "thread_clock.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double thread_cpu_ms() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
+using bench::median;
+using bench::thread_cpu_ms;
 
 struct Error {
   double max_rel = 0, max_abs = 0, max_over_peak = 0, min_cos = 1;
