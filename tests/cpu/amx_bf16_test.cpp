@@ -28,6 +28,7 @@
 #include "backends/cpu/ops/conv_impl.h"
 #include "core/thread_pool.h"
 #include "dlrt/session.h"
+#include "gemm_amx_cases.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {
@@ -200,114 +201,9 @@ TEST(AmxBf16, ConversionsSameBitsInBothForms) {
 
 using testing::random_floats;
 
-// Every element of C against act(alpha * sum_p x(i, p) y(p, j) + beta * c0 +
-// extra(i, j)) in double, x and y rounded to bf16 when `bf16` (the
-// contract: one bf16 product per term, fp32 sums), else not (bf16x3). bf16:
-// within (K + 4) * 2^-24 of alpha * sum |x y| (fp32 sums in any order), far
-// below the ~2^-9 a term not rounded like the reference (or a missing one)
-// moves it. bf16x3: within 2e-5 (it drops terms near 2^-17 of each product).
-template <typename X, typename Y, typename Extra>
-void expect_close(bool bf16, const std::string& what, int64_t M, int64_t N, int64_t K, int64_t ldc,
-                  const std::vector<float>& c, const std::vector<float>& c0, float alpha, float beta, bool relu,
-                  const X& x, const Y& y, const Extra& extra) {
-  for (int64_t i = 0; i < M; ++i) {
-    for (int64_t j = 0; j < N; ++j) {
-      double sum = 0, mag = 0;
-      for (int64_t p = 0; p < K; ++p) {
-        const double xy = bf16 ? double(rb(x(i, p))) * rb(y(p, j)) : double(x(i, p)) * y(p, j);
-        sum += xy;
-        mag += std::fabs(xy);
-      }
-      double w = alpha * sum + (beta == 0.0f ? 0.0 : beta * c0[i * ldc + j]) + extra(i, j);
-      if (relu) w = std::max(w, 0.0);
-      const double rel = bf16 ? std::ldexp(double(K + 4), -24) : 2e-5;
-      const double tol = rel * std::fabs(alpha) * mag + 1e-6 * (1 + std::fabs(w));
-      ASSERT_NEAR(c[i * ldc + j], w, tol) << what << " at (" << i << "," << j << ")";
-    }
-    for (int64_t j = N; j < ldc; ++j) {
-      const float got = c[i * ldc + j], was = c0[i * ldc + j];
-      ASSERT_TRUE(std::isnan(was) ? std::isnan(got) : got == was) << what << " wrote padding column " << j;
-    }
-  }
-}
-
-struct Case {
-  int64_t M, N, K;
-  bool ta, tb;
-  float alpha, beta;
-  int threads;
-};
-
-// The MatMul side: B packed once (PackedMatrix::pack_b), op(A) plain.
-void check_packed_b(GemmPrecision pr, const Case& cs, std::mt19937& rng) {
-  const int64_t M = cs.M, N = cs.N, K = cs.K;
-  const int64_t lda = (cs.ta ? M : K) + 1, ldb = (cs.tb ? K : N) + 2, ldc = N + 3;
-  const auto a = random_floats(static_cast<size_t>((cs.ta ? K : M) * lda), rng);
-  const auto b = random_floats(static_cast<size_t>((cs.tb ? N : K) * ldb), rng);
-  const auto bias = random_floats(static_cast<size_t>(N), rng);
-  auto c0 = random_floats(static_cast<size_t>(M * ldc), rng);
-  if (cs.beta == 0.0f)
-    for (auto& x : c0) x = std::numeric_limits<float>::quiet_NaN();
-  GemmEpilogue ep;
-  ep.col_bias = bias.data();
-  ep.act.kind = (M + N) % 2 ? ActKind::kRelu : ActKind::kNone;
-  auto pb = PackedMatrix::pack_b(cs.tb, K, N, b.data(), ldb, pr);
-  ASSERT_TRUE(packed_for_amx(*pb));
-  ASSERT_EQ(pb->precision(), pr);
-  ThreadPool pool(cs.threads);
-  std::vector<float> c = c0;
-  ASSERT_TRUE(sgemm_ex(M, N, K, cs.alpha, SgemmOperand{a.data(), lda, cs.ta, nullptr, nullptr},
-                       SgemmOperand{nullptr, 0, false, pb.get(), nullptr}, cs.beta, c.data(), ldc, &ep,
-                       cs.threads > 1 ? &pool : nullptr)
-                  .ok());
-  const std::string what = std::string(pr == GemmPrecision::kBf16 ? "bf16" : "bf16x3") + " packed B: M=" +
-                           std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) +
-                           " ta=" + std::to_string(cs.ta) + " tb=" + std::to_string(cs.tb) +
-                           " threads=" + std::to_string(cs.threads);
-  expect_close(
-      pr == GemmPrecision::kBf16, what, M, N, K, ldc, c, c0, cs.alpha, cs.beta, ep.act.kind == ActKind::kRelu,
-      [&](int64_t i, int64_t p) { return cs.ta ? a[p * lda + i] : a[i * lda + p]; },
-      [&](int64_t p, int64_t j) { return cs.tb ? b[j * ldb + p] : b[p * ldb + j]; },
-      [&](int64_t, int64_t j) { return double(bias[j]); });
-}
-
-// The Conv side: A packed once (PackedMatrix::pack_a), B plain or from a
-// BRowSource; row bias, residual and Relu epilogue.
-void check_packed_a(GemmPrecision pr, const Case& cs, bool rows, std::mt19937& rng) {
-  const int64_t M = cs.M, N = cs.N, K = cs.K;
-  const int64_t lda = K + 1, ldb = N + 2, ldc = N + 3, ldr = N + 1;
-  const auto a = random_floats(static_cast<size_t>(M * lda), rng);
-  const auto b = random_floats(static_cast<size_t>(K * ldb), rng);
-  const auto bias = random_floats(static_cast<size_t>(M), rng);
-  const auto res = random_floats(static_cast<size_t>(M * ldr), rng);
-  auto c0 = random_floats(static_cast<size_t>(M * ldc), rng);
-  if (cs.beta == 0.0f)
-    for (auto& x : c0) x = std::numeric_limits<float>::quiet_NaN();
-  GemmEpilogue ep;
-  ep.row_bias = bias.data();
-  ep.residual = (M + K) % 2 ? res.data() : nullptr;
-  ep.ldr = ldr;
-  ep.act.kind = (M + N) % 2 ? ActKind::kRelu : ActKind::kNone;
-  auto pa = PackedMatrix::pack_a(false, M, K, a.data(), lda, pr);
-  ASSERT_TRUE(packed_for_amx(*pa));
-  BRowSource source = [&](int64_t p, int64_t j0, int64_t n, float* dst) {
-    for (int64_t j = 0; j < n; ++j) dst[j] = b[p * ldb + j0 + j];
-  };
-  SgemmOperand ob{b.data(), ldb, false, nullptr, nullptr};
-  if (rows) ob = SgemmOperand{nullptr, 0, false, nullptr, &source};
-  ThreadPool pool(cs.threads);
-  std::vector<float> c = c0;
-  ASSERT_TRUE(sgemm_ex(M, N, K, cs.alpha, SgemmOperand{nullptr, 0, false, pa.get(), nullptr}, ob, cs.beta, c.data(),
-                       ldc, &ep, cs.threads > 1 ? &pool : nullptr)
-                  .ok());
-  const std::string what = std::string(pr == GemmPrecision::kBf16 ? "bf16" : "bf16x3") + " packed A: M=" +
-                           std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) +
-                           " threads=" + std::to_string(cs.threads) + (rows ? " B rows" : " B plain");
-  expect_close(
-      pr == GemmPrecision::kBf16, what, M, N, K, ldc, c, c0, cs.alpha, cs.beta, ep.act.kind == ActKind::kRelu,
-      [&](int64_t i, int64_t p) { return a[i * lda + p]; }, [&](int64_t p, int64_t j) { return b[p * ldb + j]; },
-      [&](int64_t i, int64_t j) { return bias[i] + (ep.residual ? double(res[i * ldr + j]) : 0.0); });
-}
+using amx_cases::Case;
+using amx_cases::check_packed_a;
+using amx_cases::check_packed_b;
 
 // Rows around the 16-row blocks and 32-row pairs, columns around the
 // 32-column blocks, K around the 32-deep step (the K tail) and, on the

@@ -17,6 +17,7 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/gemm_amx.h"
 #include "backends/cpu/kernels/isa.h"
+#include "gemm_amx_cases.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {
@@ -34,82 +35,7 @@ using testing::random_floats;
   std::optional<ScopedAmxTileModel> model_; \
   if (amx_tiles_unavailable()) model_.emplace()
 
-struct Case {
-  int64_t M, N, K;
-  bool ta, tb;
-  float alpha, beta;
-  int threads;
-};
-
-// Every element of C (M x N, row stride ldc, c0 before the call) against
-// act(alpha * sum_p x(i, p) y(p, j) + beta * c0 + extra(i, j)) in double,
-// act Relu or none: within 2e-5 of alpha * sum |x y| (bf16x3 drops terms
-// near 2^-17 of each product), and a mean error below the same bound, so
-// that the error of a single bf16 product (near 1e-3 of the sum) fails.
-// Padding columns must be untouched.
-template <typename X, typename Y, typename Extra>
-void expect_bf16x3_close(const std::string& what, int64_t M, int64_t N, int64_t K, int64_t ldc,
-                         const std::vector<float>& c, const std::vector<float>& c0, float alpha, float beta, bool relu,
-                         const X& x, const Y& y, const Extra& extra) {
-  double err_sum = 0, mag_sum = 0;
-  for (int64_t i = 0; i < M; ++i) {
-    for (int64_t j = 0; j < N; ++j) {
-      double sum = 0, mag = 0;
-      for (int64_t p = 0; p < K; ++p) {
-        const double xy = double(x(i, p)) * y(p, j);
-        sum += xy;
-        mag += std::fabs(xy);
-      }
-      double w = alpha * sum + (beta == 0.0f ? 0.0 : beta * c0[i * ldc + j]) + extra(i, j);
-      if (relu) w = std::max(w, 0.0);
-      const double tol = 2e-5 * std::fabs(alpha) * mag + 1e-6 * (1 + std::fabs(w));
-      const double got = c[i * ldc + j];
-      ASSERT_NEAR(got, w, tol) << what << " at (" << i << "," << j << ")";
-      err_sum += std::fabs(got - w);
-      mag_sum += std::fabs(alpha) * mag;
-    }
-    for (int64_t j = N; j < ldc; ++j) {
-      const float got = c[i * ldc + j], was = c0[i * ldc + j];
-      ASSERT_TRUE(std::isnan(was) ? std::isnan(got) : got == was) << what << " wrote padding column " << j;
-    }
-  }
-  if (mag_sum > 0) {
-    EXPECT_LT(err_sum / mag_sum, 2e-5) << what << ": mean error too large for bf16x3";
-  }
-}
-
-// Runs one case (B packed for bf16x3) through expect_bf16x3_close.
-void check(const Case& cs, std::mt19937& rng) {
-  const int64_t M = cs.M, N = cs.N, K = cs.K;
-  const int64_t lda = (cs.ta ? M : K) + 1, ldb = (cs.tb ? K : N) + 2, ldc = N + 3;
-  const auto a = random_floats(static_cast<size_t>((cs.ta ? K : M) * lda), rng);
-  const auto b = random_floats(static_cast<size_t>((cs.tb ? N : K) * ldb), rng);
-  const auto bias = random_floats(static_cast<size_t>(N), rng);
-  auto c0 = random_floats(static_cast<size_t>(M * ldc), rng);
-  if (cs.beta == 0.0f)
-    for (auto& x : c0) x = std::numeric_limits<float>::quiet_NaN();
-  GemmEpilogue ep;
-  ep.col_bias = bias.data();
-  ep.act.kind = (M + N) % 2 ? ActKind::kRelu : ActKind::kNone;
-
-  auto pb = PackedMatrix::pack_b(cs.tb, K, N, b.data(), ldb, GemmPrecision::kBf16x3);
-  ASSERT_EQ(pb->precision(), GemmPrecision::kBf16x3);
-  ThreadPool pool(cs.threads);
-  std::vector<float> c = c0;
-  ASSERT_TRUE(sgemm_ex(M, N, K, cs.alpha, SgemmOperand{a.data(), lda, cs.ta, nullptr, nullptr},
-           SgemmOperand{nullptr, 0, false, pb.get(), nullptr}, cs.beta, c.data(), ldc, &ep,
-           cs.threads > 1 ? &pool : nullptr).ok());
-
-  const std::string what = "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) +
-                           " ta=" + std::to_string(cs.ta) + " tb=" + std::to_string(cs.tb) +
-                           " alpha=" + std::to_string(cs.alpha) + " beta=" + std::to_string(cs.beta) +
-                           " threads=" + std::to_string(cs.threads);
-  expect_bf16x3_close(
-      what, M, N, K, ldc, c, c0, cs.alpha, cs.beta, ep.act.kind == ActKind::kRelu,
-      [&](int64_t i, int64_t p) { return cs.ta ? a[p * lda + i] : a[i * lda + p]; },
-      [&](int64_t p, int64_t j) { return cs.tb ? b[j * ldb + p] : b[p * ldb + j]; },
-      [&](int64_t, int64_t j) { return double(bias[j]); });
-}
+using amx_cases::Case;
 
 TEST(AmxBf16x3, MatchesReferenceOnEdgeShapes) {
   AMX_OR_MODEL();
@@ -132,7 +58,7 @@ TEST(AmxBf16x3, MatchesReferenceOnEdgeShapes) {
   cases.push_back({37, 70, 90, true, true, 1.0f, 0.0f, 3});
   cases.push_back({5, 1000, 64, false, false, 1.0f, 0.0f, 2});
   for (const Case& cs : cases) {
-    check(cs, rng);
+    amx_cases::check_packed_b(GemmPrecision::kBf16x3, cs, rng);
     if (HasFatalFailure()) return;
   }
 }
@@ -189,44 +115,11 @@ struct CaseA {
   bool rows;  // B through a BRowSource instead of a plain matrix
 };
 
-// A packed for bf16x3 against B (plain or through a BRowSource), through
-// expect_bf16x3_close; row bias, residual and Relu epilogue.
+// A packed for bf16x3 against B (plain or through a BRowSource), against
+// amx_cases' double reference; row bias, residual and Relu epilogue.
 void check_packed_a(const CaseA& cs, std::mt19937& rng) {
-  const int64_t M = cs.M, N = cs.N, K = cs.K;
-  const int64_t lda = K + 1, ldb = N + 2, ldc = N + 3, ldr = N + 1;
-  const auto a = random_floats(static_cast<size_t>(M * lda), rng);
-  const auto b = random_floats(static_cast<size_t>(K * ldb), rng);
-  const auto bias = random_floats(static_cast<size_t>(M), rng);
-  const auto res = random_floats(static_cast<size_t>(M * ldr), rng);
-  auto c0 = random_floats(static_cast<size_t>(M * ldc), rng);
-  if (cs.beta == 0.0f)
-    for (auto& x : c0) x = std::numeric_limits<float>::quiet_NaN();
-  GemmEpilogue ep;
-  ep.row_bias = bias.data();
-  ep.residual = (M + K) % 2 ? res.data() : nullptr;
-  ep.ldr = ldr;
-  ep.act.kind = (M + N) % 2 ? ActKind::kRelu : ActKind::kNone;
-
-  auto pa = PackedMatrix::pack_a(false, M, K, a.data(), lda, GemmPrecision::kBf16x3);
-  ASSERT_EQ(pa->precision(), GemmPrecision::kBf16x3);
-  BRowSource source = [&](int64_t p, int64_t j0, int64_t n, float* dst) {
-    for (int64_t j = 0; j < n; ++j) dst[j] = b[p * ldb + j0 + j];
-  };
-  SgemmOperand ob{b.data(), ldb, false, nullptr, nullptr};
-  if (cs.rows) ob = SgemmOperand{nullptr, 0, false, nullptr, &source};
-  ThreadPool pool(cs.threads);
-  std::vector<float> c = c0;
-  ASSERT_TRUE(sgemm_ex(M, N, K, cs.alpha, SgemmOperand{nullptr, 0, false, pa.get(), nullptr}, ob, cs.beta, c.data(), ldc, &ep,
-           cs.threads > 1 ? &pool : nullptr).ok());
-
-  const std::string what = "packed A: M=" + std::to_string(M) + " N=" + std::to_string(N) +
-                           " K=" + std::to_string(K) + " alpha=" + std::to_string(cs.alpha) +
-                           " beta=" + std::to_string(cs.beta) + " threads=" + std::to_string(cs.threads) +
-                           (cs.rows ? " B rows" : " B plain");
-  expect_bf16x3_close(
-      what, M, N, K, ldc, c, c0, cs.alpha, cs.beta, ep.act.kind == ActKind::kRelu,
-      [&](int64_t i, int64_t p) { return a[i * lda + p]; }, [&](int64_t p, int64_t j) { return b[p * ldb + j]; },
-      [&](int64_t i, int64_t j) { return bias[i] + (ep.residual ? double(res[i * ldr + j]) : 0.0); });
+  amx_cases::check_packed_a(GemmPrecision::kBf16x3, Case{cs.M, cs.N, cs.K, false, false, cs.alpha, cs.beta, cs.threads},
+                            cs.rows, rng);
 }
 
 TEST(AmxBf16x3, PackedAMatchesReference) {
