@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "../cpu/kernel_test_util.h"
+
 namespace dlrt::testing::ops {
 
 AttrFn ai(int64_t v) {
@@ -37,19 +39,12 @@ OpInput fconst(std::string name, std::vector<float> v, Shape s) {
   return i;
 }
 
-std::vector<float> random_floats(int64_t n, std::mt19937& rng, float lo, float hi) {
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = d(rng);
-  return v;
-}
-
 namespace {
 
-std::vector<float> seeded_floats(int64_t n, unsigned seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  return random_floats(n, rng, lo, hi);
-}
+using cpu::testing::random_floats;
+
+// one_node_model's range of random values.
+constexpr float kLo = -2.0f, kHi = 2.0f;
 
 }  // namespace
 
@@ -79,7 +74,7 @@ std::string one_node_model(const OpCase& c, std::mt19937& rng, std::map<std::str
       if (in.dtype == onnx::TensorProto::INT64)
         for (auto v : in.int_values) t->add_int64_data(v);
       else
-        for (auto v : in.float_values.empty() ? random_floats(numel(in.shape), rng) : in.float_values)
+        for (auto v : in.float_values.empty() ? random_floats(numel(in.shape), rng, kLo, kHi) : in.float_values)
           t->add_float_data(v);
       continue;
     }
@@ -95,7 +90,7 @@ std::string one_node_model(const OpCase& c, std::mt19937& rng, std::map<std::str
       for (int64_t i = 0; i < t.size(); ++i) static_cast<uint8_t*>(t.raw_data())[i] = (rng() & 1);
       feeds[in.name] = t;
     } else {
-      feeds[in.name] = Tensor::from_vector<float>(in.shape, random_floats(numel(in.shape), rng));
+      feeds[in.name] = Tensor::from_vector<float>(in.shape, random_floats(numel(in.shape), rng, kLo, kHi));
     }
   }
   for (int i = 0; i < c.outputs; ++i) {
@@ -147,9 +142,9 @@ std::vector<OpCase> op_cases() {
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Erf", "Floor", "Ceil", "Softplus", "Sin",
                          "HardSwish", "Softsign", "Round", "Sign"})
     c.push_back({op, op, {f("x", {3, 7, 5})}});
-  c.push_back({"Sqrt", "Sqrt", {fconst("x", seeded_floats(35, 1, 0.1f, 4.0f), {5, 7})}});
-  c.push_back({"Log", "Log", {fconst("x", seeded_floats(35, 2, 0.1f, 4.0f), {5, 7})}});
-  c.push_back({"Reciprocal", "Reciprocal", {fconst("x", seeded_floats(35, 3, 0.5f, 4.0f), {5, 7})}});
+  c.push_back({"Sqrt", "Sqrt", {fconst("x", random_floats(35, 1u, 0.1f, 4.0f), {5, 7})}});
+  c.push_back({"Log", "Log", {fconst("x", random_floats(35, 2u, 0.1f, 4.0f), {5, 7})}});
+  c.push_back({"Reciprocal", "Reciprocal", {fconst("x", random_floats(35, 3u, 0.5f, 4.0f), {5, 7})}});
   c.push_back({"LeakyRelu", "LeakyRelu", {f("x", {2, 9})}, {{"alpha", af(0.13f)}}});
   c.push_back({"Elu", "Elu", {f("x", {2, 9})}, {{"alpha", af(0.7f)}}});
   c.push_back({"HardSigmoid", "HardSigmoid", {f("x", {11})}, {{"alpha", af(0.3f)}, {"beta", af(0.4f)}}});
@@ -162,7 +157,7 @@ std::vector<OpCase> op_cases() {
     c.push_back({std::string(op) + "_bcast", op, {f("a", {2, 1, 7}), f("b", {3, 1})}});
     c.push_back({std::string(op) + "_scalar", op, {f("a", {4, 3}), w("b", {})}});
   }
-  c.push_back({"Pow", "Pow", {fconst("a", seeded_floats(15, 4, 0.2f, 3.0f), {3, 5}), f("b", {5})}});
+  c.push_back({"Pow", "Pow", {fconst("a", random_floats(15, 4u, 0.2f, 3.0f), {3, 5}), f("b", {5})}});
   c.push_back({"PRelu", "PRelu", {f("x", {2, 3, 4, 5}), w("slope", {3, 1, 1})}});
   c.push_back({"Where", "Where", {OpInput{"c", {3, 1, 5}, onnx::TensorProto::BOOL}, f("x", {4, 5}), f("z", {3, 4, 1})}});
   c.push_back({"Greater", "Greater", {f("a", {3, 4}), f("b", {4})}});

@@ -53,10 +53,11 @@ OpInput w(std::string name, Shape s);
 OpInput ints(std::string name, std::vector<int64_t> v);
 OpInput fconst(std::string name, std::vector<float> v, Shape s = {});
 
-std::vector<float> random_floats(int64_t n, std::mt19937& rng, float lo = -2.0f, float hi = 2.0f);
 int64_t numel(const Shape& s);
 
 // The serialized one-node model of `c`; its graph inputs' tensors go to `feeds`.
+// Random values (graph inputs, initializers without float_values) are drawn
+// from [-2, 2) by `rng` (kernel_test_util.h's random_floats).
 std::string one_node_model(const OpCase& c, std::mt19937& rng, std::map<std::string, Tensor>& feeds);
 
 // Largest |a - b| over max|b| (as the runtime's warm-start check); +inf on a

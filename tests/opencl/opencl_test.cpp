@@ -31,6 +31,7 @@
 #include "backends/opencl/opencl_backend.h"
 #include "core/npy.h"
 #include "../backends/op_cases.h"
+#include "../cpu/kernel_test_util.h"
 #include "../onnx_proto_util.h"
 #include "../tools/cli_test_util.h"
 #include "dlrt/session.h"
@@ -62,11 +63,11 @@ class OpenClTest : public ::testing::Test {
   std::string old_cache_;
 };
 
+using cpu::testing::random_floats;
 using testing::ops::f;
 using testing::ops::max_rel_error;
 using testing::ops::numel;
 using testing::ops::one_node_model;
-using testing::ops::random_floats;
 using testing::ops::run_on;
 
 // ---- loading and devices ----
@@ -247,7 +248,7 @@ TEST_F(OpenClTest, FusedChainsAndPlanReuse) {
   auto cpu = Session::create_from_bytes(model, o);
   ASSERT_TRUE(cpu.ok());
   for (int64_t batch : {3, 8, 3}) {
-    std::map<std::string, Tensor> feeds{{"x", Tensor::from_vector<float>({batch, 19}, random_floats(batch * 19, rng))}};
+    std::map<std::string, Tensor> feeds{{"x", Tensor::from_vector<float>({batch, 19}, random_floats(batch * 19, rng, -2.0f, 2.0f))}};
     auto a = (*cl)->run(feeds);
     auto b = (*cpu)->run(feeds);
     ASSERT_TRUE(a.ok()) << a.status().to_string();
@@ -299,7 +300,7 @@ TEST_F(OpenClTest, MixedPartitionsReportBothDevices) {
     ax->set_data_type(onnx::TensorProto::INT64);
     ax->add_int64_data(1);
   });
-  std::map<std::string, Tensor> feeds{{"x", Tensor::from_vector<float>({4, 6}, random_floats(24, rng))}};
+  std::map<std::string, Tensor> feeds{{"x", Tensor::from_vector<float>({4, 6}, random_floats(24, rng, -2.0f, 2.0f))}};
   RunReport report;
   auto a = run_on(m.SerializeAsString(), feeds, "opencl", &report);
   ASSERT_TRUE(a.ok()) << a.status().to_string();
@@ -327,7 +328,7 @@ TEST_F(OpenClTest, PlacementLeavesWhatTheKernelsCannotRunOnCpu) {
       for (int d : {8, 4, 3}) wt->add_dims(d);
       for (float v : weights) wt->add_float_data(v);
     });
-    std::map<std::string, Tensor> feeds{{"x", Tensor::from_vector<float>({2, 4, 16}, random_floats(128, rng))}};
+    std::map<std::string, Tensor> feeds{{"x", Tensor::from_vector<float>({2, 4, 16}, random_floats(128, rng, -2.0f, 2.0f))}};
     RunReport report;
     auto a = run_on(m.SerializeAsString(), feeds, "opencl", &report);
     ASSERT_TRUE(a.ok()) << (known_rank ? "rank 3: " : "unknown rank: ") << a.status().to_string();
