@@ -26,6 +26,7 @@
 #include "json_out.h"
 #include "progress.h"
 #include "text_lines.h"
+#include "vector_output.h"
 
 namespace dlrt::cli {
 namespace {
@@ -312,30 +313,10 @@ int print_dense(const Args& args, const embed::EmbedModel& embedder, const std::
     }
     return kExitOk;
   }
-  if (args.has("json")) {
-    nlohmann::ordered_json j = dense_json_head(embedder, nullptr);
-    nlohmann::ordered_json data = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < vectors.size(); ++i) {
-      nlohmann::ordered_json item;
-      item["index"] = i;
-      item["tokens"] = tokens[i];
-      item["embedding"] = vectors[i];
-      data.push_back(std::move(item));
-    }
-    j["data"] = std::move(data);
-    print_json(j, -1);
-    return kExitOk;
-  }
-  std::string out;
-  char buf[32];
-  for (const auto& v : vectors) {
-    for (size_t k = 0; k < v.size(); ++k) {
-      std::snprintf(buf, sizeof buf, k ? " %.7g" : "%.7g", static_cast<double>(v[k]));
-      out += buf;
-    }
-    out += '\n';
-  }
-  std::fputs(out.c_str(), stdout);
+  if (args.has("json"))
+    print_vectors_json(dense_json_head(embedder, nullptr), "embedding", vectors, &tokens);
+  else
+    print_vector_lines(vectors);
   return kExitOk;
 }
 

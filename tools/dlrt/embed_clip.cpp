@@ -13,7 +13,7 @@
 #include "embed/models/model.h"
 #include "embed/models/output_type.h"
 #include "embed/models/registry.h"
-#include "json_out.h"
+#include "vector_output.h"
 
 namespace dlrt::cli {
 
@@ -87,28 +87,10 @@ int embed_clip(const ClipEmbedJob& job) {
     j["input"] = job.images ? "image" : "text";
     j["dimension"] = dim;
     j["normalized"] = model.normalizes();
-    nlohmann::ordered_json data = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < vectors->size(); ++i) {
-      nlohmann::ordered_json item;
-      item["index"] = i;
-      if (!job.images) item["tokens"] = tokens[i];
-      item["embedding"] = (*vectors)[i];
-      data.push_back(std::move(item));
-    }
-    j["data"] = std::move(data);
-    print_json(j, -1);
-    return kExitOk;
+    print_vectors_json(std::move(j), "embedding", *vectors, job.images ? nullptr : &tokens);
+  } else {
+    print_vector_lines(*vectors);
   }
-  std::string out;
-  char buf[32];
-  for (const auto& v : *vectors) {
-    for (size_t k = 0; k < v.size(); ++k) {
-      std::snprintf(buf, sizeof buf, k ? " %.7g" : "%.7g", static_cast<double>(v[k]));
-      out += buf;
-    }
-    out += '\n';
-  }
-  std::fputs(out.c_str(), stdout);
   return kExitOk;
 }
 

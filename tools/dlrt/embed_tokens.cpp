@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_args.h"
-#include "json_out.h"
 #include "progress.h"
+#include "vector_output.h"
 
 namespace dlrt::cli {
 
@@ -53,29 +53,15 @@ int embed_tokens(const TokenEmbedJob& job) {
     j["dimension"] = per_token.token_dimension();
     if (job.multi_vector) j["is_query"] = job.is_query;
     j["normalized"] = job.multi_vector;
-    nlohmann::ordered_json data = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < vectors.size(); ++i) {
-      nlohmann::ordered_json item;
-      item["index"] = i;
-      item["tokens"] = encodings[i].ids.size();
-      item["embeddings"] = vectors[i];
-      data.push_back(std::move(item));
-    }
-    j["data"] = std::move(data);
-    print_json(j, -1);
+    std::vector<size_t> tokens;
+    for (const auto& e : encodings) tokens.push_back(e.ids.size());
+    print_vectors_json(std::move(j), "embeddings", vectors, &tokens);
     return kExitOk;
   }
   // One token vector per line; an empty line after each text's vectors.
   std::string out;
-  char buf[32];
   for (const auto& text : vectors) {
-    for (const auto& v : text) {
-      for (size_t k = 0; k < v.size(); ++k) {
-        std::snprintf(buf, sizeof buf, k ? " %.7g" : "%.7g", static_cast<double>(v[k]));
-        out += buf;
-      }
-      out += '\n';
-    }
+    for (const auto& v : text) append_vector_line(out, v);
     out += '\n';
   }
   std::fputs(out.c_str(), stdout);
