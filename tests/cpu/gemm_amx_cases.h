@@ -73,6 +73,7 @@ void expect_close(GemmPrecision pr, const std::string& what, int64_t M, int64_t 
   }
 }
 
+// A case in words, for failure messages.
 inline std::string name_of(GemmPrecision pr, const char* side, const Case& cs) {
   return std::string(pr == GemmPrecision::kBf16 ? "bf16" : "bf16x3") + " packed " + side +
          ": M=" + std::to_string(cs.M) + " N=" + std::to_string(cs.N) + " K=" + std::to_string(cs.K) +
