@@ -211,7 +211,8 @@ def make_clip_optimum_tiny(out_dir):
     text_in = processor.tokenizer(TEXTS, padding=True, truncation=True, return_tensors="pt")
     with torch.no_grad():
         text_embeds = pooled(model.get_text_features(**text_in))
-        image_embeds = pooled(model.get_image_features(**processor.image_processor(images=plain_images(), return_tensors="pt")))
+        pixels = processor.image_processor(images=plain_images(), return_tensors="pt")
+        image_embeds = pooled(model.get_image_features(**pixels))
         session = export_graph(ZeroShot(model), processor, os.path.join(out_dir, "model.onnx"), ZERO_SHOT_AXES)
     check(session, processor, text_embeds, image_embeds, "clip_optimum_tiny")
     shutil.rmtree(work)
