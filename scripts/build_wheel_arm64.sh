@@ -119,7 +119,7 @@ module=$("$PY" -m zipfile -l "$raw" | awk '{print $1}' | grep -E '^dlrt/_dlrt\..
 
 # 4. manylinux. auditwheel takes the architecture from the wheel's name, but its --plat offers
 # only the host's policies by name: `auto` picks the oldest policy the symbols allow, which
-# must be $PLAT (checked below, as auditwheel show reports it).
+# must be $PLAT (repair_wheel checks it, as auditwheel show reports it).
 repair_wheel "$raw" "$OUT" "$PLAT" auto "$BIN" "$AWLOG"
 whl=$WHL
 version=$(basename "$raw" | cut -d- -f2)
