@@ -191,8 +191,8 @@ class _Renderer:
             messages.insert(0, self._message("system", system))
         try:
             return self.compiled.render(messages=messages, tools=None, documents=None, **self.variables)
-        except RefusedError:
-            raise
+        except RefusedError as e:
+            raise RefusedError(f"{self.template_path}: {e}") from e
         except Exception as e:  # a template's raise_exception, an undefined call, a sandbox refusal
             raise RefusedError(f"{self.template_path}: the chat template fails to render a pair: "
                                f"{type(e).__name__}: {e}") from e
@@ -202,12 +202,18 @@ def _with_placeholders(rendered, path, roles):
     for p in PLACEHOLDERS:
         if p in rendered:
             raise RefusedError(f"{path}: the rendered prompt holds the text {p}, which dlrt would fill")
+    leftover = rendered
+    for sentinel in SENTINELS.values():
+        leftover = leftover.replace(sentinel, "")
     for role in roles:
         if SENTINELS[role] not in rendered:
+            if "\u2063DLRT" in leftover.upper():
+                raise RefusedError(f"{path}: the chat template changes the content it is given (the {role} "
+                                   "came out altered)")
             raise RefusedError(f"{path}: the {role} does not reach the rendered prompt")
     for role, sentinel in SENTINELS.items():
         rendered = rendered.replace(sentinel, "{" + role + "}")
-    if "\u2063DLRT" in rendered:
+    if "\u2063DLRT" in leftover.upper():
         raise RefusedError(f"{path}: the chat template changes the content it is given (a marker came out altered)")
     return rendered
 

@@ -203,6 +203,7 @@ TEST(StModuleLlmReranker, ChatTemplateAndBrokenConfigAreRefused) {
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), StatusCode::kUnsupported) << e.status().to_string();
   EXPECT_NE(e.status().message().find("chat template"), std::string::npos) << e.status().message();
+  EXPECT_NE(e.status().message().find("python -m dlrt.reranker_config"), std::string::npos) << e.status().message();
   std::ofstream(dir / "sentence_bert_config.json") << testing::slurp(st_folder(6, "llm_reranker") / "sentence_bert_config.json");
   for (const char* bad : {R"({"false_token_id": 3})", R"({"true_token_id": "yes"})", R"({"true_token_id": -1})"}) {
     std::ofstream(dir / "1_LogitScore" / "config.json") << bad;

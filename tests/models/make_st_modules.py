@@ -49,7 +49,9 @@ Folders (st<N>_ prefix):
                 pairs are rendered as messages; max_length leaves 24 tokens past
                 the prompt. The reference is predict()'s scores without a prompt
                 and with prompt= an instruction, pairs long enough to be cut
-                included, and the rendered texts (tokenize=False)
+                included, and the rendered texts (tokenize=False);
+                st6_llm_reranker_chat.reranker_config.json beside it is what
+                python -m dlrt.reranker_config writes for it
   cross_encoder a CrossEncoder over a 2-layer BertForSequenceClassification
                 (one label; 6.x saves a modules.json of one Transformer whose
                 task is sequence-classification), onnx/model.onnx the logits;
@@ -374,6 +376,10 @@ def make_llm_reranker_chat(m, work, tok_path, tok):
     rendered = [tokenizer.apply_chat_template([{"role": "query", "content": q}, {"role": "document", "content": d}],
                                               add_generation_prompt=True, tokenize=False) for q, d in pairs]
     lengths = [len(model.preprocess([p])["input_ids"][0]) for p in pairs]
+    # What `python -m dlrt.reranker_config` writes for the folder, beside it (the C++ tests put it in a copy).
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "dlrt"))
+    import reranker_config
+    write_json(os.path.join(OUT, "st6_llm_reranker_chat.reranker_config.json"), reranker_config.make_config(st_dir))
     return st_dir, {"query": query, "texts": texts, "max_length": fixed + 24, "lengths": lengths,
                     "scores": [float(x) for x in model.predict(pairs, batch_size=len(pairs))],
                     "instruction": dm.CUSTOM_INSTRUCTION,
