@@ -49,7 +49,8 @@ Folders (st<N>_ prefix):
                 pairs are rendered as messages; max_length leaves 24 tokens past
                 the prompt. The reference is predict()'s scores without a prompt
                 and with prompt= an instruction, pairs long enough to be cut
-                included, and the rendered texts (tokenize=False);
+                included, the rendered texts (tokenize=False), and the scores
+                of a variant template with a line break after the document;
                 st6_llm_reranker_chat.reranker_config.json beside it is what
                 python -m dlrt.reranker_config writes for it
   cross_encoder a CrossEncoder over a 2-layer BertForSequenceClassification
@@ -376,16 +377,23 @@ def make_llm_reranker_chat(m, work, tok_path, tok):
     rendered = [tokenizer.apply_chat_template([{"role": "query", "content": q}, {"role": "document", "content": d}],
                                               add_generation_prompt=True, tokenize=False) for q, d in pairs]
     lengths = [len(model.preprocess([p])["input_ids"][0]) for p in pairs]
+    scores = [float(x) for x in model.predict(pairs, batch_size=len(pairs))]
+    scores_instruction = [float(x) for x in model.predict(pairs, batch_size=len(pairs), prompt=dm.CUSTOM_INSTRUCTION)]
+    # A variant whose tail starts inside the user turn ("\n" after the document): sentence-transformers
+    # writes that line break back over a cut pair too.
+    variant = RERANKER_CHAT_TEMPLATE.replace("{{ ns.document }}<|im_end|>", "{{ ns.document }}\n<|im_end|>")
+    assert variant != RERANKER_CHAT_TEMPLATE
+    model[0].tokenizer.chat_template = variant
+    model[0]._chat_template_suffix_cache.clear()
+    scores_variant = [float(x) for x in model.predict(pairs, batch_size=len(pairs))]
     # What `python -m dlrt.reranker_config` writes for the folder, beside it (the C++ tests put it in a copy).
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "dlrt"))
     import reranker_config
     write_json(os.path.join(OUT, "st6_llm_reranker_chat.reranker_config.json"), reranker_config.make_config(st_dir))
     return st_dir, {"query": query, "texts": texts, "max_length": fixed + 24, "lengths": lengths,
-                    "scores": [float(x) for x in model.predict(pairs, batch_size=len(pairs))],
-                    "instruction": dm.CUSTOM_INSTRUCTION,
-                    "scores_instruction": [float(x) for x in model.predict(pairs, batch_size=len(pairs),
-                                                                           prompt=dm.CUSTOM_INSTRUCTION)],
-                    "rendered": rendered, "true_token_id": yes, "false_token_id": no}
+                    "scores": scores, "instruction": dm.CUSTOM_INSTRUCTION, "scores_instruction": scores_instruction,
+                    "rendered": rendered, "true_token_id": yes, "false_token_id": no,
+                    "variant_template": variant, "scores_variant": scores_variant}
 
 
 def export_causal_lm(hf, path):

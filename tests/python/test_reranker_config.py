@@ -68,6 +68,18 @@ def test_scores_are_predicts(tmp_path):
                                atol=1e-5, rtol=0)
 
 
+def test_a_tail_inside_the_user_turn_is_restored(tmp_path):
+    # A line break after the document: sentence-transformers' tail starts with it, so a cut pair keeps it
+    # (a prefix / middle / suffix split at <|im_end|> would cut it with the document).
+    w = want()
+    folder = copy_chat(tmp_path, w["variant_template"])
+    assert reranker_config.main([str(folder)]) == 0
+    c = dlrt.CrossEncoder(str(folder), device="cpu", threads=2)
+    got = c.predict([(w["query"], t) for t in w["texts"]])
+    np.testing.assert_allclose(got, w["scores_variant"], atol=1e-5, rtol=0)
+    assert np.abs(np.array(w["scores_variant"]) - np.array(w["scores"])).max() > 1e-3  # the variant is another prompt
+
+
 TEMPLATE = open(os.path.join(CHAT, "chat_template.jinja"), encoding="utf-8").read()
 
 

@@ -244,7 +244,7 @@ Result<Encoding> LlmReranker::whole(const Tokenizer& tokenizer, std::string_view
   e.ids = prefix_ids_;
   e.ids.insert(e.ids.end(), middle.ids.begin(), middle.ids.end());
   e.ids.insert(e.ids.end(), suffix_ids_.begin(), suffix_ids_.end());
-  if (untruncated) *untruncated = prefix_ids_.size() + n + suffix_ids_.size();
+  if (untruncated) *untruncated = prefix_ids_.size() + std::max(n, middle.ids.size()) + suffix_ids_.size();
   return e;
 }
 
@@ -288,13 +288,12 @@ Result<Encoding> LlmReranker::encode_restoring(const Tokenizer& tokenizer, std::
 
 Result<Encoding> LlmReranker::encode(const Tokenizer& tokenizer, std::string_view query, std::string_view document,
                                      const std::string& instruction, size_t max_length, bool* truncated) const {
+  DLRT_RETURN_IF_ERROR(check_instruction(instruction));
   if (pairs_) {
-    DLRT_RETURN_IF_ERROR(check_instruction(instruction));
     return encode_within(max_length, truncated, [&](size_t limit, size_t* n) {
       return tokenizer.encode_pair_checked(query_prompt_ + std::string(query), document, limit, n);
     });
   }
-  DLRT_RETURN_IF_ERROR(check_instruction(instruction));
   if (restore_suffix_) return encode_restoring(tokenizer, query, document, instruction, max_length, truncated);
   const size_t fixed = prefix_ids_.size() + suffix_ids_.size();
   if (max_length <= fixed)

@@ -76,6 +76,8 @@ class LlmReranker {
   // False for sentence-transformers 6's form: pairs are encoded as the
   // tokenizer's pairs, without a prompt or an instruction.
   bool has_prompt() const { return !pairs_; }
+  // A prompt with an {instruction} for a request's instruction to fill.
+  bool takes_instruction() const { return !pairs_ && template_.find("{instruction}") != std::string::npos; }
   // kInvalidArgument for a non-empty instruction without a prompt, or without
   // {instruction} in the template.
   Status check_instruction(const std::string& instruction) const;
