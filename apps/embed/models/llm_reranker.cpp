@@ -268,7 +268,9 @@ Result<Encoding> LlmReranker::encode_restoring(const Tokenizer& tokenizer, std::
                                                size_t max_length, bool* truncated) const {
   const std::string& instr = instruction.empty() ? instruction_ : instruction;
   std::vector<int64_t> tail_ids = tail_ids_;
-  if (instr != instruction_) DLRT_ASSIGN_OR_RETURN(tail_ids, tail(tokenizer, instr));
+  if (instr != instruction_) {
+    DLRT_ASSIGN_OR_RETURN(tail_ids, tail(tokenizer, instr));
+  }
   if (max_length <= std::max(tail_ids.size(), prefix_ids_.size()))
     return InvalidArgument("a maximum length of " + std::to_string(max_length) + " tokens leaves no room for the query "
                            "and document past the reranker's prompt");
