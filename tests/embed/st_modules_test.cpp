@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -188,6 +189,45 @@ TEST(StModuleLlmReranker, St6RerankMatchesPredict) {
     const size_t i = res["index"].get<size_t>();
     EXPECT_NEAR(res["score"].get<double>(), want["scores"][i].get<double>(), 1e-4) << "text " << i;
   }
+}
+
+// The LogitScore folder with a chat template, with the reranker_config.json `python -m dlrt.reranker_config`
+// wrote for it (committed beside it): dlrt rerank scores as predict(), with and without an instruction
+// (predict's prompt=), cut pairs included; and for the variant template whose tail starts with the line
+// break after the document (its prompt is the committed one with that line break), which a cut pair keeps.
+TEST(StModuleLlmReranker, St6ChatTemplateRerankMatchesPredict) {
+  const json ref = st_reference(6);
+  const json& want = ref["folders"]["llm_reranker_chat"];
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_st_llm_chat_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(st_folder(6, "llm_reranker_chat"), dir, fs::copy_options::recursive);
+  json config = json::parse(testing::slurp(st_folder(6, "llm_reranker_chat").string() + ".reranker_config.json"));
+  std::string variant = config["template"];
+  const std::string end = "{document}<|im_end|>";
+  ASSERT_NE(variant.find(end), std::string::npos);
+  variant.replace(variant.find(end), end.size(), "{document}\n<|im_end|>");
+  for (const auto& [key, instruction, tmpl] :
+       {std::tuple<std::string, std::string, std::string>{"scores", "", config["template"]},
+        {"scores_instruction", want["instruction"], config["template"]},
+        {"scores_variant", "", variant}}) {
+    config["template"] = tmpl;
+    std::ofstream(dir / "reranker_config.json") << config.dump();
+    std::string args = "--json --query " + dlrt::testing::quote(want["query"].get<std::string>());
+    if (!instruction.empty()) args += " --instruction " + dlrt::testing::quote(instruction);
+    for (const json& t : want["texts"]) args += " " + dlrt::testing::quote(t.get<std::string>());
+    auto r = dlrt::testing::run_command(dlrt::testing::quote(dlrt::testing::dlrt_binary()) + " rerank --model " +
+                                        dlrt::testing::quote(dir.string()) + " --device cpu --threads 2 " + args);
+    ASSERT_EQ(r.exit_code, 0) << key << ": " << r.output;
+    const json j = json::parse(r.output, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.output;
+    EXPECT_EQ(j["kind"], "llm_reranker");
+    ASSERT_EQ(j["results"].size(), want["texts"].size());
+    for (const json& res : j["results"]) {
+      const size_t i = res["index"].get<size_t>();
+      EXPECT_NEAR(res["score"].get<double>(), want[key][i].get<double>(), 1e-5) << key << ", text " << i;
+    }
+  }
+  fs::remove_all(dir);
 }
 
 // A copy whose pairs go through a chat template, or whose LogitScore config is broken, is
