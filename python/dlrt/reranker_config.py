@@ -181,6 +181,7 @@ class _Renderer:
         self.default_prompt = (cst.get("prompts") or {}).get(name) if name else None
         if self.default_prompt is not None and not isinstance(self.default_prompt, str):
             raise RefusedError(f"{folder}: config_sentence_transformers.json's prompt {name!r} is not a string")
+        self.default_prompt = self.default_prompt or None  # an empty prompt adds no system message
 
     def _message(self, role, text):
         return {"role": role, "content": text if self.format == "flat" else [{"type": "text", "text": text}]}
