@@ -230,6 +230,52 @@ TEST(StModuleLlmReranker, St6ChatTemplateRerankMatchesPredict) {
   fs::remove_all(dir);
 }
 
+// reranker_config.json's keys for a rendered chat template are checked at load: booleans, and
+// "special_tokens": false with a post-processor that adds a token to every text is refused; a prompt
+// without {instruction} refuses an instruction.
+TEST(StModuleLlmReranker, RenderedPromptKeysAreChecked) {
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_st_llm_keys_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(st_folder(6, "llm_reranker_chat"), dir, fs::copy_options::recursive);
+  const json config = json::parse(testing::slurp(st_folder(6, "llm_reranker_chat").string() + ".reranker_config.json"));
+  json bad = config;
+  bad["restore_suffix"] = "yes";
+  std::ofstream(dir / "reranker_config.json") << bad.dump();
+  auto b = Classifier::create(dir.string(), st_cpu_options());
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), StatusCode::kInvalidModel) << b.status().to_string();
+  json plain = config;
+  plain["template"] = "<Query>: {query}\n<Document>: {document}<|im_end|>";
+  std::ofstream(dir / "reranker_config.json") << plain.dump();
+  auto p = Classifier::create(dir.string(), st_cpu_options());
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  EXPECT_FALSE((*p)->takes_instruction());
+  auto refused = (*p)->tokenize(ClassifierInput{"q", "d", true, "judge"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("no place for an instruction"), std::string::npos);
+  // A post-processor that appends <|endoftext|> to every text: apply_chat_template would not add it.
+  std::ofstream(dir / "reranker_config.json") << config.dump();
+  json tok = json::parse(testing::slurp(dir / "tokenizer.json"));
+  int64_t eot = -1;
+  for (const json& t : tok["added_tokens"])
+    if (t["content"] == "<|endoftext|>") eot = t["id"].get<int64_t>();
+  ASSERT_GE(eot, 0);
+  const json seq = {{"Sequence", {{"id", "A"}, {"type_id", 0}}}};
+  const json end = {{"SpecialToken", {{"id", "<|endoftext|>"}, {"type_id", 0}}}};
+  tok["post_processor"] = {{"type", "TemplateProcessing"},
+                           {"single", {seq, end}},
+                           {"pair", {seq, end, {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}, end}},
+                           {"special_tokens", {{"<|endoftext|>", {{"id", "<|endoftext|>"}, {"ids", {eot}},
+                                                                   {"tokens", {"<|endoftext|>"}}}}}}};
+  std::ofstream(dir / "tokenizer.json") << tok.dump();
+  auto s = Classifier::create(dir.string(), st_cpu_options());
+  fs::remove_all(dir);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kUnsupported) << s.status().to_string();
+  EXPECT_NE(s.status().message().find("post-processor"), std::string::npos) << s.status().message();
+}
+
 // A copy whose pairs go through a chat template, or whose LogitScore config is broken, is
 // refused with the reason.
 TEST(StModuleLlmReranker, ChatTemplateAndBrokenConfigAreRefused) {
