@@ -54,7 +54,7 @@ RETRIEVAL_MODEL_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transforme
 # tests/models/make_st_modules.py (folders saved by sentence-transformers 5.x
 # and 6.x, committed under tests/models/st_modules/; see that script).
 ST5_MODULE_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transformers==5.3.0 tokenizers==0.22.2 onnx==1.23.2 numpy==2.4.6"
-ST6_MODULE_PACKAGES="torch==2.10.0 transformers==5.24.0 sentence-transformers==6.2.0 tokenizers==0.23.3 onnx==1.23.2 numpy==2.4.6"
+ST6_MODULE_PACKAGES="torch==2.10.0 transformers==5.24.0 sentence-transformers==6.2.0 tokenizers==0.23.3 onnx==1.23.2 numpy==2.4.6 jinja2==3.1.6"
 # Not installed by any script: the venv a developer makes to rerun
 # tests/image/make_image_set.py (the image test set and transformers' CLIP /
 # SigLIP processor references, committed under tests/image/data/; see that script).
@@ -77,11 +77,12 @@ SERVE_CLIENT_PACKAGES="openai==3.57.0 schemathesis==4.32.5 pytest==8.4.2 tokeniz
 # Debian's chromium and chromium-driver (selenium 4.52.0 needs a certifi newer than PyPI had on 2026-11-29).
 DOCS_BROWSER_PACKAGES="selenium==4.51.0 pytest==8.4.2"
 # build/python-venv: scripts/test_python.sh. nanobind builds the module, pytest and
-# numpy run the tests; Ray Data (with pyarrow and pandas) runs tests/python/test_ray.py.
+# numpy run the tests; Ray Data (with pyarrow and pandas) runs tests/python/test_ray.py; jinja2
+# (transformers' floor for chat templates) runs python -m dlrt.reranker_config in tests/python/test_reranker_config.py.
 # BUILD/st-reference: the wheel (downloaded with --no-deps, never installed) whose own
 # quantize_embeddings tests/python/test_output_types.py compares dlrt's output types with.
 QUANTIZE_REFERENCE_WHEEL="sentence-transformers==6.2.0"
-PYTHON_TEST_PACKAGES="nanobind==2.9.2 pytest==8.4.2 numpy==2.4.6 ray[data]==2.60.0 pyarrow==23.0.1 pandas==2.3.3 pillow==12.0.0"
+PYTHON_TEST_PACKAGES="nanobind==2.9.2 pytest==8.4.2 numpy==2.4.6 ray[data]==2.60.0 pyarrow==23.0.1 pandas==2.3.3 pillow==12.0.0 jinja2==3.1.6"
 # build-wheel/tools-X.Y: scripts/build_wheel.sh, one per Python that builds a wheel
 # (scripts/wheel_pythons.sh: 3.10, 3.11, 3.12). scikit-build-core and nanobind are
 # pyproject.toml's [build-system] pins; auditwheel needs patchelf on PATH.

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -55,7 +56,7 @@ TEST_P(StModules, ModuleTypesAreTheLibrarysAndAllImplemented) {
   EXPECT_EQ(ref["sentence_transformers"].get<std::string>().substr(0, 2), std::to_string(GetParam()) + ".");
   for (const auto& [name, outputs] : ref["folders"].items()) {
     if (!outputs.contains("module_types")) continue;  // a 5.x CrossEncoder: no modules.json
-    if (name == "llm_reranker") continue;               // LogitScore: the LLM reranker reads it, not the pipeline
+    if (name.rfind("llm_reranker", 0) == 0) continue;  // LogitScore: the LLM reranker reads it, not the pipeline
     auto modules = read_modules(st_folder(GetParam(), name));
     ASSERT_TRUE(modules.ok()) << name << ": " << modules.status().to_string();
     ASSERT_EQ(modules->size(), outputs["module_types"].size()) << name;
@@ -190,6 +191,91 @@ TEST(StModuleLlmReranker, St6RerankMatchesPredict) {
   }
 }
 
+// The LogitScore folder with a chat template, with the reranker_config.json `python -m dlrt.reranker_config`
+// wrote for it (committed beside it): dlrt rerank scores as predict(), with and without an instruction
+// (predict's prompt=), cut pairs included; and for the variant template whose tail starts with the line
+// break after the document (its prompt is the committed one with that line break), which a cut pair keeps.
+TEST(StModuleLlmReranker, St6ChatTemplateRerankMatchesPredict) {
+  const json ref = st_reference(6);
+  const json& want = ref["folders"]["llm_reranker_chat"];
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_st_llm_chat_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(st_folder(6, "llm_reranker_chat"), dir, fs::copy_options::recursive);
+  json config = json::parse(testing::slurp(st_folder(6, "llm_reranker_chat").string() + ".reranker_config.json"));
+  std::string variant = config["template"];
+  const std::string end = "{document}<|im_end|>";
+  ASSERT_NE(variant.find(end), std::string::npos);
+  variant.replace(variant.find(end), end.size(), "{document}\n<|im_end|>");
+  for (const auto& [key, instruction, tmpl] :
+       {std::tuple<std::string, std::string, std::string>{"scores", "", config["template"]},
+        {"scores_instruction", want["instruction"], config["template"]},
+        {"scores_variant", "", variant}}) {
+    config["template"] = tmpl;
+    std::ofstream(dir / "reranker_config.json") << config.dump();
+    std::string args = "--json --query " + dlrt::testing::quote(want["query"].get<std::string>());
+    if (!instruction.empty()) args += " --instruction " + dlrt::testing::quote(instruction);
+    for (const json& t : want["texts"]) args += " " + dlrt::testing::quote(t.get<std::string>());
+    auto r = dlrt::testing::run_command(dlrt::testing::quote(dlrt::testing::dlrt_binary()) + " rerank --model " +
+                                        dlrt::testing::quote(dir.string()) + " --device cpu --threads 2 " + args);
+    ASSERT_EQ(r.exit_code, 0) << key << ": " << r.output;
+    const json j = json::parse(r.output, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.output;
+    EXPECT_EQ(j["kind"], "llm_reranker");
+    ASSERT_EQ(j["results"].size(), want["texts"].size());
+    for (const json& res : j["results"]) {
+      const size_t i = res["index"].get<size_t>();
+      EXPECT_NEAR(res["score"].get<double>(), want[key][i].get<double>(), 1e-5) << key << ", text " << i;
+    }
+  }
+  fs::remove_all(dir);
+}
+
+// reranker_config.json's keys for a rendered chat template are checked at load: booleans, and
+// "special_tokens": false with a post-processor that adds a token to every text is refused; a prompt
+// without {instruction} refuses an instruction.
+TEST(StModuleLlmReranker, RenderedPromptKeysAreChecked) {
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_st_llm_keys_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(st_folder(6, "llm_reranker_chat"), dir, fs::copy_options::recursive);
+  const json config = json::parse(testing::slurp(st_folder(6, "llm_reranker_chat").string() + ".reranker_config.json"));
+  json bad = config;
+  bad["restore_suffix"] = "yes";
+  std::ofstream(dir / "reranker_config.json") << bad.dump();
+  auto b = Classifier::create(dir.string(), st_cpu_options());
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), StatusCode::kInvalidModel) << b.status().to_string();
+  json plain = config;
+  plain["template"] = "<Query>: {query}\n<Document>: {document}<|im_end|>";
+  std::ofstream(dir / "reranker_config.json") << plain.dump();
+  auto p = Classifier::create(dir.string(), st_cpu_options());
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  EXPECT_FALSE((*p)->takes_instruction());
+  auto refused = (*p)->tokenize(ClassifierInput{"q", "d", true, "judge"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("no place for an instruction"), std::string::npos);
+  // A post-processor that appends <|endoftext|> to every text: apply_chat_template would not add it.
+  std::ofstream(dir / "reranker_config.json") << config.dump();
+  json tok = json::parse(testing::slurp(dir / "tokenizer.json"));
+  int64_t eot = -1;
+  for (const json& t : tok["added_tokens"])
+    if (t["content"] == "<|endoftext|>") eot = t["id"].get<int64_t>();
+  ASSERT_GE(eot, 0);
+  const json seq = {{"Sequence", {{"id", "A"}, {"type_id", 0}}}};
+  const json end = {{"SpecialToken", {{"id", "<|endoftext|>"}, {"type_id", 0}}}};
+  tok["post_processor"] = {{"type", "TemplateProcessing"},
+                           {"single", {seq, end}},
+                           {"pair", {seq, end, {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}, end}},
+                           {"special_tokens", {{"<|endoftext|>", {{"id", "<|endoftext|>"}, {"ids", {eot}},
+                                                                   {"tokens", {"<|endoftext|>"}}}}}}};
+  std::ofstream(dir / "tokenizer.json") << tok.dump();
+  auto s = Classifier::create(dir.string(), st_cpu_options());
+  fs::remove_all(dir);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kUnsupported) << s.status().to_string();
+  EXPECT_NE(s.status().message().find("post-processor"), std::string::npos) << s.status().message();
+}
+
 // A copy whose pairs go through a chat template, or whose LogitScore config is broken, is
 // refused with the reason.
 TEST(StModuleLlmReranker, ChatTemplateAndBrokenConfigAreRefused) {
@@ -203,6 +289,7 @@ TEST(StModuleLlmReranker, ChatTemplateAndBrokenConfigAreRefused) {
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), StatusCode::kUnsupported) << e.status().to_string();
   EXPECT_NE(e.status().message().find("chat template"), std::string::npos) << e.status().message();
+  EXPECT_NE(e.status().message().find("python -m dlrt.reranker_config"), std::string::npos) << e.status().message();
   std::ofstream(dir / "sentence_bert_config.json") << testing::slurp(st_folder(6, "llm_reranker") / "sentence_bert_config.json");
   for (const char* bad : {R"({"false_token_id": 3})", R"({"true_token_id": "yes"})", R"({"true_token_id": -1})"}) {
     std::ofstream(dir / "1_LogitScore" / "config.json") << bad;

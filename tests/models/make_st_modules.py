@@ -41,6 +41,18 @@ Folders (st<N>_ prefix):
                 ids), onnx/model.onnx its logits by torch.onnx (6.2's backend="onnx"
                 export needs optimum-onnx, whose 0.1.0 requires transformers < 4.58);
                 the reference is predict()'s scores for (query, text)
+  llm_reranker_chat  6.x only: the llm_reranker's model and tokenizer with a
+                Qwen3-Reranker-style chat template (chat_template.jinja: the
+                system message is the instruction, else a default; the query
+                and document roles; the assistant turn with empty thinking tags
+                under add_generation_prompt, which processing_kwargs sets), so
+                pairs are rendered as messages; max_length leaves 24 tokens past
+                the prompt. The reference is predict()'s scores without a prompt
+                and with prompt= an instruction, pairs long enough to be cut
+                included, the rendered texts (tokenize=False), and the scores
+                of a variant template with a line break after the document;
+                st6_llm_reranker_chat.reranker_config.json beside it is what
+                python -m dlrt.reranker_config writes for it
   cross_encoder a CrossEncoder over a 2-layer BertForSequenceClassification
                 (one label; 6.x saves a modules.json of one Transformer whose
                 task is sequence-classification), onnx/model.onnx the logits;
@@ -306,6 +318,86 @@ def make_llm_reranker(m, work, tok_path, tok):
     st_dir = os.path.join(work, "llm_reranker")
     model.save(st_dir)
 
+    export_causal_lm(hf, os.path.join(st_dir, "onnx", "model.onnx"))
+    query = dm.QUERIES[0]
+    scores = model.predict([(query, t) for t in TEXTS], batch_size=len(TEXTS))
+    return st_dir, {"query": query, "scores": [float(x) for x in scores],
+                    "true_token_id": int(model[1].true_token_id), "false_token_id": int(model[1].false_token_id)}
+
+
+# A Qwen3-Reranker-style chat template written from the model card's prompt: the instruction is the system
+# message's content (a default without one), the pair comes as "query" and "document" messages.
+RERANKER_CHAT_TEMPLATE = (
+    '{%- set ns = namespace(instruction="Given a web search query, retrieve relevant passages that answer the '
+    'query", query="", document="") -%}\n'
+    '{%- for message in messages -%}\n'
+    '    {%- if message.role == "system" -%}{%- set ns.instruction = message.content -%}\n'
+    '    {%- elif message.role == "query" -%}{%- set ns.query = message.content -%}\n'
+    '    {%- elif message.role == "document" -%}{%- set ns.document = message.content -%}\n'
+    '    {%- endif -%}\n'
+    '{%- endfor -%}\n'
+    '<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and the Instruct '
+    'provided. Note that the answer can only be "yes" or "no".<|im_end|>\n<|im_start|>user\n'
+    '<Instruct>: {{ ns.instruction }}\n<Query>: {{ ns.query }}\n<Document>: {{ ns.document }}<|im_end|>\n'
+    '{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n\n</think>\n\n{% endif %}')
+
+
+def make_llm_reranker_chat(m, work, tok_path, tok):
+    """6.x: the llm_reranker's causal LM behind a tokenizer with a chat template: CrossEncoder renders each pair
+    as [system (the prompt, if any), query, document] messages; add_generation_prompt through processing_kwargs."""
+    import make_decoder_models as dm
+    from sentence_transformers import CrossEncoder
+    from sentence_transformers.cross_encoder.modules import LogitScore
+    from transformers import AutoTokenizer, Qwen3ForCausalLM
+    hf_dir = os.path.join(work, "llm_reranker_chat_hf")
+    fast = dm.save_hf_tokenizer(dm.with_post_processor(dm.train_tokenizer(640), "qwen3"), hf_dir,
+                                pad="<|endoftext|>", eos="<|im_end|>", padding_side="left")
+    fast.chat_template = RERANKER_CHAT_TEMPLATE
+    torch.manual_seed(83)
+    hf = Qwen3ForCausalLM(dm.qwen3_config(len(fast), eos_token_id=fast.eos_token_id)).eval()
+    hf.save_pretrained(hf_dir)
+    # Room for 24 tokens of query and document past the prompt, so the long texts are cut.
+    fixed = len(fast.apply_chat_template([{"role": "query", "content": ""}, {"role": "document", "content": ""}],
+                                         add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"])
+    fast.model_max_length = fixed + 24
+    fast.save_pretrained(hf_dir)
+    transformer = m["Transformer"](hf_dir, transformer_task="text-generation", max_seq_length=fixed + 24,
+                                   processing_kwargs={"chat_template": {"add_generation_prompt": True}})
+    assert "message" in transformer.modality_config, transformer.modality_config
+    yes, no = fast.convert_tokens_to_ids("yes"), fast.convert_tokens_to_ids("no")
+    model = CrossEncoder(modules=[transformer, LogitScore(true_token_id=yes, false_token_id=no)], device="cpu")
+    st_dir = os.path.join(work, "llm_reranker_chat")
+    model.save(st_dir)
+    model = CrossEncoder(st_dir, device="cpu")  # as a user loads the saved folder
+    export_causal_lm(hf, os.path.join(st_dir, "onnx", "model.onnx"))
+    query = dm.QUERIES[0]
+    texts = TEXTS + dm.DOCUMENTS
+    pairs = [(query, t) for t in texts]
+    tokenizer = AutoTokenizer.from_pretrained(st_dir)
+    rendered = [tokenizer.apply_chat_template([{"role": "query", "content": q}, {"role": "document", "content": d}],
+                                              add_generation_prompt=True, tokenize=False) for q, d in pairs]
+    lengths = [len(model.preprocess([p])["input_ids"][0]) for p in pairs]
+    scores = [float(x) for x in model.predict(pairs, batch_size=len(pairs))]
+    scores_instruction = [float(x) for x in model.predict(pairs, batch_size=len(pairs), prompt=dm.CUSTOM_INSTRUCTION)]
+    # A variant whose tail starts inside the user turn ("\n" after the document): sentence-transformers
+    # writes that line break back over a cut pair too.
+    variant = RERANKER_CHAT_TEMPLATE.replace("{{ ns.document }}<|im_end|>", "{{ ns.document }}\n<|im_end|>")
+    assert variant != RERANKER_CHAT_TEMPLATE
+    model[0].tokenizer.chat_template = variant
+    model[0]._chat_template_suffix_cache.clear()
+    scores_variant = [float(x) for x in model.predict(pairs, batch_size=len(pairs))]
+    # What `python -m dlrt.reranker_config` writes for the folder, beside it (the C++ tests put it in a copy).
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "dlrt"))
+    import reranker_config
+    write_json(os.path.join(OUT, "st6_llm_reranker_chat.reranker_config.json"), reranker_config.make_config(st_dir))
+    return st_dir, {"query": query, "texts": texts, "max_length": fixed + 24, "lengths": lengths,
+                    "scores": scores, "instruction": dm.CUSTOM_INSTRUCTION, "scores_instruction": scores_instruction,
+                    "rendered": rendered, "true_token_id": yes, "false_token_id": no,
+                    "variant_template": variant, "scores_variant": scores_variant}
+
+
+def export_causal_lm(hf, path):
+    """torch.onnx.export of a causal LM: input_ids, attention_mask -> logits [batch, sequence, vocabulary]."""
     class Wrap(torch.nn.Module):
         def __init__(self, lm):
             super().__init__()
@@ -314,22 +406,17 @@ def make_llm_reranker(m, work, tok_path, tok):
         def forward(self, input_ids, attention_mask):
             return self.lm(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).logits
 
-    path = os.path.join(st_dir, "onnx", "model.onnx")
     os.makedirs(os.path.dirname(path))
     ids = torch.ones(2, 5, dtype=torch.long)
     axes = {n: {0: "batch", 1: "sequence"} for n in ("input_ids", "attention_mask", "logits")}
     torch.onnx.export(Wrap(hf), (ids, ids), path, input_names=["input_ids", "attention_mask"], output_names=["logits"],
                       dynamic_axes=axes, opset_version=17, dynamo=False)
-    query = dm.QUERIES[0]
-    scores = model.predict([(query, t) for t in TEXTS], batch_size=len(TEXTS))
-    return st_dir, {"query": query, "scores": [float(x) for x in scores],
-                    "true_token_id": int(model[1].true_token_id), "false_token_id": int(model[1].false_token_id)}
 
 
 FOLDERS = {"dense": make_dense, "sparse": make_sparse, "static": make_static, "sparse_static": make_sparse_static,
            "cross_encoder": make_cross_encoder, "router": make_router, "router_sparse": make_router_sparse,
-           "llm_reranker": make_llm_reranker}
-SINCE = {"llm_reranker": 6}  # LogitScore is 6.x's
+           "llm_reranker": make_llm_reranker, "llm_reranker_chat": make_llm_reranker_chat}
+SINCE = {"llm_reranker": 6, "llm_reranker_chat": 6}  # LogitScore is 6.x's
 
 
 def main():

@@ -1,13 +1,15 @@
 // dlrt serve with the LLM reranker of tests/models/retrieval (qwen3_rerank):
 // POST /v1/rerank (Cohere's and Jina's shapes) and POST /rerank against the
 // model card's scores in torch; /v1/rerank's errors; an embedding model refused;
-// sentence-transformers 6's LogitScore folder (tests/models/st_modules) on /rerank.
+// sentence-transformers 6's LogitScore folders (tests/models/st_modules) on /rerank, without and
+// with a chat template (the latter through the reranker_config.json python -m dlrt.reranker_config wrote).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 #include "embed/models/classifier.h"
 #include "embed/models/registry.h"
@@ -196,6 +198,49 @@ TEST(ServeLlmRerank, St6LogitScoreFolderMatchesPredict) {
   ASSERT_TRUE(instructed);
   EXPECT_TRUE(instructed->status >= 400 && instructed->status < 500) << instructed->body;
   EXPECT_NE(instructed->body.find("prompt template"), std::string::npos) << instructed->body;
+}
+
+// The same kind of folder whose tokenizer has a chat template: refused as sentence-transformers saved
+// it, naming the tool; with the reranker_config.json that `python -m dlrt.reranker_config` wrote for it
+// (committed beside it, tests/python/test_st_modules.py checks it is the tool's output), /rerank's scores
+// are CrossEncoder.predict's, with and without an instruction (predict's prompt=), cut pairs included.
+TEST(ServeLlmRerank, St6ChatTemplateFolderMatchesPredict) {
+  const fs::path st = fs::path(DLRT_TEST_DIR) / "models" / "st_modules";
+  std::ifstream f(st / "st6_reference.json");
+  const json ref = json::parse(f);
+  const json& want = ref["folders"]["llm_reranker_chat"];
+  EmbedderOptions o;
+  o.device = "cpu";
+  o.threads = 2;
+  auto refused = open_model((st / "st6_llm_reranker_chat").string(), o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("python -m dlrt.reranker_config"), std::string::npos)
+      << refused.status().to_string();
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_serve_chat_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(st / "st6_llm_reranker_chat", dir, fs::copy_options::recursive);
+  fs::copy_file(st / "st6_llm_reranker_chat.reranker_config.json", dir / "reranker_config.json");
+  auto m = open_model(dir.string(), o);
+  fs::remove_all(dir);
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  EXPECT_EQ((*m)->kind(), ModelKind::kLlmReranker);
+  TestServer s({}, /*with_model=*/false);
+  s.server->set_model(*m);
+  size_t cut = 0;
+  for (const json& l : want["lengths"]) cut += l.get<size_t>() == want["max_length"].get<size_t>() ? 1 : 0;
+  EXPECT_GE(cut, 3u);  // pairs sentence-transformers cut to the maximum length are among those compared
+  for (const char* key : {"scores", "scores_instruction"}) {
+    json body{{"query", want["query"]}, {"texts", want["texts"]}, {"truncate", true}};
+    if (std::string(key) == "scores_instruction") body["instruction"] = want["instruction"];
+    auto r = s.post("/rerank", body.dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    ASSERT_EQ(body_json(r).size(), want["texts"].size());
+    for (const json& res : body_json(r)) {
+      const size_t i = res["index"].get<size_t>();
+      EXPECT_NEAR(res["score"].get<double>(), want[key][i].get<double>(), 1e-5) << key << ", text " << i;
+    }
+  }
 }
 
 }  // namespace

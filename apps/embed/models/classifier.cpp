@@ -189,7 +189,7 @@ Result<ClassifierResult> Classifier::score(const std::vector<ClassifierInput>& i
 
 const std::vector<std::string>& Classifier::labels() const { return impl_->labels; }
 bool Classifier::is_llm_reranker() const { return impl_->llm != nullptr; }
-bool Classifier::takes_instruction() const { return impl_->llm && impl_->llm->has_prompt(); }
+bool Classifier::takes_instruction() const { return impl_->llm && impl_->llm->takes_instruction(); }
 std::string Classifier::model_name() const { return impl_->name; }
 size_t Classifier::max_length() const { return impl_->max_length; }
 RunReport Classifier::placement() const { return impl_->session->placement(); }

@@ -91,7 +91,7 @@ json logit_score_modules(const fs::path& folder) {
 // checks that the Transformer is the text-generation one at the folder's root
 // and takes text pairs without a chat template.
 Status load_logit_score(const fs::path& dir, const json& modules, int64_t* yes_id, int64_t* no_id,
-                        std::string* query_prompt) {
+                        std::string* query_prompt, bool has_config) {
   const std::string where = (dir / "modules.json").string();
   std::string types;
   for (const json& m : modules) types += (types.empty() ? "" : ", ") + jsonu::get_string(m, "type", "?");
@@ -108,12 +108,12 @@ Status load_logit_score(const fs::path& dir, const json& modules, int64_t* yes_i
                        ": a LogitScore reads a causal LM's logits, but the Transformer's transformer_task is \"" +
                        task + "\" (sentence_bert_config.json), not \"text-generation\"");
   const json* modality = st.is_object() ? jsonu::member(st, "modality_config") : nullptr;
-  if (modality && modality->is_object() && modality->contains("message"))
+  if (!has_config && modality && modality->is_object() && modality->contains("message"))
     return Unsupported((dir / "sentence_bert_config.json").string() +
                        ": this reranker renders (query, document) pairs through the tokenizer's chat template "
-                       "(modality_config has \"message\"), which dlrt does not implement; a folder whose "
-                       "modality_config has only \"text\" (no chat template) is served, or give the prompt in " +
-                       kConfigFile);
+                       "(modality_config has \"message\"), which dlrt does not render itself; write the rendered "
+                       "prompt to " + std::string(kConfigFile) + " with `python -m dlrt.reranker_config " +
+                       dir.string() + "` (dlrt's Python package; needs jinja2), then load the folder again");
   const fs::path rel = jsonu::get_string(modules[1], "path", "");
   for (const fs::path& part : rel)
     if (rel.is_absolute() || part == "..")
@@ -157,11 +157,17 @@ bool is_llm_reranker_folder(const std::string& dir) {
 }
 
 Result<LlmReranker> LlmReranker::load(const fs::path& dir, const Tokenizer& tokenizer) {
-  if (json modules = logit_score_modules(dir); !modules.is_null() && !fs::exists(dir / kConfigFile)) {
+  const bool has_config = fs::exists(dir / kConfigFile);
+  // A LogitScore's answer ids; with reranker_config.json too, its prompt (a rendered chat template) takes
+  // the pairs and these ids stay unless the file names tokens.
+  int64_t logit_yes = -1, logit_no = -1;
+  if (json modules = logit_score_modules(dir); !modules.is_null()) {
     LlmReranker r;
     r.pairs_ = true;
-    DLRT_RETURN_IF_ERROR(load_logit_score(dir, modules, &r.yes_id_, &r.no_id_, &r.query_prompt_));
-    return r;
+    DLRT_RETURN_IF_ERROR(load_logit_score(dir, modules, &r.yes_id_, &r.no_id_, &r.query_prompt_, has_config));
+    if (!has_config) return r;
+    logit_yes = r.yes_id_;
+    logit_no = r.no_id_;
   }
   const fs::path path = dir / kConfigFile;
   DLRT_ASSIGN_OR_RETURN(json c, jsonu::read_optional_json(path));
@@ -181,16 +187,40 @@ Result<LlmReranker> LlmReranker::load(const fs::path& dir, const Tokenizer& toke
   DLRT_ASSIGN_OR_RETURN(std::string no, text("no_token", "no"));
   if (r.template_.find("{query}") == std::string::npos || r.template_.find("{document}") == std::string::npos)
     return InvalidModel(path.string() + ": \"template\" must hold {query} and {document}");
+  for (const char* key : {"special_tokens", "restore_suffix"}) {
+    const json* v = c.is_object() ? jsonu::member(c, key) : nullptr;
+    if (v && !v->is_boolean()) return InvalidModel(path.string() + ": \"" + key + "\" must be true or false");
+  }
+  const bool special_tokens = jsonu::get_bool(c, "special_tokens", true);
+  r.restore_suffix_ = jsonu::get_bool(c, "restore_suffix", false);
   const std::string where = (dir / "tokenizer.json").string();
   DLRT_ASSIGN_OR_RETURN(r.prefix_ids_, plain_ids(tokenizer, prefix, where));
   DLRT_ASSIGN_OR_RETURN(r.suffix_ids_, plain_ids(tokenizer, suffix, where));
-  auto yes_id = tokenizer.token_to_id(yes);
-  auto no_id = tokenizer.token_to_id(no);
-  if (!yes_id || !no_id)
-    return InvalidModel(where + ": the LLM reranker's answer tokens \"" + yes + "\" and \"" + no +
-                        "\" must both be in the vocabulary (set yes_token / no_token in " + kConfigFile + ")");
-  r.yes_id_ = *yes_id;
-  r.no_id_ = *no_id;
+  if (!special_tokens) {
+    // The middle is then the tokenizer's ids of the text alone; dlrt's encode adds the post-processor's.
+    DLRT_ASSIGN_OR_RETURN(Encoding probe, tokenizer.encode_checked("a"));
+    DLRT_ASSIGN_OR_RETURN(std::vector<int64_t> plain, plain_ids(tokenizer, "a", where));
+    if (probe.ids != plain)
+      return Unsupported(path.string() + ": \"special_tokens\": false, but the tokenizer's post-processor adds "
+                         "special tokens to a text, which dlrt does not strip");
+  }
+  if (logit_yes >= 0 && !jsonu::member(c, "yes_token") && !jsonu::member(c, "no_token")) {
+    r.yes_id_ = logit_yes;
+    r.no_id_ = logit_no;
+  } else {
+    auto yes_id = tokenizer.token_to_id(yes);
+    auto no_id = tokenizer.token_to_id(no);
+    if (!yes_id || !no_id)
+      return InvalidModel(where + ": the LLM reranker's answer tokens \"" + yes + "\" and \"" + no +
+                          "\" must both be in the vocabulary (set yes_token / no_token in " + kConfigFile + ")");
+    r.yes_id_ = *yes_id;
+    r.no_id_ = *no_id;
+  }
+  if (r.restore_suffix_) {
+    DLRT_ASSIGN_OR_RETURN(r.tail_ids_, r.tail(tokenizer, r.instruction_));
+    DLRT_ASSIGN_OR_RETURN(Encoding bare, r.whole(tokenizer, r.instruction_, "", "", 0, nullptr));
+    r.fixed_ = bare.ids.size();
+  }
   return r;
 }
 
@@ -199,17 +229,74 @@ Status LlmReranker::check_instruction(const std::string& instruction) const {
     return InvalidArgument(
         "an instruction is for LLM rerankers with a prompt template; this sentence-transformers "
         "reranker (LogitScore) scores plain (query, document) pairs");
+  if (!instruction.empty() && template_.find("{instruction}") == std::string::npos)
+    return InvalidArgument("this LLM reranker's prompt has no place for an instruction (its template in " +
+                           std::string(kConfigFile) + " holds no {instruction})");
   return Status::Ok();
+}
+
+Result<Encoding> LlmReranker::whole(const Tokenizer& tokenizer, std::string_view instruction, std::string_view query,
+                                    std::string_view document, size_t limit, size_t* untruncated) const {
+  const std::string body = fill(template_, instruction, query, document);
+  size_t n = 0;
+  DLRT_ASSIGN_OR_RETURN(Encoding middle, tokenizer.encode_checked(body, limit, nullptr, &n));
+  Encoding e;
+  e.ids = prefix_ids_;
+  e.ids.insert(e.ids.end(), middle.ids.begin(), middle.ids.end());
+  e.ids.insert(e.ids.end(), suffix_ids_.begin(), suffix_ids_.end());
+  if (untruncated) *untruncated = prefix_ids_.size() + std::max(n, middle.ids.size()) + suffix_ids_.size();
+  return e;
+}
+
+// sentence-transformers' chat-template suffix: the longest run of ids that ends both prompts with the
+// query and document "0" and "1 2 3 4", none when one prompt ends wholly in the other.
+Result<std::vector<int64_t>> LlmReranker::tail(const Tokenizer& tokenizer, std::string_view instruction) const {
+  DLRT_ASSIGN_OR_RETURN(Encoding a, whole(tokenizer, instruction, "0", "0", 0, nullptr));
+  DLRT_ASSIGN_OR_RETURN(Encoding b, whole(tokenizer, instruction, "1 2 3 4", "1 2 3 4", 0, nullptr));
+  size_t count = 0;
+  while (count < a.ids.size() && count < b.ids.size() &&
+         a.ids[a.ids.size() - 1 - count] == b.ids[b.ids.size() - 1 - count])
+    ++count;
+  if (count == 0 || count >= std::min(a.ids.size(), b.ids.size())) return std::vector<int64_t>{};
+  return std::vector<int64_t>(a.ids.end() - static_cast<std::ptrdiff_t>(count), a.ids.end());
+}
+
+// The restore_suffix form: the whole prompt cut from the right to max_length, its tail written back over
+// the last ids of a cut (or exactly full) prompt, as sentence-transformers truncates a chat template.
+Result<Encoding> LlmReranker::encode_restoring(const Tokenizer& tokenizer, std::string_view query,
+                                               std::string_view document, const std::string& instruction,
+                                               size_t max_length, bool* truncated) const {
+  const std::string& instr = instruction.empty() ? instruction_ : instruction;
+  std::vector<int64_t> tail_ids = tail_ids_;
+  if (instr != instruction_) {
+    DLRT_ASSIGN_OR_RETURN(tail_ids, tail(tokenizer, instr));
+  }
+  if (max_length <= std::max(tail_ids.size(), prefix_ids_.size()))
+    return InvalidArgument("a maximum length of " + std::to_string(max_length) + " tokens leaves no room for the query "
+                           "and document past the reranker's prompt");
+  size_t total = 0;
+  DLRT_ASSIGN_OR_RETURN(Encoding e, whole(tokenizer, instr, query, document, max_length - prefix_ids_.size(), &total));
+  if (e.ids.size() > max_length) e.ids.resize(max_length);
+  if (total >= max_length) {
+    const size_t keep = std::min(tail_ids.size(), e.ids.size());
+    std::copy(tail_ids.end() - static_cast<std::ptrdiff_t>(keep), tail_ids.end(),
+              e.ids.end() - static_cast<std::ptrdiff_t>(keep));
+  }
+  if (truncated) *truncated = total > max_length;
+  e.attention_mask.assign(e.ids.size(), 1);
+  e.type_ids.assign(e.ids.size(), 0);
+  return e;
 }
 
 Result<Encoding> LlmReranker::encode(const Tokenizer& tokenizer, std::string_view query, std::string_view document,
                                      const std::string& instruction, size_t max_length, bool* truncated) const {
+  DLRT_RETURN_IF_ERROR(check_instruction(instruction));
   if (pairs_) {
-    DLRT_RETURN_IF_ERROR(check_instruction(instruction));
     return encode_within(max_length, truncated, [&](size_t limit, size_t* n) {
       return tokenizer.encode_pair_checked(query_prompt_ + std::string(query), document, limit, n);
     });
   }
+  if (restore_suffix_) return encode_restoring(tokenizer, query, document, instruction, max_length, truncated);
   const size_t fixed = prefix_ids_.size() + suffix_ids_.size();
   if (max_length <= fixed)
     return InvalidArgument("a maximum length of " + std::to_string(max_length) + " tokens leaves no room for the query "

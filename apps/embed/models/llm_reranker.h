@@ -14,7 +14,9 @@
 // false_token_id); each pair is then the tokenizer's pair encoding (longest
 // first truncation; the default prompt, if any, before the query), scored
 // logit(true) - logit(false) (logit(true) when false_token_id is null). One whose pairs go through the tokenizer's chat
-// template (a "message" modality) is refused: dlrt renders no chat templates.
+// template (a "message" modality) is refused unless reranker_config.json gives the rendered prompt
+// (`python -m dlrt.reranker_config DIR` writes it); the LogitScore's ids then stay the answer tokens
+// unless the file names yes_token / no_token.
 //
 // The prompt is Qwen3-Reranker's model card's unless reranker_config.json
 // gives others (every key optional):
@@ -26,6 +28,13 @@
 // The prefix and suffix are tokenized without special tokens; the middle is
 // tokenized as a text (the tokenizer's post-processor applies) and cut from
 // the right so that the whole fits the maximum length, as the model card does.
+// Two more keys, for a rendered chat template: "special_tokens": false says the
+// post-processor must add nothing to a text (refused at load otherwise), and
+// "restore_suffix": true cuts the whole prompt from the right instead and writes
+// its tail back over the last ids (sentence-transformers' restore_suffix: the
+// tail is the ids common to the ends of the prompts with "0" and "1 2 3 4" as
+// the query and document). A non-empty instruction is refused when the
+// template holds no {instruction}.
 //
 // Thread-safety: immutable after load(); every method may be called from many
 // threads at once.
@@ -61,12 +70,16 @@ class LlmReranker {
   // suffix, or the tokenizer's budget runs out.
   Result<Encoding> encode(const Tokenizer& tokenizer, std::string_view query, std::string_view document,
                           const std::string& instruction, size_t max_length, bool* truncated) const;
-  // Tokens of the prompt around the query and document (prefix and suffix).
-  size_t fixed_tokens() const { return prefix_ids_.size() + suffix_ids_.size(); }
+  // Tokens of the prompt around the query and document (prefix and suffix; the
+  // whole prompt with both empty in the restore_suffix form).
+  size_t fixed_tokens() const { return restore_suffix_ ? fixed_ : prefix_ids_.size() + suffix_ids_.size(); }
   // False for sentence-transformers 6's form: pairs are encoded as the
   // tokenizer's pairs, without a prompt or an instruction.
   bool has_prompt() const { return !pairs_; }
-  // kInvalidArgument for a non-empty instruction without a prompt.
+  // A prompt with an {instruction} for a request's instruction to fill.
+  bool takes_instruction() const { return !pairs_ && template_.find("{instruction}") != std::string::npos; }
+  // kInvalidArgument for a non-empty instruction without a prompt, or without
+  // {instruction} in the template.
   Status check_instruction(const std::string& instruction) const;
   // sentence-transformers' form: the default prompt (config_sentence_transformers.json's
   // default_prompt_name) put before each query; empty without one.
@@ -81,8 +94,17 @@ class LlmReranker {
   int64_t no_id() const { return no_id_; }
 
  private:
+  // prefix + the filled template + suffix; `untruncated` its length uncut (limit cuts the template's ids).
+  Result<Encoding> whole(const Tokenizer& tokenizer, std::string_view instruction, std::string_view query,
+                         std::string_view document, size_t limit, size_t* untruncated) const;
+  Result<std::vector<int64_t>> tail(const Tokenizer& tokenizer, std::string_view instruction) const;
+  Result<Encoding> encode_restoring(const Tokenizer& tokenizer, std::string_view query, std::string_view document,
+                                    const std::string& instruction, size_t max_length, bool* truncated) const;
+
   std::string template_, instruction_, query_prompt_;
-  std::vector<int64_t> prefix_ids_, suffix_ids_;
+  std::vector<int64_t> prefix_ids_, suffix_ids_, tail_ids_;  // tail_ids_: restore_suffix's, default instruction
+  size_t fixed_ = 0;
+  bool restore_suffix_ = false;
   int64_t yes_id_ = -1, no_id_ = -1;  // no_id_ -1 in the LogitScore form: logit(yes) alone
   bool pairs_ = false;
 };
