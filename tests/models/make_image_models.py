@@ -34,7 +34,9 @@ Families (one function each, `make_<name>(out_dir)`, listed in FAMILIES):
 
   siglip2_tiny  transformers' Siglip2Model (SigLIP 2's NaFlex variable
              resolution) the same way, made with transformers 5.24
-             (make_siglip2_tiny says what its towers take).
+             (make_siglip2_tiny says what its towers take), with a Gemma-style
+             tokenizer saved as transformers' SigLIP 2 conversion saves the
+             real one (siglip2_tokenizer); its texts are SIGLIP2_TEXTS.
 
 Weights are random (fixed seeds). The script checks ONNX Runtime on the
 exported towers against torch.
@@ -62,6 +64,11 @@ TEXTS = [
     "Café, naïve and résumé!",
     " ".join(["the river bank and the money bank"] * 6),
 ]
+
+# SigLIP 2's texts: TEXTS with upper case and accents its tokenizer lowercases
+# (a dotted capital I becomes two code points), letters outside the
+# vocabulary (byte fallback), and the long one past its 64 positions.
+SIGLIP2_TEXTS = TEXTS + ["A PHOTO OF A CAT", "Ünïcödé ÀÉÎ İstanbul Straße ǅ", " Two  spaces\tand tab "]
 
 # Committed images of the image library's test set (tests/image/data/):
 # each format, EXIF orientation, CMYK, 16-bit, transparency, odd sizes.
@@ -367,52 +374,124 @@ class Siglip2VisionTower(torch.nn.Module):
         return out.pooler_output, out.last_hidden_state
 
 
+def siglip2_tokenizer(work, merges_wanted=40):
+    """A tokenizer configured as transformers configures SigLIP 2's: a Gemma
+    BPE (the special tokens <pad> 0, <eos> 1, <bos> 2, <unk> 3, <mask> 4, the
+    256 byte-fallback tokens <0x00>..<0xFF>, lowercase letters with "▁" for
+    the space, `merges_wanted` merges learnt from lowercased texts) made by
+    transformers' GemmaTokenizer with the settings of its SigLIP 2 conversion
+    (convert_siglip2_to_hf.get_siglip2_tokenizer: add_bos_token=False,
+    add_eos_token=True, padding_side="right", model_input_names=["input_ids"]),
+    saved through a Siglip2Processor (tokenizer_class "GemmaTokenizer",
+    processor_class "Siglip2Processor"). Loading that folder, transformers
+    builds its Siglip2Tokenizer, which lowercases. Returns the folder."""
+    from transformers import GemmaTokenizer, Siglip2ImageProcessor, Siglip2Processor
+
+    vocab = {"<pad>": 0, "<eos>": 1, "<bos>": 2, "<unk>": 3, "<mask>": 4}
+    for b in range(256):
+        vocab[f"<0x{b:02X}>"] = len(vocab)
+    corpus = [t.lower().replace(" ", "\u2581") for t in
+              ["a photo of a cat", "a diagram of a red fox jumping over a lazy dog.", "the river bank and the money bank",
+               "café résumé straße istanbul unicode"]]
+    for ch in sorted(set("".join(corpus))):
+        vocab.setdefault(ch, len(vocab))
+    words = collections.Counter(tuple(c) for c in corpus)
+    merges = []
+    for _ in range(merges_wanted):
+        pairs = collections.Counter()
+        for w, n in words.items():
+            for a, b in zip(w, w[1:]):
+                pairs[(a, b)] += n
+        if not pairs:
+            break
+        (a, b), _ = max(pairs.items(), key=lambda kv: (kv[1], kv[0]))
+        merges.append((a, b))
+        vocab.setdefault(a + b, len(vocab))
+        merged = collections.Counter()
+        for w, n in words.items():
+            out, i = [], 0
+            while i < len(w):
+                if i + 1 < len(w) and w[i] == a and w[i + 1] == b:
+                    out.append(a + b)
+                    i += 2
+                else:
+                    out.append(w[i])
+                    i += 1
+            merged[tuple(out)] += n
+        words = merged
+    tokenizer = GemmaTokenizer(vocab=vocab, merges=merges, add_bos_token=False, add_eos_token=True,
+                               padding_side="right", model_input_names=["input_ids"])
+    path = os.path.join(work, "siglip2_tokenizer")
+    Siglip2Processor(image_processor=Siglip2ImageProcessor(), tokenizer=tokenizer).save_pretrained(path)
+    return path
+
+
+def siglip2_text_reference(folder, model, texts):
+    """transformers' own text path on a saved SigLIP 2 folder, as its users
+    call it: AutoProcessor(text=...) (Siglip2Processor: the folder's
+    tokenizer, padded to max_length 64, truncated) and get_text_features with
+    what the processor returns. Returns (input_ids, text_embeds)."""
+    from transformers import AutoProcessor, AutoTokenizer
+
+    processor = AutoProcessor.from_pretrained(folder)
+    if type(processor.tokenizer).__name__ != "Siglip2Tokenizer" or type(AutoTokenizer.from_pretrained(folder)).__name__ != "Siglip2Tokenizer":
+        raise SystemExit(f"{folder}: transformers did not build a Siglip2Tokenizer")
+    text_in = processor(text=texts, return_tensors="pt")
+    if "attention_mask" in text_in:
+        raise SystemExit(f"{folder}: the processor returned an attention mask, which the real SigLIP 2 does not")
+    with torch.no_grad():
+        text_embeds = pooled(model.get_text_features(**{k: v for k, v in text_in.items() if k == "input_ids"}))
+    return text_in["input_ids"], text_embeds
+
+
 def make_siglip2_tiny(out_dir):
     """transformers' Siglip2Model (SigLIP 2 NaFlex) from a small Siglip2Config
-    (2 layers, hidden 32, 8 x 8 patches, a 4 x 4 position grid) with
-    Siglip2ImageProcessor (at most 16 patches an image, each image resized to
-    its own grid) and siglip_tiny's tokenizer, exported as towers: text
-    input_ids only (padded to max_length, no mask, as siglip_tiny), vision
-    pixel_values [batch, 16, 192], pixel_attention_mask and spatial_shapes.
+    (2 layers, hidden 32, 8 x 8 patches, a 4 x 4 position grid, 64 text
+    positions as SigLIP 2's) with Siglip2ImageProcessor (at most 16 patches an
+    image, each image resized to its own grid) and siglip2_tokenizer's
+    tokenizer, exported as towers: text input_ids only (the tokenizer returns
+    no mask), vision pixel_values [batch, 16, 192], pixel_attention_mask and
+    spatial_shapes. Text reference: siglip2_text_reference (input_ids and
+    vectors of SIGLIP2_TEXTS). Image reference: the image processor itself (the
+    processor's class defaults would override its patch settings).
     Needs transformers 5 (its position-embedding resize is tensor arithmetic,
     which exports with the grid as an input)."""
-    from transformers import AutoTokenizer, Siglip2Config, Siglip2ImageProcessor, Siglip2Model
+    from transformers import Siglip2Config, Siglip2ImageProcessor, Siglip2Model
     from transformers.image_utils import load_image
 
     work = out_dir + ".work"
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    tokenizer = AutoTokenizer.from_pretrained(os.path.join(OUT, "siglip_tiny"))
-    max_length = tokenizer.model_max_length
+    tok_dir = siglip2_tokenizer(work)
+    with open(os.path.join(tok_dir, "tokenizer.json"), encoding="utf-8") as f:
+        vocab_size = len(json.load(f)["model"]["vocab"])
     image_processor = Siglip2ImageProcessor(patch_size=8, max_num_patches=16)
     torch.manual_seed(83)
-    vocab = tokenizer.get_vocab()
     config = Siglip2Config(
-        text_config=dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, max_position_embeddings=max_length,
-                         pad_token_id=vocab["<|endoftext|>"], eos_token_id=vocab["<|endoftext|>"],
-                         bos_token_id=vocab["<|startoftext|>"]),
+        text_config=dict(vocab_size=vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, max_position_embeddings=64, pad_token_id=0, eos_token_id=1,
+                         bos_token_id=2),
         vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
                            patch_size=8, num_patches=16))
     model = Siglip2Model(config).eval()
     hf = os.path.join(work, "hf")
     model.save_pretrained(hf)
-    tokenizer.save_pretrained(hf)
+    for name in ["tokenizer.json", "tokenizer_config.json"]:
+        shutil.copy(os.path.join(tok_dir, name), os.path.join(hf, name))
     image_processor.save_pretrained(hf)
 
-    text_in = tokenizer(TEXTS, padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
+    input_ids, text_embeds = siglip2_text_reference(hf, model, SIGLIP2_TEXTS)
     images = [plain_rgb(load_image(os.path.join(ROOT, p))) for p in IMAGES]
     image_in = image_processor(images=images, return_tensors="pt")
     vision_args = (image_in["pixel_values"], image_in["pixel_attention_mask"], image_in["spatial_shapes"])
     with torch.no_grad():
-        text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
         image_embeds = pooled(model.get_image_features(*vision_args))
 
     onnx_dir = os.path.join(hf, "onnx")
     os.makedirs(onnx_dir)
     text_path = os.path.join(onnx_dir, "text_model.onnx")
     vision_path = os.path.join(onnx_dir, "vision_model.onnx")
-    export(SiglipTextTower(model), (text_in["input_ids"],), text_path, ["input_ids"],
+    export(SiglipTextTower(model), (input_ids,), text_path, ["input_ids"],
            ["text_embeds", "last_hidden_state"],
            {"input_ids": {0: "batch"}, "text_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
     export(Siglip2VisionTower(model), tuple(a[:1] for a in vision_args), vision_path,
@@ -420,7 +499,7 @@ def make_siglip2_tiny(out_dir):
            {"pixel_values": {0: "batch", 1: "patches"}, "pixel_attention_mask": {0: "batch", 1: "patches"},
             "spatial_shapes": {0: "batch"}, "image_embeds": {0: "batch"},
             "last_hidden_state": {0: "batch", 1: "patches"}})
-    check_onnx(text_path, {"input_ids": text_in["input_ids"].numpy()}, text_embeds, "text")
+    check_onnx(text_path, {"input_ids": input_ids.numpy()}, text_embeds, "text")
     check_onnx(vision_path, {"pixel_values": vision_args[0].numpy(), "pixel_attention_mask": vision_args[1].numpy(),
                              "spatial_shapes": vision_args[2].numpy()}, image_embeds, "vision")
 
@@ -431,13 +510,21 @@ def make_siglip2_tiny(out_dir):
     shutil.copytree(onnx_dir, os.path.join(out_dir, "onnx"))
     shutil.rmtree(work)
     write_json(os.path.join(out_dir, "..", "siglip2_tiny_reference.json"), {
-        "texts": TEXTS,
-        "max_length": max_length,
+        "made_by": f"transformers {transformers_version()}",
+        "texts": SIGLIP2_TEXTS,
+        "max_length": 64,
+        "input_ids": input_ids.tolist(),
         "images": IMAGES,
         "spatial_shapes": image_in["spatial_shapes"].tolist(),
         "text_embeds": text_embeds.tolist(),
         "image_embeds": image_embeds.tolist(),
     })
+
+
+def transformers_version():
+    import transformers
+
+    return transformers.__version__
 
 
 FAMILIES = {"clip_tiny": make_clip_tiny, "siglip_tiny": make_siglip_tiny, "siglip2_tiny": make_siglip2_tiny}

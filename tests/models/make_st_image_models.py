@@ -10,7 +10,8 @@ transformers 5, onnx, onnxruntime and pillow, sentence-transformers on
 PYTHONPATH (5.0 to 5.3 for st5_clip_tiny, 5.4 or later 5.x for st57_clip_tiny, 6.x for st6_clip_tiny):
 
     PYTHONPATH=<sentence-transformers 5.3> python tests/models/make_st_image_models.py --only clip_optimum_tiny st5_clip_tiny
-    PYTHONPATH=<sentence-transformers 5.7> python tests/models/make_st_image_models.py --only st57_clip_tiny st57_siglip_tiny
+    PYTHONPATH=<sentence-transformers 5.7> python tests/models/make_st_image_models.py --only st57_clip_tiny st57_siglip_tiny \\
+        st57_siglip2_tiny
     PYTHONPATH=<sentence-transformers 6.x> python tests/models/make_st_image_models.py --only st6_clip_tiny st6_siglip_tiny \\
         st6_siglip2_tiny
 
@@ -35,8 +36,8 @@ Families:
   st57_siglip_tiny, st6_siglip_tiny  SigLIP as sentence-transformers 5.4+
              and 6.x save it (make_st_siglip says how).
 
-  st6_siglip2_tiny  SigLIP 2 NaFlex as sentence-transformers 6.x saves it
-             (make_st6_siglip2_tiny says how).
+  st57_siglip2_tiny, st6_siglip2_tiny  SigLIP 2 NaFlex as sentence-transformers
+             5.4+ and 6.x save it (make_st_siglip2 says how).
 
   st5_clip_tiny  sentence-transformers 5.0 to 5.3: SentenceTransformer(modules=
              [models.CLIPModel(folder)]).save(): modules.json and the CLIP
@@ -421,35 +422,39 @@ def make_st6_siglip_tiny(out_dir):
     make_st_siglip(out_dir, "6")
 
 
-def make_st6_siglip2_tiny(out_dir):
-    """A SigLIP 2 NaFlex as sentence-transformers 6.x saves it: one
+def make_st_siglip2(out_dir, major):
+    """A SigLIP 2 NaFlex as sentence-transformers 6.x (or 5.4 and later 5.x) saves it: one
     Transformer module over a Siglip2Model, Siglip2Processor in
     processor_config.json. That processor applies its class defaults (16 x 16
     patches, at most 256, texts padded to 64) over the image processor's, so
-    the tiny model (siglip2_tiny's sizes otherwise; seed 84) has them: a
-    16 x 16 position grid, 64 text positions, tokenizer model_max_length 64.
+    the tiny model (siglip2_tiny's sizes otherwise; seed 84 for 6.x, 85 for 5.x) has them: a
+    16 x 16 position grid, 64 text positions. The tokenizer is
+    siglip2_tiny's (make_image_models.siglip2_tokenizer: SigLIP 2's settings).
     The graphs are siglip2_tiny's towers in onnx/ (no optimum export of SigLIP
-    2 exists to follow); model.safetensors is not kept. Reference as
-    make_st_siglip's: texts padded on the right without a mask (dlrt's rule);
-    sentence-transformers' encode (st_text_embeds) goes through transformers'
-    Siglip2Tokenizer, which pads on the left, and passes the mask."""
+    2 exists to follow); model.safetensors is not kept. Text reference:
+    transformers' processor and get_text_features on the saved folder
+    (make_image_models.siglip2_text_reference) for SIGLIP2_TEXTS;
+    sentence-transformers' encode (st_text_embeds) pads a batch to its longest
+    text rather than to 64, which differs (st_text_cosines)."""
     import sentence_transformers
     from sentence_transformers import SentenceTransformer
     from transformers import AutoTokenizer, Siglip2Config, Siglip2ImageProcessor, Siglip2Model, Siglip2Processor
 
-    from make_image_models import Siglip2VisionTower, SiglipTextTower, check_onnx, export
+    from make_image_models import (SIGLIP2_TEXTS, Siglip2VisionTower, SiglipTextTower, check_onnx, export,
+                                   siglip2_text_reference, siglip2_tokenizer)
 
     version = sentence_transformers.__version__
-    if not version.startswith("6."):
-        raise SystemExit(f"st6_siglip2_tiny needs sentence-transformers 6.x, not {version}")
+    old = version.split(".")[:2] in (["5", "0"], ["5", "1"], ["5", "2"], ["5", "3"])
+    if not version.startswith(major + ".") or old:
+        raise SystemExit(f"{os.path.basename(out_dir)} needs sentence-transformers {major}.x (5.4 or later), "
+                         f"not {version}")
     work = fresh(out_dir)
-    tokenizer = AutoTokenizer.from_pretrained(os.path.join(OUT, "siglip_tiny"), model_max_length=64)
-    vocab = tokenizer.get_vocab()
-    torch.manual_seed(84)
+    tokenizer = AutoTokenizer.from_pretrained(siglip2_tokenizer(work))
+    torch.manual_seed(84 if major == "6" else 85)
     config = Siglip2Config(
-        text_config=dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, max_position_embeddings=64, pad_token_id=vocab["<|endoftext|>"],
-                         eos_token_id=vocab["<|endoftext|>"], bos_token_id=vocab["<|startoftext|>"]),
+        text_config=dict(vocab_size=len(tokenizer.get_vocab()), hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=2, max_position_embeddings=64, pad_token_id=0,
+                         eos_token_id=1, bos_token_id=2),
         vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
                            patch_size=16, num_patches=256))
     hf = os.path.join(work, "hf")
@@ -457,18 +462,16 @@ def make_st6_siglip2_tiny(out_dir):
     Siglip2Processor(image_processor=Siglip2ImageProcessor(), tokenizer=tokenizer).save_pretrained(hf)
     SentenceTransformer(hf, device="cpu").save(out_dir)
     st = SentenceTransformer(out_dir, device="cpu")
-    st_text_embeds, image_embeds = st_encode(st)
+    st_text_embeds = st.encode(SIGLIP2_TEXTS, convert_to_numpy=True)
+    image_embeds = st.encode(images(), convert_to_numpy=True)
     model = st[0].model.eval()
-    # The folder's tokenizer (transformers 5 makes it a Siglip2Tokenizer, which pads on the left): dlrt's rule.
-    text_in = st[0].processor.tokenizer(TEXTS, padding="max_length", truncation=True, max_length=64,
-                                        padding_side="right", return_tensors="pt")
+    input_ids, text_embeds = siglip2_text_reference(out_dir, model, SIGLIP2_TEXTS)
     image_in = st[0].processor.image_processor(images=images(), return_tensors="pt")
     vision_args = (image_in["pixel_values"], image_in["pixel_attention_mask"], image_in["spatial_shapes"])
     with torch.no_grad():
-        text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
         onnx_dir = os.path.join(out_dir, "onnx")
         os.makedirs(onnx_dir)
-        export(SiglipTextTower(model), (text_in["input_ids"],), os.path.join(onnx_dir, "text_model.onnx"),
+        export(SiglipTextTower(model), (input_ids,), os.path.join(onnx_dir, "text_model.onnx"),
                ["input_ids"], ["text_embeds", "last_hidden_state"],
                {"input_ids": {0: "batch"}, "text_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
         export(Siglip2VisionTower(model), tuple(a[:1] for a in vision_args), os.path.join(onnx_dir, "vision_model.onnx"),
@@ -476,29 +479,39 @@ def make_st6_siglip2_tiny(out_dir):
                {"pixel_values": {0: "batch", 1: "patches"}, "pixel_attention_mask": {0: "batch", 1: "patches"},
                 "spatial_shapes": {0: "batch"}, "image_embeds": {0: "batch"},
                 "last_hidden_state": {0: "batch", 1: "patches"}})
-    check_onnx(os.path.join(onnx_dir, "text_model.onnx"), {"input_ids": text_in["input_ids"].numpy()}, text_embeds,
-               "text")
+    check_onnx(os.path.join(onnx_dir, "text_model.onnx"), {"input_ids": input_ids.numpy()}, text_embeds, "text")
     check_onnx(os.path.join(onnx_dir, "vision_model.onnx"),
                {"pixel_values": vision_args[0].numpy(), "pixel_attention_mask": vision_args[1].numpy(),
                 "spatial_shapes": vision_args[2].numpy()}, image_embeds, "vision")
     shutil.rmtree(work)
     os.remove(os.path.join(out_dir, "model.safetensors"))  # 400 KB dlrt does not read
     reference(out_dir, text_embeds, image_embeds, f"sentence-transformers {version}")
-    ref_path = os.path.join(out_dir, "..", "st6_siglip2_tiny_reference.json")
+    ref_path = os.path.join(out_dir, "..", os.path.basename(out_dir) + "_reference.json")
     with open(ref_path, encoding="utf-8") as f:
         ref = json.load(f)
     norms = np.linalg.norm(st_text_embeds, axis=1) * np.linalg.norm(text_embeds, axis=1)
-    ref["text_embeds_by"] = (f"transformers {transformers.__version__} get_text_features, the folder's tokenizer, "
-                             "padded on the right to 64, no mask")
+    ref["texts"] = SIGLIP2_TEXTS
+    ref["input_ids"] = input_ids.tolist()
+    ref["text_embeds_by"] = (f"transformers {transformers.__version__}: AutoProcessor(text=...) on the folder "
+                             "(Siglip2Tokenizer, padded to 64, no mask), get_text_features")
     ref["st_text_embeds"] = np.asarray(st_text_embeds).tolist()
     ref["st_text_cosines"] = [round(float(c), 6) for c in (st_text_embeds * text_embeds).sum(1) / norms]
     write_json(ref_path, ref)
 
 
+def make_st57_siglip2_tiny(out_dir):
+    make_st_siglip2(out_dir, "5")
+
+
+def make_st6_siglip2_tiny(out_dir):
+    make_st_siglip2(out_dir, "6")
+
+
 FAMILIES = {"clip_optimum_tiny": make_clip_optimum_tiny, "st5_clip_tiny": make_st5_clip_tiny,
             "st57_clip_tiny": make_st57_clip_tiny, "st6_clip_tiny": make_st6_clip_tiny,
             "siglip_optimum_tiny": make_siglip_optimum_tiny, "st57_siglip_tiny": make_st57_siglip_tiny,
-            "st6_siglip_tiny": make_st6_siglip_tiny, "st6_siglip2_tiny": make_st6_siglip2_tiny}
+            "st6_siglip_tiny": make_st6_siglip_tiny, "st6_siglip2_tiny": make_st6_siglip2_tiny,
+            "st57_siglip2_tiny": make_st57_siglip2_tiny}
 
 
 if __name__ == "__main__":
