@@ -162,7 +162,8 @@ Result<std::unique_ptr<ClipEmbedder>> ClipEmbedder::create(const std::string& mo
   if (!tok.ok()) return tok.status();
   impl->tokenizer = std::make_unique<Tokenizer>(std::move(tok).value());
 
-  // Length: the option, else the tokenizer's, within the text tower's positions.
+  // Length: the option, else the processor's (Siglip2Processor: 64), else the tokenizer's, within the
+  // text tower's positions.
   DLRT_ASSIGN_OR_RETURN(json config, jsonu::read_optional_json(dir / "config.json"));
   size_t max_len = options.max_length                     ? options.max_length
                    : impl->text_rule.processor_max_length ? impl->text_rule.processor_max_length
