@@ -434,13 +434,14 @@ def siglip2_text_reference(folder, model, texts):
     from transformers import AutoProcessor, AutoTokenizer
 
     processor = AutoProcessor.from_pretrained(folder)
-    if type(processor.tokenizer).__name__ != "Siglip2Tokenizer" or type(AutoTokenizer.from_pretrained(folder)).__name__ != "Siglip2Tokenizer":
+    built = {type(processor.tokenizer).__name__, type(AutoTokenizer.from_pretrained(folder)).__name__}
+    if built != {"Siglip2Tokenizer"}:
         raise SystemExit(f"{folder}: transformers did not build a Siglip2Tokenizer")
     text_in = processor(text=texts, return_tensors="pt")
     if "attention_mask" in text_in:
         raise SystemExit(f"{folder}: the processor returned an attention mask, which the real SigLIP 2 does not")
     with torch.no_grad():
-        text_embeds = pooled(model.get_text_features(**{k: v for k, v in text_in.items() if k == "input_ids"}))
+        text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
     return text_in["input_ids"], text_embeds
 
 

@@ -70,7 +70,8 @@ Result<Tokenizer> siglip2_tokenizer(const fs::path& dir, const json& config) {
   if (tj.is_discarded() || !tj.is_object()) return InvalidModel(path + ": not a valid JSON object");
   json* model = tj.contains("model") ? &tj["model"] : nullptr;
   if (!model || !model->is_object() || jsonu::get_string(*model, "type", "") != "BPE")
-    return Unsupported(path + ": transformers builds a Siglip2Tokenizer for this folder (model_type \"siglip2\"), "
+    return Unsupported(path +
+                       ": transformers builds a Siglip2Tokenizer for this folder (model_type \"siglip2\"), "
                        "which takes a BPE tokenizer.json; this one's model is \"" +
                        (model && model->is_object() ? jsonu::get_string(*model, "type", "") : std::string()) + "\"");
   (*model)["unk_token"] = token_name(config, "unk_token", "<unk>");
@@ -81,8 +82,9 @@ Result<Tokenizer> siglip2_tokenizer(const fs::path& dir, const json& config) {
   (*model)["end_of_word_suffix"] = nullptr;
   (*model)["ignore_merges"] = false;
   const json space = {{"String", " "}};
-  tj["normalizer"] = {{"type", "Sequence"},
-                      {"normalizers", {{{"type", "Lowercase"}}, {{"type", "Replace"}, {"pattern", space}, {"content", "\u2581"}}}}};
+  tj["normalizer"] = {
+      {"type", "Sequence"},
+      {"normalizers", {{{"type", "Lowercase"}}, {{"type", "Replace"}, {"pattern", space}, {"content", "\u2581"}}}}};
   tj["pre_tokenizer"] = {{"type", "Split"}, {"pattern", space}, {"behavior", "MergedWithPrevious"}, {"invert", false}};
   if (config.contains("add_bos_token") || config.contains("add_eos_token") || tj["post_processor"].is_null())
     tj["post_processor"] = bos_eos_template(tj, config);
@@ -124,11 +126,13 @@ Result<Tokenizer> load_clip_tokenizer(const fs::path& dir, const std::string& mo
         side = jsonu::get_string(*p, "direction", "") == "Left" ? "left" : "right";
   }
   // Siglip2Tokenizer and GemmaTokenizer (SigLIP 2's fixed-resolution folders name it) pad on the left by class.
-  const bool left_by_class = siglip2 || rule.tokenizer_class == "GemmaTokenizer" || rule.tokenizer_class == "GemmaTokenizerFast";
+  const bool left_by_class =
+      siglip2 || rule.tokenizer_class == "GemmaTokenizer" || rule.tokenizer_class == "GemmaTokenizerFast";
   rule.pad_left = side.empty() ? left_by_class : side == "left";
   if (const json* names = jsonu::member(config, "model_input_names"); names && names->is_array()) {
     rule.returns_mask = false;
-    for (const json& n : *names) rule.returns_mask = rule.returns_mask || (n.is_string() && n.get<std::string>() == "attention_mask");
+    for (const json& n : *names)
+      rule.returns_mask = rule.returns_mask || (n.is_string() && n.get<std::string>() == "attention_mask");
   }
   if (processor_class(dir, config) == "Siglip2Processor") {
     const int64_t n = jsonu::get_int(config, "max_length", 0);

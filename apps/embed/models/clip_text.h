@@ -24,7 +24,7 @@ namespace dlrt::embed {
 
 struct ClipTextRule {
   bool pad_left = false;
-  bool returns_mask = true;        // "attention_mask" in the tokenizer's model_input_names
+  bool returns_mask = true;         // "attention_mask" in the tokenizer's model_input_names
   size_t processor_max_length = 0;  // the processor's max_length (0: none; the tokenizer's)
   std::string tokenizer_class;      // the class transformers builds ("" when the folder names none)
 };
