@@ -306,9 +306,10 @@ TEST(ClipFolders, SiglipTextsArePaddedToMaxLength) {
 // siglip2_text_reference): its Siglip2Tokenizer lowercases, pads on the
 // right to 64 and returns no mask, as the folder's tokenizer_config.json
 // says; the same ids, and the vectors of transformers and of
-// sentence-transformers 5.7 / 6.2's encode.
+// sentence-transformers 5.7 / 6.2's encode. siglip2_mask_tiny's config
+// leaves the class's defaults (left, a mask) and its tower takes the mask.
 TEST(ClipFolders, Siglip2TextsFollowTransformers) {
-  for (const char* name : {"siglip2_tiny", "st57_siglip2_tiny", "st6_siglip2_tiny"}) {
+  for (const char* name : {"siglip2_tiny", "st57_siglip2_tiny", "st6_siglip2_tiny", "siglip2_mask_tiny"}) {
     const json ref = family_reference(name);
     auto m = open_clip_embedder(kDir / name);
     ASSERT_TRUE(m) << name;
@@ -317,6 +318,9 @@ TEST(ClipFolders, Siglip2TextsFollowTransformers) {
       auto e = m->tokenize(ref["texts"][i].get<std::string>());
       ASSERT_TRUE(e.ok()) << e.status().to_string();
       EXPECT_EQ(e->ids, ref["input_ids"][i].get<std::vector<int64_t>>()) << name << " text " << i;
+      if (ref.contains("attention_mask")) {
+        EXPECT_EQ(e->attention_mask, ref["attention_mask"][i].get<std::vector<int64_t>>()) << name << " text " << i;
+      }
       batch.push_back(std::move(e).value());
     }
     auto r = m->embed_texts(batch);

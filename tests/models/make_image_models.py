@@ -38,6 +38,10 @@ Families (one function each, `make_<name>(out_dir)`, listed in FAMILIES):
              tokenizer saved as transformers' SigLIP 2 conversion saves the
              real one (siglip2_tokenizer); its texts are SIGLIP2_TEXTS.
 
+  siglip2_mask_tiny  the same with the tokenizer config Siglip2Tokenizer's
+             class defaults leave (padded on the left, a mask returned) and a
+             text tower taking the mask (make_siglip2_mask_tiny).
+
 Weights are random (fixed seeds). The script checks ONNX Runtime on the
 exported towers against torch.
 """
@@ -426,11 +430,12 @@ def siglip2_tokenizer(work, merges_wanted=40):
     return path
 
 
-def siglip2_text_reference(folder, model, texts):
+def siglip2_text_reference(folder, model, texts, masked=False):
     """transformers' own text path on a saved SigLIP 2 folder, as its users
     call it: AutoProcessor(text=...) (Siglip2Processor: the folder's
     tokenizer, padded to max_length 64, truncated) and get_text_features with
-    what the processor returns. Returns (input_ids, text_embeds)."""
+    what the processor returns (`masked`: an attention mask, else none).
+    Returns (input_ids, attention_mask or None, text_embeds)."""
     from transformers import AutoProcessor, AutoTokenizer
 
     processor = AutoProcessor.from_pretrained(folder)
@@ -438,14 +443,38 @@ def siglip2_text_reference(folder, model, texts):
     if built != {"Siglip2Tokenizer"}:
         raise SystemExit(f"{folder}: transformers did not build a Siglip2Tokenizer")
     text_in = processor(text=texts, return_tensors="pt")
-    if "attention_mask" in text_in:
-        raise SystemExit(f"{folder}: the processor returned an attention mask, which the real SigLIP 2 does not")
+    if ("attention_mask" in text_in) != masked:
+        raise SystemExit(f"{folder}: the processor's attention mask is {'missing' if masked else 'there'}")
     with torch.no_grad():
-        text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
-    return text_in["input_ids"], text_embeds
+        text_embeds = pooled(model.get_text_features(**text_in))
+    return text_in["input_ids"], text_in.get("attention_mask"), text_embeds
+
+
+class SiglipMaskedTextTower(torch.nn.Module):
+    """SiglipTextModel's pooled output given input_ids and attention_mask."""
+
+    def __init__(self, siglip):
+        super().__init__()
+        self.text_model = siglip.text_model
+
+    def forward(self, input_ids, attention_mask):
+        out = self.text_model(input_ids=input_ids, attention_mask=attention_mask)
+        return out.pooler_output, out.last_hidden_state
 
 
 def make_siglip2_tiny(out_dir):
+    make_siglip2(out_dir, seed=83, masked=False)
+
+
+def make_siglip2_mask_tiny(out_dir):
+    """siglip2_tiny's recipe (seed 86) with the tokenizer config as
+    Siglip2Tokenizer's class defaults leave it (no padding_side, no
+    model_input_names: padded on the left, an attention mask returned) and a
+    text tower taking input_ids and attention_mask."""
+    make_siglip2(out_dir, seed=86, masked=True)
+
+
+def make_siglip2(out_dir, seed, masked):
     """transformers' Siglip2Model (SigLIP 2 NaFlex) from a small Siglip2Config
     (2 layers, hidden 32, 8 x 8 patches, a 4 x 4 position grid, 64 text
     positions as SigLIP 2's) with Siglip2ImageProcessor (at most 16 patches an
@@ -467,7 +496,7 @@ def make_siglip2_tiny(out_dir):
     with open(os.path.join(tok_dir, "tokenizer.json"), encoding="utf-8") as f:
         vocab_size = len(json.load(f)["model"]["vocab"])
     image_processor = Siglip2ImageProcessor(patch_size=8, max_num_patches=16)
-    torch.manual_seed(83)
+    torch.manual_seed(seed)
     config = Siglip2Config(
         text_config=dict(vocab_size=vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                          num_attention_heads=2, max_position_embeddings=64, pad_token_id=0, eos_token_id=1,
@@ -479,9 +508,14 @@ def make_siglip2_tiny(out_dir):
     model.save_pretrained(hf)
     for name in ["tokenizer.json", "tokenizer_config.json"]:
         shutil.copy(os.path.join(tok_dir, name), os.path.join(hf, name))
+    if masked:
+        with open(os.path.join(hf, "tokenizer_config.json"), encoding="utf-8") as f:
+            tok_config = json.load(f)
+        del tok_config["padding_side"], tok_config["model_input_names"]
+        write_json(os.path.join(hf, "tokenizer_config.json"), tok_config)
     image_processor.save_pretrained(hf)
 
-    input_ids, text_embeds = siglip2_text_reference(hf, model, SIGLIP2_TEXTS)
+    input_ids, attention_mask, text_embeds = siglip2_text_reference(hf, model, SIGLIP2_TEXTS, masked)
     images = [plain_rgb(load_image(os.path.join(ROOT, p))) for p in IMAGES]
     image_in = image_processor(images=images, return_tensors="pt")
     vision_args = (image_in["pixel_values"], image_in["pixel_attention_mask"], image_in["spatial_shapes"])
@@ -492,15 +526,23 @@ def make_siglip2_tiny(out_dir):
     os.makedirs(onnx_dir)
     text_path = os.path.join(onnx_dir, "text_model.onnx")
     vision_path = os.path.join(onnx_dir, "vision_model.onnx")
-    export(SiglipTextTower(model), (input_ids,), text_path, ["input_ids"],
-           ["text_embeds", "last_hidden_state"],
-           {"input_ids": {0: "batch"}, "text_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
+    text_feeds = {"input_ids": input_ids.numpy()}
+    if masked:
+        export(SiglipMaskedTextTower(model), (input_ids, attention_mask), text_path, ["input_ids", "attention_mask"],
+               ["text_embeds", "last_hidden_state"],
+               {"input_ids": {0: "batch"}, "attention_mask": {0: "batch"}, "text_embeds": {0: "batch"},
+                "last_hidden_state": {0: "batch"}})
+        text_feeds["attention_mask"] = attention_mask.numpy()
+    else:
+        export(SiglipTextTower(model), (input_ids,), text_path, ["input_ids"],
+               ["text_embeds", "last_hidden_state"],
+               {"input_ids": {0: "batch"}, "text_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
     export(Siglip2VisionTower(model), tuple(a[:1] for a in vision_args), vision_path,
            ["pixel_values", "pixel_attention_mask", "spatial_shapes"], ["image_embeds", "last_hidden_state"],
            {"pixel_values": {0: "batch", 1: "patches"}, "pixel_attention_mask": {0: "batch", 1: "patches"},
             "spatial_shapes": {0: "batch"}, "image_embeds": {0: "batch"},
             "last_hidden_state": {0: "batch", 1: "patches"}})
-    check_onnx(text_path, {"input_ids": input_ids.numpy()}, text_embeds, "text")
+    check_onnx(text_path, text_feeds, text_embeds, "text")
     check_onnx(vision_path, {"pixel_values": vision_args[0].numpy(), "pixel_attention_mask": vision_args[1].numpy(),
                              "spatial_shapes": vision_args[2].numpy()}, image_embeds, "vision")
 
@@ -510,7 +552,7 @@ def make_siglip2_tiny(out_dir):
         shutil.copy(os.path.join(hf, name), os.path.join(out_dir, name))
     shutil.copytree(onnx_dir, os.path.join(out_dir, "onnx"))
     shutil.rmtree(work)
-    write_json(os.path.join(out_dir, "..", "siglip2_tiny_reference.json"), {
+    reference = {
         "made_by": f"transformers {transformers_version()}",
         "texts": SIGLIP2_TEXTS,
         "max_length": 64,
@@ -519,7 +561,10 @@ def make_siglip2_tiny(out_dir):
         "spatial_shapes": image_in["spatial_shapes"].tolist(),
         "text_embeds": text_embeds.tolist(),
         "image_embeds": image_embeds.tolist(),
-    })
+    }
+    if masked:
+        reference["attention_mask"] = attention_mask.tolist()
+    write_json(os.path.join(out_dir, "..", os.path.basename(out_dir) + "_reference.json"), reference)
 
 
 def transformers_version():
@@ -528,7 +573,8 @@ def transformers_version():
     return transformers.__version__
 
 
-FAMILIES = {"clip_tiny": make_clip_tiny, "siglip_tiny": make_siglip_tiny, "siglip2_tiny": make_siglip2_tiny}
+FAMILIES = {"clip_tiny": make_clip_tiny, "siglip_tiny": make_siglip_tiny, "siglip2_tiny": make_siglip2_tiny,
+            "siglip2_mask_tiny": make_siglip2_mask_tiny}
 
 
 if __name__ == "__main__":

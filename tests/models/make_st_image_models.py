@@ -465,7 +465,7 @@ def make_st_siglip2(out_dir, major):
     st_text_embeds = st.encode(SIGLIP2_TEXTS, convert_to_numpy=True)
     image_embeds = st.encode(images(), convert_to_numpy=True)
     model = st[0].model.eval()
-    input_ids, text_embeds = siglip2_text_reference(out_dir, model, SIGLIP2_TEXTS)
+    input_ids, _, text_embeds = siglip2_text_reference(out_dir, model, SIGLIP2_TEXTS)
     image_in = st[0].processor.image_processor(images=images(), return_tensors="pt")
     vision_args = (image_in["pixel_values"], image_in["pixel_attention_mask"], image_in["spatial_shapes"])
     with torch.no_grad():
