@@ -344,6 +344,22 @@ TEST(ClipFolders, Siglip2TextsFollowTransformers) {
   fs::remove_all(scratch(""));
 }
 
+// transformers builds a Siglip2Tokenizer for any model_type "siglip2"
+// folder, a BPE: another tokenizer.json model is refused, naming the class.
+TEST(ClipFolders, Siglip2TokenizerNeedsABpe) {
+  const fs::path dir = testing::copy_folder(kDir / "siglip2_tiny", scratch("siglip2_wordlevel"));
+  testing::write_file(dir / "tokenizer.json",
+                      R"({"version": "1.0", "model": {"type": "WordLevel", "vocab": {"<pad>": 0, "a": 1},
+                          "unk_token": "<pad>"}})");
+  EmbedderOptions o;
+  o.device = "cpu";
+  auto m = ClipEmbedder::create(dir.string(), o);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kUnsupported) << m.status().to_string();
+  EXPECT_NE(m.status().message().find("Siglip2Tokenizer"), std::string::npos) << m.status().to_string();
+  fs::remove_all(scratch(""));
+}
+
 // SigLIP 2 NaFlex (siglip2_tiny): the tower takes patches, their mask and
 // grid; a processor config and a tower of the other kind are refused, naming why.
 TEST(ClipFolders, Siglip2ProcessorAndTowerMustAgree) {
