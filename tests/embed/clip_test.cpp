@@ -249,7 +249,8 @@ TEST(ClipCli, Refusals) {
 // make_st_image_models.py) against the family's own vectors.
 const char* const kFamilyFolders[] = {"clip_optimum_tiny", "st5_clip_tiny",       "st57_clip_tiny",
                                       "st6_clip_tiny",     "siglip_optimum_tiny", "st57_siglip_tiny",
-                                      "st6_siglip_tiny",   "siglip2_tiny",        "st6_siglip2_tiny"};
+                                      "st6_siglip_tiny",   "siglip2_tiny",        "st57_siglip2_tiny",
+                                      "st6_siglip2_tiny"};
 
 // The folder's texts (one padded batch) and images through ClipEmbedder.
 void expect_reference(const fs::path& dir, const json& ref, const std::string& what) {
@@ -277,26 +278,86 @@ TEST(ClipFolders, SentenceTransformersAndOptimumMatchTheirReferences) {
 }
 
 // SigLIP in optimum's one graph (input_ids and pixel_values, no attention
-// mask), as sentence-transformers 5.7 and 6.2 save it, and SigLIP 2: texts padded to
+// mask), as sentence-transformers 5.7 and 6.2 save it: texts padded to
 // max_length and attended in full, as SigLIP was trained (the references'
 // text_embeds); sentence-transformers' own text vectors pad a batch to its
-// longest text and mask the rest, which differs (st_text_cosines).
+// longest text and mask the rest, which differs (st_text_cosines). SigLIP 2:
+// padded to Siglip2Processor's 64, no mask (Siglip2TextsFollowTransformers).
 TEST(ClipFolders, SiglipTextsArePaddedToMaxLength) {
-  for (const char* name :
-       {"siglip_optimum_tiny", "st57_siglip_tiny", "st6_siglip_tiny", "siglip2_tiny", "st6_siglip2_tiny"}) {
+  for (const char* name : {"siglip_optimum_tiny", "st57_siglip_tiny", "st6_siglip_tiny", "siglip2_tiny",
+                           "st57_siglip2_tiny", "st6_siglip2_tiny"}) {
     const json ref = family_reference(name);
     auto m = open_clip_embedder(kDir / name);
     ASSERT_TRUE(m) << name;
-    EXPECT_EQ(m->max_length(), std::string(name) == "st6_siglip2_tiny" ? 64u : 16u) << name;
+    const bool siglip2 = std::string(name).find("siglip2") != std::string::npos;
+    EXPECT_EQ(m->max_length(), siglip2 ? 64u : 16u) << name;
     for (const auto& t : ref["texts"]) {
       auto e = m->tokenize(t.get<std::string>());
       ASSERT_TRUE(e.ok()) << e.status().to_string();
       EXPECT_EQ(e->ids.size(), m->max_length()) << name;
       EXPECT_EQ(std::count(e->attention_mask.begin(), e->attention_mask.end(), 1), int64_t(m->max_length())) << name;
     }
-    if (!ref.contains("st_text_cosines")) continue;
+    if (siglip2 || !ref.contains("st_text_cosines")) continue;
     EXPECT_LT(*std::min_element(ref["st_text_cosines"].begin(), ref["st_text_cosines"].end()), 0.99) << name;
   }
+}
+
+// SigLIP 2 texts as transformers prepares them (make_image_models.py's
+// siglip2_text_reference): its Siglip2Tokenizer lowercases, pads on the
+// right to 64 and returns no mask, as the folder's tokenizer_config.json
+// says; the same ids, and the vectors of transformers and of
+// sentence-transformers 5.7 / 6.2's encode. siglip2_mask_tiny's config
+// leaves the class's defaults (left, a mask) and its tower takes the mask.
+TEST(ClipFolders, Siglip2TextsFollowTransformers) {
+  for (const char* name : {"siglip2_tiny", "st57_siglip2_tiny", "st6_siglip2_tiny", "siglip2_mask_tiny"}) {
+    const json ref = family_reference(name);
+    auto m = open_clip_embedder(kDir / name);
+    ASSERT_TRUE(m) << name;
+    std::vector<Encoding> batch;
+    for (size_t i = 0; i < ref["texts"].size(); ++i) {
+      auto e = m->tokenize(ref["texts"][i].get<std::string>());
+      ASSERT_TRUE(e.ok()) << e.status().to_string();
+      EXPECT_EQ(e->ids, ref["input_ids"][i].get<std::vector<int64_t>>()) << name << " text " << i;
+      if (ref.contains("attention_mask")) {
+        EXPECT_EQ(e->attention_mask, ref["attention_mask"][i].get<std::vector<int64_t>>()) << name << " text " << i;
+      }
+      batch.push_back(std::move(e).value());
+    }
+    auto r = m->embed_texts(batch);
+    ASSERT_TRUE(r.ok()) << name << ": " << r.status().to_string();
+    expect_rows(r->vectors, ref["text_embeds"], std::string(name) + " transformers");
+    if (ref.contains("st_text_embeds")) expect_rows(r->vectors, ref["st_text_embeds"], std::string(name) + " encode");
+  }
+  // Without the config's padding_side, Siglip2Tokenizer's own: the left.
+  const fs::path left = testing::copy_folder(kDir / "siglip2_tiny", scratch("siglip2_left"));
+  json config = json::parse(testing::slurp(left / "tokenizer_config.json"));
+  config.erase("padding_side");
+  testing::write_file(left / "tokenizer_config.json", config.dump());
+  auto m = open_clip_embedder(left);
+  ASSERT_TRUE(m);
+  const json ref = family_reference("siglip2_tiny");
+  auto e = m->tokenize(ref["texts"][0].get<std::string>());
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  std::vector<int64_t> right = ref["input_ids"][0].get<std::vector<int64_t>>();
+  std::rotate(right.begin(), std::find(right.begin(), right.end(), 0), right.end());
+  EXPECT_EQ(e->ids, right);
+  fs::remove_all(scratch(""));
+}
+
+// transformers builds a Siglip2Tokenizer for any model_type "siglip2"
+// folder, a BPE: another tokenizer.json model is refused, naming the class.
+TEST(ClipFolders, Siglip2TokenizerNeedsABpe) {
+  const fs::path dir = testing::copy_folder(kDir / "siglip2_tiny", scratch("siglip2_wordlevel"));
+  testing::write_file(dir / "tokenizer.json",
+                      R"({"version": "1.0", "model": {"type": "WordLevel", "vocab": {"<pad>": 0, "a": 1},
+                          "unk_token": "<pad>"}})");
+  EmbedderOptions o;
+  o.device = "cpu";
+  auto m = ClipEmbedder::create(dir.string(), o);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kUnsupported) << m.status().to_string();
+  EXPECT_NE(m.status().message().find("Siglip2Tokenizer"), std::string::npos) << m.status().to_string();
+  fs::remove_all(scratch(""));
 }
 
 // SigLIP 2 NaFlex (siglip2_tiny): the tower takes patches, their mask and

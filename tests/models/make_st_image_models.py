@@ -10,7 +10,8 @@ transformers 5, onnx, onnxruntime and pillow, sentence-transformers on
 PYTHONPATH (5.0 to 5.3 for st5_clip_tiny, 5.4 or later 5.x for st57_clip_tiny, 6.x for st6_clip_tiny):
 
     PYTHONPATH=<sentence-transformers 5.3> python tests/models/make_st_image_models.py --only clip_optimum_tiny st5_clip_tiny
-    PYTHONPATH=<sentence-transformers 5.7> python tests/models/make_st_image_models.py --only st57_clip_tiny st57_siglip_tiny
+    PYTHONPATH=<sentence-transformers 5.7> python tests/models/make_st_image_models.py --only st57_clip_tiny st57_siglip_tiny \\
+        st57_siglip2_tiny
     PYTHONPATH=<sentence-transformers 6.x> python tests/models/make_st_image_models.py --only st6_clip_tiny st6_siglip_tiny \\
         st6_siglip2_tiny
 
@@ -35,8 +36,8 @@ Families:
   st57_siglip_tiny, st6_siglip_tiny  SigLIP as sentence-transformers 5.4+
              and 6.x save it (make_st_siglip says how).
 
-  st6_siglip2_tiny  SigLIP 2 NaFlex as sentence-transformers 6.x saves it
-             (make_st6_siglip2_tiny says how).
+  st57_siglip2_tiny, st6_siglip2_tiny  SigLIP 2 NaFlex as sentence-transformers
+             5.4+ and 6.x save it (make_st_siglip2 says how).
 
   st5_clip_tiny  sentence-transformers 5.0 to 5.3: SentenceTransformer(modules=
              [models.CLIPModel(folder)]).save(): modules.json and the CLIP
@@ -78,7 +79,7 @@ import torch
 import transformers
 
 from families_main import main as families_main
-from make_image_models import IMAGES, OUT, ROOT, TEXTS, plain_images, pooled, tiny_siglip_config, write_json
+from make_image_models import IMAGES, OUT, ROOT, TEXTS, write_json
 
 TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt"]
 
@@ -135,6 +136,11 @@ def tiny_clip(work):
     return CLIPModel(config).eval(), processor
 
 
+def pooled(out):
+    """get_*_features' vectors: transformers 5 returns them as pooler_output."""
+    return (out.pooler_output if hasattr(out, "pooler_output") else out).detach().numpy()
+
+
 def export_graph(module, processor, path, outputs):
     import onnxruntime as ort
     from transformers.image_utils import load_image
@@ -148,22 +154,20 @@ def export_graph(module, processor, path, outputs):
     return ort.InferenceSession(path, providers=["CPUExecutionProvider"])
 
 
-def check_cosines(session, feeds, text_embeds, image_embeds, what):
-    """ONNX Runtime's text_embeds and image_embeds (one run of `session` on
-    `feeds`) against the reference, by cosine."""
-    outs = session.run(["text_embeds", "image_embeds"], feeds)
-    for name, got, want in zip(("text_embeds", "image_embeds"), outs, (text_embeds, image_embeds)):
+def check(session, processor, text_embeds, image_embeds, what):
+    """ONNX Runtime's text_embeds and image_embeds (one run with all texts and
+    images) against the reference, by cosine."""
+
+    text_in = processor.tokenizer(TEXTS, padding=True, truncation=True, return_tensors="np")
+    pixels = processor.image_processor(images=images(), return_tensors="np")
+    names = [o.name for o in session.get_outputs()]
+    outs = dict(zip(names, session.run(None, {"pixel_values": pixels["pixel_values"], "input_ids": text_in["input_ids"],
+                                              "attention_mask": text_in["attention_mask"]})))
+    for name, want in (("text_embeds", text_embeds), ("image_embeds", image_embeds)):
+        got = outs[name]
         cos = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
         if cos.min() < 0.999999:
             raise SystemExit(f"{what}: ONNX Runtime's {name} differs from the reference (cosine {cos.min()})")
-
-
-def check(session, processor, text_embeds, image_embeds, what):
-    """check_cosines with all texts (padded to the longest, masked) and images."""
-    text_in = processor.tokenizer(TEXTS, padding=True, truncation=True, return_tensors="np")
-    pixels = processor.image_processor(images=plain_images(), return_tensors="np")
-    check_cosines(session, {"pixel_values": pixels["pixel_values"], "input_ids": text_in["input_ids"],
-                            "attention_mask": text_in["attention_mask"]}, text_embeds, image_embeds, what)
 
 
 def reference(out_dir, text_embeds, image_embeds, made_by):
@@ -179,25 +183,24 @@ def reference(out_dir, text_embeds, image_embeds, made_by):
     })
 
 
-def add_st_text_embeds(out_dir, st_text_embeds, text_embeds, text_embeds_by):
-    """Adds to reference()'s file what text_embeds are (text_embeds_by),
-    sentence-transformers' own text vectors and their cosines to text_embeds."""
-    ref_path = os.path.join(out_dir, "..", os.path.basename(out_dir) + "_reference.json")
-    with open(ref_path, encoding="utf-8") as f:
-        ref = json.load(f)
-    norms = np.linalg.norm(st_text_embeds, axis=1) * np.linalg.norm(text_embeds, axis=1)
-    ref["text_embeds_by"] = text_embeds_by
-    ref["st_text_embeds"] = np.asarray(st_text_embeds).tolist()
-    ref["st_text_cosines"] = [round(float(c), 6) for c in (st_text_embeds * text_embeds).sum(1) / norms]
-    write_json(ref_path, ref)
-
-
 def fresh(out_dir):
     work = out_dir + ".work"
     for d in (work, out_dir):
         shutil.rmtree(d, ignore_errors=True)
     os.makedirs(work)
     return work
+
+
+def images():
+    """IMAGES as transformers' load_image decodes them, as plain RGB images.
+    transformers 5's convert_to_rgb composites onto white the pixels of the
+    colour an RGB image's info still names as transparent (load_image keeps
+    the GIF's): 4.x, whose rule dlrt follows, does not; the GIF of IMAGES has
+    such a colour (cosine 0.9886 between the two)."""
+    from PIL import Image
+    from transformers.image_utils import load_image
+
+    return [Image.fromarray(np.asarray(load_image(os.path.join(ROOT, p)))) for p in IMAGES]
 
 
 def make_clip_optimum_tiny(out_dir):
@@ -211,8 +214,7 @@ def make_clip_optimum_tiny(out_dir):
     text_in = processor.tokenizer(TEXTS, padding=True, truncation=True, return_tensors="pt")
     with torch.no_grad():
         text_embeds = pooled(model.get_text_features(**text_in))
-        pixels = processor.image_processor(images=plain_images(), return_tensors="pt")
-        image_embeds = pooled(model.get_image_features(**pixels))
+        image_embeds = pooled(model.get_image_features(**processor.image_processor(images=images(), return_tensors="pt")))
         session = export_graph(ZeroShot(model), processor, os.path.join(out_dir, "model.onnx"), ZERO_SHOT_AXES)
     check(session, processor, text_embeds, image_embeds, "clip_optimum_tiny")
     shutil.rmtree(work)
@@ -232,26 +234,11 @@ class SiglipZeroShot(torch.nn.Module):
         return out.logits_per_image, out.logits_per_text, out.text_embeds, out.image_embeds
 
 
-def export_siglip_zero_shot(model, input_ids, pixels, path, text_embeds, image_embeds, what):
-    """SiglipZeroShot as optimum exports SigLIP (input_ids and pixel_values,
-    traced on two texts and one image) to `path`, checked by check_cosines on
-    all of input_ids and pixels."""
-    import onnxruntime as ort
-
-    axes = {"input_ids": INPUT_AXES["input_ids"], "pixel_values": {0: "image_batch_size", 1: "num_channels",
-                                                                   2: "height", 3: "width"}}
-    with torch.no_grad():
-        torch.onnx.export(SiglipZeroShot(model), (input_ids[:2], pixels[:1]), path,
-                          input_names=["input_ids", "pixel_values"], output_names=list(ZERO_SHOT_AXES),
-                          dynamic_axes={**axes, **ZERO_SHOT_AXES}, opset_version=17, dynamo=False)
-    check_cosines(ort.InferenceSession(path, providers=["CPUExecutionProvider"]),
-                  {"input_ids": input_ids.numpy(), "pixel_values": pixels.numpy()}, text_embeds, image_embeds, what)
-
-
 def make_siglip_optimum_tiny(out_dir):
     """siglip_tiny's configuration, tokenizer and image processor (random
     weights of seed 80) with model.onnx as optimum exports SigLIP for
     zero-shot-image-classification; texts padded to max_length."""
+    import onnxruntime as ort
     import transformers
     from transformers import AutoTokenizer, SiglipConfig, SiglipImageProcessor, SiglipModel
 
@@ -267,18 +254,28 @@ def make_siglip_optimum_tiny(out_dir):
     image_processor.save_pretrained(out_dir)
     max_length = tokenizer.model_max_length
     text_in = tokenizer(TEXTS, padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
-    pixels = image_processor(images=plain_images(), return_tensors="pt")["pixel_values"]
+    pixels = image_processor(images=images(), return_tensors="pt")["pixel_values"]
+    path = os.path.join(out_dir, "model.onnx")
+    axes = {"input_ids": INPUT_AXES["input_ids"], "pixel_values": {0: "image_batch_size", 1: "num_channels",
+                                                                   2: "height", 3: "width"}}
     with torch.no_grad():
         text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
         image_embeds = pooled(model.get_image_features(pixel_values=pixels))
-    export_siglip_zero_shot(model, text_in["input_ids"], pixels, os.path.join(out_dir, "model.onnx"), text_embeds,
-                            image_embeds, "siglip_optimum_tiny")
+        torch.onnx.export(SiglipZeroShot(model), (text_in["input_ids"][:2], pixels[:1]), path,
+                          input_names=["input_ids", "pixel_values"], output_names=list(ZERO_SHOT_AXES),
+                          dynamic_axes={**axes, **ZERO_SHOT_AXES}, opset_version=17, dynamo=False)
+    outs = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
+        ["text_embeds", "image_embeds"], {"input_ids": text_in["input_ids"].numpy(), "pixel_values": pixels.numpy()})
+    for got, want, name in zip(outs, (text_embeds, image_embeds), ("text_embeds", "image_embeds")):
+        cos = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+        if cos.min() < 0.999999:
+            raise SystemExit(f"siglip_optimum_tiny: ONNX Runtime's {name} differs (cosine {cos.min()})")
     shutil.rmtree(work)
     reference(out_dir, text_embeds, image_embeds, f"transformers {transformers.__version__}")
 
 
 def st_encode(st):
-    return st.encode(TEXTS, convert_to_numpy=True), st.encode(plain_images(), convert_to_numpy=True)
+    return st.encode(TEXTS, convert_to_numpy=True), st.encode(images(), convert_to_numpy=True)
 
 
 def st5_clip_module(hf, modules_path):
@@ -363,6 +360,7 @@ def make_st_siglip(out_dir, major):
     mask), which dlrt gives. sentence-transformers pads a batch's texts to its
     longest and masks the padding (its vectors, st_text_embeds, depend on the
     batch: st_text_cosines says how far they lie from text_embeds)."""
+    import onnxruntime as ort
     import sentence_transformers
     from sentence_transformers import SentenceTransformer
     from transformers import AutoTokenizer, SiglipConfig, SiglipImageProcessor, SiglipModel, SiglipProcessor
@@ -387,17 +385,33 @@ def make_st_siglip(out_dir, major):
     tokenizer = st[0].processor.tokenizer
     max_length = tokenizer.model_max_length
     text_in = tokenizer(TEXTS, padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
-    pixels = st[0].processor.image_processor(images=plain_images(), return_tensors="pt")["pixel_values"]
+    pixels = st[0].processor.image_processor(images=images(), return_tensors="pt")["pixel_values"]
     path = os.path.join(out_dir, "onnx", "model.onnx")
     os.makedirs(os.path.dirname(path))
+    axes = {"input_ids": INPUT_AXES["input_ids"], "pixel_values": {0: "image_batch_size", 1: "num_channels",
+                                                                   2: "height", 3: "width"}}
     with torch.no_grad():
         text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
-    export_siglip_zero_shot(model, text_in["input_ids"], pixels, path, text_embeds, image_embeds,
-                            os.path.basename(out_dir))
+        torch.onnx.export(SiglipZeroShot(model), (text_in["input_ids"][:2], pixels[:1]), path,
+                          input_names=["input_ids", "pixel_values"], output_names=list(ZERO_SHOT_AXES),
+                          dynamic_axes={**axes, **ZERO_SHOT_AXES}, opset_version=17, dynamo=False)
+    outs = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
+        ["text_embeds", "image_embeds"], {"input_ids": text_in["input_ids"].numpy(), "pixel_values": pixels.numpy()})
+    for got, want, name in zip(outs, (text_embeds, image_embeds), ("text_embeds", "image_embeds")):
+        cos = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+        if cos.min() < 0.999999:
+            raise SystemExit(f"{os.path.basename(out_dir)}: ONNX Runtime's {name} differs (cosine {cos.min()})")
     shutil.rmtree(work)
     reference(out_dir, text_embeds, image_embeds, f"sentence-transformers {version}")
-    add_st_text_embeds(out_dir, st_text_embeds, text_embeds,
-                       f"transformers {transformers.__version__} get_text_features, max_length, no mask")
+    ref_path = os.path.join(out_dir, "..", os.path.basename(out_dir) + "_reference.json")
+    with open(ref_path, encoding="utf-8") as f:
+        ref = json.load(f)
+    norms = np.linalg.norm(st_text_embeds, axis=1) * np.linalg.norm(text_embeds, axis=1)
+    cos = (st_text_embeds * text_embeds).sum(1) / norms
+    ref["text_embeds_by"] = f"transformers {transformers.__version__} get_text_features, max_length, no mask"
+    ref["st_text_embeds"] = np.asarray(st_text_embeds).tolist()
+    ref["st_text_cosines"] = [round(float(c), 6) for c in cos]
+    write_json(ref_path, ref)
 
 
 def make_st57_siglip_tiny(out_dir):
@@ -408,61 +422,96 @@ def make_st6_siglip_tiny(out_dir):
     make_st_siglip(out_dir, "6")
 
 
-def make_st6_siglip2_tiny(out_dir):
-    """A SigLIP 2 NaFlex as sentence-transformers 6.x saves it: one
+def make_st_siglip2(out_dir, major):
+    """A SigLIP 2 NaFlex as sentence-transformers 6.x (or 5.4 and later 5.x) saves it: one
     Transformer module over a Siglip2Model, Siglip2Processor in
     processor_config.json. That processor applies its class defaults (16 x 16
     patches, at most 256, texts padded to 64) over the image processor's, so
-    the tiny model (siglip2_tiny's sizes otherwise; seed 84) has them: a
-    16 x 16 position grid, 64 text positions, tokenizer model_max_length 64.
+    the tiny model (siglip2_tiny's sizes otherwise; seed 84 for 6.x, 85 for 5.x) has them: a
+    16 x 16 position grid, 64 text positions. The tokenizer is
+    siglip2_tiny's (make_image_models.siglip2_tokenizer: SigLIP 2's settings).
     The graphs are siglip2_tiny's towers in onnx/ (no optimum export of SigLIP
-    2 exists to follow); model.safetensors is not kept. Reference as
-    make_st_siglip's: texts padded on the right without a mask (dlrt's rule);
-    sentence-transformers' encode (st_text_embeds) goes through transformers'
-    Siglip2Tokenizer, which pads on the left, and passes the mask."""
+    2 exists to follow); model.safetensors is not kept. Text reference:
+    transformers' processor and get_text_features on the saved folder
+    (make_image_models.siglip2_text_reference) for SIGLIP2_TEXTS;
+    sentence-transformers' encode (st_text_embeds) pads a batch to its longest
+    text rather than to 64, which differs (st_text_cosines)."""
     import sentence_transformers
     from sentence_transformers import SentenceTransformer
     from transformers import AutoTokenizer, Siglip2Config, Siglip2ImageProcessor, Siglip2Model, Siglip2Processor
 
-    from make_image_models import export_siglip2_vision, export_siglip_text
+    from make_image_models import (SIGLIP2_TEXTS, Siglip2VisionTower, SiglipTextTower, check_onnx, export,
+                                   siglip2_text_reference, siglip2_tokenizer)
 
     version = sentence_transformers.__version__
-    if not version.startswith("6."):
-        raise SystemExit(f"st6_siglip2_tiny needs sentence-transformers 6.x, not {version}")
+    old = version.split(".")[:2] in (["5", "0"], ["5", "1"], ["5", "2"], ["5", "3"])
+    if not version.startswith(major + ".") or old:
+        raise SystemExit(f"{os.path.basename(out_dir)} needs sentence-transformers {major}.x (5.4 or later), "
+                         f"not {version}")
     work = fresh(out_dir)
-    tokenizer = AutoTokenizer.from_pretrained(os.path.join(OUT, "siglip_tiny"), model_max_length=64)
-    torch.manual_seed(84)
-    config = tiny_siglip_config(Siglip2Config, tokenizer.get_vocab(), 64, patch_size=16, num_patches=256)
+    tokenizer = AutoTokenizer.from_pretrained(siglip2_tokenizer(work))
+    torch.manual_seed(84 if major == "6" else 85)
+    config = Siglip2Config(
+        text_config=dict(vocab_size=len(tokenizer.get_vocab()), hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=2, max_position_embeddings=64, pad_token_id=0,
+                         eos_token_id=1, bos_token_id=2),
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                           patch_size=16, num_patches=256))
     hf = os.path.join(work, "hf")
     Siglip2Model(config).eval().save_pretrained(hf)
     Siglip2Processor(image_processor=Siglip2ImageProcessor(), tokenizer=tokenizer).save_pretrained(hf)
     SentenceTransformer(hf, device="cpu").save(out_dir)
     st = SentenceTransformer(out_dir, device="cpu")
-    st_text_embeds, image_embeds = st_encode(st)
+    st_text_embeds = st.encode(SIGLIP2_TEXTS, convert_to_numpy=True)
+    image_embeds = st.encode(images(), convert_to_numpy=True)
     model = st[0].model.eval()
-    # The folder's tokenizer (transformers 5 makes it a Siglip2Tokenizer, which pads on the left): dlrt's rule.
-    text_in = st[0].processor.tokenizer(TEXTS, padding="max_length", truncation=True, max_length=64,
-                                        padding_side="right", return_tensors="pt")
-    image_in = st[0].processor.image_processor(images=plain_images(), return_tensors="pt")
+    input_ids, _, text_embeds = siglip2_text_reference(out_dir, model, SIGLIP2_TEXTS)
+    image_in = st[0].processor.image_processor(images=images(), return_tensors="pt")
     vision_args = (image_in["pixel_values"], image_in["pixel_attention_mask"], image_in["spatial_shapes"])
     with torch.no_grad():
-        text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
         onnx_dir = os.path.join(out_dir, "onnx")
         os.makedirs(onnx_dir)
-        export_siglip_text(model, text_in["input_ids"], onnx_dir, text_embeds)
-        export_siglip2_vision(model, vision_args, onnx_dir, image_embeds)
+        export(SiglipTextTower(model), (input_ids,), os.path.join(onnx_dir, "text_model.onnx"),
+               ["input_ids"], ["text_embeds", "last_hidden_state"],
+               {"input_ids": {0: "batch"}, "text_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
+        export(Siglip2VisionTower(model), tuple(a[:1] for a in vision_args), os.path.join(onnx_dir, "vision_model.onnx"),
+               ["pixel_values", "pixel_attention_mask", "spatial_shapes"], ["image_embeds", "last_hidden_state"],
+               {"pixel_values": {0: "batch", 1: "patches"}, "pixel_attention_mask": {0: "batch", 1: "patches"},
+                "spatial_shapes": {0: "batch"}, "image_embeds": {0: "batch"},
+                "last_hidden_state": {0: "batch", 1: "patches"}})
+    check_onnx(os.path.join(onnx_dir, "text_model.onnx"), {"input_ids": input_ids.numpy()}, text_embeds, "text")
+    check_onnx(os.path.join(onnx_dir, "vision_model.onnx"),
+               {"pixel_values": vision_args[0].numpy(), "pixel_attention_mask": vision_args[1].numpy(),
+                "spatial_shapes": vision_args[2].numpy()}, image_embeds, "vision")
     shutil.rmtree(work)
     os.remove(os.path.join(out_dir, "model.safetensors"))  # 400 KB dlrt does not read
     reference(out_dir, text_embeds, image_embeds, f"sentence-transformers {version}")
-    add_st_text_embeds(out_dir, st_text_embeds, text_embeds,
-                       f"transformers {transformers.__version__} get_text_features, the folder's tokenizer, "
-                       "padded on the right to 64, no mask")
+    ref_path = os.path.join(out_dir, "..", os.path.basename(out_dir) + "_reference.json")
+    with open(ref_path, encoding="utf-8") as f:
+        ref = json.load(f)
+    norms = np.linalg.norm(st_text_embeds, axis=1) * np.linalg.norm(text_embeds, axis=1)
+    ref["texts"] = SIGLIP2_TEXTS
+    ref["input_ids"] = input_ids.tolist()
+    ref["text_embeds_by"] = (f"transformers {transformers.__version__}: AutoProcessor(text=...) on the folder "
+                             "(Siglip2Tokenizer, padded to 64, no mask), get_text_features")
+    ref["st_text_embeds"] = np.asarray(st_text_embeds).tolist()
+    ref["st_text_cosines"] = [round(float(c), 6) for c in (st_text_embeds * text_embeds).sum(1) / norms]
+    write_json(ref_path, ref)
+
+
+def make_st57_siglip2_tiny(out_dir):
+    make_st_siglip2(out_dir, "5")
+
+
+def make_st6_siglip2_tiny(out_dir):
+    make_st_siglip2(out_dir, "6")
 
 
 FAMILIES = {"clip_optimum_tiny": make_clip_optimum_tiny, "st5_clip_tiny": make_st5_clip_tiny,
             "st57_clip_tiny": make_st57_clip_tiny, "st6_clip_tiny": make_st6_clip_tiny,
             "siglip_optimum_tiny": make_siglip_optimum_tiny, "st57_siglip_tiny": make_st57_siglip_tiny,
-            "st6_siglip_tiny": make_st6_siglip_tiny, "st6_siglip2_tiny": make_st6_siglip2_tiny}
+            "st6_siglip_tiny": make_st6_siglip_tiny, "st6_siglip2_tiny": make_st6_siglip2_tiny,
+            "st57_siglip2_tiny": make_st57_siglip2_tiny}
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ def _cosines(got, want):
 # sentence-transformers 5.3 / 5.7 / 6.2 folders (make_st_image_models.py), against the family's own vectors.
 @pytest.mark.parametrize("name", ["clip_tiny", "siglip_tiny", "clip_optimum_tiny", "st5_clip_tiny", "st57_clip_tiny",
                                   "st6_clip_tiny", "siglip_optimum_tiny", "st57_siglip_tiny", "st6_siglip_tiny",
-                                  "siglip2_tiny", "st6_siglip2_tiny"])
+                                  "siglip2_tiny", "st57_siglip2_tiny", "st6_siglip2_tiny",
+                                  "siglip2_mask_tiny"])
 def test_images_as_paths_and_bytes_match_torch(name):
     e, ref = _clip(name)
     paths = [os.path.join(ROOT, p) for p in ref["images"]]

@@ -27,7 +27,8 @@ def test_sparse_folder_dense_encode_names_the_sparse_route():
 
 @pytest.mark.parametrize("name", ["clip_tiny", "siglip_tiny", "clip_optimum_tiny", "st5_clip_tiny", "st57_clip_tiny",
                                   "st6_clip_tiny", "siglip_optimum_tiny", "st57_siglip_tiny", "st6_siglip_tiny",
-                                  "siglip2_tiny", "st6_siglip2_tiny"])
+                                  "siglip2_tiny", "st57_siglip2_tiny", "st6_siglip2_tiny",
+                                  "siglip2_mask_tiny"])
 def test_clip_folder_embeds_texts_as_the_text_tower(name):
     # The registry opens a CLIP / SigLIP folder as its kind: texts through the text tower,
     # normalised, against the torch reference (images: dlrt embed --image and dlrt serve).

@@ -222,7 +222,8 @@ TEST(ServeClip, Base64Decoding) {
 TEST(ServeClip, FamilyFoldersMatchTheirReferences) {
   for (const char* name :
        {"clip_optimum_tiny", "st5_clip_tiny", "st57_clip_tiny", "st6_clip_tiny", "siglip_optimum_tiny",
-        "st57_siglip_tiny", "st6_siglip_tiny", "siglip2_tiny", "st6_siglip2_tiny"}) {
+        "st57_siglip_tiny", "st6_siglip_tiny", "siglip2_tiny", "st57_siglip2_tiny", "st6_siglip2_tiny",
+        "siglip2_mask_tiny"}) {
     const json ref = json::parse(testing::slurp(kDir / (std::string(name) + "_reference.json")));
     ClipServer s(name);
     json images = json::array();

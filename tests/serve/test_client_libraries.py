@@ -224,7 +224,11 @@ def test_cohere_v2_client_embed_images():
     r = client.embed(model="clip_tiny", input_type="image", images=urls, embedding_types=["float", "ubinary"])
     check(r.embeddings.float_)
     assert r.embeddings.ubinary == np.packbits(np.asarray(r.embeddings.float_) > 0, axis=-1).tolist()
-    assert r.meta.billed_units.images == len(urls)
+    # What the SDK parses of an image answer: the images billed, no text tokens, no texts; the
+    # optional per-image `images` (width, height, format, bit_depth) is not sent.
+    assert r.response_type == "embeddings_by_type" and r.id and r.meta.api_version.version == "2"
+    assert r.meta.billed_units.images == len(urls) and r.meta.billed_units.input_tokens is None
+    assert r.texts == [] and r.images is None
     r = client.embed(model="clip_tiny", input_type="search_document",
                      inputs=[{"content": [{"type": "image_url", "image_url": {"url": u}}]} for u in urls])
     check(r.embeddings.float_)
@@ -239,6 +243,14 @@ def test_cohere_v2_client_embed_images():
     got = np.asarray(mixed.embeddings.float_)
     np.testing.assert_allclose(got[0], np.asarray(r.embeddings.float_)[0], atol=1e-6)
     assert np.dot(got[1], want[1]) / (np.linalg.norm(got[1]) * np.linalg.norm(want[1])) >= 0.99999
+    assert mixed.meta.billed_units.images == 1 and mixed.meta.billed_units.input_tokens > 0
+    assert mixed.texts == [ref["texts"][0]]
+    # The v1 client's images: its floats answer (texts is a required list there: empty).
+    v1 = cohere.Client(api_key="unused", base_url=clip_url).embed(model="clip_tiny", input_type="image",
+                                                                   images=urls[:2])
+    assert v1.response_type == "embeddings_floats" and v1.texts == [] and v1.meta.billed_units.images == 2
+    v2 = client.embed(model="clip_tiny", input_type="image", images=urls[:2])
+    np.testing.assert_allclose(v1.embeddings, v2.embeddings.float_, atol=1e-6)
 
 
 # ---- LlamaIndex's TEI embeddings: /embed -----------------------------------------------------

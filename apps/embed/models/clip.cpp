@@ -9,6 +9,7 @@
 #include "dlrt/tensor.h"
 #include "embed/image/patches.h"
 #include "embed/models/clip_folder.h"
+#include "embed/models/clip_text.h"
 #include "embed/models/token_inputs.h"
 #include "embed/tokenizer/json_util.h"
 #include "embed/tokenizer/tokenizer.h"
@@ -126,9 +127,13 @@ struct ClipEmbedder::Impl {
   std::string pixel_input;
   size_t max_length = 77;
   size_t dimension = 0;
-  // SigLIP: texts padded to max_length with pad_id and attended in full, as it was trained.
+  // SigLIP: texts padded to max_length with pad_id, on the side the
+  // tokenizer pads; the padding masked only when the tokenizer returns a mask
+  // and the tower takes one (else attended in full, as SigLIP was trained).
   bool pad_to_max_length = false;
   int64_t pad_id = 0;
+  ClipTextRule text_rule;
+  bool mask_padding = false;
 };
 
 ClipEmbedder::ClipEmbedder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -153,13 +158,16 @@ Result<std::unique_ptr<ClipEmbedder>> ClipEmbedder::create(const std::string& mo
                       "processor's settings (resize, crop, normalisation) are needed to embed images");
   }
   DLRT_ASSIGN_OR_RETURN(impl->processor, image::load_processor_config(dir.string()));
-  auto tok = Tokenizer::from_folder(dir.string());
+  auto tok = load_clip_tokenizer(dir, type, impl->text_rule);
   if (!tok.ok()) return tok.status();
   impl->tokenizer = std::make_unique<Tokenizer>(std::move(tok).value());
 
-  // Length: the option, else the tokenizer's, within the text tower's positions.
+  // Length: the option, else the processor's (Siglip2Processor: 64), else the tokenizer's, within the
+  // text tower's positions.
   DLRT_ASSIGN_OR_RETURN(json config, jsonu::read_optional_json(dir / "config.json"));
-  size_t max_len = options.max_length ? options.max_length : impl->tokenizer->configured_max_length();
+  size_t max_len = options.max_length                     ? options.max_length
+                   : impl->text_rule.processor_max_length ? impl->text_rule.processor_max_length
+                                                          : impl->tokenizer->configured_max_length();
   int64_t positions = 0;
   if (config.is_object() && config.contains("text_config") && config["text_config"].is_object())
     positions = jsonu::get_int(config["text_config"], "max_position_embeddings", 0);
@@ -182,6 +190,8 @@ Result<std::unique_ptr<ClipEmbedder>> ClipEmbedder::create(const std::string& mo
   DLRT_ASSIGN_OR_RETURN(impl->text, open_model_session(text_path, options, nullptr, 0, text_out));
   DLRT_ASSIGN_OR_RETURN(impl->text_inputs, TokenInputs::from_session(*impl->text, text_path.string()));
   DLRT_ASSIGN_OR_RETURN(impl->text_output, vector_output(*impl->text, "text_embeds", text_path));
+  for (const auto& i : impl->text->inputs())
+    if (i.name == "attention_mask") impl->mask_padding = impl->pad_to_max_length && impl->text_rule.returns_mask;
   DLRT_ASSIGN_OR_RETURN(impl->vision, open_model_session(vision_path, options, nullptr, 0, vision_out));
   DLRT_RETURN_IF_ERROR(check_vision_inputs(*impl->vision, impl->processor, vision_path, impl->pixel_input));
   DLRT_ASSIGN_OR_RETURN(impl->vision_output, vector_output(*impl->vision, "image_embeds", vision_path));
@@ -209,9 +219,15 @@ Result<Encoding> ClipEmbedder::tokenize(std::string_view text, bool* truncated, 
                                           return impl_->tokenizer->encode_checked(text, limit, nullptr, n);
                                         },
                                         tokens));
-  if (impl_->pad_to_max_length) e.ids.resize(impl_->max_length, impl_->pad_id);
   if (e.attention_mask.size() != e.ids.size() || impl_->pad_to_max_length) e.attention_mask.assign(e.ids.size(), 1);
   if (e.type_ids.size() != e.ids.size()) e.type_ids.assign(e.ids.size(), 0);
+  if (impl_->pad_to_max_length && e.ids.size() < impl_->max_length) {
+    const size_t pad = impl_->max_length - e.ids.size();
+    const auto at = [&](auto& v) { return impl_->text_rule.pad_left ? v.begin() : v.end(); };
+    e.ids.insert(at(e.ids), pad, impl_->pad_id);
+    e.attention_mask.insert(at(e.attention_mask), pad, impl_->mask_padding ? 0 : 1);
+    e.type_ids.insert(at(e.type_ids), pad, 0);
+  }
   return e;
 }
 

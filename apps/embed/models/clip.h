@@ -9,8 +9,9 @@
 //                           [batch, projection] (CLIPVisionModelWithProjection)
 //   the tokenizer files, preprocessor_config.json (or processor_config.json)
 //   and config.json (model_type "clip", or "siglip" / "siglip2": SigLIP's
-//   towers, whose texts are padded to max_length with the pad token and
-//   attended in full, as SigLIP was trained; with a Siglip2ImageProcessor the
+//   towers, whose texts are padded to max_length with the pad token as
+//   transformers pads them (clip_text.h: SigLIP 2's Siglip2Tokenizer, the
+//   padding side, the mask); with a Siglip2ImageProcessor the
 //   vision tower takes NaFlex patches: pixel_values [batch, patches, values],
 //   pixel_attention_mask, spatial_shapes). The towers may also lie beside config.json, or
 //   be one graph (optimum's export) whose text_embeds and image_embeds each
